@@ -1,0 +1,53 @@
+# Thin front over CMake. The two commands of README.md are `make demo` and
+# `make check`; both install missing Debian packages first.
+BUILD      ?= build
+PREFIX     ?= /usr/local
+JOBS       ?= $(shell nproc)
+CMAKE_ARGS ?=
+CTEST_ARGS ?=
+
+.PHONY: all deps build demo check check-asan check-tsan check-clang bench install fuzz format clean
+
+all: build
+
+deps:
+	@scripts/install-deps.sh
+
+build: deps
+	@cmake -S . -B $(BUILD) -DGMUX_WERROR=ON $(CMAKE_ARGS) >/dev/null
+	@cmake --build $(BUILD) -j$(JOBS)
+
+demo: build
+	@$(BUILD)/tools/gmux/gmux demo
+
+check: build
+	@cd $(BUILD) && ctest --output-on-failure -j$(JOBS) $(CTEST_ARGS)
+
+# Sanitizer builds run the same tests in their own build folders.
+check-asan:
+	@$(MAKE) --no-print-directory check BUILD=build-asan CMAKE_ARGS="-DGMUX_SANITIZE=address $(CMAKE_ARGS)"
+
+check-tsan:
+	@$(MAKE) --no-print-directory check BUILD=build-tsan CMAKE_ARGS="-DGMUX_SANITIZE=thread $(CMAKE_ARGS)"
+
+check-clang:
+	@scripts/install-deps.sh --dev
+	@CC=clang $(MAKE) --no-print-directory check BUILD=build-clang
+
+# libFuzzer harnesses (clang); run one with e.g. build-fuzz/tests/common/fuzz_parse -max_total_time=60
+fuzz:
+	@scripts/install-deps.sh --dev
+	@CC=clang cmake -S . -B build-fuzz -DGMUX_FUZZ=ON -DGMUX_WERROR=ON $(CMAKE_ARGS) >/dev/null
+	@cmake --build build-fuzz -j$(JOBS)
+
+bench: build
+	@BUILD=$(BUILD) bench/run.sh
+
+install: build
+	@cmake --install $(BUILD) --prefix $(PREFIX)
+
+format:
+	@git ls-files '*.c' '*.h' '*.cu' '*.cuh' | xargs clang-format -i
+
+clean:
+	rm -rf build build-asan build-tsan build-clang build-fuzz

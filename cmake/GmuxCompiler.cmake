@@ -1,0 +1,24 @@
+# Warnings and sanitizers for every C target of the project.
+set(GMUX_WARNINGS -Wall -Wextra -Wformat=2 -Wvla -Wmissing-prototypes -Wstrict-prototypes)
+if(GMUX_WERROR)
+  list(APPEND GMUX_WARNINGS -Werror)
+endif()
+add_compile_options("$<$<COMPILE_LANGUAGE:C>:${GMUX_WARNINGS}>")
+add_compile_definitions(_GNU_SOURCE)
+
+if(GMUX_SANITIZE STREQUAL "address")
+  set(GMUX_SAN_FLAGS -fsanitize=address,undefined -fno-sanitize-recover=undefined
+                     -fno-omit-frame-pointer)
+elseif(GMUX_SANITIZE STREQUAL "thread")
+  set(GMUX_SAN_FLAGS -fsanitize=thread -fno-omit-frame-pointer)
+elseif(NOT GMUX_SANITIZE STREQUAL "")
+  message(FATAL_ERROR "GMUX_SANITIZE must be empty, 'address' or 'thread', not '${GMUX_SANITIZE}'")
+endif()
+if(GMUX_SAN_FLAGS)
+  add_compile_options("$<$<COMPILE_LANGUAGE:C>:${GMUX_SAN_FLAGS}>")
+  add_link_options(${GMUX_SAN_FLAGS})
+endif()
+
+if(GMUX_FUZZ AND NOT CMAKE_C_COMPILER_ID STREQUAL "Clang")
+  message(FATAL_ERROR "GMUX_FUZZ needs clang (configure with CC=clang)")
+endif()

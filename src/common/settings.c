@@ -1,0 +1,174 @@
+/* Settings tables: parsing, loading from the environment, printing. */
+#include "common/settings.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "common/parse.h"
+
+#define DESC_(id, type, def, help) {"GMUX_" #id, COM_SETTING_##type, def, help},
+const com_setting_desc_t com_settings_table[COM_SETTING_COUNT] = {COM_SETTINGS_LIST(DESC_)};
+#undef DESC_
+
+static com_setting_value_t global_values[COM_SETTING_COUNT];
+static int global_loaded;
+
+const char *com_setting_type_name(com_setting_type_t type)
+{
+    switch (type) {
+    case COM_SETTING_BOOL:
+        return "bool";
+    case COM_SETTING_INT:
+        return "int";
+    case COM_SETTING_SIZE:
+        return "size";
+    case COM_SETTING_DOUBLE:
+        return "double";
+    case COM_SETTING_STRING:
+        return "string";
+    }
+    return "?";
+}
+
+static const char *expected_form(com_setting_type_t type)
+{
+    switch (type) {
+    case COM_SETTING_BOOL:
+        return "a boolean (1/0, true/false, yes/no, on/off)";
+    case COM_SETTING_INT:
+        return "an integer";
+    case COM_SETTING_SIZE:
+        return "a size such as 4096, 64KiB, 2MiB or 1.5GiB";
+    case COM_SETTING_DOUBLE:
+        return "a finite number";
+    case COM_SETTING_STRING:
+        return "text";
+    }
+    return "?";
+}
+
+gmux_status_t com_settings_parse_value(const com_setting_desc_t *desc, const char *text,
+                                       com_setting_value_t *out, char *err, size_t errlen)
+{
+    gmux_status_t st = GMUX_OK;
+    com_setting_value_t v;
+    switch (desc->type) {
+    case COM_SETTING_BOOL:
+        st = com_parse_bool(text, &v.b);
+        break;
+    case COM_SETTING_INT:
+        st = com_parse_i64(text, &v.i);
+        break;
+    case COM_SETTING_SIZE:
+        st = com_parse_size(text, &v.size);
+        break;
+    case COM_SETTING_DOUBLE:
+        st = com_parse_double(text, &v.d);
+        break;
+    case COM_SETTING_STRING:
+        v.s = text;
+        break;
+    }
+    if (st != GMUX_OK) {
+        if (err && errlen)
+            snprintf(err, errlen, "%s='%s': expected %s%s", desc->name, text ? text : "",
+                     expected_form(desc->type), st == GMUX_ERR_RANGE ? " (out of range)" : "");
+        return GMUX_ERR_PARSE;
+    }
+    *out = v;
+    return GMUX_OK;
+}
+
+static void append(char *err, size_t errlen, const char *msg)
+{
+    if (!err || errlen == 0)
+        return;
+    size_t used = strlen(err);
+    if (used > 0 && used + 2 < errlen) {
+        strcat(err, "; ");
+        used += 2;
+    }
+    if (used < errlen - 1)
+        strncat(err, msg, errlen - used - 1);
+}
+
+gmux_status_t com_settings_load_table(const com_setting_desc_t *descs, size_t count,
+                                      com_setting_value_t *values, com_getenv_fn getenv_fn,
+                                      char *err, size_t errlen)
+{
+    gmux_status_t result = GMUX_OK;
+    if (err && errlen)
+        err[0] = '\0';
+    for (size_t i = 0; i < count; i++) {
+        char msg[256];
+        /* Defaults are part of the code: a bad one is a programming error. */
+        if (com_settings_parse_value(&descs[i], descs[i].def, &values[i], msg, sizeof(msg)) !=
+            GMUX_OK) {
+            append(err, errlen, msg);
+            result = GMUX_ERR_INVALID;
+            continue;
+        }
+        const char *text = getenv_fn ? getenv_fn(descs[i].name) : NULL;
+        if (!text)
+            continue;
+        if (com_settings_parse_value(&descs[i], text, &values[i], msg, sizeof(msg)) != GMUX_OK) {
+            append(err, errlen, msg);
+            if (result == GMUX_OK)
+                result = GMUX_ERR_PARSE;
+        }
+    }
+    return result;
+}
+
+void com_settings_print_table(FILE *out, const com_setting_desc_t *descs, size_t count,
+                              com_getenv_fn getenv_fn)
+{
+    fprintf(out, "%-28s %-7s %-10s %s\n", "VARIABLE", "TYPE", "DEFAULT", "DESCRIPTION");
+    for (size_t i = 0; i < count; i++) {
+        fprintf(out, "%-28s %-7s %-10s %s\n", descs[i].name, com_setting_type_name(descs[i].type),
+                descs[i].def[0] ? descs[i].def : "\"\"", descs[i].help);
+        const char *cur = getenv_fn ? getenv_fn(descs[i].name) : NULL;
+        if (cur)
+            fprintf(out, "%-28s %-7s %-10s (now set to '%s')\n", "", "", "", cur);
+    }
+}
+
+static const char *process_getenv(const char *name)
+{
+    return getenv(name);
+}
+
+gmux_status_t com_settings_init(char *err, size_t errlen)
+{
+    gmux_status_t st = com_settings_load_table(com_settings_table, COM_SETTING_COUNT,
+                                               global_values, process_getenv, err, errlen);
+    global_loaded = 1;
+    char logerr[256];
+    if (com_log_configure(global_values[COM_SETTING_LOG].s, logerr, sizeof(logerr)) != GMUX_OK) {
+        append(err, errlen, logerr);
+        if (st == GMUX_OK)
+            st = GMUX_ERR_PARSE;
+    }
+    return st;
+}
+
+gmux_status_t com_settings_set(com_setting_id_t id, const char *text, char *err, size_t errlen)
+{
+    if ((unsigned)id >= COM_SETTING_COUNT)
+        return GMUX_ERR_INVALID;
+    if (!global_loaded)
+        com_settings_load_table(com_settings_table, COM_SETTING_COUNT, global_values, NULL, NULL, 0);
+    global_loaded = 1;
+    return com_settings_parse_value(&com_settings_table[id], text, &global_values[id], err, errlen);
+}
+
+const com_setting_value_t *com_setting(com_setting_id_t id)
+{
+    if (!global_loaded) {
+        /* Defaults only: a library read before init must not see zeros. */
+        com_settings_load_table(com_settings_table, COM_SETTING_COUNT, global_values, NULL, NULL, 0);
+        global_loaded = 1;
+    }
+    return &global_values[id];
+}

@@ -1,0 +1,93 @@
+/*
+ * Settings: typed values read from GMUX_* environment variables, with
+ * defaults and help, declared once in settings_list.h.
+ *
+ * The table machinery (com_settings_parse_value, com_settings_load_table,
+ * com_settings_print_table) works on any table, so tests and tools can
+ * describe their own; the runtime's global table is generated from
+ * COM_SETTINGS_LIST and read with the COM_SETTING_* accessors.
+ *
+ * Thread-safety: com_settings_init() must run before other threads read
+ * settings (library and CLI initialisation do this); afterwards the values
+ * are read-only. com_settings_set() is for single-threaded set-up and tests.
+ */
+#ifndef COM_SETTINGS_H
+#define COM_SETTINGS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <gmux/status.h>
+
+#include "common/settings_list.h"
+
+typedef enum com_setting_type {
+    COM_SETTING_BOOL,   /* 1/0, true/false, yes/no, on/off */
+    COM_SETTING_INT,    /* signed 64-bit, decimal or 0x-hex */
+    COM_SETTING_SIZE,   /* bytes, with K/M/G/T (binary) units */
+    COM_SETTING_DOUBLE, /* finite floating point */
+    COM_SETTING_STRING, /* any text */
+} com_setting_type_t;
+
+typedef struct com_setting_desc {
+    const char *name; /* environment variable, e.g. "GMUX_LOG" */
+    com_setting_type_t type;
+    const char *def; /* default, in the same syntax as the variable */
+    const char *help;
+} com_setting_desc_t;
+
+typedef union com_setting_value {
+    bool b;
+    int64_t i;
+    uint64_t size;
+    double d;
+    const char *s; /* points into the environment or the default literal */
+} com_setting_value_t;
+
+typedef const char *(*com_getenv_fn)(const char *name);
+
+/* Parses text as desc->type; on failure err says what was expected. */
+gmux_status_t com_settings_parse_value(const com_setting_desc_t *desc, const char *text,
+                                       com_setting_value_t *out, char *err, size_t errlen);
+
+/*
+ * Fills values[i] for every desc[i]: from getenv_fn(name) when set, from the
+ * default otherwise. A malformed variable keeps its default and is reported
+ * in err (all of them, separated by "; "); the others still load.
+ * Returns GMUX_ERR_PARSE if any was malformed.
+ */
+gmux_status_t com_settings_load_table(const com_setting_desc_t *descs, size_t count,
+                                      com_setting_value_t *values, com_getenv_fn getenv_fn,
+                                      char *err, size_t errlen);
+
+/* Prints name, type, default, current value (where set) and help. */
+void com_settings_print_table(FILE *out, const com_setting_desc_t *descs, size_t count,
+                              com_getenv_fn getenv_fn);
+
+const char *com_setting_type_name(com_setting_type_t type);
+
+/* --- the runtime's own table ---------------------------------------------- */
+
+#define COM_SETTING_ID_(id, type, def, help) COM_SETTING_##id,
+typedef enum com_setting_id { COM_SETTINGS_LIST(COM_SETTING_ID_) COM_SETTING_COUNT } com_setting_id_t;
+#undef COM_SETTING_ID_
+
+extern const com_setting_desc_t com_settings_table[COM_SETTING_COUNT];
+
+/* Loads the global table from the process environment and applies GMUX_LOG. */
+gmux_status_t com_settings_init(char *err, size_t errlen);
+
+/* Overrides one setting from text (command-line options, tests). */
+gmux_status_t com_settings_set(com_setting_id_t id, const char *text, char *err, size_t errlen);
+
+const com_setting_value_t *com_setting(com_setting_id_t id);
+
+#define COM_SETTING_BOOL(id)   (com_setting(COM_SETTING_##id)->b)
+#define COM_SETTING_INT(id)    (com_setting(COM_SETTING_##id)->i)
+#define COM_SETTING_SIZE(id)   (com_setting(COM_SETTING_##id)->size)
+#define COM_SETTING_DOUBLE(id) (com_setting(COM_SETTING_##id)->d)
+#define COM_SETTING_STRING(id) (com_setting(COM_SETTING_##id)->s)
+
+#endif /* COM_SETTINGS_H */

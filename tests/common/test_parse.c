@@ -1,0 +1,103 @@
+/* Tests of the scalar parsers used by settings and the CLI. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "common/parse.h"
+
+static uint64_t size_ok(const char *text)
+{
+    uint64_t v = 12345;
+    assert_int_equal(com_parse_size(text, &v), GMUX_OK);
+    return v;
+}
+
+static void test_size_units(void **state)
+{
+    (void)state;
+    assert_int_equal(size_ok("0"), 0);
+    assert_int_equal(size_ok("4096"), 4096);
+    assert_int_equal(size_ok("4096B"), 4096);
+    assert_int_equal(size_ok("64KiB"), 65536);
+    assert_int_equal(size_ok("64k"), 65536);
+    assert_int_equal(size_ok("2MiB"), 2u << 20);
+    assert_int_equal(size_ok(" 2 MB "), 2u << 20);
+    assert_int_equal(size_ok("141GiB"), 141ull << 30);
+    assert_int_equal(size_ok("1.5GiB"), 3ull << 29);
+    assert_int_equal(size_ok("1T"), 1ull << 40);
+}
+
+static void test_size_rejects(void **state)
+{
+    (void)state;
+    uint64_t v = 7;
+    assert_int_equal(com_parse_size("", &v), GMUX_ERR_PARSE);
+    assert_int_equal(com_parse_size("MiB", &v), GMUX_ERR_PARSE);
+    assert_int_equal(com_parse_size("-1", &v), GMUX_ERR_PARSE);
+    assert_int_equal(com_parse_size("12 parsecs", &v), GMUX_ERR_PARSE);
+    assert_int_equal(com_parse_size("2MiBx", &v), GMUX_ERR_PARSE);
+    assert_int_equal(com_parse_size("0x10", &v), GMUX_ERR_PARSE);
+    assert_int_equal(com_parse_size("0.3B", &v), GMUX_ERR_PARSE);
+    assert_int_equal(com_parse_size("99999999999999999999", &v), GMUX_ERR_RANGE);
+    assert_int_equal(com_parse_size("20000000TiB", &v), GMUX_ERR_RANGE);
+    assert_int_equal(com_parse_size(NULL, &v), GMUX_ERR_INVALID);
+    assert_int_equal(v, 7); /* untouched on failure */
+}
+
+static void test_integers(void **state)
+{
+    (void)state;
+    int64_t i = 0;
+    uint64_t u = 0;
+    assert_int_equal(com_parse_i64("-42", &i), GMUX_OK);
+    assert_int_equal(i, -42);
+    assert_int_equal(com_parse_i64(" 0x1f ", &i), GMUX_OK);
+    assert_int_equal(i, 31);
+    assert_int_equal(com_parse_i64("12a", &i), GMUX_ERR_PARSE);
+    assert_int_equal(com_parse_i64("", &i), GMUX_ERR_PARSE);
+    assert_int_equal(com_parse_i64("9223372036854775808", &i), GMUX_ERR_RANGE);
+    assert_int_equal(com_parse_u64("18446744073709551615", &u), GMUX_OK);
+    assert_true(u == UINT64_MAX);
+    assert_int_equal(com_parse_u64("-1", &u), GMUX_ERR_PARSE);
+}
+
+static void test_doubles_and_bools(void **state)
+{
+    (void)state;
+    double d = 0;
+    bool b = false;
+    assert_int_equal(com_parse_double("2.5e3", &d), GMUX_OK);
+    assert_true(d == 2500.0);
+    assert_int_equal(com_parse_double("nan", &d), GMUX_ERR_RANGE);
+    assert_int_equal(com_parse_double("1e999", &d), GMUX_ERR_RANGE);
+    assert_int_equal(com_parse_double("1.0x", &d), GMUX_ERR_PARSE);
+    assert_int_equal(com_parse_bool("YES", &b), GMUX_OK);
+    assert_true(b);
+    assert_int_equal(com_parse_bool(" off ", &b), GMUX_OK);
+    assert_false(b);
+    assert_int_equal(com_parse_bool("2", &b), GMUX_ERR_PARSE);
+    assert_int_equal(com_parse_bool("truest", &b), GMUX_ERR_PARSE);
+}
+
+static void test_format_size(void **state)
+{
+    (void)state;
+    char buf[32];
+    assert_string_equal(com_format_size(512, buf, sizeof(buf)), "512 B");
+    assert_string_equal(com_format_size(3ull << 29, buf, sizeof(buf)), "1.50 GiB");
+    assert_string_equal(com_format_size(2u << 20, buf, sizeof(buf)), "2.00 MiB");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_size_units),       cmocka_unit_test(test_size_rejects),
+        cmocka_unit_test(test_integers),         cmocka_unit_test(test_doubles_and_bools),
+        cmocka_unit_test(test_format_size),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

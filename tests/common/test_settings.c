@@ -1,0 +1,158 @@
+/* Tests of settings tables: parsing, environment loading, printing. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "common/log.h"
+#include "common/settings.h"
+
+static const com_setting_desc_t table[] = {
+    {"GMUX_T_BOOL", COM_SETTING_BOOL, "false", "a flag"},
+    {"GMUX_T_INT", COM_SETTING_INT, "-3", "a count"},
+    {"GMUX_T_SIZE", COM_SETTING_SIZE, "2MiB", "a chunk size"},
+    {"GMUX_T_DOUBLE", COM_SETTING_DOUBLE, "0.5", "a ratio"},
+    {"GMUX_T_STRING", COM_SETTING_STRING, "tcp", "a provider"},
+};
+#define N (sizeof(table) / sizeof(table[0]))
+
+static const char *fake_env[][2] = {{NULL, NULL}, {NULL, NULL}, {NULL, NULL}, {NULL, NULL}};
+
+static const char *fake_getenv(const char *name)
+{
+    for (size_t i = 0; i < sizeof(fake_env) / sizeof(fake_env[0]); i++)
+        if (fake_env[i][0] && strcmp(fake_env[i][0], name) == 0)
+            return fake_env[i][1];
+    return NULL;
+}
+
+static void set_fake(size_t slot, const char *name, const char *value)
+{
+    fake_env[slot][0] = name;
+    fake_env[slot][1] = value;
+}
+
+static void clear_fake(void)
+{
+    memset(fake_env, 0, sizeof(fake_env));
+}
+
+static void test_defaults_when_unset(void **state)
+{
+    (void)state;
+    clear_fake();
+    com_setting_value_t v[N];
+    char err[256];
+    assert_int_equal(com_settings_load_table(table, N, v, fake_getenv, err, sizeof(err)), GMUX_OK);
+    assert_false(v[0].b);
+    assert_int_equal(v[1].i, -3);
+    assert_int_equal(v[2].size, 2u << 20);
+    assert_true(v[3].d == 0.5);
+    assert_string_equal(v[4].s, "tcp");
+    assert_string_equal(err, "");
+}
+
+static void test_environment_overrides(void **state)
+{
+    (void)state;
+    clear_fake();
+    set_fake(0, "GMUX_T_BOOL", "on");
+    set_fake(1, "GMUX_T_SIZE", "64KiB");
+    set_fake(2, "GMUX_T_STRING", "shm");
+    com_setting_value_t v[N];
+    assert_int_equal(com_settings_load_table(table, N, v, fake_getenv, NULL, 0), GMUX_OK);
+    assert_true(v[0].b);
+    assert_int_equal(v[2].size, 65536);
+    assert_string_equal(v[4].s, "shm");
+    assert_int_equal(v[1].i, -3);
+}
+
+static void test_malformed_values_reported_others_loaded(void **state)
+{
+    (void)state;
+    clear_fake();
+    set_fake(0, "GMUX_T_SIZE", "lots");
+    set_fake(1, "GMUX_T_INT", "7");
+    set_fake(2, "GMUX_T_DOUBLE", "half");
+    com_setting_value_t v[N];
+    char err[512];
+    assert_int_equal(com_settings_load_table(table, N, v, fake_getenv, err, sizeof(err)),
+                     GMUX_ERR_PARSE);
+    assert_non_null(strstr(err, "GMUX_T_SIZE='lots': expected a size"));
+    assert_non_null(strstr(err, "GMUX_T_DOUBLE='half': expected a finite number"));
+    assert_int_equal(v[2].size, 2u << 20); /* kept its default */
+    assert_int_equal(v[1].i, 7);           /* good ones still load */
+}
+
+static void test_print_table(void **state)
+{
+    (void)state;
+    clear_fake();
+    set_fake(0, "GMUX_T_INT", "9");
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    com_settings_print_table(f, table, N, fake_getenv);
+    fclose(f);
+    assert_non_null(strstr(buf, "GMUX_T_SIZE"));
+    assert_non_null(strstr(buf, "a chunk size"));
+    assert_non_null(strstr(buf, "2MiB"));
+    assert_non_null(strstr(buf, "now set to '9'"));
+    free(buf);
+}
+
+static void test_global_table_and_log(void **state)
+{
+    (void)state;
+    char err[256];
+    setenv("GMUX_LOG", "debug,daemon", 1);
+    assert_int_equal(com_settings_init(err, sizeof(err)), GMUX_OK);
+    assert_string_equal(COM_SETTING_STRING(LOG), "debug,daemon");
+    assert_true(COM_LOG_ENABLED(COM_LOG_DEBUG, DAEMON));
+    assert_false(COM_LOG_ENABLED(COM_LOG_DEBUG, NET));
+
+    setenv("GMUX_LOG", "verbose", 1);
+    assert_int_equal(com_settings_init(err, sizeof(err)), GMUX_ERR_PARSE);
+    assert_non_null(strstr(err, "'verbose'"));
+    unsetenv("GMUX_LOG");
+    assert_int_equal(com_settings_init(err, sizeof(err)), GMUX_OK);
+    assert_string_equal(COM_SETTING_STRING(LOG), "warn");
+
+    assert_int_equal(com_settings_set(COM_SETTING_LOG, "info", err, sizeof(err)), GMUX_OK);
+    assert_string_equal(COM_SETTING_STRING(LOG), "info");
+    assert_int_equal(com_settings_set((com_setting_id_t)999, "x", err, sizeof(err)),
+                     GMUX_ERR_INVALID);
+}
+
+static void test_every_global_default_parses(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < COM_SETTING_COUNT; i++) {
+        com_setting_value_t v;
+        char err[256];
+        assert_int_equal(com_settings_parse_value(&com_settings_table[i],
+                                                  com_settings_table[i].def, &v, err, sizeof(err)),
+                         GMUX_OK);
+        assert_true(strncmp(com_settings_table[i].name, "GMUX_", 5) == 0);
+        assert_true(strlen(com_settings_table[i].help) > 10);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_defaults_when_unset),
+        cmocka_unit_test(test_environment_overrides),
+        cmocka_unit_test(test_malformed_values_reported_others_loaded),
+        cmocka_unit_test(test_print_table),
+        cmocka_unit_test(test_global_table_and_log),
+        cmocka_unit_test(test_every_global_default_parses),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,111 @@
+/* Tests of the multi-process helper itself: exit codes, signals, timeouts. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <signal.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "tproc.h"
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void test_exit_codes_collected(void **state)
+{
+    (void)state;
+    char *const a[] = {"true", NULL};
+    char *const b[] = {"sh", "-c", "exit 3", NULL};
+    char *const c[] = {"sh", "-c", "kill -TERM $$", NULL};
+    char *const d[] = {"/nonexistent/program", NULL};
+    char *const *const argvs[] = {a, b, c, d};
+    int st[4];
+    int bad = tproc_run_all(4, argvs, 10.0, st);
+    assert_int_equal(st[0], 0);
+    assert_int_equal(st[1], 3);
+    assert_int_equal(st[2], 128 + SIGTERM);
+    assert_int_equal(st[3], 127);
+    assert_int_equal(bad, 3);
+}
+
+static void test_timeout_kills_whole_group(void **state)
+{
+    (void)state;
+    /* The child starts a grandchild that would outlive it; both must die. */
+    char *const a[] = {"sh", "-c", "sleep 30 & sleep 30", NULL};
+    char *const b[] = {"true", NULL};
+    char *const *const argvs[] = {a, b};
+    int st[2];
+    double t0 = now_s();
+    int bad = tproc_run_all(2, argvs, 0.3, st);
+    double dt = now_s() - t0;
+    assert_int_equal(st[0], TPROC_TIMED_OUT);
+    assert_int_equal(st[1], 0);
+    assert_int_equal(bad, 1);
+    assert_true(dt < 5.0);
+}
+
+static int child_fn(int index, void *arg)
+{
+    int *codes = arg;
+    if (codes[index] < 0)
+        pause(); /* hangs until killed */
+    return codes[index];
+}
+
+static void test_fork_all(void **state)
+{
+    (void)state;
+    int codes[3] = {0, 9, -1};
+    int st[3];
+    int bad = tproc_fork_all(3, child_fn, codes, 0.3, st);
+    assert_int_equal(st[0], 0);
+    assert_int_equal(st[1], 9);
+    assert_int_equal(st[2], TPROC_TIMED_OUT);
+    assert_int_equal(bad, 2);
+}
+
+static void test_capture(void **state)
+{
+    (void)state;
+    char out[64], err[64];
+    char *const argv[] = {"sh", "-c", "echo hello; echo oops >&2; echo \"$TPROC_X\"; exit 4",
+                          NULL};
+    char env[] = "TPROC_X=from-env";
+    char *const extra[] = {env, NULL};
+    int st = tproc_capture(argv, extra, 10.0, out, sizeof(out), err, sizeof(err));
+    assert_int_equal(st, 4);
+    assert_string_equal(out, "hello\nfrom-env\n");
+    assert_string_equal(err, "oops\n");
+}
+
+static void test_capture_truncates_and_times_out(void **state)
+{
+    (void)state;
+    char out[8], err[8];
+    char *const argv[] = {"sh", "-c", "echo 0123456789abcdef; sleep 30", NULL};
+    int st = tproc_capture(argv, NULL, 0.3, out, sizeof(out), err, sizeof(err));
+    assert_int_equal(st, TPROC_TIMED_OUT);
+    assert_string_equal(out, "0123456");
+    assert_string_equal(err, "");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_exit_codes_collected),
+        cmocka_unit_test(test_timeout_kills_whole_group),
+        cmocka_unit_test(test_fork_all),
+        cmocka_unit_test(test_capture),
+        cmocka_unit_test(test_capture_truncates_and_times_out),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

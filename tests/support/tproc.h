@@ -1,0 +1,37 @@
+/*
+ * Test helper: run several processes at once with a timeout and collect how
+ * each ended. Integration tests (daemon and clients, ranks over loopback)
+ * use it so that a hang fails the test instead of the whole CI run.
+ *
+ * Every child runs in its own process group; on timeout the whole group is
+ * sent SIGKILL, so grandchildren (a launcher's ranks) go too.
+ *
+ * Thread-safety: not thread-safe (uses waitpid on its own children).
+ */
+#ifndef TPROC_H
+#define TPROC_H
+
+#include <stddef.h>
+
+/* How a process ended, as stored in the status arrays below. */
+#define TPROC_TIMED_OUT (-1) /* killed by the helper at the deadline */
+#define TPROC_NOT_RUN   (-2) /* fork or exec failed */
+/* 0..255: exit code; 128+N: killed by signal N (as a shell reports it). */
+
+/* Runs argvs[i] (argv arrays, NULL-terminated, argvs[i][0] looked up in PATH)
+ * concurrently; waits at most timeout_s for all of them. status[i] as above.
+ * Returns the number of processes that did not exit 0. */
+int tproc_run_all(size_t n, char *const *const argvs[], double timeout_s, int *status);
+
+/* Forks n children; child i runs fn(i, arg) and exits with its return value.
+ * Same waiting and status as tproc_run_all. */
+int tproc_fork_all(size_t n, int (*fn)(int index, void *arg), void *arg, double timeout_s,
+                   int *status);
+
+/* Runs one command, capturing stdout and stderr (NUL-terminated, truncated to
+ * the buffer). envp_extra: "NAME=value" strings added to the environment, or
+ * NULL. Returns the status as above. */
+int tproc_capture(char *const argv[], char *const envp_extra[], double timeout_s, char *out,
+                  size_t outlen, char *err, size_t errlen);
+
+#endif /* TPROC_H */

@@ -1,0 +1,114 @@
+/* Tests of the gmux CLI as a user runs it: exit codes and messages. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "tproc.h"
+
+static char out[16384], err[16384];
+
+static int run(char *const extra_env[], const char *a1, const char *a2)
+{
+    char *argv[4] = {GMUX_CLI_PATH, (char *)a1, (char *)a2, NULL};
+    return tproc_capture(argv, extra_env, 60.0, out, sizeof(out), err, sizeof(err));
+}
+
+static int count_lines(const char *s)
+{
+    int n = 0;
+    for (; *s; s++)
+        n += *s == '\n';
+    return n;
+}
+
+static void test_help(void **state)
+{
+    (void)state;
+    assert_int_equal(run(NULL, "--help", NULL), 0);
+    assert_non_null(strstr(out, "Usage: gmux"));
+    assert_non_null(strstr(out, "demo"));
+    assert_non_null(strstr(out, "--help-settings"));
+}
+
+static void test_no_arguments_is_usage_error(void **state)
+{
+    (void)state;
+    assert_int_equal(run(NULL, NULL, NULL), 2);
+    assert_non_null(strstr(err, "Usage: gmux"));
+}
+
+static void test_version(void **state)
+{
+    (void)state;
+    assert_int_equal(run(NULL, "--version", NULL), 0);
+    assert_true(strncmp(out, "gmux ", 5) == 0);
+}
+
+static void test_unknown_command_one_line_exit_2(void **state)
+{
+    (void)state;
+    assert_int_equal(run(NULL, "frobnicate", NULL), 2);
+    assert_non_null(strstr(err, "'frobnicate'"));
+    assert_int_equal(count_lines(err), 1);
+    assert_string_equal(out, "");
+}
+
+static void test_unknown_option_one_line_exit_2(void **state)
+{
+    (void)state;
+    assert_int_equal(run(NULL, "--frob", NULL), 2);
+    assert_non_null(strstr(err, "unknown option '--frob'"));
+    assert_int_equal(count_lines(err), 1);
+    assert_int_equal(run(NULL, "demo", "--frob"), 2);
+    assert_non_null(strstr(err, "'--frob'"));
+    assert_int_equal(count_lines(err), 1);
+}
+
+static void test_help_settings_lists_table(void **state)
+{
+    (void)state;
+    char env[] = "GMUX_LOG=info";
+    char *const extra[] = {env, NULL};
+    assert_int_equal(run(extra, "--help-settings", NULL), 0);
+    assert_non_null(strstr(out, "GMUX_LOG"));
+    assert_non_null(strstr(out, "now set to 'info'"));
+}
+
+static void test_malformed_setting_is_clear_error(void **state)
+{
+    (void)state;
+    char env[] = "GMUX_LOG=chatty";
+    char *const extra[] = {env, NULL};
+    assert_int_equal(run(extra, "--version", NULL), 2);
+    assert_non_null(strstr(err, "GMUX_LOG"));
+    assert_non_null(strstr(err, "'chatty'"));
+}
+
+static void test_demo_runs(void **state)
+{
+    (void)state;
+    assert_int_equal(run(NULL, "demo", NULL), 0);
+    assert_non_null(strstr(out, "== mem"));
+    assert_non_null(strstr(out, "== net"));
+    assert_int_equal(run(NULL, "demo", "--help"), 0);
+    assert_non_null(strstr(out, "Usage: gmux demo"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_help),
+        cmocka_unit_test(test_no_arguments_is_usage_error),
+        cmocka_unit_test(test_version),
+        cmocka_unit_test(test_unknown_command_one_line_exit_2),
+        cmocka_unit_test(test_unknown_option_one_line_exit_2),
+        cmocka_unit_test(test_help_settings_lists_table),
+        cmocka_unit_test(test_malformed_setting_is_clear_error),
+        cmocka_unit_test(test_demo_runs),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,75 @@
+/* gmux: the command-line front of the runtime. Dispatches to cmd_*.c. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gmux/version.h>
+
+#include "cli.h"
+#include "commands.h"
+#include "common/settings.h"
+
+struct command {
+    const char *name;
+    int (*fn)(int argc, char **argv);
+    const char *summary;
+};
+
+#define COMMAND_ENTRY_(name, fn, summary) {name, fn, summary},
+static const struct command commands[] = {GMUX_COMMAND_LIST(COMMAND_ENTRY_)};
+#undef COMMAND_ENTRY_
+#define COMMAND_COUNT (sizeof(commands) / sizeof(commands[0]))
+
+static void print_help(FILE *out)
+{
+    fprintf(out,
+            "gmux %s: GPU multitasking by proactive memory scheduling (mem) and\n"
+            "GPU-initiated one-sided networking (net).\n\n"
+            "Usage: gmux [--help | --version | --help-settings] COMMAND [ARGS...]\n\n"
+            "Commands:\n",
+            GMUX_VERSION_STRING);
+    for (size_t i = 0; i < COMMAND_COUNT; i++)
+        fprintf(out, "  %-16s %s\n", commands[i].name, commands[i].summary);
+    fprintf(out, "\nRun 'gmux COMMAND --help' for the options of a command.\n"
+                 "Settings come from GMUX_* environment variables: 'gmux --help-settings'.\n");
+}
+
+static const char *env_lookup(const char *name)
+{
+    return getenv(name);
+}
+
+int main(int argc, char **argv)
+{
+    char err[1024];
+    if (com_settings_init(err, sizeof(err)) != GMUX_OK) {
+        fprintf(stderr, "gmux: %s\n", err);
+        return CLI_EXIT_USAGE;
+    }
+    if (argc < 2) {
+        print_help(stderr);
+        return CLI_EXIT_USAGE;
+    }
+    const char *arg = argv[1];
+    if (cli_is_help(arg)) {
+        print_help(stdout);
+        return 0;
+    }
+    if (strcmp(arg, "--version") == 0 || strcmp(arg, "-V") == 0) {
+        printf("gmux %s\n", GMUX_VERSION_STRING);
+        return 0;
+    }
+    if (strcmp(arg, "--help-settings") == 0) {
+        com_settings_print_table(stdout, com_settings_table, COM_SETTING_COUNT, env_lookup);
+        return 0;
+    }
+    if (arg[0] == '-') {
+        fprintf(stderr, "gmux: unknown option '%s' (see gmux --help)\n", arg);
+        return CLI_EXIT_USAGE;
+    }
+    for (size_t i = 0; i < COMMAND_COUNT; i++)
+        if (strcmp(arg, commands[i].name) == 0)
+            return commands[i].fn(argc - 1, argv + 1);
+    fprintf(stderr, "gmux: unknown command '%s' (see gmux --help)\n", arg);
+    return CLI_EXIT_USAGE;
+}
