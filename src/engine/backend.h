@@ -1,0 +1,43 @@
+/*
+ * The engine's only way to move memory: a backend. The simulated device
+ * (src/sim) implements it with a virtual clock and a cost model; the CUDA
+ * shim (src/shim) implements it with cuMemPrefetchAsync on a migration stream,
+ * events and cuMemAdvise. The placement policy that `gmux sim` evaluates is
+ * therefore, line for line, the one that migrates real pages.
+ *
+ * Transfers are asynchronous: prefetch and evict return a ticket at once and
+ * the work completes in issue order per direction; fence(ticket) waits until
+ * that transfer (and every earlier one of the same direction) is done.
+ * Addresses are the task's device virtual addresses; ranges are whole chunks
+ * when the engine calls (it never asks for a partial chunk).
+ *
+ * Thread-safety: a backend instance is driven by one engine thread.
+ */
+#ifndef ENG_BACKEND_H
+#define ENG_BACKEND_H
+
+#include <stdint.h>
+
+#include <gmux/status.h>
+
+typedef uint64_t eng_ticket_t;
+
+typedef struct eng_backend_ops {
+    /* Host-to-device migration of [addr, addr+len) of task. */
+    gmux_status_t (*prefetch)(void *ctx, uint32_t task, uint64_t addr, uint64_t len,
+                              eng_ticket_t *ticket_p);
+    /* Device-to-host migration (eviction) of [addr, addr+len) of task. */
+    gmux_status_t (*evict)(void *ctx, uint32_t task, uint64_t addr, uint64_t len,
+                           eng_ticket_t *ticket_p);
+    /* Waits until the transfer with this ticket has completed. */
+    gmux_status_t (*fence)(void *ctx, eng_ticket_t ticket);
+    /* The backend's clock in nanoseconds (virtual in the simulator). */
+    uint64_t (*now)(void *ctx);
+} eng_backend_ops_t;
+
+typedef struct eng_backend {
+    const eng_backend_ops_t *ops;
+    void *ctx;
+} eng_backend_t;
+
+#endif /* ENG_BACKEND_H */
