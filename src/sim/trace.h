@@ -28,6 +28,8 @@
 
 #include <gmux/status.h>
 
+#include "engine/launch.h"
+
 #define SIM_TRACE_VERSION 1
 
 typedef enum sim_event_kind {
@@ -36,27 +38,9 @@ typedef enum sim_event_kind {
     SIM_EV_LAUNCH = 3, /* a kernel launch */
 } sim_event_kind_t;
 
-typedef enum sim_arg_kind {
-    SIM_ARG_PTR = 1, /* a device address (may point into the middle of a region) */
-    SIM_ARG_VAL = 2, /* a scalar launch value (size, count, stride, ...) */
-} sim_arg_kind_t;
-
-typedef struct sim_arg {
-    uint8_t kind; /* sim_arg_kind_t */
-    uint64_t value;
-} sim_arg_t;
-
-typedef enum sim_access {
-    SIM_ACCESS_READ = 1,
-    SIM_ACCESS_WRITE = 2,
-    SIM_ACCESS_RW = 3,
-} sim_access_t;
-
-typedef struct sim_range {
-    uint64_t addr; /* absolute device address */
-    uint64_t len;  /* bytes */
-    uint8_t mode;  /* sim_access_t */
-} sim_range_t;
+/* Arguments and ranges are the engine's types (see engine/launch.h). */
+typedef eng_arg_t sim_arg_t;     /* kind ENG_ARG_PTR or ENG_ARG_VAL */
+typedef eng_range_t sim_range_t; /* mode ENG_ACCESS_READ / WRITE / RW */
 
 typedef struct sim_alloc_ev {
     uint64_t id;   /* unique within the task */
