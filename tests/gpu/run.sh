@@ -68,6 +68,7 @@ export GMUX_BUILD="$build" GMUX_GPU_OUT="$out" GMUX_ROOT="$root"
 # A check may append its own JSON records to $GMUX_GPU_OUT/results.jsonl.
 checks=(
   "probe|30|ctest --test-dir $build -L gpu --output-on-failure"
+  "calibrate|90|$build/tools/calibrate/gmux-calibrate | tee $out/calibration.json"
 )
 for frag in "$root"/tests/gpu/*_checks.sh; do
   [[ -e "$frag" ]] || continue
