@@ -109,7 +109,7 @@ for c in "${checks[@]}"; do
   echo "== $name (timeout ${tmo}s)" >&2
   s=$(date +%s)
   set +e
-  timeout -k 5 "$tmo" bash -c "$cmd" >"$out/$name.log" 2>&1
+  timeout -k 5 "$tmo" bash -o pipefail -c "$cmd" >"$out/$name.log" 2>&1
   rc=$?
   set -e
   dt=$(( $(date +%s) - s ))
