@@ -11,8 +11,7 @@
 #include "common/clock.h"
 
 #define INIT_LEVEL_(id, name) [COM_SUBSYS_##id] = COM_LOG_DEFAULT_LEVEL,
-_Atomic unsigned char com_log_threshold_[COM_SUBSYS_COUNT] = {
-    COM_LOG_SUBSYS_LIST(INIT_LEVEL_)};
+_Atomic unsigned char com_log_threshold_[COM_SUBSYS_COUNT] = {COM_LOG_SUBSYS_LIST(INIT_LEVEL_)};
 #undef INIT_LEVEL_
 
 #define SUBSYS_NAME_(id, name) name,

@@ -141,8 +141,8 @@ static const char *process_getenv(const char *name)
 
 gmux_status_t com_settings_init(char *err, size_t errlen)
 {
-    gmux_status_t st = com_settings_load_table(com_settings_table, COM_SETTING_COUNT,
-                                               global_values, process_getenv, err, errlen);
+    gmux_status_t st = com_settings_load_table(com_settings_table, COM_SETTING_COUNT, global_values,
+                                               process_getenv, err, errlen);
     global_loaded = 1;
     char logerr[256];
     if (com_log_configure(global_values[COM_SETTING_LOG].s, logerr, sizeof(logerr)) != GMUX_OK) {
@@ -158,7 +158,8 @@ gmux_status_t com_settings_set(com_setting_id_t id, const char *text, char *err,
     if ((unsigned)id >= COM_SETTING_COUNT)
         return GMUX_ERR_INVALID;
     if (!global_loaded)
-        com_settings_load_table(com_settings_table, COM_SETTING_COUNT, global_values, NULL, NULL, 0);
+        com_settings_load_table(com_settings_table, COM_SETTING_COUNT, global_values, NULL, NULL,
+                                0);
     global_loaded = 1;
     return com_settings_parse_value(&com_settings_table[id], text, &global_values[id], err, errlen);
 }
@@ -167,7 +168,8 @@ const com_setting_value_t *com_setting(com_setting_id_t id)
 {
     if (!global_loaded) {
         /* Defaults only: a library read before init must not see zeros. */
-        com_settings_load_table(com_settings_table, COM_SETTING_COUNT, global_values, NULL, NULL, 0);
+        com_settings_load_table(com_settings_table, COM_SETTING_COUNT, global_values, NULL, NULL,
+                                0);
         global_loaded = 1;
     }
     return &global_values[id];

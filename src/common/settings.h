@@ -71,7 +71,9 @@ const char *com_setting_type_name(com_setting_type_t type);
 /* --- the runtime's own table ---------------------------------------------- */
 
 #define COM_SETTING_ID_(id, type, def, help) COM_SETTING_##id,
-typedef enum com_setting_id { COM_SETTINGS_LIST(COM_SETTING_ID_) COM_SETTING_COUNT } com_setting_id_t;
+typedef enum com_setting_id {
+    COM_SETTINGS_LIST(COM_SETTING_ID_) COM_SETTING_COUNT
+} com_setting_id_t;
 #undef COM_SETTING_ID_
 
 extern const com_setting_desc_t com_settings_table[COM_SETTING_COUNT];

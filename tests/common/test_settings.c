@@ -136,8 +136,8 @@ static void test_every_global_default_parses(void **state)
     for (size_t i = 0; i < COM_SETTING_COUNT; i++) {
         com_setting_value_t v;
         char err[256];
-        assert_int_equal(com_settings_parse_value(&com_settings_table[i],
-                                                  com_settings_table[i].def, &v, err, sizeof(err)),
+        assert_int_equal(com_settings_parse_value(&com_settings_table[i], com_settings_table[i].def,
+                                                  &v, err, sizeof(err)),
                          GMUX_OK);
         assert_true(strncmp(com_settings_table[i].name, "GMUX_", 5) == 0);
         assert_true(strlen(com_settings_table[i].help) > 10);

@@ -109,8 +109,8 @@ int main(int argc, char **argv)
                 break;
             case 2: /* insert an interesting byte */
                 if (len < size) {
-                    static const uint8_t interesting[] = {0, 0xff, '\n', ' ', '=', '-', '.',
-                                                          '9', 0x7f, '#', ':', ','};
+                    static const uint8_t interesting[] = {0,   0xff, '\n', ' ', '=', '-',
+                                                          '.', '9',  0x7f, '#', ':', ','};
                     size_t at = len ? next_rand() % (len + 1) : 0;
                     memmove(buf + at + 1, buf + at, len - at);
                     buf[at] = interesting[next_rand() % sizeof(interesting)];

@@ -77,8 +77,7 @@ static void test_capture(void **state)
 {
     (void)state;
     char out[64], err[64];
-    char *const argv[] = {"sh", "-c", "echo hello; echo oops >&2; echo \"$TPROC_X\"; exit 4",
-                          NULL};
+    char *const argv[] = {"sh", "-c", "echo hello; echo oops >&2; echo \"$TPROC_X\"; exit 4", NULL};
     char env[] = "TPROC_X=from-env";
     char *const extra[] = {env, NULL};
     int st = tproc_capture(argv, extra, 10.0, out, sizeof(out), err, sizeof(err));

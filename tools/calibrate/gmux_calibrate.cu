@@ -85,10 +85,10 @@ static void cupti_start()
         cfg[i].deviceId = 0;
         cfg[i].enable = 1;
     }
-    cupti_ok = cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed) ==
-                   CUPTI_SUCCESS &&
-               cuptiActivityConfigureUnifiedMemoryCounter(cfg, 3) == CUPTI_SUCCESS &&
-               cuptiActivityEnable(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER) == CUPTI_SUCCESS;
+    cupti_ok =
+        cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed) == CUPTI_SUCCESS &&
+        cuptiActivityConfigureUnifiedMemoryCounter(cfg, 3) == CUPTI_SUCCESS &&
+        cuptiActivityEnable(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER) == CUPTI_SUCCESS;
     if (!cupti_ok)
         std::fprintf(stderr, "gmux-calibrate: CUPTI unified-memory counters unavailable\n");
 }
@@ -205,7 +205,7 @@ int main(int argc, char **argv)
     std::memset(man, 2, bytes);
     CHECK(cudaEventRecord(e0, s));
     stream_read<<<prop.multiProcessorCount * 8, 256, 0, s>>>(reinterpret_cast<uint4 *>(man),
-                                                              bytes / sizeof(uint4), sink);
+                                                             bytes / sizeof(uint4), sink);
     CHECK(cudaEventRecord(e1, s));
     CHECK(cudaEventSynchronize(e1));
     float demand = time_ms(e0, e1);
@@ -214,7 +214,7 @@ int main(int argc, char **argv)
     /* Warm: the same kernel with the data resident, to separate compute. */
     CHECK(cudaEventRecord(e0, s));
     stream_read<<<prop.multiProcessorCount * 8, 256, 0, s>>>(reinterpret_cast<uint4 *>(man),
-                                                              bytes / sizeof(uint4), sink);
+                                                             bytes / sizeof(uint4), sink);
     CHECK(cudaEventRecord(e1, s));
     CHECK(cudaEventSynchronize(e1));
     float warm = time_ms(e0, e1);
