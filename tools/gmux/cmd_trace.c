@@ -72,7 +72,7 @@ static int cmd_generate(int argc, char **argv)
     int rc = CLI_EXIT_USAGE;
     if (!sets)
         return cli_fail(CMD, "out of memory");
-    for (int i = 1; i < argc; i++) {
+    for (int i = 1; i < argc; i += 2) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         int takes = strcmp(a, "--workload") == 0 || strcmp(a, "--set") == 0 ||
@@ -99,7 +99,6 @@ static int cmd_generate(int argc, char **argv)
             rc = cli_usage_error(CMD, "unexpected argument '%s'", a);
             goto out_sets;
         }
-        i++;
     }
     if (!workload || !out) {
         rc = cli_usage_error(CMD, "generate needs --workload NAME and -o FILE");
