@@ -196,6 +196,19 @@ static void classify(const char *name, const char *const *set, size_t nset, int 
                 continue;
             const sim_launch_ev_t *l = &ev.u.launch;
             kstat_t *k = &ks[l->kernel];
+            /* every touched range lies in an allocation one of the pointers points into, so
+             * a whole-allocation prediction never misses a byte */
+            for (uint32_t i = 0; i < l->nranges; i++) {
+                const sim_region_t *r = sim_check_find(&chk, l->ranges[i].addr, 1);
+                int covered = 0;
+                for (uint32_t a = 0; r && a < l->nargs; a++)
+                    covered |= l->args[a].kind == ENG_ARG_PTR && l->args[a].value >= r->base &&
+                               l->args[a].value < r->base + r->size;
+                if (!covered)
+                    fprintf(stderr, "%s: %s range %u outside its pointers' allocations\n", name,
+                            src->kernel_names[l->kernel], i);
+                assert_true(covered);
+            }
             found[C_T3] |= strided(l);
             for (uint32_t a = 0; a < l->nargs && a < 16; a++) {
                 if (l->args[a].kind != ENG_ARG_PTR)
