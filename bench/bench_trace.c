@@ -11,6 +11,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -105,6 +106,13 @@ static int read_file(const char *path, rate_t *r)
     return rc;
 }
 
+/* Peak resident memory of the whole run: the traces are streamed, never loaded. */
+static long max_rss_kib(void)
+{
+    struct rusage ru;
+    return getrusage(RUSAGE_SELF, &ru) == 0 ? ru.ru_maxrss : -1;
+}
+
 static long fsize(const char *path)
 {
     FILE *f = fopen(path, "rb");
@@ -153,10 +161,10 @@ int main(int argc, char **argv)
            "\"binary_events_per_cpu_s\": %.0f, \"text_events_per_cpu_s\": %.0f, "
            "\"generator_events_per_cpu_s\": %.0f, \"binary_over_text_cpu\": %.2f, "
            "\"binary_events_per_wall_s\": %.0f, \"text_events_per_wall_s\": %.0f, "
-           "\"binary_write_s\": %.3f, \"text_write_s\": %.3f}\n",
+           "\"binary_write_s\": %.3f, \"text_write_s\": %.3f, \"max_rss_kib\": %ld}\n",
            tokens, rb.events, rb.launches, rb.ranges, fsize(bin), fsize(txt), rb.events / rb.cpu,
            rt.events / rt.cpu, gen.events / gen.cpu, rt.cpu / rb.cpu, rb.events / rb.seconds,
-           rt.events / rt.seconds, wb, wt);
+           rt.events / rt.seconds, wb, wt, max_rss_kib());
     rc = 0;
 out_files:
     remove(bin);
