@@ -340,12 +340,48 @@ static void test_binary_malformed(void **state)
     assert_int_equal(read_all(p, err, sizeof(err), &n), GMUX_ERR_PARSE);
     assert_non_null(strstr(err, "block belongs to task 9"));
 
-    /* a range length made huge: range outside every allocation, caught by the checks */
+    /* the task table promises more events than the blocks hold */
     small_binary(p, sizeof(p));
-    uint8_t junk[SIM_BIN_HEADER_SIZE];
-    read_byte(p, 0, junk, sizeof(junk));
-    assert_int_equal(memcmp(junk, SIM_BIN_MAGIC, SIM_BIN_MAGIC_LEN), 0);
+    uint8_t more = 0x7f;
+    patch(p, SIM_BIN_HEADER_SIZE + SIM_BIN_T_NEVENTS, &more, 1);
+    assert_int_equal(read_all(p, err, sizeof(err), &n), GMUX_ERR_PARSE);
+    assert_non_null(strstr(err, "the task table says 127"));
     remove(p);
+}
+
+/* Copies the worked example of docs/trace-format.md, patches one byte, reads it. */
+static void example_patched(long off, uint8_t byte, const char *needle)
+{
+    char p[64], err[512];
+    uint64_t n;
+    tmp_path(p, sizeof(p), "ex");
+    FILE *in = fopen(CORPUS_BIN "/two_tasks.bin", "rb"), *out = fopen(p, "wb");
+    assert_non_null(in);
+    assert_non_null(out);
+    int c;
+    while ((c = fgetc(in)) != EOF)
+        fputc(c, out);
+    fclose(in);
+    fclose(out);
+    assert_int_equal(read_all(p, err, sizeof(err), &n), GMUX_OK);
+    assert_int_equal(n, 7);
+    patch(p, off, &byte, 1);
+    assert_int_equal(read_all(p, err, sizeof(err), &n), GMUX_ERR_PARSE);
+    if (!strstr(err, needle))
+        fprintf(stderr, "error '%s' lacks '%s'\n", err, needle);
+    assert_non_null(strstr(err, needle));
+    assert_int_equal(n, 1); /* the alloc before the bad launch was delivered */
+    remove(p);
+}
+
+static void test_binary_worked_example(void **state)
+{
+    (void)state;
+    /* task 0's launch starts at 0xa4 (docs/trace-format.md): kernel id at 0xa5 */
+    example_patched(0xa5, 5, "offset 164: unknown kernel id 5");
+    example_patched(0xb9, 7, "offset 164: range 0 has unknown mode 7");
+    example_patched(0xb0, 3, "offset 164: argument 0 has unknown kind 3");
+    example_patched(0xaf, 0x40, "offset 164: block ends inside an argument");
 }
 
 static void test_writer_rejects_invalid_events(void **state)
@@ -392,6 +428,7 @@ int main(void)
         cmocka_unit_test(test_streaming_any_interleaving),
         cmocka_unit_test(test_text_malformed),
         cmocka_unit_test(test_binary_malformed),
+        cmocka_unit_test(test_binary_worked_example),
         cmocka_unit_test(test_writer_rejects_invalid_events),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
