@@ -65,6 +65,8 @@ static void test_generate_convert_show(void **state)
     assert_non_null(fgets(line, sizeof(line), f));
     fclose(f);
     assert_string_equal(line, "gmux-trace 1\n");
+    assert_int_equal(gmux("convert", t, t, 0, 0, 0, 0, 0), 2); /* would truncate its input */
+    assert_non_null(strstr(err, "same file"));
     assert_int_equal(gmux("convert", t, b, 0, 0, 0, 0, 0), 0);
     assert_int_equal(gmux("convert", b, t2, 0, 0, 0, 0, 0), 0);
     assert_int_equal(gmux("show", b, 0, 0, 0, 0, 0, 0), 0);
