@@ -88,6 +88,14 @@ static void test_settings_rejected(void **state)
     assert_int_equal(src->ntasks, 1 + 1); /* tasks=1 applies to both, after the scoped one */
     assert_string_equal(src->task_names[1], "sci-stencil.0");
     sim_source_close(src);
+    /* the same workload twice: one kernel table, distinct task names */
+    const char *twice[] = {"tasks=2", "nz=64", "slab=32"};
+    assert_int_equal(
+        sim_workload_open("sci-stencil+sci-stencil", twice, 3, 1, &src, err, sizeof(err)), GMUX_OK);
+    assert_int_equal(src->ntasks, 4);
+    assert_int_equal(src->nkernels, 3);
+    assert_string_equal(src->task_names[3], "sci-stencil.3");
+    sim_source_close(src);
     const char *ok2[] = {"tasks=1", "sci-stencil.tasks=3"};
     assert_int_equal(sim_workload_open("sci-sparse+sci-stencil", ok2, 2, 1, &src, err, sizeof(err)),
                      GMUX_OK);
