@@ -87,8 +87,7 @@ static gmux_status_t backend_move(shim_cuctx_t *c, uint64_t addr, uint64_t len,
                                   CUmemLocationType type, eng_ticket_t *ticket_p)
 {
     CUmemLocation loc = {.type = type, .id = type == CU_MEM_LOCATION_TYPE_DEVICE ? c->dev : 0};
-    CUresult r =
-        SHIM_CALL(cuMemPrefetchAsync_v2, (CUdeviceptr)addr, (size_t)len, loc, 0, c->mig);
+    CUresult r = SHIM_CALL(cuMemPrefetchAsync_v2, (CUdeviceptr)addr, (size_t)len, loc, 0, c->mig);
     if (r != CUDA_SUCCESS) {
         COM_DEBUG(SHIM, "cuMemPrefetchAsync(%#llx, %llu) failed: CUresult %d",
                   (unsigned long long)addr, (unsigned long long)len, (int)r);

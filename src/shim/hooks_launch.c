@@ -21,9 +21,9 @@ static inline void launch_prepare(CUfunction f, void **params, void **extra, CUs
     shim_policy_before_launch(&l);
 }
 
-CUresult shim_hook_cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
-                                  unsigned bx, unsigned by, unsigned bz, unsigned shmem,
-                                  CUstream s, void **params, void **extra)
+CUresult shim_hook_cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                                  unsigned by, unsigned bz, unsigned shmem, CUstream s,
+                                  void **params, void **extra)
 {
     shim_ensure_init();
     launch_prepare(f, params, extra, s, false);
@@ -48,8 +48,8 @@ CUresult shim_hook_cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f, 
     return SHIM_CALL(cuLaunchKernelEx, config, f, params, extra);
 }
 
-CUresult shim_hook_cuLaunchKernelEx_ptsz(const CUlaunchConfig *config, CUfunction f,
-                                         void **params, void **extra)
+CUresult shim_hook_cuLaunchKernelEx_ptsz(const CUlaunchConfig *config, CUfunction f, void **params,
+                                         void **extra)
 {
     shim_ensure_init();
     if (config)
@@ -58,8 +58,8 @@ CUresult shim_hook_cuLaunchKernelEx_ptsz(const CUlaunchConfig *config, CUfunctio
 }
 
 CUresult shim_hook_cuLaunchCooperativeKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
-                                             unsigned bx, unsigned by, unsigned bz,
-                                             unsigned shmem, CUstream s, void **params)
+                                             unsigned bx, unsigned by, unsigned bz, unsigned shmem,
+                                             CUstream s, void **params)
 {
     shim_ensure_init();
     launch_prepare(f, params, NULL, s, false);
@@ -73,6 +73,5 @@ CUresult shim_hook_cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned gx, uns
 {
     shim_ensure_init();
     launch_prepare(f, params, NULL, s, true);
-    return SHIM_CALL(cuLaunchCooperativeKernel_ptsz, f, gx, gy, gz, bx, by, bz, shmem, s,
-                     params);
+    return SHIM_CALL(cuLaunchCooperativeKernel_ptsz, f, gx, gy, gz, bx, by, bz, shmem, s, params);
 }

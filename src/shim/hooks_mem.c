@@ -56,8 +56,8 @@ CUresult shim_hook_cuMemAlloc_v2(CUdeviceptr *dptr, size_t size)
     return r;
 }
 
-CUresult shim_hook_cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pitch, size_t width,
-                                      size_t height, unsigned int elem)
+CUresult shim_hook_cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pitch, size_t width, size_t height,
+                                      unsigned int elem)
 {
     shim_ensure_init();
     bool valid = dptr && pitch && width && height && (elem == 4 || elem == 8 || elem == 16);
@@ -115,8 +115,8 @@ CUresult shim_hook_cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t size, CUmem
     return r;
 }
 
-CUresult shim_hook_cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size_t size,
-                                                CUmemoryPool pool, CUstream s)
+CUresult shim_hook_cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size_t size, CUmemoryPool pool,
+                                                CUstream s)
 {
     shim_ensure_init();
     CUresult r = SHIM_CALL(cuMemAllocFromPoolAsync_ptsz, dptr, size, pool, s);

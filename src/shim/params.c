@@ -176,6 +176,6 @@ size_t shim_params_decode(CUfunction func, void **kernel_params, void **extra, u
         }
         return n;
     }
-    return params_words(buf, 0, (uint32_t)(size < PARAMS_EXTRA_MAX ? size : PARAMS_EXTRA_MAX),
-                        out, n, max);
+    return params_words(buf, 0, (uint32_t)(size < PARAMS_EXTRA_MAX ? size : PARAMS_EXTRA_MAX), out,
+                        n, max);
 }

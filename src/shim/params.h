@@ -27,8 +27,7 @@
 #define SHIM_MAX_CANDIDATES 128
 
 /* Where the layout comes from (the driver, or a fake in tests). */
-typedef CUresult (*shim_param_info_fn)(void *func, size_t index, size_t *offset_p,
-                                       size_t *size_p);
+typedef CUresult (*shim_param_info_fn)(void *func, size_t index, size_t *offset_p, size_t *size_p);
 
 /*
  * Candidate values of one launch of func. kernelParams and extra as the

@@ -26,7 +26,7 @@
 
 typedef struct shim_launch_info {
     CUstream stream;
-    bool per_thread;     /* came through a _ptsz entry point */
+    bool per_thread;      /* came through a _ptsz entry point */
     const uint64_t *vals; /* candidate pointer values (params.h) */
     size_t nvals;
 } shim_launch_info_t;

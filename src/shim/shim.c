@@ -88,8 +88,7 @@ static void shim_read_settings(void)
     if (i < sizeof(shim_mode_names) / sizeof(shim_mode_names[0]))
         shim_state.mode = (shim_mode_t)i;
     else
-        COM_ERROR(SHIM, "GMUX_POLICY='%s' is not off, demand or proactive: running as off",
-                  policy);
+        COM_ERROR(SHIM, "GMUX_POLICY='%s' is not off, demand or proactive: running as off", policy);
     shim_state.managed = COM_SETTING_BOOL(SHIM_MANAGED);
     shim_state.budget = COM_SETTING_SIZE(BUDGET);
 }
@@ -207,8 +206,7 @@ static void shim_wrap_proc(const char *symbol, void **pfn, int version, cuuint64
     *pfn = e->hook;
 }
 
-CUresult shim_hook_cuGetProcAddress(const char *symbol, void **pfn, int version,
-                                    cuuint64_t flags)
+CUresult shim_hook_cuGetProcAddress(const char *symbol, void **pfn, int version, cuuint64_t flags)
 {
     shim_ensure_init();
     CUresult r = SHIM_CALL(cuGetProcAddress, symbol, pfn, version, flags);
@@ -242,13 +240,20 @@ static struct link_map *shim_object_of(const void *addr)
 /*
  * dlsym(RTLD_NEXT) on behalf of caller: the real dlsym would search after
  * libgmux.so, not after the caller, so walk the objects loaded after the
- * caller and take the first that defines name itself.
+ * caller and take the first that defines name itself (a link_map is not a
+ * handle every object accepts, so each is reopened with RTLD_NOLOAD).
  */
 static void *shim_dlsym_next(shim_dlsym_fn real, const char *name, const void *caller)
 {
     struct link_map *lm = shim_object_of(caller);
     for (struct link_map *l = lm ? lm->l_next : NULL; l; l = l->l_next) {
-        void *p = real(l, name);
+        if (!l->l_name || !l->l_name[0])
+            continue; /* the vDSO and the like: no handle to search */
+        void *h = dlopen(l->l_name, RTLD_LAZY | RTLD_NOLOAD);
+        if (!h)
+            continue;
+        void *p = real(h, name);
+        dlclose(h);
         if (p && shim_object_of(p) == l)
             return p;
     }
@@ -269,8 +274,13 @@ GMUX_API void *dlsym(void *restrict handle, const char *restrict name)
         if (!p && handle == RTLD_DEFAULT) {
             /* the caller's own scope (an RTLD_LOCAL library looking up its dependencies) */
             struct link_map *lm = shim_object_of(caller);
-            if (lm)
-                p = real(lm, name);
+            void *h = lm && lm->l_name && lm->l_name[0]
+                          ? dlopen(lm->l_name, RTLD_LAZY | RTLD_NOLOAD)
+                          : NULL;
+            if (h) {
+                p = real(h, name);
+                dlclose(h);
+            }
         }
     }
     if (!p)

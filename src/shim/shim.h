@@ -48,7 +48,8 @@ SHIM_HOOK_LIST(SHIM_HOOK_DECL_)
 extern shim_real_t shim_real;
 #define SHIM_REAL(sym) (shim_real.real_##sym)
 
-/* Calls the real sym (pasted, never expanded: cuda.h renames some names), or answers CUDA_ERROR_NOT_FOUND where the driver lacks it. */
+/* Calls the real sym (pasted, never expanded: cuda.h renames some names), or answers
+ * CUDA_ERROR_NOT_FOUND where the driver lacks it. */
 #define SHIM_CALL(sym, ...)                                                                        \
     (shim_real.real_##sym ? shim_real.real_##sym(__VA_ARGS__) : CUDA_ERROR_NOT_FOUND)
 

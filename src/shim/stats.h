@@ -35,7 +35,8 @@ typedef struct shim_stats {
 
 extern shim_stats_t shim_stats;
 
-#define SHIM_STAT_ADD(name, n) atomic_fetch_add_explicit(&shim_stats.name, (n), memory_order_relaxed)
+#define SHIM_STAT_ADD(name, n)                                                                     \
+    atomic_fetch_add_explicit(&shim_stats.name, (n), memory_order_relaxed)
 
 /* Writes the counters as one JSON line to path; 0 on success, -1 on error. */
 int shim_stats_write(const char *path, const char *mode_name);

@@ -39,8 +39,8 @@
     X(cuMemFree_v2, cuMemFree, 3020, PFN_cuMemFree_v3020, 0)                                       \
     X(cuMemAllocAsync, cuMemAllocAsync, 11020, PFN_cuMemAllocAsync_v11020, 0)                      \
     X(cuMemAllocAsync_ptsz, cuMemAllocAsync, 11020, PFN_cuMemAllocAsync_v11020_ptsz, 1)            \
-    X(cuMemAllocFromPoolAsync, cuMemAllocFromPoolAsync, 11020,                                     \
-      PFN_cuMemAllocFromPoolAsync_v11020, 0)                                                       \
+    X(cuMemAllocFromPoolAsync, cuMemAllocFromPoolAsync, 11020, PFN_cuMemAllocFromPoolAsync_v11020, \
+      0)                                                                                           \
     X(cuMemAllocFromPoolAsync_ptsz, cuMemAllocFromPoolAsync, 11020,                                \
       PFN_cuMemAllocFromPoolAsync_v11020_ptsz, 1)                                                  \
     X(cuMemFreeAsync, cuMemFreeAsync, 11020, PFN_cuMemFreeAsync_v11020, 0)                         \
@@ -79,7 +79,7 @@
     X(cuStreamWaitEvent, cuStreamWaitEvent, 3020, PFN_cuStreamWaitEvent_v3020, 0)                  \
     X(cuEventCreate, cuEventCreate, 2000, PFN_cuEventCreate_v2000, 0)                              \
     X(cuEventRecord, cuEventRecord, 2000, PFN_cuEventRecord_v2000, 0)                              \
-    X(cuFuncGetParamInfo, cuFuncGetParamInfo, 12040, PFN_cuFuncGetParamInfo_v12040, 0)            \
+    X(cuFuncGetParamInfo, cuFuncGetParamInfo, 12040, PFN_cuFuncGetParamInfo_v12040, 0)             \
     X(cuKernelGetParamInfo, cuKernelGetParamInfo, 12040, PFN_cuKernelGetParamInfo_v12040, 0)       \
     X(cuGraphGetNodes, cuGraphGetNodes, 10000, PFN_cuGraphGetNodes_v10000, 0)                      \
     X(cuGraphNodeGetType, cuGraphNodeGetType, 10000, PFN_cuGraphNodeGetType_v10000, 0)             \
