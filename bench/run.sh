@@ -11,4 +11,5 @@ run() {
   "$@" | tee -a "$out/results.jsonl"
 }
 run "$build/bench/bench_log"
+[[ -x "$build/bench/bench_shim" ]] && run "$build/bench/bench_shim"
 echo "results: $out/results.jsonl" >&2
