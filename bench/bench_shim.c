@@ -105,7 +105,8 @@ static int child(const char *policy, long n)
     void *args[] = {&a, &b, &c, &count};
     /* the counter must see an allocation, or a 0 below would prove nothing */
     atomic_store(&counting, 1);
-    free(malloc(64));
+    void *volatile probe = malloc(64);
+    free(probe);
     atomic_store(&counting, 0);
     if (atomic_load(&allocations) != 1)
         return 7;
