@@ -146,6 +146,16 @@ CUresult shim_backend_order(shim_cuctx_t *c, CUstream stream, bool per_thread)
     return r;
 }
 
+bool shim_backend_capturing(CUstream stream, bool per_thread)
+{
+    if (per_thread && stream == NULL)
+        stream = CU_STREAM_PER_THREAD;
+    CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
+    if (SHIM_CALL(cuStreamIsCapturing, stream, &st) != CUDA_SUCCESS)
+        return false;
+    return st != CU_STREAM_CAPTURE_STATUS_NONE;
+}
+
 CUstream shim_backend_stream(const shim_cuctx_t *c)
 {
     return c->mig;

@@ -42,6 +42,12 @@ eng_backend_t shim_backend_engine(shim_cuctx_t *c);
  */
 CUresult shim_backend_order(shim_cuctx_t *c, CUstream stream, bool per_thread);
 
+/*
+ * Whether stream is being captured into a graph: no migration may be ordered
+ * before its work then (an outside event would break the capture).
+ */
+bool shim_backend_capturing(CUstream stream, bool per_thread);
+
 /* The migration stream of a context (tests and logs). */
 CUstream shim_backend_stream(const shim_cuctx_t *c);
 

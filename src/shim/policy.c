@@ -50,6 +50,13 @@ void shim_policy_before_launch(const shim_launch_info_t *l)
     SHIM_STAT_ADD(pointer_args, hits);
     if (n == 0)
         return;
+    if (shim_backend_capturing(l->stream, l->per_thread)) {
+        /* Recorded into a graph, not run: the graph's launch prefetches. The claims
+         * just made are void, so start a new generation. */
+        SHIM_STAT_ADD(capture_skips, 1);
+        shim_policy_invalidate();
+        return;
+    }
     eng_backend_t be = shim_backend_engine(c);
     size_t issued = 0;
     for (size_t i = 0; i < n; i++) {

@@ -9,7 +9,8 @@
  *   proactive    prefetch the regions not yet prefetched (once per region and
  *                generation; every time when managed memory exceeds the
  *                capacity) on the migration stream, then make the launch's
- *                stream wait on the migration event
+ *                stream wait on the migration event; nothing on a stream that
+ *                is being captured into a graph (its launch will prefetch)
  *
  * Thread-safety: safe from any thread; allocates nothing.
  * LOCKING: takes the region table's lock (shared) inside; callers may hold

@@ -21,6 +21,7 @@
     X(prefetch_bytes)    /* bytes those covered */                                                 \
     X(prefetch_errors)   /* prefetches the driver refused */                                       \
     X(order_waits)       /* launches made to wait on the migration event */                        \
+    X(capture_skips)     /* launches into a capturing stream, left alone */                        \
     X(managed_allocs)    /* allocations redirected to managed memory */                            \
     X(pinned_allocs)     /* allocations tracked but not redirectable (pinned) */                   \
     X(pinned_bytes)      /* bytes of those */                                                      \

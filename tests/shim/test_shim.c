@@ -422,6 +422,30 @@ static void test_launch_ex_and_cooperative(void **state)
     assert_prefetched_before("cuLaunchCooperativeKernel", s, bases2, sizes2, 3);
 }
 
+static void test_no_migration_into_a_capturing_stream(void **state)
+{
+    (void)state;
+    fake_set_capturing_fn capturing = (fake_set_capturing_fn)dlsym(drv, "fake_set_capturing");
+    assert_non_null(capturing);
+    CUdeviceptr a = alloc(512), b = alloc(512), c = alloc(512);
+    int n = 8;
+    void *args[] = {&a, &b, &c, &n};
+    CUstream s = new_stream();
+    PFN_cuLaunchKernel_v4000 launch = GET(PFN_cuLaunchKernel_v4000, "cuLaunchKernel", 12000);
+    capturing(s);
+    f_reset();
+    assert_int_equal(launch(vadd_fn(), 1, 1, 1, 8, 1, 1, 0, s, args, NULL), CUDA_SUCCESS);
+    capturing(NULL);
+    assert_int_equal(count_calls("cuMemPrefetchAsync_v2"), 0);
+    assert_int_equal(count_calls("cuStreamWaitEvent"), 0);
+    /* out of capture, the same regions are still prefetched at their next launch */
+    f_reset();
+    assert_int_equal(launch(vadd_fn(), 1, 1, 1, 8, 1, 1, 0, s, args, NULL), CUDA_SUCCESS);
+    const CUdeviceptr bases[] = {a, b, c};
+    const size_t sizes[] = {512, 512, 512};
+    assert_prefetched_before("cuLaunchKernel", s, bases, sizes, 3);
+}
+
 /* --- graphs --------------------------------------------------------------- */
 
 static void test_graph_inspected_at_instantiation(void **state)
@@ -503,6 +527,7 @@ int main(void)
         cmocka_unit_test(test_interior_pointer_maps_to_region),
         cmocka_unit_test(test_extra_buffer_form),
         cmocka_unit_test(test_launch_ex_and_cooperative),
+        cmocka_unit_test(test_no_migration_into_a_capturing_stream),
         cmocka_unit_test(test_graph_inspected_at_instantiation),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -39,6 +39,8 @@ typedef void (*fake_set_logging_fn)(int on);
 typedef void *(*fake_register_kernel_fn)(const char *name, unsigned nparams, const size_t *sizes,
                                          fake_kernel_fn fn);
 typedef void *(*fake_entry_fn)(const char *sym);
+/* Makes cuStreamIsCapturing report stream (NULL: none) as capturing. */
+typedef void (*fake_set_capturing_fn)(void *stream);
 
 /* Fixed handles and sizes the double reports. */
 #define FAKE_CTX          ((uintptr_t)0xC0C0)

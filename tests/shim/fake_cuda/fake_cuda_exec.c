@@ -71,6 +71,21 @@ CUresult fk_cuStreamWaitEvent_ptsz(CUstream s, CUevent e, unsigned flags)
     return CUDA_SUCCESS;
 }
 
+static _Atomic(uintptr_t) fake_capturing;
+
+FAKE_API void fake_set_capturing(void *stream)
+{
+    atomic_store(&fake_capturing, (uintptr_t)stream);
+}
+
+CUresult fk_cuStreamIsCapturing(CUstream s, CUstreamCaptureStatus *st)
+{
+    uintptr_t c = atomic_load(&fake_capturing);
+    *st = c && c == U(s) ? CU_STREAM_CAPTURE_STATUS_ACTIVE : CU_STREAM_CAPTURE_STATUS_NONE;
+    REC(U(s), (uint64_t)*st, 0, 0);
+    return CUDA_SUCCESS;
+}
+
 CUresult fk_cuEventCreate(CUevent *e, unsigned flags)
 {
     *e = (CUevent)atomic_fetch_add(&fake_next_event, 1);

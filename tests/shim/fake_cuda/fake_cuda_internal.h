@@ -48,6 +48,7 @@ typedef CUresult (*fake_pfn_cuMemAlloc_v2000)(unsigned int *dptr, unsigned int b
     X(cuStreamSynchronize, cuStreamSynchronize, 2000, PFN_cuStreamSynchronize_v2000, 0)            \
     X(cuStreamWaitEvent, cuStreamWaitEvent, 3020, PFN_cuStreamWaitEvent_v3020, 0)                  \
     X(cuStreamWaitEvent_ptsz, cuStreamWaitEvent, 7000, PFN_cuStreamWaitEvent_v7000_ptsz, 1)        \
+    X(cuStreamIsCapturing, cuStreamIsCapturing, 10000, PFN_cuStreamIsCapturing_v10000, 0)          \
     X(cuEventCreate, cuEventCreate, 2000, PFN_cuEventCreate_v2000, 0)                              \
     X(cuEventRecord, cuEventRecord, 2000, PFN_cuEventRecord_v2000, 0)                              \
     X(cuEventRecord_ptsz, cuEventRecord, 7000, PFN_cuEventRecord_v7000_ptsz, 1)                    \
@@ -87,6 +88,7 @@ FAKE_API void fake_set_logging(int on);
 FAKE_API void *fake_register_kernel(const char *name, unsigned nparams, const size_t *sizes,
                                     fake_kernel_fn fn);
 FAKE_API void *fake_entry(const char *sym);
+FAKE_API void fake_set_capturing(void *stream);
 
 /* Appends one call to the log (fn: the symbol name). */
 __attribute__((visibility("hidden"))) void fake_rec(const char *fn, uint64_t a0, uint64_t a1,
