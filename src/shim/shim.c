@@ -7,7 +7,6 @@
 #include "shim/shim.h"
 
 #include <dlfcn.h>
-#include <link.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -49,7 +48,15 @@ static const char *const shim_mode_names[] = {"off", "demand", "proactive"};
 
 /* --- the real dlsym ------------------------------------------------------- */
 
-static shim_dlsym_fn shim_real_dlsym(void)
+/*
+ * The dlsym path runs before a sanitizer runtime is initialised (its own
+ * start-up looks functions up with dlsym(RTLD_NEXT)), so it is built without
+ * instrumentation and calls nothing a sanitizer intercepts (no strcmp, no
+ * dlopen).
+ */
+#define SHIM_NO_SANITIZE __attribute__((no_sanitize("address", "undefined", "thread")))
+
+SHIM_NO_SANITIZE static shim_dlsym_fn shim_real_dlsym(void)
 {
     shim_dlsym_fn fn = __atomic_load_n(&shim_real_dlsym_, __ATOMIC_ACQUIRE);
     if (fn)
@@ -155,13 +162,22 @@ __attribute__((destructor)) static void shim_fini(void)
 
 /* --- lookup by name ------------------------------------------------------- */
 
+SHIM_NO_SANITIZE static bool shim_name_eq(const char *a, const char *b)
+{
+    while (*a && *a == *b) {
+        a++;
+        b++;
+    }
+    return *a == *b;
+}
+
 /* The hook exported as sym, or NULL. */
-static void *shim_hook_by_sym(const char *sym)
+SHIM_NO_SANITIZE static void *shim_hook_by_sym(const char *sym)
 {
     if (sym[0] != 'c' || sym[1] != 'u')
         return NULL;
     for (size_t i = 0; i < SHIM_ENTRY_COUNT; i++)
-        if (shim_entries[i].hook && strcmp(shim_entries[i].sym, sym) == 0)
+        if (shim_entries[i].hook && shim_name_eq(shim_entries[i].sym, sym))
             return shim_entries[i].hook;
     return NULL;
 }
@@ -227,62 +243,28 @@ CUresult shim_hook_cuGetProcAddress_v2(const char *symbol, void **pfn, int versi
 
 /* --- dlsym ---------------------------------------------------------------- */
 
-/* The link map of the object containing addr, or NULL. */
-static struct link_map *shim_object_of(const void *addr)
-{
-    Dl_info info;
-    struct link_map *lm = NULL;
-    if (!dladdr1(addr, &info, (void **)&lm, RTLD_DL_LINKMAP))
-        return NULL;
-    return lm;
-}
-
 /*
- * dlsym(RTLD_NEXT) on behalf of caller: the real dlsym would search after
- * libgmux.so, not after the caller, so walk the objects loaded after the
- * caller and take the first that defines name itself (a link_map is not a
- * handle every object accepts, so each is reopened with RTLD_NOLOAD).
+ * dlsym has two kinds of callers. With RTLD_NEXT or RTLD_DEFAULT the answer
+ * depends on who calls (glibc reads the return address), and the global
+ * lookup order already finds libgmux.so's hooks first, so these go straight
+ * to the real dlsym by a tail jump that keeps the caller's return address.
+ * With a real handle (the runtime's dlopen of libcuda.so.1), the real answer
+ * for a hooked name is replaced by the hook.
  */
-static void *shim_dlsym_next(shim_dlsym_fn real, const char *name, const void *caller)
+void *shim_dlsym_real_fn(void);
+void *shim_dlsym_handle(void *handle, const char *name);
+
+__attribute__((visibility("hidden"), used, noinline)) SHIM_NO_SANITIZE void *
+shim_dlsym_real_fn(void)
 {
-    struct link_map *lm = shim_object_of(caller);
-    for (struct link_map *l = lm ? lm->l_next : NULL; l; l = l->l_next) {
-        if (!l->l_name || !l->l_name[0])
-            continue; /* the vDSO and the like: no handle to search */
-        void *h = dlopen(l->l_name, RTLD_LAZY | RTLD_NOLOAD);
-        if (!h)
-            continue;
-        void *p = real(h, name);
-        dlclose(h);
-        if (p && shim_object_of(p) == l)
-            return p;
-    }
-    return NULL;
+    return (void *)shim_real_dlsym();
 }
 
-GMUX_API void *dlsym(void *restrict handle, const char *restrict name)
+__attribute__((visibility("hidden"), used)) SHIM_NO_SANITIZE void *
+shim_dlsym_handle(void *handle, const char *name)
 {
-    const void *caller = __builtin_return_address(0);
     shim_dlsym_fn real = shim_real_dlsym();
-    if (!real)
-        return NULL;
-    void *p;
-    if (handle == RTLD_NEXT) {
-        p = shim_dlsym_next(real, name, caller);
-    } else {
-        p = real(handle, name);
-        if (!p && handle == RTLD_DEFAULT) {
-            /* the caller's own scope (an RTLD_LOCAL library looking up its dependencies) */
-            struct link_map *lm = shim_object_of(caller);
-            void *h = lm && lm->l_name && lm->l_name[0]
-                          ? dlopen(lm->l_name, RTLD_LAZY | RTLD_NOLOAD)
-                          : NULL;
-            if (h) {
-                p = real(h, name);
-                dlclose(h);
-            }
-        }
-    }
+    void *p = real ? real(handle, name) : NULL;
     if (!p)
         return NULL;
     void *hook = shim_hook_by_sym(name);
@@ -291,3 +273,35 @@ GMUX_API void *dlsym(void *restrict handle, const char *restrict name)
     shim_ensure_init();
     return hook;
 }
+
+#if defined(__x86_64__)
+__asm__(".text\n"
+        ".globl dlsym\n"
+        ".type dlsym, @function\n"
+        "dlsym:\n"
+#ifdef __CET__
+        "    endbr64\n"
+#endif
+        "    cmpq $-1, %rdi\n" /* RTLD_NEXT */
+        "    je 1f\n"
+        "    testq %rdi, %rdi\n" /* RTLD_DEFAULT */
+        "    jne shim_dlsym_handle\n"
+        "1:  pushq %rdi\n"
+        "    pushq %rsi\n"
+        "    subq $8, %rsp\n"
+        "    call shim_dlsym_real_fn\n"
+        "    addq $8, %rsp\n"
+        "    popq %rsi\n"
+        "    popq %rdi\n"
+        "    testq %rax, %rax\n"
+        "    jz 2f\n"
+        "    jmp *%rax\n"
+        "2:  ret\n"
+        ".size dlsym, .-dlsym\n");
+#else
+/* Other architectures: RTLD_NEXT and RTLD_DEFAULT are answered as if libgmux.so asked. */
+GMUX_API void *dlsym(void *restrict handle, const char *restrict name)
+{
+    return shim_dlsym_handle(handle, name);
+}
+#endif

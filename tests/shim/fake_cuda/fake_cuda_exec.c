@@ -21,17 +21,21 @@ typedef struct fake_kernel {
     fake_kernel_fn fn;
 } fake_kernel_t;
 
+#define FAKE_MAX_KERNELS 64
+
+static fake_kernel_t
+    fake_kernels[FAKE_MAX_KERNELS]; /* static: kernels live as long as the driver */
+static _Atomic size_t fake_nkernels;
 static _Atomic uintptr_t fake_next_stream = 0x5000;
 static _Atomic uintptr_t fake_next_event = 0x7000;
 
 FAKE_API void *fake_register_kernel(const char *name, unsigned nparams, const size_t *sizes,
                                     fake_kernel_fn fn)
 {
-    if (nparams > FAKE_MAX_PARAMS)
+    size_t slot = atomic_fetch_add(&fake_nkernels, 1);
+    if (nparams > FAKE_MAX_PARAMS || slot >= FAKE_MAX_KERNELS)
         return NULL;
-    fake_kernel_t *k = calloc(1, sizeof(*k));
-    if (!k)
-        return NULL;
+    fake_kernel_t *k = &fake_kernels[slot];
     strncpy(k->name, name, sizeof(k->name) - 1);
     k->n = nparams;
     k->fn = fn;
