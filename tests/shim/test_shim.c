@@ -6,6 +6,7 @@
  * policy (GMUX_POLICY), and with GMUX_BUDGET set for the budget view.
  */
 #include <dlfcn.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -202,6 +203,15 @@ static void test_per_thread_variants(void **state)
     const CUdeviceptr bases[] = {a, b, c};
     const size_t sizes[] = {256, 256, 256};
     assert_prefetched_before("cuLaunchKernel_ptsz", NULL, bases, sizes, 3);
+}
+
+static void test_unlisted_newer_abi_passes_through(void **state)
+{
+    (void)state;
+    /* the double has a cuMemAllocPitch of 12.9 that libgmux.so does not list: never wrap it */
+    void *hook = dlsym(RTLD_DEFAULT, "cuMemAllocPitch_v2");
+    assert_ptr_equal(get("cuMemAllocPitch", 12080, 0), hook);
+    assert_ptr_equal(get("cuMemAllocPitch", 13000, 0), f_entry("cuMemAllocPitch_v9"));
 }
 
 static void test_dlsym_next_from_caller(void **state)
@@ -446,6 +456,49 @@ static void test_no_migration_into_a_capturing_stream(void **state)
     assert_prefetched_before("cuLaunchKernel", s, bases, sizes, 3);
 }
 
+#define THREADS 4
+#define ROUNDS  50
+
+static void *worker(void *arg)
+{
+    (void)arg;
+    PFN_cuLaunchKernel_v4000 launch = GET(PFN_cuLaunchKernel_v4000, "cuLaunchKernel", 12000);
+    PFN_cuMemFree_v3020 mem_free = GET(PFN_cuMemFree_v3020, "cuMemFree", 12000);
+    CUstream s = new_stream();
+    for (int r = 0; r < ROUNDS; r++) {
+        const int n = 64;
+        CUdeviceptr a = alloc(n * 4), b = alloc(n * 4), c = alloc(n * 4);
+        for (int i = 0; i < n; i++) {
+            ((float *)(uintptr_t)a)[i] = (float)r;
+            ((float *)(uintptr_t)b)[i] = (float)i;
+        }
+        void *args[] = {&a, &b, &c, (void *)&n};
+        if (launch(vadd_fn(), 1, 1, 1, 64, 1, 1, 0, s, args, NULL) != CUDA_SUCCESS)
+            return (void *)1;
+        for (int i = 0; i < n; i++)
+            if (((float *)(uintptr_t)c)[i] != (float)(r + i))
+                return (void *)2;
+        mem_free(a);
+        mem_free(b);
+        mem_free(c);
+    }
+    return NULL;
+}
+
+static void test_concurrent_allocations_and_launches(void **state)
+{
+    (void)state;
+    vadd_fn(); /* registered before the threads start */
+    pthread_t t[THREADS];
+    for (int i = 0; i < THREADS; i++)
+        assert_int_equal(pthread_create(&t[i], NULL, worker, NULL), 0);
+    for (int i = 0; i < THREADS; i++) {
+        void *rc = (void *)-1;
+        assert_int_equal(pthread_join(t[i], &rc), 0);
+        assert_null(rc);
+    }
+}
+
 /* --- graphs --------------------------------------------------------------- */
 
 static void test_graph_inspected_at_instantiation(void **state)
@@ -519,7 +572,9 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_lookup_paths_return_hooks),
         cmocka_unit_test(test_per_thread_variants),
+        cmocka_unit_test(test_unlisted_newer_abi_passes_through),
         cmocka_unit_test(test_dlsym_next_from_caller),
+        cmocka_unit_test(test_concurrent_allocations_and_launches),
         cmocka_unit_test(test_alloc_redirect_and_free),
         cmocka_unit_test(test_pitch_alloc),
         cmocka_unit_test(test_budget_view_tracks_every_kind),

@@ -251,6 +251,12 @@ CUresult fk_cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pitch, size_t width, s
     return r;
 }
 
+CUresult fk_cuMemAllocPitch_v9(CUdeviceptr *dptr, size_t *pitch, size_t width, size_t height,
+                               unsigned elem)
+{
+    return fk_cuMemAllocPitch_v2(dptr, pitch, width, height, elem);
+}
+
 CUresult fk_cuMemFree_v2(CUdeviceptr dptr)
 {
     REC(dptr, 0, 0, 0);

@@ -27,6 +27,8 @@ typedef CUresult (*fake_pfn_cuMemAlloc_v2000)(unsigned int *dptr, unsigned int b
     X(cuMemAlloc, cuMemAlloc, 2000, fake_pfn_cuMemAlloc_v2000, 0)                                  \
     X(cuMemAlloc_v2, cuMemAlloc, 3020, PFN_cuMemAlloc_v3020, 0)                                    \
     X(cuMemAllocPitch_v2, cuMemAllocPitch, 3020, PFN_cuMemAllocPitch_v3020, 0)                     \
+    /* a newer ABI of a hooked function than libgmux.so lists (same signature here) */             \
+    X(cuMemAllocPitch_v9, cuMemAllocPitch, 12090, PFN_cuMemAllocPitch_v3020, 0)                    \
     X(cuMemAllocManaged, cuMemAllocManaged, 6000, PFN_cuMemAllocManaged_v6000, 0)                  \
     X(cuMemFree_v2, cuMemFree, 3020, PFN_cuMemFree_v3020, 0)                                       \
     X(cuMemAllocAsync, cuMemAllocAsync, 11020, PFN_cuMemAllocAsync_v11020, 0)                      \
