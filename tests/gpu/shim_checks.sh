@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# GPU checks of libgmux.so: each program of shim_prog runs natively and under
-# `gmux run` (policies off, demand, proactive) and must print the same
-# RESULT; then the launch rate of empty kernels, native vs `gmux run` off and
+# GPU checks of libgmux.so: each program of shim_prog (and a PyTorch training
+# loop, where torch is installed) runs natively and under `gmux run` (policies
+# off, demand, proactive) and must print the same RESULT; then the launch rate of empty kernels, native vs `gmux run` off and
 # proactive (target: >= 95% of native). Results as JSON lines appended to
 # $GMUX_GPU_OUT/shim.jsonl.
 #   tests/gpu/shim_checks.sh BUILD_DIR     (tests/gpu/run.sh calls it this way)
@@ -40,6 +40,24 @@ for check in vecadd-driver vecadd-runtime managed-streams graph vmm; do
     emit "{\"check\":\"shim_$check\",\"policy\":\"$policy\",\"native\":\"${native##* }\",\"gmux\":\"${got##* }\",\"identical\":$same}"
   done
 done
+
+# A PyTorch training loop, where torch is installed.
+torch_py="$(dirname "$0")/shim_torch.py"
+torch_out=$(timeout 300 python3 "$torch_py" 2>"$out/shim_torch_native.err")
+rc=$?
+native=$(grep '^RESULT' <<<"$torch_out")
+if [[ $rc -eq 77 ]]; then
+  emit '{"check":"shim_torch_train","skipped":"no torch or no GPU"}'
+else
+  for policy in off demand proactive; do
+    got=$(timeout 300 "$gmux" run --policy "$policy" -- python3 "$torch_py" \
+          2>"$out/shim_torch_${policy}.err" | grep '^RESULT')
+    same=false
+    [[ -n "$native" && "$got" == "$native" ]] && same=true
+    [[ $same == true ]] || failed=1
+    emit "{\"check\":\"shim_torch_train\",\"policy\":\"$policy\",\"identical\":$same}"
+  done
+fi
 
 n=${GMUX_SHIM_LAUNCHES:-200000}
 rate() { "$@" 2>/dev/null | awk '/^RATE/ {print $2}'; }
