@@ -9,14 +9,19 @@
 #include "shim/shim.h"
 #include "shim/stats.h"
 
-static inline void launch_prepare(CUfunction f, void **params, void **extra, CUstream s,
-                                  bool per_thread)
+static inline void launch_prepare(CUfunction f, const unsigned grid[3], const unsigned block[3],
+                                  void **params, void **extra, CUstream s, bool per_thread)
 {
     SHIM_STAT_ADD(launches, 1);
     if (shim_state.mode != SHIM_MODE_PROACTIVE)
         return;
     uint64_t vals[SHIM_MAX_CANDIDATES];
-    shim_launch_info_t l = {.stream = s, .per_thread = per_thread, .vals = vals};
+    shim_launch_info_t l = {.stream = s,
+                            .per_thread = per_thread,
+                            .func = f,
+                            .grid = {grid[0], grid[1], grid[2]},
+                            .block = {block[0], block[1], block[2]},
+                            .vals = vals};
     l.nvals = shim_params_decode(f, params, extra, vals, SHIM_MAX_CANDIDATES);
     shim_policy_before_launch(&l);
 }
@@ -26,7 +31,8 @@ CUresult shim_hook_cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsign
                                   void **params, void **extra)
 {
     shim_ensure_init();
-    launch_prepare(f, params, extra, s, false);
+    launch_prepare(f, (unsigned[3]){gx, gy, gz}, (unsigned[3]){bx, by, bz}, params, extra, s,
+                   false);
     return SHIM_CALL(cuLaunchKernel, f, gx, gy, gz, bx, by, bz, shmem, s, params, extra);
 }
 
@@ -35,7 +41,7 @@ CUresult shim_hook_cuLaunchKernel_ptsz(CUfunction f, unsigned gx, unsigned gy, u
                                        CUstream s, void **params, void **extra)
 {
     shim_ensure_init();
-    launch_prepare(f, params, extra, s, true);
+    launch_prepare(f, (unsigned[3]){gx, gy, gz}, (unsigned[3]){bx, by, bz}, params, extra, s, true);
     return SHIM_CALL(cuLaunchKernel_ptsz, f, gx, gy, gz, bx, by, bz, shmem, s, params, extra);
 }
 
@@ -44,7 +50,9 @@ CUresult shim_hook_cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f, 
 {
     shim_ensure_init();
     if (config)
-        launch_prepare(f, params, extra, config->hStream, false);
+        launch_prepare(f, (unsigned[3]){config->gridDimX, config->gridDimY, config->gridDimZ},
+                       (unsigned[3]){config->blockDimX, config->blockDimY, config->blockDimZ},
+                       params, extra, config->hStream, false);
     return SHIM_CALL(cuLaunchKernelEx, config, f, params, extra);
 }
 
@@ -53,7 +61,9 @@ CUresult shim_hook_cuLaunchKernelEx_ptsz(const CUlaunchConfig *config, CUfunctio
 {
     shim_ensure_init();
     if (config)
-        launch_prepare(f, params, extra, config->hStream, true);
+        launch_prepare(f, (unsigned[3]){config->gridDimX, config->gridDimY, config->gridDimZ},
+                       (unsigned[3]){config->blockDimX, config->blockDimY, config->blockDimZ},
+                       params, extra, config->hStream, true);
     return SHIM_CALL(cuLaunchKernelEx_ptsz, config, f, params, extra);
 }
 
@@ -62,7 +72,7 @@ CUresult shim_hook_cuLaunchCooperativeKernel(CUfunction f, unsigned gx, unsigned
                                              CUstream s, void **params)
 {
     shim_ensure_init();
-    launch_prepare(f, params, NULL, s, false);
+    launch_prepare(f, (unsigned[3]){gx, gy, gz}, (unsigned[3]){bx, by, bz}, params, NULL, s, false);
     return SHIM_CALL(cuLaunchCooperativeKernel, f, gx, gy, gz, bx, by, bz, shmem, s, params);
 }
 
@@ -72,6 +82,6 @@ CUresult shim_hook_cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned gx, uns
                                                   void **params)
 {
     shim_ensure_init();
-    launch_prepare(f, params, NULL, s, true);
+    launch_prepare(f, (unsigned[3]){gx, gy, gz}, (unsigned[3]){bx, by, bz}, params, NULL, s, true);
     return SHIM_CALL(cuLaunchCooperativeKernel_ptsz, f, gx, gy, gz, bx, by, bz, shmem, s, params);
 }

@@ -27,7 +27,10 @@
 
 typedef struct shim_launch_info {
     CUstream stream;
-    bool per_thread;      /* came through a _ptsz entry point */
+    bool per_thread;  /* came through a _ptsz entry point */
+    CUfunction func;  /* the kernel; NULL for a graph launch */
+    uint32_t grid[3]; /* launch shape (what the engine's templates read) */
+    uint32_t block[3];
     const uint64_t *vals; /* candidate pointer values (params.h) */
     size_t nvals;
 } shim_launch_info_t;
