@@ -12,4 +12,5 @@ run() {
 }
 run "$build/bench/bench_log"
 run "$build/bench/bench_trace"
+[[ -x "$build/bench/bench_shim" ]] && run "$build/bench/bench_shim"
 echo "results: $out/results.jsonl" >&2

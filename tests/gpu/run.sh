@@ -64,16 +64,17 @@ echo "   built in $(( $(date +%s) - t0 )) s" >&2
 export GMUX_BUILD="$build" GMUX_GPU_OUT="$out" GMUX_ROOT="$root"
 
 # --- the checks: NAME TIMEOUT_S COMMAND ------------------------------------------
+# Fragments get the build folder as their argument.
 # Each check exits 0 (pass), 77 (skipped: needs something absent) or other (fail).
 # A check may append its own JSON records to $GMUX_GPU_OUT/results.jsonl.
 checks=(
-  "probe|30|ctest --test-dir $build -L gpu --output-on-failure"
+  "probe|60|ctest --test-dir $build -R '^test_gpu_(probe|vector_add)$' --output-on-failure"
   "calibrate|90|$build/tools/calibrate/gmux-calibrate | tee $out/calibration.json"
 )
 for frag in "$root"/tests/gpu/*_checks.sh; do
   [[ -e "$frag" ]] || continue
   name=$(basename "$frag" _checks.sh)
-  checks+=("$name|150|bash $frag")
+  checks+=("$name|150|bash $frag $build")
 done
 
 if [[ $dry -eq 1 ]]; then

@@ -1,0 +1,162 @@
+/* CUDA backend: migration stream, prefetch/evict, ordering event, per context. */
+#include "shim/backend_cuda.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "common/clock.h"
+#include "common/log.h"
+#include "shim/shim.h"
+
+#define BACKEND_MAX_CTX 16
+
+struct shim_cuctx {
+    CUcontext ctx;
+    CUdevice dev;
+    CUstream mig;
+    CUevent ev;
+    _Atomic uint64_t seq; /* tickets handed out */
+};
+
+static shim_cuctx_t backend_ctx[BACKEND_MAX_CTX];
+static _Atomic size_t backend_nctx;
+static pthread_mutex_t backend_lock = PTHREAD_MUTEX_INITIALIZER;
+static __thread CUcontext backend_last_ctx;
+static __thread shim_cuctx_t *backend_last;
+
+static shim_cuctx_t *backend_create(CUcontext ctx)
+{
+    shim_cuctx_t *c = NULL;
+    pthread_mutex_lock(&backend_lock);
+    size_t n = atomic_load(&backend_nctx);
+    for (size_t i = 0; i < n; i++)
+        if (backend_ctx[i].ctx == ctx) {
+            c = &backend_ctx[i];
+            goto out_unlock;
+        }
+    if (n == BACKEND_MAX_CTX) {
+        COM_WARN(SHIM, "more than %d CUDA contexts: no migration stream for context %p",
+                 BACKEND_MAX_CTX, (void *)ctx);
+        goto out_unlock;
+    }
+    shim_cuctx_t tmp = {.ctx = ctx};
+    CUresult r = SHIM_CALL(cuCtxGetDevice, &tmp.dev);
+    if (r == CUDA_SUCCESS)
+        r = SHIM_CALL(cuStreamCreate, &tmp.mig, CU_STREAM_NON_BLOCKING);
+    if (r == CUDA_SUCCESS)
+        r = SHIM_CALL(cuEventCreate, &tmp.ev, CU_EVENT_DISABLE_TIMING);
+    if (r != CUDA_SUCCESS) {
+        COM_WARN(SHIM, "cannot create the migration stream of context %p (CUresult %d)",
+                 (void *)ctx, (int)r);
+        goto out_unlock;
+    }
+    c = &backend_ctx[n];
+    c->ctx = tmp.ctx;
+    c->dev = tmp.dev;
+    c->mig = tmp.mig;
+    c->ev = tmp.ev;
+    atomic_store(&c->seq, 0);
+    atomic_store(&backend_nctx, n + 1);
+out_unlock:
+    pthread_mutex_unlock(&backend_lock);
+    return c;
+}
+
+shim_cuctx_t *shim_backend_current(void)
+{
+    CUcontext ctx = NULL;
+    if (SHIM_CALL(cuCtxGetCurrent, &ctx) != CUDA_SUCCESS || !ctx)
+        return NULL;
+    if (ctx == backend_last_ctx && backend_last)
+        return backend_last;
+    shim_cuctx_t *c = NULL;
+    size_t n = atomic_load(&backend_nctx);
+    for (size_t i = 0; i < n && !c; i++)
+        if (backend_ctx[i].ctx == ctx)
+            c = &backend_ctx[i];
+    if (!c)
+        c = backend_create(ctx);
+    if (c) {
+        backend_last_ctx = ctx;
+        backend_last = c;
+    }
+    return c;
+}
+
+static gmux_status_t backend_move(shim_cuctx_t *c, uint64_t addr, uint64_t len,
+                                  CUmemLocationType type, eng_ticket_t *ticket_p)
+{
+    CUmemLocation loc = {.type = type, .id = type == CU_MEM_LOCATION_TYPE_DEVICE ? c->dev : 0};
+    CUresult r = SHIM_CALL(cuMemPrefetchAsync_v2, (CUdeviceptr)addr, (size_t)len, loc, 0, c->mig);
+    if (r != CUDA_SUCCESS) {
+        COM_DEBUG(SHIM, "cuMemPrefetchAsync(%#llx, %llu) failed: CUresult %d",
+                  (unsigned long long)addr, (unsigned long long)len, (int)r);
+        return GMUX_ERR_DRIVER;
+    }
+    *ticket_p = atomic_fetch_add(&c->seq, 1) + 1;
+    return GMUX_OK;
+}
+
+static gmux_status_t backend_prefetch(void *ctx, uint32_t task, uint64_t addr, uint64_t len,
+                                      eng_ticket_t *ticket_p)
+{
+    (void)task;
+    return backend_move(ctx, addr, len, CU_MEM_LOCATION_TYPE_DEVICE, ticket_p);
+}
+
+static gmux_status_t backend_evict(void *ctx, uint32_t task, uint64_t addr, uint64_t len,
+                                   eng_ticket_t *ticket_p)
+{
+    (void)task;
+    return backend_move(ctx, addr, len, CU_MEM_LOCATION_TYPE_HOST, ticket_p);
+}
+
+static gmux_status_t backend_fence(void *ctx, eng_ticket_t ticket)
+{
+    shim_cuctx_t *c = ctx;
+    (void)ticket; /* the stream runs in issue order: waiting for all covers this one */
+    return SHIM_CALL(cuStreamSynchronize, c->mig) == CUDA_SUCCESS ? GMUX_OK : GMUX_ERR_DRIVER;
+}
+
+static uint64_t backend_now(void *ctx)
+{
+    (void)ctx;
+    return com_clock_ns();
+}
+
+static const eng_backend_ops_t backend_ops = {
+    .prefetch = backend_prefetch,
+    .evict = backend_evict,
+    .fence = backend_fence,
+    .now = backend_now,
+};
+
+eng_backend_t shim_backend_engine(shim_cuctx_t *c)
+{
+    return (eng_backend_t){.ops = &backend_ops, .ctx = c};
+}
+
+CUresult shim_backend_order(shim_cuctx_t *c, CUstream stream, bool per_thread)
+{
+    if (per_thread && stream == NULL)
+        stream = CU_STREAM_PER_THREAD;
+    CUresult r = SHIM_CALL(cuEventRecord, c->ev, c->mig);
+    if (r == CUDA_SUCCESS)
+        r = SHIM_CALL(cuStreamWaitEvent, stream, c->ev, 0);
+    return r;
+}
+
+bool shim_backend_capturing(CUstream stream, bool per_thread)
+{
+    if (per_thread && stream == NULL)
+        stream = CU_STREAM_PER_THREAD;
+    CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
+    if (SHIM_CALL(cuStreamIsCapturing, stream, &st) != CUDA_SUCCESS)
+        return false;
+    return st != CU_STREAM_CAPTURE_STATUS_NONE;
+}
+
+CUstream shim_backend_stream(const shim_cuctx_t *c)
+{
+    return c->mig;
+}

@@ -1,0 +1,54 @@
+/*
+ * The CUDA backend of the engine interface (src/engine/backend.h): moves
+ * managed memory with cuMemPrefetchAsync on a migration stream of its own,
+ * one per CUDA context, and orders launches after migrations with an event.
+ *
+ *   prefetch  cuMemPrefetchAsync to the context's device (host to device)
+ *   evict     cuMemPrefetchAsync to host memory (device to host)
+ *   fence     waits for the migration stream (every transfer issued before)
+ *   now       the monotonic clock, in ns
+ *
+ * The migration stream is non-blocking, so migrations overlap the task's
+ * kernels: shim_backend_order() records the event on the migration stream
+ * and makes the launch's stream wait on it, so launch k+1's data moves while
+ * launch k runs and launch k+1 still starts only after its data is there.
+ *
+ * The task argument of the ops is ignored: one process is one task.
+ * Thread-safety: safe from any thread; each context's state is created once
+ * (mutex) and then only read; the driver serialises work on the stream.
+ */
+#ifndef SHIM_BACKEND_CUDA_H
+#define SHIM_BACKEND_CUDA_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <cuda.h>
+
+#include "engine/backend.h"
+
+typedef struct shim_cuctx shim_cuctx_t;
+
+/* The state of the calling thread's current context, created on first use; NULL if none. */
+shim_cuctx_t *shim_backend_current(void);
+
+/* The engine backend of one context. */
+eng_backend_t shim_backend_engine(shim_cuctx_t *c);
+
+/*
+ * Makes stream (per_thread: the launch came through a _ptsz entry point, so
+ * stream 0 means the per-thread default stream) wait for every migration
+ * issued so far in this context.
+ */
+CUresult shim_backend_order(shim_cuctx_t *c, CUstream stream, bool per_thread);
+
+/*
+ * Whether stream is being captured into a graph: no migration may be ordered
+ * before its work then (an outside event would break the capture).
+ */
+bool shim_backend_capturing(CUstream stream, bool per_thread);
+
+/* The migration stream of a context (tests and logs). */
+CUstream shim_backend_stream(const shim_cuctx_t *c);
+
+#endif /* SHIM_BACKEND_CUDA_H */

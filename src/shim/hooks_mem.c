@@ -1,0 +1,235 @@
+/*
+ * Allocation hooks: every allocation and free goes into the region table;
+ * plain allocations are redirected to managed memory where the mode allows
+ * it; what cannot be redirected (stream-ordered pool memory, VMM mappings,
+ * or a redirect the driver refused) is tracked as pinned and counted.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "common/log.h"
+#include "shim/policy.h"
+#include "shim/shim.h"
+#include "shim/stats.h"
+
+#define PITCH_ALIGN 512 /* the pitch alignment the runtime's cudaMallocPitch reports */
+
+static void mem_track(CUdeviceptr base, size_t size, shim_region_kind_t kind, uint8_t loc)
+{
+    if (shim_regions_insert(&shim_state.regions, (uint64_t)base, size, kind, loc) != GMUX_OK)
+        COM_WARN(SHIM, "cannot track allocation %#llx (+%zu)", (unsigned long long)base, size);
+    if (kind == SHIM_REGION_MANAGED) {
+        SHIM_STAT_ADD(managed_allocs, 1);
+    } else {
+        SHIM_STAT_ADD(pinned_allocs, 1);
+        SHIM_STAT_ADD(pinned_bytes, size);
+    }
+}
+
+static void mem_untrack(CUdeviceptr base)
+{
+    if (shim_regions_remove(&shim_state.regions, (uint64_t)base, NULL) == GMUX_OK)
+        SHIM_STAT_ADD(frees, 1);
+}
+
+/* Managed allocation in place of a plain one; false when the driver refused. */
+static bool mem_try_managed(CUdeviceptr *dptr, size_t size)
+{
+    if (!shim_redirects())
+        return false;
+    if (SHIM_CALL(cuMemAllocManaged, dptr, size, CU_MEM_ATTACH_GLOBAL) == CUDA_SUCCESS)
+        return true;
+    SHIM_STAT_ADD(redirect_failures, 1);
+    return false;
+}
+
+CUresult shim_hook_cuMemAlloc_v2(CUdeviceptr *dptr, size_t size)
+{
+    shim_ensure_init();
+    if (dptr && size && mem_try_managed(dptr, size)) {
+        mem_track(*dptr, size, SHIM_REGION_MANAGED, 0);
+        return CUDA_SUCCESS;
+    }
+    CUresult r = SHIM_CALL(cuMemAlloc_v2, dptr, size);
+    if (r == CUDA_SUCCESS)
+        mem_track(*dptr, size, SHIM_REGION_DEVICE, 0);
+    return r;
+}
+
+CUresult shim_hook_cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pitch, size_t width, size_t height,
+                                      unsigned int elem)
+{
+    shim_ensure_init();
+    bool valid = dptr && pitch && width && height && (elem == 4 || elem == 8 || elem == 16);
+    size_t p = (width + PITCH_ALIGN - 1) / PITCH_ALIGN * PITCH_ALIGN;
+    if (valid && height <= SIZE_MAX / p && mem_try_managed(dptr, p * height)) {
+        *pitch = p;
+        mem_track(*dptr, p * height, SHIM_REGION_MANAGED, 0);
+        return CUDA_SUCCESS;
+    }
+    CUresult r = SHIM_CALL(cuMemAllocPitch_v2, dptr, pitch, width, height, elem);
+    if (r == CUDA_SUCCESS)
+        mem_track(*dptr, *pitch * height, SHIM_REGION_DEVICE, 0);
+    return r;
+}
+
+CUresult shim_hook_cuMemFree_v2(CUdeviceptr dptr)
+{
+    shim_ensure_init();
+    CUresult r = SHIM_CALL(cuMemFree_v2, dptr);
+    if (r == CUDA_SUCCESS)
+        mem_untrack(dptr);
+    return r;
+}
+
+/*
+ * Stream-ordered memory stays what it is: a managed block could not honour
+ * the stream-ordered free (and pools carry their own properties), so it is
+ * tracked as pinned.
+ */
+CUresult shim_hook_cuMemAllocAsync(CUdeviceptr *dptr, size_t size, CUstream s)
+{
+    shim_ensure_init();
+    CUresult r = SHIM_CALL(cuMemAllocAsync, dptr, size, s);
+    if (r == CUDA_SUCCESS)
+        mem_track(*dptr, size, SHIM_REGION_ASYNC, 0);
+    return r;
+}
+
+CUresult shim_hook_cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t size, CUstream s)
+{
+    shim_ensure_init();
+    CUresult r = SHIM_CALL(cuMemAllocAsync_ptsz, dptr, size, s);
+    if (r == CUDA_SUCCESS)
+        mem_track(*dptr, size, SHIM_REGION_ASYNC, 0);
+    return r;
+}
+
+CUresult shim_hook_cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t size, CUmemoryPool pool,
+                                           CUstream s)
+{
+    shim_ensure_init();
+    CUresult r = SHIM_CALL(cuMemAllocFromPoolAsync, dptr, size, pool, s);
+    if (r == CUDA_SUCCESS)
+        mem_track(*dptr, size, SHIM_REGION_ASYNC, 0);
+    return r;
+}
+
+CUresult shim_hook_cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size_t size, CUmemoryPool pool,
+                                                CUstream s)
+{
+    shim_ensure_init();
+    CUresult r = SHIM_CALL(cuMemAllocFromPoolAsync_ptsz, dptr, size, pool, s);
+    if (r == CUDA_SUCCESS)
+        mem_track(*dptr, size, SHIM_REGION_ASYNC, 0);
+    return r;
+}
+
+CUresult shim_hook_cuMemFreeAsync(CUdeviceptr dptr, CUstream s)
+{
+    shim_ensure_init();
+    CUresult r = SHIM_CALL(cuMemFreeAsync, dptr, s);
+    if (r == CUDA_SUCCESS)
+        mem_untrack(dptr);
+    return r;
+}
+
+CUresult shim_hook_cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream s)
+{
+    shim_ensure_init();
+    CUresult r = SHIM_CALL(cuMemFreeAsync_ptsz, dptr, s);
+    if (r == CUDA_SUCCESS)
+        mem_untrack(dptr);
+    return r;
+}
+
+/* --- virtual memory management: handles, then mappings ------------------- */
+
+typedef struct vmm_handle {
+    CUmemGenericAllocationHandle h;
+    uint8_t loc_type;
+} vmm_handle_t;
+
+static pthread_mutex_t vmm_lock = PTHREAD_MUTEX_INITIALIZER;
+static vmm_handle_t *vmm_handles;
+static size_t vmm_n, vmm_cap;
+
+CUresult shim_hook_cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
+                               const CUmemAllocationProp *prop, unsigned long long flags)
+{
+    shim_ensure_init();
+    CUresult r = SHIM_CALL(cuMemCreate, handle, size, prop, flags);
+    if (r != CUDA_SUCCESS)
+        return r;
+    pthread_mutex_lock(&vmm_lock);
+    if (vmm_n == vmm_cap) {
+        size_t cap = vmm_cap ? vmm_cap * 2 : 64;
+        vmm_handle_t *v = realloc(vmm_handles, cap * sizeof(*v));
+        if (!v)
+            goto out_unlock;
+        vmm_handles = v;
+        vmm_cap = cap;
+    }
+    vmm_handles[vmm_n++] = (vmm_handle_t){.h = *handle, .loc_type = (uint8_t)prop->location.type};
+out_unlock:
+    pthread_mutex_unlock(&vmm_lock);
+    return r;
+}
+
+CUresult shim_hook_cuMemRelease(CUmemGenericAllocationHandle handle)
+{
+    shim_ensure_init();
+    CUresult r = SHIM_CALL(cuMemRelease, handle);
+    if (r != CUDA_SUCCESS)
+        return r;
+    pthread_mutex_lock(&vmm_lock);
+    for (size_t i = 0; i < vmm_n; i++)
+        if (vmm_handles[i].h == handle) {
+            vmm_handles[i] = vmm_handles[--vmm_n];
+            break;
+        }
+    pthread_mutex_unlock(&vmm_lock);
+    return r;
+}
+
+CUresult shim_hook_cuMemMap(CUdeviceptr ptr, size_t size, size_t offset,
+                            CUmemGenericAllocationHandle handle, unsigned long long flags)
+{
+    shim_ensure_init();
+    CUresult r = SHIM_CALL(cuMemMap, ptr, size, offset, handle, flags);
+    if (r != CUDA_SUCCESS)
+        return r;
+    uint8_t loc = 0;
+    pthread_mutex_lock(&vmm_lock);
+    for (size_t i = 0; i < vmm_n; i++)
+        if (vmm_handles[i].h == handle)
+            loc = vmm_handles[i].loc_type;
+    pthread_mutex_unlock(&vmm_lock);
+    mem_track(ptr, size, SHIM_REGION_VMM, loc);
+    return r;
+}
+
+CUresult shim_hook_cuMemUnmap(CUdeviceptr ptr, size_t size)
+{
+    shim_ensure_init();
+    CUresult r = SHIM_CALL(cuMemUnmap, ptr, size);
+    if (r == CUDA_SUCCESS)
+        SHIM_STAT_ADD(frees, shim_regions_remove_range(&shim_state.regions, ptr, size));
+    return r;
+}
+
+/* --- the task's view of device memory ------------------------------------ */
+
+CUresult shim_hook_cuMemGetInfo_v2(size_t *free_p, size_t *total_p)
+{
+    shim_ensure_init();
+    CUresult r = SHIM_CALL(cuMemGetInfo_v2, free_p, total_p);
+    if (r != CUDA_SUCCESS || !shim_state.budget || !free_p || !total_p)
+        return r;
+    uint64_t total = *total_p < shim_state.budget ? *total_p : shim_state.budget;
+    uint64_t used = shim_regions_total_bytes(&shim_state.regions);
+    uint64_t left = used < total ? total - used : 0;
+    *total_p = (size_t)total;
+    *free_p = (size_t)(left < *free_p ? left : *free_p);
+    return r;
+}

@@ -1,0 +1,46 @@
+/*
+ * Kernel parameter decoding: turns the arguments of one launch into candidate
+ * pointer values (every 8-byte aligned word of the parameter block, read with
+ * the kernel's layout from cuFuncGetParamInfo / cuKernelGetParamInfo), which
+ * the policy then maps to regions. Reading every aligned word, not just the
+ * 8-byte parameters, also catches pointers inside by-value structs (PyTorch's
+ * TensorInfo, for example); a value that is no tracked address is dropped by
+ * the region lookup.
+ *
+ * Layouts are cached per CUfunction in a fixed table (static storage, no heap:
+ * the launch path never allocates). A kernel the table has no room for, or
+ * whose layout the driver cannot give, decodes to nothing from kernelParams;
+ * the `extra` buffer form is then scanned word by word.
+ *
+ * Thread-safety: safe from any thread. LOCKING: a mutex serialises filling a
+ * new cache entry (first launch of a kernel); lookups take no lock.
+ */
+#ifndef SHIM_PARAMS_H
+#define SHIM_PARAMS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cuda.h>
+
+/* Most candidate values read from one launch. */
+#define SHIM_MAX_CANDIDATES 128
+
+/* Where the layout comes from (the driver, or a fake in tests). */
+typedef CUresult (*shim_param_info_fn)(void *func, size_t index, size_t *offset_p, size_t *size_p);
+
+/*
+ * Candidate values of one launch of func. kernelParams and extra as the
+ * driver receives them (either may be NULL). Returns how many were written to
+ * out (at most max).
+ */
+size_t shim_params_decode(CUfunction func, void **kernel_params, void **extra, uint64_t *out,
+                          size_t max);
+
+/* Installs the layout queries (the driver's cuFuncGetParamInfo, then cuKernelGetParamInfo). */
+void shim_params_set_info(shim_param_info_fn func_info, shim_param_info_fn kernel_info);
+
+/* Forgets every cached layout (tests). */
+void shim_params_reset(void);
+
+#endif /* SHIM_PARAMS_H */

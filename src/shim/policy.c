@@ -1,0 +1,74 @@
+/* Proactive fallback policy: whole-region prefetch ordered by an event. */
+#include "shim/policy.h"
+
+#include <stdatomic.h>
+
+#include "shim/backend_cuda.h"
+#include "shim/params.h"
+#include "shim/shim.h"
+#include "shim/stats.h"
+
+static _Atomic uint32_t policy_gen = 1;
+static _Atomic uint64_t policy_capacity; /* 0: not known yet */
+
+void shim_policy_invalidate(void)
+{
+    atomic_fetch_add(&policy_gen, 1);
+}
+
+/* The memory managed regions may fill before residency is unknown. */
+static uint64_t policy_capacity_of(const shim_cuctx_t *c)
+{
+    uint64_t cap = atomic_load_explicit(&policy_capacity, memory_order_relaxed);
+    if (cap)
+        return cap;
+    size_t total = 0;
+    CUdevice dev = 0;
+    (void)c;
+    if (SHIM_CALL(cuCtxGetDevice, &dev) != CUDA_SUCCESS ||
+        SHIM_CALL(cuDeviceTotalMem_v2, &total, dev) != CUDA_SUCCESS)
+        total = 0;
+    cap = total ? total : UINT64_MAX;
+    if (shim_state.budget && shim_state.budget < cap)
+        cap = shim_state.budget;
+    atomic_store_explicit(&policy_capacity, cap, memory_order_relaxed);
+    return cap;
+}
+
+void shim_policy_before_launch(const shim_launch_info_t *l)
+{
+    if (shim_state.mode != SHIM_MODE_PROACTIVE || l->nvals == 0)
+        return;
+    shim_cuctx_t *c = shim_backend_current();
+    if (!c)
+        return;
+    shim_range_t ranges[SHIM_MAX_CANDIDATES];
+    size_t hits = 0;
+    uint32_t gen = atomic_load_explicit(&policy_gen, memory_order_relaxed);
+    size_t n = shim_regions_claim(&shim_state.regions, l->vals, l->nvals, gen,
+                                  policy_capacity_of(c), ranges, SHIM_MAX_CANDIDATES, &hits);
+    SHIM_STAT_ADD(pointer_args, hits);
+    if (n == 0)
+        return;
+    if (shim_backend_capturing(l->stream, l->per_thread)) {
+        /* Recorded into a graph, not run: the graph's launch prefetches. The claims
+         * just made are void, so start a new generation. */
+        SHIM_STAT_ADD(capture_skips, 1);
+        shim_policy_invalidate();
+        return;
+    }
+    eng_backend_t be = shim_backend_engine(c);
+    size_t issued = 0;
+    for (size_t i = 0; i < n; i++) {
+        eng_ticket_t ticket;
+        if (be.ops->prefetch(be.ctx, 0, ranges[i].addr, ranges[i].len, &ticket) == GMUX_OK) {
+            issued++;
+            SHIM_STAT_ADD(prefetch_bytes, ranges[i].len);
+        } else {
+            SHIM_STAT_ADD(prefetch_errors, 1);
+        }
+    }
+    SHIM_STAT_ADD(prefetches, issued);
+    if (issued && shim_backend_order(c, l->stream, l->per_thread) == CUDA_SUCCESS)
+        SHIM_STAT_ADD(order_waits, 1);
+}

@@ -1,0 +1,44 @@
+/*
+ * The shim's policy layer: what to do before a launch runs. It is the one
+ * place that will call the engine (src/engine) once the engine's scheduler
+ * is merged; until then it implements the documented safe fallback itself:
+ * the predicted working set of a launch is every whole managed region that
+ * one of its pointer arguments points into.
+ *
+ *   off, demand  nothing (demand: the driver faults pages in)
+ *   proactive    prefetch the regions not yet prefetched (once per region and
+ *                generation; every time when managed memory exceeds the
+ *                capacity) on the migration stream, then make the launch's
+ *                stream wait on the migration event; nothing on a stream that
+ *                is being captured into a graph (its launch will prefetch)
+ *
+ * Thread-safety: safe from any thread; allocates nothing.
+ * LOCKING: takes the region table's lock (shared) inside; callers may hold
+ * the graph table's lock (graph.h), never the other way round.
+ */
+#ifndef SHIM_POLICY_H
+#define SHIM_POLICY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cuda.h>
+
+typedef struct shim_launch_info {
+    CUstream stream;
+    bool per_thread;  /* came through a _ptsz entry point */
+    CUfunction func;  /* the kernel; NULL for a graph launch */
+    uint32_t grid[3]; /* launch shape (what the engine's templates read) */
+    uint32_t block[3];
+    const uint64_t *vals; /* candidate pointer values (params.h) */
+    size_t nvals;
+} shim_launch_info_t;
+
+/* Runs the policy of the current mode for one launch. Never fails the launch. */
+void shim_policy_before_launch(const shim_launch_info_t *l);
+
+/* Starts a new generation: every region is prefetched again at its next use. */
+void shim_policy_invalidate(void);
+
+#endif /* SHIM_POLICY_H */

@@ -1,0 +1,193 @@
+/* The region table: a sorted array of allocations under one rwlock. */
+#include "shim/regions.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define REGIONS_INITIAL_CAP 256
+
+gmux_status_t shim_regions_init(shim_regions_t *t)
+{
+    memset(t, 0, sizeof(*t));
+    if (pthread_rwlock_init(&t->lock, NULL) != 0)
+        return GMUX_ERR_NOMEM;
+    return GMUX_OK;
+}
+
+void shim_regions_fini(shim_regions_t *t)
+{
+    free(t->v);
+    t->v = NULL;
+    t->n = t->cap = 0;
+    pthread_rwlock_destroy(&t->lock);
+}
+
+/* Index of the last region with base <= addr, or -1. Caller holds the lock. */
+static long regions_floor(const shim_regions_t *t, uint64_t addr)
+{
+    size_t lo = 0, hi = t->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (t->v[mid].base <= addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return (long)lo - 1;
+}
+
+static void regions_drop_at(shim_regions_t *t, size_t i)
+{
+    t->bytes[t->v[i].kind] -= t->v[i].size;
+    t->count[t->v[i].kind]--;
+    memmove(&t->v[i], &t->v[i + 1], (t->n - i - 1) * sizeof(t->v[0]));
+    t->n--;
+}
+
+/* Drops every region overlapping [base, end). Caller holds the lock exclusively. */
+static size_t regions_drop_overlaps(shim_regions_t *t, uint64_t base, uint64_t end)
+{
+    size_t dropped = 0;
+    long i = regions_floor(t, base);
+    if (i >= 0 && t->v[i].base + t->v[i].size > base) {
+        regions_drop_at(t, (size_t)i);
+        dropped++;
+    }
+    size_t j = (size_t)(i + 1);
+    if (i >= 0 && dropped)
+        j = (size_t)i;
+    while (j < t->n && t->v[j].base < end) {
+        regions_drop_at(t, j);
+        dropped++;
+    }
+    return dropped;
+}
+
+gmux_status_t shim_regions_insert(shim_regions_t *t, uint64_t base, uint64_t size,
+                                  shim_region_kind_t kind, uint8_t loc_type)
+{
+    if (size == 0 || base + size < base || (unsigned)kind >= SHIM_REGION_KIND_COUNT)
+        return GMUX_ERR_INVALID;
+    gmux_status_t st = GMUX_OK;
+    pthread_rwlock_wrlock(&t->lock);
+    regions_drop_overlaps(t, base, base + size);
+    if (t->n == t->cap) {
+        size_t cap = t->cap ? t->cap * 2 : REGIONS_INITIAL_CAP;
+        shim_region_t *v = realloc(t->v, cap * sizeof(*v));
+        if (!v) {
+            st = GMUX_ERR_NOMEM;
+            goto out_unlock;
+        }
+        t->v = v;
+        t->cap = cap;
+    }
+    size_t pos = (size_t)(regions_floor(t, base) + 1);
+    memmove(&t->v[pos + 1], &t->v[pos], (t->n - pos) * sizeof(t->v[0]));
+    t->v[pos] = (shim_region_t){
+        .base = base, .size = size, .kind = (uint8_t)kind, .loc_type = loc_type, .gen = 0};
+    t->n++;
+    t->bytes[kind] += size;
+    t->count[kind]++;
+out_unlock:
+    pthread_rwlock_unlock(&t->lock);
+    return st;
+}
+
+gmux_status_t shim_regions_remove(shim_regions_t *t, uint64_t base, shim_region_t *out_p)
+{
+    gmux_status_t st = GMUX_ERR_NOT_FOUND;
+    pthread_rwlock_wrlock(&t->lock);
+    long i = regions_floor(t, base);
+    if (i >= 0 && t->v[i].base == base) {
+        if (out_p)
+            *out_p = t->v[i];
+        regions_drop_at(t, (size_t)i);
+        st = GMUX_OK;
+    }
+    pthread_rwlock_unlock(&t->lock);
+    return st;
+}
+
+size_t shim_regions_remove_range(shim_regions_t *t, uint64_t base, uint64_t size)
+{
+    uint64_t end = base + size < base ? UINT64_MAX : base + size;
+    pthread_rwlock_wrlock(&t->lock);
+    size_t dropped = size ? regions_drop_overlaps(t, base, end) : 0;
+    pthread_rwlock_unlock(&t->lock);
+    return dropped;
+}
+
+/* The region containing addr, or NULL. Caller holds the lock. */
+static shim_region_t *regions_lookup(const shim_regions_t *t, uint64_t addr)
+{
+    long i = regions_floor(t, addr);
+    if (i < 0 || addr - t->v[i].base >= t->v[i].size)
+        return NULL;
+    return &t->v[i];
+}
+
+bool shim_regions_find(shim_regions_t *t, uint64_t addr, shim_region_t *out_p)
+{
+    pthread_rwlock_rdlock(&t->lock);
+    shim_region_t *r = regions_lookup(t, addr);
+    if (r && out_p) {
+        *out_p = *r;
+        out_p->gen = __atomic_load_n(&r->gen, __ATOMIC_RELAXED);
+    }
+    pthread_rwlock_unlock(&t->lock);
+    return r != NULL;
+}
+
+uint64_t shim_regions_bytes(shim_regions_t *t, shim_region_kind_t kind)
+{
+    pthread_rwlock_rdlock(&t->lock);
+    uint64_t b = t->bytes[kind];
+    pthread_rwlock_unlock(&t->lock);
+    return b;
+}
+
+uint64_t shim_regions_count(shim_regions_t *t, shim_region_kind_t kind)
+{
+    pthread_rwlock_rdlock(&t->lock);
+    uint64_t c = t->count[kind];
+    pthread_rwlock_unlock(&t->lock);
+    return c;
+}
+
+uint64_t shim_regions_total_bytes(shim_regions_t *t)
+{
+    uint64_t sum = 0;
+    pthread_rwlock_rdlock(&t->lock);
+    for (int k = 0; k < SHIM_REGION_KIND_COUNT; k++)
+        sum += t->bytes[k];
+    pthread_rwlock_unlock(&t->lock);
+    return sum;
+}
+
+size_t shim_regions_claim(shim_regions_t *t, const uint64_t *vals, size_t n, uint32_t gen,
+                          uint64_t force_above, shim_range_t *out, size_t max, size_t *hits_p)
+{
+    size_t nout = 0, hits = 0;
+    pthread_rwlock_rdlock(&t->lock);
+    bool force = t->bytes[SHIM_REGION_MANAGED] > force_above;
+    for (size_t i = 0; i < n; i++) {
+        shim_region_t *r = regions_lookup(t, vals[i]);
+        if (!r)
+            continue;
+        hits++;
+        if (r->kind != SHIM_REGION_MANAGED || nout == max)
+            continue;
+        bool dup = false;
+        for (size_t j = 0; j < nout && !dup; j++)
+            dup = out[j].addr == r->base;
+        if (dup)
+            continue;
+        uint32_t old = __atomic_exchange_n(&r->gen, gen, __ATOMIC_RELAXED);
+        if (force || old != gen)
+            out[nout++] = (shim_range_t){.addr = r->base, .len = r->size};
+    }
+    pthread_rwlock_unlock(&t->lock);
+    if (hits_p)
+        *hits_p = hits;
+    return nout;
+}

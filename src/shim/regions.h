@@ -1,0 +1,93 @@
+/*
+ * The shim's region table: every allocation the task made, as an interval
+ * map keyed by device address (sorted array, binary search).
+ *
+ * A region is one allocation [base, base+size): managed (redirected, the
+ * engine may move it), or pinned (plain device memory where redirection is
+ * off or failed, stream-ordered pool memory, VMM mappings). Pinned regions
+ * are tracked and counted but never migrated.
+ *
+ * Ownership: the table owns its array; callers pass and receive copies.
+ * Thread-safety: every function is safe from any thread.
+ * LOCKING: one rwlock per table; lookups (the launch path) take it shared,
+ * insert and remove exclusive. No other lock is taken while it is held.
+ */
+#ifndef SHIM_REGIONS_H
+#define SHIM_REGIONS_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <gmux/status.h>
+
+typedef enum shim_region_kind {
+    SHIM_REGION_MANAGED = 0, /* cuMemAllocManaged (redirected cuMemAlloc / pitch) */
+    SHIM_REGION_DEVICE = 1,  /* plain cuMemAlloc / pitch memory, not redirected: pinned */
+    SHIM_REGION_ASYNC = 2,   /* cuMemAllocAsync / FromPoolAsync: pinned */
+    SHIM_REGION_VMM = 3,     /* a cuMemMap of a cuMemCreate handle: pinned */
+    SHIM_REGION_KIND_COUNT = 4,
+} shim_region_kind_t;
+
+typedef struct shim_region {
+    uint64_t base;
+    uint64_t size;
+    uint8_t kind;     /* shim_region_kind_t */
+    uint8_t loc_type; /* CUmemLocationType of VMM memory, 0 otherwise */
+    uint32_t gen;     /* prefetch generation last claimed (see shim_regions_claim) */
+} shim_region_t;
+
+typedef struct shim_range {
+    uint64_t addr;
+    uint64_t len;
+} shim_range_t;
+
+typedef struct shim_regions {
+    pthread_rwlock_t lock;
+    shim_region_t *v; /* sorted by base, non-overlapping */
+    size_t n, cap;
+    uint64_t bytes[SHIM_REGION_KIND_COUNT];
+    uint64_t count[SHIM_REGION_KIND_COUNT];
+} shim_regions_t;
+
+gmux_status_t shim_regions_init(shim_regions_t *t);
+void shim_regions_fini(shim_regions_t *t);
+
+/*
+ * Adds [base, base+size). Regions it overlaps are stale (freed through a path
+ * the shim does not see) and are dropped first. GMUX_ERR_INVALID for size 0
+ * or a range that wraps; GMUX_ERR_NOMEM when the array cannot grow.
+ */
+gmux_status_t shim_regions_insert(shim_regions_t *t, uint64_t base, uint64_t size,
+                                  shim_region_kind_t kind, uint8_t loc_type);
+
+/* Removes the region that starts exactly at base; GMUX_ERR_NOT_FOUND if none. */
+gmux_status_t shim_regions_remove(shim_regions_t *t, uint64_t base, shim_region_t *out_p);
+
+/* Removes every region overlapping [base, base+size); returns how many. */
+size_t shim_regions_remove_range(shim_regions_t *t, uint64_t base, uint64_t size);
+
+/* The region containing addr, copied to *out_p; false if none. */
+bool shim_regions_find(shim_regions_t *t, uint64_t addr, shim_region_t *out_p);
+
+/* Bytes and count of regions of one kind. */
+uint64_t shim_regions_bytes(shim_regions_t *t, shim_region_kind_t kind);
+uint64_t shim_regions_count(shim_regions_t *t, shim_region_kind_t kind);
+uint64_t shim_regions_total_bytes(shim_regions_t *t);
+
+/*
+ * The launch path's lookup, under one shared lock and without allocating:
+ * maps each of the n candidate values to the region containing it, and
+ * writes the distinct managed regions that need a prefetch into out (at most
+ * max): a region needs one when its generation differs from gen, or always
+ * when the managed bytes exceed force_above (oversubscribed: residency is
+ * unknown). Claiming sets the region's generation to gen, so a region is
+ * prefetched once per generation even when several threads launch at once.
+ * *hits_p (optional) receives how many values fell in any tracked region.
+ */
+size_t shim_regions_claim(shim_regions_t *t, const uint64_t *vals, size_t n, uint32_t gen,
+                          uint64_t force_above, shim_range_t *out, size_t max, size_t *hits_p);
+
+#endif /* SHIM_REGIONS_H */

@@ -1,0 +1,45 @@
+/*
+ * The shim's counters: what it intercepted, tracked, redirected and moved.
+ * Written as one JSON object at exit to the file named by GMUX_SHIM_STATS
+ * (tests read it; `gmux run` users can too).
+ *
+ * Thread-safety: relaxed atomics, safe from any thread.
+ */
+#ifndef SHIM_STATS_H
+#define SHIM_STATS_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+/* X(field): every counter, listed once (struct fields and JSON keys). */
+#define SHIM_STATS_LIST(X)                                                                         \
+    X(launches)          /* kernel launches seen (graph launches excluded) */                      \
+    X(graph_launches)    /* cuGraphLaunch calls */                                                 \
+    X(graphs_inspected)  /* graph instantiations walked */                                         \
+    X(pointer_args)      /* decoded values that fell in a tracked region */                        \
+    X(prefetches)        /* cuMemPrefetchAsync calls issued by the policy */                       \
+    X(prefetch_bytes)    /* bytes those covered */                                                 \
+    X(prefetch_errors)   /* prefetches the driver refused */                                       \
+    X(order_waits)       /* launches made to wait on the migration event */                        \
+    X(capture_skips)     /* launches into a capturing stream, left alone */                        \
+    X(managed_allocs)    /* allocations redirected to managed memory */                            \
+    X(pinned_allocs)     /* allocations tracked but not redirectable (pinned) */                   \
+    X(pinned_bytes)      /* bytes of those */                                                      \
+    X(redirect_failures) /* managed allocations that failed and fell back */                       \
+    X(frees)             /* tracked frees and unmaps */
+
+#define SHIM_STATS_FIELD_(name) _Atomic uint64_t name;
+typedef struct shim_stats {
+    SHIM_STATS_LIST(SHIM_STATS_FIELD_)
+} shim_stats_t;
+#undef SHIM_STATS_FIELD_
+
+extern shim_stats_t shim_stats;
+
+#define SHIM_STAT_ADD(name, n)                                                                     \
+    atomic_fetch_add_explicit(&shim_stats.name, (n), memory_order_relaxed)
+
+/* Writes the counters as one JSON line to path; 0 on success, -1 on error. */
+int shim_stats_write(const char *path, const char *mode_name);
+
+#endif /* SHIM_STATS_H */

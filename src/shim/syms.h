@@ -1,0 +1,90 @@
+/*
+ * Every CUDA driver entry point the shim touches, listed once.
+ *
+ * SHIM_HOOK_LIST: the intercepted functions. libgmux.so exports each under
+ * its driver symbol name (sym), hands out its hook through dlsym() and
+ * cuGetProcAddress(), and reaches the real one through the dispatch table.
+ * SHIM_CALL_LIST: driver functions the shim only calls (never hooks); they
+ * live in the same dispatch table so that the real driver is reached through
+ * that table and nothing else.
+ *
+ *   X(sym, base, version, PFN, per_thread)
+ *     sym         exported driver symbol (cuMemAlloc_v2, cuLaunchKernel_ptsz)
+ *     base        the name cuGetProcAddress is asked for (cuMemAlloc)
+ *     version     the CUDA version of that ABI (the PFN's _vNNNN)
+ *     PFN         the cudaTypedefs.h pointer type of that ABI
+ *     per_thread  1 for the per-thread default stream variant (_ptsz), else 0
+ *
+ * cuGetProcAddress(base, version, flags) resolves, like the driver, to the
+ * entry with the highest version <= the requested one, preferring the
+ * per-thread variant when flags ask for it. A base may appear several times
+ * (cuGetProcAddress v11030 and v12000); a version of a base that is not
+ * listed is never wrapped (see shim.c: the real pointer of the request must
+ * equal the table's pointer for the chosen entry).
+ *
+ * Identifiers are only ever built from sym with ## or # (never used bare),
+ * because cuda.h #defines several of these names to other names.
+ */
+#ifndef SHIM_SYMS_H
+#define SHIM_SYMS_H
+
+#include <cuda.h>
+#include <cudaTypedefs.h>
+
+#define SHIM_HOOK_LIST(X)                                                                          \
+    X(cuGetProcAddress, cuGetProcAddress, 11030, PFN_cuGetProcAddress_v11030, 0)                   \
+    X(cuGetProcAddress_v2, cuGetProcAddress, 12000, PFN_cuGetProcAddress_v12000, 0)                \
+    X(cuMemAlloc_v2, cuMemAlloc, 3020, PFN_cuMemAlloc_v3020, 0)                                    \
+    X(cuMemAllocPitch_v2, cuMemAllocPitch, 3020, PFN_cuMemAllocPitch_v3020, 0)                     \
+    X(cuMemFree_v2, cuMemFree, 3020, PFN_cuMemFree_v3020, 0)                                       \
+    X(cuMemAllocAsync, cuMemAllocAsync, 11020, PFN_cuMemAllocAsync_v11020, 0)                      \
+    X(cuMemAllocAsync_ptsz, cuMemAllocAsync, 11020, PFN_cuMemAllocAsync_v11020_ptsz, 1)            \
+    X(cuMemAllocFromPoolAsync, cuMemAllocFromPoolAsync, 11020, PFN_cuMemAllocFromPoolAsync_v11020, \
+      0)                                                                                           \
+    X(cuMemAllocFromPoolAsync_ptsz, cuMemAllocFromPoolAsync, 11020,                                \
+      PFN_cuMemAllocFromPoolAsync_v11020_ptsz, 1)                                                  \
+    X(cuMemFreeAsync, cuMemFreeAsync, 11020, PFN_cuMemFreeAsync_v11020, 0)                         \
+    X(cuMemFreeAsync_ptsz, cuMemFreeAsync, 11020, PFN_cuMemFreeAsync_v11020_ptsz, 1)               \
+    X(cuMemCreate, cuMemCreate, 10020, PFN_cuMemCreate_v10020, 0)                                  \
+    X(cuMemRelease, cuMemRelease, 10020, PFN_cuMemRelease_v10020, 0)                               \
+    X(cuMemMap, cuMemMap, 10020, PFN_cuMemMap_v10020, 0)                                           \
+    X(cuMemUnmap, cuMemUnmap, 10020, PFN_cuMemUnmap_v10020, 0)                                     \
+    X(cuMemGetInfo_v2, cuMemGetInfo, 3020, PFN_cuMemGetInfo_v3020, 0)                              \
+    X(cuLaunchKernel, cuLaunchKernel, 4000, PFN_cuLaunchKernel_v4000, 0)                           \
+    X(cuLaunchKernel_ptsz, cuLaunchKernel, 7000, PFN_cuLaunchKernel_v7000_ptsz, 1)                 \
+    X(cuLaunchKernelEx, cuLaunchKernelEx, 11060, PFN_cuLaunchKernelEx_v11060, 0)                   \
+    X(cuLaunchKernelEx_ptsz, cuLaunchKernelEx, 11060, PFN_cuLaunchKernelEx_v11060_ptsz, 1)         \
+    X(cuLaunchCooperativeKernel, cuLaunchCooperativeKernel, 9000,                                  \
+      PFN_cuLaunchCooperativeKernel_v9000, 0)                                                      \
+    X(cuLaunchCooperativeKernel_ptsz, cuLaunchCooperativeKernel, 9000,                             \
+      PFN_cuLaunchCooperativeKernel_v9000_ptsz, 1)                                                 \
+    X(cuGraphInstantiateWithFlags, cuGraphInstantiateWithFlags, 11040,                             \
+      PFN_cuGraphInstantiateWithFlags_v11040, 0)                                                   \
+    X(cuGraphInstantiateWithParams, cuGraphInstantiateWithParams, 12000,                           \
+      PFN_cuGraphInstantiateWithParams_v12000, 0)                                                  \
+    X(cuGraphInstantiateWithParams_ptsz, cuGraphInstantiateWithParams, 12000,                      \
+      PFN_cuGraphInstantiateWithParams_v12000_ptsz, 1)                                             \
+    X(cuGraphLaunch, cuGraphLaunch, 10000, PFN_cuGraphLaunch_v10000, 0)                            \
+    X(cuGraphLaunch_ptsz, cuGraphLaunch, 10000, PFN_cuGraphLaunch_v10000_ptsz, 1)                  \
+    X(cuGraphExecDestroy, cuGraphExecDestroy, 10000, PFN_cuGraphExecDestroy_v10000, 0)
+
+#define SHIM_CALL_LIST(X)                                                                          \
+    X(cuCtxGetCurrent, cuCtxGetCurrent, 4000, PFN_cuCtxGetCurrent_v4000, 0)                        \
+    X(cuCtxGetDevice, cuCtxGetDevice, 2000, PFN_cuCtxGetDevice_v2000, 0)                           \
+    X(cuDeviceTotalMem_v2, cuDeviceTotalMem, 3020, PFN_cuDeviceTotalMem_v3020, 0)                  \
+    X(cuMemAllocManaged, cuMemAllocManaged, 6000, PFN_cuMemAllocManaged_v6000, 0)                  \
+    X(cuMemPrefetchAsync_v2, cuMemPrefetchAsync, 12020, PFN_cuMemPrefetchAsync_v12020, 0)          \
+    X(cuStreamCreate, cuStreamCreate, 2000, PFN_cuStreamCreate_v2000, 0)                           \
+    X(cuStreamSynchronize, cuStreamSynchronize, 2000, PFN_cuStreamSynchronize_v2000, 0)            \
+    X(cuStreamWaitEvent, cuStreamWaitEvent, 3020, PFN_cuStreamWaitEvent_v3020, 0)                  \
+    X(cuStreamIsCapturing, cuStreamIsCapturing, 10000, PFN_cuStreamIsCapturing_v10000, 0)          \
+    X(cuEventCreate, cuEventCreate, 2000, PFN_cuEventCreate_v2000, 0)                              \
+    X(cuEventRecord, cuEventRecord, 2000, PFN_cuEventRecord_v2000, 0)                              \
+    X(cuFuncGetParamInfo, cuFuncGetParamInfo, 12040, PFN_cuFuncGetParamInfo_v12040, 0)             \
+    X(cuKernelGetParamInfo, cuKernelGetParamInfo, 12040, PFN_cuKernelGetParamInfo_v12040, 0)       \
+    X(cuGraphGetNodes, cuGraphGetNodes, 10000, PFN_cuGraphGetNodes_v10000, 0)                      \
+    X(cuGraphNodeGetType, cuGraphNodeGetType, 10000, PFN_cuGraphNodeGetType_v10000, 0)             \
+    X(cuGraphKernelNodeGetParams_v2, cuGraphKernelNodeGetParams, 12000,                            \
+      PFN_cuGraphKernelNodeGetParams_v12000, 0)
+
+#endif /* SHIM_SYMS_H */

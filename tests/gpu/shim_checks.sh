@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# GPU checks of libgmux.so: each program of shim_prog (and a PyTorch training
+# loop, where torch is installed) runs natively and under `gmux run` (policies
+# off, demand, proactive) and must print the same RESULT; then the launch rate of empty kernels, native vs `gmux run` off and
+# proactive (target: >= 95% of native). Results as JSON lines appended to
+# $GMUX_GPU_OUT/shim.jsonl.
+#   tests/gpu/shim_checks.sh BUILD_DIR     (tests/gpu/run.sh calls it this way)
+# Exit 0 all good, 1 a mismatch or failure, 77 no GPU.
+set -uo pipefail
+build=${1:-build}
+prog="$build/tests/gpu/shim_prog"
+gmux="$build/tools/gmux/gmux"
+out="${GMUX_GPU_OUT:-$build/gpu-out}"
+mkdir -p "$out"
+json="$out/shim.jsonl"
+if [[ ! -x "$prog" || ! -x "$gmux" ]]; then
+  echo "shim_checks: $prog or $gmux missing (build with CUDA first)" >&2
+  exit 1
+fi
+# shim_prog links libcuda.so.1 (it is a driver-API program): probe by dlopen first.
+probe="$build/tests/gpu/test_gpu_probe"
+rc=77
+[[ -x "$probe" ]] && { "$probe" >/dev/null 2>&1; rc=$?; }
+[[ $rc -eq 0 ]] && { "$prog" launch-rate 10 >/dev/null 2>&1; rc=$?; }
+if [[ $rc -eq 77 ]]; then
+  echo "shim_checks: no GPU: skipped" >&2
+  exit 77
+fi
+failed=0
+emit() { echo "$1" | tee -a "$json"; }
+
+for check in vecadd-driver vecadd-runtime managed-streams graph vmm; do
+  native=$(timeout 120 "$prog" "$check" 2>"$out/shim_${check}_native.err" | grep '^RESULT')
+  for policy in off demand proactive; do
+    got=$(timeout 120 "$gmux" run --policy "$policy" --stats "$out/shim_${check}_${policy}.stats.json" \
+          -- "$prog" "$check" 2>"$out/shim_${check}_${policy}.err" | grep '^RESULT')
+    same=false
+    [[ -n "$native" && "$got" == "$native" ]] && same=true
+    [[ $same == true ]] || failed=1
+    emit "{\"check\":\"shim_$check\",\"policy\":\"$policy\",\"native\":\"${native##* }\",\"gmux\":\"${got##* }\",\"identical\":$same}"
+  done
+done
+
+# A PyTorch training loop, where torch is installed.
+torch_py="$(dirname "$0")/shim_torch.py"
+torch_out=$(timeout 300 python3 "$torch_py" 2>"$out/shim_torch_native.err")
+rc=$?
+native=$(grep '^RESULT' <<<"$torch_out")
+if [[ $rc -eq 77 ]]; then
+  emit '{"check":"shim_torch_train","skipped":"no torch or no GPU"}'
+else
+  for policy in off demand proactive; do
+    got=$(timeout 300 "$gmux" run --policy "$policy" -- python3 "$torch_py" \
+          2>"$out/shim_torch_${policy}.err" | grep '^RESULT')
+    same=false
+    [[ -n "$native" && "$got" == "$native" ]] && same=true
+    [[ $same == true ]] || failed=1
+    emit "{\"check\":\"shim_torch_train\",\"policy\":\"$policy\",\"identical\":$same}"
+  done
+fi
+
+n=${GMUX_SHIM_LAUNCHES:-200000}
+rate() { "$@" 2>/dev/null | awk '/^RATE/ {print $2}'; }
+native=$(rate "$prog" launch-rate "$n")
+for policy in off proactive; do
+  r=$(rate "$gmux" run --policy "$policy" -- "$prog" launch-rate "$n")
+  ratio=$(awk -v a="${r:-0}" -v b="${native:-0}" 'BEGIN { if (b > 0) printf "%.3f", a / b; else print 0 }')
+  ok=$(awk -v x="$ratio" 'BEGIN { print (x >= 0.95) ? "true" : "false" }')
+  emit "{\"check\":\"shim_launch_rate\",\"policy\":\"$policy\",\"launches\":$n,\"native_per_s\":${native:-0},\"gmux_per_s\":${r:-0},\"ratio\":$ratio,\"target\":0.95,\"met\":$ok}"
+done
+exit $failed

@@ -1,0 +1,240 @@
+/*
+ * GPU programs for the libgmux.so checks (tests/gpu/shim_checks.sh runs each
+ * natively and under `gmux run`, and compares the RESULT lines):
+ *   vecadd-driver    driver API only: cuMemAlloc, cuMemcpy, cuLaunchKernel
+ *   vecadd-runtime   runtime API: cudaMalloc, cudaMemcpy, <<<>>>
+ *   managed-streams  cudaMallocManaged, kernels on four streams
+ *   graph            stream capture, cudaGraphInstantiate, ten graph launches
+ *   vmm              cuMemCreate / cuMemAddressReserve / cuMemMap, kernel, copy back
+ *   launch-rate N    N empty kernels, prints launches per second
+ * Each prints "RESULT <name> <checksum>" (integer arithmetic: exact).
+ * Exit 77 without a GPU.
+ */
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <vector>
+
+#include <cuda.h>
+#include <cuda_runtime.h>
+
+#define CK(x)                                                                                      \
+    do {                                                                                           \
+        int rc_ = (int)(x);                                                                        \
+        if (rc_ != 0) {                                                                            \
+            std::fprintf(stderr, "%s:%d: %s failed (%d)\n", __FILE__, __LINE__, #x, rc_);          \
+            std::exit(1);                                                                          \
+        }                                                                                          \
+    } while (0)
+
+extern "C" __global__ void k_vadd(const uint32_t *a, const uint32_t *b, uint32_t *c, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n)
+        c[i] = a[i] * 3u + b[i];
+}
+
+__global__ void k_scale(uint32_t *x, uint32_t mul, uint32_t add, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n)
+        x[i] = x[i] * mul + add;
+}
+
+__global__ void k_empty() {}
+
+static uint64_t checksum(const uint32_t *v, int n)
+{
+    uint64_t s = 1469598103934665603ull;
+    for (int i = 0; i < n; i++)
+        s = (s ^ v[i]) * 1099511628211ull;
+    return s;
+}
+
+static const int N = 1 << 22;
+
+static int vecadd_driver()
+{
+    CK(cuInit(0));
+    CUdevice dev;
+    CUcontext ctx;
+    CK(cuDeviceGet(&dev, 0));
+    CK(cuDevicePrimaryCtxRetain(&ctx, dev));
+    CK(cuCtxSetCurrent(ctx));
+    CUfunction f;
+    CK(cudaGetFuncBySymbol(&f, (const void *)k_vadd));
+    std::vector<uint32_t> a(N), b(N), c(N);
+    for (int i = 0; i < N; i++) {
+        a[i] = (uint32_t)i;
+        b[i] = (uint32_t)(i * 7);
+    }
+    CUdeviceptr da, db, dc;
+    CK(cuMemAlloc(&da, N * 4));
+    CK(cuMemAlloc(&db, N * 4));
+    CK(cuMemAlloc(&dc, N * 4));
+    CK(cuMemcpyHtoD(da, a.data(), N * 4));
+    CK(cuMemcpyHtoD(db, b.data(), N * 4));
+    int n = N;
+    void *args[] = {&da, &db, &dc, &n};
+    for (int it = 0; it < 5; it++)
+        CK(cuLaunchKernel(f, (N + 255) / 256, 1, 1, 256, 1, 1, 0, 0, args, nullptr));
+    CK(cuMemcpyDtoH(c.data(), dc, N * 4));
+    CK(cuMemFree(da));
+    CK(cuMemFree(db));
+    CK(cuMemFree(dc));
+    std::printf("RESULT vecadd-driver %016llx\n", (unsigned long long)checksum(c.data(), N));
+    return 0;
+}
+
+static int vecadd_runtime()
+{
+    std::vector<uint32_t> a(N), b(N), c(N);
+    for (int i = 0; i < N; i++) {
+        a[i] = (uint32_t)(i ^ 0x5a5a);
+        b[i] = (uint32_t)(3 * i + 1);
+    }
+    uint32_t *da, *db, *dc;
+    CK(cudaMalloc(&da, N * 4));
+    CK(cudaMalloc(&db, N * 4));
+    CK(cudaMalloc(&dc, N * 4));
+    CK(cudaMemcpy(da, a.data(), N * 4, cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(db, b.data(), N * 4, cudaMemcpyHostToDevice));
+    k_vadd<<<(N + 255) / 256, 256>>>(da, db, dc, N);
+    k_scale<<<(N + 255) / 256, 256>>>(dc, 5, 11, N);
+    CK(cudaGetLastError());
+    CK(cudaMemcpy(c.data(), dc, N * 4, cudaMemcpyDeviceToHost));
+    CK(cudaFree(da));
+    CK(cudaFree(db));
+    CK(cudaFree(dc));
+    std::printf("RESULT vecadd-runtime %016llx\n", (unsigned long long)checksum(c.data(), N));
+    return 0;
+}
+
+static int managed_streams()
+{
+    const int S = 4, M = N / S;
+    uint32_t *x;
+    CK(cudaMallocManaged(&x, (size_t)N * 4));
+    for (int i = 0; i < N; i++)
+        x[i] = (uint32_t)i;
+    cudaStream_t s[S];
+    for (int k = 0; k < S; k++)
+        CK(cudaStreamCreate(&s[k]));
+    for (int it = 0; it < 10; it++)
+        for (int k = 0; k < S; k++)
+            k_scale<<<(M + 255) / 256, 256, 0, s[k]>>>(x + k * M, 3, (uint32_t)(k + it), M);
+    for (int k = 0; k < S; k++) {
+        CK(cudaStreamSynchronize(s[k]));
+        CK(cudaStreamDestroy(s[k]));
+    }
+    CK(cudaGetLastError());
+    std::printf("RESULT managed-streams %016llx\n", (unsigned long long)checksum(x, N));
+    CK(cudaFree(x));
+    return 0;
+}
+
+static int graph()
+{
+    uint32_t *x, *y;
+    CK(cudaMalloc(&x, N * 4));
+    CK(cudaMalloc(&y, N * 4));
+    CK(cudaMemset(x, 1, N * 4));
+    CK(cudaMemset(y, 2, N * 4));
+    cudaStream_t s;
+    CK(cudaStreamCreate(&s));
+    cudaGraph_t g;
+    cudaGraphExec_t exec;
+    CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+    k_scale<<<(N + 255) / 256, 256, 0, s>>>(x, 3, 1, N);
+    k_vadd<<<(N + 255) / 256, 256, 0, s>>>(x, y, y, N);
+    CK(cudaStreamEndCapture(s, &g));
+    CK(cudaGraphInstantiate(&exec, g, 0));
+    for (int it = 0; it < 10; it++)
+        CK(cudaGraphLaunch(exec, s));
+    CK(cudaStreamSynchronize(s));
+    std::vector<uint32_t> h(N);
+    CK(cudaMemcpy(h.data(), y, N * 4, cudaMemcpyDeviceToHost));
+    CK(cudaGraphExecDestroy(exec));
+    CK(cudaGraphDestroy(g));
+    CK(cudaStreamDestroy(s));
+    CK(cudaFree(x));
+    CK(cudaFree(y));
+    std::printf("RESULT graph %016llx\n", (unsigned long long)checksum(h.data(), N));
+    return 0;
+}
+
+static int vmm()
+{
+    CK(cudaFree(0)); /* primary context */
+    CUdevice dev;
+    CK(cuCtxGetDevice(&dev));
+    CUmemAllocationProp prop = {};
+    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    prop.location.id = dev;
+    size_t gran = 0;
+    CK(cuMemGetAllocationGranularity(&gran, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
+    size_t size = ((size_t)N * 4 + gran - 1) / gran * gran;
+    CUdeviceptr va;
+    CUmemGenericAllocationHandle h;
+    CK(cuMemAddressReserve(&va, size, 0, 0, 0));
+    CK(cuMemCreate(&h, size, &prop, 0));
+    CK(cuMemMap(va, size, 0, h, 0));
+    CUmemAccessDesc access = {};
+    access.location = prop.location;
+    access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+    CK(cuMemSetAccess(va, size, &access, 1));
+    uint32_t *x = (uint32_t *)(uintptr_t)va;
+    CK(cudaMemset(x, 0, N * 4));
+    for (int it = 0; it < 4; it++)
+        k_scale<<<(N + 255) / 256, 256>>>(x, 7, (uint32_t)it, N);
+    std::vector<uint32_t> out(N);
+    CK(cudaMemcpy(out.data(), x, N * 4, cudaMemcpyDeviceToHost));
+    CK(cuMemUnmap(va, size));
+    CK(cuMemRelease(h));
+    CK(cuMemAddressFree(va, size));
+    std::printf("RESULT vmm %016llx\n", (unsigned long long)checksum(out.data(), N));
+    return 0;
+}
+
+static int launch_rate(long n)
+{
+    k_empty<<<1, 32>>>();
+    CK(cudaDeviceSynchronize());
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (long i = 0; i < n; i++)
+        k_empty<<<1, 32>>>();
+    CK(cudaDeviceSynchronize());
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
+    std::printf("RATE %.0f\n", (double)n / s);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    int devices = 0;
+    if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+        std::fprintf(stderr, "no GPU: skipped\n");
+        return 77;
+    }
+    const char *what = argc > 1 ? argv[1] : "";
+    if (!std::strcmp(what, "vecadd-driver"))
+        return vecadd_driver();
+    if (!std::strcmp(what, "vecadd-runtime"))
+        return vecadd_runtime();
+    if (!std::strcmp(what, "managed-streams"))
+        return managed_streams();
+    if (!std::strcmp(what, "graph"))
+        return graph();
+    if (!std::strcmp(what, "vmm"))
+        return vmm();
+    if (!std::strcmp(what, "launch-rate"))
+        return launch_rate(argc > 2 ? std::atol(argv[2]) : 200000);
+    std::fprintf(stderr, "usage: shim_prog vecadd-driver|vecadd-runtime|managed-streams|graph|"
+                         "vmm|launch-rate [N]\n");
+    return 2;
+}

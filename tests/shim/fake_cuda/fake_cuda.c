@@ -1,0 +1,368 @@
+/*
+ * The test double of libcuda.so.1 (see fake_cuda.h). Built only under tests/.
+ * Every function is exported under the driver's symbol name through an asm
+ * label, because cuda.h #defines several of those names to others.
+ */
+#include "fake_cuda_internal.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct fake_sym {
+    const char *sym, *base;
+    int version, per_thread;
+    void *fn;
+} fake_sym_t;
+#define FAKE_ENTRY_(sym, base, ver, pfn, pt) {#sym, #base, ver, pt, (void *)fk_##sym},
+static const fake_sym_t fake_syms[] = {FAKE_LIST(FAKE_ENTRY_)};
+#undef FAKE_ENTRY_
+#define FAKE_NSYMS (sizeof(fake_syms) / sizeof(fake_syms[0]))
+
+/* --- call log ------------------------------------------------------------- */
+
+static fake_call_t fake_log[FAKE_LOG_CAP];
+static _Atomic size_t fake_log_n;
+static _Atomic int fake_logging = 1;
+
+void fake_rec(const char *fn, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3)
+{
+    if (!atomic_load_explicit(&fake_logging, memory_order_relaxed))
+        return;
+    size_t i = atomic_fetch_add(&fake_log_n, 1);
+    if (i >= FAKE_LOG_CAP)
+        return;
+    fake_call_t *c = &fake_log[i];
+    strncpy(c->fn, fn, sizeof(c->fn) - 1);
+    c->a[0] = a0;
+    c->a[1] = a1;
+    c->a[2] = a2;
+    c->a[3] = a3;
+}
+
+FAKE_API void fake_reset(void)
+{
+    atomic_store(&fake_log_n, 0);
+}
+
+FAKE_API size_t fake_log_count(void)
+{
+    size_t n = atomic_load(&fake_log_n);
+    return n < FAKE_LOG_CAP ? n : FAKE_LOG_CAP;
+}
+
+FAKE_API const fake_call_t *fake_log_get(size_t i)
+{
+    return i < fake_log_count() ? &fake_log[i] : NULL;
+}
+
+FAKE_API void fake_set_logging(int on)
+{
+    atomic_store(&fake_logging, on);
+}
+
+FAKE_API void *fake_entry(const char *sym)
+{
+    for (size_t i = 0; i < FAKE_NSYMS; i++)
+        if (strcmp(fake_syms[i].sym, sym) == 0)
+            return fake_syms[i].fn;
+    return NULL;
+}
+
+/* --- lookup --------------------------------------------------------------- */
+
+static CUresult fake_lookup(const char *symbol, void **pfn, int version, cuuint64_t flags,
+                            CUdriverProcAddressQueryResult *status)
+{
+    if (!symbol || !pfn)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (version > 13000)
+        return CUDA_ERROR_INVALID_VALUE;
+    int want_pt = (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) != 0;
+    const fake_sym_t *best = NULL;
+    int known = 0;
+    for (size_t i = 0; i < FAKE_NSYMS; i++) {
+        const fake_sym_t *s = &fake_syms[i];
+        if (strcmp(s->base, symbol) != 0)
+            continue;
+        known = 1;
+        if (s->version > version || (s->per_thread && !want_pt))
+            continue;
+        if (!best || s->version > best->version || (s->version == best->version && s->per_thread))
+            best = s;
+    }
+    *pfn = best ? best->fn : NULL;
+    if (status)
+        *status = best    ? CU_GET_PROC_ADDRESS_SUCCESS
+                  : known ? CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT
+                          : CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+    return CUDA_SUCCESS;
+}
+
+CUresult fk_cuGetProcAddress(const char *symbol, void **pfn, int version, cuuint64_t flags)
+{
+    return fake_lookup(symbol, pfn, version, flags, NULL);
+}
+
+CUresult fk_cuGetProcAddress_v2(const char *symbol, void **pfn, int version, cuuint64_t flags,
+                                CUdriverProcAddressQueryResult *status)
+{
+    return fake_lookup(symbol, pfn, version, flags, status);
+}
+
+/* --- device and context --------------------------------------------------- */
+
+CUresult fk_cuInit(unsigned flags)
+{
+    (void)flags;
+    REC0();
+    return CUDA_SUCCESS;
+}
+
+CUresult fk_cuDriverGetVersion(int *v)
+{
+    *v = 13000;
+    return CUDA_SUCCESS;
+}
+
+CUresult fk_cuDeviceGet(CUdevice *dev, int ordinal)
+{
+    if (ordinal != 0)
+        return CUDA_ERROR_INVALID_DEVICE;
+    *dev = 0;
+    return CUDA_SUCCESS;
+}
+
+CUresult fk_cuCtxGetCurrent(CUcontext *ctx)
+{
+    *ctx = (CUcontext)FAKE_CTX;
+    return CUDA_SUCCESS;
+}
+
+CUresult fk_cuCtxGetDevice(CUdevice *dev)
+{
+    *dev = 0;
+    return CUDA_SUCCESS;
+}
+
+CUresult fk_cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
+{
+    (void)dev;
+    *bytes = FAKE_TOTAL_MEMORY;
+    return CUDA_SUCCESS;
+}
+
+/* --- memory --------------------------------------------------------------- */
+
+#define FAKE_MAX_ALLOCS 4096
+
+typedef struct fake_alloc {
+    uint64_t base, size;
+    int managed;
+    int owned; /* the double malloc'ed it */
+} fake_alloc_t;
+
+static pthread_mutex_t fake_lock = PTHREAD_MUTEX_INITIALIZER;
+static fake_alloc_t fake_allocs[FAKE_MAX_ALLOCS];
+static uint64_t fake_used;
+
+static CUresult fake_alloc(CUdeviceptr *dptr, size_t size, int managed)
+{
+    if (!dptr || size == 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    void *p = aligned_alloc(256, (size + 255) / 256 * 256);
+    if (!p)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    memset(p, 0, size);
+    CUresult r = CUDA_ERROR_OUT_OF_MEMORY;
+    pthread_mutex_lock(&fake_lock);
+    for (size_t i = 0; i < FAKE_MAX_ALLOCS; i++)
+        if (!fake_allocs[i].base) {
+            fake_allocs[i] = (fake_alloc_t){U(p), size, managed, 1};
+            fake_used += size;
+            r = CUDA_SUCCESS;
+            break;
+        }
+    pthread_mutex_unlock(&fake_lock);
+    if (r != CUDA_SUCCESS)
+        free(p);
+    else
+        *dptr = (CUdeviceptr)U(p);
+    return r;
+}
+
+static CUresult fake_free(CUdeviceptr dptr)
+{
+    CUresult r = CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&fake_lock);
+    for (size_t i = 0; i < FAKE_MAX_ALLOCS; i++)
+        if (fake_allocs[i].base == dptr && fake_allocs[i].owned) {
+            fake_used -= fake_allocs[i].size;
+            fake_allocs[i] = (fake_alloc_t){0};
+            r = CUDA_SUCCESS;
+            break;
+        }
+    pthread_mutex_unlock(&fake_lock);
+    if (r == CUDA_SUCCESS)
+        free((void *)(uintptr_t)dptr);
+    return r;
+}
+
+CUresult fk_cuMemGetInfo_v2(size_t *free_p, size_t *total_p)
+{
+    pthread_mutex_lock(&fake_lock);
+    *free_p = FAKE_TOTAL_MEMORY - fake_used;
+    pthread_mutex_unlock(&fake_lock);
+    *total_p = FAKE_TOTAL_MEMORY;
+    REC(*free_p, *total_p, 0, 0);
+    return CUDA_SUCCESS;
+}
+
+CUresult fk_cuMemAlloc(unsigned int *dptr, unsigned int size)
+{
+    (void)dptr;
+    REC(0, size, 0, 0);
+    return CUDA_ERROR_NOT_SUPPORTED; /* 32-bit addresses: only there to be resolved */
+}
+
+CUresult fk_cuMemAlloc_v2(CUdeviceptr *dptr, size_t size)
+{
+    CUresult r = fake_alloc(dptr, size, 0);
+    REC(r == CUDA_SUCCESS ? *dptr : 0, size, 0, 0);
+    return r;
+}
+
+CUresult fk_cuMemAllocManaged(CUdeviceptr *dptr, size_t size, unsigned flags)
+{
+    CUresult r = fake_alloc(dptr, size, 1);
+    REC(r == CUDA_SUCCESS ? *dptr : 0, size, flags, 0);
+    return r;
+}
+
+CUresult fk_cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pitch, size_t width, size_t height,
+                               unsigned elem)
+{
+    if (!pitch || !width || !height || (elem != 4 && elem != 8 && elem != 16))
+        return CUDA_ERROR_INVALID_VALUE;
+    *pitch = (width + 255) / 256 * 256;
+    CUresult r = fake_alloc(dptr, *pitch * height, 0);
+    REC(r == CUDA_SUCCESS ? *dptr : 0, *pitch, width, height);
+    return r;
+}
+
+CUresult fk_cuMemAllocPitch_v9(CUdeviceptr *dptr, size_t *pitch, size_t width, size_t height,
+                               unsigned elem)
+{
+    return fk_cuMemAllocPitch_v2(dptr, pitch, width, height, elem);
+}
+
+CUresult fk_cuMemFree_v2(CUdeviceptr dptr)
+{
+    REC(dptr, 0, 0, 0);
+    return fake_free(dptr);
+}
+
+#define FAKE_ASYNC(name)                                                                           \
+    CUresult fk_##name(CUdeviceptr *dptr, size_t size, CUstream s)                                 \
+    {                                                                                              \
+        CUresult r = fake_alloc(dptr, size, 0);                                                    \
+        REC(r == CUDA_SUCCESS ? *dptr : 0, size, U(s), 0);                                         \
+        return r;                                                                                  \
+    }
+FAKE_ASYNC(cuMemAllocAsync)
+FAKE_ASYNC(cuMemAllocAsync_ptsz)
+#undef FAKE_ASYNC
+
+#define FAKE_POOL(name)                                                                            \
+    CUresult fk_##name(CUdeviceptr *dptr, size_t size, CUmemoryPool pool, CUstream s)              \
+    {                                                                                              \
+        CUresult r = fake_alloc(dptr, size, 0);                                                    \
+        REC(r == CUDA_SUCCESS ? *dptr : 0, size, U(pool), U(s));                                   \
+        return r;                                                                                  \
+    }
+FAKE_POOL(cuMemAllocFromPoolAsync)
+FAKE_POOL(cuMemAllocFromPoolAsync_ptsz)
+#undef FAKE_POOL
+
+#define FAKE_FREE_ASYNC(name)                                                                      \
+    CUresult fk_##name(CUdeviceptr dptr, CUstream s)                                               \
+    {                                                                                              \
+        REC(dptr, U(s), 0, 0);                                                                     \
+        return fake_free(dptr);                                                                    \
+    }
+FAKE_FREE_ASYNC(cuMemFreeAsync)
+FAKE_FREE_ASYNC(cuMemFreeAsync_ptsz)
+#undef FAKE_FREE_ASYNC
+
+CUresult fk_cuMemAddressReserve(CUdeviceptr *ptr, size_t size, size_t align, CUdeviceptr addr,
+                                unsigned long long flags)
+{
+    (void)align;
+    (void)addr;
+    (void)flags;
+    void *p = aligned_alloc(4096, (size + 4095) / 4096 * 4096);
+    if (!p)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    *ptr = (CUdeviceptr)U(p);
+    REC(*ptr, size, 0, 0);
+    return CUDA_SUCCESS;
+}
+
+CUresult fk_cuMemAddressFree(CUdeviceptr ptr, size_t size)
+{
+    REC(ptr, size, 0, 0);
+    free((void *)(uintptr_t)ptr);
+    return CUDA_SUCCESS;
+}
+
+static _Atomic uint64_t fake_next_handle = 0x100;
+
+CUresult fk_cuMemCreate(CUmemGenericAllocationHandle *h, size_t size,
+                        const CUmemAllocationProp *prop, unsigned long long flags)
+{
+    (void)flags;
+    if (!h || !prop || !size)
+        return CUDA_ERROR_INVALID_VALUE;
+    *h = atomic_fetch_add(&fake_next_handle, 1);
+    REC(*h, size, (uint64_t)prop->location.type, (uint64_t)prop->location.id);
+    return CUDA_SUCCESS;
+}
+
+CUresult fk_cuMemRelease(CUmemGenericAllocationHandle h)
+{
+    REC(h, 0, 0, 0);
+    return CUDA_SUCCESS;
+}
+
+CUresult fk_cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAllocationHandle h,
+                     unsigned long long flags)
+{
+    (void)offset;
+    (void)flags;
+    REC(ptr, size, h, 0);
+    return CUDA_SUCCESS;
+}
+
+CUresult fk_cuMemUnmap(CUdeviceptr ptr, size_t size)
+{
+    REC(ptr, size, 0, 0);
+    return CUDA_SUCCESS;
+}
+
+/* Refuses (like the driver) a prefetch that is not inside one managed allocation. */
+CUresult fk_cuMemPrefetchAsync_v2(CUdeviceptr p, size_t len, CUmemLocation loc, unsigned flags,
+                                  CUstream s)
+{
+    (void)flags;
+    REC(p, len, ((uint64_t)loc.type << 32) | (uint32_t)loc.id, U(s));
+    CUresult r = CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&fake_lock);
+    for (size_t i = 0; i < FAKE_MAX_ALLOCS; i++) {
+        const fake_alloc_t *a = &fake_allocs[i];
+        if (a->base && a->managed && p >= a->base && p + len <= a->base + a->size)
+            r = CUDA_SUCCESS;
+    }
+    pthread_mutex_unlock(&fake_lock);
+    return r;
+}

@@ -1,0 +1,49 @@
+/*
+ * A test double of the CUDA driver (libcuda.so.1), for tests only.
+ *
+ * It implements the subset of the driver API that libgmux.so and its tests
+ * use, on host memory: "device" allocations are host blocks, streams and
+ * events are tokens, kernels are host functions registered by the test and
+ * run synchronously at launch. cuGetProcAddress / cuGetProcAddress_v2
+ * resolve (name, version, flags) like the real driver, including older ABIs
+ * (cuMemAlloc v2000) and the per-thread (_ptsz) variants.
+ *
+ * Every driver call is recorded (name and up to four arguments) so tests can
+ * assert what reached the driver and in which order. The test API below is
+ * exported with a fake_ prefix and reached with dlsym on the driver handle.
+ *
+ * Thread-safety: calls may come from any thread (one mutex); the log is
+ * appended atomically.
+ */
+#ifndef FAKE_CUDA_H
+#define FAKE_CUDA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define FAKE_LOG_CAP 65536
+
+typedef struct fake_call {
+    char fn[40];   /* exported symbol that was called, e.g. "cuLaunchKernel_ptsz" */
+    uint64_t a[4]; /* arguments, per function (see fake_cuda.c) */
+} fake_call_t;
+
+/* A kernel: runs on the host with its argument pointers (kernelParams form). */
+typedef void (*fake_kernel_fn)(void **args, const unsigned grid[3], const unsigned block[3]);
+
+/* Test API (exported; reach with dlsym). Types for dlsym'd pointers: */
+typedef void (*fake_reset_fn)(void);
+typedef size_t (*fake_log_count_fn)(void);
+typedef const fake_call_t *(*fake_log_get_fn)(size_t i);
+typedef void (*fake_set_logging_fn)(int on);
+typedef void *(*fake_register_kernel_fn)(const char *name, unsigned nparams, const size_t *sizes,
+                                         fake_kernel_fn fn);
+typedef void *(*fake_entry_fn)(const char *sym);
+/* Makes cuStreamIsCapturing report stream (NULL: none) as capturing. */
+typedef void (*fake_set_capturing_fn)(void *stream);
+
+/* Fixed handles and sizes the double reports. */
+#define FAKE_CTX          ((uintptr_t)0xC0C0)
+#define FAKE_TOTAL_MEMORY (16ull << 30)
+
+#endif /* FAKE_CUDA_H */

@@ -1,0 +1,334 @@
+/*
+ * The driver double's execution side: streams and events (tokens), kernels
+ * (host functions run at launch), parameter layouts, and graphs of kernel
+ * nodes.
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fake_cuda_internal.h"
+
+#define FAKE_MAX_PARAMS 64
+#define FAKE_MAX_NODES  64
+
+typedef struct fake_kernel {
+    char name[32];
+    unsigned n;
+    size_t size[FAKE_MAX_PARAMS];
+    size_t offset[FAKE_MAX_PARAMS];
+    fake_kernel_fn fn;
+} fake_kernel_t;
+
+#define FAKE_MAX_KERNELS 64
+
+static fake_kernel_t
+    fake_kernels[FAKE_MAX_KERNELS]; /* static: kernels live as long as the driver */
+static _Atomic size_t fake_nkernels;
+static _Atomic uintptr_t fake_next_stream = 0x5000;
+static _Atomic uintptr_t fake_next_event = 0x7000;
+
+FAKE_API void *fake_register_kernel(const char *name, unsigned nparams, const size_t *sizes,
+                                    fake_kernel_fn fn)
+{
+    size_t slot = atomic_fetch_add(&fake_nkernels, 1);
+    if (nparams > FAKE_MAX_PARAMS || slot >= FAKE_MAX_KERNELS)
+        return NULL;
+    fake_kernel_t *k = &fake_kernels[slot];
+    strncpy(k->name, name, sizeof(k->name) - 1);
+    k->n = nparams;
+    k->fn = fn;
+    size_t off = 0;
+    for (unsigned i = 0; i < nparams; i++) {
+        size_t align = sizes[i] >= 8 ? 8 : sizes[i];
+        off = (off + align - 1) / align * align;
+        k->size[i] = sizes[i];
+        k->offset[i] = off;
+        off += sizes[i];
+    }
+    return k;
+}
+
+CUresult fk_cuStreamCreate(CUstream *s, unsigned flags)
+{
+    *s = (CUstream)atomic_fetch_add(&fake_next_stream, 1);
+    REC(U(*s), flags, 0, 0);
+    return CUDA_SUCCESS;
+}
+
+CUresult fk_cuStreamSynchronize(CUstream s)
+{
+    REC(U(s), 0, 0, 0);
+    return CUDA_SUCCESS;
+}
+
+CUresult fk_cuStreamWaitEvent(CUstream s, CUevent e, unsigned flags)
+{
+    REC(U(s), U(e), flags, 0);
+    return CUDA_SUCCESS;
+}
+
+CUresult fk_cuStreamWaitEvent_ptsz(CUstream s, CUevent e, unsigned flags)
+{
+    REC(U(s), U(e), flags, 0);
+    return CUDA_SUCCESS;
+}
+
+static _Atomic(uintptr_t) fake_capturing;
+
+FAKE_API void fake_set_capturing(void *stream)
+{
+    atomic_store(&fake_capturing, (uintptr_t)stream);
+}
+
+CUresult fk_cuStreamIsCapturing(CUstream s, CUstreamCaptureStatus *st)
+{
+    uintptr_t c = atomic_load(&fake_capturing);
+    *st = c && c == U(s) ? CU_STREAM_CAPTURE_STATUS_ACTIVE : CU_STREAM_CAPTURE_STATUS_NONE;
+    REC(U(s), (uint64_t)*st, 0, 0);
+    return CUDA_SUCCESS;
+}
+
+CUresult fk_cuEventCreate(CUevent *e, unsigned flags)
+{
+    *e = (CUevent)atomic_fetch_add(&fake_next_event, 1);
+    REC(U(*e), flags, 0, 0);
+    return CUDA_SUCCESS;
+}
+
+CUresult fk_cuEventRecord(CUevent e, CUstream s)
+{
+    REC(U(e), U(s), 0, 0);
+    return CUDA_SUCCESS;
+}
+
+CUresult fk_cuEventRecord_ptsz(CUevent e, CUstream s)
+{
+    REC(U(e), U(s), 0, 0);
+    return CUDA_SUCCESS;
+}
+
+static CUresult fake_param_info(const fake_kernel_t *k, size_t i, size_t *off, size_t *size)
+{
+    if (!k || i >= k->n)
+        return CUDA_ERROR_INVALID_VALUE;
+    *off = k->offset[i];
+    *size = k->size[i];
+    return CUDA_SUCCESS;
+}
+
+CUresult fk_cuFuncGetParamInfo(CUfunction f, size_t i, size_t *off, size_t *size)
+{
+    return fake_param_info((const fake_kernel_t *)f, i, off, size);
+}
+
+CUresult fk_cuKernelGetParamInfo(CUkernel k, size_t i, size_t *off, size_t *size)
+{
+    return fake_param_info((const fake_kernel_t *)k, i, off, size);
+}
+
+/* Runs kernel k with either argument form, as the driver would. */
+static CUresult fake_run(const fake_kernel_t *k, const unsigned grid[3], const unsigned block[3],
+                         void **params, void **extra)
+{
+    if (!k)
+        return CUDA_ERROR_INVALID_HANDLE;
+    void *argv[FAKE_MAX_PARAMS];
+    if (!params && extra) {
+        unsigned char *buf = NULL;
+        size_t size = 0;
+        for (size_t i = 0; extra[i] != CU_LAUNCH_PARAM_END; i += 2) {
+            if (extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER)
+                buf = extra[i + 1];
+            else if (extra[i] == CU_LAUNCH_PARAM_BUFFER_SIZE)
+                size = *(size_t *)extra[i + 1];
+        }
+        for (unsigned i = 0; i < k->n; i++) {
+            if (!buf || k->offset[i] + k->size[i] > size)
+                return CUDA_ERROR_INVALID_VALUE;
+            argv[i] = buf + k->offset[i];
+        }
+        params = argv;
+    }
+    if (k->n && !params)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (k->fn)
+        k->fn(params, grid, block);
+    return CUDA_SUCCESS;
+}
+
+#define FAKE_LAUNCH(name)                                                                          \
+    CUresult fk_##name(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,           \
+                       unsigned by, unsigned bz, unsigned shmem, CUstream s, void **params,        \
+                       void **extra)                                                               \
+    {                                                                                              \
+        (void)shmem;                                                                               \
+        REC(U(f), U(s), gx, bx);                                                                   \
+        const unsigned grid[3] = {gx, gy, gz}, block[3] = {bx, by, bz};                            \
+        return fake_run((const fake_kernel_t *)f, grid, block, params, extra);                     \
+    }
+FAKE_LAUNCH(cuLaunchKernel)
+FAKE_LAUNCH(cuLaunchKernel_ptsz)
+#undef FAKE_LAUNCH
+
+#define FAKE_LAUNCH_COOP(name)                                                                     \
+    CUresult fk_##name(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,           \
+                       unsigned by, unsigned bz, unsigned shmem, CUstream s, void **params)        \
+    {                                                                                              \
+        (void)shmem;                                                                               \
+        REC(U(f), U(s), gx, bx);                                                                   \
+        const unsigned grid[3] = {gx, gy, gz}, block[3] = {bx, by, bz};                            \
+        return fake_run((const fake_kernel_t *)f, grid, block, params, NULL);                      \
+    }
+FAKE_LAUNCH_COOP(cuLaunchCooperativeKernel)
+FAKE_LAUNCH_COOP(cuLaunchCooperativeKernel_ptsz)
+#undef FAKE_LAUNCH_COOP
+
+#define FAKE_LAUNCH_EX(name)                                                                       \
+    CUresult fk_##name(const CUlaunchConfig *c, CUfunction f, void **params, void **extra)         \
+    {                                                                                              \
+        if (!c)                                                                                    \
+            return CUDA_ERROR_INVALID_VALUE;                                                       \
+        REC(U(f), U(c->hStream), c->gridDimX, c->blockDimX);                                       \
+        const unsigned grid[3] = {c->gridDimX, c->gridDimY, c->gridDimZ};                          \
+        const unsigned block[3] = {c->blockDimX, c->blockDimY, c->blockDimZ};                      \
+        return fake_run((const fake_kernel_t *)f, grid, block, params, extra);                     \
+    }
+FAKE_LAUNCH_EX(cuLaunchKernelEx)
+FAKE_LAUNCH_EX(cuLaunchKernelEx_ptsz)
+#undef FAKE_LAUNCH_EX
+
+/* --- graphs: a list of kernel nodes with their argument values copied --- */
+
+typedef struct fake_node {
+    CUDA_KERNEL_NODE_PARAMS p;
+    void *argv[FAKE_MAX_PARAMS];
+    unsigned char args[1024];
+} fake_node_t;
+
+typedef struct fake_graph {
+    fake_node_t nodes[FAKE_MAX_NODES];
+    size_t n;
+} fake_graph_t;
+
+typedef struct fake_exec {
+    fake_graph_t *g;
+} fake_exec_t;
+
+CUresult fk_cuGraphCreate(CUgraph *g, unsigned flags)
+{
+    (void)flags;
+    fake_graph_t *fg = calloc(1, sizeof(*fg));
+    if (!fg)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    *g = (CUgraph)fg;
+    REC(U(fg), 0, 0, 0);
+    return CUDA_SUCCESS;
+}
+
+CUresult fk_cuGraphDestroy(CUgraph g)
+{
+    REC(U(g), 0, 0, 0);
+    free(g);
+    return CUDA_SUCCESS;
+}
+
+CUresult fk_cuGraphAddKernelNode_v2(CUgraphNode *node, CUgraph g, const CUgraphNode *deps,
+                                    size_t ndeps, const CUDA_KERNEL_NODE_PARAMS *p)
+{
+    (void)deps;
+    (void)ndeps;
+    fake_graph_t *fg = (fake_graph_t *)g;
+    const fake_kernel_t *k = (const fake_kernel_t *)p->func;
+    if (!fg || !k || !p->kernelParams || fg->n == FAKE_MAX_NODES)
+        return CUDA_ERROR_INVALID_VALUE;
+    fake_node_t *nd = &fg->nodes[fg->n];
+    nd->p = *p;
+    for (unsigned i = 0; i < k->n; i++) {
+        if (k->offset[i] + k->size[i] > sizeof(nd->args))
+            return CUDA_ERROR_INVALID_VALUE;
+        memcpy(nd->args + k->offset[i], p->kernelParams[i], k->size[i]);
+        nd->argv[i] = nd->args + k->offset[i];
+    }
+    nd->p.kernelParams = nd->argv;
+    nd->p.extra = NULL;
+    fg->n++;
+    *node = (CUgraphNode)nd;
+    REC(U(nd), U(g), 0, 0);
+    return CUDA_SUCCESS;
+}
+
+CUresult fk_cuGraphGetNodes(CUgraph g, CUgraphNode *nodes, size_t *n)
+{
+    fake_graph_t *fg = (fake_graph_t *)g;
+    if (!fg || !n)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (nodes)
+        for (size_t i = 0; i < fg->n && i < *n; i++)
+            nodes[i] = (CUgraphNode)&fg->nodes[i];
+    *n = fg->n;
+    REC(U(g), 0, 0, 0);
+    return CUDA_SUCCESS;
+}
+
+CUresult fk_cuGraphNodeGetType(CUgraphNode node, CUgraphNodeType *type)
+{
+    (void)node;
+    *type = CU_GRAPH_NODE_TYPE_KERNEL;
+    return CUDA_SUCCESS;
+}
+
+CUresult fk_cuGraphKernelNodeGetParams_v2(CUgraphNode node, CUDA_KERNEL_NODE_PARAMS *p)
+{
+    REC(U(node), 0, 0, 0);
+    *p = ((fake_node_t *)node)->p;
+    return CUDA_SUCCESS;
+}
+
+CUresult fk_cuGraphInstantiateWithFlags(CUgraphExec *exec, CUgraph g, unsigned long long flags)
+{
+    (void)flags;
+    fake_exec_t *e = calloc(1, sizeof(*e));
+    if (!e)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    e->g = (fake_graph_t *)g;
+    *exec = (CUgraphExec)e;
+    REC(U(e), U(g), 0, 0);
+    return CUDA_SUCCESS;
+}
+
+static CUresult fake_graph_run(CUgraphExec exec)
+{
+    fake_exec_t *e = (fake_exec_t *)exec;
+    if (!e)
+        return CUDA_ERROR_INVALID_HANDLE;
+    for (size_t i = 0; i < e->g->n; i++) {
+        const CUDA_KERNEL_NODE_PARAMS *p = &e->g->nodes[i].p;
+        const unsigned grid[3] = {p->gridDimX, p->gridDimY, p->gridDimZ};
+        const unsigned block[3] = {p->blockDimX, p->blockDimY, p->blockDimZ};
+        CUresult r = fake_run((const fake_kernel_t *)p->func, grid, block, p->kernelParams, NULL);
+        if (r != CUDA_SUCCESS)
+            return r;
+    }
+    return CUDA_SUCCESS;
+}
+
+CUresult fk_cuGraphLaunch(CUgraphExec exec, CUstream s)
+{
+    REC(U(exec), U(s), 0, 0);
+    return fake_graph_run(exec);
+}
+
+CUresult fk_cuGraphLaunch_ptsz(CUgraphExec exec, CUstream s)
+{
+    REC(U(exec), U(s), 0, 0);
+    return fake_graph_run(exec);
+}
+
+CUresult fk_cuGraphExecDestroy(CUgraphExec exec)
+{
+    REC(U(exec), 0, 0, 0);
+    free(exec);
+    return CUDA_SUCCESS;
+}

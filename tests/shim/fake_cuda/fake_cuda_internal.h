@@ -1,0 +1,102 @@
+/* Internals of the driver test double shared by its two files: the symbol list and the log. */
+#ifndef FAKE_CUDA_INTERNAL_H
+#define FAKE_CUDA_INTERNAL_H
+
+#include <stdint.h>
+
+#include <cuda.h>
+#include <cudaTypedefs.h>
+
+#include "fake_cuda.h"
+
+#define FAKE_API __attribute__((visibility("default")))
+
+typedef CUresult (*fake_pfn_cuMemAlloc_v2000)(unsigned int *dptr, unsigned int bytesize);
+
+/* X(sym, base, version, PFN, per_thread): what the double implements. */
+#define FAKE_LIST(X)                                                                               \
+    X(cuInit, cuInit, 2000, PFN_cuInit_v2000, 0)                                                   \
+    X(cuDriverGetVersion, cuDriverGetVersion, 2020, PFN_cuDriverGetVersion_v2020, 0)               \
+    X(cuGetProcAddress, cuGetProcAddress, 11030, PFN_cuGetProcAddress_v11030, 0)                   \
+    X(cuGetProcAddress_v2, cuGetProcAddress, 12000, PFN_cuGetProcAddress_v12000, 0)                \
+    X(cuDeviceGet, cuDeviceGet, 2000, PFN_cuDeviceGet_v2000, 0)                                    \
+    X(cuCtxGetCurrent, cuCtxGetCurrent, 4000, PFN_cuCtxGetCurrent_v4000, 0)                        \
+    X(cuCtxGetDevice, cuCtxGetDevice, 2000, PFN_cuCtxGetDevice_v2000, 0)                           \
+    X(cuDeviceTotalMem_v2, cuDeviceTotalMem, 3020, PFN_cuDeviceTotalMem_v3020, 0)                  \
+    X(cuMemGetInfo_v2, cuMemGetInfo, 3020, PFN_cuMemGetInfo_v3020, 0)                              \
+    X(cuMemAlloc, cuMemAlloc, 2000, fake_pfn_cuMemAlloc_v2000, 0)                                  \
+    X(cuMemAlloc_v2, cuMemAlloc, 3020, PFN_cuMemAlloc_v3020, 0)                                    \
+    X(cuMemAllocPitch_v2, cuMemAllocPitch, 3020, PFN_cuMemAllocPitch_v3020, 0)                     \
+    /* a newer ABI of a hooked function than libgmux.so lists (same signature here) */             \
+    X(cuMemAllocPitch_v9, cuMemAllocPitch, 12090, PFN_cuMemAllocPitch_v3020, 0)                    \
+    X(cuMemAllocManaged, cuMemAllocManaged, 6000, PFN_cuMemAllocManaged_v6000, 0)                  \
+    X(cuMemFree_v2, cuMemFree, 3020, PFN_cuMemFree_v3020, 0)                                       \
+    X(cuMemAllocAsync, cuMemAllocAsync, 11020, PFN_cuMemAllocAsync_v11020, 0)                      \
+    X(cuMemAllocAsync_ptsz, cuMemAllocAsync, 11020, PFN_cuMemAllocAsync_v11020_ptsz, 1)            \
+    X(cuMemAllocFromPoolAsync, cuMemAllocFromPoolAsync, 11020, PFN_cuMemAllocFromPoolAsync_v11020, \
+      0)                                                                                           \
+    X(cuMemAllocFromPoolAsync_ptsz, cuMemAllocFromPoolAsync, 11020,                                \
+      PFN_cuMemAllocFromPoolAsync_v11020_ptsz, 1)                                                  \
+    X(cuMemFreeAsync, cuMemFreeAsync, 11020, PFN_cuMemFreeAsync_v11020, 0)                         \
+    X(cuMemFreeAsync_ptsz, cuMemFreeAsync, 11020, PFN_cuMemFreeAsync_v11020_ptsz, 1)               \
+    X(cuMemAddressReserve, cuMemAddressReserve, 10020, PFN_cuMemAddressReserve_v10020, 0)          \
+    X(cuMemAddressFree, cuMemAddressFree, 10020, PFN_cuMemAddressFree_v10020, 0)                   \
+    X(cuMemCreate, cuMemCreate, 10020, PFN_cuMemCreate_v10020, 0)                                  \
+    X(cuMemRelease, cuMemRelease, 10020, PFN_cuMemRelease_v10020, 0)                               \
+    X(cuMemMap, cuMemMap, 10020, PFN_cuMemMap_v10020, 0)                                           \
+    X(cuMemUnmap, cuMemUnmap, 10020, PFN_cuMemUnmap_v10020, 0)                                     \
+    X(cuMemPrefetchAsync_v2, cuMemPrefetchAsync, 12020, PFN_cuMemPrefetchAsync_v12020, 0)          \
+    X(cuStreamCreate, cuStreamCreate, 2000, PFN_cuStreamCreate_v2000, 0)                           \
+    X(cuStreamSynchronize, cuStreamSynchronize, 2000, PFN_cuStreamSynchronize_v2000, 0)            \
+    X(cuStreamWaitEvent, cuStreamWaitEvent, 3020, PFN_cuStreamWaitEvent_v3020, 0)                  \
+    X(cuStreamWaitEvent_ptsz, cuStreamWaitEvent, 7000, PFN_cuStreamWaitEvent_v7000_ptsz, 1)        \
+    X(cuStreamIsCapturing, cuStreamIsCapturing, 10000, PFN_cuStreamIsCapturing_v10000, 0)          \
+    X(cuEventCreate, cuEventCreate, 2000, PFN_cuEventCreate_v2000, 0)                              \
+    X(cuEventRecord, cuEventRecord, 2000, PFN_cuEventRecord_v2000, 0)                              \
+    X(cuEventRecord_ptsz, cuEventRecord, 7000, PFN_cuEventRecord_v7000_ptsz, 1)                    \
+    X(cuLaunchKernel, cuLaunchKernel, 4000, PFN_cuLaunchKernel_v4000, 0)                           \
+    X(cuLaunchKernel_ptsz, cuLaunchKernel, 7000, PFN_cuLaunchKernel_v7000_ptsz, 1)                 \
+    X(cuLaunchKernelEx, cuLaunchKernelEx, 11060, PFN_cuLaunchKernelEx_v11060, 0)                   \
+    X(cuLaunchKernelEx_ptsz, cuLaunchKernelEx, 11060, PFN_cuLaunchKernelEx_v11060_ptsz, 1)         \
+    X(cuLaunchCooperativeKernel, cuLaunchCooperativeKernel, 9000,                                  \
+      PFN_cuLaunchCooperativeKernel_v9000, 0)                                                      \
+    X(cuLaunchCooperativeKernel_ptsz, cuLaunchCooperativeKernel, 9000,                             \
+      PFN_cuLaunchCooperativeKernel_v9000_ptsz, 1)                                                 \
+    X(cuFuncGetParamInfo, cuFuncGetParamInfo, 12040, PFN_cuFuncGetParamInfo_v12040, 0)             \
+    X(cuKernelGetParamInfo, cuKernelGetParamInfo, 12040, PFN_cuKernelGetParamInfo_v12040, 0)       \
+    X(cuGraphCreate, cuGraphCreate, 10000, PFN_cuGraphCreate_v10000, 0)                            \
+    X(cuGraphDestroy, cuGraphDestroy, 10000, PFN_cuGraphDestroy_v10000, 0)                         \
+    X(cuGraphAddKernelNode_v2, cuGraphAddKernelNode, 12000, PFN_cuGraphAddKernelNode_v12000, 0)    \
+    X(cuGraphGetNodes, cuGraphGetNodes, 10000, PFN_cuGraphGetNodes_v10000, 0)                      \
+    X(cuGraphNodeGetType, cuGraphNodeGetType, 10000, PFN_cuGraphNodeGetType_v10000, 0)             \
+    X(cuGraphKernelNodeGetParams_v2, cuGraphKernelNodeGetParams, 12000,                            \
+      PFN_cuGraphKernelNodeGetParams_v12000, 0)                                                    \
+    X(cuGraphInstantiateWithFlags, cuGraphInstantiateWithFlags, 11040,                             \
+      PFN_cuGraphInstantiateWithFlags_v11040, 0)                                                   \
+    X(cuGraphLaunch, cuGraphLaunch, 10000, PFN_cuGraphLaunch_v10000, 0)                            \
+    X(cuGraphLaunch_ptsz, cuGraphLaunch, 10000, PFN_cuGraphLaunch_v10000_ptsz, 1)                  \
+    X(cuGraphExecDestroy, cuGraphExecDestroy, 10000, PFN_cuGraphExecDestroy_v10000, 0)
+
+#define FAKE_DECL_(sym, base, ver, pfn, pt)                                                        \
+    __typeof__(*(pfn)0) fk_##sym __asm__(#sym) __attribute__((visibility("default")));
+FAKE_LIST(FAKE_DECL_)
+#undef FAKE_DECL_
+
+/* The test API of fake_cuda.h, exported. */
+FAKE_API void fake_reset(void);
+FAKE_API size_t fake_log_count(void);
+FAKE_API const fake_call_t *fake_log_get(size_t i);
+FAKE_API void fake_set_logging(int on);
+FAKE_API void *fake_register_kernel(const char *name, unsigned nparams, const size_t *sizes,
+                                    fake_kernel_fn fn);
+FAKE_API void *fake_entry(const char *sym);
+FAKE_API void fake_set_capturing(void *stream);
+
+/* Appends one call to the log (fn: the symbol name). */
+__attribute__((visibility("hidden"))) void fake_rec(const char *fn, uint64_t a0, uint64_t a1,
+                                                    uint64_t a2, uint64_t a3);
+#define REC(...) fake_rec(__func__ + 3, __VA_ARGS__) /* "fk_cuX" -> "cuX" */
+#define REC0()   REC(0, 0, 0, 0)
+#define U(x)     ((uint64_t)(uintptr_t)(x))
+
+#endif /* FAKE_CUDA_INTERNAL_H */

@@ -1,0 +1,157 @@
+/* The shim's region table: an interval map of allocations. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include <cmocka.h>
+
+#include "shim/regions.h"
+
+static int setup(void **state)
+{
+    shim_regions_t *t = malloc(sizeof(*t));
+    if (!t || shim_regions_init(t) != GMUX_OK)
+        return -1;
+    *state = t;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    shim_regions_fini(*state);
+    free(*state);
+    return 0;
+}
+
+static void test_find_by_any_interior_address(void **state)
+{
+    shim_regions_t *t = *state;
+    assert_int_equal(shim_regions_insert(t, 0x1000, 0x100, SHIM_REGION_MANAGED, 0), GMUX_OK);
+    assert_int_equal(shim_regions_insert(t, 0x3000, 0x1000, SHIM_REGION_VMM, 2), GMUX_OK);
+    shim_region_t r;
+    assert_true(shim_regions_find(t, 0x1000, &r));
+    assert_int_equal(r.base, 0x1000);
+    assert_true(shim_regions_find(t, 0x10ff, &r));
+    assert_int_equal(r.size, 0x100);
+    assert_false(shim_regions_find(t, 0x1100, &r)); /* one past the end */
+    assert_false(shim_regions_find(t, 0xfff, &r));
+    assert_false(shim_regions_find(t, 0x2000, &r)); /* the gap */
+    assert_true(shim_regions_find(t, 0x3abc, &r));
+    assert_int_equal(r.kind, SHIM_REGION_VMM);
+    assert_int_equal(r.loc_type, 2);
+    assert_false(shim_regions_find(t, 0, &r));
+    assert_false(shim_regions_find(t, UINT64_MAX, &r));
+}
+
+static void test_counts_bytes_per_kind_and_remove(void **state)
+{
+    shim_regions_t *t = *state;
+    shim_regions_insert(t, 0x10000, 100, SHIM_REGION_MANAGED, 0);
+    shim_regions_insert(t, 0x20000, 200, SHIM_REGION_MANAGED, 0);
+    shim_regions_insert(t, 0x30000, 300, SHIM_REGION_ASYNC, 0);
+    assert_int_equal(shim_regions_bytes(t, SHIM_REGION_MANAGED), 300);
+    assert_int_equal(shim_regions_count(t, SHIM_REGION_MANAGED), 2);
+    assert_int_equal(shim_regions_bytes(t, SHIM_REGION_ASYNC), 300);
+    assert_int_equal(shim_regions_total_bytes(t), 600);
+    shim_region_t r;
+    assert_int_equal(shim_regions_remove(t, 0x20001, &r), GMUX_ERR_NOT_FOUND); /* not a base */
+    assert_int_equal(shim_regions_remove(t, 0x20000, &r), GMUX_OK);
+    assert_int_equal(r.size, 200);
+    assert_int_equal(shim_regions_remove(t, 0x20000, &r), GMUX_ERR_NOT_FOUND);
+    assert_int_equal(shim_regions_bytes(t, SHIM_REGION_MANAGED), 100);
+    assert_false(shim_regions_find(t, 0x20000, NULL));
+    assert_true(shim_regions_find(t, 0x30000, NULL));
+}
+
+static void test_overlap_replaces_stale_regions(void **state)
+{
+    shim_regions_t *t = *state;
+    shim_regions_insert(t, 0x1000, 0x1000, SHIM_REGION_MANAGED, 0);
+    shim_regions_insert(t, 0x2000, 0x1000, SHIM_REGION_MANAGED, 0);
+    shim_regions_insert(t, 0x5000, 0x1000, SHIM_REGION_MANAGED, 0);
+    /* covers the tail of the first and all of the second */
+    assert_int_equal(shim_regions_insert(t, 0x1800, 0x1000, SHIM_REGION_DEVICE, 0), GMUX_OK);
+    shim_region_t r;
+    assert_false(shim_regions_find(t, 0x1000, &r));
+    assert_true(shim_regions_find(t, 0x2700, &r));
+    assert_int_equal(r.base, 0x1800);
+    assert_false(shim_regions_find(t, 0x2900, &r));
+    assert_true(shim_regions_find(t, 0x5000, &r));
+    assert_int_equal(shim_regions_bytes(t, SHIM_REGION_MANAGED), 0x1000);
+    assert_int_equal(shim_regions_bytes(t, SHIM_REGION_DEVICE), 0x1000);
+    assert_int_equal(shim_regions_insert(t, 0x9000, 0, SHIM_REGION_MANAGED, 0), GMUX_ERR_INVALID);
+    assert_int_equal(shim_regions_insert(t, UINT64_MAX - 10, 100, SHIM_REGION_MANAGED, 0),
+                     GMUX_ERR_INVALID);
+}
+
+static void test_remove_range_for_unmap(void **state)
+{
+    shim_regions_t *t = *state;
+    for (uint64_t i = 0; i < 8; i++)
+        shim_regions_insert(t, 0x100000 + i * 0x1000, 0x1000, SHIM_REGION_VMM, 1);
+    assert_int_equal(shim_regions_remove_range(t, 0x102000, 0x3000), 3);
+    assert_true(shim_regions_find(t, 0x101fff, NULL));
+    assert_false(shim_regions_find(t, 0x102000, NULL));
+    assert_false(shim_regions_find(t, 0x104fff, NULL));
+    assert_true(shim_regions_find(t, 0x105000, NULL));
+    assert_int_equal(shim_regions_count(t, SHIM_REGION_VMM), 5);
+}
+
+static void test_many_regions_grow_and_stay_sorted(void **state)
+{
+    shim_regions_t *t = *state;
+    /* inserted out of order, more than the initial capacity */
+    for (uint64_t i = 0; i < 1000; i++) {
+        uint64_t k = (i * 7919) % 1000;
+        assert_int_equal(
+            shim_regions_insert(t, 0x10000000 + k * 0x10000, 0x8000 + k, SHIM_REGION_MANAGED, 0),
+            GMUX_OK);
+    }
+    for (uint64_t k = 0; k < 1000; k++) {
+        shim_region_t r;
+        assert_true(shim_regions_find(t, 0x10000000 + k * 0x10000 + 0x7fff, &r));
+        assert_int_equal(r.base, 0x10000000 + k * 0x10000);
+        assert_int_equal(r.size, 0x8000 + k);
+        assert_false(shim_regions_find(t, 0x10000000 + k * 0x10000 + 0x8000 + k, NULL));
+    }
+}
+
+static void test_claim_once_per_generation(void **state)
+{
+    shim_regions_t *t = *state;
+    shim_regions_insert(t, 0x1000, 0x1000, SHIM_REGION_MANAGED, 0);
+    shim_regions_insert(t, 0x4000, 0x1000, SHIM_REGION_MANAGED, 0);
+    shim_regions_insert(t, 0x8000, 0x1000, SHIM_REGION_ASYNC, 0); /* pinned: never claimed */
+    const uint64_t vals[] = {0x1010, 42, 0x1ff0, 0x8000, 0x4fff, 0x9999};
+    shim_range_t out[8];
+    size_t hits = 0;
+    size_t n = shim_regions_claim(t, vals, 6, 1, UINT64_MAX, out, 8, &hits);
+    assert_int_equal(hits, 4);
+    assert_int_equal(n, 2); /* 0x1010 and 0x1ff0 are one region */
+    assert_int_equal(out[0].addr, 0x1000);
+    assert_int_equal(out[0].len, 0x1000);
+    assert_int_equal(out[1].addr, 0x4000);
+    /* same generation: nothing left to claim */
+    assert_int_equal(shim_regions_claim(t, vals, 6, 1, UINT64_MAX, out, 8, NULL), 0);
+    /* a new generation claims again */
+    assert_int_equal(shim_regions_claim(t, vals, 6, 2, UINT64_MAX, out, 8, NULL), 2);
+    /* oversubscribed (managed bytes above the capacity): always */
+    assert_int_equal(shim_regions_claim(t, vals, 6, 2, 0x1000, out, 8, NULL), 2);
+    /* the output bound is respected */
+    assert_int_equal(shim_regions_claim(t, vals, 6, 3, UINT64_MAX, out, 1, NULL), 1);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_find_by_any_interior_address, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_counts_bytes_per_kind_and_remove, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_overlap_replaces_stale_regions, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_remove_range_for_unmap, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_many_regions_grow_and_stay_sorted, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_claim_once_per_generation, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

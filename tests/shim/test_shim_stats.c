@@ -1,0 +1,128 @@
+/*
+ * The shim's counters, read back from the GMUX_SHIM_STATS file a child
+ * process writes at exit: allocations redirected vs pinned, launches,
+ * prefetches. Run with LD_PRELOAD=libgmux.so and the driver double, policy
+ * proactive.
+ */
+#include <dlfcn.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <cuda.h>
+#include <cudaTypedefs.h>
+
+#include "fake_cuda/fake_cuda.h"
+#include "tproc.h"
+
+static char stats_path[256];
+
+static void *get(PFN_cuGetProcAddress_v12000 gpa, const char *base)
+{
+    void *p = NULL;
+    return gpa(base, &p, 12000, 0, NULL) == CUDA_SUCCESS ? p : NULL;
+}
+
+/* The child: two plain allocations, one stream-ordered, two launches using all three. */
+static int child(int index, void *arg)
+{
+    (void)index;
+    (void)arg;
+    void *drv = dlopen("libcuda.so.1", RTLD_NOW);
+    if (!drv)
+        return 10;
+    PFN_cuGetProcAddress_v12000 gpa =
+        (PFN_cuGetProcAddress_v12000)dlsym(drv, "cuGetProcAddress_v2");
+    fake_register_kernel_fn reg = (fake_register_kernel_fn)dlsym(drv, "fake_register_kernel");
+    PFN_cuMemAlloc_v3020 alloc = (PFN_cuMemAlloc_v3020)get(gpa, "cuMemAlloc");
+    PFN_cuMemAllocAsync_v11020 alloc_async =
+        (PFN_cuMemAllocAsync_v11020)get(gpa, "cuMemAllocAsync");
+    PFN_cuLaunchKernel_v4000 launch = (PFN_cuLaunchKernel_v4000)get(gpa, "cuLaunchKernel");
+    if (!gpa || !reg || !alloc || !alloc_async || !launch)
+        return 11;
+    CUdeviceptr a, b, c;
+    if (alloc(&a, 1000) || alloc(&b, 3000) || alloc_async(&c, 5000, NULL))
+        return 12;
+    static const size_t sizes[] = {8, 8, 8};
+    CUfunction f = reg("three", 3, sizes, NULL);
+    void *args[] = {&a, &b, &c};
+    for (int i = 0; i < 2; i++)
+        if (launch(f, 1, 1, 1, 1, 1, 1, 0, NULL, args, NULL) != CUDA_SUCCESS)
+            return 13;
+    exit(0); /* a normal exit: the shim writes its counters from its destructor */
+}
+
+static unsigned long long field(const char *json, const char *name)
+{
+    char key[64];
+    snprintf(key, sizeof(key), "\"%s\":", name);
+    const char *p = strstr(json, key);
+    assert_non_null(p);
+    return strtoull(p + strlen(key), NULL, 10);
+}
+
+/* Runs the child and returns its counters file (static buffer). */
+static const char *run_child(void)
+{
+    static char json[2048];
+    int status = -3;
+    unlink(stats_path);
+    assert_int_equal(tproc_fork_all(1, child, NULL, 60.0, &status), 0);
+    assert_int_equal(status, 0);
+    FILE *f = fopen(stats_path, "r");
+    assert_non_null(f);
+    memset(json, 0, sizeof(json));
+    size_t n = fread(json, 1, sizeof(json) - 1, f);
+    fclose(f);
+    assert_true(n > 0);
+    unlink(stats_path);
+    return json;
+}
+
+static void test_counters_written_at_exit(void **state)
+{
+    (void)state;
+    unsetenv("GMUX_BUDGET");
+    const char *json = run_child();
+    assert_non_null(strstr(json, "\"policy\":\"proactive\""));
+    assert_int_equal(field(json, "managed_allocs"), 2);
+    assert_int_equal(field(json, "pinned_allocs"), 1);
+    assert_int_equal(field(json, "pinned_bytes"), 5000);
+    assert_int_equal(field(json, "launches"), 2);
+    assert_int_equal(field(json, "pointer_args"), 6);
+    /* the two managed regions are prefetched once, the pinned one never */
+    assert_int_equal(field(json, "prefetches"), 2);
+    assert_int_equal(field(json, "prefetch_bytes"), 4000);
+    assert_int_equal(field(json, "order_waits"), 1);
+}
+
+static void test_oversubscribed_prefetches_every_launch(void **state)
+{
+    (void)state;
+    /* managed bytes (4000) above the budget: residency unknown, every launch prefetches */
+    setenv("GMUX_BUDGET", "3000", 1);
+    const char *json = run_child();
+    unsetenv("GMUX_BUDGET");
+    assert_int_equal(field(json, "launches"), 2);
+    assert_int_equal(field(json, "prefetches"), 4);
+    assert_int_equal(field(json, "prefetch_bytes"), 8000);
+    assert_int_equal(field(json, "order_waits"), 2);
+}
+
+int main(void)
+{
+    snprintf(stats_path, sizeof(stats_path), "/tmp/gmux_shim_stats_%d.json", (int)getpid());
+    setenv("GMUX_SHIM_STATS", stats_path, 1);
+    setenv("GMUX_POLICY", "proactive", 1);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_counters_written_at_exit),
+        cmocka_unit_test(test_oversubscribed_prefetches_every_launch),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

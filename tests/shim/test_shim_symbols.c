@@ -1,0 +1,66 @@
+/*
+ * Symbol consistency: libgmux.so exports exactly the hooks of syms.h and
+ * dlsym, nothing else (nm -D --defined-only), so the list, the dispatch and
+ * the exports cannot drift apart, and nothing leaks into applications.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "shim/syms.h"
+
+#define SYM_NAME_(sym, base, ver, pfn, pt) #sym,
+static const char *const expected[] = {SHIM_HOOK_LIST(SYM_NAME_) "dlsym"};
+#undef SYM_NAME_
+#define NEXPECTED (sizeof(expected) / sizeof(expected[0]))
+
+static void test_exports_match_the_list(void **state)
+{
+    (void)state;
+    char cmd[1024];
+    snprintf(cmd, sizeof(cmd), "nm -D --defined-only '%s'", GMUX_SHIM_PATH);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    int seen[NEXPECTED] = {0};
+    char line[512];
+    int extras = 0, total = 0;
+    while (fgets(line, sizeof(line), p)) {
+        char addr[64], type[8], name[256];
+        if (sscanf(line, "%63s %7s %255s", addr, type, name) != 3)
+            continue;
+        char *at = strchr(name, '@');
+        if (at)
+            *at = '\0';
+        total++;
+        size_t i;
+        for (i = 0; i < NEXPECTED; i++)
+            if (strcmp(expected[i], name) == 0)
+                break;
+        if (i == NEXPECTED) {
+            print_error("unexpected export: %s", line);
+            extras++;
+        } else {
+            assert_string_equal(type, "T");
+            seen[i]++;
+        }
+    }
+    assert_int_equal(pclose(p), 0);
+    assert_true(total > 0);
+    assert_int_equal(extras, 0);
+    for (size_t i = 0; i < NEXPECTED; i++) {
+        if (seen[i] != 1)
+            print_error("missing export: %s\n", expected[i]);
+        assert_int_equal(seen[i], 1);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_exports_match_the_list)};
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

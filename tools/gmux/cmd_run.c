@@ -1,0 +1,132 @@
+/*
+ * gmux run: runs an unmodified CUDA program under libgmux.so. Sets
+ * LD_PRELOAD to the shim (next to this binary in the build tree, or in the
+ * install prefix's library folder), sets the GMUX_* settings given as
+ * options, and execs the command, whose exit status becomes ours.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "commands.h"
+#include "common/parse.h"
+
+#ifndef GMUX_INSTALL_LIBDIR
+#define GMUX_INSTALL_LIBDIR "lib"
+#endif
+
+static void run_help(void)
+{
+    printf("Usage: gmux run [--policy off|demand|proactive] [--budget SIZE] [--no-managed]\n"
+           "                [--stats FILE] [--] COMMAND [ARGS...]\n\n"
+           "Runs COMMAND with libgmux.so preloaded: the CUDA driver calls of the program are\n"
+           "intercepted, its allocations tracked (and moved to managed memory), and with\n"
+           "--policy proactive (the default) each launch's data is prefetched ahead of it.\n\n"
+           "  --policy P     off (pass-through), demand (managed memory, no prefetch) or\n"
+           "                 proactive; sets GMUX_POLICY\n"
+           "  --budget SIZE  device memory the task may use, e.g. 8G; cuMemGetInfo reports\n"
+           "                 this view; sets GMUX_BUDGET\n"
+           "  --no-managed   keep plain allocations as device memory; sets GMUX_SHIM_MANAGED=0\n"
+           "  --stats FILE   write the shim's counters (JSON) to FILE at exit\n\n"
+           "The exit status is COMMAND's (127 when it cannot be run). For now the task runs\n"
+           "alone: joining the gmuxd daemon for shared time slices is not built yet.\n");
+}
+
+/* The shim next to the executable (build tree) or in ../<libdir> (install); 0 if found. */
+static int run_find_shim(char *out, size_t len)
+{
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    if (n <= 0)
+        return -1;
+    exe[n] = '\0';
+    char *slash = strrchr(exe, '/');
+    if (!slash)
+        return -1;
+    *slash = '\0';
+    const char *const rel[] = {"/libgmux.so", "/../" GMUX_INSTALL_LIBDIR "/libgmux.so"};
+    for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
+        char path[PATH_MAX];
+        if ((size_t)snprintf(path, sizeof(path), "%s%s", exe, rel[i]) >= sizeof(path))
+            continue;
+        if (access(path, R_OK) == 0 && realpath(path, out) && strlen(out) < len)
+            return 0;
+    }
+    return -1;
+}
+
+/* Prepends the shim to LD_PRELOAD (keeping what was there). */
+static int run_set_preload(const char *shim)
+{
+    const char *old = getenv("LD_PRELOAD");
+    size_t len = strlen(shim) + (old ? strlen(old) + 2 : 1);
+    char *v = malloc(len);
+    if (!v)
+        return -1;
+    if (old && old[0])
+        snprintf(v, len, "%s:%s", shim, old);
+    else
+        snprintf(v, len, "%s", shim);
+    int rc = setenv("LD_PRELOAD", v, 1);
+    free(v);
+    return rc;
+}
+
+int cmd_run(int argc, char **argv)
+{
+    const char *policy = NULL, *budget = NULL, *stats = NULL;
+    int no_managed = 0;
+    int i;
+    for (i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--") == 0) {
+            i++;
+            break;
+        }
+        if (a[0] != '-')
+            break;
+        if (cli_is_help(a)) {
+            run_help();
+            return 0;
+        }
+        if (strcmp(a, "--no-managed") == 0) {
+            no_managed = 1;
+            continue;
+        }
+        const char **dst = strcmp(a, "--policy") == 0   ? &policy
+                           : strcmp(a, "--budget") == 0 ? &budget
+                           : strcmp(a, "--stats") == 0  ? &stats
+                                                        : NULL;
+        if (!dst)
+            return cli_usage_error("run", "unknown option '%s'", a);
+        if (i + 1 >= argc)
+            return cli_usage_error("run", "option '%s' needs a value", a);
+        *dst = argv[++i];
+    }
+    if (i >= argc)
+        return cli_usage_error("run", "no command given");
+    if (policy && strcmp(policy, "off") != 0 && strcmp(policy, "demand") != 0 &&
+        strcmp(policy, "proactive") != 0)
+        return cli_usage_error("run", "unknown policy '%s' (off, demand or proactive)", policy);
+    uint64_t bytes;
+    if (budget && com_parse_size(budget, &bytes) != GMUX_OK)
+        return cli_usage_error("run", "bad budget '%s' (a size such as 512M or 8G)", budget);
+
+    char shim[PATH_MAX];
+    if (run_find_shim(shim, sizeof(shim)) != 0)
+        return cli_fail("run", "libgmux.so not found next to gmux or in ../%s",
+                        GMUX_INSTALL_LIBDIR);
+    if (run_set_preload(shim) != 0 || (policy && setenv("GMUX_POLICY", policy, 1) != 0) ||
+        (budget && setenv("GMUX_BUDGET", budget, 1) != 0) ||
+        (no_managed && setenv("GMUX_SHIM_MANAGED", "0", 1) != 0) ||
+        (stats && setenv("GMUX_SHIM_STATS", stats, 1) != 0))
+        return cli_fail("run", "cannot set the environment: %s", strerror(errno));
+    execvp(argv[i], &argv[i]);
+    int err = errno;
+    cli_fail("run", "cannot run '%s': %s", argv[i], strerror(err));
+    return err == ENOENT ? 127 : 126;
+}
