@@ -88,12 +88,10 @@ static void test_malformed_setting_is_clear_error(void **state)
     assert_non_null(strstr(err, "'chatty'"));
 }
 
-static void test_demo_runs(void **state)
+static void test_demo_help(void **state)
 {
     (void)state;
-    assert_int_equal(run(NULL, "demo", NULL), 0);
-    assert_non_null(strstr(out, "== mem"));
-    assert_non_null(strstr(out, "== net"));
+    /* The demo itself runs as its own CTest test (test_demo), with a longer timeout. */
     assert_int_equal(run(NULL, "demo", "--help"), 0);
     assert_non_null(strstr(out, "Usage: gmux demo"));
 }
@@ -108,7 +106,7 @@ int main(void)
         cmocka_unit_test(test_unknown_option_one_line_exit_2),
         cmocka_unit_test(test_help_settings_lists_table),
         cmocka_unit_test(test_malformed_setting_is_clear_error),
-        cmocka_unit_test(test_demo_runs),
+        cmocka_unit_test(test_demo_help),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
