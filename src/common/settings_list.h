@@ -11,6 +11,17 @@
 #define COM_SETTINGS_LIST(X)                                                                       \
     X(LOG, STRING, "warn",                                                                         \
       "Logging: LEVEL[,SUBSYSTEM...] or SUBSYSTEM=LEVEL, e.g. debug,net "                          \
-      "(levels off error warn info debug trace)")
+      "(levels off error warn info debug trace)")                                                  \
+    X(DAEMON_GRACE_MS, INT, "2000",                                                                \
+      "gmuxd: how long a revoked task may keep the GPU before its turn is taken away")             \
+    X(DAEMON_GROUP, STRING, "",                                                                    \
+      "gmuxd: a group whose members may also connect (socket mode 0660); empty: owner only")       \
+    X(DAEMON_PLACEMENT, STRING, "none",                                                            \
+      "gmuxd: placement at switches: none, or swap (evict outgoing, fill incoming working set)")   \
+    X(DAEMON_QUANTUM_MS, INT, "20", "gmuxd: time slice of a task while others wait")               \
+    X(DAEMON_TURN_TIMEOUT_MS, INT, "10000",                                                        \
+      "client: longest wait for the turn before launching anyway (local mode)")                    \
+    X(SOCKET, STRING, "",                                                                          \
+      "gmuxd socket; empty: $XDG_RUNTIME_DIR/gmux/gmuxd.sock, else /tmp/gmux-UID/gmuxd.sock")
 
 #endif /* COM_SETTINGS_LIST_H */

@@ -9,7 +9,11 @@
 #define GMUX_CLI_COMMANDS_H
 
 #define GMUX_COMMAND_LIST(X)                                                                       \
-    X("demo", cmd_demo, "run the built-in demonstration of everything built so far")
+    X("demo", cmd_demo, "run the built-in demonstration of everything built so far")               \
+    X("daemon", cmd_daemon,                                                                        \
+      "start gmuxd, the GPU time-slice daemon (background unless --foreground)")                   \
+    X("status", cmd_status, "the daemon's tasks once (--json for machines)")                       \
+    X("top", cmd_top, "the daemon's tasks live: state, memory, faults, share of GPU time")
 
 #define GMUX_COMMAND_DECL_(name, fn, summary) int fn(int argc, char **argv);
 GMUX_COMMAND_LIST(GMUX_COMMAND_DECL_)
