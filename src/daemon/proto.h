@@ -151,7 +151,7 @@ typedef struct dmn_msg_status {
     uint32_t reserved;
     uint64_t uptime_ns;
     uint64_t switches;
-    uint64_t reclaimed;      /* tasks removed because they died or misbehaved */
+    uint64_t reclaimed;      /* tasks whose connection ended: exit, death, protocol error */
     const uint8_t *tasks_le; /* n_tasks * 128 bytes in the caller's buffer */
 } dmn_msg_status_t;
 
