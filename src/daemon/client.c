@@ -11,6 +11,7 @@
 
 #include "common/clock.h"
 #include "common/log.h"
+#include "common/settings.h"
 #include "daemon/endpoint.h"
 
 #define BACKOFF_MIN_NS   (10 * COM_NS_PER_MS)
@@ -338,4 +339,10 @@ uint32_t dmn_client_task_id(const dmn_client_t *c)
 uint32_t dmn_client_registrations(const dmn_client_t *c)
 {
     return c->registrations;
+}
+
+uint64_t dmn_client_turn_timeout_ns(void)
+{
+    int64_t ms = COM_SETTING_INT(DAEMON_TURN_TIMEOUT_MS);
+    return ms > 0 ? (uint64_t)ms * COM_NS_PER_MS : 0;
 }

@@ -70,6 +70,9 @@ gmux_status_t dmn_client_idle(dmn_client_t *c);
 /* Sends counters (kept and resent after a reconnection). */
 gmux_status_t dmn_client_report(dmn_client_t *c, const dmn_msg_stats_t *stats);
 
+/* GMUX_DAEMON_TURN_TIMEOUT_MS in ns: the shim's bound for dmn_client_wait_turn. */
+uint64_t dmn_client_turn_timeout_ns(void);
+
 int dmn_client_is_local(const dmn_client_t *c);           /* no daemon connection now */
 int dmn_client_holds_turn(const dmn_client_t *c);         /* granted and not released */
 uint32_t dmn_client_task_id(const dmn_client_t *c);       /* 0 in local mode */

@@ -12,9 +12,20 @@
 
 #include "common/clock.h"
 
+drig_t *drig_current;
+
+int drig_teardown(void **state)
+{
+    (void)state;
+    if (drig_current)
+        drig_fini(drig_current);
+    return 0;
+}
+
 void drig_init(drig_t *r)
 {
     memset(r, 0, sizeof(*r));
+    drig_current = r;
     snprintf(r->dir, sizeof(r->dir), "/tmp/gmuxd-test-XXXXXX");
     if (!mkdtemp(r->dir))
         abort();
@@ -26,13 +37,43 @@ void drig_fini(drig_t *r)
 {
     if (r->daemon > 0)
         drig_kill_daemon(r, SIGKILL);
+    for (int i = 0; i < r->n_spawned; i++) {
+        if (kill(r->spawned[i], 0) == 0) { /* not reaped yet: ours, still there */
+            kill(-r->spawned[i], SIGKILL);
+            kill(r->spawned[i], SIGKILL);
+            while (waitpid(r->spawned[i], NULL, 0) < 0 && errno == EINTR)
+                ;
+        }
+    }
+    r->n_spawned = 0;
+    /* A daemon started in the background (gmux daemon) is nobody's child here:
+     * stop it by the pid in its lock file, if that is still a gmux process. */
+    char lock[160], proc[64], pcmd[256] = {0};
+    snprintf(lock, sizeof(lock), "%s.lock", r->sock);
+    FILE *lf = fopen(lock, "r");
+    int other = 0;
+    if (lf) {
+        if (fscanf(lf, "%d", &other) != 1)
+            other = 0;
+        fclose(lf);
+    }
+    snprintf(proc, sizeof(proc), "/proc/%d/cmdline", other);
+    FILE *pf = other > 1 ? fopen(proc, "r") : NULL;
+    if (pf) {
+        size_t got = fread(pcmd, 1, sizeof(pcmd) - 1, pf);
+        fclose(pf);
+        if (got > 0 && strstr(pcmd, "gmux") && access(r->sock, F_OK) == 0)
+            kill(other, SIGKILL);
+    }
+    if (drig_current == r)
+        drig_current = NULL;
     char cmd[128];
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", r->dir);
     if (system(cmd) != 0)
         fprintf(stderr, "drig: could not remove %s\n", r->dir);
 }
 
-static pid_t spawn(char *const argv[])
+static pid_t spawn(drig_t *r, char *const argv[])
 {
     pid_t pid = fork();
     if (pid == 0) {
@@ -40,6 +81,8 @@ static pid_t spawn(char *const argv[])
         execv(argv[0], argv);
         _exit(127);
     }
+    if (pid > 0 && r->n_spawned < (int)(sizeof(r->spawned) / sizeof(r->spawned[0])))
+        r->spawned[r->n_spawned++] = pid;
     return pid;
 }
 
@@ -75,7 +118,7 @@ pid_t drig_start_daemon(drig_t *r, int quantum_ms, const char *placement)
     snprintf(q, sizeof(q), "%d", quantum_ms);
     char *argv[] = {GMUXD_PATH, "--foreground", "--socket",        r->sock, "--quantum-ms",
                     q,          "--placement",  (char *)placement, NULL};
-    r->daemon = spawn(argv);
+    r->daemon = spawn(r, argv);
     dmn_report_t *rep = malloc(sizeof(*rep));
     int up = drig_until(r, fetch_ok, NULL, 10.0, rep);
     free(rep);
@@ -105,7 +148,7 @@ pid_t drig_start_client(drig_t *r, const char *name, const char *cls, int prio, 
     snprintf(iu, sizeof(iu), "%ld", idle_us);
     snprintf(out, sizeof(out), "%s/%s.log", r->dir, name);
     char *argv[] = {TEST_CLIENT_PATH, r->sock, (char *)name, (char *)cls, p, k, ru, iu, out, NULL};
-    return spawn(argv);
+    return spawn(r, argv);
 }
 
 int drig_read_log(drig_t *r, const char *name, int task, dlog_t *log)

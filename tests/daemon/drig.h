@@ -17,6 +17,8 @@ typedef struct drig {
     char dir[64];
     char sock[128];
     pid_t daemon;
+    pid_t spawned[32]; /* every process started, killed by drig_fini if still there */
+    int n_spawned;
 } drig_t;
 
 typedef struct dkernel {
@@ -35,6 +37,10 @@ typedef struct dlog {
 
 void drig_init(drig_t *r); /* fresh directory, no daemon */
 void drig_fini(drig_t *r); /* kills what is left, removes the directory */
+/* The rig of the running test, finished by drig_teardown when an assertion
+ * fails half-way (so no daemon or client outlives its test). */
+extern drig_t *drig_current;
+int drig_teardown(void **state);
 pid_t drig_start_daemon(drig_t *r, int quantum_ms, const char *placement);
 void drig_kill_daemon(drig_t *r, int sig); /* and reaps it */
 pid_t drig_start_client(drig_t *r, const char *name, const char *cls, int prio, long kernels,

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "common/clock.h"
+#include "common/settings.h"
 #include "daemon/client.h"
 #include "daemon/endpoint.h"
 #include "daemon/server.h"
@@ -160,6 +161,10 @@ static void test_bad_options(void **state)
     o.priority = 21;
     assert_int_equal(dmn_client_open(&o, &c), GMUX_ERR_INVALID);
     assert_null(c);
+    char err[64];
+    assert_int_equal(com_settings_set(COM_SETTING_DAEMON_TURN_TIMEOUT_MS, "250", err, sizeof(err)),
+                     GMUX_OK);
+    assert_int_equal(dmn_client_turn_timeout_ns(), 250 * COM_NS_PER_MS);
 }
 
 int main(void)

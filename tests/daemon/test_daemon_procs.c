@@ -11,6 +11,8 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -431,6 +433,72 @@ static void test_other_uid(void **state)
     drig_fini(&r);
 }
 
+/* With GMUX_DAEMON_GROUP, a member of the group (here: another uid whose
+ * primary group it is) is served; the modes follow. Needs root. */
+static int nobody_query(int index, void *arg)
+{
+    (void)index;
+    drig_t *r = arg;
+    if (setgid(65534) != 0 || setuid(65534) != 0)
+        return 10;
+    dmn_report_t *mine = malloc(sizeof(*mine));
+    gmux_status_t st = dmn_report_fetch(r->sock, mine, 5000);
+    free(mine);
+    return st == GMUX_OK ? 0 : 20;
+}
+
+static void test_group_access(void **state)
+{
+    (void)state;
+    if (geteuid() != 0 || !getgrnam("nogroup")) {
+        printf("needs root and a group 'nogroup'\n");
+        skip();
+    }
+    drig_t r;
+    drig_init(&r);
+    chmod(r.dir, 0755);
+    setenv("GMUX_DAEMON_GROUP", "nogroup", 1);
+    pid_t d = drig_start_daemon(&r, 10, "none");
+    unsetenv("GMUX_DAEMON_GROUP");
+    assert_true(d > 0);
+    struct stat st;
+    assert_int_equal(stat(r.sock, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0660);
+    assert_int_equal(st.st_gid, 65534);
+    int status[1];
+    tproc_fork_all(1, nobody_query, &r, 30.0, status);
+    assert_int_equal(status[0], 0);
+    drig_fini(&r);
+}
+
+/* gmux top without --once quits on q (here from a pipe, not a terminal). */
+static void test_top_quits_on_q(void **state)
+{
+    (void)state;
+    drig_t r;
+    drig_init(&r);
+    assert_true(drig_start_daemon(&r, 10, "none") > 0);
+    int p[2];
+    assert_int_equal(pipe(p), 0);
+    pid_t top = fork();
+    if (top == 0) {
+        dup2(p[0], 0);
+        close(p[1]);
+        int null = open("/dev/null", O_WRONLY);
+        dup2(null, 1);
+        execl(GMUX_CLI_PATH, GMUX_CLI_PATH, "top", "--socket", r.sock, "--interval", "0.05",
+              (char *)NULL);
+        _exit(127);
+    }
+    close(p[0]);
+    com_clock_sleep_ns(300 * COM_NS_PER_MS);
+    assert_int_equal(waitpid(top, NULL, WNOHANG), 0); /* still refreshing */
+    assert_int_equal(write(p[1], "q", 1), 1);
+    assert_int_equal(drig_wait(top, 30.0), 0);
+    close(p[1]);
+    drig_fini(&r);
+}
+
 /* gmux daemon (background) starts one, a second call joins it. */
 static void test_cli_daemon(void **state)
 {
@@ -466,10 +534,16 @@ int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_round_robin),   cmocka_unit_test(test_priority),
-        cmocka_unit_test(test_latency_class), cmocka_unit_test(test_kill_client),
-        cmocka_unit_test(test_kill_daemon),   cmocka_unit_test(test_malformed),
-        cmocka_unit_test(test_other_uid),     cmocka_unit_test(test_cli_daemon),
+        cmocka_unit_test_teardown(test_round_robin, drig_teardown),
+        cmocka_unit_test_teardown(test_priority, drig_teardown),
+        cmocka_unit_test_teardown(test_latency_class, drig_teardown),
+        cmocka_unit_test_teardown(test_kill_client, drig_teardown),
+        cmocka_unit_test_teardown(test_kill_daemon, drig_teardown),
+        cmocka_unit_test_teardown(test_malformed, drig_teardown),
+        cmocka_unit_test_teardown(test_other_uid, drig_teardown),
+        cmocka_unit_test_teardown(test_cli_daemon, drig_teardown),
+        cmocka_unit_test_teardown(test_group_access, drig_teardown),
+        cmocka_unit_test_teardown(test_top_quits_on_q, drig_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -33,7 +33,10 @@ static int wait_quit(int ms)
     if (poll(&pf, 1, ms) != 1 || !(pf.revents & POLLIN))
         return 0;
     char ch;
-    return read(STDIN_FILENO, &ch, 1) == 1 && (ch == 'q' || ch == 'Q');
+    ssize_t n = read(STDIN_FILENO, &ch, 1);
+    if (n == 0) /* stdin at its end (not a terminal): just wait */
+        usleep((useconds_t)ms * 1000u);
+    return n == 1 && (ch == 'q' || ch == 'Q');
 }
 
 int cmd_top(int argc, char **argv)
