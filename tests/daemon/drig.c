@@ -38,7 +38,9 @@ void drig_fini(drig_t *r)
     if (r->daemon > 0)
         drig_kill_daemon(r, SIGKILL);
     for (int i = 0; i < r->n_spawned; i++) {
-        if (kill(r->spawned[i], 0) == 0) { /* not reaped yet: ours, still there */
+        /* Only a child not reaped yet is still ours: a reaped pid may already
+         * belong to someone else's process. */
+        if (r->spawned[i] > 1 && waitpid(r->spawned[i], NULL, WNOHANG) == 0) {
             kill(-r->spawned[i], SIGKILL);
             kill(r->spawned[i], SIGKILL);
             while (waitpid(r->spawned[i], NULL, 0) < 0 && errno == EINTR)
@@ -62,7 +64,10 @@ void drig_fini(drig_t *r)
     if (pf) {
         size_t got = fread(pcmd, 1, sizeof(pcmd) - 1, pf);
         fclose(pf);
-        if (got > 0 && strstr(pcmd, "gmux") && access(r->sock, F_OK) == 0)
+        for (size_t k = 0; k < got; k++)
+            pcmd[k] = pcmd[k] ? pcmd[k] : ' ';
+        /* Its command line names this rig's socket: it is this rig's daemon. */
+        if (got > 0 && strstr(pcmd, r->sock))
             kill(other, SIGKILL);
     }
     if (drig_current == r)
