@@ -21,6 +21,7 @@
 #include "daemon/arbiter.h"
 #include "daemon/client.h"
 #include "daemon/endpoint.h"
+#include "daemon/place_opt.h"
 #include "daemon/server.h"
 
 static double decision_ns(int n_tasks, const char *placement, int iters)
@@ -53,6 +54,66 @@ static double decision_ns(int n_tasks, const char *placement, int iters)
         fprintf(stderr, "bench: expected a switch per iteration\n");
     dmn_arb_fini(arb);
     free(arb);
+    return ns;
+}
+
+/* The opt placement with 16 tasks and 100,000 chunks of 2 MiB in all (6,250
+ * per task), capacity 50,000 chunks, round robin: every switch fills the
+ * incoming working set and evicts as much from the farthest tasks. Each task
+ * declares its working set as n_ranges ranges (8: contiguous; 4,095, the most
+ * one PENDING carries: fragmented). */
+static double opt_decision_ns(uint32_t n_ranges, int iters)
+{
+    const int n_tasks = 16;
+    const uint64_t chunks_per_task = 100000 / 16;
+    dmn_place_opt_t *opt;
+    if (dmn_place_opt_create(50000 * DMN_OPT_CHUNK, DMN_OPT_CHUNK, &opt) != GMUX_OK)
+        return -1;
+    dmn_arbiter_t *arb = malloc(sizeof(*arb));
+    dmn_arb_init(arb, 1, 1000000000ull, dmn_place_opt_placement(opt), 0);
+    size_t cap = 32 + (size_t)n_ranges * 16;
+    uint8_t *raw = malloc(cap);
+    dmn_range_t *rg = malloc(n_ranges * sizeof(*rg));
+    for (int i = 0; i < n_tasks; i++) {
+        dmn_msg_register_t r = {(uint32_t)i + 1, DMN_CLASS_BATCH, 0, 0, 0, "bench"};
+        int s = dmn_arb_add(arb, &r, 0);
+        /* chunks_per_task chunks spread over n_ranges ranges with gaps. */
+        uint64_t base = (uint64_t)(i + 1) << 40, left = chunks_per_task;
+        for (uint32_t k = 0; k < n_ranges; k++) {
+            uint64_t c = left / (n_ranges - k);
+            rg[k] = (dmn_range_t){base, c * DMN_OPT_CHUNK};
+            base += (c + 1) * DMN_OPT_CHUNK;
+            left -= c;
+        }
+        size_t n = dmn_proto_encode_ranges(raw, cap, 1, DMN_MSG_PENDING, 1, 0, rg, n_ranges);
+        dmn_msg_t m;
+        if (n == 0 || dmn_proto_decode(raw, n, &m) != GMUX_OK)
+            return -1;
+        dmn_arb_pending(arb, s, 1, &m.u.ranges, 0);
+    }
+    dmn_arb_action_t act;
+    uint64_t now = 1;
+    dmn_arb_decide(arb, now, &act);
+    for (int warm = 0; warm < n_tasks; warm++) { /* fill the device first */
+        now += 2;
+        dmn_arb_release(arb, arb->holder, now);
+        dmn_arb_decide(arb, now, &act);
+    }
+    uint64_t moved = 0, t0 = com_clock_ns();
+    for (int it = 0; it < iters; it++) {
+        now += 2;
+        dmn_arb_release(arb, arb->holder, now);
+        dmn_arb_decide(arb, now, &act);
+        moved += act.plan->n;
+    }
+    double ns = (double)(com_clock_ns() - t0) / iters;
+    if (moved == 0 || dmn_place_opt_total(opt) > 50000 * DMN_OPT_CHUNK)
+        ns = -1; /* the plan must move something and never overrun */
+    dmn_arb_fini(arb);
+    free(arb);
+    free(raw);
+    free(rg);
+    dmn_place_opt_destroy(opt);
     return ns;
 }
 
@@ -123,17 +184,21 @@ static double best(double a, double b)
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
-    double none16 = -1, swap16 = -1, none256 = -1, sock16 = -1;
+    double none16 = -1, swap16 = -1, none256 = -1, sock16 = -1, opt8 = -1, opt4k = -1;
     for (int rep = 0; rep < 5; rep++) {
         none16 = best(none16, decision_ns(16, "none", 100000));
         swap16 = best(swap16, decision_ns(16, "swap", 100000));
         none256 = best(none256, decision_ns(256, "none", 10000));
+        opt8 = best(opt8, opt_decision_ns(8, 20000));
+        opt4k = best(opt4k, opt_decision_ns(DMN_MAX_RANGES, 200));
     }
     for (int rep = 0; rep < 3; rep++)
         sock16 = best(sock16, socket_switch_ns(16, 3000));
     printf("{\"bench\": \"daemon_switch\", \"tasks\": 16, \"decide_none_ns\": %.1f, "
            "\"decide_swap_ns\": %.1f, \"decide_none_256_tasks_ns\": %.1f, "
-           "\"socket_switch_ns\": %.1f, \"target_ns\": 50000, \"engine_opt_included\": false}\n",
-           none16, swap16, none256, sock16);
-    return sock16 < 0;
+           "\"socket_switch_ns\": %.1f, \"opt_100k_chunks_8_ranges_ns\": %.1f, "
+           "\"opt_100k_chunks_4095_ranges_ns\": %.1f, \"target_ns\": 50000, "
+           "\"engine_chunk_opt_included\": false}\n",
+           none16, swap16, none256, sock16, opt8, opt4k);
+    return sock16 < 0 || opt8 < 0 || opt4k < 0;
 }

@@ -12,6 +12,8 @@
     X(LOG, STRING, "warn",                                                                         \
       "Logging: LEVEL[,SUBSYSTEM...] or SUBSYSTEM=LEVEL, e.g. debug,net "                          \
       "(levels off error warn info debug trace)")                                                  \
+    X(DAEMON_CAPACITY, SIZE, "0",                                                                  \
+      "gmuxd opt placement: device bytes its plans may fill (0: unlimited, no evictions)")         \
     X(DAEMON_GRACE_MS, INT, "2000",                                                                \
       "gmuxd: how long a revoked task may keep the GPU before its turn is taken away")             \
     X(DAEMON_GROUP, STRING, "",                                                                    \

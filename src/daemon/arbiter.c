@@ -131,21 +131,61 @@ static int best_waiting(const dmn_arbiter_t *arb)
     return best;
 }
 
-static void make_view(const dmn_task_t *t, dmn_task_view_t *v)
+/* Whether waiting task a would run before waiting task b. */
+static int runs_before(const dmn_arbiter_t *arb, int a, int b)
 {
-    *v = (dmn_task_view_t){t->id,         t->reg.cls,        t->reg.priority,
-                           t->reg.budget, t->stats.resident, t->stats.total,
-                           t->n_pending,  t->ranges,         t->n_ranges};
+    const dmn_task_t *x = &arb->tasks[a], *y = &arb->tasks[b];
+    if (level(x) != level(y))
+        return level(x) > level(y);
+    return x->rr_stamp != y->rr_stamp ? x->rr_stamp < y->rr_stamp : a < b;
+}
+
+/* The predicted slice order into turns[slot]: 0 for the incoming task, 1..
+ * for the others waiting, in the order the policy would run them. */
+static void predict_turns(dmn_arbiter_t *arb, int incoming)
+{
+    int n = 0;
+    for (int i = 0; i < DMN_ARB_MAX_TASKS; i++) {
+        arb->turns[i] = DMN_TURN_NONE;
+        if (i != incoming && arb->tasks[i].used && arb->tasks[i].state == DMN_STATE_PENDING) {
+            int k = n++; /* insertion sort: few waiting tasks, already nearly in order */
+            while (k > 0 && runs_before(arb, i, arb->waiting[k - 1])) {
+                arb->waiting[k] = arb->waiting[k - 1];
+                k--;
+            }
+            arb->waiting[k] = i;
+        }
+    }
+    for (int k = 0; k < n; k++)
+        arb->turns[arb->waiting[k]] = (uint32_t)k + 1;
+    arb->turns[incoming] = 0;
+}
+
+static void make_view(const dmn_arbiter_t *arb, int slot, dmn_task_view_t *v)
+{
+    const dmn_task_t *t = &arb->tasks[slot];
+    memset(v, 0, sizeof(*v));
+    v->id = t->id;
+    v->cls = t->reg.cls;
+    v->priority = t->reg.priority;
+    v->budget = t->reg.budget;
+    v->resident = t->stats.resident;
+    v->total = t->stats.total;
+    v->n_pending = t->n_pending;
+    v->ranges = t->ranges;
+    v->n_ranges = t->n_ranges;
+    v->turn = arb->turns[slot];
 }
 
 static gmux_status_t grant(dmn_arbiter_t *arb, int slot, uint64_t now, dmn_arb_action_t *act)
 {
     size_t n = 0;
     const dmn_task_view_t *from = NULL, *to = NULL;
+    predict_turns(arb, slot);
     for (int i = 0; i < DMN_ARB_MAX_TASKS; i++) {
         if (!arb->tasks[i].used)
             continue;
-        make_view(&arb->tasks[i], &arb->views[n]);
+        make_view(arb, i, &arb->views[n]);
         if (i == arb->last_holder)
             from = &arb->views[n];
         if (i == slot)

@@ -66,6 +66,8 @@ typedef struct dmn_arbiter {
     const dmn_placement_t *placement;
     dmn_plan_t plan;
     dmn_task_view_t views[DMN_ARB_MAX_TASKS];
+    uint32_t turns[DMN_ARB_MAX_TASKS]; /* scratch of the slice-order prediction */
+    int waiting[DMN_ARB_MAX_TASKS];
 } dmn_arbiter_t;
 
 /* What the server must do after dmn_arb_decide. Slots, -1 for none. */

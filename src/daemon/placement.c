@@ -1,6 +1,8 @@
 /* Placement policies of the daemon; see placement.h. */
 #include "daemon/placement.h"
 
+#include "daemon/place_opt.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,6 +25,12 @@ void dmn_plan_clear(dmn_plan_t *plan)
 gmux_status_t dmn_plan_add(dmn_plan_t *plan, uint32_t task_id, dmn_plan_kind_t kind,
                            dmn_range_t range)
 {
+    dmn_plan_entry_t *last = plan->n ? &plan->entries[plan->n - 1] : NULL;
+    if (last && last->task_id == task_id && last->kind == (uint32_t)kind &&
+        last->range.base + last->range.len == range.base) {
+        last->range.len += range.len;
+        return GMUX_OK;
+    }
     if (plan->n == plan->cap) {
         size_t cap = plan->cap ? plan->cap * 2 : 64;
         dmn_plan_entry_t *e = realloc(plan->entries, cap * sizeof(*e));
@@ -64,6 +72,8 @@ static const dmn_placement_t policies[] = {
 
 const dmn_placement_t *dmn_placement_find(const char *name)
 {
+    if (name && strcmp(name, "opt") == 0)
+        return dmn_place_opt_default();
     for (size_t i = 0; i < sizeof(policies) / sizeof(policies[0]); i++)
         if (name && strcmp(name, policies[i].name) == 0)
             return &policies[i];

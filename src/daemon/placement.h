@@ -10,10 +10,11 @@
  *
  * This is where the engine's OPT over the global timeline plugs in (issue 6,
  * h/engine): an implementation of dmn_placement_t whose on_switch runs the
- * engine's placement over all tasks' pending launches. Until then two
- * policies exist: "none" (empty plans) and "swap" (evict the outgoing task's
- * declared working set, fill the incoming one's): a stand-in that exercises
- * the message path, not an optimal policy.
+ * engine's placement over all tasks' pending launches. Three policies exist:
+ * "none" (empty plans), "swap" (evict the outgoing task's declared working
+ * set, fill the incoming one's: a stand-in that exercises the message path)
+ * and "opt" (place_opt.h: Belady over the predicted slice order, at the
+ * granularity of each task's declared working set, under a capacity).
  *
  * Ownership: a plan owns its entry array (dmn_plan_fini frees it).
  * Thread-safety: none; the daemon is single-threaded.
@@ -38,7 +39,11 @@ typedef struct dmn_task_view {
     uint32_t n_pending;        /* launches the task says are queued */
     const dmn_range_t *ranges; /* their predicted working set */
     uint32_t n_ranges;
+    uint32_t turn; /* predicted slice order: 0 the incoming task, 1.. the waiting
+                      tasks in the order they would run, DMN_TURN_NONE idle ones */
 } dmn_task_view_t;
+
+#define DMN_TURN_NONE UINT32_MAX
 
 typedef struct dmn_plan_entry {
     uint32_t task_id;
@@ -54,6 +59,8 @@ typedef struct dmn_plan {
 void dmn_plan_init(dmn_plan_t *plan);
 void dmn_plan_fini(dmn_plan_t *plan);
 void dmn_plan_clear(dmn_plan_t *plan);
+/* Appends an order; merged into the previous one when it continues it (same
+ * task and kind, contiguous). */
 gmux_status_t dmn_plan_add(dmn_plan_t *plan, uint32_t task_id, dmn_plan_kind_t kind,
                            dmn_range_t range);
 

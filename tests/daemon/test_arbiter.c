@@ -244,7 +244,9 @@ static void test_placement_seam(void **state)
     assert_int_equal(a.plan->entries[0].range.base, 0x5000);
     assert_int_equal(a.plan->entries[1].kind, DMN_PLAN_FILL);
     assert_int_equal(a.plan->entries[2].range.base, 0x9000);
-    assert_null(dmn_placement_find("opt")); /* not until the engine lands */
+    assert_non_null(dmn_placement_find("opt"));
+    assert_string_equal(dmn_placement_find("opt")->name, "opt");
+    assert_null(dmn_placement_find("belady"));
 }
 
 static void test_capacity(void **state)
