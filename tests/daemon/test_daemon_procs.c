@@ -77,14 +77,21 @@ static void test_round_robin(void **state)
     const char *names[] = {"rr0", "rr1", "rr2"};
     pid_t pids[3];
     for (int i = 0; i < 3; i++)
-        pids[i] = drig_start_client(&r, names[i], "batch", 0, 150, 2000, 0);
+        pids[i] = drig_start_client(&r, names[i], "batch", 0, 200, 2000, 0);
     /* The daemon's own accounting between two snapshots while all three run:
      * the time each held the turn, which is what the arbiter shares out. */
     int three = 3;
     static dmn_report_t s1, s2;
     assert_true(drig_until(&r, count_tasks_running, &three, 30.0, &s1));
-    com_clock_sleep_ns(300 * COM_NS_PER_MS);
-    assert_int_equal(dmn_report_fetch(r.sock, &s2, 5000), GMUX_OK);
+    /* A window of many turns (one turn stretched by the OS scheduler must not
+     * decide the outcome): 45 switches, 15 turns each. */
+    uint64_t deadline = com_deadline_after_ns(10 * COM_NS_PER_S);
+    do {
+        com_clock_sleep_ns(20 * COM_NS_PER_MS);
+        assert_int_equal(dmn_report_fetch(r.sock, &s2, 5000), GMUX_OK);
+    } while (s2.n_tasks == 3 && s2.switches - s1.switches < 45 && !com_deadline_passed(deadline));
+    printf("round robin: daemon's window of %llu switches\n",
+           (unsigned long long)(s2.switches - s1.switches));
     if (s2.n_tasks == 3) { /* on a very slow machine they may be done already */
         uint64_t d[3], dsum = 0;
         for (int i = 0; i < 3; i++) {
@@ -97,7 +104,7 @@ static void test_round_robin(void **state)
             double share = (double)d[i] / (double)dsum;
             printf("round robin: task id %u held the turn %.3f of the time (daemon's view)\n",
                    s2.tasks[i].id, share);
-            assert_true(share > 0.15 && share < 0.52); /* 1/3 each, loosely */
+            assert_true(share > 0.12 && share < 0.6); /* 1/3 each, loosely */
         }
     }
     for (int i = 0; i < 3; i++)
@@ -105,7 +112,7 @@ static void test_round_robin(void **state)
     dlog_t logs[3];
     int n;
     dkernel_t *all = gather(&r, names, 3, logs, &n);
-    assert_int_equal(n, 450);
+    assert_int_equal(n, 600);
     assert_true(drig_exclusive(all, n));
     /* The window in which all three were running. */
     uint64_t lo = 0, hi = UINT64_MAX;
