@@ -269,7 +269,10 @@ static void test_latency_class(void **state)
            "waited (a quantum holds about 250)\n",
            measured, worst);
     assert_true(measured >= 3);
-    assert_true(worst <= 1);
+    /* At most the kernel in flight when the request reached the daemon, plus
+     * one if a quantum switch between the batch tasks crossed the request;
+     * waiting for the quantum would let about 250 through. */
+    assert_true(worst <= 2);
     free(all);
     for (int i = 0; i < 3; i++)
         drig_free_log(&logs[i]);
