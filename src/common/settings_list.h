@@ -19,7 +19,7 @@
     X(DAEMON_GROUP, STRING, "",                                                                    \
       "gmuxd: a group whose members may also connect (socket mode 0660); empty: owner only")       \
     X(DAEMON_PLACEMENT, STRING, "none",                                                            \
-      "gmuxd: placement at switches: none, or swap (evict outgoing, fill incoming working set)")   \
+      "gmuxd: placement at switches: none, swap (outgoing out, incoming in) or opt (Belady)")      \
     X(DAEMON_QUANTUM_MS, INT, "20", "gmuxd: time slice of a task while others wait")               \
     X(DAEMON_TURN_TIMEOUT_MS, INT, "10000",                                                        \
       "client: longest wait for the turn before launching anyway (local mode)")                    \
