@@ -13,4 +13,5 @@ run() {
 run "$build/bench/bench_log"
 run "$build/bench/bench_trace"
 [[ -x "$build/bench/bench_shim" ]] && run "$build/bench/bench_shim"
+run "$build/bench/bench_daemon"
 echo "results: $out/results.jsonl" >&2

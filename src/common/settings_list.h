@@ -20,6 +20,19 @@
     X(SHIM_MANAGED, BOOL, "1",                                                                     \
       "Redirect plain allocations (cuMemAlloc, cuMemAllocPitch) to managed memory (demand, "       \
       "proactive)")                                                                                \
-    X(SHIM_STATS, STRING, "", "File the shim writes its counters to (JSON) at exit")
+    X(SHIM_STATS, STRING, "", "File the shim writes its counters to (JSON) at exit")               \
+    X(DAEMON_CAPACITY, SIZE, "0",                                                                  \
+      "gmuxd opt placement: device bytes its plans may fill (0: unlimited, no evictions)")         \
+    X(DAEMON_GRACE_MS, INT, "2000",                                                                \
+      "gmuxd: how long a revoked task may keep the GPU before its turn is taken away")             \
+    X(DAEMON_GROUP, STRING, "",                                                                    \
+      "gmuxd: a group whose members may also connect (socket mode 0660); empty: owner only")       \
+    X(DAEMON_PLACEMENT, STRING, "none",                                                            \
+      "gmuxd: placement at switches: none, swap (outgoing out, incoming in) or opt (Belady)")      \
+    X(DAEMON_QUANTUM_MS, INT, "20", "gmuxd: time slice of a task while others wait")               \
+    X(DAEMON_TURN_TIMEOUT_MS, INT, "10000",                                                        \
+      "client: longest wait for the turn before launching anyway (local mode)")                    \
+    X(SOCKET, STRING, "",                                                                          \
+      "gmuxd socket; empty: $XDG_RUNTIME_DIR/gmux/gmuxd.sock, else /tmp/gmux-UID/gmuxd.sock")
 
 #endif /* COM_SETTINGS_LIST_H */

@@ -13,11 +13,14 @@ struct demo_part {
     const char *pending;
 };
 
+int demo_daemon(void); /* demo_daemon.c */
+
 static const struct demo_part parts[] = {
     {"mem: simulator report (8 LLM instances, DL and scientific mixes)", NULL,
      "not built yet (issue #3: engine core and trace-driven simulator)"},
     {"net: loopback put/signal demo", NULL,
      "not built yet (issue #7: GPU-initiated networking core)"},
+    {"mem: gmuxd time slices (2 batch tasks, 1 latency-class task)", demo_daemon, ""},
 };
 
 int cmd_demo(int argc, char **argv)

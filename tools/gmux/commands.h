@@ -11,7 +11,11 @@
 #define GMUX_COMMAND_LIST(X)                                                                       \
     X("demo", cmd_demo, "run the built-in demonstration of everything built so far")               \
     X("trace", cmd_trace, "generate, convert and summarise traces (text and binary forms)")        \
-    X("run", cmd_run, "run a CUDA program under libgmux.so (gmux run -- CMD)")
+    X("run", cmd_run, "run a CUDA program under libgmux.so (gmux run -- CMD)")                     \
+    X("daemon", cmd_daemon,                                                                        \
+      "start gmuxd, the GPU time-slice daemon (background unless --foreground)")                   \
+    X("status", cmd_status, "the daemon's tasks once (--json for machines)")                       \
+    X("top", cmd_top, "the daemon's tasks live: state, memory, faults, share of GPU time")
 
 #define GMUX_COMMAND_DECL_(name, fn, summary) int fn(int argc, char **argv);
 GMUX_COMMAND_LIST(GMUX_COMMAND_DECL_)

@@ -1,0 +1,281 @@
+/* The arbiter of time slices; see arbiter.h. */
+#include "daemon/arbiter.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void dmn_arb_init(dmn_arbiter_t *arb, uint64_t quantum_ns, uint64_t grace_ns,
+                  const dmn_placement_t *placement, uint64_t now)
+{
+    memset(arb, 0, sizeof(*arb));
+    arb->quantum_ns = quantum_ns;
+    arb->grace_ns = grace_ns;
+    arb->start_ns = now;
+    arb->holder = -1;
+    arb->last_holder = -1;
+    arb->next_id = 1;
+    arb->placement = placement ? placement : dmn_placement_find("none");
+    dmn_plan_init(&arb->plan);
+}
+
+void dmn_arb_fini(dmn_arbiter_t *arb)
+{
+    for (int i = 0; i < DMN_ARB_MAX_TASKS; i++)
+        free(arb->tasks[i].ranges);
+    dmn_plan_fini(&arb->plan);
+    memset(arb->tasks, 0, sizeof(arb->tasks));
+}
+
+int dmn_arb_add(dmn_arbiter_t *arb, const dmn_msg_register_t *reg, uint64_t now)
+{
+    for (int i = 0; i < DMN_ARB_MAX_TASKS; i++) {
+        dmn_task_t *t = &arb->tasks[i];
+        if (t->used)
+            continue;
+        memset(t, 0, sizeof(*t));
+        t->used = 1;
+        t->id = arb->next_id++;
+        t->reg = *reg;
+        t->state = DMN_STATE_IDLE;
+        t->registered_ns = now;
+        return i;
+    }
+    return GMUX_ERR_CAPACITY;
+}
+
+/* Ends the holder's turn and accounts its time. */
+static void end_turn(dmn_arbiter_t *arb, uint64_t now, uint32_t new_state)
+{
+    dmn_task_t *t = &arb->tasks[arb->holder];
+    t->run_ns += now - t->granted_ns;
+    t->state = new_state;
+    arb->last_holder = arb->holder;
+    arb->holder = -1;
+}
+
+void dmn_arb_remove(dmn_arbiter_t *arb, int slot, int dead, uint64_t now)
+{
+    dmn_task_t *t = &arb->tasks[slot];
+    if (!t->used)
+        return;
+    if (arb->holder == slot)
+        end_turn(arb, now, DMN_STATE_IDLE);
+    if (arb->last_holder == slot)
+        arb->last_holder = -1;
+    free(t->ranges);
+    memset(t, 0, sizeof(*t));
+    if (dead)
+        arb->reclaimed++;
+}
+
+gmux_status_t dmn_arb_pending(dmn_arbiter_t *arb, int slot, uint32_t n_launches,
+                              const dmn_msg_ranges_t *ranges, uint64_t now)
+{
+    (void)now;
+    dmn_task_t *t = &arb->tasks[slot];
+    uint32_t n = ranges ? ranges->n_ranges : 0;
+    if (n != t->n_ranges) {
+        dmn_range_t *r = n ? realloc(t->ranges, n * sizeof(*r)) : NULL;
+        if (n && !r)
+            return GMUX_ERR_NOMEM;
+        if (!n)
+            free(t->ranges);
+        t->ranges = r;
+        t->n_ranges = n;
+    }
+    for (uint32_t i = 0; i < n; i++)
+        t->ranges[i] = dmn_proto_range_at(ranges, i);
+    t->n_pending = n_launches;
+    if (t->state == DMN_STATE_IDLE)
+        t->state = DMN_STATE_PENDING;
+    return GMUX_OK;
+}
+
+void dmn_arb_release(dmn_arbiter_t *arb, int slot, uint64_t now)
+{
+    if (arb->holder == slot)
+        end_turn(arb, now, DMN_STATE_PENDING);
+}
+
+void dmn_arb_idle(dmn_arbiter_t *arb, int slot, uint64_t now)
+{
+    if (arb->holder == slot)
+        end_turn(arb, now, DMN_STATE_IDLE);
+    else
+        arb->tasks[slot].state = DMN_STATE_IDLE;
+    arb->tasks[slot].n_pending = 0;
+}
+
+void dmn_arb_stats(dmn_arbiter_t *arb, int slot, const dmn_msg_stats_t *stats)
+{
+    arb->tasks[slot].stats = *stats;
+}
+
+static int level(const dmn_task_t *t)
+{
+    return (int)t->reg.cls * 1000 + t->reg.priority;
+}
+
+/* The waiting task to run next, -1 if none. */
+static int best_waiting(const dmn_arbiter_t *arb)
+{
+    int best = -1;
+    for (int i = 0; i < DMN_ARB_MAX_TASKS; i++) {
+        const dmn_task_t *t = &arb->tasks[i];
+        if (!t->used || t->state != DMN_STATE_PENDING)
+            continue;
+        if (best < 0 || level(t) > level(&arb->tasks[best]) ||
+            (level(t) == level(&arb->tasks[best]) && t->rr_stamp < arb->tasks[best].rr_stamp))
+            best = i;
+    }
+    return best;
+}
+
+/* Whether waiting task a would run before waiting task b. */
+static int runs_before(const dmn_arbiter_t *arb, int a, int b)
+{
+    const dmn_task_t *x = &arb->tasks[a], *y = &arb->tasks[b];
+    if (level(x) != level(y))
+        return level(x) > level(y);
+    return x->rr_stamp != y->rr_stamp ? x->rr_stamp < y->rr_stamp : a < b;
+}
+
+/* The predicted slice order into turns[slot]: 0 for the incoming task, 1..
+ * for the others waiting, in the order the policy would run them. */
+static void predict_turns(dmn_arbiter_t *arb, int incoming)
+{
+    int n = 0;
+    for (int i = 0; i < DMN_ARB_MAX_TASKS; i++) {
+        arb->turns[i] = DMN_TURN_NONE;
+        if (i != incoming && arb->tasks[i].used && arb->tasks[i].state == DMN_STATE_PENDING) {
+            int k = n++; /* insertion sort: few waiting tasks, already nearly in order */
+            while (k > 0 && runs_before(arb, i, arb->waiting[k - 1])) {
+                arb->waiting[k] = arb->waiting[k - 1];
+                k--;
+            }
+            arb->waiting[k] = i;
+        }
+    }
+    for (int k = 0; k < n; k++)
+        arb->turns[arb->waiting[k]] = (uint32_t)k + 1;
+    arb->turns[incoming] = 0;
+}
+
+static void make_view(const dmn_arbiter_t *arb, int slot, dmn_task_view_t *v)
+{
+    const dmn_task_t *t = &arb->tasks[slot];
+    memset(v, 0, sizeof(*v));
+    v->id = t->id;
+    v->cls = t->reg.cls;
+    v->priority = t->reg.priority;
+    v->budget = t->reg.budget;
+    v->resident = t->stats.resident;
+    v->total = t->stats.total;
+    v->n_pending = t->n_pending;
+    v->ranges = t->ranges;
+    v->n_ranges = t->n_ranges;
+    v->turn = arb->turns[slot];
+}
+
+static gmux_status_t grant(dmn_arbiter_t *arb, int slot, uint64_t now, dmn_arb_action_t *act)
+{
+    size_t n = 0;
+    const dmn_task_view_t *from = NULL, *to = NULL;
+    predict_turns(arb, slot);
+    for (int i = 0; i < DMN_ARB_MAX_TASKS; i++) {
+        if (!arb->tasks[i].used)
+            continue;
+        make_view(arb, i, &arb->views[n]);
+        if (i == arb->last_holder)
+            from = &arb->views[n];
+        if (i == slot)
+            to = &arb->views[n];
+        n++;
+    }
+    dmn_plan_clear(&arb->plan);
+    gmux_status_t st =
+        arb->placement->on_switch(arb->placement->ctx, arb->views, n, from, to, &arb->plan);
+    if (st != GMUX_OK)
+        dmn_plan_clear(&arb->plan); /* a failed plan costs faults, never the turn */
+    dmn_task_t *t = &arb->tasks[slot];
+    if (slot != arb->last_holder)
+        arb->switches++;
+    t->state = DMN_STATE_RUNNING;
+    t->granted_ns = now;
+    t->rr_stamp = ++arb->stamp;
+    arb->holder = slot;
+    act->grant = slot;
+    act->grant_seq = ++arb->grant_seq;
+    act->plan = &arb->plan;
+    return st;
+}
+
+gmux_status_t dmn_arb_decide(dmn_arbiter_t *arb, uint64_t now, dmn_arb_action_t *act)
+{
+    *act = (dmn_arb_action_t){-1, -1, -1, 0, NULL};
+    if (arb->holder >= 0) {
+        dmn_task_t *h = &arb->tasks[arb->holder];
+        if (h->state == DMN_STATE_RUNNING) {
+            int w = best_waiting(arb);
+            if (w >= 0) {
+                const dmn_task_t *b = &arb->tasks[w];
+                int preempt = b->reg.cls == DMN_CLASS_LATENCY && h->reg.cls == DMN_CLASS_BATCH;
+                int expired = now - h->granted_ns >= arb->quantum_ns && level(b) >= level(h);
+                if (preempt || expired) {
+                    h->state = DMN_STATE_REVOKED;
+                    h->revoked_ns = now;
+                    act->revoke = arb->holder;
+                }
+            }
+        } else if (h->state == DMN_STATE_REVOKED && now - h->revoked_ns >= arb->grace_ns) {
+            act->forced = arb->holder;
+            arb->forced++;
+            end_turn(arb, now, DMN_STATE_PENDING);
+        }
+    }
+    if (arb->holder >= 0)
+        return GMUX_OK;
+    int next = best_waiting(arb);
+    return next >= 0 ? grant(arb, next, now, act) : GMUX_OK;
+}
+
+uint64_t dmn_arb_next_deadline(const dmn_arbiter_t *arb)
+{
+    if (arb->holder < 0)
+        return UINT64_MAX;
+    const dmn_task_t *h = &arb->tasks[arb->holder];
+    if (h->state == DMN_STATE_REVOKED)
+        return h->revoked_ns + arb->grace_ns;
+    return best_waiting(arb) >= 0 ? h->granted_ns + arb->quantum_ns : UINT64_MAX;
+}
+
+uint32_t dmn_arb_snapshot(const dmn_arbiter_t *arb, uint64_t now, dmn_status_task_t *out,
+                          uint32_t cap)
+{
+    uint32_t n = 0;
+    for (int i = 0; i < DMN_ARB_MAX_TASKS; i++) {
+        const dmn_task_t *t = &arb->tasks[i];
+        if (!t->used)
+            continue;
+        if (n < cap) {
+            dmn_status_task_t *s = &out[n];
+            memset(s, 0, sizeof(*s));
+            s->id = t->id;
+            s->pid = t->reg.pid;
+            s->state = t->state;
+            s->cls = t->reg.cls;
+            s->priority = t->reg.priority;
+            s->budget = t->reg.budget;
+            s->resident = t->stats.resident;
+            s->total = t->stats.total;
+            s->faults = t->stats.faults;
+            s->migrated = t->stats.migrated;
+            s->kernels = t->stats.kernels;
+            s->run_ns = t->run_ns + (arb->holder == i ? now - t->granted_ns : 0);
+            s->age_ns = now - t->registered_ns;
+            memcpy(s->name, t->reg.name, DMN_NAME_MAX);
+        }
+        n++;
+    }
+    return n;
+}

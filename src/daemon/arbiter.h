@@ -1,0 +1,116 @@
+/*
+ * The arbiter: who may launch on the GPU now. Pure decision logic, no I/O:
+ * the server feeds it events (a task joined, has launches pending, gave the
+ * turn back, went idle, left) and asks it what to do (dmn_arb_decide); the
+ * benchmark and the unit tests drive it with a fake clock.
+ *
+ * Policy:
+ * - One task holds the turn at a time. A task that has launches pending and
+ *   no turn waits; the waiting task of the highest level goes next, where the
+ *   level is the class first (latency above batch) and then the priority;
+ *   among equals, the one that has waited longest since its last turn (round
+ *   robin).
+ * - The holder keeps the turn until its quantum ends and another task of the
+ *   same or a higher level is waiting, or until it goes idle. A waiting
+ *   latency-class task revokes a batch holder at once, without waiting for
+ *   the quantum; the holder stops at its next kernel boundary.
+ * - A revoked holder must give the turn back (RELEASE) within the grace
+ *   period; past it the arbiter takes the turn away anyway, so a stuck task
+ *   cannot stall the others.
+ * - Priorities are strict within a class: a lower level runs only while no
+ *   higher level is waiting.
+ * - At every grant, placement->on_switch(previous holder, new holder) builds
+ *   the plan of evictions and fills (placement.h).
+ *
+ * Ownership: the arbiter owns copies of each task's declared ranges and the
+ * current plan. Thread-safety: none (the daemon is single-threaded).
+ */
+#ifndef DMN_ARBITER_H
+#define DMN_ARBITER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <gmux/status.h>
+
+#include "daemon/placement.h"
+#include "daemon/proto.h"
+
+#define DMN_ARB_MAX_TASKS 256
+
+typedef struct dmn_task {
+    int used;
+    uint32_t id;
+    dmn_msg_register_t reg;
+    uint32_t state;         /* dmn_task_state_t */
+    uint64_t rr_stamp;      /* order of the last grant: lower waited longer */
+    uint64_t registered_ns; /* when it joined */
+    uint64_t granted_ns;    /* start of the current turn */
+    uint64_t revoked_ns;    /* when the current turn was revoked */
+    uint64_t run_ns;        /* time holding the turn, finished turns */
+    dmn_msg_stats_t stats;  /* last STATS */
+    uint32_t n_pending;     /* last PENDING count */
+    dmn_range_t *ranges;    /* last PENDING ranges (owned) */
+    uint32_t n_ranges;
+} dmn_task_t;
+
+typedef struct dmn_arbiter {
+    dmn_task_t tasks[DMN_ARB_MAX_TASKS];
+    uint64_t quantum_ns, grace_ns;
+    uint64_t start_ns;
+    int holder;      /* slot holding the turn, -1 none */
+    int last_holder; /* slot of the previous holder, -1 none or gone */
+    uint32_t next_id;
+    uint64_t stamp, grant_seq;
+    uint64_t switches, reclaimed, forced;
+    const dmn_placement_t *placement;
+    dmn_plan_t plan;
+    dmn_task_view_t views[DMN_ARB_MAX_TASKS];
+    uint32_t turns[DMN_ARB_MAX_TASKS]; /* scratch of the slice-order prediction */
+    int waiting[DMN_ARB_MAX_TASKS];
+} dmn_arbiter_t;
+
+/* What the server must do after dmn_arb_decide. Slots, -1 for none. */
+typedef struct dmn_arb_action {
+    int revoke; /* send REVOKE to this task */
+    int forced; /* this task's turn was taken away after the grace period */
+    int grant;  /* send the plan's orders, then GRANT to this task */
+    uint64_t grant_seq;
+    const dmn_plan_t *plan; /* valid until the next decide */
+} dmn_arb_action_t;
+
+void dmn_arb_init(dmn_arbiter_t *arb, uint64_t quantum_ns, uint64_t grace_ns,
+                  const dmn_placement_t *placement, uint64_t now);
+void dmn_arb_fini(dmn_arbiter_t *arb);
+
+/* A new task; returns its slot, or GMUX_ERR_CAPACITY when full. */
+int dmn_arb_add(dmn_arbiter_t *arb, const dmn_msg_register_t *reg, uint64_t now);
+
+/* The task leaves (exit, death, protocol error); its turn and accounting are
+ * reclaimed. dead: count it as reclaimed. */
+void dmn_arb_remove(dmn_arbiter_t *arb, int slot, int dead, uint64_t now);
+
+/* Launches are pending; ranges (copied) are their predicted working set. */
+gmux_status_t dmn_arb_pending(dmn_arbiter_t *arb, int slot, uint32_t n_launches,
+                              const dmn_msg_ranges_t *ranges, uint64_t now);
+
+/* The task gives the turn back but still has work (answer to REVOKE). */
+void dmn_arb_release(dmn_arbiter_t *arb, int slot, uint64_t now);
+
+/* The task has nothing queued; gives the turn back if it holds it. */
+void dmn_arb_idle(dmn_arbiter_t *arb, int slot, uint64_t now);
+
+void dmn_arb_stats(dmn_arbiter_t *arb, int slot, const dmn_msg_stats_t *stats);
+
+/* Applies the policy at time now and says what to send. */
+gmux_status_t dmn_arb_decide(dmn_arbiter_t *arb, uint64_t now, dmn_arb_action_t *act);
+
+/* The next time at which dmn_arb_decide may change its answer with no new
+ * event (quantum end, grace end); UINT64_MAX when none. */
+uint64_t dmn_arb_next_deadline(const dmn_arbiter_t *arb);
+
+/* Fills up to cap entries (slot order); returns how many tasks there are. */
+uint32_t dmn_arb_snapshot(const dmn_arbiter_t *arb, uint64_t now, dmn_status_task_t *out,
+                          uint32_t cap);
+
+#endif /* DMN_ARBITER_H */

@@ -1,0 +1,97 @@
+/*
+ * The command line of the daemon, shared by the `gmuxd` executable and
+ * `gmux daemon`: [--socket PATH] [--foreground] [--quantum-ms N]
+ * [--placement none|swap|opt]. Without --foreground the daemon goes to the
+ * background and the command returns once it accepts connections (or at
+ * once when one already serves the path), which is what `gmux run` needs.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "common/parse.h"
+#include "common/settings.h"
+#include "daemon/cli_main.h"
+#include "daemon/server.h"
+
+static volatile sig_atomic_t stop_flag;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    stop_flag = 1;
+}
+
+static void usage(FILE *out, const char *prog)
+{
+    fprintf(out,
+            "Usage: %s [--socket PATH] [--foreground] [--quantum-ms N]\n"
+            "       [--placement none|swap|opt]\n\n"
+            "Runs gmuxd, the time-slice arbiter of one GPU host, on a Unix socket\n"
+            "(default from GMUX_SOCKET, see gmux --help-settings). Without --foreground it\n"
+            "returns once the daemon (now in the background) accepts connections; if one\n"
+            "already serves the socket it returns 0 at once.\n",
+            prog);
+}
+
+int dmn_cli_main(const char *prog, int argc, char **argv)
+{
+    static char path[108];
+    dmn_server_opts_t opts;
+    int foreground = 0;
+    if (dmn_server_opts_from_settings(&opts, path, sizeof(path)) != GMUX_OK) {
+        fprintf(stderr, "%s: bad GMUX_SOCKET / GMUX_DAEMON_* settings\n", prog);
+        return 2;
+    }
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        int64_t v;
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            usage(stdout, prog);
+            return 0;
+        } else if (strcmp(a, "--foreground") == 0) {
+            foreground = 1;
+        } else if (strcmp(a, "--socket") == 0 && i + 1 < argc && argv[i + 1][0]) {
+            if (strlen(argv[++i]) >= sizeof(path)) {
+                fprintf(stderr, "%s: socket path too long '%s'\n", prog, argv[i]);
+                return 2;
+            }
+            snprintf(path, sizeof(path), "%s", argv[i]);
+        } else if (strcmp(a, "--quantum-ms") == 0 && i + 1 < argc &&
+                   com_parse_i64(argv[i + 1], &v) == GMUX_OK && v > 0 && v < 3600000) {
+            opts.quantum_ns = (uint64_t)v * 1000000u;
+            i++;
+        } else if (strcmp(a, "--placement") == 0 && i + 1 < argc &&
+                   dmn_placement_find(argv[i + 1])) {
+            opts.placement = dmn_placement_find(argv[++i]);
+        } else {
+            fprintf(stderr, "%s: bad argument '%s' (see %s --help)\n", prog, a, prog);
+            return 2;
+        }
+    }
+    if (!foreground) {
+        gmux_status_t st = dmn_server_spawn(&opts);
+        if (st != GMUX_OK) {
+            fprintf(stderr, "%s: could not start the daemon on %s: %s\n", prog, path,
+                    gmux_status_str(st));
+            return 1;
+        }
+        printf("gmuxd serving %s\n", path);
+        return 0;
+    }
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_signal;
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    gmux_status_t st = dmn_server_run(&opts, &stop_flag, -1);
+    if (st != GMUX_OK) {
+        fprintf(stderr, "%s: %s: %s\n", prog, path,
+                st == GMUX_ERR_EXISTS ? "another daemon serves this socket" : gmux_status_str(st));
+        return 1;
+    }
+    return 0;
+}

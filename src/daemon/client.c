@@ -1,0 +1,348 @@
+/* The task side of gmuxd; see client.h. */
+#include "daemon/client.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "common/clock.h"
+#include "common/log.h"
+#include "common/settings.h"
+#include "daemon/endpoint.h"
+
+#define BACKOFF_MIN_NS   (10 * COM_NS_PER_MS)
+#define BACKOFF_MAX_NS   (1000 * COM_NS_PER_MS)
+#define REGISTER_WAIT_MS 2000
+
+struct dmn_client {
+    dmn_client_opts_t opts;
+    char path[108];
+    char name[DMN_NAME_MAX];
+    int fd; /* -1: local mode */
+    uint32_t task_id, registrations, seq;
+    int holding, revoked, announced, have_stats;
+    uint64_t grant_seq;
+    uint64_t backoff_ns, next_retry_ns;
+    uint32_t n_launches, n_ranges;
+    dmn_range_t *ranges;
+    dmn_msg_stats_t stats;
+    size_t in_len;
+    uint8_t in[DMN_PROTO_MAX_MSG];
+    uint8_t out[DMN_PROTO_MAX_MSG];
+};
+
+static void go_local(dmn_client_t *c, const char *why)
+{
+    if (c->fd >= 0) {
+        COM_INFO(DAEMON, "client '%s': local mode (%s)", c->name, why);
+        close(c->fd);
+    }
+    c->fd = -1;
+    c->holding = c->revoked = c->announced = 0;
+    c->task_id = 0;
+    c->in_len = 0;
+    c->backoff_ns = BACKOFF_MIN_NS;
+    c->next_retry_ns = com_clock_ns() + c->backoff_ns;
+}
+
+static gmux_status_t send_out(dmn_client_t *c, size_t len)
+{
+    if (c->fd < 0)
+        return GMUX_OK;
+    if (len == 0)
+        return GMUX_ERR_INVALID;
+    size_t off = 0;
+    while (off < len) {
+        ssize_t n = send(c->fd, c->out + off, len - off, MSG_NOSIGNAL);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            go_local(c, "send failed");
+            return GMUX_OK;
+        }
+        off += (size_t)n;
+    }
+    return GMUX_OK;
+}
+
+/* Acts on one message from the daemon. Returns -1 if it makes no sense. */
+static int process(dmn_client_t *c, const dmn_msg_t *m)
+{
+    switch (m->hdr.type) {
+    case DMN_MSG_GRANT:
+        c->holding = 1;
+        c->revoked = 0;
+        c->announced = 0;
+        c->grant_seq = m->u.grant.grant_seq;
+        return 0;
+    case DMN_MSG_REVOKE:
+        if (c->holding && m->u.grant.grant_seq == c->grant_seq)
+            c->revoked = 1;
+        return 0;
+    case DMN_MSG_PLAN: {
+        if (!c->opts.on_plan || m->u.ranges.n_ranges == 0)
+            return 0;
+        dmn_range_t *r = malloc(m->u.ranges.n_ranges * sizeof(*r));
+        if (!r)
+            return 0; /* a lost plan costs faults, not correctness */
+        for (uint32_t i = 0; i < m->u.ranges.n_ranges; i++)
+            r[i] = dmn_proto_range_at(&m->u.ranges, i);
+        c->opts.on_plan(c->opts.plan_arg, m->u.ranges.seq, (dmn_plan_kind_t)m->u.ranges.count, r,
+                        m->u.ranges.n_ranges);
+        free(r);
+        return 0;
+    }
+    case DMN_MSG_REGISTERED:
+        c->task_id = m->u.registered.task_id;
+        return 0;
+    case DMN_MSG_STATUS:
+        return 0;
+    default: /* REFUSED after registration, or a client-to-daemon type */
+        return -1;
+    }
+}
+
+/* Receives and processes what has arrived, waiting up to timeout_ms for the
+ * first byte. Returns -1 when the connection ended (now in local mode) or
+ * when a REFUSED arrived (*refused set). */
+static int pump(dmn_client_t *c, int timeout_ms, int *refused)
+{
+    struct pollfd pf = {c->fd, POLLIN, 0};
+    int r = poll(&pf, 1, timeout_ms);
+    if (r <= 0)
+        return r < 0 && errno != EINTR ? (go_local(c, "poll failed"), -1) : 0;
+    for (;;) {
+        ssize_t n = recv(c->fd, c->in + c->in_len, sizeof(c->in) - c->in_len, MSG_DONTWAIT);
+        if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+            go_local(c, "daemon gone");
+            return -1;
+        }
+        if (n < 0)
+            return 0;
+        c->in_len += (size_t)n;
+        size_t off = 0;
+        for (;;) {
+            dmn_hdr_t h;
+            dmn_msg_t m;
+            gmux_status_t st = dmn_proto_read_hdr(c->in + off, c->in_len - off, &h);
+            if (st == GMUX_ERR_BUSY ||
+                (st == GMUX_OK && c->in_len - off < DMN_PROTO_HDR_SIZE + (size_t)h.length))
+                break;
+            size_t whole = DMN_PROTO_HDR_SIZE + (size_t)h.length;
+            if (st == GMUX_OK)
+                st = dmn_proto_decode(c->in + off, whole, &m);
+            if (st == GMUX_OK && m.hdr.type == DMN_MSG_REFUSED && refused) {
+                COM_WARN(DAEMON, "daemon refused '%s': %s", c->name, m.u.refused.reason);
+                *refused = 1;
+                go_local(c, "refused");
+                return -1;
+            }
+            if (st != GMUX_OK || process(c, &m) != 0) {
+                go_local(c, "bad message from the daemon");
+                return -1;
+            }
+            off += whole;
+        }
+        memmove(c->in, c->in + off, c->in_len - off);
+        c->in_len -= off;
+    }
+}
+
+static gmux_status_t try_connect(dmn_client_t *c)
+{
+    int fd;
+    gmux_status_t st = dmn_endpoint_connect(c->path, &fd);
+    if (st != GMUX_OK)
+        return st;
+    c->fd = fd;
+    c->in_len = 0;
+    dmn_msg_register_t reg = {
+        (uint32_t)getpid(), (uint32_t)c->opts.cls, c->opts.priority, 0, c->opts.budget, {0}};
+    memcpy(reg.name, c->name, DMN_NAME_MAX);
+    send_out(c, dmn_proto_encode_register(c->out, sizeof(c->out), ++c->seq, &reg));
+    uint64_t deadline = com_deadline_after_ns(REGISTER_WAIT_MS * COM_NS_PER_MS);
+    int refused = 0;
+    while (c->fd >= 0 && c->task_id == 0 && !com_deadline_passed(deadline))
+        (void)pump(c, 50, &refused);
+    if (refused)
+        return GMUX_ERR_PERM;
+    if (c->fd < 0 || c->task_id == 0) {
+        go_local(c, "no answer to REGISTER");
+        return GMUX_ERR_PEER;
+    }
+    c->registrations++;
+    c->backoff_ns = BACKOFF_MIN_NS;
+    if (c->have_stats)
+        send_out(c, dmn_proto_encode_stats(c->out, sizeof(c->out), ++c->seq, &c->stats));
+    COM_INFO(DAEMON, "client '%s': registered as task %u", c->name, c->task_id);
+    return GMUX_OK;
+}
+
+static void maybe_reconnect(dmn_client_t *c)
+{
+    uint64_t now = com_clock_ns();
+    if (c->fd >= 0 || now < c->next_retry_ns)
+        return;
+    uint64_t backoff = c->backoff_ns;
+    if (try_connect(c) == GMUX_OK)
+        return;
+    c->backoff_ns = backoff * 2 > BACKOFF_MAX_NS ? BACKOFF_MAX_NS : backoff * 2;
+    c->next_retry_ns = com_clock_ns() + c->backoff_ns;
+}
+
+gmux_status_t dmn_client_open(const dmn_client_opts_t *opts, dmn_client_t **out)
+{
+    if (!opts || opts->cls > DMN_CLASS_LATENCY || opts->priority < DMN_PRIORITY_MIN ||
+        opts->priority > DMN_PRIORITY_MAX)
+        return GMUX_ERR_INVALID;
+    dmn_client_t *c = calloc(1, sizeof(*c));
+    if (!c)
+        return GMUX_ERR_NOMEM;
+    c->opts = *opts;
+    c->fd = -1;
+    gmux_status_t st = GMUX_OK;
+    if (opts->path)
+        snprintf(c->path, sizeof(c->path), "%s", opts->path);
+    else
+        st = dmn_endpoint_path(c->path, sizeof(c->path));
+    if (st != GMUX_OK)
+        goto free_client;
+    snprintf(c->name, sizeof(c->name), "%s", opts->name ? opts->name : "task");
+    c->opts.name = c->name;
+    c->backoff_ns = BACKOFF_MIN_NS;
+    st = try_connect(c);
+    if (st == GMUX_ERR_PERM)
+        goto free_client;
+    if (st != GMUX_OK) {
+        c->fd = -1;
+        c->next_retry_ns = com_clock_ns() + c->backoff_ns;
+    }
+    *out = c;
+    return GMUX_OK;
+free_client:
+    free(c);
+    return st;
+}
+
+void dmn_client_close(dmn_client_t *c)
+{
+    if (!c)
+        return;
+    if (c->fd >= 0) {
+        send_out(c, dmn_proto_encode_empty(c->out, sizeof(c->out), ++c->seq, DMN_MSG_IDLE));
+        if (c->fd >= 0)
+            close(c->fd);
+    }
+    free(c->ranges);
+    free(c);
+}
+
+static gmux_status_t announce(dmn_client_t *c)
+{
+    uint32_t n = c->n_launches ? c->n_launches : 1;
+    gmux_status_t st =
+        send_out(c, dmn_proto_encode_ranges(c->out, sizeof(c->out), ++c->seq, DMN_MSG_PENDING, n, 0,
+                                            c->ranges, c->n_ranges));
+    if (!c->holding)
+        c->announced = 1;
+    return st;
+}
+
+gmux_status_t dmn_client_pending(dmn_client_t *c, uint32_t n_launches, const dmn_range_t *ranges,
+                                 uint32_t n_ranges)
+{
+    if (n_ranges > DMN_MAX_RANGES || (n_ranges && !ranges))
+        return GMUX_ERR_INVALID;
+    for (uint32_t i = 0; i < n_ranges; i++)
+        if (ranges[i].len == 0 || ranges[i].base + ranges[i].len < ranges[i].base)
+            return GMUX_ERR_INVALID;
+    if (n_ranges != c->n_ranges) {
+        dmn_range_t *r = n_ranges ? realloc(c->ranges, n_ranges * sizeof(*r)) : NULL;
+        if (n_ranges && !r)
+            return GMUX_ERR_NOMEM;
+        if (!n_ranges)
+            free(c->ranges);
+        c->ranges = r;
+        c->n_ranges = n_ranges;
+    }
+    if (n_ranges)
+        memcpy(c->ranges, ranges, n_ranges * sizeof(*ranges));
+    c->n_launches = n_launches;
+    maybe_reconnect(c);
+    return c->fd >= 0 ? announce(c) : GMUX_OK;
+}
+
+gmux_status_t dmn_client_wait_turn(dmn_client_t *c, uint64_t timeout_ns)
+{
+    maybe_reconnect(c);
+    if (c->fd < 0 || pump(c, 0, NULL) < 0)
+        return GMUX_OK;
+    if (c->holding && !c->revoked)
+        return GMUX_OK;
+    if (c->holding) {
+        c->holding = c->revoked = 0;
+        send_out(c, dmn_proto_encode_empty(c->out, sizeof(c->out), ++c->seq, DMN_MSG_RELEASE));
+    }
+    if (!c->announced && c->fd >= 0)
+        announce(c);
+    uint64_t deadline = com_deadline_after_ns(timeout_ns);
+    while (c->fd >= 0 && !c->holding) {
+        uint64_t now = com_clock_ns();
+        if (now >= deadline)
+            return GMUX_ERR_TIMEOUT;
+        uint64_t ms = (deadline - now) / COM_NS_PER_MS + 1;
+        if (pump(c, ms > 100 ? 100 : (int)ms, NULL) < 0)
+            return GMUX_OK;
+    }
+    return GMUX_OK;
+}
+
+gmux_status_t dmn_client_idle(dmn_client_t *c)
+{
+    c->n_launches = 0;
+    maybe_reconnect(c);
+    if (c->fd < 0 || pump(c, 0, NULL) < 0)
+        return GMUX_OK;
+    c->holding = c->revoked = c->announced = 0;
+    return send_out(c, dmn_proto_encode_empty(c->out, sizeof(c->out), ++c->seq, DMN_MSG_IDLE));
+}
+
+gmux_status_t dmn_client_report(dmn_client_t *c, const dmn_msg_stats_t *stats)
+{
+    c->stats = *stats;
+    c->have_stats = 1;
+    maybe_reconnect(c);
+    if (c->fd < 0)
+        return GMUX_OK;
+    return send_out(c, dmn_proto_encode_stats(c->out, sizeof(c->out), ++c->seq, stats));
+}
+
+int dmn_client_is_local(const dmn_client_t *c)
+{
+    return c->fd < 0;
+}
+
+int dmn_client_holds_turn(const dmn_client_t *c)
+{
+    return c->fd >= 0 && c->holding;
+}
+
+uint32_t dmn_client_task_id(const dmn_client_t *c)
+{
+    return c->task_id;
+}
+
+uint32_t dmn_client_registrations(const dmn_client_t *c)
+{
+    return c->registrations;
+}
+
+uint64_t dmn_client_turn_timeout_ns(void)
+{
+    int64_t ms = COM_SETTING_INT(DAEMON_TURN_TIMEOUT_MS);
+    return ms > 0 ? (uint64_t)ms * COM_NS_PER_MS : 0;
+}

@@ -1,0 +1,82 @@
+/*
+ * The task side of gmuxd: launch gating for one process. The shim links it
+ * (static library gmux_daemon_client) and calls, at each kernel boundary:
+ *
+ *   dmn_client_pending(c, n, ranges, k)  launches are queued (and what they touch)
+ *   dmn_client_wait_turn(c, timeout)     blocks until this task may launch
+ *   ... launch ...
+ *   dmn_client_idle(c)                   the queue ran dry: give the GPU back
+ *   dmn_client_report(c, &stats)         counters for `gmux top`
+ *
+ * Holding the turn, dmn_client_wait_turn returns at once unless the daemon
+ * has revoked it: then it releases the turn (the switch happens at this
+ * kernel boundary) and waits for the next one. Each call costs one
+ * non-blocking receive on the socket.
+ *
+ * Local mode: when no daemon is listening, or the daemon dies (EOF on the
+ * socket), the client carries on without gating (every wait returns GMUX_OK
+ * at once) and tries to reconnect on later calls, with a backoff that
+ * doubles from 10 ms to 1 s; on reconnection it registers again and resends
+ * its last stats.
+ *
+ * PLAN orders from the daemon are handed to the on_plan callback, from
+ * inside whichever client call received them.
+ *
+ * Thread-safety: a client is used by one thread at a time (the shim
+ * serialises launches); different clients are independent.
+ */
+#ifndef DMN_CLIENT_H
+#define DMN_CLIENT_H
+
+#include <stdint.h>
+
+#include <gmux/status.h>
+
+#include "daemon/proto.h"
+
+typedef void (*dmn_plan_fn)(void *arg, uint64_t grant_seq, dmn_plan_kind_t kind,
+                            const dmn_range_t *ranges, uint32_t n);
+
+typedef struct dmn_client_opts {
+    const char *path; /* socket; NULL: GMUX_SOCKET or the default */
+    const char *name; /* shown by gmux top; truncated to 31 bytes */
+    dmn_class_t cls;
+    int32_t priority; /* DMN_PRIORITY_MIN..MAX */
+    uint64_t budget;  /* device bytes asked for; 0: unspecified */
+    dmn_plan_fn on_plan;
+    void *plan_arg;
+} dmn_client_opts_t;
+
+typedef struct dmn_client dmn_client_t;
+
+/* Creates a client and tries once to register (waiting up to 2 s for a
+ * daemon that accepted the connection to answer); without a daemon it starts in
+ * local mode (still GMUX_OK). Errors: bad options, no memory, or a daemon
+ * that refused the registration. */
+gmux_status_t dmn_client_open(const dmn_client_opts_t *opts, dmn_client_t **out);
+void dmn_client_close(dmn_client_t *c);
+
+/* Announces n_launches queued launches and their predicted working set
+ * (copied; at most DMN_MAX_RANGES ranges). */
+gmux_status_t dmn_client_pending(dmn_client_t *c, uint32_t n_launches, const dmn_range_t *ranges,
+                                 uint32_t n_ranges);
+
+/* Blocks until the task may launch. GMUX_OK: granted, or local mode.
+ * GMUX_ERR_TIMEOUT: not granted within timeout_ns (the request stays). */
+gmux_status_t dmn_client_wait_turn(dmn_client_t *c, uint64_t timeout_ns);
+
+/* Nothing is queued any more; gives the turn back if held. */
+gmux_status_t dmn_client_idle(dmn_client_t *c);
+
+/* Sends counters (kept and resent after a reconnection). */
+gmux_status_t dmn_client_report(dmn_client_t *c, const dmn_msg_stats_t *stats);
+
+/* GMUX_DAEMON_TURN_TIMEOUT_MS in ns: the shim's bound for dmn_client_wait_turn. */
+uint64_t dmn_client_turn_timeout_ns(void);
+
+int dmn_client_is_local(const dmn_client_t *c);           /* no daemon connection now */
+int dmn_client_holds_turn(const dmn_client_t *c);         /* granted and not released */
+uint32_t dmn_client_task_id(const dmn_client_t *c);       /* 0 in local mode */
+uint32_t dmn_client_registrations(const dmn_client_t *c); /* successful REGISTERs */
+
+#endif /* DMN_CLIENT_H */

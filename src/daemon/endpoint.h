@@ -1,0 +1,60 @@
+/*
+ * Where gmuxd listens and who may talk to it: the socket path, its directory
+ * and permissions, the listening and connecting sockets, and the peer
+ * credential check.
+ *
+ * The socket lives in a directory of its own, created 0700 (0750 and owned
+ * by the configured group when there is one) and refused if it exists with
+ * another owner or is a symbolic link. The socket file is 0600 (0660 with a
+ * group). The lock file PATH.lock holds the daemon's pid. Every accepted connection is checked with
+ * SO_PEERCRED: only the daemon's own uid or a member of the configured group is allowed. A lock
+ * file beside the socket (flock) makes one daemon per path; a stale socket
+ * of a dead daemon is replaced.
+ *
+ * Thread-safety: all functions are safe from any thread (no shared state).
+ */
+#ifndef DMN_ENDPOINT_H
+#define DMN_ENDPOINT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <gmux/status.h>
+
+#define DMN_NO_GROUP ((gid_t)-1)
+
+typedef struct dmn_cred_policy {
+    uid_t owner;
+    gid_t group; /* DMN_NO_GROUP: owner only */
+} dmn_cred_policy_t;
+
+/* The socket path: GMUX_SOCKET when set, else the per-user default. */
+gmux_status_t dmn_endpoint_path(char *out, size_t cap);
+
+/* Resolves GMUX_DAEMON_GROUP ("" gives DMN_NO_GROUP). */
+gmux_status_t dmn_endpoint_group(gid_t *group);
+
+/*
+ * Whether a peer with these credentials may connect: uid is the owner, or a
+ * group is configured and gid is it or uid is a member (supplementary groups
+ * looked up with getgrouplist unless members is non-NULL: then members/n is
+ * the peer's group list, for tests).
+ */
+int dmn_cred_allowed(const dmn_cred_policy_t *policy, uid_t uid, gid_t gid, const gid_t *members,
+                     int n_members);
+
+/* SO_PEERCRED of a connected Unix socket. */
+gmux_status_t dmn_endpoint_peer(int fd, pid_t *pid, uid_t *uid, gid_t *gid);
+
+/*
+ * Creates the directory, takes the lock and listens (non-blocking socket).
+ * GMUX_ERR_EXISTS: another daemon holds the path. On success *listen_fd and
+ * *lock_fd are open (close both, and unlink the path, to stop).
+ */
+gmux_status_t dmn_endpoint_listen(const char *path, gid_t group, int *listen_fd, int *lock_fd);
+
+/* Connects (blocking socket, close-on-exec). GMUX_ERR_PEER: nobody listening. */
+gmux_status_t dmn_endpoint_connect(const char *path, int *fd);
+
+#endif /* DMN_ENDPOINT_H */

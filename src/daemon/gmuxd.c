@@ -1,0 +1,15 @@
+/* gmuxd: the time-slice daemon of one GPU host. Options: gmuxd --help. */
+#include <stdio.h>
+
+#include "common/settings.h"
+#include "daemon/cli_main.h"
+
+int main(int argc, char **argv)
+{
+    char err[512];
+    if (com_settings_init(err, sizeof(err)) != GMUX_OK) {
+        fprintf(stderr, "gmuxd: %s\n", err);
+        return 2;
+    }
+    return dmn_cli_main("gmuxd", argc, argv);
+}

@@ -1,0 +1,350 @@
+/* Slice-granularity OPT placement across tasks; see place_opt.h. */
+#include "daemon/place_opt.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "common/settings.h"
+
+#define OPT_MAX_TASKS 256 /* as many as the arbiter has slots */
+
+typedef struct iv {
+    uint64_t lo, hi; /* [lo, hi), chunk-aligned */
+} iv_t;
+
+typedef struct ivset {
+    iv_t *v;
+    uint32_t n, cap;
+    uint64_t bytes;
+} ivset_t;
+
+typedef struct opt_task {
+    int used;
+    uint32_t id;
+    uint64_t seen; /* generation of the last switch that listed it */
+    ivset_t res;
+} opt_task_t;
+
+struct dmn_place_opt {
+    dmn_placement_t pl;
+    uint64_t capacity, chunk, resident, gen;
+    opt_task_t tasks[OPT_MAX_TASKS];
+    ivset_t want, need, merged;
+    const dmn_task_view_t *order[OPT_MAX_TASKS];
+};
+
+static gmux_status_t iv_push(ivset_t *s, uint64_t lo, uint64_t hi)
+{
+    if (hi <= lo)
+        return GMUX_OK;
+    if (s->n && s->v[s->n - 1].hi >= lo) { /* sorted input: extend the last one */
+        if (hi > s->v[s->n - 1].hi) {
+            s->bytes += hi - s->v[s->n - 1].hi;
+            s->v[s->n - 1].hi = hi;
+        }
+        return GMUX_OK;
+    }
+    if (s->n == s->cap) {
+        uint32_t cap = s->cap ? s->cap * 2 : 16;
+        iv_t *v = realloc(s->v, cap * sizeof(*v));
+        if (!v)
+            return GMUX_ERR_NOMEM;
+        s->v = v;
+        s->cap = cap;
+    }
+    s->v[s->n++] = (iv_t){lo, hi};
+    s->bytes += hi - lo;
+    return GMUX_OK;
+}
+
+static void iv_clear(ivset_t *s)
+{
+    s->n = 0;
+    s->bytes = 0;
+}
+
+static void iv_free(ivset_t *s)
+{
+    free(s->v);
+    memset(s, 0, sizeof(*s));
+}
+
+static int iv_cmp(const void *a, const void *b)
+{
+    const iv_t *x = a, *y = b;
+    return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* out = the ranges rounded out to chunks, sorted and merged. */
+static gmux_status_t normalize(const dmn_place_opt_t *o, const dmn_range_t *r, uint32_t n,
+                               ivset_t *out)
+{
+    iv_clear(out);
+    iv_t *tmp = n ? malloc(n * sizeof(*tmp)) : NULL;
+    if (n && !tmp)
+        return GMUX_ERR_NOMEM;
+    uint64_t mask = o->chunk - 1, top = UINT64_MAX & ~mask;
+    for (uint32_t i = 0; i < n; i++) {
+        uint64_t end = r[i].base + r[i].len; /* the protocol forbids wrapping */
+        tmp[i].lo = r[i].base & ~mask;
+        tmp[i].hi = end > top ? top : (end + mask) & ~mask;
+    }
+    int sorted = 1; /* clients usually send their ranges in address order */
+    for (uint32_t i = 1; i < n && sorted; i++)
+        sorted = tmp[i - 1].lo <= tmp[i].lo;
+    if (!sorted)
+        qsort(tmp, n, sizeof(*tmp), iv_cmp);
+    gmux_status_t st = GMUX_OK;
+    for (uint32_t i = 0; i < n && st == GMUX_OK; i++)
+        st = iv_push(out, tmp[i].lo, tmp[i].hi);
+    free(tmp);
+    return st;
+}
+
+/* out = a minus b (both sorted and disjoint). */
+static gmux_status_t difference(const ivset_t *a, const ivset_t *b, ivset_t *out)
+{
+    iv_clear(out);
+    uint32_t j = 0;
+    gmux_status_t st = GMUX_OK;
+    for (uint32_t i = 0; i < a->n && st == GMUX_OK; i++) {
+        uint64_t lo = a->v[i].lo, hi = a->v[i].hi;
+        while (j < b->n && b->v[j].hi <= lo)
+            j++;
+        for (uint32_t k = j; k < b->n && b->v[k].lo < hi && st == GMUX_OK; k++) {
+            st = iv_push(out, lo, b->v[k].lo);
+            lo = b->v[k].hi > lo ? b->v[k].hi : lo;
+        }
+        if (st == GMUX_OK && lo < hi)
+            st = iv_push(out, lo, hi);
+    }
+    return st;
+}
+
+/* a = a union b, through scratch. */
+static gmux_status_t merge_into(ivset_t *a, const ivset_t *b, ivset_t *scratch)
+{
+    iv_clear(scratch);
+    uint32_t i = 0, j = 0;
+    gmux_status_t st = GMUX_OK;
+    while ((i < a->n || j < b->n) && st == GMUX_OK) {
+        const iv_t *x =
+            (j >= b->n || (i < a->n && a->v[i].lo <= b->v[j].lo)) ? &a->v[i++] : &b->v[j++];
+        st = iv_push(scratch, x->lo, x->hi);
+    }
+    if (st != GMUX_OK)
+        return st;
+    ivset_t t = *a;
+    *a = *scratch;
+    *scratch = t;
+    return GMUX_OK;
+}
+
+static opt_task_t *find_task(dmn_place_opt_t *o, uint32_t id, int create)
+{
+    opt_task_t *free_slot = NULL;
+    for (int i = 0; i < OPT_MAX_TASKS; i++) {
+        if (o->tasks[i].used && o->tasks[i].id == id)
+            return &o->tasks[i];
+        if (!o->tasks[i].used && !free_slot)
+            free_slot = &o->tasks[i];
+    }
+    if (!create || !free_slot)
+        return NULL;
+    memset(free_slot, 0, sizeof(*free_slot));
+    free_slot->used = 1;
+    free_slot->id = id;
+    return free_slot;
+}
+
+/* Takes up to bytes from the top of t's resident set, as EVICT orders. */
+static gmux_status_t evict_from(dmn_place_opt_t *o, opt_task_t *t, uint64_t *bytes,
+                                dmn_plan_t *plan)
+{
+    gmux_status_t st = GMUX_OK;
+    while (*bytes > 0 && t->res.n > 0 && st == GMUX_OK) {
+        iv_t *last = &t->res.v[t->res.n - 1];
+        uint64_t take = last->hi - last->lo < *bytes ? last->hi - last->lo : *bytes;
+        st = dmn_plan_add(plan, t->id, DMN_PLAN_EVICT, (dmn_range_t){last->hi - take, take});
+        last->hi -= take;
+        t->res.bytes -= take;
+        o->resident -= take;
+        *bytes -= take;
+        if (last->hi == last->lo)
+            t->res.n--;
+    }
+    return st;
+}
+
+/* Evicts up to bytes of the incoming task's chunks outside its working set
+ * (o->want), highest first, and cuts them out of its resident set. */
+static gmux_status_t evict_stale(dmn_place_opt_t *o, opt_task_t *in, uint64_t *bytes,
+                                 dmn_plan_t *plan)
+{
+    opt_task_t left = {1, in->id, 0, {0}}; /* the stale set, shrunk by evict_from */
+    ivset_t all = {0}, gone = {0}, rest = {0};
+    gmux_status_t st = difference(&in->res, &o->want, &left.res);
+    if (st == GMUX_OK)
+        st = evict_from(o, &left, bytes, plan);
+    if (st == GMUX_OK)
+        st = difference(&in->res, &o->want, &all);
+    if (st == GMUX_OK)
+        st = difference(&all, &left.res, &gone);
+    if (st == GMUX_OK)
+        st = difference(&in->res, &gone, &rest);
+    if (st == GMUX_OK) {
+        ivset_t t = in->res;
+        in->res = rest;
+        rest = t;
+    }
+    iv_free(&left.res);
+    iv_free(&all);
+    iv_free(&gone);
+    iv_free(&rest);
+    return st;
+}
+
+static int later_turn(const void *a, const void *b)
+{
+    const dmn_task_view_t *x = *(const dmn_task_view_t *const *)a;
+    const dmn_task_view_t *y = *(const dmn_task_view_t *const *)b;
+    return x->turn > y->turn ? -1 : x->turn < y->turn;
+}
+
+static gmux_status_t opt_on_switch(void *ctx, const dmn_task_view_t *tasks, size_t n_tasks,
+                                   const dmn_task_view_t *from, const dmn_task_view_t *to,
+                                   dmn_plan_t *plan)
+{
+    (void)from;
+    dmn_place_opt_t *o = ctx;
+    o->gen++;
+    /* Forget tasks that left: their memory went with them. */
+    for (size_t i = 0; i < n_tasks; i++) {
+        opt_task_t *t = find_task(o, tasks[i].id, tasks[i].id == to->id);
+        if (t)
+            t->seen = o->gen;
+    }
+    for (int i = 0; i < OPT_MAX_TASKS; i++) {
+        opt_task_t *t = &o->tasks[i];
+        if (t->used && t->seen != o->gen) {
+            o->resident -= t->res.bytes;
+            iv_free(&t->res);
+            t->used = 0;
+        }
+    }
+    opt_task_t *in = find_task(o, to->id, 0);
+    if (!in)
+        return GMUX_ERR_CAPACITY;
+    gmux_status_t st = normalize(o, to->ranges, to->n_ranges, &o->want);
+    if (st == GMUX_OK)
+        st = difference(&o->want, &in->res, &o->need);
+    if (st != GMUX_OK)
+        return st;
+    uint64_t need = o->need.bytes;
+    if (o->capacity) {
+        uint64_t room = o->capacity - o->resident;
+        uint64_t short_by = need > room ? need - room : 0;
+        size_t nv = 0;
+        for (size_t i = 0; i < n_tasks; i++)
+            if (tasks[i].id != to->id)
+                o->order[nv++] = &tasks[i];
+        qsort(o->order, nv, sizeof(o->order[0]), later_turn);
+        /* Farthest next use first: idle tasks (none known), then the incoming
+         * task's own chunks outside its working set (not before its next
+         * slice), then the waiting tasks from the last turn back. */
+        size_t i = 0;
+        for (; i < nv && o->order[i]->turn == DMN_TURN_NONE && short_by && st == GMUX_OK; i++) {
+            opt_task_t *v = find_task(o, o->order[i]->id, 0);
+            if (v)
+                st = evict_from(o, v, &short_by, plan);
+        }
+        if (short_by && st == GMUX_OK)
+            st = evict_stale(o, in, &short_by, plan);
+        for (; i < nv && short_by > 0 && st == GMUX_OK; i++) {
+            opt_task_t *v = find_task(o, o->order[i]->id, 0);
+            if (v)
+                st = evict_from(o, v, &short_by, plan);
+        }
+        if (st != GMUX_OK)
+            return st;
+        if (short_by > 0) { /* the working set alone is too big: fill what fits */
+            uint64_t keep = need - short_by;
+            for (uint32_t i = 0; i < o->need.n; i++) {
+                uint64_t len = o->need.v[i].hi - o->need.v[i].lo;
+                if (len > keep) {
+                    o->need.v[i].hi = o->need.v[i].lo + keep;
+                    o->need.n = o->need.v[i].hi > o->need.v[i].lo ? i + 1 : i;
+                    break;
+                }
+                keep -= len;
+            }
+            o->need.bytes = need - short_by;
+        }
+    }
+    for (uint32_t i = 0; i < o->need.n && st == GMUX_OK; i++)
+        st = dmn_plan_add(plan, to->id, DMN_PLAN_FILL,
+                          (dmn_range_t){o->need.v[i].lo, o->need.v[i].hi - o->need.v[i].lo});
+    if (st == GMUX_OK)
+        st = merge_into(&in->res, &o->need, &o->merged);
+    if (st == GMUX_OK)
+        o->resident += o->need.bytes;
+    return st;
+}
+
+gmux_status_t dmn_place_opt_create(uint64_t capacity, uint64_t chunk, dmn_place_opt_t **out)
+{
+    if (chunk == 0 || (chunk & (chunk - 1)) != 0)
+        return GMUX_ERR_INVALID;
+    dmn_place_opt_t *o = calloc(1, sizeof(*o));
+    if (!o)
+        return GMUX_ERR_NOMEM;
+    o->capacity = capacity & ~(chunk - 1);
+    if (capacity && !o->capacity)
+        o->capacity = chunk;
+    o->chunk = chunk;
+    o->pl = (dmn_placement_t){"opt", o, opt_on_switch};
+    *out = o;
+    return GMUX_OK;
+}
+
+void dmn_place_opt_destroy(dmn_place_opt_t *o)
+{
+    if (!o)
+        return;
+    for (int i = 0; i < OPT_MAX_TASKS; i++)
+        iv_free(&o->tasks[i].res);
+    iv_free(&o->want);
+    iv_free(&o->need);
+    iv_free(&o->merged);
+    free(o);
+}
+
+const dmn_placement_t *dmn_place_opt_placement(dmn_place_opt_t *o)
+{
+    return &o->pl;
+}
+
+uint64_t dmn_place_opt_resident(const dmn_place_opt_t *o, uint32_t task_id)
+{
+    for (int i = 0; i < OPT_MAX_TASKS; i++)
+        if (o->tasks[i].used && o->tasks[i].id == task_id)
+            return o->tasks[i].res.bytes;
+    return 0;
+}
+
+uint64_t dmn_place_opt_total(const dmn_place_opt_t *o)
+{
+    return o->resident;
+}
+
+const dmn_placement_t *dmn_place_opt_default(void)
+{
+    static dmn_place_opt_t *inst;
+    if (!inst &&
+        dmn_place_opt_create(COM_SETTING_SIZE(DAEMON_CAPACITY), DMN_OPT_CHUNK, &inst) != GMUX_OK) {
+        COM_ERROR(DAEMON, "opt placement: cannot create it");
+        return NULL;
+    }
+    return &inst->pl;
+}

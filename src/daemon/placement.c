@@ -1,0 +1,81 @@
+/* Placement policies of the daemon; see placement.h. */
+#include "daemon/placement.h"
+
+#include "daemon/place_opt.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void dmn_plan_init(dmn_plan_t *plan)
+{
+    memset(plan, 0, sizeof(*plan));
+}
+
+void dmn_plan_fini(dmn_plan_t *plan)
+{
+    free(plan->entries);
+    dmn_plan_init(plan);
+}
+
+void dmn_plan_clear(dmn_plan_t *plan)
+{
+    plan->n = 0;
+}
+
+gmux_status_t dmn_plan_add(dmn_plan_t *plan, uint32_t task_id, dmn_plan_kind_t kind,
+                           dmn_range_t range)
+{
+    dmn_plan_entry_t *last = plan->n ? &plan->entries[plan->n - 1] : NULL;
+    if (last && last->task_id == task_id && last->kind == (uint32_t)kind &&
+        last->range.base + last->range.len == range.base) {
+        last->range.len += range.len;
+        return GMUX_OK;
+    }
+    if (plan->n == plan->cap) {
+        size_t cap = plan->cap ? plan->cap * 2 : 64;
+        dmn_plan_entry_t *e = realloc(plan->entries, cap * sizeof(*e));
+        if (!e)
+            return GMUX_ERR_NOMEM;
+        plan->entries = e;
+        plan->cap = cap;
+    }
+    plan->entries[plan->n++] = (dmn_plan_entry_t){task_id, (uint32_t)kind, range};
+    return GMUX_OK;
+}
+
+static gmux_status_t none_on_switch(void *ctx, const dmn_task_view_t *tasks, size_t n_tasks,
+                                    const dmn_task_view_t *from, const dmn_task_view_t *to,
+                                    dmn_plan_t *plan)
+{
+    (void)ctx, (void)tasks, (void)n_tasks, (void)from, (void)to, (void)plan;
+    return GMUX_OK;
+}
+
+static gmux_status_t swap_on_switch(void *ctx, const dmn_task_view_t *tasks, size_t n_tasks,
+                                    const dmn_task_view_t *from, const dmn_task_view_t *to,
+                                    dmn_plan_t *plan)
+{
+    (void)ctx, (void)tasks, (void)n_tasks;
+    gmux_status_t st = GMUX_OK;
+    if (from && from->id != to->id)
+        for (uint32_t i = 0; i < from->n_ranges && st == GMUX_OK; i++)
+            st = dmn_plan_add(plan, from->id, DMN_PLAN_EVICT, from->ranges[i]);
+    for (uint32_t i = 0; i < to->n_ranges && st == GMUX_OK; i++)
+        st = dmn_plan_add(plan, to->id, DMN_PLAN_FILL, to->ranges[i]);
+    return st;
+}
+
+static const dmn_placement_t policies[] = {
+    {"none", NULL, none_on_switch},
+    {"swap", NULL, swap_on_switch},
+};
+
+const dmn_placement_t *dmn_placement_find(const char *name)
+{
+    if (name && strcmp(name, "opt") == 0)
+        return dmn_place_opt_default();
+    for (size_t i = 0; i < sizeof(policies) / sizeof(policies[0]); i++)
+        if (name && strcmp(name, policies[i].name) == 0)
+            return &policies[i];
+    return NULL;
+}

@@ -1,0 +1,79 @@
+/*
+ * The seam between the daemon's time slices and global memory placement.
+ *
+ * At every switch the arbiter calls placement->on_switch(from, to) with every
+ * registered task (its declared pending working set included) and an empty
+ * plan; the hook appends evict orders for any task and fill orders for the
+ * incoming one, as address ranges in each task's own address space (each
+ * process migrates its own memory on its own context). The server sends the
+ * plan as PLAN messages to the tasks concerned, before the GRANT.
+ *
+ * This is where the engine's OPT over the global timeline plugs in (issue 6,
+ * h/engine): an implementation of dmn_placement_t whose on_switch runs the
+ * engine's placement over all tasks' pending launches. Three policies exist:
+ * "none" (empty plans), "swap" (evict the outgoing task's declared working
+ * set, fill the incoming one's: a stand-in that exercises the message path)
+ * and "opt" (place_opt.h: Belady over the predicted slice order, at the
+ * granularity of each task's declared working set, under a capacity).
+ *
+ * Ownership: a plan owns its entry array (dmn_plan_fini frees it).
+ * Thread-safety: none; the daemon is single-threaded.
+ */
+#ifndef DMN_PLACEMENT_H
+#define DMN_PLACEMENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <gmux/status.h>
+
+#include "daemon/proto.h"
+
+/* What the placement sees of one task. */
+typedef struct dmn_task_view {
+    uint32_t id;
+    uint32_t cls;
+    int32_t priority;
+    uint64_t budget;
+    uint64_t resident, total;
+    uint32_t n_pending;        /* launches the task says are queued */
+    const dmn_range_t *ranges; /* their predicted working set */
+    uint32_t n_ranges;
+    uint32_t turn; /* predicted slice order: 0 the incoming task, 1.. the waiting
+                      tasks in the order they would run, DMN_TURN_NONE idle ones */
+} dmn_task_view_t;
+
+#define DMN_TURN_NONE UINT32_MAX
+
+typedef struct dmn_plan_entry {
+    uint32_t task_id;
+    uint32_t kind; /* dmn_plan_kind_t */
+    dmn_range_t range;
+} dmn_plan_entry_t;
+
+typedef struct dmn_plan {
+    dmn_plan_entry_t *entries;
+    size_t n, cap;
+} dmn_plan_t;
+
+void dmn_plan_init(dmn_plan_t *plan);
+void dmn_plan_fini(dmn_plan_t *plan);
+void dmn_plan_clear(dmn_plan_t *plan);
+/* Appends an order; merged into the previous one when it continues it (same
+ * task and kind, contiguous). */
+gmux_status_t dmn_plan_add(dmn_plan_t *plan, uint32_t task_id, dmn_plan_kind_t kind,
+                           dmn_range_t range);
+
+typedef struct dmn_placement {
+    const char *name;
+    void *ctx;
+    /* from is NULL at the first switch or when the previous holder left. */
+    gmux_status_t (*on_switch)(void *ctx, const dmn_task_view_t *tasks, size_t n_tasks,
+                               const dmn_task_view_t *from, const dmn_task_view_t *to,
+                               dmn_plan_t *plan);
+} dmn_placement_t;
+
+/* The policies built in; NULL for an unknown name. */
+const dmn_placement_t *dmn_placement_find(const char *name);
+
+#endif /* DMN_PLACEMENT_H */

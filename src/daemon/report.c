@@ -1,0 +1,134 @@
+/* Status snapshots for the CLI; see report.h. */
+#include "daemon/report.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "common/clock.h"
+#include "common/parse.h"
+#include "daemon/endpoint.h"
+
+gmux_status_t dmn_report_query(int fd, dmn_report_t *out, int timeout_ms)
+{
+    uint8_t q[DMN_PROTO_HDR_SIZE];
+    size_t qn = dmn_proto_encode_empty(q, sizeof(q), 1, DMN_MSG_QUERY);
+    if (send(fd, q, qn, MSG_NOSIGNAL) != (ssize_t)qn)
+        return GMUX_ERR_CLOSED;
+    uint8_t *buf = malloc(DMN_PROTO_MAX_MSG);
+    if (!buf)
+        return GMUX_ERR_NOMEM;
+    gmux_status_t st = GMUX_ERR_TIMEOUT;
+    size_t len = 0;
+    uint64_t deadline = com_deadline_after_ns((uint64_t)timeout_ms * COM_NS_PER_MS);
+    while (!com_deadline_passed(deadline)) {
+        struct pollfd pf = {fd, POLLIN, 0};
+        if (poll(&pf, 1, 50) <= 0)
+            continue;
+        ssize_t n = recv(fd, buf + len, DMN_PROTO_MAX_MSG - len, 0);
+        if (n <= 0) {
+            st = GMUX_ERR_CLOSED;
+            break;
+        }
+        len += (size_t)n;
+        dmn_hdr_t h;
+        st = dmn_proto_read_hdr(buf, len, &h);
+        if (st == GMUX_ERR_BUSY || (st == GMUX_OK && len < DMN_PROTO_HDR_SIZE + h.length)) {
+            st = GMUX_ERR_TIMEOUT;
+            continue;
+        }
+        dmn_msg_t m;
+        if (st == GMUX_OK)
+            st = dmn_proto_decode(buf, DMN_PROTO_HDR_SIZE + h.length, &m);
+        if (st == GMUX_OK && m.hdr.type != DMN_MSG_STATUS)
+            st = GMUX_ERR_PARSE;
+        if (st == GMUX_OK) {
+            out->uptime_ns = m.u.status.uptime_ns;
+            out->switches = m.u.status.switches;
+            out->reclaimed = m.u.status.reclaimed;
+            out->n_tasks =
+                m.u.status.n_tasks < DMN_ARB_MAX_TASKS ? m.u.status.n_tasks : DMN_ARB_MAX_TASKS;
+            for (uint32_t i = 0; i < out->n_tasks; i++)
+                dmn_proto_status_task_at(&m.u.status, i, &out->tasks[i]);
+        }
+        break;
+    }
+    free(buf);
+    return st;
+}
+
+gmux_status_t dmn_report_fetch(const char *path, dmn_report_t *out, int timeout_ms)
+{
+    int fd;
+    gmux_status_t st = dmn_endpoint_connect(path, &fd);
+    if (st != GMUX_OK)
+        return st;
+    st = dmn_report_query(fd, out, timeout_ms);
+    close(fd);
+    return st;
+}
+
+double dmn_report_share(const dmn_status_task_t *t)
+{
+    return t->age_ns ? (double)t->run_ns / (double)t->age_ns : 0.0;
+}
+
+static void json_string(FILE *out, const char *s)
+{
+    fputc('"', out);
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\')
+            fputc('\\', out);
+        fputc(*s, out);
+    }
+    fputc('"', out);
+}
+
+void dmn_report_json(FILE *out, const char *path, const dmn_report_t *r)
+{
+    fprintf(out, "{\"socket\": ");
+    json_string(out, path);
+    fprintf(out,
+            ", \"protocol\": %u, \"uptime_s\": %.3f, \"switches\": %llu, \"reclaimed\": %llu, "
+            "\"tasks\": [",
+            DMN_PROTO_VERSION, (double)r->uptime_ns / 1e9, (unsigned long long)r->switches,
+            (unsigned long long)r->reclaimed);
+    for (uint32_t i = 0; i < r->n_tasks; i++) {
+        const dmn_status_task_t *t = &r->tasks[i];
+        fprintf(out, "%s\n  {\"id\": %u, \"pid\": %u, \"name\": ", i ? "," : "", t->id, t->pid);
+        json_string(out, t->name);
+        fprintf(out,
+                ", \"state\": \"%s\", \"class\": \"%s\", \"priority\": %d, \"budget\": %llu, "
+                "\"resident\": %llu, \"total\": %llu, \"faults\": %llu, \"migrated\": %llu, "
+                "\"kernels\": %llu, \"gpu_time_s\": %.6f, \"age_s\": %.6f, \"share\": %.4f}",
+                dmn_state_name(t->state), dmn_class_name(t->cls), t->priority,
+                (unsigned long long)t->budget, (unsigned long long)t->resident,
+                (unsigned long long)t->total, (unsigned long long)t->faults,
+                (unsigned long long)t->migrated, (unsigned long long)t->kernels,
+                (double)t->run_ns / 1e9, (double)t->age_ns / 1e9, dmn_report_share(t));
+    }
+    fprintf(out, "%s]}\n", r->n_tasks ? "\n" : "");
+}
+
+void dmn_report_table(FILE *out, const char *path, const dmn_report_t *r)
+{
+    fprintf(out, "gmuxd %s  up %.1f s  tasks %u  switches %llu  reclaimed %llu\n\n", path,
+            (double)r->uptime_ns / 1e9, r->n_tasks, (unsigned long long)r->switches,
+            (unsigned long long)r->reclaimed);
+    fprintf(out, "%5s %7s %-16s %-8s %-7s %4s %10s %10s %8s %10s %9s %6s\n", "ID", "PID", "NAME",
+            "STATE", "CLASS", "PRI", "RESIDENT", "TOTAL", "FAULTS", "MIGRATED", "KERNELS", "SHARE");
+    for (uint32_t i = 0; i < r->n_tasks; i++) {
+        const dmn_status_task_t *t = &r->tasks[i];
+        char res[32], tot[32], mig[32];
+        com_format_size(t->resident, res, sizeof(res));
+        com_format_size(t->total, tot, sizeof(tot));
+        com_format_size(t->migrated, mig, sizeof(mig));
+        fprintf(out, "%5u %7u %-16.16s %-8s %-7s %4d %10s %10s %8llu %10s %9llu %5.1f%%\n", t->id,
+                t->pid, t->name, dmn_state_name(t->state), dmn_class_name(t->cls), t->priority, res,
+                tot, (unsigned long long)t->faults, mig, (unsigned long long)t->kernels,
+                100.0 * dmn_report_share(t));
+    }
+}

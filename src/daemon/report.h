@@ -1,0 +1,37 @@
+/*
+ * What `gmux status --json` and `gmux top` show: a STATUS snapshot asked of
+ * the daemon over a connection of its own (no registration), printed as JSON
+ * or as a table. A task's share is the fraction of the time since it
+ * registered during which it held the turn.
+ *
+ * Ownership: the caller owns the report. Thread-safety: none needed.
+ */
+#ifndef DMN_REPORT_H
+#define DMN_REPORT_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include <gmux/status.h>
+
+#include "daemon/arbiter.h"
+#include "daemon/proto.h"
+
+typedef struct dmn_report {
+    uint64_t uptime_ns, switches, reclaimed;
+    uint32_t n_tasks;
+    dmn_status_task_t tasks[DMN_ARB_MAX_TASKS];
+} dmn_report_t;
+
+/* Sends QUERY on fd (connected to the daemon) and reads the STATUS reply. */
+gmux_status_t dmn_report_query(int fd, dmn_report_t *out, int timeout_ms);
+
+/* Connects to path, queries once, disconnects. */
+gmux_status_t dmn_report_fetch(const char *path, dmn_report_t *out, int timeout_ms);
+
+double dmn_report_share(const dmn_status_task_t *t);
+
+void dmn_report_json(FILE *out, const char *path, const dmn_report_t *r);
+void dmn_report_table(FILE *out, const char *path, const dmn_report_t *r);
+
+#endif /* DMN_REPORT_H */

@@ -1,0 +1,443 @@
+/* gmuxd's event loop; see server.h. */
+#include "daemon/server.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/clock.h"
+#include "common/errors.h"
+#include "common/log.h"
+#include "common/settings.h"
+#include "daemon/arbiter.h"
+#include "daemon/endpoint.h"
+#include "daemon/proto.h"
+
+#define MAX_CONNS    (DMN_ARB_MAX_TASKS + 32)
+#define PID_CHECK_NS (200 * COM_NS_PER_MS)
+#define SEND_BUF     (DMN_PROTO_MAX_MSG)
+
+typedef struct conn {
+    int fd;       /* -1: free */
+    int slot;     /* arbiter slot once registered, -1 before */
+    pid_t pid;    /* from SO_PEERCRED */
+    uint8_t *buf; /* DMN_PROTO_MAX_MSG bytes of input */
+    size_t len;
+} conn_t;
+
+typedef struct server {
+    const dmn_server_opts_t *opts;
+    dmn_cred_policy_t policy;
+    int listen_fd;
+    conn_t conns[MAX_CONNS];
+    int conn_of_slot[DMN_ARB_MAX_TASKS];
+    dmn_arbiter_t arb;
+    uint32_t seq;
+    uint64_t next_pid_check;
+    uint8_t out[SEND_BUF];
+    dmn_status_task_t snap[DMN_ARB_MAX_TASKS];
+} server_t;
+
+gmux_status_t dmn_server_opts_from_settings(dmn_server_opts_t *opts, char *path_buf,
+                                            size_t path_cap)
+{
+    gmux_status_t st = dmn_endpoint_path(path_buf, path_cap);
+    if (st != GMUX_OK)
+        return st;
+    if ((st = dmn_endpoint_group(&opts->group)) != GMUX_OK)
+        return st;
+    opts->path = path_buf;
+    int64_t q = COM_SETTING_INT(DAEMON_QUANTUM_MS), g = COM_SETTING_INT(DAEMON_GRACE_MS);
+    if (q <= 0 || g <= 0)
+        return GMUX_ERR_RANGE;
+    opts->quantum_ns = (uint64_t)q * COM_NS_PER_MS;
+    opts->grace_ns = (uint64_t)g * COM_NS_PER_MS;
+    opts->placement = dmn_placement_find(COM_SETTING_STRING(DAEMON_PLACEMENT));
+    if (!opts->placement) {
+        COM_ERROR(DAEMON, "GMUX_DAEMON_PLACEMENT: unknown policy '%s' (none, swap, opt)",
+                  COM_SETTING_STRING(DAEMON_PLACEMENT));
+        return GMUX_ERR_INVALID;
+    }
+    return GMUX_OK;
+}
+
+static void drop(server_t *s, conn_t *c, const char *why)
+{
+    if (c->slot >= 0) {
+        COM_INFO(DAEMON, "task %u (pid %d) leaves: %s", s->arb.tasks[c->slot].id, (int)c->pid, why);
+        dmn_arb_remove(&s->arb, c->slot, 1, com_clock_ns());
+        s->conn_of_slot[c->slot] = -1;
+    }
+    close(c->fd);
+    free(c->buf);
+    *c = (conn_t){-1, -1, 0, NULL, 0};
+}
+
+/* Sends one message whole or drops the connection (a peer that does not read
+ * its socket must not stall the daemon). Returns 0 when sent. */
+static int send_msg(server_t *s, conn_t *c, size_t len)
+{
+    if (len == 0) {
+        COM_ERROR(DAEMON, "internal: message did not encode");
+        drop(s, c, "encode failure");
+        return -1;
+    }
+    ssize_t n = send(c->fd, s->out, len, MSG_DONTWAIT | MSG_NOSIGNAL);
+    if (n != (ssize_t)len) {
+        drop(s, c, n < 0 && errno != EAGAIN ? "send failed" : "not reading its socket");
+        return -1;
+    }
+    return 0;
+}
+
+static void accept_all(server_t *s)
+{
+    for (int k = 0; k < 64; k++) {
+        int fd = accept4(s->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0)
+            return;
+        pid_t pid;
+        uid_t uid;
+        gid_t gid;
+        if (dmn_endpoint_peer(fd, &pid, &uid, &gid) != GMUX_OK ||
+            !dmn_cred_allowed(&s->policy, uid, gid, NULL, 0)) {
+            COM_WARN(DAEMON, "refused a connection from uid %u pid %d", (unsigned)uid, (int)pid);
+            close(fd);
+            continue;
+        }
+        conn_t *c = NULL;
+        for (int i = 0; i < MAX_CONNS && !c; i++)
+            if (s->conns[i].fd < 0)
+                c = &s->conns[i];
+        uint8_t *buf = c ? malloc(DMN_PROTO_MAX_MSG) : NULL;
+        if (!buf) {
+            COM_WARN(DAEMON, "too many connections: refused pid %d", (int)pid);
+            close(fd);
+            continue;
+        }
+        *c = (conn_t){fd, -1, pid, buf, 0};
+    }
+}
+
+static void on_register(server_t *s, conn_t *c, dmn_msg_register_t *reg)
+{
+    reg->pid = (uint32_t)c->pid; /* the kernel's word, not the client's */
+    int slot = dmn_arb_add(&s->arb, reg, com_clock_ns());
+    if (slot < 0) {
+        size_t n = dmn_proto_encode_refused(s->out, sizeof(s->out), ++s->seq, GMUX_ERR_CAPACITY,
+                                            "too many tasks");
+        if (send_msg(s, c, n) == 0)
+            drop(s, c, "refused");
+        return;
+    }
+    c->slot = slot;
+    s->conn_of_slot[slot] = (int)(c - s->conns);
+    dmn_msg_registered_t r = {s->arb.tasks[slot].id, 0, s->arb.quantum_ns};
+    COM_INFO(DAEMON, "task %u registered: pid %d '%s' class %s priority %d", r.task_id, (int)c->pid,
+             reg->name, dmn_class_name(reg->cls), reg->priority);
+    send_msg(s, c, dmn_proto_encode_registered(s->out, sizeof(s->out), ++s->seq, &r));
+}
+
+static void on_query(server_t *s, conn_t *c)
+{
+    uint64_t now = com_clock_ns();
+    uint32_t n = dmn_arb_snapshot(&s->arb, now, s->snap, DMN_ARB_MAX_TASKS);
+    size_t len = dmn_proto_encode_status(s->out, sizeof(s->out), ++s->seq, now - s->arb.start_ns,
+                                         s->arb.switches, s->arb.reclaimed, s->snap, n);
+    send_msg(s, c, len);
+}
+
+/* Handles one decoded message; returns -1 when the connection was dropped. */
+static int handle(server_t *s, conn_t *c, dmn_msg_t *m)
+{
+    uint64_t now = com_clock_ns();
+    int registered = c->slot >= 0;
+    switch (m->hdr.type) {
+    case DMN_MSG_REGISTER:
+        if (registered)
+            break;
+        on_register(s, c, &m->u.reg);
+        return c->fd < 0 ? -1 : 0;
+    case DMN_MSG_QUERY:
+        on_query(s, c);
+        return c->fd < 0 ? -1 : 0;
+    case DMN_MSG_PENDING:
+        if (!registered)
+            break;
+        if (dmn_arb_pending(&s->arb, c->slot, m->u.ranges.count, &m->u.ranges, now) != GMUX_OK)
+            break;
+        return 0;
+    case DMN_MSG_RELEASE:
+        if (!registered)
+            break;
+        dmn_arb_release(&s->arb, c->slot, now);
+        return 0;
+    case DMN_MSG_IDLE:
+        if (!registered)
+            break;
+        dmn_arb_idle(&s->arb, c->slot, now);
+        return 0;
+    case DMN_MSG_STATS:
+        if (!registered)
+            break;
+        dmn_arb_stats(&s->arb, c->slot, &m->u.stats);
+        return 0;
+    default:
+        break;
+    }
+    COM_WARN(DAEMON, "pid %d: unexpected %s message", (int)c->pid, dmn_msg_type_name(m->hdr.type));
+    drop(s, c, "protocol error");
+    return -1;
+}
+
+static void on_readable(server_t *s, conn_t *c)
+{
+    for (;;) {
+        ssize_t n = recv(c->fd, c->buf + c->len, DMN_PROTO_MAX_MSG - c->len, MSG_DONTWAIT);
+        if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+            drop(s, c, n == 0 ? "hung up" : "receive failed");
+            return;
+        }
+        if (n < 0)
+            return;
+        c->len += (size_t)n;
+        size_t off = 0;
+        for (;;) {
+            dmn_hdr_t h;
+            gmux_status_t st = dmn_proto_read_hdr(c->buf + off, c->len - off, &h);
+            if (st == GMUX_ERR_BUSY)
+                break;
+            dmn_msg_t m;
+            size_t whole = DMN_PROTO_HDR_SIZE + (size_t)h.length;
+            if (st == GMUX_OK && c->len - off < whole)
+                break;
+            if (st == GMUX_OK)
+                st = dmn_proto_decode(c->buf + off, whole, &m);
+            if (st != GMUX_OK) {
+                COM_WARN(DAEMON, "pid %d: malformed message (%s)", (int)c->pid,
+                         gmux_status_str(st));
+                drop(s, c, "malformed message");
+                return;
+            }
+            if (handle(s, c, &m) != 0)
+                return;
+            off += whole;
+        }
+        memmove(c->buf, c->buf + off, c->len - off);
+        c->len -= off;
+    }
+}
+
+static void check_pids(server_t *s, uint64_t now)
+{
+    if (now < s->next_pid_check)
+        return;
+    s->next_pid_check = now + PID_CHECK_NS;
+    for (int i = 0; i < MAX_CONNS; i++) {
+        conn_t *c = &s->conns[i];
+        if (c->fd >= 0 && c->slot >= 0 && c->pid > 0 && kill(c->pid, 0) != 0 && errno == ESRCH)
+            drop(s, c, "process gone");
+    }
+}
+
+/* Sends the plan's orders of one task, grouped by kind, as PLAN messages. */
+static int send_plan(server_t *s, conn_t *c, uint32_t task_id, const dmn_plan_t *plan,
+                     uint64_t grant_seq)
+{
+    static dmn_range_t ranges[DMN_MAX_RANGES];
+    for (uint32_t kind = DMN_PLAN_EVICT; kind <= DMN_PLAN_FILL; kind++) {
+        uint32_t n = 0;
+        for (size_t i = 0; i <= plan->n; i++) {
+            int flush = i == plan->n || n == DMN_MAX_RANGES;
+            if (flush && n > 0) {
+                size_t len = dmn_proto_encode_ranges(s->out, sizeof(s->out), ++s->seq, DMN_MSG_PLAN,
+                                                     kind, grant_seq, ranges, n);
+                if (send_msg(s, c, len) != 0)
+                    return -1;
+                n = 0;
+            }
+            if (i < plan->n && plan->entries[i].task_id == task_id && plan->entries[i].kind == kind)
+                ranges[n++] = plan->entries[i].range;
+        }
+    }
+    return 0;
+}
+
+static void apply(server_t *s)
+{
+    for (int round = 0; round < 2 * DMN_ARB_MAX_TASKS; round++) {
+        dmn_arb_action_t act;
+        (void)dmn_arb_decide(&s->arb, com_clock_ns(), &act);
+        if (act.forced >= 0)
+            COM_WARN(DAEMON, "task %u kept the GPU past the grace period: turn taken",
+                     s->arb.tasks[act.forced].id);
+        if (act.revoke >= 0) {
+            conn_t *c = &s->conns[s->conn_of_slot[act.revoke]];
+            dmn_msg_grant_t g = {s->arb.grant_seq, 0};
+            if (send_msg(s, c,
+                         dmn_proto_encode_grant(s->out, sizeof(s->out), ++s->seq, DMN_MSG_REVOKE,
+                                                &g)) != 0)
+                continue; /* the holder left: decide again */
+        }
+        if (act.grant < 0)
+            return;
+        int dropped = 0;
+        for (int i = 0; i < DMN_ARB_MAX_TASKS && act.plan->n > 0; i++) {
+            if (!s->arb.tasks[i].used || s->conn_of_slot[i] < 0)
+                continue;
+            conn_t *c = &s->conns[s->conn_of_slot[i]];
+            dropped |= send_plan(s, c, s->arb.tasks[i].id, act.plan, act.grant_seq) != 0;
+        }
+        if (s->arb.tasks[act.grant].used && s->conn_of_slot[act.grant] >= 0) {
+            conn_t *c = &s->conns[s->conn_of_slot[act.grant]];
+            dmn_msg_grant_t g = {act.grant_seq, s->arb.quantum_ns};
+            dropped |= send_msg(s, c,
+                                dmn_proto_encode_grant(s->out, sizeof(s->out), ++s->seq,
+                                                       DMN_MSG_GRANT, &g)) != 0;
+        }
+        if (!dropped)
+            return; /* otherwise decide again: someone left during the switch */
+    }
+}
+
+static int poll_timeout_ms(const server_t *s, uint64_t now)
+{
+    uint64_t next = dmn_arb_next_deadline(&s->arb);
+    if (next > s->next_pid_check)
+        next = s->next_pid_check;
+    if (next <= now)
+        return 0;
+    uint64_t ms = (next - now + COM_NS_PER_MS - 1) / COM_NS_PER_MS;
+    return ms > 1000 ? 1000 : (int)ms;
+}
+
+gmux_status_t dmn_server_run(const dmn_server_opts_t *opts, volatile sig_atomic_t *stop,
+                             int ready_fd)
+{
+    server_t *s = calloc(1, sizeof(*s));
+    if (!s)
+        return GMUX_ERR_NOMEM;
+    int lock_fd = -1;
+    gmux_status_t st = dmn_endpoint_listen(opts->path, opts->group, &s->listen_fd, &lock_fd);
+    if (st != GMUX_OK)
+        goto free_server;
+    s->opts = opts;
+    s->policy = (dmn_cred_policy_t){getuid(), opts->group};
+    for (int i = 0; i < MAX_CONNS; i++)
+        s->conns[i] = (conn_t){-1, -1, 0, NULL, 0};
+    for (int i = 0; i < DMN_ARB_MAX_TASKS; i++)
+        s->conn_of_slot[i] = -1;
+    dmn_arb_init(&s->arb, opts->quantum_ns, opts->grace_ns, opts->placement, com_clock_ns());
+    COM_INFO(DAEMON, "listening on %s (quantum %llu us, placement %s)", opts->path,
+             (unsigned long long)(opts->quantum_ns / COM_NS_PER_US), s->arb.placement->name);
+    if (ready_fd >= 0) {
+        (void)!write(ready_fd, "r", 1);
+        close(ready_fd);
+    }
+    static struct pollfd fds[MAX_CONNS + 1];
+    static int idx[MAX_CONNS + 1];
+    while (!*stop) {
+        uint64_t now = com_clock_ns();
+        int nf = 0;
+        fds[nf++] = (struct pollfd){s->listen_fd, POLLIN, 0};
+        for (int i = 0; i < MAX_CONNS; i++)
+            if (s->conns[i].fd >= 0) {
+                idx[nf] = i;
+                fds[nf++] = (struct pollfd){s->conns[i].fd, POLLIN, 0};
+            }
+        int r = poll(fds, (nfds_t)nf, poll_timeout_ms(s, now));
+        if (r < 0 && errno != EINTR) {
+            st = com_status_from_errno(errno);
+            break;
+        }
+        if (r > 0) {
+            if (fds[0].revents & (POLLERR | POLLNVAL)) {
+                st = GMUX_ERR_IO;
+                break;
+            }
+            for (int k = 1; k < nf; k++) {
+                conn_t *c = &s->conns[idx[k]];
+                if (c->fd == fds[k].fd && fds[k].revents)
+                    on_readable(s, c); /* POLLHUP: recv sees EOF after the last bytes */
+            }
+            if (fds[0].revents & POLLIN)
+                accept_all(s);
+        }
+        check_pids(s, com_clock_ns());
+        apply(s);
+    }
+    for (int i = 0; i < MAX_CONNS; i++)
+        if (s->conns[i].fd >= 0)
+            drop(s, &s->conns[i], "daemon stopping");
+    dmn_arb_fini(&s->arb);
+    unlink(opts->path);
+    close(s->listen_fd);
+    close(lock_fd);
+free_server:
+    free(s);
+    return st;
+}
+
+static volatile sig_atomic_t spawned_stop;
+
+static void on_stop_signal(int sig)
+{
+    (void)sig;
+    spawned_stop = 1;
+}
+
+gmux_status_t dmn_server_spawn(const dmn_server_opts_t *opts)
+{
+    int fd;
+    if (dmn_endpoint_connect(opts->path, &fd) == GMUX_OK) {
+        close(fd);
+        return GMUX_OK;
+    }
+    int p[2];
+    if (pipe2(p, O_CLOEXEC) != 0)
+        return com_status_from_errno(errno);
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(p[0]);
+        close(p[1]);
+        return com_status_from_errno(errno);
+    }
+    if (pid == 0) {
+        close(p[0]);
+        /* A grandchild, so the daemon is not the caller's child to reap. */
+        if (setsid() < 0 || fork() != 0)
+            _exit(0);
+        int null = open("/dev/null", O_RDWR);
+        if (null >= 0) {
+            dup2(null, 0);
+            dup2(null, 1);
+            dup2(null, 2);
+        }
+        struct sigaction sa;
+        memset(&sa, 0, sizeof(sa));
+        sa.sa_handler = on_stop_signal;
+        sigaction(SIGTERM, &sa, NULL);
+        sigaction(SIGINT, &sa, NULL);
+        signal(SIGPIPE, SIG_IGN);
+        _exit(dmn_server_run(opts, &spawned_stop, p[1]) == GMUX_OK ? 0 : 1);
+    }
+    close(p[1]);
+    (void)waitpid(pid, NULL, 0);
+    char b;
+    struct pollfd pf = {p[0], POLLIN, 0};
+    int ok = poll(&pf, 1, 5000) == 1 && read(p[0], &b, 1) == 1;
+    close(p[0]);
+    if (ok)
+        return GMUX_OK;
+    /* Lost a race with another starter: fine if someone serves the path now. */
+    if (dmn_endpoint_connect(opts->path, &fd) == GMUX_OK) {
+        close(fd);
+        return GMUX_OK;
+    }
+    return GMUX_ERR_PEER;
+}

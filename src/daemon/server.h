@@ -1,0 +1,54 @@
+/*
+ * gmuxd's event loop: accepts tasks and CLI queries on the Unix socket,
+ * decodes their messages (proto.h), feeds the arbiter (arbiter.h) and sends
+ * its decisions: PLAN orders, GRANT, REVOKE, STATUS.
+ *
+ * Robustness: a connection that sends anything malformed (bad magic,
+ * version, length, type, a message of the wrong direction or out of order)
+ * is dropped and its task reclaimed; so is one that hangs up (POLLHUP/EOF,
+ * seen at once) or whose process is gone (checked every 200 ms by pid), or
+ * one that stops reading its socket (a send that would block). The daemon
+ * itself only stops on *stop or a listening-socket failure.
+ *
+ * Thread-safety: one server per process, run on one thread.
+ */
+#ifndef DMN_SERVER_H
+#define DMN_SERVER_H
+
+#include <signal.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <gmux/status.h>
+
+#include "daemon/placement.h"
+
+typedef struct dmn_server_opts {
+    const char *path; /* socket path */
+    gid_t group;      /* DMN_NO_GROUP or the allowed group */
+    uint64_t quantum_ns, grace_ns;
+    const dmn_placement_t *placement; /* NULL: "none" */
+} dmn_server_opts_t;
+
+/* Fills opts from the settings (GMUX_SOCKET, GMUX_DAEMON_*); path points to
+ * path_buf. */
+gmux_status_t dmn_server_opts_from_settings(dmn_server_opts_t *opts, char *path_buf,
+                                            size_t path_cap);
+
+/*
+ * Listens on opts->path and serves until *stop becomes non-zero (a signal
+ * handler sets it). ready_fd >= 0: one byte is written to it once the socket
+ * accepts connections, then it is closed (for a parent waiting on a pipe).
+ * GMUX_ERR_EXISTS: a daemon already serves this path.
+ */
+gmux_status_t dmn_server_run(const dmn_server_opts_t *opts, volatile sig_atomic_t *stop,
+                             int ready_fd);
+
+/*
+ * Starts a daemon for opts->path in the background (fork, setsid, stdio to
+ * /dev/null) and returns once it accepts connections, or at once with
+ * GMUX_OK when one already does. For `gmux daemon` and `gmux run`.
+ */
+gmux_status_t dmn_server_spawn(const dmn_server_opts_t *opts);
+
+#endif /* DMN_SERVER_H */

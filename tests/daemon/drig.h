@@ -1,0 +1,59 @@
+/*
+ * Test rig for the daemon's integration tests: a private directory with a
+ * socket path, the real gmuxd started as a process, synthetic clients
+ * (gmux_test_client) as processes, their logs parsed back, and waits with
+ * deadlines so a hang fails the test instead of the run.
+ * Not thread-safe (waitpid on its own children).
+ */
+#ifndef DRIG_H
+#define DRIG_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "daemon/report.h"
+
+typedef struct drig {
+    char dir[64];
+    char sock[128];
+    pid_t daemon;
+    pid_t spawned[32]; /* every process started, killed by drig_fini if still there */
+    int n_spawned;
+} drig_t;
+
+typedef struct dkernel {
+    int task; /* index of the client in the caller's list */
+    long index;
+    uint64_t req, start, end;
+    int local;
+} dkernel_t;
+
+typedef struct dlog {
+    dkernel_t *k;
+    int n;
+    int registrations;
+    long fills, evicts;
+} dlog_t;
+
+void drig_init(drig_t *r); /* fresh directory, no daemon */
+void drig_fini(drig_t *r); /* kills what is left, removes the directory */
+/* The rig of the running test, finished by drig_teardown when an assertion
+ * fails half-way (so no daemon or client outlives its test). */
+extern drig_t *drig_current;
+int drig_teardown(void **state);
+pid_t drig_start_daemon(drig_t *r, int quantum_ms, const char *placement);
+void drig_kill_daemon(drig_t *r, int sig); /* and reaps it */
+pid_t drig_start_client(drig_t *r, const char *name, const char *cls, int prio, long kernels,
+                        long run_us, long idle_us);
+/* Exit status of pid within timeout_s (128+N for signal N), -1 on timeout (then killed). */
+int drig_wait(pid_t pid, double timeout_s);
+/* Reads the client's log (kernels tagged with task). Returns 0 on success. */
+int drig_read_log(drig_t *r, const char *name, int task, dlog_t *log);
+void drig_free_log(dlog_t *log);
+/* Polls the daemon until pred(report) holds or timeout_s passes; returns 1 if it held. */
+int drig_until(drig_t *r, int (*pred)(const dmn_report_t *, void *), void *arg, double timeout_s,
+               dmn_report_t *last);
+/* Whether no two non-local kernels of different tasks overlap in time. */
+int drig_exclusive(const dkernel_t *k, int n);
+
+#endif /* DRIG_H */

@@ -1,0 +1,81 @@
+/*
+ * A synthetic task for the daemon's integration tests: registers with gmuxd
+ * and runs KERNELS "kernels", each one: announce it pending, wait for the
+ * turn, busy the "GPU" for RUN_US (a sleep), report stats. After each
+ * kernel it may go idle for IDLE_US (IDLE_US > 0). Writes one line per
+ * kernel to OUT:  K index request_ns start_ns end_ns local
+ * and at the end:   R registrations   and   P fills evicts
+ * (timestamps from CLOCK_MONOTONIC, comparable across processes).
+ *
+ * Usage: gmux_test_client SOCKET NAME batch|latency PRIORITY KERNELS RUN_US IDLE_US OUT
+ * Exit: 0 done, 2 usage, 3 a wait for the turn timed out, 4 I/O.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/clock.h"
+#include "daemon/client.h"
+
+static unsigned long fills, evicts;
+
+static void on_plan(void *arg, uint64_t grant_seq, dmn_plan_kind_t kind, const dmn_range_t *r,
+                    uint32_t n)
+{
+    (void)arg, (void)grant_seq, (void)r;
+    if (kind == DMN_PLAN_FILL)
+        fills += n;
+    else
+        evicts += n;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 9)
+        return 2;
+    dmn_client_opts_t o = {0};
+    o.path = argv[1];
+    o.name = argv[2];
+    o.cls = strcmp(argv[3], "latency") == 0 ? DMN_CLASS_LATENCY : DMN_CLASS_BATCH;
+    o.priority = atoi(argv[4]);
+    o.budget = 1u << 30;
+    o.on_plan = on_plan;
+    long kernels = atol(argv[5]), run_us = atol(argv[6]), idle_us = atol(argv[7]);
+    FILE *out = fopen(argv[8], "w");
+    if (!out)
+        return 4;
+    dmn_client_t *c;
+    if (dmn_client_open(&o, &c) != GMUX_OK)
+        return 4;
+    /* Each task's working set: a distinct 64 MiB range of its own space. */
+    dmn_range_t ws = {0x100000000ull + (uint64_t)getpid() * 0x10000000ull, 64ull << 20};
+    dmn_msg_stats_t st = {0, 256ull << 20, 0, 0, 0};
+    for (long k = 0; k < kernels; k++) {
+        uint64_t req = com_clock_ns();
+        dmn_client_pending(c, 1, &ws, 1);
+        if (dmn_client_wait_turn(c, 20 * COM_NS_PER_S) != GMUX_OK) {
+            fprintf(stderr, "%s: no turn within 20 s\n", o.name);
+            return 3;
+        }
+        int local = dmn_client_is_local(c);
+        uint64_t start = com_clock_ns();
+        com_clock_sleep_ns((uint64_t)run_us * COM_NS_PER_US);
+        uint64_t end = com_clock_ns();
+        fprintf(out, "K %ld %llu %llu %llu %d\n", k, (unsigned long long)req,
+                (unsigned long long)start, (unsigned long long)end, local);
+        st.kernels = (uint64_t)k + 1;
+        st.resident = 64ull << 20;
+        st.faults += 3;
+        st.migrated += 1ull << 20;
+        dmn_client_report(c, &st);
+        if (idle_us > 0) {
+            dmn_client_idle(c);
+            com_clock_sleep_ns((uint64_t)idle_us * COM_NS_PER_US);
+        }
+    }
+    dmn_client_idle(c);
+    fprintf(out, "R %u\nP %lu %lu\n", dmn_client_registrations(c), fills, evicts);
+    dmn_client_close(c);
+    return fclose(out) == 0 ? 0 : 4;
+}

@@ -1,0 +1,275 @@
+/* Unit tests of the time-slice arbiter (src/daemon/arbiter.c), fake clock. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon/arbiter.h"
+
+#define MS 1000000ull
+
+static dmn_arbiter_t *arb;
+
+static int setup(void **state)
+{
+    (void)state;
+    arb = malloc(sizeof(*arb));
+    dmn_arb_init(arb, 10 * MS, 100 * MS, NULL, 0);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    dmn_arb_fini(arb);
+    free(arb);
+    return 0;
+}
+
+static int add(dmn_class_t cls, int prio)
+{
+    dmn_msg_register_t r = {1, cls, prio, 0, 0, "t"};
+    int s = dmn_arb_add(arb, &r, 0);
+    assert_true(s >= 0);
+    return s;
+}
+
+static void pend(int slot, uint64_t now)
+{
+    assert_int_equal(dmn_arb_pending(arb, slot, 1, NULL, now), GMUX_OK);
+}
+
+static dmn_arb_action_t decide(uint64_t now)
+{
+    dmn_arb_action_t a;
+    assert_int_equal(dmn_arb_decide(arb, now, &a), GMUX_OK);
+    return a;
+}
+
+static void test_round_robin_order(void **state)
+{
+    (void)state;
+    int t[3] = {add(DMN_CLASS_BATCH, 0), add(DMN_CLASS_BATCH, 0), add(DMN_CLASS_BATCH, 0)};
+    dmn_arb_action_t a = decide(0);
+    assert_int_equal(a.grant, -1); /* nobody waits */
+    for (int i = 0; i < 3; i++)
+        pend(t[i], 0);
+    uint64_t now = 0;
+    int order[7];
+    for (int k = 0; k < 7; k++) {
+        a = decide(now);
+        assert_true(a.grant >= 0);
+        order[k] = a.grant;
+        assert_int_equal(arb->tasks[a.grant].state, DMN_STATE_RUNNING);
+        /* Before the quantum ends nothing changes. */
+        a = decide(now + 5 * MS);
+        assert_int_equal(a.revoke, -1);
+        assert_int_equal(a.grant, -1);
+        assert_int_equal(dmn_arb_next_deadline(arb), now + 10 * MS);
+        now += 10 * MS;
+        a = decide(now);
+        assert_int_equal(a.revoke, order[k]);
+        assert_int_equal(arb->tasks[order[k]].state, DMN_STATE_REVOKED);
+        dmn_arb_release(arb, order[k], now);
+    }
+    for (int k = 3; k < 7; k++)
+        assert_int_equal(order[k], order[k - 3]); /* a cycle of all three */
+    assert_true(order[0] != order[1] && order[1] != order[2] && order[0] != order[2]);
+    assert_int_equal(arb->switches, 7);
+}
+
+static void test_alone_keeps_turn(void **state)
+{
+    (void)state;
+    int a0 = add(DMN_CLASS_BATCH, 0), b0 = add(DMN_CLASS_BATCH, 0);
+    pend(a0, 0);
+    assert_int_equal(decide(0).grant, a0);
+    assert_int_equal(dmn_arb_next_deadline(arb), UINT64_MAX); /* nobody waits */
+    dmn_arb_action_t a = decide(50 * MS);
+    assert_int_equal(a.revoke, -1); /* past the quantum, but alone */
+    pend(b0, 60 * MS);
+    a = decide(60 * MS);
+    assert_int_equal(a.revoke, a0); /* it has had more than a quantum */
+}
+
+static void test_idle_switches_at_once(void **state)
+{
+    (void)state;
+    int a0 = add(DMN_CLASS_BATCH, 0), b0 = add(DMN_CLASS_BATCH, 0);
+    pend(a0, 0);
+    pend(b0, 0);
+    int first = decide(0).grant;
+    int second = first == a0 ? b0 : a0;
+    dmn_arb_idle(arb, first, 2 * MS);
+    dmn_arb_action_t a = decide(2 * MS);
+    assert_int_equal(a.grant, second);
+    assert_int_equal(arb->tasks[first].state, DMN_STATE_IDLE);
+    dmn_status_task_t snap[4];
+    assert_int_equal(dmn_arb_snapshot(arb, 5 * MS, snap, 4), 2);
+    uint32_t first_id = arb->tasks[first].id;
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(snap[i].run_ns, snap[i].id == first_id ? 2 * MS : 3 * MS);
+}
+
+static void test_latency_preempts(void **state)
+{
+    (void)state;
+    int b = add(DMN_CLASS_BATCH, 10), l = add(DMN_CLASS_LATENCY, -5);
+    pend(b, 0);
+    assert_int_equal(decide(0).grant, b);
+    pend(l, 1 * MS);
+    dmn_arb_action_t a = decide(1 * MS); /* well inside the quantum */
+    assert_int_equal(a.revoke, b);
+    assert_int_equal(a.grant, -1); /* not before the batch task stops */
+    dmn_arb_release(arb, b, 2 * MS);
+    assert_int_equal(decide(2 * MS).grant, l);
+    /* A latency holder is not preempted by batch work, even past its quantum
+     * when the waiting task has a lower level. */
+    a = decide(40 * MS);
+    assert_int_equal(a.revoke, -1);
+}
+
+static void test_strict_priority(void **state)
+{
+    (void)state;
+    int lo = add(DMN_CLASS_BATCH, 0), hi = add(DMN_CLASS_BATCH, 3);
+    pend(lo, 0);
+    assert_int_equal(decide(0).grant, lo);
+    pend(hi, 1 * MS);
+    assert_int_equal(decide(1 * MS).revoke, -1); /* waits for the quantum */
+    assert_int_equal(decide(10 * MS).revoke, lo);
+    dmn_arb_release(arb, lo, 11 * MS);
+    assert_int_equal(decide(11 * MS).grant, hi);
+    for (uint64_t t = 20; t < 200; t += 10)
+        assert_int_equal(decide(t * MS).revoke, -1); /* lo never takes it back */
+    dmn_arb_idle(arb, hi, 200 * MS);
+    assert_int_equal(decide(200 * MS).grant, lo);
+}
+
+static void test_grace_forces(void **state)
+{
+    (void)state;
+    int a0 = add(DMN_CLASS_BATCH, 0), b0 = add(DMN_CLASS_BATCH, 0);
+    pend(a0, 0);
+    pend(b0, 0);
+    int first = decide(0).grant, second = first == a0 ? b0 : a0;
+    assert_int_equal(decide(10 * MS).revoke, first);
+    assert_int_equal(dmn_arb_next_deadline(arb), 110 * MS);
+    dmn_arb_action_t a = decide(50 * MS);
+    assert_int_equal(a.forced, -1);
+    assert_int_equal(a.grant, -1);
+    a = decide(110 * MS);
+    assert_int_equal(a.forced, first);
+    assert_int_equal(a.grant, second);
+    assert_int_equal(arb->forced, 1);
+    dmn_arb_release(arb, first, 111 * MS); /* a late release changes nothing */
+    assert_int_equal(arb->holder, second);
+}
+
+static void test_remove_holder(void **state)
+{
+    (void)state;
+    int a0 = add(DMN_CLASS_BATCH, 0), b0 = add(DMN_CLASS_BATCH, 0);
+    pend(a0, 0);
+    pend(b0, 0);
+    int first = decide(0).grant, second = first == a0 ? b0 : a0;
+    dmn_arb_remove(arb, first, 1, 3 * MS);
+    assert_int_equal(arb->reclaimed, 1);
+    assert_int_equal(decide(3 * MS).grant, second);
+    dmn_status_task_t snap[4];
+    assert_int_equal(dmn_arb_snapshot(arb, 4 * MS, snap, 4), 1);
+    /* The slot is free for a newcomer, with a new id. */
+    int c = add(DMN_CLASS_BATCH, 0);
+    assert_int_equal(c, first);
+    assert_int_equal(arb->tasks[c].id, 3);
+}
+
+/* A placement that records its calls. */
+static int calls;
+static uint32_t seen_from, seen_to;
+static size_t seen_n;
+static gmux_status_t record(void *ctx, const dmn_task_view_t *tasks, size_t n,
+                            const dmn_task_view_t *from, const dmn_task_view_t *to,
+                            dmn_plan_t *plan)
+{
+    (void)ctx, (void)tasks, (void)plan;
+    calls++;
+    seen_from = from ? from->id : 0;
+    seen_to = to->id;
+    seen_n = n;
+    return GMUX_OK;
+}
+
+static void test_placement_seam(void **state)
+{
+    (void)state;
+    dmn_placement_t rec = {"record", NULL, record};
+    arb->placement = &rec;
+    int a0 = add(DMN_CLASS_BATCH, 0), b0 = add(DMN_CLASS_BATCH, 0);
+    pend(a0, 0);
+    pend(b0, 0);
+    int first = decide(0).grant;
+    assert_int_equal(calls, 1);
+    assert_int_equal(seen_from, 0);
+    assert_int_equal(seen_to, arb->tasks[first].id);
+    assert_int_equal(seen_n, 2);
+    decide(10 * MS);
+    dmn_arb_release(arb, first, 10 * MS);
+    int second = decide(10 * MS).grant;
+    assert_int_equal(calls, 2);
+    assert_int_equal(seen_from, arb->tasks[first].id);
+    assert_int_equal(seen_to, arb->tasks[second].id);
+
+    /* The swap policy: evict the outgoing task's ranges, fill the incoming's. */
+    arb->placement = dmn_placement_find("swap");
+    uint8_t raw[128];
+    dmn_range_t ra[2] = {{0x1000, 0x100}, {0x9000, 0x200}}, rb = {0x5000, 0x300};
+    size_t n = dmn_proto_encode_ranges(raw, sizeof(raw), 1, DMN_MSG_PENDING, 2, 0, ra, 2);
+    dmn_msg_t m;
+    assert_int_equal(dmn_proto_decode(raw, n, &m), GMUX_OK);
+    assert_int_equal(dmn_arb_pending(arb, first, 2, &m.u.ranges, 10 * MS), GMUX_OK);
+    n = dmn_proto_encode_ranges(raw, sizeof(raw), 1, DMN_MSG_PENDING, 1, 0, &rb, 1);
+    assert_int_equal(dmn_proto_decode(raw, n, &m), GMUX_OK);
+    assert_int_equal(dmn_arb_pending(arb, second, 1, &m.u.ranges, 10 * MS), GMUX_OK);
+    dmn_arb_release(arb, second, 20 * MS);
+    dmn_arb_action_t a = decide(20 * MS);
+    assert_int_equal(a.grant, first);
+    assert_int_equal(a.plan->n, 3);
+    assert_int_equal(a.plan->entries[0].kind, DMN_PLAN_EVICT);
+    assert_int_equal(a.plan->entries[0].task_id, arb->tasks[second].id);
+    assert_int_equal(a.plan->entries[0].range.base, 0x5000);
+    assert_int_equal(a.plan->entries[1].kind, DMN_PLAN_FILL);
+    assert_int_equal(a.plan->entries[2].range.base, 0x9000);
+    assert_non_null(dmn_placement_find("opt"));
+    assert_string_equal(dmn_placement_find("opt")->name, "opt");
+    assert_null(dmn_placement_find("belady"));
+}
+
+static void test_capacity(void **state)
+{
+    (void)state;
+    dmn_msg_register_t r = {1, DMN_CLASS_BATCH, 0, 0, 0, "t"};
+    for (int i = 0; i < DMN_ARB_MAX_TASKS; i++)
+        assert_true(dmn_arb_add(arb, &r, 0) >= 0);
+    assert_int_equal(dmn_arb_add(arb, &r, 0), GMUX_ERR_CAPACITY);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_round_robin_order, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_alone_keeps_turn, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_idle_switches_at_once, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_latency_preempts, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_strict_priority, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_grace_forces, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_remove_holder, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_placement_seam, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_capacity, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,186 @@
+/* Unit tests of the client library (src/daemon/client.c) against a real
+ * server run in a forked child. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <cmocka.h>
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/clock.h"
+#include "common/settings.h"
+#include "daemon/client.h"
+#include "daemon/endpoint.h"
+#include "daemon/server.h"
+
+static char dir[] = "/tmp/gmux-cl-XXXXXX";
+static char path[128];
+static volatile sig_atomic_t child_stop;
+
+static void on_term(int sig)
+{
+    (void)sig;
+    child_stop = 1;
+}
+
+static pid_t start_server(const char *placement)
+{
+    int p[2];
+    assert_int_equal(pipe(p), 0);
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(p[0]);
+        signal(SIGTERM, on_term);
+        dmn_server_opts_t o = {path, DMN_NO_GROUP, 20 * COM_NS_PER_MS, 2 * COM_NS_PER_S,
+                               dmn_placement_find(placement)};
+        _exit(dmn_server_run(&o, &child_stop, p[1]) == GMUX_OK ? 0 : 1);
+    }
+    close(p[1]);
+    char b;
+    assert_int_equal(read(p[0], &b, 1), 1);
+    close(p[0]);
+    return pid;
+}
+
+static void stop_server(pid_t pid, int sig)
+{
+    kill(pid, sig);
+    int st;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+}
+
+struct plans {
+    int fills, evicts;
+    dmn_range_t last;
+};
+
+static void on_plan(void *arg, uint64_t seq, dmn_plan_kind_t kind, const dmn_range_t *r, uint32_t n)
+{
+    struct plans *p = arg;
+    (void)seq;
+    if (kind == DMN_PLAN_FILL)
+        p->fills += (int)n;
+    else
+        p->evicts += (int)n;
+    p->last = r[n - 1];
+}
+
+static dmn_client_t *open_client(const char *name, struct plans *pl)
+{
+    dmn_client_opts_t o = {path, name, DMN_CLASS_BATCH, 0, 0, on_plan, pl};
+    dmn_client_t *c = NULL;
+    assert_int_equal(dmn_client_open(&o, &c), GMUX_OK);
+    return c;
+}
+
+static void test_local_then_join(void **state)
+{
+    (void)state;
+    struct plans pl = {0};
+    dmn_client_t *c = open_client("early", &pl);
+    assert_true(dmn_client_is_local(c));
+    assert_int_equal(dmn_client_registrations(c), 0);
+    /* No daemon: no gating, no waiting. */
+    uint64_t t0 = com_clock_ns();
+    assert_int_equal(dmn_client_wait_turn(c, 5 * COM_NS_PER_S), GMUX_OK);
+    assert_true(com_clock_ns() - t0 < COM_NS_PER_S);
+    pid_t srv = start_server("none");
+    uint64_t deadline = com_deadline_after_ns(10 * COM_NS_PER_S);
+    while (dmn_client_is_local(c) && !com_deadline_passed(deadline)) {
+        assert_int_equal(dmn_client_wait_turn(c, COM_NS_PER_S), GMUX_OK);
+        com_clock_sleep_ns(5 * COM_NS_PER_MS);
+    }
+    assert_false(dmn_client_is_local(c));
+    assert_int_equal(dmn_client_registrations(c), 1);
+    assert_true(dmn_client_task_id(c) > 0);
+    assert_int_equal(dmn_client_wait_turn(c, 5 * COM_NS_PER_S), GMUX_OK);
+    assert_true(dmn_client_holds_turn(c));
+    /* The daemon dies: the next wait carries on in local mode. */
+    stop_server(srv, SIGKILL);
+    assert_int_equal(dmn_client_idle(c), GMUX_OK);
+    assert_int_equal(dmn_client_wait_turn(c, 5 * COM_NS_PER_S), GMUX_OK);
+    assert_true(dmn_client_is_local(c));
+    dmn_client_close(c);
+}
+
+static void test_gating_and_plans(void **state)
+{
+    (void)state;
+    pid_t srv = start_server("swap");
+    struct plans p1 = {0}, p2 = {0};
+    dmn_client_t *c1 = open_client("one", &p1), *c2 = open_client("two", &p2);
+    assert_false(dmn_client_is_local(c1));
+    assert_true(dmn_client_task_id(c2) > dmn_client_task_id(c1));
+    dmn_range_t a = {0x10000, 0x1000}, b = {0x20000, 0x2000};
+    assert_int_equal(dmn_client_pending(c1, 1, &a, 1), GMUX_OK);
+    assert_int_equal(dmn_client_wait_turn(c1, 5 * COM_NS_PER_S), GMUX_OK);
+    assert_true(dmn_client_holds_turn(c1));
+    assert_int_equal(p1.fills, 1); /* its own working set, before the grant */
+    assert_int_equal(p1.last.base, a.base);
+    /* c1 holds the turn and does not let go: c2 is not granted. */
+    assert_int_equal(dmn_client_pending(c2, 1, &b, 1), GMUX_OK);
+    assert_int_equal(dmn_client_wait_turn(c2, 100 * COM_NS_PER_MS), GMUX_ERR_TIMEOUT);
+    assert_false(dmn_client_holds_turn(c2));
+    /* c1 goes idle: c2 gets the turn, with its fill; c1 gets the eviction. */
+    assert_int_equal(dmn_client_idle(c1), GMUX_OK);
+    assert_int_equal(dmn_client_wait_turn(c2, 5 * COM_NS_PER_S), GMUX_OK);
+    assert_true(dmn_client_holds_turn(c2));
+    assert_int_equal(p2.fills, 1);
+    assert_int_equal(p2.last.base, b.base);
+    dmn_msg_stats_t st = {1, 2, 3, 4, 5};
+    assert_int_equal(dmn_client_report(c1, &st), GMUX_OK);
+    assert_int_equal(dmn_client_pending(c1, 1, &a, 1), GMUX_OK);
+    assert_int_equal(dmn_client_wait_turn(c1, 50 * COM_NS_PER_MS), GMUX_ERR_TIMEOUT);
+    assert_int_equal(p1.evicts, 1);
+    assert_int_equal(p1.last.base, a.base);
+    /* c2 at its next boundary after the quantum: revoked, releases, and waits. */
+    com_clock_sleep_ns(40 * COM_NS_PER_MS);
+    assert_int_equal(dmn_client_wait_turn(c1, 50 * COM_NS_PER_MS), GMUX_ERR_TIMEOUT);
+    assert_int_equal(dmn_client_wait_turn(c2, 100 * COM_NS_PER_MS), GMUX_ERR_TIMEOUT);
+    assert_false(dmn_client_holds_turn(c2));
+    assert_int_equal(dmn_client_wait_turn(c1, 5 * COM_NS_PER_S), GMUX_OK);
+    assert_true(dmn_client_holds_turn(c1));
+    dmn_client_close(c1);
+    dmn_client_close(c2);
+    stop_server(srv, SIGTERM);
+}
+
+static void test_bad_options(void **state)
+{
+    (void)state;
+    dmn_client_opts_t o = {path, "x", (dmn_class_t)5, 0, 0, NULL, NULL};
+    dmn_client_t *c = NULL;
+    assert_int_equal(dmn_client_open(&o, &c), GMUX_ERR_INVALID);
+    o.cls = DMN_CLASS_BATCH;
+    o.priority = 21;
+    assert_int_equal(dmn_client_open(&o, &c), GMUX_ERR_INVALID);
+    assert_null(c);
+    char err[64];
+    assert_int_equal(com_settings_set(COM_SETTING_DAEMON_TURN_TIMEOUT_MS, "250", err, sizeof(err)),
+                     GMUX_OK);
+    assert_int_equal(dmn_client_turn_timeout_ns(), 250 * COM_NS_PER_MS);
+}
+
+int main(void)
+{
+    signal(SIGPIPE, SIG_IGN);
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof(path), "%s/d.sock", dir);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_local_then_join),
+        cmocka_unit_test(test_gating_and_plans),
+        cmocka_unit_test(test_bad_options),
+    };
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    char cmd[64];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    if (system(cmd) != 0)
+        rc = 1;
+    return rc;
+}

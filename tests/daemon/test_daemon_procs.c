@@ -1,0 +1,642 @@
+/*
+ * Integration tests of gmuxd with real processes: the daemon executable and
+ * synthetic clients (gmux_test_client) on a private socket. They assert
+ * behaviour (who runs when, what survives what), with loose bounds and long
+ * deadlines so a loaded machine slows them down without failing them.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <cmocka.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/clock.h"
+#include "daemon/endpoint.h"
+#include "drig.h"
+#include "tproc.h"
+
+#define CLIENT_TIMEOUT_S 120.0
+
+static dmn_report_t rep;
+
+/* Collects the logs of clients names[0..n) into one kernel list. */
+static dkernel_t *gather(drig_t *r, const char *const *names, int n, dlog_t *logs, int *total)
+{
+    *total = 0;
+    for (int i = 0; i < n; i++) {
+        assert_int_equal(drig_read_log(r, names[i], i, &logs[i]), 0);
+        *total += logs[i].n;
+    }
+    dkernel_t *all = malloc((size_t)*total * sizeof(*all));
+    int m = 0;
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < logs[i].n; k++)
+            all[m++] = logs[i].k[k];
+    return all;
+}
+
+static int count_tasks_running(const dmn_report_t *r, void *arg)
+{
+    int want = *(int *)arg, busy = 0;
+    for (uint32_t i = 0; i < r->n_tasks; i++)
+        busy += r->tasks[i].kernels > 0;
+    return (int)r->n_tasks == want && busy == want;
+}
+
+static int n_tasks_is(const dmn_report_t *r, void *arg)
+{
+    return (int)r->n_tasks == *(int *)arg;
+}
+
+static int by_start_k(const void *a, const void *b)
+{
+    const dkernel_t *x = a, *y = b;
+    return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* Round robin: equal tasks get roughly equal shares, never at the same time,
+ * and the swap placement's orders reach both sides of each switch. */
+static void test_round_robin(void **state)
+{
+    (void)state;
+    static drig_t r;
+    drig_init(&r);
+    assert_true(drig_start_daemon(&r, 10, "swap") > 0);
+    const char *names[] = {"rr0", "rr1", "rr2"};
+    pid_t pids[3];
+    for (int i = 0; i < 3; i++)
+        pids[i] = drig_start_client(&r, names[i], "batch", 0, 200, 2000, 0);
+    /* The daemon's own accounting between two snapshots while all three run:
+     * the time each held the turn, which is what the arbiter shares out. */
+    int three = 3;
+    static dmn_report_t s1, s2;
+    assert_true(drig_until(&r, count_tasks_running, &three, 30.0, &s1));
+    /* A window of many turns (one turn stretched by the OS scheduler must not
+     * decide the outcome): 45 switches, 15 turns each. */
+    uint64_t deadline = com_deadline_after_ns(10 * COM_NS_PER_S);
+    do {
+        com_clock_sleep_ns(20 * COM_NS_PER_MS);
+        assert_int_equal(dmn_report_fetch(r.sock, &s2, 5000), GMUX_OK);
+    } while (s2.n_tasks == 3 && s2.switches - s1.switches < 45 && !com_deadline_passed(deadline));
+    printf("round robin: daemon's window of %llu switches\n",
+           (unsigned long long)(s2.switches - s1.switches));
+    if (s2.n_tasks == 3) { /* on a very slow machine they may be done already */
+        uint64_t d[3], dsum = 0;
+        for (int i = 0; i < 3; i++) {
+            assert_int_equal(s2.tasks[i].id, s1.tasks[i].id);
+            d[i] = s2.tasks[i].run_ns - s1.tasks[i].run_ns;
+            dsum += d[i];
+        }
+        assert_true(dsum > 0);
+        for (int i = 0; i < 3; i++) {
+            double share = (double)d[i] / (double)dsum;
+            printf("round robin: task id %u held the turn %.3f of the time (daemon's view)\n",
+                   s2.tasks[i].id, share);
+            assert_true(share > 0.12 && share < 0.6); /* 1/3 each, loosely */
+        }
+    }
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(drig_wait(pids[i], CLIENT_TIMEOUT_S), 0);
+    dlog_t logs[3];
+    int n;
+    dkernel_t *all = gather(&r, names, 3, logs, &n);
+    assert_int_equal(n, 600);
+    assert_true(drig_exclusive(all, n));
+    /* The window in which all three were running. */
+    uint64_t lo = 0, hi = UINT64_MAX;
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(logs[i].registrations, 1);
+        assert_true(logs[i].fills > 0);  /* FILL orders before each of its turns */
+        assert_true(logs[i].evicts > 0); /* EVICT orders when it was switched out */
+        lo = logs[i].k[0].start > lo ? logs[i].k[0].start : lo;
+        hi = logs[i].k[logs[i].n - 1].end < hi ? logs[i].k[logs[i].n - 1].end : hi;
+    }
+    assert_true(hi > lo);
+    /* Shares of the GPU time used in that window (gaps, when a loaded machine
+     * did not run anyone, do not count against anyone). */
+    uint64_t busy[3] = {0}, sum = 0;
+    for (int i = 0; i < 3; i++) {
+        for (int k = 0; k < logs[i].n; k++) {
+            uint64_t s = logs[i].k[k].start, e = logs[i].k[k].end;
+            s = s < lo ? lo : s;
+            e = e > hi ? hi : e;
+            busy[i] += e > s ? e - s : 0;
+            assert_int_equal(logs[i].k[k].local, 0);
+        }
+        sum += busy[i];
+    }
+    assert_true(sum > 0);
+    for (int i = 0; i < 3; i++) {
+        double share = (double)busy[i] / (double)sum;
+        printf("round robin: task %d share %.3f of the GPU time of the shared window "
+               "(%.3f of the window)\n",
+               i, share, (double)busy[i] / (double)(hi - lo));
+        /* 1/3 each, very loosely: on a loaded machine a process may lose much
+         * of its turns to the OS scheduler (the daemon's view above is the
+         * tight check). Starvation would give about 0. */
+        assert_true(share > 0.05 && share < 0.7);
+    }
+    /* Interleaving: the turn passes between tasks many times. */
+    qsort(all, (size_t)n, sizeof(*all), by_start_k);
+    int passes = 0;
+    for (int k = 1; k < n; k++)
+        passes += all[k].task != all[k - 1].task;
+    printf("round robin: the turn passed %d times\n", passes);
+    assert_true(passes >= 9);
+    free(all);
+    for (int i = 0; i < 3; i++)
+        drig_free_log(&logs[i]);
+    drig_fini(&r);
+}
+
+/* The opt placement under a capacity smaller than the working sets: every
+ * task is filled at its turns and evicted while others run, and the switch
+ * still honours mutual exclusion. */
+static void test_opt_placement(void **state)
+{
+    (void)state;
+    static drig_t r;
+    drig_init(&r);
+    setenv("GMUX_DAEMON_CAPACITY", "128MiB", 1); /* two of the three 64 MiB sets */
+    pid_t d = drig_start_daemon(&r, 5, "opt");
+    unsetenv("GMUX_DAEMON_CAPACITY");
+    assert_true(d > 0);
+    const char *names[] = {"o0", "o1", "o2"};
+    pid_t pids[3];
+    for (int i = 0; i < 3; i++)
+        pids[i] = drig_start_client(&r, names[i], "batch", 0, 40, 2000, 0);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(drig_wait(pids[i], CLIENT_TIMEOUT_S), 0);
+    dlog_t logs[3];
+    int n;
+    dkernel_t *all = gather(&r, names, 3, logs, &n);
+    assert_true(drig_exclusive(all, n));
+    int evicted = 0;
+    for (int i = 0; i < 3; i++) {
+        printf("opt: task %d got %ld fill and %ld evict orders\n", i, logs[i].fills,
+               logs[i].evicts);
+        assert_true(logs[i].fills > 0);
+        evicted += logs[i].evicts > 0;
+    }
+    assert_true(evicted >= 1); /* three sets do not fit in two */
+    free(all);
+    for (int i = 0; i < 3; i++)
+        drig_free_log(&logs[i]);
+    drig_fini(&r);
+}
+
+/* Strict priority: once the high-priority task waits, the low one runs at
+ * most the kernel it was in until the high one is done. */
+static void test_priority(void **state)
+{
+    (void)state;
+    static drig_t r;
+    drig_init(&r);
+    assert_true(drig_start_daemon(&r, 10, "none") > 0);
+    const char *names[] = {"low", "high"};
+    pid_t low = drig_start_client(&r, "low", "batch", 0, 250, 2000, 0);
+    int one = 1;
+    assert_true(drig_until(&r, count_tasks_running, &one, 30.0, &rep));
+    pid_t high = drig_start_client(&r, "high", "batch", 5, 40, 2000, 0);
+    assert_int_equal(drig_wait(high, CLIENT_TIMEOUT_S), 0);
+    assert_int_equal(drig_wait(low, CLIENT_TIMEOUT_S), 0);
+    dlog_t logs[2];
+    int n;
+    dkernel_t *all = gather(&r, names, 2, logs, &n);
+    assert_true(drig_exclusive(all, n));
+    uint64_t h0 = logs[1].k[0].start, h1 = logs[1].k[logs[1].n - 1].end;
+    uint64_t low_last = logs[0].k[logs[0].n - 1].end;
+    assert_true(low_last > h1); /* low was still running: the test means something */
+    int low_inside = 0;
+    for (int k = 0; k < logs[0].n; k++)
+        low_inside += logs[0].k[k].start > h0 && logs[0].k[k].start < h1;
+    printf("priority: low-priority kernels started while the high one ran: %d\n", low_inside);
+    assert_true(low_inside <= 1);
+    free(all);
+    drig_free_log(&logs[0]);
+    drig_free_log(&logs[1]);
+    drig_fini(&r);
+}
+
+/* The latency class takes the GPU at the next kernel boundary, without
+ * waiting for the (long) quantum of the batch holder. */
+static void test_latency_class(void **state)
+{
+    (void)state;
+    static drig_t r;
+    drig_init(&r);
+    assert_true(drig_start_daemon(&r, 500, "none") > 0);
+    const char *names[] = {"b0", "b1", "lat"};
+    pid_t b0 = drig_start_client(&r, "b0", "batch", 5, 300, 2000, 0);
+    pid_t b1 = drig_start_client(&r, "b1", "batch", 5, 300, 2000, 0);
+    int two = 2;
+    assert_true(drig_until(&r, count_tasks_running, &two, 30.0, &rep));
+    pid_t lat = drig_start_client(&r, "lat", "latency", 0, 8, 1000, 20000);
+    assert_int_equal(drig_wait(lat, CLIENT_TIMEOUT_S), 0);
+    assert_int_equal(drig_wait(b0, CLIENT_TIMEOUT_S), 0);
+    assert_int_equal(drig_wait(b1, CLIENT_TIMEOUT_S), 0);
+    dlog_t logs[3];
+    int n;
+    dkernel_t *all = gather(&r, names, 3, logs, &n);
+    assert_true(drig_exclusive(all, n));
+    uint64_t batch_end = logs[0].k[logs[0].n - 1].end;
+    int worst = 0, measured = 0;
+    for (int k = 0; k < logs[2].n; k++) {
+        const dkernel_t *l = &logs[2].k[k];
+        if (l->start > batch_end)
+            continue; /* the batch tasks were done: nothing to take over */
+        int batch_started = 0;
+        for (int i = 0; i < logs[0].n + logs[1].n; i++) {
+            const dkernel_t *b = i < logs[0].n ? &logs[0].k[i] : &logs[1].k[i - logs[0].n];
+            batch_started += b->start > l->req && b->start < l->start;
+        }
+        worst = batch_started > worst ? batch_started : worst;
+        measured++;
+    }
+    printf("latency class: %d kernels measured, at most %d batch kernels started while one "
+           "waited (a quantum holds about 250)\n",
+           measured, worst);
+    assert_true(measured >= 3);
+    /* At most the kernel in flight when the request reached the daemon, plus
+     * one if a quantum switch between the batch tasks crossed the request;
+     * waiting for the quantum would let about 250 through. */
+    assert_true(worst <= 2);
+    free(all);
+    for (int i = 0; i < 3; i++)
+        drig_free_log(&logs[i]);
+    drig_fini(&r);
+}
+
+static char *const *cli_argv(const char *a, const char *b, const char *c, const char *d)
+{
+    static char *argv[8];
+    argv[0] = GMUX_CLI_PATH;
+    argv[1] = (char *)a, argv[2] = (char *)b, argv[3] = (char *)c, argv[4] = (char *)d;
+    argv[5] = NULL;
+    return argv;
+}
+
+/* kill -9 of the client holding the GPU: its slot is reclaimed within 1 s
+ * and the others finish under the daemon. Also checks gmux status and top. */
+static void test_kill_client(void **state)
+{
+    (void)state;
+    static drig_t r;
+    drig_init(&r);
+    assert_true(drig_start_daemon(&r, 10, "none") > 0);
+    const char *names[] = {"k0", "k1", "k2"};
+    pid_t pids[3];
+    for (int i = 0; i < 3; i++)
+        pids[i] = drig_start_client(&r, names[i], "batch", 0, 250, 3000, 0);
+    int three = 3, two = 2;
+    assert_true(drig_until(&r, count_tasks_running, &three, 30.0, &rep));
+
+    static char out[65536], err[4096];
+    int st = tproc_capture(cli_argv("status", "--json", "--socket", r.sock), NULL, 30.0, out,
+                           sizeof(out), err, sizeof(err));
+    assert_int_equal(st, 0);
+    assert_non_null(strstr(out, "\"name\": \"k1\""));
+    assert_non_null(strstr(out, "\"class\": \"batch\""));
+    st = tproc_capture(cli_argv("top", "--once", "--socket", r.sock), NULL, 30.0, out, sizeof(out),
+                       err, sizeof(err));
+    assert_int_equal(st, 0);
+    assert_non_null(strstr(out, "SHARE"));
+    assert_non_null(strstr(out, "k2"));
+
+    /* The victim: whoever holds the turn now (else any). */
+    assert_int_equal(dmn_report_fetch(r.sock, &rep, 2000), GMUX_OK);
+    pid_t victim = pids[0];
+    for (uint32_t i = 0; i < rep.n_tasks; i++)
+        if (rep.tasks[i].state == DMN_STATE_RUNNING)
+            victim = (pid_t)rep.tasks[i].pid;
+    uint64_t t0 = com_clock_ns();
+    kill(victim, SIGKILL);
+    assert_true(drig_until(&r, n_tasks_is, &two, 5.0, &rep));
+    double reclaim_s = (double)(com_clock_ns() - t0) / 1e9;
+    printf("kill -9 of the holder: slot reclaimed after %.3f s\n", reclaim_s);
+    assert_true(reclaim_s < 1.0);
+    assert_int_equal(rep.reclaimed, 1);
+    int done = 0;
+    for (int i = 0; i < 3; i++) {
+        int code = drig_wait(pids[i], CLIENT_TIMEOUT_S);
+        if (pids[i] == victim) {
+            assert_int_equal(code, 128 + SIGKILL);
+            continue;
+        }
+        assert_int_equal(code, 0);
+        dlog_t log;
+        assert_int_equal(drig_read_log(&r, names[i], i, &log), 0);
+        assert_int_equal(log.n, 250);
+        for (int k = 0; k < log.n; k++)
+            assert_int_equal(log.k[k].local, 0); /* gated by the daemon throughout */
+        drig_free_log(&log);
+        done++;
+    }
+    assert_int_equal(done, 2);
+    drig_fini(&r);
+}
+
+/* kill -9 of the daemon: clients go on in local mode and register again with
+ * a restarted daemon. */
+static void test_kill_daemon(void **state)
+{
+    (void)state;
+    static drig_t r;
+    drig_init(&r);
+    assert_true(drig_start_daemon(&r, 10, "none") > 0);
+    const char *names[] = {"d0", "d1"};
+    pid_t pids[2];
+    for (int i = 0; i < 2; i++)
+        pids[i] = drig_start_client(&r, names[i], "batch", 0, 500, 3000, 0);
+    int two = 2;
+    assert_true(drig_until(&r, count_tasks_running, &two, 30.0, &rep));
+    drig_kill_daemon(&r, SIGKILL);
+    com_clock_sleep_ns(200 * COM_NS_PER_MS);
+    assert_true(drig_start_daemon(&r, 10, "none") > 0);
+    assert_true(drig_until(&r, n_tasks_is, &two, 20.0, &rep)); /* both re-registered */
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(drig_wait(pids[i], CLIENT_TIMEOUT_S), 0);
+    for (int i = 0; i < 2; i++) {
+        dlog_t log;
+        assert_int_equal(drig_read_log(&r, names[i], i, &log), 0);
+        assert_int_equal(log.n, 500);
+        assert_int_equal(log.registrations, 2);
+        int local = 0;
+        for (int k = 0; k < log.n; k++)
+            local += log.k[k].local;
+        printf("daemon killed: client %d ran %d of %d kernels in local mode\n", i, local, log.n);
+        assert_true(local > 0 && local < log.n);
+        drig_free_log(&log);
+    }
+    drig_fini(&r);
+}
+
+/* Raw connection helpers for hostile input. */
+static int raw_connect(drig_t *r)
+{
+    int fd;
+    assert_int_equal(dmn_endpoint_connect(r->sock, &fd), GMUX_OK);
+    return fd;
+}
+
+/* Whether the daemon closes fd within timeout (EOF or reset). */
+static int closed_by_peer(int fd, double timeout_s)
+{
+    uint64_t deadline = com_deadline_after_ns((uint64_t)(timeout_s * 1e9));
+    char b[4096];
+    while (!com_deadline_passed(deadline)) {
+        ssize_t n = recv(fd, b, sizeof(b), MSG_DONTWAIT);
+        if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
+            return 1;
+        com_clock_sleep_ns(5 * COM_NS_PER_MS);
+    }
+    return 0;
+}
+
+static void send_and_expect_drop(drig_t *r, const uint8_t *msg, size_t len, const char *what)
+{
+    int fd = raw_connect(r);
+    assert_int_equal(send(fd, msg, len, MSG_NOSIGNAL), (ssize_t)len);
+    int dropped = closed_by_peer(fd, 10.0);
+    if (!dropped)
+        fprintf(stderr, "daemon kept a connection after: %s\n", what);
+    assert_true(dropped);
+    close(fd);
+}
+
+static void test_malformed(void **state)
+{
+    (void)state;
+    static drig_t r;
+    drig_init(&r);
+    assert_true(drig_start_daemon(&r, 10, "none") > 0);
+    const char *names[] = {"g0", "g1"};
+    pid_t pids[2];
+    for (int i = 0; i < 2; i++)
+        pids[i] = drig_start_client(&r, names[i], "batch", 0, 150, 3000, 0);
+    int two = 2;
+    assert_true(drig_until(&r, count_tasks_running, &two, 30.0, &rep));
+
+    uint8_t m[256];
+    dmn_msg_register_t reg = {1, DMN_CLASS_BATCH, 0, 0, 0, "evil"};
+    size_t n = dmn_proto_encode_empty(m, sizeof(m), 1, DMN_MSG_QUERY);
+    m[0] ^= 0xff;
+    send_and_expect_drop(&r, m, n, "bad magic");
+    n = dmn_proto_encode_empty(m, sizeof(m), 1, DMN_MSG_QUERY);
+    m[4] = 9;
+    send_and_expect_drop(&r, m, n, "bad version");
+    n = dmn_proto_encode_empty(m, sizeof(m), 1, DMN_MSG_QUERY);
+    m[10] = 0x7f; /* length far above the limit */
+    send_and_expect_drop(&r, m, n, "huge length");
+    n = dmn_proto_encode_empty(m, sizeof(m), 1, DMN_MSG_QUERY);
+    m[6] = 99;
+    send_and_expect_drop(&r, m, n, "unknown type");
+    n = dmn_proto_encode_register(m, sizeof(m), 1, &reg);
+    m[8] = 8; /* REGISTER with a length that does not match */
+    send_and_expect_drop(&r, m, 16 + 8, "short REGISTER");
+    dmn_msg_grant_t g = {1, 1};
+    n = dmn_proto_encode_grant(m, sizeof(m), 1, DMN_MSG_GRANT, &g);
+    send_and_expect_drop(&r, m, n, "daemon-to-client type");
+    n = dmn_proto_encode_ranges(m, sizeof(m), 1, DMN_MSG_PENDING, 1, 0, NULL, 0);
+    send_and_expect_drop(&r, m, n, "PENDING before REGISTER");
+    n = dmn_proto_encode_register(m, sizeof(m), 1, &reg);
+    m[16 + 4] = 7; /* class 7 */
+    send_and_expect_drop(&r, m, n, "bad class");
+    n = dmn_proto_encode_register(m, sizeof(m), 1, &reg);
+    memcpy(m + n, m, n);
+    send_and_expect_drop(&r, m, 2 * n, "REGISTER twice");
+    for (size_t i = 0; i < sizeof(m); i++)
+        m[i] = (uint8_t)(i * 37 + 11);
+    send_and_expect_drop(&r, m, sizeof(m), "garbage");
+    /* Truncated: half a header, then hang up. */
+    int fd = raw_connect(&r);
+    n = dmn_proto_encode_empty(m, sizeof(m), 1, DMN_MSG_QUERY);
+    assert_int_equal(send(fd, m, 7, MSG_NOSIGNAL), 7);
+    close(fd);
+
+    assert_int_equal(dmn_report_fetch(r.sock, &rep, 5000), GMUX_OK); /* still serving */
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(drig_wait(pids[i], CLIENT_TIMEOUT_S), 0);
+        dlog_t log;
+        assert_int_equal(drig_read_log(&r, names[i], i, &log), 0);
+        assert_int_equal(log.n, 150);
+        assert_int_equal(log.registrations, 1);
+        for (int k = 0; k < log.n; k++)
+            assert_int_equal(log.k[k].local, 0);
+        drig_free_log(&log);
+    }
+    drig_fini(&r);
+}
+
+/* Another uid: refused by the directory permissions, and when those are
+ * opened up, refused by the SO_PEERCRED check. Needs root to switch uid. */
+static int as_nobody(int index, void *arg)
+{
+    (void)index;
+    drig_t *r = arg;
+    if (setgid(65534) != 0 || setuid(65534) != 0)
+        return 10;
+    int fd;
+    gmux_status_t st = dmn_endpoint_connect(r->sock, &fd);
+    if (st != GMUX_OK)
+        return st == GMUX_ERR_PERM ? 20 : 21; /* 20: refused by permissions */
+    uint8_t q[16];
+    size_t n = dmn_proto_encode_empty(q, sizeof(q), 1, DMN_MSG_QUERY);
+    (void)!send(fd, q, n, MSG_NOSIGNAL);
+    char b[64];
+    ssize_t got = recv(fd, b, sizeof(b), 0); /* the daemon closes without answering */
+    close(fd);
+    return got <= 0 ? 30 : 31; /* 30: refused by the credential check */
+}
+
+static void test_other_uid(void **state)
+{
+    (void)state;
+    if (geteuid() != 0) {
+        printf("not root: the credential check is tested as a unit (test_endpoint)\n");
+        skip();
+    }
+    static drig_t r;
+    drig_init(&r);
+    chmod(r.dir, 0755);
+    assert_true(drig_start_daemon(&r, 10, "none") > 0);
+    int status[1];
+    tproc_fork_all(1, as_nobody, &r, 30.0, status);
+    assert_int_equal(status[0], 20);
+    char dir[160];
+    snprintf(dir, sizeof(dir), "%s/run", r.dir);
+    assert_int_equal(chmod(dir, 0755), 0);
+    assert_int_equal(chmod(r.sock, 0666), 0);
+    tproc_fork_all(1, as_nobody, &r, 30.0, status);
+    assert_int_equal(status[0], 30);
+    assert_int_equal(dmn_report_fetch(r.sock, &rep, 5000), GMUX_OK); /* the owner is served */
+    drig_fini(&r);
+}
+
+/* With GMUX_DAEMON_GROUP, a member of the group (here: another uid whose
+ * primary group it is) is served; the modes follow. Needs root. */
+static int nobody_query(int index, void *arg)
+{
+    (void)index;
+    drig_t *r = arg;
+    if (setgid(65534) != 0 || setuid(65534) != 0)
+        return 10;
+    dmn_report_t *mine = malloc(sizeof(*mine));
+    gmux_status_t st = dmn_report_fetch(r->sock, mine, 5000);
+    free(mine);
+    return st == GMUX_OK ? 0 : 20;
+}
+
+static void test_group_access(void **state)
+{
+    (void)state;
+    if (geteuid() != 0 || !getgrnam("nogroup")) {
+        printf("needs root and a group 'nogroup'\n");
+        skip();
+    }
+    static drig_t r;
+    drig_init(&r);
+    chmod(r.dir, 0755);
+    setenv("GMUX_DAEMON_GROUP", "nogroup", 1);
+    pid_t d = drig_start_daemon(&r, 10, "none");
+    unsetenv("GMUX_DAEMON_GROUP");
+    assert_true(d > 0);
+    struct stat st;
+    assert_int_equal(stat(r.sock, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0660);
+    assert_int_equal(st.st_gid, 65534);
+    int status[1];
+    tproc_fork_all(1, nobody_query, &r, 30.0, status);
+    assert_int_equal(status[0], 0);
+    drig_fini(&r);
+}
+
+/* gmux top without --once quits on q (here from a pipe, not a terminal). */
+static void test_top_quits_on_q(void **state)
+{
+    (void)state;
+    static drig_t r;
+    drig_init(&r);
+    assert_true(drig_start_daemon(&r, 10, "none") > 0);
+    int p[2];
+    assert_int_equal(pipe(p), 0);
+    pid_t top = fork();
+    if (top == 0) {
+        dup2(p[0], 0);
+        close(p[1]);
+        int null = open("/dev/null", O_WRONLY);
+        dup2(null, 1);
+        execl(GMUX_CLI_PATH, GMUX_CLI_PATH, "top", "--socket", r.sock, "--interval", "0.05",
+              (char *)NULL);
+        _exit(127);
+    }
+    close(p[0]);
+    com_clock_sleep_ns(300 * COM_NS_PER_MS);
+    assert_int_equal(waitpid(top, NULL, WNOHANG), 0); /* still refreshing */
+    assert_int_equal(write(p[1], "q", 1), 1);
+    assert_int_equal(drig_wait(top, 30.0), 0);
+    close(p[1]);
+    drig_fini(&r);
+}
+
+/* gmux daemon (background) starts one, a second call joins it. */
+static void test_cli_daemon(void **state)
+{
+    (void)state;
+    static drig_t r;
+    drig_init(&r);
+    static char out[4096], err[4096];
+    for (int round = 0; round < 2; round++) {
+        int st = tproc_capture(cli_argv("daemon", "--socket", r.sock, NULL), NULL, 30.0, out,
+                               sizeof(out), err, sizeof(err));
+        assert_int_equal(st, 0);
+        assert_non_null(strstr(out, "serving"));
+    }
+    assert_int_equal(dmn_report_fetch(r.sock, &rep, 5000), GMUX_OK);
+    char lock[160];
+    snprintf(lock, sizeof(lock), "%s.lock", r.sock);
+    FILE *f = fopen(lock, "r");
+    assert_non_null(f);
+    int pid = 0;
+    assert_int_equal(fscanf(f, "%d", &pid), 1);
+    fclose(f);
+    assert_true(pid > 1);
+    assert_int_equal(kill(pid, SIGTERM), 0);
+    uint64_t deadline = com_deadline_after_ns(10 * COM_NS_PER_S);
+    while (access(r.sock, F_OK) == 0 && !com_deadline_passed(deadline))
+        com_clock_sleep_ns(10 * COM_NS_PER_MS);
+    assert_int_not_equal(access(r.sock, F_OK), 0); /* it stopped and removed its socket */
+    assert_int_not_equal(dmn_report_fetch(r.sock, &rep, 1000), GMUX_OK);
+    drig_fini(&r);
+}
+
+int main(void)
+{
+    signal(SIGPIPE, SIG_IGN);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_teardown(test_round_robin, drig_teardown),
+        cmocka_unit_test_teardown(test_opt_placement, drig_teardown),
+        cmocka_unit_test_teardown(test_priority, drig_teardown),
+        cmocka_unit_test_teardown(test_latency_class, drig_teardown),
+        cmocka_unit_test_teardown(test_kill_client, drig_teardown),
+        cmocka_unit_test_teardown(test_kill_daemon, drig_teardown),
+        cmocka_unit_test_teardown(test_malformed, drig_teardown),
+        cmocka_unit_test_teardown(test_other_uid, drig_teardown),
+        cmocka_unit_test_teardown(test_cli_daemon, drig_teardown),
+        cmocka_unit_test_teardown(test_group_access, drig_teardown),
+        cmocka_unit_test_teardown(test_top_quits_on_q, drig_teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

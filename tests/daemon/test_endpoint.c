@@ -1,0 +1,116 @@
+/* Unit tests of the socket path, permissions and credential check
+ * (src/daemon/endpoint.c). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/settings.h"
+#include "daemon/endpoint.h"
+
+static void test_cred_policy(void **state)
+{
+    (void)state;
+    dmn_cred_policy_t owner_only = {1000, DMN_NO_GROUP};
+    assert_true(dmn_cred_allowed(&owner_only, 1000, 1000, NULL, 0));
+    assert_false(dmn_cred_allowed(&owner_only, 1001, 1000, NULL, 0));
+    assert_false(dmn_cred_allowed(&owner_only, 0, 0, NULL, 0)); /* not even root */
+    gid_t groups[] = {5, 77, 9};
+    assert_false(dmn_cred_allowed(&owner_only, 1001, 77, groups, 3));
+    dmn_cred_policy_t with_group = {1000, 77};
+    assert_true(dmn_cred_allowed(&with_group, 1001, 77, groups, 0)); /* primary group */
+    assert_true(dmn_cred_allowed(&with_group, 1001, 5, groups, 3));  /* supplementary */
+    assert_false(dmn_cred_allowed(&with_group, 1001, 5, groups, 1)); /* not a member */
+    assert_true(dmn_cred_allowed(&with_group, 1000, 1, groups, 0));  /* owner */
+}
+
+static void test_path(void **state)
+{
+    (void)state;
+    char err[128], path[108];
+    assert_int_equal(com_settings_set(COM_SETTING_SOCKET, "/x/y.sock", err, sizeof(err)), GMUX_OK);
+    assert_int_equal(dmn_endpoint_path(path, sizeof(path)), GMUX_OK);
+    assert_string_equal(path, "/x/y.sock");
+    assert_int_equal(com_settings_set(COM_SETTING_SOCKET, "", err, sizeof(err)), GMUX_OK);
+    setenv("XDG_RUNTIME_DIR", "/run/user/42", 1);
+    assert_int_equal(dmn_endpoint_path(path, sizeof(path)), GMUX_OK);
+    assert_string_equal(path, "/run/user/42/gmux/gmuxd.sock");
+    unsetenv("XDG_RUNTIME_DIR");
+    assert_int_equal(dmn_endpoint_path(path, sizeof(path)), GMUX_OK);
+    char want[64];
+    snprintf(want, sizeof(want), "/tmp/gmux-%u/gmuxd.sock", (unsigned)getuid());
+    assert_string_equal(path, want);
+    char longp[200];
+    memset(longp, 'a', sizeof(longp) - 1);
+    longp[0] = '/';
+    longp[sizeof(longp) - 1] = 0;
+    assert_int_equal(com_settings_set(COM_SETTING_SOCKET, longp, err, sizeof(err)), GMUX_OK);
+    assert_int_equal(dmn_endpoint_path(path, sizeof(path)), GMUX_ERR_RANGE);
+    assert_int_equal(com_settings_set(COM_SETTING_SOCKET, "", err, sizeof(err)), GMUX_OK);
+}
+
+static void test_listen(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/gmux-ep-XXXXXX", path[128];
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof(path), "%s/sub/d.sock", dir);
+    int fd, lock, fd2, lock2, c;
+    assert_int_equal(dmn_endpoint_connect(path, &c), GMUX_ERR_PEER); /* nobody yet */
+    assert_int_equal(dmn_endpoint_listen(path, DMN_NO_GROUP, &fd, &lock), GMUX_OK);
+    struct stat st;
+    char sub[128];
+    snprintf(sub, sizeof(sub), "%s/sub", dir);
+    assert_int_equal(stat(sub, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0700);
+    assert_int_equal(stat(path, &st), 0);
+    assert_true(S_ISSOCK(st.st_mode));
+    assert_int_equal(st.st_mode & 0777, 0600);
+    /* One daemon per path. */
+    assert_int_equal(dmn_endpoint_listen(path, DMN_NO_GROUP, &fd2, &lock2), GMUX_ERR_EXISTS);
+    assert_int_equal(dmn_endpoint_connect(path, &c), GMUX_OK);
+    pid_t pid;
+    uid_t uid;
+    gid_t gid;
+    assert_int_equal(dmn_endpoint_peer(c, &pid, &uid, &gid), GMUX_OK);
+    assert_int_equal(pid, getpid());
+    assert_int_equal(uid, getuid());
+    close(c);
+    /* A dead daemon leaves its socket file: the next one replaces it. */
+    close(fd);
+    close(lock);
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(dmn_endpoint_listen(path, DMN_NO_GROUP, &fd, &lock), GMUX_OK);
+    assert_int_equal(dmn_endpoint_connect(path, &c), GMUX_OK);
+    close(c);
+    close(fd);
+    close(lock);
+    /* A socket directory that is a symbolic link is refused. */
+    char link[128], lpath[160];
+    snprintf(link, sizeof(link), "%s/link", dir);
+    assert_int_equal(symlink("/tmp", link), 0);
+    snprintf(lpath, sizeof(lpath), "%s/x.sock", link);
+    assert_int_equal(dmn_endpoint_listen(lpath, DMN_NO_GROUP, &fd, &lock), GMUX_ERR_PERM);
+    char cmd[160];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
+int main(void)
+{
+    char err[256];
+    com_settings_init(err, sizeof(err));
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_cred_policy),
+        cmocka_unit_test(test_path),
+        cmocka_unit_test(test_listen),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,240 @@
+/* Unit tests of the slice-granularity OPT placement (src/daemon/place_opt.c). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon/place_opt.h"
+
+#define CH 0x1000ull /* a small chunk keeps the numbers readable */
+
+static dmn_place_opt_t *opt;
+static dmn_plan_t plan;
+
+static int setup4(void **state)
+{
+    (void)state;
+    dmn_plan_init(&plan);
+    return dmn_place_opt_create(4 * CH, CH, &opt) == GMUX_OK ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    dmn_place_opt_destroy(opt);
+    dmn_plan_fini(&plan);
+    return 0;
+}
+
+static dmn_task_view_t view(uint32_t id, const dmn_range_t *r, uint32_t n, uint32_t turn)
+{
+    dmn_task_view_t v;
+    memset(&v, 0, sizeof(v));
+    v.id = id;
+    v.ranges = r;
+    v.n_ranges = n;
+    v.turn = turn;
+    return v;
+}
+
+/* Runs one switch to tasks[to] and returns the plan. */
+static const dmn_plan_t *sw(dmn_task_view_t *tasks, size_t n, size_t to)
+{
+    dmn_plan_clear(&plan);
+    const dmn_placement_t *pl = dmn_place_opt_placement(opt);
+    assert_int_equal(pl->on_switch(pl->ctx, tasks, n, NULL, &tasks[to], &plan), GMUX_OK);
+    return &plan;
+}
+
+static uint64_t plan_bytes(uint32_t task, dmn_plan_kind_t kind)
+{
+    uint64_t b = 0;
+    for (size_t i = 0; i < plan.n; i++)
+        if (plan.entries[i].task_id == task && plan.entries[i].kind == (uint32_t)kind)
+            b += plan.entries[i].range.len;
+    return b;
+}
+
+static void test_fill_rounds_out_and_once(void **state)
+{
+    (void)state;
+    dmn_range_t r[2] = {{0x1800, 0x10}, {0x2000, 0x800}}; /* both in chunks 1..2 */
+    dmn_task_view_t t[1] = {view(7, r, 2, 0)};
+    sw(t, 1, 0);
+    assert_int_equal(plan.n, 1); /* coalesced */
+    assert_int_equal(plan.entries[0].kind, DMN_PLAN_FILL);
+    assert_int_equal(plan.entries[0].range.base, 0x1000);
+    assert_int_equal(plan.entries[0].range.len, 0x2000);
+    assert_int_equal(dmn_place_opt_resident(opt, 7), 2 * CH);
+    sw(t, 1, 0);
+    assert_int_equal(plan.n, 0); /* already resident: nothing to move */
+}
+
+static void test_evicts_idle_then_farthest(void **state)
+{
+    (void)state;
+    dmn_range_t ra = {0, 2 * CH}, rb = {0, 2 * CH}, rc = {0, 2 * CH}, rd = {0x100000, CH};
+    dmn_task_view_t t[4] = {view(1, &ra, 1, 0), view(2, &rb, 1, 1), view(3, &rc, 1, 2),
+                            view(4, &rd, 1, DMN_TURN_NONE)};
+    sw(t, 4, 0); /* A */
+    t[0].turn = 2, t[1].turn = 0, t[2].turn = 1;
+    sw(t, 4, 1); /* B: capacity now full (A 2, B 2) */
+    assert_int_equal(dmn_place_opt_total(opt), 4 * CH);
+    /* C next; A waits with turn 1, B went idle: B (no next use) goes first. */
+    t[0].turn = 1, t[1].turn = DMN_TURN_NONE, t[2].turn = 0;
+    sw(t, 4, 2);
+    assert_int_equal(plan_bytes(2, DMN_PLAN_EVICT), 2 * CH);
+    assert_int_equal(plan_bytes(1, DMN_PLAN_EVICT), 0);
+    assert_int_equal(plan_bytes(3, DMN_PLAN_FILL), 2 * CH);
+    /* D next (1 chunk); A waits at turn 2, C at turn 1: A is farther. */
+    t[0].turn = 2, t[2].turn = 1, t[3].turn = 0;
+    sw(t, 4, 3);
+    assert_int_equal(plan_bytes(1, DMN_PLAN_EVICT), CH); /* only what is needed */
+    assert_int_equal(plan_bytes(3, DMN_PLAN_EVICT), 0);
+    assert_int_equal(plan.entries[0].range.base, CH); /* a victim's top chunk first */
+    assert_int_equal(dmn_place_opt_total(opt), 4 * CH);
+}
+
+static void test_oversized_and_departed(void **state)
+{
+    (void)state;
+    dmn_range_t ra = {0, 2 * CH}, rbig = {0, 6 * CH};
+    dmn_task_view_t t[2] = {view(1, &ra, 1, 0), view(2, &rbig, 1, DMN_TURN_NONE)};
+    sw(t, 2, 0);
+    t[0].turn = 1, t[1].turn = 0;
+    sw(t, 2, 1);
+    /* The incoming working set alone is too big: everything else goes, and
+     * only what fits is filled. */
+    assert_int_equal(plan_bytes(1, DMN_PLAN_EVICT), 2 * CH);
+    assert_int_equal(plan_bytes(2, DMN_PLAN_FILL), 4 * CH);
+    assert_int_equal(dmn_place_opt_total(opt), 4 * CH);
+    /* Task 2 leaves: its memory is forgotten without orders. */
+    dmn_task_view_t only[1] = {view(1, &ra, 1, 0)};
+    sw(only, 1, 0);
+    assert_int_equal(plan_bytes(1, DMN_PLAN_FILL), 2 * CH);
+    assert_int_equal(plan_bytes(2, DMN_PLAN_EVICT), 0);
+    assert_int_equal(dmn_place_opt_total(opt), 2 * CH);
+    assert_int_equal(dmn_place_opt_resident(opt, 2), 0);
+}
+
+/* Random switches checked against a shadow model that applies the orders:
+ * evictions only of resident chunks, never of the incoming working set, fills only
+ * of absent ones, never over the capacity, and the incoming working set
+ * resident after each switch when it fits. */
+#define NT 6
+#define NC 48
+static void test_random_against_model(void **state)
+{
+    (void)state;
+    dmn_place_opt_destroy(opt);
+    assert_int_equal(dmn_place_opt_create(20 * CH, CH, &opt), GMUX_OK);
+    unsigned char res[NT][NC];
+    memset(res, 0, sizeof(res));
+    dmn_range_t ranges[NT][3];
+    dmn_task_view_t t[NT];
+    uint64_t rng = 12345;
+#define RAND() (rng = rng * 6364136223846793005ull + 1442695040888963407ull, (uint32_t)(rng >> 33))
+    for (int step = 0; step < 2000; step++) {
+        int to = (int)(RAND() % NT);
+        for (int i = 0; i < NT; i++) {
+            uint32_t nr = 1 + RAND() % 3;
+            for (uint32_t k = 0; k < nr; k++) {
+                uint64_t lo = RAND() % NC, len = 1 + RAND() % 6;
+                if (lo + len > NC)
+                    len = NC - lo;
+                ranges[i][k] = (dmn_range_t){lo * CH + RAND() % 64, len * CH - 64};
+            }
+            t[i] =
+                view((uint32_t)i + 1, ranges[i], nr, RAND() % 3 ? RAND() % NT + 1 : DMN_TURN_NONE);
+        }
+        t[to].turn = 0;
+        sw(t, NT, (size_t)to);
+        unsigned char w[NC] = {0}; /* the incoming working set, in chunks */
+        for (uint32_t k = 0; k < t[to].n_ranges; k++)
+            for (uint64_t c = ranges[to][k].base / CH;
+                 c * CH < ranges[to][k].base + ranges[to][k].len; c++)
+                w[c] = 1;
+        for (size_t e = 0; e < plan.n; e++) {
+            const dmn_plan_entry_t *p = &plan.entries[e];
+            int task = (int)p->task_id - 1;
+            assert_true(p->range.base % CH == 0 && p->range.len % CH == 0);
+            for (uint64_t c = p->range.base / CH; c < (p->range.base + p->range.len) / CH; c++) {
+                assert_true(c < NC);
+                if (p->kind == DMN_PLAN_EVICT) {
+                    assert_false(task == to && w[c]); /* never what the slice needs */
+                    assert_int_equal(res[task][c], 1);
+                    res[task][c] = 0;
+                } else {
+                    assert_int_equal(task, to);
+                    assert_int_equal(res[task][c], 0);
+                    res[task][c] = 1;
+                }
+            }
+        }
+        /* Belady's order: a waiting task loses chunks only once every task
+         * whose next slice is later (idle ones first) and the incoming task's
+         * chunks outside its working set are gone. */
+        for (size_t e = 0; e < plan.n; e++) {
+            int v = (int)plan.entries[e].task_id - 1;
+            if (plan.entries[e].kind != DMN_PLAN_EVICT || v == to || t[v].turn == DMN_TURN_NONE)
+                continue;
+            for (int i = 0; i < NT; i++)
+                for (int c = 0; c < NC; c++) {
+                    if (i == to)
+                        assert_false(res[i][c] && !w[c]);
+                    else if (t[i].turn > t[v].turn)
+                        assert_int_equal(res[i][c], 0);
+                }
+        }
+        uint64_t total = 0, want = 0, have = 0;
+        for (int c = 0; c < NC; c++) {
+            want += w[c];
+            have += w[c] && res[to][c];
+        }
+        for (int i = 0; i < NT; i++) {
+            uint64_t mine = 0;
+            for (int c = 0; c < NC; c++)
+                mine += res[i][c];
+            assert_int_equal(dmn_place_opt_resident(opt, (uint32_t)i + 1), mine * CH);
+            total += mine;
+        }
+        assert_true(total <= 20);
+        assert_int_equal(dmn_place_opt_total(opt), total * CH);
+        if (want <= 20)
+            assert_int_equal(have, want);
+    }
+}
+
+static void test_unlimited_and_bad_chunk(void **state)
+{
+    (void)state;
+    dmn_place_opt_t *o;
+    assert_int_equal(dmn_place_opt_create(0, 3000, &o), GMUX_ERR_INVALID);
+    assert_int_equal(dmn_place_opt_create(0, CH, &o), GMUX_OK);
+    dmn_range_t r = {0, 1000 * CH};
+    dmn_task_view_t t[2] = {view(1, &r, 1, 0), view(2, &r, 1, 1)};
+    const dmn_placement_t *pl = dmn_place_opt_placement(o);
+    dmn_plan_clear(&plan);
+    assert_int_equal(pl->on_switch(pl->ctx, t, 2, NULL, &t[0], &plan), GMUX_OK);
+    dmn_plan_clear(&plan);
+    assert_int_equal(pl->on_switch(pl->ctx, t, 2, NULL, &t[1], &plan), GMUX_OK);
+    assert_int_equal(plan_bytes(1, DMN_PLAN_EVICT), 0); /* no capacity: never evicts */
+    assert_int_equal(dmn_place_opt_total(o), 2000 * CH);
+    dmn_place_opt_destroy(o);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_fill_rounds_out_and_once, setup4, teardown),
+        cmocka_unit_test_setup_teardown(test_evicts_idle_then_farthest, setup4, teardown),
+        cmocka_unit_test_setup_teardown(test_oversized_and_departed, setup4, teardown),
+        cmocka_unit_test_setup_teardown(test_random_against_model, setup4, teardown),
+        cmocka_unit_test_setup_teardown(test_unlimited_and_bad_chunk, setup4, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,210 @@
+/* Unit tests of the gmuxd wire protocol (src/daemon/proto.c). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <cmocka.h>
+
+#include <string.h>
+
+#include "daemon/proto.h"
+
+static uint8_t buf[DMN_PROTO_MAX_MSG + 64];
+
+static void test_header_layout(void **state)
+{
+    (void)state;
+    size_t n = dmn_proto_encode_empty(buf, sizeof(buf), 0x01020304u, DMN_MSG_IDLE);
+    assert_int_equal(n, 16);
+    const uint8_t want[16] = {'G', 'M', 'X', 'D', 1, 0, DMN_MSG_IDLE, 0, 0, 0, 0, 0, 4, 3, 2, 1};
+    assert_memory_equal(buf, want, 16);
+    dmn_hdr_t h;
+    assert_int_equal(dmn_proto_read_hdr(buf, 15, &h), GMUX_ERR_BUSY);
+    assert_int_equal(dmn_proto_read_hdr(buf, 16, &h), GMUX_OK);
+    assert_int_equal(h.type, DMN_MSG_IDLE);
+    assert_int_equal(h.seq, 0x01020304u);
+}
+
+static void test_register_round_trip(void **state)
+{
+    (void)state;
+    dmn_msg_register_t r = {4242, DMN_CLASS_LATENCY, -7, 0, 3ull << 32, "trainer"};
+    size_t n = dmn_proto_encode_register(buf, sizeof(buf), 9, &r);
+    assert_int_equal(n, 16 + 56);
+    assert_int_equal(buf[16 + 8], 0xf9); /* -7, little-endian two's complement */
+    dmn_msg_t m;
+    assert_int_equal(dmn_proto_decode(buf, n, &m), GMUX_OK);
+    assert_int_equal(m.hdr.type, DMN_MSG_REGISTER);
+    assert_int_equal(m.u.reg.pid, 4242);
+    assert_int_equal(m.u.reg.cls, DMN_CLASS_LATENCY);
+    assert_int_equal(m.u.reg.priority, -7);
+    assert_int_equal(m.u.reg.budget, 3ull << 32);
+    assert_string_equal(m.u.reg.name, "trainer");
+    /* One byte too many or too few is not the same message. */
+    assert_int_equal(dmn_proto_decode(buf, n - 1, &m), GMUX_ERR_PARSE);
+    assert_int_equal(dmn_proto_decode(buf, n + 1, &m), GMUX_ERR_PARSE);
+}
+
+static void test_register_rejects(void **state)
+{
+    (void)state;
+    dmn_msg_register_t r = {1, DMN_CLASS_BATCH, 0, 0, 0, "x"};
+    dmn_msg_t m;
+    size_t n = dmn_proto_encode_register(buf, sizeof(buf), 1, &r);
+    buf[16 + 4] = 2; /* class */
+    assert_int_equal(dmn_proto_decode(buf, n, &m), GMUX_ERR_PARSE);
+    n = dmn_proto_encode_register(buf, sizeof(buf), 1, &r);
+    buf[16 + 8] = 21; /* priority above the range */
+    assert_int_equal(dmn_proto_decode(buf, n, &m), GMUX_ERR_PARSE);
+    n = dmn_proto_encode_register(buf, sizeof(buf), 1, &r);
+    buf[16 + 12] = 1; /* flags */
+    assert_int_equal(dmn_proto_decode(buf, n, &m), GMUX_ERR_PARSE);
+    n = dmn_proto_encode_register(buf, sizeof(buf), 1, &r);
+    memset(buf + 16 + 24, 'a', DMN_NAME_MAX); /* name without NUL */
+    assert_int_equal(dmn_proto_decode(buf, n, &m), GMUX_ERR_PARSE);
+    n = dmn_proto_encode_register(buf, sizeof(buf), 1, &r);
+    buf[16 + 24] = '\n'; /* unprintable */
+    assert_int_equal(dmn_proto_decode(buf, n, &m), GMUX_ERR_PARSE);
+    r.priority = 99;
+    assert_int_equal(dmn_proto_encode_register(buf, sizeof(buf), 1, &r), 0);
+    /* Names are sanitised on the way out. */
+    dmn_msg_register_t s = {1, DMN_CLASS_BATCH, 0, 0, 0, "a\tb"};
+    n = dmn_proto_encode_register(buf, sizeof(buf), 1, &s);
+    assert_int_equal(dmn_proto_decode(buf, n, &m), GMUX_OK);
+    assert_string_equal(m.u.reg.name, "a?b");
+}
+
+static void test_header_rejects(void **state)
+{
+    (void)state;
+    dmn_hdr_t h;
+    size_t n = dmn_proto_encode_empty(buf, sizeof(buf), 1, DMN_MSG_QUERY);
+    buf[3] = 'E';
+    assert_int_equal(dmn_proto_read_hdr(buf, n, &h), GMUX_ERR_PARSE);
+    n = dmn_proto_encode_empty(buf, sizeof(buf), 1, DMN_MSG_QUERY);
+    buf[4] = 2;
+    assert_int_equal(dmn_proto_read_hdr(buf, n, &h), GMUX_ERR_VERSION);
+    n = dmn_proto_encode_empty(buf, sizeof(buf), 1, DMN_MSG_QUERY);
+    buf[6] = 7; /* no type 7 */
+    assert_int_equal(dmn_proto_read_hdr(buf, n, &h), GMUX_ERR_PARSE);
+    n = dmn_proto_encode_empty(buf, sizeof(buf), 1, DMN_MSG_QUERY);
+    buf[8] = 1, buf[10] = 1; /* 65537 bytes: one above the limit */
+    assert_int_equal(dmn_proto_read_hdr(buf, n, &h), GMUX_ERR_PARSE);
+    buf[8] = 0; /* exactly the limit is a valid header */
+    assert_int_equal(dmn_proto_read_hdr(buf, n, &h), GMUX_OK);
+    dmn_msg_t m;
+    n = dmn_proto_encode_empty(buf, sizeof(buf), 1, DMN_MSG_QUERY);
+    buf[8] = 4; /* QUERY carries nothing */
+    memset(buf + 16, 0, 4);
+    assert_int_equal(dmn_proto_decode(buf, 20, &m), GMUX_ERR_PARSE);
+    assert_int_equal(dmn_proto_decode(buf, 10, &m), GMUX_ERR_PARSE);
+    assert_int_equal(dmn_proto_encode_empty(buf, sizeof(buf), 1, DMN_MSG_GRANT), 0);
+}
+
+static void test_ranges(void **state)
+{
+    (void)state;
+    dmn_range_t r[3] = {{0x1000, 0x2000}, {1ull << 40, 5}, {UINT64_MAX - 10, 10}};
+    size_t n = dmn_proto_encode_ranges(buf, sizeof(buf), 1, DMN_MSG_PLAN, DMN_PLAN_FILL, 77, r, 3);
+    assert_int_equal(n, 16 + 16 + 48);
+    dmn_msg_t m;
+    assert_int_equal(dmn_proto_decode(buf, n, &m), GMUX_OK);
+    assert_int_equal(m.u.ranges.count, DMN_PLAN_FILL);
+    assert_int_equal(m.u.ranges.seq, 77);
+    assert_int_equal(m.u.ranges.n_ranges, 3);
+    for (uint32_t i = 0; i < 3; i++) {
+        dmn_range_t g = dmn_proto_range_at(&m.u.ranges, i);
+        assert_int_equal(g.base, r[i].base);
+        assert_int_equal(g.len, r[i].len);
+    }
+    buf[16 + 4] = 4; /* says 4 ranges, carries 3 */
+    assert_int_equal(dmn_proto_decode(buf, n, &m), GMUX_ERR_PARSE);
+    n = dmn_proto_encode_ranges(buf, sizeof(buf), 1, DMN_MSG_PLAN, DMN_PLAN_FILL, 77, r, 3);
+    buf[16] = 2; /* plan kind 2 */
+    assert_int_equal(dmn_proto_decode(buf, n, &m), GMUX_ERR_PARSE);
+    n = dmn_proto_encode_ranges(buf, sizeof(buf), 1, DMN_MSG_PENDING, 5, 0, r, 3);
+    buf[n - 8] = 11; /* the last range now wraps around */
+    assert_int_equal(dmn_proto_decode(buf, n, &m), GMUX_ERR_PARSE);
+    n = dmn_proto_encode_ranges(buf, sizeof(buf), 1, DMN_MSG_PENDING, 5, 0, r, 3);
+    memset(buf + n - 8, 0, 8); /* empty range */
+    assert_int_equal(dmn_proto_decode(buf, n, &m), GMUX_ERR_PARSE);
+    dmn_range_t zero = {1, 0};
+    assert_int_equal(dmn_proto_encode_ranges(buf, sizeof(buf), 1, DMN_MSG_PENDING, 1, 0, &zero, 1),
+                     0);
+    /* The largest range list fits exactly; one more does not. */
+    static dmn_range_t many[DMN_MAX_RANGES + 1];
+    for (uint32_t i = 0; i <= DMN_MAX_RANGES; i++)
+        many[i] = (dmn_range_t){(uint64_t)i << 21, 1u << 21};
+    n = dmn_proto_encode_ranges(buf, sizeof(buf), 1, DMN_MSG_PENDING, 1, 0, many, DMN_MAX_RANGES);
+    assert_true(n > 0 && n <= DMN_PROTO_MAX_MSG);
+    assert_int_equal(dmn_proto_decode(buf, n, &m), GMUX_OK);
+    assert_int_equal(dmn_proto_encode_ranges(buf, sizeof(buf), 1, DMN_MSG_PENDING, 1, 0, many,
+                                             DMN_MAX_RANGES + 1),
+                     0);
+    assert_int_equal(dmn_proto_encode_ranges(buf, 40, 1, DMN_MSG_PENDING, 1, 0, r, 3), 0);
+}
+
+static void test_small_messages(void **state)
+{
+    (void)state;
+    dmn_msg_t m;
+    dmn_msg_stats_t s = {1, 2, 3, 4, 5};
+    size_t n = dmn_proto_encode_stats(buf, sizeof(buf), 1, &s);
+    assert_int_equal(dmn_proto_decode(buf, n, &m), GMUX_OK);
+    assert_int_equal(m.u.stats.resident, 1);
+    assert_int_equal(m.u.stats.kernels, 5);
+    dmn_msg_registered_t reg = {12, 0, 20000000};
+    n = dmn_proto_encode_registered(buf, sizeof(buf), 1, &reg);
+    assert_int_equal(dmn_proto_decode(buf, n, &m), GMUX_OK);
+    assert_int_equal(m.u.registered.task_id, 12);
+    assert_int_equal(m.u.registered.quantum_ns, 20000000);
+    n = dmn_proto_encode_refused(buf, sizeof(buf), 1, GMUX_ERR_CAPACITY, "too many tasks");
+    assert_int_equal(dmn_proto_decode(buf, n, &m), GMUX_OK);
+    assert_int_equal(m.u.refused.status, GMUX_ERR_CAPACITY);
+    assert_string_equal(m.u.refused.reason, "too many tasks");
+    dmn_msg_grant_t g = {99, 5};
+    n = dmn_proto_encode_grant(buf, sizeof(buf), 1, DMN_MSG_REVOKE, &g);
+    assert_int_equal(dmn_proto_decode(buf, n, &m), GMUX_OK);
+    assert_int_equal(m.hdr.type, DMN_MSG_REVOKE);
+    assert_int_equal(m.u.grant.grant_seq, 99);
+    assert_string_equal(dmn_msg_type_name(DMN_MSG_REVOKE), "REVOKE");
+    assert_string_equal(dmn_msg_type_name(200), "?");
+}
+
+static void test_status(void **state)
+{
+    (void)state;
+    dmn_status_task_t t[2];
+    memset(t, 0, sizeof(t));
+    t[0] = (dmn_status_task_t){
+        7, 100, DMN_STATE_RUNNING, DMN_CLASS_BATCH, 3, 0, 1, 2, 3, 4, 5, 6, 7, 8, "a"};
+    t[1] = (dmn_status_task_t){
+        8, 101, DMN_STATE_IDLE, DMN_CLASS_LATENCY, -1, 0, 9, 10, 11, 12, 13, 14, 15, 16, "bb"};
+    size_t n = dmn_proto_encode_status(buf, sizeof(buf), 1, 1000, 5, 2, t, 2);
+    assert_int_equal(n, 16 + 32 + 256);
+    dmn_msg_t m;
+    assert_int_equal(dmn_proto_decode(buf, n, &m), GMUX_OK);
+    assert_int_equal(m.u.status.n_tasks, 2);
+    assert_int_equal(m.u.status.switches, 5);
+    assert_int_equal(m.u.status.reclaimed, 2);
+    dmn_status_task_t g;
+    dmn_proto_status_task_at(&m.u.status, 1, &g);
+    assert_int_equal(g.id, 8);
+    assert_int_equal(g.priority, -1);
+    assert_int_equal(g.budget, 9);
+    assert_int_equal(g.age_ns, 16);
+    assert_string_equal(g.name, "bb");
+    buf[16 + 32 + 8] = 9; /* state 9 */
+    assert_int_equal(dmn_proto_decode(buf, n, &m), GMUX_ERR_PARSE);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_header_layout),    cmocka_unit_test(test_register_round_trip),
+        cmocka_unit_test(test_register_rejects), cmocka_unit_test(test_header_rejects),
+        cmocka_unit_test(test_ranges),           cmocka_unit_test(test_small_messages),
+        cmocka_unit_test(test_status),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

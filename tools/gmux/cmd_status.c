@@ -1,0 +1,46 @@
+/* gmux status [--json] [--socket PATH]: the daemon's tasks, once. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "commands.h"
+#include "daemon/endpoint.h"
+#include "daemon/report.h"
+
+int cmd_status(int argc, char **argv)
+{
+    char path[108];
+    int json = 0;
+    if (dmn_endpoint_path(path, sizeof(path)) != GMUX_OK)
+        return cli_fail("status", "bad GMUX_SOCKET");
+    for (int i = 1; i < argc; i++) {
+        if (cli_is_help(argv[i])) {
+            printf("Usage: gmux status [--json] [--socket PATH]\n\n"
+                   "Shows once what gmux top shows live: each task of the daemon with its\n"
+                   "state, resident and total bytes, faults, bytes migrated and share of GPU\n"
+                   "time. Exit 1 when no daemon answers.\n");
+            return 0;
+        } else if (strcmp(argv[i], "--json") == 0) {
+            json = 1;
+        } else if (strcmp(argv[i], "--socket") == 0 && i + 1 < argc) {
+            snprintf(path, sizeof(path), "%s", argv[++i]);
+        } else {
+            return cli_usage_error("status", "unexpected argument '%s'", argv[i]);
+        }
+    }
+    dmn_report_t *r = calloc(1, sizeof(*r));
+    if (!r)
+        return cli_fail("status", "out of memory");
+    gmux_status_t st = dmn_report_fetch(path, r, 3000);
+    if (st != GMUX_OK) {
+        free(r);
+        return cli_fail("status", "no daemon answers on %s (%s)", path, gmux_status_str(st));
+    }
+    if (json)
+        dmn_report_json(stdout, path, r);
+    else
+        dmn_report_table(stdout, path, r);
+    free(r);
+    return 0;
+}

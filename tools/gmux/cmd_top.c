@@ -1,0 +1,122 @@
+/*
+ * gmux top: the daemon's tasks, live. Refreshes every --interval seconds on
+ * one connection; q or Ctrl-C quits (the terminal is restored). --once
+ * prints one table; --batch N prints N tables one after another without
+ * clearing the screen (for logs and tests).
+ */
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "commands.h"
+#include "common/parse.h"
+#include "daemon/endpoint.h"
+#include "daemon/report.h"
+
+static volatile sig_atomic_t top_stop;
+
+static void on_sigint(int sig)
+{
+    (void)sig;
+    top_stop = 1;
+}
+
+/* Waits up to ms for 'q' on a terminal (or a line starting with q elsewhere). */
+static int wait_quit(int ms)
+{
+    struct pollfd pf = {STDIN_FILENO, POLLIN, 0};
+    if (poll(&pf, 1, ms) != 1 || !(pf.revents & POLLIN))
+        return 0;
+    char ch;
+    ssize_t n = read(STDIN_FILENO, &ch, 1);
+    if (n == 0) /* stdin at its end (not a terminal): just wait */
+        usleep((useconds_t)ms * 1000u);
+    return n == 1 && (ch == 'q' || ch == 'Q');
+}
+
+int cmd_top(int argc, char **argv)
+{
+    char path[108];
+    double interval = 1.0;
+    int64_t rounds = -1; /* forever */
+    int clear = 1;
+    if (dmn_endpoint_path(path, sizeof(path)) != GMUX_OK)
+        return cli_fail("top", "bad GMUX_SOCKET");
+    for (int i = 1; i < argc; i++) {
+        if (cli_is_help(argv[i])) {
+            printf("Usage: gmux top [--socket PATH] [--interval SECONDS] [--once | --batch N]\n\n"
+                   "Live view of the daemon's tasks: state, resident and total bytes, faults,\n"
+                   "bytes migrated, kernels and share of GPU time. q or Ctrl-C quits.\n");
+            return 0;
+        } else if (strcmp(argv[i], "--socket") == 0 && i + 1 < argc) {
+            snprintf(path, sizeof(path), "%s", argv[++i]);
+        } else if (strcmp(argv[i], "--interval") == 0 && i + 1 < argc &&
+                   com_parse_double(argv[i + 1], &interval) == GMUX_OK && interval >= 0.05 &&
+                   interval <= 3600) {
+            i++;
+        } else if (strcmp(argv[i], "--once") == 0) {
+            rounds = 1;
+            clear = 0;
+        } else if (strcmp(argv[i], "--batch") == 0 && i + 1 < argc &&
+                   com_parse_i64(argv[i + 1], &rounds) == GMUX_OK && rounds > 0) {
+            clear = 0;
+            i++;
+        } else {
+            return cli_usage_error("top", "unexpected argument '%s'", argv[i]);
+        }
+    }
+    int fd;
+    gmux_status_t st = dmn_endpoint_connect(path, &fd);
+    if (st != GMUX_OK)
+        return cli_fail("top", "no daemon answers on %s (%s)", path, gmux_status_str(st));
+    dmn_report_t *r = calloc(1, sizeof(*r));
+    if (!r) {
+        close(fd);
+        return cli_fail("top", "out of memory");
+    }
+    struct termios saved;
+    int raw = clear && isatty(STDIN_FILENO) && tcgetattr(STDIN_FILENO, &saved) == 0;
+    if (raw) {
+        struct termios t = saved;
+        t.c_lflag &= ~(tcflag_t)(ICANON | ECHO);
+        t.c_cc[VMIN] = 0;
+        t.c_cc[VTIME] = 0;
+        tcsetattr(STDIN_FILENO, TCSANOW, &t);
+    }
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_sigint;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    int rc = 0;
+    for (int64_t k = 0; !top_stop && (rounds < 0 || k < rounds); k++) {
+        if (k > 0 &&
+            (clear ? wait_quit((int)(interval * 1000)) : (usleep((useconds_t)(interval * 1e6)), 0)))
+            break;
+        if (top_stop)
+            break;
+        st = dmn_report_query(fd, r, 3000);
+        if (st != GMUX_OK) {
+            rc = cli_fail("top", "daemon on %s stopped answering (%s)", path, gmux_status_str(st));
+            break;
+        }
+        if (clear)
+            fputs("\033[H\033[2J", stdout);
+        dmn_report_table(stdout, path, r);
+        if (clear)
+            fputs("\nq or Ctrl-C quits\n", stdout);
+        else if (rounds != 1)
+            fputc('\n', stdout);
+        fflush(stdout);
+    }
+    if (raw)
+        tcsetattr(STDIN_FILENO, TCSANOW, &saved);
+    free(r);
+    close(fd);
+    return rc;
+}

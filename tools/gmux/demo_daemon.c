@@ -1,0 +1,109 @@
+/*
+ * The gmuxd part of `gmux demo`: a daemon on a private socket and three
+ * synthetic tasks (one latency-class) sharing the GPU by time slices, with
+ * the daemon's view printed mid-run, as `gmux top` would show it.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/clock.h"
+#include "daemon/client.h"
+#include "daemon/endpoint.h"
+#include "daemon/report.h"
+#include "daemon/server.h"
+
+int demo_daemon(void);
+
+static volatile sig_atomic_t demo_stop;
+static void demo_on_term(int sig)
+{
+    (void)sig;
+    demo_stop = 1;
+}
+
+static int demo_task(const char *path, const char *name, dmn_class_t cls, int kernels, int idle_ms)
+{
+    dmn_client_opts_t o = {path, name, cls, 0, 512ull << 20, NULL, NULL};
+    dmn_client_t *c;
+    if (dmn_client_open(&o, &c) != GMUX_OK || dmn_client_is_local(c))
+        return 1;
+    dmn_msg_stats_t st = {0, 512ull << 20, 0, 0, 0};
+    for (int k = 0; k < kernels; k++) {
+        dmn_client_pending(c, 1, NULL, 0);
+        if (dmn_client_wait_turn(c, 10 * COM_NS_PER_S) != GMUX_OK)
+            return 1;
+        com_clock_sleep_ns(2 * COM_NS_PER_MS); /* the "kernel" */
+        st.kernels = (uint64_t)k + 1;
+        st.resident = 256ull << 20;
+        st.migrated += 8ull << 20;
+        dmn_client_report(c, &st);
+        if (idle_ms) {
+            dmn_client_idle(c);
+            com_clock_sleep_ns((uint64_t)idle_ms * COM_NS_PER_MS);
+        }
+    }
+    dmn_client_close(c);
+    return 0;
+}
+
+int demo_daemon(void)
+{
+    char dir[] = "/tmp/gmux-demo-XXXXXX", path[128];
+    if (!mkdtemp(dir))
+        return 1;
+    snprintf(path, sizeof(path), "%s/gmuxd.sock", dir);
+    int p[2], rc = 1;
+    if (pipe(p) != 0)
+        return 1;
+    fflush(stdout);
+    pid_t srv = fork();
+    if (srv == 0) {
+        close(p[0]);
+        signal(SIGTERM, demo_on_term);
+        dmn_server_opts_t o = {path, DMN_NO_GROUP, 10 * COM_NS_PER_MS, COM_NS_PER_S, NULL};
+        _exit(dmn_server_run(&o, &demo_stop, p[1]) == GMUX_OK ? 0 : 1);
+    }
+    close(p[1]);
+    char b;
+    int up = read(p[0], &b, 1) == 1;
+    close(p[0]);
+    pid_t kids[3] = {-1, -1, -1};
+    dmn_report_t *r = calloc(1, sizeof(*r));
+    if (!up || !r)
+        goto stop_server;
+    const char *names[3] = {"train-a", "train-b", "serve"};
+    for (int i = 0; i < 3; i++) {
+        fflush(stdout);
+        kids[i] = fork();
+        if (kids[i] == 0)
+            _exit(demo_task(path, names[i], i == 2 ? DMN_CLASS_LATENCY : DMN_CLASS_BATCH,
+                            i == 2 ? 15 : 120, i == 2 ? 20 : 0));
+    }
+    com_clock_sleep_ns(300 * COM_NS_PER_MS);
+    if (dmn_report_fetch(path, r, 3000) == GMUX_OK) {
+        printf("   three tasks share the GPU by time slices (quantum 10 ms); mid-run:\n\n");
+        dmn_report_table(stdout, path, r);
+    }
+    rc = 0;
+    for (int i = 0; i < 3; i++) {
+        int st;
+        if (waitpid(kids[i], &st, 0) != kids[i] || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+            rc = 1;
+    }
+    if (rc == 0 && dmn_report_fetch(path, r, 3000) == GMUX_OK)
+        printf("\n   all tasks done: %llu switches, %u tasks left registered\n",
+               (unsigned long long)r->switches, r->n_tasks);
+stop_server:
+    free(r);
+    kill(srv, SIGTERM);
+    waitpid(srv, NULL, 0);
+    char cmd[64];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    if (system(cmd) != 0)
+        rc = 1;
+    return rc;
+}
