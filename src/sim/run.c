@@ -90,7 +90,7 @@ static void on_next_use(void *ctx, uint32_t chunk)
 
 static gmux_status_t apply_classes(eng_sched_t *s, const sim_hooks_t *h, uint32_t ntasks)
 {
-    for (uint32_t t = 0; t < ntasks; t++) {
+    for (uint32_t t = 0; t < ntasks && t < h->nclass; t++) {
         eng_class_t cls = h->lc && h->lc[t] ? ENG_CLASS_LC : ENG_CLASS_BE;
         gmux_status_t st = eng_sched_set_class(s, t, cls, h->prio ? h->prio[t] : 0);
         if (st != GMUX_OK)

@@ -82,9 +82,11 @@ typedef struct sim_hooks {
     void *open_ctx;
     sim_progress_fn progress; /* may be NULL */
     void *progress_ctx;
-    /* Scheduler classes: NULL or ntasks entries (0 BE, 1 LC) and priorities. */
+    /* Scheduler classes of tasks 0..nclass-1 (others: BE, priority 0):
+     * latency-critical flags and priorities, either may be NULL. */
     const uint8_t *lc;
     const int *prio;
+    uint32_t nclass;
 } sim_hooks_t;
 
 gmux_status_t sim_profile_run(const sim_params_t *p, const sim_hooks_t *h, sim_profile_t *prof,
