@@ -111,8 +111,12 @@ gmux_status_t eng_migrate_flush(eng_migrate_t *m)
     uint32_t nwb = 0;
     for (uint32_t i = 0; i < m->n; i++) {
         const eng_mig_item_t *it = &m->items[i];
-        if (it->victim == ENG_NONE)
+        if (it->victim == ENG_NONE) {
+            /* a slot freed by a region's release: after its last use */
+            if (it->victim_last > clean_last)
+                clean_last = it->victim_last;
             continue;
+        }
         if (it->victim_dirty) {
             m->ids[nwb++] = it->victim;
             if (it->victim_last > last_use)

@@ -40,8 +40,9 @@ gmux_status_t eng_migrate_create(eng_regions_t *regs, const eng_backend_t *be,
 void eng_migrate_destroy(eng_migrate_t *m);
 
 /* Queues the fill of chunk into the slot of victim (ENG_NONE: a free slot).
- * victim_dirty and victim_last (compute ticket of its last use) are the
- * victim's state when it was chosen. Issues a batch when one is full. */
+ * victim_dirty says whether the victim must be written back; victim_last is
+ * the compute ticket of the slot's last use (0: none), which the fill waits
+ * for. Issues a batch when one is full. */
 gmux_status_t eng_migrate_add(eng_migrate_t *m, uint32_t chunk, uint32_t victim, bool victim_dirty,
                               eng_ticket_t victim_last);
 
