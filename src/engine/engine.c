@@ -198,7 +198,9 @@ static gmux_status_t issue(eng_engine_t *e)
         eng_ticket_t last = r->freed_last;
         if (r->victim != ENG_NONE) {
             eng_chunk_t *v = eng_regions_chunk(e->regs, r->victim);
-            bool dead = !eng_regions_get(e->regs, v->region)->mapped;
+            /* data is dead once its free is planned and no use remains */
+            bool dead = !eng_regions_get(e->regs, v->region)->mapped &&
+                        v->next_use == ENG_POS_INF;
             dirty = !dead && (v->flags & ENG_CHUNK_DIRTY);
             v->flags &= ~(uint32_t)(ENG_CHUNK_DIRTY | ENG_CHUNK_PRESENT);
             last = v->last_ticket;
