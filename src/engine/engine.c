@@ -133,6 +133,11 @@ static gmux_status_t shadow_take(eng_engine_t *e, uint32_t chunk, uint64_t q)
         eng_place_remove(e->place, v);
     }
     eng_chunk_t *c = eng_regions_chunk(e->regs, chunk);
+    /* the allocation must exist: its address may have belonged to a region
+     * whose free is still ahead of execution */
+    uint64_t born = eng_regions_get(e->regs, c->region)->alloc_pos;
+    if (born > r.gate)
+        r.gate = born;
     c->key = q;
     gmux_status_t st = eng_place_insert(e->place, chunk);
     return st == GMUX_OK ? repl_push(e, r) : st;
@@ -199,8 +204,7 @@ static gmux_status_t issue(eng_engine_t *e)
         if (r->victim != ENG_NONE) {
             eng_chunk_t *v = eng_regions_chunk(e->regs, r->victim);
             /* data is dead once its free is planned and no use remains */
-            bool dead = !eng_regions_get(e->regs, v->region)->mapped &&
-                        v->next_use == ENG_POS_INF;
+            bool dead = !eng_regions_get(e->regs, v->region)->mapped && v->next_use == ENG_POS_INF;
             dirty = !dead && (v->flags & ENG_CHUNK_DIRTY);
             v->flags &= ~(uint32_t)(ENG_CHUNK_DIRTY | ENG_CHUNK_PRESENT);
             last = v->last_ticket;
@@ -230,6 +234,7 @@ static void exec_free(eng_engine_t *e, uint32_t region)
         eng_regions_chunk(e->regs, c)->flags &= ~(uint32_t)(ENG_CHUNK_DIRTY | ENG_CHUNK_PRESENT);
         eng_place_remove(e->place, c);
     }
+    eng_migrate_release(e->mig, region);
     eng_regions_release(e->regs, region);
 }
 

@@ -125,6 +125,15 @@ gmux_status_t eng_migrate_flush(eng_migrate_t *m)
             m->stats.drops++;
             if (it->victim_last > clean_last)
                 clean_last = it->victim_last;
+            if (m->be.ops->discard) {
+                const eng_region_t *r =
+                    eng_regions_get(m->regs, eng_regions_chunk(m->regs, it->victim)->region);
+                gmux_status_t dst = m->be.ops->discard(m->be.ctx, r->task,
+                                                       eng_regions_chunk_addr(m->regs, it->victim),
+                                                       eng_regions_chunk_size(m->regs));
+                if (dst != GMUX_OK)
+                    return dst;
+            }
         }
     }
     gmux_status_t st = GMUX_OK;
@@ -154,6 +163,15 @@ gmux_status_t eng_migrate_add(eng_migrate_t *m, uint32_t chunk, uint32_t victim,
 {
     m->items[m->n++] = (eng_mig_item_t){chunk, victim, victim_last, victim_dirty};
     return m->n == m->batch ? eng_migrate_flush(m) : GMUX_OK;
+}
+
+void eng_migrate_release(eng_migrate_t *m, uint32_t region)
+{
+    if (!m->be.ops->release)
+        return;
+    const eng_region_t *r = eng_regions_get(m->regs, region);
+    m->be.ops->release(m->be.ctx, r->task, r->base,
+                       (uint64_t)r->nchunks * eng_regions_chunk_size(m->regs));
 }
 
 const eng_migrate_stats_t *eng_migrate_stats(const eng_migrate_t *m)

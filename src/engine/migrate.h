@@ -8,7 +8,8 @@
  * adjacent chunks merged into one transfer; the fills (host to device) wait
  * only for their own batch's write-backs and slot releases, so evictions of
  * the next batch overlap with fills of this one. Clean victims are dropped
- * (the host copy is still valid). Each filled chunk gets the ticket of its
+ * (the host copy is still valid, or the data is dead) through the backend's
+ * discard when it has one. Each filled chunk gets the ticket of its
  * transfer in eng_chunk_t.fill_ticket, which its launch waits for.
  *
  * Thread-safety: one engine thread.
@@ -48,6 +49,9 @@ gmux_status_t eng_migrate_add(eng_migrate_t *m, uint32_t chunk, uint32_t victim,
 
 /* Issues everything queued. */
 gmux_status_t eng_migrate_flush(eng_migrate_t *m);
+
+/* Tells the backend a region was freed (before its chunk ids are reused). */
+void eng_migrate_release(eng_migrate_t *m, uint32_t region);
 
 const eng_migrate_stats_t *eng_migrate_stats(const eng_migrate_t *m);
 

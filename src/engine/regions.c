@@ -280,6 +280,11 @@ const eng_region_t *eng_regions_get(const eng_regions_t *r, uint32_t region)
     return &r->regions[region];
 }
 
+void eng_regions_set_alloc_pos(eng_regions_t *r, uint32_t region, uint64_t pos)
+{
+    r->regions[region].alloc_pos = pos;
+}
+
 eng_chunk_t *eng_regions_chunk(eng_regions_t *r, uint32_t chunk)
 {
     return &r->chunks[chunk];

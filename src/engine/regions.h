@@ -56,7 +56,8 @@ typedef struct eng_chunk {
 typedef struct eng_region {
     uint64_t base;
     uint64_t size;
-    uint64_t id; /* the task's own id for it */
+    uint64_t id;        /* the task's own id for it */
+    uint64_t alloc_pos; /* plan position of its allocation: nothing moves before it runs */
     uint32_t task;
     uint32_t first_chunk;
     uint32_t nchunks;
@@ -87,6 +88,7 @@ void eng_regions_release(eng_regions_t *r, uint32_t region);
 uint32_t eng_regions_find(const eng_regions_t *r, uint32_t task, uint64_t addr);
 
 const eng_region_t *eng_regions_get(const eng_regions_t *r, uint32_t region);
+void eng_regions_set_alloc_pos(eng_regions_t *r, uint32_t region, uint64_t pos);
 eng_chunk_t *eng_regions_chunk(eng_regions_t *r, uint32_t chunk);
 /* One past the highest chunk id ever handed out (size for per-chunk arrays). */
 uint32_t eng_regions_chunk_limit(const eng_regions_t *r);

@@ -271,7 +271,10 @@ static gmux_status_t plan_step(eng_timeline_t *tl)
     switch (it.kind) {
     case ENG_ITEM_ALLOC: {
         uint32_t ri;
-        return eng_regions_alloc(tl->regs, task, it.id, it.base, it.size, &ri);
+        st = eng_regions_alloc(tl->regs, task, it.id, it.base, it.size, &ri);
+        if (st == GMUX_OK)
+            eng_regions_set_alloc_pos(tl->regs, ri, tl->next_pos);
+        return st;
     }
     case ENG_ITEM_FREE: {
         uint32_t ri;

@@ -44,16 +44,20 @@ static void test_bound_never_beaten(void **state)
         assert_true(b.bound_ns >= b.compute_ns);
         for (int pol = 0; pol < SIM_POLICY_COUNT; pol++) {
             sim_result_t r;
-            gmux_status_t st = sim_run(&p, &h, (sim_policy_t)pol, cap * CHUNK, &r, err, sizeof(err));
+            gmux_status_t st =
+                sim_run(&p, &h, (sim_policy_t)pol, cap * CHUNK, &r, err, sizeof(err));
             assert_int_equal(st, GMUX_OK);
             if (pol != SIM_POLICY_ORACLE) {
                 if (r.bytes_h2d < b.fetch_bytes || r.bytes_d2h < b.writeback_bytes ||
                     r.makespan_ns < b.bound_ns)
-                    fprintf(stderr, "seed %lu cap %lu %s: h2d %lu (bound %lu) d2h %lu (bound %lu) ms %lu (bound %lu)\n",
-                            (unsigned long)seed, (unsigned long)cap, sim_policy_name((sim_policy_t)pol),
-                            (unsigned long)r.bytes_h2d, (unsigned long)b.fetch_bytes,
-                            (unsigned long)r.bytes_d2h, (unsigned long)b.writeback_bytes,
-                            (unsigned long)r.makespan_ns, (unsigned long)b.bound_ns);
+                    fprintf(stderr,
+                            "seed %lu cap %lu %s: h2d %lu (bound %lu) d2h %lu (bound %lu) ms %lu "
+                            "(bound %lu)\n",
+                            (unsigned long)seed, (unsigned long)cap,
+                            sim_policy_name((sim_policy_t)pol), (unsigned long)r.bytes_h2d,
+                            (unsigned long)b.fetch_bytes, (unsigned long)r.bytes_d2h,
+                            (unsigned long)b.writeback_bytes, (unsigned long)r.makespan_ns,
+                            (unsigned long)b.bound_ns);
                 assert_true(r.bytes_h2d >= b.fetch_bytes);
                 assert_true(r.bytes_d2h >= b.writeback_bytes);
                 assert_true(r.makespan_ns >= b.bound_ns);

@@ -52,8 +52,7 @@ void tsrc_free(tsrc_spec_t *s, uint32_t task, uint64_t id)
     e->u.free.id = id;
 }
 
-void tsrc_launch(tsrc_spec_t *s, uint32_t task, uint64_t time_ns, uint32_t nr,
-                 const sim_range_t *r)
+void tsrc_launch(tsrc_spec_t *s, uint32_t task, uint64_t time_ns, uint32_t nr, const sim_range_t *r)
 {
     tsrc_task_t *t = &s->tasks[task];
     if (t->nranges + nr > t->rcap) {
