@@ -167,5 +167,6 @@ int cmd_sim(int argc, char **argv)
     job.lc = lc;
     job.prio = prio;
     job.nclass = nclass;
-    return sweep ? sim_report_sweep(&job, json, plot, stdout) : sim_report_run(&job, json, stdout);
+    return sweep ? sim_report_sweep(&job, json, plot, stdout, json ? stderr : stdout)
+                 : sim_report_run(&job, json, stdout);
 }
