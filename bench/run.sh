@@ -11,6 +11,7 @@ run() {
   "$@" | tee -a "$out/results.jsonl"
 }
 run "$build/bench/bench_log"
+run "$build/bench/bench_trace"
 # mem simulator: speed on a streamed 10-million-launch trace (docs/benchmarks.md)
 run "$build/bench/bench_sim" 10000000
 # mem simulator: proactive vs the transfer bound and vs demand paging, every bundled workload
