@@ -377,8 +377,8 @@ int sim_report_demo(void)
             snprintf(prefix, sizeof(prefix), "%s/demo-llm-sweep", exe);
         }
     }
-    static const char *const llm_sets[] = {"instances=8", "model=llama2-13b", "tokens=4"};
-    static const char *const sci_sets[] = {"iterations=3"};
+    static const char *const llm_sets[] = {"instances=8", "model=llama2-13b", "tokens=2"};
+    static const char *const sci_sets[] = {"iterations=2"};
     struct {
         const char *title, *workload;
         const char *const *sets;
