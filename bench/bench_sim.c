@@ -82,6 +82,14 @@ static gmux_status_t gen_open(void *ctx, sim_source_t **src_p, char *err, size_t
     return GMUX_OK;
 }
 
+static double cpu_s(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+           (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+}
+
 static long peak_kib(void)
 {
     struct rusage ru;
@@ -99,18 +107,21 @@ static int measure(uint64_t launches, sim_policy_t pol)
     sim_result_t r;
     char err[256];
     uint64_t t0 = com_clock_ns();
+    double c0 = cpu_s();
     gmux_status_t st = sim_run(&p, &h, pol, cap, &r, err, sizeof(err));
+    double cpu = cpu_s() - c0;
     uint64_t dt = com_clock_ns() - t0;
     if (st != GMUX_OK) {
         fprintf(stderr, "bench_sim: %s\n", err);
         return 1;
     }
     printf("{\"bench\":\"sim_speed\",\"policy\":\"%s\",\"launches\":%" PRIu64
-           ",\"wall_s\":%.3f,\"launches_per_s\":%.0f,\"peak_rss_kib\":%ld,"
+           ",\"wall_s\":%.3f,\"cpu_s\":%.3f,\"launches_per_s\":%.0f,"
+           "\"launches_per_cpu_s\":%.0f,\"peak_rss_kib\":%ld,"
            "\"simulated_makespan_s\":%.3f,\"bytes_h2d\":%" PRIu64 "}\n",
-           sim_policy_name(pol), r.launches, (double)dt / 1e9,
-           (double)r.launches / ((double)dt / 1e9), peak_kib(), (double)r.makespan_ns / 1e9,
-           r.bytes_h2d);
+           sim_policy_name(pol), r.launches, (double)dt / 1e9, cpu,
+           (double)r.launches / ((double)dt / 1e9), cpu > 0 ? (double)r.launches / cpu : 0.0,
+           peak_kib(), (double)r.makespan_ns / 1e9, r.bytes_h2d);
     fflush(stdout);
     sim_result_clear(&r);
     return 0;
