@@ -135,6 +135,9 @@ static void test_params(void **state)
     assert_int_equal(sim_params_set(&p, "bogus=1", err, sizeof(err)), GMUX_ERR_NOT_FOUND);
     assert_non_null(strstr(err, "bogus"));
     assert_int_equal(sim_params_set(&p, "chunk", err, sizeof(err)), GMUX_ERR_PARSE);
+    assert_int_equal(sim_params_set(&p, "fault_latency_us=1e300", err, sizeof(err)), GMUX_OK);
+    assert_int_equal(sim_params_check(&p, err, sizeof(err)), GMUX_ERR_RANGE);
+    sim_params_default(&p);
     assert_int_equal(sim_params_set(&p, "chunk=3000", err, sizeof(err)), GMUX_OK);
     assert_int_equal(sim_params_check(&p, err, sizeof(err)), GMUX_ERR_RANGE);
 }
