@@ -22,6 +22,8 @@ struct eng_engine {
     eng_migrate_t *mig;
     eng_repl_t *repl; /* ring of pending replacements, in shadow order */
     uint64_t rhead, rtail, rcap;
+    uint32_t *resv; /* chunks in fault-reserve slots, oldest first */
+    uint32_t nresv;
     uint64_t sh_pos;    /* next position the shadow pass places */
     uint64_t exec_next; /* positions below this have run */
     uint64_t last_slice;
@@ -43,17 +45,24 @@ gmux_status_t eng_engine_create(const eng_engine_params_t *p, const eng_backend_
                                 eng_engine_t **e_p)
 {
     if (!p || !be || p->chunk_size == 0 || p->capacity_bytes < p->chunk_size ||
-        p->batch_chunks == 0 || (p->policy != ENG_PLACE_OPT && p->policy != ENG_PLACE_LRU))
+        p->batch_chunks == 0 || (p->policy != ENG_PLACE_OPT && p->policy != ENG_PLACE_LRU) ||
+        p->reserve_chunks >= p->capacity_bytes / p->chunk_size)
         return GMUX_ERR_INVALID;
     eng_engine_t *e = calloc(1, sizeof(*e));
     if (!e)
         return GMUX_ERR_NOMEM;
     e->p = *p;
+    e->resv = calloc(p->reserve_chunks + 1, sizeof(*e->resv));
+    if (!e->resv) {
+        free(e);
+        return GMUX_ERR_NOMEM;
+    }
     gmux_status_t st = eng_regions_create(p->ntasks, p->chunk_size, &e->regs);
     if (st == GMUX_OK)
         st = eng_sched_create(p->ntasks, p->quantum_ns, &e->sched);
     if (st == GMUX_OK)
-        st = eng_place_create(e->regs, p->policy, p->capacity_bytes / p->chunk_size, &e->place);
+        st = eng_place_create(e->regs, p->policy,
+                              p->capacity_bytes / p->chunk_size - p->reserve_chunks, &e->place);
     if (st == GMUX_OK)
         st = eng_migrate_create(e->regs, be, p->batch_chunks, &e->mig);
     if (st == GMUX_OK) {
@@ -83,7 +92,21 @@ void eng_engine_destroy(eng_engine_t *e)
     eng_sched_destroy(e->sched);
     eng_regions_destroy(e->regs);
     free(e->repl);
+    free(e->resv);
     free(e);
+}
+
+/* Takes a chunk out of the fault reserve (it joined the plan or was freed). */
+static void resv_drop(eng_engine_t *e, uint32_t chunk)
+{
+    for (uint32_t i = 0; i < e->nresv; i++) {
+        if (e->resv[i] != chunk)
+            continue;
+        memmove(&e->resv[i], &e->resv[i + 1], (e->nresv - i - 1) * sizeof(*e->resv));
+        e->nresv--;
+        eng_regions_chunk(e->regs, chunk)->flags &= ~(uint32_t)ENG_CHUNK_RESERVE;
+        return;
+    }
 }
 
 eng_sched_t *eng_engine_sched(eng_engine_t *e)
@@ -209,8 +232,18 @@ static gmux_status_t issue(eng_engine_t *e)
             v->flags &= ~(uint32_t)(ENG_CHUNK_DIRTY | ENG_CHUNK_PRESENT);
             last = v->last_ticket;
         }
-        eng_regions_chunk(e->regs, r->chunk)->flags |= ENG_CHUNK_PRESENT;
-        gmux_status_t st = eng_migrate_add(e->mig, r->chunk, r->victim, dirty, last);
+        uint32_t fill = r->chunk;
+        eng_chunk_t *f = eng_regions_chunk(e->regs, fill);
+        if (f->flags & ENG_CHUNK_RESERVE) {
+            resv_drop(e, fill); /* already there: it joins the plan, no transfer */
+            fill = ENG_NONE;
+        }
+        f->flags |= ENG_CHUNK_PRESENT;
+        if (fill == ENG_NONE && r->victim == ENG_NONE) {
+            e->rhead++;
+            continue;
+        }
+        gmux_status_t st = eng_migrate_add(e->mig, fill, r->victim, dirty, last);
         if (st != GMUX_OK)
             return st;
         e->rhead++;
@@ -231,6 +264,8 @@ static void exec_free(eng_engine_t *e, uint32_t region)
     }
     for (uint32_t i = 0; i < r->nchunks; i++) {
         uint32_t c = r->first_chunk + i;
+        if (eng_regions_chunk(e->regs, c)->flags & ENG_CHUNK_RESERVE)
+            resv_drop(e, c);
         eng_regions_chunk(e->regs, c)->flags &= ~(uint32_t)(ENG_CHUNK_DIRTY | ENG_CHUNK_PRESENT);
         eng_place_remove(e->place, c);
     }
@@ -243,9 +278,29 @@ static void exec_free(eng_engine_t *e, uint32_t region)
  * that one is present and no launch before p still needs it. A missed chunk
  * whose planned fill for a later launch is still pending is not handled yet
  * (GMUX_ERR_UNSUPPORTED): with recorded ranges it cannot happen. */
-static gmux_status_t fault_in(eng_engine_t *e, uint32_t chunk, uint64_t p)
+static gmux_status_t fault_in(eng_engine_t *e, uint32_t chunk, uint64_t p, const uint32_t *truth,
+                              uint32_t ntruth)
 {
     eng_chunk_t *x = eng_regions_chunk(e->regs, chunk);
+    if (e->p.reserve_chunks > 0) {
+        uint32_t v = ENG_NONE;
+        bool dirty = false;
+        eng_ticket_t last = 0;
+        if (e->nresv == e->p.reserve_chunks) { /* the oldest reserve chunk leaves */
+            v = e->resv[0];
+            eng_chunk_t *vx = eng_regions_chunk(e->regs, v);
+            for (uint32_t i = 0; i < ntruth; i++)
+                if (ENG_REF_CHUNK(truth[i]) == v)
+                    return GMUX_ERR_CAPACITY; /* this launch's misses exceed the reserve */
+            resv_drop(e, v);
+            dirty = (vx->flags & ENG_CHUNK_DIRTY) != 0;
+            last = vx->last_ticket;
+            vx->flags &= ~(uint32_t)(ENG_CHUNK_DIRTY | ENG_CHUNK_PRESENT);
+        }
+        x->flags |= ENG_CHUNK_PRESENT | ENG_CHUNK_RESERVE;
+        e->resv[e->nresv++] = chunk;
+        return eng_migrate_add(e->mig, chunk, v, dirty, last);
+    }
     if (x->flags & ENG_CHUNK_RESIDENT)
         return GMUX_ERR_UNSUPPORTED;
     uint32_t v = ENG_NONE;
@@ -305,7 +360,7 @@ gmux_status_t eng_engine_next(eng_engine_t *e, eng_step_t *step)
         uint32_t c = ENG_REF_CHUNK(truth[i]);
         if (eng_regions_chunk(e->regs, c)->flags & ENG_CHUNK_PRESENT)
             continue;
-        st = fault_in(e, c, pos);
+        st = fault_in(e, c, pos, truth, front->ntrefs);
         if (st != GMUX_OK)
             return st;
         faults++;

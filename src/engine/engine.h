@@ -18,7 +18,10 @@
  * completion ticket (eng_engine_complete), which later evictions wait for.
  *
  * A launch touching a chunk the prediction missed gets it on demand (counted
- * as a fault) before it runs.
+ * as a fault) before it runs: into one of `reserve_chunks` slots kept out of
+ * the plan (FIFO among themselves; a reserve chunk the plan later wants simply
+ * joins it without a transfer). With no reserve, a miss takes the slot of the
+ * planned chunk used farthest ahead when that is safe, else fails.
  *
  * Ownership: the engine owns its timeline, regions, placement and plans; the
  * feed, predictor and backend belong to the caller and outlive the engine.
@@ -46,6 +49,7 @@ typedef struct eng_engine_params {
     uint32_t lookahead;       /* launches planned ahead */
     uint32_t prefetch_slices; /* slices beyond the running one prefetched for */
     uint32_t batch_chunks;    /* fills per transfer batch */
+    uint32_t reserve_chunks;  /* slots kept out of the plan for mispredicted chunks */
     uint64_t quantum_ns;
     eng_feed_t feed;
     eng_predict_fn predict; /* NULL: recorded ranges */

@@ -148,12 +148,14 @@ gmux_status_t eng_migrate_flush(eng_migrate_t *m)
         st = bwait(m, ENG_DIR_H2D, wb);
     if (st == GMUX_OK)
         st = bwait(m, ENG_DIR_H2D, clean_last);
+    uint32_t nf = 0;
     for (uint32_t i = 0; i < m->n; i++)
-        m->ids[i] = m->items[i].chunk;
+        if (m->items[i].chunk != ENG_NONE) /* ENG_NONE: an eviction only */
+            m->ids[nf++] = m->items[i].chunk;
     eng_ticket_t last = 0;
-    if (st == GMUX_OK)
-        st = issue_runs(m, ENG_DIR_H2D, m->ids, m->n, &last);
-    m->stats.fills += m->n;
+    if (st == GMUX_OK && nf > 0)
+        st = issue_runs(m, ENG_DIR_H2D, m->ids, nf, &last);
+    m->stats.fills += nf;
     m->n = 0;
     return st;
 }

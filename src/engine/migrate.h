@@ -40,7 +40,8 @@ gmux_status_t eng_migrate_create(eng_regions_t *regs, const eng_backend_t *be,
                                  uint32_t batch_chunks, eng_migrate_t **m_p);
 void eng_migrate_destroy(eng_migrate_t *m);
 
-/* Queues the fill of chunk into the slot of victim (ENG_NONE: a free slot).
+/* Queues the fill of chunk (ENG_NONE: none, an eviction only) into the slot of
+ * victim (ENG_NONE: a free slot).
  * victim_dirty says whether the victim must be written back; victim_last is
  * the compute ticket of the slot's last use (0: none), which the fill waits
  * for. Issues a batch when one is full. */

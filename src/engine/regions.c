@@ -211,17 +211,17 @@ gmux_status_t eng_regions_alloc(eng_regions_t *r, uint32_t task, uint64_t id, ui
                                     .mapped = true};
     for (uint32_t i = 0; i < n; i++) {
         r->view.chunks[first + i] = (eng_chunk_t){.next_use = ENG_POS_INF,
-                                             .plan_pos = ENG_POS_INF,
-                                             .truth_pos = ENG_POS_INF,
-                                             .q_head = ENG_NONE,
-                                             .q_tail = ENG_NONE,
-                                             .q_behind = ENG_NONE,
-                                             .key = ENG_POS_INF,
-                                             .heap_idx = ENG_NONE,
-                                             .lru_prev = ENG_NONE,
-                                             .lru_next = ENG_NONE,
-                                             .region = ri,
-                                             .flags = ENG_CHUNK_LIVE};
+                                                  .plan_pos = ENG_POS_INF,
+                                                  .truth_pos = ENG_POS_INF,
+                                                  .q_head = ENG_NONE,
+                                                  .q_tail = ENG_NONE,
+                                                  .q_behind = ENG_NONE,
+                                                  .key = ENG_POS_INF,
+                                                  .heap_idx = ENG_NONE,
+                                                  .lru_prev = ENG_NONE,
+                                                  .lru_next = ENG_NONE,
+                                                  .region = ri,
+                                                  .flags = ENG_CHUNK_LIVE};
     }
     r->live_chunks += n;
     memmove(&m->idx[pos + 1], &m->idx[pos], (m->n - pos) * sizeof(*m->idx));

@@ -31,6 +31,7 @@ enum {
     ENG_CHUNK_DIRTY = 1u << 1,    /* written since it was last filled: eviction writes back */
     ENG_CHUNK_LIVE = 1u << 2,     /* belongs to a region that has not been released */
     ENG_CHUNK_PRESENT = 1u << 3,  /* its fill has been issued and no eviction since */
+    ENG_CHUNK_RESERVE = 1u << 4,  /* present in a fault-reserve slot, outside the plan */
 };
 
 /* Per-chunk state shared by the engine modules; each field has one owner. */

@@ -29,6 +29,7 @@
     X(lookahead, "lookahead", U64, 8192.0, "launches the engine plans ahead")                      \
     X(prefetch_slices, "prefetch_slices", U64, 1.0, "slices beyond the running one prefetched")    \
     X(batch_chunks, "batch_chunks", U64, 32.0, "chunks per migration batch")                       \
+    X(fault_reserve, "fault_reserve", U64, 0.0, "slots kept for mispredicted chunks (engine)")     \
     X(bound_max_refs, "bound_max_refs", U64, 16777216.0,                                           \
       "references kept for the exact transfer bound (beyond: compute-only bound)")
 

@@ -401,6 +401,7 @@ static gmux_status_t run_engine(const sim_params_t *p, const sim_hooks_t *h, sim
                               .lookahead = (uint32_t)p->lookahead,
                               .prefetch_slices = (uint32_t)p->prefetch_slices,
                               .batch_chunks = (uint32_t)p->batch_chunks,
+                              .reserve_chunks = (uint32_t)p->fault_reserve,
                               .quantum_ns = (uint64_t)p->quantum_ns,
                               .feed = {feed_next, src}};
     eng_engine_t *eng = NULL;

@@ -26,7 +26,31 @@ static uint64_t rnd(uint64_t *s)
 typedef struct outcome {
     uint64_t fills;
     uint64_t writebacks;
+    uint64_t faults;
 } outcome_t;
+
+/* A wrong predictor: drops the last recorded range, adds a chunk never touched. */
+static eng_range_t wrong_out[16];
+static int use_wrong;
+static uint32_t reserve;
+
+static gmux_status_t wrong_predict(void *ctx, uint32_t task, const eng_launch_t *l,
+                                   const eng_range_t *rec, uint32_t nrec, const eng_range_t **r_p,
+                                   uint32_t *n_p)
+{
+    (void)ctx;
+    (void)task;
+    (void)l;
+    uint32_t n = 0;
+    for (uint32_t i = 0; i + 1 < nrec && n < 15; i++)
+        wrong_out[n++] = rec[i];
+    if (nrec > 0)
+        wrong_out[n++] =
+            (eng_range_t){(rec[0].addr & ~(uint64_t)(CH - 1)) ^ (5 * CH), 8, ENG_ACCESS_READ};
+    *r_p = wrong_out;
+    *n_p = n;
+    return GMUX_OK;
+}
 
 /* Runs the engine over the feed, checking every invariant on the way. */
 static outcome_t run_engine(eng_place_policy_t pol, uint32_t ntasks, uint32_t cap,
@@ -43,10 +67,13 @@ static outcome_t run_engine(eng_place_policy_t pol, uint32_t ntasks, uint32_t ca
                              .prefetch_slices = 2,
                              .batch_chunks = 3,
                              .quantum_ns = quantum,
+                             .reserve_chunks = reserve,
+                             .predict = use_wrong ? wrong_predict : NULL,
                              .feed = tfeed_feed(&feed)};
     eng_engine_t *e;
     assert_int_equal(eng_engine_create(&p, &be, &e), GMUX_OK);
     eng_regions_t *regs = eng_engine_regions(e);
+    uint64_t faults = 0;
     uint64_t now = 0, launches = 0;
     for (;;) {
         eng_step_t st;
@@ -62,7 +89,9 @@ static outcome_t run_engine(eng_place_policy_t pol, uint32_t ntasks, uint32_t ca
             assert_true(tback_has(&tb, st.task, eng_regions_chunk_addr(regs, c)));
             assert_true(st.wait >= x->fill_ticket);
         }
-        assert_int_equal(st.faults, 0);
+        if (!use_wrong)
+            assert_int_equal(st.faults, 0);
+        faults += st.faults;
         assert_true(eng_place_resident(eng_engine_placement(e)) <= cap);
         now = (now > st.wait ? now : st.wait) + st.time_ns;
         assert_int_equal(eng_engine_complete(e, now), GMUX_OK);
@@ -78,7 +107,7 @@ static outcome_t run_engine(eng_place_policy_t pol, uint32_t ntasks, uint32_t ca
     assert_int_equal(ms->bytes_d2h, ms->writebacks * CH);
     assert_int_equal(tb.fills, ms->fills);
     assert_true(launches > 0);
-    outcome_t o = {ms->fills, ms->writebacks};
+    outcome_t o = {ms->fills, ms->writebacks, faults};
     eng_engine_destroy(e);
     return o;
 }
@@ -140,6 +169,40 @@ static void test_multitask_frees_small_window(void **state)
     }
 }
 
+static void test_mispredictions_fault_into_reserve(void **state)
+{
+    (void)state;
+    uint64_t s = 5;
+    use_wrong = 1;
+    reserve = 3;
+    uint64_t faults = 0;
+    for (int round = 0; round < 40; round++) {
+        uint32_t nt = 1 + (uint32_t)(rnd(&s) % 3);
+        tfeed_init(&feed, nt);
+        for (uint32_t t = 0; t < nt; t++) {
+            uint64_t base = 1ull << 30, id = 1;
+            tfeed_alloc(&feed, t, id, base, 8 * CH);
+            for (int k = 0; k < 40; k++) {
+                if (rnd(&s) % 12 == 0) {
+                    tfeed_free(&feed, t, id);
+                    tfeed_alloc(&feed, t, ++id, base, 8 * CH);
+                }
+                uint32_t m = (uint32_t)(rnd(&s) % 255) + 1;
+                while (__builtin_popcount(m) > 3)
+                    m &= m - 1;
+                tfeed_launch_mask(&feed, t, base, CH, m, (uint32_t)rnd(&s) & m, 100);
+            }
+        }
+        uint32_t cap = 8 + (uint32_t)(rnd(&s) % 6);
+        outcome_t o = run_engine(ENG_PLACE_OPT, nt, cap, 1 + (uint32_t)(rnd(&s) % 30), 300);
+        outcome_t l = run_engine(ENG_PLACE_LRU, nt, cap, 8, 300);
+        faults += o.faults + l.faults;
+    }
+    assert_true(faults > 100); /* the wrong predictor did miss, and every miss was served */
+    use_wrong = 0;
+    reserve = 0;
+}
+
 static void test_capacity_below_working_set(void **state)
 {
     (void)state;
@@ -170,6 +233,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_opt_matches_exhaustive_search),
         cmocka_unit_test(test_multitask_frees_small_window),
+        cmocka_unit_test(test_mispredictions_fault_into_reserve),
         cmocka_unit_test(test_capacity_below_working_set),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
