@@ -14,4 +14,12 @@ run "$build/bench/bench_log"
 run "$build/bench/bench_trace"
 [[ -x "$build/bench/bench_shim" ]] && run "$build/bench/bench_shim"
 run "$build/bench/bench_daemon"
+# mem simulator: speed on a streamed 10-million-launch trace (docs/benchmarks.md)
+run "$build/bench/bench_sim" 10000000
+# mem simulator: proactive vs the transfer bound and vs demand paging, every bundled workload
+for wl in llm-decode dl-train sci-stencil sci-sparse; do
+  for pct in 200 250 300; do
+    run "$build/tools/gmux/gmux" sim --workload "$wl" --oversub "$pct" --json --quiet
+  done
+done
 echo "results: $out/results.jsonl" >&2

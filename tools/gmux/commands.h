@@ -15,7 +15,8 @@
     X("daemon", cmd_daemon,                                                                        \
       "start gmuxd, the GPU time-slice daemon (background unless --foreground)")                   \
     X("status", cmd_status, "the daemon's tasks once (--json for machines)")                       \
-    X("top", cmd_top, "the daemon's tasks live: state, memory, faults, share of GPU time")
+    X("top", cmd_top, "the daemon's tasks live: state, memory, faults, share of GPU time")         \
+    X("sim", cmd_sim, "simulate tasks sharing a GPU: demand paging vs proactive vs oracle")
 
 #define GMUX_COMMAND_DECL_(name, fn, summary) int fn(int argc, char **argv);
 GMUX_COMMAND_LIST(GMUX_COMMAND_DECL_)
