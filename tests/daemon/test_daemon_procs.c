@@ -176,7 +176,7 @@ static void test_opt_placement(void **state)
     const char *names[] = {"o0", "o1", "o2"};
     pid_t pids[3];
     for (int i = 0; i < 3; i++)
-        pids[i] = drig_start_client(&r, names[i], "batch", 0, 40, 2000, 0);
+        pids[i] = drig_start_client(&r, names[i], "batch", 0, 150, 2000, 0);
     for (int i = 0; i < 3; i++)
         assert_int_equal(drig_wait(pids[i], CLIENT_TIMEOUT_S), 0);
     dlog_t logs[3];
