@@ -11,4 +11,5 @@ run() {
   "$@" | tee -a "$out/results.jsonl"
 }
 run "$build/bench/bench_log"
+run "$build/bench/bench_predict"
 echo "results: $out/results.jsonl" >&2
