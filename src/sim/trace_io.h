@@ -12,6 +12,13 @@
 
 #include "sim/trace.h"
 
+/* Limits every reader and writer enforces (a record beyond them is malformed). */
+#define SIM_TRACE_MAX_NAME    1024u      /* bytes of a task or kernel name */
+#define SIM_TRACE_MAX_ARGS    4096u      /* arguments of one launch */
+#define SIM_TRACE_MAX_RANGES  (1u << 20) /* touched ranges of one launch */
+#define SIM_TRACE_MAX_TASKS   65536u
+#define SIM_TRACE_MAX_KERNELS (1u << 20)
+
 typedef enum sim_trace_format {
     SIM_TRACE_TEXT = 1,
     SIM_TRACE_BINARY = 2,
@@ -19,6 +26,14 @@ typedef enum sim_trace_format {
 
 /* Opens a trace file as a source. On failure err says why (with line/offset). */
 gmux_status_t sim_trace_open(const char *path, sim_source_t **src_p, char *err, size_t errlen);
+
+/* The form of an existing trace file (from its first bytes). */
+gmux_status_t sim_trace_detect(const char *path, sim_trace_format_t *format_p, char *err,
+                               size_t errlen);
+
+/* Whether name is acceptable as a task or kernel name in both forms: 1 to
+ * SIM_TRACE_MAX_NAME bytes, no control characters, no leading or trailing blank. */
+int sim_trace_name_ok(const char *name);
 
 typedef struct sim_trace_writer sim_trace_writer_t;
 

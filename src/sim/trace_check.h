@@ -1,0 +1,48 @@
+/*
+ * Validation of one task's event stream, shared by the text and binary
+ * readers (and by tests of the generators): the live allocations of the task
+ * and the rules every event must follow.
+ *
+ *   alloc: size > 0, id not live, [base, base+size) overlaps no live region
+ *          and does not wrap around;
+ *   free:  id is live;
+ *   launch: kernel < nkernels, mode of each range is read/write/rw, each
+ *          touched range lies inside one live region, each argument kind is
+ *          ptr or val.
+ *
+ * Memory grows with the task's live regions, never with the number of events.
+ * Ownership: sim_check_t is caller-allocated; sim_check_fini frees its array.
+ * Thread-safety: one sim_check_t per task, used by one thread at a time.
+ */
+#ifndef SIM_TRACE_CHECK_H
+#define SIM_TRACE_CHECK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sim/trace.h"
+
+typedef struct sim_region {
+    uint64_t base, size, id;
+} sim_region_t;
+
+typedef struct sim_check {
+    sim_region_t *v; /* live regions sorted by base */
+    size_t n, cap;
+    size_t last;       /* index of the region that covered the last range */
+    uint32_t nkernels; /* kernel ids must be below this */
+    uint64_t live_bytes, peak_bytes;
+} sim_check_t;
+
+void sim_check_init(sim_check_t *c, uint32_t nkernels);
+void sim_check_fini(sim_check_t *c);
+
+/* Checks ev and, if valid, applies it (allocs and frees change the live set).
+ * On failure returns GMUX_ERR_PARSE (or GMUX_ERR_NOMEM) and writes a short
+ * reason (no position: the caller adds line or offset) into why. */
+gmux_status_t sim_check_event(sim_check_t *c, const sim_event_t *ev, char *why, size_t whylen);
+
+/* The live region containing [addr, addr+len), or NULL. */
+const sim_region_t *sim_check_find(sim_check_t *c, uint64_t addr, uint64_t len);
+
+#endif /* SIM_TRACE_CHECK_H */

@@ -1,0 +1,249 @@
+/*
+ * gmux trace: generate a workload's trace, convert between the text and
+ * binary forms, summarise a trace. Recording a live program (gmux trace --
+ * CMD) needs the CUDA shim and is not built yet.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "commands.h"
+#include "common/parse.h"
+#include "sim/trace_check.h"
+#include "sim/trace_io.h"
+#include "sim/workload.h"
+
+#define CMD "trace"
+
+static void print_help(void)
+{
+    printf("Usage:\n"
+           "  gmux trace generate --workload NAME [--set KEY=VALUE ...] [--seed S]\n"
+           "                      [--format text|binary] -o FILE\n"
+           "  gmux trace convert IN OUT [--format text|binary]\n"
+           "  gmux trace show FILE\n"
+           "  gmux trace -- CMD [ARGS...]\n\n"
+           "generate  writes the trace of a built-in workload (default form: binary).\n"
+           "convert   rewrites a trace in the other form (or the one --format names).\n"
+           "show      prints per task: events, launches, kernels used, allocations,\n"
+           "          peak footprint and total compute time.\n"
+           "-- CMD    recording a live program needs the CUDA shim (issue #5): not built yet.\n\n"
+           "Formats: docs/trace-format.md. Workloads: docs/workloads.md.\n\n");
+    sim_workload_print_help(stdout);
+}
+
+static int parse_format(const char *text, sim_trace_format_t *f)
+{
+    if (strcmp(text, "text") == 0)
+        *f = SIM_TRACE_TEXT;
+    else if (strcmp(text, "binary") == 0)
+        *f = SIM_TRACE_BINARY;
+    else
+        return cli_usage_error(CMD, "unknown format '%s' (text or binary)", text);
+    return 0;
+}
+
+/* Copies src into a new file; 0 or 1. */
+static int write_source(sim_source_t *src, const char *path, sim_trace_format_t format)
+{
+    char err[512];
+    sim_trace_writer_t *w;
+    if (sim_trace_writer_open(path, format, &w, err, sizeof(err)) != GMUX_OK)
+        return cli_fail(CMD, "%s", err);
+    gmux_status_t st = sim_trace_copy(src, w, err, sizeof(err));
+    char werr[512];
+    gmux_status_t wst = sim_trace_writer_close(w, werr, sizeof(werr));
+    if (st != GMUX_OK || wst != GMUX_OK) {
+        remove(path);
+        return cli_fail(CMD, "%s", wst != GMUX_OK ? werr : err);
+    }
+    return 0;
+}
+
+static int cmd_generate(int argc, char **argv)
+{
+    const char *workload = NULL, *out = NULL;
+    sim_trace_format_t format = SIM_TRACE_BINARY;
+    uint64_t seed = 1;
+    const char **sets = calloc((size_t)argc, sizeof(char *));
+    size_t nsets = 0;
+    int rc = CLI_EXIT_USAGE;
+    if (!sets)
+        return cli_fail(CMD, "out of memory");
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        int takes = strcmp(a, "--workload") == 0 || strcmp(a, "--set") == 0 ||
+                    strcmp(a, "--seed") == 0 || strcmp(a, "--format") == 0 || strcmp(a, "-o") == 0;
+        if (takes && !v) {
+            rc = cli_usage_error(CMD, "'%s' needs a value", a);
+            goto out_sets;
+        }
+        if (strcmp(a, "--workload") == 0) {
+            workload = v;
+        } else if (strcmp(a, "--set") == 0) {
+            sets[nsets++] = v;
+        } else if (strcmp(a, "--seed") == 0) {
+            if (com_parse_u64(v, &seed) != GMUX_OK) {
+                rc = cli_usage_error(CMD, "bad seed '%s'", v);
+                goto out_sets;
+            }
+        } else if (strcmp(a, "--format") == 0) {
+            if ((rc = parse_format(v, &format)) != 0)
+                goto out_sets;
+        } else if (strcmp(a, "-o") == 0) {
+            out = v;
+        } else {
+            rc = cli_usage_error(CMD, "unexpected argument '%s'", a);
+            goto out_sets;
+        }
+        i++;
+    }
+    if (!workload || !out) {
+        rc = cli_usage_error(CMD, "generate needs --workload NAME and -o FILE");
+        goto out_sets;
+    }
+    char err[512];
+    sim_source_t *src;
+    if (sim_workload_open(workload, sets, nsets, seed, &src, err, sizeof(err)) != GMUX_OK) {
+        rc = cli_usage_error(CMD, "%s", err);
+        goto out_sets;
+    }
+    rc = write_source(src, out, format);
+    sim_source_close(src);
+out_sets:
+    free(sets);
+    return rc;
+}
+
+static int cmd_convert(int argc, char **argv)
+{
+    const char *in = NULL, *out = NULL;
+    sim_trace_format_t format = 0;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--format") == 0) {
+            if (i + 1 >= argc)
+                return cli_usage_error(CMD, "'--format' needs a value");
+            int rc = parse_format(argv[++i], &format);
+            if (rc)
+                return rc;
+        } else if (argv[i][0] == '-' && argv[i][1]) {
+            return cli_usage_error(CMD, "unexpected argument '%s'", argv[i]);
+        } else if (!in) {
+            in = argv[i];
+        } else if (!out) {
+            out = argv[i];
+        } else {
+            return cli_usage_error(CMD, "unexpected argument '%s'", argv[i]);
+        }
+    }
+    if (!in || !out)
+        return cli_usage_error(CMD, "convert needs IN and OUT");
+    char err[512];
+    sim_trace_format_t from;
+    if (sim_trace_detect(in, &from, err, sizeof(err)) != GMUX_OK)
+        return cli_fail(CMD, "%s", err);
+    if (!format)
+        format = from == SIM_TRACE_TEXT ? SIM_TRACE_BINARY : SIM_TRACE_TEXT;
+    sim_source_t *src;
+    if (sim_trace_open(in, &src, err, sizeof(err)) != GMUX_OK)
+        return cli_fail(CMD, "%s", err);
+    int rc = write_source(src, out, format);
+    sim_source_close(src);
+    return rc;
+}
+
+static int cmd_show(int argc, char **argv)
+{
+    if (argc != 2)
+        return cli_usage_error(CMD, "show needs exactly one FILE");
+    char err[512];
+    sim_source_t *src;
+    if (sim_trace_open(argv[1], &src, err, sizeof(err)) != GMUX_OK)
+        return cli_fail(CMD, "%s", err);
+    uint8_t *used = calloc(src->nkernels ? src->nkernels : 1, 1);
+    if (!used) {
+        sim_source_close(src);
+        return cli_fail(CMD, "out of memory");
+    }
+    printf("%s: %" PRIu32 " tasks, %" PRIu32 " kernels\n", argv[1], src->ntasks, src->nkernels);
+    printf("%-24s %10s %10s %8s %7s %12s %12s\n", "task", "events", "launches", "kernels", "allocs",
+           "peak", "compute_s");
+    uint64_t tot_ev = 0, tot_l = 0, tot_a = 0, tot_peak = 0;
+    double tot_s = 0;
+    int rc = 0;
+    for (uint32_t t = 0; t < src->ntasks && rc == 0; t++) {
+        sim_check_t chk;
+        sim_check_init(&chk, src->nkernels);
+        memset(used, 0, src->nkernels);
+        uint64_t ev_n = 0, launches = 0, allocs = 0, ns = 0;
+        uint32_t kernels = 0;
+        sim_event_t ev;
+        gmux_status_t st;
+        while ((st = sim_source_next(src, t, &ev)) == GMUX_OK) {
+            ev_n++;
+            char why[200];
+            sim_check_event(&chk, &ev, why, sizeof(why)); /* the reader checked it already */
+            if (ev.kind == SIM_EV_ALLOC) {
+                allocs++;
+            } else if (ev.kind == SIM_EV_LAUNCH) {
+                launches++;
+                ns += ev.u.launch.time_ns;
+                kernels += !used[ev.u.launch.kernel];
+                used[ev.u.launch.kernel] = 1;
+            }
+        }
+        if (st != GMUX_ERR_NOT_FOUND)
+            rc = cli_fail(CMD, "%s", src->error);
+        char peak[32];
+        printf("%-24s %10" PRIu64 " %10" PRIu64 " %8" PRIu32 " %7" PRIu64 " %12s %12.6f\n",
+               src->task_names[t], ev_n, launches, kernels, allocs,
+               com_format_size(chk.peak_bytes, peak, sizeof(peak)), (double)ns / 1e9);
+        tot_ev += ev_n;
+        tot_l += launches;
+        tot_a += allocs;
+        tot_peak += chk.peak_bytes;
+        tot_s += (double)ns / 1e9;
+        sim_check_fini(&chk);
+    }
+    char peak[32];
+    if (rc == 0)
+        printf("%-24s %10" PRIu64 " %10" PRIu64 " %8" PRIu32 " %7" PRIu64 " %12s %12.6f\n", "total",
+               tot_ev, tot_l, src->nkernels, tot_a, com_format_size(tot_peak, peak, sizeof(peak)),
+               tot_s);
+    free(used);
+    sim_source_close(src);
+    return rc;
+}
+
+int cmd_trace(int argc, char **argv)
+{
+    if (argc < 2)
+        return cli_usage_error(CMD, "missing subcommand (generate, convert, show)");
+    const char *sub = argv[1];
+    if (cli_is_help(sub)) {
+        print_help();
+        return 0;
+    }
+    for (int i = 2; i < argc; i++) {
+        if (strcmp(argv[i], "--") == 0)
+            break;
+        if (cli_is_help(argv[i])) {
+            print_help();
+            return 0;
+        }
+    }
+    if (strcmp(sub, "--") == 0) {
+        fprintf(stderr, "gmux trace: recording a live program needs the CUDA shim (issue #5)\n");
+        return CLI_EXIT_USAGE;
+    }
+    if (strcmp(sub, "generate") == 0)
+        return cmd_generate(argc - 1, argv + 1);
+    if (strcmp(sub, "convert") == 0)
+        return cmd_convert(argc - 1, argv + 1);
+    if (strcmp(sub, "show") == 0)
+        return cmd_show(argc - 1, argv + 1);
+    return cli_usage_error(CMD, "unknown subcommand '%s'", sub);
+}
