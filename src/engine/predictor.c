@@ -61,6 +61,9 @@ struct eng_predictor {
     size_t pieces_cap;
     eng_range_t *runs;
     size_t runs_cap;
+    eng_range_t *orig; /* touched ranges sorted by address */
+    uint64_t *maxend;  /* maxend[i]: the largest end among orig[0..i] */
+    size_t orig_cap, maxend_cap;
 };
 
 const char *eng_pred_state_name(eng_pred_state_t state)
@@ -119,6 +122,8 @@ void eng_predictor_destroy(eng_predictor_t *p)
     free(p->kernels);
     free(p->pieces);
     free(p->runs);
+    free(p->orig);
+    free(p->maxend);
     free(p);
 }
 
@@ -332,6 +337,43 @@ static gmux_status_t attribute(eng_predictor_t *p, const eng_range_t *runs, size
     return GMUX_OK;
 }
 
+/*
+ * Gives each piece the access modes of the touched ranges that overlap it
+ * (coalescing merged the modes of neighbours, say a read tensor and the
+ * written one right after it).
+ */
+static gmux_status_t piece_modes(eng_predictor_t *p, const eng_range_t *touched, size_t n,
+                                 size_t npieces)
+{
+    if (reserve((void **)&p->orig, &p->orig_cap, n, sizeof(*p->orig)) != GMUX_OK ||
+        reserve((void **)&p->maxend, &p->maxend_cap, n, sizeof(*p->maxend)) != GMUX_OK)
+        return GMUX_ERR_NOMEM;
+    if (n)
+        memcpy(p->orig, touched, n * sizeof(*touched));
+    qsort(p->orig, n, sizeof(*p->orig), cmp_range);
+    for (size_t i = 0; i < n; i++) {
+        uint64_t end = p->orig[i].addr + p->orig[i].len;
+        p->maxend[i] = i && p->maxend[i - 1] > end ? p->maxend[i - 1] : end;
+    }
+    for (size_t k = 0; k < npieces; k++) {
+        struct piece *pc = &p->pieces[k];
+        size_t lo = 0, hi = n;
+        while (lo < hi) { /* first range whose prefix reaches past the piece's start */
+            size_t mid = lo + (hi - lo) / 2;
+            if (p->maxend[mid] > pc->addr)
+                hi = mid;
+            else
+                lo = mid + 1;
+        }
+        uint8_t mode = 0;
+        for (size_t i = lo; i < n && p->orig[i].addr < pc->addr + pc->len; i++)
+            if (p->orig[i].addr + p->orig[i].len > pc->addr)
+                mode |= p->orig[i].mode;
+        pc->mode = mode;
+    }
+    return GMUX_OK;
+}
+
 /* ---- learning ---- */
 
 static void refit(struct pred_kernel *k, uint32_t arg, struct pred_arg *a)
@@ -371,7 +413,8 @@ static void learn_arg(struct pred_kernel *k, uint32_t arg, const eng_launch_t *l
         if (eng_tpl_matches(&a->tpl, l, ptr, shape)) {
             if (a->state == ENG_PRED_CANDIDATE) {
                 a->state = ENG_PRED_TRUSTED;
-                a->trusted_after = (uint32_t)k->samples;
+                if (a->trusted_after == 0)
+                    a->trusted_after = (uint32_t)k->samples;
             }
             return;
         }
@@ -425,6 +468,9 @@ gmux_status_t eng_predictor_observe(eng_predictor_t *p, const eng_launch_t *l,
     if (st != GMUX_OK)
         return st;
 
+    st = piece_modes(p, touched, n, npieces);
+    if (st != GMUX_OK)
+        return st;
     st = reserve((void **)&p->runs, &p->runs_cap, npieces, sizeof(*p->runs));
     if (st != GMUX_OK)
         return st;
@@ -553,7 +599,8 @@ gmux_status_t eng_predictor_arg_info(const eng_predictor_t *p, uint32_t kernel, 
                                   .state = a->state,
                                   .reason = a->reason,
                                   .tpl = a->tpl,
-                                  .trusted_after = a->trusted_after};
+                                  .trusted_after = a->trusted_after,
+                                  .misses = a->misses};
     return GMUX_OK;
 }
 

@@ -108,7 +108,8 @@ typedef struct eng_pred_arg_info {
     uint8_t state;          /* eng_pred_state_t */
     uint8_t reason;         /* eng_pred_reason_t when state is FALLBACK */
     eng_tpl_t tpl;          /* when TRUSTED or CANDIDATE */
-    uint32_t trusted_after; /* samples of the kernel seen when it became trusted (0: from a file) */
+    uint32_t trusted_after; /* samples seen when first trusted (0: never, or from a file) */
+    uint32_t misses;        /* held-out or later samples its templates failed */
 } eng_pred_arg_info_t;
 
 typedef struct eng_pred_kernel_info {

@@ -522,7 +522,7 @@ bool eng_tpl_parse(const char *text, eng_tpl_t *tpl)
     unsigned need = t.kind == ENG_TPL_T3 ? 0xfu : 0x3u;
     if ((seen & 0xfu) != need)
         return false;
-    if ((t.kind == ENG_TPL_T1) != (t.len.kind == ENG_TERM_CONST))
+    if (t.kind != ENG_TPL_T3 && (t.kind == ENG_TPL_T1) != (t.len.kind == ENG_TERM_CONST))
         return false;
     *tpl = t;
     return true;

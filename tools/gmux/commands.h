@@ -10,7 +10,10 @@
 
 #define GMUX_COMMAND_LIST(X)                                                                       \
     X("demo", cmd_demo, "run the built-in demonstration of everything built so far")              \
-    X("trace", cmd_trace, "generate, convert and summarise traces (text and binary forms)")
+    X("trace", cmd_trace, "generate, convert and summarise traces (text and binary forms)")       \
+    X("profile", cmd_profile, "learn working-set templates from a trace into a database")         \
+    X("predict-report", cmd_predict_report,                                                       \
+      "precision and recall of working-set prediction per kernel, beside whole regions")
 
 #define GMUX_COMMAND_DECL_(name, fn, summary) int fn(int argc, char **argv);
 GMUX_COMMAND_LIST(GMUX_COMMAND_DECL_)
