@@ -183,3 +183,37 @@ void wl_release(wl_buf_t *b, wl_seg_t *s)
     wl_emit_free(b, s->id);
     s->size = 0;
 }
+
+uint64_t wl_pool_carve(wl_pool_t *p, wl_buf_t *b, wl_heap_t *h, uint64_t bytes)
+{
+    wl_seg_t *s = p->n ? &p->segs[p->n - 1] : NULL;
+    uint64_t need = (bytes + WL_TENSOR_ALIGN - 1) & ~(WL_TENSOR_ALIGN - 1);
+    if (!s || s->used + need > s->size) {
+        if (p->n == p->cap) {
+            uint32_t cap = p->cap ? 2 * p->cap : 16;
+            wl_seg_t *v = realloc(p->segs, cap * sizeof(*v));
+            if (!v) {
+                b->oom = 1;
+                return 0;
+            }
+            p->segs = v;
+            p->cap = cap;
+        }
+        p->segs[p->n++] = wl_segment(b, h, need > p->seg_size ? need : p->seg_size);
+        s = &p->segs[p->n - 1];
+    }
+    return wl_carve(s, bytes);
+}
+
+void wl_pool_release(wl_pool_t *p, wl_buf_t *b)
+{
+    for (uint32_t i = 0; i < p->n; i++)
+        wl_release(b, &p->segs[i]);
+    p->n = 0;
+}
+
+void wl_pool_fini(wl_pool_t *p)
+{
+    free(p->segs);
+    memset(p, 0, sizeof(*p));
+}

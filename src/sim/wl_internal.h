@@ -90,6 +90,19 @@ wl_seg_t wl_segment(wl_buf_t *b, wl_heap_t *h, uint64_t size);
 uint64_t wl_carve(wl_seg_t *s, uint64_t bytes);
 void wl_release(wl_buf_t *b, wl_seg_t *s); /* emits the free */
 
+/* A pool of equal segments from which tensors are carved in order; a tensor
+ * (or group of tensors carved together) larger than a segment gets its own. */
+typedef struct wl_pool {
+    wl_seg_t *segs;
+    uint32_t n, cap;
+    uint64_t seg_size;
+} wl_pool_t;
+
+/* Carves bytes from the last segment, opening a new one when it does not fit. */
+uint64_t wl_pool_carve(wl_pool_t *p, wl_buf_t *b, wl_heap_t *h, uint64_t bytes);
+void wl_pool_release(wl_pool_t *p, wl_buf_t *b); /* frees every segment */
+void wl_pool_fini(wl_pool_t *p);
+
 /* ---- workload definitions ---- */
 typedef enum wl_type {
     WL_T_COUNT = 1, /* integer */

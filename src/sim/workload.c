@@ -14,7 +14,8 @@
 
 #define WL_MAX_PARTS 8
 
-static const wl_def_t *const all_defs[] = {&wl_llm_decode};
+static const wl_def_t *const all_defs[] = {&wl_llm_decode, &wl_dl_train, &wl_sci_stencil,
+                                           &wl_sci_sparse};
 #define NDEFS (sizeof(all_defs) / sizeof(all_defs[0]))
 
 typedef struct wl_part {
