@@ -12,4 +12,5 @@ run() {
 }
 run "$build/bench/bench_log"
 run "$build/bench/bench_predict"
+run bench/predict_quality.sh
 echo "results: $out/results.jsonl" >&2
