@@ -136,13 +136,15 @@ static void print_json(const sim_source_t *src, const eng_predictor_t *p, const 
         if (pk->launches == 0)
             continue;
         bool t = has_template(p, k, &after);
+        eng_pred_kernel_info_t ki = {0};
+        eng_predictor_kernel_info(p, k, &ki);
         printf("%s\n  {\"name\": ", first ? "" : ",");
         first = false;
         json_str(src->kernel_names[k]);
         printf(", \"launches\": %llu, \"launches_templated\": %llu, \"has_template\": %s, "
-               "\"samples_to_trust\": %u, \"template\": ",
+               "\"samples_to_trust\": %u, \"unattributed_bytes\": %llu, \"template\": ",
                (unsigned long long)pk->launches, (unsigned long long)pk->launches_templated,
-               t ? "true" : "false", after);
+               t ? "true" : "false", after, (unsigned long long)ki.unattributed);
         json_str(eng_predictor_describe(p, k, desc, sizeof(desc)));
         printf(", ");
         json_score("predicted", &pk->pred);
