@@ -22,6 +22,12 @@
 
 typedef uint64_t eng_ticket_t;
 
+/* Transfer directions (for the optional wait op). */
+typedef enum eng_dir {
+    ENG_DIR_H2D = 0,
+    ENG_DIR_D2H = 1,
+} eng_dir_t;
+
 typedef struct eng_backend_ops {
     /* Host-to-device migration of [addr, addr+len) of task. */
     gmux_status_t (*prefetch)(void *ctx, uint32_t task, uint64_t addr, uint64_t len,
@@ -33,6 +39,14 @@ typedef struct eng_backend_ops {
     gmux_status_t (*fence)(void *ctx, eng_ticket_t ticket);
     /* The backend's clock in nanoseconds (virtual in the simulator). */
     uint64_t (*now)(void *ctx);
+    /* Added for migration plans (may be NULL when the backend orders
+     * everything itself): the next transfer issued in direction dir starts
+     * only after ticket has completed. The ticket may come from the other
+     * direction (a fill waits for the write-back that frees its slot) or from
+     * the compute stream (an eviction waits for the last launch that used the
+     * chunk; the caller that runs launches hands these to the engine). CUDA:
+     * cuStreamWaitEvent. Tickets of one kind increase in issue order. */
+    gmux_status_t (*wait)(void *ctx, eng_dir_t dir, eng_ticket_t ticket);
 } eng_backend_ops_t;
 
 typedef struct eng_backend {

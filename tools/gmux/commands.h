@@ -10,7 +10,8 @@
 
 #define GMUX_COMMAND_LIST(X)                                                                       \
     X("demo", cmd_demo, "run the built-in demonstration of everything built so far")              \
-    X("trace", cmd_trace, "generate, convert and summarise traces (text and binary forms)")       \
+    X("trace", cmd_trace, "generate, convert and summarise traces (text and binary forms)")      \
+    X("sim", cmd_sim, "simulate tasks sharing a GPU: demand paging vs proactive vs oracle")      \
     X("profile", cmd_profile, "learn working-set templates from a trace into a database")         \
     X("predict-report", cmd_predict_report,                                                       \
       "precision and recall of working-set prediction per kernel, beside whole regions")

@@ -1,0 +1,91 @@
+/*
+ * The engine: proactive memory scheduling for tasks that share one GPU.
+ *
+ * It plans (timeline.h) which launches run in which time slice
+ * (sched.h), knows every planned launch's working set (from the pluggable
+ * predictor), and before each launch runs:
+ *   - prefetches, in order of first use, every chunk needed by the running
+ *     slice and the next `prefetch_slices` slices, so the incoming task's
+ *     working set moves at the switch and launch k+1's data moves while
+ *     launch k runs;
+ *   - makes room by eviction (placement.h: Belady/OPT over the timeline, or
+ *     LRU for comparison), never evicting a chunk needed before the one it
+ *     makes room for;
+ *   - issues the transfers as batched migration plans (migrate.h) through the
+ *     backend, the engine's only way to move memory.
+ * The caller runs the launch after the returned ticket and reports its
+ * completion ticket (eng_engine_complete), which later evictions wait for.
+ *
+ * A launch touching a chunk the prediction missed gets it on demand (counted
+ * as a fault) before it runs.
+ *
+ * Ownership: the engine owns its timeline, regions, placement and plans; the
+ * feed, predictor and backend belong to the caller and outlive the engine.
+ * Thread-safety: one thread drives an engine.
+ */
+#ifndef ENG_ENGINE_H
+#define ENG_ENGINE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <gmux/status.h>
+
+#include "engine/backend.h"
+#include "engine/migrate.h"
+#include "engine/placement.h"
+#include "engine/sched.h"
+#include "engine/timeline.h"
+
+typedef struct eng_engine_params {
+    uint32_t ntasks;
+    eng_place_policy_t policy; /* ENG_PLACE_OPT or ENG_PLACE_LRU */
+    uint64_t capacity_bytes;   /* device memory the engine may fill */
+    uint64_t chunk_size;
+    uint32_t lookahead;       /* launches planned ahead */
+    uint32_t prefetch_slices; /* slices beyond the running one prefetched for */
+    uint32_t batch_chunks;    /* fills per transfer batch */
+    uint64_t quantum_ns;
+    eng_feed_t feed;
+    eng_predict_fn predict; /* NULL: recorded ranges */
+    void *predict_ctx;
+} eng_engine_params_t;
+
+/* One launch, ready to run once `wait` has completed. */
+typedef struct eng_step {
+    uint64_t pos;
+    uint64_t slice;
+    uint64_t time_ns;
+    uint32_t task;
+    uint32_t kernel;
+    bool switched;     /* first launch of a slice */
+    eng_ticket_t wait; /* H2D ticket of the latest fill it needs, 0 if none */
+    uint32_t faults;   /* chunks missing when it was due (fetched on demand) */
+    uint32_t nrefs;
+    const uint32_t *refs; /* recorded references (ENG_REF_*), valid until the next call */
+} eng_step_t;
+
+typedef struct eng_engine eng_engine_t;
+
+gmux_status_t eng_engine_create(const eng_engine_params_t *p, const eng_backend_t *be,
+                                eng_engine_t **e_p);
+void eng_engine_destroy(eng_engine_t *e);
+
+/* The scheduler, to set classes and priorities before the first step. */
+eng_sched_t *eng_engine_sched(eng_engine_t *e);
+eng_regions_t *eng_engine_regions(eng_engine_t *e);
+const eng_placement_t *eng_engine_placement(const eng_engine_t *e);
+
+/* Prepares the next launch (frees on the way are applied). GMUX_ERR_NOT_FOUND
+ * when every task has finished; GMUX_ERR_CAPACITY when a launch's working set
+ * alone exceeds the capacity. */
+gmux_status_t eng_engine_next(eng_engine_t *e, eng_step_t *step);
+
+/* The launch returned by the last eng_engine_next ran; done is the compute
+ * ticket after it. */
+gmux_status_t eng_engine_complete(eng_engine_t *e, eng_ticket_t done);
+
+const eng_migrate_stats_t *eng_engine_stats(const eng_engine_t *e);
+uint64_t eng_engine_faults(const eng_engine_t *e);
+
+#endif /* ENG_ENGINE_H */

@@ -1,0 +1,53 @@
+/*
+ * Migration plans: the fills and evictions placement decided, turned into as
+ * few backend transfers as possible.
+ *
+ * Decisions are queued (eng_migrate_add) and issued in batches of at most
+ * `batch_chunks` fills. Within a batch: the victims that are dirty are written
+ * back (device to host) after the last launch that used them, runs of
+ * adjacent chunks merged into one transfer; the fills (host to device) wait
+ * only for their own batch's write-backs and slot releases, so evictions of
+ * the next batch overlap with fills of this one. Clean victims are dropped
+ * (the host copy is still valid). Each filled chunk gets the ticket of its
+ * transfer in eng_chunk_t.fill_ticket, which its launch waits for.
+ *
+ * Thread-safety: one engine thread.
+ */
+#ifndef ENG_MIGRATE_H
+#define ENG_MIGRATE_H
+
+#include <stdint.h>
+
+#include <gmux/status.h>
+
+#include "engine/backend.h"
+#include "engine/regions.h"
+
+typedef struct eng_migrate_stats {
+    uint64_t bytes_h2d;
+    uint64_t bytes_d2h;
+    uint64_t fills;      /* chunks filled */
+    uint64_t writebacks; /* dirty chunks written back */
+    uint64_t drops;      /* clean chunks evicted without a transfer */
+    uint64_t calls_h2d;  /* backend prefetch calls */
+    uint64_t calls_d2h;  /* backend evict calls */
+} eng_migrate_stats_t;
+
+typedef struct eng_migrate eng_migrate_t;
+
+gmux_status_t eng_migrate_create(eng_regions_t *regs, const eng_backend_t *be,
+                                 uint32_t batch_chunks, eng_migrate_t **m_p);
+void eng_migrate_destroy(eng_migrate_t *m);
+
+/* Queues the fill of chunk into the slot of victim (ENG_NONE: a free slot).
+ * victim_dirty and victim_last (compute ticket of its last use) are the
+ * victim's state when it was chosen. Issues a batch when one is full. */
+gmux_status_t eng_migrate_add(eng_migrate_t *m, uint32_t chunk, uint32_t victim, bool victim_dirty,
+                              eng_ticket_t victim_last);
+
+/* Issues everything queued. */
+gmux_status_t eng_migrate_flush(eng_migrate_t *m);
+
+const eng_migrate_stats_t *eng_migrate_stats(const eng_migrate_t *m);
+
+#endif /* ENG_MIGRATE_H */

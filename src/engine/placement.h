@@ -1,0 +1,56 @@
+/*
+ * Placement: which chunks are resident under a capacity, and which one to
+ * evict when a slot is needed.
+ *
+ *  ENG_PLACE_OPT   Belady: the resident chunk whose next use (timeline) is
+ *                  farthest; a chunk is evicted only for one needed sooner.
+ *  ENG_PLACE_LRU   the least recently used resident chunk.
+ *  ENG_PLACE_FIFO  the chunk filled longest ago (the UVM driver's order:
+ *                  it has no access bits, its list moves on migration).
+ *
+ * Whatever the policy, a victim's next use must lie after `need_pos` (the
+ * position the slot is needed for): what the running launch, and for OPT
+ * everything before the fill's own use, needs is never evicted.
+ *
+ * Ownership: the placement reads and writes the chunks' heap_idx, lru_*,
+ * order fields and the RESIDENT flag; nothing else.
+ * Thread-safety: one engine thread.
+ */
+#ifndef ENG_PLACEMENT_H
+#define ENG_PLACEMENT_H
+
+#include <stdint.h>
+
+#include <gmux/status.h>
+
+#include "engine/regions.h"
+
+typedef enum eng_place_policy {
+    ENG_PLACE_OPT = 1,
+    ENG_PLACE_LRU = 2,
+    ENG_PLACE_FIFO = 3,
+} eng_place_policy_t;
+
+typedef struct eng_placement eng_placement_t;
+
+gmux_status_t eng_place_create(eng_regions_t *regs, eng_place_policy_t policy,
+                               uint64_t capacity_chunks, eng_placement_t **p_p);
+void eng_place_destroy(eng_placement_t *p);
+
+uint64_t eng_place_capacity(const eng_placement_t *p);
+uint64_t eng_place_resident(const eng_placement_t *p);
+eng_place_policy_t eng_place_policy(const eng_placement_t *p);
+
+/* Marks a chunk resident (the caller checked there is a free slot). */
+gmux_status_t eng_place_insert(eng_placement_t *p, uint32_t chunk);
+/* Drops a resident chunk (eviction or free). */
+void eng_place_remove(eng_placement_t *p, uint32_t chunk);
+/* A use: moves the chunk to the most-recent end for LRU. */
+void eng_place_touch(eng_placement_t *p, uint32_t chunk);
+/* The chunk's next_use changed (timeline callback): OPT re-sorts. */
+void eng_place_key_changed(eng_placement_t *p, uint32_t chunk);
+
+/* A resident chunk to evict whose next use lies after need_pos, or ENG_NONE. */
+uint32_t eng_place_victim(eng_placement_t *p, uint64_t need_pos);
+
+#endif /* ENG_PLACEMENT_H */

@@ -1,0 +1,96 @@
+/*
+ * Regions and chunks: the engine's map of every task's memory.
+ *
+ * Each allocation of a task is a region [base, base+size) split into chunks
+ * of one size (2 MiB by default, 64 KiB as an option). Chunks are numbered
+ * globally (0..) so that every other engine module (timeline, placement, the
+ * migration plans) can keep per-chunk state in flat arrays indexed by chunk
+ * id. A chunk id is reused only after its region has been released, which
+ * happens when execution (not planning) reaches the region's free: launches
+ * planned before the free may still name its chunks.
+ *
+ * Memory grows with the number of live regions and chunks only.
+ *
+ * Ownership: the regions object owns the chunk array; pointers returned by
+ * eng_regions_chunk() stay valid until the next eng_regions_alloc().
+ * Thread-safety: one engine thread.
+ */
+#ifndef ENG_REGIONS_H
+#define ENG_REGIONS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <gmux/status.h>
+
+#define ENG_NONE    UINT32_MAX
+#define ENG_POS_INF UINT64_MAX
+
+enum {
+    ENG_CHUNK_RESIDENT = 1u << 0, /* in device memory (or its fill is in flight) */
+    ENG_CHUNK_DIRTY = 1u << 1,    /* written since it was last filled: eviction writes back */
+    ENG_CHUNK_LIVE = 1u << 2,     /* belongs to a region that has not been released */
+};
+
+/* Per-chunk state shared by the engine modules; each field has one owner. */
+typedef struct eng_chunk {
+    uint64_t next_use;    /* timeline: position of the next planned use, ENG_POS_INF if none */
+    uint64_t plan_pos;    /* timeline: last position that referenced it (dedupe per launch) */
+    uint64_t truth_pos;   /* timeline: the same for recorded (true) references */
+    uint64_t order;       /* placement: LRU/FIFO order stamp */
+    uint64_t last_ticket; /* engine: compute ticket of the last launch that used it */
+    uint64_t fill_ticket; /* engine: transfer ticket of its latest fill */
+    uint32_t q_head;      /* timeline: queue of future uses (node index), ENG_NONE if empty */
+    uint32_t q_tail;
+    uint32_t heap_idx; /* placement: position in the eviction heap, ENG_NONE if absent */
+    uint32_t lru_prev; /* placement: LRU/FIFO list links */
+    uint32_t lru_next;
+    uint32_t region; /* owning region index */
+    uint32_t flags;  /* ENG_CHUNK_* */
+} eng_chunk_t;
+
+typedef struct eng_region {
+    uint64_t base;
+    uint64_t size;
+    uint64_t id; /* the task's own id for it */
+    uint32_t task;
+    uint32_t first_chunk;
+    uint32_t nchunks;
+    bool mapped; /* still found by address (false once its free has been planned) */
+} eng_region_t;
+
+typedef struct eng_regions eng_regions_t;
+
+gmux_status_t eng_regions_create(uint32_t ntasks, uint64_t chunk_size, eng_regions_t **r_p);
+void eng_regions_destroy(eng_regions_t *r);
+
+uint64_t eng_regions_chunk_size(const eng_regions_t *r);
+
+/* A new region; its chunks start non-resident and clean. GMUX_ERR_EXISTS if it
+ * overlaps a mapped region of the same task. */
+gmux_status_t eng_regions_alloc(eng_regions_t *r, uint32_t task, uint64_t id, uint64_t base,
+                                uint64_t size, uint32_t *region_p);
+
+/* Stops address lookups from finding the region with this task id (its free
+ * was planned); GMUX_ERR_NOT_FOUND if no mapped region has that id. */
+gmux_status_t eng_regions_unmap(eng_regions_t *r, uint32_t task, uint64_t id, uint32_t *region_p);
+
+/* Returns the region's chunk ids and the region index itself for reuse. The
+ * caller has already dropped the chunks from every other structure. */
+void eng_regions_release(eng_regions_t *r, uint32_t region);
+
+/* The mapped region of task containing addr, or ENG_NONE. */
+uint32_t eng_regions_find(const eng_regions_t *r, uint32_t task, uint64_t addr);
+
+const eng_region_t *eng_regions_get(const eng_regions_t *r, uint32_t region);
+eng_chunk_t *eng_regions_chunk(eng_regions_t *r, uint32_t chunk);
+/* One past the highest chunk id ever handed out (size for per-chunk arrays). */
+uint32_t eng_regions_chunk_limit(const eng_regions_t *r);
+/* Chunks of live regions. */
+uint64_t eng_regions_live_chunks(const eng_regions_t *r);
+
+/* Device address of a chunk's first byte and its length (the last chunk of a
+ * region may be shorter; transfers still move whole chunks). */
+uint64_t eng_regions_chunk_addr(const eng_regions_t *r, uint32_t chunk);
+
+#endif /* ENG_REGIONS_H */

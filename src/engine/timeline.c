@@ -1,0 +1,348 @@
+/* Timeline: planning window over all tasks and per-chunk future-use queues. */
+#include "engine/timeline.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct eng_use_node {
+    uint64_t pos;
+    uint32_t next;
+} eng_use_node_t;
+
+struct eng_timeline {
+    eng_timeline_params_t p;
+    eng_regions_t *regs;
+    eng_sched_t *sched;
+
+    eng_entry_t *ents; /* live entries are ents[ehead, etail) */
+    uint64_t ehead, etail, ecap;
+    uint64_t nlaunch; /* launches in the window */
+
+    uint32_t *refs;                     /* refs[i] holds absolute reference index rbase + i */
+    uint64_t rbase, rhead, rtail, rcap; /* rhead/rtail absolute */
+
+    eng_use_node_t *nodes;
+    uint32_t nnodes, nodes_cap, free_node;
+
+    uint64_t next_pos;
+    uint64_t slice;
+    uint32_t cur; /* task of the slice being planned */
+    bool ended;   /* no task has work left */
+    uint32_t max_ws;
+};
+
+gmux_status_t eng_timeline_create(const eng_timeline_params_t *p, eng_regions_t *regs,
+                                  eng_sched_t *sched, eng_timeline_t **tl_p)
+{
+    if (!p || !p->feed.next || p->lookahead == 0 || !regs || !sched)
+        return GMUX_ERR_INVALID;
+    eng_timeline_t *tl = calloc(1, sizeof(*tl));
+    if (!tl)
+        return GMUX_ERR_NOMEM;
+    tl->p = *p;
+    tl->regs = regs;
+    tl->sched = sched;
+    tl->cur = ENG_SCHED_IDLE;
+    tl->free_node = ENG_NONE;
+    *tl_p = tl;
+    return GMUX_OK;
+}
+
+void eng_timeline_destroy(eng_timeline_t *tl)
+{
+    if (!tl)
+        return;
+    free(tl->ents);
+    free(tl->refs);
+    free(tl->nodes);
+    free(tl);
+}
+
+static gmux_status_t ent_append(eng_timeline_t *tl, eng_entry_t **e_p)
+{
+    if (tl->etail == tl->ecap) {
+        if (tl->ehead > tl->ecap / 2) {
+            memmove(tl->ents, tl->ents + tl->ehead, (tl->etail - tl->ehead) * sizeof(*tl->ents));
+            tl->etail -= tl->ehead;
+            tl->ehead = 0;
+        } else {
+            uint64_t ncap = tl->ecap ? tl->ecap * 2 : 256;
+            eng_entry_t *n = realloc(tl->ents, ncap * sizeof(*n));
+            if (!n)
+                return GMUX_ERR_NOMEM;
+            tl->ents = n;
+            tl->ecap = ncap;
+        }
+    }
+    *e_p = &tl->ents[tl->etail++];
+    return GMUX_OK;
+}
+
+static gmux_status_t ref_append(eng_timeline_t *tl, uint32_t ref)
+{
+    if (tl->rtail - tl->rbase == tl->rcap) {
+        uint64_t dead = tl->rhead - tl->rbase;
+        if (dead > tl->rcap / 2) {
+            memmove(tl->refs, tl->refs + dead, (tl->rtail - tl->rhead) * sizeof(*tl->refs));
+            tl->rbase = tl->rhead;
+        } else {
+            uint64_t ncap = tl->rcap ? tl->rcap * 2 : 1024;
+            uint32_t *n = realloc(tl->refs, ncap * sizeof(*n));
+            if (!n)
+                return GMUX_ERR_NOMEM;
+            tl->refs = n;
+            tl->rcap = ncap;
+        }
+    }
+    tl->refs[tl->rtail++ - tl->rbase] = ref;
+    return GMUX_OK;
+}
+
+static gmux_status_t use_push(eng_timeline_t *tl, uint32_t chunk, uint64_t pos)
+{
+    uint32_t n;
+    if (tl->free_node != ENG_NONE) {
+        n = tl->free_node;
+        tl->free_node = tl->nodes[n].next;
+    } else {
+        if (tl->nnodes == tl->nodes_cap) {
+            uint32_t ncap = tl->nodes_cap ? tl->nodes_cap * 2 : 1024;
+            eng_use_node_t *nn = realloc(tl->nodes, (size_t)ncap * sizeof(*nn));
+            if (!nn)
+                return GMUX_ERR_NOMEM;
+            tl->nodes = nn;
+            tl->nodes_cap = ncap;
+        }
+        n = tl->nnodes++;
+    }
+    tl->nodes[n] = (eng_use_node_t){pos, ENG_NONE};
+    eng_chunk_t *c = eng_regions_chunk(tl->regs, chunk);
+    if (c->q_tail == ENG_NONE) {
+        c->q_head = c->q_tail = n;
+        c->next_use = pos;
+        if (tl->p.next_use_changed)
+            tl->p.next_use_changed(tl->p.cb_ctx, chunk);
+    } else {
+        tl->nodes[c->q_tail].next = n;
+        c->q_tail = n;
+    }
+    return GMUX_OK;
+}
+
+static void use_pop(eng_timeline_t *tl, uint32_t chunk)
+{
+    eng_chunk_t *c = eng_regions_chunk(tl->regs, chunk);
+    uint32_t n = c->q_head;
+    if (n == ENG_NONE)
+        return;
+    c->q_head = tl->nodes[n].next;
+    if (c->q_head == ENG_NONE) {
+        c->q_tail = ENG_NONE;
+        c->next_use = ENG_POS_INF;
+    } else {
+        c->next_use = tl->nodes[c->q_head].pos;
+    }
+    tl->nodes[n].next = tl->free_node;
+    tl->free_node = n;
+    if (tl->p.next_use_changed)
+        tl->p.next_use_changed(tl->p.cb_ctx, chunk);
+}
+
+/* Appends the chunks of ranges (deduplicated within this position, write
+ * flags merged) as references; *n_p counts them. */
+static gmux_status_t map_ranges(eng_timeline_t *tl, uint32_t task, const eng_range_t *ranges,
+                                uint32_t nranges, uint64_t pos, bool truth, uint32_t *n_p)
+{
+    uint64_t cs = eng_regions_chunk_size(tl->regs);
+    uint64_t first_ref = tl->rtail;
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < nranges; i++) {
+        const eng_range_t *rg = &ranges[i];
+        if (rg->len == 0)
+            continue;
+        uint32_t ri = eng_regions_find(tl->regs, task, rg->addr);
+        if (ri == ENG_NONE)
+            continue; /* outside every allocation: not the engine's memory */
+        const eng_region_t *reg = eng_regions_get(tl->regs, ri);
+        uint64_t lo = rg->addr - reg->base;
+        uint64_t hi = rg->len > reg->size - lo ? reg->size : lo + rg->len;
+        uint32_t wr = (rg->mode & ENG_ACCESS_WRITE) ? ENG_REF_WRITE : 0;
+        for (uint64_t k = lo / cs; k <= (hi - 1) / cs; k++) {
+            uint32_t chunk = reg->first_chunk + (uint32_t)k;
+            eng_chunk_t *c = eng_regions_chunk(tl->regs, chunk);
+            uint64_t *stamp = truth ? &c->truth_pos : &c->plan_pos;
+            if (*stamp == pos) {
+                if (wr) {
+                    for (uint64_t j = first_ref; j < tl->rtail; j++) {
+                        uint32_t *r = &tl->refs[j - tl->rbase];
+                        if (ENG_REF_CHUNK(*r) == chunk)
+                            *r |= ENG_REF_WRITE;
+                    }
+                }
+                continue;
+            }
+            *stamp = pos;
+            gmux_status_t st = ref_append(tl, chunk | wr);
+            if (st == GMUX_OK && !truth)
+                st = use_push(tl, chunk, pos);
+            if (st != GMUX_OK)
+                return st;
+            n++;
+        }
+    }
+    *n_p = n;
+    return GMUX_OK;
+}
+
+static gmux_status_t plan_launch(eng_timeline_t *tl, uint32_t task, const eng_item_t *it)
+{
+    const eng_range_t *pr = it->ranges;
+    uint32_t npr = it->nranges;
+    if (tl->p.predict) {
+        gmux_status_t st =
+            tl->p.predict(tl->p.predict_ctx, task, &it->launch, it->ranges, it->nranges, &pr, &npr);
+        if (st != GMUX_OK)
+            return st;
+    }
+    uint64_t pos = tl->next_pos;
+    eng_entry_t e = {.pos = pos,
+                     .slice = tl->slice,
+                     .time_ns = it->time_ns,
+                     .task = task,
+                     .kernel = it->launch.kernel,
+                     .region = ENG_NONE,
+                     .kind = ENG_ITEM_LAUNCH};
+    e.ref_off = tl->rtail;
+    gmux_status_t st = map_ranges(tl, task, pr, npr, pos, false, &e.nrefs);
+    if (st != GMUX_OK)
+        return st;
+    if (tl->p.predict) {
+        e.tref_off = tl->rtail;
+        st = map_ranges(tl, task, it->ranges, it->nranges, pos, true, &e.ntrefs);
+        if (st != GMUX_OK)
+            return st;
+    } else {
+        e.tref_off = e.ref_off;
+        e.ntrefs = e.nrefs;
+    }
+    eng_entry_t *slot;
+    st = ent_append(tl, &slot);
+    if (st != GMUX_OK)
+        return st;
+    *slot = e;
+    tl->next_pos++;
+    tl->nlaunch++;
+    if (e.ntrefs > tl->max_ws)
+        tl->max_ws = e.ntrefs;
+    if (e.nrefs > tl->max_ws)
+        tl->max_ws = e.nrefs;
+    eng_sched_charge(tl->sched, it->time_ns);
+    return GMUX_OK;
+}
+
+/* Plans one item; *progress says whether anything happened. */
+static gmux_status_t plan_step(eng_timeline_t *tl)
+{
+    if (tl->cur == ENG_SCHED_IDLE || eng_sched_should_yield(tl->sched)) {
+        uint32_t t = eng_sched_pick(tl->sched);
+        if (t == ENG_SCHED_IDLE) {
+            tl->ended = true;
+            return GMUX_OK;
+        }
+        if (t != tl->cur || tl->slice == 0)
+            tl->slice++;
+        tl->cur = t;
+    }
+    uint32_t task = tl->cur;
+    eng_item_t it;
+    memset(&it, 0, sizeof(it));
+    gmux_status_t st = tl->p.feed.next(tl->p.feed.ctx, task, &it);
+    if (st == GMUX_ERR_NOT_FOUND) {
+        eng_sched_set_ready(tl->sched, task, false);
+        tl->cur = ENG_SCHED_IDLE;
+        return GMUX_OK;
+    }
+    if (st != GMUX_OK)
+        return st;
+    switch (it.kind) {
+    case ENG_ITEM_ALLOC: {
+        uint32_t ri;
+        return eng_regions_alloc(tl->regs, task, it.id, it.base, it.size, &ri);
+    }
+    case ENG_ITEM_FREE: {
+        uint32_t ri;
+        st = eng_regions_unmap(tl->regs, task, it.id, &ri);
+        if (st != GMUX_OK)
+            return st;
+        eng_entry_t *slot;
+        st = ent_append(tl, &slot);
+        if (st != GMUX_OK)
+            return st;
+        *slot = (eng_entry_t){.pos = tl->next_pos++,
+                              .slice = tl->slice,
+                              .ref_off = tl->rtail,
+                              .tref_off = tl->rtail,
+                              .task = task,
+                              .region = ri,
+                              .kind = ENG_ITEM_FREE};
+        return GMUX_OK;
+    }
+    case ENG_ITEM_LAUNCH:
+        return plan_launch(tl, task, &it);
+    }
+    return GMUX_ERR_INVALID;
+}
+
+gmux_status_t eng_timeline_fill(eng_timeline_t *tl)
+{
+    while (!tl->ended && tl->nlaunch < tl->p.lookahead) {
+        gmux_status_t st = plan_step(tl);
+        if (st != GMUX_OK)
+            return st;
+    }
+    return GMUX_OK;
+}
+
+uint64_t eng_timeline_count(const eng_timeline_t *tl)
+{
+    return tl->etail - tl->ehead;
+}
+
+const eng_entry_t *eng_timeline_peek(const eng_timeline_t *tl, uint64_t i)
+{
+    return i < tl->etail - tl->ehead ? &tl->ents[tl->ehead + i] : NULL;
+}
+
+const uint32_t *eng_timeline_refs(const eng_timeline_t *tl, const eng_entry_t *e)
+{
+    return tl->refs + (e->ref_off - tl->rbase);
+}
+
+const uint32_t *eng_timeline_truth(const eng_timeline_t *tl, const eng_entry_t *e)
+{
+    return tl->refs + (e->tref_off - tl->rbase);
+}
+
+void eng_timeline_pop(eng_timeline_t *tl)
+{
+    if (tl->ehead == tl->etail)
+        return;
+    const eng_entry_t *e = &tl->ents[tl->ehead];
+    const uint32_t *refs = eng_timeline_refs(tl, e);
+    for (uint32_t i = 0; i < e->nrefs; i++)
+        use_pop(tl, ENG_REF_CHUNK(refs[i]));
+    if (e->kind == ENG_ITEM_LAUNCH)
+        tl->nlaunch--;
+    tl->ehead++;
+    tl->rhead = tl->ehead < tl->etail ? tl->ents[tl->ehead].ref_off : tl->rtail;
+}
+
+bool eng_timeline_done(const eng_timeline_t *tl)
+{
+    return tl->ended && tl->ehead == tl->etail;
+}
+
+uint32_t eng_timeline_max_ws(const eng_timeline_t *tl)
+{
+    return tl->max_ws;
+}

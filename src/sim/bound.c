@@ -1,0 +1,295 @@
+/* Transfer bound: offline Belady fetches and fewest write-backs. */
+#include "sim/bound.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define REF_END      0xFFFFFFFFu
+#define REF_WRITE    (1u << 31)
+#define REF_FREE     (1u << 30)
+#define REF_CHUNK(r) ((r) & ~(REF_WRITE | REF_FREE))
+#define INF32        UINT32_MAX
+
+struct sim_refstr {
+    uint32_t *refs;
+    uint64_t n, cap, max;
+    uint64_t launches;
+    uint32_t chunk_limit;
+    bool cut;
+};
+
+gmux_status_t sim_refstr_create(uint64_t max_refs, sim_refstr_t **rs_p)
+{
+    sim_refstr_t *rs = calloc(1, sizeof(*rs));
+    if (!rs)
+        return GMUX_ERR_NOMEM;
+    rs->max = max_refs;
+    *rs_p = rs;
+    return GMUX_OK;
+}
+
+void sim_refstr_destroy(sim_refstr_t *rs)
+{
+    if (!rs)
+        return;
+    free(rs->refs);
+    free(rs);
+}
+
+static void push(sim_refstr_t *rs, uint32_t v)
+{
+    if (rs->cut)
+        return;
+    if (rs->n == rs->cap) {
+        uint64_t ncap = rs->cap ? rs->cap * 2 : 4096;
+        if (ncap > rs->max)
+            ncap = rs->max;
+        uint32_t *p = rs->n < ncap ? realloc(rs->refs, ncap * sizeof(*p)) : NULL;
+        if (!p) {
+            /* Over the limit (or out of memory): keep only the compute term. */
+            rs->cut = true;
+            free(rs->refs);
+            rs->refs = NULL;
+            rs->n = rs->cap = 0;
+            return;
+        }
+        rs->refs = p;
+        rs->cap = ncap;
+    }
+    rs->refs[rs->n++] = v;
+}
+
+void sim_refstr_ref(sim_refstr_t *rs, uint32_t chunk, bool write)
+{
+    if (chunk + 1 > rs->chunk_limit)
+        rs->chunk_limit = chunk + 1;
+    push(rs, chunk | (write ? REF_WRITE : 0));
+}
+
+void sim_refstr_end_launch(sim_refstr_t *rs)
+{
+    rs->launches++;
+    push(rs, REF_END);
+}
+
+void sim_refstr_free(sim_refstr_t *rs, uint32_t chunk)
+{
+    if (chunk + 1 > rs->chunk_limit)
+        rs->chunk_limit = chunk + 1;
+    push(rs, chunk | REF_FREE);
+}
+
+bool sim_refstr_complete(const sim_refstr_t *rs)
+{
+    return !rs->cut;
+}
+
+uint64_t sim_refstr_launches(const sim_refstr_t *rs)
+{
+    return rs->launches;
+}
+
+/* A max-heap of chunk ids on key[] (ties: higher id first), positions in pos[]. */
+typedef struct heap {
+    uint32_t *a;
+    uint32_t n;
+    uint32_t *key;
+    uint32_t *pos;
+} heap_t;
+
+static int hi(const heap_t *h, uint32_t x, uint32_t y)
+{
+    return h->key[x] != h->key[y] ? h->key[x] > h->key[y] : x > y;
+}
+
+static void hset(heap_t *h, uint32_t i, uint32_t c)
+{
+    h->a[i] = c;
+    h->pos[c] = i;
+}
+
+static void hfix(heap_t *h, uint32_t i)
+{
+    uint32_t c = h->a[i];
+    while (i > 0 && hi(h, c, h->a[(i - 1) / 2])) {
+        hset(h, i, h->a[(i - 1) / 2]);
+        i = (i - 1) / 2;
+    }
+    for (;;) {
+        uint32_t l = 2 * i + 1, b = i, bc = c;
+        if (l < h->n && hi(h, h->a[l], bc)) {
+            b = l;
+            bc = h->a[l];
+        }
+        if (l + 1 < h->n && hi(h, h->a[l + 1], bc))
+            b = l + 1;
+        if (b == i)
+            break;
+        hset(h, i, h->a[b]);
+        i = b;
+    }
+    hset(h, i, c);
+}
+
+static void hpush(heap_t *h, uint32_t c)
+{
+    hset(h, h->n++, c);
+    hfix(h, h->n - 1);
+}
+
+static void hremove(heap_t *h, uint32_t c)
+{
+    uint32_t i = h->pos[c];
+    uint32_t last = h->a[--h->n];
+    h->pos[c] = INF32;
+    if (i < h->n) {
+        hset(h, i, last);
+        hfix(h, i);
+    }
+}
+
+/* Backward pass: for each reference, the launch of the chunk's next reference
+ * (INF32 if freed or unused first) and, for writes, the launch of its next
+ * write or free (n_launch, the end of the run, if neither). */
+static gmux_status_t next_uses(const sim_refstr_t *rs, uint32_t *next, uint32_t *next_wf)
+{
+    uint32_t *last = malloc((size_t)rs->chunk_limit * sizeof(*last));
+    uint32_t *last_wf = malloc((size_t)rs->chunk_limit * sizeof(*last_wf));
+    if (!last || !last_wf) {
+        free(last);
+        free(last_wf);
+        return GMUX_ERR_NOMEM;
+    }
+    for (uint32_t c = 0; c < rs->chunk_limit; c++) {
+        last[c] = INF32;
+        last_wf[c] = (uint32_t)rs->launches;
+    }
+    uint32_t cur = (uint32_t)rs->launches;
+    for (uint64_t i = rs->n; i-- > 0;) {
+        uint32_t r = rs->refs[i];
+        if (r == REF_END) {
+            cur--;
+            continue;
+        }
+        uint32_t c = REF_CHUNK(r);
+        if (r & REF_FREE) {
+            last[c] = INF32;
+            last_wf[c] = cur; /* held until the launch after the free */
+            continue;
+        }
+        next[i] = last[c];
+        next_wf[i] = last_wf[c];
+        last[c] = cur;
+        if (r & REF_WRITE)
+            last_wf[c] = cur;
+    }
+    free(last);
+    free(last_wf);
+    return GMUX_OK;
+}
+
+gmux_status_t sim_refstr_opt(const sim_refstr_t *rs, uint64_t capacity_chunks, uint64_t *fetches_p,
+                             uint64_t *writebacks_p)
+{
+    if (rs->cut)
+        return GMUX_ERR_RANGE;
+    if (rs->launches >= INF32 || capacity_chunks == 0)
+        return GMUX_ERR_RANGE;
+    size_t nc = rs->chunk_limit ? rs->chunk_limit : 1;
+    uint32_t *next = malloc((rs->n ? rs->n : 1) * sizeof(*next));
+    uint32_t *next_wf = malloc((rs->n ? rs->n : 1) * sizeof(*next_wf));
+    uint32_t *key = malloc(nc * sizeof(*key));
+    uint32_t *pos = malloc(nc * sizeof(*pos));
+    uint32_t *arr = malloc(nc * sizeof(*arr));
+    gmux_status_t st = GMUX_ERR_NOMEM;
+    if (!next || !next_wf || !key || !pos || !arr)
+        goto out_free;
+    st = next_uses(rs, next, next_wf);
+    if (st != GMUX_OK)
+        goto out_free;
+
+    /* Belady: misses under capacity. */
+    heap_t h = {arr, 0, key, pos};
+    for (size_t c = 0; c < nc; c++)
+        pos[c] = INF32;
+    uint64_t fetches = 0;
+    uint32_t k = 0;
+    uint64_t start = 0;
+    for (uint64_t i = 0; i < rs->n; i++) {
+        uint32_t r = rs->refs[i];
+        if (r == REF_END) {
+            /* pinned at k during the launch; now keyed by the next use */
+            for (uint64_t j = start; j < i; j++) {
+                if (rs->refs[j] & REF_FREE)
+                    continue;
+                uint32_t c = REF_CHUNK(rs->refs[j]);
+                key[c] = next[j];
+                hfix(&h, pos[c]);
+            }
+            k++;
+            start = i + 1;
+            continue;
+        }
+        uint32_t c = REF_CHUNK(r);
+        if (r & REF_FREE) {
+            if (pos[c] != INF32)
+                hremove(&h, c);
+            start = i + 1;
+            continue;
+        }
+        if (pos[c] != INF32) {
+            key[c] = k;
+            hfix(&h, pos[c]);
+            continue;
+        }
+        fetches++;
+        if (h.n >= capacity_chunks) {
+            uint32_t v = h.a[0];
+            if (key[v] <= k) {
+                st = GMUX_ERR_CAPACITY;
+                goto out_free;
+            }
+            hremove(&h, v);
+        }
+        key[c] = k;
+        hpush(&h, c);
+    }
+
+    /* Fewest write-backs: keep dirty intervals, drop the one ending last. */
+    h.n = 0;
+    for (size_t c = 0; c < nc; c++)
+        pos[c] = INF32;
+    uint64_t wbs = 0;
+    for (uint64_t i = 0; i < rs->n; i++) {
+        uint32_t r = rs->refs[i];
+        if (r == REF_END) {
+            while (h.n > capacity_chunks) {
+                hremove(&h, h.a[0]);
+                wbs++;
+            }
+            continue;
+        }
+        uint32_t c = REF_CHUNK(r);
+        if (r & REF_FREE) {
+            if (pos[c] != INF32)
+                hremove(&h, c); /* kept until its free */
+            continue;
+        }
+        if (!(r & REF_WRITE))
+            continue;
+        if (pos[c] != INF32)
+            hremove(&h, c); /* the previous interval was kept */
+        key[c] = next_wf[i];
+        hpush(&h, c);
+    }
+    *fetches_p = fetches;
+    *writebacks_p = wbs;
+    st = GMUX_OK;
+out_free:
+    free(next);
+    free(next_wf);
+    free(key);
+    free(pos);
+    free(arr);
+    return st;
+}

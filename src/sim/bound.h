@@ -1,0 +1,54 @@
+/*
+ * The transfer bound: a true lower bound on the makespan of one run.
+ *
+ * The run's reference string (every launch's recorded chunks in plan order,
+ * with write marks, and the frees) is kept in memory up to a limit. From it,
+ * for a capacity of C chunks:
+ *   fetches  = misses of Belady's OPT (no policy, prefetching or not, loads
+ *              fewer chunks: every chunk a launch touches must be resident);
+ *   writebacks = the fewest "dirty intervals" (from a write of a chunk to its
+ *              next write, its free or the end of the run) that cannot all
+ *              stay resident under C; every policy must write back the chunk
+ *              once per such interval it does not keep resident throughout.
+ *              Choosing which intervals to keep is interval scheduling with
+ *              capacity C, solved exactly by the greedy sweep that drops the
+ *              interval ending last.
+ * bound = max(total compute, fetches*chunk/H2D bandwidth,
+ *             writebacks*chunk/D2H bandwidth).
+ * The derivation is in docs/sim.md. Past the limit only the compute term is
+ * kept (still a lower bound, a weaker one) and `exact` says so.
+ *
+ * Memory: 8 bytes per reference while computing; O(chunks) otherwise.
+ * Thread-safety: one thread.
+ */
+#ifndef SIM_BOUND_H
+#define SIM_BOUND_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <gmux/status.h>
+
+typedef struct sim_refstr sim_refstr_t;
+
+gmux_status_t sim_refstr_create(uint64_t max_refs, sim_refstr_t **rs_p);
+void sim_refstr_destroy(sim_refstr_t *rs);
+
+/* Records one chunk of the current launch (each chunk once per launch). */
+void sim_refstr_ref(sim_refstr_t *rs, uint32_t chunk, bool write);
+/* Ends the current launch. */
+void sim_refstr_end_launch(sim_refstr_t *rs);
+/* Records that a chunk was freed (between launches). */
+void sim_refstr_free(sim_refstr_t *rs, uint32_t chunk);
+
+/* Whether the whole string fitted under the limit. */
+bool sim_refstr_complete(const sim_refstr_t *rs);
+uint64_t sim_refstr_launches(const sim_refstr_t *rs);
+
+/* OPT's fetches and the fewest write-backs for capacity_chunks;
+ * GMUX_ERR_CAPACITY when one launch alone needs more than the capacity,
+ * GMUX_ERR_RANGE when the string was cut at the limit. */
+gmux_status_t sim_refstr_opt(const sim_refstr_t *rs, uint64_t capacity_chunks, uint64_t *fetches_p,
+                             uint64_t *writebacks_p);
+
+#endif /* SIM_BOUND_H */

@@ -1,0 +1,80 @@
+/* Simulated device: copy engines on a virtual clock. */
+#include "sim/device.h"
+
+#include <math.h>
+#include <string.h>
+
+void sim_device_init(sim_device_t *d, const sim_params_t *p)
+{
+    memset(d, 0, sizeof(*d));
+    d->params = *p;
+}
+
+uint64_t sim_device_xfer_ns(const sim_device_t *d, eng_dir_t dir, uint64_t len)
+{
+    double bps = dir == ENG_DIR_H2D ? d->params.h2d_bps : d->params.d2h_bps;
+    return (uint64_t)d->params.xfer_call_ns + (uint64_t)ceil((double)len * 1e9 / bps);
+}
+
+static gmux_status_t xfer(sim_device_t *d, eng_dir_t dir, uint64_t len, eng_ticket_t *t_p)
+{
+    uint64_t start = d->free_ns[dir] > d->wait_ns[dir] ? d->free_ns[dir] : d->wait_ns[dir];
+    uint64_t end = start + sim_device_xfer_ns(d, dir, len);
+    d->free_ns[dir] = end;
+    d->bytes[dir] += len;
+    d->calls[dir]++;
+    *t_p = end;
+    return GMUX_OK;
+}
+
+static gmux_status_t dev_prefetch(void *ctx, uint32_t task, uint64_t addr, uint64_t len,
+                                  eng_ticket_t *t_p)
+{
+    (void)task;
+    (void)addr;
+    return xfer(ctx, ENG_DIR_H2D, len, t_p);
+}
+
+static gmux_status_t dev_evict(void *ctx, uint32_t task, uint64_t addr, uint64_t len,
+                               eng_ticket_t *t_p)
+{
+    (void)task;
+    (void)addr;
+    return xfer(ctx, ENG_DIR_D2H, len, t_p);
+}
+
+static gmux_status_t dev_fence(void *ctx, eng_ticket_t t)
+{
+    sim_device_t *d = ctx;
+    if (t > d->now_ns)
+        d->now_ns = t;
+    return GMUX_OK;
+}
+
+static uint64_t dev_now(void *ctx)
+{
+    return ((sim_device_t *)ctx)->now_ns;
+}
+
+static gmux_status_t dev_wait(void *ctx, eng_dir_t dir, eng_ticket_t t)
+{
+    sim_device_t *d = ctx;
+    if (dir != ENG_DIR_H2D && dir != ENG_DIR_D2H)
+        return GMUX_ERR_INVALID;
+    if (t > d->wait_ns[dir])
+        d->wait_ns[dir] = t;
+    return GMUX_OK;
+}
+
+static const eng_backend_ops_t dev_ops = {
+    .prefetch = dev_prefetch,
+    .evict = dev_evict,
+    .fence = dev_fence,
+    .now = dev_now,
+    .wait = dev_wait,
+};
+
+eng_backend_t sim_device_backend(sim_device_t *d)
+{
+    return (eng_backend_t){&dev_ops, d};
+}

@@ -1,0 +1,36 @@
+/*
+ * The simulated device: a virtual clock, one compute engine and two copy
+ * engines (host to device, device to host) that run concurrently with
+ * compute and with each other, each in issue order at its bandwidth plus a
+ * fixed cost per transfer call. It implements the engine's backend
+ * (engine/backend.h); tickets are completion times in virtual nanoseconds,
+ * so waits and fences are exact without any table.
+ *
+ * Thread-safety: one simulation thread.
+ */
+#ifndef SIM_DEVICE_H
+#define SIM_DEVICE_H
+
+#include <stdint.h>
+
+#include "engine/backend.h"
+#include "sim/params.h"
+
+typedef struct sim_device {
+    sim_params_t params;
+    uint64_t now_ns;     /* compute engine: end of the last launch */
+    uint64_t free_ns[2]; /* per direction (eng_dir_t): end of the last transfer */
+    uint64_t wait_ns[2]; /* per direction: the next transfer starts after this */
+    uint64_t bytes[2];   /* moved per direction */
+    uint64_t calls[2];   /* transfer calls per direction */
+} sim_device_t;
+
+void sim_device_init(sim_device_t *d, const sim_params_t *p);
+
+/* The backend view of the device (ctx = d). */
+eng_backend_t sim_device_backend(sim_device_t *d);
+
+/* Time to move len bytes in direction dir, the call cost included. */
+uint64_t sim_device_xfer_ns(const sim_device_t *d, eng_dir_t dir, uint64_t len);
+
+#endif /* SIM_DEVICE_H */

@@ -1,0 +1,116 @@
+/* Simulator parameters: defaults, k=v parsing, help. */
+#include "sim/params.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/parse.h"
+
+enum { KIND_SIZE, KIND_U64, KIND_GBPS, KIND_USEC, KIND_MSEC };
+#define KIND_OF_SIZE KIND_SIZE
+#define KIND_OF_U64  KIND_U64
+#define KIND_OF_GBPS KIND_GBPS
+#define KIND_OF_USEC KIND_USEC
+#define KIND_OF_MSEC KIND_MSEC
+
+typedef struct sim_param_desc {
+    const char *key;
+    int kind;
+    double def;
+    const char *help;
+    size_t off;
+} sim_param_desc_t;
+
+static const sim_param_desc_t descs[] = {
+#define SIM_PARAM_DESC_(field, key, kind, def, help)                                               \
+    {key, KIND_OF_##kind, def, help, offsetof(sim_params_t, field)},
+    SIM_PARAM_LIST(SIM_PARAM_DESC_)
+#undef SIM_PARAM_DESC_
+};
+#define NDESCS (sizeof(descs) / sizeof(descs[0]))
+
+void sim_params_default(sim_params_t *p)
+{
+    for (size_t i = 0; i < NDESCS; i++)
+        *(double *)((char *)p + descs[i].off) = descs[i].def;
+}
+
+gmux_status_t sim_params_set(sim_params_t *p, const char *kv, char *err, size_t errlen)
+{
+    const char *eq = strchr(kv, '=');
+    if (!eq) {
+        snprintf(err, errlen, "parameter '%s' is not key=value", kv);
+        return GMUX_ERR_PARSE;
+    }
+    size_t klen = (size_t)(eq - kv);
+    const char *val = eq + 1;
+    for (size_t i = 0; i < NDESCS; i++) {
+        if (strlen(descs[i].key) != klen || strncmp(descs[i].key, kv, klen) != 0)
+            continue;
+        double v;
+        gmux_status_t st;
+        if (descs[i].kind == KIND_SIZE || descs[i].kind == KIND_U64) {
+            uint64_t u;
+            st = descs[i].kind == KIND_SIZE ? com_parse_size(val, &u) : com_parse_u64(val, &u);
+            v = (double)u;
+        } else {
+            st = com_parse_double(val, &v);
+            if (st == GMUX_OK && !(v > 0 && isfinite(v)))
+                st = GMUX_ERR_RANGE;
+            double scale = descs[i].kind == KIND_GBPS   ? 1e9
+                           : descs[i].kind == KIND_USEC ? 1e3
+                                                        : 1e6;
+            v *= scale;
+        }
+        if (st != GMUX_OK) {
+            snprintf(err, errlen, "bad value '%s' for parameter '%s'", val, descs[i].key);
+            return GMUX_ERR_PARSE;
+        }
+        *(double *)((char *)p + descs[i].off) = v;
+        return GMUX_OK;
+    }
+    snprintf(err, errlen, "unknown parameter '%.*s'", (int)klen, kv);
+    return GMUX_ERR_NOT_FOUND;
+}
+
+gmux_status_t sim_params_check(const sim_params_t *p, char *err, size_t errlen)
+{
+    uint64_t cs = (uint64_t)p->chunk_bytes;
+    if (cs < 4096 || (cs & (cs - 1)) != 0) {
+        snprintf(err, errlen, "chunk must be a power of two of at least 4KiB");
+        return GMUX_ERR_RANGE;
+    }
+    if (p->hbm_bytes < p->chunk_bytes) {
+        snprintf(err, errlen, "hbm must hold at least one chunk");
+        return GMUX_ERR_RANGE;
+    }
+    if (p->fault_batch < 1 || p->lookahead < 1 || p->batch_chunks < 1 || p->quantum_ns < 1) {
+        snprintf(err, errlen, "fault_batch, lookahead, batch_chunks and quantum must be positive");
+        return GMUX_ERR_RANGE;
+    }
+    if (p->lookahead > 1e8 || p->batch_chunks > 1e6 || p->prefetch_slices > 1e6) {
+        snprintf(err, errlen, "lookahead, batch_chunks or prefetch_slices too large");
+        return GMUX_ERR_RANGE;
+    }
+    return GMUX_OK;
+}
+
+void sim_params_print_help(FILE *out)
+{
+    for (size_t i = 0; i < NDESCS; i++) {
+        double d = descs[i].def;
+        switch (descs[i].kind) {
+        case KIND_GBPS:
+            d /= 1e9;
+            break;
+        case KIND_USEC:
+            d /= 1e3;
+            break;
+        case KIND_MSEC:
+            d /= 1e6;
+            break;
+        }
+        fprintf(out, "  %-17s %-14.10g %s\n", descs[i].key, d, descs[i].help);
+    }
+}

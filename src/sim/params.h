@@ -1,0 +1,53 @@
+/*
+ * Parameters of the simulated device and of the run, declared once:
+ *   X(field, "key", kind, default, "help")
+ * kind SIZE takes sizes ("141GB", "2MiB"), U64 integers, F64 reals. Each
+ * default's public source is given in docs/sim.md. Every one is settable with
+ * `gmux sim --param key=value`.
+ *
+ * Thread-safety: plain values.
+ */
+#ifndef SIM_PARAMS_H
+#define SIM_PARAMS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <gmux/status.h>
+
+#define SIM_PARAM_LIST(X)                                                                          \
+    X(hbm_bytes, "hbm", SIZE, 141000000000.0, "device memory (H200: 141 GB HBM3e)")                \
+    X(chunk_bytes, "chunk", SIZE, 2097152.0, "migration and residency unit (2MiB or 64KiB)")       \
+    X(h2d_bps, "h2d_gbps", GBPS, 53e9, "host-to-device copy bandwidth, GB/s (PCIe 5.0 x16)")       \
+    X(d2h_bps, "d2h_gbps", GBPS, 53e9, "device-to-host copy bandwidth, GB/s (PCIe 5.0 x16)")       \
+    X(xfer_call_ns, "xfer_call_us", USEC, 10000.0, "fixed cost of one transfer call, us")          \
+    X(fault_batch, "fault_batch", U64, 256.0, "UVM: most faults serviced per batch")               \
+    X(fault_latency_ns, "fault_latency_us", USEC, 30000.0, "UVM: service latency per batch, us")   \
+    X(uvm_lru, "uvm_lru", U64, 0.0, "UVM eviction order: 0 FIFO by migration (driver), 1 LRU")     \
+    X(quantum_ns, "quantum_ms", MSEC, 10e6, "time slice of compute time, ms")                      \
+    X(lookahead, "lookahead", U64, 8192.0, "launches the engine plans ahead")                      \
+    X(prefetch_slices, "prefetch_slices", U64, 1.0, "slices beyond the running one prefetched")    \
+    X(batch_chunks, "batch_chunks", U64, 32.0, "chunks per migration batch")                       \
+    X(bound_max_refs, "bound_max_refs", U64, 16777216.0,                                           \
+      "references kept for the exact transfer bound (beyond: compute-only bound)")
+
+typedef struct sim_params {
+#define SIM_PARAM_FIELD_(field, key, kind, def, help) double field;
+    SIM_PARAM_LIST(SIM_PARAM_FIELD_)
+#undef SIM_PARAM_FIELD_
+} sim_params_t;
+
+/* The defaults. */
+void sim_params_default(sim_params_t *p);
+
+/* Applies "key=value"; err names the key or the value on failure. */
+gmux_status_t sim_params_set(sim_params_t *p, const char *kv, char *err, size_t errlen);
+
+/* Checks the combination (chunk of 64 KiB or 2 MiB granularity, capacity of
+ * at least one chunk, positive bandwidths). */
+gmux_status_t sim_params_check(const sim_params_t *p, char *err, size_t errlen);
+
+void sim_params_print_help(FILE *out);
+
+#endif /* SIM_PARAMS_H */

@@ -1,0 +1,490 @@
+/* Simulated runs: oracle/profile pass, demand paging, the proactive engine. */
+#include "sim/run.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/engine.h"
+#include "engine/placement.h"
+#include "engine/timeline.h"
+#include "sim/device.h"
+
+static const char *const policy_names[SIM_POLICY_COUNT] = {"demand", "proactive", "proactive-lru",
+                                                           "oracle"};
+
+const char *sim_policy_name(sim_policy_t p)
+{
+    return p < SIM_POLICY_COUNT ? policy_names[p] : "?";
+}
+
+gmux_status_t sim_policy_parse(const char *name, sim_policy_t *p_p)
+{
+    for (int i = 0; i < SIM_POLICY_COUNT; i++) {
+        if (strcmp(name, policy_names[i]) == 0) {
+            *p_p = (sim_policy_t)i;
+            return GMUX_OK;
+        }
+    }
+    return GMUX_ERR_NOT_FOUND;
+}
+
+void sim_result_clear(sim_result_t *r)
+{
+    free(r->tasks);
+    memset(r, 0, sizeof(*r));
+}
+
+/* The source seen as the engine's feed. */
+static gmux_status_t feed_next(void *ctx, uint32_t task, eng_item_t *it)
+{
+    sim_source_t *src = ctx;
+    sim_event_t ev;
+    gmux_status_t st = sim_source_next(src, task, &ev);
+    if (st != GMUX_OK)
+        return st;
+    switch (ev.kind) {
+    case SIM_EV_ALLOC:
+        it->kind = ENG_ITEM_ALLOC;
+        it->id = ev.u.alloc.id;
+        it->base = ev.u.alloc.base;
+        it->size = ev.u.alloc.size;
+        return GMUX_OK;
+    case SIM_EV_FREE:
+        it->kind = ENG_ITEM_FREE;
+        it->id = ev.u.free.id;
+        return GMUX_OK;
+    case SIM_EV_LAUNCH: {
+        const sim_launch_ev_t *l = &ev.u.launch;
+        it->kind = ENG_ITEM_LAUNCH;
+        it->launch.kernel = l->kernel;
+        memcpy(it->launch.grid, l->grid, sizeof(l->grid));
+        memcpy(it->launch.block, l->block, sizeof(l->block));
+        it->launch.nargs = l->nargs;
+        it->launch.args = l->args;
+        it->time_ns = l->time_ns;
+        it->nranges = l->nranges;
+        it->ranges = l->ranges;
+        return GMUX_OK;
+    }
+    }
+    snprintf(src->error, sizeof(src->error), "event of unknown kind %d", (int)ev.kind);
+    return GMUX_ERR_PARSE;
+}
+
+/* What every pass needs: the source, regions, scheduler and timeline. */
+typedef struct run_ctx {
+    sim_source_t *src;
+    eng_regions_t *regs;
+    eng_sched_t *sched;
+    eng_timeline_t *tl;
+    eng_placement_t *place; /* demand only */
+} run_ctx_t;
+
+static void on_next_use(void *ctx, uint32_t chunk)
+{
+    run_ctx_t *rc = ctx;
+    if (rc->place)
+        eng_place_key_changed(rc->place, chunk);
+}
+
+static gmux_status_t apply_classes(eng_sched_t *s, const sim_hooks_t *h, uint32_t ntasks)
+{
+    for (uint32_t t = 0; t < ntasks && t < h->nclass; t++) {
+        eng_class_t cls = h->lc && h->lc[t] ? ENG_CLASS_LC : ENG_CLASS_BE;
+        gmux_status_t st = eng_sched_set_class(s, t, cls, h->prio ? h->prio[t] : 0);
+        if (st != GMUX_OK)
+            return st;
+    }
+    return GMUX_OK;
+}
+
+static void ctx_close(run_ctx_t *rc)
+{
+    eng_timeline_destroy(rc->tl);
+    eng_place_destroy(rc->place);
+    eng_sched_destroy(rc->sched);
+    eng_regions_destroy(rc->regs);
+    sim_source_close(rc->src);
+    memset(rc, 0, sizeof(*rc));
+}
+
+static gmux_status_t ctx_open(run_ctx_t *rc, const sim_params_t *p, const sim_hooks_t *h,
+                              uint32_t lookahead, char *err, size_t errlen)
+{
+    memset(rc, 0, sizeof(*rc));
+    gmux_status_t st = h->open(h->open_ctx, &rc->src, err, errlen);
+    if (st != GMUX_OK)
+        return st;
+    st = eng_regions_create(rc->src->ntasks, (uint64_t)p->chunk_bytes, &rc->regs);
+    if (st == GMUX_OK)
+        st = eng_sched_create(rc->src->ntasks, (uint64_t)p->quantum_ns, &rc->sched);
+    if (st == GMUX_OK)
+        st = apply_classes(rc->sched, h, rc->src->ntasks);
+    if (st == GMUX_OK) {
+        eng_timeline_params_t tp = {.lookahead = lookahead,
+                                    .feed = {feed_next, rc->src},
+                                    .next_use_changed = on_next_use,
+                                    .cb_ctx = rc};
+        st = eng_timeline_create(&tp, rc->regs, rc->sched, &rc->tl);
+    }
+    if (st != GMUX_OK) {
+        snprintf(err, errlen, "cannot set up the run: %s", gmux_status_str(st));
+        ctx_close(rc);
+    }
+    return st;
+}
+
+/* Error text for a failure while planning: the source's message if it has one. */
+static gmux_status_t plan_error(run_ctx_t *rc, gmux_status_t st, char *err, size_t errlen)
+{
+    if (rc->src && rc->src->error[0])
+        snprintf(err, errlen, "%s", rc->src->error);
+    else if (st == GMUX_ERR_EXISTS)
+        snprintf(err, errlen, "an allocation overlaps a live one of the same task");
+    else if (st == GMUX_ERR_NOT_FOUND)
+        snprintf(err, errlen, "a free names no live allocation");
+    else
+        snprintf(err, errlen, "%s", gmux_status_str(st));
+    return st == GMUX_ERR_NOT_FOUND ? GMUX_ERR_PARSE : st;
+}
+
+static gmux_status_t result_init(sim_result_t *r, uint32_t ntasks)
+{
+    memset(r, 0, sizeof(*r));
+    r->tasks = calloc(ntasks, sizeof(*r->tasks));
+    if (!r->tasks)
+        return GMUX_ERR_NOMEM;
+    r->ntasks = ntasks;
+    return GMUX_OK;
+}
+
+static void count_launch(sim_result_t *r, const sim_hooks_t *h, const char *what, uint32_t task,
+                         uint64_t compute, uint64_t end, bool switched)
+{
+    r->launches++;
+    r->slices += switched;
+    r->tasks[task].launches++;
+    r->tasks[task].compute_ns += compute;
+    r->tasks[task].finish_ns = end;
+    if (end > r->makespan_ns)
+        r->makespan_ns = end;
+    if (h->progress && (r->launches & ((1u << 20) - 1)) == 0)
+        h->progress(h->progress_ctx, what, r->launches);
+}
+
+/* Drops a freed region from the placement (demand) and releases it. */
+static void release_region(run_ctx_t *rc, uint32_t region, sim_refstr_t *refs)
+{
+    const eng_region_t *reg = eng_regions_get(rc->regs, region);
+    for (uint32_t i = 0; i < reg->nchunks; i++) {
+        uint32_t c = reg->first_chunk + i;
+        if (refs)
+            sim_refstr_free(refs, c);
+        if (rc->place)
+            eng_place_remove(rc->place, c);
+    }
+    eng_regions_release(rc->regs, region);
+}
+
+gmux_status_t sim_profile_run(const sim_params_t *p, const sim_hooks_t *h, sim_profile_t *prof,
+                              char *err, size_t errlen)
+{
+    memset(prof, 0, sizeof(*prof));
+    run_ctx_t rc;
+    gmux_status_t st = ctx_open(&rc, p, h, 1, err, errlen);
+    if (st != GMUX_OK)
+        return st;
+    uint32_t nt = rc.src->ntasks;
+    st = result_init(&prof->oracle, nt);
+    if (st == GMUX_OK)
+        st = sim_refstr_create((uint64_t)p->bound_max_refs, &prof->refs);
+    prof->task_names = st == GMUX_OK ? calloc(nt, sizeof(char *)) : NULL;
+    if (st == GMUX_OK && !prof->task_names)
+        st = GMUX_ERR_NOMEM;
+    for (uint32_t t = 0; st == GMUX_OK && t < nt; t++) {
+        const char *name = rc.src->task_names ? rc.src->task_names[t] : NULL;
+        char buf[32];
+        if (!name) {
+            snprintf(buf, sizeof(buf), "task%u", t);
+            name = buf;
+        }
+        prof->task_names[t] = strdup(name);
+        if (!prof->task_names[t])
+            st = GMUX_ERR_NOMEM;
+    }
+    if (st != GMUX_OK) {
+        snprintf(err, errlen, "%s", gmux_status_str(st));
+        goto out_close;
+    }
+    uint64_t now = 0, peak = 0, last_slice = 0;
+    for (;;) {
+        st = eng_timeline_fill(rc.tl);
+        if (st != GMUX_OK) {
+            st = plan_error(&rc, st, err, errlen);
+            goto out_close;
+        }
+        uint64_t live = eng_regions_live_chunks(rc.regs);
+        if (live > peak)
+            peak = live;
+        const eng_entry_t *e = eng_timeline_peek(rc.tl, 0);
+        if (!e)
+            break;
+        if (e->kind == ENG_ITEM_FREE) {
+            release_region(&rc, e->region, prof->refs);
+        } else {
+            const uint32_t *tr = eng_timeline_truth(rc.tl, e);
+            for (uint32_t i = 0; i < e->ntrefs; i++)
+                sim_refstr_ref(prof->refs, ENG_REF_CHUNK(tr[i]), (tr[i] & ENG_REF_WRITE) != 0);
+            sim_refstr_end_launch(prof->refs);
+            now += e->time_ns;
+            count_launch(&prof->oracle, h, "oracle", e->task, e->time_ns, now,
+                         e->slice != last_slice);
+            last_slice = e->slice;
+        }
+        eng_timeline_pop(rc.tl);
+    }
+    prof->footprint_bytes = peak * (uint64_t)p->chunk_bytes;
+    prof->max_ws_chunks = eng_timeline_max_ws(rc.tl);
+    prof->oracle.peak_resident = peak;
+    st = GMUX_OK;
+out_close:
+    ctx_close(&rc);
+    if (st != GMUX_OK)
+        sim_profile_clear(prof);
+    return st;
+}
+
+void sim_profile_clear(sim_profile_t *prof)
+{
+    if (prof->task_names) {
+        for (uint32_t t = 0; t < prof->oracle.ntasks; t++)
+            free(prof->task_names[t]);
+        free(prof->task_names);
+    }
+    sim_refstr_destroy(prof->refs);
+    sim_result_clear(&prof->oracle);
+    memset(prof, 0, sizeof(*prof));
+}
+
+static uint64_t div_ceil_ns(double bytes, double bps)
+{
+    double ns = bytes * 1e9 / bps;
+    uint64_t v = (uint64_t)ns;
+    return (double)v < ns ? v + 1 : v;
+}
+
+gmux_status_t sim_bound_compute(const sim_profile_t *prof, const sim_params_t *p,
+                                uint64_t capacity_bytes, sim_bound_t *b)
+{
+    memset(b, 0, sizeof(*b));
+    for (uint32_t t = 0; t < prof->oracle.ntasks; t++)
+        b->compute_ns += prof->oracle.tasks[t].compute_ns;
+    b->bound_ns = b->compute_ns;
+    uint64_t cap = capacity_bytes / (uint64_t)p->chunk_bytes;
+    uint64_t f = 0, w = 0;
+    gmux_status_t st = sim_refstr_opt(prof->refs, cap, &f, &w);
+    if (st == GMUX_ERR_RANGE)
+        return GMUX_OK; /* string cut at the limit: compute term only */
+    if (st != GMUX_OK)
+        return st;
+    b->exact = true;
+    b->fetch_bytes = f * (uint64_t)p->chunk_bytes;
+    b->writeback_bytes = w * (uint64_t)p->chunk_bytes;
+    /* Transfer terms count pure bandwidth (no per-call cost): still a lower bound. */
+    uint64_t tf = div_ceil_ns((double)b->fetch_bytes, p->h2d_bps);
+    uint64_t tw = div_ceil_ns((double)b->writeback_bytes, p->d2h_bps);
+    if (tf > b->bound_ns)
+        b->bound_ns = tf;
+    if (tw > b->bound_ns)
+        b->bound_ns = tw;
+    return GMUX_OK;
+}
+
+/* Demand paging: the UVM driver's fault batches, FIFO (or LRU) eviction. */
+static gmux_status_t run_demand(run_ctx_t *rc, const sim_params_t *p, const sim_hooks_t *h,
+                                uint64_t cap_chunks, sim_result_t *r, char *err, size_t errlen)
+{
+    gmux_status_t st = eng_place_create(rc->regs, p->uvm_lru ? ENG_PLACE_LRU : ENG_PLACE_FIFO,
+                                        cap_chunks, &rc->place);
+    if (st != GMUX_OK) {
+        snprintf(err, errlen, "%s", gmux_status_str(st));
+        return st;
+    }
+    uint64_t cs = (uint64_t)p->chunk_bytes;
+    uint64_t fill_ns = div_ceil_ns((double)cs, p->h2d_bps);
+    uint64_t wb_ns = div_ceil_ns((double)cs, p->d2h_bps);
+    uint64_t batch = (uint64_t)p->fault_batch;
+    uint64_t now = 0, last_slice = 0;
+    for (;;) {
+        st = eng_timeline_fill(rc->tl);
+        if (st != GMUX_OK)
+            return plan_error(rc, st, err, errlen);
+        const eng_entry_t *e = eng_timeline_peek(rc->tl, 0);
+        if (!e)
+            break;
+        if (e->kind == ENG_ITEM_FREE) {
+            release_region(rc, e->region, NULL);
+            eng_timeline_pop(rc->tl);
+            continue;
+        }
+        const uint32_t *tr = eng_timeline_truth(rc->tl, e);
+        uint64_t in_batch = 0;
+        for (uint32_t i = 0; i < e->ntrefs; i++) {
+            uint32_t c = ENG_REF_CHUNK(tr[i]);
+            eng_chunk_t *x = eng_regions_chunk(rc->regs, c);
+            if (x->flags & ENG_CHUNK_RESIDENT)
+                continue;
+            if (in_batch == 0)
+                now += (uint64_t)p->fault_latency_ns; /* a new fault batch */
+            in_batch = (in_batch + 1) % batch;
+            r->faults++;
+            if (eng_place_resident(rc->place) >= cap_chunks) {
+                uint32_t v = eng_place_victim(rc->place, e->pos);
+                if (v == ENG_NONE) {
+                    snprintf(err, errlen, "a launch touches more chunks than the device holds");
+                    return GMUX_ERR_CAPACITY;
+                }
+                eng_chunk_t *vx = eng_regions_chunk(rc->regs, v);
+                if (vx->flags & ENG_CHUNK_DIRTY) {
+                    now += wb_ns;
+                    r->bytes_d2h += cs;
+                    vx->flags &= ~(uint32_t)ENG_CHUNK_DIRTY;
+                }
+                eng_place_remove(rc->place, v);
+            }
+            st = eng_place_insert(rc->place, c);
+            if (st != GMUX_OK)
+                return st;
+            now += fill_ns;
+            r->bytes_h2d += cs;
+        }
+        now += e->time_ns;
+        for (uint32_t i = 0; i < e->ntrefs; i++) {
+            uint32_t c = ENG_REF_CHUNK(tr[i]);
+            if (tr[i] & ENG_REF_WRITE)
+                eng_regions_chunk(rc->regs, c)->flags |= ENG_CHUNK_DIRTY;
+            eng_place_touch(rc->place, c);
+        }
+        if (eng_place_resident(rc->place) > r->peak_resident)
+            r->peak_resident = eng_place_resident(rc->place);
+        count_launch(r, h, "demand", e->task, e->time_ns, now, e->slice != last_slice);
+        last_slice = e->slice;
+        eng_timeline_pop(rc->tl);
+    }
+    return GMUX_OK;
+}
+
+/* The engine on the simulated device. */
+static gmux_status_t run_engine(const sim_params_t *p, const sim_hooks_t *h, sim_policy_t pol,
+                                uint64_t capacity, sim_result_t *r, char *err, size_t errlen)
+{
+    sim_source_t *src = NULL;
+    gmux_status_t st = h->open(h->open_ctx, &src, err, errlen);
+    if (st != GMUX_OK)
+        return st;
+    st = result_init(r, src->ntasks);
+    if (st != GMUX_OK) {
+        sim_source_close(src);
+        return st;
+    }
+    sim_device_t dev;
+    sim_device_init(&dev, p);
+    eng_backend_t be = sim_device_backend(&dev);
+    eng_engine_params_t ep = {.ntasks = src->ntasks,
+                              .policy = pol == SIM_POLICY_PROACTIVE ? ENG_PLACE_OPT : ENG_PLACE_LRU,
+                              .capacity_bytes = capacity,
+                              .chunk_size = (uint64_t)p->chunk_bytes,
+                              .lookahead = (uint32_t)p->lookahead,
+                              .prefetch_slices = (uint32_t)p->prefetch_slices,
+                              .batch_chunks = (uint32_t)p->batch_chunks,
+                              .quantum_ns = (uint64_t)p->quantum_ns,
+                              .feed = {feed_next, src}};
+    eng_engine_t *eng = NULL;
+    st = eng_engine_create(&ep, &be, &eng);
+    if (st == GMUX_OK)
+        st = apply_classes(eng_engine_sched(eng), h, src->ntasks);
+    if (st != GMUX_OK) {
+        snprintf(err, errlen, "cannot set up the engine: %s", gmux_status_str(st));
+        goto out;
+    }
+    const char *what = sim_policy_name(pol);
+    uint64_t batch = (uint64_t)p->fault_batch;
+    for (;;) {
+        eng_step_t step;
+        st = eng_engine_next(eng, &step);
+        if (st == GMUX_ERR_NOT_FOUND) {
+            st = GMUX_OK;
+            break;
+        }
+        if (st == GMUX_ERR_CAPACITY) {
+            snprintf(err, errlen, "a launch touches more chunks than the device holds");
+            goto out;
+        }
+        if (st != GMUX_OK) {
+            if (src->error[0])
+                snprintf(err, errlen, "%s", src->error);
+            else
+                snprintf(err, errlen, "%s", gmux_status_str(st));
+            goto out;
+        }
+        uint64_t start = dev.now_ns > step.wait ? dev.now_ns : step.wait;
+        start += (step.faults + batch - 1) / batch * (uint64_t)p->fault_latency_ns;
+        dev.now_ns = start + step.time_ns;
+        r->faults += step.faults;
+        st = eng_engine_complete(eng, dev.now_ns);
+        if (st != GMUX_OK)
+            goto out;
+        uint64_t res = eng_place_resident(eng_engine_placement(eng));
+        if (res > r->peak_resident)
+            r->peak_resident = res;
+        count_launch(r, h, what, step.task, step.time_ns, dev.now_ns, step.switched);
+    }
+    const eng_migrate_stats_t *ms = eng_engine_stats(eng);
+    r->bytes_h2d = ms->bytes_h2d;
+    r->bytes_d2h = ms->bytes_d2h;
+out:
+    eng_engine_destroy(eng);
+    sim_source_close(src);
+    return st;
+}
+
+gmux_status_t sim_run(const sim_params_t *p, const sim_hooks_t *h, sim_policy_t pol,
+                      uint64_t capacity_bytes, sim_result_t *r, char *err, size_t errlen)
+{
+    memset(r, 0, sizeof(*r));
+    if (capacity_bytes < (uint64_t)p->chunk_bytes) {
+        snprintf(err, errlen, "device memory below one chunk");
+        return GMUX_ERR_RANGE;
+    }
+    uint64_t cap_chunks = capacity_bytes / (uint64_t)p->chunk_bytes;
+    gmux_status_t st;
+    if (pol == SIM_POLICY_PROACTIVE || pol == SIM_POLICY_PROACTIVE_LRU) {
+        st = run_engine(p, h, pol, cap_chunks * (uint64_t)p->chunk_bytes, r, err, errlen);
+    } else if (pol == SIM_POLICY_DEMAND) {
+        run_ctx_t rc;
+        st = ctx_open(&rc, p, h, 1, err, errlen);
+        if (st != GMUX_OK)
+            return st;
+        st = result_init(r, rc.src->ntasks);
+        if (st == GMUX_OK)
+            st = run_demand(&rc, p, h, cap_chunks, r, err, errlen);
+        ctx_close(&rc);
+    } else if (pol == SIM_POLICY_ORACLE) {
+        sim_params_t q = *p;
+        q.bound_max_refs = 0; /* the reference string is not needed */
+        sim_profile_t prof;
+        st = sim_profile_run(&q, h, &prof, err, errlen);
+        if (st == GMUX_OK) {
+            *r = prof.oracle;
+            prof.oracle.tasks = NULL;
+            sim_profile_clear(&prof);
+        }
+    } else {
+        snprintf(err, errlen, "unknown policy");
+        return GMUX_ERR_INVALID;
+    }
+    if (st != GMUX_OK)
+        sim_result_clear(r);
+    return st;
+}

@@ -1,0 +1,115 @@
+/*
+ * One simulated run: a workload (any sim source) under one memory policy on
+ * the simulated device, and the oracle pass that measures the workload (its
+ * compute, footprint and reference string for the transfer bound).
+ *
+ * Policies:
+ *   demand         CUDA Unified Memory demand paging (no prediction): a
+ *                  launch's missing chunks fault in batches of fault_batch,
+ *                  each batch costs fault_latency plus its (serial) write-backs
+ *                  and fills; the driver evicts in FIFO-by-migration order.
+ *   proactive      the engine (engine/engine.h) with Belady/OPT eviction.
+ *   proactive-lru  the same engine with LRU eviction (ablation).
+ *   oracle         unlimited device memory, everything resident: the ceiling.
+ *
+ * All policies run the same plan (the scheduler slices in compute time), so
+ * they see the same reference string. Each run opens its own source through
+ * the caller's open function, so sources are streamed, never stored.
+ *
+ * Thread-safety: runs share nothing; one run per thread.
+ */
+#ifndef SIM_RUN_H
+#define SIM_RUN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <gmux/status.h>
+
+#include "sim/bound.h"
+#include "sim/params.h"
+#include "sim/trace.h"
+
+typedef enum sim_policy {
+    SIM_POLICY_DEMAND = 0,
+    SIM_POLICY_PROACTIVE = 1,
+    SIM_POLICY_PROACTIVE_LRU = 2,
+    SIM_POLICY_ORACLE = 3,
+    SIM_POLICY_COUNT = 4,
+} sim_policy_t;
+
+const char *sim_policy_name(sim_policy_t p);
+/* GMUX_ERR_NOT_FOUND for an unknown name. */
+gmux_status_t sim_policy_parse(const char *name, sim_policy_t *p_p);
+
+/* Opens a fresh source positioned at the start of every task. */
+typedef gmux_status_t (*sim_open_fn)(void *ctx, sim_source_t **src_p, char *err, size_t errlen);
+
+/* Called every 2^20 launches with the count so far (progress for long runs). */
+typedef void (*sim_progress_fn)(void *ctx, const char *what, uint64_t launches);
+
+typedef struct sim_task_result {
+    uint64_t launches;
+    uint64_t compute_ns;
+    uint64_t finish_ns; /* end of its last launch */
+} sim_task_result_t;
+
+typedef struct sim_result {
+    uint64_t makespan_ns;
+    uint64_t bytes_h2d;
+    uint64_t bytes_d2h;
+    uint64_t faults; /* chunks that had to be faulted in */
+    uint64_t launches;
+    uint64_t slices;
+    uint64_t peak_resident; /* chunks */
+    uint32_t ntasks;
+    sim_task_result_t *tasks; /* ntasks entries, owned; sim_result_clear frees */
+} sim_result_t;
+
+void sim_result_clear(sim_result_t *r);
+
+/* What the oracle pass learns about a workload. */
+typedef struct sim_profile {
+    sim_result_t oracle;      /* the oracle policy's result */
+    uint64_t footprint_bytes; /* peak chunks of live regions, times the chunk size */
+    uint32_t max_ws_chunks;   /* largest working set of one launch */
+    sim_refstr_t *refs;       /* reference string (owned) */
+    char **task_names;        /* ntasks copies (owned) */
+} sim_profile_t;
+
+typedef struct sim_hooks {
+    sim_open_fn open;
+    void *open_ctx;
+    sim_progress_fn progress; /* may be NULL */
+    void *progress_ctx;
+    /* Scheduler classes of tasks 0..nclass-1 (others: BE, priority 0):
+     * latency-critical flags and priorities, either may be NULL. */
+    const uint8_t *lc;
+    const int *prio;
+    uint32_t nclass;
+} sim_hooks_t;
+
+gmux_status_t sim_profile_run(const sim_params_t *p, const sim_hooks_t *h, sim_profile_t *prof,
+                              char *err, size_t errlen);
+void sim_profile_clear(sim_profile_t *prof);
+
+/* The transfer bound for a capacity: bound_ns = max(compute, fetch, write-back
+ * terms); exact is false when the reference string exceeded bound_max_refs
+ * (the bound is then the compute term). */
+typedef struct sim_bound {
+    uint64_t bound_ns;
+    uint64_t compute_ns;
+    uint64_t fetch_bytes;
+    uint64_t writeback_bytes;
+    bool exact;
+} sim_bound_t;
+
+gmux_status_t sim_bound_compute(const sim_profile_t *prof, const sim_params_t *p,
+                                uint64_t capacity_bytes, sim_bound_t *b);
+
+/* Runs one policy with the device memory of capacity_bytes (ignored by
+ * oracle). GMUX_ERR_CAPACITY when one launch needs more than the capacity. */
+gmux_status_t sim_run(const sim_params_t *p, const sim_hooks_t *h, sim_policy_t pol,
+                      uint64_t capacity_bytes, sim_result_t *r, char *err, size_t errlen);
+
+#endif /* SIM_RUN_H */

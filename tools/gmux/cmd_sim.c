@@ -1,0 +1,171 @@
+/*
+ * gmux sim: runs a workload or a trace on the simulated device under the
+ * memory policies (demand, proactive, proactive-lru, oracle) and reports them
+ * beside the transfer bound. See docs/sim.md.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "commands.h"
+#include "common/parse.h"
+#include "sim/workload.h"
+#include "sim_report.h"
+
+#define CMD         "sim"
+#define MAX_SETS    64
+#define MAX_CLASSED 256
+
+static void print_help(void)
+{
+    printf("Usage: gmux sim (--workload NAME [--set KEY=VALUE ...] | --trace FILE)\n"
+           "                [--param KEY=VALUE ...] [--policy LIST] [--seed S]\n"
+           "                [--oversub PCT | --sweep [--plot PREFIX]] [--json]\n"
+           "                [--lc TASK ...] [--prio TASK=N ...] [--quiet]\n\n"
+           "Simulates the tasks of a workload (or a trace file) sharing one GPU and\n"
+           "compares the memory policies on the same plan: demand (CUDA Unified Memory\n"
+           "demand paging), proactive (gmux's engine, Belady/OPT eviction),\n"
+           "proactive-lru (the engine with LRU eviction) and oracle (unlimited memory),\n"
+           "beside the transfer bound, a true lower bound on the makespan.\n\n"
+           "  --policy LIST   comma-separated policies (default: all four)\n"
+           "  --oversub PCT   device memory = footprint * 100 / PCT (default: the hbm param)\n"
+           "  --sweep         oversubscription 100%% to 400%%; writes PREFIX.png (gnuplot)\n"
+           "  --plot PREFIX   where the sweep writes its files (default gmux-sim-sweep)\n"
+           "  --json          one JSON object instead of the tables\n"
+           "  --lc TASK       makes task number TASK latency-critical\n"
+           "  --prio TASK=N   gives task TASK priority N (higher runs first)\n"
+           "  --quiet         no progress lines on stderr\n\n"
+           "Device parameters (--param KEY=VALUE; sources in docs/sim.md):\n");
+    sim_params_print_help(stdout);
+    printf("\n");
+    sim_workload_print_help(stdout);
+}
+
+static int parse_policies(const char *list, bool *pol)
+{
+    memset(pol, 0, sizeof(bool) * SIM_POLICY_COUNT);
+    char buf[256];
+    snprintf(buf, sizeof(buf), "%s", list);
+    char *save = NULL;
+    int n = 0;
+    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        sim_policy_t p;
+        if (sim_policy_parse(tok, &p) != GMUX_OK)
+            return cli_usage_error(CMD, "unknown policy '%s'", tok);
+        pol[p] = true;
+        n++;
+    }
+    if (n == 0)
+        return cli_usage_error(CMD, "empty policy list '%s'", list);
+    return 0;
+}
+
+int cmd_sim(int argc, char **argv)
+{
+    const char *sets[MAX_SETS];
+    size_t nsets = 0;
+    uint8_t lc[MAX_CLASSED] = {0};
+    int prio[MAX_CLASSED] = {0};
+    uint32_t nclass = 0;
+    sim_job_t job;
+    memset(&job, 0, sizeof(job));
+    sim_params_default(&job.params);
+    job.seed = 1;
+    job.progress = true;
+    for (int p = 0; p < SIM_POLICY_COUNT; p++)
+        job.policies[p] = true;
+    bool json = false, sweep = false;
+    const char *plot = "gmux-sim-sweep";
+    char err[256];
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (cli_is_help(a)) {
+            print_help();
+            return 0;
+        }
+        if (strcmp(a, "--json") == 0) {
+            json = true;
+            continue;
+        }
+        if (strcmp(a, "--sweep") == 0) {
+            sweep = true;
+            continue;
+        }
+        if (strcmp(a, "--quiet") == 0) {
+            job.progress = false;
+            continue;
+        }
+        bool takes = strcmp(a, "--workload") == 0 || strcmp(a, "--set") == 0 ||
+                     strcmp(a, "--trace") == 0 || strcmp(a, "--param") == 0 ||
+                     strcmp(a, "--policy") == 0 || strcmp(a, "--oversub") == 0 ||
+                     strcmp(a, "--seed") == 0 || strcmp(a, "--plot") == 0 ||
+                     strcmp(a, "--lc") == 0 || strcmp(a, "--prio") == 0;
+        if (!takes)
+            return cli_usage_error(CMD, "unknown option '%s'", a);
+        if (i + 1 >= argc)
+            return cli_usage_error(CMD, "option '%s' needs a value", a);
+        const char *v = argv[++i];
+        if (strcmp(a, "--workload") == 0) {
+            job.workload = v;
+        } else if (strcmp(a, "--trace") == 0) {
+            job.trace = v;
+        } else if (strcmp(a, "--set") == 0) {
+            if (nsets == MAX_SETS)
+                return cli_usage_error(CMD, "too many --set options at '%s'", v);
+            sets[nsets++] = v;
+        } else if (strcmp(a, "--param") == 0) {
+            if (sim_params_set(&job.params, v, err, sizeof(err)) != GMUX_OK)
+                return cli_usage_error(CMD, "%s", err);
+        } else if (strcmp(a, "--policy") == 0) {
+            int rc = parse_policies(v, job.policies);
+            if (rc)
+                return rc;
+        } else if (strcmp(a, "--oversub") == 0) {
+            if (com_parse_double(v, &job.oversub_pct) != GMUX_OK || !(job.oversub_pct > 0) ||
+                job.oversub_pct > 1e6)
+                return cli_usage_error(CMD, "bad oversubscription '%s'", v);
+        } else if (strcmp(a, "--seed") == 0) {
+            if (com_parse_u64(v, &job.seed) != GMUX_OK)
+                return cli_usage_error(CMD, "bad seed '%s'", v);
+        } else if (strcmp(a, "--plot") == 0) {
+            plot = v;
+        } else if (strcmp(a, "--lc") == 0) {
+            uint64_t t;
+            if (com_parse_u64(v, &t) != GMUX_OK || t >= MAX_CLASSED)
+                return cli_usage_error(CMD, "bad task number '%s'", v);
+            lc[t] = 1;
+            if (t + 1 > nclass)
+                nclass = (uint32_t)t + 1;
+        } else {
+            const char *eq = strchr(v, '=');
+            char tbuf[32];
+            uint64_t t;
+            int64_t n;
+            if (!eq || (size_t)(eq - v) >= sizeof(tbuf))
+                return cli_usage_error(CMD, "bad priority '%s' (TASK=N)", v);
+            memcpy(tbuf, v, (size_t)(eq - v));
+            tbuf[eq - v] = '\0';
+            if (com_parse_u64(tbuf, &t) != GMUX_OK || t >= MAX_CLASSED ||
+                com_parse_i64(eq + 1, &n) != GMUX_OK || n < -1000000 || n > 1000000)
+                return cli_usage_error(CMD, "bad priority '%s' (TASK=N)", v);
+            prio[t] = (int)n;
+            if (t + 1 > nclass)
+                nclass = (uint32_t)t + 1;
+        }
+    }
+    if (!job.workload == !job.trace)
+        return cli_usage_error(CMD, "give exactly one of --workload and --trace");
+    if (job.trace && nsets > 0)
+        return cli_usage_error(CMD, "--set applies to --workload, not to '%s'", job.trace);
+    if (sweep && job.oversub_pct > 0)
+        return cli_usage_error(CMD, "--sweep sets the oversubscription itself");
+    if (sim_params_check(&job.params, err, sizeof(err)) != GMUX_OK)
+        return cli_usage_error(CMD, "%s", err);
+    job.sets = sets;
+    job.nsets = nsets;
+    job.lc = lc;
+    job.prio = prio;
+    job.nclass = nclass;
+    return sweep ? sim_report_sweep(&job, json, plot, stdout) : sim_report_run(&job, json, stdout);
+}

@@ -1,0 +1,364 @@
+/* gmux sim reports: tables, JSON, oversubscription sweeps and their plot. */
+#include "sim_report.h"
+
+#include <inttypes.h>
+#include <spawn.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "sim/trace_io.h"
+#include "sim/workload.h"
+
+extern char **environ;
+
+#define GIB (1024.0 * 1024.0 * 1024.0)
+
+typedef struct cfg_result {
+    uint64_t capacity;
+    double pct;
+    sim_bound_t bound;
+    sim_result_t res[SIM_POLICY_COUNT];
+    gmux_status_t st[SIM_POLICY_COUNT];
+    char err[SIM_POLICY_COUNT][256];
+} cfg_result_t;
+
+static gmux_status_t job_open(void *ctx, sim_source_t **src_p, char *err, size_t errlen)
+{
+    const sim_job_t *job = ctx;
+    if (job->trace)
+        return sim_trace_open(job->trace, src_p, err, errlen);
+    return sim_workload_open(job->workload, job->sets, job->nsets, job->seed, src_p, err, errlen);
+}
+
+static void progress(void *ctx, const char *what, uint64_t launches)
+{
+    (void)ctx;
+    fprintf(stderr, "gmux sim: %s: %" PRIu64 " launches simulated\n", what, launches);
+}
+
+static sim_hooks_t job_hooks(const sim_job_t *job)
+{
+    return (sim_hooks_t){.open = job_open,
+                         .open_ctx = (void *)job,
+                         .progress = job->progress ? progress : NULL,
+                         .lc = job->lc,
+                         .prio = job->prio,
+                         .nclass = job->nclass};
+}
+
+static double secs(uint64_t ns)
+{
+    return (double)ns / 1e9;
+}
+
+static void json_str(FILE *out, const char *s)
+{
+    fputc('"', out);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fprintf(out, "\\%c", c);
+        else if (c < 0x20)
+            fprintf(out, "\\u%04x", c);
+        else
+            fputc(c, out);
+    }
+    fputc('"', out);
+}
+
+static const char *job_name(const sim_job_t *job)
+{
+    return job->trace ? job->trace : job->workload;
+}
+
+/* Runs every chosen policy for one device-memory size. */
+static void run_config(const sim_job_t *job, const sim_profile_t *prof, double pct,
+                       cfg_result_t *cr)
+{
+    memset(cr, 0, sizeof(*cr));
+    uint64_t cs = (uint64_t)job->params.chunk_bytes;
+    uint64_t cap = pct > 0 ? (uint64_t)((double)prof->footprint_bytes * 100.0 / pct)
+                           : (uint64_t)job->params.hbm_bytes;
+    cap = cap / cs * cs;
+    if (cap < cs)
+        cap = cs;
+    cr->capacity = cap;
+    cr->pct = prof->footprint_bytes ? (double)prof->footprint_bytes * 100.0 / (double)cap : 0;
+    sim_hooks_t h = job_hooks(job);
+    cr->st[SIM_POLICY_ORACLE] = GMUX_ERR_INVALID;
+    if (sim_bound_compute(prof, &job->params, cap, &cr->bound) != GMUX_OK)
+        cr->bound.bound_ns = 0; /* a launch exceeds the capacity: no policy runs */
+    for (int p = 0; p < SIM_POLICY_COUNT; p++) {
+        if (!job->policies[p]) {
+            cr->st[p] = GMUX_ERR_INVALID;
+            snprintf(cr->err[p], sizeof(cr->err[p]), "not selected");
+            continue;
+        }
+        if (p == SIM_POLICY_ORACLE) {
+            cr->res[p] = prof->oracle;
+            cr->res[p].tasks = calloc(prof->oracle.ntasks, sizeof(*cr->res[p].tasks));
+            if (cr->res[p].tasks)
+                memcpy(cr->res[p].tasks, prof->oracle.tasks,
+                       prof->oracle.ntasks * sizeof(*cr->res[p].tasks));
+            cr->st[p] = cr->res[p].tasks ? GMUX_OK : GMUX_ERR_NOMEM;
+            continue;
+        }
+        cr->st[p] = sim_run(&job->params, &h, (sim_policy_t)p, cap, &cr->res[p], cr->err[p],
+                            sizeof(cr->err[p]));
+    }
+}
+
+static void cfg_clear(cfg_result_t *cr)
+{
+    for (int p = 0; p < SIM_POLICY_COUNT; p++)
+        sim_result_clear(&cr->res[p]);
+}
+
+static void print_table(const sim_job_t *job, const sim_profile_t *prof, const cfg_result_t *cr,
+                        FILE *out)
+{
+    const sim_params_t *pp = &job->params;
+    uint32_t nt = prof->oracle.ntasks;
+    fprintf(out, "== %s: %u tasks, %" PRIu64 " launches, seed %" PRIu64 "\n", job_name(job), nt,
+            prof->oracle.launches, job->seed);
+    fprintf(out,
+            "   footprint %.2f GiB, device memory %.2f GiB (oversubscription %.0f%%), chunk %.0f "
+            "KiB, H2D %.1f GB/s, D2H %.1f GB/s\n",
+            (double)prof->footprint_bytes / GIB, (double)cr->capacity / GIB, cr->pct,
+            pp->chunk_bytes / 1024.0, pp->h2d_bps / 1e9, pp->d2h_bps / 1e9);
+    fprintf(out,
+            "   transfer bound %.6f s = max(compute %.6f s, OPT fetch %.2f GiB, OPT write-back "
+            "%.2f GiB)%s\n",
+            secs(cr->bound.bound_ns), secs(cr->bound.compute_ns),
+            (double)cr->bound.fetch_bytes / GIB, (double)cr->bound.writeback_bytes / GIB,
+            cr->bound.exact ? "" : " [compute term only: reference string over bound_max_refs]");
+    fprintf(out, "   %-14s %12s %8s %8s %9s %10s %10s %11s\n", "policy", "makespan_s", "%oracle",
+            "%bound", "vs_demand", "H2D_GiB", "D2H_GiB", "faults");
+    const sim_result_t *dem =
+        cr->st[SIM_POLICY_DEMAND] == GMUX_OK ? &cr->res[SIM_POLICY_DEMAND] : NULL;
+    for (int p = 0; p < SIM_POLICY_COUNT; p++) {
+        if (!job->policies[p])
+            continue;
+        if (cr->st[p] != GMUX_OK) {
+            fprintf(out, "   %-14s n/a: %s\n", sim_policy_name((sim_policy_t)p), cr->err[p]);
+            continue;
+        }
+        const sim_result_t *r = &cr->res[p];
+        double ms = (double)(r->makespan_ns ? r->makespan_ns : 1);
+        char vs[32] = "-";
+        if (dem)
+            snprintf(vs, sizeof(vs), "%.2fx", (double)dem->makespan_ns / ms);
+        fprintf(out, "   %-14s %12.6f %7.1f%% %7.1f%% %9s %10.2f %10.2f %11" PRIu64 "\n",
+                sim_policy_name((sim_policy_t)p), secs(r->makespan_ns),
+                100.0 * (double)prof->oracle.makespan_ns / ms,
+                100.0 * (double)cr->bound.bound_ns / ms, vs, (double)r->bytes_h2d / GIB,
+                (double)r->bytes_d2h / GIB, r->faults);
+    }
+    fprintf(out, "   per-task throughput (launches/s of the task over its own completion time)\n");
+    fprintf(out, "   %-22s", "task");
+    for (int p = 0; p < SIM_POLICY_COUNT; p++)
+        if (job->policies[p] && cr->st[p] == GMUX_OK)
+            fprintf(out, " %14s", sim_policy_name((sim_policy_t)p));
+    fputc('\n', out);
+    for (uint32_t t = 0; t < nt; t++) {
+        fprintf(out, "   %-22.22s", prof->task_names[t]);
+        for (int p = 0; p < SIM_POLICY_COUNT; p++) {
+            if (!job->policies[p] || cr->st[p] != GMUX_OK)
+                continue;
+            const sim_task_result_t *tr = &cr->res[p].tasks[t];
+            double f = secs(tr->finish_ns);
+            fprintf(out, " %14.1f", f > 0 ? (double)tr->launches / f : 0.0);
+        }
+        fputc('\n', out);
+    }
+}
+
+static void print_json_cfg(const sim_job_t *job, const sim_profile_t *prof, const cfg_result_t *cr,
+                           FILE *out)
+{
+    fprintf(out, "{\"input\":");
+    json_str(out, job_name(job));
+    fprintf(out,
+            ",\"seed\":%" PRIu64 ",\"tasks\":%u,\"launches\":%" PRIu64
+            ",\"footprint_bytes\":%" PRIu64 ",\"capacity_bytes\":%" PRIu64
+            ",\"oversub_pct\":%.3f,\"chunk_bytes\":%.0f",
+            job->seed, prof->oracle.ntasks, prof->oracle.launches, prof->footprint_bytes,
+            cr->capacity, cr->pct, job->params.chunk_bytes);
+    fprintf(out,
+            ",\"transfer_bound_s\":%.9f,\"bound_exact\":%s,\"bound_compute_s\":%.9f,"
+            "\"bound_fetch_bytes\":%" PRIu64 ",\"bound_writeback_bytes\":%" PRIu64
+            ",\"oracle_s\":%.9f,\"policies\":{",
+            secs(cr->bound.bound_ns), cr->bound.exact ? "true" : "false",
+            secs(cr->bound.compute_ns), cr->bound.fetch_bytes, cr->bound.writeback_bytes,
+            secs(prof->oracle.makespan_ns));
+    int first = 1;
+    for (int p = 0; p < SIM_POLICY_COUNT; p++) {
+        if (!job->policies[p])
+            continue;
+        fprintf(out, "%s\"%s\":", first ? "" : ",", sim_policy_name((sim_policy_t)p));
+        first = 0;
+        if (cr->st[p] != GMUX_OK) {
+            fprintf(out, "{\"error\":");
+            json_str(out, cr->err[p]);
+            fputc('}', out);
+            continue;
+        }
+        const sim_result_t *r = &cr->res[p];
+        fprintf(out,
+                "{\"makespan_s\":%.9f,\"bytes_h2d\":%" PRIu64 ",\"bytes_d2h\":%" PRIu64
+                ",\"faults\":%" PRIu64 ",\"slices\":%" PRIu64 ",\"task_finish_s\":[",
+                secs(r->makespan_ns), r->bytes_h2d, r->bytes_d2h, r->faults, r->slices);
+        for (uint32_t t = 0; t < r->ntasks; t++)
+            fprintf(out, "%s%.9f", t ? "," : "", secs(r->tasks[t].finish_ns));
+        fprintf(out, "]}");
+    }
+    fprintf(out, "}}");
+}
+
+static int profile(const sim_job_t *job, sim_profile_t *prof)
+{
+    char err[512] = "";
+    sim_hooks_t h = job_hooks(job);
+    gmux_status_t st = sim_profile_run(&job->params, &h, prof, err, sizeof(err));
+    if (st != GMUX_OK) {
+        fprintf(stderr, "gmux sim: %s: %s\n", job_name(job), err[0] ? err : gmux_status_str(st));
+        return 1;
+    }
+    return 0;
+}
+
+static int cfg_failed(const sim_job_t *job, const cfg_result_t *cr)
+{
+    for (int p = 0; p < SIM_POLICY_COUNT; p++)
+        if (job->policies[p] && cr->st[p] != GMUX_OK && cr->st[p] != GMUX_ERR_CAPACITY)
+            return 1;
+    return 0;
+}
+
+int sim_report_run(const sim_job_t *job, bool json, FILE *out)
+{
+    sim_profile_t prof;
+    if (profile(job, &prof) != 0)
+        return 1;
+    cfg_result_t cr;
+    run_config(job, &prof, job->oversub_pct, &cr);
+    if (json) {
+        print_json_cfg(job, &prof, &cr, out);
+        fputc('\n', out);
+    } else {
+        print_table(job, &prof, &cr, out);
+    }
+    int rc = cfg_failed(job, &cr);
+    for (int p = 0; rc && p < SIM_POLICY_COUNT; p++)
+        if (job->policies[p] && cr.st[p] != GMUX_OK && cr.st[p] != GMUX_ERR_CAPACITY)
+            fprintf(stderr, "gmux sim: %s: %s\n", sim_policy_name((sim_policy_t)p), cr.err[p]);
+    cfg_clear(&cr);
+    sim_profile_clear(&prof);
+    return rc;
+}
+
+static int run_gnuplot(const char *gp)
+{
+    char *argv[] = {"gnuplot", (char *)gp, NULL};
+    pid_t pid;
+    if (posix_spawnp(&pid, "gnuplot", NULL, NULL, argv, environ) != 0)
+        return -1;
+    int status;
+    if (waitpid(pid, &status, 0) < 0)
+        return -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static void write_plot(const sim_job_t *job, const char *prefix, FILE *out)
+{
+    char dat[1024], gp[1024], png[1024];
+    snprintf(dat, sizeof(dat), "%s.dat", prefix);
+    snprintf(gp, sizeof(gp), "%s.gp", prefix);
+    snprintf(png, sizeof(png), "%s.png", prefix);
+    FILE *f = fopen(gp, "w");
+    if (!f) {
+        fprintf(stderr, "gmux sim: cannot write %s\n", gp);
+        return;
+    }
+    fprintf(f,
+            "set terminal png size 960,600\nset output '%s'\n"
+            "set title 'gmux sim: %s (throughput relative to unlimited memory)'\n"
+            "set xlabel 'oversubscription (footprint / device memory, %%)'\n"
+            "set ylabel 'throughput / oracle'\nset yrange [0:1.05]\nset key outside right\n"
+            "set grid\n",
+            png, job_name(job));
+    fprintf(f, "plot '%s' using 1:2 with linespoints title 'transfer bound'", dat);
+    int col = 3;
+    for (int p = 0; p < SIM_POLICY_COUNT; p++) {
+        if (!job->policies[p])
+            continue;
+        fprintf(f, ", '' using 1:%d with linespoints title '%s'", col++,
+                sim_policy_name((sim_policy_t)p));
+    }
+    fputc('\n', f);
+    fclose(f);
+    int rc = run_gnuplot(gp);
+    if (rc == 0)
+        fprintf(out, "plot: %s (data %s, script %s)\n", png, dat, gp);
+    else
+        fprintf(out, "plot: gnuplot not available (rc %d); data %s, script %s\n", rc, dat, gp);
+}
+
+int sim_report_sweep(const sim_job_t *job, bool json, const char *prefix, FILE *out)
+{
+    static const double pcts[] = {100, 150, 200, 250, 300, 350, 400};
+    const size_t npcts = sizeof(pcts) / sizeof(pcts[0]);
+    sim_profile_t prof;
+    if (profile(job, &prof) != 0)
+        return 1;
+    char dat[1024];
+    snprintf(dat, sizeof(dat), "%s.dat", prefix);
+    FILE *df = fopen(dat, "w");
+    if (!df) {
+        fprintf(stderr, "gmux sim: cannot write %s\n", dat);
+        sim_profile_clear(&prof);
+        return 1;
+    }
+    fprintf(df, "# oversub_pct bound");
+    for (int p = 0; p < SIM_POLICY_COUNT; p++)
+        if (job->policies[p])
+            fprintf(df, " %s", sim_policy_name((sim_policy_t)p));
+    fprintf(df, "   (throughput relative to oracle; 0 = could not run)\n");
+    if (json)
+        fprintf(out, "{\"sweep\":[");
+    int rc = 0;
+    double oracle = (double)(prof.oracle.makespan_ns ? prof.oracle.makespan_ns : 1);
+    for (size_t i = 0; i < npcts; i++) {
+        cfg_result_t cr;
+        if (job->progress)
+            fprintf(stderr, "gmux sim: sweep %.0f%%\n", pcts[i]);
+        run_config(job, &prof, pcts[i], &cr);
+        if (json) {
+            if (i)
+                fputc(',', out);
+            print_json_cfg(job, &prof, &cr, out);
+        } else {
+            print_table(job, &prof, &cr, out);
+        }
+        fprintf(df, "%.0f %.6f", pcts[i],
+                cr.bound.bound_ns ? oracle / (double)cr.bound.bound_ns : 0.0);
+        for (int p = 0; p < SIM_POLICY_COUNT; p++) {
+            if (!job->policies[p])
+                continue;
+            double v = cr.st[p] == GMUX_OK && cr.res[p].makespan_ns
+                           ? oracle / (double)cr.res[p].makespan_ns
+                           : 0.0;
+            fprintf(df, " %.6f", v);
+        }
+        fputc('\n', df);
+        rc |= cfg_failed(job, &cr);
+        cfg_clear(&cr);
+    }
+    fclose(df);
+    if (json)
+        fprintf(out, "]}\n");
+    write_plot(job, prefix, json ? stderr : out);
+    sim_profile_clear(&prof);
+    return rc;
+}
