@@ -92,12 +92,28 @@ static gmux_status_t fill(eng_engine_t *e, uint32_t chunk, uint64_t need_pos, ui
     bool dirty = false;
     eng_ticket_t last = 0;
     if (eng_place_resident(e->place) >= eng_place_capacity(e->place)) {
-        victim = eng_place_victim(e->place, need_pos);
+        /* A chunk the launch about to run touches is never the victim. With a
+         * learned prediction such a chunk may be one the prediction missed, so
+         * its planned next use is later: set it aside and look again. */
+        uint32_t held[256];
+        unsigned nheld = 0;
+        for (;;) {
+            victim = eng_place_victim(e->place, need_pos);
+            if (victim == ENG_NONE || pin_pos == ENG_POS_INF ||
+                eng_regions_chunk(e->regs, victim)->truth_pos != pin_pos)
+                break;
+            if (nheld == sizeof(held) / sizeof(held[0])) {
+                victim = ENG_NONE;
+                break;
+            }
+            eng_place_remove(e->place, victim);
+            held[nheld++] = victim;
+        }
+        for (unsigned i = 0; i < nheld; i++)
+            (void)eng_place_insert(e->place, held[i]);
         if (victim == ENG_NONE)
             return GMUX_ERR_BUSY;
         eng_chunk_t *v = eng_regions_chunk(e->regs, victim);
-        if (pin_pos != ENG_POS_INF && v->truth_pos == pin_pos)
-            return GMUX_ERR_BUSY; /* the launch about to run touches it */
         dirty = (v->flags & ENG_CHUNK_DIRTY) != 0;
         last = v->last_ticket;
         v->flags &= ~(uint32_t)ENG_CHUNK_DIRTY;

@@ -38,7 +38,9 @@ struct pred_run {
     eng_scorer_t *scorer;
     eng_score_t score;
     eng_regions_t *regs;
-    uint32_t task; /* of the current predict call */
+    uint64_t budget;  /* bytes: larger predictions lose their whole-region parts */
+    uint64_t dropped; /* launches whose whole-region parts were dropped */
+    uint32_t task;    /* of the current predict call */
     struct pending *q;
     size_t qcap, qhead, qlen;
     eng_span_t spans[2 * ENG_PRED_MAX_ARGS];
@@ -149,6 +151,31 @@ static gmux_status_t expand(struct pred_run *r, size_t nspans, uint32_t *n_p)
     return GMUX_OK;
 }
 
+/*
+ * A prediction larger than half the device would crowd out the launch's own
+ * data (and the engine refuses a working set beyond the device): its
+ * whole-region fallbacks are dropped, so those bytes fault in on demand.
+ */
+static size_t fit_budget(struct pred_run *r, const eng_region_lookup_t *rl, size_t n)
+{
+    uint64_t total = 0;
+    for (size_t i = 0; i < n; i++)
+        total += eng_span_bytes(&r->spans[i]);
+    if (total <= r->budget)
+        return n;
+    size_t out = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t base, size;
+        const eng_span_t *s = &r->spans[i];
+        if (s->count == 1 && rl->find(rl->ctx, s->addr, &base, &size) && base == s->addr &&
+            size == s->len)
+            continue;
+        r->spans[out++] = *s;
+    }
+    r->dropped++;
+    return out;
+}
+
 static gmux_status_t run_predict(void *ctx, uint32_t task, const eng_launch_t *l,
                                  const eng_range_t *rec, uint32_t nrec, const eng_range_t **out_p,
                                  uint32_t *n_p)
@@ -161,8 +188,10 @@ static gmux_status_t run_predict(void *ctx, uint32_t task, const eng_launch_t *l
     if (st == GMUX_OK)
         st = eng_predictor_predict(r->p, l, &rl, r->spans, sizeof(r->spans) / sizeof(r->spans[0]),
                                    &n);
-    if (st == GMUX_OK)
+    if (st == GMUX_OK) {
+        n = fit_budget(r, &rl, n);
         st = eng_score_launch(r->scorer, r->spans, n, rec, nrec, &r->score);
+    }
     if (st == GMUX_OK)
         st = expand(r, n, n_p);
     if (st == GMUX_OK)
@@ -211,14 +240,15 @@ static void run_end(void *ctx, sim_result_t *res)
     free(r);
 }
 
-static gmux_status_t run_begin(void *ctx, const sim_source_t *src, void **run_p, char *err,
-                               size_t errlen)
+static gmux_status_t run_begin(void *ctx, const sim_source_t *src, uint64_t capacity, void **run_p,
+                               char *err, size_t errlen)
 {
     struct pred_run *r = calloc(1, sizeof(*r));
     gmux_status_t st = GMUX_ERR_NOMEM;
     if (!r)
         goto fail;
     r->opts = ctx;
+    r->budget = capacity / 2;
     if (eng_predictor_create(&r->p) != GMUX_OK || eng_scorer_create(&r->scorer) != GMUX_OK)
         goto fail;
     for (uint32_t k = 0; k < src->nkernels; k++)

@@ -404,7 +404,7 @@ static gmux_status_t run_engine(const sim_params_t *p, const sim_hooks_t *h, sim
     const sim_predictor_hooks_t *ph = h->predictor;
     void *pred = NULL;
     if (ph) {
-        st = ph->begin(ph->ctx, src, &pred, err, errlen);
+        st = ph->begin(ph->ctx, src, capacity, &pred, err, errlen);
         if (st != GMUX_OK) {
             sim_source_close(src);
             return st;

@@ -87,9 +87,10 @@ typedef struct sim_profile {
  * called after each, so the predictor learns only from launches that ran.
  */
 typedef struct sim_predictor_hooks {
-    /* Starts a run over src; *run_p is the context of the calls below. */
-    gmux_status_t (*begin)(void *ctx, const sim_source_t *src, void **run_p, char *err,
-                           size_t errlen);
+    /* Starts a run over src on a device of capacity bytes; *run_p is the
+     * context of the calls below. */
+    gmux_status_t (*begin)(void *ctx, const sim_source_t *src, uint64_t capacity, void **run_p,
+                           char *err, size_t errlen);
     /* The engine's regions (for mapping pointers to allocations), once it exists. */
     void (*attach)(void *run, eng_regions_t *regs);
     eng_predict_fn predict; /* called with run as ctx */
