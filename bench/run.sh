@@ -13,4 +13,5 @@ run() {
 run "$build/bench/bench_log"
 run "$build/bench/bench_predict"
 run bench/predict_quality.sh
+run bench/predict_sim.sh
 echo "results: $out/results.jsonl" >&2

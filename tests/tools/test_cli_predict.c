@@ -106,6 +106,41 @@ static void test_corrupt_database_goes_on(void **state)
     assert_non_null(strstr(out, "templates (learned online"));
 }
 
+static void test_sim_with_templates(void **state)
+{
+    (void)state;
+    const char *prof[] = {"profile", trace, "-o", db, NULL};
+    assert_int_equal(run(prof), 0);
+    const char *sim[] = {"sim", "--trace",     trace, "--policy", "proactive", "--oversub",
+                         "200", "--templates", db,    "--quiet",  NULL};
+    assert_int_equal(run(sim), 0);
+    assert_non_null(strstr(out, "learned templates (from "));
+    assert_non_null(strstr(out, "predicted bytes: precision "));
+    const char *rec[] = {"sim", "--trace",   trace,      "--policy", "proactive", "--oversub",
+                         "200", "--predict", "recorded", "--quiet",  NULL};
+    assert_int_equal(run(rec), 0);
+    assert_non_null(strstr(out, "proactive working sets: recorded ranges"));
+    /* A corrupt database: said once, with its line; the run learns online. */
+    char bad[256];
+    snprintf(bad, sizeof(bad), "%s/bad-sim.tpl", dir);
+    FILE *f = fopen(bad, "w");
+    assert_non_null(f);
+    fputs("gmux-templates 1\ntotal 3\n", f);
+    fclose(f);
+    const char *simbad[] = {"sim", "--trace",     trace, "--policy", "proactive", "--oversub",
+                            "200", "--templates", bad,   "--quiet",  NULL};
+    assert_int_equal(run(simbad), 0);
+    unlink(bad);
+    assert_non_null(strstr(err, "bad-sim.tpl:2 (byte 17): 'total' says 3 kernels"));
+    assert_non_null(strstr(out, "online learning only"));
+    const char *both[] = {"sim",      "--trace",     trace, "--predict",
+                          "recorded", "--templates", db,    NULL};
+    assert_int_equal(run(both), 2);
+    const char *how[] = {"sim", "--trace", trace, "--predict", "psychic", NULL};
+    assert_int_equal(run(how), 2);
+    assert_non_null(strstr(err, "'psychic'"));
+}
+
 static void test_usage_errors(void **state)
 {
     (void)state;
@@ -126,6 +161,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_profile_then_report),
         cmocka_unit_test(test_corrupt_database_goes_on),
+        cmocka_unit_test(test_sim_with_templates),
         cmocka_unit_test(test_usage_errors),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
