@@ -11,6 +11,7 @@ run() {
   "$@" | tee -a "$out/results.jsonl"
 }
 run "$build/bench/bench_log"
+run "$build/bench/bench_trace"
 run "$build/bench/bench_predict"
 run bench/predict_quality.sh
 run bench/predict_sim.sh

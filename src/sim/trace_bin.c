@@ -26,6 +26,7 @@ typedef struct bin_cursor {
     uint64_t block_off; /* offset of the current block header */
     uint64_t next;      /* offset of the next block, 0 if none */
     uint32_t left;      /* events left in the current block */
+    uint64_t prev;      /* last address decoded in the block (delta base) */
     uint64_t expected;  /* events the task table promises */
     uint64_t delivered;
     int state; /* 0 reading, 1 at end, 2 failed */
@@ -111,6 +112,7 @@ static gmux_status_t load_block(bin_source_t *s, bin_cursor_t *c, uint32_t task,
     c->block_off = off;
     c->next = next;
     c->left = nev;
+    c->prev = 0;
     c->p = c->buf;
     c->end = c->buf + len;
     return GMUX_OK;
@@ -174,6 +176,8 @@ static const char *decode(bin_cursor_t *c, sim_event_t *ev)
                 return "block ends inside an argument";
             c->args[i].kind = *p++;
             GET(c->args[i].value);
+            if (c->args[i].kind == ENG_ARG_PTR)
+                c->prev = c->args[i].value = sim_unzigzag(c->args[i].value, c->prev);
         }
         GET(v[9]);
         if (v[9] > SIM_TRACE_MAX_RANGES || v[9] > (uint64_t)(end - p) / 3)
@@ -186,6 +190,7 @@ static const char *decode(bin_cursor_t *c, sim_event_t *ev)
                 return "block ends inside a range";
             c->ranges[i].mode = *p++;
             GET(c->ranges[i].addr);
+            c->prev = c->ranges[i].addr = sim_unzigzag(c->ranges[i].addr, c->prev);
             GET(c->ranges[i].len);
         }
         l->args = c->args;

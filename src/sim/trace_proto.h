@@ -101,6 +101,22 @@ static inline int sim_get_varint(const uint8_t **pp, const uint8_t *end, uint64_
         return 0;
     }
     uint64_t v = 0;
+    if (end - p >= SIM_VARINT_MAX) { /* no bound check per byte */
+        for (unsigned shift = 0; shift < 63; shift += 7) {
+            uint8_t b = *p++;
+            v |= (uint64_t)(b & 0x7f) << shift;
+            if (!(b & 0x80)) {
+                *out = v;
+                *pp = p;
+                return 0;
+            }
+        }
+        if (*p > 1)
+            return -1;
+        *out = v | (uint64_t)*p << 63;
+        *pp = p + 1;
+        return 0;
+    }
     for (unsigned shift = 0; shift < 64; shift += 7) {
         if (p >= end)
             return -1;
@@ -115,6 +131,21 @@ static inline int sim_get_varint(const uint8_t **pp, const uint8_t *end, uint64_
         }
     }
     return -1;
+}
+
+/* Addresses (pointer arguments and range starts) are stored as the zigzag
+ * varint of their difference from the previous address in the same block
+ * (0 at the start of each block), so a range that starts at a pointer
+ * argument costs one byte, and blocks decode independently. */
+static inline uint64_t sim_zigzag(uint64_t addr, uint64_t prev)
+{
+    uint64_t d = addr - prev;
+    return (d << 1) ^ (uint64_t)(-(int64_t)(d >> 63));
+}
+
+static inline uint64_t sim_unzigzag(uint64_t z, uint64_t prev)
+{
+    return prev + ((z >> 1) ^ (uint64_t)(-(int64_t)(z & 1)));
 }
 
 /* Event kinds in the payload are the sim_event_kind_t values, one byte. */

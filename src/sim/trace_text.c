@@ -346,6 +346,15 @@ static gmux_status_t text_next(sim_source_t *src, uint32_t task, sim_event_t *ev
         if (strcmp(kw, "end") == 0) {
             if (next_token(&p))
                 return cursor_fail(s, c, GMUX_ERR_PARSE, "unexpected text after 'end'");
+            /* only blank lines and comments may follow */
+            while ((rc = read_line(c, &no_newline)) == 0) {
+                p = c->line;
+                kw = next_token(&p);
+                if (kw && kw[0] != '#')
+                    return cursor_fail(s, c, GMUX_ERR_PARSE, "record after the 'end' line");
+            }
+            if (rc < 0)
+                return cursor_fail(s, c, GMUX_ERR_IO, "read error");
             c->state = 1;
             return GMUX_ERR_NOT_FOUND;
         }

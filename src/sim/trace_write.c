@@ -26,6 +26,7 @@ typedef struct wtask {
     uint8_t *buf;
     size_t len, cap;
     uint32_t nev;     /* events in buf */
+    uint64_t prev;    /* last address encoded in buf (delta base) */
     uint64_t first;   /* offset of the first block, 0 if none yet */
     uint64_t last;    /* offset of the last block written */
     uint64_t nevents; /* events of this task so far */
@@ -207,10 +208,11 @@ static gmux_status_t flush_block(sim_trace_writer_t *w, wtask_t *t, uint32_t tas
     w->off += SIM_BIN_BLOCK_SIZE + t->len;
     t->len = 0;
     t->nev = 0;
+    t->prev = 0;
     return GMUX_OK;
 }
 
-static size_t encode_event(uint8_t *p0, const sim_event_t *ev)
+static size_t encode_event(uint8_t *p0, const sim_event_t *ev, uint64_t *prev)
 {
     uint8_t *p = p0;
     *p++ = (uint8_t)ev->kind;
@@ -231,12 +233,18 @@ static size_t encode_event(uint8_t *p0, const sim_event_t *ev)
         p = sim_put_varint(p, l->nargs);
         for (uint32_t i = 0; i < l->nargs; i++) {
             *p++ = l->args[i].kind;
-            p = sim_put_varint(p, l->args[i].value);
+            if (l->args[i].kind == ENG_ARG_PTR) {
+                p = sim_put_varint(p, sim_zigzag(l->args[i].value, *prev));
+                *prev = l->args[i].value;
+            } else {
+                p = sim_put_varint(p, l->args[i].value);
+            }
         }
         p = sim_put_varint(p, l->nranges);
         for (uint32_t i = 0; i < l->nranges; i++) {
             *p++ = l->ranges[i].mode;
-            p = sim_put_varint(p, l->ranges[i].addr);
+            p = sim_put_varint(p, sim_zigzag(l->ranges[i].addr, *prev));
+            *prev = l->ranges[i].addr;
             p = sim_put_varint(p, l->ranges[i].len);
         }
     }
@@ -389,7 +397,7 @@ static gmux_status_t bin_event(sim_trace_writer_t *w, uint32_t task, const sim_e
         t->buf = b;
         t->cap = cap;
     }
-    t->len += encode_event(t->buf + t->len, ev);
+    t->len += encode_event(t->buf + t->len, ev, &t->prev);
     t->nev++;
     if (t->len > SIM_BIN_BLOCK_MAX)
         return wfail(w, GMUX_ERR_RANGE, "one event is larger than a block may be");

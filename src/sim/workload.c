@@ -214,10 +214,13 @@ static gmux_status_t build_tables(wl_source_t *s, uint64_t seed, char *err, size
             p->kmap[k] = j;
         }
         uint64_t part_seed = wl_mix(seed, i);
+        uint32_t same = 0; /* tasks of earlier parts of the same workload: names stay unique */
+        for (size_t j = 0; j < i; j++)
+            same += s->parts[j].def == p->def ? s->parts[j].ntasks : 0;
         for (uint32_t t = 0; t < p->ntasks; t++) {
             uint32_t g = p->task0 + t;
             char name[96];
-            snprintf(name, sizeof(name), "%s.%" PRIu32, p->def->name, t);
+            snprintf(name, sizeof(name), "%s.%" PRIu32, p->def->name, same + t);
             if (!(s->task_names[g] = strdup(name)) ||
                 !(s->tasks[g].state = calloc(1, p->def->task_size)))
                 goto out_nomem;

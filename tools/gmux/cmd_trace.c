@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 #include "commands.h"
@@ -72,7 +73,7 @@ static int cmd_generate(int argc, char **argv)
     int rc = CLI_EXIT_USAGE;
     if (!sets)
         return cli_fail(CMD, "out of memory");
-    for (int i = 1; i < argc; i++) {
+    for (int i = 1; i < argc; i += 2) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         int takes = strcmp(a, "--workload") == 0 || strcmp(a, "--set") == 0 ||
@@ -99,7 +100,6 @@ static int cmd_generate(int argc, char **argv)
             rc = cli_usage_error(CMD, "unexpected argument '%s'", a);
             goto out_sets;
         }
-        i++;
     }
     if (!workload || !out) {
         rc = cli_usage_error(CMD, "generate needs --workload NAME and -o FILE");
@@ -141,6 +141,10 @@ static int cmd_convert(int argc, char **argv)
     }
     if (!in || !out)
         return cli_usage_error(CMD, "convert needs IN and OUT");
+    struct stat si, so;
+    if (stat(in, &si) == 0 && stat(out, &so) == 0 && si.st_dev == so.st_dev &&
+        si.st_ino == so.st_ino)
+        return cli_usage_error(CMD, "OUT '%s' is the same file as IN", out);
     char err[512];
     sim_trace_format_t from;
     if (sim_trace_detect(in, &from, err, sizeof(err)) != GMUX_OK)
