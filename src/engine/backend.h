@@ -47,6 +47,15 @@ typedef struct eng_backend_ops {
      * chunk; the caller that runs launches hands these to the engine). CUDA:
      * cuStreamWaitEvent. Tickets of one kind increase in issue order. */
     gmux_status_t (*wait)(void *ctx, eng_dir_t dir, eng_ticket_t ticket);
+    /* Added, may be NULL: drops the device copy of [addr, addr+len) without a
+     * transfer, the host copy being valid (a clean chunk) or the data dead;
+     * ordered after the D2H stream's earlier work and the compute ticket given
+     * to the last wait. CUDA: cuMemDiscardBatchAsync, or prefetch to host when
+     * absent. */
+    gmux_status_t (*discard)(void *ctx, uint32_t task, uint64_t addr, uint64_t len);
+    /* Added, may be NULL: the task freed [addr, addr+len); the backend forgets
+     * whatever it knew about it (the program's own free releases the memory). */
+    void (*release)(void *ctx, uint32_t task, uint64_t addr, uint64_t len);
 } eng_backend_ops_t;
 
 typedef struct eng_backend {

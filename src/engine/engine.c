@@ -1,26 +1,42 @@
-/* The engine: prefetching over the timeline with OPT/LRU eviction. */
+/* The engine: a shadow placement pass ahead of execution, replacements
+ * issued as early as their victims allow. */
 #include "engine/engine.h"
 
 #include <stdlib.h>
+#include <string.h>
+
+/* A replacement decided by the shadow pass, waiting for its victim's last use. */
+typedef struct eng_repl {
+    uint64_t gate;       /* issuable once every position below gate has run */
+    uint32_t chunk;      /* to fill */
+    uint32_t victim;     /* to evict, ENG_NONE for a free slot */
+    uint64_t freed_last; /* victim released meanwhile: compute ticket of its last use */
+} eng_repl_t;
 
 struct eng_engine {
     eng_engine_params_t p;
     eng_regions_t *regs;
     eng_sched_t *sched;
     eng_timeline_t *tl;
-    eng_placement_t *place;
+    eng_placement_t *place; /* the shadow's resident set (planned residency) */
     eng_migrate_t *mig;
-    uint64_t pf_pos; /* prefetch cursor: entry position ... */
-    uint32_t pf_ref; /* ... and reference within it */
+    eng_repl_t *repl; /* ring of pending replacements, in shadow order */
+    uint64_t rhead, rtail, rcap;
+    uint64_t sh_pos;    /* next position the shadow pass places */
+    uint64_t exec_next; /* positions below this have run */
     uint64_t last_slice;
     uint64_t faults;
     bool pending; /* a step was handed out and not completed */
 };
 
-static void on_next_use(void *ctx, uint32_t chunk)
+static void on_use_added(void *ctx, uint32_t chunk, uint64_t pos)
 {
     eng_engine_t *e = ctx;
-    eng_place_key_changed(e->place, chunk);
+    eng_chunk_t *c = eng_regions_chunk(e->regs, chunk);
+    if ((c->flags & ENG_CHUNK_RESIDENT) && c->key == ENG_POS_INF && pos >= e->sh_pos) {
+        c->key = pos;
+        eng_place_key_changed(e->place, chunk);
+    }
 }
 
 gmux_status_t eng_engine_create(const eng_engine_params_t *p, const eng_backend_t *be,
@@ -45,7 +61,7 @@ gmux_status_t eng_engine_create(const eng_engine_params_t *p, const eng_backend_
                                     .feed = p->feed,
                                     .predict = p->predict,
                                     .predict_ctx = p->predict_ctx,
-                                    .next_use_changed = on_next_use,
+                                    .use_added = on_use_added,
                                     .cb_ctx = e};
         st = eng_timeline_create(&tp, e->regs, e->sched, &e->tl);
     }
@@ -66,6 +82,7 @@ void eng_engine_destroy(eng_engine_t *e)
     eng_place_destroy(e->place);
     eng_sched_destroy(e->sched);
     eng_regions_destroy(e->regs);
+    free(e->repl);
     free(e);
 }
 
@@ -84,87 +101,175 @@ const eng_placement_t *eng_engine_placement(const eng_engine_t *e)
     return e->place;
 }
 
-/* Fills chunk for position need_pos, evicting if the capacity is reached;
- * GMUX_ERR_BUSY when no resident chunk may make room. */
-static gmux_status_t fill(eng_engine_t *e, uint32_t chunk, uint64_t need_pos, uint64_t pin_pos)
+static gmux_status_t repl_push(eng_engine_t *e, eng_repl_t r)
 {
-    uint32_t victim = ENG_NONE;
-    bool dirty = false;
-    eng_ticket_t last = 0;
-    if (eng_place_resident(e->place) >= eng_place_capacity(e->place)) {
-        /* A chunk the launch about to run touches is never the victim. With a
-         * learned prediction such a chunk may be one the prediction missed, so
-         * its planned next use is later: set it aside and look again. */
-        uint32_t held[256];
-        unsigned nheld = 0;
-        for (;;) {
-            victim = eng_place_victim(e->place, need_pos);
-            if (victim == ENG_NONE || pin_pos == ENG_POS_INF ||
-                eng_regions_chunk(e->regs, victim)->truth_pos != pin_pos)
-                break;
-            if (nheld == sizeof(held) / sizeof(held[0])) {
-                victim = ENG_NONE;
-                break;
-            }
-            eng_place_remove(e->place, victim);
-            held[nheld++] = victim;
-        }
-        for (unsigned i = 0; i < nheld; i++)
-            (void)eng_place_insert(e->place, held[i]);
-        if (victim == ENG_NONE)
-            return GMUX_ERR_BUSY;
-        eng_chunk_t *v = eng_regions_chunk(e->regs, victim);
-        dirty = (v->flags & ENG_CHUNK_DIRTY) != 0;
-        last = v->last_ticket;
-        v->flags &= ~(uint32_t)ENG_CHUNK_DIRTY;
-        eng_place_remove(e->place, victim);
+    if (e->rtail - e->rhead == e->rcap) {
+        uint64_t ncap = e->rcap ? e->rcap * 2 : 1024;
+        eng_repl_t *n = malloc(ncap * sizeof(*n));
+        if (!n)
+            return GMUX_ERR_NOMEM;
+        for (uint64_t i = e->rhead; i < e->rtail; i++)
+            n[i - e->rhead] = e->repl[i % e->rcap];
+        free(e->repl);
+        e->repl = n;
+        e->rtail -= e->rhead;
+        e->rhead = 0;
+        e->rcap = ncap;
     }
-    gmux_status_t st = eng_place_insert(e->place, chunk);
-    if (st != GMUX_OK)
-        return st;
-    return eng_migrate_add(e->mig, chunk, victim, dirty, last);
+    e->repl[e->rtail++ % e->rcap] = r;
+    return GMUX_OK;
 }
 
-/* Moves the prefetch cursor forward through slices up to max_slice. */
-static gmux_status_t prefetch(eng_engine_t *e, uint64_t front_pos, uint64_t max_slice)
+/* Places the chunk for position q in the shadow: free slot or a victim. */
+static gmux_status_t shadow_take(eng_engine_t *e, uint32_t chunk, uint64_t q)
 {
-    if (e->pf_pos < front_pos) {
-        e->pf_pos = front_pos;
-        e->pf_ref = 0;
+    eng_repl_t r = {.gate = 0, .chunk = chunk, .victim = ENG_NONE};
+    if (eng_place_resident(e->place) >= eng_place_capacity(e->place)) {
+        uint32_t v = eng_place_victim(e->place, q);
+        if (v == ENG_NONE)
+            return GMUX_ERR_CAPACITY;
+        r.victim = v;
+        r.gate = eng_regions_chunk(e->regs, v)->shadow_last + 1;
+        eng_place_remove(e->place, v);
     }
-    for (;;) {
-        const eng_entry_t *ent = eng_timeline_peek(e->tl, e->pf_pos - front_pos);
-        if (!ent || ent->slice > max_slice)
-            break;
-        if (ent->kind == ENG_ITEM_LAUNCH) {
-            const uint32_t *refs = eng_timeline_refs(e->tl, ent);
-            for (; e->pf_ref < ent->nrefs; e->pf_ref++) {
-                uint32_t c = ENG_REF_CHUNK(refs[e->pf_ref]);
-                if (eng_regions_chunk(e->regs, c)->flags & ENG_CHUNK_RESIDENT)
-                    continue;
-                gmux_status_t st = fill(e, c, ent->pos, ENG_POS_INF);
-                if (st == GMUX_ERR_BUSY)
-                    return eng_migrate_flush(e->mig); /* blocked: resume later */
-                if (st != GMUX_OK)
-                    return st;
-            }
+    eng_chunk_t *c = eng_regions_chunk(e->regs, chunk);
+    /* the allocation must exist: its address may have belonged to a region
+     * whose free is still ahead of execution */
+    uint64_t born = eng_regions_get(e->regs, c->region)->alloc_pos;
+    if (born > r.gate)
+        r.gate = born;
+    c->key = q;
+    gmux_status_t st = eng_place_insert(e->place, chunk);
+    return st == GMUX_OK ? repl_push(e, r) : st;
+}
+
+/* Shadow placement of one launch at position q (its refs all resident at q). */
+static gmux_status_t shadow_launch(eng_engine_t *e, const eng_entry_t *ent)
+{
+    const uint32_t *refs = eng_timeline_refs(e->tl, ent);
+    uint64_t q = ent->pos;
+    for (uint32_t i = 0; i < ent->nrefs; i++) { /* pin what is there */
+        uint32_t c = ENG_REF_CHUNK(refs[i]);
+        eng_chunk_t *x = eng_regions_chunk(e->regs, c);
+        if (x->flags & ENG_CHUNK_RESIDENT) {
+            x->key = q;
+            eng_place_key_changed(e->place, c);
         }
-        e->pf_pos++;
-        e->pf_ref = 0;
+    }
+    for (uint32_t i = 0; i < ent->nrefs; i++) {
+        uint32_t c = ENG_REF_CHUNK(refs[i]);
+        if (eng_regions_chunk(e->regs, c)->flags & ENG_CHUNK_RESIDENT)
+            continue;
+        gmux_status_t st = shadow_take(e, c, q);
+        if (st != GMUX_OK)
+            return st;
+    }
+    for (uint32_t i = 0; i < ent->nrefs; i++) {
+        uint32_t c = ENG_REF_CHUNK(refs[i]);
+        eng_chunk_t *x = eng_regions_chunk(e->regs, c);
+        x->shadow_last = q;
+        x->key = eng_timeline_next_after(e->tl, c, q);
+        eng_place_key_changed(e->place, c);
+        eng_place_touch(e->place, c);
+    }
+    return GMUX_OK;
+}
+
+/* Runs the shadow pass through position `through` and on while slices <= max_slice. */
+static gmux_status_t shadow(eng_engine_t *e, uint64_t front_pos, uint64_t through,
+                            uint64_t max_slice)
+{
+    for (;;) {
+        const eng_entry_t *ent = eng_timeline_peek(e->tl, e->sh_pos - front_pos);
+        if (!ent || (ent->pos > through && ent->slice > max_slice))
+            return GMUX_OK;
+        if (ent->kind == ENG_ITEM_LAUNCH) {
+            gmux_status_t st = shadow_launch(e, ent);
+            if (st != GMUX_OK)
+                return st;
+        }
+        e->sh_pos++;
+    }
+}
+
+/* Issues the pending replacements whose victims are done with, in order. */
+static gmux_status_t issue(eng_engine_t *e)
+{
+    while (e->rhead < e->rtail) {
+        eng_repl_t *r = &e->repl[e->rhead % e->rcap];
+        if (r->gate > e->exec_next)
+            break;
+        bool dirty = false;
+        eng_ticket_t last = r->freed_last;
+        if (r->victim != ENG_NONE) {
+            eng_chunk_t *v = eng_regions_chunk(e->regs, r->victim);
+            /* data is dead once its free is planned and no use remains */
+            bool dead = !eng_regions_get(e->regs, v->region)->mapped && v->next_use == ENG_POS_INF;
+            dirty = !dead && (v->flags & ENG_CHUNK_DIRTY);
+            v->flags &= ~(uint32_t)(ENG_CHUNK_DIRTY | ENG_CHUNK_PRESENT);
+            last = v->last_ticket;
+        }
+        eng_regions_chunk(e->regs, r->chunk)->flags |= ENG_CHUNK_PRESENT;
+        gmux_status_t st = eng_migrate_add(e->mig, r->chunk, r->victim, dirty, last);
+        if (st != GMUX_OK)
+            return st;
+        e->rhead++;
     }
     return eng_migrate_flush(e->mig);
 }
 
-static void drop_region(eng_engine_t *e, uint32_t region)
+/* A freed region: pending evictions of its chunks become plain slot reuses. */
+static void exec_free(eng_engine_t *e, uint32_t region)
 {
     const eng_region_t *r = eng_regions_get(e->regs, region);
+    for (uint64_t i = e->rhead; i < e->rtail; i++) {
+        eng_repl_t *x = &e->repl[i % e->rcap];
+        if (x->victim != ENG_NONE && x->victim - r->first_chunk < r->nchunks) {
+            x->freed_last = eng_regions_chunk(e->regs, x->victim)->last_ticket;
+            x->victim = ENG_NONE;
+        }
+    }
     for (uint32_t i = 0; i < r->nchunks; i++) {
         uint32_t c = r->first_chunk + i;
-        eng_chunk_t *x = eng_regions_chunk(e->regs, c);
-        x->flags &= ~(uint32_t)ENG_CHUNK_DIRTY;
+        eng_regions_chunk(e->regs, c)->flags &= ~(uint32_t)(ENG_CHUNK_DIRTY | ENG_CHUNK_PRESENT);
         eng_place_remove(e->place, c);
     }
+    eng_migrate_release(e->mig, region);
     eng_regions_release(e->regs, region);
+}
+
+/* A chunk the prediction missed, needed now by the launch at p: filled at
+ * once into the slot of the planned-resident chunk used farthest ahead, if
+ * that one is present and no launch before p still needs it. A missed chunk
+ * whose planned fill for a later launch is still pending is not handled yet
+ * (GMUX_ERR_UNSUPPORTED): with recorded ranges it cannot happen. */
+static gmux_status_t fault_in(eng_engine_t *e, uint32_t chunk, uint64_t p)
+{
+    eng_chunk_t *x = eng_regions_chunk(e->regs, chunk);
+    if (x->flags & ENG_CHUNK_RESIDENT)
+        return GMUX_ERR_UNSUPPORTED;
+    uint32_t v = ENG_NONE;
+    bool dirty = false;
+    eng_ticket_t last = 0;
+    if (eng_place_resident(e->place) >= eng_place_capacity(e->place)) {
+        v = eng_place_victim(e->place, e->sh_pos);
+        if (v == ENG_NONE)
+            return GMUX_ERR_CAPACITY;
+        eng_chunk_t *vx = eng_regions_chunk(e->regs, v);
+        if (!(vx->flags & ENG_CHUNK_PRESENT) || vx->shadow_last >= p)
+            return GMUX_ERR_CAPACITY;
+        dirty = (vx->flags & ENG_CHUNK_DIRTY) != 0;
+        last = vx->last_ticket;
+        vx->flags &= ~(uint32_t)(ENG_CHUNK_DIRTY | ENG_CHUNK_PRESENT);
+        eng_place_remove(e->place, v);
+    }
+    x->key = eng_timeline_next_after(e->tl, chunk, e->sh_pos ? e->sh_pos - 1 : 0);
+    gmux_status_t st = eng_place_insert(e->place, chunk);
+    if (st != GMUX_OK)
+        return st;
+    x->shadow_last = p;
+    x->flags |= ENG_CHUNK_PRESENT;
+    return eng_migrate_add(e->mig, chunk, v, dirty, last);
 }
 
 gmux_status_t eng_engine_next(eng_engine_t *e, eng_step_t *step)
@@ -179,35 +284,30 @@ gmux_status_t eng_engine_next(eng_engine_t *e, eng_step_t *step)
         front = eng_timeline_peek(e->tl, 0);
         if (!front)
             return GMUX_ERR_NOT_FOUND;
+        if (e->sh_pos < front->pos)
+            e->sh_pos = front->pos;
         if (front->kind == ENG_ITEM_LAUNCH)
             break;
-        drop_region(e, front->region);
+        exec_free(e, front->region);
+        e->exec_next = front->pos + 1;
         eng_timeline_pop(e->tl);
     }
     uint64_t pos = front->pos;
-    gmux_status_t st = prefetch(e, pos, front->slice + e->p.prefetch_slices);
+    gmux_status_t st = shadow(e, pos, pos, front->slice + e->p.prefetch_slices);
     if (st != GMUX_OK)
         return st;
-    /* The prefetcher covers the predicted set unless it alone exceeds the capacity. */
-    const uint32_t *refs = eng_timeline_refs(e->tl, front);
-    for (uint32_t i = 0; i < front->nrefs; i++) {
-        uint32_t c = ENG_REF_CHUNK(refs[i]);
-        if (eng_regions_chunk(e->regs, c)->flags & ENG_CHUNK_RESIDENT)
-            continue;
-        st = fill(e, c, pos, pos);
-        if (st != GMUX_OK)
-            return st == GMUX_ERR_BUSY ? GMUX_ERR_CAPACITY : st;
-    }
-    /* What the prediction missed faults in. */
+    st = issue(e);
+    if (st != GMUX_OK)
+        return st;
     const uint32_t *truth = eng_timeline_truth(e->tl, front);
     uint32_t faults = 0;
     for (uint32_t i = 0; i < front->ntrefs; i++) {
         uint32_t c = ENG_REF_CHUNK(truth[i]);
-        if (eng_regions_chunk(e->regs, c)->flags & ENG_CHUNK_RESIDENT)
+        if (eng_regions_chunk(e->regs, c)->flags & ENG_CHUNK_PRESENT)
             continue;
-        st = fill(e, c, pos, pos);
+        st = fault_in(e, c, pos);
         if (st != GMUX_OK)
-            return st == GMUX_ERR_BUSY ? GMUX_ERR_CAPACITY : st;
+            return st;
         faults++;
     }
     st = eng_migrate_flush(e->mig);
@@ -246,11 +346,11 @@ gmux_status_t eng_engine_complete(eng_engine_t *e, eng_ticket_t done)
         c->last_ticket = done;
         if (truth[i] & ENG_REF_WRITE)
             c->flags |= ENG_CHUNK_DIRTY;
-        eng_place_touch(e->place, ENG_REF_CHUNK(truth[i]));
     }
     const uint32_t *refs = eng_timeline_refs(e->tl, front);
     for (uint32_t i = 0; i < front->nrefs; i++)
         eng_regions_chunk(e->regs, ENG_REF_CHUNK(refs[i]))->last_ticket = done;
+    e->exec_next = front->pos + 1;
     eng_timeline_pop(e->tl);
     e->pending = false;
     return GMUX_OK;

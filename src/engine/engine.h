@@ -2,17 +2,18 @@
  * The engine: proactive memory scheduling for tasks that share one GPU.
  *
  * It plans (timeline.h) which launches run in which time slice
- * (sched.h), knows every planned launch's working set (from the pluggable
- * predictor), and before each launch runs:
- *   - prefetches, in order of first use, every chunk needed by the running
- *     slice and the next `prefetch_slices` slices, so the incoming task's
- *     working set moves at the switch and launch k+1's data moves while
- *     launch k runs;
- *   - makes room by eviction (placement.h: Belady/OPT over the timeline, or
- *     LRU for comparison), never evicting a chunk needed before the one it
- *     makes room for;
- *   - issues the transfers as batched migration plans (migrate.h) through the
- *     backend, the engine's only way to move memory.
+ * (sched.h) and knows every planned launch's working set (from the pluggable
+ * predictor). A shadow pass walks the plan ahead of execution, through the
+ * running slice and the next `prefetch_slices` slices, and decides every
+ * replacement as demand paging with the placement policy (placement.h:
+ * Belady/OPT, or LRU for comparison) would at the moment of use: "fill chunk
+ * c, evicting v". Each replacement is then issued as early as it can be:
+ * once the launch that last uses v has run. So the incoming task's working
+ * set moves at (and before) the switch, launch k+1's data moves while launch
+ * k runs, and prefetching never costs a fetch that OPT would not make (the
+ * "conservative" integrated prefetching of Cao et al., SIGMETRICS 1995).
+ * Transfers go as batched migration plans (migrate.h) through the backend,
+ * the engine's only way to move memory.
  * The caller runs the launch after the returned ticket and reports its
  * completion ticket (eng_engine_complete), which later evictions wait for.
  *

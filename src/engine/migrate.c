@@ -111,8 +111,12 @@ gmux_status_t eng_migrate_flush(eng_migrate_t *m)
     uint32_t nwb = 0;
     for (uint32_t i = 0; i < m->n; i++) {
         const eng_mig_item_t *it = &m->items[i];
-        if (it->victim == ENG_NONE)
+        if (it->victim == ENG_NONE) {
+            /* a slot freed by a region's release: after its last use */
+            if (it->victim_last > clean_last)
+                clean_last = it->victim_last;
             continue;
+        }
         if (it->victim_dirty) {
             m->ids[nwb++] = it->victim;
             if (it->victim_last > last_use)
@@ -121,6 +125,15 @@ gmux_status_t eng_migrate_flush(eng_migrate_t *m)
             m->stats.drops++;
             if (it->victim_last > clean_last)
                 clean_last = it->victim_last;
+            if (m->be.ops->discard) {
+                const eng_region_t *r =
+                    eng_regions_get(m->regs, eng_regions_chunk(m->regs, it->victim)->region);
+                gmux_status_t dst = m->be.ops->discard(m->be.ctx, r->task,
+                                                       eng_regions_chunk_addr(m->regs, it->victim),
+                                                       eng_regions_chunk_size(m->regs));
+                if (dst != GMUX_OK)
+                    return dst;
+            }
         }
     }
     gmux_status_t st = GMUX_OK;
@@ -150,6 +163,15 @@ gmux_status_t eng_migrate_add(eng_migrate_t *m, uint32_t chunk, uint32_t victim,
 {
     m->items[m->n++] = (eng_mig_item_t){chunk, victim, victim_last, victim_dirty};
     return m->n == m->batch ? eng_migrate_flush(m) : GMUX_OK;
+}
+
+void eng_migrate_release(eng_migrate_t *m, uint32_t region)
+{
+    if (!m->be.ops->release)
+        return;
+    const eng_region_t *r = eng_regions_get(m->regs, region);
+    m->be.ops->release(m->be.ctx, r->task, r->base,
+                       (uint64_t)r->nchunks * eng_regions_chunk_size(m->regs));
 }
 
 const eng_migrate_stats_t *eng_migrate_stats(const eng_migrate_t *m)

@@ -8,7 +8,8 @@
  * adjacent chunks merged into one transfer; the fills (host to device) wait
  * only for their own batch's write-backs and slot releases, so evictions of
  * the next batch overlap with fills of this one. Clean victims are dropped
- * (the host copy is still valid). Each filled chunk gets the ticket of its
+ * (the host copy is still valid, or the data is dead) through the backend's
+ * discard when it has one. Each filled chunk gets the ticket of its
  * transfer in eng_chunk_t.fill_ticket, which its launch waits for.
  *
  * Thread-safety: one engine thread.
@@ -40,13 +41,17 @@ gmux_status_t eng_migrate_create(eng_regions_t *regs, const eng_backend_t *be,
 void eng_migrate_destroy(eng_migrate_t *m);
 
 /* Queues the fill of chunk into the slot of victim (ENG_NONE: a free slot).
- * victim_dirty and victim_last (compute ticket of its last use) are the
- * victim's state when it was chosen. Issues a batch when one is full. */
+ * victim_dirty says whether the victim must be written back; victim_last is
+ * the compute ticket of the slot's last use (0: none), which the fill waits
+ * for. Issues a batch when one is full. */
 gmux_status_t eng_migrate_add(eng_migrate_t *m, uint32_t chunk, uint32_t victim, bool victim_dirty,
                               eng_ticket_t victim_last);
 
 /* Issues everything queued. */
 gmux_status_t eng_migrate_flush(eng_migrate_t *m);
+
+/* Tells the backend a region was freed (before its chunk ids are reused). */
+void eng_migrate_release(eng_migrate_t *m, uint32_t region);
 
 const eng_migrate_stats_t *eng_migrate_stats(const eng_migrate_t *m);
 

@@ -62,7 +62,7 @@ static inline eng_chunk_t *ch(eng_placement_t *p, uint32_t c)
 /* a above b in the max-heap; ties go to the higher id (deterministic). */
 static inline int above(eng_placement_t *p, uint32_t a, uint32_t b)
 {
-    uint64_t ka = ch(p, a)->next_use, kb = ch(p, b)->next_use;
+    uint64_t ka = ch(p, a)->key, kb = ch(p, b)->key;
     return ka != kb ? ka > kb : a > b;
 }
 
@@ -206,10 +206,10 @@ uint32_t eng_place_victim(eng_placement_t *p, uint64_t need_pos)
         if (p->heap_n == 0)
             return ENG_NONE;
         uint32_t top = p->heap[0];
-        return ch(p, top)->next_use > need_pos ? top : ENG_NONE;
+        return ch(p, top)->key > need_pos ? top : ENG_NONE;
     }
     for (uint32_t c = p->lru_head; c != ENG_NONE; c = ch(p, c)->lru_next) {
-        if (ch(p, c)->next_use > need_pos)
+        if (ch(p, c)->key > need_pos)
             return c;
     }
     return ENG_NONE;

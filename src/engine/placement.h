@@ -2,15 +2,16 @@
  * Placement: which chunks are resident under a capacity, and which one to
  * evict when a slot is needed.
  *
- *  ENG_PLACE_OPT   Belady: the resident chunk whose next use (timeline) is
- *                  farthest; a chunk is evicted only for one needed sooner.
+ *  ENG_PLACE_OPT   Belady: the resident chunk whose next use is farthest
+ *                  (eng_chunk_t.key, kept by the owner: the engine's shadow
+ *                  pass or the simulator's demand model).
  *  ENG_PLACE_LRU   the least recently used resident chunk.
  *  ENG_PLACE_FIFO  the chunk filled longest ago (the UVM driver's order:
  *                  it has no access bits, its list moves on migration).
  *
- * Whatever the policy, a victim's next use must lie after `need_pos` (the
- * position the slot is needed for): what the running launch, and for OPT
- * everything before the fill's own use, needs is never evicted.
+ * Whatever the policy, a victim's key (next use) must lie after `need_pos`
+ * (the position the slot is needed for): what the launch being placed needs
+ * is never evicted.
  *
  * Ownership: the placement reads and writes the chunks' heap_idx, lru_*,
  * order fields and the RESIDENT flag; nothing else.
@@ -47,10 +48,10 @@ gmux_status_t eng_place_insert(eng_placement_t *p, uint32_t chunk);
 void eng_place_remove(eng_placement_t *p, uint32_t chunk);
 /* A use: moves the chunk to the most-recent end for LRU. */
 void eng_place_touch(eng_placement_t *p, uint32_t chunk);
-/* The chunk's next_use changed (timeline callback): OPT re-sorts. */
+/* The chunk's key changed: OPT re-sorts. */
 void eng_place_key_changed(eng_placement_t *p, uint32_t chunk);
 
-/* A resident chunk to evict whose next use lies after need_pos, or ENG_NONE. */
+/* A resident chunk to evict whose key lies after need_pos, or ENG_NONE. */
 uint32_t eng_place_victim(eng_placement_t *p, uint64_t need_pos);
 
 #endif /* ENG_PLACEMENT_H */

@@ -215,6 +215,8 @@ gmux_status_t eng_regions_alloc(eng_regions_t *r, uint32_t task, uint64_t id, ui
                                              .truth_pos = ENG_POS_INF,
                                              .q_head = ENG_NONE,
                                              .q_tail = ENG_NONE,
+                                             .q_behind = ENG_NONE,
+                                             .key = ENG_POS_INF,
                                              .heap_idx = ENG_NONE,
                                              .lru_prev = ENG_NONE,
                                              .lru_next = ENG_NONE,
@@ -276,6 +278,11 @@ uint32_t eng_regions_find(const eng_regions_t *r, uint32_t task, uint64_t addr)
 const eng_region_t *eng_regions_get(const eng_regions_t *r, uint32_t region)
 {
     return &r->regions[region];
+}
+
+void eng_regions_set_alloc_pos(eng_regions_t *r, uint32_t region, uint64_t pos)
+{
+    r->regions[region].alloc_pos = pos;
 }
 
 eng_chunk_t *eng_regions_chunk(eng_regions_t *r, uint32_t chunk)

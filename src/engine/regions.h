@@ -27,9 +27,10 @@
 #define ENG_POS_INF UINT64_MAX
 
 enum {
-    ENG_CHUNK_RESIDENT = 1u << 0, /* in device memory (or its fill is in flight) */
+    ENG_CHUNK_RESIDENT = 1u << 0, /* placed in device memory (by plan: placement's set) */
     ENG_CHUNK_DIRTY = 1u << 1,    /* written since it was last filled: eviction writes back */
     ENG_CHUNK_LIVE = 1u << 2,     /* belongs to a region that has not been released */
+    ENG_CHUNK_PRESENT = 1u << 3,  /* its fill has been issued and no eviction since */
 };
 
 /* Per-chunk state shared by the engine modules; each field has one owner. */
@@ -37,11 +38,14 @@ typedef struct eng_chunk {
     uint64_t next_use;    /* timeline: position of the next planned use, ENG_POS_INF if none */
     uint64_t plan_pos;    /* timeline: last position that referenced it (dedupe per launch) */
     uint64_t truth_pos;   /* timeline: the same for recorded (true) references */
+    uint64_t key;         /* placement: eviction key (next use as the policy's owner sees it) */
+    uint64_t shadow_last; /* engine: last position the shadow pass placed it for */
     uint64_t order;       /* placement: LRU/FIFO order stamp */
     uint64_t last_ticket; /* engine: compute ticket of the last launch that used it */
     uint64_t fill_ticket; /* engine: transfer ticket of its latest fill */
     uint32_t q_head;      /* timeline: queue of future uses (node index), ENG_NONE if empty */
     uint32_t q_tail;
+    uint32_t q_behind; /* timeline: last queued use at or before the shadow position */
     uint32_t heap_idx; /* placement: position in the eviction heap, ENG_NONE if absent */
     uint32_t lru_prev; /* placement: LRU/FIFO list links */
     uint32_t lru_next;
@@ -52,7 +56,8 @@ typedef struct eng_chunk {
 typedef struct eng_region {
     uint64_t base;
     uint64_t size;
-    uint64_t id; /* the task's own id for it */
+    uint64_t id;        /* the task's own id for it */
+    uint64_t alloc_pos; /* plan position of its allocation: nothing moves before it runs */
     uint32_t task;
     uint32_t first_chunk;
     uint32_t nchunks;
@@ -83,6 +88,7 @@ void eng_regions_release(eng_regions_t *r, uint32_t region);
 uint32_t eng_regions_find(const eng_regions_t *r, uint32_t task, uint64_t addr);
 
 const eng_region_t *eng_regions_get(const eng_regions_t *r, uint32_t region);
+void eng_regions_set_alloc_pos(eng_regions_t *r, uint32_t region, uint64_t pos);
 eng_chunk_t *eng_regions_chunk(eng_regions_t *r, uint32_t chunk);
 /* One past the highest chunk id ever handed out (size for per-chunk arrays). */
 uint32_t eng_regions_chunk_limit(const eng_regions_t *r);

@@ -117,6 +117,8 @@ static gmux_status_t use_push(eng_timeline_t *tl, uint32_t chunk, uint64_t pos)
     }
     tl->nodes[n] = (eng_use_node_t){pos, ENG_NONE};
     eng_chunk_t *c = eng_regions_chunk(tl->regs, chunk);
+    if (tl->p.use_added)
+        tl->p.use_added(tl->p.cb_ctx, chunk, pos);
     if (c->q_tail == ENG_NONE) {
         c->q_head = c->q_tail = n;
         c->next_use = pos;
@@ -136,6 +138,8 @@ static void use_pop(eng_timeline_t *tl, uint32_t chunk)
     if (n == ENG_NONE)
         return;
     c->q_head = tl->nodes[n].next;
+    if (c->q_behind == n)
+        c->q_behind = ENG_NONE; /* every use left lies after the shadow position */
     if (c->q_head == ENG_NONE) {
         c->q_tail = ENG_NONE;
         c->next_use = ENG_POS_INF;
@@ -267,7 +271,10 @@ static gmux_status_t plan_step(eng_timeline_t *tl)
     switch (it.kind) {
     case ENG_ITEM_ALLOC: {
         uint32_t ri;
-        return eng_regions_alloc(tl->regs, task, it.id, it.base, it.size, &ri);
+        st = eng_regions_alloc(tl->regs, task, it.id, it.base, it.size, &ri);
+        if (st == GMUX_OK)
+            eng_regions_set_alloc_pos(tl->regs, ri, tl->next_pos);
+        return st;
     }
     case ENG_ITEM_FREE: {
         uint32_t ri;
@@ -335,6 +342,17 @@ void eng_timeline_pop(eng_timeline_t *tl)
         tl->nlaunch--;
     tl->ehead++;
     tl->rhead = tl->ehead < tl->etail ? tl->ents[tl->ehead].ref_off : tl->rtail;
+}
+
+uint64_t eng_timeline_next_after(eng_timeline_t *tl, uint32_t chunk, uint64_t q)
+{
+    eng_chunk_t *c = eng_regions_chunk(tl->regs, chunk);
+    uint32_t n = c->q_behind == ENG_NONE ? c->q_head : tl->nodes[c->q_behind].next;
+    while (n != ENG_NONE && tl->nodes[n].pos <= q) {
+        c->q_behind = n;
+        n = tl->nodes[n].next;
+    }
+    return n == ENG_NONE ? ENG_POS_INF : tl->nodes[n].pos;
 }
 
 bool eng_timeline_done(const eng_timeline_t *tl)

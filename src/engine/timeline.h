@@ -86,8 +86,10 @@ typedef struct eng_timeline_params {
     eng_feed_t feed;
     eng_predict_fn predict; /* NULL: recorded ranges */
     void *predict_ctx;
-    /* Called when a chunk's next_use changes (placement keeps its heap). */
+    /* Called when a chunk's next_use changes (may be NULL). */
     void (*next_use_changed)(void *ctx, uint32_t chunk);
+    /* Called for every use planned, with its position (may be NULL). */
+    void (*use_added)(void *ctx, uint32_t chunk, uint64_t pos);
     void *cb_ctx;
 } eng_timeline_params_t;
 
@@ -112,6 +114,11 @@ const uint32_t *eng_timeline_truth(const eng_timeline_t *tl, const eng_entry_t *
 /* Removes the front entry once executed: its chunks' next uses move on. A
  * FREE entry's region must have been released by the caller already. */
 void eng_timeline_pop(eng_timeline_t *tl);
+
+/* The first planned use of chunk strictly after position q. Successive calls
+ * for one chunk must not decrease q (a shadow pass moving forward), and q
+ * must not lie before the front entry; O(1) amortised. ENG_POS_INF if none. */
+uint64_t eng_timeline_next_after(eng_timeline_t *tl, uint32_t chunk, uint64_t q);
 
 /* Whether every feed has ended and the window is empty. */
 bool eng_timeline_done(const eng_timeline_t *tl);

@@ -148,22 +148,24 @@ static void hremove(heap_t *h, uint32_t c)
     }
 }
 
-/* Backward pass: for each reference, the launch of the chunk's next reference
- * (INF32 if freed or unused first) and, for writes, the launch of its next
- * write or free (n_launch, the end of the run, if neither). */
-static gmux_status_t next_uses(const sim_refstr_t *rs, uint32_t *next, uint32_t *next_wf)
+/* Backward pass: for each reference, the launch of the chunk's next
+ * reference in the same lifetime (INF32 if none) and, for writes, where the
+ * dirty interval it opens ends: the chunk's next write, else its last
+ * reference before its free or the end of the run (INF32: no later
+ * reference, so the written data is never needed again). */
+static gmux_status_t next_uses(const sim_refstr_t *rs, uint32_t *next, uint32_t *iv_end)
 {
     uint32_t *last = malloc((size_t)rs->chunk_limit * sizeof(*last));
-    uint32_t *last_wf = malloc((size_t)rs->chunk_limit * sizeof(*last_wf));
-    if (!last || !last_wf) {
+    uint32_t *next_w = malloc((size_t)rs->chunk_limit * sizeof(*next_w));
+    uint32_t *last_ref = malloc((size_t)rs->chunk_limit * sizeof(*last_ref));
+    if (!last || !next_w || !last_ref) {
         free(last);
-        free(last_wf);
+        free(next_w);
+        free(last_ref);
         return GMUX_ERR_NOMEM;
     }
-    for (uint32_t c = 0; c < rs->chunk_limit; c++) {
-        last[c] = INF32;
-        last_wf[c] = (uint32_t)rs->launches;
-    }
+    for (uint32_t c = 0; c < rs->chunk_limit; c++)
+        last[c] = next_w[c] = last_ref[c] = INF32;
     uint32_t cur = (uint32_t)rs->launches;
     for (uint64_t i = rs->n; i-- > 0;) {
         uint32_t r = rs->refs[i];
@@ -173,18 +175,22 @@ static gmux_status_t next_uses(const sim_refstr_t *rs, uint32_t *next, uint32_t 
         }
         uint32_t c = REF_CHUNK(r);
         if (r & REF_FREE) {
-            last[c] = INF32;
-            last_wf[c] = cur; /* held until the launch after the free */
+            last[c] = next_w[c] = last_ref[c] = INF32;
             continue;
         }
         next[i] = last[c];
-        next_wf[i] = last_wf[c];
         last[c] = cur;
-        if (r & REF_WRITE)
-            last_wf[c] = cur;
+        if (r & REF_WRITE) {
+            uint32_t end = next_w[c] != INF32 ? next_w[c] : last_ref[c];
+            iv_end[i] = end != INF32 && end > cur ? end : INF32;
+            next_w[c] = cur;
+        }
+        if (last_ref[c] == INF32)
+            last_ref[c] = cur;
     }
     free(last);
-    free(last_wf);
+    free(next_w);
+    free(last_ref);
     return GMUX_OK;
 }
 
@@ -197,14 +203,14 @@ gmux_status_t sim_refstr_opt(const sim_refstr_t *rs, uint64_t capacity_chunks, u
         return GMUX_ERR_RANGE;
     size_t nc = rs->chunk_limit ? rs->chunk_limit : 1;
     uint32_t *next = malloc((rs->n ? rs->n : 1) * sizeof(*next));
-    uint32_t *next_wf = malloc((rs->n ? rs->n : 1) * sizeof(*next_wf));
+    uint32_t *iv_end = malloc((rs->n ? rs->n : 1) * sizeof(*iv_end));
     uint32_t *key = malloc(nc * sizeof(*key));
     uint32_t *pos = malloc(nc * sizeof(*pos));
     uint32_t *arr = malloc(nc * sizeof(*arr));
     gmux_status_t st = GMUX_ERR_NOMEM;
-    if (!next || !next_wf || !key || !pos || !arr)
+    if (!next || !iv_end || !key || !pos || !arr)
         goto out_free;
-    st = next_uses(rs, next, next_wf);
+    st = next_uses(rs, next, iv_end);
     if (st != GMUX_OK)
         goto out_free;
 
@@ -260,6 +266,7 @@ gmux_status_t sim_refstr_opt(const sim_refstr_t *rs, uint64_t capacity_chunks, u
     for (size_t c = 0; c < nc; c++)
         pos[c] = INF32;
     uint64_t wbs = 0;
+    k = 0;
     for (uint64_t i = 0; i < rs->n; i++) {
         uint32_t r = rs->refs[i];
         if (r == REF_END) {
@@ -267,27 +274,30 @@ gmux_status_t sim_refstr_opt(const sim_refstr_t *rs, uint64_t capacity_chunks, u
                 hremove(&h, h.a[0]);
                 wbs++;
             }
+            k++;
             continue;
         }
         uint32_t c = REF_CHUNK(r);
         if (r & REF_FREE) {
             if (pos[c] != INF32)
-                hremove(&h, c); /* kept until its free */
+                hremove(&h, c);
             continue;
         }
-        if (!(r & REF_WRITE))
-            continue;
-        if (pos[c] != INF32)
-            hremove(&h, c); /* the previous interval was kept */
-        key[c] = next_wf[i];
-        hpush(&h, c);
+        if (pos[c] != INF32 && key[c] <= k)
+            hremove(&h, c); /* the interval reached its end resident: kept */
+        if ((r & REF_WRITE) && iv_end[i] != INF32) {
+            if (pos[c] != INF32)
+                hremove(&h, c);
+            key[c] = iv_end[i];
+            hpush(&h, c);
+        }
     }
     *fetches_p = fetches;
     *writebacks_p = wbs;
     st = GMUX_OK;
 out_free:
     free(next);
-    free(next_wf);
+    free(iv_end);
     free(key);
     free(pos);
     free(arr);

@@ -7,9 +7,11 @@
  *   fetches  = misses of Belady's OPT (no policy, prefetching or not, loads
  *              fewer chunks: every chunk a launch touches must be resident);
  *   writebacks = the fewest "dirty intervals" (from a write of a chunk to its
- *              next write, its free or the end of the run) that cannot all
- *              stay resident under C; every policy must write back the chunk
- *              once per such interval it does not keep resident throughout.
+ *              next write, else to its last reference before its free or the
+ *              end of the run) that cannot all stay resident under C; every
+ *              policy must write back the chunk once per such interval it does
+ *              not keep resident throughout (the data is needed again at the
+ *              interval's end, and only the device holds it).
  *              Choosing which intervals to keep is interval scheduling with
  *              capacity C, solved exactly by the greedy sweep that drops the
  *              interval ending last.

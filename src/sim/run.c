@@ -84,8 +84,11 @@ typedef struct run_ctx {
 static void on_next_use(void *ctx, uint32_t chunk)
 {
     run_ctx_t *rc = ctx;
-    if (rc->place)
+    if (rc->place) {
+        eng_chunk_t *c = eng_regions_chunk(rc->regs, chunk);
+        c->key = c->next_use;
         eng_place_key_changed(rc->place, chunk);
+    }
 }
 
 static gmux_status_t apply_classes(eng_sched_t *s, const sim_hooks_t *h, uint32_t ntasks)

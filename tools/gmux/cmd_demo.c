@@ -6,6 +6,7 @@
 
 #include "cli.h"
 #include "commands.h"
+#include "sim_report.h"
 
 struct demo_part {
     const char *name;
@@ -14,7 +15,7 @@ struct demo_part {
 };
 
 static const struct demo_part parts[] = {
-    {"mem: simulator report (8 LLM instances, DL and scientific mixes)", NULL,
+    {"mem: simulator report (8 LLM instances, DL and scientific mixes)", sim_report_demo,
      "not built yet (issue #3: engine core and trace-driven simulator)"},
     {"net: loopback put/signal demo", NULL,
      "not built yet (issue #7: GPU-initiated networking core)"},

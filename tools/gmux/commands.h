@@ -9,11 +9,11 @@
 #define GMUX_CLI_COMMANDS_H
 
 #define GMUX_COMMAND_LIST(X)                                                                       \
-    X("demo", cmd_demo, "run the built-in demonstration of everything built so far")              \
-    X("trace", cmd_trace, "generate, convert and summarise traces (text and binary forms)")      \
-    X("sim", cmd_sim, "simulate tasks sharing a GPU: demand paging vs proactive vs oracle")      \
-    X("profile", cmd_profile, "learn working-set templates from a trace into a database")         \
-    X("predict-report", cmd_predict_report,                                                       \
+    X("demo", cmd_demo, "run the built-in demonstration of everything built so far")               \
+    X("trace", cmd_trace, "generate, convert and summarise traces (text and binary forms)")        \
+    X("sim", cmd_sim, "simulate tasks sharing a GPU: demand paging vs proactive vs oracle")        \
+    X("profile", cmd_profile, "learn working-set templates from a trace into a database")          \
+    X("predict-report", cmd_predict_report,                                                        \
       "precision and recall of working-set prediction per kernel, beside whole regions")
 
 #define GMUX_COMMAND_DECL_(name, fn, summary) int fn(int argc, char **argv);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "sim/trace_io.h"
 #include "sim/workload.h"
@@ -302,10 +303,10 @@ static void write_plot(const sim_job_t *job, const char *prefix, FILE *out)
     }
     fprintf(f,
             "set terminal png size 960,600\nset output '%s'\n"
-            "set title 'gmux sim: %s (throughput relative to unlimited memory)'\n"
+            "set title 'gmux sim: %s'\n"
             "set xlabel 'oversubscription (footprint / device memory, %%)'\n"
-            "set ylabel 'throughput / oracle'\nset yrange [0:1.05]\nset key outside right\n"
-            "set grid\n",
+            "set ylabel 'throughput relative to the transfer bound (1 = the physical limit)'\n"
+            "set logscale y\nset key outside right\nset grid\n",
             png, job_name(job));
     fprintf(f, "plot '%s' using 1:2 with linespoints title 'transfer bound'", dat);
     int col = 3;
@@ -324,7 +325,7 @@ static void write_plot(const sim_job_t *job, const char *prefix, FILE *out)
         fprintf(out, "plot: gnuplot not available (rc %d); data %s, script %s\n", rc, dat, gp);
 }
 
-int sim_report_sweep(const sim_job_t *job, bool json, const char *prefix, FILE *out)
+int sim_report_sweep(const sim_job_t *job, bool json, const char *prefix, FILE *out, FILE *msg)
 {
     static const double pcts[] = {100, 150, 200, 250, 300, 350, 400};
     const size_t npcts = sizeof(pcts) / sizeof(pcts[0]);
@@ -343,30 +344,29 @@ int sim_report_sweep(const sim_job_t *job, bool json, const char *prefix, FILE *
     for (int p = 0; p < SIM_POLICY_COUNT; p++)
         if (job->policies[p])
             fprintf(df, " %s", sim_policy_name((sim_policy_t)p));
-    fprintf(df, "   (throughput relative to oracle; 0 = could not run)\n");
-    if (json)
+    fprintf(df, "   (throughput relative to the transfer bound: bound / makespan; 0 = could not run)\n");
+    if (json && out)
         fprintf(out, "{\"sweep\":[");
     int rc = 0;
-    double oracle = (double)(prof.oracle.makespan_ns ? prof.oracle.makespan_ns : 1);
     for (size_t i = 0; i < npcts; i++) {
         cfg_result_t cr;
         if (job->progress)
             fprintf(stderr, "gmux sim: sweep %.0f%%\n", pcts[i]);
         run_config(job, &prof, pcts[i], &cr);
-        if (json) {
+        if (json && out) {
             if (i)
                 fputc(',', out);
             print_json_cfg(job, &prof, &cr, out);
-        } else {
+        } else if (out) {
             print_table(job, &prof, &cr, out);
         }
-        fprintf(df, "%.0f %.6f", pcts[i],
-                cr.bound.bound_ns ? oracle / (double)cr.bound.bound_ns : 0.0);
+        double bound = (double)cr.bound.bound_ns;
+        fprintf(df, "%.0f %.6f", pcts[i], bound > 0 ? 1.0 : 0.0);
         for (int p = 0; p < SIM_POLICY_COUNT; p++) {
             if (!job->policies[p])
                 continue;
             double v = cr.st[p] == GMUX_OK && cr.res[p].makespan_ns
-                           ? oracle / (double)cr.res[p].makespan_ns
+                           ? bound / (double)cr.res[p].makespan_ns
                            : 0.0;
             fprintf(df, " %.6f", v);
         }
@@ -375,9 +375,61 @@ int sim_report_sweep(const sim_job_t *job, bool json, const char *prefix, FILE *
         cfg_clear(&cr);
     }
     fclose(df);
-    if (json)
+    if (json && out)
         fprintf(out, "]}\n");
-    write_plot(job, prefix, json ? stderr : out);
+    write_plot(job, prefix, msg);
     sim_profile_clear(&prof);
+    return rc;
+}
+
+int sim_report_demo(void)
+{
+    /* the plot goes beside the gmux binary (the build tree) */
+    char exe[1024];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    char prefix[1100] = "gmux-demo-llm-sweep";
+    if (n > 0) {
+        exe[n] = '\0';
+        char *slash = strrchr(exe, '/');
+        if (slash) {
+            *slash = '\0';
+            snprintf(prefix, sizeof(prefix), "%s/demo-llm-sweep", exe);
+        }
+    }
+    static const char *const llm_sets[] = {"instances=8", "model=llama2-13b"};
+    static const char *const sci_sets[] = {"iterations=5"};
+    struct {
+        const char *title, *workload;
+        const char *const *sets;
+        size_t nsets;
+    } runs[] = {
+        {"8 LLM decode instances (Llama-2 13B) on one simulated H200", "llm-decode", llm_sets, 2},
+        {"deep-learning mix: 3 training jobs (Llama-2 7B, Adam)", "dl-train", NULL, 0},
+        {"scientific mix: stencil and sparse solvers side by side", "sci-stencil+sci-sparse",
+         sci_sets, 1},
+    };
+    int rc = 0;
+    for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
+        sim_job_t job;
+        memset(&job, 0, sizeof(job));
+        sim_params_default(&job.params);
+        job.workload = runs[i].workload;
+        job.sets = runs[i].sets;
+        job.nsets = runs[i].nsets;
+        job.seed = 1;
+        for (int p = 0; p < SIM_POLICY_COUNT; p++)
+            job.policies[p] = true;
+        printf("-- %s\n", runs[i].title);
+        fflush(stdout);
+        rc |= sim_report_run(&job, false, stdout);
+        if (i == 0) {
+            printf("   oversubscription sweep of the same workload, 100%% to 400%%:\n   ");
+            fflush(stdout);
+            rc |= sim_report_sweep(&job, false, prefix, NULL, stdout);
+        }
+        fflush(stdout);
+    }
+    printf("   reproduce: gmux sim --workload NAME [--set k=v] [--oversub PCT | --sweep]; "
+           "model and sources: docs/sim.md\n");
     return rc;
 }

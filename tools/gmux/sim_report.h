@@ -41,7 +41,11 @@ typedef struct sim_job {
 int sim_report_run(const sim_job_t *job, bool json, FILE *out);
 
 /* 100% to 400% oversubscription; writes PREFIX.dat, PREFIX.gp and PREFIX.png
- * (when gnuplot is present) and says where. */
-int sim_report_sweep(const sim_job_t *job, bool json, const char *prefix, FILE *out);
+ * (when gnuplot is present) and says where on msg. Tables (or the JSON
+ * object) go to out, which may be NULL. */
+int sim_report_sweep(const sim_job_t *job, bool json, const char *prefix, FILE *out, FILE *msg);
+
+/* The mem part of `gmux demo`. */
+int sim_report_demo(void);
 
 #endif /* GMUX_SIM_REPORT_H */

@@ -1,0 +1,176 @@
+/* Tests of the engine: OPT against exhaustive search, capacity, working sets
+ * present before launches run, bytes conserved. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "engine/engine.h"
+#include "tfeed.h"
+
+#define CH 4096u
+
+static tfeed_t feed;
+
+static uint64_t rnd(uint64_t *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return *s;
+}
+
+typedef struct outcome {
+    uint64_t fills;
+    uint64_t writebacks;
+} outcome_t;
+
+/* Runs the engine over the feed, checking every invariant on the way. */
+static outcome_t run_engine(eng_place_policy_t pol, uint32_t ntasks, uint32_t cap,
+                            uint32_t lookahead, uint64_t quantum)
+{
+    tfeed_rewind(&feed);
+    tback_t tb;
+    eng_backend_t be = tback_backend(&tb, CH);
+    eng_engine_params_t p = {.ntasks = ntasks,
+                             .policy = pol,
+                             .capacity_bytes = (uint64_t)cap * CH,
+                             .chunk_size = CH,
+                             .lookahead = lookahead,
+                             .prefetch_slices = 2,
+                             .batch_chunks = 3,
+                             .quantum_ns = quantum,
+                             .feed = tfeed_feed(&feed)};
+    eng_engine_t *e;
+    assert_int_equal(eng_engine_create(&p, &be, &e), GMUX_OK);
+    eng_regions_t *regs = eng_engine_regions(e);
+    uint64_t now = 0, launches = 0;
+    for (;;) {
+        eng_step_t st;
+        gmux_status_t rc = eng_engine_next(e, &st);
+        if (rc == GMUX_ERR_NOT_FOUND)
+            break;
+        assert_int_equal(rc, GMUX_OK);
+        /* the working set is on the device (per the backend) before the launch */
+        for (uint32_t i = 0; i < st.nrefs; i++) {
+            uint32_t c = ENG_REF_CHUNK(st.refs[i]);
+            eng_chunk_t *x = eng_regions_chunk(regs, c);
+            assert_true(x->flags & ENG_CHUNK_PRESENT);
+            assert_true(tback_has(&tb, st.task, eng_regions_chunk_addr(regs, c)));
+            assert_true(st.wait >= x->fill_ticket);
+        }
+        assert_int_equal(st.faults, 0);
+        assert_true(eng_place_resident(eng_engine_placement(e)) <= cap);
+        now = (now > st.wait ? now : st.wait) + st.time_ns;
+        assert_int_equal(eng_engine_complete(e, now), GMUX_OK);
+        launches++;
+    }
+    assert_int_equal(tb.errors, 0);
+    assert_true(tb.max_present <= cap + 0u);
+    const eng_migrate_stats_t *ms = eng_engine_stats(e);
+    /* bytes conserved: what the engine counts is what the backend moved */
+    assert_int_equal(ms->bytes_h2d, tb.bytes_h2d);
+    assert_int_equal(ms->bytes_d2h, tb.bytes_d2h);
+    assert_int_equal(ms->bytes_h2d, ms->fills * CH);
+    assert_int_equal(ms->bytes_d2h, ms->writebacks * CH);
+    assert_int_equal(tb.fills, ms->fills);
+    assert_true(launches > 0);
+    outcome_t o = {ms->fills, ms->writebacks};
+    eng_engine_destroy(e);
+    return o;
+}
+
+static void test_opt_matches_exhaustive_search(void **state)
+{
+    (void)state;
+    uint64_t s = 7;
+    for (int round = 0; round < 300; round++) {
+        uint32_t nchunks = 4 + (uint32_t)(rnd(&s) % 5); /* 4..8 */
+        uint32_t cap = 2 + (uint32_t)(rnd(&s) % 3);     /* 2..4 */
+        uint32_t n = 6 + (uint32_t)(rnd(&s) % 14);
+        uint32_t masks[32];
+        tfeed_init(&feed, 1);
+        tfeed_alloc(&feed, 0, 1, 1ull << 30, nchunks * CH);
+        for (uint32_t k = 0; k < n; k++) {
+            uint32_t m = 0;
+            uint32_t ws = 1 + (uint32_t)(rnd(&s) % cap);
+            while ((uint32_t)__builtin_popcount(m) < ws)
+                m |= 1u << (rnd(&s) % nchunks);
+            masks[k] = m;
+            tfeed_launch_mask(&feed, 0, 1ull << 30, CH, m, (uint32_t)rnd(&s) & m, 100);
+        }
+        uint64_t best = tf_exhaustive_min_fetches(masks, n, nchunks, cap);
+        outcome_t opt = run_engine(ENG_PLACE_OPT, 1, cap, 64, 1000000);
+        outcome_t lru = run_engine(ENG_PLACE_LRU, 1, cap, 64, 1000000);
+        assert_int_equal(opt.fills, best); /* OPT with the whole string in view */
+        assert_true(lru.fills >= best);
+    }
+}
+
+static void test_multitask_frees_small_window(void **state)
+{
+    (void)state;
+    uint64_t s = 99;
+    for (int round = 0; round < 60; round++) {
+        uint32_t nt = 1 + (uint32_t)(rnd(&s) % 4);
+        tfeed_init(&feed, nt);
+        for (uint32_t t = 0; t < nt; t++) {
+            uint64_t base = 1ull << 30;
+            uint64_t id = 1;
+            tfeed_alloc(&feed, t, id, base, 6 * CH);
+            for (int k = 0; k < 40; k++) {
+                if (rnd(&s) % 10 == 0) {
+                    tfeed_free(&feed, t, id);
+                    tfeed_alloc(&feed, t, ++id, base, 6 * CH);
+                }
+                uint32_t m = (uint32_t)(rnd(&s) % 63) + 1;
+                while (__builtin_popcount(m) > 3)
+                    m &= m - 1;
+                tfeed_launch_mask(&feed, t, base, CH, m, (uint32_t)rnd(&s) & m, 50 + rnd(&s) % 200);
+            }
+        }
+        uint32_t cap = 3 + (uint32_t)(rnd(&s) % 8);
+        uint32_t look = 1 + (uint32_t)(rnd(&s) % 20);
+        outcome_t o = run_engine(ENG_PLACE_OPT, nt, cap, look, 300);
+        outcome_t l = run_engine(ENG_PLACE_LRU, nt, cap, look, 300);
+        assert_true(o.fills > 0 && l.fills > 0);
+    }
+}
+
+static void test_capacity_below_working_set(void **state)
+{
+    (void)state;
+    tfeed_init(&feed, 1);
+    tfeed_alloc(&feed, 0, 1, 0, 4 * CH);
+    tfeed_launch_mask(&feed, 0, 0, CH, 0xF, 0, 10);
+    tback_t tb;
+    eng_backend_t be = tback_backend(&tb, CH);
+    eng_engine_params_t p = {.ntasks = 1,
+                             .policy = ENG_PLACE_OPT,
+                             .capacity_bytes = 3 * CH,
+                             .chunk_size = CH,
+                             .lookahead = 8,
+                             .prefetch_slices = 1,
+                             .batch_chunks = 4,
+                             .quantum_ns = 100,
+                             .feed = tfeed_feed(&feed)};
+    eng_engine_t *e;
+    assert_int_equal(eng_engine_create(&p, &be, &e), GMUX_OK);
+    eng_step_t st;
+    assert_int_equal(eng_engine_next(e, &st), GMUX_ERR_CAPACITY);
+    assert_true(tb.max_present <= 3);
+    eng_engine_destroy(e);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_opt_matches_exhaustive_search),
+        cmocka_unit_test(test_multitask_frees_small_window),
+        cmocka_unit_test(test_capacity_below_working_set),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,156 @@
+/* Tests of the timeline: plan order, next uses, window size, predictor. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "engine/timeline.h"
+#include "tfeed.h"
+
+#define CH 4096u
+
+static tfeed_t feed;
+
+typedef struct setup {
+    eng_regions_t *regs;
+    eng_sched_t *sched;
+    eng_timeline_t *tl;
+} setup_t;
+
+static void open_tl(setup_t *s, uint32_t ntasks, uint64_t quantum, uint32_t lookahead,
+                    eng_predict_fn predict)
+{
+    assert_int_equal(eng_regions_create(ntasks, CH, &s->regs), GMUX_OK);
+    assert_int_equal(eng_sched_create(ntasks, quantum, &s->sched), GMUX_OK);
+    eng_timeline_params_t p = {
+        .lookahead = lookahead, .feed = tfeed_feed(&feed), .predict = predict};
+    assert_int_equal(eng_timeline_create(&p, s->regs, s->sched, &s->tl), GMUX_OK);
+}
+
+static void close_tl(setup_t *s)
+{
+    eng_timeline_destroy(s->tl);
+    eng_sched_destroy(s->sched);
+    eng_regions_destroy(s->regs);
+}
+
+static void test_plan_order_and_next_use(void **state)
+{
+    (void)state;
+    /* two tasks, 6 launches each of 100 ns, quantum 200 ns: slices of 2 launches */
+    tfeed_init(&feed, 2);
+    for (uint32_t t = 0; t < 2; t++) {
+        tfeed_alloc(&feed, t, 1, 1ull << 20, 8 * CH);
+        for (uint32_t k = 0; k < 6; k++)
+            tfeed_launch_mask(&feed, t, 1ull << 20, CH, 1u << (k % 3), 0, 100);
+    }
+    setup_t s;
+    open_tl(&s, 2, 200, 4, NULL);
+    uint32_t tasks[12], chunks[12];
+    uint64_t slices[12];
+    uint64_t n = 0;
+    for (;;) {
+        assert_int_equal(eng_timeline_fill(s.tl), GMUX_OK);
+        assert_true(eng_timeline_count(s.tl) <= 4); /* the window stays bounded */
+        const eng_entry_t *e = eng_timeline_peek(s.tl, 0);
+        if (!e)
+            break;
+        assert_int_equal(e->pos, n);
+        assert_int_equal(e->nrefs, 1);
+        tasks[n] = e->task;
+        slices[n] = e->slice;
+        chunks[n] = ENG_REF_CHUNK(eng_timeline_refs(s.tl, e)[0]);
+        /* the next use of this launch's chunk is this position */
+        assert_int_equal(eng_regions_chunk(s.regs, chunks[n])->next_use, n);
+        eng_timeline_pop(s.tl);
+        n++;
+    }
+    assert_int_equal(n, 12);
+    assert_true(eng_timeline_done(s.tl));
+    const uint32_t want_tasks[12] = {0, 0, 1, 1, 0, 0, 1, 1, 0, 0, 1, 1};
+    assert_memory_equal(tasks, want_tasks, sizeof(want_tasks));
+    for (uint32_t i = 0; i < 12; i++)
+        assert_int_equal(slices[i], 1 + i / 2);
+    /* task 0 and task 1 have different chunks for the same offsets */
+    assert_int_not_equal(chunks[0], chunks[2]);
+    close_tl(&s);
+}
+
+static void test_next_after_and_frees(void **state)
+{
+    (void)state;
+    tfeed_init(&feed, 1);
+    tfeed_alloc(&feed, 0, 1, 0, 4 * CH);
+    const uint32_t masks[6] = {1, 2, 1, 4, 2, 1};
+    for (int k = 0; k < 6; k++)
+        tfeed_launch_mask(&feed, 0, 0, CH, masks[k], 0, 10);
+    tfeed_free(&feed, 0, 1);
+    tfeed_alloc(&feed, 0, 2, 0, CH);
+    tfeed_launch_mask(&feed, 0, 0, CH, 1, 1, 10);
+    setup_t s;
+    open_tl(&s, 1, 1000, 100, NULL);
+    assert_int_equal(eng_timeline_fill(s.tl), GMUX_OK);
+    assert_int_equal(eng_timeline_count(s.tl), 8); /* 6 launches, the free, 1 launch */
+    const eng_entry_t *e0 = eng_timeline_peek(s.tl, 0);
+    uint32_t c0 = ENG_REF_CHUNK(eng_timeline_refs(s.tl, e0)[0]);
+    assert_int_equal(eng_timeline_next_after(s.tl, c0, 0), 2);
+    assert_int_equal(eng_timeline_next_after(s.tl, c0, 2), 5);
+    assert_int_equal(eng_timeline_next_after(s.tl, c0, 5), ENG_POS_INF);
+    const eng_entry_t *fr = eng_timeline_peek(s.tl, 6);
+    assert_int_equal(fr->kind, ENG_ITEM_FREE);
+    const eng_entry_t *last = eng_timeline_peek(s.tl, 7);
+    uint32_t cl = ENG_REF_CHUNK(eng_timeline_refs(s.tl, last)[0]);
+    assert_int_not_equal(cl, c0); /* ids of a region are reused only after its free ran */
+    assert_true(eng_timeline_refs(s.tl, last)[0] & ENG_REF_WRITE);
+    close_tl(&s);
+}
+
+static eng_range_t pred_out[1];
+
+static gmux_status_t predict_first_chunk(void *ctx, uint32_t task, const eng_launch_t *l,
+                                         const eng_range_t *rec, uint32_t nrec,
+                                         const eng_range_t **r_p, uint32_t *n_p)
+{
+    (void)ctx;
+    (void)task;
+    (void)l;
+    (void)rec;
+    (void)nrec;
+    pred_out[0] = (eng_range_t){0, CH, ENG_ACCESS_READ};
+    *r_p = pred_out;
+    *n_p = 1;
+    return GMUX_OK;
+}
+
+static void test_predictor_drives_refs(void **state)
+{
+    (void)state;
+    tfeed_init(&feed, 1);
+    tfeed_alloc(&feed, 0, 1, 0, 4 * CH);
+    tfeed_launch_mask(&feed, 0, 0, CH, 6, 0, 10);
+    setup_t s;
+    open_tl(&s, 1, 1000, 10, predict_first_chunk);
+    assert_int_equal(eng_timeline_fill(s.tl), GMUX_OK);
+    const eng_entry_t *e = eng_timeline_peek(s.tl, 0);
+    assert_int_equal(e->nrefs, 1);  /* predicted: chunk 0 */
+    assert_int_equal(e->ntrefs, 2); /* recorded: chunks 1 and 2 */
+    uint32_t p0 = ENG_REF_CHUNK(eng_timeline_refs(s.tl, e)[0]);
+    uint32_t t0 = ENG_REF_CHUNK(eng_timeline_truth(s.tl, e)[0]);
+    assert_int_equal(t0, p0 + 1);
+    assert_int_equal(eng_regions_chunk(s.regs, p0)->next_use, 0);
+    assert_int_equal(eng_regions_chunk(s.regs, t0)->next_use, ENG_POS_INF);
+    close_tl(&s);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_plan_order_and_next_use),
+        cmocka_unit_test(test_next_after_and_frees),
+        cmocka_unit_test(test_predictor_drives_refs),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

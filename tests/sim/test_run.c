@@ -1,0 +1,150 @@
+/* Tests of simulated runs: the transfer bound is never beaten, capacity is
+ * respected, bytes are conserved, reports are deterministic. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "engine/launch.h"
+#include "sim/run.h"
+#include "tsource.h"
+
+#define CHUNK 65536u
+
+static void small_params(sim_params_t *p, uint64_t cap_chunks)
+{
+    sim_params_default(p);
+    p->chunk_bytes = CHUNK;
+    p->hbm_bytes = (double)(cap_chunks * CHUNK);
+    p->quantum_ns = 200000; /* a few launches per slice */
+    p->lookahead = 64;
+    p->batch_chunks = 4;
+}
+
+/* Every policy on many random workloads: never below the bound, in any term. */
+static void test_bound_never_beaten(void **state)
+{
+    (void)state;
+    for (uint64_t seed = 1; seed <= 150; seed++) {
+        tsrc_spec_t spec;
+        tsrc_random(&spec, seed, 1 + seed % 4, 4, 6, 60, 6, CHUNK);
+        sim_params_t p;
+        uint64_t cap = 6 + seed % 12;
+        small_params(&p, cap);
+        sim_hooks_t h = {.open = tsrc_open, .open_ctx = &spec};
+        char err[256];
+        sim_profile_t prof;
+        assert_int_equal(sim_profile_run(&p, &h, &prof, err, sizeof(err)), GMUX_OK);
+        sim_bound_t b;
+        assert_int_equal(sim_bound_compute(&prof, &p, cap * CHUNK, &b), GMUX_OK);
+        assert_true(b.exact);
+        assert_true(b.bound_ns >= b.compute_ns);
+        for (int pol = 0; pol < SIM_POLICY_COUNT; pol++) {
+            sim_result_t r;
+            gmux_status_t st =
+                sim_run(&p, &h, (sim_policy_t)pol, cap * CHUNK, &r, err, sizeof(err));
+            assert_int_equal(st, GMUX_OK);
+            if (pol != SIM_POLICY_ORACLE) {
+                if (r.bytes_h2d < b.fetch_bytes || r.bytes_d2h < b.writeback_bytes ||
+                    r.makespan_ns < b.bound_ns)
+                    fprintf(stderr,
+                            "seed %lu cap %lu %s: h2d %lu (bound %lu) d2h %lu (bound %lu) ms %lu "
+                            "(bound %lu)\n",
+                            (unsigned long)seed, (unsigned long)cap,
+                            sim_policy_name((sim_policy_t)pol), (unsigned long)r.bytes_h2d,
+                            (unsigned long)b.fetch_bytes, (unsigned long)r.bytes_d2h,
+                            (unsigned long)b.writeback_bytes, (unsigned long)r.makespan_ns,
+                            (unsigned long)b.bound_ns);
+                assert_true(r.bytes_h2d >= b.fetch_bytes);
+                assert_true(r.bytes_d2h >= b.writeback_bytes);
+                assert_true(r.makespan_ns >= b.bound_ns);
+                assert_true(r.peak_resident <= cap);
+            } else {
+                assert_int_equal(r.makespan_ns, b.compute_ns);
+            }
+            assert_int_equal(r.launches, prof.oracle.launches);
+            sim_result_clear(&r);
+        }
+        sim_profile_clear(&prof);
+        tsrc_spec_free(&spec);
+    }
+}
+
+/* Demand paging: FIFO-by-migration eviction, fault batches, write-backs. */
+static void test_demand_model(void **state)
+{
+    (void)state;
+    tsrc_spec_t spec;
+    tsrc_spec_init(&spec, 1);
+    tsrc_alloc(&spec, 0, 1, 1ull << 32, 3 * CHUNK);
+    const uint64_t b = 1ull << 32;
+    sim_range_t a = {b, CHUNK, ENG_ACCESS_WRITE}, bb = {b + CHUNK, 10, ENG_ACCESS_READ},
+                c = {b + 2 * CHUNK, 10, ENG_ACCESS_READ}, ar = {b, 10, ENG_ACCESS_READ};
+    sim_range_t ab[2] = {a, bb};
+    tsrc_launch(&spec, 0, 1000, 2, ab);  /* faults A, B (one batch) */
+    tsrc_launch(&spec, 0, 1000, 1, &ar); /* A hit: LRU would keep A, FIFO evicts it */
+    tsrc_launch(&spec, 0, 1000, 1, &c);  /* C evicts A (filled first): A is dirty */
+    tsrc_launch(&spec, 0, 1000, 1, &ar); /* A again evicts B (clean) */
+    sim_params_t p;
+    small_params(&p, 2);
+    p.fault_batch = 1;
+    p.xfer_call_ns = 0;
+    sim_hooks_t h = {.open = tsrc_open, .open_ctx = &spec};
+    char err[256];
+    sim_result_t r;
+    assert_int_equal(sim_run(&p, &h, SIM_POLICY_DEMAND, 2 * CHUNK, &r, err, sizeof(err)), GMUX_OK);
+    assert_int_equal(r.faults, 4);
+    assert_int_equal(r.bytes_h2d, 4 * CHUNK);
+    assert_int_equal(r.bytes_d2h, CHUNK);
+    uint64_t xfer = (uint64_t)(CHUNK * 1e9 / p.h2d_bps + 0.999999);
+    uint64_t wb = (uint64_t)(CHUNK * 1e9 / p.d2h_bps + 0.999999);
+    uint64_t lat = (uint64_t)p.fault_latency_ns;
+    /* batch of one fault each: 4 latencies, 4 fills, 1 write-back, 4 launches */
+    assert_int_equal(r.makespan_ns, 4 * lat + 4 * xfer + wb + 4000);
+    sim_result_clear(&r);
+    p.uvm_lru = 1; /* with LRU the third launch evicts B instead, the fourth hits */
+    assert_int_equal(sim_run(&p, &h, SIM_POLICY_DEMAND, 2 * CHUNK, &r, err, sizeof(err)), GMUX_OK);
+    assert_int_equal(r.faults, 3);
+    sim_result_clear(&r);
+    tsrc_spec_free(&spec);
+}
+
+static void test_params(void **state)
+{
+    (void)state;
+    sim_params_t p;
+    char err[256];
+    sim_params_default(&p);
+    assert_true(p.hbm_bytes == 141e9);
+    assert_true(p.fault_batch == 256);
+    assert_int_equal(sim_params_set(&p, "chunk=64KiB", err, sizeof(err)), GMUX_OK);
+    assert_true(p.chunk_bytes == 65536);
+    assert_int_equal(sim_params_set(&p, "h2d_gbps=25.5", err, sizeof(err)), GMUX_OK);
+    assert_true(p.h2d_bps == 25.5e9);
+    assert_int_equal(sim_params_set(&p, "fault_latency_us=45", err, sizeof(err)), GMUX_OK);
+    assert_true(p.fault_latency_ns == 45000);
+    assert_int_equal(sim_params_set(&p, "quantum_ms=2", err, sizeof(err)), GMUX_OK);
+    assert_true(p.quantum_ns == 2e6);
+    assert_int_equal(sim_params_check(&p, err, sizeof(err)), GMUX_OK);
+    assert_int_equal(sim_params_set(&p, "h2d_gbps=-1", err, sizeof(err)), GMUX_ERR_PARSE);
+    assert_non_null(strstr(err, "h2d_gbps"));
+    assert_int_equal(sim_params_set(&p, "bogus=1", err, sizeof(err)), GMUX_ERR_NOT_FOUND);
+    assert_non_null(strstr(err, "bogus"));
+    assert_int_equal(sim_params_set(&p, "chunk", err, sizeof(err)), GMUX_ERR_PARSE);
+    assert_int_equal(sim_params_set(&p, "chunk=3000", err, sizeof(err)), GMUX_OK);
+    assert_int_equal(sim_params_check(&p, err, sizeof(err)), GMUX_ERR_RANGE);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_demand_model),
+        cmocka_unit_test(test_params),
+        cmocka_unit_test(test_bound_never_beaten),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
