@@ -12,6 +12,14 @@ run() {
 }
 run "$build/bench/bench_log"
 run "$build/bench/bench_trace"
+# mem simulator: speed on a streamed 10-million-launch trace (docs/benchmarks.md)
+run "$build/bench/bench_sim" 10000000
+# mem simulator: proactive vs the transfer bound and vs demand paging, every bundled workload
+for wl in llm-decode dl-train sci-stencil sci-sparse; do
+  for pct in 200 250 300; do
+    run "$build/tools/gmux/gmux" sim --workload "$wl" --oversub "$pct" --json --quiet
+  done
+done
 run "$build/bench/bench_predict"
 run bench/predict_quality.sh
 run bench/predict_sim.sh

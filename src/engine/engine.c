@@ -151,8 +151,8 @@ static gmux_status_t shadow_launch(eng_engine_t *e, const eng_entry_t *ent)
     for (uint32_t i = 0; i < ent->nrefs; i++) { /* pin what is there */
         uint32_t c = ENG_REF_CHUNK(refs[i]);
         eng_chunk_t *x = eng_regions_chunk(e->regs, c);
-        if (x->flags & ENG_CHUNK_RESIDENT) {
-            x->key = q;
+        if ((x->flags & ENG_CHUNK_RESIDENT) && x->key != q) {
+            x->key = q; /* normally already q: its next use */
             eng_place_key_changed(e->place, c);
         }
     }

@@ -16,11 +16,11 @@ typedef struct eng_task_map {
 } eng_task_map_t;
 
 struct eng_regions {
+    eng_regions_view_t view; /* first: eng_regions_chunk() reads it inline */
     uint64_t chunk_size;
     uint32_t ntasks;
     eng_task_map_t *maps;
 
-    eng_chunk_t *chunks;
     uint32_t chunk_limit; /* ids below this have been handed out at least once */
     uint32_t chunk_cap;
     uint64_t live_chunks;
@@ -80,7 +80,7 @@ void eng_regions_destroy(eng_regions_t *r)
     for (uint32_t t = 0; t < r->ntasks; t++)
         free(r->maps[t].idx);
     free(r->maps);
-    free(r->chunks);
+    free(r->view.chunks);
     free(r->free_ext);
     free(r->regions);
     free(r->free_regions);
@@ -112,7 +112,7 @@ static gmux_status_t take_ids(eng_regions_t *r, uint32_t n, uint32_t *first_p)
         return GMUX_ERR_CAPACITY; /* ids must fit in 30 bits (reference strings use two flag bits)
                                    */
     gmux_status_t st =
-        grow((void **)&r->chunks, &r->chunk_cap, r->chunk_limit + n, sizeof(*r->chunks));
+        grow((void **)&r->view.chunks, &r->chunk_cap, r->chunk_limit + n, sizeof(*r->view.chunks));
     if (st != GMUX_OK)
         return st;
     *first_p = r->chunk_limit;
@@ -210,7 +210,7 @@ gmux_status_t eng_regions_alloc(eng_regions_t *r, uint32_t task, uint64_t id, ui
                                     .nchunks = n,
                                     .mapped = true};
     for (uint32_t i = 0; i < n; i++) {
-        r->chunks[first + i] = (eng_chunk_t){.next_use = ENG_POS_INF,
+        r->view.chunks[first + i] = (eng_chunk_t){.next_use = ENG_POS_INF,
                                              .plan_pos = ENG_POS_INF,
                                              .truth_pos = ENG_POS_INF,
                                              .q_head = ENG_NONE,
@@ -253,7 +253,7 @@ void eng_regions_release(eng_regions_t *r, uint32_t region)
 {
     eng_region_t *reg = &r->regions[region];
     for (uint32_t i = 0; i < reg->nchunks; i++)
-        r->chunks[reg->first_chunk + i].flags = 0;
+        r->view.chunks[reg->first_chunk + i].flags = 0;
     r->live_chunks -= reg->nchunks;
     /* Growth failures here only lose reuse of the ids, never correctness. */
     (void)give_ids(r, reg->first_chunk, reg->nchunks);
@@ -285,11 +285,6 @@ void eng_regions_set_alloc_pos(eng_regions_t *r, uint32_t region, uint64_t pos)
     r->regions[region].alloc_pos = pos;
 }
 
-eng_chunk_t *eng_regions_chunk(eng_regions_t *r, uint32_t chunk)
-{
-    return &r->chunks[chunk];
-}
-
 uint32_t eng_regions_chunk_limit(const eng_regions_t *r)
 {
     return r->chunk_limit;
@@ -302,6 +297,6 @@ uint64_t eng_regions_live_chunks(const eng_regions_t *r)
 
 uint64_t eng_regions_chunk_addr(const eng_regions_t *r, uint32_t chunk)
 {
-    const eng_region_t *reg = &r->regions[r->chunks[chunk].region];
+    const eng_region_t *reg = &r->regions[r->view.chunks[chunk].region];
     return reg->base + (uint64_t)(chunk - reg->first_chunk) * r->chunk_size;
 }

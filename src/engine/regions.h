@@ -66,6 +66,11 @@ typedef struct eng_region {
 
 typedef struct eng_regions eng_regions_t;
 
+/* The part of the regions object the inline accessor reads (its first member). */
+typedef struct eng_regions_view {
+    eng_chunk_t *chunks;
+} eng_regions_view_t;
+
 gmux_status_t eng_regions_create(uint32_t ntasks, uint64_t chunk_size, eng_regions_t **r_p);
 void eng_regions_destroy(eng_regions_t *r);
 
@@ -89,7 +94,10 @@ uint32_t eng_regions_find(const eng_regions_t *r, uint32_t task, uint64_t addr);
 
 const eng_region_t *eng_regions_get(const eng_regions_t *r, uint32_t region);
 void eng_regions_set_alloc_pos(eng_regions_t *r, uint32_t region, uint64_t pos);
-eng_chunk_t *eng_regions_chunk(eng_regions_t *r, uint32_t chunk);
+static inline eng_chunk_t *eng_regions_chunk(eng_regions_t *r, uint32_t chunk)
+{
+    return &((eng_regions_view_t *)(void *)r)->chunks[chunk];
+}
 /* One past the highest chunk id ever handed out (size for per-chunk arrays). */
 uint32_t eng_regions_chunk_limit(const eng_regions_t *r);
 /* Chunks of live regions. */

@@ -244,8 +244,10 @@ gmux_status_t sim_refstr_opt(const sim_refstr_t *rs, uint64_t capacity_chunks, u
             continue;
         }
         if (pos[c] != INF32) {
-            key[c] = k;
-            hfix(&h, pos[c]);
+            if (key[c] != k) { /* normally already k: its next use */
+                key[c] = k;
+                hfix(&h, pos[c]);
+            }
             continue;
         }
         fetches++;

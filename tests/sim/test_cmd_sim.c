@@ -114,12 +114,40 @@ static void test_sweep_writes_plot(void **state)
     rmdir(dir);
 }
 
+/* A generated trace replays to the same result as the workload it came from. */
+static void test_trace_replay_matches_workload(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/gmux-sim-trace-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char path[256];
+    snprintf(path, sizeof(path), "%s/t.bin", dir);
+    char *gen[] = {GMUX_CLI_PATH, "trace",   "generate", "--workload", "dl-train",
+                   "--set",       "tasks=2", "--set",    "steps=1",    "--set",
+                   "layers=4",    "-o",      path,       NULL};
+    assert_int_equal(tproc_capture(gen, NULL, 120.0, out1, sizeof(out1), err, sizeof(err)), 0);
+    const char *wl[] = {"--workload", "dl-train", "--set",    "tasks=2",   "--set",
+                        "steps=1",    "--set",    "layers=4", "--oversub", "250",
+                        "--json",     "--quiet",  NULL};
+    const char *tr[] = {"--trace", path, "--oversub", "250", "--json", "--quiet", NULL};
+    assert_int_equal(run(out1, wl), 0);
+    assert_int_equal(run(out2, tr), 0);
+    /* everything after the input's name is identical */
+    const char *a = strstr(out1, "\"seed\""), *b = strstr(out2, "\"seed\"");
+    assert_non_null(a);
+    assert_non_null(b);
+    assert_string_equal(a, b);
+    unlink(path);
+    rmdir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_deterministic_table_and_json),
         cmocka_unit_test(test_usage_errors),
         cmocka_unit_test(test_sweep_writes_plot),
+        cmocka_unit_test(test_trace_replay_matches_workload),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

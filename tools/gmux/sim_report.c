@@ -396,14 +396,14 @@ int sim_report_demo(void)
             snprintf(prefix, sizeof(prefix), "%s/demo-llm-sweep", exe);
         }
     }
-    static const char *const llm_sets[] = {"instances=8", "model=llama2-13b"};
-    static const char *const sci_sets[] = {"iterations=5"};
+    static const char *const llm_sets[] = {"instances=8", "model=llama2-13b", "tokens=2"};
+    static const char *const sci_sets[] = {"iterations=2"};
     struct {
         const char *title, *workload;
         const char *const *sets;
         size_t nsets;
     } runs[] = {
-        {"8 LLM decode instances (Llama-2 13B) on one simulated H200", "llm-decode", llm_sets, 2},
+        {"8 LLM decode instances (Llama-2 13B) on one simulated H200", "llm-decode", llm_sets, 3},
         {"deep-learning mix: 3 training jobs (Llama-2 7B, Adam)", "dl-train", NULL, 0},
         {"scientific mix: stencil and sparse solvers side by side", "sci-stencil+sci-sparse",
          sci_sets, 1},
@@ -423,8 +423,10 @@ int sim_report_demo(void)
         fflush(stdout);
         rc |= sim_report_run(&job, false, stdout);
         if (i == 0) {
-            printf("   oversubscription sweep of the same workload, 100%% to 400%%:\n   ");
+            printf("   oversubscription sweep of the same workload, 100%% to 400%% "
+                   "(without the LRU ablation):\n   ");
             fflush(stdout);
+            job.policies[SIM_POLICY_PROACTIVE_LRU] = false;
             rc |= sim_report_sweep(&job, false, prefix, NULL, stdout);
         }
         fflush(stdout);
