@@ -284,6 +284,19 @@ static void test_layout_change_and_capacity(void **state)
     eng_range_t t = {BUFA, 8, 1};
     assert_int_equal(eng_predictor_observe(p, &l, &t, 1, &rl), GMUX_OK);
     assert_int_equal(arg_info(p, 4, 0).tpl.len.b, 64);
+    /* More arguments than the predictor tracks: learning ignores it, whole regions. */
+    eng_arg_t many[ENG_PRED_MAX_ARGS + 6];
+    for (unsigned i = 0; i < ENG_PRED_MAX_ARGS + 6; i++)
+        many[i] = (eng_arg_t){ENG_ARG_VAL, i};
+    many[ENG_PRED_MAX_ARGS + 5] = (eng_arg_t){ENG_ARG_PTR, BUFB + 8};
+    l = launch(5, many, ENG_PRED_MAX_ARGS + 6);
+    eng_range_t tb = {BUFB + 8, 8, 1};
+    for (unsigned i = 0; i < 4; i++)
+        assert_int_equal(eng_predictor_observe(p, &l, &tb, 1, &rl), GMUX_OK);
+    assert_int_equal(eng_predictor_predict(p, &l, &rl, out, 2, &n), GMUX_OK);
+    assert_int_equal(n, 1);
+    assert_int_equal(out[0].addr, BUFB);
+    assert_int_equal(out[0].len, 64ull << 20);
     eng_predictor_destroy(p);
 }
 
