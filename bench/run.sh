@@ -22,4 +22,7 @@ for wl in llm-decode dl-train sci-stencil sci-sparse; do
     run "$build/tools/gmux/gmux" sim --workload "$wl" --oversub "$pct" --json --quiet
   done
 done
+run "$build/bench/bench_predict"
+run bench/predict_quality.sh
+run bench/predict_sim.sh
 echo "results: $out/results.jsonl" >&2

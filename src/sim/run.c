@@ -405,6 +405,17 @@ static gmux_status_t run_engine(const sim_params_t *p, const sim_hooks_t *h, sim
                               .quantum_ns = (uint64_t)p->quantum_ns,
                               .feed = {feed_next, src}};
     eng_engine_t *eng = NULL;
+    const sim_predictor_hooks_t *ph = h->predictor;
+    void *pred = NULL;
+    if (ph) {
+        st = ph->begin(ph->ctx, src, capacity, &pred, err, errlen);
+        if (st != GMUX_OK) {
+            sim_source_close(src);
+            return st;
+        }
+        ep.predict = ph->predict;
+        ep.predict_ctx = pred;
+    }
     st = eng_engine_create(&ep, &be, &eng);
     if (st == GMUX_OK)
         st = apply_classes(eng_engine_sched(eng), h, src->ntasks);
@@ -412,6 +423,8 @@ static gmux_status_t run_engine(const sim_params_t *p, const sim_hooks_t *h, sim
         snprintf(err, errlen, "cannot set up the engine: %s", gmux_status_str(st));
         goto out;
     }
+    if (ph)
+        ph->attach(pred, eng_engine_regions(eng));
     const char *what = sim_policy_name(pol);
     uint64_t batch = (uint64_t)p->fault_batch;
     for (;;) {
@@ -437,6 +450,8 @@ static gmux_status_t run_engine(const sim_params_t *p, const sim_hooks_t *h, sim
         dev.now_ns = start + step.time_ns;
         r->faults += step.faults;
         st = eng_engine_complete(eng, dev.now_ns);
+        if (st == GMUX_OK && ph)
+            st = ph->done(pred);
         if (st != GMUX_OK)
             goto out;
         uint64_t res = eng_place_resident(eng_engine_placement(eng));
@@ -449,6 +464,8 @@ static gmux_status_t run_engine(const sim_params_t *p, const sim_hooks_t *h, sim
     r->bytes_d2h = ms->bytes_d2h;
 out:
     eng_engine_destroy(eng);
+    if (ph)
+        ph->end(pred, r);
     sim_source_close(src);
     return st;
 }

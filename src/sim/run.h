@@ -26,6 +26,8 @@
 
 #include <gmux/status.h>
 
+#include "engine/regions.h"
+#include "engine/timeline.h"
 #include "sim/bound.h"
 #include "sim/params.h"
 #include "sim/trace.h"
@@ -64,6 +66,8 @@ typedef struct sim_result {
     uint64_t peak_resident; /* chunks */
     uint32_t ntasks;
     sim_task_result_t *tasks; /* ntasks entries, owned; sim_result_clear frees */
+    /* With a predictor (sim_hooks_t.predictor): bytes predicted, recorded, and both. */
+    uint64_t pred_bytes, pred_touched_bytes, pred_hit_bytes;
 } sim_result_t;
 
 void sim_result_clear(sim_result_t *r);
@@ -77,6 +81,26 @@ typedef struct sim_profile {
     char **task_names;        /* ntasks copies (owned) */
 } sim_profile_t;
 
+/*
+ * Working-set prediction for the proactive policies (sim/predict.h gives the
+ * learned one). Launches run in the order they were predicted; done() is
+ * called after each, so the predictor learns only from launches that ran.
+ */
+typedef struct sim_predictor_hooks {
+    /* Starts a run over src on a device of capacity bytes; *run_p is the
+     * context of the calls below. */
+    gmux_status_t (*begin)(void *ctx, const sim_source_t *src, uint64_t capacity, void **run_p,
+                           char *err, size_t errlen);
+    /* The engine's regions (for mapping pointers to allocations), once it exists. */
+    void (*attach)(void *run, eng_regions_t *regs);
+    eng_predict_fn predict; /* called with run as ctx */
+    /* The oldest predicted launch not yet done has run. */
+    gmux_status_t (*done)(void *run);
+    /* Ends the run and adds its prediction scores to r. */
+    void (*end)(void *run, sim_result_t *r);
+    void *ctx;
+} sim_predictor_hooks_t;
+
 typedef struct sim_hooks {
     sim_open_fn open;
     void *open_ctx;
@@ -87,6 +111,8 @@ typedef struct sim_hooks {
     const uint8_t *lc;
     const int *prio;
     uint32_t nclass;
+    /* NULL: the proactive policies use the recorded ranges as their prediction. */
+    const sim_predictor_hooks_t *predictor;
 } sim_hooks_t;
 
 gmux_status_t sim_profile_run(const sim_params_t *p, const sim_hooks_t *h, sim_profile_t *prof,

@@ -16,7 +16,10 @@
       "start gmuxd, the GPU time-slice daemon (background unless --foreground)")                   \
     X("status", cmd_status, "the daemon's tasks once (--json for machines)")                       \
     X("top", cmd_top, "the daemon's tasks live: state, memory, faults, share of GPU time")         \
-    X("sim", cmd_sim, "simulate tasks sharing a GPU: demand paging vs proactive vs oracle")
+    X("sim", cmd_sim, "simulate tasks sharing a GPU: demand paging vs proactive vs oracle")        \
+    X("profile", cmd_profile, "learn working-set templates from a trace into a database")          \
+    X("predict-report", cmd_predict_report,                                                        \
+      "precision and recall of working-set prediction per kernel, beside whole regions")
 
 #define GMUX_COMMAND_DECL_(name, fn, summary) int fn(int argc, char **argv);
 GMUX_COMMAND_LIST(GMUX_COMMAND_DECL_)

@@ -45,7 +45,8 @@ static sim_hooks_t job_hooks(const sim_job_t *job)
                          .progress = job->progress ? progress : NULL,
                          .lc = job->lc,
                          .prio = job->prio,
-                         .nclass = job->nclass};
+                         .nclass = job->nclass,
+                         .predictor = job->predictor};
 }
 
 static double secs(uint64_t ns)
@@ -156,6 +157,18 @@ static void print_table(const sim_job_t *job, const sim_profile_t *prof, const c
                 100.0 * (double)cr->bound.bound_ns / ms, vs, (double)r->bytes_h2d / GIB,
                 (double)r->bytes_d2h / GIB, r->faults);
     }
+    fprintf(out, "   proactive working sets: %s\n",
+            job->predict_label ? job->predict_label : "recorded ranges");
+    for (int p = SIM_POLICY_PROACTIVE; p <= SIM_POLICY_PROACTIVE_LRU; p++) {
+        const sim_result_t *r = &cr->res[p];
+        if (!job->policies[p] || cr->st[p] != GMUX_OK || !job->predictor)
+            continue;
+        fprintf(out, "   %-14s predicted bytes: precision %.4f recall %.4f\n",
+                sim_policy_name((sim_policy_t)p),
+                r->pred_bytes ? (double)r->pred_hit_bytes / (double)r->pred_bytes : 1.0,
+                r->pred_touched_bytes ? (double)r->pred_hit_bytes / (double)r->pred_touched_bytes
+                                      : 1.0);
+    }
     fprintf(out, "   per-task throughput (launches/s of the task over its own completion time)\n");
     fprintf(out, "   %-22s", "task");
     for (int p = 0; p < SIM_POLICY_COUNT; p++)
@@ -212,7 +225,13 @@ static void print_json_cfg(const sim_job_t *job, const sim_profile_t *prof, cons
                 secs(r->makespan_ns), r->bytes_h2d, r->bytes_d2h, r->faults, r->slices);
         for (uint32_t t = 0; t < r->ntasks; t++)
             fprintf(out, "%s%.9f", t ? "," : "", secs(r->tasks[t].finish_ns));
-        fprintf(out, "]}");
+        fprintf(out, "]");
+        if (job->predictor && (p == SIM_POLICY_PROACTIVE || p == SIM_POLICY_PROACTIVE_LRU))
+            fprintf(out,
+                    ",\"predicted_bytes\":%" PRIu64 ",\"recorded_bytes\":%" PRIu64
+                    ",\"predicted_recorded_bytes\":%" PRIu64,
+                    r->pred_bytes, r->pred_touched_bytes, r->pred_hit_bytes);
+        fputc('}', out);
     }
     fprintf(out, "}}");
 }

@@ -31,6 +31,10 @@ typedef struct sim_job {
     const int *prio;    /* NULL or per-task priorities */
     uint32_t nclass;    /* entries of lc/prio */
     bool progress;      /* progress lines on stderr */
+    /* Working-set prediction of the proactive policies: NULL uses the recorded
+     * ranges; predict_label says which one in reports. */
+    const sim_predictor_hooks_t *predictor;
+    const char *predict_label;
 } sim_job_t;
 
 /* One run of every chosen policy; returns the process exit status. */

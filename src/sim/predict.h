@@ -1,0 +1,25 @@
+/*
+ * Learned working-set prediction for the simulator's proactive policies:
+ * the predictor of src/engine/predictor.h behind the simulator's predictor
+ * hooks (sim/run.h). Each engine run gets a fresh predictor, loaded from the
+ * template database when one is given, and learns online from every launch
+ * once it has run (never from a launch before it runs). Recorded ranges are
+ * used only to score the predictions and, in the engine, to charge faults
+ * for what the prediction missed.
+ *
+ * Ownership: opts must outlive the runs. Thread-safety: one run per thread;
+ * each run has its own state.
+ */
+#ifndef SIM_PREDICT_H
+#define SIM_PREDICT_H
+
+#include "sim/run.h"
+
+typedef struct sim_predict_opts {
+    const char *templates; /* template database (docs/templates.md), or NULL */
+} sim_predict_opts_t;
+
+/* Fills hooks for runs predicting with learned templates. */
+void sim_predict_hooks(const sim_predict_opts_t *opts, sim_predictor_hooks_t *hooks);
+
+#endif /* SIM_PREDICT_H */

@@ -1,0 +1,168 @@
+/*
+ * Tests of gmux profile and gmux predict-report as a user runs them: a
+ * database learned from a trace file makes every templated kernel exact, the
+ * report names templates and fallbacks, and a corrupt database is reported
+ * (with its line) while the report goes on with online learning.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "tproc.h"
+
+static char out[65536], err[16384];
+static char dir[] = "/tmp/gmux-cli-predict-XXXXXX";
+static char trace[256], db[256];
+
+static int run(const char *const *args)
+{
+    char *argv[16] = {GMUX_CLI_PATH};
+    size_t n = 1;
+    for (; args[n - 1] && n < 15; n++)
+        argv[n] = (char *)args[n - 1];
+    argv[n] = NULL;
+    return tproc_capture(argv, NULL, 120.0, out, sizeof(out), err, sizeof(err));
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    if (!mkdtemp(dir))
+        return -1;
+    snprintf(trace, sizeof(trace), "%s/llm.trace", dir);
+    snprintf(db, sizeof(db), "%s/llm.tpl", dir);
+    const char *gen[] = {"trace",       "generate", "--workload", "llm-decode", "--set",
+                         "instances=2", "--set",    "layers=3",   "--set",      "tokens=4",
+                         "-o",          trace,      NULL};
+    return run(gen) == 0 ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    unlink(trace);
+    unlink(db);
+    rmdir(dir);
+    return 0;
+}
+
+static void test_profile_then_report(void **state)
+{
+    (void)state;
+    const char *prof[] = {"profile", trace, "-o", db, NULL};
+    assert_int_equal(run(prof), 0);
+    assert_non_null(strstr(out, "llm_gemm_bf16"));
+    FILE *f = fopen(db, "r");
+    assert_non_null(f);
+    char line[128];
+    assert_non_null(fgets(line, sizeof(line), f));
+    assert_string_equal(line, "gmux-templates 1\n");
+    fclose(f);
+
+    const char *rep[] = {"predict-report", trace, "--templates", db, NULL};
+    assert_int_equal(run(rep), 0);
+    /* Exact on templated kernels, the whole-region baseline far below. */
+    const char *row = strstr(out, "templated kernels");
+    assert_non_null(row);
+    unsigned n;
+    double p, r, wp, wr;
+    assert_int_equal(sscanf(row, "templated kernels %u %lf %lf | %lf %lf", &n, &p, &r, &wp, &wr),
+                     5);
+    assert_true(n >= 5);
+    assert_true(p >= 0.95);
+    assert_true(r >= 0.99);
+    assert_true(wp < 0.5);
+    /* The indirect kernel is a fallback, and says why. */
+    assert_non_null(strstr(out, "a1:whole(irregular)"));
+
+    const char *js[] = {"predict-report", "--workload", "llm-decode", "--set", "instances=1",
+                        "--set",          "layers=2",   "--json",     NULL};
+    assert_int_equal(run(js), 0);
+    assert_non_null(strstr(out, "\"overall\": {\"predicted\": {\"precision\": "));
+    assert_non_null(strstr(out, "\"name\": \"llm_attention_decode\""));
+}
+
+static void test_corrupt_database_goes_on(void **state)
+{
+    (void)state;
+    char bad[256];
+    snprintf(bad, sizeof(bad), "%s/bad.tpl", dir);
+    FILE *f = fopen(bad, "w");
+    assert_non_null(f);
+    fputs("gmux-templates 1\nkernel llm_rmsnorm pppvv\narg 0 T7\n", f);
+    fclose(f);
+    const char *rep[] = {"predict-report", trace, "--templates", bad, NULL};
+    assert_int_equal(run(rep), 0);
+    unlink(bad);
+    assert_non_null(strstr(err, "bad.tpl:3 (byte 42): malformed template 'T7'"));
+    assert_non_null(strstr(err, "going on with online learning"));
+    assert_non_null(strstr(out, "templates (learned online"));
+}
+
+static void test_sim_with_templates(void **state)
+{
+    (void)state;
+    const char *prof[] = {"profile", trace, "-o", db, NULL};
+    assert_int_equal(run(prof), 0);
+    const char *sim[] = {"sim", "--trace",     trace, "--policy", "proactive", "--oversub",
+                         "200", "--templates", db,    "--quiet",  NULL};
+    assert_int_equal(run(sim), 0);
+    assert_non_null(strstr(out, "learned templates (from "));
+    assert_non_null(strstr(out, "predicted bytes: precision "));
+    const char *rec[] = {"sim", "--trace",   trace,      "--policy", "proactive", "--oversub",
+                         "200", "--predict", "recorded", "--quiet",  NULL};
+    assert_int_equal(run(rec), 0);
+    assert_non_null(strstr(out, "proactive working sets: recorded ranges"));
+    /* A corrupt database: said once, with its line; the run learns online. */
+    char bad[256];
+    snprintf(bad, sizeof(bad), "%s/bad-sim.tpl", dir);
+    FILE *f = fopen(bad, "w");
+    assert_non_null(f);
+    fputs("gmux-templates 1\ntotal 3\n", f);
+    fclose(f);
+    const char *simbad[] = {"sim", "--trace",     trace, "--policy", "proactive", "--oversub",
+                            "200", "--templates", bad,   "--quiet",  NULL};
+    assert_int_equal(run(simbad), 0);
+    unlink(bad);
+    assert_non_null(strstr(err, "bad-sim.tpl:2 (byte 17): 'total' says 3 kernels"));
+    assert_non_null(strstr(out, "online learning only"));
+    const char *both[] = {"sim",      "--trace",     trace, "--predict",
+                          "recorded", "--templates", db,    NULL};
+    assert_int_equal(run(both), 2);
+    const char *how[] = {"sim", "--trace", trace, "--predict", "psychic", NULL};
+    assert_int_equal(run(how), 2);
+    assert_non_null(strstr(err, "'psychic'"));
+}
+
+static void test_usage_errors(void **state)
+{
+    (void)state;
+    const char *none[] = {"predict-report", NULL};
+    assert_int_equal(run(none), 2);
+    const char *noout[] = {"profile", trace, NULL};
+    assert_int_equal(run(noout), 2);
+    assert_non_null(strstr(err, "-o FILE"));
+    const char *both[] = {"profile", trace, "--workload", "llm-decode", "-o", db, NULL};
+    assert_int_equal(run(both), 2);
+    const char *missing[] = {"predict-report", "/nonexistent.trace", NULL};
+    assert_int_equal(run(missing), 1);
+    assert_non_null(strstr(err, "/nonexistent.trace"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_profile_then_report),
+        cmocka_unit_test(test_corrupt_database_goes_on),
+        cmocka_unit_test(test_sim_with_templates),
+        cmocka_unit_test(test_usage_errors),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
