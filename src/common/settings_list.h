@@ -11,6 +11,12 @@
 #define COM_SETTINGS_LIST(X)                                                                       \
     X(LOG, STRING, "warn",                                                                         \
       "Logging: LEVEL[,SUBSYSTEM...] or SUBSYSTEM=LEVEL, e.g. debug,net "                          \
-      "(levels off error warn info debug trace)")
+      "(levels off error warn info debug trace)")                                                  \
+    X(NET_PROVIDER, STRING, "auto",                                                                \
+      "net transport: auto (shm on one host, tcp across hosts), shm or tcp (tcp;ofi_rxm)")         \
+    X(NET_PROXY_IDLE_US, INT, "200", "net: longest sleep of an idle proxy thread, microseconds")   \
+    X(NET_RING_SLOTS, INT, "256", "net: descriptors per (context, peer) ring, a power of two")     \
+    X(NET_TIMEOUT, DOUBLE, "30",                                                                   \
+      "net: seconds before an unanswered peer or a wait without timeout fails")
 
 #endif /* COM_SETTINGS_LIST_H */

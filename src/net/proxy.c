@@ -1,0 +1,511 @@
+/*
+ * The proxy: drains the descriptor rings into libfabric operations, reads
+ * the completion queue, and applies incoming signals in stream order. The
+ * same pass (net_progress_locked) runs on the proxy thread and on any CPU
+ * thread that waits, whoever holds the progress lock; an idle proxy backs
+ * off (spin, yield, then sleep on a doorbell with a bounded timeout so that
+ * producers that cannot ring it, like a GPU, are still served).
+ */
+#include <errno.h>
+#include <linux/futex.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
+
+#include "common/clock.h"
+#include "common/log.h"
+#include "net/internal.h"
+
+#define DRAIN_BATCH 64
+#define CQ_BATCH    64
+
+static void set_ctx_error(gmux_comm_t *comm, uint32_t ctx, gmux_status_t st)
+{
+    int expected = GMUX_OK;
+    atomic_compare_exchange_strong(&comm->ctx_error[ctx], &expected, (int)st);
+}
+
+static net_op_t *op_get(gmux_comm_t *comm)
+{
+    net_op_t *op = comm->free_ops;
+    if (op) {
+        comm->free_ops = op->next_free;
+        op->in_use = true;
+    }
+    return op;
+}
+
+static void op_put(gmux_comm_t *comm, net_op_t *op)
+{
+    op->in_use = false;
+    op->next_free = comm->free_ops;
+    comm->free_ops = op;
+}
+
+bool net_ctx_outstanding_below(gmux_comm_t *comm, uint32_t ctx, uint64_t below)
+{
+    for (uint32_t i = 0; i < comm->nops; i++)
+        if (comm->ops[i].in_use && comm->ops[i].ctx == ctx && comm->ops[i].id < below)
+            return true;
+    return false;
+}
+
+static void apply_signal(gmux_comm_t *comm, uint32_t id, uint8_t op, uint64_t value)
+{
+    _Atomic uint64_t *w = &comm->signals[id];
+    if (op == GMUX_SIGNAL_ADD)
+        atomic_fetch_add_explicit(w, value, memory_order_release);
+    else if (op == GMUX_SIGNAL_INC)
+        atomic_fetch_add_explicit(w, 1, memory_order_release);
+    else if (op == GMUX_SIGNAL_SET)
+        atomic_store_explicit(w, value, memory_order_release);
+}
+
+static void bump_counter(gmux_comm_t *comm, uint32_t counter)
+{
+    if (counter != GMUX_NO_COUNTER)
+        atomic_fetch_add_explicit(&comm->counters[counter], 1, memory_order_release);
+}
+
+static int poll_cq(gmux_comm_t *comm);
+
+/* Reads death notices at most once a millisecond. */
+static void poll_boot(gmux_comm_t *comm)
+{
+    if (!comm->boot)
+        return;
+    uint64_t now = com_clock_ns();
+    if (now >= comm->boot_poll_ns) {
+        net_boot_poll(comm->boot);
+        comm->boot_poll_ns = now + COM_NS_PER_MS;
+    }
+}
+
+/* Sends a control message; with may_poll it progresses the CQ while the
+ * provider is busy, up to the timeout. */
+static gmux_status_t send_msg(gmux_comm_t *comm, int peer, const net_msg_t *m, bool may_poll)
+{
+    uint64_t deadline = 0;
+    for (;;) {
+        ssize_t r = fi_inject(comm->fab.ep, m, sizeof(*m), comm->fab.peers[peer]);
+        if (r == 0)
+            return GMUX_OK;
+        if (r != -FI_EAGAIN)
+            return net_fab_status((int)r);
+        if (!may_poll)
+            return GMUX_ERR_BUSY;
+        if (!deadline)
+            deadline = com_deadline_after_ns((uint64_t)(comm->timeout_s * 1e9));
+        poll_boot(comm);
+        if (net_peer_dead(comm, peer))
+            return GMUX_ERR_PEER;
+        if (com_deadline_passed(deadline))
+            return GMUX_ERR_TIMEOUT;
+        poll_cq(comm);
+    }
+}
+
+gmux_status_t net_send_quiet_req(gmux_comm_t *comm, uint32_t ctx, int peer, uint64_t *token_p)
+{
+    net_out_t *o = &comm->out[ctx * comm->size + (uint32_t)peer];
+    net_msg_t m = {.version = NET_PROTO_VERSION,
+                   .type = NET_MSG_QUIET_REQ,
+                   .ctx = (uint8_t)ctx,
+                   .src = (uint32_t)comm->rank,
+                   .seq = o->wseq,
+                   .value = ++o->quiet_token,
+                   .nsignals = o->nsig};
+    gmux_status_t st = send_msg(comm, peer, &m, true);
+    if (st == GMUX_OK)
+        *token_p = m.value;
+    return st;
+}
+
+static gmux_status_t send_signal(gmux_comm_t *comm, const net_desc_t *d, net_out_t *o)
+{
+    net_msg_t m = {.version = NET_PROTO_VERSION,
+                   .type = NET_MSG_SIGNAL,
+                   .signal_op = d->signal_op,
+                   .ctx = (uint8_t)d->ctx,
+                   .src = (uint32_t)comm->rank,
+                   .seq = o->wseq,
+                   .signal_id = d->signal_id,
+                   .value = d->signal_value,
+                   .nsignals = o->nsig};
+    gmux_status_t st = send_msg(comm, (int)d->peer, &m, true);
+    if (st == GMUX_OK)
+        o->nsig++;
+    return st;
+}
+
+/* Posts one write; inject when small. BUSY when no op is free. */
+static gmux_status_t post_write(gmux_comm_t *comm, const net_desc_t *d, net_out_t *o,
+                                const void *buf, size_t len, uint32_t counter)
+{
+    const net_win_t *w = &comm->win[d->window];
+    uint64_t raddr = w->raddr[d->peer] + d->offset;
+    uint64_t key = w->key[d->peer];
+    fi_addr_t dest = comm->fab.peers[d->peer];
+    bool inject = len <= comm->fab.inject_size;
+    net_op_t *op = NULL;
+    if (!inject) {
+        op = op_get(comm);
+        if (!op)
+            return GMUX_ERR_BUSY;
+        op->id = comm->ctx_issued[d->ctx];
+        op->ctx = d->ctx;
+        op->peer = d->peer;
+        op->counter = counter;
+    }
+    uint64_t data = net_cqd_make(o->wseq, (uint32_t)comm->rank, d->ctx);
+    uint64_t deadline = 0;
+    for (;;) {
+        ssize_t r =
+            inject ? fi_inject_writedata(comm->fab.ep, buf, len, data, dest, raddr, key)
+                   : fi_writedata(comm->fab.ep, buf, len, NULL, data, dest, raddr, key, &op->fctx);
+        if (r == 0)
+            break;
+        gmux_status_t st = net_fab_status((int)r);
+        if (r == -FI_EAGAIN) {
+            if (!deadline)
+                deadline = com_deadline_after_ns((uint64_t)(comm->timeout_s * 1e9));
+            poll_boot(comm);
+            if (net_peer_dead(comm, (int)d->peer))
+                st = GMUX_ERR_PEER;
+            else if (com_deadline_passed(deadline))
+                st = GMUX_ERR_TIMEOUT;
+            else {
+                poll_cq(comm);
+                continue;
+            }
+        }
+        if (op)
+            op_put(comm, op);
+        return st;
+    }
+    o->wseq++;
+    comm->ctx_issued[d->ctx]++;
+    if (inject)
+        bump_counter(comm, counter);
+    return GMUX_OK;
+}
+
+/* Executes a descriptor addressed to this rank itself: in order, at once. */
+static void exec_self(gmux_comm_t *comm, const net_desc_t *d)
+{
+    if (d->opcode == NET_OP_PUT || d->opcode == NET_OP_PUT_VALUE) {
+        char *dst = (char *)comm->win[d->window].base + d->offset;
+        if (d->opcode == NET_OP_PUT)
+            memmove(dst, (const void *)(uintptr_t)d->src, d->size);
+        else
+            memcpy(dst, &d->src, d->size);
+        if (d->flags & NET_DESC_F_COUNTER)
+            bump_counter(comm, d->counter_id);
+    }
+    if (d->signal_op != GMUX_SIGNAL_NONE)
+        apply_signal(comm, d->signal_id, d->signal_op, d->signal_value);
+}
+
+static bool desc_valid(const gmux_comm_t *comm, const net_desc_t *d)
+{
+    if (d->peer >= (uint32_t)comm->size || d->ctx >= comm->nctx)
+        return false;
+    if (d->signal_op != GMUX_SIGNAL_NONE &&
+        d->signal_id >= comm->nsig + NET_MAX_TEAMS * NET_BARRIER_ROUNDS)
+        return false;
+    if ((d->flags & NET_DESC_F_COUNTER) && d->counter_id >= comm->ncnt)
+        return false;
+    if (d->opcode == NET_OP_PUT || d->opcode == NET_OP_PUT_VALUE) {
+        if (d->window >= NET_MAX_WINDOWS || !comm->win[d->window].used)
+            return false;
+        if (d->size > comm->win[d->window].size || d->offset > comm->win[d->window].size - d->size)
+            return false;
+        if (d->opcode == NET_OP_PUT_VALUE && (d->size == 0 || d->size > 8))
+            return false;
+    }
+    return true;
+}
+
+/* Executes one descriptor; BUSY leaves it in the ring for later. */
+static gmux_status_t exec_desc(gmux_comm_t *comm, const net_desc_t *d)
+{
+    if (d->opcode == NET_OP_NOP)
+        return GMUX_OK;
+    if (!desc_valid(comm, d)) {
+        COM_ERROR(NET, "rank %d: invalid descriptor (op %u, peer %u)", comm->rank, d->opcode,
+                  d->peer);
+        set_ctx_error(comm, d->ctx < comm->nctx ? d->ctx : 0, GMUX_ERR_INVALID);
+        return GMUX_OK;
+    }
+    if ((int)d->peer == comm->rank) {
+        exec_self(comm, d);
+        return GMUX_OK;
+    }
+    if (net_peer_dead(comm, (int)d->peer)) {
+        set_ctx_error(comm, d->ctx, GMUX_ERR_PEER);
+        return GMUX_OK;
+    }
+    net_out_t *o = &comm->out[d->ctx * comm->size + d->peer];
+    uint32_t counter = (d->flags & NET_DESC_F_COUNTER) ? d->counter_id : GMUX_NO_COUNTER;
+    gmux_status_t st = GMUX_OK;
+    if (d->opcode == NET_OP_PUT && d->size > 0)
+        st = post_write(comm, d, o, (const void *)(uintptr_t)d->src, d->size, counter);
+    else if (d->opcode == NET_OP_PUT_VALUE)
+        st = post_write(comm, d, o, &d->src, d->size, counter);
+    else if (d->opcode == NET_OP_PUT)
+        bump_counter(comm, counter);
+    if (st == GMUX_ERR_BUSY)
+        return st;
+    if (st == GMUX_OK && d->signal_op != GMUX_SIGNAL_NONE)
+        st = send_signal(comm, d, o);
+    if (st != GMUX_OK)
+        set_ctx_error(comm, d->ctx, st);
+    return GMUX_OK;
+}
+
+static void drain_stream(gmux_comm_t *comm, uint32_t src, uint32_t ctx)
+{
+    net_order_t *o = &comm->in[src * comm->nctx + ctx];
+    net_msg_t m;
+    while (net_order_next(o, &m)) {
+        if (m.type == NET_MSG_SIGNAL) {
+            apply_signal(comm, m.signal_id, m.signal_op, m.value);
+        } else {
+            net_msg_t ack = {.version = NET_PROTO_VERSION,
+                             .type = NET_MSG_QUIET_ACK,
+                             .ctx = (uint8_t)ctx,
+                             .src = (uint32_t)comm->rank,
+                             .value = m.value};
+            /* the ack may wait for tx resources; never recursively */
+            if (send_msg(comm, (int)src, &ack, false) == GMUX_ERR_BUSY) {
+                net_order_message(o, &m); /* retried at the next pass */
+                return;
+            }
+        }
+    }
+}
+
+static void handle_msg(gmux_comm_t *comm, const net_msg_t *m)
+{
+    if (m->version != NET_PROTO_VERSION || m->src >= (uint32_t)comm->size || m->ctx >= comm->nctx) {
+        COM_ERROR(NET, "rank %d: malformed control message", comm->rank);
+        return;
+    }
+    if (m->type == NET_MSG_QUIET_ACK) {
+        net_out_t *o = &comm->out[m->ctx * comm->size + m->src];
+        if (m->value > atomic_load_explicit(&o->acked, memory_order_relaxed))
+            atomic_store_explicit(&o->acked, m->value, memory_order_release);
+        return;
+    }
+    if (m->type == NET_MSG_SIGNAL &&
+        (m->signal_id >= comm->nsig + NET_MAX_TEAMS * NET_BARRIER_ROUNDS || m->signal_op > 3)) {
+        COM_ERROR(NET, "rank %d: signal %u out of range", comm->rank, m->signal_id);
+        return;
+    }
+    if (m->type != NET_MSG_SIGNAL && m->type != NET_MSG_QUIET_REQ)
+        return;
+    net_order_message(&comm->in[m->src * comm->nctx + m->ctx], m);
+    drain_stream(comm, m->src, m->ctx);
+}
+
+static void handle_cq_error(gmux_comm_t *comm)
+{
+    struct fi_cq_err_entry err = {0};
+    if (fi_cq_readerr(comm->fab.cq, &err, 0) != 1)
+        return;
+    if (err.flags & FI_RECV) {
+        COM_WARN(NET, "rank %d: receive error: %s", comm->rank, fi_strerror(err.err));
+        return;
+    }
+    if (!err.op_context)
+        return;
+    net_op_t *op = (net_op_t *)err.op_context;
+    gmux_status_t st = net_fab_status(-err.err);
+    COM_WARN(NET, "rank %d: operation to rank %u failed: %s", comm->rank, op->peer,
+             fi_strerror(err.err));
+    set_ctx_error(comm, op->ctx, st == GMUX_ERR_PEER ? st : GMUX_ERR_TRANSPORT);
+    op_put(comm, op);
+}
+
+static int poll_cq(gmux_comm_t *comm)
+{
+    struct fi_cq_data_entry e[CQ_BATCH];
+    ssize_t n = fi_cq_read(comm->fab.cq, e, CQ_BATCH);
+    if (n == -FI_EAVAIL) {
+        handle_cq_error(comm);
+        return 1;
+    }
+    if (n <= 0)
+        return 0;
+    for (ssize_t i = 0; i < n; i++) {
+        if (e[i].flags & FI_REMOTE_CQ_DATA) {
+            uint32_t seq, src, ctx;
+            if (!net_cqd_parse(e[i].data, &seq, &src, &ctx) || src >= (uint32_t)comm->size ||
+                ctx >= comm->nctx) {
+                COM_ERROR(NET, "rank %d: foreign remote CQ data %#llx", comm->rank,
+                          (unsigned long long)e[i].data);
+                continue;
+            }
+            if (net_order_write(&comm->in[src * comm->nctx + ctx], seq) != GMUX_OK)
+                COM_ERROR(NET, "rank %d: write %u of rank %u duplicated", comm->rank, seq, src);
+            drain_stream(comm, src, ctx);
+        } else if (e[i].flags & FI_RECV) {
+            net_rx_t *rx = (net_rx_t *)e[i].op_context;
+            net_msg_t m = rx->msg;
+            ssize_t r =
+                fi_recv(comm->fab.ep, &rx->msg, sizeof(rx->msg), NULL, FI_ADDR_UNSPEC, &rx->fctx);
+            if (r != 0)
+                COM_ERROR(NET, "rank %d: reposting a receive: %s", comm->rank,
+                          fi_strerror((int)-r));
+            handle_msg(comm, &m);
+        } else if (e[i].op_context) {
+            net_op_t *op = (net_op_t *)e[i].op_context;
+            bump_counter(comm, op->counter);
+            op_put(comm, op);
+        }
+    }
+    return (int)n;
+}
+
+gmux_status_t net_proxy_post_rx(gmux_comm_t *comm)
+{
+    for (int i = 0; i < NET_RX_BUFS; i++) {
+        net_rx_t *rx = &comm->rx[i];
+        ssize_t r =
+            fi_recv(comm->fab.ep, &rx->msg, sizeof(rx->msg), NULL, FI_ADDR_UNSPEC, &rx->fctx);
+        if (r != 0)
+            return net_fab_status((int)r);
+    }
+    return GMUX_OK;
+}
+
+static int drain_rings(gmux_comm_t *comm)
+{
+    int work = 0;
+    uint32_t nrings = comm->nctx * (uint32_t)comm->size;
+    for (uint32_t i = 0; i < nrings; i++) {
+        net_ring_t *ring = &comm->rings[i];
+        for (int k = 0; k < DRAIN_BATCH; k++) {
+            net_desc_t d;
+            gmux_status_t st = net_ring_peek(ring, &d);
+            if (st == GMUX_ERR_BUSY)
+                break;
+            if (st == GMUX_OK && exec_desc(comm, &d) == GMUX_ERR_BUSY)
+                return work; /* out of operations: completions first */
+            if (st != GMUX_OK) {
+                COM_ERROR(NET, "rank %d: corrupt descriptor in ring %u", comm->rank, i);
+                set_ctx_error(comm, i / (uint32_t)comm->size, GMUX_ERR_PARSE);
+            }
+            net_ring_pop(ring);
+            work++;
+        }
+    }
+    return work;
+}
+
+int net_progress_locked(gmux_comm_t *comm)
+{
+    int work = 0;
+    poll_boot(comm);
+    if (comm->have_fab)
+        work += poll_cq(comm);
+    work += drain_rings(comm);
+    if (comm->have_fab) {
+        work += poll_cq(comm);
+        /* quiet requests whose ack found the provider busy */
+        for (int src = 0; src < comm->size; src++)
+            for (uint32_t c = 0; c < comm->nctx; c++)
+                if (comm->in[(uint32_t)src * comm->nctx + c].npending)
+                    drain_stream(comm, (uint32_t)src, c);
+    }
+    return work;
+}
+
+int net_progress_try(gmux_comm_t *comm)
+{
+    if (pthread_mutex_trylock(&comm->progress_lock) != 0)
+        return 0;
+    int work = net_progress_locked(comm);
+    pthread_mutex_unlock(&comm->progress_lock);
+    return work;
+}
+
+static bool rings_pending(gmux_comm_t *comm)
+{
+    uint32_t nrings = comm->nctx * (uint32_t)comm->size;
+    for (uint32_t i = 0; i < nrings; i++)
+        if (net_ring_pending(&comm->rings[i]))
+            return true;
+    return false;
+}
+
+static void futex_wait(_Atomic uint32_t *addr, uint32_t val, uint64_t ns)
+{
+    struct timespec ts = {(time_t)(ns / COM_NS_PER_S), (long)(ns % COM_NS_PER_S)};
+    syscall(SYS_futex, (uint32_t *)addr, FUTEX_WAIT_PRIVATE, val, &ts, NULL, 0);
+}
+
+void net_proxy_kick(gmux_comm_t *comm)
+{
+    if (atomic_load(&comm->proxy_sleeping)) {
+        atomic_fetch_add(&comm->doorbell, 1);
+        syscall(SYS_futex, (uint32_t *)&comm->doorbell, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+    }
+}
+
+static void *proxy_main(void *arg)
+{
+    gmux_comm_t *comm = arg;
+    unsigned idle = 0;
+    uint64_t sleep_ns = COM_NS_PER_US;
+    while (!atomic_load_explicit(&comm->stop, memory_order_acquire)) {
+        int work = 0;
+        if (atomic_load_explicit(&comm->waiters, memory_order_relaxed) == 0)
+            work = net_progress_try(comm);
+        if (work > 0) {
+            idle = 0;
+            sleep_ns = COM_NS_PER_US;
+            continue;
+        }
+        idle++;
+        if (idle < 64)
+            continue;
+        if (idle < 128) {
+            sched_yield();
+            continue;
+        }
+        uint32_t bell = atomic_load(&comm->doorbell);
+        atomic_store(&comm->proxy_sleeping, 1);
+        if (!rings_pending(comm) || atomic_load(&comm->waiters) > 0)
+            futex_wait(&comm->doorbell, bell, sleep_ns);
+        atomic_store(&comm->proxy_sleeping, 0);
+        sleep_ns = sleep_ns * 2 > comm->idle_max_ns ? comm->idle_max_ns : sleep_ns * 2;
+    }
+    return NULL;
+}
+
+gmux_status_t net_proxy_start(gmux_comm_t *comm)
+{
+    atomic_store(&comm->stop, false);
+    if (pthread_create(&comm->proxy, NULL, proxy_main, comm) != 0)
+        return GMUX_ERR_NOMEM;
+    comm->proxy_running = true;
+    return GMUX_OK;
+}
+
+void net_proxy_stop(gmux_comm_t *comm)
+{
+    if (!comm->proxy_running)
+        return;
+    atomic_store_explicit(&comm->stop, true, memory_order_release);
+    atomic_fetch_add(&comm->doorbell, 1);
+    syscall(SYS_futex, (uint32_t *)&comm->doorbell, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+    pthread_join(comm->proxy, NULL);
+    comm->proxy_running = false;
+}
