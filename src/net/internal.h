@@ -114,12 +114,21 @@ struct gmux_comm {
     _Atomic int proxy_sleeping;
     _Atomic int waiters;
     uint64_t idle_max_ns;
+    _Atomic bool inline_progress;    /* CPU producers post their own descriptors */
+    _Atomic uint64_t last_inline_ns; /* when a producer last emptied its ring itself */
 };
+
+/* Turns the producers' inline progress on or off (benchmarks measure the
+ * proxy thread alone with it off). */
+void net_comm_set_inline_progress(gmux_comm_t *comm, bool on);
 
 /* proxy.c */
 /* One pass: drains the rings, posts operations, reads completions. Returns
  * how much work it did. LOCKING: progress_lock held. */
 int net_progress_locked(gmux_comm_t *comm);
+/* A CPU producer's own step after a push: if the lock is free, posts what
+ * its ring holds. Returns whether the ring is empty afterwards. */
+bool net_progress_inline(gmux_comm_t *comm, uint32_t ring);
 /* Takes the lock if free and progresses; returns work done (0 if busy). */
 int net_progress_try(gmux_comm_t *comm);
 gmux_status_t net_proxy_start(gmux_comm_t *comm);

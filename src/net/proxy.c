@@ -405,28 +405,52 @@ gmux_status_t net_proxy_post_rx(gmux_comm_t *comm)
     return GMUX_OK;
 }
 
+/* Drains up to DRAIN_BATCH descriptors of ring i; -1 when out of operations. */
+static int drain_ring(gmux_comm_t *comm, uint32_t i)
+{
+    net_ring_t *ring = &comm->rings[i];
+    int work = 0;
+    for (int k = 0; k < DRAIN_BATCH; k++) {
+        net_desc_t d;
+        gmux_status_t st = net_ring_peek(ring, &d);
+        if (st == GMUX_ERR_BUSY)
+            break;
+        if (st == GMUX_OK && exec_desc(comm, &d) == GMUX_ERR_BUSY)
+            return -1; /* out of operations: completions first */
+        if (st != GMUX_OK) {
+            COM_ERROR(NET, "rank %d: corrupt descriptor in ring %u", comm->rank, i);
+            set_ctx_error(comm, i / (uint32_t)comm->size, GMUX_ERR_PARSE);
+        }
+        net_ring_pop(ring);
+        work++;
+    }
+    return work;
+}
+
 static int drain_rings(gmux_comm_t *comm)
 {
     int work = 0;
     uint32_t nrings = comm->nctx * (uint32_t)comm->size;
     for (uint32_t i = 0; i < nrings; i++) {
-        net_ring_t *ring = &comm->rings[i];
-        for (int k = 0; k < DRAIN_BATCH; k++) {
-            net_desc_t d;
-            gmux_status_t st = net_ring_peek(ring, &d);
-            if (st == GMUX_ERR_BUSY)
-                break;
-            if (st == GMUX_OK && exec_desc(comm, &d) == GMUX_ERR_BUSY)
-                return work; /* out of operations: completions first */
-            if (st != GMUX_OK) {
-                COM_ERROR(NET, "rank %d: corrupt descriptor in ring %u", comm->rank, i);
-                set_ctx_error(comm, i / (uint32_t)comm->size, GMUX_ERR_PARSE);
-            }
-            net_ring_pop(ring);
-            work++;
-        }
+        int w = drain_ring(comm, i);
+        if (w < 0)
+            break;
+        work += w;
     }
     return work;
+}
+
+bool net_progress_inline(gmux_comm_t *comm, uint32_t ring)
+{
+    if (pthread_mutex_trylock(&comm->progress_lock) != 0)
+        return false;
+    int w = drain_ring(comm, ring); /* completions are read by waits and the proxy */
+    pthread_mutex_unlock(&comm->progress_lock);
+    bool drained = w >= 0 && net_ring_pending(&comm->rings[ring]) == 0;
+    /* while producers keep up by themselves, the proxy stays out of their way */
+    atomic_store_explicit(&comm->last_inline_ns, drained ? com_clock_ns() : 0,
+                          memory_order_relaxed);
+    return drained;
 }
 
 int net_progress_locked(gmux_comm_t *comm)
@@ -486,7 +510,9 @@ static void *proxy_main(void *arg)
     uint64_t sleep_ns = COM_NS_PER_US;
     while (!atomic_load_explicit(&comm->stop, memory_order_acquire)) {
         int work = 0;
-        if (atomic_load_explicit(&comm->waiters, memory_order_relaxed) == 0)
+        uint64_t inl = atomic_load_explicit(&comm->last_inline_ns, memory_order_relaxed);
+        bool producers_busy = inl && com_clock_ns() - inl < comm->idle_max_ns;
+        if (atomic_load_explicit(&comm->waiters, memory_order_relaxed) == 0 && !producers_busy)
             work = net_progress_try(comm);
         if (work > 0) {
             idle = 0;
