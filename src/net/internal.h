@@ -106,6 +106,7 @@ struct gmux_comm {
     net_rx_t *rx;
     uint64_t boot_poll_ns;
     uint64_t next_token;
+    bool ack_backlog; /* a quiet ack waits for tx resources */
 
     pthread_t proxy;
     bool proxy_running;
@@ -114,8 +115,9 @@ struct gmux_comm {
     _Atomic int proxy_sleeping;
     _Atomic int waiters;
     uint64_t idle_max_ns;
-    _Atomic bool inline_progress;    /* CPU producers post their own descriptors */
-    _Atomic uint64_t last_inline_ns; /* when a producer last emptied its ring itself */
+    _Atomic bool inline_progress;  /* CPU producers post their own descriptors */
+    _Atomic uint64_t inline_epoch; /* producers' passes that emptied their ring */
+    _Atomic bool inline_failed;    /* a producer could not post its work itself */
 };
 
 /* Turns the producers' inline progress on or off (benchmarks measure the
