@@ -230,7 +230,7 @@ int cmd_launch(int argc, char **argv)
     net_rdv_destroy(rdv);
     free(pids);
     free(codes);
-    if (timed_out && worst < 124)
-        worst = 124;
+    if (timed_out)
+        return 124; /* the ranks' own statuses are the kills of the timeout */
     return worst > 255 ? 255 : worst;
 }
