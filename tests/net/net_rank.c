@@ -50,7 +50,12 @@ static int mode_data(size_t maxbytes)
     OK(gmux_window_register(comm, win, maxbytes, &w));
     int right = (me + 1) % n, left = (me + n - 1) % n;
     uint64_t round = 0;
-    for (size_t size = 1; size <= maxbytes; size = size < 64 ? size * 4 + 1 : size * 4) {
+    /* 1, 5, 21, 85, 340, ... and always maxbytes itself last */
+    for (size_t size = 1, last = 0; !last; size = size < 64 ? size * 4 + 1 : size * 4) {
+        if (size >= maxbytes) {
+            size = maxbytes;
+            last = 1;
+        }
         for (size_t i = 0; i < size; i++)
             src[i] = pattern(me, size, i);
         gmux_op_opts_t o = {GMUX_SIGNAL_ADD, 0, 1, GMUX_NO_COUNTER};
