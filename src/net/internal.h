@@ -19,6 +19,7 @@
 #include <gmux/net.h>
 
 #include "net/boot.h"
+#include "net/boot_proto.h"
 #include "net/fab.h"
 #include "net/order.h"
 #include "net/ring.h"
@@ -124,6 +125,9 @@ struct gmux_comm {
  * proxy thread alone with it off). */
 void net_comm_set_inline_progress(gmux_comm_t *comm, bool on);
 
+/* comm.c: the shm endpoint name of rank (see boot_proto.h) into out. */
+void net_shm_name(int rank, const char *suffix, char *out, size_t len);
+
 /* proxy.c */
 /* One pass: drains the rings, posts operations, reads completions. Returns
  * how much work it did. LOCKING: progress_lock held. */
@@ -134,7 +138,9 @@ bool net_progress_inline(gmux_comm_t *comm, uint32_t ring);
 /* Takes the lock if free and progresses; returns work done (0 if busy). */
 int net_progress_try(gmux_comm_t *comm);
 gmux_status_t net_proxy_start(gmux_comm_t *comm);
-void net_proxy_stop(gmux_comm_t *comm);
+/* Stops the proxy; false when it did not stop in time (it is then left running
+ * and the communicator must not be freed). */
+bool net_proxy_stop(gmux_comm_t *comm);
 /* Wakes a sleeping proxy after a producer pushed. */
 void net_proxy_kick(gmux_comm_t *comm);
 /* Posts the resources of the receive side. LOCKING: progress_lock held. */

@@ -558,13 +558,22 @@ gmux_status_t net_proxy_start(gmux_comm_t *comm)
     return GMUX_OK;
 }
 
-void net_proxy_stop(gmux_comm_t *comm)
+bool net_proxy_stop(gmux_comm_t *comm)
 {
     if (!comm->proxy_running)
-        return;
+        return true;
     atomic_store_explicit(&comm->stop, true, memory_order_release);
     atomic_fetch_add(&comm->doorbell, 1);
     syscall(SYS_futex, (uint32_t *)&comm->doorbell, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
-    pthread_join(comm->proxy, NULL);
+    /* bounded: a proxy stuck inside the provider (see docs/net.md) is left behind */
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_sec += 2 + (time_t)comm->timeout_s;
+    if (pthread_timedjoin_np(comm->proxy, NULL, &ts) != 0) {
+        COM_ERROR(NET, "rank %d: the proxy thread does not stop; leaving it", comm->rank);
+        pthread_detach(comm->proxy);
+        return false;
+    }
     comm->proxy_running = false;
+    return true;
 }
