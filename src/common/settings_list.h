@@ -33,6 +33,15 @@
     X(DAEMON_TURN_TIMEOUT_MS, INT, "10000",                                                        \
       "client: longest wait for the turn before launching anyway (local mode)")                    \
     X(SOCKET, STRING, "",                                                                          \
-      "gmuxd socket; empty: $XDG_RUNTIME_DIR/gmux/gmuxd.sock, else /tmp/gmux-UID/gmuxd.sock")
+      "gmuxd socket; empty: $XDG_RUNTIME_DIR/gmux/gmuxd.sock, else /tmp/gmux-UID/gmuxd.sock")      \
+    X(NET_INLINE_PROGRESS, BOOL, "1",                                                              \
+      "net: a CPU thread posts its own operations when no one else is progressing")                \
+    X(NET_PROVIDER, STRING, "auto",                                                                \
+      "net transport: auto (shm on one host; across hosts cxi, efa, verbs;ofi_rxm or tcp, "        \
+      "the first present), shm, tcp (tcp;ofi_rxm), verbs;ofi_rxm, efa or cxi")                     \
+    X(NET_PROXY_IDLE_US, INT, "200", "net: longest sleep of an idle proxy thread, microseconds")   \
+    X(NET_RING_SLOTS, INT, "256", "net: descriptors per (context, peer) ring, a power of two")     \
+    X(NET_TIMEOUT, DOUBLE, "30",                                                                   \
+      "net: seconds before an unanswered peer or a wait without timeout fails")
 
 #endif /* COM_SETTINGS_LIST_H */

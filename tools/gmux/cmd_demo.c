@@ -4,6 +4,7 @@
  */
 #include <stdio.h>
 
+#include "bench.h"
 #include "cli.h"
 #include "commands.h"
 #include "sim_report.h"
@@ -19,7 +20,7 @@ int demo_daemon(void); /* demo_daemon.c */
 static const struct demo_part parts[] = {
     {"mem: simulator report (8 LLM instances, DL and scientific mixes)", sim_report_demo,
      "not built yet (issue #3: engine core and trace-driven simulator)"},
-    {"net: loopback put/signal demo", NULL,
+    {"net: loopback put/signal demo", demo_net,
      "not built yet (issue #7: GPU-initiated networking core)"},
     {"mem: gmuxd time slices (2 batch tasks, 1 latency-class task)", demo_daemon, ""},
 };

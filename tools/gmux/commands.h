@@ -19,7 +19,9 @@
     X("sim", cmd_sim, "simulate tasks sharing a GPU: demand paging vs proactive vs oracle")        \
     X("profile", cmd_profile, "learn working-set templates from a trace into a database")          \
     X("predict-report", cmd_predict_report,                                                        \
-      "precision and recall of working-set prediction per kernel, beside whole regions")
+      "precision and recall of working-set prediction per kernel, beside whole regions")           \
+    X("launch", cmd_launch, "start N ranks of a program with a rendezvous (gmux net jobs)")        \
+    X("bench", cmd_bench, "run a benchmark: gmux bench net")
 
 #define GMUX_COMMAND_DECL_(name, fn, summary) int fn(int argc, char **argv);
 GMUX_COMMAND_LIST(GMUX_COMMAND_DECL_)

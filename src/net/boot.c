@@ -1,0 +1,207 @@
+/* net_boot: see boot.h; the wire format is in boot_proto.h. */
+#include "net/boot.h"
+
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/clock.h"
+#include "common/log.h"
+#include "net/boot_proto.h"
+#include "net/sock.h"
+
+static void mark_dead(net_boot_t *boot, uint32_t rank)
+{
+    if (rank < (uint32_t)boot->size) {
+        if (!atomic_exchange(&boot->dead[rank], true))
+            COM_WARN(NET, "rank %d: rank %u died", boot->rank, rank);
+    }
+    atomic_store(&boot->any_dead, true);
+}
+
+static void mark_lost(net_boot_t *boot)
+{
+    if (!atomic_exchange(&boot->lost, true))
+        COM_WARN(NET, "rank %d: lost the launcher connection", boot->rank);
+    for (int r = 0; r < boot->size; r++)
+        if (r != boot->rank)
+            atomic_store(&boot->dead[r], true);
+    atomic_store(&boot->any_dead, true);
+}
+
+static gmux_status_t send_frame(net_boot_t *boot, uint16_t type, const void *p, uint32_t len,
+                                uint64_t deadline_ns)
+{
+    net_boot_hdr_t h = {NET_BOOT_MAGIC, NET_BOOT_VERSION, type, (uint32_t)boot->rank, len};
+    gmux_status_t st = net_sock_write_all(boot->fd, &h, sizeof(h), deadline_ns);
+    if (st == GMUX_OK && len)
+        st = net_sock_write_all(boot->fd, p, len, deadline_ns);
+    return st;
+}
+
+gmux_status_t net_boot_open(int rank, int size, const char *hostport, uint64_t deadline_ns,
+                            net_boot_t **boot_p)
+{
+    gmux_status_t st = GMUX_ERR_NOMEM;
+    net_boot_t *boot = calloc(1, sizeof(*boot));
+    if (!boot)
+        return st;
+    boot->dead = calloc((size_t)size, sizeof(*boot->dead));
+    if (!boot->dead)
+        goto free_boot;
+    boot->rank = rank;
+    boot->size = size;
+    pthread_mutex_init(&boot->lock, NULL);
+    st = net_sock_connect(hostport, deadline_ns, &boot->fd);
+    if (st != GMUX_OK)
+        goto destroy_lock;
+    uint32_t sz = (uint32_t)size;
+    st = send_frame(boot, NET_BOOT_HELLO, &sz, sizeof(sz), deadline_ns);
+    if (st != GMUX_OK)
+        goto close_fd;
+    *boot_p = boot;
+    return GMUX_OK;
+close_fd:
+    close(boot->fd);
+destroy_lock:
+    pthread_mutex_destroy(&boot->lock);
+    free(boot->dead);
+free_boot:
+    free(boot);
+    return st;
+}
+
+void net_boot_close(net_boot_t *boot, bool bye)
+{
+    if (!boot)
+        return;
+    if (bye && !atomic_load(&boot->lost))
+        send_frame(boot, NET_BOOT_BYE, NULL, 0, com_deadline_after_ns(COM_NS_PER_S));
+    close(boot->fd);
+    pthread_mutex_destroy(&boot->lock);
+    free(boot->dead);
+    free(boot);
+}
+
+/* Reads one frame (header and payload into *payload_p, malloc'd when len > 0).
+ * LOCKING: boot->lock held. */
+static gmux_status_t read_frame(net_boot_t *boot, net_boot_hdr_t *h, void **payload_p,
+                                uint64_t deadline_ns)
+{
+    gmux_status_t st = net_sock_read_all(boot->fd, h, sizeof(*h), deadline_ns);
+    if (st != GMUX_OK)
+        return st;
+    if (h->magic != NET_BOOT_MAGIC || h->version != NET_BOOT_VERSION || h->len > NET_BOOT_MAX_LEN)
+        return GMUX_ERR_VERSION;
+    *payload_p = NULL;
+    if (h->len == 0)
+        return GMUX_OK;
+    void *p = malloc(h->len);
+    if (!p)
+        return GMUX_ERR_NOMEM;
+    st = net_sock_read_all(boot->fd, p, h->len, deadline_ns);
+    if (st != GMUX_OK) {
+        free(p);
+        return st;
+    }
+    *payload_p = p;
+    return GMUX_OK;
+}
+
+void net_boot_poll(net_boot_t *boot)
+{
+    if (!boot || atomic_load_explicit(&boot->lost, memory_order_relaxed))
+        return;
+    if (pthread_mutex_trylock(&boot->lock) != 0)
+        return;
+    for (;;) {
+        struct pollfd pfd = {.fd = boot->fd, .events = POLLIN};
+        if (poll(&pfd, 1, 0) <= 0)
+            break;
+        net_boot_hdr_t h;
+        void *p;
+        gmux_status_t st = read_frame(boot, &h, &p, com_deadline_after_ns(COM_NS_PER_S));
+        if (st != GMUX_OK) {
+            mark_lost(boot);
+            break;
+        }
+        free(p);
+        if (h.type == NET_BOOT_DEAD)
+            mark_dead(boot, h.rank);
+    }
+    pthread_mutex_unlock(&boot->lock);
+}
+
+gmux_status_t net_boot_allgather(net_boot_t *boot, const void *mine, uint32_t len, void **all_p,
+                                 uint64_t deadline_ns)
+{
+    if (atomic_load(&boot->any_dead))
+        return GMUX_ERR_PEER;
+    pthread_mutex_lock(&boot->lock);
+    gmux_status_t st = send_frame(boot, NET_BOOT_ALLGATHER, mine, len, deadline_ns);
+    void *p = NULL;
+    uint32_t plen = 0;
+    while (st == GMUX_OK) {
+        net_boot_hdr_t h;
+        st = read_frame(boot, &h, &p, deadline_ns);
+        if (st != GMUX_OK)
+            break;
+        if (h.type == NET_BOOT_DEAD) {
+            free(p);
+            p = NULL;
+            mark_dead(boot, h.rank);
+            st = GMUX_ERR_PEER;
+            break;
+        }
+        if (h.type == NET_BOOT_ALLGATHER) {
+            plen = h.len;
+            break;
+        }
+        free(p);
+        p = NULL;
+    }
+    if (st == GMUX_ERR_CLOSED || st == GMUX_ERR_VERSION) {
+        mark_lost(boot);
+        st = GMUX_ERR_PEER;
+    }
+    pthread_mutex_unlock(&boot->lock);
+    if (st != GMUX_OK)
+        return st;
+    /* payload: per rank, u32 length then blob; all lengths must equal len */
+    if (plen != (size_t)boot->size * (4 + (size_t)len)) {
+        free(p);
+        return GMUX_ERR_PARSE;
+    }
+    char *out = malloc(len ? (size_t)len * (size_t)boot->size : 1);
+    if (!out) {
+        free(p);
+        return GMUX_ERR_NOMEM;
+    }
+    const char *q = p;
+    for (int r = 0; r < boot->size && st == GMUX_OK; r++) {
+        uint32_t l;
+        memcpy(&l, q, 4);
+        if (l != len) {
+            st = GMUX_ERR_PARSE;
+            break;
+        }
+        memcpy(out + (size_t)r * len, q + 4, len);
+        q += 4 + len;
+    }
+    free(p);
+    if (st != GMUX_OK) {
+        free(out);
+        return st;
+    }
+    *all_p = out;
+    return GMUX_OK;
+}
+
+gmux_status_t net_boot_barrier(net_boot_t *boot, uint64_t deadline_ns)
+{
+    void *all = NULL;
+    gmux_status_t st = net_boot_allgather(boot, NULL, 0, &all, deadline_ns);
+    free(all);
+    return st;
+}

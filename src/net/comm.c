@@ -1,0 +1,382 @@
+/*
+ * The communicator: joining the job (bootstrap, transport choice, address
+ * exchange), the windows, and finalisation.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <string.h>
+
+#include "common/clock.h"
+#include "common/export.h"
+#include "common/log.h"
+#include "common/settings.h"
+#include "net/boot_proto.h"
+#include "net/internal.h"
+
+GMUX_API void gmux_comm_params_init(gmux_comm_params_t *p)
+{
+    memset(p, 0, sizeof(*p));
+    p->struct_size = sizeof(*p);
+    p->num_contexts = 4;
+    p->num_signals = 1024;
+    p->num_counters = 1024;
+    p->start_proxy = 1;
+}
+
+GMUX_API int gmux_comm_rank(const gmux_comm_t *comm)
+{
+    return comm->rank;
+}
+
+GMUX_API int gmux_comm_size(const gmux_comm_t *comm)
+{
+    return comm->size;
+}
+
+GMUX_API const char *gmux_comm_provider(const gmux_comm_t *comm)
+{
+    return comm->provider;
+}
+
+static uint64_t timeout_ns(const gmux_comm_t *comm)
+{
+    return (uint64_t)(comm->timeout_s * 1e9);
+}
+
+static int env_int(const char *name, int def)
+{
+    const char *v = getenv(name);
+    if (!v || !*v)
+        return def;
+    char *end;
+    long x = strtol(v, &end, 10);
+    return *end || x < 0 || x > (1 << 20) ? -1 : (int)x;
+}
+
+void net_shm_name(int rank, const char *suffix, char *out, size_t len)
+{
+    const char *job = getenv(NET_ENV_JOB);
+    if (job && *job && strlen(job) < 64)
+        snprintf(out, len, "%s%s-%d%s", NET_SHM_PREFIX, job, rank, suffix);
+    else
+        snprintf(out, len, "%s%d-%d%s", NET_SHM_PREFIX, (int)getpid(), rank, suffix);
+}
+
+/* Resolves the setting into a provider, or "auto-hosts" (the best fabric
+ * present for a multi-host job, see join_fabric); NULL when unknown. */
+static const char *choose_provider(const gmux_comm_params_t *p)
+{
+    const char *want = p->provider ? p->provider : COM_SETTING_STRING(NET_PROVIDER);
+    static const char *const known[] = {"shm", "tcp", "verbs;ofi_rxm", "efa", "cxi"};
+    for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+        if (strcmp(want, known[i]) == 0)
+            return known[i];
+    if (strcmp(want, "tcp;ofi_rxm") == 0)
+        return "tcp";
+    if (strcmp(want, "auto") != 0)
+        return NULL;
+    return env_int("GMUX_NNODES", 1) > 1 ? "auto-hosts" : "shm";
+}
+
+static void comm_free(gmux_comm_t *comm)
+{
+    uint32_t nrings = comm->nctx * (uint32_t)comm->size;
+    for (uint32_t i = 0; comm->rings && i < nrings; i++)
+        if (comm->rings[i].mem)
+            net_ring_destroy(&comm->rings[i]);
+    for (uint32_t i = 0; comm->in && i < nrings; i++)
+        net_order_fini(&comm->in[i]);
+    for (int w = 0; w < NET_MAX_WINDOWS; w++) {
+        if (comm->win[w].mr)
+            fi_close(&comm->win[w].mr->fid);
+        free(comm->win[w].raddr);
+        free(comm->win[w].key);
+    }
+    if (comm->scratch_mr)
+        fi_close(&comm->scratch_mr->fid);
+    if (comm->have_fab)
+        net_fab_close(&comm->fab);
+    free(comm->scratch);
+    free(comm->scratch_raddr);
+    free(comm->scratch_key);
+    free(comm->rings);
+    free(comm->out);
+    free(comm->in);
+    free((void *)comm->signals);
+    free((void *)comm->counters);
+    free((void *)comm->ctx_error);
+    free(comm->ctx_issued);
+    free(comm->ops);
+    free(comm->rx);
+    pthread_mutex_destroy(&comm->progress_lock);
+    free(comm);
+}
+
+static gmux_status_t comm_alloc(gmux_comm_t *comm)
+{
+    uint32_t nrings = comm->nctx * (uint32_t)comm->size;
+    uint32_t nsig_all = comm->nsig + NET_SIG_RESERVED;
+    comm->rings = calloc(nrings, sizeof(*comm->rings));
+    comm->out = calloc(nrings, sizeof(*comm->out));
+    comm->in = calloc(nrings, sizeof(*comm->in));
+    comm->signals = calloc(nsig_all, sizeof(*comm->signals));
+    comm->counters = calloc(comm->ncnt ? comm->ncnt : 1, sizeof(*comm->counters));
+    comm->ctx_error = calloc(comm->nctx, sizeof(*comm->ctx_error));
+    comm->ctx_issued = calloc(comm->nctx, sizeof(*comm->ctx_issued));
+    comm->nops = 1024;
+    comm->ops = calloc(comm->nops, sizeof(*comm->ops));
+    comm->rx = calloc(NET_RX_BUFS, sizeof(*comm->rx));
+    comm->scratch = calloc(8, sizeof(uint64_t));
+    comm->scratch_raddr = calloc((size_t)comm->size, sizeof(uint64_t));
+    comm->scratch_key = calloc((size_t)comm->size, sizeof(uint64_t));
+    if (!comm->scratch || !comm->scratch_raddr || !comm->scratch_key || !comm->rings ||
+        !comm->out || !comm->in || !comm->signals || !comm->counters || !comm->ctx_error ||
+        !comm->ctx_issued || !comm->ops || !comm->rx)
+        return GMUX_ERR_NOMEM;
+    for (uint32_t i = 0; i < nrings; i++) {
+        net_order_init(&comm->in[i]);
+        gmux_status_t st = net_ring_create(comm->ring_slots, &comm->rings[i]);
+        if (st != GMUX_OK)
+            return st;
+    }
+    for (uint32_t i = 0; i < comm->nops; i++) {
+        comm->ops[i].next_free = comm->free_ops;
+        comm->free_ops = &comm->ops[i];
+    }
+    return GMUX_OK;
+}
+
+/* Opens the transport and exchanges endpoint addresses. */
+static gmux_status_t join_fabric(gmux_comm_t *comm, const char *prov, uint64_t deadline)
+{
+    bool loopback = env_int("GMUX_NNODES", 1) <= 1;
+    char shm_name[128];
+    net_shm_name(comm->rank, "", shm_name, sizeof(shm_name));
+    gmux_status_t st;
+    if (strcmp(prov, "auto-hosts") == 0) {
+        /* across hosts: a cluster fabric where present, else tcp. Every rank
+         * must pick the same; ranks of one job run the same software stack. */
+        static const char *const order[] = {"cxi", "efa", "verbs;ofi_rxm", "tcp"};
+        st = GMUX_ERR_UNSUPPORTED;
+        for (size_t i = 0; i < sizeof(order) / sizeof(order[0]) && st != GMUX_OK; i++)
+            st = net_fab_open(order[i], loopback, shm_name, &comm->fab);
+    } else {
+        st = net_fab_open(prov, loopback, shm_name, &comm->fab);
+    }
+    if (st != GMUX_OK)
+        return st;
+    comm->have_fab = true;
+    comm->provider = comm->fab.prov_name;
+    /* what a peer needs: the endpoint's address and the scratch word's key */
+    struct card {
+        char name[NET_FAB_NAME_MAX];
+        uint64_t raddr, key;
+    } mine = {{0}, 0, 0};
+    uint64_t key;
+    st = net_fab_mr_reg(&comm->fab, comm->scratch, 8 * sizeof(uint64_t), NET_MAX_WINDOWS + 1,
+                        &comm->scratch_mr, &key);
+    if (st != GMUX_OK)
+        return st;
+    memcpy(mine.name, comm->fab.name, comm->fab.namelen);
+    mine.raddr = comm->fab.virt_addr ? (uint64_t)(uintptr_t)comm->scratch : 0;
+    mine.key = key;
+    struct card *all = NULL;
+    st = net_boot_allgather(comm->boot, &mine, sizeof(mine), (void **)&all, deadline);
+    if (st != GMUX_OK)
+        return st;
+    char *names = malloc((size_t)comm->size * NET_FAB_NAME_MAX);
+    if (!names) {
+        free(all);
+        return GMUX_ERR_NOMEM;
+    }
+    for (int r = 0; r < comm->size; r++) {
+        memcpy(names + (size_t)r * NET_FAB_NAME_MAX, all[r].name, NET_FAB_NAME_MAX);
+        comm->scratch_raddr[r] = all[r].raddr;
+        comm->scratch_key[r] = all[r].key;
+    }
+    free(all);
+    st = net_fab_insert(&comm->fab, names, comm->size);
+    free(names);
+    if (st != GMUX_OK)
+        return st;
+    pthread_mutex_lock(&comm->progress_lock);
+    st = net_proxy_post_rx(comm);
+    pthread_mutex_unlock(&comm->progress_lock);
+    return st;
+}
+
+GMUX_API gmux_status_t gmux_comm_init(const gmux_comm_params_t *params, gmux_comm_t **comm_p)
+{
+    gmux_comm_params_t p;
+    gmux_comm_params_init(&p);
+    if (params) {
+        if (params->struct_size < sizeof(uint32_t) || params->struct_size > sizeof(p))
+            return GMUX_ERR_VERSION;
+        memcpy(&p, params, params->struct_size);
+    }
+    char err[512];
+    if (com_settings_init(err, sizeof(err)) != GMUX_OK)
+        COM_WARN(NET, "settings: %s", err);
+    int rank = env_int(NET_ENV_RANK, 0), size = env_int(NET_ENV_SIZE, 1);
+    const char *bootaddr = getenv(NET_ENV_BOOTSTRAP);
+    const char *prov = choose_provider(&p);
+    int64_t slots = p.ring_slots ? p.ring_slots : COM_SETTING_INT(NET_RING_SLOTS);
+    if (rank < 0 || size < 1 || rank >= size || size > (int)NET_CQD_MAX_RANKS || !prov ||
+        p.num_contexts == 0 || p.num_contexts > NET_CQD_MAX_CTX || slots < 2 || slots > (1 << 20) ||
+        (slots & (slots - 1)) || (size > 1 && !bootaddr))
+        return GMUX_ERR_INVALID;
+    gmux_comm_t *comm = calloc(1, sizeof(*comm));
+    if (!comm)
+        return GMUX_ERR_NOMEM;
+    pthread_mutex_init(&comm->progress_lock, NULL);
+    comm->rank = rank;
+    comm->size = size;
+    comm->nctx = p.num_contexts;
+    comm->nsig = p.num_signals;
+    comm->ncnt = p.num_counters;
+    comm->ring_slots = (uint32_t)slots;
+    comm->timeout_s = p.timeout_s > 0 ? p.timeout_s : COM_SETTING_DOUBLE(NET_TIMEOUT);
+    comm->idle_max_ns = (uint64_t)COM_SETTING_INT(NET_PROXY_IDLE_US) * COM_NS_PER_US;
+    if (comm->idle_max_ns < COM_NS_PER_US)
+        comm->idle_max_ns = COM_NS_PER_US;
+    comm->provider = "self";
+    atomic_init(&comm->inline_progress, COM_SETTING_BOOL(NET_INLINE_PROGRESS));
+    uint64_t deadline = com_deadline_after_ns(timeout_ns(comm));
+    gmux_status_t st = comm_alloc(comm);
+    if (st != GMUX_OK)
+        goto free_comm;
+    if (bootaddr && size > 1) {
+        st = net_boot_open(rank, size, bootaddr, deadline, &comm->boot);
+        if (st != GMUX_OK)
+            goto free_comm;
+        st = join_fabric(comm, prov, deadline);
+        if (st != GMUX_OK)
+            goto close_boot;
+    }
+    comm->world = (gmux_team_t){comm, 0, 0, 1, size, rank, 0, 0};
+    comm->nteams = 1;
+    if (p.start_proxy) {
+        st = net_proxy_start(comm);
+        if (st != GMUX_OK)
+            goto close_boot;
+    }
+    if (comm->boot) {
+        st = net_boot_barrier(comm->boot, deadline);
+        if (st != GMUX_OK)
+            goto stop_proxy;
+    }
+    COM_INFO(NET, "rank %d/%d joined over %s", rank, size, comm->provider);
+    *comm_p = comm;
+    return GMUX_OK;
+stop_proxy:
+    net_proxy_stop(comm);
+close_boot:
+    net_boot_close(comm->boot, false);
+free_comm:
+    COM_ERROR(NET, "rank %d: joining the job failed: %s", rank, gmux_status_str(st));
+    comm_free(comm);
+    return st;
+}
+
+GMUX_API gmux_status_t gmux_comm_finalize(gmux_comm_t *comm)
+{
+    if (!comm)
+        return GMUX_ERR_INVALID;
+    gmux_status_t st = GMUX_OK;
+    if (!net_boot_any_dead(comm->boot)) {
+        for (uint32_t c = 0; c < comm->nctx; c++) {
+            gmux_status_t s = gmux_quiet(comm, c);
+            if (s != GMUX_OK && st == GMUX_OK)
+                st = s;
+        }
+    }
+    /* no rank closes its endpoint while others may still write to it */
+    if (comm->boot && st == GMUX_OK && !net_boot_any_dead(comm->boot))
+        st = net_boot_barrier(comm->boot, com_deadline_after_ns(timeout_ns(comm)));
+    bool stopped = net_proxy_stop(comm);
+    if (net_boot_any_dead(comm->boot) && st == GMUX_OK)
+        st = GMUX_ERR_PEER;
+    if (!stopped && st == GMUX_OK)
+        st = GMUX_ERR_TIMEOUT;
+    net_boot_close(comm->boot, st == GMUX_OK);
+    comm->boot = NULL;
+    if (stopped)
+        comm_free(comm); /* else the stuck proxy still uses it: leaked on purpose */
+    return st;
+}
+
+GMUX_API gmux_status_t gmux_window_register(gmux_comm_t *comm, void *base, size_t size,
+                                            gmux_window_t *win_p)
+{
+    if (!comm || (!base && size) || !win_p)
+        return GMUX_ERR_INVALID;
+    int w = 0;
+    while (w < NET_MAX_WINDOWS && comm->win[w].used)
+        w++;
+    if (w == NET_MAX_WINDOWS)
+        return GMUX_ERR_CAPACITY;
+    net_win_t *win = &comm->win[w];
+    win->raddr = calloc((size_t)comm->size, sizeof(uint64_t));
+    win->key = calloc((size_t)comm->size, sizeof(uint64_t));
+    gmux_status_t st = GMUX_ERR_NOMEM;
+    if (!win->raddr || !win->key)
+        goto free_arrays;
+    uint64_t mine[3] = {0, 0, size};
+    if (comm->have_fab) {
+        uint64_t key;
+        pthread_mutex_lock(&comm->progress_lock);
+        st = net_fab_mr_reg(&comm->fab, base, size ? size : 1, (uint64_t)w + 1, &win->mr, &key);
+        pthread_mutex_unlock(&comm->progress_lock);
+        if (st != GMUX_OK)
+            goto free_arrays;
+        mine[0] = comm->fab.virt_addr ? (uint64_t)(uintptr_t)base : 0;
+        mine[1] = key;
+    }
+    if (comm->boot) {
+        uint64_t *all = NULL;
+        st = net_boot_allgather(comm->boot, mine, sizeof(mine), (void **)&all,
+                                com_deadline_after_ns(timeout_ns(comm)));
+        if (st != GMUX_OK)
+            goto close_mr;
+        for (int r = 0; r < comm->size; r++) {
+            win->raddr[r] = all[3 * r];
+            win->key[r] = all[3 * r + 1];
+            if (all[3 * r + 2] != size)
+                st = GMUX_ERR_INVALID; /* not symmetric */
+        }
+        free(all);
+        if (st != GMUX_OK)
+            goto close_mr;
+    }
+    win->base = base;
+    win->size = size;
+    win->used = true;
+    *win_p = (gmux_window_t)w;
+    return GMUX_OK;
+close_mr:
+    if (win->mr)
+        fi_close(&win->mr->fid);
+    win->mr = NULL;
+free_arrays:
+    free(win->raddr);
+    free(win->key);
+    win->raddr = win->key = NULL;
+    return st;
+}
+
+GMUX_API gmux_status_t gmux_window_deregister(gmux_comm_t *comm, gmux_window_t w)
+{
+    if (!comm || w >= NET_MAX_WINDOWS || !comm->win[w].used)
+        return GMUX_ERR_INVALID;
+    gmux_status_t st = gmux_barrier(&comm->world);
+    pthread_mutex_lock(&comm->progress_lock);
+    net_win_t *win = &comm->win[w];
+    if (win->mr)
+        fi_close(&win->mr->fid);
+    free(win->raddr);
+    free(win->key);
+    memset(win, 0, sizeof(*win));
+    pthread_mutex_unlock(&comm->progress_lock);
+    return st;
+}

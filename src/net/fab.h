@@ -1,0 +1,66 @@
+/*
+ * net_fab: the libfabric objects of one rank (fabric, domain, RDM endpoint,
+ * address vector, one completion queue) and the provider's properties the
+ * proxy needs. -FI_E* codes become gmux_status_t here.
+ *
+ * Providers: "shm" (one host) and "tcp;ofi_rxm" (across hosts; pinned to
+ * the loopback interface for single-host jobs). Both are asked for RMA,
+ * messages and remote CQ data; neither is asked for ordering.
+ *
+ * Ownership: net_fab_open fills a caller-owned struct, net_fab_close
+ * releases what it opened. Thread-safety: FI_THREAD_DOMAIN; the holder of
+ * the communicator's progress lock is the only user.
+ */
+#ifndef NET_FAB_H
+#define NET_FAB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <rdma/fabric.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+
+#include <gmux/status.h>
+
+#define NET_FAB_NAME_MAX 256
+
+typedef struct net_fab {
+    struct fi_info *info;
+    struct fid_fabric *fabric;
+    struct fid_domain *domain;
+    struct fid_ep *ep;
+    struct fid_av *av;
+    struct fid_cq *cq;
+    fi_addr_t *peers;            /* per rank */
+    char name[NET_FAB_NAME_MAX]; /* this endpoint's address */
+    size_t namelen;
+    bool virt_addr; /* remote addresses are virtual addresses (else offsets) */
+    bool prov_key;  /* the provider chooses keys */
+    size_t inject_size;
+    size_t max_msg;
+    size_t tx_size;
+    const char *prov_name;
+} net_fab_t;
+
+/* The -FI_E* code of a libfabric call, converted. */
+gmux_status_t net_fab_status(int fi_ret);
+
+/* Opens provider "shm", "tcp" (tcp;ofi_rxm), or for multi-host jobs
+ * "verbs;ofi_rxm", "efa" or "cxi"; loopback pins tcp to lo and 127.0.0.1. shm_name (may be NULL)
+ * names the shm endpoint; its region is /dev/shm/<shm_name>:..., so a launcher can remove those of
+ * killed ranks. */
+gmux_status_t net_fab_open(const char *provider, bool loopback, const char *shm_name,
+                           net_fab_t *fab);
+void net_fab_close(net_fab_t *fab);
+
+/* Inserts the n ranks' addresses (n * NET_FAB_NAME_MAX bytes). */
+gmux_status_t net_fab_insert(net_fab_t *fab, const char *names, int n);
+
+/* Registers memory for remote writes; key_req is used when the provider
+ * does not choose keys. */
+gmux_status_t net_fab_mr_reg(net_fab_t *fab, void *base, size_t size, uint64_t key_req,
+                             struct fid_mr **mr_p, uint64_t *key_p);
+
+#endif /* NET_FAB_H */

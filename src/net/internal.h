@@ -1,0 +1,165 @@
+/*
+ * The communicator's internals, shared by the net modules (comm.c, ops.c,
+ * proxy.c, team.c). Not installed.
+ *
+ * LOCKING: comm->progress_lock serialises everything that touches libfabric,
+ * the consumer side of the rings, the outgoing stream state (out[]), the
+ * incoming ordering state (in[]) and the op pool. Producers (any thread)
+ * touch only the rings' producer side and the atomics. Lock order:
+ * progress_lock, then boot->lock.
+ */
+#ifndef NET_INTERNAL_H
+#define NET_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <gmux/net.h>
+
+#include "net/boot.h"
+#include "net/boot_proto.h"
+#include "net/fab.h"
+#include "net/order.h"
+#include "net/ring.h"
+
+#define NET_MAX_WINDOWS    64
+#define NET_MAX_TEAMS      16
+#define NET_BARRIER_ROUNDS 32
+#define NET_RX_BUFS        256
+/* Signal words: the teams' barrier words first, then the user's, so that
+ * barrier signals always fit in a write's CQ data. */
+#define NET_SIG_RESERVED (NET_MAX_TEAMS * NET_BARRIER_ROUNDS)
+
+/* One posted operation awaiting its local completion. */
+typedef struct net_op {
+    struct fi_context2 fctx; /* first: the CQ entry's op_context points here */
+    uint64_t id;             /* per-context issue number */
+    uint32_t ctx;
+    uint32_t peer;
+    uint32_t counter; /* GMUX_NO_COUNTER or a counter to bump */
+    bool in_use;
+    struct net_op *next_free;
+} net_op_t;
+
+typedef struct net_rx {
+    struct fi_context2 fctx;
+    net_msg_t msg;
+} net_rx_t;
+
+/* The state of the outgoing stream (ctx, peer), consumer side. */
+typedef struct net_out {
+    uint32_t wseq;          /* writes issued */
+    uint32_t nsig;          /* signals issued */
+    uint32_t quiet_wseq;    /* as of the last quiet */
+    uint64_t quiet_token;   /* last token sent */
+    _Atomic uint64_t acked; /* last token acknowledged */
+} net_out_t;
+
+typedef struct net_win {
+    bool used;
+    void *base;
+    size_t size;
+    struct fid_mr *mr;
+    uint64_t *raddr; /* per rank: address (or 0 for offset-addressed providers) */
+    uint64_t *key;   /* per rank */
+} net_win_t;
+
+struct gmux_team {
+    gmux_comm_t *comm;
+    int id;
+    int start, stride, size; /* world ranks start + k*stride */
+    int rank;                /* this rank's team rank */
+    uint64_t epoch;          /* barriers completed */
+    int splits;              /* children created, for deterministic ids */
+};
+
+struct gmux_comm {
+    int rank, size;
+    double timeout_s;
+    uint32_t nctx, nsig, ncnt, ring_slots;
+    const char *provider; /* "shm", "tcp;ofi_rxm" or "self" */
+    net_boot_t *boot;     /* NULL for a one-rank job */
+    bool have_fab;
+    net_fab_t fab;
+
+    net_ring_t *rings;         /* [ctx * size + peer] */
+    net_out_t *out;            /* [ctx * size + peer] */
+    net_order_t *in;           /* [src * nctx + ctx] */
+    _Atomic uint64_t *signals; /* NET_SIG_RESERVED barrier words, then nsig user words */
+    _Atomic uint64_t *counters;
+    _Atomic int *ctx_error; /* per ctx: first failure since the last flush/quiet */
+    uint64_t *ctx_issued;   /* per ctx: ops posted (under the lock) */
+
+    net_win_t win[NET_MAX_WINDOWS];
+    uint64_t *scratch; /* [0]: target of lone signals' carriers; [1]: their source */
+    struct fid_mr *scratch_mr;
+    uint64_t *scratch_raddr; /* per rank */
+    uint64_t *scratch_key;   /* per rank */
+    int nteams;
+    gmux_team_t world;
+
+    pthread_mutex_t progress_lock;
+    net_op_t *ops;
+    net_op_t *free_ops;
+    uint32_t nops;
+    net_rx_t *rx;
+    uint64_t boot_poll_ns;
+    uint64_t next_token;
+    bool ack_backlog; /* a quiet ack waits for tx resources */
+
+    pthread_t proxy;
+    bool proxy_running;
+    _Atomic bool stop;
+    _Atomic uint32_t doorbell;
+    _Atomic int proxy_sleeping;
+    _Atomic int waiters;
+    uint64_t idle_max_ns;
+    _Atomic bool inline_progress;  /* CPU producers post their own descriptors */
+    _Atomic uint64_t inline_epoch; /* producers' passes that emptied their ring */
+    _Atomic bool inline_failed;    /* a producer could not post its work itself */
+};
+
+/* Turns the producers' inline progress on or off (benchmarks measure the
+ * proxy thread alone with it off). */
+void net_comm_set_inline_progress(gmux_comm_t *comm, bool on);
+
+/* comm.c: the shm endpoint name of rank (see boot_proto.h) into out. */
+void net_shm_name(int rank, const char *suffix, char *out, size_t len);
+
+/* proxy.c */
+/* One pass: drains the rings, posts operations, reads completions. Returns
+ * how much work it did. LOCKING: progress_lock held. */
+int net_progress_locked(gmux_comm_t *comm);
+/* A CPU producer's own step after a push: if the lock is free, posts what
+ * its ring holds. Returns whether the ring is empty afterwards. */
+bool net_progress_inline(gmux_comm_t *comm, uint32_t ring);
+/* Takes the lock if free and progresses; returns work done (0 if busy). */
+int net_progress_try(gmux_comm_t *comm);
+gmux_status_t net_proxy_start(gmux_comm_t *comm);
+/* Stops the proxy; false when it did not stop in time (it is then left running
+ * and the communicator must not be freed). */
+bool net_proxy_stop(gmux_comm_t *comm);
+/* Wakes a sleeping proxy after a producer pushed. */
+void net_proxy_kick(gmux_comm_t *comm);
+/* Posts the resources of the receive side. LOCKING: progress_lock held. */
+gmux_status_t net_proxy_post_rx(gmux_comm_t *comm);
+/* Sends a quiet request on stream (ctx, peer); *token_p to wait for. LOCKING: held. */
+gmux_status_t net_send_quiet_req(gmux_comm_t *comm, uint32_t ctx, int peer, uint64_t *token_p);
+/* Whether any op of ctx with id < below is still outstanding; ops to dead
+ * peers do not count (the context's error becomes GMUX_ERR_PEER). LOCKING: held. */
+bool net_ctx_outstanding_below(gmux_comm_t *comm, uint32_t ctx, uint64_t below);
+
+/* ops.c: the waiting discipline of every blocking call. cond returns true
+ * when satisfied; the wait drives progress itself. */
+typedef bool (*net_cond_fn)(gmux_comm_t *comm, void *arg);
+gmux_status_t net_wait(gmux_comm_t *comm, net_cond_fn cond, void *arg, double timeout_s,
+                       bool fail_on_any_dead);
+
+static inline bool net_peer_dead(const gmux_comm_t *comm, int peer)
+{
+    return net_boot_dead(comm->boot, peer);
+}
+
+#endif /* NET_INTERNAL_H */

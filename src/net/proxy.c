@@ -1,0 +1,585 @@
+/*
+ * The proxy: drains the descriptor rings into libfabric operations, reads
+ * the completion queue, and applies incoming signals in stream order. The
+ * same pass (net_progress_locked) runs on the proxy thread and on any CPU
+ * thread that waits, whoever holds the progress lock; an idle proxy backs
+ * off (spin, yield, then sleep on a doorbell with a bounded timeout so that
+ * producers that cannot ring it, like a GPU, are still served).
+ */
+#include <errno.h>
+#include <linux/futex.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
+
+#include "common/clock.h"
+#include "common/log.h"
+#include "net/internal.h"
+
+#define DRAIN_BATCH 64
+#define CQ_BATCH    64
+
+static void set_ctx_error(gmux_comm_t *comm, uint32_t ctx, gmux_status_t st)
+{
+    int expected = GMUX_OK;
+    atomic_compare_exchange_strong(&comm->ctx_error[ctx], &expected, (int)st);
+}
+
+static net_op_t *op_get(gmux_comm_t *comm)
+{
+    net_op_t *op = comm->free_ops;
+    if (op) {
+        comm->free_ops = op->next_free;
+        op->in_use = true;
+    }
+    return op;
+}
+
+static void op_put(gmux_comm_t *comm, net_op_t *op)
+{
+    op->in_use = false;
+    op->next_free = comm->free_ops;
+    comm->free_ops = op;
+}
+
+bool net_ctx_outstanding_below(gmux_comm_t *comm, uint32_t ctx, uint64_t below)
+{
+    for (uint32_t i = 0; i < comm->nops; i++) {
+        const net_op_t *op = &comm->ops[i];
+        if (!op->in_use || op->ctx != ctx || op->id >= below)
+            continue;
+        if (!net_peer_dead(comm, (int)op->peer))
+            return true;
+        /* an operation to a dead peer may never complete: count it as failed */
+        set_ctx_error(comm, ctx, GMUX_ERR_PEER);
+    }
+    return false;
+}
+
+static void apply_signal(gmux_comm_t *comm, uint32_t id, uint8_t op, uint64_t value)
+{
+    _Atomic uint64_t *w = &comm->signals[id];
+    if (op == GMUX_SIGNAL_ADD)
+        atomic_fetch_add_explicit(w, value, memory_order_release);
+    else if (op == GMUX_SIGNAL_INC)
+        atomic_fetch_add_explicit(w, 1, memory_order_release);
+    else if (op == GMUX_SIGNAL_SET)
+        atomic_store_explicit(w, value, memory_order_release);
+}
+
+static void bump_counter(gmux_comm_t *comm, uint32_t counter)
+{
+    if (counter != GMUX_NO_COUNTER)
+        atomic_fetch_add_explicit(&comm->counters[counter], 1, memory_order_release);
+}
+
+static int poll_cq(gmux_comm_t *comm);
+
+/* Reads death notices at most once a millisecond. */
+static void poll_boot(gmux_comm_t *comm)
+{
+    if (!comm->boot)
+        return;
+    uint64_t now = com_clock_ns();
+    if (now >= comm->boot_poll_ns) {
+        net_boot_poll(comm->boot);
+        comm->boot_poll_ns = now + COM_NS_PER_MS;
+    }
+}
+
+/* Sends a control message; with may_poll it progresses the CQ while the
+ * provider is busy, up to the timeout. */
+static gmux_status_t send_msg(gmux_comm_t *comm, int peer, const net_msg_t *m, bool may_poll)
+{
+    uint64_t deadline = 0;
+    for (;;) {
+        ssize_t r = fi_inject(comm->fab.ep, m, sizeof(*m), comm->fab.peers[peer]);
+        if (r == 0)
+            return GMUX_OK;
+        if (r != -FI_EAGAIN)
+            return net_fab_status((int)r);
+        if (!may_poll)
+            return GMUX_ERR_BUSY;
+        if (!deadline)
+            deadline = com_deadline_after_ns((uint64_t)(comm->timeout_s * 1e9));
+        poll_boot(comm);
+        if (net_peer_dead(comm, peer))
+            return GMUX_ERR_PEER;
+        if (com_deadline_passed(deadline))
+            return GMUX_ERR_TIMEOUT;
+        poll_cq(comm);
+    }
+}
+
+gmux_status_t net_send_quiet_req(gmux_comm_t *comm, uint32_t ctx, int peer, uint64_t *token_p)
+{
+    net_out_t *o = &comm->out[ctx * comm->size + (uint32_t)peer];
+    net_msg_t m = {.version = NET_PROTO_VERSION,
+                   .type = NET_MSG_QUIET_REQ,
+                   .ctx = (uint8_t)ctx,
+                   .src = (uint32_t)comm->rank,
+                   .seq = o->wseq,
+                   .value = ++o->quiet_token};
+    gmux_status_t st = send_msg(comm, peer, &m, true);
+    if (st == GMUX_OK)
+        *token_p = m.value;
+    return st;
+}
+
+/* The id and operand of a signal too wide for the CQ data of its carrier. */
+static gmux_status_t send_signal(gmux_comm_t *comm, const net_desc_t *d, uint32_t carrier)
+{
+    net_msg_t m = {.version = NET_PROTO_VERSION,
+                   .type = NET_MSG_SIGNAL,
+                   .signal_op = d->signal_op,
+                   .ctx = (uint8_t)d->ctx,
+                   .src = (uint32_t)comm->rank,
+                   .seq = carrier,
+                   .signal_id = d->signal_id,
+                   .value = d->signal_value};
+    return send_msg(comm, (int)d->peer, &m, true);
+}
+
+/* Posts one write of the stream (inject when small) carrying c in its CQ
+ * data. BUSY when no op is free. */
+static gmux_status_t post_write(gmux_comm_t *comm, const net_desc_t *d, net_out_t *o,
+                                uint64_t raddr, uint64_t key, const void *buf, size_t len,
+                                uint32_t counter, net_cqd_t *c)
+{
+    fi_addr_t dest = comm->fab.peers[d->peer];
+    bool inject = len <= comm->fab.inject_size;
+    net_op_t *op = NULL;
+    if (!inject) {
+        op = op_get(comm);
+        if (!op)
+            return GMUX_ERR_BUSY;
+        op->id = comm->ctx_issued[d->ctx];
+        op->ctx = d->ctx;
+        op->peer = d->peer;
+        op->counter = counter;
+    }
+    c->seq = o->wseq;
+    uint64_t data = net_cqd_make(c);
+    uint64_t deadline = 0;
+    for (;;) {
+        ssize_t r =
+            inject ? fi_inject_writedata(comm->fab.ep, buf, len, data, dest, raddr, key)
+                   : fi_writedata(comm->fab.ep, buf, len, NULL, data, dest, raddr, key, &op->fctx);
+        if (r == 0)
+            break;
+        gmux_status_t st = net_fab_status((int)r);
+        if (r == -FI_EAGAIN) {
+            if (!deadline)
+                deadline = com_deadline_after_ns((uint64_t)(comm->timeout_s * 1e9));
+            poll_boot(comm);
+            if (net_peer_dead(comm, (int)d->peer))
+                st = GMUX_ERR_PEER;
+            else if (com_deadline_passed(deadline))
+                st = GMUX_ERR_TIMEOUT;
+            else {
+                poll_cq(comm);
+                continue;
+            }
+        }
+        if (op)
+            op_put(comm, op);
+        return st;
+    }
+    o->wseq++;
+    comm->ctx_issued[d->ctx]++;
+    if (inject)
+        bump_counter(comm, counter);
+    return GMUX_OK;
+}
+
+/* Executes a descriptor addressed to this rank itself: in order, at once. */
+static void exec_self(gmux_comm_t *comm, const net_desc_t *d)
+{
+    if (d->opcode == NET_OP_PUT || d->opcode == NET_OP_PUT_VALUE) {
+        char *dst = (char *)comm->win[d->window].base + d->offset;
+        if (d->opcode == NET_OP_PUT)
+            memmove(dst, (const void *)(uintptr_t)d->src, d->size);
+        else
+            memcpy(dst, &d->src, d->size);
+        if (d->flags & NET_DESC_F_COUNTER)
+            bump_counter(comm, d->counter_id);
+    }
+    if (d->signal_op != GMUX_SIGNAL_NONE)
+        apply_signal(comm, d->signal_id, d->signal_op, d->signal_value);
+}
+
+static bool desc_valid(const gmux_comm_t *comm, const net_desc_t *d)
+{
+    if (d->peer >= (uint32_t)comm->size || d->ctx >= comm->nctx)
+        return false;
+    if (d->signal_op != GMUX_SIGNAL_NONE && d->signal_id >= comm->nsig + NET_SIG_RESERVED)
+        return false;
+    if ((d->flags & NET_DESC_F_COUNTER) && d->counter_id >= comm->ncnt)
+        return false;
+    if (d->opcode == NET_OP_PUT || d->opcode == NET_OP_PUT_VALUE) {
+        if (d->window >= NET_MAX_WINDOWS || !comm->win[d->window].used)
+            return false;
+        if (d->size > comm->win[d->window].size || d->offset > comm->win[d->window].size - d->size)
+            return false;
+        if (d->opcode == NET_OP_PUT_VALUE && (d->size == 0 || d->size > 8))
+            return false;
+    }
+    return true;
+}
+
+/* Executes one descriptor; BUSY leaves it in the ring for later. */
+static gmux_status_t exec_desc(gmux_comm_t *comm, const net_desc_t *d)
+{
+    if (d->opcode == NET_OP_NOP)
+        return GMUX_OK;
+    if (!desc_valid(comm, d)) {
+        COM_ERROR(NET, "rank %d: invalid descriptor (op %u, peer %u)", comm->rank, d->opcode,
+                  d->peer);
+        set_ctx_error(comm, d->ctx < comm->nctx ? d->ctx : 0, GMUX_ERR_INVALID);
+        return GMUX_OK;
+    }
+    if ((int)d->peer == comm->rank) {
+        exec_self(comm, d);
+        return GMUX_OK;
+    }
+    if (net_peer_dead(comm, (int)d->peer)) {
+        set_ctx_error(comm, d->ctx, GMUX_ERR_PEER);
+        return GMUX_OK;
+    }
+    net_out_t *o = &comm->out[d->ctx * comm->size + d->peer];
+    uint32_t counter = (d->flags & NET_DESC_F_COUNTER) ? d->counter_id : GMUX_NO_COUNTER;
+    uint8_t sop = d->signal_op;
+    bool fits = sop && net_cqd_fits(sop, d->signal_id, d->signal_value);
+    net_cqd_t c = {.src = (uint32_t)comm->rank,
+                   .ctx = d->ctx,
+                   .sig_op = sop,
+                   .sig_in_msg = sop && !fits,
+                   .sig_id = d->signal_id,
+                   .sig_value = d->signal_value};
+    uint32_t carrier = o->wseq;
+    gmux_status_t st = GMUX_OK;
+    if ((d->opcode == NET_OP_PUT && d->size > 0) || d->opcode == NET_OP_PUT_VALUE) {
+        const net_win_t *w = &comm->win[d->window];
+        const void *buf = d->opcode == NET_OP_PUT ? (const void *)(uintptr_t)d->src : &d->src;
+        st = post_write(comm, d, o, w->raddr[d->peer] + d->offset, w->key[d->peer], buf, d->size,
+                        counter, &c);
+    } else if (sop) {
+        /* a signal alone rides on an 8-byte write to the peer's scratch word */
+        st = post_write(comm, d, o, comm->scratch_raddr[d->peer], comm->scratch_key[d->peer],
+                        &comm->scratch[1], 8, GMUX_NO_COUNTER, &c);
+        if (st == GMUX_OK && d->opcode == NET_OP_PUT)
+            bump_counter(comm, counter);
+    } else if (d->opcode == NET_OP_PUT) {
+        bump_counter(comm, counter);
+    }
+    if (st == GMUX_ERR_BUSY)
+        return st;
+    if (st == GMUX_OK && sop && !fits)
+        st = send_signal(comm, d, carrier);
+    if (st != GMUX_OK)
+        set_ctx_error(comm, d->ctx, st);
+    return GMUX_OK;
+}
+
+static void drain_stream(gmux_comm_t *comm, uint32_t src, uint32_t ctx)
+{
+    net_order_t *o = &comm->in[src * comm->nctx + ctx];
+    net_pend_t p;
+    while (net_order_next(o, &p)) {
+        if (p.type == NET_MSG_SIGNAL) {
+            apply_signal(comm, p.id, p.op, p.value);
+            continue;
+        }
+        net_msg_t ack = {.version = NET_PROTO_VERSION,
+                         .type = NET_MSG_QUIET_ACK,
+                         .ctx = (uint8_t)ctx,
+                         .src = (uint32_t)comm->rank,
+                         .value = p.value};
+        /* the ack may wait for tx resources; never recursively */
+        if (send_msg(comm, (int)src, &ack, false) == GMUX_ERR_BUSY) {
+            net_msg_t again = {.version = NET_PROTO_VERSION,
+                               .type = NET_MSG_QUIET_REQ,
+                               .seq = p.seq,
+                               .value = p.value};
+            net_order_message(o, &again); /* retried at the next pass */
+            comm->ack_backlog = true;
+            return;
+        }
+    }
+}
+
+static void handle_msg(gmux_comm_t *comm, const net_msg_t *m)
+{
+    if (m->version != NET_PROTO_VERSION || m->src >= (uint32_t)comm->size || m->ctx >= comm->nctx) {
+        COM_ERROR(NET, "rank %d: malformed control message", comm->rank);
+        return;
+    }
+    if (m->type == NET_MSG_QUIET_ACK) {
+        net_out_t *o = &comm->out[m->ctx * comm->size + m->src];
+        if (m->value > atomic_load_explicit(&o->acked, memory_order_relaxed))
+            atomic_store_explicit(&o->acked, m->value, memory_order_release);
+        return;
+    }
+    if (m->type == NET_MSG_SIGNAL &&
+        (m->signal_id >= comm->nsig + NET_SIG_RESERVED || m->signal_op > 3)) {
+        COM_ERROR(NET, "rank %d: signal %u out of range", comm->rank, m->signal_id);
+        return;
+    }
+    if (m->type != NET_MSG_SIGNAL && m->type != NET_MSG_QUIET_REQ)
+        return;
+    if (net_order_message(&comm->in[m->src * comm->nctx + m->ctx], m) != GMUX_OK)
+        COM_ERROR(NET, "rank %d: unexpected control message from rank %u", comm->rank, m->src);
+    drain_stream(comm, m->src, m->ctx);
+}
+
+static void handle_cq_error(gmux_comm_t *comm)
+{
+    struct fi_cq_err_entry err = {0};
+    if (fi_cq_readerr(comm->fab.cq, &err, 0) != 1)
+        return;
+    if (err.flags & FI_RECV) {
+        COM_WARN(NET, "rank %d: receive error: %s", comm->rank, fi_strerror(err.err));
+        return;
+    }
+    if (!err.op_context)
+        return;
+    net_op_t *op = (net_op_t *)err.op_context;
+    gmux_status_t st = net_fab_status(-err.err);
+    COM_WARN(NET, "rank %d: operation to rank %u failed: %s", comm->rank, op->peer,
+             fi_strerror(err.err));
+    set_ctx_error(comm, op->ctx, st == GMUX_ERR_PEER ? st : GMUX_ERR_TRANSPORT);
+    op_put(comm, op);
+}
+
+static int poll_cq(gmux_comm_t *comm)
+{
+    struct fi_cq_data_entry e[CQ_BATCH];
+    ssize_t n = fi_cq_read(comm->fab.cq, e, CQ_BATCH);
+    if (n == -FI_EAVAIL) {
+        handle_cq_error(comm);
+        return 1;
+    }
+    if (n <= 0)
+        return 0;
+    for (ssize_t i = 0; i < n; i++) {
+        if (e[i].flags & FI_REMOTE_CQ_DATA) {
+            net_cqd_t c;
+            net_cqd_parse(e[i].data, &c);
+            if (c.src >= (uint32_t)comm->size || c.ctx >= comm->nctx ||
+                (c.sig_op && !c.sig_in_msg && c.sig_id >= comm->nsig + NET_SIG_RESERVED)) {
+                COM_ERROR(NET, "rank %d: foreign remote CQ data %#llx", comm->rank,
+                          (unsigned long long)e[i].data);
+                continue;
+            }
+            net_order_t *in = &comm->in[c.src * comm->nctx + c.ctx];
+            uint32_t seq = net_order_expand(in, c.seq);
+            if (net_order_write(in, seq, &c) != GMUX_OK)
+                COM_ERROR(NET, "rank %d: write %u of rank %u duplicated", comm->rank, seq, c.src);
+            drain_stream(comm, c.src, c.ctx);
+        } else if (e[i].flags & FI_RECV) {
+            net_rx_t *rx = (net_rx_t *)e[i].op_context;
+            net_msg_t m = rx->msg;
+            ssize_t r =
+                fi_recv(comm->fab.ep, &rx->msg, sizeof(rx->msg), NULL, FI_ADDR_UNSPEC, &rx->fctx);
+            if (r != 0)
+                COM_ERROR(NET, "rank %d: reposting a receive: %s", comm->rank,
+                          fi_strerror((int)-r));
+            handle_msg(comm, &m);
+        } else if (e[i].op_context) {
+            net_op_t *op = (net_op_t *)e[i].op_context;
+            bump_counter(comm, op->counter);
+            op_put(comm, op);
+        }
+    }
+    return (int)n;
+}
+
+gmux_status_t net_proxy_post_rx(gmux_comm_t *comm)
+{
+    for (int i = 0; i < NET_RX_BUFS; i++) {
+        net_rx_t *rx = &comm->rx[i];
+        ssize_t r =
+            fi_recv(comm->fab.ep, &rx->msg, sizeof(rx->msg), NULL, FI_ADDR_UNSPEC, &rx->fctx);
+        if (r != 0)
+            return net_fab_status((int)r);
+    }
+    return GMUX_OK;
+}
+
+/* Drains up to DRAIN_BATCH descriptors of ring i; -1 when out of operations. */
+static int drain_ring(gmux_comm_t *comm, uint32_t i)
+{
+    net_ring_t *ring = &comm->rings[i];
+    int work = 0;
+    for (int k = 0; k < DRAIN_BATCH; k++) {
+        net_desc_t d;
+        gmux_status_t st = net_ring_peek(ring, &d);
+        if (st == GMUX_ERR_BUSY)
+            break;
+        if (st == GMUX_OK && exec_desc(comm, &d) == GMUX_ERR_BUSY)
+            return -1; /* out of operations: completions first */
+        if (st != GMUX_OK) {
+            COM_ERROR(NET, "rank %d: corrupt descriptor in ring %u", comm->rank, i);
+            set_ctx_error(comm, i / (uint32_t)comm->size, GMUX_ERR_PARSE);
+        }
+        net_ring_pop(ring);
+        work++;
+    }
+    return work;
+}
+
+static int drain_rings(gmux_comm_t *comm)
+{
+    int work = 0;
+    uint32_t nrings = comm->nctx * (uint32_t)comm->size;
+    for (uint32_t i = 0; i < nrings; i++) {
+        int w = drain_ring(comm, i);
+        if (w < 0)
+            break;
+        work += w;
+    }
+    return work;
+}
+
+bool net_progress_inline(gmux_comm_t *comm, uint32_t ring)
+{
+    if (pthread_mutex_trylock(&comm->progress_lock) != 0)
+        return false;
+    int w = drain_ring(comm, ring); /* completions are read by waits and the proxy */
+    pthread_mutex_unlock(&comm->progress_lock);
+    bool drained = w >= 0 && net_ring_pending(&comm->rings[ring]) == 0;
+    /* while producers keep up by themselves, the proxy stays out of their way */
+    if (drained)
+        atomic_fetch_add_explicit(&comm->inline_epoch, 1, memory_order_relaxed);
+    else
+        atomic_store_explicit(&comm->inline_failed, true, memory_order_relaxed);
+    return drained;
+}
+
+int net_progress_locked(gmux_comm_t *comm)
+{
+    int work = 0;
+    poll_boot(comm);
+    if (comm->have_fab)
+        work += poll_cq(comm);
+    /* drain in rounds while producers keep up, before paying for the CQ again */
+    for (int round = 0; round < 4; round++) {
+        int w = drain_rings(comm);
+        work += w;
+        if (w == 0)
+            break;
+    }
+    if (comm->have_fab && comm->ack_backlog) {
+        /* quiet requests whose ack found the provider busy */
+        comm->ack_backlog = false;
+        for (int src = 0; src < comm->size; src++)
+            for (uint32_t c = 0; c < comm->nctx; c++)
+                if (comm->in[(uint32_t)src * comm->nctx + c].npending)
+                    drain_stream(comm, (uint32_t)src, c);
+    }
+    return work;
+}
+
+int net_progress_try(gmux_comm_t *comm)
+{
+    if (pthread_mutex_trylock(&comm->progress_lock) != 0)
+        return 0;
+    int work = net_progress_locked(comm);
+    pthread_mutex_unlock(&comm->progress_lock);
+    return work;
+}
+
+static bool rings_pending(gmux_comm_t *comm)
+{
+    uint32_t nrings = comm->nctx * (uint32_t)comm->size;
+    for (uint32_t i = 0; i < nrings; i++)
+        if (net_ring_pending(&comm->rings[i]))
+            return true;
+    return false;
+}
+
+static void futex_wait(_Atomic uint32_t *addr, uint32_t val, uint64_t ns)
+{
+    struct timespec ts = {(time_t)(ns / COM_NS_PER_S), (long)(ns % COM_NS_PER_S)};
+    syscall(SYS_futex, (uint32_t *)addr, FUTEX_WAIT_PRIVATE, val, &ts, NULL, 0);
+}
+
+void net_proxy_kick(gmux_comm_t *comm)
+{
+    if (atomic_load(&comm->proxy_sleeping)) {
+        atomic_fetch_add(&comm->doorbell, 1);
+        syscall(SYS_futex, (uint32_t *)&comm->doorbell, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+    }
+}
+
+static void *proxy_main(void *arg)
+{
+    gmux_comm_t *comm = arg;
+    unsigned idle = 0;
+    uint64_t sleep_ns = COM_NS_PER_US;
+    uint64_t seen_epoch = 0;
+    while (!atomic_load_explicit(&comm->stop, memory_order_acquire)) {
+        /* producers that post their own work and threads that wait drive
+         * progress themselves; the proxy only fills in for them */
+        bool failed = atomic_exchange_explicit(&comm->inline_failed, false, memory_order_relaxed);
+        uint64_t epoch = atomic_load_explicit(&comm->inline_epoch, memory_order_relaxed);
+        bool producers_busy = !failed && epoch != seen_epoch;
+        seen_epoch = epoch;
+        bool others = producers_busy || atomic_load_explicit(&comm->waiters, memory_order_relaxed);
+        int work = others ? 0 : net_progress_try(comm);
+        if (work > 0) {
+            idle = 0;
+            sleep_ns = COM_NS_PER_US;
+            continue;
+        }
+        idle++;
+        if (!others && idle < 64)
+            continue;
+        if (!others && idle < 128) {
+            sched_yield();
+            continue;
+        }
+        uint32_t bell = atomic_load(&comm->doorbell);
+        atomic_store(&comm->proxy_sleeping, 1);
+        if (others || !rings_pending(comm))
+            futex_wait(&comm->doorbell, bell, sleep_ns);
+        atomic_store(&comm->proxy_sleeping, 0);
+        sleep_ns = sleep_ns * 2 > comm->idle_max_ns ? comm->idle_max_ns : sleep_ns * 2;
+    }
+    return NULL;
+}
+
+gmux_status_t net_proxy_start(gmux_comm_t *comm)
+{
+    atomic_store(&comm->stop, false);
+    if (pthread_create(&comm->proxy, NULL, proxy_main, comm) != 0)
+        return GMUX_ERR_NOMEM;
+    comm->proxy_running = true;
+    return GMUX_OK;
+}
+
+bool net_proxy_stop(gmux_comm_t *comm)
+{
+    if (!comm->proxy_running)
+        return true;
+    atomic_store_explicit(&comm->stop, true, memory_order_release);
+    atomic_fetch_add(&comm->doorbell, 1);
+    syscall(SYS_futex, (uint32_t *)&comm->doorbell, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+    /* bounded: a proxy stuck inside the provider (see docs/net.md) is left behind */
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_sec += 2 + (time_t)comm->timeout_s;
+    if (pthread_timedjoin_np(comm->proxy, NULL, &ts) != 0) {
+        COM_ERROR(NET, "rank %d: the proxy thread does not stop; leaving it", comm->rank);
+        pthread_detach(comm->proxy);
+        return false;
+    }
+    comm->proxy_running = false;
+    return true;
+}

@@ -1,0 +1,33 @@
+/*
+ * net_rdv: the rendezvous server of a job, run by the launcher. Ranks
+ * connect to it (boot.h), it completes their allgathers and barriers, and it
+ * tells every rank when one dies, so that no rank waits for a dead peer.
+ *
+ * Ownership: net_rdv_create allocates, net_rdv_destroy frees and closes.
+ * Thread-safety: single-threaded (the launcher's loop).
+ */
+#ifndef NET_RDV_H
+#define NET_RDV_H
+
+#include <stdbool.h>
+
+#include <gmux/status.h>
+
+typedef struct net_rdv net_rdv_t;
+
+/* Listens on addr (numeric IPv4, 127.0.0.1 for local jobs) for size ranks. */
+gmux_status_t net_rdv_create(const char *addr, int size, net_rdv_t **rdv_p);
+void net_rdv_destroy(net_rdv_t *rdv);
+int net_rdv_port(const net_rdv_t *rdv);
+
+/* Waits up to timeout_ms for traffic and handles it. */
+void net_rdv_step(net_rdv_t *rdv, int timeout_ms);
+
+/* The launcher saw rank exit; a rank that did not say BYE, or failed, is
+ * announced dead to the others. */
+void net_rdv_rank_exited(net_rdv_t *rdv, int rank, bool failed);
+
+/* Whether rank said BYE (finalised). */
+bool net_rdv_said_bye(const net_rdv_t *rdv, int rank);
+
+#endif /* NET_RDV_H */

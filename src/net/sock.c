@@ -1,0 +1,125 @@
+/* net_sock: see sock.h. */
+#include "net/sock.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "common/clock.h"
+#include "common/errors.h"
+
+static int remaining_ms(uint64_t deadline_ns)
+{
+    if (deadline_ns == UINT64_MAX)
+        return 1000;
+    uint64_t now = com_clock_ns();
+    if (now >= deadline_ns)
+        return 0;
+    uint64_t ms = (deadline_ns - now) / COM_NS_PER_MS + 1;
+    return ms > 1000 ? 1000 : (int)ms;
+}
+
+gmux_status_t net_sock_listen(const char *addr, int *fd_p, int *port_p)
+{
+    struct sockaddr_in sa = {.sin_family = AF_INET};
+    if (inet_pton(AF_INET, addr, &sa.sin_addr) != 1)
+        return GMUX_ERR_INVALID;
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return com_status_from_errno(errno);
+    socklen_t len = sizeof(sa);
+    if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 || listen(fd, 1024) != 0 ||
+        getsockname(fd, (struct sockaddr *)&sa, &len) != 0) {
+        gmux_status_t st = com_status_from_errno(errno);
+        close(fd);
+        return st;
+    }
+    *fd_p = fd;
+    *port_p = ntohs(sa.sin_port);
+    return GMUX_OK;
+}
+
+gmux_status_t net_sock_connect(const char *hostport, uint64_t deadline_ns, int *fd_p)
+{
+    char host[64];
+    const char *colon = strrchr(hostport, ':');
+    if (!colon || (size_t)(colon - hostport) >= sizeof(host))
+        return GMUX_ERR_INVALID;
+    memcpy(host, hostport, (size_t)(colon - hostport));
+    host[colon - hostport] = '\0';
+    char *end;
+    long port = strtol(colon + 1, &end, 10);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    if (*end || port <= 0 || port > 65535 || inet_pton(AF_INET, host, &sa.sin_addr) != 1)
+        return GMUX_ERR_INVALID;
+    for (;;) {
+        int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0)
+            return com_status_from_errno(errno);
+        if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
+            int one = 1;
+            setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+            *fd_p = fd;
+            return GMUX_OK;
+        }
+        int err = errno;
+        close(fd);
+        if (err != ECONNREFUSED && err != EINTR && err != EAGAIN)
+            return com_status_from_errno(err);
+        if (com_deadline_passed(deadline_ns))
+            return GMUX_ERR_TIMEOUT;
+        com_clock_sleep_ns(10 * COM_NS_PER_MS);
+    }
+}
+
+gmux_status_t net_sock_write_all(int fd, const void *buf, size_t len, uint64_t deadline_ns)
+{
+    const char *p = buf;
+    while (len > 0) {
+        ssize_t n = send(fd, p, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (n > 0) {
+            p += n;
+            len -= (size_t)n;
+            continue;
+        }
+        if (n < 0 && errno != EAGAIN && errno != EINTR)
+            return errno == EPIPE || errno == ECONNRESET ? GMUX_ERR_CLOSED
+                                                         : com_status_from_errno(errno);
+        int ms = remaining_ms(deadline_ns);
+        if (ms == 0)
+            return GMUX_ERR_TIMEOUT;
+        struct pollfd pfd = {.fd = fd, .events = POLLOUT};
+        poll(&pfd, 1, ms);
+    }
+    return GMUX_OK;
+}
+
+gmux_status_t net_sock_read_all(int fd, void *buf, size_t len, uint64_t deadline_ns)
+{
+    char *p = buf;
+    while (len > 0) {
+        ssize_t n = recv(fd, p, len, MSG_DONTWAIT);
+        if (n > 0) {
+            p += n;
+            len -= (size_t)n;
+            continue;
+        }
+        if (n == 0)
+            return GMUX_ERR_CLOSED;
+        if (errno != EAGAIN && errno != EINTR)
+            return errno == ECONNRESET ? GMUX_ERR_CLOSED : com_status_from_errno(errno);
+        int ms = remaining_ms(deadline_ns);
+        if (ms == 0)
+            return GMUX_ERR_TIMEOUT;
+        struct pollfd pfd = {.fd = fd, .events = POLLIN};
+        poll(&pfd, 1, ms);
+    }
+    return GMUX_OK;
+}

@@ -1,0 +1,24 @@
+/*
+ * net_sock: blocking TCP helpers with deadlines for the bootstrap (client
+ * and server). Only numeric IPv4 addresses are accepted.
+ *
+ * Thread-safety: stateless; a socket is used by one thread at a time.
+ */
+#ifndef NET_SOCK_H
+#define NET_SOCK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <gmux/status.h>
+
+/* Listens on addr (numeric IPv4) with an ephemeral port; *port_p gets it. */
+gmux_status_t net_sock_listen(const char *addr, int *fd_p, int *port_p);
+/* Connects to "a.b.c.d:port", retrying until the deadline. */
+gmux_status_t net_sock_connect(const char *hostport, uint64_t deadline_ns, int *fd_p);
+/* Writes all of buf; GMUX_ERR_CLOSED when the peer is gone. */
+gmux_status_t net_sock_write_all(int fd, const void *buf, size_t len, uint64_t deadline_ns);
+/* Reads exactly len bytes; GMUX_ERR_CLOSED on EOF, GMUX_ERR_TIMEOUT at the deadline. */
+gmux_status_t net_sock_read_all(int fd, void *buf, size_t len, uint64_t deadline_ns);
+
+#endif /* NET_SOCK_H */

@@ -1,0 +1,389 @@
+/*
+ * One rank of the multi-process net tests, started by `gmux launch`:
+ *   net_rank data MAXBYTES     puts of 1 byte .. MAXBYTES around a ring, verified
+ *   net_rank order ROUNDS THREADS   ordering stress: a signal is never seen before its data
+ *   net_rank semantics         counters, flush (source reuse) and quiet (remote completion)
+ *   net_rank teams             barriers over world and strided teams
+ *   net_rank kill              the last rank dies (SIGKILL); the others must see GMUX_ERR_PEER
+ * Exit 0 on success; failures print the reason.
+ */
+#include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <gmux/net.h>
+
+static gmux_comm_t *comm;
+static int me, n;
+
+#define CHECK(cond, ...)                                                                           \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "rank %d: %s:%d: check failed: %s: ", me, __FILE__, __LINE__, #cond);  \
+            fprintf(stderr, __VA_ARGS__);                                                          \
+            fputc('\n', stderr);                                                                   \
+            exit(1);                                                                               \
+        }                                                                                          \
+    } while (0)
+#define OK(call)                                                                                   \
+    do {                                                                                           \
+        gmux_status_t st_ = (call);                                                                \
+        CHECK(st_ == GMUX_OK, "%s", gmux_status_name(st_));                                        \
+    } while (0)
+
+static uint8_t pattern(int src, size_t size, size_t i)
+{
+    return (uint8_t)(src * 131 + size * 7 + i * 13 + (i >> 9));
+}
+
+static int mode_data(size_t maxbytes)
+{
+    uint8_t *win = malloc(maxbytes), *src = malloc(maxbytes);
+    CHECK(win && src, "out of memory");
+    gmux_window_t w;
+    OK(gmux_window_register(comm, win, maxbytes, &w));
+    int right = (me + 1) % n, left = (me + n - 1) % n;
+    uint64_t round = 0;
+    /* 1, 5, 21, 85, 340, ... and always maxbytes itself last */
+    for (size_t size = 1, last = 0; !last; size = size < 64 ? size * 4 + 1 : size * 4) {
+        if (size >= maxbytes) {
+            size = maxbytes;
+            last = 1;
+        }
+        for (size_t i = 0; i < size; i++)
+            src[i] = pattern(me, size, i);
+        gmux_op_opts_t o = {GMUX_SIGNAL_ADD, 0, 1, GMUX_NO_COUNTER};
+        OK(gmux_put(comm, (uint32_t)(round % 4), right, w, 0, src, size, &o));
+        round++;
+        OK(gmux_signal_wait(comm, 0, round, NULL));
+        for (size_t i = 0; i < size; i++)
+            CHECK(win[i] == pattern(left, size, i), "size %zu byte %zu", size, i);
+        OK(gmux_flush(comm, (uint32_t)((round - 1) % 4)));
+        OK(gmux_barrier(gmux_team_world(comm)));
+    }
+    /* put_value of every width, with a SET signal */
+    for (unsigned b = 1; b <= 8; b++) {
+        uint64_t v = 0x0807060504030201ull * (uint64_t)(me + 1);
+        gmux_op_opts_t o = {GMUX_SIGNAL_SET, 1, b, GMUX_NO_COUNTER};
+        OK(gmux_put_value(comm, 0, right, w, 16 * b, v, b, &o));
+        OK(gmux_signal_wait(comm, 1, b, NULL));
+        uint64_t want = 0x0807060504030201ull * (uint64_t)(left + 1), got = 0;
+        memcpy(&got, win + 16 * b, b);
+        CHECK(memcmp(&got, &want, b) == 0, "put_value %u bytes", b);
+        OK(gmux_barrier(gmux_team_world(comm)));
+    }
+    OK(gmux_window_deregister(comm, w));
+    free(win);
+    free(src);
+    printf("rank %d: data ok up to %zu bytes over %s\n", me, maxbytes, gmux_comm_provider(comm));
+    return 0;
+}
+
+/* --- ordering stress -------------------------------------------------------- */
+
+#define ORD_SLOT 8192 /* bytes of window per (source, thread) */
+#define ORD_KEEP 4    /* source buffers per thread in flight */
+static int ord_threads;
+static uint64_t ord_rounds;
+static gmux_window_t ord_win;
+static uint8_t *ord_mem;
+static atomic_int ord_fail;
+
+static size_t ord_size(uint64_t i)
+{
+    static const size_t sizes[] = {8, 64, 512, 4096, ORD_SLOT};
+    return i % 7 == 0 ? 8 : sizes[i % 5];
+}
+
+static void *ord_producer(void *arg)
+{
+    int t = (int)(intptr_t)arg;
+    int right = (me + 1) % n;
+    uint32_t ctx = (uint32_t)(t % 2); /* several threads share each context's ring */
+    uint64_t *bufs[ORD_KEEP];
+    uint64_t used_at[ORD_KEEP] = {0};
+    for (int k = 0; k < ORD_KEEP; k++)
+        bufs[k] = malloc(ORD_SLOT);
+    uint64_t off = ((uint64_t)me * (uint64_t)ord_threads + (uint64_t)t) * ORD_SLOT;
+    uint32_t sig = (uint32_t)(me * ord_threads + t);
+    uint64_t nput = 0;
+    gmux_status_t st = GMUX_OK;
+    for (uint64_t i = 1; i <= ord_rounds && st == GMUX_OK; i++) {
+        size_t sz = ord_size(i);
+        bool attach = i % 3 == 0;
+        gmux_op_opts_t o = {attach ? GMUX_SIGNAL_SET : GMUX_SIGNAL_NONE, sig, i, (uint32_t)t};
+        if (i % 7 == 0) {
+            o.counter_id = GMUX_NO_COUNTER;
+            st = gmux_put_value(comm, ctx, right, ord_win, off, i, 8, &o);
+        } else {
+            int k = (int)(i % ORD_KEEP);
+            if (used_at[k])
+                st = gmux_counter_wait(comm, (uint32_t)t, used_at[k], NULL);
+            for (size_t w = 0; w < sz / 8; w++)
+                bufs[k][w] = i;
+            if (st == GMUX_OK)
+                st = gmux_put(comm, ctx, right, ord_win, off, bufs[k], sz, &o);
+            used_at[k] = ++nput;
+        }
+        if (st == GMUX_OK && !attach)
+            st = gmux_signal(comm, ctx, right, sig, GMUX_SIGNAL_SET, i);
+    }
+    if (st == GMUX_OK)
+        st = gmux_flush(comm, ctx);
+    if (st != GMUX_OK) {
+        fprintf(stderr, "rank %d thread %d: %s\n", me, t, gmux_status_name(st));
+        atomic_store(&ord_fail, 1);
+    }
+    for (int k = 0; k < ORD_KEEP; k++)
+        free(bufs[k]);
+    return NULL;
+}
+
+/* Watches the slots written by the left neighbour: a signal value s must
+ * never be visible before the data of round s. */
+static int ord_check(void)
+{
+    int left = (me + n - 1) % n;
+    uint64_t done = 0, checks = 0;
+    uint64_t *seen = calloc((size_t)ord_threads, sizeof(uint64_t));
+    while (done < (uint64_t)ord_threads && !atomic_load(&ord_fail)) {
+        done = 0;
+        for (int t = 0; t < ord_threads; t++) {
+            uint32_t sig = (uint32_t)(left * ord_threads + t);
+            uint64_t s = gmux_signal_read(comm, sig);
+            if (s == 0) {
+                continue;
+            }
+            const _Atomic uint64_t *slot =
+                (const _Atomic uint64_t *)(ord_mem +
+                                           ((uint64_t)left * (uint64_t)ord_threads + (uint64_t)t) *
+                                               ORD_SLOT);
+            size_t last = ord_size(s) / 8 - 1;
+            uint64_t first_w = atomic_load_explicit(&slot[0], memory_order_relaxed);
+            uint64_t last_w = atomic_load_explicit(&slot[last], memory_order_relaxed);
+            CHECK(first_w >= s && last_w >= s,
+                  "ORDER VIOLATION: signal %" PRIu64 " seen before its data (%" PRIu64 ", %" PRIu64
+                  ") from rank %d thread %d",
+                  s, first_w, last_w, left, t);
+            CHECK(s >= seen[t], "signal went back");
+            seen[t] = s;
+            checks++;
+            done += s == ord_rounds;
+        }
+        /* drive progress while nothing new arrives */
+        uint32_t sig0 = (uint32_t)(left * ord_threads);
+        gmux_signal_wait_timeout(comm, sig0, seen[0] + 1, 0.0005, NULL);
+    }
+    free(seen);
+    CHECK(!atomic_load(&ord_fail), "a producer failed");
+    printf("rank %d: order ok, %" PRIu64 " rounds x %d threads, %" PRIu64 " checks\n", me,
+           ord_rounds, ord_threads, checks);
+    return 0;
+}
+
+static int mode_order(uint64_t rounds, int threads)
+{
+    ord_threads = threads;
+    ord_rounds = rounds;
+    size_t bytes = (size_t)n * (size_t)threads * ORD_SLOT;
+    ord_mem = calloc(1, bytes);
+    OK(gmux_window_register(comm, ord_mem, bytes, &ord_win));
+    pthread_t th[64];
+    for (int t = 0; t < threads; t++)
+        pthread_create(&th[t], NULL, ord_producer, (void *)(intptr_t)t);
+    int rc = ord_check();
+    for (int t = 0; t < threads; t++)
+        pthread_join(th[t], NULL);
+    OK(gmux_barrier(gmux_team_world(comm)));
+    OK(gmux_window_deregister(comm, ord_win));
+    free(ord_mem);
+    return rc;
+}
+
+/* --- counters, flush, quiet ------------------------------------------------- */
+
+static int mode_semantics(void)
+{
+    enum { N_PUTS = 32, BIG = 256 * 1024 };
+    uint8_t *win = calloc(1, (size_t)N_PUTS * BIG);
+    uint8_t *src = malloc(BIG);
+    gmux_window_t w;
+    OK(gmux_window_register(comm, win, (size_t)N_PUTS * BIG, &w));
+    int right = (me + 1) % n, left = (me + n - 1) % n;
+    /* counter: one increment per put with a counter, none for the others */
+    memset(src, 0x11 + me, BIG);
+    gmux_counter_reset(comm, 3);
+    for (int i = 0; i < N_PUTS; i++) {
+        gmux_op_opts_t o = {GMUX_SIGNAL_NONE, 0, 0, i % 2 ? 3u : GMUX_NO_COUNTER};
+        OK(gmux_put(comm, 0, right, w, (uint64_t)i * BIG, src, BIG, &o));
+    }
+    OK(gmux_counter_wait_timeout(comm, 3, N_PUTS / 2, 30.0, NULL));
+    /* flush: afterwards the source may change without affecting the target */
+    OK(gmux_flush(comm, 0));
+    CHECK(gmux_counter_read(comm, 3) == N_PUTS / 2, "counter %" PRIu64, gmux_counter_read(comm, 3));
+    memset(src, 0xee, BIG);
+    /* quiet on context 0, then a signal on context 1: context 1 does not
+     * order behind context 0, so only quiet makes the data visible now */
+    OK(gmux_quiet(comm, 0));
+    OK(gmux_signal(comm, 1, right, 7, GMUX_SIGNAL_INC, 0));
+    OK(gmux_signal_wait(comm, 7, 1, NULL));
+    for (size_t i = 0; i < (size_t)N_PUTS * BIG; i += 4093)
+        CHECK(win[i] == (uint8_t)(0x11 + left), "byte %zu is %#x after quiet", i, win[i]);
+    /* wait with timeout: nobody signals 8 */
+    uint64_t seen = 99;
+    gmux_status_t st = gmux_signal_wait_timeout(comm, 8, 1, 0.05, &seen);
+    CHECK(st == GMUX_ERR_TIMEOUT && seen == 0, "%s seen %" PRIu64, gmux_status_name(st), seen);
+    /* reset, then ADD accumulates */
+    gmux_signal_reset(comm, 7);
+    OK(gmux_barrier(gmux_team_world(comm)));
+    for (int i = 0; i < 5; i++)
+        OK(gmux_signal(comm, 2, right, 7, GMUX_SIGNAL_ADD, 10));
+    OK(gmux_signal_wait(comm, 7, 50, &seen));
+    CHECK(seen == 50, "add: %" PRIu64, seen);
+    /* invalid arguments */
+    CHECK(gmux_put(comm, 0, n, w, 0, src, 1, NULL) == GMUX_ERR_INVALID, "bad peer");
+    CHECK(gmux_put(comm, 0, right, w, (uint64_t)N_PUTS * BIG, src, 1, NULL) == GMUX_ERR_RANGE,
+          "past window");
+    CHECK(gmux_put_value(comm, 0, right, w, 0, 1, 9, NULL) == GMUX_ERR_INVALID, "9 bytes");
+    OK(gmux_barrier(gmux_team_world(comm)));
+    OK(gmux_window_deregister(comm, w));
+    free(win);
+    free(src);
+    printf("rank %d: semantics ok\n", me);
+    return 0;
+}
+
+/* --- teams and barriers ----------------------------------------------------- */
+
+static int mode_teams(void)
+{
+    enum { ROUNDS = 20 };
+    uint64_t *win = calloc((size_t)n, sizeof(uint64_t));
+    gmux_window_t w;
+    OK(gmux_window_register(comm, win, (size_t)n * sizeof(uint64_t), &w));
+    gmux_team_t *world = gmux_team_world(comm);
+    CHECK(gmux_team_size(world) == n && gmux_team_rank(world) == me, "world team");
+    /* after each barrier, every rank's write of this round is visible */
+    for (uint64_t r = 1; r <= ROUNDS; r++) {
+        for (int p = 0; p < n; p++)
+            OK(gmux_put_value(comm, (uint32_t)(p % 4), p, w, (uint64_t)me * 8, r, 8, NULL));
+        OK(gmux_barrier(world));
+        for (int p = 0; p < n; p++)
+            CHECK(win[p] == r, "round %" PRIu64 ": slot %d is %" PRIu64, r, p, win[p]);
+        OK(gmux_barrier(world));
+    }
+    /* strided split: even and odd ranks */
+    gmux_team_t *even = NULL, *odd = NULL;
+    OK(gmux_team_split_strided(world, 0, 2, (n + 1) / 2, &even));
+    OK(gmux_team_split_strided(world, 1, 2, n / 2, &odd));
+    gmux_team_t *mine = me % 2 ? odd : even;
+    CHECK(mine && (me % 2 ? even : odd) == NULL, "membership");
+    CHECK(gmux_team_rank(mine) == me / 2, "team rank %d", gmux_team_rank(mine));
+    CHECK(gmux_team_world_rank(mine, gmux_team_rank(mine)) == me, "translation");
+    for (uint64_t r = 1; r <= ROUNDS; r++) {
+        for (int k = 0; k < gmux_team_size(mine); k++) {
+            int p = gmux_team_world_rank(mine, k);
+            OK(gmux_put_value(comm, 1, p, w, (uint64_t)me * 8, 1000 + r, 8, NULL));
+        }
+        OK(gmux_barrier(mine));
+        for (int k = 0; k < gmux_team_size(mine); k++) {
+            int p = gmux_team_world_rank(mine, k);
+            CHECK(win[p] == 1000 + r, "team round %" PRIu64 " slot %d", r, p);
+        }
+        OK(gmux_barrier(mine));
+    }
+    gmux_team_destroy(mine);
+    OK(gmux_barrier(world));
+    OK(gmux_window_deregister(comm, w));
+    free(win);
+    printf("rank %d: teams ok\n", me);
+    return 0;
+}
+
+/* --- a peer dies ------------------------------------------------------------ */
+
+static int mode_kill(void)
+{
+    uint64_t *win = calloc(16, sizeof(uint64_t));
+    gmux_window_t w;
+    OK(gmux_window_register(comm, win, 16 * sizeof(uint64_t), &w));
+    OK(gmux_barrier(gmux_team_world(comm)));
+    int victim = n - 1;
+    if (me == victim) {
+        usleep(200 * 1000);
+        kill(getpid(), SIGKILL);
+    }
+    /* keep talking to the victim until that fails; then waits must fail too */
+    gmux_status_t st = GMUX_OK;
+    for (uint64_t i = 1; st == GMUX_OK; i++) {
+        gmux_op_opts_t o = {GMUX_SIGNAL_INC, 0, 0, GMUX_NO_COUNTER};
+        st = gmux_put_value(comm, 0, victim, w, 0, i, 8, &o);
+        if (st == GMUX_OK)
+            st = gmux_quiet(comm, 0);
+    }
+    CHECK(st == GMUX_ERR_PEER, "operations ended with %s", gmux_status_name(st));
+    st = gmux_signal_wait(comm, 0, UINT64_MAX, NULL);
+    CHECK(st == GMUX_ERR_PEER, "wait ended with %s", gmux_status_name(st));
+    st = gmux_barrier(gmux_team_world(comm));
+    CHECK(st == GMUX_ERR_PEER, "barrier ended with %s", gmux_status_name(st));
+    printf("rank %d: peer failure detected (%s)\n", me, gmux_status_name(st));
+    fflush(stdout);
+    st = gmux_comm_finalize(comm);
+    CHECK(st != GMUX_OK, "finalize after a death returned OK");
+    comm = NULL;
+    free(win);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: net_rank data|order|semantics|teams|kill [args]\n");
+        return 2;
+    }
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    gmux_comm_params_t p;
+    gmux_comm_params_init(&p);
+    if (strcmp(argv[1], "kill") == 0) {
+        p.timeout_s = 20;
+        /* The victim runs no proxy thread, so that no thread of it is inside
+         * libfabric when it dies: libfabric 1.17's shm keeps a spin lock in
+         * each rank's region, and a rank killed while holding it leaves its
+         * senders spinning inside fi_inject_writedata (see docs/net.md). */
+        const char *r = getenv("GMUX_RANK"), *s = getenv("GMUX_SIZE");
+        if (r && s && atoi(r) == atoi(s) - 1)
+            p.start_proxy = 0;
+    }
+    gmux_status_t st = gmux_comm_init(&p, &comm);
+    if (st != GMUX_OK) {
+        fprintf(stderr, "init: %s\n", gmux_status_name(st));
+        return 1;
+    }
+    me = gmux_comm_rank(comm);
+    n = gmux_comm_size(comm);
+    int rc = 2;
+    if (strcmp(argv[1], "data") == 0 && argc == 3)
+        rc = mode_data(strtoull(argv[2], NULL, 0));
+    else if (strcmp(argv[1], "order") == 0 && argc == 4)
+        rc = mode_order(strtoull(argv[2], NULL, 0), atoi(argv[3]));
+    else if (strcmp(argv[1], "semantics") == 0)
+        rc = mode_semantics();
+    else if (strcmp(argv[1], "teams") == 0)
+        rc = mode_teams();
+    else if (strcmp(argv[1], "kill") == 0)
+        rc = mode_kill();
+    if (comm) {
+        st = gmux_comm_finalize(comm);
+        if (st != GMUX_OK) {
+            fprintf(stderr, "rank %d: finalize: %s\n", me, gmux_status_name(st));
+            rc = rc ? rc : 1;
+        }
+    }
+    return rc;
+}

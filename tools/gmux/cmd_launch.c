@@ -1,0 +1,259 @@
+/*
+ * gmux launch: starts the ranks of a job and serves their rendezvous.
+ *
+ *   gmux launch -n N [--hosts H1,H2,...] [--timeout S] [--grace S] [--bind ADDR] -- CMD [ARGS]
+ *
+ * Local ranks are forked and exec'd; ranks on other hosts go through ssh.
+ * Each rank gets GMUX_RANK, GMUX_SIZE, GMUX_NNODES and GMUX_BOOTSTRAP (the
+ * rendezvous server on ADDR, 127.0.0.1 unless --bind says otherwise). When a
+ * rank dies, the others are told at once (their operations fail with
+ * GMUX_ERR_PEER); those still running after the grace period are killed.
+ * The exit status is the worst rank's (128+N for a signal N), 124 on timeout.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "commands.h"
+#include "common/clock.h"
+#include "common/parse.h"
+#include "net/boot_proto.h"
+#include "net/rdv.h"
+
+#define LAUNCH_MAX_RANKS 1024
+#define LAUNCH_MAX_HOSTS 64
+
+struct launch_opts {
+    int n;
+    double timeout_s, grace_s;
+    const char *bind;
+    char *hosts[LAUNCH_MAX_HOSTS];
+    int nhosts;
+    char **cmd;
+};
+
+static int usage(void)
+{
+    printf("Usage: gmux launch -n N [--hosts H1,H2,...] [--timeout S] [--grace S]\n"
+           "                   [--bind ADDR] -- CMD [ARGS...]\n\n"
+           "Starts N ranks of CMD (fork/exec here; ssh for other hosts, round robin)\n"
+           "with a TCP rendezvous on ADDR (default 127.0.0.1) for gmux_comm_init.\n"
+           "A rank that dies makes the others fail; they are killed after --grace\n"
+           "seconds (default 10). --timeout S kills the whole job after S seconds\n"
+           "(exit 124). Exit status: the worst rank's.\n");
+    return 0;
+}
+
+static bool is_local(const char *h)
+{
+    return strcmp(h, "localhost") == 0 || strcmp(h, "127.0.0.1") == 0;
+}
+
+static int parse_opts(int argc, char **argv, struct launch_opts *o)
+{
+    o->n = 0;
+    o->timeout_s = 0;
+    o->grace_s = 10;
+    o->bind = "127.0.0.1";
+    int i = 1;
+    for (; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--") == 0) {
+            i++;
+            break;
+        }
+        if (cli_is_help(a))
+            return -1;
+        if (i + 1 >= argc)
+            return cli_usage_error("launch", "option '%s' needs a value", a);
+        const char *v = argv[++i];
+        char *end;
+        if (strcmp(a, "-n") == 0) {
+            long n = strtol(v, &end, 10);
+            if (*end || n < 1 || n > LAUNCH_MAX_RANKS)
+                return cli_usage_error("launch", "bad rank count '%s'", v);
+            o->n = (int)n;
+        } else if (strcmp(a, "--timeout") == 0 || strcmp(a, "--grace") == 0) {
+            double d = strtod(v, &end);
+            if (*end || !(d > 0) || d > 1e6)
+                return cli_usage_error("launch", "bad seconds '%s'", v);
+            *(a[2] == 't' ? &o->timeout_s : &o->grace_s) = d;
+        } else if (strcmp(a, "--bind") == 0) {
+            o->bind = v;
+        } else if (strcmp(a, "--hosts") == 0) {
+            char *copy = strdup(v);
+            for (char *s = strtok(copy, ","); s && o->nhosts < LAUNCH_MAX_HOSTS;
+                 s = strtok(NULL, ","))
+                o->hosts[o->nhosts++] = s;
+            if (o->nhosts == 0)
+                return cli_usage_error("launch", "empty host list '%s'", v);
+        } else {
+            return cli_usage_error("launch", "unknown option '%s'", a);
+        }
+    }
+    if (o->n == 0)
+        return cli_usage_error("launch", "missing -n N");
+    if (i >= argc)
+        return cli_usage_error("launch", "missing '-- CMD'");
+    o->cmd = argv + i;
+    return 1;
+}
+
+static pid_t start_rank(const struct launch_opts *o, int rank, int port, int nnodes)
+{
+    char vrank[32], vsize[32], vboot[96], vnodes[32], vjob[64];
+    snprintf(vjob, sizeof(vjob), NET_ENV_JOB "=%dp%d", (int)getpid(), port);
+    snprintf(vrank, sizeof(vrank), "GMUX_RANK=%d", rank);
+    snprintf(vsize, sizeof(vsize), "GMUX_SIZE=%d", o->n);
+    snprintf(vboot, sizeof(vboot), "GMUX_BOOTSTRAP=%s:%d", o->bind, port);
+    snprintf(vnodes, sizeof(vnodes), "GMUX_NNODES=%d", nnodes);
+    const char *host = o->nhosts ? o->hosts[rank % o->nhosts] : "localhost";
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid != 0)
+        return pid;
+    if (is_local(host)) {
+        putenv(vrank);
+        putenv(vsize);
+        putenv(vboot);
+        putenv(vnodes);
+        putenv(vjob);
+        execvp(o->cmd[0], o->cmd);
+        fprintf(stderr, "gmux launch: cannot run '%s': %s\n", o->cmd[0], strerror(errno));
+        _exit(127);
+    }
+    int nc = 0;
+    while (o->cmd[nc])
+        nc++;
+    char **args = calloc((size_t)nc + 8, sizeof(char *));
+    if (!args)
+        _exit(127);
+    int k = 0;
+    args[k++] = "ssh";
+    args[k++] = (char *)host;
+    args[k++] = "env";
+    args[k++] = vrank;
+    args[k++] = vsize;
+    args[k++] = vboot;
+    args[k++] = vnodes;
+    args[k++] = vjob;
+    for (int j = 0; j < nc; j++)
+        args[k++] = o->cmd[j];
+    args[k] = NULL;
+    execvp("ssh", args);
+    fprintf(stderr, "gmux launch: cannot run ssh: %s\n", strerror(errno));
+    _exit(127);
+}
+
+/* Removes the shm regions this job's ranks left behind (killed ranks cannot
+ * close their endpoints); only names of this job, never anyone else's. */
+static void remove_shm_leftovers(int port)
+{
+    char prefix[64];
+    int n = snprintf(prefix, sizeof(prefix), NET_SHM_PREFIX "%dp%d-", (int)getpid(), port);
+    DIR *d = opendir("/dev/shm");
+    if (!d)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        if (strncmp(e->d_name, prefix, (size_t)n) == 0)
+            unlinkat(dirfd(d), e->d_name, 0);
+    closedir(d);
+}
+
+static int exit_code(int wstatus)
+{
+    if (WIFEXITED(wstatus))
+        return WEXITSTATUS(wstatus);
+    if (WIFSIGNALED(wstatus))
+        return 128 + WTERMSIG(wstatus);
+    return 1;
+}
+
+int cmd_launch(int argc, char **argv)
+{
+    struct launch_opts o;
+    memset(&o, 0, sizeof(o));
+    int rc = parse_opts(argc, argv, &o);
+    if (rc < 0)
+        return usage();
+    if (rc != 1)
+        return rc;
+    int nnodes = 1;
+    for (int h = 0; h < o.nhosts; h++)
+        if (!is_local(o.hosts[h]))
+            nnodes = o.nhosts;
+    if (nnodes > 1 && strcmp(o.bind, "127.0.0.1") == 0)
+        return cli_usage_error("launch", "remote hosts need --bind ADDR reachable from them");
+    net_rdv_t *rdv;
+    gmux_status_t st = net_rdv_create(o.bind, o.n, &rdv);
+    if (st != GMUX_OK)
+        return cli_fail("launch", "rendezvous on %s: %s", o.bind, gmux_status_str(st));
+    pid_t *pids = calloc((size_t)o.n, sizeof(pid_t));
+    int *codes = calloc((size_t)o.n, sizeof(int));
+    if (!pids || !codes) {
+        net_rdv_destroy(rdv);
+        return cli_fail("launch", "out of memory");
+    }
+    for (int r = 0; r < o.n; r++)
+        pids[r] = start_rank(&o, r, net_rdv_port(rdv), nnodes);
+    int running = 0;
+    for (int r = 0; r < o.n; r++)
+        running += pids[r] > 0;
+    uint64_t deadline =
+        o.timeout_s > 0 ? com_deadline_after_ns((uint64_t)(o.timeout_s * 1e9)) : UINT64_MAX;
+    uint64_t kill_at = UINT64_MAX;
+    int worst = 0;
+    bool timed_out = false;
+    while (running > 0) {
+        net_rdv_step(rdv, 20);
+        int ws;
+        pid_t pid;
+        while ((pid = waitpid(-1, &ws, WNOHANG)) > 0) {
+            for (int r = 0; r < o.n; r++) {
+                if (pids[r] != pid)
+                    continue;
+                pids[r] = 0;
+                running--;
+                codes[r] = exit_code(ws);
+                if (codes[r] > worst)
+                    worst = codes[r];
+                bool failed = codes[r] != 0 || !net_rdv_said_bye(rdv, r);
+                if (codes[r] != 0)
+                    fprintf(stderr, "gmux launch: rank %d %s %d\n", r,
+                            WIFSIGNALED(ws) ? "killed by signal" : "exited with status",
+                            WIFSIGNALED(ws) ? WTERMSIG(ws) : codes[r]);
+                net_rdv_rank_exited(rdv, r, failed);
+                if (failed && kill_at == UINT64_MAX)
+                    kill_at = com_deadline_after_ns((uint64_t)(o.grace_s * 1e9));
+            }
+        }
+        bool over = com_deadline_passed(deadline);
+        if (running > 0 && (over || com_deadline_passed(kill_at))) {
+            if (over && !timed_out)
+                fprintf(stderr, "gmux launch: timed out after %g s; killing the job\n",
+                        o.timeout_s);
+            else if (!over)
+                fprintf(stderr, "gmux launch: killing the ranks left after a failure\n");
+            timed_out |= over;
+            for (int r = 0; r < o.n; r++)
+                if (pids[r] > 0)
+                    kill(pids[r], SIGKILL);
+            kill_at = deadline = UINT64_MAX;
+        }
+    }
+    remove_shm_leftovers(net_rdv_port(rdv));
+    net_rdv_destroy(rdv);
+    free(pids);
+    free(codes);
+    if (timed_out)
+        return 124; /* the ranks' own statuses are the kills of the timeout */
+    return worst > 255 ? 255 : worst;
+}
