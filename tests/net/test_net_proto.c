@@ -98,13 +98,33 @@ static void test_rejects_foreign_words(void **state)
 static void test_cq_data(void **state)
 {
     (void)state;
-    uint32_t seq, src, ctx;
-    uint64_t v = net_cqd_make(0xfffffffe, 65535, 254);
-    assert_true(net_cqd_parse(v, &seq, &src, &ctx));
-    assert_int_equal(seq, 0xfffffffe);
-    assert_int_equal(src, 65535);
-    assert_int_equal(ctx, 254);
-    assert_false(net_cqd_parse(v & ~(0xffull << 56), &seq, &src, &ctx));
+    net_cqd_t c = {.seq = 0xfffffe,
+                   .src = 4095,
+                   .ctx = 15,
+                   .sig_op = 1,
+                   .sig_id = 1023,
+                   .sig_value = 2047},
+              e;
+    assert_true(net_cqd_fits(1, 1023, 2047));
+    net_cqd_parse(net_cqd_make(&c), &e);
+    assert_true(e.seq == c.seq && e.src == 4095 && e.ctx == 15 && e.sig_op == 1);
+    assert_true(!e.sig_in_msg && e.sig_id == 1023 && e.sig_value == 2047);
+    /* the sequence number keeps its low 24 bits only */
+    c.seq = 0x12345678;
+    net_cqd_parse(net_cqd_make(&c), &e);
+    assert_int_equal(e.seq, 0x345678);
+    /* too wide for the CQ data: carried in a message, only the op travels here */
+    assert_false(net_cqd_fits(1, 1024, 1));
+    assert_false(net_cqd_fits(3, 0, 2048));
+    assert_true(net_cqd_fits(2, 5, UINT64_MAX)); /* INC has no operand */
+    c.sig_in_msg = true;
+    c.sig_op = 3;
+    net_cqd_parse(net_cqd_make(&c), &e);
+    assert_true(e.sig_in_msg && e.sig_op == 3 && e.sig_id == 0 && e.sig_value == 0);
+    /* no signal */
+    c.sig_op = 0;
+    net_cqd_parse(net_cqd_make(&c), &e);
+    assert_true(e.sig_op == 0 && !e.sig_in_msg);
     assert_int_equal(sizeof(net_msg_t), 32);
 }
 

@@ -4,6 +4,7 @@
  */
 #include <stdio.h>
 
+#include "bench.h"
 #include "cli.h"
 #include "commands.h"
 
@@ -16,7 +17,7 @@ struct demo_part {
 static const struct demo_part parts[] = {
     {"mem: simulator report (8 LLM instances, DL and scientific mixes)", NULL,
      "not built yet (issue #3: engine core and trace-driven simulator)"},
-    {"net: loopback put/signal demo", NULL,
+    {"net: loopback put/signal demo", demo_net,
      "not built yet (issue #7: GPU-initiated networking core)"},
 };
 
