@@ -28,7 +28,7 @@
 
 #include "common/export.h"
 
-#define SHM_NET_CONTEXTS 32   /* net contexts: 0 is SHMEM_CTX_DEFAULT */
+#define SHM_NET_CONTEXTS 16   /* net contexts (NET_CQD_MAX_CTX): 0 is SHMEM_CTX_DEFAULT */
 #define SHM_SCRATCH      4096 /* internal symmetric bytes at heap offset 0 */
 #define SHM_ALIGN        64   /* default alignment of shmem_malloc */
 #define SHM_PUT_CHUNK    (1u << 20)
