@@ -12,3 +12,5 @@ run() {
 }
 run "$build/bench/bench_log"
 echo "results: $out/results.jsonl" >&2
+echo "== bench/shmem/run.sh $build" >&2
+"$(dirname "$0")/shmem/run.sh" "$build" | tee -a "$out/results.jsonl"
