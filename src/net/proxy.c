@@ -302,6 +302,7 @@ static void drain_stream(gmux_comm_t *comm, uint32_t src, uint32_t ctx)
                                .seq = p.seq,
                                .value = p.value};
             net_order_message(o, &again); /* retried at the next pass */
+            comm->ack_backlog = true;
             return;
         }
     }
@@ -448,8 +449,10 @@ bool net_progress_inline(gmux_comm_t *comm, uint32_t ring)
     pthread_mutex_unlock(&comm->progress_lock);
     bool drained = w >= 0 && net_ring_pending(&comm->rings[ring]) == 0;
     /* while producers keep up by themselves, the proxy stays out of their way */
-    atomic_store_explicit(&comm->last_inline_ns, drained ? com_clock_ns() : 0,
-                          memory_order_relaxed);
+    if (drained)
+        atomic_fetch_add_explicit(&comm->inline_epoch, 1, memory_order_relaxed);
+    else
+        atomic_store_explicit(&comm->inline_failed, true, memory_order_relaxed);
     return drained;
 }
 
@@ -459,10 +462,16 @@ int net_progress_locked(gmux_comm_t *comm)
     poll_boot(comm);
     if (comm->have_fab)
         work += poll_cq(comm);
-    work += drain_rings(comm);
-    if (comm->have_fab) {
-        work += poll_cq(comm);
+    /* drain in rounds while producers keep up, before paying for the CQ again */
+    for (int round = 0; round < 4; round++) {
+        int w = drain_rings(comm);
+        work += w;
+        if (w == 0)
+            break;
+    }
+    if (comm->have_fab && comm->ack_backlog) {
         /* quiet requests whose ack found the provider busy */
+        comm->ack_backlog = false;
         for (int src = 0; src < comm->size; src++)
             for (uint32_t c = 0; c < comm->nctx; c++)
                 if (comm->in[(uint32_t)src * comm->nctx + c].npending)
@@ -508,27 +517,31 @@ static void *proxy_main(void *arg)
     gmux_comm_t *comm = arg;
     unsigned idle = 0;
     uint64_t sleep_ns = COM_NS_PER_US;
+    uint64_t seen_epoch = 0;
     while (!atomic_load_explicit(&comm->stop, memory_order_acquire)) {
-        int work = 0;
-        uint64_t inl = atomic_load_explicit(&comm->last_inline_ns, memory_order_relaxed);
-        bool producers_busy = inl && com_clock_ns() - inl < comm->idle_max_ns;
-        if (atomic_load_explicit(&comm->waiters, memory_order_relaxed) == 0 && !producers_busy)
-            work = net_progress_try(comm);
+        /* producers that post their own work and threads that wait drive
+         * progress themselves; the proxy only fills in for them */
+        bool failed = atomic_exchange_explicit(&comm->inline_failed, false, memory_order_relaxed);
+        uint64_t epoch = atomic_load_explicit(&comm->inline_epoch, memory_order_relaxed);
+        bool producers_busy = !failed && epoch != seen_epoch;
+        seen_epoch = epoch;
+        bool others = producers_busy || atomic_load_explicit(&comm->waiters, memory_order_relaxed);
+        int work = others ? 0 : net_progress_try(comm);
         if (work > 0) {
             idle = 0;
             sleep_ns = COM_NS_PER_US;
             continue;
         }
         idle++;
-        if (idle < 64)
+        if (!others && idle < 64)
             continue;
-        if (idle < 128) {
+        if (!others && idle < 128) {
             sched_yield();
             continue;
         }
         uint32_t bell = atomic_load(&comm->doorbell);
         atomic_store(&comm->proxy_sleeping, 1);
-        if (!rings_pending(comm) || atomic_load(&comm->waiters) > 0)
+        if (others || !rings_pending(comm))
             futex_wait(&comm->doorbell, bell, sleep_ns);
         atomic_store(&comm->proxy_sleeping, 0);
         sleep_ns = sleep_ns * 2 > comm->idle_max_ns ? comm->idle_max_ns : sleep_ns * 2;
@@ -545,13 +558,22 @@ gmux_status_t net_proxy_start(gmux_comm_t *comm)
     return GMUX_OK;
 }
 
-void net_proxy_stop(gmux_comm_t *comm)
+bool net_proxy_stop(gmux_comm_t *comm)
 {
     if (!comm->proxy_running)
-        return;
+        return true;
     atomic_store_explicit(&comm->stop, true, memory_order_release);
     atomic_fetch_add(&comm->doorbell, 1);
     syscall(SYS_futex, (uint32_t *)&comm->doorbell, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
-    pthread_join(comm->proxy, NULL);
+    /* bounded: a proxy stuck inside the provider (see docs/net.md) is left behind */
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_sec += 2 + (time_t)comm->timeout_s;
+    if (pthread_timedjoin_np(comm->proxy, NULL, &ts) != 0) {
+        COM_ERROR(NET, "rank %d: the proxy thread does not stop; leaving it", comm->rank);
+        pthread_detach(comm->proxy);
+        return false;
+    }
     comm->proxy_running = false;
+    return true;
 }

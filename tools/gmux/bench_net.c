@@ -229,7 +229,9 @@ static void exchange_raw(struct ctx *c)
 {
     raw_t *r = calloc(1, sizeof(*r));
     const char *prov = strncmp(gmux_comm_provider(c->comm), "tcp", 3) == 0 ? "tcp" : "shm";
-    must(net_fab_open(prov, true, &r->fab), "raw endpoint");
+    char name[128];
+    net_shm_name(c->me, "-raw", name, sizeof(name));
+    must(net_fab_open(prov, true, name, &r->fab), "raw endpoint");
     uint8_t *dst;
     /* the raw target buffer: a second window-sized region */
     dst = calloc(1, MAX_BYTES);
