@@ -33,3 +33,5 @@ for prov in shm tcp; do
   GMUX_NET_PROVIDER=$prov "$build/tools/gmux/gmux" launch -n 2 --timeout 1800 -- \
     "$build/tests/net/net_rank" order 1000000 4 >&2
 echo "results: $out/results.jsonl" >&2
+echo "== bench/shmem/run.sh $build" >&2
+"$(dirname "$0")/shmem/run.sh" "$build" | tee -a "$out/results.jsonl"

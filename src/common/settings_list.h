@@ -42,6 +42,9 @@
     X(NET_PROXY_IDLE_US, INT, "200", "net: longest sleep of an idle proxy thread, microseconds")   \
     X(NET_RING_SLOTS, INT, "256", "net: descriptors per (context, peer) ring, a power of two")     \
     X(NET_TIMEOUT, DOUBLE, "30",                                                                   \
-      "net: seconds before an unanswered peer or a wait without timeout fails")
+      "net: seconds before an unanswered peer or a wait without timeout fails")                  \
+    X(SHMEM_HEAP, SIZE, "64M", "shmem: bytes of the symmetric heap of every PE")                   \
+    X(SHMEM_WAIT_TIMEOUT, DOUBLE, "600",                                                           \
+      "shmem: seconds a wait_until/signal_wait may block before the job fails (0: forever)")
 
 #endif /* COM_SETTINGS_LIST_H */

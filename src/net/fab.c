@@ -10,6 +10,9 @@
 
 #include "common/log.h"
 
+/* writes, and (net_ext) reads and atomics */
+#define NET_FAB_MR_ACCESS (FI_REMOTE_WRITE | FI_WRITE | FI_REMOTE_READ | FI_READ)
+
 gmux_status_t net_fab_status(int fi_ret)
 {
     switch (fi_ret) {
@@ -44,6 +47,7 @@ static struct fi_info *make_hints(const char *prov_name)
     if (!h)
         return NULL;
     h->caps = FI_RMA | FI_MSG | FI_WRITE | FI_REMOTE_WRITE | FI_SEND | FI_RECV;
+    h->caps |= FI_READ | FI_REMOTE_READ | FI_ATOMIC; /* net_ext: get and remote atomics */
     h->ep_attr->type = FI_EP_RDM;
     h->domain_attr->mr_mode = FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
     h->domain_attr->threading = FI_THREAD_DOMAIN;
@@ -171,7 +175,7 @@ gmux_status_t net_fab_mr_reg(net_fab_t *fab, void *base, size_t size, uint64_t k
                              struct fid_mr **mr_p, uint64_t *key_p)
 {
     int ret =
-        fi_mr_reg(fab->domain, base, size, FI_REMOTE_WRITE | FI_WRITE, 0, key_req, 0, mr_p, NULL);
+        fi_mr_reg(fab->domain, base, size, NET_FAB_MR_ACCESS, 0, key_req, 0, mr_p, NULL);
     if (ret) {
         COM_ERROR(NET, "fi_mr_reg(%zu bytes): %s", size, fi_strerror(-ret));
         return net_fab_status(ret);

@@ -1,0 +1,289 @@
+/*
+ * Fetching operations (see gmux/net_ext.h): get and remote atomics, posted
+ * directly by the calling thread under the progress lock, completed through
+ * the proxy's completion queue like any other posted op (an op of the pool,
+ * numbered in its context's issue order, so a flush covers them too).
+ */
+#include <string.h>
+
+#include <rdma/fi_atomic.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
+
+#include <gmux/net_ext.h>
+
+#include "common/clock.h"
+#include "common/export.h"
+#include "common/log.h"
+#include "net/internal.h"
+
+enum fetch_kind { FETCH_READ, FETCH_ATOMIC, FETCH_COMPARE };
+
+typedef struct fetch_req {
+    enum fetch_kind kind;
+    void *dst; /* READ: destination; atomics: the old value */
+    size_t len;
+    uint64_t raddr, key;
+    enum fi_datatype dt;
+    enum fi_op fop;
+    uint64_t operand, compare;
+} fetch_req_t;
+
+struct done_arg {
+    uint32_t ctx;
+    uint64_t below;
+    int peer;
+    bool dead;
+};
+
+static bool op_done(gmux_comm_t *comm, void *arg)
+{
+    struct done_arg *a = arg;
+    if (net_peer_dead(comm, a->peer)) {
+        a->dead = true;
+        return true;
+    }
+    pthread_mutex_lock(&comm->progress_lock);
+    bool out = net_ctx_outstanding_below(comm, a->ctx, a->below);
+    pthread_mutex_unlock(&comm->progress_lock);
+    return !out;
+}
+
+static ssize_t fetch_post(gmux_comm_t *comm, int peer, fetch_req_t *r, net_op_t *op)
+{
+    struct fid_ep *ep = comm->fab.ep;
+    fi_addr_t dest = comm->fab.peers[peer];
+    switch (r->kind) {
+    case FETCH_READ:
+        return fi_read(ep, r->dst, r->len, NULL, dest, r->raddr, r->key, &op->fctx);
+    case FETCH_ATOMIC:
+        return fi_fetch_atomic(ep, &r->operand, 1, NULL, r->dst, NULL, dest, r->raddr, r->key,
+                               r->dt, r->fop, &op->fctx);
+    case FETCH_COMPARE:
+        return fi_compare_atomic(ep, &r->operand, 1, NULL, &r->compare, NULL, r->dst, NULL, dest,
+                                 r->raddr, r->key, r->dt, FI_CSWAP, &op->fctx);
+    }
+    return -FI_EINVAL;
+}
+
+/* Posts r on ctx and waits for its completion. */
+static gmux_status_t fetch_run(gmux_comm_t *comm, uint32_t ctx, int peer, fetch_req_t *r)
+{
+    uint64_t deadline = com_deadline_after_ns((uint64_t)(comm->timeout_s * 1e9));
+    gmux_status_t st = GMUX_OK;
+    uint64_t id = 0;
+    pthread_mutex_lock(&comm->progress_lock);
+    net_progress_locked(comm); /* earlier puts of the rings are posted first */
+    for (;;) {
+        net_op_t *op = comm->free_ops;
+        if (op) {
+            ssize_t ret;
+            comm->free_ops = op->next_free;
+            op->in_use = true;
+            op->id = comm->ctx_issued[ctx];
+            op->ctx = ctx;
+            op->peer = (uint32_t)peer;
+            op->counter = GMUX_NO_COUNTER;
+            ret = fetch_post(comm, peer, r, op);
+            if (ret == 0) {
+                id = comm->ctx_issued[ctx]++;
+                break;
+            }
+            op->in_use = false;
+            op->next_free = comm->free_ops;
+            comm->free_ops = op;
+            if (ret != -FI_EAGAIN) {
+                COM_ERROR(NET, "rank %d: posting a fetch to rank %d: %s", comm->rank, peer,
+                          fi_strerror((int)-ret));
+                st = net_fab_status((int)ret);
+                break;
+            }
+        }
+        if (net_peer_dead(comm, peer)) {
+            st = GMUX_ERR_PEER;
+            break;
+        }
+        if (com_deadline_passed(deadline)) {
+            st = GMUX_ERR_TIMEOUT;
+            break;
+        }
+        net_progress_locked(comm);
+    }
+    pthread_mutex_unlock(&comm->progress_lock);
+    if (st != GMUX_OK)
+        return st;
+    struct done_arg a = {ctx, id + 1, peer, false};
+    st = net_wait(comm, op_done, &a, comm->timeout_s, false);
+    if (st == GMUX_OK && a.dead)
+        st = GMUX_ERR_PEER;
+    gmux_status_t e = (gmux_status_t)atomic_exchange(&comm->ctx_error[ctx], GMUX_OK);
+    return st != GMUX_OK ? st : e;
+}
+
+static gmux_status_t check_args(gmux_comm_t *comm, uint32_t ctx, int peer, gmux_window_t win,
+                                uint64_t offset, size_t size)
+{
+    if (!comm || ctx >= comm->nctx || peer < 0 || peer >= comm->size)
+        return GMUX_ERR_INVALID;
+    if (win >= NET_MAX_WINDOWS || !comm->win[win].used)
+        return GMUX_ERR_INVALID;
+    if (size > comm->win[win].size || offset > comm->win[win].size - size)
+        return GMUX_ERR_RANGE;
+    if (net_peer_dead(comm, peer))
+        return GMUX_ERR_PEER;
+    return GMUX_OK;
+}
+
+GMUX_API gmux_status_t gmux_get(gmux_comm_t *comm, uint32_t ctx, int peer, gmux_window_t win,
+                                uint64_t offset, void *dst, size_t size)
+{
+    gmux_status_t st = check_args(comm, ctx, peer, win, offset, size);
+    if (st != GMUX_OK)
+        return st;
+    if (!dst && size)
+        return GMUX_ERR_INVALID;
+    const net_win_t *w = &comm->win[win];
+    if (!comm->have_fab || peer == comm->rank) {
+        /* own memory: post what the rings hold first, then copy */
+        pthread_mutex_lock(&comm->progress_lock);
+        net_progress_locked(comm);
+        pthread_mutex_unlock(&comm->progress_lock);
+        memmove(dst, (const char *)w->base + offset, size);
+        return GMUX_OK;
+    }
+    size_t chunk = comm->fab.max_msg ? comm->fab.max_msg : size;
+    for (size_t done = 0; done < size && st == GMUX_OK;) {
+        size_t len = size - done < chunk ? size - done : chunk;
+        fetch_req_t r = {.kind = FETCH_READ,
+                         .dst = (char *)dst + done,
+                         .len = len,
+                         .raddr = w->raddr[peer] + offset + done,
+                         .key = w->key[peer]};
+        st = fetch_run(comm, ctx, peer, &r);
+        done += len;
+    }
+    return st;
+}
+
+/* A one-rank job has no provider: the CPU does the atomic. */
+static uint64_t local_atomic(void *p, gmux_amo_op_t op, unsigned bytes, uint64_t v, uint64_t cmp)
+{
+    if (bytes == 4) {
+        uint32_t *w = p, old = (uint32_t)cmp;
+        switch (op) {
+        case GMUX_AMO_FETCH:
+            return __atomic_load_n(w, __ATOMIC_SEQ_CST);
+        case GMUX_AMO_SET:
+            return __atomic_exchange_n(w, (uint32_t)v, __ATOMIC_SEQ_CST);
+        case GMUX_AMO_ADD:
+            return __atomic_fetch_add(w, (uint32_t)v, __ATOMIC_SEQ_CST);
+        case GMUX_AMO_AND:
+            return __atomic_fetch_and(w, (uint32_t)v, __ATOMIC_SEQ_CST);
+        case GMUX_AMO_OR:
+            return __atomic_fetch_or(w, (uint32_t)v, __ATOMIC_SEQ_CST);
+        case GMUX_AMO_XOR:
+            return __atomic_fetch_xor(w, (uint32_t)v, __ATOMIC_SEQ_CST);
+        case GMUX_AMO_CSWAP:
+            __atomic_compare_exchange_n(w, &old, (uint32_t)v, false, __ATOMIC_SEQ_CST,
+                                        __ATOMIC_SEQ_CST);
+            return old;
+        }
+        return 0;
+    }
+    uint64_t *w = p, old = cmp;
+    switch (op) {
+    case GMUX_AMO_FETCH:
+        return __atomic_load_n(w, __ATOMIC_SEQ_CST);
+    case GMUX_AMO_SET:
+        return __atomic_exchange_n(w, v, __ATOMIC_SEQ_CST);
+    case GMUX_AMO_ADD:
+        return __atomic_fetch_add(w, v, __ATOMIC_SEQ_CST);
+    case GMUX_AMO_AND:
+        return __atomic_fetch_and(w, v, __ATOMIC_SEQ_CST);
+    case GMUX_AMO_OR:
+        return __atomic_fetch_or(w, v, __ATOMIC_SEQ_CST);
+    case GMUX_AMO_XOR:
+        return __atomic_fetch_xor(w, v, __ATOMIC_SEQ_CST);
+    case GMUX_AMO_CSWAP:
+        __atomic_compare_exchange_n(w, &old, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+        return old;
+    }
+    return 0;
+}
+
+GMUX_API gmux_status_t gmux_atomic(gmux_comm_t *comm, uint32_t ctx, int peer, gmux_window_t win,
+                                   uint64_t offset, gmux_amo_op_t op, unsigned bytes,
+                                   uint64_t operand, uint64_t compare, uint64_t *old_p)
+{
+    static const enum fi_op fops[] = {FI_ATOMIC_READ, FI_ATOMIC_WRITE, FI_SUM,  FI_BAND,
+                                      FI_BOR,         FI_BXOR,         FI_CSWAP};
+    gmux_status_t st = check_args(comm, ctx, peer, win, offset, bytes);
+    if (st != GMUX_OK)
+        return st;
+    if ((bytes != 4 && bytes != 8) || (unsigned)op > GMUX_AMO_CSWAP || offset % bytes)
+        return GMUX_ERR_INVALID;
+    const net_win_t *w = &comm->win[win];
+    uint64_t old = 0;
+    if (!comm->have_fab) {
+        old = local_atomic((char *)w->base + offset, op, bytes, operand, compare);
+    } else {
+        uint32_t old32 = 0;
+        fetch_req_t r = {.kind = op == GMUX_AMO_CSWAP ? FETCH_COMPARE : FETCH_ATOMIC,
+                         .dst = bytes == 4 ? (void *)&old32 : (void *)&old,
+                         .len = bytes,
+                         .raddr = w->raddr[peer] + offset,
+                         .key = w->key[peer],
+                         .dt = bytes == 4 ? FI_UINT32 : FI_UINT64,
+                         .fop = fops[op]};
+        /* the provider reads a 4-byte operand from the first 4 bytes */
+        if (bytes == 4) {
+            uint32_t o = (uint32_t)operand, c = (uint32_t)compare;
+            memcpy(&r.operand, &o, 4);
+            memcpy(&r.compare, &c, 4);
+        } else {
+            r.operand = operand;
+            r.compare = compare;
+        }
+        st = fetch_run(comm, ctx, peer, &r);
+        if (bytes == 4)
+            old = old32;
+    }
+    if (st == GMUX_OK && old_p)
+        *old_p = old;
+    return st;
+}
+
+struct cond_arg {
+    bool (*cond)(void *);
+    void *arg;
+};
+
+static bool cond_tramp(gmux_comm_t *comm, void *arg)
+{
+    (void)comm;
+    struct cond_arg *a = arg;
+    return a->cond(a->arg);
+}
+
+GMUX_API gmux_status_t gmux_wait_cond(gmux_comm_t *comm, bool (*cond)(void *arg), void *arg,
+                                      double timeout_s)
+{
+    if (!comm || !cond)
+        return GMUX_ERR_INVALID;
+    struct cond_arg a = {cond, arg};
+    double t = timeout_s < 0 ? comm->timeout_s : timeout_s == 0 ? -1.0 : timeout_s;
+    return net_wait(comm, cond_tramp, &a, t, true);
+}
+
+GMUX_API bool gmux_peer_alive(gmux_comm_t *comm, int peer)
+{
+    return comm && peer >= 0 && peer < comm->size && !net_peer_dead(comm, peer);
+}
+
+GMUX_API void *gmux_window_base(gmux_comm_t *comm, gmux_window_t win, size_t *size_p)
+{
+    bool ok = comm && win < NET_MAX_WINDOWS && comm->win[win].used;
+    if (size_p)
+        *size_p = ok ? comm->win[win].size : 0;
+    return ok ? comm->win[win].base : NULL;
+}

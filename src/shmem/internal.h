@@ -1,0 +1,122 @@
+/*
+ * libgmux-shmem internals: the state of the one OpenSHMEM job this process
+ * belongs to, and the helpers every family uses (address translation, PE
+ * checks, failing loudly). Not installed.
+ *
+ * Failure policy: OpenSHMEM calls return nothing to check, so a misuse (an
+ * invalid PE, an address that is not symmetric, a call before shmem_init)
+ * or a failed communication (a PE died, a timeout) prints one line on
+ * stderr naming the call and ends the process with a non-zero status
+ * (shmem_global_exit semantics: the launcher then stops the other PEs).
+ *
+ * LOCKING: shm_state.lock guards the context table and the heap allocator
+ * (collective calls are single-threaded by the specification, the lock only
+ * keeps a misbehaving program from corrupting them). Everything else is
+ * written once in shmem_init and read-only afterwards.
+ */
+#ifndef SHM_INTERNAL_H
+#define SHM_INTERNAL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <gmux/net.h>
+#include <gmux/net_ext.h>
+#include <shmem.h>
+
+#include "common/export.h"
+
+#define SHM_NET_CONTEXTS 16   /* net contexts (NET_CQD_MAX_CTX): 0 is SHMEM_CTX_DEFAULT */
+#define SHM_SCRATCH      4096 /* internal symmetric bytes at heap offset 0 */
+#define SHM_ALIGN        64   /* default alignment of shmem_malloc */
+#define SHM_PUT_CHUNK    (1u << 20)
+
+struct shmem_ctx_s {
+    uint32_t netctx;
+    shmem_team_t team; /* PE numbers of the context's operations are team ranks */
+    long options;
+    bool used;
+};
+
+struct shmem_team_s {
+    gmux_team_t *net;
+    shmem_team_config_t config;
+    bool predefined;
+};
+
+/* A symmetric address, translated. */
+typedef struct shm_addr {
+    gmux_window_t win;
+    uint64_t off;
+} shm_addr_t;
+
+typedef struct shm_state {
+    bool initialized, finalized;
+    int me, npes;
+    int thread_level;
+    gmux_comm_t *comm;
+    char *heap;
+    size_t heap_size;
+    gmux_window_t heap_win;
+    char *data; /* the main program's writable data and bss */
+    size_t data_size;
+    gmux_window_t data_win;
+    bool have_data;
+    double wait_timeout_s;
+    struct shmem_ctx_s ctxs[SHM_NET_CONTEXTS];
+    uint32_t next_shared; /* contexts beyond the net's are shared round robin */
+    pthread_mutex_t lock;
+} shm_state_t;
+
+extern shm_state_t shm_state;
+
+/* Prints "gmux shmem: CALL: message" and exits with status 1 (or `status`). */
+void shm_die(const char *call, const char *fmt, ...)
+    __attribute__((noreturn, format(printf, 2, 3)));
+/* Dies unless st is GMUX_OK, naming the call and the status. */
+void shm_check(gmux_status_t st, const char *call);
+/* Dies unless shmem_init ran. */
+void shm_need_init(const char *call);
+
+/* Translates a symmetric address of `len` bytes; dies naming the call when
+ * it is not symmetric. */
+shm_addr_t shm_translate(const void *addr, size_t len, const char *call);
+/* Whether [addr, addr+len) is symmetric, without dying. */
+bool shm_is_symmetric(const void *addr, size_t len, shm_addr_t *out);
+
+/* The world rank of `pe` of ctx's team; dies on an invalid PE. */
+int shm_ctx_pe(shmem_ctx_t ctx, int pe, const char *call);
+uint32_t shm_ctx_net(shmem_ctx_t ctx, const char *call);
+
+/* symheap.c */
+gmux_status_t shm_heap_init(size_t size);
+void shm_heap_fini(void);
+/* Offsets are the same on every PE for the same sequence of calls. */
+void *shm_heap_alloc(size_t size, size_t align);
+void shm_heap_free(void *p);
+size_t shm_heap_block_size(const void *p); /* 0 if p is not the start of a block */
+gmux_status_t shm_data_find(char **base_p, size_t *size_p);
+
+/* Blocking core operations on world ranks. */
+void shm_put_bytes(uint32_t netctx, int wpe, void *dest, const void *src, size_t n, bool nbi,
+                   const char *call);
+void shm_get_bytes(uint32_t netctx, int wpe, void *dest, const void *src, size_t n,
+                   const char *call);
+uint64_t shm_amo(uint32_t netctx, int wpe, void *dest, gmux_amo_op_t op, unsigned bytes,
+                 uint64_t operand, uint64_t compare, const char *call);
+
+/* Compares per SHMEM_CMP_*. */
+#define SHM_CMP(a, cmp, b)                                                                         \
+    ((cmp) == SHMEM_CMP_EQ   ? (a) == (b)                                                          \
+     : (cmp) == SHMEM_CMP_NE ? (a) != (b)                                                          \
+     : (cmp) == SHMEM_CMP_GT ? (a) > (b)                                                           \
+     : (cmp) == SHMEM_CMP_GE ? (a) >= (b)                                                          \
+     : (cmp) == SHMEM_CMP_LT ? (a) < (b)                                                           \
+                             : (a) <= (b))
+
+/* Waits until cond(arg), driving progress, up to the wait timeout. */
+void shm_wait(bool (*cond)(void *), void *arg, const char *call);
+
+#endif /* SHM_INTERNAL_H */

@@ -1,0 +1,133 @@
+/*
+ * Unit tests of the symmetric heap allocator and of finding the program's
+ * data segment (src/shmem/symheap.c), in one process.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <cmocka.h>
+
+#include "shmem/internal.h"
+
+/* The pieces of init.c the allocator uses. */
+shm_state_t shm_state = {.lock = PTHREAD_MUTEX_INITIALIZER};
+void shm_die(const char *call, const char *fmt, ...)
+{
+    (void)fmt;
+    fail_msg("shm_die from %s", call);
+    abort();
+}
+void shm_check(gmux_status_t st, const char *call)
+{
+    if (st != GMUX_OK)
+        shm_die(call, "%d", st);
+}
+void shm_need_init(const char *call)
+{
+    (void)call;
+}
+
+long global_counter = 5;
+static char in_bss[1000];
+
+static size_t off(const void *p)
+{
+    return (size_t)((const char *)p - shm_state.heap);
+}
+
+/* A fixed sequence of calls; returns the offsets it got. */
+static void sequence(size_t out[6])
+{
+    assert_int_equal(shm_heap_init(1 << 20), GMUX_OK);
+    void *a = shm_heap_alloc(100, SHM_ALIGN);
+    void *b = shm_heap_alloc(5000, 4096);
+    void *c = shm_heap_alloc(1, SHM_ALIGN);
+    shm_heap_free(a);
+    void *d = shm_heap_alloc(64, SHM_ALIGN);
+    void *e = shm_heap_alloc(200000, SHM_ALIGN);
+    shm_heap_free(c);
+    void *f = shm_heap_alloc(10, SHM_ALIGN);
+    size_t o[6] = {off(a), off(b), off(c), off(d), off(e), off(f)};
+    for (int i = 0; i < 6; i++)
+        out[i] = o[i];
+    shm_heap_fini();
+}
+
+static void test_deterministic(void **state)
+{
+    (void)state;
+    size_t x[6], y[6];
+    sequence(x);
+    sequence(y);
+    for (int i = 0; i < 6; i++)
+        assert_int_equal(x[i], y[i]);
+    assert_int_equal(x[0], 0);
+    assert_int_equal(x[1] % 4096, 0);
+    assert_int_equal(x[3], 0); /* first fit reuses a's block */
+    assert_int_equal(x[5], 64); /* c freed and merged with the hole after d */
+}
+
+static void test_align_and_limits(void **state)
+{
+    (void)state;
+    assert_int_equal(shm_heap_init(1 << 16), GMUX_OK);
+    char *a = shm_heap_alloc(1, SHM_ALIGN);
+    char *b = shm_heap_alloc(1, 1024);
+    assert_non_null(a);
+    assert_non_null(b);
+    assert_int_equal(off(b) % 1024, 0);
+    assert_true(b >= a + SHM_ALIGN);
+    assert_int_equal(shm_heap_block_size(a), SHM_ALIGN);
+    assert_int_equal(shm_heap_block_size(a + 1), 0);
+    assert_null(shm_heap_alloc(1 << 17, SHM_ALIGN)); /* larger than the heap */
+    shm_heap_free(a);
+    shm_heap_free(b);
+    /* everything coalesced: the whole heap is one free block again */
+    char *all = shm_heap_alloc(1 << 16, SHM_ALIGN);
+    assert_ptr_equal(all, shm_state.heap);
+    assert_null(shm_heap_alloc(1, SHM_ALIGN));
+    shm_heap_fini();
+}
+
+static void test_many_blocks(void **state)
+{
+    (void)state;
+    assert_int_equal(shm_heap_init(1 << 20), GMUX_OK);
+    void *p[500];
+    for (int i = 0; i < 500; i++) {
+        p[i] = shm_heap_alloc(64, SHM_ALIGN);
+        assert_int_equal(off(p[i]), (size_t)i * 64);
+    }
+    for (int i = 0; i < 500; i += 2)
+        shm_heap_free(p[i]);
+    assert_int_equal(off(shm_heap_alloc(64, SHM_ALIGN)), 0);
+    assert_int_equal(off(shm_heap_alloc(100, SHM_ALIGN)), 500 * 64); /* no 64-byte hole fits */
+    shm_heap_fini();
+}
+
+static void test_data_segment(void **state)
+{
+    (void)state;
+    char *base;
+    size_t size;
+    long on_stack = 0;
+    assert_int_equal(shm_data_find(&base, &size), GMUX_OK);
+    assert_true((char *)&global_counter >= base && (char *)&global_counter < base + size);
+    assert_true(in_bss >= base && in_bss + sizeof(in_bss) <= base + size);
+    assert_false((char *)&on_stack >= base && (char *)&on_stack < base + size);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_deterministic),
+        cmocka_unit_test(test_align_and_limits),
+        cmocka_unit_test(test_many_blocks),
+        cmocka_unit_test(test_data_segment),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
