@@ -9,6 +9,7 @@
 
 #include "cli.h"
 #include "engine/template_db.h"
+#include "sim/calib.h"
 #include "sim/predict.h"
 #include "commands.h"
 #include "common/parse.h"
@@ -22,7 +23,8 @@
 static void print_help(void)
 {
     printf("Usage: gmux sim (--workload NAME [--set KEY=VALUE ...] | --trace FILE)\n"
-           "                [--param KEY=VALUE ...] [--policy LIST] [--seed S]\n"
+           "                [--calibration FILE] [--param KEY=VALUE ...] [--policy LIST]\n"
+           "                [--seed S]\n"
            "                [--oversub PCT | --sweep [--plot PREFIX]] [--json]\n"
            "                [--lc TASK ...] [--prio TASK=N ...] [--quiet]\n\n"
            "Simulates the tasks of a workload (or a trace file) sharing one GPU and\n"
@@ -30,6 +32,8 @@ static void print_help(void)
            "demand paging), proactive (gmux's engine, Belady/OPT eviction),\n"
            "proactive-lru (the engine with LRU eviction) and oracle (unlimited memory),\n"
            "beside the transfer bound, a true lower bound on the makespan.\n\n"
+           "  --calibration F device parameters measured by gmux-calibrate on a GPU (JSON);\n"
+           "                  applied over the defaults, before any --param\n"
            "  --policy LIST   comma-separated policies (default: all four)\n"
            "  --oversub PCT   device memory = footprint * 100 / PCT (default: the hbm param)\n"
            "  --sweep         oversubscription 100%% to 400%%; writes PREFIX.png (gnuplot)\n"
@@ -92,6 +96,18 @@ int cmd_sim(int argc, char **argv)
     sim_job_t job;
     memset(&job, 0, sizeof(job));
     sim_params_default(&job.params);
+    /* A calibration replaces defaults, so it goes first whatever its position;
+     * --param options then override it. */
+    for (int i = 1; i + 1 < argc; i++) {
+        if (strcmp(argv[i], "--calibration") != 0)
+            continue;
+        char applied[512], cerr[512];
+        if (sim_calib_apply_file(&job.params, argv[i + 1], applied, sizeof(applied), cerr,
+                                 sizeof(cerr)) != GMUX_OK)
+            return cli_fail(CMD, "%s", cerr);
+        fprintf(stderr, "gmux sim: calibrated from %s: %s\n", argv[i + 1],
+                applied[0] ? applied : "(no usable measurement)");
+    }
     job.seed = 1;
     job.progress = true;
     for (int p = 0; p < SIM_POLICY_COUNT; p++)
@@ -121,12 +137,12 @@ int cmd_sim(int argc, char **argv)
             job.progress = false;
             continue;
         }
-        bool takes = strcmp(a, "--workload") == 0 || strcmp(a, "--set") == 0 ||
-                     strcmp(a, "--trace") == 0 || strcmp(a, "--param") == 0 ||
-                     strcmp(a, "--policy") == 0 || strcmp(a, "--oversub") == 0 ||
-                     strcmp(a, "--seed") == 0 || strcmp(a, "--plot") == 0 ||
-                     strcmp(a, "--lc") == 0 || strcmp(a, "--prio") == 0 ||
-                     strcmp(a, "--predict") == 0 || strcmp(a, "--templates") == 0;
+        bool takes =
+            strcmp(a, "--workload") == 0 || strcmp(a, "--set") == 0 || strcmp(a, "--trace") == 0 ||
+            strcmp(a, "--param") == 0 || strcmp(a, "--policy") == 0 ||
+            strcmp(a, "--oversub") == 0 || strcmp(a, "--seed") == 0 || strcmp(a, "--plot") == 0 ||
+            strcmp(a, "--lc") == 0 || strcmp(a, "--prio") == 0 || strcmp(a, "--predict") == 0 ||
+            strcmp(a, "--templates") == 0 || strcmp(a, "--calibration") == 0;
         if (!takes)
             return cli_usage_error(CMD, "unknown option '%s'", a);
         if (i + 1 >= argc)
@@ -161,6 +177,8 @@ int cmd_sim(int argc, char **argv)
                 return cli_usage_error(CMD, "unknown prediction '%s' (learned or recorded)", v);
             recorded = strcmp(v, "recorded") == 0;
             predict_given = true;
+        } else if (strcmp(a, "--calibration") == 0) {
+            /* applied before the loop */
         } else if (strcmp(a, "--templates") == 0) {
             popts.templates = v;
         } else if (strcmp(a, "--lc") == 0) {
