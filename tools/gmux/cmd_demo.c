@@ -6,6 +6,7 @@
 
 #include "cli.h"
 #include "commands.h"
+#include "demo_moe.h"
 
 struct demo_part {
     const char *name;
@@ -18,6 +19,7 @@ static const struct demo_part parts[] = {
      "not built yet (issue #3: engine core and trace-driven simulator)"},
     {"net: loopback put/signal demo", NULL,
      "not built yet (issue #7: GPU-initiated networking core)"},
+    {"net: MoE dispatch/combine, CPU threads, 4 ranks over loopback", demo_moe_run, NULL},
 };
 
 int cmd_demo(int argc, char **argv)
