@@ -80,8 +80,13 @@ static void comm_free(gmux_comm_t *comm)
         free(comm->win[w].raddr);
         free(comm->win[w].key);
     }
+    if (comm->scratch_mr)
+        fi_close(&comm->scratch_mr->fid);
     if (comm->have_fab)
         net_fab_close(&comm->fab);
+    free(comm->scratch);
+    free(comm->scratch_raddr);
+    free(comm->scratch_key);
     free(comm->rings);
     free(comm->out);
     free(comm->in);
@@ -98,7 +103,7 @@ static void comm_free(gmux_comm_t *comm)
 static gmux_status_t comm_alloc(gmux_comm_t *comm)
 {
     uint32_t nrings = comm->nctx * (uint32_t)comm->size;
-    uint32_t nsig_all = comm->nsig + NET_MAX_TEAMS * NET_BARRIER_ROUNDS;
+    uint32_t nsig_all = comm->nsig + NET_SIG_RESERVED;
     comm->rings = calloc(nrings, sizeof(*comm->rings));
     comm->out = calloc(nrings, sizeof(*comm->out));
     comm->in = calloc(nrings, sizeof(*comm->in));
@@ -109,8 +114,12 @@ static gmux_status_t comm_alloc(gmux_comm_t *comm)
     comm->nops = 1024;
     comm->ops = calloc(comm->nops, sizeof(*comm->ops));
     comm->rx = calloc(NET_RX_BUFS, sizeof(*comm->rx));
-    if (!comm->rings || !comm->out || !comm->in || !comm->signals || !comm->counters ||
-        !comm->ctx_error || !comm->ctx_issued || !comm->ops || !comm->rx)
+    comm->scratch = calloc(8, sizeof(uint64_t));
+    comm->scratch_raddr = calloc((size_t)comm->size, sizeof(uint64_t));
+    comm->scratch_key = calloc((size_t)comm->size, sizeof(uint64_t));
+    if (!comm->scratch || !comm->scratch_raddr || !comm->scratch_key || !comm->rings ||
+        !comm->out || !comm->in || !comm->signals || !comm->counters || !comm->ctx_error ||
+        !comm->ctx_issued || !comm->ops || !comm->rx)
         return GMUX_ERR_NOMEM;
     for (uint32_t i = 0; i < nrings; i++) {
         net_order_init(&comm->in[i]);
@@ -134,14 +143,36 @@ static gmux_status_t join_fabric(gmux_comm_t *comm, const char *prov, uint64_t d
         return st;
     comm->have_fab = true;
     comm->provider = comm->fab.prov_name;
-    char name[NET_FAB_NAME_MAX] = {0};
-    memcpy(name, comm->fab.name, comm->fab.namelen);
-    void *all = NULL;
-    st = net_boot_allgather(comm->boot, name, sizeof(name), &all, deadline);
+    /* what a peer needs: the endpoint's address and the scratch word's key */
+    struct card {
+        char name[NET_FAB_NAME_MAX];
+        uint64_t raddr, key;
+    } mine = {{0}, 0, 0};
+    uint64_t key;
+    st = net_fab_mr_reg(&comm->fab, comm->scratch, 8 * sizeof(uint64_t), NET_MAX_WINDOWS + 1,
+                        &comm->scratch_mr, &key);
     if (st != GMUX_OK)
         return st;
-    st = net_fab_insert(&comm->fab, all, comm->size);
+    memcpy(mine.name, comm->fab.name, comm->fab.namelen);
+    mine.raddr = comm->fab.virt_addr ? (uint64_t)(uintptr_t)comm->scratch : 0;
+    mine.key = key;
+    struct card *all = NULL;
+    st = net_boot_allgather(comm->boot, &mine, sizeof(mine), (void **)&all, deadline);
+    if (st != GMUX_OK)
+        return st;
+    char *names = malloc((size_t)comm->size * NET_FAB_NAME_MAX);
+    if (!names) {
+        free(all);
+        return GMUX_ERR_NOMEM;
+    }
+    for (int r = 0; r < comm->size; r++) {
+        memcpy(names + (size_t)r * NET_FAB_NAME_MAX, all[r].name, NET_FAB_NAME_MAX);
+        comm->scratch_raddr[r] = all[r].raddr;
+        comm->scratch_key[r] = all[r].key;
+    }
     free(all);
+    st = net_fab_insert(&comm->fab, names, comm->size);
+    free(names);
     if (st != GMUX_OK)
         return st;
     pthread_mutex_lock(&comm->progress_lock);
@@ -166,9 +197,9 @@ GMUX_API gmux_status_t gmux_comm_init(const gmux_comm_params_t *params, gmux_com
     const char *bootaddr = getenv(NET_ENV_BOOTSTRAP);
     const char *prov = choose_provider(&p);
     int64_t slots = p.ring_slots ? p.ring_slots : COM_SETTING_INT(NET_RING_SLOTS);
-    if (rank < 0 || size < 1 || rank >= size || size > 65535 || !prov || p.num_contexts == 0 ||
-        p.num_contexts > 255 || slots < 2 || slots > (1 << 20) || (slots & (slots - 1)) ||
-        (size > 1 && !bootaddr))
+    if (rank < 0 || size < 1 || rank >= size || size > (int)NET_CQD_MAX_RANKS || !prov ||
+        p.num_contexts == 0 || p.num_contexts > NET_CQD_MAX_CTX || slots < 2 || slots > (1 << 20) ||
+        (slots & (slots - 1)) || (size > 1 && !bootaddr))
         return GMUX_ERR_INVALID;
     gmux_comm_t *comm = calloc(1, sizeof(*comm));
     if (!comm)

@@ -27,6 +27,9 @@
 #define NET_MAX_TEAMS      16
 #define NET_BARRIER_ROUNDS 32
 #define NET_RX_BUFS        256
+/* Signal words: the teams' barrier words first, then the user's, so that
+ * barrier signals always fit in a write's CQ data. */
+#define NET_SIG_RESERVED (NET_MAX_TEAMS * NET_BARRIER_ROUNDS)
 
 /* One posted operation awaiting its local completion. */
 typedef struct net_op {
@@ -46,11 +49,11 @@ typedef struct net_rx {
 
 /* The state of the outgoing stream (ctx, peer), consumer side. */
 typedef struct net_out {
-    uint32_t wseq;                   /* writes issued */
-    uint32_t nsig;                   /* signals issued */
-    uint32_t quiet_wseq, quiet_nsig; /* as of the last completed quiet */
-    uint64_t quiet_token;            /* last token sent */
-    _Atomic uint64_t acked;          /* last token acknowledged */
+    uint32_t wseq;          /* writes issued */
+    uint32_t nsig;          /* signals issued */
+    uint32_t quiet_wseq;    /* as of the last quiet */
+    uint64_t quiet_token;   /* last token sent */
+    _Atomic uint64_t acked; /* last token acknowledged */
 } net_out_t;
 
 typedef struct net_win {
@@ -83,12 +86,16 @@ struct gmux_comm {
     net_ring_t *rings;         /* [ctx * size + peer] */
     net_out_t *out;            /* [ctx * size + peer] */
     net_order_t *in;           /* [src * nctx + ctx] */
-    _Atomic uint64_t *signals; /* nsig user words, then the teams' barrier words */
+    _Atomic uint64_t *signals; /* NET_SIG_RESERVED barrier words, then nsig user words */
     _Atomic uint64_t *counters;
     _Atomic int *ctx_error; /* per ctx: first failure since the last flush/quiet */
     uint64_t *ctx_issued;   /* per ctx: ops posted (under the lock) */
 
     net_win_t win[NET_MAX_WINDOWS];
+    uint64_t *scratch; /* [0]: target of lone signals' carriers; [1]: their source */
+    struct fid_mr *scratch_mr;
+    uint64_t *scratch_raddr; /* per rank */
+    uint64_t *scratch_key;   /* per rank */
     int nteams;
     gmux_team_t world;
 

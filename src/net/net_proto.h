@@ -125,36 +125,70 @@ static inline bool net_desc_decode(const uint64_t w[NET_DESC_WORDS], net_desc_t 
 }
 
 /*
- * Remote CQ data of every write (fi_writedata), 64 bits:
- *   bits  0..31  sequence number of the write in its (source, ctx) stream
- *   bits 32..47  source rank
- *   bits 48..55  context
- *   bits 56..63  NET_CQD_TAG (version 1 tag)
- * The target counts landed writes per stream by sequence number and applies
- * a signal only once every write numbered below the signal's has landed.
+ * Remote CQ data of every write (fi_writedata), 64 bits, version 1:
+ *   bits  0..23  sequence number of the write in its (source, ctx) stream,
+ *                low 24 bits (the target expands it next to what landed)
+ *   bits 24..35  source rank (< 4096)
+ *   bits 36..39  context (< 16)
+ *   bits 40..41  signal op carried by this write (0: none)
+ *   bit  42      the signal's id and operand come in a control message
+ *   bits 43..52  signal index (< 1024), when carried here
+ *   bits 53..63  signal operand (< 2048), when carried here
+ * A signal rides on a write: the write of its own put, or an 8-byte write
+ * to the peer's scratch word for a signal alone. The target applies it once
+ * every write of the stream up to and including its carrier has landed, and
+ * signals in carrier order, whatever order the provider delivered things in.
  */
-#define NET_CQD_TAG 0xa1u
+#define NET_CQD_SEQ_BITS  24
+#define NET_CQD_SEQ_MASK  ((1u << NET_CQD_SEQ_BITS) - 1)
+#define NET_CQD_MAX_RANKS 4096u
+#define NET_CQD_MAX_CTX   16u
+#define NET_CQD_SIG_IDS   1024u
+#define NET_CQD_SIG_VALS  2048u
 
-static inline uint64_t net_cqd_make(uint32_t seq, uint32_t src, uint32_t ctx)
+typedef struct net_cqd {
+    uint32_t seq; /* low NET_CQD_SEQ_BITS */
+    uint32_t src;
+    uint32_t ctx;
+    uint8_t sig_op;  /* gmux_signal_op_t, 0: none */
+    bool sig_in_msg; /* id and operand follow in a NET_MSG_SIGNAL */
+    uint32_t sig_id;
+    uint64_t sig_value;
+} net_cqd_t;
+
+/* Whether a signal fits in the CQ data (INC needs no operand). */
+static inline bool net_cqd_fits(uint8_t op, uint32_t id, uint64_t value)
 {
-    return (uint64_t)seq | (uint64_t)(src & 0xffff) << 32 | (uint64_t)(ctx & 0xff) << 48 |
-           (uint64_t)NET_CQD_TAG << 56;
+    return id < NET_CQD_SIG_IDS && (op == 2 || value < NET_CQD_SIG_VALS);
 }
 
-static inline bool net_cqd_parse(uint64_t d, uint32_t *seq, uint32_t *src, uint32_t *ctx)
+static inline uint64_t net_cqd_make(const net_cqd_t *c)
 {
-    if ((d >> 56) != NET_CQD_TAG)
-        return false;
-    *seq = (uint32_t)d;
-    *src = (uint32_t)(d >> 32) & 0xffff;
-    *ctx = (uint32_t)(d >> 48) & 0xff;
-    return true;
+    uint64_t v = (uint64_t)(c->seq & NET_CQD_SEQ_MASK) | (uint64_t)(c->src & 0xfff) << 24 |
+                 (uint64_t)(c->ctx & 0xf) << 36 | (uint64_t)(c->sig_op & 3) << 40;
+    if (c->sig_op && c->sig_in_msg)
+        v |= 1ull << 42;
+    else if (c->sig_op)
+        v |= (uint64_t)(c->sig_id & 0x3ff) << 43 |
+             (uint64_t)(c->sig_op == 2 ? 0 : c->sig_value & 0x7ff) << 53;
+    return v;
+}
+
+static inline void net_cqd_parse(uint64_t v, net_cqd_t *c)
+{
+    c->seq = (uint32_t)v & NET_CQD_SEQ_MASK;
+    c->src = (uint32_t)(v >> 24) & 0xfff;
+    c->ctx = (uint32_t)(v >> 36) & 0xf;
+    c->sig_op = (uint8_t)((v >> 40) & 3);
+    c->sig_in_msg = (v >> 42) & 1;
+    c->sig_id = (uint32_t)(v >> 43) & 0x3ff;
+    c->sig_value = v >> 53;
 }
 
 /* Control messages (fi_send), 32 bytes, version 1. */
 enum net_msg_type {
-    NET_MSG_SIGNAL = 1,    /* apply op to signal_id once writes < seq of (src, ctx) landed */
-    NET_MSG_QUIET_REQ = 2, /* answer QUIET_ACK once writes < seq landed and signals applied */
+    NET_MSG_SIGNAL = 1,    /* the id and operand of the signal carried by write `seq` */
+    NET_MSG_QUIET_REQ = 2, /* answer QUIET_ACK once writes < seq landed, their signals applied */
     NET_MSG_QUIET_ACK = 3, /* token echoes the request */
 };
 
@@ -164,10 +198,10 @@ typedef struct net_msg {
     uint8_t signal_op;
     uint8_t ctx;
     uint32_t src;
-    uint32_t seq;       /* writes of the stream numbered below this come first */
-    uint32_t signal_id; /* SIGNAL */
-    uint64_t value;     /* SIGNAL: operand; QUIET_*: token */
-    uint64_t nsignals;  /* QUIET_REQ: signals sent on the stream before it */
+    uint32_t seq; /* full sequence number (see above) */
+    uint32_t signal_id;
+    uint64_t value; /* SIGNAL: operand; QUIET_*: token */
+    uint64_t reserved;
 } net_msg_t;
 
 _Static_assert(sizeof(net_msg_t) == 32, "control message must be 32 bytes");

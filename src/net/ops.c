@@ -47,17 +47,27 @@ static gmux_status_t push(gmux_comm_t *comm, net_desc_t *d)
     net_ring_t *ring = &comm->rings[d->ctx * (uint32_t)comm->size + d->peer];
     gmux_status_t st = net_ring_try_push(ring, d);
     if (st == GMUX_ERR_BUSY) {
-        /* back-pressure: drive progress until a slot frees, bounded by the timeout */
+        /* back-pressure: with a proxy thread, let it drain (kick it, yield);
+         * without one, drive progress here. Bounded by the timeout. */
         uint64_t deadline = com_deadline_after_ns((uint64_t)(comm->timeout_s * 1e9));
-        atomic_fetch_add(&comm->waiters, 1);
+        bool self_drive = !comm->proxy_running;
+        if (self_drive)
+            atomic_fetch_add(&comm->waiters, 1);
         for (unsigned i = 0; st == GMUX_ERR_BUSY; i++) {
-            if (net_progress_try(comm) == 0 && i > 64)
-                sched_yield();
+            if (self_drive) {
+                if (net_progress_try(comm) == 0 && i > 64)
+                    sched_yield();
+            } else {
+                net_proxy_kick(comm);
+                if (i > 16)
+                    sched_yield();
+            }
             st = net_ring_try_push(ring, d);
-            if (st == GMUX_ERR_BUSY && com_deadline_passed(deadline))
+            if (st == GMUX_ERR_BUSY && (i & 63) == 0 && com_deadline_passed(deadline))
                 st = net_peer_dead(comm, (int)d->peer) ? GMUX_ERR_PEER : GMUX_ERR_TIMEOUT;
         }
-        atomic_fetch_sub(&comm->waiters, 1);
+        if (self_drive)
+            atomic_fetch_sub(&comm->waiters, 1);
     }
     if (st == GMUX_OK)
         net_proxy_kick(comm);
@@ -81,7 +91,7 @@ static gmux_status_t fill_opts(gmux_comm_t *comm, const gmux_op_opts_t *opts, ne
         if ((unsigned)opts->signal_op > GMUX_SIGNAL_SET || opts->signal_id >= comm->nsig)
             return GMUX_ERR_INVALID;
         d->signal_op = (uint8_t)opts->signal_op;
-        d->signal_id = opts->signal_id;
+        d->signal_id = opts->signal_id + NET_SIG_RESERVED;
         d->signal_value = opts->signal_value;
     }
     if (opts->counter_id != GMUX_NO_COUNTER) {
@@ -177,7 +187,7 @@ GMUX_API gmux_status_t gmux_signal(gmux_comm_t *comm, uint32_t ctx, int peer, ui
         return st;
     if (op == GMUX_SIGNAL_NONE || (unsigned)op > GMUX_SIGNAL_SET || signal_id >= comm->nsig)
         return GMUX_ERR_INVALID;
-    return net_signal_any(comm, ctx, peer, signal_id, op, value);
+    return net_signal_any(comm, ctx, peer, signal_id + NET_SIG_RESERVED, op, value);
 }
 
 /* --- flush and quiet ------------------------------------------------------ */
@@ -283,7 +293,7 @@ GMUX_API gmux_status_t gmux_quiet(gmux_comm_t *comm, uint32_t ctx)
     pthread_mutex_lock(&comm->progress_lock);
     for (int p = 0; p < comm->size && st == GMUX_OK; p++) {
         net_out_t *o = &comm->out[ctx * (uint32_t)comm->size + (uint32_t)p];
-        if (p == comm->rank || (o->wseq == o->quiet_wseq && o->nsig == o->quiet_nsig))
+        if (p == comm->rank || o->wseq == o->quiet_wseq)
             continue;
         if (net_peer_dead(comm, p)) {
             st = GMUX_ERR_PEER;
@@ -292,7 +302,6 @@ GMUX_API gmux_status_t gmux_quiet(gmux_comm_t *comm, uint32_t ctx)
         st = net_send_quiet_req(comm, ctx, p, &a.tokens[p]);
         if (st == GMUX_OK) {
             o->quiet_wseq = o->wseq;
-            o->quiet_nsig = o->nsig;
         }
     }
     pthread_mutex_unlock(&comm->progress_lock);
@@ -341,13 +350,13 @@ GMUX_API uint64_t gmux_signal_read(gmux_comm_t *comm, uint32_t id)
 {
     if (!comm || id >= comm->nsig)
         return 0;
-    return atomic_load_explicit(&comm->signals[id], memory_order_acquire);
+    return atomic_load_explicit(&comm->signals[NET_SIG_RESERVED + id], memory_order_acquire);
 }
 
 GMUX_API void gmux_signal_reset(gmux_comm_t *comm, uint32_t id)
 {
     if (comm && id < comm->nsig)
-        atomic_store_explicit(&comm->signals[id], 0, memory_order_release);
+        atomic_store_explicit(&comm->signals[NET_SIG_RESERVED + id], 0, memory_order_release);
 }
 
 GMUX_API gmux_status_t gmux_signal_wait_timeout(gmux_comm_t *comm, uint32_t id, uint64_t value,
@@ -355,7 +364,7 @@ GMUX_API gmux_status_t gmux_signal_wait_timeout(gmux_comm_t *comm, uint32_t id, 
 {
     if (!comm || id >= comm->nsig)
         return GMUX_ERR_INVALID;
-    return wait_word(comm, &comm->signals[id], value, timeout_s, value_p);
+    return wait_word(comm, &comm->signals[NET_SIG_RESERVED + id], value, timeout_s, value_p);
 }
 
 GMUX_API gmux_status_t gmux_signal_wait(gmux_comm_t *comm, uint32_t id, uint64_t value,

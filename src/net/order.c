@@ -52,7 +52,16 @@ static gmux_status_t grow_bits(net_order_t *o, uint32_t need)
     return GMUX_OK;
 }
 
-gmux_status_t net_order_write(net_order_t *o, uint32_t seq)
+uint32_t net_order_expand(const net_order_t *o, uint32_t seq24)
+{
+    /* nearest to landed: writes of a stream are never that far apart */
+    uint32_t delta = (seq24 - o->landed) & NET_CQD_SEQ_MASK;
+    if (delta >= (1u << (NET_CQD_SEQ_BITS - 1)))
+        return o->landed + delta - (1u << NET_CQD_SEQ_BITS);
+    return o->landed + delta;
+}
+
+static gmux_status_t mark_landed(net_order_t *o, uint32_t seq)
 {
     uint32_t rel = seq - o->landed;
     if (rel >= (1u << 31))
@@ -81,41 +90,101 @@ gmux_status_t net_order_write(net_order_t *o, uint32_t seq)
     return GMUX_OK;
 }
 
-gmux_status_t net_order_message(net_order_t *o, const net_msg_t *m)
+static net_pend_t *find_signal(net_order_t *o, uint32_t seq)
+{
+    for (uint32_t i = 0; i < o->npending; i++)
+        if (o->pending[i].type == NET_MSG_SIGNAL && o->pending[i].seq == seq)
+            return &o->pending[i];
+    return NULL;
+}
+
+static net_pend_t *add_pending(net_order_t *o)
 {
     if (o->npending == o->cap) {
         uint32_t cap = o->cap ? o->cap * 2 : 16;
-        net_msg_t *p = realloc(o->pending, cap * sizeof(*p));
+        net_pend_t *p = realloc(o->pending, cap * sizeof(*p));
         if (!p)
-            return GMUX_ERR_NOMEM;
+            return NULL;
         o->pending = p;
         o->cap = cap;
     }
-    o->pending[o->npending++] = *m;
+    net_pend_t *p = &o->pending[o->npending++];
+    memset(p, 0, sizeof(*p));
+    return p;
+}
+
+gmux_status_t net_order_write(net_order_t *o, uint32_t seq, const net_cqd_t *c)
+{
+    gmux_status_t st = mark_landed(o, seq);
+    if (st != GMUX_OK || !c || c->sig_op == 0)
+        return st;
+    net_pend_t *p = find_signal(o, seq);
+    if (p) {
+        if (!c->sig_in_msg)
+            return GMUX_ERR_PARSE; /* a message for a signal carried inline */
+        return GMUX_OK;            /* the message came first */
+    }
+    if (!(p = add_pending(o)))
+        return GMUX_ERR_NOMEM;
+    p->seq = seq;
+    p->type = NET_MSG_SIGNAL;
+    p->op = c->sig_op;
+    p->known = !c->sig_in_msg;
+    p->id = c->sig_id;
+    p->value = c->sig_value;
     return GMUX_OK;
 }
 
-/* seq a is at or below b, in wrapping 32-bit order */
-static bool seq_le(uint32_t a, uint32_t b)
+gmux_status_t net_order_message(net_order_t *o, const net_msg_t *m)
 {
-    return (uint32_t)(b - a) < (1u << 31);
+    net_pend_t *p = NULL;
+    if (m->type == NET_MSG_SIGNAL && (p = find_signal(o, m->seq))) {
+        if (p->known)
+            return GMUX_ERR_PARSE;
+    } else if (m->type == NET_MSG_SIGNAL || m->type == NET_MSG_QUIET_REQ) {
+        if (!(p = add_pending(o)))
+            return GMUX_ERR_NOMEM;
+        p->seq = m->seq;
+        p->type = m->type;
+    } else {
+        return GMUX_ERR_INVALID;
+    }
+    if (m->type == NET_MSG_SIGNAL) {
+        p->op = m->signal_op;
+        p->id = m->signal_id;
+        p->known = true;
+    }
+    p->value = m->value;
+    return GMUX_OK;
 }
 
-bool net_order_next(net_order_t *o, net_msg_t *m)
+/* a is below b, in wrapping 32-bit order */
+static bool seq_lt(uint32_t a, uint32_t b)
 {
+    return a != b && (uint32_t)(b - a) < (1u << 31);
+}
+
+bool net_order_next(net_order_t *o, net_pend_t *out)
+{
+    /* the earliest signal gates everything after it */
+    int first = -1;
+    for (uint32_t i = 0; i < o->npending; i++)
+        if (o->pending[i].type == NET_MSG_SIGNAL &&
+            (first < 0 || seq_lt(o->pending[i].seq, o->pending[first].seq)))
+            first = (int)i;
+    if (first >= 0 && o->pending[first].known && seq_lt(o->pending[first].seq, o->landed)) {
+        *out = o->pending[first];
+        o->pending[first] = o->pending[--o->npending];
+        return true;
+    }
     for (uint32_t i = 0; i < o->npending; i++) {
-        const net_msg_t *p = &o->pending[i];
-        bool ready;
-        if (p->type == NET_MSG_SIGNAL)
-            ready = (uint32_t)p->nsignals == o->next_signal && seq_le(p->seq, o->landed);
-        else
-            ready = seq_le(p->seq, o->landed) && seq_le((uint32_t)p->nsignals, o->next_signal);
-        if (!ready)
+        const net_pend_t *q = &o->pending[i];
+        if (q->type != NET_MSG_QUIET_REQ || seq_lt(o->landed, q->seq))
             continue;
-        *m = *p;
+        if (first >= 0 && seq_lt(o->pending[first].seq, q->seq))
+            continue; /* a signal below the quiet is not applied yet */
+        *out = *q;
         o->pending[i] = o->pending[--o->npending];
-        if (m->type == NET_MSG_SIGNAL)
-            o->next_signal++;
         return true;
     }
     return false;

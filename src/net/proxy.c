@@ -119,38 +119,33 @@ gmux_status_t net_send_quiet_req(gmux_comm_t *comm, uint32_t ctx, int peer, uint
                    .ctx = (uint8_t)ctx,
                    .src = (uint32_t)comm->rank,
                    .seq = o->wseq,
-                   .value = ++o->quiet_token,
-                   .nsignals = o->nsig};
+                   .value = ++o->quiet_token};
     gmux_status_t st = send_msg(comm, peer, &m, true);
     if (st == GMUX_OK)
         *token_p = m.value;
     return st;
 }
 
-static gmux_status_t send_signal(gmux_comm_t *comm, const net_desc_t *d, net_out_t *o)
+/* The id and operand of a signal too wide for the CQ data of its carrier. */
+static gmux_status_t send_signal(gmux_comm_t *comm, const net_desc_t *d, uint32_t carrier)
 {
     net_msg_t m = {.version = NET_PROTO_VERSION,
                    .type = NET_MSG_SIGNAL,
                    .signal_op = d->signal_op,
                    .ctx = (uint8_t)d->ctx,
                    .src = (uint32_t)comm->rank,
-                   .seq = o->wseq,
+                   .seq = carrier,
                    .signal_id = d->signal_id,
-                   .value = d->signal_value,
-                   .nsignals = o->nsig};
-    gmux_status_t st = send_msg(comm, (int)d->peer, &m, true);
-    if (st == GMUX_OK)
-        o->nsig++;
-    return st;
+                   .value = d->signal_value};
+    return send_msg(comm, (int)d->peer, &m, true);
 }
 
-/* Posts one write; inject when small. BUSY when no op is free. */
+/* Posts one write of the stream (inject when small) carrying c in its CQ
+ * data. BUSY when no op is free. */
 static gmux_status_t post_write(gmux_comm_t *comm, const net_desc_t *d, net_out_t *o,
-                                const void *buf, size_t len, uint32_t counter)
+                                uint64_t raddr, uint64_t key, const void *buf, size_t len,
+                                uint32_t counter, net_cqd_t *c)
 {
-    const net_win_t *w = &comm->win[d->window];
-    uint64_t raddr = w->raddr[d->peer] + d->offset;
-    uint64_t key = w->key[d->peer];
     fi_addr_t dest = comm->fab.peers[d->peer];
     bool inject = len <= comm->fab.inject_size;
     net_op_t *op = NULL;
@@ -163,7 +158,8 @@ static gmux_status_t post_write(gmux_comm_t *comm, const net_desc_t *d, net_out_
         op->peer = d->peer;
         op->counter = counter;
     }
-    uint64_t data = net_cqd_make(o->wseq, (uint32_t)comm->rank, d->ctx);
+    c->seq = o->wseq;
+    uint64_t data = net_cqd_make(c);
     uint64_t deadline = 0;
     for (;;) {
         ssize_t r =
@@ -216,8 +212,7 @@ static bool desc_valid(const gmux_comm_t *comm, const net_desc_t *d)
 {
     if (d->peer >= (uint32_t)comm->size || d->ctx >= comm->nctx)
         return false;
-    if (d->signal_op != GMUX_SIGNAL_NONE &&
-        d->signal_id >= comm->nsig + NET_MAX_TEAMS * NET_BARRIER_ROUNDS)
+    if (d->signal_op != GMUX_SIGNAL_NONE && d->signal_id >= comm->nsig + NET_SIG_RESERVED)
         return false;
     if ((d->flags & NET_DESC_F_COUNTER) && d->counter_id >= comm->ncnt)
         return false;
@@ -253,17 +248,34 @@ static gmux_status_t exec_desc(gmux_comm_t *comm, const net_desc_t *d)
     }
     net_out_t *o = &comm->out[d->ctx * comm->size + d->peer];
     uint32_t counter = (d->flags & NET_DESC_F_COUNTER) ? d->counter_id : GMUX_NO_COUNTER;
+    uint8_t sop = d->signal_op;
+    bool fits = sop && net_cqd_fits(sop, d->signal_id, d->signal_value);
+    net_cqd_t c = {.src = (uint32_t)comm->rank,
+                   .ctx = d->ctx,
+                   .sig_op = sop,
+                   .sig_in_msg = sop && !fits,
+                   .sig_id = d->signal_id,
+                   .sig_value = d->signal_value};
+    uint32_t carrier = o->wseq;
     gmux_status_t st = GMUX_OK;
-    if (d->opcode == NET_OP_PUT && d->size > 0)
-        st = post_write(comm, d, o, (const void *)(uintptr_t)d->src, d->size, counter);
-    else if (d->opcode == NET_OP_PUT_VALUE)
-        st = post_write(comm, d, o, &d->src, d->size, counter);
-    else if (d->opcode == NET_OP_PUT)
+    if ((d->opcode == NET_OP_PUT && d->size > 0) || d->opcode == NET_OP_PUT_VALUE) {
+        const net_win_t *w = &comm->win[d->window];
+        const void *buf = d->opcode == NET_OP_PUT ? (const void *)(uintptr_t)d->src : &d->src;
+        st = post_write(comm, d, o, w->raddr[d->peer] + d->offset, w->key[d->peer], buf, d->size,
+                        counter, &c);
+    } else if (sop) {
+        /* a signal alone rides on an 8-byte write to the peer's scratch word */
+        st = post_write(comm, d, o, comm->scratch_raddr[d->peer], comm->scratch_key[d->peer],
+                        &comm->scratch[1], 8, GMUX_NO_COUNTER, &c);
+        if (st == GMUX_OK && d->opcode == NET_OP_PUT)
+            bump_counter(comm, counter);
+    } else if (d->opcode == NET_OP_PUT) {
         bump_counter(comm, counter);
+    }
     if (st == GMUX_ERR_BUSY)
         return st;
-    if (st == GMUX_OK && d->signal_op != GMUX_SIGNAL_NONE)
-        st = send_signal(comm, d, o);
+    if (st == GMUX_OK && sop && !fits)
+        st = send_signal(comm, d, carrier);
     if (st != GMUX_OK)
         set_ctx_error(comm, d->ctx, st);
     return GMUX_OK;
@@ -272,21 +284,25 @@ static gmux_status_t exec_desc(gmux_comm_t *comm, const net_desc_t *d)
 static void drain_stream(gmux_comm_t *comm, uint32_t src, uint32_t ctx)
 {
     net_order_t *o = &comm->in[src * comm->nctx + ctx];
-    net_msg_t m;
-    while (net_order_next(o, &m)) {
-        if (m.type == NET_MSG_SIGNAL) {
-            apply_signal(comm, m.signal_id, m.signal_op, m.value);
-        } else {
-            net_msg_t ack = {.version = NET_PROTO_VERSION,
-                             .type = NET_MSG_QUIET_ACK,
-                             .ctx = (uint8_t)ctx,
-                             .src = (uint32_t)comm->rank,
-                             .value = m.value};
-            /* the ack may wait for tx resources; never recursively */
-            if (send_msg(comm, (int)src, &ack, false) == GMUX_ERR_BUSY) {
-                net_order_message(o, &m); /* retried at the next pass */
-                return;
-            }
+    net_pend_t p;
+    while (net_order_next(o, &p)) {
+        if (p.type == NET_MSG_SIGNAL) {
+            apply_signal(comm, p.id, p.op, p.value);
+            continue;
+        }
+        net_msg_t ack = {.version = NET_PROTO_VERSION,
+                         .type = NET_MSG_QUIET_ACK,
+                         .ctx = (uint8_t)ctx,
+                         .src = (uint32_t)comm->rank,
+                         .value = p.value};
+        /* the ack may wait for tx resources; never recursively */
+        if (send_msg(comm, (int)src, &ack, false) == GMUX_ERR_BUSY) {
+            net_msg_t again = {.version = NET_PROTO_VERSION,
+                               .type = NET_MSG_QUIET_REQ,
+                               .seq = p.seq,
+                               .value = p.value};
+            net_order_message(o, &again); /* retried at the next pass */
+            return;
         }
     }
 }
@@ -304,13 +320,14 @@ static void handle_msg(gmux_comm_t *comm, const net_msg_t *m)
         return;
     }
     if (m->type == NET_MSG_SIGNAL &&
-        (m->signal_id >= comm->nsig + NET_MAX_TEAMS * NET_BARRIER_ROUNDS || m->signal_op > 3)) {
+        (m->signal_id >= comm->nsig + NET_SIG_RESERVED || m->signal_op > 3)) {
         COM_ERROR(NET, "rank %d: signal %u out of range", comm->rank, m->signal_id);
         return;
     }
     if (m->type != NET_MSG_SIGNAL && m->type != NET_MSG_QUIET_REQ)
         return;
-    net_order_message(&comm->in[m->src * comm->nctx + m->ctx], m);
+    if (net_order_message(&comm->in[m->src * comm->nctx + m->ctx], m) != GMUX_OK)
+        COM_ERROR(NET, "rank %d: unexpected control message from rank %u", comm->rank, m->src);
     drain_stream(comm, m->src, m->ctx);
 }
 
@@ -345,16 +362,19 @@ static int poll_cq(gmux_comm_t *comm)
         return 0;
     for (ssize_t i = 0; i < n; i++) {
         if (e[i].flags & FI_REMOTE_CQ_DATA) {
-            uint32_t seq, src, ctx;
-            if (!net_cqd_parse(e[i].data, &seq, &src, &ctx) || src >= (uint32_t)comm->size ||
-                ctx >= comm->nctx) {
+            net_cqd_t c;
+            net_cqd_parse(e[i].data, &c);
+            if (c.src >= (uint32_t)comm->size || c.ctx >= comm->nctx ||
+                (c.sig_op && !c.sig_in_msg && c.sig_id >= comm->nsig + NET_SIG_RESERVED)) {
                 COM_ERROR(NET, "rank %d: foreign remote CQ data %#llx", comm->rank,
                           (unsigned long long)e[i].data);
                 continue;
             }
-            if (net_order_write(&comm->in[src * comm->nctx + ctx], seq) != GMUX_OK)
-                COM_ERROR(NET, "rank %d: write %u of rank %u duplicated", comm->rank, seq, src);
-            drain_stream(comm, src, ctx);
+            net_order_t *in = &comm->in[c.src * comm->nctx + c.ctx];
+            uint32_t seq = net_order_expand(in, c.seq);
+            if (net_order_write(in, seq, &c) != GMUX_OK)
+                COM_ERROR(NET, "rank %d: write %u of rank %u duplicated", comm->rank, seq, c.src);
+            drain_stream(comm, c.src, c.ctx);
         } else if (e[i].flags & FI_RECV) {
             net_rx_t *rx = (net_rx_t *)e[i].op_context;
             net_msg_t m = rx->msg;

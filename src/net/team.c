@@ -3,7 +3,7 @@
  * barrier is a dissemination barrier over the net itself: in round k each
  * member signals (rank + 2^k) mod size on a reserved signal word of the team
  * and waits for its own word to reach the barrier's epoch. Reserved words
- * sit past the user's signals: team id * NET_BARRIER_ROUNDS + round.
+ * sit before the user's signals: team id * NET_BARRIER_ROUNDS + round.
  */
 #include <stdlib.h>
 
@@ -82,7 +82,7 @@ GMUX_API gmux_status_t gmux_barrier(gmux_team_t *team)
     if (st != GMUX_OK || team->size == 1)
         return st;
     uint64_t epoch = ++team->epoch;
-    uint32_t base = comm->nsig + (uint32_t)team->id * NET_BARRIER_ROUNDS;
+    uint32_t base = (uint32_t)team->id * NET_BARRIER_ROUNDS;
     for (int k = 0, dist = 1; dist < team->size && st == GMUX_OK; k++, dist *= 2) {
         int to = gmux_team_world_rank(team, (team->rank + dist) % team->size);
         st = net_signal_any(comm, 0, to, base + (uint32_t)k, GMUX_SIGNAL_INC, 1);

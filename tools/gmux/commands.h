@@ -10,7 +10,8 @@
 
 #define GMUX_COMMAND_LIST(X)                                                                       \
     X("demo", cmd_demo, "run the built-in demonstration of everything built so far")               \
-    X("launch", cmd_launch, "start N ranks of a program with a rendezvous (gmux net jobs)")
+    X("launch", cmd_launch, "start N ranks of a program with a rendezvous (gmux net jobs)")        \
+    X("bench", cmd_bench, "run a benchmark: gmux bench net")
 
 #define GMUX_COMMAND_DECL_(name, fn, summary) int fn(int argc, char **argv);
 GMUX_COMMAND_LIST(GMUX_COMMAND_DECL_)

@@ -1,0 +1,107 @@
+/* Tests of the bootstrap: the rendezvous server (rdv) with client threads
+ * (boot): allgather, barrier, death notices, and a client that cannot connect. */
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "common/clock.h"
+#include "net/boot.h"
+#include "net/rdv.h"
+
+#define N 4
+
+static char hostport[64];
+static atomic_int phase_done;
+static gmux_status_t after_death[N];
+
+static void *client(void *arg)
+{
+    int rank = (int)(intptr_t)arg;
+    net_boot_t *b;
+    uint64_t dl = com_deadline_after_ns(20 * COM_NS_PER_S);
+    assert_int_equal(net_boot_open(rank, N, hostport, dl, &b), GMUX_OK);
+    for (int round = 0; round < 3; round++) {
+        uint64_t mine[2] = {(uint64_t)rank * 100 + (uint64_t)round, 7};
+        uint64_t *all = NULL;
+        assert_int_equal(net_boot_allgather(b, mine, sizeof(mine), (void **)&all, dl), GMUX_OK);
+        for (int r = 0; r < N; r++) {
+            assert_true(all[2 * r] == (uint64_t)r * 100 + (uint64_t)round);
+            assert_true(all[2 * r + 1] == 7);
+        }
+        free(all);
+    }
+    assert_int_equal(net_boot_barrier(b, dl), GMUX_OK);
+    atomic_fetch_add(&phase_done, 1);
+    if (rank == N - 1) {
+        net_boot_close(b, false); /* dies without BYE */
+        return NULL;
+    }
+    /* the others enter a barrier the dead rank never joins */
+    after_death[rank] = net_boot_barrier(b, dl);
+    if (after_death[rank] == GMUX_ERR_PEER)
+        assert_true(net_boot_dead(b, N - 1) && !net_boot_dead(b, 0) && net_boot_any_dead(b));
+    net_boot_close(b, true);
+    return NULL;
+}
+
+static void test_collectives_and_death(void **state)
+{
+    (void)state;
+    net_rdv_t *rdv;
+    assert_int_equal(net_rdv_create("127.0.0.1", N, &rdv), GMUX_OK);
+    snprintf(hostport, sizeof(hostport), "127.0.0.1:%d", net_rdv_port(rdv));
+    pthread_t th[N];
+    for (intptr_t r = 0; r < N; r++)
+        pthread_create(&th[r], NULL, client, (void *)r);
+    uint64_t dl = com_deadline_after_ns(30 * COM_NS_PER_S);
+    while (atomic_load(&phase_done) < N && !com_deadline_passed(dl))
+        net_rdv_step(rdv, 10);
+    pthread_join(th[N - 1], NULL);
+    /* the launcher notices the exit (as waitpid would) */
+    for (int i = 0; i < 20; i++)
+        net_rdv_step(rdv, 10);
+    net_rdv_rank_exited(rdv, N - 1, true);
+    for (int i = 0; i < 50; i++)
+        net_rdv_step(rdv, 10);
+    for (int r = 0; r < N - 1; r++)
+        pthread_join(th[r], NULL);
+    for (int r = 0; r < N - 1; r++)
+        assert_int_equal(after_death[r], GMUX_ERR_PEER);
+    for (int r = 0; r < N - 1; r++)
+        assert_true(net_rdv_said_bye(rdv, r));
+    assert_false(net_rdv_said_bye(rdv, N - 1));
+    net_rdv_destroy(rdv);
+}
+
+static void test_connect_times_out(void **state)
+{
+    (void)state;
+    net_rdv_t *rdv;
+    assert_int_equal(net_rdv_create("127.0.0.1", 1, &rdv), GMUX_OK);
+    char hp[64];
+    snprintf(hp, sizeof(hp), "127.0.0.1:%d", net_rdv_port(rdv));
+    net_rdv_destroy(rdv); /* nobody listens there any more */
+    net_boot_t *b;
+    uint64_t t0 = com_clock_ns();
+    gmux_status_t st = net_boot_open(0, 1, hp, com_deadline_after_ns(200 * COM_NS_PER_MS), &b);
+    assert_true(st == GMUX_ERR_TIMEOUT || st == GMUX_ERR_PEER);
+    assert_true(com_clock_ns() - t0 < 10 * COM_NS_PER_S);
+    assert_int_equal(net_boot_open(0, 1, "not-an-address", 0, &b), GMUX_ERR_INVALID);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_collectives_and_death),
+        cmocka_unit_test(test_connect_times_out),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,161 @@
+/* Tests of the public API in a one-rank job (no launcher): the same rings
+ * and proxy, executing operations addressed to the rank itself. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include <gmux/net.h>
+
+#include "common/clock.h"
+
+static gmux_comm_t *open_comm(int proxy)
+{
+    unsetenv("GMUX_RANK");
+    unsetenv("GMUX_SIZE");
+    unsetenv("GMUX_BOOTSTRAP");
+    gmux_comm_params_t p;
+    gmux_comm_params_init(&p);
+    p.start_proxy = proxy;
+    p.ring_slots = 8; /* small, so back-pressure is exercised */
+    p.num_signals = 16;
+    p.num_counters = 4;
+    p.timeout_s = 5;
+    gmux_comm_t *c = NULL;
+    assert_int_equal(gmux_comm_init(&p, &c), GMUX_OK);
+    assert_int_equal(gmux_comm_rank(c), 0);
+    assert_int_equal(gmux_comm_size(c), 1);
+    assert_string_equal(gmux_comm_provider(c), "self");
+    return c;
+}
+
+static void run_ops(int proxy)
+{
+    gmux_comm_t *c = open_comm(proxy);
+    enum { SZ = 4096 };
+    uint8_t *win = calloc(1, SZ), src[SZ];
+    gmux_window_t w;
+    assert_int_equal(gmux_window_register(c, win, SZ, &w), GMUX_OK);
+    for (int i = 0; i < SZ; i++)
+        src[i] = (uint8_t)(i * 7);
+    /* more puts than ring slots: producers wait under back-pressure */
+    for (int i = 0; i < 64; i++) {
+        gmux_op_opts_t o = {GMUX_SIGNAL_ADD, 2, 3, 1};
+        assert_int_equal(
+            gmux_put(c, (uint32_t)(i % 4), 0, w, (uint64_t)i * 64, src + i * 64, 64, &o), GMUX_OK);
+    }
+    uint64_t seen = 0;
+    assert_int_equal(gmux_signal_wait(c, 2, 192, &seen), GMUX_OK);
+    assert_true(seen == 192);
+    assert_int_equal(memcmp(win, src, SZ), 0);
+    assert_int_equal(gmux_counter_wait(c, 1, 64, NULL), GMUX_OK);
+    for (uint32_t ctx = 0; ctx < 4; ctx++) {
+        assert_int_equal(gmux_flush(c, ctx), GMUX_OK);
+        assert_int_equal(gmux_quiet(c, ctx), GMUX_OK);
+    }
+    assert_true(gmux_counter_read(c, 1) == 64);
+    gmux_counter_reset(c, 1);
+    assert_true(gmux_counter_read(c, 1) == 0);
+    /* put_value, SET and INC */
+    assert_int_equal(gmux_put_value(c, 0, 0, w, 8, 0x1122334455667788ull, 3, NULL), GMUX_OK);
+    assert_int_equal(gmux_signal(c, 0, 0, 5, GMUX_SIGNAL_SET, 40), GMUX_OK);
+    assert_int_equal(gmux_signal(c, 0, 0, 5, GMUX_SIGNAL_INC, 0), GMUX_OK);
+    assert_int_equal(gmux_signal_wait(c, 5, 41, &seen), GMUX_OK);
+    assert_true(seen == 41);
+    assert_int_equal(win[8], 0x88);
+    assert_int_equal(win[9], 0x77);
+    assert_int_equal(win[10], 0x66);
+    assert_int_equal(win[11], src[11]); /* only 3 bytes written */
+    gmux_signal_reset(c, 5);
+    assert_true(gmux_signal_read(c, 5) == 0);
+    /* a wait that nobody satisfies times out, roughly on time */
+    uint64_t t0 = com_clock_ns();
+    assert_int_equal(gmux_signal_wait_timeout(c, 6, 1, 0.05, &seen), GMUX_ERR_TIMEOUT);
+    assert_true(com_clock_ns() - t0 >= 40 * COM_NS_PER_MS);
+    assert_int_equal(gmux_counter_wait_timeout(c, 0, 1, 0.01, NULL), GMUX_ERR_TIMEOUT);
+    /* argument checks */
+    assert_int_equal(gmux_put(c, 4, 0, w, 0, src, 1, NULL), GMUX_ERR_INVALID);
+    assert_int_equal(gmux_put(c, 0, 1, w, 0, src, 1, NULL), GMUX_ERR_INVALID);
+    assert_int_equal(gmux_put(c, 0, 0, w, SZ - 1, src, 2, NULL), GMUX_ERR_RANGE);
+    assert_int_equal(gmux_put(c, 0, 0, w + 1, 0, src, 1, NULL), GMUX_ERR_INVALID);
+    assert_int_equal(gmux_put_value(c, 0, 0, w, 0, 1, 0, NULL), GMUX_ERR_INVALID);
+    assert_int_equal(gmux_signal(c, 0, 0, 16, GMUX_SIGNAL_ADD, 1), GMUX_ERR_INVALID);
+    assert_int_equal(gmux_signal(c, 0, 0, 1, GMUX_SIGNAL_NONE, 1), GMUX_ERR_INVALID);
+    gmux_op_opts_t bad = {GMUX_SIGNAL_NONE, 0, 0, 4};
+    assert_int_equal(gmux_put(c, 0, 0, w, 0, src, 1, &bad), GMUX_ERR_INVALID);
+    assert_int_equal(gmux_signal_wait_timeout(c, 99, 1, 0.01, NULL), GMUX_ERR_INVALID);
+    assert_int_equal(gmux_window_deregister(c, w), GMUX_OK);
+    assert_int_equal(gmux_window_deregister(c, w), GMUX_ERR_INVALID);
+    assert_int_equal(gmux_comm_finalize(c), GMUX_OK);
+    free(win);
+}
+
+static void test_ops_with_proxy(void **state)
+{
+    (void)state;
+    run_ops(1);
+}
+
+static void test_ops_without_proxy(void **state)
+{
+    (void)state;
+    run_ops(0);
+}
+
+static void test_teams(void **state)
+{
+    (void)state;
+    gmux_comm_t *c = open_comm(1);
+    gmux_team_t *world = gmux_team_world(c);
+    assert_int_equal(gmux_team_size(world), 1);
+    assert_int_equal(gmux_team_rank(world), 0);
+    assert_int_equal(gmux_team_world_rank(world, 0), 0);
+    assert_int_equal(gmux_team_world_rank(world, 1), -1);
+    assert_int_equal(gmux_barrier(world), GMUX_OK);
+    gmux_team_t *t = NULL;
+    assert_int_equal(gmux_team_split_strided(world, 0, 1, 2, &t), GMUX_ERR_INVALID);
+    assert_int_equal(gmux_team_split_strided(world, 0, 1, 1, &t), GMUX_OK);
+    assert_non_null(t);
+    assert_int_equal(gmux_barrier(t), GMUX_OK);
+    gmux_team_destroy(t);
+    assert_int_equal(gmux_comm_finalize(c), GMUX_OK);
+}
+
+static void test_params_and_environment(void **state)
+{
+    (void)state;
+    gmux_comm_params_t p;
+    gmux_comm_params_init(&p);
+    gmux_comm_t *c = NULL;
+    p.struct_size = sizeof(p) + 8; /* from a newer, bigger header */
+    assert_int_equal(gmux_comm_init(&p, &c), GMUX_ERR_VERSION);
+    gmux_comm_params_init(&p);
+    p.ring_slots = 6;
+    assert_int_equal(gmux_comm_init(&p, &c), GMUX_ERR_INVALID);
+    gmux_comm_params_init(&p);
+    p.provider = "carrier-pigeon";
+    assert_int_equal(gmux_comm_init(&p, &c), GMUX_ERR_INVALID);
+    /* a job of two ranks without a rendezvous address */
+    setenv("GMUX_RANK", "0", 1);
+    setenv("GMUX_SIZE", "2", 1);
+    unsetenv("GMUX_BOOTSTRAP");
+    assert_int_equal(gmux_comm_init(NULL, &c), GMUX_ERR_INVALID);
+    unsetenv("GMUX_RANK");
+    unsetenv("GMUX_SIZE");
+    assert_null(c);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_ops_with_proxy),
+        cmocka_unit_test(test_ops_without_proxy),
+        cmocka_unit_test(test_teams),
+        cmocka_unit_test(test_params_and_environment),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

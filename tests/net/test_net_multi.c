@@ -1,0 +1,102 @@
+/*
+ * Multi-process tests of net over loopback: `gmux launch` runs net_rank with
+ * 2, 4 and 8 ranks on the provider this binary was built for (NET_PROVIDER).
+ * Each case checks the exit status and that every rank reported success.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "tproc.h"
+
+static char out[1 << 16], err[1 << 16];
+
+static int count(const char *s, const char *needle)
+{
+    int k = 0;
+    for (const char *p = s; (p = strstr(p, needle)); p++)
+        k++;
+    return k;
+}
+
+/* Runs `gmux launch -n N -- net_rank ARGS...`; returns the launcher's status. */
+static int launch(int n, const char *a1, const char *a2, const char *a3)
+{
+    char nbuf[16];
+    snprintf(nbuf, sizeof(nbuf), "%d", n);
+    char *argv[] = {GMUX_CLI_PATH, "launch",      "-n",       nbuf,       "--timeout", "100",
+                    "--",          NET_RANK_PATH, (char *)a1, (char *)a2, (char *)a3,  NULL};
+    char *env[] = {"GMUX_NET_PROVIDER=" NET_PROVIDER, NULL};
+    int st = tproc_capture(argv, env, 120.0, out, sizeof(out), err, sizeof(err));
+    if (st != 0)
+        fprintf(stderr, "net_rank %s (n=%d) status %d\nstdout:\n%s\nstderr:\n%s\n", a1, n, st, out,
+                err);
+    return st;
+}
+
+static void expect_ok(int n, const char *a1, const char *a2, const char *a3, const char *line)
+{
+    assert_int_equal(launch(n, a1, a2, a3), 0);
+    assert_int_equal(count(out, line), n);
+}
+
+static void test_data(void **state)
+{
+    (void)state;
+    expect_ok(2, "data", "67108864", NULL, "data ok up to 67108864 bytes over " NET_PROV_NAME);
+    expect_ok(4, "data", "4194304", NULL, "data ok");
+    expect_ok(8, "data", "1048576", NULL, "data ok");
+}
+
+static void test_semantics(void **state)
+{
+    (void)state;
+    expect_ok(2, "semantics", NULL, NULL, "semantics ok");
+    expect_ok(4, "semantics", NULL, NULL, "semantics ok");
+    expect_ok(8, "semantics", NULL, NULL, "semantics ok");
+}
+
+static void test_teams(void **state)
+{
+    (void)state;
+    expect_ok(2, "teams", NULL, NULL, "teams ok");
+    expect_ok(4, "teams", NULL, NULL, "teams ok");
+    expect_ok(8, "teams", NULL, NULL, "teams ok");
+}
+
+static void test_order(void **state)
+{
+    (void)state;
+    expect_ok(2, "order", "20000", "4", "order ok");
+    expect_ok(4, "order", "5000", "4", "order ok");
+    expect_ok(8, "order", "2000", "2", "order ok");
+}
+
+static void test_peer_killed(void **state)
+{
+    (void)state;
+    for (int n = 2; n <= 4; n += 2) {
+        int st = launch(n, "kill", NULL, NULL);
+        assert_int_equal(st, 128 + 9); /* the worst rank: the one killed */
+        assert_int_equal(count(out, "peer failure detected (GMUX_ERR_PEER)"), n - 1);
+        assert_int_equal(count(err, "rank "
+                                    "1 killed") +
+                             count(err, "rank 3 killed"),
+                         1);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_data),        cmocka_unit_test(test_semantics),
+        cmocka_unit_test(test_teams),       cmocka_unit_test(test_order),
+        cmocka_unit_test(test_peer_killed),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,362 @@
+/*
+ * gmux bench net: put+signal round-trip latency, bandwidth against size and
+ * 8-byte message rate of gmux, each measured in the same run next to raw
+ * libfabric doing the same transfer on a second endpoint of the same
+ * provider (fi_writedata / fi_inject_writedata with remote CQ data, the
+ * target polling its CQ: the least raw libfabric needs to deliver data plus
+ * a notification).
+ *
+ * `gmux bench net` launches two ranks of `gmux bench net-rank` per provider;
+ * rank 0 prints a table, or with --json one record per line:
+ *   {"provider", "op", "bytes", "gmux", "raw", "unit"}
+ */
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
+
+#include <gmux/net.h>
+
+#include "bench.h"
+#include "cli.h"
+#include "commands.h"
+#include "common/clock.h"
+#include "net/fab.h"
+
+/* --- raw libfabric side ----------------------------------------------------- */
+
+#define RAW_CTX 4096
+
+typedef struct raw {
+    net_fab_t fab;
+    struct fid_mr *mr;
+    uint64_t key;
+    uint64_t peer_raddr, peer_key;
+    fi_addr_t peer;
+    uint64_t remote_seen;
+    uint64_t tx_out;
+    unsigned next_ctx;
+    struct fi_context2 ctx[RAW_CTX];
+} raw_t;
+
+struct raw_card {
+    char name[NET_FAB_NAME_MAX];
+    uint64_t raddr, key;
+};
+
+static void raw_poll(raw_t *r)
+{
+    struct fi_cq_data_entry e[64];
+    ssize_t n = fi_cq_read(r->fab.cq, e, 64);
+    if (n == -FI_EAVAIL) {
+        struct fi_cq_err_entry err = {0};
+        fi_cq_readerr(r->fab.cq, &err, 0);
+        fprintf(stderr, "bench: raw completion error: %s\n", fi_strerror(err.err));
+        exit(1);
+    }
+    for (ssize_t i = 0; i < n; i++) {
+        if (e[i].flags & FI_REMOTE_CQ_DATA)
+            r->remote_seen++;
+        else
+            r->tx_out--;
+    }
+}
+
+static void raw_write(raw_t *r, const void *buf, size_t len, uint64_t data)
+{
+    bool inject = len <= r->fab.inject_size;
+    while (r->tx_out >= RAW_CTX / 4)
+        raw_poll(r);
+    for (;;) {
+        ssize_t ret = inject ? fi_inject_writedata(r->fab.ep, buf, len, data, r->peer,
+                                                   r->peer_raddr, r->peer_key)
+                             : fi_writedata(r->fab.ep, buf, len, NULL, data, r->peer, r->peer_raddr,
+                                            r->peer_key, &r->ctx[r->next_ctx++ % RAW_CTX]);
+        if (ret == 0)
+            break;
+        if (ret != -FI_EAGAIN) {
+            fprintf(stderr, "bench: raw write: %s\n", fi_strerror((int)-ret));
+            exit(1);
+        }
+        raw_poll(r);
+    }
+    if (!inject)
+        r->tx_out++;
+}
+
+static void raw_wait_remote(raw_t *r, uint64_t n)
+{
+    while (r->remote_seen < n)
+        raw_poll(r);
+}
+
+/* --- the measurements --------------------------------------------------------- */
+
+enum { SIG_PING, SIG_PONG, SIG_BW, SIG_BW_ACK, SIG_XCHG };
+
+struct ctx {
+    gmux_comm_t *comm;
+    int me, peer;
+    gmux_window_t win;
+    uint8_t *src;
+    raw_t *raw;
+    bool json, quick;
+    const char *prov;
+};
+
+#define MAX_BYTES (4u << 20)
+
+static void must(gmux_status_t st, const char *what)
+{
+    if (st != GMUX_OK) {
+        fprintf(stderr, "bench: %s: %s\n", what, gmux_status_str(st));
+        exit(1);
+    }
+}
+
+static void report(const struct ctx *c, const char *op, uint64_t bytes, double g, double r,
+                   const char *unit)
+{
+    if (c->me != 0)
+        return;
+    if (c->json)
+        printf("{\"provider\":\"%s\",\"op\":\"%s\",\"bytes\":%" PRIu64
+               ",\"gmux\":%.4g,\"raw\":%.4g,\"unit\":\"%s\"}\n",
+               c->prov, op, bytes, g, r, unit);
+    else
+        printf("%-12s %-14s %9" PRIu64 " B  gmux %10.3f  raw %10.3f %-6s  gmux/raw %.2f\n", c->prov,
+               op, bytes, g, r, unit, g / r);
+    fflush(stdout);
+}
+
+static double latency_gmux(struct ctx *c, uint64_t iters)
+{
+    gmux_signal_reset(c->comm, SIG_PING);
+    gmux_signal_reset(c->comm, SIG_PONG);
+    must(gmux_barrier(gmux_team_world(c->comm)), "barrier");
+    gmux_op_opts_t ping = {GMUX_SIGNAL_ADD, SIG_PING, 1, GMUX_NO_COUNTER};
+    gmux_op_opts_t pong = {GMUX_SIGNAL_ADD, SIG_PONG, 1, GMUX_NO_COUNTER};
+    uint64_t t0 = com_clock_ns();
+    for (uint64_t i = 1; i <= iters; i++) {
+        if (c->me == 0) {
+            must(gmux_put_value(c->comm, 0, c->peer, c->win, 0, i, 8, &ping), "put");
+            must(gmux_signal_wait(c->comm, SIG_PONG, i, NULL), "wait");
+        } else {
+            must(gmux_signal_wait(c->comm, SIG_PING, i, NULL), "wait");
+            must(gmux_put_value(c->comm, 0, c->peer, c->win, 0, i, 8, &pong), "put");
+        }
+    }
+    return (double)(com_clock_ns() - t0) / (double)iters / 1e3;
+}
+
+static double latency_raw(struct ctx *c, uint64_t iters)
+{
+    must(gmux_barrier(gmux_team_world(c->comm)), "barrier");
+    raw_t *r = c->raw;
+    uint64_t base = r->remote_seen;
+    uint64_t t0 = com_clock_ns();
+    for (uint64_t i = 1; i <= iters; i++) {
+        if (c->me == 0) {
+            raw_write(r, &i, 8, i);
+            raw_wait_remote(r, base + i);
+        } else {
+            raw_wait_remote(r, base + i);
+            raw_write(r, &i, 8, i);
+        }
+    }
+    return (double)(com_clock_ns() - t0) / (double)iters / 1e3;
+}
+
+/* k puts of size bytes, then one notification back; returns MiB/s at rank 0. */
+static double stream_gmux(struct ctx *c, size_t size, uint64_t k, bool values)
+{
+    gmux_signal_reset(c->comm, SIG_BW);
+    gmux_signal_reset(c->comm, SIG_BW_ACK);
+    must(gmux_barrier(gmux_team_world(c->comm)), "barrier");
+    gmux_op_opts_t last = {GMUX_SIGNAL_ADD, SIG_BW, 1, GMUX_NO_COUNTER};
+    uint64_t t0 = com_clock_ns();
+    if (c->me == 0) {
+        for (uint64_t i = 0; i < k; i++) {
+            const gmux_op_opts_t *o = i + 1 == k ? &last : NULL;
+            if (values)
+                must(gmux_put_value(c->comm, 0, c->peer, c->win, 0, i, 8, o), "put_value");
+            else
+                must(gmux_put(c->comm, 0, c->peer, c->win, 0, c->src, size, o), "put");
+        }
+        must(gmux_signal_wait(c->comm, SIG_BW_ACK, 1, NULL), "wait");
+    } else {
+        must(gmux_signal_wait(c->comm, SIG_BW, 1, NULL), "wait");
+        must(gmux_signal(c->comm, 0, c->peer, SIG_BW_ACK, GMUX_SIGNAL_ADD, 1), "signal");
+        must(gmux_flush(c->comm, 0), "flush");
+    }
+    return (double)(com_clock_ns() - t0) / 1e9;
+}
+
+static double stream_raw(struct ctx *c, size_t size, uint64_t k)
+{
+    must(gmux_barrier(gmux_team_world(c->comm)), "barrier");
+    raw_t *r = c->raw;
+    uint64_t base = r->remote_seen;
+    uint64_t t0 = com_clock_ns();
+    if (c->me == 0) {
+        for (uint64_t i = 0; i < k; i++)
+            raw_write(r, c->src, size, i);
+        raw_wait_remote(r, base + 1);
+    } else {
+        raw_wait_remote(r, base + k);
+        raw_write(r, c->src, 8, 0);
+    }
+    while (r->tx_out)
+        raw_poll(r);
+    return (double)(com_clock_ns() - t0) / 1e9;
+}
+
+static void exchange_raw(struct ctx *c)
+{
+    raw_t *r = calloc(1, sizeof(*r));
+    const char *prov = strncmp(gmux_comm_provider(c->comm), "tcp", 3) == 0 ? "tcp" : "shm";
+    must(net_fab_open(prov, true, &r->fab), "raw endpoint");
+    uint8_t *dst;
+    /* the raw target buffer: a second window-sized region */
+    dst = calloc(1, MAX_BYTES);
+    must(net_fab_mr_reg(&r->fab, dst, MAX_BYTES, 77, &r->mr, &r->key), "raw mr");
+    struct raw_card mine = {{0}, r->fab.virt_addr ? (uint64_t)(uintptr_t)dst : 0, r->key};
+    memcpy(mine.name, r->fab.name, r->fab.namelen);
+    gmux_op_opts_t o = {GMUX_SIGNAL_ADD, SIG_XCHG, 1, GMUX_NO_COUNTER};
+    must(gmux_put(c->comm, 0, c->peer, c->win, MAX_BYTES - sizeof(mine), &mine, sizeof(mine), &o),
+         "exchange");
+    must(gmux_signal_wait(c->comm, SIG_XCHG, 1, NULL), "exchange wait");
+    must(gmux_quiet(c->comm, 0), "quiet");
+    struct raw_card peer;
+    uint8_t *win_base = c->src + MAX_BYTES; /* the window follows src in one block */
+    memcpy(&peer, win_base + MAX_BYTES - sizeof(peer), sizeof(peer));
+    char names[2][NET_FAB_NAME_MAX];
+    memcpy(names[c->me], mine.name, NET_FAB_NAME_MAX);
+    memcpy(names[c->peer], peer.name, NET_FAB_NAME_MAX);
+    must(net_fab_insert(&r->fab, &names[0][0], 2), "raw av");
+    r->peer = r->fab.peers[c->peer];
+    r->peer_raddr = peer.raddr;
+    r->peer_key = peer.key;
+    c->raw = r;
+    must(gmux_barrier(gmux_team_world(c->comm)), "barrier");
+}
+
+int bench_net_rank(int argc, char **argv)
+{
+    struct ctx c = {0};
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--json") == 0)
+            c.json = true;
+        else if (strcmp(argv[i], "--quick") == 0)
+            c.quick = true;
+        else
+            return cli_usage_error("bench net-rank", "unexpected argument '%s'", argv[i]);
+    }
+    must(gmux_comm_init(NULL, &c.comm), "init");
+    c.me = gmux_comm_rank(c.comm);
+    if (gmux_comm_size(c.comm) != 2) {
+        fprintf(stderr, "bench net-rank: needs exactly 2 ranks\n");
+        return 1;
+    }
+    c.peer = 1 - c.me;
+    c.prov = gmux_comm_provider(c.comm);
+    c.src = calloc(2, MAX_BYTES);
+    for (size_t i = 0; i < MAX_BYTES; i++)
+        c.src[i] = (uint8_t)i;
+    must(gmux_window_register(c.comm, c.src + MAX_BYTES, MAX_BYTES, &c.win), "window");
+    exchange_raw(&c);
+    bool tcp = strncmp(c.prov, "tcp", 3) == 0;
+    uint64_t lat_iters = c.quick ? 200 : tcp ? 3000 : 20000;
+    latency_gmux(&c, lat_iters / 10); /* warm-up */
+    latency_raw(&c, lat_iters / 10);
+    double lg = latency_gmux(&c, lat_iters), lr = latency_raw(&c, lat_iters);
+    report(&c, "put_signal_rtt", 8, lg, lr, "us");
+    for (size_t size = 8; size <= MAX_BYTES; size *= 8) {
+        uint64_t total = c.quick ? (4u << 20) : tcp ? (64u << 20) : (256u << 20);
+        uint64_t k = total / size;
+        k = k < 16 ? 16 : k > 20000 ? 20000 : k;
+        stream_gmux(&c, size, k / 4 + 1, false);
+        stream_raw(&c, size, k / 4 + 1);
+        double tg = stream_gmux(&c, size, k, false), tr = stream_raw(&c, size, k);
+        double mib = (double)size * (double)k / (1 << 20);
+        report(&c, "put_bw", size, mib / tg, mib / tr, "MiB/s");
+    }
+    /* 1 MiB exactly, the size of the target */
+    {
+        size_t size = 1 << 20;
+        uint64_t k = c.quick ? 8 : tcp ? 64 : 256;
+        stream_gmux(&c, size, 4, false);
+        stream_raw(&c, size, 4);
+        double tg = stream_gmux(&c, size, k, false), tr = stream_raw(&c, size, k);
+        report(&c, "put_bw", size, (double)k / tg, (double)k / tr, "MiB/s");
+    }
+    uint64_t m = c.quick ? 20000 : tcp ? 100000 : 1000000;
+    stream_gmux(&c, 8, m / 10, true);
+    stream_raw(&c, 8, m / 10);
+    double tg = stream_gmux(&c, 8, m, true), tr = stream_raw(&c, 8, m);
+    report(&c, "put_rate", 8, (double)m / tg / 1e6, (double)m / tr / 1e6, "Mop/s");
+    must(gmux_barrier(gmux_team_world(c.comm)), "barrier");
+    fi_close(&c.raw->mr->fid);
+    net_fab_close(&c.raw->fab);
+    free(c.raw);
+    must(gmux_window_deregister(c.comm, c.win), "deregister");
+    must(gmux_comm_finalize(c.comm), "finalize");
+    free(c.src);
+    return 0;
+}
+
+int bench_net(int argc, char **argv)
+{
+    const char *provs[2] = {"shm", "tcp"};
+    int nprov = 2;
+    bool json = false, quick = false;
+    for (int i = 1; i < argc; i++) {
+        if (cli_is_help(argv[i])) {
+            printf("Usage: gmux bench net [--provider shm|tcp|both] [--json] [--quick]\n\n"
+                   "Two ranks over loopback: put+signal round-trip latency, bandwidth\n"
+                   "against size and 8-byte put rate, gmux next to raw libfabric.\n");
+            return 0;
+        }
+        if (strcmp(argv[i], "--json") == 0) {
+            json = true;
+        } else if (strcmp(argv[i], "--quick") == 0) {
+            quick = true;
+        } else if (strcmp(argv[i], "--provider") == 0 && i + 1 < argc) {
+            const char *p = argv[++i];
+            if (strcmp(p, "shm") == 0 || strcmp(p, "tcp") == 0) {
+                provs[0] = p;
+                nprov = 1;
+            } else if (strcmp(p, "both") != 0) {
+                return cli_usage_error("bench net", "unknown provider '%s'", p);
+            }
+        } else {
+            return cli_usage_error("bench net", "unexpected argument '%s'", argv[i]);
+        }
+    }
+    char self[4096];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    if (n <= 0)
+        return cli_fail("bench net", "cannot find the gmux executable");
+    self[n] = '\0';
+    int worst = 0;
+    for (int p = 0; p < nprov; p++) {
+        setenv("GMUX_NET_PROVIDER", provs[p], 1);
+        char *args[] = {"launch", "-n", "2",     "--timeout", "300",
+                        "--",     self, "bench", "net-rank",  json ? "--json" : NULL,
+                        NULL,     NULL};
+        int k = json ? 10 : 9;
+        if (quick)
+            args[k++] = "--quick";
+        args[k] = NULL;
+        fflush(stdout);
+        int rc = cmd_launch(k, args);
+        if (rc > worst)
+            worst = rc;
+    }
+    return worst;
+}

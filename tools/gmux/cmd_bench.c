@@ -1,0 +1,37 @@
+/*
+ * gmux bench NAME [ARGS]: the benchmarks of the runtime, one table entry
+ * each, so that later ones are added as one line here and one file.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "bench.h"
+#include "cli.h"
+#include "commands.h"
+
+struct bench {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *summary;
+    int hidden; /* internal entry points (the ranks of a bench) */
+};
+
+static const struct bench benches[] = {
+    {"net", bench_net, "put+signal latency, bandwidth and message rate vs raw libfabric", 0},
+    {"net-rank", bench_net_rank, "one rank of 'bench net' (started by it)", 1},
+};
+
+int cmd_bench(int argc, char **argv)
+{
+    if (argc < 2 || cli_is_help(argv[1])) {
+        printf("Usage: gmux bench NAME [ARGS...]   (gmux bench NAME --help)\n\nBenchmarks:\n");
+        for (size_t i = 0; i < sizeof(benches) / sizeof(benches[0]); i++)
+            if (!benches[i].hidden)
+                printf("  %-10s %s\n", benches[i].name, benches[i].summary);
+        return argc < 2 ? CLI_EXIT_USAGE : 0;
+    }
+    for (size_t i = 0; i < sizeof(benches) / sizeof(benches[0]); i++)
+        if (strcmp(argv[1], benches[i].name) == 0)
+            return benches[i].run(argc - 1, argv + 1);
+    return cli_usage_error("bench", "unknown benchmark '%s'", argv[1]);
+}
