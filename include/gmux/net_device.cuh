@@ -184,7 +184,7 @@ GMUX_DEV_FN gmux_status_t gmux_dev_put(const gmux_dev_handle_t &h, uint32_t ctx,
             if (opts->signal_id >= h.nsig)
                 return GMUX_ERR_INVALID;
             d.signal_op = (uint8_t)opts->signal_op;
-            d.signal_id = opts->signal_id;
+            d.signal_id = opts->signal_id + h.sig_base;
             d.signal_value = opts->signal_value;
         }
         if (opts->counter_id != GMUX_NO_COUNTER) {
@@ -218,7 +218,7 @@ GMUX_DEV_FN gmux_status_t gmux_dev_put_value(const gmux_dev_handle_t &h, uint32_
         if (o.signal_id >= h.nsig)
             return GMUX_ERR_INVALID;
         d.signal_op = (uint8_t)o.signal_op;
-        d.signal_id = o.signal_id;
+        d.signal_id = o.signal_id + h.sig_base;
         d.signal_value = o.signal_value;
     }
     return gmux_dev_push_(h, &d);
@@ -236,7 +236,7 @@ GMUX_DEV_FN gmux_status_t gmux_dev_signal(const gmux_dev_handle_t &h, uint32_t c
     d.signal_op = (uint8_t)op;
     d.ctx = (uint16_t)ctx;
     d.peer = (uint32_t)peer;
-    d.signal_id = signal_id;
+    d.signal_id = signal_id + h.sig_base;
     d.signal_value = value;
     return gmux_dev_push_(h, &d);
 }

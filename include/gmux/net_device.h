@@ -65,6 +65,9 @@ typedef struct gmux_dev_ring {
 typedef struct gmux_dev_handle {
     int32_t rank, size;
     uint32_t nctx, nsig, ncnt, nslots;
+    uint32_t sig_base; /* added to a user signal id in a descriptor (the
+                        * proxy's own signal words come first) */
+    uint32_t reserved_;
     uint64_t timeout_ns;    /* default timeout of waits and of a full ring */
     gmux_dev_ring_t *rings; /* [ctx * size + peer] */
     uint64_t *signals;      /* nsig words, applied by the proxy */

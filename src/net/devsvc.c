@@ -135,9 +135,10 @@ gmux_status_t net_devsvc_start(gmux_comm_t *comm, gmux_dev_handle_t *handle_p, n
         .nsig = comm->nsig,
         .ncnt = comm->ncnt,
         .nslots = comm->ring_slots,
+        .sig_base = NET_SIG_RESERVED,
         .timeout_ns = (uint64_t)(comm->timeout_s * 1e9),
         .rings = s->rings,
-        .signals = (uint64_t *)comm->signals,
+        .signals = (uint64_t *)&comm->signals[NET_SIG_RESERVED],
         .counters = (uint64_t *)comm->counters,
         .ctx_error = (int32_t *)comm->ctx_error,
         .svc = (uint64_t *)s->mbox,
@@ -182,8 +183,9 @@ size_t net_devsvc_ranges(const net_devsvc_t *s, net_devsvc_range_t *out, size_t 
     uint32_t nrings = comm->nctx * (uint32_t)comm->size;
     for (uint32_t i = 0; i < nrings; i++)
         n = add_range(out, n, max, comm->rings[i].mem, comm->rings[i].mem_size);
-    /* the barrier words after the user signals are never touched by kernels */
-    n = add_range(out, n, max, (const void *)comm->signals, comm->nsig * sizeof(uint64_t));
+    /* kernels touch only the user signal words, which follow the barrier words */
+    n = add_range(out, n, max, (const void *)&comm->signals[NET_SIG_RESERVED],
+                  comm->nsig * sizeof(uint64_t));
     n = add_range(out, n, max, (const void *)comm->counters,
                   (comm->ncnt ? comm->ncnt : 1) * sizeof(uint64_t));
     n = add_range(out, n, max, (const void *)comm->ctx_error, comm->nctx * sizeof(int));
