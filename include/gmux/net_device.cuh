@@ -163,6 +163,28 @@ GMUX_DEV_FN gmux_status_t gmux_dev_push_(const gmux_dev_handle_t &h, const gmux_
     return GMUX_OK;
 }
 
+/* The signal and counter of a put (opts may be NULL). */
+GMUX_DEV_FN gmux_status_t gmux_dev_opts_(const gmux_dev_handle_t &h, const gmux_op_opts_t *opts,
+                                         gmux_dev_desc_t *d)
+{
+    if (!opts)
+        return GMUX_OK;
+    if (opts->signal_op != GMUX_SIGNAL_NONE) {
+        if ((unsigned)opts->signal_op > GMUX_SIGNAL_SET || opts->signal_id >= h.nsig)
+            return GMUX_ERR_INVALID;
+        d->signal_op = (uint8_t)opts->signal_op;
+        d->signal_id = opts->signal_id + h.sig_base;
+        d->signal_value = opts->signal_value;
+    }
+    if (opts->counter_id != GMUX_NO_COUNTER) {
+        if (opts->counter_id >= h.ncnt)
+            return GMUX_ERR_INVALID;
+        d->flags = GMUX_DEV_F_COUNTER;
+        d->counter_id = opts->counter_id;
+    }
+    return GMUX_OK;
+}
+
 /* ---- thread forms ---------------------------------------------------------- */
 
 /* Copies size bytes from src_host (pinned host memory) into window win of
@@ -179,22 +201,8 @@ GMUX_DEV_FN gmux_status_t gmux_dev_put(const gmux_dev_handle_t &h, uint32_t ctx,
     d.offset = offset;
     d.src = (uint64_t)(uintptr_t)src_host;
     d.size = size;
-    if (opts) {
-        if (opts->signal_op != GMUX_SIGNAL_NONE) {
-            if (opts->signal_id >= h.nsig)
-                return GMUX_ERR_INVALID;
-            d.signal_op = (uint8_t)opts->signal_op;
-            d.signal_id = opts->signal_id + h.sig_base;
-            d.signal_value = opts->signal_value;
-        }
-        if (opts->counter_id != GMUX_NO_COUNTER) {
-            if (opts->counter_id >= h.ncnt)
-                return GMUX_ERR_INVALID;
-            d.flags = GMUX_DEV_F_COUNTER;
-            d.counter_id = opts->counter_id;
-        }
-    }
-    return gmux_dev_push_(h, &d);
+    gmux_status_t st = gmux_dev_opts_(h, opts, &d);
+    return st != GMUX_OK ? st : gmux_dev_push_(h, &d);
 }
 
 /* Puts the low `bytes` (1..8) bytes of value; no source to keep. */
@@ -204,8 +212,6 @@ GMUX_DEV_FN gmux_status_t gmux_dev_put_value(const gmux_dev_handle_t &h, uint32_
 {
     if (bytes == 0 || bytes > 8)
         return GMUX_ERR_INVALID;
-    gmux_op_opts_t o = opts ? *opts : gmux_op_opts_t{GMUX_SIGNAL_NONE, 0, 0, GMUX_NO_COUNTER};
-    o.counter_id = GMUX_NO_COUNTER; /* nothing to consume */
     gmux_dev_desc_t d = {};
     d.opcode = GMUX_DEV_OP_PUT_VALUE;
     d.window = (uint16_t)win;
@@ -214,14 +220,8 @@ GMUX_DEV_FN gmux_status_t gmux_dev_put_value(const gmux_dev_handle_t &h, uint32_
     d.offset = offset;
     d.src = value;
     d.size = bytes;
-    if (o.signal_op != GMUX_SIGNAL_NONE) {
-        if (o.signal_id >= h.nsig)
-            return GMUX_ERR_INVALID;
-        d.signal_op = (uint8_t)o.signal_op;
-        d.signal_id = o.signal_id + h.sig_base;
-        d.signal_value = o.signal_value;
-    }
-    return gmux_dev_push_(h, &d);
+    gmux_status_t st = gmux_dev_opts_(h, opts, &d);
+    return st != GMUX_OK ? st : gmux_dev_push_(h, &d);
 }
 
 /* Adds, increments or sets signal_id at peer, after every earlier put of the
