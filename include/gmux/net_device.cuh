@@ -241,14 +241,22 @@ GMUX_DEV_FN gmux_status_t gmux_dev_signal(const gmux_dev_handle_t &h, uint32_t c
     return gmux_dev_push_(h, &d);
 }
 
+/* The word kernels read a signal from: the mirror of a staged handle. */
+GMUX_DEV_FN uint64_t *gmux_dev_sigword_(const gmux_dev_handle_t &h, uint32_t id)
+{
+    return h.sigview ? &h.sigview[id] : &h.signals[id];
+}
+
 GMUX_DEV_FN uint64_t gmux_dev_signal_read(const gmux_dev_handle_t &h, uint32_t id)
 {
-    return gmux_dev_sysref_t(h.signals[id]).load(cuda::memory_order_acquire);
+    return gmux_dev_sysref_t(*gmux_dev_sigword_(h, id)).load(cuda::memory_order_acquire);
 }
 
 GMUX_DEV_FN void gmux_dev_signal_reset(const gmux_dev_handle_t &h, uint32_t id)
 {
     gmux_dev_sysref_t(h.signals[id]).store(0, cuda::memory_order_relaxed);
+    if (h.sigview)
+        gmux_dev_sysref_t(h.sigview[id]).store(0, cuda::memory_order_relaxed);
 }
 
 GMUX_DEV_FN uint64_t gmux_dev_counter_read(const gmux_dev_handle_t &h, uint32_t id)
@@ -296,7 +304,7 @@ GMUX_DEV_FN gmux_status_t gmux_dev_signal_wait(const gmux_dev_handle_t &h, uint3
 {
     if (signal_id >= h.nsig)
         return GMUX_ERR_INVALID;
-    return gmux_dev_wait_word_(h, &h.signals[signal_id], value, timeout_ns, value_p);
+    return gmux_dev_wait_word_(h, gmux_dev_sigword_(h, signal_id), value, timeout_ns, value_p);
 }
 
 GMUX_DEV_FN gmux_status_t gmux_dev_counter_wait(const gmux_dev_handle_t &h, uint32_t counter_id,

@@ -33,6 +33,7 @@
 #ifndef GMUX_NET_DEVICE_H
 #define GMUX_NET_DEVICE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include <gmux/net.h>
@@ -75,6 +76,8 @@ typedef struct gmux_dev_handle {
     int32_t *ctx_error;     /* per ctx: first failure since the last flush/quiet */
     uint64_t *svc;          /* service mailbox */
     void *host;             /* host-side state (opaque, for destroy) */
+    uint64_t *sigview;      /* staged handles: the mirror kernels read signals
+                             * from (NULL: read `signals` directly) */
 } gmux_dev_handle_t;
 
 /* Handle with host pointers (no CUDA needed). */
@@ -84,6 +87,29 @@ gmux_status_t gmux_dev_handle_create_host(gmux_comm_t *comm, gmux_dev_handle_t *
  * and mailbox for the current CUDA device. GMUX_ERR_UNSUPPORTED where the
  * library was built without CUDA or no device is present. */
 gmux_status_t gmux_dev_handle_create(gmux_comm_t *comm, gmux_dev_handle_t *handle_p);
+
+/* Staged handle (CUDA): as gmux_dev_handle_create, plus device-memory
+ * windows staged through pinned host memory (see docs/net-device.md): kernel
+ * descriptors go through staging rings that the service thread forwards in
+ * order, copying device sources to pinned bounce buffers first; signals
+ * reach kernels only after the windows' data was copied to the device. */
+gmux_status_t gmux_dev_handle_create_staged(gmux_comm_t *comm, gmux_dev_handle_t *handle_p);
+
+/* Registers device memory [dev_base, dev_base+size) as a window of a staged
+ * handle's communicator. Collective, like gmux_window_register. Kernels read
+ * the window in device memory; remote puts land in its pinned shadow and are
+ * copied to the device before the signal that covers them becomes visible to
+ * kernels. Write the window only through remote puts (a local write is
+ * overwritten by the next copy); keep put sources in source ranges. */
+gmux_status_t gmux_dev_window_register(gmux_dev_handle_t *handle, void *dev_base, size_t size,
+                                       gmux_window_t *win_p);
+gmux_status_t gmux_dev_window_deregister(gmux_dev_handle_t *handle, gmux_window_t win);
+
+/* Registers device memory kernels may pass as the source of a put on a
+ * staged handle (copied to a pinned bounce buffer by the service thread, on
+ * its own stream, before the write is posted). Local, not collective. */
+gmux_status_t gmux_dev_source_register(gmux_dev_handle_t *handle, void *dev_base, size_t size);
+gmux_status_t gmux_dev_source_deregister(gmux_dev_handle_t *handle, void *dev_base);
 
 /* Stops the service thread and unmaps what create mapped. */
 void gmux_dev_handle_destroy(gmux_dev_handle_t *handle);

@@ -12,6 +12,7 @@
 #include <cuda_runtime.h>
 
 #include "common/export.h"
+#include "net/devstage.h"
 #include "net/devsvc.h"
 
 typedef struct dev_map {
@@ -20,6 +21,7 @@ typedef struct dev_map {
     bool registered[NET_DEVSVC_MAX_RANGES];
     size_t n;
     gmux_dev_ring_t *dev_rings; /* device copy of the rings array */
+    cudaStream_t stream;        /* staging copies (staged handles) */
 } dev_map_t;
 
 static void dev_unmap(void *arg)
@@ -27,10 +29,50 @@ static void dev_unmap(void *arg)
     dev_map_t *m = (dev_map_t *)arg;
     if (m->dev_rings)
         cudaFree(m->dev_rings);
+    m->dev_rings = NULL;
     for (size_t i = 0; i < m->n; i++)
         if (m->registered[i])
             cudaHostUnregister(m->ranges[i].base);
+    m->n = 0;
+}
+
+static void dev_release(void *arg)
+{
+    dev_map_t *m = (dev_map_t *)arg;
+    if (m->stream)
+        cudaStreamDestroy(m->stream);
     free(m);
+}
+
+/* Staging copies: on the handle's own stream, complete when they return. */
+static int stage_copy(dev_map_t *m, void *dst, const void *src, size_t n, cudaMemcpyKind kind)
+{
+    if (cudaMemcpyAsync(dst, src, n, kind, m->stream) != cudaSuccess)
+        return -1;
+    return cudaStreamSynchronize(m->stream) == cudaSuccess ? 0 : -1;
+}
+
+static int stage_d2h(void *arg, void *dst_host, const void *src_dev, size_t n)
+{
+    return stage_copy((dev_map_t *)arg, dst_host, src_dev, n, cudaMemcpyDeviceToHost);
+}
+
+static int stage_h2d(void *arg, void *dst_dev, const void *src_host, size_t n)
+{
+    return stage_copy((dev_map_t *)arg, dst_dev, src_host, n, cudaMemcpyHostToDevice);
+}
+
+static void *stage_alloc(void *arg, size_t n)
+{
+    (void)arg;
+    void *p = NULL;
+    return cudaHostAlloc(&p, n, cudaHostAllocPortable) == cudaSuccess ? p : NULL;
+}
+
+static void stage_free(void *arg, void *p)
+{
+    (void)arg;
+    cudaFreeHost(p);
 }
 
 /* The device address of host address p, or NULL when p is in no range. */
@@ -54,8 +96,7 @@ static gmux_status_t cuda_status(cudaError_t e, const char *what)
     return GMUX_ERR_DRIVER;
 }
 
-extern "C" GMUX_API gmux_status_t gmux_dev_handle_create(gmux_comm_t *comm,
-                                                         gmux_dev_handle_t *handle_p)
+static gmux_status_t create(gmux_comm_t *comm, bool staged, gmux_dev_handle_t *handle_p)
 {
     int ndev = 0;
     gmux_status_t st = cuda_status(cudaGetDeviceCount(&ndev), "cudaGetDeviceCount");
@@ -63,16 +104,22 @@ extern "C" GMUX_API gmux_status_t gmux_dev_handle_create(gmux_comm_t *comm,
         return st;
     if (ndev == 0)
         return GMUX_ERR_UNSUPPORTED;
+    dev_map_t *m = (dev_map_t *)calloc(1, sizeof(*m));
+    if (!m)
+        return GMUX_ERR_NOMEM;
     gmux_dev_handle_t h;
     net_devsvc_t *svc = NULL;
-    if ((st = net_devsvc_start(comm, &h, &svc)) != GMUX_OK)
+    net_devstage_copy_t copy = {stage_d2h, stage_h2d, stage_alloc, stage_free, m};
+    if (staged && (st = cuda_status(cudaStreamCreateWithFlags(&m->stream, cudaStreamNonBlocking),
+                                    "cudaStreamCreate")) != GMUX_OK) {
+        free(m);
         return st;
-    dev_map_t *m = (dev_map_t *)calloc(1, sizeof(*m));
-    if (!m) {
-        st = GMUX_ERR_NOMEM;
-        goto stop_svc;
     }
-    net_devsvc_set_unmap(svc, dev_unmap, m); /* from here on, stop undoes the mapping */
+    if ((st = net_devsvc_start_staged(comm, staged ? &copy : NULL, &h, &svc)) != GMUX_OK) {
+        dev_release(m);
+        return st;
+    }
+    net_devsvc_set_unmap(svc, dev_unmap, dev_release, m); /* stop undoes all from here */
     m->n = net_devsvc_ranges(svc, m->ranges, NET_DEVSVC_MAX_RANGES);
     for (size_t i = 0; i < m->n; i++) {
         st = cuda_status(cudaHostRegister(m->ranges[i].base, m->ranges[i].size,
@@ -114,10 +161,24 @@ extern "C" GMUX_API gmux_status_t gmux_dev_handle_create(gmux_comm_t *comm,
     h.counters = dev_ptr(m, h.counters);
     h.ctx_error = dev_ptr(m, h.ctx_error);
     h.svc = dev_ptr(m, h.svc);
+    if (h.sigview)
+        h.sigview = dev_ptr(m, h.sigview);
     *handle_p = h;
     return GMUX_OK;
 
 stop_svc:
     net_devsvc_stop(svc);
     return st;
+}
+
+extern "C" GMUX_API gmux_status_t gmux_dev_handle_create(gmux_comm_t *comm,
+                                                         gmux_dev_handle_t *handle_p)
+{
+    return create(comm, false, handle_p);
+}
+
+extern "C" GMUX_API gmux_status_t gmux_dev_handle_create_staged(gmux_comm_t *comm,
+                                                                gmux_dev_handle_t *handle_p)
+{
+    return create(comm, true, handle_p);
 }

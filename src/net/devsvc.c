@@ -10,6 +10,7 @@
 #include "common/clock.h"
 #include "common/export.h"
 #include "common/log.h"
+#include "net/devstage.h"
 #include "net/internal.h"
 
 #define SVC_PAGE     4096u
@@ -26,7 +27,9 @@ struct net_devsvc {
     bool running;
     _Atomic bool stop;
     void (*unmap)(void *arg);
+    void (*release)(void *arg);
     void *unmap_arg;
+    net_devstage_t *stage; /* staged handles only */
 };
 
 static _Atomic uint64_t *ctx_word(net_devsvc_t *s, uint32_t ctx, int word)
@@ -40,6 +43,8 @@ static bool serve(net_devsvc_t *s, uint32_t ctx, int req_w, int done_w, int stat
     uint64_t req = atomic_load_explicit(ctx_word(s, ctx, req_w), memory_order_acquire);
     if (req == atomic_load_explicit(ctx_word(s, ctx, done_w), memory_order_relaxed))
         return false;
+    if (s->stage) /* the requesters' staged descriptors go first */
+        net_devstage_forward(s->stage, true);
     /* every descriptor the requesters pushed before their request is in the
      * rings now, so the host call covers them (and possibly more) */
     gmux_status_t st = quiet ? gmux_quiet(s->comm, ctx) : gmux_flush(s->comm, ctx);
@@ -71,6 +76,10 @@ static void *svc_main(void *arg)
             work |= serve(s, c, GMUX_DEV_SVC_QUIET_REQ, GMUX_DEV_SVC_QUIET_DONE,
                           GMUX_DEV_SVC_QUIET_STATUS, true);
         }
+        if (s->stage) {
+            work |= net_devstage_forward(s->stage, false) > 0;
+            work |= net_devstage_mirror(s->stage) > 0;
+        }
         bool waiting =
             atomic_load_explicit(&s->mbox[GMUX_DEV_SVC_WAITERS], memory_order_acquire) != 0;
         if (waiting || rings_busy(comm)) {
@@ -99,6 +108,12 @@ static void *svc_main(void *arg)
 
 gmux_status_t net_devsvc_start(gmux_comm_t *comm, gmux_dev_handle_t *handle_p, net_devsvc_t **svc_p)
 {
+    return net_devsvc_start_staged(comm, NULL, handle_p, svc_p);
+}
+
+gmux_status_t net_devsvc_start_staged(gmux_comm_t *comm, const net_devstage_copy_t *copy,
+                                      gmux_dev_handle_t *handle_p, net_devsvc_t **svc_p)
+{
     if (!comm || !handle_p || !svc_p)
         return GMUX_ERR_INVALID;
     gmux_status_t st = GMUX_ERR_NOMEM;
@@ -123,9 +138,11 @@ gmux_status_t net_devsvc_start(gmux_comm_t *comm, gmux_dev_handle_t *handle_p, n
         s->rings[i].tail = (uint64_t *)comm->rings[i].tail;
         s->rings[i].head = (uint64_t *)comm->rings[i].head;
     }
+    if (copy && (st = net_devstage_create(comm, copy, NET_DEVSTAGE_ARENA, &s->stage)) != GMUX_OK)
+        goto free_rings;
     if (pthread_create(&s->thread, NULL, svc_main, s) != 0) {
         st = GMUX_ERR_STATE;
-        goto free_rings;
+        goto destroy_stage;
     }
     s->running = true;
     gmux_dev_handle_t h = {
@@ -144,10 +161,14 @@ gmux_status_t net_devsvc_start(gmux_comm_t *comm, gmux_dev_handle_t *handle_p, n
         .svc = (uint64_t *)s->mbox,
         .host = s,
     };
+    if (s->stage)
+        net_devstage_fill(s->stage, &h);
     *handle_p = h;
     *svc_p = s;
     return GMUX_OK;
 
+destroy_stage:
+    net_devstage_destroy(s->stage);
 free_rings:
     free(s->rings);
 free_mbox:
@@ -190,6 +211,8 @@ size_t net_devsvc_ranges(const net_devsvc_t *s, net_devsvc_range_t *out, size_t 
                   (comm->ncnt ? comm->ncnt : 1) * sizeof(uint64_t));
     n = add_range(out, n, max, (const void *)comm->ctx_error, comm->nctx * sizeof(int));
     n = add_range(out, n, max, (const void *)s->mbox, s->mbox_bytes);
+    if (s->stage)
+        n = net_devstage_ranges(s->stage, out, n, max);
     qsort(out, n, sizeof(*out), range_cmp);
     size_t m = 0;
     for (size_t i = 0; i < n; i++) {
@@ -205,9 +228,11 @@ size_t net_devsvc_ranges(const net_devsvc_t *s, net_devsvc_range_t *out, size_t 
     return m;
 }
 
-void net_devsvc_set_unmap(net_devsvc_t *s, void (*unmap)(void *arg), void *arg)
+void net_devsvc_set_unmap(net_devsvc_t *s, void (*unmap)(void *arg), void (*release)(void *arg),
+                          void *arg)
 {
     s->unmap = unmap;
+    s->release = release;
     s->unmap_arg = arg;
 }
 
@@ -221,6 +246,9 @@ void net_devsvc_stop(net_devsvc_t *s)
     }
     if (s->unmap)
         s->unmap(s->unmap_arg);
+    net_devstage_destroy(s->stage);
+    if (s->release)
+        s->release(s->unmap_arg);
     free(s->rings);
     free((void *)s->mbox);
     free(s);
@@ -238,4 +266,42 @@ GMUX_API void gmux_dev_handle_destroy(gmux_dev_handle_t *handle)
         return;
     net_devsvc_stop(handle->host);
     memset(handle, 0, sizeof(*handle));
+}
+
+GMUX_API gmux_status_t gmux_dev_window_register(gmux_dev_handle_t *handle, void *dev_base,
+                                                size_t size, gmux_window_t *win_p)
+{
+    if (!handle || !handle->host || !win_p)
+        return GMUX_ERR_INVALID;
+    net_devsvc_t *s = handle->host;
+    if (!s->stage)
+        return GMUX_ERR_STATE; /* not a staged handle */
+    return net_devstage_window_register(s->stage, dev_base, size, win_p);
+}
+
+GMUX_API gmux_status_t gmux_dev_window_deregister(gmux_dev_handle_t *handle, gmux_window_t win)
+{
+    if (!handle || !handle->host)
+        return GMUX_ERR_INVALID;
+    net_devsvc_t *s = handle->host;
+    if (!s->stage)
+        return GMUX_ERR_STATE;
+    return net_devstage_window_deregister(s->stage, win);
+}
+
+GMUX_API gmux_status_t gmux_dev_source_register(gmux_dev_handle_t *handle, void *dev_base,
+                                                size_t size)
+{
+    if (!handle || !handle->host)
+        return GMUX_ERR_INVALID;
+    net_devsvc_t *s = handle->host;
+    return s->stage ? net_devstage_source_register(s->stage, dev_base, size) : GMUX_ERR_STATE;
+}
+
+GMUX_API gmux_status_t gmux_dev_source_deregister(gmux_dev_handle_t *handle, void *dev_base)
+{
+    if (!handle || !handle->host)
+        return GMUX_ERR_INVALID;
+    net_devsvc_t *s = handle->host;
+    return s->stage ? net_devstage_source_deregister(s->stage, dev_base) : GMUX_ERR_STATE;
 }

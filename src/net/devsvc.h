@@ -40,12 +40,23 @@ typedef struct net_devsvc net_devsvc_t;
 gmux_status_t net_devsvc_start(gmux_comm_t *comm, gmux_dev_handle_t *handle_p,
                                net_devsvc_t **svc_p);
 
+/* The same with device-memory windows staged through pinned memory
+ * (devstage.h); copy NULL: not staged. */
+struct net_devstage_copy;
+gmux_status_t net_devsvc_start_staged(gmux_comm_t *comm, const struct net_devstage_copy *copy,
+                                      gmux_dev_handle_t *handle_p, net_devsvc_t **svc_p);
+
+/* Bytes of pinned bounce memory for device sources of a staged handle. */
+#define NET_DEVSTAGE_ARENA (8u << 20)
+
 /* The host memory behind the handle's pointers, page-rounded, sorted and
  * merged (no two ranges share a page). Returns the number of ranges. */
 size_t net_devsvc_ranges(const net_devsvc_t *svc, net_devsvc_range_t *out, size_t max);
 
-/* Called by stop before anything is freed (device.cu: unregister, free). */
-void net_devsvc_set_unmap(net_devsvc_t *svc, void (*unmap)(void *arg), void *arg);
+/* Hooks of stop: unmap runs before anything is freed (device.cu:
+ * unregister), release last (after the staging copies' memory is freed). */
+void net_devsvc_set_unmap(net_devsvc_t *svc, void (*unmap)(void *arg), void (*release)(void *arg),
+                          void *arg);
 
 void net_devsvc_stop(net_devsvc_t *svc);
 

@@ -43,9 +43,14 @@ if command -v nvidia-cuda-mps-control >/dev/null 2>&1; then
     mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
     if nvidia-cuda-mps-control -d >/dev/null 2>&1; then
         MPS=true
-    else
-        unset CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY
+        # a CUDA client must work through it, or we go on without MPS
+        probe="$BUILD/tests/gpu/test_gpu_vector_add"
+        if [ -x "$probe" ] && ! timeout 30 "$probe" >/dev/null 2>&1; then
+            echo quit | nvidia-cuda-mps-control >/dev/null 2>&1
+            MPS=false
+        fi
     fi
+    [ "$MPS" = true ] || unset CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY
 fi
 stop_mps() {
     if [ "$MPS" = true ]; then

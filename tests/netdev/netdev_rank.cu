@@ -10,15 +10,23 @@
  *                           wait timeout, invalid arguments
  *   netdev_rank threads T   T threads push puts with signals into the same
  *                           rings at once (CAS claims contend)
+ *   netdev_rank staged      a staged handle (device-memory windows) whose
+ *                           "device" is host memory copied with memcpy: puts
+ *                           from a source range, data checked in the target
+ *                           window's device buffer as soon as the signal shows
  * Exit 0 on success.
  */
 #include <pthread.h>
+#include <atomic>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <gmux/net.h>
 #include <gmux/net_device.cuh>
+
+#include "net/devstage.h"
+#include "net/devsvc.h"
 
 static int me, n;
 
@@ -175,6 +183,84 @@ static int mode_threads(gmux_comm_t *comm, const gmux_dev_handle_t &h, int nthre
     return 0;
 }
 
+/* The fake device of the staged mode: plain memory, synchronous memcpy. */
+static int fake_copy(void *arg, void *dst, const void *src, size_t n)
+{
+    (void)arg;
+    memcpy(dst, src, n);
+    return 0;
+}
+
+static std::atomic<size_t> fake_d2h_bytes; /* what the service thread staged */
+
+static int fake_d2h(void *arg, void *dst, const void *src, size_t n)
+{
+    fake_d2h_bytes += n;
+    return fake_copy(arg, dst, src, n);
+}
+
+static void *fake_alloc(void *arg, size_t n)
+{
+    (void)arg;
+    return aligned_alloc(4096, (n + 4095) & ~(size_t)4095);
+}
+
+static void fake_free(void *arg, void *p)
+{
+    (void)arg;
+    free(p);
+}
+
+static int mode_staged(gmux_comm_t *comm, const gmux_dev_handle_t &h0)
+{
+    gmux_dev_handle_t h = h0;
+    CHECK(h.sigview != NULL, "a staged handle reads signals from the mirror");
+    uint8_t *dev_recv = (uint8_t *)calloc(1, WIN_BYTES);
+    uint8_t *dev_src = (uint8_t *)calloc(1, WIN_BYTES);
+    CHECK(dev_recv && dev_src, "out of memory");
+    dev_recv[17] = 0xab; /* registration keeps what the device buffer held */
+    gmux_window_t w;
+    OK(gmux_dev_window_register(&h, dev_recv, WIN_BYTES, &w));
+    OK(gmux_dev_source_register(&h, dev_src, WIN_BYTES));
+    CHECK(dev_recv[17] == 0xab, "device window clobbered at registration");
+    int right = (me + 1) % n, left = (me + n - 1) % n;
+    uint64_t round = 0;
+    size_t staged_before = fake_d2h_bytes, put_bytes = 0;
+    for (size_t size = 1; size <= WIN_BYTES / 2; size = size * 5 + 3) {
+        put_bytes += size;
+        for (size_t i = 0; i < size; i++)
+            dev_src[i] = pattern(me, size, i);
+        gmux_op_opts_t o = {GMUX_SIGNAL_ADD, SIG_DATA, 1, GMUX_NO_COUNTER};
+        uint32_t ctx = (uint32_t)(round % h.nctx);
+        OK(gmux_dev_put(h, ctx, right, w, 0, dev_src, size, &o));
+        OK(gmux_dev_flush(h, ctx)); /* dev_src is rewritten next round */
+        round++;
+        OK(gmux_dev_signal_wait(h, SIG_DATA, round, 0, NULL));
+        /* the signal is visible: the data must be in the device buffer */
+        for (size_t i = 0; i < size; i++)
+            CHECK(dev_recv[i] == pattern(left, size, i), "size %zu byte %zu", size, i);
+        OK(gmux_barrier(gmux_team_world(comm)));
+    }
+    CHECK(fake_d2h_bytes - staged_before == put_bytes, "staged %zu bytes of %zu",
+          (size_t)(fake_d2h_bytes - staged_before), put_bytes);
+    /* put_value and a lone signal through the staging rings, then quiet */
+    gmux_op_opts_t ov = {GMUX_SIGNAL_SET, SIG_VALUE, 9, GMUX_NO_COUNTER};
+    OK(gmux_dev_put_value(h, 1, right, w, WIN_BYTES - 8, 0xfeedull + (uint64_t)me, 8, &ov));
+    OK(gmux_dev_signal(h, 1, right, SIG_INC, GMUX_SIGNAL_INC, 0));
+    OK(gmux_dev_quiet(h, 1));
+    OK(gmux_dev_signal_wait(h, SIG_VALUE, 9, 0, NULL));
+    OK(gmux_dev_signal_wait(h, SIG_INC, 1, 0, NULL));
+    uint64_t got;
+    memcpy(&got, dev_recv + WIN_BYTES - 8, 8);
+    CHECK(got == 0xfeedull + (uint64_t)left, "put_value got %llx", (unsigned long long)got);
+    OK(gmux_barrier(gmux_team_world(comm)));
+    OK(gmux_dev_source_deregister(&h, dev_src));
+    OK(gmux_dev_window_deregister(&h, w));
+    free(dev_recv);
+    free(dev_src);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -194,12 +280,23 @@ int main(int argc, char **argv)
     if (me == 0)
         fprintf(stderr, "netdev_rank %s: %d ranks over %s\n", argv[1], n, gmux_comm_provider(comm));
     gmux_dev_handle_t h;
-    OK(gmux_dev_handle_create_host(comm, &h));
+    bool staged = strcmp(argv[1], "staged") == 0;
+    if (staged) {
+        net_devstage_copy_t copy = {fake_d2h, fake_copy, fake_alloc, fake_free, NULL};
+        net_devsvc_t *svc = NULL;
+        OK(net_devsvc_start_staged(comm, &copy, &h, &svc));
+    } else {
+        OK(gmux_dev_handle_create_host(comm, &h));
+        gmux_window_t bad;
+        CHECK(gmux_dev_window_register(&h, &bad, 8, &bad) == GMUX_ERR_STATE, "not staged");
+    }
     int rc = 2;
     if (strcmp(argv[1], "basic") == 0)
         rc = mode_basic(comm, h);
     else if (strcmp(argv[1], "threads") == 0 && argc > 2)
         rc = mode_threads(comm, h, atoi(argv[2]));
+    else if (staged)
+        rc = mode_staged(comm, h);
     gmux_dev_handle_destroy(&h);
     st = gmux_comm_finalize(comm);
     if (rc == 0 && st != GMUX_OK) {
