@@ -12,6 +12,8 @@
     X(LOG, STRING, "warn",                                                                         \
       "Logging: LEVEL[,SUBSYSTEM...] or SUBSYSTEM=LEVEL, e.g. debug,net "                          \
       "(levels off error warn info debug trace)")                                                  \
+    X(NET_INLINE_PROGRESS, BOOL, "1",                                                              \
+      "net: a CPU thread posts its own operations when no one else is progressing")                \
     X(NET_PROVIDER, STRING, "auto",                                                                \
       "net transport: auto (shm on one host, tcp across hosts), shm or tcp (tcp;ofi_rxm)")         \
     X(NET_PROXY_IDLE_US, INT, "200", "net: longest sleep of an idle proxy thread, microseconds")   \

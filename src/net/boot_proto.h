@@ -42,5 +42,10 @@ _Static_assert(sizeof(net_boot_hdr_t) == 16, "bootstrap header is 16 bytes");
 #define NET_ENV_RANK      "GMUX_RANK"
 #define NET_ENV_SIZE      "GMUX_SIZE"
 #define NET_ENV_BOOTSTRAP "GMUX_BOOTSTRAP" /* host:port of the rendezvous server */
+#define NET_ENV_JOB       "GMUX_JOB"       /* a name unique to the job */
+/* shm endpoints are named NET_SHM_PREFIX<job>-<rank>[suffix]; their regions
+ * live in /dev/shm under that name, and the launcher removes those of ranks
+ * that died without closing them. */
+#define NET_SHM_PREFIX "gmux-"
 
 #endif /* NET_BOOT_PROTO_H */

@@ -4,6 +4,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <string.h>
 
 #include "common/clock.h"
@@ -51,6 +52,15 @@ static int env_int(const char *name, int def)
     char *end;
     long x = strtol(v, &end, 10);
     return *end || x < 0 || x > (1 << 20) ? -1 : (int)x;
+}
+
+void net_shm_name(int rank, const char *suffix, char *out, size_t len)
+{
+    const char *job = getenv(NET_ENV_JOB);
+    if (job && *job && strlen(job) < 64)
+        snprintf(out, len, "%s%s-%d%s", NET_SHM_PREFIX, job, rank, suffix);
+    else
+        snprintf(out, len, "%s%d-%d%s", NET_SHM_PREFIX, (int)getpid(), rank, suffix);
 }
 
 /* Resolves "auto" and the setting into "shm" or "tcp". */
@@ -138,7 +148,9 @@ static gmux_status_t comm_alloc(gmux_comm_t *comm)
 static gmux_status_t join_fabric(gmux_comm_t *comm, const char *prov, uint64_t deadline)
 {
     bool loopback = env_int("GMUX_NNODES", 1) <= 1;
-    gmux_status_t st = net_fab_open(prov, loopback, &comm->fab);
+    char shm_name[128];
+    net_shm_name(comm->rank, "", shm_name, sizeof(shm_name));
+    gmux_status_t st = net_fab_open(prov, loopback, shm_name, &comm->fab);
     if (st != GMUX_OK)
         return st;
     comm->have_fab = true;
@@ -216,6 +228,7 @@ GMUX_API gmux_status_t gmux_comm_init(const gmux_comm_params_t *params, gmux_com
     if (comm->idle_max_ns < COM_NS_PER_US)
         comm->idle_max_ns = COM_NS_PER_US;
     comm->provider = "self";
+    atomic_init(&comm->inline_progress, COM_SETTING_BOOL(NET_INLINE_PROGRESS));
     uint64_t deadline = com_deadline_after_ns(timeout_ns(comm));
     gmux_status_t st = comm_alloc(comm);
     if (st != GMUX_OK)
@@ -258,8 +271,7 @@ GMUX_API gmux_status_t gmux_comm_finalize(gmux_comm_t *comm)
     if (!comm)
         return GMUX_ERR_INVALID;
     gmux_status_t st = GMUX_OK;
-    bool any_dead = net_boot_any_dead(comm->boot);
-    if (!any_dead) {
+    if (!net_boot_any_dead(comm->boot)) {
         for (uint32_t c = 0; c < comm->nctx; c++) {
             gmux_status_t s = gmux_quiet(comm, c);
             if (s != GMUX_OK && st == GMUX_OK)
@@ -269,11 +281,15 @@ GMUX_API gmux_status_t gmux_comm_finalize(gmux_comm_t *comm)
     /* no rank closes its endpoint while others may still write to it */
     if (comm->boot && st == GMUX_OK && !net_boot_any_dead(comm->boot))
         st = net_boot_barrier(comm->boot, com_deadline_after_ns(timeout_ns(comm)));
-    net_proxy_stop(comm);
-    if (any_dead && st == GMUX_OK)
+    bool stopped = net_proxy_stop(comm);
+    if (net_boot_any_dead(comm->boot) && st == GMUX_OK)
         st = GMUX_ERR_PEER;
+    if (!stopped && st == GMUX_OK)
+        st = GMUX_ERR_TIMEOUT;
     net_boot_close(comm->boot, st == GMUX_OK);
-    comm_free(comm);
+    comm->boot = NULL;
+    if (stopped)
+        comm_free(comm); /* else the stuck proxy still uses it: leaked on purpose */
     return st;
 }
 

@@ -1,6 +1,7 @@
 /* net_fab: see fab.h. */
 #include "net/fab.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -51,7 +52,8 @@ static struct fi_info *make_hints(const char *prov_name)
     return h;
 }
 
-gmux_status_t net_fab_open(const char *provider, bool loopback, net_fab_t *fab)
+gmux_status_t net_fab_open(const char *provider, bool loopback, const char *shm_name,
+                           net_fab_t *fab)
 {
     memset(fab, 0, sizeof(*fab));
     bool tcp = strcmp(provider, "tcp") == 0;
@@ -62,6 +64,19 @@ gmux_status_t net_fab_open(const char *provider, bool loopback, net_fab_t *fab)
     struct fi_info *hints = make_hints(tcp ? "tcp;ofi_rxm" : "shm");
     if (!hints)
         return GMUX_ERR_NOMEM;
+    if (!tcp && shm_name) {
+        /* a name of our own: the default (the pid) collides with the leftovers
+         * of a killed process whose pid was recycled */
+        char addr[NET_FAB_NAME_MAX];
+        int n = snprintf(addr, sizeof(addr), "fi_shm://%s", shm_name);
+        hints->addr_format = FI_ADDR_STR;
+        hints->src_addr = strdup(addr);
+        hints->src_addrlen = (size_t)n + 1;
+        if (!hints->src_addr) {
+            fi_freeinfo(hints);
+            return GMUX_ERR_NOMEM;
+        }
+    }
     int ret = fi_getinfo(FI_VERSION(1, 17), tcp && loopback ? "127.0.0.1" : NULL, NULL,
                          tcp && loopback ? FI_SOURCE : 0, hints, &fab->info);
     fi_freeinfo(hints);

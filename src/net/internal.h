@@ -19,6 +19,7 @@
 #include <gmux/net.h>
 
 #include "net/boot.h"
+#include "net/boot_proto.h"
 #include "net/fab.h"
 #include "net/order.h"
 #include "net/ring.h"
@@ -106,6 +107,7 @@ struct gmux_comm {
     net_rx_t *rx;
     uint64_t boot_poll_ns;
     uint64_t next_token;
+    bool ack_backlog; /* a quiet ack waits for tx resources */
 
     pthread_t proxy;
     bool proxy_running;
@@ -114,16 +116,31 @@ struct gmux_comm {
     _Atomic int proxy_sleeping;
     _Atomic int waiters;
     uint64_t idle_max_ns;
+    _Atomic bool inline_progress;  /* CPU producers post their own descriptors */
+    _Atomic uint64_t inline_epoch; /* producers' passes that emptied their ring */
+    _Atomic bool inline_failed;    /* a producer could not post its work itself */
 };
+
+/* Turns the producers' inline progress on or off (benchmarks measure the
+ * proxy thread alone with it off). */
+void net_comm_set_inline_progress(gmux_comm_t *comm, bool on);
+
+/* comm.c: the shm endpoint name of rank (see boot_proto.h) into out. */
+void net_shm_name(int rank, const char *suffix, char *out, size_t len);
 
 /* proxy.c */
 /* One pass: drains the rings, posts operations, reads completions. Returns
  * how much work it did. LOCKING: progress_lock held. */
 int net_progress_locked(gmux_comm_t *comm);
+/* A CPU producer's own step after a push: if the lock is free, posts what
+ * its ring holds. Returns whether the ring is empty afterwards. */
+bool net_progress_inline(gmux_comm_t *comm, uint32_t ring);
 /* Takes the lock if free and progresses; returns work done (0 if busy). */
 int net_progress_try(gmux_comm_t *comm);
 gmux_status_t net_proxy_start(gmux_comm_t *comm);
-void net_proxy_stop(gmux_comm_t *comm);
+/* Stops the proxy; false when it did not stop in time (it is then left running
+ * and the communicator must not be freed). */
+bool net_proxy_stop(gmux_comm_t *comm);
 /* Wakes a sleeping proxy after a producer pushed. */
 void net_proxy_kick(gmux_comm_t *comm);
 /* Posts the resources of the receive side. LOCKING: progress_lock held. */

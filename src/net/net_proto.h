@@ -102,8 +102,9 @@ static inline bool net_desc_complete(const uint64_t w[NET_DESC_WORDS])
  * descriptor (bad magic, version or opcode): a producer bug, never consumed. */
 static inline bool net_desc_decode(const uint64_t w[NET_DESC_WORDS], net_desc_t *d)
 {
-    if (!net_desc_complete(w) || ((w[7] >> 8) & 0xff) != NET_DESC_MAGIC)
-        return false;
+    if (!net_desc_complete(w) || ((w[7] >> 8) & 0xff) != NET_DESC_MAGIC ||
+        (w[7] & ~(NET_DESC_VALID | 0xff7full)) != 0)
+        return false; /* not ours, or reserved bits set */
     uint64_t f[7];
     for (int i = 0; i < 7; i++)
         f[i] = (w[i] & ~NET_DESC_VALID) | ((w[7] >> i) & 1ull) << 63;

@@ -69,9 +69,19 @@ static gmux_status_t push(gmux_comm_t *comm, net_desc_t *d)
         if (self_drive)
             atomic_fetch_sub(&comm->waiters, 1);
     }
-    if (st == GMUX_OK)
+    if (st != GMUX_OK)
+        return st;
+    /* post it now if nobody else is progressing; else leave it to the proxy */
+    uint32_t ring_index = d->ctx * (uint32_t)comm->size + d->peer;
+    if (!atomic_load_explicit(&comm->inline_progress, memory_order_relaxed) ||
+        !net_progress_inline(comm, ring_index))
         net_proxy_kick(comm);
-    return st;
+    return GMUX_OK;
+}
+
+void net_comm_set_inline_progress(gmux_comm_t *comm, bool on)
+{
+    atomic_store(&comm->inline_progress, on);
 }
 
 static gmux_status_t check_target(gmux_comm_t *comm, uint32_t ctx, int peer)

@@ -302,6 +302,7 @@ static void drain_stream(gmux_comm_t *comm, uint32_t src, uint32_t ctx)
                                .seq = p.seq,
                                .value = p.value};
             net_order_message(o, &again); /* retried at the next pass */
+            comm->ack_backlog = true;
             return;
         }
     }
@@ -405,28 +406,54 @@ gmux_status_t net_proxy_post_rx(gmux_comm_t *comm)
     return GMUX_OK;
 }
 
+/* Drains up to DRAIN_BATCH descriptors of ring i; -1 when out of operations. */
+static int drain_ring(gmux_comm_t *comm, uint32_t i)
+{
+    net_ring_t *ring = &comm->rings[i];
+    int work = 0;
+    for (int k = 0; k < DRAIN_BATCH; k++) {
+        net_desc_t d;
+        gmux_status_t st = net_ring_peek(ring, &d);
+        if (st == GMUX_ERR_BUSY)
+            break;
+        if (st == GMUX_OK && exec_desc(comm, &d) == GMUX_ERR_BUSY)
+            return -1; /* out of operations: completions first */
+        if (st != GMUX_OK) {
+            COM_ERROR(NET, "rank %d: corrupt descriptor in ring %u", comm->rank, i);
+            set_ctx_error(comm, i / (uint32_t)comm->size, GMUX_ERR_PARSE);
+        }
+        net_ring_pop(ring);
+        work++;
+    }
+    return work;
+}
+
 static int drain_rings(gmux_comm_t *comm)
 {
     int work = 0;
     uint32_t nrings = comm->nctx * (uint32_t)comm->size;
     for (uint32_t i = 0; i < nrings; i++) {
-        net_ring_t *ring = &comm->rings[i];
-        for (int k = 0; k < DRAIN_BATCH; k++) {
-            net_desc_t d;
-            gmux_status_t st = net_ring_peek(ring, &d);
-            if (st == GMUX_ERR_BUSY)
-                break;
-            if (st == GMUX_OK && exec_desc(comm, &d) == GMUX_ERR_BUSY)
-                return work; /* out of operations: completions first */
-            if (st != GMUX_OK) {
-                COM_ERROR(NET, "rank %d: corrupt descriptor in ring %u", comm->rank, i);
-                set_ctx_error(comm, i / (uint32_t)comm->size, GMUX_ERR_PARSE);
-            }
-            net_ring_pop(ring);
-            work++;
-        }
+        int w = drain_ring(comm, i);
+        if (w < 0)
+            break;
+        work += w;
     }
     return work;
+}
+
+bool net_progress_inline(gmux_comm_t *comm, uint32_t ring)
+{
+    if (pthread_mutex_trylock(&comm->progress_lock) != 0)
+        return false;
+    int w = drain_ring(comm, ring); /* completions are read by waits and the proxy */
+    pthread_mutex_unlock(&comm->progress_lock);
+    bool drained = w >= 0 && net_ring_pending(&comm->rings[ring]) == 0;
+    /* while producers keep up by themselves, the proxy stays out of their way */
+    if (drained)
+        atomic_fetch_add_explicit(&comm->inline_epoch, 1, memory_order_relaxed);
+    else
+        atomic_store_explicit(&comm->inline_failed, true, memory_order_relaxed);
+    return drained;
 }
 
 int net_progress_locked(gmux_comm_t *comm)
@@ -435,10 +462,16 @@ int net_progress_locked(gmux_comm_t *comm)
     poll_boot(comm);
     if (comm->have_fab)
         work += poll_cq(comm);
-    work += drain_rings(comm);
-    if (comm->have_fab) {
-        work += poll_cq(comm);
+    /* drain in rounds while producers keep up, before paying for the CQ again */
+    for (int round = 0; round < 4; round++) {
+        int w = drain_rings(comm);
+        work += w;
+        if (w == 0)
+            break;
+    }
+    if (comm->have_fab && comm->ack_backlog) {
         /* quiet requests whose ack found the provider busy */
+        comm->ack_backlog = false;
         for (int src = 0; src < comm->size; src++)
             for (uint32_t c = 0; c < comm->nctx; c++)
                 if (comm->in[(uint32_t)src * comm->nctx + c].npending)
@@ -484,25 +517,31 @@ static void *proxy_main(void *arg)
     gmux_comm_t *comm = arg;
     unsigned idle = 0;
     uint64_t sleep_ns = COM_NS_PER_US;
+    uint64_t seen_epoch = 0;
     while (!atomic_load_explicit(&comm->stop, memory_order_acquire)) {
-        int work = 0;
-        if (atomic_load_explicit(&comm->waiters, memory_order_relaxed) == 0)
-            work = net_progress_try(comm);
+        /* producers that post their own work and threads that wait drive
+         * progress themselves; the proxy only fills in for them */
+        bool failed = atomic_exchange_explicit(&comm->inline_failed, false, memory_order_relaxed);
+        uint64_t epoch = atomic_load_explicit(&comm->inline_epoch, memory_order_relaxed);
+        bool producers_busy = !failed && epoch != seen_epoch;
+        seen_epoch = epoch;
+        bool others = producers_busy || atomic_load_explicit(&comm->waiters, memory_order_relaxed);
+        int work = others ? 0 : net_progress_try(comm);
         if (work > 0) {
             idle = 0;
             sleep_ns = COM_NS_PER_US;
             continue;
         }
         idle++;
-        if (idle < 64)
+        if (!others && idle < 64)
             continue;
-        if (idle < 128) {
+        if (!others && idle < 128) {
             sched_yield();
             continue;
         }
         uint32_t bell = atomic_load(&comm->doorbell);
         atomic_store(&comm->proxy_sleeping, 1);
-        if (!rings_pending(comm) || atomic_load(&comm->waiters) > 0)
+        if (others || !rings_pending(comm))
             futex_wait(&comm->doorbell, bell, sleep_ns);
         atomic_store(&comm->proxy_sleeping, 0);
         sleep_ns = sleep_ns * 2 > comm->idle_max_ns ? comm->idle_max_ns : sleep_ns * 2;
@@ -519,13 +558,22 @@ gmux_status_t net_proxy_start(gmux_comm_t *comm)
     return GMUX_OK;
 }
 
-void net_proxy_stop(gmux_comm_t *comm)
+bool net_proxy_stop(gmux_comm_t *comm)
 {
     if (!comm->proxy_running)
-        return;
+        return true;
     atomic_store_explicit(&comm->stop, true, memory_order_release);
     atomic_fetch_add(&comm->doorbell, 1);
     syscall(SYS_futex, (uint32_t *)&comm->doorbell, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
-    pthread_join(comm->proxy, NULL);
+    /* bounded: a proxy stuck inside the provider (see docs/net.md) is left behind */
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_sec += 2 + (time_t)comm->timeout_s;
+    if (pthread_timedjoin_np(comm->proxy, NULL, &ts) != 0) {
+        COM_ERROR(NET, "rank %d: the proxy thread does not stop; leaving it", comm->rank);
+        pthread_detach(comm->proxy);
+        return false;
+    }
     comm->proxy_running = false;
+    return true;
 }

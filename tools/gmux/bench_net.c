@@ -11,6 +11,7 @@
  *   {"provider", "op", "bytes", "gmux", "raw", "unit"}
  */
 #include <inttypes.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +28,7 @@
 #include "commands.h"
 #include "common/clock.h"
 #include "net/fab.h"
+#include "net/internal.h"
 
 /* --- raw libfabric side ----------------------------------------------------- */
 
@@ -41,6 +43,7 @@ typedef struct raw {
     uint64_t remote_seen;
     uint64_t tx_out;
     unsigned next_ctx;
+    unsigned idle;
     struct fi_context2 ctx[RAW_CTX];
 } raw_t;
 
@@ -49,10 +52,16 @@ struct raw_card {
     uint64_t raddr, key;
 };
 
+/* Reads completions; like gmux's waits, yields the CPU after a run of idle
+ * polls, so both sides keep the same waiting discipline on a busy machine. */
 static void raw_poll(raw_t *r)
 {
     struct fi_cq_data_entry e[64];
     ssize_t n = fi_cq_read(r->fab.cq, e, 64);
+    if (n <= 0 && ++r->idle > 256)
+        sched_yield();
+    if (n > 0)
+        r->idle = 0;
     if (n == -FI_EAVAIL) {
         struct fi_cq_err_entry err = {0};
         fi_cq_readerr(r->fab.cq, &err, 0);
@@ -220,7 +229,9 @@ static void exchange_raw(struct ctx *c)
 {
     raw_t *r = calloc(1, sizeof(*r));
     const char *prov = strncmp(gmux_comm_provider(c->comm), "tcp", 3) == 0 ? "tcp" : "shm";
-    must(net_fab_open(prov, true, &r->fab), "raw endpoint");
+    char name[128];
+    net_shm_name(c->me, "-raw", name, sizeof(name));
+    must(net_fab_open(prov, true, name, &r->fab), "raw endpoint");
     uint8_t *dst;
     /* the raw target buffer: a second window-sized region */
     dst = calloc(1, MAX_BYTES);
@@ -271,35 +282,48 @@ int bench_net_rank(int argc, char **argv)
     must(gmux_window_register(c.comm, c.src + MAX_BYTES, MAX_BYTES, &c.win), "window");
     exchange_raw(&c);
     bool tcp = strncmp(c.prov, "tcp", 3) == 0;
-    uint64_t lat_iters = c.quick ? 200 : tcp ? 3000 : 20000;
+    /* Every figure is the best of REPS alternating runs of gmux and raw: on
+     * a shared machine, scheduling noise only ever makes a run slower. */
+    enum { REPS = 5 };
+    uint64_t lat_iters = c.quick ? 200 : tcp ? 2000 : 10000;
     latency_gmux(&c, lat_iters / 10); /* warm-up */
     latency_raw(&c, lat_iters / 10);
-    double lg = latency_gmux(&c, lat_iters), lr = latency_raw(&c, lat_iters);
+    double lg = 1e300, lr = 1e300;
+    for (int rep = 0; rep < REPS; rep++) {
+        double g = latency_gmux(&c, lat_iters), r = latency_raw(&c, lat_iters);
+        lg = g < lg ? g : lg;
+        lr = r < lr ? r : lr;
+    }
     report(&c, "put_signal_rtt", 8, lg, lr, "us");
-    for (size_t size = 8; size <= MAX_BYTES; size *= 8) {
-        uint64_t total = c.quick ? (4u << 20) : tcp ? (64u << 20) : (256u << 20);
+    static const size_t sizes[] = {8, 64, 512, 4096, 32768, 262144, 1u << 20, 4u << 20};
+    for (size_t si = 0; si < sizeof(sizes) / sizeof(sizes[0]); si++) {
+        size_t size = sizes[si];
+        uint64_t total = c.quick ? (4u << 20) : tcp ? (32u << 20) : (64u << 20);
         uint64_t k = total / size;
         k = k < 16 ? 16 : k > 20000 ? 20000 : k;
-        stream_gmux(&c, size, k / 4 + 1, false);
-        stream_raw(&c, size, k / 4 + 1);
-        double tg = stream_gmux(&c, size, k, false), tr = stream_raw(&c, size, k);
+        double tg = 1e300, tr = 1e300;
+        for (int rep = 0; rep < REPS; rep++) {
+            double g = stream_gmux(&c, size, k, false), r = stream_raw(&c, size, k);
+            tg = g < tg ? g : tg;
+            tr = r < tr ? r : tr;
+        }
         double mib = (double)size * (double)k / (1 << 20);
         report(&c, "put_bw", size, mib / tg, mib / tr, "MiB/s");
     }
-    /* 1 MiB exactly, the size of the target */
-    {
-        size_t size = 1 << 20;
-        uint64_t k = c.quick ? 8 : tcp ? 64 : 256;
-        stream_gmux(&c, size, 4, false);
-        stream_raw(&c, size, 4);
-        double tg = stream_gmux(&c, size, k, false), tr = stream_raw(&c, size, k);
-        report(&c, "put_bw", size, (double)k / tg, (double)k / tr, "MiB/s");
+    uint64_t m = c.quick ? 20000 : tcp ? 50000 : 200000;
+    for (int mode = 0; mode < 2; mode++) {
+        /* mode 1: the proxy thread alone posts (as it must for a GPU producer) */
+        net_comm_set_inline_progress(c.comm, mode == 0);
+        double tg = 1e300, tr = 1e300;
+        for (int rep = 0; rep < REPS; rep++) {
+            double g = stream_gmux(&c, 8, m, true), r = stream_raw(&c, 8, m);
+            tg = g < tg ? g : tg;
+            tr = r < tr ? r : tr;
+        }
+        report(&c, mode ? "put_rate_proxy" : "put_rate", 8, (double)m / tg / 1e6,
+               (double)m / tr / 1e6, "Mop/s");
     }
-    uint64_t m = c.quick ? 20000 : tcp ? 100000 : 1000000;
-    stream_gmux(&c, 8, m / 10, true);
-    stream_raw(&c, 8, m / 10);
-    double tg = stream_gmux(&c, 8, m, true), tr = stream_raw(&c, 8, m);
-    report(&c, "put_rate", 8, (double)m / tg / 1e6, (double)m / tr / 1e6, "Mop/s");
+    net_comm_set_inline_progress(c.comm, true);
     must(gmux_barrier(gmux_team_world(c.comm)), "barrier");
     fi_close(&c.raw->mr->fid);
     net_fab_close(&c.raw->fab);

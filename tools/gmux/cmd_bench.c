@@ -19,6 +19,7 @@ struct bench {
 static const struct bench benches[] = {
     {"net", bench_net, "put+signal latency, bandwidth and message rate vs raw libfabric", 0},
     {"net-rank", bench_net_rank, "one rank of 'bench net' (started by it)", 1},
+    {"net-demo", bench_net_demo, "one rank of the net demo (started by gmux demo)", 1},
 };
 
 int cmd_bench(int argc, char **argv)

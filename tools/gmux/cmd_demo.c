@@ -4,6 +4,7 @@
  */
 #include <stdio.h>
 
+#include "bench.h"
 #include "cli.h"
 #include "commands.h"
 #include "demo_moe.h"
@@ -17,7 +18,7 @@ struct demo_part {
 static const struct demo_part parts[] = {
     {"mem: simulator report (8 LLM instances, DL and scientific mixes)", NULL,
      "not built yet (issue #3: engine core and trace-driven simulator)"},
-    {"net: loopback put/signal demo", NULL,
+    {"net: loopback put/signal demo", demo_net,
      "not built yet (issue #7: GPU-initiated networking core)"},
     {"net: MoE dispatch/combine, CPU threads, 4 ranks over loopback", demo_moe_run, NULL},
 };

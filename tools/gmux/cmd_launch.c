@@ -10,7 +10,9 @@
  * GMUX_ERR_PEER); those still running after the grace period are killed.
  * The exit status is the worst rank's (128+N for a signal N), 124 on timeout.
  */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +24,7 @@
 #include "commands.h"
 #include "common/clock.h"
 #include "common/parse.h"
+#include "net/boot_proto.h"
 #include "net/rdv.h"
 
 #define LAUNCH_MAX_RANKS 1024
@@ -105,7 +108,8 @@ static int parse_opts(int argc, char **argv, struct launch_opts *o)
 
 static pid_t start_rank(const struct launch_opts *o, int rank, int port, int nnodes)
 {
-    char vrank[32], vsize[32], vboot[96], vnodes[32];
+    char vrank[32], vsize[32], vboot[96], vnodes[32], vjob[64];
+    snprintf(vjob, sizeof(vjob), NET_ENV_JOB "=%dp%d", (int)getpid(), port);
     snprintf(vrank, sizeof(vrank), "GMUX_RANK=%d", rank);
     snprintf(vsize, sizeof(vsize), "GMUX_SIZE=%d", o->n);
     snprintf(vboot, sizeof(vboot), "GMUX_BOOTSTRAP=%s:%d", o->bind, port);
@@ -120,6 +124,7 @@ static pid_t start_rank(const struct launch_opts *o, int rank, int port, int nno
         putenv(vsize);
         putenv(vboot);
         putenv(vnodes);
+        putenv(vjob);
         execvp(o->cmd[0], o->cmd);
         fprintf(stderr, "gmux launch: cannot run '%s': %s\n", o->cmd[0], strerror(errno));
         _exit(127);
@@ -138,12 +143,29 @@ static pid_t start_rank(const struct launch_opts *o, int rank, int port, int nno
     args[k++] = vsize;
     args[k++] = vboot;
     args[k++] = vnodes;
+    args[k++] = vjob;
     for (int j = 0; j < nc; j++)
         args[k++] = o->cmd[j];
     args[k] = NULL;
     execvp("ssh", args);
     fprintf(stderr, "gmux launch: cannot run ssh: %s\n", strerror(errno));
     _exit(127);
+}
+
+/* Removes the shm regions this job's ranks left behind (killed ranks cannot
+ * close their endpoints); only names of this job, never anyone else's. */
+static void remove_shm_leftovers(int port)
+{
+    char prefix[64];
+    int n = snprintf(prefix, sizeof(prefix), NET_SHM_PREFIX "%dp%d-", (int)getpid(), port);
+    DIR *d = opendir("/dev/shm");
+    if (!d)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        if (strncmp(e->d_name, prefix, (size_t)n) == 0)
+            unlinkat(dirfd(d), e->d_name, 0);
+    closedir(d);
 }
 
 static int exit_code(int wstatus)
@@ -227,10 +249,11 @@ int cmd_launch(int argc, char **argv)
             kill_at = deadline = UINT64_MAX;
         }
     }
+    remove_shm_leftovers(net_rdv_port(rdv));
     net_rdv_destroy(rdv);
     free(pids);
     free(codes);
-    if (timed_out && worst < 124)
-        worst = 124;
+    if (timed_out)
+        return 124; /* the ranks' own statuses are the kills of the timeout */
     return worst > 255 ? 255 : worst;
 }
