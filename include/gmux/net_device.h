@@ -18,7 +18,10 @@
  *                                net_device.cuh compiled as host code then run
  *                                on CPU threads (tests, CPU fallback).
  * Both start a service thread (see below); destroy stops it. Destroy every
- * handle before gmux_comm_finalize.
+ * handle before gmux_comm_finalize. At most one CUDA-mapped handle per
+ * communicator at a time (the pages are registered once); the registration
+ * pins whole pages, so the application must not cudaHostRegister memory that
+ * shares a page with the communicator's internals.
  *
  * Service thread. A GPU cannot wake a sleeping proxy or run a flush. The
  * thread (a) drives progress while a kernel waits (it counts itself as a

@@ -1,7 +1,9 @@
 /*
  * GPU test (label gpu): kernel-initiated put+signal between two ranks, in
  * the thread, warp and block forms, with counters, flush and quiet issued
- * from the kernel. Runs under `gmux launch -n 2`; exit 77 without a GPU.
+ * from the kernel; then a staged handle: a put from device memory into a
+ * device-memory window, checked in device memory once the signal shows. Runs under `gmux launch -n
+ * 2`; exit 77 without a GPU.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -78,6 +80,53 @@ __global__ static void k_block(gmux_dev_handle_t h, gmux_window_t w, const uint6
         atomicAdd(&errors[2], 1);
 }
 
+#define SIG_S 3 /* staged */
+
+__global__ static void k_staged(gmux_dev_handle_t h, gmux_window_t w, const uint64_t *dwin,
+                                uint64_t *dsrc, int *errors)
+{
+    int peer = 1 - h.rank;
+    for (int i = threadIdx.x; i < 256; i += blockDim.x)
+        dsrc[i] = ((uint64_t)h.rank << 48) + (uint64_t)i * 77u;
+    gmux_op_opts_t o = {GMUX_SIGNAL_ADD, SIG_S, 1, GMUX_NO_COUNTER};
+    gmux_status_t st = gmux_dev_put_block(h, 0, peer, w, 0, dsrc, 256 * 8, &o);
+    st = st != GMUX_OK ? st : gmux_dev_signal_wait_block(h, SIG_S, 1, 0, NULL);
+    if (threadIdx.x == 0 && st != GMUX_OK)
+        atomicAdd(&errors[3], 1);
+    for (int i = threadIdx.x; i < 256; i += blockDim.x)
+        if (__ldcv((uint64_t *)&dwin[i]) != ((uint64_t)peer << 48) + (uint64_t)i * 77u)
+            atomicAdd(&errors[3], 1);
+    st = gmux_dev_quiet_block(h, 0);
+    if (threadIdx.x == 0 && st != GMUX_OK)
+        atomicAdd(&errors[3], 1);
+}
+
+/* Device-memory window and device source through a staged handle. */
+static int staged_part(gmux_comm_t *comm, int *derrors)
+{
+    gmux_dev_handle_t h;
+    uint64_t *dwin2, *dsrc2;
+    CUDA_OK(cudaMalloc((void **)&dwin2, 4096 * 8));
+    CUDA_OK(cudaMalloc((void **)&dsrc2, 4096 * 8));
+    CUDA_OK(cudaMemset(dwin2, 0, 4096 * 8));
+    gmux_window_t w2;
+    if (gmux_dev_handle_create_staged(comm, &h) != GMUX_OK ||
+        gmux_dev_window_register(&h, dwin2, 4096 * 8, &w2) != GMUX_OK ||
+        gmux_dev_source_register(&h, dsrc2, 4096 * 8) != GMUX_OK) {
+        fprintf(stderr, "rank %d: staged handle or device window failed\n", me);
+        return 1;
+    }
+    k_staged<<<1, 256>>>(h, w2, dwin2, dsrc2, derrors);
+    CUDA_OK(cudaDeviceSynchronize());
+    gmux_barrier(gmux_team_world(comm));
+    gmux_dev_source_deregister(&h, dsrc2);
+    gmux_dev_window_deregister(&h, w2);
+    gmux_dev_handle_destroy(&h);
+    cudaFree(dwin2);
+    cudaFree(dsrc2);
+    return 0;
+}
+
 int main(void)
 {
     int ndev = 0;
@@ -116,9 +165,11 @@ int main(void)
     CUDA_OK(cudaDeviceSynchronize());
     k_block<<<1, 256>>>(h, w, dwin, dsrc, src, derrors);
     CUDA_OK(cudaDeviceSynchronize());
-    int rc = 0;
-    const char *names[3] = {"thread", "warp", "block"};
-    for (int i = 0; i < 3; i++) {
+    gmux_barrier(gmux_team_world(comm));
+    gmux_dev_handle_destroy(&h); /* one mapped handle per communicator at a time */
+    int rc = staged_part(comm, derrors);
+    const char *names[4] = {"thread", "warp", "block", "staged"};
+    for (int i = 0; i < 4; i++) {
         if (errors[i]) {
             fprintf(stderr, "rank %d: %s form: %d errors\n", me, names[i], errors[i]);
             rc = 1;
@@ -130,11 +181,10 @@ int main(void)
         rc = 1;
     }
     gmux_barrier(gmux_team_world(comm));
-    gmux_dev_handle_destroy(&h);
     gmux_window_deregister(comm, w);
     if (gmux_comm_finalize(comm) != GMUX_OK)
         rc = 1;
     if (rc == 0 && me == 0)
-        printf("test_netdev_kernel: thread, warp and block forms ok\n");
+        printf("test_netdev_kernel: thread, warp, block forms and staged device window ok\n");
     return rc;
 }
