@@ -33,7 +33,7 @@ for f in "$GMUX" "$ND/test_netdev_kernel" "$ND/netdev_pingpong" "$MOE/moe_cuda" 
     fi
 done
 
-export GMUX_NET_TIMEOUT=${GMUX_NET_TIMEOUT:-20}
+export GMUX_NET_TIMEOUT=${GMUX_NET_TIMEOUT:-10}
 export GMUX_NET_PROVIDER=${GMUX_NET_PROVIDER:-shm}
 MPS=false
 MPS_DIR=""
@@ -66,12 +66,12 @@ note() { echo "{\"check\":\"$1\",\"mps\":$MPS,\"ok\":$2,\"seconds\":$3}" >>"$RES
 
 # 1. correctness of the forms
 t0=$(date +%s.%N)
-if timeout 60 "$GMUX" launch -n 2 --timeout 50 -- "$ND/test_netdev_kernel"; then ok=true; else ok=false; rc=1; fi
+if timeout 30 "$GMUX" launch -n 2 --timeout 28 -- "$ND/test_netdev_kernel"; then ok=true; else ok=false; rc=1; fi
 note netdev_kernel_forms $ok "$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{printf "%.2f", b-a}')"
 
 # 2. ping-pong, CPU and kernel side by side
 tmp=$(mktemp)
-if timeout 70 "$GMUX" launch -n 2 --timeout 60 -- "$ND/netdev_pingpong" --iters 2000 \
+if timeout 60 "$GMUX" launch -n 2 --timeout 58 -- "$ND/netdev_pingpong" --iters 300 --staged \
     --max-bytes $((4 << 20)) >"$tmp"; then ok=true; else ok=false; rc=1; fi
 sed "s/^{/{\"mps\":$MPS,/" "$tmp" >>"$RES"
 cat "$tmp"
@@ -89,7 +89,7 @@ rm -f "$tmp"
 # 3. MoE on GPU (exact) and on CPU threads, same sizes
 for prog in moe_cuda moe_cpu; do
     tmp=$(mktemp)
-    if timeout 40 "$GMUX" launch -n 2 --timeout 35 -- "$MOE/$prog" --tokens 256 --hidden 128 \
+    if timeout 25 "$GMUX" launch -n 2 --timeout 23 -- "$MOE/$prog" --tokens 256 --hidden 128 \
         --experts-per-rank 4 --topk 2 --iters 10 --json >"$tmp"; then ok=true; else ok=false; rc=1; fi
     if [ -s "$tmp" ]; then sed "s/^{/{\"mps\":$MPS,/" "$tmp" >>"$RES"; else note "$prog" $ok 0; fi
     cat "$tmp"

@@ -2,7 +2,7 @@
  * Put+signal ping-pong between two ranks, CPU threads and CUDA kernels side
  * by side in one run (tests/gpu/netdev_checks.sh runs it on one GPU).
  *
- *   netdev_pingpong [--iters N] [--max-bytes B]
+ *   netdev_pingpong [--iters N] [--max-bytes B] [--staged]
  *
  * For each size (8 bytes, then powers of 4 up to B): rank 0 puts `size`
  * bytes with a signal ADD 1 to rank 1, which waits for it and puts back; the
@@ -11,7 +11,9 @@
  * the device API. Every received message is checked (its first and last
  * words carry the round number). Rank 0 prints one JSON line per (path,
  * size): {"check":"netdev_pingpong","path":"cpu"|"kernel","bytes":..,
- * "rtt_us":..,"gbps":..}. Exit 77 without a GPU.
+ * "rtt_us":..,"gbps":..}. With --staged, the kernel loop runs again with
+ * window and source in device memory (path "kernel_staged", staged through
+ * pinned memory). Exit 77 without a GPU.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -126,15 +128,64 @@ __global__ static void k_pingpong(gmux_dev_handle_t h, gmux_window_t w, uint64_t
     *bad_p = bad;
 }
 
+/* The kernel ping-pong over a staged handle: window and source in device
+ * memory (cudaMalloc), staged through pinned memory by the service thread.
+ * The window is sized to the message, since the target copies whole windows. */
+static int staged_run(gmux_comm_t *comm, uint64_t max_bytes, int iters, unsigned long long *ns,
+                      int *bad)
+{
+    gmux_dev_handle_t h;
+    OK(gmux_dev_handle_create_staged(comm, &h));
+    uint64_t *dsrc;
+    CUDA_OK(cudaMalloc((void **)&dsrc, max_bytes));
+    OK(gmux_dev_source_register(&h, dsrc, max_bytes));
+    int rc = 0;
+    uint64_t base = 0;
+    for (uint64_t bytes = 8; bytes <= max_bytes && rc == 0; bytes = bytes < 64 ? 64 : bytes * 4) {
+        int n = bytes <= 4096 ? iters : (int)(iters * 4096 / bytes) + 10;
+        uint64_t *dwin;
+        CUDA_OK(cudaMalloc((void **)&dwin, bytes));
+        CUDA_OK(cudaMemset(dwin, 0, bytes));
+        gmux_window_t w;
+        OK(gmux_dev_window_register(&h, dwin, bytes, &w));
+        double kt = 0.0;
+        for (int pass = 0; pass < 2; pass++) {
+            int kn = pass == 0 ? 10 : n;
+            k_pingpong<<<1, 1>>>(h, w, dwin, dsrc, bytes, kn, base, ns, bad);
+            CUDA_OK(cudaDeviceSynchronize());
+            base += (uint64_t)kn;
+            rc |= *bad;
+            kt = (double)*ns * 1e-9 / kn;
+        }
+        OK(gmux_barrier(gmux_team_world(comm)));
+        OK(gmux_dev_window_deregister(&h, w));
+        CUDA_OK(cudaFree(dwin));
+        if (me == 0) {
+            printf("{\"check\":\"netdev_pingpong\",\"path\":\"kernel_staged\",\"provider\":"
+                   "\"%s\",\"bytes\":%llu,\"iters\":%d,\"rtt_us\":%.2f,\"gbps\":%.3f,\"ok\":%s}\n",
+                   gmux_comm_provider(comm), (unsigned long long)bytes, n, kt * 1e6,
+                   kt > 0 ? 2.0 * (double)bytes / kt * 1e-9 : 0.0, rc == 0 ? "true" : "false");
+            fflush(stdout);
+        }
+    }
+    OK(gmux_dev_source_deregister(&h, dsrc));
+    gmux_dev_handle_destroy(&h);
+    CUDA_OK(cudaFree(dsrc));
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     int iters = 2000;
     uint64_t max_bytes = 4u << 20;
-    for (int i = 1; i + 1 < argc; i += 2) {
-        if (strcmp(argv[i], "--iters") == 0)
-            iters = atoi(argv[i + 1]);
-        else if (strcmp(argv[i], "--max-bytes") == 0)
-            max_bytes = strtoull(argv[i + 1], NULL, 0);
+    bool staged = false;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--staged") == 0)
+            staged = true;
+        else if (strcmp(argv[i], "--iters") == 0 && i + 1 < argc)
+            iters = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--max-bytes") == 0 && i + 1 < argc)
+            max_bytes = strtoull(argv[++i], NULL, 0);
     }
     int ndev = 0;
     if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
@@ -206,7 +257,9 @@ int main(int argc, char **argv)
         if (rc)
             break;
     }
-    gmux_dev_handle_destroy(&h);
+    gmux_dev_handle_destroy(&h); /* one mapped handle per communicator at a time */
+    if (rc == 0 && staged)
+        rc = staged_run(comm, max_bytes, iters, ns, bad);
     OK(gmux_window_deregister(comm, w));
     gmux_status_t st = gmux_comm_finalize(comm);
     return rc ? rc : st != GMUX_OK;
