@@ -45,7 +45,7 @@ if command -v nvidia-cuda-mps-control >/dev/null 2>&1; then
         MPS=true
         # a CUDA client must work through it, or we go on without MPS
         probe="$BUILD/tests/gpu/test_gpu_vector_add"
-        if [ -x "$probe" ] && ! timeout 30 "$probe" >/dev/null 2>&1; then
+        if [ -x "$probe" ] && ! timeout 10 "$probe" >/dev/null 2>&1; then
             echo quit | nvidia-cuda-mps-control >/dev/null 2>&1
             MPS=false
         fi
