@@ -27,6 +27,10 @@
  *
  * Ownership: create allocates; destroy frees (windows are deregistered by
  * the caller before, collectively).
+ * LOCKING: stage->lock guards the window table (registration vs the service
+ * thread) and is held across staging copies and the arena's recycling flush.
+ * Lock order: stage->lock, then the comm's progress_lock (never the reverse;
+ * the proxy never takes stage->lock).
  * Thread-safety: forward/mirror from the service thread only;
  * window_register from the thread that owns the handle (collective).
  */
