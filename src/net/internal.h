@@ -147,7 +147,8 @@ void net_proxy_kick(gmux_comm_t *comm);
 gmux_status_t net_proxy_post_rx(gmux_comm_t *comm);
 /* Sends a quiet request on stream (ctx, peer); *token_p to wait for. LOCKING: held. */
 gmux_status_t net_send_quiet_req(gmux_comm_t *comm, uint32_t ctx, int peer, uint64_t *token_p);
-/* Whether any op of ctx with id < below is still outstanding. LOCKING: held. */
+/* Whether any op of ctx with id < below is still outstanding; ops to dead
+ * peers do not count (the context's error becomes GMUX_ERR_PEER). LOCKING: held. */
 bool net_ctx_outstanding_below(gmux_comm_t *comm, uint32_t ctx, uint64_t below);
 
 /* ops.c: the waiting discipline of every blocking call. cond returns true

@@ -50,9 +50,15 @@ static void op_put(gmux_comm_t *comm, net_op_t *op)
 
 bool net_ctx_outstanding_below(gmux_comm_t *comm, uint32_t ctx, uint64_t below)
 {
-    for (uint32_t i = 0; i < comm->nops; i++)
-        if (comm->ops[i].in_use && comm->ops[i].ctx == ctx && comm->ops[i].id < below)
+    for (uint32_t i = 0; i < comm->nops; i++) {
+        const net_op_t *op = &comm->ops[i];
+        if (!op->in_use || op->ctx != ctx || op->id >= below)
+            continue;
+        if (!net_peer_dead(comm, (int)op->peer))
             return true;
+        /* an operation to a dead peer may never complete: count it as failed */
+        set_ctx_error(comm, ctx, GMUX_ERR_PEER);
+    }
     return false;
 }
 

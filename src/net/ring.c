@@ -76,9 +76,10 @@ gmux_status_t net_ring_try_push(net_ring_t *ring, net_desc_t *d)
 
 gmux_status_t net_ring_peek(net_ring_t *ring, net_desc_t *d)
 {
+    /* The consumer never reads tail: an empty slot and a slot being written
+     * look the same (flags clear), so the producers' index may live anywhere,
+     * e.g. in GPU memory for a GPU producer. */
     uint64_t h = atomic_load_explicit(ring->head, memory_order_relaxed);
-    if (atomic_load_explicit(ring->tail, memory_order_acquire) == h)
-        return GMUX_ERR_BUSY;
     uint64_t w[NET_DESC_WORDS];
     for (int i = 0; i < NET_DESC_WORDS; i++) {
         w[i] = atomic_load_explicit(slot_word(ring, h, i), memory_order_acquire);

@@ -14,7 +14,9 @@
  *             carries the valid flag; on a GPU: system-scope release fence).
  *   consumer  reads slot head % slots; when all words are valid and the
  *             ticket matches, decodes it, zeroes the slot and then publishes
- *             head + 1 with release order. Descriptors are consumed strictly
+ *             head + 1 with release order. It never reads tail (an empty slot
+ *             and one being written look alike), so a GPU producer may keep
+ *             its claim counter in device memory and only read head. Descriptors are consumed strictly
  *             in ticket order; a slot claimed but not yet written stalls the
  *             ring until its producer finishes.
  *

@@ -24,12 +24,14 @@ static const struct bench benches[] = {
 
 int cmd_bench(int argc, char **argv)
 {
-    if (argc < 2 || cli_is_help(argv[1])) {
+    if (argc < 2)
+        return cli_usage_error("bench", "missing the benchmark's name");
+    if (cli_is_help(argv[1])) {
         printf("Usage: gmux bench NAME [ARGS...]   (gmux bench NAME --help)\n\nBenchmarks:\n");
         for (size_t i = 0; i < sizeof(benches) / sizeof(benches[0]); i++)
             if (!benches[i].hidden)
                 printf("  %-10s %s\n", benches[i].name, benches[i].summary);
-        return argc < 2 ? CLI_EXIT_USAGE : 0;
+        return 0;
     }
     for (size_t i = 0; i < sizeof(benches) / sizeof(benches[0]); i++)
         if (strcmp(argv[1], benches[i].name) == 0)
