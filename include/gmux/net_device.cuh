@@ -157,9 +157,16 @@ GMUX_DEV_FN gmux_status_t gmux_dev_push_(const gmux_dev_handle_t &h, const gmux_
     gmux_dev_desc_encode(d, (uint32_t)t, w);
     uint64_t *slot = r.slots + (t & (uint64_t)(h.nslots - 1)) * 8;
     /* the payload and everything before it, then the words (any order) */
+#ifdef __CUDA_ARCH__
     cuda::atomic_thread_fence(cuda::memory_order_release, cuda::thread_scope_system);
     for (int i = 0; i < 8; i++)
         gmux_dev_sysref_t(slot[i]).store(w[i], cuda::memory_order_relaxed);
+#else
+    /* on a CPU thread: a release store per word, as the net core's producer
+     * (same guarantee; visible to ThreadSanitizer, which ignores fences) */
+    for (int i = 0; i < 8; i++)
+        gmux_dev_sysref_t(slot[i]).store(w[i], cuda::memory_order_release);
+#endif
     return GMUX_OK;
 }
 
