@@ -15,7 +15,8 @@
     X(NET_INLINE_PROGRESS, BOOL, "1",                                                              \
       "net: a CPU thread posts its own operations when no one else is progressing")                \
     X(NET_PROVIDER, STRING, "auto",                                                                \
-      "net transport: auto (shm on one host, tcp across hosts), shm or tcp (tcp;ofi_rxm)")         \
+      "net transport: auto (shm on one host; across hosts cxi, efa, verbs;ofi_rxm or tcp, "        \
+      "the first present), shm, tcp (tcp;ofi_rxm), verbs;ofi_rxm, efa or cxi")                     \
     X(NET_PROXY_IDLE_US, INT, "200", "net: longest sleep of an idle proxy thread, microseconds")   \
     X(NET_RING_SLOTS, INT, "256", "net: descriptors per (context, peer) ring, a power of two")     \
     X(NET_TIMEOUT, DOUBLE, "30",                                                                   \

@@ -63,17 +63,20 @@ void net_shm_name(int rank, const char *suffix, char *out, size_t len)
         snprintf(out, len, "%s%d-%d%s", NET_SHM_PREFIX, (int)getpid(), rank, suffix);
 }
 
-/* Resolves "auto" and the setting into "shm" or "tcp". */
+/* Resolves the setting into a provider, or "auto-hosts" (the best fabric
+ * present for a multi-host job, see join_fabric); NULL when unknown. */
 static const char *choose_provider(const gmux_comm_params_t *p)
 {
     const char *want = p->provider ? p->provider : COM_SETTING_STRING(NET_PROVIDER);
-    if (strcmp(want, "shm") == 0 || strcmp(want, "tcp") == 0)
-        return want;
+    static const char *const known[] = {"shm", "tcp", "verbs;ofi_rxm", "efa", "cxi"};
+    for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+        if (strcmp(want, known[i]) == 0)
+            return known[i];
     if (strcmp(want, "tcp;ofi_rxm") == 0)
         return "tcp";
     if (strcmp(want, "auto") != 0)
         return NULL;
-    return env_int("GMUX_NNODES", 1) > 1 ? "tcp" : "shm";
+    return env_int("GMUX_NNODES", 1) > 1 ? "auto-hosts" : "shm";
 }
 
 static void comm_free(gmux_comm_t *comm)
@@ -150,7 +153,17 @@ static gmux_status_t join_fabric(gmux_comm_t *comm, const char *prov, uint64_t d
     bool loopback = env_int("GMUX_NNODES", 1) <= 1;
     char shm_name[128];
     net_shm_name(comm->rank, "", shm_name, sizeof(shm_name));
-    gmux_status_t st = net_fab_open(prov, loopback, shm_name, &comm->fab);
+    gmux_status_t st;
+    if (strcmp(prov, "auto-hosts") == 0) {
+        /* across hosts: a cluster fabric where present, else tcp. Every rank
+         * must pick the same; ranks of one job run the same software stack. */
+        static const char *const order[] = {"cxi", "efa", "verbs;ofi_rxm", "tcp"};
+        st = GMUX_ERR_UNSUPPORTED;
+        for (size_t i = 0; i < sizeof(order) / sizeof(order[0]) && st != GMUX_OK; i++)
+            st = net_fab_open(order[i], loopback, shm_name, &comm->fab);
+    } else {
+        st = net_fab_open(prov, loopback, shm_name, &comm->fab);
+    }
     if (st != GMUX_OK)
         return st;
     comm->have_fab = true;

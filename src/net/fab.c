@@ -57,14 +57,20 @@ gmux_status_t net_fab_open(const char *provider, bool loopback, const char *shm_
 {
     memset(fab, 0, sizeof(*fab));
     bool tcp = strcmp(provider, "tcp") == 0;
-    if (!tcp && strcmp(provider, "shm") != 0)
+    bool shm = strcmp(provider, "shm") == 0;
+    /* cluster fabrics go by their libfabric names (compiled in, not tested here) */
+    bool other = strcmp(provider, "verbs;ofi_rxm") == 0 || strcmp(provider, "efa") == 0 ||
+                 strcmp(provider, "cxi") == 0;
+    if (!tcp && !shm && !other)
         return GMUX_ERR_INVALID;
+    if (other && loopback)
+        return GMUX_ERR_UNSUPPORTED; /* single-host jobs stay on shm or loopback tcp */
     if (tcp && loopback)
         setenv("FI_TCP_IFACE", "lo", 1); /* the project's loopback-only rule */
-    struct fi_info *hints = make_hints(tcp ? "tcp;ofi_rxm" : "shm");
+    struct fi_info *hints = make_hints(tcp ? "tcp;ofi_rxm" : provider);
     if (!hints)
         return GMUX_ERR_NOMEM;
-    if (!tcp && shm_name) {
+    if (shm && shm_name) {
         /* a name of our own: the default (the pid) collides with the leftovers
          * of a killed process whose pid was recycled */
         char addr[NET_FAB_NAME_MAX];

@@ -47,9 +47,10 @@ typedef struct net_fab {
 /* The -FI_E* code of a libfabric call, converted. */
 gmux_status_t net_fab_status(int fi_ret);
 
-/* Opens provider "shm" or "tcp" (tcp;ofi_rxm); loopback pins tcp to lo and
- * 127.0.0.1. shm_name (may be NULL) names the shm endpoint; its region is
- * /dev/shm/<shm_name>:..., so a launcher can remove those of killed ranks. */
+/* Opens provider "shm", "tcp" (tcp;ofi_rxm), or for multi-host jobs
+ * "verbs;ofi_rxm", "efa" or "cxi"; loopback pins tcp to lo and 127.0.0.1. shm_name (may be NULL)
+ * names the shm endpoint; its region is /dev/shm/<shm_name>:..., so a launcher can remove those of
+ * killed ranks. */
 gmux_status_t net_fab_open(const char *provider, bool loopback, const char *shm_name,
                            net_fab_t *fab);
 void net_fab_close(net_fab_t *fab);

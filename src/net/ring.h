@@ -16,9 +16,9 @@
  *             ticket matches, decodes it, zeroes the slot and then publishes
  *             head + 1 with release order. It never reads tail (an empty slot
  *             and one being written look alike), so a GPU producer may keep
- *             its claim counter in device memory and only read head. Descriptors are consumed strictly
- *             in ticket order; a slot claimed but not yet written stalls the
- *             ring until its producer finishes.
+ *             its claim counter in device memory and only read head. Descriptors are consumed
+ * strictly in ticket order; a slot claimed but not yet written stalls the ring until its producer
+ * finishes.
  *
  * Ownership: net_ring_create allocates, net_ring_destroy frees.
  * Thread-safety: net_ring_try_push from any number of threads; peek/pop from
