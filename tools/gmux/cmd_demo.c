@@ -7,6 +7,7 @@
 #include "bench.h"
 #include "cli.h"
 #include "commands.h"
+#include "demo_moe.h"
 #include "sim_report.h"
 
 struct demo_part {
@@ -18,11 +19,10 @@ struct demo_part {
 int demo_daemon(void); /* demo_daemon.c */
 
 static const struct demo_part parts[] = {
-    {"mem: simulator report (8 LLM instances, DL and scientific mixes)", sim_report_demo,
-     "not built yet (issue #3: engine core and trace-driven simulator)"},
-    {"net: loopback put/signal demo", demo_net,
-     "not built yet (issue #7: GPU-initiated networking core)"},
-    {"mem: gmuxd time slices (2 batch tasks, 1 latency-class task)", demo_daemon, ""},
+    {"mem: simulator report (8 LLM instances, DL and scientific mixes)", sim_report_demo, NULL},
+    {"mem: gmuxd time slices (2 batch tasks, 1 latency-class task)", demo_daemon, NULL},
+    {"net: loopback put/signal demo", demo_net, NULL},
+    {"net: MoE dispatch/combine, CPU threads, 4 ranks over loopback", demo_moe_run, NULL},
 };
 
 int cmd_demo(int argc, char **argv)

@@ -1,0 +1,73 @@
+/*
+ * Command line of the MoE examples (moe_cpu, moe_cuda): the same options and
+ * limits for both.
+ */
+#ifndef MOE_MAIN_H
+#define MOE_MAIN_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "moe_core.h"
+
+static int moe_parse_int(const char *opt, const char *v, int lo, int hi, int *out)
+{
+    char *end = NULL;
+    long x = v ? strtol(v, &end, 10) : 0;
+    if (!v || *v == '\0' || *end != '\0' || x < lo || x > hi) {
+        fprintf(stderr, "moe: bad value for %s: '%s' (%d..%d)\n", opt, v ? v : "", lo, hi);
+        return -1;
+    }
+    *out = (int)x;
+    return 0;
+}
+
+/* Defaults: 128 tokens of 64 values per rank, 2 experts per rank, top-2, 20 iterations. */
+static int moe_parse_args(int argc, char **argv, moe_params_t *p, int *json)
+{
+    moe_params_t d = {0, 128, 64, 2, 2, 20};
+    *p = d;
+    *json = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        int rc;
+        if (strcmp(a, "--json") == 0) {
+            *json = 1;
+            continue;
+        } else if (strcmp(a, "--tokens") == 0) {
+            rc = moe_parse_int(a, v, 1, 1 << 16, &p->tokens);
+        } else if (strcmp(a, "--hidden") == 0) {
+            rc = moe_parse_int(a, v, 1, 1 << 14, &p->hidden);
+        } else if (strcmp(a, "--experts-per-rank") == 0) {
+            rc = moe_parse_int(a, v, 1, 64, &p->local_exp);
+        } else if (strcmp(a, "--topk") == 0) {
+            rc = moe_parse_int(a, v, 1, MOE_MAX_K, &p->topk);
+        } else if (strcmp(a, "--iters") == 0) {
+            rc = moe_parse_int(a, v, 1, 100000, &p->iters);
+        } else {
+            fprintf(stderr, "moe: unknown option '%s'\n", a);
+            return -1;
+        }
+        if (rc != 0)
+            return -1;
+        i++;
+    }
+    return 0;
+}
+
+/* Limits that need the rank count. */
+static int moe_params_check(const moe_params_t *p)
+{
+    if (p->ranks < 1 || p->ranks > MOE_MAX_RANKS) {
+        fprintf(stderr, "moe: %d ranks; 1..%d supported\n", p->ranks, MOE_MAX_RANKS);
+        return -1;
+    }
+    if (p->topk > moe_experts(p)) {
+        fprintf(stderr, "moe: top-%d of %d experts\n", p->topk, moe_experts(p));
+        return -1;
+    }
+    return 0;
+}
+
+#endif /* MOE_MAIN_H */

@@ -1,0 +1,427 @@
+/*
+ * gmux net device API: the operations of include/gmux/net.h issued from CUDA
+ * kernels (CUDA C++, include with nvcc).
+ *
+ * A kernel gets a gmux_dev_handle_t (include/gmux/net_device.h) by value and
+ * calls these functions. Each operation is encoded as the 64-byte version-1
+ * descriptor of src/net/net_proto.h and written into the ring of its
+ * (context, peer), the very rings CPU threads use; the proxy executes it.
+ *
+ * Forms:
+ *   gmux_dev_X(...)        thread form: the calling thread issues.
+ *   gmux_dev_X_warp(...)   warp form: the whole warp calls (all 32 lanes);
+ *                          lane 0 issues after a __syncwarp, so payload
+ *                          written by any lane before the call is covered;
+ *                          every lane gets lane 0's status.
+ *   gmux_dev_X_block(...)  block form: the whole block calls; thread 0
+ *                          issues between two __syncthreads; every thread
+ *                          gets the status; a wait returns to every thread
+ *                          only once thread 0 has seen the value.
+ * Thread forms are also __host__: compiled as host code they run on CPU
+ * threads against a handle from gmux_dev_handle_create_host (this is how CI
+ * tests the protocol without a GPU).
+ *
+ * Memory ordering (see docs/net-device.md):
+ *   claim    system-scope CAS on the ring's tail (a ticket), after an acquire
+ *            load of head: the proxy's clearing of the slot happened before.
+ *   publish  a system-scope release fence, then the eight words with relaxed
+ *            system-scope stores; each word carries its valid flag, so the
+ *            proxy never takes a slot half written, whatever order the PCIe
+ *            writes arrive in, and when it sees a word it also sees every
+ *            write the issuing thread (or its group, through the group
+ *            barrier) made before the call, the put's payload included.
+ *   waits    system-scope acquire loads of the signal/counter word: data the
+ *            signal covers is visible once the value is seen.
+ *
+ * Addresses: `src` of a put is read by the proxy on the host, so it is the
+ * host address of pinned memory (for cudaHostAlloc'd memory under unified
+ * addressing, the same pointer the kernel uses). Windows are addressed by
+ * (window, offset) as on the host.
+ *
+ * Timeouts: waits take nanoseconds (0: the communicator's timeout); a full
+ * ring is retried up to the communicator's timeout. Device time is
+ * %globaltimer.
+ */
+#ifndef GMUX_NET_DEVICE_CUH
+#define GMUX_NET_DEVICE_CUH
+
+#include <stdint.h>
+
+#include <cuda/atomic>
+
+#include <gmux/net_device.h>
+
+#ifndef __CUDA_ARCH__
+#include <sched.h>
+#include <time.h>
+#endif
+
+#define GMUX_DEV_FN static __host__ __device__ inline
+
+typedef cuda::atomic_ref<uint64_t, cuda::thread_scope_system> gmux_dev_sysref_t;
+
+/* Descriptor format, version 1 (must match src/net/net_proto.h). */
+#define GMUX_DEV_PROTO_VERSION 1u
+#define GMUX_DEV_DESC_VALID    (1ull << 63)
+#define GMUX_DEV_DESC_MAGIC    0x5aull
+#define GMUX_DEV_OP_PUT        1u
+#define GMUX_DEV_OP_PUT_VALUE  2u
+#define GMUX_DEV_OP_SIGNAL     3u
+#define GMUX_DEV_F_COUNTER     0x1u
+
+typedef struct gmux_dev_desc {
+    uint8_t opcode, signal_op, flags;
+    uint16_t window, ctx;
+    uint32_t counter_id, peer, signal_id;
+    uint64_t offset, src, size, signal_value;
+} gmux_dev_desc_t;
+
+GMUX_DEV_FN void gmux_dev_desc_encode(const gmux_dev_desc_t *d, uint32_t ticket, uint64_t w[8])
+{
+    uint64_t f[7];
+    f[0] = (uint64_t)GMUX_DEV_PROTO_VERSION | (uint64_t)d->opcode << 8 |
+           (uint64_t)d->signal_op << 16 | (uint64_t)d->flags << 24 | (uint64_t)d->window << 32 |
+           (uint64_t)d->ctx << 48;
+    f[1] = (uint64_t)ticket | (uint64_t)d->counter_id << 32;
+    f[2] = (uint64_t)d->peer | (uint64_t)d->signal_id << 32;
+    f[3] = d->offset;
+    f[4] = d->src;
+    f[5] = d->size;
+    f[6] = d->signal_value;
+    uint64_t top = 0;
+    for (int i = 0; i < 7; i++) {
+        top |= (f[i] >> 63) << i;
+        w[i] = f[i] | GMUX_DEV_DESC_VALID;
+    }
+    w[7] = top | GMUX_DEV_DESC_MAGIC << 8 | GMUX_DEV_DESC_VALID;
+}
+
+GMUX_DEV_FN uint64_t gmux_dev_now_ns(void)
+{
+#ifdef __CUDA_ARCH__
+    uint64_t t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+#else
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+#endif
+}
+
+/* Backs off inside a polling loop (i counts the polls). */
+GMUX_DEV_FN void gmux_dev_pause_(unsigned i)
+{
+#ifdef __CUDA_ARCH__
+    if (i > 16)
+        __nanosleep(i > 1024 ? 1000 : 100);
+#else
+    if (i > 64)
+        sched_yield();
+#endif
+}
+
+GMUX_DEV_FN bool gmux_dev_expired_(uint64_t *deadline, uint64_t timeout_ns)
+{
+    uint64_t now = gmux_dev_now_ns();
+    if (*deadline == 0) {
+        *deadline = now + timeout_ns;
+        return false;
+    }
+    return now >= *deadline;
+}
+
+/* Claims a ticket in the ring of (ctx, peer) and writes d into its slot. */
+GMUX_DEV_FN gmux_status_t gmux_dev_push_(const gmux_dev_handle_t &h, const gmux_dev_desc_t *d)
+{
+    if (d->ctx >= h.nctx || d->peer >= (uint32_t)h.size)
+        return GMUX_ERR_INVALID;
+    gmux_dev_ring_t r = h.rings[(uint32_t)d->ctx * (uint32_t)h.size + d->peer];
+    gmux_dev_sysref_t tail(*r.tail), head(*r.head);
+    uint64_t t = tail.load(cuda::memory_order_relaxed);
+    uint64_t deadline = 0;
+    for (unsigned i = 0;; i++) {
+        uint64_t hd = head.load(cuda::memory_order_acquire);
+        if (t - hd >= h.nslots) { /* full: the service thread drains it */
+            if (gmux_dev_expired_(&deadline, h.timeout_ns))
+                return GMUX_ERR_TIMEOUT;
+            gmux_dev_pause_(i);
+            t = tail.load(cuda::memory_order_relaxed);
+            continue;
+        }
+        if (tail.compare_exchange_weak(t, t + 1, cuda::memory_order_acq_rel,
+                                       cuda::memory_order_relaxed))
+            break;
+    }
+    uint64_t w[8];
+    gmux_dev_desc_encode(d, (uint32_t)t, w);
+    uint64_t *slot = r.slots + (t & (uint64_t)(h.nslots - 1)) * 8;
+    /* the payload and everything before it, then the words (any order) */
+#ifdef __CUDA_ARCH__
+    cuda::atomic_thread_fence(cuda::memory_order_release, cuda::thread_scope_system);
+    for (int i = 0; i < 8; i++)
+        gmux_dev_sysref_t(slot[i]).store(w[i], cuda::memory_order_relaxed);
+#else
+    /* on a CPU thread: a release store per word, as the net core's producer
+     * (same guarantee; visible to ThreadSanitizer, which ignores fences) */
+    for (int i = 0; i < 8; i++)
+        gmux_dev_sysref_t(slot[i]).store(w[i], cuda::memory_order_release);
+#endif
+    return GMUX_OK;
+}
+
+/* The signal and counter of a put (opts may be NULL). */
+GMUX_DEV_FN gmux_status_t gmux_dev_opts_(const gmux_dev_handle_t &h, const gmux_op_opts_t *opts,
+                                         gmux_dev_desc_t *d)
+{
+    if (!opts)
+        return GMUX_OK;
+    if (opts->signal_op != GMUX_SIGNAL_NONE) {
+        if ((unsigned)opts->signal_op > GMUX_SIGNAL_SET || opts->signal_id >= h.nsig)
+            return GMUX_ERR_INVALID;
+        d->signal_op = (uint8_t)opts->signal_op;
+        d->signal_id = opts->signal_id + h.sig_base;
+        d->signal_value = opts->signal_value;
+    }
+    if (opts->counter_id != GMUX_NO_COUNTER) {
+        if (opts->counter_id >= h.ncnt)
+            return GMUX_ERR_INVALID;
+        d->flags = GMUX_DEV_F_COUNTER;
+        d->counter_id = opts->counter_id;
+    }
+    return GMUX_OK;
+}
+
+/* ---- thread forms ---------------------------------------------------------- */
+
+/* Copies size bytes from src_host (pinned host memory) into window win of
+ * peer at offset; opts as on the host (NULL: nothing else). */
+GMUX_DEV_FN gmux_status_t gmux_dev_put(const gmux_dev_handle_t &h, uint32_t ctx, int peer,
+                                       gmux_window_t win, uint64_t offset, const void *src_host,
+                                       uint64_t size, const gmux_op_opts_t *opts)
+{
+    gmux_dev_desc_t d = {};
+    d.opcode = GMUX_DEV_OP_PUT;
+    d.window = (uint16_t)win;
+    d.ctx = (uint16_t)ctx;
+    d.peer = (uint32_t)peer;
+    d.offset = offset;
+    d.src = (uint64_t)(uintptr_t)src_host;
+    d.size = size;
+    gmux_status_t st = gmux_dev_opts_(h, opts, &d);
+    return st != GMUX_OK ? st : gmux_dev_push_(h, &d);
+}
+
+/* Puts the low `bytes` (1..8) bytes of value; no source to keep. */
+GMUX_DEV_FN gmux_status_t gmux_dev_put_value(const gmux_dev_handle_t &h, uint32_t ctx, int peer,
+                                             gmux_window_t win, uint64_t offset, uint64_t value,
+                                             unsigned bytes, const gmux_op_opts_t *opts)
+{
+    if (bytes == 0 || bytes > 8)
+        return GMUX_ERR_INVALID;
+    gmux_dev_desc_t d = {};
+    d.opcode = GMUX_DEV_OP_PUT_VALUE;
+    d.window = (uint16_t)win;
+    d.ctx = (uint16_t)ctx;
+    d.peer = (uint32_t)peer;
+    d.offset = offset;
+    d.src = value;
+    d.size = bytes;
+    gmux_status_t st = gmux_dev_opts_(h, opts, &d);
+    return st != GMUX_OK ? st : gmux_dev_push_(h, &d);
+}
+
+/* Adds, increments or sets signal_id at peer, after every earlier put of the
+ * context to that peer has landed. */
+GMUX_DEV_FN gmux_status_t gmux_dev_signal(const gmux_dev_handle_t &h, uint32_t ctx, int peer,
+                                          uint32_t signal_id, gmux_signal_op_t op, uint64_t value)
+{
+    if (op == GMUX_SIGNAL_NONE || (unsigned)op > GMUX_SIGNAL_SET || signal_id >= h.nsig)
+        return GMUX_ERR_INVALID;
+    gmux_dev_desc_t d = {};
+    d.opcode = GMUX_DEV_OP_SIGNAL;
+    d.signal_op = (uint8_t)op;
+    d.ctx = (uint16_t)ctx;
+    d.peer = (uint32_t)peer;
+    d.signal_id = signal_id + h.sig_base;
+    d.signal_value = value;
+    return gmux_dev_push_(h, &d);
+}
+
+/* The word kernels read a signal from: the mirror of a staged handle. */
+GMUX_DEV_FN uint64_t *gmux_dev_sigword_(const gmux_dev_handle_t &h, uint32_t id)
+{
+    return h.sigview ? &h.sigview[id] : &h.signals[id];
+}
+
+GMUX_DEV_FN uint64_t gmux_dev_signal_read(const gmux_dev_handle_t &h, uint32_t id)
+{
+    return gmux_dev_sysref_t(*gmux_dev_sigword_(h, id)).load(cuda::memory_order_acquire);
+}
+
+GMUX_DEV_FN void gmux_dev_signal_reset(const gmux_dev_handle_t &h, uint32_t id)
+{
+    gmux_dev_sysref_t(h.signals[id]).store(0, cuda::memory_order_relaxed);
+    if (h.sigview)
+        gmux_dev_sysref_t(h.sigview[id]).store(0, cuda::memory_order_relaxed);
+}
+
+GMUX_DEV_FN uint64_t gmux_dev_counter_read(const gmux_dev_handle_t &h, uint32_t id)
+{
+    return gmux_dev_sysref_t(h.counters[id]).load(cuda::memory_order_acquire);
+}
+
+GMUX_DEV_FN void gmux_dev_counter_reset(const gmux_dev_handle_t &h, uint32_t id)
+{
+    gmux_dev_sysref_t(h.counters[id]).store(0, cuda::memory_order_relaxed);
+}
+
+/* Polls word until >= value, as a registered waiter (the service thread
+ * drives progress meanwhile). */
+GMUX_DEV_FN gmux_status_t gmux_dev_wait_word_(const gmux_dev_handle_t &h, uint64_t *word,
+                                              uint64_t value, uint64_t timeout_ns,
+                                              uint64_t *value_p)
+{
+    gmux_dev_sysref_t w(*word);
+    uint64_t v = w.load(cuda::memory_order_acquire);
+    gmux_status_t st = GMUX_OK;
+    if (v < value) {
+        gmux_dev_sysref_t waiters(h.svc[GMUX_DEV_SVC_WAITERS]);
+        waiters.fetch_add(1, cuda::memory_order_relaxed);
+        uint64_t deadline = 0;
+        for (unsigned i = 0; (v = w.load(cuda::memory_order_acquire)) < value; i++) {
+            if ((i & 15) == 0 &&
+                gmux_dev_expired_(&deadline, timeout_ns ? timeout_ns : h.timeout_ns)) {
+                st = GMUX_ERR_TIMEOUT;
+                break;
+            }
+            gmux_dev_pause_(i);
+        }
+        waiters.fetch_sub(1, cuda::memory_order_relaxed);
+    }
+    if (value_p)
+        *value_p = v;
+    return st;
+}
+
+/* Waits until signal_id >= value; timeout_ns 0: the communicator's timeout. */
+GMUX_DEV_FN gmux_status_t gmux_dev_signal_wait(const gmux_dev_handle_t &h, uint32_t signal_id,
+                                               uint64_t value, uint64_t timeout_ns,
+                                               uint64_t *value_p)
+{
+    if (signal_id >= h.nsig)
+        return GMUX_ERR_INVALID;
+    return gmux_dev_wait_word_(h, gmux_dev_sigword_(h, signal_id), value, timeout_ns, value_p);
+}
+
+GMUX_DEV_FN gmux_status_t gmux_dev_counter_wait(const gmux_dev_handle_t &h, uint32_t counter_id,
+                                                uint64_t value, uint64_t timeout_ns,
+                                                uint64_t *value_p)
+{
+    if (counter_id >= h.ncnt)
+        return GMUX_ERR_INVALID;
+    return gmux_dev_wait_word_(h, &h.counters[counter_id], value, timeout_ns, value_p);
+}
+
+/* A flush or quiet request to the service thread; returns its status. */
+GMUX_DEV_FN gmux_status_t gmux_dev_svc_request_(const gmux_dev_handle_t &h, uint32_t ctx, int req_w,
+                                                int done_w, int status_w)
+{
+    if (ctx >= h.nctx)
+        return GMUX_ERR_INVALID;
+    uint64_t *base = h.svc + GMUX_DEV_SVC_CTX0 + GMUX_DEV_SVC_CTX_WORDS * ctx;
+    /* release: the descriptors pushed before are seen by whoever sees the request */
+    uint64_t mine = gmux_dev_sysref_t(base[req_w]).fetch_add(1, cuda::memory_order_acq_rel) + 1;
+    uint64_t seen = 0;
+    gmux_status_t st = gmux_dev_wait_word_(h, &base[done_w], mine, 0, &seen);
+    if (st != GMUX_OK)
+        return st;
+    return (gmux_status_t)(int64_t)gmux_dev_sysref_t(base[status_w])
+        .load(cuda::memory_order_relaxed);
+}
+
+/* Every earlier operation of ctx has its source consumed (reusable). */
+GMUX_DEV_FN gmux_status_t gmux_dev_flush(const gmux_dev_handle_t &h, uint32_t ctx)
+{
+    return gmux_dev_svc_request_(h, ctx, GMUX_DEV_SVC_FLUSH_REQ, GMUX_DEV_SVC_FLUSH_DONE,
+                                 GMUX_DEV_SVC_FLUSH_STATUS);
+}
+
+/* Every earlier operation of ctx is complete at its target. */
+GMUX_DEV_FN gmux_status_t gmux_dev_quiet(const gmux_dev_handle_t &h, uint32_t ctx)
+{
+    return gmux_dev_svc_request_(h, ctx, GMUX_DEV_SVC_QUIET_REQ, GMUX_DEV_SVC_QUIET_DONE,
+                                 GMUX_DEV_SVC_QUIET_STATUS);
+}
+
+/* ---- warp and block forms (device only) ------------------------------------ */
+#ifdef __CUDACC__
+
+static __device__ inline unsigned gmux_dev_tid_(void)
+{
+    return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+}
+
+/* One lane issues f(); the warp synchronises and shares the status. */
+template <class F> static __device__ inline gmux_status_t gmux_dev_warp_do_(F f)
+{
+    __syncwarp();
+    int st = 0;
+    if ((gmux_dev_tid_() & 31u) == 0)
+        st = (int)f();
+    st = __shfl_sync(0xffffffffu, st, 0);
+    __syncwarp();
+    return (gmux_status_t)st;
+}
+
+/* One thread issues f(); the block synchronises and shares the status. */
+template <class F> static __device__ inline gmux_status_t gmux_dev_block_do_(F f)
+{
+    __shared__ int gmux_dev_block_status_;
+    __syncthreads();
+    if (gmux_dev_tid_() == 0)
+        gmux_dev_block_status_ = (int)f();
+    __syncthreads();
+    int st = gmux_dev_block_status_;
+    __syncthreads();
+    return (gmux_status_t)st;
+}
+
+#define GMUX_DEV_GROUP_FORMS_(name, params, args)                                                  \
+    static __device__ inline gmux_status_t name##_warp params                                      \
+    {                                                                                              \
+        return gmux_dev_warp_do_([&]() { return name args; });                                     \
+    }                                                                                              \
+    static __device__ inline gmux_status_t name##_block params                                     \
+    {                                                                                              \
+        return gmux_dev_block_do_([&]() { return name args; });                                    \
+    }
+
+GMUX_DEV_GROUP_FORMS_(gmux_dev_put,
+                      (const gmux_dev_handle_t &h, uint32_t ctx, int peer, gmux_window_t win,
+                       uint64_t offset, const void *src_host, uint64_t size,
+                       const gmux_op_opts_t *opts),
+                      (h, ctx, peer, win, offset, src_host, size, opts))
+GMUX_DEV_GROUP_FORMS_(gmux_dev_put_value,
+                      (const gmux_dev_handle_t &h, uint32_t ctx, int peer, gmux_window_t win,
+                       uint64_t offset, uint64_t value, unsigned bytes, const gmux_op_opts_t *opts),
+                      (h, ctx, peer, win, offset, value, bytes, opts))
+GMUX_DEV_GROUP_FORMS_(gmux_dev_signal,
+                      (const gmux_dev_handle_t &h, uint32_t ctx, int peer, uint32_t signal_id,
+                       gmux_signal_op_t op, uint64_t value),
+                      (h, ctx, peer, signal_id, op, value))
+GMUX_DEV_GROUP_FORMS_(gmux_dev_flush, (const gmux_dev_handle_t &h, uint32_t ctx), (h, ctx))
+GMUX_DEV_GROUP_FORMS_(gmux_dev_quiet, (const gmux_dev_handle_t &h, uint32_t ctx), (h, ctx))
+GMUX_DEV_GROUP_FORMS_(gmux_dev_signal_wait,
+                      (const gmux_dev_handle_t &h, uint32_t signal_id, uint64_t value,
+                       uint64_t timeout_ns, uint64_t *value_p),
+                      (h, signal_id, value, timeout_ns, value_p))
+GMUX_DEV_GROUP_FORMS_(gmux_dev_counter_wait,
+                      (const gmux_dev_handle_t &h, uint32_t counter_id, uint64_t value,
+                       uint64_t timeout_ns, uint64_t *value_p),
+                      (h, counter_id, value, timeout_ns, value_p))
+
+#undef GMUX_DEV_GROUP_FORMS_
+#endif /* __CUDACC__ */
+
+#endif /* GMUX_NET_DEVICE_CUH */

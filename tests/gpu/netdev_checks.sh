@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# GPU checks of the net device API (issue 8), run by tests/gpu/run.sh:
+#   1. test_netdev_kernel: kernel-initiated put+signal, thread/warp/block forms
+#   2. netdev_pingpong: put+signal round trip and bandwidth against size, CPU
+#      thread and kernel side by side in one run (two processes, one GPU)
+#   3. moe_cuda: MoE dispatch/combine from kernels, exact against the
+#      reference, timed; moe_cpu in the same run for comparison
+# Environment: GMUX_BUILD (build dir), GMUX_GPU_OUT (results.jsonl goes
+# there), GMUX_ROOT. Exit 77 without a GPU; finishes in well under 150 s.
+#
+# Two processes share the GPU. Without MPS their contexts time-slice, so a
+# kernel spinning in one process waits for the other's slice; where
+# nvidia-cuda-mps-control exists, a private MPS daemon (own pipe directory,
+# stopped at the end) lets both kernels run at once. The JSON says which.
+set -u
+BUILD=${GMUX_BUILD:-build}
+OUT=${GMUX_GPU_OUT:-/tmp/gmux-gpu-out}
+mkdir -p "$OUT"
+RES="$OUT/results.jsonl"
+GMUX="$BUILD/tools/gmux/gmux"
+ND="$BUILD/tests/netdev"
+MOE="$BUILD/examples/moe"
+
+if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; then
+    echo "netdev_checks: no GPU: skipped"
+    exit 77
+fi
+for f in "$GMUX" "$ND/test_netdev_kernel" "$ND/netdev_pingpong" "$MOE/moe_cuda" "$MOE/moe_cpu"; do
+    if [ ! -x "$f" ]; then
+        echo "netdev_checks: $f not built"
+        echo '{"check":"netdev_build","ok":false}' >>"$RES"
+        exit 1
+    fi
+done
+
+export GMUX_NET_TIMEOUT=${GMUX_NET_TIMEOUT:-10}
+export GMUX_NET_PROVIDER=${GMUX_NET_PROVIDER:-shm}
+MPS=false
+MPS_DIR=""
+if command -v nvidia-cuda-mps-control >/dev/null 2>&1; then
+    MPS_DIR=$(mktemp -d /tmp/gmux-mps.XXXXXX)
+    export CUDA_MPS_PIPE_DIRECTORY="$MPS_DIR/pipe" CUDA_MPS_LOG_DIRECTORY="$MPS_DIR/log"
+    mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
+    if nvidia-cuda-mps-control -d >/dev/null 2>&1; then
+        MPS=true
+        # a CUDA client must work through it, or we go on without MPS
+        probe="$BUILD/tests/gpu/test_gpu_vector_add"
+        if [ -x "$probe" ] && ! timeout 10 "$probe" >/dev/null 2>&1; then
+            echo quit | nvidia-cuda-mps-control >/dev/null 2>&1
+            MPS=false
+        fi
+    fi
+    [ "$MPS" = true ] || unset CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY
+fi
+stop_mps() {
+    if [ "$MPS" = true ]; then
+        echo quit | nvidia-cuda-mps-control >/dev/null 2>&1
+        MPS=false
+    fi
+    [ -n "$MPS_DIR" ] && rm -rf "$MPS_DIR"
+}
+trap stop_mps EXIT
+
+rc=0
+note() { echo "{\"check\":\"$1\",\"mps\":$MPS,\"ok\":$2,\"seconds\":$3}" >>"$RES"; }
+
+# 1. correctness of the forms
+t0=$(date +%s.%N)
+if timeout 30 "$GMUX" launch -n 2 --timeout 28 -- "$ND/test_netdev_kernel"; then ok=true; else ok=false; rc=1; fi
+note netdev_kernel_forms $ok "$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{printf "%.2f", b-a}')"
+
+# 2. ping-pong, CPU and kernel side by side
+tmp=$(mktemp)
+if timeout 60 "$GMUX" launch -n 2 --timeout 58 -- "$ND/netdev_pingpong" --iters 300 --staged \
+    --max-bytes $((4 << 20)) >"$tmp"; then ok=true; else ok=false; rc=1; fi
+sed "s/^{/{\"mps\":$MPS,/" "$tmp" >>"$RES"
+cat "$tmp"
+# the target: kernel 8-byte round trip <= 2x the CPU one
+cpu8=$(grep '"path":"cpu"' "$tmp" | grep '"bytes":8,' | sed 's/.*"rtt_us":\([0-9.]*\).*/\1/')
+ker8=$(grep '"path":"kernel"' "$tmp" | grep '"bytes":8,' | sed 's/.*"rtt_us":\([0-9.]*\).*/\1/')
+if [ -n "$cpu8" ] && [ -n "$ker8" ]; then
+    ratio=$(awk -v k="$ker8" -v c="$cpu8" 'BEGIN{printf "%.3f", k/c}')
+    within=$(awk -v r="$ratio" 'BEGIN{print (r <= 2.0) ? "true" : "false"}')
+    echo "{\"check\":\"netdev_rtt8_ratio\",\"mps\":$MPS,\"cpu_us\":$cpu8,\"kernel_us\":$ker8,\"ratio\":$ratio,\"target\":2.0,\"met\":$within}" >>"$RES"
+    echo "8-byte put+signal round trip: cpu $cpu8 us, kernel $ker8 us, ratio $ratio (target <= 2)"
+fi
+rm -f "$tmp"
+
+# 3. MoE on GPU (exact) and on CPU threads, same sizes
+for prog in moe_cuda moe_cpu; do
+    tmp=$(mktemp)
+    if timeout 25 "$GMUX" launch -n 2 --timeout 23 -- "$MOE/$prog" --tokens 256 --hidden 128 \
+        --experts-per-rank 4 --topk 2 --iters 10 --json >"$tmp"; then ok=true; else ok=false; rc=1; fi
+    if [ -s "$tmp" ]; then sed "s/^{/{\"mps\":$MPS,/" "$tmp" >>"$RES"; else note "$prog" $ok 0; fi
+    cat "$tmp"
+    rm -f "$tmp"
+done
+exit $rc

@@ -1,0 +1,307 @@
+/*
+ * One rank of the device-API protocol test, started by `gmux launch`. The
+ * functions of include/gmux/net_device.cuh are compiled here as host code and
+ * run on CPU threads against a host handle (gmux_dev_handle_create_host), so
+ * CI exercises the device producer path (ticket claim, word encoding,
+ * service-thread flush/quiet, waits) against the real proxy without a GPU.
+ *
+ *   netdev_rank basic       put+signal ring with data checks, put_value,
+ *                           signal set/add/inc, counters, flush, quiet,
+ *                           wait timeout, invalid arguments
+ *   netdev_rank threads T   T threads push puts with signals into the same
+ *                           rings at once (CAS claims contend)
+ *   netdev_rank staged      a staged handle (device-memory windows) whose
+ *                           "device" is host memory copied with memcpy: puts
+ *                           from a source range, data checked in the target
+ *                           window's device buffer as soon as the signal shows
+ * Exit 0 on success.
+ */
+#include <pthread.h>
+#include <atomic>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gmux/net.h>
+#include <gmux/net_device.cuh>
+
+#include "net/devstage.h"
+#include "net/devsvc.h"
+
+static int me, n;
+
+#define CHECK(cond, ...)                                                                           \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "rank %d: %s:%d: check failed: %s: ", me, __FILE__, __LINE__, #cond);  \
+            fprintf(stderr, __VA_ARGS__);                                                          \
+            fputc('\n', stderr);                                                                   \
+            exit(1);                                                                               \
+        }                                                                                          \
+    } while (0)
+#define OK(call)                                                                                   \
+    do {                                                                                           \
+        gmux_status_t st_ = (call);                                                                \
+        CHECK(st_ == GMUX_OK, "%s", gmux_status_name(st_));                                        \
+    } while (0)
+
+enum { SIG_DATA = 0, SIG_VALUE = 1, SIG_SET = 2, SIG_INC = 3, SIG_THREADS = 8 };
+#define WIN_BYTES 65536
+
+static uint8_t pattern(int src, size_t size, size_t i)
+{
+    return (uint8_t)(src * 37 + size * 11 + i * 5 + (i >> 8));
+}
+
+static int mode_basic(gmux_comm_t *comm, const gmux_dev_handle_t &h)
+{
+    uint8_t *win = (uint8_t *)calloc(1, WIN_BYTES);
+    uint8_t *src = (uint8_t *)malloc(WIN_BYTES);
+    CHECK(win && src, "out of memory");
+    gmux_window_t w;
+    OK(gmux_window_register(comm, win, WIN_BYTES, &w));
+    int right = (me + 1) % n, left = (me + n - 1) % n;
+
+    /* put + signal around the ring, sizes 1 .. 32 KiB, data checked */
+    uint64_t round = 0;
+    for (size_t size = 1; size <= WIN_BYTES / 2; size = size * 3 + 1) {
+        for (size_t i = 0; i < size; i++)
+            src[i] = pattern(me, size, i);
+        gmux_op_opts_t o = {GMUX_SIGNAL_ADD, SIG_DATA, 1, 0};
+        OK(gmux_dev_put(h, (uint32_t)(round % h.nctx), right, w, 0, src, size, &o));
+        OK(gmux_dev_counter_wait(h, 0, round + 1, 0, NULL)); /* source consumed */
+        round++;
+        uint64_t seen = 0;
+        OK(gmux_dev_signal_wait(h, SIG_DATA, round, 0, &seen));
+        CHECK(seen == round, "signal %llu, expected %llu", (unsigned long long)seen,
+              (unsigned long long)round);
+        for (size_t i = 0; i < size; i++)
+            CHECK(win[i] == pattern(left, size, i), "size %zu byte %zu", size, i);
+        OK(gmux_barrier(gmux_team_world(comm))); /* the window is reused next round */
+    }
+
+    /* put_value with a signal, then quiet: the value is at the target */
+    uint64_t v = 0x0123456789abcdefull ^ (uint64_t)me;
+    gmux_op_opts_t ov = {GMUX_SIGNAL_SET, SIG_VALUE, 7, GMUX_NO_COUNTER};
+    OK(gmux_dev_put_value(h, 1, right, w, WIN_BYTES - 8, v, 8, &ov));
+    OK(gmux_dev_quiet(h, 1));
+    OK(gmux_dev_signal_wait(h, SIG_VALUE, 7, 0, NULL));
+    uint64_t got;
+    memcpy(&got, win + WIN_BYTES - 8, 8);
+    CHECK(got == (0x0123456789abcdefull ^ (uint64_t)left), "put_value got %llx",
+          (unsigned long long)got);
+
+    /* signal set, add and inc from every rank to rank 0 */
+    OK(gmux_dev_signal(h, 2, 0, SIG_INC, GMUX_SIGNAL_INC, 0));
+    OK(gmux_dev_signal(h, 2, 0, SIG_INC, GMUX_SIGNAL_ADD, 10));
+    OK(gmux_dev_flush(h, 2));
+    if (me == 0)
+        OK(gmux_dev_signal_wait(h, SIG_INC, 11u * (uint64_t)n, 0, NULL));
+    OK(gmux_barrier(gmux_team_world(comm)));
+    if (me == 0)
+        CHECK(gmux_dev_signal_read(h, SIG_INC) == 11u * (uint64_t)n, "inc/add total");
+    OK(gmux_dev_signal(h, 3, right, SIG_SET, GMUX_SIGNAL_SET, 1000 + (uint64_t)me));
+    OK(gmux_dev_signal_wait(h, SIG_SET, 1000 + (uint64_t)left, 0, NULL));
+    CHECK(gmux_dev_signal_read(h, SIG_SET) == 1000 + (uint64_t)left, "set value");
+
+    /* a wait that cannot be satisfied times out */
+    uint64_t t0 = gmux_dev_now_ns();
+    gmux_status_t st = gmux_dev_signal_wait(h, SIG_SET, 1u << 30, 50u * 1000 * 1000, NULL);
+    CHECK(st == GMUX_ERR_TIMEOUT, "%s", gmux_status_name(st));
+    CHECK(gmux_dev_now_ns() - t0 >= 50u * 1000 * 1000, "returned before the timeout");
+
+    /* bad arguments are refused on the device side */
+    CHECK(gmux_dev_signal(h, h.nctx, right, 0, GMUX_SIGNAL_INC, 0) == GMUX_ERR_INVALID, "ctx");
+    CHECK(gmux_dev_signal(h, 0, n, 0, GMUX_SIGNAL_INC, 0) == GMUX_ERR_INVALID, "peer");
+    CHECK(gmux_dev_signal(h, 0, right, h.nsig, GMUX_SIGNAL_INC, 0) == GMUX_ERR_INVALID, "sig");
+    CHECK(gmux_dev_put_value(h, 0, right, w, 0, 1, 9, NULL) == GMUX_ERR_INVALID, "bytes");
+
+    /* counter reset/read */
+    gmux_dev_counter_reset(h, 0);
+    CHECK(gmux_dev_counter_read(h, 0) == 0, "counter reset");
+    OK(gmux_barrier(gmux_team_world(comm)));
+    OK(gmux_window_deregister(comm, w));
+    free(win);
+    free(src);
+    return 0;
+}
+
+struct thr_arg {
+    const gmux_dev_handle_t *h;
+    int tid;
+    int per_thread;
+    gmux_window_t w;
+    uint64_t *src;
+};
+
+static void *thr_main(void *p)
+{
+    struct thr_arg *a = (struct thr_arg *)p;
+    const gmux_dev_handle_t &h = *a->h;
+    int right = (me + 1) % n;
+    for (int i = 0; i < a->per_thread; i++) {
+        uint64_t slot = (uint64_t)a->tid * (uint64_t)a->per_thread + (uint64_t)i;
+        /* every thread shares ctx 0: all claims contend on one ring */
+        gmux_op_opts_t o = {GMUX_SIGNAL_ADD, SIG_THREADS, slot + 1, GMUX_NO_COUNTER};
+        gmux_status_t st = gmux_dev_put(h, 0, right, a->w, slot * 8, &a->src[slot], 8, &o);
+        CHECK(st == GMUX_OK, "%s", gmux_status_name(st));
+    }
+    return NULL;
+}
+
+static int mode_threads(gmux_comm_t *comm, const gmux_dev_handle_t &h, int nthreads)
+{
+    const int per = 200;
+    size_t total = (size_t)nthreads * per;
+    uint64_t *win = (uint64_t *)calloc(total, 8);
+    uint64_t *src = (uint64_t *)malloc(total * 8);
+    CHECK(win && src, "out of memory");
+    for (size_t i = 0; i < total; i++)
+        src[i] = ((uint64_t)me << 40) | (i * 2654435761u);
+    gmux_window_t w;
+    OK(gmux_window_register(comm, win, total * 8, &w));
+    pthread_t th[16];
+    struct thr_arg args[16];
+    CHECK(nthreads > 0 && nthreads <= 16, "threads");
+    for (int t = 0; t < nthreads; t++) {
+        args[t] = {&h, t, per, w, src};
+        CHECK(pthread_create(&th[t], NULL, thr_main, &args[t]) == 0, "pthread_create");
+    }
+    for (int t = 0; t < nthreads; t++)
+        pthread_join(th[t], NULL);
+    uint64_t expect = (uint64_t)total * (total + 1) / 2;
+    OK(gmux_dev_signal_wait(h, SIG_THREADS, expect, 0, NULL));
+    CHECK(gmux_dev_signal_read(h, SIG_THREADS) == expect, "signal sum");
+    int left = (me + n - 1) % n;
+    for (size_t i = 0; i < total; i++)
+        CHECK(win[i] == (((uint64_t)left << 40) | (i * 2654435761u)), "word %zu", i);
+    OK(gmux_dev_quiet(h, 0));
+    OK(gmux_barrier(gmux_team_world(comm)));
+    OK(gmux_window_deregister(comm, w));
+    free(win);
+    free(src);
+    return 0;
+}
+
+/* The fake device of the staged mode: plain memory, synchronous memcpy. */
+static int fake_copy(void *arg, void *dst, const void *src, size_t n)
+{
+    (void)arg;
+    memcpy(dst, src, n);
+    return 0;
+}
+
+static std::atomic<size_t> fake_d2h_bytes; /* what the service thread staged */
+
+static int fake_d2h(void *arg, void *dst, const void *src, size_t n)
+{
+    fake_d2h_bytes += n;
+    return fake_copy(arg, dst, src, n);
+}
+
+static void *fake_alloc(void *arg, size_t n)
+{
+    (void)arg;
+    return aligned_alloc(4096, (n + 4095) & ~(size_t)4095);
+}
+
+static void fake_free(void *arg, void *p)
+{
+    (void)arg;
+    free(p);
+}
+
+static int mode_staged(gmux_comm_t *comm, const gmux_dev_handle_t &h0)
+{
+    gmux_dev_handle_t h = h0;
+    CHECK(h.sigview != NULL, "a staged handle reads signals from the mirror");
+    uint8_t *dev_recv = (uint8_t *)calloc(1, WIN_BYTES);
+    uint8_t *dev_src = (uint8_t *)calloc(1, WIN_BYTES);
+    CHECK(dev_recv && dev_src, "out of memory");
+    dev_recv[17] = 0xab; /* registration keeps what the device buffer held */
+    gmux_window_t w;
+    OK(gmux_dev_window_register(&h, dev_recv, WIN_BYTES, &w));
+    OK(gmux_dev_source_register(&h, dev_src, WIN_BYTES));
+    CHECK(dev_recv[17] == 0xab, "device window clobbered at registration");
+    int right = (me + 1) % n, left = (me + n - 1) % n;
+    uint64_t round = 0;
+    size_t staged_before = fake_d2h_bytes, put_bytes = 0;
+    for (size_t size = 1; size <= WIN_BYTES / 2; size = size * 5 + 3) {
+        put_bytes += size;
+        for (size_t i = 0; i < size; i++)
+            dev_src[i] = pattern(me, size, i);
+        gmux_op_opts_t o = {GMUX_SIGNAL_ADD, SIG_DATA, 1, GMUX_NO_COUNTER};
+        uint32_t ctx = (uint32_t)(round % h.nctx);
+        OK(gmux_dev_put(h, ctx, right, w, 0, dev_src, size, &o));
+        OK(gmux_dev_flush(h, ctx)); /* dev_src is rewritten next round */
+        round++;
+        OK(gmux_dev_signal_wait(h, SIG_DATA, round, 0, NULL));
+        /* the signal is visible: the data must be in the device buffer */
+        for (size_t i = 0; i < size; i++)
+            CHECK(dev_recv[i] == pattern(left, size, i), "size %zu byte %zu", size, i);
+        OK(gmux_barrier(gmux_team_world(comm)));
+    }
+    CHECK(fake_d2h_bytes - staged_before == put_bytes, "staged %zu bytes of %zu",
+          (size_t)(fake_d2h_bytes - staged_before), put_bytes);
+    /* put_value and a lone signal through the staging rings, then quiet */
+    gmux_op_opts_t ov = {GMUX_SIGNAL_SET, SIG_VALUE, 9, GMUX_NO_COUNTER};
+    OK(gmux_dev_put_value(h, 1, right, w, WIN_BYTES - 8, 0xfeedull + (uint64_t)me, 8, &ov));
+    OK(gmux_dev_signal(h, 1, right, SIG_INC, GMUX_SIGNAL_INC, 0));
+    OK(gmux_dev_quiet(h, 1));
+    OK(gmux_dev_signal_wait(h, SIG_VALUE, 9, 0, NULL));
+    OK(gmux_dev_signal_wait(h, SIG_INC, 1, 0, NULL));
+    uint64_t got;
+    memcpy(&got, dev_recv + WIN_BYTES - 8, 8);
+    CHECK(got == 0xfeedull + (uint64_t)left, "put_value got %llx", (unsigned long long)got);
+    OK(gmux_barrier(gmux_team_world(comm)));
+    OK(gmux_dev_source_deregister(&h, dev_src));
+    OK(gmux_dev_window_deregister(&h, w));
+    free(dev_recv);
+    free(dev_src);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: netdev_rank basic|threads T\n");
+        return 2;
+    }
+    gmux_comm_params_t p;
+    gmux_comm_params_init(&p);
+    gmux_comm_t *comm = NULL;
+    gmux_status_t st = gmux_comm_init(&p, &comm);
+    if (st != GMUX_OK) {
+        fprintf(stderr, "gmux_comm_init: %s\n", gmux_status_name(st));
+        return 1;
+    }
+    me = gmux_comm_rank(comm);
+    n = gmux_comm_size(comm);
+    if (me == 0)
+        fprintf(stderr, "netdev_rank %s: %d ranks over %s\n", argv[1], n, gmux_comm_provider(comm));
+    gmux_dev_handle_t h;
+    bool staged = strcmp(argv[1], "staged") == 0;
+    if (staged) {
+        net_devstage_copy_t copy = {fake_d2h, fake_copy, fake_alloc, fake_free, NULL};
+        net_devsvc_t *svc = NULL;
+        OK(net_devsvc_start_staged(comm, &copy, &h, &svc));
+    } else {
+        OK(gmux_dev_handle_create_host(comm, &h));
+        gmux_window_t bad;
+        CHECK(gmux_dev_window_register(&h, &bad, 8, &bad) == GMUX_ERR_STATE, "not staged");
+    }
+    int rc = 2;
+    if (strcmp(argv[1], "basic") == 0)
+        rc = mode_basic(comm, h);
+    else if (strcmp(argv[1], "threads") == 0 && argc > 2)
+        rc = mode_threads(comm, h, atoi(argv[2]));
+    else if (staged)
+        rc = mode_staged(comm, h);
+    gmux_dev_handle_destroy(&h);
+    st = gmux_comm_finalize(comm);
+    if (rc == 0 && st != GMUX_OK) {
+        fprintf(stderr, "rank %d: finalize: %s\n", me, gmux_status_name(st));
+        rc = 1;
+    }
+    return rc;
+}
