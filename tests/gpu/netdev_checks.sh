@@ -9,9 +9,11 @@
 # there), GMUX_ROOT. Exit 77 without a GPU; finishes in well under 150 s.
 #
 # Two processes share the GPU. Without MPS their contexts time-slice, so a
-# kernel spinning in one process waits for the other's slice; where
-# nvidia-cuda-mps-control exists, a private MPS daemon (own pipe directory,
-# stopped at the end) lets both kernels run at once. The JSON says which.
+# kernel spinning in one process waits for the other's slice. With
+# GMUX_GPU_MPS=1 (off by default: the lent GPU's settings are not ours to
+# change) and nvidia-cuda-mps-control present, a private MPS daemon (own pipe
+# directory, stopped at the end) lets both kernels run at once. The JSON says
+# which.
 set -u
 BUILD=${GMUX_BUILD:-build}
 OUT=${GMUX_GPU_OUT:-/tmp/gmux-gpu-out}
@@ -37,7 +39,7 @@ export GMUX_NET_TIMEOUT=${GMUX_NET_TIMEOUT:-10}
 export GMUX_NET_PROVIDER=${GMUX_NET_PROVIDER:-shm}
 MPS=false
 MPS_DIR=""
-if command -v nvidia-cuda-mps-control >/dev/null 2>&1; then
+if [ "${GMUX_GPU_MPS:-0}" = 1 ] && command -v nvidia-cuda-mps-control >/dev/null 2>&1; then
     MPS_DIR=$(mktemp -d /tmp/gmux-mps.XXXXXX)
     export CUDA_MPS_PIPE_DIRECTORY="$MPS_DIR/pipe" CUDA_MPS_LOG_DIRECTORY="$MPS_DIR/log"
     mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"

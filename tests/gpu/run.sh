@@ -68,8 +68,8 @@ export GMUX_BUILD="$build" GMUX_GPU_OUT="$out" GMUX_ROOT="$root"
 # Each check exits 0 (pass), 77 (skipped: needs something absent) or other (fail).
 # A check may append its own JSON records to $GMUX_GPU_OUT/results.jsonl.
 checks=(
-  "probe|60|ctest --test-dir $build -R '^test_gpu_(probe|vector_add)$' --output-on-failure"
-  "calibrate|90|$build/tools/calibrate/gmux-calibrate | tee $out/calibration.json"
+  "probe|30|ctest --test-dir $build -R '^test_gpu_(probe|vector_add)$' --output-on-failure"
+  "calibrate|60|$build/tools/calibrate/gmux-calibrate | tee $out/calibration.json"
 )
 for frag in "$root"/tests/gpu/*_checks.sh; do
   [[ -e "$frag" ]] || continue
