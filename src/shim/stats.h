@@ -26,6 +26,8 @@
     X(pinned_allocs)     /* allocations tracked but not redirectable (pinned) */                   \
     X(pinned_bytes)      /* bytes of those */                                                      \
     X(redirect_failures) /* managed allocations that failed and fell back */                       \
+    X(gate_waits)        /* launches that waited for gmuxd's turn */                               \
+    X(gate_plans)        /* evict/fill plans from gmuxd applied */                                 \
     X(frees)             /* tracked frees and unmaps */
 
 #define SHIM_STATS_FIELD_(name) _Atomic uint64_t name;
