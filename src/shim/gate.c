@@ -19,7 +19,6 @@
 _Atomic int shim_gate_state_;
 _Atomic unsigned shim_gate_in_flight_;
 atomic_bool shim_gate_turn_;
-_Atomic unsigned long shim_gate_launches_;
 
 static pthread_once_t gate_once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t gate_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -30,6 +29,7 @@ static dmn_client_t *gate_client; /* guarded by gate_mu */
 #define GATE_PLAN_CAP 1024u
 static dmn_range_t gate_plan[2][GATE_PLAN_CAP]; /* [dmn_plan_kind_t] */
 static uint32_t gate_plan_n[2];
+static _Atomic uint64_t gate_grants; /* turns received: activity, like launches */
 static _Atomic uint64_t gate_bytes_in, gate_bytes_out, gate_plans_applied;
 
 /* Called from inside a client call, so under gate_mu. */
@@ -101,6 +101,7 @@ void shim_gate_slow(void)
                 SHIM_STAT_ADD(gate_waits, 1);
             gmux_status_t st = dmn_client_wait_turn(gate_client, dmn_client_turn_timeout_ns());
             gate_apply_plan();
+            atomic_fetch_add(&gate_grants, 1);
             if (st == GMUX_OK)
                 atomic_store(&shim_gate_turn_, true);
             else {
@@ -168,7 +169,10 @@ static void *gate_watch(void *arg)
                 (void)dmn_client_wait_turn(gate_client, 0); /* releases; stays queued */
         }
         uint64_t now = com_clock_ns();
-        unsigned long n = atomic_load_explicit(&shim_gate_launches_, memory_order_relaxed);
+        /* the hooks count launches anyway: idle is when those counters stop moving */
+        unsigned long n =
+            (unsigned long)(atomic_load(&shim_stats.launches) +
+                            atomic_load(&shim_stats.graph_launches) + atomic_load(&gate_grants));
         if (n != seen) {
             seen = n;
             last_change = now;

@@ -6,8 +6,9 @@
  * shim_gate_enter() before handing the launch to the driver and
  * shim_gate_exit() after.
  *
- *   holding the turn   enter is two atomic operations (an in-flight count and
- *                      a load of the turn flag); nothing allocates
+ *   holding the turn   enter is one atomic increment of an in-flight count and
+ *                      a load of the turn flag, exit one decrement; nothing
+ *                      allocates
  *   not holding it     enter blocks the calling thread in
  *                      dmn_client_wait_turn until the daemon grants the turn
  *                      (at most GMUX_DAEMON_TURN_TIMEOUT_MS, then it launches
@@ -40,7 +41,6 @@ enum { SHIM_GATE_UNSET = 0, SHIM_GATE_OFF = 1, SHIM_GATE_ON = 2 };
 extern _Atomic int shim_gate_state_;
 extern _Atomic unsigned shim_gate_in_flight_;
 extern atomic_bool shim_gate_turn_;
-extern _Atomic unsigned long shim_gate_launches_;
 
 void shim_gate_init(void);
 void shim_gate_slow(void);
@@ -58,7 +58,6 @@ static inline bool shim_gate_enter(void)
     atomic_fetch_add(&shim_gate_in_flight_, 1); /* seq_cst: pairs with the watcher's revoke */
     if (!atomic_load(&shim_gate_turn_))
         shim_gate_slow();
-    atomic_fetch_add_explicit(&shim_gate_launches_, 1, memory_order_relaxed);
     return true;
 }
 
