@@ -90,6 +90,21 @@ static void gate_drain(void)
         gate_sleep_ns(50000);
 }
 
+/* Announces the task's working set before it asks for a turn: every tracked
+ * managed allocation (the daemon's placement plans over these). Under gate_mu. */
+static dmn_range_t gate_ws[GATE_PLAN_CAP];
+static void gate_announce(void)
+{
+    uint32_t n = 0;
+    shim_regions_t *t = &shim_state.regions;
+    pthread_rwlock_rdlock(&t->lock);
+    for (size_t i = 0; i < t->n && n < GATE_PLAN_CAP; i++)
+        if (t->v[i].kind == SHIM_REGION_MANAGED)
+            gate_ws[n++] = (dmn_range_t){t->v[i].base, t->v[i].size};
+    pthread_rwlock_unlock(&t->lock);
+    (void)dmn_client_pending(gate_client, 1, gate_ws, n);
+}
+
 void shim_gate_slow(void)
 {
     for (int round = 0; round < 1000; round++) {
@@ -97,8 +112,10 @@ void shim_gate_slow(void)
         pthread_mutex_lock(&gate_mu);
         bool launch_anyway = false;
         if (!atomic_load(&shim_gate_turn_)) {
-            if (!dmn_client_is_local(gate_client))
+            if (!dmn_client_is_local(gate_client)) {
                 SHIM_STAT_ADD(gate_waits, 1);
+                gate_announce();
+            }
             gmux_status_t st = dmn_client_wait_turn(gate_client, dmn_client_turn_timeout_ns());
             gate_apply_plan();
             atomic_fetch_add(&gate_grants, 1);

@@ -36,7 +36,7 @@ typedef struct prog_out {
     unsigned long long request;
     size_t n;
     unsigned long long t[MAX_K][2];
-    unsigned long long gate_waits;
+    unsigned long long gate_waits, gate_plans;
 } prog_out_t;
 
 static char dir[128], sock[192];
@@ -54,13 +54,14 @@ static unsigned long long now_ns(void)
     return (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec;
 }
 
-static pid_t start_daemon(void)
+static pid_t start_daemon(const char *placement)
 {
     unlink(sock);
     pid_t pid = fork();
     assert_true(pid >= 0);
     if (pid == 0) {
-        execl(GMUX_BIN, "gmux", "daemon", "--foreground", "--socket", sock, (char *)NULL);
+        execl(GMUX_BIN, "gmux", "daemon", "--foreground", "--socket", sock, "--placement",
+              placement, (char *)NULL);
         _exit(127);
     }
     struct stat st;
@@ -133,6 +134,9 @@ static void read_out(int i, prog_out_t *o)
     const char *p = strstr(json, "\"gate_waits\":");
     assert_non_null(p);
     o->gate_waits = strtoull(p + strlen("\"gate_waits\":"), NULL, 10);
+    p = strstr(json, "\"gate_plans\":");
+    assert_non_null(p);
+    o->gate_plans = strtoull(p + strlen("\"gate_plans\":"), NULL, 10);
 }
 
 static size_t overlaps(const prog_out_t *a, const prog_out_t *b)
@@ -182,12 +186,15 @@ static void test_turns_are_exclusive(void **state)
     for (int i = 0; i < MAX_PROGS; i++)
         assert_int_equal(ref[i].gate_waits, 0);
 
-    pid_t d = start_daemon();
+    pid_t d = start_daemon("swap");
     run_progs(MAX_PROGS, 1, got);
     stop_daemon(d, SIGTERM);
     for (int i = 0; i < MAX_PROGS; i++) {
         assert_string_equal(got[i].checksum, ref[i].checksum);
         assert_true(got[i].gate_waits > 0);
+        /* swap placement: plans of each switch were applied through the CUDA backend */
+        assert_true(got[i].gate_plans > 0);
+        assert_int_equal(ref[i].gate_plans, 0);
         for (int j = i + 1; j < MAX_PROGS; j++)
             assert_int_equal(overlaps(&got[i], &got[j]), 0);
     }
@@ -198,8 +205,8 @@ static void test_turns_are_exclusive(void **state)
     const prog_out_t *lat = &got[2];
     unsigned long long first = lat->t[0][0], last = lat->t[lat->n - 1][1];
     size_t during = started_in(&got[0], first, last) + started_in(&got[1], first, last);
-    size_t before = started_in(&got[0], lat->request, first) +
-                    started_in(&got[1], lat->request, first);
+    size_t before =
+        started_in(&got[0], lat->request, first) + started_in(&got[1], lat->request, first);
     print_message("latency task: %zu batch kernels started between its request and its first "
                   "kernel, %zu while it ran\n",
                   before, during);
@@ -211,7 +218,7 @@ static void test_turns_are_exclusive(void **state)
 static void test_daemon_killed_mid_run(void **state)
 {
     (void)state;
-    pid_t d = start_daemon();
+    pid_t d = start_daemon("none");
     char *const *argvs[2] = {prog_argv(0, &specs[0], 1), prog_argv(1, &specs[1], 1)};
     /* The killer runs beside the programs: it waits until both have kernels done. */
     pid_t killer = fork();
