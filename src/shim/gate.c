@@ -173,7 +173,7 @@ static void *gate_watch(void *arg)
             struct pollfd pf = {fd, POLLIN, 0};
             (void)poll(&pf, 1, 1);
         } else {
-            gate_sleep_ns(1000000);
+            gate_sleep_ns(20000000); /* local mode: only reconnection and stats to look after */
         }
         if (pthread_mutex_trylock(&gate_mu) != 0) {
             gate_sleep_ns(200000);
