@@ -165,6 +165,7 @@ static void *gate_watch(void *arg)
     unsigned long seen = 0;
     uint64_t last_change = com_clock_ns(), next_report = 0;
     bool idle_sent = false;
+    uint32_t registered = 0;
     for (;;) {
         pthread_mutex_lock(&gate_mu);
         int fd = dmn_client_fd(gate_client);
@@ -184,6 +185,11 @@ static void *gate_watch(void *arg)
             gate_stop_launches();
             if (dmn_client_holds_turn(gate_client))
                 (void)dmn_client_wait_turn(gate_client, 0); /* releases; stays queued */
+        }
+        uint32_t r = dmn_client_registrations(gate_client);
+        if (r != registered) {
+            SHIM_STAT_ADD(gate_registrations, r - registered);
+            registered = r;
         }
         uint64_t now = com_clock_ns();
         /* the hooks count launches anyway: idle is when those counters stop moving */

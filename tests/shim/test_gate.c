@@ -36,7 +36,7 @@ typedef struct prog_out {
     unsigned long long request;
     size_t n;
     unsigned long long t[MAX_K][2];
-    unsigned long long gate_waits, gate_plans;
+    unsigned long long gate_waits, gate_plans, gate_registrations;
 } prog_out_t;
 
 static char dir[128], sock[192];
@@ -137,6 +137,9 @@ static void read_out(int i, prog_out_t *o)
     p = strstr(json, "\"gate_plans\":");
     assert_non_null(p);
     o->gate_plans = strtoull(p + strlen("\"gate_plans\":"), NULL, 10);
+    p = strstr(json, "\"gate_registrations\":");
+    assert_non_null(p);
+    o->gate_registrations = strtoull(p + strlen("\"gate_registrations\":"), NULL, 10);
 }
 
 static size_t overlaps(const prog_out_t *a, const prog_out_t *b)
@@ -163,7 +166,12 @@ static const spec_t specs[MAX_PROGS] = {
     {"batch", "2", "150", "2000", "0"},
     {"latency", "3", "40", "2000", "150"},
 };
-static prog_out_t ref[MAX_PROGS], got[MAX_PROGS];
+/* For the daemon's death and return: long enough to outlive both. */
+static const spec_t long_specs[2] = {
+    {"batch", "4", "400", "2000", "0"},
+    {"batch", "5", "400", "2000", "0"},
+};
+static prog_out_t ref[MAX_PROGS], got[MAX_PROGS], long_ref[2];
 
 static void run_progs(size_t n, int daemon, prog_out_t *outs)
 {
@@ -215,32 +223,77 @@ static void test_turns_are_exclusive(void **state)
     assert_true(last < got[1].t[got[1].n - 1][1]);
 }
 
-static void test_daemon_killed_mid_run(void **state)
+/* Runs the two long programs; the daemon d (if any) is killed after 300 ms and a new one
+ * started 150 ms later. */
+static void run_long(pid_t d, prog_out_t *outs)
 {
-    (void)state;
-    pid_t d = start_daemon("none");
-    char *const *argvs[2] = {prog_argv(0, &specs[0], 1), prog_argv(1, &specs[1], 1)};
-    /* The killer runs beside the programs: it waits until both have kernels done. */
-    pid_t killer = fork();
-    assert_true(killer >= 0);
-    if (killer == 0) {
-        sleep_ms(300);
-        unsigned long long t = now_ns();
-        kill(d, SIGKILL);
-        char path[256];
-        snprintf(path, sizeof(path), "%s/killed", dir);
-        FILE *f = fopen(path, "w");
-        if (f) {
-            fprintf(f, "%llu\n", t);
-            fclose(f);
+    char *const *argvs[2] = {prog_argv(0, &long_specs[0], d > 0),
+                             prog_argv(1, &long_specs[1], d > 0)};
+    pid_t killer = -1;
+    if (d > 0) {
+        killer = fork();
+        assert_true(killer >= 0);
+        if (killer == 0) {
+            sleep_ms(300);
+            unsigned long long t = now_ns();
+            kill(d, SIGKILL);
+            char path[256];
+            snprintf(path, sizeof(path), "%s/killed", dir);
+            FILE *f = fopen(path, "w");
+            if (f) {
+                fprintf(f, "%llu\n", t);
+                fclose(f);
+            }
+            sleep_ms(150);
+            unlink(sock);
+            execl(GMUX_BIN, "gmux", "daemon", "--socket", sock, (char *)NULL); /* background */
+            _exit(127);
         }
-        _exit(0);
     }
     int status[2];
     assert_int_equal(tproc_run_all(2, (char *const *const *)argvs, 240.0, status), 0);
-    int ks;
-    waitpid(killer, &ks, 0);
-    stop_daemon(d, SIGKILL);
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(status[i], 0);
+        read_out(i, &outs[i]);
+        assert_int_equal(outs[i].n, 400);
+    }
+    if (killer > 0) {
+        int ks;
+        waitpid(killer, &ks, 0);
+        assert_true(WIFEXITED(ks) && WEXITSTATUS(ks) == 0);
+    }
+}
+
+/* The pid in the daemon's lock file. */
+static int daemon_pid(void)
+{
+    char path[256];
+    snprintf(path, sizeof(path), "%s.lock", sock);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    int pid = 0;
+    assert_int_equal(fscanf(f, "%d", &pid), 1);
+    fclose(f);
+    assert_true(pid > 1);
+    return pid;
+}
+
+static void stop_background_daemon(void)
+{
+    int pid = daemon_pid();
+    assert_int_equal(kill(pid, SIGTERM), 0);
+    for (int i = 0; i < 200 && kill(pid, 0) == 0; i++)
+        sleep_ms(50);
+}
+
+static void test_daemon_killed_mid_run(void **state)
+{
+    (void)state;
+    run_long(0, long_ref);
+    pid_t d = start_daemon("none");
+    run_long(d, got);
+    stop_daemon(d, SIGKILL);  /* reaps it */
+    stop_background_daemon(); /* the one started after */
     char path[256];
     snprintf(path, sizeof(path), "%s/killed", dir);
     FILE *f = fopen(path, "r");
@@ -249,11 +302,13 @@ static void test_daemon_killed_mid_run(void **state)
     assert_int_equal(fscanf(f, "%llu", &killed), 1);
     fclose(f);
     for (int i = 0; i < 2; i++) {
-        read_out(i, &got[i]);
-        assert_string_equal(got[i].checksum, ref[i].checksum);
+        assert_string_equal(got[i].checksum, long_ref[i].checksum);
         assert_true(got[i].gate_waits > 0); /* it had joined the daemon */
         /* mid-run: it still had kernels to launch when the daemon died */
         assert_true(got[i].t[got[i].n - 1][1] > killed);
+        print_message("program %d: registered %llu times\n", i, got[i].gate_registrations);
+        /* it registered again with the new daemon */
+        assert_true(got[i].gate_registrations >= 2);
     }
 }
 
@@ -269,17 +324,7 @@ static void test_run_starts_daemon(void **state)
     assert_string_equal(got[0].checksum, ref[0].checksum);
     assert_true(got[0].gate_waits > 0);
     /* the daemon it started is still there: stop it by the pid in its lock file */
-    char path[256];
-    snprintf(path, sizeof(path), "%s.lock", sock);
-    FILE *f = fopen(path, "r");
-    assert_non_null(f);
-    int pid = 0;
-    assert_int_equal(fscanf(f, "%d", &pid), 1);
-    fclose(f);
-    assert_true(pid > 1);
-    assert_int_equal(kill(pid, SIGTERM), 0);
-    for (int i = 0; i < 200 && kill(pid, 0) == 0; i++)
-        sleep_ms(50);
+    stop_background_daemon();
 }
 
 int main(void)
