@@ -216,6 +216,13 @@ static void *gate_watch(void *arg)
     return NULL;
 }
 
+/* A child forked after registration shares the parent's connection and has no
+ * watcher thread: it runs ungated. */
+static void gate_atfork_child(void)
+{
+    atomic_store(&shim_gate_state_, SHIM_GATE_OFF);
+}
+
 static void gate_name(char *out, size_t cap)
 {
     const char *n = COM_SETTING_STRING(TASK_NAME);
@@ -271,6 +278,7 @@ static void gate_open(void)
     }
     COM_INFO(SHIM, "gate: task %u (%s) %s", dmn_client_task_id(gate_client), name,
              dmn_client_is_local(gate_client) ? "in local mode (no gmuxd)" : "registered");
+    (void)pthread_atfork(NULL, NULL, gate_atfork_child);
     state = SHIM_GATE_ON;
 out_state:
     atomic_store_explicit(&shim_gate_state_, state, memory_order_release);
