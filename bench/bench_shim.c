@@ -7,9 +7,16 @@
  * prefetched (steady state without oversubscription). The child also counts
  * malloc/calloc/realloc calls during the shim loop (must be 0).
  *
- * Output: one JSON line per policy.
+ * Each policy runs twice: ungated (GMUX_GATE=0) and gated while holding the
+ * turn (a gmuxd of its own, forked by this benchmark on a temporary socket;
+ * the task is alone, so it keeps the turn: the hook's cost is the gate's
+ * fast path). The parent checks from the shim's counters that the gated
+ * child really waited once for a turn from the daemon (not local mode).
+ *
+ * Output: one JSON line per policy and gate.
  */
 #include <dlfcn.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -22,6 +29,8 @@
 #include <cuda.h>
 #include <cudaTypedefs.h>
 
+#include "common/settings.h"
+#include "daemon/server.h"
 #include "fake_cuda/fake_cuda.h"
 
 /* --- counting allocator (this executable interposes malloc for everyone) -- */
@@ -78,6 +87,8 @@ static double time_loop(PFN_cuLaunchKernel_v4000 launch, CUfunction f, void **ar
 
 static int child(const char *policy, long n)
 {
+    const char *gate = getenv("GMUX_GATE");
+    gate = gate && strcmp(gate, "1") == 0 ? "holding" : "off";
     void *drv = dlopen("libcuda.so.1", RTLD_NOW);
     if (!drv)
         return 2;
@@ -127,9 +138,10 @@ static int child(const char *policy, long n)
     }
     if (best_native < 0 || best_shim < 0)
         return 6;
-    printf("{\"bench\":\"shim_launch\",\"policy\":\"%s\",\"launches\":%ld,\"pointer_args\":3,"
+    printf("{\"bench\":\"shim_launch\",\"policy\":\"%s\",\"gate\":\"%s\",\"launches\":%ld,"
+           "\"pointer_args\":3,"
            "\"native_ns\":%.1f,\"shim_ns\":%.1f,\"hook_ns\":%.1f,\"mallocs_in_loop\":%llu}\n",
-           policy, n * 5, best_native, best_shim, best_shim - best_native,
+           policy, gate, n * 5, best_native, best_shim, best_shim - best_native,
            (unsigned long long)allocs);
     return 0;
 }
@@ -142,8 +154,37 @@ int main(int argc, char **argv)
     if (argc >= 2)
         n = atol(argv[1]);
     static const char *const policies[] = {"off", "demand", "proactive"};
+    char sock[128], stats[128];
+    snprintf(sock, sizeof(sock), "/tmp/gmux_bench_shim_%d.sock", (int)getpid());
+    snprintf(stats, sizeof(stats), "/tmp/gmux_bench_shim_%d.json", (int)getpid());
+    unlink(sock);
+    int ready[2];
+    if (pipe(ready) != 0)
+        return 1;
+    fflush(stdout);
+    pid_t daemon = fork();
+    if (daemon == 0) {
+        close(ready[0]);
+        dmn_server_opts_t o;
+        char path[256];
+        if (dmn_server_opts_from_settings(&o, path, sizeof(path)) != GMUX_OK)
+            _exit(1);
+        o.path = sock;
+        static volatile sig_atomic_t stop;
+        _exit(dmn_server_run(&o, &stop, ready[1]) == GMUX_OK ? 0 : 1);
+    }
+    close(ready[1]);
+    char byte;
+    if (daemon < 0 || read(ready[0], &byte, 1) != 1) {
+        fprintf(stderr, "bench_shim: cannot start gmuxd\n");
+        return 1;
+    }
+    close(ready[0]);
     int failed = 0;
-    for (size_t i = 0; i < 3; i++) {
+    for (size_t i = 0; i < 6; i++) {
+        const char *policy = policies[i / 2];
+        int gated = (int)(i % 2);
+        unlink(stats);
         fflush(stdout);
         pid_t pid = fork();
         if (pid == 0) {
@@ -151,15 +192,36 @@ int main(int argc, char **argv)
             snprintf(count, sizeof(count), "%ld", n);
             setenv("LD_PRELOAD", GMUX_SHIM_PATH, 1);
             setenv("LD_LIBRARY_PATH", GMUX_FAKE_CUDA_DIR, 1);
-            setenv("GMUX_POLICY", policies[i], 1);
-            execl("/proc/self/exe", argv[0], "--child", policies[i], count, (char *)NULL);
+            setenv("GMUX_POLICY", policy, 1);
+            setenv("GMUX_GATE", gated ? "1" : "0", 1);
+            setenv("GMUX_SOCKET", sock, 1);
+            setenv("GMUX_GATE_IDLE_MS", "60000", 1); /* keep the turn between the loops */
+            setenv("GMUX_SHIM_STATS", stats, 1);
+            execl("/proc/self/exe", argv[0], "--child", policy, count, (char *)NULL);
             _exit(127);
         }
         int st = 0;
         if (pid < 0 || waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-            fprintf(stderr, "bench_shim: policy %s failed (status %d)\n", policies[i], st);
+            fprintf(stderr, "bench_shim: policy %s failed (status %d)\n", policy, st);
+            failed = 1;
+            continue;
+        }
+        char json[4096] = {0};
+        FILE *f = fopen(stats, "r");
+        size_t got = f ? fread(json, 1, sizeof(json) - 1, f) : 0;
+        if (f)
+            fclose(f);
+        const char *w = got ? strstr(json, "\"gate_waits\":") : NULL;
+        long waits = w ? atol(w + strlen("\"gate_waits\":")) : -1;
+        if (waits != (gated ? 1 : 0)) {
+            fprintf(stderr, "bench_shim: policy %s gate %d: %ld waits for the turn, not %d\n",
+                    policy, gated, waits, gated);
             failed = 1;
         }
     }
+    kill(daemon, SIGKILL);
+    waitpid(daemon, NULL, 0);
+    unlink(sock);
+    unlink(stats);
     return failed;
 }

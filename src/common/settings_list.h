@@ -32,6 +32,14 @@
     X(DAEMON_QUANTUM_MS, INT, "20", "gmuxd: time slice of a task while others wait")               \
     X(DAEMON_TURN_TIMEOUT_MS, INT, "10000",                                                        \
       "client: longest wait for the turn before launching anyway (local mode)")                    \
+    X(GATE, BOOL, "1",                                                                             \
+      "Shim: join gmuxd (launch gating, plans, stats) when one is reachable; 0: never")            \
+    X(GATE_IDLE_MS, INT, "5",                                                                      \
+      "Shim: give the turn back after this long without a launch")                                 \
+    X(GATE_REPORT_MS, INT, "200", "Shim: how often it sends its counters to gmuxd")               \
+    X(TASK_CLASS, STRING, "batch", "Shim: the task's class for gmuxd: batch or latency")          \
+    X(TASK_PRIORITY, INT, "0", "Shim: the task's priority for gmuxd, -20..20")                    \
+    X(TASK_NAME, STRING, "", "Shim: the task's name in gmux top; empty: the program's name")      \
     X(SOCKET, STRING, "",                                                                          \
       "gmuxd socket; empty: $XDG_RUNTIME_DIR/gmux/gmuxd.sock, else /tmp/gmux-UID/gmuxd.sock")      \
     X(NET_INLINE_PROGRESS, BOOL, "1",                                                              \

@@ -321,6 +321,19 @@ gmux_status_t dmn_client_report(dmn_client_t *c, const dmn_msg_stats_t *stats)
     return send_out(c, dmn_proto_encode_stats(c->out, sizeof(c->out), ++c->seq, stats));
 }
 
+int dmn_client_poll(dmn_client_t *c)
+{
+    maybe_reconnect(c);
+    if (c->fd < 0 || pump(c, 0, NULL) < 0)
+        return 1;
+    return c->holding && !c->revoked;
+}
+
+int dmn_client_fd(const dmn_client_t *c)
+{
+    return c->fd;
+}
+
 int dmn_client_is_local(const dmn_client_t *c)
 {
     return c->fd < 0;

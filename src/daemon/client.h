@@ -74,6 +74,15 @@ gmux_status_t dmn_client_report(dmn_client_t *c, const dmn_msg_stats_t *stats);
 /* GMUX_DAEMON_TURN_TIMEOUT_MS in ns: the shim's bound for dmn_client_wait_turn. */
 uint64_t dmn_client_turn_timeout_ns(void);
 
+/* Reads what the daemon sent without blocking (and tries to reconnect when
+ * due) and answers whether the task may go on launching: 1 in local mode or
+ * when it holds the turn unrevoked, 0 otherwise. Releases nothing: the next
+ * dmn_client_wait_turn does. For a shim thread that watches for REVOKE. */
+int dmn_client_poll(dmn_client_t *c);
+
+/* The socket (for poll(2) on it), -1 in local mode. */
+int dmn_client_fd(const dmn_client_t *c);
+
 int dmn_client_is_local(const dmn_client_t *c);           /* no daemon connection now */
 int dmn_client_holds_turn(const dmn_client_t *c);         /* granted and not released */
 uint32_t dmn_client_task_id(const dmn_client_t *c);       /* 0 in local mode */

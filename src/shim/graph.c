@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "shim/gate.h"
 #include "shim/params.h"
 #include "shim/policy.h"
 #include "shim/shim.h"
@@ -160,15 +161,21 @@ static void graph_before_launch(CUgraphExec exec, CUstream s, bool per_thread)
 CUresult shim_hook_cuGraphLaunch(CUgraphExec exec, CUstream s)
 {
     shim_ensure_init();
+    bool gated = shim_gate_enter();
     graph_before_launch(exec, s, false);
-    return SHIM_CALL(cuGraphLaunch, exec, s);
+    CUresult r = SHIM_CALL(cuGraphLaunch, exec, s);
+    shim_gate_exit(gated);
+    return r;
 }
 
 CUresult shim_hook_cuGraphLaunch_ptsz(CUgraphExec exec, CUstream s)
 {
     shim_ensure_init();
+    bool gated = shim_gate_enter();
     graph_before_launch(exec, s, true);
-    return SHIM_CALL(cuGraphLaunch_ptsz, exec, s);
+    CUresult r = SHIM_CALL(cuGraphLaunch_ptsz, exec, s);
+    shim_gate_exit(gated);
+    return r;
 }
 
 CUresult shim_hook_cuGraphExecDestroy(CUgraphExec exec)

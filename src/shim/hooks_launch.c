@@ -4,6 +4,7 @@
  * here allocates: candidates live on the stack, layouts in params.c's
  * static cache.
  */
+#include "shim/gate.h"
 #include "shim/params.h"
 #include "shim/policy.h"
 #include "shim/shim.h"
@@ -31,9 +32,12 @@ CUresult shim_hook_cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsign
                                   void **params, void **extra)
 {
     shim_ensure_init();
+    bool gated = shim_gate_enter();
     launch_prepare(f, (unsigned[3]){gx, gy, gz}, (unsigned[3]){bx, by, bz}, params, extra, s,
                    false);
-    return SHIM_CALL(cuLaunchKernel, f, gx, gy, gz, bx, by, bz, shmem, s, params, extra);
+    CUresult r = SHIM_CALL(cuLaunchKernel, f, gx, gy, gz, bx, by, bz, shmem, s, params, extra);
+    shim_gate_exit(gated);
+    return r;
 }
 
 CUresult shim_hook_cuLaunchKernel_ptsz(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
@@ -41,30 +45,39 @@ CUresult shim_hook_cuLaunchKernel_ptsz(CUfunction f, unsigned gx, unsigned gy, u
                                        CUstream s, void **params, void **extra)
 {
     shim_ensure_init();
+    bool gated = shim_gate_enter();
     launch_prepare(f, (unsigned[3]){gx, gy, gz}, (unsigned[3]){bx, by, bz}, params, extra, s, true);
-    return SHIM_CALL(cuLaunchKernel_ptsz, f, gx, gy, gz, bx, by, bz, shmem, s, params, extra);
+    CUresult r = SHIM_CALL(cuLaunchKernel_ptsz, f, gx, gy, gz, bx, by, bz, shmem, s, params, extra);
+    shim_gate_exit(gated);
+    return r;
 }
 
 CUresult shim_hook_cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f, void **params,
                                     void **extra)
 {
     shim_ensure_init();
+    bool gated = shim_gate_enter();
     if (config)
         launch_prepare(f, (unsigned[3]){config->gridDimX, config->gridDimY, config->gridDimZ},
                        (unsigned[3]){config->blockDimX, config->blockDimY, config->blockDimZ},
                        params, extra, config->hStream, false);
-    return SHIM_CALL(cuLaunchKernelEx, config, f, params, extra);
+    CUresult r = SHIM_CALL(cuLaunchKernelEx, config, f, params, extra);
+    shim_gate_exit(gated);
+    return r;
 }
 
 CUresult shim_hook_cuLaunchKernelEx_ptsz(const CUlaunchConfig *config, CUfunction f, void **params,
                                          void **extra)
 {
     shim_ensure_init();
+    bool gated = shim_gate_enter();
     if (config)
         launch_prepare(f, (unsigned[3]){config->gridDimX, config->gridDimY, config->gridDimZ},
                        (unsigned[3]){config->blockDimX, config->blockDimY, config->blockDimZ},
                        params, extra, config->hStream, true);
-    return SHIM_CALL(cuLaunchKernelEx_ptsz, config, f, params, extra);
+    CUresult r = SHIM_CALL(cuLaunchKernelEx_ptsz, config, f, params, extra);
+    shim_gate_exit(gated);
+    return r;
 }
 
 CUresult shim_hook_cuLaunchCooperativeKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
@@ -72,8 +85,11 @@ CUresult shim_hook_cuLaunchCooperativeKernel(CUfunction f, unsigned gx, unsigned
                                              CUstream s, void **params)
 {
     shim_ensure_init();
+    bool gated = shim_gate_enter();
     launch_prepare(f, (unsigned[3]){gx, gy, gz}, (unsigned[3]){bx, by, bz}, params, NULL, s, false);
-    return SHIM_CALL(cuLaunchCooperativeKernel, f, gx, gy, gz, bx, by, bz, shmem, s, params);
+    CUresult r = SHIM_CALL(cuLaunchCooperativeKernel, f, gx, gy, gz, bx, by, bz, shmem, s, params);
+    shim_gate_exit(gated);
+    return r;
 }
 
 CUresult shim_hook_cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned gx, unsigned gy,
@@ -82,6 +98,10 @@ CUresult shim_hook_cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned gx, uns
                                                   void **params)
 {
     shim_ensure_init();
+    bool gated = shim_gate_enter();
     launch_prepare(f, (unsigned[3]){gx, gy, gz}, (unsigned[3]){bx, by, bz}, params, NULL, s, true);
-    return SHIM_CALL(cuLaunchCooperativeKernel_ptsz, f, gx, gy, gz, bx, by, bz, shmem, s, params);
+    CUresult r =
+        SHIM_CALL(cuLaunchCooperativeKernel_ptsz, f, gx, gy, gz, bx, by, bz, shmem, s, params);
+    shim_gate_exit(gated);
+    return r;
 }

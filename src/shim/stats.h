@@ -13,20 +13,23 @@
 
 /* X(field): every counter, listed once (struct fields and JSON keys). */
 #define SHIM_STATS_LIST(X)                                                                         \
-    X(launches)          /* kernel launches seen (graph launches excluded) */                      \
-    X(graph_launches)    /* cuGraphLaunch calls */                                                 \
-    X(graphs_inspected)  /* graph instantiations walked */                                         \
-    X(pointer_args)      /* decoded values that fell in a tracked region */                        \
-    X(prefetches)        /* cuMemPrefetchAsync calls issued by the policy */                       \
-    X(prefetch_bytes)    /* bytes those covered */                                                 \
-    X(prefetch_errors)   /* prefetches the driver refused */                                       \
-    X(order_waits)       /* launches made to wait on the migration event */                        \
-    X(capture_skips)     /* launches into a capturing stream, left alone */                        \
-    X(managed_allocs)    /* allocations redirected to managed memory */                            \
-    X(pinned_allocs)     /* allocations tracked but not redirectable (pinned) */                   \
-    X(pinned_bytes)      /* bytes of those */                                                      \
-    X(redirect_failures) /* managed allocations that failed and fell back */                       \
-    X(frees)             /* tracked frees and unmaps */
+    X(launches)           /* kernel launches seen (graph launches excluded) */                     \
+    X(graph_launches)     /* cuGraphLaunch calls */                                                \
+    X(graphs_inspected)   /* graph instantiations walked */                                        \
+    X(pointer_args)       /* decoded values that fell in a tracked region */                       \
+    X(prefetches)         /* cuMemPrefetchAsync calls issued by the policy */                      \
+    X(prefetch_bytes)     /* bytes those covered */                                                \
+    X(prefetch_errors)    /* prefetches the driver refused */                                      \
+    X(order_waits)        /* launches made to wait on the migration event */                       \
+    X(capture_skips)      /* launches into a capturing stream, left alone */                       \
+    X(managed_allocs)     /* allocations redirected to managed memory */                           \
+    X(pinned_allocs)      /* allocations tracked but not redirectable (pinned) */                  \
+    X(pinned_bytes)       /* bytes of those */                                                     \
+    X(redirect_failures)  /* managed allocations that failed and fell back */                      \
+    X(gate_waits)         /* launches that waited for gmuxd's turn */                              \
+    X(gate_plans)         /* evict/fill plans from gmuxd applied */                                \
+    X(gate_registrations) /* times the task registered with gmuxd (again after a restart) */       \
+    X(frees)              /* tracked frees and unmaps */
 
 #define SHIM_STATS_FIELD_(name) _Atomic uint64_t name;
 typedef struct shim_stats {

@@ -20,8 +20,17 @@ static int run(char *const argv[])
 static void test_sets_environment_and_returns_status(void **state)
 {
     (void)state;
-    char *argv[] = {GMUX_CLI_PATH, "run", "--policy", "demand", "--budget", "1G", "--no-managed",
-                    "--", "/bin/sh", "-c",
+    char *argv[] = {GMUX_CLI_PATH,
+                    "run",
+                    "--no-daemon",
+                    "--policy",
+                    "demand",
+                    "--budget",
+                    "1G",
+                    "--no-managed",
+                    "--",
+                    "/bin/sh",
+                    "-c",
                     "echo \"[$GMUX_POLICY] [$GMUX_BUDGET] [$GMUX_SHIM_MANAGED] [$LD_PRELOAD]\"; "
                     "exit 3",
                     NULL};
@@ -33,15 +42,50 @@ static void test_sets_environment_and_returns_status(void **state)
 static void test_keeps_existing_preload(void **state)
 {
     (void)state;
-    char *argv[] = {GMUX_CLI_PATH, "run", "/bin/sh", "-c", "echo \"[$LD_PRELOAD]\"", NULL};
+    char *argv[] = {GMUX_CLI_PATH, "run", "--no-daemon", "/bin/sh", "-c", "echo \"[$LD_PRELOAD]\"",
+                    NULL};
     assert_int_equal(run(argv), 0);
     assert_non_null(strstr(out, "/libgmux.so:" GMUX_OTHER_PRELOAD "]"));
+}
+
+static void test_task_settings(void **state)
+{
+    (void)state;
+    char *argv[] = {
+        GMUX_CLI_PATH,
+        "run",
+        "--no-daemon",
+        "--priority",
+        "-7",
+        "--class",
+        "latency",
+        "--name",
+        "trainer",
+        "--socket",
+        "/tmp/gmux-test-none.sock",
+        "--",
+        "/bin/sh",
+        "-c",
+        "echo \"[$GMUX_GATE] [$GMUX_TASK_PRIORITY] [$GMUX_TASK_CLASS] [$GMUX_TASK_NAME] "
+        "[$GMUX_SOCKET]\"",
+        NULL};
+    assert_int_equal(run(argv), 0);
+    assert_non_null(strstr(out, "[0] [-7] [latency] [trainer] [/tmp/gmux-test-none.sock]"));
+    char *cls[] = {GMUX_CLI_PATH, "run", "--class", "urgent", "--", "true", NULL};
+    assert_int_equal(run(cls), 2);
+    assert_non_null(strstr(err, "unknown class 'urgent'"));
+    char *prio[] = {GMUX_CLI_PATH, "run", "--priority", "21", "--", "true", NULL};
+    assert_int_equal(run(prio), 2);
+    assert_non_null(strstr(err, "bad priority '21'"));
+    char *prio2[] = {GMUX_CLI_PATH, "run", "--priority", "high", "--", "true", NULL};
+    assert_int_equal(run(prio2), 2);
 }
 
 static void test_missing_command(void **state)
 {
     (void)state;
-    char *argv[] = {GMUX_CLI_PATH, "run", "--", "/nonexistent/gmux-no-such-program", NULL};
+    char *argv[] = {GMUX_CLI_PATH, "run", "--no-daemon", "--", "/nonexistent/gmux-no-such-program",
+                    NULL};
     assert_int_equal(run(argv), 127);
     assert_non_null(strstr(err, "cannot run '/nonexistent/gmux-no-such-program'"));
     char *none[] = {GMUX_CLI_PATH, "run", "--policy", "off", NULL};
@@ -62,7 +106,8 @@ static void test_bad_options(void **state)
     assert_int_equal(run(opt), 2);
     char *help[] = {GMUX_CLI_PATH, "run", "--help", NULL};
     assert_int_equal(run(help), 0);
-    assert_non_null(strstr(out, "daemon"));
+    assert_non_null(strstr(out, "--no-daemon"));
+    assert_null(strstr(out, "not built yet"));
 }
 
 int main(void)
@@ -74,6 +119,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sets_environment_and_returns_status),
         cmocka_unit_test(test_keeps_existing_preload),
+        cmocka_unit_test(test_task_settings),
         cmocka_unit_test(test_missing_command),
         cmocka_unit_test(test_bad_options),
     };

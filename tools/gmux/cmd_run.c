@@ -14,6 +14,8 @@
 #include "cli.h"
 #include "commands.h"
 #include "common/parse.h"
+#include "common/settings.h"
+#include "daemon/server.h"
 
 #ifndef GMUX_INSTALL_LIBDIR
 #define GMUX_INSTALL_LIBDIR "lib"
@@ -22,7 +24,8 @@
 static void run_help(void)
 {
     printf("Usage: gmux run [--policy off|demand|proactive] [--budget SIZE] [--no-managed]\n"
-           "                [--stats FILE] [--] COMMAND [ARGS...]\n\n"
+           "                [--priority P] [--class latency|batch] [--name NAME] [--no-daemon]\n"
+           "                [--socket PATH] [--stats FILE] [--] COMMAND [ARGS...]\n\n"
            "Runs COMMAND with libgmux.so preloaded: the CUDA driver calls of the program are\n"
            "intercepted, its allocations tracked (and moved to managed memory), and with\n"
            "--policy proactive (the default) each launch's data is prefetched ahead of it.\n\n"
@@ -31,9 +34,18 @@ static void run_help(void)
            "  --budget SIZE  device memory the task may use, e.g. 8G; cuMemGetInfo reports\n"
            "                 this view; sets GMUX_BUDGET\n"
            "  --no-managed   keep plain allocations as device memory; sets GMUX_SHIM_MANAGED=0\n"
-           "  --stats FILE   write the shim's counters (JSON) to FILE at exit\n\n"
-           "The exit status is COMMAND's (127 when it cannot be run). For now the task runs\n"
-           "alone: joining the gmuxd daemon for shared time slices is not built yet.\n");
+           "  --stats FILE   write the shim's counters (JSON) to FILE at exit\n"
+           "  --priority P   the task's priority for gmuxd, -20..20 (default 0)\n"
+           "  --class C      batch (default) or latency: a latency task takes the GPU from\n"
+           "                 batch tasks at their next kernel boundary\n"
+           "  --name NAME    the task's name in gmux top (default: the program's)\n"
+           "  --socket PATH  gmuxd's socket; sets GMUX_SOCKET\n"
+           "  --no-daemon    run alone: neither start nor join gmuxd (GMUX_GATE=0)\n\n"
+           "Unless --no-daemon is given, gmux run starts gmuxd in the background when none\n"
+           "listens on the socket (settings GMUX_DAEMON_*), and the program joins it: its\n"
+           "kernel launches wait for the task's turn, and it follows the daemon's evict/fill\n"
+           "plans. If the daemon goes away the program carries on alone and joins again when\n"
+           "one is back. The exit status is COMMAND's (127 when it cannot be run).\n");
 }
 
 /* The shim next to the executable (build tree) or in ../<libdir> (install); 0 if found. */
@@ -76,10 +88,28 @@ static int run_set_preload(const char *shim)
     return rc;
 }
 
+/* Starts gmuxd for the socket in the settings unless one listens there; 0 on success. */
+static int run_join_daemon(void)
+{
+    char err[512], path[PATH_MAX];
+    if (com_settings_init(err, sizeof(err)) != GMUX_OK)
+        return cli_fail("run", "%s", err), -1;
+    dmn_server_opts_t o;
+    gmux_status_t st = dmn_server_opts_from_settings(&o, path, sizeof(path));
+    if (st == GMUX_OK)
+        st = dmn_server_spawn(&o);
+    if (st != GMUX_OK)
+        return cli_fail("run", "cannot start or join gmuxd (%s); --no-daemon runs alone",
+                        gmux_status_str(st)),
+               -1;
+    return 0;
+}
+
 int cmd_run(int argc, char **argv)
 {
-    const char *policy = NULL, *budget = NULL, *stats = NULL;
-    int no_managed = 0;
+    const char *policy = NULL, *budget = NULL, *stats = NULL, *prio = NULL, *cls = NULL;
+    const char *name = NULL, *sock = NULL;
+    int no_managed = 0, no_daemon = 0;
     int i;
     for (i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -97,10 +127,18 @@ int cmd_run(int argc, char **argv)
             no_managed = 1;
             continue;
         }
-        const char **dst = strcmp(a, "--policy") == 0   ? &policy
-                           : strcmp(a, "--budget") == 0 ? &budget
-                           : strcmp(a, "--stats") == 0  ? &stats
-                                                        : NULL;
+        if (strcmp(a, "--no-daemon") == 0) {
+            no_daemon = 1;
+            continue;
+        }
+        const char **dst = strcmp(a, "--policy") == 0     ? &policy
+                           : strcmp(a, "--budget") == 0   ? &budget
+                           : strcmp(a, "--stats") == 0    ? &stats
+                           : strcmp(a, "--priority") == 0 ? &prio
+                           : strcmp(a, "--class") == 0    ? &cls
+                           : strcmp(a, "--name") == 0     ? &name
+                           : strcmp(a, "--socket") == 0   ? &sock
+                                                          : NULL;
         if (!dst)
             return cli_usage_error("run", "unknown option '%s'", a);
         if (i + 1 >= argc)
@@ -116,6 +154,12 @@ int cmd_run(int argc, char **argv)
     if (budget && com_parse_size(budget, &bytes) != GMUX_OK)
         return cli_usage_error("run", "bad budget '%s' (a size such as 512M or 8G)", budget);
 
+    int64_t p;
+    if (prio && (com_parse_i64(prio, &p) != GMUX_OK || p < -20 || p > 20))
+        return cli_usage_error("run", "bad priority '%s' (an integer in -20..20)", prio);
+    if (cls && strcmp(cls, "batch") != 0 && strcmp(cls, "latency") != 0)
+        return cli_usage_error("run", "unknown class '%s' (latency or batch)", cls);
+
     char shim[PATH_MAX];
     if (run_find_shim(shim, sizeof(shim)) != 0)
         return cli_fail("run", "libgmux.so not found next to gmux or in ../%s",
@@ -123,8 +167,15 @@ int cmd_run(int argc, char **argv)
     if (run_set_preload(shim) != 0 || (policy && setenv("GMUX_POLICY", policy, 1) != 0) ||
         (budget && setenv("GMUX_BUDGET", budget, 1) != 0) ||
         (no_managed && setenv("GMUX_SHIM_MANAGED", "0", 1) != 0) ||
-        (stats && setenv("GMUX_SHIM_STATS", stats, 1) != 0))
+        (stats && setenv("GMUX_SHIM_STATS", stats, 1) != 0) ||
+        (prio && setenv("GMUX_TASK_PRIORITY", prio, 1) != 0) ||
+        (cls && setenv("GMUX_TASK_CLASS", cls, 1) != 0) ||
+        (name && setenv("GMUX_TASK_NAME", name, 1) != 0) ||
+        (sock && setenv("GMUX_SOCKET", sock, 1) != 0) ||
+        setenv("GMUX_GATE", no_daemon ? "0" : "1", 1) != 0)
         return cli_fail("run", "cannot set the environment: %s", strerror(errno));
+    if (!no_daemon && run_join_daemon() != 0)
+        return 1;
     execvp(argv[i], &argv[i]);
     int err = errno;
     cli_fail("run", "cannot run '%s': %s", argv[i], strerror(err));

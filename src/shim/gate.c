@@ -1,0 +1,290 @@
+/* Launch gating: registration, the slow path of a launch, the watcher thread. */
+#include "shim/gate.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <poll.h>
+
+#include "common/clock.h"
+#include "common/log.h"
+#include "common/settings.h"
+#include "daemon/client.h"
+#include "shim/backend_cuda.h"
+#include "shim/shim.h"
+#include "shim/stats.h"
+
+_Atomic int shim_gate_state_;
+_Atomic unsigned shim_gate_in_flight_;
+atomic_bool shim_gate_turn_;
+
+static pthread_once_t gate_once = PTHREAD_ONCE_INIT;
+static pthread_mutex_t gate_mu = PTHREAD_MUTEX_INITIALIZER;
+static dmn_client_t *gate_client; /* guarded by gate_mu */
+
+/* The plan received for the next turn, applied by the thread that gets it
+ * (its context current) before its launch. Static: nothing allocates. */
+#define GATE_PLAN_CAP 1024u
+static dmn_range_t gate_plan[2][GATE_PLAN_CAP]; /* [dmn_plan_kind_t] */
+static uint32_t gate_plan_n[2];
+static _Atomic uint64_t gate_grants; /* turns received: activity, like launches */
+static _Atomic uint64_t gate_bytes_in, gate_bytes_out, gate_plans_applied;
+
+/* Called from inside a client call, so under gate_mu. */
+static void gate_on_plan(void *arg, uint64_t grant_seq, dmn_plan_kind_t kind,
+                         const dmn_range_t *ranges, uint32_t n)
+{
+    (void)arg;
+    (void)grant_seq;
+    if (kind != DMN_PLAN_EVICT && kind != DMN_PLAN_FILL)
+        return;
+    uint32_t room = GATE_PLAN_CAP - gate_plan_n[kind];
+    if (n > room) {
+        COM_WARN(SHIM, "daemon plan of %u ranges: only %u kept", n, room);
+        n = room;
+    }
+    memcpy(&gate_plan[kind][gate_plan_n[kind]], ranges, n * sizeof(*ranges));
+    gate_plan_n[kind] += n;
+}
+
+/* Applies the stored plan on the calling thread's context: evictions first,
+ * then fills, all on the migration stream, then waits for them. Under gate_mu. */
+static void gate_apply_plan(void)
+{
+    if (gate_plan_n[0] + gate_plan_n[1] == 0)
+        return;
+    shim_cuctx_t *cx = shim_backend_current();
+    if (cx && shim_state.mode != SHIM_MODE_OFF) {
+        eng_backend_t be = shim_backend_engine(cx);
+        eng_ticket_t t;
+        for (uint32_t i = 0; i < gate_plan_n[DMN_PLAN_EVICT]; i++) {
+            const dmn_range_t *r = &gate_plan[DMN_PLAN_EVICT][i];
+            if (be.ops->evict(be.ctx, 0, r->base, r->len, &t) == GMUX_OK)
+                atomic_fetch_add(&gate_bytes_out, r->len);
+        }
+        for (uint32_t i = 0; i < gate_plan_n[DMN_PLAN_FILL]; i++) {
+            const dmn_range_t *r = &gate_plan[DMN_PLAN_FILL][i];
+            if (be.ops->prefetch(be.ctx, 0, r->base, r->len, &t) == GMUX_OK)
+                atomic_fetch_add(&gate_bytes_in, r->len);
+        }
+        if (be.ops->fence(be.ctx, 0) != GMUX_OK)
+            COM_WARN(SHIM, "daemon plan: migration stream failed");
+        atomic_fetch_add(&gate_plans_applied, 1);
+        SHIM_STAT_ADD(gate_plans, 1);
+    }
+    gate_plan_n[0] = gate_plan_n[1] = 0;
+}
+
+static void gate_sleep_ns(long ns)
+{
+    struct timespec ts = {0, ns};
+    nanosleep(&ts, NULL);
+}
+
+/* Waits (bounded, 10 s) until no launch is inside the driver; the turn flag is clear. */
+static void gate_drain(void)
+{
+    for (int i = 0; i < 200000 && atomic_load(&shim_gate_in_flight_) != 0; i++)
+        gate_sleep_ns(50000);
+}
+
+/* Announces the task's working set before it asks for a turn: every tracked
+ * managed allocation (the daemon's placement plans over these). Under gate_mu. */
+static dmn_range_t gate_ws[GATE_PLAN_CAP];
+static void gate_announce(void)
+{
+    uint32_t n = 0;
+    shim_regions_t *t = &shim_state.regions;
+    pthread_rwlock_rdlock(&t->lock);
+    for (size_t i = 0; i < t->n && n < GATE_PLAN_CAP; i++)
+        if (t->v[i].kind == SHIM_REGION_MANAGED)
+            gate_ws[n++] = (dmn_range_t){t->v[i].base, t->v[i].size};
+    pthread_rwlock_unlock(&t->lock);
+    (void)dmn_client_pending(gate_client, 1, gate_ws, n);
+}
+
+void shim_gate_slow(void)
+{
+    for (int round = 0; round < 1000; round++) {
+        atomic_fetch_sub(&shim_gate_in_flight_, 1);
+        pthread_mutex_lock(&gate_mu);
+        bool launch_anyway = false;
+        if (!atomic_load(&shim_gate_turn_)) {
+            if (!dmn_client_is_local(gate_client)) {
+                SHIM_STAT_ADD(gate_waits, 1);
+                gate_announce();
+            }
+            gmux_status_t st = dmn_client_wait_turn(gate_client, dmn_client_turn_timeout_ns());
+            gate_apply_plan();
+            atomic_fetch_add(&gate_grants, 1);
+            if (st == GMUX_OK)
+                atomic_store(&shim_gate_turn_, true);
+            else {
+                COM_WARN(SHIM, "no turn from gmuxd in time: launching anyway");
+                launch_anyway = true;
+            }
+        }
+        pthread_mutex_unlock(&gate_mu);
+        atomic_fetch_add(&shim_gate_in_flight_, 1);
+        if (launch_anyway || atomic_load(&shim_gate_turn_))
+            return;
+    }
+}
+
+static void gate_fill_stats(dmn_msg_stats_t *s)
+{
+    uint64_t total = shim_regions_total_bytes(&shim_state.regions);
+    uint64_t in = atomic_load(&shim_stats.prefetch_bytes) + atomic_load(&gate_bytes_in);
+    uint64_t out = atomic_load(&gate_bytes_out);
+    uint64_t resident = total;
+    if (shim_redirects()) /* managed memory: what was moved in and not out, at most total */
+        resident = in > out ? (in - out < total ? in - out : total) : 0;
+    *s = (dmn_msg_stats_t){.resident = resident,
+                           .total = total,
+                           .faults = 0, /* not observable without a profiler */
+                           .migrated = in + out,
+                           .kernels = atomic_load(&shim_stats.launches) +
+                                      atomic_load(&shim_stats.graph_launches)};
+}
+
+/* Clears the turn flag and waits for launches inside the driver to leave it. */
+static void gate_stop_launches(void)
+{
+    atomic_store(&shim_gate_turn_, false);
+    gate_drain();
+}
+
+static void *gate_watch(void *arg)
+{
+    (void)arg;
+    int64_t idle_ms = COM_SETTING_INT(GATE_IDLE_MS), report_ms = COM_SETTING_INT(GATE_REPORT_MS);
+    uint64_t idle_ns = (uint64_t)(idle_ms > 0 ? idle_ms : 1) * COM_NS_PER_MS;
+    uint64_t report_ns = (uint64_t)(report_ms > 0 ? report_ms : 1) * COM_NS_PER_MS;
+    unsigned long seen = 0;
+    uint64_t last_change = com_clock_ns(), next_report = 0;
+    bool idle_sent = false;
+    uint32_t registered = 0;
+    for (;;) {
+        pthread_mutex_lock(&gate_mu);
+        int fd = dmn_client_fd(gate_client);
+        pthread_mutex_unlock(&gate_mu);
+        if (fd >= 0) {
+            struct pollfd pf = {fd, POLLIN, 0};
+            (void)poll(&pf, 1, 1);
+        } else {
+            gate_sleep_ns(20000000); /* local mode: only reconnection and stats to look after */
+        }
+        if (pthread_mutex_trylock(&gate_mu) != 0) {
+            gate_sleep_ns(200000);
+            continue;
+        }
+        if (!dmn_client_poll(gate_client) && atomic_load(&shim_gate_turn_)) {
+            /* revoked (or registered again after a reconnection): this is the boundary */
+            gate_stop_launches();
+            if (dmn_client_holds_turn(gate_client))
+                (void)dmn_client_wait_turn(gate_client, 0); /* releases; stays queued */
+        }
+        uint32_t r = dmn_client_registrations(gate_client);
+        if (r != registered) {
+            SHIM_STAT_ADD(gate_registrations, r - registered);
+            registered = r;
+        }
+        uint64_t now = com_clock_ns();
+        /* the hooks count launches anyway: idle is when those counters stop moving */
+        unsigned long n =
+            (unsigned long)(atomic_load(&shim_stats.launches) +
+                            atomic_load(&shim_stats.graph_launches) + atomic_load(&gate_grants));
+        if (n != seen) {
+            seen = n;
+            last_change = now;
+            idle_sent = false;
+        } else if (!idle_sent && now - last_change >= idle_ns) {
+            gate_stop_launches();
+            (void)dmn_client_idle(gate_client);
+            idle_sent = true;
+        }
+        if (now >= next_report) {
+            dmn_msg_stats_t s;
+            gate_fill_stats(&s);
+            (void)dmn_client_report(gate_client, &s);
+            next_report = now + report_ns;
+        }
+        pthread_mutex_unlock(&gate_mu);
+    }
+    return NULL;
+}
+
+/* A child forked after registration shares the parent's connection and has no
+ * watcher thread: it runs ungated. */
+static void gate_atfork_child(void)
+{
+    atomic_store(&shim_gate_state_, SHIM_GATE_OFF);
+}
+
+static void gate_name(char *out, size_t cap)
+{
+    const char *n = COM_SETTING_STRING(TASK_NAME);
+    if (n && n[0]) {
+        snprintf(out, cap, "%s", n);
+        return;
+    }
+    snprintf(out, cap, "pid%d", (int)getpid());
+    FILE *f = fopen("/proc/self/comm", "r");
+    if (f) {
+        if (fgets(out, (int)cap, f))
+            out[strcspn(out, "\n")] = '\0';
+        fclose(f);
+    }
+}
+
+static void gate_open(void)
+{
+    int state = SHIM_GATE_OFF;
+    if (!COM_SETTING_BOOL(GATE))
+        goto out_state;
+    char name[32];
+    gate_name(name, sizeof(name));
+    const char *cls = COM_SETTING_STRING(TASK_CLASS);
+    int64_t prio = COM_SETTING_INT(TASK_PRIORITY);
+    if (prio < DMN_PRIORITY_MIN || prio > DMN_PRIORITY_MAX) {
+        COM_WARN(SHIM, "GMUX_TASK_PRIORITY=%lld out of -20..20: 0 used", (long long)prio);
+        prio = 0;
+    }
+    dmn_client_opts_t o = {.name = name,
+                           .cls = strcmp(cls, "latency") == 0 ? DMN_CLASS_LATENCY : DMN_CLASS_BATCH,
+                           .priority = (int32_t)prio,
+                           .budget = shim_state.budget,
+                           .on_plan = gate_on_plan};
+    if (strcmp(cls, "latency") != 0 && strcmp(cls, "batch") != 0)
+        COM_WARN(SHIM, "GMUX_TASK_CLASS='%s' is not batch or latency: batch used", cls);
+    if (dmn_client_open(&o, &gate_client) != GMUX_OK) {
+        COM_WARN(SHIM, "gmuxd refused the task: running ungated");
+        goto out_state;
+    }
+    atomic_store(&shim_gate_turn_, dmn_client_is_local(gate_client) != 0);
+    pthread_t th;
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    int rc = pthread_create(&th, &attr, gate_watch, NULL);
+    pthread_attr_destroy(&attr);
+    if (rc != 0) {
+        COM_WARN(SHIM, "cannot start the gate's watcher thread: running ungated");
+        dmn_client_close(gate_client);
+        gate_client = NULL;
+        goto out_state;
+    }
+    COM_INFO(SHIM, "gate: task %u (%s) %s", dmn_client_task_id(gate_client), name,
+             dmn_client_is_local(gate_client) ? "in local mode (no gmuxd)" : "registered");
+    (void)pthread_atfork(NULL, NULL, gate_atfork_child);
+    state = SHIM_GATE_ON;
+out_state:
+    atomic_store_explicit(&shim_gate_state_, state, memory_order_release);
+}
+
+void shim_gate_init(void)
+{
+    pthread_once(&gate_once, gate_open);
+}

@@ -1,0 +1,110 @@
+/*
+ * A program for the gating test (test_gate): run under `gmux run` with the
+ * driver double as libcuda.so.1. It launches many short kernels that each
+ * busy-wait a little and then mix a buffer in "device" memory, records when
+ * each kernel ran (the double runs kernels inside cuLaunchKernel), and writes
+ *
+ *   checksum <hex> request <ns>     (request: just before the first launch)
+ *   <start ns> <end ns>             (one line per kernel)
+ *
+ * to OUTFILE. Usage: gate_prog OUTFILE SEED NKERNELS WORK_US [DELAY_MS]
+ */
+#include <dlfcn.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include <cuda.h>
+#include <cudaTypedefs.h>
+
+#include "fake_cuda/fake_cuda.h"
+
+#define GATE_WORDS 512u
+
+static uint64_t (*times)[2];
+static unsigned work_us;
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* args: the buffer (CUdeviceptr) and the kernel's index. */
+static void mix_kernel(void **args, const unsigned grid[3], const unsigned block[3])
+{
+    (void)grid;
+    (void)block;
+    uint64_t *buf = (uint64_t *)(uintptr_t) * (CUdeviceptr *)args[0];
+    uint64_t k = *(uint64_t *)args[1];
+    uint64_t t0 = now_ns();
+    while (now_ns() - t0 < (uint64_t)work_us * 1000u) {
+    }
+    for (unsigned i = 0; i < GATE_WORDS; i++)
+        buf[i] = buf[i] * 6364136223846793005ull + k + i;
+    times[k][0] = t0;
+    times[k][1] = now_ns();
+}
+
+static void *get(PFN_cuGetProcAddress_v12000 gpa, const char *base)
+{
+    void *p = NULL;
+    return gpa(base, &p, 12000, 0, NULL) == CUDA_SUCCESS ? p : NULL;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 5)
+        return 2;
+    uint64_t seed = strtoull(argv[2], NULL, 10);
+    unsigned long n = strtoul(argv[3], NULL, 10);
+    work_us = (unsigned)strtoul(argv[4], NULL, 10);
+    long delay_ms = argc > 5 ? strtol(argv[5], NULL, 10) : 0;
+    times = calloc(n ? n : 1, sizeof(*times));
+    void *drv = dlopen("libcuda.so.1", RTLD_NOW);
+    if (!times || !drv)
+        return 10;
+    PFN_cuGetProcAddress_v12000 gpa =
+        (PFN_cuGetProcAddress_v12000)dlsym(drv, "cuGetProcAddress_v2");
+    fake_register_kernel_fn reg = (fake_register_kernel_fn)dlsym(drv, "fake_register_kernel");
+    if (!gpa || !reg)
+        return 11;
+    PFN_cuMemAlloc_v3020 alloc = (PFN_cuMemAlloc_v3020)get(gpa, "cuMemAlloc");
+    PFN_cuLaunchKernel_v4000 launch = (PFN_cuLaunchKernel_v4000)get(gpa, "cuLaunchKernel");
+    if (!alloc || !launch)
+        return 11;
+    CUdeviceptr buf;
+    if (alloc(&buf, GATE_WORDS * sizeof(uint64_t)) != CUDA_SUCCESS)
+        return 12;
+    uint64_t *host = (uint64_t *)(uintptr_t)buf;
+    for (unsigned i = 0; i < GATE_WORDS; i++)
+        host[i] = seed * 1000003u + i;
+    static const size_t sizes[] = {8, 8};
+    CUfunction f = reg("mix", 2, sizes, mix_kernel);
+    if (delay_ms > 0) {
+        struct timespec d = {delay_ms / 1000, (delay_ms % 1000) * 1000000L};
+        nanosleep(&d, NULL);
+    }
+    uint64_t request = now_ns();
+    for (uint64_t k = 0; k < n; k++) {
+        void *args[] = {&buf, &k};
+        if (launch(f, 1, 1, 1, 1, 1, 1, 0, NULL, args, NULL) != CUDA_SUCCESS)
+            return 13;
+    }
+    uint64_t sum = 0;
+    for (unsigned i = 0; i < GATE_WORDS; i++)
+        sum = (sum ^ host[i]) * 1099511628211ull;
+    FILE *out = fopen(argv[1], "w");
+    if (!out)
+        return 14;
+    fprintf(out, "checksum %016llx request %llu\n", (unsigned long long)sum,
+            (unsigned long long)request);
+    for (unsigned long k = 0; k < n; k++)
+        fprintf(out, "%llu %llu\n", (unsigned long long)times[k][0],
+                (unsigned long long)times[k][1]);
+    fclose(out);
+    free(times);
+    return 0;
+}
