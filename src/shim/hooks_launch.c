@@ -6,6 +6,7 @@
  */
 #include "shim/params.h"
 #include "shim/policy.h"
+#include "shim/record.h"
 #include "shim/shim.h"
 #include "shim/stats.h"
 
@@ -13,6 +14,7 @@ static inline void launch_prepare(CUfunction f, const unsigned grid[3], const un
                                   void **params, void **extra, CUstream s, bool per_thread)
 {
     SHIM_STAT_ADD(launches, 1);
+    shim_record_launch(f, grid, block, params, extra);
     if (shim_state.mode != SHIM_MODE_PROACTIVE)
         return;
     uint64_t vals[SHIM_MAX_CANDIDATES];
