@@ -21,6 +21,8 @@
       "Redirect plain allocations (cuMemAlloc, cuMemAllocPitch) to managed memory (demand, "       \
       "proactive)")                                                                                \
     X(SHIM_STATS, STRING, "", "File the shim writes its counters to (JSON) at exit")               \
+    X(SHIM_CUPTI, BOOL, "0",                                                                       \
+      "Load CUPTI (dlopen) and count unified-memory faults and bytes moved into the shim's stats") \
     X(SHIM_TRACE, STRING, "",                                                                      \
       "Recording mode: file the shim writes the program's allocations and launches to, in the "    \
       "simulator's trace format (gmux trace -- CMD sets it)")                                      \

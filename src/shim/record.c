@@ -12,6 +12,7 @@
 
 #include "common/log.h"
 #include "common/settings.h"
+#include "shim/cupti.h"
 #include "shim/params.h"
 #include "shim/record_ranges.h"
 #include "shim/shim.h"
@@ -19,6 +20,8 @@
 
 #define REC_MAX_KERNELS 4096
 #define REC_MAX_RANGES  1024
+#define REC_MAX_FAULTS  65536
+#define REC_FAULT_GRAN  4096 /* a fault is recorded as the 4 KiB page it hit */
 
 /* The test double's fake CUPTI (see tests/shim/fake_cuda/fake_cuda.h). */
 typedef size_t (*rec_touched_fn)(uint64_t *addr, uint64_t *len, uint8_t *mode, size_t max);
@@ -29,6 +32,7 @@ static pthread_mutex_t rec_lock = PTHREAD_MUTEX_INITIALIZER;
 static sim_trace_writer_t *rec_writer;
 static bool rec_probe;
 static rec_touched_fn rec_touched;
+static atomic_bool rec_cupti; /* CUPTI fault addresses are the range source */
 static uint64_t rec_next_id;
 static shim_rec_alloc_t *rec_live; /* live allocations, unordered */
 static size_t rec_nlive, rec_cap;
@@ -109,10 +113,14 @@ static void rec_event(const sim_event_t *ev)
     rec_nrngs += nr;
 }
 
-/* Writes the kernel table and every kept event. Lock held. */
+static void rec_task_name(char *out, size_t len);
+
+/* Writes the task, the kernel table and every kept event. Lock held. */
 static gmux_status_t rec_write_all(void)
 {
-    gmux_status_t st = GMUX_OK;
+    char name[96];
+    rec_task_name(name, sizeof(name));
+    gmux_status_t st = sim_trace_writer_task(rec_writer, 0, name);
     for (uint32_t k = 0; k < rec_nkernels && st == GMUX_OK; k++)
         st = sim_trace_writer_kernel(rec_writer, k, rec_kname[k]);
     for (size_t i = 0; i < rec_nevs && st == GMUX_OK; i++) {
@@ -126,23 +134,36 @@ static gmux_status_t rec_write_all(void)
     return st;
 }
 
-/* Collects the pending launch's touched ranges and writes it. Lock held. */
+/* Collects the pending launch's touched ranges and keeps it. Lock held. */
 static void rec_flush(void)
 {
     if (!rec_pending)
         return;
     rec_pending = false;
     size_t n = 0;
-    if (rec_probe && rec_touched) {
+    if (rec_probe && (rec_touched || atomic_load(&rec_cupti))) {
+        /* the probe: everything the launch did is finished and reported */
         (void)SHIM_CALL(cuCtxSynchronize);
-        uint64_t addr[REC_MAX_RANGES], len[REC_MAX_RANGES];
-        uint8_t mode[REC_MAX_RANGES];
-        size_t raw = rec_touched(addr, len, mode, REC_MAX_RANGES);
-        for (size_t i = 0; i < raw; i++) {
-            uint8_t m =
-                mode[i] >= ENG_ACCESS_READ && mode[i] <= ENG_ACCESS_RW ? mode[i] : ENG_ACCESS_RW;
-            rec_raw[i] = (eng_range_t){.addr = addr[i], .len = len[i], .mode = m};
+        size_t raw = 0;
+        if (rec_touched) {
+            uint64_t addr[REC_MAX_RANGES], len[REC_MAX_RANGES];
+            uint8_t mode[REC_MAX_RANGES];
+            raw = rec_touched(addr, len, mode, REC_MAX_RANGES);
+            for (size_t i = 0; i < raw; i++) {
+                uint8_t m = mode[i] >= ENG_ACCESS_READ && mode[i] <= ENG_ACCESS_RW ? mode[i]
+                                                                                   : ENG_ACCESS_RW;
+                rec_raw[i] = (eng_range_t){.addr = addr[i], .len = len[i], .mode = m};
+            }
+        } else {
+            static uint64_t faults[REC_MAX_FAULTS]; /* lock held */
+            uint64_t lost = 0;
+            size_t nf = shim_cupti_take_faults(faults, REC_MAX_FAULTS, &lost);
+            if (lost)
+                COM_WARN(SHIM, "%llu fault records of one launch dropped: its ranges are partial",
+                         (unsigned long long)lost);
+            raw = shim_rec_ranges_from_faults(faults, nf, REC_FAULT_GRAN, rec_raw, REC_MAX_RANGES);
         }
+        raw = shim_rec_ranges_merge(rec_raw, raw);
         n = shim_rec_ranges_clip(rec_raw, raw, rec_live, rec_nlive, rec_ranges, REC_MAX_RANGES);
         n = shim_rec_ranges_merge(rec_ranges, n);
     }
@@ -152,6 +173,7 @@ static void rec_flush(void)
     rec_event(&ev);
 }
 
+/* The program's name; "~noranges" appended when no touched ranges were recorded. */
 static void rec_task_name(char *out, size_t len)
 {
     char comm[64] = "program";
@@ -166,14 +188,17 @@ static void rec_task_name(char *out, size_t len)
             *p = '_';
     if (!comm[0])
         snprintf(comm, sizeof(comm), "program");
-    snprintf(out, len, "%s%s", comm, rec_probe && rec_touched ? "" : "~noranges");
+    bool ranges = rec_probe && (rec_touched || atomic_load(&rec_cupti));
+    snprintf(out, len, "%s%s", comm, ranges ? "" : "~noranges");
 }
 
 void shim_record_init_slow(void)
 {
     pthread_mutex_lock(&rec_lock);
-    if (atomic_load(&shim_record_state_) != 0)
-        goto unlock;
+    if (atomic_load(&shim_record_state_) != 0) {
+        pthread_mutex_unlock(&rec_lock);
+        return;
+    }
     const char *path = COM_SETTING_STRING(SHIM_TRACE);
     int state = 1;
     if (path && path[0]) {
@@ -189,27 +214,27 @@ void shim_record_init_slow(void)
             rec_touched = (rec_touched_fn)dlsym(drv, "gmux_test_cupti_touched");
             dlclose(drv);
         }
-        if (rec_probe && !rec_touched)
-            COM_WARN(SHIM, "no source of touched ranges (CUPTI is not wired in): the trace "
-                           "records no ranges");
-        char err[512], name[96];
-        rec_task_name(name, sizeof(name));
+        char err[512];
         snprintf(rec_path, sizeof(rec_path), "%s", path);
         gmux_status_t st = sim_trace_writer_open(path, format, &rec_writer, err, sizeof(err));
-        if (st == GMUX_OK)
-            st = sim_trace_writer_task(rec_writer, 0, name);
         if (st == GMUX_OK) {
             state = 2;
         } else {
             COM_ERROR(SHIM, "cannot record to %s: %s", path, err);
-            if (rec_writer)
-                sim_trace_writer_close(rec_writer, err, sizeof(err));
             rec_writer = NULL;
         }
     }
     atomic_store_explicit(&shim_record_state_, state, memory_order_release);
-unlock:
     pthread_mutex_unlock(&rec_lock);
+    /* outside the lock: CUPTI's start-up calls the driver, whose hooks record */
+    bool probe_cupti = state == 2 && rec_probe && !rec_touched;
+    if (probe_cupti || COM_SETTING_BOOL(SHIM_CUPTI)) {
+        bool on = shim_cupti_start();
+        if (probe_cupti)
+            atomic_store(&rec_cupti, on);
+        if (probe_cupti && !on)
+            COM_WARN(SHIM, "no source of touched ranges: the trace records none");
+    }
 }
 
 static void rec_drop_live(size_t i)

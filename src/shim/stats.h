@@ -26,7 +26,10 @@
     X(pinned_allocs)     /* allocations tracked but not redirectable (pinned) */                   \
     X(pinned_bytes)      /* bytes of those */                                                      \
     X(redirect_failures) /* managed allocations that failed and fell back */                       \
-    X(frees)             /* tracked frees and unmaps */
+    X(frees)             /* tracked frees and unmaps */                                            \
+    X(um_faults)         /* GPU page faults CUPTI reported (cupti.c; 0 without CUPTI) */           \
+    X(um_bytes_htod)     /* unified-memory bytes moved host to device (CUPTI) */                   \
+    X(um_bytes_dtoh)     /* unified-memory bytes moved device to host (CUPTI) */
 
 #define SHIM_STATS_FIELD_(name) _Atomic uint64_t name;
 typedef struct shim_stats {
