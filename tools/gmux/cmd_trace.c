@@ -33,9 +33,9 @@ static void print_help(void)
            "          peak footprint and total compute time.\n"
            "-- CMD    runs CMD under libgmux.so and records its allocations, frees and\n"
            "          kernel launches (names, grid/block, argument values) to FILE (default\n"
-           "          form: binary). GMUX_POLICY defaults to off for the recording. Each\n"
-           "          launch is followed by a synchronize to collect the ranges it touched\n"
-           "          where a range source exists (--no-ranges: no synchronize, no ranges).\n"
+           "          form: binary). Each launch is followed by a synchronize to collect\n"
+           "          the ranges it touched (CUPTI page faults, so GMUX_POLICY defaults to\n"
+           "          demand); --no-ranges: no synchronize, no ranges, policy off.\n"
            "          Compute times are recorded as 0 (docs/shim.md, Recording).\n\n"
            "Formats: docs/trace-format.md. Workloads: docs/workloads.md.\n\n");
     sim_workload_print_help(stdout);
@@ -258,7 +258,7 @@ static int cmd_record(int argc, char **argv)
     if (!out)
         return cli_usage_error(CMD, "recording needs -o FILE");
     remove(out);
-    int rc = gmux_shim_record(CMD, out, format, probe, "off", &argv[i + 1]);
+    int rc = gmux_shim_record(CMD, out, format, probe, probe ? "demand" : "off", &argv[i + 1]);
     if (rc < 0)
         return 1;
     char err[512];
