@@ -9,7 +9,6 @@
 #include <stdlib.h>
 
 #include "common/log.h"
-#include "common/settings.h"
 #include "shim/stats.h"
 
 #if defined(__has_include)
@@ -39,6 +38,34 @@ static uint64_t cupti_faults[CUPTI_MAX_FAULTS];
 static size_t cupti_nfaults;
 static uint64_t cupti_lost;
 
+void shim_cupti_account(const void *record)
+{
+    const CUpti_Activity *rec = record;
+    if (rec->kind != CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER)
+        return;
+    const CUpti_ActivityUnifiedMemoryCounter3 *um =
+        (const CUpti_ActivityUnifiedMemoryCounter3 *)rec;
+    switch (um->counterKind) {
+    case CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_HTOD:
+        SHIM_STAT_ADD(um_bytes_htod, um->value);
+        break;
+    case CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_DTOH:
+        SHIM_STAT_ADD(um_bytes_dtoh, um->value);
+        break;
+    case CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_GPU_PAGE_FAULT:
+        SHIM_STAT_ADD(um_faults, um->value ? um->value : 1);
+        pthread_mutex_lock(&cupti_lock);
+        if (cupti_nfaults < CUPTI_MAX_FAULTS)
+            cupti_faults[cupti_nfaults++] = um->address;
+        else
+            cupti_lost++;
+        pthread_mutex_unlock(&cupti_lock);
+        break;
+    default:
+        break;
+    }
+}
+
 static void CUPTIAPI cupti_buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
 {
     *buffer = aligned_alloc(8, CUPTI_BUFFER_BYTES);
@@ -53,31 +80,8 @@ static void CUPTIAPI cupti_buffer_completed(CUcontext ctx, uint32_t stream, uint
     (void)stream;
     (void)size;
     CUpti_Activity *rec = NULL;
-    while (cupti.next_record(buffer, valid, &rec) == CUPTI_SUCCESS) {
-        if (rec->kind != CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER)
-            continue;
-        const CUpti_ActivityUnifiedMemoryCounter3 *um =
-            (const CUpti_ActivityUnifiedMemoryCounter3 *)rec;
-        switch (um->counterKind) {
-        case CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_HTOD:
-            SHIM_STAT_ADD(um_bytes_htod, um->value);
-            break;
-        case CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_DTOH:
-            SHIM_STAT_ADD(um_bytes_dtoh, um->value);
-            break;
-        case CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_GPU_PAGE_FAULT:
-            SHIM_STAT_ADD(um_faults, um->value ? um->value : 1);
-            pthread_mutex_lock(&cupti_lock);
-            if (cupti_nfaults < CUPTI_MAX_FAULTS)
-                cupti_faults[cupti_nfaults++] = um->address;
-            else
-                cupti_lost++;
-            pthread_mutex_unlock(&cupti_lock);
-            break;
-        default:
-            break;
-        }
-    }
+    while (cupti.next_record(buffer, valid, &rec) == CUPTI_SUCCESS)
+        shim_cupti_account(rec);
     free(buffer);
 }
 

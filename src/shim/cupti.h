@@ -33,4 +33,12 @@ void shim_cupti_flush(void);
  */
 size_t shim_cupti_take_faults(uint64_t *addrs, size_t max, uint64_t *lost_p);
 
+/*
+ * Counts one CUPTI activity record (a CUpti_Activity; only unified-memory
+ * counter records of kind HtoD bytes, DtoH bytes and GPU page fault count)
+ * into the stats and the fault addresses. Called from CUPTI's buffer
+ * callback; tests feed it synthetic records. Only built with cupti.h.
+ */
+void shim_cupti_account(const void *record);
+
 #endif /* SHIM_CUPTI_H */
