@@ -2,7 +2,8 @@
 # GPU checks of libgmux.so: each program of shim_prog (and a PyTorch training
 # loop, where torch is installed) runs natively and under `gmux run` (policies
 # off, demand, proactive) and must print the same RESULT; then the launch rate of empty kernels, native vs `gmux run` off and
-# proactive (target: >= 95% of native). Results as JSON lines appended to
+# proactive (target: >= 95% of native); and recording: gmux trace / gmux profile -- CMD
+# with CUPTI touched ranges, replayed in gmux sim. Results as JSON lines appended to
 # $GMUX_GPU_OUT/shim.jsonl.
 #   tests/gpu/shim_checks.sh BUILD_DIR     (tests/gpu/run.sh calls it this way)
 # Exit 0 all good, 1 a mismatch or failure, 77 no GPU.
