@@ -21,6 +21,15 @@
       "Redirect plain allocations (cuMemAlloc, cuMemAllocPitch) to managed memory (demand, "       \
       "proactive)")                                                                                \
     X(SHIM_STATS, STRING, "", "File the shim writes its counters to (JSON) at exit")               \
+    X(SHIM_CUPTI, BOOL, "0",                                                                       \
+      "Load CUPTI (dlopen) and count unified-memory faults and bytes moved into the shim's stats") \
+    X(SHIM_TRACE, STRING, "",                                                                      \
+      "Recording mode: file the shim writes the program's allocations and launches to, in the "    \
+      "simulator's trace format (gmux trace -- CMD sets it)")                                      \
+    X(SHIM_TRACE_FORMAT, STRING, "binary", "Form of the GMUX_SHIM_TRACE file: text or binary")     \
+    X(SHIM_TRACE_PROBE, BOOL, "0",                                                                 \
+      "Recording mode: synchronize after each launch and record the ranges it touched "            \
+      "(gmux profile -- CMD sets it)")                                                             \
     X(DAEMON_CAPACITY, SIZE, "0",                                                                  \
       "gmuxd opt placement: device bytes its plans may fill (0: unlimited, no evictions)")         \
     X(DAEMON_GRACE_MS, INT, "2000",                                                                \

@@ -7,6 +7,7 @@
 #include "shim/gate.h"
 #include "shim/params.h"
 #include "shim/policy.h"
+#include "shim/record.h"
 #include "shim/shim.h"
 #include "shim/stats.h"
 
@@ -14,6 +15,7 @@ static inline void launch_prepare(CUfunction f, const unsigned grid[3], const un
                                   void **params, void **extra, CUstream s, bool per_thread)
 {
     SHIM_STAT_ADD(launches, 1);
+    shim_record_launch(f, grid, block, params, extra);
     if (shim_state.mode != SHIM_MODE_PROACTIVE)
         return;
     uint64_t vals[SHIM_MAX_CANDIDATES];

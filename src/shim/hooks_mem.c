@@ -9,6 +9,7 @@
 
 #include "common/log.h"
 #include "shim/policy.h"
+#include "shim/record.h"
 #include "shim/shim.h"
 #include "shim/stats.h"
 
@@ -18,6 +19,7 @@ static void mem_track(CUdeviceptr base, size_t size, shim_region_kind_t kind, ui
 {
     if (shim_regions_insert(&shim_state.regions, (uint64_t)base, size, kind, loc) != GMUX_OK)
         COM_WARN(SHIM, "cannot track allocation %#llx (+%zu)", (unsigned long long)base, size);
+    shim_record_alloc((uint64_t)base, size);
     if (kind == SHIM_REGION_MANAGED) {
         SHIM_STAT_ADD(managed_allocs, 1);
     } else {
@@ -28,6 +30,7 @@ static void mem_track(CUdeviceptr base, size_t size, shim_region_kind_t kind, ui
 
 static void mem_untrack(CUdeviceptr base)
 {
+    shim_record_free((uint64_t)base);
     if (shim_regions_remove(&shim_state.regions, (uint64_t)base, NULL) == GMUX_OK)
         SHIM_STAT_ADD(frees, 1);
 }

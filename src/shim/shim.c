@@ -4,6 +4,7 @@
  * time: dlsym() on the driver's handle, and cuGetProcAddress(). Both hand
  * out the hooks generated from syms.h.
  */
+#include "shim/cupti.h"
 #include "shim/shim.h"
 
 #include <dlfcn.h>
@@ -156,6 +157,7 @@ __attribute__((destructor)) static void shim_fini(void)
     if (!atomic_load(&shim_ready_))
         return;
     const char *path = COM_SETTING_STRING(SHIM_STATS);
+    shim_cupti_flush(); /* CUPTI's pending counters into the stats */
     if (path && path[0] && shim_stats_write(path, shim_mode_names[shim_state.mode]) != 0)
         COM_WARN(SHIM, "cannot write GMUX_SHIM_STATS file %s", path);
 }

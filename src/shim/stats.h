@@ -29,7 +29,10 @@
     X(gate_waits)         /* launches that waited for gmuxd's turn */                              \
     X(gate_plans)         /* evict/fill plans from gmuxd applied */                                \
     X(gate_registrations) /* times the task registered with gmuxd (again after a restart) */       \
-    X(frees)              /* tracked frees and unmaps */
+    X(frees)              /* tracked frees and unmaps */                                           \
+    X(um_faults)          /* GPU page faults CUPTI reported (cupti.c; 0 without CUPTI) */          \
+    X(um_bytes_htod)      /* unified-memory bytes moved host to device (CUPTI) */                  \
+    X(um_bytes_dtoh)      /* unified-memory bytes moved device to host (CUPTI) */
 
 #define SHIM_STATS_FIELD_(name) _Atomic uint64_t name;
 typedef struct shim_stats {

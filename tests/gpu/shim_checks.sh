@@ -2,7 +2,8 @@
 # GPU checks of libgmux.so: each program of shim_prog (and a PyTorch training
 # loop, where torch is installed) runs natively and under `gmux run` (policies
 # off, demand, proactive) and must print the same RESULT; then the launch rate of empty kernels, native vs `gmux run` off and
-# proactive (target: >= 95% of native). Results as JSON lines appended to
+# proactive (target: >= 95% of native); and recording: gmux trace / gmux profile -- CMD
+# with CUPTI touched ranges, replayed in gmux sim. Results as JSON lines appended to
 # $GMUX_GPU_OUT/shim.jsonl.
 #   tests/gpu/shim_checks.sh BUILD_DIR     (tests/gpu/run.sh calls it this way)
 # Exit 0 all good, 1 a mismatch or failure, 77 no GPU.
@@ -58,6 +59,36 @@ else
     emit "{\"check\":\"shim_torch_train\",\"policy\":\"$policy\",\"identical\":$same}"
   done
 fi
+
+# Recording (gmux trace / gmux profile -- CMD): a cudaMalloc program (redirected
+# to managed memory by the demand policy the recording uses) is
+# traced with touched ranges from CUPTI's page faults; the trace must replay
+# in `gmux trace show` and `gmux sim`, the program's result must not change,
+# and the database must be written. Faults and bytes moved reach the stats.
+trace="$out/shim_trace.txt"
+native=$(timeout 120 "$prog" vecadd-runtime 2>/dev/null | grep '^RESULT')
+got=$(timeout 300 "$gmux" trace --format text -o "$trace" -- "$prog" vecadd-runtime \
+      2>"$out/shim_trace.err" | grep '^RESULT')
+launches=$(grep -c '^launch ' "$trace" 2>/dev/null)
+with_ranges=$(grep '^launch ' "$trace" 2>/dev/null | grep -c 'touch=')
+replay=false
+timeout 120 "$gmux" trace show "$trace" >"$out/shim_trace_show.txt" 2>&1 &&
+  timeout 300 "$gmux" sim --trace "$trace" --quiet >"$out/shim_trace_sim.txt" 2>&1 && replay=true
+same=false
+[[ -n "$native" && "$got" == "$native" ]] && same=true
+[[ $replay == true && $same == true && ${launches:-0} -gt 0 ]] || failed=1
+emit "{\"check\":\"shim_trace\",\"identical\":$same,\"replays\":$replay,\"launches\":${launches:-0},\"launches_with_ranges\":${with_ranges:-0}}"
+db="$out/shim_profile.db"
+prof=false
+timeout 300 "$gmux" profile -o "$db" -- "$prog" vecadd-runtime >"$out/shim_profile.txt" 2>&1 &&
+  [[ -s "$db" ]] && prof=true
+[[ $prof == true ]] || failed=1
+emit "{\"check\":\"shim_profile\",\"database_written\":$prof}"
+GMUX_SHIM_CUPTI=1 timeout 120 "$gmux" run --policy demand --stats "$out/shim_cupti.stats.json" \
+  -- "$prog" vecadd-runtime >/dev/null 2>"$out/shim_cupti.err"
+faults=$(grep -o '"um_faults":[0-9]*' "$out/shim_cupti.stats.json" 2>/dev/null | cut -d: -f2)
+htod=$(grep -o '"um_bytes_htod":[0-9]*' "$out/shim_cupti.stats.json" 2>/dev/null | cut -d: -f2)
+emit "{\"check\":\"shim_cupti_stats\",\"um_faults\":${faults:-0},\"um_bytes_htod\":${htod:-0}}"
 
 n=${GMUX_SHIM_LAUNCHES:-200000}
 rate() { "$@" 2>/dev/null | awk '/^RATE/ {print $2}'; }

@@ -1,6 +1,8 @@
 /*
  * gmux profile: learns working-set templates from a trace (or a built-in
- * workload) and writes the template database (docs/templates.md).
+ * workload, or a live program recorded through libgmux.so with its touched
+ * ranges: gmux profile -o FILE -- CMD) and writes the template database
+ * (docs/templates.md).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,19 +12,26 @@
 #include "commands.h"
 #include "engine/template_db.h"
 #include "predict_drive.h"
+#include "shim_record.h"
+
+#include <unistd.h>
 
 #define CMD "profile"
 
 static void print_help(void)
 {
     printf("Usage: gmux profile TRACE -o FILE\n"
-           "       gmux profile --workload NAME [--set KEY=VALUE ...] [--seed S] -o FILE\n\n"
+           "       gmux profile --workload NAME [--set KEY=VALUE ...] [--seed S] -o FILE\n"
+           "       gmux profile -o FILE -- CMD [ARGS...]\n\n"
            "Replays every launch of the trace, learns per kernel and pointer argument the\n"
            "simplest template (T1 fixed, T2 linear in launch values, T3 strided) that\n"
            "explains the recorded ranges and predicts a held-out launch, and writes the\n"
            "template database to FILE (format: docs/templates.md). Kernels whose access\n"
            "is data-dependent are written as whole-region fallbacks, with the reason.\n"
-           "Prints one line per kernel: what was learned.\n");
+           "Prints one line per kernel: what was learned.\n"
+           "With -- CMD, CMD runs under libgmux.so (policy demand unless GMUX_POLICY is set)\n"
+           "recording its launches and, after each (synchronized), the ranges it touched;\n"
+           "those are learned from. See docs/shim.md, Recording.\n");
 }
 
 int cmd_profile(int argc, char **argv)
@@ -33,7 +42,18 @@ int cmd_profile(int argc, char **argv)
     in.sets = calloc((size_t)argc + 1, sizeof(char *));
     if (!in.sets)
         return cli_fail(CMD, "out of memory");
+    char **command = NULL;
+    char trace_tmp[] = "/tmp/gmux-profile-XXXXXX";
+    bool have_tmp = false;
     for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--") == 0) {
+            command = i + 1 < argc ? &argv[i + 1] : NULL;
+            if (!command) {
+                cli_usage_error(CMD, "no command given after '--'");
+                goto free_sets;
+            }
+            break;
+        }
         if (cli_is_help(argv[i])) {
             print_help();
             rc = 0;
@@ -59,6 +79,25 @@ int cmd_profile(int argc, char **argv)
     if (!out) {
         rc = cli_usage_error(CMD, "name the output database with -o FILE");
         goto free_sets;
+    }
+    if (command) {
+        if (in.trace || in.workload) {
+            rc = cli_usage_error(CMD, "give a TRACE, a --workload or -- CMD, not several");
+            goto free_sets;
+        }
+        int fd = mkstemp(trace_tmp);
+        if (fd < 0) {
+            rc = cli_fail(CMD, "cannot create a temporary trace file");
+            goto free_sets;
+        }
+        close(fd);
+        have_tmp = true;
+        int crc = gmux_shim_record(CMD, trace_tmp, "binary", true, "demand", command);
+        if (crc != 0) {
+            rc = crc < 0 ? 1 : cli_fail(CMD, "'%s' exited with status %d", command[0], crc);
+            goto free_sets;
+        }
+        in.trace = trace_tmp;
     }
     sim_source_t *src;
     rc = pdrive_open(CMD, &in, &src);
@@ -92,6 +131,8 @@ int cmd_profile(int argc, char **argv)
 close_source:
     sim_source_close(src);
 free_sets:
+    if (have_tmp)
+        unlink(trace_tmp);
     free(in.sets);
     return rc;
 }

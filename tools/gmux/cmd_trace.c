@@ -1,7 +1,7 @@
 /*
  * gmux trace: generate a workload's trace, convert between the text and
- * binary forms, summarise a trace. Recording a live program (gmux trace --
- * CMD) needs the CUDA shim and is not built yet.
+ * binary forms, summarise a trace, and record a live program (gmux trace
+ * -o FILE -- CMD: libgmux.so in recording mode, see shim_record.h).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -14,6 +14,7 @@
 #include "common/parse.h"
 #include "sim/trace_check.h"
 #include "sim/trace_io.h"
+#include "shim_record.h"
 #include "sim/workload.h"
 
 #define CMD "trace"
@@ -25,12 +26,17 @@ static void print_help(void)
            "                      [--format text|binary] -o FILE\n"
            "  gmux trace convert IN OUT [--format text|binary]\n"
            "  gmux trace show FILE\n"
-           "  gmux trace -- CMD [ARGS...]\n\n"
+           "  gmux trace [--format text|binary] [--no-ranges] -o FILE -- CMD [ARGS...]\n\n"
            "generate  writes the trace of a built-in workload (default form: binary).\n"
            "convert   rewrites a trace in the other form (or the one --format names).\n"
            "show      prints per task: events, launches, kernels used, allocations,\n"
            "          peak footprint and total compute time.\n"
-           "-- CMD    recording a live program needs the CUDA shim (issue #5): not built yet.\n\n"
+           "-- CMD    runs CMD under libgmux.so and records its allocations, frees and\n"
+           "          kernel launches (names, grid/block, argument values) to FILE (default\n"
+           "          form: binary). Each launch is followed by a synchronize to collect\n"
+           "          the ranges it touched (CUPTI page faults, so GMUX_POLICY defaults to\n"
+           "          demand); --no-ranges: no synchronize, no ranges, policy off.\n"
+           "          Compute times are recorded as 0 (docs/shim.md, Recording).\n\n"
            "Formats: docs/trace-format.md. Workloads: docs/workloads.md.\n\n");
     sim_workload_print_help(stdout);
 }
@@ -222,6 +228,51 @@ static int cmd_show(int argc, char **argv)
     return rc;
 }
 
+/* gmux trace [--format F] -o FILE -- CMD ... */
+static int cmd_record(int argc, char **argv)
+{
+    const char *out = NULL, *format = "binary";
+    bool probe = true;
+    int i = 1;
+    for (; i < argc && strcmp(argv[i], "--") != 0; i++) {
+        if (strcmp(argv[i], "--no-ranges") == 0) {
+            probe = false;
+            continue;
+        }
+        if (i + 1 >= argc || strcmp(argv[i + 1], "--") == 0)
+            return cli_usage_error(CMD, "'%s' needs a value", argv[i]);
+        if (strcmp(argv[i], "-o") == 0) {
+            out = argv[++i];
+        } else if (strcmp(argv[i], "--format") == 0) {
+            sim_trace_format_t f;
+            int rc = parse_format(argv[i + 1], &f);
+            if (rc)
+                return rc;
+            format = argv[++i];
+        } else {
+            return cli_usage_error(CMD, "unexpected argument '%s'", argv[i]);
+        }
+    }
+    if (i + 1 >= argc)
+        return cli_usage_error(CMD, "no command given after '--'");
+    if (!out)
+        return cli_usage_error(CMD, "recording needs -o FILE");
+    remove(out);
+    int rc = gmux_shim_record(CMD, out, format, probe, probe ? "demand" : "off", &argv[i + 1]);
+    if (rc < 0)
+        return 1;
+    char err[512];
+    sim_source_t *src;
+    if (sim_trace_open(out, &src, err, sizeof(err)) != GMUX_OK) {
+        cli_fail(CMD, "no complete trace recorded: %s", err);
+        return rc ? rc : 1;
+    }
+    fprintf(stderr, "gmux trace: %s: recorded %" PRIu32 " kernels to %s\n", argv[i + 1],
+            src->nkernels, out);
+    sim_source_close(src);
+    return rc;
+}
+
 int cmd_trace(int argc, char **argv)
 {
     if (argc < 2)
@@ -239,10 +290,9 @@ int cmd_trace(int argc, char **argv)
             return 0;
         }
     }
-    if (strcmp(sub, "--") == 0) {
-        fprintf(stderr, "gmux trace: recording a live program needs the CUDA shim (issue #5)\n");
-        return CLI_EXIT_USAGE;
-    }
+    if (strcmp(sub, "--") == 0 || strcmp(sub, "-o") == 0 || strcmp(sub, "--format") == 0 ||
+        strcmp(sub, "--no-ranges") == 0)
+        return cmd_record(argc, argv);
     if (strcmp(sub, "generate") == 0)
         return cmd_generate(argc - 1, argv + 1);
     if (strcmp(sub, "convert") == 0)

@@ -42,6 +42,14 @@ typedef void *(*fake_entry_fn)(const char *sym);
 /* Makes cuStreamIsCapturing report stream (NULL: none) as capturing. */
 typedef void (*fake_set_capturing_fn)(void *stream);
 
+/*
+ * Fake CUPTI: a host kernel calls fake_touch(addr, len, mode) for each range
+ * it touches (mode 1 read, 2 write, 3 both); gmux_test_cupti_touched() hands
+ * the ranges touched since its previous call to the shim's recorder (which
+ * looks that symbol up in the driver when no real CUPTI is loaded).
+ */
+typedef void (*fake_touch_fn)(const void *addr, uint64_t len, int mode);
+
 /* Fixed handles and sizes the double reports. */
 #define FAKE_CTX          ((uintptr_t)0xC0C0)
 #define FAKE_TOTAL_MEMORY (16ull << 30)

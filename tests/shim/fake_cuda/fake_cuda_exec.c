@@ -332,3 +332,53 @@ CUresult fk_cuGraphExecDestroy(CUgraphExec exec)
     free(exec);
     return CUDA_SUCCESS;
 }
+
+CUresult fk_cuFuncGetName(const char **name, CUfunction f)
+{
+    REC(U(f), 0, 0, 0);
+    if (!name || !f)
+        return CUDA_ERROR_INVALID_VALUE;
+    *name = ((const fake_kernel_t *)f)->name;
+    return CUDA_SUCCESS;
+}
+
+CUresult fk_cuCtxSynchronize(void)
+{
+    REC0();
+    return CUDA_SUCCESS; /* kernels run synchronously at launch */
+}
+
+/* --- fake CUPTI: ranges host kernels declared -------------------------------- */
+
+#define FAKE_MAX_TOUCHED 256
+
+static pthread_mutex_t fake_touch_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t fake_touch_addr[FAKE_MAX_TOUCHED], fake_touch_len[FAKE_MAX_TOUCHED];
+static uint8_t fake_touch_mode[FAKE_MAX_TOUCHED];
+static size_t fake_ntouched;
+
+FAKE_API void fake_touch(const void *addr, uint64_t len, int mode)
+{
+    pthread_mutex_lock(&fake_touch_lock);
+    if (fake_ntouched < FAKE_MAX_TOUCHED) {
+        fake_touch_addr[fake_ntouched] = U(addr);
+        fake_touch_len[fake_ntouched] = len;
+        fake_touch_mode[fake_ntouched] = (uint8_t)mode;
+        fake_ntouched++;
+    }
+    pthread_mutex_unlock(&fake_touch_lock);
+}
+
+FAKE_API size_t gmux_test_cupti_touched(uint64_t *addr, uint64_t *len, uint8_t *mode, size_t max)
+{
+    pthread_mutex_lock(&fake_touch_lock);
+    size_t n = fake_ntouched < max ? fake_ntouched : max;
+    for (size_t i = 0; i < n; i++) {
+        addr[i] = fake_touch_addr[i];
+        len[i] = fake_touch_len[i];
+        mode[i] = fake_touch_mode[i];
+    }
+    fake_ntouched = 0;
+    pthread_mutex_unlock(&fake_touch_lock);
+    return n;
+}

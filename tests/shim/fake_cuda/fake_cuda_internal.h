@@ -75,7 +75,9 @@ typedef CUresult (*fake_pfn_cuMemAlloc_v2000)(unsigned int *dptr, unsigned int b
       PFN_cuGraphInstantiateWithFlags_v11040, 0)                                                   \
     X(cuGraphLaunch, cuGraphLaunch, 10000, PFN_cuGraphLaunch_v10000, 0)                            \
     X(cuGraphLaunch_ptsz, cuGraphLaunch, 10000, PFN_cuGraphLaunch_v10000_ptsz, 1)                  \
-    X(cuGraphExecDestroy, cuGraphExecDestroy, 10000, PFN_cuGraphExecDestroy_v10000, 0)
+    X(cuGraphExecDestroy, cuGraphExecDestroy, 10000, PFN_cuGraphExecDestroy_v10000, 0)             \
+    X(cuFuncGetName, cuFuncGetName, 12030, PFN_cuFuncGetName_v12030, 0)                            \
+    X(cuCtxSynchronize, cuCtxSynchronize, 2000, PFN_cuCtxSynchronize_v2000, 0)
 
 #define FAKE_DECL_(sym, base, ver, pfn, pt)                                                        \
     __typeof__(*(pfn)0) fk_##sym __asm__(#sym) __attribute__((visibility("default")));
@@ -91,6 +93,9 @@ FAKE_API void *fake_register_kernel(const char *name, unsigned nparams, const si
                                     fake_kernel_fn fn);
 FAKE_API void *fake_entry(const char *sym);
 FAKE_API void fake_set_capturing(void *stream);
+/* Host kernels declare what they touch (fake CUPTI, see fake_cuda.h). */
+FAKE_API void fake_touch(const void *addr, uint64_t len, int mode);
+FAKE_API size_t gmux_test_cupti_touched(uint64_t *addr, uint64_t *len, uint8_t *mode, size_t max);
 
 /* Appends one call to the log (fn: the symbol name). */
 __attribute__((visibility("hidden"))) void fake_rec(const char *fn, uint64_t a0, uint64_t a1,

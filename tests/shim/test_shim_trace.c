@@ -1,0 +1,232 @@
+/*
+ * Recording a real program through libgmux.so, against the driver double:
+ * `gmux trace -o FILE -- shim_trace_prog` writes a trace whose allocations,
+ * launches (kernel names, grid, block, decoded arguments) and touched ranges
+ * (from the double's fake CUPTI) match what the program did; the trace
+ * replays in `gmux sim` and `gmux trace show`; `gmux profile -o DB -- prog`
+ * writes a database that loads and holds a learned template.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "engine/predictor.h"
+#include "engine/template_db.h"
+#include "sim/trace_io.h"
+#include "tproc.h"
+
+static char trace_path[128], db_path[128];
+static char out[65536], err[65536];
+
+static int run(char *const argv[])
+{
+    out[0] = err[0] = '\0';
+    int st = tproc_capture(argv, NULL, 120.0, out, sizeof(out), err, sizeof(err));
+    if (st != 0)
+        fprintf(stderr, "%s: status %d\nstdout:\n%s\nstderr:\n%s\n", argv[1], st, out, err);
+    return st;
+}
+
+/* Records the program; returns the addresses it printed. */
+static void record(const char *format, int ranges, uint64_t *a, uint64_t *b)
+{
+    char *const with[] = {GMUX_BIN, "trace",    "--format", (char *)format, "-o", trace_path,
+                          "--",     TRACE_PROG, NULL};
+    char *const without[] = {GMUX_BIN, "trace",    "--no-ranges", "--format", (char *)format,
+                             "-o",     trace_path, "--",          TRACE_PROG, NULL};
+    assert_int_equal(run(ranges ? with : without), 0);
+    unsigned long long x = 0, y = 0;
+    const char *p = strstr(out, "a=");
+    assert_non_null(p);
+    assert_int_equal(sscanf(p, "a=%llu b=%llu", &x, &y), 2);
+    *a = x;
+    *b = y;
+}
+
+static const eng_range_t *find_range(const sim_launch_ev_t *l, uint64_t addr)
+{
+    for (uint32_t i = 0; i < l->nranges; i++)
+        if (l->ranges[i].addr == addr)
+            return &l->ranges[i];
+    return NULL;
+}
+
+static void check_trace(uint64_t a, uint64_t b, int ranges)
+{
+    char e[512];
+    sim_source_t *src;
+    assert_int_equal(sim_trace_open(trace_path, &src, e, sizeof(e)), GMUX_OK);
+    assert_int_equal(src->ntasks, 1);
+    assert_int_equal(src->nkernels, 2);
+    assert_string_equal(src->kernel_names[0], "scale");
+    assert_string_equal(src->kernel_names[1], "fill");
+    const char *name = src->task_names[0];
+    size_t nl = strlen(name);
+    int marked = nl > 9 && strcmp(name + nl - 9, "~noranges") == 0;
+    assert_int_equal(marked, !ranges);
+
+    sim_event_t ev;
+    uint64_t id_a, id_b;
+    assert_int_equal(sim_source_next(src, 0, &ev), GMUX_OK);
+    assert_int_equal(ev.kind, SIM_EV_ALLOC);
+    assert_int_equal(ev.u.alloc.base, a);
+    assert_int_equal(ev.u.alloc.size, 4096);
+    id_a = ev.u.alloc.id;
+    assert_int_equal(sim_source_next(src, 0, &ev), GMUX_OK);
+    assert_int_equal(ev.kind, SIM_EV_ALLOC);
+    assert_int_equal(ev.u.alloc.base, b);
+    assert_int_equal(ev.u.alloc.size, 4096);
+    id_b = ev.u.alloc.id;
+    assert_true(id_a != id_b);
+    for (uint64_t k = 1; k <= 6; k++) {
+        assert_int_equal(sim_source_next(src, 0, &ev), GMUX_OK);
+        assert_int_equal(ev.kind, SIM_EV_LAUNCH);
+        const sim_launch_ev_t *l = &ev.u.launch;
+        assert_int_equal(l->kernel, 0);
+        assert_int_equal(l->grid[0], k);
+        assert_int_equal(l->grid[1], 1);
+        assert_int_equal(l->block[0], 128);
+        assert_int_equal(l->time_ns, 0);
+        assert_int_equal(l->nargs, 3);
+        assert_int_equal(l->args[0].kind, ENG_ARG_PTR);
+        assert_int_equal(l->args[0].value, a);
+        assert_int_equal(l->args[1].kind, ENG_ARG_PTR);
+        assert_int_equal(l->args[1].value, b);
+        assert_int_equal(l->args[2].kind, ENG_ARG_VAL);
+        assert_int_equal(l->args[2].value, 128 * k);
+        if (!ranges) {
+            assert_int_equal(l->nranges, 0);
+            continue;
+        }
+        assert_int_equal(l->nranges, 2);
+        const eng_range_t *ra = find_range(l, a), *rb = find_range(l, b);
+        assert_non_null(ra);
+        assert_non_null(rb);
+        assert_int_equal(ra->len, 128 * k * 4);
+        assert_int_equal(ra->mode, ENG_ACCESS_READ);
+        assert_int_equal(rb->len, 128 * k * 4);
+        assert_int_equal(rb->mode, ENG_ACCESS_WRITE);
+    }
+    assert_int_equal(sim_source_next(src, 0, &ev), GMUX_OK);
+    assert_int_equal(ev.kind, SIM_EV_LAUNCH);
+    assert_int_equal(ev.u.launch.kernel, 1);
+    assert_int_equal(ev.u.launch.grid[1], 2);
+    assert_int_equal(ev.u.launch.grid[2], 3);
+    assert_int_equal(ev.u.launch.block[0], 32);
+    assert_int_equal(ev.u.launch.block[1], 4);
+    assert_int_equal(ev.u.launch.nargs, 2);
+    assert_int_equal(ev.u.launch.args[0].value, b);
+    assert_int_equal(ev.u.launch.args[1].kind, ENG_ARG_VAL);
+    assert_int_equal(ev.u.launch.args[1].value, 64);
+    assert_int_equal(ev.u.launch.nranges, ranges ? 1 : 0);
+    if (ranges) {
+        assert_int_equal(ev.u.launch.ranges[0].addr, b);
+        assert_int_equal(ev.u.launch.ranges[0].len, 256);
+    }
+    assert_int_equal(sim_source_next(src, 0, &ev), GMUX_OK);
+    assert_int_equal(ev.kind, SIM_EV_FREE);
+    assert_int_equal(ev.u.free.id, id_a);
+    assert_int_equal(sim_source_next(src, 0, &ev), GMUX_OK);
+    assert_int_equal(ev.kind, SIM_EV_FREE);
+    assert_int_equal(ev.u.free.id, id_b);
+    assert_int_equal(sim_source_next(src, 0, &ev), GMUX_ERR_NOT_FOUND);
+    sim_source_close(src);
+}
+
+static void test_trace_text_with_ranges(void **state)
+{
+    (void)state;
+    uint64_t a, b;
+    record("text", 1, &a, &b);
+    sim_trace_format_t f;
+    char e[256];
+    assert_int_equal(sim_trace_detect(trace_path, &f, e, sizeof(e)), GMUX_OK);
+    assert_int_equal(f, SIM_TRACE_TEXT);
+    check_trace(a, b, 1);
+}
+
+static void test_trace_binary_without_ranges(void **state)
+{
+    (void)state;
+    uint64_t a, b;
+    record("binary", 0, &a, &b);
+    sim_trace_format_t f;
+    char e[256];
+    assert_int_equal(sim_trace_detect(trace_path, &f, e, sizeof(e)), GMUX_OK);
+    assert_int_equal(f, SIM_TRACE_BINARY);
+    check_trace(a, b, 0);
+}
+
+static void test_trace_replays(void **state)
+{
+    (void)state;
+    uint64_t a, b;
+    record("binary", 1, &a, &b);
+    char *const show[] = {GMUX_BIN, "trace", "show", trace_path, NULL};
+    assert_int_equal(run(show), 0);
+    assert_non_null(strstr(out, "1 tasks, 2 kernels"));
+    char *const sim[] = {GMUX_BIN, "sim", "--trace", trace_path, "--quiet", NULL};
+    assert_int_equal(run(sim), 0);
+}
+
+static void test_profile_writes_loadable_db(void **state)
+{
+    (void)state;
+    unlink(db_path);
+    char *const prof[] = {GMUX_BIN, "profile", "-o", db_path, "--", TRACE_PROG, NULL};
+    assert_int_equal(run(prof), 0);
+    const char *line = strstr(out, "scale");
+    assert_non_null(line);
+    assert_non_null(strstr(line, "6 launches"));
+    /* the touched ranges grow with the third argument: a linear template per pointer */
+    assert_non_null(strstr(line, "a0:T2 off=0 len=4*a2 mode=r"));
+    assert_non_null(strstr(line, "a1:T2 off=0 len=4*a2 mode=w"));
+    eng_predictor_t *p;
+    assert_int_equal(eng_predictor_create(&p), GMUX_OK);
+    char e[512];
+    assert_int_equal(eng_tpl_db_load(p, db_path, e, sizeof(e)), GMUX_OK);
+    eng_predictor_destroy(p);
+    FILE *f = fopen(db_path, "r");
+    assert_non_null(f);
+    char text[8192];
+    size_t n = fread(text, 1, sizeof(text) - 1, f);
+    fclose(f);
+    text[n] = '\0';
+    assert_non_null(strstr(text, "scale"));
+    unlink(db_path);
+}
+
+static void test_usage_errors(void **state)
+{
+    (void)state;
+    char *const no_out[] = {GMUX_BIN, "trace", "--", TRACE_PROG, NULL};
+    assert_int_equal(tproc_capture(no_out, NULL, 60.0, out, sizeof(out), err, sizeof(err)), 2);
+    char *const no_cmd[] = {GMUX_BIN, "trace", "-o", trace_path, "--", NULL};
+    assert_int_equal(tproc_capture(no_cmd, NULL, 60.0, out, sizeof(out), err, sizeof(err)), 2);
+    char *const bad_fmt[] = {GMUX_BIN,   "trace", "--format", "xml", "-o",
+                             trace_path, "--",    TRACE_PROG, NULL};
+    assert_int_equal(tproc_capture(bad_fmt, NULL, 60.0, out, sizeof(out), err, sizeof(err)), 2);
+}
+
+int main(void)
+{
+    snprintf(trace_path, sizeof(trace_path), "/tmp/gmux_shim_trace_%d.trace", (int)getpid());
+    snprintf(db_path, sizeof(db_path), "/tmp/gmux_shim_trace_%d.db", (int)getpid());
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_trace_text_with_ranges),
+        cmocka_unit_test(test_trace_binary_without_ranges),
+        cmocka_unit_test(test_trace_replays),
+        cmocka_unit_test(test_profile_writes_loadable_db),
+        cmocka_unit_test(test_usage_errors),
+    };
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    unlink(trace_path);
+    return rc;
+}

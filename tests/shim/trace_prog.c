@@ -1,0 +1,88 @@
+/*
+ * A small "CUDA program" for the recording tests, run against the driver
+ * double: two allocations, six launches of `scale` (a, b, n) with growing
+ * n, one launch of `fill` (b, n), then both frees. Its host kernels declare
+ * what they touch through the double's fake CUPTI (fake_touch). Prints the
+ * two addresses ("a=... b=...") for the test to compare with the trace.
+ */
+#include <dlfcn.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <cuda.h>
+#include <cudaTypedefs.h>
+
+#include "fake_cuda/fake_cuda.h"
+
+#define N_MAX 1024 /* floats per buffer */
+
+static fake_touch_fn touch;
+
+static void scale(void **args, const unsigned grid[3], const unsigned block[3])
+{
+    (void)grid;
+    (void)block;
+    float *a = (float *)(uintptr_t) * (CUdeviceptr *)args[0];
+    float *b = (float *)(uintptr_t) * (CUdeviceptr *)args[1];
+    uint64_t n = *(uint64_t *)args[2];
+    for (uint64_t i = 0; i < n; i++)
+        b[i] = 2.0f * a[i];
+    touch(a, n * sizeof(float), 1);
+    touch(b, n * sizeof(float), 2);
+}
+
+static void fill(void **args, const unsigned grid[3], const unsigned block[3])
+{
+    (void)grid;
+    (void)block;
+    float *b = (float *)(uintptr_t) * (CUdeviceptr *)args[0];
+    uint64_t n = *(uint64_t *)args[1];
+    for (uint64_t i = 0; i < n; i++)
+        b[i] = 1.0f;
+    touch(b, n * sizeof(float), 2);
+}
+
+static void *get(PFN_cuGetProcAddress_v12000 gpa, const char *base)
+{
+    void *p = NULL;
+    return gpa(base, &p, 12000, 0, NULL) == CUDA_SUCCESS ? p : NULL;
+}
+
+int main(void)
+{
+    void *drv = dlopen("libcuda.so.1", RTLD_NOW);
+    if (!drv)
+        return 10;
+    PFN_cuGetProcAddress_v12000 gpa =
+        (PFN_cuGetProcAddress_v12000)dlsym(drv, "cuGetProcAddress_v2");
+    fake_register_kernel_fn reg = (fake_register_kernel_fn)dlsym(drv, "fake_register_kernel");
+    touch = (fake_touch_fn)dlsym(drv, "fake_touch");
+    if (!gpa || !reg || !touch)
+        return 11;
+    PFN_cuMemAlloc_v3020 alloc = (PFN_cuMemAlloc_v3020)get(gpa, "cuMemAlloc");
+    PFN_cuMemFree_v3020 mfree = (PFN_cuMemFree_v3020)get(gpa, "cuMemFree");
+    PFN_cuLaunchKernel_v4000 launch = (PFN_cuLaunchKernel_v4000)get(gpa, "cuLaunchKernel");
+    if (!alloc || !mfree || !launch)
+        return 12;
+    CUdeviceptr a, b;
+    if (alloc(&a, N_MAX * sizeof(float)) || alloc(&b, N_MAX * sizeof(float)))
+        return 13;
+    static const size_t s3[] = {8, 8, 8}, s2[] = {8, 8};
+    CUfunction fs = reg("scale", 3, s3, scale), ff = reg("fill", 2, s2, fill);
+    if (!fs || !ff)
+        return 14;
+    for (uint64_t k = 1; k <= 6; k++) {
+        uint64_t n = 128 * k;
+        void *args[] = {&a, &b, &n};
+        if (launch(fs, (unsigned)k, 1, 1, 128, 1, 1, 0, NULL, args, NULL) != CUDA_SUCCESS)
+            return 15;
+    }
+    uint64_t n = 64;
+    void *args[] = {&b, &n};
+    if (launch(ff, 1, 2, 3, 32, 4, 1, 0, NULL, args, NULL) != CUDA_SUCCESS)
+        return 16;
+    if (mfree(a) || mfree(b))
+        return 17;
+    printf("a=%llu b=%llu\n", (unsigned long long)a, (unsigned long long)b);
+    return 0;
+}

@@ -1,0 +1,90 @@
+/* Running a program under libgmux.so in recording mode: see shim_record.h. */
+#include "shim_record.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+/* libgmux.so beside this executable (build tree) or in ../<libdir> (installed). */
+static int rec_find_shim(char *out, size_t len)
+{
+    char dir[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", dir, sizeof(dir) - 1);
+    if (n <= 0)
+        return -1;
+    dir[n] = '\0';
+    char *slash = strrchr(dir, '/');
+    if (!slash)
+        return -1;
+    *slash = '\0';
+    static const char *const where[] = {"libgmux.so", "../" GMUX_INSTALL_LIBDIR "/libgmux.so"};
+    for (size_t i = 0; i < sizeof(where) / sizeof(where[0]); i++) {
+        char cand[PATH_MAX];
+        if ((size_t)snprintf(cand, sizeof(cand), "%s/%s", dir, where[i]) >= sizeof(cand))
+            continue;
+        char real[PATH_MAX];
+        if (access(cand, R_OK) == 0 && realpath(cand, real) && strlen(real) < len) {
+            memcpy(out, real, strlen(real) + 1);
+            return 0;
+        }
+    }
+    return -1;
+}
+
+/* In the child: sets the environment and runs argv; never returns. */
+static void rec_child(const char *shim, const char *trace_path, const char *format, bool probe,
+                      const char *policy, char *const argv[])
+{
+    const char *old = getenv("LD_PRELOAD");
+    size_t len = strlen(shim) + (old ? strlen(old) : 0) + 2;
+    char *preload = malloc(len);
+    if (!preload)
+        _exit(126);
+    if (old && old[0])
+        snprintf(preload, len, "%s:%s", shim, old);
+    else
+        snprintf(preload, len, "%s", shim);
+    if (setenv("LD_PRELOAD", preload, 1) != 0 || setenv("GMUX_SHIM_TRACE", trace_path, 1) != 0 ||
+        setenv("GMUX_SHIM_TRACE_FORMAT", format, 1) != 0 ||
+        setenv("GMUX_SHIM_TRACE_PROBE", probe ? "1" : "0", 1) != 0 ||
+        setenv("GMUX_POLICY", policy, 0) != 0)
+        _exit(126);
+    free(preload);
+    execvp(argv[0], argv);
+    int err = errno;
+    fprintf(stderr, "gmux: cannot run '%s': %s\n", argv[0], strerror(err));
+    _exit(err == ENOENT ? 127 : 126);
+}
+
+int gmux_shim_record(const char *cmd, const char *trace_path, const char *format, bool probe,
+                     const char *policy, char *const argv[])
+{
+    char shim[PATH_MAX];
+    if (rec_find_shim(shim, sizeof(shim)) != 0) {
+        cli_fail(cmd, "libgmux.so not found next to gmux or in ../%s", GMUX_INSTALL_LIBDIR);
+        return -1;
+    }
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        cli_fail(cmd, "cannot fork: %s", strerror(errno));
+        return -1;
+    }
+    if (pid == 0)
+        rec_child(shim, trace_path, format, probe, policy, argv);
+    int status;
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR) {
+            cli_fail(cmd, "waitpid: %s", strerror(errno));
+            return -1;
+        }
+    if (WIFEXITED(status))
+        return WEXITSTATUS(status);
+    return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+}

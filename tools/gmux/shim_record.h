@@ -1,0 +1,21 @@
+/*
+ * Running a program under libgmux.so in recording mode, for `gmux trace --
+ * CMD` and `gmux profile -- CMD`: the child gets LD_PRELOAD and the
+ * GMUX_SHIM_TRACE* settings (docs/shim.md, "Recording"), the parent waits.
+ */
+#ifndef GMUX_SHIM_RECORD_H
+#define GMUX_SHIM_RECORD_H
+
+#include <stdbool.h>
+
+/*
+ * Runs argv (NULL-terminated) with the shim recording to trace_path in the
+ * given form ("text" or "binary"); probe asks for touched ranges after each
+ * launch. policy is GMUX_POLICY for the child unless the environment sets it.
+ * Returns the child's exit code (126/127 if it could not run, 128+signal if
+ * killed), or -1 with a message printed when the shim was not found.
+ */
+int gmux_shim_record(const char *cmd, const char *trace_path, const char *format, bool probe,
+                     const char *policy, char *const argv[]);
+
+#endif /* GMUX_SHIM_RECORD_H */
