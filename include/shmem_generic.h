@@ -11,159 +11,1176 @@
 #define GMUX_SHMEM_PICK_(_1, _2, _3, _4, _5, _6, _7, _8, _9, NAME, ...) NAME
 
 /* RMA and signals */
-#define GMUX_SHMEM_put_4(a0, a1, a2, a3) _Generic(*(a0), float: shmem_float_put, double: shmem_double_put, long double: shmem_longdouble_put, char: shmem_char_put, signed char: shmem_schar_put, short: shmem_short_put, int: shmem_int_put, long: shmem_long_put, long long: shmem_longlong_put, unsigned char: shmem_uchar_put, unsigned short: shmem_ushort_put, unsigned int: shmem_uint_put, unsigned long: shmem_ulong_put, unsigned long long: shmem_ulonglong_put)(a0, a1, a2, a3)
-#define GMUX_SHMEM_put_5(c, a0, a1, a2, a3) _Generic(*(a0), float: shmem_ctx_float_put, double: shmem_ctx_double_put, long double: shmem_ctx_longdouble_put, char: shmem_ctx_char_put, signed char: shmem_ctx_schar_put, short: shmem_ctx_short_put, int: shmem_ctx_int_put, long: shmem_ctx_long_put, long long: shmem_ctx_longlong_put, unsigned char: shmem_ctx_uchar_put, unsigned short: shmem_ctx_ushort_put, unsigned int: shmem_ctx_uint_put, unsigned long: shmem_ctx_ulong_put, unsigned long long: shmem_ctx_ulonglong_put)(c, a0, a1, a2, a3)
-#define shmem_put(...) GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, ~, GMUX_SHMEM_put_5, GMUX_SHMEM_put_4, ~, ~, ~)(__VA_ARGS__)
-#define GMUX_SHMEM_get_4(a0, a1, a2, a3) _Generic(*(a0), float: shmem_float_get, double: shmem_double_get, long double: shmem_longdouble_get, char: shmem_char_get, signed char: shmem_schar_get, short: shmem_short_get, int: shmem_int_get, long: shmem_long_get, long long: shmem_longlong_get, unsigned char: shmem_uchar_get, unsigned short: shmem_ushort_get, unsigned int: shmem_uint_get, unsigned long: shmem_ulong_get, unsigned long long: shmem_ulonglong_get)(a0, a1, a2, a3)
-#define GMUX_SHMEM_get_5(c, a0, a1, a2, a3) _Generic(*(a0), float: shmem_ctx_float_get, double: shmem_ctx_double_get, long double: shmem_ctx_longdouble_get, char: shmem_ctx_char_get, signed char: shmem_ctx_schar_get, short: shmem_ctx_short_get, int: shmem_ctx_int_get, long: shmem_ctx_long_get, long long: shmem_ctx_longlong_get, unsigned char: shmem_ctx_uchar_get, unsigned short: shmem_ctx_ushort_get, unsigned int: shmem_ctx_uint_get, unsigned long: shmem_ctx_ulong_get, unsigned long long: shmem_ctx_ulonglong_get)(c, a0, a1, a2, a3)
-#define shmem_get(...) GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, ~, GMUX_SHMEM_get_5, GMUX_SHMEM_get_4, ~, ~, ~)(__VA_ARGS__)
-#define GMUX_SHMEM_put_nbi_4(a0, a1, a2, a3) _Generic(*(a0), float: shmem_float_put_nbi, double: shmem_double_put_nbi, long double: shmem_longdouble_put_nbi, char: shmem_char_put_nbi, signed char: shmem_schar_put_nbi, short: shmem_short_put_nbi, int: shmem_int_put_nbi, long: shmem_long_put_nbi, long long: shmem_longlong_put_nbi, unsigned char: shmem_uchar_put_nbi, unsigned short: shmem_ushort_put_nbi, unsigned int: shmem_uint_put_nbi, unsigned long: shmem_ulong_put_nbi, unsigned long long: shmem_ulonglong_put_nbi)(a0, a1, a2, a3)
-#define GMUX_SHMEM_put_nbi_5(c, a0, a1, a2, a3) _Generic(*(a0), float: shmem_ctx_float_put_nbi, double: shmem_ctx_double_put_nbi, long double: shmem_ctx_longdouble_put_nbi, char: shmem_ctx_char_put_nbi, signed char: shmem_ctx_schar_put_nbi, short: shmem_ctx_short_put_nbi, int: shmem_ctx_int_put_nbi, long: shmem_ctx_long_put_nbi, long long: shmem_ctx_longlong_put_nbi, unsigned char: shmem_ctx_uchar_put_nbi, unsigned short: shmem_ctx_ushort_put_nbi, unsigned int: shmem_ctx_uint_put_nbi, unsigned long: shmem_ctx_ulong_put_nbi, unsigned long long: shmem_ctx_ulonglong_put_nbi)(c, a0, a1, a2, a3)
-#define shmem_put_nbi(...) GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, ~, GMUX_SHMEM_put_nbi_5, GMUX_SHMEM_put_nbi_4, ~, ~, ~)(__VA_ARGS__)
-#define GMUX_SHMEM_get_nbi_4(a0, a1, a2, a3) _Generic(*(a0), float: shmem_float_get_nbi, double: shmem_double_get_nbi, long double: shmem_longdouble_get_nbi, char: shmem_char_get_nbi, signed char: shmem_schar_get_nbi, short: shmem_short_get_nbi, int: shmem_int_get_nbi, long: shmem_long_get_nbi, long long: shmem_longlong_get_nbi, unsigned char: shmem_uchar_get_nbi, unsigned short: shmem_ushort_get_nbi, unsigned int: shmem_uint_get_nbi, unsigned long: shmem_ulong_get_nbi, unsigned long long: shmem_ulonglong_get_nbi)(a0, a1, a2, a3)
-#define GMUX_SHMEM_get_nbi_5(c, a0, a1, a2, a3) _Generic(*(a0), float: shmem_ctx_float_get_nbi, double: shmem_ctx_double_get_nbi, long double: shmem_ctx_longdouble_get_nbi, char: shmem_ctx_char_get_nbi, signed char: shmem_ctx_schar_get_nbi, short: shmem_ctx_short_get_nbi, int: shmem_ctx_int_get_nbi, long: shmem_ctx_long_get_nbi, long long: shmem_ctx_longlong_get_nbi, unsigned char: shmem_ctx_uchar_get_nbi, unsigned short: shmem_ctx_ushort_get_nbi, unsigned int: shmem_ctx_uint_get_nbi, unsigned long: shmem_ctx_ulong_get_nbi, unsigned long long: shmem_ctx_ulonglong_get_nbi)(c, a0, a1, a2, a3)
-#define shmem_get_nbi(...) GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, ~, GMUX_SHMEM_get_nbi_5, GMUX_SHMEM_get_nbi_4, ~, ~, ~)(__VA_ARGS__)
-#define GMUX_SHMEM_p_3(a0, a1, a2) _Generic(*(a0), float: shmem_float_p, double: shmem_double_p, long double: shmem_longdouble_p, char: shmem_char_p, signed char: shmem_schar_p, short: shmem_short_p, int: shmem_int_p, long: shmem_long_p, long long: shmem_longlong_p, unsigned char: shmem_uchar_p, unsigned short: shmem_ushort_p, unsigned int: shmem_uint_p, unsigned long: shmem_ulong_p, unsigned long long: shmem_ulonglong_p)(a0, a1, a2)
-#define GMUX_SHMEM_p_4(c, a0, a1, a2) _Generic(*(a0), float: shmem_ctx_float_p, double: shmem_ctx_double_p, long double: shmem_ctx_longdouble_p, char: shmem_ctx_char_p, signed char: shmem_ctx_schar_p, short: shmem_ctx_short_p, int: shmem_ctx_int_p, long: shmem_ctx_long_p, long long: shmem_ctx_longlong_p, unsigned char: shmem_ctx_uchar_p, unsigned short: shmem_ctx_ushort_p, unsigned int: shmem_ctx_uint_p, unsigned long: shmem_ctx_ulong_p, unsigned long long: shmem_ctx_ulonglong_p)(c, a0, a1, a2)
-#define shmem_p(...) GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, ~, ~, GMUX_SHMEM_p_4, GMUX_SHMEM_p_3, ~, ~)(__VA_ARGS__)
-#define GMUX_SHMEM_g_2(a0, a1) _Generic(*(a0), float: shmem_float_g, double: shmem_double_g, long double: shmem_longdouble_g, char: shmem_char_g, signed char: shmem_schar_g, short: shmem_short_g, int: shmem_int_g, long: shmem_long_g, long long: shmem_longlong_g, unsigned char: shmem_uchar_g, unsigned short: shmem_ushort_g, unsigned int: shmem_uint_g, unsigned long: shmem_ulong_g, unsigned long long: shmem_ulonglong_g)(a0, a1)
-#define GMUX_SHMEM_g_3(c, a0, a1) _Generic(*(a0), float: shmem_ctx_float_g, double: shmem_ctx_double_g, long double: shmem_ctx_longdouble_g, char: shmem_ctx_char_g, signed char: shmem_ctx_schar_g, short: shmem_ctx_short_g, int: shmem_ctx_int_g, long: shmem_ctx_long_g, long long: shmem_ctx_longlong_g, unsigned char: shmem_ctx_uchar_g, unsigned short: shmem_ctx_ushort_g, unsigned int: shmem_ctx_uint_g, unsigned long: shmem_ctx_ulong_g, unsigned long long: shmem_ctx_ulonglong_g)(c, a0, a1)
-#define shmem_g(...) GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, ~, ~, ~, GMUX_SHMEM_g_3, GMUX_SHMEM_g_2, ~)(__VA_ARGS__)
-#define GMUX_SHMEM_iput_6(a0, a1, a2, a3, a4, a5) _Generic(*(a0), float: shmem_float_iput, double: shmem_double_iput, long double: shmem_longdouble_iput, char: shmem_char_iput, signed char: shmem_schar_iput, short: shmem_short_iput, int: shmem_int_iput, long: shmem_long_iput, long long: shmem_longlong_iput, unsigned char: shmem_uchar_iput, unsigned short: shmem_ushort_iput, unsigned int: shmem_uint_iput, unsigned long: shmem_ulong_iput, unsigned long long: shmem_ulonglong_iput)(a0, a1, a2, a3, a4, a5)
-#define GMUX_SHMEM_iput_7(c, a0, a1, a2, a3, a4, a5) _Generic(*(a0), float: shmem_ctx_float_iput, double: shmem_ctx_double_iput, long double: shmem_ctx_longdouble_iput, char: shmem_ctx_char_iput, signed char: shmem_ctx_schar_iput, short: shmem_ctx_short_iput, int: shmem_ctx_int_iput, long: shmem_ctx_long_iput, long long: shmem_ctx_longlong_iput, unsigned char: shmem_ctx_uchar_iput, unsigned short: shmem_ctx_ushort_iput, unsigned int: shmem_ctx_uint_iput, unsigned long: shmem_ctx_ulong_iput, unsigned long long: shmem_ctx_ulonglong_iput)(c, a0, a1, a2, a3, a4, a5)
-#define shmem_iput(...) GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, GMUX_SHMEM_iput_7, GMUX_SHMEM_iput_6, ~, ~, ~, ~, ~)(__VA_ARGS__)
-#define GMUX_SHMEM_iget_6(a0, a1, a2, a3, a4, a5) _Generic(*(a0), float: shmem_float_iget, double: shmem_double_iget, long double: shmem_longdouble_iget, char: shmem_char_iget, signed char: shmem_schar_iget, short: shmem_short_iget, int: shmem_int_iget, long: shmem_long_iget, long long: shmem_longlong_iget, unsigned char: shmem_uchar_iget, unsigned short: shmem_ushort_iget, unsigned int: shmem_uint_iget, unsigned long: shmem_ulong_iget, unsigned long long: shmem_ulonglong_iget)(a0, a1, a2, a3, a4, a5)
-#define GMUX_SHMEM_iget_7(c, a0, a1, a2, a3, a4, a5) _Generic(*(a0), float: shmem_ctx_float_iget, double: shmem_ctx_double_iget, long double: shmem_ctx_longdouble_iget, char: shmem_ctx_char_iget, signed char: shmem_ctx_schar_iget, short: shmem_ctx_short_iget, int: shmem_ctx_int_iget, long: shmem_ctx_long_iget, long long: shmem_ctx_longlong_iget, unsigned char: shmem_ctx_uchar_iget, unsigned short: shmem_ctx_ushort_iget, unsigned int: shmem_ctx_uint_iget, unsigned long: shmem_ctx_ulong_iget, unsigned long long: shmem_ctx_ulonglong_iget)(c, a0, a1, a2, a3, a4, a5)
-#define shmem_iget(...) GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, GMUX_SHMEM_iget_7, GMUX_SHMEM_iget_6, ~, ~, ~, ~, ~)(__VA_ARGS__)
-#define GMUX_SHMEM_put_signal_7(a0, a1, a2, a3, a4, a5, a6) _Generic(*(a0), float: shmem_float_put_signal, double: shmem_double_put_signal, long double: shmem_longdouble_put_signal, char: shmem_char_put_signal, signed char: shmem_schar_put_signal, short: shmem_short_put_signal, int: shmem_int_put_signal, long: shmem_long_put_signal, long long: shmem_longlong_put_signal, unsigned char: shmem_uchar_put_signal, unsigned short: shmem_ushort_put_signal, unsigned int: shmem_uint_put_signal, unsigned long: shmem_ulong_put_signal, unsigned long long: shmem_ulonglong_put_signal)(a0, a1, a2, a3, a4, a5, a6)
-#define GMUX_SHMEM_put_signal_8(c, a0, a1, a2, a3, a4, a5, a6) _Generic(*(a0), float: shmem_ctx_float_put_signal, double: shmem_ctx_double_put_signal, long double: shmem_ctx_longdouble_put_signal, char: shmem_ctx_char_put_signal, signed char: shmem_ctx_schar_put_signal, short: shmem_ctx_short_put_signal, int: shmem_ctx_int_put_signal, long: shmem_ctx_long_put_signal, long long: shmem_ctx_longlong_put_signal, unsigned char: shmem_ctx_uchar_put_signal, unsigned short: shmem_ctx_ushort_put_signal, unsigned int: shmem_ctx_uint_put_signal, unsigned long: shmem_ctx_ulong_put_signal, unsigned long long: shmem_ctx_ulonglong_put_signal)(c, a0, a1, a2, a3, a4, a5, a6)
-#define shmem_put_signal(...) GMUX_SHMEM_PICK_(__VA_ARGS__, ~, GMUX_SHMEM_put_signal_8, GMUX_SHMEM_put_signal_7, ~, ~, ~, ~, ~, ~)(__VA_ARGS__)
-#define GMUX_SHMEM_put_signal_nbi_7(a0, a1, a2, a3, a4, a5, a6) _Generic(*(a0), float: shmem_float_put_signal_nbi, double: shmem_double_put_signal_nbi, long double: shmem_longdouble_put_signal_nbi, char: shmem_char_put_signal_nbi, signed char: shmem_schar_put_signal_nbi, short: shmem_short_put_signal_nbi, int: shmem_int_put_signal_nbi, long: shmem_long_put_signal_nbi, long long: shmem_longlong_put_signal_nbi, unsigned char: shmem_uchar_put_signal_nbi, unsigned short: shmem_ushort_put_signal_nbi, unsigned int: shmem_uint_put_signal_nbi, unsigned long: shmem_ulong_put_signal_nbi, unsigned long long: shmem_ulonglong_put_signal_nbi)(a0, a1, a2, a3, a4, a5, a6)
-#define GMUX_SHMEM_put_signal_nbi_8(c, a0, a1, a2, a3, a4, a5, a6) _Generic(*(a0), float: shmem_ctx_float_put_signal_nbi, double: shmem_ctx_double_put_signal_nbi, long double: shmem_ctx_longdouble_put_signal_nbi, char: shmem_ctx_char_put_signal_nbi, signed char: shmem_ctx_schar_put_signal_nbi, short: shmem_ctx_short_put_signal_nbi, int: shmem_ctx_int_put_signal_nbi, long: shmem_ctx_long_put_signal_nbi, long long: shmem_ctx_longlong_put_signal_nbi, unsigned char: shmem_ctx_uchar_put_signal_nbi, unsigned short: shmem_ctx_ushort_put_signal_nbi, unsigned int: shmem_ctx_uint_put_signal_nbi, unsigned long: shmem_ctx_ulong_put_signal_nbi, unsigned long long: shmem_ctx_ulonglong_put_signal_nbi)(c, a0, a1, a2, a3, a4, a5, a6)
-#define shmem_put_signal_nbi(...) GMUX_SHMEM_PICK_(__VA_ARGS__, ~, GMUX_SHMEM_put_signal_nbi_8, GMUX_SHMEM_put_signal_nbi_7, ~, ~, ~, ~, ~, ~)(__VA_ARGS__)
+#define GMUX_SHMEM_put_4(a0, a1, a2, a3)                                                           \
+    _Generic(*(a0), float                                                                          \
+             : shmem_float_put, double                                                             \
+             : shmem_double_put, long double                                                       \
+             : shmem_longdouble_put, char                                                          \
+             : shmem_char_put, signed char                                                         \
+             : shmem_schar_put, short                                                              \
+             : shmem_short_put, int                                                                \
+             : shmem_int_put, long                                                                 \
+             : shmem_long_put, long long                                                           \
+             : shmem_longlong_put, unsigned char                                                   \
+             : shmem_uchar_put, unsigned short                                                     \
+             : shmem_ushort_put, unsigned int                                                      \
+             : shmem_uint_put, unsigned long                                                       \
+             : shmem_ulong_put, unsigned long long                                                 \
+             : shmem_ulonglong_put)(a0, a1, a2, a3)
+#define GMUX_SHMEM_put_5(c, a0, a1, a2, a3)                                                        \
+    _Generic(*(a0), float                                                                          \
+             : shmem_ctx_float_put, double                                                         \
+             : shmem_ctx_double_put, long double                                                   \
+             : shmem_ctx_longdouble_put, char                                                      \
+             : shmem_ctx_char_put, signed char                                                     \
+             : shmem_ctx_schar_put, short                                                          \
+             : shmem_ctx_short_put, int                                                            \
+             : shmem_ctx_int_put, long                                                             \
+             : shmem_ctx_long_put, long long                                                       \
+             : shmem_ctx_longlong_put, unsigned char                                               \
+             : shmem_ctx_uchar_put, unsigned short                                                 \
+             : shmem_ctx_ushort_put, unsigned int                                                  \
+             : shmem_ctx_uint_put, unsigned long                                                   \
+             : shmem_ctx_ulong_put, unsigned long long                                             \
+             : shmem_ctx_ulonglong_put)(c, a0, a1, a2, a3)
+#define shmem_put(...)                                                                             \
+    GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, ~, GMUX_SHMEM_put_5, GMUX_SHMEM_put_4, ~, ~, ~)         \
+    (__VA_ARGS__)
+#define GMUX_SHMEM_get_4(a0, a1, a2, a3)                                                           \
+    _Generic(*(a0), float                                                                          \
+             : shmem_float_get, double                                                             \
+             : shmem_double_get, long double                                                       \
+             : shmem_longdouble_get, char                                                          \
+             : shmem_char_get, signed char                                                         \
+             : shmem_schar_get, short                                                              \
+             : shmem_short_get, int                                                                \
+             : shmem_int_get, long                                                                 \
+             : shmem_long_get, long long                                                           \
+             : shmem_longlong_get, unsigned char                                                   \
+             : shmem_uchar_get, unsigned short                                                     \
+             : shmem_ushort_get, unsigned int                                                      \
+             : shmem_uint_get, unsigned long                                                       \
+             : shmem_ulong_get, unsigned long long                                                 \
+             : shmem_ulonglong_get)(a0, a1, a2, a3)
+#define GMUX_SHMEM_get_5(c, a0, a1, a2, a3)                                                        \
+    _Generic(*(a0), float                                                                          \
+             : shmem_ctx_float_get, double                                                         \
+             : shmem_ctx_double_get, long double                                                   \
+             : shmem_ctx_longdouble_get, char                                                      \
+             : shmem_ctx_char_get, signed char                                                     \
+             : shmem_ctx_schar_get, short                                                          \
+             : shmem_ctx_short_get, int                                                            \
+             : shmem_ctx_int_get, long                                                             \
+             : shmem_ctx_long_get, long long                                                       \
+             : shmem_ctx_longlong_get, unsigned char                                               \
+             : shmem_ctx_uchar_get, unsigned short                                                 \
+             : shmem_ctx_ushort_get, unsigned int                                                  \
+             : shmem_ctx_uint_get, unsigned long                                                   \
+             : shmem_ctx_ulong_get, unsigned long long                                             \
+             : shmem_ctx_ulonglong_get)(c, a0, a1, a2, a3)
+#define shmem_get(...)                                                                             \
+    GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, ~, GMUX_SHMEM_get_5, GMUX_SHMEM_get_4, ~, ~, ~)         \
+    (__VA_ARGS__)
+#define GMUX_SHMEM_put_nbi_4(a0, a1, a2, a3)                                                       \
+    _Generic(*(a0), float                                                                          \
+             : shmem_float_put_nbi, double                                                         \
+             : shmem_double_put_nbi, long double                                                   \
+             : shmem_longdouble_put_nbi, char                                                      \
+             : shmem_char_put_nbi, signed char                                                     \
+             : shmem_schar_put_nbi, short                                                          \
+             : shmem_short_put_nbi, int                                                            \
+             : shmem_int_put_nbi, long                                                             \
+             : shmem_long_put_nbi, long long                                                       \
+             : shmem_longlong_put_nbi, unsigned char                                               \
+             : shmem_uchar_put_nbi, unsigned short                                                 \
+             : shmem_ushort_put_nbi, unsigned int                                                  \
+             : shmem_uint_put_nbi, unsigned long                                                   \
+             : shmem_ulong_put_nbi, unsigned long long                                             \
+             : shmem_ulonglong_put_nbi)(a0, a1, a2, a3)
+#define GMUX_SHMEM_put_nbi_5(c, a0, a1, a2, a3)                                                    \
+    _Generic(*(a0), float                                                                          \
+             : shmem_ctx_float_put_nbi, double                                                     \
+             : shmem_ctx_double_put_nbi, long double                                               \
+             : shmem_ctx_longdouble_put_nbi, char                                                  \
+             : shmem_ctx_char_put_nbi, signed char                                                 \
+             : shmem_ctx_schar_put_nbi, short                                                      \
+             : shmem_ctx_short_put_nbi, int                                                        \
+             : shmem_ctx_int_put_nbi, long                                                         \
+             : shmem_ctx_long_put_nbi, long long                                                   \
+             : shmem_ctx_longlong_put_nbi, unsigned char                                           \
+             : shmem_ctx_uchar_put_nbi, unsigned short                                             \
+             : shmem_ctx_ushort_put_nbi, unsigned int                                              \
+             : shmem_ctx_uint_put_nbi, unsigned long                                               \
+             : shmem_ctx_ulong_put_nbi, unsigned long long                                         \
+             : shmem_ctx_ulonglong_put_nbi)(c, a0, a1, a2, a3)
+#define shmem_put_nbi(...)                                                                         \
+    GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, ~, GMUX_SHMEM_put_nbi_5, GMUX_SHMEM_put_nbi_4, ~, ~, ~) \
+    (__VA_ARGS__)
+#define GMUX_SHMEM_get_nbi_4(a0, a1, a2, a3)                                                       \
+    _Generic(*(a0), float                                                                          \
+             : shmem_float_get_nbi, double                                                         \
+             : shmem_double_get_nbi, long double                                                   \
+             : shmem_longdouble_get_nbi, char                                                      \
+             : shmem_char_get_nbi, signed char                                                     \
+             : shmem_schar_get_nbi, short                                                          \
+             : shmem_short_get_nbi, int                                                            \
+             : shmem_int_get_nbi, long                                                             \
+             : shmem_long_get_nbi, long long                                                       \
+             : shmem_longlong_get_nbi, unsigned char                                               \
+             : shmem_uchar_get_nbi, unsigned short                                                 \
+             : shmem_ushort_get_nbi, unsigned int                                                  \
+             : shmem_uint_get_nbi, unsigned long                                                   \
+             : shmem_ulong_get_nbi, unsigned long long                                             \
+             : shmem_ulonglong_get_nbi)(a0, a1, a2, a3)
+#define GMUX_SHMEM_get_nbi_5(c, a0, a1, a2, a3)                                                    \
+    _Generic(*(a0), float                                                                          \
+             : shmem_ctx_float_get_nbi, double                                                     \
+             : shmem_ctx_double_get_nbi, long double                                               \
+             : shmem_ctx_longdouble_get_nbi, char                                                  \
+             : shmem_ctx_char_get_nbi, signed char                                                 \
+             : shmem_ctx_schar_get_nbi, short                                                      \
+             : shmem_ctx_short_get_nbi, int                                                        \
+             : shmem_ctx_int_get_nbi, long                                                         \
+             : shmem_ctx_long_get_nbi, long long                                                   \
+             : shmem_ctx_longlong_get_nbi, unsigned char                                           \
+             : shmem_ctx_uchar_get_nbi, unsigned short                                             \
+             : shmem_ctx_ushort_get_nbi, unsigned int                                              \
+             : shmem_ctx_uint_get_nbi, unsigned long                                               \
+             : shmem_ctx_ulong_get_nbi, unsigned long long                                         \
+             : shmem_ctx_ulonglong_get_nbi)(c, a0, a1, a2, a3)
+#define shmem_get_nbi(...)                                                                         \
+    GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, ~, GMUX_SHMEM_get_nbi_5, GMUX_SHMEM_get_nbi_4, ~, ~, ~) \
+    (__VA_ARGS__)
+#define GMUX_SHMEM_p_3(a0, a1, a2)                                                                 \
+    _Generic(*(a0), float                                                                          \
+             : shmem_float_p, double                                                               \
+             : shmem_double_p, long double                                                         \
+             : shmem_longdouble_p, char                                                            \
+             : shmem_char_p, signed char                                                           \
+             : shmem_schar_p, short                                                                \
+             : shmem_short_p, int                                                                  \
+             : shmem_int_p, long                                                                   \
+             : shmem_long_p, long long                                                             \
+             : shmem_longlong_p, unsigned char                                                     \
+             : shmem_uchar_p, unsigned short                                                       \
+             : shmem_ushort_p, unsigned int                                                        \
+             : shmem_uint_p, unsigned long                                                         \
+             : shmem_ulong_p, unsigned long long                                                   \
+             : shmem_ulonglong_p)(a0, a1, a2)
+#define GMUX_SHMEM_p_4(c, a0, a1, a2)                                                              \
+    _Generic(*(a0), float                                                                          \
+             : shmem_ctx_float_p, double                                                           \
+             : shmem_ctx_double_p, long double                                                     \
+             : shmem_ctx_longdouble_p, char                                                        \
+             : shmem_ctx_char_p, signed char                                                       \
+             : shmem_ctx_schar_p, short                                                            \
+             : shmem_ctx_short_p, int                                                              \
+             : shmem_ctx_int_p, long                                                               \
+             : shmem_ctx_long_p, long long                                                         \
+             : shmem_ctx_longlong_p, unsigned char                                                 \
+             : shmem_ctx_uchar_p, unsigned short                                                   \
+             : shmem_ctx_ushort_p, unsigned int                                                    \
+             : shmem_ctx_uint_p, unsigned long                                                     \
+             : shmem_ctx_ulong_p, unsigned long long                                               \
+             : shmem_ctx_ulonglong_p)(c, a0, a1, a2)
+#define shmem_p(...)                                                                               \
+    GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, ~, ~, GMUX_SHMEM_p_4, GMUX_SHMEM_p_3, ~, ~)(__VA_ARGS__)
+#define GMUX_SHMEM_g_2(a0, a1)                                                                     \
+    _Generic(*(a0), float                                                                          \
+             : shmem_float_g, double                                                               \
+             : shmem_double_g, long double                                                         \
+             : shmem_longdouble_g, char                                                            \
+             : shmem_char_g, signed char                                                           \
+             : shmem_schar_g, short                                                                \
+             : shmem_short_g, int                                                                  \
+             : shmem_int_g, long                                                                   \
+             : shmem_long_g, long long                                                             \
+             : shmem_longlong_g, unsigned char                                                     \
+             : shmem_uchar_g, unsigned short                                                       \
+             : shmem_ushort_g, unsigned int                                                        \
+             : shmem_uint_g, unsigned long                                                         \
+             : shmem_ulong_g, unsigned long long                                                   \
+             : shmem_ulonglong_g)(a0, a1)
+#define GMUX_SHMEM_g_3(c, a0, a1)                                                                  \
+    _Generic(*(a0), float                                                                          \
+             : shmem_ctx_float_g, double                                                           \
+             : shmem_ctx_double_g, long double                                                     \
+             : shmem_ctx_longdouble_g, char                                                        \
+             : shmem_ctx_char_g, signed char                                                       \
+             : shmem_ctx_schar_g, short                                                            \
+             : shmem_ctx_short_g, int                                                              \
+             : shmem_ctx_int_g, long                                                               \
+             : shmem_ctx_long_g, long long                                                         \
+             : shmem_ctx_longlong_g, unsigned char                                                 \
+             : shmem_ctx_uchar_g, unsigned short                                                   \
+             : shmem_ctx_ushort_g, unsigned int                                                    \
+             : shmem_ctx_uint_g, unsigned long                                                     \
+             : shmem_ctx_ulong_g, unsigned long long                                               \
+             : shmem_ctx_ulonglong_g)(c, a0, a1)
+#define shmem_g(...)                                                                               \
+    GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, ~, ~, ~, GMUX_SHMEM_g_3, GMUX_SHMEM_g_2, ~)(__VA_ARGS__)
+#define GMUX_SHMEM_iput_6(a0, a1, a2, a3, a4, a5)                                                  \
+    _Generic(*(a0), float                                                                          \
+             : shmem_float_iput, double                                                            \
+             : shmem_double_iput, long double                                                      \
+             : shmem_longdouble_iput, char                                                         \
+             : shmem_char_iput, signed char                                                        \
+             : shmem_schar_iput, short                                                             \
+             : shmem_short_iput, int                                                               \
+             : shmem_int_iput, long                                                                \
+             : shmem_long_iput, long long                                                          \
+             : shmem_longlong_iput, unsigned char                                                  \
+             : shmem_uchar_iput, unsigned short                                                    \
+             : shmem_ushort_iput, unsigned int                                                     \
+             : shmem_uint_iput, unsigned long                                                      \
+             : shmem_ulong_iput, unsigned long long                                                \
+             : shmem_ulonglong_iput)(a0, a1, a2, a3, a4, a5)
+#define GMUX_SHMEM_iput_7(c, a0, a1, a2, a3, a4, a5)                                               \
+    _Generic(*(a0), float                                                                          \
+             : shmem_ctx_float_iput, double                                                        \
+             : shmem_ctx_double_iput, long double                                                  \
+             : shmem_ctx_longdouble_iput, char                                                     \
+             : shmem_ctx_char_iput, signed char                                                    \
+             : shmem_ctx_schar_iput, short                                                         \
+             : shmem_ctx_short_iput, int                                                           \
+             : shmem_ctx_int_iput, long                                                            \
+             : shmem_ctx_long_iput, long long                                                      \
+             : shmem_ctx_longlong_iput, unsigned char                                              \
+             : shmem_ctx_uchar_iput, unsigned short                                                \
+             : shmem_ctx_ushort_iput, unsigned int                                                 \
+             : shmem_ctx_uint_iput, unsigned long                                                  \
+             : shmem_ctx_ulong_iput, unsigned long long                                            \
+             : shmem_ctx_ulonglong_iput)(c, a0, a1, a2, a3, a4, a5)
+#define shmem_iput(...)                                                                            \
+    GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, GMUX_SHMEM_iput_7, GMUX_SHMEM_iput_6, ~, ~, ~, ~, ~)       \
+    (__VA_ARGS__)
+#define GMUX_SHMEM_iget_6(a0, a1, a2, a3, a4, a5)                                                  \
+    _Generic(*(a0), float                                                                          \
+             : shmem_float_iget, double                                                            \
+             : shmem_double_iget, long double                                                      \
+             : shmem_longdouble_iget, char                                                         \
+             : shmem_char_iget, signed char                                                        \
+             : shmem_schar_iget, short                                                             \
+             : shmem_short_iget, int                                                               \
+             : shmem_int_iget, long                                                                \
+             : shmem_long_iget, long long                                                          \
+             : shmem_longlong_iget, unsigned char                                                  \
+             : shmem_uchar_iget, unsigned short                                                    \
+             : shmem_ushort_iget, unsigned int                                                     \
+             : shmem_uint_iget, unsigned long                                                      \
+             : shmem_ulong_iget, unsigned long long                                                \
+             : shmem_ulonglong_iget)(a0, a1, a2, a3, a4, a5)
+#define GMUX_SHMEM_iget_7(c, a0, a1, a2, a3, a4, a5)                                               \
+    _Generic(*(a0), float                                                                          \
+             : shmem_ctx_float_iget, double                                                        \
+             : shmem_ctx_double_iget, long double                                                  \
+             : shmem_ctx_longdouble_iget, char                                                     \
+             : shmem_ctx_char_iget, signed char                                                    \
+             : shmem_ctx_schar_iget, short                                                         \
+             : shmem_ctx_short_iget, int                                                           \
+             : shmem_ctx_int_iget, long                                                            \
+             : shmem_ctx_long_iget, long long                                                      \
+             : shmem_ctx_longlong_iget, unsigned char                                              \
+             : shmem_ctx_uchar_iget, unsigned short                                                \
+             : shmem_ctx_ushort_iget, unsigned int                                                 \
+             : shmem_ctx_uint_iget, unsigned long                                                  \
+             : shmem_ctx_ulong_iget, unsigned long long                                            \
+             : shmem_ctx_ulonglong_iget)(c, a0, a1, a2, a3, a4, a5)
+#define shmem_iget(...)                                                                            \
+    GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, GMUX_SHMEM_iget_7, GMUX_SHMEM_iget_6, ~, ~, ~, ~, ~)       \
+    (__VA_ARGS__)
+#define GMUX_SHMEM_put_signal_7(a0, a1, a2, a3, a4, a5, a6)                                        \
+    _Generic(*(a0), float                                                                          \
+             : shmem_float_put_signal, double                                                      \
+             : shmem_double_put_signal, long double                                                \
+             : shmem_longdouble_put_signal, char                                                   \
+             : shmem_char_put_signal, signed char                                                  \
+             : shmem_schar_put_signal, short                                                       \
+             : shmem_short_put_signal, int                                                         \
+             : shmem_int_put_signal, long                                                          \
+             : shmem_long_put_signal, long long                                                    \
+             : shmem_longlong_put_signal, unsigned char                                            \
+             : shmem_uchar_put_signal, unsigned short                                              \
+             : shmem_ushort_put_signal, unsigned int                                               \
+             : shmem_uint_put_signal, unsigned long                                                \
+             : shmem_ulong_put_signal, unsigned long long                                          \
+             : shmem_ulonglong_put_signal)(a0, a1, a2, a3, a4, a5, a6)
+#define GMUX_SHMEM_put_signal_8(c, a0, a1, a2, a3, a4, a5, a6)                                     \
+    _Generic(*(a0), float                                                                          \
+             : shmem_ctx_float_put_signal, double                                                  \
+             : shmem_ctx_double_put_signal, long double                                            \
+             : shmem_ctx_longdouble_put_signal, char                                               \
+             : shmem_ctx_char_put_signal, signed char                                              \
+             : shmem_ctx_schar_put_signal, short                                                   \
+             : shmem_ctx_short_put_signal, int                                                     \
+             : shmem_ctx_int_put_signal, long                                                      \
+             : shmem_ctx_long_put_signal, long long                                                \
+             : shmem_ctx_longlong_put_signal, unsigned char                                        \
+             : shmem_ctx_uchar_put_signal, unsigned short                                          \
+             : shmem_ctx_ushort_put_signal, unsigned int                                           \
+             : shmem_ctx_uint_put_signal, unsigned long                                            \
+             : shmem_ctx_ulong_put_signal, unsigned long long                                      \
+             : shmem_ctx_ulonglong_put_signal)(c, a0, a1, a2, a3, a4, a5, a6)
+#define shmem_put_signal(...)                                                                      \
+    GMUX_SHMEM_PICK_(__VA_ARGS__, ~, GMUX_SHMEM_put_signal_8, GMUX_SHMEM_put_signal_7, ~, ~, ~, ~, \
+                     ~, ~)                                                                         \
+    (__VA_ARGS__)
+#define GMUX_SHMEM_put_signal_nbi_7(a0, a1, a2, a3, a4, a5, a6)                                    \
+    _Generic(*(a0), float                                                                          \
+             : shmem_float_put_signal_nbi, double                                                  \
+             : shmem_double_put_signal_nbi, long double                                            \
+             : shmem_longdouble_put_signal_nbi, char                                               \
+             : shmem_char_put_signal_nbi, signed char                                              \
+             : shmem_schar_put_signal_nbi, short                                                   \
+             : shmem_short_put_signal_nbi, int                                                     \
+             : shmem_int_put_signal_nbi, long                                                      \
+             : shmem_long_put_signal_nbi, long long                                                \
+             : shmem_longlong_put_signal_nbi, unsigned char                                        \
+             : shmem_uchar_put_signal_nbi, unsigned short                                          \
+             : shmem_ushort_put_signal_nbi, unsigned int                                           \
+             : shmem_uint_put_signal_nbi, unsigned long                                            \
+             : shmem_ulong_put_signal_nbi, unsigned long long                                      \
+             : shmem_ulonglong_put_signal_nbi)(a0, a1, a2, a3, a4, a5, a6)
+#define GMUX_SHMEM_put_signal_nbi_8(c, a0, a1, a2, a3, a4, a5, a6)                                 \
+    _Generic(*(a0), float                                                                          \
+             : shmem_ctx_float_put_signal_nbi, double                                              \
+             : shmem_ctx_double_put_signal_nbi, long double                                        \
+             : shmem_ctx_longdouble_put_signal_nbi, char                                           \
+             : shmem_ctx_char_put_signal_nbi, signed char                                          \
+             : shmem_ctx_schar_put_signal_nbi, short                                               \
+             : shmem_ctx_short_put_signal_nbi, int                                                 \
+             : shmem_ctx_int_put_signal_nbi, long                                                  \
+             : shmem_ctx_long_put_signal_nbi, long long                                            \
+             : shmem_ctx_longlong_put_signal_nbi, unsigned char                                    \
+             : shmem_ctx_uchar_put_signal_nbi, unsigned short                                      \
+             : shmem_ctx_ushort_put_signal_nbi, unsigned int                                       \
+             : shmem_ctx_uint_put_signal_nbi, unsigned long                                        \
+             : shmem_ctx_ulong_put_signal_nbi, unsigned long long                                  \
+             : shmem_ctx_ulonglong_put_signal_nbi)(c, a0, a1, a2, a3, a4, a5, a6)
+#define shmem_put_signal_nbi(...)                                                                  \
+    GMUX_SHMEM_PICK_(__VA_ARGS__, ~, GMUX_SHMEM_put_signal_nbi_8, GMUX_SHMEM_put_signal_nbi_7, ~,  \
+                     ~, ~, ~, ~, ~)                                                                \
+    (__VA_ARGS__)
 
 /* atomics */
-#define GMUX_SHMEM_atomic_fetch_2(a0, a1) _Generic(*(a0), int: shmem_int_atomic_fetch, long: shmem_long_atomic_fetch, long long: shmem_longlong_atomic_fetch, unsigned int: shmem_uint_atomic_fetch, unsigned long: shmem_ulong_atomic_fetch, unsigned long long: shmem_ulonglong_atomic_fetch, float: shmem_float_atomic_fetch, double: shmem_double_atomic_fetch)(a0, a1)
-#define GMUX_SHMEM_atomic_fetch_3(c, a0, a1) _Generic(*(a0), int: shmem_ctx_int_atomic_fetch, long: shmem_ctx_long_atomic_fetch, long long: shmem_ctx_longlong_atomic_fetch, unsigned int: shmem_ctx_uint_atomic_fetch, unsigned long: shmem_ctx_ulong_atomic_fetch, unsigned long long: shmem_ctx_ulonglong_atomic_fetch, float: shmem_ctx_float_atomic_fetch, double: shmem_ctx_double_atomic_fetch)(c, a0, a1)
-#define shmem_atomic_fetch(...) GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, ~, ~, ~, GMUX_SHMEM_atomic_fetch_3, GMUX_SHMEM_atomic_fetch_2, ~)(__VA_ARGS__)
-#define GMUX_SHMEM_atomic_set_3(a0, a1, a2) _Generic(*(a0), int: shmem_int_atomic_set, long: shmem_long_atomic_set, long long: shmem_longlong_atomic_set, unsigned int: shmem_uint_atomic_set, unsigned long: shmem_ulong_atomic_set, unsigned long long: shmem_ulonglong_atomic_set, float: shmem_float_atomic_set, double: shmem_double_atomic_set)(a0, a1, a2)
-#define GMUX_SHMEM_atomic_set_4(c, a0, a1, a2) _Generic(*(a0), int: shmem_ctx_int_atomic_set, long: shmem_ctx_long_atomic_set, long long: shmem_ctx_longlong_atomic_set, unsigned int: shmem_ctx_uint_atomic_set, unsigned long: shmem_ctx_ulong_atomic_set, unsigned long long: shmem_ctx_ulonglong_atomic_set, float: shmem_ctx_float_atomic_set, double: shmem_ctx_double_atomic_set)(c, a0, a1, a2)
-#define shmem_atomic_set(...) GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, ~, ~, GMUX_SHMEM_atomic_set_4, GMUX_SHMEM_atomic_set_3, ~, ~)(__VA_ARGS__)
-#define GMUX_SHMEM_atomic_swap_3(a0, a1, a2) _Generic(*(a0), int: shmem_int_atomic_swap, long: shmem_long_atomic_swap, long long: shmem_longlong_atomic_swap, unsigned int: shmem_uint_atomic_swap, unsigned long: shmem_ulong_atomic_swap, unsigned long long: shmem_ulonglong_atomic_swap, float: shmem_float_atomic_swap, double: shmem_double_atomic_swap)(a0, a1, a2)
-#define GMUX_SHMEM_atomic_swap_4(c, a0, a1, a2) _Generic(*(a0), int: shmem_ctx_int_atomic_swap, long: shmem_ctx_long_atomic_swap, long long: shmem_ctx_longlong_atomic_swap, unsigned int: shmem_ctx_uint_atomic_swap, unsigned long: shmem_ctx_ulong_atomic_swap, unsigned long long: shmem_ctx_ulonglong_atomic_swap, float: shmem_ctx_float_atomic_swap, double: shmem_ctx_double_atomic_swap)(c, a0, a1, a2)
-#define shmem_atomic_swap(...) GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, ~, ~, GMUX_SHMEM_atomic_swap_4, GMUX_SHMEM_atomic_swap_3, ~, ~)(__VA_ARGS__)
-#define GMUX_SHMEM_atomic_fetch_nbi_3(a0, a1, a2) _Generic(*(a0), int: shmem_int_atomic_fetch_nbi, long: shmem_long_atomic_fetch_nbi, long long: shmem_longlong_atomic_fetch_nbi, unsigned int: shmem_uint_atomic_fetch_nbi, unsigned long: shmem_ulong_atomic_fetch_nbi, unsigned long long: shmem_ulonglong_atomic_fetch_nbi, float: shmem_float_atomic_fetch_nbi, double: shmem_double_atomic_fetch_nbi)(a0, a1, a2)
-#define GMUX_SHMEM_atomic_fetch_nbi_4(c, a0, a1, a2) _Generic(*(a0), int: shmem_ctx_int_atomic_fetch_nbi, long: shmem_ctx_long_atomic_fetch_nbi, long long: shmem_ctx_longlong_atomic_fetch_nbi, unsigned int: shmem_ctx_uint_atomic_fetch_nbi, unsigned long: shmem_ctx_ulong_atomic_fetch_nbi, unsigned long long: shmem_ctx_ulonglong_atomic_fetch_nbi, float: shmem_ctx_float_atomic_fetch_nbi, double: shmem_ctx_double_atomic_fetch_nbi)(c, a0, a1, a2)
-#define shmem_atomic_fetch_nbi(...) GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, ~, ~, GMUX_SHMEM_atomic_fetch_nbi_4, GMUX_SHMEM_atomic_fetch_nbi_3, ~, ~)(__VA_ARGS__)
-#define GMUX_SHMEM_atomic_swap_nbi_4(a0, a1, a2, a3) _Generic(*(a0), int: shmem_int_atomic_swap_nbi, long: shmem_long_atomic_swap_nbi, long long: shmem_longlong_atomic_swap_nbi, unsigned int: shmem_uint_atomic_swap_nbi, unsigned long: shmem_ulong_atomic_swap_nbi, unsigned long long: shmem_ulonglong_atomic_swap_nbi, float: shmem_float_atomic_swap_nbi, double: shmem_double_atomic_swap_nbi)(a0, a1, a2, a3)
-#define GMUX_SHMEM_atomic_swap_nbi_5(c, a0, a1, a2, a3) _Generic(*(a0), int: shmem_ctx_int_atomic_swap_nbi, long: shmem_ctx_long_atomic_swap_nbi, long long: shmem_ctx_longlong_atomic_swap_nbi, unsigned int: shmem_ctx_uint_atomic_swap_nbi, unsigned long: shmem_ctx_ulong_atomic_swap_nbi, unsigned long long: shmem_ctx_ulonglong_atomic_swap_nbi, float: shmem_ctx_float_atomic_swap_nbi, double: shmem_ctx_double_atomic_swap_nbi)(c, a0, a1, a2, a3)
-#define shmem_atomic_swap_nbi(...) GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, ~, GMUX_SHMEM_atomic_swap_nbi_5, GMUX_SHMEM_atomic_swap_nbi_4, ~, ~, ~)(__VA_ARGS__)
-#define GMUX_SHMEM_atomic_compare_swap_4(a0, a1, a2, a3) _Generic(*(a0), int: shmem_int_atomic_compare_swap, long: shmem_long_atomic_compare_swap, long long: shmem_longlong_atomic_compare_swap, unsigned int: shmem_uint_atomic_compare_swap, unsigned long: shmem_ulong_atomic_compare_swap, unsigned long long: shmem_ulonglong_atomic_compare_swap)(a0, a1, a2, a3)
-#define GMUX_SHMEM_atomic_compare_swap_5(c, a0, a1, a2, a3) _Generic(*(a0), int: shmem_ctx_int_atomic_compare_swap, long: shmem_ctx_long_atomic_compare_swap, long long: shmem_ctx_longlong_atomic_compare_swap, unsigned int: shmem_ctx_uint_atomic_compare_swap, unsigned long: shmem_ctx_ulong_atomic_compare_swap, unsigned long long: shmem_ctx_ulonglong_atomic_compare_swap)(c, a0, a1, a2, a3)
-#define shmem_atomic_compare_swap(...) GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, ~, GMUX_SHMEM_atomic_compare_swap_5, GMUX_SHMEM_atomic_compare_swap_4, ~, ~, ~)(__VA_ARGS__)
-#define GMUX_SHMEM_atomic_fetch_inc_2(a0, a1) _Generic(*(a0), int: shmem_int_atomic_fetch_inc, long: shmem_long_atomic_fetch_inc, long long: shmem_longlong_atomic_fetch_inc, unsigned int: shmem_uint_atomic_fetch_inc, unsigned long: shmem_ulong_atomic_fetch_inc, unsigned long long: shmem_ulonglong_atomic_fetch_inc)(a0, a1)
-#define GMUX_SHMEM_atomic_fetch_inc_3(c, a0, a1) _Generic(*(a0), int: shmem_ctx_int_atomic_fetch_inc, long: shmem_ctx_long_atomic_fetch_inc, long long: shmem_ctx_longlong_atomic_fetch_inc, unsigned int: shmem_ctx_uint_atomic_fetch_inc, unsigned long: shmem_ctx_ulong_atomic_fetch_inc, unsigned long long: shmem_ctx_ulonglong_atomic_fetch_inc)(c, a0, a1)
-#define shmem_atomic_fetch_inc(...) GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, ~, ~, ~, GMUX_SHMEM_atomic_fetch_inc_3, GMUX_SHMEM_atomic_fetch_inc_2, ~)(__VA_ARGS__)
-#define GMUX_SHMEM_atomic_inc_2(a0, a1) _Generic(*(a0), int: shmem_int_atomic_inc, long: shmem_long_atomic_inc, long long: shmem_longlong_atomic_inc, unsigned int: shmem_uint_atomic_inc, unsigned long: shmem_ulong_atomic_inc, unsigned long long: shmem_ulonglong_atomic_inc)(a0, a1)
-#define GMUX_SHMEM_atomic_inc_3(c, a0, a1) _Generic(*(a0), int: shmem_ctx_int_atomic_inc, long: shmem_ctx_long_atomic_inc, long long: shmem_ctx_longlong_atomic_inc, unsigned int: shmem_ctx_uint_atomic_inc, unsigned long: shmem_ctx_ulong_atomic_inc, unsigned long long: shmem_ctx_ulonglong_atomic_inc)(c, a0, a1)
-#define shmem_atomic_inc(...) GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, ~, ~, ~, GMUX_SHMEM_atomic_inc_3, GMUX_SHMEM_atomic_inc_2, ~)(__VA_ARGS__)
-#define GMUX_SHMEM_atomic_fetch_add_3(a0, a1, a2) _Generic(*(a0), int: shmem_int_atomic_fetch_add, long: shmem_long_atomic_fetch_add, long long: shmem_longlong_atomic_fetch_add, unsigned int: shmem_uint_atomic_fetch_add, unsigned long: shmem_ulong_atomic_fetch_add, unsigned long long: shmem_ulonglong_atomic_fetch_add)(a0, a1, a2)
-#define GMUX_SHMEM_atomic_fetch_add_4(c, a0, a1, a2) _Generic(*(a0), int: shmem_ctx_int_atomic_fetch_add, long: shmem_ctx_long_atomic_fetch_add, long long: shmem_ctx_longlong_atomic_fetch_add, unsigned int: shmem_ctx_uint_atomic_fetch_add, unsigned long: shmem_ctx_ulong_atomic_fetch_add, unsigned long long: shmem_ctx_ulonglong_atomic_fetch_add)(c, a0, a1, a2)
-#define shmem_atomic_fetch_add(...) GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, ~, ~, GMUX_SHMEM_atomic_fetch_add_4, GMUX_SHMEM_atomic_fetch_add_3, ~, ~)(__VA_ARGS__)
-#define GMUX_SHMEM_atomic_add_3(a0, a1, a2) _Generic(*(a0), int: shmem_int_atomic_add, long: shmem_long_atomic_add, long long: shmem_longlong_atomic_add, unsigned int: shmem_uint_atomic_add, unsigned long: shmem_ulong_atomic_add, unsigned long long: shmem_ulonglong_atomic_add)(a0, a1, a2)
-#define GMUX_SHMEM_atomic_add_4(c, a0, a1, a2) _Generic(*(a0), int: shmem_ctx_int_atomic_add, long: shmem_ctx_long_atomic_add, long long: shmem_ctx_longlong_atomic_add, unsigned int: shmem_ctx_uint_atomic_add, unsigned long: shmem_ctx_ulong_atomic_add, unsigned long long: shmem_ctx_ulonglong_atomic_add)(c, a0, a1, a2)
-#define shmem_atomic_add(...) GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, ~, ~, GMUX_SHMEM_atomic_add_4, GMUX_SHMEM_atomic_add_3, ~, ~)(__VA_ARGS__)
-#define GMUX_SHMEM_atomic_compare_swap_nbi_5(a0, a1, a2, a3, a4) _Generic(*(a0), int: shmem_int_atomic_compare_swap_nbi, long: shmem_long_atomic_compare_swap_nbi, long long: shmem_longlong_atomic_compare_swap_nbi, unsigned int: shmem_uint_atomic_compare_swap_nbi, unsigned long: shmem_ulong_atomic_compare_swap_nbi, unsigned long long: shmem_ulonglong_atomic_compare_swap_nbi)(a0, a1, a2, a3, a4)
-#define GMUX_SHMEM_atomic_compare_swap_nbi_6(c, a0, a1, a2, a3, a4) _Generic(*(a0), int: shmem_ctx_int_atomic_compare_swap_nbi, long: shmem_ctx_long_atomic_compare_swap_nbi, long long: shmem_ctx_longlong_atomic_compare_swap_nbi, unsigned int: shmem_ctx_uint_atomic_compare_swap_nbi, unsigned long: shmem_ctx_ulong_atomic_compare_swap_nbi, unsigned long long: shmem_ctx_ulonglong_atomic_compare_swap_nbi)(c, a0, a1, a2, a3, a4)
-#define shmem_atomic_compare_swap_nbi(...) GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, GMUX_SHMEM_atomic_compare_swap_nbi_6, GMUX_SHMEM_atomic_compare_swap_nbi_5, ~, ~, ~, ~)(__VA_ARGS__)
-#define GMUX_SHMEM_atomic_fetch_inc_nbi_3(a0, a1, a2) _Generic(*(a0), int: shmem_int_atomic_fetch_inc_nbi, long: shmem_long_atomic_fetch_inc_nbi, long long: shmem_longlong_atomic_fetch_inc_nbi, unsigned int: shmem_uint_atomic_fetch_inc_nbi, unsigned long: shmem_ulong_atomic_fetch_inc_nbi, unsigned long long: shmem_ulonglong_atomic_fetch_inc_nbi)(a0, a1, a2)
-#define GMUX_SHMEM_atomic_fetch_inc_nbi_4(c, a0, a1, a2) _Generic(*(a0), int: shmem_ctx_int_atomic_fetch_inc_nbi, long: shmem_ctx_long_atomic_fetch_inc_nbi, long long: shmem_ctx_longlong_atomic_fetch_inc_nbi, unsigned int: shmem_ctx_uint_atomic_fetch_inc_nbi, unsigned long: shmem_ctx_ulong_atomic_fetch_inc_nbi, unsigned long long: shmem_ctx_ulonglong_atomic_fetch_inc_nbi)(c, a0, a1, a2)
-#define shmem_atomic_fetch_inc_nbi(...) GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, ~, ~, GMUX_SHMEM_atomic_fetch_inc_nbi_4, GMUX_SHMEM_atomic_fetch_inc_nbi_3, ~, ~)(__VA_ARGS__)
-#define GMUX_SHMEM_atomic_fetch_add_nbi_4(a0, a1, a2, a3) _Generic(*(a0), int: shmem_int_atomic_fetch_add_nbi, long: shmem_long_atomic_fetch_add_nbi, long long: shmem_longlong_atomic_fetch_add_nbi, unsigned int: shmem_uint_atomic_fetch_add_nbi, unsigned long: shmem_ulong_atomic_fetch_add_nbi, unsigned long long: shmem_ulonglong_atomic_fetch_add_nbi)(a0, a1, a2, a3)
-#define GMUX_SHMEM_atomic_fetch_add_nbi_5(c, a0, a1, a2, a3) _Generic(*(a0), int: shmem_ctx_int_atomic_fetch_add_nbi, long: shmem_ctx_long_atomic_fetch_add_nbi, long long: shmem_ctx_longlong_atomic_fetch_add_nbi, unsigned int: shmem_ctx_uint_atomic_fetch_add_nbi, unsigned long: shmem_ctx_ulong_atomic_fetch_add_nbi, unsigned long long: shmem_ctx_ulonglong_atomic_fetch_add_nbi)(c, a0, a1, a2, a3)
-#define shmem_atomic_fetch_add_nbi(...) GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, ~, GMUX_SHMEM_atomic_fetch_add_nbi_5, GMUX_SHMEM_atomic_fetch_add_nbi_4, ~, ~, ~)(__VA_ARGS__)
-#define GMUX_SHMEM_atomic_fetch_and_3(a0, a1, a2) _Generic(*(a0), unsigned int: shmem_uint_atomic_fetch_and, unsigned long: shmem_ulong_atomic_fetch_and, unsigned long long: shmem_ulonglong_atomic_fetch_and, int: shmem_int32_atomic_fetch_and, long: shmem_int64_atomic_fetch_and)(a0, a1, a2)
-#define GMUX_SHMEM_atomic_fetch_and_4(c, a0, a1, a2) _Generic(*(a0), unsigned int: shmem_ctx_uint_atomic_fetch_and, unsigned long: shmem_ctx_ulong_atomic_fetch_and, unsigned long long: shmem_ctx_ulonglong_atomic_fetch_and, int: shmem_ctx_int32_atomic_fetch_and, long: shmem_ctx_int64_atomic_fetch_and)(c, a0, a1, a2)
-#define shmem_atomic_fetch_and(...) GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, ~, ~, GMUX_SHMEM_atomic_fetch_and_4, GMUX_SHMEM_atomic_fetch_and_3, ~, ~)(__VA_ARGS__)
-#define GMUX_SHMEM_atomic_and_3(a0, a1, a2) _Generic(*(a0), unsigned int: shmem_uint_atomic_and, unsigned long: shmem_ulong_atomic_and, unsigned long long: shmem_ulonglong_atomic_and, int: shmem_int32_atomic_and, long: shmem_int64_atomic_and)(a0, a1, a2)
-#define GMUX_SHMEM_atomic_and_4(c, a0, a1, a2) _Generic(*(a0), unsigned int: shmem_ctx_uint_atomic_and, unsigned long: shmem_ctx_ulong_atomic_and, unsigned long long: shmem_ctx_ulonglong_atomic_and, int: shmem_ctx_int32_atomic_and, long: shmem_ctx_int64_atomic_and)(c, a0, a1, a2)
-#define shmem_atomic_and(...) GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, ~, ~, GMUX_SHMEM_atomic_and_4, GMUX_SHMEM_atomic_and_3, ~, ~)(__VA_ARGS__)
-#define GMUX_SHMEM_atomic_fetch_and_nbi_4(a0, a1, a2, a3) _Generic(*(a0), unsigned int: shmem_uint_atomic_fetch_and_nbi, unsigned long: shmem_ulong_atomic_fetch_and_nbi, unsigned long long: shmem_ulonglong_atomic_fetch_and_nbi, int: shmem_int32_atomic_fetch_and_nbi, long: shmem_int64_atomic_fetch_and_nbi)(a0, a1, a2, a3)
-#define GMUX_SHMEM_atomic_fetch_and_nbi_5(c, a0, a1, a2, a3) _Generic(*(a0), unsigned int: shmem_ctx_uint_atomic_fetch_and_nbi, unsigned long: shmem_ctx_ulong_atomic_fetch_and_nbi, unsigned long long: shmem_ctx_ulonglong_atomic_fetch_and_nbi, int: shmem_ctx_int32_atomic_fetch_and_nbi, long: shmem_ctx_int64_atomic_fetch_and_nbi)(c, a0, a1, a2, a3)
-#define shmem_atomic_fetch_and_nbi(...) GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, ~, GMUX_SHMEM_atomic_fetch_and_nbi_5, GMUX_SHMEM_atomic_fetch_and_nbi_4, ~, ~, ~)(__VA_ARGS__)
-#define GMUX_SHMEM_atomic_fetch_or_3(a0, a1, a2) _Generic(*(a0), unsigned int: shmem_uint_atomic_fetch_or, unsigned long: shmem_ulong_atomic_fetch_or, unsigned long long: shmem_ulonglong_atomic_fetch_or, int: shmem_int32_atomic_fetch_or, long: shmem_int64_atomic_fetch_or)(a0, a1, a2)
-#define GMUX_SHMEM_atomic_fetch_or_4(c, a0, a1, a2) _Generic(*(a0), unsigned int: shmem_ctx_uint_atomic_fetch_or, unsigned long: shmem_ctx_ulong_atomic_fetch_or, unsigned long long: shmem_ctx_ulonglong_atomic_fetch_or, int: shmem_ctx_int32_atomic_fetch_or, long: shmem_ctx_int64_atomic_fetch_or)(c, a0, a1, a2)
-#define shmem_atomic_fetch_or(...) GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, ~, ~, GMUX_SHMEM_atomic_fetch_or_4, GMUX_SHMEM_atomic_fetch_or_3, ~, ~)(__VA_ARGS__)
-#define GMUX_SHMEM_atomic_or_3(a0, a1, a2) _Generic(*(a0), unsigned int: shmem_uint_atomic_or, unsigned long: shmem_ulong_atomic_or, unsigned long long: shmem_ulonglong_atomic_or, int: shmem_int32_atomic_or, long: shmem_int64_atomic_or)(a0, a1, a2)
-#define GMUX_SHMEM_atomic_or_4(c, a0, a1, a2) _Generic(*(a0), unsigned int: shmem_ctx_uint_atomic_or, unsigned long: shmem_ctx_ulong_atomic_or, unsigned long long: shmem_ctx_ulonglong_atomic_or, int: shmem_ctx_int32_atomic_or, long: shmem_ctx_int64_atomic_or)(c, a0, a1, a2)
-#define shmem_atomic_or(...) GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, ~, ~, GMUX_SHMEM_atomic_or_4, GMUX_SHMEM_atomic_or_3, ~, ~)(__VA_ARGS__)
-#define GMUX_SHMEM_atomic_fetch_or_nbi_4(a0, a1, a2, a3) _Generic(*(a0), unsigned int: shmem_uint_atomic_fetch_or_nbi, unsigned long: shmem_ulong_atomic_fetch_or_nbi, unsigned long long: shmem_ulonglong_atomic_fetch_or_nbi, int: shmem_int32_atomic_fetch_or_nbi, long: shmem_int64_atomic_fetch_or_nbi)(a0, a1, a2, a3)
-#define GMUX_SHMEM_atomic_fetch_or_nbi_5(c, a0, a1, a2, a3) _Generic(*(a0), unsigned int: shmem_ctx_uint_atomic_fetch_or_nbi, unsigned long: shmem_ctx_ulong_atomic_fetch_or_nbi, unsigned long long: shmem_ctx_ulonglong_atomic_fetch_or_nbi, int: shmem_ctx_int32_atomic_fetch_or_nbi, long: shmem_ctx_int64_atomic_fetch_or_nbi)(c, a0, a1, a2, a3)
-#define shmem_atomic_fetch_or_nbi(...) GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, ~, GMUX_SHMEM_atomic_fetch_or_nbi_5, GMUX_SHMEM_atomic_fetch_or_nbi_4, ~, ~, ~)(__VA_ARGS__)
-#define GMUX_SHMEM_atomic_fetch_xor_3(a0, a1, a2) _Generic(*(a0), unsigned int: shmem_uint_atomic_fetch_xor, unsigned long: shmem_ulong_atomic_fetch_xor, unsigned long long: shmem_ulonglong_atomic_fetch_xor, int: shmem_int32_atomic_fetch_xor, long: shmem_int64_atomic_fetch_xor)(a0, a1, a2)
-#define GMUX_SHMEM_atomic_fetch_xor_4(c, a0, a1, a2) _Generic(*(a0), unsigned int: shmem_ctx_uint_atomic_fetch_xor, unsigned long: shmem_ctx_ulong_atomic_fetch_xor, unsigned long long: shmem_ctx_ulonglong_atomic_fetch_xor, int: shmem_ctx_int32_atomic_fetch_xor, long: shmem_ctx_int64_atomic_fetch_xor)(c, a0, a1, a2)
-#define shmem_atomic_fetch_xor(...) GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, ~, ~, GMUX_SHMEM_atomic_fetch_xor_4, GMUX_SHMEM_atomic_fetch_xor_3, ~, ~)(__VA_ARGS__)
-#define GMUX_SHMEM_atomic_xor_3(a0, a1, a2) _Generic(*(a0), unsigned int: shmem_uint_atomic_xor, unsigned long: shmem_ulong_atomic_xor, unsigned long long: shmem_ulonglong_atomic_xor, int: shmem_int32_atomic_xor, long: shmem_int64_atomic_xor)(a0, a1, a2)
-#define GMUX_SHMEM_atomic_xor_4(c, a0, a1, a2) _Generic(*(a0), unsigned int: shmem_ctx_uint_atomic_xor, unsigned long: shmem_ctx_ulong_atomic_xor, unsigned long long: shmem_ctx_ulonglong_atomic_xor, int: shmem_ctx_int32_atomic_xor, long: shmem_ctx_int64_atomic_xor)(c, a0, a1, a2)
-#define shmem_atomic_xor(...) GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, ~, ~, GMUX_SHMEM_atomic_xor_4, GMUX_SHMEM_atomic_xor_3, ~, ~)(__VA_ARGS__)
-#define GMUX_SHMEM_atomic_fetch_xor_nbi_4(a0, a1, a2, a3) _Generic(*(a0), unsigned int: shmem_uint_atomic_fetch_xor_nbi, unsigned long: shmem_ulong_atomic_fetch_xor_nbi, unsigned long long: shmem_ulonglong_atomic_fetch_xor_nbi, int: shmem_int32_atomic_fetch_xor_nbi, long: shmem_int64_atomic_fetch_xor_nbi)(a0, a1, a2, a3)
-#define GMUX_SHMEM_atomic_fetch_xor_nbi_5(c, a0, a1, a2, a3) _Generic(*(a0), unsigned int: shmem_ctx_uint_atomic_fetch_xor_nbi, unsigned long: shmem_ctx_ulong_atomic_fetch_xor_nbi, unsigned long long: shmem_ctx_ulonglong_atomic_fetch_xor_nbi, int: shmem_ctx_int32_atomic_fetch_xor_nbi, long: shmem_ctx_int64_atomic_fetch_xor_nbi)(c, a0, a1, a2, a3)
-#define shmem_atomic_fetch_xor_nbi(...) GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, ~, GMUX_SHMEM_atomic_fetch_xor_nbi_5, GMUX_SHMEM_atomic_fetch_xor_nbi_4, ~, ~, ~)(__VA_ARGS__)
+#define GMUX_SHMEM_atomic_fetch_2(a0, a1)                                                          \
+    _Generic(*(a0), int                                                                            \
+             : shmem_int_atomic_fetch, long                                                        \
+             : shmem_long_atomic_fetch, long long                                                  \
+             : shmem_longlong_atomic_fetch, unsigned int                                           \
+             : shmem_uint_atomic_fetch, unsigned long                                              \
+             : shmem_ulong_atomic_fetch, unsigned long long                                        \
+             : shmem_ulonglong_atomic_fetch, float                                                 \
+             : shmem_float_atomic_fetch, double                                                    \
+             : shmem_double_atomic_fetch)(a0, a1)
+#define GMUX_SHMEM_atomic_fetch_3(c, a0, a1)                                                       \
+    _Generic(*(a0), int                                                                            \
+             : shmem_ctx_int_atomic_fetch, long                                                    \
+             : shmem_ctx_long_atomic_fetch, long long                                              \
+             : shmem_ctx_longlong_atomic_fetch, unsigned int                                       \
+             : shmem_ctx_uint_atomic_fetch, unsigned long                                          \
+             : shmem_ctx_ulong_atomic_fetch, unsigned long long                                    \
+             : shmem_ctx_ulonglong_atomic_fetch, float                                             \
+             : shmem_ctx_float_atomic_fetch, double                                                \
+             : shmem_ctx_double_atomic_fetch)(c, a0, a1)
+#define shmem_atomic_fetch(...)                                                                    \
+    GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, ~, ~, ~, GMUX_SHMEM_atomic_fetch_3,                     \
+                     GMUX_SHMEM_atomic_fetch_2, ~)                                                 \
+    (__VA_ARGS__)
+#define GMUX_SHMEM_atomic_set_3(a0, a1, a2)                                                        \
+    _Generic(*(a0), int                                                                            \
+             : shmem_int_atomic_set, long                                                          \
+             : shmem_long_atomic_set, long long                                                    \
+             : shmem_longlong_atomic_set, unsigned int                                             \
+             : shmem_uint_atomic_set, unsigned long                                                \
+             : shmem_ulong_atomic_set, unsigned long long                                          \
+             : shmem_ulonglong_atomic_set, float                                                   \
+             : shmem_float_atomic_set, double                                                      \
+             : shmem_double_atomic_set)(a0, a1, a2)
+#define GMUX_SHMEM_atomic_set_4(c, a0, a1, a2)                                                     \
+    _Generic(*(a0), int                                                                            \
+             : shmem_ctx_int_atomic_set, long                                                      \
+             : shmem_ctx_long_atomic_set, long long                                                \
+             : shmem_ctx_longlong_atomic_set, unsigned int                                         \
+             : shmem_ctx_uint_atomic_set, unsigned long                                            \
+             : shmem_ctx_ulong_atomic_set, unsigned long long                                      \
+             : shmem_ctx_ulonglong_atomic_set, float                                               \
+             : shmem_ctx_float_atomic_set, double                                                  \
+             : shmem_ctx_double_atomic_set)(c, a0, a1, a2)
+#define shmem_atomic_set(...)                                                                      \
+    GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, ~, ~, GMUX_SHMEM_atomic_set_4, GMUX_SHMEM_atomic_set_3, \
+                     ~, ~)                                                                         \
+    (__VA_ARGS__)
+#define GMUX_SHMEM_atomic_swap_3(a0, a1, a2)                                                       \
+    _Generic(*(a0), int                                                                            \
+             : shmem_int_atomic_swap, long                                                         \
+             : shmem_long_atomic_swap, long long                                                   \
+             : shmem_longlong_atomic_swap, unsigned int                                            \
+             : shmem_uint_atomic_swap, unsigned long                                               \
+             : shmem_ulong_atomic_swap, unsigned long long                                         \
+             : shmem_ulonglong_atomic_swap, float                                                  \
+             : shmem_float_atomic_swap, double                                                     \
+             : shmem_double_atomic_swap)(a0, a1, a2)
+#define GMUX_SHMEM_atomic_swap_4(c, a0, a1, a2)                                                    \
+    _Generic(*(a0), int                                                                            \
+             : shmem_ctx_int_atomic_swap, long                                                     \
+             : shmem_ctx_long_atomic_swap, long long                                               \
+             : shmem_ctx_longlong_atomic_swap, unsigned int                                        \
+             : shmem_ctx_uint_atomic_swap, unsigned long                                           \
+             : shmem_ctx_ulong_atomic_swap, unsigned long long                                     \
+             : shmem_ctx_ulonglong_atomic_swap, float                                              \
+             : shmem_ctx_float_atomic_swap, double                                                 \
+             : shmem_ctx_double_atomic_swap)(c, a0, a1, a2)
+#define shmem_atomic_swap(...)                                                                     \
+    GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, ~, ~, GMUX_SHMEM_atomic_swap_4,                         \
+                     GMUX_SHMEM_atomic_swap_3, ~, ~)                                               \
+    (__VA_ARGS__)
+#define GMUX_SHMEM_atomic_fetch_nbi_3(a0, a1, a2)                                                  \
+    _Generic(*(a0), int                                                                            \
+             : shmem_int_atomic_fetch_nbi, long                                                    \
+             : shmem_long_atomic_fetch_nbi, long long                                              \
+             : shmem_longlong_atomic_fetch_nbi, unsigned int                                       \
+             : shmem_uint_atomic_fetch_nbi, unsigned long                                          \
+             : shmem_ulong_atomic_fetch_nbi, unsigned long long                                    \
+             : shmem_ulonglong_atomic_fetch_nbi, float                                             \
+             : shmem_float_atomic_fetch_nbi, double                                                \
+             : shmem_double_atomic_fetch_nbi)(a0, a1, a2)
+#define GMUX_SHMEM_atomic_fetch_nbi_4(c, a0, a1, a2)                                               \
+    _Generic(*(a0), int                                                                            \
+             : shmem_ctx_int_atomic_fetch_nbi, long                                                \
+             : shmem_ctx_long_atomic_fetch_nbi, long long                                          \
+             : shmem_ctx_longlong_atomic_fetch_nbi, unsigned int                                   \
+             : shmem_ctx_uint_atomic_fetch_nbi, unsigned long                                      \
+             : shmem_ctx_ulong_atomic_fetch_nbi, unsigned long long                                \
+             : shmem_ctx_ulonglong_atomic_fetch_nbi, float                                         \
+             : shmem_ctx_float_atomic_fetch_nbi, double                                            \
+             : shmem_ctx_double_atomic_fetch_nbi)(c, a0, a1, a2)
+#define shmem_atomic_fetch_nbi(...)                                                                \
+    GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, ~, ~, GMUX_SHMEM_atomic_fetch_nbi_4,                    \
+                     GMUX_SHMEM_atomic_fetch_nbi_3, ~, ~)                                          \
+    (__VA_ARGS__)
+#define GMUX_SHMEM_atomic_swap_nbi_4(a0, a1, a2, a3)                                               \
+    _Generic(*(a0), int                                                                            \
+             : shmem_int_atomic_swap_nbi, long                                                     \
+             : shmem_long_atomic_swap_nbi, long long                                               \
+             : shmem_longlong_atomic_swap_nbi, unsigned int                                        \
+             : shmem_uint_atomic_swap_nbi, unsigned long                                           \
+             : shmem_ulong_atomic_swap_nbi, unsigned long long                                     \
+             : shmem_ulonglong_atomic_swap_nbi, float                                              \
+             : shmem_float_atomic_swap_nbi, double                                                 \
+             : shmem_double_atomic_swap_nbi)(a0, a1, a2, a3)
+#define GMUX_SHMEM_atomic_swap_nbi_5(c, a0, a1, a2, a3)                                            \
+    _Generic(*(a0), int                                                                            \
+             : shmem_ctx_int_atomic_swap_nbi, long                                                 \
+             : shmem_ctx_long_atomic_swap_nbi, long long                                           \
+             : shmem_ctx_longlong_atomic_swap_nbi, unsigned int                                    \
+             : shmem_ctx_uint_atomic_swap_nbi, unsigned long                                       \
+             : shmem_ctx_ulong_atomic_swap_nbi, unsigned long long                                 \
+             : shmem_ctx_ulonglong_atomic_swap_nbi, float                                          \
+             : shmem_ctx_float_atomic_swap_nbi, double                                             \
+             : shmem_ctx_double_atomic_swap_nbi)(c, a0, a1, a2, a3)
+#define shmem_atomic_swap_nbi(...)                                                                 \
+    GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, ~, GMUX_SHMEM_atomic_swap_nbi_5,                        \
+                     GMUX_SHMEM_atomic_swap_nbi_4, ~, ~, ~)                                        \
+    (__VA_ARGS__)
+#define GMUX_SHMEM_atomic_compare_swap_4(a0, a1, a2, a3)                                           \
+    _Generic(*(a0), int                                                                            \
+             : shmem_int_atomic_compare_swap, long                                                 \
+             : shmem_long_atomic_compare_swap, long long                                           \
+             : shmem_longlong_atomic_compare_swap, unsigned int                                    \
+             : shmem_uint_atomic_compare_swap, unsigned long                                       \
+             : shmem_ulong_atomic_compare_swap, unsigned long long                                 \
+             : shmem_ulonglong_atomic_compare_swap)(a0, a1, a2, a3)
+#define GMUX_SHMEM_atomic_compare_swap_5(c, a0, a1, a2, a3)                                        \
+    _Generic(*(a0), int                                                                            \
+             : shmem_ctx_int_atomic_compare_swap, long                                             \
+             : shmem_ctx_long_atomic_compare_swap, long long                                       \
+             : shmem_ctx_longlong_atomic_compare_swap, unsigned int                                \
+             : shmem_ctx_uint_atomic_compare_swap, unsigned long                                   \
+             : shmem_ctx_ulong_atomic_compare_swap, unsigned long long                             \
+             : shmem_ctx_ulonglong_atomic_compare_swap)(c, a0, a1, a2, a3)
+#define shmem_atomic_compare_swap(...)                                                             \
+    GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, ~, GMUX_SHMEM_atomic_compare_swap_5,                    \
+                     GMUX_SHMEM_atomic_compare_swap_4, ~, ~, ~)                                    \
+    (__VA_ARGS__)
+#define GMUX_SHMEM_atomic_fetch_inc_2(a0, a1)                                                      \
+    _Generic(*(a0), int                                                                            \
+             : shmem_int_atomic_fetch_inc, long                                                    \
+             : shmem_long_atomic_fetch_inc, long long                                              \
+             : shmem_longlong_atomic_fetch_inc, unsigned int                                       \
+             : shmem_uint_atomic_fetch_inc, unsigned long                                          \
+             : shmem_ulong_atomic_fetch_inc, unsigned long long                                    \
+             : shmem_ulonglong_atomic_fetch_inc)(a0, a1)
+#define GMUX_SHMEM_atomic_fetch_inc_3(c, a0, a1)                                                   \
+    _Generic(*(a0), int                                                                            \
+             : shmem_ctx_int_atomic_fetch_inc, long                                                \
+             : shmem_ctx_long_atomic_fetch_inc, long long                                          \
+             : shmem_ctx_longlong_atomic_fetch_inc, unsigned int                                   \
+             : shmem_ctx_uint_atomic_fetch_inc, unsigned long                                      \
+             : shmem_ctx_ulong_atomic_fetch_inc, unsigned long long                                \
+             : shmem_ctx_ulonglong_atomic_fetch_inc)(c, a0, a1)
+#define shmem_atomic_fetch_inc(...)                                                                \
+    GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, ~, ~, ~, GMUX_SHMEM_atomic_fetch_inc_3,                 \
+                     GMUX_SHMEM_atomic_fetch_inc_2, ~)                                             \
+    (__VA_ARGS__)
+#define GMUX_SHMEM_atomic_inc_2(a0, a1)                                                            \
+    _Generic(*(a0), int                                                                            \
+             : shmem_int_atomic_inc, long                                                          \
+             : shmem_long_atomic_inc, long long                                                    \
+             : shmem_longlong_atomic_inc, unsigned int                                             \
+             : shmem_uint_atomic_inc, unsigned long                                                \
+             : shmem_ulong_atomic_inc, unsigned long long                                          \
+             : shmem_ulonglong_atomic_inc)(a0, a1)
+#define GMUX_SHMEM_atomic_inc_3(c, a0, a1)                                                         \
+    _Generic(*(a0), int                                                                            \
+             : shmem_ctx_int_atomic_inc, long                                                      \
+             : shmem_ctx_long_atomic_inc, long long                                                \
+             : shmem_ctx_longlong_atomic_inc, unsigned int                                         \
+             : shmem_ctx_uint_atomic_inc, unsigned long                                            \
+             : shmem_ctx_ulong_atomic_inc, unsigned long long                                      \
+             : shmem_ctx_ulonglong_atomic_inc)(c, a0, a1)
+#define shmem_atomic_inc(...)                                                                      \
+    GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, ~, ~, ~, GMUX_SHMEM_atomic_inc_3,                       \
+                     GMUX_SHMEM_atomic_inc_2, ~)                                                   \
+    (__VA_ARGS__)
+#define GMUX_SHMEM_atomic_fetch_add_3(a0, a1, a2)                                                  \
+    _Generic(*(a0), int                                                                            \
+             : shmem_int_atomic_fetch_add, long                                                    \
+             : shmem_long_atomic_fetch_add, long long                                              \
+             : shmem_longlong_atomic_fetch_add, unsigned int                                       \
+             : shmem_uint_atomic_fetch_add, unsigned long                                          \
+             : shmem_ulong_atomic_fetch_add, unsigned long long                                    \
+             : shmem_ulonglong_atomic_fetch_add)(a0, a1, a2)
+#define GMUX_SHMEM_atomic_fetch_add_4(c, a0, a1, a2)                                               \
+    _Generic(*(a0), int                                                                            \
+             : shmem_ctx_int_atomic_fetch_add, long                                                \
+             : shmem_ctx_long_atomic_fetch_add, long long                                          \
+             : shmem_ctx_longlong_atomic_fetch_add, unsigned int                                   \
+             : shmem_ctx_uint_atomic_fetch_add, unsigned long                                      \
+             : shmem_ctx_ulong_atomic_fetch_add, unsigned long long                                \
+             : shmem_ctx_ulonglong_atomic_fetch_add)(c, a0, a1, a2)
+#define shmem_atomic_fetch_add(...)                                                                \
+    GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, ~, ~, GMUX_SHMEM_atomic_fetch_add_4,                    \
+                     GMUX_SHMEM_atomic_fetch_add_3, ~, ~)                                          \
+    (__VA_ARGS__)
+#define GMUX_SHMEM_atomic_add_3(a0, a1, a2)                                                        \
+    _Generic(*(a0), int                                                                            \
+             : shmem_int_atomic_add, long                                                          \
+             : shmem_long_atomic_add, long long                                                    \
+             : shmem_longlong_atomic_add, unsigned int                                             \
+             : shmem_uint_atomic_add, unsigned long                                                \
+             : shmem_ulong_atomic_add, unsigned long long                                          \
+             : shmem_ulonglong_atomic_add)(a0, a1, a2)
+#define GMUX_SHMEM_atomic_add_4(c, a0, a1, a2)                                                     \
+    _Generic(*(a0), int                                                                            \
+             : shmem_ctx_int_atomic_add, long                                                      \
+             : shmem_ctx_long_atomic_add, long long                                                \
+             : shmem_ctx_longlong_atomic_add, unsigned int                                         \
+             : shmem_ctx_uint_atomic_add, unsigned long                                            \
+             : shmem_ctx_ulong_atomic_add, unsigned long long                                      \
+             : shmem_ctx_ulonglong_atomic_add)(c, a0, a1, a2)
+#define shmem_atomic_add(...)                                                                      \
+    GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, ~, ~, GMUX_SHMEM_atomic_add_4, GMUX_SHMEM_atomic_add_3, \
+                     ~, ~)                                                                         \
+    (__VA_ARGS__)
+#define GMUX_SHMEM_atomic_compare_swap_nbi_5(a0, a1, a2, a3, a4)                                   \
+    _Generic(*(a0), int                                                                            \
+             : shmem_int_atomic_compare_swap_nbi, long                                             \
+             : shmem_long_atomic_compare_swap_nbi, long long                                       \
+             : shmem_longlong_atomic_compare_swap_nbi, unsigned int                                \
+             : shmem_uint_atomic_compare_swap_nbi, unsigned long                                   \
+             : shmem_ulong_atomic_compare_swap_nbi, unsigned long long                             \
+             : shmem_ulonglong_atomic_compare_swap_nbi)(a0, a1, a2, a3, a4)
+#define GMUX_SHMEM_atomic_compare_swap_nbi_6(c, a0, a1, a2, a3, a4)                                \
+    _Generic(*(a0), int                                                                            \
+             : shmem_ctx_int_atomic_compare_swap_nbi, long                                         \
+             : shmem_ctx_long_atomic_compare_swap_nbi, long long                                   \
+             : shmem_ctx_longlong_atomic_compare_swap_nbi, unsigned int                            \
+             : shmem_ctx_uint_atomic_compare_swap_nbi, unsigned long                               \
+             : shmem_ctx_ulong_atomic_compare_swap_nbi, unsigned long long                         \
+             : shmem_ctx_ulonglong_atomic_compare_swap_nbi)(c, a0, a1, a2, a3, a4)
+#define shmem_atomic_compare_swap_nbi(...)                                                         \
+    GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, GMUX_SHMEM_atomic_compare_swap_nbi_6,                   \
+                     GMUX_SHMEM_atomic_compare_swap_nbi_5, ~, ~, ~, ~)                             \
+    (__VA_ARGS__)
+#define GMUX_SHMEM_atomic_fetch_inc_nbi_3(a0, a1, a2)                                              \
+    _Generic(*(a0), int                                                                            \
+             : shmem_int_atomic_fetch_inc_nbi, long                                                \
+             : shmem_long_atomic_fetch_inc_nbi, long long                                          \
+             : shmem_longlong_atomic_fetch_inc_nbi, unsigned int                                   \
+             : shmem_uint_atomic_fetch_inc_nbi, unsigned long                                      \
+             : shmem_ulong_atomic_fetch_inc_nbi, unsigned long long                                \
+             : shmem_ulonglong_atomic_fetch_inc_nbi)(a0, a1, a2)
+#define GMUX_SHMEM_atomic_fetch_inc_nbi_4(c, a0, a1, a2)                                           \
+    _Generic(*(a0), int                                                                            \
+             : shmem_ctx_int_atomic_fetch_inc_nbi, long                                            \
+             : shmem_ctx_long_atomic_fetch_inc_nbi, long long                                      \
+             : shmem_ctx_longlong_atomic_fetch_inc_nbi, unsigned int                               \
+             : shmem_ctx_uint_atomic_fetch_inc_nbi, unsigned long                                  \
+             : shmem_ctx_ulong_atomic_fetch_inc_nbi, unsigned long long                            \
+             : shmem_ctx_ulonglong_atomic_fetch_inc_nbi)(c, a0, a1, a2)
+#define shmem_atomic_fetch_inc_nbi(...)                                                            \
+    GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, ~, ~, GMUX_SHMEM_atomic_fetch_inc_nbi_4,                \
+                     GMUX_SHMEM_atomic_fetch_inc_nbi_3, ~, ~)                                      \
+    (__VA_ARGS__)
+#define GMUX_SHMEM_atomic_fetch_add_nbi_4(a0, a1, a2, a3)                                          \
+    _Generic(*(a0), int                                                                            \
+             : shmem_int_atomic_fetch_add_nbi, long                                                \
+             : shmem_long_atomic_fetch_add_nbi, long long                                          \
+             : shmem_longlong_atomic_fetch_add_nbi, unsigned int                                   \
+             : shmem_uint_atomic_fetch_add_nbi, unsigned long                                      \
+             : shmem_ulong_atomic_fetch_add_nbi, unsigned long long                                \
+             : shmem_ulonglong_atomic_fetch_add_nbi)(a0, a1, a2, a3)
+#define GMUX_SHMEM_atomic_fetch_add_nbi_5(c, a0, a1, a2, a3)                                       \
+    _Generic(*(a0), int                                                                            \
+             : shmem_ctx_int_atomic_fetch_add_nbi, long                                            \
+             : shmem_ctx_long_atomic_fetch_add_nbi, long long                                      \
+             : shmem_ctx_longlong_atomic_fetch_add_nbi, unsigned int                               \
+             : shmem_ctx_uint_atomic_fetch_add_nbi, unsigned long                                  \
+             : shmem_ctx_ulong_atomic_fetch_add_nbi, unsigned long long                            \
+             : shmem_ctx_ulonglong_atomic_fetch_add_nbi)(c, a0, a1, a2, a3)
+#define shmem_atomic_fetch_add_nbi(...)                                                            \
+    GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, ~, GMUX_SHMEM_atomic_fetch_add_nbi_5,                   \
+                     GMUX_SHMEM_atomic_fetch_add_nbi_4, ~, ~, ~)                                   \
+    (__VA_ARGS__)
+#define GMUX_SHMEM_atomic_fetch_and_3(a0, a1, a2)                                                  \
+    _Generic(*(a0), unsigned int                                                                   \
+             : shmem_uint_atomic_fetch_and, unsigned long                                          \
+             : shmem_ulong_atomic_fetch_and, unsigned long long                                    \
+             : shmem_ulonglong_atomic_fetch_and, int                                               \
+             : shmem_int32_atomic_fetch_and, long                                                  \
+             : shmem_int64_atomic_fetch_and)(a0, a1, a2)
+#define GMUX_SHMEM_atomic_fetch_and_4(c, a0, a1, a2)                                               \
+    _Generic(*(a0), unsigned int                                                                   \
+             : shmem_ctx_uint_atomic_fetch_and, unsigned long                                      \
+             : shmem_ctx_ulong_atomic_fetch_and, unsigned long long                                \
+             : shmem_ctx_ulonglong_atomic_fetch_and, int                                           \
+             : shmem_ctx_int32_atomic_fetch_and, long                                              \
+             : shmem_ctx_int64_atomic_fetch_and)(c, a0, a1, a2)
+#define shmem_atomic_fetch_and(...)                                                                \
+    GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, ~, ~, GMUX_SHMEM_atomic_fetch_and_4,                    \
+                     GMUX_SHMEM_atomic_fetch_and_3, ~, ~)                                          \
+    (__VA_ARGS__)
+#define GMUX_SHMEM_atomic_and_3(a0, a1, a2)                                                        \
+    _Generic(*(a0), unsigned int                                                                   \
+             : shmem_uint_atomic_and, unsigned long                                                \
+             : shmem_ulong_atomic_and, unsigned long long                                          \
+             : shmem_ulonglong_atomic_and, int                                                     \
+             : shmem_int32_atomic_and, long                                                        \
+             : shmem_int64_atomic_and)(a0, a1, a2)
+#define GMUX_SHMEM_atomic_and_4(c, a0, a1, a2)                                                     \
+    _Generic(*(a0), unsigned int                                                                   \
+             : shmem_ctx_uint_atomic_and, unsigned long                                            \
+             : shmem_ctx_ulong_atomic_and, unsigned long long                                      \
+             : shmem_ctx_ulonglong_atomic_and, int                                                 \
+             : shmem_ctx_int32_atomic_and, long                                                    \
+             : shmem_ctx_int64_atomic_and)(c, a0, a1, a2)
+#define shmem_atomic_and(...)                                                                      \
+    GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, ~, ~, GMUX_SHMEM_atomic_and_4, GMUX_SHMEM_atomic_and_3, \
+                     ~, ~)                                                                         \
+    (__VA_ARGS__)
+#define GMUX_SHMEM_atomic_fetch_and_nbi_4(a0, a1, a2, a3)                                          \
+    _Generic(*(a0), unsigned int                                                                   \
+             : shmem_uint_atomic_fetch_and_nbi, unsigned long                                      \
+             : shmem_ulong_atomic_fetch_and_nbi, unsigned long long                                \
+             : shmem_ulonglong_atomic_fetch_and_nbi, int                                           \
+             : shmem_int32_atomic_fetch_and_nbi, long                                              \
+             : shmem_int64_atomic_fetch_and_nbi)(a0, a1, a2, a3)
+#define GMUX_SHMEM_atomic_fetch_and_nbi_5(c, a0, a1, a2, a3)                                       \
+    _Generic(*(a0), unsigned int                                                                   \
+             : shmem_ctx_uint_atomic_fetch_and_nbi, unsigned long                                  \
+             : shmem_ctx_ulong_atomic_fetch_and_nbi, unsigned long long                            \
+             : shmem_ctx_ulonglong_atomic_fetch_and_nbi, int                                       \
+             : shmem_ctx_int32_atomic_fetch_and_nbi, long                                          \
+             : shmem_ctx_int64_atomic_fetch_and_nbi)(c, a0, a1, a2, a3)
+#define shmem_atomic_fetch_and_nbi(...)                                                            \
+    GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, ~, GMUX_SHMEM_atomic_fetch_and_nbi_5,                   \
+                     GMUX_SHMEM_atomic_fetch_and_nbi_4, ~, ~, ~)                                   \
+    (__VA_ARGS__)
+#define GMUX_SHMEM_atomic_fetch_or_3(a0, a1, a2)                                                   \
+    _Generic(*(a0), unsigned int                                                                   \
+             : shmem_uint_atomic_fetch_or, unsigned long                                           \
+             : shmem_ulong_atomic_fetch_or, unsigned long long                                     \
+             : shmem_ulonglong_atomic_fetch_or, int                                                \
+             : shmem_int32_atomic_fetch_or, long                                                   \
+             : shmem_int64_atomic_fetch_or)(a0, a1, a2)
+#define GMUX_SHMEM_atomic_fetch_or_4(c, a0, a1, a2)                                                \
+    _Generic(*(a0), unsigned int                                                                   \
+             : shmem_ctx_uint_atomic_fetch_or, unsigned long                                       \
+             : shmem_ctx_ulong_atomic_fetch_or, unsigned long long                                 \
+             : shmem_ctx_ulonglong_atomic_fetch_or, int                                            \
+             : shmem_ctx_int32_atomic_fetch_or, long                                               \
+             : shmem_ctx_int64_atomic_fetch_or)(c, a0, a1, a2)
+#define shmem_atomic_fetch_or(...)                                                                 \
+    GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, ~, ~, GMUX_SHMEM_atomic_fetch_or_4,                     \
+                     GMUX_SHMEM_atomic_fetch_or_3, ~, ~)                                           \
+    (__VA_ARGS__)
+#define GMUX_SHMEM_atomic_or_3(a0, a1, a2)                                                         \
+    _Generic(*(a0), unsigned int                                                                   \
+             : shmem_uint_atomic_or, unsigned long                                                 \
+             : shmem_ulong_atomic_or, unsigned long long                                           \
+             : shmem_ulonglong_atomic_or, int                                                      \
+             : shmem_int32_atomic_or, long                                                         \
+             : shmem_int64_atomic_or)(a0, a1, a2)
+#define GMUX_SHMEM_atomic_or_4(c, a0, a1, a2)                                                      \
+    _Generic(*(a0), unsigned int                                                                   \
+             : shmem_ctx_uint_atomic_or, unsigned long                                             \
+             : shmem_ctx_ulong_atomic_or, unsigned long long                                       \
+             : shmem_ctx_ulonglong_atomic_or, int                                                  \
+             : shmem_ctx_int32_atomic_or, long                                                     \
+             : shmem_ctx_int64_atomic_or)(c, a0, a1, a2)
+#define shmem_atomic_or(...)                                                                       \
+    GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, ~, ~, GMUX_SHMEM_atomic_or_4, GMUX_SHMEM_atomic_or_3,   \
+                     ~, ~)                                                                         \
+    (__VA_ARGS__)
+#define GMUX_SHMEM_atomic_fetch_or_nbi_4(a0, a1, a2, a3)                                           \
+    _Generic(*(a0), unsigned int                                                                   \
+             : shmem_uint_atomic_fetch_or_nbi, unsigned long                                       \
+             : shmem_ulong_atomic_fetch_or_nbi, unsigned long long                                 \
+             : shmem_ulonglong_atomic_fetch_or_nbi, int                                            \
+             : shmem_int32_atomic_fetch_or_nbi, long                                               \
+             : shmem_int64_atomic_fetch_or_nbi)(a0, a1, a2, a3)
+#define GMUX_SHMEM_atomic_fetch_or_nbi_5(c, a0, a1, a2, a3)                                        \
+    _Generic(*(a0), unsigned int                                                                   \
+             : shmem_ctx_uint_atomic_fetch_or_nbi, unsigned long                                   \
+             : shmem_ctx_ulong_atomic_fetch_or_nbi, unsigned long long                             \
+             : shmem_ctx_ulonglong_atomic_fetch_or_nbi, int                                        \
+             : shmem_ctx_int32_atomic_fetch_or_nbi, long                                           \
+             : shmem_ctx_int64_atomic_fetch_or_nbi)(c, a0, a1, a2, a3)
+#define shmem_atomic_fetch_or_nbi(...)                                                             \
+    GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, ~, GMUX_SHMEM_atomic_fetch_or_nbi_5,                    \
+                     GMUX_SHMEM_atomic_fetch_or_nbi_4, ~, ~, ~)                                    \
+    (__VA_ARGS__)
+#define GMUX_SHMEM_atomic_fetch_xor_3(a0, a1, a2)                                                  \
+    _Generic(*(a0), unsigned int                                                                   \
+             : shmem_uint_atomic_fetch_xor, unsigned long                                          \
+             : shmem_ulong_atomic_fetch_xor, unsigned long long                                    \
+             : shmem_ulonglong_atomic_fetch_xor, int                                               \
+             : shmem_int32_atomic_fetch_xor, long                                                  \
+             : shmem_int64_atomic_fetch_xor)(a0, a1, a2)
+#define GMUX_SHMEM_atomic_fetch_xor_4(c, a0, a1, a2)                                               \
+    _Generic(*(a0), unsigned int                                                                   \
+             : shmem_ctx_uint_atomic_fetch_xor, unsigned long                                      \
+             : shmem_ctx_ulong_atomic_fetch_xor, unsigned long long                                \
+             : shmem_ctx_ulonglong_atomic_fetch_xor, int                                           \
+             : shmem_ctx_int32_atomic_fetch_xor, long                                              \
+             : shmem_ctx_int64_atomic_fetch_xor)(c, a0, a1, a2)
+#define shmem_atomic_fetch_xor(...)                                                                \
+    GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, ~, ~, GMUX_SHMEM_atomic_fetch_xor_4,                    \
+                     GMUX_SHMEM_atomic_fetch_xor_3, ~, ~)                                          \
+    (__VA_ARGS__)
+#define GMUX_SHMEM_atomic_xor_3(a0, a1, a2)                                                        \
+    _Generic(*(a0), unsigned int                                                                   \
+             : shmem_uint_atomic_xor, unsigned long                                                \
+             : shmem_ulong_atomic_xor, unsigned long long                                          \
+             : shmem_ulonglong_atomic_xor, int                                                     \
+             : shmem_int32_atomic_xor, long                                                        \
+             : shmem_int64_atomic_xor)(a0, a1, a2)
+#define GMUX_SHMEM_atomic_xor_4(c, a0, a1, a2)                                                     \
+    _Generic(*(a0), unsigned int                                                                   \
+             : shmem_ctx_uint_atomic_xor, unsigned long                                            \
+             : shmem_ctx_ulong_atomic_xor, unsigned long long                                      \
+             : shmem_ctx_ulonglong_atomic_xor, int                                                 \
+             : shmem_ctx_int32_atomic_xor, long                                                    \
+             : shmem_ctx_int64_atomic_xor)(c, a0, a1, a2)
+#define shmem_atomic_xor(...)                                                                      \
+    GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, ~, ~, GMUX_SHMEM_atomic_xor_4, GMUX_SHMEM_atomic_xor_3, \
+                     ~, ~)                                                                         \
+    (__VA_ARGS__)
+#define GMUX_SHMEM_atomic_fetch_xor_nbi_4(a0, a1, a2, a3)                                          \
+    _Generic(*(a0), unsigned int                                                                   \
+             : shmem_uint_atomic_fetch_xor_nbi, unsigned long                                      \
+             : shmem_ulong_atomic_fetch_xor_nbi, unsigned long long                                \
+             : shmem_ulonglong_atomic_fetch_xor_nbi, int                                           \
+             : shmem_int32_atomic_fetch_xor_nbi, long                                              \
+             : shmem_int64_atomic_fetch_xor_nbi)(a0, a1, a2, a3)
+#define GMUX_SHMEM_atomic_fetch_xor_nbi_5(c, a0, a1, a2, a3)                                       \
+    _Generic(*(a0), unsigned int                                                                   \
+             : shmem_ctx_uint_atomic_fetch_xor_nbi, unsigned long                                  \
+             : shmem_ctx_ulong_atomic_fetch_xor_nbi, unsigned long long                            \
+             : shmem_ctx_ulonglong_atomic_fetch_xor_nbi, int                                       \
+             : shmem_ctx_int32_atomic_fetch_xor_nbi, long                                          \
+             : shmem_ctx_int64_atomic_fetch_xor_nbi)(c, a0, a1, a2, a3)
+#define shmem_atomic_fetch_xor_nbi(...)                                                            \
+    GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, ~, GMUX_SHMEM_atomic_fetch_xor_nbi_5,                   \
+                     GMUX_SHMEM_atomic_fetch_xor_nbi_4, ~, ~, ~)                                   \
+    (__VA_ARGS__)
 
 /* point-to-point synchronisation */
-#define GMUX_SHMEM_wait_until_3(a0, a1, a2) _Generic(*(a0), short: shmem_short_wait_until, int: shmem_int_wait_until, long: shmem_long_wait_until, long long: shmem_longlong_wait_until, unsigned short: shmem_ushort_wait_until, unsigned int: shmem_uint_wait_until, unsigned long: shmem_ulong_wait_until, unsigned long long: shmem_ulonglong_wait_until)(a0, a1, a2)
-#define shmem_wait_until(...) GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, ~, ~, ~, GMUX_SHMEM_wait_until_3, ~, ~)(__VA_ARGS__)
-#define GMUX_SHMEM_wait_until_all_5(a0, a1, a2, a3, a4) _Generic(*(a0), short: shmem_short_wait_until_all, int: shmem_int_wait_until_all, long: shmem_long_wait_until_all, long long: shmem_longlong_wait_until_all, unsigned short: shmem_ushort_wait_until_all, unsigned int: shmem_uint_wait_until_all, unsigned long: shmem_ulong_wait_until_all, unsigned long long: shmem_ulonglong_wait_until_all)(a0, a1, a2, a3, a4)
-#define shmem_wait_until_all(...) GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, ~, GMUX_SHMEM_wait_until_all_5, ~, ~, ~, ~)(__VA_ARGS__)
-#define GMUX_SHMEM_wait_until_any_5(a0, a1, a2, a3, a4) _Generic(*(a0), short: shmem_short_wait_until_any, int: shmem_int_wait_until_any, long: shmem_long_wait_until_any, long long: shmem_longlong_wait_until_any, unsigned short: shmem_ushort_wait_until_any, unsigned int: shmem_uint_wait_until_any, unsigned long: shmem_ulong_wait_until_any, unsigned long long: shmem_ulonglong_wait_until_any)(a0, a1, a2, a3, a4)
-#define shmem_wait_until_any(...) GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, ~, GMUX_SHMEM_wait_until_any_5, ~, ~, ~, ~)(__VA_ARGS__)
-#define GMUX_SHMEM_wait_until_some_6(a0, a1, a2, a3, a4, a5) _Generic(*(a0), short: shmem_short_wait_until_some, int: shmem_int_wait_until_some, long: shmem_long_wait_until_some, long long: shmem_longlong_wait_until_some, unsigned short: shmem_ushort_wait_until_some, unsigned int: shmem_uint_wait_until_some, unsigned long: shmem_ulong_wait_until_some, unsigned long long: shmem_ulonglong_wait_until_some)(a0, a1, a2, a3, a4, a5)
-#define shmem_wait_until_some(...) GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, GMUX_SHMEM_wait_until_some_6, ~, ~, ~, ~, ~)(__VA_ARGS__)
-#define GMUX_SHMEM_wait_until_all_vector_5(a0, a1, a2, a3, a4) _Generic(*(a0), short: shmem_short_wait_until_all_vector, int: shmem_int_wait_until_all_vector, long: shmem_long_wait_until_all_vector, long long: shmem_longlong_wait_until_all_vector, unsigned short: shmem_ushort_wait_until_all_vector, unsigned int: shmem_uint_wait_until_all_vector, unsigned long: shmem_ulong_wait_until_all_vector, unsigned long long: shmem_ulonglong_wait_until_all_vector)(a0, a1, a2, a3, a4)
-#define shmem_wait_until_all_vector(...) GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, ~, GMUX_SHMEM_wait_until_all_vector_5, ~, ~, ~, ~)(__VA_ARGS__)
-#define GMUX_SHMEM_wait_until_any_vector_5(a0, a1, a2, a3, a4) _Generic(*(a0), short: shmem_short_wait_until_any_vector, int: shmem_int_wait_until_any_vector, long: shmem_long_wait_until_any_vector, long long: shmem_longlong_wait_until_any_vector, unsigned short: shmem_ushort_wait_until_any_vector, unsigned int: shmem_uint_wait_until_any_vector, unsigned long: shmem_ulong_wait_until_any_vector, unsigned long long: shmem_ulonglong_wait_until_any_vector)(a0, a1, a2, a3, a4)
-#define shmem_wait_until_any_vector(...) GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, ~, GMUX_SHMEM_wait_until_any_vector_5, ~, ~, ~, ~)(__VA_ARGS__)
-#define GMUX_SHMEM_wait_until_some_vector_6(a0, a1, a2, a3, a4, a5) _Generic(*(a0), short: shmem_short_wait_until_some_vector, int: shmem_int_wait_until_some_vector, long: shmem_long_wait_until_some_vector, long long: shmem_longlong_wait_until_some_vector, unsigned short: shmem_ushort_wait_until_some_vector, unsigned int: shmem_uint_wait_until_some_vector, unsigned long: shmem_ulong_wait_until_some_vector, unsigned long long: shmem_ulonglong_wait_until_some_vector)(a0, a1, a2, a3, a4, a5)
-#define shmem_wait_until_some_vector(...) GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, GMUX_SHMEM_wait_until_some_vector_6, ~, ~, ~, ~, ~)(__VA_ARGS__)
-#define GMUX_SHMEM_test_3(a0, a1, a2) _Generic(*(a0), short: shmem_short_test, int: shmem_int_test, long: shmem_long_test, long long: shmem_longlong_test, unsigned short: shmem_ushort_test, unsigned int: shmem_uint_test, unsigned long: shmem_ulong_test, unsigned long long: shmem_ulonglong_test)(a0, a1, a2)
-#define shmem_test(...) GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, ~, ~, ~, GMUX_SHMEM_test_3, ~, ~)(__VA_ARGS__)
-#define GMUX_SHMEM_test_all_5(a0, a1, a2, a3, a4) _Generic(*(a0), short: shmem_short_test_all, int: shmem_int_test_all, long: shmem_long_test_all, long long: shmem_longlong_test_all, unsigned short: shmem_ushort_test_all, unsigned int: shmem_uint_test_all, unsigned long: shmem_ulong_test_all, unsigned long long: shmem_ulonglong_test_all)(a0, a1, a2, a3, a4)
-#define shmem_test_all(...) GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, ~, GMUX_SHMEM_test_all_5, ~, ~, ~, ~)(__VA_ARGS__)
-#define GMUX_SHMEM_test_any_5(a0, a1, a2, a3, a4) _Generic(*(a0), short: shmem_short_test_any, int: shmem_int_test_any, long: shmem_long_test_any, long long: shmem_longlong_test_any, unsigned short: shmem_ushort_test_any, unsigned int: shmem_uint_test_any, unsigned long: shmem_ulong_test_any, unsigned long long: shmem_ulonglong_test_any)(a0, a1, a2, a3, a4)
-#define shmem_test_any(...) GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, ~, GMUX_SHMEM_test_any_5, ~, ~, ~, ~)(__VA_ARGS__)
-#define GMUX_SHMEM_test_some_6(a0, a1, a2, a3, a4, a5) _Generic(*(a0), short: shmem_short_test_some, int: shmem_int_test_some, long: shmem_long_test_some, long long: shmem_longlong_test_some, unsigned short: shmem_ushort_test_some, unsigned int: shmem_uint_test_some, unsigned long: shmem_ulong_test_some, unsigned long long: shmem_ulonglong_test_some)(a0, a1, a2, a3, a4, a5)
-#define shmem_test_some(...) GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, GMUX_SHMEM_test_some_6, ~, ~, ~, ~, ~)(__VA_ARGS__)
-#define GMUX_SHMEM_test_all_vector_5(a0, a1, a2, a3, a4) _Generic(*(a0), short: shmem_short_test_all_vector, int: shmem_int_test_all_vector, long: shmem_long_test_all_vector, long long: shmem_longlong_test_all_vector, unsigned short: shmem_ushort_test_all_vector, unsigned int: shmem_uint_test_all_vector, unsigned long: shmem_ulong_test_all_vector, unsigned long long: shmem_ulonglong_test_all_vector)(a0, a1, a2, a3, a4)
-#define shmem_test_all_vector(...) GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, ~, GMUX_SHMEM_test_all_vector_5, ~, ~, ~, ~)(__VA_ARGS__)
-#define GMUX_SHMEM_test_any_vector_5(a0, a1, a2, a3, a4) _Generic(*(a0), short: shmem_short_test_any_vector, int: shmem_int_test_any_vector, long: shmem_long_test_any_vector, long long: shmem_longlong_test_any_vector, unsigned short: shmem_ushort_test_any_vector, unsigned int: shmem_uint_test_any_vector, unsigned long: shmem_ulong_test_any_vector, unsigned long long: shmem_ulonglong_test_any_vector)(a0, a1, a2, a3, a4)
-#define shmem_test_any_vector(...) GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, ~, GMUX_SHMEM_test_any_vector_5, ~, ~, ~, ~)(__VA_ARGS__)
-#define GMUX_SHMEM_test_some_vector_6(a0, a1, a2, a3, a4, a5) _Generic(*(a0), short: shmem_short_test_some_vector, int: shmem_int_test_some_vector, long: shmem_long_test_some_vector, long long: shmem_longlong_test_some_vector, unsigned short: shmem_ushort_test_some_vector, unsigned int: shmem_uint_test_some_vector, unsigned long: shmem_ulong_test_some_vector, unsigned long long: shmem_ulonglong_test_some_vector)(a0, a1, a2, a3, a4, a5)
-#define shmem_test_some_vector(...) GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, GMUX_SHMEM_test_some_vector_6, ~, ~, ~, ~, ~)(__VA_ARGS__)
+#define GMUX_SHMEM_wait_until_3(a0, a1, a2)                                                        \
+    _Generic(*(a0), short                                                                          \
+             : shmem_short_wait_until, int                                                         \
+             : shmem_int_wait_until, long                                                          \
+             : shmem_long_wait_until, long long                                                    \
+             : shmem_longlong_wait_until, unsigned short                                           \
+             : shmem_ushort_wait_until, unsigned int                                               \
+             : shmem_uint_wait_until, unsigned long                                                \
+             : shmem_ulong_wait_until, unsigned long long                                          \
+             : shmem_ulonglong_wait_until)(a0, a1, a2)
+#define shmem_wait_until(...)                                                                      \
+    GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, ~, ~, ~, GMUX_SHMEM_wait_until_3, ~, ~)(__VA_ARGS__)
+#define GMUX_SHMEM_wait_until_all_5(a0, a1, a2, a3, a4)                                            \
+    _Generic(*(a0), short                                                                          \
+             : shmem_short_wait_until_all, int                                                     \
+             : shmem_int_wait_until_all, long                                                      \
+             : shmem_long_wait_until_all, long long                                                \
+             : shmem_longlong_wait_until_all, unsigned short                                       \
+             : shmem_ushort_wait_until_all, unsigned int                                           \
+             : shmem_uint_wait_until_all, unsigned long                                            \
+             : shmem_ulong_wait_until_all, unsigned long long                                      \
+             : shmem_ulonglong_wait_until_all)(a0, a1, a2, a3, a4)
+#define shmem_wait_until_all(...)                                                                  \
+    GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, ~, GMUX_SHMEM_wait_until_all_5, ~, ~, ~, ~)(__VA_ARGS__)
+#define GMUX_SHMEM_wait_until_any_5(a0, a1, a2, a3, a4)                                            \
+    _Generic(*(a0), short                                                                          \
+             : shmem_short_wait_until_any, int                                                     \
+             : shmem_int_wait_until_any, long                                                      \
+             : shmem_long_wait_until_any, long long                                                \
+             : shmem_longlong_wait_until_any, unsigned short                                       \
+             : shmem_ushort_wait_until_any, unsigned int                                           \
+             : shmem_uint_wait_until_any, unsigned long                                            \
+             : shmem_ulong_wait_until_any, unsigned long long                                      \
+             : shmem_ulonglong_wait_until_any)(a0, a1, a2, a3, a4)
+#define shmem_wait_until_any(...)                                                                  \
+    GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, ~, GMUX_SHMEM_wait_until_any_5, ~, ~, ~, ~)(__VA_ARGS__)
+#define GMUX_SHMEM_wait_until_some_6(a0, a1, a2, a3, a4, a5)                                       \
+    _Generic(*(a0), short                                                                          \
+             : shmem_short_wait_until_some, int                                                    \
+             : shmem_int_wait_until_some, long                                                     \
+             : shmem_long_wait_until_some, long long                                               \
+             : shmem_longlong_wait_until_some, unsigned short                                      \
+             : shmem_ushort_wait_until_some, unsigned int                                          \
+             : shmem_uint_wait_until_some, unsigned long                                           \
+             : shmem_ulong_wait_until_some, unsigned long long                                     \
+             : shmem_ulonglong_wait_until_some)(a0, a1, a2, a3, a4, a5)
+#define shmem_wait_until_some(...)                                                                 \
+    GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, GMUX_SHMEM_wait_until_some_6, ~, ~, ~, ~, ~)(__VA_ARGS__)
+#define GMUX_SHMEM_wait_until_all_vector_5(a0, a1, a2, a3, a4)                                     \
+    _Generic(*(a0), short                                                                          \
+             : shmem_short_wait_until_all_vector, int                                              \
+             : shmem_int_wait_until_all_vector, long                                               \
+             : shmem_long_wait_until_all_vector, long long                                         \
+             : shmem_longlong_wait_until_all_vector, unsigned short                                \
+             : shmem_ushort_wait_until_all_vector, unsigned int                                    \
+             : shmem_uint_wait_until_all_vector, unsigned long                                     \
+             : shmem_ulong_wait_until_all_vector, unsigned long long                               \
+             : shmem_ulonglong_wait_until_all_vector)(a0, a1, a2, a3, a4)
+#define shmem_wait_until_all_vector(...)                                                           \
+    GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, ~, GMUX_SHMEM_wait_until_all_vector_5, ~, ~, ~, ~)      \
+    (__VA_ARGS__)
+#define GMUX_SHMEM_wait_until_any_vector_5(a0, a1, a2, a3, a4)                                     \
+    _Generic(*(a0), short                                                                          \
+             : shmem_short_wait_until_any_vector, int                                              \
+             : shmem_int_wait_until_any_vector, long                                               \
+             : shmem_long_wait_until_any_vector, long long                                         \
+             : shmem_longlong_wait_until_any_vector, unsigned short                                \
+             : shmem_ushort_wait_until_any_vector, unsigned int                                    \
+             : shmem_uint_wait_until_any_vector, unsigned long                                     \
+             : shmem_ulong_wait_until_any_vector, unsigned long long                               \
+             : shmem_ulonglong_wait_until_any_vector)(a0, a1, a2, a3, a4)
+#define shmem_wait_until_any_vector(...)                                                           \
+    GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, ~, GMUX_SHMEM_wait_until_any_vector_5, ~, ~, ~, ~)      \
+    (__VA_ARGS__)
+#define GMUX_SHMEM_wait_until_some_vector_6(a0, a1, a2, a3, a4, a5)                                \
+    _Generic(*(a0), short                                                                          \
+             : shmem_short_wait_until_some_vector, int                                             \
+             : shmem_int_wait_until_some_vector, long                                              \
+             : shmem_long_wait_until_some_vector, long long                                        \
+             : shmem_longlong_wait_until_some_vector, unsigned short                               \
+             : shmem_ushort_wait_until_some_vector, unsigned int                                   \
+             : shmem_uint_wait_until_some_vector, unsigned long                                    \
+             : shmem_ulong_wait_until_some_vector, unsigned long long                              \
+             : shmem_ulonglong_wait_until_some_vector)(a0, a1, a2, a3, a4, a5)
+#define shmem_wait_until_some_vector(...)                                                          \
+    GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, GMUX_SHMEM_wait_until_some_vector_6, ~, ~, ~, ~, ~)     \
+    (__VA_ARGS__)
+#define GMUX_SHMEM_test_3(a0, a1, a2)                                                              \
+    _Generic(*(a0), short                                                                          \
+             : shmem_short_test, int                                                               \
+             : shmem_int_test, long                                                                \
+             : shmem_long_test, long long                                                          \
+             : shmem_longlong_test, unsigned short                                                 \
+             : shmem_ushort_test, unsigned int                                                     \
+             : shmem_uint_test, unsigned long                                                      \
+             : shmem_ulong_test, unsigned long long                                                \
+             : shmem_ulonglong_test)(a0, a1, a2)
+#define shmem_test(...)                                                                            \
+    GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, ~, ~, ~, GMUX_SHMEM_test_3, ~, ~)(__VA_ARGS__)
+#define GMUX_SHMEM_test_all_5(a0, a1, a2, a3, a4)                                                  \
+    _Generic(*(a0), short                                                                          \
+             : shmem_short_test_all, int                                                           \
+             : shmem_int_test_all, long                                                            \
+             : shmem_long_test_all, long long                                                      \
+             : shmem_longlong_test_all, unsigned short                                             \
+             : shmem_ushort_test_all, unsigned int                                                 \
+             : shmem_uint_test_all, unsigned long                                                  \
+             : shmem_ulong_test_all, unsigned long long                                            \
+             : shmem_ulonglong_test_all)(a0, a1, a2, a3, a4)
+#define shmem_test_all(...)                                                                        \
+    GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, ~, GMUX_SHMEM_test_all_5, ~, ~, ~, ~)(__VA_ARGS__)
+#define GMUX_SHMEM_test_any_5(a0, a1, a2, a3, a4)                                                  \
+    _Generic(*(a0), short                                                                          \
+             : shmem_short_test_any, int                                                           \
+             : shmem_int_test_any, long                                                            \
+             : shmem_long_test_any, long long                                                      \
+             : shmem_longlong_test_any, unsigned short                                             \
+             : shmem_ushort_test_any, unsigned int                                                 \
+             : shmem_uint_test_any, unsigned long                                                  \
+             : shmem_ulong_test_any, unsigned long long                                            \
+             : shmem_ulonglong_test_any)(a0, a1, a2, a3, a4)
+#define shmem_test_any(...)                                                                        \
+    GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, ~, GMUX_SHMEM_test_any_5, ~, ~, ~, ~)(__VA_ARGS__)
+#define GMUX_SHMEM_test_some_6(a0, a1, a2, a3, a4, a5)                                             \
+    _Generic(*(a0), short                                                                          \
+             : shmem_short_test_some, int                                                          \
+             : shmem_int_test_some, long                                                           \
+             : shmem_long_test_some, long long                                                     \
+             : shmem_longlong_test_some, unsigned short                                            \
+             : shmem_ushort_test_some, unsigned int                                                \
+             : shmem_uint_test_some, unsigned long                                                 \
+             : shmem_ulong_test_some, unsigned long long                                           \
+             : shmem_ulonglong_test_some)(a0, a1, a2, a3, a4, a5)
+#define shmem_test_some(...)                                                                       \
+    GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, GMUX_SHMEM_test_some_6, ~, ~, ~, ~, ~)(__VA_ARGS__)
+#define GMUX_SHMEM_test_all_vector_5(a0, a1, a2, a3, a4)                                           \
+    _Generic(*(a0), short                                                                          \
+             : shmem_short_test_all_vector, int                                                    \
+             : shmem_int_test_all_vector, long                                                     \
+             : shmem_long_test_all_vector, long long                                               \
+             : shmem_longlong_test_all_vector, unsigned short                                      \
+             : shmem_ushort_test_all_vector, unsigned int                                          \
+             : shmem_uint_test_all_vector, unsigned long                                           \
+             : shmem_ulong_test_all_vector, unsigned long long                                     \
+             : shmem_ulonglong_test_all_vector)(a0, a1, a2, a3, a4)
+#define shmem_test_all_vector(...)                                                                 \
+    GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, ~, GMUX_SHMEM_test_all_vector_5, ~, ~, ~, ~)(__VA_ARGS__)
+#define GMUX_SHMEM_test_any_vector_5(a0, a1, a2, a3, a4)                                           \
+    _Generic(*(a0), short                                                                          \
+             : shmem_short_test_any_vector, int                                                    \
+             : shmem_int_test_any_vector, long                                                     \
+             : shmem_long_test_any_vector, long long                                               \
+             : shmem_longlong_test_any_vector, unsigned short                                      \
+             : shmem_ushort_test_any_vector, unsigned int                                          \
+             : shmem_uint_test_any_vector, unsigned long                                           \
+             : shmem_ulong_test_any_vector, unsigned long long                                     \
+             : shmem_ulonglong_test_any_vector)(a0, a1, a2, a3, a4)
+#define shmem_test_any_vector(...)                                                                 \
+    GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, ~, GMUX_SHMEM_test_any_vector_5, ~, ~, ~, ~)(__VA_ARGS__)
+#define GMUX_SHMEM_test_some_vector_6(a0, a1, a2, a3, a4, a5)                                      \
+    _Generic(*(a0), short                                                                          \
+             : shmem_short_test_some_vector, int                                                   \
+             : shmem_int_test_some_vector, long                                                    \
+             : shmem_long_test_some_vector, long long                                              \
+             : shmem_longlong_test_some_vector, unsigned short                                     \
+             : shmem_ushort_test_some_vector, unsigned int                                         \
+             : shmem_uint_test_some_vector, unsigned long                                          \
+             : shmem_ulong_test_some_vector, unsigned long long                                    \
+             : shmem_ulonglong_test_some_vector)(a0, a1, a2, a3, a4, a5)
+#define shmem_test_some_vector(...)                                                                \
+    GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, GMUX_SHMEM_test_some_vector_6, ~, ~, ~, ~, ~)           \
+    (__VA_ARGS__)
 
 /* collectives: the team comes first, dest selects */
-#define GMUX_SHMEM_broadcast_5(a0, a1, a2, a3, a4) _Generic(*(a1), float: shmem_float_broadcast, double: shmem_double_broadcast, long double: shmem_longdouble_broadcast, char: shmem_char_broadcast, signed char: shmem_schar_broadcast, short: shmem_short_broadcast, int: shmem_int_broadcast, long: shmem_long_broadcast, long long: shmem_longlong_broadcast, unsigned char: shmem_uchar_broadcast, unsigned short: shmem_ushort_broadcast, unsigned int: shmem_uint_broadcast, unsigned long: shmem_ulong_broadcast, unsigned long long: shmem_ulonglong_broadcast)(a0, a1, a2, a3, a4)
-#define shmem_broadcast(...) GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, ~, GMUX_SHMEM_broadcast_5, ~, ~, ~, ~)(__VA_ARGS__)
-#define GMUX_SHMEM_collect_4(a0, a1, a2, a3) _Generic(*(a1), float: shmem_float_collect, double: shmem_double_collect, long double: shmem_longdouble_collect, char: shmem_char_collect, signed char: shmem_schar_collect, short: shmem_short_collect, int: shmem_int_collect, long: shmem_long_collect, long long: shmem_longlong_collect, unsigned char: shmem_uchar_collect, unsigned short: shmem_ushort_collect, unsigned int: shmem_uint_collect, unsigned long: shmem_ulong_collect, unsigned long long: shmem_ulonglong_collect)(a0, a1, a2, a3)
-#define shmem_collect(...) GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, ~, ~, GMUX_SHMEM_collect_4, ~, ~, ~)(__VA_ARGS__)
-#define GMUX_SHMEM_fcollect_4(a0, a1, a2, a3) _Generic(*(a1), float: shmem_float_fcollect, double: shmem_double_fcollect, long double: shmem_longdouble_fcollect, char: shmem_char_fcollect, signed char: shmem_schar_fcollect, short: shmem_short_fcollect, int: shmem_int_fcollect, long: shmem_long_fcollect, long long: shmem_longlong_fcollect, unsigned char: shmem_uchar_fcollect, unsigned short: shmem_ushort_fcollect, unsigned int: shmem_uint_fcollect, unsigned long: shmem_ulong_fcollect, unsigned long long: shmem_ulonglong_fcollect)(a0, a1, a2, a3)
-#define shmem_fcollect(...) GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, ~, ~, GMUX_SHMEM_fcollect_4, ~, ~, ~)(__VA_ARGS__)
-#define GMUX_SHMEM_alltoall_4(a0, a1, a2, a3) _Generic(*(a1), float: shmem_float_alltoall, double: shmem_double_alltoall, long double: shmem_longdouble_alltoall, char: shmem_char_alltoall, signed char: shmem_schar_alltoall, short: shmem_short_alltoall, int: shmem_int_alltoall, long: shmem_long_alltoall, long long: shmem_longlong_alltoall, unsigned char: shmem_uchar_alltoall, unsigned short: shmem_ushort_alltoall, unsigned int: shmem_uint_alltoall, unsigned long: shmem_ulong_alltoall, unsigned long long: shmem_ulonglong_alltoall)(a0, a1, a2, a3)
-#define shmem_alltoall(...) GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, ~, ~, GMUX_SHMEM_alltoall_4, ~, ~, ~)(__VA_ARGS__)
-#define GMUX_SHMEM_alltoalls_6(a0, a1, a2, a3, a4, a5) _Generic(*(a1), float: shmem_float_alltoalls, double: shmem_double_alltoalls, long double: shmem_longdouble_alltoalls, char: shmem_char_alltoalls, signed char: shmem_schar_alltoalls, short: shmem_short_alltoalls, int: shmem_int_alltoalls, long: shmem_long_alltoalls, long long: shmem_longlong_alltoalls, unsigned char: shmem_uchar_alltoalls, unsigned short: shmem_ushort_alltoalls, unsigned int: shmem_uint_alltoalls, unsigned long: shmem_ulong_alltoalls, unsigned long long: shmem_ulonglong_alltoalls)(a0, a1, a2, a3, a4, a5)
-#define shmem_alltoalls(...) GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, GMUX_SHMEM_alltoalls_6, ~, ~, ~, ~, ~)(__VA_ARGS__)
-#define GMUX_SHMEM_and_reduce_4(a0, a1, a2, a3) _Generic(*(a1), unsigned char: shmem_uchar_and_reduce, unsigned short: shmem_ushort_and_reduce, unsigned int: shmem_uint_and_reduce, unsigned long: shmem_ulong_and_reduce, unsigned long long: shmem_ulonglong_and_reduce, signed char: shmem_int8_and_reduce, short: shmem_int16_and_reduce, int: shmem_int32_and_reduce, long: shmem_int64_and_reduce)(a0, a1, a2, a3)
-#define shmem_and_reduce(...) GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, ~, ~, GMUX_SHMEM_and_reduce_4, ~, ~, ~)(__VA_ARGS__)
-#define GMUX_SHMEM_or_reduce_4(a0, a1, a2, a3) _Generic(*(a1), unsigned char: shmem_uchar_or_reduce, unsigned short: shmem_ushort_or_reduce, unsigned int: shmem_uint_or_reduce, unsigned long: shmem_ulong_or_reduce, unsigned long long: shmem_ulonglong_or_reduce, signed char: shmem_int8_or_reduce, short: shmem_int16_or_reduce, int: shmem_int32_or_reduce, long: shmem_int64_or_reduce)(a0, a1, a2, a3)
-#define shmem_or_reduce(...) GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, ~, ~, GMUX_SHMEM_or_reduce_4, ~, ~, ~)(__VA_ARGS__)
-#define GMUX_SHMEM_xor_reduce_4(a0, a1, a2, a3) _Generic(*(a1), unsigned char: shmem_uchar_xor_reduce, unsigned short: shmem_ushort_xor_reduce, unsigned int: shmem_uint_xor_reduce, unsigned long: shmem_ulong_xor_reduce, unsigned long long: shmem_ulonglong_xor_reduce, signed char: shmem_int8_xor_reduce, short: shmem_int16_xor_reduce, int: shmem_int32_xor_reduce, long: shmem_int64_xor_reduce)(a0, a1, a2, a3)
-#define shmem_xor_reduce(...) GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, ~, ~, GMUX_SHMEM_xor_reduce_4, ~, ~, ~)(__VA_ARGS__)
-#define GMUX_SHMEM_min_reduce_4(a0, a1, a2, a3) _Generic(*(a1), float: shmem_float_min_reduce, double: shmem_double_min_reduce, long double: shmem_longdouble_min_reduce, char: shmem_char_min_reduce, signed char: shmem_schar_min_reduce, short: shmem_short_min_reduce, int: shmem_int_min_reduce, long: shmem_long_min_reduce, long long: shmem_longlong_min_reduce, unsigned char: shmem_uchar_min_reduce, unsigned short: shmem_ushort_min_reduce, unsigned int: shmem_uint_min_reduce, unsigned long: shmem_ulong_min_reduce, unsigned long long: shmem_ulonglong_min_reduce)(a0, a1, a2, a3)
-#define shmem_min_reduce(...) GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, ~, ~, GMUX_SHMEM_min_reduce_4, ~, ~, ~)(__VA_ARGS__)
-#define GMUX_SHMEM_max_reduce_4(a0, a1, a2, a3) _Generic(*(a1), float: shmem_float_max_reduce, double: shmem_double_max_reduce, long double: shmem_longdouble_max_reduce, char: shmem_char_max_reduce, signed char: shmem_schar_max_reduce, short: shmem_short_max_reduce, int: shmem_int_max_reduce, long: shmem_long_max_reduce, long long: shmem_longlong_max_reduce, unsigned char: shmem_uchar_max_reduce, unsigned short: shmem_ushort_max_reduce, unsigned int: shmem_uint_max_reduce, unsigned long: shmem_ulong_max_reduce, unsigned long long: shmem_ulonglong_max_reduce)(a0, a1, a2, a3)
-#define shmem_max_reduce(...) GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, ~, ~, GMUX_SHMEM_max_reduce_4, ~, ~, ~)(__VA_ARGS__)
-#define GMUX_SHMEM_sum_reduce_4(a0, a1, a2, a3) _Generic(*(a1), float: shmem_float_sum_reduce, double: shmem_double_sum_reduce, long double: shmem_longdouble_sum_reduce, char: shmem_char_sum_reduce, signed char: shmem_schar_sum_reduce, short: shmem_short_sum_reduce, int: shmem_int_sum_reduce, long: shmem_long_sum_reduce, long long: shmem_longlong_sum_reduce, unsigned char: shmem_uchar_sum_reduce, unsigned short: shmem_ushort_sum_reduce, unsigned int: shmem_uint_sum_reduce, unsigned long: shmem_ulong_sum_reduce, unsigned long long: shmem_ulonglong_sum_reduce)(a0, a1, a2, a3)
-#define shmem_sum_reduce(...) GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, ~, ~, GMUX_SHMEM_sum_reduce_4, ~, ~, ~)(__VA_ARGS__)
-#define GMUX_SHMEM_prod_reduce_4(a0, a1, a2, a3) _Generic(*(a1), float: shmem_float_prod_reduce, double: shmem_double_prod_reduce, long double: shmem_longdouble_prod_reduce, char: shmem_char_prod_reduce, signed char: shmem_schar_prod_reduce, short: shmem_short_prod_reduce, int: shmem_int_prod_reduce, long: shmem_long_prod_reduce, long long: shmem_longlong_prod_reduce, unsigned char: shmem_uchar_prod_reduce, unsigned short: shmem_ushort_prod_reduce, unsigned int: shmem_uint_prod_reduce, unsigned long: shmem_ulong_prod_reduce, unsigned long long: shmem_ulonglong_prod_reduce)(a0, a1, a2, a3)
-#define shmem_prod_reduce(...) GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, ~, ~, GMUX_SHMEM_prod_reduce_4, ~, ~, ~)(__VA_ARGS__)
+#define GMUX_SHMEM_broadcast_5(a0, a1, a2, a3, a4)                                                 \
+    _Generic(*(a1), float                                                                          \
+             : shmem_float_broadcast, double                                                       \
+             : shmem_double_broadcast, long double                                                 \
+             : shmem_longdouble_broadcast, char                                                    \
+             : shmem_char_broadcast, signed char                                                   \
+             : shmem_schar_broadcast, short                                                        \
+             : shmem_short_broadcast, int                                                          \
+             : shmem_int_broadcast, long                                                           \
+             : shmem_long_broadcast, long long                                                     \
+             : shmem_longlong_broadcast, unsigned char                                             \
+             : shmem_uchar_broadcast, unsigned short                                               \
+             : shmem_ushort_broadcast, unsigned int                                                \
+             : shmem_uint_broadcast, unsigned long                                                 \
+             : shmem_ulong_broadcast, unsigned long long                                           \
+             : shmem_ulonglong_broadcast)(a0, a1, a2, a3, a4)
+#define shmem_broadcast(...)                                                                       \
+    GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, ~, GMUX_SHMEM_broadcast_5, ~, ~, ~, ~)(__VA_ARGS__)
+#define GMUX_SHMEM_collect_4(a0, a1, a2, a3)                                                       \
+    _Generic(*(a1), float                                                                          \
+             : shmem_float_collect, double                                                         \
+             : shmem_double_collect, long double                                                   \
+             : shmem_longdouble_collect, char                                                      \
+             : shmem_char_collect, signed char                                                     \
+             : shmem_schar_collect, short                                                          \
+             : shmem_short_collect, int                                                            \
+             : shmem_int_collect, long                                                             \
+             : shmem_long_collect, long long                                                       \
+             : shmem_longlong_collect, unsigned char                                               \
+             : shmem_uchar_collect, unsigned short                                                 \
+             : shmem_ushort_collect, unsigned int                                                  \
+             : shmem_uint_collect, unsigned long                                                   \
+             : shmem_ulong_collect, unsigned long long                                             \
+             : shmem_ulonglong_collect)(a0, a1, a2, a3)
+#define shmem_collect(...)                                                                         \
+    GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, ~, ~, GMUX_SHMEM_collect_4, ~, ~, ~)(__VA_ARGS__)
+#define GMUX_SHMEM_fcollect_4(a0, a1, a2, a3)                                                      \
+    _Generic(*(a1), float                                                                          \
+             : shmem_float_fcollect, double                                                        \
+             : shmem_double_fcollect, long double                                                  \
+             : shmem_longdouble_fcollect, char                                                     \
+             : shmem_char_fcollect, signed char                                                    \
+             : shmem_schar_fcollect, short                                                         \
+             : shmem_short_fcollect, int                                                           \
+             : shmem_int_fcollect, long                                                            \
+             : shmem_long_fcollect, long long                                                      \
+             : shmem_longlong_fcollect, unsigned char                                              \
+             : shmem_uchar_fcollect, unsigned short                                                \
+             : shmem_ushort_fcollect, unsigned int                                                 \
+             : shmem_uint_fcollect, unsigned long                                                  \
+             : shmem_ulong_fcollect, unsigned long long                                            \
+             : shmem_ulonglong_fcollect)(a0, a1, a2, a3)
+#define shmem_fcollect(...)                                                                        \
+    GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, ~, ~, GMUX_SHMEM_fcollect_4, ~, ~, ~)(__VA_ARGS__)
+#define GMUX_SHMEM_alltoall_4(a0, a1, a2, a3)                                                      \
+    _Generic(*(a1), float                                                                          \
+             : shmem_float_alltoall, double                                                        \
+             : shmem_double_alltoall, long double                                                  \
+             : shmem_longdouble_alltoall, char                                                     \
+             : shmem_char_alltoall, signed char                                                    \
+             : shmem_schar_alltoall, short                                                         \
+             : shmem_short_alltoall, int                                                           \
+             : shmem_int_alltoall, long                                                            \
+             : shmem_long_alltoall, long long                                                      \
+             : shmem_longlong_alltoall, unsigned char                                              \
+             : shmem_uchar_alltoall, unsigned short                                                \
+             : shmem_ushort_alltoall, unsigned int                                                 \
+             : shmem_uint_alltoall, unsigned long                                                  \
+             : shmem_ulong_alltoall, unsigned long long                                            \
+             : shmem_ulonglong_alltoall)(a0, a1, a2, a3)
+#define shmem_alltoall(...)                                                                        \
+    GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, ~, ~, GMUX_SHMEM_alltoall_4, ~, ~, ~)(__VA_ARGS__)
+#define GMUX_SHMEM_alltoalls_6(a0, a1, a2, a3, a4, a5)                                             \
+    _Generic(*(a1), float                                                                          \
+             : shmem_float_alltoalls, double                                                       \
+             : shmem_double_alltoalls, long double                                                 \
+             : shmem_longdouble_alltoalls, char                                                    \
+             : shmem_char_alltoalls, signed char                                                   \
+             : shmem_schar_alltoalls, short                                                        \
+             : shmem_short_alltoalls, int                                                          \
+             : shmem_int_alltoalls, long                                                           \
+             : shmem_long_alltoalls, long long                                                     \
+             : shmem_longlong_alltoalls, unsigned char                                             \
+             : shmem_uchar_alltoalls, unsigned short                                               \
+             : shmem_ushort_alltoalls, unsigned int                                                \
+             : shmem_uint_alltoalls, unsigned long                                                 \
+             : shmem_ulong_alltoalls, unsigned long long                                           \
+             : shmem_ulonglong_alltoalls)(a0, a1, a2, a3, a4, a5)
+#define shmem_alltoalls(...)                                                                       \
+    GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, GMUX_SHMEM_alltoalls_6, ~, ~, ~, ~, ~)(__VA_ARGS__)
+#define GMUX_SHMEM_and_reduce_4(a0, a1, a2, a3)                                                    \
+    _Generic(*(a1), unsigned char                                                                  \
+             : shmem_uchar_and_reduce, unsigned short                                              \
+             : shmem_ushort_and_reduce, unsigned int                                               \
+             : shmem_uint_and_reduce, unsigned long                                                \
+             : shmem_ulong_and_reduce, unsigned long long                                          \
+             : shmem_ulonglong_and_reduce, signed char                                             \
+             : shmem_int8_and_reduce, short                                                        \
+             : shmem_int16_and_reduce, int                                                         \
+             : shmem_int32_and_reduce, long                                                        \
+             : shmem_int64_and_reduce)(a0, a1, a2, a3)
+#define shmem_and_reduce(...)                                                                      \
+    GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, ~, ~, GMUX_SHMEM_and_reduce_4, ~, ~, ~)(__VA_ARGS__)
+#define GMUX_SHMEM_or_reduce_4(a0, a1, a2, a3)                                                     \
+    _Generic(*(a1), unsigned char                                                                  \
+             : shmem_uchar_or_reduce, unsigned short                                               \
+             : shmem_ushort_or_reduce, unsigned int                                                \
+             : shmem_uint_or_reduce, unsigned long                                                 \
+             : shmem_ulong_or_reduce, unsigned long long                                           \
+             : shmem_ulonglong_or_reduce, signed char                                              \
+             : shmem_int8_or_reduce, short                                                         \
+             : shmem_int16_or_reduce, int                                                          \
+             : shmem_int32_or_reduce, long                                                         \
+             : shmem_int64_or_reduce)(a0, a1, a2, a3)
+#define shmem_or_reduce(...)                                                                       \
+    GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, ~, ~, GMUX_SHMEM_or_reduce_4, ~, ~, ~)(__VA_ARGS__)
+#define GMUX_SHMEM_xor_reduce_4(a0, a1, a2, a3)                                                    \
+    _Generic(*(a1), unsigned char                                                                  \
+             : shmem_uchar_xor_reduce, unsigned short                                              \
+             : shmem_ushort_xor_reduce, unsigned int                                               \
+             : shmem_uint_xor_reduce, unsigned long                                                \
+             : shmem_ulong_xor_reduce, unsigned long long                                          \
+             : shmem_ulonglong_xor_reduce, signed char                                             \
+             : shmem_int8_xor_reduce, short                                                        \
+             : shmem_int16_xor_reduce, int                                                         \
+             : shmem_int32_xor_reduce, long                                                        \
+             : shmem_int64_xor_reduce)(a0, a1, a2, a3)
+#define shmem_xor_reduce(...)                                                                      \
+    GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, ~, ~, GMUX_SHMEM_xor_reduce_4, ~, ~, ~)(__VA_ARGS__)
+#define GMUX_SHMEM_min_reduce_4(a0, a1, a2, a3)                                                    \
+    _Generic(*(a1), float                                                                          \
+             : shmem_float_min_reduce, double                                                      \
+             : shmem_double_min_reduce, long double                                                \
+             : shmem_longdouble_min_reduce, char                                                   \
+             : shmem_char_min_reduce, signed char                                                  \
+             : shmem_schar_min_reduce, short                                                       \
+             : shmem_short_min_reduce, int                                                         \
+             : shmem_int_min_reduce, long                                                          \
+             : shmem_long_min_reduce, long long                                                    \
+             : shmem_longlong_min_reduce, unsigned char                                            \
+             : shmem_uchar_min_reduce, unsigned short                                              \
+             : shmem_ushort_min_reduce, unsigned int                                               \
+             : shmem_uint_min_reduce, unsigned long                                                \
+             : shmem_ulong_min_reduce, unsigned long long                                          \
+             : shmem_ulonglong_min_reduce)(a0, a1, a2, a3)
+#define shmem_min_reduce(...)                                                                      \
+    GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, ~, ~, GMUX_SHMEM_min_reduce_4, ~, ~, ~)(__VA_ARGS__)
+#define GMUX_SHMEM_max_reduce_4(a0, a1, a2, a3)                                                    \
+    _Generic(*(a1), float                                                                          \
+             : shmem_float_max_reduce, double                                                      \
+             : shmem_double_max_reduce, long double                                                \
+             : shmem_longdouble_max_reduce, char                                                   \
+             : shmem_char_max_reduce, signed char                                                  \
+             : shmem_schar_max_reduce, short                                                       \
+             : shmem_short_max_reduce, int                                                         \
+             : shmem_int_max_reduce, long                                                          \
+             : shmem_long_max_reduce, long long                                                    \
+             : shmem_longlong_max_reduce, unsigned char                                            \
+             : shmem_uchar_max_reduce, unsigned short                                              \
+             : shmem_ushort_max_reduce, unsigned int                                               \
+             : shmem_uint_max_reduce, unsigned long                                                \
+             : shmem_ulong_max_reduce, unsigned long long                                          \
+             : shmem_ulonglong_max_reduce)(a0, a1, a2, a3)
+#define shmem_max_reduce(...)                                                                      \
+    GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, ~, ~, GMUX_SHMEM_max_reduce_4, ~, ~, ~)(__VA_ARGS__)
+#define GMUX_SHMEM_sum_reduce_4(a0, a1, a2, a3)                                                    \
+    _Generic(*(a1), float                                                                          \
+             : shmem_float_sum_reduce, double                                                      \
+             : shmem_double_sum_reduce, long double                                                \
+             : shmem_longdouble_sum_reduce, char                                                   \
+             : shmem_char_sum_reduce, signed char                                                  \
+             : shmem_schar_sum_reduce, short                                                       \
+             : shmem_short_sum_reduce, int                                                         \
+             : shmem_int_sum_reduce, long                                                          \
+             : shmem_long_sum_reduce, long long                                                    \
+             : shmem_longlong_sum_reduce, unsigned char                                            \
+             : shmem_uchar_sum_reduce, unsigned short                                              \
+             : shmem_ushort_sum_reduce, unsigned int                                               \
+             : shmem_uint_sum_reduce, unsigned long                                                \
+             : shmem_ulong_sum_reduce, unsigned long long                                          \
+             : shmem_ulonglong_sum_reduce)(a0, a1, a2, a3)
+#define shmem_sum_reduce(...)                                                                      \
+    GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, ~, ~, GMUX_SHMEM_sum_reduce_4, ~, ~, ~)(__VA_ARGS__)
+#define GMUX_SHMEM_prod_reduce_4(a0, a1, a2, a3)                                                   \
+    _Generic(*(a1), float                                                                          \
+             : shmem_float_prod_reduce, double                                                     \
+             : shmem_double_prod_reduce, long double                                               \
+             : shmem_longdouble_prod_reduce, char                                                  \
+             : shmem_char_prod_reduce, signed char                                                 \
+             : shmem_schar_prod_reduce, short                                                      \
+             : shmem_short_prod_reduce, int                                                        \
+             : shmem_int_prod_reduce, long                                                         \
+             : shmem_long_prod_reduce, long long                                                   \
+             : shmem_longlong_prod_reduce, unsigned char                                           \
+             : shmem_uchar_prod_reduce, unsigned short                                             \
+             : shmem_ushort_prod_reduce, unsigned int                                              \
+             : shmem_uint_prod_reduce, unsigned long                                               \
+             : shmem_ulong_prod_reduce, unsigned long long                                         \
+             : shmem_ulonglong_prod_reduce)(a0, a1, a2, a3)
+#define shmem_prod_reduce(...)                                                                     \
+    GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, ~, ~, GMUX_SHMEM_prod_reduce_4, ~, ~, ~)(__VA_ARGS__)
 
 #endif /* GMUX_SHMEM_GENERIC_H */

@@ -43,12 +43,11 @@
       "client: longest wait for the turn before launching anyway (local mode)")                    \
     X(GATE, BOOL, "1",                                                                             \
       "Shim: join gmuxd (launch gating, plans, stats) when one is reachable; 0: never")            \
-    X(GATE_IDLE_MS, INT, "5",                                                                      \
-      "Shim: give the turn back after this long without a launch")                                 \
-    X(GATE_REPORT_MS, INT, "200", "Shim: how often it sends its counters to gmuxd")               \
-    X(TASK_CLASS, STRING, "batch", "Shim: the task's class for gmuxd: batch or latency")          \
-    X(TASK_PRIORITY, INT, "0", "Shim: the task's priority for gmuxd, -20..20")                    \
-    X(TASK_NAME, STRING, "", "Shim: the task's name in gmux top; empty: the program's name")      \
+    X(GATE_IDLE_MS, INT, "5", "Shim: give the turn back after this long without a launch")         \
+    X(GATE_REPORT_MS, INT, "200", "Shim: how often it sends its counters to gmuxd")                \
+    X(TASK_CLASS, STRING, "batch", "Shim: the task's class for gmuxd: batch or latency")           \
+    X(TASK_PRIORITY, INT, "0", "Shim: the task's priority for gmuxd, -20..20")                     \
+    X(TASK_NAME, STRING, "", "Shim: the task's name in gmux top; empty: the program's name")       \
     X(SOCKET, STRING, "",                                                                          \
       "gmuxd socket; empty: $XDG_RUNTIME_DIR/gmux/gmuxd.sock, else /tmp/gmux-UID/gmuxd.sock")      \
     X(NET_INLINE_PROGRESS, BOOL, "1",                                                              \
@@ -59,7 +58,7 @@
     X(NET_PROXY_IDLE_US, INT, "200", "net: longest sleep of an idle proxy thread, microseconds")   \
     X(NET_RING_SLOTS, INT, "256", "net: descriptors per (context, peer) ring, a power of two")     \
     X(NET_TIMEOUT, DOUBLE, "30",                                                                   \
-      "net: seconds before an unanswered peer or a wait without timeout fails")                  \
+      "net: seconds before an unanswered peer or a wait without timeout fails")                    \
     X(SHMEM_HEAP, SIZE, "64M", "shmem: bytes of the symmetric heap of every PE")                   \
     X(SHMEM_WAIT_TIMEOUT, DOUBLE, "600",                                                           \
       "shmem: seconds a wait_until/signal_wait may block before the job fails (0: forever)")

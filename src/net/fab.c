@@ -174,8 +174,7 @@ gmux_status_t net_fab_insert(net_fab_t *fab, const char *names, int n)
 gmux_status_t net_fab_mr_reg(net_fab_t *fab, void *base, size_t size, uint64_t key_req,
                              struct fid_mr **mr_p, uint64_t *key_p)
 {
-    int ret =
-        fi_mr_reg(fab->domain, base, size, NET_FAB_MR_ACCESS, 0, key_req, 0, mr_p, NULL);
+    int ret = fi_mr_reg(fab->domain, base, size, NET_FAB_MR_ACCESS, 0, key_req, 0, mr_p, NULL);
     if (ret) {
         COM_ERROR(NET, "fi_mr_reg(%zu bytes): %s", size, fi_strerror(-ret));
         return net_fab_status(ret);

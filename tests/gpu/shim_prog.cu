@@ -43,7 +43,9 @@ __global__ void k_scale(uint32_t *x, uint32_t mul, uint32_t add, int n)
         x[i] = x[i] * mul + add;
 }
 
-__global__ void k_empty() {}
+__global__ void k_empty()
+{
+}
 
 static uint64_t checksum(const uint32_t *v, int n)
 {

@@ -3,9 +3,9 @@
  * addresses; shmem_addr_accessible and shmem_ptr agree. */
 #include "shtest.h"
 
-long g_data = 17;        /* .data */
-long g_bss[256];         /* .bss */
-static int s_file = -3;  /* file-scope static */
+long g_data = 17;       /* .data */
+long g_bss[256];        /* .bss */
+static int s_file = -3; /* file-scope static */
 double g_arr[4] = {1, 2, 3, 4};
 
 static long *fn_static(void)

@@ -30,7 +30,7 @@ int main(void)
         for (int i = 0; i < N; i += 97)
             CHECK(buf[i] == (long)r * 1000000 + prev * 10000 + i);
         CHECK(buf[N - 1] == (long)r * 1000000 + prev * 10000 + N - 1);
-        shmem_quiet();    /* our _nbi source may be reused */
+        shmem_quiet();       /* our _nbi source may be reused */
         shmem_barrier_all(); /* buf is free again */
     }
 

@@ -119,9 +119,11 @@ static void test_errors(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_rma),  cmocka_unit_test(test_signal),  cmocka_unit_test(test_sync),
-        cmocka_unit_test(test_atomic), cmocka_unit_test(test_coll), cmocka_unit_test(test_ctx),
-        cmocka_unit_test(test_team), cmocka_unit_test(test_globals), cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_rma),    cmocka_unit_test(test_signal),
+        cmocka_unit_test(test_sync),   cmocka_unit_test(test_atomic),
+        cmocka_unit_test(test_coll),   cmocka_unit_test(test_ctx),
+        cmocka_unit_test(test_team),   cmocka_unit_test(test_globals),
+        cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -67,7 +67,7 @@ static void test_deterministic(void **state)
         assert_int_equal(x[i], y[i]);
     assert_int_equal(x[0], 0);
     assert_int_equal(x[1] % 4096, 0);
-    assert_int_equal(x[3], 0); /* first fit reuses a's block */
+    assert_int_equal(x[3], 0);  /* first fit reuses a's block */
     assert_int_equal(x[5], 64); /* c freed and merged with the hole after d */
 }
 

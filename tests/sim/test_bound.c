@@ -121,7 +121,8 @@ static void test_opt_fetches_equal_exhaustive_wb_below(void **state)
         sim_refstr_destroy(rs);
     }
     assert_true(wb_positive > 10); /* the write-back term is not trivially zero */
-    print_message("write-back term exact in %d of 150 cases, positive in %d\n", wb_equal, wb_positive);
+    print_message("write-back term exact in %d of 150 cases, positive in %d\n", wb_equal,
+                  wb_positive);
 }
 
 static void test_frees_and_limits(void **state)

@@ -344,7 +344,9 @@ int sim_report_sweep(const sim_job_t *job, bool json, const char *prefix, FILE *
     for (int p = 0; p < SIM_POLICY_COUNT; p++)
         if (job->policies[p])
             fprintf(df, " %s", sim_policy_name((sim_policy_t)p));
-    fprintf(df, "   (throughput relative to the transfer bound: bound / makespan; 0 = could not run)\n");
+    fprintf(
+        df,
+        "   (throughput relative to the transfer bound: bound / makespan; 0 = could not run)\n");
     if (json && out)
         fprintf(out, "{\"sweep\":[");
     int rc = 0;
