@@ -21,8 +21,22 @@ int main(void)
 }
 C
 export PKG_CONFIG_PATH="$tmp/prefix/lib/pkgconfig"
-cc "$tmp/use.c" $(pkg-config --cflags --libs gmux) -o "$tmp/use-pc"
+cc "$tmp/use.c" $(pkg-config --cflags --libs gmux) -Wl,-rpath,"$tmp/prefix/lib" -o "$tmp/use-pc"
 "$tmp/use-pc"
+# The net library through pkg-config: a program that sets up net parameters.
+cat > "$tmp/net.c" <<'C'
+#include <gmux/net.h>
+#include <stdio.h>
+int main(void)
+{
+    gmux_comm_params_t p;
+    gmux_comm_params_init(&p);
+    printf("net params: %u contexts\n", p.num_contexts);
+    return p.num_contexts == 0;
+}
+C
+cc "$tmp/net.c" $(pkg-config --cflags --libs gmux) -Wl,-rpath,"$tmp/prefix/lib" -o "$tmp/use-net"
+"$tmp/use-net"
 mkdir -p "$tmp/consumer"
 cp "$tmp/use.c" "$tmp/consumer/"
 cat > "$tmp/consumer/CMakeLists.txt" <<'CM'
