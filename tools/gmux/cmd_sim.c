@@ -38,9 +38,10 @@ static void print_help(void)
            "  --lc TASK       makes task number TASK latency-critical\n"
            "  --prio TASK=N   gives task TASK priority N (higher runs first)\n"
            "  --quiet         no progress lines on stderr\n"
-           "  --predict HOW   working sets of the proactive policies: 'recorded' (default:\n"
-           "                  the trace's ranges, a perfect predictor) or 'learned'\n"
-           "                  (templates learned from launches that ran; docs/templates.md)\n"
+           "  --predict HOW   working sets of the proactive policies: 'learned' (default:\n"
+           "                  templates learned from launches that ran; docs/templates.md)\n"
+           "                  or 'recorded' (ablation: the trace's own ranges, a perfect\n"
+           "                  predictor no real program has)\n"
            "  --templates F   learned prediction starting from database F (gmux profile)\n\n"
            "Device parameters (--param KEY=VALUE; sources in docs/sim.md):\n");
     sim_params_print_help(stdout);
@@ -97,7 +98,7 @@ int cmd_sim(int argc, char **argv)
     for (int p = 0; p < SIM_POLICY_COUNT; p++)
         job.policies[p] = true;
     bool json = false, sweep = false;
-    bool recorded = false, predict_given = false;
+    bool recorded = false;
     sim_predict_opts_t popts = {0};
     sim_predictor_hooks_t phooks;
     char plabel[512];
@@ -160,7 +161,6 @@ int cmd_sim(int argc, char **argv)
             if (strcmp(v, "learned") != 0 && strcmp(v, "recorded") != 0)
                 return cli_usage_error(CMD, "unknown prediction '%s' (learned or recorded)", v);
             recorded = strcmp(v, "recorded") == 0;
-            predict_given = true;
         } else if (strcmp(a, "--templates") == 0) {
             popts.templates = v;
         } else if (strcmp(a, "--lc") == 0) {
@@ -197,10 +197,6 @@ int cmd_sim(int argc, char **argv)
         return cli_usage_error(CMD, "%s", err);
     if (recorded && popts.templates)
         return cli_usage_error(CMD, "--templates needs the learned prediction");
-    /* Recorded ranges unless asked: the engine does not yet recover from every
-     * misprediction under pressure (docs/templates.md, "In the simulator"). */
-    if (!predict_given && !popts.templates)
-        recorded = true;
     if (!recorded) {
         popts.templates = sim_check_templates(popts.templates);
         sim_predict_hooks(&popts, &phooks);

@@ -158,7 +158,8 @@ static void print_table(const sim_job_t *job, const sim_profile_t *prof, const c
                 (double)r->bytes_d2h / GIB, r->faults);
     }
     fprintf(out, "   proactive working sets: %s\n",
-            job->predict_label ? job->predict_label : "recorded ranges");
+            job->predict_label ? job->predict_label
+                               : "recorded ranges (ablation: a perfect predictor)");
     for (int p = SIM_POLICY_PROACTIVE; p <= SIM_POLICY_PROACTIVE_LRU; p++) {
         const sim_result_t *r = &cr->res[p];
         if (!job->policies[p] || cr->st[p] != GMUX_OK || !job->predictor)
@@ -344,7 +345,9 @@ int sim_report_sweep(const sim_job_t *job, bool json, const char *prefix, FILE *
     for (int p = 0; p < SIM_POLICY_COUNT; p++)
         if (job->policies[p])
             fprintf(df, " %s", sim_policy_name((sim_policy_t)p));
-    fprintf(df, "   (throughput relative to the transfer bound: bound / makespan; 0 = could not run)\n");
+    fprintf(
+        df,
+        "   (throughput relative to the transfer bound: bound / makespan; 0 = could not run)\n");
     if (json && out)
         fprintf(out, "{\"sweep\":[");
     int rc = 0;
