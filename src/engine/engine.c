@@ -273,56 +273,128 @@ static void exec_free(eng_engine_t *e, uint32_t region)
     eng_regions_release(e->regs, region);
 }
 
-/* A chunk the prediction missed, needed now by the launch at p: filled at
- * once into the slot of the planned-resident chunk used farthest ahead, if
- * that one is present and no launch before p still needs it. A missed chunk
- * whose planned fill for a later launch is still pending is not handled yet
- * (GMUX_ERR_UNSUPPORTED): with recorded ranges it cannot happen. */
+static bool in_truth(uint32_t chunk, const uint32_t *truth, uint32_t ntruth)
+{
+    for (uint32_t i = 0; i < ntruth; i++)
+        if (ENG_REF_CHUNK(truth[i]) == chunk)
+            return true;
+    return false;
+}
+
+/*
+ * A misprediction invalidates the plan made from it: every pending
+ * replacement is dropped and the plan becomes what is on the device now
+ * (planned fills not yet issued leave it; chunks whose planned eviction was
+ * pending rejoin it, or fill free reserve slots); the shadow pass places the
+ * launches after p again at the next step. Afterwards the device holds
+ * exactly the plan and the reserve.
+ */
+static void fault_replan(eng_engine_t *e, uint64_t p)
+{
+    e->rhead = e->rtail;
+    uint32_t limit = eng_regions_chunk_limit(e->regs);
+    for (uint32_t c = 0; c < limit; c++) {
+        eng_chunk_t *x = eng_regions_chunk(e->regs, c);
+        x->q_behind = ENG_NONE; /* the shadow position moves back */
+        if (x->shadow_last > p)
+            x->shadow_last = p;
+        if ((x->flags & (ENG_CHUNK_RESIDENT | ENG_CHUNK_PRESENT)) == ENG_CHUNK_RESIDENT)
+            eng_place_remove(e->place, c);
+        if ((x->flags & (ENG_CHUNK_RESIDENT | ENG_CHUNK_RESERVE)) ==
+            (ENG_CHUNK_RESIDENT | ENG_CHUNK_RESERVE))
+            resv_drop(e, c); /* its dropped fill would have moved it into the plan */
+    }
+    for (uint32_t c = 0; c < limit; c++) {
+        eng_chunk_t *x = eng_regions_chunk(e->regs, c);
+        if ((x->flags & (ENG_CHUNK_RESIDENT | ENG_CHUNK_PRESENT | ENG_CHUNK_RESERVE)) !=
+            ENG_CHUNK_PRESENT)
+            continue;
+        x->key = eng_timeline_next_after(e->tl, c, p);
+        if (eng_place_resident(e->place) >= eng_place_capacity(e->place) ||
+            eng_place_insert(e->place, c) != GMUX_OK) {
+            x->flags |= ENG_CHUNK_RESERVE; /* the device holds it: a reserve slot is free */
+            e->resv[e->nresv++] = c;
+        }
+    }
+    for (uint32_t c = 0; c < limit; c++) {
+        eng_chunk_t *x = eng_regions_chunk(e->regs, c);
+        if (x->flags & ENG_CHUNK_RESIDENT) {
+            x->key = eng_timeline_next_after(e->tl, c, p);
+            eng_place_key_changed(e->place, c);
+        }
+    }
+    e->sh_pos = p + 1;
+}
+
+/* The planned-resident chunk used farthest ahead that the launch does not
+ * need (the policy's victim if it qualifies); ENG_NONE if none. */
+static uint32_t fault_victim(eng_engine_t *e, const uint32_t *truth, uint32_t ntruth)
+{
+    uint32_t v = eng_place_victim(e->place, e->sh_pos);
+    if (v != ENG_NONE && !in_truth(v, truth, ntruth))
+        return v;
+    v = ENG_NONE;
+    uint64_t best = 0;
+    uint32_t limit = eng_regions_chunk_limit(e->regs);
+    for (uint32_t c = 0; c < limit; c++) {
+        const eng_chunk_t *x = eng_regions_chunk(e->regs, c);
+        if (!(x->flags & ENG_CHUNK_RESIDENT) || (v != ENG_NONE && x->key <= best) ||
+            in_truth(c, truth, ntruth))
+            continue;
+        v = c;
+        best = x->key;
+    }
+    return v;
+}
+
+/*
+ * A chunk the prediction missed, needed now by the launch at p (whose true
+ * references are truth): faulted in at once, never refused while the
+ * launch's own chunks fit the device. The plan is first made to match the
+ * device (fault_replan), then the chunk takes, in order of preference: a free
+ * reserve slot; the slot of the oldest reserve chunk the launch does not use;
+ * a free planned slot; or the slot of the planned chunk used farthest ahead
+ * that the launch does not use (it joins the plan in its stead).
+ */
 static gmux_status_t fault_in(eng_engine_t *e, uint32_t chunk, uint64_t p, const uint32_t *truth,
                               uint32_t ntruth)
 {
+    if (e->rhead != e->rtail || e->sh_pos != p + 1)
+        fault_replan(e, p);
     eng_chunk_t *x = eng_regions_chunk(e->regs, chunk);
-    if (e->p.reserve_chunks > 0) {
-        uint32_t v = ENG_NONE;
-        bool dirty = false;
-        eng_ticket_t last = 0;
-        if (e->nresv == e->p.reserve_chunks) { /* the oldest reserve chunk leaves */
-            v = e->resv[0];
-            eng_chunk_t *vx = eng_regions_chunk(e->regs, v);
-            for (uint32_t i = 0; i < ntruth; i++)
-                if (ENG_REF_CHUNK(truth[i]) == v)
-                    return GMUX_ERR_CAPACITY; /* this launch's misses exceed the reserve */
-            resv_drop(e, v);
-            dirty = (vx->flags & ENG_CHUNK_DIRTY) != 0;
-            last = vx->last_ticket;
-            vx->flags &= ~(uint32_t)(ENG_CHUNK_DIRTY | ENG_CHUNK_PRESENT);
-        }
-        x->flags |= ENG_CHUNK_PRESENT | ENG_CHUNK_RESERVE;
-        e->resv[e->nresv++] = chunk;
-        return eng_migrate_add(e->mig, chunk, v, dirty, last);
-    }
-    if (x->flags & ENG_CHUNK_RESIDENT)
-        return GMUX_ERR_UNSUPPORTED;
+    x->shadow_last = p;
     uint32_t v = ENG_NONE;
     bool dirty = false;
     eng_ticket_t last = 0;
-    if (eng_place_resident(e->place) >= eng_place_capacity(e->place)) {
-        v = eng_place_victim(e->place, e->sh_pos);
-        if (v == ENG_NONE)
-            return GMUX_ERR_CAPACITY;
+    uint32_t i = 0;
+    while (i < e->nresv && in_truth(e->resv[i], truth, ntruth))
+        i++;
+    bool to_resv = e->nresv < e->p.reserve_chunks || i < e->nresv;
+    if (to_resv && e->nresv >= e->p.reserve_chunks) {
+        v = e->resv[i];
+        resv_drop(e, v);
+    } else if (!to_resv) {
+        if (eng_place_resident(e->place) >= eng_place_capacity(e->place)) {
+            v = fault_victim(e, truth, ntruth);
+            if (v == ENG_NONE)
+                return GMUX_ERR_CAPACITY; /* the launch alone fills the device */
+            eng_place_remove(e->place, v);
+        }
+        x->key = eng_timeline_next_after(e->tl, chunk, p);
+        gmux_status_t st = eng_place_insert(e->place, chunk);
+        if (st != GMUX_OK)
+            return st;
+    }
+    if (to_resv) {
+        x->flags |= ENG_CHUNK_RESERVE;
+        e->resv[e->nresv++] = chunk;
+    }
+    if (v != ENG_NONE) {
         eng_chunk_t *vx = eng_regions_chunk(e->regs, v);
-        if (!(vx->flags & ENG_CHUNK_PRESENT) || vx->shadow_last >= p)
-            return GMUX_ERR_CAPACITY;
         dirty = (vx->flags & ENG_CHUNK_DIRTY) != 0;
         last = vx->last_ticket;
         vx->flags &= ~(uint32_t)(ENG_CHUNK_DIRTY | ENG_CHUNK_PRESENT);
-        eng_place_remove(e->place, v);
     }
-    x->key = eng_timeline_next_after(e->tl, chunk, e->sh_pos ? e->sh_pos - 1 : 0);
-    gmux_status_t st = eng_place_insert(e->place, chunk);
-    if (st != GMUX_OK)
-        return st;
-    x->shadow_last = p;
     x->flags |= ENG_CHUNK_PRESENT;
     return eng_migrate_add(e->mig, chunk, v, dirty, last);
 }

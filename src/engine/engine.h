@@ -18,10 +18,14 @@
  * completion ticket (eng_engine_complete), which later evictions wait for.
  *
  * A launch touching a chunk the prediction missed gets it on demand (counted
- * as a fault) before it runs: into one of `reserve_chunks` slots kept out of
- * the plan (FIFO among themselves; a reserve chunk the plan later wants simply
- * joins it without a transfer). With no reserve, a miss takes the slot of the
- * planned chunk used farthest ahead when that is safe, else fails.
+ * as a fault) before it runs, never an error while the launch's own chunks
+ * fit the device. A miss invalidates the plan made from the wrong
+ * prediction: pending replacements are dropped, the plan becomes what is on
+ * the device, and the shadow pass places the following launches again. The
+ * chunk then takes one of `reserve_chunks` slots kept out of the plan (FIFO
+ * among themselves; a reserve chunk the plan later wants simply joins it
+ * without a transfer), else a free planned slot, else the slot of the planned
+ * chunk used farthest ahead that the launch does not need.
  *
  * Ownership: the engine owns its timeline, regions, placement and plans; the
  * feed, predictor and backend belong to the caller and outlive the engine.

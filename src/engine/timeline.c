@@ -29,6 +29,9 @@ struct eng_timeline {
     uint32_t cur; /* task of the slice being planned */
     bool ended;   /* no task has work left */
     uint32_t max_ws;
+    bool held; /* the predictor asked to plan `held_item` later */
+    uint32_t held_task;
+    eng_item_t held_item; /* valid: the feed is not called again until it is planned */
 };
 
 gmux_status_t eng_timeline_create(const eng_timeline_params_t *p, eng_regions_t *regs,
@@ -205,9 +208,18 @@ static gmux_status_t plan_launch(eng_timeline_t *tl, uint32_t task, const eng_it
     if (tl->p.predict) {
         gmux_status_t st =
             tl->p.predict(tl->p.predict_ctx, task, &it->launch, it->ranges, it->nranges, &pr, &npr);
+        if (st == GMUX_ERR_BUSY) {
+            if (tl->nlaunch == 0)
+                return GMUX_ERR_STATE; /* nothing left to wait for */
+            tl->held = true;
+            tl->held_task = task;
+            tl->held_item = *it;
+            return GMUX_OK;
+        }
         if (st != GMUX_OK)
             return st;
     }
+    tl->held = false;
     uint64_t pos = tl->next_pos;
     eng_entry_t e = {.pos = pos,
                      .slice = tl->slice,
@@ -302,9 +314,15 @@ static gmux_status_t plan_step(eng_timeline_t *tl)
 
 gmux_status_t eng_timeline_fill(eng_timeline_t *tl)
 {
+    if (tl->held) { /* retried first; deferred again ends this fill */
+        eng_item_t it = tl->held_item;
+        gmux_status_t st = plan_launch(tl, tl->held_task, &it);
+        if (st != GMUX_OK || tl->held)
+            return st;
+    }
     while (!tl->ended && tl->nlaunch < tl->p.lookahead) {
         gmux_status_t st = plan_step(tl);
-        if (st != GMUX_OK)
+        if (st != GMUX_OK || tl->held)
             return st;
     }
     return GMUX_OK;

@@ -59,7 +59,11 @@ typedef struct eng_feed {
 
 /* A working-set predictor: the ranges a launch will touch (it may read the
  * recorded ones only while no learned predictor exists). The returned array
- * stays valid until the next call. */
+ * stays valid until the next call. GMUX_ERR_BUSY asks to plan this launch
+ * later, once the launches already planned have run (a predictor still
+ * learning the kernel): the window stops there and the same launch is asked
+ * for again at the next fill. Only valid while some planned launch has not
+ * run (GMUX_ERR_STATE otherwise). */
 typedef gmux_status_t (*eng_predict_fn)(void *ctx, uint32_t task, const eng_launch_t *launch,
                                         const eng_range_t *recorded, uint32_t nrecorded,
                                         const eng_range_t **ranges_p, uint32_t *n_p);
@@ -99,8 +103,9 @@ gmux_status_t eng_timeline_create(const eng_timeline_params_t *p, eng_regions_t 
                                   eng_sched_t *sched, eng_timeline_t **tl_p);
 void eng_timeline_destroy(eng_timeline_t *tl);
 
-/* Plans ahead until the window holds `lookahead` launches or every feed has
- * ended. Feed errors are returned as they are. */
+/* Plans ahead until the window holds `lookahead` launches, every feed has
+ * ended, or the predictor deferred a launch (GMUX_ERR_BUSY, planned first at
+ * the next fill). Feed errors are returned as they are. */
 gmux_status_t eng_timeline_fill(eng_timeline_t *tl);
 
 /* Entries planned and not yet popped; the i-th from the front, or NULL. */

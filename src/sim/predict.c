@@ -18,6 +18,9 @@
 #include "engine/score.h"
 #include "engine/template_db.h"
 
+/* Samples of a kernel after which its launches are no longer deferred. */
+#define SIM_PRED_DEFER_SAMPLES (2 * ENG_PRED_SAMPLES)
+
 struct held_region {
     uint64_t base, size;
 };
@@ -41,6 +44,7 @@ struct pred_run {
     uint64_t budget;  /* bytes: larger predictions lose their whole-region parts */
     uint64_t dropped; /* launches whose whole-region parts were dropped */
     uint32_t task;    /* of the current predict call */
+    bool defer;       /* plan launches of unsettled kernels only once the window ran */
     struct pending *q;
     size_t qcap, qhead, qlen;
     eng_span_t spans[2 * ENG_PRED_MAX_ARGS];
@@ -176,6 +180,29 @@ static size_t fit_budget(struct pred_run *r, const eng_region_lookup_t *rl, size
     return out;
 }
 
+/*
+ * Whether to plan launch l later: its kernel is still being learned (some
+ * pointer argument neither trusted nor given up) and launches planned before
+ * it have yet to run, whose samples may settle it. Bounded: a kernel stops
+ * deferring after SIM_PRED_DEFER_SAMPLES samples.
+ */
+static bool should_defer(const struct pred_run *r, const eng_launch_t *l)
+{
+    eng_pred_kernel_info_t ki;
+    if (r->qlen == 0 || eng_predictor_kernel_info(r->p, l->kernel, &ki) != GMUX_OK)
+        return false;
+    if (ki.samples >= SIM_PRED_DEFER_SAMPLES)
+        return false;
+    for (uint32_t i = 0; i < ki.nargs; i++) {
+        eng_pred_arg_info_t ai;
+        if (eng_predictor_arg_info(r->p, l->kernel, i, &ai) != GMUX_OK)
+            return false;
+        if (ai.kind == ENG_ARG_PTR && ai.state != ENG_PRED_TRUSTED && ai.state != ENG_PRED_FALLBACK)
+            return true;
+    }
+    return false;
+}
+
 static gmux_status_t run_predict(void *ctx, uint32_t task, const eng_launch_t *l,
                                  const eng_range_t *rec, uint32_t nrec, const eng_range_t **out_p,
                                  uint32_t *n_p)
@@ -185,6 +212,8 @@ static gmux_status_t run_predict(void *ctx, uint32_t task, const eng_launch_t *l
     size_t n;
     r->task = task;
     gmux_status_t st = eng_predictor_prepare(r->p, l);
+    if (st == GMUX_OK && r->defer && should_defer(r, l))
+        return GMUX_ERR_BUSY;
     if (st == GMUX_OK)
         st = eng_predictor_predict(r->p, l, &rl, r->spans, sizeof(r->spans) / sizeof(r->spans[0]),
                                    &n);
@@ -248,6 +277,7 @@ static gmux_status_t run_begin(void *ctx, const sim_source_t *src, uint64_t capa
     if (!r)
         goto fail;
     r->opts = ctx;
+    r->defer = !r->opts->no_defer;
     r->budget = capacity / 2;
     if (eng_predictor_create(&r->p) != GMUX_OK || eng_scorer_create(&r->scorer) != GMUX_OK)
         goto fail;

@@ -13,10 +13,13 @@
 #ifndef SIM_PREDICT_H
 #define SIM_PREDICT_H
 
+#include <stdbool.h>
+
 #include "sim/run.h"
 
 typedef struct sim_predict_opts {
     const char *templates; /* template database (docs/templates.md), or NULL */
+    bool no_defer;         /* plan every launch at once, even of kernels still learned */
 } sim_predict_opts_t;
 
 /* Fills hooks for runs predicting with learned templates. */

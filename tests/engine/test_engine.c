@@ -29,9 +29,12 @@ typedef struct outcome {
     uint64_t faults;
 } outcome_t;
 
-/* A wrong predictor: drops the last recorded range, adds a chunk never touched. */
+/* A wrong predictor: drops the last recorded range, adds a chunk never touched
+ * (use_wrong 1); or predicts only chunks the launch does not touch, shifted by
+ * 3 chunks within the allocation, or nothing for every third launch (2). */
 static eng_range_t wrong_out[16];
 static int use_wrong;
+static uint32_t wrong_calls;
 static uint32_t reserve;
 
 static gmux_status_t wrong_predict(void *ctx, uint32_t task, const eng_launch_t *l,
@@ -42,6 +45,16 @@ static gmux_status_t wrong_predict(void *ctx, uint32_t task, const eng_launch_t 
     (void)task;
     (void)l;
     uint32_t n = 0;
+    if (use_wrong == 2) {
+        for (uint32_t i = 0; i < nrec && n < 16 && ++wrong_calls % 3 != 0; i++) {
+            uint64_t base = rec[i].addr & ~(uint64_t)(8 * CH - 1);
+            wrong_out[n++] =
+                (eng_range_t){base + (rec[i].addr - base + 3 * CH) % (8 * CH), 8, ENG_ACCESS_READ};
+        }
+        *r_p = wrong_out;
+        *n_p = n;
+        return GMUX_OK;
+    }
     for (uint32_t i = 0; i + 1 < nrec && n < 15; i++)
         wrong_out[n++] = rec[i];
     if (nrec > 0)
@@ -203,6 +216,46 @@ static void test_mispredictions_fault_into_reserve(void **state)
     reserve = 0;
 }
 
+/* Under-prediction is always survivable, without any reserve: every missed
+ * chunk is faulted in (evicting by the policy), the device never overfills,
+ * and every byte moved is accounted (run_engine checks it all). */
+static void test_wrong_predictor_without_reserve(void **state)
+{
+    (void)state;
+    uint64_t s = 11;
+    uint64_t faults[2] = {0, 0};
+    for (int mode = 1; mode <= 2; mode++) {
+        use_wrong = mode;
+        for (int round = 0; round < 30; round++) {
+            uint32_t nt = 1 + (uint32_t)(rnd(&s) % 3);
+            tfeed_init(&feed, nt);
+            for (uint32_t t = 0; t < nt; t++) {
+                uint64_t base = 1ull << 30, id = 1;
+                tfeed_alloc(&feed, t, id, base, 8 * CH);
+                for (int k = 0; k < 40; k++) {
+                    if (rnd(&s) % 12 == 0) {
+                        tfeed_free(&feed, t, id);
+                        tfeed_alloc(&feed, t, ++id, base, 8 * CH);
+                    }
+                    uint32_t m = (uint32_t)(rnd(&s) % 255) + 1;
+                    while (__builtin_popcount(m) > 3)
+                        m &= m - 1;
+                    tfeed_launch_mask(&feed, t, base, CH, m, (uint32_t)rnd(&s) & m, 100);
+                }
+            }
+            reserve = (uint32_t)(round % 3 == 2); /* 0 or 1 slot */
+            uint32_t cap = 3 + reserve + (uint32_t)(rnd(&s) % 8);
+            outcome_t o = run_engine(ENG_PLACE_OPT, nt, cap, 1 + (uint32_t)(rnd(&s) % 30), 300);
+            outcome_t l = run_engine(ENG_PLACE_LRU, nt, cap, 8, 300);
+            faults[mode - 1] += o.faults + l.faults;
+        }
+    }
+    assert_true(faults[0] > 100);
+    assert_true(faults[1] > 1000); /* nearly every chunk was missed, and served */
+    use_wrong = 0;
+    reserve = 0;
+}
+
 static void test_capacity_below_working_set(void **state)
 {
     (void)state;
@@ -234,6 +287,7 @@ int main(void)
         cmocka_unit_test(test_opt_matches_exhaustive_search),
         cmocka_unit_test(test_multitask_frees_small_window),
         cmocka_unit_test(test_mispredictions_fault_into_reserve),
+        cmocka_unit_test(test_wrong_predictor_without_reserve),
         cmocka_unit_test(test_capacity_below_working_set),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -42,10 +42,14 @@ static void print_help(void)
            "  --lc TASK       makes task number TASK latency-critical\n"
            "  --prio TASK=N   gives task TASK priority N (higher runs first)\n"
            "  --quiet         no progress lines on stderr\n"
-           "  --predict HOW   working sets of the proactive policies: 'recorded' (default:\n"
-           "                  the trace's ranges, a perfect predictor) or 'learned'\n"
-           "                  (templates learned from launches that ran; docs/templates.md)\n"
-           "  --templates F   learned prediction starting from database F (gmux profile)\n\n"
+           "  --predict HOW   working sets of the proactive policies: 'recorded' (the\n"
+           "                  default for now: the trace's own ranges, a perfect predictor\n"
+           "                  no real program has) or 'learned' (templates learned from\n"
+           "                  launches that ran; docs/templates.md). Learned is not yet the\n"
+           "                  default: with many mispredictions (sci-sparse at 300%%) its\n"
+           "                  re-planning is too slow to finish (docs/benchmarks.md)\n"
+           "  --templates F   learned prediction starting from database F (gmux profile);\n"
+           "                  implies --predict learned\n\n"
            "Device parameters (--param KEY=VALUE; sources in docs/sim.md):\n");
     sim_params_print_help(stdout);
     printf("\n");
@@ -113,7 +117,7 @@ int cmd_sim(int argc, char **argv)
     for (int p = 0; p < SIM_POLICY_COUNT; p++)
         job.policies[p] = true;
     bool json = false, sweep = false;
-    bool recorded = false, predict_given = false;
+    bool recorded = true, predict_given = false;
     sim_predict_opts_t popts = {0};
     sim_predictor_hooks_t phooks;
     char plabel[512];
@@ -213,12 +217,11 @@ int cmd_sim(int argc, char **argv)
         return cli_usage_error(CMD, "--sweep sets the oversubscription itself");
     if (sim_params_check(&job.params, err, sizeof(err)) != GMUX_OK)
         return cli_usage_error(CMD, "%s", err);
-    if (recorded && popts.templates)
-        return cli_usage_error(CMD, "--templates needs the learned prediction");
-    /* Recorded ranges unless asked: the engine does not yet recover from every
-     * misprediction under pressure (docs/templates.md, "In the simulator"). */
-    if (!predict_given && !popts.templates)
-        recorded = true;
+    if (popts.templates) {
+        if (predict_given && recorded)
+            return cli_usage_error(CMD, "--templates needs the learned prediction");
+        recorded = false;
+    }
     if (!recorded) {
         popts.templates = sim_check_templates(popts.templates);
         sim_predict_hooks(&popts, &phooks);

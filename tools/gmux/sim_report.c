@@ -158,7 +158,8 @@ static void print_table(const sim_job_t *job, const sim_profile_t *prof, const c
                 (double)r->bytes_d2h / GIB, r->faults);
     }
     fprintf(out, "   proactive working sets: %s\n",
-            job->predict_label ? job->predict_label : "recorded ranges");
+            job->predict_label ? job->predict_label
+                               : "recorded ranges (ablation: a perfect predictor)");
     for (int p = SIM_POLICY_PROACTIVE; p <= SIM_POLICY_PROACTIVE_LRU; p++) {
         const sim_result_t *r = &cr->res[p];
         if (!job->policies[p] || cr->st[p] != GMUX_OK || !job->predictor)
