@@ -33,7 +33,7 @@ emit() { echo "$1" | tee -a "$json"; }
 for check in vecadd-driver vecadd-runtime managed-streams graph vmm; do
   native=$(timeout 120 "$prog" "$check" 2>"$out/shim_${check}_native.err" | grep '^RESULT')
   for policy in off demand proactive; do
-    got=$(timeout 120 "$gmux" run --policy "$policy" --stats "$out/shim_${check}_${policy}.stats.json" \
+    got=$(timeout 120 "$gmux" run --no-daemon --policy "$policy" --stats "$out/shim_${check}_${policy}.stats.json" \
           -- "$prog" "$check" 2>"$out/shim_${check}_${policy}.err" | grep '^RESULT')
     same=false
     [[ -n "$native" && "$got" == "$native" ]] && same=true
@@ -51,7 +51,7 @@ if [[ $rc -eq 77 ]]; then
   emit '{"check":"shim_torch_train","skipped":"no torch or no GPU"}'
 else
   for policy in off demand proactive; do
-    got=$(timeout 300 "$gmux" run --policy "$policy" -- python3 "$torch_py" \
+    got=$(timeout 300 "$gmux" run --no-daemon --policy "$policy" -- python3 "$torch_py" \
           2>"$out/shim_torch_${policy}.err" | grep '^RESULT')
     same=false
     [[ -n "$native" && "$got" == "$native" ]] && same=true
@@ -84,7 +84,7 @@ timeout 300 "$gmux" profile -o "$db" -- "$prog" vecadd-runtime >"$out/shim_profi
   [[ -s "$db" ]] && prof=true
 [[ $prof == true ]] || failed=1
 emit "{\"check\":\"shim_profile\",\"database_written\":$prof}"
-GMUX_SHIM_CUPTI=1 timeout 120 "$gmux" run --policy demand --stats "$out/shim_cupti.stats.json" \
+GMUX_SHIM_CUPTI=1 timeout 120 "$gmux" run --no-daemon --policy demand --stats "$out/shim_cupti.stats.json" \
   -- "$prog" vecadd-runtime >/dev/null 2>"$out/shim_cupti.err"
 faults=$(grep -o '"um_faults":[0-9]*' "$out/shim_cupti.stats.json" 2>/dev/null | cut -d: -f2)
 htod=$(grep -o '"um_bytes_htod":[0-9]*' "$out/shim_cupti.stats.json" 2>/dev/null | cut -d: -f2)
@@ -94,7 +94,7 @@ n=${GMUX_SHIM_LAUNCHES:-200000}
 rate() { "$@" 2>/dev/null | awk '/^RATE/ {print $2}'; }
 native=$(rate "$prog" launch-rate "$n")
 for policy in off proactive; do
-  r=$(rate "$gmux" run --policy "$policy" -- "$prog" launch-rate "$n")
+  r=$(rate "$gmux" run --no-daemon --policy "$policy" -- "$prog" launch-rate "$n")
   ratio=$(awk -v a="${r:-0}" -v b="${native:-0}" 'BEGIN { if (b > 0) printf "%.3f", a / b; else print 0 }')
   ok=$(awk -v x="$ratio" 'BEGIN { print (x >= 0.95) ? "true" : "false" }')
   emit "{\"check\":\"shim_launch_rate\",\"policy\":\"$policy\",\"launches\":$n,\"native_per_s\":${native:-0},\"gmux_per_s\":${r:-0},\"ratio\":$ratio,\"target\":0.95,\"met\":$ok}"
