@@ -29,7 +29,7 @@
 #include "tproc.h"
 
 #define MAX_PROGS 3
-#define MAX_K     400
+#define MAX_K     1000
 
 typedef struct prog_out {
     char checksum[32];
@@ -166,10 +166,11 @@ static const spec_t specs[MAX_PROGS] = {
     {"batch", "2", "150", "2000", "0"},
     {"latency", "3", "40", "2000", "150"},
 };
-/* For the daemon's death and return: long enough to outlive both. */
+/* For the daemon's death and return: long enough (2 s of kernels each) to outlive both
+ * and the client's reconnect backoff, even on a loaded machine. */
 static const spec_t long_specs[2] = {
-    {"batch", "4", "400", "2000", "0"},
-    {"batch", "5", "400", "2000", "0"},
+    {"batch", "4", "1000", "2000", "0"},
+    {"batch", "5", "1000", "2000", "0"},
 };
 static prog_out_t ref[MAX_PROGS], got[MAX_PROGS], long_ref[2];
 
@@ -255,7 +256,7 @@ static void run_long(pid_t d, prog_out_t *outs)
     for (int i = 0; i < 2; i++) {
         assert_int_equal(status[i], 0);
         read_out(i, &outs[i]);
-        assert_int_equal(outs[i].n, 400);
+        assert_int_equal(outs[i].n, 1000);
     }
     if (killer > 0) {
         int ks;
