@@ -118,21 +118,6 @@ static gmux_status_t load_block(bin_source_t *s, bin_cursor_t *c, uint32_t task,
     return GMUX_OK;
 }
 
-static int grow(void **v, uint32_t *cap, uint64_t need, size_t elem)
-{
-    if (need <= *cap)
-        return 0;
-    uint32_t n = *cap ? *cap : 8;
-    while (n < need)
-        n *= 2;
-    void *p = realloc(*v, (size_t)n * elem);
-    if (!p)
-        return -1;
-    *v = p;
-    *cap = n;
-    return 0;
-}
-
 /* Decodes one event at c->p; returns NULL on success or a reason. */
 static const char *decode(bin_cursor_t *c, sim_event_t *ev)
 {
@@ -169,7 +154,7 @@ static const char *decode(bin_cursor_t *c, sim_event_t *ev)
         if (v[8] > SIM_TRACE_MAX_ARGS)
             return "too many arguments";
         l->nargs = (uint32_t)v[8];
-        if (grow((void **)&c->args, &c->cap_args, l->nargs, sizeof(*c->args)))
+        if (sim_trace_grow((void **)&c->args, &c->cap_args, l->nargs, sizeof(*c->args)))
             return "out of memory";
         for (uint32_t i = 0; i < l->nargs; i++) {
             if (p >= end)
@@ -183,7 +168,7 @@ static const char *decode(bin_cursor_t *c, sim_event_t *ev)
         if (v[9] > SIM_TRACE_MAX_RANGES || v[9] > (uint64_t)(end - p) / 3)
             return "too many ranges";
         l->nranges = (uint32_t)v[9];
-        if (grow((void **)&c->ranges, &c->cap_ranges, l->nranges, sizeof(*c->ranges)))
+        if (sim_trace_grow((void **)&c->ranges, &c->cap_ranges, l->nranges, sizeof(*c->ranges)))
             return "out of memory";
         for (uint32_t i = 0; i < l->nranges; i++) {
             if (p >= end)

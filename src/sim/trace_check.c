@@ -146,3 +146,18 @@ gmux_status_t sim_check_event(sim_check_t *c, const sim_event_t *ev, char *why, 
     snprintf(why, whylen, "unknown event kind %d", (int)ev->kind);
     return GMUX_ERR_PARSE;
 }
+
+int sim_trace_grow(void **v, uint32_t *cap, uint64_t need, size_t elem)
+{
+    if (need <= *cap)
+        return 0;
+    uint32_t n = *cap ? *cap : 8;
+    while (n < need)
+        n *= 2;
+    void *p = realloc(*v, (size_t)n * elem);
+    if (!p)
+        return -1;
+    *v = p;
+    *cap = n;
+    return 0;
+}

@@ -45,4 +45,9 @@ gmux_status_t sim_check_event(sim_check_t *c, const sim_event_t *ev, char *why, 
 /* The live region containing [addr, addr+len), or NULL. */
 const sim_region_t *sim_check_find(sim_check_t *c, uint64_t addr, uint64_t len);
 
+/* Grows the array *v of *cap elements of elem bytes to hold at least need
+ * (doubling); 0 on success, -1 when out of memory (*v and *cap unchanged).
+ * Shared by the text and binary readers for their per-event buffers. */
+int sim_trace_grow(void **v, uint32_t *cap, uint64_t need, size_t elem);
+
 #endif /* SIM_TRACE_CHECK_H */

@@ -160,21 +160,6 @@ static int fail(char *why, size_t len, const char *fmt, ...)
     return -1;
 }
 
-static int grow(void **v, uint32_t *cap, uint32_t need, size_t elem)
-{
-    if (need <= *cap)
-        return 0;
-    uint32_t n = *cap ? *cap : 8;
-    while (n < need)
-        n *= 2;
-    void *p = realloc(*v, (size_t)n * elem);
-    if (!p)
-        return -1;
-    *v = p;
-    *cap = n;
-    return 0;
-}
-
 static int parse_args(text_cursor_t *c, const char *t, uint32_t *n_p, char *why, size_t len)
 {
     if (!t || strncmp(t, "args=", 5) != 0)
@@ -196,7 +181,7 @@ static int parse_args(text_cursor_t *c, const char *t, uint32_t *n_p, char *why,
                 return fail(why, len, "argument %" PRIu32 ": bad number", n);
             if (n >= SIM_TRACE_MAX_ARGS)
                 return fail(why, len, "more than %u arguments", SIM_TRACE_MAX_ARGS);
-            if (grow((void **)&c->args, &c->cap_args, n + 1, sizeof(*c->args)))
+            if (sim_trace_grow((void **)&c->args, &c->cap_args, n + 1, sizeof(*c->args)))
                 return fail(why, len, "out of memory");
             c->args[n++] = (sim_arg_t){.kind = kind, .value = v};
             if (*t == '\0')
@@ -235,7 +220,7 @@ static int parse_ranges(text_cursor_t *c, const char *t, uint32_t *n_p, char *wh
                 return fail(why, len, "range %" PRIu32 ": expected ADDR+LEN", n);
             if (n >= SIM_TRACE_MAX_RANGES)
                 return fail(why, len, "more than %u ranges", SIM_TRACE_MAX_RANGES);
-            if (grow((void **)&c->ranges, &c->cap_ranges, n + 1, sizeof(*c->ranges)))
+            if (sim_trace_grow((void **)&c->ranges, &c->cap_ranges, n + 1, sizeof(*c->ranges)))
                 return fail(why, len, "out of memory");
             c->ranges[n++] = (sim_range_t){.addr = addr, .len = rlen, .mode = mode};
             if (*t == '\0')
