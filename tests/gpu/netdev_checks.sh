@@ -15,7 +15,7 @@
 # directory, stopped at the end) lets both kernels run at once. The JSON says
 # which.
 set -u
-BUILD=${GMUX_BUILD:-build}
+BUILD=${1:-${GMUX_BUILD:-build}}
 OUT=${GMUX_GPU_OUT:-/tmp/gmux-gpu-out}
 mkdir -p "$OUT"
 RES="$OUT/results.jsonl"

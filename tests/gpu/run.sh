@@ -1,42 +1,57 @@
 #!/usr/bin/env bash
 # Every GPU check of gmux in one prepared run, for short GPU leases.
 #
-#   tests/gpu/run.sh [--dry-run] [--build-dir DIR] [--only NAME]
+#   tests/gpu/run.sh [--dry-run] [--build-dir DIR] [--no-build] [--only A,B]
+#                    [--deadline SECONDS]
 #
 # Builds the project for sm_90 with nvcc (GMUX_CUDA=ON), then runs each check
 # with its own timeout so one hang cannot take the rest, and writes under
 # $GMUX_GPU_OUT (default ./gpu-out):
-#   summary.md      a markdown table: check, result, seconds, headline figure
+#   summary.md      a markdown table: check, result, seconds; then every record
 #   results.jsonl   one JSON record per check, plus whatever records checks add
 #   NAME.log        each check's output
-# --dry-run builds and lists the checks (name, timeout, command) and runs none;
-# CI runs it. The whole run must stay under 8 minutes: the timeouts below add
-# up to less than that.
+# --dry-run    builds and lists the checks (name, timeout, command), runs none;
+#              CI runs it.
+# --no-build   uses DIR as it is (built elsewhere for sm_90 and carried, see
+#              scripts/gpu-carry.sh); nothing is compiled on the GPU machine.
+# --only A,B   runs only the named checks.
+# --deadline S the whole run stops starting checks after S seconds (default
+#              420, or $GMUX_GPU_DEADLINE) and cuts the running one's timeout
+#              to what is left, so the run fits its lease; checks are listed
+#              in priority order.
 #
-# Libraries the device machine lacks (libfabric, cmocka) come as .deb files in
-# $GMUX_GPU_DEBS (default .gpu-debs/, filled by scripts/fetch-gpu-debs.sh); they
-# are unpacked with dpkg -x into a private sysroot put on the search paths.
+# Libraries the device machine lacks (libfabric, cmocka, CUPTI) come either as
+# .deb files in $GMUX_GPU_DEBS (default .gpu-debs/, scripts/fetch-gpu-debs.sh),
+# unpacked with dpkg -x into a private sysroot, or as the library files
+# themselves in .gpu-libs/ (scripts/gpu-carry.sh); both go on the search paths.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
+args="$*"
 out=${GMUX_GPU_OUT:-$root/gpu-out}
 build=""
 dry=0
+nobuild=0
 only=""
+deadline=${GMUX_GPU_DEADLINE:-420}
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --dry-run) dry=1 ;;
     --build-dir) build=$2; shift ;;
+    --no-build) nobuild=1 ;;
     --only) only=$2; shift ;;
-    -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --deadline) deadline=$2; shift ;;
+    -h|--help) sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "run.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
   shift
 done
+[[ "$deadline" =~ ^[0-9]+$ ]] || { echo "run.sh: --deadline wants whole seconds, not '$deadline'" >&2; exit 2; }
 build=${build:-$root/build-gpu}
 mkdir -p "$out"
+start=$(date +%s)
 
-# --- libraries carried as .deb files -------------------------------------------
+# --- libraries carried as .deb files or as library files ------------------------
 debs=${GMUX_GPU_DEBS:-$root/.gpu-debs}
 if compgen -G "$debs/*.deb" >/dev/null; then
   sysroot="$root/.gpu-sysroot"
@@ -50,32 +65,41 @@ if compgen -G "$debs/*.deb" >/dev/null; then
   # pkg-config files name /usr as prefix; point them at the sysroot.
   export PKG_CONFIG_SYSROOT_DIR="$sysroot"
 fi
+if [[ -d "$root/.gpu-libs" ]]; then
+  export LD_LIBRARY_PATH="$root/.gpu-libs:${LD_LIBRARY_PATH:-}"
+fi
 
 # --- build ---------------------------------------------------------------------
-echo "== build ($build, sm_90)" >&2
-t0=$(date +%s)
-if [[ ! -f "$build/CMakeCache.txt" ]]; then
-  # A fresh tree for the GPU; an existing one (--build-dir) keeps its configuration.
-  cmake -S "$root" -B "$build" -DGMUX_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 \
-        -DCMAKE_BUILD_TYPE=Release >"$out/build.log" 2>&1 || { tail -30 "$out/build.log" >&2; exit 1; }
+if [[ $nobuild -eq 1 ]]; then
+  [[ -x "$build/tools/gmux/gmux" ]] || { echo "run.sh: --no-build but $build/tools/gmux/gmux is missing" >&2; exit 1; }
+  echo "== using the build in $build as it is" >&2
+else
+  echo "== build ($build, sm_90)" >&2
+  t0=$(date +%s)
+  if [[ ! -f "$build/CMakeCache.txt" ]]; then
+    # A fresh tree for the GPU; an existing one (--build-dir) keeps its configuration.
+    cmake -S "$root" -B "$build" -DGMUX_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 \
+          -DCMAKE_BUILD_TYPE=Release >"$out/build.log" 2>&1 || { tail -30 "$out/build.log" >&2; exit 1; }
+  fi
+  cmake --build "$build" -j"$(nproc)" >>"$out/build.log" 2>&1 || { tail -30 "$out/build.log" >&2; exit 1; }
+  echo "   built in $(( $(date +%s) - t0 )) s" >&2
 fi
-cmake --build "$build" -j"$(nproc)" >>"$out/build.log" 2>&1 || { tail -30 "$out/build.log" >&2; exit 1; }
-echo "   built in $(( $(date +%s) - t0 )) s" >&2
 export GMUX_BUILD="$build" GMUX_GPU_OUT="$out" GMUX_ROOT="$root"
 
-# --- the checks: NAME TIMEOUT_S COMMAND ------------------------------------------
-# Fragments get the build folder as their argument.
-# Each check exits 0 (pass), 77 (skipped: needs something absent) or other (fail).
-# A check may append its own JSON records to $GMUX_GPU_OUT/results.jsonl.
+# --- the checks, in priority order: NAME TIMEOUT_S COMMAND ------------------------
+# Each check exits 0 (pass), 77 (skipped: needs something absent) or other (fail),
+# and may append its own JSON records to $GMUX_GPU_OUT/results.jsonl.
+g="$root/tests/gpu"
 checks=(
-  "probe|30|ctest --test-dir $build -R '^test_gpu_(probe|vector_add)$' --output-on-failure"
-  "calibrate|60|$build/tools/calibrate/gmux-calibrate | tee $out/calibration.json"
+  "probe|30|ctest --test-dir $build -R '^test_gpu_(probe|vector_add)\$' --output-on-failure"
+  "calibrate|45|$build/tools/calibrate/gmux-calibrate | tee $out/calibration.json"
+  "shim-progs|90|bash $g/shim_checks.sh $build progs"
+  "shim-rate|45|bash $g/shim_checks.sh $build rate"
+  "shim-record|60|bash $g/shim_checks.sh $build record"
+  "netdev|100|bash $g/netdev_checks.sh $build"
+  "shim-torch|100|bash $g/shim_checks.sh $build torch"
+  "daemon|120|bash $g/daemon_checks.sh $build"
 )
-for frag in "$root"/tests/gpu/*_checks.sh; do
-  [[ -e "$frag" ]] || continue
-  name=$(basename "$frag" _checks.sh)
-  checks+=("$name|150|bash $frag $build")
-done
 
 if [[ $dry -eq 1 ]]; then
   total=0
@@ -84,9 +108,13 @@ if [[ $dry -eq 1 ]]; then
     IFS='|' read -r name tmo cmd <<<"$c"
     printf '%-12s %7ss  %s\n' "$name" "$tmo" "$cmd"
     total=$((total + tmo))
+    # every script a check names must exist
+    for w in $cmd; do
+      case "$w" in "$g"/*.sh) [[ -f "$w" ]] || { echo "run.sh: $name names $w, which is missing" >&2; exit 1; } ;; esac
+    done
   done
-  echo "dry run: ${#checks[@]} checks, at most ${total} s of timeouts"
-  (( total <= 420 )) || { echo "run.sh: timeouts add up to ${total} s, over the 7-minute budget" >&2; exit 1; }
+  echo "dry run: ${#checks[@]} checks, ${total} s of timeouts, cut to a ${deadline} s deadline"
+  (( deadline <= 450 )) || { echo "run.sh: a ${deadline} s deadline is over the 8-minute budget" >&2; exit 1; }
   exit 0
 fi
 
@@ -95,9 +123,9 @@ fi
   echo "# gmux GPU checks"
   echo
   echo "- date: $(date -u +%Y-%m-%dT%H:%MZ)"
-  echo "- GPU: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null || echo none)"
+  echo "- GPU: $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null || echo none)"
   echo "- CUDA: $(nvcc --version 2>/dev/null | tail -1)"
-  echo "- command: GMUX_GPU_OUT=... tests/gpu/run.sh"
+  echo "- command: tests/gpu/run.sh $args"
   echo
   echo "| check | result | seconds |"
   echo "| --- | --- | --- |"
@@ -106,10 +134,19 @@ fi
 failed=0
 for c in "${checks[@]}"; do
   IFS='|' read -r name tmo cmd <<<"$c"
-  [[ -n "$only" && "$name" != "$only" ]] && continue
+  [[ -n "$only" && ",$only," != *",$name,"* ]] && continue
+  left=$(( deadline - ($(date +%s) - start) ))
+  if (( left < 10 )); then
+    echo "== $name: not run (deadline)" >&2
+    echo "| $name | not run (deadline) | 0 |" >>"$out/summary.md"
+    printf '{"check":"%s","result":"not run","rc":-1,"seconds":0}\n' "$name" >>"$out/results.jsonl"
+    continue
+  fi
+  (( tmo > left )) && tmo=$left
   echo "== $name (timeout ${tmo}s)" >&2
   s=$(date +%s)
   set +e
+  # timeout leads its own process group and signals all of it: children too
   timeout -k 5 "$tmo" bash -o pipefail -c "$cmd" >"$out/$name.log" 2>&1
   rc=$?
   set -e
@@ -121,8 +158,19 @@ for c in "${checks[@]}"; do
     *) res="fail ($rc)"; failed=1 ;;
   esac
   echo "   $res in ${dt}s" >&2
+  if [[ $res != pass && $res != skipped ]]; then
+    tail -25 "$out/$name.log" | sed 's/^/   | /' >&2
+  fi
   echo "| $name | $res | $dt |" >>"$out/summary.md"
   printf '{"check":"%s","result":"%s","rc":%d,"seconds":%d}\n' "$name" "$res" "$rc" "$dt" >>"$out/results.jsonl"
 done
-echo "results: $out/summary.md" >&2
+{
+  echo
+  echo "## Records"
+  echo
+  echo '```'
+  cat "$out/results.jsonl"
+  echo '```'
+} >>"$out/summary.md"
+echo "results: $out/summary.md (whole run $(( $(date +%s) - start )) s)" >&2
 exit $failed

@@ -1,19 +1,26 @@
 #!/usr/bin/env bash
-# GPU checks of libgmux.so: each program of shim_prog (and a PyTorch training
-# loop, where torch is installed) runs natively and under `gmux run` (policies
-# off, demand, proactive) and must print the same RESULT; then the launch rate of empty kernels, native vs `gmux run` off and
-# proactive (target: >= 95% of native); and recording: gmux trace / gmux profile -- CMD
-# with CUPTI touched ranges, replayed in gmux sim. Results as JSON lines appended to
-# $GMUX_GPU_OUT/shim.jsonl.
-#   tests/gpu/shim_checks.sh BUILD_DIR     (tests/gpu/run.sh calls it this way)
+# GPU checks of libgmux.so, in four parts that tests/gpu/run.sh runs as
+# separate checks (each with its own timeout):
+#   progs   each program of shim_prog runs natively and under `gmux run`
+#           (policies off, demand, proactive) and must print the same RESULT
+#   rate    launch rate of empty kernels, native vs `gmux run` off and
+#           proactive (target: >= 95% of native)
+#   record  gmux trace / gmux profile -- CMD with CUPTI touched ranges, the
+#           trace replayed in gmux sim; CUPTI fault counts in the shim's stats
+#   torch   a PyTorch training loop natively and under the three policies,
+#           identical losses (skipped where torch is missing)
+# Results as JSON lines appended to $GMUX_GPU_OUT/shim.jsonl and results.jsonl.
+#   tests/gpu/shim_checks.sh BUILD_DIR [progs|rate|record|torch|all]
 # Exit 0 all good, 1 a mismatch or failure, 77 no GPU.
 set -uo pipefail
 build=${1:-build}
+part=${2:-all}
 prog="$build/tests/gpu/shim_prog"
 gmux="$build/tools/gmux/gmux"
 out="${GMUX_GPU_OUT:-$build/gpu-out}"
 mkdir -p "$out"
 json="$out/shim.jsonl"
+case "$part" in progs|rate|record|torch|all) ;; *) echo "shim_checks: unknown part '$part'" >&2; exit 2 ;; esac
 if [[ ! -x "$prog" || ! -x "$gmux" ]]; then
   echo "shim_checks: $prog or $gmux missing (build with CUDA first)" >&2
   exit 1
@@ -22,81 +29,95 @@ fi
 probe="$build/tests/gpu/test_gpu_probe"
 rc=77
 [[ -x "$probe" ]] && { "$probe" >/dev/null 2>&1; rc=$?; }
-[[ $rc -eq 0 ]] && { "$prog" launch-rate 10 >/dev/null 2>&1; rc=$?; }
+[[ $rc -eq 0 ]] && { timeout 30 "$prog" launch-rate 10 >/dev/null 2>&1; rc=$?; }
 if [[ $rc -eq 77 ]]; then
   echo "shim_checks: no GPU: skipped" >&2
   exit 77
 fi
 failed=0
-emit() { echo "$1" | tee -a "$json"; }
+emit() { echo "$1" | tee -a "$json" >>"$out/results.jsonl"; echo "$1"; }
+want() { [[ $part == all || $part == "$1" ]]; }
 
-for check in vecadd-driver vecadd-runtime managed-streams graph vmm; do
-  native=$(timeout 120 "$prog" "$check" 2>"$out/shim_${check}_native.err" | grep '^RESULT')
-  for policy in off demand proactive; do
-    got=$(timeout 120 "$gmux" run --no-daemon --policy "$policy" --stats "$out/shim_${check}_${policy}.stats.json" \
-          -- "$prog" "$check" 2>"$out/shim_${check}_${policy}.err" | grep '^RESULT')
-    same=false
-    [[ -n "$native" && "$got" == "$native" ]] && same=true
-    [[ $same == true ]] || failed=1
-    emit "{\"check\":\"shim_$check\",\"policy\":\"$policy\",\"native\":\"${native##* }\",\"gmux\":\"${got##* }\",\"identical\":$same}"
-  done
-done
-
-# A PyTorch training loop, where torch is installed.
-torch_py="$(dirname "$0")/shim_torch.py"
-torch_out=$(timeout 300 python3 "$torch_py" 2>"$out/shim_torch_native.err")
-rc=$?
-native=$(grep '^RESULT' <<<"$torch_out")
-if [[ $rc -eq 77 ]]; then
-  emit '{"check":"shim_torch_train","skipped":"no torch or no GPU"}'
-else
-  for policy in off demand proactive; do
-    got=$(timeout 300 "$gmux" run --no-daemon --policy "$policy" -- python3 "$torch_py" \
-          2>"$out/shim_torch_${policy}.err" | grep '^RESULT')
-    same=false
-    [[ -n "$native" && "$got" == "$native" ]] && same=true
-    [[ $same == true ]] || failed=1
-    emit "{\"check\":\"shim_torch_train\",\"policy\":\"$policy\",\"identical\":$same}"
+if want progs; then
+  for check in vecadd-driver vecadd-runtime managed-streams graph vmm; do
+    native=$(timeout 30 "$prog" "$check" 2>"$out/shim_${check}_native.err" | grep '^RESULT')
+    for policy in off demand proactive; do
+      got=$(timeout 30 "$gmux" run --no-daemon --policy "$policy" --stats "$out/shim_${check}_${policy}.stats.json" \
+            -- "$prog" "$check" 2>"$out/shim_${check}_${policy}.err" | grep '^RESULT')
+      same=false
+      [[ -n "$native" && "$got" == "$native" ]] && same=true
+      [[ $same == true ]] || { failed=1; tail -5 "$out/shim_${check}_${policy}.err" >&2; }
+      emit "{\"check\":\"shim_$check\",\"policy\":\"$policy\",\"native\":\"${native##* }\",\"gmux\":\"${got##* }\",\"identical\":$same}"
+    done
   done
 fi
 
-# Recording (gmux trace / gmux profile -- CMD): a cudaMalloc program (redirected
-# to managed memory by the demand policy the recording uses) is
-# traced with touched ranges from CUPTI's page faults; the trace must replay
-# in `gmux trace show` and `gmux sim`, the program's result must not change,
-# and the database must be written. Faults and bytes moved reach the stats.
-trace="$out/shim_trace.txt"
-native=$(timeout 120 "$prog" vecadd-runtime 2>/dev/null | grep '^RESULT')
-got=$(timeout 300 "$gmux" trace --format text -o "$trace" -- "$prog" vecadd-runtime \
-      2>"$out/shim_trace.err" | grep '^RESULT')
-launches=$(grep -c '^launch ' "$trace" 2>/dev/null)
-with_ranges=$(grep '^launch ' "$trace" 2>/dev/null | grep -c 'touch=')
-replay=false
-timeout 120 "$gmux" trace show "$trace" >"$out/shim_trace_show.txt" 2>&1 &&
-  timeout 300 "$gmux" sim --trace "$trace" --quiet >"$out/shim_trace_sim.txt" 2>&1 && replay=true
-same=false
-[[ -n "$native" && "$got" == "$native" ]] && same=true
-[[ $replay == true && $same == true && ${launches:-0} -gt 0 ]] || failed=1
-emit "{\"check\":\"shim_trace\",\"identical\":$same,\"replays\":$replay,\"launches\":${launches:-0},\"launches_with_ranges\":${with_ranges:-0}}"
-db="$out/shim_profile.db"
-prof=false
-timeout 300 "$gmux" profile -o "$db" -- "$prog" vecadd-runtime >"$out/shim_profile.txt" 2>&1 &&
-  [[ -s "$db" ]] && prof=true
-[[ $prof == true ]] || failed=1
-emit "{\"check\":\"shim_profile\",\"database_written\":$prof}"
-GMUX_SHIM_CUPTI=1 timeout 120 "$gmux" run --no-daemon --policy demand --stats "$out/shim_cupti.stats.json" \
-  -- "$prog" vecadd-runtime >/dev/null 2>"$out/shim_cupti.err"
-faults=$(grep -o '"um_faults":[0-9]*' "$out/shim_cupti.stats.json" 2>/dev/null | cut -d: -f2)
-htod=$(grep -o '"um_bytes_htod":[0-9]*' "$out/shim_cupti.stats.json" 2>/dev/null | cut -d: -f2)
-emit "{\"check\":\"shim_cupti_stats\",\"um_faults\":${faults:-0},\"um_bytes_htod\":${htod:-0}}"
+if want rate; then
+  n=${GMUX_SHIM_LAUNCHES:-100000}
+  rate() { timeout 30 "$@" 2>>"$out/shim_rate.err" | awk '/^RATE/ {print $2}'; }
+  native=$(rate "$prog" launch-rate "$n")
+  for policy in off proactive; do
+    r=$(rate "$gmux" run --no-daemon --policy "$policy" -- "$prog" launch-rate "$n")
+    ratio=$(awk -v a="${r:-0}" -v b="${native:-0}" 'BEGIN { if (b > 0) printf "%.3f", a / b; else print 0 }')
+    ok=$(awk -v x="$ratio" 'BEGIN { print (x >= 0.95) ? "true" : "false" }')
+    [[ -n "$r" && -n "$native" ]] || failed=1
+    emit "{\"check\":\"shim_launch_rate\",\"policy\":\"$policy\",\"launches\":$n,\"native_per_s\":${native:-0},\"gmux_per_s\":${r:-0},\"ratio\":$ratio,\"target\":0.95,\"met\":$ok}"
+  done
+fi
 
-n=${GMUX_SHIM_LAUNCHES:-200000}
-rate() { "$@" 2>/dev/null | awk '/^RATE/ {print $2}'; }
-native=$(rate "$prog" launch-rate "$n")
-for policy in off proactive; do
-  r=$(rate "$gmux" run --no-daemon --policy "$policy" -- "$prog" launch-rate "$n")
-  ratio=$(awk -v a="${r:-0}" -v b="${native:-0}" 'BEGIN { if (b > 0) printf "%.3f", a / b; else print 0 }')
-  ok=$(awk -v x="$ratio" 'BEGIN { print (x >= 0.95) ? "true" : "false" }')
-  emit "{\"check\":\"shim_launch_rate\",\"policy\":\"$policy\",\"launches\":$n,\"native_per_s\":${native:-0},\"gmux_per_s\":${r:-0},\"ratio\":$ratio,\"target\":0.95,\"met\":$ok}"
-done
+if want record; then
+  # Recording (gmux trace / gmux profile -- CMD): a cudaMalloc program (redirected
+  # to managed memory by the demand policy the recording uses) is traced with
+  # touched ranges from CUPTI's page faults; the trace must replay in
+  # `gmux trace show` and `gmux sim`, the program's result must not change,
+  # and the database must be written. Faults and bytes moved reach the stats.
+  trace="$out/shim_trace.txt"
+  native=$(timeout 30 "$prog" vecadd-runtime 2>/dev/null | grep '^RESULT')
+  got=$(timeout 60 "$gmux" trace --format text -o "$trace" -- "$prog" vecadd-runtime \
+        2>"$out/shim_trace.err" | grep '^RESULT')
+  launches=$(grep -c '^launch ' "$trace" 2>/dev/null)
+  with_ranges=$(grep '^launch ' "$trace" 2>/dev/null | grep -c 'touch=')
+  replay=false
+  timeout 20 "$gmux" trace show "$trace" >"$out/shim_trace_show.txt" 2>&1 &&
+    timeout 30 "$gmux" sim --trace "$trace" --quiet >"$out/shim_trace_sim.txt" 2>&1 && replay=true
+  same=false
+  [[ -n "$native" && "$got" == "$native" ]] && same=true
+  [[ $replay == true && $same == true && ${launches:-0} -gt 0 ]] || { failed=1; tail -5 "$out/shim_trace.err" >&2; }
+  emit "{\"check\":\"shim_trace\",\"identical\":$same,\"replays\":$replay,\"launches\":${launches:-0},\"launches_with_ranges\":${with_ranges:-0}}"
+  db="$out/shim_profile.db"
+  prof=false
+  timeout 60 "$gmux" profile -o "$db" -- "$prog" vecadd-runtime >"$out/shim_profile.txt" 2>&1 &&
+    [[ -s "$db" ]] && prof=true
+  [[ $prof == true ]] || { failed=1; tail -5 "$out/shim_profile.txt" >&2; }
+  emit "{\"check\":\"shim_profile\",\"database_written\":$prof}"
+  GMUX_SHIM_CUPTI=1 timeout 30 "$gmux" run --no-daemon --policy demand --stats "$out/shim_cupti.stats.json" \
+    -- "$prog" vecadd-runtime >/dev/null 2>"$out/shim_cupti.err"
+  faults=$(grep -o '"um_faults":[0-9]*' "$out/shim_cupti.stats.json" 2>/dev/null | cut -d: -f2)
+  htod=$(grep -o '"um_bytes_htod":[0-9]*' "$out/shim_cupti.stats.json" 2>/dev/null | cut -d: -f2)
+  emit "{\"check\":\"shim_cupti_stats\",\"um_faults\":${faults:-0},\"um_bytes_htod\":${htod:-0}}"
+fi
+
+if want torch; then
+  torch_py="$(dirname "$0")/shim_torch.py"
+  t0=$(date +%s.%N)
+  torch_out=$(timeout 60 python3 "$torch_py" 2>"$out/shim_torch_native.err")
+  rc=$?
+  t_native=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{printf "%.2f", b-a}')
+  native=$(grep '^RESULT' <<<"$torch_out")
+  if [[ $rc -eq 77 ]]; then
+    emit '{"check":"shim_torch_train","skipped":"no torch or no GPU"}'
+  else
+    [[ -n "$native" ]] || { failed=1; tail -5 "$out/shim_torch_native.err" >&2; }
+    for policy in off demand proactive; do
+      t0=$(date +%s.%N)
+      got=$(timeout 60 "$gmux" run --no-daemon --policy "$policy" --stats "$out/shim_torch_${policy}.stats.json" \
+            -- python3 "$torch_py" 2>"$out/shim_torch_${policy}.err" | grep '^RESULT')
+      dt=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{printf "%.2f", b-a}')
+      same=false
+      [[ -n "$native" && "$got" == "$native" ]] && same=true
+      [[ $same == true ]] || { failed=1; tail -8 "$out/shim_torch_${policy}.err" >&2; }
+      emit "{\"check\":\"shim_torch_train\",\"policy\":\"$policy\",\"identical\":$same,\"native_s\":$t_native,\"gmux_s\":$dt}"
+    done
+  fi
+fi
 exit $failed
