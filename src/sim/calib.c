@@ -187,8 +187,7 @@ gmux_status_t sim_calib_apply_text(sim_params_t *p, const char *text, size_t len
     double h2d = get(doc, "prefetch_h2d_GBps");
     double d2h = get(doc, "prefetch_d2h_GBps");
     double demand_ms = get(doc, "demand_ms");
-    double demand_bytes = get(doc, "demand_h2d_bytes");
-    double batches = get(doc, "demand_fault_records");
+    double buffer_bytes = get(doc, "buffer_bytes");
     if (hbm > 0) {
         q.hbm_bytes = hbm;
         note(applied, applied_len, "hbm", 0, hbm);
@@ -202,15 +201,12 @@ gmux_status_t sim_calib_apply_text(sim_params_t *p, const char *text, size_t len
         q.d2h_bps = d2h * 1e9;
         note(applied, applied_len, "d2h_gbps", 3, d2h);
     }
-    /* Demand paging: the time of the cold stream beyond moving its bytes at
-     * prefetch bandwidth, spread over the fault batches CUPTI saw. */
-    if (demand_ms > 0 && demand_bytes > 0 && batches >= 1 && q.h2d_bps > 0) {
-        double move_ns = demand_bytes / q.h2d_bps * 1e9;
-        double extra_ns = demand_ms * 1e6 - move_ns;
-        if (extra_ns > 0) {
-            q.fault_latency_ns = extra_ns / batches;
-            note(applied, applied_len, "fault_latency_us", 3, q.fault_latency_ns / 1e3);
-        }
+    /* Demand paging: the cold stream's bytes over its time. Fault batches
+     * (CUPTI's records) are not the simulator's batches of chunks, so the
+     * rate is taken whole rather than split into latency and bandwidth. */
+    if (demand_ms > 0 && buffer_bytes > 0) {
+        q.fault_bps = buffer_bytes / (demand_ms * 1e-3);
+        note(applied, applied_len, "fault_gbps", 3, q.fault_bps / 1e9);
     }
     char perr[256];
     if (sim_params_check(&q, perr, sizeof(perr)) != GMUX_OK) {

@@ -315,7 +315,9 @@ static gmux_status_t run_demand(run_ctx_t *rc, const sim_params_t *p, const sim_
         return st;
     }
     uint64_t cs = (uint64_t)p->chunk_bytes;
-    uint64_t fill_ns = div_ceil_ns((double)cs, p->h2d_bps);
+    /* a chunk faulted in moves at the demand-paging rate, measured far below
+     * the prefetch bandwidth (docs/sim.md, calibration) */
+    uint64_t fill_ns = div_ceil_ns((double)cs, p->fault_bps);
     uint64_t wb_ns = div_ceil_ns((double)cs, p->d2h_bps);
     uint64_t batch = (uint64_t)p->fault_batch;
     uint64_t now = 0, last_slice = 0;
@@ -427,6 +429,13 @@ static gmux_status_t run_engine(const sim_params_t *p, const sim_hooks_t *h, sim
         ph->attach(pred, eng_engine_regions(eng));
     const char *what = sim_policy_name(pol);
     uint64_t batch = (uint64_t)p->fault_batch;
+    /* A mispredicted chunk is migrated by the engine at prefetch bandwidth,
+     * but on a GPU the kernel has already faulted it in by demand paging:
+     * charge the difference between the two rates. */
+    uint64_t cs = (uint64_t)p->chunk_bytes;
+    uint64_t fault_extra_ns = 0;
+    if (p->fault_bps < p->h2d_bps)
+        fault_extra_ns = div_ceil_ns((double)cs, p->fault_bps) - div_ceil_ns((double)cs, p->h2d_bps);
     for (;;) {
         eng_step_t step;
         st = eng_engine_next(eng, &step);
@@ -447,6 +456,7 @@ static gmux_status_t run_engine(const sim_params_t *p, const sim_hooks_t *h, sim
         }
         uint64_t start = dev.now_ns > step.wait ? dev.now_ns : step.wait;
         start += (step.faults + batch - 1) / batch * (uint64_t)p->fault_latency_ns;
+        start += step.faults * fault_extra_ns;
         dev.now_ns = start + step.time_ns;
         r->faults += step.faults;
         st = eng_engine_complete(eng, dev.now_ns);

@@ -9,7 +9,7 @@
 # for more managed memory than the card has free (it can hang the GPU), so the
 # oversubscribed comparison of the issue is not run here (docs/gpu-results.md).
 #   tests/gpu/daemon_checks.sh BUILD_DIR     (tests/gpu/run.sh calls it so)
-# Settings: GMUX_GPU_WORK_MIB (per process, default 2048), GMUX_GPU_WORK_STEPS (30).
+# Settings: GMUX_GPU_WORK_MIB (per process, default 2048), GMUX_GPU_WORK_STEPS (150).
 # Exit 0 good, 1 mismatch or failure, 77 no GPU or no torch.
 set -uo pipefail
 build=${1:-build}
@@ -18,7 +18,7 @@ out="${GMUX_GPU_OUT:-$build/gpu-out}"
 mkdir -p "$out"
 work="$(dirname "$0")/torch_work.py"
 mib=${GMUX_GPU_WORK_MIB:-2048}
-steps=${GMUX_GPU_WORK_STEPS:-30}
+steps=${GMUX_GPU_WORK_STEPS:-150}
 [[ -x "$gmux" ]] || { echo "daemon_checks: $gmux missing" >&2; exit 1; }
 emit() { echo "$1" >>"$out/results.jsonl"; echo "$1"; }
 now() { date +%s.%N; }
@@ -46,13 +46,22 @@ run_pair() { # $1 label, then the prefix command (may be empty)
   local t0 pids=() i
   t0=$(now)
   for i in 1 2; do
-    "$@" python3 "$work" --mib "$mib" --steps "$steps" --seed "$i" \
+    local pre=("$@")
+    [[ $# -gt 0 ]] && pre=("${@:1:$#-1}" --stats "$out/daemon_${label}_$i.stats.json" --)
+    "${pre[@]}" python3 "$work" --mib "$mib" --steps "$steps" --seed "$i" \
       >"$out/daemon_${label}_$i.out" 2>"$out/daemon_${label}_$i.err" &
     pids+=($!)
   done
   if [[ $label != native ]]; then
-    sleep 4
-    timeout 5 "$gmux" status --json --socket "$sock" >"$out/daemon_${label}_status.json" 2>&1
+    # keep the status with the most tasks seen while the pair runs
+    local best=0 n
+    while kill -0 "${pids[0]}" 2>/dev/null || kill -0 "${pids[1]}" 2>/dev/null; do
+      timeout 5 "$gmux" status --json --socket "$sock" >"$out/daemon_status.tmp" 2>&1
+      n=$(grep -o '"pid"' "$out/daemon_status.tmp" | wc -l)
+      if (( n >= best )); then best=$n; cp "$out/daemon_status.tmp" "$out/daemon_${label}_status.json"; fi
+      sleep 0.5
+    done
+    rm -f "$out/daemon_status.tmp"
   fi
   for p in "${pids[@]}"; do wait "$p" || failed=1; done
   local wall; wall=$(since "$t0")
@@ -69,7 +78,12 @@ run_pair() { # $1 label, then the prefix command (may be empty)
 run_pair native
 run_pair demand "$gmux" run --socket "$sock" --policy demand --
 run_pair proactive "$gmux" run --socket "$sock" --policy proactive --
-tasks=$(grep -o '"pid"' "$out/daemon_proactive_status.json" 2>/dev/null | wc -l)
-emit "{\"check\":\"daemon_status\",\"tasks_seen_mid_run\":$tasks}"
-[[ $tasks -ge 2 ]] || failed=1
+for label in demand proactive; do
+  tasks=$(grep -o '"pid"' "$out/daemon_${label}_status.json" 2>/dev/null | wc -l)
+  shares=$(grep -o '"share": [0-9.]*' "$out/daemon_${label}_status.json" 2>/dev/null | awk '{printf "%s%s", s, $2; s=","}')
+  regs=$(cat "$out"/daemon_${label}_[12].stats.json 2>/dev/null | grep -o '"gate_registrations":[0-9]*' | cut -d: -f2 | awk '{s+=$1} END {print s+0}')
+  waits=$(cat "$out"/daemon_${label}_[12].stats.json 2>/dev/null | grep -o '"gate_waits":[0-9]*' | cut -d: -f2 | awk '{s+=$1} END {print s+0}')
+  emit "{\"check\":\"daemon_status\",\"config\":\"$label\",\"tasks_seen_mid_run\":$tasks,\"shares\":[${shares}],\"gate_registrations\":${regs:-0},\"gate_waits\":${waits:-0}}"
+  [[ $tasks -ge 2 ]] || failed=1
+done
 exit $failed

@@ -92,13 +92,13 @@ export GMUX_BUILD="$build" GMUX_GPU_OUT="$out" GMUX_ROOT="$root"
 g="$root/tests/gpu"
 checks=(
   "probe|30|ctest --test-dir $build -R '^test_gpu_(probe|vector_add)\$' --output-on-failure"
-  "calibrate|45|$build/tools/calibrate/gmux-calibrate | tee $out/calibration.json"
+  "calibrate|60|bash $g/calibrate_checks.sh $build"
   "shim-progs|90|bash $g/shim_checks.sh $build progs"
   "shim-rate|45|bash $g/shim_checks.sh $build rate"
   "shim-record|60|bash $g/shim_checks.sh $build record"
-  "netdev|100|bash $g/netdev_checks.sh $build"
   "shim-torch|100|bash $g/shim_checks.sh $build torch"
   "daemon|120|bash $g/daemon_checks.sh $build"
+  "netdev|100|bash $g/netdev_checks.sh $build"
 )
 
 if [[ $dry -eq 1 ]]; then

@@ -4,7 +4,7 @@
 #   progs   each program of shim_prog runs natively and under `gmux run`
 #           (policies off, demand, proactive) and must print the same RESULT
 #   rate    launch rate of empty kernels, native vs `gmux run` off and
-#           proactive (target: >= 95% of native)
+#           proactive, best of three interleaved rounds (target: >= 95%)
 #   record  gmux trace / gmux profile -- CMD with CUPTI touched ranges, the
 #           trace replayed in gmux sim; CUPTI fault counts in the shim's stats
 #   torch   a PyTorch training loop natively and under the three policies,
@@ -53,15 +53,24 @@ if want progs; then
 fi
 
 if want rate; then
+  # three interleaved rounds (native, off, proactive), best of each: the
+  # first process to start on a cold machine is slower, and order must not
+  # decide the ratio
   n=${GMUX_SHIM_LAUNCHES:-100000}
   rate() { timeout 30 "$@" 2>>"$out/shim_rate.err" | awk '/^RATE/ {print $2}'; }
-  native=$(rate "$prog" launch-rate "$n")
+  best() { awk -v a="${1:-0}" -v b="${2:-0}" 'BEGIN { print (a > b) ? a : b }'; }
+  native=0; off=0; pro=0
+  for round in 1 2 3; do
+    native=$(best "$native" "$(rate "$prog" launch-rate "$n")")
+    off=$(best "$off" "$(rate "$gmux" run --no-daemon --policy off -- "$prog" launch-rate "$n")")
+    pro=$(best "$pro" "$(rate "$gmux" run --no-daemon --policy proactive -- "$prog" launch-rate "$n")")
+  done
   for policy in off proactive; do
-    r=$(rate "$gmux" run --no-daemon --policy "$policy" -- "$prog" launch-rate "$n")
-    ratio=$(awk -v a="${r:-0}" -v b="${native:-0}" 'BEGIN { if (b > 0) printf "%.3f", a / b; else print 0 }')
+    r=$off; [[ $policy == proactive ]] && r=$pro
+    ratio=$(awk -v a="$r" -v b="$native" 'BEGIN { if (b > 0) printf "%.3f", a / b; else print 0 }')
     ok=$(awk -v x="$ratio" 'BEGIN { print (x >= 0.95) ? "true" : "false" }')
-    [[ -n "$r" && -n "$native" ]] || failed=1
-    emit "{\"check\":\"shim_launch_rate\",\"policy\":\"$policy\",\"launches\":$n,\"native_per_s\":${native:-0},\"gmux_per_s\":${r:-0},\"ratio\":$ratio,\"target\":0.95,\"met\":$ok}"
+    [[ $r != 0 && $native != 0 ]] || failed=1
+    emit "{\"check\":\"shim_launch_rate\",\"policy\":\"$policy\",\"launches\":$n,\"rounds\":3,\"native_per_s\":$native,\"gmux_per_s\":$r,\"ratio\":$ratio,\"target\":0.95,\"met\":$ok}"
   done
 fi
 

@@ -8,9 +8,12 @@
  * bytes with a signal ADD 1 to rank 1, which waits for it and puts back; the
  * round trip is timed over N iterations (fewer for large sizes), once with
  * the host API on a CPU thread and once from a single-thread kernel through
- * the device API. Every received message is checked (its first and last
+ * the device API, and once with a kernel on rank 0 answered by a CPU thread on
+ * rank 1 (path "kernel_cpu": only one GPU context spins, so the two processes
+ * do not take turns on the GPU as two spinning kernels do without MPS).
+ * Every received message is checked (its first and last
  * words carry the round number). Rank 0 prints one JSON line per (path,
- * size): {"check":"netdev_pingpong","path":"cpu"|"kernel","bytes":..,
+ * size): {"check":"netdev_pingpong","path":"cpu"|"kernel"|"kernel_cpu","bytes":..,
  * "rtt_us":..,"gbps":..}. With --staged, the kernel loop runs again with
  * window and source in device memory (path "kernel_staged", staged through
  * pinned memory). Exit 77 without a GPU.
@@ -27,6 +30,7 @@
 
 #define SIG_CPU    0
 #define SIG_KERNEL 1
+#define SIG_MIXED  2 /* rank 0 a kernel, rank 1 a CPU thread */
 
 static int me;
 
@@ -69,15 +73,15 @@ __host__ __device__ static bool stamped(const volatile uint64_t *msg, uint64_t b
 /* One round trip per iteration; returns seconds per round trip, or < 0 when a
  * message was wrong. `base` is the signal value before the first round. */
 static double cpu_pingpong(gmux_comm_t *comm, gmux_window_t w, uint64_t *win, uint64_t *src,
-                           uint64_t bytes, int iters, uint64_t base)
+                           uint64_t bytes, int iters, uint64_t base, uint32_t sig)
 {
     int peer = 1 - me;
-    gmux_op_opts_t o = {GMUX_SIGNAL_ADD, SIG_CPU, 1, GMUX_NO_COUNTER};
+    gmux_op_opts_t o = {GMUX_SIGNAL_ADD, sig, 1, GMUX_NO_COUNTER};
     double t0 = now_s();
     for (int i = 0; i < iters; i++) {
         uint64_t r = base + (uint64_t)i + 1;
         if (me == 1) {
-            OK(gmux_signal_wait(comm, SIG_CPU, r, NULL));
+            OK(gmux_signal_wait(comm, sig, r, NULL));
             if (!stamped(win, bytes, r))
                 return -1.0;
         }
@@ -89,7 +93,7 @@ static double cpu_pingpong(gmux_comm_t *comm, gmux_window_t w, uint64_t *win, ui
             OK(gmux_put(comm, 0, peer, w, 0, src, bytes, &o));
         }
         if (me == 0) {
-            OK(gmux_signal_wait(comm, SIG_CPU, r, NULL));
+            OK(gmux_signal_wait(comm, sig, r, NULL));
             if (!stamped(win, bytes, r))
                 return -1.0;
         }
@@ -101,15 +105,15 @@ static double cpu_pingpong(gmux_comm_t *comm, gmux_window_t w, uint64_t *win, ui
  * *bad_p the number of wrong messages. */
 __global__ static void k_pingpong(gmux_dev_handle_t h, gmux_window_t w, uint64_t *win,
                                   uint64_t *src, uint64_t bytes, int iters, uint64_t base,
-                                  unsigned long long *ns_p, int *bad_p)
+                                  unsigned long long *ns_p, int *bad_p, uint32_t sig)
 {
     int me = h.rank, peer = 1 - me, bad = 0;
-    gmux_op_opts_t o = {GMUX_SIGNAL_ADD, SIG_KERNEL, 1, GMUX_NO_COUNTER};
+    gmux_op_opts_t o = {GMUX_SIGNAL_ADD, sig, 1, GMUX_NO_COUNTER};
     uint64_t t0 = gmux_dev_now_ns();
     for (int i = 0; i < iters && !bad; i++) {
         uint64_t r = base + (uint64_t)i + 1;
         if (me == 1) {
-            bad |= gmux_dev_signal_wait(h, SIG_KERNEL, r, 0, NULL) != GMUX_OK;
+            bad |= gmux_dev_signal_wait(h, sig, r, 0, NULL) != GMUX_OK;
             bad |= !stamped(win, bytes, r);
         }
         if (bytes > 8)
@@ -120,7 +124,7 @@ __global__ static void k_pingpong(gmux_dev_handle_t h, gmux_window_t w, uint64_t
         else
             bad |= gmux_dev_put(h, 0, peer, w, 0, src, bytes, &o) != GMUX_OK;
         if (me == 0) {
-            bad |= gmux_dev_signal_wait(h, SIG_KERNEL, r, 0, NULL) != GMUX_OK;
+            bad |= gmux_dev_signal_wait(h, sig, r, 0, NULL) != GMUX_OK;
             bad |= !stamped(win, bytes, r);
         }
     }
@@ -132,7 +136,7 @@ __global__ static void k_pingpong(gmux_dev_handle_t h, gmux_window_t w, uint64_t
  * memory (cudaMalloc), staged through pinned memory by the service thread.
  * The window is sized to the message, since the target copies whole windows. */
 static int staged_run(gmux_comm_t *comm, uint64_t max_bytes, int iters, unsigned long long *ns,
-                      int *bad)
+                      int *bad, uint64_t base)
 {
     gmux_dev_handle_t h;
     OK(gmux_dev_handle_create_staged(comm, &h));
@@ -140,7 +144,6 @@ static int staged_run(gmux_comm_t *comm, uint64_t max_bytes, int iters, unsigned
     CUDA_OK(cudaMalloc((void **)&dsrc, max_bytes));
     OK(gmux_dev_source_register(&h, dsrc, max_bytes));
     int rc = 0;
-    uint64_t base = 0;
     for (uint64_t bytes = 8; bytes <= max_bytes && rc == 0; bytes = bytes < 64 ? 64 : bytes * 4) {
         int n = bytes <= 4096 ? iters : (int)(iters * 4096 / bytes) + 10;
         uint64_t *dwin;
@@ -151,7 +154,7 @@ static int staged_run(gmux_comm_t *comm, uint64_t max_bytes, int iters, unsigned
         double kt = 0.0;
         for (int pass = 0; pass < 2; pass++) {
             int kn = pass == 0 ? 10 : n;
-            k_pingpong<<<1, 1>>>(h, w, dwin, dsrc, bytes, kn, base, ns, bad);
+            k_pingpong<<<1, 1>>>(h, w, dwin, dsrc, bytes, kn, base, ns, bad, SIG_KERNEL);
             CUDA_OK(cudaDeviceSynchronize());
             base += (uint64_t)kn;
             rc |= *bad;
@@ -217,15 +220,15 @@ int main(int argc, char **argv)
     CUDA_OK(cudaHostAlloc((void **)&ns, sizeof(*ns), cudaHostAllocMapped));
     CUDA_OK(cudaHostAlloc((void **)&bad, sizeof(*bad), cudaHostAllocMapped));
     int rc = 0;
-    uint64_t cpu_base = 0, k_base = 0;
+    uint64_t cpu_base = 0, k_base = 0, m_base = 0;
     for (uint64_t bytes = 8; bytes <= max_bytes; bytes = bytes < 64 ? 64 : bytes * 4) {
         int n = bytes <= 4096 ? iters : (int)(iters * 4096 / bytes) + 10;
         /* warm-up rounds, then the timed ones; both paths alternate per size */
         OK(gmux_barrier(gmux_team_world(comm)));
-        if (cpu_pingpong(comm, w, win, src, bytes, 10, cpu_base) < 0)
+        if (cpu_pingpong(comm, w, win, src, bytes, 10, cpu_base, SIG_CPU) < 0)
             rc = 1;
         cpu_base += 10;
-        double cpu_rt = cpu_pingpong(comm, w, win, src, bytes, n, cpu_base);
+        double cpu_rt = cpu_pingpong(comm, w, win, src, bytes, n, cpu_base, SIG_CPU);
         cpu_base += (uint64_t)n;
         if (cpu_rt < 0)
             rc = 1;
@@ -234,12 +237,30 @@ int main(int argc, char **argv)
         for (int pass = 0; pass < 2; pass++) { /* pass 0: warm-up */
             int kn = pass == 0 ? 10 : n;
             k_pingpong<<<1, 1>>>(h, w, (uint64_t *)dwin, (uint64_t *)dsrc, bytes, kn, k_base, ns,
-                                 bad);
+                                 bad, SIG_KERNEL);
             CUDA_OK(cudaDeviceSynchronize());
             k_base += (uint64_t)kn;
             if (*bad)
                 rc = 1;
             kt = (double)*ns * 1e-9 / kn;
+        }
+        OK(gmux_barrier(gmux_team_world(comm)));
+        /* kernel on rank 0, CPU thread on rank 1: one GPU context spins, so
+         * two processes without MPS do not time-slice the GPU between them */
+        double mt = 0.0;
+        for (int pass = 0; pass < 2; pass++) {
+            int kn = pass == 0 ? 10 : n;
+            if (me == 0) {
+                k_pingpong<<<1, 1>>>(h, w, (uint64_t *)dwin, (uint64_t *)dsrc, bytes, kn, m_base,
+                                     ns, bad, SIG_MIXED);
+                CUDA_OK(cudaDeviceSynchronize());
+                if (*bad)
+                    rc = 1;
+                mt = (double)*ns * 1e-9 / kn;
+            } else if (cpu_pingpong(comm, w, win, src, bytes, kn, m_base, SIG_MIXED) < 0) {
+                rc = 1;
+            }
+            m_base += (uint64_t)kn;
         }
         OK(gmux_barrier(gmux_team_world(comm)));
         if (me == 0) {
@@ -252,6 +273,10 @@ int main(int argc, char **argv)
                    "\"bytes\":%llu,\"iters\":%d,\"rtt_us\":%.2f,\"gbps\":%.3f,\"ok\":%s}\n",
                    gmux_comm_provider(comm), (unsigned long long)bytes, n, kt * 1e6,
                    kt > 0 ? 2.0 * (double)bytes / kt * 1e-9 : 0.0, rc == 0 ? "true" : "false");
+            printf("{\"check\":\"netdev_pingpong\",\"path\":\"kernel_cpu\",\"provider\":\"%s\","
+                   "\"bytes\":%llu,\"iters\":%d,\"rtt_us\":%.2f,\"gbps\":%.3f,\"ok\":%s}\n",
+                   gmux_comm_provider(comm), (unsigned long long)bytes, n, mt * 1e6,
+                   mt > 0 ? 2.0 * (double)bytes / mt * 1e-9 : 0.0, rc == 0 ? "true" : "false");
             fflush(stdout);
         }
         if (rc)
@@ -259,7 +284,7 @@ int main(int argc, char **argv)
     }
     gmux_dev_handle_destroy(&h); /* one mapped handle per communicator at a time */
     if (rc == 0 && staged)
-        rc = staged_run(comm, max_bytes, iters, ns, bad);
+        rc = staged_run(comm, max_bytes, iters, ns, bad, k_base);
     OK(gmux_window_deregister(comm, w));
     gmux_status_t st = gmux_comm_finalize(comm);
     return rc ? rc : st != GMUX_OK;

@@ -24,15 +24,18 @@ static void test_full_file_sets_measured_parameters(void **state)
     const char *text =
         "{\"gmux_calibration\": 1, \"gpu\": \"X\", \"cupti\": true, \"hbm_bytes\": 150000000000,"
         " \"prefetch_h2d_GBps\": 25.0, \"prefetch_d2h_GBps\": 40.0, \"demand_ms\": 100.0,"
-        " \"demand_h2d_bytes\": 2000000000, \"demand_fault_records\": 1000, \"note\": null}";
+        " \"buffer_bytes\": 2000000000, \"demand_fault_records\": 1000, \"note\": null}";
     assert_int_equal(apply(&p, text, applied, err), GMUX_OK);
     assert_true(p.hbm_bytes == 150000000000.0);
     assert_true(p.h2d_bps == 25e9);
     assert_true(p.d2h_bps == 40e9);
-    /* 2e9 bytes at 25 GB/s take 80 ms of the 100 ms: 20 ms over 1000 batches. */
-    assert_true(p.fault_latency_ns > 19999.0 && p.fault_latency_ns < 20001.0);
+    /* 2e9 bytes demand-paged in 100 ms: 20 GB/s; the batch latency is left alone */
+    assert_true(p.fault_bps > 19.999e9 && p.fault_bps < 20.001e9);
+    sim_params_t def;
+    sim_params_default(&def);
+    assert_true(p.fault_latency_ns == def.fault_latency_ns);
     assert_non_null(strstr(applied, "h2d_gbps=25.000"));
-    assert_non_null(strstr(applied, "fault_latency_us=20.000"));
+    assert_non_null(strstr(applied, "fault_gbps=20.000"));
 }
 
 static void test_missing_measurements_leave_defaults(void **state)
@@ -46,7 +49,7 @@ static void test_missing_measurements_leave_defaults(void **state)
         apply(&p, "{\"gmux_calibration\": 1, \"prefetch_d2h_GBps\": 12.5}", applied, err), GMUX_OK);
     assert_true(p.d2h_bps == 12.5e9);
     assert_true(p.h2d_bps == def.h2d_bps);
-    assert_true(p.fault_latency_ns == def.fault_latency_ns);
+    assert_true(p.fault_bps == def.fault_bps);
     assert_string_equal(applied, "d2h_gbps=12.500");
 }
 

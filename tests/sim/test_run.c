@@ -100,7 +100,8 @@ static void test_demand_model(void **state)
     assert_int_equal(r.faults, 4);
     assert_int_equal(r.bytes_h2d, 4 * CHUNK);
     assert_int_equal(r.bytes_d2h, CHUNK);
-    uint64_t xfer = (uint64_t)(CHUNK * 1e9 / p.h2d_bps + 0.999999);
+    /* faulted chunks move at the demand-paging rate, not the prefetch one */
+    uint64_t xfer = (uint64_t)(CHUNK * 1e9 / p.fault_bps + 0.999999);
     uint64_t wb = (uint64_t)(CHUNK * 1e9 / p.d2h_bps + 0.999999);
     uint64_t lat = (uint64_t)p.fault_latency_ns;
     /* batch of one fault each: 4 latencies, 4 fills, 1 write-back, 4 launches */

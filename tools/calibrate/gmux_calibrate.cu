@@ -10,9 +10,14 @@
  *                     CUPTI's unified-memory counters (with their batches)
  *   fault latency     a kernel touching one word per 2 MiB of a cold buffer:
  *                     the cost of a fault that moves almost nothing
+ *   validation chain  six kernels over three managed buffers, warm, under
+ *                     demand paging and prefetched ahead (chain.cu); with
+ *                     --chain-trace FILE also written as a gmux trace, for
+ *                     checking the simulator on a program it was not fitted to
  *
  * Output: one JSON object on stdout (keys documented in docs/sim.md, section
- * calibration). Exit 77 without a GPU. Usage: gmux-calibrate [--size MiB].
+ * calibration). Exit 77 without a GPU.
+ * Usage: gmux-calibrate [--size MiB] [--chain-trace FILE].
  */
 #include <cstdio>
 #include <cstdlib>
@@ -21,6 +26,8 @@
 
 #include <cuda_runtime.h>
 #include <cupti.h>
+
+#include "chain.h"
 
 #define CHECK(call)                                                                                \
     do {                                                                                           \
@@ -131,11 +138,14 @@ static float time_ms(cudaEvent_t a, cudaEvent_t b)
 int main(int argc, char **argv)
 {
     size_t mib = 2048;
+    const char *chain_trace = nullptr;
     for (int i = 1; i < argc; i++) {
         if (!std::strcmp(argv[i], "--size") && i + 1 < argc)
             mib = std::strtoull(argv[++i], nullptr, 10);
+        else if (!std::strcmp(argv[i], "--chain-trace") && i + 1 < argc)
+            chain_trace = argv[++i];
         else {
-            std::fprintf(stderr, "usage: gmux-calibrate [--size MiB]\n");
+            std::fprintf(stderr, "usage: gmux-calibrate [--size MiB] [--chain-trace FILE]\n");
             return 2;
         }
     }
@@ -233,6 +243,9 @@ int main(int argc, char **argv)
     float sparse = time_ms(e0, e1);
     uvm_totals sp = cupti_take();
     CHECK(cudaFree(man));
+    chain_result_t ch = {};
+    if (chain_run(prop.multiProcessorCount, chain_trace, &ch) != 0)
+        return 1;
 
     auto gbps = [&](double ms) { return ms > 0 ? (double)bytes / (ms * 1e-3) / 1e9 : 0.0; };
     std::printf("{\"gmux_calibration\": 1, \"gpu\": \"%s\", \"driver\": %d, \"runtime\": %d, "
@@ -250,8 +263,11 @@ int main(int argc, char **argv)
                 dm.fault_records ? dm.fault_record_ns / 1e3 / dm.fault_records : 0.0);
     std::printf(" \"sparse_touches\": %zu, \"sparse_ms\": %.3f, \"sparse_us_per_touch\": %.3f, "
                 "\"sparse_gpu_faults\": %llu, \"sparse_fault_records\": %llu, "
-                "\"sparse_h2d_bytes\": %llu}\n",
+                "\"sparse_h2d_bytes\": %llu,\n",
                 touches, sparse, sparse * 1e3 / (double)touches, sp.gpu_faults, sp.fault_records,
                 sp.h2d_bytes);
+    std::printf(" \"chain_launches\": %d, \"chain_bytes\": %llu, \"chain_warm_ms\": %.3f, "
+                "\"chain_demand_ms\": %.3f, \"chain_proactive_ms\": %.3f}\n",
+                ch.launches, ch.bytes, ch.warm_ms, ch.demand_ms, ch.proactive_ms);
     return 0;
 }

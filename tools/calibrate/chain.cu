@@ -1,0 +1,169 @@
+/*
+ * The validation chain of gmux-calibrate: a short program of kernels over
+ * three managed buffers, each kernel reading one buffer whole and writing
+ * another, timed three ways on the GPU:
+ *   warm       every buffer resident: each kernel's compute time alone
+ *   demand     every buffer cold (on the host): unified-memory demand paging
+ *   proactive  every buffer cold, each kernel's buffers prefetched on a
+ *              migration stream ahead of it (the next kernel's migration
+ *              overlaps the current kernel), as gmux's shim does
+ * and written as a gmux trace (the warm times as compute times), so that
+ * `gmux sim --trace FILE --calibration CAL --oversub 100` predicts the demand
+ * and proactive times of a program it was not calibrated on
+ * (tests/gpu/run.sh compares them; docs/gpu-results.md).
+ * The buffers add up to 2 GiB: far below the free HBM, since the lent GPU's
+ * rules forbid asking for more managed memory than the card has free.
+ */
+#include <cstdio>
+#include <cstdlib>
+
+#include <cuda_runtime.h>
+
+#include "chain.h"
+
+#define CK(call)                                                                                   \
+    do {                                                                                           \
+        cudaError_t e_ = (call);                                                                   \
+        if (e_ != cudaSuccess) {                                                                   \
+            std::fprintf(stderr, "gmux-calibrate: chain: %s failed: %s\n", #call,                  \
+                         cudaGetErrorString(e_));                                                  \
+            return -1;                                                                             \
+        }                                                                                          \
+    } while (0)
+
+/* Reads in[0..nin) whole, writes out[0..nout) whole. */
+__global__ void chain_rw(const uint4 *in, size_t nin, uint4 *out, size_t nout,
+                         unsigned long long *sink)
+{
+    size_t tid = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    size_t step = (size_t)gridDim.x * blockDim.x;
+    unsigned acc = 0;
+    for (size_t i = tid; i < nin; i += step)
+        acc += in[i].x ^ in[i].w;
+    for (size_t i = tid; i < nout; i += step)
+        out[i] = make_uint4((unsigned)i, acc, (unsigned)(i >> 32), 7u);
+    if (acc == 0x9e3779b9u)
+        *sink = acc;
+}
+
+static const size_t chain_mib[3] = {768, 256, 1024};
+static const int chain_io[][2] = {{0, 1}, {1, 2}, {2, 0}, {0, 1}, {1, 2}, {2, 0}};
+enum { CHAIN_LAUNCHES = sizeof(chain_io) / sizeof(chain_io[0]) };
+
+static int to_host(uint4 *const buf[3], size_t const bytes[3], cudaStream_t s)
+{
+    cudaMemLocation host = {cudaMemLocationTypeHost, 0};
+    for (int b = 0; b < 3; b++)
+        CK(cudaMemPrefetchAsync(buf[b], bytes[b], host, 0, s));
+    CK(cudaStreamSynchronize(s));
+    return 0;
+}
+
+int chain_run(int sms, const char *trace_path, chain_result_t *r)
+{
+    uint4 *buf[3] = {nullptr, nullptr, nullptr};
+    size_t bytes[3];
+    unsigned long long *sink = nullptr;
+    cudaStream_t s, m;
+    cudaEvent_t t0, t1, ev[CHAIN_LAUNCHES], kev[CHAIN_LAUNCHES + 1];
+    const unsigned grid = (unsigned)sms * 8, block = 256;
+    cudaMemLocation dev = {cudaMemLocationTypeDevice, 0};
+    float ms = 0;
+    CK(cudaStreamCreate(&s));
+    CK(cudaStreamCreate(&m));
+    CK(cudaEventCreate(&t0));
+    CK(cudaEventCreate(&t1));
+    for (int k = 0; k < CHAIN_LAUNCHES; k++)
+        CK(cudaEventCreate(&ev[k]));
+    for (int k = 0; k <= CHAIN_LAUNCHES; k++)
+        CK(cudaEventCreate(&kev[k]));
+    CK(cudaMalloc(&sink, sizeof(*sink)));
+    for (int b = 0; b < 3; b++) {
+        bytes[b] = chain_mib[b] << 20;
+        CK(cudaMallocManaged(&buf[b], bytes[b]));
+        CK(cudaMemset(buf[b], b + 1, bytes[b]));
+    }
+    CK(cudaDeviceSynchronize());
+
+    /* warm: everything resident; one event between kernels gives each one's time */
+    for (int b = 0; b < 3; b++)
+        CK(cudaMemPrefetchAsync(buf[b], bytes[b], dev, 0, s));
+    for (int pass = 0; pass < 2; pass++) { /* the first pass warms up */
+        CK(cudaEventRecord(kev[0], s));
+        for (int k = 0; k < CHAIN_LAUNCHES; k++) {
+            int i = chain_io[k][0], o = chain_io[k][1];
+            chain_rw<<<grid, block, 0, s>>>(buf[i], bytes[i] / 16, buf[o], bytes[o] / 16, sink);
+            CK(cudaEventRecord(kev[k + 1], s));
+        }
+        CK(cudaStreamSynchronize(s));
+    }
+    r->warm_ms = 0;
+    for (int k = 0; k < CHAIN_LAUNCHES; k++) {
+        CK(cudaEventElapsedTime(&ms, kev[k], kev[k + 1]));
+        r->launch_ns[k] = (unsigned long long)(ms * 1e6);
+        r->warm_ms += ms;
+    }
+
+    /* demand: cold buffers, kernels fault their pages in */
+    if (to_host(buf, bytes, s))
+        return -1;
+    CK(cudaEventRecord(t0, s));
+    for (int k = 0; k < CHAIN_LAUNCHES; k++) {
+        int i = chain_io[k][0], o = chain_io[k][1];
+        chain_rw<<<grid, block, 0, s>>>(buf[i], bytes[i] / 16, buf[o], bytes[o] / 16, sink);
+    }
+    CK(cudaEventRecord(t1, s));
+    CK(cudaEventSynchronize(t1));
+    CK(cudaEventElapsedTime(&r->demand_ms, t0, t1));
+
+    /* proactive: cold buffers, each kernel's pair prefetched on m ahead of it */
+    if (to_host(buf, bytes, s))
+        return -1;
+    CK(cudaEventRecord(t0, m));
+    for (int k = 0; k < CHAIN_LAUNCHES; k++) {
+        int i = chain_io[k][0], o = chain_io[k][1];
+        CK(cudaMemPrefetchAsync(buf[i], bytes[i], dev, 0, m));
+        CK(cudaMemPrefetchAsync(buf[o], bytes[o], dev, 0, m));
+        CK(cudaEventRecord(ev[k], m));
+        CK(cudaStreamWaitEvent(s, ev[k], 0));
+        chain_rw<<<grid, block, 0, s>>>(buf[i], bytes[i] / 16, buf[o], bytes[o] / 16, sink);
+    }
+    CK(cudaEventRecord(t1, s));
+    CK(cudaEventSynchronize(t1));
+    CK(cudaEventElapsedTime(&r->proactive_ms, t0, t1));
+    r->launches = CHAIN_LAUNCHES;
+    r->bytes = 0;
+    for (int b = 0; b < 3; b++)
+        r->bytes += bytes[b];
+
+    int rc = 0;
+    if (trace_path) {
+        FILE *f = std::fopen(trace_path, "w");
+        if (!f) {
+            std::fprintf(stderr, "gmux-calibrate: cannot write %s\n", trace_path);
+            rc = -1;
+        } else {
+            std::fprintf(f, "gmux-trace 1\n# gmux-calibrate's validation chain, warm times "
+                            "measured on the GPU\ntask 0 calibrate-chain\nkernel 0 chain_rw\n");
+            for (int b = 0; b < 3; b++)
+                std::fprintf(f, "alloc 0 %d 0x%llx %zu\n", b, (unsigned long long)buf[b],
+                             bytes[b]);
+            for (int k = 0; k < CHAIN_LAUNCHES; k++) {
+                int i = chain_io[k][0], o = chain_io[k][1];
+                unsigned long long bi = (unsigned long long)buf[i], bo = (unsigned long long)buf[o];
+                std::fprintf(f,
+                             "launch 0 0 grid=%u,1,1 block=%u,1,1 ns=%llu "
+                             "args=p:0x%llx,v:%zu,p:0x%llx,v:%zu touch=r:0x%llx+%zu,w:0x%llx+%zu\n",
+                             grid, block, r->launch_ns[k], bi, bytes[i] / 16, bo, bytes[o] / 16, bi,
+                             bytes[i], bo, bytes[o]);
+            }
+            std::fprintf(f, "end\n");
+            if (std::fclose(f) != 0)
+                rc = -1;
+        }
+    }
+    for (int b = 0; b < 3; b++)
+        cudaFree(buf[b]);
+    cudaFree(sink);
+    return rc;
+}
