@@ -19,12 +19,15 @@
 #define SIM_PARAM_LIST(X)                                                                          \
     X(hbm_bytes, "hbm", SIZE, 141000000000.0, "device memory (H200: 141 GB HBM3e)")                \
     X(chunk_bytes, "chunk", SIZE, 2097152.0, "migration and residency unit (2MiB or 64KiB)")       \
-    X(h2d_bps, "h2d_gbps", GBPS, 44e9, "host-to-device migration (prefetch), GB/s (H200, measured)")\
-    X(d2h_bps, "d2h_gbps", GBPS, 9.7e9, "device-to-host migration (prefetch), GB/s (H200, measured)")\
+    X(h2d_bps, "h2d_gbps", GBPS, 44.6e9,                                                           \
+      "host-to-device migration (prefetch), GB/s (H200, measured)")                                \
+    X(d2h_bps, "d2h_gbps", GBPS, 12.1e9,                                                           \
+      "device-to-host migration (prefetch), GB/s (H200, measured)")                                \
     X(xfer_call_ns, "xfer_call_us", USEC, 10000.0, "fixed cost of one transfer call, us")          \
     X(fault_batch, "fault_batch", U64, 256.0, "UVM: most faults serviced per batch")               \
     X(fault_latency_ns, "fault_latency_us", USEC, 30000.0, "UVM: service latency per batch, us")   \
-    X(fault_bps, "fault_gbps", GBPS, 4.6e9, "UVM: demand paging of dense data, GB/s (H200, measured)")\
+    X(fault_bps, "fault_gbps", GBPS, 4.34e9,                                                       \
+      "UVM: demand paging of dense data, GB/s (H200, measured)")                                   \
     X(uvm_lru, "uvm_lru", U64, 0.0, "UVM eviction order: 0 FIFO by migration (driver), 1 LRU")     \
     X(quantum_ns, "quantum_ms", MSEC, 10e6, "time slice of compute time, ms")                      \
     X(lookahead, "lookahead", U64, 8192.0, "launches the engine plans ahead")                      \
