@@ -435,7 +435,8 @@ static gmux_status_t run_engine(const sim_params_t *p, const sim_hooks_t *h, sim
     uint64_t cs = (uint64_t)p->chunk_bytes;
     uint64_t fault_extra_ns = 0;
     if (p->fault_bps < p->h2d_bps)
-        fault_extra_ns = div_ceil_ns((double)cs, p->fault_bps) - div_ceil_ns((double)cs, p->h2d_bps);
+        fault_extra_ns =
+            div_ceil_ns((double)cs, p->fault_bps) - div_ceil_ns((double)cs, p->h2d_bps);
     for (;;) {
         eng_step_t step;
         st = eng_engine_next(eng, &step);

@@ -146,8 +146,7 @@ int chain_run(int sms, const char *trace_path, chain_result_t *r)
             std::fprintf(f, "gmux-trace 1\n# gmux-calibrate's validation chain, warm times "
                             "measured on the GPU\ntask 0 calibrate-chain\nkernel 0 chain_rw\n");
             for (int b = 0; b < 3; b++)
-                std::fprintf(f, "alloc 0 %d 0x%llx %zu\n", b, (unsigned long long)buf[b],
-                             bytes[b]);
+                std::fprintf(f, "alloc 0 %d 0x%llx %zu\n", b, (unsigned long long)buf[b], bytes[b]);
             for (int k = 0; k < CHAIN_LAUNCHES; k++) {
                 int i = chain_io[k][0], o = chain_io[k][1];
                 unsigned long long bi = (unsigned long long)buf[i], bo = (unsigned long long)buf[o];

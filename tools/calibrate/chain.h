@@ -6,7 +6,7 @@
 
 typedef struct chain_result {
     int launches;
-    unsigned long long bytes;                          /* managed bytes of the buffers */
+    unsigned long long bytes;                         /* managed bytes of the buffers */
     unsigned long long launch_ns[CHAIN_MAX_LAUNCHES]; /* warm compute time of each kernel */
     float warm_ms, demand_ms, proactive_ms;
 } chain_result_t;
