@@ -37,10 +37,20 @@ static pthread_mutex_t cupti_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t cupti_faults[CUPTI_MAX_FAULTS];
 static size_t cupti_nfaults;
 static uint64_t cupti_lost;
+static uint64_t cupti_kernel_ns, cupti_kernels; /* kernel records since the last take */
 
 void shim_cupti_account(const void *record)
 {
     const CUpti_Activity *rec = record;
+    if (rec->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL ||
+        rec->kind == CUPTI_ACTIVITY_KIND_KERNEL) {
+        const CUpti_ActivityKernel10 *k = (const CUpti_ActivityKernel10 *)rec;
+        pthread_mutex_lock(&cupti_lock);
+        cupti_kernel_ns += k->end > k->start ? k->end - k->start : 0;
+        cupti_kernels++;
+        pthread_mutex_unlock(&cupti_lock);
+        return;
+    }
     if (rec->kind != CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER)
         return;
     const CUpti_ActivityUnifiedMemoryCounter3 *um =
@@ -136,6 +146,30 @@ bool shim_cupti_start(void)
     return atomic_load(&cupti_on);
 }
 
+bool shim_cupti_enable_kernels(void)
+{
+    if (!shim_cupti_start())
+        return false;
+    CUptiResult r = cupti.enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+    if (r != CUPTI_SUCCESS) {
+        COM_WARN(SHIM, "CUPTI kernel records unavailable (CUPTI error %d): compute times are 0",
+                 (int)r);
+        return false;
+    }
+    return true;
+}
+
+uint64_t shim_cupti_take_kernel_ns(uint64_t *kernels_p)
+{
+    pthread_mutex_lock(&cupti_lock);
+    uint64_t ns = cupti_kernel_ns;
+    if (kernels_p)
+        *kernels_p = cupti_kernels;
+    cupti_kernel_ns = cupti_kernels = 0;
+    pthread_mutex_unlock(&cupti_lock);
+    return ns;
+}
+
 void shim_cupti_flush(void)
 {
     if (atomic_load(&cupti_on))
@@ -167,6 +201,18 @@ bool shim_cupti_start(void)
 
 void shim_cupti_flush(void)
 {
+}
+
+bool shim_cupti_enable_kernels(void)
+{
+    return false;
+}
+
+uint64_t shim_cupti_take_kernel_ns(uint64_t *kernels_p)
+{
+    if (kernels_p)
+        *kernels_p = 0;
+    return 0;
 }
 
 size_t shim_cupti_take_faults(uint64_t *addrs, size_t max, uint64_t *lost_p)

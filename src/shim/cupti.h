@@ -23,6 +23,15 @@
 /* Loads CUPTI and enables the counters (once); whether they are on. */
 bool shim_cupti_start(void);
 
+/* Also records every kernel's execution (the recorder's compute times);
+ * whether that is on. Starts CUPTI if needed. */
+bool shim_cupti_enable_kernels(void);
+
+/* Sum of the durations (end - start, ns) of the kernel records received since
+ * the last call, and how many (*kernels_p, may be NULL). Does not flush: call
+ * after shim_cupti_flush() or shim_cupti_take_faults(). */
+uint64_t shim_cupti_take_kernel_ns(uint64_t *kernels_p);
+
 /* Hands over every pending record (no-op when CUPTI is off). */
 void shim_cupti_flush(void);
 
@@ -34,9 +43,9 @@ void shim_cupti_flush(void);
 size_t shim_cupti_take_faults(uint64_t *addrs, size_t max, uint64_t *lost_p);
 
 /*
- * Counts one CUPTI activity record (a CUpti_Activity; only unified-memory
- * counter records of kind HtoD bytes, DtoH bytes and GPU page fault count)
- * into the stats and the fault addresses. Called from CUPTI's buffer
+ * Counts one CUPTI activity record (a CUpti_Activity; unified-memory counter
+ * records of kind HtoD bytes, DtoH bytes and GPU page fault count, and kernel
+ * records) into the stats, the fault addresses and the kernel time. Called from CUPTI's buffer
  * callback; tests feed it synthetic records. Only built with cupti.h.
  */
 void shim_cupti_account(const void *record);

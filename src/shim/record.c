@@ -25,6 +25,7 @@
 
 /* The test double's fake CUPTI (see tests/shim/fake_cuda/fake_cuda.h). */
 typedef size_t (*rec_touched_fn)(uint64_t *addr, uint64_t *len, uint8_t *mode, size_t max);
+typedef uint64_t (*rec_kernel_ns_fn)(void);
 
 atomic_int shim_record_state_;
 
@@ -32,7 +33,9 @@ static pthread_mutex_t rec_lock = PTHREAD_MUTEX_INITIALIZER;
 static sim_trace_writer_t *rec_writer;
 static bool rec_probe;
 static rec_touched_fn rec_touched;
-static atomic_bool rec_cupti; /* CUPTI fault addresses are the range source */
+static rec_kernel_ns_fn rec_kernel_ns; /* the double's kernel times */
+static atomic_bool rec_cupti;          /* CUPTI fault addresses are the range source */
+static atomic_bool rec_cupti_kernels;  /* CUPTI kernel records give compute times */
 static uint64_t rec_next_id;
 static shim_rec_alloc_t *rec_live; /* live allocations, unordered */
 static size_t rec_nlive, rec_cap;
@@ -115,9 +118,84 @@ static void rec_event(const sim_event_t *ev)
 
 static void rec_task_name(char *out, size_t len);
 
+/* Launch shape whose fault-free time stands in for its launches that faulted. */
+typedef struct rec_shape {
+    sim_launch_ev_t *key; /* the first fault-free launch of the shape; NULL: empty slot */
+    uint64_t min_ns;
+} rec_shape_t;
+
+static uint64_t rec_shape_hash(const sim_launch_ev_t *l)
+{
+    uint64_t h = l->kernel * 0x9e3779b97f4a7c15ull;
+    for (int i = 0; i < 3; i++)
+        h = (h ^ l->grid[i] ^ ((uint64_t)l->block[i] << 32)) * 0x100000001b3ull;
+    return h ^ (h >> 29);
+}
+
+static bool rec_same_shape(const sim_launch_ev_t *a, const sim_launch_ev_t *b)
+{
+    return a->kernel == b->kernel && memcmp(a->grid, b->grid, sizeof(a->grid)) == 0 &&
+           memcmp(a->block, b->block, sizeof(a->block)) == 0;
+}
+
+static rec_shape_t *rec_shape_slot(rec_shape_t *t, size_t cap, const sim_launch_ev_t *l)
+{
+    for (size_t i = rec_shape_hash(l) & (cap - 1);; i = (i + 1) & (cap - 1))
+        if (!t[i].key || rec_same_shape(t[i].key, l))
+            return &t[i];
+}
+
+/*
+ * A launch whose ranges were recorded faulted its pages in, and its kernel
+ * time includes the fault service. Where the same kernel ran with the same
+ * grid and block without faulting, that launch's time (the least such) is
+ * the compute time the trace format asks for; it replaces the faulted one.
+ * Lock held.
+ */
+static void rec_unfault_times(void)
+{
+    size_t cap = 16;
+    while (cap < 2 * rec_nevs)
+        cap *= 2;
+    rec_shape_t *t = calloc(cap, sizeof(*t));
+    if (!t) {
+        COM_WARN(SHIM, "no memory to correct the compute times of faulted launches");
+        return;
+    }
+    for (size_t i = 0; i < rec_nevs; i++) {
+        sim_launch_ev_t *l = &rec_evs[i].ev.u.launch;
+        if (rec_evs[i].ev.kind != SIM_EV_LAUNCH || l->nranges || !l->time_ns)
+            continue;
+        rec_shape_t *s = rec_shape_slot(t, cap, l);
+        if (!s->key || l->time_ns < s->min_ns)
+            s->min_ns = l->time_ns;
+        s->key = l;
+    }
+    size_t fixed = 0, kept = 0;
+    for (size_t i = 0; i < rec_nevs; i++) {
+        sim_launch_ev_t *l = &rec_evs[i].ev.u.launch;
+        if (rec_evs[i].ev.kind != SIM_EV_LAUNCH || !l->nranges || !l->time_ns)
+            continue;
+        rec_shape_t *s = rec_shape_slot(t, cap, l);
+        if (s->key) {
+            l->time_ns = s->min_ns;
+            fixed++;
+        } else {
+            kept++;
+        }
+    }
+    free(t);
+    if (fixed || kept)
+        COM_INFO(SHIM,
+                 "compute times: %zu launches that faulted took the time of the same launch "
+                 "without faults; %zu had no such twin and keep their time, faults included",
+                 fixed, kept);
+}
+
 /* Writes the task, the kernel table and every kept event. Lock held. */
 static gmux_status_t rec_write_all(void)
 {
+    rec_unfault_times();
     char name[96];
     rec_task_name(name, sizeof(name));
     gmux_status_t st = sim_trace_writer_task(rec_writer, 0, name);
@@ -166,6 +244,12 @@ static void rec_flush(void)
         raw = shim_rec_ranges_merge(rec_raw, raw);
         n = shim_rec_ranges_clip(rec_raw, raw, rec_live, rec_nlive, rec_ranges, REC_MAX_RANGES);
         n = shim_rec_ranges_merge(rec_ranges, n);
+        /* the launch ran alone (synchronized before and after): what the
+         * kernel records say it took is its compute time, faults included */
+        if (rec_kernel_ns)
+            rec_pend.time_ns = rec_kernel_ns();
+        else if (atomic_load(&rec_cupti_kernels))
+            rec_pend.time_ns = shim_cupti_take_kernel_ns(NULL);
     }
     rec_pend.nranges = (uint32_t)n;
     rec_pend.ranges = rec_ranges;
@@ -212,6 +296,7 @@ void shim_record_init_slow(void)
         void *drv = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
         if (drv) {
             rec_touched = (rec_touched_fn)dlsym(drv, "gmux_test_cupti_touched");
+            *(void **)&rec_kernel_ns = dlsym(drv, "gmux_test_cupti_kernel_ns");
             dlclose(drv);
         }
         char err[512];
@@ -232,6 +317,8 @@ void shim_record_init_slow(void)
         bool on = shim_cupti_start();
         if (probe_cupti)
             atomic_store(&rec_cupti, on);
+        if (probe_cupti && on)
+            atomic_store(&rec_cupti_kernels, shim_cupti_enable_kernels());
         if (probe_cupti && !on)
             COM_WARN(SHIM, "no source of touched ranges: the trace records none");
     }

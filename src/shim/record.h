@@ -5,7 +5,7 @@
  * (sim/trace_io.h), as one task. A launch carries its kernel (named with
  * cuFuncGetName where the driver has it), grid, block and the decoded
  * parameter words (a word inside a tracked allocation is a pointer
- * argument, any other a value). Compute time is 0 (not measured). The
+ * argument, any other a value). Compute time: see below (probe mode). The
  * format declares every kernel before the first event, so events are kept in
  * memory and the file is written at exit (memory grows with the number of
  * events: about 100 bytes per launch plus its arguments and ranges).
@@ -14,9 +14,13 @@
  * event is written the context is synchronized and the ranges the launch
  * touched are collected, clipped to the live allocations and merged. The
  * touched ranges come from a range source: the test double's fake CUPTI
- * (gmux_test_cupti_touched in the driver), else none (real CUPTI is not
- * wired in yet; docs/shim.md). Without a source the trace has no ranges and
+ * (gmux_test_cupti_touched in the driver), else CUPTI page faults (cupti.h).
+ * Without a source the trace has no ranges and
  * its task name ends in "~noranges".
+ * In probe mode each launch's compute time is its kernel duration from the
+ * same source (CUPTI kernel records; the double's gmux_test_cupti_kernel_ns);
+ * at exit a launch that faulted takes the least time of a fault-free launch of
+ * the same kernel, grid and block, where there is one.
  *
  * Calls come from the hooks after shim_ensure_init(). Nothing is done, and
  * nothing allocated, when recording is off (one relaxed load per call).

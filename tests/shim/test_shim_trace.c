@@ -64,9 +64,10 @@ static void check_trace(uint64_t a, uint64_t b, int ranges)
     sim_source_t *src;
     assert_int_equal(sim_trace_open(trace_path, &src, e, sizeof(e)), GMUX_OK);
     assert_int_equal(src->ntasks, 1);
-    assert_int_equal(src->nkernels, 2);
+    assert_int_equal(src->nkernels, 3);
     assert_string_equal(src->kernel_names[0], "scale");
     assert_string_equal(src->kernel_names[1], "fill");
+    assert_string_equal(src->kernel_names[2], "peek");
     const char *name = src->task_names[0];
     size_t nl = strlen(name);
     int marked = nl > 9 && strcmp(name + nl - 9, "~noranges") == 0;
@@ -93,7 +94,8 @@ static void check_trace(uint64_t a, uint64_t b, int ranges)
         assert_int_equal(l->grid[0], k);
         assert_int_equal(l->grid[1], 1);
         assert_int_equal(l->block[0], 128);
-        assert_int_equal(l->time_ns, 0);
+        /* probing measures each kernel's time (the double's fake_spend) */
+        assert_int_equal(l->time_ns, ranges ? 10 * 128 * k : 0);
         assert_int_equal(l->nargs, 3);
         assert_int_equal(l->args[0].kind, ENG_ARG_PTR);
         assert_int_equal(l->args[0].value, a);
@@ -129,6 +131,16 @@ static void check_trace(uint64_t a, uint64_t b, int ranges)
     if (ranges) {
         assert_int_equal(ev.u.launch.ranges[0].addr, b);
         assert_int_equal(ev.u.launch.ranges[0].len, 256);
+    }
+    assert_int_equal(ev.u.launch.time_ns, ranges ? 777 : 0);
+    /* peek, twice with one shape: the launch that faulted (5000 ns, ranges)
+     * takes the time of its twin that did not (300 ns) */
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(sim_source_next(src, 0, &ev), GMUX_OK);
+        assert_int_equal(ev.kind, SIM_EV_LAUNCH);
+        assert_int_equal(ev.u.launch.kernel, 2);
+        assert_int_equal(ev.u.launch.nranges, ranges && i == 0 ? 1 : 0);
+        assert_int_equal(ev.u.launch.time_ns, ranges ? 300 : 0);
     }
     assert_int_equal(sim_source_next(src, 0, &ev), GMUX_OK);
     assert_int_equal(ev.kind, SIM_EV_FREE);
@@ -171,7 +183,7 @@ static void test_trace_replays(void **state)
     record("binary", 1, &a, &b);
     char *const show[] = {GMUX_BIN, "trace", "show", trace_path, NULL};
     assert_int_equal(run(show), 0);
-    assert_non_null(strstr(out, "1 tasks, 2 kernels"));
+    assert_non_null(strstr(out, "1 tasks, 3 kernels"));
     char *const sim[] = {GMUX_BIN, "sim", "--trace", trace_path, "--quiet", NULL};
     assert_int_equal(run(sim), 0);
 }

@@ -1,8 +1,10 @@
 /*
  * A small "CUDA program" for the recording tests, run against the driver
  * double: two allocations, six launches of `scale` (a, b, n) with growing
- * n, one launch of `fill` (b, n), then both frees. Its host kernels declare
- * what they touch through the double's fake CUPTI (fake_touch). Prints the
+ * n, one launch of `fill` (b, n), two of `peek` (b, faulted) with the same
+ * shape (the first "faults", the second does not), then both frees. Its host
+ * kernels declare what they touch and how long they take through the
+ * double's fake CUPTI (fake_touch, fake_spend). Prints the
  * two addresses ("a=... b=...") for the test to compare with the trace.
  */
 #include <dlfcn.h>
@@ -17,6 +19,7 @@
 #define N_MAX 1024 /* floats per buffer */
 
 static fake_touch_fn touch;
+static fake_spend_fn spend;
 
 static void scale(void **args, const unsigned grid[3], const unsigned block[3])
 {
@@ -29,6 +32,7 @@ static void scale(void **args, const unsigned grid[3], const unsigned block[3])
         b[i] = 2.0f * a[i];
     touch(a, n * sizeof(float), 1);
     touch(b, n * sizeof(float), 2);
+    spend(10 * n);
 }
 
 static void fill(void **args, const unsigned grid[3], const unsigned block[3])
@@ -40,6 +44,23 @@ static void fill(void **args, const unsigned grid[3], const unsigned block[3])
     for (uint64_t i = 0; i < n; i++)
         b[i] = 1.0f;
     touch(b, n * sizeof(float), 2);
+    spend(777);
+}
+
+/* Reads b; "faults" (reports the range, as CUPTI reports faulted pages) only
+ * when told to, and then takes longer, as a kernel waiting for its pages does. */
+static void peek(void **args, const unsigned grid[3], const unsigned block[3])
+{
+    (void)grid;
+    (void)block;
+    const float *b = (const float *)(uintptr_t) * (CUdeviceptr *)args[0];
+    uint64_t faulted = *(uint64_t *)args[1];
+    if (faulted) {
+        touch(b, 64, 1);
+        spend(5000);
+    } else {
+        spend(300);
+    }
 }
 
 static void *get(PFN_cuGetProcAddress_v12000 gpa, const char *base)
@@ -57,7 +78,8 @@ int main(void)
         (PFN_cuGetProcAddress_v12000)dlsym(drv, "cuGetProcAddress_v2");
     fake_register_kernel_fn reg = (fake_register_kernel_fn)dlsym(drv, "fake_register_kernel");
     touch = (fake_touch_fn)dlsym(drv, "fake_touch");
-    if (!gpa || !reg || !touch)
+    spend = (fake_spend_fn)dlsym(drv, "fake_spend");
+    if (!gpa || !reg || !touch || !spend)
         return 11;
     PFN_cuMemAlloc_v3020 alloc = (PFN_cuMemAlloc_v3020)get(gpa, "cuMemAlloc");
     PFN_cuMemFree_v3020 mfree = (PFN_cuMemFree_v3020)get(gpa, "cuMemFree");
@@ -68,8 +90,9 @@ int main(void)
     if (alloc(&a, N_MAX * sizeof(float)) || alloc(&b, N_MAX * sizeof(float)))
         return 13;
     static const size_t s3[] = {8, 8, 8}, s2[] = {8, 8};
-    CUfunction fs = reg("scale", 3, s3, scale), ff = reg("fill", 2, s2, fill);
-    if (!fs || !ff)
+    CUfunction fs = reg("scale", 3, s3, scale), ff = reg("fill", 2, s2, fill),
+               fp = reg("peek", 2, s2, peek);
+    if (!fs || !ff || !fp)
         return 14;
     for (uint64_t k = 1; k <= 6; k++) {
         uint64_t n = 128 * k;
@@ -81,6 +104,12 @@ int main(void)
     void *args[] = {&b, &n};
     if (launch(ff, 1, 2, 3, 32, 4, 1, 0, NULL, args, NULL) != CUDA_SUCCESS)
         return 16;
+    for (int i = 0; i < 2; i++) {
+        uint64_t faulted = i == 0;
+        void *pargs[] = {&b, &faulted};
+        if (launch(fp, 2, 1, 1, 64, 1, 1, 0, NULL, pargs, NULL) != CUDA_SUCCESS)
+            return 18;
+    }
     if (mfree(a) || mfree(b))
         return 17;
     printf("a=%llu b=%llu\n", (unsigned long long)a, (unsigned long long)b);

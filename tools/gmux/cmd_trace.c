@@ -36,7 +36,8 @@ static void print_help(void)
            "          form: binary). Each launch is followed by a synchronize to collect\n"
            "          the ranges it touched (CUPTI page faults, so GMUX_POLICY defaults to\n"
            "          demand); --no-ranges: no synchronize, no ranges, policy off.\n"
-           "          Compute times are recorded as 0 (docs/shim.md, Recording).\n\n"
+           "          Compute times are the kernels' own (CUPTI), one launch at a time;\n"
+           "          0 with --no-ranges (docs/shim.md, Recording).\n\n"
            "Formats: docs/trace-format.md. Workloads: docs/workloads.md.\n\n");
     sim_workload_print_help(stdout);
 }

@@ -49,6 +49,10 @@ typedef void (*fake_set_capturing_fn)(void *stream);
  * looks that symbol up in the driver when no real CUPTI is loaded).
  */
 typedef void (*fake_touch_fn)(const void *addr, uint64_t len, int mode);
+/* Fake CUPTI kernel records: a host kernel declares the nanoseconds it "took"
+ * with fake_spend(ns); gmux_test_cupti_kernel_ns() hands the recorder the sum
+ * since its previous call. */
+typedef void (*fake_spend_fn)(uint64_t ns);
 
 /* Fixed handles and sizes the double reports. */
 #define FAKE_CTX          ((uintptr_t)0xC0C0)

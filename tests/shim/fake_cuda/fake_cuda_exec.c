@@ -369,6 +369,24 @@ FAKE_API void fake_touch(const void *addr, uint64_t len, int mode)
     pthread_mutex_unlock(&fake_touch_lock);
 }
 
+static uint64_t fake_kernel_ns; /* under fake_touch_lock */
+
+FAKE_API void fake_spend(uint64_t ns)
+{
+    pthread_mutex_lock(&fake_touch_lock);
+    fake_kernel_ns += ns;
+    pthread_mutex_unlock(&fake_touch_lock);
+}
+
+FAKE_API uint64_t gmux_test_cupti_kernel_ns(void)
+{
+    pthread_mutex_lock(&fake_touch_lock);
+    uint64_t ns = fake_kernel_ns;
+    fake_kernel_ns = 0;
+    pthread_mutex_unlock(&fake_touch_lock);
+    return ns;
+}
+
 FAKE_API size_t gmux_test_cupti_touched(uint64_t *addr, uint64_t *len, uint8_t *mode, size_t max)
 {
     pthread_mutex_lock(&fake_touch_lock);

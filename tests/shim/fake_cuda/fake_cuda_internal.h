@@ -96,6 +96,8 @@ FAKE_API void fake_set_capturing(void *stream);
 /* Host kernels declare what they touch (fake CUPTI, see fake_cuda.h). */
 FAKE_API void fake_touch(const void *addr, uint64_t len, int mode);
 FAKE_API size_t gmux_test_cupti_touched(uint64_t *addr, uint64_t *len, uint8_t *mode, size_t max);
+FAKE_API void fake_spend(uint64_t ns);
+FAKE_API uint64_t gmux_test_cupti_kernel_ns(void);
 
 /* Appends one call to the log (fn: the symbol name). */
 __attribute__((visibility("hidden"))) void fake_rec(const char *fn, uint64_t a0, uint64_t a1,
