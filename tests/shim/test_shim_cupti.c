@@ -3,7 +3,8 @@
  * records fed to shim_cupti_account() must reach the stats (faults, bytes
  * each way), and their fault addresses must be handed over once, in order,
  * at the next probe (attribution to exactly one launch), becoming page
- * ranges clipped to the allocations. Builds where cupti.h exists.
+ * ranges clipped to the allocations; kernel records must add up to the
+ * compute time the recorder takes. Builds where cupti.h exists.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -44,10 +45,11 @@ static void test_records_to_stats_and_ranges(void **state)
     feed(CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_GPU_PAGE_FAULT, 1, 0x900000); /* elsewhere */
     feed(CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_HTOD, 65536, 0x200000);
     feed(CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_DTOH, 4096, 0x200000);
-    CUpti_ActivityKernel10 k; /* a record of another kind is ignored */
-    memset(&k, 0, sizeof(k));
-    k.kind = CUPTI_ACTIVITY_KIND_KERNEL;
-    shim_cupti_account(&k);
+    CUpti_ActivityMemcpy6 m; /* a record of another kind is ignored */
+    memset(&m, 0, sizeof(m));
+    m.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
+    m.bytes = 1u << 20;
+    shim_cupti_account(&m);
 
     assert_int_equal(stat(&shim_stats.um_faults), 5);
     assert_int_equal(stat(&shim_stats.um_bytes_htod), 65536);
@@ -74,6 +76,31 @@ static void test_records_to_stats_and_ranges(void **state)
     assert_int_equal(clipped[1].len, 0x800); /* the allocation ends mid-page */
 }
 
+/* Kernel records add up to the recorder's compute time, taken once. */
+static void test_kernel_records_to_time(void **state)
+{
+    (void)state;
+    (void)shim_cupti_take_kernel_ns(NULL);
+    CUpti_ActivityKernel10 k;
+    memset(&k, 0, sizeof(k));
+    k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+    k.start = 1000;
+    k.end = 4500;
+    shim_cupti_account(&k);
+    k.kind = CUPTI_ACTIVITY_KIND_KERNEL;
+    k.start = 10000;
+    k.end = 10250;
+    shim_cupti_account(&k);
+    k.start = 7; /* a record whose clock went backwards counts as one of no time */
+    k.end = 3;
+    shim_cupti_account(&k);
+    uint64_t n = 0;
+    assert_int_equal(shim_cupti_take_kernel_ns(&n), 3750);
+    assert_int_equal(n, 3);
+    assert_int_equal(shim_cupti_take_kernel_ns(&n), 0);
+    assert_int_equal(n, 0);
+}
+
 static void test_overflow_is_counted(void **state)
 {
     (void)state;
@@ -91,6 +118,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_records_to_stats_and_ranges),
+        cmocka_unit_test(test_kernel_records_to_time),
         cmocka_unit_test(test_overflow_is_counted),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
