@@ -59,6 +59,16 @@ CUresult shim_hook_cuMemAlloc_v2(CUdeviceptr *dptr, size_t size)
     return r;
 }
 
+/* The program's own managed memory: tracked as it is (nothing to redirect). */
+CUresult shim_hook_cuMemAllocManaged(CUdeviceptr *dptr, size_t size, unsigned int flags)
+{
+    shim_ensure_init();
+    CUresult r = SHIM_CALL(cuMemAllocManaged, dptr, size, flags);
+    if (r == CUDA_SUCCESS && size)
+        mem_track(*dptr, size, SHIM_REGION_MANAGED, 0);
+    return r;
+}
+
 CUresult shim_hook_cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pitch, size_t width, size_t height,
                                       unsigned int elem)
 {

@@ -346,6 +346,42 @@ static void test_launch_decodes_and_orders(void **state)
     assert_int_equal(count_calls("cuLaunchKernel"), 1);
 }
 
+/* The program's own cudaMallocManaged memory is tracked and prefetched too. */
+static void test_program_managed_memory(void **state)
+{
+    (void)state;
+    PFN_cuMemAllocManaged_v6000 alloc_managed =
+        GET(PFN_cuMemAllocManaged_v6000, "cuMemAllocManaged", 12000);
+    PFN_cuLaunchKernel_v4000 launch = GET(PFN_cuLaunchKernel_v4000, "cuLaunchKernel", 12000);
+    const int n = 64;
+    CUdeviceptr a, b, c;
+    assert_int_equal(alloc_managed(&a, n * 4, CU_MEM_ATTACH_GLOBAL), CUDA_SUCCESS);
+    assert_int_equal(alloc_managed(&b, n * 4, CU_MEM_ATTACH_GLOBAL), CUDA_SUCCESS);
+    assert_int_equal(alloc_managed(&c, n * 4, CU_MEM_ATTACH_GLOBAL), CUDA_SUCCESS);
+    for (int i = 0; i < n; i++) {
+        ((float *)(uintptr_t)a)[i] = (float)i;
+        ((float *)(uintptr_t)b)[i] = 1.0f;
+    }
+    CUstream s = new_stream();
+    void *args[] = {&a, &b, &c, (void *)&n};
+    f_reset();
+    assert_int_equal(launch(vadd_fn(), 1, 1, 1, 64, 1, 1, 0, s, args, NULL), CUDA_SUCCESS);
+    const CUdeviceptr bases[] = {a, b, c};
+    const size_t sizes[] = {n * 4, n * 4, n * 4};
+    /* managed already: prefetched under proactive whether or not plain
+     * allocations are redirected */
+    bool redirected_only = mode_prefetch;
+    mode_prefetch = mode_proactive;
+    assert_prefetched_before("cuLaunchKernel", s, bases, sizes, 3);
+    mode_prefetch = redirected_only;
+    for (int i = 0; i < n; i++)
+        assert_true(((float *)(uintptr_t)c)[i] == (float)i + 1.0f);
+    PFN_cuMemFree_v3020 mfree = GET(PFN_cuMemFree_v3020, "cuMemFree", 12000);
+    assert_int_equal(mfree(a), CUDA_SUCCESS);
+    assert_int_equal(mfree(b), CUDA_SUCCESS);
+    assert_int_equal(mfree(c), CUDA_SUCCESS);
+}
+
 static void test_interior_pointer_maps_to_region(void **state)
 {
     (void)state;
@@ -579,6 +615,7 @@ int main(void)
         cmocka_unit_test(test_pitch_alloc),
         cmocka_unit_test(test_budget_view_tracks_every_kind),
         cmocka_unit_test(test_launch_decodes_and_orders),
+        cmocka_unit_test(test_program_managed_memory),
         cmocka_unit_test(test_interior_pointer_maps_to_region),
         cmocka_unit_test(test_extra_buffer_form),
         cmocka_unit_test(test_launch_ex_and_cooperative),
