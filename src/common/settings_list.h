@@ -30,6 +30,9 @@
     X(SHIM_TRACE_PROBE, BOOL, "0",                                                                 \
       "Recording mode: synchronize after each launch and record the ranges it touched "            \
       "(gmux profile -- CMD sets it)")                                                             \
+    X(SHIM_TRACE_COLD, BOOL, "1",                                                                  \
+      "Recording with probes: before each launch move the managed regions its pointer "            \
+      "arguments point into back to the host, so it faults on everything it touches there")        \
     X(DAEMON_CAPACITY, SIZE, "0",                                                                  \
       "gmuxd opt placement: device bytes its plans may fill (0: unlimited, no evictions)")         \
     X(DAEMON_GRACE_MS, INT, "2000",                                                                \

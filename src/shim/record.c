@@ -16,6 +16,7 @@
 #include "shim/params.h"
 #include "shim/record_ranges.h"
 #include "shim/shim.h"
+#include "shim/stats.h"
 #include "sim/trace_io.h"
 
 #define REC_MAX_KERNELS 4096
@@ -32,6 +33,7 @@ atomic_int shim_record_state_;
 static pthread_mutex_t rec_lock = PTHREAD_MUTEX_INITIALIZER;
 static sim_trace_writer_t *rec_writer;
 static bool rec_probe;
+static bool rec_cold; /* probes start from data on the host (GMUX_SHIM_TRACE_COLD) */
 static rec_touched_fn rec_touched;
 static rec_kernel_ns_fn rec_kernel_ns; /* the double's kernel times */
 static atomic_bool rec_cupti;          /* CUPTI fault addresses are the range source */
@@ -293,6 +295,7 @@ void shim_record_init_slow(void)
         else if (fmt && strcmp(fmt, "binary") != 0)
             COM_WARN(SHIM, "GMUX_SHIM_TRACE_FORMAT='%s' is not text or binary: binary used", fmt);
         rec_probe = COM_SETTING_BOOL(SHIM_TRACE_PROBE);
+        rec_cold = rec_probe && COM_SETTING_BOOL(SHIM_TRACE_COLD);
         void *drv = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
         if (drv) {
             rec_touched = (rec_touched_fn)dlsym(drv, "gmux_test_cupti_touched");
@@ -408,6 +411,37 @@ static bool rec_kernel(CUfunction f, uint32_t *id_p)
     return true;
 }
 
+/*
+ * Before a probed launch: the managed regions its pointer values point into go
+ * back to the host, so that the launch faults on every page it touches there
+ * (CUPTI sees faults only; a page left on the GPU by an earlier launch would be
+ * touched unseen). Lock held; the previous launch has been synchronized.
+ */
+static void rec_make_cold(const uint64_t *vals, size_t n)
+{
+    uint64_t done[SHIM_MAX_CANDIDATES];
+    size_t ndone = 0, moved = 0;
+    CUmemLocation host = {.type = CU_MEM_LOCATION_TYPE_HOST, .id = 0};
+    for (size_t i = 0; i < n; i++) {
+        shim_region_t r;
+        if (!shim_regions_find(&shim_state.regions, vals[i], &r) || r.kind != SHIM_REGION_MANAGED)
+            continue;
+        bool seen = false;
+        for (size_t j = 0; j < ndone && !seen; j++)
+            seen = done[j] == r.base;
+        if (seen)
+            continue;
+        done[ndone++] = r.base;
+        if (SHIM_CALL(cuMemPrefetchAsync_v2, (CUdeviceptr)r.base, (size_t)r.size, host, 0, NULL) ==
+            CUDA_SUCCESS)
+            moved++;
+    }
+    if (moved) {
+        (void)SHIM_CALL(cuCtxSynchronize);
+        SHIM_STAT_ADD(trace_evictions, moved);
+    }
+}
+
 void shim_record_launch(CUfunction f, const unsigned grid[3], const unsigned block[3],
                         void **params, void **extra)
 {
@@ -436,6 +470,8 @@ void shim_record_launch(CUfunction f, const unsigned grid[3], const unsigned blo
                                  .nargs = (uint32_t)n,
                                  .args = rec_pend_args};
     rec_pending = true;
+    if (rec_cold && (rec_touched || atomic_load(&rec_cupti)))
+        rec_make_cold(vals, n);
 unlock:
     pthread_mutex_unlock(&rec_lock);
 }

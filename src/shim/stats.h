@@ -32,7 +32,8 @@
     X(frees)              /* tracked frees and unmaps */                                           \
     X(um_faults)          /* GPU page faults CUPTI reported (cupti.c; 0 without CUPTI) */          \
     X(um_bytes_htod)      /* unified-memory bytes moved host to device (CUPTI) */                  \
-    X(um_bytes_dtoh)      /* unified-memory bytes moved device to host (CUPTI) */
+    X(um_bytes_dtoh)      /* unified-memory bytes moved device to host (CUPTI) */                  \
+    X(trace_evictions)    /* regions moved to the host before a probed launch (recording) */
 
 #define SHIM_STATS_FIELD_(name) _Atomic uint64_t name;
 typedef struct shim_stats {

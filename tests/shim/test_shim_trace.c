@@ -22,7 +22,7 @@
 #include "sim/trace_io.h"
 #include "tproc.h"
 
-static char trace_path[128], db_path[128];
+static char trace_path[128], db_path[128], stats_path[128];
 static char out[65536], err[65536];
 
 static int run(char *const argv[])
@@ -34,6 +34,22 @@ static int run(char *const argv[])
     return st;
 }
 
+/* A counter of the shim's stats file, or -1. */
+static long long stats_counter(const char *name)
+{
+    FILE *f = fopen(stats_path, "r");
+    if (!f)
+        return -1;
+    char text[4096];
+    size_t n = fread(text, 1, sizeof(text) - 1, f);
+    fclose(f);
+    text[n] = '\0';
+    char key[64];
+    snprintf(key, sizeof(key), "\"%s\":", name);
+    const char *p = strstr(text, key);
+    return p ? atoll(p + strlen(key)) : -1;
+}
+
 /* Records the program; returns the addresses it printed. */
 static void record(const char *format, int ranges, uint64_t *a, uint64_t *b)
 {
@@ -41,7 +57,13 @@ static void record(const char *format, int ranges, uint64_t *a, uint64_t *b)
                           "--",     TRACE_PROG, NULL};
     char *const without[] = {GMUX_BIN, "trace",    "--no-ranges", "--format", (char *)format,
                              "-o",     trace_path, "--",          TRACE_PROG, NULL};
+    unlink(stats_path);
+    setenv("GMUX_SHIM_STATS", stats_path, 1);
     assert_int_equal(run(ranges ? with : without), 0);
+    unsetenv("GMUX_SHIM_STATS");
+    /* probing starts each launch from host-resident data: 6 scale launches move
+     * a and b back, fill and the two peeks b, 15 in all; without probes none */
+    assert_int_equal(stats_counter("trace_evictions"), ranges ? 15 : 0);
     unsigned long long x = 0, y = 0;
     const char *p = strstr(out, "a=");
     assert_non_null(p);
@@ -231,6 +253,7 @@ int main(void)
 {
     snprintf(trace_path, sizeof(trace_path), "/tmp/gmux_shim_trace_%d.trace", (int)getpid());
     snprintf(db_path, sizeof(db_path), "/tmp/gmux_shim_trace_%d.db", (int)getpid());
+    snprintf(stats_path, sizeof(stats_path), "/tmp/gmux_shim_trace_%d.stats", (int)getpid());
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_trace_text_with_ranges),
         cmocka_unit_test(test_trace_binary_without_ranges),
@@ -240,5 +263,6 @@ int main(void)
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     unlink(trace_path);
+    unlink(stats_path);
     return rc;
 }

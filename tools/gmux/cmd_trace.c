@@ -35,7 +35,9 @@ static void print_help(void)
            "          kernel launches (names, grid/block, argument values) to FILE (default\n"
            "          form: binary). Each launch is followed by a synchronize to collect\n"
            "          the ranges it touched (CUPTI page faults, so GMUX_POLICY defaults to\n"
-           "          demand); --no-ranges: no synchronize, no ranges, policy off.\n"
+           "          demand; the regions a launch's arguments point into are moved to the\n"
+           "          host before it, so it faults on all it touches: slow, for short runs);\n"
+           "          --no-ranges: no synchronize, no ranges, policy off.\n"
            "          Compute times are the kernels' own (CUPTI), one launch at a time;\n"
            "          0 with --no-ranges (docs/shim.md, Recording).\n\n"
            "Formats: docs/trace-format.md. Workloads: docs/workloads.md.\n\n");
