@@ -33,6 +33,9 @@
     X(SHIM_TRACE_COLD, BOOL, "1",                                                                  \
       "Recording with probes: before each launch move the managed regions its pointer "            \
       "arguments point into back to the host, so it faults on everything it touches there")        \
+    X(SHIM_TRACE_TIMES, STRING, "",                                                                \
+      "Recording: a trace of the same program recorded without faults (gmux trace's first "        \
+      "pass); its launch times replace this recording's, launch by launch")                        \
     X(DAEMON_CAPACITY, SIZE, "0",                                                                  \
       "gmuxd opt placement: device bytes its plans may fill (0: unlimited, no evictions)")         \
     X(DAEMON_GRACE_MS, INT, "2000",                                                                \

@@ -194,10 +194,66 @@ static void rec_unfault_times(void)
                  fixed, kept);
 }
 
+/*
+ * Takes the compute times of the timing pass (GMUX_SHIM_TRACE_TIMES: the same
+ * program recorded on plain device memory, nothing faulting), launch by
+ * launch, when it launched the same kernels with the same shapes in the same
+ * order; true when it did. Lock held.
+ */
+static bool rec_times_from(const char *path)
+{
+    char err[512];
+    sim_source_t *src = NULL;
+    if (sim_trace_open(path, &src, err, sizeof(err)) != GMUX_OK) {
+        COM_WARN(SHIM, "timing pass unreadable (%s): compute times from this pass", err);
+        return false;
+    }
+    uint64_t *ns = malloc((rec_nevs ? rec_nevs : 1) * sizeof(*ns));
+    size_t i = 0, n = 0, at = 0;
+    bool same = ns && src->ntasks == 1;
+    sim_event_t ev;
+    gmux_status_t st = GMUX_OK;
+    while (same && (st = sim_source_next(src, 0, &ev)) == GMUX_OK) {
+        if (ev.kind != SIM_EV_LAUNCH)
+            continue;
+        while (i < rec_nevs && rec_evs[i].ev.kind != SIM_EV_LAUNCH)
+            i++;
+        const sim_launch_ev_t *mine = i < rec_nevs ? &rec_evs[i].ev.u.launch : NULL;
+        same = mine && ev.u.launch.kernel < src->nkernels &&
+               strcmp(src->kernel_names[ev.u.launch.kernel], rec_kname[mine->kernel]) == 0 &&
+               memcmp(ev.u.launch.grid, mine->grid, sizeof(mine->grid)) == 0 &&
+               memcmp(ev.u.launch.block, mine->block, sizeof(mine->block)) == 0;
+        if (same)
+            ns[n++] = ev.u.launch.time_ns;
+        at++;
+        i++;
+    }
+    while (same && i < rec_nevs && rec_evs[i].ev.kind != SIM_EV_LAUNCH)
+        i++;
+    same = same && st == GMUX_ERR_NOT_FOUND && i == rec_nevs;
+    if (same) {
+        size_t k = 0;
+        for (size_t j = 0; j < rec_nevs; j++)
+            if (rec_evs[j].ev.kind == SIM_EV_LAUNCH)
+                rec_evs[j].ev.u.launch.time_ns = ns[k++];
+        COM_INFO(SHIM, "compute times of %zu launches from the timing pass", n);
+    } else {
+        COM_WARN(SHIM,
+                 "the timing pass launched differently (at its launch %zu): compute times from "
+                 "this pass, faults included",
+                 at);
+    }
+    free(ns);
+    sim_source_close(src);
+    return same;
+}
+
 /* Writes the task, the kernel table and every kept event. Lock held. */
 static gmux_status_t rec_write_all(void)
 {
-    rec_unfault_times();
+    const char *times = COM_SETTING_STRING(SHIM_TRACE_TIMES);
+    if (!(rec_probe && times && times[0] && rec_times_from(times)))
+        rec_unfault_times();
     char name[96];
     rec_task_name(name, sizeof(name));
     gmux_status_t st = sim_trace_writer_task(rec_writer, 0, name);

@@ -92,7 +92,7 @@ int cmd_profile(int argc, char **argv)
         }
         close(fd);
         have_tmp = true;
-        int crc = gmux_shim_record(CMD, trace_tmp, "binary", true, "demand", command);
+        int crc = gmux_shim_record(CMD, trace_tmp, "binary", true, "demand", NULL, command);
         if (crc != 0) {
             rc = crc < 0 ? 1 : cli_fail(CMD, "'%s' exited with status %d", command[0], crc);
             goto free_sets;

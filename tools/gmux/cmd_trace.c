@@ -4,6 +4,7 @@
  * -o FILE -- CMD: libgmux.so in recording mode, see shim_record.h).
  */
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,8 +39,9 @@ static void print_help(void)
            "          demand; the regions a launch's arguments point into are moved to the\n"
            "          host before it, so it faults on all it touches: slow, for short runs);\n"
            "          --no-ranges: no synchronize, no ranges, policy off.\n"
-           "          Compute times are the kernels' own (CUPTI), one launch at a time;\n"
-           "          0 with --no-ranges (docs/shim.md, Recording).\n\n"
+           "          Compute times are the kernels' own (CUPTI), one launch at a time,\n"
+           "          from a first pass of CMD on plain device memory (so CMD runs twice\n"
+           "          and should repeat itself); 0 with --no-ranges (docs/shim.md).\n\n"
            "Formats: docs/trace-format.md. Workloads: docs/workloads.md.\n\n");
     sim_workload_print_help(stdout);
 }
@@ -261,7 +263,36 @@ static int cmd_record(int argc, char **argv)
     if (!out)
         return cli_usage_error(CMD, "recording needs -o FILE");
     remove(out);
-    int rc = gmux_shim_record(CMD, out, format, probe, probe ? "demand" : "off", &argv[i + 1]);
+    /* Probing runs the program twice: first on plain device memory, nothing
+     * faulting, for each kernel's compute time; then on managed memory, each
+     * launch starting cold, for the ranges it touches. The second pass takes
+     * the first one's times launch by launch (the shim checks that both
+     * passes launched the same kernels). */
+    char times[PATH_MAX] = "";
+    if (probe) {
+        snprintf(times, sizeof(times), "%s.times~", out);
+        const char *const timing_env[] = {"GMUX_POLICY=off", "GMUX_SHIM_TRACE_COLD=0", NULL};
+        fprintf(stderr, "gmux trace: pass 1 of 2 (compute times)\n");
+        int trc = gmux_shim_record(CMD, times, "binary", true, "off", timing_env, &argv[i + 1]);
+        if (trc < 0)
+            return 1;
+        if (trc != 0) {
+            fprintf(stderr,
+                    "gmux trace: the timing pass exited with %d: compute times come from "
+                    "the recording pass (faults included)\n",
+                    trc);
+            remove(times);
+            times[0] = '\0';
+        }
+        fprintf(stderr, "gmux trace: pass 2 of 2 (touched ranges)\n");
+    }
+    char times_env[PATH_MAX + 32];
+    snprintf(times_env, sizeof(times_env), "GMUX_SHIM_TRACE_TIMES=%s", times);
+    const char *const record_env[] = {times_env, NULL};
+    int rc = gmux_shim_record(CMD, out, format, probe, probe ? "demand" : "off",
+                              times[0] ? record_env : NULL, &argv[i + 1]);
+    if (times[0])
+        remove(times);
     if (rc < 0)
         return 1;
     char err[512];

@@ -39,7 +39,7 @@ static int rec_find_shim(char *out, size_t len)
 
 /* In the child: sets the environment and runs argv; never returns. */
 static void rec_child(const char *shim, const char *trace_path, const char *format, bool probe,
-                      const char *policy, char *const argv[])
+                      const char *policy, const char *const *env, char *const argv[])
 {
     const char *old = getenv("LD_PRELOAD");
     size_t len = strlen(shim) + (old ? strlen(old) : 0) + 2;
@@ -55,6 +55,16 @@ static void rec_child(const char *shim, const char *trace_path, const char *form
         setenv("GMUX_SHIM_TRACE_PROBE", probe ? "1" : "0", 1) != 0 ||
         setenv("GMUX_POLICY", policy, 0) != 0)
         _exit(126);
+    for (size_t i = 0; env && env[i]; i++) {
+        char *kv = strdup(env[i]);
+        char *eq = kv ? strchr(kv, '=') : NULL;
+        if (!eq)
+            _exit(126);
+        *eq = '\0';
+        if (setenv(kv, eq + 1, 1) != 0)
+            _exit(126);
+        free(kv);
+    }
     free(preload);
     execvp(argv[0], argv);
     int err = errno;
@@ -63,7 +73,7 @@ static void rec_child(const char *shim, const char *trace_path, const char *form
 }
 
 int gmux_shim_record(const char *cmd, const char *trace_path, const char *format, bool probe,
-                     const char *policy, char *const argv[])
+                     const char *policy, const char *const *env, char *const argv[])
 {
     char shim[PATH_MAX];
     if (rec_find_shim(shim, sizeof(shim)) != 0) {
@@ -77,7 +87,7 @@ int gmux_shim_record(const char *cmd, const char *trace_path, const char *format
         return -1;
     }
     if (pid == 0)
-        rec_child(shim, trace_path, format, probe, policy, argv);
+        rec_child(shim, trace_path, format, probe, policy, env, argv);
     int status;
     while (waitpid(pid, &status, 0) < 0)
         if (errno != EINTR) {

@@ -11,11 +11,13 @@
 /*
  * Runs argv (NULL-terminated) with the shim recording to trace_path in the
  * given form ("text" or "binary"); probe asks for touched ranges after each
- * launch. policy is GMUX_POLICY for the child unless the environment sets it.
+ * launch. policy is GMUX_POLICY for the child unless the environment sets it;
+ * env (NULL-terminated "NAME=VALUE" strings, may be NULL) is set for the child
+ * over anything else.
  * Returns the child's exit code (126/127 if it could not run, 128+signal if
  * killed), or -1 with a message printed when the shim was not found.
  */
 int gmux_shim_record(const char *cmd, const char *trace_path, const char *format, bool probe,
-                     const char *policy, char *const argv[]);
+                     const char *policy, const char *const *env, char *const argv[]);
 
 #endif /* GMUX_SHIM_RECORD_H */
