@@ -4,22 +4,9 @@
 tests/gpu/shim_checks.sh runs it natively and under `gmux run` and compares the
 printed losses, which must be identical. Exit 77 when torch or a GPU is missing.
 """
-import os
-import sys
+from torch_setup import deterministic_torch
 
-try:
-    import torch
-except ImportError:
-    print("no torch: skipped", file=sys.stderr)
-    sys.exit(77)
-if not torch.cuda.is_available():
-    print("no GPU: skipped", file=sys.stderr)
-    sys.exit(77)
-
-os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
-torch.use_deterministic_algorithms(True)
-torch.backends.cudnn.benchmark = False
-torch.manual_seed(1234)
+torch = deterministic_torch(1234)
 
 dev = torch.device("cuda")
 x = torch.randn(4096, 256, device=dev)

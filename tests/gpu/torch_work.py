@@ -11,9 +11,9 @@ M MiB trains for N steps on fixed synthetic data. Prints
 Exit 77 when torch or a GPU is missing.
 """
 import argparse
-import os
-import sys
 import time
+
+from torch_setup import deterministic_torch
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--mib", type=int, default=2048)
@@ -22,19 +22,7 @@ ap.add_argument("--seed", type=int, default=1)
 ap.add_argument("--width", type=int, default=4096)
 a = ap.parse_args()
 
-try:
-    import torch
-except ImportError:
-    print("no torch: skipped", file=sys.stderr)
-    sys.exit(77)
-if not torch.cuda.is_available():
-    print("no GPU: skipped", file=sys.stderr)
-    sys.exit(77)
-
-os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
-torch.use_deterministic_algorithms(True)
-torch.backends.cuda.matmul.allow_tf32 = False
-torch.manual_seed(a.seed)
+torch = deterministic_torch(a.seed)
 dev = torch.device("cuda")
 # parameters + gradients + momentum: 3 copies of W*W floats per layer
 per_layer = 3 * a.width * a.width * 4
