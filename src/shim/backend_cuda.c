@@ -111,6 +111,51 @@ static gmux_status_t backend_evict(void *ctx, uint32_t task, uint64_t addr, uint
     return backend_move(ctx, addr, len, CU_MEM_LOCATION_TYPE_HOST, ticket_p);
 }
 
+/* One cuMemPrefetchBatchAsync of ranges[0..n) to the device; whether the driver took it. */
+static bool backend_batch(shim_cuctx_t *c, const uint64_t *addr, const uint64_t *len, size_t n)
+{
+    enum { BATCH_MAX = 64 };
+    CUdeviceptr ptrs[BATCH_MAX];
+    size_t sizes[BATCH_MAX], loc_idx[1] = {0};
+    CUmemLocation loc = {.type = CU_MEM_LOCATION_TYPE_DEVICE, .id = c->dev};
+    if (n > BATCH_MAX || !SHIM_REAL(cuMemPrefetchBatchAsync))
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        ptrs[i] = (CUdeviceptr)addr[i];
+        sizes[i] = (size_t)len[i];
+    }
+    if (SHIM_CALL(cuMemPrefetchBatchAsync, ptrs, sizes, n, &loc, loc_idx, 1, 0, c->mig) !=
+        CUDA_SUCCESS) {
+        COM_DEBUG(SHIM, "cuMemPrefetchBatchAsync of %zu ranges refused: one call each", n);
+        return false;
+    }
+    atomic_fetch_add(&c->seq, 1);
+    return true;
+}
+
+size_t shim_backend_prefetch_ranges(shim_cuctx_t *c, const uint64_t *addr, const uint64_t *len,
+                                    size_t n, uint64_t *bytes_p)
+{
+    size_t issued = 0;
+    for (size_t at = 0; at < n; at += 64) {
+        size_t m = n - at < 64 ? n - at : 64;
+        if (m > 1 && backend_batch(c, addr + at, len + at, m)) {
+            for (size_t i = at; i < at + m; i++)
+                *bytes_p += len[i];
+            issued += m;
+            continue;
+        }
+        for (size_t i = at; i < at + m; i++) {
+            eng_ticket_t t;
+            if (backend_move(c, addr[i], len[i], CU_MEM_LOCATION_TYPE_DEVICE, &t) == GMUX_OK) {
+                issued++;
+                *bytes_p += len[i];
+            }
+        }
+    }
+    return issued;
+}
+
 static gmux_status_t backend_fence(void *ctx, eng_ticket_t ticket)
 {
     shim_cuctx_t *c = ctx;

@@ -3,7 +3,9 @@
  * managed memory with cuMemPrefetchAsync on a migration stream of its own,
  * one per CUDA context, and orders launches after migrations with an event.
  *
- *   prefetch  cuMemPrefetchAsync to the context's device (host to device)
+ *   prefetch  cuMemPrefetchAsync to the context's device (host to device);
+ *             a launch's several ranges go in one cuMemPrefetchBatchAsync
+ *             where the driver has it (CUDA 13), shim_backend_prefetch_ranges
  *   evict     cuMemPrefetchAsync to host memory (device to host)
  *   fence     waits for the migration stream (every transfer issued before)
  *   now       the monotonic clock, in ns
@@ -34,6 +36,16 @@ shim_cuctx_t *shim_backend_current(void);
 
 /* The engine backend of one context. */
 eng_backend_t shim_backend_engine(shim_cuctx_t *c);
+
+/*
+ * Prefetches ranges[0..n) (addr/len pairs) to the context's device on its
+ * migration stream: one cuMemPrefetchBatchAsync where the driver has it and
+ * there is more than one range, else (or if the batch is refused) one
+ * cuMemPrefetchAsync each. Returns how many ranges were issued; their bytes
+ * are added to *bytes_p.
+ */
+size_t shim_backend_prefetch_ranges(shim_cuctx_t *c, const uint64_t *addr, const uint64_t *len,
+                                    size_t n, uint64_t *bytes_p);
 
 /*
  * Makes stream (per_thread: the launch came through a _ptsz entry point, so

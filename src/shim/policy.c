@@ -57,17 +57,14 @@ void shim_policy_before_launch(const shim_launch_info_t *l)
         shim_policy_invalidate();
         return;
     }
-    eng_backend_t be = shim_backend_engine(c);
-    size_t issued = 0;
+    uint64_t addr[SHIM_MAX_CANDIDATES], len[SHIM_MAX_CANDIDATES], bytes = 0;
     for (size_t i = 0; i < n; i++) {
-        eng_ticket_t ticket;
-        if (be.ops->prefetch(be.ctx, 0, ranges[i].addr, ranges[i].len, &ticket) == GMUX_OK) {
-            issued++;
-            SHIM_STAT_ADD(prefetch_bytes, ranges[i].len);
-        } else {
-            SHIM_STAT_ADD(prefetch_errors, 1);
-        }
+        addr[i] = ranges[i].addr;
+        len[i] = ranges[i].len;
     }
+    size_t issued = shim_backend_prefetch_ranges(c, addr, len, n, &bytes);
+    SHIM_STAT_ADD(prefetch_bytes, bytes);
+    SHIM_STAT_ADD(prefetch_errors, n - issued);
     SHIM_STAT_ADD(prefetches, issued);
     if (issued && shim_backend_order(c, l->stream, l->per_thread) == CUDA_SUCCESS)
         SHIM_STAT_ADD(order_waits, 1);

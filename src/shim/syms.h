@@ -74,6 +74,8 @@
     X(cuCtxGetDevice, cuCtxGetDevice, 2000, PFN_cuCtxGetDevice_v2000, 0)                           \
     X(cuDeviceTotalMem_v2, cuDeviceTotalMem, 3020, PFN_cuDeviceTotalMem_v3020, 0)                  \
     X(cuMemPrefetchAsync_v2, cuMemPrefetchAsync, 12020, PFN_cuMemPrefetchAsync_v12020, 0)          \
+    X(cuMemPrefetchBatchAsync, cuMemPrefetchBatchAsync, 13000, PFN_cuMemPrefetchBatchAsync_v13000, \
+      0)                                                                                           \
     X(cuStreamCreate, cuStreamCreate, 2000, PFN_cuStreamCreate_v2000, 0)                           \
     X(cuStreamSynchronize, cuStreamSynchronize, 2000, PFN_cuStreamSynchronize_v2000, 0)            \
     X(cuStreamWaitEvent, cuStreamWaitEvent, 3020, PFN_cuStreamWaitEvent_v3020, 0)                  \

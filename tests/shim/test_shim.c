@@ -61,6 +61,21 @@ static size_t count_calls(const char *fn)
     return n;
 }
 
+/* Prefetch log entries of either form (a batch logs one entry per range). */
+static size_t count_prefetches(void)
+{
+    return count_calls("cuMemPrefetchAsync_v2") + count_calls("cuMemPrefetchBatchAsync");
+}
+
+/* The form the shim must use for n ranges: one batch where the driver takes
+ * batches (the double does unless FAKE_CUDA_NO_BATCH=1), single calls else. */
+static const char *prefetch_form(size_t n)
+{
+    const char *no = getenv("FAKE_CUDA_NO_BATCH");
+    bool batch = n > 1 && !(no && strcmp(no, "1") == 0);
+    return batch ? "cuMemPrefetchBatchAsync" : "cuMemPrefetchAsync_v2";
+}
+
 static CUdeviceptr alloc(size_t size)
 {
     CUdeviceptr p = 0;
@@ -111,17 +126,18 @@ static void assert_prefetched_before(const char *launch_fn, CUstream s, const CU
     long launch = find_call(launch_fn, 0);
     assert_true(launch >= 0);
     if (!mode_prefetch) {
-        assert_int_equal(count_calls("cuMemPrefetchAsync_v2"), 0);
+        assert_int_equal(count_prefetches(), 0);
         assert_int_equal(count_calls("cuStreamWaitEvent"), 0);
         return;
     }
-    assert_int_equal(count_calls("cuMemPrefetchAsync_v2"), n);
+    const char *form = prefetch_form(n);
+    assert_int_equal(count_calls(form), n);
+    assert_int_equal(count_prefetches(), n);
     uint64_t mig = 0;
     long last_prefetch = -1;
     for (size_t k = 0; k < n; k++) {
         bool seen = false;
-        for (long i = find_call("cuMemPrefetchAsync_v2", 0); i >= 0;
-             i = find_call("cuMemPrefetchAsync_v2", (size_t)i + 1)) {
+        for (long i = find_call(form, 0); i >= 0; i = find_call(form, (size_t)i + 1)) {
             const fake_call_t *c = f_get((size_t)i);
             if (c->a[0] == bases[k]) {
                 seen = true;
@@ -341,7 +357,7 @@ static void test_launch_decodes_and_orders(void **state)
     /* the same regions again: already prefetched, the launch goes straight through */
     f_reset();
     assert_int_equal(launch(vadd_fn(), 1, 1, 1, 256, 1, 1, 0, s, args, NULL), CUDA_SUCCESS);
-    assert_int_equal(count_calls("cuMemPrefetchAsync_v2"), 0);
+    assert_int_equal(count_prefetches(), 0);
     assert_int_equal(count_calls("cuStreamWaitEvent"), 0);
     assert_int_equal(count_calls("cuLaunchKernel"), 1);
 }
@@ -405,7 +421,7 @@ static void test_interior_pointer_maps_to_region(void **state)
     void *args2[] = {&freed, &scalar, &k};
     f_reset();
     GET(PFN_cuLaunchKernel_v4000, "cuLaunchKernel", 12000)(f, 1, 1, 1, 1, 1, 1, 0, s, args2, NULL);
-    assert_int_equal(count_calls("cuMemPrefetchAsync_v2"), 0);
+    assert_int_equal(count_prefetches(), 0);
 }
 
 static void test_extra_buffer_form(void **state)
@@ -482,7 +498,7 @@ static void test_no_migration_into_a_capturing_stream(void **state)
     f_reset();
     assert_int_equal(launch(vadd_fn(), 1, 1, 1, 8, 1, 1, 0, s, args, NULL), CUDA_SUCCESS);
     capturing(NULL);
-    assert_int_equal(count_calls("cuMemPrefetchAsync_v2"), 0);
+    assert_int_equal(count_prefetches(), 0);
     assert_int_equal(count_calls("cuStreamWaitEvent"), 0);
     /* out of capture, the same regions are still prefetched at their next launch */
     f_reset();

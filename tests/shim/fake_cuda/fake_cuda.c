@@ -7,6 +7,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -350,19 +351,50 @@ CUresult fk_cuMemUnmap(CUdeviceptr ptr, size_t size)
     return CUDA_SUCCESS;
 }
 
+/* Whether [p, p+len) lies inside one managed allocation. */
+static bool fake_in_managed(CUdeviceptr p, size_t len)
+{
+    bool in = false;
+    pthread_mutex_lock(&fake_lock);
+    for (size_t i = 0; i < FAKE_MAX_ALLOCS && !in; i++) {
+        const fake_alloc_t *a = &fake_allocs[i];
+        in = a->base && a->managed && p >= a->base && p + len <= a->base + a->size;
+    }
+    pthread_mutex_unlock(&fake_lock);
+    return in;
+}
+
 /* Refuses (like the driver) a prefetch that is not inside one managed allocation. */
 CUresult fk_cuMemPrefetchAsync_v2(CUdeviceptr p, size_t len, CUmemLocation loc, unsigned flags,
                                   CUstream s)
 {
     (void)flags;
     REC(p, len, ((uint64_t)loc.type << 32) | (uint32_t)loc.id, U(s));
-    CUresult r = CUDA_ERROR_INVALID_VALUE;
-    pthread_mutex_lock(&fake_lock);
-    for (size_t i = 0; i < FAKE_MAX_ALLOCS; i++) {
-        const fake_alloc_t *a = &fake_allocs[i];
-        if (a->base && a->managed && p >= a->base && p + len <= a->base + a->size)
-            r = CUDA_SUCCESS;
+    return fake_in_managed(p, len) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+/*
+ * CUDA 13's batched prefetch: logs one entry per range (name
+ * "cuMemPrefetchBatchAsync", arguments as cuMemPrefetchAsync_v2's), refuses
+ * the whole batch if any range is not managed memory. FAKE_CUDA_NO_BATCH=1
+ * makes it refuse every batch (a driver that has the entry point but not the
+ * feature), so the shim's fallback is tested.
+ */
+CUresult fk_cuMemPrefetchBatchAsync(CUdeviceptr *ptrs, size_t *sizes, size_t count,
+                                    CUmemLocation *locs, size_t *loc_idx, size_t nlocs,
+                                    unsigned long long flags, CUstream s)
+{
+    (void)flags;
+    const char *no = getenv("FAKE_CUDA_NO_BATCH");
+    if (no && strcmp(no, "1") == 0)
+        return CUDA_ERROR_NOT_SUPPORTED;
+    if (!ptrs || !sizes || !count || !locs || !loc_idx || nlocs != 1 || loc_idx[0] != 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult r = CUDA_SUCCESS;
+    for (size_t i = 0; i < count; i++) {
+        REC(ptrs[i], sizes[i], ((uint64_t)locs[0].type << 32) | (uint32_t)locs[0].id, U(s));
+        if (!fake_in_managed(ptrs[i], sizes[i]))
+            r = CUDA_ERROR_INVALID_VALUE;
     }
-    pthread_mutex_unlock(&fake_lock);
     return r;
 }
