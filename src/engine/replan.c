@@ -164,10 +164,20 @@ static gmux_status_t replan(eng_engine_t *e, uint64_t p)
     return GMUX_OK;
 }
 
+/* Pins a planned chunk of the launch at p (key p: never the policy's victim)
+ * until unpin_all. */
+static gmux_status_t pin(eng_engine_t *e, uint32_t c, uint64_t p)
+{
+    eng_chunk_t *x = eng_regions_chunk(e->regs, c);
+    x->key = p;
+    eng_place_key_changed(e->place, c);
+    return scratch_push(e, c);
+}
+
 /*
  * A chunk the prediction missed, needed now by the launch at p, whose true
- * references carry mark == e->stamp and, where planned, the key p (pinned:
- * never the policy's victim). Faulted in at once, never refused while the
+ * references carry mark == e->stamp (the policy's victims among them are
+ * pinned as they come up, so none is evicted). Faulted in at once, never refused while the
  * launch's own chunks fit the device; it takes, in order of preference: a
  * free reserve slot; the slot of the oldest reserve chunk the launch does
  * not use; a free planned slot; or the slot of the policy's victim among the
@@ -188,14 +198,21 @@ static gmux_status_t fault_in(eng_engine_t *e, uint32_t chunk, uint64_t p)
         v = e->resv[i];
         eng_resv_drop(e, v);
     } else if (!to_resv) {
+        gmux_status_t st = GMUX_OK;
         if (eng_place_resident(e->place) >= eng_place_capacity(e->place)) {
-            v = eng_place_victim(e->place, p);
+            /* the launch's own chunks are pinned as they come up */
+            while ((v = eng_place_victim(e->place, p)) != ENG_NONE &&
+                   eng_regions_chunk(e->regs, v)->mark == e->stamp && st == GMUX_OK)
+                st = pin(e, v, p);
+            if (st != GMUX_OK)
+                return st;
             if (v == ENG_NONE)
                 return GMUX_ERR_CAPACITY; /* the launch alone fills the device */
             eng_place_remove(e->place, v);
         }
-        x->key = p;
-        gmux_status_t st = eng_place_insert(e->place, chunk);
+        st = eng_place_insert(e->place, chunk);
+        if (st == GMUX_OK)
+            st = pin(e, chunk, p);
         if (st != GMUX_OK)
             return st;
     }
@@ -213,17 +230,18 @@ static gmux_status_t fault_in(eng_engine_t *e, uint32_t chunk, uint64_t p)
     return eng_migrate_add(e->mig, chunk, v, dirty, last);
 }
 
-/* Sets the keys of the launch's planned chunks: p (pinned) or their next use. */
-static void pin_truth(eng_engine_t *e, uint64_t p, const uint32_t *truth, uint32_t ntruth, bool pin)
+/* Unpins the chunks pin() listed: their keys become their next use after p. */
+static void unpin_all(eng_engine_t *e, uint64_t p)
 {
-    for (uint32_t i = 0; i < ntruth; i++) {
-        uint32_t c = ENG_REF_CHUNK(truth[i]);
+    for (uint32_t i = 0; i < e->nscratch; i++) {
+        uint32_t c = e->scratch[i];
         eng_chunk_t *x = eng_regions_chunk(e->regs, c);
         if (!(x->flags & ENG_CHUNK_RESIDENT))
             continue;
-        x->key = pin ? p : eng_timeline_next_after(e->tl, c, p);
+        x->key = eng_timeline_next_after(e->tl, c, p);
         eng_place_key_changed(e->place, c);
     }
+    e->nscratch = 0;
 }
 
 gmux_status_t eng_fault_launch(eng_engine_t *e, uint64_t p, const uint32_t *truth, uint32_t ntruth,
@@ -245,7 +263,7 @@ gmux_status_t eng_fault_launch(eng_engine_t *e, uint64_t p, const uint32_t *trut
     e->stamp++;
     for (uint32_t k = 0; k < ntruth; k++)
         eng_regions_chunk(e->regs, ENG_REF_CHUNK(truth[k]))->mark = e->stamp;
-    pin_truth(e, p, truth, ntruth, true);
+    e->nscratch = 0;
     gmux_status_t st = GMUX_OK;
     for (; i < ntruth && st == GMUX_OK; i++) {
         uint32_t c = ENG_REF_CHUNK(truth[i]);
@@ -255,7 +273,7 @@ gmux_status_t eng_fault_launch(eng_engine_t *e, uint64_t p, const uint32_t *trut
         if (st == GMUX_OK)
             faults++;
     }
-    pin_truth(e, p, truth, ntruth, false);
+    unpin_all(e, p);
     *faults_p = faults;
     return st;
 }
