@@ -317,9 +317,10 @@ static bool pending_same(const struct pred_run *r, const eng_launch_t *l)
  * run: (1) its kernel is still being learned (some pointer argument neither
  * trusted nor given up), and their samples may settle it; bounded: a kernel
  * stops deferring after SIM_PRED_DEFER_SAMPLES samples. (2) Some pointer
- * argument has no template, the history knows no launch with l's values, and
- * one is planned ahead of it: once that one has run, the history predicts l
- * instead of whole regions.
+ * argument without a trusted template points into a region whose whole
+ * would be wasteful to prefetch, the history knows no launch with l's
+ * values, and one is planned ahead of it: once that one has run, the history
+ * predicts l instead of faults.
  */
 static bool should_defer(const struct pred_run *r, const eng_launch_t *l,
                          const eng_region_lookup_t *rl)
