@@ -32,6 +32,7 @@ for prov in shm tcp; do
   echo "== net ordering stress over $prov: 2 ranks, 4 producer threads, 1,000,000 rounds each" >&2
   GMUX_NET_PROVIDER=$prov "$build/tools/gmux/gmux" launch -n 2 --timeout 1800 -- \
     "$build/tests/net/net_rank" order 1000000 4 >&2
+done
 echo "results: $out/results.jsonl" >&2
 echo "== bench/shmem/run.sh $build" >&2
 "$(dirname "$0")/shmem/run.sh" "$build" | tee -a "$out/results.jsonl"

@@ -2,34 +2,10 @@
  * issued as early as their victims allow. */
 #include "engine/engine.h"
 
+#include "engine/engine_impl.h"
+
 #include <stdlib.h>
 #include <string.h>
-
-/* A replacement decided by the shadow pass, waiting for its victim's last use. */
-typedef struct eng_repl {
-    uint64_t gate;       /* issuable once every position below gate has run */
-    uint32_t chunk;      /* to fill */
-    uint32_t victim;     /* to evict, ENG_NONE for a free slot */
-    uint64_t freed_last; /* victim released meanwhile: compute ticket of its last use */
-} eng_repl_t;
-
-struct eng_engine {
-    eng_engine_params_t p;
-    eng_regions_t *regs;
-    eng_sched_t *sched;
-    eng_timeline_t *tl;
-    eng_placement_t *place; /* the shadow's resident set (planned residency) */
-    eng_migrate_t *mig;
-    eng_repl_t *repl; /* ring of pending replacements, in shadow order */
-    uint64_t rhead, rtail, rcap;
-    uint32_t *resv; /* chunks in fault-reserve slots, oldest first */
-    uint32_t nresv;
-    uint64_t sh_pos;    /* next position the shadow pass places */
-    uint64_t exec_next; /* positions below this have run */
-    uint64_t last_slice;
-    uint64_t faults;
-    bool pending; /* a step was handed out and not completed */
-};
 
 static void on_use_added(void *ctx, uint32_t chunk, uint64_t pos)
 {
@@ -93,11 +69,12 @@ void eng_engine_destroy(eng_engine_t *e)
     eng_regions_destroy(e->regs);
     free(e->repl);
     free(e->resv);
+    free(e->scratch);
     free(e);
 }
 
 /* Takes a chunk out of the fault reserve (it joined the plan or was freed). */
-static void resv_drop(eng_engine_t *e, uint32_t chunk)
+void eng_resv_drop(eng_engine_t *e, uint32_t chunk)
 {
     for (uint32_t i = 0; i < e->nresv; i++) {
         if (e->resv[i] != chunk)
@@ -235,7 +212,7 @@ static gmux_status_t issue(eng_engine_t *e)
         uint32_t fill = r->chunk;
         eng_chunk_t *f = eng_regions_chunk(e->regs, fill);
         if (f->flags & ENG_CHUNK_RESERVE) {
-            resv_drop(e, fill); /* already there: it joins the plan, no transfer */
+            eng_resv_drop(e, fill); /* already there: it joins the plan, no transfer */
             fill = ENG_NONE;
         }
         f->flags |= ENG_CHUNK_PRESENT;
@@ -265,138 +242,12 @@ static void exec_free(eng_engine_t *e, uint32_t region)
     for (uint32_t i = 0; i < r->nchunks; i++) {
         uint32_t c = r->first_chunk + i;
         if (eng_regions_chunk(e->regs, c)->flags & ENG_CHUNK_RESERVE)
-            resv_drop(e, c);
+            eng_resv_drop(e, c);
         eng_regions_chunk(e->regs, c)->flags &= ~(uint32_t)(ENG_CHUNK_DIRTY | ENG_CHUNK_PRESENT);
         eng_place_remove(e->place, c);
     }
     eng_migrate_release(e->mig, region);
     eng_regions_release(e->regs, region);
-}
-
-static bool in_truth(uint32_t chunk, const uint32_t *truth, uint32_t ntruth)
-{
-    for (uint32_t i = 0; i < ntruth; i++)
-        if (ENG_REF_CHUNK(truth[i]) == chunk)
-            return true;
-    return false;
-}
-
-/*
- * A misprediction invalidates the plan made from it: every pending
- * replacement is dropped and the plan becomes what is on the device now
- * (planned fills not yet issued leave it; chunks whose planned eviction was
- * pending rejoin it, or fill free reserve slots); the shadow pass places the
- * launches after p again at the next step. Afterwards the device holds
- * exactly the plan and the reserve.
- */
-static void fault_replan(eng_engine_t *e, uint64_t p)
-{
-    e->rhead = e->rtail;
-    uint32_t limit = eng_regions_chunk_limit(e->regs);
-    for (uint32_t c = 0; c < limit; c++) {
-        eng_chunk_t *x = eng_regions_chunk(e->regs, c);
-        x->q_behind = ENG_NONE; /* the shadow position moves back */
-        if (x->shadow_last > p)
-            x->shadow_last = p;
-        if ((x->flags & (ENG_CHUNK_RESIDENT | ENG_CHUNK_PRESENT)) == ENG_CHUNK_RESIDENT)
-            eng_place_remove(e->place, c);
-        if ((x->flags & (ENG_CHUNK_RESIDENT | ENG_CHUNK_RESERVE)) ==
-            (ENG_CHUNK_RESIDENT | ENG_CHUNK_RESERVE))
-            resv_drop(e, c); /* its dropped fill would have moved it into the plan */
-    }
-    for (uint32_t c = 0; c < limit; c++) {
-        eng_chunk_t *x = eng_regions_chunk(e->regs, c);
-        if ((x->flags & (ENG_CHUNK_RESIDENT | ENG_CHUNK_PRESENT | ENG_CHUNK_RESERVE)) !=
-            ENG_CHUNK_PRESENT)
-            continue;
-        x->key = eng_timeline_next_after(e->tl, c, p);
-        if (eng_place_resident(e->place) >= eng_place_capacity(e->place) ||
-            eng_place_insert(e->place, c) != GMUX_OK) {
-            x->flags |= ENG_CHUNK_RESERVE; /* the device holds it: a reserve slot is free */
-            e->resv[e->nresv++] = c;
-        }
-    }
-    for (uint32_t c = 0; c < limit; c++) {
-        eng_chunk_t *x = eng_regions_chunk(e->regs, c);
-        if (x->flags & ENG_CHUNK_RESIDENT) {
-            x->key = eng_timeline_next_after(e->tl, c, p);
-            eng_place_key_changed(e->place, c);
-        }
-    }
-    e->sh_pos = p + 1;
-}
-
-/* The planned-resident chunk used farthest ahead that the launch does not
- * need (the policy's victim if it qualifies); ENG_NONE if none. */
-static uint32_t fault_victim(eng_engine_t *e, const uint32_t *truth, uint32_t ntruth)
-{
-    uint32_t v = eng_place_victim(e->place, e->sh_pos);
-    if (v != ENG_NONE && !in_truth(v, truth, ntruth))
-        return v;
-    v = ENG_NONE;
-    uint64_t best = 0;
-    uint32_t limit = eng_regions_chunk_limit(e->regs);
-    for (uint32_t c = 0; c < limit; c++) {
-        const eng_chunk_t *x = eng_regions_chunk(e->regs, c);
-        if (!(x->flags & ENG_CHUNK_RESIDENT) || (v != ENG_NONE && x->key <= best) ||
-            in_truth(c, truth, ntruth))
-            continue;
-        v = c;
-        best = x->key;
-    }
-    return v;
-}
-
-/*
- * A chunk the prediction missed, needed now by the launch at p (whose true
- * references are truth): faulted in at once, never refused while the
- * launch's own chunks fit the device. The plan is first made to match the
- * device (fault_replan), then the chunk takes, in order of preference: a free
- * reserve slot; the slot of the oldest reserve chunk the launch does not use;
- * a free planned slot; or the slot of the planned chunk used farthest ahead
- * that the launch does not use (it joins the plan in its stead).
- */
-static gmux_status_t fault_in(eng_engine_t *e, uint32_t chunk, uint64_t p, const uint32_t *truth,
-                              uint32_t ntruth)
-{
-    if (e->rhead != e->rtail || e->sh_pos != p + 1)
-        fault_replan(e, p);
-    eng_chunk_t *x = eng_regions_chunk(e->regs, chunk);
-    x->shadow_last = p;
-    uint32_t v = ENG_NONE;
-    bool dirty = false;
-    eng_ticket_t last = 0;
-    uint32_t i = 0;
-    while (i < e->nresv && in_truth(e->resv[i], truth, ntruth))
-        i++;
-    bool to_resv = e->nresv < e->p.reserve_chunks || i < e->nresv;
-    if (to_resv && e->nresv >= e->p.reserve_chunks) {
-        v = e->resv[i];
-        resv_drop(e, v);
-    } else if (!to_resv) {
-        if (eng_place_resident(e->place) >= eng_place_capacity(e->place)) {
-            v = fault_victim(e, truth, ntruth);
-            if (v == ENG_NONE)
-                return GMUX_ERR_CAPACITY; /* the launch alone fills the device */
-            eng_place_remove(e->place, v);
-        }
-        x->key = eng_timeline_next_after(e->tl, chunk, p);
-        gmux_status_t st = eng_place_insert(e->place, chunk);
-        if (st != GMUX_OK)
-            return st;
-    }
-    if (to_resv) {
-        x->flags |= ENG_CHUNK_RESERVE;
-        e->resv[e->nresv++] = chunk;
-    }
-    if (v != ENG_NONE) {
-        eng_chunk_t *vx = eng_regions_chunk(e->regs, v);
-        dirty = (vx->flags & ENG_CHUNK_DIRTY) != 0;
-        last = vx->last_ticket;
-        vx->flags &= ~(uint32_t)(ENG_CHUNK_DIRTY | ENG_CHUNK_PRESENT);
-    }
-    x->flags |= ENG_CHUNK_PRESENT;
-    return eng_migrate_add(e->mig, chunk, v, dirty, last);
 }
 
 gmux_status_t eng_engine_next(eng_engine_t *e, eng_step_t *step)
@@ -428,15 +279,9 @@ gmux_status_t eng_engine_next(eng_engine_t *e, eng_step_t *step)
         return st;
     const uint32_t *truth = eng_timeline_truth(e->tl, front);
     uint32_t faults = 0;
-    for (uint32_t i = 0; i < front->ntrefs; i++) {
-        uint32_t c = ENG_REF_CHUNK(truth[i]);
-        if (eng_regions_chunk(e->regs, c)->flags & ENG_CHUNK_PRESENT)
-            continue;
-        st = fault_in(e, c, pos, truth, front->ntrefs);
-        if (st != GMUX_OK)
-            return st;
-        faults++;
-    }
+    st = eng_fault_launch(e, pos, truth, front->ntrefs, &faults);
+    if (st != GMUX_OK)
+        return st;
     st = eng_migrate_flush(e->mig);
     if (st != GMUX_OK)
         return st;
@@ -491,4 +336,9 @@ const eng_migrate_stats_t *eng_engine_stats(const eng_engine_t *e)
 uint64_t eng_engine_faults(const eng_engine_t *e)
 {
     return e->faults;
+}
+
+const eng_replan_stats_t *eng_engine_replan_stats(const eng_engine_t *e)
+{
+    return &e->rs;
 }

@@ -22,10 +22,15 @@
  * fit the device. A miss invalidates the plan made from the wrong
  * prediction: pending replacements are dropped, the plan becomes what is on
  * the device, and the shadow pass places the following launches again. The
- * chunk then takes one of `reserve_chunks` slots kept out of the plan (FIFO
- * among themselves; a reserve chunk the plan later wants simply joins it
- * without a transfer), else a free planned slot, else the slot of the planned
- * chunk used farthest ahead that the launch does not need.
+ * re-plan is incremental: it visits only the chunks of the dropped
+ * replacements and of the launches the shadow pass had placed beyond the
+ * miss, so its cost is that of the plan it throws away (replan.c; the full
+ * walk over every chunk is kept as `replan_full`, the reference the tests
+ * check it against). The chunk then takes one of `reserve_chunks` slots kept
+ * out of the plan (FIFO among themselves; a reserve chunk the plan later
+ * wants simply joins it without a transfer), else a free planned slot, else
+ * the slot of the policy's victim among the planned chunks the launch does
+ * not need (for OPT: the one used farthest ahead).
  *
  * Ownership: the engine owns its timeline, regions, placement and plans; the
  * feed, predictor and backend belong to the caller and outlive the engine.
@@ -58,7 +63,16 @@ typedef struct eng_engine_params {
     eng_feed_t feed;
     eng_predict_fn predict; /* NULL: recorded ranges */
     void *predict_ctx;
+    bool replan_full; /* re-plan by walking every chunk (tests: the reference) */
 } eng_engine_params_t;
+
+/* What re-planning after mispredictions cost. */
+typedef struct eng_replan_stats {
+    uint64_t replans;   /* plans dropped after a miss */
+    uint64_t chunks;    /* chunks the re-plans visited */
+    uint64_t repls;     /* pending replacements dropped */
+    uint64_t positions; /* planned positions the shadow pass must place again */
+} eng_replan_stats_t;
 
 /* One launch, ready to run once `wait` has completed. */
 typedef struct eng_step {
@@ -96,5 +110,6 @@ gmux_status_t eng_engine_complete(eng_engine_t *e, eng_ticket_t done);
 
 const eng_migrate_stats_t *eng_engine_stats(const eng_engine_t *e);
 uint64_t eng_engine_faults(const eng_engine_t *e);
+const eng_replan_stats_t *eng_engine_replan_stats(const eng_engine_t *e);
 
 #endif /* ENG_ENGINE_H */

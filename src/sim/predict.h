@@ -1,11 +1,13 @@
 /*
  * Learned working-set prediction for the simulator's proactive policies:
  * the predictor of src/engine/predictor.h behind the simulator's predictor
- * hooks (sim/run.h). Each engine run gets a fresh predictor, loaded from the
- * template database when one is given, and learns online from every launch
- * once it has run (never from a launch before it runs). Recorded ranges are
- * used only to score the predictions and, in the engine, to charge faults
- * for what the prediction missed.
+ * hooks (sim/run.h), with the launch history (src/engine/history.h) for
+ * arguments no template explains, and whole regions left to faults where
+ * they would be wasteful (larger than the device / SIM_PRED_WHOLE_DIV, or
+ * the kernel's last launch touched under a quarter of the region). Each engine run gets a fresh
+ * predictor, loaded from the template database when one is given, and learns online from every
+ * launch once it has run (never from a launch before it runs). Recorded ranges are used only to
+ * score the predictions and, in the engine, to charge faults for what the prediction missed.
  *
  * Ownership: opts must outlive the runs. Thread-safety: one run per thread;
  * each run has its own state.
@@ -20,6 +22,7 @@
 typedef struct sim_predict_opts {
     const char *templates; /* template database (docs/templates.md), or NULL */
     bool no_defer;         /* plan every launch at once, even of kernels still learned */
+    bool no_history;       /* ablation: whole regions where no template holds (history.h) */
 } sim_predict_opts_t;
 
 /* Fills hooks for runs predicting with learned templates. */

@@ -473,6 +473,8 @@ static gmux_status_t run_engine(const sim_params_t *p, const sim_hooks_t *h, sim
     const eng_migrate_stats_t *ms = eng_engine_stats(eng);
     r->bytes_h2d = ms->bytes_h2d;
     r->bytes_d2h = ms->bytes_d2h;
+    r->replans = eng_engine_replan_stats(eng)->replans;
+    r->replan_positions = eng_engine_replan_stats(eng)->positions;
 out:
     eng_engine_destroy(eng);
     if (ph)

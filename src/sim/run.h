@@ -68,6 +68,8 @@ typedef struct sim_result {
     sim_task_result_t *tasks; /* ntasks entries, owned; sim_result_clear frees */
     /* With a predictor (sim_hooks_t.predictor): bytes predicted, recorded, and both. */
     uint64_t pred_bytes, pred_touched_bytes, pred_hit_bytes;
+    /* Proactive policies: re-plans after misses, planned positions they discarded. */
+    uint64_t replans, replan_positions;
 } sim_result_t;
 
 void sim_result_clear(sim_result_t *r);

@@ -36,6 +36,7 @@ static eng_range_t wrong_out[16];
 static int use_wrong;
 static uint32_t wrong_calls;
 static uint32_t reserve;
+static uint64_t wrong_seed; /* use_wrong 3: each recorded range kept or not, one chunk added */
 
 static gmux_status_t wrong_predict(void *ctx, uint32_t task, const eng_launch_t *l,
                                    const eng_range_t *rec, uint32_t nrec, const eng_range_t **r_p,
@@ -45,6 +46,18 @@ static gmux_status_t wrong_predict(void *ctx, uint32_t task, const eng_launch_t 
     (void)task;
     (void)l;
     uint32_t n = 0;
+    if (use_wrong == 3) {
+        for (uint32_t i = 0; i < nrec && n < 15; i++)
+            if (rnd(&wrong_seed) % 3 != 0)
+                wrong_out[n++] = rec[i];
+        if (nrec > 0)
+            wrong_out[n++] =
+                (eng_range_t){(rec[0].addr & ~(uint64_t)(8 * CH - 1)) + rnd(&wrong_seed) % 8 * CH,
+                              8, ENG_ACCESS_READ};
+        *r_p = wrong_out;
+        *n_p = n;
+        return GMUX_OK;
+    }
     if (use_wrong == 2) {
         for (uint32_t i = 0; i < nrec && n < 16 && ++wrong_calls % 3 != 0; i++) {
             uint64_t base = rec[i].addr & ~(uint64_t)(8 * CH - 1);
@@ -256,6 +269,126 @@ static void test_wrong_predictor_without_reserve(void **state)
     reserve = 0;
 }
 
+/* One run's transfers and steps, in order. */
+typedef struct logged {
+    uint64_t log[2 * 8192];
+    uint64_t steps[4 * 1024];
+    uint32_t nlog, nsteps;
+    eng_replan_stats_t rs;
+    uint64_t faults;
+} logged_t;
+
+static logged_t run_a, run_b;
+
+static void run_logged(logged_t *out, eng_place_policy_t pol, uint32_t ntasks, uint32_t cap,
+                       uint32_t lookahead, uint64_t quantum, bool full, uint64_t seed)
+{
+    tfeed_rewind(&feed);
+    wrong_calls = 0;
+    wrong_seed = seed;
+    tback_t tb;
+    eng_backend_t be = tback_backend(&tb, CH);
+    tb.log = out->log;
+    tb.log_cap = sizeof(out->log) / sizeof(out->log[0]) / 2;
+    eng_engine_params_t p = {.ntasks = ntasks,
+                             .policy = pol,
+                             .capacity_bytes = (uint64_t)cap * CH,
+                             .chunk_size = CH,
+                             .lookahead = lookahead,
+                             .prefetch_slices = 1 + (uint32_t)(seed % 3),
+                             .batch_chunks = 1 + (uint32_t)(seed % 4),
+                             .quantum_ns = quantum,
+                             .reserve_chunks = reserve,
+                             .predict = wrong_predict,
+                             .replan_full = full,
+                             .feed = tfeed_feed(&feed)};
+    eng_engine_t *e;
+    assert_int_equal(eng_engine_create(&p, &be, &e), GMUX_OK);
+    uint64_t now = 0;
+    out->nsteps = 0;
+    out->faults = 0;
+    for (;;) {
+        eng_step_t st;
+        gmux_status_t rc = eng_engine_next(e, &st);
+        if (rc == GMUX_ERR_NOT_FOUND)
+            break;
+        assert_int_equal(rc, GMUX_OK);
+        assert_true(out->nsteps + 4 <= sizeof(out->steps) / sizeof(out->steps[0]));
+        out->steps[out->nsteps++] = st.pos;
+        out->steps[out->nsteps++] = st.wait;
+        out->steps[out->nsteps++] = st.faults;
+        out->steps[out->nsteps++] = eng_place_resident(eng_engine_placement(e));
+        out->faults += st.faults;
+        now = (now > st.wait ? now : st.wait) + st.time_ns;
+        assert_int_equal(eng_engine_complete(e, now), GMUX_OK);
+    }
+    assert_int_equal(tb.errors, 0);
+    assert_true(tb.max_present <= cap);
+    assert_true(tb.nlog <= tb.log_cap);
+    out->nlog = tb.nlog;
+    out->rs = *eng_engine_replan_stats(e);
+    eng_engine_destroy(e);
+}
+
+/* The incremental re-plan after a miss gives exactly the plan of the full
+ * walk over every chunk: the same transfers in the same order, the same
+ * steps, the same re-plans; and it visits fewer chunks. */
+static void test_incremental_replan_matches_full(void **state)
+{
+    (void)state;
+    uint64_t s = 23;
+    uint64_t replans = 0, faults = 0, visited_inc = 0, visited_full = 0;
+    for (int round = 0; round < 240; round++) {
+        use_wrong = 1 + round % 3;
+        uint32_t nt = 1 + (uint32_t)(rnd(&s) % 4);
+        tfeed_init(&feed, nt);
+        for (uint32_t t = 0; t < nt; t++) {
+            uint64_t base = 1ull << 30, id = 1;
+            tfeed_alloc(&feed, t, id, base, 8 * CH);
+            tfeed_alloc(&feed, t, 1000, base + 64 * CH, 4 * CH);
+            for (int k = 0; k < 48; k++) {
+                if (rnd(&s) % 12 == 0) {
+                    tfeed_free(&feed, t, id);
+                    tfeed_alloc(&feed, t, ++id, base, 8 * CH);
+                }
+                uint32_t m = (uint32_t)(rnd(&s) % 255) + 1;
+                while (__builtin_popcount(m) > 3)
+                    m &= m - 1;
+                tfeed_launch_mask(&feed, t, base, CH, m, (uint32_t)rnd(&s) & m, 50 + rnd(&s) % 150);
+                if (rnd(&s) % 4 == 0)
+                    tfeed_launch_mask(&feed, t, base + 64 * CH, CH, 1u << (rnd(&s) % 4), 1, 80);
+            }
+        }
+        reserve = (uint32_t)(rnd(&s) % 3);
+        uint32_t cap = 4 + reserve + (uint32_t)(rnd(&s) % 10);
+        uint32_t look = 1 + (uint32_t)(rnd(&s) % 40);
+        uint64_t quantum = 200 + rnd(&s) % 800;
+        uint64_t seed = rnd(&s);
+        eng_place_policy_t pol = round % 4 == 3 ? ENG_PLACE_LRU : ENG_PLACE_OPT;
+        run_logged(&run_a, pol, nt, cap, look, quantum, false, seed);
+        run_logged(&run_b, pol, nt, cap, look, quantum, true, seed);
+        assert_int_equal(run_a.nlog, run_b.nlog);
+        for (uint32_t i = 0; i < 2 * run_a.nlog; i++)
+            assert_int_equal(run_a.log[i], run_b.log[i]);
+        assert_int_equal(run_a.nsteps, run_b.nsteps);
+        for (uint32_t i = 0; i < run_a.nsteps; i++)
+            assert_int_equal(run_a.steps[i], run_b.steps[i]);
+        assert_int_equal(run_a.rs.replans, run_b.rs.replans);
+        assert_int_equal(run_a.rs.repls, run_b.rs.repls);
+        assert_int_equal(run_a.rs.positions, run_b.rs.positions);
+        assert_true(run_a.rs.chunks <= run_b.rs.chunks);
+        replans += run_a.rs.replans;
+        faults += run_a.faults;
+        visited_inc += run_a.rs.chunks;
+        visited_full += run_b.rs.chunks;
+    }
+    assert_true(replans > 500); /* the cases did re-plan, often */
+    assert_true(faults > replans);
+    assert_true(visited_inc < visited_full);
+    use_wrong = 0;
+    reserve = 0;
+}
+
 static void test_capacity_below_working_set(void **state)
 {
     (void)state;
@@ -288,6 +421,7 @@ int main(void)
         cmocka_unit_test(test_multitask_frees_small_window),
         cmocka_unit_test(test_mispredictions_fault_into_reserve),
         cmocka_unit_test(test_wrong_predictor_without_reserve),
+        cmocka_unit_test(test_incremental_replan_matches_full),
         cmocka_unit_test(test_capacity_below_working_set),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

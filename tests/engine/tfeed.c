@@ -76,6 +76,15 @@ static int find(const tback_t *b, uint64_t key)
     return -1;
 }
 
+static void tb_log(tback_t *b, uint64_t kind, uint32_t task, uint64_t addr, uint64_t len)
+{
+    if (b->log && b->nlog < b->log_cap) {
+        b->log[2 * b->nlog] = kind << 60 | (uint64_t)task << 48 | addr;
+        b->log[2 * b->nlog + 1] = len;
+    }
+    b->nlog++;
+}
+
 static gmux_status_t xfer(tback_t *b, int dir, uint64_t len, eng_ticket_t *t)
 {
     uint64_t s = b->free_ns[dir] > b->wait_ns[dir] ? b->free_ns[dir] : b->wait_ns[dir];
@@ -88,6 +97,7 @@ static gmux_status_t tb_prefetch(void *ctx, uint32_t task, uint64_t addr, uint64
                                  eng_ticket_t *t)
 {
     tback_t *b = ctx;
+    tb_log(b, 1, task, addr, len);
     for (uint64_t a = addr; a < addr + len; a += b->chunk) {
         uint64_t key = (uint64_t)task << 48 | a;
         if (find(b, key) >= 0 || b->npresent == 1024)
@@ -106,6 +116,7 @@ static gmux_status_t tb_evict(void *ctx, uint32_t task, uint64_t addr, uint64_t 
                               eng_ticket_t *t)
 {
     tback_t *b = ctx;
+    tb_log(b, 2, task, addr, len);
     for (uint64_t a = addr; a < addr + len; a += b->chunk) {
         int i = find(b, (uint64_t)task << 48 | a);
         if (i < 0)
@@ -142,6 +153,7 @@ static gmux_status_t tb_wait(void *ctx, eng_dir_t dir, eng_ticket_t t)
 static gmux_status_t tb_discard(void *ctx, uint32_t task, uint64_t addr, uint64_t len)
 {
     tback_t *b = ctx;
+    tb_log(b, 3, task, addr, len);
     for (uint64_t a = addr; a < addr + len; a += b->chunk) {
         int i = find(b, (uint64_t)task << 48 | a);
         if (i < 0)

@@ -45,6 +45,11 @@ typedef struct tback {
     uint64_t fills, evictions, bytes_h2d, bytes_d2h;
     uint64_t free_ns[2], wait_ns[2];
     int errors;
+    /* Optional (set by the caller): every transfer and discard, in order, as
+     * pairs (kind << 60 | task << 48 | addr, len); nlog counts pairs written,
+     * beyond log_cap too. */
+    uint64_t *log;
+    uint32_t nlog, log_cap;
 } tback_t;
 
 eng_backend_t tback_backend(tback_t *b, uint64_t chunk);

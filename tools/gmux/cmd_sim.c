@@ -45,9 +45,10 @@ static void print_help(void)
            "  --predict HOW   working sets of the proactive policies: 'recorded' (the\n"
            "                  default for now: the trace's own ranges, a perfect predictor\n"
            "                  no real program has) or 'learned' (templates learned from\n"
-           "                  launches that ran; docs/templates.md). Learned is not yet the\n"
-           "                  default: with many mispredictions (sci-sparse at 300%%) its\n"
-           "                  re-planning is too slow to finish (docs/benchmarks.md)\n"
+           "                  launches that ran, and the launch history for indirect\n"
+           "                  kernels; docs/templates.md). Learned is not yet the default:\n"
+           "                  on sci-sparse at 200%% it is not yet within 5%% of the\n"
+           "                  makespan with the recorded ranges (docs/benchmarks.md)\n"
            "  --templates F   learned prediction starting from database F (gmux profile);\n"
            "                  implies --predict learned\n\n"
            "Device parameters (--param KEY=VALUE; sources in docs/sim.md):\n");

@@ -230,8 +230,10 @@ static void print_json_cfg(const sim_job_t *job, const sim_profile_t *prof, cons
         if (job->predictor && (p == SIM_POLICY_PROACTIVE || p == SIM_POLICY_PROACTIVE_LRU))
             fprintf(out,
                     ",\"predicted_bytes\":%" PRIu64 ",\"recorded_bytes\":%" PRIu64
-                    ",\"predicted_recorded_bytes\":%" PRIu64,
-                    r->pred_bytes, r->pred_touched_bytes, r->pred_hit_bytes);
+                    ",\"predicted_recorded_bytes\":%" PRIu64 ",\"replans\":%" PRIu64
+                    ",\"replan_positions\":%" PRIu64,
+                    r->pred_bytes, r->pred_touched_bytes, r->pred_hit_bytes, r->replans,
+                    r->replan_positions);
         fputc('}', out);
     }
     fprintf(out, "}}");

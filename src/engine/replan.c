@@ -1,0 +1,279 @@
+/*
+ * Mispredictions: faulting in the chunks a launch touches that its
+ * prediction missed, and re-planning after them.
+ *
+ * A miss invalidates the plan made from the wrong prediction: every pending
+ * replacement is dropped and the plan becomes what is on the device now
+ * (planned fills not yet issued leave it; chunks whose planned eviction was
+ * pending rejoin it, or fill free reserve slots); the shadow pass places the
+ * launches after the miss again at the next step. Afterwards the device
+ * holds exactly the plan and the reserve.
+ *
+ * Only two kinds of chunk can differ between the plan and the device: those
+ * named by a pending replacement (its fill, its victim), and those the
+ * shadow pass placed beyond the miss (their shadow_last, eviction key and
+ * next-use cursor ran ahead). Every other planned chunk already has the key
+ * the re-plan would give it: its next use after the miss is its next use
+ * after its last placement, at or before the miss. So the incremental
+ * re-plan visits those chunks only, and costs what the dropped plan cost to
+ * make; replan_full walks every chunk and is kept as the reference that
+ * tests/engine/test_engine.c checks the incremental one against (same
+ * transfers, same steps, on random workloads with wrong predictors).
+ */
+#include <stdlib.h>
+
+#include "engine/engine_impl.h"
+
+static gmux_status_t scratch_push(eng_engine_t *e, uint32_t chunk)
+{
+    if (e->nscratch == e->scratch_cap) {
+        uint32_t ncap = e->scratch_cap ? e->scratch_cap * 2 : 256;
+        uint32_t *n = realloc(e->scratch, (size_t)ncap * sizeof(*n));
+        if (!n)
+            return GMUX_ERR_NOMEM;
+        e->scratch = n;
+        e->scratch_cap = ncap;
+    }
+    e->scratch[e->nscratch++] = chunk;
+    return GMUX_OK;
+}
+
+static int cmp_chunk(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* First step for one chunk: its plan state reverts to the device's. */
+static void revert_chunk(eng_engine_t *e, uint32_t c, uint64_t p)
+{
+    eng_chunk_t *x = eng_regions_chunk(e->regs, c);
+    x->q_behind = ENG_NONE; /* the shadow position moves back */
+    if (x->shadow_last > p)
+        x->shadow_last = p;
+    if ((x->flags & (ENG_CHUNK_RESIDENT | ENG_CHUNK_PRESENT)) == ENG_CHUNK_RESIDENT)
+        eng_place_remove(e->place, c); /* a planned fill not issued */
+    if ((x->flags & (ENG_CHUNK_RESIDENT | ENG_CHUNK_RESERVE)) ==
+        (ENG_CHUNK_RESIDENT | ENG_CHUNK_RESERVE))
+        eng_resv_drop(e, c); /* its dropped fill would have moved it into the plan */
+}
+
+/* Second step: a chunk on the device outside plan and reserve (its planned
+ * eviction was dropped) rejoins the plan, or a free reserve slot. */
+static void rejoin_chunk(eng_engine_t *e, uint32_t c, uint64_t p)
+{
+    eng_chunk_t *x = eng_regions_chunk(e->regs, c);
+    if ((x->flags & (ENG_CHUNK_RESIDENT | ENG_CHUNK_PRESENT | ENG_CHUNK_RESERVE)) !=
+        ENG_CHUNK_PRESENT)
+        return;
+    x->key = eng_timeline_next_after(e->tl, c, p);
+    if (eng_place_resident(e->place) >= eng_place_capacity(e->place) ||
+        eng_place_insert(e->place, c) != GMUX_OK) {
+        x->flags |= ENG_CHUNK_RESERVE; /* the device holds it: a reserve slot is free */
+        e->resv[e->nresv++] = c;
+    }
+}
+
+/* Third step: a planned chunk's eviction key is its next use after p. */
+static void rekey_chunk(eng_engine_t *e, uint32_t c, uint64_t p)
+{
+    eng_chunk_t *x = eng_regions_chunk(e->regs, c);
+    if (x->flags & ENG_CHUNK_RESIDENT) {
+        x->key = eng_timeline_next_after(e->tl, c, p);
+        eng_place_key_changed(e->place, c);
+    }
+}
+
+/* The reference: every chunk, in id order. */
+static void replan_full(eng_engine_t *e, uint64_t p)
+{
+    uint32_t limit = eng_regions_chunk_limit(e->regs);
+    for (uint32_t c = 0; c < limit; c++)
+        revert_chunk(e, c, p);
+    for (uint32_t c = 0; c < limit; c++)
+        rejoin_chunk(e, c, p);
+    for (uint32_t c = 0; c < limit; c++)
+        rekey_chunk(e, c, p);
+    e->rs.chunks += limit;
+}
+
+static gmux_status_t list_chunk(eng_engine_t *e, uint32_t c)
+{
+    eng_chunk_t *x = eng_regions_chunk(e->regs, c);
+    if (x->mark == e->stamp)
+        return GMUX_OK;
+    x->mark = e->stamp;
+    return scratch_push(e, c);
+}
+
+/*
+ * The chunks of the pending replacements and of the launches placed in
+ * (p, sh_pos), each once, in id order (the order replan_full visits them in:
+ * which chunks overflow into the reserve, and the LRU order of those that
+ * rejoin, depend on it).
+ */
+static gmux_status_t replan_list(eng_engine_t *e, uint64_t p)
+{
+    e->nscratch = 0;
+    e->stamp++;
+    gmux_status_t st = GMUX_OK;
+    for (uint64_t i = e->rhead; i < e->rtail && st == GMUX_OK; i++) {
+        const eng_repl_t *r = &e->repl[i % e->rcap];
+        st = list_chunk(e, r->chunk);
+        if (st == GMUX_OK && r->victim != ENG_NONE)
+            st = list_chunk(e, r->victim);
+    }
+    const eng_entry_t *front = eng_timeline_peek(e->tl, 0);
+    for (uint64_t i = p + 1 - front->pos; st == GMUX_OK; i++) {
+        const eng_entry_t *ent = eng_timeline_peek(e->tl, i);
+        if (!ent || ent->pos >= e->sh_pos)
+            break;
+        const uint32_t *refs = eng_timeline_refs(e->tl, ent);
+        for (uint32_t k = 0; k < ent->nrefs && st == GMUX_OK; k++)
+            st = list_chunk(e, ENG_REF_CHUNK(refs[k]));
+        e->rs.positions++;
+    }
+    if (st == GMUX_OK)
+        qsort(e->scratch, e->nscratch, sizeof(*e->scratch), cmp_chunk);
+    return st;
+}
+
+/* Makes the plan match the device after a miss at p (see the file header). */
+static gmux_status_t replan(eng_engine_t *e, uint64_t p)
+{
+    e->rs.replans++;
+    e->rs.repls += e->rtail - e->rhead;
+    if (e->p.replan_full) {
+        e->rs.positions += e->sh_pos > p + 1 ? e->sh_pos - p - 1 : 0;
+        e->rhead = e->rtail;
+        replan_full(e, p);
+    } else {
+        gmux_status_t st = replan_list(e, p);
+        if (st != GMUX_OK)
+            return st;
+        e->rhead = e->rtail;
+        for (uint32_t i = 0; i < e->nscratch; i++)
+            revert_chunk(e, e->scratch[i], p);
+        for (uint32_t i = 0; i < e->nscratch; i++)
+            rejoin_chunk(e, e->scratch[i], p);
+        for (uint32_t i = 0; i < e->nscratch; i++)
+            rekey_chunk(e, e->scratch[i], p);
+        e->rs.chunks += e->nscratch;
+    }
+    e->sh_pos = p + 1;
+    return GMUX_OK;
+}
+
+/* Pins a planned chunk of the launch at p (key p: never the policy's victim)
+ * until unpin_all. */
+static gmux_status_t pin(eng_engine_t *e, uint32_t c, uint64_t p)
+{
+    eng_chunk_t *x = eng_regions_chunk(e->regs, c);
+    x->key = p;
+    eng_place_key_changed(e->place, c);
+    return scratch_push(e, c);
+}
+
+/*
+ * A chunk the prediction missed, needed now by the launch at p, whose true
+ * references carry mark == e->stamp (the policy's victims among them are
+ * pinned as they come up, so none is evicted). Faulted in at once, never refused while the
+ * launch's own chunks fit the device; it takes, in order of preference: a
+ * free reserve slot; the slot of the oldest reserve chunk the launch does
+ * not use; a free planned slot; or the slot of the policy's victim among the
+ * planned chunks the launch does not use (it joins the plan in its stead).
+ */
+static gmux_status_t fault_in(eng_engine_t *e, uint32_t chunk, uint64_t p)
+{
+    eng_chunk_t *x = eng_regions_chunk(e->regs, chunk);
+    x->shadow_last = p;
+    uint32_t v = ENG_NONE;
+    bool dirty = false;
+    eng_ticket_t last = 0;
+    uint32_t i = 0;
+    while (i < e->nresv && eng_regions_chunk(e->regs, e->resv[i])->mark == e->stamp)
+        i++;
+    bool to_resv = e->nresv < e->p.reserve_chunks || i < e->nresv;
+    if (to_resv && e->nresv >= e->p.reserve_chunks) {
+        v = e->resv[i];
+        eng_resv_drop(e, v);
+    } else if (!to_resv) {
+        gmux_status_t st = GMUX_OK;
+        if (eng_place_resident(e->place) >= eng_place_capacity(e->place)) {
+            /* the launch's own chunks are pinned as they come up */
+            while ((v = eng_place_victim(e->place, p)) != ENG_NONE &&
+                   eng_regions_chunk(e->regs, v)->mark == e->stamp && st == GMUX_OK)
+                st = pin(e, v, p);
+            if (st != GMUX_OK)
+                return st;
+            if (v == ENG_NONE)
+                return GMUX_ERR_CAPACITY; /* the launch alone fills the device */
+            eng_place_remove(e->place, v);
+        }
+        st = eng_place_insert(e->place, chunk);
+        if (st == GMUX_OK)
+            st = pin(e, chunk, p);
+        if (st != GMUX_OK)
+            return st;
+    }
+    if (to_resv) {
+        x->flags |= ENG_CHUNK_RESERVE;
+        e->resv[e->nresv++] = chunk;
+    }
+    if (v != ENG_NONE) {
+        eng_chunk_t *vx = eng_regions_chunk(e->regs, v);
+        dirty = (vx->flags & ENG_CHUNK_DIRTY) != 0;
+        last = vx->last_ticket;
+        vx->flags &= ~(uint32_t)(ENG_CHUNK_DIRTY | ENG_CHUNK_PRESENT);
+    }
+    x->flags |= ENG_CHUNK_PRESENT;
+    return eng_migrate_add(e->mig, chunk, v, dirty, last);
+}
+
+/* Unpins the chunks pin() listed: their keys become their next use after p. */
+static void unpin_all(eng_engine_t *e, uint64_t p)
+{
+    for (uint32_t i = 0; i < e->nscratch; i++) {
+        uint32_t c = e->scratch[i];
+        eng_chunk_t *x = eng_regions_chunk(e->regs, c);
+        if (!(x->flags & ENG_CHUNK_RESIDENT))
+            continue;
+        x->key = eng_timeline_next_after(e->tl, c, p);
+        eng_place_key_changed(e->place, c);
+    }
+    e->nscratch = 0;
+}
+
+gmux_status_t eng_fault_launch(eng_engine_t *e, uint64_t p, const uint32_t *truth, uint32_t ntruth,
+                               uint32_t *faults_p)
+{
+    uint32_t faults = 0;
+    *faults_p = 0;
+    uint32_t i = 0;
+    while (i < ntruth &&
+           (eng_regions_chunk(e->regs, ENG_REF_CHUNK(truth[i]))->flags & ENG_CHUNK_PRESENT))
+        i++;
+    if (i == ntruth)
+        return GMUX_OK;
+    if (e->rhead != e->rtail || e->sh_pos != p + 1) {
+        gmux_status_t st = replan(e, p);
+        if (st != GMUX_OK)
+            return st;
+    }
+    e->stamp++;
+    for (uint32_t k = 0; k < ntruth; k++)
+        eng_regions_chunk(e->regs, ENG_REF_CHUNK(truth[k]))->mark = e->stamp;
+    e->nscratch = 0;
+    gmux_status_t st = GMUX_OK;
+    for (; i < ntruth && st == GMUX_OK; i++) {
+        uint32_t c = ENG_REF_CHUNK(truth[i]);
+        if (eng_regions_chunk(e->regs, c)->flags & ENG_CHUNK_PRESENT)
+            continue;
+        st = fault_in(e, c, p);
+        if (st == GMUX_OK)
+            faults++;
+    }
+    unpin_all(e, p);
+    *faults_p = faults;
+    return st;
+}
