@@ -30,6 +30,7 @@ struct tmem {
     char error[256];
 };
 
+static void fail(tmem_t *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void fail(tmem_t *m, const char *fmt, ...)
 {
     if (m->error[0])
