@@ -281,6 +281,13 @@ static void test_shared_opt(void **state)
     run_shared("opt", "4MiB");
 }
 
+/* The chunk-level OPT (place_chunk.h) under the same small capacity. */
+static void test_shared_chunk(void **state)
+{
+    (void)state;
+    run_shared("chunk", "4MiB");
+}
+
 /* Strict priority: once the high-priority task waits, the low one runs at
  * most the kernel it was in until the high one is done. */
 static void test_priority(void **state)
@@ -462,6 +469,7 @@ int main(void)
         cmocka_unit_test_teardown(test_reference, drig_teardown),
         cmocka_unit_test_teardown(test_shared_swap, drig_teardown),
         cmocka_unit_test_teardown(test_shared_opt, drig_teardown),
+        cmocka_unit_test_teardown(test_shared_chunk, drig_teardown),
         cmocka_unit_test_teardown(test_priority, drig_teardown),
         cmocka_unit_test_teardown(test_latency_class, drig_teardown),
         cmocka_unit_test_teardown(test_kill_client, drig_teardown),
