@@ -84,6 +84,38 @@ static int cand_cmp(const void *a, const void *b)
     return x->task > y->task ? -1 : x->task < y->task;
 }
 
+/* Reorders c[0..n) so that c[0..k) are the k first by cand_cmp (k < n):
+ * quickselect, O(n) on average, no sort of the whole candidate list. */
+static void select_first(pc_cand_t *c, size_t n, size_t k)
+{
+    size_t lo = 0, hi = n - 1;
+    while (lo < hi) {
+        pc_cand_t pivot = c[lo + (hi - lo) / 2];
+        size_t i = lo, j = hi;
+        while (i <= j) {
+            while (cand_cmp(&c[i], &pivot) < 0)
+                i++;
+            while (cand_cmp(&c[j], &pivot) > 0)
+                j--;
+            if (i <= j) {
+                pc_cand_t t = c[i];
+                c[i] = c[j];
+                c[j] = t;
+                i++;
+                if (j == 0)
+                    break;
+                j--;
+            }
+        }
+        if (k <= j)
+            hi = j;
+        else if (k >= i)
+            lo = i;
+        else
+            return;
+    }
+}
+
 /* EVICT orders by task and address, so contiguous chunks merge. */
 static int evict_cmp(const void *a, const void *b)
 {
@@ -212,11 +244,14 @@ static gmux_status_t chunk_on_switch(void *ctx, const dmn_task_view_t *tasks, si
     gmux_status_t st = GMUX_OK;
     /* Forget tasks that left (their memory went with them); index the rest. */
     size_t keep = 0;
+    int listed = 0;
     for (size_t i = 0; i < pc->nres; i++) {
-        size_t k = 0;
-        while (k < n_tasks && tasks[k].id != pc->res[i].task)
-            k++;
-        if (k < n_tasks)
+        if (i == 0 || pc->res[i].task != pc->res[i - 1].task) { /* res is sorted by task */
+            listed = 0;
+            for (size_t k = 0; k < n_tasks && !listed; k++)
+                listed = tasks[k].id == pc->res[i].task;
+        }
+        if (listed)
             pc->res[keep++] = pc->res[i];
     }
     pc->nres = keep;
@@ -250,12 +285,13 @@ static gmux_status_t chunk_on_switch(void *ctx, const dmn_task_view_t *tasks, si
             }
             cand[ncand++] = (pc_cand_t){pos, c->addr, c->task, (uint32_t)i};
         }
-        qsort(cand, ncand, sizeof(*cand), cand_cmp);
         size_t short_by = nwant - room;
         if (short_by > ncand) { /* the working set alone is too big: fill what fits */
             nwant -= short_by - ncand;
             short_by = ncand;
         }
+        if (short_by < ncand)
+            select_first(cand, ncand, short_by);
         ncand = short_by;
         for (size_t i = 0; i < ncand; i++)
             pc->res[cand[i].idx].task = UINT32_MAX; /* marked: evicted */
@@ -271,7 +307,8 @@ static gmux_status_t chunk_on_switch(void *ctx, const dmn_task_view_t *tasks, si
         if (st != GMUX_OK)
             goto free_all;
     }
-    /* FILL orders in address order; the new chunks join the resident set. */
+    /* FILL orders in address order; the new chunks join the resident set,
+     * merged into the incoming task's run of it (res stays sorted). */
     next = realloc(pc->res, (pc->nres + nwant + 1) * sizeof(*next));
     if (!next) {
         st = GMUX_ERR_NOMEM;
@@ -279,11 +316,23 @@ static gmux_status_t chunk_on_switch(void *ctx, const dmn_task_view_t *tasks, si
     }
     pc->res = next;
     qsort(want, nwant, sizeof(*want), want_by_addr);
-    for (size_t i = 0; i < nwant && st == GMUX_OK; i++) {
+    for (size_t i = 0; i < nwant && st == GMUX_OK; i++)
         st = dmn_plan_add(plan, to->id, DMN_PLAN_FILL, (dmn_range_t){want[i].addr, pc->chunk});
-        pc->res[pc->nres++] = (pc_chunk_t){to->id, want[i].addr};
+    size_t b = 0, e;
+    while (b < pc->nres && pc->res[b].task < to->id)
+        b++;
+    for (e = b; e < pc->nres && pc->res[e].task == to->id;)
+        e++;
+    memmove(&pc->res[e + nwant], &pc->res[e], (pc->nres - e) * sizeof(*pc->res));
+    /* merge res[b, e) and want from the top down into res[b, e + nwant) */
+    size_t i = e, j = nwant, o = e + nwant;
+    while (j > 0) {
+        if (i > b && pc->res[i - 1].addr > want[j - 1].addr)
+            pc->res[--o] = pc->res[--i];
+        else
+            pc->res[--o] = (pc_chunk_t){to->id, want[--j].addr};
     }
-    qsort(pc->res, pc->nres, sizeof(*pc->res), chunk_cmp);
+    pc->nres += nwant;
 free_all:
     free(cand);
     free(want);
