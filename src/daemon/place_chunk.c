@@ -182,7 +182,7 @@ static uint64_t ws_rank(const dmn_place_chunk_t *pc, const pc_ws_t *ws, uint64_t
 static int res_has(const dmn_place_chunk_t *pc, uint32_t task, uint64_t addr)
 {
     pc_chunk_t key = {task, addr};
-    return bsearch(&key, pc->res, pc->nres, sizeof(key), chunk_cmp) != NULL;
+    return pc->nres > 0 && bsearch(&key, pc->res, pc->nres, sizeof(key), chunk_cmp) != NULL;
 }
 
 /* The incoming task's chunks that are not resident, in use order, at most
@@ -315,7 +315,8 @@ static gmux_status_t chunk_on_switch(void *ctx, const dmn_task_view_t *tasks, si
         goto free_all;
     }
     pc->res = next;
-    qsort(want, nwant, sizeof(*want), want_by_addr);
+    if (nwant > 0)
+        qsort(want, nwant, sizeof(*want), want_by_addr);
     for (size_t i = 0; i < nwant && st == GMUX_OK; i++)
         st = dmn_plan_add(plan, to->id, DMN_PLAN_FILL, (dmn_range_t){want[i].addr, pc->chunk});
     size_t b = 0, e;
