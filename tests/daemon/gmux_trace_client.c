@@ -17,11 +17,11 @@
  *   R registrations
  *   P fill_orders evict_orders          (ranges received in PLAN messages)
  *   M peak budget plan_evicted plan_filled restored filled evicted faults
- *   C checksum                          (16 hex digits, of the final memory)
+ *   C checksum        (16 hex digits: what every launch read, and the final memory)
  *
  * Exit: 0 done, 2 usage, 3 no turn within the wait bound, 4 I/O or setup,
  * 5 a launch touched a chunk that was not resident, 6 a capacity overrun or
- * lost data, 7 engine error.
+ * a range outside the allocations, 7 engine error.
  */
 #include <fcntl.h>
 #include <getopt.h>
