@@ -21,6 +21,7 @@
 #include "daemon/arbiter.h"
 #include "daemon/client.h"
 #include "daemon/endpoint.h"
+#include "daemon/place_chunk.h"
 #include "daemon/place_opt.h"
 #include "daemon/server.h"
 
@@ -62,15 +63,18 @@ static double decision_ns(int n_tasks, const char *placement, int iters)
  * incoming working set and evicts as much from the farthest tasks. Each task
  * declares its working set as n_ranges ranges (8: contiguous; 4,095, the most
  * one PENDING carries: fragmented). */
-static double opt_decision_ns(uint32_t n_ranges, int iters)
+static double opt_decision_ns(uint32_t n_ranges, int iters, int chunk_level)
 {
     const int n_tasks = 16;
     const uint64_t chunks_per_task = 100000 / 16;
-    dmn_place_opt_t *opt;
-    if (dmn_place_opt_create(50000 * DMN_OPT_CHUNK, DMN_OPT_CHUNK, &opt) != GMUX_OK)
+    dmn_place_opt_t *opt = NULL;
+    dmn_place_chunk_t *pc = NULL; /* chunk_level: the chunk placement instead */
+    if (chunk_level ? dmn_place_chunk_create(50000 * DMN_OPT_CHUNK, DMN_OPT_CHUNK, &pc)
+                    : dmn_place_opt_create(50000 * DMN_OPT_CHUNK, DMN_OPT_CHUNK, &opt))
         return -1;
     dmn_arbiter_t *arb = malloc(sizeof(*arb));
-    dmn_arb_init(arb, 1, 1000000000ull, dmn_place_opt_placement(opt), 0);
+    dmn_arb_init(arb, 1, 1000000000ull,
+                 chunk_level ? dmn_place_chunk_placement(pc) : dmn_place_opt_placement(opt), 0);
     size_t cap = 32 + (size_t)n_ranges * 16;
     uint8_t *raw = malloc(cap);
     dmn_range_t *rg = malloc(n_ranges * sizeof(*rg));
@@ -107,13 +111,15 @@ static double opt_decision_ns(uint32_t n_ranges, int iters)
         moved += act.plan->n;
     }
     double ns = (double)(com_clock_ns() - t0) / iters;
-    if (moved == 0 || dmn_place_opt_total(opt) > 50000 * DMN_OPT_CHUNK)
+    uint64_t total = chunk_level ? dmn_place_chunk_total(pc) : dmn_place_opt_total(opt);
+    if (moved == 0 || total > 50000 * DMN_OPT_CHUNK)
         ns = -1; /* the plan must move something and never overrun */
     dmn_arb_fini(arb);
     free(arb);
     free(raw);
     free(rg);
     dmn_place_opt_destroy(opt);
+    dmn_place_chunk_destroy(pc);
     return ns;
 }
 
@@ -185,20 +191,22 @@ int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
     double none16 = -1, swap16 = -1, none256 = -1, sock16 = -1, opt8 = -1, opt4k = -1;
+    double chunk8 = -1;
     for (int rep = 0; rep < 5; rep++) {
         none16 = best(none16, decision_ns(16, "none", 100000));
         swap16 = best(swap16, decision_ns(16, "swap", 100000));
         none256 = best(none256, decision_ns(256, "none", 10000));
-        opt8 = best(opt8, opt_decision_ns(8, 20000));
-        opt4k = best(opt4k, opt_decision_ns(DMN_MAX_RANGES, 200));
+        opt8 = best(opt8, opt_decision_ns(8, 20000, 0));
+        opt4k = best(opt4k, opt_decision_ns(DMN_MAX_RANGES, 200, 0));
+        chunk8 = best(chunk8, opt_decision_ns(8, 20, 1));
     }
     for (int rep = 0; rep < 3; rep++)
         sock16 = best(sock16, socket_switch_ns(16, 3000));
     printf("{\"bench\": \"daemon_switch\", \"tasks\": 16, \"decide_none_ns\": %.1f, "
            "\"decide_swap_ns\": %.1f, \"decide_none_256_tasks_ns\": %.1f, "
            "\"socket_switch_ns\": %.1f, \"opt_100k_chunks_8_ranges_ns\": %.1f, "
-           "\"opt_100k_chunks_4095_ranges_ns\": %.1f, \"target_ns\": 50000, "
-           "\"engine_chunk_opt_included\": false}\n",
-           none16, swap16, none256, sock16, opt8, opt4k);
-    return sock16 < 0 || opt8 < 0 || opt4k < 0;
+           "\"opt_100k_chunks_4095_ranges_ns\": %.1f, \"chunk_100k_chunks_8_ranges_ns\": %.1f, "
+           "\"target_ns\": 50000, \"engine_chunk_opt_included\": false}\n",
+           none16, swap16, none256, sock16, opt8, opt4k, chunk8);
+    return sock16 < 0 || opt8 < 0 || opt4k < 0 || chunk8 < 0;
 }

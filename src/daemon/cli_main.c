@@ -1,7 +1,7 @@
 /*
  * The command line of the daemon, shared by the `gmuxd` executable and
  * `gmux daemon`: [--socket PATH] [--foreground] [--quantum-ms N]
- * [--placement none|swap|opt]. Without --foreground the daemon goes to the
+ * [--placement none|swap|opt|chunk]. Without --foreground the daemon goes to the
  * background and the command returns once it accepts connections (or at
  * once when one already serves the path), which is what `gmux run` needs.
  */
@@ -28,7 +28,7 @@ static void usage(FILE *out, const char *prog)
 {
     fprintf(out,
             "Usage: %s [--socket PATH] [--foreground] [--quantum-ms N]\n"
-            "       [--placement none|swap|opt]\n\n"
+            "       [--placement none|swap|opt|chunk]\n\n"
             "Runs gmuxd, the time-slice arbiter of one GPU host, on a Unix socket\n"
             "(default from GMUX_SOCKET, see gmux --help-settings). Without --foreground it\n"
             "returns once the daemon (now in the background) accepts connections; if one\n"

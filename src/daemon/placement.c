@@ -1,6 +1,7 @@
 /* Placement policies of the daemon; see placement.h. */
 #include "daemon/placement.h"
 
+#include "daemon/place_chunk.h"
 #include "daemon/place_opt.h"
 
 #include <stdlib.h>
@@ -74,6 +75,8 @@ const dmn_placement_t *dmn_placement_find(const char *name)
 {
     if (name && strcmp(name, "opt") == 0)
         return dmn_place_opt_default();
+    if (name && strcmp(name, "chunk") == 0)
+        return dmn_place_chunk_default();
     for (size_t i = 0; i < sizeof(policies) / sizeof(policies[0]); i++)
         if (name && strcmp(name, policies[i].name) == 0)
             return &policies[i];

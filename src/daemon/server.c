@@ -59,7 +59,7 @@ gmux_status_t dmn_server_opts_from_settings(dmn_server_opts_t *opts, char *path_
     opts->grace_ns = (uint64_t)g * COM_NS_PER_MS;
     opts->placement = dmn_placement_find(COM_SETTING_STRING(DAEMON_PLACEMENT));
     if (!opts->placement) {
-        COM_ERROR(DAEMON, "GMUX_DAEMON_PLACEMENT: unknown policy '%s' (none, swap, opt)",
+        COM_ERROR(DAEMON, "GMUX_DAEMON_PLACEMENT: unknown policy '%s' (none, swap, opt, chunk)",
                   COM_SETTING_STRING(DAEMON_PLACEMENT));
         return GMUX_ERR_INVALID;
     }

@@ -78,7 +78,7 @@ void drig_fini(drig_t *r)
         fprintf(stderr, "drig: could not remove %s\n", r->dir);
 }
 
-static pid_t spawn(drig_t *r, char *const argv[])
+pid_t drig_spawn(drig_t *r, char *const argv[])
 {
     pid_t pid = fork();
     if (pid == 0) {
@@ -123,7 +123,7 @@ pid_t drig_start_daemon(drig_t *r, int quantum_ms, const char *placement)
     snprintf(q, sizeof(q), "%d", quantum_ms);
     char *argv[] = {GMUXD_PATH, "--foreground", "--socket",        r->sock, "--quantum-ms",
                     q,          "--placement",  (char *)placement, NULL};
-    r->daemon = spawn(r, argv);
+    r->daemon = drig_spawn(r, argv);
     dmn_report_t *rep = malloc(sizeof(*rep));
     int up = drig_until(r, fetch_ok, NULL, 10.0, rep);
     free(rep);
@@ -153,7 +153,7 @@ pid_t drig_start_client(drig_t *r, const char *name, const char *cls, int prio, 
     snprintf(iu, sizeof(iu), "%ld", idle_us);
     snprintf(out, sizeof(out), "%s/%s.log", r->dir, name);
     char *argv[] = {TEST_CLIENT_PATH, r->sock, (char *)name, (char *)cls, p, k, ru, iu, out, NULL};
-    return spawn(r, argv);
+    return drig_spawn(r, argv);
 }
 
 int drig_read_log(drig_t *r, const char *name, int task, dlog_t *log)

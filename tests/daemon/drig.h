@@ -45,6 +45,8 @@ pid_t drig_start_daemon(drig_t *r, int quantum_ms, const char *placement);
 void drig_kill_daemon(drig_t *r, int sig); /* and reaps it */
 pid_t drig_start_client(drig_t *r, const char *name, const char *cls, int prio, long kernels,
                         long run_us, long idle_us);
+/* Starts argv[0] with argv as a process of the rig (killed by drig_fini). */
+pid_t drig_spawn(drig_t *r, char *const argv[]);
 /* Exit status of pid within timeout_s (128+N for signal N), -1 on timeout (then killed). */
 int drig_wait(pid_t pid, double timeout_s);
 /* Reads the client's log (kernels tagged with task). Returns 0 on success. */

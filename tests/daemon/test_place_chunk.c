@@ -1,0 +1,274 @@
+/* Unit tests of the chunk-granularity OPT placement (src/daemon/place_chunk.c). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon/place_chunk.h"
+#include "daemon/place_opt.h"
+
+#define CH 0x1000ull
+
+static dmn_plan_t plan;
+
+static dmn_task_view_t view(uint32_t id, const dmn_range_t *r, uint32_t n, uint32_t turn)
+{
+    dmn_task_view_t v;
+    memset(&v, 0, sizeof(v));
+    v.id = id;
+    v.ranges = r;
+    v.n_ranges = n;
+    v.turn = turn;
+    return v;
+}
+
+static void sw(const dmn_placement_t *pl, dmn_task_view_t *tasks, size_t n, size_t to)
+{
+    dmn_plan_clear(&plan);
+    assert_int_equal(pl->on_switch(pl->ctx, tasks, n, NULL, &tasks[to], &plan), GMUX_OK);
+}
+
+static uint64_t plan_bytes(uint32_t task, dmn_plan_kind_t kind)
+{
+    uint64_t b = 0;
+    for (size_t i = 0; i < plan.n; i++)
+        if (plan.entries[i].task_id == task && plan.entries[i].kind == (uint32_t)kind)
+            b += plan.entries[i].range.len;
+    return b;
+}
+
+/* Whether the plan evicts the chunk at addr of task. */
+static int evicts(uint32_t task, uint64_t addr)
+{
+    for (size_t i = 0; i < plan.n; i++) {
+        const dmn_plan_entry_t *e = &plan.entries[i];
+        if (e->task_id == task && e->kind == DMN_PLAN_EVICT && addr >= e->range.base &&
+            addr < e->range.base + e->range.len)
+            return 1;
+    }
+    return 0;
+}
+
+/* A waiting task's chunk that no announced launch needs goes first, even
+ * when a chunk it will use has a higher address (slice-level opt takes the
+ * highest address of the farthest task). */
+static void test_unused_chunk_goes_first(void **state)
+{
+    (void)state;
+    dmn_place_chunk_t *pc;
+    assert_int_equal(dmn_place_chunk_create(4 * CH, CH, &pc), GMUX_OK);
+    const dmn_placement_t *pl = dmn_place_chunk_placement(pc);
+    dmn_range_t a_all = {0, 3 * CH}, a_late = {2 * CH, CH}, b = {0x100000, 2 * CH};
+    dmn_task_view_t t[2] = {view(1, &a_all, 1, 0), view(2, &b, 1, 1)};
+    sw(pl, t, 2, 0);
+    assert_int_equal(plan_bytes(1, DMN_PLAN_FILL), 3 * CH);
+    /* A now announces only its last chunk; B comes in and needs two. */
+    t[0] = view(1, &a_late, 1, 1);
+    t[1] = view(2, &b, 1, 0);
+    sw(pl, t, 2, 1);
+    assert_int_equal(plan_bytes(2, DMN_PLAN_FILL), 2 * CH);
+    assert_int_equal(plan_bytes(1, DMN_PLAN_EVICT), CH);
+    assert_false(evicts(1, 2 * CH)); /* the one A will use stays */
+    assert_true(evicts(1, CH));      /* an unused one, highest first among them */
+    assert_int_equal(dmn_place_chunk_total(pc), 4 * CH);
+    dmn_place_chunk_destroy(pc);
+}
+
+/* Inside a waiting task's slice, the chunk used last goes first, whatever
+ * its address. */
+static void test_use_order_inside_a_slice(void **state)
+{
+    (void)state;
+    dmn_place_chunk_t *pc;
+    assert_int_equal(dmn_place_chunk_create(4 * CH, CH, &pc), GMUX_OK);
+    const dmn_placement_t *pl = dmn_place_chunk_placement(pc);
+    dmn_range_t a[2] = {{3 * CH, CH}, {0, CH}}; /* chunk 3 used first, then chunk 0 */
+    dmn_range_t b = {0x100000, 3 * CH};
+    dmn_task_view_t t[2] = {view(1, a, 2, 0), view(2, &b, 1, 1)};
+    sw(pl, t, 2, 0);
+    assert_int_equal(plan_bytes(1, DMN_PLAN_FILL), 2 * CH);
+    t[0].turn = 1;
+    t[1].turn = 0;
+    sw(pl, t, 2, 1);
+    assert_int_equal(plan_bytes(1, DMN_PLAN_EVICT), CH);
+    assert_true(evicts(1, 0));
+    assert_false(evicts(1, 3 * CH));
+    dmn_place_chunk_destroy(pc);
+}
+
+/* The nearest waiting task keeps its chunks; the idle one loses its first;
+ * a task that left is forgotten. */
+static void test_turn_order_and_leaving(void **state)
+{
+    (void)state;
+    dmn_place_chunk_t *pc;
+    assert_int_equal(dmn_place_chunk_create(6 * CH, CH, &pc), GMUX_OK);
+    const dmn_placement_t *pl = dmn_place_chunk_placement(pc);
+    dmn_range_t r1 = {0, 2 * CH}, r2 = {0x10000, 2 * CH}, r3 = {0x20000, 2 * CH},
+                r4 = {0x30000, 4 * CH};
+    dmn_task_view_t t[4] = {view(1, &r1, 1, 0), view(2, &r2, 1, 1), view(3, &r3, 1, 2),
+                            view(4, &r4, 1, 3)};
+    sw(pl, t, 3, 0);
+    t[0].turn = 2, t[1].turn = 0, t[2].turn = 1;
+    sw(pl, t, 3, 1);
+    t[0].turn = 1, t[1].turn = 2, t[2].turn = 0;
+    sw(pl, t, 3, 2);
+    assert_int_equal(dmn_place_chunk_total(pc), 6 * CH);
+    /* Task 4 comes in needing 4 chunks; 1 waits next, 3 is idle, 2 after 1. */
+    t[0].turn = 1, t[1].turn = 2, t[2].turn = DMN_TURN_NONE, t[3].turn = 0;
+    sw(pl, t, 4, 3);
+    assert_int_equal(plan_bytes(3, DMN_PLAN_EVICT), 2 * CH);
+    assert_int_equal(plan_bytes(2, DMN_PLAN_EVICT), 2 * CH);
+    assert_int_equal(plan_bytes(1, DMN_PLAN_EVICT), 0);
+    assert_int_equal(dmn_place_chunk_resident(pc, 1), 2 * CH);
+    /* Task 1 leaves: its chunks no longer count. */
+    t[0] = t[3];
+    t[0].turn = 0;
+    sw(pl, t, 2, 0);
+    assert_int_equal(dmn_place_chunk_resident(pc, 1), 0);
+    assert_int_equal(dmn_place_chunk_total(pc), 4 * CH);
+    dmn_place_chunk_destroy(pc);
+}
+
+/* A working set larger than the capacity: its first chunks in use order are
+ * filled, never more than the capacity. */
+static void test_oversized_working_set(void **state)
+{
+    (void)state;
+    dmn_place_chunk_t *pc;
+    assert_int_equal(dmn_place_chunk_create(3 * CH, CH, &pc), GMUX_OK);
+    const dmn_placement_t *pl = dmn_place_chunk_placement(pc);
+    dmn_range_t r[2] = {{8 * CH, 2 * CH}, {0, 4 * CH}};
+    dmn_range_t huge = {0, 1ull << 60};
+    dmn_task_view_t t[2] = {view(1, r, 2, 0), view(2, &huge, 1, 1)};
+    sw(pl, t, 2, 0);
+    assert_int_equal(plan_bytes(1, DMN_PLAN_FILL), 3 * CH);
+    assert_int_equal(plan.entries[0].range.base, 0); /* chunk 0 (third in use order) */
+    assert_int_equal(plan.entries[1].range.base, 8 * CH);
+    assert_int_equal(plan.entries[1].range.len, 2 * CH);
+    t[0].turn = 1, t[1].turn = 0;
+    sw(pl, t, 2, 1); /* a hostile 2^60-byte working set costs capacity, not memory */
+    assert_int_equal(plan_bytes(2, DMN_PLAN_FILL), 3 * CH);
+    assert_int_equal(plan_bytes(1, DMN_PLAN_EVICT), 3 * CH);
+    assert_int_equal(dmn_place_chunk_total(pc), 3 * CH);
+    dmn_place_chunk_destroy(pc);
+}
+
+static uint64_t rnd(uint64_t *s)
+{
+    *s = *s * 6364136223846793005ull + 1442695040888963407ull;
+    return *s >> 33;
+}
+
+/* Round robin over random working sets, both placements on the same views;
+ * with drift, after its slice a task announces its next working set with
+ * one range replaced, half of the time. Checks that chunk never plans beyond
+ * its capacity; returns the bytes each moved and the runs where chunk moved
+ * more. */
+static void run_random(int drift, uint64_t *total_chunk, uint64_t *total_opt, int *worse)
+{
+    *total_chunk = *total_opt = 0;
+    *worse = 0;
+    for (uint64_t seed = 1; seed <= 40; seed++) {
+        uint64_t s = seed;
+        uint32_t n = 2 + (uint32_t)(rnd(&s) % 4), slots = 10 + (uint32_t)(rnd(&s) % 16);
+        dmn_range_t r[6][4];
+        uint32_t nr[6];
+        dmn_task_view_t t[6];
+        for (uint32_t k = 0; k < n; k++) {
+            nr[k] = 1 + (uint32_t)(rnd(&s) % 3);
+            for (uint32_t i = 0; i < nr[k]; i++) /* unaligned, within 32 chunks */
+                r[k][i] = (dmn_range_t){rnd(&s) % (32 * CH), 1 + rnd(&s) % (2 * CH)};
+            t[k] = view(k + 1, r[k], nr[k], 0);
+        }
+        dmn_place_chunk_t *pc;
+        dmn_place_opt_t *po;
+        assert_int_equal(dmn_place_chunk_create(slots * CH, CH, &pc), GMUX_OK);
+        assert_int_equal(dmn_place_opt_create(slots * CH, CH, &po), GMUX_OK);
+        const dmn_placement_t *pls[2] = {dmn_place_chunk_placement(pc),
+                                         dmn_place_opt_placement(po)};
+        uint64_t bytes[2] = {0, 0};
+        for (uint32_t sl = 0; sl < 60; sl++) {
+            uint32_t to = sl % n;
+            for (uint32_t k = 0; k < n; k++)
+                t[k].turn = (k + n - to) % n;
+            for (int p = 0; p < 2; p++) {
+                sw(pls[p], t, n, to);
+                for (size_t i = 0; i < plan.n; i++)
+                    bytes[p] += plan.entries[i].range.len;
+                if (p == 0) {
+                    assert_true(dmn_place_chunk_total(pc) <= (uint64_t)slots * CH);
+                    assert_true(plan_bytes(to + 1, DMN_PLAN_FILL) <= (uint64_t)slots * CH);
+                }
+            }
+            if (drift && rnd(&s) % 2)
+                r[to][rnd(&s) % nr[to]] =
+                    (dmn_range_t){rnd(&s) % (32 * CH), 1 + rnd(&s) % (2 * CH)};
+        }
+        *worse += bytes[0] > bytes[1];
+        *total_chunk += bytes[0];
+        *total_opt += bytes[1];
+        dmn_place_chunk_destroy(pc);
+        dmn_place_opt_destroy(po);
+    }
+    print_message("40 random runs%s: chunk-level moved %llu bytes, slice-level %llu; chunk-level "
+                  "moved more in %d runs\n",
+                  drift ? " with drift" : "", (unsigned long long)*total_chunk,
+                  (unsigned long long)*total_opt, *worse);
+}
+
+/* Fixed working sets: the timeline is the exact future, Belady is optimal,
+ * so chunk moves no more than slice-level opt in any run. */
+static void test_against_slice_opt_exact(void **state)
+{
+    (void)state;
+    uint64_t c, o;
+    int worse;
+    run_random(0, &c, &o, &worse);
+    assert_int_equal(worse, 0);
+    assert_true(c <= o);
+}
+
+/* Drifting working sets: the timeline knows one slice per task ahead. In
+ * all, chunk moves less (it drops what no announced launch needs); a single
+ * run may lose a chunk or two to the short horizon. */
+static void test_against_slice_opt_drift(void **state)
+{
+    (void)state;
+    uint64_t c, o;
+    int worse;
+    run_random(1, &c, &o, &worse);
+    assert_true(c < o);
+    assert_true(worse <= 10);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    dmn_plan_init(&plan);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    dmn_plan_fini(&plan);
+    return 0;
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_unused_chunk_goes_first),
+        cmocka_unit_test(test_use_order_inside_a_slice),
+        cmocka_unit_test(test_turn_order_and_leaving),
+        cmocka_unit_test(test_oversized_working_set),
+        cmocka_unit_test(test_against_slice_opt_exact),
+        cmocka_unit_test(test_against_slice_opt_drift),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
