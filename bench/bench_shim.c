@@ -167,7 +167,7 @@ int main(int argc, char **argv)
         close(ready[0]);
         dmn_server_opts_t o;
         char path[256];
-        if (dmn_server_opts_from_settings(&o, path, sizeof(path)) != GMUX_OK)
+        if (dmn_server_opts_from_settings(&o, path, sizeof(path), 0) != GMUX_OK)
             _exit(1);
         o.path = sock;
         static volatile sig_atomic_t stop;

@@ -43,7 +43,11 @@
     X(DAEMON_GROUP, STRING, "",                                                                    \
       "gmuxd: a group whose members may also connect (socket mode 0660); empty: owner only")       \
     X(DAEMON_PLACEMENT, STRING, "none",                                                            \
-      "gmuxd: placement at switches: none, swap (outgoing out, incoming in) or opt (Belady)")      \
+      "gmuxd: placement at switches: none, swap (outgoing out, incoming in), opt (Belady per "     \
+      "slice) or chunk (Belady per chunk)")      \
+    X(DAEMON_IDLE_EXIT_S, INT, "-1",                                                               \
+      "gmuxd: exit after this many seconds without a connection (0: never; -1, the default: "      \
+      "never for gmux daemon, 60 for a gmuxd that gmux run starts)")                               \
     X(DAEMON_QUANTUM_MS, INT, "20", "gmuxd: time slice of a task while others wait")               \
     X(DAEMON_TURN_TIMEOUT_MS, INT, "10000",                                                        \
       "client: longest wait for the turn before launching anyway (local mode)")                    \

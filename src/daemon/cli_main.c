@@ -41,7 +41,7 @@ int dmn_cli_main(const char *prog, int argc, char **argv)
     static char path[108];
     dmn_server_opts_t opts;
     int foreground = 0;
-    if (dmn_server_opts_from_settings(&opts, path, sizeof(path)) != GMUX_OK) {
+    if (dmn_server_opts_from_settings(&opts, path, sizeof(path), 0) != GMUX_OK) {
         fprintf(stderr, "%s: bad GMUX_SOCKET / GMUX_DAEMON_* settings\n", prog);
         return 2;
     }

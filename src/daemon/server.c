@@ -44,7 +44,7 @@ typedef struct server {
 } server_t;
 
 gmux_status_t dmn_server_opts_from_settings(dmn_server_opts_t *opts, char *path_buf,
-                                            size_t path_cap)
+                                            size_t path_cap, int64_t idle_exit_s_default)
 {
     gmux_status_t st = dmn_endpoint_path(path_buf, path_cap);
     if (st != GMUX_OK)
@@ -57,6 +57,15 @@ gmux_status_t dmn_server_opts_from_settings(dmn_server_opts_t *opts, char *path_
         return GMUX_ERR_RANGE;
     opts->quantum_ns = (uint64_t)q * COM_NS_PER_MS;
     opts->grace_ns = (uint64_t)g * COM_NS_PER_MS;
+    int64_t idle = COM_SETTING_INT(DAEMON_IDLE_EXIT_S);
+    if (idle == -1)
+        idle = idle_exit_s_default;
+    if (idle < 0) {
+        COM_ERROR(DAEMON, "GMUX_DAEMON_IDLE_EXIT_S: %lld is not a number of seconds (0: never)",
+                  (long long)idle);
+        return GMUX_ERR_RANGE;
+    }
+    opts->idle_exit_ns = (uint64_t)idle * COM_NS_PER_S;
     opts->placement = dmn_placement_find(COM_SETTING_STRING(DAEMON_PLACEMENT));
     if (!opts->placement) {
         COM_ERROR(DAEMON, "GMUX_DAEMON_PLACEMENT: unknown policy '%s' (none, swap, opt, chunk)",
@@ -341,8 +350,14 @@ gmux_status_t dmn_server_run(const dmn_server_opts_t *opts, volatile sig_atomic_
     }
     static struct pollfd fds[MAX_CONNS + 1];
     static int idx[MAX_CONNS + 1];
+    uint64_t idle_since = com_clock_ns(); /* no connection since; 0: one is open */
     while (!*stop) {
         uint64_t now = com_clock_ns();
+        if (opts->idle_exit_ns && idle_since && now - idle_since >= opts->idle_exit_ns) {
+            COM_INFO(DAEMON, "no connection for %llu s: exiting",
+                     (unsigned long long)(opts->idle_exit_ns / COM_NS_PER_S));
+            break;
+        }
         int nf = 0;
         fds[nf++] = (struct pollfd){s->listen_fd, POLLIN, 0};
         for (int i = 0; i < MAX_CONNS; i++)
@@ -370,6 +385,13 @@ gmux_status_t dmn_server_run(const dmn_server_opts_t *opts, volatile sig_atomic_
         }
         check_pids(s, com_clock_ns());
         apply(s);
+        bool open_conn = false;
+        for (int i = 0; i < MAX_CONNS && !open_conn; i++)
+            open_conn = s->conns[i].fd >= 0;
+        if (open_conn)
+            idle_since = 0;
+        else if (!idle_since)
+            idle_since = com_clock_ns();
     }
     for (int i = 0; i < MAX_CONNS; i++)
         if (s->conns[i].fd >= 0)

@@ -28,12 +28,14 @@ typedef struct dmn_server_opts {
     gid_t group;      /* DMN_NO_GROUP or the allowed group */
     uint64_t quantum_ns, grace_ns;
     const dmn_placement_t *placement; /* NULL: "none" */
+    uint64_t idle_exit_ns;            /* exit after this long without a connection; 0: never */
 } dmn_server_opts_t;
 
 /* Fills opts from the settings (GMUX_SOCKET, GMUX_DAEMON_*); path points to
- * path_buf. */
+ * path_buf. idle_exit_s_default stands for GMUX_DAEMON_IDLE_EXIT_S when that is
+ * -1 (not set): 0 for `gmux daemon`, 60 for the gmuxd `gmux run` starts. */
 gmux_status_t dmn_server_opts_from_settings(dmn_server_opts_t *opts, char *path_buf,
-                                            size_t path_cap);
+                                            size_t path_cap, int64_t idle_exit_s_default);
 
 /*
  * Listens on opts->path and serves until *stop becomes non-zero (a signal

@@ -565,6 +565,34 @@ static void test_group_access(void **state)
     drig_fini(&r);
 }
 
+/* A daemon told to exit when idle stays while a task is connected, then exits
+ * by itself and removes its socket once none is: what the gmuxd that gmux run
+ * starts does after 60 s (GMUX_DAEMON_IDLE_EXIT_S). */
+static void test_idle_exit(void **state)
+{
+    (void)state;
+    static drig_t r;
+    drig_init(&r);
+    setenv("GMUX_DAEMON_IDLE_EXIT_S", "3", 1);
+    pid_t d = drig_start_daemon(&r, 10, "none");
+    unsetenv("GMUX_DAEMON_IDLE_EXIT_S");
+    assert_true(d > 0);
+    uint64_t t0 = com_clock_ns();
+    /* busy for about 6 s: 120 kernels of 50 ms */
+    pid_t c = drig_start_client(&r, "busy", "batch", 0, 120, 50000, 0);
+    assert_true(c > 0);
+    com_clock_sleep_ns(4500 * COM_NS_PER_MS);
+    if (waitpid(c, NULL, WNOHANG) == 0) /* the client still runs: so must the daemon */
+        assert_int_equal(waitpid(d, NULL, WNOHANG), 0);
+    assert_int_equal(drig_wait(c, 120.0), 0);
+    assert_int_equal(drig_wait(d, 60.0), 0); /* gone by itself, cleanly */
+    r.daemon = -1;
+    assert_true(com_clock_ns() - t0 > 3 * COM_NS_PER_S);
+    struct stat st;
+    assert_int_equal(stat(r.sock, &st), -1);
+    drig_fini(&r);
+}
+
 /* gmux top without --once quits on q (here from a pipe, not a terminal). */
 static void test_top_quits_on_q(void **state)
 {
@@ -639,6 +667,7 @@ int main(void)
         cmocka_unit_test_teardown(test_cli_daemon, drig_teardown),
         cmocka_unit_test_teardown(test_group_access, drig_teardown),
         cmocka_unit_test_teardown(test_top_quits_on_q, drig_teardown),
+        cmocka_unit_test_teardown(test_idle_exit, drig_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -287,6 +287,28 @@ static void stop_background_daemon(void)
         sleep_ms(50);
 }
 
+/* Teardown: stops a background daemon a test left (it failed half-way), so
+ * none outlives the test; without one, does nothing. */
+static int stop_leftover_daemon(void **state)
+{
+    (void)state;
+    char path[256];
+    snprintf(path, sizeof(path), "%s.lock", sock);
+    FILE *f = fopen(path, "r");
+    int pid = 0;
+    if (f) {
+        if (fscanf(f, "%d", &pid) != 1)
+            pid = 0;
+        fclose(f);
+    }
+    if (pid > 1 && kill(pid, SIGTERM) == 0) {
+        for (int i = 0; i < 200 && kill(pid, 0) == 0; i++)
+            sleep_ms(50);
+        kill(pid, SIGKILL);
+    }
+    return 0;
+}
+
 static void test_daemon_killed_mid_run(void **state)
 {
     (void)state;
@@ -337,8 +359,8 @@ int main(void)
     setenv("GMUX_POLICY", "proactive", 1);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_turns_are_exclusive),
-        cmocka_unit_test(test_daemon_killed_mid_run),
-        cmocka_unit_test(test_run_starts_daemon),
+        cmocka_unit_test_teardown(test_daemon_killed_mid_run, stop_leftover_daemon),
+        cmocka_unit_test_teardown(test_run_starts_daemon, stop_leftover_daemon),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     char cmd[256];

@@ -45,7 +45,9 @@ static void run_help(void)
            "listens on the socket (settings GMUX_DAEMON_*), and the program joins it: its\n"
            "kernel launches wait for the task's turn, and it follows the daemon's evict/fill\n"
            "plans. If the daemon goes away the program carries on alone and joins again when\n"
-           "one is back. The exit status is COMMAND's (127 when it cannot be run).\n");
+           "one is back. A gmuxd started this way exits after 60 s without a connection\n"
+           "(GMUX_DAEMON_IDLE_EXIT_S). The exit status is COMMAND's (127 when it cannot\n"
+           "be run).\n");
 }
 
 /* The shim next to the executable (build tree) or in ../<libdir> (install); 0 if found. */
@@ -95,7 +97,7 @@ static int run_join_daemon(void)
     if (com_settings_init(err, sizeof(err)) != GMUX_OK)
         return cli_fail("run", "%s", err), -1;
     dmn_server_opts_t o;
-    gmux_status_t st = dmn_server_opts_from_settings(&o, path, sizeof(path));
+    gmux_status_t st = dmn_server_opts_from_settings(&o, path, sizeof(path), 60);
     if (st == GMUX_OK)
         st = dmn_server_spawn(&o);
     if (st != GMUX_OK)
