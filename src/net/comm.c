@@ -109,6 +109,7 @@ static void comm_free(gmux_comm_t *comm)
     free(comm->ctx_issued);
     free(comm->ops);
     free(comm->rx);
+    free(comm->peer_warned);
     pthread_mutex_destroy(&comm->progress_lock);
     free(comm);
 }
@@ -127,12 +128,13 @@ static gmux_status_t comm_alloc(gmux_comm_t *comm)
     comm->nops = 1024;
     comm->ops = calloc(comm->nops, sizeof(*comm->ops));
     comm->rx = calloc(NET_RX_BUFS, sizeof(*comm->rx));
+    comm->peer_warned = calloc((size_t)comm->size, sizeof(*comm->peer_warned));
     comm->scratch = calloc(8, sizeof(uint64_t));
     comm->scratch_raddr = calloc((size_t)comm->size, sizeof(uint64_t));
     comm->scratch_key = calloc((size_t)comm->size, sizeof(uint64_t));
     if (!comm->scratch || !comm->scratch_raddr || !comm->scratch_key || !comm->rings ||
         !comm->out || !comm->in || !comm->signals || !comm->counters || !comm->ctx_error ||
-        !comm->ctx_issued || !comm->ops || !comm->rx)
+        !comm->ctx_issued || !comm->ops || !comm->rx || !comm->peer_warned)
         return GMUX_ERR_NOMEM;
     for (uint32_t i = 0; i < nrings; i++) {
         net_order_init(&comm->in[i]);

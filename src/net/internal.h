@@ -39,6 +39,7 @@ typedef struct net_op {
     uint32_t ctx;
     uint32_t peer;
     uint32_t counter; /* GMUX_NO_COUNTER or a counter to bump */
+    uint64_t value;   /* the source of a PUT_VALUE posted without inject */
     bool in_use;
     struct net_op *next_free;
 } net_op_t;
@@ -107,7 +108,8 @@ struct gmux_comm {
     net_rx_t *rx;
     uint64_t boot_poll_ns;
     uint64_t next_token;
-    bool ack_backlog; /* a quiet ack waits for tx resources */
+    bool ack_backlog;     /* a quiet ack waits for tx resources */
+    uint8_t *peer_warned; /* per rank: a failed operation to it was logged */
 
     pthread_t proxy;
     bool proxy_running;

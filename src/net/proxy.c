@@ -153,7 +153,7 @@ static gmux_status_t post_write(gmux_comm_t *comm, const net_desc_t *d, net_out_
                                 uint32_t counter, net_cqd_t *c)
 {
     fi_addr_t dest = comm->fab.peers[d->peer];
-    bool inject = len <= comm->fab.inject_size;
+    bool inject = len <= comm->fab.rma_inject_size;
     net_op_t *op = NULL;
     if (!inject) {
         op = op_get(comm);
@@ -163,6 +163,11 @@ static gmux_status_t post_write(gmux_comm_t *comm, const net_desc_t *d, net_out_
         op->ctx = d->ctx;
         op->peer = d->peer;
         op->counter = counter;
+        if (d->opcode == NET_OP_PUT_VALUE && buf == &d->src) {
+            /* the descriptor is gone by the time the write completes */
+            memcpy(&op->value, &d->src, sizeof(op->value));
+            buf = &op->value;
+        }
     }
     c->seq = o->wseq;
     uint64_t data = net_cqd_make(c);
@@ -351,8 +356,12 @@ static void handle_cq_error(gmux_comm_t *comm)
         return;
     net_op_t *op = (net_op_t *)err.op_context;
     gmux_status_t st = net_fab_status(-err.err);
-    COM_WARN(NET, "rank %d: operation to rank %u failed: %s", comm->rank, op->peer,
-             fi_strerror(err.err));
+    /* a dead peer fails every operation in flight to it: say so once */
+    if (op->peer < (uint32_t)comm->size && !comm->peer_warned[op->peer]) {
+        comm->peer_warned[op->peer] = 1;
+        COM_WARN(NET, "rank %d: operation to rank %u failed: %s", comm->rank, op->peer,
+                 fi_strerror(err.err));
+    }
     set_ctx_error(comm, op->ctx, st == GMUX_ERR_PEER ? st : GMUX_ERR_TRANSPORT);
     op_put(comm, op);
 }
