@@ -23,6 +23,7 @@
 #include "net/fab.h"
 #include "net/order.h"
 #include "net/ring.h"
+#include "net/shmguard.h"
 
 #define NET_MAX_WINDOWS    64
 #define NET_MAX_TEAMS      16
@@ -84,6 +85,7 @@ struct gmux_comm {
     net_boot_t *boot;     /* NULL for a one-rank job */
     bool have_fab;
     net_fab_t fab;
+    net_shmguard_t *guard; /* shm only: releases region locks left by a dead rank */
 
     net_ring_t *rings;         /* [ctx * size + peer] */
     net_out_t *out;            /* [ctx * size + peer] */
@@ -108,8 +110,9 @@ struct gmux_comm {
     net_rx_t *rx;
     uint64_t boot_poll_ns;
     uint64_t next_token;
-    bool ack_backlog;     /* a quiet ack waits for tx resources */
-    uint8_t *peer_warned; /* per rank: a failed operation to it was logged */
+    bool ack_backlog;            /* a quiet ack waits for tx resources */
+    _Atomic uint64_t blocked_ns; /* last net_progress_blocked pass */
+    uint8_t *peer_warned;        /* per rank: a failed operation to it was logged */
 
     pthread_t proxy;
     bool proxy_running;
@@ -145,6 +148,13 @@ gmux_status_t net_proxy_start(gmux_comm_t *comm);
 bool net_proxy_stop(gmux_comm_t *comm);
 /* Wakes a sleeping proxy after a producer pushed. */
 void net_proxy_kick(gmux_comm_t *comm);
+/* For a thread that finds the progress lock taken while a rank died: reads
+ * death notices and lets the shm guard free a lock the dead rank left held
+ * (the holder of the progress lock may be spinning on it). Any thread. */
+void net_progress_blocked(gmux_comm_t *comm);
+/* Takes the progress lock, calling net_progress_blocked while it waits, so
+ * that no thread blocks for good behind a holder stuck inside libfabric. */
+void net_progress_lock(gmux_comm_t *comm);
 /* Posts the resources of the receive side. LOCKING: progress_lock held. */
 gmux_status_t net_proxy_post_rx(gmux_comm_t *comm);
 /* Sends a quiet request on stream (ctx, peer); *token_p to wait for. LOCKING: held. */

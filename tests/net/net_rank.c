@@ -5,6 +5,8 @@
  *   net_rank semantics         counters, flush (source reuse) and quiet (remote completion)
  *   net_rank teams             barriers over world and strided teams
  *   net_rank kill              the last rank dies (SIGKILL); the others must see GMUX_ERR_PEER
+ *   net_rank killlock          the same on shm, the victim dying while it holds its own and
+ *                              rank 0's region locks, as if killed inside libfabric
  * Exit 0 on success; failures print the reason.
  */
 #include <inttypes.h>
@@ -15,6 +17,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <gmux/net.h>
@@ -308,7 +313,43 @@ static int mode_teams(void)
 
 /* --- a peer dies ------------------------------------------------------------ */
 
-static int mode_kill(void)
+/* The lock word of rank r's shm region: the head of libfabric 1.17's struct
+ * smr_region (version 4), as src/net/shmguard.c reads it. NULL if absent. */
+static pthread_spinlock_t *region_lock(int r)
+{
+    struct head {
+        uint8_t version, resv;
+        uint16_t flags;
+        int pid;
+        uint8_t cma_peer, cma_self;
+        uint32_t max_sar;
+        void *base;
+        pthread_spinlock_t lock;
+    };
+    const char *job = getenv("GMUX_JOB");
+    char prefix[128];
+    snprintf(prefix, sizeof(prefix), "gmux-%s-%d:", job ? job : "", r);
+    DIR *d = opendir("/dev/shm");
+    struct dirent *e;
+    pthread_spinlock_t *lock = NULL;
+    while (d && !lock && (e = readdir(d))) {
+        if (strncmp(e->d_name, prefix, strlen(prefix)) != 0)
+            continue;
+        char path[512];
+        snprintf(path, sizeof(path), "/dev/shm/%s", e->d_name);
+        int fd = open(path, O_RDWR);
+        void *p = fd < 0 ? MAP_FAILED : mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        if (fd >= 0)
+            close(fd);
+        if (p != MAP_FAILED && ((struct head *)p)->version == 4)
+            lock = &((struct head *)p)->lock;
+    }
+    if (d)
+        closedir(d);
+    return lock;
+}
+
+static int mode_kill(bool holding_locks)
 {
     uint64_t *win = calloc(16, sizeof(uint64_t));
     gmux_window_t w;
@@ -317,6 +358,14 @@ static int mode_kill(void)
     int victim = n - 1;
     if (me == victim) {
         usleep(200 * 1000);
+        if (holding_locks) {
+            /* die inside the provider's critical sections: senders to the
+             * victim and rank 0's own progress would spin for ever */
+            pthread_spinlock_t *own = region_lock(me), *zero = region_lock(0);
+            CHECK(own && zero, "shm regions not found");
+            pthread_spin_lock(own);
+            pthread_spin_lock(zero);
+        }
         kill(getpid(), SIGKILL);
     }
     /* keep talking to the victim until that fails; then waits must fail too.
@@ -332,8 +381,9 @@ static int mode_kill(void)
             st = gmux_put_value(comm, 0, victim, w, 0, i, 8, &o);
     }
     CHECK(st == GMUX_ERR_PEER, "operations ended with %s", gmux_status_name(st));
+    /* returns at once: OK when nothing of context 0 was posted since the barrier */
     st = gmux_quiet(comm, 0);
-    CHECK(st == GMUX_ERR_PEER, "quiet ended with %s", gmux_status_name(st));
+    CHECK(st == GMUX_ERR_PEER || st == GMUX_OK, "quiet ended with %s", gmux_status_name(st));
     st = gmux_signal_wait(comm, 0, UINT64_MAX, NULL);
     CHECK(st == GMUX_ERR_PEER, "wait ended with %s", gmux_status_name(st));
     st = gmux_barrier(gmux_team_world(comm));
@@ -350,13 +400,13 @@ static int mode_kill(void)
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: net_rank data|order|semantics|teams|kill [args]\n");
+        fprintf(stderr, "usage: net_rank data|order|semantics|teams|kill|killlock [args]\n");
         return 2;
     }
     setvbuf(stdout, NULL, _IOLBF, 0);
     gmux_comm_params_t p;
     gmux_comm_params_init(&p);
-    if (strcmp(argv[1], "kill") == 0) {
+    if (strcmp(argv[1], "kill") == 0 || strcmp(argv[1], "killlock") == 0) {
         p.timeout_s = 20;
         /* The victim runs no proxy thread, so that no thread of it is inside
          * libfabric when it dies: libfabric 1.17's shm keeps a spin lock in
@@ -383,7 +433,9 @@ int main(int argc, char **argv)
     else if (strcmp(argv[1], "teams") == 0)
         rc = mode_teams();
     else if (strcmp(argv[1], "kill") == 0)
-        rc = mode_kill();
+        rc = mode_kill(false);
+    else if (strcmp(argv[1], "killlock") == 0)
+        rc = mode_kill(true);
     if (comm) {
         st = gmux_comm_finalize(comm);
         if (st != GMUX_OK) {
