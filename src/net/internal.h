@@ -27,11 +27,13 @@
 
 #define NET_MAX_WINDOWS    64
 #define NET_MAX_TEAMS      16
-#define NET_BARRIER_ROUNDS 32
+#define NET_BARRIER_ROUNDS 16 /* dissemination rounds: 2^16 > the 4096 ranks CQ data allows */
 #define NET_RX_BUFS        256
-/* Signal words: the teams' barrier words first, then the user's, so that
- * barrier signals always fit in a write's CQ data. */
-#define NET_SIG_RESERVED (NET_MAX_TEAMS * NET_BARRIER_ROUNDS)
+/* Signal words: the teams' barrier words, then their agreement words (team
+ * ids are agreed on over the parent team at a split), then the user's, so
+ * that reserved signals always fit in a write's CQ data. */
+#define NET_AGREE_BASE   (NET_MAX_TEAMS * NET_BARRIER_ROUNDS)
+#define NET_SIG_RESERVED (2 * NET_MAX_TEAMS * NET_BARRIER_ROUNDS)
 
 /* One posted operation awaiting its local completion. */
 typedef struct net_op {
@@ -74,7 +76,8 @@ struct gmux_team {
     int start, stride, size; /* world ranks start + k*stride */
     int rank;                /* this rank's team rank */
     uint64_t epoch;          /* barriers completed */
-    int splits;              /* children created, for deterministic ids */
+    int splits;              /* children created */
+    uint64_t agreements;     /* id agreements run over this team */
 };
 
 struct gmux_comm {

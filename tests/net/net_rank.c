@@ -266,6 +266,25 @@ static int mode_semantics(void)
 
 /* --- teams and barriers ----------------------------------------------------- */
 
+/* Rounds of: every member writes its tag into every member's slot of w, a
+ * barrier, then every slot of the team holds this round's tag. */
+static void team_rounds(gmux_team_t *t, gmux_window_t w, const uint64_t *win, uint64_t tag)
+{
+    CHECK(t, "not a member");
+    for (uint64_t r = 1; r <= 10; r++) {
+        for (int k = 0; k < gmux_team_size(t); k++)
+            OK(gmux_put_value(comm, 2, gmux_team_world_rank(t, k), w, (uint64_t)me * 8, tag + r, 8,
+                              NULL));
+        OK(gmux_barrier(t));
+        for (int k = 0; k < gmux_team_size(t); k++) {
+            int p = gmux_team_world_rank(t, k);
+            CHECK(win[p] == tag + r, "tag %" PRIu64 " round %" PRIu64 ": slot %d is %" PRIu64, tag,
+                  r, p, win[p]);
+        }
+        OK(gmux_barrier(t));
+    }
+}
+
 static int mode_teams(void)
 {
     enum { ROUNDS = 20 };
@@ -303,6 +322,37 @@ static int mode_teams(void)
         }
         OK(gmux_barrier(mine));
     }
+    /* splits of splits: each half splits itself (every other member, so
+     * world stride 4), and the even half splits once more, so that the two
+     * halves have made different numbers of splits; then a world split that
+     * mixes both halves must still give its members one id */
+    int msize = gmux_team_size(mine);
+    gmux_team_t *quarter = NULL, *rest = NULL, *mixed = NULL;
+    OK(gmux_team_split_strided(mine, 0, 2, (msize + 1) / 2, &quarter));
+    CHECK((quarter != NULL) == (me % 4 < 2), "quarter membership");
+    if (quarter) {
+        CHECK(gmux_team_rank(quarter) == me / 4, "quarter rank %d", gmux_team_rank(quarter));
+        for (int k = 0; k < gmux_team_size(quarter); k++)
+            CHECK(gmux_team_world_rank(quarter, k) == me % 4 + 4 * k, "quarter translation");
+    }
+    if (me % 2 == 0 && msize > 1) {
+        OK(gmux_team_split_strided(mine, 1, 1, msize - 1, &rest)); /* evens past rank 0 */
+        CHECK((rest != NULL) == (me > 0), "rest membership");
+    }
+    int msz = n > 2 ? n / 2 + 1 : n;
+    OK(gmux_team_split_strided(world, 0, 1, msz, &mixed));
+    CHECK((mixed != NULL) == (me < msz), "mixed membership");
+    uint64_t tag = 2000;
+    if (quarter)
+        team_rounds(quarter, w, win, tag);
+    if (rest)
+        team_rounds(rest, w, win, tag + 100);
+    OK(gmux_barrier(world));
+    if (mixed)
+        team_rounds(mixed, w, win, tag + 200);
+    gmux_team_destroy(quarter);
+    gmux_team_destroy(rest);
+    gmux_team_destroy(mixed);
     gmux_team_destroy(mine);
     OK(gmux_barrier(world));
     OK(gmux_window_deregister(comm, w));
