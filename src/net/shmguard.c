@@ -1,7 +1,6 @@
 /* net_shmguard: see shmguard.h. */
 #include "net/shmguard.h"
 
-#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +29,20 @@ typedef struct smr_head_v4 {
 } smr_head_v4_t;
 
 #define SMR_HEAD_VERSION 4
+_Static_assert(sizeof(pthread_spinlock_t) == sizeof(int), "a spin lock is one int");
+
+/* The word of an unlocked pthread spin lock (1 with glibc on x86-64, 0 in
+ * its generic code): the guard reads and writes lock words as plain atomics,
+ * never through pthread_spin_* on a lock another process holds. */
+static int spin_unlocked_word(void)
+{
+    pthread_spinlock_t l;
+    int v;
+    pthread_spin_init(&l, PTHREAD_PROCESS_SHARED);
+    memcpy(&v, (const void *)&l, sizeof(v));
+    pthread_spin_destroy(&l);
+    return v;
+}
 
 static void *map_region(const char *name)
 {
@@ -79,6 +92,7 @@ gmux_status_t net_shmguard_open(const char *names, size_t name_stride, int n,
     }
     if (mapped < n)
         COM_WARN(NET, "shm guard: %d of %d regions mapped", mapped, n);
+    g->unlocked = spin_unlocked_word();
     atomic_init(&g->seq, 0);
     atomic_init(&g->region, -1);
     pthread_mutex_init(&g->lock, NULL);
@@ -118,18 +132,16 @@ bool net_shmguard_check(net_shmguard_t *g, uint64_t now_ns)
         g->seen_ns = now_ns;
     } else if (now_ns - g->seen_ns >= NET_SHMGUARD_STUCK_NS) {
         int r = atomic_load_explicit(&g->region, memory_order_relaxed);
-        pthread_spinlock_t *l = net_shmguard_lock_of(g, r);
-        if (l && pthread_spin_trylock(l) == EBUSY) {
-            /* held all along while the call could not get in: its holder is dead */
-            pthread_spin_unlock(l);
+        _Atomic int *w = (_Atomic int *)net_shmguard_lock_of(g, r);
+        if (w && atomic_load_explicit(w, memory_order_acquire) != g->unlocked) {
+            /* held while the call could not get in for a whole period: its
+             * holder is dead (if it was free, the call is stuck elsewhere) */
+            atomic_store_explicit(w, g->unlocked, memory_order_release);
             g->released++;
             released = true;
             COM_WARN(NET,
-                     "shm guard: released the lock of rank %d's region, left held by "
-                     "a dead rank",
+                     "shm guard: released the lock of rank %d's region, left held by a dead rank",
                      r);
-        } else if (l) {
-            pthread_spin_unlock(l); /* it was free: the call is stuck elsewhere */
         }
         g->seen_ns = now_ns; /* re-armed: a second stale lock takes another period */
     }

@@ -36,7 +36,7 @@
 
 #include <gmux/status.h>
 
-#define NET_SHMGUARD_STUCK_NS (500ull * 1000 * 1000)
+#define NET_SHMGUARD_STUCK_NS (1000ull * 1000 * 1000)
 
 typedef struct net_shmguard {
     int n;
@@ -47,6 +47,7 @@ typedef struct net_shmguard {
     uint64_t seen_seq;    /* check's view: the call last seen inside */
     uint64_t seen_ns;     /* and since when */
     uint64_t released;    /* locks released so far */
+    int unlocked;         /* the word of an unlocked spin lock */
 } net_shmguard_t;
 
 /* Maps the regions named by names (n * name_stride bytes; each an shm
