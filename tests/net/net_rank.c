@@ -458,10 +458,11 @@ int main(int argc, char **argv)
     gmux_comm_params_init(&p);
     if (strcmp(argv[1], "kill") == 0 || strcmp(argv[1], "killlock") == 0) {
         p.timeout_s = 20;
-        /* The victim runs no proxy thread, so that no thread of it is inside
-         * libfabric when it dies: libfabric 1.17's shm keeps a spin lock in
-         * each rank's region, and a rank killed while holding it leaves its
-         * senders spinning inside fi_inject_writedata (see docs/net.md). */
+        /* The victim runs no proxy thread: it reads nothing after the
+         * barrier, so the others' writes pile up in the provider when it
+         * dies (the tcp case of docs/net.md), and in `kill` no thread of it
+         * is inside libfabric then; `killlock` plays that case on purpose
+         * (the shm guard's). */
         const char *r = getenv("GMUX_RANK"), *s = getenv("GMUX_SIZE");
         if (r && s && atoi(r) == atoi(s) - 1)
             p.start_proxy = 0;
