@@ -17,6 +17,10 @@
  * have been left by the dead rank (a live holder keeps it for
  * microseconds), and the guard releases it. The stuck call then proceeds,
  * and the operation fails or is dropped by the usual dead-peer handling.
+ * (Misjudged only if, after a death, one call of ours spends the whole
+ * period inside a critical section it holds itself: see docs/net.md.)
+ * Lock words are read and written as plain atomics, never through
+ * pthread_spin_* on a lock another process holds.
  *
  * Only used when the provider is shm and the region header is the one this
  * file knows (libfabric 1.17, region version 4); otherwise open returns
