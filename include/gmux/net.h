@@ -132,12 +132,13 @@ gmux_status_t gmux_counter_wait_timeout(gmux_comm_t *comm, uint32_t counter_id, 
 /* Teams: the world team of a communicator, and strided subsets
  * {parent rank start + k*stride, k < size}. */
 gmux_team_t *gmux_team_world(gmux_comm_t *comm);
-/* Collective: every parent member calls it with the same arguments; members
- * outside the new team get *team_p = NULL. Team ids (which pick the barrier's
- * signal words, 15 teams besides the world) come from a per-rank counter, so
- * every rank of the communicator must make the same sequence of splits:
- * splitting the world always satisfies this; splitting a subset team is only
- * safe when every rank splits the same subsets in the same order. */
+/* Collective over the parent: every parent member calls it with the same
+ * size (and, for size > 1, the same arguments); members outside the new team
+ * get *team_p = NULL. Any team may be split, a split of a split included:
+ * the parent's members agree on the new team's id (which picks its barrier
+ * words) over the net, and synchronise as a barrier does. At most 15 teams
+ * of more than one member besides the world per communicator
+ * (GMUX_ERR_CAPACITY); one-member teams are free. */
 gmux_status_t gmux_team_split_strided(gmux_team_t *parent, int start, int stride, int size,
                                       gmux_team_t **team_p);
 void gmux_team_destroy(gmux_team_t *team);

@@ -109,6 +109,8 @@ static void comm_free(gmux_comm_t *comm)
     free(comm->ctx_issued);
     free(comm->ops);
     free(comm->rx);
+    free(comm->peer_warned);
+    net_shmguard_close(comm->guard);
     pthread_mutex_destroy(&comm->progress_lock);
     free(comm);
 }
@@ -127,12 +129,13 @@ static gmux_status_t comm_alloc(gmux_comm_t *comm)
     comm->nops = 1024;
     comm->ops = calloc(comm->nops, sizeof(*comm->ops));
     comm->rx = calloc(NET_RX_BUFS, sizeof(*comm->rx));
+    comm->peer_warned = calloc((size_t)comm->size, sizeof(*comm->peer_warned));
     comm->scratch = calloc(8, sizeof(uint64_t));
     comm->scratch_raddr = calloc((size_t)comm->size, sizeof(uint64_t));
     comm->scratch_key = calloc((size_t)comm->size, sizeof(uint64_t));
     if (!comm->scratch || !comm->scratch_raddr || !comm->scratch_key || !comm->rings ||
         !comm->out || !comm->in || !comm->signals || !comm->counters || !comm->ctx_error ||
-        !comm->ctx_issued || !comm->ops || !comm->rx)
+        !comm->ctx_issued || !comm->ops || !comm->rx || !comm->peer_warned)
         return GMUX_ERR_NOMEM;
     for (uint32_t i = 0; i < nrings; i++) {
         net_order_init(&comm->in[i]);
@@ -197,6 +200,12 @@ static gmux_status_t join_fabric(gmux_comm_t *comm, const char *prov, uint64_t d
     }
     free(all);
     st = net_fab_insert(&comm->fab, names, comm->size);
+    if (st == GMUX_OK && strcmp(comm->fab.prov_name, "shm") == 0 &&
+        net_shmguard_open(names, NET_FAB_NAME_MAX, comm->size, &comm->guard) != GMUX_OK)
+        COM_INFO(NET,
+                 "rank %d: no shm guard for this libfabric; a rank dying inside it may "
+                 "strand the others until the launcher's grace ends",
+                 comm->rank);
     free(names);
     if (st != GMUX_OK)
         return st;
@@ -254,7 +263,7 @@ GMUX_API gmux_status_t gmux_comm_init(const gmux_comm_params_t *params, gmux_com
         if (st != GMUX_OK)
             goto close_boot;
     }
-    comm->world = (gmux_team_t){comm, 0, 0, 1, size, rank, 0, 0};
+    comm->world = (gmux_team_t){comm, 0, 0, 1, size, rank, 0, 0, 0};
     comm->nteams = 1;
     if (p.start_proxy) {
         st = net_proxy_start(comm);
@@ -325,7 +334,7 @@ GMUX_API gmux_status_t gmux_window_register(gmux_comm_t *comm, void *base, size_
     uint64_t mine[3] = {0, 0, size};
     if (comm->have_fab) {
         uint64_t key;
-        pthread_mutex_lock(&comm->progress_lock);
+        net_progress_lock(comm);
         st = net_fab_mr_reg(&comm->fab, base, size ? size : 1, (uint64_t)w + 1, &win->mr, &key);
         pthread_mutex_unlock(&comm->progress_lock);
         if (st != GMUX_OK)
@@ -370,7 +379,7 @@ GMUX_API gmux_status_t gmux_window_deregister(gmux_comm_t *comm, gmux_window_t w
     if (!comm || w >= NET_MAX_WINDOWS || !comm->win[w].used)
         return GMUX_ERR_INVALID;
     gmux_status_t st = gmux_barrier(&comm->world);
-    pthread_mutex_lock(&comm->progress_lock);
+    net_progress_lock(comm);
     net_win_t *win = &comm->win[w];
     if (win->mr)
         fi_close(&win->mr->fid);

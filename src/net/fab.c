@@ -100,6 +100,12 @@ gmux_status_t net_fab_open(const char *provider, bool loopback, const char *shm_
     fab->virt_addr = (fi->domain_attr->mr_mode & FI_MR_VIRT_ADDR) != 0;
     fab->prov_key = (fi->domain_attr->mr_mode & FI_MR_PROV_KEY) != 0;
     fab->inject_size = fi->tx_attr->inject_size;
+    /* libfabric 1.17's tcp provider queues an injected write without marking
+     * it as such; when the connection to a dead peer is torn down it reports
+     * the queued ones as canceled with no context, and ofi_rxm dereferences
+     * that context inside fi_cq_read (SIGSEGV). Writes over tcp therefore
+     * always carry a context of ours (docs/net.md, "Peer failure"). */
+    fab->rma_inject_size = tcp ? 0 : fab->inject_size;
     fab->max_msg = fi->ep_attr->max_msg_size;
     fab->tx_size = fi->tx_attr->size;
     if (fi->domain_attr->cq_data_size < 8) {

@@ -36,9 +36,10 @@ typedef struct net_fab {
     fi_addr_t *peers;            /* per rank */
     char name[NET_FAB_NAME_MAX]; /* this endpoint's address */
     size_t namelen;
-    bool virt_addr; /* remote addresses are virtual addresses (else offsets) */
-    bool prov_key;  /* the provider chooses keys */
-    size_t inject_size;
+    bool virt_addr;         /* remote addresses are virtual addresses (else offsets) */
+    bool prov_key;          /* the provider chooses keys */
+    size_t inject_size;     /* messages (fi_inject) */
+    size_t rma_inject_size; /* writes (fi_inject_writedata); 0: never inject writes */
     size_t max_msg;
     size_t tx_size;
     const char *prov_name;

@@ -43,7 +43,7 @@ static bool op_done(gmux_comm_t *comm, void *arg)
         a->dead = true;
         return true;
     }
-    pthread_mutex_lock(&comm->progress_lock);
+    net_progress_lock(comm);
     bool out = net_ctx_outstanding_below(comm, a->ctx, a->below);
     pthread_mutex_unlock(&comm->progress_lock);
     return !out;
@@ -72,7 +72,7 @@ static gmux_status_t fetch_run(gmux_comm_t *comm, uint32_t ctx, int peer, fetch_
     uint64_t deadline = com_deadline_after_ns((uint64_t)(comm->timeout_s * 1e9));
     gmux_status_t st = GMUX_OK;
     uint64_t id = 0;
-    pthread_mutex_lock(&comm->progress_lock);
+    net_progress_lock(comm);
     net_progress_locked(comm); /* earlier puts of the rings are posted first */
     for (;;) {
         net_op_t *op = comm->free_ops;
@@ -84,7 +84,9 @@ static gmux_status_t fetch_run(gmux_comm_t *comm, uint32_t ctx, int peer, fetch_
             op->ctx = ctx;
             op->peer = (uint32_t)peer;
             op->counter = GMUX_NO_COUNTER;
+            net_shmguard_enter(comm->guard, peer);
             ret = fetch_post(comm, peer, r, op);
+            net_shmguard_leave(comm->guard);
             if (ret == 0) {
                 id = comm->ctx_issued[ctx]++;
                 break;
@@ -145,7 +147,7 @@ GMUX_API gmux_status_t gmux_get(gmux_comm_t *comm, uint32_t ctx, int peer, gmux_
     const net_win_t *w = &comm->win[win];
     if (!comm->have_fab || peer == comm->rank) {
         /* own memory: post what the rings hold first, then copy */
-        pthread_mutex_lock(&comm->progress_lock);
+        net_progress_lock(comm);
         net_progress_locked(comm);
         pthread_mutex_unlock(&comm->progress_lock);
         memmove(dst, (const char *)w->base + offset, size);

@@ -23,14 +23,17 @@
 #include "net/fab.h"
 #include "net/order.h"
 #include "net/ring.h"
+#include "net/shmguard.h"
 
 #define NET_MAX_WINDOWS    64
 #define NET_MAX_TEAMS      16
-#define NET_BARRIER_ROUNDS 32
+#define NET_BARRIER_ROUNDS 16 /* dissemination rounds: 2^16 > the 4096 ranks CQ data allows */
 #define NET_RX_BUFS        256
-/* Signal words: the teams' barrier words first, then the user's, so that
- * barrier signals always fit in a write's CQ data. */
-#define NET_SIG_RESERVED (NET_MAX_TEAMS * NET_BARRIER_ROUNDS)
+/* Signal words: the teams' barrier words, then their agreement words (team
+ * ids are agreed on over the parent team at a split), then the user's, so
+ * that reserved signals always fit in a write's CQ data. */
+#define NET_AGREE_BASE   (NET_MAX_TEAMS * NET_BARRIER_ROUNDS)
+#define NET_SIG_RESERVED (2 * NET_MAX_TEAMS * NET_BARRIER_ROUNDS)
 
 /* One posted operation awaiting its local completion. */
 typedef struct net_op {
@@ -39,6 +42,7 @@ typedef struct net_op {
     uint32_t ctx;
     uint32_t peer;
     uint32_t counter; /* GMUX_NO_COUNTER or a counter to bump */
+    uint64_t value;   /* the source of a PUT_VALUE posted without inject */
     bool in_use;
     struct net_op *next_free;
 } net_op_t;
@@ -72,7 +76,8 @@ struct gmux_team {
     int start, stride, size; /* world ranks start + k*stride */
     int rank;                /* this rank's team rank */
     uint64_t epoch;          /* barriers completed */
-    int splits;              /* children created, for deterministic ids */
+    int splits;              /* children created */
+    uint64_t agreements;     /* id agreements run over this team */
 };
 
 struct gmux_comm {
@@ -83,6 +88,7 @@ struct gmux_comm {
     net_boot_t *boot;     /* NULL for a one-rank job */
     bool have_fab;
     net_fab_t fab;
+    net_shmguard_t *guard; /* shm only: releases region locks left by a dead rank */
 
     net_ring_t *rings;         /* [ctx * size + peer] */
     net_out_t *out;            /* [ctx * size + peer] */
@@ -107,7 +113,9 @@ struct gmux_comm {
     net_rx_t *rx;
     uint64_t boot_poll_ns;
     uint64_t next_token;
-    bool ack_backlog; /* a quiet ack waits for tx resources */
+    bool ack_backlog;            /* a quiet ack waits for tx resources */
+    _Atomic uint64_t blocked_ns; /* last net_progress_blocked pass */
+    uint8_t *peer_warned;        /* per rank: a failed operation to it was logged */
 
     pthread_t proxy;
     bool proxy_running;
@@ -143,6 +151,13 @@ gmux_status_t net_proxy_start(gmux_comm_t *comm);
 bool net_proxy_stop(gmux_comm_t *comm);
 /* Wakes a sleeping proxy after a producer pushed. */
 void net_proxy_kick(gmux_comm_t *comm);
+/* For a thread that finds the progress lock taken while a rank died: reads
+ * death notices and lets the shm guard free a lock the dead rank left held
+ * (the holder of the progress lock may be spinning on it). Any thread. */
+void net_progress_blocked(gmux_comm_t *comm);
+/* Takes the progress lock, calling net_progress_blocked while it waits, so
+ * that no thread blocks for good behind a holder stuck inside libfabric. */
+void net_progress_lock(gmux_comm_t *comm);
 /* Posts the resources of the receive side. LOCKING: progress_lock held. */
 gmux_status_t net_proxy_post_rx(gmux_comm_t *comm);
 /* Sends a quiet request on stream (ctx, peer); *token_p to wait for. LOCKING: held. */

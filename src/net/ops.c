@@ -33,8 +33,10 @@ gmux_status_t net_wait(gmux_comm_t *comm, net_cond_fn cond, void *arg, double ti
             st = GMUX_ERR_TIMEOUT;
             break;
         }
-        if (work == 0 && idle > 256)
+        if (work == 0 && idle > 256) {
+            net_progress_blocked(comm);
             sched_yield();
+        }
         if (work)
             idle = 0;
     }
@@ -62,6 +64,8 @@ static gmux_status_t push(gmux_comm_t *comm, net_desc_t *d)
                 if (i > 16)
                     sched_yield();
             }
+            if (i > 256)
+                net_progress_blocked(comm);
             st = net_ring_try_push(ring, d);
             if (st == GMUX_ERR_BUSY && (i & 63) == 0 && com_deadline_passed(deadline))
                 st = net_peer_dead(comm, (int)d->peer) ? GMUX_ERR_PEER : GMUX_ERR_TIMEOUT;
@@ -225,7 +229,7 @@ struct below_arg {
 static bool ops_complete(gmux_comm_t *comm, void *arg)
 {
     struct below_arg *a = arg;
-    pthread_mutex_lock(&comm->progress_lock);
+    net_progress_lock(comm);
     bool out = net_ctx_outstanding_below(comm, a->ctx, a->below);
     pthread_mutex_unlock(&comm->progress_lock);
     return !out;
@@ -256,7 +260,7 @@ GMUX_API gmux_status_t gmux_flush(gmux_comm_t *comm, uint32_t ctx)
         return GMUX_ERR_INVALID;
     gmux_status_t st = drain_ctx(comm, ctx);
     if (st == GMUX_OK) {
-        pthread_mutex_lock(&comm->progress_lock);
+        net_progress_lock(comm);
         struct below_arg b = {ctx, comm->ctx_issued[ctx]};
         pthread_mutex_unlock(&comm->progress_lock);
         st = net_wait(comm, ops_complete, &b, comm->timeout_s, false);
@@ -300,7 +304,7 @@ GMUX_API gmux_status_t gmux_quiet(gmux_comm_t *comm, uint32_t ctx)
     struct ack_arg a = {ctx, calloc((size_t)comm->size, sizeof(uint64_t)), -1};
     if (!a.tokens)
         return GMUX_ERR_NOMEM;
-    pthread_mutex_lock(&comm->progress_lock);
+    net_progress_lock(comm);
     for (int p = 0; p < comm->size && st == GMUX_OK; p++) {
         net_out_t *o = &comm->out[ctx * (uint32_t)comm->size + (uint32_t)p];
         if (p == comm->rank || o->wseq == o->quiet_wseq)

@@ -99,7 +99,9 @@ static gmux_status_t send_msg(gmux_comm_t *comm, int peer, const net_msg_t *m, b
 {
     uint64_t deadline = 0;
     for (;;) {
+        net_shmguard_enter(comm->guard, peer);
         ssize_t r = fi_inject(comm->fab.ep, m, sizeof(*m), comm->fab.peers[peer]);
+        net_shmguard_leave(comm->guard);
         if (r == 0)
             return GMUX_OK;
         if (r != -FI_EAGAIN)
@@ -153,7 +155,7 @@ static gmux_status_t post_write(gmux_comm_t *comm, const net_desc_t *d, net_out_
                                 uint32_t counter, net_cqd_t *c)
 {
     fi_addr_t dest = comm->fab.peers[d->peer];
-    bool inject = len <= comm->fab.inject_size;
+    bool inject = len <= comm->fab.rma_inject_size;
     net_op_t *op = NULL;
     if (!inject) {
         op = op_get(comm);
@@ -163,14 +165,21 @@ static gmux_status_t post_write(gmux_comm_t *comm, const net_desc_t *d, net_out_
         op->ctx = d->ctx;
         op->peer = d->peer;
         op->counter = counter;
+        if (d->opcode == NET_OP_PUT_VALUE && buf == &d->src) {
+            /* the descriptor is gone by the time the write completes */
+            memcpy(&op->value, &d->src, sizeof(op->value));
+            buf = &op->value;
+        }
     }
     c->seq = o->wseq;
     uint64_t data = net_cqd_make(c);
     uint64_t deadline = 0;
     for (;;) {
+        net_shmguard_enter(comm->guard, (int)d->peer);
         ssize_t r =
             inject ? fi_inject_writedata(comm->fab.ep, buf, len, data, dest, raddr, key)
                    : fi_writedata(comm->fab.ep, buf, len, NULL, data, dest, raddr, key, &op->fctx);
+        net_shmguard_leave(comm->guard);
         if (r == 0)
             break;
         gmux_status_t st = net_fab_status((int)r);
@@ -351,8 +360,12 @@ static void handle_cq_error(gmux_comm_t *comm)
         return;
     net_op_t *op = (net_op_t *)err.op_context;
     gmux_status_t st = net_fab_status(-err.err);
-    COM_WARN(NET, "rank %d: operation to rank %u failed: %s", comm->rank, op->peer,
-             fi_strerror(err.err));
+    /* a dead peer fails every operation in flight to it: say so once */
+    if (op->peer < (uint32_t)comm->size && !comm->peer_warned[op->peer]) {
+        comm->peer_warned[op->peer] = 1;
+        COM_WARN(NET, "rank %d: operation to rank %u failed: %s", comm->rank, op->peer,
+                 fi_strerror(err.err));
+    }
     set_ctx_error(comm, op->ctx, st == GMUX_ERR_PEER ? st : GMUX_ERR_TRANSPORT);
     op_put(comm, op);
 }
@@ -360,7 +373,9 @@ static void handle_cq_error(gmux_comm_t *comm)
 static int poll_cq(gmux_comm_t *comm)
 {
     struct fi_cq_data_entry e[CQ_BATCH];
+    net_shmguard_enter(comm->guard, comm->rank); /* shm progresses under its own region lock */
     ssize_t n = fi_cq_read(comm->fab.cq, e, CQ_BATCH);
+    net_shmguard_leave(comm->guard);
     if (n == -FI_EAVAIL) {
         handle_cq_error(comm);
         return 1;
@@ -486,6 +501,31 @@ int net_progress_locked(gmux_comm_t *comm)
     return work;
 }
 
+void net_progress_blocked(gmux_comm_t *comm)
+{
+    if (!comm->guard)
+        return;
+    uint64_t now = com_clock_ns();
+    uint64_t last = atomic_load_explicit(&comm->blocked_ns, memory_order_relaxed);
+    if (now - last < COM_NS_PER_MS ||
+        !atomic_compare_exchange_strong_explicit(&comm->blocked_ns, &last, now,
+                                                 memory_order_relaxed, memory_order_relaxed))
+        return;                /* at most once a millisecond, one thread */
+    net_boot_poll(comm->boot); /* the lock holder may be unable to read notices */
+    if (net_boot_any_dead(comm->boot))
+        net_shmguard_check(comm->guard, now);
+}
+
+void net_progress_lock(gmux_comm_t *comm)
+{
+    for (unsigned i = 0; pthread_mutex_trylock(&comm->progress_lock) != 0; i++) {
+        if (i > 64) {
+            net_progress_blocked(comm);
+            sched_yield();
+        }
+    }
+}
+
 int net_progress_try(gmux_comm_t *comm)
 {
     if (pthread_mutex_trylock(&comm->progress_lock) != 0)
@@ -545,6 +585,7 @@ static void *proxy_main(void *arg)
             sched_yield();
             continue;
         }
+        net_progress_blocked(comm);
         uint32_t bell = atomic_load(&comm->doorbell);
         atomic_store(&comm->proxy_sleeping, 1);
         if (others || !rings_pending(comm))
@@ -571,11 +612,23 @@ bool net_proxy_stop(gmux_comm_t *comm)
     atomic_store_explicit(&comm->stop, true, memory_order_release);
     atomic_fetch_add(&comm->doorbell, 1);
     syscall(SYS_futex, (uint32_t *)&comm->doorbell, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
-    /* bounded: a proxy stuck inside the provider (see docs/net.md) is left behind */
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    ts.tv_sec += 2 + (time_t)comm->timeout_s;
-    if (pthread_timedjoin_np(comm->proxy, NULL, &ts) != 0) {
+    /* bounded: a proxy stuck inside the provider (see docs/net.md) is left
+     * behind; meanwhile the shm guard may free it from a dead rank's lock */
+    uint64_t deadline = com_deadline_after_ns((uint64_t)((2 + comm->timeout_s) * 1e9));
+    int joined = -1;
+    while (joined != 0 && !com_deadline_passed(deadline)) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += 10 * 1000 * 1000;
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        joined = pthread_timedjoin_np(comm->proxy, NULL, &ts);
+        if (joined != 0)
+            net_progress_blocked(comm);
+    }
+    if (joined != 0) {
         COM_ERROR(NET, "rank %d: the proxy thread does not stop; leaving it", comm->rank);
         pthread_detach(comm->proxy);
         return false;

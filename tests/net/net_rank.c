@@ -5,6 +5,8 @@
  *   net_rank semantics         counters, flush (source reuse) and quiet (remote completion)
  *   net_rank teams             barriers over world and strided teams
  *   net_rank kill              the last rank dies (SIGKILL); the others must see GMUX_ERR_PEER
+ *   net_rank killlock          the same on shm, the victim dying while it holds its own and
+ *                              rank 0's region locks, as if killed inside libfabric
  * Exit 0 on success; failures print the reason.
  */
 #include <inttypes.h>
@@ -15,6 +17,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <gmux/net.h>
@@ -261,6 +266,25 @@ static int mode_semantics(void)
 
 /* --- teams and barriers ----------------------------------------------------- */
 
+/* Rounds of: every member writes its tag into every member's slot of w, a
+ * barrier, then every slot of the team holds this round's tag. */
+static void team_rounds(gmux_team_t *t, gmux_window_t w, const uint64_t *win, uint64_t tag)
+{
+    CHECK(t, "not a member");
+    for (uint64_t r = 1; r <= 10; r++) {
+        for (int k = 0; k < gmux_team_size(t); k++)
+            OK(gmux_put_value(comm, 2, gmux_team_world_rank(t, k), w, (uint64_t)me * 8, tag + r, 8,
+                              NULL));
+        OK(gmux_barrier(t));
+        for (int k = 0; k < gmux_team_size(t); k++) {
+            int p = gmux_team_world_rank(t, k);
+            CHECK(win[p] == tag + r, "tag %" PRIu64 " round %" PRIu64 ": slot %d is %" PRIu64, tag,
+                  r, p, win[p]);
+        }
+        OK(gmux_barrier(t));
+    }
+}
+
 static int mode_teams(void)
 {
     enum { ROUNDS = 20 };
@@ -298,6 +322,37 @@ static int mode_teams(void)
         }
         OK(gmux_barrier(mine));
     }
+    /* splits of splits: each half splits itself (every other member, so
+     * world stride 4), and the even half splits once more, so that the two
+     * halves have made different numbers of splits; then a world split that
+     * mixes both halves must still give its members one id */
+    int msize = gmux_team_size(mine);
+    gmux_team_t *quarter = NULL, *rest = NULL, *mixed = NULL;
+    OK(gmux_team_split_strided(mine, 0, 2, (msize + 1) / 2, &quarter));
+    CHECK((quarter != NULL) == (me % 4 < 2), "quarter membership");
+    if (quarter) {
+        CHECK(gmux_team_rank(quarter) == me / 4, "quarter rank %d", gmux_team_rank(quarter));
+        for (int k = 0; k < gmux_team_size(quarter); k++)
+            CHECK(gmux_team_world_rank(quarter, k) == me % 4 + 4 * k, "quarter translation");
+    }
+    if (me % 2 == 0 && msize > 1) {
+        OK(gmux_team_split_strided(mine, 1, 1, msize - 1, &rest)); /* evens past rank 0 */
+        CHECK((rest != NULL) == (me > 0), "rest membership");
+    }
+    int msz = n > 2 ? n / 2 + 1 : n;
+    OK(gmux_team_split_strided(world, 0, 1, msz, &mixed));
+    CHECK((mixed != NULL) == (me < msz), "mixed membership");
+    uint64_t tag = 2000;
+    if (quarter)
+        team_rounds(quarter, w, win, tag);
+    if (rest)
+        team_rounds(rest, w, win, tag + 100);
+    OK(gmux_barrier(world));
+    if (mixed)
+        team_rounds(mixed, w, win, tag + 200);
+    gmux_team_destroy(quarter);
+    gmux_team_destroy(rest);
+    gmux_team_destroy(mixed);
     gmux_team_destroy(mine);
     OK(gmux_barrier(world));
     OK(gmux_window_deregister(comm, w));
@@ -308,7 +363,43 @@ static int mode_teams(void)
 
 /* --- a peer dies ------------------------------------------------------------ */
 
-static int mode_kill(void)
+/* The lock word of rank r's shm region: the head of libfabric 1.17's struct
+ * smr_region (version 4), as src/net/shmguard.c reads it. NULL if absent. */
+static pthread_spinlock_t *region_lock(int r)
+{
+    struct head {
+        uint8_t version, resv;
+        uint16_t flags;
+        int pid;
+        uint8_t cma_peer, cma_self;
+        uint32_t max_sar;
+        void *base;
+        pthread_spinlock_t lock;
+    };
+    const char *job = getenv("GMUX_JOB");
+    char prefix[128];
+    snprintf(prefix, sizeof(prefix), "gmux-%s-%d:", job ? job : "", r);
+    DIR *d = opendir("/dev/shm");
+    struct dirent *e;
+    pthread_spinlock_t *lock = NULL;
+    while (d && !lock && (e = readdir(d))) {
+        if (strncmp(e->d_name, prefix, strlen(prefix)) != 0)
+            continue;
+        char path[512];
+        snprintf(path, sizeof(path), "/dev/shm/%s", e->d_name);
+        int fd = open(path, O_RDWR);
+        void *p = fd < 0 ? MAP_FAILED : mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        if (fd >= 0)
+            close(fd);
+        if (p != MAP_FAILED && ((struct head *)p)->version == 4)
+            lock = &((struct head *)p)->lock;
+    }
+    if (d)
+        closedir(d);
+    return lock;
+}
+
+static int mode_kill(bool holding_locks)
 {
     uint64_t *win = calloc(16, sizeof(uint64_t));
     gmux_window_t w;
@@ -317,17 +408,32 @@ static int mode_kill(void)
     int victim = n - 1;
     if (me == victim) {
         usleep(200 * 1000);
+        if (holding_locks) {
+            /* die inside the provider's critical sections: senders to the
+             * victim and rank 0's own progress would spin for ever */
+            pthread_spinlock_t *own = region_lock(me), *zero = region_lock(0);
+            CHECK(own && zero, "shm regions not found");
+            pthread_spin_lock(own);
+            pthread_spin_lock(zero);
+        }
         kill(getpid(), SIGKILL);
     }
-    /* keep talking to the victim until that fails; then waits must fail too */
+    /* keep talking to the victim until that fails; then waits must fail too.
+     * Context 1 floods it without waiting (the victim does not read, so
+     * writes queue up inside the provider when it dies: libfabric 1.17's tcp
+     * reports queued injected writes with no context and ofi_rxm crashes on
+     * them, see docs/net.md); context 0 asks for remote completion. */
     gmux_status_t st = GMUX_OK;
     for (uint64_t i = 1; st == GMUX_OK; i++) {
         gmux_op_opts_t o = {GMUX_SIGNAL_INC, 0, 0, GMUX_NO_COUNTER};
-        st = gmux_put_value(comm, 0, victim, w, 0, i, 8, &o);
-        if (st == GMUX_OK)
-            st = gmux_quiet(comm, 0);
+        st = gmux_put_value(comm, 1, victim, w, 8, i, 8, NULL);
+        if (st == GMUX_OK && i % 64 == 0)
+            st = gmux_put_value(comm, 0, victim, w, 0, i, 8, &o);
     }
     CHECK(st == GMUX_ERR_PEER, "operations ended with %s", gmux_status_name(st));
+    /* returns at once: OK when nothing of context 0 was posted since the barrier */
+    st = gmux_quiet(comm, 0);
+    CHECK(st == GMUX_ERR_PEER || st == GMUX_OK, "quiet ended with %s", gmux_status_name(st));
     st = gmux_signal_wait(comm, 0, UINT64_MAX, NULL);
     CHECK(st == GMUX_ERR_PEER, "wait ended with %s", gmux_status_name(st));
     st = gmux_barrier(gmux_team_world(comm));
@@ -344,18 +450,19 @@ static int mode_kill(void)
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: net_rank data|order|semantics|teams|kill [args]\n");
+        fprintf(stderr, "usage: net_rank data|order|semantics|teams|kill|killlock [args]\n");
         return 2;
     }
     setvbuf(stdout, NULL, _IOLBF, 0);
     gmux_comm_params_t p;
     gmux_comm_params_init(&p);
-    if (strcmp(argv[1], "kill") == 0) {
+    if (strcmp(argv[1], "kill") == 0 || strcmp(argv[1], "killlock") == 0) {
         p.timeout_s = 20;
-        /* The victim runs no proxy thread, so that no thread of it is inside
-         * libfabric when it dies: libfabric 1.17's shm keeps a spin lock in
-         * each rank's region, and a rank killed while holding it leaves its
-         * senders spinning inside fi_inject_writedata (see docs/net.md). */
+        /* The victim runs no proxy thread: it reads nothing after the
+         * barrier, so the others' writes pile up in the provider when it
+         * dies (the tcp case of docs/net.md), and in `kill` no thread of it
+         * is inside libfabric then; `killlock` plays that case on purpose
+         * (the shm guard's). */
         const char *r = getenv("GMUX_RANK"), *s = getenv("GMUX_SIZE");
         if (r && s && atoi(r) == atoi(s) - 1)
             p.start_proxy = 0;
@@ -377,7 +484,9 @@ int main(int argc, char **argv)
     else if (strcmp(argv[1], "teams") == 0)
         rc = mode_teams();
     else if (strcmp(argv[1], "kill") == 0)
-        rc = mode_kill();
+        rc = mode_kill(false);
+    else if (strcmp(argv[1], "killlock") == 0)
+        rc = mode_kill(true);
     if (comm) {
         st = gmux_comm_finalize(comm);
         if (st != GMUX_OK) {

@@ -91,12 +91,28 @@ static void test_peer_killed(void **state)
     }
 }
 
+/* shm: the victim dies holding its own region lock and rank 0's (as if
+ * killed inside libfabric); the survivors must still fail cleanly, well
+ * before the launcher's grace would kill them (src/net/shmguard.h). */
+static void test_peer_killed_holding_lock(void **state)
+{
+    (void)state;
+    if (strcmp(NET_PROVIDER, "shm") != 0)
+        skip();
+    for (int n = 2; n <= 4; n += 2) {
+        int st = launch(n, "killlock", NULL, NULL);
+        assert_int_equal(st, 128 + 9);
+        assert_int_equal(count(out, "peer failure detected (GMUX_ERR_PEER)"), n - 1);
+        assert_int_equal(count(err, "killed by signal"), 1); /* nobody needed the grace */
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_data),        cmocka_unit_test(test_semantics),
         cmocka_unit_test(test_teams),       cmocka_unit_test(test_order),
-        cmocka_unit_test(test_peer_killed),
+        cmocka_unit_test(test_peer_killed), cmocka_unit_test(test_peer_killed_holding_lock),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -4,7 +4,9 @@
  * libfabric doing the same transfer on a second endpoint of the same
  * provider (fi_writedata / fi_inject_writedata with remote CQ data, the
  * target polling its CQ: the least raw libfabric needs to deliver data plus
- * a notification).
+ * a notification). The raw side injects exactly where gmux does
+ * (fab.rma_inject_size: never on tcp, see docs/net.md), so both columns do
+ * the same transfer.
  *
  * `gmux bench net` launches two ranks of `gmux bench net-rank` per provider;
  * rank 0 prints a table, or with --json one record per line:
@@ -78,7 +80,7 @@ static void raw_poll(raw_t *r)
 
 static void raw_write(raw_t *r, const void *buf, size_t len, uint64_t data)
 {
-    bool inject = len <= r->fab.inject_size;
+    bool inject = len <= r->fab.rma_inject_size;
     while (r->tx_out >= RAW_CTX / 4)
         raw_poll(r);
     for (;;) {
