@@ -65,6 +65,12 @@ gmux_status_t eng_engine_create(const eng_engine_params_t *p, const eng_backend_
                               p->capacity_bytes / p->chunk_size - p->reserve_chunks, &e->place);
     if (st == GMUX_OK)
         st = eng_migrate_create(e->regs, be, p->batch_chunks, &e->mig);
+    if (st == GMUX_OK && p->h2d_bps > 0 && p->d2h_bps > 0) {
+        /* write-back aware: a dirty victim costs h2d/d2h times a refetch */
+        double w = (double)p->h2d_bps / (double)p->d2h_bps;
+        eng_place_set_wb_weight(e->place, w < 1.0 ? 1.0 : w);
+        eng_migrate_set_slot_order(e->mig, true);
+    }
     if (st == GMUX_OK) {
         eng_timeline_params_t tp = {.lookahead = p->lookahead,
                                     .feed = p->feed,
@@ -191,6 +197,8 @@ static gmux_status_t shadow_launch(eng_engine_t *e, const eng_entry_t *ent)
         uint32_t c = ENG_REF_CHUNK(refs[i]);
         eng_chunk_t *x = eng_regions_chunk(e->regs, c);
         x->shadow_last = q;
+        if (refs[i] & ENG_REF_WRITE)
+            x->flags |= ENG_CHUNK_WPLAN;
         x->key = eng_timeline_next_after(e->tl, c, q);
         eng_place_key_changed(e->place, c);
         eng_place_touch(e->place, c);

@@ -55,6 +55,13 @@ typedef struct eng_engine_params {
     uint32_t batch_chunks;    /* fills per transfer batch */
     uint32_t reserve_chunks;  /* slots kept out of the plan for mispredicted chunks */
     uint64_t quantum_ns;
+    /* Added: the copy bandwidths, bytes/s (0: unknown, plain OPT as before).
+     * When both are known, eviction weighs a dirty victim's write-back
+     * against a clean victim's refetch (placement.h) and fills take their
+     * batch's slots in the order those free up (migrate.h). With h2d == d2h
+     * only ties go to clean chunks: fetches stay those of OPT. */
+    uint64_t h2d_bps;
+    uint64_t d2h_bps;
     eng_feed_t feed;
     eng_predict_fn predict; /* NULL: recorded ranges */
     void *predict_ctx;

@@ -17,7 +17,10 @@ struct eng_migrate {
     uint32_t batch;
     eng_mig_item_t *items;
     uint32_t n;
-    uint32_t *ids; /* scratch: chunk ids to merge into runs */
+    uint32_t *ids;     /* scratch: chunk ids to merge into runs */
+    eng_ticket_t *rel; /* scratch: when each slot of the batch is free, ascending */
+    eng_ticket_t *wbt; /* scratch: write-back ticket of ids[i] */
+    bool slot_order;   /* fills take the batch's slots in the order they free up */
     eng_migrate_stats_t stats;
 };
 
@@ -31,7 +34,9 @@ gmux_status_t eng_migrate_create(eng_regions_t *regs, const eng_backend_t *be,
         return GMUX_ERR_NOMEM;
     m->items = calloc(batch_chunks, sizeof(*m->items));
     m->ids = calloc(batch_chunks, sizeof(*m->ids));
-    if (!m->items || !m->ids) {
+    m->rel = calloc(batch_chunks, sizeof(*m->rel));
+    m->wbt = calloc(batch_chunks, sizeof(*m->wbt));
+    if (!m->items || !m->ids || !m->rel || !m->wbt) {
         eng_migrate_destroy(m);
         return GMUX_ERR_NOMEM;
     }
@@ -48,6 +53,8 @@ void eng_migrate_destroy(eng_migrate_t *m)
         return;
     free(m->items);
     free(m->ids);
+    free(m->rel);
+    free(m->wbt);
     free(m);
 }
 
@@ -57,9 +64,26 @@ static int cmp_u32(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Sorts ids and issues one transfer per run of adjacent chunks of one region;
- * tickets_p (optional) gets each id's ticket, in sorted order. */
+static int cmp_ticket(const void *a, const void *b)
+{
+    eng_ticket_t x = *(const eng_ticket_t *)a, y = *(const eng_ticket_t *)b;
+    return (x > y) - (x < y);
+}
+
+static gmux_status_t bwait(eng_migrate_t *m, eng_dir_t dir, eng_ticket_t t)
+{
+    if (t == 0 || !m->be.ops->wait)
+        return GMUX_OK;
+    return m->be.ops->wait(m->be.ctx, dir, t);
+}
+
+/* Sorts ids and issues one transfer per run of adjacent chunks of one region.
+ * tix (optional) gets each sorted id's ticket. waits (optional, H2D) gives
+ * each sorted id's slot: a run is split where a slot freed by a write-back
+ * (wb_from: the first index whose slot comes from a write-back) differs from
+ * the previous one, and each transfer waits for the last slot it takes. */
 static gmux_status_t issue_runs(eng_migrate_t *m, eng_dir_t dir, uint32_t *ids, uint32_t n,
+                                eng_ticket_t *tix, const eng_ticket_t *waits, uint32_t wb_from,
                                 eng_ticket_t *last_p)
 {
     qsort(ids, n, sizeof(*ids), cmp_u32);
@@ -69,15 +93,18 @@ static gmux_status_t issue_runs(eng_migrate_t *m, eng_dir_t dir, uint32_t *ids, 
         uint32_t j = i + 1;
         uint32_t reg = eng_regions_chunk(m->regs, ids[i])->region;
         while (j < n && ids[j] == ids[j - 1] + 1 &&
-               eng_regions_chunk(m->regs, ids[j])->region == reg)
+               eng_regions_chunk(m->regs, ids[j])->region == reg &&
+               !(waits && j >= wb_from && waits[j] != waits[j - 1]))
             j++;
         const eng_region_t *r = eng_regions_get(m->regs, reg);
         uint64_t addr = eng_regions_chunk_addr(m->regs, ids[i]);
         uint64_t len = (uint64_t)(j - i) * cs;
         eng_ticket_t t = 0;
-        gmux_status_t st = dir == ENG_DIR_H2D
-                               ? m->be.ops->prefetch(m->be.ctx, r->task, addr, len, &t)
-                               : m->be.ops->evict(m->be.ctx, r->task, addr, len, &t);
+        gmux_status_t st = waits ? bwait(m, dir, waits[j - 1]) : GMUX_OK;
+        if (st != GMUX_OK)
+            return st;
+        st = dir == ENG_DIR_H2D ? m->be.ops->prefetch(m->be.ctx, r->task, addr, len, &t)
+                                : m->be.ops->evict(m->be.ctx, r->task, addr, len, &t);
         if (st != GMUX_OK)
             return st;
         if (dir == ENG_DIR_H2D) {
@@ -89,17 +116,52 @@ static gmux_status_t issue_runs(eng_migrate_t *m, eng_dir_t dir, uint32_t *ids, 
             m->stats.bytes_d2h += len;
             m->stats.calls_d2h++;
         }
+        for (uint32_t k = i; tix && k < j; k++)
+            tix[k] = t;
         *last_p = t;
         i = j;
     }
     return GMUX_OK;
 }
 
-static gmux_status_t bwait(eng_migrate_t *m, eng_dir_t dir, eng_ticket_t t)
+/* Drops a clean victim's device copy through the backend, if it can. */
+static gmux_status_t drop(eng_migrate_t *m, uint32_t victim)
 {
-    if (t == 0 || !m->be.ops->wait)
+    m->stats.drops++;
+    if (!m->be.ops->discard)
         return GMUX_OK;
-    return m->be.ops->wait(m->be.ctx, dir, t);
+    const eng_region_t *r = eng_regions_get(m->regs, eng_regions_chunk(m->regs, victim)->region);
+    return m->be.ops->discard(m->be.ctx, r->task, eng_regions_chunk_addr(m->regs, victim),
+                              eng_regions_chunk_size(m->regs));
+}
+
+/*
+ * Fills in slot order: every slot of the batch is free at a known ticket (a
+ * free slot or a dropped victim: the compute ticket of its last use; a
+ * written-back victim: its write-back). The i-th fill issued takes the i-th
+ * slot to free up, so fills into dropped victims' slots do not queue behind
+ * the batch's write-backs; no more chunks than slots are ever on the device.
+ */
+static gmux_status_t fill_in_slot_order(eng_migrate_t *m, uint32_t nwb)
+{
+    uint32_t nrel = 0;
+    for (uint32_t i = 0; i < m->n; i++) {
+        const eng_mig_item_t *it = &m->items[i];
+        if (it->victim == ENG_NONE || !it->victim_dirty)
+            m->rel[nrel++] = it->victim_last;
+    }
+    qsort(m->rel, nrel, sizeof(*m->rel), cmp_ticket);
+    uint32_t wb_from = nrel;
+    qsort(m->wbt, nwb, sizeof(*m->wbt), cmp_ticket);
+    for (uint32_t i = 0; i < nwb; i++)
+        m->rel[nrel++] = m->wbt[i];
+    uint32_t nf = 0;
+    for (uint32_t i = 0; i < m->n; i++)
+        if (m->items[i].chunk != ENG_NONE)
+            m->ids[nf++] = m->items[i].chunk;
+    eng_ticket_t last = 0;
+    m->stats.fills += nf;
+    return nf > 0 ? issue_runs(m, ENG_DIR_H2D, m->ids, nf, NULL, m->rel, wb_from, &last) : GMUX_OK;
 }
 
 gmux_status_t eng_migrate_flush(eng_migrate_t *m)
@@ -109,41 +171,33 @@ gmux_status_t eng_migrate_flush(eng_migrate_t *m)
     /* Write-backs: after the last launch that used any of them. */
     eng_ticket_t last_use = 0, clean_last = 0, wb = 0;
     uint32_t nwb = 0;
-    for (uint32_t i = 0; i < m->n; i++) {
+    gmux_status_t st = GMUX_OK;
+    for (uint32_t i = 0; i < m->n && st == GMUX_OK; i++) {
         const eng_mig_item_t *it = &m->items[i];
-        if (it->victim == ENG_NONE) {
-            /* a slot freed by a region's release: after its last use */
-            if (it->victim_last > clean_last)
-                clean_last = it->victim_last;
-            continue;
-        }
-        if (it->victim_dirty) {
+        if (it->victim != ENG_NONE && it->victim_dirty) {
             m->ids[nwb++] = it->victim;
             if (it->victim_last > last_use)
                 last_use = it->victim_last;
-        } else {
-            m->stats.drops++;
-            if (it->victim_last > clean_last)
-                clean_last = it->victim_last;
-            if (m->be.ops->discard) {
-                const eng_region_t *r =
-                    eng_regions_get(m->regs, eng_regions_chunk(m->regs, it->victim)->region);
-                gmux_status_t dst = m->be.ops->discard(m->be.ctx, r->task,
-                                                       eng_regions_chunk_addr(m->regs, it->victim),
-                                                       eng_regions_chunk_size(m->regs));
-                if (dst != GMUX_OK)
-                    return dst;
-            }
+            continue;
         }
+        /* a free slot (a region's release) or a clean victim: after its last use */
+        if (it->victim_last > clean_last)
+            clean_last = it->victim_last;
+        if (it->victim != ENG_NONE)
+            st = drop(m, it->victim);
     }
-    gmux_status_t st = GMUX_OK;
-    if (nwb > 0) {
+    if (st == GMUX_OK && nwb > 0) {
         st = bwait(m, ENG_DIR_D2H, last_use);
         if (st == GMUX_OK)
-            st = issue_runs(m, ENG_DIR_D2H, m->ids, nwb, &wb);
+            st = issue_runs(m, ENG_DIR_D2H, m->ids, nwb, m->wbt, NULL, 0, &wb);
         m->stats.writebacks += nwb;
     }
-    /* Fills: after this batch's slots are free. */
+    if (st == GMUX_OK && m->slot_order) {
+        st = fill_in_slot_order(m, nwb);
+        m->n = 0;
+        return st;
+    }
+    /* Fills: after this batch's slots are all free. */
     if (st == GMUX_OK)
         st = bwait(m, ENG_DIR_H2D, wb);
     if (st == GMUX_OK)
@@ -154,7 +208,7 @@ gmux_status_t eng_migrate_flush(eng_migrate_t *m)
             m->ids[nf++] = m->items[i].chunk;
     eng_ticket_t last = 0;
     if (st == GMUX_OK && nf > 0)
-        st = issue_runs(m, ENG_DIR_H2D, m->ids, nf, &last);
+        st = issue_runs(m, ENG_DIR_H2D, m->ids, nf, NULL, NULL, 0, &last);
     m->stats.fills += nf;
     m->n = 0;
     return st;
@@ -165,6 +219,11 @@ gmux_status_t eng_migrate_add(eng_migrate_t *m, uint32_t chunk, uint32_t victim,
 {
     m->items[m->n++] = (eng_mig_item_t){chunk, victim, victim_last, victim_dirty};
     return m->n == m->batch ? eng_migrate_flush(m) : GMUX_OK;
+}
+
+void eng_migrate_set_slot_order(eng_migrate_t *m, bool on)
+{
+    m->slot_order = on;
 }
 
 void eng_migrate_release(eng_migrate_t *m, uint32_t region)

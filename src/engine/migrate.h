@@ -48,6 +48,10 @@ void eng_migrate_destroy(eng_migrate_t *m);
 gmux_status_t eng_migrate_add(eng_migrate_t *m, uint32_t chunk, uint32_t victim, bool victim_dirty,
                               eng_ticket_t victim_last);
 
+/* Fills wait for the slots in the order the batch frees them (on), or all
+ * for the batch's last write-back (off, the default). */
+void eng_migrate_set_slot_order(eng_migrate_t *m, bool on);
+
 /* Issues everything queued. */
 gmux_status_t eng_migrate_flush(eng_migrate_t *m);
 

@@ -51,6 +51,13 @@ void eng_place_touch(eng_placement_t *p, uint32_t chunk);
 /* The chunk's key changed: OPT re-sorts. */
 void eng_place_key_changed(eng_placement_t *p, uint32_t chunk);
 
+/* OPT only: 0 (default) keeps plain Belady. A weight w >= 1 makes evicting
+ * a chunk that must be written back w times dearer: the clean chunk used
+ * farthest ahead is evicted rather than the dirty one used farthest ahead
+ * when its next use is at least 1/w as far (ties, and chunks with no known
+ * next use, go to the clean one). */
+void eng_place_set_wb_weight(eng_placement_t *p, double weight);
+
 /* A resident chunk to evict whose key lies after need_pos, or ENG_NONE. */
 uint32_t eng_place_victim(eng_placement_t *p, uint64_t need_pos);
 

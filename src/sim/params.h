@@ -34,6 +34,8 @@
     X(prefetch_slices, "prefetch_slices", U64, 1.0, "slices beyond the running one prefetched")    \
     X(batch_chunks, "batch_chunks", U64, 32.0, "chunks per migration batch")                       \
     X(fault_reserve, "fault_reserve", U64, 0.0, "slots kept for mispredicted chunks (engine)")     \
+    X(wb_aware, "wb_aware", U64, 1.0,                                                              \
+      "engine: weigh write-backs by the two bandwidths (0: plain OPT, the earlier engine)")        \
     X(bound_max_refs, "bound_max_refs", U64, 16777216.0,                                           \
       "references kept for the exact transfer bound (beyond: compute-only bound)")
 

@@ -406,6 +406,10 @@ static gmux_status_t run_engine(const sim_params_t *p, const sim_hooks_t *h, sim
                               .reserve_chunks = (uint32_t)p->fault_reserve,
                               .quantum_ns = (uint64_t)p->quantum_ns,
                               .feed = {feed_next, src}};
+    if (p->wb_aware != 0) {
+        ep.h2d_bps = (uint64_t)p->h2d_bps;
+        ep.d2h_bps = (uint64_t)p->d2h_bps;
+    }
     eng_engine_t *eng = NULL;
     const sim_predictor_hooks_t *ph = h->predictor;
     void *pred = NULL;
@@ -435,7 +439,8 @@ static gmux_status_t run_engine(const sim_params_t *p, const sim_hooks_t *h, sim
     uint64_t cs = (uint64_t)p->chunk_bytes;
     uint64_t fault_extra_ns = 0;
     if (p->fault_bps < p->h2d_bps)
-        fault_extra_ns = div_ceil_ns((double)cs, p->fault_bps) - div_ceil_ns((double)cs, p->h2d_bps);
+        fault_extra_ns =
+            div_ceil_ns((double)cs, p->fault_bps) - div_ceil_ns((double)cs, p->h2d_bps);
     for (;;) {
         eng_step_t step;
         st = eng_engine_next(eng, &step);

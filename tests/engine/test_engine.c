@@ -36,6 +36,7 @@ static eng_range_t wrong_out[16];
 static int use_wrong;
 static uint32_t wrong_calls;
 static uint32_t reserve;
+static uint64_t bw_h2d, bw_d2h; /* the engine's copy bandwidths (0: unknown) */
 
 static gmux_status_t wrong_predict(void *ctx, uint32_t task, const eng_launch_t *l,
                                    const eng_range_t *rec, uint32_t nrec, const eng_range_t **r_p,
@@ -81,6 +82,8 @@ static outcome_t run_engine(eng_place_policy_t pol, uint32_t ntasks, uint32_t ca
                              .batch_chunks = 3,
                              .quantum_ns = quantum,
                              .reserve_chunks = reserve,
+                             .h2d_bps = bw_h2d,
+                             .d2h_bps = bw_d2h,
                              .predict = use_wrong ? wrong_predict : NULL,
                              .feed = tfeed_feed(&feed)};
     eng_engine_t *e;
@@ -149,7 +152,45 @@ static void test_opt_matches_exhaustive_search(void **state)
         outcome_t lru = run_engine(ENG_PLACE_LRU, 1, cap, 64, 1000000);
         assert_int_equal(opt.fills, best); /* OPT with the whole string in view */
         assert_true(lru.fills >= best);
+        /* write-back aware with equal bandwidths: only ties go to clean
+         * chunks, so still OPT's fetches */
+        bw_h2d = bw_d2h = 50;
+        outcome_t sym = run_engine(ENG_PLACE_OPT, 1, cap, 64, 1000000);
+        assert_int_equal(sym.fills, best);
+        /* dearer write-backs: may trade fetches for write-backs */
+        bw_d2h = 12;
+        outcome_t asym = run_engine(ENG_PLACE_OPT, 1, cap, 64, 1000000);
+        assert_true(asym.fills >= best);
+        bw_h2d = bw_d2h = 0;
     }
+}
+
+/* With write-backs 4x dearer than fills, a clean chunk used a little sooner
+ * is evicted rather than a dirty one: same fetches, no write-back. With equal
+ * bandwidths (or none given) OPT evicts the dirty chunk used farthest. */
+static void test_dirty_victim_spared(void **state)
+{
+    (void)state;
+    /* capacity 2: L0 writes c0, L1 reads c1, L2 reads c2 (a slot: c0 next
+     * used at L4, c1 at L3), L3 reads c1, L4 reads c0 */
+    static const uint32_t masks[5] = {1, 2, 4, 2, 1};
+    tfeed_init(&feed, 1);
+    tfeed_alloc(&feed, 0, 1, 1ull << 30, 4 * CH);
+    for (uint32_t k = 0; k < 5; k++)
+        tfeed_launch_mask(&feed, 0, 1ull << 30, CH, masks[k], k == 0 ? 1 : 0, 100);
+    assert_int_equal(tf_exhaustive_min_fetches(masks, 5, 4, 2), 4);
+    outcome_t plain = run_engine(ENG_PLACE_OPT, 1, 2, 64, 1000000);
+    assert_int_equal(plain.fills, 4);
+    assert_int_equal(plain.writebacks, 1);
+    bw_h2d = bw_d2h = 40;
+    outcome_t sym = run_engine(ENG_PLACE_OPT, 1, 2, 64, 1000000);
+    assert_int_equal(sym.fills, 4);
+    assert_int_equal(sym.writebacks, 1);
+    bw_d2h = 10;
+    outcome_t aware = run_engine(ENG_PLACE_OPT, 1, 2, 64, 1000000);
+    assert_int_equal(aware.fills, 4);
+    assert_int_equal(aware.writebacks, 0);
+    bw_h2d = bw_d2h = 0;
 }
 
 static void test_multitask_frees_small_window(void **state)
@@ -176,7 +217,10 @@ static void test_multitask_frees_small_window(void **state)
         }
         uint32_t cap = 3 + (uint32_t)(rnd(&s) % 8);
         uint32_t look = 1 + (uint32_t)(rnd(&s) % 20);
+        bw_h2d = round % 2 ? 44 : 0; /* every other round write-back aware */
+        bw_d2h = round % 2 ? 12 : 0;
         outcome_t o = run_engine(ENG_PLACE_OPT, nt, cap, look, 300);
+        bw_h2d = bw_d2h = 0;
         outcome_t l = run_engine(ENG_PLACE_LRU, nt, cap, look, 300);
         assert_true(o.fills > 0 && l.fills > 0);
     }
@@ -245,7 +289,10 @@ static void test_wrong_predictor_without_reserve(void **state)
             }
             reserve = (uint32_t)(round % 3 == 2); /* 0 or 1 slot */
             uint32_t cap = 3 + reserve + (uint32_t)(rnd(&s) % 8);
+            bw_h2d = round % 2 ? 44 : 0; /* every other round write-back aware */
+            bw_d2h = round % 2 ? 12 : 0;
             outcome_t o = run_engine(ENG_PLACE_OPT, nt, cap, 1 + (uint32_t)(rnd(&s) % 30), 300);
+            bw_h2d = bw_d2h = 0;
             outcome_t l = run_engine(ENG_PLACE_LRU, nt, cap, 8, 300);
             faults[mode - 1] += o.faults + l.faults;
         }
@@ -285,6 +332,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_opt_matches_exhaustive_search),
+        cmocka_unit_test(test_dirty_victim_spared),
         cmocka_unit_test(test_multitask_frees_small_window),
         cmocka_unit_test(test_mispredictions_fault_into_reserve),
         cmocka_unit_test(test_wrong_predictor_without_reserve),

@@ -1,6 +1,7 @@
 /* Tests of placement: victims under OPT, LRU and FIFO, and capacity. */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -111,12 +112,115 @@ static void test_opt_heap_many(void **state)
     eng_regions_destroy(r);
 }
 
+/* Write-back weight: a clean victim is preferred to a dirty one used farther
+ * ahead while its next use is at least 1/w as far; w = 0 is plain OPT. */
+static void test_opt_weighs_write_backs(void **state)
+{
+    (void)state;
+    eng_regions_t *r = make_regions(8);
+    eng_placement_t *p;
+    assert_int_equal(eng_place_create(r, ENG_PLACE_OPT, 8, &p), GMUX_OK);
+    const uint64_t keys[4] = {100, 300, 50, 60};
+    const bool dirty[4] = {false, true, false, true};
+    for (uint32_t c = 0; c < 4; c++) {
+        eng_regions_chunk(r, c)->key = keys[c];
+        if (dirty[c])
+            eng_regions_chunk(r, c)->flags |= ENG_CHUNK_DIRTY;
+        assert_int_equal(eng_place_insert(p, c), GMUX_OK);
+    }
+    assert_int_equal(eng_place_victim(p, 10), 1); /* plain OPT: farthest, dirty or not */
+    eng_place_set_wb_weight(p, 1.0);
+    assert_int_equal(eng_place_victim(p, 10), 1);
+    eng_place_set_wb_weight(p, 3.0); /* 90 * 3 < 290 */
+    assert_int_equal(eng_place_victim(p, 10), 1);
+    eng_place_set_wb_weight(p, 3.3); /* 90 * 3.3 >= 290 */
+    assert_int_equal(eng_place_victim(p, 10), 0);
+    assert_int_equal(eng_place_victim(p, 100), 1); /* chunk 0 is needed by then */
+    /* ties: plain OPT takes the higher id, the weighted rule the clean chunk */
+    set_key(r, p, 0, 300);
+    eng_place_set_wb_weight(p, 0.0);
+    assert_int_equal(eng_place_victim(p, 10), 1);
+    eng_place_set_wb_weight(p, 1.0);
+    assert_int_equal(eng_place_victim(p, 10), 0);
+    /* no known next use: the dirty chunk goes first, unless a clean one has none either */
+    set_key(r, p, 0, 100);
+    set_key(r, p, 1, ENG_POS_INF);
+    eng_place_set_wb_weight(p, 100.0);
+    assert_int_equal(eng_place_victim(p, 10), 1);
+    set_key(r, p, 2, ENG_POS_INF);
+    assert_int_equal(eng_place_victim(p, 10), 2);
+    /* a planned write makes a clean chunk count as dirty from its next key change */
+    set_key(r, p, 2, 400);
+    set_key(r, p, 1, 200);
+    eng_place_set_wb_weight(p, 1.0);
+    assert_int_equal(eng_place_victim(p, 10), 2);
+    eng_regions_chunk(r, 2)->flags |= ENG_CHUNK_WPLAN;
+    eng_place_key_changed(p, 2);
+    eng_place_set_wb_weight(p, 5.0); /* clean 0: 90 * 5 >= 390 */
+    assert_int_equal(eng_place_victim(p, 10), 0);
+    eng_place_set_wb_weight(p, 4.0); /* 90 * 4 < 390 */
+    assert_int_equal(eng_place_victim(p, 10), 2);
+    /* a fresh fill is clean */
+    eng_place_remove(p, 2);
+    eng_regions_chunk(r, 2)->flags &= ~(uint32_t)ENG_CHUNK_DIRTY;
+    assert_int_equal(eng_place_insert(p, 2), GMUX_OK);
+    assert_false(eng_regions_chunk(r, 2)->flags & ENG_CHUNK_WPLAN);
+    eng_place_set_wb_weight(p, 1.0);
+    assert_int_equal(eng_place_victim(p, 10), 2); /* clean, used farthest */
+    eng_place_destroy(p);
+    eng_regions_destroy(r);
+}
+
+/* Split into clean and dirty heaps, plain OPT still returns the farthest
+ * next use first (ties to the higher id) under random keys and dirtiness. */
+static void test_opt_two_heaps_order(void **state)
+{
+    (void)state;
+    eng_regions_t *r = make_regions(300);
+    eng_placement_t *p;
+    assert_int_equal(eng_place_create(r, ENG_PLACE_OPT, 300, &p), GMUX_OK);
+    uint64_t s = 777;
+    for (uint32_t c = 0; c < 300; c++) {
+        s = s * 6364136223846793005ull + 1442695040888963407ull;
+        eng_regions_chunk(r, c)->key = (s >> 33) % 500;
+        if ((s >> 20) & 1)
+            eng_regions_chunk(r, c)->flags |= ENG_CHUNK_DIRTY;
+        assert_int_equal(eng_place_insert(p, c), GMUX_OK);
+    }
+    for (uint32_t i = 0; i < 300; i++) {
+        s = s * 6364136223846793005ull + 1442695040888963407ull;
+        uint32_t c = (uint32_t)((s >> 33) % 300);
+        if ((s >> 21) & 1)
+            eng_regions_chunk(r, c)->flags |= ENG_CHUNK_WPLAN;
+        set_key(r, p, c, (s >> 13) % 500);
+    }
+    uint64_t prev = UINT64_MAX;
+    uint32_t prev_c = UINT32_MAX, n = 0;
+    for (;;) {
+        uint32_t v = eng_place_victim(p, 0);
+        if (v == ENG_NONE)
+            break;
+        uint64_t k = eng_regions_chunk(r, v)->key;
+        assert_true(k < prev || (k == prev && v < prev_c));
+        prev = k;
+        prev_c = v;
+        eng_place_remove(p, v);
+        n++;
+    }
+    assert_true(n > 280); /* all but those with key 0 */
+    assert_int_equal(eng_place_resident(p), 300 - n);
+    eng_place_destroy(p);
+    eng_regions_destroy(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_opt_evicts_farthest_not_needed),
         cmocka_unit_test(test_lru_and_fifo_orders),
         cmocka_unit_test(test_opt_heap_many),
+        cmocka_unit_test(test_opt_weighs_write_backs),
+        cmocka_unit_test(test_opt_two_heaps_order),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
