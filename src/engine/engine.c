@@ -66,9 +66,10 @@ gmux_status_t eng_engine_create(const eng_engine_params_t *p, const eng_backend_
     if (st == GMUX_OK)
         st = eng_migrate_create(e->regs, be, p->batch_chunks, &e->mig);
     if (st == GMUX_OK && p->h2d_bps > 0 && p->d2h_bps > 0) {
-        /* write-back aware: a dirty victim costs h2d/d2h times a refetch */
-        double w = (double)p->h2d_bps / (double)p->d2h_bps;
-        eng_place_set_wb_weight(e->place, w < 1.0 ? 1.0 : w);
+        /* write-back aware eviction and fills in slot order */
+        double cs = (double)p->chunk_size * 1e9;
+        eng_place_set_wb_costs(e->place, cs / (double)p->h2d_bps, cs / (double)p->d2h_bps,
+                               (double)p->wb_slack_ns);
         eng_migrate_set_slot_order(e->mig, true);
     }
     if (st == GMUX_OK) {
@@ -154,12 +155,11 @@ static gmux_status_t shadow_take(eng_engine_t *e, uint32_t chunk, uint64_t q)
 {
     eng_repl_t r = {.gate = 0, .chunk = chunk, .victim = ENG_NONE};
     if (eng_place_resident(e->place) >= eng_place_capacity(e->place)) {
-        uint32_t v = eng_place_victim(e->place, q);
+        uint32_t v = eng_place_evict(e->place, q);
         if (v == ENG_NONE)
             return GMUX_ERR_CAPACITY;
         r.victim = v;
         r.gate = eng_regions_chunk(e->regs, v)->shadow_last + 1;
-        eng_place_remove(e->place, v);
     }
     eng_chunk_t *c = eng_regions_chunk(e->regs, chunk);
     /* the allocation must exist: its address may have belonged to a region

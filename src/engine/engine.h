@@ -57,11 +57,14 @@ typedef struct eng_engine_params {
     uint64_t quantum_ns;
     /* Added: the copy bandwidths, bytes/s (0: unknown, plain OPT as before).
      * When both are known, eviction weighs a dirty victim's write-back
-     * against a clean victim's refetch (placement.h) and fills take their
-     * batch's slots in the order those free up (migrate.h). With h2d == d2h
-     * only ties go to clean chunks: fetches stay those of OPT. */
+     * against a clean victim's refetch once the planned write-backs lag the
+     * fills by more than wb_slack_ns (eng_place_set_wb_costs), and fills take
+     * the slots their round of replacements frees in the order those free up
+     * (eng_migrate_set_slot_order). With h2d <= d2h only ties go to clean
+     * chunks: the fetches stay those of OPT. */
     uint64_t h2d_bps;
     uint64_t d2h_bps;
+    uint64_t wb_slack_ns;
     eng_feed_t feed;
     eng_predict_fn predict; /* NULL: recorded ranges */
     void *predict_ctx;

@@ -11,18 +11,43 @@ typedef struct eng_mig_item {
     bool victim_dirty;
 } eng_mig_item_t;
 
+/* A growable array of 32- or 64-bit values. */
+typedef struct eng_mig_vec {
+    void *a;
+    uint32_t n, cap;
+} eng_mig_vec_t;
+
 struct eng_migrate {
     eng_regions_t *regs;
     eng_backend_t be;
     uint32_t batch;
     eng_mig_item_t *items;
     uint32_t n;
-    uint32_t *ids;     /* scratch: chunk ids to merge into runs */
-    eng_ticket_t *rel; /* scratch: when each slot of the batch is free, ascending */
-    eng_ticket_t *wbt; /* scratch: write-back ticket of ids[i] */
-    bool slot_order;   /* fills take the batch's slots in the order they free up */
+    uint32_t *ids;          /* scratch: chunk ids to merge into runs */
+    eng_ticket_t *wbt;      /* scratch: write-back ticket of ids[i] */
+    bool slot_order;        /* fills take the round's slots in the order they free up */
+    eng_mig_vec_t fills;    /* slot order: the round's fills, in plan order (uint32_t) */
+    eng_mig_vec_t slots;    /* slot order: freed at a compute ticket, then by write-backs */
+    eng_mig_vec_t wb_slots; /* slot order: the round's write-back tickets, in issue order */
     eng_migrate_stats_t stats;
 };
+
+static gmux_status_t vec_push(eng_mig_vec_t *v, size_t size, uint64_t x)
+{
+    if (v->n == v->cap) {
+        uint32_t ncap = v->cap ? v->cap * 2 : 256;
+        void *a = realloc(v->a, (size_t)ncap * size);
+        if (!a)
+            return GMUX_ERR_NOMEM;
+        v->a = a;
+        v->cap = ncap;
+    }
+    if (size == sizeof(uint32_t))
+        ((uint32_t *)v->a)[v->n++] = (uint32_t)x;
+    else
+        ((uint64_t *)v->a)[v->n++] = x;
+    return GMUX_OK;
+}
 
 gmux_status_t eng_migrate_create(eng_regions_t *regs, const eng_backend_t *be,
                                  uint32_t batch_chunks, eng_migrate_t **m_p)
@@ -34,9 +59,8 @@ gmux_status_t eng_migrate_create(eng_regions_t *regs, const eng_backend_t *be,
         return GMUX_ERR_NOMEM;
     m->items = calloc(batch_chunks, sizeof(*m->items));
     m->ids = calloc(batch_chunks, sizeof(*m->ids));
-    m->rel = calloc(batch_chunks, sizeof(*m->rel));
     m->wbt = calloc(batch_chunks, sizeof(*m->wbt));
-    if (!m->items || !m->ids || !m->rel || !m->wbt) {
+    if (!m->items || !m->ids || !m->wbt) {
         eng_migrate_destroy(m);
         return GMUX_ERR_NOMEM;
     }
@@ -53,8 +77,10 @@ void eng_migrate_destroy(eng_migrate_t *m)
         return;
     free(m->items);
     free(m->ids);
-    free(m->rel);
     free(m->wbt);
+    free(m->fills.a);
+    free(m->slots.a);
+    free(m->wb_slots.a);
     free(m);
 }
 
@@ -135,37 +161,83 @@ static gmux_status_t drop(eng_migrate_t *m, uint32_t victim)
                               eng_regions_chunk_size(m->regs));
 }
 
-/*
- * Fills in slot order: every slot of the batch is free at a known ticket (a
- * free slot or a dropped victim: the compute ticket of its last use; a
- * written-back victim: its write-back). The i-th fill issued takes the i-th
- * slot to free up, so fills into dropped victims' slots do not queue behind
- * the batch's write-backs; no more chunks than slots are ever on the device.
- */
-static gmux_status_t fill_in_slot_order(eng_migrate_t *m, uint32_t nwb)
+/* Slot order, at a batch: its evictions are issued now, the slots they free
+ * and its fills wait for the end of the round (eng_migrate_flush). */
+static gmux_status_t evict_batch(eng_migrate_t *m)
 {
-    uint32_t nrel = 0;
-    for (uint32_t i = 0; i < m->n; i++) {
+    eng_ticket_t last_use = 0, wb = 0;
+    uint32_t nwb = 0;
+    gmux_status_t st = GMUX_OK;
+    for (uint32_t i = 0; i < m->n && st == GMUX_OK; i++) {
         const eng_mig_item_t *it = &m->items[i];
-        if (it->victim == ENG_NONE || !it->victim_dirty)
-            m->rel[nrel++] = it->victim_last;
+        if (it->chunk != ENG_NONE)
+            st = vec_push(&m->fills, sizeof(uint32_t), it->chunk);
+        if (st != GMUX_OK)
+            break;
+        if (it->victim != ENG_NONE && it->victim_dirty) {
+            m->ids[nwb++] = it->victim;
+            if (it->victim_last > last_use)
+                last_use = it->victim_last;
+            continue;
+        }
+        /* a free slot or a dropped victim: free once its last use has run */
+        st = vec_push(&m->slots, sizeof(eng_ticket_t), it->victim_last);
+        if (st == GMUX_OK && it->victim != ENG_NONE)
+            st = drop(m, it->victim);
     }
-    qsort(m->rel, nrel, sizeof(*m->rel), cmp_ticket);
-    uint32_t wb_from = nrel;
-    qsort(m->wbt, nwb, sizeof(*m->wbt), cmp_ticket);
-    for (uint32_t i = 0; i < nwb; i++)
-        m->rel[nrel++] = m->wbt[i];
-    uint32_t nf = 0;
-    for (uint32_t i = 0; i < m->n; i++)
-        if (m->items[i].chunk != ENG_NONE)
-            m->ids[nf++] = m->items[i].chunk;
-    eng_ticket_t last = 0;
-    m->stats.fills += nf;
-    return nf > 0 ? issue_runs(m, ENG_DIR_H2D, m->ids, nf, NULL, m->rel, wb_from, &last) : GMUX_OK;
+    if (st == GMUX_OK && nwb > 0) {
+        st = bwait(m, ENG_DIR_D2H, last_use);
+        if (st == GMUX_OK)
+            st = issue_runs(m, ENG_DIR_D2H, m->ids, nwb, m->wbt, NULL, 0, &wb);
+        m->stats.writebacks += nwb;
+        for (uint32_t i = 0; i < nwb && st == GMUX_OK; i++)
+            st = vec_push(&m->wb_slots, sizeof(eng_ticket_t), m->wbt[i]);
+    }
+    m->n = 0;
+    return st;
+}
+
+/*
+ * Slot order, at the end of a round: every slot the round frees is free at a
+ * known ticket (a free slot or a dropped victim: the compute ticket of its
+ * last use, all already handed out; a written-back victim: its write-back,
+ * in issue order). The round's fills go in plan order, in batches, and the
+ * i-th fill takes the i-th slot to free up: fills into dropped victims' slots
+ * do not queue behind write-backs, and no more chunks than slots are ever on
+ * the device.
+ */
+static gmux_status_t fill_round(eng_migrate_t *m)
+{
+    eng_ticket_t *sl = m->slots.a;
+    qsort(sl, m->slots.n, sizeof(*sl), cmp_ticket);
+    uint32_t wb_from = m->slots.n;
+    gmux_status_t st = GMUX_OK;
+    for (uint32_t i = 0; i < m->wb_slots.n && st == GMUX_OK; i++)
+        st = vec_push(&m->slots, sizeof(eng_ticket_t), ((eng_ticket_t *)m->wb_slots.a)[i]);
+    sl = m->slots.a;
+    const uint32_t *fills = m->fills.a;
+    for (uint32_t k = 0; k < m->fills.n && st == GMUX_OK; k += m->batch) {
+        uint32_t nf = m->fills.n - k < m->batch ? m->fills.n - k : m->batch;
+        for (uint32_t i = 0; i < nf; i++)
+            m->ids[i] = fills[k + i];
+        eng_ticket_t last = 0;
+        if (k + nf <= m->slots.n) /* always: every fill came with a slot */
+            st = issue_runs(m, ENG_DIR_H2D, m->ids, nf, NULL, sl + k, wb_from > k ? wb_from - k : 0,
+                            &last);
+        else
+            st = issue_runs(m, ENG_DIR_H2D, m->ids, nf, NULL, NULL, 0, &last);
+        m->stats.fills += nf;
+    }
+    m->fills.n = m->slots.n = m->wb_slots.n = 0;
+    return st;
 }
 
 gmux_status_t eng_migrate_flush(eng_migrate_t *m)
 {
+    if (m->slot_order) {
+        gmux_status_t st = m->n > 0 ? evict_batch(m) : GMUX_OK;
+        return st == GMUX_OK ? fill_round(m) : st;
+    }
     if (m->n == 0)
         return GMUX_OK;
     /* Write-backs: after the last launch that used any of them. */
@@ -189,13 +261,8 @@ gmux_status_t eng_migrate_flush(eng_migrate_t *m)
     if (st == GMUX_OK && nwb > 0) {
         st = bwait(m, ENG_DIR_D2H, last_use);
         if (st == GMUX_OK)
-            st = issue_runs(m, ENG_DIR_D2H, m->ids, nwb, m->wbt, NULL, 0, &wb);
+            st = issue_runs(m, ENG_DIR_D2H, m->ids, nwb, NULL, NULL, 0, &wb);
         m->stats.writebacks += nwb;
-    }
-    if (st == GMUX_OK && m->slot_order) {
-        st = fill_in_slot_order(m, nwb);
-        m->n = 0;
-        return st;
     }
     /* Fills: after this batch's slots are all free. */
     if (st == GMUX_OK)
@@ -218,7 +285,9 @@ gmux_status_t eng_migrate_add(eng_migrate_t *m, uint32_t chunk, uint32_t victim,
                               eng_ticket_t victim_last)
 {
     m->items[m->n++] = (eng_mig_item_t){chunk, victim, victim_last, victim_dirty};
-    return m->n == m->batch ? eng_migrate_flush(m) : GMUX_OK;
+    if (m->n < m->batch)
+        return GMUX_OK;
+    return m->slot_order ? evict_batch(m) : eng_migrate_flush(m);
 }
 
 void eng_migrate_set_slot_order(eng_migrate_t *m, bool on)

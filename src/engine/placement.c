@@ -15,8 +15,11 @@ struct eng_placement {
     eng_place_policy_t policy;
     uint64_t capacity;
     uint64_t resident;
-    eng_heap_t heap[2];          /* OPT: clean chunks [0], chunks to write back [1] */
-    double wb_weight;            /* 0: plain OPT; else how much dearer evicting a dirty chunk is */
+    eng_heap_t heap[2]; /* OPT: clean chunks [0], chunks to write back [1] */
+    /* write-back awareness (OPT), off while fill_ns is 0 */
+    double fill_ns, wb_ns;       /* copy time of one chunk each way */
+    double backlog_ns;           /* planned write-back time beyond planned fill time */
+    double slack_ns;             /* the most the write-backs may lag the fills by */
     uint32_t lru_head, lru_tail; /* head: least recent */
     uint64_t stamp;
 };
@@ -215,9 +218,26 @@ void eng_place_remove(eng_placement_t *p, uint32_t chunk)
     p->resident--;
 }
 
-void eng_place_set_wb_weight(eng_placement_t *p, double weight)
+void eng_place_set_wb_costs(eng_placement_t *p, double fill_ns, double wb_ns, double slack_ns)
 {
-    p->wb_weight = weight;
+    p->fill_ns = fill_ns > 0.0 && wb_ns > 0.0 ? fill_ns : 0.0;
+    p->wb_ns = wb_ns;
+    p->slack_ns = slack_ns > 0.0 ? slack_ns : 0.0;
+    p->backlog_ns = -p->slack_ns;
+}
+
+uint32_t eng_place_evict(eng_placement_t *p, uint64_t need_pos)
+{
+    uint32_t v = eng_place_victim(p, need_pos);
+    if (v == ENG_NONE)
+        return v;
+    if (p->policy == ENG_PLACE_OPT && p->fill_ns > 0.0) {
+        p->backlog_ns += ((ch(p, v)->flags & ENG_CHUNK_HDIRTY) ? p->wb_ns : 0.0) - p->fill_ns;
+        if (p->backlog_ns < -p->slack_ns)
+            p->backlog_ns = -p->slack_ns;
+    }
+    eng_place_remove(p, v);
+    return v;
 }
 
 void eng_place_touch(eng_placement_t *p, uint32_t chunk)
@@ -256,14 +276,17 @@ uint32_t eng_place_victim(eng_placement_t *p, uint64_t need_pos)
             p->heap[1].n && ch(p, p->heap[1].a[0])->key > need_pos ? p->heap[1].a[0] : ENG_NONE;
         if (c == ENG_NONE || d == ENG_NONE)
             return c != ENG_NONE ? c : d;
-        if (p->wb_weight <= 0.0)
+        if (p->fill_ns <= 0.0)
             return above(p, c, d) ? c : d; /* plain OPT: the farthest next use */
         uint64_t kc = ch(p, c)->key, kd = ch(p, d)->key;
+        /* while the write-backs keep up, OPT (ties to the clean chunk);
+         * once they lag, a dirty victim costs wb/fill times a refetch */
+        double w = p->backlog_ns > 0.0 && p->wb_ns > p->fill_ns ? p->wb_ns / p->fill_ns : 1.0;
         if (kc == ENG_POS_INF)
             return c;
         if (kd == ENG_POS_INF)
             return d;
-        return (double)(kc - need_pos) * p->wb_weight >= (double)(kd - need_pos) ? c : d;
+        return (double)(kc - need_pos) * w >= (double)(kd - need_pos) ? c : d;
     }
     for (uint32_t c = p->lru_head; c != ENG_NONE; c = ch(p, c)->lru_next) {
         if (ch(p, c)->key > need_pos)

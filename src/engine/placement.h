@@ -51,12 +51,25 @@ void eng_place_touch(eng_placement_t *p, uint32_t chunk);
 /* The chunk's key changed: OPT re-sorts. */
 void eng_place_key_changed(eng_placement_t *p, uint32_t chunk);
 
-/* OPT only: 0 (default) keeps plain Belady. A weight w >= 1 makes evicting
- * a chunk that must be written back w times dearer: the clean chunk used
- * farthest ahead is evicted rather than the dirty one used farthest ahead
- * when its next use is at least 1/w as far (ties, and chunks with no known
- * next use, go to the clean one). */
-void eng_place_set_wb_weight(eng_placement_t *p, double weight);
+/*
+ * Write-back awareness (OPT only; off by default, and with fill_ns or wb_ns
+ * 0): the copy time of one chunk each way, and a slack. Resident chunks are
+ * kept clean or dirty ("dirty": written since the fill, or a planned launch
+ * writes it: ENG_CHUNK_WPLAN, set by the engine's shadow pass). The victim is
+ * OPT's, ties going to the clean chunk, while the planned write-backs keep up
+ * with the planned fills (eng_place_evict counts them; idle write-back time
+ * is banked up to slack_ns). Once they lag, a dirty victim is taken as
+ * wb_ns/fill_ns times dearer: the clean chunk used farthest ahead is evicted
+ * rather than the dirty one used farthest ahead when its next use is at
+ * least fill_ns/wb_ns as far. A dirty chunk with no known next use still goes
+ * before a clean one with a known use. With wb_ns <= fill_ns this is OPT
+ * with clean-first ties: the fetches stay OPT's.
+ */
+void eng_place_set_wb_costs(eng_placement_t *p, double fill_ns, double wb_ns, double slack_ns);
+
+/* Chooses a victim as eng_place_victim does and removes it, counting the
+ * replacement (one fill, and a write-back if the victim is dirty). */
+uint32_t eng_place_evict(eng_placement_t *p, uint64_t need_pos);
 
 /* A resident chunk to evict whose key lies after need_pos, or ENG_NONE. */
 uint32_t eng_place_victim(eng_placement_t *p, uint64_t need_pos);

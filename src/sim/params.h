@@ -36,6 +36,8 @@
     X(fault_reserve, "fault_reserve", U64, 0.0, "slots kept for mispredicted chunks (engine)")     \
     X(wb_aware, "wb_aware", U64, 1.0,                                                              \
       "engine: weigh write-backs by the two bandwidths (0: plain OPT, the earlier engine)")        \
+    X(wb_slack_ns, "wb_slack_ms", MSEC, 50e6,                                                      \
+      "engine: write-back time that may lag the fills before clean victims are preferred, ms")     \
     X(bound_max_refs, "bound_max_refs", U64, 16777216.0,                                           \
       "references kept for the exact transfer bound (beyond: compute-only bound)")
 

@@ -87,7 +87,7 @@ static const eng_backend_ops_t r_ops = {.prefetch = r_prefetch,
 
 /* One region of 16 chunks at 1 GiB: chunks 0-3 to fill, 8 and 12 dirty
  * victims (last used at 6 and 5), 10 a clean victim (last used at 7), and one
- * free slot. Returns the recorded calls. */
+ * free slot, as one batch of 4; b gets the recorded calls. */
 static void run_batch(rec_t *b, bool slot_order)
 {
     eng_regions_t *regs;
@@ -105,6 +105,12 @@ static void run_batch(rec_t *b, bool slot_order)
     assert_int_equal(eng_migrate_add(m, first + 2, ENG_NONE, false, 0), GMUX_OK);
     assert_int_equal(b->n, 0); /* not a full batch yet */
     assert_int_equal(eng_migrate_add(m, first + 3, first + 12, true, 5), GMUX_OK);
+    if (slot_order) {
+        /* a full batch: its write-backs go now, its fills at the end of the round */
+        assert_int_equal(b->n, 2);
+        assert_int_equal(eng_migrate_stats(m)->fills, 0);
+        assert_int_equal(eng_migrate_flush(m), GMUX_OK);
+    }
     const eng_migrate_stats_t *st = eng_migrate_stats(m);
     assert_int_equal(st->fills, 4);
     assert_int_equal(st->writebacks, 2);
@@ -154,11 +160,48 @@ static void test_fills_in_slot_order(void **state)
     assert_int_equal(b.calls[4].waited, b.calls[1].ticket);
 }
 
+/* Slot order spans the round: a batch whose victims are all written back
+ * takes the slots of a later batch's dropped victims first. */
+static void test_fills_take_later_batch_slots(void **state)
+{
+    (void)state;
+    eng_regions_t *regs;
+    uint32_t reg;
+    assert_int_equal(eng_regions_create(1, CH, &regs), GMUX_OK);
+    assert_int_equal(eng_regions_alloc(regs, 0, 1, 1ull << 30, 16 * CH, &reg), GMUX_OK);
+    rec_t b = {0};
+    eng_backend_t be = {&r_ops, &b};
+    eng_migrate_t *m;
+    assert_int_equal(eng_migrate_create(regs, &be, 2, &m), GMUX_OK);
+    eng_migrate_set_slot_order(m, true);
+    uint32_t f = eng_regions_get(regs, reg)->first_chunk;
+    assert_int_equal(eng_migrate_add(m, f + 0, f + 8, true, 5), GMUX_OK);
+    assert_int_equal(eng_migrate_add(m, f + 1, f + 9, true, 5), GMUX_OK);
+    assert_int_equal(eng_migrate_add(m, f + 2, f + 10, false, 6), GMUX_OK);
+    assert_int_equal(eng_migrate_add(m, f + 3, f + 11, false, 6), GMUX_OK);
+    assert_int_equal(b.n, 1); /* chunks 8-9 written back in one transfer */
+    assert_int_equal(b.calls[0].len, 2 * CH);
+    assert_int_equal(eng_migrate_flush(m), GMUX_OK);
+    assert_int_equal(b.n, 3);
+    /* the first batch's fills (plan order kept) take the dropped slots */
+    assert_int_equal(b.calls[1].addr, 1ull << 30);
+    assert_int_equal(b.calls[1].len, 2 * CH);
+    assert_int_equal(b.calls[1].waited, 6);
+    assert_int_equal(b.calls[2].addr, (1ull << 30) + 2 * CH);
+    assert_int_equal(b.calls[2].waited, b.calls[0].ticket);
+    assert_int_equal(eng_migrate_stats(m)->fills, 4);
+    assert_int_equal(eng_migrate_flush(m), GMUX_OK); /* nothing left */
+    assert_int_equal(b.n, 3);
+    eng_migrate_destroy(m);
+    eng_regions_destroy(regs);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fills_after_whole_batch),
         cmocka_unit_test(test_fills_in_slot_order),
+        cmocka_unit_test(test_fills_take_later_batch_slots),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

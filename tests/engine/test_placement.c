@@ -112,61 +112,81 @@ static void test_opt_heap_many(void **state)
     eng_regions_destroy(r);
 }
 
-/* Write-back weight: a clean victim is preferred to a dirty one used farther
- * ahead while its next use is at least 1/w as far; w = 0 is plain OPT. */
+/* Chunks 0-3 clean, used at 100, 110, 120, 130; 4 and 5 dirty, at 300, 310. */
+static eng_placement_t *six_chunks(eng_regions_t *r)
+{
+    eng_placement_t *p;
+    assert_int_equal(eng_place_create(r, ENG_PLACE_OPT, 8, &p), GMUX_OK);
+    const uint64_t keys[6] = {100, 110, 120, 130, 300, 310};
+    for (uint32_t c = 0; c < 6; c++) {
+        eng_regions_chunk(r, c)->key = keys[c];
+        eng_regions_chunk(r, c)->flags = ENG_CHUNK_LIVE | (c >= 4 ? ENG_CHUNK_DIRTY : 0u);
+        assert_int_equal(eng_place_insert(p, c), GMUX_OK);
+    }
+    return p;
+}
+
+/* While the planned write-backs keep up with the fills, OPT (ties to clean);
+ * once they lag, a dirty victim counts wb/fill times a refetch. */
 static void test_opt_weighs_write_backs(void **state)
 {
     (void)state;
     eng_regions_t *r = make_regions(8);
-    eng_placement_t *p;
-    assert_int_equal(eng_place_create(r, ENG_PLACE_OPT, 8, &p), GMUX_OK);
-    const uint64_t keys[4] = {100, 300, 50, 60};
-    const bool dirty[4] = {false, true, false, true};
-    for (uint32_t c = 0; c < 4; c++) {
-        eng_regions_chunk(r, c)->key = keys[c];
-        if (dirty[c])
-            eng_regions_chunk(r, c)->flags |= ENG_CHUNK_DIRTY;
-        assert_int_equal(eng_place_insert(p, c), GMUX_OK);
-    }
-    assert_int_equal(eng_place_victim(p, 10), 1); /* plain OPT: farthest, dirty or not */
-    eng_place_set_wb_weight(p, 1.0);
-    assert_int_equal(eng_place_victim(p, 10), 1);
-    eng_place_set_wb_weight(p, 3.0); /* 90 * 3 < 290 */
-    assert_int_equal(eng_place_victim(p, 10), 1);
-    eng_place_set_wb_weight(p, 3.3); /* 90 * 3.3 >= 290 */
-    assert_int_equal(eng_place_victim(p, 10), 0);
-    assert_int_equal(eng_place_victim(p, 100), 1); /* chunk 0 is needed by then */
-    /* ties: plain OPT takes the higher id, the weighted rule the clean chunk */
+    eng_placement_t *p = six_chunks(r);
+    eng_place_set_wb_costs(p, 10.0, 33.0, 0.0);
+    assert_int_equal(eng_place_evict(p, 10), 5);  /* keeping up: OPT, a write-back (+23) */
+    assert_int_equal(eng_place_evict(p, 10), 3);  /* lagging: clean, 120 * 3.3 >= 290 (13) */
+    assert_int_equal(eng_place_evict(p, 10), 2);  /* 110 * 3.3 >= 290 (3) */
+    assert_int_equal(eng_place_victim(p, 10), 1); /* 100 * 3.3 >= 290 */
+    set_key(r, p, 4, 350);
+    assert_int_equal(eng_place_victim(p, 10), 4); /* 100 * 3.3 < 340 */
+    set_key(r, p, 4, 300);
+    assert_int_equal(eng_place_evict(p, 10), 1);  /* a fill without write-back: caught up */
+    assert_int_equal(eng_place_victim(p, 10), 4); /* OPT again */
+    assert_int_equal(eng_place_victim(p, 300), ENG_NONE);
+    assert_int_equal(eng_place_resident(p), 2);
+    /* ties go to the clean chunk (plain OPT: to the higher id) */
     set_key(r, p, 0, 300);
-    eng_place_set_wb_weight(p, 0.0);
-    assert_int_equal(eng_place_victim(p, 10), 1);
-    eng_place_set_wb_weight(p, 1.0);
     assert_int_equal(eng_place_victim(p, 10), 0);
-    /* no known next use: the dirty chunk goes first, unless a clean one has none either */
-    set_key(r, p, 0, 100);
-    set_key(r, p, 1, ENG_POS_INF);
-    eng_place_set_wb_weight(p, 100.0);
-    assert_int_equal(eng_place_victim(p, 10), 1);
-    set_key(r, p, 2, ENG_POS_INF);
-    assert_int_equal(eng_place_victim(p, 10), 2);
-    /* a planned write makes a clean chunk count as dirty from its next key change */
-    set_key(r, p, 2, 400);
-    set_key(r, p, 1, 200);
-    eng_place_set_wb_weight(p, 1.0);
-    assert_int_equal(eng_place_victim(p, 10), 2);
-    eng_regions_chunk(r, 2)->flags |= ENG_CHUNK_WPLAN;
-    eng_place_key_changed(p, 2);
-    eng_place_set_wb_weight(p, 5.0); /* clean 0: 90 * 5 >= 390 */
+    eng_place_set_wb_costs(p, 0.0, 0.0, 0.0); /* off */
+    assert_int_equal(eng_place_victim(p, 10), 4);
+    eng_place_destroy(p);
+
+    /* slack: idle write-back time banked absorbs one write-back */
+    p = six_chunks(r);
+    eng_place_set_wb_costs(p, 10.0, 33.0, 30.0);
+    assert_int_equal(eng_place_evict(p, 10), 5); /* -30 + 23 */
+    assert_int_equal(eng_place_evict(p, 10), 4); /* still OPT: -7 + 23 = 16 */
+    assert_int_equal(eng_place_victim(p, 10), 3);
+    eng_place_destroy(p);
+
+    /* with write-backs no dearer than fills it is OPT with clean-first ties */
+    p = six_chunks(r);
+    eng_place_set_wb_costs(p, 10.0, 10.0, 0.0);
+    for (uint32_t want = 5; want >= 4; want--)
+        assert_int_equal(eng_place_evict(p, 10), want);
+    eng_place_destroy(p);
+
+    /* a dirty chunk with no known next use goes first; a clean one with none
+     * goes before it; a planned write makes a clean chunk count as dirty */
+    p = six_chunks(r);
+    eng_place_set_wb_costs(p, 10.0, 33.0, 0.0);
+    assert_int_equal(eng_place_evict(p, 10), 5); /* lagging from here */
+    set_key(r, p, 4, ENG_POS_INF);
+    assert_int_equal(eng_place_victim(p, 10), 4);
+    set_key(r, p, 0, ENG_POS_INF);
     assert_int_equal(eng_place_victim(p, 10), 0);
-    eng_place_set_wb_weight(p, 4.0); /* 90 * 4 < 390 */
-    assert_int_equal(eng_place_victim(p, 10), 2);
+    eng_regions_chunk(r, 0)->flags |= ENG_CHUNK_WPLAN;
+    eng_place_key_changed(p, 0);
+    assert_int_equal(eng_place_victim(p, 10), 4); /* both dirty, ties to the higher id */
+    set_key(r, p, 4, 300);
+    assert_int_equal(eng_place_victim(p, 10), 0);
     /* a fresh fill is clean */
-    eng_place_remove(p, 2);
-    eng_regions_chunk(r, 2)->flags &= ~(uint32_t)ENG_CHUNK_DIRTY;
-    assert_int_equal(eng_place_insert(p, 2), GMUX_OK);
-    assert_false(eng_regions_chunk(r, 2)->flags & ENG_CHUNK_WPLAN);
-    eng_place_set_wb_weight(p, 1.0);
-    assert_int_equal(eng_place_victim(p, 10), 2); /* clean, used farthest */
+    eng_place_remove(p, 0);
+    assert_int_equal(eng_place_insert(p, 0), GMUX_OK);
+    assert_false(eng_regions_chunk(r, 0)->flags & ENG_CHUNK_WPLAN);
+    set_key(r, p, 0, 200);
+    assert_int_equal(eng_place_victim(p, 10), 0); /* clean: 190 * 3.3 >= 290 */
     eng_place_destroy(p);
     eng_regions_destroy(r);
 }
