@@ -22,6 +22,8 @@ for wl in llm-decode dl-train sci-stencil sci-sparse; do
     run "$build/tools/gmux/gmux" sim --workload "$wl" --oversub "$pct" --json --quiet
   done
 done
+# mem simulator: write-back-aware eviction vs plain OPT, every bundled workload (docs/benchmarks.md)
+run bench/wb_sim.sh
 run "$build/bench/bench_predict"
 run bench/predict_quality.sh
 run bench/predict_sim.sh
@@ -32,6 +34,7 @@ for prov in shm tcp; do
   echo "== net ordering stress over $prov: 2 ranks, 4 producer threads, 1,000,000 rounds each" >&2
   GMUX_NET_PROVIDER=$prov "$build/tools/gmux/gmux" launch -n 2 --timeout 1800 -- \
     "$build/tests/net/net_rank" order 1000000 4 >&2
+done
 echo "results: $out/results.jsonl" >&2
 echo "== bench/shmem/run.sh $build" >&2
 "$(dirname "$0")/shmem/run.sh" "$build" | tee -a "$out/results.jsonl"
