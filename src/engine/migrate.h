@@ -10,7 +10,9 @@
  * the next batch overlap with fills of this one. Clean victims are dropped
  * (the host copy is still valid, or the data is dead) through the backend's
  * discard when it has one. Each filled chunk gets the ticket of its
- * transfer in eng_chunk_t.fill_ticket, which its launch waits for.
+ * transfer in eng_chunk_t.fill_ticket, which its launch waits for (valid
+ * after eng_migrate_flush). See eng_migrate_set_slot_order for the order
+ * fills take freed slots in.
  *
  * Thread-safety: one engine thread.
  */
@@ -48,8 +50,12 @@ void eng_migrate_destroy(eng_migrate_t *m);
 gmux_status_t eng_migrate_add(eng_migrate_t *m, uint32_t chunk, uint32_t victim, bool victim_dirty,
                               eng_ticket_t victim_last);
 
-/* Fills wait for the slots in the order the batch frees them (on), or all
- * for the batch's last write-back (off, the default). */
+/* Slot order (on): a full batch only issues its evictions; at
+ * eng_migrate_flush (the end of a round of replacements) the round's fills go
+ * in plan order, in batches, the i-th taking the i-th slot the round frees:
+ * free slots and dropped victims first (their last use has run), then the
+ * write-backs in issue order. Off (the default): each batch's fills wait for
+ * all of its slots, write-backs included. */
 void eng_migrate_set_slot_order(eng_migrate_t *m, bool on);
 
 /* Issues everything queued. */

@@ -260,7 +260,12 @@ void eng_place_key_changed(eng_placement_t *p, uint32_t chunk)
     if (will_be_dirty(x) != ((x->flags & ENG_CHUNK_HDIRTY) != 0)) {
         heap_del(p, heap_of(p, x), chunk);
         x->flags ^= ENG_CHUNK_HDIRTY;
-        (void)heap_push(p, heap_of(p, x), chunk); /* room: it just left a heap of the same total */
+        if (heap_push(p, heap_of(p, x), chunk) != GMUX_OK) {
+            /* no memory to grow the other heap: it stays in its own, where
+             * its slot was just freed (a push there cannot fail) */
+            x->flags ^= ENG_CHUNK_HDIRTY;
+            (void)heap_push(p, heap_of(p, x), chunk);
+        }
         return;
     }
     sift_up(p, heap_of(p, x), x->heap_idx);

@@ -14,7 +14,8 @@
  * is never evicted.
  *
  * Ownership: the placement reads and writes the chunks' heap_idx, lru_*,
- * order fields and the RESIDENT flag; nothing else.
+ * order fields and the RESIDENT and HDIRTY flags, and clears WPLAN when a
+ * chunk is inserted (a fresh fill); it reads DIRTY and WPLAN.
  * Thread-safety: one engine thread.
  */
 #ifndef ENG_PLACEMENT_H
