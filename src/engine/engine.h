@@ -65,6 +65,9 @@ typedef struct eng_engine_params {
     uint64_t h2d_bps;
     uint64_t d2h_bps;
     uint64_t wb_slack_ns;
+    /* Added: dirty chunks cleaned per launch at most while the device-to-host
+     * engine is idle (eng_migrate_clean_idle; 0: never, needs the bandwidths). */
+    uint32_t clean_chunks;
     eng_feed_t feed;
     eng_predict_fn predict; /* NULL: recorded ranges */
     void *predict_ctx;

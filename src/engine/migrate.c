@@ -290,6 +290,43 @@ gmux_status_t eng_migrate_add(eng_migrate_t *m, uint32_t chunk, uint32_t victim,
     return m->slot_order ? evict_batch(m) : eng_migrate_flush(m);
 }
 
+gmux_status_t eng_migrate_clean_idle(eng_migrate_t *m, eng_placement_t *place, uint64_t exec_next,
+                                     uint32_t max)
+{
+    const eng_backend_ops_t *ops = m->be.ops;
+    if (!ops->clean || !ops->idle || max == 0)
+        return GMUX_OK;
+    uint64_t now = ops->now(m->be.ctx);
+    uint64_t cs = eng_regions_chunk_size(m->regs);
+    uint32_t done = 0;
+    for (uint32_t i = 0; done < max && ops->idle(m->be.ctx, ENG_DIR_D2H);) {
+        uint32_t c = eng_place_dirty_at(place, i);
+        if (c == ENG_NONE)
+            break;
+        eng_chunk_t *x = eng_regions_chunk(m->regs, c);
+        if ((x->flags & (ENG_CHUNK_DIRTY | ENG_CHUNK_PRESENT)) !=
+                (ENG_CHUNK_DIRTY | ENG_CHUNK_PRESENT) ||
+            x->shadow_last >= exec_next || x->last_ticket > now) {
+            i++;
+            continue;
+        }
+        const eng_region_t *r = eng_regions_get(m->regs, x->region);
+        eng_ticket_t t = 0;
+        gmux_status_t st = bwait(m, ENG_DIR_D2H, x->last_ticket);
+        if (st == GMUX_OK)
+            st = ops->clean(m->be.ctx, r->task, eng_regions_chunk_addr(m->regs, c), cs, &t);
+        if (st != GMUX_OK)
+            return st;
+        m->stats.cleans++;
+        m->stats.bytes_d2h += cs;
+        m->stats.calls_d2h++;
+        x->flags &= ~(uint32_t)(ENG_CHUNK_DIRTY | ENG_CHUNK_WPLAN);
+        eng_place_key_changed(place, c); /* now among the clean chunks */
+        done++;
+    }
+    return GMUX_OK;
+}
+
 void eng_migrate_set_slot_order(eng_migrate_t *m, bool on)
 {
     m->slot_order = on;

@@ -226,6 +226,11 @@ void eng_place_set_wb_costs(eng_placement_t *p, double fill_ns, double wb_ns, do
     p->backlog_ns = -p->slack_ns;
 }
 
+uint32_t eng_place_dirty_at(const eng_placement_t *p, uint32_t i)
+{
+    return p->policy == ENG_PLACE_OPT && i < p->heap[1].n ? p->heap[1].a[i] : ENG_NONE;
+}
+
 uint32_t eng_place_evict(eng_placement_t *p, uint64_t need_pos)
 {
     uint32_t v = eng_place_victim(p, need_pos);

@@ -72,6 +72,10 @@ void eng_place_set_wb_costs(eng_placement_t *p, double fill_ns, double wb_ns, do
  * replacement (one fill, and a write-back if the victim is dirty). */
 uint32_t eng_place_evict(eng_placement_t *p, uint64_t need_pos);
 
+/* OPT: the i-th chunk of the dirty heap (0: the dirty chunk used farthest
+ * ahead; beyond, heap order, roughly farthest first), ENG_NONE past its end. */
+uint32_t eng_place_dirty_at(const eng_placement_t *p, uint32_t i);
+
 /* A resident chunk to evict whose key lies after need_pos, or ENG_NONE. */
 uint32_t eng_place_victim(eng_placement_t *p, uint64_t need_pos);
 

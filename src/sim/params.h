@@ -38,6 +38,8 @@
       "engine: weigh write-backs by the two bandwidths (0: plain OPT, the earlier engine)")        \
     X(wb_slack_ns, "wb_slack_ms", MSEC, 50e6,                                                      \
       "engine: write-back time that may lag the fills before clean victims are preferred, ms")     \
+    X(wb_clean, "wb_clean", U64, 1024.0,                                                           \
+      "engine: dirty chunks cleaned per launch at most while device-to-host is idle (wb_aware)")   \
     X(bound_max_refs, "bound_max_refs", U64, 16777216.0,                                           \
       "references kept for the exact transfer bound (beyond: compute-only bound)")
 
