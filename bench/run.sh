@@ -22,6 +22,8 @@ for wl in llm-decode dl-train sci-stencil sci-sparse; do
     run "$build/tools/gmux/gmux" sim --workload "$wl" --oversub "$pct" --json --quiet
   done
 done
+# mem simulator: write-back-aware eviction vs plain OPT, every bundled workload (docs/benchmarks.md)
+run bench/wb_sim.sh
 run "$build/bench/bench_predict"
 run bench/predict_quality.sh
 run bench/predict_sim.sh

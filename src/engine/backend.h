@@ -16,6 +16,7 @@
 #ifndef ENG_BACKEND_H
 #define ENG_BACKEND_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <gmux/status.h>
@@ -56,6 +57,16 @@ typedef struct eng_backend_ops {
     /* Added, may be NULL: the task freed [addr, addr+len); the backend forgets
      * whatever it knew about it (the program's own free releases the memory). */
     void (*release)(void *ctx, uint32_t task, uint64_t addr, uint64_t len);
+    /* Added, may be NULL (then the engine never cleans): copies [addr,
+     * addr+len) to the host and keeps the device copy, so that a later
+     * eviction of it is a drop; device to host, in issue order with evict,
+     * after the compute ticket given to the last wait. CUDA: read-duplicate
+     * (cuMemAdvise SetReadMostly, then a prefetch to the CPU). */
+    gmux_status_t (*clean)(void *ctx, uint32_t task, uint64_t addr, uint64_t len,
+                           eng_ticket_t *ticket_p);
+    /* Added, may be NULL (never idle): whether every transfer issued in
+     * direction dir has completed. CUDA: cuEventQuery on the last one. */
+    bool (*idle)(void *ctx, eng_dir_t dir);
 } eng_backend_ops_t;
 
 typedef struct eng_backend {

@@ -41,6 +41,13 @@ gmux_status_t eng_engine_create(const eng_engine_params_t *p, const eng_backend_
                               p->capacity_bytes / p->chunk_size - p->reserve_chunks, &e->place);
     if (st == GMUX_OK)
         st = eng_migrate_create(e->regs, be, p->batch_chunks, &e->mig);
+    if (st == GMUX_OK && p->h2d_bps > 0 && p->d2h_bps > 0) {
+        /* write-back aware eviction and fills in slot order */
+        double cs = (double)p->chunk_size * 1e9;
+        eng_place_set_wb_costs(e->place, cs / (double)p->h2d_bps, cs / (double)p->d2h_bps,
+                               (double)p->wb_slack_ns);
+        eng_migrate_set_slot_order(e->mig, true);
+    }
     if (st == GMUX_OK) {
         eng_timeline_params_t tp = {.lookahead = p->lookahead,
                                     .feed = p->feed,
@@ -125,12 +132,11 @@ static gmux_status_t shadow_take(eng_engine_t *e, uint32_t chunk, uint64_t q)
 {
     eng_repl_t r = {.gate = 0, .chunk = chunk, .victim = ENG_NONE};
     if (eng_place_resident(e->place) >= eng_place_capacity(e->place)) {
-        uint32_t v = eng_place_victim(e->place, q);
+        uint32_t v = eng_place_evict(e->place, q);
         if (v == ENG_NONE)
             return GMUX_ERR_CAPACITY;
         r.victim = v;
         r.gate = eng_regions_chunk(e->regs, v)->shadow_last + 1;
-        eng_place_remove(e->place, v);
     }
     eng_chunk_t *c = eng_regions_chunk(e->regs, chunk);
     /* the allocation must exist: its address may have belonged to a region
@@ -168,6 +174,8 @@ static gmux_status_t shadow_launch(eng_engine_t *e, const eng_entry_t *ent)
         uint32_t c = ENG_REF_CHUNK(refs[i]);
         eng_chunk_t *x = eng_regions_chunk(e->regs, c);
         x->shadow_last = q;
+        if (refs[i] & ENG_REF_WRITE)
+            x->flags |= ENG_CHUNK_WPLAN;
         x->key = eng_timeline_next_after(e->tl, c, q);
         eng_place_key_changed(e->place, c);
         eng_place_touch(e->place, c);
@@ -225,7 +233,10 @@ static gmux_status_t issue(eng_engine_t *e)
             return st;
         e->rhead++;
     }
-    return eng_migrate_flush(e->mig);
+    gmux_status_t st = eng_migrate_flush(e->mig);
+    if (st == GMUX_OK && e->p.h2d_bps > 0 && e->p.d2h_bps > 0)
+        st = eng_migrate_clean_idle(e->mig, e->place, e->exec_next, e->p.clean_chunks);
+    return st;
 }
 
 /* A freed region: pending evictions of its chunks become plain slot reuses. */

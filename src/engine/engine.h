@@ -60,6 +60,19 @@ typedef struct eng_engine_params {
     uint32_t batch_chunks;    /* fills per transfer batch */
     uint32_t reserve_chunks;  /* slots kept out of the plan for mispredicted chunks */
     uint64_t quantum_ns;
+    /* Added: the copy bandwidths, bytes/s (0: unknown, plain OPT as before).
+     * When both are known, eviction weighs a dirty victim's write-back
+     * against a clean victim's refetch once the planned write-backs lag the
+     * fills by more than wb_slack_ns (eng_place_set_wb_costs), and fills take
+     * the slots their round of replacements frees in the order those free up
+     * (eng_migrate_set_slot_order). With h2d <= d2h only ties go to clean
+     * chunks: the fetches stay those of OPT. */
+    uint64_t h2d_bps;
+    uint64_t d2h_bps;
+    uint64_t wb_slack_ns;
+    /* Added: dirty chunks cleaned per launch at most while the device-to-host
+     * engine is idle (eng_migrate_clean_idle; 0: never, needs the bandwidths). */
+    uint32_t clean_chunks;
     eng_feed_t feed;
     eng_predict_fn predict; /* NULL: recorded ranges */
     void *predict_ctx;

@@ -11,15 +11,43 @@ typedef struct eng_mig_item {
     bool victim_dirty;
 } eng_mig_item_t;
 
+/* A growable array of 32- or 64-bit values. */
+typedef struct eng_mig_vec {
+    void *a;
+    uint32_t n, cap;
+} eng_mig_vec_t;
+
 struct eng_migrate {
     eng_regions_t *regs;
     eng_backend_t be;
     uint32_t batch;
     eng_mig_item_t *items;
     uint32_t n;
-    uint32_t *ids; /* scratch: chunk ids to merge into runs */
+    uint32_t *ids;          /* scratch: chunk ids to merge into runs */
+    eng_ticket_t *wbt;      /* scratch: write-back ticket of ids[i] */
+    bool slot_order;        /* fills take the round's slots in the order they free up */
+    eng_mig_vec_t fills;    /* slot order: the round's fills, in plan order (uint32_t) */
+    eng_mig_vec_t slots;    /* slot order: freed at a compute ticket, then by write-backs */
+    eng_mig_vec_t wb_slots; /* slot order: the round's write-back tickets, in issue order */
     eng_migrate_stats_t stats;
 };
+
+static gmux_status_t vec_push(eng_mig_vec_t *v, size_t size, uint64_t x)
+{
+    if (v->n == v->cap) {
+        uint32_t ncap = v->cap ? v->cap * 2 : 256;
+        void *a = realloc(v->a, (size_t)ncap * size);
+        if (!a)
+            return GMUX_ERR_NOMEM;
+        v->a = a;
+        v->cap = ncap;
+    }
+    if (size == sizeof(uint32_t))
+        ((uint32_t *)v->a)[v->n++] = (uint32_t)x;
+    else
+        ((uint64_t *)v->a)[v->n++] = x;
+    return GMUX_OK;
+}
 
 gmux_status_t eng_migrate_create(eng_regions_t *regs, const eng_backend_t *be,
                                  uint32_t batch_chunks, eng_migrate_t **m_p)
@@ -31,7 +59,8 @@ gmux_status_t eng_migrate_create(eng_regions_t *regs, const eng_backend_t *be,
         return GMUX_ERR_NOMEM;
     m->items = calloc(batch_chunks, sizeof(*m->items));
     m->ids = calloc(batch_chunks, sizeof(*m->ids));
-    if (!m->items || !m->ids) {
+    m->wbt = calloc(batch_chunks, sizeof(*m->wbt));
+    if (!m->items || !m->ids || !m->wbt) {
         eng_migrate_destroy(m);
         return GMUX_ERR_NOMEM;
     }
@@ -48,6 +77,10 @@ void eng_migrate_destroy(eng_migrate_t *m)
         return;
     free(m->items);
     free(m->ids);
+    free(m->wbt);
+    free(m->fills.a);
+    free(m->slots.a);
+    free(m->wb_slots.a);
     free(m);
 }
 
@@ -57,9 +90,26 @@ static int cmp_u32(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Sorts ids and issues one transfer per run of adjacent chunks of one region;
- * tickets_p (optional) gets each id's ticket, in sorted order. */
+static int cmp_ticket(const void *a, const void *b)
+{
+    eng_ticket_t x = *(const eng_ticket_t *)a, y = *(const eng_ticket_t *)b;
+    return (x > y) - (x < y);
+}
+
+static gmux_status_t bwait(eng_migrate_t *m, eng_dir_t dir, eng_ticket_t t)
+{
+    if (t == 0 || !m->be.ops->wait)
+        return GMUX_OK;
+    return m->be.ops->wait(m->be.ctx, dir, t);
+}
+
+/* Sorts ids and issues one transfer per run of adjacent chunks of one region.
+ * tix (optional) gets each sorted id's ticket. waits (optional, H2D) gives
+ * each sorted id's slot: a run is split where a slot freed by a write-back
+ * (wb_from: the first index whose slot comes from a write-back) differs from
+ * the previous one, and each transfer waits for the last slot it takes. */
 static gmux_status_t issue_runs(eng_migrate_t *m, eng_dir_t dir, uint32_t *ids, uint32_t n,
+                                eng_ticket_t *tix, const eng_ticket_t *waits, uint32_t wb_from,
                                 eng_ticket_t *last_p)
 {
     qsort(ids, n, sizeof(*ids), cmp_u32);
@@ -69,15 +119,18 @@ static gmux_status_t issue_runs(eng_migrate_t *m, eng_dir_t dir, uint32_t *ids, 
         uint32_t j = i + 1;
         uint32_t reg = eng_regions_chunk(m->regs, ids[i])->region;
         while (j < n && ids[j] == ids[j - 1] + 1 &&
-               eng_regions_chunk(m->regs, ids[j])->region == reg)
+               eng_regions_chunk(m->regs, ids[j])->region == reg &&
+               !(waits && j >= wb_from && waits[j] != waits[j - 1]))
             j++;
         const eng_region_t *r = eng_regions_get(m->regs, reg);
         uint64_t addr = eng_regions_chunk_addr(m->regs, ids[i]);
         uint64_t len = (uint64_t)(j - i) * cs;
         eng_ticket_t t = 0;
-        gmux_status_t st = dir == ENG_DIR_H2D
-                               ? m->be.ops->prefetch(m->be.ctx, r->task, addr, len, &t)
-                               : m->be.ops->evict(m->be.ctx, r->task, addr, len, &t);
+        gmux_status_t st = waits ? bwait(m, dir, waits[j - 1]) : GMUX_OK;
+        if (st != GMUX_OK)
+            return st;
+        st = dir == ENG_DIR_H2D ? m->be.ops->prefetch(m->be.ctx, r->task, addr, len, &t)
+                                : m->be.ops->evict(m->be.ctx, r->task, addr, len, &t);
         if (st != GMUX_OK)
             return st;
         if (dir == ENG_DIR_H2D) {
@@ -89,61 +142,129 @@ static gmux_status_t issue_runs(eng_migrate_t *m, eng_dir_t dir, uint32_t *ids, 
             m->stats.bytes_d2h += len;
             m->stats.calls_d2h++;
         }
+        for (uint32_t k = i; tix && k < j; k++)
+            tix[k] = t;
         *last_p = t;
         i = j;
     }
     return GMUX_OK;
 }
 
-static gmux_status_t bwait(eng_migrate_t *m, eng_dir_t dir, eng_ticket_t t)
+/* Drops a clean victim's device copy through the backend, if it can. */
+static gmux_status_t drop(eng_migrate_t *m, uint32_t victim)
 {
-    if (t == 0 || !m->be.ops->wait)
+    m->stats.drops++;
+    if (!m->be.ops->discard)
         return GMUX_OK;
-    return m->be.ops->wait(m->be.ctx, dir, t);
+    const eng_region_t *r = eng_regions_get(m->regs, eng_regions_chunk(m->regs, victim)->region);
+    return m->be.ops->discard(m->be.ctx, r->task, eng_regions_chunk_addr(m->regs, victim),
+                              eng_regions_chunk_size(m->regs));
+}
+
+/* Slot order, at a batch: its evictions are issued now, the slots they free
+ * and its fills wait for the end of the round (eng_migrate_flush). */
+static gmux_status_t evict_batch(eng_migrate_t *m)
+{
+    eng_ticket_t last_use = 0, wb = 0;
+    uint32_t nwb = 0;
+    gmux_status_t st = GMUX_OK;
+    for (uint32_t i = 0; i < m->n && st == GMUX_OK; i++) {
+        const eng_mig_item_t *it = &m->items[i];
+        if (it->chunk != ENG_NONE)
+            st = vec_push(&m->fills, sizeof(uint32_t), it->chunk);
+        if (st != GMUX_OK)
+            break;
+        if (it->victim != ENG_NONE && it->victim_dirty) {
+            m->ids[nwb++] = it->victim;
+            if (it->victim_last > last_use)
+                last_use = it->victim_last;
+            continue;
+        }
+        /* a free slot or a dropped victim: free once its last use has run */
+        st = vec_push(&m->slots, sizeof(eng_ticket_t), it->victim_last);
+        if (st == GMUX_OK && it->victim != ENG_NONE)
+            st = drop(m, it->victim);
+    }
+    if (st == GMUX_OK && nwb > 0) {
+        st = bwait(m, ENG_DIR_D2H, last_use);
+        if (st == GMUX_OK)
+            st = issue_runs(m, ENG_DIR_D2H, m->ids, nwb, m->wbt, NULL, 0, &wb);
+        m->stats.writebacks += nwb;
+        for (uint32_t i = 0; i < nwb && st == GMUX_OK; i++)
+            st = vec_push(&m->wb_slots, sizeof(eng_ticket_t), m->wbt[i]);
+    }
+    m->n = 0;
+    return st;
+}
+
+/*
+ * Slot order, at the end of a round: every slot the round frees is free at a
+ * known ticket (a free slot or a dropped victim: the compute ticket of its
+ * last use, all already handed out; a written-back victim: its write-back,
+ * in issue order). The round's fills go in plan order, in batches, and the
+ * i-th fill takes the i-th slot to free up: fills into dropped victims' slots
+ * do not queue behind write-backs, and no more chunks than slots are ever on
+ * the device.
+ */
+static gmux_status_t fill_round(eng_migrate_t *m)
+{
+    eng_ticket_t *sl = m->slots.a;
+    qsort(sl, m->slots.n, sizeof(*sl), cmp_ticket);
+    uint32_t wb_from = m->slots.n;
+    gmux_status_t st = GMUX_OK;
+    for (uint32_t i = 0; i < m->wb_slots.n && st == GMUX_OK; i++)
+        st = vec_push(&m->slots, sizeof(eng_ticket_t), ((eng_ticket_t *)m->wb_slots.a)[i]);
+    sl = m->slots.a;
+    const uint32_t *fills = m->fills.a;
+    for (uint32_t k = 0; k < m->fills.n && st == GMUX_OK; k += m->batch) {
+        uint32_t nf = m->fills.n - k < m->batch ? m->fills.n - k : m->batch;
+        for (uint32_t i = 0; i < nf; i++)
+            m->ids[i] = fills[k + i];
+        eng_ticket_t last = 0;
+        if (k + nf <= m->slots.n) /* always: every fill came with a slot */
+            st = issue_runs(m, ENG_DIR_H2D, m->ids, nf, NULL, sl + k, wb_from > k ? wb_from - k : 0,
+                            &last);
+        else
+            st = issue_runs(m, ENG_DIR_H2D, m->ids, nf, NULL, NULL, 0, &last);
+        m->stats.fills += nf;
+    }
+    m->fills.n = m->slots.n = m->wb_slots.n = 0;
+    return st;
 }
 
 gmux_status_t eng_migrate_flush(eng_migrate_t *m)
 {
+    if (m->slot_order) {
+        gmux_status_t st = m->n > 0 ? evict_batch(m) : GMUX_OK;
+        return st == GMUX_OK ? fill_round(m) : st;
+    }
     if (m->n == 0)
         return GMUX_OK;
     /* Write-backs: after the last launch that used any of them. */
     eng_ticket_t last_use = 0, clean_last = 0, wb = 0;
     uint32_t nwb = 0;
-    for (uint32_t i = 0; i < m->n; i++) {
+    gmux_status_t st = GMUX_OK;
+    for (uint32_t i = 0; i < m->n && st == GMUX_OK; i++) {
         const eng_mig_item_t *it = &m->items[i];
-        if (it->victim == ENG_NONE) {
-            /* a slot freed by a region's release: after its last use */
-            if (it->victim_last > clean_last)
-                clean_last = it->victim_last;
-            continue;
-        }
-        if (it->victim_dirty) {
+        if (it->victim != ENG_NONE && it->victim_dirty) {
             m->ids[nwb++] = it->victim;
             if (it->victim_last > last_use)
                 last_use = it->victim_last;
-        } else {
-            m->stats.drops++;
-            if (it->victim_last > clean_last)
-                clean_last = it->victim_last;
-            if (m->be.ops->discard) {
-                const eng_region_t *r =
-                    eng_regions_get(m->regs, eng_regions_chunk(m->regs, it->victim)->region);
-                gmux_status_t dst = m->be.ops->discard(m->be.ctx, r->task,
-                                                       eng_regions_chunk_addr(m->regs, it->victim),
-                                                       eng_regions_chunk_size(m->regs));
-                if (dst != GMUX_OK)
-                    return dst;
-            }
+            continue;
         }
+        /* a free slot (a region's release) or a clean victim: after its last use */
+        if (it->victim_last > clean_last)
+            clean_last = it->victim_last;
+        if (it->victim != ENG_NONE)
+            st = drop(m, it->victim);
     }
-    gmux_status_t st = GMUX_OK;
-    if (nwb > 0) {
+    if (st == GMUX_OK && nwb > 0) {
         st = bwait(m, ENG_DIR_D2H, last_use);
         if (st == GMUX_OK)
-            st = issue_runs(m, ENG_DIR_D2H, m->ids, nwb, &wb);
+            st = issue_runs(m, ENG_DIR_D2H, m->ids, nwb, NULL, NULL, 0, &wb);
         m->stats.writebacks += nwb;
     }
-    /* Fills: after this batch's slots are free. */
+    /* Fills: after this batch's slots are all free. */
     if (st == GMUX_OK)
         st = bwait(m, ENG_DIR_H2D, wb);
     if (st == GMUX_OK)
@@ -154,7 +275,7 @@ gmux_status_t eng_migrate_flush(eng_migrate_t *m)
             m->ids[nf++] = m->items[i].chunk;
     eng_ticket_t last = 0;
     if (st == GMUX_OK && nf > 0)
-        st = issue_runs(m, ENG_DIR_H2D, m->ids, nf, &last);
+        st = issue_runs(m, ENG_DIR_H2D, m->ids, nf, NULL, NULL, 0, &last);
     m->stats.fills += nf;
     m->n = 0;
     return st;
@@ -164,7 +285,51 @@ gmux_status_t eng_migrate_add(eng_migrate_t *m, uint32_t chunk, uint32_t victim,
                               eng_ticket_t victim_last)
 {
     m->items[m->n++] = (eng_mig_item_t){chunk, victim, victim_last, victim_dirty};
-    return m->n == m->batch ? eng_migrate_flush(m) : GMUX_OK;
+    if (m->n < m->batch)
+        return GMUX_OK;
+    return m->slot_order ? evict_batch(m) : eng_migrate_flush(m);
+}
+
+gmux_status_t eng_migrate_clean_idle(eng_migrate_t *m, eng_placement_t *place, uint64_t exec_next,
+                                     uint32_t max)
+{
+    const eng_backend_ops_t *ops = m->be.ops;
+    if (!ops->clean || !ops->idle || max == 0)
+        return GMUX_OK;
+    uint64_t now = ops->now(m->be.ctx);
+    uint64_t cs = eng_regions_chunk_size(m->regs);
+    uint32_t done = 0;
+    for (uint32_t i = 0; done < max && ops->idle(m->be.ctx, ENG_DIR_D2H);) {
+        uint32_t c = eng_place_dirty_at(place, i);
+        if (c == ENG_NONE)
+            break;
+        eng_chunk_t *x = eng_regions_chunk(m->regs, c);
+        if ((x->flags & (ENG_CHUNK_DIRTY | ENG_CHUNK_PRESENT)) !=
+                (ENG_CHUNK_DIRTY | ENG_CHUNK_PRESENT) ||
+            x->shadow_last >= exec_next || x->last_ticket > now) {
+            i++;
+            continue;
+        }
+        const eng_region_t *r = eng_regions_get(m->regs, x->region);
+        eng_ticket_t t = 0;
+        gmux_status_t st = bwait(m, ENG_DIR_D2H, x->last_ticket);
+        if (st == GMUX_OK)
+            st = ops->clean(m->be.ctx, r->task, eng_regions_chunk_addr(m->regs, c), cs, &t);
+        if (st != GMUX_OK)
+            return st;
+        m->stats.cleans++;
+        m->stats.bytes_d2h += cs;
+        m->stats.calls_d2h++;
+        x->flags &= ~(uint32_t)(ENG_CHUNK_DIRTY | ENG_CHUNK_WPLAN);
+        eng_place_key_changed(place, c); /* now among the clean chunks */
+        done++;
+    }
+    return GMUX_OK;
+}
+
+void eng_migrate_set_slot_order(eng_migrate_t *m, bool on)
+{
+    m->slot_order = on;
 }
 
 void eng_migrate_release(eng_migrate_t *m, uint32_t region)

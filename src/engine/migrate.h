@@ -10,7 +10,9 @@
  * the next batch overlap with fills of this one. Clean victims are dropped
  * (the host copy is still valid, or the data is dead) through the backend's
  * discard when it has one. Each filled chunk gets the ticket of its
- * transfer in eng_chunk_t.fill_ticket, which its launch waits for.
+ * transfer in eng_chunk_t.fill_ticket, which its launch waits for (valid
+ * after eng_migrate_flush). See eng_migrate_set_slot_order for the order
+ * fills take freed slots in.
  *
  * Thread-safety: one engine thread.
  */
@@ -22,6 +24,7 @@
 #include <gmux/status.h>
 
 #include "engine/backend.h"
+#include "engine/placement.h"
 #include "engine/regions.h"
 
 typedef struct eng_migrate_stats {
@@ -32,6 +35,7 @@ typedef struct eng_migrate_stats {
     uint64_t drops;      /* clean chunks evicted without a transfer */
     uint64_t calls_h2d;  /* backend prefetch calls */
     uint64_t calls_d2h;  /* backend evict calls */
+    uint64_t cleans;     /* dirty chunks written back ahead and kept (counted in bytes_d2h) */
 } eng_migrate_stats_t;
 
 typedef struct eng_migrate eng_migrate_t;
@@ -47,6 +51,28 @@ void eng_migrate_destroy(eng_migrate_t *m);
  * for. Issues a batch when one is full. */
 gmux_status_t eng_migrate_add(eng_migrate_t *m, uint32_t chunk, uint32_t victim, bool victim_dirty,
                               eng_ticket_t victim_last);
+
+/* Slot order (on): a full batch only issues its evictions; at
+ * eng_migrate_flush (the end of a round of replacements) the round's fills go
+ * in plan order, in batches, the i-th taking the i-th slot the round frees:
+ * free slots and dropped victims first (their last use has run), then the
+ * write-backs in issue order. Off (the default): each batch's fills wait for
+ * all of its slots, write-backs included. */
+void eng_migrate_set_slot_order(eng_migrate_t *m, bool on);
+
+/*
+ * Cleaning: while the backend says its device-to-host engine is idle (asked
+ * before each chunk: cleaning never queues ahead of a later write-back for
+ * long), writes back up to max dirty chunks of the placement, farthest next
+ * use first, and
+ * keeps them on the device (backend clean), so that their later eviction is a
+ * drop. Only chunks whose planned uses have all run (shadow_last below
+ * exec_next) and whose last launch has completed are cleaned; a later write
+ * makes them dirty again. Nothing happens without the backend's clean and
+ * idle ops. Call after eng_migrate_flush.
+ */
+gmux_status_t eng_migrate_clean_idle(eng_migrate_t *m, eng_placement_t *place, uint64_t exec_next,
+                                     uint32_t max);
 
 /* Issues everything queued. */
 gmux_status_t eng_migrate_flush(eng_migrate_t *m);

@@ -1,15 +1,25 @@
 /* Placement: resident set with an OPT max-heap and an LRU/FIFO list. */
 #include "engine/placement.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
+
+/* OPT: a max-heap on (next use, chunk id). */
+typedef struct eng_heap {
+    uint32_t *a;
+    uint32_t n, cap;
+} eng_heap_t;
 
 struct eng_placement {
     eng_regions_t *regs;
     eng_place_policy_t policy;
     uint64_t capacity;
     uint64_t resident;
-    uint32_t *heap; /* OPT: max-heap on (next_use, chunk id) */
-    uint32_t heap_n, heap_cap;
+    eng_heap_t heap[2]; /* OPT: clean chunks [0], chunks to write back [1] */
+    /* write-back awareness (OPT), off while fill_ns is 0 */
+    double fill_ns, wb_ns;       /* copy time of one chunk each way */
+    double backlog_ns;           /* planned write-back time beyond planned fill time */
+    double slack_ns;             /* the most the write-backs may lag the fills by */
     uint32_t lru_head, lru_tail; /* head: least recent */
     uint64_t stamp;
 };
@@ -35,7 +45,8 @@ void eng_place_destroy(eng_placement_t *p)
 {
     if (!p)
         return;
-    free(p->heap);
+    free(p->heap[0].a);
+    free(p->heap[1].a);
     free(p);
 }
 
@@ -66,43 +77,81 @@ static inline int above(eng_placement_t *p, uint32_t a, uint32_t b)
     return ka != kb ? ka > kb : a > b;
 }
 
-static void heap_set(eng_placement_t *p, uint32_t i, uint32_t c)
+static void heap_set(eng_placement_t *p, eng_heap_t *h, uint32_t i, uint32_t c)
 {
-    p->heap[i] = c;
+    h->a[i] = c;
     ch(p, c)->heap_idx = i;
 }
 
-static void sift_up(eng_placement_t *p, uint32_t i)
+static void sift_up(eng_placement_t *p, eng_heap_t *h, uint32_t i)
 {
-    uint32_t c = p->heap[i];
+    uint32_t c = h->a[i];
     while (i > 0) {
         uint32_t parent = (i - 1) / 2;
-        if (!above(p, c, p->heap[parent]))
+        if (!above(p, c, h->a[parent]))
             break;
-        heap_set(p, i, p->heap[parent]);
+        heap_set(p, h, i, h->a[parent]);
         i = parent;
     }
-    heap_set(p, i, c);
+    heap_set(p, h, i, c);
 }
 
-static void sift_down(eng_placement_t *p, uint32_t i)
+static void sift_down(eng_placement_t *p, eng_heap_t *h, uint32_t i)
 {
-    uint32_t c = p->heap[i];
+    uint32_t c = h->a[i];
     for (;;) {
         uint32_t l = 2 * i + 1, best = i;
         uint32_t bc = c;
-        if (l < p->heap_n && above(p, p->heap[l], bc)) {
+        if (l < h->n && above(p, h->a[l], bc)) {
             best = l;
-            bc = p->heap[l];
+            bc = h->a[l];
         }
-        if (l + 1 < p->heap_n && above(p, p->heap[l + 1], bc))
+        if (l + 1 < h->n && above(p, h->a[l + 1], bc))
             best = l + 1;
         if (best == i)
             break;
-        heap_set(p, i, p->heap[best]);
+        heap_set(p, h, i, h->a[best]);
         i = best;
     }
-    heap_set(p, i, c);
+    heap_set(p, h, i, c);
+}
+
+static gmux_status_t heap_push(eng_placement_t *p, eng_heap_t *h, uint32_t c)
+{
+    if (h->n == h->cap) {
+        uint32_t ncap = h->cap ? h->cap * 2 : 1024;
+        uint32_t *a = realloc(h->a, (size_t)ncap * sizeof(*a));
+        if (!a)
+            return GMUX_ERR_NOMEM;
+        h->a = a;
+        h->cap = ncap;
+    }
+    heap_set(p, h, h->n++, c);
+    sift_up(p, h, h->n - 1);
+    return GMUX_OK;
+}
+
+static void heap_del(eng_placement_t *p, eng_heap_t *h, uint32_t c)
+{
+    uint32_t i = ch(p, c)->heap_idx;
+    uint32_t last = h->a[--h->n];
+    ch(p, c)->heap_idx = ENG_NONE;
+    if (i < h->n) {
+        heap_set(p, h, i, last);
+        sift_up(p, h, i);
+        sift_down(p, h, ch(p, last)->heap_idx);
+    }
+}
+
+/* Whether evicting the chunk would write it back, as far as the plan knows. */
+static inline bool will_be_dirty(const eng_chunk_t *x)
+{
+    return (x->flags & (ENG_CHUNK_DIRTY | ENG_CHUNK_WPLAN)) != 0;
+}
+
+static inline eng_heap_t *heap_of(eng_placement_t *p, const eng_chunk_t *x)
+{
+    return &p->heap[(x->flags & ENG_CHUNK_HDIRTY) ? 1 : 0];
 }
 
 static void lru_unlink(eng_placement_t *p, uint32_t c)
@@ -140,16 +189,12 @@ gmux_status_t eng_place_insert(eng_placement_t *p, uint32_t chunk)
     if (p->resident >= p->capacity)
         return GMUX_ERR_CAPACITY;
     if (p->policy == ENG_PLACE_OPT) {
-        if (p->heap_n == p->heap_cap) {
-            uint32_t ncap = p->heap_cap ? p->heap_cap * 2 : 1024;
-            uint32_t *h = realloc(p->heap, (size_t)ncap * sizeof(*h));
-            if (!h)
-                return GMUX_ERR_NOMEM;
-            p->heap = h;
-            p->heap_cap = ncap;
-        }
-        heap_set(p, p->heap_n++, chunk);
-        sift_up(p, p->heap_n - 1);
+        x->flags &= ~(uint32_t)(ENG_CHUNK_WPLAN | ENG_CHUNK_HDIRTY); /* a fresh fill */
+        if (will_be_dirty(x))
+            x->flags |= ENG_CHUNK_HDIRTY;
+        gmux_status_t st = heap_push(p, heap_of(p, x), chunk);
+        if (st != GMUX_OK)
+            return st;
     } else {
         lru_append(p, chunk);
     }
@@ -164,19 +209,40 @@ void eng_place_remove(eng_placement_t *p, uint32_t chunk)
     if (!(x->flags & ENG_CHUNK_RESIDENT))
         return;
     if (p->policy == ENG_PLACE_OPT) {
-        uint32_t i = x->heap_idx;
-        uint32_t last = p->heap[--p->heap_n];
-        x->heap_idx = ENG_NONE;
-        if (i < p->heap_n) {
-            heap_set(p, i, last);
-            sift_up(p, i);
-            sift_down(p, ch(p, last)->heap_idx);
-        }
+        heap_del(p, heap_of(p, x), chunk);
+        x->flags &= ~(uint32_t)ENG_CHUNK_HDIRTY;
     } else {
         lru_unlink(p, chunk);
     }
     x->flags &= ~(uint32_t)ENG_CHUNK_RESIDENT;
     p->resident--;
+}
+
+void eng_place_set_wb_costs(eng_placement_t *p, double fill_ns, double wb_ns, double slack_ns)
+{
+    p->fill_ns = fill_ns > 0.0 && wb_ns > 0.0 ? fill_ns : 0.0;
+    p->wb_ns = wb_ns;
+    p->slack_ns = slack_ns > 0.0 ? slack_ns : 0.0;
+    p->backlog_ns = -p->slack_ns;
+}
+
+uint32_t eng_place_dirty_at(const eng_placement_t *p, uint32_t i)
+{
+    return p->policy == ENG_PLACE_OPT && i < p->heap[1].n ? p->heap[1].a[i] : ENG_NONE;
+}
+
+uint32_t eng_place_evict(eng_placement_t *p, uint64_t need_pos)
+{
+    uint32_t v = eng_place_victim(p, need_pos);
+    if (v == ENG_NONE)
+        return v;
+    if (p->policy == ENG_PLACE_OPT && p->fill_ns > 0.0) {
+        p->backlog_ns += ((ch(p, v)->flags & ENG_CHUNK_HDIRTY) ? p->wb_ns : 0.0) - p->fill_ns;
+        if (p->backlog_ns < -p->slack_ns)
+            p->backlog_ns = -p->slack_ns;
+    }
+    eng_place_remove(p, v);
+    return v;
 }
 
 void eng_place_touch(eng_placement_t *p, uint32_t chunk)
@@ -196,17 +262,41 @@ void eng_place_key_changed(eng_placement_t *p, uint32_t chunk)
     eng_chunk_t *x = ch(p, chunk);
     if (x->heap_idx == ENG_NONE)
         return;
-    sift_up(p, x->heap_idx);
-    sift_down(p, x->heap_idx);
+    if (will_be_dirty(x) != ((x->flags & ENG_CHUNK_HDIRTY) != 0)) {
+        heap_del(p, heap_of(p, x), chunk);
+        x->flags ^= ENG_CHUNK_HDIRTY;
+        if (heap_push(p, heap_of(p, x), chunk) != GMUX_OK) {
+            /* no memory to grow the other heap: it stays in its own, where
+             * its slot was just freed (a push there cannot fail) */
+            x->flags ^= ENG_CHUNK_HDIRTY;
+            (void)heap_push(p, heap_of(p, x), chunk);
+        }
+        return;
+    }
+    sift_up(p, heap_of(p, x), x->heap_idx);
+    sift_down(p, heap_of(p, x), x->heap_idx);
 }
 
 uint32_t eng_place_victim(eng_placement_t *p, uint64_t need_pos)
 {
     if (p->policy == ENG_PLACE_OPT) {
-        if (p->heap_n == 0)
-            return ENG_NONE;
-        uint32_t top = p->heap[0];
-        return ch(p, top)->key > need_pos ? top : ENG_NONE;
+        uint32_t c =
+            p->heap[0].n && ch(p, p->heap[0].a[0])->key > need_pos ? p->heap[0].a[0] : ENG_NONE;
+        uint32_t d =
+            p->heap[1].n && ch(p, p->heap[1].a[0])->key > need_pos ? p->heap[1].a[0] : ENG_NONE;
+        if (c == ENG_NONE || d == ENG_NONE)
+            return c != ENG_NONE ? c : d;
+        if (p->fill_ns <= 0.0)
+            return above(p, c, d) ? c : d; /* plain OPT: the farthest next use */
+        uint64_t kc = ch(p, c)->key, kd = ch(p, d)->key;
+        /* while the write-backs keep up, OPT (ties to the clean chunk);
+         * once they lag, a dirty victim costs wb/fill times a refetch */
+        double w = p->backlog_ns > 0.0 && p->wb_ns > p->fill_ns ? p->wb_ns / p->fill_ns : 1.0;
+        if (kc == ENG_POS_INF)
+            return c;
+        if (kd == ENG_POS_INF)
+            return d;
+        return (double)(kc - need_pos) * w >= (double)(kd - need_pos) ? c : d;
     }
     for (uint32_t c = p->lru_head; c != ENG_NONE; c = ch(p, c)->lru_next) {
         if (ch(p, c)->key > need_pos)

@@ -14,7 +14,8 @@
  * is never evicted.
  *
  * Ownership: the placement reads and writes the chunks' heap_idx, lru_*,
- * order fields and the RESIDENT flag; nothing else.
+ * order fields and the RESIDENT and HDIRTY flags, and clears WPLAN when a
+ * chunk is inserted (a fresh fill); it reads DIRTY and WPLAN.
  * Thread-safety: one engine thread.
  */
 #ifndef ENG_PLACEMENT_H
@@ -50,6 +51,30 @@ void eng_place_remove(eng_placement_t *p, uint32_t chunk);
 void eng_place_touch(eng_placement_t *p, uint32_t chunk);
 /* The chunk's key changed: OPT re-sorts. */
 void eng_place_key_changed(eng_placement_t *p, uint32_t chunk);
+
+/*
+ * Write-back awareness (OPT only; off by default, and with fill_ns or wb_ns
+ * 0): the copy time of one chunk each way, and a slack. Resident chunks are
+ * kept clean or dirty ("dirty": written since the fill, or a planned launch
+ * writes it: ENG_CHUNK_WPLAN, set by the engine's shadow pass). The victim is
+ * OPT's, ties going to the clean chunk, while the planned write-backs keep up
+ * with the planned fills (eng_place_evict counts them; idle write-back time
+ * is banked up to slack_ns). Once they lag, a dirty victim is taken as
+ * wb_ns/fill_ns times dearer: the clean chunk used farthest ahead is evicted
+ * rather than the dirty one used farthest ahead when its next use is at
+ * least fill_ns/wb_ns as far. A dirty chunk with no known next use still goes
+ * before a clean one with a known use. With wb_ns <= fill_ns this is OPT
+ * with clean-first ties: the fetches stay OPT's.
+ */
+void eng_place_set_wb_costs(eng_placement_t *p, double fill_ns, double wb_ns, double slack_ns);
+
+/* Chooses a victim as eng_place_victim does and removes it, counting the
+ * replacement (one fill, and a write-back if the victim is dirty). */
+uint32_t eng_place_evict(eng_placement_t *p, uint64_t need_pos);
+
+/* OPT: the i-th chunk of the dirty heap (0: the dirty chunk used farthest
+ * ahead; beyond, heap order, roughly farthest first), ENG_NONE past its end. */
+uint32_t eng_place_dirty_at(const eng_placement_t *p, uint32_t i);
 
 /* A resident chunk to evict whose key lies after need_pos, or ENG_NONE. */
 uint32_t eng_place_victim(eng_placement_t *p, uint64_t need_pos);

@@ -32,6 +32,8 @@ enum {
     ENG_CHUNK_LIVE = 1u << 2,     /* belongs to a region that has not been released */
     ENG_CHUNK_PRESENT = 1u << 3,  /* its fill has been issued and no eviction since */
     ENG_CHUNK_RESERVE = 1u << 4,  /* present in a fault-reserve slot, outside the plan */
+    ENG_CHUNK_WPLAN = 1u << 5,    /* engine: a planned launch writes it after its planned fill */
+    ENG_CHUNK_HDIRTY = 1u << 6,   /* placement: kept among the dirty chunks (OPT) */
 };
 
 /* Per-chunk state shared by the engine modules; each field has one owner. */

@@ -66,12 +66,30 @@ static gmux_status_t dev_wait(void *ctx, eng_dir_t dir, eng_ticket_t t)
     return GMUX_OK;
 }
 
+/* Cleaning costs what a write-back costs; the device copy stays. */
+static gmux_status_t dev_clean(void *ctx, uint32_t task, uint64_t addr, uint64_t len,
+                               eng_ticket_t *t_p)
+{
+    (void)task;
+    (void)addr;
+    return xfer(ctx, ENG_DIR_D2H, len, t_p);
+}
+
+/* Idle at the compute engine's clock: the engine asks between launches. */
+static bool dev_idle(void *ctx, eng_dir_t dir)
+{
+    sim_device_t *d = ctx;
+    return (dir == ENG_DIR_H2D || dir == ENG_DIR_D2H) && d->free_ns[dir] <= d->now_ns;
+}
+
 static const eng_backend_ops_t dev_ops = {
     .prefetch = dev_prefetch,
     .evict = dev_evict,
     .fence = dev_fence,
     .now = dev_now,
     .wait = dev_wait,
+    .clean = dev_clean,
+    .idle = dev_idle,
 };
 
 eng_backend_t sim_device_backend(sim_device_t *d)

@@ -34,6 +34,12 @@
     X(prefetch_slices, "prefetch_slices", U64, 1.0, "slices beyond the running one prefetched")    \
     X(batch_chunks, "batch_chunks", U64, 32.0, "chunks per migration batch")                       \
     X(fault_reserve, "fault_reserve", U64, 0.0, "slots kept for mispredicted chunks (engine)")     \
+    X(wb_aware, "wb_aware", U64, 1.0,                                                              \
+      "engine: write-back aware (weigh, slot order, clean; 0: plain OPT, as before)")              \
+    X(wb_slack_ns, "wb_slack_ms", MSEC, 50e6,                                                      \
+      "engine: write-back time that may lag the fills before clean victims are preferred, ms")     \
+    X(wb_clean, "wb_clean", U64, 1024.0,                                                           \
+      "engine: dirty chunks cleaned per launch at most while device-to-host is idle (wb_aware)")   \
     X(bound_max_refs, "bound_max_refs", U64, 16777216.0,                                           \
       "references kept for the exact transfer bound (beyond: compute-only bound)")
 

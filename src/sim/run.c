@@ -406,6 +406,12 @@ static gmux_status_t run_engine(const sim_params_t *p, const sim_hooks_t *h, sim
                               .reserve_chunks = (uint32_t)p->fault_reserve,
                               .quantum_ns = (uint64_t)p->quantum_ns,
                               .feed = {feed_next, src}};
+    if (p->wb_aware != 0) {
+        ep.h2d_bps = (uint64_t)p->h2d_bps;
+        ep.d2h_bps = (uint64_t)p->d2h_bps;
+        ep.wb_slack_ns = (uint64_t)p->wb_slack_ns;
+        ep.clean_chunks = (uint32_t)p->wb_clean;
+    }
     eng_engine_t *eng = NULL;
     const sim_predictor_hooks_t *ph = h->predictor;
     void *pred = NULL;

@@ -27,6 +27,7 @@ typedef struct outcome {
     uint64_t fills;
     uint64_t writebacks;
     uint64_t faults;
+    uint64_t cleans;
 } outcome_t;
 
 /* A wrong predictor: drops the last recorded range, adds a chunk never touched
@@ -37,6 +38,8 @@ static int use_wrong;
 static uint32_t wrong_calls;
 static uint32_t reserve;
 static uint64_t wrong_seed; /* use_wrong 3: each recorded range kept or not, one chunk added */
+static uint64_t bw_h2d, bw_d2h; /* the engine's copy bandwidths (0: unknown) */
+static uint32_t clean_max;      /* chunks cleaned per launch while device-to-host is idle */
 
 static gmux_status_t wrong_predict(void *ctx, uint32_t task, const eng_launch_t *l,
                                    const eng_range_t *rec, uint32_t nrec, const eng_range_t **r_p,
@@ -85,6 +88,7 @@ static outcome_t run_engine(eng_place_policy_t pol, uint32_t ntasks, uint32_t ca
     tfeed_rewind(&feed);
     tback_t tb;
     eng_backend_t be = tback_backend(&tb, CH);
+    tb.d2h_idle = clean_max > 0;
     eng_engine_params_t p = {.ntasks = ntasks,
                              .policy = pol,
                              .capacity_bytes = (uint64_t)cap * CH,
@@ -94,6 +98,9 @@ static outcome_t run_engine(eng_place_policy_t pol, uint32_t ntasks, uint32_t ca
                              .batch_chunks = 3,
                              .quantum_ns = quantum,
                              .reserve_chunks = reserve,
+                             .h2d_bps = bw_h2d,
+                             .d2h_bps = bw_d2h,
+                             .clean_chunks = clean_max,
                              .predict = use_wrong ? wrong_predict : NULL,
                              .feed = tfeed_feed(&feed)};
     eng_engine_t *e;
@@ -121,6 +128,7 @@ static outcome_t run_engine(eng_place_policy_t pol, uint32_t ntasks, uint32_t ca
         assert_true(eng_place_resident(eng_engine_placement(e)) <= cap);
         now = (now > st.wait ? now : st.wait) + st.time_ns;
         assert_int_equal(eng_engine_complete(e, now), GMUX_OK);
+        tb.now_ns = now;
         launches++;
     }
     assert_int_equal(tb.errors, 0);
@@ -130,10 +138,11 @@ static outcome_t run_engine(eng_place_policy_t pol, uint32_t ntasks, uint32_t ca
     assert_int_equal(ms->bytes_h2d, tb.bytes_h2d);
     assert_int_equal(ms->bytes_d2h, tb.bytes_d2h);
     assert_int_equal(ms->bytes_h2d, ms->fills * CH);
-    assert_int_equal(ms->bytes_d2h, ms->writebacks * CH);
+    assert_int_equal(ms->bytes_d2h, (ms->writebacks + ms->cleans) * CH);
+    assert_int_equal(tb.cleans, ms->cleans);
     assert_int_equal(tb.fills, ms->fills);
     assert_true(launches > 0);
-    outcome_t o = {ms->fills, ms->writebacks, faults};
+    outcome_t o = {ms->fills, ms->writebacks, faults, ms->cleans};
     eng_engine_destroy(e);
     return o;
 }
@@ -162,13 +171,84 @@ static void test_opt_matches_exhaustive_search(void **state)
         outcome_t lru = run_engine(ENG_PLACE_LRU, 1, cap, 64, 1000000);
         assert_int_equal(opt.fills, best); /* OPT with the whole string in view */
         assert_true(lru.fills >= best);
+        /* write-back aware with equal bandwidths: only ties go to clean
+         * chunks, so still OPT's fetches */
+        bw_h2d = bw_d2h = 50;
+        outcome_t sym = run_engine(ENG_PLACE_OPT, 1, cap, 64, 1000000);
+        assert_int_equal(sym.fills, best);
+        /* dearer write-backs: may trade fetches for write-backs */
+        bw_d2h = 12;
+        outcome_t asym = run_engine(ENG_PLACE_OPT, 1, cap, 64, 1000000);
+        assert_true(asym.fills >= best);
+        bw_h2d = bw_d2h = 0;
     }
+}
+
+/* With write-backs 4x dearer than fills and a write-back already planned, a
+ * clean chunk used a little sooner is evicted rather than a dirty one: the
+ * same fetches, one write-back fewer. With equal bandwidths (or none given)
+ * OPT evicts the dirty chunk used farthest. */
+static void test_dirty_victim_spared(void **state)
+{
+    (void)state;
+    /* capacity 2: L0 writes c0, L1 writes c1, L2 reads c2 (evicts c0, used
+     * at L6, written back), L3 reads c3: c1 dirty used at L5, c2 clean used
+     * at L4; then L4 reads c2, L5 c1, L6 c0 */
+    static const uint32_t masks[7] = {1, 2, 4, 8, 4, 2, 1};
+    tfeed_init(&feed, 1);
+    tfeed_alloc(&feed, 0, 1, 1ull << 30, 4 * CH);
+    for (uint32_t k = 0; k < 7; k++)
+        tfeed_launch_mask(&feed, 0, 1ull << 30, CH, masks[k], k < 2 ? masks[k] : 0, 100);
+    uint64_t best = tf_exhaustive_min_fetches(masks, 7, 4, 2);
+    outcome_t plain = run_engine(ENG_PLACE_OPT, 1, 2, 64, 1000000);
+    assert_int_equal(plain.fills, best);
+    assert_int_equal(plain.writebacks, 2);
+    bw_h2d = bw_d2h = 40;
+    outcome_t sym = run_engine(ENG_PLACE_OPT, 1, 2, 64, 1000000);
+    assert_int_equal(sym.fills, best);
+    assert_int_equal(sym.writebacks, 2);
+    bw_d2h = 10;
+    outcome_t aware = run_engine(ENG_PLACE_OPT, 1, 2, 64, 1000000);
+    assert_int_equal(aware.fills, best);
+    assert_int_equal(aware.writebacks, 1);
+    bw_h2d = bw_d2h = 0;
+}
+
+/* A dirty chunk kept while the copy engine back to the host is idle is
+ * cleaned, and its later eviction is a drop: the same bytes move, no
+ * write-back waits for the victim's slot. Without the idle engine (or the
+ * bandwidths) it is written back at its eviction. */
+static void test_idle_cleaning(void **state)
+{
+    (void)state;
+    /* capacity 2, a window of 3 launches: L0 writes c3, L1-L4 read c1, L5
+     * reads c2 (c3 and c1 have no use in the window: OPT takes c3, the
+     * higher id), L6 reads c1 */
+    static const uint32_t masks[7] = {8, 2, 2, 2, 2, 4, 2};
+    tfeed_init(&feed, 1);
+    tfeed_alloc(&feed, 0, 1, 1ull << 30, 4 * CH);
+    for (uint32_t k = 0; k < 7; k++)
+        tfeed_launch_mask(&feed, 0, 1ull << 30, CH, masks[k], k == 0 ? masks[0] : 0, 100);
+    outcome_t plain = run_engine(ENG_PLACE_OPT, 1, 2, 3, 1000000);
+    assert_int_equal(plain.writebacks, 1);
+    assert_int_equal(plain.cleans, 0);
+    clean_max = 4;
+    outcome_t off = run_engine(ENG_PLACE_OPT, 1, 2, 3, 1000000); /* no bandwidths: no cleaning */
+    assert_int_equal(off.cleans, 0);
+    bw_h2d = 44;
+    bw_d2h = 12;
+    outcome_t clean = run_engine(ENG_PLACE_OPT, 1, 2, 3, 1000000);
+    assert_int_equal(clean.fills, plain.fills);
+    assert_int_equal(clean.cleans, 1);
+    assert_int_equal(clean.writebacks, 0);
+    bw_h2d = bw_d2h = 0;
+    clean_max = 0;
 }
 
 static void test_multitask_frees_small_window(void **state)
 {
     (void)state;
-    uint64_t s = 99;
+    uint64_t s = 99, cleans = 0;
     for (int round = 0; round < 60; round++) {
         uint32_t nt = 1 + (uint32_t)(rnd(&s) % 4);
         tfeed_init(&feed, nt);
@@ -189,10 +269,17 @@ static void test_multitask_frees_small_window(void **state)
         }
         uint32_t cap = 3 + (uint32_t)(rnd(&s) % 8);
         uint32_t look = 1 + (uint32_t)(rnd(&s) % 20);
+        bw_h2d = round % 2 ? 44 : 0; /* every other round write-back aware, cleaning */
+        bw_d2h = round % 2 ? 12 : 0;
+        clean_max = round % 4 == 1 ? 2 : 0;
         outcome_t o = run_engine(ENG_PLACE_OPT, nt, cap, look, 300);
+        cleans += o.cleans;
+        bw_h2d = bw_d2h = 0;
+        clean_max = 0;
         outcome_t l = run_engine(ENG_PLACE_LRU, nt, cap, look, 300);
         assert_true(o.fills > 0 && l.fills > 0);
     }
+    assert_true(cleans > 0); /* cleaning ran, under every invariant of run_engine */
 }
 
 static void test_mispredictions_fault_into_reserve(void **state)
@@ -258,7 +345,12 @@ static void test_wrong_predictor_without_reserve(void **state)
             }
             reserve = (uint32_t)(round % 3 == 2); /* 0 or 1 slot */
             uint32_t cap = 3 + reserve + (uint32_t)(rnd(&s) % 8);
+            bw_h2d = round % 2 ? 44 : 0; /* every other round write-back aware */
+            bw_d2h = round % 2 ? 12 : 0;
+            clean_max = round % 4 == 1 ? 2 : 0;
             outcome_t o = run_engine(ENG_PLACE_OPT, nt, cap, 1 + (uint32_t)(rnd(&s) % 30), 300);
+            bw_h2d = bw_d2h = 0;
+            clean_max = 0;
             outcome_t l = run_engine(ENG_PLACE_LRU, nt, cap, 8, 300);
             faults[mode - 1] += o.faults + l.faults;
         }
@@ -418,6 +510,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_opt_matches_exhaustive_search),
+        cmocka_unit_test(test_dirty_victim_spared),
+        cmocka_unit_test(test_idle_cleaning),
         cmocka_unit_test(test_multitask_frees_small_window),
         cmocka_unit_test(test_mispredictions_fault_into_reserve),
         cmocka_unit_test(test_wrong_predictor_without_reserve),

@@ -1,6 +1,7 @@
 /* Tests of placement: victims under OPT, LRU and FIFO, and capacity. */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -111,12 +112,135 @@ static void test_opt_heap_many(void **state)
     eng_regions_destroy(r);
 }
 
+/* Chunks 0-3 clean, used at 100, 110, 120, 130; 4 and 5 dirty, at 300, 310. */
+static eng_placement_t *six_chunks(eng_regions_t *r)
+{
+    eng_placement_t *p;
+    assert_int_equal(eng_place_create(r, ENG_PLACE_OPT, 8, &p), GMUX_OK);
+    const uint64_t keys[6] = {100, 110, 120, 130, 300, 310};
+    for (uint32_t c = 0; c < 6; c++) {
+        eng_regions_chunk(r, c)->key = keys[c];
+        eng_regions_chunk(r, c)->flags = ENG_CHUNK_LIVE | (c >= 4 ? ENG_CHUNK_DIRTY : 0u);
+        assert_int_equal(eng_place_insert(p, c), GMUX_OK);
+    }
+    return p;
+}
+
+/* While the planned write-backs keep up with the fills, OPT (ties to clean);
+ * once they lag, a dirty victim counts wb/fill times a refetch. */
+static void test_opt_weighs_write_backs(void **state)
+{
+    (void)state;
+    eng_regions_t *r = make_regions(8);
+    eng_placement_t *p = six_chunks(r);
+    eng_place_set_wb_costs(p, 10.0, 33.0, 0.0);
+    assert_int_equal(eng_place_evict(p, 10), 5);  /* keeping up: OPT, a write-back (+23) */
+    assert_int_equal(eng_place_evict(p, 10), 3);  /* lagging: clean, 120 * 3.3 >= 290 (13) */
+    assert_int_equal(eng_place_evict(p, 10), 2);  /* 110 * 3.3 >= 290 (3) */
+    assert_int_equal(eng_place_victim(p, 10), 1); /* 100 * 3.3 >= 290 */
+    set_key(r, p, 4, 350);
+    assert_int_equal(eng_place_victim(p, 10), 4); /* 100 * 3.3 < 340 */
+    set_key(r, p, 4, 300);
+    assert_int_equal(eng_place_evict(p, 10), 1);  /* a fill without write-back: caught up */
+    assert_int_equal(eng_place_victim(p, 10), 4); /* OPT again */
+    assert_int_equal(eng_place_victim(p, 300), ENG_NONE);
+    assert_int_equal(eng_place_resident(p), 2);
+    /* ties go to the clean chunk (plain OPT: to the higher id) */
+    set_key(r, p, 0, 300);
+    assert_int_equal(eng_place_victim(p, 10), 0);
+    eng_place_set_wb_costs(p, 0.0, 0.0, 0.0); /* off */
+    assert_int_equal(eng_place_victim(p, 10), 4);
+    eng_place_destroy(p);
+
+    /* slack: idle write-back time banked absorbs one write-back */
+    p = six_chunks(r);
+    eng_place_set_wb_costs(p, 10.0, 33.0, 30.0);
+    assert_int_equal(eng_place_evict(p, 10), 5); /* -30 + 23 */
+    assert_int_equal(eng_place_evict(p, 10), 4); /* still OPT: -7 + 23 = 16 */
+    assert_int_equal(eng_place_victim(p, 10), 3);
+    eng_place_destroy(p);
+
+    /* with write-backs no dearer than fills it is OPT with clean-first ties */
+    p = six_chunks(r);
+    eng_place_set_wb_costs(p, 10.0, 10.0, 0.0);
+    for (uint32_t want = 5; want >= 4; want--)
+        assert_int_equal(eng_place_evict(p, 10), want);
+    eng_place_destroy(p);
+
+    /* a dirty chunk with no known next use goes first; a clean one with none
+     * goes before it; a planned write makes a clean chunk count as dirty */
+    p = six_chunks(r);
+    eng_place_set_wb_costs(p, 10.0, 33.0, 0.0);
+    assert_int_equal(eng_place_evict(p, 10), 5); /* lagging from here */
+    set_key(r, p, 4, ENG_POS_INF);
+    assert_int_equal(eng_place_victim(p, 10), 4);
+    set_key(r, p, 0, ENG_POS_INF);
+    assert_int_equal(eng_place_victim(p, 10), 0);
+    eng_regions_chunk(r, 0)->flags |= ENG_CHUNK_WPLAN;
+    eng_place_key_changed(p, 0);
+    assert_int_equal(eng_place_victim(p, 10), 4); /* both dirty, ties to the higher id */
+    set_key(r, p, 4, 300);
+    assert_int_equal(eng_place_victim(p, 10), 0);
+    /* a fresh fill is clean */
+    eng_place_remove(p, 0);
+    assert_int_equal(eng_place_insert(p, 0), GMUX_OK);
+    assert_false(eng_regions_chunk(r, 0)->flags & ENG_CHUNK_WPLAN);
+    set_key(r, p, 0, 200);
+    assert_int_equal(eng_place_victim(p, 10), 0); /* clean: 190 * 3.3 >= 290 */
+    eng_place_destroy(p);
+    eng_regions_destroy(r);
+}
+
+/* Split into clean and dirty heaps, plain OPT still returns the farthest
+ * next use first (ties to the higher id) under random keys and dirtiness. */
+static void test_opt_two_heaps_order(void **state)
+{
+    (void)state;
+    eng_regions_t *r = make_regions(300);
+    eng_placement_t *p;
+    assert_int_equal(eng_place_create(r, ENG_PLACE_OPT, 300, &p), GMUX_OK);
+    uint64_t s = 777;
+    for (uint32_t c = 0; c < 300; c++) {
+        s = s * 6364136223846793005ull + 1442695040888963407ull;
+        eng_regions_chunk(r, c)->key = (s >> 33) % 500;
+        if ((s >> 20) & 1)
+            eng_regions_chunk(r, c)->flags |= ENG_CHUNK_DIRTY;
+        assert_int_equal(eng_place_insert(p, c), GMUX_OK);
+    }
+    for (uint32_t i = 0; i < 300; i++) {
+        s = s * 6364136223846793005ull + 1442695040888963407ull;
+        uint32_t c = (uint32_t)((s >> 33) % 300);
+        if ((s >> 21) & 1)
+            eng_regions_chunk(r, c)->flags |= ENG_CHUNK_WPLAN;
+        set_key(r, p, c, (s >> 13) % 500);
+    }
+    uint64_t prev = UINT64_MAX;
+    uint32_t prev_c = UINT32_MAX, n = 0;
+    for (;;) {
+        uint32_t v = eng_place_victim(p, 0);
+        if (v == ENG_NONE)
+            break;
+        uint64_t k = eng_regions_chunk(r, v)->key;
+        assert_true(k < prev || (k == prev && v < prev_c));
+        prev = k;
+        prev_c = v;
+        eng_place_remove(p, v);
+        n++;
+    }
+    assert_true(n > 280); /* all but those with key 0 */
+    assert_int_equal(eng_place_resident(p), 300 - n);
+    eng_place_destroy(p);
+    eng_regions_destroy(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_opt_evicts_farthest_not_needed),
         cmocka_unit_test(test_lru_and_fifo_orders),
         cmocka_unit_test(test_opt_heap_many),
+        cmocka_unit_test(test_opt_weighs_write_backs),
+        cmocka_unit_test(test_opt_two_heaps_order),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -138,8 +138,7 @@ static gmux_status_t tb_fence(void *ctx, eng_ticket_t t)
 
 static uint64_t tb_now(void *ctx)
 {
-    (void)ctx;
-    return 0;
+    return ((tback_t *)ctx)->now_ns;
 }
 
 static gmux_status_t tb_wait(void *ctx, eng_dir_t dir, eng_ticket_t t)
@@ -169,8 +168,28 @@ static void tb_release(void *ctx, uint32_t task, uint64_t addr, uint64_t len)
     tback_forget(ctx, task, addr, len);
 }
 
-static const eng_backend_ops_t tb_ops = {tb_prefetch, tb_evict,   tb_fence,  tb_now,
-                                         tb_wait,     tb_discard, tb_release};
+/* Cleaning keeps the chunk: it must be present. */
+static gmux_status_t tb_clean(void *ctx, uint32_t task, uint64_t addr, uint64_t len,
+                              eng_ticket_t *t)
+{
+    tback_t *b = ctx;
+    for (uint64_t a = addr; a < addr + len; a += b->chunk)
+        if (find(b, (uint64_t)task << 48 | a) < 0)
+            b->errors++;
+    b->cleans += len / b->chunk;
+    b->bytes_d2h += len;
+    return xfer(b, ENG_DIR_D2H, len, t);
+}
+
+/* The copy engine back to the host is idle whenever the test says so. */
+static bool tb_idle(void *ctx, eng_dir_t dir)
+{
+    tback_t *b = ctx;
+    return dir == ENG_DIR_D2H && b->d2h_idle;
+}
+
+static const eng_backend_ops_t tb_ops = {tb_prefetch, tb_evict,   tb_fence, tb_now, tb_wait,
+                                         tb_discard,  tb_release, tb_clean, tb_idle};
 
 eng_backend_t tback_backend(tback_t *b, uint64_t chunk)
 {

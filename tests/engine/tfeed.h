@@ -36,13 +36,16 @@ eng_feed_t tfeed_feed(tfeed_t *f);
 void tfeed_rewind(tfeed_t *f);
 
 /* A backend on a virtual clock that records what moved and checks it:
- * no fill of an address already present, no eviction of an absent one. */
+ * no fill of an address already present, no eviction or cleaning of an
+ * absent one. */
 typedef struct tback {
     uint64_t chunk;
     uint64_t present[1024]; /* addresses present (task << 48 | addr) */
     uint32_t npresent;
     uint32_t max_present;
-    uint64_t fills, evictions, bytes_h2d, bytes_d2h;
+    uint64_t fills, evictions, cleans, bytes_h2d, bytes_d2h;
+    bool d2h_idle;   /* what the idle op answers for device to host (default false) */
+    uint64_t now_ns; /* what now answers (the test's compute clock) */
     uint64_t free_ns[2], wait_ns[2];
     int errors;
     /* Optional (set by the caller): every transfer and discard, in order, as

@@ -43,22 +43,24 @@ static void test_bound_never_beaten(void **state)
         assert_int_equal(sim_bound_compute(&prof, &p, cap * CHUNK, &b), GMUX_OK);
         assert_true(b.exact);
         assert_true(b.bound_ns >= b.compute_ns);
-        for (int pol = 0; pol < SIM_POLICY_COUNT; pol++) {
+        /* the last round: proactive again with the plain OPT engine (wb_aware 0) */
+        for (int pol = 0; pol <= SIM_POLICY_COUNT; pol++) {
             sim_result_t r;
-            gmux_status_t st =
-                sim_run(&p, &h, (sim_policy_t)pol, cap * CHUNK, &r, err, sizeof(err));
+            sim_params_t q = p;
+            q.wb_aware = pol == SIM_POLICY_COUNT ? 0 : p.wb_aware;
+            sim_policy_t sp = pol == SIM_POLICY_COUNT ? SIM_POLICY_PROACTIVE : (sim_policy_t)pol;
+            gmux_status_t st = sim_run(&q, &h, sp, cap * CHUNK, &r, err, sizeof(err));
             assert_int_equal(st, GMUX_OK);
-            if (pol != SIM_POLICY_ORACLE) {
+            if (sp != SIM_POLICY_ORACLE) {
                 if (r.bytes_h2d < b.fetch_bytes || r.bytes_d2h < b.writeback_bytes ||
                     r.makespan_ns < b.bound_ns)
                     fprintf(stderr,
                             "seed %lu cap %lu %s: h2d %lu (bound %lu) d2h %lu (bound %lu) ms %lu "
                             "(bound %lu)\n",
-                            (unsigned long)seed, (unsigned long)cap,
-                            sim_policy_name((sim_policy_t)pol), (unsigned long)r.bytes_h2d,
-                            (unsigned long)b.fetch_bytes, (unsigned long)r.bytes_d2h,
-                            (unsigned long)b.writeback_bytes, (unsigned long)r.makespan_ns,
-                            (unsigned long)b.bound_ns);
+                            (unsigned long)seed, (unsigned long)cap, sim_policy_name(sp),
+                            (unsigned long)r.bytes_h2d, (unsigned long)b.fetch_bytes,
+                            (unsigned long)r.bytes_d2h, (unsigned long)b.writeback_bytes,
+                            (unsigned long)r.makespan_ns, (unsigned long)b.bound_ns);
                 assert_true(r.bytes_h2d >= b.fetch_bytes);
                 assert_true(r.bytes_d2h >= b.writeback_bytes);
                 assert_true(r.makespan_ns >= b.bound_ns);
@@ -122,6 +124,7 @@ static void test_params(void **state)
     sim_params_default(&p);
     assert_true(p.hbm_bytes == 141e9);
     assert_true(p.fault_batch == 256);
+    assert_true(p.wb_aware == 1); /* the engine weighs write-backs by default */
     assert_int_equal(sim_params_set(&p, "chunk=64KiB", err, sizeof(err)), GMUX_OK);
     assert_true(p.chunk_bytes == 65536);
     assert_int_equal(sim_params_set(&p, "h2d_gbps=25.5", err, sizeof(err)), GMUX_OK);

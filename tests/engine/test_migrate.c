@@ -1,0 +1,207 @@
+/* Tests of migration plans: write-backs before the fills that need their
+ * slots, runs merged, and fills taking slots in the order they free up. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "engine/migrate.h"
+
+#define CH 4096u
+
+/* A backend that records every transfer with the wait in force for its
+ * direction when it was issued; tickets count up from 1000 per direction. */
+typedef struct call {
+    eng_dir_t dir;
+    uint64_t addr, len;
+    eng_ticket_t waited, ticket;
+} call_t;
+
+typedef struct rec {
+    call_t calls[64];
+    uint32_t n;
+    eng_ticket_t wait[2], next[2];
+    uint32_t discards;
+} rec_t;
+
+static gmux_status_t xfer(rec_t *b, eng_dir_t dir, uint64_t addr, uint64_t len, eng_ticket_t *t)
+{
+    b->next[dir] += 1000;
+    *t = b->next[dir] + (dir == ENG_DIR_D2H ? 100000 : 0);
+    b->calls[b->n++] = (call_t){dir, addr, len, b->wait[dir], *t};
+    return GMUX_OK;
+}
+
+static gmux_status_t r_prefetch(void *ctx, uint32_t task, uint64_t addr, uint64_t len,
+                                eng_ticket_t *t)
+{
+    (void)task;
+    return xfer(ctx, ENG_DIR_H2D, addr, len, t);
+}
+
+static gmux_status_t r_evict(void *ctx, uint32_t task, uint64_t addr, uint64_t len, eng_ticket_t *t)
+{
+    (void)task;
+    return xfer(ctx, ENG_DIR_D2H, addr, len, t);
+}
+
+static gmux_status_t r_fence(void *ctx, eng_ticket_t t)
+{
+    (void)ctx;
+    (void)t;
+    return GMUX_OK;
+}
+
+static uint64_t r_now(void *ctx)
+{
+    (void)ctx;
+    return 0;
+}
+
+static gmux_status_t r_wait(void *ctx, eng_dir_t dir, eng_ticket_t t)
+{
+    rec_t *b = ctx;
+    if (t > b->wait[dir])
+        b->wait[dir] = t;
+    return GMUX_OK;
+}
+
+static gmux_status_t r_discard(void *ctx, uint32_t task, uint64_t addr, uint64_t len)
+{
+    (void)task;
+    (void)addr;
+    (void)len;
+    ((rec_t *)ctx)->discards++;
+    return GMUX_OK;
+}
+
+static const eng_backend_ops_t r_ops = {.prefetch = r_prefetch,
+                                        .evict = r_evict,
+                                        .fence = r_fence,
+                                        .now = r_now,
+                                        .wait = r_wait,
+                                        .discard = r_discard};
+
+/* One region of 16 chunks at 1 GiB: chunks 0-3 to fill, 8 and 12 dirty
+ * victims (last used at 6 and 5), 10 a clean victim (last used at 7), and one
+ * free slot, as one batch of 4; b gets the recorded calls. */
+static void run_batch(rec_t *b, bool slot_order)
+{
+    eng_regions_t *regs;
+    uint32_t reg;
+    assert_int_equal(eng_regions_create(1, CH, &regs), GMUX_OK);
+    assert_int_equal(eng_regions_alloc(regs, 0, 1, 1ull << 30, 16 * CH, &reg), GMUX_OK);
+    *b = (rec_t){0};
+    eng_backend_t be = {&r_ops, b};
+    eng_migrate_t *m;
+    assert_int_equal(eng_migrate_create(regs, &be, 4, &m), GMUX_OK);
+    eng_migrate_set_slot_order(m, slot_order);
+    uint32_t first = eng_regions_get(regs, reg)->first_chunk;
+    assert_int_equal(eng_migrate_add(m, first + 0, first + 8, true, 6), GMUX_OK);
+    assert_int_equal(eng_migrate_add(m, first + 1, first + 10, false, 7), GMUX_OK);
+    assert_int_equal(eng_migrate_add(m, first + 2, ENG_NONE, false, 0), GMUX_OK);
+    assert_int_equal(b->n, 0); /* not a full batch yet */
+    assert_int_equal(eng_migrate_add(m, first + 3, first + 12, true, 5), GMUX_OK);
+    if (slot_order) {
+        /* a full batch: its write-backs go now, its fills at the end of the round */
+        assert_int_equal(b->n, 2);
+        assert_int_equal(eng_migrate_stats(m)->fills, 0);
+        assert_int_equal(eng_migrate_flush(m), GMUX_OK);
+    }
+    const eng_migrate_stats_t *st = eng_migrate_stats(m);
+    assert_int_equal(st->fills, 4);
+    assert_int_equal(st->writebacks, 2);
+    assert_int_equal(st->drops, 1);
+    assert_int_equal(st->bytes_h2d, 4 * CH);
+    assert_int_equal(st->bytes_d2h, 2 * CH);
+    assert_int_equal(b->discards, 1);
+    for (uint32_t i = 0; i < 4; i++) /* every fill's ticket is its transfer's */
+        assert_true(eng_regions_chunk(regs, first + i)->fill_ticket >= 1000);
+    eng_migrate_destroy(m);
+    eng_regions_destroy(regs);
+}
+
+static void test_fills_after_whole_batch(void **state)
+{
+    (void)state;
+    rec_t b;
+    run_batch(&b, false);
+    /* two write-backs (not adjacent), after the victims' last use, then one fill of 4 */
+    assert_int_equal(b.n, 3);
+    assert_int_equal(b.calls[0].dir, ENG_DIR_D2H);
+    assert_int_equal(b.calls[0].addr, (1ull << 30) + 8 * CH);
+    assert_int_equal(b.calls[0].waited, 6);
+    assert_int_equal(b.calls[1].addr, (1ull << 30) + 12 * CH);
+    assert_int_equal(b.calls[2].dir, ENG_DIR_H2D);
+    assert_int_equal(b.calls[2].len, 4 * CH);
+    assert_int_equal(b.calls[2].waited, b.calls[1].ticket); /* the last write-back */
+}
+
+static void test_fills_in_slot_order(void **state)
+{
+    (void)state;
+    rec_t b;
+    run_batch(&b, true);
+    assert_int_equal(b.n, 5);
+    assert_int_equal(b.calls[0].dir, ENG_DIR_D2H);
+    assert_int_equal(b.calls[1].dir, ENG_DIR_D2H);
+    /* the free slot and the dropped victim's slot: two fills, after the drop's last use */
+    assert_int_equal(b.calls[2].dir, ENG_DIR_H2D);
+    assert_int_equal(b.calls[2].addr, 1ull << 30);
+    assert_int_equal(b.calls[2].len, 2 * CH);
+    assert_int_equal(b.calls[2].waited, 7);
+    /* then one fill per written-back slot, each after its write-back */
+    assert_int_equal(b.calls[3].len, CH);
+    assert_int_equal(b.calls[3].waited, b.calls[0].ticket);
+    assert_int_equal(b.calls[4].addr, (1ull << 30) + 3 * CH);
+    assert_int_equal(b.calls[4].waited, b.calls[1].ticket);
+}
+
+/* Slot order spans the round: a batch whose victims are all written back
+ * takes the slots of a later batch's dropped victims first. */
+static void test_fills_take_later_batch_slots(void **state)
+{
+    (void)state;
+    eng_regions_t *regs;
+    uint32_t reg;
+    assert_int_equal(eng_regions_create(1, CH, &regs), GMUX_OK);
+    assert_int_equal(eng_regions_alloc(regs, 0, 1, 1ull << 30, 16 * CH, &reg), GMUX_OK);
+    rec_t b = {0};
+    eng_backend_t be = {&r_ops, &b};
+    eng_migrate_t *m;
+    assert_int_equal(eng_migrate_create(regs, &be, 2, &m), GMUX_OK);
+    eng_migrate_set_slot_order(m, true);
+    uint32_t f = eng_regions_get(regs, reg)->first_chunk;
+    assert_int_equal(eng_migrate_add(m, f + 0, f + 8, true, 5), GMUX_OK);
+    assert_int_equal(eng_migrate_add(m, f + 1, f + 9, true, 5), GMUX_OK);
+    assert_int_equal(eng_migrate_add(m, f + 2, f + 10, false, 6), GMUX_OK);
+    assert_int_equal(eng_migrate_add(m, f + 3, f + 11, false, 6), GMUX_OK);
+    assert_int_equal(b.n, 1); /* chunks 8-9 written back in one transfer */
+    assert_int_equal(b.calls[0].len, 2 * CH);
+    assert_int_equal(eng_migrate_flush(m), GMUX_OK);
+    assert_int_equal(b.n, 3);
+    /* the first batch's fills (plan order kept) take the dropped slots */
+    assert_int_equal(b.calls[1].addr, 1ull << 30);
+    assert_int_equal(b.calls[1].len, 2 * CH);
+    assert_int_equal(b.calls[1].waited, 6);
+    assert_int_equal(b.calls[2].addr, (1ull << 30) + 2 * CH);
+    assert_int_equal(b.calls[2].waited, b.calls[0].ticket);
+    assert_int_equal(eng_migrate_stats(m)->fills, 4);
+    assert_int_equal(eng_migrate_flush(m), GMUX_OK); /* nothing left */
+    assert_int_equal(b.n, 3);
+    eng_migrate_destroy(m);
+    eng_regions_destroy(regs);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_fills_after_whole_batch),
+        cmocka_unit_test(test_fills_in_slot_order),
+        cmocka_unit_test(test_fills_take_later_batch_slots),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
