@@ -47,8 +47,8 @@ static void print_help(void)
            "                  no real program has) or 'learned' (templates learned from\n"
            "                  launches that ran, and the launch history for indirect\n"
            "                  kernels; docs/templates.md). Learned is not yet the default:\n"
-           "                  on sci-sparse at 200%% it is not yet within 5%% of the\n"
-           "                  makespan with the recorded ranges (docs/benchmarks.md)\n"
+           "                  on sci-sparse it is 1.7-2.0x the makespan with the\n"
+           "                  recorded ranges (docs/benchmarks.md)\n"
            "  --templates F   learned prediction starting from database F (gmux profile);\n"
            "                  implies --predict learned\n\n"
            "Device parameters (--param KEY=VALUE; sources in docs/sim.md):\n");
