@@ -36,6 +36,19 @@ void sim_result_clear(sim_result_t *r)
 }
 
 /* The source seen as the engine's feed. */
+void sim_item_from_launch(eng_item_t *it, const sim_launch_ev_t *l)
+{
+    it->kind = ENG_ITEM_LAUNCH;
+    it->launch.kernel = l->kernel;
+    memcpy(it->launch.grid, l->grid, sizeof(l->grid));
+    memcpy(it->launch.block, l->block, sizeof(l->block));
+    it->launch.nargs = l->nargs;
+    it->launch.args = l->args;
+    it->time_ns = l->time_ns;
+    it->nranges = l->nranges;
+    it->ranges = l->ranges;
+}
+
 static gmux_status_t feed_next(void *ctx, uint32_t task, eng_item_t *it)
 {
     sim_source_t *src = ctx;
@@ -54,19 +67,9 @@ static gmux_status_t feed_next(void *ctx, uint32_t task, eng_item_t *it)
         it->kind = ENG_ITEM_FREE;
         it->id = ev.u.free.id;
         return GMUX_OK;
-    case SIM_EV_LAUNCH: {
-        const sim_launch_ev_t *l = &ev.u.launch;
-        it->kind = ENG_ITEM_LAUNCH;
-        it->launch.kernel = l->kernel;
-        memcpy(it->launch.grid, l->grid, sizeof(l->grid));
-        memcpy(it->launch.block, l->block, sizeof(l->block));
-        it->launch.nargs = l->nargs;
-        it->launch.args = l->args;
-        it->time_ns = l->time_ns;
-        it->nranges = l->nranges;
-        it->ranges = l->ranges;
+    case SIM_EV_LAUNCH:
+        sim_item_from_launch(it, &ev.u.launch);
         return GMUX_OK;
-    }
     }
     snprintf(src->error, sizeof(src->error), "event of unknown kind %d", (int)ev.kind);
     return GMUX_ERR_PARSE;

@@ -41,6 +41,10 @@ typedef enum sim_policy {
 } sim_policy_t;
 
 const char *sim_policy_name(sim_policy_t p);
+
+/* Fills it (kind, launch, compute time, recorded ranges) from a trace launch;
+ * the pointers still point into l. */
+void sim_item_from_launch(eng_item_t *it, const sim_launch_ev_t *l);
 /* GMUX_ERR_NOT_FOUND for an unknown name. */
 gmux_status_t sim_policy_parse(const char *name, sim_policy_t *p_p);
 

@@ -231,3 +231,30 @@ int drig_exclusive(const dkernel_t *k, int n)
     free(s);
     return ok;
 }
+
+int drig_n_tasks_is(const dmn_report_t *rep, void *arg)
+{
+    return (int)rep->n_tasks == *(int *)arg;
+}
+
+pid_t drig_kill_holder(drig_t *r, dmn_report_t *rep, pid_t fallback, int remaining)
+{
+    pid_t victim = fallback;
+    for (uint32_t i = 0; i < rep->n_tasks; i++)
+        if (rep->tasks[i].state == DMN_STATE_RUNNING)
+            victim = (pid_t)rep->tasks[i].pid;
+    uint64_t t0 = com_clock_ns();
+    kill(victim, SIGKILL);
+    if (!drig_until(r, drig_n_tasks_is, &remaining, 5.0, rep)) {
+        fprintf(stderr, "kill -9 of the holder: slot not reclaimed within 5 s\n");
+        return -1;
+    }
+    double reclaim_s = (double)(com_clock_ns() - t0) / 1e9;
+    printf("kill -9 of the holder: slot reclaimed after %.3f s\n", reclaim_s);
+    if (reclaim_s >= 1.0 || rep->reclaimed != 1) {
+        fprintf(stderr, "kill -9 of the holder: %.3f s (limit 1 s), %llu reclaimed (want 1)\n",
+                reclaim_s, (unsigned long long)rep->reclaimed);
+        return -1;
+    }
+    return victim;
+}

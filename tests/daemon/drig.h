@@ -55,6 +55,12 @@ void drig_free_log(dlog_t *log);
 /* Polls the daemon until pred(report) holds or timeout_s passes; returns 1 if it held. */
 int drig_until(drig_t *r, int (*pred)(const dmn_report_t *, void *), void *arg, double timeout_s,
                dmn_report_t *last);
+/* drig_until predicate: the report lists exactly *(int *)arg tasks. */
+int drig_n_tasks_is(const dmn_report_t *rep, void *arg);
+/* Kills (SIGKILL) the task holding the turn in *rep (else fallback); returns
+ * it once the daemon has reclaimed its slot (exactly one) within 1 s, leaving
+ * `remaining` tasks (*rep: the report that showed it), or -1 with a message. */
+pid_t drig_kill_holder(drig_t *r, dmn_report_t *rep, pid_t fallback, int remaining);
 /* Whether no two non-local kernels of different tasks overlap in time. */
 int drig_exclusive(const dkernel_t *k, int n);
 

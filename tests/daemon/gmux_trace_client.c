@@ -35,6 +35,7 @@
 #include "common/parse.h"
 #include "daemon/client.h"
 #include "engine/engine.h"
+#include "sim/run.h"
 #include "sim/workload.h"
 #include "tmem.h"
 
@@ -113,15 +114,7 @@ static gmux_status_t feed_next(void *ctx, uint32_t task, eng_item_t *it)
         else
             f->head = p;
         f->tail = p;
-        it->kind = ENG_ITEM_LAUNCH;
-        it->launch.kernel = l->kernel;
-        memcpy(it->launch.grid, l->grid, sizeof(l->grid));
-        memcpy(it->launch.block, l->block, sizeof(l->block));
-        it->launch.nargs = l->nargs;
-        it->launch.args = l->args;
-        it->time_ns = l->time_ns;
-        it->nranges = l->nranges;
-        it->ranges = l->ranges;
+        sim_item_from_launch(it, l);
         return GMUX_OK;
     }
     }
