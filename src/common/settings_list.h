@@ -44,7 +44,7 @@
       "gmuxd: a group whose members may also connect (socket mode 0660); empty: owner only")       \
     X(DAEMON_PLACEMENT, STRING, "none",                                                            \
       "gmuxd: placement at switches: none, swap (outgoing out, incoming in), opt (Belady per "     \
-      "slice) or chunk (Belady per chunk)")      \
+      "slice) or chunk (Belady per chunk)")                                                        \
     X(DAEMON_IDLE_EXIT_S, INT, "-1",                                                               \
       "gmuxd: exit after this many seconds without a connection (0: never; -1, the default: "      \
       "never for gmux daemon, 60 for a gmuxd that gmux run starts)")                               \

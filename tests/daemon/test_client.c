@@ -37,8 +37,9 @@ static pid_t start_server(const char *placement)
     if (pid == 0) {
         close(p[0]);
         signal(SIGTERM, on_term);
-        dmn_server_opts_t o = {path, DMN_NO_GROUP, 20 * COM_NS_PER_MS, 2 * COM_NS_PER_S,
-                               dmn_placement_find(placement), 0};
+        dmn_server_opts_t o = {
+            path, DMN_NO_GROUP, 20 * COM_NS_PER_MS, 2 * COM_NS_PER_S, dmn_placement_find(placement),
+            0};
         _exit(dmn_server_run(&o, &child_stop, p[1]) == GMUX_OK ? 0 : 1);
     }
     close(p[1]);

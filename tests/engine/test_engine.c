@@ -37,7 +37,7 @@ static eng_range_t wrong_out[16];
 static int use_wrong;
 static uint32_t wrong_calls;
 static uint32_t reserve;
-static uint64_t wrong_seed; /* use_wrong 3: each recorded range kept or not, one chunk added */
+static uint64_t wrong_seed;     /* use_wrong 3: each recorded range kept or not, one chunk added */
 static uint64_t bw_h2d, bw_d2h; /* the engine's copy bandwidths (0: unknown) */
 static uint32_t clean_max;      /* chunks cleaned per launch while device-to-host is idle */
 
