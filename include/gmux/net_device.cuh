@@ -24,6 +24,9 @@
  * Memory ordering (see docs/net-device.md):
  *   claim    system-scope CAS on the ring's tail (a ticket), after an acquire
  *            load of head: the proxy's clearing of the slot happened before.
+ *            Both reads come from the ring's device-memory hints while they
+ *            suffice (the hinted head is one some thread acquired, published
+ *            with a device-scope release), so one bus round trip per push.
  *   publish  a system-scope release fence, then the eight words with relaxed
  *            system-scope stores; each word carries its valid flag, so the
  *            proxy never takes a slot half written, whatever order the PCIe
@@ -59,6 +62,8 @@
 #define GMUX_DEV_FN static __host__ __device__ inline
 
 typedef cuda::atomic_ref<uint64_t, cuda::thread_scope_system> gmux_dev_sysref_t;
+/* the ring hints: shared by the device's threads only (or a process's CPU threads) */
+typedef cuda::atomic_ref<uint64_t, cuda::thread_scope_device> gmux_dev_devref_t;
 
 /* Descriptor format, version 1 (must match src/net/net_proto.h). */
 #define GMUX_DEV_PROTO_VERSION 1u
@@ -131,31 +136,48 @@ GMUX_DEV_FN bool gmux_dev_expired_(uint64_t *deadline, uint64_t timeout_ns)
     return now >= *deadline;
 }
 
-/* Claims a ticket in the ring of (ctx, peer) and writes d into its slot. */
+/* Claims a ticket in the ring of (ctx, peer) and writes d into its slot.
+ * The tail and head live in pinned host memory, a bus round trip each from a
+ * kernel; the ring's hints (device memory) stand in for both reads, so an
+ * uncontended push crosses the bus once, for the CAS. */
 GMUX_DEV_FN gmux_status_t gmux_dev_push_(const gmux_dev_handle_t &h, const gmux_dev_desc_t *d)
 {
     if (d->ctx >= h.nctx || d->peer >= (uint32_t)h.size)
         return GMUX_ERR_INVALID;
-    gmux_dev_ring_t r = h.rings[(uint32_t)d->ctx * (uint32_t)h.size + d->peer];
-    gmux_dev_sysref_t tail(*r.tail), head(*r.head);
-    uint64_t t = tail.load(cuda::memory_order_relaxed);
+    gmux_dev_ring_t *r = &h.rings[(uint32_t)d->ctx * (uint32_t)h.size + d->peer];
+    gmux_dev_sysref_t tail(*r->tail), head(*r->head);
+    gmux_dev_devref_t tail_hint(r->tail_hint), head_hint(r->head_hint);
+    uint64_t t = tail_hint.load(cuda::memory_order_relaxed);
+    /* acquire: pairs with the release below, so the proxy's clearing of the
+     * slots up to the hinted head happened before this thread writes one */
+    uint64_t hd = head_hint.load(cuda::memory_order_acquire);
     uint64_t deadline = 0;
     for (unsigned i = 0;; i++) {
-        uint64_t hd = head.load(cuda::memory_order_acquire);
-        if (t - hd >= h.nslots) { /* full: the service thread drains it */
-            if (gmux_dev_expired_(&deadline, h.timeout_ns))
-                return GMUX_ERR_TIMEOUT;
-            gmux_dev_pause_(i);
-            t = tail.load(cuda::memory_order_relaxed);
-            continue;
+        if (t - hd >= h.nslots) { /* full by the hint: read the real head */
+            hd = head.load(cuda::memory_order_acquire);
+            head_hint.fetch_max(hd, cuda::memory_order_acq_rel);
+            if (t - hd >= h.nslots) {
+                uint64_t now_t = tail.load(cuda::memory_order_relaxed);
+                if (now_t != t) { /* the guess was stale: not full after all? */
+                    t = now_t;
+                    continue;
+                }
+                /* full: the service thread drains it */
+                if (gmux_dev_expired_(&deadline, h.timeout_ns))
+                    return GMUX_ERR_TIMEOUT;
+                gmux_dev_pause_(i);
+                continue;
+            }
         }
+        /* a failed CAS (stale guess, another producer) loads the real tail */
         if (tail.compare_exchange_weak(t, t + 1, cuda::memory_order_acq_rel,
                                        cuda::memory_order_relaxed))
             break;
     }
+    tail_hint.fetch_max(t + 1, cuda::memory_order_relaxed);
     uint64_t w[8];
     gmux_dev_desc_encode(d, (uint32_t)t, w);
-    uint64_t *slot = r.slots + (t & (uint64_t)(h.nslots - 1)) * 8;
+    uint64_t *slot = r->slots + (t & (uint64_t)(h.nslots - 1)) * 8;
     /* the payload and everything before it, then the words (any order) */
 #ifdef __CUDA_ARCH__
     cuda::atomic_thread_fence(cuda::memory_order_release, cuda::thread_scope_system);

@@ -64,6 +64,13 @@ typedef struct gmux_dev_ring {
     uint64_t *slots; /* nslots * 8 words */
     uint64_t *tail;  /* producers' next ticket (claimed with a system-scope CAS) */
     uint64_t *head;  /* consumer index, written by the proxy */
+    /* Hints kept beside this struct (device memory for a device handle), so a
+     * producer crosses the bus once per push, for the claim itself: the tail
+     * the last claim left (a guess for the CAS; a wrong one just fails it) and
+     * the highest head a producer has read (head only grows, so a stale value
+     * only makes a ring look fuller than it is). Start at 0. */
+    uint64_t tail_hint;
+    uint64_t head_hint;
 } gmux_dev_ring_t;
 
 typedef struct gmux_dev_handle {
