@@ -36,6 +36,9 @@
     X(SHIM_TRACE_TIMES, STRING, "",                                                                \
       "Recording: a trace of the same program recorded without faults (gmux trace's first "        \
       "pass); its launch times replace this recording's, launch by launch")                        \
+    X(TEMPLATES, STRING, "",                                                                       \
+      "Template database (gmux profile -o FILE -- CMD) libgmux.so predicts launches with while "   \
+      "the program's managed memory exceeds the device (proactive)")                               \
     X(DAEMON_CAPACITY, SIZE, "0",                                                                  \
       "gmuxd opt placement: device bytes its plans may fill (0: unlimited, no evictions)")         \
     X(DAEMON_GRACE_MS, INT, "2000",                                                                \

@@ -24,7 +24,9 @@ static inline void launch_prepare(CUfunction f, const unsigned grid[3], const un
                             .func = f,
                             .grid = {grid[0], grid[1], grid[2]},
                             .block = {block[0], block[1], block[2]},
-                            .vals = vals};
+                            .vals = vals,
+                            .params = params,
+                            .extra = extra};
     l.nvals = shim_params_decode(f, params, extra, vals, SHIM_MAX_CANDIDATES);
     shim_policy_before_launch(&l);
 }

@@ -179,3 +179,63 @@ size_t shim_params_decode(CUfunction func, void **kernel_params, void **extra, u
     return params_words(buf, 0, (uint32_t)(size < PARAMS_EXTRA_MAX ? size : PARAMS_EXTRA_MAX), out,
                         n, max);
 }
+
+/* The positional values of one parameter of size bytes at p (block offset off). */
+static size_t params_values_of(const unsigned char *p, uint32_t off, uint32_t size, uint64_t *out,
+                               size_t n, size_t max)
+{
+    if (size <= 8) {
+        uint64_t v = 0;
+        memcpy(&v, p, size); /* little-endian: zero-extended */
+        if (n < max)
+            out[n++] = v;
+        return n;
+    }
+    uint32_t skip = (8 - (off & 7)) & 7;
+    for (uint32_t i = skip; i + 8 <= size && n < max; i += 8)
+        memcpy(&out[n++], p + i, sizeof(uint64_t));
+    return n;
+}
+
+size_t shim_params_values(CUfunction func, void **kernel_params, void **extra, uint64_t *out,
+                          size_t max)
+{
+    const params_slot_t *s = params_layout(func);
+    size_t n = 0;
+    if (kernel_params) {
+        if (!s)
+            return 0;
+        for (uint32_t i = 0; i < s->n && n < max; i++) {
+            const params_desc_t *d = &params_pool[s->first + i];
+            if (!kernel_params[i])
+                return 0; /* a hole: positions would shift */
+            n = params_values_of(kernel_params[i], d->offset, d->size, out, n, max);
+        }
+        return n;
+    }
+    if (!extra)
+        return 0;
+    const unsigned char *buf = NULL;
+    size_t size = 0;
+    for (size_t i = 0; extra[i] != CU_LAUNCH_PARAM_END && i < 16; i += 2) {
+        if (extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER)
+            buf = extra[i + 1];
+        else if (extra[i] == CU_LAUNCH_PARAM_BUFFER_SIZE && extra[i + 1])
+            size = *(const size_t *)extra[i + 1];
+    }
+    if (!buf)
+        return 0;
+    if (s) {
+        for (uint32_t i = 0; i < s->n && n < max; i++) {
+            const params_desc_t *d = &params_pool[s->first + i];
+            if ((size_t)d->offset + d->size > size)
+                return 0;
+            n = params_values_of(buf + d->offset, d->offset, d->size, out, n, max);
+        }
+        return n;
+    }
+    size_t len = size < PARAMS_EXTRA_MAX ? size : PARAMS_EXTRA_MAX;
+    for (size_t i = 0; i + 8 <= len && n < max; i += 8)
+        memcpy(&out[n++], buf + i, sizeof(uint64_t));
+    return n;
+}

@@ -37,6 +37,16 @@ typedef CUresult (*shim_param_info_fn)(void *func, size_t index, size_t *offset_
 size_t shim_params_decode(CUfunction func, void **kernel_params, void **extra, uint64_t *out,
                           size_t max);
 
+/*
+ * Positional values of one launch, for the trace recorder and the template
+ * predictor: one per parameter of at most 8 bytes (zero-extended; zeros
+ * kept, so positions do not shift with the values), and every aligned 8-byte
+ * word of a larger parameter. Without a layout, the `extra` buffer's aligned
+ * words. 0 when neither form can be read. At most max values.
+ */
+size_t shim_params_values(CUfunction func, void **kernel_params, void **extra, uint64_t *out,
+                          size_t max);
+
 /* Installs the layout queries (the driver's cuFuncGetParamInfo, then cuKernelGetParamInfo). */
 void shim_params_set_info(shim_param_info_fn func_info, shim_param_info_fn kernel_info);
 

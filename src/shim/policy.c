@@ -5,6 +5,7 @@
 
 #include "shim/backend_cuda.h"
 #include "shim/params.h"
+#include "shim/predict.h"
 #include "shim/shim.h"
 #include "shim/stats.h"
 
@@ -43,11 +44,22 @@ void shim_policy_before_launch(const shim_launch_info_t *l)
     if (!c)
         return;
     shim_range_t ranges[SHIM_MAX_CANDIDATES];
-    size_t hits = 0;
-    uint32_t gen = atomic_load_explicit(&policy_gen, memory_order_relaxed);
-    size_t n = shim_regions_claim(&shim_state.regions, l->vals, l->nvals, gen,
-                                  policy_capacity_of(c), ranges, SHIM_MAX_CANDIDATES, &hits);
-    SHIM_STAT_ADD(pointer_args, hits);
+    size_t hits = 0, n = 0;
+    uint64_t capacity = policy_capacity_of(c);
+    bool predicted = false, narrow = false;
+    /* oversubscribed: every launch prefetches, so what it moves should be
+     * what it touches, not whole regions (predict.h) */
+    if (shim_regions_bytes(&shim_state.regions, SHIM_REGION_MANAGED) > capacity)
+        n = shim_predict_ranges(l, ranges, SHIM_MAX_CANDIDATES, &predicted, &narrow);
+    if (predicted) {
+        SHIM_STAT_ADD(predicted_launches, 1);
+        SHIM_STAT_ADD(template_launches, narrow);
+    } else {
+        uint32_t gen = atomic_load_explicit(&policy_gen, memory_order_relaxed);
+        n = shim_regions_claim(&shim_state.regions, l->vals, l->nvals, gen, capacity, ranges,
+                               SHIM_MAX_CANDIDATES, &hits);
+        SHIM_STAT_ADD(pointer_args, hits);
+    }
     if (n == 0)
         return;
     if (shim_backend_capturing(l->stream, l->per_thread)) {

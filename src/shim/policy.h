@@ -1,14 +1,15 @@
 /*
- * The shim's policy layer: what to do before a launch runs. It is the one
- * place that will call the engine (src/engine) once the engine's scheduler
- * is merged; until then it implements the documented safe fallback itself:
- * the predicted working set of a launch is every whole managed region that
- * one of its pointer arguments points into.
+ * The shim's policy layer: what to do before a launch runs. The predicted
+ * working set of a launch is every whole managed region one of its pointer
+ * arguments points into, or, while managed memory exceeds the capacity and a
+ * template database is loaded, the bytes the engine's predictor names
+ * (predict.h).
  *
  *   off, demand  nothing (demand: the driver faults pages in)
  *   proactive    prefetch the regions not yet prefetched (once per region and
  *                generation; every time when managed memory exceeds the
- *                capacity) on the migration stream, then make the launch's
+ *                capacity, then the predicted ranges where a database is
+ *                loaded) on the migration stream, then make the launch's
  *                stream wait on the migration event; nothing on a stream that
  *                is being captured into a graph (its launch will prefetch)
  *
@@ -33,6 +34,8 @@ typedef struct shim_launch_info {
     uint32_t block[3];
     const uint64_t *vals; /* candidate pointer values (params.h) */
     size_t nvals;
+    void **params; /* the launch's kernelParams and extra, for the predictor's */
+    void **extra;  /* positional values (NULL, NULL: a graph launch) */
 } shim_launch_info_t;
 
 /* Runs the policy of the current mode for one launch. Never fails the launch. */

@@ -504,7 +504,7 @@ void shim_record_launch(CUfunction f, const unsigned grid[3], const unsigned blo
     if (!shim_recording())
         return;
     uint64_t vals[SHIM_MAX_CANDIDATES];
-    size_t n = shim_params_decode(f, params, extra, vals, SHIM_MAX_CANDIDATES);
+    size_t n = shim_params_values(f, params, extra, vals, SHIM_MAX_CANDIDATES);
     pthread_mutex_lock(&rec_lock);
     rec_flush();
     uint32_t kernel;

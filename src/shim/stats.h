@@ -33,7 +33,9 @@
     X(um_faults)          /* GPU page faults CUPTI reported (cupti.c; 0 without CUPTI) */          \
     X(um_bytes_htod)      /* unified-memory bytes moved host to device (CUPTI) */                  \
     X(um_bytes_dtoh)      /* unified-memory bytes moved device to host (CUPTI) */                  \
-    X(trace_evictions)    /* regions moved to the host before a probed launch (recording) */
+    X(trace_evictions)    /* regions moved to the host before a probed launch (recording) */       \
+    X(predicted_launches) /* launches whose prefetch the predictor chose (predict.c) */            \
+    X(template_launches)  /* of those, launches a template narrowed below whole regions */
 
 #define SHIM_STATS_FIELD_(name) _Atomic uint64_t name;
 typedef struct shim_stats {

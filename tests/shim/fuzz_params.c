@@ -2,7 +2,9 @@
  * Fuzz harness of the launch parameter decoder (src/shim/params.c): a
  * parameter layout and a parameter block come from the input, both argument
  * forms are decoded, and every value the decoder reports must be a non-zero
- * 8-byte word of the block (extra form) or of a parameter's value (kernelParams).
+ * 8-byte word of the block (extra form) or of a parameter's value (kernelParams);
+ * the positional values (shim_params_values) are one per small parameter, its
+ * bytes zero-extended, and every aligned word of a larger one.
  * Input: n (1 byte, mod 33), n x (offset u16, size u16) little endian, block.
  */
 #include <stdint.h>
@@ -96,6 +98,29 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (!found || out[k] == 0)
             abort();
     }
+    /* positional values: one per parameter of at most 8 bytes (its bytes,
+     * zero-extended, zeros kept), each aligned word of a larger one */
+    uint64_t posv[SHIM_MAX_CANDIDATES];
+    got = shim_params_values((CUfunction)(uintptr_t)0x1000, argv, NULL, posv, SHIM_MAX_CANDIDATES);
+    size_t want = 0;
+    int hole = 0;
+    for (size_t i = 0; i < n && want < SHIM_MAX_CANDIDATES; i++) {
+        hole |= vals[i] == NULL;
+        if (fuzz_size[i] <= 8) {
+            uint64_t v = 0;
+            if (vals[i])
+                memcpy(&v, vals[i], fuzz_size[i]);
+            if (vals[i] && got > want && posv[want] != v)
+                abort();
+            want++;
+            continue;
+        }
+        size_t skip = (8 - (fuzz_off[i] & 7)) & 7;
+        for (size_t k = skip; k + 8 <= fuzz_size[i] && want < SHIM_MAX_CANDIDATES; k += 8)
+            want++;
+    }
+    if (got > SHIM_MAX_CANDIDATES || (!hole && n > 0 && got != want))
+        abort();
     for (size_t i = 0; i < n; i++)
         free(vals[i]);
     free(buf);

@@ -110,6 +110,34 @@ static void test_bad_options(void **state)
     assert_null(strstr(out, "not built yet"));
 }
 
+/* --templates: checked before the command runs, handed over as an absolute path. */
+static void test_templates(void **state)
+{
+    (void)state;
+    char *bad[] = {GMUX_CLI_PATH, "run", "--no-daemon", "--templates", GMUX_TPL_DIR "/truncated.db",
+                   "--",          "sh",  "-c",          "echo ran",    NULL};
+    assert_int_equal(run(bad), 1);
+    assert_non_null(strstr(err, "truncated.db:4"));
+    assert_null(strstr(out, "ran"));
+    char *missing[] = {GMUX_CLI_PATH,       "run", "--no-daemon", "--templates",
+                       "/nonexistent/x.db", "--",  "true",        NULL};
+    assert_int_equal(run(missing), 1);
+    assert_non_null(strstr(err, "/nonexistent/x.db"));
+    char *good[] = {GMUX_CLI_PATH,
+                    "run",
+                    "--no-daemon",
+                    "--templates",
+                    GMUX_TPL_DIR "/scale.db",
+                    "--",
+                    "sh",
+                    "-c",
+                    "echo \"tpl=$GMUX_TEMPLATES\"",
+                    NULL};
+    assert_int_equal(run(good), 0);
+    assert_non_null(strstr(out, "tpl=/"));
+    assert_non_null(strstr(out, "/scale.db"));
+}
+
 int main(void)
 {
     /* An ASan build's shim needs its runtime, which sh does not load first. */
@@ -122,6 +150,7 @@ int main(void)
         cmocka_unit_test(test_task_settings),
         cmocka_unit_test(test_missing_command),
         cmocka_unit_test(test_bad_options),
+        cmocka_unit_test(test_templates),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

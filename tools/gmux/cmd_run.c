@@ -16,6 +16,8 @@
 #include "common/parse.h"
 #include "common/settings.h"
 #include "daemon/server.h"
+#include "engine/predictor.h"
+#include "engine/template_db.h"
 
 #ifndef GMUX_INSTALL_LIBDIR
 #define GMUX_INSTALL_LIBDIR "lib"
@@ -25,7 +27,8 @@ static void run_help(void)
 {
     printf("Usage: gmux run [--policy off|demand|proactive] [--budget SIZE] [--no-managed]\n"
            "                [--priority P] [--class latency|batch] [--name NAME] [--no-daemon]\n"
-           "                [--socket PATH] [--stats FILE] [--] COMMAND [ARGS...]\n\n"
+           "                [--socket PATH] [--stats FILE] [--templates FILE] [--] COMMAND "
+           "[ARGS...]\n\n"
            "Runs COMMAND with libgmux.so preloaded: the CUDA driver calls of the program are\n"
            "intercepted, its allocations tracked (and moved to managed memory), and with\n"
            "--policy proactive (the default) each launch's data is prefetched ahead of it.\n\n"
@@ -35,6 +38,12 @@ static void run_help(void)
            "                 this view; sets GMUX_BUDGET\n"
            "  --no-managed   keep plain allocations as device memory; sets GMUX_SHIM_MANAGED=0\n"
            "  --stats FILE   write the shim's counters (JSON) to FILE at exit\n"
+           "  --templates FILE\n"
+           "                 a template database (gmux profile -o FILE -- COMMAND): while the\n"
+           "                 program's managed memory exceeds the device (or --budget), each\n"
+           "                 launch prefetches the bytes its kernel's templates predict\n"
+           "                 instead of whole allocations; checked before COMMAND starts;\n"
+           "                 sets GMUX_TEMPLATES\n"
            "  --priority P   the task's priority for gmuxd, -20..20 (default 0)\n"
            "  --class C      batch (default) or latency: a latency task takes the GPU from\n"
            "                 batch tasks at their next kernel boundary\n"
@@ -107,10 +116,27 @@ static int run_join_daemon(void)
     return 0;
 }
 
+/* Loads the database as the shim will (so a bad one is reported before the
+ * program runs, not in its output) and makes its path absolute in abs. */
+static int run_check_templates(const char *path, char abs[PATH_MAX])
+{
+    eng_predictor_t *p;
+    if (eng_predictor_create(&p) != GMUX_OK)
+        return cli_fail("run", "out of memory");
+    char err[512];
+    gmux_status_t st = eng_tpl_db_load(p, path, err, sizeof(err));
+    eng_predictor_destroy(p);
+    if (st != GMUX_OK)
+        return cli_fail("run", "template database not usable: %s", err);
+    if (!realpath(path, abs))
+        return cli_fail("run", "%s: %s", path, strerror(errno));
+    return 0;
+}
+
 int cmd_run(int argc, char **argv)
 {
     const char *policy = NULL, *budget = NULL, *stats = NULL, *prio = NULL, *cls = NULL;
-    const char *name = NULL, *sock = NULL;
+    const char *name = NULL, *sock = NULL, *tpl = NULL;
     int no_managed = 0, no_daemon = 0;
     int i;
     for (i = 1; i < argc; i++) {
@@ -133,14 +159,15 @@ int cmd_run(int argc, char **argv)
             no_daemon = 1;
             continue;
         }
-        const char **dst = strcmp(a, "--policy") == 0     ? &policy
-                           : strcmp(a, "--budget") == 0   ? &budget
-                           : strcmp(a, "--stats") == 0    ? &stats
-                           : strcmp(a, "--priority") == 0 ? &prio
-                           : strcmp(a, "--class") == 0    ? &cls
-                           : strcmp(a, "--name") == 0     ? &name
-                           : strcmp(a, "--socket") == 0   ? &sock
-                                                          : NULL;
+        const char **dst = strcmp(a, "--policy") == 0      ? &policy
+                           : strcmp(a, "--budget") == 0    ? &budget
+                           : strcmp(a, "--stats") == 0     ? &stats
+                           : strcmp(a, "--priority") == 0  ? &prio
+                           : strcmp(a, "--class") == 0     ? &cls
+                           : strcmp(a, "--name") == 0      ? &name
+                           : strcmp(a, "--socket") == 0    ? &sock
+                           : strcmp(a, "--templates") == 0 ? &tpl
+                                                           : NULL;
         if (!dst)
             return cli_usage_error("run", "unknown option '%s'", a);
         if (i + 1 >= argc)
@@ -162,6 +189,10 @@ int cmd_run(int argc, char **argv)
     if (cls && strcmp(cls, "batch") != 0 && strcmp(cls, "latency") != 0)
         return cli_usage_error("run", "unknown class '%s' (latency or batch)", cls);
 
+    char tpl_abs[PATH_MAX];
+    if (tpl && run_check_templates(tpl, tpl_abs) != 0)
+        return 1;
+
     char shim[PATH_MAX];
     if (run_find_shim(shim, sizeof(shim)) != 0)
         return cli_fail("run", "libgmux.so not found next to gmux or in ../%s",
@@ -174,6 +205,7 @@ int cmd_run(int argc, char **argv)
         (cls && setenv("GMUX_TASK_CLASS", cls, 1) != 0) ||
         (name && setenv("GMUX_TASK_NAME", name, 1) != 0) ||
         (sock && setenv("GMUX_SOCKET", sock, 1) != 0) ||
+        (tpl && setenv("GMUX_TEMPLATES", tpl_abs, 1) != 0) ||
         setenv("GMUX_GATE", no_daemon ? "0" : "1", 1) != 0)
         return cli_fail("run", "cannot set the environment: %s", strerror(errno));
     if (!no_daemon && run_join_daemon() != 0)

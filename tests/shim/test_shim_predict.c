@@ -1,0 +1,164 @@
+/*
+ * Template prediction in libgmux.so (src/shim/predict.c), against the driver
+ * double: with a database (GMUX_TEMPLATES) and the program's managed memory
+ * above its budget, a launch of a kernel the database knows prefetches the
+ * bytes its template predicts, not the whole regions its arguments point
+ * into; a kernel the database does not know still gets whole regions. CTest
+ * runs this program three ways, told by TEST_PREDICT what to expect:
+ *   predict  good database, oversubscribed: predicted ranges
+ *   bad      truncated database: reported, whole regions
+ *   fits     good database, memory fits: whole regions, once each
+ */
+#include <dlfcn.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <cuda.h>
+#include <cudaTypedefs.h>
+
+#include "fake_cuda/fake_cuda.h"
+
+#define MIB (1024u * 1024u)
+
+static PFN_cuGetProcAddress_v12000 gpa;
+static fake_reset_fn f_reset;
+static fake_log_count_fn f_count;
+static fake_log_get_fn f_get;
+static fake_register_kernel_fn f_register;
+static PFN_cuLaunchKernel_v4000 launch;
+static CUdeviceptr a, b;
+static const char *expect;
+
+static void k_nop(void **args, const unsigned grid[3], const unsigned block[3])
+{
+    (void)args;
+    (void)grid;
+    (void)block;
+}
+
+static void *get(const char *base)
+{
+    void *p = NULL;
+    CUdriverProcAddressQueryResult q;
+    assert_int_equal(gpa(base, &p, 12000, 0, &q), CUDA_SUCCESS);
+    return p;
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    void *drv = dlopen("libcuda.so.1", RTLD_NOW);
+    assert_non_null(drv);
+    gpa = (PFN_cuGetProcAddress_v12000)dlsym(drv, "cuGetProcAddress_v2");
+    f_reset = (fake_reset_fn)dlsym(drv, "fake_reset");
+    f_count = (fake_log_count_fn)dlsym(drv, "fake_log_count");
+    f_get = (fake_log_get_fn)dlsym(drv, "fake_log_get");
+    f_register = (fake_register_kernel_fn)dlsym(drv, "fake_register_kernel");
+    assert_true(gpa && f_reset && f_count && f_get && f_register);
+    PFN_cuMemAlloc_v3020 alloc = (PFN_cuMemAlloc_v3020)get("cuMemAlloc");
+    assert_int_equal(alloc(&a, MIB), CUDA_SUCCESS);
+    assert_int_equal(alloc(&b, MIB), CUDA_SUCCESS);
+    launch = (PFN_cuLaunchKernel_v4000)get("cuLaunchKernel");
+    expect = getenv("TEST_PREDICT");
+    assert_non_null(expect);
+    return 0;
+}
+
+typedef struct {
+    uint64_t addr, len;
+} rng_t;
+
+/* The prefetches the last launch caused, in either form, in log order. */
+static size_t prefetched(rng_t *out, size_t max)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < f_count(); i++) {
+        const fake_call_t *c = f_get(i);
+        if (strcmp(c->fn, "cuMemPrefetchAsync_v2") != 0 &&
+            strcmp(c->fn, "cuMemPrefetchBatchAsync") != 0)
+            continue;
+        assert_true(n < max);
+        out[n++] = (rng_t){c->a[0], c->a[1]};
+    }
+    return n;
+}
+
+static void launch_3(CUfunction f, CUdeviceptr p, CUdeviceptr q, uint64_t n)
+{
+    f_reset();
+    void *args[] = {&p, &q, &n};
+    assert_int_equal(launch(f, 1, 1, 1, 32, 1, 1, 0, NULL, args, NULL), CUDA_SUCCESS);
+}
+
+static void assert_ranges(const rng_t *want, size_t nwant)
+{
+    rng_t got[16];
+    size_t n = prefetched(got, 16);
+    for (size_t i = 0; i < n; i++)
+        fprintf(stderr, "  prefetched %#llx + %llu\n", (unsigned long long)got[i].addr,
+                (unsigned long long)got[i].len);
+    assert_int_equal(n, nwant);
+    for (size_t i = 0; i < nwant; i++) {
+        bool found = false;
+        for (size_t j = 0; j < n && !found; j++)
+            found = got[j].addr == want[i].addr && got[j].len == want[i].len;
+        assert_true(found);
+    }
+}
+
+static void test_known_kernel(void **state)
+{
+    (void)state;
+    static const size_t sizes[] = {8, 8, 8};
+    CUfunction scale = f_register("scale", 3, sizes, k_nop);
+    launch_3(scale, a, b, 1000);
+    rng_t whole[] = {{a, MIB}, {b, MIB}};
+    if (strcmp(expect, "predict") == 0) {
+        rng_t want[] = {{a, 4000}, {b, 4000}};
+        assert_ranges(want, 2);
+        /* into the middle of a region, as a caching allocator hands out */
+        launch_3(scale, a + 8192, b + 4096, 10);
+        rng_t mid[] = {{a + 8192, 40}, {b + 4096, 40}};
+        assert_ranges(mid, 2);
+        /* a template reaching past the region is clipped to it */
+        launch_3(scale, a + MIB - 100, b, 100);
+        rng_t clip[] = {{a + MIB - 100, 100}, {b, 400}};
+        assert_ranges(clip, 2);
+    } else {
+        assert_ranges(whole, 2);
+        launch_3(scale, a + 8192, b + 4096, 10);
+        if (strcmp(expect, "fits") == 0)
+            assert_ranges(NULL, 0); /* prefetched once: they stay */
+        else
+            assert_ranges(whole, 2); /* oversubscribed: every launch, whole */
+    }
+}
+
+static void test_unknown_kernel(void **state)
+{
+    (void)state;
+    static const size_t sizes[] = {8, 8, 8};
+    CUfunction other = f_register("not_in_db", 3, sizes, k_nop);
+    launch_3(other, a, b, 1000);
+    rng_t whole[] = {{a, MIB}, {b, MIB}};
+    if (strcmp(expect, "fits") == 0)
+        assert_ranges(NULL, 0); /* test_known_kernel prefetched them already */
+    else
+        assert_ranges(whole, 2);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_known_kernel),
+        cmocka_unit_test(test_unknown_kernel),
+    };
+    return cmocka_run_group_tests(tests, setup, NULL);
+}
