@@ -138,10 +138,12 @@ static int child(const char *policy, long n)
     }
     if (best_native < 0 || best_shim < 0)
         return 6;
+    const char *budget = getenv("GMUX_BUDGET"), *tpl = getenv("GMUX_TEMPLATES");
     printf("{\"bench\":\"shim_launch\",\"policy\":\"%s\",\"gate\":\"%s\",\"launches\":%ld,"
-           "\"pointer_args\":3,"
+           "\"pointer_args\":3,\"oversubscribed\":%s,\"templates\":%s,"
            "\"native_ns\":%.1f,\"shim_ns\":%.1f,\"hook_ns\":%.1f,\"mallocs_in_loop\":%llu}\n",
-           policy, gate, n * 5, best_native, best_shim, best_shim - best_native,
+           policy, gate, n * 5, budget && *budget ? "true" : "false",
+           tpl && *tpl ? "true" : "false", best_native, best_shim, best_shim - best_native,
            (unsigned long long)allocs);
     return 0;
 }
@@ -181,9 +183,23 @@ int main(int argc, char **argv)
     }
     close(ready[0]);
     int failed = 0;
-    for (size_t i = 0; i < 6; i++) {
-        const char *policy = policies[i / 2];
-        int gated = (int)(i % 2);
+    char tpl[128];
+    snprintf(tpl, sizeof(tpl), "/tmp/gmux_bench_shim_%d.db", (int)getpid());
+    FILE *db = fopen(tpl, "w");
+    if (!db)
+        return 1;
+    /* the bench kernel (a, b, c, int count) as the shim presents it: pppv */
+    fprintf(db, "gmux-templates 1\nkernel bench pppv\n"
+                "arg 0 T2 off=0 len=2*a3 mode=r\narg 1 T2 off=0 len=2*a3 mode=r\n"
+                "arg 2 T2 off=0 len=2*a3 mode=w\nend\ntotal 1\n");
+    fclose(db);
+    /* rows 0-5: each policy ungated and gated; 6-7: proactive, ungated, with
+     * 3 MiB of managed memory over a 2 MiB budget (every launch prefetches),
+     * whole regions then template prediction */
+    for (size_t i = 0; i < 8; i++) {
+        const char *policy = i < 6 ? policies[i / 2] : "proactive";
+        int gated = i < 6 ? (int)(i % 2) : 0;
+        int oversub = i >= 6, templates = i == 7;
         unlink(stats);
         fflush(stdout);
         pid_t pid = fork();
@@ -197,6 +213,10 @@ int main(int argc, char **argv)
             setenv("GMUX_SOCKET", sock, 1);
             setenv("GMUX_GATE_IDLE_MS", "60000", 1); /* keep the turn between the loops */
             setenv("GMUX_SHIM_STATS", stats, 1);
+            if (oversub)
+                setenv("GMUX_BUDGET", "2097152", 1);
+            if (templates)
+                setenv("GMUX_TEMPLATES", tpl, 1);
             execl("/proc/self/exe", argv[0], "--child", policy, count, (char *)NULL);
             _exit(127);
         }
@@ -218,10 +238,18 @@ int main(int argc, char **argv)
                     policy, gated, waits, gated);
             failed = 1;
         }
+        const char *t = got ? strstr(json, "\"template_launches\":") : NULL;
+        long narrowed = t ? atol(t + strlen("\"template_launches\":")) : -1;
+        if ((templates && narrowed <= 0) || (!templates && narrowed != 0)) {
+            fprintf(stderr, "bench_shim: row %zu: %ld launches narrowed by templates\n", i,
+                    narrowed);
+            failed = 1;
+        }
     }
     kill(daemon, SIGKILL);
     waitpid(daemon, NULL, 0);
     unlink(sock);
     unlink(stats);
+    unlink(tpl);
     return failed;
 }

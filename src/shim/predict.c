@@ -147,41 +147,63 @@ static bool pred_bind(eng_launch_t *el, CUfunction f)
     return ok;
 }
 
+/* The regions of one launch's values (looked up under one lock), which the
+ * predictor's spans almost always fall in; the table is asked otherwise. */
+typedef struct pred_regions {
+    const shim_region_t *v;
+    size_t n;
+} pred_regions_t;
+
+static bool pred_lookup(const pred_regions_t *c, uint64_t addr, shim_region_t *r)
+{
+    for (size_t i = 0; i < c->n; i++)
+        if (c->v[i].size && addr - c->v[i].base < c->v[i].size) {
+            *r = c->v[i];
+            return true;
+        }
+    return shim_regions_find(&shim_state.regions, addr, r);
+}
+
 static bool pred_region(void *ctx, uint64_t addr, uint64_t *base_p, uint64_t *size_p)
 {
-    (void)ctx;
     shim_region_t r;
-    if (!shim_regions_find(&shim_state.regions, addr, &r))
+    if (!pred_lookup(ctx, addr, &r))
         return false;
     *base_p = r.base;
     *size_p = r.size;
     return true;
 }
 
+typedef struct pred_out {
+    shim_range_t *v;
+    size_t n, max;
+    bool narrow; /* some range is smaller than its region */
+} pred_out_t;
+
 /* Adds [addr, addr+len) clipped to the managed region holding addr (nothing
  * outside managed memory: the driver refuses such a prefetch); false when out
  * is full, since a range left out would be an under-prediction. */
-static bool pred_add(uint64_t addr, uint64_t len, shim_range_t *out, size_t *n_p, size_t max)
+static bool pred_add(const pred_regions_t *c, uint64_t addr, uint64_t len, pred_out_t *o)
 {
     shim_region_t r;
-    if (len == 0 || !shim_regions_find(&shim_state.regions, addr, &r) ||
-        r.kind != SHIM_REGION_MANAGED)
+    if (len == 0 || !pred_lookup(c, addr, &r) || r.kind != SHIM_REGION_MANAGED)
         return true;
-    if (*n_p == max)
+    if (o->n == o->max)
         return false;
     uint64_t end = r.base + r.size - addr < len ? r.base + r.size : addr + len;
-    out[(*n_p)++] = (shim_range_t){.addr = addr, .len = end - addr};
+    o->v[o->n++] = (shim_range_t){.addr = addr, .len = end - addr};
+    o->narrow |= end - addr < r.size;
     return true;
 }
 
 /* The ranges of one span: each piece, or the covering range of many. */
-static bool pred_add_span(const eng_span_t *s, shim_range_t *out, size_t *n_p, size_t max)
+static bool pred_add_span(const pred_regions_t *c, const eng_span_t *s, pred_out_t *o)
 {
     if (s->count <= 1)
-        return pred_add(s->addr, s->len, out, n_p, max);
+        return pred_add(c, s->addr, s->len, o);
     if (s->count <= PRED_PIECES_MAX) {
         for (uint64_t k = 0; k < s->count; k++)
-            if (!pred_add(s->addr + k * s->stride, s->len, out, n_p, max))
+            if (!pred_add(c, s->addr + k * s->stride, s->len, o))
                 return false;
         return true;
     }
@@ -189,7 +211,7 @@ static bool pred_add_span(const eng_span_t *s, shim_range_t *out, size_t *n_p, s
     if (__builtin_mul_overflow(s->count - 1, s->stride, &reach) ||
         __builtin_add_overflow(reach, s->len, &reach))
         reach = UINT64_MAX - s->addr; /* clipped to the region by pred_add */
-    return pred_add(s->addr, reach, out, n_p, max);
+    return pred_add(c, s->addr, reach, o);
 }
 
 size_t shim_predict_ranges(const shim_launch_info_t *l, shim_range_t *out, size_t max, bool *ok_p,
@@ -203,40 +225,40 @@ size_t shim_predict_ranges(const shim_launch_info_t *l, shim_range_t *out, size_
     size_t nvals = shim_params_values(l->func, l->params, l->extra, vals, ENG_PRED_MAX_ARGS);
     if (nvals == 0 || nvals == ENG_PRED_MAX_ARGS)
         return 0; /* unreadable, or possibly cut short */
+    shim_region_t regs[ENG_PRED_MAX_ARGS];
+    shim_regions_find_n(&shim_state.regions, vals, nvals, regs);
+    pred_regions_t cache = {.v = regs, .n = nvals};
     eng_arg_t args[ENG_PRED_MAX_ARGS];
-    for (size_t i = 0; i < nvals; i++) {
-        shim_region_t r;
-        bool ptr = shim_regions_find(&shim_state.regions, vals[i], &r);
-        args[i] = (eng_arg_t){.kind = ptr ? ENG_ARG_PTR : ENG_ARG_VAL, .value = vals[i]};
-    }
+    for (size_t i = 0; i < nvals; i++)
+        args[i] = (eng_arg_t){.kind = regs[i].size ? ENG_ARG_PTR : ENG_ARG_VAL, .value = vals[i]};
     eng_launch_t el = {.grid = {l->grid[0], l->grid[1], l->grid[2]},
                        .block = {l->block[0], l->block[1], l->block[2]},
                        .nargs = (uint32_t)nvals,
                        .args = args};
-    pthread_rwlock_rdlock(&pred_lock);
-    pred_func_t *e = pred_find(l->func);
-    bool known = e && e->f == l->func;
-    if (known)
-        el.kernel = e->kernel;
-    pthread_rwlock_unlock(&pred_lock);
-    if (!known && !pred_bind(&el, l->func))
-        return 0;
     eng_span_t spans[PRED_SPANS_MAX];
     size_t nspans = 0;
-    eng_region_lookup_t rl = {.find = pred_region, .ctx = NULL};
-    pthread_rwlock_rdlock(&pred_lock);
-    gmux_status_t st = eng_predictor_predict(pred, &el, &rl, spans, PRED_SPANS_MAX, &nspans);
-    pthread_rwlock_unlock(&pred_lock);
+    eng_region_lookup_t rl = {.find = pred_region, .ctx = &cache};
+    gmux_status_t st = GMUX_ERR_NOT_FOUND;
+    for (int pass = 0; pass < 2 && st == GMUX_ERR_NOT_FOUND; pass++) {
+        /* first launch of this function: bind it, then predict */
+        if (pass == 1 && !pred_bind(&el, l->func))
+            return 0;
+        pthread_rwlock_rdlock(&pred_lock);
+        pred_func_t *e = pred_find(l->func);
+        if (e && e->f == l->func) {
+            el.kernel = e->kernel;
+            st = eng_predictor_predict(pred, &el, &rl, spans, PRED_SPANS_MAX, &nspans);
+            st = st == GMUX_ERR_NOT_FOUND ? GMUX_ERR_STATE : st;
+        }
+        pthread_rwlock_unlock(&pred_lock);
+    }
     if (st != GMUX_OK)
         return 0;
-    size_t n = 0;
+    pred_out_t o = {.v = out, .n = 0, .max = max, .narrow = false};
     for (size_t i = 0; i < nspans; i++)
-        if (!pred_add_span(&spans[i], out, &n, max))
+        if (!pred_add_span(&cache, &spans[i], &o))
             return 0; /* more ranges than out holds: whole regions instead */
     *ok_p = true;
-    for (size_t i = 0; i < n && !*narrow_p; i++) {
-        shim_region_t r;
-        *narrow_p = shim_regions_find(&shim_state.regions, out[i].addr, &r) && out[i].len < r.size;
-    }
-    return n;
+    *narrow_p = o.narrow;
+    return o.n;
 }

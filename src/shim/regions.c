@@ -138,6 +138,24 @@ bool shim_regions_find(shim_regions_t *t, uint64_t addr, shim_region_t *out_p)
     return r != NULL;
 }
 
+size_t shim_regions_find_n(shim_regions_t *t, const uint64_t *addrs, size_t n, shim_region_t *out)
+{
+    size_t found = 0;
+    pthread_rwlock_rdlock(&t->lock);
+    for (size_t i = 0; i < n; i++) {
+        shim_region_t *r = regions_lookup(t, addrs[i]);
+        if (r) {
+            out[i] = *r;
+            out[i].gen = __atomic_load_n(&r->gen, __ATOMIC_RELAXED);
+            found++;
+        } else {
+            out[i] = (shim_region_t){0};
+        }
+    }
+    pthread_rwlock_unlock(&t->lock);
+    return found;
+}
+
 uint64_t shim_regions_bytes(shim_regions_t *t, shim_region_kind_t kind)
 {
     pthread_rwlock_rdlock(&t->lock);

@@ -72,6 +72,11 @@ size_t shim_regions_remove_range(shim_regions_t *t, uint64_t base, uint64_t size
 /* The region containing addr, copied to *out_p; false if none. */
 bool shim_regions_find(shim_regions_t *t, uint64_t addr, shim_region_t *out_p);
 
+/* The regions containing each of addrs[0..n), under one shared lock: out[i]
+ * is a copy, or all zero (size 0) where none contains addrs[i]. Returns how
+ * many were found. */
+size_t shim_regions_find_n(shim_regions_t *t, const uint64_t *addrs, size_t n, shim_region_t *out);
+
 /* Bytes and count of regions of one kind. */
 uint64_t shim_regions_bytes(shim_regions_t *t, shim_region_kind_t kind);
 uint64_t shim_regions_count(shim_regions_t *t, shim_region_kind_t kind);
