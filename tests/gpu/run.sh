@@ -99,6 +99,7 @@ checks=(
   "shim-torch|100|bash $g/shim_checks.sh $build torch"
   "daemon|120|bash $g/daemon_checks.sh $build"
   "netdev|100|bash $g/netdev_checks.sh $build"
+  "shim-predict|150|bash $g/shim_checks.sh $build predict"
 )
 
 if [[ $dry -eq 1 ]]; then

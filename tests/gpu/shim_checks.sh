@@ -9,8 +9,13 @@
 #           trace replayed in gmux sim; CUPTI fault counts in the shim's stats
 #   torch   a PyTorch training loop natively and under the three policies,
 #           identical losses (skipped where torch is missing)
+#   predict the same loop profiled (gmux profile -- CMD), then run proactive
+#           under a budget below its footprint (the shim prefetches at every
+#           launch; no more managed memory than the GPU has free is asked
+#           for) with whole regions and with the template database: identical
+#           losses, launches narrowed by templates, bytes prefetched, times
 # Results as JSON lines appended to $GMUX_GPU_OUT/shim.jsonl and results.jsonl.
-#   tests/gpu/shim_checks.sh BUILD_DIR [progs|rate|record|torch|all]
+#   tests/gpu/shim_checks.sh BUILD_DIR [progs|rate|record|torch|predict|all]
 # Exit 0 all good, 1 a mismatch or failure, 77 no GPU.
 set -uo pipefail
 build=${1:-build}
@@ -20,7 +25,7 @@ gmux="$build/tools/gmux/gmux"
 out="${GMUX_GPU_OUT:-$build/gpu-out}"
 mkdir -p "$out"
 json="$out/shim.jsonl"
-case "$part" in progs|rate|record|torch|all) ;; *) echo "shim_checks: unknown part '$part'" >&2; exit 2 ;; esac
+case "$part" in progs|rate|record|torch|predict|all) ;; *) echo "shim_checks: unknown part '$part'" >&2; exit 2 ;; esac
 if [[ ! -x "$prog" || ! -x "$gmux" ]]; then
   echo "shim_checks: $prog or $gmux missing (build with CUDA first)" >&2
   exit 1
@@ -128,6 +133,34 @@ if want torch; then
       [[ -n "$native" && "$got" == "$native" ]] && same=true
       [[ $same == true ]] || { failed=1; tail -8 "$out/shim_torch_${policy}.err" >&2; }
       emit "{\"check\":\"shim_torch_train\",\"policy\":\"$policy\",\"identical\":$same,\"native_s\":$t_native,\"gmux_s\":$dt}"
+    done
+  fi
+fi
+if want predict; then
+  torch_py="$(dirname "$0")/shim_torch.py"
+  native=$(timeout 60 python3 "$torch_py" 2>"$out/shim_predict_native.err" | grep '^RESULT')
+  if [[ -z "$native" ]]; then
+    emit '{"check":"shim_predict","skipped":"no torch or no GPU"}'
+  else
+    db="$out/shim_torch.db"
+    timeout 120 "$gmux" profile -o "$db" -- python3 "$torch_py" >"$out/shim_predict_profile.txt" 2>&1
+    [[ -s "$db" ]] || { failed=1; tail -5 "$out/shim_predict_profile.txt" >&2; }
+    templated=$(grep -c ' T[123] ' "$db" 2>/dev/null)
+    budget=${GMUX_PREDICT_BUDGET:-8M}
+    counter() { local v; v=$(grep -o "\"$1\":[0-9]*" "$2" 2>/dev/null | cut -d: -f2); echo "${v:-0}"; }
+    for how in whole templates; do
+      args=(run --no-daemon --policy proactive --budget "$budget" --stats "$out/shim_predict_$how.stats.json")
+      [[ $how == templates ]] && args+=(--templates "$db")
+      t0=$(date +%s.%N)
+      got=$(timeout 60 "$gmux" "${args[@]}" -- python3 "$torch_py" 2>"$out/shim_predict_$how.err" | grep '^RESULT')
+      dt=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{printf "%.2f", b-a}')
+      same=false
+      [[ "$got" == "$native" ]] && same=true
+      st="$out/shim_predict_$how.stats.json"
+      narrowed=$(counter template_launches "$st")
+      [[ $same == true ]] || { failed=1; tail -8 "$out/shim_predict_$how.err" >&2; }
+      [[ $how == whole || $narrowed -gt 0 ]] || failed=1
+      emit "{\"check\":\"shim_predict\",\"how\":\"$how\",\"budget\":\"$budget\",\"identical\":$same,\"templated_args\":${templated:-0},\"launches\":$(counter launches "$st"),\"predicted_launches\":$(counter predicted_launches "$st"),\"template_launches\":$narrowed,\"prefetch_bytes\":$(counter prefetch_bytes "$st"),\"prefetches\":$(counter prefetches "$st"),\"gmux_s\":$dt}"
     done
   fi
 fi
