@@ -38,7 +38,7 @@ static long regions_floor(const shim_regions_t *t, uint64_t addr)
 
 static void regions_drop_at(shim_regions_t *t, size_t i)
 {
-    t->bytes[t->v[i].kind] -= t->v[i].size;
+    __atomic_fetch_sub(&t->bytes[t->v[i].kind], t->v[i].size, __ATOMIC_RELAXED);
     t->count[t->v[i].kind]--;
     memmove(&t->v[i], &t->v[i + 1], (t->n - i - 1) * sizeof(t->v[0]));
     t->n--;
@@ -86,7 +86,7 @@ gmux_status_t shim_regions_insert(shim_regions_t *t, uint64_t base, uint64_t siz
     t->v[pos] = (shim_region_t){
         .base = base, .size = size, .kind = (uint8_t)kind, .loc_type = loc_type, .gen = 0};
     t->n++;
-    t->bytes[kind] += size;
+    __atomic_fetch_add(&t->bytes[kind], size, __ATOMIC_RELAXED);
     t->count[kind]++;
 out_unlock:
     pthread_rwlock_unlock(&t->lock);
@@ -158,10 +158,8 @@ size_t shim_regions_find_n(shim_regions_t *t, const uint64_t *addrs, size_t n, s
 
 uint64_t shim_regions_bytes(shim_regions_t *t, shim_region_kind_t kind)
 {
-    pthread_rwlock_rdlock(&t->lock);
-    uint64_t b = t->bytes[kind];
-    pthread_rwlock_unlock(&t->lock);
-    return b;
+    /* no lock: the launch path asks this at every launch (written atomically) */
+    return __atomic_load_n(&t->bytes[kind], __ATOMIC_RELAXED);
 }
 
 uint64_t shim_regions_count(shim_regions_t *t, shim_region_kind_t kind)
@@ -177,7 +175,7 @@ uint64_t shim_regions_total_bytes(shim_regions_t *t)
     uint64_t sum = 0;
     pthread_rwlock_rdlock(&t->lock);
     for (int k = 0; k < SHIM_REGION_KIND_COUNT; k++)
-        sum += t->bytes[k];
+        sum += __atomic_load_n(&t->bytes[k], __ATOMIC_RELAXED);
     pthread_rwlock_unlock(&t->lock);
     return sum;
 }
@@ -187,7 +185,7 @@ size_t shim_regions_claim(shim_regions_t *t, const uint64_t *vals, size_t n, uin
 {
     size_t nout = 0, hits = 0;
     pthread_rwlock_rdlock(&t->lock);
-    bool force = t->bytes[SHIM_REGION_MANAGED] > force_above;
+    bool force = __atomic_load_n(&t->bytes[SHIM_REGION_MANAGED], __ATOMIC_RELAXED) > force_above;
     for (size_t i = 0; i < n; i++) {
         shim_region_t *r = regions_lookup(t, vals[i]);
         if (!r)

@@ -48,7 +48,8 @@ typedef struct shim_regions {
     pthread_rwlock_t lock;
     shim_region_t *v; /* sorted by base, non-overlapping */
     size_t n, cap;
-    uint64_t bytes[SHIM_REGION_KIND_COUNT];
+    uint64_t
+        bytes[SHIM_REGION_KIND_COUNT]; /* changed under the lock, atomically: read without it */
     uint64_t count[SHIM_REGION_KIND_COUNT];
 } shim_regions_t;
 
