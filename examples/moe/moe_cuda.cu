@@ -45,6 +45,8 @@ struct moe_dev {
     unsigned *counts;                 /* device, per expert */
 };
 
+#define MOE_BATCH 64u /* combine puts per ring claim */
+
 __device__ static uint32_t disp_ctx(const moe_dev &m, int le)
 {
     return (uint32_t)le % (m.nctx > 1 ? m.nctx - 1 : 1);
@@ -105,15 +107,32 @@ __global__ static void k_experts(gmux_dev_handle_t h, moe_dev m, int iter)
         }
         uint32_t count = (uint32_t)gmux_dev_signal_read(h, sig);
         int e = m.me * p.local_exp + le;
-        for (uint32_t i = 0; i < count; i++) {
-            const float *in = m.window + moe_recv_off(&p, le, src, (int)i);
-            int t = (int)__ldcv(&in[0]), k = (int)__ldcv(&in[1]);
-            float w = __ldcv(&in[2]);
-            float *y = m.res + moe_recv_off(&p, le, src, (int)i) / msg * (size_t)p.hidden;
-            for (int j = threadIdx.x; j < p.hidden; j += blockDim.x)
-                y[j] = w * moe_expert(e, __ldcv(&in[MOE_META + j]));
-            gmux_dev_put_block(h, m.nctx - 1, src, m.win, moe_comb_off(&p, t, k) * sizeof(float), y,
-                               (size_t)p.hidden * sizeof(float), NULL);
+        /* the results go back in batches: one ring claim per MOE_BATCH puts */
+        __shared__ uint64_t b_off[MOE_BATCH], b_size[MOE_BATCH];
+        __shared__ const void *b_src[MOE_BATCH];
+        for (uint32_t i0 = 0; i0 < count; i0 += MOE_BATCH) {
+            uint32_t nb = count - i0 < MOE_BATCH ? count - i0 : MOE_BATCH;
+            for (uint32_t i = i0; i < i0 + nb; i++) {
+                const float *in = m.window + moe_recv_off(&p, le, src, (int)i);
+                int t = (int)__ldcv(&in[0]), k = (int)__ldcv(&in[1]);
+                float w = __ldcv(&in[2]);
+                float *y = m.res + moe_recv_off(&p, le, src, (int)i) / msg * (size_t)p.hidden;
+                for (int j = threadIdx.x; j < p.hidden; j += blockDim.x)
+                    y[j] = w * moe_expert(e, __ldcv(&in[MOE_META + j]));
+                if (threadIdx.x == 0) {
+                    b_off[i - i0] = moe_comb_off(&p, t, k) * sizeof(float);
+                    b_src[i - i0] = y;
+                    b_size[i - i0] = (size_t)p.hidden * sizeof(float);
+                }
+            }
+            __syncthreads(); /* every thread's y rows, then thread 0's fence covers them */
+            if (threadIdx.x == 0) {
+                gmux_status_t st = gmux_dev_put_batch(h, m.nctx - 1, src, m.win, nb, b_off, b_src,
+                                                      b_size, NULL, NULL);
+                if (st != GMUX_OK)
+                    printf("moe_cuda: combine put batch: %d\n", (int)st);
+            }
+            __syncthreads(); /* the batch arrays are reused */
         }
         back += count;
     }

@@ -136,15 +136,15 @@ GMUX_DEV_FN bool gmux_dev_expired_(uint64_t *deadline, uint64_t timeout_ns)
     return now >= *deadline;
 }
 
-/* Claims a ticket in the ring of (ctx, peer) and writes d into its slot.
+/* Claims n (1..nslots) consecutive tickets of ring r; *t_p gets the first.
  * The tail and head live in pinned host memory, a bus round trip each from a
  * kernel; the ring's hints (device memory) stand in for both reads, so an
- * uncontended push crosses the bus once, for the CAS. */
-GMUX_DEV_FN gmux_status_t gmux_dev_push_(const gmux_dev_handle_t &h, const gmux_dev_desc_t *d)
+ * uncontended claim crosses the bus once, for the CAS. */
+GMUX_DEV_FN gmux_status_t gmux_dev_claim_(const gmux_dev_handle_t &h, gmux_dev_ring_t *r,
+                                          uint64_t n, uint64_t *t_p)
 {
-    if (d->ctx >= h.nctx || d->peer >= (uint32_t)h.size)
+    if (n == 0 || n > h.nslots)
         return GMUX_ERR_INVALID;
-    gmux_dev_ring_t *r = &h.rings[(uint32_t)d->ctx * (uint32_t)h.size + d->peer];
     gmux_dev_sysref_t tail(*r->tail), head(*r->head);
     gmux_dev_devref_t tail_hint(r->tail_hint), head_hint(r->head_hint);
     uint64_t t = tail_hint.load(cuda::memory_order_relaxed);
@@ -153,10 +153,10 @@ GMUX_DEV_FN gmux_status_t gmux_dev_push_(const gmux_dev_handle_t &h, const gmux_
     uint64_t hd = head_hint.load(cuda::memory_order_acquire);
     uint64_t deadline = 0;
     for (unsigned i = 0;; i++) {
-        if (t - hd >= h.nslots) { /* full by the hint: read the real head */
+        if (t - hd > h.nslots - n) { /* too full by the hint: read the real head */
             hd = head.load(cuda::memory_order_acquire);
             head_hint.fetch_max(hd, cuda::memory_order_acq_rel);
-            if (t - hd >= h.nslots) {
+            if (t - hd > h.nslots - n) {
                 uint64_t now_t = tail.load(cuda::memory_order_relaxed);
                 if (now_t != t) { /* the guess was stale: not full after all? */
                     t = now_t;
@@ -170,25 +170,55 @@ GMUX_DEV_FN gmux_status_t gmux_dev_push_(const gmux_dev_handle_t &h, const gmux_
             }
         }
         /* a failed CAS (stale guess, another producer) loads the real tail */
-        if (tail.compare_exchange_weak(t, t + 1, cuda::memory_order_acq_rel,
+        if (tail.compare_exchange_weak(t, t + n, cuda::memory_order_acq_rel,
                                        cuda::memory_order_relaxed))
             break;
     }
-    tail_hint.fetch_max(t + 1, cuda::memory_order_relaxed);
+    tail_hint.fetch_max(t + n, cuda::memory_order_relaxed);
+    *t_p = t;
+    return GMUX_OK;
+}
+
+/* Before publishing: the payload and everything this thread wrote before
+ * becomes visible no later than the descriptor words that follow. */
+GMUX_DEV_FN void gmux_dev_publish_fence_(void)
+{
+#ifdef __CUDA_ARCH__
+    cuda::atomic_thread_fence(cuda::memory_order_release, cuda::thread_scope_system);
+#endif
+}
+
+/* Writes d, ticket t, into its slot of r (after gmux_dev_publish_fence_). */
+GMUX_DEV_FN void gmux_dev_store_(const gmux_dev_handle_t &h, gmux_dev_ring_t *r,
+                                 const gmux_dev_desc_t *d, uint64_t t)
+{
     uint64_t w[8];
     gmux_dev_desc_encode(d, (uint32_t)t, w);
     uint64_t *slot = r->slots + (t & (uint64_t)(h.nslots - 1)) * 8;
-    /* the payload and everything before it, then the words (any order) */
-#ifdef __CUDA_ARCH__
-    cuda::atomic_thread_fence(cuda::memory_order_release, cuda::thread_scope_system);
+    /* the words in any order: each carries its valid flag */
     for (int i = 0; i < 8; i++)
+#ifdef __CUDA_ARCH__
         gmux_dev_sysref_t(slot[i]).store(w[i], cuda::memory_order_relaxed);
 #else
-    /* on a CPU thread: a release store per word, as the net core's producer
-     * (same guarantee; visible to ThreadSanitizer, which ignores fences) */
-    for (int i = 0; i < 8; i++)
+        /* on a CPU thread: a release store per word, as the net core's
+         * producer (same guarantee; visible to ThreadSanitizer, which ignores
+         * fences) */
         gmux_dev_sysref_t(slot[i]).store(w[i], cuda::memory_order_release);
 #endif
+}
+
+/* Claims a ticket in the ring of (ctx, peer) and writes d into its slot. */
+GMUX_DEV_FN gmux_status_t gmux_dev_push_(const gmux_dev_handle_t &h, const gmux_dev_desc_t *d)
+{
+    if (d->ctx >= h.nctx || d->peer >= (uint32_t)h.size)
+        return GMUX_ERR_INVALID;
+    gmux_dev_ring_t *r = &h.rings[(uint32_t)d->ctx * (uint32_t)h.size + d->peer];
+    uint64_t t;
+    gmux_status_t st = gmux_dev_claim_(h, r, 1, &t);
+    if (st != GMUX_OK)
+        return st;
+    gmux_dev_publish_fence_();
+    gmux_dev_store_(h, r, d, t);
     return GMUX_OK;
 }
 
@@ -251,6 +281,52 @@ GMUX_DEV_FN gmux_status_t gmux_dev_put_value(const gmux_dev_handle_t &h, uint32_
     d.size = bytes;
     gmux_status_t st = gmux_dev_opts_(h, opts, &d);
     return st != GMUX_OK ? st : gmux_dev_push_(h, &d);
+}
+
+/* n puts to window win of peer on one context: put i copies sizes[i] bytes
+ * from srcs[i] (pinned host memory) to offsets[i]. Their ring slots are
+ * claimed together, one claim per up to half a ring of puts, so a kernel
+ * pays one bus round trip per batch instead of one per put; they are
+ * executed in index order. opts (NULL: none) goes with the last put only: a
+ * signal there covers the whole batch. On an error the puts of earlier
+ * pieces stay issued (*issued_p, optional, says how many). */
+GMUX_DEV_FN gmux_status_t gmux_dev_put_batch(const gmux_dev_handle_t &h, uint32_t ctx, int peer,
+                                             gmux_window_t win, uint32_t n, const uint64_t *offsets,
+                                             const void *const *srcs, const uint64_t *sizes,
+                                             const gmux_op_opts_t *opts, uint32_t *issued_p)
+{
+    if (issued_p)
+        *issued_p = 0;
+    if (ctx >= h.nctx || peer < 0 || peer >= h.size || n == 0)
+        return n == 0 ? GMUX_OK : GMUX_ERR_INVALID;
+    gmux_dev_desc_t last = {};
+    gmux_status_t st = gmux_dev_opts_(h, opts, &last);
+    if (st != GMUX_OK)
+        return st;
+    gmux_dev_ring_t *r = &h.rings[ctx * (uint32_t)h.size + (uint32_t)peer];
+    uint32_t piece_max = h.nslots > 1 ? h.nslots / 2 : 1;
+    for (uint32_t at = 0; at < n;) {
+        uint32_t piece = n - at < piece_max ? n - at : piece_max;
+        uint64_t t;
+        if ((st = gmux_dev_claim_(h, r, piece, &t)) != GMUX_OK)
+            return st;
+        gmux_dev_publish_fence_();
+        for (uint32_t i = 0; i < piece; i++) {
+            gmux_dev_desc_t d = at + i == n - 1 ? last : gmux_dev_desc_t{};
+            d.opcode = GMUX_DEV_OP_PUT;
+            d.window = (uint16_t)win;
+            d.ctx = (uint16_t)ctx;
+            d.peer = (uint32_t)peer;
+            d.offset = offsets[at + i];
+            d.src = (uint64_t)(uintptr_t)srcs[at + i];
+            d.size = sizes[at + i];
+            gmux_dev_store_(h, r, &d, t + i);
+        }
+        at += piece;
+        if (issued_p)
+            *issued_p = at;
+    }
+    return GMUX_OK;
 }
 
 /* Adds, increments or sets signal_id at peer, after every earlier put of the

@@ -45,7 +45,7 @@ static int me, n;
         CHECK(st_ == GMUX_OK, "%s", gmux_status_name(st_));                                        \
     } while (0)
 
-enum { SIG_DATA = 0, SIG_VALUE = 1, SIG_SET = 2, SIG_INC = 3, SIG_THREADS = 8 };
+enum { SIG_DATA = 0, SIG_VALUE = 1, SIG_SET = 2, SIG_INC = 3, SIG_BATCH = 4, SIG_THREADS = 8 };
 #define WIN_BYTES 65536
 
 static uint8_t pattern(int src, size_t size, size_t i)
@@ -90,6 +90,30 @@ static int mode_basic(gmux_comm_t *comm, const gmux_dev_handle_t &h)
     memcpy(&got, win + WIN_BYTES - 8, 8);
     CHECK(got == (0x0123456789abcdefull ^ (uint64_t)left), "put_value got %llx",
           (unsigned long long)got);
+
+    /* a batch of puts with one claim, the signal on the last: all landed */
+    {
+        uint64_t offs[5], sizes[5];
+        const void *srcs[5];
+        for (int i = 0; i < 5; i++) {
+            offs[i] = 1024 + 64 * (uint64_t)i;
+            sizes[i] = 8 + (uint64_t)i;
+            srcs[i] = src + 64 * i;
+            for (uint64_t k = 0; k < sizes[i]; k++)
+                src[64 * i + k] = pattern(me, 1000 + (size_t)i, (size_t)k);
+        }
+        gmux_op_opts_t ob = {GMUX_SIGNAL_SET, SIG_BATCH, 5, GMUX_NO_COUNTER};
+        uint32_t issued = 0;
+        OK(gmux_dev_put_batch(h, 0, right, w, 5, offs, srcs, sizes, &ob, &issued));
+        CHECK(issued == 5, "batch issued %u", issued);
+        OK(gmux_dev_signal_wait(h, SIG_BATCH, 5, 0, NULL));
+        for (int i = 0; i < 5; i++)
+            for (uint64_t k = 0; k < sizes[i]; k++)
+                CHECK(win[1024 + 64 * i + k] == pattern(left, 1000 + (size_t)i, (size_t)k),
+                      "batch put %d byte %llu", i, (unsigned long long)k);
+        OK(gmux_dev_quiet(h, 0)); /* src is reused below */
+        OK(gmux_barrier(gmux_team_world(comm)));
+    }
 
     /* signal set, add and inc from every rank to rank 0 */
     OK(gmux_dev_signal(h, 2, 0, SIG_INC, GMUX_SIGNAL_INC, 0));

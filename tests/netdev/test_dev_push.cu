@@ -3,7 +3,9 @@
  * code) against a ring in plain memory: which slot each push claims, what the
  * ring's hints become, and that stale hints (CPU producers moved the tail,
  * the proxy moved the head) never make a push overwrite a slot the consumer
- * has not released, nor report a full ring that is not.
+ * has not released, nor report a full ring that is not; and the batched put:
+ * consecutive tickets, pieces of at most half a ring, the signal on the
+ * last put only.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -133,12 +135,69 @@ static void test_stale_tail_hint_full_ring(void **state)
     assert_int_equal(f.ring.head_hint, 5);
 }
 
+static gmux_status_t batch(fake_t *f, uint32_t n, uint64_t first_off, uint32_t *issued,
+                           const gmux_op_opts_t *o)
+{
+    static uint64_t off[16], size[16];
+    static const void *src[16];
+    for (uint32_t i = 0; i < n; i++) {
+        off[i] = first_off + 100 * i;
+        size[i] = 8 + i;
+        src[i] = (const void *)(uintptr_t)(0x1000 + i);
+    }
+    return gmux_dev_put_batch(f->h, 0, 0, 3, n, off, src, size, o, issued);
+}
+
+/* Word 3 of a slot is the put's offset, word 6 the signal value. */
+static uint64_t slot_word(const fake_t *f, unsigned s, int w)
+{
+    return f->slots[s * 8 + w] & ~GMUX_DEV_DESC_VALID;
+}
+
+static void test_batch(void **state)
+{
+    (void)state;
+    fake_t f;
+    fake_init(&f);
+    gmux_op_opts_t o = {GMUX_SIGNAL_SET, 0, 42, GMUX_NO_COUNTER};
+    uint32_t issued = 99;
+    assert_int_equal(batch(&f, 2, 1000, &issued, &o), GMUX_OK);
+    assert_int_equal(issued, 2);
+    assert_int_equal(f.tail, 2);
+    assert_int_equal(f.ring.tail_hint, 2);
+    for (unsigned s = 0; s < 2; s++) {
+        assert_int_equal(slot_ticket(&f, s), s);
+        assert_int_equal(slot_word(&f, s, 3), 1000 + 100 * s);
+    }
+    assert_int_equal(slot_word(&f, 0, 6), 0);  /* no signal on the first */
+    assert_int_equal(slot_word(&f, 1, 6), 42); /* the last carries it */
+    /* three more: pieces of at most 2 (half the ring); the first piece fits,
+     * the second finds the ring full and times out, having issued 2 */
+    assert_int_equal(batch(&f, 3, 2000, &issued, NULL), GMUX_ERR_TIMEOUT);
+    assert_int_equal(issued, 2);
+    assert_int_equal(f.tail, 4);
+    assert_int_equal(slot_word(&f, 3, 3), 2100);
+    /* drained: the next batch goes on from ticket 4 */
+    consume_to(&f, 4);
+    assert_int_equal(batch(&f, 2, 3000, &issued, NULL), GMUX_OK);
+    assert_int_equal(slot_ticket(&f, 5 % NSLOTS), 5);
+    assert_int_equal(slot_word(&f, 5 % NSLOTS, 3), 3100);
+    consume_to(&f, 6);
+    /* bad arguments claim nothing */
+    assert_int_equal(gmux_dev_put_batch(f.h, 1, 0, 3, 1, NULL, NULL, NULL, NULL, &issued),
+                     GMUX_ERR_INVALID);
+    assert_int_equal(batch(&f, 0, 0, &issued, NULL), GMUX_OK);
+    assert_int_equal(issued, 0);
+    assert_int_equal(f.tail, 6);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fills_in_order_then_full),
         cmocka_unit_test(test_stale_tail_hint),
         cmocka_unit_test(test_stale_tail_hint_full_ring),
+        cmocka_unit_test(test_batch),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

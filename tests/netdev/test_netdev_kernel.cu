@@ -80,7 +80,37 @@ __global__ static void k_block(gmux_dev_handle_t h, gmux_window_t w, const uint6
         atomicAdd(&errors[2], 1);
 }
 
-#define SIG_S 3 /* staged */
+#define SIG_S  3 /* staged */
+#define SIG_BT 4 /* batched puts */
+
+/* Five puts of 8..40 words into [2048..), claimed together, the signal on
+ * the last. */
+__global__ static void k_batch(gmux_dev_handle_t h, gmux_window_t w, const uint64_t *win,
+                               uint64_t *src, const uint64_t *src_host, int *errors)
+{
+    int peer = 1 - h.rank;
+    for (int i = 0; i < 256; i++)
+        src[2048 + i] = ((uint64_t)h.rank << 48) ^ (uint64_t)i * 40503u;
+    uint64_t off[5], size[5];
+    const void *srcs[5];
+    for (int i = 0; i < 5; i++) {
+        off[i] = (2048 + 48 * (uint64_t)i) * 8;
+        size[i] = (8 + 8 * (uint64_t)i) * 8;
+        srcs[i] = src_host + 2048 + 48 * i;
+    }
+    gmux_op_opts_t o = {GMUX_SIGNAL_SET, SIG_BT, 9, GMUX_NO_COUNTER};
+    uint32_t issued = 0;
+    errors[4] += gmux_dev_put_batch(h, 0, peer, w, 5, off, srcs, size, &o, &issued) != GMUX_OK;
+    errors[4] += issued != 5;
+    errors[4] += gmux_dev_signal_wait(h, SIG_BT, 9, 0, NULL) != GMUX_OK;
+    for (int i = 0; i < 5; i++)
+        for (int k = 0; k < 8 + 8 * i; k++) {
+            int at = 2048 + 48 * i + k;
+            errors[4] += ((volatile const uint64_t *)win)[at] !=
+                         (((uint64_t)peer << 48) ^ (uint64_t)(48 * i + k) * 40503u);
+        }
+    errors[4] += gmux_dev_quiet(h, 0) != GMUX_OK;
+}
 
 __global__ static void k_staged(gmux_dev_handle_t h, gmux_window_t w, const uint64_t *dwin,
                                 uint64_t *dsrc, int *errors)
@@ -146,9 +176,9 @@ int main(void)
     int *errors, *derrors;
     CUDA_OK(cudaHostAlloc((void **)&win, WIN_WORDS * 8, cudaHostAllocMapped));
     CUDA_OK(cudaHostAlloc((void **)&src, WIN_WORDS * 8, cudaHostAllocMapped));
-    CUDA_OK(cudaHostAlloc((void **)&errors, 4 * sizeof(int), cudaHostAllocMapped));
+    CUDA_OK(cudaHostAlloc((void **)&errors, 5 * sizeof(int), cudaHostAllocMapped));
     memset(win, 0, WIN_WORDS * 8);
-    memset(errors, 0, 4 * sizeof(int));
+    memset(errors, 0, 5 * sizeof(int));
     CUDA_OK(cudaHostGetDevicePointer((void **)&dwin, win, 0));
     CUDA_OK(cudaHostGetDevicePointer((void **)&dsrc, src, 0));
     CUDA_OK(cudaHostGetDevicePointer((void **)&derrors, errors, 0));
@@ -165,11 +195,13 @@ int main(void)
     CUDA_OK(cudaDeviceSynchronize());
     k_block<<<1, 256>>>(h, w, dwin, dsrc, src, derrors);
     CUDA_OK(cudaDeviceSynchronize());
+    k_batch<<<1, 1>>>(h, w, dwin, dsrc, src, derrors);
+    CUDA_OK(cudaDeviceSynchronize());
     gmux_barrier(gmux_team_world(comm));
     gmux_dev_handle_destroy(&h); /* one mapped handle per communicator at a time */
     int rc = staged_part(comm, derrors);
-    const char *names[4] = {"thread", "warp", "block", "staged"};
-    for (int i = 0; i < 4; i++) {
+    const char *names[5] = {"thread", "warp", "block", "staged", "batch"};
+    for (int i = 0; i < 5; i++) {
         if (errors[i]) {
             fprintf(stderr, "rank %d: %s form: %d errors\n", me, names[i], errors[i]);
             rc = 1;
@@ -185,6 +217,7 @@ int main(void)
     if (gmux_comm_finalize(comm) != GMUX_OK)
         rc = 1;
     if (rc == 0 && me == 0)
-        printf("test_netdev_kernel: thread, warp, block forms and staged device window ok\n");
+        printf("test_netdev_kernel: thread, warp, block forms, batched puts and staged device "
+               "window ok\n");
     return rc;
 }
