@@ -3,6 +3,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <string.h>
 
 #define PARAMS_SLOTS      4096 /* power of two */
@@ -141,43 +142,18 @@ static size_t params_words(const unsigned char *p, uint32_t off, uint32_t size, 
     return n;
 }
 
-size_t shim_params_decode(CUfunction func, void **kernel_params, void **extra, uint64_t *out,
-                          size_t max)
+/* The parameter buffer of the `extra` form and its size (NULL if none). */
+static const unsigned char *params_extra_buffer(void **extra, size_t *size_p)
 {
-    const params_slot_t *s = params_layout(func);
-    size_t n = 0;
-    if (kernel_params) {
-        if (!s)
-            return 0;
-        for (uint32_t i = 0; i < s->n && n < max; i++) {
-            const params_desc_t *d = &params_pool[s->first + i];
-            if (kernel_params[i])
-                n = params_words(kernel_params[i], d->offset, d->size, out, n, max);
-        }
-        return n;
-    }
-    if (!extra)
-        return 0;
     const unsigned char *buf = NULL;
-    size_t size = 0;
+    *size_p = 0;
     for (size_t i = 0; extra[i] != CU_LAUNCH_PARAM_END && i < 16; i += 2) {
         if (extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER)
             buf = extra[i + 1];
         else if (extra[i] == CU_LAUNCH_PARAM_BUFFER_SIZE && extra[i + 1])
-            size = *(const size_t *)extra[i + 1];
+            *size_p = *(const size_t *)extra[i + 1];
     }
-    if (!buf)
-        return 0;
-    if (s) {
-        for (uint32_t i = 0; i < s->n && n < max; i++) {
-            const params_desc_t *d = &params_pool[s->first + i];
-            if ((size_t)d->offset + d->size <= size)
-                n = params_words(buf + d->offset, d->offset, d->size, out, n, max);
-        }
-        return n;
-    }
-    return params_words(buf, 0, (uint32_t)(size < PARAMS_EXTRA_MAX ? size : PARAMS_EXTRA_MAX), out,
-                        n, max);
+    return buf;
 }
 
 /* The positional values of one parameter of size bytes at p (block offset off). */
@@ -197,45 +173,51 @@ static size_t params_values_of(const unsigned char *p, uint32_t off, uint32_t si
     return n;
 }
 
+/* Both decodings: candidates (non-zero aligned words; a missing parameter is
+ * skipped) or positional values (a missing one makes the launch unreadable,
+ * since later positions would shift). */
+static size_t params_walk(CUfunction func, void **kernel_params, void **extra, uint64_t *out,
+                          size_t max, bool positional)
+{
+    const params_slot_t *s = params_layout(func);
+    size_t size = 0, n = 0;
+    const unsigned char *buf = NULL;
+    if (!kernel_params && (!extra || !(buf = params_extra_buffer(extra, &size))))
+        return 0;
+    if (!s) { /* no layout: the extra buffer's words (kernelParams cannot be read) */
+        if (kernel_params)
+            return 0;
+        size_t len = size < PARAMS_EXTRA_MAX ? size : PARAMS_EXTRA_MAX;
+        if (!positional)
+            return params_words(buf, 0, (uint32_t)len, out, 0, max);
+        for (size_t i = 0; i + 8 <= len && n < max; i += 8)
+            memcpy(&out[n++], buf + i, sizeof(uint64_t));
+        return n;
+    }
+    for (uint32_t i = 0; i < s->n && n < max; i++) {
+        const params_desc_t *d = &params_pool[s->first + i];
+        const unsigned char *p = kernel_params                         ? kernel_params[i]
+                                 : (size_t)d->offset + d->size <= size ? buf + d->offset
+                                                                       : NULL;
+        if (!p) {
+            if (positional)
+                return 0;
+            continue;
+        }
+        n = positional ? params_values_of(p, d->offset, d->size, out, n, max)
+                       : params_words(p, d->offset, d->size, out, n, max);
+    }
+    return n;
+}
+
+size_t shim_params_decode(CUfunction func, void **kernel_params, void **extra, uint64_t *out,
+                          size_t max)
+{
+    return params_walk(func, kernel_params, extra, out, max, false);
+}
+
 size_t shim_params_values(CUfunction func, void **kernel_params, void **extra, uint64_t *out,
                           size_t max)
 {
-    const params_slot_t *s = params_layout(func);
-    size_t n = 0;
-    if (kernel_params) {
-        if (!s)
-            return 0;
-        for (uint32_t i = 0; i < s->n && n < max; i++) {
-            const params_desc_t *d = &params_pool[s->first + i];
-            if (!kernel_params[i])
-                return 0; /* a hole: positions would shift */
-            n = params_values_of(kernel_params[i], d->offset, d->size, out, n, max);
-        }
-        return n;
-    }
-    if (!extra)
-        return 0;
-    const unsigned char *buf = NULL;
-    size_t size = 0;
-    for (size_t i = 0; extra[i] != CU_LAUNCH_PARAM_END && i < 16; i += 2) {
-        if (extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER)
-            buf = extra[i + 1];
-        else if (extra[i] == CU_LAUNCH_PARAM_BUFFER_SIZE && extra[i + 1])
-            size = *(const size_t *)extra[i + 1];
-    }
-    if (!buf)
-        return 0;
-    if (s) {
-        for (uint32_t i = 0; i < s->n && n < max; i++) {
-            const params_desc_t *d = &params_pool[s->first + i];
-            if ((size_t)d->offset + d->size > size)
-                return 0;
-            n = params_values_of(buf + d->offset, d->offset, d->size, out, n, max);
-        }
-        return n;
-    }
-    size_t len = size < PARAMS_EXTRA_MAX ? size : PARAMS_EXTRA_MAX;
-    for (size_t i = 0; i + 8 <= len && n < max; i += 8)
-        memcpy(&out[n++], buf + i, sizeof(uint64_t));
-    return n;
+    return params_walk(func, kernel_params, extra, out, max, true);
 }
