@@ -23,6 +23,11 @@ typedef struct sim_predict_opts {
     const char *templates; /* template database (docs/templates.md), or NULL */
     bool no_defer;         /* plan every launch at once, even of kernels still learned */
     bool no_history;       /* ablation: whole regions where no template holds (history.h) */
+    bool no_stream;        /* ablation: no continuation prediction (engine/stream.h) */
+    /* A whole-region fallback is prefetched when the kernel's last launch touched at least
+     * this share of the region's chunks (the demand-paging rate over the prefetch rate:
+     * below it, faulting the touched chunks costs less); 0: a quarter of its bytes. */
+    double chunk_share;
 } sim_predict_opts_t;
 
 /* Fills hooks for runs predicting with learned templates. */

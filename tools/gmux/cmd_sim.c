@@ -225,6 +225,8 @@ int cmd_sim(int argc, char **argv)
     }
     if (!recorded) {
         popts.templates = sim_check_templates(popts.templates);
+        /* whole regions are prefetched where faulting their touched chunks would cost more */
+        popts.chunk_share = job.params.fault_bps / job.params.h2d_bps;
         sim_predict_hooks(&popts, &phooks);
         job.predictor = &phooks;
         snprintf(plabel, sizeof(plabel), "learned templates (%s%s)",
