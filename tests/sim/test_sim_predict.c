@@ -279,6 +279,36 @@ static void test_stream(void **state)
     sim_result_clear(&b);
 }
 
+/* The chunk share: a whole region is prefetched when the kernel's last launch
+ * touched at least that share of its chunks (BFS's scattered pieces touch few
+ * bytes but many chunks), not a quarter of its bytes. */
+static void test_chunk_share(void **state)
+{
+    (void)state;
+    sim_predict_opts_t oq = {.no_history = true, .no_stream = true},
+                       oc = {.no_history = true, .no_stream = true, .chunk_share = 0.097};
+    sim_predictor_hooks_t pq, pc;
+    sim_predict_hooks(&oq, &pq);
+    sim_predict_hooks(&oc, &pc);
+    sim_profile_t prof;
+    char err[256] = "";
+    sim_params_t p = params(1e6);
+    p.chunk_bytes = 64 << 10;
+    sim_hooks_t h = {.open = open_sparse};
+    assert_int_equal(sim_profile_run(&p, &h, &prof, err, sizeof(err)), GMUX_OK);
+    uint64_t cap = prof.footprint_bytes / 2;
+    sim_profile_clear(&prof);
+    sim_result_t q = run_sparse(&pq, cap), c = run_sparse(&pc, cap);
+    /* regions the quarter-of-bytes rule left to faults are prefetched whole ... */
+    assert_true(c.pred_bytes > q.pred_bytes);
+    assert_int_equal(c.pred_touched_bytes, q.pred_touched_bytes);
+    assert_true(c.pred_hit_bytes >= q.pred_hit_bytes);
+    /* ... and nothing faults that did not before */
+    assert_true(c.faults <= q.faults);
+    sim_result_clear(&q);
+    sim_result_clear(&c);
+}
+
 static void test_corrupt_database_is_an_error(void **state)
 {
     (void)state;
@@ -308,6 +338,7 @@ int main(void)
         cmocka_unit_test(test_database_exact_from_the_start),
         cmocka_unit_test(test_history),
         cmocka_unit_test(test_stream),
+        cmocka_unit_test(test_chunk_share),
         cmocka_unit_test(test_corrupt_database_is_an_error),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
