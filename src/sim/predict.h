@@ -2,9 +2,13 @@
  * Learned working-set prediction for the simulator's proactive policies:
  * the predictor of src/engine/predictor.h behind the simulator's predictor
  * hooks (sim/run.h), with the launch history (src/engine/history.h) for
- * arguments no template explains, and whole regions left to faults where
- * they would be wasteful (larger than the device / SIM_PRED_WHOLE_DIV, or
- * the kernel's last launch touched under a quarter of the region). Each engine run gets a fresh
+ * arguments no template explains, then streams (src/engine/stream.h) where
+ * the history knows no launch with the same values, and whole regions left
+ * to faults where they would be wasteful (larger than the device /
+ * SIM_PRED_WHOLE_DIV, or the kernel's last launch touched under
+ * opts->chunk_share of the region's chunks, else under a quarter of its
+ * bytes); a region where the history missed random gathers is prefetched
+ * whole if no larger than the device / SIM_PRED_WHOLE_DIV. Each engine run gets a fresh
  * predictor, loaded from the template database when one is given, and learns online from every
  * launch once it has run (never from a launch before it runs). Recorded ranges are used only to
  * score the predictions and, in the engine, to charge faults for what the prediction missed.
