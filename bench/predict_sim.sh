@@ -6,7 +6,8 @@
 # only, and with a template database learnt from another seed (gmux profile
 # --seed 1; runs use --seed 2). One JSON record per workload and level, with
 # the wall-clock seconds of the recorded and online runs (what re-planning
-# after misses costs the simulator).
+# after misses costs the simulator), the bytes each moved host to device, and
+# how the online run's streams (src/engine/stream.h) did.
 set -euo pipefail
 build=${BUILD:-build}
 gmux="$build/tools/gmux/gmux"
@@ -57,6 +58,13 @@ print(json.dumps({"bench": "predict_sim", "workload": w, "oversub_pct": o,
     "online_vs_recorded": ratio(on),
     "online_precision": prec(on), "online_recall": recall(on), "online_faults": on.get("faults"),
     "online_replans": on.get("replans"),
+    "online_h2d_gib": round(on["bytes_h2d"] / 2**30, 1) if "bytes_h2d" in on else None,
+    "recorded_h2d_gib": round(rec["bytes_h2d"] / 2**30, 1) if "bytes_h2d" in rec else None,
+    "online_stream_hits": on.get("stream_hits"), "online_stream_misses": on.get("stream_misses"),
+    "online_stream_precision": round(on["stream_hit_bytes"] / on["stream_predicted_bytes"], 4)
+        if on.get("stream_predicted_bytes") else None,
+    "online_stream_recall": round(on["stream_hit_bytes"] / on["stream_slice_bytes"], 4)
+        if on.get("stream_slice_bytes") else None,
     "recorded_wall_s": round(t1 - t0, 2), "online_wall_s": round(t3 - t2, 2)}))
 PY
   done

@@ -17,6 +17,7 @@
 #include "engine/history.h"
 #include "engine/predictor.h"
 #include "engine/score.h"
+#include "engine/stream.h"
 #include "engine/template_db.h"
 
 /*
@@ -30,8 +31,12 @@
 #define SIM_PRED_SPARSE 0.25
 /* Nor is a whole region larger than the device over this. */
 #define SIM_PRED_WHOLE_DIV 8
+/* Whole regions one launch keeps for the history's random misses (use_history). */
+#define SIM_PRED_KEEP (2 * ENG_PRED_MAX_ARGS)
 /* Launch-value sets the history remembers. */
 #define SIM_PRED_HIST_SLOTS 4096
+/* Streams (context, kernel, argument, pointer) the stream table keeps. */
+#define SIM_PRED_STREAM_SLOTS 4096
 
 struct held_region {
     uint64_t base, size;
@@ -40,6 +45,7 @@ struct held_region {
 /* A planned launch waiting to run. */
 struct pending {
     eng_launch_t launch;
+    uint32_t task;
     eng_arg_t *args;
     eng_range_t *ranges;
     struct held_region *regs;
@@ -59,15 +65,20 @@ struct pred_run {
     bool defer;       /* plan launches of unsettled kernels only once the window ran */
     struct pending *q;
     size_t qcap, qhead, qlen;
-    eng_history_t *hist; /* NULL: whole regions where no template holds */
-    uint64_t whole_max;  /* bytes: larger whole-region predictions are left to faults */
-    float *density;      /* [kernel * ENG_PRED_MAX_ARGS + arg]: share of the arg's region the
-                            kernel's last launch touched; < 0 before any */
+    eng_history_t *hist;   /* NULL: whole regions where no template holds */
+    eng_stream_t *streams; /* NULL: no continuation prediction (stream.h) */
+    uint64_t whole_max;    /* bytes: larger whole-region predictions are left to faults */
+    float *density;        /* [kernel * ENG_PRED_MAX_ARGS + arg]: share of the arg's region the
+                              kernel's last launch touched; < 0 before any */
     uint32_t nkernels;
     eng_span_t *spans; /* the predictor's spans, then the history's ranges */
     size_t spans_cap;
     eng_range_t *out;
     size_t out_cap;
+    uint64_t keep[SIM_PRED_KEEP]; /* whole regions of this launch fit_budget keeps */
+    uint32_t nkeep;
+    uint64_t *cidx; /* chunk_density's scratch */
+    uint32_t cidx_cap;
 };
 
 static bool engine_find(void *ctx, uint64_t addr, uint64_t *base, uint64_t *size)
@@ -136,6 +147,7 @@ static gmux_status_t enqueue(struct pred_run *r, const eng_launch_t *l, const en
         memcpy(pd->ranges, rec, nrec * sizeof(*pd->ranges));
     pd->launch = *l;
     pd->launch.args = pd->args;
+    pd->task = r->task;
     pd->nranges = nrec;
     pd->nregs = 0;
     for (uint32_t i = 0; i < l->nargs; i++) {
@@ -194,7 +206,7 @@ static bool whole_wasteful(const struct pred_run *r, const eng_launch_t *l, uint
     if (l->kernel >= r->nkernels || arg >= ENG_PRED_MAX_ARGS)
         return false;
     float d = r->density[(size_t)l->kernel * ENG_PRED_MAX_ARGS + arg];
-    return d >= 0 && d < SIM_PRED_SPARSE;
+    return d >= 0 && d < (r->opts->chunk_share > 0 ? r->opts->chunk_share : SIM_PRED_SPARSE);
 }
 
 /* Whether every pointer argument of l into [base, base+size) is whole_wasteful. */
@@ -212,6 +224,14 @@ static bool region_wasteful(const struct pred_run *r, const eng_launch_t *l, uin
     return any;
 }
 
+static bool kept(const struct pred_run *r, uint64_t base)
+{
+    for (uint32_t i = 0; i < r->nkeep; i++)
+        if (r->keep[i] == base)
+            return true;
+    return false;
+}
+
 /*
  * Whole-region predictions that are wasteful (whole_wasteful) are dropped:
  * those bytes fault in on demand. So are all whole-region predictions of a
@@ -224,7 +244,8 @@ static size_t fit_budget(struct pred_run *r, const eng_launch_t *l, const eng_re
     uint64_t total = 0, base, size;
     size_t out = 0;
     for (size_t i = 0; i < n; i++) {
-        if (is_whole(rl, &r->spans[i], &base, &size) && region_wasteful(r, l, base, size))
+        if (is_whole(rl, &r->spans[i], &base, &size) && region_wasteful(r, l, base, size) &&
+            !kept(r, base))
             continue;
         r->spans[out++] = r->spans[i];
     }
@@ -243,18 +264,39 @@ static size_t fit_budget(struct pred_run *r, const eng_launch_t *l, const eng_re
     return out;
 }
 
+/* Appends s at r->spans[*n], growing the array. */
+static bool push_span(struct pred_run *r, size_t *n, eng_span_t s)
+{
+    if (*n == r->spans_cap) {
+        size_t cap = r->spans_cap * 2;
+        eng_span_t *sp = realloc(r->spans, cap * sizeof(*sp));
+        if (!sp)
+            return false;
+        r->spans = sp;
+        r->spans_cap = cap;
+    }
+    r->spans[(*n)++] = s;
+    return true;
+}
+
 /*
  * Whole-region predictions (arguments with no trusted template) replaced by
  * what launches with the same values touched in those regions (history.h),
  * once the history has seen such a launch: what it misses is faulted in and
- * charged like any other miss, never hidden.
+ * charged like any other miss, never hidden. Where the history's prediction
+ * of the last such launch missed bytes (random gathers: its recall below 1,
+ * measured over the launch) and the region is no larger than whole_max, the
+ * whole region is predicted instead and kept by fit_budget: memory allows,
+ * and the next gathers land anywhere in it.
  */
 static gmux_status_t use_history(struct pred_run *r, const eng_launch_t *l,
-                                 const eng_region_lookup_t *rl, size_t *n_p)
+                                 const eng_region_lookup_t *rl, size_t *n_p, bool *used_p)
 {
     eng_hist_pred_t hp;
+    *used_p = false;
     if (!r->hist || !eng_history_lookup(r->hist, l, &hp))
         return GMUX_OK;
+    *used_p = true;
     size_t n = *n_p, out = 0, nwhole = 0;
     uint64_t wb[2 * ENG_PRED_MAX_ARGS], ws[2 * ENG_PRED_MAX_ARGS];
     for (size_t i = 0; i < n; i++) {
@@ -269,25 +311,76 @@ static gmux_status_t use_history(struct pred_run *r, const eng_launch_t *l,
     if (nwhole == 0)
         return GMUX_OK;
     for (size_t w = 0; w < nwhole; w++) {
+        if (hp.recall < 1.0 && ws[w] <= r->whole_max && r->nkeep < SIM_PRED_KEEP) {
+            /* the history missed bytes of the last such launch (random gathers; its
+             * recall is per launch, not per region), and memory allows */
+            r->keep[r->nkeep++] = wb[w];
+            if (!push_span(r, &out, (eng_span_t){wb[w], ws[w], 0, 1, ENG_ACCESS_RW}))
+                return GMUX_ERR_NOMEM;
+            continue;
+        }
         for (size_t i = 0; i < hp.n; i++) {
             const eng_range_t *g = &hp.ranges[i];
             uint64_t lo = g->addr > wb[w] ? g->addr : wb[w];
             uint64_t ge = g->addr + g->len, we = wb[w] + ws[w];
             uint64_t hi = ge < we ? ge : we;
-            if (lo >= hi)
-                continue;
-            if (out == r->spans_cap) {
-                size_t cap = r->spans_cap * 2;
-                eng_span_t *sp = realloc(r->spans, cap * sizeof(*sp));
-                if (!sp)
-                    return GMUX_ERR_NOMEM;
-                r->spans = sp;
-                r->spans_cap = cap;
-            }
-            r->spans[out++] = (eng_span_t){lo, hi - lo, 0, 1, g->mode};
+            if (lo < hi && !push_span(r, &out, (eng_span_t){lo, hi - lo, 0, 1, g->mode}))
+                return GMUX_ERR_NOMEM;
         }
     }
     *n_p = out;
+    return GMUX_OK;
+}
+
+/* Whether argument i of l has a trusted template (its span is not a whole region). */
+static bool arg_trusted(const struct pred_run *r, const eng_launch_t *l, uint32_t i)
+{
+    eng_pred_arg_info_t ai;
+    return eng_predictor_arg_info(r->p, l->kernel, i, &ai) == GMUX_OK &&
+           ai.state == ENG_PRED_TRUSTED;
+}
+
+/* Whether argument i of l repeats the pointer of an earlier argument. */
+static bool arg_dup(const eng_launch_t *l, uint32_t i)
+{
+    for (uint32_t j = 0; j < i; j++)
+        if (l->args[j].kind == ENG_ARG_PTR && l->args[j].value == l->args[i].value)
+            return true;
+    return false;
+}
+
+/*
+ * Whole-region predictions the history could not replace, replaced by the
+ * slices trusted streams predict (stream.h): a region is replaced when every
+ * pointer argument into it without a template has a stream prediction. Their
+ * length margin shows in precision; what they miss faults in.
+ */
+static gmux_status_t use_stream(struct pred_run *r, const eng_launch_t *l,
+                                const eng_region_lookup_t *rl, size_t *n_p)
+{
+    size_t n = *n_p, n0 = n;
+    for (size_t i = 0; i < n0 && r->streams; i++) {
+        uint64_t base, size;
+        if (!is_whole(rl, &r->spans[i], &base, &size))
+            continue;
+        eng_range_t got[ENG_PRED_MAX_ARGS];
+        uint32_t ngot = 0;
+        bool all = true;
+        for (uint32_t a = 0; a < l->nargs && all; a++) {
+            if (l->args[a].kind != ENG_ARG_PTR || l->args[a].value - base >= size ||
+                arg_trusted(r, l, a) || arg_dup(l, a))
+                continue;
+            all = ngot < ENG_PRED_MAX_ARGS &&
+                  eng_stream_predict(r->streams, r->task, l, a, rl, &got[ngot++]);
+        }
+        if (!all || ngot == 0)
+            continue;
+        r->spans[i] = (eng_span_t){got[0].addr, got[0].len, 0, 1, got[0].mode};
+        for (uint32_t k = 1; k < ngot; k++) /* further arguments into the region, at the end */
+            if (!push_span(r, &n, (eng_span_t){got[k].addr, got[k].len, 0, 1, got[k].mode}))
+                return GMUX_ERR_NOMEM;
+    }
+    *n_p = n;
     return GMUX_OK;
 }
 
@@ -301,6 +394,18 @@ static bool same_values(const eng_launch_t *a, const eng_launch_t *b)
         if (a->args[i].value != b->args[i].value)
             return false;
     return true;
+}
+
+/* Whether a launch of the task's kernel with argument arg at l's pointer is planned, not run. */
+static bool pending_stream(const struct pred_run *r, const eng_launch_t *l, uint32_t arg)
+{
+    for (size_t i = 0; i < r->qlen; i++) {
+        const struct pending *pd = &r->q[(r->qhead + i) % r->qcap];
+        if (pd->task == r->task && pd->launch.kernel == l->kernel && arg < pd->launch.nargs &&
+            pd->launch.args[arg].value == l->args[arg].value)
+            return true;
+    }
+    return false;
 }
 
 /* Whether a launch with l's values is planned and has not run yet. */
@@ -320,7 +425,11 @@ static bool pending_same(const struct pred_run *r, const eng_launch_t *l)
  * argument without a trusted template points into a region whose whole
  * would be wasteful to prefetch, the history knows no launch with l's
  * values, and one is planned ahead of it: once that one has run, the history
- * predicts l instead of faults.
+ * predicts l instead of faults. (3) The history knows no launch with l's
+ * values, a trusted stream predicts one of its arguments (or, where its whole
+ * region would be wasteful, the stream is still being learned), and a launch
+ * of the same stream is planned ahead of it: the stream predicts the slice
+ * after the last one that ran, so l waits until that one has run.
  */
 static bool should_defer(const struct pred_run *r, const eng_launch_t *l,
                          const eng_region_lookup_t *rl)
@@ -345,7 +454,23 @@ static bool should_defer(const struct pred_run *r, const eng_launch_t *l,
     if (learning && ki.samples < SIM_PRED_DEFER_SAMPLES)
         return true;
     eng_hist_pred_t hp;
-    return fallback && r->hist && !eng_history_lookup(r->hist, l, &hp) && pending_same(r, l);
+    if (r->hist && eng_history_lookup(r->hist, l, &hp))
+        return false;
+    if (fallback && r->hist && pending_same(r, l))
+        return true;
+    for (uint32_t i = 0; i < l->nargs && r->streams; i++) {
+        eng_range_t g;
+        uint64_t base, size;
+        if (l->args[i].kind != ENG_ARG_PTR || arg_trusted(r, l, i))
+            continue;
+        bool wait =
+            eng_stream_predict(r->streams, r->task, l, i, rl, &g) ||
+            (eng_stream_learning(r->streams, r->task, l, i) &&
+             rl->find(rl->ctx, l->args[i].value, &base, &size) && whole_wasteful(r, l, i, size));
+        if (wait && pending_stream(r, l, i))
+            return true;
+    }
+    return false;
 }
 
 static gmux_status_t run_predict(void *ctx, uint32_t task, const eng_launch_t *l,
@@ -361,8 +486,12 @@ static gmux_status_t run_predict(void *ctx, uint32_t task, const eng_launch_t *l
         return GMUX_ERR_BUSY;
     if (st == GMUX_OK)
         st = eng_predictor_predict(r->p, l, &rl, r->spans, 2 * ENG_PRED_MAX_ARGS, &n);
+    bool hist = false;
+    r->nkeep = 0;
     if (st == GMUX_OK)
-        st = use_history(r, l, &rl, &n);
+        st = use_history(r, l, &rl, &n, &hist);
+    if (st == GMUX_OK && !hist)
+        st = use_stream(r, l, &rl, &n);
     if (st == GMUX_OK) {
         n = fit_budget(r, l, &rl, n);
         st = eng_score_launch(r->scorer, r->spans, n, rec, nrec, &r->score);
@@ -375,7 +504,43 @@ static gmux_status_t run_predict(void *ctx, uint32_t task, const eng_launch_t *l
     return st;
 }
 
-/* The share of each pointer argument's region that launch pd touched. */
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The share of the chunks of region [base, base+size) that launch pd touched. */
+static double chunk_density(struct pred_run *r, const struct pending *pd, uint64_t base,
+                            uint64_t size)
+{
+    uint64_t cs = eng_regions_chunk_size(r->regs), nchunks = (size + cs - 1) / cs, n = 0, got = 0;
+    if (!grow((void **)&r->cidx, &r->cidx_cap, 2 * pd->nranges + 2, sizeof(*r->cidx)))
+        return 1.0; /* no memory to measure: whole regions stay prefetched */
+    for (uint32_t k = 0; k < pd->nranges; k++) {
+        const eng_range_t *g = &pd->ranges[k];
+        uint64_t lo = g->addr > base ? g->addr : base;
+        uint64_t ge = g->addr + g->len, he = base + size;
+        uint64_t hi = ge < he ? ge : he;
+        if (lo < hi) /* first and last chunk, packed so that sorting orders by first */
+            r->cidx[n++] = ((lo - base) / cs) << 32 | ((hi - 1 - base) / cs);
+    }
+    qsort(r->cidx, n, sizeof(*r->cidx), cmp_u64);
+    uint64_t next = 0; /* chunks below it are counted */
+    for (uint64_t k = 0; k < n; k++) {
+        uint64_t first = r->cidx[k] >> 32, last = r->cidx[k] & 0xffffffffu;
+        first = first > next ? first : next;
+        if (last >= first)
+            got += last - first + 1;
+        next = last + 1 > next ? last + 1 : next;
+    }
+    return nchunks ? (double)got / (double)nchunks : 1.0;
+}
+
+/*
+ * The share of each pointer argument's region that launch pd touched: of its
+ * bytes, or of its chunks when opts->chunk_share is set.
+ */
 static void observe_density(struct pred_run *r, const struct pending *pd)
 {
     const eng_launch_t *l = &pd->launch;
@@ -395,6 +560,8 @@ static void observe_density(struct pred_run *r, const struct pending *pd)
                 got += hi - lo;
         }
         double d = size ? (double)got / (double)size : 1.0;
+        if (r->opts->chunk_share > 0)
+            d = chunk_density(r, pd, base, size);
         r->density[(size_t)l->kernel * ENG_PRED_MAX_ARGS + i] = d > 1.0 ? 1.0f : (float)d;
     }
 }
@@ -409,6 +576,8 @@ static gmux_status_t run_done(void *ctx)
     gmux_status_t st = eng_predictor_observe(r->p, &pd->launch, pd->ranges, pd->nranges, &rl);
     if (st == GMUX_OK && r->hist)
         st = eng_history_observe(r->hist, &pd->launch, pd->ranges, pd->nranges);
+    if (st == GMUX_OK && r->streams)
+        st = eng_stream_observe(r->streams, pd->task, &pd->launch, pd->ranges, pd->nranges, &rl);
     observe_density(r, pd);
     r->qhead = (r->qhead + 1) % r->qcap;
     r->qlen--;
@@ -429,6 +598,15 @@ static void run_end(void *ctx, sim_result_t *res)
         res->pred_bytes += r->score.predicted;
         res->pred_touched_bytes += r->score.touched;
         res->pred_hit_bytes += r->score.hit;
+        if (r->streams) {
+            eng_stream_stats_t ss;
+            eng_stream_stats(r->streams, &ss);
+            res->stream_pred_bytes += ss.pred_bytes;
+            res->stream_hit_bytes += ss.hit_bytes;
+            res->stream_slice_bytes += ss.slice_bytes;
+            res->stream_hits += ss.hits;
+            res->stream_misses += ss.misses;
+        }
     }
     for (size_t i = 0; i < r->qcap; i++) {
         free(r->q[i].args);
@@ -439,7 +617,9 @@ static void run_end(void *ctx, sim_result_t *res)
     free(r->out);
     free(r->spans);
     free(r->density);
+    free(r->cidx);
     eng_history_destroy(r->hist);
+    eng_stream_destroy(r->streams);
     eng_scorer_destroy(r->scorer);
     eng_predictor_destroy(r->p);
     free(r);
@@ -462,6 +642,8 @@ static gmux_status_t run_begin(void *ctx, const sim_source_t *src, uint64_t capa
     if (eng_predictor_create(&r->p) != GMUX_OK || eng_scorer_create(&r->scorer) != GMUX_OK)
         goto fail;
     if (!r->opts->no_history && eng_history_create(SIM_PRED_HIST_SLOTS, &r->hist) != GMUX_OK)
+        goto fail;
+    if (!r->opts->no_stream && eng_stream_create(SIM_PRED_STREAM_SLOTS, &r->streams) != GMUX_OK)
         goto fail;
     r->nkernels = src->nkernels;
     if (!(r->density = malloc(((size_t)src->nkernels + 1) * ENG_PRED_MAX_ARGS * sizeof(float))))

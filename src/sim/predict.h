@@ -2,9 +2,13 @@
  * Learned working-set prediction for the simulator's proactive policies:
  * the predictor of src/engine/predictor.h behind the simulator's predictor
  * hooks (sim/run.h), with the launch history (src/engine/history.h) for
- * arguments no template explains, and whole regions left to faults where
- * they would be wasteful (larger than the device / SIM_PRED_WHOLE_DIV, or
- * the kernel's last launch touched under a quarter of the region). Each engine run gets a fresh
+ * arguments no template explains, then streams (src/engine/stream.h) where
+ * the history knows no launch with the same values, and whole regions left
+ * to faults where they would be wasteful (larger than the device /
+ * SIM_PRED_WHOLE_DIV, or the kernel's last launch touched under
+ * opts->chunk_share of the region's chunks, else under a quarter of its
+ * bytes); a region where the history missed random gathers is prefetched
+ * whole if no larger than the device / SIM_PRED_WHOLE_DIV. Each engine run gets a fresh
  * predictor, loaded from the template database when one is given, and learns online from every
  * launch once it has run (never from a launch before it runs). Recorded ranges are used only to
  * score the predictions and, in the engine, to charge faults for what the prediction missed.
@@ -23,6 +27,11 @@ typedef struct sim_predict_opts {
     const char *templates; /* template database (docs/templates.md), or NULL */
     bool no_defer;         /* plan every launch at once, even of kernels still learned */
     bool no_history;       /* ablation: whole regions where no template holds (history.h) */
+    bool no_stream;        /* ablation: no continuation prediction (engine/stream.h) */
+    /* A whole-region fallback is prefetched when the kernel's last launch touched at least
+     * this share of the region's chunks (the demand-paging rate over the prefetch rate:
+     * below it, faulting the touched chunks costs less); 0: a quarter of its bytes. */
+    double chunk_share;
 } sim_predict_opts_t;
 
 /* Fills hooks for runs predicting with learned templates. */

@@ -72,6 +72,10 @@ typedef struct sim_result {
     sim_task_result_t *tasks; /* ntasks entries, owned; sim_result_clear frees */
     /* With a predictor (sim_hooks_t.predictor): bytes predicted, recorded, and both. */
     uint64_t pred_bytes, pred_touched_bytes, pred_hit_bytes;
+    /* Of them, stream predictions (engine/stream.h), scored against the argument's slice:
+     * bytes predicted, of them touched, the slices' bytes; continuations held and broken. */
+    uint64_t stream_pred_bytes, stream_hit_bytes, stream_slice_bytes;
+    uint64_t stream_hits, stream_misses;
     /* Proactive policies: re-plans after misses, planned positions they discarded. */
     uint64_t replans, replan_positions;
 } sim_result_t;

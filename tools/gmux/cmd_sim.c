@@ -45,10 +45,10 @@ static void print_help(void)
            "  --predict HOW   working sets of the proactive policies: 'recorded' (the\n"
            "                  default for now: the trace's own ranges, a perfect predictor\n"
            "                  no real program has) or 'learned' (templates learned from\n"
-           "                  launches that ran, and the launch history for indirect\n"
-           "                  kernels; docs/templates.md). Learned is not yet the default:\n"
-           "                  on sci-sparse it is 1.7-2.0x the makespan with the\n"
-           "                  recorded ranges (docs/benchmarks.md)\n"
+           "                  launches that ran, the launch history and streams for\n"
+           "                  indirect kernels; docs/templates.md). Learned is not yet\n"
+           "                  the default: on sci-sparse it is 1.18-1.21x the makespan\n"
+           "                  with the recorded ranges (docs/benchmarks.md)\n"
            "  --templates F   learned prediction starting from database F (gmux profile);\n"
            "                  implies --predict learned\n\n"
            "Device parameters (--param KEY=VALUE; sources in docs/sim.md):\n");
@@ -225,6 +225,8 @@ int cmd_sim(int argc, char **argv)
     }
     if (!recorded) {
         popts.templates = sim_check_templates(popts.templates);
+        /* whole regions are prefetched where faulting their touched chunks would cost more */
+        popts.chunk_share = job.params.fault_bps / job.params.h2d_bps;
         sim_predict_hooks(&popts, &phooks);
         job.predictor = &phooks;
         snprintf(plabel, sizeof(plabel), "learned templates (%s%s)",

@@ -169,6 +169,16 @@ static void print_table(const sim_job_t *job, const sim_profile_t *prof, const c
                 r->pred_bytes ? (double)r->pred_hit_bytes / (double)r->pred_bytes : 1.0,
                 r->pred_touched_bytes ? (double)r->pred_hit_bytes / (double)r->pred_touched_bytes
                                       : 1.0);
+        if (r->stream_hits + r->stream_misses)
+            fprintf(
+                out,
+                "   %-14s streams: %" PRIu64 " continuations held, %" PRIu64
+                " broken; precision %.4f recall %.4f of their slices\n",
+                sim_policy_name((sim_policy_t)p), r->stream_hits, r->stream_misses,
+                r->stream_pred_bytes ? (double)r->stream_hit_bytes / (double)r->stream_pred_bytes
+                                     : 1.0,
+                r->stream_slice_bytes ? (double)r->stream_hit_bytes / (double)r->stream_slice_bytes
+                                      : 1.0);
     }
     fprintf(out, "   per-task throughput (launches/s of the task over its own completion time)\n");
     fprintf(out, "   %-22s", "task");
@@ -231,9 +241,12 @@ static void print_json_cfg(const sim_job_t *job, const sim_profile_t *prof, cons
             fprintf(out,
                     ",\"predicted_bytes\":%" PRIu64 ",\"recorded_bytes\":%" PRIu64
                     ",\"predicted_recorded_bytes\":%" PRIu64 ",\"replans\":%" PRIu64
-                    ",\"replan_positions\":%" PRIu64,
+                    ",\"replan_positions\":%" PRIu64 ",\"stream_predicted_bytes\":%" PRIu64
+                    ",\"stream_hit_bytes\":%" PRIu64 ",\"stream_slice_bytes\":%" PRIu64
+                    ",\"stream_hits\":%" PRIu64 ",\"stream_misses\":%" PRIu64,
                     r->pred_bytes, r->pred_touched_bytes, r->pred_hit_bytes, r->replans,
-                    r->replan_positions);
+                    r->replan_positions, r->stream_pred_bytes, r->stream_hit_bytes,
+                    r->stream_slice_bytes, r->stream_hits, r->stream_misses);
         fputc('}', out);
     }
     fprintf(out, "}}");
