@@ -127,6 +127,7 @@ struct gmux_comm {
     uint32_t nops;
     net_rx_t *rx;
     uint64_t boot_poll_ns;
+    uint32_t boot_poll_calls; /* the clock is read on every 16th call only */
     uint64_t next_token;
     bool ack_backlog;            /* a quiet ack waits for tx resources */
     _Atomic uint64_t blocked_ns; /* last net_progress_blocked pass */

@@ -25,6 +25,7 @@ gmux_status_t net_ring_create(uint32_t nslots, net_ring_t *ring)
     ring->head = (_Atomic uint64_t *)((char *)mem + slots_bytes + RING_LINE);
     atomic_init(ring->tail, 0);
     atomic_init(ring->head, 0);
+    atomic_init(&ring->head_seen, 0);
     return GMUX_OK;
 }
 
@@ -42,10 +43,18 @@ static _Atomic uint64_t *slot_word(net_ring_t *ring, uint64_t ticket, int word)
 gmux_status_t net_ring_claim(net_ring_t *ring, uint64_t *ticket_p)
 {
     uint64_t t = atomic_load_explicit(ring->tail, memory_order_relaxed);
+    /* acquire: pairs with the release below, which carries the consumer's
+     * release of head (its clearing of the slots) to this thread */
+    uint64_t h = atomic_load_explicit(&ring->head_seen, memory_order_acquire);
     for (;;) {
-        uint64_t h = atomic_load_explicit(ring->head, memory_order_acquire);
-        if (t - h >= ring->nslots)
-            return GMUX_ERR_BUSY;
+        if (t - h >= ring->nslots) {
+            h = atomic_load_explicit(ring->head, memory_order_acquire);
+            if (t - h >= ring->nslots)
+                return GMUX_ERR_BUSY;
+            /* a racing producer may store an older value: that only makes
+             * the next claim look at head again */
+            atomic_store_explicit(&ring->head_seen, h, memory_order_release);
+        }
         /* acquire on success: the consumer's clearing of this slot happened before. */
         if (atomic_compare_exchange_weak_explicit(ring->tail, &t, t + 1, memory_order_acq_rel,
                                                   memory_order_relaxed)) {
