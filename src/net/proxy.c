@@ -458,10 +458,13 @@ static gmux_status_t batch_peek(void *arg, uint64_t k, net_desc_t *d)
     return st;
 }
 
-/* Whether d may start a batch: a valid put to a live remote peer. */
-static bool batch_start(gmux_comm_t *comm, const net_desc_t *d)
+/* Whether d, the k-th descriptor of ring, may start a batch: a valid put to
+ * a live remote peer, with the next slot already complete (a lone
+ * descriptor, the latency case, skips the batch machinery). */
+static bool batch_start(gmux_comm_t *comm, net_ring_t *ring, uint64_t k, const net_desc_t *d)
 {
-    return comm->coalesce && comm->have_fab &&
+    net_desc_t next;
+    return comm->coalesce && comm->have_fab && net_ring_peek_at(ring, k + 1, &next) == GMUX_OK &&
            (d->opcode == NET_OP_PUT || d->opcode == NET_OP_PUT_VALUE) && desc_valid(comm, d) &&
            (int)d->peer != comm->rank && !net_peer_dead(comm, (int)d->peer);
 }
@@ -483,7 +486,7 @@ static int drain_ring(gmux_comm_t *comm, uint32_t i)
         if (st != GMUX_OK) {
             COM_ERROR(NET, "rank %d: corrupt descriptor in ring %u", comm->rank, i);
             set_ctx_error(comm, i / (uint32_t)comm->size, GMUX_ERR_PARSE);
-        } else if (batch_start(comm, &d)) {
+        } else if (batch_start(comm, ring, k, &d)) {
             struct batch_peek pa = {comm, ring, k};
             net_batch_build(comm->batch, &d, comm->fab.rma_inject_size, true, batch_peek, &pa);
             if (exec_desc(comm, &comm->batch->d, comm->batch) == GMUX_ERR_BUSY) {
