@@ -65,6 +65,8 @@
       "gmuxd socket; empty: $XDG_RUNTIME_DIR/gmux/gmuxd.sock, else /tmp/gmux-UID/gmuxd.sock")      \
     X(NET_INLINE_PROGRESS, BOOL, "1",                                                              \
       "net: a CPU thread posts its own operations when no one else is progressing")                \
+    X(NET_COALESCE, BOOL, "1",                                                                     \
+      "net: the proxy merges consecutive small contiguous puts and a following signal")           \
     X(NET_PROVIDER, STRING, "auto",                                                                \
       "net transport: auto (shm on one host; across hosts cxi, efa, verbs;ofi_rxm or tcp, "        \
       "the first present), shm, tcp (tcp;ofi_rxm), verbs;ofi_rxm, efa or cxi")                     \

@@ -109,6 +109,7 @@ static void comm_free(gmux_comm_t *comm)
     free(comm->ctx_issued);
     free(comm->ops);
     free(comm->rx);
+    free(comm->batch);
     free(comm->peer_warned);
     net_shmguard_close(comm->guard);
     pthread_mutex_destroy(&comm->progress_lock);
@@ -129,13 +130,14 @@ static gmux_status_t comm_alloc(gmux_comm_t *comm)
     comm->nops = 1024;
     comm->ops = calloc(comm->nops, sizeof(*comm->ops));
     comm->rx = calloc(NET_RX_BUFS, sizeof(*comm->rx));
+    comm->batch = calloc(1, sizeof(*comm->batch));
     comm->peer_warned = calloc((size_t)comm->size, sizeof(*comm->peer_warned));
     comm->scratch = calloc(8, sizeof(uint64_t));
     comm->scratch_raddr = calloc((size_t)comm->size, sizeof(uint64_t));
     comm->scratch_key = calloc((size_t)comm->size, sizeof(uint64_t));
     if (!comm->scratch || !comm->scratch_raddr || !comm->scratch_key || !comm->rings ||
         !comm->out || !comm->in || !comm->signals || !comm->counters || !comm->ctx_error ||
-        !comm->ctx_issued || !comm->ops || !comm->rx || !comm->peer_warned)
+        !comm->ctx_issued || !comm->ops || !comm->rx || !comm->peer_warned || !comm->batch)
         return GMUX_ERR_NOMEM;
     for (uint32_t i = 0; i < nrings; i++) {
         net_order_init(&comm->in[i]);
@@ -251,6 +253,7 @@ GMUX_API gmux_status_t gmux_comm_init(const gmux_comm_params_t *params, gmux_com
         comm->idle_max_ns = COM_NS_PER_US;
     comm->provider = "self";
     atomic_init(&comm->inline_progress, COM_SETTING_BOOL(NET_INLINE_PROGRESS));
+    comm->coalesce = COM_SETTING_BOOL(NET_COALESCE);
     uint64_t deadline = com_deadline_after_ns(timeout_ns(comm));
     gmux_status_t st = comm_alloc(comm);
     if (st != GMUX_OK)
@@ -304,6 +307,15 @@ GMUX_API gmux_status_t gmux_comm_finalize(gmux_comm_t *comm)
     if (comm->boot && st == GMUX_OK && !net_boot_any_dead(comm->boot))
         st = net_boot_barrier(comm->boot, com_deadline_after_ns(timeout_ns(comm)));
     bool stopped = net_proxy_stop(comm);
+    if (stopped)
+        COM_DEBUG(NET,
+                  "rank %d: %llu descriptors, %llu writes, %llu messages, %llu CQ reads "
+                  "(%llu entries), %llu EAGAIN",
+                  comm->rank, (unsigned long long)comm->stats.descs,
+                  (unsigned long long)comm->stats.writes, (unsigned long long)comm->stats.msgs,
+                  (unsigned long long)comm->stats.cq_reads,
+                  (unsigned long long)comm->stats.cq_entries,
+                  (unsigned long long)comm->stats.eagain);
     if (net_boot_any_dead(comm->boot) && st == GMUX_OK)
         st = GMUX_ERR_PEER;
     if (!stopped && st == GMUX_OK)

@@ -20,6 +20,7 @@
 
 #include "net/boot.h"
 #include "net/boot_proto.h"
+#include "net/coalesce.h"
 #include "net/fab.h"
 #include "net/order.h"
 #include "net/ring.h"
@@ -46,6 +47,17 @@ typedef struct net_op {
     bool in_use;
     struct net_op *next_free;
 } net_op_t;
+
+/* What this rank asked of libfabric, counted under the progress lock
+ * (`gmux bench net --calls` compares them with raw libfabric's). */
+typedef struct net_stats {
+    uint64_t writes;     /* fi_writedata / fi_inject_writedata calls that posted */
+    uint64_t eagain;     /* of those calls, the ones refused with -FI_EAGAIN */
+    uint64_t msgs;       /* fi_inject of control messages that posted */
+    uint64_t cq_reads;   /* fi_cq_read calls */
+    uint64_t cq_entries; /* completions they returned */
+    uint64_t descs;      /* descriptors consumed from the rings */
+} net_stats_t;
 
 typedef struct net_rx {
     struct fi_context2 fctx;
@@ -109,9 +121,13 @@ struct gmux_comm {
     pthread_mutex_t progress_lock;
     net_op_t *ops;
     net_op_t *free_ops;
+    net_batch_t *batch; /* the proxy's coalescing buffer */
+    bool coalesce;      /* GMUX_NET_COALESCE */
+    net_stats_t stats;  /* libfabric calls made (benchmarks count them) */
     uint32_t nops;
     net_rx_t *rx;
     uint64_t boot_poll_ns;
+    uint32_t boot_poll_calls; /* the clock is read on every 16th call only */
     uint64_t next_token;
     bool ack_backlog;            /* a quiet ack waits for tx resources */
     _Atomic uint64_t blocked_ns; /* last net_progress_blocked pass */

@@ -81,10 +81,13 @@ static void bump_counter(gmux_comm_t *comm, uint32_t counter)
 
 static int poll_cq(gmux_comm_t *comm);
 
-/* Reads death notices at most once a millisecond. */
+/* Reads death notices at most once a millisecond. The clock itself is read
+ * on every 16th call: it costs more than the rest of a pass that finds a
+ * few descriptors (a pass is a few microseconds at most, so notices are
+ * still read within about a millisecond). */
 static void poll_boot(gmux_comm_t *comm)
 {
-    if (!comm->boot)
+    if (!comm->boot || (comm->boot_poll_calls++ & 15) != 0)
         return;
     uint64_t now = com_clock_ns();
     if (now >= comm->boot_poll_ns) {
@@ -102,8 +105,10 @@ static gmux_status_t send_msg(gmux_comm_t *comm, int peer, const net_msg_t *m, b
         net_shmguard_enter(comm->guard, peer);
         ssize_t r = fi_inject(comm->fab.ep, m, sizeof(*m), comm->fab.peers[peer]);
         net_shmguard_leave(comm->guard);
-        if (r == 0)
+        if (r == 0) {
+            comm->stats.msgs++;
             return GMUX_OK;
+        }
         if (r != -FI_EAGAIN)
             return net_fab_status((int)r);
         if (!may_poll)
@@ -174,7 +179,7 @@ static gmux_status_t post_write(gmux_comm_t *comm, const net_desc_t *d, net_out_
     c->seq = o->wseq;
     uint64_t data = net_cqd_make(c);
     uint64_t deadline = 0;
-    for (;;) {
+    for (unsigned tries = 0;; tries++) {
         net_shmguard_enter(comm->guard, (int)d->peer);
         ssize_t r =
             inject ? fi_inject_writedata(comm->fab.ep, buf, len, data, dest, raddr, key)
@@ -184,6 +189,7 @@ static gmux_status_t post_write(gmux_comm_t *comm, const net_desc_t *d, net_out_
             break;
         gmux_status_t st = net_fab_status((int)r);
         if (r == -FI_EAGAIN) {
+            comm->stats.eagain++;
             if (!deadline)
                 deadline = com_deadline_after_ns((uint64_t)(comm->timeout_s * 1e9));
             poll_boot(comm);
@@ -192,7 +198,9 @@ static gmux_status_t post_write(gmux_comm_t *comm, const net_desc_t *d, net_out_
             else if (com_deadline_passed(deadline))
                 st = GMUX_ERR_TIMEOUT;
             else {
-                poll_cq(comm);
+                /* the target's queue is full: it needs the CPU more than we do */
+                if (poll_cq(comm) == 0 && tries > 32)
+                    sched_yield();
                 continue;
             }
         }
@@ -202,6 +210,7 @@ static gmux_status_t post_write(gmux_comm_t *comm, const net_desc_t *d, net_out_
     }
     o->wseq++;
     comm->ctx_issued[d->ctx]++;
+    comm->stats.writes++;
     if (inject)
         bump_counter(comm, counter);
     return GMUX_OK;
@@ -242,8 +251,10 @@ static bool desc_valid(const gmux_comm_t *comm, const net_desc_t *d)
     return true;
 }
 
-/* Executes one descriptor; BUSY leaves it in the ring for later. */
-static gmux_status_t exec_desc(gmux_comm_t *comm, const net_desc_t *d)
+/* Executes one descriptor, or the merged descriptor of batch b (whose
+ * counters are bumped once its write is posted); BUSY leaves it in the ring
+ * for later. */
+static gmux_status_t exec_desc(gmux_comm_t *comm, const net_desc_t *d, const net_batch_t *b)
 {
     if (d->opcode == NET_OP_NOP)
         return GMUX_OK;
@@ -278,6 +289,8 @@ static gmux_status_t exec_desc(gmux_comm_t *comm, const net_desc_t *d)
         const void *buf = d->opcode == NET_OP_PUT ? (const void *)(uintptr_t)d->src : &d->src;
         st = post_write(comm, d, o, w->raddr[d->peer] + d->offset, w->key[d->peer], buf, d->size,
                         counter, &c);
+        for (uint32_t k = 0; st == GMUX_OK && b && k < b->ncounter; k++)
+            bump_counter(comm, b->counters[k]); /* gathered: injected, sources consumed */
     } else if (sop) {
         /* a signal alone rides on an 8-byte write to the peer's scratch word */
         st = post_write(comm, d, o, comm->scratch_raddr[d->peer], comm->scratch_key[d->peer],
@@ -376,6 +389,9 @@ static int poll_cq(gmux_comm_t *comm)
     net_shmguard_enter(comm->guard, comm->rank); /* shm progresses under its own region lock */
     ssize_t n = fi_cq_read(comm->fab.cq, e, CQ_BATCH);
     net_shmguard_leave(comm->guard);
+    comm->stats.cq_reads++;
+    if (n > 0)
+        comm->stats.cq_entries += (uint64_t)n;
     if (n == -FI_EAVAIL) {
         handle_cq_error(comm);
         return 1;
@@ -427,26 +443,66 @@ gmux_status_t net_proxy_post_rx(gmux_comm_t *comm)
     return GMUX_OK;
 }
 
-/* Drains up to DRAIN_BATCH descriptors of ring i; -1 when out of operations. */
+struct batch_peek {
+    gmux_comm_t *comm;
+    net_ring_t *ring;
+    uint64_t base; /* the batch's first descriptor, counted from head */
+};
+
+static gmux_status_t batch_peek(void *arg, uint64_t k, net_desc_t *d)
+{
+    struct batch_peek *a = arg;
+    gmux_status_t st = net_ring_peek_at(a->ring, a->base + k, d);
+    if (st == GMUX_OK && !desc_valid(a->comm, d))
+        return GMUX_ERR_INVALID; /* executed alone, where it is reported */
+    return st;
+}
+
+/* Whether d, the k-th descriptor of ring, may start a batch: a valid put to
+ * a live remote peer, with the next slot already complete (a lone
+ * descriptor, the latency case, skips the batch machinery). */
+static bool batch_start(gmux_comm_t *comm, net_ring_t *ring, uint64_t k, const net_desc_t *d)
+{
+    net_desc_t next;
+    return comm->coalesce && comm->have_fab && net_ring_peek_at(ring, k + 1, &next) == GMUX_OK &&
+           (d->opcode == NET_OP_PUT || d->opcode == NET_OP_PUT_VALUE) && desc_valid(comm, d) &&
+           (int)d->peer != comm->rank && !net_peer_dead(comm, (int)d->peer);
+}
+
+/* Drains up to DRAIN_BATCH descriptors of ring i, merging consecutive ones
+ * where coalesce.h allows, and publishes the new head once; -1 when out of
+ * operations. */
 static int drain_ring(gmux_comm_t *comm, uint32_t i)
 {
     net_ring_t *ring = &comm->rings[i];
-    int work = 0;
-    for (int k = 0; k < DRAIN_BATCH; k++) {
+    uint64_t k = 0;
+    int out = 0;
+    while (k < DRAIN_BATCH) {
         net_desc_t d;
-        gmux_status_t st = net_ring_peek(ring, &d);
+        gmux_status_t st = net_ring_peek_at(ring, k, &d);
         if (st == GMUX_ERR_BUSY)
             break;
-        if (st == GMUX_OK && exec_desc(comm, &d) == GMUX_ERR_BUSY)
-            return -1; /* out of operations: completions first */
+        uint64_t used = 1;
         if (st != GMUX_OK) {
             COM_ERROR(NET, "rank %d: corrupt descriptor in ring %u", comm->rank, i);
             set_ctx_error(comm, i / (uint32_t)comm->size, GMUX_ERR_PARSE);
+        } else if (batch_start(comm, ring, k, &d)) {
+            struct batch_peek pa = {comm, ring, k};
+            net_batch_build(comm->batch, &d, comm->fab.rma_inject_size, true, batch_peek, &pa);
+            if (exec_desc(comm, &comm->batch->d, comm->batch) == GMUX_ERR_BUSY) {
+                out = -1; /* out of operations: completions first */
+                break;
+            }
+            used = comm->batch->ndesc;
+        } else if (exec_desc(comm, &d, NULL) == GMUX_ERR_BUSY) {
+            out = -1;
+            break;
         }
-        net_ring_pop(ring);
-        work++;
+        k += used;
     }
-    return work;
+    net_ring_pop_n(ring, k);
+    comm->stats.descs += k;
+    return out < 0 ? -1 : (int)k;
 }
 
 static int drain_rings(gmux_comm_t *comm)
@@ -567,7 +623,9 @@ static void *proxy_main(void *arg)
     while (!atomic_load_explicit(&comm->stop, memory_order_acquire)) {
         /* producers that post their own work and threads that wait drive
          * progress themselves; the proxy only fills in for them */
-        bool failed = atomic_exchange_explicit(&comm->inline_failed, false, memory_order_relaxed);
+        /* read before the exchange: no write to the shared line on every pass */
+        bool failed = atomic_load_explicit(&comm->inline_failed, memory_order_relaxed) &&
+                      atomic_exchange_explicit(&comm->inline_failed, false, memory_order_relaxed);
         uint64_t epoch = atomic_load_explicit(&comm->inline_epoch, memory_order_relaxed);
         bool producers_busy = !failed && epoch != seen_epoch;
         seen_epoch = epoch;

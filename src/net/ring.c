@@ -25,6 +25,7 @@ gmux_status_t net_ring_create(uint32_t nslots, net_ring_t *ring)
     ring->head = (_Atomic uint64_t *)((char *)mem + slots_bytes + RING_LINE);
     atomic_init(ring->tail, 0);
     atomic_init(ring->head, 0);
+    atomic_init(&ring->head_seen, 0);
     return GMUX_OK;
 }
 
@@ -42,10 +43,18 @@ static _Atomic uint64_t *slot_word(net_ring_t *ring, uint64_t ticket, int word)
 gmux_status_t net_ring_claim(net_ring_t *ring, uint64_t *ticket_p)
 {
     uint64_t t = atomic_load_explicit(ring->tail, memory_order_relaxed);
+    /* acquire: pairs with the release below, which carries the consumer's
+     * release of head (its clearing of the slots) to this thread */
+    uint64_t h = atomic_load_explicit(&ring->head_seen, memory_order_acquire);
     for (;;) {
-        uint64_t h = atomic_load_explicit(ring->head, memory_order_acquire);
-        if (t - h >= ring->nslots)
-            return GMUX_ERR_BUSY;
+        if (t - h >= ring->nslots) {
+            h = atomic_load_explicit(ring->head, memory_order_acquire);
+            if (t - h >= ring->nslots)
+                return GMUX_ERR_BUSY;
+            /* a racing producer may store an older value: that only makes
+             * the next claim look at head again */
+            atomic_store_explicit(&ring->head_seen, h, memory_order_release);
+        }
         /* acquire on success: the consumer's clearing of this slot happened before. */
         if (atomic_compare_exchange_weak_explicit(ring->tail, &t, t + 1, memory_order_acq_rel,
                                                   memory_order_relaxed)) {
@@ -74,29 +83,44 @@ gmux_status_t net_ring_try_push(net_ring_t *ring, net_desc_t *d)
     return GMUX_OK;
 }
 
-gmux_status_t net_ring_peek(net_ring_t *ring, net_desc_t *d)
+gmux_status_t net_ring_peek_at(net_ring_t *ring, uint64_t k, net_desc_t *d)
 {
     /* The consumer never reads tail: an empty slot and a slot being written
      * look the same (flags clear), so the producers' index may live anywhere,
      * e.g. in GPU memory for a GPU producer. */
-    uint64_t h = atomic_load_explicit(ring->head, memory_order_relaxed);
+    if (k >= ring->nslots)
+        return GMUX_ERR_BUSY;
+    uint64_t t = atomic_load_explicit(ring->head, memory_order_relaxed) + k;
     uint64_t w[NET_DESC_WORDS];
     for (int i = 0; i < NET_DESC_WORDS; i++) {
-        w[i] = atomic_load_explicit(slot_word(ring, h, i), memory_order_acquire);
+        w[i] = atomic_load_explicit(slot_word(ring, t, i), memory_order_acquire);
         if (!(w[i] & NET_DESC_VALID))
             return GMUX_ERR_BUSY; /* claimed, not fully written yet */
     }
-    if (!net_desc_decode(w, d) || d->ticket != (uint32_t)h)
+    if (!net_desc_decode(w, d) || d->ticket != (uint32_t)t)
         return GMUX_ERR_PARSE;
     return GMUX_OK;
 }
 
+gmux_status_t net_ring_peek(net_ring_t *ring, net_desc_t *d)
+{
+    return net_ring_peek_at(ring, 0, d);
+}
+
+void net_ring_pop_n(net_ring_t *ring, uint64_t n)
+{
+    if (n == 0)
+        return;
+    uint64_t h = atomic_load_explicit(ring->head, memory_order_relaxed);
+    for (uint64_t k = 0; k < n; k++)
+        for (int i = 0; i < NET_DESC_WORDS; i++)
+            atomic_store_explicit(slot_word(ring, h + k, i), 0, memory_order_relaxed);
+    atomic_store_explicit(ring->head, h + n, memory_order_release);
+}
+
 void net_ring_pop(net_ring_t *ring)
 {
-    uint64_t h = atomic_load_explicit(ring->head, memory_order_relaxed);
-    for (int i = 0; i < NET_DESC_WORDS; i++)
-        atomic_store_explicit(slot_word(ring, h, i), 0, memory_order_relaxed);
-    atomic_store_explicit(ring->head, h + 1, memory_order_release);
+    net_ring_pop_n(ring, 1);
 }
 
 uint64_t net_ring_pending(const net_ring_t *ring)

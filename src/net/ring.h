@@ -41,7 +41,11 @@ typedef struct net_ring {
     uint32_t nslots;        /* power of two */
     _Atomic uint64_t *tail; /* producers' next ticket */
     _Atomic uint64_t *head; /* consumer index: tickets below it are consumed */
-    void *mem;              /* the one allocation */
+    /* CPU producers' copy of head (never ahead of it): they read the
+     * consumer's line only when this copy says the ring is full, instead of
+     * on every claim. Not in the mapped block: a GPU producer reads head. */
+    _Atomic uint64_t head_seen;
+    void *mem; /* the one allocation */
     size_t mem_size;
 } net_ring_t;
 
@@ -65,6 +69,16 @@ gmux_status_t net_ring_peek(net_ring_t *ring, net_desc_t *d);
 
 /* Consumes the slot just peeked: clears it and advances head. */
 void net_ring_pop(net_ring_t *ring);
+
+/* The consumer's batch form: looks at the k-th unconsumed descriptor
+ * (k = 0 is what net_ring_peek sees), same results as net_ring_peek; the
+ * consumer looks ahead this way to coalesce consecutive descriptors. */
+gmux_status_t net_ring_peek_at(net_ring_t *ring, uint64_t k, net_desc_t *d);
+
+/* Consumes the next n slots (all peeked complete): clears them, then
+ * publishes head + n with one release store, so that producers see one
+ * change of the consumer index per batch instead of one per descriptor. */
+void net_ring_pop_n(net_ring_t *ring, uint64_t n);
 
 /* Descriptors claimed and not yet consumed. */
 uint64_t net_ring_pending(const net_ring_t *ring);

@@ -2,6 +2,9 @@
  * One rank of the multi-process net tests, started by `gmux launch`:
  *   net_rank data MAXBYTES     puts of 1 byte .. MAXBYTES around a ring, verified
  *   net_rank order ROUNDS THREADS   ordering stress: a signal is never seen before its data
+ *   net_rank coalesce ROUNDS    runs of contiguous puts and put_values, the signal on the
+ *                              last or alone after them (what the proxy merges): every
+ *                              signal after its data, exact bytes, every counter bumped
  *   net_rank semantics         counters, flush (source reuse) and quiet (remote completion)
  *   net_rank teams             barriers over world and strided teams
  *   net_rank kill              the last rank dies (SIGKILL); the others must see GMUX_ERR_PEER
@@ -209,6 +212,143 @@ static int mode_order(uint64_t rounds, int threads)
     OK(gmux_window_deregister(comm, ord_win));
     free(ord_mem);
     return rc;
+}
+
+/* --- coalescing ---------------------------------------------------------------- */
+
+/* Round i of a thread writes a run of pieces at offsets 0, 8, ... of its
+ * region: piece j is a put_value or a put of 2, 16 or 100 words, all words
+ * holding i; then SET signal i, on the run's last put or alone after it.
+ * Runs go up to 9.6 KB, so the proxy's gathered writes (at most the inject
+ * size) split some of them. */
+#define CO_WORDS  2048 /* words of window per (source, thread) */
+#define CO_PIECES 12
+#define CO_KEEP   64 /* source buffers per thread */
+static const uint32_t co_piece_words[4] = {1, 2, 16, 100};
+
+static uint32_t co_piece(uint64_t i, uint32_t j)
+{
+    return co_piece_words[(i + j) % 4];
+}
+
+static uint32_t co_npieces(uint64_t i)
+{
+    return 1 + (uint32_t)(i % CO_PIECES);
+}
+
+static uint64_t co_words(uint64_t i)
+{
+    uint64_t w = 0;
+    for (uint32_t j = 0; j < co_npieces(i); j++)
+        w += co_piece(i, j);
+    return w;
+}
+
+static void *co_producer(void *arg)
+{
+    int t = (int)(intptr_t)arg;
+    int right = (me + 1) % n;
+    uint32_t ctx = (uint32_t)t;
+    uint64_t *bufs[CO_KEEP];
+    uint64_t used_at[CO_KEEP] = {0};
+    for (int k = 0; k < CO_KEEP; k++)
+        bufs[k] = malloc(100 * sizeof(uint64_t));
+    uint64_t base = ((uint64_t)me * 2 + (uint64_t)t) * CO_WORDS * 8;
+    uint32_t sig = (uint32_t)(me * 2 + t);
+    uint64_t nput = 0;
+    gmux_status_t st = GMUX_OK;
+    for (uint64_t i = 1; i <= ord_rounds && st == GMUX_OK; i++) {
+        bool attach = i % 2 == 0;
+        uint64_t off = base;
+        uint32_t np = co_npieces(i);
+        for (uint32_t j = 0; j < np && st == GMUX_OK; j++) {
+            uint32_t w = co_piece(i, j);
+            bool last = j + 1 == np;
+            gmux_op_opts_t o = {last && attach ? GMUX_SIGNAL_SET : GMUX_SIGNAL_NONE, sig, i,
+                                GMUX_NO_COUNTER};
+            if (w == 1) {
+                st = gmux_put_value(comm, ctx, right, ord_win, off, i, 8, &o);
+            } else {
+                int k = (int)(nput % CO_KEEP);
+                if (used_at[k])
+                    st = gmux_counter_wait(comm, (uint32_t)t, used_at[k], NULL);
+                for (uint32_t x = 0; x < w; x++)
+                    bufs[k][x] = i;
+                o.counter_id = (uint32_t)t;
+                if (st == GMUX_OK)
+                    st = gmux_put(comm, ctx, right, ord_win, off, bufs[k], w * 8, &o);
+                used_at[k] = ++nput;
+            }
+            off += w * 8;
+        }
+        if (st == GMUX_OK && !attach)
+            st = gmux_signal(comm, ctx, right, sig, GMUX_SIGNAL_SET, i);
+    }
+    if (st == GMUX_OK)
+        st = gmux_counter_wait(comm, (uint32_t)t, nput, NULL); /* every counter bumped */
+    if (st == GMUX_OK)
+        st = gmux_quiet(comm, ctx);
+    if (st != GMUX_OK) {
+        fprintf(stderr, "rank %d thread %d: %s\n", me, t, gmux_status_name(st));
+        atomic_store(&ord_fail, 1);
+    }
+    for (int k = 0; k < CO_KEEP; k++)
+        free(bufs[k]);
+    return NULL;
+}
+
+/* Checks the run of round s (and the words past it) against signal s. */
+static void co_check_run(const _Atomic uint64_t *w, uint64_t s, bool final)
+{
+    uint64_t len = co_words(s);
+    for (uint64_t x = 0; x < len; x++) {
+        uint64_t v = atomic_load_explicit(&w[x], memory_order_relaxed);
+        CHECK(v >= s && v <= ord_rounds,
+              "ORDER VIOLATION: word %" PRIu64 " = %" PRIu64 " under signal %" PRIu64, x, v, s);
+        CHECK(!final || v == s, "word %" PRIu64 " = %" PRIu64 " after the last round %" PRIu64, x,
+              v, s);
+    }
+}
+
+static int mode_coalesce(uint64_t rounds)
+{
+    ord_rounds = rounds;
+    size_t bytes = (size_t)n * 2 * CO_WORDS * 8;
+    ord_mem = calloc(1, bytes);
+    OK(gmux_window_register(comm, ord_mem, bytes, &ord_win));
+    pthread_t th[2];
+    for (int t = 0; t < 2; t++)
+        pthread_create(&th[t], NULL, co_producer, (void *)(intptr_t)t);
+    int left = (me + n - 1) % n;
+    uint64_t seen[2] = {0, 0}, checks = 0;
+    while ((seen[0] < rounds || seen[1] < rounds) && !atomic_load(&ord_fail)) {
+        for (int t = 0; t < 2; t++) {
+            uint64_t s = gmux_signal_read(comm, (uint32_t)(left * 2 + t));
+            if (s == 0)
+                continue;
+            CHECK(s >= seen[t], "signal went back");
+            seen[t] = s;
+            const _Atomic uint64_t *w =
+                (const _Atomic uint64_t *)(ord_mem +
+                                           ((uint64_t)left * 2 + (uint64_t)t) * CO_WORDS * 8);
+            co_check_run(w, s, false);
+            checks++;
+        }
+        gmux_signal_wait_timeout(comm, (uint32_t)(left * 2), seen[0] + 1, 0.0005, NULL);
+    }
+    CHECK(!atomic_load(&ord_fail), "a producer failed");
+    for (int t = 0; t < 2; t++)
+        co_check_run(
+            (const _Atomic uint64_t *)(ord_mem + ((uint64_t)left * 2 + (uint64_t)t) * CO_WORDS * 8),
+            rounds, true);
+    for (int t = 0; t < 2; t++)
+        pthread_join(th[t], NULL);
+    OK(gmux_barrier(gmux_team_world(comm)));
+    OK(gmux_window_deregister(comm, ord_win));
+    free(ord_mem);
+    printf("rank %d: coalesce ok, %" PRIu64 " rounds x 2 threads, %" PRIu64 " checks\n", me, rounds,
+           checks);
+    return 0;
 }
 
 /* --- counters, flush, quiet ------------------------------------------------- */
@@ -450,7 +590,8 @@ static int mode_kill(bool holding_locks)
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: net_rank data|order|semantics|teams|kill|killlock [args]\n");
+        fprintf(stderr,
+                "usage: net_rank data|order|coalesce|semantics|teams|kill|killlock [args]\n");
         return 2;
     }
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -479,6 +620,8 @@ int main(int argc, char **argv)
         rc = mode_data(strtoull(argv[2], NULL, 0));
     else if (strcmp(argv[1], "order") == 0 && argc == 4)
         rc = mode_order(strtoull(argv[2], NULL, 0), atoi(argv[3]));
+    else if (strcmp(argv[1], "coalesce") == 0 && argc == 3)
+        rc = mode_coalesce(strtoull(argv[2], NULL, 0));
     else if (strcmp(argv[1], "semantics") == 0)
         rc = mode_semantics();
     else if (strcmp(argv[1], "teams") == 0)

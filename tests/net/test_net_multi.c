@@ -15,6 +15,7 @@
 #include "tproc.h"
 
 static char out[1 << 16], err[1 << 16];
+static const char *extra_env; /* one more VAR=VALUE for the ranks, or NULL */
 
 static int count(const char *s, const char *needle)
 {
@@ -31,7 +32,7 @@ static int launch(int n, const char *a1, const char *a2, const char *a3)
     snprintf(nbuf, sizeof(nbuf), "%d", n);
     char *argv[] = {GMUX_CLI_PATH, "launch",      "-n",       nbuf,       "--timeout", "100",
                     "--",          NET_RANK_PATH, (char *)a1, (char *)a2, (char *)a3,  NULL};
-    char *env[] = {"GMUX_NET_PROVIDER=" NET_PROVIDER, NULL};
+    char *env[] = {"GMUX_NET_PROVIDER=" NET_PROVIDER, (char *)extra_env, NULL};
     int st = tproc_capture(argv, env, 120.0, out, sizeof(out), err, sizeof(err));
     if (st != 0)
         fprintf(stderr, "net_rank %s (n=%d) status %d\nstdout:\n%s\nstderr:\n%s\n", a1, n, st, out,
@@ -77,6 +78,23 @@ static void test_order(void **state)
     expect_ok(8, "order", "2000", "2", "order ok");
 }
 
+/* With inline progress off the proxy thread alone drains the rings (as for a
+ * GPU producer), so it finds runs of descriptors and merges them
+ * (src/net/coalesce.h): the ordering stress and the runs of contiguous puts
+ * must hold there too; GMUX_NET_COALESCE=0 runs the same without merging. */
+static void test_order_proxy_only(void **state)
+{
+    (void)state;
+    extra_env = "GMUX_NET_INLINE_PROGRESS=0";
+    expect_ok(2, "order", "20000", "4", "order ok");
+    expect_ok(2, "coalesce", "3000", NULL, "coalesce ok");
+    expect_ok(4, "coalesce", "1000", NULL, "coalesce ok");
+    extra_env = "GMUX_NET_COALESCE=0";
+    expect_ok(2, "coalesce", "1000", NULL, "coalesce ok");
+    extra_env = NULL;
+    expect_ok(2, "coalesce", "1000", NULL, "coalesce ok");
+}
+
 static void test_peer_killed(void **state)
 {
     (void)state;
@@ -110,9 +128,13 @@ static void test_peer_killed_holding_lock(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_data),        cmocka_unit_test(test_semantics),
-        cmocka_unit_test(test_teams),       cmocka_unit_test(test_order),
-        cmocka_unit_test(test_peer_killed), cmocka_unit_test(test_peer_killed_holding_lock),
+        cmocka_unit_test(test_data),
+        cmocka_unit_test(test_semantics),
+        cmocka_unit_test(test_teams),
+        cmocka_unit_test(test_order),
+        cmocka_unit_test(test_order_proxy_only),
+        cmocka_unit_test(test_peer_killed),
+        cmocka_unit_test(test_peer_killed_holding_lock),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

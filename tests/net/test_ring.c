@@ -117,6 +117,42 @@ static void *producer(void *arg)
     return NULL;
 }
 
+/* The consumer's batch form: look ahead, then consume several at once. */
+static void test_peek_ahead_and_pop_batch(void **state)
+{
+    (void)state;
+    net_ring_t r;
+    assert_int_equal(net_ring_create(8, &r), GMUX_OK);
+    net_desc_t d, out;
+    for (uint64_t i = 0; i < 3; i++) {
+        d = desc(2, 10 + i);
+        assert_int_equal(net_ring_try_push(&r, &d), GMUX_OK);
+    }
+    for (uint64_t k = 0; k < 3; k++) {
+        assert_int_equal(net_ring_peek_at(&r, k, &out), GMUX_OK);
+        assert_int_equal(out.offset, 10 + k);
+    }
+    assert_int_equal(net_ring_peek_at(&r, 3, &out), GMUX_ERR_BUSY); /* claimed by nobody */
+    assert_int_equal(net_ring_peek_at(&r, 8, &out), GMUX_ERR_BUSY); /* past the ring */
+    assert_int_equal(net_ring_head(&r), 0);                         /* looking consumes nothing */
+    net_ring_pop_n(&r, 2);
+    assert_int_equal(net_ring_head(&r), 2);
+    for (int s = 0; s < 2; s++)
+        for (int w = 0; w < NET_DESC_WORDS; w++)
+            assert_int_equal(r.slots[s].w[w], 0);
+    assert_int_not_equal(r.slots[2].w[0], 0);
+    assert_int_equal(net_ring_peek(&r, &out), GMUX_OK);
+    assert_int_equal(out.offset, 12);
+    /* a slot ahead that is half written stops the look-ahead there */
+    uint64_t t;
+    assert_int_equal(net_ring_claim(&r, &t), GMUX_OK);
+    net_ring_store_word(&r, t, 0, NET_DESC_VALID);
+    assert_int_equal(net_ring_peek_at(&r, 1, &out), GMUX_ERR_BUSY);
+    net_ring_pop_n(&r, 0);
+    assert_int_equal(net_ring_head(&r), 2);
+    net_ring_destroy(&r);
+}
+
 static void test_concurrent_producers(void **state)
 {
     (void)state;
@@ -156,6 +192,7 @@ int main(void)
         cmocka_unit_test(test_create_rejects_bad_sizes),
         cmocka_unit_test(test_fifo_backpressure_and_clearing),
         cmocka_unit_test(test_torn_write_is_not_consumed),
+        cmocka_unit_test(test_peek_ahead_and_pop_batch),
         cmocka_unit_test(test_concurrent_producers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

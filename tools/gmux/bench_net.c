@@ -46,6 +46,7 @@ typedef struct raw {
     uint64_t tx_out;
     unsigned next_ctx;
     unsigned idle;
+    net_stats_t stats; /* the same counts as gmux's (--calls) */
     struct fi_context2 ctx[RAW_CTX];
 } raw_t;
 
@@ -60,6 +61,9 @@ static void raw_poll(raw_t *r)
 {
     struct fi_cq_data_entry e[64];
     ssize_t n = fi_cq_read(r->fab.cq, e, 64);
+    r->stats.cq_reads++;
+    if (n > 0)
+        r->stats.cq_entries += (uint64_t)n;
     if (n <= 0 && ++r->idle > 256)
         sched_yield();
     if (n > 0)
@@ -90,6 +94,7 @@ static void raw_write(raw_t *r, const void *buf, size_t len, uint64_t data)
                                             r->peer_key, &r->ctx[r->next_ctx++ % RAW_CTX]);
         if (ret == 0)
             break;
+        r->stats.eagain++;
         if (ret != -FI_EAGAIN) {
             fprintf(stderr, "bench: raw write: %s\n", fi_strerror((int)-ret));
             exit(1);
@@ -98,6 +103,7 @@ static void raw_write(raw_t *r, const void *buf, size_t len, uint64_t data)
     }
     if (!inject)
         r->tx_out++;
+    r->stats.writes++;
 }
 
 static void raw_wait_remote(raw_t *r, uint64_t n)
@@ -116,7 +122,7 @@ struct ctx {
     gmux_window_t win;
     uint8_t *src;
     raw_t *raw;
-    bool json, quick;
+    bool json, quick, calls;
     const char *prov;
 };
 
@@ -142,6 +148,45 @@ static void report(const struct ctx *c, const char *op, uint64_t bytes, double g
     else
         printf("%-12s %-14s %9" PRIu64 " B  gmux %10.3f  raw %10.3f %-6s  gmux/raw %.2f\n", c->prov,
                op, bytes, g, r, unit, g / r);
+    fflush(stdout);
+}
+
+static net_stats_t gmux_stats(gmux_comm_t *comm)
+{
+    net_progress_lock(comm);
+    net_stats_t s = comm->stats;
+    pthread_mutex_unlock(&comm->progress_lock);
+    return s;
+}
+
+/* acc + (after - before) */
+static net_stats_t stats_acc(net_stats_t acc, net_stats_t before, net_stats_t after)
+{
+    acc.writes += after.writes - before.writes;
+    acc.eagain += after.eagain - before.eagain;
+    acc.msgs += after.msgs - before.msgs;
+    acc.cq_reads += after.cq_reads - before.cq_reads;
+    acc.cq_entries += after.cq_entries - before.cq_entries;
+    acc.descs += after.descs - before.descs;
+    return acc;
+}
+
+/* --calls: libfabric calls per transfer of each side, printed by each rank
+ * (both sides of a transfer count). */
+static void report_calls(const struct ctx *c, const char *op, uint64_t bytes, uint64_t transfers,
+                         net_stats_t g, net_stats_t r)
+{
+    if (!c->calls)
+        return;
+    double n = (double)transfers;
+    const net_stats_t *s[2] = {&g, &r};
+    for (int i = 0; i < 2; i++)
+        printf("{\"provider\":\"%s\",\"op\":\"calls_%s\",\"bytes\":%" PRIu64
+               ",\"rank\":%d,\"side\":\"%s\",\"per_transfer\":{\"writes\":%.4g,"
+               "\"eagain\":%.4g,\"msgs\":%.4g,\"cq_reads\":%.4g,\"cq_entries\":%.4g}}\n",
+               c->prov, op, bytes, c->me, i ? "raw" : "gmux", (double)s[i]->writes / n,
+               (double)s[i]->eagain / n, (double)s[i]->msgs / n, (double)s[i]->cq_reads / n,
+               (double)s[i]->cq_entries / n);
     fflush(stdout);
 }
 
@@ -183,8 +228,10 @@ static double latency_raw(struct ctx *c, uint64_t iters)
     return (double)(com_clock_ns() - t0) / (double)iters / 1e3;
 }
 
-/* k puts of size bytes, then one notification back; returns MiB/s at rank 0. */
-static double stream_gmux(struct ctx *c, size_t size, uint64_t k, bool values)
+/* k puts of size bytes, then one notification back; returns seconds at rank 0.
+ * values: 8-byte put_values, all to offset 0, or with run to consecutive
+ * offsets (the runs the proxy merges, src/net/coalesce.h). */
+static double stream_gmux(struct ctx *c, size_t size, uint64_t k, bool values, bool run)
 {
     gmux_signal_reset(c->comm, SIG_BW);
     gmux_signal_reset(c->comm, SIG_BW_ACK);
@@ -194,8 +241,9 @@ static double stream_gmux(struct ctx *c, size_t size, uint64_t k, bool values)
     if (c->me == 0) {
         for (uint64_t i = 0; i < k; i++) {
             const gmux_op_opts_t *o = i + 1 == k ? &last : NULL;
+            uint64_t off = run ? (i * 8) % MAX_BYTES : 0;
             if (values)
-                must(gmux_put_value(c->comm, 0, c->peer, c->win, 0, i, 8, o), "put_value");
+                must(gmux_put_value(c->comm, 0, c->peer, c->win, off, i, 8, o), "put_value");
             else
                 must(gmux_put(c->comm, 0, c->peer, c->win, 0, c->src, size, o), "put");
         }
@@ -267,6 +315,8 @@ int bench_net_rank(int argc, char **argv)
             c.json = true;
         else if (strcmp(argv[i], "--quick") == 0)
             c.quick = true;
+        else if (strcmp(argv[i], "--calls") == 0)
+            c.calls = true;
         else
             return cli_usage_error("bench net-rank", "unexpected argument '%s'", argv[i]);
     }
@@ -304,26 +354,42 @@ int bench_net_rank(int argc, char **argv)
         uint64_t k = total / size;
         k = k < 16 ? 16 : k > 20000 ? 20000 : k;
         double tg = 1e300, tr = 1e300;
+        net_stats_t gs = {0}, rs = {0};
         for (int rep = 0; rep < REPS; rep++) {
-            double g = stream_gmux(&c, size, k, false), r = stream_raw(&c, size, k);
+            net_stats_t g0 = gmux_stats(c.comm);
+            double g = stream_gmux(&c, size, k, false, false);
+            gs = stats_acc(gs, g0, gmux_stats(c.comm));
+            net_stats_t r0 = c.raw->stats;
+            double r = stream_raw(&c, size, k);
+            rs = stats_acc(rs, r0, c.raw->stats);
             tg = g < tg ? g : tg;
             tr = r < tr ? r : tr;
         }
         double mib = (double)size * (double)k / (1 << 20);
         report(&c, "put_bw", size, mib / tg, mib / tr, "MiB/s");
+        report_calls(&c, "put_bw", size, k * REPS, gs, rs);
     }
     uint64_t m = c.quick ? 20000 : tcp ? 50000 : 200000;
-    for (int mode = 0; mode < 2; mode++) {
-        /* mode 1: the proxy thread alone posts (as it must for a GPU producer) */
+    for (int mode = 0; mode < 3; mode++) {
+        /* mode 1: the proxy thread alone posts (as it must for a GPU producer);
+         * mode 2: the same with consecutive offsets, which the proxy merges
+         * into writes of up to 64 puts; the raw column stays one inject per put */
         net_comm_set_inline_progress(c.comm, mode == 0);
         double tg = 1e300, tr = 1e300;
+        net_stats_t gs = {0}, rs = {0};
         for (int rep = 0; rep < REPS; rep++) {
-            double g = stream_gmux(&c, 8, m, true), r = stream_raw(&c, 8, m);
+            net_stats_t g0 = gmux_stats(c.comm);
+            double g = stream_gmux(&c, 8, m, true, mode == 2);
+            gs = stats_acc(gs, g0, gmux_stats(c.comm));
+            net_stats_t r0 = c.raw->stats;
+            double r = stream_raw(&c, 8, m);
+            rs = stats_acc(rs, r0, c.raw->stats);
             tg = g < tg ? g : tg;
             tr = r < tr ? r : tr;
         }
-        report(&c, mode ? "put_rate_proxy" : "put_rate", 8, (double)m / tg / 1e6,
-               (double)m / tr / 1e6, "Mop/s");
+        const char *op = mode == 2 ? "put_run_proxy" : mode ? "put_rate_proxy" : "put_rate";
+        report(&c, op, 8, (double)m / tg / 1e6, (double)m / tr / 1e6, "Mop/s");
+        report_calls(&c, op, 8, m * REPS, gs, rs);
     }
     net_comm_set_inline_progress(c.comm, true);
     must(gmux_barrier(gmux_team_world(c.comm)), "barrier");
@@ -340,18 +406,22 @@ int bench_net(int argc, char **argv)
 {
     const char *provs[2] = {"shm", "tcp"};
     int nprov = 2;
-    bool json = false, quick = false;
+    bool json = false, quick = false, calls = false;
     for (int i = 1; i < argc; i++) {
         if (cli_is_help(argv[i])) {
-            printf("Usage: gmux bench net [--provider shm|tcp|both] [--json] [--quick]\n\n"
-                   "Two ranks over loopback: put+signal round-trip latency, bandwidth\n"
-                   "against size and 8-byte put rate, gmux next to raw libfabric.\n");
+            printf(
+                "Usage: gmux bench net [--provider shm|tcp|both] [--json] [--quick] [--calls]\n\n"
+                "Two ranks over loopback: put+signal round-trip latency, bandwidth\n"
+                "against size and 8-byte put rate, gmux next to raw libfabric.\n"
+                "--calls: also print each rank's libfabric calls per transfer.\n");
             return 0;
         }
         if (strcmp(argv[i], "--json") == 0) {
             json = true;
         } else if (strcmp(argv[i], "--quick") == 0) {
             quick = true;
+        } else if (strcmp(argv[i], "--calls") == 0) {
+            calls = true;
         } else if (strcmp(argv[i], "--provider") == 0 && i + 1 < argc) {
             const char *p = argv[++i];
             if (strcmp(p, "shm") == 0 || strcmp(p, "tcp") == 0) {
@@ -374,10 +444,12 @@ int bench_net(int argc, char **argv)
         setenv("GMUX_NET_PROVIDER", provs[p], 1);
         char *args[] = {"launch", "-n", "2",     "--timeout", "300",
                         "--",     self, "bench", "net-rank",  json ? "--json" : NULL,
-                        NULL,     NULL};
+                        NULL,     NULL, NULL};
         int k = json ? 10 : 9;
         if (quick)
             args[k++] = "--quick";
+        if (calls)
+            args[k++] = "--calls";
         args[k] = NULL;
         fflush(stdout);
         int rc = cmd_launch(k, args);
