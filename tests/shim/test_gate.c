@@ -227,8 +227,8 @@ static void test_turns_are_exclusive(void **state)
     assert_true(last < got[1].t[got[1].n - 1][1]);
 }
 
-/* Runs the two long programs; the daemon d (if any) is killed after 300 ms and a new one
- * started 150 ms later. */
+/* Runs the two long programs; the daemon d (if any) is killed 100 ms after both joined it
+ * and a new one started 150 ms later. */
 static void run_long(pid_t d, prog_out_t *outs)
 {
     char *const *argvs[2] = {prog_argv(0, &long_specs[0], d > 0),
@@ -238,7 +238,20 @@ static void run_long(pid_t d, prog_out_t *outs)
         killer = fork();
         assert_true(killer >= 0);
         if (killer == 0) {
-            sleep_ms(300);
+            /* kill it only once both programs have joined it (a loaded machine or a
+             * sanitizer can take longer than any fixed delay to start them) */
+            static char out[65536], err[4096];
+            char *st[] = {GMUX_BIN, "status", "--json", "--socket", sock, NULL};
+            for (int i = 0; i < 1500; i++) {
+                int n = 0;
+                if (tproc_capture(st, NULL, 10.0, out, sizeof(out), err, sizeof(err)) == 0)
+                    for (const char *p = out; (p = strstr(p, "\"pid\"")); p++)
+                        n++;
+                if (n == 2)
+                    break;
+                sleep_ms(20);
+            }
+            sleep_ms(100);
             unsigned long long t = now_ns();
             kill(d, SIGKILL);
             char path[256];
