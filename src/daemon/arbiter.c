@@ -16,6 +16,7 @@ void dmn_arb_init(dmn_arbiter_t *arb, uint64_t quantum_ns, uint64_t grace_ns,
     arb->next_id = 1;
     arb->placement = placement ? placement : dmn_placement_find("none");
     dmn_share_init(&arb->share, NULL);
+    arb->share_dirty = 1;
     dmn_plan_init(&arb->plan);
 }
 
@@ -26,6 +27,7 @@ void dmn_arb_set_share(dmn_arbiter_t *arb, const dmn_share_params_t *p)
     dmn_share_init(&arb->share, p);
     arb->share.mode = mode;
     arb->share.changes = changes;
+    arb->share_dirty = 1;
 }
 
 static int holds(const dmn_task_t *t)
@@ -61,6 +63,7 @@ int dmn_arb_add(dmn_arbiter_t *arb, const dmn_msg_register_t *reg, uint64_t now)
         t->reg = *reg;
         t->state = DMN_STATE_IDLE;
         t->registered_ns = now;
+        arb->share_dirty = 1;
         return i;
     }
     return GMUX_ERR_CAPACITY;
@@ -93,6 +96,7 @@ void dmn_arb_remove(dmn_arbiter_t *arb, int slot, int dead, uint64_t now)
         arb->last_holder = -1;
     free(t->ranges);
     memset(t, 0, sizeof(*t));
+    arb->share_dirty = 1;
     if (dead)
         arb->reclaimed++;
 }
@@ -118,6 +122,7 @@ gmux_status_t dmn_arb_pending(dmn_arbiter_t *arb, int slot, uint32_t n_launches,
         t->ws_bytes += t->ranges[i].len;
     }
     t->n_pending = n_launches;
+    arb->share_dirty = 1;
     if (t->state == DMN_STATE_IDLE)
         t->state = DMN_STATE_PENDING;
     return GMUX_OK;
@@ -141,6 +146,7 @@ void dmn_arb_idle(dmn_arbiter_t *arb, int slot, uint64_t now)
 void dmn_arb_stats(dmn_arbiter_t *arb, int slot, const dmn_msg_stats_t *stats)
 {
     arb->tasks[slot].stats = *stats;
+    arb->share_dirty = 1;
 }
 
 static int level(const dmn_task_t *t)
@@ -249,9 +255,12 @@ static void revoke(dmn_arbiter_t *arb, int slot, uint64_t now, dmn_arb_action_t 
     act->revoke = slot;
 }
 
-/* Recomputes the footprints and the mode (share.h). */
+/* Recomputes the footprints and the mode (share.h) after a change. */
 static void update_mode(dmn_arbiter_t *arb)
 {
+    if (!arb->share_dirty)
+        return;
+    arb->share_dirty = 0;
     uint64_t sum = 0, device = 0;
     for (int i = 0; i < DMN_ARB_MAX_TASKS; i++) {
         const dmn_task_t *t = &arb->tasks[i];

@@ -82,6 +82,7 @@ typedef struct dmn_arbiter {
     uint64_t stamp, grant_seq;
     uint64_t switches, reclaimed, forced;
     dmn_share_t share; /* the mode and what decided it */
+    int share_dirty;   /* a footprint or the capacity may have changed since */
     const dmn_placement_t *placement;
     dmn_plan_t plan;
     dmn_task_view_t views[DMN_ARB_MAX_TASKS];
