@@ -99,7 +99,7 @@ static void test_fit_runs_together(void **state)
     const char *names[2] = {"f0", "f1"};
     pid_t p[2];
     for (int i = 0; i < 2; i++)
-        p[i] = drig_start_client_mem(&r, names[i], "batch", 0, 400, 5000, 0, 100, DEVICE_MIB);
+        p[i] = drig_start_client_mem(&r, names[i], "batch", 0, 800, 5000, 0, 100, DEVICE_MIB);
     int two = 2;
     assert_true(drig_until(&r, all_running_shared, &two, 60.0, &rep));
     assert_int_equal(rep.capacity, DEVICE_MIB * MIB);
@@ -109,7 +109,7 @@ static void test_fit_runs_together(void **state)
     for (int i = 0; i < 2; i++)
         assert_int_equal(drig_wait(p[i], CLIENT_TIMEOUT_S), 0);
     dlog_t logs[2];
-    read_all(&r, names, 2, logs, 400);
+    read_all(&r, names, 2, logs, 800);
     long overlaps = 0;
     for (int i = 0; i < logs[0].n; i++)
         for (int j = 0; j < logs[1].n; j++)
