@@ -37,10 +37,7 @@ static int holds(const dmn_task_t *t)
 
 uint32_t dmn_arb_holders(const dmn_arbiter_t *arb)
 {
-    uint32_t n = 0;
-    for (int i = 0; i < DMN_ARB_MAX_TASKS; i++)
-        n += (uint32_t)holds(&arb->tasks[i]);
-    return n;
+    return arb->n_holders;
 }
 
 void dmn_arb_fini(dmn_arbiter_t *arb)
@@ -77,10 +74,11 @@ static void end_turn(dmn_arbiter_t *arb, int slot, uint64_t now, uint32_t new_st
     t->run_ns += now - t->granted_ns;
     t->state = new_state;
     arb->last_holder = slot;
+    arb->n_holders--;
     if (arb->holder != slot)
         return;
     arb->holder = -1;
-    for (int i = 0; i < DMN_ARB_MAX_TASKS && arb->holder < 0; i++)
+    for (int i = 0; i < DMN_ARB_MAX_TASKS && arb->holder < 0 && arb->n_holders; i++)
         if (holds(&arb->tasks[i]))
             arb->holder = i;
 }
@@ -239,6 +237,7 @@ static gmux_status_t grant(dmn_arbiter_t *arb, int slot, uint64_t now, dmn_arb_a
     if (slot != arb->last_holder)
         arb->switches++;
     t->state = DMN_STATE_RUNNING;
+    arb->n_holders++;
     t->granted_ns = now;
     t->rr_stamp = ++arb->stamp;
     arb->holder = slot;
@@ -277,17 +276,18 @@ static void update_mode(dmn_arbiter_t *arb)
 /* Time slices: one holder; see arbiter.h. */
 static gmux_status_t decide_sliced(dmn_arbiter_t *arb, uint64_t now, dmn_arb_action_t *act)
 {
-    int keep = -1, revoked = 0;
-    for (int i = 0; i < DMN_ARB_MAX_TASKS; i++) {
+    int keep = -1, revoked = 0, running = 0;
+    for (int i = 0; i < DMN_ARB_MAX_TASKS && arb->n_holders; i++) {
         const dmn_task_t *t = &arb->tasks[i];
         revoked |= holds(t) && t->state == DMN_STATE_REVOKED;
         if (!t->used || t->state != DMN_STATE_RUNNING)
             continue;
+        running++;
         const dmn_task_t *k = keep >= 0 ? &arb->tasks[keep] : NULL;
         if (!k || level(t) > level(k) || (level(t) == level(k) && t->granted_ns < k->granted_ns))
             keep = i;
     }
-    for (int i = 0; i < DMN_ARB_MAX_TASKS; i++) /* back from shared: one holder stays */
+    for (int i = 0; running > 1 && i < DMN_ARB_MAX_TASKS; i++) /* back from shared: one stays */
         if (i != keep && arb->tasks[i].used && arb->tasks[i].state == DMN_STATE_RUNNING) {
             revoke(arb, i, now, act);
             return GMUX_OK;
@@ -342,7 +342,7 @@ gmux_status_t dmn_arb_decide(dmn_arbiter_t *arb, uint64_t now, dmn_arb_action_t 
 {
     *act = (dmn_arb_action_t){-1, -1, -1, 0, NULL};
     update_mode(arb);
-    for (int i = 0; i < DMN_ARB_MAX_TASKS; i++) {
+    for (int i = 0; i < DMN_ARB_MAX_TASKS && arb->n_holders; i++) {
         dmn_task_t *t = &arb->tasks[i];
         if (t->used && t->state == DMN_STATE_REVOKED && now - t->revoked_ns >= arb->grace_ns) {
             act->forced = i;

@@ -76,8 +76,9 @@ typedef struct dmn_arbiter {
     dmn_task_t tasks[DMN_ARB_MAX_TASKS];
     uint64_t quantum_ns, grace_ns;
     uint64_t start_ns;
-    int holder;      /* a slot holding the turn (the only one when sliced), -1 none */
-    int last_holder; /* slot of the previous holder, -1 none or gone */
+    int holder;         /* a slot holding the turn (the only one when sliced), -1 none */
+    int last_holder;    /* slot of the previous holder, -1 none or gone */
+    uint32_t n_holders; /* tasks running or revoked */
     uint32_t next_id;
     uint64_t stamp, grant_seq;
     uint64_t switches, reclaimed, forced;

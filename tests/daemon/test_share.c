@@ -68,6 +68,11 @@ static void settle(uint64_t now, int *grants, int *revokes)
         dmn_arb_action_t a = decide(now);
         *grants += a.grant >= 0;
         *revokes += a.revoke >= 0;
+        uint32_t holding = 0; /* the arbiter's count agrees with the states */
+        for (int i = 0; i < DMN_ARB_MAX_TASKS; i++)
+            holding += arb->tasks[i].used && (arb->tasks[i].state == DMN_STATE_RUNNING ||
+                                              arb->tasks[i].state == DMN_STATE_REVOKED);
+        assert_int_equal(dmn_arb_holders(arb), holding);
         if (a.grant < 0 && a.revoke < 0 && a.forced < 0)
             return;
     }
