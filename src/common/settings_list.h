@@ -52,6 +52,12 @@
       "gmuxd: exit after this many seconds without a connection (0: never; -1, the default: "      \
       "never for gmux daemon, 60 for a gmuxd that gmux run starts)")                               \
     X(DAEMON_QUANTUM_MS, INT, "20", "gmuxd: time slice of a task while others wait")               \
+    X(DAEMON_SHARE, BOOL, "1",                                                                     \
+      "gmuxd: when the tasks' footprints fit on the device, let them all launch at once "          \
+      "(no time slices); 0: always time slice")                                                    \
+    X(DAEMON_SHARE_HEADROOM, INT, "10",                                                            \
+      "gmuxd: percent of the device kept free in shared mode (GMUX_DAEMON_CAPACITY, else the "     \
+      "device memory tasks report); shared again 5 points below")                                  \
     X(DAEMON_TURN_TIMEOUT_MS, INT, "10000",                                                        \
       "client: longest wait for the turn before launching anyway (local mode)")                    \
     X(GATE, BOOL, "1",                                                                             \

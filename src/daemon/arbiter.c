@@ -15,7 +15,29 @@ void dmn_arb_init(dmn_arbiter_t *arb, uint64_t quantum_ns, uint64_t grace_ns,
     arb->last_holder = -1;
     arb->next_id = 1;
     arb->placement = placement ? placement : dmn_placement_find("none");
+    dmn_share_init(&arb->share, NULL);
+    arb->share_dirty = 1;
     dmn_plan_init(&arb->plan);
+}
+
+void dmn_arb_set_share(dmn_arbiter_t *arb, const dmn_share_params_t *p)
+{
+    uint32_t mode = arb->share.mode;
+    uint64_t changes = arb->share.changes;
+    dmn_share_init(&arb->share, p);
+    arb->share.mode = mode;
+    arb->share.changes = changes;
+    arb->share_dirty = 1;
+}
+
+static int holds(const dmn_task_t *t)
+{
+    return t->used && (t->state == DMN_STATE_RUNNING || t->state == DMN_STATE_REVOKED);
+}
+
+uint32_t dmn_arb_holders(const dmn_arbiter_t *arb)
+{
+    return arb->n_holders;
 }
 
 void dmn_arb_fini(dmn_arbiter_t *arb)
@@ -38,19 +60,27 @@ int dmn_arb_add(dmn_arbiter_t *arb, const dmn_msg_register_t *reg, uint64_t now)
         t->reg = *reg;
         t->state = DMN_STATE_IDLE;
         t->registered_ns = now;
+        arb->share_dirty = 1;
         return i;
     }
     return GMUX_ERR_CAPACITY;
 }
 
-/* Ends the holder's turn and accounts its time. */
-static void end_turn(dmn_arbiter_t *arb, uint64_t now, uint32_t new_state)
+/* Ends the turn of slot (a holder) and accounts its time; arb->holder
+ * moves to another holder if there is one. */
+static void end_turn(dmn_arbiter_t *arb, int slot, uint64_t now, uint32_t new_state)
 {
-    dmn_task_t *t = &arb->tasks[arb->holder];
+    dmn_task_t *t = &arb->tasks[slot];
     t->run_ns += now - t->granted_ns;
     t->state = new_state;
-    arb->last_holder = arb->holder;
+    arb->last_holder = slot;
+    arb->n_holders--;
+    if (arb->holder != slot)
+        return;
     arb->holder = -1;
+    for (int i = 0; i < DMN_ARB_MAX_TASKS && arb->holder < 0 && arb->n_holders; i++)
+        if (holds(&arb->tasks[i]))
+            arb->holder = i;
 }
 
 void dmn_arb_remove(dmn_arbiter_t *arb, int slot, int dead, uint64_t now)
@@ -58,12 +88,13 @@ void dmn_arb_remove(dmn_arbiter_t *arb, int slot, int dead, uint64_t now)
     dmn_task_t *t = &arb->tasks[slot];
     if (!t->used)
         return;
-    if (arb->holder == slot)
-        end_turn(arb, now, DMN_STATE_IDLE);
+    if (holds(t))
+        end_turn(arb, slot, now, DMN_STATE_IDLE);
     if (arb->last_holder == slot)
         arb->last_holder = -1;
     free(t->ranges);
     memset(t, 0, sizeof(*t));
+    arb->share_dirty = 1;
     if (dead)
         arb->reclaimed++;
 }
@@ -83,9 +114,13 @@ gmux_status_t dmn_arb_pending(dmn_arbiter_t *arb, int slot, uint32_t n_launches,
         t->ranges = r;
         t->n_ranges = n;
     }
-    for (uint32_t i = 0; i < n; i++)
+    t->ws_bytes = 0;
+    for (uint32_t i = 0; i < n; i++) {
         t->ranges[i] = dmn_proto_range_at(ranges, i);
+        t->ws_bytes += t->ranges[i].len;
+    }
     t->n_pending = n_launches;
+    arb->share_dirty = 1;
     if (t->state == DMN_STATE_IDLE)
         t->state = DMN_STATE_PENDING;
     return GMUX_OK;
@@ -93,14 +128,14 @@ gmux_status_t dmn_arb_pending(dmn_arbiter_t *arb, int slot, uint32_t n_launches,
 
 void dmn_arb_release(dmn_arbiter_t *arb, int slot, uint64_t now)
 {
-    if (arb->holder == slot)
-        end_turn(arb, now, DMN_STATE_PENDING);
+    if (holds(&arb->tasks[slot]))
+        end_turn(arb, slot, now, DMN_STATE_PENDING);
 }
 
 void dmn_arb_idle(dmn_arbiter_t *arb, int slot, uint64_t now)
 {
-    if (arb->holder == slot)
-        end_turn(arb, now, DMN_STATE_IDLE);
+    if (holds(&arb->tasks[slot]))
+        end_turn(arb, slot, now, DMN_STATE_IDLE);
     else
         arb->tasks[slot].state = DMN_STATE_IDLE;
     arb->tasks[slot].n_pending = 0;
@@ -109,6 +144,7 @@ void dmn_arb_idle(dmn_arbiter_t *arb, int slot, uint64_t now)
 void dmn_arb_stats(dmn_arbiter_t *arb, int slot, const dmn_msg_stats_t *stats)
 {
     arb->tasks[slot].stats = *stats;
+    arb->share_dirty = 1;
 }
 
 static int level(const dmn_task_t *t)
@@ -201,52 +237,158 @@ static gmux_status_t grant(dmn_arbiter_t *arb, int slot, uint64_t now, dmn_arb_a
     if (slot != arb->last_holder)
         arb->switches++;
     t->state = DMN_STATE_RUNNING;
+    arb->n_holders++;
     t->granted_ns = now;
     t->rr_stamp = ++arb->stamp;
     arb->holder = slot;
     act->grant = slot;
-    act->grant_seq = ++arb->grant_seq;
+    act->grant_seq = t->grant_seq = ++arb->grant_seq;
     act->plan = &arb->plan;
     return st;
+}
+
+static void revoke(dmn_arbiter_t *arb, int slot, uint64_t now, dmn_arb_action_t *act)
+{
+    arb->tasks[slot].state = DMN_STATE_REVOKED;
+    arb->tasks[slot].revoked_ns = now;
+    act->revoke = slot;
+}
+
+/* Recomputes the footprints and the mode (share.h) after a change. */
+static void update_mode(dmn_arbiter_t *arb)
+{
+    if (!arb->share_dirty)
+        return;
+    arb->share_dirty = 0;
+    uint64_t sum = 0, device = 0;
+    for (int i = 0; i < DMN_ARB_MAX_TASKS; i++) {
+        const dmn_task_t *t = &arb->tasks[i];
+        if (!t->used)
+            continue;
+        uint64_t f = dmn_share_footprint(t->reg.budget, t->stats.total, t->ws_bytes);
+        sum = sum + f < sum ? UINT64_MAX : sum + f;
+        if (t->stats.device && (!device || t->stats.device < device))
+            device = t->stats.device;
+    }
+    (void)dmn_share_update(&arb->share, sum, device);
+}
+
+/* Time slices: one holder; see arbiter.h. */
+static gmux_status_t decide_sliced(dmn_arbiter_t *arb, uint64_t now, dmn_arb_action_t *act)
+{
+    int keep = -1, revoked = 0, running = 0;
+    for (int i = 0; i < DMN_ARB_MAX_TASKS && arb->n_holders; i++) {
+        const dmn_task_t *t = &arb->tasks[i];
+        revoked |= holds(t) && t->state == DMN_STATE_REVOKED;
+        if (!t->used || t->state != DMN_STATE_RUNNING)
+            continue;
+        running++;
+        const dmn_task_t *k = keep >= 0 ? &arb->tasks[keep] : NULL;
+        if (!k || level(t) > level(k) || (level(t) == level(k) && t->granted_ns < k->granted_ns))
+            keep = i;
+    }
+    for (int i = 0; running > 1 && i < DMN_ARB_MAX_TASKS; i++) /* back from shared: one stays */
+        if (i != keep && arb->tasks[i].used && arb->tasks[i].state == DMN_STATE_RUNNING) {
+            revoke(arb, i, now, act);
+            return GMUX_OK;
+        }
+    if (keep >= 0) {
+        dmn_task_t *h = &arb->tasks[keep];
+        int w = best_waiting(arb);
+        if (w >= 0) {
+            const dmn_task_t *b = &arb->tasks[w];
+            int preempt = b->reg.cls == DMN_CLASS_LATENCY && h->reg.cls == DMN_CLASS_BATCH;
+            int expired = now - h->granted_ns >= arb->quantum_ns && level(b) >= level(h);
+            if (preempt || expired)
+                revoke(arb, keep, now, act);
+        }
+        return GMUX_OK;
+    }
+    if (revoked)
+        return GMUX_OK; /* the next turn starts once the revoked holders released */
+    int next = best_waiting(arb);
+    return next >= 0 ? grant(arb, next, now, act) : GMUX_OK;
+}
+
+/* Shared: every waiting task of the top class holds the turn; see arbiter.h. */
+static gmux_status_t decide_shared(dmn_arbiter_t *arb, uint64_t now, dmn_arb_action_t *act)
+{
+    uint32_t top = DMN_CLASS_BATCH;
+    for (int i = 0; i < DMN_ARB_MAX_TASKS; i++) {
+        const dmn_task_t *t = &arb->tasks[i];
+        if (t->used && t->reg.cls == DMN_CLASS_LATENCY && t->state != DMN_STATE_IDLE)
+            top = DMN_CLASS_LATENCY;
+    }
+    int lower_holds = 0, next = -1;
+    for (int i = 0; i < DMN_ARB_MAX_TASKS; i++) {
+        const dmn_task_t *t = &arb->tasks[i];
+        if (holds(t) && t->reg.cls < top) {
+            if (t->state == DMN_STATE_RUNNING) {
+                revoke(arb, i, now, act);
+                return GMUX_OK;
+            }
+            lower_holds = 1;
+        }
+        if (t->used && t->state == DMN_STATE_PENDING && t->reg.cls == top &&
+            (next < 0 || runs_before(arb, i, next)))
+            next = i;
+    }
+    if (lower_holds || next < 0)
+        return GMUX_OK;
+    return grant(arb, next, now, act);
 }
 
 gmux_status_t dmn_arb_decide(dmn_arbiter_t *arb, uint64_t now, dmn_arb_action_t *act)
 {
     *act = (dmn_arb_action_t){-1, -1, -1, 0, NULL};
-    if (arb->holder >= 0) {
-        dmn_task_t *h = &arb->tasks[arb->holder];
-        if (h->state == DMN_STATE_RUNNING) {
-            int w = best_waiting(arb);
-            if (w >= 0) {
-                const dmn_task_t *b = &arb->tasks[w];
-                int preempt = b->reg.cls == DMN_CLASS_LATENCY && h->reg.cls == DMN_CLASS_BATCH;
-                int expired = now - h->granted_ns >= arb->quantum_ns && level(b) >= level(h);
-                if (preempt || expired) {
-                    h->state = DMN_STATE_REVOKED;
-                    h->revoked_ns = now;
-                    act->revoke = arb->holder;
-                }
-            }
-        } else if (h->state == DMN_STATE_REVOKED && now - h->revoked_ns >= arb->grace_ns) {
-            act->forced = arb->holder;
+    update_mode(arb);
+    for (int i = 0; i < DMN_ARB_MAX_TASKS && arb->n_holders; i++) {
+        dmn_task_t *t = &arb->tasks[i];
+        if (t->used && t->state == DMN_STATE_REVOKED && now - t->revoked_ns >= arb->grace_ns) {
+            act->forced = i;
             arb->forced++;
-            end_turn(arb, now, DMN_STATE_PENDING);
+            end_turn(arb, i, now, DMN_STATE_PENDING);
+            break; /* one per decision, like every other action */
         }
     }
-    if (arb->holder >= 0)
-        return GMUX_OK;
-    int next = best_waiting(arb);
-    return next >= 0 ? grant(arb, next, now, act) : GMUX_OK;
+    if (arb->share.mode == DMN_MODE_SHARED)
+        return decide_shared(arb, now, act);
+    return decide_sliced(arb, now, act);
 }
 
 uint64_t dmn_arb_next_deadline(const dmn_arbiter_t *arb)
 {
-    if (arb->holder < 0)
-        return UINT64_MAX;
-    const dmn_task_t *h = &arb->tasks[arb->holder];
-    if (h->state == DMN_STATE_REVOKED)
-        return h->revoked_ns + arb->grace_ns;
-    return best_waiting(arb) >= 0 ? h->granted_ns + arb->quantum_ns : UINT64_MAX;
+    uint64_t next = UINT64_MAX;
+    int running = -1, n_running = 0;
+    for (int i = 0; i < DMN_ARB_MAX_TASKS; i++) {
+        const dmn_task_t *t = &arb->tasks[i];
+        if (!holds(t))
+            continue;
+        if (t->state == DMN_STATE_REVOKED) {
+            if (t->revoked_ns + arb->grace_ns < next)
+                next = t->revoked_ns + arb->grace_ns;
+        } else {
+            running = i;
+            n_running++;
+        }
+    }
+    if (arb->share.mode == DMN_MODE_SLICED && n_running == 1 && best_waiting(arb) >= 0) {
+        uint64_t q = arb->tasks[running].granted_ns + arb->quantum_ns;
+        next = q < next ? q : next;
+    }
+    return next;
+}
+
+void dmn_arb_status_head(const dmn_arbiter_t *arb, uint64_t now, dmn_msg_status_t *head)
+{
+    memset(head, 0, sizeof(*head));
+    head->mode = arb->share.mode;
+    head->uptime_ns = now - arb->start_ns;
+    head->switches = arb->switches;
+    head->reclaimed = arb->reclaimed;
+    head->capacity = arb->share.capacity;
+    head->footprint = arb->share.footprint;
+    head->mode_changes = arb->share.changes;
 }
 
 uint32_t dmn_arb_snapshot(const dmn_arbiter_t *arb, uint64_t now, dmn_status_task_t *out,
@@ -271,9 +413,10 @@ uint32_t dmn_arb_snapshot(const dmn_arbiter_t *arb, uint64_t now, dmn_status_tas
             s->faults = t->stats.faults;
             s->migrated = t->stats.migrated;
             s->kernels = t->stats.kernels;
-            s->run_ns = t->run_ns + (arb->holder == i ? now - t->granted_ns : 0);
+            s->run_ns = t->run_ns + (holds(t) ? now - t->granted_ns : 0);
             s->age_ns = now - t->registered_ns;
             memcpy(s->name, t->reg.name, DMN_NAME_MAX);
+            s->footprint = dmn_share_footprint(t->reg.budget, t->stats.total, t->ws_bytes);
         }
         n++;
     }

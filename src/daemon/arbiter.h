@@ -4,7 +4,7 @@
  * turn back, went idle, left) and asks it what to do (dmn_arb_decide); the
  * benchmark and the unit tests drive it with a fake clock.
  *
- * Policy:
+ * Policy (mode "sliced", time slices):
  * - One task holds the turn at a time. A task that has launches pending and
  *   no turn waits; the waiting task of the highest level goes next, where the
  *   level is the class first (latency above batch) and then the priority;
@@ -22,6 +22,21 @@
  * - At every grant, placement->on_switch(previous holder, new holder) builds
  *   the plan of evictions and fills (placement.h).
  *
+ * Mode "shared" (share.h decides it from the footprints and the capacity):
+ * - Every waiting task of the top class is granted at once and keeps the
+ *   turn until it goes idle: no quantum, no round robin, and priorities do
+ *   not exclude anyone. The top class is latency while a latency task waits
+ *   or holds the turn, else batch.
+ * - The latency class keeps its precedence: a latency task that starts
+ *   waiting revokes every batch holder (next kernel boundary) and is granted
+ *   once they have all released; latency tasks then share among themselves,
+ *   and batch tasks wait until no latency task waits or holds the turn.
+ * - When a registration or a report makes the footprints overflow, the mode
+ *   goes back to sliced at once: one holder (the highest level, then the
+ *   longest holding) keeps the turn, every other one is revoked like at a
+ *   switch, and nobody new is granted until they have released (or lost
+ *   the turn after the grace period).
+ *
  * Ownership: the arbiter owns copies of each task's declared ranges and the
  * current plan. Thread-safety: none (the daemon is single-threaded).
  */
@@ -35,6 +50,7 @@
 
 #include "daemon/placement.h"
 #include "daemon/proto.h"
+#include "daemon/share.h"
 
 #define DMN_ARB_MAX_TASKS 256
 
@@ -47,22 +63,27 @@ typedef struct dmn_task {
     uint64_t registered_ns; /* when it joined */
     uint64_t granted_ns;    /* start of the current turn */
     uint64_t revoked_ns;    /* when the current turn was revoked */
+    uint64_t grant_seq;     /* sequence of its current (last) grant */
     uint64_t run_ns;        /* time holding the turn, finished turns */
     dmn_msg_stats_t stats;  /* last STATS */
     uint32_t n_pending;     /* last PENDING count */
     dmn_range_t *ranges;    /* last PENDING ranges (owned) */
     uint32_t n_ranges;
+    uint64_t ws_bytes; /* sum of the ranges' lengths */
 } dmn_task_t;
 
 typedef struct dmn_arbiter {
     dmn_task_t tasks[DMN_ARB_MAX_TASKS];
     uint64_t quantum_ns, grace_ns;
     uint64_t start_ns;
-    int holder;      /* slot holding the turn, -1 none */
-    int last_holder; /* slot of the previous holder, -1 none or gone */
+    int holder;         /* a slot holding the turn (the only one when sliced), -1 none */
+    int last_holder;    /* slot of the previous holder, -1 none or gone */
+    uint32_t n_holders; /* tasks running or revoked */
     uint32_t next_id;
     uint64_t stamp, grant_seq;
     uint64_t switches, reclaimed, forced;
+    dmn_share_t share; /* the mode and what decided it */
+    int share_dirty;   /* a footprint or the capacity may have changed since */
     const dmn_placement_t *placement;
     dmn_plan_t plan;
     dmn_task_view_t views[DMN_ARB_MAX_TASKS];
@@ -70,7 +91,9 @@ typedef struct dmn_arbiter {
     int waiting[DMN_ARB_MAX_TASKS];
 } dmn_arbiter_t;
 
-/* What the server must do after dmn_arb_decide. Slots, -1 for none. */
+/* What the server must do after dmn_arb_decide. Slots, -1 for none. One
+ * decision may leave more to do (several revocations or, when shared, several
+ * grants): call dmn_arb_decide again until it returns no action. */
 typedef struct dmn_arb_action {
     int revoke; /* send REVOKE to this task */
     int forced; /* this task's turn was taken away after the grace period */
@@ -82,6 +105,10 @@ typedef struct dmn_arb_action {
 void dmn_arb_init(dmn_arbiter_t *arb, uint64_t quantum_ns, uint64_t grace_ns,
                   const dmn_placement_t *placement, uint64_t now);
 void dmn_arb_fini(dmn_arbiter_t *arb);
+
+/* Sets the share mode's parameters (share.h; init: enabled, capacity from
+ * the tasks' reports, headroom 10%). The mode follows at the next decide. */
+void dmn_arb_set_share(dmn_arbiter_t *arb, const dmn_share_params_t *p);
 
 /* A new task; returns its slot, or GMUX_ERR_CAPACITY when full. */
 int dmn_arb_add(dmn_arbiter_t *arb, const dmn_msg_register_t *reg, uint64_t now);
@@ -108,6 +135,12 @@ gmux_status_t dmn_arb_decide(dmn_arbiter_t *arb, uint64_t now, dmn_arb_action_t 
 /* The next time at which dmn_arb_decide may change its answer with no new
  * event (quantum end, grace end); UINT64_MAX when none. */
 uint64_t dmn_arb_next_deadline(const dmn_arbiter_t *arb);
+
+/* Tasks holding the turn now (running or revoked). */
+uint32_t dmn_arb_holders(const dmn_arbiter_t *arb);
+
+/* The STATUS head: mode, capacity, footprints, counters (n_tasks not set). */
+void dmn_arb_status_head(const dmn_arbiter_t *arb, uint64_t now, dmn_msg_status_t *head);
 
 /* Fills up to cap entries (slot order); returns how many tasks there are. */
 uint32_t dmn_arb_snapshot(const dmn_arbiter_t *arb, uint64_t now, dmn_status_task_t *out,

@@ -5,7 +5,7 @@
 
 #define REGISTER_SIZE   56u
 #define RANGES_HEAD     16u
-#define STATS_SIZE      40u
+#define STATS_SIZE      48u
 #define REGISTERED_SIZE 16u
 #define REFUSED_SIZE    (4u + DMN_REASON_MAX)
 #define GRANT_SIZE      16u
@@ -71,6 +71,11 @@ const char *dmn_msg_type_name(uint32_t type)
 const char *dmn_class_name(uint32_t cls)
 {
     return cls == DMN_CLASS_BATCH ? "batch" : cls == DMN_CLASS_LATENCY ? "latency" : "?";
+}
+
+const char *dmn_mode_name(uint32_t mode)
+{
+    return mode == DMN_MODE_SLICED ? "sliced" : mode == DMN_MODE_SHARED ? "shared" : "?";
 }
 
 const char *dmn_state_name(uint32_t state)
@@ -180,6 +185,7 @@ gmux_status_t dmn_proto_decode(const uint8_t *buf, size_t len, dmn_msg_t *msg)
         s->faults = get64(p + 16);
         s->migrated = get64(p + 24);
         s->kernels = get64(p + 32);
+        s->device = get64(p + 40);
         return GMUX_OK;
     }
     case DMN_MSG_REGISTERED:
@@ -206,11 +212,14 @@ gmux_status_t dmn_proto_decode(const uint8_t *buf, size_t len, dmn_msg_t *msg)
         if (n < DMN_STATUS_HEAD_SIZE)
             return GMUX_ERR_PARSE;
         s->n_tasks = get32(p);
-        s->reserved = get32(p + 4);
+        s->mode = get32(p + 4);
         s->uptime_ns = get64(p + 8);
         s->switches = get64(p + 16);
         s->reclaimed = get64(p + 24);
-        if (s->n_tasks > DMN_STATUS_MAX_TASKS ||
+        s->capacity = get64(p + 32);
+        s->footprint = get64(p + 40);
+        s->mode_changes = get64(p + 48);
+        if (s->n_tasks > DMN_STATUS_MAX_TASKS || s->mode > DMN_MODE_SHARED ||
             n != DMN_STATUS_HEAD_SIZE + s->n_tasks * DMN_STATUS_TASK_SIZE)
             return GMUX_ERR_PARSE;
         s->tasks_le = p + DMN_STATUS_HEAD_SIZE;
@@ -249,6 +258,7 @@ void dmn_proto_status_task_at(const dmn_msg_status_t *m, uint32_t i, dmn_status_
     for (int k = 0; k < 8; k++)
         *fields[k] = get64(t + 24 + 8 * k);
     (void)read_name(t + 88, DMN_NAME_MAX, out->name);
+    out->footprint = get64(t + 120);
 }
 
 static uint8_t *begin(uint8_t *out, size_t cap, uint32_t seq, dmn_msg_type_t type, size_t len)
@@ -322,6 +332,7 @@ size_t dmn_proto_encode_stats(uint8_t *out, size_t cap, uint32_t seq, const dmn_
     put64(p + 16, m->faults);
     put64(p + 24, m->migrated);
     put64(p + 32, m->kernels);
+    put64(p + 40, m->device);
     return DMN_PROTO_HDR_SIZE + STATS_SIZE;
 }
 
@@ -360,20 +371,23 @@ size_t dmn_proto_encode_grant(uint8_t *out, size_t cap, uint32_t seq, dmn_msg_ty
     return DMN_PROTO_HDR_SIZE + GRANT_SIZE;
 }
 
-size_t dmn_proto_encode_status(uint8_t *out, size_t cap, uint32_t seq, uint64_t uptime_ns,
-                               uint64_t switches, uint64_t reclaimed,
+size_t dmn_proto_encode_status(uint8_t *out, size_t cap, uint32_t seq, const dmn_msg_status_t *head,
                                const dmn_status_task_t *tasks, uint32_t n_tasks)
 {
-    if (n_tasks > DMN_STATUS_MAX_TASKS)
+    if (n_tasks > DMN_STATUS_MAX_TASKS || head->mode > DMN_MODE_SHARED)
         return 0;
     size_t len = DMN_STATUS_HEAD_SIZE + (size_t)n_tasks * DMN_STATUS_TASK_SIZE;
     uint8_t *p = begin(out, cap, seq, DMN_MSG_STATUS, len);
     if (!p)
         return 0;
     put32(p, n_tasks);
-    put64(p + 8, uptime_ns);
-    put64(p + 16, switches);
-    put64(p + 24, reclaimed);
+    put32(p + 4, head->mode);
+    put64(p + 8, head->uptime_ns);
+    put64(p + 16, head->switches);
+    put64(p + 24, head->reclaimed);
+    put64(p + 32, head->capacity);
+    put64(p + 40, head->footprint);
+    put64(p + 48, head->mode_changes);
     for (uint32_t i = 0; i < n_tasks; i++) {
         const dmn_status_task_t *s = &tasks[i];
         uint8_t *t = p + DMN_STATUS_HEAD_SIZE + (size_t)i * DMN_STATUS_TASK_SIZE;
@@ -389,6 +403,7 @@ size_t dmn_proto_encode_status(uint8_t *out, size_t cap, uint32_t seq, uint64_t 
         for (int k = 0; k < 8; k++)
             put64(t + 24 + 8 * k, fields[k]);
         write_name(t + 88, DMN_NAME_MAX, s->name);
+        put64(t + 120, s->footprint);
     }
     return DMN_PROTO_HDR_SIZE + len;
 }

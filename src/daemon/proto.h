@@ -32,7 +32,7 @@
 #include <gmux/status.h>
 
 #define DMN_PROTO_MAGIC       0x44584d47u /* 'G' 'M' 'X' 'D' */
-#define DMN_PROTO_VERSION     1u
+#define DMN_PROTO_VERSION     2u          /* 2: STATS device bytes, STATUS mode and footprints */
 #define DMN_PROTO_HDR_SIZE    16u
 #define DMN_PROTO_MAX_PAYLOAD 65536u
 #define DMN_PROTO_MAX_MSG     (DMN_PROTO_HDR_SIZE + DMN_PROTO_MAX_PAYLOAD)
@@ -40,7 +40,7 @@
 #define DMN_REASON_MAX        64u
 #define DMN_RANGE_SIZE        16u
 #define DMN_MAX_RANGES        ((DMN_PROTO_MAX_PAYLOAD - 16u) / DMN_RANGE_SIZE)
-#define DMN_STATUS_HEAD_SIZE  32u
+#define DMN_STATUS_HEAD_SIZE  56u
 #define DMN_STATUS_TASK_SIZE  128u
 #define DMN_STATUS_MAX_TASKS  ((DMN_PROTO_MAX_PAYLOAD - DMN_STATUS_HEAD_SIZE) / DMN_STATUS_TASK_SIZE)
 
@@ -74,6 +74,11 @@ typedef enum dmn_task_state {
     DMN_STATE_RUNNING = 2, /* holds the turn */
     DMN_STATE_REVOKED = 3, /* holds the turn, asked to give it back */
 } dmn_task_state_t;
+
+typedef enum dmn_mode {
+    DMN_MODE_SLICED = 0, /* one task holds the GPU at a time (time slices) */
+    DMN_MODE_SHARED = 1, /* the footprints fit: every waiting task of the top class holds it */
+} dmn_mode_t;
 
 typedef enum dmn_plan_kind {
     DMN_PLAN_EVICT = 0, /* move these ranges to host memory */
@@ -112,12 +117,13 @@ typedef struct dmn_msg_ranges { /* PENDING (count = launches) and PLAN (count = 
     const uint8_t *ranges_le; /* n_ranges * 16 bytes in the caller's buffer */
 } dmn_msg_ranges_t;
 
-typedef struct dmn_msg_stats { /* 40 bytes */
+typedef struct dmn_msg_stats { /* 48 bytes */
     uint64_t resident;         /* device bytes resident now */
     uint64_t total;            /* bytes allocated */
     uint64_t faults;           /* demand faults so far */
     uint64_t migrated;         /* bytes moved either way so far */
     uint64_t kernels;          /* kernels launched so far */
+    uint64_t device;           /* device memory of the task's GPU in bytes, 0: unknown (v2) */
 } dmn_msg_stats_t;
 
 typedef struct dmn_msg_registered { /* 16 bytes */
@@ -144,14 +150,18 @@ typedef struct dmn_status_task { /* 128 bytes on the wire */
     uint64_t run_ns; /* time holding the turn */
     uint64_t age_ns; /* time since registration */
     char name[DMN_NAME_MAX];
+    uint64_t footprint; /* device bytes the daemon counts for the task (arbiter.h) (v2) */
 } dmn_status_task_t;
 
 typedef struct dmn_msg_status {
     uint32_t n_tasks;
-    uint32_t reserved;
+    uint32_t mode; /* dmn_mode_t (v2) */
     uint64_t uptime_ns;
     uint64_t switches;
     uint64_t reclaimed;      /* tasks whose connection ended: exit, death, protocol error */
+    uint64_t capacity;       /* device bytes the mode is decided against, 0: unknown (v2) */
+    uint64_t footprint;      /* sum of the tasks' footprints (v2) */
+    uint64_t mode_changes;   /* switches between sliced and shared so far (v2) */
     const uint8_t *tasks_le; /* n_tasks * 128 bytes in the caller's buffer */
 } dmn_msg_status_t;
 
@@ -204,12 +214,13 @@ size_t dmn_proto_encode_refused(uint8_t *out, size_t cap, uint32_t seq, gmux_sta
                                 const char *reason);
 size_t dmn_proto_encode_grant(uint8_t *out, size_t cap, uint32_t seq, dmn_msg_type_t type,
                               const dmn_msg_grant_t *m);
-size_t dmn_proto_encode_status(uint8_t *out, size_t cap, uint32_t seq, uint64_t uptime_ns,
-                               uint64_t switches, uint64_t reclaimed,
+/* STATUS: the head fields of *head (its n_tasks and tasks_le are ignored). */
+size_t dmn_proto_encode_status(uint8_t *out, size_t cap, uint32_t seq, const dmn_msg_status_t *head,
                                const dmn_status_task_t *tasks, uint32_t n_tasks);
 
 const char *dmn_msg_type_name(uint32_t type); /* "REGISTER", or "?" */
 const char *dmn_class_name(uint32_t cls);     /* "batch", "latency", or "?" */
 const char *dmn_state_name(uint32_t state);   /* "idle", "pending", "running", "revoked" */
+const char *dmn_mode_name(uint32_t mode);     /* "sliced", "shared", or "?" */
 
 #endif /* DMN_PROTO_H */

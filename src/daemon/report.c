@@ -49,6 +49,10 @@ gmux_status_t dmn_report_query(int fd, dmn_report_t *out, int timeout_ms)
             out->uptime_ns = m.u.status.uptime_ns;
             out->switches = m.u.status.switches;
             out->reclaimed = m.u.status.reclaimed;
+            out->mode = m.u.status.mode;
+            out->capacity = m.u.status.capacity;
+            out->footprint = m.u.status.footprint;
+            out->mode_changes = m.u.status.mode_changes;
             out->n_tasks =
                 m.u.status.n_tasks < DMN_ARB_MAX_TASKS ? m.u.status.n_tasks : DMN_ARB_MAX_TASKS;
             for (uint32_t i = 0; i < out->n_tasks; i++)
@@ -93,9 +97,12 @@ void dmn_report_json(FILE *out, const char *path, const dmn_report_t *r)
     json_string(out, path);
     fprintf(out,
             ", \"protocol\": %u, \"uptime_s\": %.3f, \"switches\": %llu, \"reclaimed\": %llu, "
+            "\"mode\": \"%s\", \"capacity\": %llu, \"footprint\": %llu, \"mode_changes\": %llu, "
             "\"tasks\": [",
             DMN_PROTO_VERSION, (double)r->uptime_ns / 1e9, (unsigned long long)r->switches,
-            (unsigned long long)r->reclaimed);
+            (unsigned long long)r->reclaimed, dmn_mode_name(r->mode),
+            (unsigned long long)r->capacity, (unsigned long long)r->footprint,
+            (unsigned long long)r->mode_changes);
     for (uint32_t i = 0; i < r->n_tasks; i++) {
         const dmn_status_task_t *t = &r->tasks[i];
         fprintf(out, "%s\n  {\"id\": %u, \"pid\": %u, \"name\": ", i ? "," : "", t->id, t->pid);
@@ -103,21 +110,29 @@ void dmn_report_json(FILE *out, const char *path, const dmn_report_t *r)
         fprintf(out,
                 ", \"state\": \"%s\", \"class\": \"%s\", \"priority\": %d, \"budget\": %llu, "
                 "\"resident\": %llu, \"total\": %llu, \"faults\": %llu, \"migrated\": %llu, "
-                "\"kernels\": %llu, \"gpu_time_s\": %.6f, \"age_s\": %.6f, \"share\": %.4f}",
+                "\"kernels\": %llu, \"footprint\": %llu, \"gpu_time_s\": %.6f, \"age_s\": %.6f, "
+                "\"share\": %.4f}",
                 dmn_state_name(t->state), dmn_class_name(t->cls), t->priority,
                 (unsigned long long)t->budget, (unsigned long long)t->resident,
                 (unsigned long long)t->total, (unsigned long long)t->faults,
                 (unsigned long long)t->migrated, (unsigned long long)t->kernels,
-                (double)t->run_ns / 1e9, (double)t->age_ns / 1e9, dmn_report_share(t));
+                (unsigned long long)t->footprint, (double)t->run_ns / 1e9, (double)t->age_ns / 1e9,
+                dmn_report_share(t));
     }
     fprintf(out, "%s]}\n", r->n_tasks ? "\n" : "");
 }
 
 void dmn_report_table(FILE *out, const char *path, const dmn_report_t *r)
 {
-    fprintf(out, "gmuxd %s  up %.1f s  tasks %u  switches %llu  reclaimed %llu\n\n", path,
+    char fp[32], cap[32];
+    com_format_size(r->footprint, fp, sizeof(fp));
+    com_format_size(r->capacity, cap, sizeof(cap));
+    fprintf(out, "gmuxd %s  up %.1f s  tasks %u  switches %llu  reclaimed %llu\n", path,
             (double)r->uptime_ns / 1e9, r->n_tasks, (unsigned long long)r->switches,
             (unsigned long long)r->reclaimed);
+    fprintf(out, "mode %s  footprints %s of %s%s  mode changes %llu\n\n", dmn_mode_name(r->mode),
+            fp, r->capacity ? cap : "?", r->capacity ? "" : " (capacity unknown)",
+            (unsigned long long)r->mode_changes);
     fprintf(out, "%5s %7s %-16s %-8s %-7s %4s %10s %10s %8s %10s %9s %6s\n", "ID", "PID", "NAME",
             "STATE", "CLASS", "PRI", "RESIDENT", "TOTAL", "FAULTS", "MIGRATED", "KERNELS", "SHARE");
     for (uint32_t i = 0; i < r->n_tasks; i++) {

@@ -2,7 +2,8 @@
  * What `gmux status --json` and `gmux top` show: a STATUS snapshot asked of
  * the daemon over a connection of its own (no registration), printed as JSON
  * or as a table. A task's share is the fraction of the time since it
- * registered during which it held the turn.
+ * registered during which it held the turn. The mode (sliced or shared)
+ * comes with the capacity and the footprints it was decided on.
  *
  * Ownership: the caller owns the report. Thread-safety: none needed.
  */
@@ -19,6 +20,9 @@
 
 typedef struct dmn_report {
     uint64_t uptime_ns, switches, reclaimed;
+    uint32_t mode;                /* dmn_mode_t: sliced or shared */
+    uint64_t capacity, footprint; /* what the mode was decided on (share.h) */
+    uint64_t mode_changes;
     uint32_t n_tasks;
     dmn_status_task_t tasks[DMN_ARB_MAX_TASKS];
 } dmn_report_t;

@@ -66,6 +66,9 @@ gmux_status_t dmn_server_opts_from_settings(dmn_server_opts_t *opts, char *path_
         return GMUX_ERR_RANGE;
     }
     opts->idle_exit_ns = (uint64_t)idle * COM_NS_PER_S;
+    dmn_share_params_t share; /* read again by dmn_server_run; checked here, before forking */
+    if ((st = dmn_share_params_from_settings(&share)) != GMUX_OK)
+        return st;
     opts->placement = dmn_placement_find(COM_SETTING_STRING(DAEMON_PLACEMENT));
     if (!opts->placement) {
         COM_ERROR(DAEMON, "GMUX_DAEMON_PLACEMENT: unknown policy '%s' (none, swap, opt, chunk)",
@@ -156,8 +159,9 @@ static void on_query(server_t *s, conn_t *c)
 {
     uint64_t now = com_clock_ns();
     uint32_t n = dmn_arb_snapshot(&s->arb, now, s->snap, DMN_ARB_MAX_TASKS);
-    size_t len = dmn_proto_encode_status(s->out, sizeof(s->out), ++s->seq, now - s->arb.start_ns,
-                                         s->arb.switches, s->arb.reclaimed, s->snap, n);
+    dmn_msg_status_t head;
+    dmn_arb_status_head(&s->arb, now, &head);
+    size_t len = dmn_proto_encode_status(s->out, sizeof(s->out), ++s->seq, &head, s->snap, n);
     send_msg(s, c, len);
 }
 
@@ -277,9 +281,12 @@ static int send_plan(server_t *s, conn_t *c, uint32_t task_id, const dmn_plan_t 
     return 0;
 }
 
+/* Acts on the arbiter's decisions until it has nothing more to say (a
+ * switch back to slices revokes several holders; a shared mode grants
+ * several tasks). */
 static void apply(server_t *s)
 {
-    for (int round = 0; round < 2 * DMN_ARB_MAX_TASKS; round++) {
+    for (int round = 0; round < 4 * DMN_ARB_MAX_TASKS; round++) {
         dmn_arb_action_t act;
         (void)dmn_arb_decide(&s->arb, com_clock_ns(), &act);
         if (act.forced >= 0)
@@ -287,30 +294,28 @@ static void apply(server_t *s)
                      s->arb.tasks[act.forced].id);
         if (act.revoke >= 0) {
             conn_t *c = &s->conns[s->conn_of_slot[act.revoke]];
-            dmn_msg_grant_t g = {s->arb.grant_seq, 0};
-            if (send_msg(s, c,
-                         dmn_proto_encode_grant(s->out, sizeof(s->out), ++s->seq, DMN_MSG_REVOKE,
-                                                &g)) != 0)
-                continue; /* the holder left: decide again */
+            dmn_msg_grant_t g = {s->arb.tasks[act.revoke].grant_seq, 0};
+            (void)send_msg(s, c,
+                           dmn_proto_encode_grant(s->out, sizeof(s->out), ++s->seq, DMN_MSG_REVOKE,
+                                                  &g)); /* if the holder left: decide again */
         }
-        if (act.grant < 0)
-            return;
-        int dropped = 0;
-        for (int i = 0; i < DMN_ARB_MAX_TASKS && act.plan->n > 0; i++) {
-            if (!s->arb.tasks[i].used || s->conn_of_slot[i] < 0)
-                continue;
-            conn_t *c = &s->conns[s->conn_of_slot[i]];
-            dropped |= send_plan(s, c, s->arb.tasks[i].id, act.plan, act.grant_seq) != 0;
+        if (act.grant >= 0) {
+            for (int i = 0; i < DMN_ARB_MAX_TASKS && act.plan->n > 0; i++) {
+                if (!s->arb.tasks[i].used || s->conn_of_slot[i] < 0)
+                    continue;
+                conn_t *c = &s->conns[s->conn_of_slot[i]];
+                (void)send_plan(s, c, s->arb.tasks[i].id, act.plan, act.grant_seq);
+            }
+            if (s->arb.tasks[act.grant].used && s->conn_of_slot[act.grant] >= 0) {
+                conn_t *c = &s->conns[s->conn_of_slot[act.grant]];
+                dmn_msg_grant_t g = {act.grant_seq, s->arb.quantum_ns};
+                (void)send_msg(
+                    s, c,
+                    dmn_proto_encode_grant(s->out, sizeof(s->out), ++s->seq, DMN_MSG_GRANT, &g));
+            }
         }
-        if (s->arb.tasks[act.grant].used && s->conn_of_slot[act.grant] >= 0) {
-            conn_t *c = &s->conns[s->conn_of_slot[act.grant]];
-            dmn_msg_grant_t g = {act.grant_seq, s->arb.quantum_ns};
-            dropped |= send_msg(s, c,
-                                dmn_proto_encode_grant(s->out, sizeof(s->out), ++s->seq,
-                                                       DMN_MSG_GRANT, &g)) != 0;
-        }
-        if (!dropped)
-            return; /* otherwise decide again: someone left during the switch */
+        if (act.forced < 0 && act.revoke < 0 && act.grant < 0)
+            return; /* a connection dropped above has been reclaimed: decided again */
     }
 }
 
@@ -342,8 +347,12 @@ gmux_status_t dmn_server_run(const dmn_server_opts_t *opts, volatile sig_atomic_
     for (int i = 0; i < DMN_ARB_MAX_TASKS; i++)
         s->conn_of_slot[i] = -1;
     dmn_arb_init(&s->arb, opts->quantum_ns, opts->grace_ns, opts->placement, com_clock_ns());
-    COM_INFO(DAEMON, "listening on %s (quantum %llu us, placement %s)", opts->path,
-             (unsigned long long)(opts->quantum_ns / COM_NS_PER_US), s->arb.placement->name);
+    dmn_share_params_t share;
+    if (dmn_share_params_from_settings(&share) == GMUX_OK)
+        dmn_arb_set_share(&s->arb, &share);
+    COM_INFO(DAEMON, "listening on %s (quantum %llu us, placement %s, share %s)", opts->path,
+             (unsigned long long)(opts->quantum_ns / COM_NS_PER_US), s->arb.placement->name,
+             s->arb.share.p.enabled ? "on" : "off");
     if (ready_fd >= 0) {
         (void)!write(ready_fd, "r", 1);
         close(ready_fd);

@@ -31,6 +31,28 @@ static dmn_range_t gate_plan[2][GATE_PLAN_CAP]; /* [dmn_plan_kind_t] */
 static uint32_t gate_plan_n[2];
 static _Atomic uint64_t gate_grants; /* turns received: activity, like launches */
 static _Atomic uint64_t gate_bytes_in, gate_bytes_out, gate_plans_applied;
+static _Atomic uint64_t
+    gate_device_bytes; /* the GPU's memory, for gmuxd's share mode; 0: unknown */
+
+static void gate_fill_stats(dmn_msg_stats_t *s);
+
+/* Reads the device's memory once, on a launching thread (its context is
+ * current; the watcher thread has none), and reports it at once so the
+ * daemon can decide its mode before this first wait. Under gate_mu. */
+static void gate_learn_device(void)
+{
+    if (atomic_load_explicit(&gate_device_bytes, memory_order_relaxed))
+        return;
+    CUdevice dev = 0;
+    size_t total = 0;
+    if (SHIM_CALL(cuCtxGetDevice, &dev) != CUDA_SUCCESS ||
+        SHIM_CALL(cuDeviceTotalMem_v2, &total, dev) != CUDA_SUCCESS || total == 0)
+        return;
+    atomic_store_explicit(&gate_device_bytes, (uint64_t)total, memory_order_relaxed);
+    dmn_msg_stats_t st;
+    gate_fill_stats(&st);
+    (void)dmn_client_report(gate_client, &st);
+}
 
 /* Called from inside a client call, so under gate_mu. */
 static void gate_on_plan(void *arg, uint64_t grant_seq, dmn_plan_kind_t kind,
@@ -112,6 +134,7 @@ void shim_gate_slow(void)
         pthread_mutex_lock(&gate_mu);
         bool launch_anyway = false;
         if (!atomic_load(&shim_gate_turn_)) {
+            gate_learn_device();
             if (!dmn_client_is_local(gate_client)) {
                 SHIM_STAT_ADD(gate_waits, 1);
                 gate_announce();
@@ -146,7 +169,8 @@ static void gate_fill_stats(dmn_msg_stats_t *s)
                            .faults = 0, /* not observable without a profiler */
                            .migrated = in + out,
                            .kernels = atomic_load(&shim_stats.launches) +
-                                      atomic_load(&shim_stats.graph_launches)};
+                                      atomic_load(&shim_stats.graph_launches),
+                           .device = atomic_load(&gate_device_bytes)};
 }
 
 /* Clears the turn flag and waits for launches inside the driver to leave it. */

@@ -156,6 +156,22 @@ pid_t drig_start_client(drig_t *r, const char *name, const char *cls, int prio, 
     return drig_spawn(r, argv);
 }
 
+pid_t drig_start_client_mem(drig_t *r, const char *name, const char *cls, int prio, long kernels,
+                            long run_us, long idle_us, long budget_mib, long device_mib)
+{
+    char p[16], k[24], ru[24], iu[24], b[24], d[24], out[160];
+    snprintf(p, sizeof(p), "%d", prio);
+    snprintf(k, sizeof(k), "%ld", kernels);
+    snprintf(ru, sizeof(ru), "%ld", run_us);
+    snprintf(iu, sizeof(iu), "%ld", idle_us);
+    snprintf(b, sizeof(b), "%ld", budget_mib);
+    snprintf(d, sizeof(d), "%ld", device_mib);
+    snprintf(out, sizeof(out), "%s/%s.log", r->dir, name);
+    char *argv[] = {
+        TEST_CLIENT_PATH, r->sock, (char *)name, (char *)cls, p, k, ru, iu, out, b, d, NULL};
+    return drig_spawn(r, argv);
+}
+
 int drig_read_log(drig_t *r, const char *name, int task, dlog_t *log)
 {
     char path[160], line[256];

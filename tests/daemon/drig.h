@@ -45,6 +45,10 @@ pid_t drig_start_daemon(drig_t *r, int quantum_ms, const char *placement);
 void drig_kill_daemon(drig_t *r, int sig); /* and reaps it */
 pid_t drig_start_client(drig_t *r, const char *name, const char *cls, int prio, long kernels,
                         long run_us, long idle_us);
+/* The same with a declared budget (also reported as allocated: the task's
+ * footprint) and the device memory it reports (0: none), in MiB. */
+pid_t drig_start_client_mem(drig_t *r, const char *name, const char *cls, int prio, long kernels,
+                            long run_us, long idle_us, long budget_mib, long device_mib);
 /* Starts argv[0] with argv as a process of the rig (killed by drig_fini). */
 pid_t drig_spawn(drig_t *r, char *const argv[]);
 /* Exit status of pid within timeout_s (128+N for signal N), -1 on timeout (then killed). */

@@ -8,6 +8,11 @@
  * (timestamps from CLOCK_MONOTONIC, comparable across processes).
  *
  * Usage: gmux_test_client SOCKET NAME batch|latency PRIORITY KERNELS RUN_US IDLE_US OUT
+ *                         [BUDGET_MIB [DEVICE_MIB]]
+ * BUDGET_MIB (default 1024): the declared budget, also reported as the bytes
+ * allocated (so it is the task's footprint for the share mode), the working
+ * set being at most 64 MiB of it; DEVICE_MIB (default 0, unknown): the device
+ * memory it reports in its stats.
  * Exit: 0 done, 2 usage, 3 a wait for the turn timed out, 4 I/O.
  */
 #include <stdio.h>
@@ -32,14 +37,15 @@ static void on_plan(void *arg, uint64_t grant_seq, dmn_plan_kind_t kind, const d
 
 int main(int argc, char **argv)
 {
-    if (argc != 9)
+    if (argc < 9 || argc > 11)
         return 2;
     dmn_client_opts_t o = {0};
     o.path = argv[1];
     o.name = argv[2];
     o.cls = strcmp(argv[3], "latency") == 0 ? DMN_CLASS_LATENCY : DMN_CLASS_BATCH;
     o.priority = atoi(argv[4]);
-    o.budget = 1u << 30;
+    o.budget = argc > 9 ? (uint64_t)atol(argv[9]) << 20 : 1u << 30;
+    uint64_t device = argc > 10 ? (uint64_t)atol(argv[10]) << 20 : 0;
     o.on_plan = on_plan;
     long kernels = atol(argv[5]), run_us = atol(argv[6]), idle_us = atol(argv[7]);
     FILE *out = fopen(argv[8], "w");
@@ -49,8 +55,10 @@ int main(int argc, char **argv)
     if (dmn_client_open(&o, &c) != GMUX_OK)
         return 4;
     /* Each task's working set: a distinct 64 MiB range of its own space. */
-    dmn_range_t ws = {0x100000000ull + (uint64_t)getpid() * 0x10000000ull, 64ull << 20};
-    dmn_msg_stats_t st = {0, 256ull << 20, 0, 0, 0};
+    uint64_t ws_len = o.budget < (64ull << 20) ? o.budget : 64ull << 20;
+    dmn_range_t ws = {0x100000000ull + (uint64_t)getpid() * 0x10000000ull, ws_len ? ws_len : 1};
+    dmn_msg_stats_t st = {0, argc > 9 ? o.budget : 256ull << 20, 0, 0, 0, device};
+    dmn_client_report(c, &st); /* the device memory, before the first request */
     for (long k = 0; k < kernels; k++) {
         uint64_t req = com_clock_ns();
         dmn_client_pending(c, 1, &ws, 1);
@@ -65,7 +73,7 @@ int main(int argc, char **argv)
         fprintf(out, "K %ld %llu %llu %llu %d\n", k, (unsigned long long)req,
                 (unsigned long long)start, (unsigned long long)end, local);
         st.kernels = (uint64_t)k + 1;
-        st.resident = 64ull << 20;
+        st.resident = ws.len;
         st.faults += 3;
         st.migrated += 1ull << 20;
         dmn_client_report(c, &st);

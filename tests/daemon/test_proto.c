@@ -7,6 +7,9 @@
 
 #include <string.h>
 
+#include <dirent.h>
+#include <stdio.h>
+
 #include "daemon/proto.h"
 
 static uint8_t buf[DMN_PROTO_MAX_MSG + 64];
@@ -16,7 +19,7 @@ static void test_header_layout(void **state)
     (void)state;
     size_t n = dmn_proto_encode_empty(buf, sizeof(buf), 0x01020304u, DMN_MSG_IDLE);
     assert_int_equal(n, 16);
-    const uint8_t want[16] = {'G', 'M', 'X', 'D', 1, 0, DMN_MSG_IDLE, 0, 0, 0, 0, 0, 4, 3, 2, 1};
+    const uint8_t want[16] = {'G', 'M', 'X', 'D', 2, 0, DMN_MSG_IDLE, 0, 0, 0, 0, 0, 4, 3, 2, 1};
     assert_memory_equal(buf, want, 16);
     dmn_hdr_t h;
     assert_int_equal(dmn_proto_read_hdr(buf, 15, &h), GMUX_ERR_BUSY);
@@ -82,7 +85,9 @@ static void test_header_rejects(void **state)
     buf[3] = 'E';
     assert_int_equal(dmn_proto_read_hdr(buf, n, &h), GMUX_ERR_PARSE);
     n = dmn_proto_encode_empty(buf, sizeof(buf), 1, DMN_MSG_QUERY);
-    buf[4] = 2;
+    buf[4] = 1; /* version 1: no share mode; refused */
+    assert_int_equal(dmn_proto_read_hdr(buf, n, &h), GMUX_ERR_VERSION);
+    buf[4] = 3;
     assert_int_equal(dmn_proto_read_hdr(buf, n, &h), GMUX_ERR_VERSION);
     n = dmn_proto_encode_empty(buf, sizeof(buf), 1, DMN_MSG_QUERY);
     buf[6] = 7; /* no type 7 */
@@ -148,11 +153,13 @@ static void test_small_messages(void **state)
 {
     (void)state;
     dmn_msg_t m;
-    dmn_msg_stats_t s = {1, 2, 3, 4, 5};
+    dmn_msg_stats_t s = {1, 2, 3, 4, 5, 6};
     size_t n = dmn_proto_encode_stats(buf, sizeof(buf), 1, &s);
     assert_int_equal(dmn_proto_decode(buf, n, &m), GMUX_OK);
     assert_int_equal(m.u.stats.resident, 1);
     assert_int_equal(m.u.stats.kernels, 5);
+    assert_int_equal(m.u.stats.device, 6);
+    assert_int_equal(n, 16 + 48);
     dmn_msg_registered_t reg = {12, 0, 20000000};
     n = dmn_proto_encode_registered(buf, sizeof(buf), 1, &reg);
     assert_int_equal(dmn_proto_decode(buf, n, &m), GMUX_OK);
@@ -177,16 +184,27 @@ static void test_status(void **state)
     dmn_status_task_t t[2];
     memset(t, 0, sizeof(t));
     t[0] = (dmn_status_task_t){
-        7, 100, DMN_STATE_RUNNING, DMN_CLASS_BATCH, 3, 0, 1, 2, 3, 4, 5, 6, 7, 8, "a"};
+        7, 100, DMN_STATE_RUNNING, DMN_CLASS_BATCH, 3, 0, 1, 2, 3, 4, 5, 6, 7, 8, "a", 17};
     t[1] = (dmn_status_task_t){
-        8, 101, DMN_STATE_IDLE, DMN_CLASS_LATENCY, -1, 0, 9, 10, 11, 12, 13, 14, 15, 16, "bb"};
-    size_t n = dmn_proto_encode_status(buf, sizeof(buf), 1, 1000, 5, 2, t, 2);
-    assert_int_equal(n, 16 + 32 + 256);
+        8, 101, DMN_STATE_IDLE, DMN_CLASS_LATENCY, -1, 0, 9, 10, 11, 12, 13, 14, 15, 16, "bb", 18};
+    dmn_msg_status_t head = {.mode = DMN_MODE_SHARED,
+                             .uptime_ns = 1000,
+                             .switches = 5,
+                             .reclaimed = 2,
+                             .capacity = 1u << 30,
+                             .footprint = 35,
+                             .mode_changes = 3};
+    size_t n = dmn_proto_encode_status(buf, sizeof(buf), 1, &head, t, 2);
+    assert_int_equal(n, 16 + 56 + 256);
     dmn_msg_t m;
     assert_int_equal(dmn_proto_decode(buf, n, &m), GMUX_OK);
     assert_int_equal(m.u.status.n_tasks, 2);
     assert_int_equal(m.u.status.switches, 5);
     assert_int_equal(m.u.status.reclaimed, 2);
+    assert_int_equal(m.u.status.mode, DMN_MODE_SHARED);
+    assert_int_equal(m.u.status.capacity, 1u << 30);
+    assert_int_equal(m.u.status.footprint, 35);
+    assert_int_equal(m.u.status.mode_changes, 3);
     dmn_status_task_t g;
     dmn_proto_status_task_at(&m.u.status, 1, &g);
     assert_int_equal(g.id, 8);
@@ -194,8 +212,55 @@ static void test_status(void **state)
     assert_int_equal(g.budget, 9);
     assert_int_equal(g.age_ns, 16);
     assert_string_equal(g.name, "bb");
-    buf[16 + 32 + 8] = 9; /* state 9 */
+    assert_int_equal(g.footprint, 18);
+    buf[16 + 4] = 2; /* mode 2 */
     assert_int_equal(dmn_proto_decode(buf, n, &m), GMUX_ERR_PARSE);
+    buf[16 + 4] = 1;
+    assert_int_equal(dmn_proto_decode(buf, n, &m), GMUX_OK);
+    buf[16 + 56 + 8] = 9; /* state 9 */
+    assert_int_equal(dmn_proto_decode(buf, n, &m), GMUX_ERR_PARSE);
+    head.mode = 2;
+    assert_int_equal(dmn_proto_encode_status(buf, sizeof(buf), 1, &head, t, 2), 0);
+}
+
+/* Every seed of the fuzzer's corpus is a stream of whole, valid messages of
+ * the current version (a version bump that forgets the corpus leaves the
+ * fuzzer starting from inputs the parser rejects at the first byte). */
+static void test_corpus_is_current(void **state)
+{
+    (void)state;
+    DIR *d = opendir(CORPUS_DIR);
+    assert_non_null(d);
+    int files = 0, kinds = 0;
+    uint64_t seen = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.')
+            continue;
+        char path[512];
+        snprintf(path, sizeof(path), "%s/%s", CORPUS_DIR, e->d_name);
+        FILE *f = fopen(path, "rb");
+        assert_non_null(f);
+        size_t len = fread(buf, 1, sizeof(buf), f);
+        fclose(f);
+        size_t off = 0;
+        while (off < len) {
+            dmn_hdr_t h;
+            assert_int_equal(dmn_proto_read_hdr(buf + off, len - off, &h), GMUX_OK);
+            size_t whole = DMN_PROTO_HDR_SIZE + (size_t)h.length;
+            assert_true(whole <= len - off);
+            dmn_msg_t m;
+            assert_int_equal(dmn_proto_decode(buf + off, whole, &m), GMUX_OK);
+            assert_true(h.type < 64);
+            kinds += !(seen & (1ull << h.type));
+            seen |= 1ull << h.type;
+            off += whole;
+        }
+        files++;
+    }
+    closedir(d);
+    assert_true(files >= 12);
+    assert_true(kinds >= 12); /* every message type has a seed */
 }
 
 int main(void)
@@ -204,7 +269,7 @@ int main(void)
         cmocka_unit_test(test_header_layout),    cmocka_unit_test(test_register_round_trip),
         cmocka_unit_test(test_register_rejects), cmocka_unit_test(test_header_rejects),
         cmocka_unit_test(test_ranges),           cmocka_unit_test(test_small_messages),
-        cmocka_unit_test(test_status),
+        cmocka_unit_test(test_status),           cmocka_unit_test(test_corpus_is_current),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

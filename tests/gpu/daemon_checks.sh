@@ -9,6 +9,8 @@
 # for more managed memory than the card has free (it can hang the GPU), so the
 # oversubscribed comparison of the issue is not run here (docs/gpu-results.md).
 #   tests/gpu/daemon_checks.sh BUILD_DIR     (tests/gpu/run.sh calls it so)
+# The footprints fit, so gmuxd runs in shared mode (docs/daemon.md): the status records
+# the mode; steps/s should then be close to native.
 # Settings: GMUX_GPU_WORK_MIB (per process, default 2048), GMUX_GPU_WORK_STEPS (150).
 # Exit 0 good, 1 mismatch or failure, 77 no GPU or no torch.
 set -uo pipefail
@@ -81,9 +83,10 @@ run_pair proactive "$gmux" run --socket "$sock" --policy proactive --
 for label in demand proactive; do
   tasks=$(grep -o '"pid"' "$out/daemon_${label}_status.json" 2>/dev/null | wc -l)
   shares=$(grep -o '"share": [0-9.]*' "$out/daemon_${label}_status.json" 2>/dev/null | awk '{printf "%s%s", s, $2; s=","}')
+  mode=$(grep -o '"mode": "[a-z]*"' "$out/daemon_${label}_status.json" 2>/dev/null | head -1 | cut -d'"' -f4)
   regs=$(cat "$out"/daemon_${label}_[12].stats.json 2>/dev/null | grep -o '"gate_registrations":[0-9]*' | cut -d: -f2 | awk '{s+=$1} END {print s+0}')
   waits=$(cat "$out"/daemon_${label}_[12].stats.json 2>/dev/null | grep -o '"gate_waits":[0-9]*' | cut -d: -f2 | awk '{s+=$1} END {print s+0}')
-  emit "{\"check\":\"daemon_status\",\"config\":\"$label\",\"tasks_seen_mid_run\":$tasks,\"shares\":[${shares}],\"gate_registrations\":${regs:-0},\"gate_waits\":${waits:-0}}"
+  emit "{\"check\":\"daemon_status\",\"config\":\"$label\",\"mode\":\"${mode:-?}\",\"tasks_seen_mid_run\":$tasks,\"shares\":[${shares}],\"gate_registrations\":${regs:-0},\"gate_waits\":${waits:-0}}"
   [[ $tasks -ge 2 ]] || failed=1
 done
 exit $failed

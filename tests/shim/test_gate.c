@@ -9,6 +9,9 @@
  * that asks for the GPU gets it within a few kernel boundaries and keeps it
  * while it launches; killing the daemon mid-run lets the programs finish
  * (local mode); the checksums are the same with and without the daemon.
+ * These run with GMUX_DAEMON_SHARE=0 (time slices whatever the footprints);
+ * test_shared_when_fits turns it on: the programs' memory fits on the double's
+ * device, so gmuxd lets both hold the GPU at once (seen in `gmux status`).
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -224,8 +227,8 @@ static void test_turns_are_exclusive(void **state)
     assert_true(last < got[1].t[got[1].n - 1][1]);
 }
 
-/* Runs the two long programs; the daemon d (if any) is killed after 300 ms and a new one
- * started 150 ms later. */
+/* Runs the two long programs; the daemon d (if any) is killed 100 ms after both joined it
+ * and a new one started 150 ms later. */
 static void run_long(pid_t d, prog_out_t *outs)
 {
     char *const *argvs[2] = {prog_argv(0, &long_specs[0], d > 0),
@@ -235,7 +238,20 @@ static void run_long(pid_t d, prog_out_t *outs)
         killer = fork();
         assert_true(killer >= 0);
         if (killer == 0) {
-            sleep_ms(300);
+            /* kill it only once both programs have joined it (a loaded machine or a
+             * sanitizer can take longer than any fixed delay to start them) */
+            static char out[65536], err[4096];
+            char *st[] = {GMUX_BIN, "status", "--json", "--socket", sock, NULL};
+            for (int i = 0; i < 1500; i++) {
+                int n = 0;
+                if (tproc_capture(st, NULL, 10.0, out, sizeof(out), err, sizeof(err)) == 0)
+                    for (const char *p = out; (p = strstr(p, "\"pid\"")); p++)
+                        n++;
+                if (n == 2)
+                    break;
+                sleep_ms(20);
+            }
+            sleep_ms(100);
             unsigned long long t = now_ns();
             kill(d, SIGKILL);
             char path[256];
@@ -350,6 +366,57 @@ static void test_run_starts_daemon(void **state)
     stop_background_daemon();
 }
 
+/* Child 2 of test_shared_when_fits: polls `gmux status --json` until it shows the mode
+ * shared with both programs running at once; exits 0 once seen, 1 after about a minute. */
+static int shared_child(int index, void *arg)
+{
+    (void)arg;
+    if (index < 2) {
+        char *const *a = prog_argv(index, &long_specs[index], 1);
+        execv(a[0], a);
+        _exit(127);
+    }
+    static char out[65536], err[4096];
+    char *argv[] = {GMUX_BIN, "status", "--json", "--socket", sock, NULL};
+    for (int i = 0; i < 3000; i++) {
+        if (tproc_capture(argv, NULL, 10.0, out, sizeof(out), err, sizeof(err)) == 0 &&
+            strstr(out, "\"mode\": \"shared\"")) {
+            int running = 0;
+            for (const char *p = out; (p = strstr(p, "\"state\": \"running\"")); p++)
+                running++;
+            if (running == 2)
+                return 0;
+        }
+        sleep_ms(20);
+    }
+    fprintf(stderr, "never saw both programs running in shared mode; last status:\n%s\n", out);
+    return 1;
+}
+
+/* Memory that fits: both programs hold the GPU at once, with the same results. */
+static void test_shared_when_fits(void **state)
+{
+    (void)state;
+    if (long_ref[0].n == 0)
+        run_long(0, long_ref);
+    setenv("GMUX_DAEMON_SHARE", "1", 1);
+    pid_t d = start_daemon("none");
+    setenv("GMUX_DAEMON_SHARE", "0", 1);
+    int status[3];
+    int bad = tproc_fork_all(3, shared_child, NULL, 240.0, status);
+    stop_daemon(d, SIGTERM);
+    assert_int_equal(status[2], 0); /* the daemon showed both running, mode shared */
+    assert_int_equal(bad, 0);
+    for (int i = 0; i < 2; i++) {
+        read_out(i, &got[i]);
+        assert_int_equal(got[i].n, 1000);
+        assert_string_equal(got[i].checksum, long_ref[i].checksum);
+        assert_true(got[i].gate_waits > 0); /* it joined the daemon */
+    }
+    print_message("shared: %zu kernel pairs of the two programs overlapped in time\n",
+                  overlaps(&got[0], &got[1]));
+}
+
 int main(void)
 {
     snprintf(dir, sizeof(dir), "/tmp/gmux_gate_%d", (int)getpid());
@@ -357,10 +424,12 @@ int main(void)
     snprintf(sock, sizeof(sock), "%s/gmuxd.sock", dir);
     setenv("GMUX_GATE_IDLE_MS", "200", 1);
     setenv("GMUX_POLICY", "proactive", 1);
+    setenv("GMUX_DAEMON_SHARE", "0", 1);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_turns_are_exclusive),
         cmocka_unit_test_teardown(test_daemon_killed_mid_run, stop_leftover_daemon),
         cmocka_unit_test_teardown(test_run_starts_daemon, stop_leftover_daemon),
+        cmocka_unit_test(test_shared_when_fits),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     char cmd[256];

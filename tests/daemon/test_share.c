@@ -1,0 +1,361 @@
+/* Unit tests of the share mode: the decision (src/daemon/share.c) and what
+ * the arbiter does with it (src/daemon/arbiter.c), fake clock. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon/arbiter.h"
+#include "daemon/share.h"
+
+#define MS 1000000ull
+
+static dmn_arbiter_t *arb;
+
+static int setup(void **state)
+{
+    (void)state;
+    arb = malloc(sizeof(*arb));
+    dmn_arb_init(arb, 10 * MS, 100 * MS, NULL, 0);
+    dmn_share_params_t p = {1, 1000, 10}; /* leave shared above 900, enter at or below 850 */
+    dmn_arb_set_share(arb, &p);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    dmn_arb_fini(arb);
+    free(arb);
+    return 0;
+}
+
+static int add(dmn_class_t cls, uint64_t budget)
+{
+    dmn_msg_register_t r = {1, cls, 0, 0, budget, "t"};
+    int s = dmn_arb_add(arb, &r, 0);
+    assert_true(s >= 0);
+    return s;
+}
+
+static void pend(int slot, uint64_t now)
+{
+    assert_int_equal(dmn_arb_pending(arb, slot, 1, NULL, now), GMUX_OK);
+}
+
+static void report(int slot, uint64_t total, uint64_t device)
+{
+    dmn_msg_stats_t st = {.total = total, .device = device};
+    dmn_arb_stats(arb, slot, &st);
+}
+
+static dmn_arb_action_t decide(uint64_t now)
+{
+    dmn_arb_action_t a;
+    assert_int_equal(dmn_arb_decide(arb, now, &a), GMUX_OK);
+    return a;
+}
+
+/* Decides until nothing is left to do; counts grants and revocations. */
+static void settle(uint64_t now, int *grants, int *revokes)
+{
+    *grants = *revokes = 0;
+    for (int k = 0; k < 64; k++) {
+        dmn_arb_action_t a = decide(now);
+        *grants += a.grant >= 0;
+        *revokes += a.revoke >= 0;
+        uint32_t holding = 0; /* the arbiter's count agrees with the states */
+        for (int i = 0; i < DMN_ARB_MAX_TASKS; i++)
+            holding += arb->tasks[i].used && (arb->tasks[i].state == DMN_STATE_RUNNING ||
+                                              arb->tasks[i].state == DMN_STATE_REVOKED);
+        assert_int_equal(dmn_arb_holders(arb), holding);
+        if (a.grant < 0 && a.revoke < 0 && a.forced < 0)
+            return;
+    }
+    fail_msg("the arbiter never settles");
+}
+
+static int state_of(int slot)
+{
+    return (int)arb->tasks[slot].state;
+}
+
+static void test_thresholds(void **state)
+{
+    (void)state;
+    dmn_share_t s;
+    dmn_share_params_t p = {1, 0, 10};
+    dmn_share_init(&s, &p);
+    assert_int_equal(s.mode, DMN_MODE_SLICED);
+    assert_int_equal(dmn_share_update(&s, 0, 0), 0); /* capacity unknown: sliced */
+    assert_int_equal(dmn_share_update(&s, 100, 2000), 1);
+    assert_int_equal(s.mode, DMN_MODE_SHARED);
+    assert_int_equal(s.capacity, 2000); /* from the report */
+    assert_int_equal(dmn_share_leave_bytes(&s), 1800);
+    assert_int_equal(dmn_share_enter_bytes(&s), 1700);
+    assert_int_equal(dmn_share_update(&s, 1800, 2000), 0); /* at the line: still fits */
+    assert_int_equal(dmn_share_update(&s, 1801, 2000), 1);
+    assert_int_equal(s.mode, DMN_MODE_SLICED);
+    assert_int_equal(dmn_share_update(&s, 1701, 2000), 0); /* inside the band */
+    assert_int_equal(dmn_share_update(&s, 1700, 2000), 1);
+    assert_int_equal(s.changes, 3);
+    /* A set capacity wins over the reports; no overflow on huge devices. */
+    p = (dmn_share_params_t){1, 1000, 10};
+    dmn_share_init(&s, &p);
+    assert_int_equal(dmn_share_update(&s, 900, 1u << 30), 0);
+    assert_int_equal(s.capacity, 1000);
+    p = (dmn_share_params_t){1, UINT64_MAX, 0};
+    dmn_share_init(&s, &p);
+    assert_int_equal(dmn_share_update(&s, 1, 0), 1);
+    assert_true(dmn_share_leave_bytes(&s) > UINT64_MAX / 100 * 99);
+    /* Disabled: never shared. */
+    p = (dmn_share_params_t){0, 1000, 10};
+    dmn_share_init(&s, &p);
+    assert_int_equal(dmn_share_update(&s, 1, 0), 0);
+    assert_int_equal(s.mode, DMN_MODE_SLICED);
+    /* The footprint: the largest of budget, allocation, working set. */
+    assert_int_equal(dmn_share_footprint(5, 7, 3), 7);
+    assert_int_equal(dmn_share_footprint(9, 7, 3), 9);
+    assert_int_equal(dmn_share_footprint(0, 0, 4), 4);
+}
+
+/* Footprints that fit: every waiting task is granted, nobody is revoked,
+ * even long past the quantum. */
+static void test_fit_grants_all(void **state)
+{
+    (void)state;
+    int t[3] = {add(DMN_CLASS_BATCH, 200), add(DMN_CLASS_BATCH, 200), add(DMN_CLASS_BATCH, 200)};
+    for (int i = 0; i < 3; i++)
+        pend(t[i], 0);
+    int g, r;
+    settle(0, &g, &r);
+    assert_int_equal(g, 3);
+    assert_int_equal(r, 0);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(state_of(t[i]), DMN_STATE_RUNNING);
+    assert_int_equal(dmn_arb_holders(arb), 3);
+    assert_int_equal(arb->share.mode, DMN_MODE_SHARED);
+    assert_int_equal(dmn_arb_next_deadline(arb), UINT64_MAX);
+    settle(500 * MS, &g, &r);
+    assert_int_equal(g + r, 0);
+    /* One goes idle and comes back: granted again at once. */
+    dmn_arb_idle(arb, t[1], 501 * MS);
+    pend(t[1], 502 * MS);
+    settle(502 * MS, &g, &r);
+    assert_int_equal(g, 1);
+    assert_int_equal(r, 0);
+    dmn_msg_status_t h;
+    dmn_arb_status_head(arb, 600 * MS, &h);
+    assert_int_equal(h.mode, DMN_MODE_SHARED);
+    assert_int_equal(h.capacity, 1000);
+    assert_int_equal(h.footprint, 600);
+    assert_int_equal(h.mode_changes, 1);
+    dmn_status_task_t snap[4];
+    assert_int_equal(dmn_arb_snapshot(arb, 600 * MS, snap, 4), 3);
+    assert_int_equal(snap[0].footprint, 200);
+    assert_int_equal(snap[0].run_ns, 600 * MS); /* holding the whole time */
+}
+
+/* Footprints that overflow: time slices, exactly as without the mode. */
+static void test_overflow_slices(void **state)
+{
+    (void)state;
+    int t[3] = {add(DMN_CLASS_BATCH, 400), add(DMN_CLASS_BATCH, 400), add(DMN_CLASS_BATCH, 400)};
+    for (int i = 0; i < 3; i++)
+        pend(t[i], 0);
+    int g, r;
+    settle(0, &g, &r);
+    assert_int_equal(g, 1);
+    assert_int_equal(dmn_arb_holders(arb), 1);
+    assert_int_equal(arb->share.mode, DMN_MODE_SLICED);
+    assert_int_equal(dmn_arb_next_deadline(arb), 10 * MS);
+    int h = arb->holder;
+    assert_int_equal(decide(10 * MS).revoke, h);
+    assert_int_equal(decide(10 * MS).grant, -1); /* not before the release */
+    dmn_arb_release(arb, h, 11 * MS);
+    dmn_arb_action_t a = decide(11 * MS);
+    assert_true(a.grant >= 0 && a.grant != h);
+    assert_int_equal(dmn_arb_holders(arb), 1);
+}
+
+/* A registration that overflows: back to slices at the next kernel boundary
+ * (one holder stays, the others are revoked; nobody new before they
+ * release); when it leaves, shared again. */
+static void test_registration_overflows(void **state)
+{
+    (void)state;
+    int a0 = add(DMN_CLASS_BATCH, 300), b0 = add(DMN_CLASS_BATCH, 300);
+    pend(a0, 0);
+    pend(b0, 0);
+    int g, r;
+    settle(0, &g, &r);
+    assert_int_equal(g, 2);
+    int c0 = add(DMN_CLASS_BATCH, 300); /* 900 fits; 900 + ... */
+    report(c0, 350, 0);                 /* ... its allocation makes it 950 */
+    pend(c0, 1 * MS);
+    dmn_arb_action_t a = decide(1 * MS);
+    assert_int_equal(arb->share.mode, DMN_MODE_SLICED);
+    assert_int_equal(a.grant, -1);
+    int revoked = a.revoke;
+    assert_true(revoked == a0 || revoked == b0);
+    int kept = revoked == a0 ? b0 : a0;
+    assert_int_equal(state_of(kept), DMN_STATE_RUNNING);
+    settle(2 * MS, &g, &r);
+    assert_int_equal(g + r, 0); /* c0 waits for the revoked one */
+    assert_int_equal(state_of(c0), DMN_STATE_PENDING);
+    dmn_arb_release(arb, revoked, 3 * MS);
+    settle(4 * MS, &g, &r);
+    assert_int_equal(g + r, 0); /* the kept holder's quantum is not over */
+    a = decide(10 * MS);
+    assert_int_equal(a.revoke, kept); /* slices as usual */
+    dmn_arb_release(arb, kept, 11 * MS);
+    assert_true(decide(11 * MS).grant >= 0);
+    assert_int_equal(dmn_arb_holders(arb), 1);
+    /* The big one leaves: the rest fits again (600 <= 850), all run. */
+    dmn_arb_remove(arb, c0, 0, 12 * MS);
+    settle(12 * MS, &g, &r);
+    assert_int_equal(arb->share.mode, DMN_MODE_SHARED);
+    assert_int_equal(dmn_arb_holders(arb), 2);
+    assert_int_equal(arb->share.changes, 3);
+}
+
+/* The mode does not flap around the line: a report between the two lines
+ * keeps whatever mode is current. */
+static void test_hysteresis(void **state)
+{
+    (void)state;
+    int a0 = add(DMN_CLASS_BATCH, 0), b0 = add(DMN_CLASS_BATCH, 0);
+    report(b0, 0, 0);
+    pend(a0, 0);
+    pend(b0, 0);
+    static const struct {
+        uint64_t total;
+        uint32_t mode;
+    } steps[] = {{880, DMN_MODE_SLICED}, /* the start, checked before the loop */
+                 {840, DMN_MODE_SHARED}, {880, DMN_MODE_SHARED}, {900, DMN_MODE_SHARED},
+                 {901, DMN_MODE_SLICED}, {880, DMN_MODE_SLICED}, {851, DMN_MODE_SLICED},
+                 {850, DMN_MODE_SHARED}, {899, DMN_MODE_SHARED}};
+    uint64_t now = 0;
+    report(a0, 880, 0);
+    int g, r;
+    settle(now, &g, &r);
+    assert_int_equal(arb->share.mode, DMN_MODE_SLICED); /* 880 is above the entry line */
+    assert_int_equal(arb->share.changes, 0);
+    for (size_t i = 1; i < sizeof(steps) / sizeof(steps[0]); i++) {
+        now += MS;
+        report(a0, steps[i].total, 0);
+        settle(now, &g, &r);
+        /* revoked holders answer at their next boundary */
+        for (int s = 0; s < 2; s++)
+            if (state_of(s == 0 ? a0 : b0) == DMN_STATE_REVOKED)
+                dmn_arb_release(arb, s == 0 ? a0 : b0, now);
+        settle(now, &g, &r);
+        assert_int_equal(arb->share.mode, steps[i].mode);
+        assert_int_equal(dmn_arb_holders(arb), steps[i].mode == DMN_MODE_SHARED ? 2 : 1);
+    }
+    assert_int_equal(arb->share.changes, 3); /* entered, left, entered */
+}
+
+/* Shared mode keeps the latency class first: a latency task revokes every
+ * batch holder and runs once they released; latency tasks share; batch
+ * tasks come back when no latency task is left. */
+static void test_latency_class(void **state)
+{
+    (void)state;
+    int b[2] = {add(DMN_CLASS_BATCH, 100), add(DMN_CLASS_BATCH, 100)};
+    int l[2] = {add(DMN_CLASS_LATENCY, 100), add(DMN_CLASS_LATENCY, 100)};
+    pend(b[0], 0);
+    pend(b[1], 0);
+    int g, r;
+    settle(0, &g, &r);
+    assert_int_equal(g, 2);
+    pend(l[0], 1 * MS);
+    settle(1 * MS, &g, &r);
+    assert_int_equal(r, 2);
+    assert_int_equal(g, 0); /* not before both batch tasks stopped */
+    dmn_arb_release(arb, b[0], 2 * MS);
+    settle(2 * MS, &g, &r);
+    assert_int_equal(g, 0);
+    dmn_arb_release(arb, b[1], 3 * MS);
+    dmn_arb_action_t a = decide(3 * MS);
+    assert_int_equal(a.grant, l[0]);
+    pend(l[1], 4 * MS);
+    settle(4 * MS, &g, &r);
+    assert_int_equal(g, 1); /* latency tasks share */
+    assert_int_equal(r, 0);
+    assert_int_equal(state_of(l[1]), DMN_STATE_RUNNING);
+    assert_int_equal(state_of(b[0]), DMN_STATE_PENDING);
+    settle(500 * MS, &g, &r);
+    assert_int_equal(g + r, 0); /* batch waits, however long */
+    dmn_arb_idle(arb, l[0], 501 * MS);
+    settle(501 * MS, &g, &r);
+    assert_int_equal(g, 0); /* l[1] still holds */
+    dmn_arb_idle(arb, l[1], 502 * MS);
+    settle(502 * MS, &g, &r);
+    assert_int_equal(g, 2);
+    assert_int_equal(state_of(b[0]), DMN_STATE_RUNNING);
+    assert_int_equal(state_of(b[1]), DMN_STATE_RUNNING);
+}
+
+/* Without GMUX_DAEMON_CAPACITY the smallest device the tasks report is the
+ * capacity; without any report the mode stays sliced. A stuck holder still
+ * loses its turn after the grace period when the mode goes back to slices. */
+static void test_capacity_from_reports(void **state)
+{
+    (void)state;
+    dmn_share_params_t p = {1, 0, 10};
+    dmn_arb_set_share(arb, &p);
+    int a0 = add(DMN_CLASS_BATCH, 100), b0 = add(DMN_CLASS_BATCH, 100);
+    pend(a0, 0);
+    pend(b0, 0);
+    int g, r;
+    settle(0, &g, &r);
+    assert_int_equal(g, 1); /* nothing reported: sliced */
+    report(b0, 0, 1000);
+    settle(1 * MS, &g, &r);
+    assert_int_equal(g, 1);
+    assert_int_equal(dmn_arb_holders(arb), 2);
+    report(a0, 0, 220); /* a smaller device: 200 > 198 */
+    settle(2 * MS, &g, &r);
+    assert_int_equal(r, 1);
+    assert_int_equal(arb->share.capacity, 220);
+    assert_int_equal(arb->share.mode, DMN_MODE_SLICED);
+    assert_int_equal(dmn_arb_next_deadline(arb), 102 * MS); /* grace of the revoked one */
+    dmn_arb_action_t a = decide(102 * MS);
+    assert_true(a.forced >= 0);
+    assert_int_equal(dmn_arb_holders(arb), 1);
+}
+
+static void test_disabled(void **state)
+{
+    (void)state;
+    dmn_share_params_t p = {0, 1000, 10};
+    dmn_arb_set_share(arb, &p);
+    int a0 = add(DMN_CLASS_BATCH, 1), b0 = add(DMN_CLASS_BATCH, 1);
+    pend(a0, 0);
+    pend(b0, 0);
+    int g, r;
+    settle(0, &g, &r);
+    assert_int_equal(g, 1);
+    assert_int_equal(arb->share.mode, DMN_MODE_SLICED);
+    assert_int_equal(decide(10 * MS).revoke, arb->holder);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_thresholds),
+        cmocka_unit_test_setup_teardown(test_fit_grants_all, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_overflow_slices, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_registration_overflows, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_hysteresis, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_latency_class, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_capacity_from_reports, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_disabled, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
