@@ -41,41 +41,79 @@ static int seg_less(const dmn_seg_t *a, const dmn_seg_t *b)
     return a->key != b->key ? a->key < b->key : a->lo < b->lo;
 }
 
+static void reverse(dmn_seg_t *v, size_t n)
+{
+    for (size_t a = 0, b = n ? n - 1 : 0; a < b; a++, b--) {
+        dmn_seg_t t = v[a];
+        v[a] = v[b];
+        v[b] = t;
+    }
+}
+
+static void merge(const dmn_seg_t *src, size_t lo, size_t mid, size_t hi, dmn_seg_t *dst)
+{
+    size_t a = lo, b = mid, o = lo;
+    while (a < mid && b < hi)
+        dst[o++] = seg_less(&src[b], &src[a]) ? src[b++] : src[a++];
+    while (a < mid)
+        dst[o++] = src[a++];
+    while (b < hi)
+        dst[o++] = src[b++];
+}
+
+#define RUNS_NATURAL 64 /* up to this many ordered stretches: merged as they are */
+
 gmux_status_t dmn_runs_sort(dmn_seg_t *v, size_t n, dmn_runs_t *scratch)
 {
-    size_t i = 1;
-    while (i < n && !seg_less(&v[i], &v[i - 1]))
-        i++;
-    if (i >= n)
-        return GMUX_OK;
-    for (i = 1; i < n && seg_less(&v[i], &v[i - 1]);)
-        i++;
-    if (i >= n) { /* in reverse order: reverse it */
-        for (size_t a = 0, b = n - 1; a < b; a++, b--) {
-            dmn_seg_t t = v[a];
-            v[a] = v[b];
-            v[b] = t;
+    /* Natural runs first (a stretch in reverse order is reversed): input that
+     * is in order, reversed, or a few such stretches costs O(n). */
+    size_t bound[RUNS_NATURAL + 1], nb = 0;
+    bound[nb++] = 0;
+    for (size_t i = 0; i < n && nb <= RUNS_NATURAL;) {
+        size_t j = i + 1;
+        if (j < n && seg_less(&v[j], &v[j - 1])) {
+            while (j < n && seg_less(&v[j], &v[j - 1]))
+                j++;
+            reverse(&v[i], j - i);
+        } else {
+            while (j < n && !seg_less(&v[j], &v[j - 1]))
+                j++;
         }
-        return GMUX_OK;
+        if (nb <= RUNS_NATURAL)
+            bound[nb++] = j;
+        i = j;
     }
+    if (nb <= 2)
+        return GMUX_OK;
     gmux_status_t st = dmn_runs_reserve(scratch, n);
     if (st != GMUX_OK)
         return st;
     dmn_seg_t *src = v, *dst = scratch->v;
-    for (size_t w = 1; w < n; w *= 2) { /* bottom-up merge sort, stable */
-        for (size_t lo = 0; lo < n; lo += 2 * w) {
-            size_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
-            size_t a = lo, b = mid, o = lo;
-            while (a < mid && b < hi)
-                dst[o++] = seg_less(&src[b], &src[a]) ? src[b++] : src[a++];
-            while (a < mid)
-                dst[o++] = src[a++];
-            while (b < hi)
-                dst[o++] = src[b++];
+    if (bound[nb - 1] == n) { /* merge the stretches pairwise */
+        while (nb > 2) {
+            size_t k = 0, i;
+            for (i = 0; i + 2 < nb; i += 2) {
+                merge(src, bound[i], bound[i + 1], bound[i + 2], dst);
+                bound[k++] = bound[i];
+            }
+            if (i + 1 < nb) { /* an odd one out: copied as it is */
+                memcpy(&dst[bound[i]], &src[bound[i]], (bound[i + 1] - bound[i]) * sizeof(*v));
+                bound[k++] = bound[i];
+            }
+            bound[k++] = n;
+            nb = k;
+            dmn_seg_t *t = src;
+            src = dst;
+            dst = t;
         }
-        dmn_seg_t *t = src;
-        src = dst;
-        dst = t;
+    } else { /* too many stretches: bottom-up merge sort, stable */
+        for (size_t w = 1; w < n; w *= 2) {
+            for (size_t lo = 0; lo < n; lo += 2 * w)
+                merge(src, lo, lo + w < n ? lo + w : n, lo + 2 * w < n ? lo + 2 * w : n, dst);
+            dmn_seg_t *t = src;
+            src = dst;
+            dst = t;
+        }
     }
     if (src != v)
         memcpy(v, src, n * sizeof(*v));

@@ -19,15 +19,31 @@ typedef struct pc_task {
     uint64_t seen;   /* generation of the last switch that listed it */
     dmn_runs_t res;  /* resident runs: sorted, disjoint, coalesced */
     uint64_t chunks; /* resident chunks */
+    /* From its declared ranges, kept while they keep their generation: */
+    uint64_t gen;
+    uint32_t n_ranges;
+    int ws_ok;
+    dmn_runs_t ws; /* its working set: sorted, merged, with ranks */
+    dmn_runs_t fa; /* its chunks at their first use, by position */
+    int fa_sorted; /* fa is in address order too */
+    /* res cut by ws, kept while neither changes other than by a take: */
+    int xl_ok;
+    dmn_runs_t out; /* outside ws, address order */
+    dmn_runs_t in;  /* inside ws, by key of the top chunk */
+    uint64_t out_chunks;
+    int res_src; /* this switch: its runs are taken from res itself (idle) */
 } pc_task_t;
 
-/* One list of eviction candidates, segments src.v[off, off + n) in
- * increasing order of their top chunk: the best is last. */
+enum { PC_SRC_OUT, PC_SRC_IN, PC_SRC_RES };
+
+/* One list of eviction candidates, in increasing order of their top chunk:
+ * the best is last. Taken in place. */
 typedef struct pc_src {
-    uint32_t task;
+    pc_task_t *t;
+    dmn_runs_t *runs;
+    int kind;
     uint64_t slice; /* turn << 40 */
-    size_t off, n;
-    size_t low; /* lowest index pushed on the heap */
+    size_t low;     /* lowest index pushed on the heap */
 } pc_src_t;
 
 /* Eviction order of a chunk: farthest next use, then highest address, then
@@ -49,11 +65,9 @@ struct dmn_place_chunk {
     pc_task_t tasks[PC_TASKS_MAX];
     uint16_t hint[PC_TASKS_MAX]; /* view index -> slot at the last switch */
     pc_task_t *of[PC_TASKS_MAX]; /* view index -> its state this switch */
-    size_t wofs[PC_TASKS_MAX], wn[PC_TASKS_MAX];
     pc_src_t srcs[2 * PC_TASKS_MAX];
-    /* Scratch kept across switches: working sets, sources, the incoming
-     * task's first uses, wanted and evicted runs, sort and merge buffers. */
-    dmn_runs_t ws, tmp, src, lsegs, fa, want, vict, scratch;
+    /* Scratch kept across switches. */
+    dmn_runs_t tmp, want, vict, scratch;
     pc_hent_t *heap;
     size_t heap_cap;
 };
@@ -72,41 +86,61 @@ static void round_range(const dmn_place_chunk_t *pc, dmn_range_t r, uint64_t *lo
     *hi = end > top ? top : (end + mask) & ~mask;
 }
 
-/* Appends the task's working set to pc->ws: its ranges rounded out to
- * chunks, sorted and merged, each with the use rank of its first chunk
- * (ranks add up in the order given; where ranges overlap or touch, the
- * earliest rank wins). */
-static gmux_status_t ws_build(dmn_place_chunk_t *pc, const dmn_task_view_t *v, size_t k)
+static void runs_free_task(pc_task_t *t)
 {
+    dmn_runs_t *r[] = {&t->res, &t->ws, &t->fa, &t->out, &t->in};
+    for (size_t i = 0; i < sizeof(r) / sizeof(r[0]); i++)
+        dmn_runs_free(r[i]);
+}
+
+/* What the task's declared ranges give, rebuilt when they changed:
+ * - ws: the ranges rounded out to chunks, sorted and merged, each with the
+ *   use rank of its first chunk (ranks add up in the order given; where
+ *   ranges overlap or touch, the earliest rank wins);
+ * - fa: every chunk of them at its first position in use order. */
+static gmux_status_t ws_prepare(dmn_place_chunk_t *pc, pc_task_t *t, const dmn_task_view_t *v)
+{
+    if (v->ranges_gen && t->ws_ok && t->gen == v->ranges_gen && t->n_ranges == v->n_ranges)
+        return GMUX_OK;
+    t->ws_ok = t->xl_ok = 0;
     gmux_status_t st = dmn_runs_reserve(&pc->tmp, v->n_ranges);
     if (st != GMUX_OK)
         return st;
-    uint64_t rank = 0;
-    for (uint32_t i = 0; i < v->n_ranges; i++) {
-        dmn_seg_t *s = &pc->tmp.v[i];
-        round_range(pc, v->ranges[i], &s->lo, &s->hi);
-        s->wlo = s->lo;
-        s->wrank = rank;
-        s->key = 0;
-        uint64_t n = s->hi > s->lo ? (s->hi - s->lo) / pc->chunk : 0;
-        rank = n > PC_RANK_MAX - rank ? PC_RANK_MAX : rank + n;
+    uint64_t pos = 0;
+    pc->tmp.n = 0;
+    for (uint32_t i = 0; i < v->n_ranges; i++) { /* non-empty ones, wrank = position */
+        dmn_seg_t s = {0, 0, 0, pos, 0};
+        round_range(pc, v->ranges[i], &s.lo, &s.hi);
+        if (s.hi <= s.lo)
+            continue;
+        s.wlo = s.lo;
+        pc->tmp.v[pc->tmp.n++] = s;
+        pos = sat_add(pos, (s.hi - s.lo) / pc->chunk);
     }
-    pc->tmp.n = v->n_ranges;
-    st = dmn_runs_sort(pc->tmp.v, pc->tmp.n, &pc->scratch);
-    pc->wofs[k] = pc->ws.n;
+    st = dmn_runs_first_cover(&pc->tmp, pc->chunk, &t->fa, &pc->scratch);
+    t->fa_sorted = 1;
+    for (size_t i = 1; i < t->fa.n && t->fa_sorted; i++)
+        t->fa_sorted = t->fa.v[i - 1].hi <= t->fa.v[i].lo;
+    for (size_t i = 0; i < pc->tmp.n; i++) /* the reference's ranks stop at PC_RANK_MAX */
+        pc->tmp.v[i].wrank = pc->tmp.v[i].wrank > PC_RANK_MAX ? PC_RANK_MAX : pc->tmp.v[i].wrank;
+    if (st == GMUX_OK)
+        st = dmn_runs_sort(pc->tmp.v, pc->tmp.n, &pc->scratch);
+    t->ws.n = 0;
     for (size_t i = 0; i < pc->tmp.n && st == GMUX_OK; i++) {
         const dmn_seg_t *s = &pc->tmp.v[i];
-        if (s->hi <= s->lo)
-            continue;
-        dmn_seg_t *last = pc->ws.n > pc->wofs[k] ? &pc->ws.v[pc->ws.n - 1] : NULL;
+        dmn_seg_t *last = t->ws.n ? &t->ws.v[t->ws.n - 1] : NULL;
         if (last && s->lo <= last->hi) {
             last->hi = s->hi > last->hi ? s->hi : last->hi;
             last->wrank = s->wrank < last->wrank ? s->wrank : last->wrank;
             continue;
         }
-        st = dmn_runs_push(&pc->ws, *s);
+        st = dmn_runs_push(&t->ws, *s);
     }
-    pc->wn[k] = pc->ws.n - pc->wofs[k];
+    if (st == GMUX_OK) {
+        t->gen = v->ranges_gen;
+        t->n_ranges = v->n_ranges;
+        t->ws_ok = 1;
+    }
     return st;
 }
 
@@ -121,7 +155,7 @@ static pc_key_t key_at(const dmn_place_chunk_t *pc, const pc_src_t *src, const d
                        uint64_t a)
 {
     uint64_t pos = s->wrank == DMN_RUNS_NONE ? DMN_RUNS_NONE : src->slice | rank_at(pc, s, a);
-    return (pc_key_t){pos, a, src->task};
+    return (pc_key_t){pos, a, src->t->id};
 }
 
 static int key_gt(pc_key_t x, pc_key_t y)
@@ -133,18 +167,15 @@ static int key_gt(pc_key_t x, pc_key_t y)
     return x.task > y.task;
 }
 
-/* Splits a task's resident runs by its working set: the parts outside it
- * (no next use) become one source, the parts inside, keyed by the rank of
- * their top chunk, another (with_inside). */
-static gmux_status_t add_sources(dmn_place_chunk_t *pc, const pc_task_t *t, size_t k,
-                                 const dmn_task_view_t *v, int with_inside, size_t *n_srcs,
-                                 uint64_t *n_chunks)
+/* Cuts the task's resident runs by its working set: out (no next use,
+ * address order) and in (keyed by the rank of their top chunk). */
+static gmux_status_t xl_rebuild(dmn_place_chunk_t *pc, pc_task_t *t)
 {
-    const dmn_seg_t *w = &pc->ws.v[pc->wofs[k]];
-    size_t nw = pc->wn[k], j = 0, x0 = pc->src.n;
-    uint64_t slice = (uint64_t)v->turn << PC_SLICE_SH;
+    const dmn_seg_t *w = t->ws.v;
+    size_t nw = t->ws.n, j = 0;
     gmux_status_t st = GMUX_OK;
-    pc->lsegs.n = 0;
+    t->out.n = t->in.n = 0;
+    t->out_chunks = 0;
     for (size_t i = 0; i < t->res.n && st == GMUX_OK; i++) {
         uint64_t a = t->res.v[i].lo, b = t->res.v[i].hi;
         while (a < b && st == GMUX_OK) {
@@ -152,57 +183,35 @@ static gmux_status_t add_sources(dmn_place_chunk_t *pc, const pc_task_t *t, size
                 j++;
             if (j == nw || w[j].lo >= b || w[j].lo > a) {
                 uint64_t e = (j == nw || w[j].lo >= b) ? b : w[j].lo;
-                st = dmn_runs_push(&pc->src, (dmn_seg_t){a, e, 0, DMN_RUNS_NONE, 0});
+                st = dmn_runs_push(&t->out, (dmn_seg_t){a, e, 0, DMN_RUNS_NONE, 0});
+                t->out_chunks += (e - a) / pc->chunk;
                 a = e;
                 continue;
             }
             uint64_t e = b < w[j].hi ? b : w[j].hi;
-            if (with_inside) {
-                dmn_seg_t s = {a, e, w[j].lo, w[j].wrank, 0};
-                s.key = rank_at(pc, &s, e - pc->chunk);
-                st = dmn_runs_push(&pc->lsegs, s);
-            }
+            dmn_seg_t s = {a, e, w[j].lo, w[j].wrank, 0};
+            s.key = rank_at(pc, &s, e - pc->chunk);
+            st = dmn_runs_push(&t->in, s);
             a = e;
         }
     }
-    if (st != GMUX_OK)
-        return st;
-    size_t nx = pc->src.n - x0;
-    if (nx)
-        pc->srcs[(*n_srcs)++] = (pc_src_t){t->id, slice, x0, nx, 0};
-    if (pc->lsegs.n) {
-        st = dmn_runs_sort(pc->lsegs.v, pc->lsegs.n, &pc->scratch);
-        size_t l0 = pc->src.n;
-        for (size_t i = 0; i < pc->lsegs.n && st == GMUX_OK; i++)
-            st = dmn_runs_push(&pc->src, pc->lsegs.v[i]);
-        pc->srcs[(*n_srcs)++] = (pc_src_t){t->id, slice, l0, pc->lsegs.n, 0};
-    }
-    for (size_t i = x0; i < pc->src.n; i++)
-        *n_chunks += (pc->src.v[i].hi - pc->src.v[i].lo) / pc->chunk;
+    if (st == GMUX_OK)
+        st = dmn_runs_sort(t->in.v, t->in.n, &pc->scratch);
+    t->xl_ok = st == GMUX_OK;
     return st;
 }
 
-/* An idle task: every resident chunk has no next use; address order. */
-static gmux_status_t add_idle_source(dmn_place_chunk_t *pc, const pc_task_t *t, size_t *n_srcs,
-                                     uint64_t *n_chunks)
+static void add_src(dmn_place_chunk_t *pc, size_t *n_srcs, pc_task_t *t, dmn_runs_t *runs, int kind,
+                    uint32_t turn)
 {
-    size_t off = pc->src.n;
-    gmux_status_t st = GMUX_OK;
-    for (size_t i = 0; i < t->res.n && st == GMUX_OK; i++) {
-        dmn_seg_t s = t->res.v[i];
-        s.wrank = DMN_RUNS_NONE;
-        st = dmn_runs_push(&pc->src, s);
-    }
-    if (st == GMUX_OK && t->res.n)
-        pc->srcs[(*n_srcs)++] = (pc_src_t){t->id, 0, off, t->res.n, 0};
-    *n_chunks += t->chunks;
-    return st;
+    if (runs->n)
+        pc->srcs[(*n_srcs)++] = (pc_src_t){t, runs, kind, (uint64_t)turn << PC_SLICE_SH, 0};
 }
 
 static void heap_push(dmn_place_chunk_t *pc, size_t *n, uint32_t src, size_t seg)
 {
     const pc_src_t *s = &pc->srcs[src];
-    const dmn_seg_t *g = &pc->src.v[s->off + seg];
+    const dmn_seg_t *g = &s->runs->v[seg];
     pc_hent_t e = {key_at(pc, s, g, g->hi - pc->chunk), src, seg};
     size_t i = (*n)++;
     while (i > 0 && key_gt(e.top, pc->heap[(i - 1) / 2].top)) {
@@ -232,102 +241,143 @@ static pc_hent_t heap_pop(dmn_place_chunk_t *pc, size_t *n)
     return top;
 }
 
-/* Takes the need best candidates of all sources into pc->vict (key = task):
- * a merge of the sources' segments, each taken from its top for as long as
- * it beats the best of the others. */
+/* How many chunks from the top of g beat y (the top one does). */
+static uint64_t beats(const dmn_place_chunk_t *pc, const pc_src_t *s, const dmn_seg_t *g,
+                      pc_key_t y)
+{
+    uint64_t len = (g->hi - g->lo) / pc->chunk;
+    if (key_gt(key_at(pc, s, g, g->lo), y))
+        return len;
+    uint64_t lo = 1, hi = len - 1; /* the bottom one does not */
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (key_gt(key_at(pc, s, g, g->hi - (mid + 1) * pc->chunk), y))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Takes the need best candidates of all sources into pc->vict (key = task,
+ * wlo = source kind), in place: a merge of the sources, each run taken from
+ * its top for as long as it beats the best of the others. A run taken whole
+ * goes on to the next of its source without the heap when that one is the
+ * best. */
 static gmux_status_t take_victims(dmn_place_chunk_t *pc, size_t n_srcs, uint64_t need)
 {
-    if (pc->heap_cap < pc->src.n) {
-        pc_hent_t *h = realloc(pc->heap, pc->src.n * sizeof(*h));
+    size_t nseg = 0, nh = 0;
+    for (size_t s = 0; s < n_srcs; s++)
+        nseg += pc->srcs[s].runs->n;
+    if (pc->heap_cap < nseg) {
+        pc_hent_t *h = realloc(pc->heap, nseg * sizeof(*h));
         if (!h)
             return GMUX_ERR_NOMEM;
         pc->heap = h;
-        pc->heap_cap = pc->src.n;
+        pc->heap_cap = nseg;
     }
-    size_t nh = 0;
     for (uint32_t s = 0; s < n_srcs; s++) {
-        pc->srcs[s].low = pc->srcs[s].n - 1;
+        pc->srcs[s].low = pc->srcs[s].runs->n - 1;
         heap_push(pc, &nh, s, pc->srcs[s].low);
     }
     gmux_status_t st = GMUX_OK;
-    const uint64_t c = pc->chunk;
     while (need > 0 && nh > 0 && st == GMUX_OK) {
         pc_hent_t e = heap_pop(pc, &nh);
-        pc_src_t *s = &pc->srcs[e.src];
-        dmn_seg_t *g = &pc->src.v[s->off + e.seg];
-        if (e.seg == s->low && s->low > 0) /* what is below it in its source may come next */
-            heap_push(pc, &nh, e.src, --s->low);
-        uint64_t len = (g->hi - g->lo) / c, m = len;
-        if (nh > 0 && !key_gt(key_at(pc, s, g, g->lo), pc->heap[0].top)) {
-            uint64_t lo = 1, hi = len - 1; /* the top chunk beats it, the bottom one not */
-            while (lo < hi) {
-                uint64_t mid = lo + (hi - lo) / 2;
-                if (key_gt(key_at(pc, s, g, g->hi - (mid + 1) * c), pc->heap[0].top))
-                    lo = mid + 1;
+        uint32_t si = e.src;
+        size_t idx = e.seg;
+        for (;;) {
+            pc_src_t *s = &pc->srcs[si];
+            dmn_seg_t *g = &s->runs->v[idx];
+            int pred = 0, have_y = 0; /* pred: the next of its source is the best of the rest */
+            pc_key_t y = {0, 0, 0};
+            if (idx == s->low && s->low > 0) { /* the next of its source is not on the heap */
+                const dmn_seg_t *p = &s->runs->v[idx - 1];
+                y = key_at(pc, s, p, p->hi - pc->chunk);
+                if (nh == 0 || key_gt(y, pc->heap[0].top))
+                    pred = have_y = 1;
                 else
-                    hi = mid;
+                    heap_push(pc, &nh, si, --s->low);
             }
-            m = lo;
+            if (!pred && nh > 0)
+                y = pc->heap[0].top, have_y = 1;
+            uint64_t m = have_y ? beats(pc, s, g, y) : (g->hi - g->lo) / pc->chunk;
+            m = m < need ? m : need;
+            st = dmn_runs_push(&pc->vict, (dmn_seg_t){g->hi - m * pc->chunk, g->hi,
+                                                      (uint64_t)s->kind, 0, s->t->id});
+            g->hi -= m * pc->chunk;
+            need -= m;
+            if (g->hi > g->lo) { /* beaten, or enough */
+                if (pred)
+                    heap_push(pc, &nh, si, --s->low);
+                heap_push(pc, &nh, si, idx);
+                break;
+            }
+            if (!pred || need == 0 || st != GMUX_OK)
+                break;
+            idx = --s->low;
         }
-        m = m < need ? m : need;
-        st = dmn_runs_push(&pc->vict, (dmn_seg_t){g->hi - m * c, g->hi, 0, 0, s->task});
-        g->hi -= m * c;
-        need -= m;
-        if (g->hi > g->lo)
-            heap_push(pc, &nh, e.src, e.seg);
     }
     return st;
 }
 
-/* The incoming task's chunks in order of first use (pc->fa, key = the
- * position of the chunk at lo in its ranges expanded to chunks), first uses
- * at positions below limit only. */
-static gmux_status_t first_uses(dmn_place_chunk_t *pc, const dmn_task_view_t *to, uint64_t limit)
+/* Puts the sources' runs back in order after the takes: empty ones go, a
+ * partly taken inside run gets the key of its new top. */
+static void sources_settle(dmn_place_chunk_t *pc, size_t n_srcs)
 {
-    gmux_status_t st = dmn_runs_reserve(&pc->tmp, to->n_ranges);
-    if (st != GMUX_OK)
-        return st;
-    uint64_t pos = 0;
-    pc->tmp.n = 0;
-    for (uint32_t i = 0; i < to->n_ranges && pos < limit; i++) {
-        dmn_seg_t s = {0, 0, 0, pos, 0};
-        round_range(pc, to->ranges[i], &s.lo, &s.hi);
-        if (s.hi <= s.lo)
-            continue;
-        uint64_t n = (s.hi - s.lo) / pc->chunk;
-        if (n > limit - pos) /* past limit the expansion stops */
-            s.hi = s.lo + (limit - pos) * pc->chunk;
-        s.wlo = s.lo;
-        pc->tmp.v[pc->tmp.n++] = s;
-        pos = sat_add(pos, n);
+    for (size_t k = 0; k < n_srcs; k++) {
+        pc_src_t *s = &pc->srcs[k];
+        dmn_runs_t *r = s->runs;
+        size_t n = s->low;
+        for (size_t i = s->low; i < r->n; i++) {
+            dmn_seg_t x = r->v[i];
+            if (x.hi == x.lo)
+                continue;
+            if (s->kind == PC_SRC_IN)
+                x.key = rank_at(pc, &x, x.hi - pc->chunk);
+            size_t j = n++; /* insertion: it rarely moves */
+            while (j > 0 &&
+                   (x.key != r->v[j - 1].key ? x.key < r->v[j - 1].key : x.lo < r->v[j - 1].lo)) {
+                r->v[j] = r->v[j - 1];
+                j--;
+            }
+            r->v[j] = x;
+        }
+        r->n = n;
     }
-    return dmn_runs_first_cover(&pc->tmp, pc->chunk, &pc->fa, &pc->scratch);
 }
 
 /* pc->want = the incoming task's chunks that are not resident, in order of
- * first use, at most cap of them; returns how many. */
-static gmux_status_t want_build(dmn_place_chunk_t *pc, const dmn_task_view_t *to,
-                                const pc_task_t *t, uint64_t *n_out)
+ * first use (first uses at positions below cap + its resident chunks, as
+ * far as the reference expands), at most cap of them; returns how many. */
+static gmux_status_t want_build(dmn_place_chunk_t *pc, const pc_task_t *t, uint64_t *n_out)
 {
-    uint64_t cap = pc->slots, n = 0;
-    gmux_status_t st = first_uses(pc, to, cap + (t ? t->chunks : 0));
+    uint64_t cap = pc->slots, limit = cap + t->chunks, n = 0;
+    gmux_status_t st = GMUX_OK;
+    size_t j = 0;
     pc->want.n = 0;
-    for (size_t i = 0; i < pc->fa.n && n < cap && st == GMUX_OK; i++) {
-        const dmn_seg_t *f = &pc->fa.v[i];
-        size_t j = t ? dmn_runs_find(&t->res, f->lo) : 0;
-        uint64_t a = f->lo;
-        while (a < f->hi && n < cap && st == GMUX_OK) {
-            uint64_t e = f->hi;
-            if (t && j < t->res.n && t->res.v[j].lo <= a) { /* resident: skip it */
-                a = t->res.v[j++].hi;
+    for (size_t i = 0; i < t->fa.n && n < cap && st == GMUX_OK; i++) {
+        const dmn_seg_t *f = &t->fa.v[i];
+        if (f->key >= limit)
+            break;
+        uint64_t a = f->lo, hi = f->hi;
+        if ((hi - a) / pc->chunk > limit - f->key)
+            hi = a + (limit - f->key) * pc->chunk;
+        if (!t->fa_sorted) /* in address order, one pass over res serves them all */
+            j = dmn_runs_find(&t->res, a);
+        while (a < hi && n < cap && st == GMUX_OK) {
+            while (j < t->res.n && t->res.v[j].hi <= a)
+                j++;
+            uint64_t e = hi;
+            if (j < t->res.n && t->res.v[j].lo <= a) { /* resident: skip it */
+                a = t->res.v[j].hi;
                 continue;
             }
-            if (t && j < t->res.n && t->res.v[j].lo < e)
+            if (j < t->res.n && t->res.v[j].lo < e)
                 e = t->res.v[j].lo;
             uint64_t k = (e - a) / pc->chunk;
             if (k > cap - n)
                 e = a + (cap - n) * pc->chunk, k = cap - n;
-            st = dmn_runs_push(&pc->want, (dmn_seg_t){a, e, 0, 0, f->key});
+            st = dmn_runs_push(&pc->want, (dmn_seg_t){a, e, 0, 0, 0});
             n += k;
             a = e;
         }
@@ -372,14 +422,14 @@ static void forget_gone(dmn_place_chunk_t *pc, const dmn_task_view_t *tasks, siz
         pc_task_t *t = &pc->tasks[i];
         if (t->used && t->seen != pc->gen) {
             pc->total -= t->chunks;
-            dmn_runs_free(&t->res);
+            runs_free_task(t);
             t->used = 0;
         }
     }
 }
 
-/* Removes the victims (sorted by task and address) from their tasks'
- * resident runs and writes the EVICT orders. */
+/* Writes the EVICT orders of the victims (sorted by task and address) and
+ * takes them out of their tasks' resident runs. */
 static gmux_status_t apply_evictions(dmn_place_chunk_t *pc, dmn_plan_t *plan)
 {
     gmux_status_t st = dmn_runs_sort(pc->vict.v, pc->vict.n, &pc->scratch);
@@ -389,13 +439,54 @@ static gmux_status_t apply_evictions(dmn_place_chunk_t *pc, dmn_plan_t *plan)
                           (dmn_range_t){v->lo, v->hi - v->lo});
     }
     for (size_t b = 0, e; b < pc->vict.n && st == GMUX_OK; b = e) {
-        uint64_t n = 0;
-        for (e = b; e < pc->vict.n && pc->vict.v[e].key == pc->vict.v[b].key; e++)
-            n += (pc->vict.v[e].hi - pc->vict.v[e].lo) / pc->chunk;
+        uint64_t n = 0, out = 0;
+        for (e = b; e < pc->vict.n && pc->vict.v[e].key == pc->vict.v[b].key; e++) {
+            uint64_t k = (pc->vict.v[e].hi - pc->vict.v[e].lo) / pc->chunk;
+            n += k;
+            out += pc->vict.v[e].wlo == PC_SRC_OUT ? k : 0;
+        }
         pc_task_t *t = find_task(pc, PC_TASKS_MAX, (uint32_t)pc->vict.v[b].key, 0);
-        st = dmn_runs_subtract(&t->res, &pc->vict.v[b], e - b, &pc->scratch);
+        if (t->res_src) /* taken from res itself */
+            t->xl_ok = 0;
+        else
+            st = dmn_runs_subtract(&t->res, &pc->vict.v[b], e - b, &pc->scratch);
         t->chunks -= n;
+        t->out_chunks -= out;
         pc->total -= n;
+    }
+    return st;
+}
+
+/* Every resident chunk but the incoming slice's is a candidate: the lists
+ * of every task with chunks resident; returns how many candidates. */
+static gmux_status_t sources_build(dmn_place_chunk_t *pc, const dmn_task_view_t *tasks,
+                                   size_t n_tasks, pc_task_t *in, size_t *n_srcs, uint64_t *n_cand)
+{
+    gmux_status_t st = GMUX_OK;
+    *n_srcs = 0;
+    *n_cand = 0;
+    for (size_t k = 0; k < n_tasks && st == GMUX_OK; k++) {
+        pc_task_t *t = pc->of[k];
+        if (!t || t->chunks == 0 || (t == in && tasks[k].id != in->id))
+            continue;
+        t->res_src = 0;
+        if (t == in) {
+            if (!t->xl_ok)
+                st = xl_rebuild(pc, t);
+            add_src(pc, n_srcs, t, &t->out, PC_SRC_OUT, 0);
+            *n_cand += t->out_chunks;
+        } else if (tasks[k].turn == DMN_TURN_NONE) { /* idle: no next use known */
+            t->res_src = 1;
+            add_src(pc, n_srcs, t, &t->res, PC_SRC_RES, 0);
+            *n_cand += t->chunks;
+        } else {
+            st = ws_prepare(pc, t, &tasks[k]);
+            if (st == GMUX_OK && !t->xl_ok)
+                st = xl_rebuild(pc, t);
+            add_src(pc, n_srcs, t, &t->out, PC_SRC_OUT, tasks[k].turn);
+            add_src(pc, n_srcs, t, &t->in, PC_SRC_IN, tasks[k].turn);
+            *n_cand += t->chunks;
+        }
     }
     return st;
 }
@@ -409,37 +500,32 @@ static gmux_status_t chunk_on_switch(void *ctx, const dmn_task_view_t *tasks, si
     if (n_tasks > PC_TASKS_MAX)
         return GMUX_ERR_CAPACITY;
     forget_gone(pc, tasks, n_tasks);
-    pc_task_t *in = find_task(pc, PC_TASKS_MAX, to->id, 0);
+    pc_task_t *in = find_task(pc, PC_TASKS_MAX, to->id, 1);
+    if (!in)
+        return GMUX_ERR_CAPACITY;
+    in->seen = pc->gen;
+    for (size_t k = 0; k < n_tasks; k++)
+        if (tasks[k].id == to->id)
+            pc->of[k] = in;
     uint64_t nwant = 0;
-    gmux_status_t st = want_build(pc, to, in, &nwant);
+    gmux_status_t st = ws_prepare(pc, in, to);
+    if (st == GMUX_OK)
+        st = want_build(pc, in, &nwant);
     if (st != GMUX_OK)
         return st;
     uint64_t room = pc->slots - pc->total;
     pc->vict.n = 0;
     if (nwant > room) {
-        /* Every resident chunk but the incoming slice's is a candidate. */
         size_t n_srcs = 0;
-        uint64_t ncand = 0;
-        pc->ws.n = pc->src.n = 0;
-        for (size_t k = 0; k < n_tasks && st == GMUX_OK; k++) {
-            const pc_task_t *t = pc->of[k];
-            if (!t || t->chunks == 0)
-                continue;
-            if (tasks[k].turn == DMN_TURN_NONE && tasks[k].id != to->id) {
-                st = add_idle_source(pc, t, &n_srcs, &ncand);
-                continue;
-            }
-            st = ws_build(pc, &tasks[k], k);
-            if (st == GMUX_OK)
-                st = add_sources(pc, t, k, &tasks[k], tasks[k].id != to->id, &n_srcs, &ncand);
-        }
-        uint64_t short_by = nwant - room;
+        uint64_t ncand = 0, short_by = nwant - room;
+        st = sources_build(pc, tasks, n_tasks, in, &n_srcs, &ncand);
         if (short_by > ncand) { /* the working set alone is too big: fill what fits */
             nwant -= short_by - ncand;
             short_by = ncand;
         }
         if (st == GMUX_OK)
             st = take_victims(pc, n_srcs, short_by);
+        sources_settle(pc, n_srcs);
         if (st == GMUX_OK)
             st = apply_evictions(pc, plan);
         if (st != GMUX_OK)
@@ -454,7 +540,6 @@ static gmux_status_t chunk_on_switch(void *ctx, const dmn_task_view_t *tasks, si
         uint64_t k = (w->hi - w->lo) / pc->chunk;
         if (k > left)
             w->hi = w->lo + left * pc->chunk, k = left;
-        w->key = 0;
         left -= k;
     }
     pc->want.n = m;
@@ -462,14 +547,13 @@ static gmux_status_t chunk_on_switch(void *ctx, const dmn_task_view_t *tasks, si
     for (size_t i = 0; i < m && st == GMUX_OK; i++)
         st = dmn_plan_add(plan, to->id, DMN_PLAN_FILL,
                           (dmn_range_t){pc->want.v[i].lo, pc->want.v[i].hi - pc->want.v[i].lo});
-    if (st == GMUX_OK && !in && !(in = find_task(pc, PC_TASKS_MAX, to->id, 1)))
-        st = GMUX_ERR_CAPACITY;
     if (st == GMUX_OK)
         st = dmn_runs_union(&in->res, pc->want.v, m, &pc->scratch);
     if (st == GMUX_OK) {
         in->chunks += nwant;
         pc->total += nwant;
     }
+    in->xl_ok = 0;
     return st;
 }
 
@@ -497,9 +581,8 @@ void dmn_place_chunk_destroy(dmn_place_chunk_t *pc)
     if (!pc)
         return;
     for (int i = 0; i < PC_TASKS_MAX; i++)
-        dmn_runs_free(&pc->tasks[i].res);
-    dmn_runs_t *scratch[] = {&pc->ws, &pc->tmp,  &pc->src,  &pc->lsegs,
-                             &pc->fa, &pc->want, &pc->vict, &pc->scratch};
+        runs_free_task(&pc->tasks[i]);
+    dmn_runs_t *scratch[] = {&pc->tmp, &pc->want, &pc->vict, &pc->scratch};
     for (size_t i = 0; i < sizeof(scratch) / sizeof(scratch[0]); i++)
         dmn_runs_free(scratch[i]);
     free(pc->heap);

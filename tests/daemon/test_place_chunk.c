@@ -293,24 +293,28 @@ static void assert_same_plan(const dmn_plan_t *a, const dmn_plan_t *b)
 
 /* The placement against its reference (tests/daemon/place_chunk_ref.c, the
  * first implementation): identical evictions and fills, switch after switch,
- * over random scenarios; tasks drift, leave and come back. */
+ * over random scenarios; tasks drift, leave and come back. Odd seeds give
+ * the views generations, as the arbiter does (what the placement derives
+ * from a task's ranges is kept across switches), even seeds none. */
 static void test_same_plans_as_reference(void **state)
 {
     (void)state;
     dmn_plan_t ref;
     dmn_plan_init(&ref);
     uint64_t evicted = 0, filled = 0;
-    for (uint64_t seed = 1; seed <= 300; seed++) {
+    for (uint64_t seed = 1; seed <= 3000; seed++) {
         uint64_t s = seed * 7919;
         scen_t sc;
         memset(&sc, 0, sizeof(sc));
         sc.n = 1 + (uint32_t)(rnd(&s) % 8);
         uint32_t nr[8], slots = 1 + (uint32_t)(rnd(&s) % 48);
+        uint64_t gen = seed % 2 ? 1000 * seed : 0;
         for (uint32_t k = 0; k < sc.n; k++) {
             nr[k] = (uint32_t)(rnd(&s) % 6);
             for (uint32_t i = 0; i < nr[k]; i++)
                 sc.r[k][i] = rnd_range(&s);
             sc.t[k] = view(k * 37 % 11 + 3 * k + 1, sc.r[k], nr[k], 0);
+            sc.t[k].ranges_gen = gen ? ++gen : 0;
         }
         dmn_place_chunk_t *pc;
         dmn_place_chunk_ref_t *rc;
@@ -318,7 +322,7 @@ static void test_same_plans_as_reference(void **state)
         assert_int_equal(dmn_place_chunk_ref_create(slots * CH, CH, &rc), GMUX_OK);
         const dmn_placement_t *pl = dmn_place_chunk_placement(pc);
         const dmn_placement_t *pr = dmn_place_chunk_ref_placement(rc);
-        for (uint32_t sl = 0; sl < 40; sl++) {
+        for (uint32_t sl = 0; sl < 60; sl++) {
             uint32_t n = sc.n, to = (uint32_t)(rnd(&s) % n);
             if (n > 1 && rnd(&s) % 6 == 0) { /* the last task is away for this switch */
                 n--;
@@ -337,8 +341,10 @@ static void test_same_plans_as_reference(void **state)
             for (size_t i = 0; i < plan.n; i++)
                 *(plan.entries[i].kind == DMN_PLAN_EVICT ? &evicted : &filled) +=
                     plan.entries[i].range.len;
-            if (rnd(&s) % 3 == 0 && nr[to]) /* a new working set, one range replaced */
+            if (rnd(&s) % 3 == 0 && nr[to]) { /* a new working set, one range replaced */
                 sc.r[to][rnd(&s) % nr[to]] = rnd_range(&s);
+                sc.t[to].ranges_gen = gen ? ++gen : 0;
+            }
         }
         dmn_place_chunk_destroy(pc);
         dmn_place_chunk_ref_destroy(rc);
