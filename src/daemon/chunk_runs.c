@@ -19,17 +19,6 @@ gmux_status_t dmn_runs_reserve(dmn_runs_t *r, size_t n)
     return GMUX_OK;
 }
 
-gmux_status_t dmn_runs_push(dmn_runs_t *r, dmn_seg_t s)
-{
-    if (r->n == r->cap) {
-        gmux_status_t st = dmn_runs_reserve(r, r->n + 1);
-        if (st != GMUX_OK)
-            return st;
-    }
-    r->v[r->n++] = s;
-    return GMUX_OK;
-}
-
 void dmn_runs_free(dmn_runs_t *r)
 {
     free(r->v);

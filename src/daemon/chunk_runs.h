@@ -32,8 +32,19 @@ typedef struct dmn_runs {
 } dmn_runs_t;
 
 gmux_status_t dmn_runs_reserve(dmn_runs_t *r, size_t n);
-gmux_status_t dmn_runs_push(dmn_runs_t *r, dmn_seg_t s);
 void dmn_runs_free(dmn_runs_t *r);
+
+/* Appends s (inline: the decisions push runs in their inner loops). */
+static inline gmux_status_t dmn_runs_push(dmn_runs_t *r, dmn_seg_t s)
+{
+    if (r->n == r->cap) {
+        gmux_status_t st = dmn_runs_reserve(r, r->n + 1);
+        if (st != GMUX_OK)
+            return st;
+    }
+    r->v[r->n++] = s;
+    return GMUX_OK;
+}
 
 /* Sorts v[0..n) by (key, lo); scratch is a buffer it may grow. */
 gmux_status_t dmn_runs_sort(dmn_seg_t *v, size_t n, dmn_runs_t *scratch);

@@ -23,15 +23,17 @@ typedef struct pc_task {
     uint64_t gen;
     uint32_t n_ranges;
     int ws_ok;
-    dmn_runs_t ws; /* its working set: sorted, merged, with ranks */
-    dmn_runs_t fa; /* its chunks at their first use, by position */
-    int fa_sorted; /* fa is in address order too */
+    dmn_runs_t ws;      /* its working set: sorted, merged, with ranks */
+    dmn_runs_t fa;      /* its chunks at their first use, by position */
+    int fa_sorted;      /* fa is in address order too */
+    uint64_t ws_chunks; /* chunks in the working set */
     /* res cut by ws, kept while neither changes other than by a take: */
     int xl_ok;
     dmn_runs_t out; /* outside ws, address order */
     dmn_runs_t in;  /* inside ws, by key of the top chunk */
     uint64_t out_chunks;
-    int res_src; /* this switch: its runs are taken from res itself (idle) */
+    int res_src;      /* this switch: its runs are taken from res itself (idle) */
+    uint64_t src_gen; /* the switch that last listed its runs as candidates */
 } pc_task_t;
 
 enum { PC_SRC_OUT, PC_SRC_IN, PC_SRC_RES };
@@ -62,6 +64,7 @@ typedef struct pc_hent {
 struct dmn_place_chunk {
     dmn_placement_t pl;
     uint64_t capacity, chunk, slots, total, gen;
+    unsigned shift; /* chunk = 1 << shift */
     pc_task_t tasks[PC_TASKS_MAX];
     uint16_t hint[PC_TASKS_MAX]; /* view index -> slot at the last switch */
     pc_task_t *of[PC_TASKS_MAX]; /* view index -> its state this switch */
@@ -115,10 +118,13 @@ static gmux_status_t ws_prepare(dmn_place_chunk_t *pc, pc_task_t *t, const dmn_t
             continue;
         s.wlo = s.lo;
         pc->tmp.v[pc->tmp.n++] = s;
-        pos = sat_add(pos, (s.hi - s.lo) / pc->chunk);
+        pos = sat_add(pos, (s.hi - s.lo) >> pc->shift);
     }
     st = dmn_runs_first_cover(&pc->tmp, pc->chunk, &t->fa, &pc->scratch);
     t->fa_sorted = 1;
+    t->ws_chunks = 0;
+    for (size_t i = 0; i < t->fa.n; i++)
+        t->ws_chunks += (t->fa.v[i].hi - t->fa.v[i].lo) >> pc->shift;
     for (size_t i = 1; i < t->fa.n && t->fa_sorted; i++)
         t->fa_sorted = t->fa.v[i - 1].hi <= t->fa.v[i].lo;
     for (size_t i = 0; i < pc->tmp.n; i++) /* the reference's ranks stop at PC_RANK_MAX */
@@ -147,7 +153,7 @@ static gmux_status_t ws_prepare(dmn_place_chunk_t *pc, pc_task_t *t, const dmn_t
 /* Use rank of the chunk at a inside its working-set interval. */
 static uint64_t rank_at(const dmn_place_chunk_t *pc, const dmn_seg_t *s, uint64_t a)
 {
-    uint64_t r = sat_add(s->wrank, (a - s->wlo) / pc->chunk);
+    uint64_t r = sat_add(s->wrank, (a - s->wlo) >> pc->shift);
     return r > PC_RANK_MAX ? PC_RANK_MAX : r;
 }
 
@@ -184,7 +190,7 @@ static gmux_status_t xl_rebuild(dmn_place_chunk_t *pc, pc_task_t *t)
             if (j == nw || w[j].lo >= b || w[j].lo > a) {
                 uint64_t e = (j == nw || w[j].lo >= b) ? b : w[j].lo;
                 st = dmn_runs_push(&t->out, (dmn_seg_t){a, e, 0, DMN_RUNS_NONE, 0});
-                t->out_chunks += (e - a) / pc->chunk;
+                t->out_chunks += (e - a) >> pc->shift;
                 a = e;
                 continue;
             }
@@ -198,6 +204,31 @@ static gmux_status_t xl_rebuild(dmn_place_chunk_t *pc, pc_task_t *t)
     if (st == GMUX_OK)
         st = dmn_runs_sort(t->in.v, t->in.n, &pc->scratch);
     t->xl_ok = st == GMUX_OK;
+    return st;
+}
+
+/* The filled runs (pc->want[0..m), address order, inside the working set)
+ * join the task's inside runs, which stay cut and ordered; when they have
+ * grown much beyond the resident runs, they are cut again later. */
+static gmux_status_t in_add_fills(dmn_place_chunk_t *pc, pc_task_t *t, size_t m)
+{
+    size_t n0 = t->in.n, j = 0;
+    gmux_status_t st = GMUX_OK;
+    for (size_t i = 0; i < m && st == GMUX_OK; i++) {
+        dmn_seg_t s = pc->want.v[i];
+        while (j < t->ws.n && t->ws.v[j].hi <= s.lo)
+            j++;
+        if (j == t->ws.n || t->ws.v[j].lo > s.lo || t->ws.v[j].hi < s.hi)
+            return GMUX_ERR_INVALID; /* not inside one interval: cannot be */
+        s.wlo = t->ws.v[j].lo;
+        s.wrank = t->ws.v[j].wrank;
+        s.key = rank_at(pc, &s, s.hi - pc->chunk);
+        st = dmn_runs_push(&t->in, s);
+    }
+    if (st == GMUX_OK && t->in.n > 2 * (t->res.n + t->ws.n) + 16)
+        st = GMUX_ERR_CAPACITY;
+    if (st == GMUX_OK && n0 < t->in.n)
+        st = dmn_runs_sort(t->in.v, t->in.n, &pc->scratch);
     return st;
 }
 
@@ -245,7 +276,7 @@ static pc_hent_t heap_pop(dmn_place_chunk_t *pc, size_t *n)
 static uint64_t beats(const dmn_place_chunk_t *pc, const pc_src_t *s, const dmn_seg_t *g,
                       pc_key_t y)
 {
-    uint64_t len = (g->hi - g->lo) / pc->chunk;
+    uint64_t len = (g->hi - g->lo) >> pc->shift;
     if (key_gt(key_at(pc, s, g, g->lo), y))
         return len;
     uint64_t lo = 1, hi = len - 1; /* the bottom one does not */
@@ -300,7 +331,7 @@ static gmux_status_t take_victims(dmn_place_chunk_t *pc, size_t n_srcs, uint64_t
             }
             if (!pred && nh > 0)
                 y = pc->heap[0].top, have_y = 1;
-            uint64_t m = have_y ? beats(pc, s, g, y) : (g->hi - g->lo) / pc->chunk;
+            uint64_t m = have_y ? beats(pc, s, g, y) : (g->hi - g->lo) >> pc->shift;
             m = m < need ? m : need;
             st = dmn_runs_push(&pc->vict, (dmn_seg_t){g->hi - m * pc->chunk, g->hi,
                                                       (uint64_t)s->kind, 0, s->t->id});
@@ -355,12 +386,16 @@ static gmux_status_t want_build(dmn_place_chunk_t *pc, const pc_task_t *t, uint6
     gmux_status_t st = GMUX_OK;
     size_t j = 0;
     pc->want.n = 0;
+    if (t->xl_ok && t->chunks - t->out_chunks == t->ws_chunks) { /* all of it resident */
+        *n_out = 0;
+        return GMUX_OK;
+    }
     for (size_t i = 0; i < t->fa.n && n < cap && st == GMUX_OK; i++) {
         const dmn_seg_t *f = &t->fa.v[i];
         if (f->key >= limit)
             break;
         uint64_t a = f->lo, hi = f->hi;
-        if ((hi - a) / pc->chunk > limit - f->key)
+        if ((hi - a) >> pc->shift > limit - f->key)
             hi = a + (limit - f->key) * pc->chunk;
         if (!t->fa_sorted) /* in address order, one pass over res serves them all */
             j = dmn_runs_find(&t->res, a);
@@ -374,7 +409,7 @@ static gmux_status_t want_build(dmn_place_chunk_t *pc, const pc_task_t *t, uint6
             }
             if (j < t->res.n && t->res.v[j].lo < e)
                 e = t->res.v[j].lo;
-            uint64_t k = (e - a) / pc->chunk;
+            uint64_t k = (e - a) >> pc->shift;
             if (k > cap - n)
                 e = a + (cap - n) * pc->chunk, k = cap - n;
             st = dmn_runs_push(&pc->want, (dmn_seg_t){a, e, 0, 0, 0});
@@ -441,7 +476,7 @@ static gmux_status_t apply_evictions(dmn_place_chunk_t *pc, dmn_plan_t *plan)
     for (size_t b = 0, e; b < pc->vict.n && st == GMUX_OK; b = e) {
         uint64_t n = 0, out = 0;
         for (e = b; e < pc->vict.n && pc->vict.v[e].key == pc->vict.v[b].key; e++) {
-            uint64_t k = (pc->vict.v[e].hi - pc->vict.v[e].lo) / pc->chunk;
+            uint64_t k = (pc->vict.v[e].hi - pc->vict.v[e].lo) >> pc->shift;
             n += k;
             out += pc->vict.v[e].wlo == PC_SRC_OUT ? k : 0;
         }
@@ -467,8 +502,9 @@ static gmux_status_t sources_build(dmn_place_chunk_t *pc, const dmn_task_view_t 
     *n_cand = 0;
     for (size_t k = 0; k < n_tasks && st == GMUX_OK; k++) {
         pc_task_t *t = pc->of[k];
-        if (!t || t->chunks == 0 || (t == in && tasks[k].id != in->id))
+        if (!t || t->chunks == 0 || t->src_gen == pc->gen) /* once, even if listed twice */
             continue;
+        t->src_gen = pc->gen;
         t->res_src = 0;
         if (t == in) {
             if (!t->xl_ok)
@@ -537,7 +573,7 @@ static gmux_status_t chunk_on_switch(void *ctx, const dmn_task_view_t *tasks, si
     size_t m = 0;
     for (uint64_t left = nwant; left > 0; m++) {
         dmn_seg_t *w = &pc->want.v[m];
-        uint64_t k = (w->hi - w->lo) / pc->chunk;
+        uint64_t k = (w->hi - w->lo) >> pc->shift;
         if (k > left)
             w->hi = w->lo + left * pc->chunk, k = left;
         left -= k;
@@ -553,7 +589,8 @@ static gmux_status_t chunk_on_switch(void *ctx, const dmn_task_view_t *tasks, si
         in->chunks += nwant;
         pc->total += nwant;
     }
-    in->xl_ok = 0;
+    if (st != GMUX_OK || (in->xl_ok && in_add_fills(pc, in, m) != GMUX_OK))
+        in->xl_ok = 0; /* cut again when next needed */
     return st;
 }
 
@@ -571,6 +608,8 @@ gmux_status_t dmn_place_chunk_create(uint64_t capacity, uint64_t chunk, dmn_plac
         pc->capacity = chunk;
     pc->chunk = chunk;
     pc->slots = pc->capacity / chunk;
+    while ((1ull << pc->shift) < chunk)
+        pc->shift++;
     pc->pl = (dmn_placement_t){"chunk", pc, chunk_on_switch};
     *out = pc;
     return GMUX_OK;
