@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/clock.h"
@@ -68,7 +69,17 @@ enum { PL_OPT, PL_CHUNK, PL_CHUNK_REF };
  * PENDING carries: fragmented). kind: opt, chunk, or chunk's reference (the
  * first implementation, tests/daemon/place_chunk_ref.c). *moved_out: bytes
  * the plans moved, both ways. */
-static double opt_decision_ns(uint32_t n_ranges, int iters, int kind, uint64_t *moved_out)
+/* CPU time of the calling thread: what a decision costs, without the time
+ * the shared machine gives to others while it runs. */
+static uint64_t thread_cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static double opt_decision_ns(uint32_t n_ranges, int iters, int kind, uint64_t *moved_out,
+                              double *cpu_ns)
 {
     const int n_tasks = 16;
     const uint64_t chunks_per_task = 100000 / 16, capacity = 50000 * DMN_OPT_CHUNK;
@@ -114,17 +125,19 @@ static double opt_decision_ns(uint32_t n_ranges, int iters, int kind, uint64_t *
         dmn_arb_release(arb, arb->holder, now);
         dmn_arb_decide(arb, now, &act);
     }
-    uint64_t moved = 0, ns_sum = 0;
+    uint64_t moved = 0, ns_sum = 0, cpu_sum = 0;
     for (int it = 0; it < iters; it++) {
         now += 2;
         dmn_arb_release(arb, arb->holder, now);
-        uint64_t t0 = com_clock_ns();
+        uint64_t t0 = com_clock_ns(), c0 = thread_cpu_ns();
         dmn_arb_decide(arb, now, &act);
+        cpu_sum += thread_cpu_ns() - c0;
         ns_sum += com_clock_ns() - t0;
         for (size_t i = 0; i < act.plan->n; i++) /* outside the timed part */
             moved += act.plan->entries[i].range.len;
     }
     double ns = (double)ns_sum / iters;
+    *cpu_ns = (double)cpu_sum / iters;
     uint64_t total = kind == PL_OPT     ? dmn_place_opt_total(opt)
                      : kind == PL_CHUNK ? dmn_place_chunk_total(pc)
                                         : dmn_place_chunk_ref_total(rc);
@@ -211,16 +224,23 @@ int main(void)
     double none16 = -1, swap16 = -1, none256 = -1, sock16 = -1, opt8 = -1, opt4k = -1;
     double chunk8 = -1, chunk4k = -1, ref8 = -1, ref4k = -1;
     uint64_t mv[6] = {0}; /* bytes moved by chunk and its reference: must match */
+    double cpu[6] = {-1, -1, -1, -1, -1, -1}, c; /* thread CPU time, best of the runs */
     for (int rep = 0; rep < 5; rep++) {
         none16 = best(none16, decision_ns(16, "none", 100000));
         swap16 = best(swap16, decision_ns(16, "swap", 100000));
         none256 = best(none256, decision_ns(256, "none", 10000));
-        opt8 = best(opt8, opt_decision_ns(8, 20000, PL_OPT, &mv[4]));
-        opt4k = best(opt4k, opt_decision_ns(DMN_MAX_RANGES, 200, PL_OPT, &mv[5]));
-        chunk8 = best(chunk8, opt_decision_ns(8, 64, PL_CHUNK, &mv[0]));
-        ref8 = best(ref8, opt_decision_ns(8, 64, PL_CHUNK_REF, &mv[1]));
-        chunk4k = best(chunk4k, opt_decision_ns(DMN_MAX_RANGES, 64, PL_CHUNK, &mv[2]));
-        ref4k = best(ref4k, opt_decision_ns(DMN_MAX_RANGES, 64, PL_CHUNK_REF, &mv[3]));
+        opt8 = best(opt8, opt_decision_ns(8, 20000, PL_OPT, &mv[4], &c));
+        cpu[4] = best(cpu[4], c);
+        opt4k = best(opt4k, opt_decision_ns(DMN_MAX_RANGES, 200, PL_OPT, &mv[5], &c));
+        cpu[5] = best(cpu[5], c);
+        chunk8 = best(chunk8, opt_decision_ns(8, 64, PL_CHUNK, &mv[0], &c));
+        cpu[0] = best(cpu[0], c);
+        ref8 = best(ref8, opt_decision_ns(8, 64, PL_CHUNK_REF, &mv[1], &c));
+        cpu[1] = best(cpu[1], c);
+        chunk4k = best(chunk4k, opt_decision_ns(DMN_MAX_RANGES, 64, PL_CHUNK, &mv[2], &c));
+        cpu[2] = best(cpu[2], c);
+        ref4k = best(ref4k, opt_decision_ns(DMN_MAX_RANGES, 64, PL_CHUNK_REF, &mv[3], &c));
+        cpu[3] = best(cpu[3], c);
     }
     if (mv[0] != mv[1] || mv[2] != mv[3]) {
         fprintf(stderr, "bench: chunk and its reference moved different bytes\n");
@@ -236,9 +256,12 @@ int main(void)
         "\"target_ns\": 50000, \"engine_chunk_opt_included\": false, "
         "\"chunk_100k_chunks_4095_ranges_ns\": %.1f, \"chunk_ref_100k_chunks_8_ranges_ns\": "
         "%.1f, \"chunk_ref_100k_chunks_4095_ranges_ns\": %.1f, \"chunk_gib_moved_per_switch_8\": "
-        "%.2f, \"chunk_gib_moved_per_switch_4095\": %.2f}\n",
+        "%.2f, \"chunk_gib_moved_per_switch_4095\": %.2f, \"cpu_ns\": {\"chunk_8\": %.1f, "
+        "\"chunk_ref_8\": %.1f, \"chunk_4095\": %.1f, \"chunk_ref_4095\": %.1f, \"opt_8\": %.1f, "
+        "\"opt_4095\": %.1f}}\n",
         none16, swap16, none256, sock16, opt8, opt4k, chunk8, chunk4k, ref8, ref4k,
-        (double)mv[0] / 64 / (1 << 30), (double)mv[2] / 64 / (1 << 30));
+        (double)mv[0] / 64 / (1 << 30), (double)mv[2] / 64 / (1 << 30), cpu[0], cpu[1], cpu[2],
+        cpu[3], cpu[4], cpu[5]);
     return sock16 < 0 || opt8 < 0 || opt4k < 0 || chunk8 < 0 || chunk4k < 0 || ref8 < 0 ||
            ref4k < 0;
 }

@@ -390,6 +390,21 @@ static gmux_status_t want_build(dmn_place_chunk_t *pc, const pc_task_t *t, uint6
         *n_out = 0;
         return GMUX_OK;
     }
+    if (t->res.n == 0) { /* nothing resident: the first uses as they are */
+        st = dmn_runs_reserve(&pc->want, t->fa.n);
+        for (size_t i = 0; i < t->fa.n && n < cap && st == GMUX_OK; i++) {
+            const dmn_seg_t *f = &t->fa.v[i];
+            if (f->key >= limit)
+                break;
+            uint64_t k = (f->hi - f->lo) >> pc->shift;
+            k = k > limit - f->key ? limit - f->key : k;
+            k = k > cap - n ? cap - n : k;
+            pc->want.v[pc->want.n++] = (dmn_seg_t){f->lo, f->lo + (k << pc->shift), 0, 0, 0};
+            n += k;
+        }
+        *n_out = n;
+        return st;
+    }
     for (size_t i = 0; i < t->fa.n && n < cap && st == GMUX_OK; i++) {
         const dmn_seg_t *f = &t->fa.v[i];
         if (f->key >= limit)
