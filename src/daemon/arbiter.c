@@ -1,8 +1,13 @@
 /* The arbiter of time slices; see arbiter.h. */
 #include "daemon/arbiter.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* Generations of declared ranges, unique in the process (several arbiters
+ * may share one placement), so that placements may cache per task. */
+static atomic_uint_fast64_t ranges_gens;
 
 void dmn_arb_init(dmn_arbiter_t *arb, uint64_t quantum_ns, uint64_t grace_ns,
                   const dmn_placement_t *placement, uint64_t now)
@@ -105,6 +110,7 @@ gmux_status_t dmn_arb_pending(dmn_arbiter_t *arb, int slot, uint32_t n_launches,
     (void)now;
     dmn_task_t *t = &arb->tasks[slot];
     uint32_t n = ranges ? ranges->n_ranges : 0;
+    int changed = n != t->n_ranges || t->ranges_gen == 0;
     if (n != t->n_ranges) {
         dmn_range_t *r = n ? realloc(t->ranges, n * sizeof(*r)) : NULL;
         if (n && !r)
@@ -116,9 +122,14 @@ gmux_status_t dmn_arb_pending(dmn_arbiter_t *arb, int slot, uint32_t n_launches,
     }
     t->ws_bytes = 0;
     for (uint32_t i = 0; i < n; i++) {
-        t->ranges[i] = dmn_proto_range_at(ranges, i);
-        t->ws_bytes += t->ranges[i].len;
+        dmn_range_t r = dmn_proto_range_at(ranges, i);
+        if (!changed) /* the new slots of a grown array were never written */
+            changed = r.base != t->ranges[i].base || r.len != t->ranges[i].len;
+        t->ranges[i] = r;
+        t->ws_bytes += r.len;
     }
+    if (changed) /* the same working set again keeps its generation */
+        t->ranges_gen = atomic_fetch_add(&ranges_gens, 1) + 1;
     t->n_pending = n_launches;
     arb->share_dirty = 1;
     if (t->state == DMN_STATE_IDLE)
@@ -210,6 +221,7 @@ static void make_view(const dmn_arbiter_t *arb, int slot, dmn_task_view_t *v)
     v->n_pending = t->n_pending;
     v->ranges = t->ranges;
     v->n_ranges = t->n_ranges;
+    v->ranges_gen = t->ranges_gen;
     v->turn = arb->turns[slot];
 }
 

@@ -6,225 +6,540 @@
 
 #include "common/log.h"
 #include "common/settings.h"
+#include "daemon/chunk_runs.h"
 #include "daemon/place_opt.h"
 
-#define PC_INF       UINT64_MAX
 #define PC_SLICE_SH  40 /* position = slice << 40 | rank inside the slice */
 #define PC_RANK_MAX  ((1ull << PC_SLICE_SH) - 1)
 #define PC_TASKS_MAX 256
 
-typedef struct pc_chunk {
-    uint32_t task;
-    uint64_t addr;
-} pc_chunk_t;
+typedef struct pc_task {
+    int used;
+    uint32_t id;
+    uint64_t seen;   /* generation of the last switch that listed it */
+    dmn_runs_t res;  /* resident runs: sorted, disjoint, coalesced */
+    uint64_t chunks; /* resident chunks */
+    /* From its declared ranges, kept while they keep their generation: */
+    uint64_t gen;
+    uint32_t n_ranges;
+    int ws_ok;
+    dmn_runs_t ws;      /* its working set: sorted, merged, with ranks */
+    dmn_runs_t fa;      /* its chunks at their first use, by position */
+    int fa_sorted;      /* fa is in address order too */
+    uint64_t ws_chunks; /* chunks in the working set */
+    /* res cut by ws, kept while neither changes other than by a take: */
+    int xl_ok;
+    dmn_runs_t out; /* outside ws, address order */
+    dmn_runs_t in;  /* inside ws, by key of the top chunk */
+    uint64_t out_chunks;
+    int res_src;      /* this switch: its runs are taken from res itself (idle) */
+    uint64_t src_gen; /* the switch that last listed its runs as candidates */
+} pc_task_t;
 
-typedef struct pc_iv {
-    uint64_t lo, hi; /* chunk-aligned */
-    uint64_t rank;   /* use order of the chunk at lo inside the task's slice */
-} pc_iv_t;
+enum { PC_SRC_OUT, PC_SRC_IN, PC_SRC_RES };
 
-typedef struct pc_ws {
-    pc_iv_t *v;
-    uint32_t n;
-} pc_ws_t;
+/* One list of eviction candidates, in increasing order of their top chunk:
+ * the best is last. Taken in place. */
+typedef struct pc_src {
+    pc_task_t *t;
+    dmn_runs_t *runs;
+    int kind;
+    uint64_t slice; /* turn << 40 */
+    size_t low;     /* lowest index pushed on the heap */
+} pc_src_t;
 
-typedef struct pc_want {
-    uint64_t addr, rank;
-} pc_want_t;
-
-typedef struct pc_cand {
+/* Eviction order of a chunk: farthest next use, then highest address, then
+ * highest task id, first. */
+typedef struct pc_key {
     uint64_t pos, addr;
     uint32_t task;
-    uint32_t idx; /* in res */
-} pc_cand_t;
+} pc_key_t;
+
+typedef struct pc_hent {
+    pc_key_t top;
+    uint32_t src;
+    size_t seg;
+} pc_hent_t;
 
 struct dmn_place_chunk {
     dmn_placement_t pl;
-    uint64_t capacity, chunk;
-    pc_chunk_t *res; /* sorted by (task, addr) */
-    size_t nres;
+    uint64_t capacity, chunk, slots, total, gen;
+    unsigned shift; /* chunk = 1 << shift */
+    pc_task_t tasks[PC_TASKS_MAX];
+    uint16_t hint[PC_TASKS_MAX]; /* view index -> slot at the last switch */
+    pc_task_t *of[PC_TASKS_MAX]; /* view index -> its state this switch */
+    pc_src_t srcs[2 * PC_TASKS_MAX];
+    /* Scratch kept across switches. */
+    dmn_runs_t tmp, want, vict, scratch;
+    pc_hent_t *heap;
+    size_t heap_cap;
 };
 
-static int chunk_cmp(const void *a, const void *b)
+static uint64_t sat_add(uint64_t a, uint64_t b)
 {
-    const pc_chunk_t *x = a, *y = b;
-    if (x->task != y->task)
-        return x->task < y->task ? -1 : 1;
-    return x->addr < y->addr ? -1 : x->addr > y->addr;
+    return a + b < a ? UINT64_MAX : a + b;
 }
 
-static int iv_cmp(const void *a, const void *b)
+/* A range rounded out to chunks, as the reference rounds it. */
+static void round_range(const dmn_place_chunk_t *pc, dmn_range_t r, uint64_t *lo, uint64_t *hi)
 {
-    const pc_iv_t *x = a, *y = b;
-    return x->lo < y->lo ? -1 : x->lo > y->lo;
+    uint64_t mask = pc->chunk - 1, top = UINT64_MAX & ~mask;
+    uint64_t end = r.base + r.len; /* no wrap (protocol) */
+    *lo = r.base & ~mask;
+    *hi = end > top ? top : (end + mask) & ~mask;
 }
 
-static int want_by_addr(const void *a, const void *b)
+static void runs_free_task(pc_task_t *t)
 {
-    const pc_want_t *x = a, *y = b;
-    if (x->addr != y->addr)
-        return x->addr < y->addr ? -1 : 1;
-    return x->rank < y->rank ? -1 : x->rank > y->rank;
+    dmn_runs_t *r[] = {&t->res, &t->ws, &t->fa, &t->out, &t->in};
+    for (size_t i = 0; i < sizeof(r) / sizeof(r[0]); i++)
+        dmn_runs_free(r[i]);
 }
 
-static int want_by_rank(const void *a, const void *b)
+/* What the task's declared ranges give, rebuilt when they changed:
+ * - ws: the ranges rounded out to chunks, sorted and merged, each with the
+ *   use rank of its first chunk (ranks add up in the order given; where
+ *   ranges overlap or touch, the earliest rank wins);
+ * - fa: every chunk of them at its first position in use order. */
+static gmux_status_t ws_prepare(dmn_place_chunk_t *pc, pc_task_t *t, const dmn_task_view_t *v)
 {
-    const pc_want_t *x = a, *y = b;
-    return x->rank < y->rank ? -1 : x->rank > y->rank;
-}
-
-/* Farthest next use first; among equals the highest address. */
-static int cand_cmp(const void *a, const void *b)
-{
-    const pc_cand_t *x = a, *y = b;
-    if (x->pos != y->pos)
-        return x->pos > y->pos ? -1 : 1;
-    if (x->addr != y->addr)
-        return x->addr > y->addr ? -1 : 1;
-    return x->task > y->task ? -1 : x->task < y->task;
-}
-
-/* Reorders c[0..n) so that c[0..k) are the k first by cand_cmp (k < n):
- * quickselect, O(n) on average, no sort of the whole candidate list. */
-static void select_first(pc_cand_t *c, size_t n, size_t k)
-{
-    size_t lo = 0, hi = n - 1;
-    while (lo < hi) {
-        pc_cand_t pivot = c[lo + (hi - lo) / 2];
-        size_t i = lo, j = hi;
-        while (i <= j) {
-            while (cand_cmp(&c[i], &pivot) < 0)
-                i++;
-            while (cand_cmp(&c[j], &pivot) > 0)
-                j--;
-            if (i <= j) {
-                pc_cand_t t = c[i];
-                c[i] = c[j];
-                c[j] = t;
-                i++;
-                if (j == 0)
-                    break;
-                j--;
-            }
-        }
-        if (k <= j)
-            hi = j;
-        else if (k >= i)
-            lo = i;
-        else
-            return;
-    }
-}
-
-/* EVICT orders by task and address, so contiguous chunks merge. */
-static int evict_cmp(const void *a, const void *b)
-{
-    const pc_cand_t *x = a, *y = b;
-    if (x->task != y->task)
-        return x->task < y->task ? -1 : 1;
-    return x->addr < y->addr ? -1 : x->addr > y->addr;
-}
-
-/* The task's working set: its ranges rounded out to chunks, sorted and
- * merged, each with the use rank of its first chunk. */
-static gmux_status_t ws_build(const dmn_place_chunk_t *pc, const dmn_task_view_t *v, pc_ws_t *ws)
-{
-    ws->v = NULL;
-    ws->n = 0;
-    if (v->n_ranges == 0)
+    if (v->ranges_gen && t->ws_ok && t->gen == v->ranges_gen && t->n_ranges == v->n_ranges)
         return GMUX_OK;
-    pc_iv_t *t = malloc(v->n_ranges * sizeof(*t));
-    if (!t)
-        return GMUX_ERR_NOMEM;
-    uint64_t mask = pc->chunk - 1, top = UINT64_MAX & ~mask, rank = 0;
-    for (uint32_t i = 0; i < v->n_ranges; i++) {
-        uint64_t end = v->ranges[i].base + v->ranges[i].len; /* no wrap (protocol) */
-        t[i].lo = v->ranges[i].base & ~mask;
-        t[i].hi = end > top ? top : (end + mask) & ~mask;
-        t[i].rank = rank;
-        uint64_t n = (t[i].hi - t[i].lo) / pc->chunk;
-        rank = n > PC_RANK_MAX - rank ? PC_RANK_MAX : rank + n;
-    }
-    qsort(t, v->n_ranges, sizeof(*t), iv_cmp);
-    uint32_t n = 0;
-    for (uint32_t i = 0; i < v->n_ranges; i++) {
-        if (t[i].hi <= t[i].lo)
+    t->ws_ok = t->xl_ok = 0;
+    gmux_status_t st = dmn_runs_reserve(&pc->tmp, v->n_ranges);
+    if (st != GMUX_OK)
+        return st;
+    uint64_t pos = 0;
+    pc->tmp.n = 0;
+    for (uint32_t i = 0; i < v->n_ranges; i++) { /* non-empty ones, wrank = position */
+        dmn_seg_t s = {0, 0, 0, pos, 0};
+        round_range(pc, v->ranges[i], &s.lo, &s.hi);
+        if (s.hi <= s.lo)
             continue;
-        if (n && t[i].lo <= t[n - 1].hi) { /* overlap: the earlier rank wins */
-            t[n - 1].hi = t[i].hi > t[n - 1].hi ? t[i].hi : t[n - 1].hi;
-            t[n - 1].rank = t[i].rank < t[n - 1].rank ? t[i].rank : t[n - 1].rank;
+        s.wlo = s.lo;
+        pc->tmp.v[pc->tmp.n++] = s;
+        pos = sat_add(pos, (s.hi - s.lo) >> pc->shift);
+    }
+    st = dmn_runs_first_cover(&pc->tmp, pc->chunk, &t->fa, &pc->scratch);
+    t->fa_sorted = 1;
+    t->ws_chunks = 0;
+    for (size_t i = 0; i < t->fa.n; i++)
+        t->ws_chunks += (t->fa.v[i].hi - t->fa.v[i].lo) >> pc->shift;
+    for (size_t i = 1; i < t->fa.n && t->fa_sorted; i++)
+        t->fa_sorted = t->fa.v[i - 1].hi <= t->fa.v[i].lo;
+    for (size_t i = 0; i < pc->tmp.n; i++) /* the reference's ranks stop at PC_RANK_MAX */
+        pc->tmp.v[i].wrank = pc->tmp.v[i].wrank > PC_RANK_MAX ? PC_RANK_MAX : pc->tmp.v[i].wrank;
+    if (st == GMUX_OK)
+        st = dmn_runs_sort(pc->tmp.v, pc->tmp.n, &pc->scratch);
+    t->ws.n = 0;
+    for (size_t i = 0; i < pc->tmp.n && st == GMUX_OK; i++) {
+        const dmn_seg_t *s = &pc->tmp.v[i];
+        dmn_seg_t *last = t->ws.n ? &t->ws.v[t->ws.n - 1] : NULL;
+        if (last && s->lo <= last->hi) {
+            last->hi = s->hi > last->hi ? s->hi : last->hi;
+            last->wrank = s->wrank < last->wrank ? s->wrank : last->wrank;
             continue;
         }
-        t[n++] = t[i];
+        st = dmn_runs_push(&t->ws, *s);
     }
-    ws->v = t;
-    ws->n = n;
-    return GMUX_OK;
+    if (st == GMUX_OK) {
+        t->gen = v->ranges_gen;
+        t->n_ranges = v->n_ranges;
+        t->ws_ok = 1;
+    }
+    return st;
 }
 
-/* Rank of the chunk at addr in the working set, PC_INF if not in it. */
-static uint64_t ws_rank(const dmn_place_chunk_t *pc, const pc_ws_t *ws, uint64_t addr)
+/* Use rank of the chunk at a inside its working-set interval. */
+static uint64_t rank_at(const dmn_place_chunk_t *pc, const dmn_seg_t *s, uint64_t a)
 {
-    uint32_t lo = 0, hi = ws->n;
+    uint64_t r = sat_add(s->wrank, (a - s->wlo) >> pc->shift);
+    return r > PC_RANK_MAX ? PC_RANK_MAX : r;
+}
+
+static pc_key_t key_at(const dmn_place_chunk_t *pc, const pc_src_t *src, const dmn_seg_t *s,
+                       uint64_t a)
+{
+    uint64_t pos = s->wrank == DMN_RUNS_NONE ? DMN_RUNS_NONE : src->slice | rank_at(pc, s, a);
+    return (pc_key_t){pos, a, src->t->id};
+}
+
+static int key_gt(pc_key_t x, pc_key_t y)
+{
+    if (x.pos != y.pos)
+        return x.pos > y.pos;
+    if (x.addr != y.addr)
+        return x.addr > y.addr;
+    return x.task > y.task;
+}
+
+/* Cuts the task's resident runs by its working set: out (no next use,
+ * address order) and in (keyed by the rank of their top chunk). */
+static gmux_status_t xl_rebuild(dmn_place_chunk_t *pc, pc_task_t *t)
+{
+    const dmn_seg_t *w = t->ws.v;
+    size_t nw = t->ws.n, j = 0;
+    gmux_status_t st = GMUX_OK;
+    t->out.n = t->in.n = 0;
+    t->out_chunks = 0;
+    for (size_t i = 0; i < t->res.n && st == GMUX_OK; i++) {
+        uint64_t a = t->res.v[i].lo, b = t->res.v[i].hi;
+        while (a < b && st == GMUX_OK) {
+            while (j < nw && w[j].hi <= a)
+                j++;
+            if (j == nw || w[j].lo >= b || w[j].lo > a) {
+                uint64_t e = (j == nw || w[j].lo >= b) ? b : w[j].lo;
+                st = dmn_runs_push(&t->out, (dmn_seg_t){a, e, 0, DMN_RUNS_NONE, 0});
+                t->out_chunks += (e - a) >> pc->shift;
+                a = e;
+                continue;
+            }
+            uint64_t e = b < w[j].hi ? b : w[j].hi;
+            dmn_seg_t s = {a, e, w[j].lo, w[j].wrank, 0};
+            s.key = rank_at(pc, &s, e - pc->chunk);
+            st = dmn_runs_push(&t->in, s);
+            a = e;
+        }
+    }
+    if (st == GMUX_OK)
+        st = dmn_runs_sort(t->in.v, t->in.n, &pc->scratch);
+    t->xl_ok = st == GMUX_OK;
+    return st;
+}
+
+/* The filled runs (pc->want[0..m), address order, inside the working set)
+ * join the task's inside runs, which stay cut and ordered; when they have
+ * grown much beyond the resident runs, they are cut again later. */
+static gmux_status_t in_add_fills(dmn_place_chunk_t *pc, pc_task_t *t, size_t m)
+{
+    size_t n0 = t->in.n, j = 0;
+    gmux_status_t st = GMUX_OK;
+    for (size_t i = 0; i < m && st == GMUX_OK; i++) {
+        dmn_seg_t s = pc->want.v[i];
+        while (j < t->ws.n && t->ws.v[j].hi <= s.lo)
+            j++;
+        if (j == t->ws.n || t->ws.v[j].lo > s.lo || t->ws.v[j].hi < s.hi)
+            return GMUX_ERR_INVALID; /* not inside one interval: cannot be */
+        s.wlo = t->ws.v[j].lo;
+        s.wrank = t->ws.v[j].wrank;
+        s.key = rank_at(pc, &s, s.hi - pc->chunk);
+        st = dmn_runs_push(&t->in, s);
+    }
+    if (st == GMUX_OK && t->in.n > 2 * (t->res.n + t->ws.n) + 16)
+        st = GMUX_ERR_CAPACITY;
+    if (st == GMUX_OK && n0 < t->in.n)
+        st = dmn_runs_sort(t->in.v, t->in.n, &pc->scratch);
+    return st;
+}
+
+static void add_src(dmn_place_chunk_t *pc, size_t *n_srcs, pc_task_t *t, dmn_runs_t *runs, int kind,
+                    uint32_t turn)
+{
+    if (runs->n)
+        pc->srcs[(*n_srcs)++] = (pc_src_t){t, runs, kind, (uint64_t)turn << PC_SLICE_SH, 0};
+}
+
+static void heap_push(dmn_place_chunk_t *pc, size_t *n, uint32_t src, size_t seg)
+{
+    const pc_src_t *s = &pc->srcs[src];
+    const dmn_seg_t *g = &s->runs->v[seg];
+    pc_hent_t e = {key_at(pc, s, g, g->hi - pc->chunk), src, seg};
+    size_t i = (*n)++;
+    while (i > 0 && key_gt(e.top, pc->heap[(i - 1) / 2].top)) {
+        pc->heap[i] = pc->heap[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    pc->heap[i] = e;
+}
+
+static pc_hent_t heap_pop(dmn_place_chunk_t *pc, size_t *n)
+{
+    pc_hent_t top = pc->heap[0], last = pc->heap[--(*n)];
+    size_t i = 0;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= *n)
+            break;
+        if (c + 1 < *n && key_gt(pc->heap[c + 1].top, pc->heap[c].top))
+            c++;
+        if (!key_gt(pc->heap[c].top, last.top))
+            break;
+        pc->heap[i] = pc->heap[c];
+        i = c;
+    }
+    if (*n)
+        pc->heap[i] = last;
+    return top;
+}
+
+/* How many chunks from the top of g beat y (the top one does). */
+static uint64_t beats(const dmn_place_chunk_t *pc, const pc_src_t *s, const dmn_seg_t *g,
+                      pc_key_t y)
+{
+    uint64_t len = (g->hi - g->lo) >> pc->shift;
+    if (key_gt(key_at(pc, s, g, g->lo), y))
+        return len;
+    uint64_t lo = 1, hi = len - 1; /* the bottom one does not */
     while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (ws->v[mid].lo <= addr)
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (key_gt(key_at(pc, s, g, g->hi - (mid + 1) * pc->chunk), y))
             lo = mid + 1;
         else
             hi = mid;
     }
-    if (lo == 0 || addr >= ws->v[lo - 1].hi)
-        return PC_INF;
-    uint64_t r = ws->v[lo - 1].rank + (addr - ws->v[lo - 1].lo) / pc->chunk;
-    return r > PC_RANK_MAX ? PC_RANK_MAX : r;
+    return lo;
 }
 
-static int res_has(const dmn_place_chunk_t *pc, uint32_t task, uint64_t addr)
+/* Takes the need best candidates of all sources into pc->vict (key = task,
+ * wlo = source kind), in place: a merge of the sources, each run taken from
+ * its top for as long as it beats the best of the others. A run taken whole
+ * goes on to the next of its source without the heap when that one is the
+ * best. */
+static gmux_status_t take_victims(dmn_place_chunk_t *pc, size_t n_srcs, uint64_t need)
 {
-    pc_chunk_t key = {task, addr};
-    return pc->nres > 0 && bsearch(&key, pc->res, pc->nres, sizeof(key), chunk_cmp) != NULL;
-}
-
-/* The incoming task's chunks that are not resident, in use order, at most
- * cap of them (its ranges are expanded up to cap + its resident chunks). */
-static gmux_status_t want_build(const dmn_place_chunk_t *pc, const dmn_task_view_t *to,
-                                uint64_t cap, pc_want_t **out, size_t *n_out)
-{
-    size_t mine = 0;
-    for (size_t i = 0; i < pc->nres; i++)
-        mine += pc->res[i].task == to->id;
-    uint64_t limit = cap + mine, mask = pc->chunk - 1, top = UINT64_MAX & ~mask;
-    size_t n = 0, alloc = 0;
-    pc_want_t *w = NULL;
-    uint64_t rank = 0;
-    for (uint32_t i = 0; i < to->n_ranges && n < limit; i++) {
-        uint64_t end = to->ranges[i].base + to->ranges[i].len;
-        uint64_t lo = to->ranges[i].base & ~mask, hi = end > top ? top : (end + mask) & ~mask;
-        for (uint64_t a = lo; a < hi && n < limit; a += pc->chunk, rank++) {
-            if (n == alloc) {
-                size_t na = alloc ? 2 * alloc : 64;
-                pc_want_t *nw = realloc(w, na * sizeof(*nw));
-                if (!nw) {
-                    free(w);
-                    return GMUX_ERR_NOMEM;
-                }
-                w = nw, alloc = na;
+    size_t nseg = 0, nh = 0;
+    for (size_t s = 0; s < n_srcs; s++)
+        nseg += pc->srcs[s].runs->n;
+    if (pc->heap_cap < nseg) {
+        pc_hent_t *h = realloc(pc->heap, nseg * sizeof(*h));
+        if (!h)
+            return GMUX_ERR_NOMEM;
+        pc->heap = h;
+        pc->heap_cap = nseg;
+    }
+    for (uint32_t s = 0; s < n_srcs; s++) {
+        pc->srcs[s].low = pc->srcs[s].runs->n - 1;
+        heap_push(pc, &nh, s, pc->srcs[s].low);
+    }
+    gmux_status_t st = GMUX_OK;
+    while (need > 0 && nh > 0 && st == GMUX_OK) {
+        pc_hent_t e = heap_pop(pc, &nh);
+        uint32_t si = e.src;
+        size_t idx = e.seg;
+        for (;;) {
+            pc_src_t *s = &pc->srcs[si];
+            dmn_seg_t *g = &s->runs->v[idx];
+            int pred = 0, have_y = 0; /* pred: the next of its source is the best of the rest */
+            pc_key_t y = {0, 0, 0};
+            if (idx == s->low && s->low > 0) { /* the next of its source is not on the heap */
+                const dmn_seg_t *p = &s->runs->v[idx - 1];
+                y = key_at(pc, s, p, p->hi - pc->chunk);
+                if (nh == 0 || key_gt(y, pc->heap[0].top))
+                    pred = have_y = 1;
+                else
+                    heap_push(pc, &nh, si, --s->low);
             }
-            w[n++] = (pc_want_t){a, rank};
+            if (!pred && nh > 0)
+                y = pc->heap[0].top, have_y = 1;
+            uint64_t m = have_y ? beats(pc, s, g, y) : (g->hi - g->lo) >> pc->shift;
+            m = m < need ? m : need;
+            st = dmn_runs_push(&pc->vict, (dmn_seg_t){g->hi - m * pc->chunk, g->hi,
+                                                      (uint64_t)s->kind, 0, s->t->id});
+            g->hi -= m * pc->chunk;
+            need -= m;
+            if (g->hi > g->lo) { /* beaten, or enough */
+                if (pred)
+                    heap_push(pc, &nh, si, --s->low);
+                heap_push(pc, &nh, si, idx);
+                break;
+            }
+            if (!pred || need == 0 || st != GMUX_OK)
+                break;
+            idx = --s->low;
         }
     }
-    if (n) {
-        qsort(w, n, sizeof(*w), want_by_addr);
-        size_t m = 0;
-        for (size_t i = 0; i < n; i++)
-            if ((m == 0 || w[m - 1].addr != w[i].addr) && !res_has(pc, to->id, w[i].addr))
-                w[m++] = w[i];
-        n = m;
-        qsort(w, n, sizeof(*w), want_by_rank);
+    return st;
+}
+
+/* Puts the sources' runs back in order after the takes: empty ones go, a
+ * partly taken inside run gets the key of its new top. */
+static void sources_settle(dmn_place_chunk_t *pc, size_t n_srcs)
+{
+    for (size_t k = 0; k < n_srcs; k++) {
+        pc_src_t *s = &pc->srcs[k];
+        dmn_runs_t *r = s->runs;
+        size_t n = s->low;
+        for (size_t i = s->low; i < r->n; i++) {
+            dmn_seg_t x = r->v[i];
+            if (x.hi == x.lo)
+                continue;
+            if (s->kind == PC_SRC_IN)
+                x.key = rank_at(pc, &x, x.hi - pc->chunk);
+            size_t j = n++; /* insertion: it rarely moves */
+            while (j > 0 &&
+                   (x.key != r->v[j - 1].key ? x.key < r->v[j - 1].key : x.lo < r->v[j - 1].lo)) {
+                r->v[j] = r->v[j - 1];
+                j--;
+            }
+            r->v[j] = x;
+        }
+        r->n = n;
     }
-    *out = w;
-    *n_out = n > cap ? (size_t)cap : n;
-    return GMUX_OK;
+}
+
+/* pc->want = the incoming task's chunks that are not resident, in order of
+ * first use (first uses at positions below cap + its resident chunks, as
+ * far as the reference expands), at most cap of them; returns how many. */
+static gmux_status_t want_build(dmn_place_chunk_t *pc, const pc_task_t *t, uint64_t *n_out)
+{
+    uint64_t cap = pc->slots, limit = cap + t->chunks, n = 0;
+    gmux_status_t st = GMUX_OK;
+    size_t j = 0;
+    pc->want.n = 0;
+    if (t->xl_ok && t->chunks - t->out_chunks == t->ws_chunks) { /* all of it resident */
+        *n_out = 0;
+        return GMUX_OK;
+    }
+    if (t->res.n == 0) { /* nothing resident: the first uses as they are */
+        st = dmn_runs_reserve(&pc->want, t->fa.n);
+        for (size_t i = 0; i < t->fa.n && n < cap && st == GMUX_OK; i++) {
+            const dmn_seg_t *f = &t->fa.v[i];
+            if (f->key >= limit)
+                break;
+            uint64_t k = (f->hi - f->lo) >> pc->shift;
+            k = k > limit - f->key ? limit - f->key : k;
+            k = k > cap - n ? cap - n : k;
+            pc->want.v[pc->want.n++] = (dmn_seg_t){f->lo, f->lo + (k << pc->shift), 0, 0, 0};
+            n += k;
+        }
+        *n_out = n;
+        return st;
+    }
+    for (size_t i = 0; i < t->fa.n && n < cap && st == GMUX_OK; i++) {
+        const dmn_seg_t *f = &t->fa.v[i];
+        if (f->key >= limit)
+            break;
+        uint64_t a = f->lo, hi = f->hi;
+        if ((hi - a) >> pc->shift > limit - f->key)
+            hi = a + (limit - f->key) * pc->chunk;
+        if (!t->fa_sorted) /* in address order, one pass over res serves them all */
+            j = dmn_runs_find(&t->res, a);
+        while (a < hi && n < cap && st == GMUX_OK) {
+            while (j < t->res.n && t->res.v[j].hi <= a)
+                j++;
+            uint64_t e = hi;
+            if (j < t->res.n && t->res.v[j].lo <= a) { /* resident: skip it */
+                a = t->res.v[j].hi;
+                continue;
+            }
+            if (j < t->res.n && t->res.v[j].lo < e)
+                e = t->res.v[j].lo;
+            uint64_t k = (e - a) >> pc->shift;
+            if (k > cap - n)
+                e = a + (cap - n) * pc->chunk, k = cap - n;
+            st = dmn_runs_push(&pc->want, (dmn_seg_t){a, e, 0, 0, 0});
+            n += k;
+            a = e;
+        }
+    }
+    *n_out = n;
+    return st;
+}
+
+static pc_task_t *find_task(dmn_place_chunk_t *pc, size_t k, uint32_t id, int create)
+{
+    pc_task_t *free_slot = NULL;
+    if (k < PC_TASKS_MAX && pc->tasks[pc->hint[k]].used && pc->tasks[pc->hint[k]].id == id)
+        return &pc->tasks[pc->hint[k]];
+    for (int i = 0; i < PC_TASKS_MAX; i++) {
+        if (pc->tasks[i].used && pc->tasks[i].id == id) {
+            if (k < PC_TASKS_MAX)
+                pc->hint[k] = (uint16_t)i;
+            return &pc->tasks[i];
+        }
+        if (!pc->tasks[i].used && !free_slot)
+            free_slot = &pc->tasks[i];
+    }
+    if (!create || !free_slot)
+        return NULL;
+    memset(free_slot, 0, sizeof(*free_slot));
+    free_slot->used = 1;
+    free_slot->id = id;
+    return free_slot;
+}
+
+/* Forgets tasks that left (their memory went with them); maps the views to
+ * their states. */
+static void forget_gone(dmn_place_chunk_t *pc, const dmn_task_view_t *tasks, size_t n_tasks)
+{
+    pc->gen++;
+    for (size_t k = 0; k < n_tasks; k++) {
+        pc->of[k] = find_task(pc, k, tasks[k].id, 0);
+        if (pc->of[k])
+            pc->of[k]->seen = pc->gen;
+    }
+    for (int i = 0; i < PC_TASKS_MAX; i++) {
+        pc_task_t *t = &pc->tasks[i];
+        if (t->used && t->seen != pc->gen) {
+            pc->total -= t->chunks;
+            runs_free_task(t);
+            t->used = 0;
+        }
+    }
+}
+
+/* Writes the EVICT orders of the victims (sorted by task and address) and
+ * takes them out of their tasks' resident runs. */
+static gmux_status_t apply_evictions(dmn_place_chunk_t *pc, dmn_plan_t *plan)
+{
+    gmux_status_t st = dmn_runs_sort(pc->vict.v, pc->vict.n, &pc->scratch);
+    for (size_t i = 0; i < pc->vict.n && st == GMUX_OK; i++) {
+        const dmn_seg_t *v = &pc->vict.v[i];
+        st = dmn_plan_add(plan, (uint32_t)v->key, DMN_PLAN_EVICT,
+                          (dmn_range_t){v->lo, v->hi - v->lo});
+    }
+    for (size_t b = 0, e; b < pc->vict.n && st == GMUX_OK; b = e) {
+        uint64_t n = 0, out = 0;
+        for (e = b; e < pc->vict.n && pc->vict.v[e].key == pc->vict.v[b].key; e++) {
+            uint64_t k = (pc->vict.v[e].hi - pc->vict.v[e].lo) >> pc->shift;
+            n += k;
+            out += pc->vict.v[e].wlo == PC_SRC_OUT ? k : 0;
+        }
+        pc_task_t *t = find_task(pc, PC_TASKS_MAX, (uint32_t)pc->vict.v[b].key, 0);
+        if (t->res_src) /* taken from res itself */
+            t->xl_ok = 0;
+        else
+            st = dmn_runs_subtract(&t->res, &pc->vict.v[b], e - b, &pc->scratch);
+        t->chunks -= n;
+        t->out_chunks -= out;
+        pc->total -= n;
+    }
+    return st;
+}
+
+/* Every resident chunk but the incoming slice's is a candidate: the lists
+ * of every task with chunks resident; returns how many candidates. */
+static gmux_status_t sources_build(dmn_place_chunk_t *pc, const dmn_task_view_t *tasks,
+                                   size_t n_tasks, pc_task_t *in, size_t *n_srcs, uint64_t *n_cand)
+{
+    gmux_status_t st = GMUX_OK;
+    *n_srcs = 0;
+    *n_cand = 0;
+    for (size_t k = 0; k < n_tasks && st == GMUX_OK; k++) {
+        pc_task_t *t = pc->of[k];
+        if (!t || t->chunks == 0 || t->src_gen == pc->gen) /* once, even if listed twice */
+            continue;
+        t->src_gen = pc->gen;
+        t->res_src = 0;
+        if (t == in) {
+            if (!t->xl_ok)
+                st = xl_rebuild(pc, t);
+            add_src(pc, n_srcs, t, &t->out, PC_SRC_OUT, 0);
+            *n_cand += t->out_chunks;
+        } else if (tasks[k].turn == DMN_TURN_NONE) { /* idle: no next use known */
+            t->res_src = 1;
+            add_src(pc, n_srcs, t, &t->res, PC_SRC_RES, 0);
+            *n_cand += t->chunks;
+        } else {
+            st = ws_prepare(pc, t, &tasks[k]);
+            if (st == GMUX_OK && !t->xl_ok)
+                st = xl_rebuild(pc, t);
+            add_src(pc, n_srcs, t, &t->out, PC_SRC_OUT, tasks[k].turn);
+            add_src(pc, n_srcs, t, &t->in, PC_SRC_IN, tasks[k].turn);
+            *n_cand += t->chunks;
+        }
+    }
+    return st;
 }
 
 static gmux_status_t chunk_on_switch(void *ctx, const dmn_task_view_t *tasks, size_t n_tasks,
@@ -235,110 +550,62 @@ static gmux_status_t chunk_on_switch(void *ctx, const dmn_task_view_t *tasks, si
     dmn_place_chunk_t *pc = ctx;
     if (n_tasks > PC_TASKS_MAX)
         return GMUX_ERR_CAPACITY;
-    pc_ws_t ws[PC_TASKS_MAX];
-    memset(ws, 0, sizeof(ws));
-    pc_want_t *want = NULL;
-    pc_cand_t *cand = NULL;
-    pc_chunk_t *next = NULL;
-    size_t nwant = 0, ncand = 0;
-    gmux_status_t st = GMUX_OK;
-    /* Forget tasks that left (their memory went with them); index the rest. */
-    size_t keep = 0;
-    int listed = 0;
-    for (size_t i = 0; i < pc->nres; i++) {
-        if (i == 0 || pc->res[i].task != pc->res[i - 1].task) { /* res is sorted by task */
-            listed = 0;
-            for (size_t k = 0; k < n_tasks && !listed; k++)
-                listed = tasks[k].id == pc->res[i].task;
-        }
-        if (listed)
-            pc->res[keep++] = pc->res[i];
-    }
-    pc->nres = keep;
-    for (size_t k = 0; k < n_tasks && st == GMUX_OK; k++)
-        st = ws_build(pc, &tasks[k], &ws[k]);
-    uint64_t slots = pc->capacity / pc->chunk;
+    forget_gone(pc, tasks, n_tasks);
+    pc_task_t *in = find_task(pc, PC_TASKS_MAX, to->id, 1);
+    if (!in)
+        return GMUX_ERR_CAPACITY;
+    in->seen = pc->gen;
+    for (size_t k = 0; k < n_tasks; k++)
+        if (tasks[k].id == to->id)
+            pc->of[k] = in;
+    uint64_t nwant = 0;
+    gmux_status_t st = ws_prepare(pc, in, to);
     if (st == GMUX_OK)
-        st = want_build(pc, to, slots, &want, &nwant);
+        st = want_build(pc, in, &nwant);
     if (st != GMUX_OK)
-        goto free_all;
-    uint64_t room = slots - pc->nres;
+        return st;
+    uint64_t room = pc->slots - pc->total;
+    pc->vict.n = 0;
     if (nwant > room) {
-        /* Every resident chunk but the incoming slice's, keyed by next use. */
-        cand = malloc((pc->nres ? pc->nres : 1) * sizeof(*cand));
-        if (!cand) {
-            st = GMUX_ERR_NOMEM;
-            goto free_all;
-        }
-        size_t k = 0;
-        for (size_t i = 0; i < pc->nres; i++) {
-            const pc_chunk_t *c = &pc->res[i];
-            while (tasks[k].id != c->task) /* res is sorted by task: k moves on */
-                k = (k + 1) % n_tasks;
-            uint64_t r = ws_rank(pc, &ws[k], c->addr);
-            uint64_t pos = PC_INF;
-            if (c->task == to->id) {
-                if (r != PC_INF)
-                    continue; /* the running slice needs it */
-            } else if (r != PC_INF && tasks[k].turn != DMN_TURN_NONE) {
-                pos = ((uint64_t)tasks[k].turn << PC_SLICE_SH) | r;
-            }
-            cand[ncand++] = (pc_cand_t){pos, c->addr, c->task, (uint32_t)i};
-        }
-        size_t short_by = nwant - room;
+        size_t n_srcs = 0;
+        uint64_t ncand = 0, short_by = nwant - room;
+        st = sources_build(pc, tasks, n_tasks, in, &n_srcs, &ncand);
         if (short_by > ncand) { /* the working set alone is too big: fill what fits */
             nwant -= short_by - ncand;
             short_by = ncand;
         }
-        if (short_by < ncand)
-            select_first(cand, ncand, short_by);
-        ncand = short_by;
-        for (size_t i = 0; i < ncand; i++)
-            pc->res[cand[i].idx].task = UINT32_MAX; /* marked: evicted */
-        qsort(cand, ncand, sizeof(*cand), evict_cmp);
-        for (size_t i = 0; i < ncand && st == GMUX_OK; i++)
-            st = dmn_plan_add(plan, cand[i].task, DMN_PLAN_EVICT,
-                              (dmn_range_t){cand[i].addr, pc->chunk});
-        keep = 0;
-        for (size_t i = 0; i < pc->nres; i++)
-            if (pc->res[i].task != UINT32_MAX)
-                pc->res[keep++] = pc->res[i];
-        pc->nres = keep;
+        if (st == GMUX_OK)
+            st = take_victims(pc, n_srcs, short_by);
+        sources_settle(pc, n_srcs);
+        if (st == GMUX_OK)
+            st = apply_evictions(pc, plan);
         if (st != GMUX_OK)
-            goto free_all;
+            return st;
     }
-    /* FILL orders in address order; the new chunks join the resident set,
-     * merged into the incoming task's run of it (res stays sorted). */
-    next = realloc(pc->res, (pc->nres + nwant + 1) * sizeof(*next));
-    if (!next) {
-        st = GMUX_ERR_NOMEM;
-        goto free_all;
+    if (nwant == 0)
+        return GMUX_OK;
+    /* The first nwant wanted chunks, filled in address order. */
+    size_t m = 0;
+    for (uint64_t left = nwant; left > 0; m++) {
+        dmn_seg_t *w = &pc->want.v[m];
+        uint64_t k = (w->hi - w->lo) >> pc->shift;
+        if (k > left)
+            w->hi = w->lo + left * pc->chunk, k = left;
+        left -= k;
     }
-    pc->res = next;
-    if (nwant > 0)
-        qsort(want, nwant, sizeof(*want), want_by_addr);
-    for (size_t i = 0; i < nwant && st == GMUX_OK; i++)
-        st = dmn_plan_add(plan, to->id, DMN_PLAN_FILL, (dmn_range_t){want[i].addr, pc->chunk});
-    size_t b = 0, e;
-    while (b < pc->nres && pc->res[b].task < to->id)
-        b++;
-    for (e = b; e < pc->nres && pc->res[e].task == to->id;)
-        e++;
-    memmove(&pc->res[e + nwant], &pc->res[e], (pc->nres - e) * sizeof(*pc->res));
-    /* merge res[b, e) and want from the top down into res[b, e + nwant) */
-    size_t i = e, j = nwant, o = e + nwant;
-    while (j > 0) {
-        if (i > b && pc->res[i - 1].addr > want[j - 1].addr)
-            pc->res[--o] = pc->res[--i];
-        else
-            pc->res[--o] = (pc_chunk_t){to->id, want[--j].addr};
+    pc->want.n = m;
+    st = dmn_runs_sort(pc->want.v, m, &pc->scratch);
+    for (size_t i = 0; i < m && st == GMUX_OK; i++)
+        st = dmn_plan_add(plan, to->id, DMN_PLAN_FILL,
+                          (dmn_range_t){pc->want.v[i].lo, pc->want.v[i].hi - pc->want.v[i].lo});
+    if (st == GMUX_OK)
+        st = dmn_runs_union(&in->res, pc->want.v, m, &pc->scratch);
+    if (st == GMUX_OK) {
+        in->chunks += nwant;
+        pc->total += nwant;
     }
-    pc->nres += nwant;
-free_all:
-    free(cand);
-    free(want);
-    for (size_t k = 0; k < n_tasks; k++)
-        free(ws[k].v);
+    if (st != GMUX_OK || (in->xl_ok && in_add_fills(pc, in, m) != GMUX_OK))
+        in->xl_ok = 0; /* cut again when next needed */
     return st;
 }
 
@@ -355,6 +622,9 @@ gmux_status_t dmn_place_chunk_create(uint64_t capacity, uint64_t chunk, dmn_plac
     if (!pc->capacity)
         pc->capacity = chunk;
     pc->chunk = chunk;
+    pc->slots = pc->capacity / chunk;
+    while ((1ull << pc->shift) < chunk)
+        pc->shift++;
     pc->pl = (dmn_placement_t){"chunk", pc, chunk_on_switch};
     *out = pc;
     return GMUX_OK;
@@ -364,7 +634,12 @@ void dmn_place_chunk_destroy(dmn_place_chunk_t *pc)
 {
     if (!pc)
         return;
-    free(pc->res);
+    for (int i = 0; i < PC_TASKS_MAX; i++)
+        runs_free_task(&pc->tasks[i]);
+    dmn_runs_t *scratch[] = {&pc->tmp, &pc->want, &pc->vict, &pc->scratch};
+    for (size_t i = 0; i < sizeof(scratch) / sizeof(scratch[0]); i++)
+        dmn_runs_free(scratch[i]);
+    free(pc->heap);
     free(pc);
 }
 
@@ -375,15 +650,15 @@ const dmn_placement_t *dmn_place_chunk_placement(dmn_place_chunk_t *pc)
 
 uint64_t dmn_place_chunk_resident(const dmn_place_chunk_t *pc, uint32_t task_id)
 {
-    uint64_t n = 0;
-    for (size_t i = 0; i < pc->nres; i++)
-        n += pc->res[i].task == task_id;
-    return n * pc->chunk;
+    for (int i = 0; i < PC_TASKS_MAX; i++)
+        if (pc->tasks[i].used && pc->tasks[i].id == task_id)
+            return pc->tasks[i].chunks * pc->chunk;
+    return 0;
 }
 
 uint64_t dmn_place_chunk_total(const dmn_place_chunk_t *pc)
 {
-    return (uint64_t)pc->nres * pc->chunk;
+    return pc->total * pc->chunk;
 }
 
 const dmn_placement_t *dmn_place_chunk_default(void)

@@ -21,10 +21,26 @@
  * If T's working set alone exceeds the capacity, its first chunks in use
  * order are filled (the rest will fault).
  *
- * Residency is one sorted array of (task, chunk) pairs; a decision costs
- * O((resident + working set) log) with the working set expanded to chunks,
- * bounded by the capacity. Ranks inside overlapping ranges of one task are
- * approximate (the earliest range's rank wins).
+ * Residency is kept per task as sorted runs of chunks (chunk_runs.h), and
+ * the decision works on runs, never on single chunks: a task's resident runs
+ * are cut by its working set into runs whose chunks share a rule for their
+ * next use (none outside the working set; inside, the rank grows with the
+ * address), kept ordered by the key of their top chunk; the victims are taken
+ * by merging those ordered lists of all tasks with a heap, each run from its
+ * top for as long as it beats the best of the others. The incoming task's
+ * wanted chunks are its ranges in use order (first use wins where they
+ * overlap) minus its resident runs. What is derived from a task's ranges is
+ * kept across switches while dmn_task_view_t.ranges_gen stays the same (0:
+ * recomputed at every switch), and the cut lists are taken and filled in
+ * place, so a decision costs O(the ranges and runs it touches: the incoming
+ * task's, the victims'), whatever the number of chunks resident.
+ *
+ * The plans are exactly those of the straightforward implementation it
+ * replaced (every resident chunk ranked at every switch), which the tests
+ * keep as a reference (tests/daemon/place_chunk_ref.c) and compare with,
+ * switch by switch. Ranks inside overlapping ranges of one task are
+ * approximate (the earliest range's rank wins), as there. Turns must stay
+ * below 2^24 (the arbiter's are below 256) for keys to stay ordered.
  *
  * Ownership: the object owns its arrays. Thread-safety: none (the daemon is
  * single-threaded).

@@ -41,6 +41,9 @@ typedef struct dmn_task_view {
     uint32_t n_ranges;
     uint32_t turn; /* predicted slice order: 0 the incoming task, 1.. the waiting
                       tasks in the order they would run, DMN_TURN_NONE idle ones */
+    /* Changes whenever ranges change (unique in the process); 0: unknown, a
+     * placement must not cache what it derives from them. */
+    uint64_t ranges_gen;
 } dmn_task_view_t;
 
 #define DMN_TURN_NONE UINT32_MAX

@@ -249,6 +249,41 @@ static void test_placement_seam(void **state)
     assert_null(dmn_placement_find("belady"));
 }
 
+/* Declared ranges get a generation (dmn_task_view_t.ranges_gen): a new one,
+ * unique in the process, whenever they change; the same ranges again keep
+ * it. Placements cache what they derive from ranges on it. */
+static void test_ranges_generation(void **state)
+{
+    (void)state;
+    int a = add(DMN_CLASS_BATCH, 0), b = add(DMN_CLASS_BATCH, 0);
+    assert_int_equal(arb->tasks[a].ranges_gen, 0); /* nothing declared: unknown */
+    uint8_t raw[128];
+    dmn_range_t r[2] = {{0x1000, 0x100}, {0x9000, 0x200}};
+    dmn_msg_t m;
+    uint64_t g[6];
+    int k = 0;
+    for (int step = 0; step < 6; step++) {
+        uint32_t n = step == 3 ? 1 : 2;
+        if (step == 2)
+            r[1].len = 0x300; /* same count, one length differs */
+        size_t len = dmn_proto_encode_ranges(raw, sizeof(raw), 1, DMN_MSG_PENDING, 1, 0, r, n);
+        assert_int_equal(dmn_proto_decode(raw, len, &m), GMUX_OK);
+        assert_int_equal(dmn_arb_pending(arb, step == 5 ? b : a, 1, &m.u.ranges, 0), GMUX_OK);
+        g[k++] = arb->tasks[step == 5 ? b : a].ranges_gen;
+    }
+    assert_true(g[0] != 0);
+    assert_int_equal(g[1], g[0]);                           /* the same again */
+    assert_true(g[2] != g[1]);                              /* one length changed */
+    assert_true(g[3] != g[2]);                              /* one range fewer */
+    assert_true(g[4] != g[3]);                              /* back to two */
+    assert_true(g[5] != 0 && g[5] != g[4] && g[5] != g[0]); /* another task: its own */
+    dmn_arb_action_t act = decide(0);
+    assert_true(act.grant >= 0);
+    for (size_t i = 0; i < 2; i++) /* the views carry it */
+        assert_int_equal(arb->views[i].ranges_gen,
+                         arb->tasks[arb->views[i].id == arb->tasks[a].id ? a : b].ranges_gen);
+}
+
 static void test_capacity(void **state)
 {
     (void)state;
@@ -270,6 +305,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_remove_holder, setup, teardown),
         cmocka_unit_test_setup_teardown(test_placement_seam, setup, teardown),
         cmocka_unit_test_setup_teardown(test_capacity, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_ranges_generation, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -10,6 +10,7 @@
 
 #include "daemon/place_chunk.h"
 #include "daemon/place_opt.h"
+#include "place_chunk_ref.h"
 
 #define CH 0x1000ull
 
@@ -246,6 +247,114 @@ static void test_against_slice_opt_drift(void **state)
     assert_true(worse <= 10);
 }
 
+/* A random view set over a shared window of 64 chunks (tasks' address
+ * spaces overlap, so equal keys across tasks happen), unaligned, overlapping,
+ * empty and huge ranges, random task ids and turns (ties and idle tasks). */
+typedef struct scen {
+    uint32_t n;
+    dmn_range_t r[8][6];
+    dmn_task_view_t t[8];
+} scen_t;
+
+static dmn_range_t rnd_range(uint64_t *s)
+{
+    uint64_t k = rnd(s) % 16;
+    if (k == 0)
+        return (dmn_range_t){rnd(s) % (64 * CH), 0};
+    if (k == 1)
+        return (dmn_range_t){rnd(s) % (64 * CH), 1ull << (40 + rnd(s) % 21)};
+    if (k < 6) /* aligned runs */
+        return (dmn_range_t){(rnd(s) % 64) * CH, (1 + rnd(s) % 12) * CH};
+    return (dmn_range_t){rnd(s) % (64 * CH), 1 + rnd(s) % (6 * CH)};
+}
+
+static void scen_turns(scen_t *sc, uint64_t *s, uint32_t to)
+{
+    for (uint32_t k = 0; k < sc->n; k++) {
+        uint64_t d = rnd(s) % 8;
+        sc->t[k].turn = d == 0   ? DMN_TURN_NONE
+                        : d == 1 ? 1 + (uint32_t)(rnd(s) % 3)
+                                 : (k + sc->n - to) % sc->n;
+    }
+    sc->t[to].turn = rnd(s) % 10 ? 0 : DMN_TURN_NONE;
+}
+
+/* Compares the plans entry by entry. */
+static void assert_same_plan(const dmn_plan_t *a, const dmn_plan_t *b)
+{
+    assert_int_equal(a->n, b->n);
+    for (size_t i = 0; i < a->n; i++) {
+        assert_int_equal(a->entries[i].task_id, b->entries[i].task_id);
+        assert_int_equal(a->entries[i].kind, b->entries[i].kind);
+        assert_int_equal(a->entries[i].range.base, b->entries[i].range.base);
+        assert_int_equal(a->entries[i].range.len, b->entries[i].range.len);
+    }
+}
+
+/* The placement against its reference (tests/daemon/place_chunk_ref.c, the
+ * first implementation): identical evictions and fills, switch after switch,
+ * over random scenarios; tasks drift, leave and come back. Odd seeds give
+ * the views generations, as the arbiter does (what the placement derives
+ * from a task's ranges is kept across switches), even seeds none. */
+static void test_same_plans_as_reference(void **state)
+{
+    (void)state;
+    dmn_plan_t ref;
+    dmn_plan_init(&ref);
+    uint64_t evicted = 0, filled = 0;
+    for (uint64_t seed = 1; seed <= 3000; seed++) {
+        uint64_t s = seed * 7919;
+        scen_t sc;
+        memset(&sc, 0, sizeof(sc));
+        sc.n = 1 + (uint32_t)(rnd(&s) % 8);
+        uint32_t nr[8], slots = 1 + (uint32_t)(rnd(&s) % 48);
+        uint64_t gen = seed % 2 ? 1000 * seed : 0;
+        for (uint32_t k = 0; k < sc.n; k++) {
+            nr[k] = (uint32_t)(rnd(&s) % 6);
+            for (uint32_t i = 0; i < nr[k]; i++)
+                sc.r[k][i] = rnd_range(&s);
+            sc.t[k] = view(k * 37 % 11 + 3 * k + 1, sc.r[k], nr[k], 0);
+            sc.t[k].ranges_gen = gen ? ++gen : 0;
+        }
+        dmn_place_chunk_t *pc;
+        dmn_place_chunk_ref_t *rc;
+        assert_int_equal(dmn_place_chunk_create(slots * CH, CH, &pc), GMUX_OK);
+        assert_int_equal(dmn_place_chunk_ref_create(slots * CH, CH, &rc), GMUX_OK);
+        const dmn_placement_t *pl = dmn_place_chunk_placement(pc);
+        const dmn_placement_t *pr = dmn_place_chunk_ref_placement(rc);
+        for (uint32_t sl = 0; sl < 60; sl++) {
+            uint32_t n = sc.n, to = (uint32_t)(rnd(&s) % n);
+            if (n > 1 && rnd(&s) % 6 == 0) { /* the last task is away for this switch */
+                n--;
+                to %= n;
+            }
+            scen_turns(&sc, &s, to);
+            dmn_plan_clear(&plan);
+            dmn_plan_clear(&ref);
+            assert_int_equal(pl->on_switch(pl->ctx, sc.t, n, NULL, &sc.t[to], &plan), GMUX_OK);
+            assert_int_equal(pr->on_switch(pr->ctx, sc.t, n, NULL, &sc.t[to], &ref), GMUX_OK);
+            assert_same_plan(&plan, &ref);
+            assert_int_equal(dmn_place_chunk_total(pc), dmn_place_chunk_ref_total(rc));
+            for (uint32_t k = 0; k < sc.n; k++)
+                assert_int_equal(dmn_place_chunk_resident(pc, sc.t[k].id),
+                                 dmn_place_chunk_ref_resident(rc, sc.t[k].id));
+            for (size_t i = 0; i < plan.n; i++)
+                *(plan.entries[i].kind == DMN_PLAN_EVICT ? &evicted : &filled) +=
+                    plan.entries[i].range.len;
+            if (rnd(&s) % 3 == 0 && nr[to]) { /* a new working set, one range replaced */
+                sc.r[to][rnd(&s) % nr[to]] = rnd_range(&s);
+                sc.t[to].ranges_gen = gen ? ++gen : 0;
+            }
+        }
+        dmn_place_chunk_destroy(pc);
+        dmn_place_chunk_ref_destroy(rc);
+    }
+    /* The scenarios must exercise both kinds of order, plenty of them. */
+    assert_true(evicted > 1000 * CH);
+    assert_true(filled > 1000 * CH);
+    dmn_plan_fini(&ref);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -269,6 +378,7 @@ int main(void)
         cmocka_unit_test(test_oversized_working_set),
         cmocka_unit_test(test_against_slice_opt_exact),
         cmocka_unit_test(test_against_slice_opt_drift),
+        cmocka_unit_test(test_same_plans_as_reference),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

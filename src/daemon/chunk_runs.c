@@ -1,0 +1,272 @@
+/* Runs of chunks; see chunk_runs.h. */
+#include "daemon/chunk_runs.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+gmux_status_t dmn_runs_reserve(dmn_runs_t *r, size_t n)
+{
+    if (n <= r->cap)
+        return GMUX_OK;
+    size_t cap = r->cap ? r->cap : 16;
+    while (cap < n)
+        cap *= 2;
+    dmn_seg_t *v = realloc(r->v, cap * sizeof(*v));
+    if (!v)
+        return GMUX_ERR_NOMEM;
+    r->v = v;
+    r->cap = cap;
+    return GMUX_OK;
+}
+
+void dmn_runs_free(dmn_runs_t *r)
+{
+    free(r->v);
+    memset(r, 0, sizeof(*r));
+}
+
+static int seg_less(const dmn_seg_t *a, const dmn_seg_t *b)
+{
+    return a->key != b->key ? a->key < b->key : a->lo < b->lo;
+}
+
+static void reverse(dmn_seg_t *v, size_t n)
+{
+    for (size_t a = 0, b = n ? n - 1 : 0; a < b; a++, b--) {
+        dmn_seg_t t = v[a];
+        v[a] = v[b];
+        v[b] = t;
+    }
+}
+
+static void merge(const dmn_seg_t *src, size_t lo, size_t mid, size_t hi, dmn_seg_t *dst)
+{
+    size_t a = lo, b = mid, o = lo;
+    while (a < mid && b < hi)
+        dst[o++] = seg_less(&src[b], &src[a]) ? src[b++] : src[a++];
+    while (a < mid)
+        dst[o++] = src[a++];
+    while (b < hi)
+        dst[o++] = src[b++];
+}
+
+#define RUNS_NATURAL 64 /* up to this many ordered stretches: merged as they are */
+
+gmux_status_t dmn_runs_sort(dmn_seg_t *v, size_t n, dmn_runs_t *scratch)
+{
+    /* Natural runs first (a stretch in reverse order is reversed): input that
+     * is in order, reversed, or a few such stretches costs O(n). */
+    size_t bound[RUNS_NATURAL + 1], nb = 0;
+    bound[nb++] = 0;
+    for (size_t i = 0; i < n && nb <= RUNS_NATURAL;) {
+        size_t j = i + 1;
+        if (j < n && seg_less(&v[j], &v[j - 1])) {
+            while (j < n && seg_less(&v[j], &v[j - 1]))
+                j++;
+            reverse(&v[i], j - i);
+        } else {
+            while (j < n && !seg_less(&v[j], &v[j - 1]))
+                j++;
+        }
+        if (nb <= RUNS_NATURAL)
+            bound[nb++] = j;
+        i = j;
+    }
+    if (nb <= 2)
+        return GMUX_OK;
+    gmux_status_t st = dmn_runs_reserve(scratch, n);
+    if (st != GMUX_OK)
+        return st;
+    dmn_seg_t *src = v, *dst = scratch->v;
+    if (bound[nb - 1] == n) { /* merge the stretches pairwise */
+        while (nb > 2) {
+            size_t k = 0, i;
+            for (i = 0; i + 2 < nb; i += 2) {
+                merge(src, bound[i], bound[i + 1], bound[i + 2], dst);
+                bound[k++] = bound[i];
+            }
+            if (i + 1 < nb) { /* an odd one out: copied as it is */
+                memcpy(&dst[bound[i]], &src[bound[i]], (bound[i + 1] - bound[i]) * sizeof(*v));
+                bound[k++] = bound[i];
+            }
+            bound[k++] = n;
+            nb = k;
+            dmn_seg_t *t = src;
+            src = dst;
+            dst = t;
+        }
+    } else { /* too many stretches: bottom-up merge sort, stable */
+        for (size_t w = 1; w < n; w *= 2) {
+            for (size_t lo = 0; lo < n; lo += 2 * w)
+                merge(src, lo, lo + w < n ? lo + w : n, lo + 2 * w < n ? lo + 2 * w : n, dst);
+            dmn_seg_t *t = src;
+            src = dst;
+            dst = t;
+        }
+    }
+    if (src != v)
+        memcpy(v, src, n * sizeof(*v));
+    return GMUX_OK;
+}
+
+size_t dmn_runs_find(const dmn_runs_t *r, uint64_t addr)
+{
+    size_t lo = 0, hi = r->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (r->v[mid].hi <= addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static void swap_runs(dmn_runs_t *a, dmn_runs_t *b)
+{
+    dmn_runs_t t = *a;
+    *a = *b;
+    *b = t;
+}
+
+gmux_status_t dmn_runs_subtract(dmn_runs_t *r, const dmn_seg_t *v, size_t nv, dmn_runs_t *scratch)
+{
+    gmux_status_t st = dmn_runs_reserve(scratch, r->n + nv);
+    if (st != GMUX_OK)
+        return st;
+    size_t n = 0, j = 0;
+    for (size_t i = 0; i < r->n; i++) {
+        uint64_t cur = r->v[i].lo, end = r->v[i].hi;
+        while (j < nv && v[j].hi <= cur)
+            j++;
+        for (size_t k = j; k < nv && v[k].lo < end; k++) {
+            if (v[k].lo > cur)
+                scratch->v[n++] = (dmn_seg_t){cur, v[k].lo, 0, DMN_RUNS_NONE, 0};
+            cur = v[k].hi > cur ? v[k].hi : cur;
+        }
+        if (cur < end)
+            scratch->v[n++] = (dmn_seg_t){cur, end, 0, DMN_RUNS_NONE, 0};
+    }
+    scratch->n = n;
+    swap_runs(r, scratch);
+    return GMUX_OK;
+}
+
+gmux_status_t dmn_runs_union(dmn_runs_t *r, const dmn_seg_t *v, size_t nv, dmn_runs_t *scratch)
+{
+    gmux_status_t st = dmn_runs_reserve(scratch, r->n + nv);
+    if (st != GMUX_OK)
+        return st;
+    size_t n = 0, i = 0, j = 0;
+    while (i < r->n || j < nv) {
+        const dmn_seg_t *x =
+            (j >= nv || (i < r->n && r->v[i].lo <= v[j].lo)) ? &r->v[i++] : &v[j++];
+        if (n && x->lo <= scratch->v[n - 1].hi) {
+            if (x->hi > scratch->v[n - 1].hi)
+                scratch->v[n - 1].hi = x->hi;
+            continue;
+        }
+        scratch->v[n++] = (dmn_seg_t){x->lo, x->hi, 0, DMN_RUNS_NONE, 0};
+    }
+    scratch->n = n;
+    swap_runs(r, scratch);
+    return GMUX_OK;
+}
+
+static int u64_cmp(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static size_t lower_bound(const uint64_t *p, size_t n, uint64_t x)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (p[mid] < x)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static size_t dsu_find(size_t *parent, size_t e)
+{
+    while (parent[e] != e) {
+        parent[e] = parent[parent[e]];
+        e = parent[e];
+    }
+    return e;
+}
+
+/* Overlapping ranges: paints the elementary intervals between endpoints,
+ * each with the first range that covers it (a union-find skips the painted
+ * ones), then orders the pieces by position. */
+static gmux_status_t paint(const dmn_runs_t *in, uint64_t chunk, dmn_runs_t *out,
+                           dmn_runs_t *scratch)
+{
+    size_t n = in->n, m = 0;
+    uint64_t *pts = malloc(2 * n * sizeof(*pts));
+    size_t *parent = malloc(2 * n * sizeof(*parent)), *owner = malloc(2 * n * sizeof(*owner));
+    gmux_status_t st = pts && parent && owner ? GMUX_OK : GMUX_ERR_NOMEM;
+    if (st != GMUX_OK)
+        goto free_arrays;
+    for (size_t i = 0; i < n; i++)
+        pts[2 * i] = in->v[i].lo, pts[2 * i + 1] = in->v[i].hi;
+    qsort(pts, 2 * n, sizeof(*pts), u64_cmp);
+    for (size_t i = 0; i < 2 * n; i++)
+        if (m == 0 || pts[m - 1] != pts[i])
+            pts[m++] = pts[i];
+    for (size_t e = 0; e < m; e++)
+        parent[e] = e, owner[e] = SIZE_MAX;
+    for (size_t i = 0; i < n; i++) {
+        size_t e1 = lower_bound(pts, m, in->v[i].hi);
+        for (size_t e = dsu_find(parent, lower_bound(pts, m, in->v[i].lo)); e < e1;
+             e = dsu_find(parent, e + 1)) {
+            owner[e] = i;
+            parent[e] = e + 1;
+        }
+    }
+    out->n = 0;
+    for (size_t e = 0; e + 1 < m && st == GMUX_OK; e++) {
+        if (owner[e] == SIZE_MAX)
+            continue;
+        const dmn_seg_t *r = &in->v[owner[e]];
+        uint64_t pos = r->wrank + (pts[e] - r->lo) / chunk;
+        st = dmn_runs_push(
+            out, (dmn_seg_t){pts[e], pts[e + 1], 0, 0, pos < r->wrank ? UINT64_MAX : pos});
+    }
+    if (st == GMUX_OK)
+        st = dmn_runs_sort(out->v, out->n, scratch);
+free_arrays:
+    free(pts);
+    free(parent);
+    free(owner);
+    return st;
+}
+
+gmux_status_t dmn_runs_first_cover(const dmn_runs_t *in, uint64_t chunk, dmn_runs_t *out,
+                                   dmn_runs_t *scratch)
+{
+    gmux_status_t st = dmn_runs_reserve(out, in->n);
+    if (st != GMUX_OK)
+        return st;
+    for (size_t i = 0; i < in->n; i++) {
+        out->v[i] = in->v[i];
+        out->v[i].key = 0;
+    }
+    out->n = in->n;
+    st = dmn_runs_sort(out->v, out->n, scratch);
+    int disjoint = 1;
+    for (size_t i = 1; i < out->n && disjoint; i++)
+        disjoint = out->v[i - 1].hi <= out->v[i].lo;
+    if (st != GMUX_OK || !disjoint)
+        return st != GMUX_OK ? st : paint(in, chunk, out, scratch);
+    for (size_t i = 0; i < in->n; i++) { /* each chunk is used once: in order of use */
+        out->v[i] = in->v[i];
+        out->v[i].key = in->v[i].wrank;
+    }
+    return GMUX_OK;
+}

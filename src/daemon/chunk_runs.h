@@ -1,0 +1,67 @@
+/*
+ * Runs of chunks: growable arrays of chunk-aligned address ranges, the
+ * building block of the "chunk" placement (place_chunk.c). A run may carry
+ * where it lies in a working set (wlo, wrank) and a sort key.
+ *
+ * Operations: sort by (key, lo) in O(n) when the input is already in order or
+ * in reverse order, O(n log n) otherwise; union and difference of sorted
+ * disjoint sets in one pass; the first-use cover of a list of ranges.
+ *
+ * Ownership: a dmn_runs_t owns its array (dmn_runs_free). Thread-safety:
+ * none.
+ */
+#ifndef DMN_CHUNK_RUNS_H
+#define DMN_CHUNK_RUNS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <gmux/status.h>
+
+#define DMN_RUNS_NONE UINT64_MAX /* wrank of a run outside any working set */
+
+typedef struct dmn_seg {
+    uint64_t lo, hi;     /* [lo, hi), chunk-aligned */
+    uint64_t wlo, wrank; /* start of its working-set interval and that chunk's use rank */
+    uint64_t key;        /* sort key, before lo */
+} dmn_seg_t;
+
+typedef struct dmn_runs {
+    dmn_seg_t *v;
+    size_t n, cap;
+} dmn_runs_t;
+
+gmux_status_t dmn_runs_reserve(dmn_runs_t *r, size_t n);
+void dmn_runs_free(dmn_runs_t *r);
+
+/* Appends s (inline: the decisions push runs in their inner loops). */
+static inline gmux_status_t dmn_runs_push(dmn_runs_t *r, dmn_seg_t s)
+{
+    if (r->n == r->cap) {
+        gmux_status_t st = dmn_runs_reserve(r, r->n + 1);
+        if (st != GMUX_OK)
+            return st;
+    }
+    r->v[r->n++] = s;
+    return GMUX_OK;
+}
+
+/* Sorts v[0..n) by (key, lo); scratch is a buffer it may grow. */
+gmux_status_t dmn_runs_sort(dmn_seg_t *v, size_t n, dmn_runs_t *scratch);
+
+/* Index of the first run of r (sorted, disjoint) whose hi is above addr. */
+size_t dmn_runs_find(const dmn_runs_t *r, uint64_t addr);
+
+/* r = r minus v[0..nv) (sorted by lo, disjoint). */
+gmux_status_t dmn_runs_subtract(dmn_runs_t *r, const dmn_seg_t *v, size_t nv, dmn_runs_t *scratch);
+/* r = r union v[0..nv) (sorted by lo, disjoint); touching runs merge. */
+gmux_status_t dmn_runs_union(dmn_runs_t *r, const dmn_seg_t *v, size_t nv, dmn_runs_t *scratch);
+
+/* in: non-empty ranges in the order of use, each with wrank = the position of
+ * its first chunk when all of them are laid end to end in chunks. out: every
+ * chunk of them once, at its first position: runs keyed by the position of
+ * their lo, in increasing key order. */
+gmux_status_t dmn_runs_first_cover(const dmn_runs_t *in, uint64_t chunk, dmn_runs_t *out,
+                                   dmn_runs_t *scratch);
+
+#endif /* DMN_CHUNK_RUNS_H */
