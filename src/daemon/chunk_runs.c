@@ -131,11 +131,16 @@ static void swap_runs(dmn_runs_t *a, dmn_runs_t *b)
 
 gmux_status_t dmn_runs_subtract(dmn_runs_t *r, const dmn_seg_t *v, size_t nv, dmn_runs_t *scratch)
 {
-    gmux_status_t st = dmn_runs_reserve(scratch, r->n + nv);
+    if (nv == 0)
+        return GMUX_OK;
+    /* The runs below the first of v stay as they are: only the rest is
+     * rewritten, through scratch. */
+    size_t i0 = dmn_runs_find(r, v[0].lo);
+    gmux_status_t st = dmn_runs_reserve(scratch, r->n - i0 + nv);
     if (st != GMUX_OK)
         return st;
     size_t n = 0, j = 0;
-    for (size_t i = 0; i < r->n; i++) {
+    for (size_t i = i0; i < r->n; i++) {
         uint64_t cur = r->v[i].lo, end = r->v[i].hi;
         while (j < nv && v[j].hi <= cur)
             j++;
@@ -147,8 +152,11 @@ gmux_status_t dmn_runs_subtract(dmn_runs_t *r, const dmn_seg_t *v, size_t nv, dm
         if (cur < end)
             scratch->v[n++] = (dmn_seg_t){cur, end, 0, DMN_RUNS_NONE, 0};
     }
-    scratch->n = n;
-    swap_runs(r, scratch);
+    st = dmn_runs_reserve(r, i0 + n);
+    if (st != GMUX_OK)
+        return st;
+    memcpy(&r->v[i0], scratch->v, n * sizeof(*r->v));
+    r->n = i0 + n;
     return GMUX_OK;
 }
 

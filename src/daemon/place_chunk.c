@@ -212,8 +212,9 @@ static gmux_status_t xl_rebuild(dmn_place_chunk_t *pc, pc_task_t *t)
  * grown much beyond the resident runs, they are cut again later. */
 static gmux_status_t in_add_fills(dmn_place_chunk_t *pc, pc_task_t *t, size_t m)
 {
-    size_t n0 = t->in.n, j = 0;
-    gmux_status_t st = GMUX_OK;
+    size_t n0 = t->in.n, j = m ? dmn_runs_find(&t->ws, pc->want.v[0].lo) : 0;
+    gmux_status_t st = dmn_runs_reserve(&t->in, n0 + m);
+    int sorted = 1; /* the runs stay in (key, lo) order as they come */
     for (size_t i = 0; i < m && st == GMUX_OK; i++) {
         dmn_seg_t s = pc->want.v[i];
         while (j < t->ws.n && t->ws.v[j].hi <= s.lo)
@@ -223,11 +224,15 @@ static gmux_status_t in_add_fills(dmn_place_chunk_t *pc, pc_task_t *t, size_t m)
         s.wlo = t->ws.v[j].lo;
         s.wrank = t->ws.v[j].wrank;
         s.key = rank_at(pc, &s, s.hi - pc->chunk);
-        st = dmn_runs_push(&t->in, s);
+        if (t->in.n) {
+            const dmn_seg_t *p = &t->in.v[t->in.n - 1];
+            sorted = sorted && (p->key != s.key ? p->key < s.key : p->lo < s.lo);
+        }
+        t->in.v[t->in.n++] = s;
     }
     if (st == GMUX_OK && t->in.n > 2 * (t->res.n + t->ws.n) + 16)
         st = GMUX_ERR_CAPACITY;
-    if (st == GMUX_OK && n0 < t->in.n)
+    if (st == GMUX_OK && n0 < t->in.n && !sorted)
         st = dmn_runs_sort(t->in.v, t->in.n, &pc->scratch);
     return st;
 }
@@ -498,6 +503,8 @@ static gmux_status_t apply_evictions(dmn_place_chunk_t *pc, dmn_plan_t *plan)
         pc_task_t *t = find_task(pc, PC_TASKS_MAX, (uint32_t)pc->vict.v[b].key, 0);
         if (t->res_src) /* taken from res itself */
             t->xl_ok = 0;
+        else if (n == t->chunks) /* all of it */
+            t->res.n = 0;
         else
             st = dmn_runs_subtract(&t->res, &pc->vict.v[b], e - b, &pc->scratch);
         t->chunks -= n;
@@ -539,6 +546,27 @@ static gmux_status_t sources_build(dmn_place_chunk_t *pc, const dmn_task_view_t 
             *n_cand += t->chunks;
         }
     }
+    return st;
+}
+
+/* Writes the FILL orders of pc->want[0..m) (address order) and adds them to
+ * the task's resident runs; with none resident, both in one pass. */
+static gmux_status_t fills_apply(dmn_place_chunk_t *pc, pc_task_t *t, dmn_plan_t *plan, size_t m)
+{
+    const dmn_seg_t *w = pc->want.v;
+    int direct = t->res.n == 0;
+    gmux_status_t st = direct ? dmn_runs_reserve(&t->res, m) : GMUX_OK;
+    for (size_t i = 0; i < m && st == GMUX_OK; i++) {
+        st = dmn_plan_add(plan, t->id, DMN_PLAN_FILL, (dmn_range_t){w[i].lo, w[i].hi - w[i].lo});
+        if (!direct)
+            continue;
+        if (t->res.n && w[i].lo <= t->res.v[t->res.n - 1].hi) /* touching: coalesced */
+            t->res.v[t->res.n - 1].hi = w[i].hi;
+        else
+            t->res.v[t->res.n++] = (dmn_seg_t){w[i].lo, w[i].hi, 0, DMN_RUNS_NONE, 0};
+    }
+    if (st == GMUX_OK && !direct)
+        st = dmn_runs_union(&t->res, w, m, &pc->scratch);
     return st;
 }
 
@@ -594,12 +622,10 @@ static gmux_status_t chunk_on_switch(void *ctx, const dmn_task_view_t *tasks, si
         left -= k;
     }
     pc->want.n = m;
-    st = dmn_runs_sort(pc->want.v, m, &pc->scratch);
-    for (size_t i = 0; i < m && st == GMUX_OK; i++)
-        st = dmn_plan_add(plan, to->id, DMN_PLAN_FILL,
-                          (dmn_range_t){pc->want.v[i].lo, pc->want.v[i].hi - pc->want.v[i].lo});
+    if (!in->fa_sorted) /* else want_build went in address order */
+        st = dmn_runs_sort(pc->want.v, m, &pc->scratch);
     if (st == GMUX_OK)
-        st = dmn_runs_union(&in->res, pc->want.v, m, &pc->scratch);
+        st = fills_apply(pc, in, plan, m);
     if (st == GMUX_OK) {
         in->chunks += nwant;
         pc->total += nwant;
