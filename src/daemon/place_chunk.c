@@ -46,6 +46,7 @@ typedef struct pc_src {
     int kind;
     uint64_t slice; /* turn << 40 */
     size_t low;     /* lowest index pushed on the heap */
+    uint64_t whole; /* inside runs untouched so far: their chunks; else 0 */
 } pc_src_t;
 
 /* Eviction order of a chunk: farthest next use, then highest address, then
@@ -240,8 +241,26 @@ static gmux_status_t in_add_fills(dmn_place_chunk_t *pc, pc_task_t *t, size_t m)
 static void add_src(dmn_place_chunk_t *pc, size_t *n_srcs, pc_task_t *t, dmn_runs_t *runs, int kind,
                     uint32_t turn)
 {
+    uint64_t whole = kind == PC_SRC_IN ? t->chunks - t->out_chunks : 0;
     if (runs->n)
-        pc->srcs[(*n_srcs)++] = (pc_src_t){t, runs, kind, (uint64_t)turn << PC_SLICE_SH, 0};
+        pc->srcs[(*n_srcs)++] = (pc_src_t){t, runs, kind, (uint64_t)turn << PC_SLICE_SH, 0, whole};
+}
+
+/* Every chunk of the untouched inside source s beats every other candidate
+ * (its slice is later than the best of the rest) and all of it is needed:
+ * its runs go to pc->vict whole, top first, and it is left empty. */
+static int take_whole(dmn_place_chunk_t *pc, pc_src_t *s, size_t nh, uint64_t need,
+                      gmux_status_t *st)
+{
+    if (!s->whole || s->whole > need || (nh > 0 && pc->heap[0].top.pos >= s->slice))
+        return 0;
+    *st = dmn_runs_reserve(&pc->vict, pc->vict.n + s->runs->n);
+    for (size_t i = s->runs->n; i-- > 0 && *st == GMUX_OK;) {
+        const dmn_seg_t *g = &s->runs->v[i];
+        pc->vict.v[pc->vict.n++] = (dmn_seg_t){g->lo, g->hi, PC_SRC_IN, 0, s->t->id};
+    }
+    s->runs->n = s->low = 0;
+    return 1;
 }
 
 static void heap_push(dmn_place_chunk_t *pc, size_t *n, uint32_t src, size_t seg)
@@ -321,6 +340,11 @@ static gmux_status_t take_victims(dmn_place_chunk_t *pc, size_t n_srcs, uint64_t
         pc_hent_t e = heap_pop(pc, &nh);
         uint32_t si = e.src;
         size_t idx = e.seg;
+        if (take_whole(pc, &pc->srcs[si], nh, need, &st)) {
+            need -= pc->srcs[si].whole;
+            continue;
+        }
+        pc->srcs[si].whole = 0; /* taken from below */
         for (;;) {
             pc_src_t *s = &pc->srcs[si];
             dmn_seg_t *g = &s->runs->v[idx];
