@@ -248,14 +248,14 @@ static void add_src(dmn_place_chunk_t *pc, size_t *n_srcs, pc_task_t *t, dmn_run
 
 /* Every chunk of the untouched inside source s beats every other candidate
  * (its slice is later than the best of the rest) and all of it is needed:
- * its runs go to pc->vict whole, top first, and it is left empty. */
+ * its runs go to pc->vict whole and it is left empty. */
 static int take_whole(dmn_place_chunk_t *pc, pc_src_t *s, size_t nh, uint64_t need,
                       gmux_status_t *st)
 {
     if (!s->whole || s->whole > need || (nh > 0 && pc->heap[0].top.pos >= s->slice))
         return 0;
     *st = dmn_runs_reserve(&pc->vict, pc->vict.n + s->runs->n);
-    for (size_t i = s->runs->n; i-- > 0 && *st == GMUX_OK;) {
+    for (size_t i = 0; i < s->runs->n && *st == GMUX_OK; i++) { /* in address order: sorted */
         const dmn_seg_t *g = &s->runs->v[i];
         pc->vict.v[pc->vict.n++] = (dmn_seg_t){g->lo, g->hi, PC_SRC_IN, 0, s->t->id};
     }
@@ -512,17 +512,17 @@ static void forget_gone(dmn_place_chunk_t *pc, const dmn_task_view_t *tasks, siz
 static gmux_status_t apply_evictions(dmn_place_chunk_t *pc, dmn_plan_t *plan)
 {
     gmux_status_t st = dmn_runs_sort(pc->vict.v, pc->vict.n, &pc->scratch);
-    for (size_t i = 0; i < pc->vict.n && st == GMUX_OK; i++) {
-        const dmn_seg_t *v = &pc->vict.v[i];
-        st = dmn_plan_add(plan, (uint32_t)v->key, DMN_PLAN_EVICT,
-                          (dmn_range_t){v->lo, v->hi - v->lo});
-    }
+    if (st == GMUX_OK)
+        st = dmn_plan_reserve(plan, pc->vict.n);
     for (size_t b = 0, e; b < pc->vict.n && st == GMUX_OK; b = e) {
         uint64_t n = 0, out = 0;
         for (e = b; e < pc->vict.n && pc->vict.v[e].key == pc->vict.v[b].key; e++) {
-            uint64_t k = (pc->vict.v[e].hi - pc->vict.v[e].lo) >> pc->shift;
+            const dmn_seg_t *v = &pc->vict.v[e];
+            uint64_t k = (v->hi - v->lo) >> pc->shift;
+            dmn_plan_put(plan, (uint32_t)v->key, DMN_PLAN_EVICT,
+                         (dmn_range_t){v->lo, v->hi - v->lo});
             n += k;
-            out += pc->vict.v[e].wlo == PC_SRC_OUT ? k : 0;
+            out += v->wlo == PC_SRC_OUT ? k : 0;
         }
         pc_task_t *t = find_task(pc, PC_TASKS_MAX, (uint32_t)pc->vict.v[b].key, 0);
         if (t->res_src) /* taken from res itself */
@@ -580,8 +580,10 @@ static gmux_status_t fills_apply(dmn_place_chunk_t *pc, pc_task_t *t, dmn_plan_t
     const dmn_seg_t *w = pc->want.v;
     int direct = t->res.n == 0;
     gmux_status_t st = direct ? dmn_runs_reserve(&t->res, m) : GMUX_OK;
+    if (st == GMUX_OK)
+        st = dmn_plan_reserve(plan, m);
     for (size_t i = 0; i < m && st == GMUX_OK; i++) {
-        st = dmn_plan_add(plan, t->id, DMN_PLAN_FILL, (dmn_range_t){w[i].lo, w[i].hi - w[i].lo});
+        dmn_plan_put(plan, t->id, DMN_PLAN_FILL, (dmn_range_t){w[i].lo, w[i].hi - w[i].lo});
         if (!direct)
             continue;
         if (t->res.n && w[i].lo <= t->res.v[t->res.n - 1].hi) /* touching: coalesced */

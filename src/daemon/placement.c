@@ -23,25 +23,28 @@ void dmn_plan_clear(dmn_plan_t *plan)
     plan->n = 0;
 }
 
+gmux_status_t dmn_plan_reserve(dmn_plan_t *plan, size_t n)
+{
+    if (n <= plan->cap - plan->n)
+        return GMUX_OK;
+    size_t cap = plan->cap ? plan->cap : 64;
+    while (cap - plan->n < n)
+        cap *= 2;
+    dmn_plan_entry_t *e = realloc(plan->entries, cap * sizeof(*e));
+    if (!e)
+        return GMUX_ERR_NOMEM;
+    plan->entries = e;
+    plan->cap = cap;
+    return GMUX_OK;
+}
+
 gmux_status_t dmn_plan_add(dmn_plan_t *plan, uint32_t task_id, dmn_plan_kind_t kind,
                            dmn_range_t range)
 {
-    dmn_plan_entry_t *last = plan->n ? &plan->entries[plan->n - 1] : NULL;
-    if (last && last->task_id == task_id && last->kind == (uint32_t)kind &&
-        last->range.base + last->range.len == range.base) {
-        last->range.len += range.len;
-        return GMUX_OK;
-    }
-    if (plan->n == plan->cap) {
-        size_t cap = plan->cap ? plan->cap * 2 : 64;
-        dmn_plan_entry_t *e = realloc(plan->entries, cap * sizeof(*e));
-        if (!e)
-            return GMUX_ERR_NOMEM;
-        plan->entries = e;
-        plan->cap = cap;
-    }
-    plan->entries[plan->n++] = (dmn_plan_entry_t){task_id, (uint32_t)kind, range};
-    return GMUX_OK;
+    gmux_status_t st = dmn_plan_reserve(plan, 1);
+    if (st == GMUX_OK)
+        dmn_plan_put(plan, task_id, kind, range);
+    return st;
 }
 
 static gmux_status_t none_on_switch(void *ctx, const dmn_task_view_t *tasks, size_t n_tasks,
