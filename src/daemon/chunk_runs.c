@@ -181,6 +181,49 @@ gmux_status_t dmn_runs_union(dmn_runs_t *r, const dmn_seg_t *v, size_t nv, dmn_r
     return GMUX_OK;
 }
 
+uint64_t dmn_runs_chunks(const dmn_runs_t *r, unsigned shift, int *addr_order)
+{
+    uint64_t n = 0;
+    *addr_order = 1;
+    for (size_t i = 0; i < r->n; i++) {
+        n += (r->v[i].hi - r->v[i].lo) >> shift;
+        if (i > 0 && r->v[i - 1].hi > r->v[i].lo)
+            *addr_order = 0;
+    }
+    return n;
+}
+
+gmux_status_t dmn_runs_merge_ranked(const dmn_runs_t *in, dmn_runs_t *out)
+{
+    gmux_status_t st = GMUX_OK;
+    out->n = 0;
+    for (size_t i = 0; i < in->n && st == GMUX_OK; i++) {
+        const dmn_seg_t *s = &in->v[i];
+        dmn_seg_t *last = out->n ? &out->v[out->n - 1] : NULL;
+        if (last && s->lo <= last->hi) {
+            last->hi = s->hi > last->hi ? s->hi : last->hi;
+            last->wrank = s->wrank < last->wrank ? s->wrank : last->wrank;
+            continue;
+        }
+        st = dmn_runs_push(out, *s);
+    }
+    return st;
+}
+
+size_t dmn_runs_keep(dmn_runs_t *r, uint64_t n, unsigned shift)
+{
+    size_t m = 0;
+    for (uint64_t left = n; left > 0; m++) {
+        dmn_seg_t *w = &r->v[m];
+        uint64_t k = (w->hi - w->lo) >> shift;
+        if (k > left)
+            w->hi = w->lo + (left << shift), k = left;
+        left -= k;
+    }
+    r->n = m;
+    return m;
+}
+
 static int u64_cmp(const void *a, const void *b)
 {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;

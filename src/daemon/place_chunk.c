@@ -122,27 +122,13 @@ static gmux_status_t ws_prepare(dmn_place_chunk_t *pc, pc_task_t *t, const dmn_t
         pos = sat_add(pos, (s.hi - s.lo) >> pc->shift);
     }
     st = dmn_runs_first_cover(&pc->tmp, pc->chunk, &t->fa, &pc->scratch);
-    t->fa_sorted = 1;
-    t->ws_chunks = 0;
-    for (size_t i = 0; i < t->fa.n; i++)
-        t->ws_chunks += (t->fa.v[i].hi - t->fa.v[i].lo) >> pc->shift;
-    for (size_t i = 1; i < t->fa.n && t->fa_sorted; i++)
-        t->fa_sorted = t->fa.v[i - 1].hi <= t->fa.v[i].lo;
+    t->ws_chunks = dmn_runs_chunks(&t->fa, pc->shift, &t->fa_sorted);
     for (size_t i = 0; i < pc->tmp.n; i++) /* the reference's ranks stop at PC_RANK_MAX */
         pc->tmp.v[i].wrank = pc->tmp.v[i].wrank > PC_RANK_MAX ? PC_RANK_MAX : pc->tmp.v[i].wrank;
     if (st == GMUX_OK)
         st = dmn_runs_sort(pc->tmp.v, pc->tmp.n, &pc->scratch);
-    t->ws.n = 0;
-    for (size_t i = 0; i < pc->tmp.n && st == GMUX_OK; i++) {
-        const dmn_seg_t *s = &pc->tmp.v[i];
-        dmn_seg_t *last = t->ws.n ? &t->ws.v[t->ws.n - 1] : NULL;
-        if (last && s->lo <= last->hi) {
-            last->hi = s->hi > last->hi ? s->hi : last->hi;
-            last->wrank = s->wrank < last->wrank ? s->wrank : last->wrank;
-            continue;
-        }
-        st = dmn_runs_push(&t->ws, *s);
-    }
+    if (st == GMUX_OK)
+        st = dmn_runs_merge_ranked(&pc->tmp, &t->ws);
     if (st == GMUX_OK) {
         t->gen = v->ranges_gen;
         t->n_ranges = v->n_ranges;
@@ -584,12 +570,8 @@ static gmux_status_t fills_apply(dmn_place_chunk_t *pc, pc_task_t *t, dmn_plan_t
         st = dmn_plan_reserve(plan, m);
     for (size_t i = 0; i < m && st == GMUX_OK; i++) {
         dmn_plan_put(plan, t->id, DMN_PLAN_FILL, (dmn_range_t){w[i].lo, w[i].hi - w[i].lo});
-        if (!direct)
-            continue;
-        if (t->res.n && w[i].lo <= t->res.v[t->res.n - 1].hi) /* touching: coalesced */
-            t->res.v[t->res.n - 1].hi = w[i].hi;
-        else
-            t->res.v[t->res.n++] = (dmn_seg_t){w[i].lo, w[i].hi, 0, DMN_RUNS_NONE, 0};
+        if (direct)
+            dmn_runs_put_joined(&t->res, w[i].lo, w[i].hi);
     }
     if (st == GMUX_OK && !direct)
         st = dmn_runs_union(&t->res, w, m, &pc->scratch);
@@ -639,15 +621,7 @@ static gmux_status_t chunk_on_switch(void *ctx, const dmn_task_view_t *tasks, si
     if (nwant == 0)
         return GMUX_OK;
     /* The first nwant wanted chunks, filled in address order. */
-    size_t m = 0;
-    for (uint64_t left = nwant; left > 0; m++) {
-        dmn_seg_t *w = &pc->want.v[m];
-        uint64_t k = (w->hi - w->lo) >> pc->shift;
-        if (k > left)
-            w->hi = w->lo + left * pc->chunk, k = left;
-        left -= k;
-    }
-    pc->want.n = m;
+    size_t m = dmn_runs_keep(&pc->want, nwant, pc->shift);
     if (!in->fa_sorted) /* else want_build went in address order */
         st = dmn_runs_sort(pc->want.v, m, &pc->scratch);
     if (st == GMUX_OK)
