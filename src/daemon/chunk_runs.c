@@ -224,6 +224,31 @@ size_t dmn_runs_keep(dmn_runs_t *r, uint64_t n, unsigned shift)
     return m;
 }
 
+gmux_status_t dmn_runs_fill_ranked(const dmn_runs_t *fa, unsigned shift, uint64_t rank_max,
+                                   dmn_runs_t *res, dmn_runs_t *in, dmn_runs_t *scratch)
+{
+    gmux_status_t st = dmn_runs_reserve(res, fa->n);
+    if (st == GMUX_OK)
+        st = dmn_runs_reserve(in, fa->n);
+    if (st != GMUX_OK)
+        return st;
+    int sorted = 1;
+    res->n = in->n = 0;
+    for (size_t i = 0; i < fa->n; i++) {
+        const dmn_seg_t *f = &fa->v[i];
+        uint64_t w = f->key > rank_max ? rank_max : f->key;
+        uint64_t top = w + (((f->hi - f->lo) >> shift) - 1);
+        dmn_seg_t s = {f->lo, f->hi, f->lo, w, top < w || top > rank_max ? rank_max : top};
+        dmn_runs_put_joined(res, f->lo, f->hi);
+        if (in->n) {
+            const dmn_seg_t *p = &in->v[in->n - 1];
+            sorted = sorted && (p->key != s.key ? p->key < s.key : p->lo < s.lo);
+        }
+        in->v[in->n++] = s;
+    }
+    return sorted ? GMUX_OK : dmn_runs_sort(in->v, in->n, scratch);
+}
+
 static int u64_cmp(const void *a, const void *b)
 {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;

@@ -79,6 +79,13 @@ gmux_status_t dmn_runs_merge_ranked(const dmn_runs_t *in, dmn_runs_t *out);
  * kept; returns how many runs are left. */
 size_t dmn_runs_keep(dmn_runs_t *r, uint64_t n, unsigned shift);
 
+/* The whole of fa (disjoint, address order, each run keyed by the use
+ * position of its lo) made resident: res = its runs, joined where they touch;
+ * in = its runs with wlo = lo, wrank = their key capped at rank_max and key
+ * = the rank of their top chunk (capped), sorted by (key, lo). */
+gmux_status_t dmn_runs_fill_ranked(const dmn_runs_t *fa, unsigned shift, uint64_t rank_max,
+                                   dmn_runs_t *res, dmn_runs_t *in, dmn_runs_t *scratch);
+
 /* in: non-empty ranges in the order of use, each with wrank = the position of
  * its first chunk when all of them are laid end to end in chunks. out: every
  * chunk of them once, at its first position: runs keyed by the position of

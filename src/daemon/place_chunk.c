@@ -578,6 +578,26 @@ static gmux_status_t fills_apply(dmn_place_chunk_t *pc, pc_task_t *t, dmn_plan_t
     return st;
 }
 
+/* Fills the whole working set of a task with nothing resident, from fa
+ * (address order, one run per working-set interval) without copying it. */
+static gmux_status_t fill_whole(dmn_place_chunk_t *pc, pc_task_t *t, dmn_plan_t *plan)
+{
+    gmux_status_t st = dmn_plan_reserve(plan, t->fa.n);
+    for (size_t i = 0; i < t->fa.n && st == GMUX_OK; i++)
+        dmn_plan_put(plan, t->id, DMN_PLAN_FILL,
+                     (dmn_range_t){t->fa.v[i].lo, t->fa.v[i].hi - t->fa.v[i].lo});
+    if (st == GMUX_OK)
+        st = dmn_runs_fill_ranked(&t->fa, pc->shift, PC_RANK_MAX, &t->res, &t->in, &pc->scratch);
+    if (st != GMUX_OK) {
+        t->res.n = t->in.n = 0;
+        t->xl_ok = 0;
+        return st;
+    }
+    t->chunks += t->ws_chunks;
+    pc->total += t->ws_chunks;
+    return GMUX_OK;
+}
+
 static gmux_status_t chunk_on_switch(void *ctx, const dmn_task_view_t *tasks, size_t n_tasks,
                                      const dmn_task_view_t *from, const dmn_task_view_t *to,
                                      dmn_plan_t *plan)
@@ -596,7 +616,12 @@ static gmux_status_t chunk_on_switch(void *ctx, const dmn_task_view_t *tasks, si
             pc->of[k] = in;
     uint64_t nwant = 0;
     gmux_status_t st = ws_prepare(pc, in, to);
-    if (st == GMUX_OK)
+    /* Nothing resident and all of it fits: the wanted chunks are fa itself. */
+    int whole = st == GMUX_OK && in->res.n == 0 && in->in.n == 0 && in->xl_ok && in->fa_sorted &&
+                in->fa.n == in->ws.n && in->ws_chunks <= pc->slots;
+    if (whole)
+        nwant = in->ws_chunks;
+    else if (st == GMUX_OK)
         st = want_build(pc, in, &nwant);
     if (st != GMUX_OK)
         return st;
@@ -620,6 +645,11 @@ static gmux_status_t chunk_on_switch(void *ctx, const dmn_task_view_t *tasks, si
     }
     if (nwant == 0)
         return GMUX_OK;
+    if (whole && nwant == in->ws_chunks)
+        return fill_whole(pc, in, plan);
+    uint64_t n_all = 0;
+    if (whole && (st = want_build(pc, in, &n_all)) != GMUX_OK)
+        return st;
     /* The first nwant wanted chunks, filled in address order. */
     size_t m = dmn_runs_keep(&pc->want, nwant, pc->shift);
     if (!in->fa_sorted) /* else want_build went in address order */
