@@ -41,10 +41,22 @@ gmux_status_t dmn_plan_reserve(dmn_plan_t *plan, size_t n)
 gmux_status_t dmn_plan_add(dmn_plan_t *plan, uint32_t task_id, dmn_plan_kind_t kind,
                            dmn_range_t range)
 {
-    gmux_status_t st = dmn_plan_reserve(plan, 1);
-    if (st == GMUX_OK)
-        dmn_plan_put(plan, task_id, kind, range);
-    return st;
+    /* Its own code, not dmn_plan_put: built on that, gcc -O2 moved the range
+     * through the stack in one 16-byte load after two 8-byte stores, and
+     * `opt` with 4,095 ranges per task went from 48 to 64 us per switch. */
+    dmn_plan_entry_t *last = plan->n ? &plan->entries[plan->n - 1] : NULL;
+    if (last && last->task_id == task_id && last->kind == (uint32_t)kind &&
+        last->range.base + last->range.len == range.base) {
+        last->range.len += range.len;
+        return GMUX_OK;
+    }
+    if (plan->n == plan->cap) {
+        gmux_status_t st = dmn_plan_reserve(plan, 1);
+        if (st != GMUX_OK)
+            return st;
+    }
+    plan->entries[plan->n++] = (dmn_plan_entry_t){task_id, (uint32_t)kind, range};
+    return GMUX_OK;
 }
 
 static gmux_status_t none_on_switch(void *ctx, const dmn_task_view_t *tasks, size_t n_tasks,
