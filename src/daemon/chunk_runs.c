@@ -131,11 +131,16 @@ static void swap_runs(dmn_runs_t *a, dmn_runs_t *b)
 
 gmux_status_t dmn_runs_subtract(dmn_runs_t *r, const dmn_seg_t *v, size_t nv, dmn_runs_t *scratch)
 {
-    gmux_status_t st = dmn_runs_reserve(scratch, r->n + nv);
+    if (nv == 0)
+        return GMUX_OK;
+    /* The runs below the first of v stay as they are: only the rest is
+     * rewritten, through scratch. */
+    size_t i0 = dmn_runs_find(r, v[0].lo);
+    gmux_status_t st = dmn_runs_reserve(scratch, r->n - i0 + nv);
     if (st != GMUX_OK)
         return st;
     size_t n = 0, j = 0;
-    for (size_t i = 0; i < r->n; i++) {
+    for (size_t i = i0; i < r->n; i++) {
         uint64_t cur = r->v[i].lo, end = r->v[i].hi;
         while (j < nv && v[j].hi <= cur)
             j++;
@@ -147,8 +152,11 @@ gmux_status_t dmn_runs_subtract(dmn_runs_t *r, const dmn_seg_t *v, size_t nv, dm
         if (cur < end)
             scratch->v[n++] = (dmn_seg_t){cur, end, 0, DMN_RUNS_NONE, 0};
     }
-    scratch->n = n;
-    swap_runs(r, scratch);
+    st = dmn_runs_reserve(r, i0 + n);
+    if (st != GMUX_OK)
+        return st;
+    memcpy(&r->v[i0], scratch->v, n * sizeof(*r->v));
+    r->n = i0 + n;
     return GMUX_OK;
 }
 
@@ -171,6 +179,74 @@ gmux_status_t dmn_runs_union(dmn_runs_t *r, const dmn_seg_t *v, size_t nv, dmn_r
     scratch->n = n;
     swap_runs(r, scratch);
     return GMUX_OK;
+}
+
+uint64_t dmn_runs_chunks(const dmn_runs_t *r, unsigned shift, int *addr_order)
+{
+    uint64_t n = 0;
+    *addr_order = 1;
+    for (size_t i = 0; i < r->n; i++) {
+        n += (r->v[i].hi - r->v[i].lo) >> shift;
+        if (i > 0 && r->v[i - 1].hi > r->v[i].lo)
+            *addr_order = 0;
+    }
+    return n;
+}
+
+gmux_status_t dmn_runs_merge_ranked(const dmn_runs_t *in, dmn_runs_t *out)
+{
+    gmux_status_t st = GMUX_OK;
+    out->n = 0;
+    for (size_t i = 0; i < in->n && st == GMUX_OK; i++) {
+        const dmn_seg_t *s = &in->v[i];
+        dmn_seg_t *last = out->n ? &out->v[out->n - 1] : NULL;
+        if (last && s->lo <= last->hi) {
+            last->hi = s->hi > last->hi ? s->hi : last->hi;
+            last->wrank = s->wrank < last->wrank ? s->wrank : last->wrank;
+            continue;
+        }
+        st = dmn_runs_push(out, *s);
+    }
+    return st;
+}
+
+size_t dmn_runs_keep(dmn_runs_t *r, uint64_t n, unsigned shift)
+{
+    size_t m = 0;
+    for (uint64_t left = n; left > 0; m++) {
+        dmn_seg_t *w = &r->v[m];
+        uint64_t k = (w->hi - w->lo) >> shift;
+        if (k > left)
+            w->hi = w->lo + (left << shift), k = left;
+        left -= k;
+    }
+    r->n = m;
+    return m;
+}
+
+gmux_status_t dmn_runs_fill_ranked(const dmn_runs_t *fa, unsigned shift, uint64_t rank_max,
+                                   dmn_runs_t *res, dmn_runs_t *in, dmn_runs_t *scratch)
+{
+    gmux_status_t st = dmn_runs_reserve(res, fa->n);
+    if (st == GMUX_OK)
+        st = dmn_runs_reserve(in, fa->n);
+    if (st != GMUX_OK)
+        return st;
+    int sorted = 1;
+    res->n = in->n = 0;
+    for (size_t i = 0; i < fa->n; i++) {
+        const dmn_seg_t *f = &fa->v[i];
+        uint64_t w = f->key > rank_max ? rank_max : f->key;
+        uint64_t top = w + (((f->hi - f->lo) >> shift) - 1);
+        dmn_seg_t s = {f->lo, f->hi, f->lo, w, top < w || top > rank_max ? rank_max : top};
+        dmn_runs_put_joined(res, f->lo, f->hi);
+        if (in->n) {
+            const dmn_seg_t *p = &in->v[in->n - 1];
+            sorted = sorted && (p->key != s.key ? p->key < s.key : p->lo < s.lo);
+        }
+        in->v[in->n++] = s;
+    }
+    return sorted ? GMUX_OK : dmn_runs_sort(in->v, in->n, scratch);
 }
 
 static int u64_cmp(const void *a, const void *b)

@@ -46,6 +46,16 @@ static inline gmux_status_t dmn_runs_push(dmn_runs_t *r, dmn_seg_t s)
     return GMUX_OK;
 }
 
+/* Appends [lo, hi), above the last run, into reserved room: merged into the
+ * last run when it touches it (a resident run: wrank DMN_RUNS_NONE). */
+static inline void dmn_runs_put_joined(dmn_runs_t *r, uint64_t lo, uint64_t hi)
+{
+    if (r->n && lo <= r->v[r->n - 1].hi)
+        r->v[r->n - 1].hi = hi;
+    else
+        r->v[r->n++] = (dmn_seg_t){lo, hi, 0, DMN_RUNS_NONE, 0};
+}
+
 /* Sorts v[0..n) by (key, lo); scratch is a buffer it may grow. */
 gmux_status_t dmn_runs_sort(dmn_seg_t *v, size_t n, dmn_runs_t *scratch);
 
@@ -56,6 +66,25 @@ size_t dmn_runs_find(const dmn_runs_t *r, uint64_t addr);
 gmux_status_t dmn_runs_subtract(dmn_runs_t *r, const dmn_seg_t *v, size_t nv, dmn_runs_t *scratch);
 /* r = r union v[0..nv) (sorted by lo, disjoint); touching runs merge. */
 gmux_status_t dmn_runs_union(dmn_runs_t *r, const dmn_seg_t *v, size_t nv, dmn_runs_t *scratch);
+
+/* Chunks in r (runs of 1 << shift); *addr_order = its runs are disjoint and
+ * in address order. */
+uint64_t dmn_runs_chunks(const dmn_runs_t *r, unsigned shift, int *addr_order);
+
+/* out = in (sorted by lo) with overlapping or touching runs merged into the
+ * first of them, which keeps the least wrank of them. */
+gmux_status_t dmn_runs_merge_ranked(const dmn_runs_t *in, dmn_runs_t *out);
+
+/* Keeps the first n chunks of r (it has at least n), cutting the last run
+ * kept; returns how many runs are left. */
+size_t dmn_runs_keep(dmn_runs_t *r, uint64_t n, unsigned shift);
+
+/* The whole of fa (disjoint, address order, each run keyed by the use
+ * position of its lo) made resident: res = its runs, joined where they touch;
+ * in = its runs with wlo = lo, wrank = their key capped at rank_max and key
+ * = the rank of their top chunk (capped), sorted by (key, lo). */
+gmux_status_t dmn_runs_fill_ranked(const dmn_runs_t *fa, unsigned shift, uint64_t rank_max,
+                                   dmn_runs_t *res, dmn_runs_t *in, dmn_runs_t *scratch);
 
 /* in: non-empty ranges in the order of use, each with wrank = the position of
  * its first chunk when all of them are laid end to end in chunks. out: every

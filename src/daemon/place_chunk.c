@@ -7,10 +7,10 @@
 #include "common/log.h"
 #include "common/settings.h"
 #include "daemon/chunk_runs.h"
+#include "daemon/chunk_victims.h"
 #include "daemon/place_opt.h"
 
-#define PC_SLICE_SH  40 /* position = slice << 40 | rank inside the slice */
-#define PC_RANK_MAX  ((1ull << PC_SLICE_SH) - 1)
+#define PC_RANK_MAX  DMN_CV_RANK_MAX
 #define PC_TASKS_MAX 256
 
 typedef struct pc_task {
@@ -36,31 +36,6 @@ typedef struct pc_task {
     uint64_t src_gen; /* the switch that last listed its runs as candidates */
 } pc_task_t;
 
-enum { PC_SRC_OUT, PC_SRC_IN, PC_SRC_RES };
-
-/* One list of eviction candidates, in increasing order of their top chunk:
- * the best is last. Taken in place. */
-typedef struct pc_src {
-    pc_task_t *t;
-    dmn_runs_t *runs;
-    int kind;
-    uint64_t slice; /* turn << 40 */
-    size_t low;     /* lowest index pushed on the heap */
-} pc_src_t;
-
-/* Eviction order of a chunk: farthest next use, then highest address, then
- * highest task id, first. */
-typedef struct pc_key {
-    uint64_t pos, addr;
-    uint32_t task;
-} pc_key_t;
-
-typedef struct pc_hent {
-    pc_key_t top;
-    uint32_t src;
-    size_t seg;
-} pc_hent_t;
-
 struct dmn_place_chunk {
     dmn_placement_t pl;
     uint64_t capacity, chunk, slots, total, gen;
@@ -68,11 +43,9 @@ struct dmn_place_chunk {
     pc_task_t tasks[PC_TASKS_MAX];
     uint16_t hint[PC_TASKS_MAX]; /* view index -> slot at the last switch */
     pc_task_t *of[PC_TASKS_MAX]; /* view index -> its state this switch */
-    pc_src_t srcs[2 * PC_TASKS_MAX];
+    dmn_cv_t cv;                 /* the victims' merge */
     /* Scratch kept across switches. */
     dmn_runs_t tmp, want, vict, scratch;
-    pc_hent_t *heap;
-    size_t heap_cap;
 };
 
 static uint64_t sat_add(uint64_t a, uint64_t b)
@@ -121,56 +94,19 @@ static gmux_status_t ws_prepare(dmn_place_chunk_t *pc, pc_task_t *t, const dmn_t
         pos = sat_add(pos, (s.hi - s.lo) >> pc->shift);
     }
     st = dmn_runs_first_cover(&pc->tmp, pc->chunk, &t->fa, &pc->scratch);
-    t->fa_sorted = 1;
-    t->ws_chunks = 0;
-    for (size_t i = 0; i < t->fa.n; i++)
-        t->ws_chunks += (t->fa.v[i].hi - t->fa.v[i].lo) >> pc->shift;
-    for (size_t i = 1; i < t->fa.n && t->fa_sorted; i++)
-        t->fa_sorted = t->fa.v[i - 1].hi <= t->fa.v[i].lo;
+    t->ws_chunks = dmn_runs_chunks(&t->fa, pc->shift, &t->fa_sorted);
     for (size_t i = 0; i < pc->tmp.n; i++) /* the reference's ranks stop at PC_RANK_MAX */
         pc->tmp.v[i].wrank = pc->tmp.v[i].wrank > PC_RANK_MAX ? PC_RANK_MAX : pc->tmp.v[i].wrank;
     if (st == GMUX_OK)
         st = dmn_runs_sort(pc->tmp.v, pc->tmp.n, &pc->scratch);
-    t->ws.n = 0;
-    for (size_t i = 0; i < pc->tmp.n && st == GMUX_OK; i++) {
-        const dmn_seg_t *s = &pc->tmp.v[i];
-        dmn_seg_t *last = t->ws.n ? &t->ws.v[t->ws.n - 1] : NULL;
-        if (last && s->lo <= last->hi) {
-            last->hi = s->hi > last->hi ? s->hi : last->hi;
-            last->wrank = s->wrank < last->wrank ? s->wrank : last->wrank;
-            continue;
-        }
-        st = dmn_runs_push(&t->ws, *s);
-    }
+    if (st == GMUX_OK)
+        st = dmn_runs_merge_ranked(&pc->tmp, &t->ws);
     if (st == GMUX_OK) {
         t->gen = v->ranges_gen;
         t->n_ranges = v->n_ranges;
         t->ws_ok = 1;
     }
     return st;
-}
-
-/* Use rank of the chunk at a inside its working-set interval. */
-static uint64_t rank_at(const dmn_place_chunk_t *pc, const dmn_seg_t *s, uint64_t a)
-{
-    uint64_t r = sat_add(s->wrank, (a - s->wlo) >> pc->shift);
-    return r > PC_RANK_MAX ? PC_RANK_MAX : r;
-}
-
-static pc_key_t key_at(const dmn_place_chunk_t *pc, const pc_src_t *src, const dmn_seg_t *s,
-                       uint64_t a)
-{
-    uint64_t pos = s->wrank == DMN_RUNS_NONE ? DMN_RUNS_NONE : src->slice | rank_at(pc, s, a);
-    return (pc_key_t){pos, a, src->t->id};
-}
-
-static int key_gt(pc_key_t x, pc_key_t y)
-{
-    if (x.pos != y.pos)
-        return x.pos > y.pos;
-    if (x.addr != y.addr)
-        return x.addr > y.addr;
-    return x.task > y.task;
 }
 
 /* Cuts the task's resident runs by its working set: out (no next use,
@@ -196,7 +132,7 @@ static gmux_status_t xl_rebuild(dmn_place_chunk_t *pc, pc_task_t *t)
             }
             uint64_t e = b < w[j].hi ? b : w[j].hi;
             dmn_seg_t s = {a, e, w[j].lo, w[j].wrank, 0};
-            s.key = rank_at(pc, &s, e - pc->chunk);
+            s.key = dmn_cv_rank(&s, e - pc->chunk, pc->shift);
             st = dmn_runs_push(&t->in, s);
             a = e;
         }
@@ -212,8 +148,9 @@ static gmux_status_t xl_rebuild(dmn_place_chunk_t *pc, pc_task_t *t)
  * grown much beyond the resident runs, they are cut again later. */
 static gmux_status_t in_add_fills(dmn_place_chunk_t *pc, pc_task_t *t, size_t m)
 {
-    size_t n0 = t->in.n, j = 0;
-    gmux_status_t st = GMUX_OK;
+    size_t n0 = t->in.n, j = m ? dmn_runs_find(&t->ws, pc->want.v[0].lo) : 0;
+    gmux_status_t st = dmn_runs_reserve(&t->in, n0 + m);
+    int sorted = 1; /* the runs stay in (key, lo) order as they come */
     for (size_t i = 0; i < m && st == GMUX_OK; i++) {
         dmn_seg_t s = pc->want.v[i];
         while (j < t->ws.n && t->ws.v[j].hi <= s.lo)
@@ -222,159 +159,18 @@ static gmux_status_t in_add_fills(dmn_place_chunk_t *pc, pc_task_t *t, size_t m)
             return GMUX_ERR_INVALID; /* not inside one interval: cannot be */
         s.wlo = t->ws.v[j].lo;
         s.wrank = t->ws.v[j].wrank;
-        s.key = rank_at(pc, &s, s.hi - pc->chunk);
-        st = dmn_runs_push(&t->in, s);
+        s.key = dmn_cv_rank(&s, s.hi - pc->chunk, pc->shift);
+        if (t->in.n) {
+            const dmn_seg_t *p = &t->in.v[t->in.n - 1];
+            sorted = sorted && (p->key != s.key ? p->key < s.key : p->lo < s.lo);
+        }
+        t->in.v[t->in.n++] = s;
     }
     if (st == GMUX_OK && t->in.n > 2 * (t->res.n + t->ws.n) + 16)
         st = GMUX_ERR_CAPACITY;
-    if (st == GMUX_OK && n0 < t->in.n)
+    if (st == GMUX_OK && n0 < t->in.n && !sorted)
         st = dmn_runs_sort(t->in.v, t->in.n, &pc->scratch);
     return st;
-}
-
-static void add_src(dmn_place_chunk_t *pc, size_t *n_srcs, pc_task_t *t, dmn_runs_t *runs, int kind,
-                    uint32_t turn)
-{
-    if (runs->n)
-        pc->srcs[(*n_srcs)++] = (pc_src_t){t, runs, kind, (uint64_t)turn << PC_SLICE_SH, 0};
-}
-
-static void heap_push(dmn_place_chunk_t *pc, size_t *n, uint32_t src, size_t seg)
-{
-    const pc_src_t *s = &pc->srcs[src];
-    const dmn_seg_t *g = &s->runs->v[seg];
-    pc_hent_t e = {key_at(pc, s, g, g->hi - pc->chunk), src, seg};
-    size_t i = (*n)++;
-    while (i > 0 && key_gt(e.top, pc->heap[(i - 1) / 2].top)) {
-        pc->heap[i] = pc->heap[(i - 1) / 2];
-        i = (i - 1) / 2;
-    }
-    pc->heap[i] = e;
-}
-
-static pc_hent_t heap_pop(dmn_place_chunk_t *pc, size_t *n)
-{
-    pc_hent_t top = pc->heap[0], last = pc->heap[--(*n)];
-    size_t i = 0;
-    for (;;) {
-        size_t c = 2 * i + 1;
-        if (c >= *n)
-            break;
-        if (c + 1 < *n && key_gt(pc->heap[c + 1].top, pc->heap[c].top))
-            c++;
-        if (!key_gt(pc->heap[c].top, last.top))
-            break;
-        pc->heap[i] = pc->heap[c];
-        i = c;
-    }
-    if (*n)
-        pc->heap[i] = last;
-    return top;
-}
-
-/* How many chunks from the top of g beat y (the top one does). */
-static uint64_t beats(const dmn_place_chunk_t *pc, const pc_src_t *s, const dmn_seg_t *g,
-                      pc_key_t y)
-{
-    uint64_t len = (g->hi - g->lo) >> pc->shift;
-    if (key_gt(key_at(pc, s, g, g->lo), y))
-        return len;
-    uint64_t lo = 1, hi = len - 1; /* the bottom one does not */
-    while (lo < hi) {
-        uint64_t mid = lo + (hi - lo) / 2;
-        if (key_gt(key_at(pc, s, g, g->hi - (mid + 1) * pc->chunk), y))
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
-/* Takes the need best candidates of all sources into pc->vict (key = task,
- * wlo = source kind), in place: a merge of the sources, each run taken from
- * its top for as long as it beats the best of the others. A run taken whole
- * goes on to the next of its source without the heap when that one is the
- * best. */
-static gmux_status_t take_victims(dmn_place_chunk_t *pc, size_t n_srcs, uint64_t need)
-{
-    size_t nseg = 0, nh = 0;
-    for (size_t s = 0; s < n_srcs; s++)
-        nseg += pc->srcs[s].runs->n;
-    if (pc->heap_cap < nseg) {
-        pc_hent_t *h = realloc(pc->heap, nseg * sizeof(*h));
-        if (!h)
-            return GMUX_ERR_NOMEM;
-        pc->heap = h;
-        pc->heap_cap = nseg;
-    }
-    for (uint32_t s = 0; s < n_srcs; s++) {
-        pc->srcs[s].low = pc->srcs[s].runs->n - 1;
-        heap_push(pc, &nh, s, pc->srcs[s].low);
-    }
-    gmux_status_t st = GMUX_OK;
-    while (need > 0 && nh > 0 && st == GMUX_OK) {
-        pc_hent_t e = heap_pop(pc, &nh);
-        uint32_t si = e.src;
-        size_t idx = e.seg;
-        for (;;) {
-            pc_src_t *s = &pc->srcs[si];
-            dmn_seg_t *g = &s->runs->v[idx];
-            int pred = 0, have_y = 0; /* pred: the next of its source is the best of the rest */
-            pc_key_t y = {0, 0, 0};
-            if (idx == s->low && s->low > 0) { /* the next of its source is not on the heap */
-                const dmn_seg_t *p = &s->runs->v[idx - 1];
-                y = key_at(pc, s, p, p->hi - pc->chunk);
-                if (nh == 0 || key_gt(y, pc->heap[0].top))
-                    pred = have_y = 1;
-                else
-                    heap_push(pc, &nh, si, --s->low);
-            }
-            if (!pred && nh > 0)
-                y = pc->heap[0].top, have_y = 1;
-            uint64_t m = have_y ? beats(pc, s, g, y) : (g->hi - g->lo) >> pc->shift;
-            m = m < need ? m : need;
-            st = dmn_runs_push(&pc->vict, (dmn_seg_t){g->hi - m * pc->chunk, g->hi,
-                                                      (uint64_t)s->kind, 0, s->t->id});
-            g->hi -= m * pc->chunk;
-            need -= m;
-            if (g->hi > g->lo) { /* beaten, or enough */
-                if (pred)
-                    heap_push(pc, &nh, si, --s->low);
-                heap_push(pc, &nh, si, idx);
-                break;
-            }
-            if (!pred || need == 0 || st != GMUX_OK)
-                break;
-            idx = --s->low;
-        }
-    }
-    return st;
-}
-
-/* Puts the sources' runs back in order after the takes: empty ones go, a
- * partly taken inside run gets the key of its new top. */
-static void sources_settle(dmn_place_chunk_t *pc, size_t n_srcs)
-{
-    for (size_t k = 0; k < n_srcs; k++) {
-        pc_src_t *s = &pc->srcs[k];
-        dmn_runs_t *r = s->runs;
-        size_t n = s->low;
-        for (size_t i = s->low; i < r->n; i++) {
-            dmn_seg_t x = r->v[i];
-            if (x.hi == x.lo)
-                continue;
-            if (s->kind == PC_SRC_IN)
-                x.key = rank_at(pc, &x, x.hi - pc->chunk);
-            size_t j = n++; /* insertion: it rarely moves */
-            while (j > 0 &&
-                   (x.key != r->v[j - 1].key ? x.key < r->v[j - 1].key : x.lo < r->v[j - 1].lo)) {
-                r->v[j] = r->v[j - 1];
-                j--;
-            }
-            r->v[j] = x;
-        }
-        r->n = n;
-    }
 }
 
 /* pc->want = the incoming task's chunks that are not resident, in order of
@@ -483,21 +279,23 @@ static void forget_gone(dmn_place_chunk_t *pc, const dmn_task_view_t *tasks, siz
 static gmux_status_t apply_evictions(dmn_place_chunk_t *pc, dmn_plan_t *plan)
 {
     gmux_status_t st = dmn_runs_sort(pc->vict.v, pc->vict.n, &pc->scratch);
-    for (size_t i = 0; i < pc->vict.n && st == GMUX_OK; i++) {
-        const dmn_seg_t *v = &pc->vict.v[i];
-        st = dmn_plan_add(plan, (uint32_t)v->key, DMN_PLAN_EVICT,
-                          (dmn_range_t){v->lo, v->hi - v->lo});
-    }
+    if (st == GMUX_OK)
+        st = dmn_plan_reserve(plan, pc->vict.n);
     for (size_t b = 0, e; b < pc->vict.n && st == GMUX_OK; b = e) {
         uint64_t n = 0, out = 0;
         for (e = b; e < pc->vict.n && pc->vict.v[e].key == pc->vict.v[b].key; e++) {
-            uint64_t k = (pc->vict.v[e].hi - pc->vict.v[e].lo) >> pc->shift;
+            const dmn_seg_t *v = &pc->vict.v[e];
+            uint64_t k = (v->hi - v->lo) >> pc->shift;
+            dmn_plan_put(plan, (uint32_t)v->key, DMN_PLAN_EVICT,
+                         (dmn_range_t){v->lo, v->hi - v->lo});
             n += k;
-            out += pc->vict.v[e].wlo == PC_SRC_OUT ? k : 0;
+            out += v->wlo == DMN_CV_OUT ? k : 0;
         }
         pc_task_t *t = find_task(pc, PC_TASKS_MAX, (uint32_t)pc->vict.v[b].key, 0);
         if (t->res_src) /* taken from res itself */
             t->xl_ok = 0;
+        else if (n == t->chunks) /* all of it */
+            t->res.n = 0;
         else
             st = dmn_runs_subtract(&t->res, &pc->vict.v[b], e - b, &pc->scratch);
         t->chunks -= n;
@@ -510,10 +308,10 @@ static gmux_status_t apply_evictions(dmn_place_chunk_t *pc, dmn_plan_t *plan)
 /* Every resident chunk but the incoming slice's is a candidate: the lists
  * of every task with chunks resident; returns how many candidates. */
 static gmux_status_t sources_build(dmn_place_chunk_t *pc, const dmn_task_view_t *tasks,
-                                   size_t n_tasks, pc_task_t *in, size_t *n_srcs, uint64_t *n_cand)
+                                   size_t n_tasks, pc_task_t *in, uint64_t *n_cand)
 {
     gmux_status_t st = GMUX_OK;
-    *n_srcs = 0;
+    pc->cv.n_srcs = 0;
     *n_cand = 0;
     for (size_t k = 0; k < n_tasks && st == GMUX_OK; k++) {
         pc_task_t *t = pc->of[k];
@@ -524,22 +322,61 @@ static gmux_status_t sources_build(dmn_place_chunk_t *pc, const dmn_task_view_t 
         if (t == in) {
             if (!t->xl_ok)
                 st = xl_rebuild(pc, t);
-            add_src(pc, n_srcs, t, &t->out, PC_SRC_OUT, 0);
+            dmn_cv_add(&pc->cv, &t->out, t->id, DMN_CV_OUT, 0, 0);
             *n_cand += t->out_chunks;
         } else if (tasks[k].turn == DMN_TURN_NONE) { /* idle: no next use known */
             t->res_src = 1;
-            add_src(pc, n_srcs, t, &t->res, PC_SRC_RES, 0);
+            dmn_cv_add(&pc->cv, &t->res, t->id, DMN_CV_RES, 0, 0);
             *n_cand += t->chunks;
         } else {
             st = ws_prepare(pc, t, &tasks[k]);
             if (st == GMUX_OK && !t->xl_ok)
                 st = xl_rebuild(pc, t);
-            add_src(pc, n_srcs, t, &t->out, PC_SRC_OUT, tasks[k].turn);
-            add_src(pc, n_srcs, t, &t->in, PC_SRC_IN, tasks[k].turn);
+            dmn_cv_add(&pc->cv, &t->out, t->id, DMN_CV_OUT, tasks[k].turn, 0);
+            dmn_cv_add(&pc->cv, &t->in, t->id, DMN_CV_IN, tasks[k].turn, t->chunks - t->out_chunks);
             *n_cand += t->chunks;
         }
     }
     return st;
+}
+
+/* Writes the FILL orders of pc->want[0..m) (address order) and adds them to
+ * the task's resident runs; with none resident, both in one pass. */
+static gmux_status_t fills_apply(dmn_place_chunk_t *pc, pc_task_t *t, dmn_plan_t *plan, size_t m)
+{
+    const dmn_seg_t *w = pc->want.v;
+    int direct = t->res.n == 0;
+    gmux_status_t st = direct ? dmn_runs_reserve(&t->res, m) : GMUX_OK;
+    if (st == GMUX_OK)
+        st = dmn_plan_reserve(plan, m);
+    for (size_t i = 0; i < m && st == GMUX_OK; i++) {
+        dmn_plan_put(plan, t->id, DMN_PLAN_FILL, (dmn_range_t){w[i].lo, w[i].hi - w[i].lo});
+        if (direct)
+            dmn_runs_put_joined(&t->res, w[i].lo, w[i].hi);
+    }
+    if (st == GMUX_OK && !direct)
+        st = dmn_runs_union(&t->res, w, m, &pc->scratch);
+    return st;
+}
+
+/* Fills the whole working set of a task with nothing resident, from fa
+ * (address order, one run per working-set interval) without copying it. */
+static gmux_status_t fill_whole(dmn_place_chunk_t *pc, pc_task_t *t, dmn_plan_t *plan)
+{
+    gmux_status_t st = dmn_plan_reserve(plan, t->fa.n);
+    for (size_t i = 0; i < t->fa.n && st == GMUX_OK; i++)
+        dmn_plan_put(plan, t->id, DMN_PLAN_FILL,
+                     (dmn_range_t){t->fa.v[i].lo, t->fa.v[i].hi - t->fa.v[i].lo});
+    if (st == GMUX_OK)
+        st = dmn_runs_fill_ranked(&t->fa, pc->shift, PC_RANK_MAX, &t->res, &t->in, &pc->scratch);
+    if (st != GMUX_OK) {
+        t->res.n = t->in.n = 0;
+        t->xl_ok = 0;
+        return st;
+    }
+    t->chunks += t->ws_chunks;
+    pc->total += t->ws_chunks;
+    return GMUX_OK;
 }
 
 static gmux_status_t chunk_on_switch(void *ctx, const dmn_task_view_t *tasks, size_t n_tasks,
@@ -560,23 +397,27 @@ static gmux_status_t chunk_on_switch(void *ctx, const dmn_task_view_t *tasks, si
             pc->of[k] = in;
     uint64_t nwant = 0;
     gmux_status_t st = ws_prepare(pc, in, to);
-    if (st == GMUX_OK)
+    /* Nothing resident and all of it fits: the wanted chunks are fa itself. */
+    int whole = st == GMUX_OK && in->res.n == 0 && in->in.n == 0 && in->xl_ok && in->fa_sorted &&
+                in->fa.n == in->ws.n && in->ws_chunks <= pc->slots;
+    if (whole)
+        nwant = in->ws_chunks;
+    else if (st == GMUX_OK)
         st = want_build(pc, in, &nwant);
     if (st != GMUX_OK)
         return st;
     uint64_t room = pc->slots - pc->total;
     pc->vict.n = 0;
     if (nwant > room) {
-        size_t n_srcs = 0;
         uint64_t ncand = 0, short_by = nwant - room;
-        st = sources_build(pc, tasks, n_tasks, in, &n_srcs, &ncand);
+        st = sources_build(pc, tasks, n_tasks, in, &ncand);
         if (short_by > ncand) { /* the working set alone is too big: fill what fits */
             nwant -= short_by - ncand;
             short_by = ncand;
         }
         if (st == GMUX_OK)
-            st = take_victims(pc, n_srcs, short_by);
-        sources_settle(pc, n_srcs);
+            st = dmn_cv_take(&pc->cv, short_by, &pc->vict);
+        dmn_cv_settle(&pc->cv);
         if (st == GMUX_OK)
             st = apply_evictions(pc, plan);
         if (st != GMUX_OK)
@@ -584,22 +425,17 @@ static gmux_status_t chunk_on_switch(void *ctx, const dmn_task_view_t *tasks, si
     }
     if (nwant == 0)
         return GMUX_OK;
+    if (whole && nwant == in->ws_chunks)
+        return fill_whole(pc, in, plan);
+    uint64_t n_all = 0;
+    if (whole && (st = want_build(pc, in, &n_all)) != GMUX_OK)
+        return st;
     /* The first nwant wanted chunks, filled in address order. */
-    size_t m = 0;
-    for (uint64_t left = nwant; left > 0; m++) {
-        dmn_seg_t *w = &pc->want.v[m];
-        uint64_t k = (w->hi - w->lo) >> pc->shift;
-        if (k > left)
-            w->hi = w->lo + left * pc->chunk, k = left;
-        left -= k;
-    }
-    pc->want.n = m;
-    st = dmn_runs_sort(pc->want.v, m, &pc->scratch);
-    for (size_t i = 0; i < m && st == GMUX_OK; i++)
-        st = dmn_plan_add(plan, to->id, DMN_PLAN_FILL,
-                          (dmn_range_t){pc->want.v[i].lo, pc->want.v[i].hi - pc->want.v[i].lo});
+    size_t m = dmn_runs_keep(&pc->want, nwant, pc->shift);
+    if (!in->fa_sorted) /* else want_build went in address order */
+        st = dmn_runs_sort(pc->want.v, m, &pc->scratch);
     if (st == GMUX_OK)
-        st = dmn_runs_union(&in->res, pc->want.v, m, &pc->scratch);
+        st = fills_apply(pc, in, plan, m);
     if (st == GMUX_OK) {
         in->chunks += nwant;
         pc->total += nwant;
@@ -625,6 +461,8 @@ gmux_status_t dmn_place_chunk_create(uint64_t capacity, uint64_t chunk, dmn_plac
     pc->slots = pc->capacity / chunk;
     while ((1ull << pc->shift) < chunk)
         pc->shift++;
+    pc->cv.chunk = chunk;
+    pc->cv.shift = pc->shift;
     pc->pl = (dmn_placement_t){"chunk", pc, chunk_on_switch};
     *out = pc;
     return GMUX_OK;
@@ -639,7 +477,7 @@ void dmn_place_chunk_destroy(dmn_place_chunk_t *pc)
     dmn_runs_t *scratch[] = {&pc->tmp, &pc->want, &pc->vict, &pc->scratch};
     for (size_t i = 0; i < sizeof(scratch) / sizeof(scratch[0]); i++)
         dmn_runs_free(scratch[i]);
-    free(pc->heap);
+    dmn_cv_fini(&pc->cv);
     free(pc);
 }
 

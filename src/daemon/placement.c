@@ -23,9 +23,27 @@ void dmn_plan_clear(dmn_plan_t *plan)
     plan->n = 0;
 }
 
+gmux_status_t dmn_plan_reserve(dmn_plan_t *plan, size_t n)
+{
+    if (n <= plan->cap - plan->n)
+        return GMUX_OK;
+    size_t cap = plan->cap ? plan->cap : 64;
+    while (cap - plan->n < n)
+        cap *= 2;
+    dmn_plan_entry_t *e = realloc(plan->entries, cap * sizeof(*e));
+    if (!e)
+        return GMUX_ERR_NOMEM;
+    plan->entries = e;
+    plan->cap = cap;
+    return GMUX_OK;
+}
+
 gmux_status_t dmn_plan_add(dmn_plan_t *plan, uint32_t task_id, dmn_plan_kind_t kind,
                            dmn_range_t range)
 {
+    /* Its own code, not dmn_plan_put: built on that, gcc -O2 moved the range
+     * through the stack in one 16-byte load after two 8-byte stores, and
+     * `opt` with 4,095 ranges per task went from 48 to 64 us per switch. */
     dmn_plan_entry_t *last = plan->n ? &plan->entries[plan->n - 1] : NULL;
     if (last && last->task_id == task_id && last->kind == (uint32_t)kind &&
         last->range.base + last->range.len == range.base) {
@@ -33,12 +51,9 @@ gmux_status_t dmn_plan_add(dmn_plan_t *plan, uint32_t task_id, dmn_plan_kind_t k
         return GMUX_OK;
     }
     if (plan->n == plan->cap) {
-        size_t cap = plan->cap ? plan->cap * 2 : 64;
-        dmn_plan_entry_t *e = realloc(plan->entries, cap * sizeof(*e));
-        if (!e)
-            return GMUX_ERR_NOMEM;
-        plan->entries = e;
-        plan->cap = cap;
+        gmux_status_t st = dmn_plan_reserve(plan, 1);
+        if (st != GMUX_OK)
+            return st;
     }
     plan->entries[plan->n++] = (dmn_plan_entry_t){task_id, (uint32_t)kind, range};
     return GMUX_OK;

@@ -66,6 +66,21 @@ void dmn_plan_clear(dmn_plan_t *plan);
  * task and kind, contiguous). */
 gmux_status_t dmn_plan_add(dmn_plan_t *plan, uint32_t task_id, dmn_plan_kind_t kind,
                            dmn_range_t range);
+/* Room for n more orders, so that the next n dmn_plan_put cannot fail. */
+gmux_status_t dmn_plan_reserve(dmn_plan_t *plan, size_t n);
+
+/* dmn_plan_add into room made by dmn_plan_reserve (inline: a placement may
+ * write thousands of orders per switch). */
+static inline void dmn_plan_put(dmn_plan_t *plan, uint32_t task_id, dmn_plan_kind_t kind,
+                                dmn_range_t range)
+{
+    dmn_plan_entry_t *last = plan->n ? &plan->entries[plan->n - 1] : NULL;
+    if (last && last->task_id == task_id && last->kind == (uint32_t)kind &&
+        last->range.base + last->range.len == range.base)
+        last->range.len += range.len;
+    else
+        plan->entries[plan->n++] = (dmn_plan_entry_t){task_id, (uint32_t)kind, range};
+}
 
 typedef struct dmn_placement {
     const char *name;

@@ -171,12 +171,48 @@ static void test_first_cover(void **state)
     dmn_runs_free(&scratch);
 }
 
+/* Counting, merging with the least rank, keeping a prefix of chunks and
+ * appending with joins, on small cases worked out by hand. */
+static void test_count_merge_keep(void **state)
+{
+    (void)state;
+    dmn_seg_t v[] = {{0, 2 * CH, 0, 7, 0},
+                     {2 * CH, 3 * CH, 2 * CH, 3, 0}, /* touches the first: joins, rank 3 */
+                     {5 * CH, 9 * CH, 5 * CH, 1, 0},
+                     {6 * CH, 7 * CH, 6 * CH, 0, 0}}; /* inside the third: rank 0 */
+    dmn_runs_t in = {v, 4, 4}, out = {0};
+    int ordered = 1;
+    assert_int_equal(dmn_runs_chunks(&in, 12, &ordered), 2 + 1 + 4 + 1);
+    assert_false(ordered); /* the last overlaps the third */
+    in.n = 3;
+    assert_int_equal(dmn_runs_chunks(&in, 12, &ordered), 7);
+    assert_true(ordered);
+    in.n = 4;
+    assert_int_equal(dmn_runs_merge_ranked(&in, &out), GMUX_OK);
+    assert_int_equal(out.n, 2);
+    assert_true(out.v[0].lo == 0 && out.v[0].hi == 3 * CH && out.v[0].wrank == 3);
+    assert_true(out.v[1].lo == 5 * CH && out.v[1].hi == 9 * CH && out.v[1].wrank == 0);
+    assert_int_equal(dmn_runs_keep(&out, 5, 12), 2); /* 3 + 2 of the second */
+    assert_true(out.v[1].hi == 7 * CH && out.v[0].hi == 3 * CH);
+    assert_int_equal(dmn_runs_keep(&out, 3, 12), 1);
+    assert_int_equal(out.v[0].hi, 3 * CH);
+    out.n = 0;
+    dmn_runs_put_joined(&out, CH, 2 * CH);
+    dmn_runs_put_joined(&out, 2 * CH, 4 * CH); /* touching: joined */
+    dmn_runs_put_joined(&out, 5 * CH, 6 * CH);
+    assert_int_equal(out.n, 2);
+    assert_true(out.v[0].lo == CH && out.v[0].hi == 4 * CH && out.v[0].wrank == DMN_RUNS_NONE);
+    assert_true(out.v[1].lo == 5 * CH && out.v[1].hi == 6 * CH);
+    dmn_runs_free(&out);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sort),
         cmocka_unit_test(test_union_subtract_find),
         cmocka_unit_test(test_first_cover),
+        cmocka_unit_test(test_count_merge_keep),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

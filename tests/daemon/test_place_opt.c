@@ -227,6 +227,32 @@ static void test_unlimited_and_bad_chunk(void **state)
     dmn_place_opt_destroy(o);
 }
 
+/* Plans: dmn_plan_put into reserved room merges an order that continues the
+ * previous one (same task and kind, contiguous) as dmn_plan_add does, and
+ * the room grows past its first size. */
+static void test_plan_reserve_put(void **state)
+{
+    (void)state;
+    dmn_plan_t a, b;
+    dmn_plan_init(&a);
+    dmn_plan_init(&b);
+    assert_int_equal(dmn_plan_reserve(&b, 300), GMUX_OK);
+    for (uint64_t i = 0; i < 300; i++) {
+        uint32_t task = (uint32_t)(i / 7 % 3);
+        dmn_plan_kind_t kind = i % 5 == 0 ? DMN_PLAN_EVICT : DMN_PLAN_FILL;
+        dmn_range_t r = {i * 4096 + (i % 3 == 0 ? 4096 : 0), 4096};
+        assert_int_equal(dmn_plan_add(&a, task, kind, r), GMUX_OK);
+        dmn_plan_put(&b, task, kind, r);
+    }
+    assert_true(a.n < 300); /* some merged */
+    assert_int_equal(a.n, b.n);
+    assert_memory_equal(a.entries, b.entries, a.n * sizeof(*a.entries));
+    dmn_plan_put(&b, 9, DMN_PLAN_FILL, (dmn_range_t){0, 4096}); /* room left: 300 - n */
+    assert_int_equal(b.entries[b.n - 1].task_id, 9);
+    dmn_plan_fini(&a);
+    dmn_plan_fini(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -235,6 +261,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_oversized_and_departed, setup4, teardown),
         cmocka_unit_test_setup_teardown(test_random_against_model, setup4, teardown),
         cmocka_unit_test_setup_teardown(test_unlimited_and_bad_chunk, setup4, teardown),
+        cmocka_unit_test(test_plan_reserve_put),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
