@@ -40,7 +40,8 @@
       "Template database (gmux profile -o FILE -- CMD) libgmux.so predicts launches with while "   \
       "the program's managed memory exceeds the device (proactive)")                               \
     X(DAEMON_CAPACITY, SIZE, "0",                                                                  \
-      "gmuxd opt placement: device bytes its plans may fill (0: unlimited, no evictions)")         \
+      "gmuxd: device bytes the opt and chunk placements may fill (0: unlimited, no evictions) "    \
+      "and shared mode counts against (0: the device memory tasks report)")                        \
     X(DAEMON_GRACE_MS, INT, "2000",                                                                \
       "gmuxd: how long a revoked task may keep the GPU before its turn is taken away")             \
     X(DAEMON_GROUP, STRING, "",                                                                    \
@@ -72,7 +73,7 @@
     X(NET_INLINE_PROGRESS, BOOL, "1",                                                              \
       "net: a CPU thread posts its own operations when no one else is progressing")                \
     X(NET_COALESCE, BOOL, "1",                                                                     \
-      "net: the proxy merges consecutive small contiguous puts and a following signal")           \
+      "net: the proxy merges consecutive small contiguous puts and a following signal")            \
     X(NET_PROVIDER, STRING, "auto",                                                                \
       "net transport: auto (shm on one host; across hosts cxi, efa, verbs;ofi_rxm or tcp, "        \
       "the first present), shm, tcp (tcp;ofi_rxm), verbs;ofi_rxm, efa or cxi")                     \

@@ -69,7 +69,7 @@ typedef struct dmn_task {
     uint32_t n_pending;     /* last PENDING count */
     dmn_range_t *ranges;    /* last PENDING ranges (owned) */
     uint32_t n_ranges;
-    uint64_t ws_bytes; /* sum of the ranges' lengths */
+    uint64_t ws_bytes;   /* sum of the ranges' lengths */
     uint64_t ranges_gen; /* a new value each time the ranges change (view.ranges_gen) */
 } dmn_task_t;
 
