@@ -1,5 +1,6 @@
 /* Launch history: repeated touched bytes per distinct set of launch values. */
 #include "engine/history.h"
+#include "engine/ranges.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -107,32 +108,6 @@ static bool grow(void **v, size_t *cap, size_t need, size_t elem)
     return true;
 }
 
-static int cmp_range(const void *a, const void *b)
-{
-    uint64_t x = ((const eng_range_t *)a)->addr, y = ((const eng_range_t *)b)->addr;
-    return (x > y) - (x < y);
-}
-
-/* Sorts and merges r[0..n) (overlapping or adjacent ranges join); new count. */
-static size_t normalise(eng_range_t *r, size_t n)
-{
-    size_t out = 0;
-    qsort(r, n, sizeof(*r), cmp_range);
-    for (size_t i = 0; i < n; i++) {
-        if (r[i].len == 0)
-            continue;
-        if (out && r[i].addr <= r[out - 1].addr + r[out - 1].len) {
-            uint64_t end = r[i].addr + r[i].len;
-            if (end > r[out - 1].addr + r[out - 1].len)
-                r[out - 1].len = end - r[out - 1].addr;
-            r[out - 1].mode |= r[i].mode;
-            continue;
-        }
-        r[out++] = r[i];
-    }
-    return out;
-}
-
 /* The common bytes of two normalised lists into out (capacity na + nb). */
 static size_t intersect(const eng_range_t *a, size_t na, const eng_range_t *b, size_t nb,
                         eng_range_t *out)
@@ -199,7 +174,7 @@ gmux_status_t eng_history_observe(eng_history_t *h, const eng_launch_t *l,
         return GMUX_ERR_NOMEM;
     if (n)
         memcpy(h->tmp, touched, n * sizeof(*touched));
-    size_t nt = normalise(h->tmp, n);
+    size_t nt = eng_ranges_normalise(h->tmp, n);
     if (nt > ENG_HIST_MAX_RANGES) { /* too scattered to remember */
         if (same) {
             e->used = false;

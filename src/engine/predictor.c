@@ -3,6 +3,7 @@
  * arguments, the learn / held-out / trust cycle, prediction. See predictor.h.
  */
 #include "engine/predictor.h"
+#include "engine/ranges.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -272,27 +273,6 @@ static gmux_status_t reserve(void **buf, size_t *cap, size_t need, size_t elem)
     return GMUX_OK;
 }
 
-/* Sorts and coalesces (overlapping or adjacent) ranges in place; returns the new count. */
-static size_t coalesce(eng_range_t *r, size_t n)
-{
-    if (n == 0)
-        return 0;
-    qsort(r, n, sizeof(*r), cmp_range);
-    size_t out = 0;
-    for (size_t i = 1; i < n; i++) {
-        eng_range_t *last = &r[out];
-        if (r[i].addr <= last->addr + last->len) {
-            uint64_t end = r[i].addr + r[i].len;
-            if (end > last->addr + last->len)
-                last->len = end - last->addr;
-            last->mode |= r[i].mode;
-        } else {
-            r[++out] = r[i];
-        }
-    }
-    return out + 1;
-}
-
 /* Owner of bytes starting at s: the nearest pointer at or below s in s's region, else above. */
 static int32_t owner_of(const struct ptr_ref *ptrs, size_t np, uint64_t s)
 {
@@ -451,7 +431,7 @@ gmux_status_t eng_predictor_observe(eng_predictor_t *p, const eng_launch_t *l,
         return st;
     if (n)
         memcpy(p->runs, touched, n * sizeof(*touched));
-    size_t nruns = coalesce(p->runs, n);
+    size_t nruns = eng_ranges_normalise(p->runs, n);
 
     struct ptr_ref ptrs[ENG_PRED_MAX_ARGS];
     size_t np = 0;
@@ -490,7 +470,7 @@ gmux_status_t eng_predictor_observe(eng_predictor_t *p, const eng_launch_t *l,
                 continue;
             p->runs[nr++] = (eng_range_t){p->pieces[i].addr, p->pieces[i].len, p->pieces[i].mode};
         }
-        nr = coalesce(p->runs, nr);
+        nr = eng_ranges_normalise(p->runs, nr);
         eng_shape_of(l->args[arg].value, p->runs, nr, &k->shapes[(size_t)slot * k->nargs + arg]);
     }
     k->ring_head = (slot + 1) % ENG_PRED_SAMPLES;

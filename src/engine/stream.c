@@ -1,5 +1,6 @@
 /* Streams: continuation prediction of slice-by-slice arguments. See stream.h. */
 #include "engine/stream.h"
+#include "engine/ranges.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -252,32 +253,6 @@ void eng_stream_stats(const eng_stream_t *s, eng_stream_stats_t *st)
         st->classes += class_lends(&s->classes[i]);
 }
 
-static int cmp_range(const void *a, const void *b)
-{
-    uint64_t x = ((const eng_range_t *)a)->addr, y = ((const eng_range_t *)b)->addr;
-    return (x > y) - (x < y);
-}
-
-/* Sorts and merges (overlapping or adjacent) ranges in place; the new count. */
-static size_t normalise(eng_range_t *r, size_t n)
-{
-    size_t out = 0;
-    qsort(r, n, sizeof(*r), cmp_range);
-    for (size_t i = 0; i < n; i++) {
-        if (r[i].len == 0)
-            continue;
-        if (out && r[i].addr <= r[out - 1].addr + r[out - 1].len) {
-            uint64_t end = r[i].addr + r[i].len;
-            if (end > r[out - 1].addr + r[out - 1].len)
-                r[out - 1].len = end - r[out - 1].addr;
-            r[out - 1].mode |= r[i].mode;
-            continue;
-        }
-        r[out++] = r[i];
-    }
-    return out;
-}
-
 /* The one contiguous piece of r (normalised) inside [lo, hi); false if none or several. */
 static bool slice_of(const eng_range_t *r, size_t n, uint64_t lo, uint64_t hi, eng_range_t *slice)
 {
@@ -456,7 +431,7 @@ gmux_status_t eng_stream_observe(eng_stream_t *s, uint32_t ctx, const eng_launch
     }
     if (n)
         memcpy(s->tmp, touched, n * sizeof(*touched));
-    size_t nt = normalise(s->tmp, n);
+    size_t nt = eng_ranges_normalise(s->tmp, n);
     for (uint32_t i = 0; i < l->nargs; i++) {
         uint64_t bound, v = l->args[i].value;
         if (l->args[i].kind != ENG_ARG_PTR || !arg_window(l, i, rl, &bound))

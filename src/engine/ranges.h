@@ -1,0 +1,22 @@
+/*
+ * Sets of touched ranges (eng_range_t, launch.h): the one normal form the
+ * predictor, the launch history and the stream learner compare and attribute
+ * ranges in.
+ *
+ * Thread-safety: pure functions over caller-owned arrays.
+ */
+#ifndef ENG_RANGES_H
+#define ENG_RANGES_H
+
+#include <stddef.h>
+
+#include "engine/launch.h"
+
+/*
+ * Sorts r[0..n) by address and merges overlapping or adjacent ranges in
+ * place (their modes or'ed together); empty ranges are dropped. Returns the
+ * new count.
+ */
+size_t eng_ranges_normalise(eng_range_t *r, size_t n);
+
+#endif /* ENG_RANGES_H */

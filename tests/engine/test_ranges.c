@@ -1,0 +1,70 @@
+/* eng_ranges_normalise: sorted, merged (overlap and adjacency), modes joined, empties gone. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include <cmocka.h>
+
+#include "engine/ranges.h"
+
+static void test_merges_and_sorts(void **state)
+{
+    (void)state;
+    eng_range_t r[] = {
+        {300, 50, ENG_ACCESS_WRITE},                              /* adjacent to [250, 300) */
+        {100, 100, ENG_ACCESS_READ}, {150, 10, ENG_ACCESS_WRITE}, /* inside */
+        {500, 0, ENG_ACCESS_READ},                                /* empty: dropped */
+        {250, 50, ENG_ACCESS_READ},  {190, 20, ENG_ACCESS_READ},  /* overlaps the end */
+        {1000, 8, ENG_ACCESS_READ},
+    };
+    size_t n = eng_ranges_normalise(r, sizeof(r) / sizeof(r[0]));
+    assert_int_equal(n, 3);
+    assert_int_equal(r[0].addr, 100);
+    assert_int_equal(r[0].len, 110);
+    assert_int_equal(r[0].mode, ENG_ACCESS_RW);
+    assert_int_equal(r[1].addr, 250);
+    assert_int_equal(r[1].len, 100);
+    assert_int_equal(r[1].mode, ENG_ACCESS_RW);
+    assert_int_equal(r[2].addr, 1000);
+    assert_int_equal(r[2].len, 8);
+    assert_int_equal(r[2].mode, ENG_ACCESS_READ);
+}
+
+/* Against a byte map: the same bytes covered, no two results touching. */
+static void test_random_against_bytes(void **state)
+{
+    (void)state;
+    srand(7);
+    for (int round = 0; round < 500; round++) {
+        eng_range_t r[32];
+        unsigned char map[4096] = {0};
+        size_t n = (size_t)(rand() % 32);
+        for (size_t i = 0; i < n; i++) {
+            uint64_t a = (uint64_t)(rand() % 4000), l = (uint64_t)(rand() % 90);
+            r[i] = (eng_range_t){a, l, ENG_ACCESS_READ};
+            for (uint64_t b = a; b < a + l; b++)
+                map[b] = 1;
+        }
+        size_t m = eng_ranges_normalise(r, n);
+        unsigned char got[4096] = {0};
+        for (size_t i = 0; i < m; i++) {
+            assert_true(r[i].len > 0);
+            if (i)
+                assert_true(r[i].addr > r[i - 1].addr + r[i - 1].len);
+            for (uint64_t b = r[i].addr; b < r[i].addr + r[i].len; b++)
+                got[b] = 1;
+        }
+        assert_memory_equal(map, got, sizeof(map));
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_merges_and_sorts),
+        cmocka_unit_test(test_random_against_bytes),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
