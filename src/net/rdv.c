@@ -191,6 +191,18 @@ static void handle_rank(net_rdv_t *r, int rank)
     free(p);
 }
 
+void net_rdv_drain(net_rdv_t *r, int rank)
+{
+    /* the rank has exited: what it wrote is in the socket, then EOF; the
+     * bounds only guard against a child of it keeping the socket open */
+    for (int i = 0; i < 64 && rank >= 0 && rank < r->size && r->fd[rank] >= 0; i++) {
+        struct pollfd p = {.fd = r->fd[rank], .events = POLLIN};
+        if (poll(&p, 1, 100) <= 0)
+            break;
+        handle_rank(r, rank);
+    }
+}
+
 static void handle_pending(net_rdv_t *r, int i)
 {
     int fd = r->pend[i];

@@ -27,6 +27,10 @@ void net_rdv_step(net_rdv_t *rdv, int timeout_ms);
  * announced dead to the others. */
 void net_rdv_rank_exited(net_rdv_t *rdv, int rank, bool failed);
 
+/* Reads what an exited rank left in its socket (its BYE may still be there
+ * when the launcher sees the exit first); call before net_rdv_said_bye. */
+void net_rdv_drain(net_rdv_t *rdv, int rank);
+
 /* Whether rank said BYE (finalised). */
 bool net_rdv_said_bye(const net_rdv_t *rdv, int rank);
 

@@ -225,6 +225,7 @@ int cmd_launch(int argc, char **argv)
                 codes[r] = exit_code(ws);
                 if (codes[r] > worst)
                     worst = codes[r];
+                net_rdv_drain(rdv, r); /* a BYE not read yet is not a death */
                 bool failed = codes[r] != 0 || !net_rdv_said_bye(rdv, r);
                 if (codes[r] != 0)
                     fprintf(stderr, "gmux launch: rank %d %s %d\n", r,
