@@ -94,7 +94,7 @@ checks=(
   "probe|30|ctest --test-dir $build -R '^test_gpu_(probe|vector_add)\$' --output-on-failure"
   "calibrate|60|bash $g/calibrate_checks.sh $build"
   "shim-progs|90|bash $g/shim_checks.sh $build progs"
-  "shim-rate|45|bash $g/shim_checks.sh $build rate"
+  "shim-rate|75|bash $g/shim_checks.sh $build rate"
   "shim-record|60|bash $g/shim_checks.sh $build record"
   "shim-torch|100|bash $g/shim_checks.sh $build torch"
   "daemon|120|bash $g/daemon_checks.sh $build"
