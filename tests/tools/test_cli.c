@@ -96,6 +96,26 @@ static void test_demo_help(void **state)
     assert_non_null(strstr(out, "Usage: gmux demo"));
 }
 
+/* gmux bench net's own options: a bad run count is a one-line usage error
+ * before any rank starts; --help states the default and the bound. */
+static void test_bench_net_reps(void **state)
+{
+    (void)state;
+    char *bad[][6] = {{GMUX_CLI_PATH, "bench", "net", "--reps", "0", NULL},
+                      {GMUX_CLI_PATH, "bench", "net", "--reps", "101", NULL},
+                      {GMUX_CLI_PATH, "bench", "net", "--reps", "x", NULL},
+                      {GMUX_CLI_PATH, "bench", "net", "--reps", NULL, NULL}};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        assert_int_equal(tproc_capture(bad[i], NULL, 60.0, out, sizeof(out), err, sizeof(err)), 2);
+        assert_non_null(strstr(err, "--reps wants 1 to 100 runs"));
+        assert_int_equal(count_lines(err), 1);
+        assert_string_equal(out, "");
+    }
+    char *help[] = {GMUX_CLI_PATH, "bench", "net", "--help", NULL};
+    assert_int_equal(tproc_capture(help, NULL, 60.0, out, sizeof(out), err, sizeof(err)), 0);
+    assert_non_null(strstr(out, "best of N alternating gmux and raw runs (default 5"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -107,6 +127,7 @@ int main(void)
         cmocka_unit_test(test_help_settings_lists_table),
         cmocka_unit_test(test_malformed_setting_is_clear_error),
         cmocka_unit_test(test_demo_help),
+        cmocka_unit_test(test_bench_net_reps),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -29,12 +29,15 @@
 #include "cli.h"
 #include "commands.h"
 #include "common/clock.h"
+#include "common/parse.h"
 #include "net/fab.h"
 #include "net/internal.h"
 
 /* --- raw libfabric side ----------------------------------------------------- */
 
-#define RAW_CTX 4096
+#define RAW_CTX            4096
+#define BENCH_NET_REPS     5 /* default runs per figure */
+#define BENCH_NET_REPS_MAX 100
 
 typedef struct raw {
     net_fab_t fab;
@@ -123,6 +126,7 @@ struct ctx {
     uint8_t *src;
     raw_t *raw;
     bool json, quick, calls;
+    int reps; /* alternating gmux/raw runs per figure, best kept */
     const char *prov;
 };
 
@@ -317,9 +321,13 @@ int bench_net_rank(int argc, char **argv)
             c.quick = true;
         else if (strcmp(argv[i], "--calls") == 0)
             c.calls = true;
+        else if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc)
+            c.reps = atoi(argv[++i]);
         else
             return cli_usage_error("bench net-rank", "unexpected argument '%s'", argv[i]);
     }
+    if (c.reps < 1 || c.reps > BENCH_NET_REPS_MAX)
+        c.reps = BENCH_NET_REPS;
     must(gmux_comm_init(NULL, &c.comm), "init");
     c.me = gmux_comm_rank(c.comm);
     if (gmux_comm_size(c.comm) != 2) {
@@ -336,7 +344,7 @@ int bench_net_rank(int argc, char **argv)
     bool tcp = strncmp(c.prov, "tcp", 3) == 0;
     /* Every figure is the best of REPS alternating runs of gmux and raw: on
      * a shared machine, scheduling noise only ever makes a run slower. */
-    enum { REPS = 5 };
+    const int REPS = c.reps;
     uint64_t lat_iters = c.quick ? 200 : tcp ? 2000 : 10000;
     latency_gmux(&c, lat_iters / 10); /* warm-up */
     latency_raw(&c, lat_iters / 10);
@@ -407,14 +415,29 @@ int bench_net(int argc, char **argv)
     const char *provs[2] = {"shm", "tcp"};
     int nprov = 2;
     bool json = false, quick = false, calls = false;
+    char reps[16];
+    snprintf(reps, sizeof(reps), "%d", BENCH_NET_REPS);
     for (int i = 1; i < argc; i++) {
         if (cli_is_help(argv[i])) {
-            printf(
-                "Usage: gmux bench net [--provider shm|tcp|both] [--json] [--quick] [--calls]\n\n"
-                "Two ranks over loopback: put+signal round-trip latency, bandwidth\n"
-                "against size and 8-byte put rate, gmux next to raw libfabric.\n"
-                "--calls: also print each rank's libfabric calls per transfer.\n");
+            printf("Usage: gmux bench net [--provider shm|tcp|both] [--reps N] [--json] [--quick]\n"
+                   "                      [--calls]\n\n"
+                   "Two ranks over loopback: put+signal round-trip latency, bandwidth\n"
+                   "against size and 8-byte put rate, gmux next to raw libfabric.\n"
+                   "Each figure is the best of N alternating gmux and raw runs (default %d,\n"
+                   "at most %d): more runs make a noisy machine's ratios steadier.\n"
+                   "--calls: also print each rank's libfabric calls per transfer.\n",
+                   BENCH_NET_REPS, BENCH_NET_REPS_MAX);
             return 0;
+        }
+        if (strcmp(argv[i], "--reps") == 0) {
+            uint64_t v = 0;
+            if (i + 1 >= argc || com_parse_u64(argv[i + 1], &v) != GMUX_OK || v < 1 ||
+                v > BENCH_NET_REPS_MAX)
+                return cli_usage_error("bench net", "--reps wants 1 to %d runs, not '%s'",
+                                       BENCH_NET_REPS_MAX, i + 1 < argc ? argv[i + 1] : "");
+            snprintf(reps, sizeof(reps), "%d", (int)v);
+            i++;
+            continue;
         }
         if (strcmp(argv[i], "--json") == 0) {
             json = true;
@@ -442,10 +465,10 @@ int bench_net(int argc, char **argv)
     int worst = 0;
     for (int p = 0; p < nprov; p++) {
         setenv("GMUX_NET_PROVIDER", provs[p], 1);
-        char *args[] = {"launch", "-n", "2",     "--timeout", "300",
-                        "--",     self, "bench", "net-rank",  json ? "--json" : NULL,
-                        NULL,     NULL, NULL};
-        int k = json ? 10 : 9;
+        char *args[] = {"launch", "-n",    "2",        "--timeout", "300", "--",
+                        self,     "bench", "net-rank", "--reps",    reps,  json ? "--json" : NULL,
+                        NULL,     NULL,    NULL};
+        int k = json ? 12 : 11;
         if (quick)
             args[k++] = "--quick";
         if (calls)
