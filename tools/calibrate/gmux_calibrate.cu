@@ -10,6 +10,10 @@
  *                     CUPTI's unified-memory counters (with their batches)
  *   fault latency     a kernel touching one word per 2 MiB of a cold buffer:
  *                     the cost of a fault that moves almost nothing
+ *   demand variants   a streaming write over the cold buffer, and 2 or 4
+ *                     cold buffers streamed side by side by one kernel
+ *                     (recorded for the simulator's fault model; they feed
+ *                     no parameter yet)
  *   validation chain  six kernels over three managed buffers, warm, under
  *                     demand paging and prefetched ahead (chain.cu); with
  *                     --chain-trace FILE also written as a gmux trace, for
@@ -118,6 +122,28 @@ __global__ void stream_read(const uint4 *p, size_t n, unsigned long long *sink)
         acc += p[i].x;
     if (acc == 0x9e3779b97f4a7c15ull)
         *sink = acc;
+}
+
+/* k streaming reads side by side: the grid's blocks split into k groups,
+ * group g streaming over p[g] (n words each). */
+__global__ void streams_read(uint4 *const *p, int k, size_t n, unsigned long long *sink)
+{
+    int g = (int)(blockIdx.x % (unsigned)k);
+    size_t lanes = (size_t)(gridDim.x / (unsigned)k) * blockDim.x;
+    size_t lane = (size_t)(blockIdx.x / (unsigned)k) * blockDim.x + threadIdx.x;
+    unsigned long long acc = 0;
+    for (size_t i = lane; i < n; i += lanes)
+        acc += p[g][i].x;
+    if (acc == 0x9e3779b97f4a7c15ull)
+        *sink = acc;
+}
+
+/* One thread per 16 bytes, grid-stride: a streaming write over the buffer. */
+__global__ void stream_write(uint4 *p, size_t n)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+         i += (size_t)gridDim.x * blockDim.x)
+        p[i] = make_uint4((unsigned)i, 1u, 2u, 3u);
 }
 
 /* One word per stride bytes. */
@@ -242,6 +268,50 @@ int main(int argc, char **argv)
     CHECK(cudaEventSynchronize(e1));
     float sparse = time_ms(e0, e1);
     uvm_totals sp = cupti_take();
+
+    /* Demand paging of a streaming write over the cold buffer (each page is
+     * migrated before it is overwritten: the driver cannot know it will be). */
+    CHECK(cudaMemPrefetchAsync(man, bytes, on_host, 0, s));
+    CHECK(cudaStreamSynchronize(s));
+    std::memset(man, 4, bytes);
+    cupti_take();
+    CHECK(cudaEventRecord(e0, s));
+    stream_write<<<prop.multiProcessorCount * 8, 256, 0, s>>>(reinterpret_cast<uint4 *>(man),
+                                                              bytes / sizeof(uint4));
+    CHECK(cudaEventRecord(e1, s));
+    CHECK(cudaEventSynchronize(e1));
+    float dwrite = time_ms(e0, e1);
+    uvm_totals dw = cupti_take();
+
+    /* Demand paging of k cold buffers streamed side by side by one kernel
+     * (the same bytes in all: the buffer cut in k): does the driver page k
+     * streams faster than one? (The validation chain faults two buffers at
+     * a time and paged at about 1.35x the single-stream rate.) */
+    const int ks[2] = {2, 4};
+    float dstreams[2];
+    uvm_totals dst[2];
+    uint4 **ptrs;
+    CHECK(cudaMallocManaged(&ptrs, 4 * sizeof(*ptrs)));
+    for (int j = 0; j < 2; j++) {
+        int k = ks[j];
+        size_t part = bytes / (size_t)k / sizeof(uint4) * sizeof(uint4);
+        for (int g = 0; g < k; g++)
+            ptrs[g] = reinterpret_cast<uint4 *>(man + (size_t)g * part);
+        CHECK(cudaMemPrefetchAsync(man, bytes, on_host, 0, s));
+        CHECK(cudaStreamSynchronize(s));
+        std::memset(man, 5 + j, bytes);
+        CHECK(cudaMemPrefetchAsync(ptrs, 4 * sizeof(*ptrs), on_dev, 0, s));
+        CHECK(cudaStreamSynchronize(s));
+        cupti_take();
+        CHECK(cudaEventRecord(e0, s));
+        streams_read<<<prop.multiProcessorCount * 8, 256, 0, s>>>(ptrs, k, part / sizeof(uint4),
+                                                                  sink);
+        CHECK(cudaEventRecord(e1, s));
+        CHECK(cudaEventSynchronize(e1));
+        dstreams[j] = time_ms(e0, e1);
+        dst[j] = cupti_take();
+    }
+    CHECK(cudaFree(ptrs));
     CHECK(cudaFree(man));
     chain_result_t ch = {};
     if (chain_run(prop.multiProcessorCount, chain_trace, &ch) != 0)
@@ -266,6 +336,11 @@ int main(int argc, char **argv)
                 "\"sparse_h2d_bytes\": %llu,\n",
                 touches, sparse, sparse * 1e3 / (double)touches, sp.gpu_faults, sp.fault_records,
                 sp.h2d_bytes);
+    std::printf(" \"demand_write_GBps\": %.3f, \"demand_write_h2d_bytes\": %llu,\n", gbps(dwrite),
+                dw.h2d_bytes);
+    std::printf(" \"demand_streams2_GBps\": %.3f, \"demand_streams2_h2d_bytes\": %llu, "
+                "\"demand_streams4_GBps\": %.3f, \"demand_streams4_h2d_bytes\": %llu,\n",
+                gbps(dstreams[0]), dst[0].h2d_bytes, gbps(dstreams[1]), dst[1].h2d_bytes);
     std::printf(" \"chain_launches\": %d, \"chain_bytes\": %llu, \"chain_warm_ms\": %.3f, "
                 "\"chain_demand_ms\": %.3f, \"chain_proactive_ms\": %.3f}\n",
                 ch.launches, ch.bytes, ch.warm_ms, ch.demand_ms, ch.proactive_ms);
