@@ -14,7 +14,8 @@
  * Every received message is checked (its first and last
  * words carry the round number). Rank 0 prints one JSON line per (path,
  * size): {"check":"netdev_pingpong","path":"cpu"|"kernel"|"kernel_cpu","bytes":..,
- * "rtt_us":..,"gbps":..}. With --staged, the kernel loop runs again with
+ * "rtt_us":..,"gbps":..}; the kernel paths add "issue_us", the time the
+ * kernel spent inside its put call per round. With --staged, the kernel loop runs again with
  * window and source in device memory (path "kernel_staged", staged through
  * pinned memory). Exit 77 without a GPU.
  */
@@ -101,14 +102,18 @@ static double cpu_pingpong(gmux_comm_t *comm, gmux_window_t w, uint64_t *win, ui
     return (now_s() - t0) / iters;
 }
 
-/* The same loop in one GPU thread; *ns_p gets the elapsed %globaltimer ns,
- * *bad_p the number of wrong messages. */
+/* The same loop in one GPU thread; ns_p[0] gets the elapsed %globaltimer ns,
+ * ns_p[1] the part spent inside the put calls (claiming a slot, writing the
+ * descriptor, publishing it: the kernel's own cost, the rest is waiting for
+ * the proxy, the transport and the peer), *bad_p the number of wrong
+ * messages. */
 __global__ static void k_pingpong(gmux_dev_handle_t h, gmux_window_t w, uint64_t *win,
                                   uint64_t *src, uint64_t bytes, int iters, uint64_t base,
                                   unsigned long long *ns_p, int *bad_p, uint32_t sig)
 {
     int me = h.rank, peer = 1 - me, bad = 0;
     gmux_op_opts_t o = {GMUX_SIGNAL_ADD, sig, 1, GMUX_NO_COUNTER};
+    uint64_t issue = 0;
     uint64_t t0 = gmux_dev_now_ns();
     for (int i = 0; i < iters && !bad; i++) {
         uint64_t r = base + (uint64_t)i + 1;
@@ -119,16 +124,19 @@ __global__ static void k_pingpong(gmux_dev_handle_t h, gmux_window_t w, uint64_t
         if (bytes > 8)
             bad |= gmux_dev_flush(h, 0) != GMUX_OK;
         stamp(src, bytes, r);
+        uint64_t p0 = gmux_dev_now_ns();
         if (bytes == 8)
             bad |= gmux_dev_put_value(h, 0, peer, w, 0, r, 8, &o) != GMUX_OK;
         else
             bad |= gmux_dev_put(h, 0, peer, w, 0, src, bytes, &o) != GMUX_OK;
+        issue += gmux_dev_now_ns() - p0;
         if (me == 0) {
             bad |= gmux_dev_signal_wait(h, sig, r, 0, NULL) != GMUX_OK;
             bad |= !stamped(win, bytes, r);
         }
     }
-    *ns_p = gmux_dev_now_ns() - t0;
+    ns_p[0] = gmux_dev_now_ns() - t0;
+    ns_p[1] = issue;
     *bad_p = bad;
 }
 
@@ -158,7 +166,7 @@ static int staged_run(gmux_comm_t *comm, uint64_t max_bytes, int iters, unsigned
             CUDA_OK(cudaDeviceSynchronize());
             base += (uint64_t)kn;
             rc |= *bad;
-            kt = (double)*ns * 1e-9 / kn;
+            kt = (double)ns[0] * 1e-9 / kn;
         }
         OK(gmux_barrier(gmux_team_world(comm)));
         OK(gmux_dev_window_deregister(&h, w));
@@ -217,7 +225,7 @@ int main(int argc, char **argv)
     OK(gmux_dev_handle_create(comm, &h));
     unsigned long long *ns;
     int *bad;
-    CUDA_OK(cudaHostAlloc((void **)&ns, sizeof(*ns), cudaHostAllocMapped));
+    CUDA_OK(cudaHostAlloc((void **)&ns, 2 * sizeof(*ns), cudaHostAllocMapped));
     CUDA_OK(cudaHostAlloc((void **)&bad, sizeof(*bad), cudaHostAllocMapped));
     int rc = 0;
     uint64_t cpu_base = 0, k_base = 0, m_base = 0;
@@ -233,7 +241,7 @@ int main(int argc, char **argv)
         if (cpu_rt < 0)
             rc = 1;
         OK(gmux_barrier(gmux_team_world(comm)));
-        double kt = 0.0;
+        double kt = 0.0, ki = 0.0;
         for (int pass = 0; pass < 2; pass++) { /* pass 0: warm-up */
             int kn = pass == 0 ? 10 : n;
             k_pingpong<<<1, 1>>>(h, w, (uint64_t *)dwin, (uint64_t *)dsrc, bytes, kn, k_base, ns,
@@ -242,12 +250,13 @@ int main(int argc, char **argv)
             k_base += (uint64_t)kn;
             if (*bad)
                 rc = 1;
-            kt = (double)*ns * 1e-9 / kn;
+            kt = (double)ns[0] * 1e-9 / kn;
+            ki = (double)ns[1] * 1e-9 / kn;
         }
         OK(gmux_barrier(gmux_team_world(comm)));
         /* kernel on rank 0, CPU thread on rank 1: one GPU context spins, so
          * two processes without MPS do not time-slice the GPU between them */
-        double mt = 0.0;
+        double mt = 0.0, mi = 0.0;
         for (int pass = 0; pass < 2; pass++) {
             int kn = pass == 0 ? 10 : n;
             if (me == 0) {
@@ -256,7 +265,8 @@ int main(int argc, char **argv)
                 CUDA_OK(cudaDeviceSynchronize());
                 if (*bad)
                     rc = 1;
-                mt = (double)*ns * 1e-9 / kn;
+                mt = (double)ns[0] * 1e-9 / kn;
+                mi = (double)ns[1] * 1e-9 / kn;
             } else if (cpu_pingpong(comm, w, win, src, bytes, kn, m_base, SIG_MIXED) < 0) {
                 rc = 1;
             }
@@ -270,12 +280,14 @@ int main(int argc, char **argv)
                    cpu_rt > 0 ? 2.0 * (double)bytes / cpu_rt * 1e-9 : 0.0,
                    cpu_rt > 0 ? "true" : "false");
             printf("{\"check\":\"netdev_pingpong\",\"path\":\"kernel\",\"provider\":\"%s\","
-                   "\"bytes\":%llu,\"iters\":%d,\"rtt_us\":%.2f,\"gbps\":%.3f,\"ok\":%s}\n",
-                   gmux_comm_provider(comm), (unsigned long long)bytes, n, kt * 1e6,
+                   "\"bytes\":%llu,\"iters\":%d,\"rtt_us\":%.2f,\"issue_us\":%.2f,\"gbps\":%.3f,"
+                   "\"ok\":%s}\n",
+                   gmux_comm_provider(comm), (unsigned long long)bytes, n, kt * 1e6, ki * 1e6,
                    kt > 0 ? 2.0 * (double)bytes / kt * 1e-9 : 0.0, rc == 0 ? "true" : "false");
             printf("{\"check\":\"netdev_pingpong\",\"path\":\"kernel_cpu\",\"provider\":\"%s\","
-                   "\"bytes\":%llu,\"iters\":%d,\"rtt_us\":%.2f,\"gbps\":%.3f,\"ok\":%s}\n",
-                   gmux_comm_provider(comm), (unsigned long long)bytes, n, mt * 1e6,
+                   "\"bytes\":%llu,\"iters\":%d,\"rtt_us\":%.2f,\"issue_us\":%.2f,\"gbps\":%.3f,"
+                   "\"ok\":%s}\n",
+                   gmux_comm_provider(comm), (unsigned long long)bytes, n, mt * 1e6, mi * 1e6,
                    mt > 0 ? 2.0 * (double)bytes / mt * 1e-9 : 0.0, rc == 0 ? "true" : "false");
             fflush(stdout);
         }
