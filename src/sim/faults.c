@@ -22,6 +22,8 @@ uint32_t sim_fault_blocks(const sim_fault_model_t *m, uint32_t resident, uint32_
         return 0;
     /* Occupancy as the driver counts it: what is there plus what faults now. */
     uint32_t occ = resident | touched;
+    if ((uint32_t)__builtin_popcount(occ) * 100u > m->nblocks * m->pct)
+        return m->full & ~resident; /* the whole chunk qualifies: the largest group */
     uint32_t moved = need;
     for (uint32_t b = 0; b < m->nblocks; b++) {
         if (!(need & (1u << b)))
