@@ -16,7 +16,11 @@ trap 'rm -rf "$tmp"' EXIT
 for w in llm-decode dl-train sci-stencil sci-sparse; do
   "$gmux" profile --workload "$w" --seed 1 -o "$tmp/$w.tpl" >/dev/null
   for o in 200 250 300; do
-    base=(sim --workload "$w" --seed 2 --policy proactive --oversub "$o" --quiet --json)
+    # PREDICT_SIM_PARAMS: extra gmux sim options, e.g. "--param fault_block=2MiB"
+    # (the whole-chunk fault model) to compare device models in one run
+    # shellcheck disable=SC2206
+    base=(sim --workload "$w" --seed 2 --policy proactive --oversub "$o" --quiet --json
+          ${PREDICT_SIM_PARAMS:-})
     t0=$(date +%s.%N)
     "$gmux" "${base[@]}" --predict recorded > "$tmp/rec.json"
     t1=$(date +%s.%N)
@@ -27,7 +31,7 @@ for w in llm-decode dl-train sci-stencil sci-sparse; do
     timeout "$lim" "$gmux" "${base[@]}" --predict learned > "$tmp/online.json" 2>/dev/null || true
     t3=$(date +%s.%N)
     python3 - "$w" "$o" "$tmp" "$t0" "$t1" "$t2" "$t3" <<'PY'
-import json, sys
+import json, os, sys
 w, o, tmp = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 t0, t1, t2, t3 = (float(x) for x in sys.argv[4:8])
 def load(name):
@@ -50,6 +54,7 @@ def span(r):
 def ratio(r):
     return round(r["makespan_s"] / rec["makespan_s"], 4) if "makespan_s" in r else None
 print(json.dumps({"bench": "predict_sim", "workload": w, "oversub_pct": o,
+    "params": os.environ.get("PREDICT_SIM_PARAMS", ""),
     "recorded_s": span(rec),
     "templates_s": span(db), "templates_error": db.get("error"),
     "templates_vs_recorded": ratio(db),

@@ -27,6 +27,9 @@ run bench/wb_sim.sh
 run "$build/bench/bench_predict"
 run bench/predict_quality.sh
 run bench/predict_sim.sh
+# mem simulator: demand paging with 64 KiB fault blocks vs whole 2 MiB chunks (docs/benchmarks.md)
+run bench/fault_sim.sh
+PREDICT_SIM_PARAMS="--param fault_block=2MiB" run bench/predict_sim.sh
 # net: gmux next to raw libfabric (shm and tcp), then the long ordering stress
 # (millions of signal rounds; `make check` runs a bounded version of it).
 run "$build/tools/gmux/gmux" bench net --json

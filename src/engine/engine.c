@@ -54,7 +54,8 @@ gmux_status_t eng_engine_create(const eng_engine_params_t *p, const eng_backend_
                                     .predict = p->predict,
                                     .predict_ctx = p->predict_ctx,
                                     .use_added = on_use_added,
-                                    .cb_ctx = e};
+                                    .cb_ctx = e,
+                                    .block_size = p->fault_block};
         st = eng_timeline_create(&tp, e->regs, e->sched, &e->tl);
     }
     if (st != GMUX_OK) {
@@ -77,6 +78,7 @@ void eng_engine_destroy(eng_engine_t *e)
     free(e->repl);
     free(e->resv);
     free(e->scratch);
+    free(e->fault_refs);
     free(e);
 }
 
@@ -312,7 +314,9 @@ gmux_status_t eng_engine_next(eng_engine_t *e, eng_step_t *step)
                          .wait = wait,
                          .faults = faults,
                          .nrefs = front->ntrefs,
-                         .refs = truth};
+                         .refs = truth,
+                         .blocks = eng_timeline_blocks(e->tl, front),
+                         .fault_refs = e->fault_refs};
     e->last_slice = front->slice;
     e->pending = true;
     return GMUX_OK;

@@ -77,6 +77,10 @@ typedef struct eng_engine_params {
     eng_predict_fn predict; /* NULL: recorded ranges */
     void *predict_ctx;
     bool replan_full; /* re-plan by walking every chunk (tests: the reference) */
+    /* Added: block size of the touched-block masks each step carries
+     * (eng_timeline_params_t.block_size); 0: none. The engine's decisions do
+     * not depend on it: a simulator charges faults with it. */
+    uint64_t fault_block;
 } eng_engine_params_t;
 
 /* What re-planning after mispredictions cost. */
@@ -99,6 +103,11 @@ typedef struct eng_step {
     uint32_t faults;   /* chunks missing when it was due (fetched on demand) */
     uint32_t nrefs;
     const uint32_t *refs; /* recorded references (ENG_REF_*), valid until the next call */
+    /* Added, valid as long as refs: beside refs, the blocks of each chunk the launch
+     * touches (NULL without fault_block); the indices into refs of the `faults` chunks
+     * fetched on demand. */
+    const uint32_t *blocks;
+    const uint32_t *fault_refs;
 } eng_step_t;
 
 typedef struct eng_engine eng_engine_t;

@@ -39,6 +39,8 @@ struct eng_engine {
     uint64_t stamp;    /* last value written to eng_chunk_t.mark */
     uint32_t *scratch; /* re-plan: chunks to put back into the plan */
     uint32_t nscratch, scratch_cap;
+    uint32_t *fault_refs; /* the last launch's faulted chunks: indices into its truth refs */
+    uint32_t fault_cap;
     eng_replan_stats_t rs;
     bool pending; /* a step was handed out and not completed */
 };
@@ -50,7 +52,8 @@ void eng_resv_drop(eng_engine_t *e, uint32_t chunk);
  * Serves the true references of the launch at position p (the front of the
  * timeline) that are not on the device: re-plans if a plan is pending
  * (eng_replan), then faults each missing chunk in (eng_engine.h explains the
- * slot it takes). *faults_p counts them. Transfers are added to the migration
+ * slot it takes). *faults_p counts them, and e->fault_refs lists their
+ * indices into truth. Transfers are added to the migration
  * plan; the caller flushes it.
  */
 gmux_status_t eng_fault_launch(eng_engine_t *e, uint64_t p, const uint32_t *truth, uint32_t ntruth,

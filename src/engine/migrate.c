@@ -209,7 +209,8 @@ static gmux_status_t evict_batch(eng_migrate_t *m)
 static gmux_status_t fill_round(eng_migrate_t *m)
 {
     eng_ticket_t *sl = m->slots.a;
-    qsort(sl, m->slots.n, sizeof(*sl), cmp_ticket);
+    if (m->slots.n > 1) /* a round of faults alone may free no slot: no array yet */
+        qsort(sl, m->slots.n, sizeof(*sl), cmp_ticket);
     uint32_t wb_from = m->slots.n;
     gmux_status_t st = GMUX_OK;
     for (uint32_t i = 0; i < m->wb_slots.n && st == GMUX_OK; i++)

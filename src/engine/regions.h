@@ -53,8 +53,10 @@ typedef struct eng_chunk {
     uint32_t heap_idx; /* placement: position in the eviction heap, ENG_NONE if absent */
     uint32_t lru_prev; /* placement: LRU/FIFO list links */
     uint32_t lru_next;
-    uint32_t region; /* owning region index */
-    uint32_t flags;  /* ENG_CHUNK_* */
+    uint32_t plan_ref;  /* timeline: its reference at plan_pos (index from the launch's first) */
+    uint32_t truth_ref; /* timeline: the same at truth_pos */
+    uint32_t region;    /* owning region index */
+    uint32_t flags;     /* ENG_CHUNK_* */
 } eng_chunk_t;
 
 typedef struct eng_region {

@@ -264,6 +264,13 @@ gmux_status_t eng_fault_launch(eng_engine_t *e, uint64_t p, const uint32_t *trut
     for (uint32_t k = 0; k < ntruth; k++)
         eng_regions_chunk(e->regs, ENG_REF_CHUNK(truth[k]))->mark = e->stamp;
     e->nscratch = 0;
+    if (ntruth > e->fault_cap) {
+        uint32_t *n = realloc(e->fault_refs, (size_t)ntruth * sizeof(*n));
+        if (!n)
+            return GMUX_ERR_NOMEM;
+        e->fault_refs = n;
+        e->fault_cap = ntruth;
+    }
     gmux_status_t st = GMUX_OK;
     for (; i < ntruth && st == GMUX_OK; i++) {
         uint32_t c = ENG_REF_CHUNK(truth[i]);
@@ -271,7 +278,7 @@ gmux_status_t eng_fault_launch(eng_engine_t *e, uint64_t p, const uint32_t *trut
             continue;
         st = fault_in(e, c, p);
         if (st == GMUX_OK)
-            faults++;
+            e->fault_refs[faults++] = i;
     }
     unpin_all(e, p);
     *faults_p = faults;

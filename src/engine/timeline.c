@@ -19,6 +19,7 @@ struct eng_timeline {
     uint64_t nlaunch; /* launches in the window */
 
     uint32_t *refs;                     /* refs[i] holds absolute reference index rbase + i */
+    uint32_t *blocks;                   /* beside refs when p.block_size: blocks touched */
     uint64_t rbase, rhead, rtail, rcap; /* rhead/rtail absolute */
 
     eng_use_node_t *nodes;
@@ -39,6 +40,9 @@ gmux_status_t eng_timeline_create(const eng_timeline_params_t *p, eng_regions_t 
 {
     if (!p || !p->feed.next || p->lookahead == 0 || !regs || !sched)
         return GMUX_ERR_INVALID;
+    uint64_t bs = p->block_size, cs = eng_regions_chunk_size(regs);
+    if (bs && ((bs & (bs - 1)) != 0 || bs > cs || cs / bs > 32))
+        return GMUX_ERR_INVALID;
     eng_timeline_t *tl = calloc(1, sizeof(*tl));
     if (!tl)
         return GMUX_ERR_NOMEM;
@@ -57,6 +61,7 @@ void eng_timeline_destroy(eng_timeline_t *tl)
         return;
     free(tl->ents);
     free(tl->refs);
+    free(tl->blocks);
     free(tl->nodes);
     free(tl);
 }
@@ -81,12 +86,15 @@ static gmux_status_t ent_append(eng_timeline_t *tl, eng_entry_t **e_p)
     return GMUX_OK;
 }
 
-static gmux_status_t ref_append(eng_timeline_t *tl, uint32_t ref)
+static gmux_status_t ref_append(eng_timeline_t *tl, uint32_t ref, uint32_t blocks)
 {
     if (tl->rtail - tl->rbase == tl->rcap) {
         uint64_t dead = tl->rhead - tl->rbase;
         if (dead > tl->rcap / 2) {
-            memmove(tl->refs, tl->refs + dead, (tl->rtail - tl->rhead) * sizeof(*tl->refs));
+            uint64_t live = tl->rtail - tl->rhead;
+            memmove(tl->refs, tl->refs + dead, live * sizeof(*tl->refs));
+            if (tl->blocks)
+                memmove(tl->blocks, tl->blocks + dead, live * sizeof(*tl->blocks));
             tl->rbase = tl->rhead;
         } else {
             uint64_t ncap = tl->rcap ? tl->rcap * 2 : 1024;
@@ -94,11 +102,29 @@ static gmux_status_t ref_append(eng_timeline_t *tl, uint32_t ref)
             if (!n)
                 return GMUX_ERR_NOMEM;
             tl->refs = n;
+            if (tl->p.block_size) {
+                n = realloc(tl->blocks, ncap * sizeof(*n));
+                if (!n)
+                    return GMUX_ERR_NOMEM; /* refs grew alone: rcap still fits both */
+                tl->blocks = n;
+            }
             tl->rcap = ncap;
         }
     }
+    if (tl->blocks)
+        tl->blocks[tl->rtail - tl->rbase] = blocks;
     tl->refs[tl->rtail++ - tl->rbase] = ref;
     return GMUX_OK;
+}
+
+/* The blocks of a chunk that its bytes [a, b) (offsets in the chunk) cover. */
+static uint32_t block_mask(const eng_timeline_t *tl, uint64_t a, uint64_t b)
+{
+    if (!tl->p.block_size)
+        return 0;
+    uint64_t lo = a / tl->p.block_size, hi = (b - 1) / tl->p.block_size;
+    uint32_t upto = hi >= 31 ? UINT32_MAX : (1u << (hi + 1)) - 1;
+    return upto & ~((1u << lo) - 1);
 }
 
 static gmux_status_t use_push(eng_timeline_t *tl, uint32_t chunk, uint64_t pos)
@@ -156,7 +182,7 @@ static void use_pop(eng_timeline_t *tl, uint32_t chunk)
 }
 
 /* Appends the chunks of ranges (deduplicated within this position, write
- * flags merged) as references; *n_p counts them. */
+ * flags and touched blocks merged) as references; *n_p counts them. */
 static gmux_status_t map_ranges(eng_timeline_t *tl, uint32_t task, const eng_range_t *ranges,
                                 uint32_t nranges, uint64_t pos, bool truth, uint32_t *n_p)
 {
@@ -178,18 +204,20 @@ static gmux_status_t map_ranges(eng_timeline_t *tl, uint32_t task, const eng_ran
             uint32_t chunk = reg->first_chunk + (uint32_t)k;
             eng_chunk_t *c = eng_regions_chunk(tl->regs, chunk);
             uint64_t *stamp = truth ? &c->truth_pos : &c->plan_pos;
+            uint32_t *idx = truth ? &c->truth_ref : &c->plan_ref;
+            uint64_t a = k * cs < lo ? lo - k * cs : 0;
+            uint64_t b = (k + 1) * cs > hi ? hi - k * cs : cs;
+            uint32_t bm = block_mask(tl, a, b);
             if (*stamp == pos) {
-                if (wr) {
-                    for (uint64_t j = first_ref; j < tl->rtail; j++) {
-                        uint32_t *r = &tl->refs[j - tl->rbase];
-                        if (ENG_REF_CHUNK(*r) == chunk)
-                            *r |= ENG_REF_WRITE;
-                    }
-                }
+                uint64_t j = first_ref + *idx - tl->rbase;
+                tl->refs[j] |= wr;
+                if (tl->blocks)
+                    tl->blocks[j] |= bm;
                 continue;
             }
             *stamp = pos;
-            gmux_status_t st = ref_append(tl, chunk | wr);
+            *idx = (uint32_t)(tl->rtail - first_ref);
+            gmux_status_t st = ref_append(tl, chunk | wr, bm);
             if (st == GMUX_OK && !truth)
                 st = use_push(tl, chunk, pos);
             if (st != GMUX_OK)
@@ -346,6 +374,11 @@ const uint32_t *eng_timeline_refs(const eng_timeline_t *tl, const eng_entry_t *e
 const uint32_t *eng_timeline_truth(const eng_timeline_t *tl, const eng_entry_t *e)
 {
     return tl->refs + (e->tref_off - tl->rbase);
+}
+
+const uint32_t *eng_timeline_blocks(const eng_timeline_t *tl, const eng_entry_t *e)
+{
+    return tl->blocks ? tl->blocks + (e->tref_off - tl->rbase) : NULL;
 }
 
 void eng_timeline_pop(eng_timeline_t *tl)

@@ -95,6 +95,12 @@ typedef struct eng_timeline_params {
     /* Called for every use planned, with its position (may be NULL). */
     void (*use_added)(void *ctx, uint32_t chunk, uint64_t pos);
     void *cb_ctx;
+    /* Added: with a block size (a power of two dividing the chunk size, at
+     * most 32 blocks per chunk), every reference also carries the mask of the
+     * chunk's blocks its launch touches (eng_timeline_blocks), so that a
+     * simulator can charge a fault for what the launch touches rather than
+     * for the whole chunk. 0: no masks. */
+    uint64_t block_size;
 } eng_timeline_params_t;
 
 typedef struct eng_timeline eng_timeline_t;
@@ -115,6 +121,10 @@ const eng_entry_t *eng_timeline_peek(const eng_timeline_t *tl, uint64_t i);
 /* References of an entry (ENG_REF_CHUNK / ENG_REF_WRITE). */
 const uint32_t *eng_timeline_refs(const eng_timeline_t *tl, const eng_entry_t *e);
 const uint32_t *eng_timeline_truth(const eng_timeline_t *tl, const eng_entry_t *e);
+/* Beside the truth references (same index), the blocks of each chunk the
+ * launch's recorded ranges touch: bit k is the chunk's k-th block of
+ * block_size bytes. NULL when the timeline has no block size. */
+const uint32_t *eng_timeline_blocks(const eng_timeline_t *tl, const eng_entry_t *e);
 
 /* Removes the front entry once executed: its chunks' next uses move on. A
  * FREE entry's region must have been released by the caller already. */

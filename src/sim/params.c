@@ -98,6 +98,15 @@ gmux_status_t sim_params_check(const sim_params_t *p, char *err, size_t errlen)
         snprintf(err, errlen, "a parameter is out of its range (see gmux sim --help)");
         return GMUX_ERR_RANGE;
     }
+    uint64_t fb = (uint64_t)p->fault_block;
+    if (fb < 4096 || (fb & (fb - 1)) != 0 || p->fault_block > (double)(1u << 30)) {
+        snprintf(err, errlen, "fault_block must be a power of two of at least 4KiB");
+        return GMUX_ERR_RANGE;
+    }
+    if (p->uvm_prefetch_pct < 1 || p->uvm_prefetch_pct > 100) {
+        snprintf(err, errlen, "uvm_prefetch_pct must lie in 1..100");
+        return GMUX_ERR_RANGE;
+    }
     if (p->lookahead > 1e8 || p->batch_chunks > 1e6 || p->prefetch_slices > 1e6) {
         snprintf(err, errlen, "lookahead, batch_chunks or prefetch_slices too large");
         return GMUX_ERR_RANGE;
@@ -122,4 +131,12 @@ void sim_params_print_help(FILE *out)
         }
         fprintf(out, "  %-17s %-14.10g %s\n", descs[i].key, d, descs[i].help);
     }
+}
+
+uint64_t sim_params_fault_block(const sim_params_t *p)
+{
+    uint64_t cs = (uint64_t)p->chunk_bytes, fb = (uint64_t)p->fault_block;
+    if (fb < cs / 32)
+        fb = cs / 32;
+    return fb > cs ? cs : fb;
 }

@@ -28,6 +28,12 @@
     X(fault_latency_ns, "fault_latency_us", USEC, 30000.0, "UVM: service latency per batch, us")   \
     X(fault_bps, "fault_gbps", GBPS, 4.34e9,                                                       \
       "UVM: demand paging of dense data, GB/s (H200, measured)")                                   \
+    X(fault_block, "fault_block", SIZE, 65536.0,                                                   \
+      "UVM: a fault moves the touched blocks of this size (H200: 64KiB; the chunk size: whole "    \
+      "chunks, the former model; at most 32 per chunk)")                                           \
+    X(uvm_prefetch_pct, "uvm_prefetch_pct", U64, 51.0,                                             \
+      "UVM: a faulted region moves whole once over this % of it is resident or touched "           \
+      "(driver's prefetch threshold; 100: never)")                                                 \
     X(uvm_lru, "uvm_lru", U64, 0.0, "UVM eviction order: 0 FIFO by migration (driver), 1 LRU")     \
     X(quantum_ns, "quantum_ms", MSEC, 10e6, "time slice of compute time, ms")                      \
     X(lookahead, "lookahead", U64, 8192.0, "launches the engine plans ahead")                      \
@@ -56,9 +62,14 @@ void sim_params_default(sim_params_t *p);
 gmux_status_t sim_params_set(sim_params_t *p, const char *kv, char *err, size_t errlen);
 
 /* Checks the combination (chunk of 64 KiB or 2 MiB granularity, capacity of
- * at least one chunk, positive bandwidths). */
+ * at least one chunk, positive bandwidths, a fault block that is a power of
+ * two of at least 4 KiB, a prefetch threshold of 1 to 100%). */
 gmux_status_t sim_params_check(const sim_params_t *p, char *err, size_t errlen);
 
 void sim_params_print_help(FILE *out);
+
+/* The fault block in effect: fault_block, raised to chunk/32 (a chunk keeps
+ * at most 32 block bits) and capped at the chunk size. */
+uint64_t sim_params_fault_block(const sim_params_t *p);
 
 #endif /* SIM_PARAMS_H */

@@ -9,6 +9,7 @@
 #include "engine/placement.h"
 #include "engine/timeline.h"
 #include "sim/device.h"
+#include "sim/faults.h"
 
 static const char *const policy_names[SIM_POLICY_COUNT] = {"demand", "proactive", "proactive-lru",
                                                            "oracle"};
@@ -82,6 +83,8 @@ typedef struct run_ctx {
     eng_sched_t *sched;
     eng_timeline_t *tl;
     eng_placement_t *place; /* demand only */
+    uint32_t *blocks;       /* demand: resident blocks of each chunk (sim/faults.h) */
+    uint32_t nblocks;       /* entries of blocks */
 } run_ctx_t;
 
 static void on_next_use(void *ctx, uint32_t chunk)
@@ -112,11 +115,13 @@ static void ctx_close(run_ctx_t *rc)
     eng_sched_destroy(rc->sched);
     eng_regions_destroy(rc->regs);
     sim_source_close(rc->src);
+    free(rc->blocks);
     memset(rc, 0, sizeof(*rc));
 }
 
+/* block: the timeline's block size (touched-block masks), 0 for none. */
 static gmux_status_t ctx_open(run_ctx_t *rc, const sim_params_t *p, const sim_hooks_t *h,
-                              uint32_t lookahead, char *err, size_t errlen)
+                              uint32_t lookahead, uint64_t block, char *err, size_t errlen)
 {
     memset(rc, 0, sizeof(*rc));
     gmux_status_t st = h->open(h->open_ctx, &rc->src, err, errlen);
@@ -131,7 +136,8 @@ static gmux_status_t ctx_open(run_ctx_t *rc, const sim_params_t *p, const sim_ho
         eng_timeline_params_t tp = {.lookahead = lookahead,
                                     .feed = {feed_next, rc->src},
                                     .next_use_changed = on_next_use,
-                                    .cb_ctx = rc};
+                                    .cb_ctx = rc,
+                                    .block_size = block};
         st = eng_timeline_create(&tp, rc->regs, rc->sched, &rc->tl);
     }
     if (st != GMUX_OK) {
@@ -189,6 +195,8 @@ static void release_region(run_ctx_t *rc, uint32_t region, sim_refstr_t *refs)
             sim_refstr_free(refs, c);
         if (rc->place)
             eng_place_remove(rc->place, c);
+        if (c < rc->nblocks)
+            rc->blocks[c] = 0;
     }
     eng_regions_release(rc->regs, region);
 }
@@ -198,7 +206,7 @@ gmux_status_t sim_profile_run(const sim_params_t *p, const sim_hooks_t *h, sim_p
 {
     memset(prof, 0, sizeof(*prof));
     run_ctx_t rc;
-    gmux_status_t st = ctx_open(&rc, p, h, 1, err, errlen);
+    gmux_status_t st = ctx_open(&rc, p, h, 1, 0, err, errlen);
     if (st != GMUX_OK)
         return st;
     uint32_t nt = rc.src->ntasks;
@@ -307,7 +315,33 @@ gmux_status_t sim_bound_compute(const sim_profile_t *prof, const sim_params_t *p
     return GMUX_OK;
 }
 
-/* Demand paging: the UVM driver's fault batches, FIFO (or LRU) eviction. */
+/* Room for the resident-block mask of every chunk id handed out so far. */
+static gmux_status_t blocks_fit(run_ctx_t *rc)
+{
+    uint32_t lim = eng_regions_chunk_limit(rc->regs);
+    if (lim <= rc->nblocks)
+        return GMUX_OK;
+    uint32_t n = rc->nblocks ? rc->nblocks : 1024;
+    while (n < lim)
+        n = n > UINT32_MAX / 2 ? lim : n * 2;
+    uint32_t *b = realloc(rc->blocks, (size_t)n * sizeof(*b));
+    if (!b)
+        return GMUX_ERR_NOMEM;
+    memset(b + rc->nblocks, 0, (size_t)(n - rc->nblocks) * sizeof(*b));
+    rc->blocks = b;
+    rc->nblocks = n;
+    return GMUX_OK;
+}
+
+/*
+ * Demand paging: the UVM driver's fault batches, FIFO (or LRU) eviction.
+ * Residency is tracked per block of a chunk (sim/faults.h): a chunk with any
+ * block on the device takes one slot; a launch faults on a chunk when it
+ * touches a block that is not there (again if an earlier launch brought
+ * other blocks), and the fault moves the touched blocks grown by the
+ * driver's density rule. Eviction drops the whole chunk; a dirty chunk
+ * writes back the blocks it has on the device.
+ */
 static gmux_status_t run_demand(run_ctx_t *rc, const sim_params_t *p, const sim_hooks_t *h,
                                 uint64_t cap_chunks, sim_result_t *r, char *err, size_t errlen)
 {
@@ -317,15 +351,14 @@ static gmux_status_t run_demand(run_ctx_t *rc, const sim_params_t *p, const sim_
         snprintf(err, errlen, "%s", gmux_status_str(st));
         return st;
     }
-    uint64_t cs = (uint64_t)p->chunk_bytes;
-    /* a chunk faulted in moves at the demand-paging rate, measured far below
-     * the prefetch bandwidth (docs/sim.md, calibration) */
-    uint64_t fill_ns = div_ceil_ns((double)cs, p->fault_bps);
-    uint64_t wb_ns = div_ceil_ns((double)cs, p->d2h_bps);
+    sim_fault_model_t fm;
+    sim_fault_model_init(&fm, p);
     uint64_t batch = (uint64_t)p->fault_batch;
     uint64_t now = 0, last_slice = 0;
     for (;;) {
         st = eng_timeline_fill(rc->tl);
+        if (st == GMUX_OK)
+            st = blocks_fit(rc);
         if (st != GMUX_OK)
             return plan_error(rc, st, err, errlen);
         const eng_entry_t *e = eng_timeline_peek(rc->tl, 0);
@@ -337,35 +370,45 @@ static gmux_status_t run_demand(run_ctx_t *rc, const sim_params_t *p, const sim_
             continue;
         }
         const uint32_t *tr = eng_timeline_truth(rc->tl, e);
+        const uint32_t *tb = eng_timeline_blocks(rc->tl, e);
         uint64_t in_batch = 0;
         for (uint32_t i = 0; i < e->ntrefs; i++) {
             uint32_t c = ENG_REF_CHUNK(tr[i]);
-            eng_chunk_t *x = eng_regions_chunk(rc->regs, c);
-            if (x->flags & ENG_CHUNK_RESIDENT)
+            uint32_t *res = &rc->blocks[c];
+            uint32_t mv = sim_fault_blocks(&fm, *res, tb ? tb[i] : fm.full);
+            if (!mv)
                 continue;
             if (in_batch == 0)
                 now += (uint64_t)p->fault_latency_ns; /* a new fault batch */
             in_batch = (in_batch + 1) % batch;
             r->faults++;
-            if (eng_place_resident(rc->place) >= cap_chunks) {
-                uint32_t v = eng_place_victim(rc->place, e->pos);
-                if (v == ENG_NONE) {
-                    snprintf(err, errlen, "a launch touches more chunks than the device holds");
-                    return GMUX_ERR_CAPACITY;
+            if (*res == 0) { /* not on the device: it takes a slot */
+                if (eng_place_resident(rc->place) >= cap_chunks) {
+                    uint32_t v = eng_place_victim(rc->place, e->pos);
+                    if (v == ENG_NONE) {
+                        snprintf(err, errlen, "a launch touches more chunks than the device holds");
+                        return GMUX_ERR_CAPACITY;
+                    }
+                    eng_chunk_t *vx = eng_regions_chunk(rc->regs, v);
+                    if (vx->flags & ENG_CHUNK_DIRTY) {
+                        uint64_t wb = sim_fault_bytes(&fm, rc->blocks[v]);
+                        now += div_ceil_ns((double)wb, p->d2h_bps);
+                        r->bytes_d2h += wb;
+                        vx->flags &= ~(uint32_t)ENG_CHUNK_DIRTY;
+                    }
+                    rc->blocks[v] = 0;
+                    eng_place_remove(rc->place, v);
                 }
-                eng_chunk_t *vx = eng_regions_chunk(rc->regs, v);
-                if (vx->flags & ENG_CHUNK_DIRTY) {
-                    now += wb_ns;
-                    r->bytes_d2h += cs;
-                    vx->flags &= ~(uint32_t)ENG_CHUNK_DIRTY;
-                }
-                eng_place_remove(rc->place, v);
+                st = eng_place_insert(rc->place, c);
+                if (st != GMUX_OK)
+                    return st;
             }
-            st = eng_place_insert(rc->place, c);
-            if (st != GMUX_OK)
-                return st;
-            now += fill_ns;
-            r->bytes_h2d += cs;
+            /* faulted data moves at the demand-paging rate, measured far
+             * below the prefetch bandwidth (docs/sim.md, calibration) */
+            uint64_t bytes = sim_fault_bytes(&fm, mv);
+            *res |= mv;
+            now += div_ceil_ns((double)bytes, p->fault_bps);
+            r->bytes_h2d += bytes;
         }
         now += e->time_ns;
         for (uint32_t i = 0; i < e->ntrefs; i++) {
@@ -381,6 +424,28 @@ static gmux_status_t run_demand(run_ctx_t *rc, const sim_params_t *p, const sim_
         eng_timeline_pop(rc->tl);
     }
     return GMUX_OK;
+}
+
+/*
+ * A mispredicted chunk is migrated whole by the engine at prefetch bandwidth
+ * (its fill is in the transfers the launch waits for), but on a GPU the
+ * kernel has already faulted in what it touches by demand paging: charge the
+ * difference between the two rates for the blocks the fault moves
+ * (sim/faults.h; the whole chunk with fault_block = chunk, as before).
+ */
+static uint64_t fault_extra(const sim_fault_model_t *fm, const sim_params_t *p,
+                            const eng_step_t *step)
+{
+    if (p->fault_bps >= p->h2d_bps)
+        return 0;
+    uint64_t ns = 0;
+    for (uint32_t k = 0; k < step->faults; k++) {
+        uint32_t i = step->fault_refs[k];
+        uint32_t mv = sim_fault_blocks(fm, 0, step->blocks ? step->blocks[i] : fm->full);
+        double bytes = (double)sim_fault_bytes(fm, mv);
+        ns += div_ceil_ns(bytes, p->fault_bps) - div_ceil_ns(bytes, p->h2d_bps);
+    }
+    return ns;
 }
 
 /* The engine on the simulated device. */
@@ -408,7 +473,8 @@ static gmux_status_t run_engine(const sim_params_t *p, const sim_hooks_t *h, sim
                               .batch_chunks = (uint32_t)p->batch_chunks,
                               .reserve_chunks = (uint32_t)p->fault_reserve,
                               .quantum_ns = (uint64_t)p->quantum_ns,
-                              .feed = {feed_next, src}};
+                              .feed = {feed_next, src},
+                              .fault_block = sim_params_fault_block(p)};
     if (p->wb_aware != 0) {
         ep.h2d_bps = (uint64_t)p->h2d_bps;
         ep.d2h_bps = (uint64_t)p->d2h_bps;
@@ -438,14 +504,8 @@ static gmux_status_t run_engine(const sim_params_t *p, const sim_hooks_t *h, sim
         ph->attach(pred, eng_engine_regions(eng));
     const char *what = sim_policy_name(pol);
     uint64_t batch = (uint64_t)p->fault_batch;
-    /* A mispredicted chunk is migrated by the engine at prefetch bandwidth,
-     * but on a GPU the kernel has already faulted it in by demand paging:
-     * charge the difference between the two rates. */
-    uint64_t cs = (uint64_t)p->chunk_bytes;
-    uint64_t fault_extra_ns = 0;
-    if (p->fault_bps < p->h2d_bps)
-        fault_extra_ns =
-            div_ceil_ns((double)cs, p->fault_bps) - div_ceil_ns((double)cs, p->h2d_bps);
+    sim_fault_model_t fm;
+    sim_fault_model_init(&fm, p);
     for (;;) {
         eng_step_t step;
         st = eng_engine_next(eng, &step);
@@ -466,7 +526,7 @@ static gmux_status_t run_engine(const sim_params_t *p, const sim_hooks_t *h, sim
         }
         uint64_t start = dev.now_ns > step.wait ? dev.now_ns : step.wait;
         start += (step.faults + batch - 1) / batch * (uint64_t)p->fault_latency_ns;
-        start += step.faults * fault_extra_ns;
+        start += fault_extra(&fm, p, &step);
         dev.now_ns = start + step.time_ns;
         r->faults += step.faults;
         st = eng_engine_complete(eng, dev.now_ns);
@@ -506,7 +566,7 @@ gmux_status_t sim_run(const sim_params_t *p, const sim_hooks_t *h, sim_policy_t 
         st = run_engine(p, h, pol, cap_chunks * (uint64_t)p->chunk_bytes, r, err, errlen);
     } else if (pol == SIM_POLICY_DEMAND) {
         run_ctx_t rc;
-        st = ctx_open(&rc, p, h, 1, err, errlen);
+        st = ctx_open(&rc, p, h, 1, sim_params_fault_block(p), err, errlen);
         if (st != GMUX_OK)
             return st;
         st = result_init(r, rc.src->ntasks);

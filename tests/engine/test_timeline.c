@@ -145,12 +145,91 @@ static void test_predictor_drives_refs(void **state)
     close_tl(&s);
 }
 
+/* A feed of one task: one allocation of 4 chunks at 0, then one launch over `ranges`. */
+static const eng_range_t *blk_ranges;
+static uint32_t blk_nranges, blk_next;
+
+static gmux_status_t blk_feed(void *ctx, uint32_t task, eng_item_t *it)
+{
+    (void)ctx;
+    (void)task;
+    memset(it, 0, sizeof(*it));
+    if (blk_next == 0) {
+        it->kind = ENG_ITEM_ALLOC;
+        it->id = 1;
+        it->size = 4 * CH;
+    } else if (blk_next == 1) {
+        it->kind = ENG_ITEM_LAUNCH;
+        it->time_ns = 10;
+        it->ranges = blk_ranges;
+        it->nranges = blk_nranges;
+    } else {
+        return GMUX_ERR_NOT_FOUND;
+    }
+    blk_next++;
+    return GMUX_OK;
+}
+
+/* Touched-block masks beside the truth refs: ranges spanning blocks and
+ * chunks, several ranges on one chunk merged (blocks and write flag). */
+static void test_block_masks(void **state)
+{
+    (void)state;
+    const eng_range_t rg[] = {
+        {0, 1, ENG_ACCESS_READ},              /* chunk 0, block 0 */
+        {1500, 3000, ENG_ACCESS_READ},        /* chunk 0 blocks 1-3, chunk 1 block 0 */
+        {2 * CH + 2048, 1, ENG_ACCESS_WRITE}, /* chunk 2, block 2, written */
+        {2 * CH, 1, ENG_ACCESS_READ},         /* chunk 2, block 0 */
+        {2 * CH + 1023, 2, ENG_ACCESS_READ},  /* chunk 2, blocks 0 and 1 */
+    };
+    blk_ranges = rg;
+    blk_nranges = 5;
+    blk_next = 0;
+    setup_t s;
+    assert_int_equal(eng_regions_create(1, CH, &s.regs), GMUX_OK);
+    assert_int_equal(eng_sched_create(1, 1000, &s.sched), GMUX_OK);
+    eng_timeline_params_t p = {.lookahead = 4, .feed = {blk_feed, NULL}, .block_size = 3000};
+    assert_int_equal(eng_timeline_create(&p, s.regs, s.sched, &s.tl), GMUX_ERR_INVALID);
+    p.block_size = CH / 64; /* 64 blocks: more than a mask holds */
+    assert_int_equal(eng_timeline_create(&p, s.regs, s.sched, &s.tl), GMUX_ERR_INVALID);
+    p.block_size = CH / 4;
+    assert_int_equal(eng_timeline_create(&p, s.regs, s.sched, &s.tl), GMUX_OK);
+    assert_int_equal(eng_timeline_fill(s.tl), GMUX_OK);
+    const eng_entry_t *e = eng_timeline_peek(s.tl, 0);
+    assert_non_null(e);
+    assert_int_equal(e->ntrefs, 3);
+    const uint32_t *tr = eng_timeline_truth(s.tl, e);
+    const uint32_t *tb = eng_timeline_blocks(s.tl, e);
+    assert_non_null(tb);
+    uint32_t c0 = ENG_REF_CHUNK(tr[0]);
+    assert_int_equal(ENG_REF_CHUNK(tr[1]), c0 + 1);
+    assert_int_equal(ENG_REF_CHUNK(tr[2]), c0 + 2);
+    assert_int_equal(tb[0], 0xfu);
+    assert_int_equal(tb[1], 0x1u);
+    assert_int_equal(tb[2], 0x7u);
+    assert_int_equal(tr[0] & ENG_REF_WRITE, 0);
+    assert_int_equal(tr[2] & ENG_REF_WRITE, ENG_REF_WRITE);
+    close_tl(&s);
+    /* without a block size there are no masks */
+    blk_next = 0;
+    p.block_size = 0;
+    assert_int_equal(eng_regions_create(1, CH, &s.regs), GMUX_OK);
+    assert_int_equal(eng_sched_create(1, 1000, &s.sched), GMUX_OK);
+    assert_int_equal(eng_timeline_create(&p, s.regs, s.sched, &s.tl), GMUX_OK);
+    assert_int_equal(eng_timeline_fill(s.tl), GMUX_OK);
+    e = eng_timeline_peek(s.tl, 0);
+    assert_null(eng_timeline_blocks(s.tl, e));
+    assert_int_equal(e->ntrefs, 3);
+    close_tl(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_plan_order_and_next_use),
         cmocka_unit_test(test_next_after_and_frees),
         cmocka_unit_test(test_predictor_drives_refs),
+        cmocka_unit_test(test_block_masks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

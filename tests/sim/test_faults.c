@@ -1,0 +1,327 @@
+/* Tests of the fault granularity (sim/faults.h): the density rule, and demand
+ * paging and the engine's fault charges with 64 KiB blocks against the former
+ * whole-chunk model (fault_block = chunk), which must be reproduced exactly. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "engine/launch.h"
+#include "sim/faults.h"
+#include "sim/predict.h"
+#include "sim/run.h"
+#include "sim/workload.h"
+#include "tsource.h"
+
+#define MIB   (1024ull * 1024)
+#define CHUNK (2 * MIB)
+#define BLK   (64 * 1024ull)
+#define BASE  (1ull << 40)
+
+static uint64_t dc(double bytes, double bps)
+{
+    double ns = bytes * 1e9 / bps;
+    uint64_t v = (uint64_t)ns;
+    return (double)v < ns ? v + 1 : v;
+}
+
+static void model(sim_fault_model_t *m, double fault_block, double pct)
+{
+    sim_params_t p;
+    sim_params_default(&p);
+    p.fault_block = fault_block;
+    p.uvm_prefetch_pct = pct;
+    sim_fault_model_init(m, &p);
+}
+
+static void test_density_rule(void **state)
+{
+    (void)state;
+    sim_fault_model_t m;
+    model(&m, (double)BLK, 51);
+    assert_int_equal(m.nblocks, 32);
+    assert_int_equal(m.full, UINT32_MAX);
+    /* a lone touch moves its block; touching resident blocks moves nothing */
+    assert_int_equal(sim_fault_blocks(&m, 0, 1u << 7), 1u << 7);
+    assert_int_equal(sim_fault_blocks(&m, 0xffu, 0x3u), 0);
+    /* 3 of an aligned group of 4: the group moves; 2 of 4 (50%) does not grow */
+    assert_int_equal(sim_fault_blocks(&m, 0, 0xbu), 0xfu);
+    assert_int_equal(sim_fault_blocks(&m, 0, 0x5u), 0x5u);
+    /* every other block: 50% at every level, nothing grows */
+    assert_int_equal(sim_fault_blocks(&m, 0, 0x55555555u), 0x55555555u);
+    /* one more (17 of 32): the whole chunk */
+    assert_int_equal(sim_fault_blocks(&m, 0, 0x55555557u), UINT32_MAX);
+    /* resident blocks count towards the density but are not moved again */
+    assert_int_equal(sim_fault_blocks(&m, 0xffffu, 1u << 16), 0xffff0000u);
+    assert_int_equal(sim_fault_blocks(&m, 0x7fffu, 1u << 16), 1u << 16);
+    /* threshold 100: never grows */
+    model(&m, (double)BLK, 100);
+    assert_int_equal(sim_fault_blocks(&m, 0, 0xbu), 0xbu);
+    /* fault_block = chunk: one block, the former model */
+    model(&m, (double)CHUNK, 51);
+    assert_int_equal(m.nblocks, 1);
+    assert_int_equal(sim_fault_blocks(&m, 0, 1), 1);
+    assert_int_equal(sim_fault_bytes(&m, 1), CHUNK);
+    /* below chunk/32 the block is raised, above the chunk capped */
+    model(&m, 4096, 51);
+    assert_int_equal(m.block, BLK);
+    model(&m, (double)(8 * CHUNK), 51);
+    assert_int_equal(m.block, CHUNK);
+}
+
+static void params(sim_params_t *p, double fault_block)
+{
+    sim_params_default(p);
+    p->fault_block = fault_block;
+}
+
+static void run_demand(const sim_params_t *p, tsrc_spec_t *spec, uint64_t cap, sim_result_t *r)
+{
+    sim_hooks_t h = {.open = tsrc_open, .open_ctx = spec};
+    char err[256];
+    assert_int_equal(sim_run(p, &h, SIM_POLICY_DEMAND, cap, r, err, sizeof(err)), GMUX_OK);
+}
+
+/* gmux-calibrate's sparse test, scaled: one word per 2 MiB in one launch. */
+static void test_sparse_touches(void **state)
+{
+    (void)state;
+    enum { N = 1024 };
+    static sim_range_t rg[N];
+    for (uint32_t i = 0; i < N; i++)
+        rg[i] = (sim_range_t){BASE + i * CHUNK, 4, ENG_ACCESS_READ};
+    tsrc_spec_t spec;
+    tsrc_spec_init(&spec, 1);
+    tsrc_alloc(&spec, 0, 1, BASE, N * CHUNK);
+    tsrc_launch(&spec, 0, 10000, N, rg);
+    sim_params_t p;
+    params(&p, (double)BLK);
+    sim_result_t r;
+    run_demand(&p, &spec, 4 * N * CHUNK, &r);
+    assert_int_equal(r.faults, N);
+    assert_int_equal(r.bytes_h2d, N * BLK);
+    uint64_t batches = (N + (uint64_t)p.fault_batch - 1) / (uint64_t)p.fault_batch;
+    uint64_t want =
+        batches * (uint64_t)p.fault_latency_ns + N * dc((double)BLK, p.fault_bps) + 10000;
+    assert_int_equal(r.makespan_ns, want);
+    sim_result_clear(&r);
+    /* the former model moved (and charged) whole chunks */
+    params(&p, (double)CHUNK);
+    run_demand(&p, &spec, 4 * N * CHUNK, &r);
+    assert_int_equal(r.bytes_h2d, N * CHUNK);
+    assert_true(r.makespan_ns > 25 * want);
+    sim_result_clear(&r);
+    tsrc_spec_free(&spec);
+}
+
+/* A dense stream over a cold buffer costs what it cost before: bytes / fault_bps. */
+static void test_dense_unchanged(void **state)
+{
+    (void)state;
+    tsrc_spec_t spec;
+    tsrc_spec_init(&spec, 1);
+    tsrc_alloc(&spec, 0, 1, BASE, 32 * CHUNK);
+    sim_range_t all = {BASE, 32 * CHUNK, ENG_ACCESS_READ};
+    tsrc_launch(&spec, 0, 5000, 1, &all);
+    sim_params_t p;
+    sim_result_t r_new, r_old;
+    params(&p, (double)BLK);
+    run_demand(&p, &spec, 64 * CHUNK, &r_new);
+    params(&p, (double)CHUNK);
+    run_demand(&p, &spec, 64 * CHUNK, &r_old);
+    assert_int_equal(r_new.makespan_ns, r_old.makespan_ns);
+    assert_int_equal(r_new.bytes_h2d, 32 * CHUNK);
+    assert_int_equal(r_new.faults, 32);
+    uint64_t want = (uint64_t)p.fault_latency_ns + 32 * dc((double)CHUNK, p.fault_bps) + 5000;
+    assert_int_equal(r_new.makespan_ns, want);
+    sim_result_clear(&r_new);
+    sim_result_clear(&r_old);
+    tsrc_spec_free(&spec);
+}
+
+/* Partly faulted chunks: another block faults again, a resident one does not;
+ * a dirty chunk writes back what it has on the device. */
+static void test_partial_chunks(void **state)
+{
+    (void)state;
+    tsrc_spec_t spec;
+    tsrc_spec_init(&spec, 1);
+    tsrc_alloc(&spec, 0, 1, BASE, 2 * CHUNK);
+    sim_range_t a = {BASE, 1, ENG_ACCESS_WRITE}, b = {BASE + MIB, 1, ENG_ACCESS_READ},
+                a2 = {BASE + 10, 1, ENG_ACCESS_READ}, c = {BASE + CHUNK, 1, ENG_ACCESS_READ};
+    tsrc_launch(&spec, 0, 1000, 1, &a);  /* fault: block 0 of chunk 0, dirty */
+    tsrc_launch(&spec, 0, 1000, 1, &b);  /* fault again: block 16 of chunk 0 */
+    tsrc_launch(&spec, 0, 1000, 1, &a2); /* block 0 is there: no fault */
+    tsrc_launch(&spec, 0, 1000, 1, &c);  /* chunk 1 evicts chunk 0 (one slot) */
+    sim_params_t p;
+    params(&p, (double)BLK);
+    p.fault_batch = 1;
+    sim_result_t r;
+    run_demand(&p, &spec, CHUNK, &r);
+    assert_int_equal(r.faults, 3);
+    assert_int_equal(r.bytes_h2d, 3 * BLK);
+    assert_int_equal(r.bytes_d2h, 2 * BLK); /* the two resident blocks of chunk 0 */
+    uint64_t lat = (uint64_t)p.fault_latency_ns;
+    uint64_t want = 3 * lat + 3 * dc((double)BLK, p.fault_bps) + dc(2.0 * BLK, p.d2h_bps) + 4000;
+    assert_int_equal(r.makespan_ns, want);
+    sim_result_clear(&r);
+    /* whole chunks: chunk 0 faults once, writes back 2 MiB */
+    params(&p, (double)CHUNK);
+    p.fault_batch = 1;
+    run_demand(&p, &spec, CHUNK, &r);
+    assert_int_equal(r.faults, 2);
+    assert_int_equal(r.bytes_h2d, 2 * CHUNK);
+    assert_int_equal(r.bytes_d2h, CHUNK);
+    sim_result_clear(&r);
+    tsrc_spec_free(&spec);
+}
+
+/* A predictor that predicts nothing: every touched chunk faults in the engine. */
+static gmux_status_t none_begin(void *ctx, const sim_source_t *src, uint64_t capacity, void **run_p,
+                                char *err, size_t errlen)
+{
+    (void)src, (void)capacity, (void)err, (void)errlen;
+    *run_p = ctx;
+    return GMUX_OK;
+}
+static void none_attach(void *run, eng_regions_t *regs)
+{
+    (void)run, (void)regs;
+}
+static gmux_status_t none_predict(void *ctx, uint32_t task, const eng_launch_t *launch,
+                                  const eng_range_t *recorded, uint32_t nrecorded,
+                                  const eng_range_t **ranges_p, uint32_t *n_p)
+{
+    (void)ctx, (void)task, (void)launch, (void)recorded, (void)nrecorded;
+    *ranges_p = NULL;
+    *n_p = 0;
+    return GMUX_OK;
+}
+static gmux_status_t none_done(void *run)
+{
+    (void)run;
+    return GMUX_OK;
+}
+static void none_end(void *run, sim_result_t *r)
+{
+    (void)run, (void)r;
+}
+
+/* The engine's faults are charged for the blocks a launch touches. */
+static void test_engine_fault_charge(void **state)
+{
+    (void)state;
+    tsrc_spec_t spec;
+    tsrc_spec_init(&spec, 1);
+    tsrc_alloc(&spec, 0, 1, BASE, 8 * CHUNK);
+    sim_range_t rg[4];
+    for (uint32_t i = 0; i < 4; i++)
+        rg[i] = (sim_range_t){BASE + i * CHUNK + 5, 1, ENG_ACCESS_READ};
+    tsrc_launch(&spec, 0, 1000, 4, rg);
+    sim_predictor_hooks_t ph = {none_begin, none_attach, none_predict, none_done, none_end, NULL};
+    sim_hooks_t h = {.open = tsrc_open, .open_ctx = &spec, .predictor = &ph};
+    sim_params_t p;
+    char err[256];
+    sim_result_t r_new, r_old;
+    params(&p, (double)BLK);
+    assert_int_equal(sim_run(&p, &h, SIM_POLICY_PROACTIVE, 8 * CHUNK, &r_new, err, sizeof(err)),
+                     GMUX_OK);
+    params(&p, (double)CHUNK);
+    assert_int_equal(sim_run(&p, &h, SIM_POLICY_PROACTIVE, 8 * CHUNK, &r_old, err, sizeof(err)),
+                     GMUX_OK);
+    assert_int_equal(r_new.faults, 4);
+    assert_int_equal(r_old.faults, 4);
+    /* the engine's own fills (whole chunks) are the same */
+    assert_int_equal(r_new.bytes_h2d, r_old.bytes_h2d);
+    uint64_t x_old = dc((double)CHUNK, p.fault_bps) - dc((double)CHUNK, p.h2d_bps);
+    uint64_t x_new = dc((double)BLK, p.fault_bps) - dc((double)BLK, p.h2d_bps);
+    assert_int_equal(r_old.makespan_ns - r_new.makespan_ns, 4 * (x_old - x_new));
+    sim_result_clear(&r_new);
+    sim_result_clear(&r_old);
+    tsrc_spec_free(&spec);
+}
+
+/* Bundled workloads at small sizes, with fault_block = chunk, against the
+ * figures the code before the fault-block model gave (main at 3143589,
+ * computed once): makespan, faults, bytes moved each way. */
+typedef struct wl {
+    const char *name;
+    const char *set[6];
+    size_t nset;
+    uint64_t want[3][4]; /* demand, proactive (recorded), proactive (learned) */
+} wl_t;
+
+static gmux_status_t wl_open(void *ctx, sim_source_t **src_p, char *err, size_t errlen)
+{
+    const wl_t *w = ctx;
+    return sim_workload_open(w->name, w->set, w->nset, 2, src_p, err, errlen);
+}
+
+static void test_old_model_reproduced(void **state)
+{
+    (void)state;
+    static const wl_t wls[] = {
+        {"llm-decode",
+         {"instances=3", "tokens=2", "model=llama2-7b"},
+         3,
+         {{18208155862u, 37196, 78005665792u, 2151677952u},
+          {1658682659u, 0, 71728889856u, 2032140288u},
+          {2265140368u, 62, 98075410432u, 6450839552u}}},
+        {"sci-sparse",
+         {"tasks=2", "rows=16777216", "block-rows=4194304", "iterations=4", "bfs-every=2",
+          "bfs-levels=3"},
+         6,
+         {{3134803757u, 6192, 12985565184u, 1574961152u},
+          {242034737u, 0, 8426356736u, 987758592u},
+          {597411653u, 921, 9277800448u, 1310720000u}}},
+        {"sci-stencil",
+         {"tasks=2", "iterations=2", "nz=512"},
+         3,
+         {{11629530330u, 21807, 45732593664u, 12916359168u},
+          {756602876u, 0, 33103544320u, 1581252608u},
+          {2591421366u, 4613, 33533460480u, 1071644672u}}},
+    };
+    for (size_t i = 0; i < sizeof(wls) / sizeof(wls[0]); i++) {
+        sim_params_t p;
+        params(&p, (double)CHUNK);
+        char err[512];
+        sim_hooks_t h = {.open = wl_open, .open_ctx = (void *)&wls[i]};
+        sim_profile_t prof;
+        assert_int_equal(sim_profile_run(&p, &h, &prof, err, sizeof(err)), GMUX_OK);
+        uint64_t cap = prof.footprint_bytes * 100 / 250;
+        sim_profile_clear(&prof);
+        for (int k = 0; k < 3; k++) {
+            sim_predict_opts_t o = {0};
+            sim_predictor_hooks_t ph;
+            sim_predict_hooks(&o, &ph);
+            sim_hooks_t hh = h;
+            if (k == 2)
+                hh.predictor = &ph;
+            sim_result_t r;
+            sim_policy_t pol = k == 0 ? SIM_POLICY_DEMAND : SIM_POLICY_PROACTIVE;
+            assert_int_equal(sim_run(&p, &hh, pol, cap, &r, err, sizeof(err)), GMUX_OK);
+            uint64_t got[4] = {r.makespan_ns, r.faults, r.bytes_h2d, r.bytes_d2h};
+            for (int j = 0; j < 4; j++) {
+                if (got[j] != wls[i].want[k][j])
+                    fprintf(stderr, "%s policy %d field %d: %llu, want %llu\n", wls[i].name, k, j,
+                            (unsigned long long)got[j], (unsigned long long)wls[i].want[k][j]);
+                assert_int_equal(got[j], wls[i].want[k][j]);
+            }
+            sim_result_clear(&r);
+        }
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_density_rule),        cmocka_unit_test(test_sparse_touches),
+        cmocka_unit_test(test_dense_unchanged),     cmocka_unit_test(test_partial_chunks),
+        cmocka_unit_test(test_engine_fault_charge), cmocka_unit_test(test_old_model_reproduced),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
