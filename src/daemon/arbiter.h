@@ -20,7 +20,9 @@
  * - Priorities are strict within a class: a lower level runs only while no
  *   higher level is waiting.
  * - At every grant, placement->on_switch(previous holder, new holder) builds
- *   the plan of evictions and fills (placement.h).
+ *   the plan of evictions and fills (placement.h); in this mode, with
+ *   filling ahead on, the view of the task predicted next is marked for a
+ *   fill ahead.
  *
  * Mode "shared" (share.h decides it from the footprints and the capacity):
  * - Every waiting task of the top class is granted at once and keeps the
