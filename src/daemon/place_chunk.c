@@ -491,7 +491,10 @@ static gmux_status_t chunk_on_switch(void *ctx, const dmn_task_view_t *tasks, si
         return GMUX_ERR_CAPACITY;
     forget_gone(pc, tasks, n_tasks);
     gmux_status_t st = switch_to(pc, tasks, n_tasks, to, plan);
-    return st == GMUX_OK ? ahead_fill(pc, tasks, n_tasks, to, plan) : st;
+    size_t n0 = plan->n;
+    if (st == GMUX_OK && ahead_fill(pc, tasks, n_tasks, to, plan) != GMUX_OK)
+        plan->n = n0; /* left out (and not made resident); the switch itself stands */
+    return st;
 }
 
 gmux_status_t dmn_place_chunk_create(uint64_t capacity, uint64_t chunk, dmn_place_chunk_t **out)

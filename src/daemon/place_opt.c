@@ -331,7 +331,10 @@ static gmux_status_t opt_on_switch(void *ctx, const dmn_task_view_t *tasks, size
             iv_keep(&o->need, need - short_by);
     }
     st = fill(o, in, DMN_PLAN_FILL, plan);
-    return st == GMUX_OK ? ahead_fill(o, tasks, n_tasks, to, plan) : st;
+    size_t n0 = plan->n;
+    if (st == GMUX_OK && ahead_fill(o, tasks, n_tasks, to, plan) != GMUX_OK)
+        plan->n = n0; /* left out (and not made resident); the switch itself stands */
+    return st;
 }
 
 gmux_status_t dmn_place_opt_create(uint64_t capacity, uint64_t chunk, dmn_place_opt_t **out)
