@@ -9,7 +9,12 @@
  *     target: at most 50 us): "opt" (slice level), "chunk" (chunk level) and
  *     chunk's reference (its first implementation, which must move the same
  *     bytes), each with working sets in 8 and in 4,095 ranges per task; the
- *     decide call alone is timed, in wall and in thread CPU time.
+ *     decide call alone is timed, in wall and in thread CPU time; the 4,095
+ *     range cases of chunk and opt also without the fill ahead
+ *     (GMUX_DAEMON_AHEAD=0), and chunk's first round (15 switches from an
+ *     empty device, where the fill ahead has room) with and without it, with
+ *     the share of the bytes filled in that round that were filled ahead
+ *     (the same as its reference's, or the run fails).
  * Each figure is the best of several repetitions (the machine is shared).
  */
 #include <signal.h>
@@ -80,8 +85,21 @@ static uint64_t thread_cpu_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static double opt_decision_ns(uint32_t n_ranges, int iters, int kind, uint64_t *moved_out,
-                              double *cpu_ns)
+static double placement_ns(uint32_t n_ranges, int iters, int kind, int ahead, int first_round,
+                           uint64_t *moved_out, uint64_t *ahead_out, double *cpu_ns);
+
+static double opt_decision_ns(uint32_t n_ranges, int iters, int kind, int ahead,
+                              uint64_t *moved_out, double *cpu_ns)
+{
+    return placement_ns(n_ranges, iters, kind, ahead, 0, moved_out, NULL, cpu_ns);
+}
+
+/* As above; first_round: from an empty device, the first n_tasks - 1 switches
+ * timed (iters ignored), when memory is free and a fill ahead has room;
+ * *ahead_out (if not NULL): bytes of AHEAD orders, *moved_out then counts
+ * FILL and AHEAD bytes. */
+static double placement_ns(uint32_t n_ranges, int iters, int kind, int ahead, int first_round,
+                           uint64_t *moved_out, uint64_t *ahead_out, double *cpu_ns)
 {
     const int n_tasks = 16;
     const uint64_t chunks_per_task = 100000 / 16, capacity = 50000 * DMN_OPT_CHUNK;
@@ -99,6 +117,7 @@ static double opt_decision_ns(uint32_t n_ranges, int iters, int kind, uint64_t *
         return -1;
     dmn_arbiter_t *arb = malloc(sizeof(*arb));
     dmn_arb_init(arb, 1, 1000000000ull, pl, 0);
+    dmn_arb_set_ahead(arb, ahead != 0);
     size_t cap = 32 + (size_t)n_ranges * 16;
     uint8_t *raw = malloc(cap);
     dmn_range_t *rg = malloc(n_ranges * sizeof(*rg));
@@ -122,12 +141,14 @@ static double opt_decision_ns(uint32_t n_ranges, int iters, int kind, uint64_t *
     dmn_arb_action_t act;
     uint64_t now = 1;
     dmn_arb_decide(arb, now, &act);
-    for (int warm = 0; warm < n_tasks; warm++) { /* fill the device first */
+    for (int warm = 0; warm < n_tasks && !first_round; warm++) { /* fill the device first */
         now += 2;
         dmn_arb_release(arb, arb->holder, now);
         dmn_arb_decide(arb, now, &act);
     }
-    uint64_t moved = 0, ns_sum = 0, cpu_sum = 0;
+    uint64_t moved = 0, ns_sum = 0, cpu_sum = 0, ahead_b = 0;
+    if (first_round)
+        iters = n_tasks - 1;
     for (int it = 0; it < iters; it++) {
         now += 2;
         dmn_arb_release(arb, arb->holder, now);
@@ -135,9 +156,14 @@ static double opt_decision_ns(uint32_t n_ranges, int iters, int kind, uint64_t *
         dmn_arb_decide(arb, now, &act);
         cpu_sum += thread_cpu_ns() - c0;
         ns_sum += com_clock_ns() - t0;
-        for (size_t i = 0; i < act.plan->n; i++) /* outside the timed part */
-            moved += act.plan->entries[i].range.len;
+        for (size_t i = 0; i < act.plan->n; i++) { /* outside the timed part */
+            const dmn_plan_entry_t *e = &act.plan->entries[i];
+            moved += ahead_out && e->kind == DMN_PLAN_EVICT ? 0 : e->range.len;
+            ahead_b += e->kind == DMN_PLAN_AHEAD ? e->range.len : 0;
+        }
     }
+    if (ahead_out)
+        *ahead_out = ahead_b;
     double ns = (double)ns_sum / iters;
     *cpu_ns = (double)cpu_sum / iters;
     uint64_t total = kind == PL_OPT     ? dmn_place_opt_total(opt)
@@ -227,22 +253,40 @@ int main(void)
     double chunk8 = -1, chunk4k = -1, ref8 = -1, ref4k = -1;
     uint64_t mv[6] = {0}; /* bytes moved by chunk and its reference: must match */
     double cpu[6] = {-1, -1, -1, -1, -1, -1}, c = -1; /* thread CPU time, best of the runs */
+    double off[2] = {-1, -1}, fr[2] = {-1, -1}; /* no ahead: chunk, opt; first round: on, off */
+    uint64_t mv_off[2] = {0}, fr_moved[3] = {0}, fr_ahead[3] = {0};
     for (int rep = 0; rep < 5; rep++) {
         none16 = best(none16, decision_ns(16, "none", 100000));
         swap16 = best(swap16, decision_ns(16, "swap", 100000));
         none256 = best(none256, decision_ns(256, "none", 10000));
-        opt8 = best(opt8, opt_decision_ns(8, 20000, PL_OPT, &mv[4], &c));
+        opt8 = best(opt8, opt_decision_ns(8, 20000, PL_OPT, 1, &mv[4], &c));
         cpu[4] = best(cpu[4], c);
-        opt4k = best(opt4k, opt_decision_ns(DMN_MAX_RANGES, 200, PL_OPT, &mv[5], &c));
+        opt4k = best(opt4k, opt_decision_ns(DMN_MAX_RANGES, 200, PL_OPT, 1, &mv[5], &c));
         cpu[5] = best(cpu[5], c);
-        chunk8 = best(chunk8, opt_decision_ns(8, 64, PL_CHUNK, &mv[0], &c));
+        chunk8 = best(chunk8, opt_decision_ns(8, 64, PL_CHUNK, 1, &mv[0], &c));
         cpu[0] = best(cpu[0], c);
-        ref8 = best(ref8, opt_decision_ns(8, 64, PL_CHUNK_REF, &mv[1], &c));
+        ref8 = best(ref8, opt_decision_ns(8, 64, PL_CHUNK_REF, 1, &mv[1], &c));
         cpu[1] = best(cpu[1], c);
-        chunk4k = best(chunk4k, opt_decision_ns(DMN_MAX_RANGES, 64, PL_CHUNK, &mv[2], &c));
+        chunk4k = best(chunk4k, opt_decision_ns(DMN_MAX_RANGES, 64, PL_CHUNK, 1, &mv[2], &c));
         cpu[2] = best(cpu[2], c);
-        ref4k = best(ref4k, opt_decision_ns(DMN_MAX_RANGES, 64, PL_CHUNK_REF, &mv[3], &c));
+        ref4k = best(ref4k, opt_decision_ns(DMN_MAX_RANGES, 64, PL_CHUNK_REF, 1, &mv[3], &c));
         cpu[3] = best(cpu[3], c);
+        /* without the fill ahead (GMUX_DAEMON_AHEAD=0) */
+        (void)opt_decision_ns(DMN_MAX_RANGES, 64, PL_CHUNK, 0, &mv_off[0], &c);
+        off[0] = best(off[0], c);
+        (void)opt_decision_ns(DMN_MAX_RANGES, 200, PL_OPT, 0, &mv_off[1], &c);
+        off[1] = best(off[1], c);
+        /* the first round from an empty device, where the fill ahead has room */
+        for (int a = 0; a < 2; a++) {
+            (void)placement_ns(DMN_MAX_RANGES, 0, PL_CHUNK, !a, 1, &fr_moved[a], &fr_ahead[a], &c);
+            fr[a] = best(fr[a], c);
+        }
+        (void)placement_ns(DMN_MAX_RANGES, 0, PL_CHUNK_REF, 1, 1, &fr_moved[2], &fr_ahead[2], &c);
+    }
+    if (fr_moved[0] != fr_moved[2] || fr_ahead[0] != fr_ahead[2] || fr_ahead[0] == 0 ||
+        fr_ahead[1] != 0) {
+        fprintf(stderr, "bench: first round: chunk and its reference filled ahead differently\n");
+        fr[0] = -1;
     }
     if (mv[0] != mv[1] || mv[2] != mv[3]) {
         fprintf(stderr, "bench: chunk and its reference moved different bytes\n");
@@ -260,10 +304,13 @@ int main(void)
         "%.1f, \"chunk_ref_100k_chunks_4095_ranges_ns\": %.1f, \"chunk_gib_moved_per_switch_8\": "
         "%.2f, \"chunk_gib_moved_per_switch_4095\": %.2f, \"cpu_ns\": {\"chunk_8\": %.1f, "
         "\"chunk_ref_8\": %.1f, \"chunk_4095\": %.1f, \"chunk_ref_4095\": %.1f, \"opt_8\": %.1f, "
-        "\"opt_4095\": %.1f}}\n",
+        "\"opt_4095\": %.1f, \"chunk_4095_no_ahead\": %.1f, \"opt_4095_no_ahead\": %.1f, "
+        "\"chunk_4095_first_round\": %.1f, \"chunk_4095_first_round_no_ahead\": %.1f}, "
+        "\"first_round_fill_share_ahead\": %.3f}\n",
         none16, swap16, none256, sock16, opt8, opt4k, chunk8, chunk4k, ref8, ref4k,
         (double)mv[0] / 64 / (1 << 30), (double)mv[2] / 64 / (1 << 30), cpu[0], cpu[1], cpu[2],
-        cpu[3], cpu[4], cpu[5]);
-    return sock16 < 0 || opt8 < 0 || opt4k < 0 || chunk8 < 0 || chunk4k < 0 || ref8 < 0 ||
-           ref4k < 0;
+        cpu[3], cpu[4], cpu[5], off[0], off[1], fr[0], fr[1],
+        fr_moved[0] ? (double)fr_ahead[0] / (double)fr_moved[0] : 0.0);
+    return fr[0] < 0 || sock16 < 0 || opt8 < 0 || opt4k < 0 || chunk8 < 0 || chunk4k < 0 ||
+           ref8 < 0 || ref4k < 0;
 }

@@ -39,6 +39,9 @@
     X(TEMPLATES, STRING, "",                                                                       \
       "Template database (gmux profile -o FILE -- CMD) libgmux.so predicts launches with while "   \
       "the program's managed memory exceeds the device (proactive)")                               \
+    X(DAEMON_AHEAD, BOOL, "1",                                                                     \
+      "gmuxd: at a switch, also fill the task expected next into the memory left free "            \
+      "(opt and chunk placements, sliced mode, GMUX_DAEMON_CAPACITY set); 0: fill at its turn")    \
     X(DAEMON_CAPACITY, SIZE, "0",                                                                  \
       "gmuxd: device bytes the opt and chunk placements may fill (0: unlimited, no evictions) "    \
       "and shared mode counts against (0: the device memory tasks report)")                        \

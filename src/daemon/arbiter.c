@@ -22,7 +22,13 @@ void dmn_arb_init(dmn_arbiter_t *arb, uint64_t quantum_ns, uint64_t grace_ns,
     arb->placement = placement ? placement : dmn_placement_find("none");
     dmn_share_init(&arb->share, NULL);
     arb->share_dirty = 1;
+    arb->ahead = 1;
     dmn_plan_init(&arb->plan);
+}
+
+void dmn_arb_set_ahead(dmn_arbiter_t *arb, int on)
+{
+    arb->ahead = on != 0;
 }
 
 void dmn_arb_set_share(dmn_arbiter_t *arb, const dmn_share_params_t *p)
@@ -223,6 +229,7 @@ static void make_view(const dmn_arbiter_t *arb, int slot, dmn_task_view_t *v)
     v->n_ranges = t->n_ranges;
     v->ranges_gen = t->ranges_gen;
     v->turn = arb->turns[slot];
+    v->ahead = arb->ahead && arb->share.mode == DMN_MODE_SLICED && v->turn == 1;
 }
 
 static gmux_status_t grant(dmn_arbiter_t *arb, int slot, uint64_t now, dmn_arb_action_t *act)

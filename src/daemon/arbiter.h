@@ -20,7 +20,9 @@
  * - Priorities are strict within a class: a lower level runs only while no
  *   higher level is waiting.
  * - At every grant, placement->on_switch(previous holder, new holder) builds
- *   the plan of evictions and fills (placement.h).
+ *   the plan of evictions and fills (placement.h); in this mode, with
+ *   filling ahead on, the view of the task predicted next is marked for a
+ *   fill ahead.
  *
  * Mode "shared" (share.h decides it from the footprints and the capacity):
  * - Every waiting task of the top class is granted at once and keeps the
@@ -86,6 +88,7 @@ typedef struct dmn_arbiter {
     dmn_share_t share; /* the mode and what decided it */
     int share_dirty;   /* a footprint or the capacity may have changed since */
     const dmn_placement_t *placement;
+    int ahead; /* mark the turn-1 view for a fill ahead (sliced mode only) */
     dmn_plan_t plan;
     dmn_task_view_t views[DMN_ARB_MAX_TASKS];
     uint32_t turns[DMN_ARB_MAX_TASKS]; /* scratch of the slice-order prediction */
@@ -110,6 +113,10 @@ void dmn_arb_fini(dmn_arbiter_t *arb);
 /* Sets the share mode's parameters (share.h; init: enabled, capacity from
  * the tasks' reports, headroom 10%). The mode follows at the next decide. */
 void dmn_arb_set_share(dmn_arbiter_t *arb, const dmn_share_params_t *p);
+
+/* Whether the placement may fill the task expected next ahead of its turn
+ * (dmn_task_view_t.ahead, set only in the sliced mode; init: on). */
+void dmn_arb_set_ahead(dmn_arbiter_t *arb, int on);
 
 /* A new task; returns its slot, or GMUX_ERR_CAPACITY when full. */
 int dmn_arb_add(dmn_arbiter_t *arb, const dmn_msg_register_t *reg, uint64_t now);

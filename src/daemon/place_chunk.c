@@ -39,6 +39,7 @@ typedef struct pc_task {
 struct dmn_place_chunk {
     dmn_placement_t pl;
     uint64_t capacity, chunk, slots, total, gen;
+    int limited;    /* a capacity was given (0 means none: nothing is filled ahead) */
     unsigned shift; /* chunk = 1 << shift */
     pc_task_t tasks[PC_TASKS_MAX];
     uint16_t hint[PC_TASKS_MAX]; /* view index -> slot at the last switch */
@@ -173,12 +174,13 @@ static gmux_status_t in_add_fills(dmn_place_chunk_t *pc, pc_task_t *t, size_t m)
     return st;
 }
 
-/* pc->want = the incoming task's chunks that are not resident, in order of
- * first use (first uses at positions below cap + its resident chunks, as
- * far as the reference expands), at most cap of them; returns how many. */
-static gmux_status_t want_build(dmn_place_chunk_t *pc, const pc_task_t *t, uint64_t *n_out)
+/* pc->want = the task's chunks that are not resident, in order of first use
+ * (first uses at positions below cap + its resident chunks, as far as the
+ * reference expands), at most cap of them; returns how many. */
+static gmux_status_t want_build(dmn_place_chunk_t *pc, const pc_task_t *t, uint64_t cap,
+                                uint64_t *n_out)
 {
-    uint64_t cap = pc->slots, limit = cap + t->chunks, n = 0;
+    uint64_t limit = cap + t->chunks, n = 0;
     gmux_status_t st = GMUX_OK;
     size_t j = 0;
     pc->want.n = 0;
@@ -340,9 +342,10 @@ static gmux_status_t sources_build(dmn_place_chunk_t *pc, const dmn_task_view_t 
     return st;
 }
 
-/* Writes the FILL orders of pc->want[0..m) (address order) and adds them to
- * the task's resident runs; with none resident, both in one pass. */
-static gmux_status_t fills_apply(dmn_place_chunk_t *pc, pc_task_t *t, dmn_plan_t *plan, size_t m)
+/* Writes the FILL (or AHEAD) orders of pc->want[0..m) (address order) and
+ * adds them to the task's resident runs; with none resident, both in one pass. */
+static gmux_status_t fills_apply(dmn_place_chunk_t *pc, pc_task_t *t, dmn_plan_t *plan, size_t m,
+                                 dmn_plan_kind_t kind)
 {
     const dmn_seg_t *w = pc->want.v;
     int direct = t->res.n == 0;
@@ -350,7 +353,7 @@ static gmux_status_t fills_apply(dmn_place_chunk_t *pc, pc_task_t *t, dmn_plan_t
     if (st == GMUX_OK)
         st = dmn_plan_reserve(plan, m);
     for (size_t i = 0; i < m && st == GMUX_OK; i++) {
-        dmn_plan_put(plan, t->id, DMN_PLAN_FILL, (dmn_range_t){w[i].lo, w[i].hi - w[i].lo});
+        dmn_plan_put(plan, t->id, kind, (dmn_range_t){w[i].lo, w[i].hi - w[i].lo});
         if (direct)
             dmn_runs_put_joined(&t->res, w[i].lo, w[i].hi);
     }
@@ -379,15 +382,10 @@ static gmux_status_t fill_whole(dmn_place_chunk_t *pc, pc_task_t *t, dmn_plan_t 
     return GMUX_OK;
 }
 
-static gmux_status_t chunk_on_switch(void *ctx, const dmn_task_view_t *tasks, size_t n_tasks,
-                                     const dmn_task_view_t *from, const dmn_task_view_t *to,
-                                     dmn_plan_t *plan)
+/* The switch to `to`: its evictions and fills. */
+static gmux_status_t switch_to(dmn_place_chunk_t *pc, const dmn_task_view_t *tasks, size_t n_tasks,
+                               const dmn_task_view_t *to, dmn_plan_t *plan)
 {
-    (void)from;
-    dmn_place_chunk_t *pc = ctx;
-    if (n_tasks > PC_TASKS_MAX)
-        return GMUX_ERR_CAPACITY;
-    forget_gone(pc, tasks, n_tasks);
     pc_task_t *in = find_task(pc, PC_TASKS_MAX, to->id, 1);
     if (!in)
         return GMUX_ERR_CAPACITY;
@@ -403,7 +401,7 @@ static gmux_status_t chunk_on_switch(void *ctx, const dmn_task_view_t *tasks, si
     if (whole)
         nwant = in->ws_chunks;
     else if (st == GMUX_OK)
-        st = want_build(pc, in, &nwant);
+        st = want_build(pc, in, pc->slots, &nwant);
     if (st != GMUX_OK)
         return st;
     uint64_t room = pc->slots - pc->total;
@@ -428,20 +426,74 @@ static gmux_status_t chunk_on_switch(void *ctx, const dmn_task_view_t *tasks, si
     if (whole && nwant == in->ws_chunks)
         return fill_whole(pc, in, plan);
     uint64_t n_all = 0;
-    if (whole && (st = want_build(pc, in, &n_all)) != GMUX_OK)
+    if (whole && (st = want_build(pc, in, pc->slots, &n_all)) != GMUX_OK)
         return st;
     /* The first nwant wanted chunks, filled in address order. */
     size_t m = dmn_runs_keep(&pc->want, nwant, pc->shift);
     if (!in->fa_sorted) /* else want_build went in address order */
         st = dmn_runs_sort(pc->want.v, m, &pc->scratch);
     if (st == GMUX_OK)
-        st = fills_apply(pc, in, plan, m);
+        st = fills_apply(pc, in, plan, m, DMN_PLAN_FILL);
     if (st == GMUX_OK) {
         in->chunks += nwant;
         pc->total += nwant;
     }
     if (st != GMUX_OK || (in->xl_ok && in_add_fills(pc, in, m) != GMUX_OK))
         in->xl_ok = 0; /* cut again when next needed */
+    return st;
+}
+
+/* The fill ahead (placement.h): the task marked for it gets its chunks that
+ * are not resident, in use order, into the slots still free after the
+ * switch; nothing is evicted, so the running task's chunks stay. */
+static gmux_status_t ahead_fill(dmn_place_chunk_t *pc, const dmn_task_view_t *tasks, size_t n_tasks,
+                                const dmn_task_view_t *to, dmn_plan_t *plan)
+{
+    uint64_t room = pc->slots - pc->total, n = 0;
+    size_t k = 0;
+    if (!pc->limited || room == 0)
+        return GMUX_OK;
+    while (k < n_tasks && !(tasks[k].ahead && tasks[k].turn == 1 && tasks[k].id != to->id))
+        k++;
+    if (k == n_tasks)
+        return GMUX_OK;
+    pc_task_t *t = pc->of[k] ? pc->of[k] : find_task(pc, PC_TASKS_MAX, tasks[k].id, 1);
+    if (!t)
+        return GMUX_ERR_CAPACITY;
+    t->seen = pc->gen;
+    pc->of[k] = t;
+    gmux_status_t st = ws_prepare(pc, t, &tasks[k]);
+    if (st == GMUX_OK)
+        st = want_build(pc, t, room, &n);
+    if (st != GMUX_OK || n == 0)
+        return st;
+    size_t m = dmn_runs_keep(&pc->want, n, pc->shift);
+    if (!t->fa_sorted)
+        st = dmn_runs_sort(pc->want.v, m, &pc->scratch);
+    if (st == GMUX_OK)
+        st = fills_apply(pc, t, plan, m, DMN_PLAN_AHEAD);
+    if (st == GMUX_OK) {
+        t->chunks += n;
+        pc->total += n;
+    }
+    if (st != GMUX_OK || (t->xl_ok && in_add_fills(pc, t, m) != GMUX_OK))
+        t->xl_ok = 0;
+    return st;
+}
+
+static gmux_status_t chunk_on_switch(void *ctx, const dmn_task_view_t *tasks, size_t n_tasks,
+                                     const dmn_task_view_t *from, const dmn_task_view_t *to,
+                                     dmn_plan_t *plan)
+{
+    (void)from;
+    dmn_place_chunk_t *pc = ctx;
+    if (n_tasks > PC_TASKS_MAX)
+        return GMUX_ERR_CAPACITY;
+    forget_gone(pc, tasks, n_tasks);
+    gmux_status_t st = switch_to(pc, tasks, n_tasks, to, plan);
+    size_t n0 = plan->n;
+    if (st == GMUX_OK && ahead_fill(pc, tasks, n_tasks, to, plan) != GMUX_OK)
+        plan->n = n0; /* left out (and not made resident); the switch itself stands */
     return st;
 }
 
@@ -452,6 +504,7 @@ gmux_status_t dmn_place_chunk_create(uint64_t capacity, uint64_t chunk, dmn_plac
     dmn_place_chunk_t *pc = calloc(1, sizeof(*pc));
     if (!pc)
         return GMUX_ERR_NOMEM;
+    pc->limited = capacity != 0;
     if (capacity == 0)
         capacity = 1ull << 40;
     pc->capacity = capacity & ~(chunk - 1);

@@ -19,7 +19,10 @@
  * which ranks whole tasks, this keeps the chunks a waiting task will use
  * first in its slice and drops at once what no announced launch needs.
  * If T's working set alone exceeds the capacity, its first chunks in use
- * order are filled (the rest will fault).
+ * order are filled (the rest will fault). Then, for the view marked ahead
+ * (placement.h; with a capacity given), its chunks that are not resident,
+ * in use order, fill the slots still free (AHEAD orders, no eviction) and
+ * count as resident from then on.
  *
  * Residency is kept per task as sorted runs of chunks (chunk_runs.h), and
  * the decision works on runs, never on single chunks: a task's resident runs

@@ -205,6 +205,65 @@ static gmux_status_t evict_stale(dmn_place_opt_t *o, opt_task_t *in, uint64_t *b
     return st;
 }
 
+/* Keeps the lowest bytes of s (chunk multiples). */
+static void iv_keep(ivset_t *s, uint64_t bytes)
+{
+    uint64_t keep = bytes;
+    for (uint32_t i = 0; i < s->n; i++) {
+        uint64_t len = s->v[i].hi - s->v[i].lo;
+        if (len > keep) {
+            s->v[i].hi = s->v[i].lo + keep;
+            s->n = s->v[i].hi > s->v[i].lo ? i + 1 : i;
+            break;
+        }
+        keep -= len;
+    }
+    if (s->bytes > bytes)
+        s->bytes = bytes;
+}
+
+/* Writes o->need as orders of kind for t and makes it resident. */
+static gmux_status_t fill(dmn_place_opt_t *o, opt_task_t *t, dmn_plan_kind_t kind, dmn_plan_t *plan)
+{
+    gmux_status_t st = GMUX_OK;
+    for (uint32_t i = 0; i < o->need.n && st == GMUX_OK; i++)
+        st = dmn_plan_add(plan, t->id, kind,
+                          (dmn_range_t){o->need.v[i].lo, o->need.v[i].hi - o->need.v[i].lo});
+    if (st == GMUX_OK)
+        st = merge_into(&t->res, &o->need, &o->merged);
+    if (st == GMUX_OK)
+        o->resident += o->need.bytes;
+    return st;
+}
+
+/* The fill ahead (placement.h): the task marked for it gets its working set
+ * minus what is resident, lowest addresses first, into the capacity still
+ * free after the switch; nothing is evicted. */
+static gmux_status_t ahead_fill(dmn_place_opt_t *o, const dmn_task_view_t *tasks, size_t n_tasks,
+                                const dmn_task_view_t *to, dmn_plan_t *plan)
+{
+    const dmn_task_view_t *v = NULL;
+    if (!o->capacity || o->resident >= o->capacity)
+        return GMUX_OK;
+    for (size_t k = 0; k < n_tasks && !v; k++)
+        if (tasks[k].ahead && tasks[k].turn == 1 && tasks[k].id != to->id)
+            v = &tasks[k];
+    if (!v)
+        return GMUX_OK;
+    opt_task_t *t = find_task(o, v->id, 1);
+    if (!t)
+        return GMUX_ERR_CAPACITY;
+    t->seen = o->gen;
+    gmux_status_t st = normalize(o, v->ranges, v->n_ranges, &o->want);
+    if (st == GMUX_OK)
+        st = difference(&o->want, &t->res, &o->need);
+    if (st != GMUX_OK || o->need.bytes == 0)
+        return st;
+    if (o->need.bytes > o->capacity - o->resident)
+        iv_keep(&o->need, o->capacity - o->resident);
+    return fill(o, t, DMN_PLAN_AHEAD, plan);
+}
+
 static int later_turn(const void *a, const void *b)
 {
     const dmn_task_view_t *x = *(const dmn_task_view_t *const *)a;
@@ -268,27 +327,13 @@ static gmux_status_t opt_on_switch(void *ctx, const dmn_task_view_t *tasks, size
         }
         if (st != GMUX_OK)
             return st;
-        if (short_by > 0) { /* the working set alone is too big: fill what fits */
-            uint64_t keep = need - short_by;
-            for (uint32_t i = 0; i < o->need.n; i++) {
-                uint64_t len = o->need.v[i].hi - o->need.v[i].lo;
-                if (len > keep) {
-                    o->need.v[i].hi = o->need.v[i].lo + keep;
-                    o->need.n = o->need.v[i].hi > o->need.v[i].lo ? i + 1 : i;
-                    break;
-                }
-                keep -= len;
-            }
-            o->need.bytes = need - short_by;
-        }
+        if (short_by > 0) /* the working set alone is too big: fill what fits */
+            iv_keep(&o->need, need - short_by);
     }
-    for (uint32_t i = 0; i < o->need.n && st == GMUX_OK; i++)
-        st = dmn_plan_add(plan, to->id, DMN_PLAN_FILL,
-                          (dmn_range_t){o->need.v[i].lo, o->need.v[i].hi - o->need.v[i].lo});
-    if (st == GMUX_OK)
-        st = merge_into(&in->res, &o->need, &o->merged);
-    if (st == GMUX_OK)
-        o->resident += o->need.bytes;
+    st = fill(o, in, DMN_PLAN_FILL, plan);
+    size_t n0 = plan->n;
+    if (st == GMUX_OK && ahead_fill(o, tasks, n_tasks, to, plan) != GMUX_OK)
+        plan->n = n0; /* left out (and not made resident); the switch itself stands */
     return st;
 }
 

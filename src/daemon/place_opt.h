@@ -11,6 +11,9 @@
  * one task are next used in the same slice, so Belady has no preference
  * among them: a victim loses its highest addresses first. If T's working set
  * alone exceeds the capacity, only what fits is filled (the rest will fault).
+ * Then, for the view marked ahead (placement.h; with a capacity), its working
+ * set minus what is resident fills the capacity still free, lowest addresses
+ * first (AHEAD orders, no eviction), and counts as resident from then on.
  *
  * Residency is kept per task as sorted, disjoint, chunk-aligned intervals,
  * so a decision costs O(tasks + intervals), not O(chunks): 100,000 chunks in

@@ -6,7 +6,11 @@
  * plan; the hook appends evict orders for any task and fill orders for the
  * incoming one, as address ranges in each task's own address space (each
  * process migrates its own memory on its own context). The server sends the
- * plan as PLAN messages to the tasks concerned, before the GRANT.
+ * plan as PLAN messages to the tasks concerned, before the GRANT. A policy
+ * with a capacity may append, after them, AHEAD orders for the view marked
+ * `ahead` (the task expected next): its working set into the memory free
+ * after this switch, evicting nothing; the server sends those after the
+ * GRANT, and the task applies them while it waits for its turn.
  *
  * This is where the engine's OPT over the global timeline plugs in (issue 6,
  * h/engine): an implementation of dmn_placement_t whose on_switch runs the
@@ -44,6 +48,11 @@ typedef struct dmn_task_view {
     /* Changes whenever ranges change (unique in the process); 0: unknown, a
      * placement must not cache what it derives from them. */
     uint64_t ranges_gen;
+    /* 1: the placement may also plan a fill ahead for this task (DMN_PLAN_AHEAD:
+     * its working set into the memory left free after the switch, evicting
+     * nothing). The arbiter sets it on the turn-1 task in the sliced mode
+     * when filling ahead is on (GMUX_DAEMON_AHEAD); 0 everywhere else. */
+    uint32_t ahead;
 } dmn_task_view_t;
 
 #define DMN_TURN_NONE UINT32_MAX

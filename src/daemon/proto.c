@@ -132,7 +132,7 @@ static gmux_status_t decode_ranges(const uint8_t *p, uint32_t len, uint32_t type
     m->seq = get64(p + 8);
     if (m->n_ranges > DMN_MAX_RANGES || len != RANGES_HEAD + m->n_ranges * DMN_RANGE_SIZE)
         return GMUX_ERR_PARSE;
-    if (type == DMN_MSG_PLAN && m->count > DMN_PLAN_FILL)
+    if (type == DMN_MSG_PLAN && m->count > DMN_PLAN_AHEAD)
         return GMUX_ERR_PARSE;
     m->ranges_le = p + RANGES_HEAD;
     for (uint32_t i = 0; i < m->n_ranges; i++) {
@@ -297,7 +297,7 @@ size_t dmn_proto_encode_ranges(uint8_t *out, size_t cap, uint32_t seq, dmn_msg_t
                                uint32_t n_ranges)
 {
     if ((type != DMN_MSG_PENDING && type != DMN_MSG_PLAN) || n_ranges > DMN_MAX_RANGES ||
-        (type == DMN_MSG_PLAN && count > DMN_PLAN_FILL))
+        (type == DMN_MSG_PLAN && count > DMN_PLAN_AHEAD))
         return 0;
     size_t len = RANGES_HEAD + (size_t)n_ranges * DMN_RANGE_SIZE;
     uint8_t *p = begin(out, cap, seq, type, len);

@@ -31,8 +31,9 @@
 
 #include <gmux/status.h>
 
-#define DMN_PROTO_MAGIC       0x44584d47u /* 'G' 'M' 'X' 'D' */
-#define DMN_PROTO_VERSION     2u          /* 2: STATS device bytes, STATUS mode and footprints */
+#define DMN_PROTO_MAGIC   0x44584d47u /* 'G' 'M' 'X' 'D' */
+#define DMN_PROTO_VERSION 3u /* 2: STATS device bytes, STATUS mode and footprints; 3: PLAN ahead   \
+                              */
 #define DMN_PROTO_HDR_SIZE    16u
 #define DMN_PROTO_MAX_PAYLOAD 65536u
 #define DMN_PROTO_MAX_MSG     (DMN_PROTO_HDR_SIZE + DMN_PROTO_MAX_PAYLOAD)
@@ -83,6 +84,8 @@ typedef enum dmn_mode {
 typedef enum dmn_plan_kind {
     DMN_PLAN_EVICT = 0, /* move these ranges to host memory */
     DMN_PLAN_FILL = 1,  /* move these ranges to the device */
+    DMN_PLAN_AHEAD = 2, /* fill for your next turn, into free memory; may be applied while
+                           waiting (v3) */
 } dmn_plan_kind_t;
 
 #define DMN_PRIORITY_MIN (-20)

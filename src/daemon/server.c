@@ -258,12 +258,13 @@ static void check_pids(server_t *s, uint64_t now)
     }
 }
 
-/* Sends the plan's orders of one task, grouped by kind, as PLAN messages. */
+/* Sends the plan's orders of one task of the kinds first..last, grouped by
+ * kind, as PLAN messages. */
 static int send_plan(server_t *s, conn_t *c, uint32_t task_id, const dmn_plan_t *plan,
-                     uint64_t grant_seq)
+                     uint64_t grant_seq, uint32_t first, uint32_t last)
 {
     static dmn_range_t ranges[DMN_MAX_RANGES];
-    for (uint32_t kind = DMN_PLAN_EVICT; kind <= DMN_PLAN_FILL; kind++) {
+    for (uint32_t kind = first; kind <= last; kind++) {
         uint32_t n = 0;
         for (size_t i = 0; i <= plan->n; i++) {
             int flush = i == plan->n || n == DMN_MAX_RANGES;
@@ -279,6 +280,30 @@ static int send_plan(server_t *s, conn_t *c, uint32_t task_id, const dmn_plan_t 
         }
     }
     return 0;
+}
+
+/* After the GRANT: the fill ahead, to the one task it is for (placement.h),
+ * which applies it while it waits for its turn. */
+static void send_ahead(server_t *s, const dmn_plan_t *plan, uint64_t grant_seq)
+{
+    size_t i = plan->n;
+    while (i > 0 && plan->entries[i - 1].kind == DMN_PLAN_AHEAD) /* written last */
+        i--;
+    if (i == plan->n)
+        return;
+    uint32_t id = plan->entries[i].task_id;
+    uint64_t bytes = 0;
+    for (size_t k = i; k < plan->n; k++)
+        bytes += plan->entries[k].range.len;
+    for (int k = 0; k < DMN_ARB_MAX_TASKS; k++) {
+        if (!s->arb.tasks[k].used || s->arb.tasks[k].id != id || s->conn_of_slot[k] < 0)
+            continue;
+        COM_DEBUG(DAEMON, "grant %llu: %zu ranges, %llu bytes filled ahead for task %u",
+                  (unsigned long long)grant_seq, plan->n - i, (unsigned long long)bytes, id);
+        (void)send_plan(s, &s->conns[s->conn_of_slot[k]], id, plan, grant_seq, DMN_PLAN_AHEAD,
+                        DMN_PLAN_AHEAD);
+        return;
+    }
 }
 
 /* Acts on the arbiter's decisions until it has nothing more to say (a
@@ -304,7 +329,8 @@ static void apply(server_t *s)
                 if (!s->arb.tasks[i].used || s->conn_of_slot[i] < 0)
                     continue;
                 conn_t *c = &s->conns[s->conn_of_slot[i]];
-                (void)send_plan(s, c, s->arb.tasks[i].id, act.plan, act.grant_seq);
+                (void)send_plan(s, c, s->arb.tasks[i].id, act.plan, act.grant_seq, DMN_PLAN_EVICT,
+                                DMN_PLAN_FILL);
             }
             if (s->arb.tasks[act.grant].used && s->conn_of_slot[act.grant] >= 0) {
                 conn_t *c = &s->conns[s->conn_of_slot[act.grant]];
@@ -313,6 +339,7 @@ static void apply(server_t *s)
                     s, c,
                     dmn_proto_encode_grant(s->out, sizeof(s->out), ++s->seq, DMN_MSG_GRANT, &g));
             }
+            send_ahead(s, act.plan, act.grant_seq);
         }
         if (act.forced < 0 && act.revoke < 0 && act.grant < 0)
             return; /* a connection dropped above has been reclaimed: decided again */
@@ -350,9 +377,11 @@ gmux_status_t dmn_server_run(const dmn_server_opts_t *opts, volatile sig_atomic_
     dmn_share_params_t share;
     if (dmn_share_params_from_settings(&share) == GMUX_OK)
         dmn_arb_set_share(&s->arb, &share);
-    COM_INFO(DAEMON, "listening on %s (quantum %llu us, placement %s, share %s)", opts->path,
-             (unsigned long long)(opts->quantum_ns / COM_NS_PER_US), s->arb.placement->name,
-             s->arb.share.p.enabled ? "on" : "off");
+    dmn_arb_set_ahead(&s->arb, COM_SETTING_BOOL(DAEMON_AHEAD));
+    COM_INFO(DAEMON, "listening on %s (quantum %llu us, placement %s, share %s, ahead %s)",
+             opts->path, (unsigned long long)(opts->quantum_ns / COM_NS_PER_US),
+             s->arb.placement->name, s->arb.share.p.enabled ? "on" : "off",
+             s->arb.ahead ? "on" : "off");
     if (ready_fd >= 0) {
         (void)!write(ready_fd, "r", 1);
         close(ready_fd);

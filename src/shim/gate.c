@@ -25,10 +25,15 @@ static pthread_mutex_t gate_mu = PTHREAD_MUTEX_INITIALIZER;
 static dmn_client_t *gate_client; /* guarded by gate_mu */
 
 /* The plan received for the next turn, applied by the thread that gets it
- * (its context current) before its launch. Static: nothing allocates. */
+ * (its context current) before its launch. Static: nothing allocates.
+ * AHEAD orders (a fill for the next turn, sent while another task runs) are
+ * applied at once when the launching thread receives them while it waits
+ * for its turn; the watcher thread, which has no context, only stores them
+ * for the launching thread's next wait. All under gate_mu. */
 #define GATE_PLAN_CAP 1024u
-static dmn_range_t gate_plan[2][GATE_PLAN_CAP]; /* [dmn_plan_kind_t] */
-static uint32_t gate_plan_n[2];
+static dmn_range_t gate_plan[3][GATE_PLAN_CAP]; /* [dmn_plan_kind_t] */
+static uint32_t gate_plan_n[3];
+static bool gate_waiting;            /* a launching thread waits in dmn_client_wait_turn */
 static _Atomic uint64_t gate_grants; /* turns received: activity, like launches */
 static _Atomic uint64_t gate_bytes_in, gate_bytes_out, gate_plans_applied;
 static _Atomic uint64_t
@@ -54,13 +59,65 @@ static void gate_learn_device(void)
     (void)dmn_client_report(gate_client, &st);
 }
 
+/* Moves the managed memory inside r to the device or to the host on the
+ * migration stream and returns the bytes it asked for: the daemon's orders
+ * are rounded out to its chunks, and the driver only takes ranges of managed
+ * memory (a range over a region's end or a gap is refused whole). */
+static uint64_t gate_move(eng_backend_t be, const dmn_range_t *r, bool to_device)
+{
+    shim_regions_t *t = &shim_state.regions;
+    uint64_t moved = 0, end = r->base + r->len;
+    eng_ticket_t tk;
+    pthread_rwlock_rdlock(&t->lock);
+    size_t lo = 0, hi = t->n; /* the first region that ends after r->base */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (t->v[mid].base + t->v[mid].size <= r->base)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (size_t i = lo; i < t->n && t->v[i].base < end; i++) {
+        const shim_region_t *g = &t->v[i];
+        uint64_t a = g->base > r->base ? g->base : r->base;
+        uint64_t b = g->base + g->size < end ? g->base + g->size : end;
+        if (g->kind != SHIM_REGION_MANAGED || a >= b)
+            continue;
+        gmux_status_t st = to_device ? be.ops->prefetch(be.ctx, 0, a, b - a, &tk)
+                                     : be.ops->evict(be.ctx, 0, a, b - a, &tk);
+        moved += st == GMUX_OK ? b - a : 0;
+    }
+    pthread_rwlock_unlock(&t->lock);
+    return moved;
+}
+
+/* Prefetches the stored AHEAD orders to the device on the calling thread's
+ * context (a launching thread), on the migration stream, without waiting for
+ * them: the task is not running, nothing of its own needs them yet. */
+static void gate_apply_ahead(void)
+{
+    if (gate_plan_n[DMN_PLAN_AHEAD] == 0)
+        return;
+    shim_cuctx_t *cx = shim_backend_current();
+    if (cx && shim_state.mode != SHIM_MODE_OFF) {
+        eng_backend_t be = shim_backend_engine(cx);
+        uint64_t bytes = 0;
+        for (uint32_t i = 0; i < gate_plan_n[DMN_PLAN_AHEAD]; i++)
+            bytes += gate_move(be, &gate_plan[DMN_PLAN_AHEAD][i], true);
+        atomic_fetch_add(&gate_bytes_in, bytes);
+        SHIM_STAT_ADD(ahead_plans, 1);
+        SHIM_STAT_ADD(ahead_bytes, bytes);
+    }
+    gate_plan_n[DMN_PLAN_AHEAD] = 0;
+}
+
 /* Called from inside a client call, so under gate_mu. */
 static void gate_on_plan(void *arg, uint64_t grant_seq, dmn_plan_kind_t kind,
                          const dmn_range_t *ranges, uint32_t n)
 {
     (void)arg;
     (void)grant_seq;
-    if (kind != DMN_PLAN_EVICT && kind != DMN_PLAN_FILL)
+    if (kind != DMN_PLAN_EVICT && kind != DMN_PLAN_FILL && kind != DMN_PLAN_AHEAD)
         return;
     uint32_t room = GATE_PLAN_CAP - gate_plan_n[kind];
     if (n > room) {
@@ -69,6 +126,8 @@ static void gate_on_plan(void *arg, uint64_t grant_seq, dmn_plan_kind_t kind,
     }
     memcpy(&gate_plan[kind][gate_plan_n[kind]], ranges, n * sizeof(*ranges));
     gate_plan_n[kind] += n;
+    if (kind == DMN_PLAN_AHEAD && gate_waiting) /* the launching thread: its context is current */
+        gate_apply_ahead();
 }
 
 /* Applies the stored plan on the calling thread's context: evictions first,
@@ -80,17 +139,10 @@ static void gate_apply_plan(void)
     shim_cuctx_t *cx = shim_backend_current();
     if (cx && shim_state.mode != SHIM_MODE_OFF) {
         eng_backend_t be = shim_backend_engine(cx);
-        eng_ticket_t t;
-        for (uint32_t i = 0; i < gate_plan_n[DMN_PLAN_EVICT]; i++) {
-            const dmn_range_t *r = &gate_plan[DMN_PLAN_EVICT][i];
-            if (be.ops->evict(be.ctx, 0, r->base, r->len, &t) == GMUX_OK)
-                atomic_fetch_add(&gate_bytes_out, r->len);
-        }
-        for (uint32_t i = 0; i < gate_plan_n[DMN_PLAN_FILL]; i++) {
-            const dmn_range_t *r = &gate_plan[DMN_PLAN_FILL][i];
-            if (be.ops->prefetch(be.ctx, 0, r->base, r->len, &t) == GMUX_OK)
-                atomic_fetch_add(&gate_bytes_in, r->len);
-        }
+        for (uint32_t i = 0; i < gate_plan_n[DMN_PLAN_EVICT]; i++)
+            atomic_fetch_add(&gate_bytes_out, gate_move(be, &gate_plan[DMN_PLAN_EVICT][i], false));
+        for (uint32_t i = 0; i < gate_plan_n[DMN_PLAN_FILL]; i++)
+            atomic_fetch_add(&gate_bytes_in, gate_move(be, &gate_plan[DMN_PLAN_FILL][i], true));
         if (be.ops->fence(be.ctx, 0) != GMUX_OK)
             COM_WARN(SHIM, "daemon plan: migration stream failed");
         atomic_fetch_add(&gate_plans_applied, 1);
@@ -139,7 +191,10 @@ void shim_gate_slow(void)
                 SHIM_STAT_ADD(gate_waits, 1);
                 gate_announce();
             }
+            gate_apply_ahead(); /* what the watcher thread stored */
+            gate_waiting = true;
             gmux_status_t st = dmn_client_wait_turn(gate_client, dmn_client_turn_timeout_ns());
+            gate_waiting = false;
             gate_apply_plan();
             atomic_fetch_add(&gate_grants, 1);
             if (st == GMUX_OK)

@@ -29,6 +29,8 @@
     X(gate_waits)         /* launches that waited for gmuxd's turn */                              \
     X(gate_plans)         /* evict/fill plans from gmuxd applied */                                \
     X(gate_registrations) /* times the task registered with gmuxd (again after a restart) */       \
+    X(ahead_plans)        /* fill-ahead plans from gmuxd applied while waiting for a turn */       \
+    X(ahead_bytes)        /* bytes those prefetched to the device */                               \
     X(frees)              /* tracked frees and unmaps */                                           \
     X(um_faults)          /* GPU page faults CUPTI reported (cupti.c; 0 without CUPTI) */          \
     X(um_bytes_htod)      /* unified-memory bytes moved host to device (CUPTI) */                  \

@@ -192,7 +192,7 @@ int drig_read_log(drig_t *r, const char *name, int task, dlog_t *log)
             }
             log->k[log->n++] = k;
         } else if (sscanf(line, "R %d", &log->registrations) == 1) {
-        } else if (sscanf(line, "P %ld %ld", &log->fills, &log->evicts) == 2) {
+        } else if (sscanf(line, "P %ld %ld %ld", &log->fills, &log->evicts, &log->aheads) >= 2) {
         }
     }
     fclose(f);

@@ -32,7 +32,7 @@ typedef struct dlog {
     dkernel_t *k;
     int n;
     int registrations;
-    long fills, evicts;
+    long fills, evicts, aheads; /* PLAN ranges received, by kind */
 } dlog_t;
 
 void drig_init(drig_t *r); /* fresh directory, no daemon */

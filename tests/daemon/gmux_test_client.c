@@ -4,7 +4,7 @@
  * turn, busy the "GPU" for RUN_US (a sleep), report stats. After each
  * kernel it may go idle for IDLE_US (IDLE_US > 0). Writes one line per
  * kernel to OUT:  K index request_ns start_ns end_ns local
- * and at the end:   R registrations   and   P fills evicts
+ * and at the end:   R registrations   and   P fills evicts aheads
  * (timestamps from CLOCK_MONOTONIC, comparable across processes).
  *
  * Usage: gmux_test_client SOCKET NAME batch|latency PRIORITY KERNELS RUN_US IDLE_US OUT
@@ -23,7 +23,7 @@
 #include "common/clock.h"
 #include "daemon/client.h"
 
-static unsigned long fills, evicts;
+static unsigned long fills, evicts, aheads;
 
 static void on_plan(void *arg, uint64_t grant_seq, dmn_plan_kind_t kind, const dmn_range_t *r,
                     uint32_t n)
@@ -31,6 +31,8 @@ static void on_plan(void *arg, uint64_t grant_seq, dmn_plan_kind_t kind, const d
     (void)arg, (void)grant_seq, (void)r;
     if (kind == DMN_PLAN_FILL)
         fills += n;
+    else if (kind == DMN_PLAN_AHEAD)
+        aheads += n;
     else
         evicts += n;
 }
@@ -83,7 +85,7 @@ int main(int argc, char **argv)
         }
     }
     dmn_client_idle(c);
-    fprintf(out, "R %u\nP %lu %lu\n", dmn_client_registrations(c), fills, evicts);
+    fprintf(out, "R %u\nP %lu %lu %lu\n", dmn_client_registrations(c), fills, evicts, aheads);
     dmn_client_close(c);
     return fclose(out) == 0 ? 0 : 4;
 }

@@ -66,7 +66,7 @@ typedef struct feed_ctx {
     pending_t *head, *tail;
 } feed_ctx_t;
 
-static unsigned long plan_fills, plan_evicts;
+static unsigned long plan_fills, plan_evicts, plan_aheads;
 
 static void on_plan(void *arg, uint64_t grant_seq, dmn_plan_kind_t kind, const dmn_range_t *r,
                     uint32_t n)
@@ -74,6 +74,8 @@ static void on_plan(void *arg, uint64_t grant_seq, dmn_plan_kind_t kind, const d
     (void)grant_seq;
     if (kind == DMN_PLAN_FILL)
         plan_fills += n;
+    else if (kind == DMN_PLAN_AHEAD)
+        plan_aheads += n;
     else
         plan_evicts += n;
     tmem_plan(arg, kind, r, n);
@@ -372,7 +374,7 @@ int main(int argc, char **argv)
         dmn_client_idle(c);
         fprintf(out, "R %u\n", dmn_client_registrations(c));
     }
-    fprintf(out, "P %lu %lu\n", plan_fills, plan_evicts);
+    fprintf(out, "P %lu %lu %lu\n", plan_fills, plan_evicts, plan_aheads);
     const tmem_stats_t *ms = tmem_stats(mem);
     fprintf(out, "M %llu %llu %llu %llu %llu %llu %llu %llu\n", (unsigned long long)ms->peak,
             (unsigned long long)o.budget, (unsigned long long)ms->plan_evicted,

@@ -40,6 +40,7 @@ typedef struct pc_cand {
 struct dmn_place_chunk_ref {
     dmn_placement_t pl;
     uint64_t capacity, chunk;
+    int limited;     /* a capacity was given: fills ahead are planned */
     pc_chunk_t *res; /* sorted by (task, addr) */
     size_t nres;
 };
@@ -227,6 +228,38 @@ static gmux_status_t want_build(const dmn_place_chunk_ref_t *pc, const dmn_task_
     return GMUX_OK;
 }
 
+/* FILL (or AHEAD) orders of want[0..nwant) in address order; the chunks
+ * join the resident set, merged into the task's run of it (res stays sorted). */
+static gmux_status_t fill_task(dmn_place_chunk_ref_t *pc, uint32_t id, dmn_plan_kind_t kind,
+                               pc_want_t *want, size_t nwant, dmn_plan_t *plan)
+{
+    pc_chunk_t *next = realloc(pc->res, (pc->nres + nwant + 1) * sizeof(*next));
+    if (!next)
+        return GMUX_ERR_NOMEM;
+    pc->res = next;
+    if (nwant > 0)
+        qsort(want, nwant, sizeof(*want), want_by_addr);
+    gmux_status_t st = GMUX_OK;
+    for (size_t i = 0; i < nwant && st == GMUX_OK; i++)
+        st = dmn_plan_add(plan, id, kind, (dmn_range_t){want[i].addr, pc->chunk});
+    size_t b = 0, e;
+    while (b < pc->nres && pc->res[b].task < id)
+        b++;
+    for (e = b; e < pc->nres && pc->res[e].task == id;)
+        e++;
+    memmove(&pc->res[e + nwant], &pc->res[e], (pc->nres - e) * sizeof(*pc->res));
+    /* merge res[b, e) and want from the top down into res[b, e + nwant) */
+    size_t i = e, j = nwant, o = e + nwant;
+    while (j > 0) {
+        if (i > b && pc->res[i - 1].addr > want[j - 1].addr)
+            pc->res[--o] = pc->res[--i];
+        else
+            pc->res[--o] = (pc_chunk_t){id, want[--j].addr};
+    }
+    pc->nres += nwant;
+    return st;
+}
+
 static gmux_status_t chunk_on_switch(void *ctx, const dmn_task_view_t *tasks, size_t n_tasks,
                                      const dmn_task_view_t *from, const dmn_task_view_t *to,
                                      dmn_plan_t *plan)
@@ -239,7 +272,6 @@ static gmux_status_t chunk_on_switch(void *ctx, const dmn_task_view_t *tasks, si
     memset(ws, 0, sizeof(ws));
     pc_want_t *want = NULL;
     pc_cand_t *cand = NULL;
-    pc_chunk_t *next = NULL;
     size_t nwant = 0, ncand = 0;
     gmux_status_t st = GMUX_OK;
     /* Forget tasks that left (their memory went with them); index the rest. */
@@ -307,33 +339,20 @@ static gmux_status_t chunk_on_switch(void *ctx, const dmn_task_view_t *tasks, si
         if (st != GMUX_OK)
             goto free_all;
     }
-    /* FILL orders in address order; the new chunks join the resident set,
-     * merged into the incoming task's run of it (res stays sorted). */
-    next = realloc(pc->res, (pc->nres + nwant + 1) * sizeof(*next));
-    if (!next) {
-        st = GMUX_ERR_NOMEM;
-        goto free_all;
+    st = fill_task(pc, to->id, DMN_PLAN_FILL, want, nwant, plan);
+    /* The fill ahead: the task marked for it (placement.h), its chunks that
+     * are not resident in use order, into the slots still free; no eviction. */
+    const dmn_task_view_t *next_v = NULL;
+    for (size_t k = 0; k < n_tasks && !next_v; k++)
+        if (tasks[k].ahead && tasks[k].turn == 1 && tasks[k].id != to->id)
+            next_v = &tasks[k];
+    if (st == GMUX_OK && pc->limited && next_v && slots > pc->nres) {
+        free(want);
+        want = NULL;
+        st = want_build(pc, next_v, slots - pc->nres, &want, &nwant);
+        if (st == GMUX_OK)
+            st = fill_task(pc, next_v->id, DMN_PLAN_AHEAD, want, nwant, plan);
     }
-    pc->res = next;
-    if (nwant > 0)
-        qsort(want, nwant, sizeof(*want), want_by_addr);
-    for (size_t i = 0; i < nwant && st == GMUX_OK; i++)
-        st = dmn_plan_add(plan, to->id, DMN_PLAN_FILL, (dmn_range_t){want[i].addr, pc->chunk});
-    size_t b = 0, e;
-    while (b < pc->nres && pc->res[b].task < to->id)
-        b++;
-    for (e = b; e < pc->nres && pc->res[e].task == to->id;)
-        e++;
-    memmove(&pc->res[e + nwant], &pc->res[e], (pc->nres - e) * sizeof(*pc->res));
-    /* merge res[b, e) and want from the top down into res[b, e + nwant) */
-    size_t i = e, j = nwant, o = e + nwant;
-    while (j > 0) {
-        if (i > b && pc->res[i - 1].addr > want[j - 1].addr)
-            pc->res[--o] = pc->res[--i];
-        else
-            pc->res[--o] = (pc_chunk_t){to->id, want[--j].addr};
-    }
-    pc->nres += nwant;
 free_all:
     free(cand);
     free(want);
@@ -350,6 +369,7 @@ gmux_status_t dmn_place_chunk_ref_create(uint64_t capacity, uint64_t chunk,
     dmn_place_chunk_ref_t *pc = calloc(1, sizeof(*pc));
     if (!pc)
         return GMUX_ERR_NOMEM;
+    pc->limited = capacity != 0;
     if (capacity == 0)
         capacity = 1ull << 40;
     pc->capacity = capacity & ~(chunk - 1);

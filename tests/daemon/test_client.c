@@ -29,7 +29,16 @@ static void on_term(int sig)
     child_stop = 1;
 }
 
+/* capacity: GMUX_DAEMON_CAPACITY of the server (NULL: the default); with one,
+ * the share mode is off (time slices whatever the footprints). */
+static pid_t start_server_cap(const char *placement, const char *capacity);
+
 static pid_t start_server(const char *placement)
+{
+    return start_server_cap(placement, NULL);
+}
+
+static pid_t start_server_cap(const char *placement, const char *capacity)
 {
     int p[2];
     assert_int_equal(pipe(p), 0);
@@ -37,6 +46,11 @@ static pid_t start_server(const char *placement)
     if (pid == 0) {
         close(p[0]);
         signal(SIGTERM, on_term);
+        char err[64];
+        if (capacity &&
+            (com_settings_set(COM_SETTING_DAEMON_CAPACITY, capacity, err, sizeof(err)) != GMUX_OK ||
+             com_settings_set(COM_SETTING_DAEMON_SHARE, "0", err, sizeof(err)) != GMUX_OK))
+            _exit(2);
         dmn_server_opts_t o = {
             path, DMN_NO_GROUP, 20 * COM_NS_PER_MS, 2 * COM_NS_PER_S, dmn_placement_find(placement),
             0};
@@ -57,19 +71,31 @@ static void stop_server(pid_t pid, int sig)
 }
 
 struct plans {
-    int fills, evicts;
+    int fills, evicts, aheads;
     dmn_range_t last;
+    int n_ev; /* every range received, in order */
+    struct {
+        dmn_plan_kind_t kind;
+        uint64_t seq;
+        dmn_range_t r;
+    } ev[32];
 };
 
 static void on_plan(void *arg, uint64_t seq, dmn_plan_kind_t kind, const dmn_range_t *r, uint32_t n)
 {
     struct plans *p = arg;
-    (void)seq;
     if (kind == DMN_PLAN_FILL)
         p->fills += (int)n;
+    else if (kind == DMN_PLAN_AHEAD)
+        p->aheads += (int)n;
     else
         p->evicts += (int)n;
     p->last = r[n - 1];
+    for (uint32_t i = 0; i < n && p->n_ev < 32; i++, p->n_ev++) {
+        p->ev[p->n_ev].kind = kind;
+        p->ev[p->n_ev].seq = seq;
+        p->ev[p->n_ev].r = r[i];
+    }
 }
 
 static dmn_client_t *open_client(const char *name, struct plans *pl)
@@ -152,6 +178,60 @@ static void test_gating_and_plans(void **state)
     stop_server(srv, SIGTERM);
 }
 
+/* Filling ahead (chunk placement, capacity 4 chunks of 2 MiB): while c2 runs,
+ * c3 (waiting, next) receives an AHEAD plan for the first chunk of its working
+ * set in use order (the one free chunk), before its own GRANT; at its grant
+ * its FILL carries only the chunk still missing. */
+static void test_ahead_before_grant(void **state)
+{
+    (void)state;
+    pid_t srv = start_server_cap("chunk", "8MiB");
+    struct plans p1 = {0}, p2 = {0}, p3 = {0};
+    dmn_client_t *c1 = open_client("one", &p1), *c2 = open_client("two", &p2),
+                 *c3 = open_client("three", &p3);
+    const uint64_t MB2 = 2ull << 20;
+    dmn_range_t a = {0x10000000, MB2}, b = {0x20000000, 2 * MB2};
+    dmn_range_t c[2] = {{0x30000000 + MB2, MB2}, {0x30000000, MB2}}; /* used top chunk first */
+    assert_int_equal(dmn_client_pending(c1, 1, &a, 1), GMUX_OK);
+    assert_int_equal(dmn_client_wait_turn(c1, 5 * COM_NS_PER_S), GMUX_OK);
+    assert_true(dmn_client_holds_turn(c1));
+    assert_int_equal(dmn_client_pending(c2, 1, &b, 1), GMUX_OK);
+    assert_int_equal(dmn_client_pending(c3, 1, c, 2), GMUX_OK);
+    assert_int_equal(dmn_client_wait_turn(c2, 100 * COM_NS_PER_MS), GMUX_ERR_TIMEOUT);
+    assert_int_equal(dmn_client_wait_turn(c3, 100 * COM_NS_PER_MS), GMUX_ERR_TIMEOUT);
+    assert_int_equal(p3.n_ev, 0);
+    /* c1 idle: c2 (waiting longest, first slot) is granted 2 chunks, 3 of 4 are used. */
+    assert_int_equal(dmn_client_idle(c1), GMUX_OK);
+    assert_int_equal(dmn_client_wait_turn(c2, 5 * COM_NS_PER_S), GMUX_OK);
+    assert_true(dmn_client_holds_turn(c2));
+    assert_int_equal(p2.fills, 1);
+    assert_int_equal(p2.aheads, 0);
+    /* c3 waits (c2 holds the turn past the grace of this wait): it gets the fill ahead. */
+    uint64_t deadline = com_deadline_after_ns(5 * COM_NS_PER_S);
+    while (p3.aheads == 0 && !com_deadline_passed(deadline))
+        assert_int_equal(dmn_client_wait_turn(c3, 50 * COM_NS_PER_MS), GMUX_ERR_TIMEOUT);
+    assert_false(dmn_client_holds_turn(c3)); /* before its own grant */
+    assert_int_equal(p3.n_ev, 1);
+    assert_int_equal(p3.ev[0].kind, DMN_PLAN_AHEAD);
+    assert_int_equal(p3.ev[0].r.base, c[0].base); /* its first chunk in use order */
+    assert_int_equal(p3.ev[0].r.len, MB2);
+    assert_true(p3.ev[0].seq > 0); /* c2's grant */
+    /* c2 idle: c3 is granted; its fill is the other chunk only (c1's goes for it). */
+    assert_int_equal(dmn_client_idle(c2), GMUX_OK);
+    assert_int_equal(dmn_client_wait_turn(c3, 5 * COM_NS_PER_S), GMUX_OK);
+    assert_true(dmn_client_holds_turn(c3));
+    assert_int_equal(p3.fills, 1);
+    assert_int_equal(p3.aheads, 1);
+    assert_int_equal(p3.ev[1].kind, DMN_PLAN_FILL);
+    assert_int_equal(p3.ev[1].r.base, c[1].base);
+    assert_int_equal(p3.ev[1].r.len, MB2);
+    assert_true(p3.ev[1].seq > p3.ev[0].seq);
+    dmn_client_close(c1);
+    dmn_client_close(c2);
+    dmn_client_close(c3);
+    stop_server(srv, SIGTERM);
+}
+
 static void test_bad_options(void **state)
 {
     (void)state;
@@ -176,6 +256,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_local_then_join),
         cmocka_unit_test(test_gating_and_plans),
+        cmocka_unit_test(test_ahead_before_grant),
         cmocka_unit_test(test_bad_options),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);

@@ -247,6 +247,81 @@ static void test_against_slice_opt_drift(void **state)
     assert_true(worse <= 10);
 }
 
+/* Whether some AHEAD order of the plan covers the chunk at addr of task. */
+static int ahead_has(uint32_t task, uint64_t addr)
+{
+    for (size_t i = 0; i < plan.n; i++) {
+        const dmn_plan_entry_t *e = &plan.entries[i];
+        if (e->task_id == task && e->kind == DMN_PLAN_AHEAD && addr >= e->range.base &&
+            addr < e->range.base + e->range.len)
+            return 1;
+    }
+    return 0;
+}
+
+/* Filling ahead: the task marked for it gets its first chunks in use order
+ * into the slots left free, nothing is evicted for it and the incoming
+ * task's chunks stay; at its own switch it is filled only with the rest. */
+static void test_ahead_fills_free_slots_only(void **state)
+{
+    (void)state;
+    dmn_place_chunk_t *pc;
+    assert_int_equal(dmn_place_chunk_create(8 * CH, CH, &pc), GMUX_OK);
+    const dmn_placement_t *pl = dmn_place_chunk_placement(pc);
+    /* B uses [0x110000, +3) first, then [0x100000, +3): use order, not address. */
+    dmn_range_t a = {0, 5 * CH}, b[2] = {{0x110000, 3 * CH}, {0x100000, 3 * CH}};
+    dmn_task_view_t t[2] = {view(1, &a, 1, 0), view(2, b, 2, 1)};
+    t[1].ahead = 1;
+    sw(pl, t, 2, 0);
+    assert_int_equal(plan_bytes(1, DMN_PLAN_FILL), 5 * CH);
+    assert_int_equal(plan_bytes(2, DMN_PLAN_AHEAD), 3 * CH); /* 8 - 5 free */
+    assert_int_equal(plan_bytes(1, DMN_PLAN_EVICT) + plan_bytes(2, DMN_PLAN_EVICT), 0);
+    assert_int_equal(plan_bytes(1, DMN_PLAN_AHEAD), 0);
+    for (uint64_t c = 0; c < 3; c++)
+        assert_true(ahead_has(2, 0x110000 + c * CH));
+    assert_false(ahead_has(2, 0x100000));
+    assert_int_equal(plan.entries[plan.n - 1].kind, DMN_PLAN_AHEAD); /* after the fills */
+    assert_int_equal(dmn_place_chunk_resident(pc, 1), 5 * CH);
+    assert_int_equal(dmn_place_chunk_resident(pc, 2), 3 * CH);
+    assert_int_equal(dmn_place_chunk_total(pc), 8 * CH);
+    /* B's turn: only what was not filled ahead; A (now next) gets nothing
+     * ahead, the device being full. */
+    t[0].turn = 1, t[0].ahead = 1;
+    t[1].turn = 0, t[1].ahead = 0;
+    sw(pl, t, 2, 1);
+    assert_int_equal(plan_bytes(2, DMN_PLAN_FILL), 3 * CH);
+    for (size_t i = 0; i < plan.n; i++)
+        if (plan.entries[i].kind == DMN_PLAN_FILL)
+            assert_true(plan.entries[i].range.base >= 0x100000 &&
+                        plan.entries[i].range.base + plan.entries[i].range.len <=
+                            0x100000 + 3 * CH);
+    assert_int_equal(plan_bytes(1, DMN_PLAN_EVICT), 3 * CH);
+    assert_int_equal(plan_bytes(1, DMN_PLAN_AHEAD), 0);
+    assert_int_equal(dmn_place_chunk_total(pc), 8 * CH);
+    dmn_place_chunk_destroy(pc);
+}
+
+/* No fill ahead without the mark (GMUX_DAEMON_AHEAD=0, shared mode), for a
+ * mark on a task that is not next, or without a capacity. */
+static void test_ahead_not_planned(void **state)
+{
+    (void)state;
+    dmn_range_t a = {0, 2 * CH}, b = {0x100000, 2 * CH}, c = {0x200000, 2 * CH};
+    for (int k = 0; k < 3; k++) {
+        dmn_place_chunk_t *pc;
+        assert_int_equal(dmn_place_chunk_create(k == 2 ? 0 : 8 * CH, CH, &pc), GMUX_OK);
+        const dmn_placement_t *pl = dmn_place_chunk_placement(pc);
+        dmn_task_view_t t[3] = {view(1, &a, 1, 0), view(2, &b, 1, 1), view(3, &c, 1, 2)};
+        t[1].ahead = k != 0;
+        t[2].ahead = 1; /* turn 2: never */
+        sw(pl, t, 3, 0);
+        assert_int_equal(plan_bytes(1, DMN_PLAN_FILL), 2 * CH);
+        assert_int_equal(plan_bytes(2, DMN_PLAN_AHEAD), k == 1 ? 2 * CH : 0);
+        assert_int_equal(plan_bytes(3, DMN_PLAN_AHEAD), 0);
+        dmn_place_chunk_destroy(pc);
+    }
+}
+
 /* A random view set over a shared window of 64 chunks (tasks' address
  * spaces overlap, so equal keys across tasks happen), unaligned, overlapping,
  * empty and huge ranges, random task ids and turns (ties and idle tasks). */
@@ -277,6 +352,8 @@ static void scen_turns(scen_t *sc, uint64_t *s, uint32_t to)
                                  : (k + sc->n - to) % sc->n;
     }
     sc->t[to].turn = rnd(s) % 10 ? 0 : DMN_TURN_NONE;
+    for (uint32_t k = 0; k < sc->n; k++) /* mostly on the turn-1 tasks, at times elsewhere */
+        sc->t[k].ahead = rnd(s) % 4 != 0 && (sc->t[k].turn == 1 || rnd(s) % 8 == 0);
 }
 
 /* Compares the plans entry by entry. */
@@ -301,7 +378,7 @@ static void test_same_plans_as_reference(void **state)
     (void)state;
     dmn_plan_t ref;
     dmn_plan_init(&ref);
-    uint64_t evicted = 0, filled = 0;
+    uint64_t evicted = 0, filled = 0, ahead = 0;
     for (uint64_t seed = 1; seed <= 3000; seed++) {
         uint64_t s = seed * 7919;
         scen_t sc;
@@ -339,8 +416,10 @@ static void test_same_plans_as_reference(void **state)
                 assert_int_equal(dmn_place_chunk_resident(pc, sc.t[k].id),
                                  dmn_place_chunk_ref_resident(rc, sc.t[k].id));
             for (size_t i = 0; i < plan.n; i++)
-                *(plan.entries[i].kind == DMN_PLAN_EVICT ? &evicted : &filled) +=
-                    plan.entries[i].range.len;
+                *(plan.entries[i].kind == DMN_PLAN_EVICT  ? &evicted
+                  : plan.entries[i].kind == DMN_PLAN_FILL ? &filled
+                                                          : &ahead) += plan.entries[i].range.len;
+            assert_true(dmn_place_chunk_total(pc) <= (uint64_t)slots * CH);
             if (rnd(&s) % 3 == 0 && nr[to]) { /* a new working set, one range replaced */
                 sc.r[to][rnd(&s) % nr[to]] = rnd_range(&s);
                 sc.t[to].ranges_gen = gen ? ++gen : 0;
@@ -352,6 +431,7 @@ static void test_same_plans_as_reference(void **state)
     /* The scenarios must exercise both kinds of order, plenty of them. */
     assert_true(evicted > 1000 * CH);
     assert_true(filled > 1000 * CH);
+    assert_true(ahead > 1000 * CH);
     dmn_plan_fini(&ref);
 }
 
@@ -379,6 +459,8 @@ int main(void)
         cmocka_unit_test(test_against_slice_opt_exact),
         cmocka_unit_test(test_against_slice_opt_drift),
         cmocka_unit_test(test_same_plans_as_reference),
+        cmocka_unit_test(test_ahead_fills_free_slots_only),
+        cmocka_unit_test(test_ahead_not_planned),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -136,7 +136,7 @@ static void test_random_against_model(void **state)
     memset(res, 0, sizeof(res));
     dmn_range_t ranges[NT][3];
     dmn_task_view_t t[NT];
-    uint64_t rng = 12345;
+    uint64_t rng = 12345, ahead_chunks = 0;
 #define RAND() (rng = rng * 6364136223846793005ull + 1442695040888963407ull, (uint32_t)(rng >> 33))
     for (int step = 0; step < 2000; step++) {
         int to = (int)(RAND() % NT);
@@ -152,7 +152,17 @@ static void test_random_against_model(void **state)
                 view((uint32_t)i + 1, ranges[i], nr, RAND() % 3 ? RAND() % NT + 1 : DMN_TURN_NONE);
         }
         t[to].turn = 0;
-        sw(t, NT, (size_t)to);
+        /* At times the last task leaves (its memory is freed: room to fill ahead). */
+        int n = to != NT - 1 && RAND() % 8 == 0 ? NT - 1 : NT;
+        if (n < NT)
+            memset(res[NT - 1], 0, NC);
+        int next = -1; /* the task filled ahead: the first turn-1 view marked */
+        for (int i = 0; i < n; i++) {
+            t[i].ahead = i != to && t[i].turn == 1 && RAND() % 4 != 0;
+            if (t[i].ahead && next < 0)
+                next = i;
+        }
+        sw(t, (size_t)n, (size_t)to);
         unsigned char w[NC] = {0}; /* the incoming working set, in chunks */
         for (uint32_t k = 0; k < t[to].n_ranges; k++)
             for (uint64_t c = ranges[to][k].base / CH;
@@ -162,6 +172,8 @@ static void test_random_against_model(void **state)
             const dmn_plan_entry_t *p = &plan.entries[e];
             int task = (int)p->task_id - 1;
             assert_true(p->range.base % CH == 0 && p->range.len % CH == 0);
+            if (e > 0 && plan.entries[e - 1].kind == DMN_PLAN_AHEAD) /* ahead comes last */
+                assert_int_equal(p->kind, DMN_PLAN_AHEAD);
             for (uint64_t c = p->range.base / CH; c < (p->range.base + p->range.len) / CH; c++) {
                 assert_true(c < NC);
                 if (p->kind == DMN_PLAN_EVICT) {
@@ -169,9 +181,11 @@ static void test_random_against_model(void **state)
                     assert_int_equal(res[task][c], 1);
                     res[task][c] = 0;
                 } else {
-                    assert_int_equal(task, to);
+                    /* fills for the incoming task, ahead for the next one only */
+                    assert_int_equal(task, p->kind == DMN_PLAN_AHEAD ? next : to);
                     assert_int_equal(res[task][c], 0);
                     res[task][c] = 1;
+                    ahead_chunks += p->kind == DMN_PLAN_AHEAD;
                 }
             }
         }
@@ -206,7 +220,60 @@ static void test_random_against_model(void **state)
         assert_int_equal(dmn_place_opt_total(opt), total * CH);
         if (want <= 20)
             assert_int_equal(have, want);
+        if (next >= 0) { /* ahead: the next working set, or the device full */
+            unsigned char wn[NC] = {0};
+            for (uint32_t k = 0; k < t[next].n_ranges; k++)
+                for (uint64_t c = ranges[next][k].base / CH;
+                     c * CH < ranges[next][k].base + ranges[next][k].len; c++)
+                    wn[c] = 1;
+            int all = 1;
+            for (int c = 0; c < NC; c++)
+                all = all && (!wn[c] || res[next][c]);
+            assert_true(all || total == 20);
+        }
     }
+    assert_true(ahead_chunks > 20); /* 58 with this seed: memory is free after departures */
+}
+
+/* Filling ahead: the next task's working set minus what is resident, into
+ * the free capacity, lowest addresses first; no eviction; at its turn only
+ * the rest is filled. Nothing without a capacity or without the mark. */
+static void test_ahead(void **state)
+{
+    (void)state;
+    dmn_place_opt_destroy(opt);
+    assert_int_equal(dmn_place_opt_create(6 * CH, CH, &opt), GMUX_OK);
+    dmn_range_t a = {0, 2 * CH}, b = {0x100000, 3 * CH}, c = {0x200000, CH};
+    dmn_task_view_t t[3] = {view(1, &a, 1, 0), view(2, &b, 1, 1), view(3, &c, 1, 2)};
+    t[2].ahead = 1; /* turn 2: ignored */
+    sw(t, 3, 0);
+    assert_int_equal(plan_bytes(2, DMN_PLAN_AHEAD) + plan_bytes(3, DMN_PLAN_AHEAD), 0);
+    t[1].ahead = 1;
+    b.len = 6 * CH; /* more than is free */
+    t[0].turn = 1, t[0].ahead = 0, t[1].turn = 2;
+    t[2].turn = 0, t[2].ahead = 0;
+    t[1].turn = 1, t[1].ahead = 1, t[0].turn = 2;
+    sw(t, 3, 2); /* C in (1 chunk); B next: 6 - 3 = 3 chunks free */
+    assert_int_equal(plan_bytes(3, DMN_PLAN_FILL), CH);
+    assert_int_equal(plan_bytes(2, DMN_PLAN_AHEAD), 3 * CH);
+    assert_int_equal(plan.entries[plan.n - 1].range.base, 0x100000); /* lowest first */
+    assert_int_equal(plan_bytes(1, DMN_PLAN_EVICT) + plan_bytes(3, DMN_PLAN_EVICT), 0);
+    assert_int_equal(dmn_place_opt_resident(opt, 1), 2 * CH); /* the others' stay */
+    assert_int_equal(dmn_place_opt_total(opt), 6 * CH);
+    t[2].turn = 2, t[1].turn = 0, t[1].ahead = 0, t[0].turn = 1;
+    sw(t, 3, 1);
+    assert_int_equal(plan_bytes(2, DMN_PLAN_FILL), 3 * CH); /* not the 3 filled ahead */
+    assert_int_equal(plan.entries[plan.n - 1].range.base, 0x100000 + 3 * CH);
+    assert_int_equal(dmn_place_opt_total(opt), 6 * CH);
+    /* no capacity: nothing ahead */
+    dmn_place_opt_t *o;
+    assert_int_equal(dmn_place_opt_create(0, CH, &o), GMUX_OK);
+    const dmn_placement_t *pl = dmn_place_opt_placement(o);
+    t[0].turn = 0, t[1].turn = 1, t[1].ahead = 1;
+    dmn_plan_clear(&plan);
+    assert_int_equal(pl->on_switch(pl->ctx, t, 3, NULL, &t[0], &plan), GMUX_OK);
+    assert_int_equal(plan_bytes(2, DMN_PLAN_AHEAD), 0);
+    dmn_place_opt_destroy(o);
 }
 
 static void test_unlimited_and_bad_chunk(void **state)
@@ -261,6 +328,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_oversized_and_departed, setup4, teardown),
         cmocka_unit_test_setup_teardown(test_random_against_model, setup4, teardown),
         cmocka_unit_test_setup_teardown(test_unlimited_and_bad_chunk, setup4, teardown),
+        cmocka_unit_test_setup_teardown(test_ahead, setup4, teardown),
         cmocka_unit_test(test_plan_reserve_put),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -19,7 +19,7 @@ static void test_header_layout(void **state)
     (void)state;
     size_t n = dmn_proto_encode_empty(buf, sizeof(buf), 0x01020304u, DMN_MSG_IDLE);
     assert_int_equal(n, 16);
-    const uint8_t want[16] = {'G', 'M', 'X', 'D', 2, 0, DMN_MSG_IDLE, 0, 0, 0, 0, 0, 4, 3, 2, 1};
+    const uint8_t want[16] = {'G', 'M', 'X', 'D', 3, 0, DMN_MSG_IDLE, 0, 0, 0, 0, 0, 4, 3, 2, 1};
     assert_memory_equal(buf, want, 16);
     dmn_hdr_t h;
     assert_int_equal(dmn_proto_read_hdr(buf, 15, &h), GMUX_ERR_BUSY);
@@ -87,7 +87,9 @@ static void test_header_rejects(void **state)
     n = dmn_proto_encode_empty(buf, sizeof(buf), 1, DMN_MSG_QUERY);
     buf[4] = 1; /* version 1: no share mode; refused */
     assert_int_equal(dmn_proto_read_hdr(buf, n, &h), GMUX_ERR_VERSION);
-    buf[4] = 3;
+    buf[4] = 2; /* version 2: no PLAN ahead; refused */
+    assert_int_equal(dmn_proto_read_hdr(buf, n, &h), GMUX_ERR_VERSION);
+    buf[4] = 4;
     assert_int_equal(dmn_proto_read_hdr(buf, n, &h), GMUX_ERR_VERSION);
     n = dmn_proto_encode_empty(buf, sizeof(buf), 1, DMN_MSG_QUERY);
     buf[6] = 7; /* no type 7 */
@@ -124,9 +126,17 @@ static void test_ranges(void **state)
     }
     buf[16 + 4] = 4; /* says 4 ranges, carries 3 */
     assert_int_equal(dmn_proto_decode(buf, n, &m), GMUX_ERR_PARSE);
-    n = dmn_proto_encode_ranges(buf, sizeof(buf), 1, DMN_MSG_PLAN, DMN_PLAN_FILL, 77, r, 3);
-    buf[16] = 2; /* plan kind 2 */
+    n = dmn_proto_encode_ranges(buf, sizeof(buf), 1, DMN_MSG_PLAN, DMN_PLAN_AHEAD, 78, r, 2);
+    assert_int_equal(n, 16 + 16 + 32);
+    assert_int_equal(dmn_proto_decode(buf, n, &m), GMUX_OK);
+    assert_int_equal(m.u.ranges.count, DMN_PLAN_AHEAD);
+    assert_int_equal(m.u.ranges.seq, 78);
+    assert_int_equal(dmn_proto_range_at(&m.u.ranges, 1).base, r[1].base);
+    assert_int_equal(dmn_proto_range_at(&m.u.ranges, 1).len, r[1].len);
+    buf[16] = 3; /* plan kind 3 */
     assert_int_equal(dmn_proto_decode(buf, n, &m), GMUX_ERR_PARSE);
+    assert_int_equal(
+        dmn_proto_encode_ranges(buf, sizeof(buf), 1, DMN_MSG_PLAN, DMN_PLAN_AHEAD + 1, 1, r, 1), 0);
     n = dmn_proto_encode_ranges(buf, sizeof(buf), 1, DMN_MSG_PENDING, 5, 0, r, 3);
     buf[n - 8] = 11; /* the last range now wraps around */
     assert_int_equal(dmn_proto_decode(buf, n, &m), GMUX_ERR_PARSE);

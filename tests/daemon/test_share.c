@@ -345,6 +345,62 @@ static void test_disabled(void **state)
     assert_int_equal(decide(10 * MS).revoke, arb->holder);
 }
 
+/* A placement that records, per switch, how many views carry the fill-ahead
+ * mark and the turn of the marked one. */
+static int marks[16], marked_turn[16], n_switches;
+
+static gmux_status_t rec_on_switch(void *ctx, const dmn_task_view_t *tasks, size_t n_tasks,
+                                   const dmn_task_view_t *from, const dmn_task_view_t *to,
+                                   dmn_plan_t *plan)
+{
+    (void)ctx, (void)from, (void)to, (void)plan;
+    assert_true(n_switches < 16);
+    marks[n_switches] = 0;
+    marked_turn[n_switches] = -1;
+    for (size_t i = 0; i < n_tasks; i++)
+        if (tasks[i].ahead) {
+            marks[n_switches]++;
+            marked_turn[n_switches] = (int)tasks[i].turn;
+        }
+    n_switches++;
+    return GMUX_OK;
+}
+
+/* The arbiter marks the task expected next for a fill ahead in the sliced
+ * mode only, and not once it is switched off (GMUX_DAEMON_AHEAD=0). */
+static void test_ahead_mark(void **state)
+{
+    (void)state;
+    static const dmn_placement_t rec = {"rec", NULL, rec_on_switch};
+    arb->placement = &rec;
+    n_switches = 0;
+    int a = add(DMN_CLASS_BATCH, 100), b = add(DMN_CLASS_BATCH, 100);
+    pend(a, 1), pend(b, 1);
+    int g, r;
+    settle(2, &g, &r); /* 200 fits: shared, both granted */
+    assert_int_equal(g, 2);
+    assert_int_equal(n_switches, 2);
+    assert_int_equal(marks[0] + marks[1], 0);
+    int c = add(DMN_CLASS_BATCH, 800); /* 1000: sliced from now on */
+    pend(c, 3);
+    settle(4, &g, &r);
+    dmn_arb_idle(arb, a, 5);
+    dmn_arb_idle(arb, b, 5);
+    pend(a, 5);
+    pend(b, 5);
+    settle(6, &g, &r); /* c runs; a and b wait */
+    int k = n_switches - 1;
+    assert_int_equal(g, 1);
+    assert_int_equal(marks[k], 1);
+    assert_int_equal(marked_turn[k], 1);
+    dmn_arb_set_ahead(arb, 0);
+    dmn_arb_idle(arb, arb->holder, 7);
+    settle(8, &g, &r);
+    assert_int_equal(g, 1);
+    assert_int_equal(marks[n_switches - 1], 0);
+    arb->placement = dmn_placement_find("none");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -356,6 +412,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_latency_class, setup, teardown),
         cmocka_unit_test_setup_teardown(test_capacity_from_reports, setup, teardown),
         cmocka_unit_test_setup_teardown(test_disabled, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_ahead_mark, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -6,13 +6,18 @@
  *
  *   checksum <hex> request <ns>     (request: just before the first launch)
  *   <start ns> <end ns>             (one line per kernel)
+ *   D <ns> <base> <len>             (one line per prefetch to the device the
+ *                                    driver double saw, in call order)
  *
- * to OUTFILE. Usage: gate_prog OUTFILE SEED NKERNELS WORK_US [DELAY_MS]
+ * to OUTFILE. Usage: gate_prog OUTFILE SEED NKERNELS WORK_US [DELAY_MS [EXTRA_MIB]]
+ * EXTRA_MIB: one more allocation of that size (part of the working set the
+ * shim announces to gmuxd, never touched).
  */
 #include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include <cuda.h>
@@ -62,6 +67,7 @@ int main(int argc, char **argv)
     unsigned long n = strtoul(argv[3], NULL, 10);
     work_us = (unsigned)strtoul(argv[4], NULL, 10);
     long delay_ms = argc > 5 ? strtol(argv[5], NULL, 10) : 0;
+    unsigned long extra_mib = argc > 6 ? strtoul(argv[6], NULL, 10) : 0;
     times = calloc(n ? n : 1, sizeof(*times));
     void *drv = dlopen("libcuda.so.1", RTLD_NOW);
     if (!times || !drv)
@@ -69,14 +75,17 @@ int main(int argc, char **argv)
     PFN_cuGetProcAddress_v12000 gpa =
         (PFN_cuGetProcAddress_v12000)dlsym(drv, "cuGetProcAddress_v2");
     fake_register_kernel_fn reg = (fake_register_kernel_fn)dlsym(drv, "fake_register_kernel");
-    if (!gpa || !reg)
+    fake_log_count_fn log_count = (fake_log_count_fn)dlsym(drv, "fake_log_count");
+    fake_log_get_fn log_get = (fake_log_get_fn)dlsym(drv, "fake_log_get");
+    if (!gpa || !reg || !log_count || !log_get)
         return 11;
     PFN_cuMemAlloc_v3020 alloc = (PFN_cuMemAlloc_v3020)get(gpa, "cuMemAlloc");
     PFN_cuLaunchKernel_v4000 launch = (PFN_cuLaunchKernel_v4000)get(gpa, "cuLaunchKernel");
     if (!alloc || !launch)
         return 11;
-    CUdeviceptr buf;
-    if (alloc(&buf, GATE_WORDS * sizeof(uint64_t)) != CUDA_SUCCESS)
+    CUdeviceptr buf, extra;
+    if (alloc(&buf, GATE_WORDS * sizeof(uint64_t)) != CUDA_SUCCESS ||
+        (extra_mib && alloc(&extra, extra_mib << 20) != CUDA_SUCCESS))
         return 12;
     uint64_t *host = (uint64_t *)(uintptr_t)buf;
     for (unsigned i = 0; i < GATE_WORDS; i++)
@@ -104,6 +113,13 @@ int main(int argc, char **argv)
     for (unsigned long k = 0; k < n; k++)
         fprintf(out, "%llu %llu\n", (unsigned long long)times[k][0],
                 (unsigned long long)times[k][1]);
+    for (size_t i = 0; i < log_count(); i++) {
+        const fake_call_t *c = log_get(i);
+        if (strncmp(c->fn, "cuMemPrefetch", 13) == 0 &&
+            c->a[2] >> 32 == (uint64_t)CU_MEM_LOCATION_TYPE_DEVICE)
+            fprintf(out, "D %llu %llu %llu\n", (unsigned long long)c->ns,
+                    (unsigned long long)c->a[0], (unsigned long long)c->a[1]);
+    }
     fclose(out);
     free(times);
     return 0;

@@ -12,6 +12,10 @@
  * These run with GMUX_DAEMON_SHARE=0 (time slices whatever the footprints);
  * test_shared_when_fits turns it on: the programs' memory fits on the double's
  * device, so gmuxd lets both hold the GPU at once (seen in `gmux status`).
+ * test_ahead_before_grant: with the chunk placement under a capacity, the
+ * task expected next prefetches part of its working set while the other
+ * task still runs (the daemon's fill ahead), and its own fill does not
+ * repeat it (read from the driver double's record of prefetches).
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -39,7 +43,9 @@ typedef struct prog_out {
     unsigned long long request;
     size_t n;
     unsigned long long t[MAX_K][2];
-    unsigned long long gate_waits, gate_plans, gate_registrations;
+    unsigned long long gate_waits, gate_plans, gate_registrations, ahead_plans, ahead_bytes;
+    size_t nd;
+    unsigned long long d[64][3]; /* prefetches to the device: ns, base, len (the first 64) */
 } prog_out_t;
 
 static char dir[128], sock[192];
@@ -85,6 +91,7 @@ static void stop_daemon(pid_t pid, int sig)
 typedef struct spec {
     const char *cls;
     const char *seed, *n, *work_us, *delay_ms;
+    const char *extra_mib; /* NULL: no extra allocation */
 } spec_t;
 
 /* argv of `gmux run` for program i (strings in static storage per index). */
@@ -113,6 +120,8 @@ static char *const *prog_argv(int i, const spec_t *s, int daemon)
     a[k++] = (char *)s->n;
     a[k++] = (char *)s->work_us;
     a[k++] = (char *)s->delay_ms;
+    if (s->extra_mib)
+        a[k++] = (char *)s->extra_mib;
     a[k] = NULL;
     return a;
 }
@@ -127,6 +136,10 @@ static void read_out(int i, prog_out_t *o)
     o->n = 0;
     while (o->n < MAX_K && fscanf(f, "%llu %llu", &o->t[o->n][0], &o->t[o->n][1]) == 2)
         o->n++;
+    o->nd = 0;
+    while (o->nd < 64 &&
+           fscanf(f, " D %llu %llu %llu", &o->d[o->nd][0], &o->d[o->nd][1], &o->d[o->nd][2]) == 3)
+        o->nd++;
     fclose(f);
     snprintf(path, sizeof(path), "%s/stats%d", dir, i);
     f = fopen(path, "r");
@@ -143,6 +156,12 @@ static void read_out(int i, prog_out_t *o)
     p = strstr(json, "\"gate_registrations\":");
     assert_non_null(p);
     o->gate_registrations = strtoull(p + strlen("\"gate_registrations\":"), NULL, 10);
+    p = strstr(json, "\"ahead_plans\":");
+    assert_non_null(p);
+    o->ahead_plans = strtoull(p + strlen("\"ahead_plans\":"), NULL, 10);
+    p = strstr(json, "\"ahead_bytes\":");
+    assert_non_null(p);
+    o->ahead_bytes = strtoull(p + strlen("\"ahead_bytes\":"), NULL, 10);
 }
 
 static size_t overlaps(const prog_out_t *a, const prog_out_t *b)
@@ -165,15 +184,15 @@ static size_t started_in(const prog_out_t *o, unsigned long long from, unsigned 
 }
 
 static const spec_t specs[MAX_PROGS] = {
-    {"batch", "1", "150", "2000", "0"},
-    {"batch", "2", "150", "2000", "0"},
-    {"latency", "3", "40", "2000", "150"},
+    {"batch", "1", "150", "2000", "0", NULL},
+    {"batch", "2", "150", "2000", "0", NULL},
+    {"latency", "3", "40", "2000", "150", NULL},
 };
 /* For the daemon's death and return: long enough (2 s of kernels each) to outlive both
  * and the client's reconnect backoff, even on a loaded machine. */
 static const spec_t long_specs[2] = {
-    {"batch", "4", "1000", "2000", "0"},
-    {"batch", "5", "1000", "2000", "0"},
+    {"batch", "4", "1000", "2000", "0", NULL},
+    {"batch", "5", "1000", "2000", "0", NULL},
 };
 static prog_out_t ref[MAX_PROGS], got[MAX_PROGS], long_ref[2];
 
@@ -417,6 +436,102 @@ static void test_shared_when_fits(void **state)
                   overlaps(&got[0], &got[1]));
 }
 
+/* The fill-ahead test: program 0 holds the GPU with one 3 s kernel; programs 1 and 2
+ * (working sets of a 4 KiB buffer and 4 MiB more: 4 chunks of 2 MiB, or 3) start once
+ * `gmux status` shows it running, so both wait when it is done and the daemon grants one
+ * of them and fills the other ahead. */
+static const spec_t ahead_specs[3] = {
+    {"batch", "6", "1", "3000000", "0", NULL},
+    {"batch", "7", "40", "5000", "0", "4"},
+    {"batch", "8", "40", "5000", "0", "4"},
+};
+
+static int ahead_child(int index, void *arg)
+{
+    (void)arg;
+    static char out[65536], err[4096];
+    char *st[] = {GMUX_BIN, "status", "--json", "--socket", sock, NULL};
+    for (int i = 0; index > 0 && i < 3000; i++) {
+        if (tproc_capture(st, NULL, 10.0, out, sizeof(out), err, sizeof(err)) == 0 &&
+            strstr(out, "\"state\": \"running\""))
+            break;
+        sleep_ms(20);
+    }
+    char *const *a = prog_argv(index, &ahead_specs[index], 1);
+    execv(a[0], a);
+    _exit(127);
+}
+
+static void run_ahead(int ahead, prog_out_t *outs)
+{
+    /* 7 chunks: one working set (3 or 4 chunks), part of the other, the holder's (1) */
+    setenv("GMUX_DAEMON_CAPACITY", "14MiB", 1);
+    setenv("GMUX_DAEMON_QUANTUM_MS", "2000",
+           1); /* the first task runs all its kernels in one turn */
+    setenv("GMUX_DAEMON_AHEAD", ahead ? "1" : "0", 1);
+    pid_t d = start_daemon("chunk");
+    unsetenv("GMUX_DAEMON_CAPACITY");
+    unsetenv("GMUX_DAEMON_QUANTUM_MS");
+    unsetenv("GMUX_DAEMON_AHEAD");
+    int status[3];
+    int bad = tproc_fork_all(3, ahead_child, NULL, 240.0, status);
+    stop_daemon(d, SIGTERM);
+    assert_int_equal(bad, 0);
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(status[i], 0);
+        read_out(i, &outs[i]);
+        assert_int_equal(outs[i].n, strtoul(ahead_specs[i].n, NULL, 10));
+    }
+}
+
+static void test_ahead_before_grant(void **state)
+{
+    (void)state;
+    static prog_out_t none[3], off[3], on[3];
+    setenv("GMUX_POLICY", "demand", 1); /* no prefetch of its own: only the daemon's plans */
+    char *const *argvs[3];
+    int status[3];
+    for (int i = 0; i < 3; i++)
+        argvs[i] = prog_argv(i, &ahead_specs[i], 0);
+    assert_int_equal(tproc_run_all(3, (char *const *const *)argvs, 240.0, status), 0);
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(status[i], 0);
+        read_out(i, &none[i]);
+    }
+    run_ahead(0, off);
+    run_ahead(1, on);
+    setenv("GMUX_POLICY", "proactive", 1);
+    for (int i = 0; i < 3; i++) {
+        assert_string_equal(off[i].checksum, none[i].checksum);
+        assert_string_equal(on[i].checksum, none[i].checksum);
+        assert_int_equal(off[i].ahead_plans, 0); /* GMUX_DAEMON_AHEAD=0 */
+        assert_true(on[i].gate_waits > 0);
+    }
+    /* b: the program filled ahead; a: the one granted before it. */
+    int b = on[1].ahead_plans > 0 ? 1 : 2, a = 3 - b;
+    const prog_out_t *pb = &on[b], *pa = &on[a];
+    print_message("ahead: program %d got %llu plans, %llu bytes; %zu device prefetches seen\n", b,
+                  pb->ahead_plans, pb->ahead_bytes, pb->nd);
+    assert_true(pb->ahead_plans >= 1);
+    assert_true(pb->ahead_bytes > 0);
+    assert_true(pb->nd > 0);
+    /* Its first prefetch to the device came while a still ran its kernels: before b's
+     * own grant (turns are exclusive, and b launched only after a's last kernel). */
+    unsigned long long b_first = pb->t[0][0], a_last = pa->t[pa->n - 1][1];
+    assert_true(a_last < b_first);
+    assert_true(pb->d[0][0] < a_last);
+    /* Up to b's first kernel, no range went to the device twice: the fill at its grant
+     * did not repeat what was filled ahead; and there were more bytes than ahead. */
+    unsigned long long before = 0;
+    for (size_t i = 0; i < pb->nd && pb->d[i][0] < b_first; i++) {
+        before += pb->d[i][2];
+        for (size_t j = 0; j < i; j++)
+            assert_false(pb->d[i][1] < pb->d[j][1] + pb->d[j][2] &&
+                         pb->d[j][1] < pb->d[i][1] + pb->d[i][2]);
+    }
+    assert_true(before >= pb->ahead_bytes);
+}
+
 int main(void)
 {
     snprintf(dir, sizeof(dir), "/tmp/gmux_gate_%d", (int)getpid());
@@ -430,6 +545,7 @@ int main(void)
         cmocka_unit_test_teardown(test_daemon_killed_mid_run, stop_leftover_daemon),
         cmocka_unit_test_teardown(test_run_starts_daemon, stop_leftover_daemon),
         cmocka_unit_test(test_shared_when_fits),
+        cmocka_unit_test(test_ahead_before_grant),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     char cmd[256];

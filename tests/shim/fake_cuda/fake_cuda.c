@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 typedef struct fake_sym {
     const char *sym, *base;
@@ -40,6 +41,9 @@ void fake_rec(const char *fn, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3
     c->a[1] = a1;
     c->a[2] = a2;
     c->a[3] = a3;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    c->ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 FAKE_API void fake_reset(void)

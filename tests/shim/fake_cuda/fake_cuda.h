@@ -26,6 +26,7 @@
 typedef struct fake_call {
     char fn[40];   /* exported symbol that was called, e.g. "cuLaunchKernel_ptsz" */
     uint64_t a[4]; /* arguments, per function (see fake_cuda.c) */
+    uint64_t ns;   /* when (CLOCK_MONOTONIC), comparable across processes */
 } fake_call_t;
 
 /* A kernel: runs on the host with its argument pointers (kernelParams form). */
