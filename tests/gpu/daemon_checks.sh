@@ -10,7 +10,9 @@
 # oversubscribed comparison of the issue is not run here (docs/gpu-results.md).
 #   tests/gpu/daemon_checks.sh BUILD_DIR     (tests/gpu/run.sh calls it so)
 # The footprints fit, so gmuxd runs in shared mode (docs/daemon.md): the status records
-# the mode; steps/s should then be close to native.
+# the mode; steps/s should then be close to native. A third configuration ("sliced")
+# forces time slices with `chunk` placement under a model capacity of 1.5 footprints,
+# so plans, evictions and fills ahead run on the GPU (docs/daemon.md).
 # Settings: GMUX_GPU_WORK_MIB (per process, default 2048), GMUX_GPU_WORK_STEPS (150).
 # Exit 0 good, 1 mismatch or failure, 77 no GPU or no torch.
 set -uo pipefail
@@ -36,10 +38,14 @@ sock=$(mktemp -u /tmp/gmux-gpu-XXXXXX.sock)
 dpid=""
 stop_daemon() { [[ -n "$dpid" ]] && kill "$dpid" 2>/dev/null; wait "$dpid" 2>/dev/null; dpid=""; rm -f "$sock"; }
 trap stop_daemon EXIT
-"$gmux" daemon --socket "$sock" --foreground --placement opt >"$out/daemon_gmuxd.log" 2>&1 &
-dpid=$!
-for _ in $(seq 50); do [[ -S "$sock" ]] && break; sleep 0.1; done
-[[ -S "$sock" ]] || { echo "daemon_checks: gmuxd did not listen on $sock" >&2; cat "$out/daemon_gmuxd.log" >&2; exit 1; }
+start_daemon() { # $1 log name, then gmux daemon options (settings in the environment)
+  local log=$1; shift
+  "$gmux" daemon --socket "$sock" --foreground "$@" >"$out/$log.log" 2>&1 &
+  dpid=$!
+  for _ in $(seq 50); do [[ -S "$sock" ]] && break; sleep 0.1; done
+  [[ -S "$sock" ]] || { echo "daemon_checks: gmuxd did not listen on $sock" >&2; cat "$out/$log.log" >&2; exit 1; }
+}
+start_daemon daemon_gmuxd --placement opt
 
 failed=0
 declare -A native
@@ -80,13 +86,23 @@ run_pair() { # $1 label, then the prefix command (may be empty)
 run_pair native
 run_pair demand "$gmux" run --socket "$sock" --policy demand --
 run_pair proactive "$gmux" run --socket "$sock" --policy proactive --
-for label in demand proactive; do
+# Time slices with global placement on the GPU: a second daemon told that the
+# device holds 1.5 footprints (a model capacity; the managed memory asked for stays
+# the same, far below the free HBM), sliced, `chunk` placement: at each switch it
+# evicts the other task's chunks to the host, fills the incoming task's, and fills
+# the next task ahead into what is free (PLAN kind AHEAD; ahead_plans in the stats).
+stop_daemon
+GMUX_DAEMON_SHARE=0 GMUX_DAEMON_CAPACITY=$((mib * 3 / 2))MiB start_daemon daemon_gmuxd_sliced \
+  --placement chunk
+run_pair sliced "$gmux" run --socket "$sock" --policy proactive --
+for label in demand proactive sliced; do
   tasks=$(grep -o '"pid"' "$out/daemon_${label}_status.json" 2>/dev/null | wc -l)
   shares=$(grep -o '"share": [0-9.]*' "$out/daemon_${label}_status.json" 2>/dev/null | awk '{printf "%s%s", s, $2; s=","}')
   mode=$(grep -o '"mode": "[a-z]*"' "$out/daemon_${label}_status.json" 2>/dev/null | head -1 | cut -d'"' -f4)
   regs=$(cat "$out"/daemon_${label}_[12].stats.json 2>/dev/null | grep -o '"gate_registrations":[0-9]*' | cut -d: -f2 | awk '{s+=$1} END {print s+0}')
   waits=$(cat "$out"/daemon_${label}_[12].stats.json 2>/dev/null | grep -o '"gate_waits":[0-9]*' | cut -d: -f2 | awk '{s+=$1} END {print s+0}')
-  emit "{\"check\":\"daemon_status\",\"config\":\"$label\",\"mode\":\"${mode:-?}\",\"tasks_seen_mid_run\":$tasks,\"shares\":[${shares}],\"gate_registrations\":${regs:-0},\"gate_waits\":${waits:-0}}"
+  sum() { cat "$out"/daemon_${label}_[12].stats.json 2>/dev/null | grep -o "\"$1\":[0-9]*" | cut -d: -f2 | awk '{s+=$1} END {print s+0}'; }
+  emit "{\"check\":\"daemon_status\",\"config\":\"$label\",\"mode\":\"${mode:-?}\",\"tasks_seen_mid_run\":$tasks,\"shares\":[${shares}],\"gate_registrations\":${regs:-0},\"gate_waits\":${waits:-0},\"gate_plans\":$(sum gate_plans),\"ahead_plans\":$(sum ahead_plans),\"ahead_bytes\":$(sum ahead_bytes)}"
   [[ $tasks -ge 2 ]] || failed=1
 done
 exit $failed

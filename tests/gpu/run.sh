@@ -97,7 +97,7 @@ checks=(
   "shim-rate|75|bash $g/shim_checks.sh $build rate"
   "shim-record|60|bash $g/shim_checks.sh $build record"
   "shim-torch|100|bash $g/shim_checks.sh $build torch"
-  "daemon|120|bash $g/daemon_checks.sh $build"
+  "daemon|150|bash $g/daemon_checks.sh $build"
   "netdev|100|bash $g/netdev_checks.sh $build"
   "shim-predict|150|bash $g/shim_checks.sh $build predict"
 )
