@@ -23,21 +23,13 @@ static char out[65536], err[16384];
 
 static int sim(const char *const *args)
 {
-    char *argv[32];
-    int n = 0;
-    argv[n++] = GMUX_CLI_PATH;
-    argv[n++] = "sim";
-    for (; *args; args++)
-        argv[n++] = (char *)*args;
-    argv[n] = NULL;
-    return tproc_capture(argv, NULL, 120.0, out, sizeof(out), err, sizeof(err));
+    return tproc_capture_sub(GMUX_CLI_PATH, "sim", args, 120.0, out, sizeof(out), err, sizeof(err));
 }
 
 static double json_num(const char *s, const char *key)
 {
-    const char *p = strstr(s, key);
-    assert_non_null(p);
-    return strtod(p + strlen(key), NULL);
+    assert_non_null(strstr(s, key));
+    return tproc_json_num(s, key);
 }
 
 static double file_num(const char *path, const char *key)

@@ -16,21 +16,14 @@ static char out1[65536], out2[65536], err[16384];
 
 static int run(char *out, const char *const *args)
 {
-    char *argv[32];
-    int n = 0;
-    argv[n++] = GMUX_CLI_PATH;
-    argv[n++] = "sim";
-    for (; *args; args++)
-        argv[n++] = (char *)*args;
-    argv[n] = NULL;
-    return tproc_capture(argv, NULL, 120.0, out, sizeof(out1), err, sizeof(err));
+    return tproc_capture_sub(GMUX_CLI_PATH, "sim", args, 120.0, out, sizeof(out1), err,
+                             sizeof(err));
 }
 
 static double json_num(const char *s, const char *key)
 {
-    const char *p = strstr(s, key);
-    assert_non_null(p);
-    return strtod(p + strlen(key), NULL);
+    assert_non_null(strstr(s, key));
+    return tproc_json_num(s, key);
 }
 
 static void test_deterministic_table_and_json(void **state)

@@ -2,6 +2,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <math.h>
 #include <stdint.h>
 #include <signal.h>
 #include <string.h>
@@ -97,6 +98,19 @@ static void test_capture_truncates_and_times_out(void **state)
     assert_string_equal(err, "");
 }
 
+static void test_capture_sub_and_json_num(void **state)
+{
+    (void)state;
+    char out[256], err[256];
+    const char *args[] = {"{\"a\": 12.5, \"b\": -3}", NULL};
+    assert_int_equal(
+        tproc_capture_sub("/bin/echo", "-n", args, 10.0, out, sizeof(out), err, sizeof(err)), 0);
+    assert_string_equal(out, "{\"a\": 12.5, \"b\": -3}");
+    assert_true(tproc_json_num(out, "\"a\": ") == 12.5);
+    assert_true(tproc_json_num(out, "\"b\": ") == -3.0);
+    assert_true(isnan(tproc_json_num(out, "\"c\": ")));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -105,6 +119,7 @@ int main(void)
         cmocka_unit_test(test_fork_all),
         cmocka_unit_test(test_capture),
         cmocka_unit_test(test_capture_truncates_and_times_out),
+        cmocka_unit_test(test_capture_sub_and_json_num),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

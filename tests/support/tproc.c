@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -209,4 +210,23 @@ int tproc_capture(char *const argv[], char *const envp_extra[], double timeout_s
     double left = deadline - now_s();
     wait_all(1, pids, left > 0 ? left : 0, &st);
     return st;
+}
+
+int tproc_capture_sub(const char *exe, const char *sub, const char *const *args, double timeout_s,
+                      char *out, size_t outlen, char *err, size_t errlen)
+{
+    char *argv[32];
+    int n = 0;
+    argv[n++] = (char *)exe;
+    argv[n++] = (char *)sub;
+    for (; args && *args && n < 31; args++)
+        argv[n++] = (char *)*args;
+    argv[n] = NULL;
+    return tproc_capture(argv, NULL, timeout_s, out, outlen, err, errlen);
+}
+
+double tproc_json_num(const char *s, const char *key)
+{
+    const char *p = strstr(s, key);
+    return p ? strtod(p + strlen(key), NULL) : NAN;
 }

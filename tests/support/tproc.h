@@ -34,4 +34,12 @@ int tproc_fork_all(size_t n, int (*fn)(int index, void *arg), void *arg, double 
 int tproc_capture(char *const argv[], char *const envp_extra[], double timeout_s, char *out,
                   size_t outlen, char *err, size_t errlen);
 
+/* tproc_capture of `exe sub args...` (args NULL-terminated, at most 29). */
+int tproc_capture_sub(const char *exe, const char *sub, const char *const *args, double timeout_s,
+                      char *out, size_t outlen, char *err, size_t errlen);
+
+/* The number after the first occurrence of key in s (key includes the ": "
+ * of a JSON member), or NAN when key is absent. */
+double tproc_json_num(const char *s, const char *key);
+
 #endif /* TPROC_H */
