@@ -161,12 +161,14 @@ int net_progress_locked(gmux_comm_t *comm);
 bool net_progress_inline(gmux_comm_t *comm, uint32_t ring);
 /* Takes the lock if free and progresses; returns work done (0 if busy). */
 int net_progress_try(gmux_comm_t *comm);
+/* proxy_thread.c */
 gmux_status_t net_proxy_start(gmux_comm_t *comm);
 /* Stops the proxy; false when it did not stop in time (it is then left running
  * and the communicator must not be freed). */
 bool net_proxy_stop(gmux_comm_t *comm);
 /* Wakes a sleeping proxy after a producer pushed. */
 void net_proxy_kick(gmux_comm_t *comm);
+/* proxy.c */
 /* For a thread that finds the progress lock taken while a rank died: reads
  * death notices and lets the shm guard free a lock the dead rank left held
  * (the holder of the progress lock may be spinning on it). Any thread. */
