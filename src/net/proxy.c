@@ -512,6 +512,49 @@ static int drain_rings(gmux_comm_t *comm)
     return work;
 }
 
+/*
+ * The direct path: executes d, a CPU caller's descriptor on its stack, with
+ * no trip through the ring, when the ring of its stream holds nothing.
+ *
+ * Why this keeps the ring's order (docs/net.md, "Direct path"): the stream
+ * order is the order in which the holder of the progress lock executes
+ * descriptors (it assigns the sequence numbers), and only the holder ever
+ * consumes a ring. The emptiness check (tail == head) is made while holding
+ * the lock, so head cannot move until we are done; tail is read with
+ * acquire after the lock was taken. tail == head then means every ticket
+ * ever claimed on this ring (by any CPU or GPU producer: all of them claim
+ * by advancing tail, the GPU with a system-scope CAS on the same word) has
+ * already been consumed, so every descriptor pushed before this point
+ * already has its write posted with a lower sequence number. A producer
+ * that claims after our read of tail gets a ticket its consumer can only
+ * execute once it holds the lock, after we released it: a higher sequence
+ * number. A thread's own earlier operation is either executed (direct, or
+ * consumed) or still in the ring, and then tail != head sends this one to
+ * the ring behind it. So the stream order is a linearisation that keeps
+ * every producer thread's program order, which is what the target's
+ * ordering (order.c) needs. The proxy drains under the same lock, so it
+ * cannot interleave with the execution either.
+ *
+ * Returns false (nothing done) when the lock is taken, the ring holds
+ * anything, or no op is free for a write that needs one (the caller then
+ * takes the ring path, as it would have without this one).
+ */
+bool net_progress_direct(gmux_comm_t *comm, uint32_t ring, const net_desc_t *d)
+{
+    if (pthread_mutex_trylock(&comm->progress_lock) != 0)
+        return false;
+    bool done = false;
+    if (net_ring_pending(&comm->rings[ring]) == 0 && exec_desc(comm, d, NULL) == GMUX_OK) {
+        comm->stats.descs++;
+        done = true;
+    }
+    pthread_mutex_unlock(&comm->progress_lock);
+    /* like an inline pass that emptied its ring: the proxy stays asleep */
+    if (done)
+        atomic_fetch_add_explicit(&comm->inline_epoch, 1, memory_order_relaxed);
+    return done;
+}
+
 bool net_progress_inline(gmux_comm_t *comm, uint32_t ring)
 {
     if (pthread_mutex_trylock(&comm->progress_lock) != 0)
