@@ -1,8 +1,9 @@
 /*
  * The CPU-thread operations: each one becomes a descriptor, executed at
  * once when the ring of its (context, peer) is empty and the progress lock
- * free (the direct path, proxy.c), else pushed into that ring; flush, quiet and the waits block
- * while driving progress themselves (the proxy steps aside while someone waits).
+ * free (the direct path, proxy.c), else pushed into that ring; flush, quiet
+ * and the waits block while driving progress themselves (the proxy steps
+ * aside while someone waits).
  */
 #include <sched.h>
 #include <stdlib.h>
