@@ -516,10 +516,10 @@ static int drain_rings(gmux_comm_t *comm)
  * The direct path: executes d, a CPU caller's descriptor on its stack, with
  * no trip through the ring, when the ring of its stream holds nothing.
  *
- * Why this keeps the ring's order (docs/net.md, "Direct path"): the stream
- * order is the order in which the holder of the progress lock executes
- * descriptors (it assigns the sequence numbers), and only the holder ever
- * consumes a ring. The emptiness check (tail == head) is made while holding
+ * Why this keeps the ring's order (docs/net.md, "Direct path and
+ * ordering"): the stream order is the order in which the holder of the
+ * progress lock executes descriptors (it assigns the sequence numbers), and
+ * only the holder ever consumes a ring. The emptiness check (tail == head) is made while holding
  * the lock, so head cannot move until we are done; tail is read with
  * acquire after the lock was taken. tail == head then means every ticket
  * ever claimed on this ring (by any CPU or GPU producer: all of them claim
