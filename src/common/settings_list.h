@@ -77,6 +77,8 @@
       "net: a CPU thread posts its own operations when no one else is progressing")                \
     X(NET_COALESCE, BOOL, "1",                                                                     \
       "net: the proxy merges consecutive small contiguous puts and a following signal")            \
+    X(NET_DIRECT, BOOL, "1",                                                                       \
+      "net: a CPU thread executes an operation at once when its ring is empty (no ring trip)")     \
     X(NET_PROVIDER, STRING, "auto",                                                                \
       "net transport: auto (shm on one host; across hosts cxi, efa, verbs;ofi_rxm or tcp, "        \
       "the first present), shm, tcp (tcp;ofi_rxm), verbs;ofi_rxm, efa or cxi")                     \

@@ -254,6 +254,7 @@ GMUX_API gmux_status_t gmux_comm_init(const gmux_comm_params_t *params, gmux_com
     comm->provider = "self";
     atomic_init(&comm->inline_progress, COM_SETTING_BOOL(NET_INLINE_PROGRESS));
     comm->coalesce = COM_SETTING_BOOL(NET_COALESCE);
+    comm->direct = COM_SETTING_BOOL(NET_DIRECT);
     uint64_t deadline = com_deadline_after_ns(timeout_ns(comm));
     gmux_status_t st = comm_alloc(comm);
     if (st != GMUX_OK)

@@ -56,7 +56,7 @@ typedef struct net_stats {
     uint64_t msgs;       /* fi_inject of control messages that posted */
     uint64_t cq_reads;   /* fi_cq_read calls */
     uint64_t cq_entries; /* completions they returned */
-    uint64_t descs;      /* descriptors consumed from the rings */
+    uint64_t descs;      /* descriptors consumed from the rings or executed directly */
 } net_stats_t;
 
 typedef struct net_rx {
@@ -143,6 +143,7 @@ struct gmux_comm {
     _Atomic bool inline_progress;  /* CPU producers post their own descriptors */
     _Atomic uint64_t inline_epoch; /* producers' passes that emptied their ring */
     _Atomic bool inline_failed;    /* a producer could not post its work itself */
+    bool direct;                   /* GMUX_NET_DIRECT: inline producers skip an empty ring */
 };
 
 /* Turns the producers' inline progress on or off (benchmarks measure the
@@ -159,14 +160,20 @@ int net_progress_locked(gmux_comm_t *comm);
 /* A CPU producer's own step after a push: if the lock is free, posts what
  * its ring holds. Returns whether the ring is empty afterwards. */
 bool net_progress_inline(gmux_comm_t *comm, uint32_t ring);
+/* A CPU producer's direct path: if the lock is free and ring (d's stream)
+ * holds no descriptor, executes d at once, without the ring. Returns whether
+ * it did; false leaves everything as it was (the caller pushes d). */
+bool net_progress_direct(gmux_comm_t *comm, uint32_t ring, const net_desc_t *d);
 /* Takes the lock if free and progresses; returns work done (0 if busy). */
 int net_progress_try(gmux_comm_t *comm);
+/* proxy_thread.c */
 gmux_status_t net_proxy_start(gmux_comm_t *comm);
 /* Stops the proxy; false when it did not stop in time (it is then left running
  * and the communicator must not be freed). */
 bool net_proxy_stop(gmux_comm_t *comm);
 /* Wakes a sleeping proxy after a producer pushed. */
 void net_proxy_kick(gmux_comm_t *comm);
+/* proxy.c */
 /* For a thread that finds the progress lock taken while a rank died: reads
  * death notices and lets the shm guard free a lock the dead rank left held
  * (the holder of the progress lock may be spinning on it). Any thread. */

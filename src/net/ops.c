@@ -1,7 +1,9 @@
 /*
- * The CPU-thread operations: each one becomes a descriptor in the ring of
- * its (context, peer); flush, quiet and the waits block while driving
- * progress themselves (the proxy steps aside while someone waits).
+ * The CPU-thread operations: each one becomes a descriptor, executed at
+ * once when the ring of its (context, peer) is empty and the progress lock
+ * free (the direct path, proxy.c), else pushed into that ring; flush, quiet
+ * and the waits block while driving progress themselves (the proxy steps
+ * aside while someone waits).
  */
 #include <sched.h>
 #include <stdlib.h>
@@ -46,7 +48,12 @@ gmux_status_t net_wait(gmux_comm_t *comm, net_cond_fn cond, void *arg, double ti
 
 static gmux_status_t push(gmux_comm_t *comm, net_desc_t *d)
 {
-    net_ring_t *ring = &comm->rings[d->ctx * (uint32_t)comm->size + d->peer];
+    uint32_t ring_index = d->ctx * (uint32_t)comm->size + d->peer;
+    bool inl = atomic_load_explicit(&comm->inline_progress, memory_order_relaxed);
+    /* nothing waits in the ring and nobody progresses: execute it from here */
+    if (inl && comm->direct && net_progress_direct(comm, ring_index, d))
+        return GMUX_OK;
+    net_ring_t *ring = &comm->rings[ring_index];
     gmux_status_t st = net_ring_try_push(ring, d);
     if (st == GMUX_ERR_BUSY) {
         /* back-pressure: with a proxy thread, let it drain (kick it, yield);
@@ -76,9 +83,7 @@ static gmux_status_t push(gmux_comm_t *comm, net_desc_t *d)
     if (st != GMUX_OK)
         return st;
     /* post it now if nobody else is progressing; else leave it to the proxy */
-    uint32_t ring_index = d->ctx * (uint32_t)comm->size + d->peer;
-    if (!atomic_load_explicit(&comm->inline_progress, memory_order_relaxed) ||
-        !net_progress_inline(comm, ring_index))
+    if (!inl || !net_progress_inline(comm, ring_index))
         net_proxy_kick(comm);
     return GMUX_OK;
 }

@@ -1,19 +1,13 @@
 /*
- * The proxy: drains the descriptor rings into libfabric operations, reads
- * the completion queue, and applies incoming signals in stream order. The
- * same pass (net_progress_locked) runs on the proxy thread and on any CPU
- * thread that waits, whoever holds the progress lock; an idle proxy backs
- * off (spin, yield, then sleep on a doorbell with a bounded timeout so that
- * producers that cannot ring it, like a GPU, are still served).
+ * The progress pass: drains the descriptor rings into libfabric operations,
+ * reads the completion queue, and applies incoming signals in stream order.
+ * The same pass (net_progress_locked) runs on the proxy thread
+ * (proxy_thread.c) and on any CPU thread that waits, whoever holds the
+ * progress lock.
  */
-#include <errno.h>
-#include <linux/futex.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
-#include <time.h>
-#include <unistd.h>
 
 #include <rdma/fi_errno.h>
 #include <rdma/fi_rma.h>
@@ -518,6 +512,49 @@ static int drain_rings(gmux_comm_t *comm)
     return work;
 }
 
+/*
+ * The direct path: executes d, a CPU caller's descriptor on its stack, with
+ * no trip through the ring, when the ring of its stream holds nothing.
+ *
+ * Why this keeps the ring's order (docs/net.md, "Direct path and
+ * ordering"): the stream order is the order in which the holder of the
+ * progress lock executes descriptors (it assigns the sequence numbers), and
+ * only the holder ever consumes a ring. The emptiness check (tail == head) is made while holding
+ * the lock, so head cannot move until we are done; tail is read with
+ * acquire after the lock was taken. tail == head then means every ticket
+ * ever claimed on this ring (by any CPU or GPU producer: all of them claim
+ * by advancing tail, the GPU with a system-scope CAS on the same word) has
+ * already been consumed, so every descriptor pushed before this point
+ * already has its write posted with a lower sequence number. A producer
+ * that claims after our read of tail gets a ticket its consumer can only
+ * execute once it holds the lock, after we released it: a higher sequence
+ * number. A thread's own earlier operation is either executed (direct, or
+ * consumed) or still in the ring, and then tail != head sends this one to
+ * the ring behind it. So the stream order is a linearisation that keeps
+ * every producer thread's program order, which is what the target's
+ * ordering (order.c) needs. The proxy drains under the same lock, so it
+ * cannot interleave with the execution either.
+ *
+ * Returns false (nothing done) when the lock is taken, the ring holds
+ * anything, or no op is free for a write that needs one (the caller then
+ * takes the ring path, as it would have without this one).
+ */
+bool net_progress_direct(gmux_comm_t *comm, uint32_t ring, const net_desc_t *d)
+{
+    if (pthread_mutex_trylock(&comm->progress_lock) != 0)
+        return false;
+    bool done = false;
+    if (net_ring_pending(&comm->rings[ring]) == 0 && exec_desc(comm, d, NULL) == GMUX_OK) {
+        comm->stats.descs++;
+        done = true;
+    }
+    pthread_mutex_unlock(&comm->progress_lock);
+    /* like an inline pass that emptied its ring: the proxy stays asleep */
+    if (done)
+        atomic_fetch_add_explicit(&comm->inline_epoch, 1, memory_order_relaxed);
+    return done;
+}
+
 bool net_progress_inline(gmux_comm_t *comm, uint32_t ring)
 {
     if (pthread_mutex_trylock(&comm->progress_lock) != 0)
@@ -589,108 +626,4 @@ int net_progress_try(gmux_comm_t *comm)
     int work = net_progress_locked(comm);
     pthread_mutex_unlock(&comm->progress_lock);
     return work;
-}
-
-static bool rings_pending(gmux_comm_t *comm)
-{
-    uint32_t nrings = comm->nctx * (uint32_t)comm->size;
-    for (uint32_t i = 0; i < nrings; i++)
-        if (net_ring_pending(&comm->rings[i]))
-            return true;
-    return false;
-}
-
-static void futex_wait(_Atomic uint32_t *addr, uint32_t val, uint64_t ns)
-{
-    struct timespec ts = {(time_t)(ns / COM_NS_PER_S), (long)(ns % COM_NS_PER_S)};
-    syscall(SYS_futex, (uint32_t *)addr, FUTEX_WAIT_PRIVATE, val, &ts, NULL, 0);
-}
-
-void net_proxy_kick(gmux_comm_t *comm)
-{
-    if (atomic_load(&comm->proxy_sleeping)) {
-        atomic_fetch_add(&comm->doorbell, 1);
-        syscall(SYS_futex, (uint32_t *)&comm->doorbell, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
-    }
-}
-
-static void *proxy_main(void *arg)
-{
-    gmux_comm_t *comm = arg;
-    unsigned idle = 0;
-    uint64_t sleep_ns = COM_NS_PER_US;
-    uint64_t seen_epoch = 0;
-    while (!atomic_load_explicit(&comm->stop, memory_order_acquire)) {
-        /* producers that post their own work and threads that wait drive
-         * progress themselves; the proxy only fills in for them */
-        /* read before the exchange: no write to the shared line on every pass */
-        bool failed = atomic_load_explicit(&comm->inline_failed, memory_order_relaxed) &&
-                      atomic_exchange_explicit(&comm->inline_failed, false, memory_order_relaxed);
-        uint64_t epoch = atomic_load_explicit(&comm->inline_epoch, memory_order_relaxed);
-        bool producers_busy = !failed && epoch != seen_epoch;
-        seen_epoch = epoch;
-        bool others = producers_busy || atomic_load_explicit(&comm->waiters, memory_order_relaxed);
-        int work = others ? 0 : net_progress_try(comm);
-        if (work > 0) {
-            idle = 0;
-            sleep_ns = COM_NS_PER_US;
-            continue;
-        }
-        idle++;
-        if (!others && idle < 64)
-            continue;
-        if (!others && idle < 128) {
-            sched_yield();
-            continue;
-        }
-        net_progress_blocked(comm);
-        uint32_t bell = atomic_load(&comm->doorbell);
-        atomic_store(&comm->proxy_sleeping, 1);
-        if (others || !rings_pending(comm))
-            futex_wait(&comm->doorbell, bell, sleep_ns);
-        atomic_store(&comm->proxy_sleeping, 0);
-        sleep_ns = sleep_ns * 2 > comm->idle_max_ns ? comm->idle_max_ns : sleep_ns * 2;
-    }
-    return NULL;
-}
-
-gmux_status_t net_proxy_start(gmux_comm_t *comm)
-{
-    atomic_store(&comm->stop, false);
-    if (pthread_create(&comm->proxy, NULL, proxy_main, comm) != 0)
-        return GMUX_ERR_NOMEM;
-    comm->proxy_running = true;
-    return GMUX_OK;
-}
-
-bool net_proxy_stop(gmux_comm_t *comm)
-{
-    if (!comm->proxy_running)
-        return true;
-    atomic_store_explicit(&comm->stop, true, memory_order_release);
-    atomic_fetch_add(&comm->doorbell, 1);
-    syscall(SYS_futex, (uint32_t *)&comm->doorbell, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
-    /* bounded: a proxy stuck inside the provider (see docs/net.md) is left
-     * behind; meanwhile the shm guard may free it from a dead rank's lock */
-    uint64_t deadline = com_deadline_after_ns((uint64_t)((2 + comm->timeout_s) * 1e9));
-    int joined = -1;
-    while (joined != 0 && !com_deadline_passed(deadline)) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_nsec += 10 * 1000 * 1000;
-        if (ts.tv_nsec >= 1000000000L) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000L;
-        }
-        joined = pthread_timedjoin_np(comm->proxy, NULL, &ts);
-        if (joined != 0)
-            net_progress_blocked(comm);
-    }
-    if (joined != 0) {
-        COM_ERROR(NET, "rank %d: the proxy thread does not stop; leaving it", comm->rank);
-        pthread_detach(comm->proxy);
-        return false;
-    }
-    comm->proxy_running = false;
-    return true;
 }

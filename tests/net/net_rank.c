@@ -2,6 +2,9 @@
  * One rank of the multi-process net tests, started by `gmux launch`:
  *   net_rank data MAXBYTES     puts of 1 byte .. MAXBYTES around a ring, verified
  *   net_rank order ROUNDS THREADS   ordering stress: a signal is never seen before its data
+ *   net_rank mixed ROUNDS THREADS   threads sharing one stream, their operations going
+ *                              direct or through the ring: a signal never before the data
+ *                              of any earlier put of its thread (net_rank_mixed.c)
  *   net_rank coalesce ROUNDS    runs of contiguous puts and put_values, the signal on the
  *                              last or alone after them (what the proxy merges): every
  *                              signal after its data, exact bytes, every counter bumped
@@ -27,23 +30,10 @@
 
 #include <gmux/net.h>
 
-static gmux_comm_t *comm;
-static int me, n;
+#include "net_rank.h"
 
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "rank %d: %s:%d: check failed: %s: ", me, __FILE__, __LINE__, #cond);  \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fputc('\n', stderr);                                                                   \
-            exit(1);                                                                               \
-        }                                                                                          \
-    } while (0)
-#define OK(call)                                                                                   \
-    do {                                                                                           \
-        gmux_status_t st_ = (call);                                                                \
-        CHECK(st_ == GMUX_OK, "%s", gmux_status_name(st_));                                        \
-    } while (0)
+gmux_comm_t *comm;
+int me, n;
 
 static uint8_t pattern(int src, size_t size, size_t i)
 {
@@ -591,7 +581,7 @@ int main(int argc, char **argv)
 {
     if (argc < 2) {
         fprintf(stderr,
-                "usage: net_rank data|order|coalesce|semantics|teams|kill|killlock [args]\n");
+                "usage: net_rank data|order|mixed|coalesce|semantics|teams|kill|killlock [args]\n");
         return 2;
     }
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -620,6 +610,8 @@ int main(int argc, char **argv)
         rc = mode_data(strtoull(argv[2], NULL, 0));
     else if (strcmp(argv[1], "order") == 0 && argc == 4)
         rc = mode_order(strtoull(argv[2], NULL, 0), atoi(argv[3]));
+    else if (strcmp(argv[1], "mixed") == 0 && argc == 4)
+        rc = mode_mixed(strtoull(argv[2], NULL, 0), atoi(argv[3]));
     else if (strcmp(argv[1], "coalesce") == 0 && argc == 3)
         rc = mode_coalesce(strtoull(argv[2], NULL, 0));
     else if (strcmp(argv[1], "semantics") == 0)

@@ -95,6 +95,20 @@ static void test_order_proxy_only(void **state)
     expect_ok(2, "coalesce", "1000", NULL, "coalesce ok");
 }
 
+/* Several threads on one stream, their operations executed directly or
+ * queued in the ring (src/net/proxy.c, net_progress_direct); the ordering
+ * stress with the direct path off as well. */
+static void test_mixed(void **state)
+{
+    (void)state;
+    expect_ok(2, "mixed", "20000", "4", "mixed ok");
+    expect_ok(4, "mixed", "5000", "3", "mixed ok");
+    extra_env = "GMUX_NET_DIRECT=0";
+    expect_ok(2, "mixed", "5000", "4", "mixed ok");
+    expect_ok(2, "order", "20000", "4", "order ok");
+    extra_env = NULL;
+}
+
 static void test_peer_killed(void **state)
 {
     (void)state;
@@ -133,6 +147,7 @@ int main(void)
         cmocka_unit_test(test_teams),
         cmocka_unit_test(test_order),
         cmocka_unit_test(test_order_proxy_only),
+        cmocka_unit_test(test_mixed),
         cmocka_unit_test(test_peer_killed),
         cmocka_unit_test(test_peer_killed_holding_lock),
     };
