@@ -134,7 +134,7 @@ static gmux_status_t replan_list(eng_engine_t *e, uint64_t p)
             st = list_chunk(e, ENG_REF_CHUNK(refs[k]));
         e->rs.positions++;
     }
-    if (st == GMUX_OK)
+    if (st == GMUX_OK && e->nscratch > 1) /* nothing listed yet: no array */
         qsort(e->scratch, e->nscratch, sizeof(*e->scratch), cmp_chunk);
     return st;
 }
