@@ -19,18 +19,20 @@
  *
  * A launch touching a chunk the prediction missed gets it on demand (counted
  * as a fault) before it runs, never an error while the launch's own chunks
- * fit the device. A miss invalidates the plan made from the wrong
- * prediction: pending replacements are dropped, the plan becomes what is on
- * the device, and the shadow pass places the following launches again. The
- * re-plan is incremental: it visits only the chunks of the dropped
- * replacements and of the launches the shadow pass had placed beyond the
- * miss, so its cost is that of the plan it throws away (replan.c; the full
- * walk over every chunk is kept as `replan_full`, the reference the tests
- * check it against). The chunk then takes one of `reserve_chunks` slots kept
- * out of the plan (FIFO among themselves; a reserve chunk the plan later
- * wants simply joins it without a transfer), else a free planned slot, else
- * the slot of the policy's victim among the planned chunks the launch does
- * not need (for OPT: the one used farthest ahead).
+ * fit the device (with fault_blocks, only the blocks the fault moves: the
+ * chunk is then on the device in part, see eng_engine_params_t). A miss
+ * invalidates the plan made from the wrong prediction: pending replacements
+ * are dropped, the plan becomes what is on the device, and the shadow pass
+ * places the following launches again. The re-plan is incremental: it
+ * visits only the chunks of the dropped replacements and of the launches the
+ * shadow pass had placed beyond the miss, so its cost is that of the plan
+ * it throws away (replan.c; the full walk over every chunk is kept as
+ * `replan_full`, the reference the tests check it against). The chunk then
+ * takes one of `reserve_chunks` slots kept out of the plan (FIFO among
+ * themselves; a reserve chunk the plan later wants simply joins it without a
+ * transfer), else a free planned slot, else the slot of the policy's victim
+ * among the planned chunks the launch does not need (for OPT: the one used
+ * farthest ahead).
  *
  * Ownership: the engine owns its timeline, regions, placement and plans; the
  * feed, predictor and backend belong to the caller and outlive the engine.
