@@ -419,6 +419,74 @@ static void test_old_model_reproduced(void **state)
     }
 }
 
+/* The same workloads with fault_block = chunk at 200% (with the chunk share
+ * gmux sim gives the predictor) and at 300% with plain OPT (wb_aware 0: the
+ * migration plans' other path), proactive with recorded ranges and with
+ * learned prediction, against main's figures before partly resident chunks
+ * (main at 1689224, computed once): makespan, faults, bytes each way. */
+static void test_old_model_more(void **state)
+{
+    (void)state;
+    static const char *const names[3] = {"llm-decode", "sci-sparse", "sci-stencil"};
+    static const struct {
+        int oversub, wb_aware;
+        double share;
+    } cfg[2] = {{200, 1, 4.34 / 44.6}, {300, 0, 0}};
+    static const uint64_t want[2][3][2][4] = {
+        {{{1528195949u, 0, 65758298112u, 2199912448u},
+          {2118292365u, 30, 91305803776u, 6295650304u}},
+         {{132696272u, 0, 5643436032u, 25165824u}, {452939047u, 855, 5968494592u, 293601280u}},
+         {{638503040u, 0, 27944550400u, 35651584u}, {2436479496u, 4612, 27944550400u, 857735168u}}},
+        {{{1771936065u, 0, 76466356224u, 497025024u},
+          {2589658695u, 62, 108791857152u, 2921332736u}},
+         {{390033886u, 0, 11502878720u, 1960837120u}, {858901635u, 966, 12666798080u, 2745171968u}},
+         {{924523850u, 0, 36542873600u, 4326424576u},
+          {2820238752u, 4613, 36551262208u, 4326424576u}}}};
+    static const wl_t wls[3] = {
+        {"llm-decode", {"instances=3", "tokens=2", "model=llama2-7b"}, 3, {{0}}},
+        {"sci-sparse",
+         {"tasks=2", "rows=16777216", "block-rows=4194304", "iterations=4", "bfs-every=2",
+          "bfs-levels=3"},
+         6,
+         {{0}}},
+        {"sci-stencil", {"tasks=2", "iterations=2", "nz=512"}, 3, {{0}}},
+    };
+    for (size_t c = 0; c < 2; c++) {
+        for (size_t i = 0; i < 3; i++) {
+            sim_params_t p;
+            params(&p, (double)CHUNK);
+            p.wb_aware = cfg[c].wb_aware;
+            char err[512];
+            sim_hooks_t h = {.open = wl_open, .open_ctx = (void *)&wls[i]};
+            sim_profile_t prof;
+            assert_int_equal(sim_profile_run(&p, &h, &prof, err, sizeof(err)), GMUX_OK);
+            uint64_t cap = prof.footprint_bytes * 100 / (uint64_t)cfg[c].oversub;
+            sim_profile_clear(&prof);
+            for (int k = 0; k < 2; k++) {
+                sim_predict_opts_t o = {0};
+                o.chunk_share = cfg[c].share;
+                sim_predictor_hooks_t ph;
+                sim_predict_hooks(&o, &ph);
+                sim_hooks_t hh = h;
+                if (k == 1)
+                    hh.predictor = &ph;
+                sim_result_t r;
+                assert_int_equal(sim_run(&p, &hh, SIM_POLICY_PROACTIVE, cap, &r, err, sizeof(err)),
+                                 GMUX_OK);
+                uint64_t got[4] = {r.makespan_ns, r.faults, r.bytes_h2d, r.bytes_d2h};
+                for (int f = 0; f < 4; f++) {
+                    if (got[f] != want[c][i][k][f])
+                        fprintf(stderr, "%s cfg %zu run %d field %d: %llu, want %llu\n", names[i],
+                                c, k, f, (unsigned long long)got[f],
+                                (unsigned long long)want[c][i][k][f]);
+                    assert_int_equal(got[f], want[c][i][k][f]);
+                }
+                sim_result_clear(&r);
+            }
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -430,6 +498,7 @@ int main(void)
         cmocka_unit_test(test_engine_partial_refault),
         cmocka_unit_test(test_engine_prefetch_after_fault),
         cmocka_unit_test(test_old_model_reproduced),
+        cmocka_unit_test(test_old_model_more),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
