@@ -9,7 +9,8 @@
  * the work completes in issue order per direction; fence(ticket) waits until
  * that transfer (and every earlier one of the same direction) is done.
  * Addresses are the task's device virtual addresses; ranges are whole chunks
- * when the engine calls (it never asks for a partial chunk).
+ * when the engine calls (it never asks for a partial chunk; where only part of
+ * a range has to move, it says how much through the optional partial op).
  *
  * Thread-safety: a backend instance is driven by one engine thread.
  */
@@ -28,6 +29,13 @@ typedef enum eng_dir {
     ENG_DIR_H2D = 0,
     ENG_DIR_D2H = 1,
 } eng_dir_t;
+
+/* What a partial transfer stands for (the partial op). */
+typedef enum eng_xfer_kind {
+    ENG_XFER_PREFETCH = 0,
+    ENG_XFER_EVICT = 1,
+    ENG_XFER_CLEAN = 2,
+} eng_xfer_kind_t;
 
 typedef struct eng_backend_ops {
     /* Host-to-device migration of [addr, addr+len) of task. */
@@ -67,6 +75,16 @@ typedef struct eng_backend_ops {
     /* Added, may be NULL (never idle): whether every transfer issued in
      * direction dir has completed. CUDA: cuEventQuery on the last one. */
     bool (*idle)(void *ctx, eng_dir_t dir);
+    /* Added, may be NULL (then the plain op moves the whole range): a prefetch,
+     * evict or clean (kind) of [addr, addr+len) of which only `bytes` move, the
+     * rest being already where it goes: a chunk a demand fault brought in part
+     * of (engine.h, fault_blocks) is filled up, or written back, by its missing
+     * or resident blocks; a fault moves its blocks only. Tickets and ordering
+     * as the op of that kind. A GPU backend makes the plain call on the whole
+     * range (the driver skips pages already in place); the simulated device
+     * charges `bytes`. */
+    gmux_status_t (*partial)(void *ctx, eng_xfer_kind_t kind, uint32_t task, uint64_t addr,
+                             uint64_t len, uint64_t bytes, eng_ticket_t *ticket_p);
 } eng_backend_ops_t;
 
 typedef struct eng_backend {

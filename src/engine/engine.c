@@ -28,6 +28,8 @@ gmux_status_t eng_engine_create(const eng_engine_params_t *p, const eng_backend_
     if (!e)
         return GMUX_ERR_NOMEM;
     e->p = *p;
+    uint64_t nb = p->fault_block ? p->chunk_size / p->fault_block : 1;
+    e->full_blocks = nb >= 32 ? UINT32_MAX : (1u << nb) - 1;
     e->resv = calloc(p->reserve_chunks + 1, sizeof(*e->resv));
     if (!e->resv) {
         free(e);
@@ -41,6 +43,8 @@ gmux_status_t eng_engine_create(const eng_engine_params_t *p, const eng_backend_
                               p->capacity_bytes / p->chunk_size - p->reserve_chunks, &e->place);
     if (st == GMUX_OK)
         st = eng_migrate_create(e->regs, be, p->batch_chunks, &e->mig);
+    if (st == GMUX_OK && p->fault_blocks)
+        eng_migrate_set_block(e->mig, p->fault_block);
     if (st == GMUX_OK && p->h2d_bps > 0 && p->d2h_bps > 0) {
         /* write-back aware eviction and fills in slot order */
         double cs = (double)p->chunk_size * 1e9;
@@ -79,6 +83,7 @@ void eng_engine_destroy(eng_engine_t *e)
     free(e->resv);
     free(e->scratch);
     free(e->fault_refs);
+    free(e->fault_moved);
     free(e);
 }
 
@@ -93,6 +98,18 @@ void eng_resv_drop(eng_engine_t *e, uint32_t chunk)
         eng_regions_chunk(e->regs, chunk)->flags &= ~(uint32_t)ENG_CHUNK_RESERVE;
         return;
     }
+}
+
+uint64_t eng_blocks_bytes(const eng_engine_t *e, uint32_t mask)
+{
+    if (!e->p.fault_block)
+        return mask ? e->p.chunk_size : 0;
+    return (uint64_t)__builtin_popcount(mask) * e->p.fault_block;
+}
+
+uint64_t eng_chunk_held(const eng_engine_t *e, const eng_chunk_t *x)
+{
+    return (x->flags & ENG_CHUNK_PARTIAL) ? eng_blocks_bytes(e, x->blocks) : e->p.chunk_size;
 }
 
 eng_sched_t *eng_engine_sched(eng_engine_t *e)
@@ -166,9 +183,15 @@ static gmux_status_t shadow_launch(eng_engine_t *e, const eng_entry_t *ent)
     }
     for (uint32_t i = 0; i < ent->nrefs; i++) {
         uint32_t c = ENG_REF_CHUNK(refs[i]);
-        if (eng_regions_chunk(e->regs, c)->flags & ENG_CHUNK_RESIDENT)
-            continue;
-        gmux_status_t st = shadow_take(e, c, q);
+        eng_chunk_t *x = eng_regions_chunk(e->regs, c);
+        gmux_status_t st = GMUX_OK;
+        if (!(x->flags & ENG_CHUNK_RESIDENT)) {
+            st = shadow_take(e, c, q);
+        } else if ((x->flags & (ENG_CHUNK_PARTIAL | ENG_CHUNK_TOPUP)) == ENG_CHUNK_PARTIAL) {
+            /* on the device in part: fill in its missing blocks, in its own slot */
+            x->flags |= ENG_CHUNK_TOPUP;
+            st = repl_push(e, (eng_repl_t){.gate = 0, .chunk = c, .victim = ENG_NONE});
+        }
         if (st != GMUX_OK)
             return st;
     }
@@ -211,26 +234,36 @@ static gmux_status_t issue(eng_engine_t *e)
             break;
         bool dirty = false;
         eng_ticket_t last = r->freed_last;
+        uint64_t wb = 0, fb = e->p.chunk_size;
         if (r->victim != ENG_NONE) {
             eng_chunk_t *v = eng_regions_chunk(e->regs, r->victim);
             /* data is dead once its free is planned and no use remains */
             bool dead = !eng_regions_get(e->regs, v->region)->mapped && v->next_use == ENG_POS_INF;
             dirty = !dead && (v->flags & ENG_CHUNK_DIRTY);
-            v->flags &= ~(uint32_t)(ENG_CHUNK_DIRTY | ENG_CHUNK_PRESENT);
+            wb = eng_chunk_held(e, v);
+            v->flags &= ~(uint32_t)(ENG_CHUNK_DIRTY | ENG_CHUNK_PRESENT | ENG_CHUNK_PARTIAL |
+                                    ENG_CHUNK_TOPUP);
             last = v->last_ticket;
         }
         uint32_t fill = r->chunk;
         eng_chunk_t *f = eng_regions_chunk(e->regs, fill);
-        if (f->flags & ENG_CHUNK_RESERVE) {
-            eng_resv_drop(e, fill); /* already there: it joins the plan, no transfer */
-            fill = ENG_NONE;
+        if (f->flags & (ENG_CHUNK_RESERVE | ENG_CHUNK_PRESENT)) {
+            /* already there (a reserve chunk joins the plan; or a top-up): only a
+             * partial chunk's missing blocks move */
+            if (f->flags & ENG_CHUNK_RESERVE)
+                eng_resv_drop(e, fill);
+            if (f->flags & ENG_CHUNK_PARTIAL)
+                fb -= eng_chunk_held(e, f);
+            else
+                fill = ENG_NONE;
         }
-        f->flags |= ENG_CHUNK_PRESENT;
+        f->flags =
+            (f->flags & ~(uint32_t)(ENG_CHUNK_PARTIAL | ENG_CHUNK_TOPUP)) | ENG_CHUNK_PRESENT;
         if (fill == ENG_NONE && r->victim == ENG_NONE) {
             e->rhead++;
             continue;
         }
-        gmux_status_t st = eng_migrate_add(e->mig, fill, r->victim, dirty, last);
+        gmux_status_t st = eng_migrate_add_bytes(e->mig, fill, fb, r->victim, dirty, wb, last);
         if (st != GMUX_OK)
             return st;
         e->rhead++;
@@ -256,7 +289,8 @@ static void exec_free(eng_engine_t *e, uint32_t region)
         uint32_t c = r->first_chunk + i;
         if (eng_regions_chunk(e->regs, c)->flags & ENG_CHUNK_RESERVE)
             eng_resv_drop(e, c);
-        eng_regions_chunk(e->regs, c)->flags &= ~(uint32_t)(ENG_CHUNK_DIRTY | ENG_CHUNK_PRESENT);
+        eng_regions_chunk(e->regs, c)->flags &=
+            ~(uint32_t)(ENG_CHUNK_DIRTY | ENG_CHUNK_PRESENT | ENG_CHUNK_PARTIAL | ENG_CHUNK_TOPUP);
         eng_place_remove(e->place, c);
     }
     eng_migrate_release(e->mig, region);
@@ -292,7 +326,8 @@ gmux_status_t eng_engine_next(eng_engine_t *e, eng_step_t *step)
         return st;
     const uint32_t *truth = eng_timeline_truth(e->tl, front);
     uint32_t faults = 0;
-    st = eng_fault_launch(e, pos, truth, front->ntrefs, &faults);
+    const uint32_t *touched = eng_timeline_blocks(e->tl, front);
+    st = eng_fault_launch(e, pos, truth, touched, front->ntrefs, &faults);
     if (st != GMUX_OK)
         return st;
     st = eng_migrate_flush(e->mig);
@@ -315,8 +350,9 @@ gmux_status_t eng_engine_next(eng_engine_t *e, eng_step_t *step)
                          .faults = faults,
                          .nrefs = front->ntrefs,
                          .refs = truth,
-                         .blocks = eng_timeline_blocks(e->tl, front),
-                         .fault_refs = e->fault_refs};
+                         .blocks = touched,
+                         .fault_refs = e->fault_refs,
+                         .fault_moved = e->fault_moved};
     e->last_slice = front->slice;
     e->pending = true;
     return GMUX_OK;

@@ -19,18 +19,20 @@
  *
  * A launch touching a chunk the prediction missed gets it on demand (counted
  * as a fault) before it runs, never an error while the launch's own chunks
- * fit the device. A miss invalidates the plan made from the wrong
- * prediction: pending replacements are dropped, the plan becomes what is on
- * the device, and the shadow pass places the following launches again. The
- * re-plan is incremental: it visits only the chunks of the dropped
- * replacements and of the launches the shadow pass had placed beyond the
- * miss, so its cost is that of the plan it throws away (replan.c; the full
- * walk over every chunk is kept as `replan_full`, the reference the tests
- * check it against). The chunk then takes one of `reserve_chunks` slots kept
- * out of the plan (FIFO among themselves; a reserve chunk the plan later
- * wants simply joins it without a transfer), else a free planned slot, else
- * the slot of the policy's victim among the planned chunks the launch does
- * not need (for OPT: the one used farthest ahead).
+ * fit the device (with fault_blocks, only the blocks the fault moves: the
+ * chunk is then on the device in part, see eng_engine_params_t). A miss
+ * invalidates the plan made from the wrong prediction: pending replacements
+ * are dropped, the plan becomes what is on the device, and the shadow pass
+ * places the following launches again. The re-plan is incremental: it
+ * visits only the chunks of the dropped replacements and of the launches the
+ * shadow pass had placed beyond the miss, so its cost is that of the plan
+ * it throws away (replan.c; the full walk over every chunk is kept as
+ * `replan_full`, the reference the tests check it against). The chunk then
+ * takes one of `reserve_chunks` slots kept out of the plan (FIFO among
+ * themselves; a reserve chunk the plan later wants simply joins it without a
+ * transfer), else a free planned slot, else the slot of the policy's victim
+ * among the planned chunks the launch does not need (for OPT: the one used
+ * farthest ahead).
  *
  * Ownership: the engine owns its timeline, regions, placement and plans; the
  * feed, predictor and backend belong to the caller and outlive the engine.
@@ -49,6 +51,9 @@
 #include "engine/placement.h"
 #include "engine/sched.h"
 #include "engine/timeline.h"
+
+/* The blocks of a chunk a demand fault moves (bit k: block k); see fault_blocks. */
+typedef uint32_t (*eng_fault_blocks_fn)(void *ctx, uint32_t resident, uint32_t touched);
 
 typedef struct eng_engine_params {
     uint32_t ntasks;
@@ -81,6 +86,17 @@ typedef struct eng_engine_params {
      * (eng_timeline_params_t.block_size); 0: none. The engine's decisions do
      * not depend on it: a simulator charges faults with it. */
     uint64_t fault_block;
+    /* Added: with fault_block, the blocks a demand fault on a chunk moves, given
+     * the chunk's blocks on the device and those the launch touches (the
+     * driver's fault granularity: a simulator's model, sim/faults.h); NULL: a
+     * fault brings in the whole chunk. A chunk a fault brought in part of takes
+     * its slot like any other but holds only those blocks (ENG_CHUNK_PARTIAL,
+     * eng_chunk_t.blocks): a launch touching one of its missing blocks faults
+     * again for them (a fault without a new slot), a planned use fills in the
+     * missing blocks (a fill without a slot), and its write-back or cleaning
+     * moves the blocks it holds. Placement decisions do not look at it. */
+    eng_fault_blocks_fn fault_blocks;
+    void *fault_ctx;
 } eng_engine_params_t;
 
 /* What re-planning after mispredictions cost. */
@@ -100,7 +116,7 @@ typedef struct eng_step {
     uint32_t kernel;
     bool switched;     /* first launch of a slice */
     eng_ticket_t wait; /* H2D ticket of the latest fill it needs, 0 if none */
-    uint32_t faults;   /* chunks missing when it was due (fetched on demand) */
+    uint32_t faults;   /* chunks missing (or missing blocks) when it was due (fetched on demand) */
     uint32_t nrefs;
     const uint32_t *refs; /* recorded references (ENG_REF_*), valid until the next call */
     /* Added, valid as long as refs: beside refs, the blocks of each chunk the launch
@@ -108,6 +124,9 @@ typedef struct eng_step {
      * fetched on demand. */
     const uint32_t *blocks;
     const uint32_t *fault_refs;
+    /* Added, likewise: beside fault_refs, the blocks each fault moved (every block of
+     * the chunk without fault_blocks; bit 0 alone without fault_block). */
+    const uint32_t *fault_moved;
 } eng_step_t;
 
 typedef struct eng_engine eng_engine_t;

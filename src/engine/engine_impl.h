@@ -39,8 +39,10 @@ struct eng_engine {
     uint64_t stamp;    /* last value written to eng_chunk_t.mark */
     uint32_t *scratch; /* re-plan: chunks to put back into the plan */
     uint32_t nscratch, scratch_cap;
-    uint32_t *fault_refs; /* the last launch's faulted chunks: indices into its truth refs */
+    uint32_t *fault_refs;  /* the last launch's faulted chunks: indices into its truth refs */
+    uint32_t *fault_moved; /* beside fault_refs: the blocks each fault moved */
     uint32_t fault_cap;
+    uint32_t full_blocks; /* mask of every block of a chunk (1 without fault_block) */
     eng_replan_stats_t rs;
     bool pending; /* a step was handed out and not completed */
 };
@@ -48,15 +50,21 @@ struct eng_engine {
 /* Takes a chunk out of the fault reserve (it joined the plan or was freed). */
 void eng_resv_drop(eng_engine_t *e, uint32_t chunk);
 
+/* Bytes of a chunk on the device (its blocks if it is partial), and of mask. */
+uint64_t eng_chunk_held(const eng_engine_t *e, const eng_chunk_t *x);
+uint64_t eng_blocks_bytes(const eng_engine_t *e, uint32_t mask);
+
 /*
  * Serves the true references of the launch at position p (the front of the
  * timeline) that are not on the device: re-plans if a plan is pending
  * (eng_replan), then faults each missing chunk in (eng_engine.h explains the
- * slot it takes). *faults_p counts them, and e->fault_refs lists their
- * indices into truth. Transfers are added to the migration
- * plan; the caller flushes it.
+ * slot it takes); with fault_blocks, the blocks of each reference (touched,
+ * beside truth; NULL: all) that a partial chunk lacks fault in too, without a
+ * re-plan (the chunk keeps its slot). *faults_p counts them, e->fault_refs
+ * lists their indices into truth and e->fault_moved the blocks each moved.
+ * Transfers are added to the migration plan; the caller flushes it.
  */
-gmux_status_t eng_fault_launch(eng_engine_t *e, uint64_t p, const uint32_t *truth, uint32_t ntruth,
-                               uint32_t *faults_p);
+gmux_status_t eng_fault_launch(eng_engine_t *e, uint64_t p, const uint32_t *truth,
+                               const uint32_t *touched, uint32_t ntruth, uint32_t *faults_p);
 
 #endif /* ENG_ENGINE_IMPL_H */

@@ -3,15 +3,24 @@
 
 #include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 
 typedef struct eng_mig_item {
     uint32_t chunk;
     uint32_t victim;
     eng_ticket_t victim_last;
     bool victim_dirty;
+    uint64_t fill_bytes; /* of chunk: the chunk size unless it is on the device in part */
+    uint64_t wb_bytes;   /* of victim, likewise */
 } eng_mig_item_t;
 
-/* A growable array of 32- or 64-bit values. */
+/* A chunk to move and how many of its bytes move. */
+typedef struct eng_mig_x {
+    uint64_t bytes;
+    uint32_t chunk;
+} eng_mig_x_t;
+
+/* A growable array of fixed-size values. */
 typedef struct eng_mig_vec {
     void *a;
     uint32_t n, cap;
@@ -23,16 +32,17 @@ struct eng_migrate {
     uint32_t batch;
     eng_mig_item_t *items;
     uint32_t n;
-    uint32_t *ids;          /* scratch: chunk ids to merge into runs */
+    uint64_t block;         /* block size of eng_chunk_t.blocks */
+    eng_mig_x_t *ids;       /* scratch: chunks to merge into runs */
     eng_ticket_t *wbt;      /* scratch: write-back ticket of ids[i] */
     bool slot_order;        /* fills take the round's slots in the order they free up */
-    eng_mig_vec_t fills;    /* slot order: the round's fills, in plan order (uint32_t) */
+    eng_mig_vec_t fills;    /* slot order: the round's fills, in plan order (eng_mig_x_t) */
     eng_mig_vec_t slots;    /* slot order: freed at a compute ticket, then by write-backs */
     eng_mig_vec_t wb_slots; /* slot order: the round's write-back tickets, in issue order */
     eng_migrate_stats_t stats;
 };
 
-static gmux_status_t vec_push(eng_mig_vec_t *v, size_t size, uint64_t x)
+static gmux_status_t vec_push(eng_mig_vec_t *v, size_t size, const void *x)
 {
     if (v->n == v->cap) {
         uint32_t ncap = v->cap ? v->cap * 2 : 256;
@@ -42,10 +52,7 @@ static gmux_status_t vec_push(eng_mig_vec_t *v, size_t size, uint64_t x)
         v->a = a;
         v->cap = ncap;
     }
-    if (size == sizeof(uint32_t))
-        ((uint32_t *)v->a)[v->n++] = (uint32_t)x;
-    else
-        ((uint64_t *)v->a)[v->n++] = x;
+    memcpy((char *)v->a + (size_t)v->n++ * size, x, size);
     return GMUX_OK;
 }
 
@@ -84,10 +91,12 @@ void eng_migrate_destroy(eng_migrate_t *m)
     free(m);
 }
 
-static int cmp_u32(const void *a, const void *b)
+static int cmp_x(const void *a, const void *b)
 {
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    return (x > y) - (x < y);
+    const eng_mig_x_t *x = a, *y = b;
+    if (x->chunk != y->chunk)
+        return (x->chunk > y->chunk) - (x->chunk < y->chunk);
+    return (x->bytes > y->bytes) - (x->bytes < y->bytes);
 }
 
 static int cmp_ticket(const void *a, const void *b)
@@ -103,43 +112,70 @@ static gmux_status_t bwait(eng_migrate_t *m, eng_dir_t dir, eng_ticket_t t)
     return m->be.ops->wait(m->be.ctx, dir, t);
 }
 
+/* One backend transfer of [addr, addr+len), of which bytes move; *moved_p:
+ * what the backend moves (the whole range without its partial op). */
+static gmux_status_t xfer(eng_migrate_t *m, eng_xfer_kind_t kind, uint32_t task, uint64_t addr,
+                          uint64_t len, uint64_t bytes, eng_ticket_t *t_p, uint64_t *moved_p)
+{
+    const eng_backend_ops_t *ops = m->be.ops;
+    *moved_p = len;
+    if (bytes < len && ops->partial) {
+        *moved_p = bytes;
+        return ops->partial(m->be.ctx, kind, task, addr, len, bytes, t_p);
+    }
+    if (kind == ENG_XFER_PREFETCH)
+        return ops->prefetch(m->be.ctx, task, addr, len, t_p);
+    if (kind == ENG_XFER_EVICT)
+        return ops->evict(m->be.ctx, task, addr, len, t_p);
+    return ops->clean(m->be.ctx, task, addr, len, t_p);
+}
+
+/* Bytes of a chunk on the device. */
+static uint64_t device_bytes(const eng_migrate_t *m, const eng_chunk_t *x)
+{
+    if (!(x->flags & ENG_CHUNK_PARTIAL) || m->block == 0)
+        return eng_regions_chunk_size(m->regs);
+    return (uint64_t)__builtin_popcount(x->blocks) * m->block;
+}
+
 /* Sorts ids and issues one transfer per run of adjacent chunks of one region.
  * tix (optional) gets each sorted id's ticket. waits (optional, H2D) gives
  * each sorted id's slot: a run is split where a slot freed by a write-back
  * (wb_from: the first index whose slot comes from a write-back) differs from
  * the previous one, and each transfer waits for the last slot it takes. */
-static gmux_status_t issue_runs(eng_migrate_t *m, eng_dir_t dir, uint32_t *ids, uint32_t n,
+static gmux_status_t issue_runs(eng_migrate_t *m, eng_dir_t dir, eng_mig_x_t *ids, uint32_t n,
                                 eng_ticket_t *tix, const eng_ticket_t *waits, uint32_t wb_from,
                                 eng_ticket_t *last_p)
 {
-    qsort(ids, n, sizeof(*ids), cmp_u32);
+    qsort(ids, n, sizeof(*ids), cmp_x);
     uint64_t cs = eng_regions_chunk_size(m->regs);
     uint32_t i = 0;
     while (i < n) {
         uint32_t j = i + 1;
-        uint32_t reg = eng_regions_chunk(m->regs, ids[i])->region;
-        while (j < n && ids[j] == ids[j - 1] + 1 &&
-               eng_regions_chunk(m->regs, ids[j])->region == reg &&
+        uint32_t reg = eng_regions_chunk(m->regs, ids[i].chunk)->region;
+        uint64_t bytes = ids[i].bytes;
+        while (j < n && ids[j].chunk == ids[j - 1].chunk + 1 &&
+               eng_regions_chunk(m->regs, ids[j].chunk)->region == reg &&
                !(waits && j >= wb_from && waits[j] != waits[j - 1]))
-            j++;
+            bytes += ids[j++].bytes;
         const eng_region_t *r = eng_regions_get(m->regs, reg);
-        uint64_t addr = eng_regions_chunk_addr(m->regs, ids[i]);
-        uint64_t len = (uint64_t)(j - i) * cs;
+        uint64_t addr = eng_regions_chunk_addr(m->regs, ids[i].chunk);
+        uint64_t len = (uint64_t)(j - i) * cs, moved = 0;
         eng_ticket_t t = 0;
         gmux_status_t st = waits ? bwait(m, dir, waits[j - 1]) : GMUX_OK;
         if (st != GMUX_OK)
             return st;
-        st = dir == ENG_DIR_H2D ? m->be.ops->prefetch(m->be.ctx, r->task, addr, len, &t)
-                                : m->be.ops->evict(m->be.ctx, r->task, addr, len, &t);
+        st = xfer(m, dir == ENG_DIR_H2D ? ENG_XFER_PREFETCH : ENG_XFER_EVICT, r->task, addr, len,
+                  bytes, &t, &moved);
         if (st != GMUX_OK)
             return st;
         if (dir == ENG_DIR_H2D) {
-            m->stats.bytes_h2d += len;
+            m->stats.bytes_h2d += moved;
             m->stats.calls_h2d++;
             for (uint32_t k = i; k < j; k++)
-                eng_regions_chunk(m->regs, ids[k])->fill_ticket = t;
+                eng_regions_chunk(m->regs, ids[k].chunk)->fill_ticket = t;
         } else {
-            m->stats.bytes_d2h += len;
+            m->stats.bytes_d2h += moved;
             m->stats.calls_d2h++;
         }
         for (uint32_t k = i; tix && k < j; k++)
@@ -170,18 +206,19 @@ static gmux_status_t evict_batch(eng_migrate_t *m)
     gmux_status_t st = GMUX_OK;
     for (uint32_t i = 0; i < m->n && st == GMUX_OK; i++) {
         const eng_mig_item_t *it = &m->items[i];
+        eng_mig_x_t fx = {it->fill_bytes, it->chunk};
         if (it->chunk != ENG_NONE)
-            st = vec_push(&m->fills, sizeof(uint32_t), it->chunk);
+            st = vec_push(&m->fills, sizeof(fx), &fx);
         if (st != GMUX_OK)
             break;
         if (it->victim != ENG_NONE && it->victim_dirty) {
-            m->ids[nwb++] = it->victim;
+            m->ids[nwb++] = (eng_mig_x_t){it->wb_bytes, it->victim};
             if (it->victim_last > last_use)
                 last_use = it->victim_last;
             continue;
         }
         /* a free slot or a dropped victim: free once its last use has run */
-        st = vec_push(&m->slots, sizeof(eng_ticket_t), it->victim_last);
+        st = vec_push(&m->slots, sizeof(eng_ticket_t), &it->victim_last);
         if (st == GMUX_OK && it->victim != ENG_NONE)
             st = drop(m, it->victim);
     }
@@ -191,7 +228,7 @@ static gmux_status_t evict_batch(eng_migrate_t *m)
             st = issue_runs(m, ENG_DIR_D2H, m->ids, nwb, m->wbt, NULL, 0, &wb);
         m->stats.writebacks += nwb;
         for (uint32_t i = 0; i < nwb && st == GMUX_OK; i++)
-            st = vec_push(&m->wb_slots, sizeof(eng_ticket_t), m->wbt[i]);
+            st = vec_push(&m->wb_slots, sizeof(eng_ticket_t), &m->wbt[i]);
     }
     m->n = 0;
     return st;
@@ -214,9 +251,9 @@ static gmux_status_t fill_round(eng_migrate_t *m)
     uint32_t wb_from = m->slots.n;
     gmux_status_t st = GMUX_OK;
     for (uint32_t i = 0; i < m->wb_slots.n && st == GMUX_OK; i++)
-        st = vec_push(&m->slots, sizeof(eng_ticket_t), ((eng_ticket_t *)m->wb_slots.a)[i]);
+        st = vec_push(&m->slots, sizeof(eng_ticket_t), (eng_ticket_t *)m->wb_slots.a + i);
     sl = m->slots.a;
-    const uint32_t *fills = m->fills.a;
+    const eng_mig_x_t *fills = m->fills.a;
     for (uint32_t k = 0; k < m->fills.n && st == GMUX_OK; k += m->batch) {
         uint32_t nf = m->fills.n - k < m->batch ? m->fills.n - k : m->batch;
         for (uint32_t i = 0; i < nf; i++)
@@ -248,7 +285,7 @@ gmux_status_t eng_migrate_flush(eng_migrate_t *m)
     for (uint32_t i = 0; i < m->n && st == GMUX_OK; i++) {
         const eng_mig_item_t *it = &m->items[i];
         if (it->victim != ENG_NONE && it->victim_dirty) {
-            m->ids[nwb++] = it->victim;
+            m->ids[nwb++] = (eng_mig_x_t){it->wb_bytes, it->victim};
             if (it->victim_last > last_use)
                 last_use = it->victim_last;
             continue;
@@ -273,7 +310,7 @@ gmux_status_t eng_migrate_flush(eng_migrate_t *m)
     uint32_t nf = 0;
     for (uint32_t i = 0; i < m->n; i++)
         if (m->items[i].chunk != ENG_NONE) /* ENG_NONE: an eviction only */
-            m->ids[nf++] = m->items[i].chunk;
+            m->ids[nf++] = (eng_mig_x_t){m->items[i].fill_bytes, m->items[i].chunk};
     eng_ticket_t last = 0;
     if (st == GMUX_OK && nf > 0)
         st = issue_runs(m, ENG_DIR_H2D, m->ids, nf, NULL, NULL, 0, &last);
@@ -285,7 +322,16 @@ gmux_status_t eng_migrate_flush(eng_migrate_t *m)
 gmux_status_t eng_migrate_add(eng_migrate_t *m, uint32_t chunk, uint32_t victim, bool victim_dirty,
                               eng_ticket_t victim_last)
 {
-    m->items[m->n++] = (eng_mig_item_t){chunk, victim, victim_last, victim_dirty};
+    uint64_t cs = eng_regions_chunk_size(m->regs);
+    return eng_migrate_add_bytes(m, chunk, cs, victim, victim_dirty, cs, victim_last);
+}
+
+gmux_status_t eng_migrate_add_bytes(eng_migrate_t *m, uint32_t chunk, uint64_t fill_bytes,
+                                    uint32_t victim, bool victim_dirty, uint64_t wb_bytes,
+                                    eng_ticket_t victim_last)
+{
+    m->items[m->n++] =
+        (eng_mig_item_t){chunk, victim, victim_last, victim_dirty, fill_bytes, wb_bytes};
     if (m->n < m->batch)
         return GMUX_OK;
     return m->slot_order ? evict_batch(m) : eng_migrate_flush(m);
@@ -313,19 +359,26 @@ gmux_status_t eng_migrate_clean_idle(eng_migrate_t *m, eng_placement_t *place, u
         }
         const eng_region_t *r = eng_regions_get(m->regs, x->region);
         eng_ticket_t t = 0;
+        uint64_t moved = 0;
         gmux_status_t st = bwait(m, ENG_DIR_D2H, x->last_ticket);
         if (st == GMUX_OK)
-            st = ops->clean(m->be.ctx, r->task, eng_regions_chunk_addr(m->regs, c), cs, &t);
+            st = xfer(m, ENG_XFER_CLEAN, r->task, eng_regions_chunk_addr(m->regs, c), cs,
+                      device_bytes(m, x), &t, &moved);
         if (st != GMUX_OK)
             return st;
         m->stats.cleans++;
-        m->stats.bytes_d2h += cs;
+        m->stats.bytes_d2h += moved;
         m->stats.calls_d2h++;
         x->flags &= ~(uint32_t)(ENG_CHUNK_DIRTY | ENG_CHUNK_WPLAN);
         eng_place_key_changed(place, c); /* now among the clean chunks */
         done++;
     }
     return GMUX_OK;
+}
+
+void eng_migrate_set_block(eng_migrate_t *m, uint64_t block)
+{
+    m->block = block;
 }
 
 void eng_migrate_set_slot_order(eng_migrate_t *m, bool on)

@@ -52,6 +52,19 @@ void eng_migrate_destroy(eng_migrate_t *m);
 gmux_status_t eng_migrate_add(eng_migrate_t *m, uint32_t chunk, uint32_t victim, bool victim_dirty,
                               eng_ticket_t victim_last);
 
+/* The same, for chunks on the device in part (eng_chunk_t.blocks): the fill
+ * moves fill_bytes of its chunk, the victim's write-back wb_bytes (each the
+ * chunk size for a whole chunk, which eng_migrate_add passes). A run of
+ * chunks whose bytes fall short of its length goes through the backend's
+ * partial op. */
+gmux_status_t eng_migrate_add_bytes(eng_migrate_t *m, uint32_t chunk, uint64_t fill_bytes,
+                                    uint32_t victim, bool victim_dirty, uint64_t wb_bytes,
+                                    eng_ticket_t victim_last);
+
+/* Block size of eng_chunk_t.blocks (0: chunks are never partial), for the
+ * bytes cleaning moves. */
+void eng_migrate_set_block(eng_migrate_t *m, uint64_t block);
+
 /* Slot order (on): a full batch only issues its evictions; at
  * eng_migrate_flush (the end of a round of replacements) the round's fills go
  * in plan order, in batches, the i-th taking the i-th slot the round frees:

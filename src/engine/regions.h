@@ -34,6 +34,8 @@ enum {
     ENG_CHUNK_RESERVE = 1u << 4,  /* present in a fault-reserve slot, outside the plan */
     ENG_CHUNK_WPLAN = 1u << 5,    /* engine: a planned launch writes it after its planned fill */
     ENG_CHUNK_HDIRTY = 1u << 6,   /* placement: kept among the dirty chunks (OPT) */
+    ENG_CHUNK_PARTIAL = 1u << 7,  /* engine: on the device in part (eng_chunk_t.blocks) */
+    ENG_CHUNK_TOPUP = 1u << 8,    /* engine: a planned fill of its missing blocks is pending */
 };
 
 /* Per-chunk state shared by the engine modules; each field has one owner. */
@@ -57,6 +59,8 @@ typedef struct eng_chunk {
     uint32_t truth_ref; /* timeline: the same at truth_pos */
     uint32_t region;    /* owning region index */
     uint32_t flags;     /* ENG_CHUNK_* */
+    uint32_t blocks;    /* engine: with ENG_CHUNK_PARTIAL, its blocks on the device (a demand
+                         * fault brought in part of it: eng_engine_params_t.fault_blocks) */
 } eng_chunk_t;
 
 typedef struct eng_region {

@@ -48,7 +48,8 @@ static int cmp_chunk(const void *a, const void *b)
 static void revert_chunk(eng_engine_t *e, uint32_t c, uint64_t p)
 {
     eng_chunk_t *x = eng_regions_chunk(e->regs, c);
-    x->q_behind = ENG_NONE; /* the shadow position moves back */
+    x->q_behind = ENG_NONE;                 /* the shadow position moves back */
+    x->flags &= ~(uint32_t)ENG_CHUNK_TOPUP; /* its planned top-up was dropped */
     if (x->shadow_last > p)
         x->shadow_last = p;
     if ((x->flags & (ENG_CHUNK_RESIDENT | ENG_CHUNK_PRESENT)) == ENG_CHUNK_RESIDENT)
@@ -133,7 +134,7 @@ static gmux_status_t replan_list(eng_engine_t *e, uint64_t p)
             st = list_chunk(e, ENG_REF_CHUNK(refs[k]));
         e->rs.positions++;
     }
-    if (st == GMUX_OK)
+    if (st == GMUX_OK && e->nscratch > 1) /* nothing listed yet: no array */
         qsort(e->scratch, e->nscratch, sizeof(*e->scratch), cmp_chunk);
     return st;
 }
@@ -183,13 +184,14 @@ static gmux_status_t pin(eng_engine_t *e, uint32_t c, uint64_t p)
  * not use; a free planned slot; or the slot of the policy's victim among the
  * planned chunks the launch does not use (it joins the plan in its stead).
  */
-static gmux_status_t fault_in(eng_engine_t *e, uint32_t chunk, uint64_t p)
+static gmux_status_t fault_in(eng_engine_t *e, uint32_t chunk, uint64_t p, uint32_t moved)
 {
     eng_chunk_t *x = eng_regions_chunk(e->regs, chunk);
     x->shadow_last = p;
     uint32_t v = ENG_NONE;
     bool dirty = false;
     eng_ticket_t last = 0;
+    uint64_t wb = 0;
     uint32_t i = 0;
     while (i < e->nresv && eng_regions_chunk(e->regs, e->resv[i])->mark == e->stamp)
         i++;
@@ -224,10 +226,38 @@ static gmux_status_t fault_in(eng_engine_t *e, uint32_t chunk, uint64_t p)
         eng_chunk_t *vx = eng_regions_chunk(e->regs, v);
         dirty = (vx->flags & ENG_CHUNK_DIRTY) != 0;
         last = vx->last_ticket;
-        vx->flags &= ~(uint32_t)(ENG_CHUNK_DIRTY | ENG_CHUNK_PRESENT);
+        wb = eng_chunk_held(e, vx);
+        vx->flags &=
+            ~(uint32_t)(ENG_CHUNK_DIRTY | ENG_CHUNK_PRESENT | ENG_CHUNK_PARTIAL | ENG_CHUNK_TOPUP);
     }
     x->flags |= ENG_CHUNK_PRESENT;
-    return eng_migrate_add(e->mig, chunk, v, dirty, last);
+    if (moved != e->full_blocks) { /* the fault brought in part of it */
+        x->flags |= ENG_CHUNK_PARTIAL;
+        x->blocks = moved;
+    }
+    return eng_migrate_add_bytes(e->mig, chunk, eng_blocks_bytes(e, moved), v, dirty, wb, last);
+}
+
+/* More blocks of a partial chunk (it keeps its slot); returns those the fault moves. */
+static gmux_status_t refault(eng_engine_t *e, uint32_t chunk, uint32_t touched, uint32_t *moved_p)
+{
+    eng_chunk_t *x = eng_regions_chunk(e->regs, chunk);
+    uint32_t mv = e->p.fault_blocks(e->p.fault_ctx, x->blocks, touched) & ~x->blocks;
+    *moved_p = mv;
+    if (!mv)
+        return GMUX_OK;
+    x->blocks |= mv;
+    if (x->blocks == e->full_blocks)
+        x->flags &= ~(uint32_t)ENG_CHUNK_PARTIAL;
+    return eng_migrate_add_bytes(e->mig, chunk, eng_blocks_bytes(e, mv), ENG_NONE, false, 0, 0);
+}
+
+/* The blocks a fault on a chunk with nothing on the device moves. */
+static uint32_t fault_moves(const eng_engine_t *e, uint32_t touched)
+{
+    uint32_t mv = e->p.fault_blocks ? e->p.fault_blocks(e->p.fault_ctx, 0, touched) : 0;
+    mv &= e->full_blocks;
+    return mv ? mv : e->full_blocks;
 }
 
 /* Unpins the chunks pin() listed: their keys become their next use after p. */
@@ -244,43 +274,67 @@ static void unpin_all(eng_engine_t *e, uint64_t p)
     e->nscratch = 0;
 }
 
-gmux_status_t eng_fault_launch(eng_engine_t *e, uint64_t p, const uint32_t *truth, uint32_t ntruth,
-                               uint32_t *faults_p)
+/* Room for ntruth faults in fault_refs and fault_moved. */
+static gmux_status_t fault_fit(eng_engine_t *e, uint32_t ntruth)
+{
+    if (ntruth <= e->fault_cap)
+        return GMUX_OK;
+    uint32_t *n = realloc(e->fault_refs, (size_t)ntruth * sizeof(*n));
+    if (!n)
+        return GMUX_ERR_NOMEM;
+    e->fault_refs = n;
+    n = realloc(e->fault_moved, (size_t)ntruth * sizeof(*n));
+    if (!n)
+        return GMUX_ERR_NOMEM;
+    e->fault_moved = n;
+    e->fault_cap = ntruth;
+    return GMUX_OK;
+}
+
+gmux_status_t eng_fault_launch(eng_engine_t *e, uint64_t p, const uint32_t *truth,
+                               const uint32_t *touched, uint32_t ntruth, uint32_t *faults_p)
 {
     uint32_t faults = 0;
     *faults_p = 0;
-    uint32_t i = 0;
-    while (i < ntruth &&
-           (eng_regions_chunk(e->regs, ENG_REF_CHUNK(truth[i]))->flags & ENG_CHUNK_PRESENT))
-        i++;
-    if (i == ntruth)
+    bool miss = false, part = false;
+    for (uint32_t i = 0; i < ntruth && !miss; i++) {
+        const eng_chunk_t *x = eng_regions_chunk(e->regs, ENG_REF_CHUNK(truth[i]));
+        uint32_t t = touched ? touched[i] : e->full_blocks;
+        if (!(x->flags & ENG_CHUNK_PRESENT))
+            miss = true;
+        else if ((x->flags & ENG_CHUNK_PARTIAL) && (t & ~x->blocks))
+            part = true;
+    }
+    if (!miss && !part)
         return GMUX_OK;
-    if (e->rhead != e->rtail || e->sh_pos != p + 1) {
-        gmux_status_t st = replan(e, p);
-        if (st != GMUX_OK)
-            return st;
+    gmux_status_t st = fault_fit(e, ntruth);
+    if (st == GMUX_OK && miss && (e->rhead != e->rtail || e->sh_pos != p + 1))
+        st = replan(e, p);
+    if (st != GMUX_OK)
+        return st;
+    if (miss) {
+        e->stamp++;
+        for (uint32_t k = 0; k < ntruth; k++)
+            eng_regions_chunk(e->regs, ENG_REF_CHUNK(truth[k]))->mark = e->stamp;
+        e->nscratch = 0;
     }
-    e->stamp++;
-    for (uint32_t k = 0; k < ntruth; k++)
-        eng_regions_chunk(e->regs, ENG_REF_CHUNK(truth[k]))->mark = e->stamp;
-    e->nscratch = 0;
-    if (ntruth > e->fault_cap) {
-        uint32_t *n = realloc(e->fault_refs, (size_t)ntruth * sizeof(*n));
-        if (!n)
-            return GMUX_ERR_NOMEM;
-        e->fault_refs = n;
-        e->fault_cap = ntruth;
-    }
-    gmux_status_t st = GMUX_OK;
-    for (; i < ntruth && st == GMUX_OK; i++) {
+    for (uint32_t i = 0; i < ntruth && st == GMUX_OK; i++) {
         uint32_t c = ENG_REF_CHUNK(truth[i]);
-        if (eng_regions_chunk(e->regs, c)->flags & ENG_CHUNK_PRESENT)
-            continue;
-        st = fault_in(e, c, p);
-        if (st == GMUX_OK)
-            e->fault_refs[faults++] = i;
+        uint32_t flags = eng_regions_chunk(e->regs, c)->flags;
+        uint32_t t = touched ? touched[i] : e->full_blocks, mv = 0;
+        if (!(flags & ENG_CHUNK_PRESENT)) {
+            mv = fault_moves(e, t);
+            st = fault_in(e, c, p, mv);
+        } else if (flags & ENG_CHUNK_PARTIAL) {
+            st = refault(e, c, t, &mv);
+        }
+        if (st == GMUX_OK && mv) {
+            e->fault_refs[faults] = i;
+            e->fault_moved[faults++] = mv;
+        }
     }
-    unpin_all(e, p);
+    if (miss)
+        unpin_all(e, p);
     *faults_p = faults;
     return st;
 }

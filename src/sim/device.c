@@ -82,6 +82,16 @@ static bool dev_idle(void *ctx, eng_dir_t dir)
     return (dir == ENG_DIR_H2D || dir == ENG_DIR_D2H) && d->free_ns[dir] <= d->now_ns;
 }
 
+/* Part of a range moves (chunks on the device in part): only those bytes cost. */
+static gmux_status_t dev_partial(void *ctx, eng_xfer_kind_t kind, uint32_t task, uint64_t addr,
+                                 uint64_t len, uint64_t bytes, eng_ticket_t *t_p)
+{
+    (void)task;
+    (void)addr;
+    (void)len;
+    return xfer(ctx, kind == ENG_XFER_PREFETCH ? ENG_DIR_H2D : ENG_DIR_D2H, bytes, t_p);
+}
+
 static const eng_backend_ops_t dev_ops = {
     .prefetch = dev_prefetch,
     .evict = dev_evict,
@@ -90,6 +100,7 @@ static const eng_backend_ops_t dev_ops = {
     .wait = dev_wait,
     .clean = dev_clean,
     .idle = dev_idle,
+    .partial = dev_partial,
 };
 
 eng_backend_t sim_device_backend(sim_device_t *d)

@@ -4,7 +4,9 @@
  * compute and with each other, each in issue order at its bandwidth plus a
  * fixed cost per transfer call. It implements the engine's backend
  * (engine/backend.h); tickets are completion times in virtual nanoseconds,
- * so waits and fences are exact without any table.
+ * so waits and fences are exact without any table. A partial transfer (the
+ * backend's partial op: chunks a demand fault brought in part of) costs its
+ * call and the bytes that move.
  *
  * Thread-safety: one simulation thread.
  */

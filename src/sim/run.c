@@ -427,11 +427,14 @@ static gmux_status_t run_demand(run_ctx_t *rc, const sim_params_t *p, const sim_
 }
 
 /*
- * A mispredicted chunk is migrated whole by the engine at prefetch bandwidth
- * (its fill is in the transfers the launch waits for), but on a GPU the
- * kernel has already faulted in what it touches by demand paging: charge the
- * difference between the two rates for the blocks the fault moves
- * (sim/faults.h; the whole chunk with fault_block = chunk, as before).
+ * A mispredicted chunk (or missing blocks of a chunk a fault brought in part
+ * of) is faulted in by the kernel on a GPU: the engine moves the blocks the
+ * fault moves (sim/faults.h: the touched blocks grown by the density rule;
+ * the whole chunk with fault_block = chunk, as before) on the host-to-device
+ * copy engine at prefetch bandwidth, and the launch waits for that fill. The
+ * copy engine is busy for the copy only; what the demand-paging rate costs
+ * beyond it (fault servicing) stalls the launch: charge the difference
+ * between the two rates for those bytes.
  */
 static uint64_t fault_extra(const sim_fault_model_t *fm, const sim_params_t *p,
                             const eng_step_t *step)
@@ -440,12 +443,15 @@ static uint64_t fault_extra(const sim_fault_model_t *fm, const sim_params_t *p,
         return 0;
     uint64_t ns = 0;
     for (uint32_t k = 0; k < step->faults; k++) {
-        uint32_t i = step->fault_refs[k];
-        uint32_t mv = sim_fault_blocks(fm, 0, step->blocks ? step->blocks[i] : fm->full);
-        double bytes = (double)sim_fault_bytes(fm, mv);
+        double bytes = (double)sim_fault_bytes(fm, step->fault_moved[k]);
         ns += div_ceil_ns(bytes, p->fault_bps) - div_ceil_ns(bytes, p->h2d_bps);
     }
     return ns;
+}
+
+static uint32_t engine_fault_blocks(void *ctx, uint32_t resident, uint32_t touched)
+{
+    return sim_fault_blocks(ctx, resident, touched);
 }
 
 /* The engine on the simulated device. */
@@ -464,6 +470,8 @@ static gmux_status_t run_engine(const sim_params_t *p, const sim_hooks_t *h, sim
     sim_device_t dev;
     sim_device_init(&dev, p);
     eng_backend_t be = sim_device_backend(&dev);
+    sim_fault_model_t fm;
+    sim_fault_model_init(&fm, p);
     eng_engine_params_t ep = {.ntasks = src->ntasks,
                               .policy = pol == SIM_POLICY_PROACTIVE ? ENG_PLACE_OPT : ENG_PLACE_LRU,
                               .capacity_bytes = capacity,
@@ -474,7 +482,9 @@ static gmux_status_t run_engine(const sim_params_t *p, const sim_hooks_t *h, sim
                               .reserve_chunks = (uint32_t)p->fault_reserve,
                               .quantum_ns = (uint64_t)p->quantum_ns,
                               .feed = {feed_next, src},
-                              .fault_block = sim_params_fault_block(p)};
+                              .fault_block = sim_params_fault_block(p),
+                              .fault_blocks = engine_fault_blocks,
+                              .fault_ctx = &fm};
     if (p->wb_aware != 0) {
         ep.h2d_bps = (uint64_t)p->h2d_bps;
         ep.d2h_bps = (uint64_t)p->d2h_bps;
@@ -504,8 +514,6 @@ static gmux_status_t run_engine(const sim_params_t *p, const sim_hooks_t *h, sim
         ph->attach(pred, eng_engine_regions(eng));
     const char *what = sim_policy_name(pol);
     uint64_t batch = (uint64_t)p->fault_batch;
-    sim_fault_model_t fm;
-    sim_fault_model_init(&fm, p);
     for (;;) {
         eng_step_t step;
         st = eng_engine_next(eng, &step);

@@ -1,5 +1,6 @@
 /* Tests of migration plans: write-backs before the fills that need their
- * slots, runs merged, and fills taking slots in the order they free up. */
+ * slots, runs merged, fills taking slots in the order they free up, and
+ * transfers of chunks on the device in part. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -196,12 +197,83 @@ static void test_fills_take_later_batch_slots(void **state)
     eng_regions_destroy(regs);
 }
 
+/* The partial op: (kind, range, bytes) of the last partial transfer. */
+static eng_xfer_kind_t part_kind[8];
+static uint64_t part_len[8], part_bytes[8];
+static uint32_t nparts;
+
+static gmux_status_t r_partial(void *ctx, eng_xfer_kind_t kind, uint32_t task, uint64_t addr,
+                               uint64_t len, uint64_t bytes, eng_ticket_t *t)
+{
+    (void)task;
+    part_kind[nparts] = kind;
+    part_len[nparts] = len;
+    part_bytes[nparts++] = bytes;
+    return xfer(ctx, kind == ENG_XFER_PREFETCH ? ENG_DIR_H2D : ENG_DIR_D2H, addr, bytes, t);
+}
+
+static const eng_backend_ops_t p_ops = {.prefetch = r_prefetch,
+                                        .evict = r_evict,
+                                        .fence = r_fence,
+                                        .now = r_now,
+                                        .wait = r_wait,
+                                        .discard = r_discard,
+                                        .partial = r_partial};
+
+/* Chunks on the device in part: a run whose bytes fall short of its length
+ * goes through the partial op with those bytes (and counts them); a run of
+ * whole chunks, or a backend without the op, moves whole ranges. */
+static void test_partial_bytes(void **state)
+{
+    (void)state;
+    for (int with_op = 0; with_op < 2; with_op++) {
+        eng_regions_t *regs;
+        uint32_t reg;
+        assert_int_equal(eng_regions_create(1, CH, &regs), GMUX_OK);
+        assert_int_equal(eng_regions_alloc(regs, 0, 1, 1ull << 30, 16 * CH, &reg), GMUX_OK);
+        rec_t b = {0};
+        nparts = 0;
+        eng_backend_t be = {with_op ? &p_ops : &r_ops, &b};
+        eng_migrate_t *m;
+        assert_int_equal(eng_migrate_create(regs, &be, 4, &m), GMUX_OK);
+        uint32_t f = eng_regions_get(regs, reg)->first_chunk;
+        /* chunk 0 gets a quarter (a fault), chunk 1 whole: one run; the dirty
+         * victim 8 holds half of itself; chunk 4 and victim 12 are whole */
+        assert_int_equal(eng_migrate_add_bytes(m, f + 0, CH / 4, f + 8, true, CH / 2, 3), GMUX_OK);
+        assert_int_equal(eng_migrate_add_bytes(m, f + 1, CH, ENG_NONE, false, 0, 0), GMUX_OK);
+        assert_int_equal(eng_migrate_add(m, f + 4, f + 12, true, 3), GMUX_OK);
+        assert_int_equal(eng_migrate_flush(m), GMUX_OK);
+        const eng_migrate_stats_t *st = eng_migrate_stats(m);
+        assert_int_equal(st->fills, 3);
+        assert_int_equal(st->writebacks, 2);
+        assert_int_equal(b.n, 4); /* write-backs 8 and 12, fills 0-1 and 4 */
+        if (with_op) {
+            assert_int_equal(nparts, 2);
+            assert_int_equal(part_kind[0], ENG_XFER_EVICT);
+            assert_int_equal(part_len[0], CH);
+            assert_int_equal(part_bytes[0], CH / 2);
+            assert_int_equal(part_kind[1], ENG_XFER_PREFETCH);
+            assert_int_equal(part_len[1], 2 * CH);
+            assert_int_equal(part_bytes[1], CH / 4 + CH);
+            assert_int_equal(st->bytes_h2d, CH / 4 + 2 * CH);
+            assert_int_equal(st->bytes_d2h, CH / 2 + CH);
+        } else {
+            assert_int_equal(nparts, 0);
+            assert_int_equal(st->bytes_h2d, 3 * CH);
+            assert_int_equal(st->bytes_d2h, 2 * CH);
+        }
+        eng_migrate_destroy(m);
+        eng_regions_destroy(regs);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fills_after_whole_batch),
         cmocka_unit_test(test_fills_in_slot_order),
         cmocka_unit_test(test_fills_take_later_batch_slots),
+        cmocka_unit_test(test_partial_bytes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

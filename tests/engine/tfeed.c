@@ -188,8 +188,8 @@ static bool tb_idle(void *ctx, eng_dir_t dir)
     return dir == ENG_DIR_D2H && b->d2h_idle;
 }
 
-static const eng_backend_ops_t tb_ops = {tb_prefetch, tb_evict,   tb_fence, tb_now, tb_wait,
-                                         tb_discard,  tb_release, tb_clean, tb_idle};
+static const eng_backend_ops_t tb_ops = {tb_prefetch, tb_evict,   tb_fence, tb_now,  tb_wait,
+                                         tb_discard,  tb_release, tb_clean, tb_idle, NULL};
 
 eng_backend_t tback_backend(tback_t *b, uint64_t chunk)
 {
