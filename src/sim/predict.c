@@ -510,11 +510,15 @@ static int cmp_u64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* The share of the chunks of region [base, base+size) that launch pd touched. */
+/* The share of the fault units (opts->share_unit, at most a chunk) of region
+ * [base, base+size) that launch pd touched: what faulting them would move. */
 static double chunk_density(struct pred_run *r, const struct pending *pd, uint64_t base,
                             uint64_t size)
 {
-    uint64_t cs = eng_regions_chunk_size(r->regs), nchunks = (size + cs - 1) / cs, n = 0, got = 0;
+    uint64_t cs = eng_regions_chunk_size(r->regs), n = 0, got = 0;
+    if (r->opts->share_unit > 0 && r->opts->share_unit < cs)
+        cs = r->opts->share_unit;
+    uint64_t nchunks = (size + cs - 1) / cs;
     if (!grow((void **)&r->cidx, &r->cidx_cap, 2 * pd->nranges + 2, sizeof(*r->cidx)))
         return 1.0; /* no memory to measure: whole regions stay prefetched */
     for (uint32_t k = 0; k < pd->nranges; k++) {
@@ -539,7 +543,7 @@ static double chunk_density(struct pred_run *r, const struct pending *pd, uint64
 
 /*
  * The share of each pointer argument's region that launch pd touched: of its
- * bytes, or of its chunks when opts->chunk_share is set.
+ * bytes, or of its fault units when opts->chunk_share is set.
  */
 static void observe_density(struct pred_run *r, const struct pending *pd)
 {

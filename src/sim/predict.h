@@ -6,7 +6,7 @@
  * the history knows no launch with the same values, and whole regions left
  * to faults where they would be wasteful (larger than the device /
  * SIM_PRED_WHOLE_DIV, or the kernel's last launch touched under
- * opts->chunk_share of the region's chunks, else under a quarter of its
+ * opts->chunk_share of the region's fault units, else under a quarter of its
  * bytes); a region where the history missed random gathers is prefetched
  * whole if no larger than the device / SIM_PRED_WHOLE_DIV. Each engine run gets a fresh
  * predictor, loaded from the template database when one is given, and learns online from every
@@ -20,6 +20,7 @@
 #define SIM_PREDICT_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "sim/run.h"
 
@@ -29,9 +30,12 @@ typedef struct sim_predict_opts {
     bool no_history;       /* ablation: whole regions where no template holds (history.h) */
     bool no_stream;        /* ablation: no continuation prediction (engine/stream.h) */
     /* A whole-region fallback is prefetched when the kernel's last launch touched at least
-     * this share of the region's chunks (the demand-paging rate over the prefetch rate:
-     * below it, faulting the touched chunks costs less); 0: a quarter of its bytes. */
+     * this share of the region's fault units (the demand-paging rate over the prefetch
+     * rate: below it, faulting the touched units costs less); 0: a quarter of its bytes. */
     double chunk_share;
+    /* The fault unit: what a fault moves at least (the simulator's fault block); 0 or
+     * more than a chunk: the chunk. */
+    uint64_t share_unit;
 } sim_predict_opts_t;
 
 /* Fills hooks for runs predicting with learned templates. */

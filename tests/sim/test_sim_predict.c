@@ -193,10 +193,11 @@ static gmux_status_t open_sparse(void *ctx, sim_source_t **src_p, char *err, siz
     return sim_workload_open("sci-sparse", sparse_sets, 7, 3, src_p, err, errlen);
 }
 
-static sim_result_t run_sparse(const sim_predictor_hooks_t *ph, uint64_t cap)
+static sim_result_t run_sparse_chunk(const sim_predictor_hooks_t *ph, uint64_t cap,
+                                     double chunk_bytes)
 {
     sim_params_t p = params(1e6);
-    p.chunk_bytes = 64 << 10;
+    p.chunk_bytes = chunk_bytes;
     sim_result_t r;
     char err[256] = "";
     sim_hooks_t h = {.open = open_sparse, .predictor = ph};
@@ -204,6 +205,11 @@ static sim_result_t run_sparse(const sim_predictor_hooks_t *ph, uint64_t cap)
     if (st != GMUX_OK)
         fail_msg("sim_run: %s", err);
     return r;
+}
+
+static sim_result_t run_sparse(const sim_predictor_hooks_t *ph, uint64_t cap)
+{
+    return run_sparse_chunk(ph, cap, 64 << 10);
 }
 
 /* The launch history predicts indirect kernels (CSR SpMV's col_idx and values
@@ -309,6 +315,40 @@ static void test_chunk_share(void **state)
     sim_result_clear(&c);
 }
 
+/* The share counted in fault units: with 2 MiB chunks and 64 KiB faults,
+ * BFS's scattered 64 KiB pieces touch many chunks but few blocks, so counted
+ * in blocks (what faulting them moves) fewer regions are worth prefetching
+ * whole; counted in chunks (unit 0) they are. */
+static void test_share_unit(void **state)
+{
+    (void)state;
+    sim_predict_opts_t oc = {.no_history = true, .no_stream = true, .chunk_share = 0.097},
+                       ob = {.no_history = true,
+                             .no_stream = true,
+                             .chunk_share = 0.097,
+                             .share_unit = 64 << 10};
+    sim_predictor_hooks_t pc, pb;
+    sim_predict_hooks(&oc, &pc);
+    sim_predict_hooks(&ob, &pb);
+    sim_profile_t prof;
+    char err[256] = "";
+    sim_params_t p = params(1e6);
+    sim_hooks_t h = {.open = open_sparse};
+    assert_int_equal(sim_profile_run(&p, &h, &prof, err, sizeof(err)), GMUX_OK);
+    uint64_t cap = prof.footprint_bytes / 2;
+    sim_profile_clear(&prof);
+    sim_result_t c = run_sparse_chunk(&pc, cap, 2 << 20), b = run_sparse_chunk(&pb, cap, 2 << 20);
+    print_message("share in chunks: predicted %llu B, faults %llu; in 64 KiB blocks: %llu B, "
+                  "faults %llu\n",
+                  (unsigned long long)c.pred_bytes, (unsigned long long)c.faults,
+                  (unsigned long long)b.pred_bytes, (unsigned long long)b.faults);
+    assert_int_equal(b.pred_touched_bytes, c.pred_touched_bytes);
+    assert_true(b.pred_bytes < c.pred_bytes);          /* fewer regions prefetched whole */
+    assert_true(b.pred_hit_bytes <= c.pred_hit_bytes); /* what they caught now faults */
+    sim_result_clear(&c);
+    sim_result_clear(&b);
+}
+
 static void test_corrupt_database_is_an_error(void **state)
 {
     (void)state;
@@ -339,6 +379,7 @@ int main(void)
         cmocka_unit_test(test_history),
         cmocka_unit_test(test_stream),
         cmocka_unit_test(test_chunk_share),
+        cmocka_unit_test(test_share_unit),
         cmocka_unit_test(test_corrupt_database_is_an_error),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

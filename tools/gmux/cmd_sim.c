@@ -227,6 +227,7 @@ int cmd_sim(int argc, char **argv)
         popts.templates = sim_check_templates(popts.templates);
         /* whole regions are prefetched where faulting their touched chunks would cost more */
         popts.chunk_share = job.params.fault_bps / job.params.h2d_bps;
+        popts.share_unit = sim_params_fault_block(&job.params);
         sim_predict_hooks(&popts, &phooks);
         job.predictor = &phooks;
         snprintf(plabel, sizeof(plabel), "learned templates (%s%s)",
