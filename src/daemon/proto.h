@@ -31,9 +31,9 @@
 
 #include <gmux/status.h>
 
-#define DMN_PROTO_MAGIC   0x44584d47u /* 'G' 'M' 'X' 'D' */
-#define DMN_PROTO_VERSION 3u /* 2: STATS device bytes, STATUS mode and footprints; 3: PLAN ahead   \
-                              */
+/* Version 2: STATS device bytes, STATUS mode and footprints; 3: PLAN kind AHEAD. */
+#define DMN_PROTO_MAGIC       0x44584d47u /* 'G' 'M' 'X' 'D' */
+#define DMN_PROTO_VERSION     3u
 #define DMN_PROTO_HDR_SIZE    16u
 #define DMN_PROTO_MAX_PAYLOAD 65536u
 #define DMN_PROTO_MAX_MSG     (DMN_PROTO_HDR_SIZE + DMN_PROTO_MAX_PAYLOAD)
