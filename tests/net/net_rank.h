@@ -11,23 +11,10 @@
 
 #include <gmux/net.h>
 
+#include "rank_check.h"
+
 extern gmux_comm_t *comm;
 extern int me, n;
-
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "rank %d: %s:%d: check failed: %s: ", me, __FILE__, __LINE__, #cond);  \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fputc('\n', stderr);                                                                   \
-            exit(1);                                                                               \
-        }                                                                                          \
-    } while (0)
-#define OK(call)                                                                                   \
-    do {                                                                                           \
-        gmux_status_t st_ = (call);                                                                \
-        CHECK(st_ == GMUX_OK, "%s", gmux_status_name(st_));                                        \
-    } while (0)
 
 /* net_rank_mixed.c: direct and ring-path operations of several threads on
  * one stream (src/net/proxy.c, net_progress_direct). */

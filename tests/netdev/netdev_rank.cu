@@ -27,23 +27,9 @@
 
 #include "net/devstage.h"
 #include "net/devsvc.h"
+#include "../net/rank_check.h"
 
 static int me, n;
-
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "rank %d: %s:%d: check failed: %s: ", me, __FILE__, __LINE__, #cond);  \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fputc('\n', stderr);                                                                   \
-            exit(1);                                                                               \
-        }                                                                                          \
-    } while (0)
-#define OK(call)                                                                                   \
-    do {                                                                                           \
-        gmux_status_t st_ = (call);                                                                \
-        CHECK(st_ == GMUX_OK, "%s", gmux_status_name(st_));                                        \
-    } while (0)
 
 enum { SIG_DATA = 0, SIG_VALUE = 1, SIG_SET = 2, SIG_INC = 3, SIG_BATCH = 4, SIG_THREADS = 8 };
 #define WIN_BYTES 65536
