@@ -193,6 +193,21 @@ static gmux_status_t open_sparse(void *ctx, sim_source_t **src_p, char *err, siz
     return sim_workload_open("sci-sparse", sparse_sets, 7, 3, src_p, err, errlen);
 }
 
+/* Half the sparse workload's footprint counted in chunks of chunk_bytes:
+ * a capacity at 200% oversubscription, so runs must evict. */
+static uint64_t sparse_half_footprint(double chunk_bytes)
+{
+    sim_profile_t prof;
+    char err[256] = "";
+    sim_params_t p = params(1e6);
+    p.chunk_bytes = chunk_bytes;
+    sim_hooks_t h = {.open = open_sparse};
+    assert_int_equal(sim_profile_run(&p, &h, &prof, err, sizeof(err)), GMUX_OK);
+    uint64_t cap = prof.footprint_bytes / 2;
+    sim_profile_clear(&prof);
+    return cap;
+}
+
 static sim_result_t run_sparse_chunk(const sim_predictor_hooks_t *ph, uint64_t cap,
                                      double chunk_bytes)
 {
@@ -222,14 +237,7 @@ static void test_history(void **state)
     sim_predictor_hooks_t ph, pn;
     sim_predict_hooks(&oh, &ph);
     sim_predict_hooks(&on, &pn);
-    sim_profile_t prof;
-    char err[256] = "";
-    sim_params_t p = params(1e6);
-    p.chunk_bytes = 64 << 10;
-    sim_hooks_t h = {.open = open_sparse};
-    assert_int_equal(sim_profile_run(&p, &h, &prof, err, sizeof(err)), GMUX_OK);
-    uint64_t cap = prof.footprint_bytes / 2; /* 200%: evictions */
-    sim_profile_clear(&prof);
+    uint64_t cap = sparse_half_footprint(64 << 10); /* 200%: evictions */
     sim_result_t rec = run_sparse(NULL, cap), a = run_sparse(&ph, cap), b = run_sparse(&pn, cap);
     assert_int_equal(a.launches, rec.launches);
     assert_int_equal(b.launches, rec.launches);
@@ -256,14 +264,7 @@ static void test_stream(void **state)
     sim_predictor_hooks_t ps, pn;
     sim_predict_hooks(&os, &ps);
     sim_predict_hooks(&on, &pn);
-    sim_profile_t prof;
-    char err[256] = "";
-    sim_params_t p = params(1e6);
-    p.chunk_bytes = 64 << 10;
-    sim_hooks_t h = {.open = open_sparse};
-    assert_int_equal(sim_profile_run(&p, &h, &prof, err, sizeof(err)), GMUX_OK);
-    uint64_t cap = prof.footprint_bytes / 2;
-    sim_profile_clear(&prof);
+    uint64_t cap = sparse_half_footprint(64 << 10); /* 200%: evictions */
     sim_result_t a = run_sparse(&ps, cap), b = run_sparse(&pn, cap);
     assert_int_equal(a.launches, b.launches);
     assert_true(a.stream_hits > 0);
@@ -296,14 +297,7 @@ static void test_chunk_share(void **state)
     sim_predictor_hooks_t pq, pc;
     sim_predict_hooks(&oq, &pq);
     sim_predict_hooks(&oc, &pc);
-    sim_profile_t prof;
-    char err[256] = "";
-    sim_params_t p = params(1e6);
-    p.chunk_bytes = 64 << 10;
-    sim_hooks_t h = {.open = open_sparse};
-    assert_int_equal(sim_profile_run(&p, &h, &prof, err, sizeof(err)), GMUX_OK);
-    uint64_t cap = prof.footprint_bytes / 2;
-    sim_profile_clear(&prof);
+    uint64_t cap = sparse_half_footprint(64 << 10); /* 200%: evictions */
     sim_result_t q = run_sparse(&pq, cap), c = run_sparse(&pc, cap);
     /* regions the quarter-of-bytes rule left to faults are prefetched whole ... */
     assert_true(c.pred_bytes > q.pred_bytes);
@@ -330,13 +324,7 @@ static void test_share_unit(void **state)
     sim_predictor_hooks_t pc, pb;
     sim_predict_hooks(&oc, &pc);
     sim_predict_hooks(&ob, &pb);
-    sim_profile_t prof;
-    char err[256] = "";
-    sim_params_t p = params(1e6);
-    sim_hooks_t h = {.open = open_sparse};
-    assert_int_equal(sim_profile_run(&p, &h, &prof, err, sizeof(err)), GMUX_OK);
-    uint64_t cap = prof.footprint_bytes / 2;
-    sim_profile_clear(&prof);
+    uint64_t cap = sparse_half_footprint(2 << 20); /* 200%: evictions */
     sim_result_t c = run_sparse_chunk(&pc, cap, 2 << 20), b = run_sparse_chunk(&pb, cap, 2 << 20);
     print_message("share in chunks: predicted %llu B, faults %llu; in 64 KiB blocks: %llu B, "
                   "faults %llu\n",
