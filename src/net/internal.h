@@ -166,6 +166,11 @@ bool net_progress_inline(gmux_comm_t *comm, uint32_t ring);
 bool net_progress_direct(gmux_comm_t *comm, uint32_t ring, const net_desc_t *d);
 /* Takes the lock if free and progresses; returns work done (0 if busy). */
 int net_progress_try(gmux_comm_t *comm);
+/* The same, but -1 when another thread holds the lock. */
+int net_progress_poll(gmux_comm_t *comm);
+/* Like net_progress_poll, but waits up to wait_ns asleep for a lock another
+ * thread holds (woken when it is released); -1 when it did not get it. */
+int net_progress_sleep(gmux_comm_t *comm, uint64_t wait_ns);
 /* proxy_thread.c */
 gmux_status_t net_proxy_start(gmux_comm_t *comm);
 /* Stops the proxy; false when it did not stop in time (it is then left running

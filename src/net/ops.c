@@ -14,6 +14,12 @@
 #include "common/log.h"
 #include "net/internal.h"
 
+/* A waiter that finds the progress lock taken this many passes in a row
+ * sleeps on it, at most WAIT_SLEEP_NS at a time, checking its deadline and
+ * dead peers between sleeps. */
+#define WAIT_BUSY_SPINS 64
+#define WAIT_SLEEP_NS   (1000u * 1000u)
+
 gmux_status_t net_wait(gmux_comm_t *comm, net_cond_fn cond, void *arg, double timeout_s,
                        bool fail_on_any_dead)
 {
@@ -23,24 +29,32 @@ gmux_status_t net_wait(gmux_comm_t *comm, net_cond_fn cond, void *arg, double ti
         com_deadline_after_ns(timeout_s < 0 ? UINT64_MAX : (uint64_t)(timeout_s * 1e9));
     gmux_status_t st = GMUX_OK;
     atomic_fetch_add(&comm->waiters, 1);
+    unsigned busy = 0; /* passes in a row that found the progress lock taken */
     for (unsigned idle = 0;; idle++) {
-        int work = net_progress_try(comm);
+        /* When another thread keeps the lock (a proxy posting a long stream),
+         * sleep on the lock instead of spinning beside it: on a small machine
+         * the spinning takes a core from the peer the data goes to. */
+        bool sleeping = busy > WAIT_BUSY_SPINS;
+        int work = sleeping ? net_progress_sleep(comm, WAIT_SLEEP_NS) : net_progress_poll(comm);
+        busy = work < 0 ? busy + 1 : 0;
         if (cond(comm, arg))
             break;
         if (fail_on_any_dead && net_boot_any_dead(comm->boot)) {
             st = GMUX_ERR_PEER;
             break;
         }
-        if ((idle & 63) == 0 && com_deadline_passed(deadline)) {
+        if ((sleeping || (idle & 63) == 0) && com_deadline_passed(deadline)) {
             st = GMUX_ERR_TIMEOUT;
             break;
         }
-        if (work == 0 && idle > 256) {
+        if (work > 0) {
+            idle = 0;
+        } else if (sleeping) {
+            net_progress_blocked(comm); /* the holder may be stuck behind a dead rank */
+        } else if (idle > 256) {
             net_progress_blocked(comm);
             sched_yield();
         }
-        if (work)
-            idle = 0;
     }
     atomic_fetch_sub(&comm->waiters, 1);
     return st;

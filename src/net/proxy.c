@@ -619,11 +619,34 @@ void net_progress_lock(gmux_comm_t *comm)
     }
 }
 
-int net_progress_try(gmux_comm_t *comm)
+int net_progress_sleep(gmux_comm_t *comm, uint64_t wait_ns)
 {
-    if (pthread_mutex_trylock(&comm->progress_lock) != 0)
-        return 0;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    ts.tv_sec += (time_t)(wait_ns / COM_NS_PER_S);
+    ts.tv_nsec += (long)(wait_ns % COM_NS_PER_S);
+    if (ts.tv_nsec >= (long)COM_NS_PER_S) {
+        ts.tv_sec++;
+        ts.tv_nsec -= (long)COM_NS_PER_S;
+    }
+    if (pthread_mutex_clocklock(&comm->progress_lock, CLOCK_MONOTONIC, &ts) != 0)
+        return -1;
     int work = net_progress_locked(comm);
     pthread_mutex_unlock(&comm->progress_lock);
     return work;
+}
+
+int net_progress_poll(gmux_comm_t *comm)
+{
+    if (pthread_mutex_trylock(&comm->progress_lock) != 0)
+        return -1;
+    int work = net_progress_locked(comm);
+    pthread_mutex_unlock(&comm->progress_lock);
+    return work;
+}
+
+int net_progress_try(gmux_comm_t *comm)
+{
+    int work = net_progress_poll(comm);
+    return work < 0 ? 0 : work;
 }

@@ -1,0 +1,142 @@
+/*
+ * The waiting discipline's lock handling (src/net/ops.c, net_wait;
+ * src/net/proxy.c, net_progress_poll / net_progress_sleep): a thread that
+ * waits while another thread keeps the progress lock (a proxy posting a long
+ * stream) sleeps on the lock instead of spinning beside it, wakes when the
+ * lock is released, and still honours its timeout.
+ *
+ * One-rank communicators (no launcher environment); the "holder" thread
+ * stands for a proxy that keeps the lock.
+ */
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include <cmocka.h>
+
+#include <gmux/net.h>
+
+#include "common/clock.h"
+#include "net/internal.h"
+
+#define HOLD_NS (300u * 1000u * 1000u) /* how long the holder keeps the lock */
+
+struct holder {
+    gmux_comm_t *comm;
+    _Atomic int locked;   /* the holder has the lock */
+    _Atomic int released; /* the holder has let it go */
+    bool signal_after;    /* then set signal 0 to 1 */
+};
+
+static void *holder_main(void *arg)
+{
+    struct holder *h = arg;
+    net_progress_lock(h->comm);
+    atomic_store(&h->locked, 1);
+    struct timespec ts = {0, HOLD_NS};
+    nanosleep(&ts, NULL);
+    atomic_store(&h->released, 1);
+    pthread_mutex_unlock(&h->comm->progress_lock);
+    if (h->signal_after)
+        assert_int_equal(gmux_signal(h->comm, 0, 0, 0, GMUX_SIGNAL_SET, 1), GMUX_OK);
+    return NULL;
+}
+
+static gmux_comm_t *one_rank(void)
+{
+    unsetenv("GMUX_RANK");
+    unsetenv("GMUX_SIZE");
+    unsetenv("GMUX_BOOTSTRAP");
+    gmux_comm_params_t p;
+    gmux_comm_params_init(&p);
+    p.num_signals = 1;
+    p.timeout_s = 30;
+    gmux_comm_t *comm = NULL;
+    assert_int_equal(gmux_comm_init(&p, &comm), GMUX_OK);
+    return comm;
+}
+
+static void start_holder(struct holder *h, pthread_t *th)
+{
+    assert_int_equal(pthread_create(th, NULL, holder_main, h), 0);
+    while (!atomic_load(&h->locked))
+        sched_yield();
+}
+
+static uint64_t thread_cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (uint64_t)ts.tv_sec * COM_NS_PER_S + (uint64_t)ts.tv_nsec;
+}
+
+/* poll says "taken" (-1) rather than "no work" (0); sleep gets the lock only
+ * once the holder lets it go, and gives up after its own limit. */
+static void test_poll_and_sleep(void **state)
+{
+    (void)state;
+    gmux_comm_t *comm = one_rank();
+    assert_true(net_progress_poll(comm) >= 0); /* free: a pass, nothing to do */
+    struct holder h = {.comm = comm};
+    pthread_t th;
+    start_holder(&h, &th);
+    assert_int_equal(net_progress_poll(comm), -1);
+    assert_int_equal(net_progress_try(comm), 0);                 /* the old contract */
+    assert_int_equal(net_progress_sleep(comm, 1000 * 1000), -1); /* 1 ms: still held */
+    assert_false(atomic_load(&h.released));
+    assert_true(net_progress_sleep(comm, 20 * COM_NS_PER_S) >= 0);
+    assert_true(atomic_load(&h.released)); /* woke only after the release */
+    pthread_join(th, NULL);
+    assert_int_equal(gmux_comm_finalize(comm), GMUX_OK);
+}
+
+/* A wait whose condition comes true only after the holder's release: it
+ * returns OK, and it slept meanwhile (its thread used a small part of the
+ * holder's 300 ms of CPU time; spinning with sched_yield, as the waits did
+ * before, uses most of a core on an idle machine). */
+static void test_wait_sleeps_beside_holder(void **state)
+{
+    (void)state;
+    gmux_comm_t *comm = one_rank();
+    struct holder h = {.comm = comm, .signal_after = true};
+    pthread_t th;
+    start_holder(&h, &th);
+    uint64_t cpu0 = thread_cpu_ns();
+    assert_int_equal(gmux_signal_wait_timeout(comm, 0, 1, 20.0, NULL), GMUX_OK);
+    uint64_t cpu = thread_cpu_ns() - cpu0;
+    assert_true(atomic_load(&h.released));
+    print_message("waiter CPU time while the lock was held: %.2f ms of %.0f ms\n", cpu / 1e6,
+                  HOLD_NS / 1e6);
+    assert_true(cpu < HOLD_NS / 10);
+    pthread_join(th, NULL);
+    assert_int_equal(gmux_comm_finalize(comm), GMUX_OK);
+}
+
+/* Sleeping on the lock does not stretch a short timeout by much: a 20 ms wait
+ * that cannot be satisfied times out long before the holder lets go. */
+static void test_timeout_while_held(void **state)
+{
+    (void)state;
+    gmux_comm_t *comm = one_rank();
+    struct holder h = {.comm = comm};
+    pthread_t th;
+    start_holder(&h, &th);
+    assert_int_equal(gmux_signal_wait_timeout(comm, 0, 1, 0.02, NULL), GMUX_ERR_TIMEOUT);
+    assert_false(atomic_load(&h.released)); /* it did not wait for the release */
+    pthread_join(th, NULL);
+    assert_int_equal(gmux_comm_finalize(comm), GMUX_OK);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_poll_and_sleep),
+        cmocka_unit_test(test_wait_sleeps_beside_holder),
+        cmocka_unit_test(test_timeout_while_held),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
