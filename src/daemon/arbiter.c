@@ -2,6 +2,7 @@
 #include "daemon/arbiter.h"
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -252,6 +253,14 @@ static gmux_status_t grant(dmn_arbiter_t *arb, int slot, uint64_t now, dmn_arb_a
         arb->placement->on_switch(arb->placement->ctx, arb->views, n, from, to, &arb->plan);
     if (st != GMUX_OK)
         dmn_plan_clear(&arb->plan); /* a failed plan costs faults, never the turn */
+    bool ahead = false;
+    for (size_t i = 0; i < arb->plan.n; i++) {
+        const dmn_plan_entry_t *e = &arb->plan.entries[i];
+        if (e->kind <= DMN_PLAN_AHEAD)
+            arb->planned_bytes[e->kind] += e->range.len;
+        ahead |= e->kind == DMN_PLAN_AHEAD;
+    }
+    arb->ahead_plans += ahead;
     dmn_task_t *t = &arb->tasks[slot];
     if (slot != arb->last_holder)
         arb->switches++;
@@ -408,6 +417,10 @@ void dmn_arb_status_head(const dmn_arbiter_t *arb, uint64_t now, dmn_msg_status_
     head->capacity = arb->share.capacity;
     head->footprint = arb->share.footprint;
     head->mode_changes = arb->share.changes;
+    head->evict_bytes = arb->planned_bytes[DMN_PLAN_EVICT];
+    head->fill_bytes = arb->planned_bytes[DMN_PLAN_FILL];
+    head->ahead_bytes = arb->planned_bytes[DMN_PLAN_AHEAD];
+    head->ahead_plans = arb->ahead_plans;
 }
 
 uint32_t dmn_arb_snapshot(const dmn_arbiter_t *arb, uint64_t now, dmn_status_task_t *out,

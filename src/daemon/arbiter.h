@@ -85,6 +85,9 @@ typedef struct dmn_arbiter {
     uint32_t next_id;
     uint64_t stamp, grant_seq;
     uint64_t switches, reclaimed, forced;
+    /* what the placement planned so far: bytes per plan kind (evict, fill,
+     * ahead) and the switches whose plan filled ahead */
+    uint64_t planned_bytes[3], ahead_plans;
     dmn_share_t share; /* the mode and what decided it */
     int share_dirty;   /* a footprint or the capacity may have changed since */
     const dmn_placement_t *placement;

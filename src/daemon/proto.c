@@ -219,6 +219,10 @@ gmux_status_t dmn_proto_decode(const uint8_t *buf, size_t len, dmn_msg_t *msg)
         s->capacity = get64(p + 32);
         s->footprint = get64(p + 40);
         s->mode_changes = get64(p + 48);
+        s->evict_bytes = get64(p + 56);
+        s->fill_bytes = get64(p + 64);
+        s->ahead_bytes = get64(p + 72);
+        s->ahead_plans = get64(p + 80);
         if (s->n_tasks > DMN_STATUS_MAX_TASKS || s->mode > DMN_MODE_SHARED ||
             n != DMN_STATUS_HEAD_SIZE + s->n_tasks * DMN_STATUS_TASK_SIZE)
             return GMUX_ERR_PARSE;
@@ -388,6 +392,10 @@ size_t dmn_proto_encode_status(uint8_t *out, size_t cap, uint32_t seq, const dmn
     put64(p + 32, head->capacity);
     put64(p + 40, head->footprint);
     put64(p + 48, head->mode_changes);
+    put64(p + 56, head->evict_bytes);
+    put64(p + 64, head->fill_bytes);
+    put64(p + 72, head->ahead_bytes);
+    put64(p + 80, head->ahead_plans);
     for (uint32_t i = 0; i < n_tasks; i++) {
         const dmn_status_task_t *s = &tasks[i];
         uint8_t *t = p + DMN_STATUS_HEAD_SIZE + (size_t)i * DMN_STATUS_TASK_SIZE;

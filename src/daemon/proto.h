@@ -31,9 +31,10 @@
 
 #include <gmux/status.h>
 
-/* Version 2: STATS device bytes, STATUS mode and footprints; 3: PLAN kind AHEAD. */
+/* Version 2: STATS device bytes, STATUS mode and footprints; 3: PLAN kind AHEAD;
+ * 4: STATUS planned bytes. */
 #define DMN_PROTO_MAGIC       0x44584d47u /* 'G' 'M' 'X' 'D' */
-#define DMN_PROTO_VERSION     3u
+#define DMN_PROTO_VERSION     4u
 #define DMN_PROTO_HDR_SIZE    16u
 #define DMN_PROTO_MAX_PAYLOAD 65536u
 #define DMN_PROTO_MAX_MSG     (DMN_PROTO_HDR_SIZE + DMN_PROTO_MAX_PAYLOAD)
@@ -41,7 +42,7 @@
 #define DMN_REASON_MAX        64u
 #define DMN_RANGE_SIZE        16u
 #define DMN_MAX_RANGES        ((DMN_PROTO_MAX_PAYLOAD - 16u) / DMN_RANGE_SIZE)
-#define DMN_STATUS_HEAD_SIZE  56u
+#define DMN_STATUS_HEAD_SIZE  88u
 #define DMN_STATUS_TASK_SIZE  128u
 #define DMN_STATUS_MAX_TASKS  ((DMN_PROTO_MAX_PAYLOAD - DMN_STATUS_HEAD_SIZE) / DMN_STATUS_TASK_SIZE)
 
@@ -165,6 +166,10 @@ typedef struct dmn_msg_status {
     uint64_t capacity;       /* device bytes the mode is decided against, 0: unknown (v2) */
     uint64_t footprint;      /* sum of the tasks' footprints (v2) */
     uint64_t mode_changes;   /* switches between sliced and shared so far (v2) */
+    uint64_t evict_bytes;    /* planned so far: evictions (v4) */
+    uint64_t fill_bytes;     /* fills at a switch (v4) */
+    uint64_t ahead_bytes;    /* fills ahead (v4) */
+    uint64_t ahead_plans;    /* switches that planned a fill ahead (v4) */
     const uint8_t *tasks_le; /* n_tasks * 128 bytes in the caller's buffer */
 } dmn_msg_status_t;
 

@@ -53,6 +53,10 @@ gmux_status_t dmn_report_query(int fd, dmn_report_t *out, int timeout_ms)
             out->capacity = m.u.status.capacity;
             out->footprint = m.u.status.footprint;
             out->mode_changes = m.u.status.mode_changes;
+            out->evict_bytes = m.u.status.evict_bytes;
+            out->fill_bytes = m.u.status.fill_bytes;
+            out->ahead_bytes = m.u.status.ahead_bytes;
+            out->ahead_plans = m.u.status.ahead_plans;
             out->n_tasks =
                 m.u.status.n_tasks < DMN_ARB_MAX_TASKS ? m.u.status.n_tasks : DMN_ARB_MAX_TASKS;
             for (uint32_t i = 0; i < out->n_tasks; i++)
@@ -98,11 +102,14 @@ void dmn_report_json(FILE *out, const char *path, const dmn_report_t *r)
     fprintf(out,
             ", \"protocol\": %u, \"uptime_s\": %.3f, \"switches\": %llu, \"reclaimed\": %llu, "
             "\"mode\": \"%s\", \"capacity\": %llu, \"footprint\": %llu, \"mode_changes\": %llu, "
-            "\"tasks\": [",
+            "\"planned\": {\"evict_bytes\": %llu, \"fill_bytes\": %llu, \"ahead_bytes\": %llu, "
+            "\"ahead_plans\": %llu}, \"tasks\": [",
             DMN_PROTO_VERSION, (double)r->uptime_ns / 1e9, (unsigned long long)r->switches,
             (unsigned long long)r->reclaimed, dmn_mode_name(r->mode),
             (unsigned long long)r->capacity, (unsigned long long)r->footprint,
-            (unsigned long long)r->mode_changes);
+            (unsigned long long)r->mode_changes, (unsigned long long)r->evict_bytes,
+            (unsigned long long)r->fill_bytes, (unsigned long long)r->ahead_bytes,
+            (unsigned long long)r->ahead_plans);
     for (uint32_t i = 0; i < r->n_tasks; i++) {
         const dmn_status_task_t *t = &r->tasks[i];
         fprintf(out, "%s\n  {\"id\": %u, \"pid\": %u, \"name\": ", i ? "," : "", t->id, t->pid);
@@ -130,9 +137,18 @@ void dmn_report_table(FILE *out, const char *path, const dmn_report_t *r)
     fprintf(out, "gmuxd %s  up %.1f s  tasks %u  switches %llu  reclaimed %llu\n", path,
             (double)r->uptime_ns / 1e9, r->n_tasks, (unsigned long long)r->switches,
             (unsigned long long)r->reclaimed);
-    fprintf(out, "mode %s  footprints %s of %s%s  mode changes %llu\n\n", dmn_mode_name(r->mode),
-            fp, r->capacity ? cap : "?", r->capacity ? "" : " (capacity unknown)",
+    fprintf(out, "mode %s  footprints %s of %s%s  mode changes %llu\n", dmn_mode_name(r->mode), fp,
+            r->capacity ? cap : "?", r->capacity ? "" : " (capacity unknown)",
             (unsigned long long)r->mode_changes);
+    if (r->evict_bytes || r->fill_bytes || r->ahead_bytes) {
+        char ev[32], fi[32], ah[32];
+        com_format_size(r->evict_bytes, ev, sizeof(ev));
+        com_format_size(r->fill_bytes, fi, sizeof(fi));
+        com_format_size(r->ahead_bytes, ah, sizeof(ah));
+        fprintf(out, "planned  evict %s  fill %s  ahead %s in %llu of %llu switches\n", ev, fi, ah,
+                (unsigned long long)r->ahead_plans, (unsigned long long)r->switches);
+    }
+    fputc('\n', out);
     fprintf(out, "%5s %7s %-16s %-8s %-7s %4s %10s %10s %8s %10s %9s %6s\n", "ID", "PID", "NAME",
             "STATE", "CLASS", "PRI", "RESIDENT", "TOTAL", "FAULTS", "MIGRATED", "KERNELS", "SHARE");
     for (uint32_t i = 0; i < r->n_tasks; i++) {

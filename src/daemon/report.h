@@ -23,6 +23,8 @@ typedef struct dmn_report {
     uint32_t mode;                /* dmn_mode_t: sliced or shared */
     uint64_t capacity, footprint; /* what the mode was decided on (share.h) */
     uint64_t mode_changes;
+    /* planned so far (the placement's orders, not what the tasks moved) */
+    uint64_t evict_bytes, fill_bytes, ahead_bytes, ahead_plans;
     uint32_t n_tasks;
     dmn_status_task_t tasks[DMN_ARB_MAX_TASKS];
 } dmn_report_t;

@@ -78,13 +78,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (dmn_proto_decode(again, n, &m2) != GMUX_OK || m2.hdr.type != m.hdr.type ||
             m2.hdr.seq != m.hdr.seq)
             abort();
-        /* The fields the share mode reads (v2) survive the round trip. */
+        /* The fields the share mode reads (v2) and the planned bytes (v4) survive
+         * the round trip. */
         if (m.hdr.type == DMN_MSG_STATS && m2.u.stats.device != m.u.stats.device)
             abort();
         if (m.hdr.type == DMN_MSG_STATUS &&
             (m2.u.status.mode != m.u.status.mode || m2.u.status.capacity != m.u.status.capacity ||
              m2.u.status.footprint != m.u.status.footprint ||
-             m2.u.status.mode_changes != m.u.status.mode_changes))
+             m2.u.status.mode_changes != m.u.status.mode_changes ||
+             m2.u.status.evict_bytes != m.u.status.evict_bytes ||
+             m2.u.status.fill_bytes != m.u.status.fill_bytes ||
+             m2.u.status.ahead_bytes != m.u.status.ahead_bytes ||
+             m2.u.status.ahead_plans != m.u.status.ahead_plans))
             abort();
         off += whole;
     }

@@ -17,6 +17,7 @@
 #include "common/settings.h"
 #include "daemon/client.h"
 #include "daemon/endpoint.h"
+#include "daemon/report.h"
 #include "daemon/server.h"
 
 static char dir[] = "/tmp/gmux-cl-XXXXXX";
@@ -72,6 +73,7 @@ static void stop_server(pid_t pid, int sig)
 
 struct plans {
     int fills, evicts, aheads;
+    uint64_t bytes[3]; /* per dmn_plan_kind_t */
     dmn_range_t last;
     int n_ev; /* every range received, in order */
     struct {
@@ -91,6 +93,8 @@ static void on_plan(void *arg, uint64_t seq, dmn_plan_kind_t kind, const dmn_ran
     else
         p->evicts += (int)n;
     p->last = r[n - 1];
+    for (uint32_t i = 0; i < n && kind <= DMN_PLAN_AHEAD; i++)
+        p->bytes[kind] += r[i].len;
     for (uint32_t i = 0; i < n && p->n_ev < 32; i++, p->n_ev++) {
         p->ev[p->n_ev].kind = kind;
         p->ev[p->n_ev].seq = seq;
@@ -226,6 +230,17 @@ static void test_ahead_before_grant(void **state)
     assert_int_equal(p3.ev[1].r.base, c[1].base);
     assert_int_equal(p3.ev[1].r.len, MB2);
     assert_true(p3.ev[1].seq > p3.ev[0].seq);
+    /* STATUS counts what was planned: the fills and the fill ahead the clients
+     * received, and c1's chunk evicted for c3 (c1, idle, has not read that
+     * order yet: evictions of a task without the turn wait for its next turn) */
+    dmn_report_t rep;
+    assert_int_equal(dmn_report_fetch(path, &rep, 5000), GMUX_OK);
+    assert_int_equal(rep.ahead_plans, 1);
+    assert_int_equal(rep.ahead_bytes, MB2);
+    assert_int_equal(rep.fill_bytes,
+                     p1.bytes[DMN_PLAN_FILL] + p2.bytes[DMN_PLAN_FILL] + p3.bytes[DMN_PLAN_FILL]);
+    assert_int_equal(rep.fill_bytes, 4 * MB2); /* a, b's two chunks, c's second chunk */
+    assert_int_equal(rep.evict_bytes, MB2);
     dmn_client_close(c1);
     dmn_client_close(c2);
     dmn_client_close(c3);

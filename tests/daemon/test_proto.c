@@ -19,7 +19,7 @@ static void test_header_layout(void **state)
     (void)state;
     size_t n = dmn_proto_encode_empty(buf, sizeof(buf), 0x01020304u, DMN_MSG_IDLE);
     assert_int_equal(n, 16);
-    const uint8_t want[16] = {'G', 'M', 'X', 'D', 3, 0, DMN_MSG_IDLE, 0, 0, 0, 0, 0, 4, 3, 2, 1};
+    const uint8_t want[16] = {'G', 'M', 'X', 'D', 4, 0, DMN_MSG_IDLE, 0, 0, 0, 0, 0, 4, 3, 2, 1};
     assert_memory_equal(buf, want, 16);
     dmn_hdr_t h;
     assert_int_equal(dmn_proto_read_hdr(buf, 15, &h), GMUX_ERR_BUSY);
@@ -89,7 +89,9 @@ static void test_header_rejects(void **state)
     assert_int_equal(dmn_proto_read_hdr(buf, n, &h), GMUX_ERR_VERSION);
     buf[4] = 2; /* version 2: no PLAN ahead; refused */
     assert_int_equal(dmn_proto_read_hdr(buf, n, &h), GMUX_ERR_VERSION);
-    buf[4] = 4;
+    buf[4] = 3; /* version 3: a shorter STATUS; refused */
+    assert_int_equal(dmn_proto_read_hdr(buf, n, &h), GMUX_ERR_VERSION);
+    buf[4] = 5;
     assert_int_equal(dmn_proto_read_hdr(buf, n, &h), GMUX_ERR_VERSION);
     n = dmn_proto_encode_empty(buf, sizeof(buf), 1, DMN_MSG_QUERY);
     buf[6] = 7; /* no type 7 */
@@ -203,9 +205,13 @@ static void test_status(void **state)
                              .reclaimed = 2,
                              .capacity = 1u << 30,
                              .footprint = 35,
-                             .mode_changes = 3};
+                             .mode_changes = 3,
+                             .evict_bytes = 1ull << 33,
+                             .fill_bytes = 77,
+                             .ahead_bytes = 1ull << 40,
+                             .ahead_plans = 9};
     size_t n = dmn_proto_encode_status(buf, sizeof(buf), 1, &head, t, 2);
-    assert_int_equal(n, 16 + 56 + 256);
+    assert_int_equal(n, 16 + 88 + 256);
     dmn_msg_t m;
     assert_int_equal(dmn_proto_decode(buf, n, &m), GMUX_OK);
     assert_int_equal(m.u.status.n_tasks, 2);
@@ -215,6 +221,10 @@ static void test_status(void **state)
     assert_int_equal(m.u.status.capacity, 1u << 30);
     assert_int_equal(m.u.status.footprint, 35);
     assert_int_equal(m.u.status.mode_changes, 3);
+    assert_int_equal(m.u.status.evict_bytes, 1ull << 33);
+    assert_int_equal(m.u.status.fill_bytes, 77);
+    assert_int_equal(m.u.status.ahead_bytes, 1ull << 40);
+    assert_int_equal(m.u.status.ahead_plans, 9);
     dmn_status_task_t g;
     dmn_proto_status_task_at(&m.u.status, 1, &g);
     assert_int_equal(g.id, 8);
@@ -227,7 +237,7 @@ static void test_status(void **state)
     assert_int_equal(dmn_proto_decode(buf, n, &m), GMUX_ERR_PARSE);
     buf[16 + 4] = 1;
     assert_int_equal(dmn_proto_decode(buf, n, &m), GMUX_OK);
-    buf[16 + 56 + 8] = 9; /* state 9 */
+    buf[16 + 88 + 8] = 9; /* state 9 */
     assert_int_equal(dmn_proto_decode(buf, n, &m), GMUX_ERR_PARSE);
     head.mode = 2;
     assert_int_equal(dmn_proto_encode_status(buf, sizeof(buf), 1, &head, t, 2), 0);
