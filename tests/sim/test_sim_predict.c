@@ -417,6 +417,57 @@ static void test_history_whole_per_region(void **state)
     eng_regions_destroy(regs);
 }
 
+/*
+ * The share rule counts the units touched so far: a kernel sweeping region X
+ * block by block (3 of its 64 units per launch, where the data puts them:
+ * no template, no history, no stream) touches 4.7% of X per launch, under
+ * the share (0.097), so X is left to faults; after three launches 9 units
+ * (14%) have faulted in, more than prefetching X would have cost, and X is
+ * predicted whole from then on. Another task's region Y is judged by the
+ * kernel's last launch until a launch of that task has touched Y.
+ */
+static void test_share_so_far(void **state)
+{
+    (void)state;
+    static const char *const names[] = {"sweep_indirect"};
+    sim_source_t src = {.ntasks = 2, .nkernels = 1, .kernel_names = names};
+    sim_predict_opts_t o = {.chunk_share = 0.097, .share_unit = G_PIECE};
+    sim_predictor_hooks_t ph;
+    sim_predict_hooks(&o, &ph);
+    eng_regions_t *regs;
+    uint32_t ri;
+    assert_int_equal(eng_regions_create(2, 64 << 10, &regs), GMUX_OK);
+    assert_int_equal(eng_regions_alloc(regs, 0, 1, G_X, G_SIZE, &ri), GMUX_OK);
+    assert_int_equal(eng_regions_alloc(regs, 1, 1, G_A, G_SIZE, &ri), GMUX_OK);
+    void *run;
+    char err[256] = "";
+    assert_int_equal(ph.begin(ph.ctx, &src, 64ull << 20, &run, err, sizeof(err)), GMUX_OK);
+    ph.attach(run, regs);
+    static const uint64_t perm[8] = {5, 2, 7, 0, 3, 6, 1, 4};
+    for (uint32_t i = 0; i < 10; i++) {
+        uint32_t task = i < 8 ? 0 : 1;
+        uint64_t base = task ? G_A : G_X, b = i % 8;
+        eng_arg_t args[2] = {{ENG_ARG_PTR, base}, {ENG_ARG_VAL, 100 * task + b}};
+        eng_launch_t l = {0, {1, 1, 1}, {256, 1, 1}, 2, args};
+        eng_range_t rec = {base + perm[b] * 3 * G_PIECE, 3 * G_PIECE, ENG_ACCESS_READ};
+        const eng_range_t *out;
+        uint32_t n;
+        assert_int_equal(ph.predict(run, task, &l, &rec, 1, &out, &n), GMUX_OK);
+        uint64_t got = bytes_in(out, n, base, G_SIZE);
+        if (i == 0)
+            assert_int_equal(got, G_SIZE); /* nothing known: the whole region */
+        else if (i < 3 || i == 8)
+            assert_int_equal(got, 0); /* under the share: left to faults */
+        else if (i < 8)
+            assert_int_equal(got, G_SIZE); /* 9 units or more faulted so far */
+        else
+            assert_int_equal(got, 0); /* Y: 3 of 64 units so far */
+        assert_int_equal(ph.done(run), GMUX_OK);
+    }
+    ph.end(run, NULL);
+    eng_regions_destroy(regs);
+}
+
 static void test_corrupt_database_is_an_error(void **state)
 {
     (void)state;
@@ -449,6 +500,7 @@ int main(void)
         cmocka_unit_test(test_chunk_share),
         cmocka_unit_test(test_share_unit),
         cmocka_unit_test(test_history_whole_per_region),
+        cmocka_unit_test(test_share_so_far),
         cmocka_unit_test(test_corrupt_database_is_an_error),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
