@@ -294,11 +294,14 @@ static bool push_span(struct pred_run *r, size_t *n, eng_span_t s)
  * once the history has seen such a launch: what it misses is faulted in and
  * charged like any other miss, never hidden. Where the history's prediction
  * of the last such launch missed bytes in a region (random gathers) and the
- * region is no larger than whole_max, that whole region is predicted instead
- * and kept by fit_budget: memory allows, and the next gathers land anywhere
- * in it. A region the history predicted in full keeps the history's bytes,
- * though the launch missed elsewhere (SpMV: col_idx's slice is exact while
- * x's far gathers miss; the whole col_idx would evict data in use).
+ * region is not whole_wasteful (no larger than whole_max, and the units
+ * touched so far reach the share: the rent-or-buy break-even, share.h), that
+ * whole region is predicted instead and kept by fit_budget: the next gathers
+ * land anywhere in it. A region the history predicted in full keeps the
+ * history's bytes, though the launch missed elsewhere (SpMV: col_idx's slice
+ * is exact while x's far gathers miss; the whole col_idx would evict data in
+ * use); so does one whose gathers have faulted in less than its prefetch
+ * would cost.
  */
 static gmux_status_t use_history(struct pred_run *r, const eng_launch_t *l,
                                  const eng_region_lookup_t *rl, size_t *n_p, bool *used_p)
@@ -323,9 +326,9 @@ static gmux_status_t use_history(struct pred_run *r, const eng_launch_t *l,
         return GMUX_OK;
     for (size_t w = 0; w < nwhole; w++) {
         if (eng_history_missed_in(&hp, wb[w], ws[w]) > 0 && ws[w] <= r->whole_max &&
-            r->nkeep < SIM_PRED_KEEP) {
+            !region_wasteful(r, l, wb[w], ws[w]) && r->nkeep < SIM_PRED_KEEP) {
             /* the history missed bytes of the last such launch in this region (random
-             * gathers), and memory allows */
+             * gathers), and the faults so far cost what its prefetch would */
             r->keep[r->nkeep++] = wb[w];
             if (!push_span(r, &out, (eng_span_t){wb[w], ws[w], 0, 1, ENG_ACCESS_RW}))
                 return GMUX_ERR_NOMEM;

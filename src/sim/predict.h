@@ -9,8 +9,8 @@
  * were touched: so far, by the kernel's launches through that argument into
  * that region of that task (sim/share.h), else by the kernel's last launch;
  * without opts->chunk_share, a quarter of its bytes by the last launch); a
- * region where the history missed random gathers is prefetched
- * whole if no larger than the device / SIM_PRED_WHOLE_DIV. Each engine run gets a fresh
+ * region where the history missed random gathers is prefetched whole unless
+ * that would be wasteful. Each engine run gets a fresh
  * predictor, loaded from the template database when one is given, and learns online from every
  * launch once it has run (never from a launch before it runs). Recorded ranges are used only to
  * score the predictions and, in the engine, to charge faults for what the prediction missed.
