@@ -13,8 +13,9 @@ typedef struct hist_entry {
     uint64_t *vals;
     eng_range_t *last;   /* the last launch's touched bytes */
     eng_range_t *stable; /* the prediction: last two launches' common bytes */
-    size_t nlast, nstable;
-    size_t vals_cap, last_cap, stable_cap;
+    eng_range_t *missed; /* the last launch's bytes the prediction before it did not hold */
+    size_t nlast, nstable, nmissed;
+    size_t vals_cap, last_cap, stable_cap, missed_cap;
     uint32_t seen;
     double recall;
 } hist_entry_t;
@@ -56,6 +57,7 @@ void eng_history_destroy(eng_history_t *h)
         free(h->slots[i].vals);
         free(h->slots[i].last);
         free(h->slots[i].stable);
+        free(h->slots[i].missed);
     }
     free(h->slots);
     free(h->tmp);
@@ -127,6 +129,27 @@ static size_t intersect(const eng_range_t *a, size_t na, const eng_range_t *b, s
     return n;
 }
 
+/* The bytes of normalised list a outside normalised list b into out (capacity na + nb). */
+static size_t subtract(const eng_range_t *a, size_t na, const eng_range_t *b, size_t nb,
+                       eng_range_t *out)
+{
+    size_t j = 0, n = 0;
+    for (size_t i = 0; i < na; i++) {
+        uint64_t lo = a[i].addr, end = a[i].addr + a[i].len;
+        while (j < nb && b[j].addr + b[j].len <= lo)
+            j++;
+        for (size_t k = j; k < nb && b[k].addr < end; k++) {
+            if (b[k].addr > lo)
+                out[n++] = (eng_range_t){lo, b[k].addr - lo, a[i].mode};
+            uint64_t be = b[k].addr + b[k].len;
+            lo = be > lo ? be : lo;
+        }
+        if (lo < end)
+            out[n++] = (eng_range_t){lo, end - lo, a[i].mode};
+    }
+    return n;
+}
+
 static uint64_t bytes(const eng_range_t *r, size_t n)
 {
     uint64_t b = 0;
@@ -183,12 +206,15 @@ gmux_status_t eng_history_observe(eng_history_t *h, const eng_launch_t *l,
         return GMUX_OK;
     }
     if (same) {
-        size_t cap = nt + e->nlast;
+        size_t cap = nt + (e->nlast > e->nstable ? e->nlast : e->nstable);
         if (!grow((void **)&h->isect, &h->isect_cap, cap ? cap : 1, sizeof(*h->isect)))
             return GMUX_ERR_NOMEM;
         uint64_t all = bytes(h->tmp, nt);
         size_t nh = intersect(e->stable, e->nstable, h->tmp, nt, h->isect);
         e->recall = all ? (double)bytes(h->isect, nh) / (double)all : 1.0;
+        nh = subtract(h->tmp, nt, e->stable, e->nstable, h->isect);
+        if (!copy_ranges(&e->missed, &e->missed_cap, &e->nmissed, h->isect, nh))
+            return GMUX_ERR_NOMEM;
         size_t ni = intersect(e->last, e->nlast, h->tmp, nt, h->isect);
         if (!copy_ranges(&e->stable, &e->stable_cap, &e->nstable, h->isect, ni) ||
             !copy_ranges(&e->last, &e->last_cap, &e->nlast, h->tmp, nt))
@@ -217,6 +243,7 @@ gmux_status_t eng_history_observe(eng_history_t *h, const eng_launch_t *l,
         e->vals[i] = l->args[i].value;
     e->seen = 1;
     e->recall = 1.0;
+    e->nmissed = 0;
     return GMUX_OK;
 }
 
@@ -227,8 +254,21 @@ bool eng_history_lookup(const eng_history_t *h, const eng_launch_t *l, eng_hist_
     const hist_entry_t *e = find_slot(h, hash, l, &same);
     if (!same)
         return false;
-    *pred = (eng_hist_pred_t){e->stable, e->nstable, e->seen, e->recall};
+    *pred = (eng_hist_pred_t){e->stable, e->nstable, e->seen, e->recall, e->missed, e->nmissed};
     return true;
+}
+
+uint64_t eng_history_missed_in(const eng_hist_pred_t *pred, uint64_t base, uint64_t size)
+{
+    uint64_t got = 0, end = base + size;
+    for (size_t i = 0; i < pred->nmissed; i++) {
+        const eng_range_t *m = &pred->missed[i];
+        uint64_t lo = m->addr > base ? m->addr : base, me = m->addr + m->len;
+        uint64_t hi = me < end ? me : end;
+        if (lo < hi)
+            got += hi - lo;
+    }
+    return got;
 }
 
 uint32_t eng_history_entries(const eng_history_t *h)

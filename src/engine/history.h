@@ -13,8 +13,9 @@
  * faulted in and charged when the launch runs. A prediction is never taken
  * on trust: the caller uses it only for arguments that have no template, and
  * the history reports, per entry, how much of the last launch it had
- * predicted (eng_history_lookup's recall), so that a caller can keep the
- * whole-region fallback where the history keeps missing.
+ * predicted (eng_history_lookup's recall) and which bytes it missed, so that
+ * a caller can keep the whole-region fallback in the allocations where the
+ * history keeps missing, and only there.
  *
  * Memory is bounded: a fixed table of entries (a key takes a free slot among
  * the few after the one it hashes to, else replaces that one), each holding at most
@@ -53,10 +54,17 @@ typedef struct eng_hist_pred {
     size_t n;
     uint32_t seen; /* launches with these values observed (>= 1) */
     double recall; /* share of the last launch's bytes its own prediction held (1 if seen 1) */
+    /* Added: the last launch's bytes its own prediction did not hold (sorted, disjoint;
+     * none if seen 1), so that a caller can tell in which allocation the history missed. */
+    const eng_range_t *missed;
+    size_t nmissed;
 } eng_hist_pred_t;
 
 /* false if no launch with l's exact values is remembered. */
 bool eng_history_lookup(const eng_history_t *h, const eng_launch_t *l, eng_hist_pred_t *pred);
+
+/* Bytes of pred->missed inside [base, base + size). */
+uint64_t eng_history_missed_in(const eng_hist_pred_t *pred, uint64_t base, uint64_t size);
 
 /* Entries in use. */
 uint32_t eng_history_entries(const eng_history_t *h);

@@ -19,6 +19,7 @@
 #include "engine/score.h"
 #include "engine/stream.h"
 #include "engine/template_db.h"
+#include "sim/share.h"
 
 /*
  * Samples of a kernel after which its launches are no longer deferred: the
@@ -37,6 +38,8 @@
 #define SIM_PRED_HIST_SLOTS 4096
 /* Streams (context, kernel, argument, pointer) the stream table keeps. */
 #define SIM_PRED_STREAM_SLOTS 4096
+/* (task, kernel, argument, region) sets of touched units the share table keeps (share.h). */
+#define SIM_PRED_SHARE_SLOTS 1024
 
 struct held_region {
     uint64_t base, size;
@@ -77,8 +80,7 @@ struct pred_run {
     size_t out_cap;
     uint64_t keep[SIM_PRED_KEEP]; /* whole regions of this launch fit_budget keeps */
     uint32_t nkeep;
-    uint64_t *cidx; /* chunk_density's scratch */
-    uint32_t cidx_cap;
+    sim_share_t *share; /* shares of regions touched so far (share.h); NULL before a launch ran */
 };
 
 static bool engine_find(void *ctx, uint64_t addr, uint64_t *base, uint64_t *size)
@@ -193,19 +195,26 @@ static bool is_whole(const eng_region_lookup_t *rl, const eng_span_t *s, uint64_
 }
 
 /*
- * Whether a whole-region prediction of size bytes for argument arg of l is
- * left to faults: it is larger than whole_max, or the kernel's last launch
- * touched less than SIM_PRED_SPARSE of that argument's region (prefetching
- * the rest would evict data that is used, to bring data that is not).
+ * Whether a whole-region prediction of region [base, base+size) for argument
+ * arg of l is left to faults: it is larger than whole_max, or less than the
+ * share (opts->chunk_share of its fault units, else SIM_PRED_SPARSE of its
+ * bytes) was touched: counted over every launch of the kernel through this
+ * argument into this region of this task so far when there was one (share.h:
+ * the units faulted so far against the prefetch of the region), else by the
+ * kernel's last launch (prefetching the rest would evict data that is used,
+ * to bring data that is not).
  */
 static bool whole_wasteful(const struct pred_run *r, const eng_launch_t *l, uint32_t arg,
-                           uint64_t size)
+                           uint64_t base, uint64_t size)
 {
     if (size > r->whole_max)
         return true;
     if (l->kernel >= r->nkernels || arg >= ENG_PRED_MAX_ARGS)
         return false;
-    float d = r->density[(size_t)l->kernel * ENG_PRED_MAX_ARGS + arg];
+    double d = r->density[(size_t)l->kernel * ENG_PRED_MAX_ARGS + arg];
+    const sim_share_key_t k = {r->task, l->kernel, arg, base, size};
+    if (r->share)
+        (void)sim_share_get(r->share, &k, &d);
     return d >= 0 && d < (r->opts->chunk_share > 0 ? r->opts->chunk_share : SIM_PRED_SPARSE);
 }
 
@@ -217,7 +226,7 @@ static bool region_wasteful(const struct pred_run *r, const eng_launch_t *l, uin
     for (uint32_t i = 0; i < l->nargs; i++) {
         if (l->args[i].kind != ENG_ARG_PTR || l->args[i].value - base >= size)
             continue;
-        if (!whole_wasteful(r, l, i, size))
+        if (!whole_wasteful(r, l, i, base, size))
             return false;
         any = true;
     }
@@ -284,10 +293,15 @@ static bool push_span(struct pred_run *r, size_t *n, eng_span_t s)
  * what launches with the same values touched in those regions (history.h),
  * once the history has seen such a launch: what it misses is faulted in and
  * charged like any other miss, never hidden. Where the history's prediction
- * of the last such launch missed bytes (random gathers: its recall below 1,
- * measured over the launch) and the region is no larger than whole_max, the
- * whole region is predicted instead and kept by fit_budget: memory allows,
- * and the next gathers land anywhere in it.
+ * of the last such launch missed bytes in a region (random gathers) and the
+ * region is not whole_wasteful (no larger than whole_max, and the units
+ * touched so far reach the share: the rent-or-buy break-even, share.h), that
+ * whole region is predicted instead and kept by fit_budget: the next gathers
+ * land anywhere in it. A region the history predicted in full keeps the
+ * history's bytes, though the launch missed elsewhere (SpMV: col_idx's slice
+ * is exact while x's far gathers miss; the whole col_idx would evict data in
+ * use); so does one whose gathers have faulted in less than its prefetch
+ * would cost.
  */
 static gmux_status_t use_history(struct pred_run *r, const eng_launch_t *l,
                                  const eng_region_lookup_t *rl, size_t *n_p, bool *used_p)
@@ -311,9 +325,10 @@ static gmux_status_t use_history(struct pred_run *r, const eng_launch_t *l,
     if (nwhole == 0)
         return GMUX_OK;
     for (size_t w = 0; w < nwhole; w++) {
-        if (hp.recall < 1.0 && ws[w] <= r->whole_max && r->nkeep < SIM_PRED_KEEP) {
-            /* the history missed bytes of the last such launch (random gathers; its
-             * recall is per launch, not per region), and memory allows */
+        if (eng_history_missed_in(&hp, wb[w], ws[w]) > 0 && ws[w] <= r->whole_max &&
+            !region_wasteful(r, l, wb[w], ws[w]) && r->nkeep < SIM_PRED_KEEP) {
+            /* the history missed bytes of the last such launch in this region (random
+             * gathers), and the faults so far cost what its prefetch would */
             r->keep[r->nkeep++] = wb[w];
             if (!push_span(r, &out, (eng_span_t){wb[w], ws[w], 0, 1, ENG_ACCESS_RW}))
                 return GMUX_ERR_NOMEM;
@@ -448,7 +463,8 @@ static bool should_defer(const struct pred_run *r, const eng_launch_t *l,
         if (ai.state != ENG_PRED_TRUSTED && ai.state != ENG_PRED_FALLBACK)
             learning = true;
         if (ai.state != ENG_PRED_TRUSTED && i < l->nargs &&
-            rl->find(rl->ctx, l->args[i].value, &base, &size) && whole_wasteful(r, l, i, size))
+            rl->find(rl->ctx, l->args[i].value, &base, &size) &&
+            whole_wasteful(r, l, i, base, size))
             fallback = true;
     }
     if (learning && ki.samples < SIM_PRED_DEFER_SAMPLES)
@@ -463,10 +479,10 @@ static bool should_defer(const struct pred_run *r, const eng_launch_t *l,
         uint64_t base, size;
         if (l->args[i].kind != ENG_ARG_PTR || arg_trusted(r, l, i))
             continue;
-        bool wait =
-            eng_stream_predict(r->streams, r->task, l, i, rl, &g) ||
-            (eng_stream_learning(r->streams, r->task, l, i) &&
-             rl->find(rl->ctx, l->args[i].value, &base, &size) && whole_wasteful(r, l, i, size));
+        bool wait = eng_stream_predict(r->streams, r->task, l, i, rl, &g) ||
+                    (eng_stream_learning(r->streams, r->task, l, i) &&
+                     rl->find(rl->ctx, l->args[i].value, &base, &size) &&
+                     whole_wasteful(r, l, i, base, size));
         if (wait && pending_stream(r, l, i))
             return true;
     }
@@ -504,52 +520,25 @@ static gmux_status_t run_predict(void *ctx, uint32_t task, const eng_launch_t *l
     return st;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return (x > y) - (x < y);
-}
-
-/* The share of the fault units (opts->share_unit, at most a chunk) of region
- * [base, base+size) that launch pd touched: what faulting them would move. */
-static double chunk_density(struct pred_run *r, const struct pending *pd, uint64_t base,
-                            uint64_t size)
-{
-    uint64_t cs = eng_regions_chunk_size(r->regs), n = 0, got = 0;
-    if (r->opts->share_unit > 0 && r->opts->share_unit < cs)
-        cs = r->opts->share_unit;
-    uint64_t nchunks = (size + cs - 1) / cs;
-    if (!grow((void **)&r->cidx, &r->cidx_cap, 2 * pd->nranges + 2, sizeof(*r->cidx)))
-        return 1.0; /* no memory to measure: whole regions stay prefetched */
-    for (uint32_t k = 0; k < pd->nranges; k++) {
-        const eng_range_t *g = &pd->ranges[k];
-        uint64_t lo = g->addr > base ? g->addr : base;
-        uint64_t ge = g->addr + g->len, he = base + size;
-        uint64_t hi = ge < he ? ge : he;
-        if (lo < hi) /* first and last chunk, packed so that sorting orders by first */
-            r->cidx[n++] = ((lo - base) / cs) << 32 | ((hi - 1 - base) / cs);
-    }
-    qsort(r->cidx, n, sizeof(*r->cidx), cmp_u64);
-    uint64_t next = 0; /* chunks below it are counted */
-    for (uint64_t k = 0; k < n; k++) {
-        uint64_t first = r->cidx[k] >> 32, last = r->cidx[k] & 0xffffffffu;
-        first = first > next ? first : next;
-        if (last >= first)
-            got += last - first + 1;
-        next = last + 1 > next ? last + 1 : next;
-    }
-    return nchunks ? (double)got / (double)nchunks : 1.0;
-}
-
 /*
  * The share of each pointer argument's region that launch pd touched: of its
- * bytes, or of its fault units when opts->chunk_share is set.
+ * bytes, or of its fault units when opts->chunk_share is set; then also added
+ * to the units touched so far (share.h) where the argument has no trusted
+ * template (its whole region may be predicted).
  */
-static void observe_density(struct pred_run *r, const struct pending *pd)
+static gmux_status_t observe_density(struct pred_run *r, const struct pending *pd)
 {
     const eng_launch_t *l = &pd->launch;
     if (l->kernel >= r->nkernels)
-        return;
+        return GMUX_OK;
+    if (r->opts->chunk_share > 0 && !r->share) {
+        uint64_t unit = eng_regions_chunk_size(r->regs);
+        if (r->opts->share_unit > 0 && r->opts->share_unit < unit)
+            unit = r->opts->share_unit;
+        gmux_status_t st = sim_share_create(SIM_PRED_SHARE_SLOTS, unit, r->whole_max, &r->share);
+        if (st != GMUX_OK)
+            return st;
+    }
     for (uint32_t i = 0; i < l->nargs && i < ENG_PRED_MAX_ARGS; i++) {
         uint64_t base, size, got = 0;
         if (l->args[i].kind != ENG_ARG_PTR ||
@@ -564,10 +553,18 @@ static void observe_density(struct pred_run *r, const struct pending *pd)
                 got += hi - lo;
         }
         double d = size ? (double)got / (double)size : 1.0;
-        if (r->opts->chunk_share > 0)
-            d = chunk_density(r, pd, base, size);
+        gmux_status_t st = GMUX_OK;
+        if (r->share) {
+            const sim_share_key_t k = {pd->task, l->kernel, i, base, size};
+            st = sim_share_launch(r->share, base, size, pd->ranges, pd->nranges, &d);
+            if (st == GMUX_OK && !arg_trusted(r, l, i))
+                st = sim_share_observe(r->share, &k, pd->ranges, pd->nranges);
+        }
+        if (st != GMUX_OK)
+            return st;
         r->density[(size_t)l->kernel * ENG_PRED_MAX_ARGS + i] = d > 1.0 ? 1.0f : (float)d;
     }
+    return GMUX_OK;
 }
 
 static gmux_status_t run_done(void *ctx)
@@ -582,7 +579,8 @@ static gmux_status_t run_done(void *ctx)
         st = eng_history_observe(r->hist, &pd->launch, pd->ranges, pd->nranges);
     if (st == GMUX_OK && r->streams)
         st = eng_stream_observe(r->streams, pd->task, &pd->launch, pd->ranges, pd->nranges, &rl);
-    observe_density(r, pd);
+    if (st == GMUX_OK)
+        st = observe_density(r, pd);
     r->qhead = (r->qhead + 1) % r->qcap;
     r->qlen--;
     return st;
@@ -621,7 +619,7 @@ static void run_end(void *ctx, sim_result_t *res)
     free(r->out);
     free(r->spans);
     free(r->density);
-    free(r->cidx);
+    sim_share_destroy(r->share);
     eng_history_destroy(r->hist);
     eng_stream_destroy(r->streams);
     eng_scorer_destroy(r->scorer);

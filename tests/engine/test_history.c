@@ -119,12 +119,61 @@ static void test_collisions_never_wrong(void **state)
     eng_history_destroy(h);
 }
 
+/* Which bytes the history's own prediction missed, so that a caller can tell
+ * the allocation where gathers moved from one the history predicts exactly. */
+static void test_missed_bytes(void **state)
+{
+    (void)state;
+    eng_history_t *h;
+    assert_int_equal(eng_history_create(64, &h), GMUX_OK);
+    eng_launch_t l = launch(1, 0x1000, 10);
+    eng_hist_pred_t p;
+    eng_range_t t1[] = {{0x1000, 0x1000, ENG_ACCESS_READ},
+                        {0x5000, 0x1800, ENG_ACCESS_READ},
+                        {0x9000, 0x100, ENG_ACCESS_READ}};
+    assert_int_equal(eng_history_observe(h, &l, t1, 3), GMUX_OK);
+    assert_true(eng_history_lookup(h, &l, &p));
+    assert_int_equal(p.nmissed, 0); /* nothing was predicted before the first */
+    assert_int_equal(eng_history_missed_in(&p, 0, 1ull << 20), 0);
+    /* the prediction (t1) misses [0xa000, 0xa100) of t2, and t2's second range
+     * reaches beyond t1's [0x5000, 0x6800) on both sides */
+    eng_range_t t2[] = {{0x1000, 0x1000, ENG_ACCESS_READ},
+                        {0x4000, 0x3400, ENG_ACCESS_WRITE},
+                        {0xa000, 0x100, ENG_ACCESS_READ}};
+    assert_int_equal(eng_history_observe(h, &l, t2, 3), GMUX_OK);
+    assert_true(eng_history_lookup(h, &l, &p));
+    assert_int_equal(p.nmissed, 3);
+    assert_int_equal(p.missed[0].addr, 0x4000);
+    assert_int_equal(p.missed[0].len, 0x1000);
+    assert_int_equal(p.missed[0].mode, ENG_ACCESS_WRITE);
+    assert_int_equal(p.missed[1].addr, 0x6800);
+    assert_int_equal(p.missed[1].len, 0xc00);
+    assert_int_equal(p.missed[2].addr, 0xa000);
+    assert_int_equal(p.missed[2].len, 0x100);
+    assert_int_equal(eng_history_missed_in(&p, 0x1000, 0x1000), 0); /* predicted in full */
+    assert_int_equal(eng_history_missed_in(&p, 0x4000, 0x4000), 0x1c00);
+    assert_int_equal(eng_history_missed_in(&p, 0x6000, 0x1000), 0x800);  /* cut at the end */
+    assert_int_equal(eng_history_missed_in(&p, 0x7000, 0x10000), 0x500); /* and the start */
+    assert_int_equal(eng_history_missed_in(&p, 0, 1ull << 20), 0x1d00);
+    /* the missed bytes and the recall agree: 0x1d00 of 0x4500 missed */
+    assert_true(p.recall > 1.0 - (double)0x1d00 / 0x4500 - 1e-9);
+    assert_true(p.recall < 1.0 - (double)0x1d00 / 0x4500 + 1e-9);
+    /* a launch the prediction (t1 and t2's common bytes) holds in full misses nothing */
+    eng_range_t t3[] = {{0x1000, 0x800, ENG_ACCESS_READ}, {0x5000, 0x1000, ENG_ACCESS_READ}};
+    assert_int_equal(eng_history_observe(h, &l, t3, 2), GMUX_OK);
+    assert_true(eng_history_lookup(h, &l, &p));
+    assert_int_equal(p.nmissed, 0);
+    assert_true(p.recall == 1.0);
+    eng_history_destroy(h);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_repeats_predicted_moved_not),
         cmocka_unit_test(test_too_scattered_not_remembered),
         cmocka_unit_test(test_collisions_never_wrong),
+        cmocka_unit_test(test_missed_bytes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -337,6 +337,148 @@ static void test_share_unit(void **state)
     sim_result_clear(&b);
 }
 
+/*
+ * The history's whole-region rule is per region: a kernel gathers from two
+ * regions with no template (row block b reads slice perm[b] of A, where the
+ * data puts it, and two random 64 KiB pieces of X). Once the history has
+ * missed X's pieces, X is predicted whole; A, whose slice the history
+ * predicted exactly, keeps the history's slice though the launch missed in X
+ * (a rule over the launch's recall would predict A whole as well). The
+ * history also misses one random piece of Z (64 MiB) per launch, but those
+ * faults stay far under Z's prefetch (the share so far, share.h): Z is not
+ * predicted whole. Driven through the predictor hooks alone, one launch at a
+ * time, as the engine calls them.
+ */
+#define G_A     0x10000000ull
+#define G_X     0x20000000ull
+#define G_SIZE  (4ull << 20)
+#define G_PIECE (64ull << 10)
+#define G_Z     0x30000000ull
+#define G_ZSIZE (64ull << 20)
+
+/* Bytes of r[0..n) inside [base, base + size). */
+static uint64_t bytes_in(const eng_range_t *r, uint32_t n, uint64_t base, uint64_t size)
+{
+    uint64_t got = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        uint64_t lo = r[i].addr > base ? r[i].addr : base, e = r[i].addr + r[i].len;
+        uint64_t hi = e < base + size ? e : base + size;
+        got += lo < hi ? hi - lo : 0;
+    }
+    return got;
+}
+
+static void test_history_whole_per_region(void **state)
+{
+    (void)state;
+    static const char *const names[] = {"gather_indirect"};
+    sim_source_t src = {.ntasks = 1, .nkernels = 1, .kernel_names = names};
+    sim_predict_opts_t o = {.chunk_share = 0.097, .share_unit = G_PIECE};
+    sim_predictor_hooks_t ph;
+    sim_predict_hooks(&o, &ph);
+    eng_regions_t *regs;
+    uint32_t ri;
+    assert_int_equal(eng_regions_create(1, 64 << 10, &regs), GMUX_OK);
+    assert_int_equal(eng_regions_alloc(regs, 0, 1, G_A, G_SIZE, &ri), GMUX_OK);
+    assert_int_equal(eng_regions_alloc(regs, 0, 2, G_X, G_SIZE, &ri), GMUX_OK);
+    assert_int_equal(eng_regions_alloc(regs, 0, 3, G_Z, G_ZSIZE, &ri), GMUX_OK);
+    void *run;
+    char err[256] = "";
+    /* 1 GiB: every region is under the device / 8 */
+    assert_int_equal(ph.begin(ph.ctx, &src, 1ull << 30, &run, err, sizeof(err)), GMUX_OK);
+    ph.attach(run, regs);
+    static const uint64_t perm[4] = {2, 0, 3, 1};
+    uint64_t rng = 12345;
+    for (uint32_t iter = 0; iter < 6; iter++) {
+        for (uint64_t b = 0; b < 4; b++) {
+            eng_arg_t args[4] = {
+                {ENG_ARG_PTR, G_A}, {ENG_ARG_PTR, G_X}, {ENG_ARG_PTR, G_Z}, {ENG_ARG_VAL, b}};
+            eng_launch_t l = {0, {1, 1, 1}, {256, 1, 1}, 4, args};
+            eng_range_t rec[4] = {{G_A + perm[b] * (1ull << 20), 1ull << 20, ENG_ACCESS_READ}};
+            for (int k = 1; k < 4; k++) {
+                rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+                uint64_t base = k < 3 ? G_X : G_Z, size = k < 3 ? G_SIZE : G_ZSIZE;
+                rec[k] = (eng_range_t){base + (rng >> 33) % (size / G_PIECE) * G_PIECE, G_PIECE,
+                                       ENG_ACCESS_READ};
+            }
+            const eng_range_t *out;
+            uint32_t n;
+            assert_int_equal(ph.predict(run, 0, &l, rec, 4, &out, &n), GMUX_OK);
+            uint64_t a = bytes_in(out, n, G_A, G_SIZE), x = bytes_in(out, n, G_X, G_SIZE);
+            uint64_t z = bytes_in(out, n, G_Z, G_ZSIZE);
+            uint64_t slice = bytes_in(out, n, rec[0].addr, rec[0].len);
+            if (iter == 1) {
+                /* one launch with these values seen: its bytes, nothing whole */
+                assert_int_equal(a, 1ull << 20);
+                assert_int_equal(slice, 1ull << 20);
+                assert_true(x <= 2 * G_PIECE);
+            } else if (iter >= 2) {
+                /* the history missed in X: X whole, A the exact slice */
+                assert_int_equal(x, G_SIZE);
+                assert_int_equal(a, 1ull << 20);
+                assert_int_equal(slice, 1ull << 20);
+                /* and in Z, whose units faulted so far (at most 24 of 1024) are
+                 * under the share: the history's bytes, not the whole of Z */
+                assert_true(z <= G_PIECE);
+            }
+            assert_int_equal(ph.done(run), GMUX_OK);
+        }
+    }
+    ph.end(run, NULL);
+    eng_regions_destroy(regs);
+}
+
+/*
+ * The share rule counts the units touched so far: a kernel sweeping region X
+ * block by block (3 of its 64 units per launch, where the data puts them:
+ * no template, no history, no stream) touches 4.7% of X per launch, under
+ * the share (0.097), so X is left to faults; after three launches 9 units
+ * (14%) have faulted in, more than prefetching X would have cost, and X is
+ * predicted whole from then on. Another task's region Y is judged by the
+ * kernel's last launch until a launch of that task has touched Y.
+ */
+static void test_share_so_far(void **state)
+{
+    (void)state;
+    static const char *const names[] = {"sweep_indirect"};
+    sim_source_t src = {.ntasks = 2, .nkernels = 1, .kernel_names = names};
+    sim_predict_opts_t o = {.chunk_share = 0.097, .share_unit = G_PIECE};
+    sim_predictor_hooks_t ph;
+    sim_predict_hooks(&o, &ph);
+    eng_regions_t *regs;
+    uint32_t ri;
+    assert_int_equal(eng_regions_create(2, 64 << 10, &regs), GMUX_OK);
+    assert_int_equal(eng_regions_alloc(regs, 0, 1, G_X, G_SIZE, &ri), GMUX_OK);
+    assert_int_equal(eng_regions_alloc(regs, 1, 1, G_A, G_SIZE, &ri), GMUX_OK);
+    void *run;
+    char err[256] = "";
+    assert_int_equal(ph.begin(ph.ctx, &src, 64ull << 20, &run, err, sizeof(err)), GMUX_OK);
+    ph.attach(run, regs);
+    static const uint64_t perm[8] = {5, 2, 7, 0, 3, 6, 1, 4};
+    for (uint32_t i = 0; i < 10; i++) {
+        uint32_t task = i < 8 ? 0 : 1;
+        uint64_t base = task ? G_A : G_X, b = i % 8;
+        eng_arg_t args[2] = {{ENG_ARG_PTR, base}, {ENG_ARG_VAL, 100 * task + b}};
+        eng_launch_t l = {0, {1, 1, 1}, {256, 1, 1}, 2, args};
+        eng_range_t rec = {base + perm[b] * 3 * G_PIECE, 3 * G_PIECE, ENG_ACCESS_READ};
+        const eng_range_t *out;
+        uint32_t n;
+        assert_int_equal(ph.predict(run, task, &l, &rec, 1, &out, &n), GMUX_OK);
+        uint64_t got = bytes_in(out, n, base, G_SIZE);
+        if (i == 0)
+            assert_int_equal(got, G_SIZE); /* nothing known: the whole region */
+        else if (i < 3 || i == 8)
+            assert_int_equal(got, 0); /* under the share: left to faults */
+        else if (i < 8)
+            assert_int_equal(got, G_SIZE); /* 9 units or more faulted so far */
+        else
+            assert_int_equal(got, 0); /* Y: 3 of 64 units so far */
+        assert_int_equal(ph.done(run), GMUX_OK);
+    }
+    ph.end(run, NULL);
+    eng_regions_destroy(regs);
+}
+
 static void test_corrupt_database_is_an_error(void **state)
 {
     (void)state;
@@ -368,6 +510,8 @@ int main(void)
         cmocka_unit_test(test_stream),
         cmocka_unit_test(test_chunk_share),
         cmocka_unit_test(test_share_unit),
+        cmocka_unit_test(test_history_whole_per_region),
+        cmocka_unit_test(test_share_so_far),
         cmocka_unit_test(test_corrupt_database_is_an_error),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -47,7 +47,7 @@ static void print_help(void)
            "                  no real program has) or 'learned' (templates learned from\n"
            "                  launches that ran, the launch history and streams for\n"
            "                  indirect kernels; docs/templates.md). Learned is not yet\n"
-           "                  the default: on sci-sparse it is 1.04-1.07x the makespan\n"
+           "                  the default; on sci-sparse it is 1.02-1.04x the makespan\n"
            "                  with the recorded ranges (docs/benchmarks.md)\n"
            "  --templates F   learned prediction starting from database F (gmux profile);\n"
            "                  implies --predict learned\n\n"
