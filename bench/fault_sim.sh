@@ -16,7 +16,7 @@ echo "| workload | oversub | proactive s | demand s, 64 KiB blocks | demand s, 2
 echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- |" >&2
 for w in llm-decode dl-train sci-stencil sci-sparse; do
   for p in 200 250 300; do
-    base=(sim --workload "$w" --oversub "$p" --json --quiet)
+    base=(sim --workload "$w" --oversub "$p" --json --quiet --predict recorded)
     "$gmux" "${base[@]}" --policy demand,proactive > "$tmp/new.json"
     "$gmux" "${base[@]}" --policy demand --param fault_block=2MiB > "$tmp/old.json"
     python3 - "$w" "$p" "$tmp" <<'PY'

@@ -5,7 +5,8 @@
 # device to host). Per case: `gmux sim` with every policy at the defaults
 # (proactive is write-back aware, wb_aware=1), then proactive again with
 # --param wb_aware=0. One JSON record per case on stdout; the markdown table
-# of docs/benchmarks.md on stderr.
+# of docs/benchmarks.md on stderr. Both with the recorded ranges (--predict
+# recorded), so that eviction alone differs.
 set -euo pipefail
 build=${BUILD:-build}
 gmux="$build/tools/gmux/gmux"
@@ -15,8 +16,8 @@ echo "| workload | oversub | bound s (its GiB H2D / D2H) | OPT s | OPT, of bound
 echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |" >&2
 for w in llm-decode dl-train sci-stencil sci-sparse; do
   for p in 200 250 300; do
-    "$gmux" sim --workload "$w" --oversub "$p" --json --quiet > "$tmp/new.json"
-    "$gmux" sim --workload "$w" --oversub "$p" --json --quiet --policy proactive \
+    "$gmux" sim --workload "$w" --oversub "$p" --json --quiet --predict recorded > "$tmp/new.json"
+    "$gmux" sim --workload "$w" --oversub "$p" --json --quiet --predict recorded --policy proactive \
       --param wb_aware=0 > "$tmp/old.json"
     python3 - "$w" "$p" "$tmp" <<'PY'
 import json, sys

@@ -37,6 +37,11 @@ static void test_deterministic_table_and_json(void **state)
     assert_string_equal(out1, out2);
     assert_non_null(strstr(out1, "transfer bound"));
     assert_non_null(strstr(out1, "proactive-lru"));
+    /* learned prediction is the default (issue 4: the proactive policies use
+     * predictions; the recorded ranges only score them and charge faults) */
+    assert_non_null(
+        strstr(out1, "proactive working sets: learned templates (online learning only)"));
+    assert_non_null(strstr(out1, "predicted bytes: precision"));
     const char *jargs[] = {"--workload",   "sci-stencil", "--set",  "tasks=2",   "--set",
                            "iterations=2", "--set",       "nz=512", "--oversub", "250",
                            "--json",       "--seed",      "3",      "--quiet",   NULL};

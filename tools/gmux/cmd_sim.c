@@ -8,9 +8,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "engine/template_db.h"
 #include "sim/calib.h"
-#include "sim/predict.h"
 #include "commands.h"
 #include "common/parse.h"
 #include "sim/workload.h"
@@ -42,13 +40,13 @@ static void print_help(void)
            "  --lc TASK       makes task number TASK latency-critical\n"
            "  --prio TASK=N   gives task TASK priority N (higher runs first)\n"
            "  --quiet         no progress lines on stderr\n"
-           "  --predict HOW   working sets of the proactive policies: 'recorded' (the\n"
-           "                  default for now: the trace's own ranges, a perfect predictor\n"
-           "                  no real program has) or 'learned' (templates learned from\n"
-           "                  launches that ran, the launch history and streams for\n"
-           "                  indirect kernels; docs/templates.md). Learned is not yet\n"
-           "                  the default; on sci-sparse it is 1.02-1.04x the makespan\n"
-           "                  with the recorded ranges (docs/benchmarks.md)\n"
+           "  --predict HOW   working sets of the proactive policies: 'learned' (the\n"
+           "                  default: templates learned online from launches that ran,\n"
+           "                  the launch history and streams for indirect kernels;\n"
+           "                  docs/templates.md) or 'recorded' (an ablation: the trace's\n"
+           "                  own ranges, a perfect predictor no real program has; learned\n"
+           "                  is within 1.04x of it on the bundled workloads,\n"
+           "                  docs/benchmarks.md)\n"
            "  --templates F   learned prediction starting from database F (gmux profile);\n"
            "                  implies --predict learned\n\n"
            "Device parameters (--param KEY=VALUE; sources in docs/sim.md):\n");
@@ -74,21 +72,6 @@ static int parse_policies(const char *list, bool *pol)
     if (n == 0)
         return cli_usage_error(CMD, "empty policy list '%s'", list);
     return 0;
-}
-
-/* The database if it loads, else NULL after saying why (the run learns online). */
-static const char *sim_check_templates(const char *path)
-{
-    eng_predictor_t *p;
-    char err[512];
-    if (!path || eng_predictor_create(&p) != GMUX_OK)
-        return NULL;
-    gmux_status_t st = eng_tpl_db_load(p, path, err, sizeof(err));
-    eng_predictor_destroy(p);
-    if (st == GMUX_OK)
-        return path;
-    fprintf(stderr, "gmux sim: %s; going on with online learning\n", err);
-    return NULL;
 }
 
 int cmd_sim(int argc, char **argv)
@@ -118,10 +101,9 @@ int cmd_sim(int argc, char **argv)
     for (int p = 0; p < SIM_POLICY_COUNT; p++)
         job.policies[p] = true;
     bool json = false, sweep = false;
-    bool recorded = true, predict_given = false;
-    sim_predict_opts_t popts = {0};
-    sim_predictor_hooks_t phooks;
-    char plabel[512];
+    bool recorded = false, predict_given = false;
+    const char *templates = NULL;
+    sim_learned_t learned;
     const char *plot = "gmux-sim-sweep";
     char err[256];
     for (int i = 1; i < argc; i++) {
@@ -185,7 +167,7 @@ int cmd_sim(int argc, char **argv)
         } else if (strcmp(a, "--calibration") == 0) {
             /* applied before the loop */
         } else if (strcmp(a, "--templates") == 0) {
-            popts.templates = v;
+            templates = v;
         } else if (strcmp(a, "--lc") == 0) {
             uint64_t t;
             if (com_parse_u64(v, &t) != GMUX_OK || t >= MAX_CLASSED)
@@ -218,23 +200,10 @@ int cmd_sim(int argc, char **argv)
         return cli_usage_error(CMD, "--sweep sets the oversubscription itself");
     if (sim_params_check(&job.params, err, sizeof(err)) != GMUX_OK)
         return cli_usage_error(CMD, "%s", err);
-    if (popts.templates) {
-        if (predict_given && recorded)
-            return cli_usage_error(CMD, "--templates needs the learned prediction");
-        recorded = false;
-    }
-    if (!recorded) {
-        popts.templates = sim_check_templates(popts.templates);
-        /* whole regions are prefetched where faulting their touched chunks would cost more */
-        popts.chunk_share = job.params.fault_bps / job.params.h2d_bps;
-        popts.share_unit = sim_params_fault_block(&job.params);
-        sim_predict_hooks(&popts, &phooks);
-        job.predictor = &phooks;
-        snprintf(plabel, sizeof(plabel), "learned templates (%s%s)",
-                 popts.templates ? "from " : "online learning only",
-                 popts.templates ? popts.templates : "");
-        job.predict_label = plabel;
-    }
+    if (templates && predict_given && recorded)
+        return cli_usage_error(CMD, "--templates needs the learned prediction");
+    if (!recorded)
+        sim_report_use_learned(&job, &learned, templates);
     job.sets = sets;
     job.nsets = nsets;
     job.lc = lc;

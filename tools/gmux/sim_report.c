@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "engine/template_db.h"
 #include "sim/trace_io.h"
 #include "sim/workload.h"
 
@@ -400,6 +401,36 @@ int sim_report_sweep(const sim_job_t *job, bool json, const char *prefix, FILE *
     return rc;
 }
 
+/* The database if it loads, else NULL after saying why (the run learns online). */
+static const char *check_templates(const char *path)
+{
+    eng_predictor_t *p;
+    char err[512];
+    if (!path || eng_predictor_create(&p) != GMUX_OK)
+        return NULL;
+    gmux_status_t st = eng_tpl_db_load(p, path, err, sizeof(err));
+    eng_predictor_destroy(p);
+    if (st == GMUX_OK)
+        return path;
+    fprintf(stderr, "gmux sim: %s; going on with online learning\n", err);
+    return NULL;
+}
+
+void sim_report_use_learned(sim_job_t *job, sim_learned_t *l, const char *templates)
+{
+    memset(l, 0, sizeof(*l));
+    l->opts.templates = check_templates(templates);
+    /* whole regions are prefetched where faulting their touched units would cost more */
+    l->opts.chunk_share = job->params.fault_bps / job->params.h2d_bps;
+    l->opts.share_unit = sim_params_fault_block(&job->params);
+    sim_predict_hooks(&l->opts, &l->hooks);
+    job->predictor = &l->hooks;
+    snprintf(l->label, sizeof(l->label), "learned templates (%s%s)",
+             l->opts.templates ? "from " : "online learning only",
+             l->opts.templates ? l->opts.templates : "");
+    job->predict_label = l->label;
+}
+
 int sim_report_demo(void)
 {
     /* the plot goes beside the gmux binary (the build tree) */
@@ -437,6 +468,8 @@ int sim_report_demo(void)
         job.seed = 1;
         for (int p = 0; p < SIM_POLICY_COUNT; p++)
             job.policies[p] = true;
+        sim_learned_t learned;
+        sim_report_use_learned(&job, &learned, NULL);
         printf("-- %s\n", runs[i].title);
         fflush(stdout);
         rc |= sim_report_run(&job, false, stdout);

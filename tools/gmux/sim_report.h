@@ -16,6 +16,7 @@
 #include <stdio.h>
 
 #include "sim/params.h"
+#include "sim/predict.h"
 #include "sim/run.h"
 
 typedef struct sim_job {
@@ -36,6 +37,19 @@ typedef struct sim_job {
     const sim_predictor_hooks_t *predictor;
     const char *predict_label;
 } sim_job_t;
+
+/* What learned prediction needs to live as long as the job that uses it. */
+typedef struct sim_learned {
+    sim_predict_opts_t opts;
+    sim_predictor_hooks_t hooks;
+    char label[512];
+} sim_learned_t;
+
+/* Makes job's proactive policies use learned prediction (the default),
+ * starting from the template database at templates when not NULL: each run
+ * learns online; whole regions are prefetched where faulting into them would
+ * cost more (the device model's fault / prefetch rates). */
+void sim_report_use_learned(sim_job_t *job, sim_learned_t *l, const char *templates);
 
 /* One run of every chosen policy; returns the process exit status. */
 int sim_report_run(const sim_job_t *job, bool json, FILE *out);
