@@ -26,6 +26,8 @@ print(json.dumps({"bench": "predict_quality", "workload": sys.argv[1], "mode": s
     "precision": round(o["predicted"]["precision"], 4),
     "precision_templated": round(t["predicted"]["precision"], 4),
     "recall_templated": round(t["predicted"]["recall"], 4),
+    "precision_trusted_launches": round(t["trusted_launches"]["precision"], 4),
+    "recall_trusted_launches": round(t["trusted_launches"]["recall"], 4),
     "whole_precision": round(o["whole"]["precision"], 4),
     "whole_recall": round(o["whole"]["recall"], 4)}))' "$w" "$mode"
   done

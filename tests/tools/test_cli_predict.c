@@ -82,6 +82,24 @@ static void test_profile_then_report(void **state)
     /* The indirect kernel is a fallback, and says why. */
     assert_non_null(strstr(out, "a1:whole(irregular)"));
 
+    /* Online learning: the templated kernels' first launches are predicted
+     * whole while their templates are learnt, so over all their launches
+     * precision is lower than over the launches predicted with trusted
+     * templates, which are exact. */
+    const char *online[] = {"predict-report", trace, NULL};
+    assert_int_equal(run(online), 0);
+    row = strstr(out, "templated kernels");
+    assert_non_null(row);
+    assert_int_equal(sscanf(row, "templated kernels %u %lf %lf | %lf %lf", &n, &p, &r, &wp, &wr),
+                     5);
+    const char *trow = strstr(out, "  their trusted launches");
+    assert_non_null(trow);
+    double tp, tr;
+    assert_int_equal(sscanf(trow, "  their trusted launches %lf %lf", &tp, &tr), 2);
+    assert_true(tp >= 0.95);
+    assert_true(tr >= 0.99);
+    assert_true(tp > p);
+
     const char *js[] = {"predict-report", "--workload", "llm-decode", "--set", "instances=1",
                         "--set",          "layers=2",   "--json",     NULL};
     assert_int_equal(run(js), 0);

@@ -26,7 +26,10 @@ static void print_help(void)
            "Per kernel: the template of each pointer argument (or whole-region fallback\n"
            "and why), precision and recall of predicted bytes, and the whole-allocation\n"
            "baseline beside them. 'templated' sums the kernels whose every pointer\n"
-           "argument has a trusted template.\n");
+           "argument has a trusted template (by the end of the trace), over all their\n"
+           "launches, including those predicted before the templates were trusted\n"
+           "(whole regions while learning); 'their trusted launches' counts only the\n"
+           "launches predicted with every pointer argument's template trusted.\n");
 }
 
 /* Whether every pointer argument of kernel k is trusted; *after = samples it took. */
@@ -76,7 +79,7 @@ static void json_score(const char *key, const eng_score_t *s)
 static void print_text(const sim_source_t *src, const eng_predictor_t *p, const pdrive_report_t *r,
                        const char *templates)
 {
-    eng_score_t all = {0}, all_w = {0}, tpl = {0}, tpl_w = {0};
+    eng_score_t all = {0}, all_w = {0}, tpl = {0}, tpl_w = {0}, tpl_t = {0};
     uint32_t ntpl = 0, nk = 0, max_after = 0;
     printf("%-28s %9s %6s %9s %9s | %9s %9s\n", "kernel", "launches", "templ", "precision",
            "recall", "whole-P", "whole-R");
@@ -97,6 +100,7 @@ static void print_text(const sim_source_t *src, const eng_predictor_t *p, const 
             ntpl++;
             eng_score_add(&tpl, &pk->pred);
             eng_score_add(&tpl_w, &pk->whole);
+            eng_score_add(&tpl_t, &pk->trusted);
             if (after > max_after)
                 max_after = after;
         }
@@ -107,6 +111,8 @@ static void print_text(const sim_source_t *src, const eng_predictor_t *p, const 
     printf("%-28s %9s %6u %9.4f %9.4f | %9.4f %9.4f\n", "templated kernels", "", ntpl,
            eng_score_precision(&tpl), eng_score_recall(&tpl), eng_score_precision(&tpl_w),
            eng_score_recall(&tpl_w));
+    printf("%-28s %9s %6s %9.4f %9.4f\n", "  their trusted launches", "", "",
+           eng_score_precision(&tpl_t), eng_score_recall(&tpl_t));
     printf("\ntemplates (%s; most samples before trust: %u)\n",
            templates ? templates : "learned online", max_after);
     for (uint32_t k = 0; k < r->nkernels; k++) {
@@ -121,7 +127,7 @@ static void print_text(const sim_source_t *src, const eng_predictor_t *p, const 
 static void print_json(const sim_source_t *src, const eng_predictor_t *p, const pdrive_report_t *r,
                        const char *templates)
 {
-    eng_score_t all = {0}, all_w = {0}, tpl = {0}, tpl_w = {0};
+    eng_score_t all = {0}, all_w = {0}, tpl = {0}, tpl_w = {0}, tpl_t = {0};
     printf("{\"templates\": ");
     if (templates)
         json_str(templates);
@@ -156,6 +162,7 @@ static void print_json(const sim_source_t *src, const eng_predictor_t *p, const 
         if (t) {
             eng_score_add(&tpl, &pk->pred);
             eng_score_add(&tpl_w, &pk->whole);
+            eng_score_add(&tpl_t, &pk->trusted);
         }
     }
     printf("\n],\n\"overall\": {");
@@ -166,6 +173,8 @@ static void print_json(const sim_source_t *src, const eng_predictor_t *p, const 
     json_score("predicted", &tpl);
     printf(", ");
     json_score("whole", &tpl_w);
+    printf(", ");
+    json_score("trusted_launches", &tpl_t);
     printf("}}\n");
 }
 

@@ -151,11 +151,14 @@ static gmux_status_t on_launch(struct drive *d, const sim_launch_ev_t *ev,
         pdrive_kernel_t *k = &d->report->kernels[ev->kernel];
         size_t n;
         const size_t cap = sizeof(d->spans) / sizeof(d->spans[0]);
+        bool trusted = all_trusted(d->p, &l);
         k->launches++;
-        k->launches_templated += all_trusted(d->p, &l);
+        k->launches_templated += trusted;
         st = eng_predictor_predict(d->p, &l, rl, d->spans, cap, &n);
         if (st == GMUX_OK)
             st = eng_score_launch(d->scorer, d->spans, n, ev->ranges, ev->nranges, &k->pred);
+        if (st == GMUX_OK && trusted)
+            st = eng_score_launch(d->scorer, d->spans, n, ev->ranges, ev->nranges, &k->trusted);
         if (st == GMUX_OK)
             st = eng_predict_whole(&l, rl, d->spans, cap, &n);
         if (st == GMUX_OK)

@@ -42,6 +42,7 @@ typedef struct pdrive_kernel {
     uint64_t launches;
     uint64_t launches_templated; /* predicted with every pointer argument trusted */
     eng_score_t pred, whole;
+    eng_score_t trusted; /* pred, over the launches_templated launches only */
 } pdrive_kernel_t;
 
 typedef struct pdrive_report {
