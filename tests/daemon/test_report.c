@@ -1,0 +1,105 @@
+/*
+ * What `gmux status` prints from a STATUS snapshot (src/daemon/report.c): the
+ * table and the JSON object, including the planned bytes of protocol v4, and
+ * the share column.
+ */
+#include <setjmp.h>
+#include <stdbool.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "common/parse.h"
+#include "daemon/report.h"
+
+static char *print(bool json, const dmn_report_t *r)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    if (json)
+        dmn_report_json(f, "/run/gmux.sock", r);
+    else
+        dmn_report_table(f, "/run/gmux.sock", r);
+    fclose(f);
+    return buf;
+}
+
+static dmn_report_t sample(void)
+{
+    dmn_report_t r;
+    memset(&r, 0, sizeof(r));
+    r.uptime_ns = 2500000000ull;
+    r.switches = 12;
+    r.mode = DMN_MODE_SLICED;
+    r.capacity = 8ull << 30;
+    r.footprint = 12ull << 30;
+    r.n_tasks = 1;
+    r.tasks[0] = (dmn_status_task_t){.id = 3,
+                                     .pid = 4242,
+                                     .state = DMN_STATE_RUNNING,
+                                     .cls = DMN_CLASS_BATCH,
+                                     .run_ns = 1000000000ull,
+                                     .age_ns = 4000000000ull,
+                                     .name = "trainer"};
+    return r;
+}
+
+/* Nothing planned yet: no planned line; the JSON has the zeros. */
+static void test_nothing_planned(void **state)
+{
+    (void)state;
+    dmn_report_t r = sample();
+    char *t = print(false, &r);
+    assert_null(strstr(t, "planned"));
+    assert_non_null(strstr(t, "switches 12"));
+    assert_non_null(strstr(t, "trainer"));
+    assert_non_null(strstr(t, "25.0%")); /* 1 s of 4 s holding the turn */
+    free(t);
+    char *j = print(true, &r);
+    assert_non_null(strstr(j, "\"planned\": {\"evict_bytes\": 0, \"fill_bytes\": 0, "
+                              "\"ahead_bytes\": 0, \"ahead_plans\": 0}"));
+    assert_non_null(strstr(j, "\"share\": 0.2500"));
+    free(j);
+}
+
+/* Planned bytes are shown per kind, with the switches that filled ahead. */
+static void test_planned(void **state)
+{
+    (void)state;
+    dmn_report_t r = sample();
+    r.evict_bytes = 1ull << 30;
+    r.fill_bytes = 3ull << 30;
+    r.ahead_bytes = 512ull << 20;
+    r.ahead_plans = 5;
+    char *t = print(false, &r);
+    const char *line = strstr(t, "planned  evict ");
+    assert_non_null(line);
+    char ev[32], fi[32], ah[32], want[160];
+    com_format_size(r.evict_bytes, ev, sizeof(ev));
+    com_format_size(r.fill_bytes, fi, sizeof(fi));
+    com_format_size(r.ahead_bytes, ah, sizeof(ah));
+    snprintf(want, sizeof(want), "planned  evict %s  fill %s  ahead %s in 5 of 12 switches\n", ev,
+             fi, ah);
+    assert_memory_equal(line, want, strlen(want));
+    free(t);
+    char *j = print(true, &r);
+    assert_non_null(strstr(j, "\"planned\": {\"evict_bytes\": 1073741824, \"fill_bytes\": "
+                              "3221225472, \"ahead_bytes\": 536870912, \"ahead_plans\": 5}"));
+    free(j);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_nothing_planned),
+        cmocka_unit_test(test_planned),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
