@@ -23,6 +23,7 @@
 static char dir[] = "/tmp/gmux-cl-XXXXXX";
 static char path[128];
 static volatile sig_atomic_t child_stop;
+static pid_t server_pid; /* the running server child, 0 none */
 
 static void on_term(int sig)
 {
@@ -58,6 +59,7 @@ static pid_t start_server_cap(const char *placement, const char *capacity)
         _exit(dmn_server_run(&o, &child_stop, p[1]) == GMUX_OK ? 0 : 1);
     }
     close(p[1]);
+    server_pid = pid;
     char b;
     assert_int_equal(read(p[0], &b, 1), 1);
     close(p[0]);
@@ -68,7 +70,22 @@ static void stop_server(pid_t pid, int sig)
 {
     kill(pid, sig);
     int st;
+    if (pid == server_pid)
+        server_pid = 0;
     assert_int_equal(waitpid(pid, &st, 0), pid);
+}
+
+/* After a failed assertion the test never reaches stop_server: the forked
+ * server would keep the test's output open until ctest's timeout. */
+static int kill_leftover_server(void **state)
+{
+    (void)state;
+    if (server_pid > 0) {
+        kill(server_pid, SIGKILL);
+        waitpid(server_pid, NULL, 0);
+        server_pid = 0;
+    }
+    return 0;
 }
 
 struct plans {
@@ -269,10 +286,10 @@ int main(void)
     assert_non_null(mkdtemp(dir));
     snprintf(path, sizeof(path), "%s/d.sock", dir);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_local_then_join),
-        cmocka_unit_test(test_gating_and_plans),
-        cmocka_unit_test(test_ahead_before_grant),
-        cmocka_unit_test(test_bad_options),
+        cmocka_unit_test_teardown(test_local_then_join, kill_leftover_server),
+        cmocka_unit_test_teardown(test_gating_and_plans, kill_leftover_server),
+        cmocka_unit_test_teardown(test_ahead_before_grant, kill_leftover_server),
+        cmocka_unit_test_teardown(test_bad_options, kill_leftover_server),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     char cmd[64];
