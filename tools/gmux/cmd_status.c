@@ -19,7 +19,9 @@ int cmd_status(int argc, char **argv)
             printf("Usage: gmux status [--json] [--socket PATH]\n\n"
                    "Shows once what gmux top shows live: each task of the daemon with its\n"
                    "state, resident and total bytes, faults, bytes migrated and share of GPU\n"
-                   "time. Exit 1 when no daemon answers.\n");
+                   "time; above them the mode (sliced or shared) and, once the placement\n"
+                   "has planned anything, the bytes it ordered evicted, filled and filled\n"
+                   "ahead of a turn. Exit 1 when no daemon answers.\n");
             return 0;
         } else if (strcmp(argv[i], "--json") == 0) {
             json = 1;
