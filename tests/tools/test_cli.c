@@ -1,8 +1,10 @@
 /* Tests of the gmux CLI as a user runs it: exit codes and messages. */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -113,7 +115,48 @@ static void test_bench_net_reps(void **state)
     }
     char *help[] = {GMUX_CLI_PATH, "bench", "net", "--help", NULL};
     assert_int_equal(tproc_capture(help, NULL, 60.0, out, sizeof(out), err, sizeof(err)), 0);
-    assert_non_null(strstr(out, "best of N alternating gmux and raw runs (default 5"));
+    assert_non_null(strstr(out, "N alternating gmux and raw runs (default 5, at most 100)"));
+    assert_non_null(strstr(out, "median of the N\nper-run ratios"));
+}
+
+/* gmux bench net --json as a user runs it (two ranks over shm, shortened):
+ * one record per figure, each column's median no better than its best run,
+ * the median of the per-run ratios inside their range. */
+static void test_bench_net_json(void **state)
+{
+    (void)state;
+    char *argv[] = {GMUX_CLI_PATH, "bench",  "net", "--provider", "shm",
+                    "--quick",     "--reps", "3",   "--json",     NULL};
+    assert_int_equal(tproc_capture(argv, NULL, 120.0, out, sizeof(out), err, sizeof(err)), 0);
+    int records = 0, bw_1mib = 0, rtt = 0, proxy = 0;
+    for (char *line = out; *line; records++) {
+        char *nl = strchr(line, '\n');
+        assert_non_null(nl);
+        *nl = '\0';
+        char op[32], unit[16];
+        unsigned long long bytes;
+        double g, r, q, qlo, qhi, gb, rb;
+        int reps;
+        assert_int_equal(sscanf(line,
+                                "{\"provider\":\"shm\",\"op\":\"%31[a-z_]\",\"bytes\":%llu,"
+                                "\"gmux\":%lf,\"raw\":%lf,\"unit\":\"%15[^\"]\",\"ratio\":%lf,"
+                                "\"ratio_min\":%lf,\"ratio_max\":%lf,\"gmux_best\":%lf,"
+                                "\"raw_best\":%lf,\"reps\":%d}",
+                                op, &bytes, &g, &r, unit, &q, &qlo, &qhi, &gb, &rb, &reps),
+                         11);
+        assert_int_equal(reps, 3);
+        assert_true(g > 0 && r > 0 && qlo > 0);
+        assert_true(qlo <= q * 1.001 && q <= qhi * 1.001); /* %.4g rounding */
+        bool lower = strcmp(unit, "us") == 0;
+        assert_true(lower ? gb <= g * 1.001 : gb >= g * 0.999);
+        assert_true(lower ? rb <= r * 1.001 : rb >= r * 0.999);
+        bw_1mib += strcmp(op, "put_bw") == 0 && bytes == 1048576;
+        rtt += strcmp(op, "put_signal_rtt") == 0 && lower;
+        proxy += strcmp(op, "put_rate_proxy") == 0 && strcmp(unit, "Mop/s") == 0;
+        line = nl + 1;
+    }
+    assert_int_equal(records, 12); /* round trip, 8 sizes, 3 rates */
+    assert_int_equal(bw_1mib + rtt + proxy, 3);
 }
 
 int main(void)
@@ -128,6 +171,7 @@ int main(void)
         cmocka_unit_test(test_malformed_setting_is_clear_error),
         cmocka_unit_test(test_demo_help),
         cmocka_unit_test(test_bench_net_reps),
+        cmocka_unit_test(test_bench_net_json),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

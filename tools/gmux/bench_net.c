@@ -10,7 +10,10 @@
  *
  * `gmux bench net` launches two ranks of `gmux bench net-rank` per provider;
  * rank 0 prints a table, or with --json one record per line:
- *   {"provider", "op", "bytes", "gmux", "raw", "unit"}
+ *   {"provider", "op", "bytes", "gmux", "raw", "unit", "ratio", "ratio_min",
+ *    "ratio_max", "gmux_best", "raw_best", "reps"}
+ * gmux and raw are the medians of REPS alternating runs of each side, ratio
+ * the median of the per-run ratios gmux/raw (bench_series.h says why).
  */
 #include <inttypes.h>
 #include <sched.h>
@@ -26,6 +29,7 @@
 #include <gmux/net.h>
 
 #include "bench.h"
+#include "bench_series.h"
 #include "cli.h"
 #include "commands.h"
 #include "common/clock.h"
@@ -37,7 +41,7 @@
 
 #define RAW_CTX            4096
 #define BENCH_NET_REPS     5 /* default runs per figure */
-#define BENCH_NET_REPS_MAX 100
+#define BENCH_NET_REPS_MAX BENCH_SERIES_MAX
 
 typedef struct raw {
     net_fab_t fab;
@@ -126,7 +130,7 @@ struct ctx {
     uint8_t *src;
     raw_t *raw;
     bool json, quick, calls;
-    int reps; /* alternating gmux/raw runs per figure, best kept */
+    int reps; /* alternating gmux/raw runs per figure */
     const char *prov;
 };
 
@@ -140,18 +144,22 @@ static void must(gmux_status_t st, const char *what)
     }
 }
 
-static void report(const struct ctx *c, const char *op, uint64_t bytes, double g, double r,
-                   const char *unit)
+static void report(const struct ctx *c, const char *op, uint64_t bytes, const double *g,
+                   const double *r, bool lower_better, const char *unit)
 {
     if (c->me != 0)
         return;
+    bench_summary_t s = bench_summarize(g, r, c->reps, lower_better);
     if (c->json)
         printf("{\"provider\":\"%s\",\"op\":\"%s\",\"bytes\":%" PRIu64
-               ",\"gmux\":%.4g,\"raw\":%.4g,\"unit\":\"%s\"}\n",
-               c->prov, op, bytes, g, r, unit);
+               ",\"gmux\":%.4g,\"raw\":%.4g,\"unit\":\"%s\",\"ratio\":%.4g,\"ratio_min\":%.4g,"
+               "\"ratio_max\":%.4g,\"gmux_best\":%.4g,\"raw_best\":%.4g,\"reps\":%d}\n",
+               c->prov, op, bytes, s.gmux, s.raw, unit, s.ratio, s.ratio_min, s.ratio_max,
+               s.gmux_best, s.raw_best, s.n);
     else
-        printf("%-12s %-14s %9" PRIu64 " B  gmux %10.3f  raw %10.3f %-6s  gmux/raw %.2f\n", c->prov,
-               op, bytes, g, r, unit, g / r);
+        printf("%-12s %-14s %9" PRIu64
+               " B  gmux %10.3f  raw %10.3f %-6s  gmux/raw %.2f [%.2f..%.2f]\n",
+               c->prov, op, bytes, s.gmux, s.raw, unit, s.ratio, s.ratio_min, s.ratio_max);
     fflush(stdout);
 }
 
@@ -342,39 +350,34 @@ int bench_net_rank(int argc, char **argv)
     must(gmux_window_register(c.comm, c.src + MAX_BYTES, MAX_BYTES, &c.win), "window");
     exchange_raw(&c);
     bool tcp = strncmp(c.prov, "tcp", 3) == 0;
-    /* Every figure is the best of REPS alternating runs of gmux and raw: on
-     * a shared machine, scheduling noise only ever makes a run slower. */
+    /* Every figure is REPS alternating runs of gmux and raw (bench_series.h). */
     const int REPS = c.reps;
+    double g[BENCH_SERIES_MAX], r[BENCH_SERIES_MAX];
     uint64_t lat_iters = c.quick ? 200 : tcp ? 2000 : 10000;
     latency_gmux(&c, lat_iters / 10); /* warm-up */
     latency_raw(&c, lat_iters / 10);
-    double lg = 1e300, lr = 1e300;
     for (int rep = 0; rep < REPS; rep++) {
-        double g = latency_gmux(&c, lat_iters), r = latency_raw(&c, lat_iters);
-        lg = g < lg ? g : lg;
-        lr = r < lr ? r : lr;
+        g[rep] = latency_gmux(&c, lat_iters);
+        r[rep] = latency_raw(&c, lat_iters);
     }
-    report(&c, "put_signal_rtt", 8, lg, lr, "us");
+    report(&c, "put_signal_rtt", 8, g, r, true, "us");
     static const size_t sizes[] = {8, 64, 512, 4096, 32768, 262144, 1u << 20, 4u << 20};
     for (size_t si = 0; si < sizeof(sizes) / sizeof(sizes[0]); si++) {
         size_t size = sizes[si];
         uint64_t total = c.quick ? (4u << 20) : tcp ? (32u << 20) : (64u << 20);
         uint64_t k = total / size;
         k = k < 16 ? 16 : k > 20000 ? 20000 : k;
-        double tg = 1e300, tr = 1e300;
+        double mib = (double)size * (double)k / (1 << 20);
         net_stats_t gs = {0}, rs = {0};
         for (int rep = 0; rep < REPS; rep++) {
             net_stats_t g0 = gmux_stats(c.comm);
-            double g = stream_gmux(&c, size, k, false, false);
+            g[rep] = mib / stream_gmux(&c, size, k, false, false);
             gs = stats_acc(gs, g0, gmux_stats(c.comm));
             net_stats_t r0 = c.raw->stats;
-            double r = stream_raw(&c, size, k);
+            r[rep] = mib / stream_raw(&c, size, k);
             rs = stats_acc(rs, r0, c.raw->stats);
-            tg = g < tg ? g : tg;
-            tr = r < tr ? r : tr;
         }
-        double mib = (double)size * (double)k / (1 << 20);
-        report(&c, "put_bw", size, mib / tg, mib / tr, "MiB/s");
+        report(&c, "put_bw", size, g, r, false, "MiB/s");
         report_calls(&c, "put_bw", size, k * REPS, gs, rs);
     }
     uint64_t m = c.quick ? 20000 : tcp ? 50000 : 200000;
@@ -383,20 +386,17 @@ int bench_net_rank(int argc, char **argv)
          * mode 2: the same with consecutive offsets, which the proxy merges
          * into writes of up to 64 puts; the raw column stays one inject per put */
         net_comm_set_inline_progress(c.comm, mode == 0);
-        double tg = 1e300, tr = 1e300;
         net_stats_t gs = {0}, rs = {0};
         for (int rep = 0; rep < REPS; rep++) {
             net_stats_t g0 = gmux_stats(c.comm);
-            double g = stream_gmux(&c, 8, m, true, mode == 2);
+            g[rep] = (double)m / stream_gmux(&c, 8, m, true, mode == 2) / 1e6;
             gs = stats_acc(gs, g0, gmux_stats(c.comm));
             net_stats_t r0 = c.raw->stats;
-            double r = stream_raw(&c, 8, m);
+            r[rep] = (double)m / stream_raw(&c, 8, m) / 1e6;
             rs = stats_acc(rs, r0, c.raw->stats);
-            tg = g < tg ? g : tg;
-            tr = r < tr ? r : tr;
         }
         const char *op = mode == 2 ? "put_run_proxy" : mode ? "put_rate_proxy" : "put_rate";
-        report(&c, op, 8, (double)m / tg / 1e6, (double)m / tr / 1e6, "Mop/s");
+        report(&c, op, 8, g, r, false, "Mop/s");
         report_calls(&c, op, 8, m * REPS, gs, rs);
     }
     net_comm_set_inline_progress(c.comm, true);
@@ -423,8 +423,10 @@ int bench_net(int argc, char **argv)
                    "                      [--calls]\n\n"
                    "Two ranks over loopback: put+signal round-trip latency, bandwidth\n"
                    "against size and 8-byte put rate, gmux next to raw libfabric.\n"
-                   "Each figure is the best of N alternating gmux and raw runs (default %d,\n"
-                   "at most %d): more runs make a noisy machine's ratios steadier.\n"
+                   "Each figure is N alternating gmux and raw runs (default %d, at most %d):\n"
+                   "gmux and raw are each column's median, gmux/raw the median of the N\n"
+                   "per-run ratios [their range]; --json adds each column's best run.\n"
+                   "More runs make a noisy machine's ratios steadier.\n"
                    "--calls: also print each rank's libfabric calls per transfer.\n",
                    BENCH_NET_REPS, BENCH_NET_REPS_MAX);
             return 0;
