@@ -364,7 +364,11 @@ int bench_net_rank(int argc, char **argv)
     static const size_t sizes[] = {8, 64, 512, 4096, 32768, 262144, 1u << 20, 4u << 20};
     for (size_t si = 0; si < sizeof(sizes) / sizeof(sizes[0]); si++) {
         size_t size = sizes[si];
-        uint64_t total = c.quick ? (4u << 20) : tcp ? (32u << 20) : (64u << 20);
+        /* 256 MiB a run (at most 20,000 puts): tens of milliseconds, several
+         * scheduler time slices, so that one slice's luck does not decide a
+         * run (32 MiB runs on tcp lasted about 8 ms and single 1 MiB runs
+         * ranged 0.5-2.1x; docs/benchmarks.md) */
+        uint64_t total = c.quick ? (4u << 20) : (256u << 20);
         uint64_t k = total / size;
         k = k < 16 ? 16 : k > 20000 ? 20000 : k;
         double mib = (double)size * (double)k / (1 << 20);
