@@ -115,8 +115,8 @@ static void test_bench_net_reps(void **state)
     }
     char *help[] = {GMUX_CLI_PATH, "bench", "net", "--help", NULL};
     assert_int_equal(tproc_capture(help, NULL, 60.0, out, sizeof(out), err, sizeof(err)), 0);
-    assert_non_null(strstr(out, "N alternating gmux and raw runs (default 5, at most 100)"));
-    assert_non_null(strstr(out, "median of the N\nper-run ratios"));
+    assert_non_null(strstr(out, "N alternating gmux and raw runs (default 6, at most 100)"));
+    assert_non_null(strstr(out, "median of the N per-run ratios"));
 }
 
 /* gmux bench net --json as a user runs it (two ranks over shm, shortened):
