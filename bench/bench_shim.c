@@ -3,8 +3,9 @@
  * one run: each policy runs in a child process (the shim reads its policy at
  * start), and each child times the same launch loop twice, once through the
  * double's own cuLaunchKernel (no shim) and once through the entry point the
- * shim hands out via cuGetProcAddress. Three pointer arguments, already
- * prefetched (steady state without oversubscription). The child also counts
+ * shim hands out via cuGetProcAddress. Two kernels: three pointer arguments,
+ * already prefetched (steady state without oversubscription), then none (the
+ * empty kernel of the GPU launch-rate check). The child also counts
  * malloc/calloc/realloc calls during the shim loop (must be 0).
  *
  * Each policy runs twice: ungated (GMUX_GATE=0) and gated while holding the
@@ -13,7 +14,7 @@
  * fast path). The parent checks from the shim's counters that the gated
  * child really waited once for a turn from the daemon (not local mode).
  *
- * Output: one JSON line per policy and gate.
+ * Output: one JSON line per policy, gate and kernel (pointer_args 3 or 0).
  */
 #include <dlfcn.h>
 #include <signal.h>
@@ -121,30 +122,39 @@ static int child(const char *policy, long n)
     atomic_store(&counting, 0);
     if (atomic_load(&allocations) != 1)
         return 7;
-    /* warm-up: layout cache, migration stream, first prefetch */
-    time_loop((PFN_cuLaunchKernel_v4000)hooked, f, args, 1000);
-    time_loop(native, f, args, 1000);
-    double best_native = 1e30, best_shim = 1e30;
-    uint64_t allocs = 0;
-    for (int round = 0; round < 5; round++) {
-        double t = time_loop(native, f, args, n);
-        best_native = t < best_native ? t : best_native;
-        uint64_t before = atomic_load(&allocations);
-        atomic_store(&counting, 1);
-        t = time_loop((PFN_cuLaunchKernel_v4000)hooked, f, args, n);
-        atomic_store(&counting, 0);
-        allocs += atomic_load(&allocations) - before;
-        best_shim = t < best_shim ? t : best_shim;
-    }
-    if (best_native < 0 || best_shim < 0)
-        return 6;
+    /* the GPU check's kernel (tests/gpu/shim_prog.cu launch-rate): no arguments */
+    CUfunction empty = reg("empty", 0, NULL, NULL);
+    void *no_args[1] = {NULL};
+    if (!empty)
+        return 8;
     const char *budget = getenv("GMUX_BUDGET"), *tpl = getenv("GMUX_TEMPLATES");
-    printf("{\"bench\":\"shim_launch\",\"policy\":\"%s\",\"gate\":\"%s\",\"launches\":%ld,"
-           "\"pointer_args\":3,\"oversubscribed\":%s,\"templates\":%s,"
-           "\"native_ns\":%.1f,\"shim_ns\":%.1f,\"hook_ns\":%.1f,\"mallocs_in_loop\":%llu}\n",
-           policy, gate, n * 5, budget && *budget ? "true" : "false",
-           tpl && *tpl ? "true" : "false", best_native, best_shim, best_shim - best_native,
-           (unsigned long long)allocs);
+    for (int k = 0; k < 2; k++) {
+        CUfunction kf = k ? empty : f;
+        void **kargs = k ? no_args : args;
+        /* warm-up: layout cache, migration stream, first prefetch */
+        time_loop((PFN_cuLaunchKernel_v4000)hooked, kf, kargs, 1000);
+        time_loop(native, kf, kargs, 1000);
+        double best_native = 1e30, best_shim = 1e30;
+        uint64_t allocs = 0;
+        for (int round = 0; round < 5; round++) {
+            double t = time_loop(native, kf, kargs, n);
+            best_native = t < best_native ? t : best_native;
+            uint64_t before = atomic_load(&allocations);
+            atomic_store(&counting, 1);
+            t = time_loop((PFN_cuLaunchKernel_v4000)hooked, kf, kargs, n);
+            atomic_store(&counting, 0);
+            allocs += atomic_load(&allocations) - before;
+            best_shim = t < best_shim ? t : best_shim;
+        }
+        if (best_native < 0 || best_shim < 0)
+            return 6;
+        printf("{\"bench\":\"shim_launch\",\"policy\":\"%s\",\"gate\":\"%s\",\"launches\":%ld,"
+               "\"pointer_args\":%d,\"oversubscribed\":%s,\"templates\":%s,"
+               "\"native_ns\":%.1f,\"shim_ns\":%.1f,\"hook_ns\":%.1f,\"mallocs_in_loop\":%llu}\n",
+               policy, gate, n * 5, k ? 0 : 3, budget && *budget ? "true" : "false",
+               tpl && *tpl ? "true" : "false", best_native, best_shim, best_shim - best_native,
+               (unsigned long long)allocs);
+    }
     return 0;
 }
 
