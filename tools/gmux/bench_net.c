@@ -46,6 +46,7 @@
 typedef struct raw {
     net_fab_t fab;
     struct fid_mr *mr;
+    uint8_t *dst; /* the raw target buffer, registered as mr */
     uint64_t key;
     uint64_t peer_raddr, peer_key;
     fi_addr_t peer;
@@ -135,6 +136,16 @@ struct ctx {
 };
 
 #define MAX_BYTES (4u << 20)
+
+static void *zalloc(size_t bytes)
+{
+    void *p = calloc(1, bytes);
+    if (!p) {
+        fprintf(stderr, "bench: no memory for %zu bytes\n", bytes);
+        exit(1);
+    }
+    return p;
+}
 
 static void must(gmux_status_t st, const char *what)
 {
@@ -328,16 +339,15 @@ static void fig_measure(struct ctx *c, const fig_t *f, double *g, double *r, net
 
 static void exchange_raw(struct ctx *c)
 {
-    raw_t *r = calloc(1, sizeof(*r));
+    raw_t *r = zalloc(sizeof(*r));
     const char *prov = strncmp(gmux_comm_provider(c->comm), "tcp", 3) == 0 ? "tcp" : "shm";
     char name[128];
     net_shm_name(c->me, "-raw", name, sizeof(name));
     must(net_fab_open(prov, true, name, &r->fab), "raw endpoint");
-    uint8_t *dst;
     /* the raw target buffer: a second window-sized region */
-    dst = calloc(1, MAX_BYTES);
-    must(net_fab_mr_reg(&r->fab, dst, MAX_BYTES, 77, &r->mr, &r->key), "raw mr");
-    struct raw_card mine = {{0}, r->fab.virt_addr ? (uint64_t)(uintptr_t)dst : 0, r->key};
+    r->dst = zalloc(MAX_BYTES);
+    must(net_fab_mr_reg(&r->fab, r->dst, MAX_BYTES, 77, &r->mr, &r->key), "raw mr");
+    struct raw_card mine = {{0}, r->fab.virt_addr ? (uint64_t)(uintptr_t)r->dst : 0, r->key};
     memcpy(mine.name, r->fab.name, r->fab.namelen);
     gmux_op_opts_t o = {GMUX_SIGNAL_ADD, SIG_XCHG, 1, GMUX_NO_COUNTER};
     must(gmux_put(c->comm, 0, c->peer, c->win, MAX_BYTES - sizeof(mine), &mine, sizeof(mine), &o),
@@ -383,7 +393,7 @@ int bench_net_rank(int argc, char **argv)
     }
     c.peer = 1 - c.me;
     c.prov = gmux_comm_provider(c.comm);
-    c.src = calloc(2, MAX_BYTES);
+    c.src = zalloc(2 * MAX_BYTES);
     for (size_t i = 0; i < MAX_BYTES; i++)
         c.src[i] = (uint8_t)i;
     must(gmux_window_register(c.comm, c.src + MAX_BYTES, MAX_BYTES, &c.win), "window");
@@ -431,6 +441,7 @@ int bench_net_rank(int argc, char **argv)
     must(gmux_barrier(gmux_team_world(c.comm)), "barrier");
     fi_close(&c.raw->mr->fid);
     net_fab_close(&c.raw->fab);
+    free(c.raw->dst);
     free(c.raw);
     must(gmux_window_deregister(c.comm, c.win), "deregister");
     must(gmux_comm_finalize(c.comm), "finalize");
