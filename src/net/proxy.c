@@ -504,6 +504,8 @@ static int drain_rings(gmux_comm_t *comm)
     int work = 0;
     uint32_t nrings = comm->nctx * (uint32_t)comm->size;
     for (uint32_t i = 0; i < nrings; i++) {
+        if (net_ring_idle(&comm->rings[i]))
+            continue; /* most rings, most passes: waits poll here */
         int w = drain_ring(comm, i);
         if (w < 0)
             break;

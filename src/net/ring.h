@@ -83,6 +83,16 @@ void net_ring_pop_n(net_ring_t *ring, uint64_t n);
 /* Descriptors claimed and not yet consumed. */
 uint64_t net_ring_pending(const net_ring_t *ring);
 
+/* Whether no ticket has been claimed past head, i.e. there is nothing to
+ * drain (a slot still being written counts as claimed). For the holder of
+ * the progress lock (the only writer of head), before it peeks: two loads
+ * instead of a call that reads the slot. */
+static inline bool net_ring_idle(const net_ring_t *ring)
+{
+    return atomic_load_explicit(ring->tail, memory_order_acquire) ==
+           atomic_load_explicit(ring->head, memory_order_relaxed);
+}
+
 /* The ticket that will be claimed next (a flush waits for head to reach it). */
 uint64_t net_ring_tail(const net_ring_t *ring);
 uint64_t net_ring_head(const net_ring_t *ring);

@@ -73,8 +73,10 @@ static void test_torn_write_is_not_consumed(void **state)
     (void)state;
     net_ring_t r;
     assert_int_equal(net_ring_create(8, &r), GMUX_OK);
+    assert_true(net_ring_idle(&r));
     uint64_t t;
     assert_int_equal(net_ring_claim(&r, &t), GMUX_OK);
+    assert_false(net_ring_idle(&r)); /* claimed, not written: the scan must look */
     net_desc_t d = desc(2, 7), out;
     d.ticket = (uint32_t)t;
     uint64_t w[NET_DESC_WORDS];
@@ -86,7 +88,9 @@ static void test_torn_write_is_not_consumed(void **state)
     }
     assert_int_equal(net_ring_peek(&r, &out), GMUX_OK);
     assert_int_equal(out.peer, 2);
+    assert_false(net_ring_idle(&r));
     net_ring_pop(&r);
+    assert_true(net_ring_idle(&r)); /* consumed: nothing left to drain */
     /* a stale descriptor (ticket of another lap) is refused */
     assert_int_equal(net_ring_claim(&r, &t), GMUX_OK);
     d.ticket = (uint32_t)t + 8;
