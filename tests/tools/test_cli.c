@@ -113,6 +113,13 @@ static void test_bench_net_reps(void **state)
         assert_int_equal(count_lines(err), 1);
         assert_string_equal(out, "");
     }
+    char *same[][6] = {{GMUX_CLI_PATH, "bench", "net", "--same", "both", NULL},
+                       {GMUX_CLI_PATH, "bench", "net", "--same", NULL, NULL}};
+    for (size_t i = 0; i < sizeof(same) / sizeof(same[0]); i++) {
+        assert_int_equal(tproc_capture(same[i], NULL, 60.0, out, sizeof(out), err, sizeof(err)), 2);
+        assert_non_null(strstr(err, "--same wants gmux or raw"));
+        assert_int_equal(count_lines(err), 1);
+    }
     char *help[] = {GMUX_CLI_PATH, "bench", "net", "--help", NULL};
     assert_int_equal(tproc_capture(help, NULL, 60.0, out, sizeof(out), err, sizeof(err)), 0);
     assert_non_null(strstr(out, "N alternating gmux and raw runs (default 6, at most 100)"));
@@ -157,6 +164,15 @@ static void test_bench_net_json(void **state)
     }
     assert_int_equal(records, 12); /* round trip, 8 sizes, 3 rates */
     assert_int_equal(bw_1mib + rtt + proxy, 3);
+    /* the A/A control says so in every record */
+    char *aa[] = {GMUX_CLI_PATH, "bench", "net",    "--provider", "shm", "--quick",
+                  "--reps",      "2",     "--json", "--same",     "raw", NULL};
+    assert_int_equal(tproc_capture(aa, NULL, 120.0, out, sizeof(out), err, sizeof(err)), 0);
+    int marked = 0;
+    for (const char *p = out; (p = strstr(p, ",\"same\":\"raw\"}\n")); p++)
+        marked++;
+    assert_int_equal(marked, 12);
+    assert_int_equal(count_lines(out), 12);
 }
 
 int main(void)

@@ -131,7 +131,8 @@ struct ctx {
     uint8_t *src;
     raw_t *raw;
     bool json, quick, calls;
-    int reps; /* alternating gmux/raw runs per figure */
+    const char *same; /* NULL, or "gmux" / "raw": that side in both columns */
+    int reps;         /* alternating gmux/raw runs per figure */
     const char *prov;
 };
 
@@ -164,9 +165,10 @@ static void report(const struct ctx *c, const char *op, uint64_t bytes, const do
     if (c->json)
         printf("{\"provider\":\"%s\",\"op\":\"%s\",\"bytes\":%" PRIu64
                ",\"gmux\":%.4g,\"raw\":%.4g,\"unit\":\"%s\",\"ratio\":%.4g,\"ratio_min\":%.4g,"
-               "\"ratio_max\":%.4g,\"gmux_best\":%.4g,\"raw_best\":%.4g,\"reps\":%d}\n",
+               "\"ratio_max\":%.4g,\"gmux_best\":%.4g,\"raw_best\":%.4g,\"reps\":%d%s%s%s}\n",
                c->prov, op, bytes, s.gmux, s.raw, unit, s.ratio, s.ratio_min, s.ratio_max,
-               s.gmux_best, s.raw_best, s.n);
+               s.gmux_best, s.raw_best, s.n, c->same ? ",\"same\":\"" : "", c->same ? c->same : "",
+               c->same ? "\"" : "");
     else
         printf("%-12s %-14s %9" PRIu64
                " B  gmux %10.3f  raw %10.3f %-6s  gmux/raw %.2f [%.2f..%.2f]\n",
@@ -308,6 +310,8 @@ typedef struct fig {
 
 static double fig_run(struct ctx *c, const fig_t *f, bool gmux, net_stats_t *acc)
 {
+    if (c->same)
+        gmux = strcmp(c->same, "gmux") == 0;
     if (f->kind == FIG_RTT)
         return gmux ? latency_gmux(c, f->n) : latency_raw(c, f->n);
     net_stats_t before = gmux ? gmux_stats(c->comm) : c->raw->stats;
@@ -385,6 +389,8 @@ int bench_net_rank(int argc, char **argv)
             c.calls = true;
         else if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc)
             c.reps = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--same") == 0 && i + 1 < argc)
+            c.same = strcmp(argv[++i], "gmux") == 0 ? "gmux" : "raw";
         else
             return cli_usage_error("bench net-rank", "unexpected argument '%s'", argv[i]);
     }
@@ -397,6 +403,8 @@ int bench_net_rank(int argc, char **argv)
         return 1;
     }
     c.peer = 1 - c.me;
+    if (c.same && c.me == 0 && !c.json)
+        printf("(--same %s: both columns below run %s)\n", c.same, c.same);
     c.prov = gmux_comm_provider(c.comm);
     c.src = zalloc(2 * MAX_BYTES);
     for (size_t i = 0; i < MAX_BYTES; i++)
@@ -457,12 +465,13 @@ int bench_net(int argc, char **argv)
     const char *provs[2] = {"shm", "tcp"};
     int nprov = 2;
     bool json = false, quick = false, calls = false;
+    const char *same = NULL;
     char reps[16];
     snprintf(reps, sizeof(reps), "%d", BENCH_NET_REPS);
     for (int i = 1; i < argc; i++) {
         if (cli_is_help(argv[i])) {
             printf("Usage: gmux bench net [--provider shm|tcp|both] [--reps N] [--json] [--quick]\n"
-                   "                      [--calls]\n\n"
+                   "                      [--calls] [--same gmux|raw]\n\n"
                    "Two ranks over loopback: put+signal round-trip latency, bandwidth\n"
                    "against size and 8-byte put rate, gmux next to raw libfabric.\n"
                    "Each figure is N alternating gmux and raw runs (default %d, at most %d),\n"
@@ -470,7 +479,9 @@ int bench_net(int argc, char **argv)
                    "median, gmux/raw the median of the N per-run ratios [their range];\n"
                    "--json adds each column's best run. More runs make a noisy machine's\n"
                    "ratios steadier.\n"
-                   "--calls: also print each rank's libfabric calls per transfer.\n",
+                   "--calls: also print each rank's libfabric calls per transfer.\n"
+                   "--same SIDE: run SIDE in both columns (an A/A control: its ratios show\n"
+                   "how far this machine's noise alone moves a figure from 1).\n",
                    BENCH_NET_REPS, BENCH_NET_REPS_MAX);
             return 0;
         }
@@ -490,6 +501,11 @@ int bench_net(int argc, char **argv)
             quick = true;
         } else if (strcmp(argv[i], "--calls") == 0) {
             calls = true;
+        } else if (strcmp(argv[i], "--same") == 0) {
+            const char *v = i + 1 < argc ? argv[++i] : "";
+            if (strcmp(v, "gmux") != 0 && strcmp(v, "raw") != 0)
+                return cli_usage_error("bench net", "--same wants gmux or raw, not '%s'", v);
+            same = v;
         } else if (strcmp(argv[i], "--provider") == 0 && i + 1 < argc) {
             const char *p = argv[++i];
             if (strcmp(p, "shm") == 0 || strcmp(p, "tcp") == 0) {
@@ -512,12 +528,16 @@ int bench_net(int argc, char **argv)
         setenv("GMUX_NET_PROVIDER", provs[p], 1);
         char *args[] = {"launch", "-n",    "2",        "--timeout", "300", "--",
                         self,     "bench", "net-rank", "--reps",    reps,  json ? "--json" : NULL,
-                        NULL,     NULL,    NULL};
+                        NULL,     NULL,    NULL,       NULL,        NULL};
         int k = json ? 12 : 11;
         if (quick)
             args[k++] = "--quick";
         if (calls)
             args[k++] = "--calls";
+        if (same) {
+            args[k++] = "--same";
+            args[k++] = (char *)same;
+        }
         args[k] = NULL;
         fflush(stdout);
         int rc = cmd_launch(k, args);
