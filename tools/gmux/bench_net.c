@@ -477,8 +477,8 @@ int bench_net(int argc, char **argv)
                    "Each figure is N alternating gmux and raw runs (default %d, at most %d),\n"
                    "each side first in every other pair: gmux and raw are each column's\n"
                    "median, gmux/raw the median of the N per-run ratios [their range];\n"
-                   "--json adds each column's best run. More runs make a noisy machine's\n"
-                   "ratios steadier.\n"
+                   "--json adds each column's best run. One untimed run of each side\n"
+                   "comes first. More runs make a noisy machine's ratios steadier.\n"
                    "--calls: also print each rank's libfabric calls per transfer.\n"
                    "--same SIDE: run SIDE in both columns (an A/A control: its ratios show\n"
                    "how far this machine's noise alone moves a figure from 1).\n",
