@@ -240,8 +240,9 @@ int main(int argc, char **argv)
 {
     moe_params_t p;
     int json = 0;
-    if (moe_parse_args(argc, argv, &p, &json) != 0)
-        return 2;
+    int args = moe_parse_args(argc, argv, &p, &json);
+    if (args != 0)
+        return args > 0 ? 0 : 2;
     gmux_comm_params_t cp;
     gmux_comm_params_init(&cp);
     gmux_comm_t *comm = NULL;

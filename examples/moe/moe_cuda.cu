@@ -214,6 +214,16 @@ static int run(gmux_comm_t *comm, moe_dev &m, int json)
                        cudaMemcpyHostToDevice));
     if (gmux_window_register(comm, m.window, wbytes, &m.win) != GMUX_OK)
         return 1;
+    /* ring claims and the compare-and-swaps they lost to each other, and the
+     * time of each phase (events): where an iteration's time goes */
+    uint64_t *cstats = NULL, claims[2] = {0, 0};
+    CUDA_OK(cudaMalloc((void **)&cstats, sizeof(claims)));
+    CUDA_OK(cudaMemset(cstats, 0, sizeof(claims)));
+    h.claim_stats = cstats;
+    cudaEvent_t ev[4];
+    for (int i = 0; i < 4; i++)
+        CUDA_OK(cudaEventCreate(&ev[i]));
+    double phase_ms[3] = {0, 0, 0};
     long bad = 0;
     double total = 0.0;
     for (int iter = 0; iter < p.iters; iter++) {
@@ -221,12 +231,21 @@ static int run(gmux_comm_t *comm, moe_dev &m, int json)
         CUDA_OK(cudaMemset(m.counts, 0, (size_t)E * sizeof(unsigned)));
         CUDA_OK(cudaDeviceSynchronize());
         double t0 = now_s();
+        CUDA_OK(cudaEventRecord(ev[0]));
         k_dispatch<<<p.tokens, THREADS>>>(h, m, iter);
         k_dispatch_count<<<(E + 127) / 128, 128>>>(h, m, iter);
+        CUDA_OK(cudaEventRecord(ev[1]));
         k_experts<<<p.ranks, THREADS>>>(h, m, iter);
+        CUDA_OK(cudaEventRecord(ev[2]));
         k_combine<<<p.tokens, THREADS>>>(h, m, iter);
+        CUDA_OK(cudaEventRecord(ev[3]));
         CUDA_OK(cudaGetLastError());
         CUDA_OK(cudaDeviceSynchronize());
+        for (int i = 0; i < 3 && (iter > 0 || p.iters == 1); i++) {
+            float ms = 0.0f;
+            CUDA_OK(cudaEventElapsedTime(&ms, ev[i], ev[i + 1]));
+            phase_ms[i] += ms;
+        }
         st = GMUX_OK;
         for (uint32_t c = 0; c < m.nctx && st == GMUX_OK; c++)
             st = gmux_flush(comm, c);
@@ -244,6 +263,10 @@ static int run(gmux_comm_t *comm, moe_dev &m, int json)
             for (int j = 0; j < p.hidden; j++)
                 bad += m.out[(size_t)t * p.hidden + j] != moe_reference(m.me, t, j, iter, &p);
     }
+    CUDA_OK(cudaMemcpy(claims, cstats, sizeof(claims), cudaMemcpyDeviceToHost));
+    CUDA_OK(cudaFree(cstats));
+    for (int i = 0; i < 4; i++)
+        cudaEventDestroy(ev[i]);
     gmux_window_deregister(comm, m.win);
     gmux_dev_handle_destroy(&h);
     free(route);
@@ -255,15 +278,23 @@ static int run(gmux_comm_t *comm, moe_dev &m, int json)
     if (m.me == 0) {
         int timed = p.iters > 1 ? p.iters - 1 : 1;
         double us = total / timed * 1e6;
+        double lost = claims[0] ? (double)claims[1] / (double)claims[0] : 0.0;
         if (json)
             printf("{\"check\":\"moe_cuda\",\"ranks\":%d,\"provider\":\"%s\",\"tokens\":%d,"
                    "\"hidden\":%d,\"experts\":%d,\"topk\":%d,\"iters\":%d,\"us_per_iter\":%.1f,"
+                   "\"dispatch_us\":%.1f,\"experts_us\":%.1f,\"combine_us\":%.1f,"
+                   "\"claims\":%llu,\"cas_lost_per_claim\":%.2f,\"backoff_ns\":%u,"
                    "\"exact\":true}\n",
-                   p.ranks, gmux_comm_provider(comm), p.tokens, p.hidden, E, p.topk, p.iters, us);
+                   p.ranks, gmux_comm_provider(comm), p.tokens, p.hidden, E, p.topk, p.iters, us,
+                   phase_ms[0] / timed * 1e3, phase_ms[1] / timed * 1e3, phase_ms[2] / timed * 1e3,
+                   (unsigned long long)claims[0], lost, h.claim_backoff_ns);
         else
             printf("moe cuda: %d ranks over %s, %d tokens/rank x %d, %d experts, top-%d: %.1f us "
-                   "per dispatch+combine (mean of %d), results exact\n",
-                   p.ranks, gmux_comm_provider(comm), p.tokens, p.hidden, E, p.topk, us, timed);
+                   "per dispatch+combine (mean of %d; dispatch %.1f, experts %.1f, combine "
+                   "%.1f), results exact; %llu ring claims lost %.2f CAS each (backoff %u ns)\n",
+                   p.ranks, gmux_comm_provider(comm), p.tokens, p.hidden, E, p.topk, us, timed,
+                   phase_ms[0] / timed * 1e3, phase_ms[1] / timed * 1e3, phase_ms[2] / timed * 1e3,
+                   (unsigned long long)claims[0], lost, h.claim_backoff_ns);
     }
     return 0;
 }
@@ -272,8 +303,9 @@ int main(int argc, char **argv)
 {
     moe_dev m = {};
     int json = 0;
-    if (moe_parse_args(argc, argv, &m.p, &json) != 0)
-        return 2;
+    int args = moe_parse_args(argc, argv, &m.p, &json);
+    if (args != 0)
+        return args > 0 ? 0 : 2;
     int ndev = 0;
     if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
         fprintf(stderr, "moe_cuda: no GPU: skipped\n");

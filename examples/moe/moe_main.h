@@ -23,7 +23,25 @@ static int moe_parse_int(const char *opt, const char *v, int lo, int hi, int *ou
     return 0;
 }
 
-/* Defaults: 128 tokens of 64 values per rank, 2 experts per rank, top-2, 20 iterations. */
+static void moe_usage(const char *prog)
+{
+    printf("Usage: gmux launch -n RANKS -- %s [--tokens T] [--hidden H]\n"
+           "           [--experts-per-rank E] [--topk K] [--iters N] [--json]\n\n"
+           "MoE dispatch (each token to the ranks of its top-K experts) and combine (the\n"
+           "weighted sum back to the token's rank) over gmux net, every value checked\n"
+           "against a serial reference; prints the time per dispatch+combine.\n\n"
+           "  --tokens T            tokens per rank (default 128, 1..65536)\n"
+           "  --hidden H            values per token (default 64, 1..16384)\n"
+           "  --experts-per-rank E  experts on each rank (default 2, 1..64)\n"
+           "  --topk K              experts per token (default 2, 1..%d)\n"
+           "  --iters N             iterations; the first is not timed (default 20)\n"
+           "  --json                one JSON line instead of the sentence\n",
+           prog, MOE_MAX_K);
+}
+
+/* Defaults: 128 tokens of 64 values per rank, 2 experts per rank, top-2, 20
+ * iterations. Returns 0, -1 on a bad option (said on stderr) or 1 after
+ * --help (usage on stdout). */
 static int moe_parse_args(int argc, char **argv, moe_params_t *p, int *json)
 {
     moe_params_t d = {0, 128, 64, 2, 2, 20};
@@ -32,7 +50,10 @@ static int moe_parse_args(int argc, char **argv, moe_params_t *p, int *json)
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         int rc;
-        if (strcmp(a, "--json") == 0) {
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            moe_usage(argv[0]);
+            return 1;
+        } else if (strcmp(a, "--json") == 0) {
             *json = 1;
             continue;
         } else if (strcmp(a, "--tokens") == 0) {
@@ -46,7 +67,7 @@ static int moe_parse_args(int argc, char **argv, moe_params_t *p, int *json)
         } else if (strcmp(a, "--iters") == 0) {
             rc = moe_parse_int(a, v, 1, 100000, &p->iters);
         } else {
-            fprintf(stderr, "moe: unknown option '%s'\n", a);
+            fprintf(stderr, "moe: unknown option '%s' (--help lists them)\n", a);
             return -1;
         }
         if (rc != 0)

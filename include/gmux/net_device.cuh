@@ -136,6 +136,53 @@ GMUX_DEV_FN bool gmux_dev_expired_(uint64_t *deadline, uint64_t timeout_ns)
     return now >= *deadline;
 }
 
+/* A number that differs between threads and calls (seeds the backoff). */
+GMUX_DEV_FN uint64_t gmux_dev_seed_(void)
+{
+#ifdef __CUDA_ARCH__
+    uint64_t who = ((uint64_t)blockIdx.z << 48) ^ ((uint64_t)blockIdx.y << 32) ^
+                   ((uint64_t)blockIdx.x << 12) ^ ((uint64_t)threadIdx.z << 20) ^
+                   ((uint64_t)threadIdx.y << 10) ^ threadIdx.x;
+#else
+    int local = 0;
+    uint64_t who = (uint64_t)(uintptr_t)&local; /* the thread's stack */
+#endif
+    return who * 0x9e3779b97f4a7c15ull ^ gmux_dev_now_ns();
+}
+
+/* How long a claim that lost its compare-and-swap `losses` times backs off:
+ * a random time in [w/2, w] with w = base << min(losses - 2, 8), at most
+ * 1 ms; 0 for the first loss (mostly a stale tail hint, and the failed CAS
+ * has just returned the real tail) and with base 0. Many producers racing
+ * for one tail over the bus otherwise pay one failed atomic each per winner;
+ * spread out, they pay about one each. */
+GMUX_DEV_FN uint64_t gmux_dev_backoff_ns_(uint32_t base_ns, unsigned losses, uint64_t seed)
+{
+    if (base_ns == 0 || losses < 2)
+        return 0;
+    uint64_t w = (uint64_t)base_ns << (losses - 2 > 8 ? 8 : losses - 2);
+    if (w > 1000000)
+        w = 1000000;
+    uint64_t x = seed + losses * 0x9e3779b97f4a7c15ull; /* splitmix64's mix */
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    x ^= x >> 31;
+    return w / 2 + x % (w - w / 2 + 1);
+}
+
+GMUX_DEV_FN void gmux_dev_backoff_(uint32_t base_ns, unsigned losses, uint64_t seed)
+{
+    uint64_t ns = gmux_dev_backoff_ns_(base_ns, losses, seed);
+    if (ns == 0)
+        return;
+#ifdef __CUDA_ARCH__
+    __nanosleep((unsigned)ns);
+#else
+    for (uint64_t end = gmux_dev_now_ns() + ns; gmux_dev_now_ns() < end;)
+        ;
+#endif
+}
+
 /* Claims n (1..nslots) consecutive tickets of ring r; *t_p gets the first.
  * The tail and head live in pinned host memory, a bus round trip each from a
  * kernel; the ring's hints (device memory) stand in for both reads, so an
@@ -151,7 +198,8 @@ GMUX_DEV_FN gmux_status_t gmux_dev_claim_(const gmux_dev_handle_t &h, gmux_dev_r
     /* acquire: pairs with the release below, so the proxy's clearing of the
      * slots up to the hinted head happened before this thread writes one */
     uint64_t hd = head_hint.load(cuda::memory_order_acquire);
-    uint64_t deadline = 0;
+    uint64_t deadline = 0, seed = 0;
+    unsigned losses = 0;
     for (unsigned i = 0;; i++) {
         if (t - hd > h.nslots - n) { /* too full by the hint: read the real head */
             hd = head.load(cuda::memory_order_acquire);
@@ -173,8 +221,16 @@ GMUX_DEV_FN gmux_status_t gmux_dev_claim_(const gmux_dev_handle_t &h, gmux_dev_r
         if (tail.compare_exchange_weak(t, t + n, cuda::memory_order_acq_rel,
                                        cuda::memory_order_relaxed))
             break;
+        if (++losses == 2)
+            seed = gmux_dev_seed_();
+        gmux_dev_backoff_(h.claim_backoff_ns, losses, seed);
     }
     tail_hint.fetch_max(t + n, cuda::memory_order_relaxed);
+    if (h.claim_stats) {
+        gmux_dev_sysref_t(h.claim_stats[0]).fetch_add(1, cuda::memory_order_relaxed);
+        if (losses)
+            gmux_dev_sysref_t(h.claim_stats[1]).fetch_add(losses, cuda::memory_order_relaxed);
+    }
     *t_p = t;
     return GMUX_OK;
 }

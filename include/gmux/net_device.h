@@ -76,18 +76,23 @@ typedef struct gmux_dev_ring {
 typedef struct gmux_dev_handle {
     int32_t rank, size;
     uint32_t nctx, nsig, ncnt, nslots;
-    uint32_t sig_base; /* added to a user signal id in a descriptor (the
-                        * proxy's own signal words come first) */
-    uint32_t reserved_;
-    uint64_t timeout_ns;    /* default timeout of waits and of a full ring */
-    gmux_dev_ring_t *rings; /* [ctx * size + peer] */
-    uint64_t *signals;      /* nsig words, applied by the proxy */
-    uint64_t *counters;     /* ncnt words, bumped by the proxy */
-    int32_t *ctx_error;     /* per ctx: first failure since the last flush/quiet */
-    uint64_t *svc;          /* service mailbox */
-    void *host;             /* host-side state (opaque, for destroy) */
-    uint64_t *sigview;      /* staged handles: the mirror kernels read signals
-                             * from (NULL: read `signals` directly) */
+    uint32_t sig_base;         /* added to a user signal id in a descriptor (the
+                                * proxy's own signal words come first) */
+    uint32_t claim_backoff_ns; /* a claim that lost its CAS twice sleeps a random
+                                * share of this, doubling per further loss (up
+                                * to 256x); 0: retries at once (GMUX_NET_DEV_BACKOFF_NS) */
+    uint64_t timeout_ns;       /* default timeout of waits and of a full ring */
+    gmux_dev_ring_t *rings;    /* [ctx * size + peer] */
+    uint64_t *signals;         /* nsig words, applied by the proxy */
+    uint64_t *counters;        /* ncnt words, bumped by the proxy */
+    int32_t *ctx_error;        /* per ctx: first failure since the last flush/quiet */
+    uint64_t *svc;             /* service mailbox */
+    void *host;                /* host-side state (opaque, for destroy) */
+    uint64_t *sigview;         /* staged handles: the mirror kernels read signals
+                                * from (NULL: read `signals` directly) */
+    uint64_t *claim_stats;     /* NULL, or two words the claims add to (relaxed):
+                                * [0] claims made, [1] compare-and-swaps they lost;
+                                * set by the application to measure contention */
 } gmux_dev_handle_t;
 
 /* Handle with host pointers (no CUDA needed). */

@@ -10,6 +10,7 @@
 #include "common/clock.h"
 #include "common/export.h"
 #include "common/log.h"
+#include "common/settings.h"
 #include "net/devstage.h"
 #include "net/internal.h"
 
@@ -145,6 +146,8 @@ gmux_status_t net_devsvc_start_staged(gmux_comm_t *comm, const net_devstage_copy
         goto destroy_stage;
     }
     s->running = true;
+    int64_t backoff_ns = COM_SETTING_INT(NET_DEV_BACKOFF_NS);
+    backoff_ns = backoff_ns < 0 ? 0 : backoff_ns > 1000000 ? 1000000 : backoff_ns;
     gmux_dev_handle_t h = {
         .rank = comm->rank,
         .size = comm->size,
@@ -153,6 +156,7 @@ gmux_status_t net_devsvc_start_staged(gmux_comm_t *comm, const net_devstage_copy
         .ncnt = comm->ncnt,
         .nslots = comm->ring_slots,
         .sig_base = NET_SIG_RESERVED,
+        .claim_backoff_ns = (uint32_t)backoff_ns,
         .timeout_ns = (uint64_t)(comm->timeout_s * 1e9),
         .rings = s->rings,
         .signals = (uint64_t *)&comm->signals[NET_SIG_RESERVED],

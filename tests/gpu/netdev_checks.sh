@@ -95,12 +95,23 @@ for path in kernel kernel_cpu; do
 done
 rm -f "$tmp"
 
-# 3. MoE on GPU (exact) and on CPU threads, same sizes
-for prog in moe_cuda moe_cpu; do
+# 3. MoE on GPU (exact) and on CPU threads, same sizes. moe_cuda runs with
+# the ring-claim backoff off (GMUX_NET_DEV_BACKOFF_NS=0, the runs of
+# 2026-11-30) and on (the default), alternated, twice each: its records carry
+# the claims' lost compare-and-swaps and each phase's time, which say whether
+# 256 blocks racing for a ring tail over PCIe are what costs ~25 us per put.
+on=$("$GMUX" --help-settings 2>/dev/null | awk '$1 == "GMUX_NET_DEV_BACKOFF_NS" {print $3}')
+for run in "moe_cuda 0" "moe_cuda ${on:-128}" "moe_cuda 0" "moe_cuda ${on:-128}" "moe_cpu ${on:-128}"; do
+    set -- $run
     tmp=$(mktemp)
-    if timeout 25 "$GMUX" launch -n 2 --timeout 23 -- "$MOE/$prog" --tokens 256 --hidden 128 \
-        --experts-per-rank 4 --topk 2 --iters 10 --json >"$tmp"; then ok=true; else ok=false; rc=1; fi
-    if [ -s "$tmp" ]; then sed "s/^{/{\"mps\":$MPS,/" "$tmp" >>"$RES"; else note "$prog" $ok 0; fi
+    if GMUX_NET_DEV_BACKOFF_NS=$2 timeout 25 "$GMUX" launch -n 2 --timeout 23 -- "$MOE/$1" \
+        --tokens 256 --hidden 128 --experts-per-rank 4 --topk 2 --iters 10 --json >"$tmp"; then
+        ok=true
+    else
+        ok=false
+        rc=1
+    fi
+    if [ -s "$tmp" ]; then sed "s/^{/{\"mps\":$MPS,/" "$tmp" >>"$RES"; else note "$1" $ok 0; fi
     cat "$tmp"
     rm -f "$tmp"
 done

@@ -159,8 +159,11 @@ static void *thr_main(void *p)
     return NULL;
 }
 
-static int mode_threads(gmux_comm_t *comm, const gmux_dev_handle_t &h, int nthreads)
+static int mode_threads(gmux_comm_t *comm, gmux_dev_handle_t h, int nthreads)
 {
+    /* count the claims and the compare-and-swaps they lost */
+    uint64_t stats[2] = {0, 0};
+    h.claim_stats = stats;
     const int per = 200;
     size_t total = (size_t)nthreads * per;
     uint64_t *win = (uint64_t *)calloc(total, 8);
@@ -179,6 +182,12 @@ static int mode_threads(gmux_comm_t *comm, const gmux_dev_handle_t &h, int nthre
     }
     for (int t = 0; t < nthreads; t++)
         pthread_join(th[t], NULL);
+    /* one claim per put (a signal rides in the put's descriptor) */
+    CHECK(stats[0] == total, "claims %llu, puts %zu", (unsigned long long)stats[0], total);
+    if (me == 0)
+        fprintf(stderr,
+                "netdev_rank threads: %zu claims lost %llu compare-and-swaps (backoff %u ns)\n",
+                total, (unsigned long long)stats[1], h.claim_backoff_ns);
     uint64_t expect = (uint64_t)total * (total + 1) / 2;
     OK(gmux_dev_signal_wait(h, SIG_THREADS, expect, 0, NULL));
     CHECK(gmux_dev_signal_read(h, SIG_THREADS) == expect, "signal sum");

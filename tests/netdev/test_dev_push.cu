@@ -135,6 +135,59 @@ static void test_stale_tail_hint_full_ring(void **state)
     assert_int_equal(f.ring.head_hint, 5);
 }
 
+/* Claim statistics: one claim per push, the stale hint's lost CAS counted. */
+static void test_claim_stats(void **state)
+{
+    (void)state;
+    fake_t f;
+    fake_init(&f);
+    uint64_t stats[2] = {0, 0};
+    f.h.claim_stats = stats;
+    f.h.claim_backoff_ns = 1000000; /* a first loss is never waited for */
+    assert_int_equal(push(&f, 1), GMUX_OK);
+    assert_int_equal(push(&f, 2), GMUX_OK);
+    assert_int_equal(stats[0], 2);
+    assert_int_equal(stats[1], 0);
+    f.tail = 7; /* CPU producers took tickets 2..6, the proxy consumed them */
+    consume_to(&f, 7);
+    assert_int_equal(push(&f, 3), GMUX_OK);
+    assert_int_equal(stats[0], 3);
+    assert_int_equal(stats[1], 1);
+    assert_int_equal(slot_ticket(&f, 7 % NSLOTS), 7);
+    /* a full ring is no lost CAS, and a push that times out claims nothing */
+    for (uint64_t v = 4; v < 7; v++)
+        assert_int_equal(push(&f, v), GMUX_OK);
+    assert_int_equal(f.tail - f.head, NSLOTS);
+    assert_int_equal(push(&f, 7), GMUX_ERR_TIMEOUT);
+    assert_int_equal(stats[0], 6);
+    assert_int_equal(stats[1], 1);
+}
+
+/* The backoff after lost CASes: none for the first loss or with base 0,
+ * then a random time in [w/2, w] with w doubling per loss up to 256x the
+ * base (and 1 ms); seeds spread it. */
+static void test_backoff_window(void **state)
+{
+    (void)state;
+    assert_int_equal(gmux_dev_backoff_ns_(0, 5, 1), 0);
+    assert_int_equal(gmux_dev_backoff_ns_(100, 0, 1), 0);
+    assert_int_equal(gmux_dev_backoff_ns_(100, 1, 1), 0);
+    for (unsigned losses = 2; losses < 40; losses++) {
+        unsigned k = losses - 2 > 8 ? 8 : losses - 2;
+        uint64_t w = 100ull << k, lo = UINT64_MAX, hi = 0;
+        for (uint64_t seed = 0; seed < 200; seed++) {
+            uint64_t ns = gmux_dev_backoff_ns_(100, losses, seed * 7919);
+            assert_true(ns >= w / 2 && ns <= w);
+            lo = ns < lo ? ns : lo;
+            hi = ns > hi ? ns : hi;
+        }
+        assert_true(hi - lo >= w / 4); /* spread over the window, not one value */
+    }
+    /* the cap: 1 ms whatever the base */
+    assert_true(gmux_dev_backoff_ns_(100000, 12, 3) <= 1000000);
+    assert_true(gmux_dev_backoff_ns_(100000, 12, 3) >= 500000);
+}
+
 static gmux_status_t batch(fake_t *f, uint32_t n, uint64_t first_off, uint32_t *issued,
                            const gmux_op_opts_t *o)
 {
@@ -198,6 +251,8 @@ int main(void)
         cmocka_unit_test(test_stale_tail_hint),
         cmocka_unit_test(test_stale_tail_hint_full_ring),
         cmocka_unit_test(test_batch),
+        cmocka_unit_test(test_claim_stats),
+        cmocka_unit_test(test_backoff_window),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
