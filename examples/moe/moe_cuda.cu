@@ -220,6 +220,8 @@ static int run(gmux_comm_t *comm, moe_dev &m, int json)
     CUDA_OK(cudaMalloc((void **)&cstats, sizeof(claims)));
     CUDA_OK(cudaMemset(cstats, 0, sizeof(claims)));
     h.claim_stats = cstats;
+    const bool faa = h.claim_mode == GMUX_DEV_CLAIM_FAA;
+    const unsigned backoff_ns = h.claim_backoff_ns;
     cudaEvent_t ev[4];
     for (int i = 0; i < 4; i++)
         CUDA_OK(cudaEventCreate(&ev[i]));
@@ -278,23 +280,26 @@ static int run(gmux_comm_t *comm, moe_dev &m, int json)
     if (m.me == 0) {
         int timed = p.iters > 1 ? p.iters - 1 : 1;
         double us = total / timed * 1e6;
-        double lost = claims[0] ? (double)claims[1] / (double)claims[0] : 0.0;
+        /* per claim: lost compare-and-swaps (cas) or waits for a slot (faa) */
+        double other = claims[0] ? (double)claims[1] / (double)claims[0] : 0.0;
         if (json)
             printf("{\"check\":\"moe_cuda\",\"ranks\":%d,\"provider\":\"%s\",\"tokens\":%d,"
                    "\"hidden\":%d,\"experts\":%d,\"topk\":%d,\"iters\":%d,\"us_per_iter\":%.1f,"
                    "\"dispatch_us\":%.1f,\"experts_us\":%.1f,\"combine_us\":%.1f,"
-                   "\"claims\":%llu,\"cas_lost_per_claim\":%.2f,\"backoff_ns\":%u,"
+                   "\"claim\":\"%s\",\"backoff_ns\":%u,\"claims\":%llu,\"%s\":%.2f,"
                    "\"exact\":true}\n",
                    p.ranks, gmux_comm_provider(comm), p.tokens, p.hidden, E, p.topk, p.iters, us,
                    phase_ms[0] / timed * 1e3, phase_ms[1] / timed * 1e3, phase_ms[2] / timed * 1e3,
-                   (unsigned long long)claims[0], lost, h.claim_backoff_ns);
+                   faa ? "faa" : "cas", backoff_ns, (unsigned long long)claims[0],
+                   faa ? "waits_per_claim" : "cas_lost_per_claim", other);
         else
             printf("moe cuda: %d ranks over %s, %d tokens/rank x %d, %d experts, top-%d: %.1f us "
                    "per dispatch+combine (mean of %d; dispatch %.1f, experts %.1f, combine "
-                   "%.1f), results exact; %llu ring claims lost %.2f CAS each (backoff %u ns)\n",
+                   "%.1f), results exact; %llu ring claims (%s), %.2f %s each\n",
                    p.ranks, gmux_comm_provider(comm), p.tokens, p.hidden, E, p.topk, us, timed,
                    phase_ms[0] / timed * 1e3, phase_ms[1] / timed * 1e3, phase_ms[2] / timed * 1e3,
-                   (unsigned long long)claims[0], lost, h.claim_backoff_ns);
+                   (unsigned long long)claims[0], faa ? "fetch-and-add" : "compare-and-swap", other,
+                   faa ? "waits for a slot" : "lost compare-and-swaps");
     }
     return 0;
 }

@@ -183,15 +183,76 @@ GMUX_DEV_FN void gmux_dev_backoff_(uint32_t base_ns, unsigned losses, uint64_t s
 #endif
 }
 
+/* Adds to the claim statistics, if the handle keeps them. */
+GMUX_DEV_FN void gmux_dev_claim_count_(const gmux_dev_handle_t &h, uint64_t other)
+{
+    if (!h.claim_stats)
+        return;
+    gmux_dev_sysref_t(h.claim_stats[0]).fetch_add(1, cuda::memory_order_relaxed);
+    if (other)
+        gmux_dev_sysref_t(h.claim_stats[1]).fetch_add(other, cuda::memory_order_relaxed);
+}
+
+/* The fetch-and-add claim (GMUX_DEV_CLAIM_FAA): waits without claiming while
+ * the hints (then the real head) show no room for n, takes n tickets with one
+ * atomic, then waits until the consumer has freed their slots (only when
+ * other producers raced it past the free ones). */
+GMUX_DEV_FN gmux_status_t gmux_dev_claim_faa_(const gmux_dev_handle_t &h, gmux_dev_ring_t *r,
+                                              int32_t *ctx_error, uint64_t n, uint64_t *t_p)
+{
+    gmux_dev_sysref_t tail(*r->tail), head(*r->head);
+    gmux_dev_devref_t tail_hint(r->tail_hint), head_hint(r->head_hint);
+    uint64_t th = tail_hint.load(cuda::memory_order_relaxed);
+    uint64_t hd = head_hint.load(cuda::memory_order_acquire);
+    uint64_t deadline = 0;
+    /* th may lag behind hd (another thread's claim not yet in the hint):
+     * compare without subtracting them */
+    for (unsigned i = 0; th > hd + (h.nslots - n); i++) {
+        hd = head.load(cuda::memory_order_acquire);
+        head_hint.fetch_max(hd, cuda::memory_order_acq_rel);
+        if (th <= hd + (h.nslots - n))
+            break;
+        if (gmux_dev_expired_(&deadline, h.timeout_ns))
+            return GMUX_ERR_TIMEOUT; /* nothing claimed */
+        gmux_dev_pause_(i);
+    }
+    uint64_t t = tail.fetch_add(n, cuda::memory_order_acq_rel);
+    tail_hint.fetch_max(t + n, cuda::memory_order_relaxed);
+    bool waited = false;
+    deadline = 0;
+    for (unsigned i = 0; t + n - hd > h.nslots; i++) {
+        hd = head.load(cuda::memory_order_acquire);
+        head_hint.fetch_max(hd, cuda::memory_order_acq_rel);
+        if (t + n - hd <= h.nslots)
+            break;
+        waited = true;
+        if (gmux_dev_expired_(&deadline, h.timeout_ns)) {
+            /* the tickets are abandoned and the ring stalls at them: say so
+             * in the context's error word (first failure only) */
+            int32_t none = 0;
+            cuda::atomic_ref<int32_t, cuda::thread_scope_system>(*ctx_error)
+                .compare_exchange_strong(none, (int32_t)GMUX_ERR_TIMEOUT,
+                                         cuda::memory_order_relaxed);
+            return GMUX_ERR_TIMEOUT;
+        }
+        gmux_dev_pause_(i);
+    }
+    gmux_dev_claim_count_(h, waited);
+    *t_p = t;
+    return GMUX_OK;
+}
+
 /* Claims n (1..nslots) consecutive tickets of ring r; *t_p gets the first.
  * The tail and head live in pinned host memory, a bus round trip each from a
  * kernel; the ring's hints (device memory) stand in for both reads, so an
  * uncontended claim crosses the bus once, for the CAS. */
 GMUX_DEV_FN gmux_status_t gmux_dev_claim_(const gmux_dev_handle_t &h, gmux_dev_ring_t *r,
-                                          uint64_t n, uint64_t *t_p)
+                                          int32_t *ctx_error, uint64_t n, uint64_t *t_p)
 {
     if (n == 0 || n > h.nslots)
         return GMUX_ERR_INVALID;
+    if (h.claim_mode == GMUX_DEV_CLAIM_FAA)
+        return gmux_dev_claim_faa_(h, r, ctx_error, n, t_p);
     gmux_dev_sysref_t tail(*r->tail), head(*r->head);
     gmux_dev_devref_t tail_hint(r->tail_hint), head_hint(r->head_hint);
     uint64_t t = tail_hint.load(cuda::memory_order_relaxed);
@@ -226,11 +287,7 @@ GMUX_DEV_FN gmux_status_t gmux_dev_claim_(const gmux_dev_handle_t &h, gmux_dev_r
         gmux_dev_backoff_(h.claim_backoff_ns, losses, seed);
     }
     tail_hint.fetch_max(t + n, cuda::memory_order_relaxed);
-    if (h.claim_stats) {
-        gmux_dev_sysref_t(h.claim_stats[0]).fetch_add(1, cuda::memory_order_relaxed);
-        if (losses)
-            gmux_dev_sysref_t(h.claim_stats[1]).fetch_add(losses, cuda::memory_order_relaxed);
-    }
+    gmux_dev_claim_count_(h, losses);
     *t_p = t;
     return GMUX_OK;
 }
@@ -270,7 +327,7 @@ GMUX_DEV_FN gmux_status_t gmux_dev_push_(const gmux_dev_handle_t &h, const gmux_
         return GMUX_ERR_INVALID;
     gmux_dev_ring_t *r = &h.rings[(uint32_t)d->ctx * (uint32_t)h.size + d->peer];
     uint64_t t;
-    gmux_status_t st = gmux_dev_claim_(h, r, 1, &t);
+    gmux_status_t st = gmux_dev_claim_(h, r, &h.ctx_error[d->ctx], 1, &t);
     if (st != GMUX_OK)
         return st;
     gmux_dev_publish_fence_();
@@ -364,7 +421,7 @@ GMUX_DEV_FN gmux_status_t gmux_dev_put_batch(const gmux_dev_handle_t &h, uint32_
     for (uint32_t at = 0; at < n;) {
         uint32_t piece = n - at < piece_max ? n - at : piece_max;
         uint64_t t;
-        if ((st = gmux_dev_claim_(h, r, piece, &t)) != GMUX_OK)
+        if ((st = gmux_dev_claim_(h, r, &h.ctx_error[ctx], piece, &t)) != GMUX_OK)
             return st;
         gmux_dev_publish_fence_();
         for (uint32_t i = 0; i < piece; i++) {

@@ -91,9 +91,25 @@ typedef struct gmux_dev_handle {
     uint64_t *sigview;         /* staged handles: the mirror kernels read signals
                                 * from (NULL: read `signals` directly) */
     uint64_t *claim_stats;     /* NULL, or two words the claims add to (relaxed):
-                                * [0] claims made, [1] compare-and-swaps they lost;
+                                * [0] claims made, [1] compare-and-swaps they lost
+                                * (cas) or claims that waited for their slots (faa);
                                 * set by the application to measure contention */
+    uint32_t claim_mode;       /* GMUX_DEV_CLAIM_CAS or _FAA (GMUX_NET_DEV_CLAIM) */
+    uint32_t reserved_;
 } gmux_dev_handle_t;
+
+/* How device producers claim ring slots (docs/net-device.md):
+ *   CAS  compare-and-swap on the tail: never claims a slot that is not free,
+ *        so a claim that gives up (full ring, timeout) leaves nothing behind;
+ *        contended, each winner costs every other producer a failed atomic.
+ *   FAA  fetch-and-add on the tail once the hints show room: one atomic per
+ *        claim whatever the contention; a producer that raced past the free
+ *        slots waits for its own. If that wait times out, the ticket is
+ *        abandoned and the ring stalls at it (the context's error word then
+ *        says GMUX_ERR_TIMEOUT): only a job whose proxy freed no slot for the
+ *        whole timeout gets there. Experimental: the GPU check compares both. */
+#define GMUX_DEV_CLAIM_CAS 0u
+#define GMUX_DEV_CLAIM_FAA 1u
 
 /* Handle with host pointers (no CUDA needed). */
 gmux_status_t gmux_dev_handle_create_host(gmux_comm_t *comm, gmux_dev_handle_t *handle_p);

@@ -82,6 +82,8 @@
     X(NET_PROVIDER, STRING, "auto",                                                                \
       "net transport: auto (shm on one host; across hosts cxi, efa, verbs;ofi_rxm or tcp, "        \
       "the first present), shm, tcp (tcp;ofi_rxm), verbs;ofi_rxm, efa or cxi")                     \
+    X(NET_DEV_CLAIM, STRING, "cas",                                                                \
+      "net: device API, how kernels claim ring slots: cas, or faa (experimental)")                 \
     X(NET_DEV_BACKOFF_NS, INT, "128",                                                              \
       "net: device API, first backoff of a ring claim that lost to other producers, ns (0: none)") \
     X(NET_PROXY_IDLE_US, INT, "200", "net: longest sleep of an idle proxy thread, microseconds")   \

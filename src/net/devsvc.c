@@ -148,6 +148,12 @@ gmux_status_t net_devsvc_start_staged(gmux_comm_t *comm, const net_devstage_copy
     s->running = true;
     int64_t backoff_ns = COM_SETTING_INT(NET_DEV_BACKOFF_NS);
     backoff_ns = backoff_ns < 0 ? 0 : backoff_ns > 1000000 ? 1000000 : backoff_ns;
+    const char *claim = COM_SETTING_STRING(NET_DEV_CLAIM);
+    uint32_t claim_mode = GMUX_DEV_CLAIM_CAS;
+    if (strcmp(claim, "faa") == 0)
+        claim_mode = GMUX_DEV_CLAIM_FAA;
+    else if (strcmp(claim, "cas") != 0)
+        COM_WARN(NET, "GMUX_NET_DEV_CLAIM=%s: not cas or faa; using cas", claim);
     gmux_dev_handle_t h = {
         .rank = comm->rank,
         .size = comm->size,
@@ -164,6 +170,7 @@ gmux_status_t net_devsvc_start_staged(gmux_comm_t *comm, const net_devstage_copy
         .ctx_error = (int32_t *)comm->ctx_error,
         .svc = (uint64_t *)s->mbox,
         .host = s,
+        .claim_mode = claim_mode,
     };
     if (s->stage)
         net_devstage_fill(s->stage, &h);

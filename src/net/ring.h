@@ -18,7 +18,10 @@
  *             and one being written look alike), so a GPU producer may keep
  *             its claim counter in device memory and only read head. Descriptors are consumed
  * strictly in ticket order; a slot claimed but not yet written stalls the ring until its producer
- * finishes.
+ * finishes. Device producers may instead claim with fetch-and-add
+ * (GMUX_NET_DEV_CLAIM=faa, net_device.h): a ticket may then be claimed before its
+ * slot is free, and its producer waits for head to free it before writing;
+ * the consumer never looks more than nslots ahead, so it never sees such a slot.
  *
  * Ownership: net_ring_create allocates, net_ring_destroy frees.
  * Thread-safety: net_ring_try_push from any number of threads; peek/pop from

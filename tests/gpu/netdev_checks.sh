@@ -67,10 +67,15 @@ trap 'exit 143' TERM INT
 rc=0
 note() { echo "{\"check\":\"$1\",\"mps\":$MPS,\"ok\":$2,\"seconds\":$3}" >>"$RES"; }
 
-# 1. correctness of the forms
-t0=$(date +%s.%N)
-if timeout 30 "$GMUX" launch -n 2 --timeout 28 -- "$ND/test_netdev_kernel"; then ok=true; else ok=false; rc=1; fi
-note netdev_kernel_forms $ok "$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{printf "%.2f", b-a}')"
+# 1. correctness of the forms, with each way of claiming ring slots
+for claim in cas faa; do
+    t0=$(date +%s.%N)
+    if GMUX_NET_DEV_CLAIM=$claim timeout 30 "$GMUX" launch -n 2 --timeout 28 -- \
+        "$ND/test_netdev_kernel"; then ok=true; else ok=false; rc=1; fi
+    check=netdev_kernel_forms
+    [ "$claim" = cas ] || check=netdev_kernel_forms_$claim
+    note $check $ok "$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{printf "%.2f", b-a}')"
+done
 
 # 2. ping-pong, CPU and kernel side by side
 tmp=$(mktemp)
@@ -96,16 +101,21 @@ done
 rm -f "$tmp"
 
 # 3. MoE on GPU (exact) and on CPU threads, same sizes. moe_cuda runs with
-# the ring-claim backoff off (GMUX_NET_DEV_BACKOFF_NS=0, the runs of
-# 2026-11-30) and on (the default), alternated, twice each: its records carry
-# the claims' lost compare-and-swaps and each phase's time, which say whether
-# 256 blocks racing for a ring tail over PCIe are what costs ~25 us per put.
+# three ways of claiming ring slots, alternated, twice each: compare-and-swap
+# retried at once (GMUX_NET_DEV_BACKOFF_NS=0, as in the runs of 2026-11-30),
+# compare-and-swap with the backoff (the default) and fetch-and-add
+# (GMUX_NET_DEV_CLAIM=faa). Its records carry the claims' lost CASes (or
+# waits) and each phase's time: they say whether 256 blocks racing for a ring
+# tail over PCIe are what costs ~25 us per put.
 on=$("$GMUX" --help-settings 2>/dev/null | awk '$1 == "GMUX_NET_DEV_BACKOFF_NS" {print $3}')
-for run in "moe_cuda 0" "moe_cuda ${on:-128}" "moe_cuda 0" "moe_cuda ${on:-128}" "moe_cpu ${on:-128}"; do
+on=${on:-128}
+runs=("moe_cuda cas 0" "moe_cuda cas $on" "moe_cuda faa $on")
+for run in "${runs[@]}" "${runs[@]}" "moe_cpu cas $on"; do
     set -- $run
     tmp=$(mktemp)
-    if GMUX_NET_DEV_BACKOFF_NS=$2 timeout 25 "$GMUX" launch -n 2 --timeout 23 -- "$MOE/$1" \
-        --tokens 256 --hidden 128 --experts-per-rank 4 --topk 2 --iters 10 --json >"$tmp"; then
+    if GMUX_NET_DEV_CLAIM=$2 GMUX_NET_DEV_BACKOFF_NS=$3 timeout 25 "$GMUX" launch -n 2 \
+        --timeout 23 -- "$MOE/$1" --tokens 256 --hidden 128 --experts-per-rank 4 --topk 2 \
+        --iters 10 --json >"$tmp"; then
         ok=true
     else
         ok=false

@@ -9,7 +9,8 @@
  *                           signal set/add/inc, counters, flush, quiet,
  *                           wait timeout, invalid arguments
  *   netdev_rank threads T   T threads push puts with signals into the same
- *                           rings at once (CAS claims contend)
+ *                           rings at once (claims contend; checks the
+ *                           claim count; GMUX_NET_DEV_CLAIM picks cas/faa)
  *   netdev_rank staged      a staged handle (device-memory windows) whose
  *                           "device" is host memory copied with memcpy: puts
  *                           from a source range, data checked in the target
@@ -184,10 +185,11 @@ static int mode_threads(gmux_comm_t *comm, gmux_dev_handle_t h, int nthreads)
         pthread_join(th[t], NULL);
     /* one claim per put (a signal rides in the put's descriptor) */
     CHECK(stats[0] == total, "claims %llu, puts %zu", (unsigned long long)stats[0], total);
+    bool faa = h.claim_mode == GMUX_DEV_CLAIM_FAA;
     if (me == 0)
-        fprintf(stderr,
-                "netdev_rank threads: %zu claims lost %llu compare-and-swaps (backoff %u ns)\n",
-                total, (unsigned long long)stats[1], h.claim_backoff_ns);
+        fprintf(stderr, "netdev_rank threads: %zu claims (%s): %llu %s\n", total,
+                faa ? "fetch-and-add" : "compare-and-swap", (unsigned long long)stats[1],
+                faa ? "waited for their slots" : "lost compare-and-swaps");
     uint64_t expect = (uint64_t)total * (total + 1) / 2;
     OK(gmux_dev_signal_wait(h, SIG_THREADS, expect, 0, NULL));
     CHECK(gmux_dev_signal_read(h, SIG_THREADS) == expect, "signal sum");

@@ -7,11 +7,13 @@
  * consecutive tickets, pieces of at most half a ring, the signal on the
  * last put only.
  */
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <time.h>
 
 extern "C" {
 #include <cmocka.h>
@@ -24,6 +26,7 @@ extern "C" {
 typedef struct {
     uint64_t slots[NSLOTS * 8];
     uint64_t tail, head;
+    int32_t ctx_error[1];
     gmux_dev_ring_t ring;
     gmux_dev_handle_t h;
 } fake_t;
@@ -41,6 +44,7 @@ static void fake_init(fake_t *f)
     f->h.nsig = 1;
     f->h.timeout_ns = 2000000; /* 2 ms: how long a full ring is retried */
     f->h.rings = &f->ring;
+    f->h.ctx_error = f->ctx_error;
 }
 
 static gmux_status_t push(fake_t *f, uint64_t value)
@@ -188,6 +192,104 @@ static void test_backoff_window(void **state)
     assert_true(gmux_dev_backoff_ns_(100000, 12, 3) >= 500000);
 }
 
+/* The fetch-and-add claim: the same slots and hints as the CAS claim
+ * uncontended; a ring full by the hints times out without claiming; a
+ * producer whose stale hints let it take a ticket past the free slots waits
+ * for its own slot, and if none frees, abandons the ticket and says so in the
+ * context's error word. */
+static void test_faa_claim(void **state)
+{
+    (void)state;
+    fake_t f;
+    fake_init(&f);
+    uint64_t stats[2] = {0, 0};
+    f.h.claim_stats = stats;
+    f.h.claim_mode = GMUX_DEV_CLAIM_FAA;
+    for (unsigned i = 0; i < NSLOTS; i++) {
+        assert_int_equal(push(&f, 100 + i), GMUX_OK);
+        assert_int_equal(slot_ticket(&f, i), i);
+        assert_int_equal(f.ring.tail_hint, i + 1);
+    }
+    assert_int_equal(push(&f, 999), GMUX_ERR_TIMEOUT); /* full by the hints */
+    assert_int_equal(f.tail, NSLOTS);
+    assert_int_equal(f.ctx_error[0], 0);
+    consume_to(&f, 3);
+    assert_int_equal(push(&f, 104), GMUX_OK);
+    assert_int_equal(slot_ticket(&f, 0), 4);
+    assert_int_equal(stats[0], NSLOTS + 1);
+    assert_int_equal(stats[1], 0);
+    /* CPU producers filled the ring behind the device's back (tickets 5..6):
+     * the hints show room, the claim takes ticket 7, whose slot still holds
+     * ticket 3's descriptor; nobody consumes, so it gives up */
+    f.tail = 7;
+    assert_int_equal(push(&f, 105), GMUX_ERR_TIMEOUT);
+    assert_int_equal(f.tail, 8); /* the ticket is gone */
+    assert_int_equal(slot_ticket(&f, 7 % NSLOTS), 3);
+    assert_int_equal(f.ctx_error[0], (int32_t)GMUX_ERR_TIMEOUT);
+}
+
+struct faa_consumer {
+    fake_t *f;
+    uint64_t to;
+};
+
+static void *faa_consume_later(void *p)
+{
+    struct faa_consumer *c = (struct faa_consumer *)p;
+    struct timespec ts = {0, 200000}; /* 0.2 ms: the producer is waiting by then */
+    nanosleep(&ts, NULL);
+    uint64_t t = __atomic_load_n(&c->f->head, __ATOMIC_ACQUIRE);
+    for (; t < c->to; t++)
+        for (int w = 0; w < 8; w++)
+            __atomic_store_n(&c->f->slots[(t % NSLOTS) * 8 + w], 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&c->f->head, c->to, __ATOMIC_RELEASE);
+    return NULL;
+}
+
+/* The tail hint may lag behind the head hint (another thread's claim, then
+ * the proxy's consumption of it, seen before that claim's hint): that is an
+ * empty ring, not a full one (the subtraction used to wrap, and the claim
+ * waited for room until its timeout). */
+static void test_faa_lagging_tail_hint(void **state)
+{
+    (void)state;
+    fake_t f;
+    fake_init(&f);
+    f.h.claim_mode = GMUX_DEV_CLAIM_FAA;
+    f.tail = f.head = 3;
+    f.ring.tail_hint = 2;
+    f.ring.head_hint = 3;
+    assert_int_equal(push(&f, 42), GMUX_OK);
+    assert_int_equal(f.tail, 4);
+    assert_int_equal(slot_ticket(&f, 3), 3);
+    assert_int_equal(f.ring.tail_hint, 4);
+}
+
+/* A claim past the free slots waits for the consumer, then writes its slot. */
+static void test_faa_waits_for_its_slot(void **state)
+{
+    (void)state;
+    fake_t f;
+    fake_init(&f);
+    uint64_t stats[2] = {0, 0};
+    f.h.claim_stats = stats;
+    f.h.claim_mode = GMUX_DEV_CLAIM_FAA;
+    f.h.timeout_ns = 10ull * 1000 * 1000 * 1000; /* the consumer comes long before */
+    f.head = 1;
+    f.tail = 5; /* full; the device's hints (0, 0) show an empty ring */
+    struct faa_consumer c = {&f, 2};
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, faa_consume_later, &c), 0);
+    assert_int_equal(push(&f, 55), GMUX_OK);
+    pthread_join(th, NULL);
+    assert_int_equal(f.tail, 6);
+    assert_int_equal(slot_ticket(&f, 5 % NSLOTS), 5);
+    assert_int_equal(slot_value(&f, 5 % NSLOTS), 55);
+    assert_int_equal(stats[0], 1);
+    assert_int_equal(stats[1], 1); /* it waited */
+    assert_int_equal(f.ctx_error[0], 0);
+}
+
 static gmux_status_t batch(fake_t *f, uint32_t n, uint64_t first_off, uint32_t *issued,
                            const gmux_op_opts_t *o)
 {
@@ -253,6 +355,9 @@ int main(void)
         cmocka_unit_test(test_batch),
         cmocka_unit_test(test_claim_stats),
         cmocka_unit_test(test_backoff_window),
+        cmocka_unit_test(test_faa_claim),
+        cmocka_unit_test(test_faa_waits_for_its_slot),
+        cmocka_unit_test(test_faa_lagging_tail_hint),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
