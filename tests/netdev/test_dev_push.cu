@@ -47,6 +47,15 @@ static void fake_init(fake_t *f)
     f->h.ctx_error = f->ctx_error;
 }
 
+/* A fake ring whose claims use `mode` and count into stats. */
+static void fake_init_counted(fake_t *f, uint64_t *stats, uint32_t mode)
+{
+    fake_init(f);
+    stats[0] = stats[1] = 0;
+    f->h.claim_stats = stats;
+    f->h.claim_mode = mode;
+}
+
 static gmux_status_t push(fake_t *f, uint64_t value)
 {
     return gmux_dev_put_value(f->h, 0, 0, 0, 0, value, 8, NULL);
@@ -144,9 +153,8 @@ static void test_claim_stats(void **state)
 {
     (void)state;
     fake_t f;
-    fake_init(&f);
-    uint64_t stats[2] = {0, 0};
-    f.h.claim_stats = stats;
+    uint64_t stats[2];
+    fake_init_counted(&f, stats, GMUX_DEV_CLAIM_CAS);
     f.h.claim_backoff_ns = 1000000; /* a first loss is never waited for */
     assert_int_equal(push(&f, 1), GMUX_OK);
     assert_int_equal(push(&f, 2), GMUX_OK);
@@ -201,10 +209,8 @@ static void test_faa_claim(void **state)
 {
     (void)state;
     fake_t f;
-    fake_init(&f);
-    uint64_t stats[2] = {0, 0};
-    f.h.claim_stats = stats;
-    f.h.claim_mode = GMUX_DEV_CLAIM_FAA;
+    uint64_t stats[2];
+    fake_init_counted(&f, stats, GMUX_DEV_CLAIM_FAA);
     for (unsigned i = 0; i < NSLOTS; i++) {
         assert_int_equal(push(&f, 100 + i), GMUX_OK);
         assert_int_equal(slot_ticket(&f, i), i);
@@ -270,10 +276,8 @@ static void test_faa_waits_for_its_slot(void **state)
 {
     (void)state;
     fake_t f;
-    fake_init(&f);
-    uint64_t stats[2] = {0, 0};
-    f.h.claim_stats = stats;
-    f.h.claim_mode = GMUX_DEV_CLAIM_FAA;
+    uint64_t stats[2];
+    fake_init_counted(&f, stats, GMUX_DEV_CLAIM_FAA);
     f.h.timeout_ns = 10ull * 1000 * 1000 * 1000; /* the consumer comes long before */
     f.head = 1;
     f.tail = 5; /* full; the device's hints (0, 0) show an empty ring */
