@@ -21,6 +21,7 @@ static gmux_status_t xfer(sim_device_t *d, eng_dir_t dir, uint64_t len, eng_tick
     uint64_t start = d->free_ns[dir] > d->wait_ns[dir] ? d->free_ns[dir] : d->wait_ns[dir];
     uint64_t end = start + sim_device_xfer_ns(d, dir, len);
     d->free_ns[dir] = end;
+    d->busy_ns[dir] += end - start;
     d->bytes[dir] += len;
     d->calls[dir]++;
     *t_p = end;

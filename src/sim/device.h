@@ -25,6 +25,7 @@ typedef struct sim_device {
     uint64_t wait_ns[2]; /* per direction: the next transfer starts after this */
     uint64_t bytes[2];   /* moved per direction */
     uint64_t calls[2];   /* transfer calls per direction */
+    uint64_t busy_ns[2]; /* per direction: time spent moving data, call costs included */
 } sim_device_t;
 
 void sim_device_init(sim_device_t *d, const sim_params_t *p);

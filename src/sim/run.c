@@ -552,6 +552,8 @@ static gmux_status_t run_engine(const sim_params_t *p, const sim_hooks_t *h, sim
     r->bytes_d2h = ms->bytes_d2h;
     r->replans = eng_engine_replan_stats(eng)->replans;
     r->replan_positions = eng_engine_replan_stats(eng)->positions;
+    r->busy_h2d_ns = dev.busy_ns[ENG_DIR_H2D];
+    r->busy_d2h_ns = dev.busy_ns[ENG_DIR_D2H];
 out:
     eng_engine_destroy(eng);
     if (ph)

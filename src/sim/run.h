@@ -78,6 +78,8 @@ typedef struct sim_result {
     uint64_t stream_hits, stream_misses;
     /* Proactive policies: re-plans after misses, planned positions they discarded. */
     uint64_t replans, replan_positions;
+    /* Proactive policies: time each copy engine spent moving data (0 otherwise). */
+    uint64_t busy_h2d_ns, busy_d2h_ns;
 } sim_result_t;
 
 void sim_result_clear(sim_result_t *r);

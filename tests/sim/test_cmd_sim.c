@@ -42,9 +42,11 @@ static void test_deterministic_table_and_json(void **state)
     assert_non_null(
         strstr(out1, "proactive working sets: learned templates (online learning only)"));
     assert_non_null(strstr(out1, "predicted bytes: precision"));
-    const char *jargs[] = {"--workload",   "sci-stencil", "--set",  "tasks=2",   "--set",
-                           "iterations=2", "--set",       "nz=512", "--oversub", "250",
-                           "--json",       "--seed",      "3",      "--quiet",   NULL};
+    assert_non_null(strstr(out1, "proactive      copy engines busy: H2D "));
+    const char *jargs[] = {"--workload",   "sci-stencil", "--set",   "tasks=2",     "--set",
+                           "iterations=2", "--set",       "nz=512",  "--oversub",   "250",
+                           "--param",      "h2d_gbps=40", "--param", "d2h_gbps=10", "--json",
+                           "--seed",       "3",           "--quiet", NULL};
     assert_int_equal(run(out1, jargs), 0);
     assert_int_equal(run(out2, jargs), 0);
     assert_string_equal(out1, out2);
@@ -61,7 +63,16 @@ static void test_deterministic_table_and_json(void **state)
         assert_non_null(strstr(p, "\"bytes_h2d\":"));
         assert_non_null(strstr(p, "\"bytes_d2h\":"));
         assert_non_null(strstr(p, "\"faults\":"));
+        if (i > 0) { /* the engine's copy engines: at least their bytes' time */
+            double h2d = json_num(p, "\"h2d_busy_s\":"), d2h = json_num(p, "\"d2h_busy_s\":");
+            assert_true(h2d >= json_num(p, "\"bytes_h2d\":") / 40e9 * 0.999);
+            assert_true(d2h >= json_num(p, "\"bytes_d2h\":") / 10e9 * 0.999);
+            assert_true(h2d > 0 && d2h > 0);
+        }
     }
+    /* demand paging has no copy engines of gmux's: no busy figures */
+    const char *dem = strstr(out1, "\"demand\":"), *pro = strstr(out1, "\"proactive\":");
+    assert_true(dem < pro && strstr(dem, "busy_s") > pro);
     /* another seed gives the same report only where the workload ignores it */
     assert_true(json_num(out1, "\"oversub_pct\":") > 240);
 }

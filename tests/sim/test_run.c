@@ -116,6 +116,47 @@ static void test_demand_model(void **state)
     tsrc_spec_free(&spec);
 }
 
+/* The copy engines' busy time of an engine run: what its bytes take at each
+ * engine's rate (one ns of rounding per transfer at most, no call cost here);
+ * nothing for the demand policy, which has no copy engines of its own. */
+static void test_engine_busy(void **state)
+{
+    (void)state;
+    tsrc_spec_t spec;
+    tsrc_spec_init(&spec, 1);
+    const uint64_t b = 1ull << 32;
+    tsrc_alloc(&spec, 0, 1, b, 3 * CHUNK);
+    sim_range_t w[3] = {{b, CHUNK, ENG_ACCESS_WRITE},
+                        {b + CHUNK, CHUNK, ENG_ACCESS_WRITE},
+                        {b + 2 * CHUNK, CHUNK, ENG_ACCESS_WRITE}};
+    for (int i = 0; i < 6; i++) /* three dirty chunks cycling through two slots */
+        tsrc_launch(&spec, 0, 1000, 1, &w[i % 3]);
+    sim_params_t p;
+    small_params(&p, 2);
+    p.xfer_call_ns = 0;
+    sim_hooks_t h = {.open = tsrc_open, .open_ctx = &spec};
+    char err[256];
+    sim_result_t r;
+    for (int pol = SIM_POLICY_PROACTIVE; pol <= SIM_POLICY_PROACTIVE_LRU; pol++) {
+        assert_int_equal(sim_run(&p, &h, (sim_policy_t)pol, 2 * CHUNK, &r, err, sizeof(err)),
+                         GMUX_OK);
+        assert_true(r.bytes_d2h >= CHUNK); /* some dirty chunk was written back */
+        double h2d = (double)r.bytes_h2d * 1e9 / p.h2d_bps;
+        double d2h = (double)r.bytes_d2h * 1e9 / p.d2h_bps;
+        assert_true((double)r.busy_h2d_ns >= h2d);
+        assert_true((double)r.busy_h2d_ns <= h2d + (double)(r.bytes_h2d / CHUNK));
+        assert_true((double)r.busy_d2h_ns >= d2h);
+        assert_true((double)r.busy_d2h_ns <= d2h + (double)(r.bytes_d2h / CHUNK));
+        sim_result_clear(&r);
+    }
+    assert_int_equal(sim_run(&p, &h, SIM_POLICY_DEMAND, 2 * CHUNK, &r, err, sizeof(err)), GMUX_OK);
+    assert_true(r.bytes_h2d > 0);
+    assert_int_equal(r.busy_h2d_ns, 0);
+    assert_int_equal(r.busy_d2h_ns, 0);
+    sim_result_clear(&r);
+    tsrc_spec_free(&spec);
+}
+
 static void test_params(void **state)
 {
     (void)state;
@@ -150,6 +191,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_demand_model),
+        cmocka_unit_test(test_engine_busy),
         cmocka_unit_test(test_params),
         cmocka_unit_test(test_bound_never_beaten),
     };

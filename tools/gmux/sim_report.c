@@ -181,6 +181,18 @@ static void print_table(const sim_job_t *job, const sim_profile_t *prof, const c
                 r->stream_slice_bytes ? (double)r->stream_hit_bytes / (double)r->stream_slice_bytes
                                       : 1.0);
     }
+    for (int p = SIM_POLICY_PROACTIVE; p <= SIM_POLICY_PROACTIVE_LRU; p++) {
+        const sim_result_t *r = &cr->res[p];
+        if (!job->policies[p] || cr->st[p] != GMUX_OK || !r->makespan_ns)
+            continue;
+        /* what bounds the run: a copy engine busy all the time is the bottleneck */
+        double ms = (double)r->makespan_ns;
+        fprintf(out,
+                "   %-14s copy engines busy: H2D %.1f%%, D2H %.1f%% of the makespan (%.3f s, "
+                "%.3f s)\n",
+                sim_policy_name((sim_policy_t)p), 100.0 * (double)r->busy_h2d_ns / ms,
+                100.0 * (double)r->busy_d2h_ns / ms, secs(r->busy_h2d_ns), secs(r->busy_d2h_ns));
+    }
     fprintf(out, "   per-task throughput (launches/s of the task over its own completion time)\n");
     fprintf(out, "   %-22s", "task");
     for (int p = 0; p < SIM_POLICY_COUNT; p++)
@@ -238,6 +250,9 @@ static void print_json_cfg(const sim_job_t *job, const sim_profile_t *prof, cons
         for (uint32_t t = 0; t < r->ntasks; t++)
             fprintf(out, "%s%.9f", t ? "," : "", secs(r->tasks[t].finish_ns));
         fprintf(out, "]");
+        if (p == SIM_POLICY_PROACTIVE || p == SIM_POLICY_PROACTIVE_LRU)
+            fprintf(out, ",\"h2d_busy_s\":%.9f,\"d2h_busy_s\":%.9f", secs(r->busy_h2d_ns),
+                    secs(r->busy_d2h_ns));
         if (job->predictor && (p == SIM_POLICY_PROACTIVE || p == SIM_POLICY_PROACTIVE_LRU))
             fprintf(out,
                     ",\"predicted_bytes\":%" PRIu64 ",\"recorded_bytes\":%" PRIu64
