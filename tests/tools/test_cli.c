@@ -96,6 +96,10 @@ static void test_demo_help(void **state)
     /* The demo itself runs as its own CTest test (test_demo), with a longer timeout. */
     assert_int_equal(run(NULL, "demo", "--help"), 0);
     assert_non_null(strstr(out, "Usage: gmux demo"));
+    /* it lists the parts it runs, each built */
+    assert_non_null(strstr(out, "mem: simulator report"));
+    assert_non_null(strstr(out, "net: MoE dispatch/combine"));
+    assert_null(strstr(out, "not built"));
 }
 
 /* gmux bench net's own options: a bad run count is a one-line usage error
