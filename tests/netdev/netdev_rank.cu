@@ -11,6 +11,8 @@
  *   netdev_rank threads T   T threads push puts with signals into the same
  *                           rings at once (claims contend; checks the
  *                           claim count; GMUX_NET_DEV_CLAIM picks cas/faa)
+ *   netdev_rank kill        the last rank is killed; the others' device
+ *                           puts, quiet and waits must fail, not hang
  *   netdev_rank staged      a staged handle (device-memory windows) whose
  *                           "device" is host memory copied with memcpy: puts
  *                           from a source range, data checked in the target
@@ -18,6 +20,8 @@
  * Exit 0 on success.
  */
 #include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
 #include <atomic>
 #include <stdio.h>
 #include <stdlib.h>
@@ -282,14 +286,56 @@ static int mode_staged(gmux_comm_t *comm, const gmux_dev_handle_t &h0)
     return 0;
 }
 
+/* A killed peer seen through the device API: the last rank dies (SIGKILL)
+ * after a barrier; the others keep putting to it from "kernels" until a put
+ * or a quiet reports the failure, then a wait for a signal it will never
+ * send must time out (a device wait knows no peers, only its timeout), and
+ * nothing may hang: every call returns well inside the launcher's grace. */
+static int mode_kill(gmux_comm_t *comm, const gmux_dev_handle_t &h)
+{
+    uint64_t *win = (uint64_t *)calloc(16, sizeof(uint64_t));
+    CHECK(win, "out of memory");
+    gmux_window_t w;
+    OK(gmux_window_register(comm, win, 16 * sizeof(uint64_t), &w));
+    OK(gmux_barrier(gmux_team_world(comm)));
+    int victim = n - 1;
+    if (me == victim) {
+        usleep(200 * 1000);
+        kill(getpid(), SIGKILL);
+    }
+    gmux_status_t st = GMUX_OK;
+    uint64_t puts = 0;
+    while (st == GMUX_OK && puts < 1000000) {
+        gmux_op_opts_t o = {GMUX_SIGNAL_INC, SIG_DATA, 0, GMUX_NO_COUNTER};
+        st = gmux_dev_put_value(h, 0, victim, w, 0, ++puts, 8, &o);
+        if (st == GMUX_OK && puts % 64 == 0)
+            st = gmux_dev_quiet(h, 0);
+    }
+    CHECK(st == GMUX_ERR_PEER, "device puts ended with %s after %llu", gmux_status_name(st),
+          (unsigned long long)puts);
+    /* a quiet reports a failure once; a later put to the dead rank fails again */
+    gmux_status_t again = gmux_dev_put_value(h, 0, victim, w, 0, 1, 8, NULL);
+    st = again == GMUX_OK ? gmux_dev_quiet(h, 0) : again;
+    CHECK(st == GMUX_ERR_PEER, "put after the failure: %s", gmux_status_name(st));
+    st = gmux_dev_signal_wait(h, SIG_DATA, UINT64_MAX, 200ull * 1000 * 1000, NULL);
+    CHECK(st == GMUX_ERR_TIMEOUT, "wait ended with %s", gmux_status_name(st));
+    printf("rank %d: device API: peer failure detected after %llu puts\n", me,
+           (unsigned long long)puts);
+    fflush(stdout);
+    free(win); /* the window stays registered: the communicator is torn down failed */
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: netdev_rank basic|threads T\n");
+        fprintf(stderr, "usage: netdev_rank basic|threads T|staged|kill\n");
         return 2;
     }
     gmux_comm_params_t p;
     gmux_comm_params_init(&p);
+    if (strcmp(argv[1], "kill") == 0)
+        p.timeout_s = 10; /* a death must show well before this */
     gmux_comm_t *comm = NULL;
     gmux_status_t st = gmux_comm_init(&p, &comm);
     if (st != GMUX_OK) {
@@ -318,9 +364,16 @@ int main(int argc, char **argv)
         rc = mode_threads(comm, h, atoi(argv[2]));
     else if (staged)
         rc = mode_staged(comm, h);
+    else if (strcmp(argv[1], "kill") == 0)
+        rc = mode_kill(comm, h);
     gmux_dev_handle_destroy(&h);
     st = gmux_comm_finalize(comm);
-    if (rc == 0 && st != GMUX_OK) {
+    if (strcmp(argv[1], "kill") == 0) { /* a communicator that lost a rank fails to finalize */
+        if (rc == 0 && st == GMUX_OK) {
+            fprintf(stderr, "rank %d: finalize after a death returned OK\n", me);
+            rc = 1;
+        }
+    } else if (rc == 0 && st != GMUX_OK) {
         fprintf(stderr, "rank %d: finalize: %s\n", me, gmux_status_name(st));
         rc = 1;
     }
