@@ -5,7 +5,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -179,6 +181,56 @@ static void test_bench_net_json(void **state)
     assert_int_equal(count_lines(out), 12);
 }
 
+/* --plot PREFIX: per provider a data file with one row per size, the script,
+ * and the plot line (on stderr with --json, so stdout stays JSON lines). */
+static void test_bench_net_plot(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/gmux-bench-plot-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char prefix[256], path[300];
+    snprintf(prefix, sizeof(prefix), "%s/bn", dir);
+    char *argv[] = {GMUX_CLI_PATH, "bench", "net",    "--provider", "shm",  "--quick",
+                    "--reps",      "1",     "--json", "--plot",     prefix, NULL};
+    assert_int_equal(tproc_capture(argv, NULL, 120.0, out, sizeof(out), err, sizeof(err)), 0);
+    assert_int_equal(count_lines(out), 12);
+    assert_non_null(strstr(err, "plot: "));
+    snprintf(path, sizeof(path), "%s.shm.dat", prefix);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    char line[512];
+    int rows = 0;
+    unsigned long long last = 0;
+    while (fgets(line, sizeof(line), f)) {
+        if (line[0] == '#')
+            continue;
+        unsigned long long bytes;
+        double g, r, q, lo, hi;
+        assert_int_equal(sscanf(line, "%llu %lf %lf %lf %lf %lf", &bytes, &g, &r, &q, &lo, &hi), 6);
+        assert_true(bytes > last && g > 0 && r > 0 && lo <= q * 1.0001 && q <= hi * 1.0001);
+        last = bytes;
+        rows++;
+    }
+    fclose(f);
+    assert_int_equal(rows, 8); /* 8 B .. 4 MiB */
+    unlink(path);
+    const char *ext[] = {".gp", ".png"};
+    for (int i = 0; i < 2; i++) {
+        snprintf(path, sizeof(path), "%s%s", prefix, ext[i]);
+        assert_true(i == 1 || access(path, R_OK) == 0); /* the png needs gnuplot */
+        unlink(path);
+    }
+    rmdir(dir);
+    /* a prefix that cannot be written: said before any rank starts */
+    char *bad[] = {GMUX_CLI_PATH,        "bench", "net", "--provider", "shm", "--plot",
+                   "/nonexistent-dir/x", NULL};
+    assert_int_equal(tproc_capture(bad, NULL, 30.0, out, sizeof(out), err, sizeof(err)), 1);
+    assert_non_null(strstr(err, "cannot write /nonexistent-dir/x.shm.dat"));
+    char *noprefix[] = {GMUX_CLI_PATH, "bench", "net", "--plot", NULL};
+    assert_int_equal(tproc_capture(noprefix, NULL, 30.0, out, sizeof(out), err, sizeof(err)), 2);
+    assert_non_null(strstr(err, "--plot wants a file prefix"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -192,6 +244,7 @@ int main(void)
         cmocka_unit_test(test_demo_help),
         cmocka_unit_test(test_bench_net_reps),
         cmocka_unit_test(test_bench_net_json),
+        cmocka_unit_test(test_bench_net_plot),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -36,6 +36,7 @@
 #include "common/parse.h"
 #include "net/fab.h"
 #include "net/internal.h"
+#include "plot.h"
 
 /* --- raw libfabric side ----------------------------------------------------- */
 
@@ -134,6 +135,7 @@ struct ctx {
     const char *same; /* NULL, or "gmux" / "raw": that side in both columns */
     int reps;         /* alternating gmux/raw runs per figure */
     const char *prov;
+    FILE *plot; /* rank 0 with --plot-data: one row per bandwidth figure */
 };
 
 #define MAX_BYTES (4u << 20)
@@ -380,6 +382,7 @@ static void exchange_raw(struct ctx *c)
 int bench_net_rank(int argc, char **argv)
 {
     struct ctx c = {0};
+    const char *plot_path = NULL;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--json") == 0)
             c.json = true;
@@ -391,6 +394,8 @@ int bench_net_rank(int argc, char **argv)
             c.reps = atoi(argv[++i]);
         else if (strcmp(argv[i], "--same") == 0 && i + 1 < argc)
             c.same = strcmp(argv[++i], "gmux") == 0 ? "gmux" : "raw";
+        else if (strcmp(argv[i], "--plot-data") == 0 && i + 1 < argc)
+            plot_path = argv[++i];
         else
             return cli_usage_error("bench net-rank", "unexpected argument '%s'", argv[i]);
     }
@@ -403,6 +408,10 @@ int bench_net_rank(int argc, char **argv)
         return 1;
     }
     c.peer = 1 - c.me;
+    if (plot_path && c.me == 0 && !(c.plot = fopen(plot_path, "a"))) {
+        fprintf(stderr, "bench net-rank: cannot write %s\n", plot_path);
+        return 1;
+    }
     if (c.same && c.me == 0 && !c.json)
         printf("(--same %s: both columns below run %s)\n", c.same, c.same);
     c.prov = gmux_comm_provider(c.comm);
@@ -433,6 +442,12 @@ int bench_net_rank(int argc, char **argv)
         net_stats_t gs = {0}, rs = {0};
         fig_measure(&c, &(fig_t){.kind = FIG_BW, .size = size, .n = k}, g, r, &gs, &rs);
         report(&c, "put_bw", size, g, r, false, "MiB/s");
+        if (c.plot) {
+            bench_summary_t bs = bench_summarize(g, r, c.reps, false);
+            fprintf(c.plot, "%zu %.6g %.6g %.6g %.6g %.6g\n", size, bs.gmux, bs.raw, bs.ratio,
+                    bs.ratio_min, bs.ratio_max);
+            fflush(c.plot);
+        }
         report_calls(&c, "put_bw", size, k * REPS, gs, rs);
     }
     uint64_t m = c.quick ? 20000 : tcp ? 50000 : 200000;
@@ -457,7 +472,67 @@ int bench_net_rank(int argc, char **argv)
     must(gmux_window_deregister(c.comm, c.win), "deregister");
     must(gmux_comm_finalize(c.comm), "finalize");
     free(c.src);
+    if (c.plot)
+        fclose(c.plot);
     return 0;
+}
+
+/* The data file of provider prov under --plot PREFIX, started with its
+ * header (rank 0 of that provider's run appends the rows). */
+static int plot_data_path(const char *prefix, const char *prov, char *path, size_t len)
+{
+    snprintf(path, len, "%s.%s.dat", prefix, prov);
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return -1;
+    fprintf(f, "# gmux bench net, %s: bytes gmux_MiBps raw_MiBps ratio ratio_min ratio_max\n",
+            prov);
+    return fclose(f);
+}
+
+/* PREFIX.gp and PREFIX.png: bandwidth against size, gmux solid and raw
+ * dashed per provider; below it gmux/raw with the range of the per-pair
+ * ratios. */
+static void plot_write(const char *prefix, const char *const *provs, int nprov, bool same,
+                       FILE *out)
+{
+    char gp[1024], png[1024], dat[1024];
+    snprintf(gp, sizeof(gp), "%s.gp", prefix);
+    snprintf(png, sizeof(png), "%s.png", prefix);
+    FILE *f = fopen(gp, "w");
+    if (!f) {
+        fprintf(stderr, "gmux bench net: cannot write %s\n", gp);
+        return;
+    }
+    fprintf(f,
+            "set terminal png size 960,840\nset output '%s'\nset multiplot layout 2,1\n"
+            "set logscale x 2\nset format x '%%.0b%%BB'\nset xrange [6:6e6]\nset grid\n"
+            "set key outside right\nset lmargin 12\nset rmargin 26\n"
+            "set title 'gmux bench net: put bandwidth against size (loopback, 2 ranks)%s'\n"
+            "set ylabel 'MiB/s (median of the runs)'\nset logscale y\nplot ",
+            png, same ? ", A/A control" : "");
+    for (int p = 0; p < nprov; p++) {
+        snprintf(dat, sizeof(dat), "%s.%s.dat", prefix, provs[p]);
+        fprintf(f,
+                "%s'%s' using 1:2 with linespoints lw 2 lc %d title '%s gmux', "
+                "'' using 1:3 with linespoints dt 2 lc %d title '%s raw libfabric'",
+                p ? ", " : "", dat, p + 1, provs[p], p + 1, provs[p]);
+    }
+    fprintf(f, "\nset title 'gmux / raw (median of the per-pair ratios, bars: their range)'\n"
+               "unset logscale y\nset ylabel 'gmux / raw'\nset xlabel 'put size'\n"
+               "plot 1 with lines lc 0 notitle");
+    for (int p = 0; p < nprov; p++) {
+        snprintf(dat, sizeof(dat), "%s.%s.dat", prefix, provs[p]);
+        fprintf(f, ", '%s' using 1:4:5:6 with yerrorlines lc %d title '%s'", dat, p + 1, provs[p]);
+    }
+    fprintf(f, "\nunset multiplot\n");
+    fclose(f);
+    int rc = plot_gnuplot(gp);
+    if (rc == 0)
+        fprintf(out, "plot: %s (data %s.*.dat, script %s)\n", png, prefix, gp);
+    else
+        fprintf(out, "plot: gnuplot not available (rc %d); data %s.*.dat, script %s\n", rc, prefix,
+                gp);
 }
 
 int bench_net(int argc, char **argv)
@@ -465,13 +540,13 @@ int bench_net(int argc, char **argv)
     const char *provs[2] = {"shm", "tcp"};
     int nprov = 2;
     bool json = false, quick = false, calls = false;
-    const char *same = NULL;
+    const char *same = NULL, *plot = NULL;
     char reps[16];
     snprintf(reps, sizeof(reps), "%d", BENCH_NET_REPS);
     for (int i = 1; i < argc; i++) {
         if (cli_is_help(argv[i])) {
             printf("Usage: gmux bench net [--provider shm|tcp|both] [--reps N] [--json] [--quick]\n"
-                   "                      [--calls] [--same gmux|raw]\n\n"
+                   "                      [--calls] [--same gmux|raw] [--plot PREFIX]\n\n"
                    "Two ranks over loopback: put+signal round-trip latency, bandwidth\n"
                    "against size and 8-byte put rate, gmux next to raw libfabric.\n"
                    "Each figure is N alternating gmux and raw runs (default %d, at most %d),\n"
@@ -481,7 +556,10 @@ int bench_net(int argc, char **argv)
                    "comes first. More runs make a noisy machine's ratios steadier.\n"
                    "--calls: also print each rank's libfabric calls per transfer.\n"
                    "--same SIDE: run SIDE in both columns (an A/A control: its ratios show\n"
-                   "how far this machine's noise alone moves a figure from 1).\n",
+                   "how far this machine's noise alone moves a figure from 1).\n"
+                   "--plot PREFIX: also write PREFIX.png (gnuplot): bandwidth against size,\n"
+                   "gmux beside raw per provider, and gmux/raw with its range; the data in\n"
+                   "PREFIX.PROVIDER.dat, the script in PREFIX.gp.\n",
                    BENCH_NET_REPS, BENCH_NET_REPS_MAX);
             return 0;
         }
@@ -506,6 +584,10 @@ int bench_net(int argc, char **argv)
             if (strcmp(v, "gmux") != 0 && strcmp(v, "raw") != 0)
                 return cli_usage_error("bench net", "--same wants gmux or raw, not '%s'", v);
             same = v;
+        } else if (strcmp(argv[i], "--plot") == 0) {
+            if (i + 1 >= argc || argv[i + 1][0] == '\0')
+                return cli_usage_error("bench net", "--plot wants a file prefix");
+            plot = argv[++i];
         } else if (strcmp(argv[i], "--provider") == 0 && i + 1 < argc) {
             const char *p = argv[++i];
             if (strcmp(p, "shm") == 0 || strcmp(p, "tcp") == 0) {
@@ -524,11 +606,17 @@ int bench_net(int argc, char **argv)
         return cli_fail("bench net", "cannot find the gmux executable");
     self[n] = '\0';
     int worst = 0;
+    char plot_dat[1024];
+    for (int p = 0; p < nprov; p++) {
+        if (plot && plot_data_path(plot, provs[p], plot_dat, sizeof(plot_dat)) != 0)
+            return cli_fail("bench net", "cannot write %s", plot_dat);
+    }
     for (int p = 0; p < nprov; p++) {
         setenv("GMUX_NET_PROVIDER", provs[p], 1);
         char *args[] = {"launch", "-n",    "2",        "--timeout", "300", "--",
                         self,     "bench", "net-rank", "--reps",    reps,  json ? "--json" : NULL,
-                        NULL,     NULL,    NULL,       NULL,        NULL};
+                        NULL,     NULL,    NULL,       NULL,        NULL,  NULL,
+                        NULL};
         int k = json ? 12 : 11;
         if (quick)
             args[k++] = "--quick";
@@ -538,11 +626,18 @@ int bench_net(int argc, char **argv)
             args[k++] = "--same";
             args[k++] = (char *)same;
         }
+        if (plot) {
+            snprintf(plot_dat, sizeof(plot_dat), "%s.%s.dat", plot, provs[p]);
+            args[k++] = "--plot-data";
+            args[k++] = plot_dat;
+        }
         args[k] = NULL;
         fflush(stdout);
         int rc = cmd_launch(k, args);
         if (rc > worst)
             worst = rc;
     }
+    if (plot && worst == 0)
+        plot_write(plot, provs, nprov, same != NULL, json ? stderr : stdout);
     return worst;
 }

@@ -2,17 +2,14 @@
 #include "sim_report.h"
 
 #include <inttypes.h>
-#include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "engine/template_db.h"
+#include "plot.h"
 #include "sim/trace_io.h"
 #include "sim/workload.h"
-
-extern char **environ;
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
 
@@ -310,18 +307,6 @@ int sim_report_run(const sim_job_t *job, bool json, FILE *out)
     return rc;
 }
 
-static int run_gnuplot(const char *gp)
-{
-    char *argv[] = {"gnuplot", (char *)gp, NULL};
-    pid_t pid;
-    if (posix_spawnp(&pid, "gnuplot", NULL, NULL, argv, environ) != 0)
-        return -1;
-    int status;
-    if (waitpid(pid, &status, 0) < 0)
-        return -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
 static void write_plot(const sim_job_t *job, const char *prefix, FILE *out)
 {
     char dat[1024], gp[1024], png[1024];
@@ -350,7 +335,7 @@ static void write_plot(const sim_job_t *job, const char *prefix, FILE *out)
     }
     fputc('\n', f);
     fclose(f);
-    int rc = run_gnuplot(gp);
+    int rc = plot_gnuplot(gp);
     if (rc == 0)
         fprintf(out, "plot: %s (data %s, script %s)\n", png, dat, gp);
     else
