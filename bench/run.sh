@@ -33,6 +33,13 @@ PREDICT_SIM_PARAMS="--param fault_block=2MiB" run bench/predict_sim.sh
 # net: gmux next to raw libfabric (shm and tcp), then the long ordering stress
 # (millions of signal rounds; `make check` runs a bounded version of it).
 run "$build/tools/gmux/gmux" bench net --json
+# net device API: its software path on CPU threads beside the host API (docs/benchmarks.md)
+if [[ -x "$build/bench/bench_netdev" ]]; then
+  for prov in shm tcp; do
+    GMUX_NET_PROVIDER=$prov run "$build/tools/gmux/gmux" launch -n 2 --timeout 300 -- \
+      "$build/bench/bench_netdev"
+  done
+fi
 for prov in shm tcp; do
   echo "== net ordering stress over $prov: 2 ranks, 4 producer threads, 1,000,000 rounds each" >&2
   GMUX_NET_PROVIDER=$prov "$build/tools/gmux/gmux" launch -n 2 --timeout 1800 -- \

@@ -14,10 +14,11 @@
 #include "net/devstage.h"
 #include "net/internal.h"
 
-#define SVC_PAGE     4096u
-#define SVC_SPIN     256u
-#define SVC_YIELD    512u
-#define SVC_SLEEP_NS (50u * 1000u) /* longest idle sleep: bounds a kernel's first-op latency */
+#define SVC_PAGE      4096u
+#define SVC_SPIN      256u
+#define SVC_YIELD     512u
+#define SVC_BUSY_SPIN 4u            /* empty passes while a kernel waits before each yield */
+#define SVC_SLEEP_NS  (50u * 1000u) /* longest idle sleep: bounds a kernel's first-op latency */
 
 struct net_devsvc {
     gmux_comm_t *comm;
@@ -67,7 +68,7 @@ static void *svc_main(void *arg)
 {
     net_devsvc_t *s = arg;
     gmux_comm_t *comm = s->comm;
-    unsigned idle = 0;
+    unsigned idle = 0, busy_idle = 0;
     uint64_t sleep_ns = 1000;
     while (!atomic_load_explicit(&s->stop, memory_order_acquire)) {
         bool work = false;
@@ -84,10 +85,22 @@ static void *svc_main(void *arg)
         bool waiting =
             atomic_load_explicit(&s->mbox[GMUX_DEV_SVC_WAITERS], memory_order_acquire) != 0;
         if (waiting || rings_busy(comm)) {
-            /* a kernel waits or pushed: drive progress like a waiting CPU thread */
-            net_progress_try(comm);
-            work = true;
+            /* a kernel waits or pushed: drive progress like a waiting CPU
+             * thread, spinning while it does, but yielding after a run of
+             * passes that found nothing: on a machine with no core to spare
+             * a thread that never yields keeps the ones that would make
+             * progress (the peer's, the producer's) off the CPU for whole
+             * time slices */
+            if (net_progress_try(comm) > 0 || work) {
+                busy_idle = 0;
+            } else if (++busy_idle > SVC_BUSY_SPIN) {
+                sched_yield();
+            }
+            idle = 0;
+            sleep_ns = 1000;
+            continue;
         }
+        busy_idle = 0;
         if (work) {
             idle = 0;
             sleep_ns = 1000;

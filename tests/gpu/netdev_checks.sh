@@ -100,6 +100,21 @@ for path in kernel kernel_cpu; do
 done
 rm -f "$tmp"
 
+# 2b. the device API's software path on this host's CPU threads beside the host
+# API (bench/bench_netdev): what a kernel round trip costs before the GPU and
+# PCIe add theirs
+if [ -x "$BUILD/bench/bench_netdev" ]; then
+    tmp=$(mktemp)
+    if timeout 60 "$GMUX" launch -n 2 --timeout 58 -- "$BUILD/bench/bench_netdev" >"$tmp"; then
+        sed "s/^{/{\"mps\":$MPS,/" "$tmp" >>"$RES"
+    else
+        note netdev_cpu false 0
+        rc=1
+    fi
+    cat "$tmp"
+    rm -f "$tmp"
+fi
+
 # 3. MoE on GPU (exact) and on CPU threads, same sizes. moe_cuda runs with
 # three ways of claiming ring slots, alternated, twice each: compare-and-swap
 # retried at once (GMUX_NET_DEV_BACKOFF_NS=0, as in the runs of 2026-11-30),
