@@ -91,6 +91,10 @@ static void test_usage_errors(void **state)
     const char *a4[] = {"--workload", "no-such-workload", "--quiet", NULL};
     assert_int_equal(run(out1, a4), 1);
     assert_non_null(strstr(err, "no-such-workload"));
+    /* a trace that cannot be read: its path once, then why */
+    const char *a5[] = {"--trace", "/nonexistent/t.bin", "--quiet", NULL};
+    assert_int_equal(run(out1, a5), 1);
+    assert_non_null(strstr(err, "gmux sim: /nonexistent/t.bin: No such file or directory"));
 }
 
 static void test_sweep_writes_plot(void **state)

@@ -271,7 +271,12 @@ static int profile(const sim_job_t *job, sim_profile_t *prof)
     sim_hooks_t h = job_hooks(job);
     gmux_status_t st = sim_profile_run(&job->params, &h, prof, err, sizeof(err));
     if (st != GMUX_OK) {
-        fprintf(stderr, "gmux sim: %s: %s\n", job_name(job), err[0] ? err : gmux_status_str(st));
+        /* a trace's errors already begin with its path */
+        const char *name = job_name(job);
+        size_t n = strlen(name);
+        bool named = strncmp(err, name, n) == 0 && err[n] == ':';
+        fprintf(stderr, "gmux sim: %s%s%s\n", named ? "" : name, named ? "" : ": ",
+                err[0] ? err : gmux_status_str(st));
         return 1;
     }
     return 0;
