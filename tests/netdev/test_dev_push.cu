@@ -313,11 +313,14 @@ static uint64_t slot_word(const fake_t *f, unsigned s, int w)
     return f->slots[s * 8 + w] & ~GMUX_DEV_DESC_VALID;
 }
 
-static void test_batch(void **state)
+/* The batch, with either way of claiming: the same tickets, pieces and
+ * timeouts (a fetch-and-add batch also claims only what the hints and the
+ * head show room for). */
+static void batch_checks(uint32_t mode)
 {
-    (void)state;
     fake_t f;
     fake_init(&f);
+    f.h.claim_mode = mode;
     gmux_op_opts_t o = {GMUX_SIGNAL_SET, 0, 42, GMUX_NO_COUNTER};
     uint32_t issued = 99;
     assert_int_equal(batch(&f, 2, 1000, &issued, &o), GMUX_OK);
@@ -350,6 +353,18 @@ static void test_batch(void **state)
     assert_int_equal(f.tail, 6);
 }
 
+static void test_batch(void **state)
+{
+    (void)state;
+    batch_checks(GMUX_DEV_CLAIM_CAS);
+}
+
+static void test_batch_faa(void **state)
+{
+    (void)state;
+    batch_checks(GMUX_DEV_CLAIM_FAA);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -357,6 +372,7 @@ int main(void)
         cmocka_unit_test(test_stale_tail_hint),
         cmocka_unit_test(test_stale_tail_hint_full_ring),
         cmocka_unit_test(test_batch),
+        cmocka_unit_test(test_batch_faa),
         cmocka_unit_test(test_claim_stats),
         cmocka_unit_test(test_backoff_window),
         cmocka_unit_test(test_faa_claim),
