@@ -89,16 +89,19 @@ export GMUX_BUILD="$build" GMUX_GPU_OUT="$out" GMUX_ROOT="$root"
 # --- the checks, in priority order: NAME TIMEOUT_S COMMAND ------------------------
 # Each check exits 0 (pass), 77 (skipped: needs something absent) or other (fail),
 # and may append its own JSON records to $GMUX_GPU_OUT/results.jsonl.
+# Order: the probe, then the checks whose figures open issues still wait for
+# (shim-rate: issue 5's launch rate; netdev: issue 8's round trip and MoE), so
+# a lease cut short still yields them; then the rest, which have run before.
 g="$root/tests/gpu"
 checks=(
   "probe|30|ctest --test-dir $build -R '^test_gpu_(probe|vector_add)\$' --output-on-failure"
-  "calibrate|60|bash $g/calibrate_checks.sh $build"
-  "shim-progs|90|bash $g/shim_checks.sh $build progs"
   "shim-rate|75|bash $g/shim_checks.sh $build rate"
+  "netdev|120|bash $g/netdev_checks.sh $build"
+  "shim-progs|90|bash $g/shim_checks.sh $build progs"
+  "calibrate|60|bash $g/calibrate_checks.sh $build"
   "shim-record|60|bash $g/shim_checks.sh $build record"
   "shim-torch|100|bash $g/shim_checks.sh $build torch"
   "daemon|150|bash $g/daemon_checks.sh $build"
-  "netdev|100|bash $g/netdev_checks.sh $build"
   "shim-predict|150|bash $g/shim_checks.sh $build predict"
 )
 
