@@ -64,6 +64,54 @@ gmux_status_t gmux_wait_cond(gmux_comm_t *comm, bool (*cond)(void *arg), void *a
 /* Whether peer is a live rank of the communicator. */
 bool gmux_peer_alive(gmux_comm_t *comm, int peer);
 
+/*
+ * Device memory. Where the provider reaches device memory itself (it offers
+ * FI_HMEM and accepts the registration: a libfabric built with CUDA), a
+ * window or a put source may be device memory, and transfers go to and from
+ * it directly. Debian's libfabric cannot: callers then fall back, e.g. to
+ * the device API's staged windows (gmux/net_device.h). GMUX_NET_HMEM=0 turns
+ * the direct path off.
+ */
+typedef enum gmux_mem_kind {
+    GMUX_MEM_HOST = 0,      /* ordinary host memory */
+    GMUX_MEM_CUDA = 1,      /* CUDA device memory of device `device` */
+    GMUX_MEM_HOST_HMEM = 2, /* host memory through the provider's HMEM path
+                               (FI_HMEM_SYSTEM): the direct path without a GPU, for tests */
+} gmux_mem_kind_t;
+
+typedef struct gmux_mem {
+    gmux_mem_kind_t kind;
+    int device; /* CUDA device ordinal (GMUX_MEM_CUDA) */
+} gmux_mem_t;
+
+/* Collective, like gmux_window_register. Registers [base, base+size) of
+ * memory *mem as window win, written by the provider directly. On a rank
+ * whose provider cannot, fallback (a host buffer of size bytes) is registered
+ * instead and *direct_p (may be NULL) is false there; each rank decides for
+ * itself, and peers address the window the same way either way. With no
+ * fallback, or when any rank's registration failed, every rank's call fails
+ * (GMUX_ERR_UNSUPPORTED where nothing else went wrong). */
+gmux_status_t gmux_window_register_mem(gmux_comm_t *comm, void *base, size_t size,
+                                       const gmux_mem_t *mem, void *fallback, gmux_window_t *win_p,
+                                       bool *direct_p);
+
+/* Local. Lets puts take their source from [base, base+size) of memory *mem
+ * (device memory the CPU cannot read): the proxy hands the provider the
+ * registration, and never copies such a source itself (no inject, no
+ * coalescing). GMUX_ERR_UNSUPPORTED where the provider cannot reach it;
+ * GMUX_ERR_CAPACITY past 16 ranges. */
+gmux_status_t gmux_source_register_mem(gmux_comm_t *comm, void *base, size_t size,
+                                       const gmux_mem_t *mem);
+gmux_status_t gmux_source_deregister(gmux_comm_t *comm, void *base);
+
+/* How a rank's puts to itself are copied when their source or window is
+ * CUDA memory (the proxy executes those itself, in stream order): copy(arg,
+ * dst, src, n) returns 0 on success, e.g. a cudaMemcpy. Without one such a
+ * put fails with GMUX_ERR_UNSUPPORTED (at the context's next flush or
+ * quiet). The device API's handles set it. */
+typedef int (*gmux_mem_copy_fn)(void *arg, void *dst, const void *src, size_t n);
+void gmux_comm_set_mem_copy(gmux_comm_t *comm, gmux_mem_copy_fn copy, void *arg);
+
 /* The local address of window win, and its size (0 when not registered). */
 void *gmux_window_base(gmux_comm_t *comm, gmux_window_t win, size_t *size_p);
 

@@ -79,6 +79,9 @@
       "net: the proxy merges consecutive small contiguous puts and a following signal")            \
     X(NET_DIRECT, BOOL, "1",                                                                       \
       "net: a CPU thread executes an operation at once when its ring is empty (no ring trip)")     \
+    X(NET_HMEM, STRING, "auto",                                                                    \
+      "net: device memory the provider reaches (FI_HMEM) is registered directly, else staged: "    \
+      "auto (FI_HMEM where offered with remote atomics), rma (also without remote atomics), off")  \
     X(NET_PROVIDER, STRING, "auto",                                                                \
       "net transport: auto (shm on one host; across hosts cxi, efa, verbs;ofi_rxm or tcp, "        \
       "the first present), shm, tcp (tcp;ofi_rxm), verbs;ofi_rxm, efa or cxi")                     \

@@ -93,6 +93,8 @@ static void comm_free(gmux_comm_t *comm)
         free(comm->win[w].raddr);
         free(comm->win[w].key);
     }
+    for (uint32_t i = 0; i < comm->nhsrc; i++)
+        fi_close(&comm->hsrc[i].mr->fid);
     if (comm->scratch_mr)
         fi_close(&comm->scratch_mr->fid);
     if (comm->have_fab)
@@ -158,6 +160,12 @@ static gmux_status_t join_fabric(gmux_comm_t *comm, const char *prov, uint64_t d
     bool loopback = env_int("GMUX_NNODES", 1) <= 1;
     char shm_name[128];
     net_shm_name(comm->rank, "", shm_name, sizeof(shm_name));
+    const char *hs = COM_SETTING_STRING(NET_HMEM);
+    net_fab_hmem_t hmem = strcmp(hs, "off") == 0   ? NET_FAB_HMEM_OFF
+                          : strcmp(hs, "rma") == 0 ? NET_FAB_HMEM_RMA
+                                                   : NET_FAB_HMEM_AUTO;
+    if (hmem == NET_FAB_HMEM_AUTO && strcmp(hs, "auto") != 0)
+        COM_WARN(NET, "GMUX_NET_HMEM=%s: not auto, rma or off; using auto", hs);
     gmux_status_t st;
     if (strcmp(prov, "auto-hosts") == 0) {
         /* across hosts: a cluster fabric where present, else tcp. Every rank
@@ -165,9 +173,9 @@ static gmux_status_t join_fabric(gmux_comm_t *comm, const char *prov, uint64_t d
         static const char *const order[] = {"cxi", "efa", "verbs;ofi_rxm", "tcp"};
         st = GMUX_ERR_UNSUPPORTED;
         for (size_t i = 0; i < sizeof(order) / sizeof(order[0]) && st != GMUX_OK; i++)
-            st = net_fab_open(order[i], loopback, shm_name, &comm->fab);
+            st = net_fab_open(order[i], loopback, shm_name, hmem, &comm->fab);
     } else {
-        st = net_fab_open(prov, loopback, shm_name, &comm->fab);
+        st = net_fab_open(prov, loopback, shm_name, hmem, &comm->fab);
     }
     if (st != GMUX_OK)
         return st;
@@ -328,8 +336,27 @@ GMUX_API gmux_status_t gmux_comm_finalize(gmux_comm_t *comm)
     return st;
 }
 
-GMUX_API gmux_status_t gmux_window_register(gmux_comm_t *comm, void *base, size_t size,
-                                            gmux_window_t *win_p)
+/* Registers base with the provider as memory *mem (NULL: host) under key_req;
+ * GMUX_ERR_UNSUPPORTED where the provider cannot reach that memory. */
+static gmux_status_t mem_reg(gmux_comm_t *comm, void *base, size_t size, const gmux_mem_t *mem,
+                             uint64_t key_req, struct fid_mr **mr_p, uint64_t *key_p, void **desc_p)
+{
+    *desc_p = NULL;
+    if (!mem || mem->kind == GMUX_MEM_HOST)
+        return net_fab_mr_reg(&comm->fab, base, size, key_req, mr_p, key_p);
+    if (mem->kind != GMUX_MEM_CUDA && mem->kind != GMUX_MEM_HOST_HMEM)
+        return GMUX_ERR_INVALID;
+    enum fi_hmem_iface iface = mem->kind == GMUX_MEM_CUDA ? FI_HMEM_CUDA : FI_HMEM_SYSTEM;
+    return net_fab_mr_reg_hmem(&comm->fab, base, size, iface, mem->device, key_req, mr_p, key_p,
+                               desc_p);
+}
+
+/* The collective behind both window registrations: this rank registers base
+ * as *mem, or fallback (host) where that is unsupported; every rank learns
+ * the others' addresses, keys, sizes and outcomes, and all fail together. */
+static gmux_status_t window_register(gmux_comm_t *comm, void *base, size_t size,
+                                     const gmux_mem_t *mem, void *fallback, gmux_window_t *win_p,
+                                     bool *direct_p)
 {
     if (!comm || (!base && size) || !win_p)
         return GMUX_ERR_INVALID;
@@ -341,50 +368,144 @@ GMUX_API gmux_status_t gmux_window_register(gmux_comm_t *comm, void *base, size_
     net_win_t *win = &comm->win[w];
     win->raddr = calloc((size_t)comm->size, sizeof(uint64_t));
     win->key = calloc((size_t)comm->size, sizeof(uint64_t));
-    gmux_status_t st = GMUX_ERR_NOMEM;
-    if (!win->raddr || !win->key)
-        goto free_arrays;
-    uint64_t mine[3] = {0, 0, size};
-    if (comm->have_fab) {
-        uint64_t key;
-        net_progress_lock(comm);
-        st = net_fab_mr_reg(&comm->fab, base, size ? size : 1, (uint64_t)w + 1, &win->mr, &key);
-        pthread_mutex_unlock(&comm->progress_lock);
-        if (st != GMUX_OK)
-            goto free_arrays;
-        mine[0] = comm->fab.virt_addr ? (uint64_t)(uintptr_t)base : 0;
-        mine[1] = key;
+    if (!win->raddr || !win->key) {
+        free(win->raddr);
+        free(win->key);
+        win->raddr = win->key = NULL;
+        return GMUX_ERR_NOMEM;
     }
+    bool direct = mem && mem->kind != GMUX_MEM_HOST;
+    gmux_status_t st = GMUX_OK;
+    uint64_t key = 0;
+    void *desc;
+    if (direct && !comm->have_fab)
+        st = GMUX_ERR_UNSUPPORTED; /* nothing reaches it but this rank's own copies */
+    if (comm->have_fab) {
+        net_progress_lock(comm);
+        st = mem_reg(comm, base, size ? size : 1, mem, (uint64_t)w + 1, &win->mr, &key, &desc);
+        pthread_mutex_unlock(&comm->progress_lock);
+    }
+    if (st == GMUX_ERR_UNSUPPORTED && direct && fallback) {
+        direct = false;
+        base = fallback;
+        st = GMUX_OK;
+        if (comm->have_fab) {
+            net_progress_lock(comm);
+            st = mem_reg(comm, base, size ? size : 1, NULL, (uint64_t)w + 1, &win->mr, &key, &desc);
+            pthread_mutex_unlock(&comm->progress_lock);
+        }
+    }
+    /* address, key, size, outcome: a rank whose registration failed still
+     * takes part, so that no rank waits for it until the timeout */
+    uint64_t mine[4] = {comm->fab.virt_addr ? (uint64_t)(uintptr_t)base : 0, key, size,
+                        (uint64_t)(-(int64_t)st)};
+    if (!comm->have_fab)
+        mine[0] = mine[1] = 0;
     if (comm->boot) {
         uint64_t *all = NULL;
-        st = net_boot_allgather(comm->boot, mine, sizeof(mine), (void **)&all,
-                                com_deadline_after_ns(timeout_ns(comm)));
-        if (st != GMUX_OK)
+        gmux_status_t xs = net_boot_allgather(comm->boot, mine, sizeof(mine), (void **)&all,
+                                              com_deadline_after_ns(timeout_ns(comm)));
+        if (xs != GMUX_OK) {
+            st = xs;
             goto close_mr;
+        }
         for (int r = 0; r < comm->size; r++) {
-            win->raddr[r] = all[3 * r];
-            win->key[r] = all[3 * r + 1];
-            if (all[3 * r + 2] != size)
+            win->raddr[r] = all[4 * r];
+            win->key[r] = all[4 * r + 1];
+            if (st == GMUX_OK && all[4 * r + 3] != 0)
+                st = (gmux_status_t)(-(int64_t)all[4 * r + 3]); /* that rank's failure */
+            if (st == GMUX_OK && all[4 * r + 2] != size)
                 st = GMUX_ERR_INVALID; /* not symmetric */
         }
         free(all);
-        if (st != GMUX_OK)
-            goto close_mr;
+    } else {
+        win->raddr[comm->rank] = mine[0];
+        win->key[comm->rank] = mine[1];
     }
+    if (st != GMUX_OK)
+        goto close_mr;
     win->base = base;
     win->size = size;
+    win->mem = (uint8_t)(direct ? mem->kind : GMUX_MEM_HOST);
     win->used = true;
     *win_p = (gmux_window_t)w;
+    if (direct_p)
+        *direct_p = direct;
     return GMUX_OK;
 close_mr:
     if (win->mr)
         fi_close(&win->mr->fid);
     win->mr = NULL;
-free_arrays:
     free(win->raddr);
     free(win->key);
     win->raddr = win->key = NULL;
     return st;
+}
+
+GMUX_API gmux_status_t gmux_window_register(gmux_comm_t *comm, void *base, size_t size,
+                                            gmux_window_t *win_p)
+{
+    return window_register(comm, base, size, NULL, NULL, win_p, NULL);
+}
+
+GMUX_API gmux_status_t gmux_window_register_mem(gmux_comm_t *comm, void *base, size_t size,
+                                                const gmux_mem_t *mem, void *fallback,
+                                                gmux_window_t *win_p, bool *direct_p)
+{
+    if (!mem)
+        return GMUX_ERR_INVALID;
+    return window_register(comm, base, size, mem, fallback, win_p, direct_p);
+}
+
+GMUX_API gmux_status_t gmux_source_register_mem(gmux_comm_t *comm, void *base, size_t size,
+                                                const gmux_mem_t *mem)
+{
+    if (!comm || !base || size == 0 || !mem || mem->kind == GMUX_MEM_HOST)
+        return GMUX_ERR_INVALID;
+    if (!comm->have_fab)
+        return GMUX_ERR_UNSUPPORTED;
+    net_progress_lock(comm);
+    gmux_status_t st = GMUX_ERR_CAPACITY;
+    if (comm->nhsrc < NET_MAX_HSRC) {
+        net_hsrc_t h = {.base = (uint64_t)(uintptr_t)base, .size = size, .mem = (uint8_t)mem->kind};
+        uint64_t key;
+        /* sources are never addressed remotely; keys past the windows' and scratch's */
+        st = mem_reg(comm, base, size, mem, NET_MAX_WINDOWS + 2 + comm->hsrc_keys++, &h.mr, &key,
+                     &h.desc);
+        if (st == GMUX_OK)
+            comm->hsrc[comm->nhsrc++] = h;
+    }
+    pthread_mutex_unlock(&comm->progress_lock);
+    return st;
+}
+
+GMUX_API gmux_status_t gmux_source_deregister(gmux_comm_t *comm, void *base)
+{
+    if (!comm || !base)
+        return GMUX_ERR_INVALID;
+    gmux_status_t st = GMUX_ERR_NOT_FOUND;
+    /* under the lock: the proxy posts from it only while holding it, and
+     * what it posted earlier completes before the caller's flush returns */
+    net_progress_lock(comm);
+    for (uint32_t i = 0; i < comm->nhsrc && st != GMUX_OK; i++) {
+        if (comm->hsrc[i].base == (uint64_t)(uintptr_t)base) {
+            fi_close(&comm->hsrc[i].mr->fid);
+            comm->hsrc[i] = comm->hsrc[--comm->nhsrc];
+            st = GMUX_OK;
+        }
+    }
+    pthread_mutex_unlock(&comm->progress_lock);
+    return st;
+}
+
+GMUX_API void gmux_comm_set_mem_copy(gmux_comm_t *comm, gmux_mem_copy_fn copy, void *arg)
+{
+    if (!comm)
+        return;
+    net_progress_lock(comm);
+    comm->mem_copy = copy;
+    comm->mem_copy_arg = arg;
+    pthread_mutex_unlock(&comm->progress_lock);
 }
 
 GMUX_API gmux_status_t gmux_window_deregister(gmux_comm_t *comm, gmux_window_t w)

@@ -41,7 +41,7 @@ gmux_status_t net_fab_status(int fi_ret)
     }
 }
 
-static struct fi_info *make_hints(const char *prov_name)
+static struct fi_info *make_hints(const char *prov_name, bool hmem, bool atomics)
 {
     struct fi_info *h = fi_allocinfo();
     if (!h)
@@ -50,6 +50,14 @@ static struct fi_info *make_hints(const char *prov_name)
     h->caps |= FI_READ | FI_REMOTE_READ | FI_ATOMIC; /* net_ext: get and remote atomics */
     h->ep_attr->type = FI_EP_RDM;
     h->domain_attr->mr_mode = FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
+    if (hmem) {
+        /* device memory registered with its interface; its local buffers
+         * carry their registration's descriptor (FI_MR_HMEM) */
+        h->caps |= FI_HMEM;
+        h->domain_attr->mr_mode |= FI_MR_HMEM;
+    }
+    if (!atomics)
+        h->caps &= ~(uint64_t)FI_ATOMIC;
     h->domain_attr->threading = FI_THREAD_DOMAIN;
     h->mode = FI_CONTEXT | FI_CONTEXT2;
     h->fabric_attr->prov_name = strdup(prov_name);
@@ -57,7 +65,7 @@ static struct fi_info *make_hints(const char *prov_name)
 }
 
 gmux_status_t net_fab_open(const char *provider, bool loopback, const char *shm_name,
-                           net_fab_t *fab)
+                           net_fab_hmem_t hmem, net_fab_t *fab)
 {
     memset(fab, 0, sizeof(*fab));
     bool tcp = strcmp(provider, "tcp") == 0;
@@ -71,25 +79,37 @@ gmux_status_t net_fab_open(const char *provider, bool loopback, const char *shm_
         return GMUX_ERR_UNSUPPORTED; /* single-host jobs stay on shm or loopback tcp */
     if (tcp && loopback)
         setenv("FI_TCP_IFACE", "lo", 1); /* the project's loopback-only rule */
-    struct fi_info *hints = make_hints(tcp ? "tcp;ofi_rxm" : provider);
-    if (!hints)
-        return GMUX_ERR_NOMEM;
-    if (shm && shm_name) {
-        /* a name of our own: the default (the pid) collides with the leftovers
-         * of a killed process whose pid was recycled */
-        char addr[NET_FAB_NAME_MAX];
-        int n = snprintf(addr, sizeof(addr), "fi_shm://%s", shm_name);
-        hints->addr_format = FI_ADDR_STR;
-        hints->src_addr = strdup(addr);
-        hints->src_addrlen = (size_t)n + 1;
-        if (!hints->src_addr) {
-            fi_freeinfo(hints);
+    /* what to ask for, in turn, until a provider answers: FI_HMEM with
+     * everything else, FI_HMEM without remote atomics (libfabric 1.17's shm
+     * offers only that), none */
+    static const bool ask_hmem[] = {true, true, false}, ask_atomics[] = {true, false, true};
+    const char *node = tcp && loopback ? "127.0.0.1" : NULL;
+    uint64_t flags = tcp && loopback ? FI_SOURCE : 0;
+    int ret = -FI_ENODATA;
+    for (int k = 0; k < 3 && ret == -FI_ENODATA; k++) {
+        if ((ask_hmem[k] && hmem == NET_FAB_HMEM_OFF) ||
+            (!ask_atomics[k] && hmem != NET_FAB_HMEM_RMA))
+            continue;
+        struct fi_info *hints =
+            make_hints(tcp ? "tcp;ofi_rxm" : provider, ask_hmem[k], ask_atomics[k]);
+        if (!hints)
             return GMUX_ERR_NOMEM;
+        if (shm && shm_name) {
+            /* a name of our own: the default (the pid) collides with the leftovers
+             * of a killed process whose pid was recycled */
+            char addr[NET_FAB_NAME_MAX];
+            int n = snprintf(addr, sizeof(addr), "fi_shm://%s", shm_name);
+            hints->addr_format = FI_ADDR_STR;
+            hints->src_addr = strdup(addr);
+            hints->src_addrlen = (size_t)n + 1;
+            if (!hints->src_addr) {
+                fi_freeinfo(hints);
+                return GMUX_ERR_NOMEM;
+            }
         }
+        ret = fi_getinfo(FI_VERSION(1, 17), node, NULL, flags, hints, &fab->info);
+        fi_freeinfo(hints);
     }
-    int ret = fi_getinfo(FI_VERSION(1, 17), tcp && loopback ? "127.0.0.1" : NULL, NULL,
-                         tcp && loopback ? FI_SOURCE : 0, hints, &fab->info);
-    fi_freeinfo(hints);
     gmux_status_t st = net_fab_status(ret);
     if (st != GMUX_OK) {
         COM_ERROR(NET, "fi_getinfo(%s): %s", provider, fi_strerror(-ret));
@@ -99,6 +119,8 @@ gmux_status_t net_fab_open(const char *provider, bool loopback, const char *shm_
     fab->prov_name = fi->fabric_attr->prov_name;
     fab->virt_addr = (fi->domain_attr->mr_mode & FI_MR_VIRT_ADDR) != 0;
     fab->prov_key = (fi->domain_attr->mr_mode & FI_MR_PROV_KEY) != 0;
+    fab->hmem = (fi->caps & FI_HMEM) != 0;
+    fab->atomics = (fi->caps & FI_ATOMIC) != 0;
     fab->inject_size = fi->tx_attr->inject_size;
     /* libfabric 1.17's tcp provider queues an injected write without marking
      * it as such; when the connection to a dead peer is torn down it reports
@@ -186,5 +208,31 @@ gmux_status_t net_fab_mr_reg(net_fab_t *fab, void *base, size_t size, uint64_t k
         return net_fab_status(ret);
     }
     *key_p = fi_mr_key(*mr_p);
+    return GMUX_OK;
+}
+
+gmux_status_t net_fab_mr_reg_hmem(net_fab_t *fab, void *base, size_t size, enum fi_hmem_iface iface,
+                                  int device, uint64_t key_req, struct fid_mr **mr_p,
+                                  uint64_t *key_p, void **desc_p)
+{
+    if (!fab->hmem)
+        return GMUX_ERR_UNSUPPORTED;
+    struct iovec iov = {.iov_base = base, .iov_len = size};
+    struct fi_mr_attr attr = {.mr_iov = &iov,
+                              .iov_count = 1,
+                              .access = NET_FAB_MR_ACCESS | FI_SEND,
+                              .requested_key = key_req,
+                              .iface = iface};
+    if (iface == FI_HMEM_CUDA)
+        attr.device.cuda = device;
+    int ret = fi_mr_regattr(fab->domain, &attr, 0, mr_p);
+    if (ret) {
+        /* e.g. a libfabric built without that interface: the caller stages */
+        COM_INFO(NET, "fi_mr_regattr(%zu bytes, interface %d): %s", size, (int)iface,
+                 fi_strerror(-ret));
+        return GMUX_ERR_UNSUPPORTED;
+    }
+    *key_p = fi_mr_key(*mr_p);
+    *desc_p = fi_mr_desc(*mr_p);
     return GMUX_OK;
 }

@@ -38,6 +38,8 @@ typedef struct net_fab {
     size_t namelen;
     bool virt_addr;         /* remote addresses are virtual addresses (else offsets) */
     bool prov_key;          /* the provider chooses keys */
+    bool hmem;              /* FI_HMEM: device memory may be registered (FI_MR_HMEM) */
+    bool atomics;           /* FI_ATOMIC: remote atomics (net_ext) */
     size_t inject_size;     /* messages (fi_inject) */
     size_t rma_inject_size; /* writes (fi_inject_writedata); 0: never inject writes */
     size_t max_msg;
@@ -51,9 +53,15 @@ gmux_status_t net_fab_status(int fi_ret);
 /* Opens provider "shm", "tcp" (tcp;ofi_rxm), or for multi-host jobs
  * "verbs;ofi_rxm", "efa" or "cxi"; loopback pins tcp to lo and 127.0.0.1. shm_name (may be NULL)
  * names the shm endpoint; its region is /dev/shm/<shm_name>:..., so a launcher can remove those of
- * killed ranks. */
+ * killed ranks. hmem: whether to ask for FI_HMEM as well (fab->hmem says whether it was granted;
+ * where it is not, the endpoint opens without it). */
+typedef enum net_fab_hmem {
+    NET_FAB_HMEM_OFF,  /* never */
+    NET_FAB_HMEM_AUTO, /* with everything else, or not at all */
+    NET_FAB_HMEM_RMA,  /* also at the price of remote atomics (fab->atomics false) */
+} net_fab_hmem_t;
 gmux_status_t net_fab_open(const char *provider, bool loopback, const char *shm_name,
-                           net_fab_t *fab);
+                           net_fab_hmem_t hmem, net_fab_t *fab);
 void net_fab_close(net_fab_t *fab);
 
 /* Inserts the n ranks' addresses (n * NET_FAB_NAME_MAX bytes). */
@@ -63,5 +71,13 @@ gmux_status_t net_fab_insert(net_fab_t *fab, const char *names, int n);
  * does not choose keys. */
 gmux_status_t net_fab_mr_reg(net_fab_t *fab, void *base, size_t size, uint64_t key_req,
                              struct fid_mr **mr_p, uint64_t *key_p);
+
+/* Registers [base, base+size) of memory interface iface (device: the CUDA
+ * ordinal) for remote writes and as a local source; *desc_p is what local
+ * transfers from it pass. GMUX_ERR_UNSUPPORTED when the provider lacks
+ * FI_HMEM or refuses the registration (a libfabric built without CUDA). */
+gmux_status_t net_fab_mr_reg_hmem(net_fab_t *fab, void *base, size_t size, enum fi_hmem_iface iface,
+                                  int device, uint64_t key_req, struct fid_mr **mr_p,
+                                  uint64_t *key_p, void **desc_p);
 
 #endif /* NET_FAB_H */

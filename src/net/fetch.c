@@ -149,9 +149,15 @@ GMUX_API gmux_status_t gmux_get(gmux_comm_t *comm, uint32_t ctx, int peer, gmux_
         /* own memory: post what the rings hold first, then copy */
         net_progress_lock(comm);
         net_progress_locked(comm);
+        const void *from = (const char *)w->base + offset;
+        if (w->mem != GMUX_MEM_HOST && comm->mem_copy)
+            st = comm->mem_copy(comm->mem_copy_arg, dst, from, size) ? GMUX_ERR_DRIVER : GMUX_OK;
+        else if (w->mem == GMUX_MEM_CUDA)
+            st = GMUX_ERR_UNSUPPORTED;
+        else
+            memmove(dst, from, size);
         pthread_mutex_unlock(&comm->progress_lock);
-        memmove(dst, (const char *)w->base + offset, size);
-        return GMUX_OK;
+        return st;
     }
     size_t chunk = comm->fab.max_msg ? comm->fab.max_msg : size;
     for (size_t done = 0; done < size && st == GMUX_OK;) {
@@ -226,6 +232,8 @@ GMUX_API gmux_status_t gmux_atomic(gmux_comm_t *comm, uint32_t ctx, int peer, gm
         return GMUX_ERR_INVALID;
     const net_win_t *w = &comm->win[win];
     uint64_t old = 0;
+    if (comm->have_fab && !comm->fab.atomics)
+        return GMUX_ERR_UNSUPPORTED; /* GMUX_NET_HMEM=rma chose FI_HMEM over them */
     if (!comm->have_fab) {
         old = local_atomic((char *)w->base + offset, op, bytes, operand, compare);
     } else {

@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include <gmux/net.h>
+#include <gmux/net_ext.h>
 
 #include "net/boot.h"
 #include "net/boot_proto.h"
@@ -57,6 +58,7 @@ typedef struct net_stats {
     uint64_t cq_reads;   /* fi_cq_read calls */
     uint64_t cq_entries; /* completions they returned */
     uint64_t descs;      /* descriptors consumed from the rings or executed directly */
+    uint64_t dev_writes; /* writes posted from a registered device source, with its descriptor */
 } net_stats_t;
 
 typedef struct net_rx {
@@ -75,12 +77,22 @@ typedef struct net_out {
 
 typedef struct net_win {
     bool used;
+    uint8_t mem; /* gmux_mem_kind_t registered (GMUX_MEM_HOST after a fallback) */
     void *base;
     size_t size;
     struct fid_mr *mr;
     uint64_t *raddr; /* per rank: address (or 0 for offset-addressed providers) */
     uint64_t *key;   /* per rank */
 } net_win_t;
+
+/* A put source in memory the provider reaches through FI_HMEM. */
+#define NET_MAX_HSRC 16
+typedef struct net_hsrc {
+    uint64_t base, size;
+    uint8_t mem; /* gmux_mem_kind_t: GMUX_MEM_CUDA or GMUX_MEM_HOST_HMEM */
+    struct fid_mr *mr;
+    void *desc; /* fi_mr_desc(mr): passed with every transfer from it */
+} net_hsrc_t;
 
 struct gmux_team {
     gmux_comm_t *comm;
@@ -111,6 +123,11 @@ struct gmux_comm {
     uint64_t *ctx_issued;   /* per ctx: ops posted (under the lock) */
 
     net_win_t win[NET_MAX_WINDOWS];
+    net_hsrc_t hsrc[NET_MAX_HSRC]; /* [0, nhsrc): registered device sources */
+    uint32_t nhsrc;                /* written under progress_lock */
+    uint64_t hsrc_keys;            /* source registrations made (their keys) */
+    gmux_mem_copy_fn mem_copy;     /* self puts involving CUDA memory (may be NULL) */
+    void *mem_copy_arg;
     uint64_t *scratch; /* [0]: target of lone signals' carriers; [1]: their source */
     struct fid_mr *scratch_mr;
     uint64_t *scratch_raddr; /* per rank */
@@ -193,6 +210,18 @@ gmux_status_t net_send_quiet_req(gmux_comm_t *comm, uint32_t ctx, int peer, uint
 /* Whether any op of ctx with id < below is still outstanding; ops to dead
  * peers do not count (the context's error becomes GMUX_ERR_PEER). LOCKING: held. */
 bool net_ctx_outstanding_below(gmux_comm_t *comm, uint32_t ctx, uint64_t below);
+
+/* comm.c: the registered device source holding [src, src+size), or NULL.
+ * LOCKING: progress_lock held. */
+static inline const net_hsrc_t *net_hsrc_find(const gmux_comm_t *comm, uint64_t src, uint64_t size)
+{
+    for (uint32_t i = 0; i < comm->nhsrc; i++) {
+        const net_hsrc_t *h = &comm->hsrc[i];
+        if (src >= h->base && size <= h->size && src - h->base <= h->size - size)
+            return h;
+    }
+    return NULL;
+}
 
 /* ops.c: the waiting discipline of every blocking call. cond returns true
  * when satisfied; the wait drives progress itself. */

@@ -151,10 +151,11 @@ static gmux_status_t send_signal(gmux_comm_t *comm, const net_desc_t *d, uint32_
  * data. BUSY when no op is free. */
 static gmux_status_t post_write(gmux_comm_t *comm, const net_desc_t *d, net_out_t *o,
                                 uint64_t raddr, uint64_t key, const void *buf, size_t len,
-                                uint32_t counter, net_cqd_t *c)
+                                void *desc, uint32_t counter, net_cqd_t *c)
 {
     fi_addr_t dest = comm->fab.peers[d->peer];
-    bool inject = len <= comm->fab.rma_inject_size;
+    /* a device source (desc) is read by the provider only: inject would memcpy it */
+    bool inject = !desc && len <= comm->fab.rma_inject_size;
     net_op_t *op = NULL;
     if (!inject) {
         op = op_get(comm);
@@ -177,7 +178,7 @@ static gmux_status_t post_write(gmux_comm_t *comm, const net_desc_t *d, net_out_
         net_shmguard_enter(comm->guard, (int)d->peer);
         ssize_t r =
             inject ? fi_inject_writedata(comm->fab.ep, buf, len, data, dest, raddr, key)
-                   : fi_writedata(comm->fab.ep, buf, len, NULL, data, dest, raddr, key, &op->fctx);
+                   : fi_writedata(comm->fab.ep, buf, len, desc, data, dest, raddr, key, &op->fctx);
         net_shmguard_leave(comm->guard);
         if (r == 0)
             break;
@@ -205,20 +206,34 @@ static gmux_status_t post_write(gmux_comm_t *comm, const net_desc_t *d, net_out_
     o->wseq++;
     comm->ctx_issued[d->ctx]++;
     comm->stats.writes++;
+    comm->stats.dev_writes += desc && !inject;
     if (inject)
         bump_counter(comm, counter);
     return GMUX_OK;
 }
 
-/* Executes a descriptor addressed to this rank itself: in order, at once. */
+/* Executes a descriptor addressed to this rank itself: in order, at once.
+ * A window or source registered as device memory is copied through the
+ * comm's mem_copy (CUDA memory cannot be copied without one). */
 static void exec_self(gmux_comm_t *comm, const net_desc_t *d)
 {
     if (d->opcode == NET_OP_PUT || d->opcode == NET_OP_PUT_VALUE) {
         char *dst = (char *)comm->win[d->window].base + d->offset;
-        if (d->opcode == NET_OP_PUT)
-            memmove(dst, (const void *)(uintptr_t)d->src, d->size);
+        const void *src = d->opcode == NET_OP_PUT ? (const void *)(uintptr_t)d->src : &d->src;
+        const net_hsrc_t *h =
+            d->opcode == NET_OP_PUT && comm->nhsrc ? net_hsrc_find(comm, d->src, d->size) : NULL;
+        uint8_t wmem = comm->win[d->window].mem, smem = h ? h->mem : GMUX_MEM_HOST;
+        gmux_status_t st = GMUX_OK;
+        if ((wmem != GMUX_MEM_HOST || smem != GMUX_MEM_HOST) && comm->mem_copy)
+            st = comm->mem_copy(comm->mem_copy_arg, dst, src, d->size) ? GMUX_ERR_DRIVER : GMUX_OK;
+        else if (wmem == GMUX_MEM_CUDA || smem == GMUX_MEM_CUDA)
+            st = GMUX_ERR_UNSUPPORTED;
         else
-            memcpy(dst, &d->src, d->size);
+            memmove(dst, src, d->size);
+        if (st != GMUX_OK) {
+            set_ctx_error(comm, d->ctx, st);
+            return; /* no counter, no signal: the data is not there */
+        }
         if (d->flags & NET_DESC_F_COUNTER)
             bump_counter(comm, d->counter_id);
     }
@@ -281,14 +296,16 @@ static gmux_status_t exec_desc(gmux_comm_t *comm, const net_desc_t *d, const net
     if ((d->opcode == NET_OP_PUT && d->size > 0) || d->opcode == NET_OP_PUT_VALUE) {
         const net_win_t *w = &comm->win[d->window];
         const void *buf = d->opcode == NET_OP_PUT ? (const void *)(uintptr_t)d->src : &d->src;
+        const net_hsrc_t *h =
+            d->opcode == NET_OP_PUT && comm->nhsrc ? net_hsrc_find(comm, d->src, d->size) : NULL;
         st = post_write(comm, d, o, w->raddr[d->peer] + d->offset, w->key[d->peer], buf, d->size,
-                        counter, &c);
+                        h ? h->desc : NULL, counter, &c);
         for (uint32_t k = 0; st == GMUX_OK && b && k < b->ncounter; k++)
             bump_counter(comm, b->counters[k]); /* gathered: injected, sources consumed */
     } else if (sop) {
         /* a signal alone rides on an 8-byte write to the peer's scratch word */
         st = post_write(comm, d, o, comm->scratch_raddr[d->peer], comm->scratch_key[d->peer],
-                        &comm->scratch[1], 8, GMUX_NO_COUNTER, &c);
+                        &comm->scratch[1], 8, NULL, GMUX_NO_COUNTER, &c);
         if (st == GMUX_OK && d->opcode == NET_OP_PUT)
             bump_counter(comm, counter);
     } else if (d->opcode == NET_OP_PUT) {
@@ -443,12 +460,21 @@ struct batch_peek {
     uint64_t base; /* the batch's first descriptor, counted from head */
 };
 
+/* Whether d's source is device memory: read by the provider only, so never
+ * gathered into a batch (the gather copies with the CPU). */
+static bool desc_dev_source(const gmux_comm_t *comm, const net_desc_t *d)
+{
+    return comm->nhsrc && d->opcode == NET_OP_PUT && net_hsrc_find(comm, d->src, d->size);
+}
+
 static gmux_status_t batch_peek(void *arg, uint64_t k, net_desc_t *d)
 {
     struct batch_peek *a = arg;
     gmux_status_t st = net_ring_peek_at(a->ring, a->base + k, d);
     if (st == GMUX_OK && !desc_valid(a->comm, d))
         return GMUX_ERR_INVALID; /* executed alone, where it is reported */
+    if (st == GMUX_OK && desc_dev_source(a->comm, d))
+        return GMUX_ERR_UNSUPPORTED; /* ends the batch before it */
     return st;
 }
 
@@ -460,7 +486,8 @@ static bool batch_start(gmux_comm_t *comm, net_ring_t *ring, uint64_t k, const n
     net_desc_t next;
     return comm->coalesce && comm->have_fab && net_ring_peek_at(ring, k + 1, &next) == GMUX_OK &&
            (d->opcode == NET_OP_PUT || d->opcode == NET_OP_PUT_VALUE) && desc_valid(comm, d) &&
-           (int)d->peer != comm->rank && !net_peer_dead(comm, (int)d->peer);
+           (int)d->peer != comm->rank && !net_peer_dead(comm, (int)d->peer) &&
+           !desc_dev_source(comm, d);
 }
 
 /* Drains up to DRAIN_BATCH descriptors of ring i, merging consecutive ones

@@ -9,6 +9,8 @@
  *                              last or alone after them (what the proxy merges): every
  *                              signal after its data, exact bytes, every counter bumped
  *   net_rank semantics         counters, flush (source reuse) and quiet (remote completion)
+ *   net_rank hmem EXPECT       windows and put sources registered as device memory, direct
+ *                              or staged as EXPECT says (net_rank_hmem.c)
  *   net_rank teams             barriers over world and strided teams
  *   net_rank kill              the last rank dies (SIGKILL); the others must see GMUX_ERR_PEER
  *   net_rank killlock          the same on shm, the victim dying while it holds its own and
@@ -581,7 +583,8 @@ int main(int argc, char **argv)
 {
     if (argc < 2) {
         fprintf(stderr,
-                "usage: net_rank data|order|mixed|coalesce|semantics|teams|kill|killlock [args]\n");
+                "usage: net_rank data|order|mixed|coalesce|semantics|hmem|teams|kill|killlock "
+                "[args]\n");
         return 2;
     }
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -616,6 +619,8 @@ int main(int argc, char **argv)
         rc = mode_coalesce(strtoull(argv[2], NULL, 0));
     else if (strcmp(argv[1], "semantics") == 0)
         rc = mode_semantics();
+    else if (strcmp(argv[1], "hmem") == 0 && argc == 3)
+        rc = mode_hmem(argv[2]);
     else if (strcmp(argv[1], "teams") == 0)
         rc = mode_teams();
     else if (strcmp(argv[1], "kill") == 0)

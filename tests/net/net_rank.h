@@ -20,4 +20,7 @@ extern int me, n;
  * one stream (src/net/proxy.c, net_progress_direct). */
 int mode_mixed(uint64_t rounds, int threads);
 
+/* net_rank_hmem.c: windows and sources registered as device memory. */
+int mode_hmem(const char *expect);
+
 #endif /* NET_RANK_H */

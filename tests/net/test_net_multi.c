@@ -109,6 +109,27 @@ static void test_mixed(void **state)
     extra_env = NULL;
 }
 
+/* Device memory through FI_HMEM (net_rank_hmem.c, host memory standing in
+ * for the GPU's): off must stage; shm with GMUX_NET_HMEM=rma must go direct
+ * (libfabric 1.17's shm offers FI_HMEM only without remote atomics); auto
+ * takes what the provider offers with everything else. */
+static void test_hmem(void **state)
+{
+    (void)state;
+    extra_env = "GMUX_NET_HMEM=off";
+    expect_ok(2, "hmem", "staged", NULL, "hmem ok (staged");
+    extra_env = "GMUX_NET_HMEM=rma";
+    if (strcmp(NET_PROVIDER, "shm") == 0) {
+        expect_ok(2, "hmem", "direct", NULL, "hmem ok (direct, atomics no)");
+        expect_ok(4, "hmem", "direct", NULL, "hmem ok (direct");
+    } else {
+        expect_ok(2, "hmem", "any", NULL, "hmem ok");
+    }
+    extra_env = NULL;
+    expect_ok(2, "hmem", "any", NULL, "hmem ok");
+    expect_ok(3, "hmem", "any", NULL, "atomics yes"); /* auto keeps them */
+}
+
 static void test_peer_killed(void **state)
 {
     (void)state;
@@ -148,6 +169,7 @@ int main(void)
         cmocka_unit_test(test_order),
         cmocka_unit_test(test_order_proxy_only),
         cmocka_unit_test(test_mixed),
+        cmocka_unit_test(test_hmem),
         cmocka_unit_test(test_peer_killed),
         cmocka_unit_test(test_peer_killed_holding_lock),
     };

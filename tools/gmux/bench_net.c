@@ -354,7 +354,7 @@ static void exchange_raw(struct ctx *c)
     const char *prov = strncmp(gmux_comm_provider(c->comm), "tcp", 3) == 0 ? "tcp" : "shm";
     char name[128];
     net_shm_name(c->me, "-raw", name, sizeof(name));
-    must(net_fab_open(prov, true, name, &r->fab), "raw endpoint");
+    must(net_fab_open(prov, true, name, NET_FAB_HMEM_OFF, &r->fab), "raw endpoint");
     /* the raw target buffer: a second window-sized region */
     r->dst = zalloc(MAX_BYTES);
     must(net_fab_mr_reg(&r->fab, r->dst, MAX_BYTES, 77, &r->mr, &r->key), "raw mr");
