@@ -386,6 +386,7 @@ static gmux_status_t window_register(gmux_comm_t *comm, void *base, size_t size,
         pthread_mutex_unlock(&comm->progress_lock);
     }
     if (st == GMUX_ERR_UNSUPPORTED && direct && fallback) {
+        win->mr = NULL;
         direct = false;
         base = fallback;
         st = GMUX_OK;

@@ -62,6 +62,13 @@ static int stage_h2d(void *arg, void *dst_dev, const void *src_host, size_t n)
     return stage_copy((dev_map_t *)arg, dst_dev, src_host, n, cudaMemcpyHostToDevice);
 }
 
+/* A rank's puts to itself where device memory is involved (direct windows
+ * and sources): any direction, unified addressing tells which. */
+static int stage_any(void *arg, void *dst, const void *src, size_t n)
+{
+    return stage_copy((dev_map_t *)arg, dst, src, n, cudaMemcpyDefault);
+}
+
 static void *stage_alloc(void *arg, size_t n)
 {
     (void)arg;
@@ -109,7 +116,14 @@ static gmux_status_t create(gmux_comm_t *comm, bool staged, gmux_dev_handle_t *h
         return GMUX_ERR_NOMEM;
     gmux_dev_handle_t h;
     net_devsvc_t *svc = NULL;
-    net_devstage_copy_t copy = {stage_d2h, stage_h2d, stage_alloc, stage_free, m};
+    int cur = 0;
+    if ((st = cuda_status(cudaGetDevice(&cur), "cudaGetDevice")) != GMUX_OK) {
+        free(m);
+        return st;
+    }
+    /* device windows and sources go direct where the provider reaches CUDA memory */
+    net_devstage_copy_t copy = {stage_d2h,  stage_h2d, stage_alloc, stage_free,
+                                m,          {GMUX_MEM_CUDA, cur}, stage_any};
     if (staged && (st = cuda_status(cudaStreamCreateWithFlags(&m->stream, cudaStreamNonBlocking),
                                     "cudaStreamCreate")) != GMUX_OK) {
         free(m);

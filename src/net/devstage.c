@@ -16,6 +16,7 @@
 typedef struct stage_win {
     bool used;
     bool target; /* a window remote puts land in; else a local source range */
+    bool direct; /* registered as device memory: no shadow, no bounce */
     gmux_window_t win;
     char *dev;    /* device buffer */
     char *shadow; /* pinned host shadow, registered with the comm */
@@ -63,6 +64,8 @@ gmux_status_t net_devstage_create(gmux_comm_t *comm, const net_devstage_copy_t *
     if (!s->arena)
         goto free_stage;
     s->arena_bytes = arena_bytes;
+    if (copy->copy)
+        gmux_comm_set_mem_copy(comm, copy->copy, copy->arg);
     for (uint32_t i = 0; i < s->nrings; i++) {
         if ((st = net_ring_create(comm->ring_slots, &s->rings[i])) != GMUX_OK)
             goto free_stage;
@@ -82,6 +85,8 @@ void net_devstage_destroy(net_devstage_t *s)
 {
     if (!s)
         return;
+    if (s->copy.copy)
+        gmux_comm_set_mem_copy(s->comm, NULL, NULL);
     for (uint32_t i = 0; s->rings && i < s->nrings; i++)
         if (s->rings[i].mem)
             net_ring_destroy(&s->rings[i]);
@@ -113,11 +118,58 @@ size_t net_devstage_ranges(const net_devstage_t *s, net_devsvc_range_t *out, siz
     return n;
 }
 
+/* Whether the provider reaches [dev_base, +size) as the handle's device
+ * memory: a registration tried and undone (local). */
+static bool stage_reachable(net_devstage_t *s, void *dev_base, size_t size)
+{
+    if (s->copy.mem.kind == GMUX_MEM_HOST ||
+        gmux_source_register_mem(s->comm, dev_base, size, &s->copy.mem) != GMUX_OK)
+        return false;
+    gmux_source_deregister(s->comm, dev_base);
+    return true;
+}
+
+/* The slot taken for entry, or -1 when the table is full. */
+static int stage_slot(net_devstage_t *s, const stage_win_t *entry)
+{
+    int slot = -1;
+    pthread_mutex_lock(&s->lock);
+    for (int i = 0; i < STAGE_MAX_WINDOWS && slot < 0; i++)
+        if (!s->win[i].used)
+            slot = i;
+    if (slot >= 0)
+        s->win[slot] = *entry;
+    pthread_mutex_unlock(&s->lock);
+    return slot;
+}
+
+static gmux_status_t window_register_direct(net_devstage_t *s, void *dev_base, size_t size,
+                                            gmux_window_t *win_p)
+{
+    stage_win_t e = {.used = true, .target = true, .direct = true, .dev = dev_base, .size = size};
+    int slot = stage_slot(s, &e);
+    if (slot < 0)
+        return GMUX_ERR_CAPACITY;
+    bool direct = false;
+    /* no fallback: the probe said the provider reaches it */
+    gmux_status_t st =
+        gmux_window_register_mem(s->comm, dev_base, size, &s->copy.mem, NULL, win_p, &direct);
+    pthread_mutex_lock(&s->lock);
+    if (st == GMUX_OK)
+        s->win[slot].win = *win_p;
+    else
+        s->win[slot].used = false;
+    pthread_mutex_unlock(&s->lock);
+    return st;
+}
+
 gmux_status_t net_devstage_window_register(net_devstage_t *s, void *dev_base, size_t size,
                                            gmux_window_t *win_p)
 {
     if (!dev_base || size == 0)
         return GMUX_ERR_INVALID;
+    if (stage_reachable(s, dev_base, size))
+        return window_register_direct(s, dev_base, size, win_p);
     char *shadow = s->copy.host_alloc(s->copy.arg, size);
     if (!shadow)
         return GMUX_ERR_NOMEM;
@@ -128,14 +180,8 @@ gmux_status_t net_devstage_window_register(net_devstage_t *s, void *dev_base, si
     /* in the table before the collective: peers may put (and signal) as soon
      * as it completes, before this call returns */
     st = GMUX_ERR_CAPACITY;
-    int slot = -1;
-    pthread_mutex_lock(&s->lock);
-    for (int i = 0; i < STAGE_MAX_WINDOWS && slot < 0; i++)
-        if (!s->win[i].used)
-            slot = i;
-    if (slot >= 0)
-        s->win[slot] = (stage_win_t){true, true, 0, dev_base, shadow, size};
-    pthread_mutex_unlock(&s->lock);
+    stage_win_t e = {.used = true, .target = true, .dev = dev_base, .shadow = shadow, .size = size};
+    int slot = stage_slot(s, &e);
     if (slot < 0)
         goto free_shadow;
     if ((st = gmux_window_register(s->comm, shadow, size, win_p)) != GMUX_OK)
@@ -157,18 +203,21 @@ free_shadow:
 gmux_status_t net_devstage_window_deregister(net_devstage_t *s, gmux_window_t win)
 {
     char *shadow = NULL;
+    bool found = false;
     pthread_mutex_lock(&s->lock);
-    for (int i = 0; i < STAGE_MAX_WINDOWS && !shadow; i++) {
+    for (int i = 0; i < STAGE_MAX_WINDOWS && !found; i++) {
         if (s->win[i].used && s->win[i].target && s->win[i].win == win) {
-            shadow = s->win[i].shadow;
+            shadow = s->win[i].shadow; /* NULL when direct */
             s->win[i].used = false;
+            found = true;
         }
     }
     pthread_mutex_unlock(&s->lock);
-    if (!shadow)
+    if (!found)
         return GMUX_ERR_NOT_FOUND;
     gmux_status_t st = gmux_window_deregister(s->comm, win);
-    s->copy.host_free(s->copy.arg, shadow);
+    if (shadow)
+        s->copy.host_free(s->copy.arg, shadow);
     return st;
 }
 
@@ -176,29 +225,36 @@ gmux_status_t net_devstage_source_register(net_devstage_t *s, void *dev_base, si
 {
     if (!dev_base || size == 0)
         return GMUX_ERR_INVALID;
-    gmux_status_t st = GMUX_ERR_CAPACITY;
-    pthread_mutex_lock(&s->lock);
-    for (int i = 0; i < STAGE_MAX_WINDOWS && st != GMUX_OK; i++) {
-        if (!s->win[i].used) {
-            s->win[i] = (stage_win_t){true, false, 0, dev_base, NULL, size};
-            st = GMUX_OK;
-        }
-    }
-    pthread_mutex_unlock(&s->lock);
-    return st;
+    /* direct: the comm hands the provider the registration; no bounce */
+    bool direct = s->copy.mem.kind != GMUX_MEM_HOST &&
+                  gmux_source_register_mem(s->comm, dev_base, size, &s->copy.mem) == GMUX_OK;
+    stage_win_t e = {.used = true, .direct = direct, .dev = dev_base, .size = size};
+    if (stage_slot(s, &e) >= 0)
+        return GMUX_OK;
+    if (direct)
+        gmux_source_deregister(s->comm, dev_base);
+    return GMUX_ERR_CAPACITY;
 }
 
 gmux_status_t net_devstage_source_deregister(net_devstage_t *s, void *dev_base)
 {
     gmux_status_t st = GMUX_ERR_NOT_FOUND;
+    bool direct = false;
     pthread_mutex_lock(&s->lock);
     for (int i = 0; i < STAGE_MAX_WINDOWS && st != GMUX_OK; i++) {
         if (s->win[i].used && !s->win[i].target && s->win[i].dev == dev_base) {
             s->win[i].used = false;
+            direct = s->win[i].direct;
             st = GMUX_OK;
         }
     }
     pthread_mutex_unlock(&s->lock);
+    if (st == GMUX_OK && direct) {
+        /* the provider may still be reading it: every earlier put first */
+        for (uint32_t c = 0; c < s->comm->nctx; c++)
+            gmux_flush(s->comm, c);
+        st = gmux_source_deregister(s->comm, dev_base);
+    }
     return st;
 }
 
@@ -207,7 +263,8 @@ static const stage_win_t *dev_source(const net_devstage_t *s, uint64_t src, uint
     for (int i = 0; i < STAGE_MAX_WINDOWS; i++) {
         const stage_win_t *w = &s->win[i];
         uint64_t lo = (uint64_t)(uintptr_t)w->dev;
-        if (w->used && !w->target && src >= lo && size <= w->size && src - lo <= w->size - size)
+        if (w->used && !w->target && !w->direct && src >= lo && size <= w->size &&
+            src - lo <= w->size - size)
             return w;
     }
     return NULL;
@@ -306,7 +363,7 @@ int net_devstage_mirror(net_devstage_t *s)
         s->seen[i] = atomic_load_explicit(&sig[i], memory_order_acquire);
     pthread_mutex_lock(&s->lock);
     for (int w = 0; w < STAGE_MAX_WINDOWS; w++)
-        if (s->win[w].used && s->win[w].target &&
+        if (s->win[w].used && s->win[w].target && !s->win[w].direct &&
             s->copy.h2d(s->copy.arg, s->win[w].dev, s->win[w].shadow, s->win[w].size) != 0)
             COM_ERROR(NET, "rank %d: staging copy to the device failed", comm->rank);
     pthread_mutex_unlock(&s->lock);

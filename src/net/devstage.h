@@ -25,6 +25,15 @@
  * kernels do not write locally (a local write would be overwritten by the
  * next copy); sources live in source ranges.
  *
+ * Direct: where the provider reaches the device memory itself (FI_HMEM, a
+ * libfabric built with CUDA; copy->mem says what it is), a window is that
+ * memory, registered as such (no shadow, no copy), and a source range is
+ * registered with the comm (no bounce). Each is decided for itself, by a
+ * local probe before the collective, so a peer's data never lands before
+ * this rank knows which way it comes. Kernels still read signals from the
+ * mirror, which stays correct: direct data is in device memory before its
+ * signal is applied.
+ *
  * Ownership: create allocates; destroy frees (windows are deregistered by
  * the caller before, collectively).
  * LOCKING: stage->lock guards the window table (registration vs the service
@@ -42,6 +51,7 @@
 #include <stdint.h>
 
 #include <gmux/net_device.h>
+#include <gmux/net_ext.h>
 
 #include "net/devsvc.h"
 
@@ -56,6 +66,12 @@ typedef struct net_devstage_copy {
     void *(*host_alloc)(void *arg, size_t n); /* pinned, page aligned */
     void (*host_free)(void *arg, void *p);
     void *arg;
+    /* What the device memory is to the provider: windows and sources it
+     * reaches (FI_HMEM) are registered directly, neither copied nor
+     * bounced; GMUX_MEM_HOST (zero): always staged. */
+    gmux_mem_t mem;
+    /* any direction (a rank's puts to itself between direct memory); may be NULL */
+    int (*copy)(void *arg, void *dst, const void *src, size_t n);
 } net_devstage_copy_t;
 
 typedef struct net_devstage net_devstage_t;

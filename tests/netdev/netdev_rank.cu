@@ -17,6 +17,11 @@
  *                           "device" is host memory copied with memcpy: puts
  *                           from a source range, data checked in the target
  *                           window's device buffer as soon as the signal shows
+ *   netdev_rank direct E    the same handle with its "device" memory offered
+ *                           to the provider through FI_HMEM (as host memory,
+ *                           GMUX_MEM_HOST_HMEM): E = direct (nothing staged
+ *                           or copied but a rank's puts to itself), staged
+ *                           (the provider cannot: everything staged)
  * Exit 0 on success.
  */
 #include <pthread.h>
@@ -217,11 +222,27 @@ static int fake_copy(void *arg, void *dst, const void *src, size_t n)
 }
 
 static std::atomic<size_t> fake_d2h_bytes; /* what the service thread staged */
+static std::atomic<size_t> fake_h2d_bytes; /* what it copied into device windows */
+static std::atomic<int> fake_any_copies;   /* puts to itself through the comm's mem_copy */
 
 static int fake_d2h(void *arg, void *dst, const void *src, size_t n)
 {
     fake_d2h_bytes += n;
     return fake_copy(arg, dst, src, n);
+}
+
+static int fake_h2d(void *arg, void *dst, const void *src, size_t n)
+{
+    fake_h2d_bytes += n;
+    return fake_copy(arg, dst, src, n);
+}
+
+static int fake_any(void *arg, void *dst, const void *src, size_t n)
+{
+    fake_any_copies++;
+    memmove(dst, src, n);
+    (void)arg;
+    return 0;
 }
 
 static void *fake_alloc(void *arg, size_t n)
@@ -236,7 +257,8 @@ static void fake_free(void *arg, void *p)
     free(p);
 }
 
-static int mode_staged(gmux_comm_t *comm, const gmux_dev_handle_t &h0)
+/* expect: 's' every window and source staged, 'd' every one direct. */
+static int mode_staged(gmux_comm_t *comm, const gmux_dev_handle_t &h0, char expect)
 {
     gmux_dev_handle_t h = h0;
     CHECK(h.sigview != NULL, "a staged handle reads signals from the mirror");
@@ -266,8 +288,24 @@ static int mode_staged(gmux_comm_t *comm, const gmux_dev_handle_t &h0)
             CHECK(dev_recv[i] == pattern(left, size, i), "size %zu byte %zu", size, i);
         OK(gmux_barrier(gmux_team_world(comm)));
     }
-    CHECK(fake_d2h_bytes - staged_before == put_bytes, "staged %zu bytes of %zu",
-          (size_t)(fake_d2h_bytes - staged_before), put_bytes);
+    size_t staged = fake_d2h_bytes - staged_before;
+    CHECK(staged == (expect == 'd' ? 0 : put_bytes), "staged %zu bytes of %zu", staged, put_bytes);
+    CHECK(expect == 'd' ? fake_h2d_bytes == 0 : fake_h2d_bytes > 0,
+          "%zu bytes copied into device windows", (size_t)fake_h2d_bytes);
+    /* to itself: staged, through the bounce arena and the shadow; direct,
+     * one device-to-device copy through the comm's mem_copy */
+    int any_before = fake_any_copies;
+    for (size_t i = 0; i < 4096; i++)
+        dev_src[i] = pattern(me, 4096, i);
+    gmux_op_opts_t oself = {GMUX_SIGNAL_SET, SIG_SET, 77, GMUX_NO_COUNTER};
+    OK(gmux_dev_put(h, 2, me, w, WIN_BYTES / 2, dev_src, 4096, &oself));
+    OK(gmux_dev_quiet(h, 2));
+    OK(gmux_dev_signal_wait(h, SIG_SET, 77, 0, NULL));
+    for (size_t i = 0; i < 4096; i++)
+        CHECK(dev_recv[WIN_BYTES / 2 + i] == pattern(me, 4096, i), "put to itself, byte %zu", i);
+    CHECK(fake_any_copies - any_before == (expect == 'd' ? 1 : 0), "%d copies to itself",
+          fake_any_copies - any_before);
+    OK(gmux_barrier(gmux_team_world(comm)));
     /* put_value and a lone signal through the staging rings, then quiet */
     gmux_op_opts_t ov = {GMUX_SIGNAL_SET, SIG_VALUE, 9, GMUX_NO_COUNTER};
     OK(gmux_dev_put_value(h, 1, right, w, WIN_BYTES - 8, 0xfeedull + (uint64_t)me, 8, &ov));
@@ -329,7 +367,7 @@ static int mode_kill(gmux_comm_t *comm, const gmux_dev_handle_t &h)
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: netdev_rank basic|threads T|staged|kill\n");
+        fprintf(stderr, "usage: netdev_rank basic|threads T|staged|direct E|kill\n");
         return 2;
     }
     gmux_comm_params_t p;
@@ -347,9 +385,15 @@ int main(int argc, char **argv)
     if (me == 0)
         fprintf(stderr, "netdev_rank %s: %d ranks over %s\n", argv[1], n, gmux_comm_provider(comm));
     gmux_dev_handle_t h;
-    bool staged = strcmp(argv[1], "staged") == 0;
+    bool direct = strcmp(argv[1], "direct") == 0 && argc > 2;
+    bool staged = strcmp(argv[1], "staged") == 0 || direct;
     if (staged) {
-        net_devstage_copy_t copy = {fake_d2h, fake_copy, fake_alloc, fake_free, NULL};
+        net_devstage_copy_t copy = {fake_d2h, fake_h2d, fake_alloc, fake_free, NULL,
+                                    {GMUX_MEM_HOST, 0}, NULL};
+        if (direct) { /* offered to the provider as FI_HMEM memory */
+            copy.mem.kind = GMUX_MEM_HOST_HMEM;
+            copy.copy = fake_any;
+        }
         net_devsvc_t *svc = NULL;
         OK(net_devsvc_start_staged(comm, &copy, &h, &svc));
     } else {
@@ -363,7 +407,7 @@ int main(int argc, char **argv)
     else if (strcmp(argv[1], "threads") == 0 && argc > 2)
         rc = mode_threads(comm, h, atoi(argv[2]));
     else if (staged)
-        rc = mode_staged(comm, h);
+        rc = mode_staged(comm, h, direct && strcmp(argv[2], "direct") == 0 ? 'd' : 's');
     else if (strcmp(argv[1], "kill") == 0)
         rc = mode_kill(comm, h);
     gmux_dev_handle_destroy(&h);
