@@ -120,25 +120,31 @@ gmux_status_t gmux_dev_handle_create_host(gmux_comm_t *comm, gmux_dev_handle_t *
 gmux_status_t gmux_dev_handle_create(gmux_comm_t *comm, gmux_dev_handle_t *handle_p);
 
 /* Staged handle (CUDA): as gmux_dev_handle_create, plus device-memory
- * windows staged through pinned host memory (see docs/net-device.md): kernel
- * descriptors go through staging rings that the service thread forwards in
- * order, copying device sources to pinned bounce buffers first; signals
- * reach kernels only after the windows' data was copied to the device. */
+ * windows and put sources (see docs/net-device.md). Where the provider
+ * reaches CUDA memory (FI_HMEM), each goes direct: registered as device
+ * memory, nothing copied. Elsewhere it is staged through pinned host memory:
+ * kernel descriptors go through staging rings that the service thread
+ * forwards in order, copying device sources to pinned bounce buffers first;
+ * signals reach kernels only after the windows' data was copied to the
+ * device. */
 gmux_status_t gmux_dev_handle_create_staged(gmux_comm_t *comm, gmux_dev_handle_t *handle_p);
 
 /* Registers device memory [dev_base, dev_base+size) as a window of a staged
  * handle's communicator. Collective, like gmux_window_register. Kernels read
- * the window in device memory; remote puts land in its pinned shadow and are
- * copied to the device before the signal that covers them becomes visible to
- * kernels. Write the window only through remote puts (a local write is
- * overwritten by the next copy); keep put sources in source ranges. */
+ * the window in device memory. Direct, remote puts land there; staged, they
+ * land in its pinned shadow and are copied to the device before the signal
+ * that covers them becomes visible to kernels. Write the window only through
+ * remote puts (staged, a local write is overwritten by the next copy); keep
+ * put sources in source ranges. */
 gmux_status_t gmux_dev_window_register(gmux_dev_handle_t *handle, void *dev_base, size_t size,
                                        gmux_window_t *win_p);
 gmux_status_t gmux_dev_window_deregister(gmux_dev_handle_t *handle, gmux_window_t win);
 
 /* Registers device memory kernels may pass as the source of a put on a
- * staged handle (copied to a pinned bounce buffer by the service thread, on
- * its own stream, before the write is posted). Local, not collective. */
+ * staged handle (direct: read by the provider; staged: copied to a pinned
+ * bounce buffer by the service thread, on its own stream, before the write
+ * is posted). Local, not collective. Deregistering a direct range flushes
+ * every context first. */
 gmux_status_t gmux_dev_source_register(gmux_dev_handle_t *handle, void *dev_base, size_t size);
 gmux_status_t gmux_dev_source_deregister(gmux_dev_handle_t *handle, void *dev_base);
 
