@@ -122,8 +122,8 @@ static gmux_status_t create(gmux_comm_t *comm, bool staged, gmux_dev_handle_t *h
         return st;
     }
     /* device windows and sources go direct where the provider reaches CUDA memory */
-    net_devstage_copy_t copy = {stage_d2h,  stage_h2d, stage_alloc, stage_free,
-                                m,          {GMUX_MEM_CUDA, cur}, stage_any};
+    net_devstage_copy_t copy = {
+        stage_d2h, stage_h2d, stage_alloc, stage_free, m, {GMUX_MEM_CUDA, cur}, stage_any};
     if (staged && (st = cuda_status(cudaStreamCreateWithFlags(&m->stream, cudaStreamNonBlocking),
                                     "cudaStreamCreate")) != GMUX_OK) {
         free(m);

@@ -5,7 +5,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -81,6 +83,42 @@ static void test_usage_errors(void **state)
     assert_int_equal(run(missing), 127);
 }
 
+static int count(const char *s, const char *needle)
+{
+    int k = 0;
+    for (const char *p = s; (p = strstr(p, needle)); p++)
+        k++;
+    return k;
+}
+
+/* A program that cannot run is said once, before any rank starts, with the
+ * shell's status: 127 not found (a path, or a name along PATH), 126 not
+ * executable. */
+static void test_command_checked_once(void **state)
+{
+    (void)state;
+    char *missing[] = {GMUX_CLI_PATH, "launch", "-n", "3", "--", "/nonexistent/prog", NULL};
+    assert_int_equal(run(missing), 127);
+    assert_int_equal(count(err, "cannot run '/nonexistent/prog': No such file or directory"), 1);
+    assert_int_equal(count(err, "exited with status"), 0); /* no rank was started */
+    char *unnamed[] = {GMUX_CLI_PATH, "launch", "-n", "2", "--", "gmux-no-such-program", NULL};
+    assert_int_equal(run(unnamed), 127);
+    assert_int_equal(count(err, "cannot run"), 1);
+    char plain[] = "/tmp/gmux-test-launch-XXXXXX"; /* a file, not executable */
+    int fd = mkstemp(plain);
+    assert_true(fd >= 0);
+    close(fd);
+    char *notexec[] = {GMUX_CLI_PATH, "launch", "-n", "2", "--", plain, NULL};
+    int rc = run(notexec);
+    unlink(plain);
+    assert_int_equal(rc, 126);
+    assert_int_equal(count(err, "Permission denied"), 1);
+    char *dir[] = {GMUX_CLI_PATH, "launch", "-n", "2", "--", "/tmp", NULL};
+    assert_int_equal(run(dir), 126);
+    char *path[] = {GMUX_CLI_PATH, "launch", "-n", "2", "--", "true", NULL}; /* found along PATH */
+    assert_int_equal(run(path), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -88,6 +126,7 @@ int main(void)
         cmocka_unit_test(test_exit_status_is_the_worst),
         cmocka_unit_test(test_timeout_kills_the_job),
         cmocka_unit_test(test_usage_errors),
+        cmocka_unit_test(test_command_checked_once),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -388,8 +388,8 @@ int main(int argc, char **argv)
     bool direct = strcmp(argv[1], "direct") == 0 && argc > 2;
     bool staged = strcmp(argv[1], "staged") == 0 || direct;
     if (staged) {
-        net_devstage_copy_t copy = {fake_d2h, fake_h2d, fake_alloc, fake_free, NULL,
-                                    {GMUX_MEM_HOST, 0}, NULL};
+        net_devstage_copy_t copy = {fake_d2h, fake_h2d,           fake_alloc, fake_free,
+                                    NULL,     {GMUX_MEM_HOST, 0}, NULL};
         if (direct) { /* offered to the provider as FI_HMEM memory */
             copy.mem.kind = GMUX_MEM_HOST_HMEM;
             copy.copy = fake_any;

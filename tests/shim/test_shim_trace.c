@@ -268,6 +268,33 @@ static void test_usage_errors(void **state)
     assert_int_equal(tproc_capture(bad_fmt, NULL, 60.0, out, sizeof(out), err, sizeof(err)), 2);
 }
 
+/* A program that cannot run: said once, the shell's status, and the output
+ * of an earlier recording (or database) left as it was. */
+static void test_missing_program_keeps_output(void **state)
+{
+    (void)state;
+    const char *paths[] = {trace_path, db_path};
+    for (int k = 0; k < 2; k++) {
+        FILE *f = fopen(paths[k], "w");
+        assert_non_null(f);
+        fputs("earlier\n", f);
+        fclose(f);
+        char *const rec[] = {GMUX_BIN, k ? "profile" : "trace",  "-o", (char *)paths[k],
+                             "--",     "/nonexistent/gmux-prog", NULL};
+        assert_int_equal(tproc_capture(rec, NULL, 60.0, out, sizeof(out), err, sizeof(err)), 127);
+        assert_non_null(strstr(err, "cannot run '/nonexistent/gmux-prog'"));
+        assert_null(strstr(strstr(err, "cannot run") + 1, "cannot run")); /* once */
+        assert_null(strstr(err, "pass 1"));                               /* nothing was started */
+        f = fopen(paths[k], "r");
+        assert_non_null(f);
+        char line[32] = "";
+        assert_non_null(fgets(line, sizeof(line), f));
+        fclose(f);
+        assert_string_equal(line, "earlier\n");
+        unlink(paths[k]);
+    }
+}
+
 int main(void)
 {
     snprintf(trace_path, sizeof(trace_path), "/tmp/gmux_shim_trace_%d.trace", (int)getpid());
@@ -280,6 +307,7 @@ int main(void)
         cmocka_unit_test(test_trace_replays),
         cmocka_unit_test(test_profile_writes_loadable_db),
         cmocka_unit_test(test_usage_errors),
+        cmocka_unit_test(test_missing_program_keeps_output),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     unlink(trace_path);

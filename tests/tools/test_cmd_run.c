@@ -3,7 +3,10 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -88,6 +91,15 @@ static void test_missing_command(void **state)
                     NULL};
     assert_int_equal(run(argv), 127);
     assert_non_null(strstr(err, "cannot run '/nonexistent/gmux-no-such-program'"));
+    /* checked before a daemon is started for it: no socket appears */
+    char sock[] = "/tmp/gmux-test-run-XXXXXX";
+    assert_non_null(mkdtemp(sock));
+    char path[128];
+    snprintf(path, sizeof(path), "%s/d.sock", sock);
+    char *joined[] = {GMUX_CLI_PATH, "run", "--socket", path, "--", "gmux-no-such-program", NULL};
+    assert_int_equal(run(joined), 127);
+    assert_int_equal(access(path, F_OK), -1);
+    rmdir(sock);
     char *none[] = {GMUX_CLI_PATH, "run", "--policy", "off", NULL};
     assert_int_equal(run(none), 2);
     assert_non_null(strstr(err, "no command given"));

@@ -1,9 +1,14 @@
 /* Shared CLI error helpers. */
 #include "cli.h"
 
+#include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 int cli_usage_error(const char *cmd, const char *fmt, ...)
 {
@@ -30,4 +35,54 @@ int cli_fail(const char *cmd, const char *fmt, ...)
 int cli_is_help(const char *arg)
 {
     return strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0;
+}
+
+static int exec_errno(const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return errno == ENOTDIR ? ENOENT : errno;
+    if (S_ISDIR(st.st_mode) || access(path, X_OK) != 0)
+        return EACCES;
+    return 0;
+}
+
+int cli_command_errno(const char *cmd)
+{
+    if (!cmd || !*cmd)
+        return ENOENT;
+    if (strchr(cmd, '/'))
+        return exec_errno(cmd);
+    const char *path = getenv("PATH");
+    if (!path || !*path)
+        path = "/bin:/usr/bin"; /* what execvp uses without one */
+    int err = ENOENT;
+    for (const char *p = path;;) {
+        const char *end = strchr(p, ':');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        char full[PATH_MAX];
+        /* an empty entry is the current directory */
+        int n = len ? snprintf(full, sizeof(full), "%.*s/%s", (int)len, p, cmd)
+                    : snprintf(full, sizeof(full), "./%s", cmd);
+        if (n > 0 && (size_t)n < sizeof(full)) {
+            int e = exec_errno(full);
+            if (e == 0)
+                return 0;
+            if (e == EACCES)
+                err = EACCES; /* found, not runnable: what execvp reports */
+        }
+        if (!end)
+            break;
+        p = end + 1;
+    }
+    return err;
+}
+
+int cli_check_command(const char *sub, const char *cmd)
+{
+    int err = cli_command_errno(cmd);
+    if (err == 0)
+        return 0;
+    cli_fail(sub, "cannot run '%s': %s", cmd, strerror(err));
+    return err == ENOENT ? 127 : 126;
 }

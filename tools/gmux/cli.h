@@ -17,4 +17,15 @@ int cli_fail(const char *cmd, const char *fmt, ...) __attribute__((format(printf
 /* Whether argv[i] is -h or --help. */
 int cli_is_help(const char *arg);
 
+/* Whether execvp(cmd, ...) would find an executable: 0, or the errno it
+ * would fail with (ENOENT, EACCES). A name with a slash is checked as it
+ * is, others along $PATH. Lets a command refuse a missing program once,
+ * before it starts ranks or daemons for it. */
+int cli_command_errno(const char *cmd);
+
+/* For gmux run/trace/profile/launch: "cannot run 'CMD': reason" once, and
+ * the shell's status for it (127 not found, 126 not executable); 0 when
+ * cmd can be run. */
+int cli_check_command(const char *sub, const char *cmd);
+
 #endif /* GMUX_CLI_H */

@@ -192,6 +192,12 @@ int cmd_launch(int argc, char **argv)
             nnodes = o.nhosts;
     if (nnodes > 1 && strcmp(o.bind, "127.0.0.1") == 0)
         return cli_usage_error("launch", "remote hosts need --bind ADDR reachable from them");
+    bool any_local = o.nhosts == 0;
+    for (int h = 0; h < o.nhosts; h++)
+        any_local |= is_local(o.hosts[h]) != 0;
+    /* a program that cannot run here is said once, before any rank starts */
+    if (any_local && (rc = cli_check_command("launch", o.cmd[0])) != 0)
+        return rc;
     net_rdv_t *rdv;
     gmux_status_t st = net_rdv_create(o.bind, o.n, &rdv);
     if (st != GMUX_OK)

@@ -85,6 +85,8 @@ int cmd_profile(int argc, char **argv)
             rc = cli_usage_error(CMD, "give a TRACE, a --workload or -- CMD, not several");
             goto free_sets;
         }
+        if ((rc = cli_check_command(CMD, command[0])) != 0)
+            goto free_sets;
         int fd = mkstemp(trace_tmp);
         if (fd < 0) {
             rc = cli_fail(CMD, "cannot create a temporary trace file");

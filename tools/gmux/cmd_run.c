@@ -192,6 +192,9 @@ int cmd_run(int argc, char **argv)
     char tpl_abs[PATH_MAX];
     if (tpl && run_check_templates(tpl, tpl_abs) != 0)
         return 1;
+    int bad = cli_check_command("run", argv[i]); /* before a daemon starts for it */
+    if (bad)
+        return bad;
 
     char shim[PATH_MAX];
     if (run_find_shim(shim, sizeof(shim)) != 0)

@@ -262,6 +262,9 @@ static int cmd_record(int argc, char **argv)
         return cli_usage_error(CMD, "no command given after '--'");
     if (!out)
         return cli_usage_error(CMD, "recording needs -o FILE");
+    int bad = cli_check_command(CMD, argv[i + 1]); /* before the old output goes */
+    if (bad)
+        return bad;
     remove(out);
     /* Probing runs the program twice: first on plain device memory, nothing
      * faulting, for each kernel's compute time; then on managed memory, each
