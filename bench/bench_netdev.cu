@@ -13,9 +13,13 @@
  *   device       gmux_dev_put_value / gmux_dev_signal_wait on both ranks:
  *                every put through its ring, drained by the proxy or the
  *                handle's service thread, every wait polling the signal word
- *                while the service thread progresses (the GPU's path);
+ *                while the service thread progresses (the GPU's path: the
+ *                handle's host_progress off, as a kernel has it);
  *   device_host  the device path on rank 0, the host path answering on rank 1
- *                (netdev_pingpong's kernel_cpu on a GPU).
+ *                (netdev_pingpong's kernel_cpu on a GPU);
+ *   device_cpu   the device API as CPU threads get it by default: the
+ *                calling thread posts its put and progresses while it waits
+ *                (host_progress on, GMUX_NET_DEV_HOST_PROGRESS).
  * Each is measured in R rounds, the paths' order rotating from round to
  * round; rank 0 prints one JSON line per path: the median round trip over
  * the rounds, and for the device paths the median of the per-round ratios
@@ -34,8 +38,8 @@
 
 #include "../tests/net/rank_check.h" /* OK(call): ends the rank naming the call */
 
-enum { PATHS = 3, REPS_MAX = 64 };
-static const char *const path_name[PATHS] = {"host", "device", "device_host"};
+enum { PATHS = 4, REPS_MAX = 64 };
+static const char *const path_name[PATHS] = {"host", "device", "device_host", "device_cpu"};
 
 static int me; /* for rank_check.h */
 
@@ -46,11 +50,13 @@ static double now_s(void)
 
 /* One ping-pong of iters rounds on path p, signal sig counting from base;
  * microseconds per round trip. */
-static double pingpong(gmux_comm_t *comm, const gmux_dev_handle_t &h, gmux_window_t w, int p,
+static double pingpong(gmux_comm_t *comm, const gmux_dev_handle_t &h0, gmux_window_t w, int p,
                        int iters, uint32_t sig, uint64_t base)
 {
     int peer = 1 - me;
-    bool dev = p == 1 || (p == 2 && me == 0);
+    bool dev = p == 1 || p == 3 || (p == 2 && me == 0);
+    gmux_dev_handle_t h = h0;
+    h.host_progress = p == 3; /* the kernel's path leaves progress to the service thread */
     gmux_op_opts_t o = {GMUX_SIGNAL_ADD, sig, 1, GMUX_NO_COUNTER};
     OK(gmux_barrier(gmux_team_world(comm)));
     double t0 = now_s();
@@ -112,7 +118,7 @@ int main(int argc, char **argv)
     gmux_window_t w;
     OK(gmux_window_register(comm, win, 8 * sizeof(uint64_t), &w));
     double us[PATHS][REPS_MAX], ratio[PATHS][REPS_MAX];
-    uint64_t base[PATHS] = {0, 0, 0};
+    uint64_t base[PATHS] = {0, 0, 0, 0};
     for (int p = 0; p < PATHS; p++) { /* one untimed round of each path */
         pingpong(comm, h, w, p, iters / 10 + 1, (uint32_t)p, base[p]);
         base[p] += (uint64_t)(iters / 10 + 1);

@@ -126,6 +126,29 @@ GMUX_DEV_FN void gmux_dev_pause_(unsigned i)
 #endif
 }
 
+/* Whether the calling thread drives progress itself: a CPU thread with a
+ * handle that says so; never a kernel. */
+GMUX_DEV_FN bool gmux_dev_self_progress_(const gmux_dev_handle_t &h)
+{
+#ifdef __CUDA_ARCH__
+    (void)h;
+    return false;
+#else
+    return h.host_progress != 0;
+#endif
+}
+
+/* One progress pass on a CPU thread that drives its own (else nothing). */
+GMUX_DEV_FN int gmux_dev_host_progress_(const gmux_dev_handle_t &h)
+{
+#ifdef __CUDA_ARCH__
+    (void)h;
+    return 0;
+#else
+    return h.host_progress ? gmux_dev_progress(&h) : 0;
+#endif
+}
+
 GMUX_DEV_FN bool gmux_dev_expired_(uint64_t *deadline, uint64_t timeout_ns)
 {
     uint64_t now = gmux_dev_now_ns();
@@ -332,6 +355,7 @@ GMUX_DEV_FN gmux_status_t gmux_dev_push_(const gmux_dev_handle_t &h, const gmux_
         return st;
     gmux_dev_publish_fence_();
     gmux_dev_store_(h, r, d, t);
+    gmux_dev_host_progress_(h); /* a CPU thread posts it itself */
     return GMUX_OK;
 }
 
@@ -438,6 +462,7 @@ GMUX_DEV_FN gmux_status_t gmux_dev_put_batch(const gmux_dev_handle_t &h, uint32_
         at += piece;
         if (issued_p)
             *issued_p = at;
+        gmux_dev_host_progress_(h);
     }
     return GMUX_OK;
 }
@@ -488,27 +513,37 @@ GMUX_DEV_FN void gmux_dev_counter_reset(const gmux_dev_handle_t &h, uint32_t id)
 }
 
 /* Polls word until >= value, as a registered waiter (the service thread
- * drives progress meanwhile). */
+ * drives progress meanwhile), or, on a CPU thread that drives its own
+ * progress, progressing between polls. svc: the word is the service
+ * thread's answer to a request, so it must run either way. */
 GMUX_DEV_FN gmux_status_t gmux_dev_wait_word_(const gmux_dev_handle_t &h, uint64_t *word,
                                               uint64_t value, uint64_t timeout_ns,
-                                              uint64_t *value_p)
+                                              uint64_t *value_p, bool svc = false)
 {
     gmux_dev_sysref_t w(*word);
     uint64_t v = w.load(cuda::memory_order_acquire);
     gmux_status_t st = GMUX_OK;
     if (v < value) {
+        bool self = gmux_dev_self_progress_(h);
         gmux_dev_sysref_t waiters(h.svc[GMUX_DEV_SVC_WAITERS]);
-        waiters.fetch_add(1, cuda::memory_order_relaxed);
+        if (!self || svc)
+            waiters.fetch_add(1, cuda::memory_order_relaxed);
         uint64_t deadline = 0;
-        for (unsigned i = 0; (v = w.load(cuda::memory_order_acquire)) < value; i++) {
+        for (unsigned i = 0, idle = 0; (v = w.load(cuda::memory_order_acquire)) < value; i++) {
             if ((i & 15) == 0 &&
                 gmux_dev_expired_(&deadline, timeout_ns ? timeout_ns : h.timeout_ns)) {
                 st = GMUX_ERR_TIMEOUT;
                 break;
             }
-            gmux_dev_pause_(i);
+            if (!self)
+                gmux_dev_pause_(i);
+            else if (gmux_dev_host_progress_(h) > 0)
+                idle = 0;
+            else
+                gmux_dev_pause_(++idle); /* yields once the passes stop finding work */
         }
-        waiters.fetch_sub(1, cuda::memory_order_relaxed);
+        if (!self || svc)
+            waiters.fetch_sub(1, cuda::memory_order_relaxed);
     }
     if (value_p)
         *value_p = v;
@@ -544,7 +579,7 @@ GMUX_DEV_FN gmux_status_t gmux_dev_svc_request_(const gmux_dev_handle_t &h, uint
     /* release: the descriptors pushed before are seen by whoever sees the request */
     uint64_t mine = gmux_dev_sysref_t(base[req_w]).fetch_add(1, cuda::memory_order_acq_rel) + 1;
     uint64_t seen = 0;
-    gmux_status_t st = gmux_dev_wait_word_(h, &base[done_w], mine, 0, &seen);
+    gmux_status_t st = gmux_dev_wait_word_(h, &base[done_w], mine, 0, &seen, true);
     if (st != GMUX_OK)
         return st;
     return (gmux_status_t)(int64_t)gmux_dev_sysref_t(base[status_w])

@@ -95,7 +95,10 @@ typedef struct gmux_dev_handle {
                                 * (cas) or claims that waited for their slots (faa);
                                 * set by the application to measure contention */
     uint32_t claim_mode;       /* GMUX_DEV_CLAIM_CAS or _FAA (GMUX_NET_DEV_CLAIM) */
-    uint32_t reserved_;
+    uint32_t host_progress;    /* 1: CPU threads calling the thread forms post
+                                * and receive themselves (gmux_dev_progress), as
+                                * with the host API; kernels never do
+                                * (GMUX_NET_DEV_HOST_PROGRESS; 0 for staged handles) */
 } gmux_dev_handle_t;
 
 /* How device producers claim ring slots (docs/net-device.md):
@@ -147,6 +150,14 @@ gmux_status_t gmux_dev_window_deregister(gmux_dev_handle_t *handle, gmux_window_
  * every context first. */
 gmux_status_t gmux_dev_source_register(gmux_dev_handle_t *handle, void *dev_base, size_t size);
 gmux_status_t gmux_dev_source_deregister(gmux_dev_handle_t *handle, void *dev_base);
+
+/* For CPU threads only: one progress pass of the handle's communicator
+ * (posts what the rings hold, reads completions), unless another thread is
+ * progressing (-1). The thread forms call it when compiled as host code and
+ * the handle's host_progress is set: after a push, and while they wait for
+ * a signal or counter, so a CPU thread needs no hand-off to the service
+ * thread. Returns the work done. */
+int gmux_dev_progress(const gmux_dev_handle_t *handle);
 
 /* Stops the service thread and unmaps what create mapped. */
 void gmux_dev_handle_destroy(gmux_dev_handle_t *handle);

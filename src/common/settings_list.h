@@ -87,6 +87,9 @@
       "the first present), shm, tcp (tcp;ofi_rxm), verbs;ofi_rxm, efa or cxi")                     \
     X(NET_DEV_CLAIM, STRING, "cas",                                                                \
       "net: device API, how kernels claim ring slots: cas, or faa (experimental)")                 \
+    X(NET_DEV_HOST_PROGRESS, BOOL, "1",                                                            \
+      "net: device API on CPU threads, the calling thread posts and receives itself; 0: the "      \
+      "handle's service thread does, as for kernels")                                              \
     X(NET_DEV_BACKOFF_NS, INT, "128",                                                              \
       "net: device API, first backoff of a ring claim that lost to other producers, ns (0: none)") \
     X(NET_PROXY_IDLE_US, INT, "200", "net: longest sleep of an idle proxy thread, microseconds")   \

@@ -184,6 +184,8 @@ gmux_status_t net_devsvc_start_staged(gmux_comm_t *comm, const net_devstage_copy
         .svc = (uint64_t *)s->mbox,
         .host = s,
         .claim_mode = claim_mode,
+        /* staged descriptors are forwarded by the service thread alone */
+        .host_progress = !s->stage && COM_SETTING_BOOL(NET_DEV_HOST_PROGRESS),
     };
     if (s->stage)
         net_devstage_fill(s->stage, &h);
@@ -290,6 +292,14 @@ GMUX_API void gmux_dev_handle_destroy(gmux_dev_handle_t *handle)
         return;
     net_devsvc_stop(handle->host);
     memset(handle, 0, sizeof(*handle));
+}
+
+GMUX_API int gmux_dev_progress(const gmux_dev_handle_t *handle)
+{
+    if (!handle || !handle->host)
+        return 0;
+    const net_devsvc_t *s = handle->host;
+    return s->stage ? 0 : net_progress_poll(s->comm);
 }
 
 GMUX_API gmux_status_t gmux_dev_window_register(gmux_dev_handle_t *handle, void *dev_base,
