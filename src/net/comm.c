@@ -353,40 +353,45 @@ static gmux_status_t mem_reg(gmux_comm_t *comm, void *base, size_t size, const g
 
 /* The collective behind both window registrations: this rank registers base
  * as *mem, or fallback (host) where that is unsupported; every rank learns
- * the others' addresses, keys, sizes and outcomes, and all fail together. */
+ * the others' addresses, keys, sizes and outcomes, and all fail together:
+ * a rank with a bad argument or no free window still takes part in the
+ * exchange, so that no rank waits for it until the timeout. */
 static gmux_status_t window_register(gmux_comm_t *comm, void *base, size_t size,
                                      const gmux_mem_t *mem, void *fallback, gmux_window_t *win_p,
                                      bool *direct_p)
 {
-    if (!comm || (!base && size) || !win_p)
+    if (!comm)
         return GMUX_ERR_INVALID;
     int w = 0;
     while (w < NET_MAX_WINDOWS && comm->win[w].used)
         w++;
-    if (w == NET_MAX_WINDOWS)
-        return GMUX_ERR_CAPACITY;
-    net_win_t *win = &comm->win[w];
-    win->raddr = calloc((size_t)comm->size, sizeof(uint64_t));
-    win->key = calloc((size_t)comm->size, sizeof(uint64_t));
-    if (!win->raddr || !win->key) {
-        free(win->raddr);
-        free(win->key);
-        win->raddr = win->key = NULL;
-        return GMUX_ERR_NOMEM;
+    gmux_status_t st = GMUX_OK;
+    net_win_t *win = NULL;
+    if ((!base && size) || !win_p)
+        st = GMUX_ERR_INVALID;
+    else if (w == NET_MAX_WINDOWS)
+        st = GMUX_ERR_CAPACITY;
+    else
+        win = &comm->win[w];
+    if (win) {
+        win->raddr = calloc((size_t)comm->size, sizeof(uint64_t));
+        win->key = calloc((size_t)comm->size, sizeof(uint64_t));
+        if (!win->raddr || !win->key)
+            st = GMUX_ERR_NOMEM;
     }
     bool direct = mem && mem->kind != GMUX_MEM_HOST;
-    gmux_status_t st = GMUX_OK;
     uint64_t key = 0;
     void *desc;
-    if (direct && !comm->have_fab)
+    if (st == GMUX_OK && direct && !comm->have_fab)
         st = GMUX_ERR_UNSUPPORTED; /* nothing reaches it but this rank's own copies */
-    if (comm->have_fab) {
+    if (st == GMUX_OK && comm->have_fab) {
         net_progress_lock(comm);
         st = mem_reg(comm, base, size ? size : 1, mem, (uint64_t)w + 1, &win->mr, &key, &desc);
         pthread_mutex_unlock(&comm->progress_lock);
+        if (st != GMUX_OK)
+            win->mr = NULL;
     }
     if (st == GMUX_ERR_UNSUPPORTED && direct && fallback) {
-        win->mr = NULL;
         direct = false;
         base = fallback;
         st = GMUX_OK;
@@ -394,37 +399,37 @@ static gmux_status_t window_register(gmux_comm_t *comm, void *base, size_t size,
             net_progress_lock(comm);
             st = mem_reg(comm, base, size ? size : 1, NULL, (uint64_t)w + 1, &win->mr, &key, &desc);
             pthread_mutex_unlock(&comm->progress_lock);
+            if (st != GMUX_OK)
+                win->mr = NULL;
         }
     }
-    /* address, key, size, outcome: a rank whose registration failed still
-     * takes part, so that no rank waits for it until the timeout */
-    uint64_t mine[4] = {comm->fab.virt_addr ? (uint64_t)(uintptr_t)base : 0, key, size,
-                        (uint64_t)(-(int64_t)st)};
-    if (!comm->have_fab)
-        mine[0] = mine[1] = 0;
+    /* address, key, size, outcome */
+    uint64_t mine[4] = {comm->have_fab && comm->fab.virt_addr ? (uint64_t)(uintptr_t)base : 0, key,
+                        size, (uint64_t)(-(int64_t)st)};
+    uint64_t *all = NULL;
     if (comm->boot) {
-        uint64_t *all = NULL;
         gmux_status_t xs = net_boot_allgather(comm->boot, mine, sizeof(mine), (void **)&all,
                                               com_deadline_after_ns(timeout_ns(comm)));
-        if (xs != GMUX_OK) {
+        if (xs != GMUX_OK)
             st = xs;
-            goto close_mr;
-        }
-        for (int r = 0; r < comm->size; r++) {
+    }
+    for (int r = 0; all && r < comm->size; r++) {
+        if (st == GMUX_OK && all[4 * r + 3] != 0)
+            st = (gmux_status_t)(-(int64_t)all[4 * r + 3]); /* that rank's failure */
+        if (st == GMUX_OK && all[4 * r + 2] != size)
+            st = GMUX_ERR_INVALID; /* not symmetric */
+        if (win && win->raddr) {
             win->raddr[r] = all[4 * r];
             win->key[r] = all[4 * r + 1];
-            if (st == GMUX_OK && all[4 * r + 3] != 0)
-                st = (gmux_status_t)(-(int64_t)all[4 * r + 3]); /* that rank's failure */
-            if (st == GMUX_OK && all[4 * r + 2] != size)
-                st = GMUX_ERR_INVALID; /* not symmetric */
         }
-        free(all);
-    } else {
+    }
+    free(all);
+    if (st != GMUX_OK)
+        goto undo;
+    if (!comm->boot) {
         win->raddr[comm->rank] = mine[0];
         win->key[comm->rank] = mine[1];
     }
-    if (st != GMUX_OK)
-        goto close_mr;
     win->base = base;
     win->size = size;
     win->mem = (uint8_t)(direct ? mem->kind : GMUX_MEM_HOST);
@@ -433,13 +438,15 @@ static gmux_status_t window_register(gmux_comm_t *comm, void *base, size_t size,
     if (direct_p)
         *direct_p = direct;
     return GMUX_OK;
-close_mr:
-    if (win->mr)
-        fi_close(&win->mr->fid);
-    win->mr = NULL;
-    free(win->raddr);
-    free(win->key);
-    win->raddr = win->key = NULL;
+undo:
+    if (win) {
+        if (win->mr)
+            fi_close(&win->mr->fid);
+        win->mr = NULL;
+        free(win->raddr);
+        free(win->key);
+        win->raddr = win->key = NULL;
+    }
     return st;
 }
 

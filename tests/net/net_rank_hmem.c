@@ -12,7 +12,8 @@
  * Checked: the source and window registrations' outcomes; a window whose
  * last rank asked for CUDA memory (which no provider here reaches: it alone
  * falls back, the others stay direct) and, without a fallback, every rank
- * failing together; runs of contiguous small puts from the device source
+ * failing together (and so for a rank's bad argument: no rank waits for
+ * the timeout); runs of contiguous small puts from the device source
  * (which the proxy must not gather) and a large one, the signal after the
  * data; puts and a get to the rank itself copied through the comm's
  * mem_copy when device memory is involved; remote atomics refused where
@@ -24,6 +25,7 @@
 
 #include <gmux/net_ext.h>
 
+#include "common/clock.h"
 #include "net/internal.h"
 #include "net_rank.h"
 
@@ -110,6 +112,19 @@ int mode_hmem(const char *expect)
     gmux_window_t wx;
     st = gmux_window_register_mem(comm, w4, HB, mine, NULL, &wx, NULL);
     CHECK(st == GMUX_ERR_UNSUPPORTED, "no fallback anywhere: %s", gmux_status_name(st));
+
+    /* a rank with a bad argument still takes part: every rank fails with it
+     * at once, none waits for the timeout */
+    double t0 = (double)com_clock_ns() * 1e-9;
+    st = gmux_window_register(comm, me == n - 1 ? NULL : w4, HB, &wx);
+    CHECK(st == GMUX_ERR_INVALID, "a rank's NULL base: %s", gmux_status_name(st));
+    st = gmux_window_register(comm, w4, me == 0 ? HB / 2 : HB, &wx);
+    CHECK(st == GMUX_ERR_INVALID, "sizes differ: %s", gmux_status_name(st));
+    st = gmux_window_register(comm, w4, HB, me == n - 1 ? NULL : &wx);
+    CHECK(st == GMUX_ERR_INVALID, "a rank's NULL window pointer: %s", gmux_status_name(st));
+    double waited = (double)com_clock_ns() * 1e-9 - t0;
+    CHECK(waited < comm->timeout_s / 2, "the failed registrations took %.1f s", waited);
+    OK(gmux_barrier(gmux_team_world(comm))); /* the job still works */
 
     gmux_comm_set_mem_copy(comm, count_copy, NULL);
     net_progress_lock(comm);
