@@ -1,6 +1,7 @@
 /*
  * CUDA graphs: kernel nodes are inspected once, when the graph is
- * instantiated (cuGraphGetNodes, cuGraphKernelNodeGetParams), and the
+ * instantiated (cuGraphGetNodes, cuGraphKernelNodeGetParams; child-graph
+ * nodes are walked too, cuGraphChildGraphNodeGetGraph), and the
  * candidate pointers of all its kernels are kept per executable graph; each
  * cuGraphLaunch then runs the policy on them like one big launch.
  *
@@ -29,8 +30,11 @@ static pthread_rwlock_t graph_lock = PTHREAD_RWLOCK_INITIALIZER;
 static graph_exec_t *graph_execs;
 static size_t graph_n, graph_cap;
 
-/* Appends the candidate pointers of every kernel node of graph to *vals_p. */
-static gmux_status_t graph_collect(CUgraph graph, uint64_t **vals_p, size_t *n_p)
+#define GRAPH_DEPTH_MAX 8 /* child graphs within child graphs walked */
+
+/* Appends the candidate pointers of every kernel node of graph, and of the
+ * graphs of its child-graph nodes (to depth GRAPH_DEPTH_MAX), to *vals_p. */
+static gmux_status_t graph_collect(CUgraph graph, uint64_t **vals_p, size_t *n_p, int depth)
 {
     size_t count = 0;
     if (SHIM_CALL(cuGraphGetNodes, graph, NULL, &count) != CUDA_SUCCESS)
@@ -48,8 +52,23 @@ static gmux_status_t graph_collect(CUgraph graph, uint64_t **vals_p, size_t *n_p
     for (size_t i = 0; i < count; i++) {
         CUgraphNodeType type;
         CUDA_KERNEL_NODE_PARAMS p;
-        if (SHIM_CALL(cuGraphNodeGetType, nodes[i], &type) != CUDA_SUCCESS ||
-            type != CU_GRAPH_NODE_TYPE_KERNEL)
+        if (SHIM_CALL(cuGraphNodeGetType, nodes[i], &type) != CUDA_SUCCESS)
+            continue;
+        if (type == CU_GRAPH_NODE_TYPE_GRAPH) {
+            CUgraph child = NULL;
+            if (depth >= GRAPH_DEPTH_MAX) {
+                SHIM_STAT_ADD(graph_too_deep, 1);
+                continue;
+            }
+            if (SHIM_CALL(cuGraphChildGraphNodeGetGraph, nodes[i], &child) != CUDA_SUCCESS ||
+                !child)
+                continue;
+            SHIM_STAT_ADD(graph_children, 1);
+            if ((st = graph_collect(child, vals_p, n_p, depth + 1)) != GMUX_OK)
+                goto out_free_nodes;
+            continue;
+        }
+        if (type != CU_GRAPH_NODE_TYPE_KERNEL)
             continue;
         memset(&p, 0, sizeof(p));
         if (SHIM_CALL(cuGraphKernelNodeGetParams_v2, nodes[i], &p) != CUDA_SUCCESS)
@@ -90,7 +109,7 @@ static void graph_inspect(CUgraphExec exec, CUgraph graph)
         return;
     uint64_t *vals = NULL;
     size_t n = 0;
-    if (graph_collect(graph, &vals, &n) != GMUX_OK)
+    if (graph_collect(graph, &vals, &n, 0) != GMUX_OK)
         COM_DEBUG(SHIM, "graph %p: inspection incomplete", (void *)graph);
     SHIM_STAT_ADD(graphs_inspected, 1);
     pthread_rwlock_wrlock(&graph_lock);

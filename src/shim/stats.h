@@ -16,6 +16,8 @@
     X(launches)           /* kernel launches seen (graph launches excluded) */                     \
     X(graph_launches)     /* cuGraphLaunch calls */                                                \
     X(graphs_inspected)   /* graph instantiations walked */                                        \
+    X(graph_children)     /* child graphs walked inside them */                                    \
+    X(graph_too_deep)     /* child graphs nested deeper than 8 levels, not walked */               \
     X(pointer_args)       /* decoded values that fell in a tracked region */                       \
     X(prefetches)         /* cuMemPrefetchAsync calls issued by the policy */                      \
     X(prefetch_bytes)     /* bytes those covered */                                                \

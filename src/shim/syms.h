@@ -88,6 +88,8 @@
     X(cuGraphNodeGetType, cuGraphNodeGetType, 10000, PFN_cuGraphNodeGetType_v10000, 0)             \
     X(cuGraphKernelNodeGetParams_v2, cuGraphKernelNodeGetParams, 12000,                            \
       PFN_cuGraphKernelNodeGetParams_v12000, 0)                                                    \
+    X(cuGraphChildGraphNodeGetGraph, cuGraphChildGraphNodeGetGraph, 10000,                         \
+      PFN_cuGraphChildGraphNodeGetGraph_v10000, 0)                                                 \
     X(cuFuncGetName, cuFuncGetName, 12030, PFN_cuFuncGetName_v12030, 0)                            \
     X(cuCtxSynchronize, cuCtxSynchronize, 2000, PFN_cuCtxSynchronize_v2000, 0)
 

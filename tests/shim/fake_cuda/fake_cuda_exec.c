@@ -201,16 +201,20 @@ FAKE_LAUNCH_EX(cuLaunchKernelEx_ptsz)
 
 /* --- graphs: a list of kernel nodes with their argument values copied --- */
 
+typedef struct fake_graph fake_graph_t;
+
 typedef struct fake_node {
+    CUgraphNodeType type; /* KERNEL or GRAPH (a child graph) */
     CUDA_KERNEL_NODE_PARAMS p;
     void *argv[FAKE_MAX_PARAMS];
     unsigned char args[1024];
+    fake_graph_t *child; /* GRAPH: the embedded graph (kept by the test, not cloned) */
 } fake_node_t;
 
-typedef struct fake_graph {
+struct fake_graph {
     fake_node_t nodes[FAKE_MAX_NODES];
     size_t n;
-} fake_graph_t;
+};
 
 typedef struct fake_exec {
     fake_graph_t *g;
@@ -244,6 +248,7 @@ CUresult fk_cuGraphAddKernelNode_v2(CUgraphNode *node, CUgraph g, const CUgraphN
     if (!fg || !k || !p->kernelParams || fg->n == FAKE_MAX_NODES)
         return CUDA_ERROR_INVALID_VALUE;
     fake_node_t *nd = &fg->nodes[fg->n];
+    nd->type = CU_GRAPH_NODE_TYPE_KERNEL;
     nd->p = *p;
     for (unsigned i = 0; i < k->n; i++) {
         if (k->offset[i] + k->size[i] > sizeof(nd->args))
@@ -274,15 +279,43 @@ CUresult fk_cuGraphGetNodes(CUgraph g, CUgraphNode *nodes, size_t *n)
 
 CUresult fk_cuGraphNodeGetType(CUgraphNode node, CUgraphNodeType *type)
 {
-    (void)node;
-    *type = CU_GRAPH_NODE_TYPE_KERNEL;
+    *type = ((fake_node_t *)node)->type;
     return CUDA_SUCCESS;
 }
 
 CUresult fk_cuGraphKernelNodeGetParams_v2(CUgraphNode node, CUDA_KERNEL_NODE_PARAMS *p)
 {
     REC(U(node), 0, 0, 0);
+    if (((fake_node_t *)node)->type != CU_GRAPH_NODE_TYPE_KERNEL)
+        return CUDA_ERROR_INVALID_VALUE;
     *p = ((fake_node_t *)node)->p;
+    return CUDA_SUCCESS;
+}
+
+CUresult fk_cuGraphAddChildGraphNode(CUgraphNode *node, CUgraph g, const CUgraphNode *deps,
+                                     size_t ndeps, CUgraph child)
+{
+    (void)deps;
+    (void)ndeps;
+    fake_graph_t *fg = (fake_graph_t *)g;
+    if (!fg || !child || fg->n == FAKE_MAX_NODES)
+        return CUDA_ERROR_INVALID_VALUE;
+    fake_node_t *nd = &fg->nodes[fg->n++];
+    memset(nd, 0, sizeof(*nd));
+    nd->type = CU_GRAPH_NODE_TYPE_GRAPH;
+    nd->child = (fake_graph_t *)child;
+    *node = (CUgraphNode)nd;
+    REC(U(nd), U(g), U(child), 0);
+    return CUDA_SUCCESS;
+}
+
+CUresult fk_cuGraphChildGraphNodeGetGraph(CUgraphNode node, CUgraph *graph)
+{
+    REC(U(node), 0, 0, 0);
+    fake_node_t *nd = (fake_node_t *)node;
+    if (nd->type != CU_GRAPH_NODE_TYPE_GRAPH)
+        return CUDA_ERROR_INVALID_VALUE;
+    *graph = (CUgraph)nd->child;
     return CUDA_SUCCESS;
 }
 
@@ -298,13 +331,18 @@ CUresult fk_cuGraphInstantiateWithFlags(CUgraphExec *exec, CUgraph g, unsigned l
     return CUDA_SUCCESS;
 }
 
-static CUresult fake_graph_run(CUgraphExec exec)
+/* Runs the nodes in the order they were added (the tests add them in
+ * dependency order), child graphs in place. */
+static CUresult fake_graph_nodes_run(const fake_graph_t *g)
 {
-    fake_exec_t *e = (fake_exec_t *)exec;
-    if (!e)
-        return CUDA_ERROR_INVALID_HANDLE;
-    for (size_t i = 0; i < e->g->n; i++) {
-        const CUDA_KERNEL_NODE_PARAMS *p = &e->g->nodes[i].p;
+    for (size_t i = 0; i < g->n; i++) {
+        if (g->nodes[i].type == CU_GRAPH_NODE_TYPE_GRAPH) {
+            CUresult r = fake_graph_nodes_run(g->nodes[i].child);
+            if (r != CUDA_SUCCESS)
+                return r;
+            continue;
+        }
+        const CUDA_KERNEL_NODE_PARAMS *p = &g->nodes[i].p;
         const unsigned grid[3] = {p->gridDimX, p->gridDimY, p->gridDimZ};
         const unsigned block[3] = {p->blockDimX, p->blockDimY, p->blockDimZ};
         CUresult r = fake_run((const fake_kernel_t *)p->func, grid, block, p->kernelParams, NULL);
@@ -312,6 +350,12 @@ static CUresult fake_graph_run(CUgraphExec exec)
             return r;
     }
     return CUDA_SUCCESS;
+}
+
+static CUresult fake_graph_run(CUgraphExec exec)
+{
+    fake_exec_t *e = (fake_exec_t *)exec;
+    return e ? fake_graph_nodes_run(e->g) : CUDA_ERROR_INVALID_HANDLE;
 }
 
 CUresult fk_cuGraphLaunch(CUgraphExec exec, CUstream s)

@@ -73,6 +73,10 @@ typedef CUresult (*fake_pfn_cuMemAlloc_v2000)(unsigned int *dptr, unsigned int b
     X(cuGraphNodeGetType, cuGraphNodeGetType, 10000, PFN_cuGraphNodeGetType_v10000, 0)             \
     X(cuGraphKernelNodeGetParams_v2, cuGraphKernelNodeGetParams, 12000,                            \
       PFN_cuGraphKernelNodeGetParams_v12000, 0)                                                    \
+    X(cuGraphAddChildGraphNode, cuGraphAddChildGraphNode, 10000,                                   \
+      PFN_cuGraphAddChildGraphNode_v10000, 0)                                                      \
+    X(cuGraphChildGraphNodeGetGraph, cuGraphChildGraphNodeGetGraph, 10000,                         \
+      PFN_cuGraphChildGraphNodeGetGraph_v10000, 0)                                                 \
     X(cuGraphInstantiateWithFlags, cuGraphInstantiateWithFlags, 11040,                             \
       PFN_cuGraphInstantiateWithFlags_v11040, 0)                                                   \
     X(cuGraphLaunch, cuGraphLaunch, 10000, PFN_cuGraphLaunch_v10000, 0)                            \
