@@ -4,7 +4,8 @@
  *   vecadd-driver    driver API only: cuMemAlloc, cuMemcpy, cuLaunchKernel
  *   vecadd-runtime   runtime API: cudaMalloc, cudaMemcpy, <<<>>>
  *   managed-streams  cudaMallocManaged, kernels on four streams
- *   graph            stream capture, cudaGraphInstantiate, ten graph launches
+ *   graph            stream capture, a child graph node, cudaGraphInstantiate, ten
+ *                    graph launches
  *   vmm              cuMemCreate / cuMemAddressReserve / cuMemMap, kernel, copy back
  *   launch-rate N    N empty kernels, prints launches per second
  * Each prints "RESULT <name> <checksum>" (integer arithmetic: exact).
@@ -146,12 +147,19 @@ static int graph()
     CK(cudaMemset(y, 2, N * 4));
     cudaStream_t s;
     CK(cudaStreamCreate(&s));
-    cudaGraph_t g;
+    cudaGraph_t g, inner;
     cudaGraphExec_t exec;
+    /* the second kernel sits in a child graph: libgmux.so must walk into it */
     CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
     k_scale<<<(N + 255) / 256, 256, 0, s>>>(x, 3, 1, N);
-    k_vadd<<<(N + 255) / 256, 256, 0, s>>>(x, y, y, N);
     CK(cudaStreamEndCapture(s, &g));
+    CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+    k_vadd<<<(N + 255) / 256, 256, 0, s>>>(x, y, y, N);
+    CK(cudaStreamEndCapture(s, &inner));
+    cudaGraphNode_t root, child;
+    size_t nroot = 1;
+    CK(cudaGraphGetNodes(g, &root, &nroot));
+    CK(cudaGraphAddChildGraphNode(&child, g, &root, 1, inner));
     CK(cudaGraphInstantiate(&exec, g, 0));
     for (int it = 0; it < 10; it++)
         CK(cudaGraphLaunch(exec, s));
@@ -160,6 +168,7 @@ static int graph()
     CK(cudaMemcpy(h.data(), y, N * 4, cudaMemcpyDeviceToHost));
     CK(cudaGraphExecDestroy(exec));
     CK(cudaGraphDestroy(g));
+    CK(cudaGraphDestroy(inner));
     CK(cudaStreamDestroy(s));
     CK(cudaFree(x));
     CK(cudaFree(y));
