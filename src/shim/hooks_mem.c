@@ -5,9 +5,11 @@
  * or a redirect the driver refused) is tracked as pinned and counted.
  */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 
 #include "common/log.h"
+
 #include "shim/policy.h"
 #include "shim/record.h"
 #include "shim/shim.h"
@@ -50,7 +52,7 @@ CUresult shim_hook_cuMemAlloc_v2(CUdeviceptr *dptr, size_t size)
 {
     shim_ensure_init();
     if (dptr && size && mem_try_managed(dptr, size)) {
-        mem_track(*dptr, size, SHIM_REGION_MANAGED, 0);
+        mem_track(*dptr, size, SHIM_REGION_MANAGED, SHIM_MANAGED_REDIRECTED);
         return CUDA_SUCCESS;
     }
     CUresult r = SHIM_CALL(cuMemAlloc_v2, dptr, size);
@@ -77,12 +79,37 @@ CUresult shim_hook_cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pitch, size_t w
     size_t p = (width + PITCH_ALIGN - 1) / PITCH_ALIGN * PITCH_ALIGN;
     if (valid && height <= SIZE_MAX / p && mem_try_managed(dptr, p * height)) {
         *pitch = p;
-        mem_track(*dptr, p * height, SHIM_REGION_MANAGED, 0);
+        mem_track(*dptr, p * height, SHIM_REGION_MANAGED, SHIM_MANAGED_REDIRECTED);
         return CUDA_SUCCESS;
     }
     CUresult r = SHIM_CALL(cuMemAllocPitch_v2, dptr, pitch, width, height, elem);
     if (r == CUDA_SUCCESS)
         mem_track(*dptr, *pitch * height, SHIM_REGION_DEVICE, 0);
+    return r;
+}
+
+/*
+ * Managed memory cannot be shared between processes: a program that hands
+ * cudaMalloc'd memory to another process (PyTorch's CUDA tensor sharing,
+ * NCCL's intra-node buffers) fails here once libgmux.so redirected it. The
+ * driver's error stands; the shim says once why and what to do.
+ */
+CUresult shim_hook_cuIpcGetMemHandle(CUipcMemHandle *handle, CUdeviceptr dptr)
+{
+    shim_ensure_init();
+    CUresult r = SHIM_CALL(cuIpcGetMemHandle, handle, dptr);
+    shim_region_t reg;
+    if (r != CUDA_SUCCESS && shim_regions_find(&shim_state.regions, (uint64_t)dptr, &reg) &&
+        reg.kind == SHIM_REGION_MANAGED && reg.loc_type == SHIM_MANAGED_REDIRECTED) {
+        static atomic_flag said = ATOMIC_FLAG_INIT;
+        SHIM_STAT_ADD(ipc_refused, 1);
+        if (!atomic_flag_test_and_set(&said))
+            COM_WARN(SHIM,
+                     "cuIpcGetMemHandle failed on %#llx: libgmux.so redirected that allocation to "
+                     "managed memory, which cannot be shared between processes; run this "
+                     "program with `gmux run --no-managed` (GMUX_SHIM_MANAGED=0)",
+                     (unsigned long long)dptr);
+    }
     return r;
 }
 

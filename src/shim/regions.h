@@ -35,9 +35,12 @@ typedef struct shim_region {
     uint64_t base;
     uint64_t size;
     uint8_t kind;     /* shim_region_kind_t */
-    uint8_t loc_type; /* CUmemLocationType of VMM memory, 0 otherwise */
+    uint8_t loc_type; /* CUmemLocationType of VMM memory; for managed memory
+                         SHIM_MANAGED_REDIRECTED when libgmux.so made it so */
     uint32_t gen;     /* prefetch generation last claimed (see shim_regions_claim) */
 } shim_region_t;
+
+#define SHIM_MANAGED_REDIRECTED 1 /* loc_type of a managed region the shim redirected */
 
 typedef struct shim_range {
     uint64_t addr;

@@ -34,6 +34,7 @@
     X(ahead_plans)        /* fill-ahead plans from gmuxd applied while waiting for a turn */       \
     X(ahead_bytes)        /* bytes those prefetched to the device */                               \
     X(frees)              /* tracked frees and unmaps */                                           \
+    X(ipc_refused)        /* cuIpcGetMemHandle failures on redirected memory (--no-managed) */     \
     X(um_faults)          /* GPU page faults CUPTI reported (cupti.c; 0 without CUPTI) */          \
     X(um_bytes_htod)      /* unified-memory bytes moved host to device (CUPTI) */                  \
     X(um_bytes_dtoh)      /* unified-memory bytes moved device to host (CUPTI) */                  \

@@ -37,6 +37,7 @@
     X(cuMemAlloc_v2, cuMemAlloc, 3020, PFN_cuMemAlloc_v3020, 0)                                    \
     X(cuMemAllocPitch_v2, cuMemAllocPitch, 3020, PFN_cuMemAllocPitch_v3020, 0)                     \
     X(cuMemFree_v2, cuMemFree, 3020, PFN_cuMemFree_v3020, 0)                                       \
+    X(cuIpcGetMemHandle, cuIpcGetMemHandle, 4010, PFN_cuIpcGetMemHandle_v4010, 0)                  \
     X(cuMemAllocManaged, cuMemAllocManaged, 6000, PFN_cuMemAllocManaged_v6000, 0)                  \
     X(cuMemAllocAsync, cuMemAllocAsync, 11020, PFN_cuMemAllocAsync_v11020, 0)                      \
     X(cuMemAllocAsync_ptsz, cuMemAllocAsync, 11020, PFN_cuMemAllocAsync_v11020_ptsz, 1)            \

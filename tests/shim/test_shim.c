@@ -262,6 +262,22 @@ static void test_alloc_redirect_and_free(void **state)
     assert_true(find_call("cuMemFree_v2", 0) >= 0);
 }
 
+/* Sharing memory with another process: managed memory cannot be shared, so
+ * cudaMalloc'd memory the shim redirected refuses, as the driver does for
+ * any managed memory; memory left alone (off, --no-managed, stream-ordered)
+ * is shared as usual. */
+static void test_ipc_of_redirected_memory(void **state)
+{
+    (void)state;
+    PFN_cuIpcGetMemHandle_v4010 ipc = GET(PFN_cuIpcGetMemHandle_v4010, "cuIpcGetMemHandle", 12000);
+    CUdeviceptr p = alloc(4096), q = 0;
+    CUipcMemHandle h;
+    assert_int_equal(ipc(&h, p) == CUDA_SUCCESS, !mode_redirect);
+    assert_int_equal(GET(PFN_cuMemAllocAsync_v11020, "cuMemAllocAsync", 12000)(&q, 4096, NULL),
+                     CUDA_SUCCESS);
+    assert_int_equal(ipc(&h, q), CUDA_SUCCESS);
+}
+
 static void test_pitch_alloc(void **state)
 {
     (void)state;
@@ -702,6 +718,7 @@ int main(void)
         cmocka_unit_test(test_no_migration_into_a_capturing_stream),
         cmocka_unit_test(test_graph_inspected_at_instantiation),
         cmocka_unit_test(test_graph_child_nodes),
+        cmocka_unit_test(test_ipc_of_redirected_memory),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

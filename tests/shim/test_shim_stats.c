@@ -44,7 +44,8 @@ static int child(int index, void *arg)
     PFN_cuMemAllocAsync_v11020 alloc_async =
         (PFN_cuMemAllocAsync_v11020)get(gpa, "cuMemAllocAsync");
     PFN_cuLaunchKernel_v4000 launch = (PFN_cuLaunchKernel_v4000)get(gpa, "cuLaunchKernel");
-    if (!gpa || !reg || !alloc || !alloc_async || !launch)
+    PFN_cuIpcGetMemHandle_v4010 ipc = (PFN_cuIpcGetMemHandle_v4010)get(gpa, "cuIpcGetMemHandle");
+    if (!gpa || !reg || !alloc || !alloc_async || !launch || !ipc)
         return 11;
     CUdeviceptr a, b, c;
     if (alloc(&a, 1000) || alloc(&b, 3000) || alloc_async(&c, 5000, NULL))
@@ -55,6 +56,10 @@ static int child(int index, void *arg)
     for (int i = 0; i < 2; i++)
         if (launch(f, 1, 1, 1, 1, 1, 1, 0, NULL, args, NULL) != CUDA_SUCCESS)
             return 13;
+    /* sharing: the redirected allocations cannot be, the stream-ordered one can */
+    CUipcMemHandle h;
+    if (ipc(&h, a) == CUDA_SUCCESS || ipc(&h, b + 8) == CUDA_SUCCESS || ipc(&h, c) != CUDA_SUCCESS)
+        return 14;
     exit(0); /* a normal exit: the shim writes its counters from its destructor */
 }
 
@@ -100,6 +105,8 @@ static void test_counters_written_at_exit(void **state)
     assert_int_equal(field(json, "prefetches"), 2);
     assert_int_equal(field(json, "prefetch_bytes"), 4000);
     assert_int_equal(field(json, "order_waits"), 1);
+    assert_int_equal(field(json, "ipc_refused"),
+                     2); /* each said in the counters, once in a warning */
 }
 
 static void test_oversubscribed_prefetches_every_launch(void **state)

@@ -368,6 +368,17 @@ static bool fake_in_managed(CUdeviceptr p, size_t len)
     return in;
 }
 
+/* Like the driver: managed memory cannot be shared between processes. */
+CUresult fk_cuIpcGetMemHandle(CUipcMemHandle *handle, CUdeviceptr dptr)
+{
+    REC(dptr, 0, 0, 0);
+    if (!handle || fake_in_managed(dptr, 1))
+        return CUDA_ERROR_INVALID_VALUE;
+    memset(handle, 0, sizeof(*handle));
+    memcpy(handle->reserved, &dptr, sizeof(dptr));
+    return CUDA_SUCCESS;
+}
+
 /* Refuses (like the driver) a prefetch that is not inside one managed allocation. */
 CUresult fk_cuMemPrefetchAsync_v2(CUdeviceptr p, size_t len, CUmemLocation loc, unsigned flags,
                                   CUstream s)

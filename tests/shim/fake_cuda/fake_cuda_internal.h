@@ -31,6 +31,7 @@ typedef CUresult (*fake_pfn_cuMemAlloc_v2000)(unsigned int *dptr, unsigned int b
     X(cuMemAllocPitch_v9, cuMemAllocPitch, 12090, PFN_cuMemAllocPitch_v3020, 0)                    \
     X(cuMemAllocManaged, cuMemAllocManaged, 6000, PFN_cuMemAllocManaged_v6000, 0)                  \
     X(cuMemFree_v2, cuMemFree, 3020, PFN_cuMemFree_v3020, 0)                                       \
+    X(cuIpcGetMemHandle, cuIpcGetMemHandle, 4010, PFN_cuIpcGetMemHandle_v4010, 0)                  \
     X(cuMemAllocAsync, cuMemAllocAsync, 11020, PFN_cuMemAllocAsync_v11020, 0)                      \
     X(cuMemAllocAsync_ptsz, cuMemAllocAsync, 11020, PFN_cuMemAllocAsync_v11020_ptsz, 1)            \
     X(cuMemAllocFromPoolAsync, cuMemAllocFromPoolAsync, 11020, PFN_cuMemAllocFromPoolAsync_v11020, \
