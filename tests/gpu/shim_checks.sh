@@ -57,6 +57,21 @@ if want progs; then
       emit "{\"check\":\"shim_$check\",\"policy\":\"$policy\",\"native\":\"${native##* }\",\"gmux\":\"${got##* }\",\"identical\":$same}"
     done
   done
+  # sharing cudaMalloc'd memory with another process: refused where the memory
+  # became managed (demand, proactive), with libgmux.so's warning naming
+  # --no-managed; shared natively, with off and with --no-managed
+  native=$(timeout 30 "$prog" ipc 2>/dev/null | awk '/^RESULT/ {print $3}')
+  for cfg in off demand proactive proactive-unmanaged; do
+    policy=${cfg%-unmanaged}; extra=(); want=refused; warned=true
+    [[ $cfg == *-unmanaged ]] && extra=(--no-managed)
+    [[ $policy == off || $cfg == *-unmanaged ]] && { want=shared; warned=false; }
+    got=$(timeout 30 "$gmux" run --no-daemon --policy "$policy" ${extra[@]+"${extra[@]}"} -- "$prog" ipc \
+          2>"$out/shim_ipc_${cfg}.err" | awk '/^RESULT/ {print $3}')
+    said=false; grep -q -- '--no-managed' "$out/shim_ipc_${cfg}.err" && said=true
+    ok=false; [[ $native == shared && $got == "$want" && $said == "$warned" ]] && ok=true
+    [[ $ok == true ]] || failed=1
+    emit "{\"check\":\"shim_ipc\",\"policy\":\"$policy\",\"managed_redirect\":$([[ $want == refused ]] && echo true || echo false),\"native\":\"$native\",\"gmux\":\"$got\",\"warned\":$said,\"ok\":$ok}"
+  done
 fi
 
 if want rate; then

@@ -7,6 +7,7 @@
  *   graph            stream capture, a child graph node, cudaGraphInstantiate, ten
  *                    graph launches
  *   vmm              cuMemCreate / cuMemAddressReserve / cuMemMap, kernel, copy back
+ *   ipc              whether cudaIpcGetMemHandle shares cudaMalloc'd memory
  *   launch-rate N    N empty kernels, prints launches per second
  * Each prints "RESULT <name> <checksum>" (integer arithmetic: exact).
  * Exit 77 without a GPU.
@@ -225,6 +226,21 @@ static int launch_rate(long n)
     return 0;
 }
 
+/* Whether cudaMalloc'd memory can be shared with another process (an IPC
+ * handle): natively yes; under a gmux policy that redirects to managed
+ * memory no (libgmux.so then says why, naming --no-managed). */
+static int ipc()
+{
+    void *p = nullptr;
+    CK(cudaMalloc(&p, 1 << 20));
+    cudaIpcMemHandle_t h;
+    cudaError_t e = cudaIpcGetMemHandle(&h, p);
+    (void)cudaGetLastError(); /* clears the refusal */
+    CK(cudaFree(p));
+    std::printf("RESULT ipc %s\n", e == cudaSuccess ? "shared" : "refused");
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     int devices = 0;
@@ -245,7 +261,9 @@ int main(int argc, char **argv)
         return vmm();
     if (!std::strcmp(what, "launch-rate"))
         return launch_rate(argc > 2 ? std::atol(argv[2]) : 200000);
+    if (!std::strcmp(what, "ipc"))
+        return ipc();
     std::fprintf(stderr, "usage: shim_prog vecadd-driver|vecadd-runtime|managed-streams|graph|"
-                         "vmm|launch-rate [N]\n");
+                         "vmm|ipc|launch-rate [N]\n");
     return 2;
 }
