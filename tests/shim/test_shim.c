@@ -569,6 +569,19 @@ static void test_concurrent_allocations_and_launches(void **state)
 
 /* --- graphs --------------------------------------------------------------- */
 
+/* A kernel node of vadd, one block of 64 threads. */
+static CUDA_KERNEL_NODE_PARAMS vadd_node(void **args)
+{
+    return (CUDA_KERNEL_NODE_PARAMS){.func = vadd_fn(),
+                                     .gridDimX = 1,
+                                     .gridDimY = 1,
+                                     .gridDimZ = 1,
+                                     .blockDimX = 64,
+                                     .blockDimY = 1,
+                                     .blockDimZ = 1,
+                                     .kernelParams = args};
+}
+
 static void test_graph_inspected_at_instantiation(void **state)
 {
     (void)state;
@@ -582,14 +595,7 @@ static void test_graph_inspected_at_instantiation(void **state)
         GET(PFN_cuGraphAddKernelNode_v12000, "cuGraphAddKernelNode", 12000);
     void *args1[] = {&a, &b, &c, (void *)&n}; /* c = a + b */
     void *args2[] = {&c, &a, &d, (void *)&n}; /* d = c + a */
-    CUDA_KERNEL_NODE_PARAMS p = {.func = vadd_fn(),
-                                 .gridDimX = 1,
-                                 .gridDimY = 1,
-                                 .gridDimZ = 1,
-                                 .blockDimX = 64,
-                                 .blockDimY = 1,
-                                 .blockDimZ = 1,
-                                 .kernelParams = args1};
+    CUDA_KERNEL_NODE_PARAMS p = vadd_node(args1);
     CUgraphNode n1, n2;
     assert_int_equal(add(&n1, g, NULL, 0, &p), CUDA_SUCCESS);
     p.kernelParams = args2;
@@ -637,14 +643,7 @@ static void test_graph_child_nodes(void **state)
     void *args1[] = {&a, &b, &c, (void *)&n}; /* c = a + b */
     void *args2[] = {&c, &a, &d, (void *)&n}; /* d = c + a */
     void *args3[] = {&d, &c, &e, (void *)&n}; /* e = d + c */
-    CUDA_KERNEL_NODE_PARAMS p = {.func = vadd_fn(),
-                                 .gridDimX = 1,
-                                 .gridDimY = 1,
-                                 .gridDimZ = 1,
-                                 .blockDimX = 64,
-                                 .blockDimY = 1,
-                                 .blockDimZ = 1,
-                                 .kernelParams = args1};
+    CUDA_KERNEL_NODE_PARAMS p = vadd_node(args1);
     CUgraphNode n1, n2, n3, c1, c2;
     assert_int_equal(add(&n1, g, NULL, 0, &p), CUDA_SUCCESS);
     p.kernelParams = args2;
