@@ -2,8 +2,8 @@
 # The GPU check scripts' own logic, without a GPU: a fake build folder whose
 # GPU programs are stubs (they print what the real ones print, in the same
 # formats) and whose gmux is the real one runs tests/gpu/shim_checks.sh
-# (progs, rate) and tests/gpu/netdev_checks.sh, and their records are
-# checked. GPU leases are short and rare: a shell mistake in a check must
+# (progs, rate) and tests/gpu/netdev_checks.sh, then tests/gpu/run.sh cut
+# to those checks, and their records and summary are checked. GPU leases are short and rare: a shell mistake in a check must
 # show here, not there. CTest: test_gpu_scripts (no GPU needed).
 #   tests/gpu/mock_checks.sh BUILD_DIR
 set -euo pipefail
@@ -78,10 +78,22 @@ expect 2 '"check":"moe_cuda","claim":"cas","backoff_ns":0'
 expect 2 '"check":"moe_cuda","claim":"cas","backoff_ns":[1-9]'
 expect 2 '"check":"moe_cuda","claim":"faa"'
 expect 1 '"check":"moe_cpu"'
+expect 2 '"check":"shim_launch_rate","policy":"[a-z]*","managed_redirect":true'
+
+# the prepared script itself, cut to those two checks: its order, summary and records
+GMUX_GPU_OUT="$fake/out-run" bash "$root/tests/gpu/run.sh" --no-build --build-dir "$fake" \
+  --only shim-rate,netdev --deadline 120 >"$fake/run.log" 2>&1 || fail=1
+for row in '| shim-rate | pass |' '| netdev | pass |'; do
+  grep -qF -- "$row" "$fake/out-run/summary.md" || { echo "mock_checks: no '$row' in summary.md" >&2; fail=1; }
+done
+first=$(grep -o '^{"check":"[a-z-]*","result"' "$fake/out-run/results.jsonl" | head -1)
+[[ $first == '{"check":"shim-rate","result"' ]] ||
+  { echo "mock_checks: run.sh ran '$first' first, not shim-rate" >&2; fail=1; }
+
 if [[ $fail != 0 ]]; then
-  for f in progs rate netdev; do echo "== $f.log" >&2; tail -20 "$fake/$f.log" >&2; done
+  for f in progs rate netdev run; do echo "== $f.log" >&2; tail -20 "$fake/$f.log" >&2; done
   echo "== results.jsonl" >&2
   cat "$res" >&2
   exit 1
 fi
-echo "mock_checks: shim_checks (progs, rate) and netdev_checks ran, $(wc -l <"$res") records as expected"
+echo "mock_checks: shim_checks (progs, rate), netdev_checks and run.sh ran, $(wc -l <"$res") records as expected"

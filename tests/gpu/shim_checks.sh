@@ -103,7 +103,7 @@ if want rate; then
     ok=$(awk -v x="$ratio" 'BEGIN { print (x >= 0.95) ? "true" : "false" }')
     [[ $r != 0 && $native != 0 ]] || failed=1
     target=0.95; [[ $cfg == off || $cfg == proactive ]] || { target=null; ok=null; }
-    managed=true; [[ $cfg == *-unmanaged ]] && managed=false
+    managed=true; [[ $cfg == *-unmanaged || $cfg == off ]] && managed=false
     emit "{\"check\":\"shim_launch_rate\",\"policy\":\"${cfg%-unmanaged}\",\"managed_redirect\":$managed,\"launches\":$n,\"rounds\":3,\"native_per_s\":$native,\"gmux_per_s\":$r,\"ratio\":$ratio,\"target\":$target,\"met\":$ok}"
   done
 fi
