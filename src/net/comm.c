@@ -506,6 +506,17 @@ GMUX_API gmux_status_t gmux_source_deregister(gmux_comm_t *comm, void *base)
     return st;
 }
 
+gmux_status_t net_local_copy(gmux_comm_t *comm, void *dst, uint8_t dst_mem, const void *src,
+                             uint8_t src_mem, size_t n)
+{
+    if ((dst_mem != GMUX_MEM_HOST || src_mem != GMUX_MEM_HOST) && comm->mem_copy)
+        return comm->mem_copy(comm->mem_copy_arg, dst, src, n) ? GMUX_ERR_DRIVER : GMUX_OK;
+    if (dst_mem == GMUX_MEM_CUDA || src_mem == GMUX_MEM_CUDA)
+        return GMUX_ERR_UNSUPPORTED;
+    memmove(dst, src, n);
+    return GMUX_OK;
+}
+
 GMUX_API void gmux_comm_set_mem_copy(gmux_comm_t *comm, gmux_mem_copy_fn copy, void *arg)
 {
     if (!comm)

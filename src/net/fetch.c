@@ -149,13 +149,7 @@ GMUX_API gmux_status_t gmux_get(gmux_comm_t *comm, uint32_t ctx, int peer, gmux_
         /* own memory: post what the rings hold first, then copy */
         net_progress_lock(comm);
         net_progress_locked(comm);
-        const void *from = (const char *)w->base + offset;
-        if (w->mem != GMUX_MEM_HOST && comm->mem_copy)
-            st = comm->mem_copy(comm->mem_copy_arg, dst, from, size) ? GMUX_ERR_DRIVER : GMUX_OK;
-        else if (w->mem == GMUX_MEM_CUDA)
-            st = GMUX_ERR_UNSUPPORTED;
-        else
-            memmove(dst, from, size);
+        st = net_local_copy(comm, dst, GMUX_MEM_HOST, (const char *)w->base + offset, w->mem, size);
         pthread_mutex_unlock(&comm->progress_lock);
         return st;
     }

@@ -223,6 +223,20 @@ static inline const net_hsrc_t *net_hsrc_find(const gmux_comm_t *comm, uint64_t 
     return NULL;
 }
 
+/* The registered device source a PUT descriptor reads from, or NULL (also
+ * for every other opcode). LOCKING: progress_lock held. */
+static inline const net_hsrc_t *net_desc_hsrc(const gmux_comm_t *comm, const net_desc_t *d)
+{
+    return d->opcode == NET_OP_PUT && comm->nhsrc ? net_hsrc_find(comm, d->src, d->size) : NULL;
+}
+
+/* comm.c: a copy within this rank between memory of kinds dst_mem and
+ * src_mem (gmux_mem_kind_t): through the comm's mem_copy where device memory
+ * is involved and one is set, GMUX_ERR_UNSUPPORTED for CUDA memory without
+ * one, memmove otherwise. LOCKING: progress_lock held (mem_copy). */
+gmux_status_t net_local_copy(gmux_comm_t *comm, void *dst, uint8_t dst_mem, const void *src,
+                             uint8_t src_mem, size_t n);
+
 /* ops.c: the waiting discipline of every blocking call. cond returns true
  * when satisfied; the wait drives progress itself. */
 typedef bool (*net_cond_fn)(gmux_comm_t *comm, void *arg);

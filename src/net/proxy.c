@@ -220,16 +220,9 @@ static void exec_self(gmux_comm_t *comm, const net_desc_t *d)
     if (d->opcode == NET_OP_PUT || d->opcode == NET_OP_PUT_VALUE) {
         char *dst = (char *)comm->win[d->window].base + d->offset;
         const void *src = d->opcode == NET_OP_PUT ? (const void *)(uintptr_t)d->src : &d->src;
-        const net_hsrc_t *h =
-            d->opcode == NET_OP_PUT && comm->nhsrc ? net_hsrc_find(comm, d->src, d->size) : NULL;
-        uint8_t wmem = comm->win[d->window].mem, smem = h ? h->mem : GMUX_MEM_HOST;
-        gmux_status_t st = GMUX_OK;
-        if ((wmem != GMUX_MEM_HOST || smem != GMUX_MEM_HOST) && comm->mem_copy)
-            st = comm->mem_copy(comm->mem_copy_arg, dst, src, d->size) ? GMUX_ERR_DRIVER : GMUX_OK;
-        else if (wmem == GMUX_MEM_CUDA || smem == GMUX_MEM_CUDA)
-            st = GMUX_ERR_UNSUPPORTED;
-        else
-            memmove(dst, src, d->size);
+        const net_hsrc_t *h = net_desc_hsrc(comm, d);
+        gmux_status_t st = net_local_copy(comm, dst, comm->win[d->window].mem, src,
+                                          h ? h->mem : GMUX_MEM_HOST, d->size);
         if (st != GMUX_OK) {
             set_ctx_error(comm, d->ctx, st);
             return; /* no counter, no signal: the data is not there */
@@ -296,8 +289,7 @@ static gmux_status_t exec_desc(gmux_comm_t *comm, const net_desc_t *d, const net
     if ((d->opcode == NET_OP_PUT && d->size > 0) || d->opcode == NET_OP_PUT_VALUE) {
         const net_win_t *w = &comm->win[d->window];
         const void *buf = d->opcode == NET_OP_PUT ? (const void *)(uintptr_t)d->src : &d->src;
-        const net_hsrc_t *h =
-            d->opcode == NET_OP_PUT && comm->nhsrc ? net_hsrc_find(comm, d->src, d->size) : NULL;
+        const net_hsrc_t *h = net_desc_hsrc(comm, d);
         st = post_write(comm, d, o, w->raddr[d->peer] + d->offset, w->key[d->peer], buf, d->size,
                         h ? h->desc : NULL, counter, &c);
         for (uint32_t k = 0; st == GMUX_OK && b && k < b->ncounter; k++)
@@ -464,7 +456,7 @@ struct batch_peek {
  * gathered into a batch (the gather copies with the CPU). */
 static bool desc_dev_source(const gmux_comm_t *comm, const net_desc_t *d)
 {
-    return comm->nhsrc && d->opcode == NET_OP_PUT && net_hsrc_find(comm, d->src, d->size);
+    return net_desc_hsrc(comm, d) != NULL;
 }
 
 static gmux_status_t batch_peek(void *arg, uint64_t k, net_desc_t *d)
