@@ -50,8 +50,8 @@ typedef uint32_t gmux_window_t;
 typedef struct gmux_comm_params {
     uint32_t struct_size;  /* sizeof(gmux_comm_params_t), set by params_init */
     uint32_t num_contexts; /* ordered streams per peer (default 4) */
-    uint32_t num_signals;  /* signal words per rank (default 1024) */
-    uint32_t num_counters; /* local counters (default 1024) */
+    uint32_t num_signals;  /* signal words per rank (default 1024, at most 2^24) */
+    uint32_t num_counters; /* local counters (default 1024, at most 2^24) */
     uint32_t ring_slots;   /* descriptors per (context, peer) ring, power of 2; 0: setting */
     int start_proxy;       /* 1: start the proxy thread (default); 0: callers progress */
     const char *provider;  /* "shm", "tcp", "auto" or NULL for GMUX_NET_PROVIDER */
@@ -135,10 +135,13 @@ gmux_team_t *gmux_team_world(gmux_comm_t *comm);
 /* Collective over the parent: every parent member calls it with the same
  * size (and, for size > 1, the same arguments); members outside the new team
  * get *team_p = NULL. Any team may be split, a split of a split included:
- * the parent's members agree on the new team's id (which picks its barrier
- * words) over the net, and synchronise as a barrier does. At most 15 teams
- * of more than one member besides the world per communicator
- * (GMUX_ERR_CAPACITY); one-member teams are free. */
+ * the parent's members check over the net that their arguments are valid
+ * and agree, agree on the new team's id (which picks its barrier words), and
+ * synchronise as a barrier does. Invalid or differing arguments on any
+ * member fail every member with GMUX_ERR_INVALID (a warning says which
+ * argument differed), not a timeout. At most 15 teams of more than one
+ * member besides the world per communicator (GMUX_ERR_CAPACITY); one-member
+ * teams take no team id (a parent of one member does not synchronise). */
 gmux_status_t gmux_team_split_strided(gmux_team_t *parent, int start, int stride, int size,
                                       gmux_team_t **team_p);
 void gmux_team_destroy(gmux_team_t *team);

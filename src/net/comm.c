@@ -121,11 +121,11 @@ static void comm_free(gmux_comm_t *comm)
 static gmux_status_t comm_alloc(gmux_comm_t *comm)
 {
     uint32_t nrings = comm->nctx * (uint32_t)comm->size;
-    uint32_t nsig_all = comm->nsig + NET_SIG_RESERVED;
+    comm->nsig_all = NET_SIG_RESERVED + comm->nsig + NET_AGREE_SIGNALS;
     comm->rings = calloc(nrings, sizeof(*comm->rings));
     comm->out = calloc(nrings, sizeof(*comm->out));
     comm->in = calloc(nrings, sizeof(*comm->in));
-    comm->signals = calloc(nsig_all, sizeof(*comm->signals));
+    comm->signals = calloc(comm->nsig_all, sizeof(*comm->signals));
     comm->counters = calloc(comm->ncnt ? comm->ncnt : 1, sizeof(*comm->counters));
     comm->ctx_error = calloc(comm->nctx, sizeof(*comm->ctx_error));
     comm->ctx_issued = calloc(comm->nctx, sizeof(*comm->ctx_issued));
@@ -242,8 +242,9 @@ GMUX_API gmux_status_t gmux_comm_init(const gmux_comm_params_t *params, gmux_com
     const char *prov = choose_provider(&p);
     int64_t slots = p.ring_slots ? p.ring_slots : COM_SETTING_INT(NET_RING_SLOTS);
     if (rank < 0 || size < 1 || rank >= size || size > (int)NET_CQD_MAX_RANKS || !prov ||
-        p.num_contexts == 0 || p.num_contexts > NET_CQD_MAX_CTX || slots < 2 || slots > (1 << 20) ||
-        (slots & (slots - 1)) || (size > 1 && !bootaddr))
+        p.num_contexts == 0 || p.num_contexts > NET_CQD_MAX_CTX ||
+        p.num_signals > NET_MAX_SIGNALS || p.num_counters > NET_MAX_SIGNALS || slots < 2 ||
+        slots > (1 << 20) || (slots & (slots - 1)) || (size > 1 && !bootaddr))
         return GMUX_ERR_INVALID;
     gmux_comm_t *comm = calloc(1, sizeof(*comm));
     if (!comm)

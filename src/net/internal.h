@@ -31,11 +31,14 @@
 #define NET_MAX_TEAMS      16
 #define NET_BARRIER_ROUNDS 16 /* dissemination rounds: 2^16 > the 4096 ranks CQ data allows */
 #define NET_RX_BUFS        256
-/* Signal words: the teams' barrier words, then their agreement words (team
- * ids are agreed on over the parent team at a split), then the user's, so
- * that reserved signals always fit in a write's CQ data. */
-#define NET_AGREE_BASE   (NET_MAX_TEAMS * NET_BARRIER_ROUNDS)
-#define NET_SIG_RESERVED (2 * NET_MAX_TEAMS * NET_BARRIER_ROUNDS)
+#define NET_MAX_SIGNALS    (1u << 24) /* signal words and counters per rank at most */
+/* Signal words: the teams' barrier words (NET_SIG_RESERVED of them), then the
+ * user's nsig, so that barrier increments and low user ids fit in a write's
+ * CQ data; then the teams' split agreement words (NET_AGREE_SIGNALS, always
+ * SET with values too large for CQ data, so they sit last). */
+#define NET_SIG_RESERVED  (NET_MAX_TEAMS * NET_BARRIER_ROUNDS)
+#define NET_AGREE_WORDS   2 /* words per agreement round: 4 fields of 12 bits each */
+#define NET_AGREE_SIGNALS (NET_AGREE_WORDS * NET_MAX_TEAMS * NET_BARRIER_ROUNDS)
 
 /* One posted operation awaiting its local completion. */
 typedef struct net_op {
@@ -101,7 +104,7 @@ struct gmux_team {
     int rank;                /* this rank's team rank */
     uint64_t epoch;          /* barriers completed */
     int splits;              /* children created */
-    uint64_t agreements;     /* id agreements run over this team */
+    uint64_t agreements;     /* split agreements run over this team */
 };
 
 struct gmux_comm {
@@ -117,7 +120,8 @@ struct gmux_comm {
     net_ring_t *rings;         /* [ctx * size + peer] */
     net_out_t *out;            /* [ctx * size + peer] */
     net_order_t *in;           /* [src * nctx + ctx] */
-    _Atomic uint64_t *signals; /* NET_SIG_RESERVED barrier words, then nsig user words */
+    _Atomic uint64_t *signals; /* barrier words, user words, agreement words */
+    uint32_t nsig_all;         /* NET_SIG_RESERVED + nsig + NET_AGREE_SIGNALS */
     _Atomic uint64_t *counters;
     _Atomic int *ctx_error; /* per ctx: first failure since the last flush/quiet */
     uint64_t *ctx_issued;   /* per ctx: ops posted (under the lock) */

@@ -238,7 +238,7 @@ static bool desc_valid(const gmux_comm_t *comm, const net_desc_t *d)
 {
     if (d->peer >= (uint32_t)comm->size || d->ctx >= comm->nctx)
         return false;
-    if (d->signal_op != GMUX_SIGNAL_NONE && d->signal_id >= comm->nsig + NET_SIG_RESERVED)
+    if (d->signal_op != GMUX_SIGNAL_NONE && d->signal_id >= comm->nsig_all)
         return false;
     if ((d->flags & NET_DESC_F_COUNTER) && d->counter_id >= comm->ncnt)
         return false;
@@ -352,7 +352,7 @@ static void handle_msg(gmux_comm_t *comm, const net_msg_t *m)
         return;
     }
     if (m->type == NET_MSG_SIGNAL &&
-        (m->signal_id >= comm->nsig + NET_SIG_RESERVED || m->signal_op > 3)) {
+        (m->signal_id >= comm->nsig_all || m->signal_op > 3)) {
         COM_ERROR(NET, "rank %d: signal %u out of range", comm->rank, m->signal_id);
         return;
     }
@@ -406,7 +406,7 @@ static int poll_cq(gmux_comm_t *comm)
             net_cqd_t c;
             net_cqd_parse(e[i].data, &c);
             if (c.src >= (uint32_t)comm->size || c.ctx >= comm->nctx ||
-                (c.sig_op && !c.sig_in_msg && c.sig_id >= comm->nsig + NET_SIG_RESERVED)) {
+                (c.sig_op && !c.sig_in_msg && c.sig_id >= comm->nsig_all)) {
                 COM_ERROR(NET, "rank %d: foreign remote CQ data %#llx", comm->rank,
                           (unsigned long long)e[i].data);
                 continue;

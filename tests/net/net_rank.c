@@ -32,6 +32,8 @@
 
 #include <gmux/net.h>
 
+#include "common/clock.h"
+
 #include "net_rank.h"
 
 gmux_comm_t *comm;
@@ -417,6 +419,45 @@ static void team_rounds(gmux_team_t *t, gmux_window_t w, const uint64_t *win, ui
     }
 }
 
+#define TEAMS_TIMEOUT_S 30.0 /* the job's timeout in this mode (main) */
+
+/* Splits whose members pass invalid or different arguments fail on every
+ * member at once (well inside the timeout), take no team id, and leave the
+ * parent usable: a valid split after them works. */
+static void team_disagreements(gmux_team_t *world, gmux_window_t w, const uint64_t *win)
+{
+    gmux_team_t *t = NULL, *self = NULL, *all = NULL;
+    double t0 = (double)com_clock_ns() * 1e-9;
+    int last = n - 1;
+    CHECK(gmux_team_split_strided(world, 0, 1, me == last ? n - 1 : n, &t) == GMUX_ERR_INVALID &&
+              !t,
+          "sizes differ");
+    CHECK(gmux_team_split_strided(world, 0, 1, me == 0 ? 1 : 2, &t) == GMUX_ERR_INVALID && !t,
+          "one member asks a one-member team");
+    CHECK(gmux_team_split_strided(world, 0, 1, n, me == last ? NULL : &t) == GMUX_ERR_INVALID && !t,
+          "no team pointer on the last rank");
+    CHECK(gmux_team_split_strided(world, 0, 1, me == 0 ? n + 1 : n, &t) == GMUX_ERR_INVALID && !t,
+          "rank 0 asks more members than there are");
+    if (n > 2) {
+        CHECK(gmux_team_split_strided(world, me == last ? 1 : 0, 1, 2, &t) == GMUX_ERR_INVALID &&
+                  !t,
+              "starts differ");
+        CHECK(gmux_team_split_strided(world, 0, me == 0 ? 2 : 1, 2, &t) == GMUX_ERR_INVALID && !t,
+              "strides differ");
+    }
+    double waited = (double)com_clock_ns() * 1e-9 - t0;
+    CHECK(waited < TEAMS_TIMEOUT_S / 2, "the failed splits took %.1f s", waited);
+    /* one-member teams: each member its own start */
+    OK(gmux_team_split_strided(world, me, 1, 1, &self));
+    CHECK(self && gmux_team_size(self) == 1 && gmux_team_world_rank(self, 0) == me, "own team");
+    OK(gmux_barrier(self));
+    OK(gmux_team_split_strided(world, 0, 1, n, &all));
+    team_rounds(all, w, win, 3000);
+    gmux_team_destroy(self);
+    gmux_team_destroy(all);
+    OK(gmux_barrier(world));
+}
+
 static int mode_teams(void)
 {
     enum { ROUNDS = 20 };
@@ -487,6 +528,7 @@ static int mode_teams(void)
     gmux_team_destroy(mixed);
     gmux_team_destroy(mine);
     OK(gmux_barrier(world));
+    team_disagreements(world, w, win);
     OK(gmux_window_deregister(comm, w));
     free(win);
     printf("rank %d: teams ok\n", me);
@@ -590,6 +632,8 @@ int main(int argc, char **argv)
     setvbuf(stdout, NULL, _IOLBF, 0);
     gmux_comm_params_t p;
     gmux_comm_params_init(&p);
+    if (strcmp(argv[1], "teams") == 0)
+        p.timeout_s = TEAMS_TIMEOUT_S;
     if (strcmp(argv[1], "kill") == 0 || strcmp(argv[1], "killlock") == 0) {
         p.timeout_s = 20;
         /* The victim runs no proxy thread: it reads nothing after the

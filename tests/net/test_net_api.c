@@ -118,6 +118,9 @@ static void test_teams(void **state)
     assert_int_equal(gmux_barrier(world), GMUX_OK);
     gmux_team_t *t = NULL;
     assert_int_equal(gmux_team_split_strided(world, 0, 1, 2, &t), GMUX_ERR_INVALID);
+    assert_int_equal(gmux_team_split_strided(world, 0, 1, 1, NULL), GMUX_ERR_INVALID);
+    assert_int_equal(gmux_team_split_strided(NULL, 0, 1, 1, &t), GMUX_ERR_INVALID);
+    assert_null(t);
     assert_int_equal(gmux_team_split_strided(world, 0, 1, 1, &t), GMUX_OK);
     assert_non_null(t);
     assert_int_equal(gmux_barrier(t), GMUX_OK);
@@ -135,6 +138,12 @@ static void test_params_and_environment(void **state)
     assert_int_equal(gmux_comm_init(&p, &c), GMUX_ERR_VERSION);
     gmux_comm_params_init(&p);
     p.ring_slots = 6;
+    assert_int_equal(gmux_comm_init(&p, &c), GMUX_ERR_INVALID);
+    gmux_comm_params_init(&p);
+    p.num_signals = (1u << 24) + 1; /* would overflow the signal words' count */
+    assert_int_equal(gmux_comm_init(&p, &c), GMUX_ERR_INVALID);
+    gmux_comm_params_init(&p);
+    p.num_signals = UINT32_MAX;
     assert_int_equal(gmux_comm_init(&p, &c), GMUX_ERR_INVALID);
     gmux_comm_params_init(&p);
     p.provider = "carrier-pigeon";
