@@ -8,7 +8,9 @@
 #   tests/gpu/run.sh --no-build --build-dir "$PWD/build-gpu"
 # there. The build tree keeps absolute paths (RPATH, CTest files) of this
 # checkout, so the GPU machine must see it at the same path (a symbolic link;
-# docs/gpu-results.md gives the whole command).
+# docs/gpu-results.md gives the whole command). With GMUX_LIBFABRIC_SRC naming
+# a libfabric 1.17 source tree it also builds one with CUDA support into
+# .gpu-libs/fabric-cuda (scripts/gpu-fabric-cuda.sh), kept across runs.
 #   scripts/gpu-carry.sh [JOBS]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -17,8 +19,9 @@ cd "$root"
 cmake -S . -B build-gpu -DGMUX_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build-gpu -j"$jobs"
 tests/gpu/run.sh --dry-run --build-dir "$root/build-gpu" >/dev/null
-rm -rf .gpu-libs
+# a CUDA libfabric built earlier (scripts/gpu-fabric-cuda.sh) is kept
 mkdir -p .gpu-libs
+find .gpu-libs -mindepth 1 -maxdepth 1 ! -name fabric-cuda -exec rm -rf {} +
 # glibc, the C++ runtime and the driver come from the GPU machine itself.
 skip='^(linux-vdso|ld-linux|libc|libm|libdl|libpthread|librt|libutil|libstdc\+\+|libgcc_s|libcuda)\.so'
 find build-gpu -type f \( -perm -u+x -o -name '*.so*' \) ! -path '*/CMakeFiles/*' -print0 |
@@ -30,5 +33,10 @@ find build-gpu -type f \( -perm -u+x -o -name '*.so*' \) ! -path '*/CMakeFiles/*
     case "$path" in "$root"/*) continue ;; esac   # our own libraries
     cp -L "$path" ".gpu-libs/$name"
   done
+if [[ -n "${GMUX_LIBFABRIC_SRC:-}" ]]; then
+  scripts/gpu-fabric-cuda.sh "$GMUX_LIBFABRIC_SRC"
+fi
+[[ -f .gpu-libs/fabric-cuda/libfabric.so.1 ]] ||
+  echo "gpu-carry: no CUDA libfabric (GMUX_LIBFABRIC_SRC=TREE builds one): device memory will be staged"
 du -sh build-gpu .gpu-libs
 ls .gpu-libs

@@ -151,6 +151,11 @@ gmux_status_t gmux_dev_window_deregister(gmux_dev_handle_t *handle, gmux_window_
 gmux_status_t gmux_dev_source_register(gmux_dev_handle_t *handle, void *dev_base, size_t size);
 gmux_status_t gmux_dev_source_deregister(gmux_dev_handle_t *handle, void *dev_base);
 
+/* Which way the window or source registered at dev_base on a staged handle
+ * goes: 1 direct (the provider reaches the device memory), 0 staged through
+ * pinned host memory, -1 nothing registered there (or not a staged handle). */
+int gmux_dev_is_direct(const gmux_dev_handle_t *handle, const void *dev_base);
+
 /* For CPU threads only: one progress pass of the handle's communicator
  * (posts what the rings hold, reads completions), unless another thread is
  * progressing (-1). The thread forms call it when compiled as host code and

@@ -236,6 +236,17 @@ gmux_status_t net_devstage_source_register(net_devstage_t *s, void *dev_base, si
     return GMUX_ERR_CAPACITY;
 }
 
+int net_devstage_is_direct(net_devstage_t *s, const void *dev_base)
+{
+    int r = -1;
+    pthread_mutex_lock(&s->lock);
+    for (int i = 0; i < STAGE_MAX_WINDOWS && r < 0; i++)
+        if (s->win[i].used && s->win[i].dev == dev_base)
+            r = s->win[i].direct;
+    pthread_mutex_unlock(&s->lock);
+    return r;
+}
+
 gmux_status_t net_devstage_source_deregister(net_devstage_t *s, void *dev_base)
 {
     gmux_status_t st = GMUX_ERR_NOT_FOUND;

@@ -97,6 +97,10 @@ gmux_status_t net_devstage_window_deregister(net_devstage_t *stage, gmux_window_
 gmux_status_t net_devstage_source_register(net_devstage_t *stage, void *dev_base, size_t size);
 gmux_status_t net_devstage_source_deregister(net_devstage_t *stage, void *dev_base);
 
+/* 1: the window or source registered at dev_base goes direct, 0: staged,
+ * -1: none is registered there. */
+int net_devstage_is_direct(net_devstage_t *stage, const void *dev_base);
+
 /* Forwards complete descriptors; with drain, until every ticket claimed
  * before the call is forwarded (bounded by the comm's timeout). Returns the
  * number forwarded, or a negative status. */

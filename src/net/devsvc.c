@@ -339,3 +339,11 @@ GMUX_API gmux_status_t gmux_dev_source_deregister(gmux_dev_handle_t *handle, voi
     net_devsvc_t *s = handle->host;
     return s->stage ? net_devstage_source_deregister(s->stage, dev_base) : GMUX_ERR_STATE;
 }
+
+GMUX_API int gmux_dev_is_direct(const gmux_dev_handle_t *handle, const void *dev_base)
+{
+    if (!handle || !handle->host || !dev_base)
+        return -1;
+    const net_devsvc_t *s = handle->host;
+    return s->stage ? net_devstage_is_direct(s->stage, dev_base) : -1;
+}

@@ -39,7 +39,12 @@ stub tests/netdev/netdev_pingpong '
 [[ $GMUX_RANK == 0 ]] || exit 0
 for p in cpu kernel kernel_cpu; do
   echo "{\"path\":\"$p\",\"bytes\":8,\"rtt_us\":6.0,\"ok\":true}"
-done'
+done
+# device memory goes direct only through the CUDA libfabric (FI_HMEM, rma)
+direct=false
+[[ ${GMUX_NET_HMEM:-} == rma && $LD_LIBRARY_PATH == *fabric-cuda* ]] && direct=true
+[[ " $* " == *" --staged "* ]] &&
+  echo "{\"path\":\"kernel_staged\",\"direct\":$direct,\"bytes\":8,\"rtt_us\":9.0,\"ok\":true}"'
 stub examples/moe/moe_cuda '
 [[ $GMUX_RANK == 0 ]] || exit 0
 echo "{\"check\":\"moe_cuda\",\"claim\":\"$GMUX_NET_DEV_CLAIM\",\"backoff_ns\":$GMUX_NET_DEV_BACKOFF_NS,\"exact\":true}"'
@@ -52,7 +57,14 @@ for p in host device device_host device_cpu; do
   echo "{\"bench\":\"netdev_cpu\",\"path\":\"$p\",\"rtt_us\":3.0}"
 done'
 
+# a "CUDA libfabric" for step 4 of netdev_checks.sh: this machine's own (the
+# real gmux loads it), under the folder name the check puts on the path
+mkdir -p "$fake/fabric-cuda"
+ln -s "$(ldconfig -p | awk '$1 == "libfabric.so.1" {print $NF; exit}')" "$fake/fabric-cuda/libfabric.so.1"
+echo 1.17.1 >"$fake/fabric-cuda/VERSION"
+
 export PATH="$fake/bin:$PATH" GMUX_GPU_OUT="$fake/out" GMUX_SHIM_LAUNCHES=1000
+export GMUX_FABRIC_CUDA="$fake/fabric-cuda"
 fail=0
 bash "$root/tests/gpu/shim_checks.sh" "$fake" progs >"$fake/progs.log" 2>&1 || fail=1
 bash "$root/tests/gpu/shim_checks.sh" "$fake" rate >"$fake/rate.log" 2>&1 || fail=1
@@ -71,7 +83,11 @@ expect 4 '"check":"shim_ipc".*"ok":true'
 expect 2 '"check":"shim_ipc".*"gmux":"refused","warned":true'
 expect 4 '"check":"shim_launch_rate".*"ratio":1.000'
 expect 2 '"check":"shim_launch_rate".*"target":0.95,"met":true'
-expect 2 '"check":"netdev_kernel_forms[a-z_]*","mps":false,"ok":true'
+expect 3 '"check":"netdev_kernel_forms[a-z_]*","mps":false,"ok":true'
+expect 1 '"check":"netdev_kernel_forms_fabric_cuda","mps":false,"ok":true'
+expect 1 '^{"mps":false,"path":"kernel_staged","direct":false'
+expect 1 '^{"mps":false,"fabric":"1.17.1 cuda","path":"kernel_staged","direct":true'
+expect 0 '"fabric":"1.17.1 cuda","path":"kernel"[,_]'
 expect 2 '"check":"netdev_rtt8_ratio".*"ratio":1.000,"target":2.0,"met":true'
 expect 4 '"bench":"netdev_cpu"'
 expect 2 '"check":"moe_cuda","claim":"cas","backoff_ns":0'

@@ -5,6 +5,8 @@
 #      thread and kernel side by side in one run (two processes, one GPU)
 #   3. moe_cuda: MoE dispatch/combine from kernels, exact against the
 #      reference, timed; moe_cpu in the same run for comparison
+#   4. with a libfabric built with CUDA (.gpu-libs/fabric-cuda): the forms
+#      and the device-memory ping-pong again, direct
 # Environment: GMUX_BUILD (build dir), GMUX_GPU_OUT (results.jsonl goes
 # there), GMUX_ROOT. Exit 77 without a GPU; finishes in well under 150 s.
 #
@@ -140,4 +142,43 @@ for run in "${runs[@]}" "${runs[@]}" "moe_cpu cas $on"; do
     cat "$tmp"
     rm -f "$tmp"
 done
+
+# 4. device memory direct (FI_HMEM_CUDA): only with a libfabric built with CUDA
+# (scripts/gpu-fabric-cuda.sh puts one in .gpu-libs/fabric-cuda). It loads
+# CUDA with dlopen under the development names, which a bare driver install
+# may lack: links to this machine's libraries go in a folder of their own.
+# GMUX_NET_HMEM=rma: libfabric 1.17's shm offers FI_HMEM only without remote
+# atomics. The kernel_staged rows then say "direct":true (false: the
+# provider still did not reach the memory, and they were staged).
+FABRIC_CUDA=${GMUX_FABRIC_CUDA:-${GMUX_ROOT:-.}/.gpu-libs/fabric-cuda}
+if [ -f "$FABRIC_CUDA/libfabric.so.1" ]; then
+    names=$(mktemp -d)
+    cudart=$(ldd "$ND/netdev_pingpong" | awk '$1 ~ /^libcudart\.so/ {print $3; exit}')
+    driver=$(ldconfig -p | awk '$1 == "libcuda.so.1" {print $NF; exit}')
+    [ -n "$cudart" ] && ln -s "$cudart" "$names/libcudart.so"
+    [ -n "$driver" ] && ln -s "$driver" "$names/libcuda.so"
+    fabric_env=(env "LD_LIBRARY_PATH=$FABRIC_CUDA:$names:${LD_LIBRARY_PATH:-}" GMUX_NET_HMEM=rma)
+    version=$(cat "$FABRIC_CUDA/VERSION" 2>/dev/null || echo unknown)
+    t0=$(date +%s.%N)
+    if "${fabric_env[@]}" timeout 30 "$GMUX" launch -n 2 --timeout 28 -- \
+        "$ND/test_netdev_kernel"; then ok=true; else ok=false; rc=1; fi
+    note netdev_kernel_forms_fabric_cuda $ok \
+        "$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{printf "%.2f", b-a}')"
+    tmp=$(mktemp)
+    if "${fabric_env[@]}" timeout 60 "$GMUX" launch -n 2 --timeout 58 -- \
+        "$ND/netdev_pingpong" --iters 300 --staged --max-bytes $((4 << 20)) >"$tmp"; then
+        ok=true
+    else
+        ok=false
+        rc=1
+    fi
+    # only the device-memory rows: the others repeat step 2 on another libfabric
+    grep '"path":"kernel_staged"' "$tmp" |
+        sed "s/^{/{\"mps\":$MPS,\"fabric\":\"$version cuda\",/" >>"$RES"
+    [ "$ok" = true ] || note netdev_pingpong_fabric_cuda false 0
+    cat "$tmp"
+    rm -rf "$tmp" "$names"
+else
+    echo "netdev_checks: no CUDA libfabric in $FABRIC_CUDA: device memory stays staged"
+fi
 exit $rc

@@ -16,7 +16,8 @@
  * size): {"check":"netdev_pingpong","path":"cpu"|"kernel"|"kernel_cpu","bytes":..,
  * "rtt_us":..,"gbps":..}; the kernel paths add "issue_us", the time the
  * kernel spent inside its put call per round. With --staged, the kernel loop runs again with
- * window and source in device memory (path "kernel_staged", staged through
+ * window and source in device memory (path "kernel_staged"; its "direct" says whether the
+ * provider reached them (FI_HMEM) or they were staged through
  * pinned memory). Exit 77 without a GPU.
  */
 #include <stdio.h>
@@ -159,6 +160,7 @@ static int staged_run(gmux_comm_t *comm, uint64_t max_bytes, int iters, unsigned
         CUDA_OK(cudaMemset(dwin, 0, bytes));
         gmux_window_t w;
         OK(gmux_dev_window_register(&h, dwin, bytes, &w));
+        bool direct = gmux_dev_is_direct(&h, dwin) == 1 && gmux_dev_is_direct(&h, dsrc) == 1;
         double kt = 0.0;
         for (int pass = 0; pass < 2; pass++) {
             int kn = pass == 0 ? 10 : n;
@@ -173,9 +175,11 @@ static int staged_run(gmux_comm_t *comm, uint64_t max_bytes, int iters, unsigned
         CUDA_OK(cudaFree(dwin));
         if (me == 0) {
             printf("{\"check\":\"netdev_pingpong\",\"path\":\"kernel_staged\",\"provider\":"
-                   "\"%s\",\"bytes\":%llu,\"iters\":%d,\"rtt_us\":%.2f,\"gbps\":%.3f,\"ok\":%s}\n",
-                   gmux_comm_provider(comm), (unsigned long long)bytes, n, kt * 1e6,
-                   kt > 0 ? 2.0 * (double)bytes / kt * 1e-9 : 0.0, rc == 0 ? "true" : "false");
+                   "\"%s\",\"direct\":%s,\"bytes\":%llu,\"iters\":%d,\"rtt_us\":%.2f,"
+                   "\"gbps\":%.3f,\"ok\":%s}\n",
+                   gmux_comm_provider(comm), direct ? "true" : "false", (unsigned long long)bytes,
+                   n, kt * 1e6, kt > 0 ? 2.0 * (double)bytes / kt * 1e-9 : 0.0,
+                   rc == 0 ? "true" : "false");
             fflush(stdout);
         }
     }

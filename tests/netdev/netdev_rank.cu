@@ -270,6 +270,12 @@ static int mode_staged(gmux_comm_t *comm, const gmux_dev_handle_t &h0, char expe
     OK(gmux_dev_window_register(&h, dev_recv, WIN_BYTES, &w));
     OK(gmux_dev_source_register(&h, dev_src, WIN_BYTES));
     CHECK(dev_recv[17] == 0xab, "device window clobbered at registration");
+    int want = expect == 'd';
+    CHECK(gmux_dev_is_direct(&h, dev_recv) == want && gmux_dev_is_direct(&h, dev_src) == want,
+          "window %d, source %d: expected %d", gmux_dev_is_direct(&h, dev_recv),
+          gmux_dev_is_direct(&h, dev_src), want);
+    CHECK(gmux_dev_is_direct(&h, dev_src + 1) == -1 && gmux_dev_is_direct(&h, NULL) == -1,
+          "an address nothing was registered at");
     int right = (me + 1) % n, left = (me + n - 1) % n;
     uint64_t round = 0;
     size_t staged_before = fake_d2h_bytes, put_bytes = 0;
