@@ -1,13 +1,30 @@
 /*
  * CUDA graphs: kernel nodes are inspected once, when the graph is
  * instantiated (cuGraphGetNodes, cuGraphKernelNodeGetParams; child-graph
- * nodes are walked too, cuGraphChildGraphNodeGetGraph), and the
- * candidate pointers of all its kernels are kept per executable graph; each
- * cuGraphLaunch then runs the policy on them like one big launch.
+ * nodes are walked too, cuGraphChildGraphNodeGetGraph, and so are the body
+ * graphs of conditional nodes), and the candidate pointers of all its
+ * kernels are kept per executable graph; each cuGraphLaunch then runs the
+ * policy on them like one big launch.
  *
- * LOCKING: graph_lock (rwlock) guards the table; launches hold it shared
- * while the policy runs (policy takes the region lock inside: graph_lock is
- * always taken first).
+ * Conditional nodes (IF, WHILE, SWITCH; CUDA 12.3+): the driver has no call
+ * that hands out a conditional node's body graphs; they are only returned
+ * once, by the cuGraphAddNode that creates the node. So cuGraphAddNode(_v2)
+ * is hooked and, in proactive mode, a copy of the body handles is kept per
+ * node with the graph the node was added to. A node whose bodies were never
+ * seen is counted (graph_cond_unknown) and not walked. Body handles die with
+ * their node, and node and graph handles can be reused by the driver, so
+ * entries are dropped before the driver destroys them: cuGraphDestroyNode
+ * and cuGraphDestroy are hooked, find every graph that dies with the node or
+ * graph (bodies of known conditional nodes, graphs of child-graph nodes,
+ * recursively) and forget the entries owned by any of them. When that walk
+ * cannot be completed, every entry is forgotten: a conditional node may
+ * then go unwalked, but a freed body is never walked.
+ *
+ * LOCKING: graph_lock (rwlock) guards the table of executable graphs;
+ * launches hold it shared while the policy runs (policy takes the region
+ * lock inside: graph_lock is always taken first). cond_lock (mutex) guards
+ * the table of conditional nodes; it is held only to read or change that
+ * table, never across a driver call, and never together with graph_lock.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -30,10 +47,117 @@ static pthread_rwlock_t graph_lock = PTHREAD_RWLOCK_INITIALIZER;
 static graph_exec_t *graph_execs;
 static size_t graph_n, graph_cap;
 
-#define GRAPH_DEPTH_MAX 8 /* child graphs within child graphs walked */
+#define GRAPH_DEPTH_MAX 8 /* child graphs / conditional bodies within each other walked */
+
+/* A conditional node created through a hooked cuGraphAddNode. */
+typedef struct graph_cond {
+    CUgraphNode node;
+    CUgraph owner;   /* the graph the node was added to */
+    CUgraph *bodies; /* copy of the driver's phGraph_out array */
+    unsigned n;
+} graph_cond_t;
+
+static pthread_mutex_t cond_lock = PTHREAD_MUTEX_INITIALIZER;
+static graph_cond_t *conds;
+static size_t cond_n, cond_cap;
+
+static void cond_drop_locked(size_t i)
+{
+    free(conds[i].bodies);
+    conds[i] = conds[--cond_n];
+}
+
+/* Forgets whatever was known of node, then remembers its n bodies (copied)
+ * when n > 0; a node left unknown is never walked. */
+static void cond_remember(CUgraphNode node, CUgraph owner, const CUgraph *bodies, unsigned n)
+{
+    CUgraph *copy = NULL;
+    if (n > 0 && bodies && (copy = malloc(n * sizeof(*copy))) != NULL)
+        memcpy(copy, bodies, n * sizeof(*copy));
+    pthread_mutex_lock(&cond_lock);
+    for (size_t i = 0; i < cond_n; i++)
+        if (conds[i].node == node) {
+            cond_drop_locked(i);
+            break;
+        }
+    if (!copy)
+        goto out_unlock;
+    if (cond_n == cond_cap) {
+        size_t cap = cond_cap ? cond_cap * 2 : 16;
+        graph_cond_t *v = realloc(conds, cap * sizeof(*v));
+        if (!v)
+            goto out_free_copy;
+        conds = v;
+        cond_cap = cap;
+    }
+    conds[cond_n++] = (graph_cond_t){.node = node, .owner = owner, .bodies = copy, .n = n};
+    pthread_mutex_unlock(&cond_lock);
+    return;
+out_free_copy:
+    free(copy);
+out_unlock:
+    pthread_mutex_unlock(&cond_lock);
+    if (n > 0 && bodies)
+        COM_DEBUG(SHIM, "conditional node %p: out of memory, its bodies will not be walked",
+                  (void *)node);
+}
+
+/* A copy of node's bodies in *bodies_p (NULL when they are unknown; the
+ * caller frees it) and their number in *n_p. */
+static gmux_status_t cond_bodies(CUgraphNode node, CUgraph **bodies_p, unsigned *n_p)
+{
+    gmux_status_t st = GMUX_OK;
+    CUgraph *copy = NULL;
+    unsigned n = 0;
+    pthread_mutex_lock(&cond_lock);
+    for (size_t i = 0; i < cond_n; i++)
+        if (conds[i].node == node) {
+            n = conds[i].n;
+            if ((copy = malloc(n * sizeof(*copy))) == NULL)
+                st = GMUX_ERR_NOMEM;
+            else
+                memcpy(copy, conds[i].bodies, n * sizeof(*copy));
+            break;
+        }
+    pthread_mutex_unlock(&cond_lock);
+    *bodies_p = copy;
+    *n_p = copy ? n : 0;
+    return st;
+}
+
+static gmux_status_t graph_collect(CUgraph graph, uint64_t **vals_p, size_t *n_p, int depth);
+
+/* Walks every body of a conditional node found at depth (see graph_collect).
+ * Which body runs (IF or ELSE, which SWITCH case, whether and how often a
+ * WHILE body) is decided on the device at each launch, so any of them may
+ * run: all of them are walked and their data prefetched. */
+static gmux_status_t graph_collect_cond(CUgraphNode node, uint64_t **vals_p, size_t *n_p, int depth)
+{
+    CUgraph *bodies;
+    unsigned n;
+    gmux_status_t st = cond_bodies(node, &bodies, &n);
+    if (st != GMUX_OK)
+        return st;
+    if (!bodies) {
+        SHIM_STAT_ADD(graph_cond_unknown, 1);
+        return GMUX_OK;
+    }
+    if (depth >= GRAPH_DEPTH_MAX) {
+        SHIM_STAT_ADD(graph_too_deep, 1);
+        goto out_free_bodies;
+    }
+    SHIM_STAT_ADD(graph_conditionals, 1);
+    for (unsigned b = 0; b < n && st == GMUX_OK; b++)
+        if (bodies[b])
+            st = graph_collect(bodies[b], vals_p, n_p, depth + 1);
+out_free_bodies:
+    free(bodies);
+    return st;
+}
 
 /* Appends the candidate pointers of every kernel node of graph, and of the
- * graphs of its child-graph nodes (to depth GRAPH_DEPTH_MAX), to *vals_p. */
+ * graphs of its child-graph nodes and the bodies of its known conditional
+ * nodes (to depth GRAPH_DEPTH_MAX), to *vals_p. */
 static gmux_status_t graph_collect(CUgraph graph, uint64_t **vals_p, size_t *n_p, int depth)
 {
     size_t count = 0;
@@ -65,6 +189,11 @@ static gmux_status_t graph_collect(CUgraph graph, uint64_t **vals_p, size_t *n_p
                 continue;
             SHIM_STAT_ADD(graph_children, 1);
             if ((st = graph_collect(child, vals_p, n_p, depth + 1)) != GMUX_OK)
+                goto out_free_nodes;
+            continue;
+        }
+        if (type == CU_GRAPH_NODE_TYPE_CONDITIONAL) {
+            if ((st = graph_collect_cond(nodes[i], vals_p, n_p, depth)) != GMUX_OK)
                 goto out_free_nodes;
             continue;
         }
@@ -205,4 +334,156 @@ CUresult shim_hook_cuGraphExecDestroy(CUgraphExec exec)
     graph_forget_locked(exec);
     pthread_rwlock_unlock(&graph_lock);
     return r;
+}
+
+/* --- conditional nodes: creation and destruction -------------------------- */
+
+/* Remembers the bodies of a conditional node a successful cuGraphAddNode created. */
+static void graph_after_add(CUresult r, const CUgraphNode *node_p, CUgraph graph,
+                            const CUgraphNodeParams *p)
+{
+    if (r != CUDA_SUCCESS || shim_state.mode != SHIM_MODE_PROACTIVE || !node_p || !p ||
+        p->type != CU_GRAPH_NODE_TYPE_CONDITIONAL)
+        return;
+    cond_remember(*node_p, graph, p->conditional.phGraph_out, p->conditional.size);
+}
+
+CUresult shim_hook_cuGraphAddNode(CUgraphNode *node, CUgraph graph, const CUgraphNode *deps,
+                                  size_t ndeps, CUgraphNodeParams *p)
+{
+    shim_ensure_init();
+    CUresult r = SHIM_CALL(cuGraphAddNode, node, graph, deps, ndeps, p);
+    graph_after_add(r, node, graph, p);
+    return r;
+}
+
+CUresult shim_hook_cuGraphAddNode_v2(CUgraphNode *node, CUgraph graph, const CUgraphNode *deps,
+                                     const CUgraphEdgeData *edges, size_t ndeps,
+                                     CUgraphNodeParams *p)
+{
+    shim_ensure_init();
+    CUresult r = SHIM_CALL(cuGraphAddNode_v2, node, graph, deps, edges, ndeps, p);
+    graph_after_add(r, node, graph, p);
+    return r;
+}
+
+#define GRAPH_DYING_MAX 65536 /* graphs one destruction may take with it, at most */
+
+/* Graphs about to be destroyed together. */
+typedef struct graph_set {
+    CUgraph *v;
+    size_t n, cap;
+} graph_set_t;
+
+static gmux_status_t graph_set_add(graph_set_t *set, CUgraph g)
+{
+    if (!g)
+        return GMUX_OK;
+    if (set->n == set->cap) {
+        size_t cap = set->cap ? set->cap * 2 : 16;
+        if (cap > GRAPH_DYING_MAX)
+            return GMUX_ERR_CAPACITY;
+        CUgraph *v = realloc(set->v, cap * sizeof(*v));
+        if (!v)
+            return GMUX_ERR_NOMEM;
+        set->v = v;
+        set->cap = cap;
+    }
+    set->v[set->n++] = g;
+    return GMUX_OK;
+}
+
+/* Adds to set what dies with node: the graph of a child-graph node, the
+ * bodies of a known conditional node. */
+static gmux_status_t graph_set_add_owned(graph_set_t *set, CUgraphNode node)
+{
+    CUgraphNodeType type;
+    if (SHIM_CALL(cuGraphNodeGetType, node, &type) != CUDA_SUCCESS)
+        return GMUX_ERR_DRIVER;
+    if (type == CU_GRAPH_NODE_TYPE_GRAPH) {
+        CUgraph child = NULL;
+        if (SHIM_CALL(cuGraphChildGraphNodeGetGraph, node, &child) != CUDA_SUCCESS)
+            return GMUX_ERR_DRIVER;
+        return graph_set_add(set, child);
+    }
+    if (type != CU_GRAPH_NODE_TYPE_CONDITIONAL)
+        return GMUX_OK;
+    CUgraph *bodies;
+    unsigned n;
+    gmux_status_t st = cond_bodies(node, &bodies, &n);
+    for (unsigned b = 0; b < n && st == GMUX_OK; b++)
+        st = graph_set_add(set, bodies[b]);
+    free(bodies);
+    return st;
+}
+
+/* Extends set (whose graphs are all still alive) with every graph nested in
+ * them, breadth first. */
+static gmux_status_t graph_set_close(graph_set_t *set)
+{
+    gmux_status_t st = GMUX_OK;
+    for (size_t g = 0; g < set->n && st == GMUX_OK; g++) {
+        size_t count = 0;
+        if (SHIM_CALL(cuGraphGetNodes, set->v[g], NULL, &count) != CUDA_SUCCESS)
+            return GMUX_ERR_DRIVER;
+        if (count == 0)
+            continue;
+        CUgraphNode *nodes = calloc(count, sizeof(*nodes));
+        if (!nodes)
+            return GMUX_ERR_NOMEM;
+        if (SHIM_CALL(cuGraphGetNodes, set->v[g], nodes, &count) != CUDA_SUCCESS)
+            st = GMUX_ERR_DRIVER;
+        for (size_t i = 0; i < count && st == GMUX_OK; i++)
+            st = graph_set_add_owned(set, nodes[i]);
+        free(nodes);
+    }
+    return st;
+}
+
+/*
+ * Forgets the conditional nodes that die with node (when graph is NULL) or
+ * with graph, before the driver destroys them: node itself, and every entry
+ * owned by a graph that dies along. Everything is forgotten when that set
+ * cannot be found.
+ */
+static void graph_forget_dying(CUgraphNode node, CUgraph graph)
+{
+    if (!node && !graph)
+        return;
+    pthread_mutex_lock(&cond_lock);
+    size_t known = cond_n;
+    pthread_mutex_unlock(&cond_lock);
+    if (known == 0)
+        return;
+    graph_set_t set = {0};
+    gmux_status_t st = graph ? graph_set_add(&set, graph) : graph_set_add_owned(&set, node);
+    if (st == GMUX_OK)
+        st = graph_set_close(&set);
+    pthread_mutex_lock(&cond_lock);
+    for (size_t i = cond_n; i-- > 0;) {
+        bool dies = st != GMUX_OK || (!graph && conds[i].node == node);
+        for (size_t g = 0; g < set.n && !dies; g++)
+            dies = conds[i].owner == set.v[g];
+        if (dies)
+            cond_drop_locked(i);
+    }
+    pthread_mutex_unlock(&cond_lock);
+    if (st != GMUX_OK)
+        COM_DEBUG(SHIM, "destroying graph %p / node %p: not followed (%s), all forgotten",
+                  (void *)graph, (void *)node, gmux_status_str(st));
+    free(set.v);
+}
+
+CUresult shim_hook_cuGraphDestroyNode(CUgraphNode node)
+{
+    shim_ensure_init();
+    graph_forget_dying(node, NULL);
+    return SHIM_CALL(cuGraphDestroyNode, node);
+}
+
+CUresult shim_hook_cuGraphDestroy(CUgraph graph)
+{
+    shim_ensure_init();
+    graph_forget_dying(NULL, graph);
+    return SHIM_CALL(cuGraphDestroy, graph);
 }

@@ -17,7 +17,9 @@
     X(graph_launches)     /* cuGraphLaunch calls */                                                \
     X(graphs_inspected)   /* graph instantiations walked */                                        \
     X(graph_children)     /* child graphs walked inside them */                                    \
-    X(graph_too_deep)     /* child graphs nested deeper than 8 levels, not walked */               \
+    X(graph_too_deep)     /* child or conditional-body graphs past 8 levels, not walked */         \
+    X(graph_conditionals) /* conditional nodes (IF/WHILE/SWITCH) whose bodies were walked */       \
+    X(graph_cond_unknown) /* conditional nodes met whose bodies the shim never saw created */      \
     X(pointer_args)       /* decoded values that fell in a tracked region */                       \
     X(prefetches)         /* cuMemPrefetchAsync calls issued by the policy */                      \
     X(prefetch_bytes)     /* bytes those covered */                                                \

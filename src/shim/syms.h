@@ -68,7 +68,11 @@
       PFN_cuGraphInstantiateWithParams_v12000_ptsz, 1)                                             \
     X(cuGraphLaunch, cuGraphLaunch, 10000, PFN_cuGraphLaunch_v10000, 0)                            \
     X(cuGraphLaunch_ptsz, cuGraphLaunch, 10000, PFN_cuGraphLaunch_v10000_ptsz, 1)                  \
-    X(cuGraphExecDestroy, cuGraphExecDestroy, 10000, PFN_cuGraphExecDestroy_v10000, 0)
+    X(cuGraphExecDestroy, cuGraphExecDestroy, 10000, PFN_cuGraphExecDestroy_v10000, 0)             \
+    X(cuGraphAddNode, cuGraphAddNode, 12020, PFN_cuGraphAddNode_v12020, 0)                         \
+    X(cuGraphAddNode_v2, cuGraphAddNode, 12030, PFN_cuGraphAddNode_v12030, 0)                      \
+    X(cuGraphDestroyNode, cuGraphDestroyNode, 10000, PFN_cuGraphDestroyNode_v10000, 0)             \
+    X(cuGraphDestroy, cuGraphDestroy, 10000, PFN_cuGraphDestroy_v10000, 0)
 
 #define SHIM_CALL_LIST(X)                                                                          \
     X(cuCtxGetCurrent, cuCtxGetCurrent, 4000, PFN_cuCtxGetCurrent_v4000, 0)                        \

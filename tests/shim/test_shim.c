@@ -4,6 +4,7 @@
  * cuGetProcAddress_v2, then every entry point through it. CTest runs this
  * with LD_PRELOAD=libgmux.so and LD_LIBRARY_PATH at the double, once per
  * policy (GMUX_POLICY), and with GMUX_BUDGET set for the budget view.
+ * Graphs are tested the same way in test_shim_graph.c.
  */
 #include <dlfcn.h>
 #include <pthread.h>
@@ -20,147 +21,14 @@
 #include <cuda.h>
 #include <cudaTypedefs.h>
 
-#include "fake_cuda/fake_cuda.h"
+#include "shim_harness.h"
 
-#define LEGACY CU_GET_PROC_ADDRESS_LEGACY_STREAM
-#define PT     CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM
-
-static void *drv;
-static PFN_cuGetProcAddress_v12000 gpa;
-static fake_reset_fn f_reset;
-static fake_log_count_fn f_count;
-static fake_log_get_fn f_get;
-static fake_register_kernel_fn f_register;
-static fake_entry_fn f_entry;
-static int mode_proactive, mode_redirect, mode_prefetch;
-
-/* The entry point cudart would get for (base, version, flags). */
-static void *get(const char *base, int version, cuuint64_t flags)
-{
-    void *p = NULL;
-    CUdriverProcAddressQueryResult q;
-    assert_int_equal(gpa(base, &p, version, flags, &q), CUDA_SUCCESS);
-    return p;
-}
-#define GET(pfn, base, ver) ((pfn)get(base, ver, LEGACY))
-
-/* Index of the first call of fn at or after from, or -1. */
-static long find_call(const char *fn, size_t from)
-{
-    for (size_t i = from; i < f_count(); i++)
-        if (strcmp(f_get(i)->fn, fn) == 0)
-            return (long)i;
-    return -1;
-}
-
-static size_t count_calls(const char *fn)
-{
-    size_t n = 0;
-    for (long i = find_call(fn, 0); i >= 0; i = find_call(fn, (size_t)i + 1))
-        n++;
-    return n;
-}
-
-/* Prefetch log entries of either form (a batch logs one entry per range). */
-static size_t count_prefetches(void)
-{
-    return count_calls("cuMemPrefetchAsync_v2") + count_calls("cuMemPrefetchBatchAsync");
-}
-
-/* The form the shim must use for n ranges: one batch where the driver takes
- * batches (the double does unless FAKE_CUDA_NO_BATCH=1), single calls else. */
-static const char *prefetch_form(size_t n)
-{
-    const char *no = getenv("FAKE_CUDA_NO_BATCH");
-    bool batch = n > 1 && !(no && strcmp(no, "1") == 0);
-    return batch ? "cuMemPrefetchBatchAsync" : "cuMemPrefetchAsync_v2";
-}
-
-static CUdeviceptr alloc(size_t size)
-{
-    CUdeviceptr p = 0;
-    assert_int_equal(GET(PFN_cuMemAlloc_v3020, "cuMemAlloc", 12000)(&p, size), CUDA_SUCCESS);
-    return p;
-}
-
-static CUstream new_stream(void)
-{
-    CUstream s;
-    assert_int_equal(GET(PFN_cuStreamCreate_v2000, "cuStreamCreate", 12000)(&s, 0), CUDA_SUCCESS);
-    return s;
-}
-
-/* --- kernels of the double ----------------------------------------------- */
-
-static void k_vadd(void **args, const unsigned grid[3], const unsigned block[3])
-{
-    (void)grid;
-    (void)block;
-    const float *a = *(float **)args[0], *b = *(float **)args[1];
-    float *c = *(float **)args[2];
-    int n = *(int *)args[3];
-    for (int i = 0; i < n; i++)
-        c[i] = a[i] + b[i];
-}
-
+/* A kernel that touches nothing. */
 static void k_nop(void **args, const unsigned grid[3], const unsigned block[3])
 {
     (void)args;
     (void)grid;
     (void)block;
-}
-
-static CUfunction vadd_fn(void)
-{
-    static CUfunction f;
-    static const size_t sizes[] = {8, 8, 8, 4};
-    if (!f)
-        f = f_register("vadd", 4, sizes, k_vadd);
-    return f;
-}
-
-/* Asserts the prefetch/record/wait/launch sequence for one launch of regions[] on stream s. */
-static void assert_prefetched_before(const char *launch_fn, CUstream s, const CUdeviceptr *bases,
-                                     const size_t *sizes, size_t n)
-{
-    long launch = find_call(launch_fn, 0);
-    assert_true(launch >= 0);
-    if (!mode_prefetch) {
-        assert_int_equal(count_prefetches(), 0);
-        assert_int_equal(count_calls("cuStreamWaitEvent"), 0);
-        return;
-    }
-    const char *form = prefetch_form(n);
-    assert_int_equal(count_calls(form), n);
-    assert_int_equal(count_prefetches(), n);
-    uint64_t mig = 0;
-    long last_prefetch = -1;
-    for (size_t k = 0; k < n; k++) {
-        bool seen = false;
-        for (long i = find_call(form, 0); i >= 0; i = find_call(form, (size_t)i + 1)) {
-            const fake_call_t *c = f_get((size_t)i);
-            if (c->a[0] == bases[k]) {
-                seen = true;
-                assert_int_equal(c->a[1], sizes[k]);
-                assert_int_equal(c->a[2] >> 32, CU_MEM_LOCATION_TYPE_DEVICE);
-                assert_true(c->a[3] != (uint64_t)(uintptr_t)s);
-                mig = mig ? mig : c->a[3];
-                assert_int_equal(c->a[3], mig); /* all on the one migration stream */
-                if (i > last_prefetch)
-                    last_prefetch = i;
-            }
-        }
-        assert_true(seen);
-    }
-    long rec = find_call("cuEventRecord", (size_t)last_prefetch);
-    assert_true(rec > last_prefetch);
-    assert_int_equal(f_get((size_t)rec)->a[1], mig);
-    long wait = find_call("cuStreamWaitEvent", (size_t)rec);
-    assert_true(wait > rec);
-    assert_true(wait < launch);
-    assert_int_equal(f_get((size_t)wait)->a[0],
-                     (uint64_t)(uintptr_t)(s ? s : CU_STREAM_PER_THREAD));
-    assert_int_equal(f_get((size_t)wait)->a[1], f_get((size_t)rec)->a[0]);
 }
 
 /* --- hooking and version dispatch ---------------------------------------- */
@@ -567,139 +435,10 @@ static void test_concurrent_allocations_and_launches(void **state)
     }
 }
 
-/* --- graphs --------------------------------------------------------------- */
-
-/* A kernel node of vadd, one block of 64 threads. */
-static CUDA_KERNEL_NODE_PARAMS vadd_node(void **args)
-{
-    return (CUDA_KERNEL_NODE_PARAMS){.func = vadd_fn(),
-                                     .gridDimX = 1,
-                                     .gridDimY = 1,
-                                     .gridDimZ = 1,
-                                     .blockDimX = 64,
-                                     .blockDimY = 1,
-                                     .blockDimZ = 1,
-                                     .kernelParams = args};
-}
-
-static void test_graph_inspected_at_instantiation(void **state)
-{
-    (void)state;
-    const int n = 64;
-    CUdeviceptr a = alloc(n * 4), b = alloc(n * 4), c = alloc(n * 4), d = alloc(n * 4);
-    for (int i = 0; i < n; i++)
-        ((float *)(uintptr_t)a)[i] = ((float *)(uintptr_t)b)[i] = 1.0f;
-    CUgraph g;
-    assert_int_equal(GET(PFN_cuGraphCreate_v10000, "cuGraphCreate", 12000)(&g, 0), CUDA_SUCCESS);
-    PFN_cuGraphAddKernelNode_v12000 add =
-        GET(PFN_cuGraphAddKernelNode_v12000, "cuGraphAddKernelNode", 12000);
-    void *args1[] = {&a, &b, &c, (void *)&n}; /* c = a + b */
-    void *args2[] = {&c, &a, &d, (void *)&n}; /* d = c + a */
-    CUDA_KERNEL_NODE_PARAMS p = vadd_node(args1);
-    CUgraphNode n1, n2;
-    assert_int_equal(add(&n1, g, NULL, 0, &p), CUDA_SUCCESS);
-    p.kernelParams = args2;
-    assert_int_equal(add(&n2, g, &n1, 1, &p), CUDA_SUCCESS);
-    CUgraphExec exec;
-    f_reset();
-    assert_int_equal(GET(PFN_cuGraphInstantiateWithFlags_v11040, "cuGraphInstantiateWithFlags",
-                         12000)(&exec, g, 0),
-                     CUDA_SUCCESS);
-    if (mode_proactive)
-        assert_int_equal(count_calls("cuGraphKernelNodeGetParams_v2"), 2);
-    CUstream s = new_stream();
-    f_reset();
-    assert_int_equal(GET(PFN_cuGraphLaunch_v10000, "cuGraphLaunch", 12000)(exec, s), CUDA_SUCCESS);
-    const CUdeviceptr bases[] = {a, b, c, d};
-    const size_t sizes[] = {n * 4, n * 4, n * 4, n * 4};
-    assert_prefetched_before("cuGraphLaunch", s, bases, sizes, 4);
-    assert_true(((float *)(uintptr_t)d)[n - 1] == 3.0f);
-    assert_int_equal(GET(PFN_cuGraphExecDestroy_v10000, "cuGraphExecDestroy", 12000)(exec),
-                     CUDA_SUCCESS);
-    GET(PFN_cuGraphDestroy_v10000, "cuGraphDestroy", 12000)(g);
-}
-
-/* A graph whose second kernel sits in a child graph (and a third in the
- * child's child): the child graphs are walked at instantiation, so the one
- * graph launch prefetches the data of every kernel in it. */
-static void test_graph_child_nodes(void **state)
-{
-    (void)state;
-    const int n = 64;
-    CUdeviceptr a = alloc(n * 4), b = alloc(n * 4), c = alloc(n * 4), d = alloc(n * 4),
-                e = alloc(n * 4);
-    for (int i = 0; i < n; i++)
-        ((float *)(uintptr_t)a)[i] = ((float *)(uintptr_t)b)[i] = 1.0f;
-    PFN_cuGraphCreate_v10000 create = GET(PFN_cuGraphCreate_v10000, "cuGraphCreate", 12000);
-    PFN_cuGraphAddKernelNode_v12000 add =
-        GET(PFN_cuGraphAddKernelNode_v12000, "cuGraphAddKernelNode", 12000);
-    PFN_cuGraphAddChildGraphNode_v10000 add_child =
-        GET(PFN_cuGraphAddChildGraphNode_v10000, "cuGraphAddChildGraphNode", 12000);
-    assert_non_null(add_child);
-    CUgraph g, child, grandchild;
-    assert_int_equal(create(&g, 0), CUDA_SUCCESS);
-    assert_int_equal(create(&child, 0), CUDA_SUCCESS);
-    assert_int_equal(create(&grandchild, 0), CUDA_SUCCESS);
-    void *args1[] = {&a, &b, &c, (void *)&n}; /* c = a + b */
-    void *args2[] = {&c, &a, &d, (void *)&n}; /* d = c + a */
-    void *args3[] = {&d, &c, &e, (void *)&n}; /* e = d + c */
-    CUDA_KERNEL_NODE_PARAMS p = vadd_node(args1);
-    CUgraphNode n1, n2, n3, c1, c2;
-    assert_int_equal(add(&n1, g, NULL, 0, &p), CUDA_SUCCESS);
-    p.kernelParams = args2;
-    assert_int_equal(add(&n2, child, NULL, 0, &p), CUDA_SUCCESS);
-    p.kernelParams = args3;
-    assert_int_equal(add(&n3, grandchild, NULL, 0, &p), CUDA_SUCCESS);
-    assert_int_equal(add_child(&c2, child, &n2, 1, grandchild), CUDA_SUCCESS);
-    assert_int_equal(add_child(&c1, g, &n1, 1, child), CUDA_SUCCESS);
-    CUgraphExec exec;
-    f_reset();
-    assert_int_equal(GET(PFN_cuGraphInstantiateWithFlags_v11040, "cuGraphInstantiateWithFlags",
-                         12000)(&exec, g, 0),
-                     CUDA_SUCCESS);
-    if (mode_proactive) {
-        assert_int_equal(count_calls("cuGraphChildGraphNodeGetGraph"), 2);
-        assert_int_equal(count_calls("cuGraphKernelNodeGetParams_v2"), 3);
-    }
-    CUstream s = new_stream();
-    f_reset();
-    assert_int_equal(GET(PFN_cuGraphLaunch_v10000, "cuGraphLaunch", 12000)(exec, s), CUDA_SUCCESS);
-    const CUdeviceptr bases[] = {a, b, c, d, e};
-    const size_t sizes[] = {n * 4, n * 4, n * 4, n * 4, n * 4};
-    assert_prefetched_before("cuGraphLaunch", s, bases, sizes, 5);
-    assert_true(((float *)(uintptr_t)e)[n - 1] == 5.0f); /* 3 + 2: every kernel ran */
-    assert_int_equal(GET(PFN_cuGraphExecDestroy_v10000, "cuGraphExecDestroy", 12000)(exec),
-                     CUDA_SUCCESS);
-    PFN_cuGraphDestroy_v10000 destroy = GET(PFN_cuGraphDestroy_v10000, "cuGraphDestroy", 12000);
-    destroy(g);
-    destroy(child);
-    destroy(grandchild);
-}
-
 int main(void)
 {
-    const char *mode = getenv("GMUX_POLICY");
-    mode = mode ? mode : "proactive";
-    mode_proactive = strcmp(mode, "proactive") == 0;
-    const char *managed = getenv("GMUX_SHIM_MANAGED");
-    mode_redirect = strcmp(mode, "off") != 0 && !(managed && strcmp(managed, "0") == 0);
-    /* only managed memory is prefetched */
-    mode_prefetch = mode_proactive && mode_redirect;
-    drv = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (!drv) {
-        fprintf(stderr, "test double libcuda.so.1 not found: %s\n", dlerror());
+    if (shim_harness_open() != 0)
         return 1;
-    }
-    gpa = (PFN_cuGetProcAddress_v12000)dlsym(drv, "cuGetProcAddress_v2");
-    f_reset = (fake_reset_fn)dlsym(drv, "fake_reset");
-    f_count = (fake_log_count_fn)dlsym(drv, "fake_log_count");
-    f_get = (fake_log_get_fn)dlsym(drv, "fake_log_get");
-    f_register = (fake_register_kernel_fn)dlsym(drv, "fake_register_kernel");
-    f_entry = (fake_entry_fn)dlsym(drv, "fake_entry");
-    if (!gpa || !f_reset || !f_count || !f_get || !f_register || !f_entry) {
-        fprintf(stderr, "libcuda.so.1 is not the test double\n");
-        return 1;
-    }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_lookup_paths_return_hooks),
         cmocka_unit_test(test_per_thread_variants),
@@ -715,8 +454,6 @@ int main(void)
         cmocka_unit_test(test_extra_buffer_form),
         cmocka_unit_test(test_launch_ex_and_cooperative),
         cmocka_unit_test(test_no_migration_into_a_capturing_stream),
-        cmocka_unit_test(test_graph_inspected_at_instantiation),
-        cmocka_unit_test(test_graph_child_nodes),
         cmocka_unit_test(test_ipc_of_redirected_memory),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -78,6 +78,11 @@ typedef CUresult (*fake_pfn_cuMemAlloc_v2000)(unsigned int *dptr, unsigned int b
       PFN_cuGraphAddChildGraphNode_v10000, 0)                                                      \
     X(cuGraphChildGraphNodeGetGraph, cuGraphChildGraphNodeGetGraph, 10000,                         \
       PFN_cuGraphChildGraphNodeGetGraph_v10000, 0)                                                 \
+    X(cuGraphAddNode, cuGraphAddNode, 12020, PFN_cuGraphAddNode_v12020, 0)                         \
+    X(cuGraphAddNode_v2, cuGraphAddNode, 12030, PFN_cuGraphAddNode_v12030, 0)                      \
+    X(cuGraphConditionalHandleCreate, cuGraphConditionalHandleCreate, 12030,                       \
+      PFN_cuGraphConditionalHandleCreate_v12030, 0)                                                \
+    X(cuGraphDestroyNode, cuGraphDestroyNode, 10000, PFN_cuGraphDestroyNode_v10000, 0)             \
     X(cuGraphInstantiateWithFlags, cuGraphInstantiateWithFlags, 11040,                             \
       PFN_cuGraphInstantiateWithFlags_v11040, 0)                                                   \
     X(cuGraphLaunch, cuGraphLaunch, 10000, PFN_cuGraphLaunch_v10000, 0)                            \

@@ -1,0 +1,61 @@
+/*
+ * The shared part of the libgmux.so tests against the driver double: the
+ * driver reached the way the CUDA runtime reaches it (dlopen of
+ * libcuda.so.1, dlsym of cuGetProcAddress_v2, every entry point through
+ * it), the double's test API, the policy under test (from GMUX_POLICY and
+ * GMUX_SHIM_MANAGED), and assertions on the double's call log.
+ *
+ * The helpers assert with cmocka: call them from a test.
+ */
+#ifndef SHIM_HARNESS_H
+#define SHIM_HARNESS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cuda.h>
+#include <cudaTypedefs.h>
+
+#include "fake_cuda/fake_cuda.h"
+
+#define LEGACY CU_GET_PROC_ADDRESS_LEGACY_STREAM
+#define PT     CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM
+
+extern void *drv; /* the double's handle */
+extern PFN_cuGetProcAddress_v12000 gpa;
+extern fake_reset_fn f_reset;
+extern fake_log_count_fn f_count;
+extern fake_log_get_fn f_get;
+extern fake_register_kernel_fn f_register;
+extern fake_entry_fn f_entry;
+/* proactive policy; plain allocations redirected to managed memory; both */
+extern int mode_proactive, mode_redirect, mode_prefetch;
+
+/* Reads the policy and opens the double; 0, or -1 with a message on stderr. */
+int shim_harness_open(void);
+
+/* The entry point cudart would get for (base, version, flags). */
+void *get(const char *base, int version, cuuint64_t flags);
+#define GET(pfn, base, ver) ((pfn)get(base, ver, LEGACY))
+
+/* Index of the first call of fn at or after from, or -1. */
+long find_call(const char *fn, size_t from);
+size_t count_calls(const char *fn);
+/* Prefetch log entries of either form (a batch logs one entry per range). */
+size_t count_prefetches(void);
+/* The form the shim must use for n ranges (see shim_harness.c). */
+const char *prefetch_form(size_t n);
+
+CUdeviceptr alloc(size_t size);
+CUstream new_stream(void);
+
+/* vadd(a, b, c, n): c[i] = a[i] + b[i], registered with the double once. */
+CUfunction vadd_fn(void);
+
+/* Asserts the prefetch/record/wait/launch sequence for one launch of the n
+ * regions bases[]/sizes[] on stream s (or that nothing moved, where the
+ * policy does not prefetch). */
+void assert_prefetched_before(const char *launch_fn, CUstream s, const CUdeviceptr *bases,
+                              const size_t *sizes, size_t n);
+
+#endif /* SHIM_HARNESS_H */
