@@ -46,7 +46,7 @@ emit() { echo "$1" | tee -a "$json" >>"$out/results.jsonl"; echo "$1"; }
 want() { [[ $part == all || $part == "$1" ]]; }
 
 if want progs; then
-  for check in vecadd-driver vecadd-runtime managed-streams graph vmm; do
+  for check in vecadd-driver vecadd-runtime managed-streams graph graph-cond vmm; do
     native=$(timeout 30 "$prog" "$check" 2>"$out/shim_${check}_native.err" | grep '^RESULT')
     for policy in off demand proactive; do
       got=$(timeout 30 "$gmux" run --no-daemon --policy "$policy" --stats "$out/shim_${check}_${policy}.stats.json" \
@@ -57,6 +57,13 @@ if want progs; then
       emit "{\"check\":\"shim_$check\",\"policy\":\"$policy\",\"native\":\"${native##* }\",\"gmux\":\"${got##* }\",\"identical\":$same}"
     done
   done
+  # what libgmux.so walked in the graphs (proactive inspects them): the child
+  # graph of `graph`, the IF and WHILE bodies of `graph-cond` (expected 1 and 2)
+  walked() { grep -o "\"$2\": *[0-9]*" "$out/shim_$1_proactive.stats.json" 2>/dev/null | grep -o '[0-9]*$'; }
+  children=$(walked graph graph_children)
+  conds=$(walked graph-cond graph_conditionals)
+  unknown=$(walked graph-cond graph_cond_unknown)
+  emit "{\"check\":\"shim_graph_walk\",\"graph_children\":${children:-null},\"graph_conditionals\":${conds:-null},\"graph_cond_unknown\":${unknown:-null}}"
   # sharing cudaMalloc'd memory with another process: refused where the memory
   # became managed (demand, proactive), with libgmux.so's warning naming
   # --no-managed; shared natively, with off and with --no-managed

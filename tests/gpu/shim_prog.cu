@@ -6,6 +6,9 @@
  *   managed-streams  cudaMallocManaged, kernels on four streams
  *   graph            stream capture, a child graph node, cudaGraphInstantiate, ten
  *                    graph launches
+ *   graph-cond       conditional nodes (CUDA 12.4+): a kernel, an IF and a WHILE (three
+ *                    rounds a launch) made with cudaGraphAddNode, bodies captured, ten
+ *                    graph launches
  *   vmm              cuMemCreate / cuMemAddressReserve / cuMemMap, kernel, copy back
  *   ipc              whether cudaIpcGetMemHandle shares cudaMalloc'd memory
  *   launch-rate N    N empty kernels, prints launches per second
@@ -177,6 +180,88 @@ static int graph()
     return 0;
 }
 
+/* Counts the WHILE body's rounds: three per graph launch (count starts each
+ * launch at a multiple of three). */
+__global__ void k_while_ctl(cudaGraphConditionalHandle h, uint32_t *count)
+{
+    if (threadIdx.x == 0 && blockIdx.x == 0)
+        cudaGraphSetConditional(h, ++*count % 3 != 0);
+}
+
+/* Fills body with kernels captured on s (a conditional node's body graph). */
+static void capture_into(cudaStream_t s, cudaGraph_t body)
+{
+    CK(cudaStreamBeginCaptureToGraph(s, body, NULL, NULL, 0, cudaStreamCaptureModeGlobal));
+}
+
+static int graph_cond()
+{
+    uint32_t *x, *y, *w, *z, *count;
+    for (uint32_t **b : {&x, &y, &w, &z}) {
+        CK(cudaMalloc(b, N * 4));
+        CK(cudaMemset(*b, 1, N * 4));
+    }
+    CK(cudaMalloc(&count, 4));
+    CK(cudaMemset(count, 0, 4));
+    cudaStream_t s;
+    CK(cudaStreamCreate(&s));
+    cudaGraph_t g, done;
+    CK(cudaGraphCreate(&g, 0));
+    /* a plain kernel, an IF whose body adds y into w (taken: default 1 at
+     * every launch), a WHILE whose body scales z, three rounds a launch;
+     * libgmux.so sees the bodies only where cudaGraphAddNode hands them out */
+    capture_into(s, g);
+    k_scale<<<(N + 255) / 256, 256, 0, s>>>(x, 3, 1, N);
+    CK(cudaStreamEndCapture(s, &done));
+    cudaGraphConditionalHandle hif, hwhile;
+    CK(cudaGraphConditionalHandleCreate(&hif, g, 1, cudaGraphCondAssignDefault));
+    CK(cudaGraphConditionalHandleCreate(&hwhile, g, 1, cudaGraphCondAssignDefault));
+    cudaGraphNodeParams p = {};
+    p.type = cudaGraphNodeTypeConditional;
+    p.conditional.handle = hif;
+    p.conditional.type = cudaGraphCondTypeIf;
+    p.conditional.size = 1;
+    cudaGraphNode_t nif, nwhile;
+    CK(cudaGraphAddNode(&nif, g, NULL, NULL, 0, &p));
+    capture_into(s, p.conditional.phGraph_out[0]);
+    k_vadd<<<(N + 255) / 256, 256, 0, s>>>(y, w, w, N);
+    CK(cudaStreamEndCapture(s, &done));
+    p = {};
+    p.type = cudaGraphNodeTypeConditional;
+    p.conditional.handle = hwhile;
+    p.conditional.type = cudaGraphCondTypeWhile;
+    p.conditional.size = 1;
+    CK(cudaGraphAddNode(&nwhile, g, NULL, NULL, 0, &p));
+    capture_into(s, p.conditional.phGraph_out[0]);
+    k_scale<<<(N + 255) / 256, 256, 0, s>>>(z, 5, 1, N);
+    k_while_ctl<<<1, 1, 0, s>>>(hwhile, count);
+    CK(cudaStreamEndCapture(s, &done));
+    cudaGraphExec_t exec;
+    CK(cudaGraphInstantiate(&exec, g, 0));
+    for (int it = 0; it < 10; it++)
+        CK(cudaGraphLaunch(exec, s));
+    CK(cudaStreamSynchronize(s));
+    uint32_t rounds = 0;
+    CK(cudaMemcpy(&rounds, count, 4, cudaMemcpyDeviceToHost));
+    if (rounds != 30) {
+        std::fprintf(stderr, "graph-cond: the WHILE body ran %u times, not 30\n", rounds);
+        return 1;
+    }
+    std::vector<uint32_t> h(N);
+    uint64_t sum = 0;
+    for (uint32_t *b : {x, w, z}) {
+        CK(cudaMemcpy(h.data(), b, N * 4, cudaMemcpyDeviceToHost));
+        sum = sum * 31 + checksum(h.data(), N);
+    }
+    CK(cudaGraphExecDestroy(exec));
+    CK(cudaGraphDestroy(g));
+    CK(cudaStreamDestroy(s));
+    for (uint32_t *b : {x, y, w, z, count})
+        CK(cudaFree(b));
+    std::printf("RESULT graph-cond %016llx\n", (unsigned long long)sum);
+    return 0;
+}
+
 static int vmm()
 {
     CK(cudaFree(0)); /* primary context */
@@ -257,6 +342,8 @@ int main(int argc, char **argv)
         return managed_streams();
     if (!std::strcmp(what, "graph"))
         return graph();
+    if (!std::strcmp(what, "graph-cond"))
+        return graph_cond();
     if (!std::strcmp(what, "vmm"))
         return vmm();
     if (!std::strcmp(what, "launch-rate"))
@@ -264,6 +351,6 @@ int main(int argc, char **argv)
     if (!std::strcmp(what, "ipc"))
         return ipc();
     std::fprintf(stderr, "usage: shim_prog vecadd-driver|vecadd-runtime|managed-streams|graph|"
-                         "vmm|ipc|launch-rate [N]\n");
+                         "graph-cond|vmm|ipc|launch-rate [N]\n");
     return 2;
 }
