@@ -155,6 +155,51 @@ static gmux_status_t comm_alloc(gmux_comm_t *comm)
 }
 
 /* Opens the transport and exchanges endpoint addresses. */
+/* What every rank of a job must have alike: a peer's operations name its
+ * contexts and signal words, and go over one provider with the same
+ * capabilities. Exchanged when joining, so that a rank started with other
+ * parameters (or other GMUX_NET_* settings) fails the job at once, on every
+ * rank, instead of its peers' operations failing later one by one. */
+typedef struct net_shape {
+    char provider[32];
+    uint32_t nctx, nsig;
+    uint32_t atomics; /* remote atomics offered (GMUX_NET_HMEM=rma trades them away) */
+} net_shape_t;
+
+static net_shape_t comm_shape(const gmux_comm_t *comm)
+{
+    net_shape_t s = {.nctx = comm->nctx, .nsig = comm->nsig, .atomics = comm->fab.atomics};
+    snprintf(s.provider, sizeof(s.provider), "%s", comm->provider);
+    return s;
+}
+
+/* Rank r's shape against rank 0's; every rank compares the same pairs, so
+ * all come to the same verdict. Rank 0 says what differs. */
+static gmux_status_t join_check(const gmux_comm_t *comm, const net_shape_t *first,
+                                const net_shape_t *other, int r)
+{
+    char what[160] = "";
+    if (strncmp(first->provider, other->provider, sizeof(first->provider)) != 0)
+        snprintf(what, sizeof(what),
+                 "provider %.31s on rank 0, %.31s on rank %d (GMUX_NET_PROVIDER)", first->provider,
+                 other->provider, r);
+    else if (first->nctx != other->nctx)
+        snprintf(what, sizeof(what), "%u contexts on rank 0, %u on rank %d (num_contexts)",
+                 first->nctx, other->nctx, r);
+    else if (first->nsig != other->nsig)
+        snprintf(what, sizeof(what), "%u signal words on rank 0, %u on rank %d (num_signals)",
+                 first->nsig, other->nsig, r);
+    else if (first->atomics != other->atomics)
+        snprintf(what, sizeof(what),
+                 "remote atomics %s on rank 0, %s on rank %d (GMUX_NET_HMEM: rma gives them up)",
+                 first->atomics ? "on" : "off", other->atomics ? "on" : "off", r);
+    else
+        return GMUX_OK;
+    if (comm->rank == 0)
+        COM_ERROR(NET, "ranks of one job differ: %s; every rank must join alike", what);
+    return GMUX_ERR_INVALID;
+}
+
 static gmux_status_t join_fabric(gmux_comm_t *comm, const char *prov, uint64_t deadline)
 {
     bool loopback = env_int("GMUX_NNODES", 1) <= 1;
@@ -181,11 +226,13 @@ static gmux_status_t join_fabric(gmux_comm_t *comm, const char *prov, uint64_t d
         return st;
     comm->have_fab = true;
     comm->provider = comm->fab.prov_name;
-    /* what a peer needs: the endpoint's address and the scratch word's key */
+    /* what a peer needs: the endpoint's address and the scratch word's key;
+     * and what every rank must have alike (join_check) */
     struct card {
         char name[NET_FAB_NAME_MAX];
         uint64_t raddr, key;
-    } mine = {{0}, 0, 0};
+        net_shape_t shape;
+    } mine = {{0}, 0, 0, comm_shape(comm)};
     uint64_t key;
     st = net_fab_mr_reg(&comm->fab, comm->scratch, 8 * sizeof(uint64_t), NET_MAX_WINDOWS + 1,
                         &comm->scratch_mr, &key);
@@ -203,12 +250,17 @@ static gmux_status_t join_fabric(gmux_comm_t *comm, const char *prov, uint64_t d
         free(all);
         return GMUX_ERR_NOMEM;
     }
-    for (int r = 0; r < comm->size; r++) {
+    for (int r = 0; r < comm->size && st == GMUX_OK; r++) {
         memcpy(names + (size_t)r * NET_FAB_NAME_MAX, all[r].name, NET_FAB_NAME_MAX);
         comm->scratch_raddr[r] = all[r].raddr;
         comm->scratch_key[r] = all[r].key;
+        st = join_check(comm, &all[0].shape, &all[r].shape, r);
     }
     free(all);
+    if (st != GMUX_OK) {
+        free(names);
+        return st;
+    }
     st = net_fab_insert(&comm->fab, names, comm->size);
     if (st == GMUX_OK && strcmp(comm->fab.prov_name, "shm") == 0 &&
         net_shmguard_open(names, NET_FAB_NAME_MAX, comm->size, &comm->guard) != GMUX_OK)

@@ -15,6 +15,8 @@
  *   net_rank kill              the last rank dies (SIGKILL); the others must see GMUX_ERR_PEER
  *   net_rank killlock          the same on shm, the victim dying while it holds its own and
  *                              rank 0's region locks, as if killed inside libfabric
+ *   net_rank shape WHAT        the last rank joins with another ctx, sig, provider or hmem
+ *                              setting: every rank is refused at once
  * Exit 0 on success; failures print the reason.
  */
 #include <inttypes.h>
@@ -634,17 +636,51 @@ static int mode_kill(bool holding_locks)
     return 0;
 }
 
+/* Ranks that join with different shapes (argv: ctx, sig, provider or hmem
+ * differ on the last rank) are all refused at once, within half the
+ * timeout; nothing else runs. */
+static int mode_shape(gmux_comm_params_t *p, const char *what)
+{
+    const char *r = getenv("GMUX_RANK"), *s = getenv("GMUX_SIZE");
+    if (!r || !s)
+        return 2;
+    int rank = atoi(r);
+    bool last = rank == atoi(s) - 1;
+    if (strcmp(what, "ctx") == 0)
+        p->num_contexts = last ? 2 : 4;
+    else if (strcmp(what, "sig") == 0)
+        p->num_signals = last ? 64 : 128;
+    else if (strcmp(what, "provider") == 0)
+        p->provider = last ? "tcp" : "shm";
+    else if (strcmp(what, "hmem") == 0)
+        setenv("GMUX_NET_HMEM", last ? "rma" : "auto", 1);
+    else
+        return 2;
+    p->timeout_s = 20;
+    double t0 = (double)com_clock_ns() * 1e-9;
+    gmux_status_t st = gmux_comm_init(p, &comm);
+    double waited = (double)com_clock_ns() * 1e-9 - t0;
+    me = rank;
+    CHECK(st == GMUX_ERR_INVALID && !comm, "joined with a different %s: %s", what,
+          gmux_status_name(st));
+    CHECK(waited < p->timeout_s / 2, "refused after %.1f s", waited);
+    printf("rank %d: a different %s refused\n", rank, what);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
         fprintf(stderr,
-                "usage: net_rank data|order|mixed|coalesce|semantics|hmem|teams|kill|killlock "
-                "[args]\n");
+                "usage: net_rank data|order|mixed|coalesce|semantics|hmem|teams|kill|killlock|"
+                "shape [args]\n");
         return 2;
     }
     setvbuf(stdout, NULL, _IOLBF, 0);
     gmux_comm_params_t p;
     gmux_comm_params_init(&p);
+    if (strcmp(argv[1], "shape") == 0 && argc == 3)
+        return mode_shape(&p, argv[2]);
     if (strcmp(argv[1], "teams") == 0)
         p.timeout_s = TEAMS_TIMEOUT_S;
     if (strcmp(argv[1], "kill") == 0 || strcmp(argv[1], "killlock") == 0) {

@@ -130,6 +130,22 @@ static void test_hmem(void **state)
     expect_ok(3, "hmem", "any", NULL, "atomics yes"); /* auto keeps them */
 }
 
+/* Ranks that join with different shapes are all refused at once (net_rank
+ * shape: the last rank differs), rank 0 saying what differs. */
+static void test_shape(void **state)
+{
+    (void)state;
+    const char *what[] = {"ctx", "sig", "provider", "hmem"};
+    for (size_t i = 0; i < sizeof(what) / sizeof(what[0]); i++) {
+        /* hmem: only shm gives up its remote atomics for FI_HMEM */
+        if (strcmp(what[i], "hmem") == 0 && strcmp(NET_PROVIDER, "shm") != 0)
+            continue;
+        int n = i % 2 ? 3 : 2;
+        expect_ok(n, "shape", what[i], NULL, "refused");
+        assert_int_equal(count(err, "ranks of one job differ"), 1);
+    }
+}
+
 static void test_peer_killed(void **state)
 {
     (void)state;
@@ -170,6 +186,7 @@ int main(void)
         cmocka_unit_test(test_order_proxy_only),
         cmocka_unit_test(test_mixed),
         cmocka_unit_test(test_hmem),
+        cmocka_unit_test(test_shape),
         cmocka_unit_test(test_peer_killed),
         cmocka_unit_test(test_peer_killed_holding_lock),
     };
