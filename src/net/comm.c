@@ -191,8 +191,8 @@ static gmux_status_t join_check(const gmux_comm_t *comm, const net_shape_t *firs
                  first->nsig, other->nsig, r);
     else if (first->atomics != other->atomics)
         snprintf(what, sizeof(what),
-                 "remote atomics %s on rank 0, %s on rank %d (GMUX_NET_HMEM: rma gives them up)",
-                 first->atomics ? "on" : "off", other->atomics ? "on" : "off", r);
+                 "remote atomics %s rank 0 but %s rank %d (GMUX_NET_HMEM: rma gives them up)",
+                 first->atomics ? "on" : "not on", other->atomics ? "on" : "not on", r);
     else
         return GMUX_OK;
     if (comm->rank == 0)
