@@ -23,4 +23,8 @@ int mode_mixed(uint64_t rounds, int threads);
 /* net_rank_hmem.c: windows and sources registered as device memory. */
 int mode_hmem(const char *expect);
 
+/* net_rank_teams.c: barriers, team splits and their failures. */
+#define TEAMS_TIMEOUT_S 30.0 /* the job's timeout in that mode (main sets it) */
+int mode_teams(void);
+
 #endif /* NET_RANK_H */

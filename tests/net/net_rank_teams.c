@@ -1,0 +1,158 @@
+/*
+ * net_rank teams: barriers over the world and strided teams, splits of
+ * splits, and splits whose members pass invalid or different arguments
+ * (every member refused at once; one-member splits past the agreement
+ * epoch's wrap).
+ */
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common/clock.h"
+#include "net_rank.h"
+
+/* Rounds of: every member writes its tag into every member's slot of w, a
+ * barrier, then every slot of the team holds this round's tag. */
+static void team_rounds(gmux_team_t *t, gmux_window_t w, const uint64_t *win, uint64_t tag)
+{
+    CHECK(t, "not a member");
+    for (uint64_t r = 1; r <= 10; r++) {
+        for (int k = 0; k < gmux_team_size(t); k++)
+            OK(gmux_put_value(comm, 2, gmux_team_world_rank(t, k), w, (uint64_t)me * 8, tag + r, 8,
+                              NULL));
+        OK(gmux_barrier(t));
+        for (int k = 0; k < gmux_team_size(t); k++) {
+            int p = gmux_team_world_rank(t, k);
+            CHECK(win[p] == tag + r, "tag %" PRIu64 " round %" PRIu64 ": slot %d is %" PRIu64, tag,
+                  r, p, win[p]);
+        }
+        OK(gmux_barrier(t));
+    }
+}
+
+/* Splits whose members pass invalid or different arguments fail on every
+ * member at once (well inside the timeout), take no team id, and leave the
+ * parent usable: a valid split after them works. */
+static void team_disagreements(gmux_team_t *world, gmux_window_t w, const uint64_t *win)
+{
+    gmux_team_t *t = NULL, *self = NULL, *all = NULL;
+    double t0 = (double)com_clock_ns() * 1e-9;
+    int last = n - 1;
+    CHECK(gmux_team_split_strided(world, 0, 1, me == last ? n - 1 : n, &t) == GMUX_ERR_INVALID &&
+              !t,
+          "sizes differ");
+    CHECK(gmux_team_split_strided(world, 0, 1, me == 0 ? 1 : 2, &t) == GMUX_ERR_INVALID && !t,
+          "one member asks a one-member team");
+    CHECK(gmux_team_split_strided(world, 0, 1, n, me == last ? NULL : &t) == GMUX_ERR_INVALID && !t,
+          "no team pointer on the last rank");
+    CHECK(gmux_team_split_strided(world, 0, 1, me == 0 ? n + 1 : n, &t) == GMUX_ERR_INVALID && !t,
+          "rank 0 asks more members than there are");
+    if (n > 2) {
+        CHECK(gmux_team_split_strided(world, me == last ? 1 : 0, 1, 2, &t) == GMUX_ERR_INVALID &&
+                  !t,
+              "starts differ");
+        CHECK(gmux_team_split_strided(world, 0, me == 0 ? 2 : 1, 2, &t) == GMUX_ERR_INVALID && !t,
+              "strides differ");
+    }
+    double waited = (double)com_clock_ns() * 1e-9 - t0;
+    CHECK(waited < TEAMS_TIMEOUT_S / 2, "the failed splits took %.1f s", waited);
+    if (n == 2) {
+        /* past the 16-bit epoch of the agreement words (a few us a split):
+         * agreements, with a disagreement now and then, stay right */
+        for (int i = 0; i < 66000; i++) {
+            bool differ = i % 4099 == 0;
+            bool two = differ && me == 1; /* asks for both ranks, rank 0 for itself */
+            gmux_status_t st = gmux_team_split_strided(world, two ? 0 : me, 1, two ? 2 : 1, &self);
+            CHECK(differ ? st == GMUX_ERR_INVALID && !self : st == GMUX_OK && self, "split %d: %s",
+                  i, gmux_status_name(st));
+            gmux_team_destroy(self);
+            self = NULL;
+        }
+    }
+    /* one-member teams: each member its own start */
+    OK(gmux_team_split_strided(world, me, 1, 1, &self));
+    CHECK(self && gmux_team_size(self) == 1 && gmux_team_world_rank(self, 0) == me, "own team");
+    OK(gmux_barrier(self));
+    OK(gmux_team_split_strided(world, 0, 1, n, &all));
+    team_rounds(all, w, win, 3000);
+    gmux_team_destroy(self);
+    gmux_team_destroy(all);
+    OK(gmux_barrier(world));
+}
+
+int mode_teams(void)
+{
+    enum { ROUNDS = 20 };
+    uint64_t *win = calloc((size_t)n, sizeof(uint64_t));
+    gmux_window_t w;
+    OK(gmux_window_register(comm, win, (size_t)n * sizeof(uint64_t), &w));
+    gmux_team_t *world = gmux_team_world(comm);
+    CHECK(gmux_team_size(world) == n && gmux_team_rank(world) == me, "world team");
+    /* after each barrier, every rank's write of this round is visible */
+    for (uint64_t r = 1; r <= ROUNDS; r++) {
+        for (int p = 0; p < n; p++)
+            OK(gmux_put_value(comm, (uint32_t)(p % 4), p, w, (uint64_t)me * 8, r, 8, NULL));
+        OK(gmux_barrier(world));
+        for (int p = 0; p < n; p++)
+            CHECK(win[p] == r, "round %" PRIu64 ": slot %d is %" PRIu64, r, p, win[p]);
+        OK(gmux_barrier(world));
+    }
+    /* strided split: even and odd ranks */
+    gmux_team_t *even = NULL, *odd = NULL;
+    OK(gmux_team_split_strided(world, 0, 2, (n + 1) / 2, &even));
+    OK(gmux_team_split_strided(world, 1, 2, n / 2, &odd));
+    gmux_team_t *mine = me % 2 ? odd : even;
+    CHECK(mine && (me % 2 ? even : odd) == NULL, "membership");
+    CHECK(gmux_team_rank(mine) == me / 2, "team rank %d", gmux_team_rank(mine));
+    CHECK(gmux_team_world_rank(mine, gmux_team_rank(mine)) == me, "translation");
+    for (uint64_t r = 1; r <= ROUNDS; r++) {
+        for (int k = 0; k < gmux_team_size(mine); k++) {
+            int p = gmux_team_world_rank(mine, k);
+            OK(gmux_put_value(comm, 1, p, w, (uint64_t)me * 8, 1000 + r, 8, NULL));
+        }
+        OK(gmux_barrier(mine));
+        for (int k = 0; k < gmux_team_size(mine); k++) {
+            int p = gmux_team_world_rank(mine, k);
+            CHECK(win[p] == 1000 + r, "team round %" PRIu64 " slot %d", r, p);
+        }
+        OK(gmux_barrier(mine));
+    }
+    /* splits of splits: each half splits itself (every other member, so
+     * world stride 4), and the even half splits once more, so that the two
+     * halves have made different numbers of splits; then a world split that
+     * mixes both halves must still give its members one id */
+    int msize = gmux_team_size(mine);
+    gmux_team_t *quarter = NULL, *rest = NULL, *mixed = NULL;
+    OK(gmux_team_split_strided(mine, 0, 2, (msize + 1) / 2, &quarter));
+    CHECK((quarter != NULL) == (me % 4 < 2), "quarter membership");
+    if (quarter) {
+        CHECK(gmux_team_rank(quarter) == me / 4, "quarter rank %d", gmux_team_rank(quarter));
+        for (int k = 0; k < gmux_team_size(quarter); k++)
+            CHECK(gmux_team_world_rank(quarter, k) == me % 4 + 4 * k, "quarter translation");
+    }
+    if (me % 2 == 0 && msize > 1) {
+        OK(gmux_team_split_strided(mine, 1, 1, msize - 1, &rest)); /* evens past rank 0 */
+        CHECK((rest != NULL) == (me > 0), "rest membership");
+    }
+    int msz = n > 2 ? n / 2 + 1 : n;
+    OK(gmux_team_split_strided(world, 0, 1, msz, &mixed));
+    CHECK((mixed != NULL) == (me < msz), "mixed membership");
+    uint64_t tag = 2000;
+    if (quarter)
+        team_rounds(quarter, w, win, tag);
+    if (rest)
+        team_rounds(rest, w, win, tag + 100);
+    OK(gmux_barrier(world));
+    if (mixed)
+        team_rounds(mixed, w, win, tag + 200);
+    gmux_team_destroy(quarter);
+    gmux_team_destroy(rest);
+    gmux_team_destroy(mixed);
+    gmux_team_destroy(mine);
+    OK(gmux_barrier(world));
+    team_disagreements(world, w, win);
+    OK(gmux_window_deregister(comm, w));
+    free(win);
+    printf("rank %d: teams ok\n", me);
+    return 0;
+}
