@@ -1,5 +1,6 @@
 /* Teams: world and shared, split_strided (members and non-members),
- * my_pe / n_pes / translate_pe / team_sync / get_config, split_2d. */
+ * my_pe / n_pes / translate_pe / team_sync / get_config, split_2d, and
+ * splits with invalid or disagreeing arguments. */
 #include "shtest.h"
 
 int main(void)
@@ -59,6 +60,17 @@ int main(void)
     shmem_team_t bad;
     CHECK(shmem_team_split_strided(SHMEM_TEAM_WORLD, 0, 1, n + 1, NULL, 0, &bad) != 0);
     CHECK(bad == SHMEM_TEAM_INVALID);
+    /* PEs that disagree (PE 0 asks a team of itself, the rest of all PEs) are all
+     * refused at once, and the next split works */
+    if (n > 1) {
+        CHECK(shmem_team_split_strided(SHMEM_TEAM_WORLD, 0, 1, me == 0 ? 1 : n, NULL, 0, &bad) !=
+              0);
+        CHECK(bad == SHMEM_TEAM_INVALID);
+        shmem_team_t all;
+        CHECK(shmem_team_split_strided(SHMEM_TEAM_WORLD, 0, 1, n, NULL, 0, &all) == 0);
+        CHECK(shmem_team_n_pes(all) == n && shmem_team_sync(all) == 0);
+        shmem_team_destroy(all);
+    }
 
     shmem_barrier_all();
     shmem_finalize();
