@@ -39,7 +39,7 @@ GMUX_API int gmux_team_world_rank(const gmux_team_t *team, int r)
     return team->start + r * team->stride;
 }
 
-/* Split agreement: every member of the parent contributes NET_AGREE_FIELDS
+/* Split agreement: every member of the parent contributes AGREE_FIELDS
  * fields of 12 bits and learns the largest of each over all members; a
  * field sent together with its complement (0xfff - v) gives the smallest
  * too. It is a dissemination all-reduce (max is idempotent, so overlapping
