@@ -40,3 +40,9 @@ fi
   echo "gpu-carry: no CUDA libfabric (GMUX_LIBFABRIC_SRC=TREE builds one): device memory will be staged"
 du -sh build-gpu .gpu-libs
 ls .gpu-libs
+# the device call carries at most 64 MiB in all
+kib=$(du -sk build-gpu .gpu-libs | awk '{s += $1} END {print s}')
+if (( kib > 64 * 1024 )); then
+  echo "gpu-carry: build-gpu and .gpu-libs take $((kib / 1024)) MiB, over the 64 MiB a device call carries" >&2
+  exit 1
+fi
