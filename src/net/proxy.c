@@ -351,8 +351,7 @@ static void handle_msg(gmux_comm_t *comm, const net_msg_t *m)
             atomic_store_explicit(&o->acked, m->value, memory_order_release);
         return;
     }
-    if (m->type == NET_MSG_SIGNAL &&
-        (m->signal_id >= comm->nsig_all || m->signal_op > 3)) {
+    if (m->type == NET_MSG_SIGNAL && (m->signal_id >= comm->nsig_all || m->signal_op > 3)) {
         COM_ERROR(NET, "rank %d: signal %u out of range", comm->rank, m->signal_id);
         return;
     }
