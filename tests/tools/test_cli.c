@@ -72,6 +72,34 @@ static void test_unknown_option_one_line_exit_2(void **state)
     assert_int_equal(count_lines(err), 1);
 }
 
+/* An option without its value is named, also where the "--" of a command
+ * follows it (which is not taken for the value), and a word that is not an
+ * option is not reported as one missing a value. */
+static void test_option_without_value(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *argv[7];
+        const char *says;
+    } cases[] = {
+        {{"launch", "-n", "2", "--hosts", "--", "/bin/true"}, "option '--hosts' needs a value"},
+        {{"launch", "-n", "--", "/bin/true"}, "option '-n' needs a value"},
+        {{"launch", "-n", "2", "/bin/true", "--", "/bin/true"}, "unknown option '/bin/true'"},
+        {{"run", "--policy", "--", "/bin/true"}, "option '--policy' needs a value"},
+        {{"profile", "-o", "--", "/bin/true"}, "'-o' needs a value"},
+        {{"trace", "-o", "--", "/bin/true"}, "'-o' needs a value"},
+    };
+    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+        char *argv[9] = {GMUX_CLI_PATH};
+        for (size_t k = 0; cases[c].argv[k]; k++)
+            argv[k + 1] = (char *)cases[c].argv[k];
+        assert_int_equal(tproc_capture(argv, NULL, 60.0, out, sizeof(out), err, sizeof(err)), 2);
+        if (!strstr(err, cases[c].says))
+            fail_msg("gmux %s ...: '%s' not in: %s", cases[c].argv[0], cases[c].says, err);
+        assert_int_equal(count_lines(err), 1);
+    }
+}
+
 static void test_help_settings_lists_table(void **state)
 {
     (void)state;
@@ -239,6 +267,7 @@ int main(void)
         cmocka_unit_test(test_version),
         cmocka_unit_test(test_unknown_command_one_line_exit_2),
         cmocka_unit_test(test_unknown_option_one_line_exit_2),
+        cmocka_unit_test(test_option_without_value),
         cmocka_unit_test(test_help_settings_lists_table),
         cmocka_unit_test(test_malformed_setting_is_clear_error),
         cmocka_unit_test(test_demo_help),

@@ -37,6 +37,13 @@ int cli_is_help(const char *arg)
     return strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0;
 }
 
+const char *cli_option_value(int argc, char **argv, int i)
+{
+    if (i + 1 >= argc || strcmp(argv[i + 1], "--") == 0)
+        return NULL;
+    return argv[i + 1];
+}
+
 static int exec_errno(const char *path)
 {
     struct stat st;

@@ -17,6 +17,11 @@ int cli_fail(const char *cmd, const char *fmt, ...) __attribute__((format(printf
 /* Whether argv[i] is -h or --help. */
 int cli_is_help(const char *arg);
 
+/* The value of the option at argv[i]: argv[i + 1], or NULL when there is
+ * none (the end of argv, or the "--" that starts a command: `--hosts -- CMD`
+ * is a missing host list, not hosts named "--"). */
+const char *cli_option_value(int argc, char **argv, int i);
+
 /* Whether execvp(cmd, ...) would find an executable: 0, or the errno it
  * would fail with (ENOENT, EACCES). A name with a slash is checked as it
  * is, others along $PATH. Lets a command refuse a missing program once,

@@ -71,9 +71,13 @@ static int parse_opts(int argc, char **argv, struct launch_opts *o)
         }
         if (cli_is_help(a))
             return -1;
-        if (i + 1 >= argc)
+        if (strcmp(a, "-n") != 0 && strcmp(a, "--timeout") != 0 && strcmp(a, "--grace") != 0 &&
+            strcmp(a, "--bind") != 0 && strcmp(a, "--hosts") != 0)
+            return cli_usage_error("launch", "unknown option '%s'", a);
+        const char *v = cli_option_value(argc, argv, i);
+        if (!v)
             return cli_usage_error("launch", "option '%s' needs a value", a);
-        const char *v = argv[++i];
+        i++;
         char *end;
         if (strcmp(a, "-n") == 0) {
             long n = strtol(v, &end, 10);
@@ -87,15 +91,13 @@ static int parse_opts(int argc, char **argv, struct launch_opts *o)
             *(a[2] == 't' ? &o->timeout_s : &o->grace_s) = d;
         } else if (strcmp(a, "--bind") == 0) {
             o->bind = v;
-        } else if (strcmp(a, "--hosts") == 0) {
+        } else { /* --hosts */
             char *copy = strdup(v);
             for (char *s = strtok(copy, ","); s && o->nhosts < LAUNCH_MAX_HOSTS;
                  s = strtok(NULL, ","))
                 o->hosts[o->nhosts++] = s;
             if (o->nhosts == 0)
                 return cli_usage_error("launch", "empty host list '%s'", v);
-        } else {
-            return cli_usage_error("launch", "unknown option '%s'", a);
         }
     }
     if (o->n == 0)

@@ -60,11 +60,11 @@ int cmd_profile(int argc, char **argv)
             goto free_sets;
         }
         if (strcmp(argv[i], "-o") == 0) {
-            if (i + 1 >= argc) {
+            if (!(out = cli_option_value(argc, argv, i))) {
                 cli_usage_error(CMD, "'-o' needs a value");
                 goto free_sets;
             }
-            out = argv[++i];
+            i++;
             continue;
         }
         int took = pdrive_parse_arg(CMD, &in, argc, argv, i);

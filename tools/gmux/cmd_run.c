@@ -172,9 +172,9 @@ int cmd_run(int argc, char **argv)
                                                            : NULL;
         if (!dst)
             return cli_usage_error("run", "unknown option '%s'", a);
-        if (i + 1 >= argc)
+        if (!(*dst = cli_option_value(argc, argv, i)))
             return cli_usage_error("run", "option '%s' needs a value", a);
-        *dst = argv[++i];
+        i++;
     }
     if (i >= argc)
         return cli_usage_error("run", "no command given");

@@ -244,7 +244,7 @@ static int cmd_record(int argc, char **argv)
             probe = false;
             continue;
         }
-        if (i + 1 >= argc || strcmp(argv[i + 1], "--") == 0)
+        if (!cli_option_value(argc, argv, i))
             return cli_usage_error(CMD, "'%s' needs a value", argv[i]);
         if (strcmp(argv[i], "-o") == 0) {
             out = argv[++i];
