@@ -47,27 +47,40 @@ int dmn_cli_main(const char *prog, int argc, char **argv)
     }
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        int64_t v;
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
             usage(stdout, prog);
             return 0;
-        } else if (strcmp(a, "--foreground") == 0) {
+        }
+        if (strcmp(a, "--foreground") == 0) {
             foreground = 1;
-        } else if (strcmp(a, "--socket") == 0 && i + 1 < argc && argv[i + 1][0]) {
-            if (strlen(argv[++i]) >= sizeof(path)) {
-                fprintf(stderr, "%s: socket path too long '%s'\n", prog, argv[i]);
-                return 2;
-            }
-            snprintf(path, sizeof(path), "%s", argv[i]);
-        } else if (strcmp(a, "--quantum-ms") == 0 && i + 1 < argc &&
-                   com_parse_i64(argv[i + 1], &v) == GMUX_OK && v > 0 && v < 3600000) {
-            opts.quantum_ns = (uint64_t)v * 1000000u;
-            i++;
-        } else if (strcmp(a, "--placement") == 0 && i + 1 < argc &&
-                   dmn_placement_find(argv[i + 1])) {
-            opts.placement = dmn_placement_find(argv[++i]);
-        } else {
-            fprintf(stderr, "%s: bad argument '%s' (see %s --help)\n", prog, a, prog);
+            continue;
+        }
+        if (strcmp(a, "--socket") != 0 && strcmp(a, "--quantum-ms") != 0 &&
+            strcmp(a, "--placement") != 0) {
+            fprintf(stderr, "%s: unknown option '%s' (see %s --help)\n", prog, a, prog);
+            return 2;
+        }
+        const char *v = i + 1 < argc ? argv[++i] : NULL;
+        int64_t ms;
+        const char *bad = NULL;
+        if (!v || !v[0])
+            bad = "needs a value";
+        else if (strcmp(a, "--socket") == 0 && strlen(v) >= sizeof(path))
+            bad = "names a socket path that is too long";
+        else if (strcmp(a, "--socket") == 0)
+            snprintf(path, sizeof(path), "%s", v);
+        else if (strcmp(a, "--quantum-ms") == 0 &&
+                 (com_parse_i64(v, &ms) != GMUX_OK || ms <= 0 || ms >= 3600000))
+            bad = "wants milliseconds from 1 to 3599999";
+        else if (strcmp(a, "--quantum-ms") == 0)
+            opts.quantum_ns = (uint64_t)ms * 1000000u;
+        else if (!dmn_placement_find(v))
+            bad = "wants none, swap, opt or chunk";
+        else
+            opts.placement = dmn_placement_find(v);
+        if (bad) {
+            fprintf(stderr, "%s: option '%s' %s%s%s%s (see %s --help)\n", prog, a, bad,
+                    v ? ", not '" : "", v ? v : "", v ? "'" : "", prog);
             return 2;
         }
     }

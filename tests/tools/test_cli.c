@@ -73,8 +73,9 @@ static void test_unknown_option_one_line_exit_2(void **state)
 }
 
 /* An option without its value is named, also where the "--" of a command
- * follows it (which is not taken for the value), and a word that is not an
- * option is not reported as one missing a value. */
+ * follows it (which is not taken for the value); a word that is not an
+ * option is not reported as one missing a value; a bad value is quoted
+ * with what the option wants. */
 static void test_option_without_value(void **state)
 {
     (void)state;
@@ -88,6 +89,12 @@ static void test_option_without_value(void **state)
         {{"run", "--policy", "--", "/bin/true"}, "option '--policy' needs a value"},
         {{"profile", "-o", "--", "/bin/true"}, "'-o' needs a value"},
         {{"trace", "-o", "--", "/bin/true"}, "'-o' needs a value"},
+        {{"daemon", "--socket"}, "option '--socket' needs a value"},
+        {{"daemon", "--placement", "bogus"}, "wants none, swap, opt or chunk, not 'bogus'"},
+        {{"daemon", "--frob"}, "unknown option '--frob'"},
+        {{"status", "--socket"}, "option '--socket' needs a value"},
+        {{"top", "--interval", "0.01"}, "bad interval '0.01'"},
+        {{"top", "--once", "--batch"}, "option '--batch' needs a value"},
     };
     for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
         char *argv[9] = {GMUX_CLI_PATH};

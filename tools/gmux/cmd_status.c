@@ -25,8 +25,11 @@ int cmd_status(int argc, char **argv)
             return 0;
         } else if (strcmp(argv[i], "--json") == 0) {
             json = 1;
-        } else if (strcmp(argv[i], "--socket") == 0 && i + 1 < argc) {
-            snprintf(path, sizeof(path), "%s", argv[++i]);
+        } else if (strcmp(argv[i], "--socket") == 0) {
+            const char *v = cli_option_value(argc, argv, i++);
+            if (!v || !v[0])
+                return cli_usage_error("status", "option '--socket' needs a value");
+            snprintf(path, sizeof(path), "%s", v);
         } else {
             return cli_usage_error("status", "unexpected argument '%s'", argv[i]);
         }

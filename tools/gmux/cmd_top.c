@@ -53,19 +53,25 @@ int cmd_top(int argc, char **argv)
                    "Live view of the daemon's tasks: state, resident and total bytes, faults,\n"
                    "bytes migrated, kernels and share of GPU time. q or Ctrl-C quits.\n");
             return 0;
-        } else if (strcmp(argv[i], "--socket") == 0 && i + 1 < argc) {
-            snprintf(path, sizeof(path), "%s", argv[++i]);
-        } else if (strcmp(argv[i], "--interval") == 0 && i + 1 < argc &&
-                   com_parse_double(argv[i + 1], &interval) == GMUX_OK && interval >= 0.05 &&
-                   interval <= 3600) {
-            i++;
         } else if (strcmp(argv[i], "--once") == 0) {
             rounds = 1;
             clear = 0;
-        } else if (strcmp(argv[i], "--batch") == 0 && i + 1 < argc &&
-                   com_parse_i64(argv[i + 1], &rounds) == GMUX_OK && rounds > 0) {
-            clear = 0;
-            i++;
+        } else if (strcmp(argv[i], "--socket") == 0 || strcmp(argv[i], "--interval") == 0 ||
+                   strcmp(argv[i], "--batch") == 0) {
+            const char *a = argv[i], *v = cli_option_value(argc, argv, i++);
+            if (!v || !v[0])
+                return cli_usage_error("top", "option '%s' needs a value", a);
+            if (a[2] == 's') {
+                snprintf(path, sizeof(path), "%s", v);
+            } else if (a[2] == 'i') {
+                if (com_parse_double(v, &interval) != GMUX_OK || !(interval >= 0.05) ||
+                    interval > 3600)
+                    return cli_usage_error("top", "bad interval '%s' (0.05 to 3600 seconds)", v);
+            } else {
+                if (com_parse_i64(v, &rounds) != GMUX_OK || rounds <= 0)
+                    return cli_usage_error("top", "bad round count '%s' (1 or more)", v);
+                clear = 0;
+            }
         } else {
             return cli_usage_error("top", "unexpected argument '%s'", argv[i]);
         }
