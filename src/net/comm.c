@@ -328,7 +328,7 @@ GMUX_API gmux_status_t gmux_comm_init(const gmux_comm_params_t *params, gmux_com
         if (st != GMUX_OK)
             goto close_boot;
     }
-    comm->world = (gmux_team_t){comm, 0, 0, 1, size, rank, 0, 0, 0};
+    comm->world = (gmux_team_t){.comm = comm, .stride = 1, .size = size, .rank = rank};
     comm->nteams = 1;
     if (p.start_proxy) {
         st = net_proxy_start(comm);

@@ -103,7 +103,6 @@ struct gmux_team {
     int start, stride, size; /* world ranks start + k*stride */
     int rank;                /* this rank's team rank */
     uint64_t epoch;          /* barriers completed */
-    int splits;              /* children created */
     uint64_t agreements;     /* split agreements run over this team */
 };
 

@@ -170,7 +170,6 @@ GMUX_API gmux_status_t gmux_team_split_strided(gmux_team_t *parent, int start, i
     } else if (!ok) {
         return GMUX_ERR_INVALID;
     }
-    parent->splits++;
     int mine = parent->rank - start;
     if (mine < 0 || mine % stride != 0 || mine / stride >= size)
         return GMUX_OK;
