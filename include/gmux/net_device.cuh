@@ -239,7 +239,8 @@ GMUX_DEV_FN gmux_status_t gmux_dev_claim_faa_(const gmux_dev_handle_t &h, gmux_d
             return GMUX_ERR_TIMEOUT; /* nothing claimed */
         gmux_dev_pause_(i);
     }
-    uint64_t t = tail.fetch_add(n, cuda::memory_order_acq_rel);
+    /* relaxed, like the CAS claim's (see there) */
+    uint64_t t = tail.fetch_add(n, cuda::memory_order_relaxed);
     tail_hint.fetch_max(t + n, cuda::memory_order_relaxed);
     bool waited = false;
     deadline = 0;
@@ -301,8 +302,14 @@ GMUX_DEV_FN gmux_status_t gmux_dev_claim_(const gmux_dev_handle_t &h, gmux_dev_r
                 continue;
             }
         }
-        /* a failed CAS (stale guess, another producer) loads the real tail */
-        if (tail.compare_exchange_weak(t, t + n, cuda::memory_order_acq_rel,
+        /* a failed CAS (stale guess, another producer) loads the real tail.
+         * Relaxed: the slot is known free from the head read with acquire
+         * above, and the publish fence orders the claim and the payload
+         * before the descriptor. An acq_rel CAS costs a system-scope
+         * barrier before it on a GPU (MEMBAR.SYS on sm_90), which also
+         * waits for the caller's outstanding bus atomics (the waiter count
+         * its last wait released): a bus round trip on every put. */
+        if (tail.compare_exchange_weak(t, t + n, cuda::memory_order_relaxed,
                                        cuda::memory_order_relaxed))
             break;
         if (++losses == 2)
