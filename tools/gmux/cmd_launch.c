@@ -82,12 +82,14 @@ static int parse_opts(int argc, char **argv, struct launch_opts *o)
         if (strcmp(a, "-n") == 0) {
             long n = strtol(v, &end, 10);
             if (*end || n < 1 || n > LAUNCH_MAX_RANKS)
-                return cli_usage_error("launch", "bad rank count '%s'", v);
+                return cli_usage_error("launch", "option '-n' wants 1 to %d ranks, not '%s'",
+                                       LAUNCH_MAX_RANKS, v);
             o->n = (int)n;
         } else if (strcmp(a, "--timeout") == 0 || strcmp(a, "--grace") == 0) {
             double d = strtod(v, &end);
             if (*end || !(d > 0) || d > 1e6)
-                return cli_usage_error("launch", "bad seconds '%s'", v);
+                return cli_usage_error(
+                    "launch", "option '%s' wants seconds above 0, at most 1e6, not '%s'", a, v);
             *(a[2] == 't' ? &o->timeout_s : &o->grace_s) = d;
         } else if (strcmp(a, "--bind") == 0) {
             o->bind = v;
