@@ -148,13 +148,16 @@ static void complete_allgather(net_rdv_t *r)
     r->nin = 0;
 }
 
-/* Reads one frame from fd; returns false when the connection is unusable. */
-static bool read_frame(int fd, net_boot_hdr_t *h, void **p)
+/* Reads one frame of at most max_len payload bytes from fd; returns false
+ * when the connection is unusable. The header is judged before the payload
+ * is read: the server has one thread, and a payload that is not coming
+ * would stall it until the deadline. */
+static bool read_frame(int fd, net_boot_hdr_t *h, void **p, uint32_t max_len)
 {
     uint64_t dl = com_deadline_after_ns(RDV_IO_NS);
     *p = NULL;
     if (net_sock_read_all(fd, h, sizeof(*h), dl) != GMUX_OK || h->magic != NET_BOOT_MAGIC ||
-        h->version != NET_BOOT_VERSION || h->len > NET_BOOT_MAX_LEN)
+        h->version != NET_BOOT_VERSION || h->len > max_len)
         return false;
     if (h->len == 0)
         return true;
@@ -171,7 +174,7 @@ static void handle_rank(net_rdv_t *r, int rank)
 {
     net_boot_hdr_t h;
     void *p;
-    if (!read_frame(r->fd[rank], &h, &p)) {
+    if (!read_frame(r->fd[rank], &h, &p, NET_BOOT_MAX_LEN)) {
         close(r->fd[rank]);
         r->fd[rank] = -1;
         if (!r->bye[rank])
@@ -210,7 +213,7 @@ static void handle_pending(net_rdv_t *r, int i)
     net_boot_hdr_t h;
     void *p;
     uint32_t sz = 0;
-    if (!read_frame(fd, &h, &p) || h.type != NET_BOOT_HELLO || h.len != 4) {
+    if (!read_frame(fd, &h, &p, 4) || h.type != NET_BOOT_HELLO || h.len != 4) {
         free(p);
         close(fd);
         return;
