@@ -26,6 +26,10 @@ struct net_rdv {
     bool *in;      /* per rank, contributed this round */
     int nin;
     int pend[RDV_MAX_PENDING]; /* connected, no HELLO yet */
+    /* when each must have said HELLO: a connection that never does (not a
+     * rank) would otherwise hold its place for good, and a full table keeps
+     * every rank out */
+    uint64_t pend_dl[RDV_MAX_PENDING];
     int npend;
 };
 
@@ -206,10 +210,19 @@ void net_rdv_drain(net_rdv_t *r, int rank)
     }
 }
 
-static void handle_pending(net_rdv_t *r, int i)
+/* Forgets pending connection i (moves the last one into its place). */
+static int pending_take(net_rdv_t *r, int i)
 {
     int fd = r->pend[i];
-    r->pend[i] = r->pend[--r->npend];
+    r->npend--;
+    r->pend[i] = r->pend[r->npend];
+    r->pend_dl[i] = r->pend_dl[r->npend];
+    return fd;
+}
+
+static void handle_pending(net_rdv_t *r, int i)
+{
+    int fd = pending_take(r, i);
     net_boot_hdr_t h;
     void *p;
     uint32_t sz = 0;
@@ -230,6 +243,9 @@ static void handle_pending(net_rdv_t *r, int i)
 
 void net_rdv_step(net_rdv_t *r, int timeout_ms)
 {
+    for (int i = r->npend - 1; i >= 0; i--)
+        if (com_deadline_passed(r->pend_dl[i]))
+            close(pending_take(r, i));
     int n = 1 + r->size + r->npend;
     struct pollfd *pfd = calloc((size_t)n, sizeof(*pfd));
     int *who = calloc((size_t)n, sizeof(int));
@@ -265,8 +281,10 @@ void net_rdv_step(net_rdv_t *r, int timeout_ms)
     }
     if ((pfd[0].revents & POLLIN) && r->npend < RDV_MAX_PENDING) {
         int fd = accept4(r->lfd, NULL, NULL, SOCK_CLOEXEC);
-        if (fd >= 0)
+        if (fd >= 0) {
+            r->pend_dl[r->npend] = com_deadline_after_ns(RDV_IO_NS);
             r->pend[r->npend++] = fd;
+        }
     }
 free_all:
     free(pfd);

@@ -195,6 +195,29 @@ static void run_solo(net_rdv_t *rdv)
     pthread_join(th, NULL);
 }
 
+/* Connections that never say HELLO must not keep ranks out: the server
+ * takes in at most 256 connections without HELLO, and those used to stay
+ * forever, so once that many were open no rank was accepted any more and
+ * the job timed out. */
+static void test_silent_connections_expire(void **state)
+{
+    (void)state;
+    enum { STRAYS = 256 };
+    net_rdv_t *rdv;
+    assert_int_equal(net_rdv_create("127.0.0.1", 1, &rdv), GMUX_OK);
+    snprintf(hostport, sizeof(hostport), "127.0.0.1:%d", net_rdv_port(rdv));
+    int fds[STRAYS];
+    for (int i = 0; i < STRAYS; i++) {
+        fds[i] = stray_connect(net_rdv_port(rdv));
+        net_rdv_step(rdv, 10); /* takes it in */
+    }
+    run_solo(rdv);
+    assert_int_equal(solo_st, GMUX_OK);
+    for (int i = 0; i < STRAYS; i++)
+        close(fds[i]);
+    net_rdv_destroy(rdv);
+}
+
 /* A connection whose first frame announces a large payload (no HELLO is
  * that long) is dropped at its header: the server used to allocate the
  * announced bytes and wait for them, its one thread stalled for 5 s. */
@@ -221,6 +244,7 @@ int main(void)
         cmocka_unit_test(test_collectives_and_death),
         cmocka_unit_test(test_connect_times_out),
         cmocka_unit_test(test_bye_read_at_exit),
+        cmocka_unit_test(test_silent_connections_expire),
         cmocka_unit_test(test_oversized_hello_rejected),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
