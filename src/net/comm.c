@@ -279,6 +279,8 @@ static gmux_status_t join_fabric(gmux_comm_t *comm, const char *prov, uint64_t d
 
 GMUX_API gmux_status_t gmux_comm_init(const gmux_comm_params_t *params, gmux_comm_t **comm_p)
 {
+    if (!comm_p)
+        return GMUX_ERR_INVALID;
     gmux_comm_params_t p;
     gmux_comm_params_init(&p);
     if (params) {

@@ -198,6 +198,10 @@ static void test_params_and_environment(void **state)
     gmux_comm_params_init(&p);
     p.provider = "carrier-pigeon";
     assert_int_equal(gmux_comm_init(&p, &c), GMUX_ERR_INVALID);
+    /* nowhere to return the communicator: refused before joining, not a
+     * crash after it (the pointer was written unchecked on success) */
+    gmux_comm_params_init(&p);
+    assert_int_equal(gmux_comm_init(&p, NULL), GMUX_ERR_INVALID);
     /* a job of two ranks without a rendezvous address */
     setenv("GMUX_RANK", "0", 1);
     setenv("GMUX_SIZE", "2", 1);
