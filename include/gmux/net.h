@@ -116,7 +116,8 @@ gmux_status_t gmux_quiet(gmux_comm_t *comm, uint32_t ctx);
 uint64_t gmux_signal_read(gmux_comm_t *comm, uint32_t signal_id);
 void gmux_signal_reset(gmux_comm_t *comm, uint32_t signal_id);
 /* Waits until signal >= value; value_p (may be NULL) gets what was seen.
- * gmux_signal_wait uses the communicator's timeout. */
+ * gmux_signal_wait uses the communicator's timeout; a negative timeout_s, or
+ * one of 1e9 s or more (INFINITY), waits without limit. */
 gmux_status_t gmux_signal_wait(gmux_comm_t *comm, uint32_t signal_id, uint64_t value,
                                uint64_t *value_p);
 gmux_status_t gmux_signal_wait_timeout(gmux_comm_t *comm, uint32_t signal_id, uint64_t value,

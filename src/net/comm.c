@@ -279,6 +279,8 @@ static gmux_status_t join_fabric(gmux_comm_t *comm, const char *prov, uint64_t d
 
 GMUX_API gmux_status_t gmux_comm_init(const gmux_comm_params_t *params, gmux_comm_t **comm_p)
 {
+    if (!comm_p)
+        return GMUX_ERR_INVALID;
     gmux_comm_params_t p;
     gmux_comm_params_init(&p);
     if (params) {
@@ -309,6 +311,8 @@ GMUX_API gmux_status_t gmux_comm_init(const gmux_comm_params_t *params, gmux_com
     comm->ncnt = p.num_counters;
     comm->ring_slots = (uint32_t)slots;
     comm->timeout_s = p.timeout_s > 0 ? p.timeout_s : COM_SETTING_DOUBLE(NET_TIMEOUT);
+    if (!(comm->timeout_s < NET_TIMEOUT_MAX_S)) /* every "* 1e9" below stays in range */
+        comm->timeout_s = NET_TIMEOUT_MAX_S;
     comm->idle_max_ns = (uint64_t)COM_SETTING_INT(NET_PROXY_IDLE_US) * COM_NS_PER_US;
     if (comm->idle_max_ns < COM_NS_PER_US)
         comm->idle_max_ns = COM_NS_PER_US;

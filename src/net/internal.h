@@ -32,6 +32,10 @@
 #define NET_BARRIER_ROUNDS 16 /* dissemination rounds: 2^16 > the 4096 ranks CQ data allows */
 #define NET_RX_BUFS        256
 #define NET_MAX_SIGNALS    (1u << 24) /* signal words and counters per rank at most */
+/* Timeouts from this many seconds up (about 31 years) mean "never": past
+ * 2^64 ns (584 years) seconds do not convert to a uint64_t (undefined; x86
+ * gives 0, a deadline of now). comm->timeout_s is clamped to it. */
+#define NET_TIMEOUT_MAX_S 1e9
 /* Signal words: the teams' barrier words (NET_SIG_RESERVED of them), then the
  * user's nsig, so that barrier increments and low user ids fit in a write's
  * CQ data; then the teams' split agreement words (NET_AGREE_SIGNALS, always

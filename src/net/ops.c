@@ -25,8 +25,8 @@ gmux_status_t net_wait(gmux_comm_t *comm, net_cond_fn cond, void *arg, double ti
 {
     if (cond(comm, arg))
         return GMUX_OK;
-    uint64_t deadline =
-        com_deadline_after_ns(timeout_s < 0 ? UINT64_MAX : (uint64_t)(timeout_s * 1e9));
+    bool never = timeout_s < 0 || !(timeout_s < NET_TIMEOUT_MAX_S);
+    uint64_t deadline = com_deadline_after_ns(never ? UINT64_MAX : (uint64_t)(timeout_s * 1e9));
     gmux_status_t st = GMUX_OK;
     atomic_fetch_add(&comm->waiters, 1);
     unsigned busy = 0; /* passes in a row that found the progress lock taken */

@@ -26,6 +26,10 @@ struct net_rdv {
     bool *in;      /* per rank, contributed this round */
     int nin;
     int pend[RDV_MAX_PENDING]; /* connected, no HELLO yet */
+    /* when each must have said HELLO: a connection that never does (not a
+     * rank) would otherwise hold its place for good, and a full table keeps
+     * every rank out */
+    uint64_t pend_dl[RDV_MAX_PENDING];
     int npend;
 };
 
@@ -148,13 +152,16 @@ static void complete_allgather(net_rdv_t *r)
     r->nin = 0;
 }
 
-/* Reads one frame from fd; returns false when the connection is unusable. */
-static bool read_frame(int fd, net_boot_hdr_t *h, void **p)
+/* Reads one frame of at most max_len payload bytes from fd; returns false
+ * when the connection is unusable. The header is judged before the payload
+ * is read: the server has one thread, and a payload that is not coming
+ * would stall it until the deadline. */
+static bool read_frame(int fd, net_boot_hdr_t *h, void **p, uint32_t max_len)
 {
     uint64_t dl = com_deadline_after_ns(RDV_IO_NS);
     *p = NULL;
     if (net_sock_read_all(fd, h, sizeof(*h), dl) != GMUX_OK || h->magic != NET_BOOT_MAGIC ||
-        h->version != NET_BOOT_VERSION || h->len > NET_BOOT_MAX_LEN)
+        h->version != NET_BOOT_VERSION || h->len > max_len)
         return false;
     if (h->len == 0)
         return true;
@@ -171,7 +178,7 @@ static void handle_rank(net_rdv_t *r, int rank)
 {
     net_boot_hdr_t h;
     void *p;
-    if (!read_frame(r->fd[rank], &h, &p)) {
+    if (!read_frame(r->fd[rank], &h, &p, NET_BOOT_MAX_LEN)) {
         close(r->fd[rank]);
         r->fd[rank] = -1;
         if (!r->bye[rank])
@@ -203,14 +210,23 @@ void net_rdv_drain(net_rdv_t *r, int rank)
     }
 }
 
-static void handle_pending(net_rdv_t *r, int i)
+/* Forgets pending connection i (moves the last one into its place). */
+static int pending_take(net_rdv_t *r, int i)
 {
     int fd = r->pend[i];
-    r->pend[i] = r->pend[--r->npend];
+    r->npend--;
+    r->pend[i] = r->pend[r->npend];
+    r->pend_dl[i] = r->pend_dl[r->npend];
+    return fd;
+}
+
+static void handle_pending(net_rdv_t *r, int i)
+{
+    int fd = pending_take(r, i);
     net_boot_hdr_t h;
     void *p;
     uint32_t sz = 0;
-    if (!read_frame(fd, &h, &p) || h.type != NET_BOOT_HELLO || h.len != 4) {
+    if (!read_frame(fd, &h, &p, 4) || h.type != NET_BOOT_HELLO || h.len != 4) {
         free(p);
         close(fd);
         return;
@@ -227,6 +243,9 @@ static void handle_pending(net_rdv_t *r, int i)
 
 void net_rdv_step(net_rdv_t *r, int timeout_ms)
 {
+    for (int i = r->npend - 1; i >= 0; i--)
+        if (com_deadline_passed(r->pend_dl[i]))
+            close(pending_take(r, i));
     int n = 1 + r->size + r->npend;
     struct pollfd *pfd = calloc((size_t)n, sizeof(*pfd));
     int *who = calloc((size_t)n, sizeof(int));
@@ -262,8 +281,10 @@ void net_rdv_step(net_rdv_t *r, int timeout_ms)
     }
     if ((pfd[0].revents & POLLIN) && r->npend < RDV_MAX_PENDING) {
         int fd = accept4(r->lfd, NULL, NULL, SOCK_CLOEXEC);
-        if (fd >= 0)
+        if (fd >= 0) {
+            r->pend_dl[r->npend] = com_deadline_after_ns(RDV_IO_NS);
             r->pend[r->npend++] = fd;
+        }
     }
 free_all:
     free(pfd);

@@ -10,10 +10,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <cmocka.h>
 
 #include "common/clock.h"
 #include "net/boot.h"
+#include "net/boot_proto.h"
 #include "net/rdv.h"
 
 #define N 4
@@ -146,12 +152,100 @@ static void test_bye_read_at_exit(void **state)
     net_rdv_destroy(rdv);
 }
 
+/* A connection to the rendezvous port that is not a rank (a port scanner, a
+ * stale client), by a plain socket. */
+static int stray_connect(int port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    assert_true(fd >= 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
+    assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+    return fd;
+}
+
+static atomic_int solo_done;
+static gmux_status_t solo_st;
+static uint64_t solo_ns;
+
+/* Rank 0 of a one-rank job: joins and passes a barrier. */
+static void *solo_client(void *arg)
+{
+    (void)arg;
+    uint64_t t0 = com_clock_ns();
+    net_boot_t *b;
+    uint64_t dl = com_deadline_after_ns(15 * COM_NS_PER_S);
+    solo_st = net_boot_open(0, 1, hostport, dl, &b);
+    if (solo_st == GMUX_OK) {
+        solo_st = net_boot_barrier(b, dl);
+        net_boot_close(b, true);
+    }
+    solo_ns = com_clock_ns() - t0;
+    atomic_store(&solo_done, 1);
+    return NULL;
+}
+
+static void run_solo(net_rdv_t *rdv)
+{
+    atomic_store(&solo_done, 0);
+    pthread_t th;
+    pthread_create(&th, NULL, solo_client, NULL);
+    while (!atomic_load(&solo_done))
+        net_rdv_step(rdv, 10);
+    pthread_join(th, NULL);
+}
+
+/* Connections that never say HELLO must not keep ranks out: the server
+ * takes in at most 256 connections without HELLO, and those used to stay
+ * forever, so once that many were open no rank was accepted any more and
+ * the job timed out. */
+static void test_silent_connections_expire(void **state)
+{
+    (void)state;
+    enum { STRAYS = 256 };
+    net_rdv_t *rdv;
+    assert_int_equal(net_rdv_create("127.0.0.1", 1, &rdv), GMUX_OK);
+    snprintf(hostport, sizeof(hostport), "127.0.0.1:%d", net_rdv_port(rdv));
+    int fds[STRAYS];
+    for (int i = 0; i < STRAYS; i++) {
+        fds[i] = stray_connect(net_rdv_port(rdv));
+        net_rdv_step(rdv, 10); /* takes it in */
+    }
+    run_solo(rdv);
+    assert_int_equal(solo_st, GMUX_OK);
+    for (int i = 0; i < STRAYS; i++)
+        close(fds[i]);
+    net_rdv_destroy(rdv);
+}
+
+/* A connection whose first frame announces a large payload (no HELLO is
+ * that long) is dropped at its header: the server used to allocate the
+ * announced bytes and wait for them, its one thread stalled for 5 s. */
+static void test_oversized_hello_rejected(void **state)
+{
+    (void)state;
+    net_rdv_t *rdv;
+    assert_int_equal(net_rdv_create("127.0.0.1", 1, &rdv), GMUX_OK);
+    snprintf(hostport, sizeof(hostport), "127.0.0.1:%d", net_rdv_port(rdv));
+    int fd = stray_connect(net_rdv_port(rdv));
+    net_boot_hdr_t h = {NET_BOOT_MAGIC, NET_BOOT_VERSION, NET_BOOT_HELLO, 0, NET_BOOT_MAX_LEN};
+    assert_int_equal(write(fd, &h, sizeof(h)), (ssize_t)sizeof(h));
+    net_rdv_step(rdv, 10); /* takes it in */
+    run_solo(rdv);
+    assert_int_equal(solo_st, GMUX_OK);
+    assert_true(solo_ns < 2 * COM_NS_PER_S);
+    close(fd);
+    net_rdv_destroy(rdv);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_collectives_and_death),
         cmocka_unit_test(test_connect_times_out),
         cmocka_unit_test(test_bye_read_at_exit),
+        cmocka_unit_test(test_silent_connections_expire),
+        cmocka_unit_test(test_oversized_hello_rejected),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,5 +1,7 @@
 /* Tests of the public API in a one-rank job (no launcher): the same rings
  * and proxy, executing operations addressed to the rank itself. */
+#include <math.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -128,6 +130,54 @@ static void test_teams(void **state)
     assert_int_equal(gmux_comm_finalize(c), GMUX_OK);
 }
 
+/* Sets signal 3 after 100 ms, from another thread. */
+static void *late_signal(void *arg)
+{
+    com_clock_sleep_ns(100 * COM_NS_PER_MS);
+    gmux_signal(arg, 0, 0, 3, GMUX_SIGNAL_SET, 1);
+    return NULL;
+}
+
+static gmux_status_t wait_late_signal(gmux_comm_t *c, double timeout_s)
+{
+    gmux_signal_reset(c, 3);
+    pthread_t th;
+    pthread_create(&th, NULL, late_signal, c);
+    uint64_t seen = 0;
+    gmux_status_t st = timeout_s == 0 ? gmux_signal_wait(c, 3, 1, &seen)
+                                      : gmux_signal_wait_timeout(c, 3, 1, timeout_s, &seen);
+    pthread_join(th, NULL);
+    assert_true(st != GMUX_OK || seen == 1);
+    return st;
+}
+
+/* Timeouts too long for 64 bits of nanoseconds (about 584 years) mean
+ * "never", not "now": they used to be converted to an integer out of range,
+ * which gave 0 here, so the wait timed out at once. */
+static void test_huge_timeouts(void **state)
+{
+    (void)state;
+    gmux_comm_t *c = open_comm(1);
+    assert_int_equal(wait_late_signal(c, 1e12), GMUX_OK);
+    assert_int_equal(wait_late_signal(c, INFINITY), GMUX_OK);
+    assert_int_equal(wait_late_signal(c, -1), GMUX_OK); /* negative: no timeout */
+    assert_int_equal(gmux_comm_finalize(c), GMUX_OK);
+    /* the communicator's own timeout, used by the waits without one */
+    unsetenv("GMUX_RANK");
+    unsetenv("GMUX_SIZE");
+    unsetenv("GMUX_BOOTSTRAP");
+    gmux_comm_params_t p;
+    gmux_comm_params_init(&p);
+    p.timeout_s = 1e12;
+    assert_int_equal(gmux_comm_init(&p, &c), GMUX_OK);
+    assert_int_equal(wait_late_signal(c, 0), GMUX_OK);
+    assert_int_equal(gmux_comm_finalize(c), GMUX_OK);
+    p.timeout_s = INFINITY;
+    assert_int_equal(gmux_comm_init(&p, &c), GMUX_OK);
+    assert_int_equal(wait_late_signal(c, 0), GMUX_OK);
+    assert_int_equal(gmux_comm_finalize(c), GMUX_OK);
+}
+
 static void test_params_and_environment(void **state)
 {
     (void)state;
@@ -148,6 +198,10 @@ static void test_params_and_environment(void **state)
     gmux_comm_params_init(&p);
     p.provider = "carrier-pigeon";
     assert_int_equal(gmux_comm_init(&p, &c), GMUX_ERR_INVALID);
+    /* nowhere to return the communicator: refused before joining, not a
+     * crash after it (the pointer was written unchecked on success) */
+    gmux_comm_params_init(&p);
+    assert_int_equal(gmux_comm_init(&p, NULL), GMUX_ERR_INVALID);
     /* a job of two ranks without a rendezvous address */
     setenv("GMUX_RANK", "0", 1);
     setenv("GMUX_SIZE", "2", 1);
@@ -161,10 +215,9 @@ static void test_params_and_environment(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_ops_with_proxy),
-        cmocka_unit_test(test_ops_without_proxy),
-        cmocka_unit_test(test_teams),
-        cmocka_unit_test(test_params_and_environment),
+        cmocka_unit_test(test_ops_with_proxy), cmocka_unit_test(test_ops_without_proxy),
+        cmocka_unit_test(test_teams),          cmocka_unit_test(test_params_and_environment),
+        cmocka_unit_test(test_huge_timeouts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
