@@ -289,6 +289,7 @@ GMUX_API gmux_status_t gmux_comm_init(const gmux_comm_params_t *params, gmux_com
         memcpy(&p, params, params->struct_size);
     }
     char err[512];
+    bool proxy_stuck = false;
     if (com_settings_init(err, sizeof(err)) != GMUX_OK)
         COM_WARN(NET, "settings: %s", err);
     int rank = env_int(NET_ENV_RANK, 0), size = env_int(NET_ENV_SIZE, 1);
@@ -348,12 +349,13 @@ GMUX_API gmux_status_t gmux_comm_init(const gmux_comm_params_t *params, gmux_com
     *comm_p = comm;
     return GMUX_OK;
 stop_proxy:
-    net_proxy_stop(comm);
+    proxy_stuck = !net_proxy_stop(comm);
 close_boot:
     net_boot_close(comm->boot, false);
 free_comm:
     COM_ERROR(NET, "rank %d: joining the job failed: %s", rank, gmux_status_str(st));
-    comm_free(comm);
+    if (!proxy_stuck)
+        comm_free(comm); /* else the stuck proxy still uses it: leaked, as in finalize */
     return st;
 }
 
