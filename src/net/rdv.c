@@ -233,7 +233,9 @@ static void handle_pending(net_rdv_t *r, int i)
     }
     memcpy(&sz, p, 4);
     free(p);
-    if (sz != (uint32_t)r->size || h.rank >= (uint32_t)r->size || r->fd[h.rank] >= 0) {
+    /* a rank joins once: one that died or left keeps its place empty */
+    if (sz != (uint32_t)r->size || h.rank >= (uint32_t)r->size || r->fd[h.rank] >= 0 ||
+        r->dead[h.rank] || r->bye[h.rank]) {
         COM_WARN(NET, "rendezvous: bad HELLO (rank %u, size %u)", h.rank, sz);
         close(fd);
         return;

@@ -238,6 +238,52 @@ static void test_oversized_hello_rejected(void **state)
     net_rdv_destroy(rdv);
 }
 
+/* Says HELLO as `rank` of a `size`-rank job on a plain socket. */
+static void raw_hello(int fd, uint32_t rank, uint32_t size)
+{
+    struct {
+        net_boot_hdr_t h;
+        uint32_t size;
+    } m = {{NET_BOOT_MAGIC, NET_BOOT_VERSION, NET_BOOT_HELLO, rank, 4}, size};
+    assert_int_equal(write(fd, &m, sizeof(m)), (ssize_t)sizeof(m));
+}
+
+/* Whether the server closed fd (read gives end of file) within a few steps. */
+static bool closed_by_server(net_rdv_t *rdv, int fd)
+{
+    for (int i = 0; i < 50; i++) {
+        net_rdv_step(rdv, 10);
+        char c;
+        ssize_t n = recv(fd, &c, 1, MSG_DONTWAIT);
+        if (n == 0)
+            return true;
+        if (n > 0)
+            fail_msg("the server sent a byte to a connection it should not talk to");
+    }
+    return false;
+}
+
+/* A rank joins once: after its connection closed (it died), a new HELLO with
+ * its number is refused, else a stranger would take a dead rank's place in
+ * the collectives that follow. */
+static void test_dead_rank_cannot_rejoin(void **state)
+{
+    (void)state;
+    net_rdv_t *rdv;
+    assert_int_equal(net_rdv_create("127.0.0.1", 2, &rdv), GMUX_OK);
+    int first = stray_connect(net_rdv_port(rdv));
+    raw_hello(first, 1, 2);
+    assert_false(closed_by_server(rdv, first)); /* taken in as rank 1 */
+    close(first);                               /* rank 1 dies */
+    for (int i = 0; i < 5; i++)
+        net_rdv_step(rdv, 10);
+    int second = stray_connect(net_rdv_port(rdv));
+    raw_hello(second, 1, 2);
+    assert_true(closed_by_server(rdv, second));
+    close(second);
+    net_rdv_destroy(rdv);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -246,6 +292,7 @@ int main(void)
         cmocka_unit_test(test_bye_read_at_exit),
         cmocka_unit_test(test_silent_connections_expire),
         cmocka_unit_test(test_oversized_hello_rejected),
+        cmocka_unit_test(test_dead_rank_cannot_rejoin),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
