@@ -400,7 +400,12 @@ uint64_t dmn_arb_next_deadline(const dmn_arbiter_t *arb)
             n_running++;
         }
     }
-    if (arb->share.mode == DMN_MODE_SLICED && n_running == 1 && best_waiting(arb) >= 0) {
+    /* The quantum's end changes the answer only when the task waiting could
+     * take the turn then (decide_sliced); a past deadline that decides nothing
+     * would make the server poll with a timeout of 0, burning a CPU. */
+    int w = n_running == 1 ? best_waiting(arb) : -1;
+    if (arb->share.mode == DMN_MODE_SLICED && w >= 0 &&
+        level(&arb->tasks[w]) >= level(&arb->tasks[running])) {
         uint64_t q = arb->tasks[running].granted_ns + arb->quantum_ns;
         next = q < next ? q : next;
     }
