@@ -133,7 +133,9 @@ gmux_status_t dmn_arb_pending(dmn_arbiter_t *arb, int slot, uint32_t n_launches,
         if (!changed) /* the new slots of a grown array were never written */
             changed = r.base != t->ranges[i].base || r.len != t->ranges[i].len;
         t->ranges[i] = r;
-        t->ws_bytes += r.len;
+        /* saturates: overlapping ranges may add up past 2^64, and a sum that
+         * wrapped would count a huge working set as a small footprint */
+        t->ws_bytes = t->ws_bytes + r.len < t->ws_bytes ? UINT64_MAX : t->ws_bytes + r.len;
     }
     if (changed) /* the same working set again keeps its generation */
         t->ranges_gen = atomic_fetch_add(&ranges_gens, 1) + 1;
