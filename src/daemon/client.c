@@ -211,8 +211,10 @@ gmux_status_t dmn_client_open(const dmn_client_opts_t *opts, dmn_client_t **out)
     c->opts = *opts;
     c->fd = -1;
     gmux_status_t st = GMUX_OK;
-    if (opts->path)
-        snprintf(c->path, sizeof(c->path), "%s", opts->path);
+    if (opts->path) /* cut short it would name another socket */
+        st = snprintf(c->path, sizeof(c->path), "%s", opts->path) < (int)sizeof(c->path)
+                 ? GMUX_OK
+                 : GMUX_ERR_RANGE;
     else
         st = dmn_endpoint_path(c->path, sizeof(c->path));
     if (st != GMUX_OK)

@@ -348,6 +348,30 @@ static void test_grant_after_idle_is_stale(void **state)
     assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 }
 
+/* A socket path longer than a Unix socket address holds is refused, not cut:
+ * cut to its first 107 bytes it named another socket, and the client
+ * registered with whichever daemon served that one. */
+static void test_path_too_long(void **state)
+{
+    (void)state;
+    char saved[sizeof(path)], longer[160];
+    snprintf(saved, sizeof(saved), "%s", path);
+    int n = snprintf(path, sizeof(path), "%s/", dir);
+    memset(path + n, 'p', 107 - (size_t)n); /* the longest path a socket takes */
+    path[107] = '\0';
+    pid_t srv = start_server("none");
+    snprintf(longer, sizeof(longer), "%s.other", path);
+    dmn_client_opts_t o = {longer, "long", DMN_CLASS_BATCH, 0, 0, NULL, NULL};
+    dmn_client_t *c = NULL;
+    gmux_status_t st = dmn_client_open(&o, &c);
+    if (c)
+        dmn_client_close(c);
+    stop_server(srv, SIGTERM);
+    snprintf(path, sizeof(path), "%s", saved);
+    assert_int_equal(st, GMUX_ERR_RANGE);
+    assert_null(c);
+}
+
 static void test_bad_options(void **state)
 {
     (void)state;
@@ -374,6 +398,7 @@ int main(void)
         cmocka_unit_test_teardown(test_gating_and_plans, kill_leftover_server),
         cmocka_unit_test_teardown(test_ahead_before_grant, kill_leftover_server),
         cmocka_unit_test_teardown(test_grant_after_idle_is_stale, kill_leftover_server),
+        cmocka_unit_test_teardown(test_path_too_long, kill_leftover_server),
         cmocka_unit_test_teardown(test_bad_options, kill_leftover_server),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
