@@ -133,7 +133,9 @@ gmux_status_t dmn_arb_pending(dmn_arbiter_t *arb, int slot, uint32_t n_launches,
         if (!changed) /* the new slots of a grown array were never written */
             changed = r.base != t->ranges[i].base || r.len != t->ranges[i].len;
         t->ranges[i] = r;
-        t->ws_bytes += r.len;
+        /* saturates: overlapping ranges may add up past 2^64, and a sum that
+         * wrapped would count a huge working set as a small footprint */
+        t->ws_bytes = t->ws_bytes + r.len < t->ws_bytes ? UINT64_MAX : t->ws_bytes + r.len;
     }
     if (changed) /* the same working set again keeps its generation */
         t->ranges_gen = atomic_fetch_add(&ranges_gens, 1) + 1;
@@ -400,7 +402,12 @@ uint64_t dmn_arb_next_deadline(const dmn_arbiter_t *arb)
             n_running++;
         }
     }
-    if (arb->share.mode == DMN_MODE_SLICED && n_running == 1 && best_waiting(arb) >= 0) {
+    /* The quantum's end changes the answer only when the task waiting could
+     * take the turn then (decide_sliced); a past deadline that decides nothing
+     * would make the server poll with a timeout of 0, burning a CPU. */
+    int w = n_running == 1 ? best_waiting(arb) : -1;
+    if (arb->share.mode == DMN_MODE_SLICED && w >= 0 &&
+        level(&arb->tasks[w]) >= level(&arb->tasks[running])) {
         uint64_t q = arb->tasks[running].granted_ns + arb->quantum_ns;
         next = q < next ? q : next;
     }

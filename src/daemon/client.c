@@ -25,6 +25,7 @@ struct dmn_client {
     int fd; /* -1: local mode */
     uint32_t task_id, registrations, seq;
     int holding, revoked, announced, have_stats;
+    int requested; /* PENDING sent since the last IDLE: a GRANT may answer it */
     uint64_t grant_seq;
     uint64_t backoff_ns, next_retry_ns;
     uint32_t n_launches, n_ranges;
@@ -42,7 +43,7 @@ static void go_local(dmn_client_t *c, const char *why)
         close(c->fd);
     }
     c->fd = -1;
-    c->holding = c->revoked = c->announced = 0;
+    c->holding = c->revoked = c->announced = c->requested = 0;
     c->task_id = 0;
     c->in_len = 0;
     c->backoff_ns = BACKOFF_MIN_NS;
@@ -74,6 +75,11 @@ static int process(dmn_client_t *c, const dmn_msg_t *m)
 {
     switch (m->hdr.type) {
     case DMN_MSG_GRANT:
+        /* One sent before the daemon read our IDLE: that IDLE ended the turn
+         * there, so it is no turn here (taking it, the task launched beside
+         * the next holder). */
+        if (!c->requested)
+            return 0;
         c->holding = 1;
         c->revoked = 0;
         c->announced = 0;
@@ -205,8 +211,10 @@ gmux_status_t dmn_client_open(const dmn_client_opts_t *opts, dmn_client_t **out)
     c->opts = *opts;
     c->fd = -1;
     gmux_status_t st = GMUX_OK;
-    if (opts->path)
-        snprintf(c->path, sizeof(c->path), "%s", opts->path);
+    if (opts->path) /* cut short it would name another socket */
+        st = snprintf(c->path, sizeof(c->path), "%s", opts->path) < (int)sizeof(c->path)
+                 ? GMUX_OK
+                 : GMUX_ERR_RANGE;
     else
         st = dmn_endpoint_path(c->path, sizeof(c->path));
     if (st != GMUX_OK)
@@ -244,6 +252,7 @@ void dmn_client_close(dmn_client_t *c)
 static gmux_status_t announce(dmn_client_t *c)
 {
     uint32_t n = c->n_launches ? c->n_launches : 1;
+    c->requested = 1; /* before sending: a failed send goes local, which clears it */
     gmux_status_t st =
         send_out(c, dmn_proto_encode_ranges(c->out, sizeof(c->out), ++c->seq, DMN_MSG_PENDING, n, 0,
                                             c->ranges, c->n_ranges));
@@ -307,7 +316,7 @@ gmux_status_t dmn_client_idle(dmn_client_t *c)
     maybe_reconnect(c);
     if (c->fd < 0 || pump(c, 0, NULL) < 0)
         return GMUX_OK;
-    c->holding = c->revoked = c->announced = 0;
+    c->holding = c->revoked = c->announced = c->requested = 0;
     return send_out(c, dmn_proto_encode_empty(c->out, sizeof(c->out), ++c->seq, DMN_MSG_IDLE));
 }
 

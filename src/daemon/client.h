@@ -51,8 +51,9 @@ typedef struct dmn_client dmn_client_t;
 
 /* Creates a client and tries once to register (waiting up to 2 s for a
  * daemon that accepted the connection to answer); without a daemon it starts in
- * local mode (still GMUX_OK). Errors: bad options, no memory, or a daemon
- * that refused the registration. */
+ * local mode (still GMUX_OK). Errors: bad options (GMUX_ERR_RANGE: a socket
+ * path too long for a socket address), no memory, or a daemon that refused
+ * the registration. */
 gmux_status_t dmn_client_open(const dmn_client_opts_t *opts, dmn_client_t **out);
 void dmn_client_close(dmn_client_t *c);
 

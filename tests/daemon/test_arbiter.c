@@ -150,6 +150,38 @@ static void test_strict_priority(void **state)
     assert_int_equal(decide(200 * MS).grant, lo);
 }
 
+/* A holder whose waiting rival has a lower level keeps the turn past its
+ * quantum: nothing changes until an event does, so the quantum is no
+ * deadline (the daemon polls with a timeout up to it; a deadline in the past
+ * made it poll with timeout 0, 100% CPU until the holder went idle). */
+static void test_no_deadline_for_lower_waiter(void **state)
+{
+    (void)state;
+    int lo = add(DMN_CLASS_BATCH, 0), hi = add(DMN_CLASS_BATCH, 3);
+    pend(hi, 0);
+    assert_int_equal(decide(0).grant, hi);
+    pend(lo, 1 * MS);
+    assert_int_equal(decide(1 * MS).revoke, -1);
+    assert_int_equal(decide(30 * MS).revoke, -1); /* past the quantum: still no action */
+    assert_true(dmn_arb_next_deadline(arb) > 30 * MS);
+    /* The same for a latency holder and a batch task waiting. */
+    int l = add(DMN_CLASS_LATENCY, -20);
+    dmn_arb_idle(arb, hi, 40 * MS);
+    pend(l, 40 * MS);
+    assert_int_equal(decide(40 * MS).grant, l);
+    assert_int_equal(decide(80 * MS).revoke, -1);
+    assert_true(dmn_arb_next_deadline(arb) > 80 * MS);
+    /* A waiting task of the same level: the quantum is the deadline again. */
+    int hi2 = add(DMN_CLASS_BATCH, 3);
+    pend(hi, 90 * MS);
+    dmn_arb_idle(arb, l, 90 * MS);
+    assert_int_equal(decide(90 * MS).grant, hi);
+    assert_int_equal(dmn_arb_next_deadline(arb), UINT64_MAX); /* only lo waits */
+    pend(hi2, 91 * MS);
+    assert_int_equal(dmn_arb_next_deadline(arb), 100 * MS);
+    assert_int_equal(decide(100 * MS).revoke, hi);
+}
+
 static void test_grace_forces(void **state)
 {
     (void)state;
@@ -301,6 +333,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_idle_switches_at_once, setup, teardown),
         cmocka_unit_test_setup_teardown(test_latency_preempts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_strict_priority, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_no_deadline_for_lower_waiter, setup, teardown),
         cmocka_unit_test_setup_teardown(test_grace_forces, setup, teardown),
         cmocka_unit_test_setup_teardown(test_remove_holder, setup, teardown),
         cmocka_unit_test_setup_teardown(test_placement_seam, setup, teardown),

@@ -6,10 +6,12 @@
 
 #include <cmocka.h>
 
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -264,6 +266,112 @@ static void test_ahead_before_grant(void **state)
     stop_server(srv, SIGTERM);
 }
 
+/* Reads one whole message of the given type from a blocking socket. */
+static int fake_read(int fd, uint8_t *buf, dmn_msg_type_t type)
+{
+    size_t len = 0, want = DMN_PROTO_HDR_SIZE;
+    dmn_hdr_t h = {0};
+    while (len < want) {
+        ssize_t n = read(fd, buf + len, want - len);
+        if (n <= 0)
+            return -1;
+        len += (size_t)n;
+        if (len == DMN_PROTO_HDR_SIZE && want == DMN_PROTO_HDR_SIZE) {
+            if (dmn_proto_read_hdr(buf, len, &h) != GMUX_OK)
+                return -1;
+            want += h.length;
+        }
+    }
+    return h.type == type ? 0 : -1;
+}
+
+/* A daemon of one connection whose GRANT crosses the client's IDLE: it
+ * answers REGISTER, reads PENDING and IDLE, and only then sends the GRANT it
+ * decided before it read the IDLE (which, at gmuxd, ends that turn again). */
+static pid_t start_fake_crossing_grant(void)
+{
+    int p[2];
+    assert_int_equal(pipe(p), 0);
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(p[0]);
+        int lfd, lk, fd = -1;
+        static uint8_t buf[DMN_PROTO_MAX_MSG];
+        if (dmn_endpoint_listen(path, DMN_NO_GROUP, &lfd, &lk) != GMUX_OK)
+            _exit(1);
+        (void)!write(p[1], "r", 1);
+        struct pollfd pf = {lfd, POLLIN, 0};
+        if (poll(&pf, 1, 10000) != 1 || (fd = accept(lfd, NULL, NULL)) < 0)
+            _exit(1);
+        dmn_msg_registered_t r = {7, 0, 20 * COM_NS_PER_MS};
+        dmn_msg_grant_t g = {1, 20 * COM_NS_PER_MS};
+        if (fake_read(fd, buf, DMN_MSG_REGISTER) != 0 ||
+            write(fd, buf, dmn_proto_encode_registered(buf, sizeof(buf), 1, &r)) <= 0 ||
+            fake_read(fd, buf, DMN_MSG_PENDING) != 0 || fake_read(fd, buf, DMN_MSG_IDLE) != 0 ||
+            write(fd, buf, dmn_proto_encode_grant(buf, sizeof(buf), 2, DMN_MSG_GRANT, &g)) <= 0)
+            _exit(1);
+        while (read(fd, buf, sizeof(buf)) > 0) /* until the client closes */
+            ;
+        unlink(path);
+        _exit(0);
+    }
+    close(p[1]);
+    server_pid = pid;
+    char b;
+    assert_int_equal(read(p[0], &b, 1), 1);
+    close(p[0]);
+    return pid;
+}
+
+/* A GRANT that arrives after the client sent IDLE (and asked for nothing
+ * since) answers a request the daemon has already ended: it is no turn. The
+ * client took it as one, and launched beside the task the daemon granted
+ * next. */
+static void test_grant_after_idle_is_stale(void **state)
+{
+    (void)state;
+    pid_t srv = start_fake_crossing_grant();
+    struct plans pl = {0};
+    dmn_client_t *c = open_client("crossed", &pl);
+    assert_false(dmn_client_is_local(c));
+    assert_int_equal(dmn_client_pending(c, 1, NULL, 0), GMUX_OK);
+    assert_int_equal(dmn_client_idle(c), GMUX_OK);
+    struct pollfd pf = {dmn_client_fd(c), POLLIN, 0};
+    assert_int_equal(poll(&pf, 1, 5000), 1); /* the crossing GRANT is there */
+    assert_int_equal(dmn_client_poll(c), 0);
+    assert_false(dmn_client_holds_turn(c));
+    assert_false(dmn_client_is_local(c)); /* a stale GRANT is no protocol error */
+    dmn_client_close(c);
+    int st;
+    assert_int_equal(waitpid(srv, &st, 0), srv);
+    server_pid = 0;
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
+/* A socket path longer than a Unix socket address holds is refused, not cut:
+ * cut to its first 107 bytes it named another socket, and the client
+ * registered with whichever daemon served that one. */
+static void test_path_too_long(void **state)
+{
+    (void)state;
+    char saved[sizeof(path)], longer[160];
+    snprintf(saved, sizeof(saved), "%s", path);
+    int n = snprintf(path, sizeof(path), "%s/", dir);
+    memset(path + n, 'p', 107 - (size_t)n); /* the longest path a socket takes */
+    path[107] = '\0';
+    pid_t srv = start_server("none");
+    snprintf(longer, sizeof(longer), "%s.other", path);
+    dmn_client_opts_t o = {longer, "long", DMN_CLASS_BATCH, 0, 0, NULL, NULL};
+    dmn_client_t *c = NULL;
+    gmux_status_t st = dmn_client_open(&o, &c);
+    if (c)
+        dmn_client_close(c);
+    stop_server(srv, SIGTERM);
+    snprintf(path, sizeof(path), "%s", saved);
+    assert_int_equal(st, GMUX_ERR_RANGE);
+    assert_null(c);
+}
+
 static void test_bad_options(void **state)
 {
     (void)state;
@@ -289,6 +397,8 @@ int main(void)
         cmocka_unit_test_teardown(test_local_then_join, kill_leftover_server),
         cmocka_unit_test_teardown(test_gating_and_plans, kill_leftover_server),
         cmocka_unit_test_teardown(test_ahead_before_grant, kill_leftover_server),
+        cmocka_unit_test_teardown(test_grant_after_idle_is_stale, kill_leftover_server),
+        cmocka_unit_test_teardown(test_path_too_long, kill_leftover_server),
         cmocka_unit_test_teardown(test_bad_options, kill_leftover_server),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);

@@ -368,6 +368,30 @@ static gmux_status_t rec_on_switch(void *ctx, const dmn_task_view_t *tasks, size
 
 /* The arbiter marks the task expected next for a fill ahead in the sliced
  * mode only, and not once it is switched off (GMUX_DAEMON_AHEAD=0). */
+/* A working set whose ranges add up past 2^64 bytes (overlapping ranges are
+ * valid on the wire) counts as the most memory there is, not as what is left
+ * after wrapping: the sum wrapped to 0, which put two tasks that cannot fit
+ * in the shared mode and granted both. */
+static void test_working_set_overflow(void **state)
+{
+    (void)state;
+    int a = add(DMN_CLASS_BATCH, 0), b = add(DMN_CLASS_BATCH, 0);
+    dmn_range_t r[2] = {{0, 1ull << 63}, {0, 1ull << 63}};
+    uint8_t buf[DMN_PROTO_HDR_SIZE + 16 + 2 * DMN_RANGE_SIZE];
+    size_t n = dmn_proto_encode_ranges(buf, sizeof(buf), 1, DMN_MSG_PENDING, 1, 0, r, 2);
+    dmn_msg_t m;
+    assert_int_equal(dmn_proto_decode(buf, n, &m), GMUX_OK);
+    assert_int_equal(dmn_arb_pending(arb, a, 1, &m.u.ranges, 0), GMUX_OK);
+    pend(b, 0);
+    int grants, revokes;
+    settle(0, &grants, &revokes);
+    assert_int_equal(arb->share.mode, DMN_MODE_SLICED);
+    assert_int_equal(grants, 1);
+    dmn_status_task_t snap[2];
+    assert_int_equal(dmn_arb_snapshot(arb, 0, snap, 2), 2);
+    assert_true(snap[0].footprint == UINT64_MAX || snap[1].footprint == UINT64_MAX);
+}
+
 static void test_ahead_mark(void **state)
 {
     (void)state;
@@ -413,6 +437,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_capacity_from_reports, setup, teardown),
         cmocka_unit_test_setup_teardown(test_disabled, setup, teardown),
         cmocka_unit_test_setup_teardown(test_ahead_mark, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_working_set_overflow, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
