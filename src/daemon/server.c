@@ -113,9 +113,9 @@ static void accept_all(server_t *s)
         int fd = accept4(s->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd < 0)
             return;
-        pid_t pid;
-        uid_t uid;
-        gid_t gid;
+        pid_t pid = -1; /* logged below even when the peer's credentials were not read */
+        uid_t uid = (uid_t)-1;
+        gid_t gid = (gid_t)-1;
         if (dmn_endpoint_peer(fd, &pid, &uid, &gid) != GMUX_OK ||
             !dmn_cred_allowed(&s->policy, uid, gid, NULL, 0)) {
             COM_WARN(DAEMON, "refused a connection from uid %u pid %d", (unsigned)uid, (int)pid);
@@ -451,6 +451,20 @@ static void on_stop_signal(int sig)
     spawned_stop = 1;
 }
 
+/* The daemon outlives its caller and keeps none of the caller's descriptors
+ * but `keep` (the pipe that says it is ready): one the caller's parent reads
+ * to its end, or a lock, would otherwise stay open as long as the daemon. */
+static void close_inherited(int keep)
+{
+    if ((keep <= 3 || close_range(3, (unsigned)keep - 1, 0) == 0) &&
+        close_range((unsigned)keep + 1, ~0u, 0) == 0)
+        return;
+    long max = sysconf(_SC_OPEN_MAX); /* a kernel without close_range (before 5.9) */
+    for (int fd = 3; fd < (max > 0 && max < 65536 ? max : 65536); fd++)
+        if (fd != keep)
+            close(fd);
+}
+
 gmux_status_t dmn_server_spawn(const dmn_server_opts_t *opts)
 {
     int fd;
@@ -478,6 +492,7 @@ gmux_status_t dmn_server_spawn(const dmn_server_opts_t *opts)
             dup2(null, 1);
             dup2(null, 2);
         }
+        close_inherited(p[1]);
         struct sigaction sa;
         memset(&sa, 0, sizeof(sa));
         sa.sa_handler = on_stop_signal;

@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -607,19 +608,29 @@ static void test_top_quits_on_q(void **state)
     drig_fini(&r);
 }
 
-/* gmux daemon (background) starts one, a second call joins it. */
+/* gmux daemon (background) starts one, a second call joins it. The daemon
+ * keeps none of its caller's descriptors: a pipe the caller left open (not
+ * close-on-exec) reaches end of file once the caller's own copy is closed. */
 static void test_cli_daemon(void **state)
 {
     (void)state;
     static drig_t r;
     drig_init(&r);
     static char out[4096], err[4096];
+    int inherited[2];
+    assert_int_equal(pipe(inherited), 0);
     for (int round = 0; round < 2; round++) {
         int st = tproc_capture(cli_argv("daemon", "--socket", r.sock, NULL), NULL, 30.0, out,
                                sizeof(out), err, sizeof(err));
         assert_int_equal(st, 0);
         assert_non_null(strstr(out, "serving"));
     }
+    close(inherited[1]);
+    struct pollfd pfd = {inherited[0], POLLIN, 0};
+    char byte;
+    if (poll(&pfd, 1, 5000) != 1 || read(inherited[0], &byte, 1) != 0)
+        fail_msg("the daemon holds the write end of its caller's pipe");
+    close(inherited[0]);
     assert_int_equal(dmn_report_fetch(r.sock, &rep, 5000), GMUX_OK);
     char lock[160];
     snprintf(lock, sizeof(lock), "%s.lock", r.sock);
