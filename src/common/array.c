@@ -45,3 +45,13 @@ gmux_status_t com_array_grow(void **arr_p, size_t *cap_p, size_t need, size_t el
     *cap_p = ncap;
     return GMUX_OK;
 }
+
+gmux_status_t com_array_grow_u32(void **arr_p, uint32_t *cap_p, size_t need, size_t elem,
+                                 size_t first)
+{
+    size_t cap = *cap_p;
+    gmux_status_t st = com_array_grow(arr_p, &cap, need, elem, first, UINT32_MAX);
+    if (st == GMUX_OK)
+        *cap_p = (uint32_t)cap; /* at most UINT32_MAX: the max passed above */
+    return st;
+}

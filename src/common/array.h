@@ -6,7 +6,8 @@
  *
  * Capacities are counted in elements and passed as size_t. A site that stores
  * its capacity in a narrower type passes that type's maximum as `max`, so the
- * capacity handed back always fits where it is stored.
+ * capacity handed back always fits where it is stored; com_array_grow_u32 does
+ * that for the common uint32_t case.
  *
  * The array belongs to the caller; these functions only ever realloc it.
  * Thread-safety: pure apart from the allocator; callers serialise access to
@@ -16,6 +17,7 @@
 #define COM_ARRAY_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include <gmux/status.h>
 
@@ -44,5 +46,13 @@ gmux_status_t com_array_next_cap(size_t cap, size_t need, size_t elem, size_t fi
  */
 gmux_status_t com_array_grow(void **arr_p, size_t *cap_p, size_t need, size_t elem, size_t first,
                              size_t max);
+
+/*
+ * com_array_grow for an array whose capacity is stored as uint32_t: max is
+ * UINT32_MAX, so the capacity written back always fits. Same errors and the
+ * same untouched-on-error promise.
+ */
+gmux_status_t com_array_grow_u32(void **arr_p, uint32_t *cap_p, size_t need, size_t elem,
+                                 size_t first);
 
 #endif /* COM_ARRAY_H */

@@ -47,12 +47,10 @@ static gmux_status_t iv_push(ivset_t *s, uint64_t lo, uint64_t hi)
         return GMUX_OK;
     }
     if (s->n == s->cap) {
-        size_t cap = s->cap;
         gmux_status_t st =
-            com_array_grow((void **)&s->v, &cap, (size_t)s->n + 1, sizeof(*s->v), 16, UINT32_MAX);
+            com_array_grow_u32((void **)&s->v, &s->cap, (size_t)s->n + 1, sizeof(*s->v), 16);
         if (st != GMUX_OK)
             return st;
-        s->cap = (uint32_t)cap; /* max was UINT32_MAX */
     }
     s->v[s->n++] = (iv_t){lo, hi};
     s->bytes += hi - lo;

@@ -47,11 +47,9 @@ struct eng_migrate {
 static gmux_status_t vec_push(eng_mig_vec_t *v, size_t size, const void *x)
 {
     if (v->n == v->cap) {
-        size_t cap = v->cap;
-        gmux_status_t st = com_array_grow(&v->a, &cap, cap + 1, size, 256, UINT32_MAX);
+        gmux_status_t st = com_array_grow_u32(&v->a, &v->cap, (size_t)v->n + 1, size, 256);
         if (st != GMUX_OK)
             return st;
-        v->cap = (uint32_t)cap; /* max was UINT32_MAX */
     }
     memcpy((char *)v->a + (size_t)v->n++ * size, x, size);
     return GMUX_OK;

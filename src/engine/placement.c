@@ -121,12 +121,10 @@ static void sift_down(eng_placement_t *p, eng_heap_t *h, uint32_t i)
 static gmux_status_t heap_push(eng_placement_t *p, eng_heap_t *h, uint32_t c)
 {
     if (h->n == h->cap) {
-        size_t cap = h->cap;
         gmux_status_t st =
-            com_array_grow((void **)&h->a, &cap, (size_t)h->n + 1, sizeof(*h->a), 1024, UINT32_MAX);
+            com_array_grow_u32((void **)&h->a, &h->cap, (size_t)h->n + 1, sizeof(*h->a), 1024);
         if (st != GMUX_OK)
             return st;
-        h->cap = (uint32_t)cap; /* max was UINT32_MAX */
     }
     heap_set(p, h, h->n++, c);
     sift_up(p, h, h->n - 1);

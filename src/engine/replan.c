@@ -29,12 +29,10 @@
 static gmux_status_t scratch_push(eng_engine_t *e, uint32_t chunk)
 {
     if (e->nscratch == e->scratch_cap) {
-        size_t cap = e->scratch_cap;
-        gmux_status_t st = com_array_grow((void **)&e->scratch, &cap, cap + 1, sizeof(*e->scratch),
-                                          256, UINT32_MAX);
+        gmux_status_t st = com_array_grow_u32((void **)&e->scratch, &e->scratch_cap,
+                                              (size_t)e->nscratch + 1, sizeof(*e->scratch), 256);
         if (st != GMUX_OK)
             return st;
-        e->scratch_cap = (uint32_t)cap; /* max was UINT32_MAX */
     }
     e->scratch[e->nscratch++] = chunk;
     return GMUX_OK;

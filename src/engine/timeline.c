@@ -139,12 +139,10 @@ static gmux_status_t use_push(eng_timeline_t *tl, uint32_t chunk, uint64_t pos)
         tl->free_node = tl->nodes[n].next;
     } else {
         if (tl->nnodes == tl->nodes_cap) {
-            size_t cap = tl->nodes_cap;
-            gmux_status_t st = com_array_grow((void **)&tl->nodes, &cap, cap + 1,
-                                              sizeof(*tl->nodes), 1024, UINT32_MAX);
+            gmux_status_t st = com_array_grow_u32((void **)&tl->nodes, &tl->nodes_cap,
+                                                  (size_t)tl->nnodes + 1, sizeof(*tl->nodes), 1024);
             if (st != GMUX_OK)
                 return st;
-            tl->nodes_cap = (uint32_t)cap; /* max was UINT32_MAX */
         }
         n = tl->nnodes++;
     }

@@ -103,11 +103,9 @@ static net_pend_t *find_signal(net_order_t *o, uint32_t seq)
 static net_pend_t *add_pending(net_order_t *o)
 {
     if (o->npending == o->cap) {
-        size_t cap = o->cap;
-        if (com_array_grow((void **)&o->pending, &cap, (size_t)o->npending + 1, sizeof(*o->pending),
-                           16, UINT32_MAX) != GMUX_OK)
+        if (com_array_grow_u32((void **)&o->pending, &o->cap, (size_t)o->npending + 1,
+                               sizeof(*o->pending), 16) != GMUX_OK)
             return NULL;
-        o->cap = (uint32_t)cap; /* max was UINT32_MAX */
     }
     net_pend_t *p = &o->pending[o->npending++];
     memset(p, 0, sizeof(*p));

@@ -83,50 +83,44 @@ static void test_big_need_jumps_to_need(void **state)
     free(a);
 }
 
-/* The refusals below happen before realloc: the capacities are far larger than
- * the real buffer, which is never touched. */
-static void test_doubling_overflow_refused(void **state)
+/*
+ * Asserts that growing from cap to need is refused with want and leaves the
+ * array and its capacity as they were. The refusal must come before realloc:
+ * cap is far larger than the real 16-byte buffer, which is never touched.
+ */
+static void assert_refused(size_t cap, size_t need, size_t elem, size_t max, gmux_status_t want)
 {
-    (void)state;
     char *a = malloc(16);
     assert_non_null(a);
     char *before = a;
-    /* cap * 2 wraps to 0 in size_t */
-    size_t big = SIZE_MAX / 2 + 1, cap = big, ncap = 0;
-    assert_int_equal(com_array_next_cap(big, big + 1, 1, 16, SIZE_MAX, &ncap), GMUX_ERR_NOMEM);
-    assert_int_equal(ncap, 0);
-    assert_int_equal(com_array_grow((void **)&a, &cap, big + 1, 1, 16, SIZE_MAX), GMUX_ERR_NOMEM);
+    size_t c = cap;
+    assert_int_equal(com_array_grow((void **)&a, &c, need, elem, 16, max), want);
     assert_ptr_equal(a, before);
-    assert_int_equal(cap, big);
-    /* need itself is the largest size_t */
-    cap = SIZE_MAX - 1;
-    assert_int_equal(com_array_grow((void **)&a, &cap, SIZE_MAX, 1, 16, SIZE_MAX), GMUX_ERR_NOMEM);
-    assert_ptr_equal(a, before);
-    assert_int_equal(cap, SIZE_MAX - 1);
+    assert_int_equal(c, cap);
+    size_t ncap = 7;
+    assert_int_equal(com_array_next_cap(cap, need, elem, 16, max, &ncap), want);
+    assert_int_equal(ncap, 7);
     free(a);
+}
+
+static void test_doubling_overflow_refused(void **state)
+{
+    (void)state;
+    /* cap * 2 wraps to 0 in size_t */
+    assert_refused(SIZE_MAX / 2 + 1, SIZE_MAX / 2 + 2, 1, SIZE_MAX, GMUX_ERR_NOMEM);
+    /* need itself is the largest size_t */
+    assert_refused(SIZE_MAX - 1, SIZE_MAX, 1, SIZE_MAX, GMUX_ERR_NOMEM);
 }
 
 static void test_byte_size_overflow_refused(void **state)
 {
     (void)state;
-    uint64_t *a = malloc(16);
-    assert_non_null(a);
-    uint64_t *before = a;
     /* cap * 2 fits in size_t, cap * 2 * 8 bytes does not */
-    size_t cap = SIZE_MAX / 16 + 1;
-    assert_int_equal(com_array_grow((void **)&a, &cap, SIZE_MAX / 16 + 2, sizeof(*a), 16, SIZE_MAX),
-                     GMUX_ERR_NOMEM);
-    assert_ptr_equal(a, before);
-    assert_int_equal(cap, SIZE_MAX / 16 + 1);
-    /* from empty: the first capacity alone is too many bytes */
-    cap = 0;
-    uint64_t *none = NULL;
-    assert_int_equal(
-        com_array_grow((void **)&none, &cap, SIZE_MAX / 4, sizeof(*none), 16, SIZE_MAX),
-        GMUX_ERR_NOMEM);
-    assert_null(none);
-    assert_int_equal(cap, 0);
-    free(a);
+    assert_refused(SIZE_MAX / 16 + 1, SIZE_MAX / 16 + 2, 8, SIZE_MAX, GMUX_ERR_NOMEM);
+    /* from empty: need alone is too many bytes */
+    assert_refused(0, SIZE_MAX / 4, 8, SIZE_MAX, GMUX_ERR_NOMEM);
+    /* a huge element */
+    assert_refused(0, 2, SIZE_MAX / 2, SIZE_MAX, GMUX_ERR_NOMEM);
 }
 
 static void test_next_cap_clamps_to_bytes(void **state)
@@ -156,11 +150,8 @@ static void test_max_bound(void **state)
     assert_int_equal(com_array_grow((void **)&a, &cap, 1, sizeof(*a), 16, 10), GMUX_OK);
     assert_int_equal(cap, 10);
     a[9] = 1;
-    /* at max: refused, array untouched */
-    uint32_t *before = a;
-    assert_int_equal(com_array_grow((void **)&a, &cap, 11, sizeof(*a), 16, 10), GMUX_ERR_CAPACITY);
-    assert_ptr_equal(a, before);
-    assert_int_equal(cap, 10);
+    /* past max: refused, array untouched */
+    assert_refused(10, 11, sizeof(*a), 10, GMUX_ERR_CAPACITY);
     /* doubling is clamped to max rather than refused */
     size_t ncap = 0;
     assert_int_equal(com_array_next_cap(6, 7, sizeof(*a), 16, 10, &ncap), GMUX_OK);
@@ -178,6 +169,29 @@ static void test_max_bound(void **state)
     free(a);
 }
 
+static void test_u32_capacity(void **state)
+{
+    (void)state;
+    uint16_t *a = NULL;
+    uint32_t cap = 0;
+    assert_int_equal(com_array_grow_u32((void **)&a, &cap, 1, sizeof(*a), 8), GMUX_OK);
+    assert_int_equal(cap, 8);
+    assert_int_equal(com_array_grow_u32((void **)&a, &cap, 9, sizeof(*a), 8), GMUX_OK);
+    assert_int_equal(cap, 16);
+    a[15] = 1;
+    free(a);
+    /* one more than a uint32_t can count: refused before realloc, untouched */
+    char *b = malloc(16);
+    assert_non_null(b);
+    char *before = b;
+    cap = UINT32_MAX;
+    assert_int_equal(com_array_grow_u32((void **)&b, &cap, (size_t)UINT32_MAX + 1, 1, 8),
+                     GMUX_ERR_CAPACITY);
+    assert_ptr_equal(b, before);
+    assert_int_equal(cap, UINT32_MAX);
+    free(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -189,6 +203,7 @@ int main(void)
         cmocka_unit_test(test_byte_size_overflow_refused),
         cmocka_unit_test(test_next_cap_clamps_to_bytes),
         cmocka_unit_test(test_max_bound),
+        cmocka_unit_test(test_u32_capacity),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
