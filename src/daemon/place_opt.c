@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/array.h"
 #include "common/log.h"
 #include "common/settings.h"
 
@@ -46,12 +47,10 @@ static gmux_status_t iv_push(ivset_t *s, uint64_t lo, uint64_t hi)
         return GMUX_OK;
     }
     if (s->n == s->cap) {
-        uint32_t cap = s->cap ? s->cap * 2 : 16;
-        iv_t *v = realloc(s->v, cap * sizeof(*v));
-        if (!v)
-            return GMUX_ERR_NOMEM;
-        s->v = v;
-        s->cap = cap;
+        gmux_status_t st =
+            com_array_grow_u32((void **)&s->v, &s->cap, (size_t)s->n + 1, sizeof(*s->v), 16);
+        if (st != GMUX_OK)
+            return st;
     }
     s->v[s->n++] = (iv_t){lo, hi};
     s->bytes += hi - lo;

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/array.h"
+
 static void on_use_added(void *ctx, uint32_t chunk, uint64_t pos)
 {
     eng_engine_t *e = ctx;
@@ -130,7 +132,11 @@ const eng_placement_t *eng_engine_placement(const eng_engine_t *e)
 static gmux_status_t repl_push(eng_engine_t *e, eng_repl_t r)
 {
     if (e->rtail - e->rhead == e->rcap) {
-        uint64_t ncap = e->rcap ? e->rcap * 2 : 1024;
+        size_t ncap;
+        gmux_status_t st =
+            com_array_next_cap(e->rcap, e->rcap + 1, sizeof(*e->repl), 1024, SIZE_MAX, &ncap);
+        if (st != GMUX_OK)
+            return st;
         eng_repl_t *n = malloc(ncap * sizeof(*n));
         if (!n)
             return GMUX_ERR_NOMEM;

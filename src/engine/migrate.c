@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/array.h"
+
 typedef struct eng_mig_item {
     uint32_t chunk;
     uint32_t victim;
@@ -45,12 +47,9 @@ struct eng_migrate {
 static gmux_status_t vec_push(eng_mig_vec_t *v, size_t size, const void *x)
 {
     if (v->n == v->cap) {
-        uint32_t ncap = v->cap ? v->cap * 2 : 256;
-        void *a = realloc(v->a, (size_t)ncap * size);
-        if (!a)
-            return GMUX_ERR_NOMEM;
-        v->a = a;
-        v->cap = ncap;
+        gmux_status_t st = com_array_grow_u32(&v->a, &v->cap, (size_t)v->n + 1, size, 256);
+        if (st != GMUX_OK)
+            return st;
     }
     memcpy((char *)v->a + (size_t)v->n++ * size, x, size);
     return GMUX_OK;

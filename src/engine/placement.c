@@ -4,6 +4,8 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
+#include "common/array.h"
+
 /* OPT: a max-heap on (next use, chunk id). */
 typedef struct eng_heap {
     uint32_t *a;
@@ -119,12 +121,10 @@ static void sift_down(eng_placement_t *p, eng_heap_t *h, uint32_t i)
 static gmux_status_t heap_push(eng_placement_t *p, eng_heap_t *h, uint32_t c)
 {
     if (h->n == h->cap) {
-        uint32_t ncap = h->cap ? h->cap * 2 : 1024;
-        uint32_t *a = realloc(h->a, (size_t)ncap * sizeof(*a));
-        if (!a)
-            return GMUX_ERR_NOMEM;
-        h->a = a;
-        h->cap = ncap;
+        gmux_status_t st =
+            com_array_grow_u32((void **)&h->a, &h->cap, (size_t)h->n + 1, sizeof(*h->a), 1024);
+        if (st != GMUX_OK)
+            return st;
     }
     heap_set(p, h, h->n++, c);
     sift_up(p, h, h->n - 1);

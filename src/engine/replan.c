@@ -22,17 +22,17 @@
  */
 #include <stdlib.h>
 
+#include "common/array.h"
+
 #include "engine/engine_impl.h"
 
 static gmux_status_t scratch_push(eng_engine_t *e, uint32_t chunk)
 {
     if (e->nscratch == e->scratch_cap) {
-        uint32_t ncap = e->scratch_cap ? e->scratch_cap * 2 : 256;
-        uint32_t *n = realloc(e->scratch, (size_t)ncap * sizeof(*n));
-        if (!n)
-            return GMUX_ERR_NOMEM;
-        e->scratch = n;
-        e->scratch_cap = ncap;
+        gmux_status_t st = com_array_grow_u32((void **)&e->scratch, &e->scratch_cap,
+                                              (size_t)e->nscratch + 1, sizeof(*e->scratch), 256);
+        if (st != GMUX_OK)
+            return st;
     }
     e->scratch[e->nscratch++] = chunk;
     return GMUX_OK;

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/array.h"
 #include "common/errors.h"
 
 #define DB_MAGIC    "gmux-templates"
@@ -318,15 +319,11 @@ gmux_status_t eng_tpl_db_load(eng_predictor_t *p, const char *path, char *err, s
     size_t len = 0, cap = 0;
     for (;;) {
         if (len == cap) {
-            size_t ncap = cap ? cap * 2 : 65536;
-            char *b = realloc(buf, ncap);
-            if (!b) {
-                st = GMUX_ERR_NOMEM;
+            st = com_array_grow((void **)&buf, &cap, len + 1, 1, 65536, SIZE_MAX);
+            if (st != GMUX_OK) {
                 snprintf(err, errlen, "%s: out of memory", path);
                 goto close_file;
             }
-            buf = b;
-            cap = ncap;
         }
         size_t r = fread(buf + len, 1, cap - len, f);
         len += r;

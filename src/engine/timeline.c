@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/array.h"
+
 typedef struct eng_use_node {
     uint64_t pos;
     uint32_t next;
@@ -74,12 +76,12 @@ static gmux_status_t ent_append(eng_timeline_t *tl, eng_entry_t **e_p)
             tl->etail -= tl->ehead;
             tl->ehead = 0;
         } else {
-            uint64_t ncap = tl->ecap ? tl->ecap * 2 : 256;
-            eng_entry_t *n = realloc(tl->ents, ncap * sizeof(*n));
-            if (!n)
-                return GMUX_ERR_NOMEM;
-            tl->ents = n;
-            tl->ecap = ncap;
+            size_t cap = tl->ecap;
+            gmux_status_t st =
+                com_array_grow((void **)&tl->ents, &cap, cap + 1, sizeof(*tl->ents), 256, SIZE_MAX);
+            if (st != GMUX_OK)
+                return st;
+            tl->ecap = cap;
         }
     }
     *e_p = &tl->ents[tl->etail++];
@@ -97,18 +99,20 @@ static gmux_status_t ref_append(eng_timeline_t *tl, uint32_t ref, uint32_t block
                 memmove(tl->blocks, tl->blocks + dead, live * sizeof(*tl->blocks));
             tl->rbase = tl->rhead;
         } else {
-            uint64_t ncap = tl->rcap ? tl->rcap * 2 : 1024;
-            uint32_t *n = realloc(tl->refs, ncap * sizeof(*n));
-            if (!n)
-                return GMUX_ERR_NOMEM;
-            tl->refs = n;
+            size_t cap = tl->rcap;
+            gmux_status_t st = com_array_grow((void **)&tl->refs, &cap, cap + 1, sizeof(*tl->refs),
+                                              1024, SIZE_MAX);
+            if (st != GMUX_OK)
+                return st;
             if (tl->p.block_size) {
-                n = realloc(tl->blocks, ncap * sizeof(*n));
-                if (!n)
-                    return GMUX_ERR_NOMEM; /* refs grew alone: rcap still fits both */
-                tl->blocks = n;
+                /* Same arguments, same element size: blocks gets refs' new capacity. */
+                size_t bcap = tl->rcap;
+                st = com_array_grow((void **)&tl->blocks, &bcap, bcap + 1, sizeof(*tl->blocks),
+                                    1024, SIZE_MAX);
+                if (st != GMUX_OK)
+                    return st; /* refs grew alone: rcap still fits both */
             }
-            tl->rcap = ncap;
+            tl->rcap = cap;
         }
     }
     if (tl->blocks)
@@ -135,12 +139,10 @@ static gmux_status_t use_push(eng_timeline_t *tl, uint32_t chunk, uint64_t pos)
         tl->free_node = tl->nodes[n].next;
     } else {
         if (tl->nnodes == tl->nodes_cap) {
-            uint32_t ncap = tl->nodes_cap ? tl->nodes_cap * 2 : 1024;
-            eng_use_node_t *nn = realloc(tl->nodes, (size_t)ncap * sizeof(*nn));
-            if (!nn)
-                return GMUX_ERR_NOMEM;
-            tl->nodes = nn;
-            tl->nodes_cap = ncap;
+            gmux_status_t st = com_array_grow_u32((void **)&tl->nodes, &tl->nodes_cap,
+                                                  (size_t)tl->nnodes + 1, sizeof(*tl->nodes), 1024);
+            if (st != GMUX_OK)
+                return st;
         }
         n = tl->nnodes++;
     }

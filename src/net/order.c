@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/array.h"
+
 void net_order_init(net_order_t *o)
 {
     memset(o, 0, sizeof(*o));
@@ -101,12 +103,9 @@ static net_pend_t *find_signal(net_order_t *o, uint32_t seq)
 static net_pend_t *add_pending(net_order_t *o)
 {
     if (o->npending == o->cap) {
-        uint32_t cap = o->cap ? o->cap * 2 : 16;
-        net_pend_t *p = realloc(o->pending, cap * sizeof(*p));
-        if (!p)
+        if (com_array_grow_u32((void **)&o->pending, &o->cap, (size_t)o->npending + 1,
+                               sizeof(*o->pending), 16) != GMUX_OK)
             return NULL;
-        o->pending = p;
-        o->cap = cap;
     }
     net_pend_t *p = &o->pending[o->npending++];
     memset(p, 0, sizeof(*p));

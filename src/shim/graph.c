@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/array.h"
 #include "common/log.h"
 #include "shim/gate.h"
 #include "shim/params.h"
@@ -82,14 +83,9 @@ static void cond_remember(CUgraphNode node, CUgraph owner, const CUgraph *bodies
         }
     if (!copy)
         goto out_unlock;
-    if (cond_n == cond_cap) {
-        size_t cap = cond_cap ? cond_cap * 2 : 16;
-        graph_cond_t *v = realloc(conds, cap * sizeof(*v));
-        if (!v)
-            goto out_free_copy;
-        conds = v;
-        cond_cap = cap;
-    }
+    if (cond_n == cond_cap && com_array_grow((void **)&conds, &cond_cap, cond_n + 1, sizeof(*conds),
+                                             16, SIZE_MAX) != GMUX_OK)
+        goto out_free_copy;
     conds[cond_n++] = (graph_cond_t){.node = node, .owner = owner, .bodies = copy, .n = n};
     pthread_mutex_unlock(&cond_lock);
     return;
@@ -243,15 +239,10 @@ static void graph_inspect(CUgraphExec exec, CUgraph graph)
     SHIM_STAT_ADD(graphs_inspected, 1);
     pthread_rwlock_wrlock(&graph_lock);
     graph_forget_locked(exec);
-    if (graph_n == graph_cap) {
-        size_t cap = graph_cap ? graph_cap * 2 : 32;
-        graph_exec_t *v = realloc(graph_execs, cap * sizeof(*v));
-        if (!v) {
-            free(vals);
-            goto out_unlock;
-        }
-        graph_execs = v;
-        graph_cap = cap;
+    if (graph_n == graph_cap && com_array_grow((void **)&graph_execs, &graph_cap, graph_n + 1,
+                                               sizeof(*graph_execs), 32, SIZE_MAX) != GMUX_OK) {
+        free(vals);
+        goto out_unlock;
     }
     graph_execs[graph_n++] = (graph_exec_t){.exec = exec, .vals = vals, .n = n};
 out_unlock:
@@ -380,14 +371,10 @@ static gmux_status_t graph_set_add(graph_set_t *set, CUgraph g)
     if (!g)
         return GMUX_OK;
     if (set->n == set->cap) {
-        size_t cap = set->cap ? set->cap * 2 : 16;
-        if (cap > GRAPH_DYING_MAX)
-            return GMUX_ERR_CAPACITY;
-        CUgraph *v = realloc(set->v, cap * sizeof(*v));
-        if (!v)
-            return GMUX_ERR_NOMEM;
-        set->v = v;
-        set->cap = cap;
+        gmux_status_t st = com_array_grow((void **)&set->v, &set->cap, set->n + 1, sizeof(*set->v),
+                                          16, GRAPH_DYING_MAX);
+        if (st != GMUX_OK)
+            return st;
     }
     set->v[set->n++] = g;
     return GMUX_OK;

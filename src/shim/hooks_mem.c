@@ -8,6 +8,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 
+#include "common/array.h"
 #include "common/log.h"
 
 #include "shim/policy.h"
@@ -202,14 +203,9 @@ CUresult shim_hook_cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size
     if (r != CUDA_SUCCESS)
         return r;
     pthread_mutex_lock(&vmm_lock);
-    if (vmm_n == vmm_cap) {
-        size_t cap = vmm_cap ? vmm_cap * 2 : 64;
-        vmm_handle_t *v = realloc(vmm_handles, cap * sizeof(*v));
-        if (!v)
-            goto out_unlock;
-        vmm_handles = v;
-        vmm_cap = cap;
-    }
+    if (vmm_n == vmm_cap && com_array_grow((void **)&vmm_handles, &vmm_cap, vmm_n + 1,
+                                           sizeof(*vmm_handles), 64, SIZE_MAX) != GMUX_OK)
+        goto out_unlock;
     vmm_handles[vmm_n++] = (vmm_handle_t){.h = *handle, .loc_type = (uint8_t)prop->location.type};
 out_unlock:
     pthread_mutex_unlock(&vmm_lock);

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/array.h"
 #include "common/log.h"
 #include "common/settings.h"
 #include "shim/cupti.h"
@@ -403,14 +404,12 @@ void shim_record_alloc(uint64_t base, uint64_t size)
         else
             i++;
     if (rec_nlive == rec_cap) {
-        size_t cap = rec_cap ? rec_cap * 2 : 256;
-        shim_rec_alloc_t *p = realloc(rec_live, cap * sizeof(*p));
-        if (!p) {
-            rec_fail("growing the allocation table", GMUX_ERR_NOMEM);
+        gmux_status_t st = com_array_grow((void **)&rec_live, &rec_cap, rec_nlive + 1,
+                                          sizeof(*rec_live), 256, SIZE_MAX);
+        if (st != GMUX_OK) {
+            rec_fail("growing the allocation table", st);
             goto unlock;
         }
-        rec_live = p;
-        rec_cap = cap;
     }
     uint64_t id = rec_next_id++;
     rec_live[rec_nlive++] = (shim_rec_alloc_t){.id = id, .base = base, .size = size};

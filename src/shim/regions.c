@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/array.h"
+
 #define REGIONS_INITIAL_CAP 256
 
 gmux_status_t shim_regions_init(shim_regions_t *t)
@@ -72,14 +74,10 @@ gmux_status_t shim_regions_insert(shim_regions_t *t, uint64_t base, uint64_t siz
     pthread_rwlock_wrlock(&t->lock);
     regions_drop_overlaps(t, base, base + size);
     if (t->n == t->cap) {
-        size_t cap = t->cap ? t->cap * 2 : REGIONS_INITIAL_CAP;
-        shim_region_t *v = realloc(t->v, cap * sizeof(*v));
-        if (!v) {
-            st = GMUX_ERR_NOMEM;
+        st = com_array_grow((void **)&t->v, &t->cap, t->n + 1, sizeof(*t->v), REGIONS_INITIAL_CAP,
+                            SIZE_MAX);
+        if (st != GMUX_OK)
             goto out_unlock;
-        }
-        t->v = v;
-        t->cap = cap;
     }
     size_t pos = (size_t)(regions_floor(t, base) + 1);
     memmove(&t->v[pos + 1], &t->v[pos], (t->n - pos) * sizeof(t->v[0]));

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/array.h"
+
 #define REF_END      0xFFFFFFFFu
 #define REF_WRITE    (1u << 31)
 #define REF_FREE     (1u << 30)
@@ -41,11 +43,9 @@ static void push(sim_refstr_t *rs, uint32_t v)
     if (rs->cut)
         return;
     if (rs->n == rs->cap) {
-        uint64_t ncap = rs->cap ? rs->cap * 2 : 4096;
-        if (ncap > rs->max)
-            ncap = rs->max;
-        uint32_t *p = rs->n < ncap ? realloc(rs->refs, ncap * sizeof(*p)) : NULL;
-        if (!p) {
+        size_t cap = rs->cap;
+        if (com_array_grow((void **)&rs->refs, &cap, cap + 1, sizeof(*rs->refs), 4096, rs->max) !=
+            GMUX_OK) {
             /* Over the limit (or out of memory): keep only the compute term. */
             rs->cut = true;
             free(rs->refs);
@@ -53,8 +53,7 @@ static void push(sim_refstr_t *rs, uint32_t v)
             rs->n = rs->cap = 0;
             return;
         }
-        rs->refs = p;
-        rs->cap = ncap;
+        rs->cap = cap;
     }
     rs->refs[rs->n++] = v;
 }

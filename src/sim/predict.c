@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/array.h"
 #include "engine/history.h"
 #include "engine/predictor.h"
 #include "engine/score.h"
@@ -127,7 +128,12 @@ static gmux_status_t enqueue(struct pred_run *r, const eng_launch_t *l, const en
                              uint32_t nrec)
 {
     if (r->qlen == r->qcap) {
-        size_t cap = r->qcap ? r->qcap * 2 : 256;
+        size_t cap;
+        gmux_status_t st =
+            com_array_next_cap(r->qcap, r->qcap + 1, sizeof(*r->q), 256, SIZE_MAX, &cap);
+        if (st != GMUX_OK)
+            return st;
+        /* zeroed: a slot's args/ranges/regs start empty for grow() */
         struct pending *q = calloc(cap, sizeof(*q));
         if (!q)
             return GMUX_ERR_NOMEM;

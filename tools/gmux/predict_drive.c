@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "common/array.h"
 #include "common/parse.h"
 #include "sim/trace_io.h"
 #include "sim/workload.h"
@@ -86,14 +87,9 @@ static bool regions_find(void *ctx, uint64_t addr, uint64_t *base, uint64_t *siz
 
 static int regions_add(struct regions *r, const sim_alloc_ev_t *a)
 {
-    if (r->n == r->cap) {
-        size_t cap = r->cap ? r->cap * 2 : 64;
-        struct region *v = realloc(r->v, cap * sizeof(*v));
-        if (!v)
-            return -1;
-        r->v = v;
-        r->cap = cap;
-    }
+    if (r->n == r->cap &&
+        com_array_grow((void **)&r->v, &r->cap, r->n + 1, sizeof(*r->v), 64, SIZE_MAX) != GMUX_OK)
+        return -1;
     size_t at = r->n;
     while (at > 0 && r->v[at - 1].base > a->base) {
         r->v[at] = r->v[at - 1];
