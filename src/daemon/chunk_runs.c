@@ -1,22 +1,13 @@
 /* Runs of chunks; see chunk_runs.h. */
 #include "daemon/chunk_runs.h"
+#include "common/array.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 gmux_status_t dmn_runs_reserve(dmn_runs_t *r, size_t n)
 {
-    if (n <= r->cap)
-        return GMUX_OK;
-    size_t cap = r->cap ? r->cap : 16;
-    while (cap < n)
-        cap *= 2;
-    dmn_seg_t *v = realloc(r->v, cap * sizeof(*v));
-    if (!v)
-        return GMUX_ERR_NOMEM;
-    r->v = v;
-    r->cap = cap;
-    return GMUX_OK;
+    return com_array_grow((void **)&r->v, &r->cap, n, sizeof(*r->v), 16, SIZE_MAX);
 }
 
 void dmn_runs_free(dmn_runs_t *r)

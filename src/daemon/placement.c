@@ -1,5 +1,6 @@
 /* Placement policies of the daemon; see placement.h. */
 #include "daemon/placement.h"
+#include "common/array.h"
 
 #include "daemon/place_chunk.h"
 #include "daemon/place_opt.h"
@@ -27,15 +28,10 @@ gmux_status_t dmn_plan_reserve(dmn_plan_t *plan, size_t n)
 {
     if (n <= plan->cap - plan->n)
         return GMUX_OK;
-    size_t cap = plan->cap ? plan->cap : 64;
-    while (cap - plan->n < n)
-        cap *= 2;
-    dmn_plan_entry_t *e = realloc(plan->entries, cap * sizeof(*e));
-    if (!e)
+    if (n > SIZE_MAX - plan->n)
         return GMUX_ERR_NOMEM;
-    plan->entries = e;
-    plan->cap = cap;
-    return GMUX_OK;
+    return com_array_grow((void **)&plan->entries, &plan->cap, plan->n + n, sizeof(*plan->entries),
+                          64, SIZE_MAX);
 }
 
 gmux_status_t dmn_plan_add(dmn_plan_t *plan, uint32_t task_id, dmn_plan_kind_t kind,

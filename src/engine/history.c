@@ -1,5 +1,6 @@
 /* Launch history: repeated touched bytes per distinct set of launch values. */
 #include "engine/history.h"
+#include "common/array.h"
 #include "engine/ranges.h"
 
 #include <stdlib.h>
@@ -97,17 +98,7 @@ static bool key_equal(const hist_entry_t *e, uint64_t hash, const eng_launch_t *
 
 static bool grow(void **v, size_t *cap, size_t need, size_t elem)
 {
-    if (need <= *cap)
-        return true;
-    size_t n = *cap ? *cap : 16;
-    while (n < need)
-        n *= 2;
-    void *g = realloc(*v, n * elem);
-    if (!g)
-        return false;
-    *v = g;
-    *cap = n;
-    return true;
+    return com_array_grow(v, cap, need, elem, 16, SIZE_MAX) == GMUX_OK;
 }
 
 /* The common bytes of two normalised lists into out (capacity na + nb). */

@@ -3,6 +3,7 @@
  * arguments, the learn / held-out / trust cycle, prediction. See predictor.h.
  */
 #include "engine/predictor.h"
+#include "common/array.h"
 #include "engine/ranges.h"
 
 #include <stdio.h>
@@ -260,17 +261,7 @@ static int cmp_ptr(const void *a, const void *b)
 
 static gmux_status_t reserve(void **buf, size_t *cap, size_t need, size_t elem)
 {
-    if (need <= *cap)
-        return GMUX_OK;
-    size_t n = *cap ? *cap : 64;
-    while (n < need)
-        n *= 2;
-    void *b = realloc(*buf, n * elem);
-    if (!b)
-        return GMUX_ERR_NOMEM;
-    *buf = b;
-    *cap = n;
-    return GMUX_OK;
+    return com_array_grow(buf, cap, need, elem, 64, SIZE_MAX);
 }
 
 /* Owner of bytes starting at s: the nearest pointer at or below s in s's region, else above. */

@@ -1,5 +1,6 @@
 /* Regions and chunks: allocation of chunk ids, per-task address lookup. */
 #include "engine/regions.h"
+#include "common/array.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -39,20 +40,7 @@ struct eng_regions {
 
 static gmux_status_t grow(void **arr, uint32_t *cap, uint32_t need, size_t elem)
 {
-    if (need <= *cap)
-        return GMUX_OK;
-    uint32_t ncap = *cap ? *cap : 16;
-    while (ncap < need) {
-        if (ncap > UINT32_MAX / 2)
-            return GMUX_ERR_NOMEM;
-        ncap *= 2;
-    }
-    void *p = realloc(*arr, (size_t)ncap * elem);
-    if (!p)
-        return GMUX_ERR_NOMEM;
-    *arr = p;
-    *cap = ncap;
-    return GMUX_OK;
+    return com_array_grow_u32(arr, cap, need, elem, 16);
 }
 
 gmux_status_t eng_regions_create(uint32_t ntasks, uint64_t chunk_size, eng_regions_t **r_p)

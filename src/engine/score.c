@@ -2,6 +2,7 @@
  * Interval arithmetic for scoring predictions. See score.h.
  */
 #include "engine/score.h"
+#include "common/array.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -35,17 +36,7 @@ void eng_scorer_destroy(eng_scorer_t *s)
 
 static gmux_status_t reserve(struct ival **v, size_t *cap, size_t need)
 {
-    if (need <= *cap)
-        return GMUX_OK;
-    size_t n = *cap ? *cap : 256;
-    while (n < need)
-        n *= 2;
-    struct ival *g = realloc(*v, n * sizeof(*g));
-    if (!g)
-        return GMUX_ERR_NOMEM;
-    *v = g;
-    *cap = n;
-    return GMUX_OK;
+    return com_array_grow((void **)v, cap, need, sizeof(**v), 256, SIZE_MAX);
 }
 
 static int cmp_ival(const void *x, const void *y)

@@ -1,5 +1,6 @@
 /* Streams: continuation prediction of slice-by-slice arguments. See stream.h. */
 #include "engine/stream.h"
+#include "common/array.h"
 #include "engine/ranges.h"
 
 #include <stdlib.h>
@@ -420,14 +421,10 @@ gmux_status_t eng_stream_observe(eng_stream_t *s, uint32_t ctx, const eng_launch
                                  const eng_region_lookup_t *rl)
 {
     if (n > s->tmp_cap) {
-        size_t cap = s->tmp_cap ? s->tmp_cap : 64;
-        while (cap < n)
-            cap *= 2;
-        eng_range_t *t = realloc(s->tmp, cap * sizeof(*t));
-        if (!t)
-            return GMUX_ERR_NOMEM;
-        s->tmp = t;
-        s->tmp_cap = cap;
+        gmux_status_t st =
+            com_array_grow((void **)&s->tmp, &s->tmp_cap, n, sizeof(*s->tmp), 64, SIZE_MAX);
+        if (st != GMUX_OK)
+            return st;
     }
     if (n)
         memcpy(s->tmp, touched, n * sizeof(*touched));

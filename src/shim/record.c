@@ -82,17 +82,8 @@ static void rec_fail(const char *what, gmux_status_t st)
 /* Makes room for more items in *arr (size each); false when out of memory. */
 static bool rec_grow(void **arr, size_t *cap, size_t used, size_t more, size_t size)
 {
-    if (used + more <= *cap)
-        return true;
-    size_t cap2 = *cap ? *cap : 256;
-    while (cap2 < used + more)
-        cap2 *= 2;
-    void *p = realloc(*arr, cap2 * size);
-    if (!p)
-        return false;
-    *arr = p;
-    *cap = cap2;
-    return true;
+    return more <= SIZE_MAX - used &&
+           com_array_grow(arr, cap, used + more, size, 256, SIZE_MAX) == GMUX_OK;
 }
 
 static void rec_event(const sim_event_t *ev)

@@ -110,17 +110,7 @@ static bool held_find(void *ctx, uint64_t addr, uint64_t *base, uint64_t *size)
 
 static bool grow(void **v, uint32_t *cap, uint32_t need, size_t elem)
 {
-    if (need <= *cap)
-        return true;
-    uint32_t n = *cap ? *cap : 8;
-    while (n < need)
-        n *= 2;
-    void *g = realloc(*v, (size_t)n * elem);
-    if (!g)
-        return false;
-    *v = g;
-    *cap = n;
-    return true;
+    return com_array_grow_u32(v, cap, need, elem, 8) == GMUX_OK;
 }
 
 /* Queues launch l (with its recorded ranges) until it has run. */
@@ -177,14 +167,10 @@ static gmux_status_t expand(struct pred_run *r, size_t nspans, uint32_t *n_p)
             return GMUX_ERR_RANGE;
         size_t need = n + (size_t)s->count;
         if (need > r->out_cap) {
-            size_t cap = r->out_cap ? r->out_cap : 256;
-            while (cap < need)
-                cap *= 2;
-            eng_range_t *o = realloc(r->out, cap * sizeof(*o));
-            if (!o)
-                return GMUX_ERR_NOMEM;
-            r->out = o;
-            r->out_cap = cap;
+            gmux_status_t st =
+                com_array_grow((void **)&r->out, &r->out_cap, need, sizeof(*r->out), 256, SIZE_MAX);
+            if (st != GMUX_OK)
+                return st;
         }
         for (uint64_t k = 0; k < s->count; k++)
             r->out[n++] = (eng_range_t){s->addr + k * s->stride, s->len, s->mode};

@@ -1,5 +1,6 @@
 /* Shares of a region's fault units that launches touched. See share.h. */
 #include "sim/share.h"
+#include "common/array.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -69,14 +70,10 @@ gmux_status_t sim_share_launch(sim_share_t *s, uint64_t base, uint64_t size, con
     if (nunits == 0)
         return GMUX_OK;
     if (n + 1 > s->idx_cap) {
-        uint32_t cap = s->idx_cap ? s->idx_cap : 64;
-        while (cap < n + 1)
-            cap *= 2;
-        uint64_t *g = realloc(s->idx, (size_t)cap * sizeof(*g));
-        if (!g)
-            return GMUX_ERR_NOMEM;
-        s->idx = g;
-        s->idx_cap = cap;
+        gmux_status_t st =
+            com_array_grow_u32((void **)&s->idx, &s->idx_cap, (size_t)n + 1, sizeof(*s->idx), 64);
+        if (st != GMUX_OK)
+            return st;
     }
     for (uint32_t k = 0; k < n; k++) {
         uint64_t lo = r[k].addr > base ? r[k].addr : base;

@@ -1,5 +1,6 @@
 /* Validation of a task's event stream: see trace_check.h. */
 #include "sim/trace_check.h"
+#include "common/array.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -149,15 +150,7 @@ gmux_status_t sim_check_event(sim_check_t *c, const sim_event_t *ev, char *why, 
 
 int sim_trace_grow(void **v, uint32_t *cap, uint64_t need, size_t elem)
 {
-    if (need <= *cap)
-        return 0;
-    uint32_t n = *cap ? *cap : 8;
-    while (n < need)
-        n *= 2;
-    void *p = realloc(*v, (size_t)n * elem);
-    if (!p)
+    if (need > SIZE_MAX)
         return -1;
-    *v = p;
-    *cap = n;
-    return 0;
+    return com_array_grow_u32(v, cap, (size_t)need, elem, 8) == GMUX_OK ? 0 : -1;
 }

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "sim/trace_check.h"
+#include "common/array.h"
 #include "sim/trace_impl.h"
 #include "sim/trace_proto.h"
 
@@ -387,16 +388,9 @@ static gmux_status_t bin_event(sim_trace_writer_t *w, uint32_t task, const sim_e
               (size_t)ev->u.launch.nranges * (1 + 2 * SIM_VARINT_MAX);
     if (t->nev > 0 && t->len + max > SIM_BIN_BLOCK_TARGET && flush_block(w, t, task))
         return w->failed;
-    if (t->len + max > t->cap) {
-        size_t cap = t->cap ? t->cap : SIM_BIN_BLOCK_TARGET;
-        while (cap < t->len + max)
-            cap *= 2;
-        uint8_t *b = realloc(t->buf, cap);
-        if (!b)
-            return wfail(w, GMUX_ERR_NOMEM, "out of memory");
-        t->buf = b;
-        t->cap = cap;
-    }
+    if (t->len + max > t->cap && com_array_grow((void **)&t->buf, &t->cap, t->len + max, 1,
+                                                SIM_BIN_BLOCK_TARGET, SIZE_MAX) != GMUX_OK)
+        return wfail(w, GMUX_ERR_NOMEM, "out of memory");
     t->len += encode_event(t->buf + t->len, ev, &t->prev);
     t->nev++;
     if (t->len > SIM_BIN_BLOCK_MAX)

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "sim/wl_internal.h"
+#include "common/array.h"
 
 uint64_t wl_time_ns(double flops, double peak_flops, double bytes, double mem_eff)
 {
@@ -46,17 +47,7 @@ void wl_buf_fini(wl_buf_t *b)
 
 static int grow(void **v, size_t *cap, size_t need, size_t elem)
 {
-    if (need <= *cap)
-        return 0;
-    size_t n = *cap ? *cap : 64;
-    while (n < need)
-        n *= 2;
-    void *p = realloc(*v, n * elem);
-    if (!p)
-        return -1;
-    *v = p;
-    *cap = n;
-    return 0;
+    return com_array_grow(v, cap, need, elem, 64, SIZE_MAX) == GMUX_OK ? 0 : -1;
 }
 
 static wl_qev_t *push(wl_buf_t *b)
