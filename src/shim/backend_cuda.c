@@ -15,6 +15,7 @@ struct shim_cuctx {
     CUdevice dev;
     CUstream mig;
     CUevent ev;
+    CUevent ev_queued;    /* shim_backend_after_queued's, apart from the launches' ev */
     _Atomic uint64_t seq; /* tickets handed out */
 };
 
@@ -45,6 +46,8 @@ static shim_cuctx_t *backend_create(CUcontext ctx)
         r = SHIM_CALL(cuStreamCreate, &tmp.mig, CU_STREAM_NON_BLOCKING);
     if (r == CUDA_SUCCESS)
         r = SHIM_CALL(cuEventCreate, &tmp.ev, CU_EVENT_DISABLE_TIMING);
+    if (r == CUDA_SUCCESS)
+        r = SHIM_CALL(cuEventCreate, &tmp.ev_queued, CU_EVENT_DISABLE_TIMING);
     if (r != CUDA_SUCCESS) {
         COM_WARN(SHIM, "cannot create the migration stream of context %p (CUresult %d)",
                  (void *)ctx, (int)r);
@@ -55,11 +58,34 @@ static shim_cuctx_t *backend_create(CUcontext ctx)
     c->dev = tmp.dev;
     c->mig = tmp.mig;
     c->ev = tmp.ev;
+    c->ev_queued = tmp.ev_queued;
     atomic_store(&c->seq, 0);
     atomic_store(&backend_nctx, n + 1);
 out_unlock:
     pthread_mutex_unlock(&backend_lock);
     return c;
+}
+
+bool shim_backend_enter(shim_cuctx_t *c)
+{
+    return SHIM_CALL(cuCtxPushCurrent_v2, c->ctx) == CUDA_SUCCESS;
+}
+
+void shim_backend_leave(void)
+{
+    CUcontext prev;
+    (void)SHIM_CALL(cuCtxPopCurrent_v2, &prev);
+}
+
+gmux_status_t shim_backend_after_queued(shim_cuctx_t *c)
+{
+    /* the legacy default stream (NULL through the non-_ptsz entry) waits for
+     * the work of every blocking stream queued before, and so does this
+     * record */
+    CUresult r = SHIM_CALL(cuEventRecord, c->ev_queued, (CUstream)0);
+    if (r == CUDA_SUCCESS)
+        r = SHIM_CALL(cuStreamWaitEvent, c->mig, c->ev_queued, 0);
+    return r == CUDA_SUCCESS ? GMUX_OK : GMUX_ERR_DRIVER;
 }
 
 shim_cuctx_t *shim_backend_current(void)

@@ -34,6 +34,17 @@ typedef struct shim_cuctx shim_cuctx_t;
 /* The state of the calling thread's current context, created on first use; NULL if none. */
 shim_cuctx_t *shim_backend_current(void);
 
+/* Makes c's context current on the calling thread, a thread that has none
+ * of its own (the gate's watcher); shim_backend_leave undoes it. */
+bool shim_backend_enter(shim_cuctx_t *c);
+void shim_backend_leave(void);
+
+/* Makes c's migration stream wait, on the GPU, for the work queued so far
+ * on the context's legacy default stream and so on every blocking stream
+ * (streams created non-blocking are not covered); no thread waits. Errors:
+ * GMUX_ERR_DRIVER. Needs c's context current on the calling thread. */
+gmux_status_t shim_backend_after_queued(shim_cuctx_t *c);
+
 /* The engine backend of one context. */
 eng_backend_t shim_backend_engine(shim_cuctx_t *c);
 

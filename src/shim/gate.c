@@ -29,11 +29,15 @@ static dmn_client_t *gate_client; /* guarded by gate_mu */
  * AHEAD orders (a fill for the next turn, sent while another task runs) are
  * applied at once when the launching thread receives them while it waits
  * for its turn; the watcher thread, which has no context, only stores them
- * for the launching thread's next wait. All under gate_mu. */
+ * for the launching thread's next wait. EVICT orders that reach a task
+ * without the turn (they make room for the task just granted) are applied on
+ * arrival: by the waiting launching thread, or by the watcher inside the
+ * context the launching threads last waited in (gate_cx). All under gate_mu. */
 #define GATE_PLAN_CAP 1024u
 static dmn_range_t gate_plan[3][GATE_PLAN_CAP]; /* [dmn_plan_kind_t] */
 static uint32_t gate_plan_n[3];
 static bool gate_waiting;            /* a launching thread waits in dmn_client_wait_turn */
+static shim_cuctx_t *gate_cx;        /* the context launching threads last waited in */
 static _Atomic uint64_t gate_grants; /* turns received: activity, like launches */
 static _Atomic uint64_t gate_bytes_in, gate_bytes_out, gate_plans_applied;
 static _Atomic uint64_t
@@ -111,6 +115,33 @@ static void gate_apply_ahead(void)
     gate_plan_n[DMN_PLAN_AHEAD] = 0;
 }
 
+/* Moves the stored EVICT orders to the host now, on cx (current on the
+ * calling thread), for a task without the turn. The daemon sent them to make
+ * room for the task it just granted; kept until this task's next grant they
+ * freed nothing in time and then evicted what that grant fills again. The
+ * moves go on the migration stream after the work this task queued (kernels
+ * of its last turn may still run, and would fault the data straight back),
+ * ordered on the GPU: a thread that waited for that work here could wait for
+ * ever on a program whose queued work waits for its own gated threads (a
+ * host function taking a lock the launching thread holds). Nothing waits for
+ * the moves; the next grant's fence covers them. */
+static void gate_evict_now(shim_cuctx_t *cx)
+{
+    if (gate_plan_n[DMN_PLAN_EVICT] == 0)
+        return;
+    if (shim_state.mode != SHIM_MODE_OFF) {
+        if (shim_backend_after_queued(cx) != GMUX_OK)
+            COM_DEBUG(SHIM, "daemon plan: evictions not ordered after the queued work");
+        eng_backend_t be = shim_backend_engine(cx);
+        uint64_t bytes = 0;
+        for (uint32_t i = 0; i < gate_plan_n[DMN_PLAN_EVICT]; i++)
+            bytes += gate_move(be, &gate_plan[DMN_PLAN_EVICT][i], false);
+        atomic_fetch_add(&gate_bytes_out, bytes);
+        SHIM_STAT_ADD(evict_plans_early, 1);
+    }
+    gate_plan_n[DMN_PLAN_EVICT] = 0;
+}
+
 /* Called from inside a client call, so under gate_mu. */
 static void gate_on_plan(void *arg, uint64_t grant_seq, dmn_plan_kind_t kind,
                          const dmn_range_t *ranges, uint32_t n)
@@ -126,8 +157,14 @@ static void gate_on_plan(void *arg, uint64_t grant_seq, dmn_plan_kind_t kind,
     }
     memcpy(&gate_plan[kind][gate_plan_n[kind]], ranges, n * sizeof(*ranges));
     gate_plan_n[kind] += n;
-    if (kind == DMN_PLAN_AHEAD && gate_waiting) /* the launching thread: its context is current */
+    if (!gate_waiting) /* the watcher thread: see gate_watch */
+        return;
+    /* the launching thread, waiting for its turn: its context is current */
+    if (kind == DMN_PLAN_AHEAD)
         gate_apply_ahead();
+    shim_cuctx_t *cx;
+    if (kind == DMN_PLAN_EVICT && !atomic_load(&shim_gate_turn_) && (cx = shim_backend_current()))
+        gate_evict_now(cx);
 }
 
 /* Applies the stored plan on the calling thread's context: evictions first,
@@ -187,6 +224,9 @@ void shim_gate_slow(void)
         bool launch_anyway = false;
         if (!atomic_load(&shim_gate_turn_)) {
             gate_learn_device();
+            shim_cuctx_t *cx = shim_backend_current();
+            if (cx)
+                gate_cx = cx;
             if (!dmn_client_is_local(gate_client)) {
                 SHIM_STAT_ADD(gate_waits, 1);
                 gate_announce();
@@ -264,6 +304,14 @@ static void *gate_watch(void *arg)
             gate_stop_launches();
             if (dmn_client_holds_turn(gate_client))
                 (void)dmn_client_wait_turn(gate_client, 0); /* releases; stays queued */
+        }
+        /* evict orders for this task, now without the turn: they make room
+         * for the task granted, so they go now, inside the context the
+         * launching threads wait in (this thread has none) */
+        if (gate_plan_n[DMN_PLAN_EVICT] && gate_cx && !atomic_load(&shim_gate_turn_) &&
+            shim_backend_enter(gate_cx)) {
+            gate_evict_now(gate_cx);
+            shim_backend_leave();
         }
         uint32_t r = dmn_client_registrations(gate_client);
         if (r != registered) {

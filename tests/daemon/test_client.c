@@ -251,7 +251,8 @@ static void test_ahead_before_grant(void **state)
     assert_true(p3.ev[1].seq > p3.ev[0].seq);
     /* STATUS counts what was planned: the fills and the fill ahead the clients
      * received, and c1's chunk evicted for c3 (c1, idle, has not read that
-     * order yet: evictions of a task without the turn wait for its next turn) */
+     * order yet: this client library only hands plans to its on_plan callback as it reads
+     * them; libgmux.so's carries evictions out on arrival) */
     dmn_report_t rep;
     assert_int_equal(dmn_report_fetch(path, &rep, 5000), GMUX_OK);
     assert_int_equal(rep.ahead_plans, 1);

@@ -8,10 +8,16 @@
  *   <start ns> <end ns>             (one line per kernel)
  *   D <ns> <base> <len>             (one line per prefetch to the device the
  *                                    driver double saw, in call order)
+ *   H <ns> <base> <len> <ordered>   (the same for prefetches to the host;
+ *                                    ordered: since the last launch, the
+ *                                    migration stream was made to wait for
+ *                                    an event recorded on the NULL stream)
  *
- * to OUTFILE. Usage: gate_prog OUTFILE SEED NKERNELS WORK_US [DELAY_MS [EXTRA_MIB]]
+ * to OUTFILE. Usage:
+ *   gate_prog OUTFILE SEED NKERNELS WORK_US [DELAY_MS [EXTRA_MIB [PAUSE_MS]]]
  * EXTRA_MIB: one more allocation of that size (part of the working set the
- * shim announces to gmuxd, never touched).
+ * shim announces to gmuxd, never touched; 0: none). PAUSE_MS: a pause without
+ * launches after the first half of the kernels.
  */
 #include <dlfcn.h>
 #include <stdint.h>
@@ -68,6 +74,7 @@ int main(int argc, char **argv)
     work_us = (unsigned)strtoul(argv[4], NULL, 10);
     long delay_ms = argc > 5 ? strtol(argv[5], NULL, 10) : 0;
     unsigned long extra_mib = argc > 6 ? strtoul(argv[6], NULL, 10) : 0;
+    long pause_ms = argc > 7 ? strtol(argv[7], NULL, 10) : 0;
     times = calloc(n ? n : 1, sizeof(*times));
     void *drv = dlopen("libcuda.so.1", RTLD_NOW);
     if (!times || !drv)
@@ -98,6 +105,10 @@ int main(int argc, char **argv)
     }
     uint64_t request = now_ns();
     for (uint64_t k = 0; k < n; k++) {
+        if (pause_ms > 0 && k == n / 2) {
+            struct timespec d = {pause_ms / 1000, (pause_ms % 1000) * 1000000L};
+            nanosleep(&d, NULL);
+        }
         void *args[] = {&buf, &k};
         if (launch(f, 1, 1, 1, 1, 1, 1, 0, NULL, args, NULL) != CUDA_SUCCESS)
             return 13;
@@ -113,12 +124,26 @@ int main(int argc, char **argv)
     for (unsigned long k = 0; k < n; k++)
         fprintf(out, "%llu %llu\n", (unsigned long long)times[k][0],
                 (unsigned long long)times[k][1]);
+    uint64_t null_ev = 0; /* the event last recorded on the NULL stream */
+    int ordered = 0;
     for (size_t i = 0; i < log_count(); i++) {
         const fake_call_t *c = log_get(i);
-        if (strncmp(c->fn, "cuMemPrefetch", 13) == 0 &&
-            c->a[2] >> 32 == (uint64_t)CU_MEM_LOCATION_TYPE_DEVICE)
-            fprintf(out, "D %llu %llu %llu\n", (unsigned long long)c->ns,
-                    (unsigned long long)c->a[0], (unsigned long long)c->a[1]);
+        if (strncmp(c->fn, "cuLaunchKernel", 14) == 0) {
+            ordered = 0;
+            null_ev = 0;
+        } else if (strcmp(c->fn, "cuEventRecord") == 0) {
+            null_ev = c->a[1] == 0 ? c->a[0] : 0;
+        } else if (strncmp(c->fn, "cuStreamWaitEvent", 17) == 0) {
+            ordered |= null_ev && c->a[1] == null_ev;
+        } else if (strncmp(c->fn, "cuMemPrefetch", 13) == 0) {
+            uint64_t where = c->a[2] >> 32;
+            if (where == (uint64_t)CU_MEM_LOCATION_TYPE_DEVICE)
+                fprintf(out, "D %llu %llu %llu\n", (unsigned long long)c->ns,
+                        (unsigned long long)c->a[0], (unsigned long long)c->a[1]);
+            else if (where == (uint64_t)CU_MEM_LOCATION_TYPE_HOST)
+                fprintf(out, "H %llu %llu %llu %d\n", (unsigned long long)c->ns,
+                        (unsigned long long)c->a[0], (unsigned long long)c->a[1], ordered);
+        }
     }
     fclose(out);
     free(times);

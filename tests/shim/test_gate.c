@@ -44,8 +44,11 @@ typedef struct prog_out {
     size_t n;
     unsigned long long t[MAX_K][2];
     unsigned long long gate_waits, gate_plans, gate_registrations, ahead_plans, ahead_bytes;
-    size_t nd;
+    unsigned long long evict_early;
+    size_t nd, nh;
     unsigned long long d[64][3]; /* prefetches to the device: ns, base, len (the first 64) */
+    unsigned long long h[64][4]; /* the same to the host (evictions), and whether ordered
+                                    after the queued work (gate_prog.c) */
 } prog_out_t;
 
 static char dir[128], sock[192];
@@ -92,6 +95,7 @@ typedef struct spec {
     const char *cls;
     const char *seed, *n, *work_us, *delay_ms;
     const char *extra_mib; /* NULL: no extra allocation */
+    const char *pause_ms;  /* NULL: no pause after half the kernels */
 } spec_t;
 
 /* argv of `gmux run` for program i (strings in static storage per index). */
@@ -120,8 +124,10 @@ static char *const *prog_argv(int i, const spec_t *s, int daemon)
     a[k++] = (char *)s->n;
     a[k++] = (char *)s->work_us;
     a[k++] = (char *)s->delay_ms;
-    if (s->extra_mib)
-        a[k++] = (char *)s->extra_mib;
+    if (s->extra_mib || s->pause_ms)
+        a[k++] = (char *)(s->extra_mib ? s->extra_mib : "0");
+    if (s->pause_ms)
+        a[k++] = (char *)s->pause_ms;
     a[k] = NULL;
     return a;
 }
@@ -136,10 +142,16 @@ static void read_out(int i, prog_out_t *o)
     o->n = 0;
     while (o->n < MAX_K && fscanf(f, "%llu %llu", &o->t[o->n][0], &o->t[o->n][1]) == 2)
         o->n++;
-    o->nd = 0;
-    while (o->nd < 64 &&
-           fscanf(f, " D %llu %llu %llu", &o->d[o->nd][0], &o->d[o->nd][1], &o->d[o->nd][2]) == 3)
-        o->nd++;
+    o->nd = o->nh = 0;
+    char line[256], kind;
+    unsigned long long v[4];
+    while (fgets(line, sizeof(line), f)) {
+        int got = sscanf(line, " %c %llu %llu %llu %llu", &kind, &v[0], &v[1], &v[2], &v[3]);
+        if (kind == 'D' && got == 4 && o->nd < 64)
+            memcpy(o->d[o->nd++], v, sizeof(o->d[0]));
+        else if (kind == 'H' && got == 5 && o->nh < 64)
+            memcpy(o->h[o->nh++], v, sizeof(o->h[0]));
+    }
     fclose(f);
     snprintf(path, sizeof(path), "%s/stats%d", dir, i);
     f = fopen(path, "r");
@@ -162,6 +174,9 @@ static void read_out(int i, prog_out_t *o)
     p = strstr(json, "\"ahead_bytes\":");
     assert_non_null(p);
     o->ahead_bytes = strtoull(p + strlen("\"ahead_bytes\":"), NULL, 10);
+    p = strstr(json, "\"evict_plans_early\":");
+    assert_non_null(p);
+    o->evict_early = strtoull(p + strlen("\"evict_plans_early\":"), NULL, 10);
 }
 
 static size_t overlaps(const prog_out_t *a, const prog_out_t *b)
@@ -184,15 +199,15 @@ static size_t started_in(const prog_out_t *o, unsigned long long from, unsigned 
 }
 
 static const spec_t specs[MAX_PROGS] = {
-    {"batch", "1", "150", "2000", "0", NULL},
-    {"batch", "2", "150", "2000", "0", NULL},
-    {"latency", "3", "40", "2000", "150", NULL},
+    {"batch", "1", "150", "2000", "0", NULL, NULL},
+    {"batch", "2", "150", "2000", "0", NULL, NULL},
+    {"latency", "3", "40", "2000", "150", NULL, NULL},
 };
 /* For the daemon's death and return: long enough (2 s of kernels each) to outlive both
  * and the client's reconnect backoff, even on a loaded machine. */
 static const spec_t long_specs[2] = {
-    {"batch", "4", "1000", "2000", "0", NULL},
-    {"batch", "5", "1000", "2000", "0", NULL},
+    {"batch", "4", "1000", "2000", "0", NULL, NULL},
+    {"batch", "5", "1000", "2000", "0", NULL, NULL},
 };
 static prog_out_t ref[MAX_PROGS], got[MAX_PROGS], long_ref[2];
 
@@ -441,9 +456,9 @@ static void test_shared_when_fits(void **state)
  * `gmux status` shows it running, so both wait when it is done and the daemon grants one
  * of them and fills the other ahead. */
 static const spec_t ahead_specs[3] = {
-    {"batch", "6", "1", "3000000", "0", NULL},
-    {"batch", "7", "40", "5000", "0", "4"},
-    {"batch", "8", "40", "5000", "0", "4"},
+    {"batch", "6", "1", "3000000", "0", NULL, NULL},
+    {"batch", "7", "40", "5000", "0", "4", NULL},
+    {"batch", "8", "40", "5000", "0", "4", NULL},
 };
 
 static int ahead_child(int index, void *arg)
@@ -532,6 +547,92 @@ static void test_ahead_before_grant(void **state)
     assert_true(before >= pb->ahead_bytes);
 }
 
+/* Evict orders reach the task that just lost the turn (they make room for
+ * the task granted) and are carried out on arrival, while the other task
+ * runs. They used to wait for the task's own next turn, where they freed
+ * nothing in time and evicted what that grant filled again. */
+static const spec_t evict_specs[2][2] = {
+    /* both launch all along, turns of 20 ms: the waiting launching thread evicts */
+    {{"batch", "9", "40", "5000", "0", NULL, NULL}, {"batch", "10", "40", "5000", "0", NULL, NULL}},
+    /* program 0 pauses 2 s after 10 kernels and goes idle; program 1, started
+     * 500 ms later, gets the turn then, its chunk evicting program 0's (one
+     * chunk of room), and program 0's watcher thread evicts (no launch waits) */
+    {{"batch", "11", "20", "5000", "0", NULL, "2000"},
+     {"batch", "12", "40", "5000", "500", NULL, NULL}},
+};
+
+/* How many of p's evictions were followed by a kernel of q before p's next
+ * kernel: none when evictions wait for p's own turn. */
+static size_t evictions_before_other(const prog_out_t *p, const prog_out_t *q)
+{
+    size_t n = 0;
+    for (size_t e = 0; e < p->nh; e++) {
+        unsigned long long t = p->h[e][0], next = ~0ull;
+        for (size_t k = 0; k < p->n; k++)
+            if (p->t[k][0] > t && p->t[k][0] < next)
+                next = p->t[k][0];
+        if (started_in(q, t, next) > 0) {
+            n++;
+            /* on the migration stream after the work p queued before */
+            assert_int_equal(p->h[e][3], 1);
+        }
+    }
+    return n;
+}
+
+static void test_evict_on_arrival(void **state)
+{
+    (void)state;
+    for (int sc = 0; sc < 2; sc++) {
+        prog_out_t alone[2], out[2];
+        char *const *argvs[2];
+        int status[2];
+        for (int i = 0; i < 2; i++)
+            argvs[i] = prog_argv(i, &evict_specs[sc][i], 0);
+        assert_int_equal(tproc_run_all(2, (char *const *const *)argvs, 240.0, status), 0);
+        for (int i = 0; i < 2; i++) {
+            assert_int_equal(status[i], 0);
+            read_out(i, &alone[i]);
+        }
+        /* 0: swap placement evicts the task whose turn was taken; 1: an idle
+         * task keeps its memory until a grant needs the room */
+        setenv("GMUX_DAEMON_QUANTUM_MS", sc == 0 ? "20" : "5000", 1);
+        setenv("GMUX_DAEMON_CAPACITY", "2MiB", 1);
+        setenv("GMUX_DAEMON_AHEAD", "0", 1);
+        pid_t d = start_daemon(sc == 0 ? "swap" : "chunk");
+        unsetenv("GMUX_DAEMON_QUANTUM_MS");
+        unsetenv("GMUX_DAEMON_CAPACITY");
+        unsetenv("GMUX_DAEMON_AHEAD");
+        for (int i = 0; i < 2; i++)
+            argvs[i] = prog_argv(i, &evict_specs[sc][i], 1);
+        int bad = tproc_run_all(2, (char *const *const *)argvs, 240.0, status);
+        stop_daemon(d, SIGTERM);
+        assert_int_equal(bad, 0);
+        for (int i = 0; i < 2; i++) {
+            assert_int_equal(status[i], 0);
+            read_out(i, &out[i]);
+            assert_string_equal(out[i].checksum, alone[i].checksum);
+        }
+        size_t early =
+            evictions_before_other(&out[0], &out[1]) + evictions_before_other(&out[1], &out[0]);
+        print_message("scenario %d: %zu + %zu evictions, %zu followed by the other's kernels; "
+                      "early plans %llu + %llu\n",
+                      sc, out[0].nh, out[1].nh, early, out[0].evict_early, out[1].evict_early);
+        assert_true(early > 0);
+        assert_true(out[0].evict_early + out[1].evict_early > 0);
+        if (sc == 1) {
+            /* program 0's buffer left while it paused (between its two halves),
+             * before program 1, granted then, was done */
+            const prog_out_t *p = &out[0], *q = &out[1];
+            unsigned long long from = p->t[p->n / 2 - 1][1], to = p->t[p->n / 2][0];
+            size_t in_pause = 0;
+            for (size_t e = 0; e < p->nh; e++)
+                in_pause += p->h[e][0] > from && p->h[e][0] < to && p->h[e][0] < q->t[q->n - 1][1];
+            assert_true(in_pause > 0);
+        }
+    }
+}
+
 int main(void)
 {
     snprintf(dir, sizeof(dir), "/tmp/gmux_gate_%d", (int)getpid());
@@ -542,6 +643,7 @@ int main(void)
     setenv("GMUX_DAEMON_SHARE", "0", 1);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_turns_are_exclusive),
+        cmocka_unit_test(test_evict_on_arrival),
         cmocka_unit_test_teardown(test_daemon_killed_mid_run, stop_leftover_daemon),
         cmocka_unit_test_teardown(test_run_starts_daemon, stop_leftover_daemon),
         cmocka_unit_test(test_shared_when_fits),

@@ -145,6 +145,22 @@ CUresult fk_cuCtxGetCurrent(CUcontext *ctx)
     return CUDA_SUCCESS;
 }
 
+/* One context, current on every thread: pushing it is logged (tests check a
+ * thread that enters it leaves it too), popping gives it back. */
+CUresult fk_cuCtxPushCurrent_v2(CUcontext ctx)
+{
+    REC(U(ctx), 0, 0, 0);
+    return ctx == (CUcontext)FAKE_CTX ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
+}
+
+CUresult fk_cuCtxPopCurrent_v2(CUcontext *ctx)
+{
+    REC0();
+    if (ctx)
+        *ctx = (CUcontext)FAKE_CTX;
+    return CUDA_SUCCESS;
+}
+
 CUresult fk_cuCtxGetDevice(CUdevice *dev)
 {
     *dev = 0;
