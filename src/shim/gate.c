@@ -95,6 +95,17 @@ static uint64_t gate_move(eng_backend_t be, const dmn_range_t *r, bool to_device
     return moved;
 }
 
+/* Moves the stored orders of one kind on cx's migration stream (to the
+ * device or to the host) and returns the bytes asked for. */
+static uint64_t gate_move_stored(shim_cuctx_t *cx, dmn_plan_kind_t kind, bool to_device)
+{
+    eng_backend_t be = shim_backend_engine(cx);
+    uint64_t bytes = 0;
+    for (uint32_t i = 0; i < gate_plan_n[kind]; i++)
+        bytes += gate_move(be, &gate_plan[kind][i], to_device);
+    return bytes;
+}
+
 /* Prefetches the stored AHEAD orders to the device on the calling thread's
  * context (a launching thread), on the migration stream, without waiting for
  * them: the task is not running, nothing of its own needs them yet. */
@@ -104,10 +115,7 @@ static void gate_apply_ahead(void)
         return;
     shim_cuctx_t *cx = shim_backend_current();
     if (cx && shim_state.mode != SHIM_MODE_OFF) {
-        eng_backend_t be = shim_backend_engine(cx);
-        uint64_t bytes = 0;
-        for (uint32_t i = 0; i < gate_plan_n[DMN_PLAN_AHEAD]; i++)
-            bytes += gate_move(be, &gate_plan[DMN_PLAN_AHEAD][i], true);
+        uint64_t bytes = gate_move_stored(cx, DMN_PLAN_AHEAD, true);
         atomic_fetch_add(&gate_bytes_in, bytes);
         SHIM_STAT_ADD(ahead_plans, 1);
         SHIM_STAT_ADD(ahead_bytes, bytes);
@@ -132,11 +140,7 @@ static void gate_evict_now(shim_cuctx_t *cx)
     if (shim_state.mode != SHIM_MODE_OFF) {
         if (shim_backend_after_queued(cx) != GMUX_OK)
             COM_DEBUG(SHIM, "daemon plan: evictions not ordered after the queued work");
-        eng_backend_t be = shim_backend_engine(cx);
-        uint64_t bytes = 0;
-        for (uint32_t i = 0; i < gate_plan_n[DMN_PLAN_EVICT]; i++)
-            bytes += gate_move(be, &gate_plan[DMN_PLAN_EVICT][i], false);
-        atomic_fetch_add(&gate_bytes_out, bytes);
+        atomic_fetch_add(&gate_bytes_out, gate_move_stored(cx, DMN_PLAN_EVICT, false));
         SHIM_STAT_ADD(evict_plans_early, 1);
     }
     gate_plan_n[DMN_PLAN_EVICT] = 0;
@@ -175,11 +179,9 @@ static void gate_apply_plan(void)
         return;
     shim_cuctx_t *cx = shim_backend_current();
     if (cx && shim_state.mode != SHIM_MODE_OFF) {
+        atomic_fetch_add(&gate_bytes_out, gate_move_stored(cx, DMN_PLAN_EVICT, false));
+        atomic_fetch_add(&gate_bytes_in, gate_move_stored(cx, DMN_PLAN_FILL, true));
         eng_backend_t be = shim_backend_engine(cx);
-        for (uint32_t i = 0; i < gate_plan_n[DMN_PLAN_EVICT]; i++)
-            atomic_fetch_add(&gate_bytes_out, gate_move(be, &gate_plan[DMN_PLAN_EVICT][i], false));
-        for (uint32_t i = 0; i < gate_plan_n[DMN_PLAN_FILL]; i++)
-            atomic_fetch_add(&gate_bytes_in, gate_move(be, &gate_plan[DMN_PLAN_FILL][i], true));
         if (be.ops->fence(be.ctx, 0) != GMUX_OK)
             COM_WARN(SHIM, "daemon plan: migration stream failed");
         atomic_fetch_add(&gate_plans_applied, 1);

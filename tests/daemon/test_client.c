@@ -37,6 +37,18 @@ static void on_term(int sig)
  * the share mode is off (time slices whatever the footprints). */
 static pid_t start_server_cap(const char *placement, const char *capacity);
 
+/* The parent's side of a server child: waits for its byte on pipe p (it
+ * listens), keeps pid for the teardown. */
+static pid_t server_ready(pid_t pid, int p[2])
+{
+    close(p[1]);
+    server_pid = pid;
+    char b;
+    assert_int_equal(read(p[0], &b, 1), 1);
+    close(p[0]);
+    return pid;
+}
+
 static pid_t start_server(const char *placement)
 {
     return start_server_cap(placement, NULL);
@@ -60,12 +72,7 @@ static pid_t start_server_cap(const char *placement, const char *capacity)
             0};
         _exit(dmn_server_run(&o, &child_stop, p[1]) == GMUX_OK ? 0 : 1);
     }
-    close(p[1]);
-    server_pid = pid;
-    char b;
-    assert_int_equal(read(p[0], &b, 1), 1);
-    close(p[0]);
-    return pid;
+    return server_ready(pid, p);
 }
 
 static void stop_server(pid_t pid, int sig)
@@ -316,12 +323,7 @@ static pid_t start_fake_crossing_grant(void)
         unlink(path);
         _exit(0);
     }
-    close(p[1]);
-    server_pid = pid;
-    char b;
-    assert_int_equal(read(p[0], &b, 1), 1);
-    close(p[0]);
-    return pid;
+    return server_ready(pid, p);
 }
 
 /* A GRANT that arrives after the client sent IDLE (and asked for nothing
