@@ -80,7 +80,7 @@ static void test_option_without_value(void **state)
 {
     (void)state;
     static const struct {
-        const char *argv[7];
+        const char *argv[8];
         const char *says;
     } cases[] = {
         {{"launch", "-n", "2", "--hosts", "--", "/bin/true"}, "option '--hosts' needs a value"},
