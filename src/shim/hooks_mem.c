@@ -76,8 +76,10 @@ CUresult shim_hook_cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pitch, size_t w
                                       unsigned int elem)
 {
     shim_ensure_init();
-    bool valid = dptr && pitch && width && height && (elem == 4 || elem == 8 || elem == 16);
-    size_t p = (width + PITCH_ALIGN - 1) / PITCH_ALIGN * PITCH_ALIGN;
+    /* a width too large to round up to a pitch is left to the driver to refuse */
+    bool valid = dptr && pitch && width && height && (elem == 4 || elem == 8 || elem == 16) &&
+                 width <= SIZE_MAX - (PITCH_ALIGN - 1);
+    size_t p = valid ? (width + PITCH_ALIGN - 1) / PITCH_ALIGN * PITCH_ALIGN : PITCH_ALIGN;
     if (valid && height <= SIZE_MAX / p && mem_try_managed(dptr, p * height)) {
         *pitch = p;
         mem_track(*dptr, p * height, SHIM_REGION_MANAGED, SHIM_MANAGED_REDIRECTED);

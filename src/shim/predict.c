@@ -55,6 +55,8 @@ static void pred_init(void)
 
 __attribute__((destructor)) static void pred_fini(void)
 {
+    if (shim_forked_child())
+        return; /* pred_lock may be held by a thread that is not there: the memory goes anyway */
     pthread_rwlock_wrlock(&pred_lock);
     if (pred)
         eng_predictor_destroy(pred);

@@ -524,7 +524,7 @@ unlock:
 
 __attribute__((destructor)) static void shim_record_fini(void)
 {
-    if (atomic_load(&shim_record_state_) != 2)
+    if (atomic_load(&shim_record_state_) != 2 || shim_forked_child())
         return;
     pthread_mutex_lock(&rec_lock);
     rec_flush();

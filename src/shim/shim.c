@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/export.h"
 #include "common/log.h"
@@ -45,6 +46,7 @@ typedef void *(*shim_dlsym_fn)(void *, const char *);
 static shim_dlsym_fn shim_real_dlsym_;
 static pthread_mutex_t shim_init_lock = PTHREAD_MUTEX_INITIALIZER;
 static __thread bool shim_in_init;
+static pid_t shim_pid; /* the process that initialised the shim; written before shim_ready_ */
 static const char *const shim_mode_names[] = {"off", "demand", "proactive"};
 
 /* --- the real dlsym ------------------------------------------------------- */
@@ -138,6 +140,7 @@ void shim_init_slow(void)
     pthread_mutex_lock(&shim_init_lock);
     if (!atomic_load(&shim_ready_)) {
         shim_in_init = true;
+        shim_pid = getpid();
         shim_read_settings();
         if (shim_regions_init(&shim_state.regions) != GMUX_OK)
             COM_ERROR(SHIM, "cannot initialise the region table");
@@ -152,9 +155,14 @@ void shim_init_slow(void)
     pthread_mutex_unlock(&shim_init_lock);
 }
 
+bool shim_forked_child(void)
+{
+    return atomic_load(&shim_ready_) && getpid() != shim_pid;
+}
+
 __attribute__((destructor)) static void shim_fini(void)
 {
-    if (!atomic_load(&shim_ready_))
+    if (!atomic_load(&shim_ready_) || shim_forked_child())
         return;
     const char *path = COM_SETTING_STRING(SHIM_STATS);
     shim_cupti_flush(); /* CUPTI's pending counters into the stats */

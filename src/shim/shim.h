@@ -65,6 +65,14 @@ extern atomic_bool shim_ready_;
 
 void shim_init_slow(void);
 
+/*
+ * Whether the calling process is a fork() child of the one that initialised
+ * the shim. Its counters, trace and locks are copies of the parent's (a lock
+ * another thread held at the fork stays held), so its exit writes none of the
+ * parent's files: they stay the parent's.
+ */
+bool shim_forked_child(void);
+
 /* Makes sure settings are read and the dispatch table is filled. */
 static inline void shim_ensure_init(void)
 {

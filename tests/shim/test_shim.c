@@ -166,6 +166,23 @@ static void test_pitch_alloc(void **state)
     assert_int_not_equal(pitch_alloc(&p, &pitch, 1000, 7, 3), CUDA_SUCCESS);
 }
 
+/* A width the pitch rounding cannot hold goes to the driver and fails there:
+ * it used to round to a pitch of 0 and divide by it (SIGFPE without
+ * optimisation; optimised, a managed allocation of 0 bytes was tried). */
+static void test_pitch_alloc_huge_width(void **state)
+{
+    (void)state;
+    PFN_cuMemAllocPitch_v3020 pitch_alloc =
+        GET(PFN_cuMemAllocPitch_v3020, "cuMemAllocPitch", 12000);
+    CUdeviceptr p = 0;
+    size_t pitch = 0;
+    f_reset();
+    assert_int_not_equal(pitch_alloc(&p, &pitch, SIZE_MAX, 1, 4), CUDA_SUCCESS);
+    assert_int_not_equal(pitch_alloc(&p, &pitch, SIZE_MAX - 100, 2, 8), CUDA_SUCCESS);
+    assert_int_equal(count_calls("cuMemAllocManaged"), 0);
+    assert_int_equal(count_calls("cuMemAllocPitch_v2"), 2);
+}
+
 static uint64_t free_bytes(void)
 {
     size_t fr = 0, total = 0;
@@ -447,6 +464,7 @@ int main(void)
         cmocka_unit_test(test_concurrent_allocations_and_launches),
         cmocka_unit_test(test_alloc_redirect_and_free),
         cmocka_unit_test(test_pitch_alloc),
+        cmocka_unit_test(test_pitch_alloc_huge_width),
         cmocka_unit_test(test_budget_view_tracks_every_kind),
         cmocka_unit_test(test_launch_decodes_and_orders),
         cmocka_unit_test(test_program_managed_memory),

@@ -29,11 +29,40 @@ static void *get(PFN_cuGetProcAddress_v12000 gpa, const char *base)
     return gpa(base, &p, 12000, 0, NULL) == CUDA_SUCCESS ? p : NULL;
 }
 
-/* The child: two plain allocations, one stream-ordered, two launches using all three. */
+/* The grandchild of test_forked_child_leaves_counters_alone: forked after
+ * the child's launches, it exits normally once the child has exited (its
+ * copy of the counters then ends up later than the child's). 0, or the
+ * child's exit status on failure. */
+static const int fork_grandchild = 1; /* child's arg */
+
+static int fork_outliving_child(void)
+{
+    int gone[2], ready[2];
+    char c;
+    if (pipe(gone) != 0 || pipe(ready) != 0)
+        return 15;
+    pid_t pid = fork();
+    if (pid < 0)
+        return 15;
+    if (pid == 0) {
+        /* out of the child's process group first: tproc kills what is left of it */
+        close(gone[1]);
+        setpgid(0, 0);
+        if (write(ready[1], "r", 1) != 1)
+            _exit(1);
+        while (read(gone[0], &c, 1) > 0)
+            ;
+        exit(0);
+    }
+    close(gone[0]);
+    return read(ready[0], &c, 1) == 1 ? 0 : 16;
+}
+
+/* The child: two plain allocations, one stream-ordered, two launches using
+ * all three; with arg, then a grandchild forked and a third launch. */
 static int child(int index, void *arg)
 {
     (void)index;
-    (void)arg;
     void *drv = dlopen("libcuda.so.1", RTLD_NOW);
     if (!drv)
         return 10;
@@ -60,6 +89,11 @@ static int child(int index, void *arg)
     CUipcMemHandle h;
     if (ipc(&h, a) == CUDA_SUCCESS || ipc(&h, b + 8) == CUDA_SUCCESS || ipc(&h, c) != CUDA_SUCCESS)
         return 14;
+    int rc = arg ? fork_outliving_child() : 0;
+    if (rc)
+        return rc;
+    if (arg && launch(f, 1, 1, 1, 1, 1, 1, 0, NULL, args, NULL) != CUDA_SUCCESS)
+        return 17;
     exit(0); /* a normal exit: the shim writes its counters from its destructor */
 }
 
@@ -122,6 +156,32 @@ static void test_oversubscribed_prefetches_every_launch(void **state)
     assert_int_equal(field(json, "order_waits"), 2);
 }
 
+static void test_forked_child_leaves_counters_alone(void **state)
+{
+    (void)state;
+    unsetenv("GMUX_BUDGET");
+    /* both processes inherit the write end: EOF once both have exited */
+    int both[2];
+    assert_int_equal(pipe(both), 0);
+    int status = -3;
+    unlink(stats_path);
+    assert_int_equal(tproc_fork_all(1, child, (void *)&fork_grandchild, 60.0, &status), 0);
+    assert_int_equal(status, 0);
+    close(both[1]);
+    char c;
+    while (read(both[0], &c, 1) > 0)
+        ;
+    close(both[0]);
+    FILE *f = fopen(stats_path, "r");
+    assert_non_null(f);
+    char json[2048] = {0};
+    size_t n = fread(json, 1, sizeof(json) - 1, f);
+    fclose(f);
+    unlink(stats_path);
+    assert_true(n > 0);
+    assert_int_equal(field(json, "launches"), 3);
+}
+
 int main(void)
 {
     snprintf(stats_path, sizeof(stats_path), "/tmp/gmux_shim_stats_%d.json", (int)getpid());
@@ -130,6 +190,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_counters_written_at_exit),
         cmocka_unit_test(test_oversubscribed_prefetches_every_launch),
+        cmocka_unit_test(test_forked_child_leaves_counters_alone),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
