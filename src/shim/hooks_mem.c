@@ -251,8 +251,10 @@ CUresult shim_hook_cuMemUnmap(CUdeviceptr ptr, size_t size)
 {
     shim_ensure_init();
     CUresult r = SHIM_CALL(cuMemUnmap, ptr, size);
-    if (r == CUDA_SUCCESS)
+    if (r == CUDA_SUCCESS) {
+        shim_record_free_range((uint64_t)ptr, size);
         SHIM_STAT_ADD(frees, shim_regions_remove_range(&shim_state.regions, ptr, size));
+    }
     return r;
 }
 

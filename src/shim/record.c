@@ -410,6 +410,21 @@ unlock:
     pthread_mutex_unlock(&rec_lock);
 }
 
+void shim_record_free_range(uint64_t base, uint64_t size)
+{
+    if (!size || !shim_recording())
+        return;
+    uint64_t end = base + size < base ? UINT64_MAX : base + size;
+    pthread_mutex_lock(&rec_lock);
+    rec_flush();
+    for (size_t i = 0; i < rec_nlive;)
+        if (rec_live[i].base < end && base < rec_live[i].base + rec_live[i].size)
+            rec_drop_live(i);
+        else
+            i++;
+    pthread_mutex_unlock(&rec_lock);
+}
+
 void shim_record_free(uint64_t base)
 {
     if (!shim_recording())

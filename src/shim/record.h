@@ -54,6 +54,9 @@ static inline bool shim_recording(void)
 /* An allocation [base, base+size) appeared / the one at base went away. */
 void shim_record_alloc(uint64_t base, uint64_t size);
 void shim_record_free(uint64_t base);
+/* Frees every recorded allocation overlapping [base, base + size): a VMM
+ * unmap, which names a range, not an allocation's base. */
+void shim_record_free_range(uint64_t base, uint64_t size);
 
 /* A launch about to be issued (its touched ranges are collected before the next event). */
 void shim_record_launch(CUfunction f, const unsigned grid[3], const unsigned block[3],

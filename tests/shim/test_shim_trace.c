@@ -24,6 +24,7 @@
 
 static char trace_path[128], db_path[128], stats_path[128];
 static char out[65536], err[65536];
+static uint64_t vmm_base; /* the program's VMM mapping, from the last record() */
 
 static int run(char *const argv[])
 {
@@ -64,16 +65,17 @@ static void record(const char *format, int ranges, uint64_t *a, uint64_t *b)
     /* probing starts each launch from host-resident data: 6 scale launches move
      * a and b back, fill and the two peeks b, 15 in all; without probes none */
     assert_int_equal(stats_counter("trace_evictions"), ranges ? 15 : 0);
-    unsigned long long x = 0, y = 0;
+    unsigned long long x = 0, y = 0, v = 0;
     /* with ranges the program runs twice (timing pass, then the recording
      * one): the trace holds the addresses of the last run */
     const char *p = strstr(out, "a="), *q;
     assert_non_null(p);
     while ((q = strstr(p + 2, "a=")) != NULL)
         p = q;
-    assert_int_equal(sscanf(p, "a=%llu b=%llu", &x, &y), 2);
+    assert_int_equal(sscanf(p, "a=%llu b=%llu v=%llu", &x, &y, &v), 3);
     *a = x;
     *b = y;
+    vmm_base = v;
 }
 
 static const eng_range_t *find_range(const sim_launch_ev_t *l, uint64_t addr)
@@ -176,6 +178,15 @@ static void check_trace(uint64_t a, uint64_t b, int ranges, uint64_t peek_ns)
     assert_int_equal(sim_source_next(src, 0, &ev), GMUX_OK);
     assert_int_equal(ev.kind, SIM_EV_FREE);
     assert_int_equal(ev.u.free.id, id_b);
+    /* the VMM mapping: allocated at its map, freed at its unmap */
+    assert_int_equal(sim_source_next(src, 0, &ev), GMUX_OK);
+    assert_int_equal(ev.kind, SIM_EV_ALLOC);
+    assert_int_equal(ev.u.alloc.base, vmm_base);
+    assert_int_equal(ev.u.alloc.size, 2 << 20);
+    uint64_t id_v = ev.u.alloc.id;
+    assert_int_equal(sim_source_next(src, 0, &ev), GMUX_OK);
+    assert_int_equal(ev.kind, SIM_EV_FREE);
+    assert_int_equal(ev.u.free.id, id_v);
     assert_int_equal(sim_source_next(src, 0, &ev), GMUX_ERR_NOT_FOUND);
     sim_source_close(src);
 }

@@ -2,7 +2,8 @@
  * A small "CUDA program" for the recording tests, run against the driver
  * double: two allocations, six launches of `scale` (a, b, n) with growing
  * n, one launch of `fill` (b, n), two of `peek` (b, faulted) with the same
- * shape (the first "faults", the second does not), then both frees. Its host
+ * shape (the first "faults", the second does not), then both frees, then a
+ * VMM mapping of 2 MiB, mapped and unmapped (v=...). Its host
  * kernels declare what they touch and how long they take through the
  * double's fake CUPTI (fake_touch, fake_spend). Prints the
  * two addresses ("a=... b=...") for the test to compare with the trace.
@@ -123,6 +124,21 @@ int main(void)
     }
     if (mfree(a) || mfree(b))
         return 17;
-    printf("a=%llu b=%llu\n", (unsigned long long)a, (unsigned long long)b);
+    PFN_cuMemAddressReserve_v10020 reserve =
+        (PFN_cuMemAddressReserve_v10020)get(gpa, "cuMemAddressReserve");
+    PFN_cuMemCreate_v10020 create = (PFN_cuMemCreate_v10020)get(gpa, "cuMemCreate");
+    PFN_cuMemMap_v10020 map = (PFN_cuMemMap_v10020)get(gpa, "cuMemMap");
+    PFN_cuMemUnmap_v10020 unmap = (PFN_cuMemUnmap_v10020)get(gpa, "cuMemUnmap");
+    PFN_cuMemRelease_v10020 release = (PFN_cuMemRelease_v10020)get(gpa, "cuMemRelease");
+    CUdeviceptr v;
+    CUmemGenericAllocationHandle h;
+    CUmemAllocationProp prop = {.type = CU_MEM_ALLOCATION_TYPE_PINNED,
+                                .location = {.type = CU_MEM_LOCATION_TYPE_DEVICE, .id = 0}};
+    if (!reserve || !create || !map || !unmap || !release || reserve(&v, 2 << 20, 0, 0, 0) ||
+        create(&h, 2 << 20, &prop, 0) || map(v, 2 << 20, 0, h, 0) || unmap(v, 2 << 20) ||
+        release(h))
+        return 19;
+    printf("a=%llu b=%llu v=%llu\n", (unsigned long long)a, (unsigned long long)b,
+           (unsigned long long)v);
     return 0;
 }
