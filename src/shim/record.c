@@ -326,6 +326,20 @@ static void rec_task_name(char *out, size_t len)
     snprintf(out, len, "%s%s", comm, ranges ? "" : "~noranges");
 }
 
+/* Around a fork of a recording process: the trace's stdio buffer goes to
+ * the file first, so that a child's exit, which flushes its copy, writes
+ * nothing twice; and no other thread holds rec_lock in the child. */
+static void rec_atfork_prepare(void)
+{
+    pthread_mutex_lock(&rec_lock);
+    sim_trace_writer_sync(rec_writer);
+}
+
+static void rec_atfork_done(void)
+{
+    pthread_mutex_unlock(&rec_lock);
+}
+
 void shim_record_init_slow(void)
 {
     pthread_mutex_lock(&rec_lock);
@@ -355,6 +369,8 @@ void shim_record_init_slow(void)
         gmux_status_t st = sim_trace_writer_open(path, format, &rec_writer, err, sizeof(err));
         if (st == GMUX_OK) {
             state = 2;
+            if (pthread_atfork(rec_atfork_prepare, rec_atfork_done, rec_atfork_done) != 0)
+                COM_WARN(SHIM, "no fork handler: a forked child may write part of the trace twice");
         } else {
             COM_ERROR(SHIM, "cannot record to %s: %s", path, err);
             rec_writer = NULL;

@@ -48,6 +48,12 @@ gmux_status_t sim_trace_writer_kernel(sim_trace_writer_t *w, uint32_t kernel, co
 /* Appends one event to task's stream (events of different tasks may interleave). */
 gmux_status_t sim_trace_writer_event(sim_trace_writer_t *w, uint32_t task, const sim_event_t *ev);
 
+/* Hands what the text form holds in its stdio buffer to the file (the
+ * binary form keeps whole blocks in memory and writes them itself). Called
+ * before a fork: the child's copy of the buffer, which stdio would flush at
+ * its exit, is then empty, and nothing is written twice. */
+void sim_trace_writer_sync(sim_trace_writer_t *w);
+
 /* Flushes and closes; the file is complete only if this returns GMUX_OK. */
 gmux_status_t sim_trace_writer_close(sim_trace_writer_t *w, char *err, size_t errlen);
 

@@ -449,6 +449,12 @@ static gmux_status_t bin_finish(sim_trace_writer_t *w)
     return write_at(w, h, sizeof(h), 0);
 }
 
+void sim_trace_writer_sync(sim_trace_writer_t *w)
+{
+    if (w && w->f)
+        fflush(w->f);
+}
+
 gmux_status_t sim_trace_writer_close(sim_trace_writer_t *w, char *err, size_t errlen)
 {
     if (!w)

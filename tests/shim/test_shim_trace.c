@@ -215,6 +215,19 @@ static void test_trace_binary_without_ranges(void **state)
     check_trace(a, b, 0, 0);
 }
 
+/* The program forks a child that exits normally while the text trace's
+ * stdio buffer holds its header and events: the child's exit must not write
+ * them into the file a second time. */
+static void test_trace_survives_fork(void **state)
+{
+    (void)state;
+    setenv("TRACE_PROG_FORK", "1", 1);
+    uint64_t a, b;
+    record("text", 1, &a, &b);
+    unsetenv("TRACE_PROG_FORK");
+    check_trace(a, b, 1, 250);
+}
+
 /* A timing pass that launched differently gives no times: the recording
  * pass's own stand (the faulted launch takes its fault-free twin's). */
 static void test_timing_pass_mismatch(void **state)
@@ -314,6 +327,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_trace_text_with_ranges),
         cmocka_unit_test(test_trace_binary_without_ranges),
+        cmocka_unit_test(test_trace_survives_fork),
         cmocka_unit_test(test_timing_pass_mismatch),
         cmocka_unit_test(test_trace_replays),
         cmocka_unit_test(test_profile_writes_loadable_db),

@@ -3,7 +3,8 @@
  * double: two allocations, six launches of `scale` (a, b, n) with growing
  * n, one launch of `fill` (b, n), two of `peek` (b, faulted) with the same
  * shape (the first "faults", the second does not), then both frees, then a
- * VMM mapping of 2 MiB, mapped and unmapped (v=...). Its host
+ * VMM mapping of 2 MiB, mapped and unmapped (v=...); with TRACE_PROG_FORK=1
+ * it forks after the launches a child that exits at once (normally). Its host
  * kernels declare what they touch and how long they take through the
  * double's fake CUPTI (fake_touch, fake_spend). Prints the
  * two addresses ("a=... b=...") for the test to compare with the trace.
@@ -14,6 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cuda.h>
 #include <cudaTypedefs.h>
@@ -121,6 +124,15 @@ int main(void)
         void *pargs[] = {&b, &faulted};
         if (launch(fp, 2, 1, 1, 64, 1, 1, 0, NULL, pargs, NULL) != CUDA_SUCCESS)
             return 18;
+    }
+    const char *fork_env = getenv("TRACE_PROG_FORK");
+    if (fork_env && strcmp(fork_env, "1") == 0) {
+        pid_t child = fork();
+        if (child == 0)
+            exit(0); /* flushes stdio: what the child's copy of a buffer holds */
+        int status;
+        if (child < 0 || waitpid(child, &status, 0) != child || status != 0)
+            return 20;
     }
     if (mfree(a) || mfree(b))
         return 17;
