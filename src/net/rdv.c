@@ -1,6 +1,7 @@
 /* net_rdv: see rdv.h; the wire format is in boot_proto.h. */
 #include "net/rdv.h"
 
+#include <errno.h>
 #include <poll.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -16,6 +17,28 @@
 #define RDV_MAX_PENDING 256
 #define RDV_IO_NS       (5 * COM_NS_PER_S)
 
+/* A frame being gathered from one connection. The server has one thread:
+ * it takes what a socket holds and goes back to poll, so a peer that stops
+ * halfway through a frame (stopped, slow, hostile) holds nobody else's
+ * HELLO, collective or death notice. */
+typedef struct rdv_rx {
+    net_boot_hdr_t h;
+    void *p;      /* payload, allocated once the header is judged */
+    uint32_t got; /* bytes of header, then payload, received */
+    /* set by the frame's first byte and not renewed by later ones: a peer
+     * trickling bytes would otherwise keep its frame open for good */
+    uint64_t dl;
+} rdv_rx_t;
+
+typedef struct rdv_pend {
+    int fd;
+    /* when it must have said HELLO: a connection that never does (not a
+     * rank) would otherwise hold its place for good, and a full table keeps
+     * every rank out */
+    uint64_t dl;
+    rdv_rx_t rx;
+} rdv_pend_t;
+
 struct net_rdv {
     int lfd, port, size;
     int *fd;       /* per rank, -1 until HELLO */
@@ -24,14 +47,24 @@ struct net_rdv {
     void **blob;   /* per rank, this round's allgather contribution */
     uint32_t *len; /* per rank */
     bool *in;      /* per rank, contributed this round */
+    rdv_rx_t *rx;  /* per rank */
     int nin;
-    int pend[RDV_MAX_PENDING]; /* connected, no HELLO yet */
-    /* when each must have said HELLO: a connection that never does (not a
-     * rank) would otherwise hold its place for good, and a full table keeps
-     * every rank out */
-    uint64_t pend_dl[RDV_MAX_PENDING];
+    rdv_pend_t pend[RDV_MAX_PENDING]; /* connected, no HELLO yet */
     int npend;
 };
+
+static void rx_clear(rdv_rx_t *rx)
+{
+    free(rx->p);
+    rx->p = NULL;
+    rx->got = 0;
+}
+
+static void pend_close(rdv_pend_t *c)
+{
+    rx_clear(&c->rx);
+    close(c->fd);
+}
 
 gmux_status_t net_rdv_create(const char *addr, int size, net_rdv_t **rdv_p)
 {
@@ -45,7 +78,8 @@ gmux_status_t net_rdv_create(const char *addr, int size, net_rdv_t **rdv_p)
     r->blob = calloc((size_t)size, sizeof(void *));
     r->len = calloc((size_t)size, sizeof(uint32_t));
     r->in = calloc((size_t)size, sizeof(bool));
-    if (!r->fd || !r->bye || !r->dead || !r->blob || !r->len || !r->in) {
+    r->rx = calloc((size_t)size, sizeof(rdv_rx_t));
+    if (!r->fd || !r->bye || !r->dead || !r->blob || !r->len || !r->in || !r->rx) {
         net_rdv_destroy(r);
         return GMUX_ERR_NOMEM;
     }
@@ -69,9 +103,11 @@ void net_rdv_destroy(net_rdv_t *r)
         if (r->fd[i] >= 0)
             close(r->fd[i]);
     for (int i = 0; i < r->npend; i++)
-        close(r->pend[i]);
+        pend_close(&r->pend[i]);
     for (int i = 0; r->blob && i < r->size; i++)
         free(r->blob[i]);
+    for (int i = 0; r->rx && i < r->size; i++)
+        rx_clear(&r->rx[i]);
     if (r->lfd >= 0)
         close(r->lfd);
     free(r->fd);
@@ -80,6 +116,7 @@ void net_rdv_destroy(net_rdv_t *r)
     free(r->blob);
     free(r->len);
     free(r->in);
+    free(r->rx);
     free(r);
 }
 
@@ -93,6 +130,13 @@ bool net_rdv_said_bye(const net_rdv_t *r, int rank)
     return r->bye[rank];
 }
 
+static void close_rank(net_rdv_t *r, int rank)
+{
+    close(r->fd[rank]);
+    r->fd[rank] = -1;
+    rx_clear(&r->rx[rank]);
+}
+
 static void send_to(net_rdv_t *r, int rank, uint16_t type, uint32_t hrank, const void *p,
                     uint32_t len)
 {
@@ -101,10 +145,8 @@ static void send_to(net_rdv_t *r, int rank, uint16_t type, uint32_t hrank, const
     net_boot_hdr_t h = {NET_BOOT_MAGIC, NET_BOOT_VERSION, type, hrank, len};
     uint64_t dl = com_deadline_after_ns(RDV_IO_NS);
     if (net_sock_write_all(r->fd[rank], &h, sizeof(h), dl) != GMUX_OK ||
-        (len && net_sock_write_all(r->fd[rank], p, len, dl) != GMUX_OK)) {
-        close(r->fd[rank]);
-        r->fd[rank] = -1;
-    }
+        (len && net_sock_write_all(r->fd[rank], p, len, dl) != GMUX_OK))
+        close_rank(r, rank);
 }
 
 static void announce_dead(net_rdv_t *r, int rank)
@@ -152,39 +194,61 @@ static void complete_allgather(net_rdv_t *r)
     r->nin = 0;
 }
 
-/* Reads one frame of at most max_len payload bytes from fd; returns false
- * when the connection is unusable. The header is judged before the payload
- * is read: the server has one thread, and a payload that is not coming
- * would stall it until the deadline. */
-static bool read_frame(int fd, net_boot_hdr_t *h, void **p, uint32_t max_len)
+enum rx_result { RX_MORE, RX_FRAME, RX_BAD };
+
+/* Takes what fd holds of the frame in rx, whose payload may be max_len bytes
+ * at most, without waiting; RX_FRAME when the frame is complete (rx->p is
+ * then the caller's), RX_BAD when the connection is unusable (closed, or a
+ * frame that is not ours). Reads no byte past the frame: the next one may
+ * belong to the rank a HELLO makes of the connection. */
+static enum rx_result rx_feed(int fd, rdv_rx_t *rx, uint32_t max_len)
 {
-    uint64_t dl = com_deadline_after_ns(RDV_IO_NS);
-    *p = NULL;
-    if (net_sock_read_all(fd, h, sizeof(*h), dl) != GMUX_OK || h->magic != NET_BOOT_MAGIC ||
-        h->version != NET_BOOT_VERSION || h->len > max_len)
-        return false;
-    if (h->len == 0)
-        return true;
-    *p = malloc(h->len);
-    if (!*p || net_sock_read_all(fd, *p, h->len, dl) != GMUX_OK) {
-        free(*p);
-        *p = NULL;
-        return false;
+    const uint32_t hsz = (uint32_t)sizeof(rx->h);
+    for (;;) {
+        char *dst = rx->got < hsz ? (char *)&rx->h + rx->got : (char *)rx->p + (rx->got - hsz);
+        size_t want = rx->got < hsz ? hsz - rx->got : (size_t)rx->h.len + hsz - rx->got;
+        ssize_t n = recv(fd, dst, want, MSG_DONTWAIT);
+        if (n == 0)
+            return RX_BAD;
+        if (n < 0)
+            return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? RX_MORE : RX_BAD;
+        if (rx->got == 0)
+            rx->dl = com_deadline_after_ns(RDV_IO_NS);
+        rx->got += (uint32_t)n;
+        if (rx->got == hsz) {
+            /* judged before any payload is taken: a length no frame of ours
+             * has would otherwise be allocated and waited for */
+            if (rx->h.magic != NET_BOOT_MAGIC || rx->h.version != NET_BOOT_VERSION ||
+                rx->h.len > max_len)
+                return RX_BAD;
+            if (rx->h.len && !(rx->p = malloc(rx->h.len)))
+                return RX_BAD;
+        }
+        if (rx->got >= hsz && rx->got - hsz == rx->h.len)
+            return RX_FRAME;
     }
-    return true;
+}
+
+/* The rank's connection is gone: without a BYE that is a death. */
+static void drop_rank(net_rdv_t *r, int rank)
+{
+    close_rank(r, rank);
+    if (!r->bye[rank])
+        announce_dead(r, rank);
 }
 
 static void handle_rank(net_rdv_t *r, int rank)
 {
-    net_boot_hdr_t h;
-    void *p;
-    if (!read_frame(r->fd[rank], &h, &p, NET_BOOT_MAX_LEN)) {
-        close(r->fd[rank]);
-        r->fd[rank] = -1;
-        if (!r->bye[rank])
-            announce_dead(r, rank);
+    rdv_rx_t *rx = &r->rx[rank];
+    enum rx_result res = rx_feed(r->fd[rank], rx, NET_BOOT_MAX_LEN);
+    if (res == RX_BAD)
+        drop_rank(r, rank);
+    if (res != RX_FRAME)
         return;
-    }
+    net_boot_hdr_t h = rx->h;
+    void *p = rx->p;
+    rx->p = NULL;
+    rx_clear(rx);
     if (h.type == NET_BOOT_BYE) {
         r->bye[rank] = true;
     } else if (h.type == NET_BOOT_ALLGATHER && !r->in[rank]) {
@@ -211,43 +275,49 @@ void net_rdv_drain(net_rdv_t *r, int rank)
 }
 
 /* Forgets pending connection i (moves the last one into its place). */
-static int pending_take(net_rdv_t *r, int i)
+static rdv_pend_t pending_take(net_rdv_t *r, int i)
 {
-    int fd = r->pend[i];
+    rdv_pend_t c = r->pend[i];
     r->npend--;
     r->pend[i] = r->pend[r->npend];
-    r->pend_dl[i] = r->pend_dl[r->npend];
-    return fd;
+    return c;
 }
 
 static void handle_pending(net_rdv_t *r, int i)
 {
-    int fd = pending_take(r, i);
-    net_boot_hdr_t h;
-    void *p;
+    enum rx_result res = rx_feed(r->pend[i].fd, &r->pend[i].rx, 4);
+    if (res == RX_MORE)
+        return;
+    rdv_pend_t c = pending_take(r, i);
+    net_boot_hdr_t h = c.rx.h;
     uint32_t sz = 0;
-    if (!read_frame(fd, &h, &p, 4) || h.type != NET_BOOT_HELLO || h.len != 4) {
-        free(p);
-        close(fd);
+    if (res == RX_BAD || h.type != NET_BOOT_HELLO || h.len != 4) {
+        pend_close(&c);
         return;
     }
-    memcpy(&sz, p, 4);
-    free(p);
+    memcpy(&sz, c.rx.p, 4);
+    rx_clear(&c.rx);
     /* a rank joins once: one that died or left keeps its place empty */
     if (sz != (uint32_t)r->size || h.rank >= (uint32_t)r->size || r->fd[h.rank] >= 0 ||
         r->dead[h.rank] || r->bye[h.rank]) {
         COM_WARN(NET, "rendezvous: bad HELLO (rank %u, size %u)", h.rank, sz);
-        close(fd);
+        close(c.fd);
         return;
     }
-    r->fd[h.rank] = fd;
+    r->fd[h.rank] = c.fd;
 }
 
 void net_rdv_step(net_rdv_t *r, int timeout_ms)
 {
-    for (int i = r->npend - 1; i >= 0; i--)
-        if (com_deadline_passed(r->pend_dl[i]))
-            close(pending_take(r, i));
+    for (int i = r->npend - 1; i >= 0; i--) {
+        if (com_deadline_passed(r->pend[i].dl)) {
+            rdv_pend_t c = pending_take(r, i);
+            pend_close(&c);
+        }
+    }
+    for (int i = 0; i < r->size; i++)
+        if (r->fd[i] >= 0 && r->rx[i].got && com_deadline_passed(r->rx[i].dl))
+            drop_rank(r, i);
     int n = 1 + r->size + r->npend;
     struct pollfd *pfd = calloc((size_t)n, sizeof(*pfd));
     int *who = calloc((size_t)n, sizeof(int));
@@ -266,7 +336,7 @@ void net_rdv_step(net_rdv_t *r, int timeout_ms)
     }
     int npend = r->npend;
     for (int i = 0; i < npend; i++) {
-        pfd[k].fd = r->pend[i];
+        pfd[k].fd = r->pend[i].fd;
         pfd[k].events = POLLIN;
         who[k++] = -2 - i;
     }
@@ -283,10 +353,8 @@ void net_rdv_step(net_rdv_t *r, int timeout_ms)
     }
     if ((pfd[0].revents & POLLIN) && r->npend < RDV_MAX_PENDING) {
         int fd = accept4(r->lfd, NULL, NULL, SOCK_CLOEXEC);
-        if (fd >= 0) {
-            r->pend_dl[r->npend] = com_deadline_after_ns(RDV_IO_NS);
-            r->pend[r->npend++] = fd;
-        }
+        if (fd >= 0)
+            r->pend[r->npend++] = (rdv_pend_t){.fd = fd, .dl = com_deadline_after_ns(RDV_IO_NS)};
     }
 free_all:
     free(pfd);

@@ -28,6 +28,15 @@ static char hostport[64];
 static atomic_int phase_done;
 static gmux_status_t after_death[N];
 
+/* A rendezvous server for size ranks on loopback; its address in hostport. */
+static net_rdv_t *rdv_start(int size)
+{
+    net_rdv_t *rdv;
+    assert_int_equal(net_rdv_create("127.0.0.1", size, &rdv), GMUX_OK);
+    snprintf(hostport, sizeof(hostport), "127.0.0.1:%d", net_rdv_port(rdv));
+    return rdv;
+}
+
 static void *client(void *arg)
 {
     int rank = (int)(intptr_t)arg;
@@ -61,9 +70,7 @@ static void *client(void *arg)
 static void test_collectives_and_death(void **state)
 {
     (void)state;
-    net_rdv_t *rdv;
-    assert_int_equal(net_rdv_create("127.0.0.1", N, &rdv), GMUX_OK);
-    snprintf(hostport, sizeof(hostport), "127.0.0.1:%d", net_rdv_port(rdv));
+    net_rdv_t *rdv = rdv_start(N);
     pthread_t th[N];
     for (intptr_t r = 0; r < N; r++)
         pthread_create(&th[r], NULL, client, (void *)r);
@@ -130,9 +137,7 @@ static void *bye_client(void *arg)
 static void test_bye_read_at_exit(void **state)
 {
     (void)state;
-    net_rdv_t *rdv;
-    assert_int_equal(net_rdv_create("127.0.0.1", 2, &rdv), GMUX_OK);
-    snprintf(hostport, sizeof(hostport), "127.0.0.1:%d", net_rdv_port(rdv));
+    net_rdv_t *rdv = rdv_start(2);
     pthread_t th[2];
     for (intptr_t r = 0; r < 2; r++)
         pthread_create(&th[r], NULL, bye_client, (void *)r);
@@ -203,9 +208,7 @@ static void test_silent_connections_expire(void **state)
 {
     (void)state;
     enum { STRAYS = 256 };
-    net_rdv_t *rdv;
-    assert_int_equal(net_rdv_create("127.0.0.1", 1, &rdv), GMUX_OK);
-    snprintf(hostport, sizeof(hostport), "127.0.0.1:%d", net_rdv_port(rdv));
+    net_rdv_t *rdv = rdv_start(1);
     int fds[STRAYS];
     for (int i = 0; i < STRAYS; i++) {
         fds[i] = stray_connect(net_rdv_port(rdv));
@@ -224,9 +227,7 @@ static void test_silent_connections_expire(void **state)
 static void test_oversized_hello_rejected(void **state)
 {
     (void)state;
-    net_rdv_t *rdv;
-    assert_int_equal(net_rdv_create("127.0.0.1", 1, &rdv), GMUX_OK);
-    snprintf(hostport, sizeof(hostport), "127.0.0.1:%d", net_rdv_port(rdv));
+    net_rdv_t *rdv = rdv_start(1);
     int fd = stray_connect(net_rdv_port(rdv));
     net_boot_hdr_t h = {NET_BOOT_MAGIC, NET_BOOT_VERSION, NET_BOOT_HELLO, 0, NET_BOOT_MAX_LEN};
     assert_int_equal(write(fd, &h, sizeof(h)), (ssize_t)sizeof(h));
@@ -238,14 +239,27 @@ static void test_oversized_hello_rejected(void **state)
     net_rdv_destroy(rdv);
 }
 
+typedef struct hello_frame {
+    net_boot_hdr_t h;
+    uint32_t size;
+} hello_frame_t;
+
+static hello_frame_t hello_frame(uint32_t rank, uint32_t size)
+{
+    return (hello_frame_t){{NET_BOOT_MAGIC, NET_BOOT_VERSION, NET_BOOT_HELLO, rank, 4}, size};
+}
+
+/* Writes bytes [from, to) of a frame on a plain socket. */
+static void write_part(int fd, const void *frame, size_t from, size_t to)
+{
+    assert_int_equal(write(fd, (const char *)frame + from, to - from), (ssize_t)(to - from));
+}
+
 /* Says HELLO as `rank` of a `size`-rank job on a plain socket. */
 static void raw_hello(int fd, uint32_t rank, uint32_t size)
 {
-    struct {
-        net_boot_hdr_t h;
-        uint32_t size;
-    } m = {{NET_BOOT_MAGIC, NET_BOOT_VERSION, NET_BOOT_HELLO, rank, 4}, size};
-    assert_int_equal(write(fd, &m, sizeof(m)), (ssize_t)sizeof(m));
+    hello_frame_t m = hello_frame(rank, size);
+    write_part(fd, &m, 0, sizeof(m));
 }
 
 /* Whether the server closed fd (read gives end of file) within a few steps. */
@@ -284,6 +298,153 @@ static void test_dead_rank_cannot_rejoin(void **state)
     net_rdv_destroy(rdv);
 }
 
+/* A connection that sends part of its HELLO and stops must not hold the
+ * server: it read a frame with blocking reads on its one thread, so a rank
+ * joining meanwhile waited 5 s for the stray's deadline. */
+static void test_partial_hello_does_not_stall(void **state)
+{
+    (void)state;
+    net_rdv_t *rdv = rdv_start(1);
+    int fd = stray_connect(net_rdv_port(rdv));
+    hello_frame_t m = hello_frame(0, 1);
+    uint64_t t0 = com_clock_ns();
+    write_part(fd, &m, 0, 8);
+    net_rdv_step(rdv, 10); /* takes it in */
+    net_rdv_step(rdv, 10); /* sees its 8 bytes */
+    run_solo(rdv);
+    assert_int_equal(solo_st, GMUX_OK);
+    assert_true(com_clock_ns() - t0 < 2 * COM_NS_PER_S);
+    /* the rest arrives: a HELLO for a rank that has come and gone */
+    write_part(fd, &m, 8, sizeof(m));
+    assert_true(closed_by_server(rdv, fd));
+    close(fd);
+    net_rdv_destroy(rdv);
+}
+
+static atomic_int stall_opened, stall_done;
+static gmux_status_t stall_st;
+static bool stall_dead[3];
+
+/* Rank 1 of a 3-rank job: joins and enters a barrier that rank 2's death ends. */
+static void *stall_client(void *arg)
+{
+    (void)arg;
+    net_boot_t *b;
+    uint64_t dl = com_deadline_after_ns(15 * COM_NS_PER_S);
+    stall_st = net_boot_open(1, 3, hostport, dl, &b);
+    atomic_store(&stall_opened, 1);
+    if (stall_st == GMUX_OK) {
+        stall_st = net_boot_barrier(b, dl);
+        for (int r = 0; r < 3; r++)
+            stall_dead[r] = net_boot_dead(b, r);
+        net_boot_close(b, true);
+    }
+    atomic_store(&stall_done, 1);
+    return NULL;
+}
+
+static void step_n(net_rdv_t *rdv, int n)
+{
+    for (int i = 0; i < n; i++)
+        net_rdv_step(rdv, 10);
+}
+
+/* A rank that stops halfway through a frame (stopped, slow) is not dead, and
+ * the others' traffic goes on around it: a HELLO that arrives in two parts,
+ * a death announced at once, and its own frame taken when the rest comes.
+ * Before, the server waited for the rest on its one thread, 5 s, then
+ * declared the stalled rank dead. */
+static void test_stalled_frame_holds_nobody(void **state)
+{
+    (void)state;
+    net_rdv_t *rdv = rdv_start(3);
+    int r0 = stray_connect(net_rdv_port(rdv));
+    raw_hello(r0, 0, 3);
+    step_n(rdv, 5);
+    uint64_t t0 = com_clock_ns();
+    net_boot_hdr_t bye = {NET_BOOT_MAGIC, NET_BOOT_VERSION, NET_BOOT_BYE, 0, 0};
+    write_part(r0, &bye, 0, 8);
+    step_n(rdv, 5);
+    /* rank 2 says HELLO in two parts */
+    int r2 = stray_connect(net_rdv_port(rdv));
+    hello_frame_t m = hello_frame(2, 3);
+    write_part(r2, &m, 0, 10);
+    step_n(rdv, 5);
+    write_part(r2, &m, 10, sizeof(m));
+    step_n(rdv, 5);
+    /* rank 1 joins and waits in a barrier; rank 2 dies */
+    atomic_store(&stall_opened, 0);
+    atomic_store(&stall_done, 0);
+    pthread_t th;
+    pthread_create(&th, NULL, stall_client, NULL);
+    uint64_t dl = com_deadline_after_ns(10 * COM_NS_PER_S);
+    while (!atomic_load(&stall_opened) && !com_deadline_passed(dl))
+        net_rdv_step(rdv, 10);
+    step_n(rdv, 20); /* its HELLO taken in */
+    close(r2);
+    while (!atomic_load(&stall_done) && !com_deadline_passed(dl))
+        net_rdv_step(rdv, 10);
+    pthread_join(th, NULL);
+    assert_int_equal(stall_st, GMUX_ERR_PEER);
+    assert_true(stall_dead[2]);
+    assert_false(stall_dead[0]); /* stalled, not dead */
+    assert_true(com_clock_ns() - t0 < 2 * COM_NS_PER_S);
+    /* the stalled rank heard of the death too, then finishes its BYE */
+    net_boot_hdr_t h;
+    assert_int_equal(recv(r0, &h, sizeof(h), MSG_DONTWAIT), (ssize_t)sizeof(h));
+    assert_true(h.type == NET_BOOT_DEAD && h.rank == 2);
+    assert_false(net_rdv_said_bye(rdv, 0));
+    write_part(r0, &bye, 8, sizeof(bye));
+    for (int i = 0; i < 50 && !net_rdv_said_bye(rdv, 0); i++)
+        net_rdv_step(rdv, 10);
+    assert_true(net_rdv_said_bye(rdv, 0));
+    close(r0);
+    net_rdv_destroy(rdv);
+}
+
+/* A frame that never completes still ends: 5 s after its first byte the
+ * rank is dropped and announced dead, however slowly the bytes trickle in
+ * (a deadline renewed by each byte would let a peer hold its place, and the
+ * others' collectives, for good). */
+static void test_stalled_frame_expires(void **state)
+{
+    (void)state;
+    net_rdv_t *rdv = rdv_start(2);
+    int r0 = stray_connect(net_rdv_port(rdv));
+    raw_hello(r0, 0, 2);
+    step_n(rdv, 5);
+    net_boot_t *b;
+    assert_int_equal(net_boot_open(1, 2, hostport, com_deadline_after_ns(5 * COM_NS_PER_S), &b),
+                     GMUX_OK);
+    step_n(rdv, 5);
+    struct {
+        net_boot_hdr_t h;
+        char blob[64];
+    } m = {{NET_BOOT_MAGIC, NET_BOOT_VERSION, NET_BOOT_ALLGATHER, 0, 64}, {0}};
+    uint64_t t0 = com_clock_ns();
+    size_t sent = 0;
+    bool dropped = false;
+    while (!dropped && com_clock_ns() - t0 < 10 * COM_NS_PER_S) {
+        if (sent < sizeof(m) && send(r0, (char *)&m + sent, 1, MSG_NOSIGNAL) == 1)
+            sent++;
+        for (int i = 0; i < 25 && !dropped; i++) {
+            net_rdv_step(rdv, 10);
+            char c;
+            dropped = recv(r0, &c, 1, MSG_DONTWAIT) == 0;
+        }
+    }
+    uint64_t ns = com_clock_ns() - t0;
+    assert_true(dropped);
+    assert_true(sent < sizeof(m));
+    assert_true(ns >= 4 * COM_NS_PER_S && ns < 7 * COM_NS_PER_S);
+    /* and rank 1 hears of it */
+    assert_int_equal(net_boot_barrier(b, com_deadline_after_ns(2 * COM_NS_PER_S)), GMUX_ERR_PEER);
+    assert_true(net_boot_dead(b, 0));
+    net_boot_close(b, true);
+    close(r0);
+    net_rdv_destroy(rdv);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -293,6 +454,9 @@ int main(void)
         cmocka_unit_test(test_silent_connections_expire),
         cmocka_unit_test(test_oversized_hello_rejected),
         cmocka_unit_test(test_dead_rank_cannot_rejoin),
+        cmocka_unit_test(test_partial_hello_does_not_stall),
+        cmocka_unit_test(test_stalled_frame_holds_nobody),
+        cmocka_unit_test(test_stalled_frame_expires),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
