@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "common/array.h"
 #include "common/clock.h"
 #include "common/errors.h"
 #include "common/log.h"
@@ -21,6 +22,14 @@
 #define MAX_CONNS    (DMN_ARB_MAX_TASKS + 32)
 #define PID_CHECK_NS (200 * COM_NS_PER_MS)
 #define SEND_BUF     (DMN_PROTO_MAX_MSG)
+/* Bytes a peer may leave unread before it counts as not reading its socket.
+ * One switch sends a task a few 64 KiB PLAN messages per kind, more than a
+ * Unix socket buffers (about 200 KiB); a live client reads them within a
+ * millisecond or so. 16 MiB is 256 full PLAN messages: far more than a switch
+ * plans. No time limit: a stopped process (a debugger, SIGSTOP) reads its
+ * orders when it runs again, and the grace period takes the turn from a
+ * holder that does not answer. */
+#define OUT_MAX (16u << 20)
 
 typedef struct conn {
     int fd;       /* -1: free */
@@ -28,6 +37,8 @@ typedef struct conn {
     pid_t pid;    /* from SO_PEERCRED */
     uint8_t *buf; /* DMN_PROTO_MAX_MSG bytes of input */
     size_t len;
+    uint8_t *out; /* what the socket did not take yet, in order: out[out_off, out_len) */
+    size_t out_off, out_len, out_cap;
 } conn_t;
 
 typedef struct server {
@@ -87,11 +98,43 @@ static void drop(server_t *s, conn_t *c, const char *why)
     }
     close(c->fd);
     free(c->buf);
-    *c = (conn_t){-1, -1, 0, NULL, 0};
+    free(c->out);
+    *c = (conn_t){.fd = -1, .slot = -1};
 }
 
-/* Sends one message whole or drops the connection (a peer that does not read
- * its socket must not stall the daemon). Returns 0 when sent. */
+static int has_output(const conn_t *c)
+{
+    return c->out_off < c->out_len;
+}
+
+/* Appends n bytes to c's output queue, or drops a connection whose queue would
+ * pass OUT_MAX. Returns 0 when queued. */
+static int enqueue(server_t *s, conn_t *c, const uint8_t *data, size_t n)
+{
+    size_t queued = c->out_len - c->out_off;
+    if (queued + n > OUT_MAX) {
+        drop(s, c, "not reading its socket");
+        return -1;
+    }
+    if (c->out_len + n > c->out_cap && c->out_off > 0) { /* reuse the part already sent */
+        memmove(c->out, c->out + c->out_off, queued);
+        c->out_off = 0;
+        c->out_len = queued;
+    }
+    if (com_array_grow((void **)&c->out, &c->out_cap, c->out_len + n, 1, 2 * DMN_PROTO_MAX_MSG,
+                       OUT_MAX) != GMUX_OK) {
+        drop(s, c, "out of memory");
+        return -1;
+    }
+    memcpy(c->out + c->out_len, data, n);
+    c->out_len += n;
+    return 0;
+}
+
+/* Sends one message (in s->out), or the part the socket does not take now
+ * into c's queue, behind whatever is queued already: the daemon never waits
+ * for a peer, and a peer reads its messages whole and in order. Returns 0
+ * when sent or queued; -1 when the connection was dropped. */
 static int send_msg(server_t *s, conn_t *c, size_t len)
 {
     if (len == 0) {
@@ -99,12 +142,37 @@ static int send_msg(server_t *s, conn_t *c, size_t len)
         drop(s, c, "encode failure");
         return -1;
     }
-    ssize_t n = send(c->fd, s->out, len, MSG_DONTWAIT | MSG_NOSIGNAL);
-    if (n != (ssize_t)len) {
-        drop(s, c, n < 0 && errno != EAGAIN ? "send failed" : "not reading its socket");
-        return -1;
+    size_t sent = 0;
+    if (!has_output(c)) {
+        ssize_t n = send(c->fd, s->out, len, MSG_DONTWAIT | MSG_NOSIGNAL);
+        if (n < 0 && errno != EAGAIN && errno != EINTR) {
+            drop(s, c, "send failed");
+            return -1;
+        }
+        sent = n > 0 ? (size_t)n : 0;
+        if (sent == len)
+            return 0;
     }
-    return 0;
+    return enqueue(s, c, s->out + sent, len - sent);
+}
+
+/* Sends what c's socket takes of its queue (on POLLOUT). */
+static void flush(server_t *s, conn_t *c)
+{
+    while (has_output(c)) {
+        ssize_t n =
+            send(c->fd, c->out + c->out_off, c->out_len - c->out_off, MSG_DONTWAIT | MSG_NOSIGNAL);
+        if (n < 0 && (errno == EAGAIN || errno == EINTR))
+            return;
+        if (n <= 0) {
+            drop(s, c, "send failed");
+            return;
+        }
+        c->out_off += (size_t)n;
+    }
+    free(c->out); /* a burst's memory goes back once it is sent */
+    c->out = NULL;
+    c->out_off = c->out_len = c->out_cap = 0;
 }
 
 static void accept_all(server_t *s)
@@ -132,7 +200,7 @@ static void accept_all(server_t *s)
             close(fd);
             continue;
         }
-        *c = (conn_t){fd, -1, pid, buf, 0};
+        *c = (conn_t){.fd = fd, .slot = -1, .pid = pid, .buf = buf};
     }
 }
 
@@ -370,7 +438,7 @@ gmux_status_t dmn_server_run(const dmn_server_opts_t *opts, volatile sig_atomic_
     s->opts = opts;
     s->policy = (dmn_cred_policy_t){getuid(), opts->group};
     for (int i = 0; i < MAX_CONNS; i++)
-        s->conns[i] = (conn_t){-1, -1, 0, NULL, 0};
+        s->conns[i] = (conn_t){.fd = -1, .slot = -1};
     for (int i = 0; i < DMN_ARB_MAX_TASKS; i++)
         s->conn_of_slot[i] = -1;
     dmn_arb_init(&s->arb, opts->quantum_ns, opts->grace_ns, opts->placement, com_clock_ns());
@@ -401,7 +469,8 @@ gmux_status_t dmn_server_run(const dmn_server_opts_t *opts, volatile sig_atomic_
         for (int i = 0; i < MAX_CONNS; i++)
             if (s->conns[i].fd >= 0) {
                 idx[nf] = i;
-                fds[nf++] = (struct pollfd){s->conns[i].fd, POLLIN, 0};
+                short ev = (short)(POLLIN | (has_output(&s->conns[i]) ? POLLOUT : 0));
+                fds[nf++] = (struct pollfd){s->conns[i].fd, ev, 0};
             }
         int r = poll(fds, (nfds_t)nf, poll_timeout_ms(s, now));
         if (r < 0 && errno != EINTR) {
@@ -415,7 +484,9 @@ gmux_status_t dmn_server_run(const dmn_server_opts_t *opts, volatile sig_atomic_
             }
             for (int k = 1; k < nf; k++) {
                 conn_t *c = &s->conns[idx[k]];
-                if (c->fd == fds[k].fd && fds[k].revents)
+                if (c->fd == fds[k].fd && (fds[k].revents & POLLOUT))
+                    flush(s, c);
+                if (c->fd == fds[k].fd && (fds[k].revents & ~POLLOUT))
                     on_readable(s, c); /* POLLHUP: recv sees EOF after the last bytes */
             }
             if (fds[0].revents & POLLIN)
