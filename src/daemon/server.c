@@ -30,6 +30,12 @@
  * orders when it runs again, and the grace period takes the turn from a
  * holder that does not answer. */
 #define OUT_MAX (16u << 20)
+/* Messages handled per connection and poll round. A peer writes faster than
+ * the daemon handles (16 bytes of IDLE cost it a decode and an arbiter call),
+ * so reading a socket until it was empty let one flooding peer keep the daemon
+ * from deciding and from every other peer. 64 is far more than a task says
+ * between two of its kernel boundaries. */
+#define MSGS_PER_ROUND 64
 
 typedef struct conn {
     int fd;       /* -1: free */
@@ -39,6 +45,7 @@ typedef struct conn {
     size_t len;
     uint8_t *out; /* what the socket did not take yet, in order: out[out_off, out_len) */
     size_t out_off, out_len, out_cap;
+    bool backlog; /* buf holds whole messages left for the next round (MSGS_PER_ROUND) */
 } conn_t;
 
 typedef struct server {
@@ -276,9 +283,12 @@ static int handle(server_t *s, conn_t *c, dmn_msg_t *m)
     return -1;
 }
 
+/* Handles up to MSGS_PER_ROUND whole messages of c's input, and receives more
+ * only once it holds no whole message: what is left waits for the next round
+ * (c->backlog), after the arbiter and the other peers had theirs. */
 static void on_readable(server_t *s, conn_t *c)
 {
-    for (;;) {
+    if (!c->backlog) { /* then buf holds less than a message: there is room */
         ssize_t n = recv(c->fd, c->buf + c->len, DMN_PROTO_MAX_MSG - c->len, MSG_DONTWAIT);
         if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
             drop(s, c, n == 0 ? "hung up" : "receive failed");
@@ -287,31 +297,35 @@ static void on_readable(server_t *s, conn_t *c)
         if (n < 0)
             return;
         c->len += (size_t)n;
-        size_t off = 0;
-        for (;;) {
-            dmn_hdr_t h;
-            gmux_status_t st = dmn_proto_read_hdr(c->buf + off, c->len - off, &h);
-            if (st == GMUX_ERR_BUSY)
-                break;
-            dmn_msg_t m;
-            size_t whole = DMN_PROTO_HDR_SIZE + (size_t)h.length;
-            if (st == GMUX_OK && c->len - off < whole)
-                break;
-            if (st == GMUX_OK)
-                st = dmn_proto_decode(c->buf + off, whole, &m);
-            if (st != GMUX_OK) {
-                COM_WARN(DAEMON, "pid %d: malformed message (%s)", (int)c->pid,
-                         gmux_status_str(st));
-                drop(s, c, "malformed message");
-                return;
-            }
-            if (handle(s, c, &m) != 0)
-                return;
-            off += whole;
-        }
-        memmove(c->buf, c->buf + off, c->len - off);
-        c->len -= off;
     }
+    c->backlog = false;
+    size_t off = 0;
+    for (int handled = 0;; handled++) {
+        dmn_hdr_t h;
+        gmux_status_t st = dmn_proto_read_hdr(c->buf + off, c->len - off, &h);
+        if (st == GMUX_ERR_BUSY)
+            break;
+        dmn_msg_t m;
+        size_t whole = DMN_PROTO_HDR_SIZE + (size_t)h.length;
+        if (st == GMUX_OK && c->len - off < whole)
+            break;
+        if (st == GMUX_OK && handled == MSGS_PER_ROUND) {
+            c->backlog = true;
+            break;
+        }
+        if (st == GMUX_OK)
+            st = dmn_proto_decode(c->buf + off, whole, &m);
+        if (st != GMUX_OK) {
+            COM_WARN(DAEMON, "pid %d: malformed message (%s)", (int)c->pid, gmux_status_str(st));
+            drop(s, c, "malformed message");
+            return;
+        }
+        if (handle(s, c, &m) != 0)
+            return;
+        off += whole;
+    }
+    memmove(c->buf, c->buf + off, c->len - off);
+    c->len -= off;
 }
 
 static void check_pids(server_t *s, uint64_t now)
@@ -416,6 +430,9 @@ static void apply(server_t *s)
 
 static int poll_timeout_ms(const server_t *s, uint64_t now)
 {
+    for (int i = 0; i < MAX_CONNS; i++)
+        if (s->conns[i].fd >= 0 && s->conns[i].backlog)
+            return 0;
     uint64_t next = dmn_arb_next_deadline(&s->arb);
     if (next > s->next_pid_check)
         next = s->next_pid_check;
@@ -477,21 +494,20 @@ gmux_status_t dmn_server_run(const dmn_server_opts_t *opts, volatile sig_atomic_
             st = com_status_from_errno(errno);
             break;
         }
-        if (r > 0) {
-            if (fds[0].revents & (POLLERR | POLLNVAL)) {
-                st = GMUX_ERR_IO;
-                break;
-            }
-            for (int k = 1; k < nf; k++) {
-                conn_t *c = &s->conns[idx[k]];
-                if (c->fd == fds[k].fd && (fds[k].revents & POLLOUT))
-                    flush(s, c);
-                if (c->fd == fds[k].fd && (fds[k].revents & ~POLLOUT))
-                    on_readable(s, c); /* POLLHUP: recv sees EOF after the last bytes */
-            }
-            if (fds[0].revents & POLLIN)
-                accept_all(s);
+        if (r > 0 && (fds[0].revents & (POLLERR | POLLNVAL))) {
+            st = GMUX_ERR_IO;
+            break;
         }
+        /* revents stay 0 without events; a backlog is handled anyway */
+        for (int k = 1; k < nf; k++) {
+            conn_t *c = &s->conns[idx[k]];
+            if (c->fd == fds[k].fd && (fds[k].revents & POLLOUT))
+                flush(s, c);
+            if (c->fd == fds[k].fd && ((fds[k].revents & ~POLLOUT) || c->backlog))
+                on_readable(s, c); /* POLLHUP: recv sees EOF after the last bytes */
+        }
+        if (fds[0].revents & POLLIN)
+            accept_all(s);
         check_pids(s, com_clock_ns());
         apply(s);
         bool open_conn = false;

@@ -10,8 +10,9 @@
  * one that stops reading its socket. Sends never block: what a socket does
  * not take at once is queued for that connection, in order, and sent as the
  * peer reads; a connection whose queue passes 16 MiB is the one dropped for
- * not reading. The daemon itself only stops on *stop or a listening-socket
- * failure.
+ * not reading. Each poll round handles at most 64 messages of a connection,
+ * so a peer that writes without pause cannot hold off the others. The daemon
+ * itself only stops on *stop or a listening-socket failure.
  *
  * Thread-safety: one server per process, run on one thread.
  */

@@ -593,6 +593,79 @@ static void test_non_reader_dropped(void **state)
     drig_fini(&r);
 }
 
+/* A task that says IDLE as fast as its socket takes it, for up to 30 s; one
+ * byte on ready once the flood runs. Each 16-byte message costs the daemon a
+ * decode and an arbiter call, more than it costs the task to write it. */
+static void flood(drig_t *r, int ready)
+{
+    static uint8_t burst[1 << 20];
+    int fd = raw_register(r, "flood", burst);
+    int big = 4 << 20; /* as much in flight as the system allows */
+    (void)setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &big, sizeof(big));
+    for (size_t off = 0; off < sizeof(burst); off += DMN_PROTO_HDR_SIZE)
+        dmn_proto_encode_empty(burst + off, DMN_PROTO_HDR_SIZE, 2, DMN_MSG_IDLE);
+    uint64_t deadline = com_deadline_after_ns(30 * COM_NS_PER_S);
+    int told = 0;
+    while (!com_deadline_passed(deadline) &&
+           send(fd, burst, sizeof(burst), MSG_NOSIGNAL) == (ssize_t)sizeof(burst))
+        if (!told++)
+            (void)!write(ready, "f", 1);
+    _exit(0);
+}
+
+/* Two tasks flooding the daemon with valid messages do not hold off the
+ * others: a task that asks for the turn 20 times in a row gets each within a
+ * second, 2 s for all, and a query is answered meanwhile. The daemon read a
+ * flooder's socket until it was empty, which it seldom was: each of the task's
+ * turns waited until the machine's scheduler happened to pause both flooders
+ * (seconds in all, at times several per turn). */
+static void test_flood_does_not_starve(void **state)
+{
+    (void)state;
+    static drig_t r;
+    static uint8_t buf[DMN_PROTO_MAX_MSG];
+    enum { FLOODERS = 2, TURNS = 20 };
+    drig_init(&r);
+    assert_true(drig_start_daemon(&r, 10, "none") > 0);
+    int fd = raw_register(&r, "victim", buf);
+    pid_t flooders[FLOODERS];
+    for (int i = 0; i < FLOODERS; i++) {
+        int p[2];
+        assert_int_equal(pipe(p), 0);
+        flooders[i] = fork();
+        if (flooders[i] == 0) {
+            close(p[0]);
+            flood(&r, p[1]);
+        }
+        close(p[1]);
+        r.spawned[r.n_spawned++] = flooders[i]; /* killed by drig_fini */
+        char b;
+        assert_int_equal(read(p[0], &b, 1), 1);
+        close(p[0]);
+    }
+    com_clock_sleep_ns(100 * COM_NS_PER_MS); /* the daemon is in the flood now */
+    double worst = 0, total = 0;
+    for (int turn = 0; turn < TURNS; turn++) {
+        uint64_t t0 = com_clock_ns();
+        size_t n = dmn_proto_encode_ranges(buf, sizeof(buf), 2, DMN_MSG_PENDING, 1, 0, NULL, 0);
+        assert_int_equal(send(fd, buf, n, MSG_NOSIGNAL), (ssize_t)n);
+        dmn_msg_t m;
+        assert_int_equal(raw_read(fd, buf, &m, 5.0), DMN_MSG_GRANT);
+        double waited = (double)(com_clock_ns() - t0) / 1e9;
+        worst = waited > worst ? waited : worst;
+        total += waited;
+        n = dmn_proto_encode_empty(buf, sizeof(buf), 3, DMN_MSG_IDLE);
+        assert_int_equal(send(fd, buf, n, MSG_NOSIGNAL), (ssize_t)n);
+    }
+    printf("flood: %d turns granted in %.3f s, the longest wait %.3f s\n", TURNS, total, worst);
+    assert_true(worst < 1.0 && total < 2.0);
+    assert_int_equal(dmn_report_fetch(r.sock, &rep, 1000), GMUX_OK);
+    for (int i = 0; i < FLOODERS; i++)
+        assert_int_equal(waitpid(flooders[i], NULL, WNOHANG), 0); /* still flooding */
+    close(fd);
+    drig_fini(&r);
+}
+
 /* Another uid: refused by the directory permissions, and when those are
  * opened up, refused by the SO_PEERCRED check. Needs root to switch uid. */
 static int as_nobody(int index, void *arg)
@@ -786,6 +859,7 @@ int main(void)
         cmocka_unit_test_teardown(test_malformed, drig_teardown),
         cmocka_unit_test_teardown(test_slow_reader_gets_every_plan, drig_teardown),
         cmocka_unit_test_teardown(test_non_reader_dropped, drig_teardown),
+        cmocka_unit_test_teardown(test_flood_does_not_starve, drig_teardown),
         cmocka_unit_test_teardown(test_other_uid, drig_teardown),
         cmocka_unit_test_teardown(test_cli_daemon, drig_teardown),
         cmocka_unit_test_teardown(test_group_access, drig_teardown),
