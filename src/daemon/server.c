@@ -45,7 +45,8 @@ typedef struct conn {
     size_t len;
     uint8_t *out; /* what the socket did not take yet, in order: out[out_off, out_len) */
     size_t out_off, out_len, out_cap;
-    bool backlog; /* buf holds whole messages left for the next round (MSGS_PER_ROUND) */
+    bool backlog;     /* buf holds whole messages left for the next round (MSGS_PER_ROUND) */
+    uint64_t request; /* number of the last PENDING read: what a GRANT answers */
 } conn_t;
 
 typedef struct server {
@@ -259,6 +260,7 @@ static int handle(server_t *s, conn_t *c, dmn_msg_t *m)
             break;
         if (dmn_arb_pending(&s->arb, c->slot, m->u.ranges.count, &m->u.ranges, now) != GMUX_OK)
             break;
+        c->request = m->u.ranges.seq;
         return 0;
     case DMN_MSG_RELEASE:
         if (!registered)
@@ -401,7 +403,7 @@ static void apply(server_t *s)
                      s->arb.tasks[act.forced].id);
         if (act.revoke >= 0) {
             conn_t *c = &s->conns[s->conn_of_slot[act.revoke]];
-            dmn_msg_grant_t g = {s->arb.tasks[act.revoke].grant_seq, 0};
+            dmn_msg_grant_t g = {s->arb.tasks[act.revoke].grant_seq, 0, 0};
             (void)send_msg(s, c,
                            dmn_proto_encode_grant(s->out, sizeof(s->out), ++s->seq, DMN_MSG_REVOKE,
                                                   &g)); /* if the holder left: decide again */
@@ -416,7 +418,9 @@ static void apply(server_t *s)
             }
             if (s->arb.tasks[act.grant].used && s->conn_of_slot[act.grant] >= 0) {
                 conn_t *c = &s->conns[s->conn_of_slot[act.grant]];
-                dmn_msg_grant_t g = {act.grant_seq, s->arb.quantum_ns};
+                /* the request it answers: a client that has gone idle since
+                 * knows this GRANT is not for its later requests */
+                dmn_msg_grant_t g = {act.grant_seq, s->arb.quantum_ns, c->request};
                 (void)send_msg(
                     s, c,
                     dmn_proto_encode_grant(s->out, sizeof(s->out), ++s->seq, DMN_MSG_GRANT, &g));
