@@ -25,7 +25,8 @@ struct dmn_client {
     int fd; /* -1: local mode */
     uint32_t task_id, registrations, seq;
     int holding, revoked, announced, have_stats;
-    int requested; /* PENDING sent since the last IDLE: a GRANT may answer it */
+    uint64_t request;      /* PENDING messages sent: the number of the last one */
+    uint64_t idle_request; /* request when IDLE was last sent: a GRANT answers a later one */
     uint64_t grant_seq;
     uint64_t backoff_ns, next_retry_ns;
     uint32_t n_launches, n_ranges;
@@ -43,7 +44,8 @@ static void go_local(dmn_client_t *c, const char *why)
         close(c->fd);
     }
     c->fd = -1;
-    c->holding = c->revoked = c->announced = c->requested = 0;
+    c->holding = c->revoked = c->announced = 0;
+    c->idle_request = c->request; /* a new daemon answers nothing asked of this one */
     c->task_id = 0;
     c->in_len = 0;
     c->backoff_ns = BACKOFF_MIN_NS;
@@ -75,10 +77,12 @@ static int process(dmn_client_t *c, const dmn_msg_t *m)
 {
     switch (m->hdr.type) {
     case DMN_MSG_GRANT:
-        /* One sent before the daemon read our IDLE: that IDLE ended the turn
-         * there, so it is no turn here (taking it, the task launched beside
-         * the next holder). */
-        if (!c->requested)
+        /* One that answers a PENDING sent before our last IDLE: the daemon
+         * decided before it read the IDLE, which ended that turn there, so it
+         * is no turn here, even when we have asked again since (the daemon
+         * answers that PENDING with a GRANT of its own; taking this one, the
+         * task launched beside the holder). */
+        if (m->u.grant.request <= c->idle_request)
             return 0;
         c->holding = 1;
         c->revoked = 0;
@@ -252,10 +256,10 @@ void dmn_client_close(dmn_client_t *c)
 static gmux_status_t announce(dmn_client_t *c)
 {
     uint32_t n = c->n_launches ? c->n_launches : 1;
-    c->requested = 1; /* before sending: a failed send goes local, which clears it */
+    c->request++; /* before sending: a failed send goes local, which sets idle_request */
     gmux_status_t st =
-        send_out(c, dmn_proto_encode_ranges(c->out, sizeof(c->out), ++c->seq, DMN_MSG_PENDING, n, 0,
-                                            c->ranges, c->n_ranges));
+        send_out(c, dmn_proto_encode_ranges(c->out, sizeof(c->out), ++c->seq, DMN_MSG_PENDING, n,
+                                            c->request, c->ranges, c->n_ranges));
     if (!c->holding)
         c->announced = 1;
     return st;
@@ -316,7 +320,8 @@ gmux_status_t dmn_client_idle(dmn_client_t *c)
     maybe_reconnect(c);
     if (c->fd < 0 || pump(c, 0, NULL) < 0)
         return GMUX_OK;
-    c->holding = c->revoked = c->announced = c->requested = 0;
+    c->holding = c->revoked = c->announced = 0;
+    c->idle_request = c->request;
     return send_out(c, dmn_proto_encode_empty(c->out, sizeof(c->out), ++c->seq, DMN_MSG_IDLE));
 }
 

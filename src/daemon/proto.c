@@ -8,7 +8,7 @@
 #define STATS_SIZE      48u
 #define REGISTERED_SIZE 16u
 #define REFUSED_SIZE    (4u + DMN_REASON_MAX)
-#define GRANT_SIZE      16u
+#define GRANT_SIZE      24u
 
 static void put16(uint8_t *p, uint16_t v)
 {
@@ -206,6 +206,7 @@ gmux_status_t dmn_proto_decode(const uint8_t *buf, size_t len, dmn_msg_t *msg)
             return GMUX_ERR_PARSE;
         msg->u.grant.grant_seq = get64(p);
         msg->u.grant.quantum_ns = get64(p + 8);
+        msg->u.grant.request = get64(p + 16);
         return GMUX_OK;
     case DMN_MSG_STATUS: {
         dmn_msg_status_t *s = &msg->u.status;
@@ -372,6 +373,7 @@ size_t dmn_proto_encode_grant(uint8_t *out, size_t cap, uint32_t seq, dmn_msg_ty
         return 0;
     put64(p, m->grant_seq);
     put64(p + 8, m->quantum_ns);
+    put64(p + 16, m->request);
     return DMN_PROTO_HDR_SIZE + GRANT_SIZE;
 }
 

@@ -32,9 +32,9 @@
 #include <gmux/status.h>
 
 /* Version 2: STATS device bytes, STATUS mode and footprints; 3: PLAN kind AHEAD;
- * 4: STATUS planned bytes. */
+ * 4: STATUS planned bytes; 5: PENDING numbered, GRANT names the PENDING it answers. */
 #define DMN_PROTO_MAGIC       0x44584d47u /* 'G' 'M' 'X' 'D' */
-#define DMN_PROTO_VERSION     4u
+#define DMN_PROTO_VERSION     5u
 #define DMN_PROTO_HDR_SIZE    16u
 #define DMN_PROTO_MAX_PAYLOAD 65536u
 #define DMN_PROTO_MAX_MSG     (DMN_PROTO_HDR_SIZE + DMN_PROTO_MAX_PAYLOAD)
@@ -117,7 +117,8 @@ typedef struct dmn_msg_register { /* 56 bytes */
 typedef struct dmn_msg_ranges { /* PENDING (count = launches) and PLAN (count = kind) */
     uint32_t count;
     uint32_t n_ranges;
-    uint64_t seq;             /* PLAN: the grant it belongs to; PENDING: 0 */
+    uint64_t seq;             /* PLAN: the grant it belongs to; PENDING: the sender's request
+                                 number, counted from 1 over its PENDING messages (v5) */
     const uint8_t *ranges_le; /* n_ranges * 16 bytes in the caller's buffer */
 } dmn_msg_ranges_t;
 
@@ -141,9 +142,10 @@ typedef struct dmn_msg_refused { /* 68 bytes */
     char reason[DMN_REASON_MAX];
 } dmn_msg_refused_t;
 
-typedef struct dmn_msg_grant { /* GRANT and REVOKE, 16 bytes */
+typedef struct dmn_msg_grant { /* GRANT and REVOKE, 24 bytes */
     uint64_t grant_seq;
     uint64_t quantum_ns;
+    uint64_t request; /* GRANT: the number of the last PENDING read before it (v5); REVOKE: 0 */
 } dmn_msg_grant_t;
 
 typedef struct dmn_status_task { /* 128 bytes on the wire */

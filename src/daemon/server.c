@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "common/array.h"
 #include "common/clock.h"
 #include "common/errors.h"
 #include "common/log.h"
@@ -21,6 +22,20 @@
 #define MAX_CONNS    (DMN_ARB_MAX_TASKS + 32)
 #define PID_CHECK_NS (200 * COM_NS_PER_MS)
 #define SEND_BUF     (DMN_PROTO_MAX_MSG)
+/* Bytes a peer may leave unread before it counts as not reading its socket.
+ * One switch sends a task a few 64 KiB PLAN messages per kind, more than a
+ * Unix socket buffers (about 200 KiB); a live client reads them within a
+ * millisecond or so. 16 MiB is 256 full PLAN messages: far more than a switch
+ * plans. No time limit: a stopped process (a debugger, SIGSTOP) reads its
+ * orders when it runs again, and the grace period takes the turn from a
+ * holder that does not answer. */
+#define OUT_MAX (16u << 20)
+/* Messages handled per connection and poll round. A peer writes faster than
+ * the daemon handles (16 bytes of IDLE cost it a decode and an arbiter call),
+ * so reading a socket until it was empty let one flooding peer keep the daemon
+ * from deciding and from every other peer. 64 is far more than a task says
+ * between two of its kernel boundaries. */
+#define MSGS_PER_ROUND 64
 
 typedef struct conn {
     int fd;       /* -1: free */
@@ -28,6 +43,10 @@ typedef struct conn {
     pid_t pid;    /* from SO_PEERCRED */
     uint8_t *buf; /* DMN_PROTO_MAX_MSG bytes of input */
     size_t len;
+    uint8_t *out; /* what the socket did not take yet, in order: out[out_off, out_len) */
+    size_t out_off, out_len, out_cap;
+    bool backlog;     /* buf holds whole messages left for the next round (MSGS_PER_ROUND) */
+    uint64_t request; /* number of the last PENDING read: what a GRANT answers */
 } conn_t;
 
 typedef struct server {
@@ -87,11 +106,43 @@ static void drop(server_t *s, conn_t *c, const char *why)
     }
     close(c->fd);
     free(c->buf);
-    *c = (conn_t){-1, -1, 0, NULL, 0};
+    free(c->out);
+    *c = (conn_t){.fd = -1, .slot = -1};
 }
 
-/* Sends one message whole or drops the connection (a peer that does not read
- * its socket must not stall the daemon). Returns 0 when sent. */
+static int has_output(const conn_t *c)
+{
+    return c->out_off < c->out_len;
+}
+
+/* Appends n bytes to c's output queue, or drops a connection whose queue would
+ * pass OUT_MAX. Returns 0 when queued. */
+static int enqueue(server_t *s, conn_t *c, const uint8_t *data, size_t n)
+{
+    size_t queued = c->out_len - c->out_off;
+    if (queued + n > OUT_MAX) {
+        drop(s, c, "not reading its socket");
+        return -1;
+    }
+    if (c->out_len + n > c->out_cap && c->out_off > 0) { /* reuse the part already sent */
+        memmove(c->out, c->out + c->out_off, queued);
+        c->out_off = 0;
+        c->out_len = queued;
+    }
+    if (com_array_grow((void **)&c->out, &c->out_cap, c->out_len + n, 1, 2 * DMN_PROTO_MAX_MSG,
+                       OUT_MAX) != GMUX_OK) {
+        drop(s, c, "out of memory");
+        return -1;
+    }
+    memcpy(c->out + c->out_len, data, n);
+    c->out_len += n;
+    return 0;
+}
+
+/* Sends one message (in s->out), or the part the socket does not take now
+ * into c's queue, behind whatever is queued already: the daemon never waits
+ * for a peer, and a peer reads its messages whole and in order. Returns 0
+ * when sent or queued; -1 when the connection was dropped. */
 static int send_msg(server_t *s, conn_t *c, size_t len)
 {
     if (len == 0) {
@@ -99,12 +150,37 @@ static int send_msg(server_t *s, conn_t *c, size_t len)
         drop(s, c, "encode failure");
         return -1;
     }
-    ssize_t n = send(c->fd, s->out, len, MSG_DONTWAIT | MSG_NOSIGNAL);
-    if (n != (ssize_t)len) {
-        drop(s, c, n < 0 && errno != EAGAIN ? "send failed" : "not reading its socket");
-        return -1;
+    size_t sent = 0;
+    if (!has_output(c)) {
+        ssize_t n = send(c->fd, s->out, len, MSG_DONTWAIT | MSG_NOSIGNAL);
+        if (n < 0 && errno != EAGAIN && errno != EINTR) {
+            drop(s, c, "send failed");
+            return -1;
+        }
+        sent = n > 0 ? (size_t)n : 0;
+        if (sent == len)
+            return 0;
     }
-    return 0;
+    return enqueue(s, c, s->out + sent, len - sent);
+}
+
+/* Sends what c's socket takes of its queue (on POLLOUT). */
+static void flush(server_t *s, conn_t *c)
+{
+    while (has_output(c)) {
+        ssize_t n =
+            send(c->fd, c->out + c->out_off, c->out_len - c->out_off, MSG_DONTWAIT | MSG_NOSIGNAL);
+        if (n < 0 && (errno == EAGAIN || errno == EINTR))
+            return;
+        if (n <= 0) {
+            drop(s, c, "send failed");
+            return;
+        }
+        c->out_off += (size_t)n;
+    }
+    free(c->out); /* a burst's memory goes back once it is sent */
+    c->out = NULL;
+    c->out_off = c->out_len = c->out_cap = 0;
 }
 
 static void accept_all(server_t *s)
@@ -132,7 +208,7 @@ static void accept_all(server_t *s)
             close(fd);
             continue;
         }
-        *c = (conn_t){fd, -1, pid, buf, 0};
+        *c = (conn_t){.fd = fd, .slot = -1, .pid = pid, .buf = buf};
     }
 }
 
@@ -184,6 +260,7 @@ static int handle(server_t *s, conn_t *c, dmn_msg_t *m)
             break;
         if (dmn_arb_pending(&s->arb, c->slot, m->u.ranges.count, &m->u.ranges, now) != GMUX_OK)
             break;
+        c->request = m->u.ranges.seq;
         return 0;
     case DMN_MSG_RELEASE:
         if (!registered)
@@ -208,9 +285,12 @@ static int handle(server_t *s, conn_t *c, dmn_msg_t *m)
     return -1;
 }
 
+/* Handles up to MSGS_PER_ROUND whole messages of c's input, and receives more
+ * only once it holds no whole message: what is left waits for the next round
+ * (c->backlog), after the arbiter and the other peers had theirs. */
 static void on_readable(server_t *s, conn_t *c)
 {
-    for (;;) {
+    if (!c->backlog) { /* then buf holds less than a message: there is room */
         ssize_t n = recv(c->fd, c->buf + c->len, DMN_PROTO_MAX_MSG - c->len, MSG_DONTWAIT);
         if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
             drop(s, c, n == 0 ? "hung up" : "receive failed");
@@ -219,31 +299,35 @@ static void on_readable(server_t *s, conn_t *c)
         if (n < 0)
             return;
         c->len += (size_t)n;
-        size_t off = 0;
-        for (;;) {
-            dmn_hdr_t h;
-            gmux_status_t st = dmn_proto_read_hdr(c->buf + off, c->len - off, &h);
-            if (st == GMUX_ERR_BUSY)
-                break;
-            dmn_msg_t m;
-            size_t whole = DMN_PROTO_HDR_SIZE + (size_t)h.length;
-            if (st == GMUX_OK && c->len - off < whole)
-                break;
-            if (st == GMUX_OK)
-                st = dmn_proto_decode(c->buf + off, whole, &m);
-            if (st != GMUX_OK) {
-                COM_WARN(DAEMON, "pid %d: malformed message (%s)", (int)c->pid,
-                         gmux_status_str(st));
-                drop(s, c, "malformed message");
-                return;
-            }
-            if (handle(s, c, &m) != 0)
-                return;
-            off += whole;
-        }
-        memmove(c->buf, c->buf + off, c->len - off);
-        c->len -= off;
     }
+    c->backlog = false;
+    size_t off = 0;
+    for (int handled = 0;; handled++) {
+        dmn_hdr_t h;
+        gmux_status_t st = dmn_proto_read_hdr(c->buf + off, c->len - off, &h);
+        if (st == GMUX_ERR_BUSY)
+            break;
+        dmn_msg_t m;
+        size_t whole = DMN_PROTO_HDR_SIZE + (size_t)h.length;
+        if (st == GMUX_OK && c->len - off < whole)
+            break;
+        if (st == GMUX_OK && handled == MSGS_PER_ROUND) {
+            c->backlog = true;
+            break;
+        }
+        if (st == GMUX_OK)
+            st = dmn_proto_decode(c->buf + off, whole, &m);
+        if (st != GMUX_OK) {
+            COM_WARN(DAEMON, "pid %d: malformed message (%s)", (int)c->pid, gmux_status_str(st));
+            drop(s, c, "malformed message");
+            return;
+        }
+        if (handle(s, c, &m) != 0)
+            return;
+        off += whole;
+    }
+    memmove(c->buf, c->buf + off, c->len - off);
+    c->len -= off;
 }
 
 static void check_pids(server_t *s, uint64_t now)
@@ -319,7 +403,7 @@ static void apply(server_t *s)
                      s->arb.tasks[act.forced].id);
         if (act.revoke >= 0) {
             conn_t *c = &s->conns[s->conn_of_slot[act.revoke]];
-            dmn_msg_grant_t g = {s->arb.tasks[act.revoke].grant_seq, 0};
+            dmn_msg_grant_t g = {s->arb.tasks[act.revoke].grant_seq, 0, 0};
             (void)send_msg(s, c,
                            dmn_proto_encode_grant(s->out, sizeof(s->out), ++s->seq, DMN_MSG_REVOKE,
                                                   &g)); /* if the holder left: decide again */
@@ -334,7 +418,9 @@ static void apply(server_t *s)
             }
             if (s->arb.tasks[act.grant].used && s->conn_of_slot[act.grant] >= 0) {
                 conn_t *c = &s->conns[s->conn_of_slot[act.grant]];
-                dmn_msg_grant_t g = {act.grant_seq, s->arb.quantum_ns};
+                /* the request it answers: a client that has gone idle since
+                 * knows this GRANT is not for its later requests */
+                dmn_msg_grant_t g = {act.grant_seq, s->arb.quantum_ns, c->request};
                 (void)send_msg(
                     s, c,
                     dmn_proto_encode_grant(s->out, sizeof(s->out), ++s->seq, DMN_MSG_GRANT, &g));
@@ -348,6 +434,9 @@ static void apply(server_t *s)
 
 static int poll_timeout_ms(const server_t *s, uint64_t now)
 {
+    for (int i = 0; i < MAX_CONNS; i++)
+        if (s->conns[i].fd >= 0 && s->conns[i].backlog)
+            return 0;
     uint64_t next = dmn_arb_next_deadline(&s->arb);
     if (next > s->next_pid_check)
         next = s->next_pid_check;
@@ -370,7 +459,7 @@ gmux_status_t dmn_server_run(const dmn_server_opts_t *opts, volatile sig_atomic_
     s->opts = opts;
     s->policy = (dmn_cred_policy_t){getuid(), opts->group};
     for (int i = 0; i < MAX_CONNS; i++)
-        s->conns[i] = (conn_t){-1, -1, 0, NULL, 0};
+        s->conns[i] = (conn_t){.fd = -1, .slot = -1};
     for (int i = 0; i < DMN_ARB_MAX_TASKS; i++)
         s->conn_of_slot[i] = -1;
     dmn_arb_init(&s->arb, opts->quantum_ns, opts->grace_ns, opts->placement, com_clock_ns());
@@ -401,26 +490,28 @@ gmux_status_t dmn_server_run(const dmn_server_opts_t *opts, volatile sig_atomic_
         for (int i = 0; i < MAX_CONNS; i++)
             if (s->conns[i].fd >= 0) {
                 idx[nf] = i;
-                fds[nf++] = (struct pollfd){s->conns[i].fd, POLLIN, 0};
+                short ev = (short)(POLLIN | (has_output(&s->conns[i]) ? POLLOUT : 0));
+                fds[nf++] = (struct pollfd){s->conns[i].fd, ev, 0};
             }
         int r = poll(fds, (nfds_t)nf, poll_timeout_ms(s, now));
         if (r < 0 && errno != EINTR) {
             st = com_status_from_errno(errno);
             break;
         }
-        if (r > 0) {
-            if (fds[0].revents & (POLLERR | POLLNVAL)) {
-                st = GMUX_ERR_IO;
-                break;
-            }
-            for (int k = 1; k < nf; k++) {
-                conn_t *c = &s->conns[idx[k]];
-                if (c->fd == fds[k].fd && fds[k].revents)
-                    on_readable(s, c); /* POLLHUP: recv sees EOF after the last bytes */
-            }
-            if (fds[0].revents & POLLIN)
-                accept_all(s);
+        if (r > 0 && (fds[0].revents & (POLLERR | POLLNVAL))) {
+            st = GMUX_ERR_IO;
+            break;
         }
+        /* revents stay 0 without events; a backlog is handled anyway */
+        for (int k = 1; k < nf; k++) {
+            conn_t *c = &s->conns[idx[k]];
+            if (c->fd == fds[k].fd && (fds[k].revents & POLLOUT))
+                flush(s, c);
+            if (c->fd == fds[k].fd && ((fds[k].revents & ~POLLOUT) || c->backlog))
+                on_readable(s, c); /* POLLHUP: recv sees EOF after the last bytes */
+        }
+        if (fds[0].revents & POLLIN)
+            accept_all(s);
         check_pids(s, com_clock_ns());
         apply(s);
         bool open_conn = false;

@@ -7,7 +7,11 @@
  * version, length, type, a message of the wrong direction or out of order)
  * is dropped and its task reclaimed; so is one that hangs up (POLLHUP/EOF,
  * seen at once) or whose process is gone (checked every 200 ms by pid), or
- * one that stops reading its socket (a send that would block). The daemon
+ * one that stops reading its socket. Sends never block: what a socket does
+ * not take at once is queued for that connection, in order, and sent as the
+ * peer reads; a connection whose queue passes 16 MiB is the one dropped for
+ * not reading. Each poll round handles at most 64 messages of a connection,
+ * so a peer that writes without pause cannot hold off the others. The daemon
  * itself only stops on *stop or a listening-socket failure.
  *
  * Thread-safety: one server per process, run on one thread.

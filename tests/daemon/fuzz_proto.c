@@ -78,9 +78,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (dmn_proto_decode(again, n, &m2) != GMUX_OK || m2.hdr.type != m.hdr.type ||
             m2.hdr.seq != m.hdr.seq)
             abort();
-        /* The fields the share mode reads (v2) and the planned bytes (v4) survive
-         * the round trip. */
+        /* The fields the share mode reads (v2), the planned bytes (v4) and the
+         * request a GRANT answers (v5) survive the round trip. */
         if (m.hdr.type == DMN_MSG_STATS && m2.u.stats.device != m.u.stats.device)
+            abort();
+        if ((m.hdr.type == DMN_MSG_GRANT || m.hdr.type == DMN_MSG_REVOKE) &&
+            m2.u.grant.request != m.u.grant.request)
+            abort();
+        if ((m.hdr.type == DMN_MSG_PENDING || m.hdr.type == DMN_MSG_PLAN) &&
+            m2.u.ranges.seq != m.u.ranges.seq)
             abort();
         if (m.hdr.type == DMN_MSG_STATUS &&
             (m2.u.status.mode != m.u.status.mode || m2.u.status.capacity != m.u.status.capacity ||

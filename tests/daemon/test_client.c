@@ -274,8 +274,9 @@ static void test_ahead_before_grant(void **state)
     stop_server(srv, SIGTERM);
 }
 
-/* Reads one whole message of the given type from a blocking socket. */
-static int fake_read(int fd, uint8_t *buf, dmn_msg_type_t type)
+/* Reads one whole message of the given type from a blocking socket and
+ * decodes it into *m. */
+static int fake_read(int fd, uint8_t *buf, dmn_msg_type_t type, dmn_msg_t *m)
 {
     size_t len = 0, want = DMN_PROTO_HDR_SIZE;
     dmn_hdr_t h = {0};
@@ -290,13 +291,16 @@ static int fake_read(int fd, uint8_t *buf, dmn_msg_type_t type)
             want += h.length;
         }
     }
-    return h.type == type ? 0 : -1;
+    return h.type == type && dmn_proto_decode(buf, len, m) == GMUX_OK ? 0 : -1;
 }
 
 /* A daemon of one connection whose GRANT crosses the client's IDLE: it
  * answers REGISTER, reads PENDING and IDLE, and only then sends the GRANT it
- * decided before it read the IDLE (which, at gmuxd, ends that turn again). */
-static pid_t start_fake_crossing_grant(void)
+ * decided before it read the IDLE (which, at gmuxd, ends that turn again).
+ * again: the client asks once more after its IDLE; the fake reads that PENDING
+ * before the stale GRANT, then a STATS (the test's word that it has looked at
+ * that GRANT), and then grants the new request, as gmuxd would. */
+static pid_t start_fake_crossing_grant(int again)
 {
     int p[2];
     assert_int_equal(pipe(p), 0);
@@ -311,12 +315,22 @@ static pid_t start_fake_crossing_grant(void)
         struct pollfd pf = {lfd, POLLIN, 0};
         if (poll(&pf, 1, 10000) != 1 || (fd = accept(lfd, NULL, NULL)) < 0)
             _exit(1);
+        dmn_msg_t m;
         dmn_msg_registered_t r = {7, 0, 20 * COM_NS_PER_MS};
-        dmn_msg_grant_t g = {1, 20 * COM_NS_PER_MS};
-        if (fake_read(fd, buf, DMN_MSG_REGISTER) != 0 ||
+        if (fake_read(fd, buf, DMN_MSG_REGISTER, &m) != 0 ||
             write(fd, buf, dmn_proto_encode_registered(buf, sizeof(buf), 1, &r)) <= 0 ||
-            fake_read(fd, buf, DMN_MSG_PENDING) != 0 || fake_read(fd, buf, DMN_MSG_IDLE) != 0 ||
-            write(fd, buf, dmn_proto_encode_grant(buf, sizeof(buf), 2, DMN_MSG_GRANT, &g)) <= 0)
+            fake_read(fd, buf, DMN_MSG_PENDING, &m) != 0)
+            _exit(1);
+        dmn_msg_grant_t g = {1, 20 * COM_NS_PER_MS, m.u.ranges.seq}; /* decided now */
+        if (fake_read(fd, buf, DMN_MSG_IDLE, &m) != 0 ||
+            (again && fake_read(fd, buf, DMN_MSG_PENDING, &m) != 0))
+            _exit(1);
+        dmn_msg_grant_t fresh = {2, 20 * COM_NS_PER_MS, again ? m.u.ranges.seq : 0};
+        if (write(fd, buf, dmn_proto_encode_grant(buf, sizeof(buf), 2, DMN_MSG_GRANT, &g)) <= 0 ||
+            (again &&
+             (fake_read(fd, buf, DMN_MSG_STATS, &m) != 0 ||
+              write(fd, buf, dmn_proto_encode_grant(buf, sizeof(buf), 3, DMN_MSG_GRANT, &fresh)) <=
+                  0)))
             _exit(1);
         while (read(fd, buf, sizeof(buf)) > 0) /* until the client closes */
             ;
@@ -326,6 +340,39 @@ static pid_t start_fake_crossing_grant(void)
     return server_ready(pid, p);
 }
 
+/* The client asks, goes idle and, again: asks once more, while the fake
+ * daemon's GRANT for the first request crosses the IDLE (see
+ * start_fake_crossing_grant). That GRANT must not give the turn; with again,
+ * the GRANT for the new request that follows does. */
+static void run_crossing_grant(int again)
+{
+    pid_t srv = start_fake_crossing_grant(again);
+    struct plans pl = {0};
+    dmn_client_t *c = open_client("crossed", &pl);
+    assert_false(dmn_client_is_local(c));
+    assert_int_equal(dmn_client_pending(c, 1, NULL, 0), GMUX_OK);
+    assert_int_equal(dmn_client_idle(c), GMUX_OK);
+    if (again)
+        assert_int_equal(dmn_client_pending(c, 1, NULL, 0), GMUX_OK);
+    struct pollfd pf = {dmn_client_fd(c), POLLIN, 0};
+    assert_int_equal(poll(&pf, 1, 5000), 1); /* the crossing GRANT is there */
+    assert_int_equal(dmn_client_poll(c), 0);
+    assert_false(dmn_client_holds_turn(c));
+    assert_false(dmn_client_is_local(c)); /* a stale GRANT is no protocol error */
+    if (again) {
+        dmn_msg_stats_t st = {0};
+        assert_int_equal(dmn_client_report(c, &st), GMUX_OK); /* the fake grants request 2 */
+        assert_int_equal(dmn_client_wait_turn(c, 5 * COM_NS_PER_S), GMUX_OK);
+        assert_true(dmn_client_holds_turn(c));
+        assert_false(dmn_client_is_local(c));
+    }
+    dmn_client_close(c);
+    int status;
+    assert_int_equal(waitpid(srv, &status, 0), srv);
+    server_pid = 0;
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
 /* A GRANT that arrives after the client sent IDLE (and asked for nothing
  * since) answers a request the daemon has already ended: it is no turn. The
  * client took it as one, and launched beside the task the daemon granted
@@ -333,22 +380,18 @@ static pid_t start_fake_crossing_grant(void)
 static void test_grant_after_idle_is_stale(void **state)
 {
     (void)state;
-    pid_t srv = start_fake_crossing_grant();
-    struct plans pl = {0};
-    dmn_client_t *c = open_client("crossed", &pl);
-    assert_false(dmn_client_is_local(c));
-    assert_int_equal(dmn_client_pending(c, 1, NULL, 0), GMUX_OK);
-    assert_int_equal(dmn_client_idle(c), GMUX_OK);
-    struct pollfd pf = {dmn_client_fd(c), POLLIN, 0};
-    assert_int_equal(poll(&pf, 1, 5000), 1); /* the crossing GRANT is there */
-    assert_int_equal(dmn_client_poll(c), 0);
-    assert_false(dmn_client_holds_turn(c));
-    assert_false(dmn_client_is_local(c)); /* a stale GRANT is no protocol error */
-    dmn_client_close(c);
-    int st;
-    assert_int_equal(waitpid(srv, &st, 0), srv);
-    server_pid = 0;
-    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    run_crossing_grant(0);
+}
+
+/* The same crossing GRANT when the client has asked again since its IDLE: it
+ * still answers the first request, which the IDLE ended at the daemon, not
+ * the new one (the daemon grants that one by itself, next). The client took
+ * it as the answer to its new PENDING and launched beside whichever task the
+ * daemon had granted meanwhile. */
+static void test_grant_crossing_idle_and_pending_is_stale(void **state)
+{
+    (void)state;
+    run_crossing_grant(1);
 }
 
 /* A socket path longer than a Unix socket address holds is refused, not cut:
@@ -401,6 +444,8 @@ int main(void)
         cmocka_unit_test_teardown(test_gating_and_plans, kill_leftover_server),
         cmocka_unit_test_teardown(test_ahead_before_grant, kill_leftover_server),
         cmocka_unit_test_teardown(test_grant_after_idle_is_stale, kill_leftover_server),
+        cmocka_unit_test_teardown(test_grant_crossing_idle_and_pending_is_stale,
+                                  kill_leftover_server),
         cmocka_unit_test_teardown(test_path_too_long, kill_leftover_server),
         cmocka_unit_test_teardown(test_bad_options, kill_leftover_server),
     };

@@ -435,7 +435,7 @@ static void test_malformed(void **state)
     n = dmn_proto_encode_register(m, sizeof(m), 1, &reg);
     m[8] = 8; /* REGISTER with a length that does not match */
     send_and_expect_drop(&r, m, 16 + 8, "short REGISTER");
-    dmn_msg_grant_t g = {1, 1};
+    dmn_msg_grant_t g = {1, 1, 1};
     n = dmn_proto_encode_grant(m, sizeof(m), 1, DMN_MSG_GRANT, &g);
     send_and_expect_drop(&r, m, n, "daemon-to-client type");
     n = dmn_proto_encode_ranges(m, sizeof(m), 1, DMN_MSG_PENDING, 1, 0, NULL, 0);
@@ -466,6 +466,203 @@ static void test_malformed(void **state)
             assert_int_equal(log.k[k].local, 0);
         drig_free_log(&log);
     }
+    drig_fini(&r);
+}
+
+/* Reads and decodes one whole message into buf (DMN_PROTO_MAX_MSG bytes) and
+ * *m within timeout_s. Returns its type, or -1 on end of file, an error, an
+ * undecodable message or the timeout. */
+static int raw_read(int fd, uint8_t *buf, dmn_msg_t *m, double timeout_s)
+{
+    uint64_t deadline = com_deadline_after_ns((uint64_t)(timeout_s * 1e9));
+    size_t len = 0, want = DMN_PROTO_HDR_SIZE;
+    dmn_hdr_t h = {0};
+    while (len < want) {
+        struct pollfd pf = {fd, POLLIN, 0};
+        if (com_deadline_passed(deadline) || poll(&pf, 1, 10) < 0)
+            return -1;
+        ssize_t n = recv(fd, buf + len, want - len, MSG_DONTWAIT);
+        if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
+            return -1;
+        len += n > 0 ? (size_t)n : 0;
+        if (len == DMN_PROTO_HDR_SIZE && want == DMN_PROTO_HDR_SIZE) {
+            if (dmn_proto_read_hdr(buf, len, &h) != GMUX_OK)
+                return -1;
+            want += h.length;
+        }
+    }
+    return dmn_proto_decode(buf, len, m) == GMUX_OK ? (int)h.type : -1;
+}
+
+/* A raw connection registered as a batch task. */
+static int raw_register(drig_t *r, const char *name, uint8_t *buf)
+{
+    int fd = raw_connect(r);
+    dmn_msg_register_t reg = {0, DMN_CLASS_BATCH, 0, 0, 0, {0}};
+    snprintf(reg.name, sizeof(reg.name), "%s", name);
+    size_t n = dmn_proto_encode_register(buf, DMN_PROTO_MAX_MSG, 1, &reg);
+    assert_int_equal(send(fd, buf, n, MSG_NOSIGNAL), (ssize_t)n);
+    dmn_msg_t m;
+    assert_int_equal(raw_read(fd, buf, &m, 10.0), DMN_MSG_REGISTERED);
+    return fd;
+}
+
+/* drig_until predicate: *(uint64_t *)arg bytes of fills planned so far, or no
+ * task left. */
+static int filled_or_empty(const dmn_report_t *rep, void *arg)
+{
+    return rep->fill_bytes >= *(uint64_t *)arg || rep->n_tasks == 0;
+}
+
+/* A task whose turns come faster than it reads its socket: each turn of the
+ * swap placement sends it a full PLAN (4,095 ranges, 64 KiB) and a GRANT, and
+ * it reads only after eight of them (512 KiB, more than a Unix socket buffers).
+ * It keeps its connection and gets every order, in order. The daemon dropped
+ * it ("not reading its socket") at the first send the socket did not take
+ * whole, about the fourth PLAN. */
+static void test_slow_reader_gets_every_plan(void **state)
+{
+    (void)state;
+    static drig_t r;
+    static uint8_t buf[DMN_PROTO_MAX_MSG];
+    static dmn_range_t ranges[DMN_MAX_RANGES];
+    drig_init(&r);
+    assert_true(drig_start_daemon(&r, 10, "swap") > 0);
+    int fd = raw_register(&r, "slow", buf);
+    for (uint32_t i = 0; i < DMN_MAX_RANGES; i++)
+        ranges[i] = (dmn_range_t){0x100000000ull + i * 0x20000ull, 0x10000};
+    enum { TURNS = 8 };
+    for (uint64_t turn = 1; turn <= TURNS; turn++) {
+        size_t n = dmn_proto_encode_ranges(buf, sizeof(buf), 2, DMN_MSG_PENDING, 1, 0, ranges,
+                                           DMN_MAX_RANGES);
+        assert_int_equal(send(fd, buf, n, MSG_NOSIGNAL), (ssize_t)n);
+        uint64_t filled = turn * DMN_MAX_RANGES * ranges[0].len; /* once granted */
+        assert_true(drig_until(&r, filled_or_empty, &filled, 10.0, &rep));
+        if (rep.n_tasks != 1)
+            fail_msg("turn %d: the daemon dropped the task", (int)turn);
+        n = dmn_proto_encode_empty(buf, sizeof(buf), 3, DMN_MSG_IDLE);
+        assert_int_equal(send(fd, buf, n, MSG_NOSIGNAL), (ssize_t)n);
+    }
+    uint64_t last_grant = 0;
+    for (int turn = 0; turn < TURNS; turn++) {
+        dmn_msg_t m;
+        int type = raw_read(fd, buf, &m, 10.0);
+        if (type < 0)
+            fail_msg("turn %d: the daemon closed the connection before its PLAN", turn);
+        assert_int_equal(type, DMN_MSG_PLAN);
+        assert_int_equal(m.u.ranges.count, DMN_PLAN_FILL);
+        assert_int_equal(m.u.ranges.n_ranges, DMN_MAX_RANGES);
+        for (uint32_t i = 0; i < DMN_MAX_RANGES; i += 1000)
+            assert_int_equal(dmn_proto_range_at(&m.u.ranges, i).base, ranges[i].base);
+        assert_true(m.u.ranges.seq > last_grant);
+        uint64_t plan_seq = m.u.ranges.seq;
+        assert_int_equal(raw_read(fd, buf, &m, 10.0), DMN_MSG_GRANT);
+        assert_int_equal(m.u.grant.grant_seq, plan_seq); /* the GRANT its PLAN belongs to */
+        last_grant = plan_seq;
+    }
+    assert_int_equal(dmn_report_fetch(r.sock, &rep, 5000), GMUX_OK);
+    assert_int_equal(rep.n_tasks, 1); /* still registered */
+    assert_int_equal(rep.reclaimed, 0);
+    close(fd);
+    drig_fini(&r);
+}
+
+/* A peer that asks and never reads is still dropped, once its unread answers
+ * pass the daemon's bound (16 MiB: about 70,000 STATUS replies here), and the
+ * daemon serves the others meanwhile. */
+static void test_non_reader_dropped(void **state)
+{
+    (void)state;
+    static drig_t r;
+    static uint8_t burst[1024 * DMN_PROTO_HDR_SIZE];
+    drig_init(&r);
+    assert_true(drig_start_daemon(&r, 10, "none") > 0);
+    static uint8_t buf[DMN_PROTO_MAX_MSG];
+    int task = raw_register(&r, "t", buf);
+    for (size_t off = 0; off < sizeof(burst); off += DMN_PROTO_HDR_SIZE)
+        dmn_proto_encode_empty(burst + off, DMN_PROTO_HDR_SIZE, 1, DMN_MSG_QUERY);
+    int fd = raw_connect(&r);
+    long sent = 0;
+    while (sent < 200 && send(fd, burst, sizeof(burst), MSG_NOSIGNAL) == (ssize_t)sizeof(burst))
+        sent++; /* fails once the daemon has closed the connection */
+    assert_true(closed_by_peer(fd, 10.0));
+    close(fd);
+    assert_int_equal(dmn_report_fetch(r.sock, &rep, 5000), GMUX_OK);
+    assert_int_equal(rep.n_tasks, 1);
+    close(task);
+    drig_fini(&r);
+}
+
+/* A task that says IDLE as fast as its socket takes it, for up to 30 s; one
+ * byte on ready once the flood runs. Each 16-byte message costs the daemon a
+ * decode and an arbiter call, more than it costs the task to write it. */
+static void flood(drig_t *r, int ready)
+{
+    static uint8_t burst[1 << 20];
+    int fd = raw_register(r, "flood", burst);
+    int big = 4 << 20; /* as much in flight as the system allows */
+    (void)setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &big, sizeof(big));
+    for (size_t off = 0; off < sizeof(burst); off += DMN_PROTO_HDR_SIZE)
+        dmn_proto_encode_empty(burst + off, DMN_PROTO_HDR_SIZE, 2, DMN_MSG_IDLE);
+    uint64_t deadline = com_deadline_after_ns(30 * COM_NS_PER_S);
+    int told = 0;
+    while (!com_deadline_passed(deadline) &&
+           send(fd, burst, sizeof(burst), MSG_NOSIGNAL) == (ssize_t)sizeof(burst))
+        if (!told++)
+            (void)!write(ready, "f", 1);
+    _exit(0);
+}
+
+/* Two tasks flooding the daemon with valid messages do not hold off the
+ * others: a task that asks for the turn 20 times in a row gets each within a
+ * second, 2 s for all, and a query is answered meanwhile. The daemon read a
+ * flooder's socket until it was empty, which it seldom was: each of the task's
+ * turns waited until the machine's scheduler happened to pause both flooders
+ * (seconds in all, at times several per turn). */
+static void test_flood_does_not_starve(void **state)
+{
+    (void)state;
+    static drig_t r;
+    static uint8_t buf[DMN_PROTO_MAX_MSG];
+    enum { FLOODERS = 2, TURNS = 20 };
+    drig_init(&r);
+    assert_true(drig_start_daemon(&r, 10, "none") > 0);
+    int fd = raw_register(&r, "victim", buf);
+    pid_t flooders[FLOODERS];
+    for (int i = 0; i < FLOODERS; i++) {
+        int p[2];
+        assert_int_equal(pipe(p), 0);
+        flooders[i] = fork();
+        if (flooders[i] == 0) {
+            close(p[0]);
+            flood(&r, p[1]);
+        }
+        close(p[1]);
+        r.spawned[r.n_spawned++] = flooders[i]; /* killed by drig_fini */
+        char b;
+        assert_int_equal(read(p[0], &b, 1), 1);
+        close(p[0]);
+    }
+    com_clock_sleep_ns(100 * COM_NS_PER_MS); /* the daemon is in the flood now */
+    double worst = 0, total = 0;
+    for (int turn = 0; turn < TURNS; turn++) {
+        uint64_t t0 = com_clock_ns();
+        size_t n = dmn_proto_encode_ranges(buf, sizeof(buf), 2, DMN_MSG_PENDING, 1, 0, NULL, 0);
+        assert_int_equal(send(fd, buf, n, MSG_NOSIGNAL), (ssize_t)n);
+        dmn_msg_t m;
+        assert_int_equal(raw_read(fd, buf, &m, 5.0), DMN_MSG_GRANT);
+        double waited = (double)(com_clock_ns() - t0) / 1e9;
+        worst = waited > worst ? waited : worst;
+        total += waited;
+        n = dmn_proto_encode_empty(buf, sizeof(buf), 3, DMN_MSG_IDLE);
+        assert_int_equal(send(fd, buf, n, MSG_NOSIGNAL), (ssize_t)n);
+    }
+    printf("flood: %d turns granted in %.3f s, the longest wait %.3f s\n", TURNS, total, worst);
+    assert_true(worst < 1.0 && total < 2.0);
+    assert_int_equal(dmn_report_fetch(r.sock, &rep, 1000), GMUX_OK);
+    for (int i = 0; i < FLOODERS; i++)
+        assert_int_equal(waitpid(flooders[i], NULL, WNOHANG), 0); /* still flooding */
+    close(fd);
     drig_fini(&r);
 }
 
@@ -660,6 +857,9 @@ int main(void)
         cmocka_unit_test_teardown(test_kill_client, drig_teardown),
         cmocka_unit_test_teardown(test_kill_daemon, drig_teardown),
         cmocka_unit_test_teardown(test_malformed, drig_teardown),
+        cmocka_unit_test_teardown(test_slow_reader_gets_every_plan, drig_teardown),
+        cmocka_unit_test_teardown(test_non_reader_dropped, drig_teardown),
+        cmocka_unit_test_teardown(test_flood_does_not_starve, drig_teardown),
         cmocka_unit_test_teardown(test_other_uid, drig_teardown),
         cmocka_unit_test_teardown(test_cli_daemon, drig_teardown),
         cmocka_unit_test_teardown(test_group_access, drig_teardown),

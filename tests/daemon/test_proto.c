@@ -19,7 +19,7 @@ static void test_header_layout(void **state)
     (void)state;
     size_t n = dmn_proto_encode_empty(buf, sizeof(buf), 0x01020304u, DMN_MSG_IDLE);
     assert_int_equal(n, 16);
-    const uint8_t want[16] = {'G', 'M', 'X', 'D', 4, 0, DMN_MSG_IDLE, 0, 0, 0, 0, 0, 4, 3, 2, 1};
+    const uint8_t want[16] = {'G', 'M', 'X', 'D', 5, 0, DMN_MSG_IDLE, 0, 0, 0, 0, 0, 4, 3, 2, 1};
     assert_memory_equal(buf, want, 16);
     dmn_hdr_t h;
     assert_int_equal(dmn_proto_read_hdr(buf, 15, &h), GMUX_ERR_BUSY);
@@ -91,7 +91,9 @@ static void test_header_rejects(void **state)
     assert_int_equal(dmn_proto_read_hdr(buf, n, &h), GMUX_ERR_VERSION);
     buf[4] = 3; /* version 3: a shorter STATUS; refused */
     assert_int_equal(dmn_proto_read_hdr(buf, n, &h), GMUX_ERR_VERSION);
-    buf[4] = 5;
+    buf[4] = 4; /* version 4: a GRANT that does not say which request it answers; refused */
+    assert_int_equal(dmn_proto_read_hdr(buf, n, &h), GMUX_ERR_VERSION);
+    buf[4] = 6;
     assert_int_equal(dmn_proto_read_hdr(buf, n, &h), GMUX_ERR_VERSION);
     n = dmn_proto_encode_empty(buf, sizeof(buf), 1, DMN_MSG_QUERY);
     buf[6] = 7; /* no type 7 */
@@ -139,8 +141,10 @@ static void test_ranges(void **state)
     assert_int_equal(dmn_proto_decode(buf, n, &m), GMUX_ERR_PARSE);
     assert_int_equal(
         dmn_proto_encode_ranges(buf, sizeof(buf), 1, DMN_MSG_PLAN, DMN_PLAN_AHEAD + 1, 1, r, 1), 0);
-    n = dmn_proto_encode_ranges(buf, sizeof(buf), 1, DMN_MSG_PENDING, 5, 0, r, 3);
-    buf[n - 8] = 11; /* the last range now wraps around */
+    n = dmn_proto_encode_ranges(buf, sizeof(buf), 1, DMN_MSG_PENDING, 5, 42, r, 3);
+    assert_int_equal(dmn_proto_decode(buf, n, &m), GMUX_OK);
+    assert_int_equal(m.u.ranges.seq, 42); /* the request number a GRANT echoes (v5) */
+    buf[n - 8] = 11;                      /* the last range now wraps around */
     assert_int_equal(dmn_proto_decode(buf, n, &m), GMUX_ERR_PARSE);
     n = dmn_proto_encode_ranges(buf, sizeof(buf), 1, DMN_MSG_PENDING, 5, 0, r, 3);
     memset(buf + n - 8, 0, 8); /* empty range */
@@ -181,11 +185,18 @@ static void test_small_messages(void **state)
     assert_int_equal(dmn_proto_decode(buf, n, &m), GMUX_OK);
     assert_int_equal(m.u.refused.status, GMUX_ERR_CAPACITY);
     assert_string_equal(m.u.refused.reason, "too many tasks");
-    dmn_msg_grant_t g = {99, 5};
+    dmn_msg_grant_t g = {99, 5, 0};
     n = dmn_proto_encode_grant(buf, sizeof(buf), 1, DMN_MSG_REVOKE, &g);
     assert_int_equal(dmn_proto_decode(buf, n, &m), GMUX_OK);
     assert_int_equal(m.hdr.type, DMN_MSG_REVOKE);
     assert_int_equal(m.u.grant.grant_seq, 99);
+    g = (dmn_msg_grant_t){100, 5, 0x1122334455667788ull};
+    n = dmn_proto_encode_grant(buf, sizeof(buf), 1, DMN_MSG_GRANT, &g);
+    assert_int_equal(n, DMN_PROTO_HDR_SIZE + 24);
+    assert_int_equal(dmn_proto_decode(buf, n, &m), GMUX_OK);
+    assert_int_equal(m.u.grant.request, 0x1122334455667788ull); /* the PENDING it answers (v5) */
+    buf[8] = 16; /* the payload of a version 4 GRANT */
+    assert_int_equal(dmn_proto_decode(buf, n - 8, &m), GMUX_ERR_PARSE);
     assert_string_equal(dmn_msg_type_name(DMN_MSG_REVOKE), "REVOKE");
     assert_string_equal(dmn_msg_type_name(200), "?");
 }
