@@ -109,3 +109,23 @@ CUresult shim_hook_cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned gx, uns
     shim_gate_exit(gated);
     return r;
 }
+
+/* --- unloads: the kernels' layouts go with their modules ------------------- */
+
+CUresult shim_hook_cuModuleUnload(CUmodule m)
+{
+    shim_ensure_init();
+    CUresult r = SHIM_CALL(cuModuleUnload, m);
+    if (r == CUDA_SUCCESS)
+        shim_params_forget();
+    return r;
+}
+
+CUresult shim_hook_cuLibraryUnload(CUlibrary l)
+{
+    shim_ensure_init();
+    CUresult r = SHIM_CALL(cuLibraryUnload, l);
+    if (r == CUDA_SUCCESS)
+        shim_params_forget();
+    return r;
+}

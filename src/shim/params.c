@@ -12,6 +12,11 @@
 #define PARAMS_EXTRA_MAX  4096 /* bytes of an `extra` buffer scanned without a layout */
 
 enum { SLOT_EMPTY = 0, SLOT_READY = 1, SLOT_UNKNOWN = 2 };
+/* The key of a forgotten slot: never a handle (handles are aligned
+ * pointers), never empty, so lookups probe past it and no fill reuses it
+ * while a launch may still read its layout. The table and the pool only
+ * fill up: past them, kernels have no layout (no prediction, no harm). */
+#define SLOT_FORGOTTEN ((uintptr_t)1)
 
 typedef struct params_slot {
     _Atomic(uintptr_t) key; /* CUfunction; 0 = empty */
@@ -45,6 +50,17 @@ void shim_params_reset(void)
         atomic_store(&params_slots[i].key, 0);
     }
     params_pool_used = 0;
+    pthread_mutex_unlock(&params_fill_lock);
+}
+
+void shim_params_forget(void)
+{
+    pthread_mutex_lock(&params_fill_lock);
+    for (size_t i = 0; i < PARAMS_SLOTS; i++) {
+        uintptr_t k = atomic_load_explicit(&params_slots[i].key, memory_order_relaxed);
+        if (k != 0 && k != SLOT_FORGOTTEN)
+            atomic_store_explicit(&params_slots[i].key, SLOT_FORGOTTEN, memory_order_release);
+    }
     pthread_mutex_unlock(&params_fill_lock);
 }
 
@@ -95,7 +111,7 @@ static void params_fill(params_slot_t *s, CUfunction func)
 static const params_slot_t *params_layout(CUfunction func)
 {
     uintptr_t key = (uintptr_t)func;
-    if (!key)
+    if (!key || key == SLOT_FORGOTTEN)
         return NULL;
     size_t h = params_hash(key);
     for (size_t probe = 0; probe < PARAMS_SLOTS; probe++) {

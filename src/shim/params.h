@@ -53,4 +53,11 @@ void shim_params_set_info(shim_param_info_fn func_info, shim_param_info_fn kerne
 /* Forgets every cached layout (tests). */
 void shim_params_reset(void);
 
+/* Forgets the layouts of every kernel known so far, because a module or
+ * library was unloaded: a function of a module loaded later may get the same
+ * handle with other parameters, and walking its kernelParams with the old
+ * layout would read past the program's array. Launches already walking a
+ * layout finish with it (the pool is never reused). */
+void shim_params_forget(void);
+
 #endif /* SHIM_PARAMS_H */

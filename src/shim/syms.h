@@ -52,6 +52,8 @@
     X(cuMemMap, cuMemMap, 10020, PFN_cuMemMap_v10020, 0)                                           \
     X(cuMemUnmap, cuMemUnmap, 10020, PFN_cuMemUnmap_v10020, 0)                                     \
     X(cuMemGetInfo_v2, cuMemGetInfo, 3020, PFN_cuMemGetInfo_v3020, 0)                              \
+    X(cuModuleUnload, cuModuleUnload, 2000, PFN_cuModuleUnload_v2000, 0)                           \
+    X(cuLibraryUnload, cuLibraryUnload, 12000, PFN_cuLibraryUnload_v12000, 0)                      \
     X(cuLaunchKernel, cuLaunchKernel, 4000, PFN_cuLaunchKernel_v4000, 0)                           \
     X(cuLaunchKernel_ptsz, cuLaunchKernel, 7000, PFN_cuLaunchKernel_v7000_ptsz, 1)                 \
     X(cuLaunchKernelEx, cuLaunchKernelEx, 11060, PFN_cuLaunchKernelEx_v11060, 0)                   \

@@ -16,6 +16,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 #include <cuda.h>
@@ -263,6 +265,53 @@ static void test_launch_decodes_and_orders(void **state)
     assert_int_equal(count_calls("cuLaunchKernel"), 1);
 }
 
+static void no_op(void **args, const unsigned grid[3], const unsigned block[3])
+{
+    (void)args;
+    (void)grid;
+    (void)block;
+}
+
+/* After a module is unloaded, a kernel of a module loaded later may get the
+ * same handle with fewer parameters. Its launch must be read with its own
+ * layout: the old one (three parameters) would read past the program's
+ * kernelParams, which here ends where an unreadable page begins. */
+static void test_layout_forgotten_at_unload(void **state)
+{
+    (void)state;
+    PFN_cuLaunchKernel_v4000 launch = GET(PFN_cuLaunchKernel_v4000, "cuLaunchKernel", 12000);
+    fake_reload_kernel_fn reload = (fake_reload_kernel_fn)dlsym(drv, "fake_reload_kernel");
+    assert_non_null(reload);
+    static const size_t s3[] = {8, 8, 8}, s1[] = {8};
+    CUfunction f = f_register("three", 3, s3, no_op);
+    CUdeviceptr a = alloc(4096), b = alloc(4096), c = alloc(4096);
+    void *args3[] = {&a, &b, &c};
+    CUstream s = new_stream();
+    assert_int_equal(launch(f, 1, 1, 1, 1, 1, 1, 0, s, args3, NULL), CUDA_SUCCESS);
+    assert_int_equal(GET(PFN_cuModuleUnload_v2000, "cuModuleUnload", 12000)((CUmodule)0x1000),
+                     CUDA_SUCCESS);
+    reload(f, "one", 1, s1, no_op);
+    long page = sysconf(_SC_PAGESIZE);
+    char *m =
+        mmap(NULL, 2 * (size_t)page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    assert_true(m != MAP_FAILED);
+    assert_int_equal(mprotect(m + page, (size_t)page, PROT_NONE), 0);
+    CUdeviceptr d = alloc(4096);
+    void **args1 = (void **)(m + page - sizeof(void *));
+    args1[0] = &d;
+    f_reset();
+    assert_int_equal(launch(f, 1, 1, 1, 1, 1, 1, 0, s, args1, NULL), CUDA_SUCCESS);
+    /* read with the new layout: its one argument, d, and nothing else */
+    if (mode_prefetch) {
+        const CUdeviceptr bases[] = {d};
+        const size_t sizes[] = {4096};
+        assert_prefetched_before("cuLaunchKernel", s, bases, sizes, 1);
+    }
+    assert_int_equal(GET(PFN_cuLibraryUnload_v12000, "cuLibraryUnload", 12000)((CUlibrary)0x2000),
+                     CUDA_SUCCESS);
+    munmap(m, 2 * (size_t)page);
+}
+
 /* The program's own cudaMallocManaged memory is tracked and prefetched too. */
 static void test_program_managed_memory(void **state)
 {
@@ -467,6 +516,7 @@ int main(void)
         cmocka_unit_test(test_pitch_alloc_huge_width),
         cmocka_unit_test(test_budget_view_tracks_every_kind),
         cmocka_unit_test(test_launch_decodes_and_orders),
+        cmocka_unit_test(test_layout_forgotten_at_unload),
         cmocka_unit_test(test_program_managed_memory),
         cmocka_unit_test(test_interior_pointer_maps_to_region),
         cmocka_unit_test(test_extra_buffer_form),

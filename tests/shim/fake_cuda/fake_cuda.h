@@ -39,6 +39,11 @@ typedef const fake_call_t *(*fake_log_get_fn)(size_t i);
 typedef void (*fake_set_logging_fn)(int on);
 typedef void *(*fake_register_kernel_fn)(const char *name, unsigned nparams, const size_t *sizes,
                                          fake_kernel_fn fn);
+/* Gives kernel f (a handle fake_register_kernel returned) another name,
+ * parameters and body: what a module loaded after an unload may get, the
+ * same handle for another function. */
+typedef void (*fake_reload_kernel_fn)(void *f, const char *name, unsigned nparams,
+                                      const size_t *sizes, fake_kernel_fn fn);
 typedef void *(*fake_entry_fn)(const char *sym);
 /* Makes cuStreamIsCapturing report stream (NULL: none) as capturing. */
 typedef void (*fake_set_capturing_fn)(void *stream);

@@ -30,13 +30,12 @@ static _Atomic size_t fake_nkernels;
 static _Atomic uintptr_t fake_next_stream = 0x5000;
 static _Atomic uintptr_t fake_next_event = 0x7000;
 
-FAKE_API void *fake_register_kernel(const char *name, unsigned nparams, const size_t *sizes,
-                                    fake_kernel_fn fn)
+/* Writes kernel k's name, layout (8-byte arguments aligned to 8, smaller
+ * ones to their size) and body. */
+static void fake_define_kernel(fake_kernel_t *k, const char *name, unsigned nparams,
+                               const size_t *sizes, fake_kernel_fn fn)
 {
-    size_t slot = atomic_fetch_add(&fake_nkernels, 1);
-    if (nparams > FAKE_MAX_PARAMS || slot >= FAKE_MAX_KERNELS)
-        return NULL;
-    fake_kernel_t *k = &fake_kernels[slot];
+    memset(k->name, 0, sizeof(k->name));
     strncpy(k->name, name, sizeof(k->name) - 1);
     k->n = nparams;
     k->fn = fn;
@@ -48,7 +47,37 @@ FAKE_API void *fake_register_kernel(const char *name, unsigned nparams, const si
         k->offset[i] = off;
         off += sizes[i];
     }
+}
+
+FAKE_API void *fake_register_kernel(const char *name, unsigned nparams, const size_t *sizes,
+                                    fake_kernel_fn fn)
+{
+    size_t slot = atomic_fetch_add(&fake_nkernels, 1);
+    if (nparams > FAKE_MAX_PARAMS || slot >= FAKE_MAX_KERNELS)
+        return NULL;
+    fake_kernel_t *k = &fake_kernels[slot];
+    fake_define_kernel(k, name, nparams, sizes, fn);
     return k;
+}
+
+FAKE_API void fake_reload_kernel(void *f, const char *name, unsigned nparams, const size_t *sizes,
+                                 fake_kernel_fn fn)
+{
+    if (f && nparams <= FAKE_MAX_PARAMS)
+        fake_define_kernel((fake_kernel_t *)f, name, nparams, sizes, fn);
+}
+
+/* Modules and libraries are not modelled: unloading one is logged. */
+CUresult fk_cuModuleUnload(CUmodule m)
+{
+    REC(U(m), 0, 0, 0);
+    return CUDA_SUCCESS;
+}
+
+CUresult fk_cuLibraryUnload(CUlibrary l)
+{
+    REC(U(l), 0, 0, 0);
+    return CUDA_SUCCESS;
 }
 
 CUresult fk_cuStreamCreate(CUstream *s, unsigned flags)

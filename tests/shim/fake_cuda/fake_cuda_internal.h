@@ -66,6 +66,8 @@ typedef CUresult (*fake_pfn_cuMemAlloc_v2000)(unsigned int *dptr, unsigned int b
     X(cuLaunchCooperativeKernel_ptsz, cuLaunchCooperativeKernel, 9000,                             \
       PFN_cuLaunchCooperativeKernel_v9000_ptsz, 1)                                                 \
     X(cuFuncGetParamInfo, cuFuncGetParamInfo, 12040, PFN_cuFuncGetParamInfo_v12040, 0)             \
+    X(cuModuleUnload, cuModuleUnload, 2000, PFN_cuModuleUnload_v2000, 0)                           \
+    X(cuLibraryUnload, cuLibraryUnload, 12000, PFN_cuLibraryUnload_v12000, 0)                      \
     X(cuKernelGetParamInfo, cuKernelGetParamInfo, 12040, PFN_cuKernelGetParamInfo_v12040, 0)       \
     X(cuGraphCreate, cuGraphCreate, 10000, PFN_cuGraphCreate_v10000, 0)                            \
     X(cuGraphDestroy, cuGraphDestroy, 10000, PFN_cuGraphDestroy_v10000, 0)                         \
@@ -105,6 +107,8 @@ FAKE_API const fake_call_t *fake_log_get(size_t i);
 FAKE_API void fake_set_logging(int on);
 FAKE_API void *fake_register_kernel(const char *name, unsigned nparams, const size_t *sizes,
                                     fake_kernel_fn fn);
+FAKE_API void fake_reload_kernel(void *f, const char *name, unsigned nparams, const size_t *sizes,
+                                 fake_kernel_fn fn);
 FAKE_API void *fake_entry(const char *sym);
 FAKE_API void fake_set_capturing(void *stream);
 /* Host kernels declare what they touch (fake CUPTI, see fake_cuda.h). */
