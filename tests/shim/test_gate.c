@@ -552,8 +552,11 @@ static void test_ahead_before_grant(void **state)
  * runs. They used to wait for the task's own next turn, where they freed
  * nothing in time and evicted what that grant filled again. */
 static const spec_t evict_specs[2][2] = {
-    /* both launch all along, turns of 20 ms: the waiting launching thread evicts */
-    {{"batch", "9", "40", "5000", "0", NULL, NULL}, {"batch", "10", "40", "5000", "0", NULL, NULL}},
+    /* both launch all along (0.75 s of kernels each: they overlap even when one
+     * starts late on a loaded machine), turns of 20 ms: the waiting launching
+     * thread evicts */
+    {{"batch", "9", "150", "5000", "0", NULL, NULL},
+     {"batch", "10", "150", "5000", "0", NULL, NULL}},
     /* program 0 pauses 2 s after 10 kernels and goes idle; program 1, started
      * 500 ms later, gets the turn then, its chunk evicting program 0's (one
      * chunk of room), and program 0's watcher thread evicts (no launch waits) */
