@@ -112,20 +112,22 @@ CUresult shim_hook_cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned gx, uns
 
 /* --- unloads: the kernels' layouts go with their modules ------------------- */
 
-CUresult shim_hook_cuModuleUnload(CUmodule m)
+/* A module or library the driver unloaded takes its kernels' layouts along. */
+static CUresult unloaded(CUresult r)
 {
-    shim_ensure_init();
-    CUresult r = SHIM_CALL(cuModuleUnload, m);
     if (r == CUDA_SUCCESS)
         shim_params_forget();
     return r;
 }
 
+CUresult shim_hook_cuModuleUnload(CUmodule m)
+{
+    shim_ensure_init();
+    return unloaded(SHIM_CALL(cuModuleUnload, m));
+}
+
 CUresult shim_hook_cuLibraryUnload(CUlibrary l)
 {
     shim_ensure_init();
-    CUresult r = SHIM_CALL(cuLibraryUnload, l);
-    if (r == CUDA_SUCCESS)
-        shim_params_forget();
-    return r;
+    return unloaded(SHIM_CALL(cuLibraryUnload, l));
 }
