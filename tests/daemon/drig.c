@@ -253,6 +253,14 @@ int drig_n_tasks_is(const dmn_report_t *rep, void *arg)
     return (int)rep->n_tasks == *(int *)arg;
 }
 
+int drig_n_running_is(const dmn_report_t *rep, void *arg)
+{
+    int want = *(int *)arg, busy = 0;
+    for (uint32_t i = 0; i < rep->n_tasks; i++)
+        busy += rep->tasks[i].kernels > 0;
+    return (int)rep->n_tasks == want && busy == want;
+}
+
 pid_t drig_kill_holder(drig_t *r, dmn_report_t *rep, pid_t fallback, int remaining)
 {
     pid_t victim = fallback;

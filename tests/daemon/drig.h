@@ -61,11 +61,26 @@ int drig_until(drig_t *r, int (*pred)(const dmn_report_t *, void *), void *arg, 
                dmn_report_t *last);
 /* drig_until predicate: the report lists exactly *(int *)arg tasks. */
 int drig_n_tasks_is(const dmn_report_t *rep, void *arg);
+/* drig_until predicate: exactly *(int *)arg tasks, each having run a kernel. */
+int drig_n_running_is(const dmn_report_t *rep, void *arg);
 /* Kills (SIGKILL) the task holding the turn in *rep (else fallback); returns
  * it once the daemon has reclaimed its slot (exactly one) within 1 s, leaving
  * `remaining` tasks (*rep: the report that showed it), or -1 with a message. */
 pid_t drig_kill_holder(drig_t *r, dmn_report_t *rep, pid_t fallback, int remaining);
 /* Whether no two non-local kernels of different tasks overlap in time. */
 int drig_exclusive(const dkernel_t *k, int n);
+
+#ifdef GMUX_CLI_PATH
+/* argv for the gmux CLI with up to four words (NULL ends it early); one
+ * static array, overwritten by the next call. */
+static inline char *const *drig_cli_argv(const char *a, const char *b, const char *c, const char *d)
+{
+    static char *argv[6];
+    argv[0] = GMUX_CLI_PATH;
+    argv[1] = (char *)a, argv[2] = (char *)b, argv[3] = (char *)c, argv[4] = (char *)d;
+    argv[5] = NULL;
+    return argv;
+}
+#endif
 
 #endif /* DRIG_H */

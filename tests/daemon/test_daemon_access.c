@@ -1,0 +1,226 @@
+/*
+ * Integration tests of gmuxd with real processes: the daemon executable and
+ * synthetic clients (gmux_test_client) on a private socket. This file:
+ * access control (other uids, the group) and the CLI's daemon
+ * commands (gmux daemon, top, idle exit).
+ * They assert behaviour, with loose bounds and long deadlines so a loaded
+ * machine slows them down without failing them.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <cmocka.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/clock.h"
+#include "daemon/endpoint.h"
+#include "drig.h"
+#include "tproc.h"
+
+static dmn_report_t rep;
+
+/* Another uid: refused by the directory permissions, and when those are
+ * opened up, refused by the SO_PEERCRED check. Needs root to switch uid. */
+static int as_nobody(int index, void *arg)
+{
+    (void)index;
+    drig_t *r = arg;
+    if (setgid(65534) != 0 || setuid(65534) != 0)
+        return 10;
+    int fd;
+    gmux_status_t st = dmn_endpoint_connect(r->sock, &fd);
+    if (st != GMUX_OK)
+        return st == GMUX_ERR_PERM ? 20 : 21; /* 20: refused by permissions */
+    uint8_t q[16];
+    size_t n = dmn_proto_encode_empty(q, sizeof(q), 1, DMN_MSG_QUERY);
+    (void)!send(fd, q, n, MSG_NOSIGNAL);
+    char b[64];
+    ssize_t got = recv(fd, b, sizeof(b), 0); /* the daemon closes without answering */
+    close(fd);
+    return got <= 0 ? 30 : 31; /* 30: refused by the credential check */
+}
+
+static void test_other_uid(void **state)
+{
+    (void)state;
+    if (geteuid() != 0) {
+        printf("not root: the credential check is tested as a unit (test_endpoint)\n");
+        skip();
+    }
+    static drig_t r;
+    drig_init(&r);
+    chmod(r.dir, 0755);
+    assert_true(drig_start_daemon(&r, 10, "none") > 0);
+    int status[1];
+    tproc_fork_all(1, as_nobody, &r, 30.0, status);
+    assert_int_equal(status[0], 20);
+    char dir[160];
+    snprintf(dir, sizeof(dir), "%s/run", r.dir);
+    assert_int_equal(chmod(dir, 0755), 0);
+    assert_int_equal(chmod(r.sock, 0666), 0);
+    tproc_fork_all(1, as_nobody, &r, 30.0, status);
+    assert_int_equal(status[0], 30);
+    assert_int_equal(dmn_report_fetch(r.sock, &rep, 5000), GMUX_OK); /* the owner is served */
+    drig_fini(&r);
+}
+
+/* With GMUX_DAEMON_GROUP, a member of the group (here: another uid whose
+ * primary group it is) is served; the modes follow. Needs root. */
+static int nobody_query(int index, void *arg)
+{
+    (void)index;
+    drig_t *r = arg;
+    if (setgid(65534) != 0 || setuid(65534) != 0)
+        return 10;
+    dmn_report_t *mine = malloc(sizeof(*mine));
+    gmux_status_t st = dmn_report_fetch(r->sock, mine, 5000);
+    free(mine);
+    return st == GMUX_OK ? 0 : 20;
+}
+
+static void test_group_access(void **state)
+{
+    (void)state;
+    if (geteuid() != 0 || !getgrnam("nogroup")) {
+        printf("needs root and a group 'nogroup'\n");
+        skip();
+    }
+    static drig_t r;
+    drig_init(&r);
+    chmod(r.dir, 0755);
+    setenv("GMUX_DAEMON_GROUP", "nogroup", 1);
+    pid_t d = drig_start_daemon(&r, 10, "none");
+    unsetenv("GMUX_DAEMON_GROUP");
+    assert_true(d > 0);
+    struct stat st;
+    assert_int_equal(stat(r.sock, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0660);
+    assert_int_equal(st.st_gid, 65534);
+    int status[1];
+    tproc_fork_all(1, nobody_query, &r, 30.0, status);
+    assert_int_equal(status[0], 0);
+    drig_fini(&r);
+}
+
+/* A daemon told to exit when idle stays while a task is connected, then exits
+ * by itself and removes its socket once none is: what the gmuxd that gmux run
+ * starts does after 60 s (GMUX_DAEMON_IDLE_EXIT_S). */
+static void test_idle_exit(void **state)
+{
+    (void)state;
+    static drig_t r;
+    drig_init(&r);
+    setenv("GMUX_DAEMON_IDLE_EXIT_S", "3", 1);
+    pid_t d = drig_start_daemon(&r, 10, "none");
+    unsetenv("GMUX_DAEMON_IDLE_EXIT_S");
+    assert_true(d > 0);
+    uint64_t t0 = com_clock_ns();
+    /* busy for about 6 s: 120 kernels of 50 ms */
+    pid_t c = drig_start_client(&r, "busy", "batch", 0, 120, 50000, 0);
+    assert_true(c > 0);
+    com_clock_sleep_ns(4500 * COM_NS_PER_MS);
+    if (waitpid(c, NULL, WNOHANG) == 0) /* the client still runs: so must the daemon */
+        assert_int_equal(waitpid(d, NULL, WNOHANG), 0);
+    assert_int_equal(drig_wait(c, 120.0), 0);
+    assert_int_equal(drig_wait(d, 60.0), 0); /* gone by itself, cleanly */
+    r.daemon = -1;
+    assert_true(com_clock_ns() - t0 > 3 * COM_NS_PER_S);
+    struct stat st;
+    assert_int_equal(stat(r.sock, &st), -1);
+    drig_fini(&r);
+}
+
+/* gmux top without --once quits on q (here from a pipe, not a terminal). */
+static void test_top_quits_on_q(void **state)
+{
+    (void)state;
+    static drig_t r;
+    drig_init(&r);
+    assert_true(drig_start_daemon(&r, 10, "none") > 0);
+    int p[2];
+    assert_int_equal(pipe(p), 0);
+    pid_t top = fork();
+    if (top == 0) {
+        dup2(p[0], 0);
+        close(p[1]);
+        int null = open("/dev/null", O_WRONLY);
+        dup2(null, 1);
+        execl(GMUX_CLI_PATH, GMUX_CLI_PATH, "top", "--socket", r.sock, "--interval", "0.05",
+              (char *)NULL);
+        _exit(127);
+    }
+    close(p[0]);
+    com_clock_sleep_ns(300 * COM_NS_PER_MS);
+    assert_int_equal(waitpid(top, NULL, WNOHANG), 0); /* still refreshing */
+    assert_int_equal(write(p[1], "q", 1), 1);
+    assert_int_equal(drig_wait(top, 30.0), 0);
+    close(p[1]);
+    drig_fini(&r);
+}
+
+/* gmux daemon (background) starts one, a second call joins it. The daemon
+ * keeps none of its caller's descriptors: a pipe the caller left open (not
+ * close-on-exec) reaches end of file once the caller's own copy is closed. */
+static void test_cli_daemon(void **state)
+{
+    (void)state;
+    static drig_t r;
+    drig_init(&r);
+    static char out[4096], err[4096];
+    int inherited[2];
+    assert_int_equal(pipe(inherited), 0);
+    for (int round = 0; round < 2; round++) {
+        int st = tproc_capture(drig_cli_argv("daemon", "--socket", r.sock, NULL), NULL, 30.0, out,
+                               sizeof(out), err, sizeof(err));
+        assert_int_equal(st, 0);
+        assert_non_null(strstr(out, "serving"));
+    }
+    close(inherited[1]);
+    struct pollfd pfd = {inherited[0], POLLIN, 0};
+    char byte;
+    if (poll(&pfd, 1, 5000) != 1 || read(inherited[0], &byte, 1) != 0)
+        fail_msg("the daemon holds the write end of its caller's pipe");
+    close(inherited[0]);
+    assert_int_equal(dmn_report_fetch(r.sock, &rep, 5000), GMUX_OK);
+    char lock[160];
+    snprintf(lock, sizeof(lock), "%s.lock", r.sock);
+    FILE *f = fopen(lock, "r");
+    assert_non_null(f);
+    int pid = 0;
+    assert_int_equal(fscanf(f, "%d", &pid), 1);
+    fclose(f);
+    assert_true(pid > 1);
+    assert_int_equal(kill(pid, SIGTERM), 0);
+    uint64_t deadline = com_deadline_after_ns(10 * COM_NS_PER_S);
+    while (access(r.sock, F_OK) == 0 && !com_deadline_passed(deadline))
+        com_clock_sleep_ns(10 * COM_NS_PER_MS);
+    assert_int_not_equal(access(r.sock, F_OK), 0); /* it stopped and removed its socket */
+    assert_int_not_equal(dmn_report_fetch(r.sock, &rep, 1000), GMUX_OK);
+    drig_fini(&r);
+}
+
+int main(void)
+{
+    signal(SIGPIPE, SIG_IGN);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_teardown(test_other_uid, drig_teardown),
+        cmocka_unit_test_teardown(test_group_access, drig_teardown),
+        cmocka_unit_test_teardown(test_idle_exit, drig_teardown),
+        cmocka_unit_test_teardown(test_top_quits_on_q, drig_teardown),
+        cmocka_unit_test_teardown(test_cli_daemon, drig_teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
