@@ -103,14 +103,15 @@ static void shim_read_settings(void)
     shim_state.budget = COM_SETTING_SIZE(BUDGET);
 }
 
-static void shim_fill_table(void)
+/* Looks every entry up in the real driver into found[], loading
+ * libcuda.so.1; false when there is no driver. Takes the dynamic loader's
+ * lock (dlopen, dlsym), so never called with shim_init_lock held. */
+static bool shim_find_driver(void *found[])
 {
     shim_dlsym_fn real_dlsym = shim_real_dlsym();
     void *driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (!driver || !real_dlsym) {
-        COM_INFO(SHIM, "no CUDA driver (libcuda.so.1): nothing to intercept");
-        return;
-    }
+    if (!driver || !real_dlsym)
+        return false;
     PFN_cuGetProcAddress_v12000 gpa2 =
         (PFN_cuGetProcAddress_v12000)real_dlsym(driver, "cuGetProcAddress_v2");
     PFN_cuGetProcAddress_v11030 gpa1 =
@@ -127,32 +128,56 @@ static void shim_fill_table(void)
             p = NULL;
         if (!p)
             p = real_dlsym(driver, e->sym);
-        *e->real_slot = p;
-        if (!p)
-            COM_DEBUG(SHIM, "driver has no %s (v%d)", e->sym, e->version);
+        found[i] = p;
+    }
+    return true;
+}
+
+static void shim_fill_table(bool have_driver, void *const found[])
+{
+    if (!have_driver) {
+        COM_INFO(SHIM, "no CUDA driver (libcuda.so.1): nothing to intercept");
+        return;
+    }
+    for (size_t i = 0; i < SHIM_ENTRY_COUNT; i++) {
+        *shim_entries[i].real_slot = found[i];
+        if (!found[i])
+            COM_DEBUG(SHIM, "driver has no %s (v%d)", shim_entries[i].sym, shim_entries[i].version);
     }
 }
 
+/*
+ * The driver is looked up before shim_init_lock is taken. Looking it up takes
+ * the dynamic loader's lock, and a library constructor (run inside dlopen,
+ * under that lock) may make its first driver call while another thread
+ * initialises: holding shim_init_lock across the lookup deadlocked the two
+ * (test_shim_init). Threads that race here each look the driver up (the same
+ * answers); the first to take the lock publishes them.
+ */
 void shim_init_slow(void)
 {
     if (shim_in_init)
         return; /* re-entered from the driver's own loading: table not ready yet */
+    if (atomic_load(&shim_ready_))
+        return;
+    shim_in_init = true;
+    void *found[SHIM_ENTRY_COUNT];
+    bool have_driver = shim_find_driver(found);
     pthread_mutex_lock(&shim_init_lock);
     if (!atomic_load(&shim_ready_)) {
-        shim_in_init = true;
         shim_pid = getpid();
         shim_read_settings();
         if (shim_regions_init(&shim_state.regions) != GMUX_OK)
             COM_ERROR(SHIM, "cannot initialise the region table");
-        shim_fill_table();
+        shim_fill_table(have_driver, found);
         shim_params_set_info(shim_func_info, shim_kernel_info);
         COM_INFO(SHIM, "libgmux ready: policy %s, managed %d, budget %llu",
                  shim_mode_names[shim_state.mode], (int)shim_state.managed,
                  (unsigned long long)shim_state.budget);
-        shim_in_init = false;
         atomic_store_explicit(&shim_ready_, true, memory_order_release);
     }
     pthread_mutex_unlock(&shim_init_lock);
+    shim_in_init = false;
 }
 
 bool shim_forked_child(void)

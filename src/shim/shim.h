@@ -9,8 +9,9 @@
  * name where the driver has no cuGetProcAddress). Entries the driver lacks
  * stay NULL and their hooks answer CUDA_ERROR_NOT_FOUND.
  *
- * Thread-safety: shim_ensure_init() is safe from any thread (pthread_once);
- * after it returns the table and the mode are read-only.
+ * Thread-safety: shim_ensure_init() is safe from any thread (each racing
+ * thread looks the driver up with no lock held, the first publishes under
+ * the init lock); after it returns the table and the mode are read-only.
  */
 #ifndef SHIM_SHIM_H
 #define SHIM_SHIM_H
