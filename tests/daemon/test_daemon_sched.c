@@ -227,12 +227,13 @@ static void test_latency_class(void **state)
     (void)state;
     static drig_t r;
     drig_init(&r);
-    assert_true(drig_start_daemon(&r, 500, "none") > 0);
+    assert_true(drig_start_daemon(&r, 2000, "none") > 0);
     const char *names[] = {"b0", "b1", "lat"};
-    /* 10 ms batch kernels: on a loaded machine (load 15 on 2 cores) the daemon
-     * could take tens of ms to be scheduled, and 2 ms kernels let 13 through. */
-    pid_t b0 = drig_start_client(&r, "b0", "batch", 5, 100, 10000, 0);
-    pid_t b1 = drig_start_client(&r, "b1", "batch", 5, 100, 10000, 0);
+    /* 40 ms batch kernels: on a loaded machine (load 15 on 2 cores) the daemon
+     * could take tens of ms to be scheduled; 2 ms kernels let 13 through, and
+     * 10 ms ones once let 3 through at load 8-14. */
+    pid_t b0 = drig_start_client(&r, "b0", "batch", 5, 60, 40000, 0);
+    pid_t b1 = drig_start_client(&r, "b1", "batch", 5, 60, 40000, 0);
     int two = 2;
     assert_true(drig_until(&r, drig_n_running_is, &two, 30.0, &rep));
     pid_t lat = drig_start_client(&r, "lat", "latency", 0, 8, 1000, 20000);

@@ -454,11 +454,12 @@ static void test_shared_when_fits(void **state)
 /* The fill-ahead test: program 0 holds the GPU with one 3 s kernel; programs 1 and 2
  * (working sets of a 4 KiB buffer and 4 MiB more: 4 chunks of 2 MiB, or 3) start once
  * `gmux status` shows it running, so both wait when it is done and the daemon grants one
- * of them and fills the other ahead. */
+ * of them and fills the other ahead. Their 40 kernels of 20 ms give the one filled ahead
+ * 0.8 s to be scheduled and prefetch while the other runs, even on a loaded machine. */
 static const spec_t ahead_specs[3] = {
     {"batch", "6", "1", "3000000", "0", NULL, NULL},
-    {"batch", "7", "40", "5000", "0", "4", NULL},
-    {"batch", "8", "40", "5000", "0", "4", NULL},
+    {"batch", "7", "40", "20000", "0", "4", NULL},
+    {"batch", "8", "40", "20000", "0", "4", NULL},
 };
 
 static int ahead_child(int index, void *arg)
