@@ -81,7 +81,12 @@ gmux_status_t shim_backend_after_queued(shim_cuctx_t *c)
 {
     /* the legacy default stream (NULL through the non-_ptsz entry) waits for
      * the work of every blocking stream queued before, and so does this
-     * record */
+     * record. While a blocking stream captures a graph, work on the legacy
+     * stream would invalidate the program's capture: a query says so first
+     * (and invalidates nothing), and the caller tries again later. */
+    CUstreamCaptureStatus cs;
+    if (SHIM_CALL(cuStreamIsCapturing, (CUstream)0, &cs) == CUDA_ERROR_STREAM_CAPTURE_IMPLICIT)
+        return GMUX_ERR_BUSY;
     CUresult r = SHIM_CALL(cuEventRecord, c->ev_queued, (CUstream)0);
     if (r == CUDA_SUCCESS)
         r = SHIM_CALL(cuStreamWaitEvent, c->mig, c->ev_queued, 0);

@@ -138,7 +138,14 @@ static void gate_evict_now(shim_cuctx_t *cx)
     if (gate_plan_n[DMN_PLAN_EVICT] == 0)
         return;
     if (shim_state.mode != SHIM_MODE_OFF) {
-        if (shim_backend_after_queued(cx) != GMUX_OK)
+        gmux_status_t st = shim_backend_after_queued(cx);
+        if (st == GMUX_ERR_BUSY) {
+            /* a graph capture the legacy stream would break: the orders stay
+             * for the watcher's next round or this task's next grant */
+            SHIM_STAT_ADD(evict_deferred, 1);
+            return;
+        }
+        if (st != GMUX_OK)
             COM_DEBUG(SHIM, "daemon plan: evictions not ordered after the queued work");
         atomic_fetch_add(&gate_bytes_out, gate_move_stored(cx, DMN_PLAN_EVICT, false));
         SHIM_STAT_ADD(evict_plans_early, 1);

@@ -14,10 +14,12 @@
  *                                    an event recorded on the NULL stream)
  *
  * to OUTFILE. Usage:
- *   gate_prog OUTFILE SEED NKERNELS WORK_US [DELAY_MS [EXTRA_MIB [PAUSE_MS]]]
+ *   gate_prog OUTFILE SEED NKERNELS WORK_US [DELAY_MS [EXTRA_MIB [PAUSE_MS [CAPTURE]]]]
  * EXTRA_MIB: one more allocation of that size (part of the working set the
  * shim announces to gmuxd, never touched; 0: none). PAUSE_MS: a pause without
- * launches after the first half of the kernels.
+ * launches after the first half of the kernels. CAPTURE 1: through the
+ * pause, a blocking stream captures a graph (in the double's model); exit
+ * status 16 if something invalidated that capture.
  */
 #include <dlfcn.h>
 #include <stdint.h>
@@ -75,6 +77,7 @@ int main(int argc, char **argv)
     long delay_ms = argc > 5 ? strtol(argv[5], NULL, 10) : 0;
     unsigned long extra_mib = argc > 6 ? strtoul(argv[6], NULL, 10) : 0;
     long pause_ms = argc > 7 ? strtol(argv[7], NULL, 10) : 0;
+    int capture = argc > 8 && strcmp(argv[8], "1") == 0;
     times = calloc(n ? n : 1, sizeof(*times));
     void *drv = dlopen("libcuda.so.1", RTLD_NOW);
     if (!times || !drv)
@@ -84,11 +87,17 @@ int main(int argc, char **argv)
     fake_register_kernel_fn reg = (fake_register_kernel_fn)dlsym(drv, "fake_register_kernel");
     fake_log_count_fn log_count = (fake_log_count_fn)dlsym(drv, "fake_log_count");
     fake_log_get_fn log_get = (fake_log_get_fn)dlsym(drv, "fake_log_get");
-    if (!gpa || !reg || !log_count || !log_get)
+    fake_set_capturing_blocking_fn set_capturing =
+        (fake_set_capturing_blocking_fn)dlsym(drv, "fake_set_capturing_blocking");
+    fake_capture_invalidated_fn invalidated =
+        (fake_capture_invalidated_fn)dlsym(drv, "fake_capture_invalidated");
+    if (!gpa || !reg || !log_count || !log_get || !set_capturing || !invalidated)
         return 11;
     PFN_cuMemAlloc_v3020 alloc = (PFN_cuMemAlloc_v3020)get(gpa, "cuMemAlloc");
     PFN_cuLaunchKernel_v4000 launch = (PFN_cuLaunchKernel_v4000)get(gpa, "cuLaunchKernel");
-    if (!alloc || !launch)
+    PFN_cuStreamCreate_v2000 stream_create = (PFN_cuStreamCreate_v2000)get(gpa, "cuStreamCreate");
+    CUstream blocking = NULL;
+    if (!alloc || !launch || !stream_create || stream_create(&blocking, 0) != CUDA_SUCCESS)
         return 11;
     CUdeviceptr buf, extra;
     if (alloc(&buf, GATE_WORDS * sizeof(uint64_t)) != CUDA_SUCCESS ||
@@ -107,7 +116,11 @@ int main(int argc, char **argv)
     for (uint64_t k = 0; k < n; k++) {
         if (pause_ms > 0 && k == n / 2) {
             struct timespec d = {pause_ms / 1000, (pause_ms % 1000) * 1000000L};
+            if (capture)
+                set_capturing(blocking);
             nanosleep(&d, NULL);
+            if (capture)
+                set_capturing(NULL);
         }
         void *args[] = {&buf, &k};
         if (launch(f, 1, 1, 1, 1, 1, 1, 0, NULL, args, NULL) != CUDA_SUCCESS)
@@ -147,5 +160,5 @@ int main(int argc, char **argv)
     }
     fclose(out);
     free(times);
-    return 0;
+    return invalidated() ? 16 : 0;
 }

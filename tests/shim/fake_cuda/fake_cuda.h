@@ -47,6 +47,12 @@ typedef void (*fake_reload_kernel_fn)(void *f, const char *name, unsigned nparam
 typedef void *(*fake_entry_fn)(const char *sym);
 /* Makes cuStreamIsCapturing report stream (NULL: none) as capturing. */
 typedef void (*fake_set_capturing_fn)(void *stream);
+/* The same for a blocking stream: the legacy stream is unusable meanwhile
+ * (work on it fails with CUDA_ERROR_STREAM_CAPTURE_IMPLICIT and invalidates
+ * the capture; a query of it fails and invalidates nothing). */
+typedef void (*fake_set_capturing_blocking_fn)(void *stream);
+/* Whether a capture was invalidated by work on the legacy stream. */
+typedef int (*fake_capture_invalidated_fn)(void);
 
 /*
  * Fake CUPTI: a host kernel calls fake_touch(addr, len, mode) for each range

@@ -1,7 +1,7 @@
 /*
- * The driver double's execution side: streams and events (tokens), kernels
- * (host functions run at launch), parameter layouts, and graphs of kernel,
- * child-graph and conditional nodes.
+ * The driver double's execution side: kernels (host functions run at launch),
+ * parameter layouts, and graphs of kernel, child-graph and conditional nodes.
+ * Streams and events: fake_cuda_stream.c.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -27,8 +27,6 @@ typedef struct fake_kernel {
 static fake_kernel_t
     fake_kernels[FAKE_MAX_KERNELS]; /* static: kernels live as long as the driver */
 static _Atomic size_t fake_nkernels;
-static _Atomic uintptr_t fake_next_stream = 0x5000;
-static _Atomic uintptr_t fake_next_event = 0x7000;
 
 /* Writes kernel k's name, layout (8-byte arguments aligned to 8, smaller
  * ones to their size) and body. */
@@ -77,65 +75,6 @@ CUresult fk_cuModuleUnload(CUmodule m)
 CUresult fk_cuLibraryUnload(CUlibrary l)
 {
     REC(U(l), 0, 0, 0);
-    return CUDA_SUCCESS;
-}
-
-CUresult fk_cuStreamCreate(CUstream *s, unsigned flags)
-{
-    *s = (CUstream)atomic_fetch_add(&fake_next_stream, 1);
-    REC(U(*s), flags, 0, 0);
-    return CUDA_SUCCESS;
-}
-
-CUresult fk_cuStreamSynchronize(CUstream s)
-{
-    REC(U(s), 0, 0, 0);
-    return CUDA_SUCCESS;
-}
-
-CUresult fk_cuStreamWaitEvent(CUstream s, CUevent e, unsigned flags)
-{
-    REC(U(s), U(e), flags, 0);
-    return CUDA_SUCCESS;
-}
-
-CUresult fk_cuStreamWaitEvent_ptsz(CUstream s, CUevent e, unsigned flags)
-{
-    REC(U(s), U(e), flags, 0);
-    return CUDA_SUCCESS;
-}
-
-static _Atomic(uintptr_t) fake_capturing;
-
-FAKE_API void fake_set_capturing(void *stream)
-{
-    atomic_store(&fake_capturing, (uintptr_t)stream);
-}
-
-CUresult fk_cuStreamIsCapturing(CUstream s, CUstreamCaptureStatus *st)
-{
-    uintptr_t c = atomic_load(&fake_capturing);
-    *st = c && c == U(s) ? CU_STREAM_CAPTURE_STATUS_ACTIVE : CU_STREAM_CAPTURE_STATUS_NONE;
-    REC(U(s), (uint64_t)*st, 0, 0);
-    return CUDA_SUCCESS;
-}
-
-CUresult fk_cuEventCreate(CUevent *e, unsigned flags)
-{
-    *e = (CUevent)atomic_fetch_add(&fake_next_event, 1);
-    REC(U(*e), flags, 0, 0);
-    return CUDA_SUCCESS;
-}
-
-CUresult fk_cuEventRecord(CUevent e, CUstream s)
-{
-    REC(U(e), U(s), 0, 0);
-    return CUDA_SUCCESS;
-}
-
-CUresult fk_cuEventRecord_ptsz(CUevent e, CUstream s)
-{
-    REC(U(e), U(s), 0, 0);
     return CUDA_SUCCESS;
 }
 

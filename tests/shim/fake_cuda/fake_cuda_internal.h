@@ -111,6 +111,8 @@ FAKE_API void fake_reload_kernel(void *f, const char *name, unsigned nparams, co
                                  fake_kernel_fn fn);
 FAKE_API void *fake_entry(const char *sym);
 FAKE_API void fake_set_capturing(void *stream);
+FAKE_API void fake_set_capturing_blocking(void *stream);
+FAKE_API int fake_capture_invalidated(void);
 /* Host kernels declare what they touch (fake CUPTI, see fake_cuda.h). */
 FAKE_API void fake_touch(const void *addr, uint64_t len, int mode);
 FAKE_API size_t gmux_test_cupti_touched(uint64_t *addr, uint64_t *len, uint8_t *mode, size_t max);

@@ -1,0 +1,99 @@
+/*
+ * The driver double's streams and events: tokens, every call recorded, and
+ * stream capture as far as the shim needs it (which stream captures, and
+ * whether the legacy stream is usable meanwhile).
+ */
+#include <stdatomic.h>
+#include <stdbool.h>
+
+#include "fake_cuda_internal.h"
+
+static _Atomic uintptr_t fake_next_stream = 0x5000;
+static _Atomic uintptr_t fake_next_event = 0x7000;
+
+CUresult fk_cuStreamCreate(CUstream *s, unsigned flags)
+{
+    *s = (CUstream)atomic_fetch_add(&fake_next_stream, 1);
+    REC(U(*s), flags, 0, 0);
+    return CUDA_SUCCESS;
+}
+
+CUresult fk_cuStreamSynchronize(CUstream s)
+{
+    REC(U(s), 0, 0, 0);
+    return CUDA_SUCCESS;
+}
+
+CUresult fk_cuStreamWaitEvent(CUstream s, CUevent e, unsigned flags)
+{
+    REC(U(s), U(e), flags, 0);
+    return CUDA_SUCCESS;
+}
+
+CUresult fk_cuStreamWaitEvent_ptsz(CUstream s, CUevent e, unsigned flags)
+{
+    REC(U(s), U(e), flags, 0);
+    return CUDA_SUCCESS;
+}
+
+static _Atomic(uintptr_t) fake_capturing;
+static _Atomic int fake_capture_blocking; /* the capturing stream is a blocking one */
+static _Atomic int fake_capture_broken;
+
+FAKE_API void fake_set_capturing(void *stream)
+{
+    atomic_store(&fake_capture_blocking, 0);
+    atomic_store(&fake_capturing, (uintptr_t)stream);
+}
+
+/* While a blocking stream captures, the legacy stream is unusable: work on it
+ * would depend on the capture. The driver refuses it with
+ * CUDA_ERROR_STREAM_CAPTURE_IMPLICIT and the capture is invalidated; the
+ * double records that (fake_capture_invalidated). A query of the legacy
+ * stream gets the same error and invalidates nothing. */
+FAKE_API void fake_set_capturing_blocking(void *stream)
+{
+    atomic_store(&fake_capturing, (uintptr_t)stream);
+    atomic_store(&fake_capture_blocking, stream != NULL);
+}
+
+FAKE_API int fake_capture_invalidated(void)
+{
+    return atomic_load(&fake_capture_broken);
+}
+
+static bool fake_legacy_blocked(CUstream s)
+{
+    return s == NULL && atomic_load(&fake_capturing) && atomic_load(&fake_capture_blocking);
+}
+
+CUresult fk_cuStreamIsCapturing(CUstream s, CUstreamCaptureStatus *st)
+{
+    uintptr_t c = atomic_load(&fake_capturing);
+    *st = c && c == U(s) ? CU_STREAM_CAPTURE_STATUS_ACTIVE : CU_STREAM_CAPTURE_STATUS_NONE;
+    REC(U(s), (uint64_t)*st, 0, 0);
+    return fake_legacy_blocked(s) ? CUDA_ERROR_STREAM_CAPTURE_IMPLICIT : CUDA_SUCCESS;
+}
+
+CUresult fk_cuEventCreate(CUevent *e, unsigned flags)
+{
+    *e = (CUevent)atomic_fetch_add(&fake_next_event, 1);
+    REC(U(*e), flags, 0, 0);
+    return CUDA_SUCCESS;
+}
+
+CUresult fk_cuEventRecord(CUevent e, CUstream s)
+{
+    REC(U(e), U(s), 0, 0);
+    if (fake_legacy_blocked(s)) {
+        atomic_store(&fake_capture_broken, 1);
+        return CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
+    }
+    return CUDA_SUCCESS;
+}
+
+CUresult fk_cuEventRecord_ptsz(CUevent e, CUstream s)
+{
+    REC(U(e), U(s), 0, 0);
+    return CUDA_SUCCESS;
+}
