@@ -154,6 +154,24 @@ static void test_trace_replay_matches_workload(void **state)
     rmdir(dir);
 }
 
+/* A tiny --oversub means a device far larger than the footprint: the capacity
+ * is capped, never wrapped (footprint * 100 / 1e-10 does not fit in 64 bits:
+ * it reported 0.00 GiB of device memory and an oversubscription of 118700%). */
+static void test_tiny_oversub_is_no_oversubscription(void **state)
+{
+    (void)state;
+    const char *args[] = {"--workload", "llm-decode", "--set",    "instances=1", "--set",
+                          "layers=1",   "--set",      "tokens=1", "--oversub",   "1e-10",
+                          "--json",     "--quiet",    "--policy", "demand",      NULL};
+    assert_int_equal(run(out1, args), 0);
+    double fp = json_num(out1, "\"footprint_bytes\":");
+    double cap = json_num(out1, "\"capacity_bytes\":");
+    assert_true(fp > 0);
+    assert_true(cap >= fp);
+    assert_true(json_num(out1, "\"oversub_pct\":") < 1);
+    assert_null(strstr(out1, "\"error\""));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -161,6 +179,7 @@ int main(void)
         cmocka_unit_test(test_usage_errors),
         cmocka_unit_test(test_sweep_writes_plot),
         cmocka_unit_test(test_trace_replay_matches_workload),
+        cmocka_unit_test(test_tiny_oversub_is_no_oversubscription),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
