@@ -251,6 +251,12 @@ gmux_status_t sim_profile_run(const sim_params_t *p, const sim_hooks_t *h, sim_p
             for (uint32_t i = 0; i < e->ntrefs; i++)
                 sim_refstr_ref(prof->refs, ENG_REF_CHUNK(tr[i]), (tr[i] & ENG_REF_WRITE) != 0);
             sim_refstr_end_launch(prof->refs);
+            if (e->time_ns > SIM_MAX_COMPUTE_NS - now) {
+                snprintf(err, errlen,
+                         "launch compute times add up to more than 2^62 ns (146 years)");
+                st = GMUX_ERR_RANGE;
+                goto out_close;
+            }
             now += e->time_ns;
             count_launch(&prof->oracle, h, "oracle", e->task, e->time_ns, now,
                          e->slice != last_slice);

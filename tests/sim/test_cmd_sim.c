@@ -172,6 +172,40 @@ static void test_tiny_oversub_is_no_oversubscription(void **state)
     assert_null(strstr(out1, "\"error\""));
 }
 
+/* Launch times whose sum does not fit in 64 bits of nanoseconds are refused
+ * with a reason (they wrapped: two launches of 2^63 ns and one of 1 us made
+ * a compute time of 1 us, a transfer bound below the oracle's makespan, and
+ * 'trace show' printed 0.000001 s). */
+static void test_compute_time_overflow_refused(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/gmux-sim-ns-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char path[256];
+    snprintf(path, sizeof(path), "%s/ns.txt", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fprintf(f, "gmux-trace 1\ntask 0 a\nkernel 0 k\nalloc 0 1 0x200000 0x200000\n");
+    const char *ns[] = {"9223372036854775808", "9223372036854775808", "1000"};
+    for (int i = 0; i < 3; i++)
+        fprintf(f,
+                "launch 0 0 grid=1,1,1 block=1,1,1 ns=%s args=p:0x200000 "
+                "touch=r:0x200000+4096\n",
+                ns[i]);
+    fprintf(f, "end\n");
+    assert_int_equal(fclose(f), 0);
+    const char *args[] = {"--trace", path, "--quiet", NULL};
+    assert_int_equal(run(out1, args), 1);
+    assert_non_null(strstr(err, "compute time"));
+    /* trace show adds them up without wrapping: 2^64 ns and 1 us */
+    char *show[] = {GMUX_CLI_PATH, "trace", "show", path, NULL};
+    assert_int_equal(tproc_capture(show, NULL, 60.0, out1, sizeof(out1), err, sizeof(err)), 0);
+    assert_non_null(strstr(out1, "18446744073.709"));
+    assert_null(strstr(out1, " 0.000001"));
+    unlink(path);
+    rmdir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -180,6 +214,7 @@ int main(void)
         cmocka_unit_test(test_sweep_writes_plot),
         cmocka_unit_test(test_trace_replay_matches_workload),
         cmocka_unit_test(test_tiny_oversub_is_no_oversubscription),
+        cmocka_unit_test(test_compute_time_overflow_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

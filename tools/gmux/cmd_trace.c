@@ -193,7 +193,8 @@ static int cmd_show(int argc, char **argv)
         sim_check_t chk;
         sim_check_init(&chk, src->nkernels);
         memset(used, 0, src->nkernels);
-        uint64_t ev_n = 0, launches = 0, allocs = 0, ns = 0;
+        uint64_t ev_n = 0, launches = 0, allocs = 0;
+        double ns = 0; /* a sum of 64-bit times may not fit in 64 bits */
         uint32_t kernels = 0;
         sim_event_t ev;
         gmux_status_t st;
@@ -205,7 +206,7 @@ static int cmd_show(int argc, char **argv)
                 allocs++;
             } else if (ev.kind == SIM_EV_LAUNCH) {
                 launches++;
-                ns += ev.u.launch.time_ns;
+                ns += (double)ev.u.launch.time_ns;
                 kernels += !used[ev.u.launch.kernel];
                 used[ev.u.launch.kernel] = 1;
             }
@@ -215,12 +216,12 @@ static int cmd_show(int argc, char **argv)
         char peak[32];
         printf("%-24s %10" PRIu64 " %10" PRIu64 " %8" PRIu32 " %7" PRIu64 " %12s %12.6f\n",
                src->task_names[t], ev_n, launches, kernels, allocs,
-               com_format_size(chk.peak_bytes, peak, sizeof(peak)), (double)ns / 1e9);
+               com_format_size(chk.peak_bytes, peak, sizeof(peak)), ns / 1e9);
         tot_ev += ev_n;
         tot_l += launches;
         tot_a += allocs;
         tot_peak += chk.peak_bytes;
-        tot_s += (double)ns / 1e9;
+        tot_s += ns / 1e9;
         sim_check_fini(&chk);
     }
     char peak[32];
