@@ -206,6 +206,25 @@ static void test_compute_time_overflow_refused(void **state)
     rmdir(dir);
 }
 
+/* --set seed=N is the workload's seed as much as --seed N: the report names
+ * the seed the run used (it printed "seed":1 beside a run of seed 7). */
+static void test_set_seed_reported(void **state)
+{
+    (void)state;
+    const char *a[] = {"--workload",    "sci-sparse", "--set",        "tasks=1", "--set",
+                       "rows=16777216", "--set",      "iterations=1", "--set",   "bfs-every=0",
+                       "--json",        "--quiet",    "--policy",     "demand",  "--set",
+                       "seed=7",        NULL};
+    const char *b[] = {
+        "--workload", "sci-sparse",   "--set",  "tasks=1",     "--set",  "rows=16777216",
+        "--set",      "iterations=1", "--set",  "bfs-every=0", "--json", "--quiet",
+        "--policy",   "demand",       "--seed", "7",           NULL};
+    assert_int_equal(run(out1, a), 0);
+    assert_int_equal(run(out2, b), 0);
+    assert_non_null(strstr(out1, "\"seed\":7,"));
+    assert_string_equal(out1, out2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -215,6 +234,7 @@ int main(void)
         cmocka_unit_test(test_trace_replay_matches_workload),
         cmocka_unit_test(test_tiny_oversub_is_no_oversubscription),
         cmocka_unit_test(test_compute_time_overflow_refused),
+        cmocka_unit_test(test_set_seed_reported),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
