@@ -3,6 +3,7 @@
  * binary forms, summarise a trace, and record a live program (gmux trace
  * -o FILE -- CMD: libgmux.so in recording mode, see shim_record.h).
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
@@ -57,18 +58,38 @@ static int parse_format(const char *text, sim_trace_format_t *f)
     return 0;
 }
 
-/* Copies src into a new file; 0 or 1. */
+/*
+ * Copies src into path; 0 or 1. A regular file already there (through a
+ * symbolic link too) is replaced only once the copy is complete, by renaming
+ * a sibling "FILE.part~" over it, so an input that fails half way costs the
+ * user nothing; anything else there (a FIFO, a device) is written in place
+ * and never removed.
+ */
 static int write_source(sim_source_t *src, const char *path, sim_trace_format_t format)
 {
-    char err[512];
+    char err[512], real[PATH_MAX], part[PATH_MAX + 8];
+    struct stat sb;
+    const char *dst = path;
+    bool exists = stat(path, &sb) == 0;
+    if (exists && S_ISREG(sb.st_mode) && realpath(path, real)) {
+        if (snprintf(part, sizeof(part), "%s.part~", real) >= (int)sizeof(part))
+            return cli_fail(CMD, "%s: path too long", path);
+        dst = part;
+    }
     sim_trace_writer_t *w;
-    if (sim_trace_writer_open(path, format, &w, err, sizeof(err)) != GMUX_OK)
+    if (sim_trace_writer_open(dst, format, &w, err, sizeof(err)) != GMUX_OK)
         return cli_fail(CMD, "%s", err);
     gmux_status_t st = sim_trace_copy(src, w, err, sizeof(err));
     char werr[512];
     gmux_status_t wst = sim_trace_writer_close(w, werr, sizeof(werr));
+    if (st == GMUX_OK && wst == GMUX_OK && dst != path && rename(dst, real) != 0) {
+        int e = errno;
+        remove(dst);
+        return cli_fail(CMD, "%s: %s", real, strerror(e));
+    }
     if (st != GMUX_OK || wst != GMUX_OK) {
-        remove(path);
+        if (dst != path || !exists)
+            remove(dst);
         return cli_fail(CMD, "%s", wst != GMUX_OK ? werr : err);
     }
     return 0;
