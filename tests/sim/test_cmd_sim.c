@@ -225,6 +225,33 @@ static void test_set_seed_reported(void **state)
     assert_string_equal(out1, out2);
 }
 
+/* --lc and --prio naming a task the input does not have are refused (they
+ * were ignored without a word: --lc 7 on 2 tasks ran as if not given). */
+static void test_class_of_missing_task_refused(void **state)
+{
+    (void)state;
+    const char *a[] = {"--workload", "sci-sparse",
+                       "--set",      "tasks=2",
+                       "--set",      "rows=16777216",
+                       "--set",      "iterations=1",
+                       "--set",      "bfs-every=0",
+                       "--quiet",    "--lc",
+                       "7",          NULL};
+    assert_int_equal(run(out1, a), 1);
+    assert_non_null(strstr(err, "task 7"));
+    assert_non_null(strstr(err, "2 tasks"));
+    const char *b[] = {"--workload",    "sci-sparse", "--set",        "tasks=2", "--set",
+                       "rows=16777216", "--set",      "iterations=1", "--set",   "bfs-every=0",
+                       "--quiet",       "--prio",     "2=5",          "--sweep", NULL};
+    assert_int_equal(run(out1, b), 1);
+    assert_non_null(strstr(err, "task 2"));
+    const char *c[] = {
+        "--workload", "sci-sparse",   "--set", "tasks=2",     "--set",   "rows=16777216",
+        "--set",      "iterations=1", "--set", "bfs-every=0", "--quiet", "--prio",
+        "1=5",        "--lc",         "0",     "--policy",    "demand",  NULL};
+    assert_int_equal(run(out1, c), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -235,6 +262,7 @@ int main(void)
         cmocka_unit_test(test_tiny_oversub_is_no_oversubscription),
         cmocka_unit_test(test_compute_time_overflow_refused),
         cmocka_unit_test(test_set_seed_reported),
+        cmocka_unit_test(test_class_of_missing_task_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

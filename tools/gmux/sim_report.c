@@ -283,6 +283,12 @@ static int profile(const sim_job_t *job, sim_profile_t *prof)
                 err[0] ? err : gmux_status_str(st));
         return 1;
     }
+    if (job->nclass > prof->oracle.ntasks) { /* --lc/--prio of a task not there */
+        fprintf(stderr, "gmux sim: --lc or --prio names task %u, but %s has %u tasks (0..%u)\n",
+                job->nclass - 1, job_name(job), prof->oracle.ntasks, prof->oracle.ntasks - 1);
+        sim_profile_clear(prof);
+        return 1;
+    }
     return 0;
 }
 
