@@ -1,6 +1,7 @@
 /* Simulated runs: oracle/profile pass, demand paging, the proactive engine. */
 #include "sim/run.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -464,6 +465,12 @@ static uint32_t engine_fault_blocks(void *ctx, uint32_t resident, uint32_t touch
 static gmux_status_t run_engine(const sim_params_t *p, const sim_hooks_t *h, sim_policy_t pol,
                                 uint64_t capacity, sim_result_t *r, char *err, size_t errlen)
 {
+    if ((uint64_t)p->fault_reserve >= capacity / (uint64_t)p->chunk_bytes) {
+        snprintf(err, errlen,
+                 "fault_reserve (%.0f chunks) leaves no room in a device of %" PRIu64 " chunks",
+                 p->fault_reserve, capacity / (uint64_t)p->chunk_bytes);
+        return GMUX_ERR_RANGE;
+    }
     sim_source_t *src = NULL;
     gmux_status_t st = h->open(h->open_ctx, &src, err, errlen);
     if (st != GMUX_OK)

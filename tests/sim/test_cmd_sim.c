@@ -252,6 +252,34 @@ static void test_class_of_missing_task_refused(void **state)
     assert_int_equal(run(out1, c), 0);
 }
 
+/* A fault reserve that leaves no room says so (the proactive policies failed
+ * with "cannot set up the engine: invalid argument"). */
+static void test_fault_reserve_too_large_named(void **state)
+{
+    (void)state;
+    const char *a[] = {"--workload",
+                       "sci-sparse",
+                       "--set",
+                       "tasks=1",
+                       "--set",
+                       "rows=16777216",
+                       "--set",
+                       "iterations=1",
+                       "--set",
+                       "bfs-every=0",
+                       "--quiet",
+                       "--param",
+                       "fault_reserve=1000000",
+                       "--oversub",
+                       "150",
+                       "--policy",
+                       "proactive",
+                       NULL};
+    assert_int_equal(run(out1, a), 1);
+    assert_non_null(strstr(err, "gmux sim: proactive: fault_reserve (1000000 chunks)"));
+    assert_null(strstr(err, "invalid argument"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -263,6 +291,7 @@ int main(void)
         cmocka_unit_test(test_compute_time_overflow_refused),
         cmocka_unit_test(test_set_seed_reported),
         cmocka_unit_test(test_class_of_missing_task_refused),
+        cmocka_unit_test(test_fault_reserve_too_large_named),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
