@@ -170,12 +170,31 @@ static void test_failed_convert_keeps_out(void **state)
     rmdir(dir);
 }
 
+/* A recording whose output cannot be written is refused before the program
+ * runs (it ran twice, timing pass and recording pass, then "no complete trace
+ * recorded"). */
+static void test_record_unwritable_output_first(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/gmux-cli-rec-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char marker[128];
+    snprintf(marker, sizeof(marker), "%s/ran", dir);
+    assert_int_equal(gmux("-o", "/nonexistent/dir/x.bin", "--", "touch", marker, 0, 0, 0), 1);
+    assert_non_null(strstr(err, "/nonexistent/dir/x.bin: No such file or directory"));
+    assert_null(strstr(err, "pass 1 of 2"));
+    assert_int_equal(access(marker, F_OK), -1);
+    unlink(marker);
+    rmdir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_help_and_live_recording),
         cmocka_unit_test(test_generate_convert_show),
         cmocka_unit_test(test_failed_convert_keeps_out),
+        cmocka_unit_test(test_record_unwritable_output_first),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -287,6 +287,10 @@ static int cmd_record(int argc, char **argv)
     int bad = cli_check_command(CMD, argv[i + 1]); /* before the old output goes */
     if (bad)
         return bad;
+    FILE *outf = fopen(out, "a"); /* and before CMD runs twice for nothing */
+    if (!outf)
+        return cli_fail(CMD, "%s: %s", out, strerror(errno));
+    fclose(outf);
     remove(out);
     /* Probing runs the program twice: first on plain device memory, nothing
      * faulting, for each kernel's compute time; then on managed memory, each
