@@ -319,9 +319,10 @@ static gmux_status_t piece_modes(eng_predictor_t *p, const eng_range_t *touched,
     if (reserve((void **)&p->orig, &p->orig_cap, n, sizeof(*p->orig)) != GMUX_OK ||
         reserve((void **)&p->maxend, &p->maxend_cap, n, sizeof(*p->maxend)) != GMUX_OK)
         return GMUX_ERR_NOMEM;
-    if (n)
+    if (n) { /* with none, orig may still be NULL, which neither call takes */
         memcpy(p->orig, touched, n * sizeof(*touched));
-    qsort(p->orig, n, sizeof(*p->orig), cmp_range);
+        qsort(p->orig, n, sizeof(*p->orig), cmp_range);
+    }
     for (size_t i = 0; i < n; i++) {
         uint64_t end = p->orig[i].addr + p->orig[i].len;
         p->maxend[i] = i && p->maxend[i - 1] > end ? p->maxend[i - 1] : end;
