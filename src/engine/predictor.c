@@ -319,9 +319,10 @@ static gmux_status_t piece_modes(eng_predictor_t *p, const eng_range_t *touched,
     if (reserve((void **)&p->orig, &p->orig_cap, n, sizeof(*p->orig)) != GMUX_OK ||
         reserve((void **)&p->maxend, &p->maxend_cap, n, sizeof(*p->maxend)) != GMUX_OK)
         return GMUX_ERR_NOMEM;
-    if (n)
+    if (n) { /* with none, orig may still be NULL, which neither call takes */
         memcpy(p->orig, touched, n * sizeof(*touched));
-    qsort(p->orig, n, sizeof(*p->orig), cmp_range);
+        qsort(p->orig, n, sizeof(*p->orig), cmp_range);
+    }
     for (size_t i = 0; i < n; i++) {
         uint64_t end = p->orig[i].addr + p->orig[i].len;
         p->maxend[i] = i && p->maxend[i - 1] > end ? p->maxend[i - 1] : end;
@@ -504,6 +505,29 @@ gmux_status_t eng_predict_whole(const eng_launch_t *l, const eng_region_lookup_t
     return n <= cap ? GMUX_OK : GMUX_ERR_CAPACITY;
 }
 
+/*
+ * Keeps the pieces of a strided span that start below the end of ptr's
+ * region: a program touches nothing past its allocations, and a template's
+ * count (a database's constant, or a launch value) is otherwise unbounded for
+ * every consumer that expands the span. False when no piece is left or ptr
+ * lies in no region.
+ */
+static bool clip_to_region(const eng_region_lookup_t *rl, uint64_t ptr, eng_span_t *s)
+{
+    uint64_t base, size;
+    if (!rl->find(rl->ctx, ptr, &base, &size))
+        return false;
+    uint64_t end = base + size;
+    if (s->addr >= end)
+        return false;
+    uint64_t fit = (end - 1 - s->addr) / s->stride + 1; /* count > 1: stride > len >= 1 */
+    if (s->count > fit)
+        s->count = fit;
+    if (s->count == 1)
+        s->stride = 0;
+    return true;
+}
+
 gmux_status_t eng_predictor_predict(const eng_predictor_t *p, const eng_launch_t *l,
                                     const eng_region_lookup_t *rl, eng_span_t *out, size_t cap,
                                     size_t *n_p)
@@ -520,7 +544,7 @@ gmux_status_t eng_predictor_predict(const eng_predictor_t *p, const eng_launch_t
         if (a->state == ENG_PRED_TRUSTED) {
             eng_span_t s;
             int r = eng_tpl_eval(&a->tpl, l, ptr, &s);
-            if (r == 0)
+            if (r == 0 || (r == 1 && s.count > 1 && !clip_to_region(rl, ptr, &s)))
                 continue;
             if (r == 1) {
                 if (n < cap)

@@ -318,8 +318,15 @@ gmux_status_t eng_tpl_db_load(eng_predictor_t *p, const char *path, char *err, s
     char *buf = NULL;
     size_t len = 0, cap = 0;
     for (;;) {
+        if (len > ENG_TPL_DB_MAX_BYTES) {
+            st = GMUX_ERR_RANGE;
+            snprintf(err, errlen, "%s: larger than a template database can be (%u MiB)", path,
+                     ENG_TPL_DB_MAX_BYTES >> 20);
+            goto close_file;
+        }
         if (len == cap) {
-            st = com_array_grow((void **)&buf, &cap, len + 1, 1, 65536, SIZE_MAX);
+            st = com_array_grow((void **)&buf, &cap, len + 1, 1, 65536,
+                                (size_t)ENG_TPL_DB_MAX_BYTES + 1);
             if (st != GMUX_OK) {
                 snprintf(err, errlen, "%s: out of memory", path);
                 goto close_file;

@@ -37,6 +37,10 @@ gmux_status_t eng_tpl_db_save(const eng_predictor_t *p, const char *path, char *
 gmux_status_t eng_tpl_db_parse(eng_predictor_t *p, const char *text, size_t len, const char *what,
                                char *err, size_t errlen);
 
+/* The largest file eng_tpl_db_load reads (a database of 100,000 kernels is
+ * a few MiB); beyond it GMUX_ERR_RANGE, before the rest is read. */
+#define ENG_TPL_DB_MAX_BYTES (64u << 20)
+
 /* Reads path and parses it as above. */
 gmux_status_t eng_tpl_db_load(eng_predictor_t *p, const char *path, char *err, size_t errlen);
 

@@ -1,6 +1,7 @@
 /* Simulated runs: oracle/profile pass, demand paging, the proactive engine. */
 #include "sim/run.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -251,6 +252,12 @@ gmux_status_t sim_profile_run(const sim_params_t *p, const sim_hooks_t *h, sim_p
             for (uint32_t i = 0; i < e->ntrefs; i++)
                 sim_refstr_ref(prof->refs, ENG_REF_CHUNK(tr[i]), (tr[i] & ENG_REF_WRITE) != 0);
             sim_refstr_end_launch(prof->refs);
+            if (e->time_ns > SIM_MAX_COMPUTE_NS - now) {
+                snprintf(err, errlen,
+                         "launch compute times add up to more than 2^62 ns (146 years)");
+                st = GMUX_ERR_RANGE;
+                goto out_close;
+            }
             now += e->time_ns;
             count_launch(&prof->oracle, h, "oracle", e->task, e->time_ns, now,
                          e->slice != last_slice);
@@ -458,6 +465,12 @@ static uint32_t engine_fault_blocks(void *ctx, uint32_t resident, uint32_t touch
 static gmux_status_t run_engine(const sim_params_t *p, const sim_hooks_t *h, sim_policy_t pol,
                                 uint64_t capacity, sim_result_t *r, char *err, size_t errlen)
 {
+    if ((uint64_t)p->fault_reserve >= capacity / (uint64_t)p->chunk_bytes) {
+        snprintf(err, errlen,
+                 "fault_reserve (%.0f chunks) leaves no room in a device of %" PRIu64 " chunks",
+                 p->fault_reserve, capacity / (uint64_t)p->chunk_bytes);
+        return GMUX_ERR_RANGE;
+    }
     sim_source_t *src = NULL;
     gmux_status_t st = h->open(h->open_ctx, &src, err, errlen);
     if (st != GMUX_OK)

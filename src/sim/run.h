@@ -127,6 +127,11 @@ typedef struct sim_hooks {
     const sim_predictor_hooks_t *predictor;
 } sim_hooks_t;
 
+/* The most compute time (the sum of every launch's time_ns) a run takes: the
+ * policies' clocks add transfers and faults on top, in 64 bits of ns, so
+ * sim_profile_run refuses a source beyond it (GMUX_ERR_RANGE, ~146 years). */
+#define SIM_MAX_COMPUTE_NS (1ull << 62)
+
 gmux_status_t sim_profile_run(const sim_params_t *p, const sim_hooks_t *h, sim_profile_t *prof,
                               char *err, size_t errlen);
 void sim_profile_clear(sim_profile_t *prof);

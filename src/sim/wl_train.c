@@ -108,7 +108,7 @@ typedef struct tr_task {
     tr_act_t *act;      /* 0..L-1 layers, L head */
     wl_seg_t data, work;
     uint64_t tokens, labels, dy, dt, dt2, loss;
-    uint64_t *rows; /* T row indices of this step's tokens */
+    uint64_t *rows; /* bitmap over the vocabulary: the rows this step's tokens use */
 } tr_task_t;
 
 static void task_init(void *t, const void *c, uint32_t index, uint32_t global, uint64_t seed)
@@ -139,7 +139,7 @@ static void setup(tr_task_t *k, const tr_cfg_t *c, wl_buf_t *b)
     uint64_t h = c->hidden, L = c->layers, T = c->T;
     k->groups = calloc(L + 2, sizeof(*k->groups));
     k->act = calloc(L + 1, sizeof(*k->act));
-    k->rows = calloc(T, sizeof(*k->rows));
+    k->rows = calloc((c->vocab + 63) / 64, sizeof(*k->rows));
     if (!k->groups || !k->act || !k->rows) {
         b->oom = 1;
         return;
@@ -268,18 +268,15 @@ static tr_act_t new_act(tr_task_t *k, const tr_cfg_t *c, wl_buf_t *b, int head)
 /* The embedding rows of this step's tokens (data-dependent), same in forward and backward. */
 static void embedding(tr_task_t *k, const tr_cfg_t *c, wl_buf_t *b, int bwd)
 {
-    uint64_t T = c->T, h = c->hidden, rowb = h * 2;
+    uint64_t T = c->T, h = c->hidden, rowb = h * 2, V = c->vocab;
     wl_rng_t r = {wl_mix(k->seed, k->step)};
-    for (uint64_t i = 0; i < T; i++)
-        k->rows[i] = wl_rng_below(&r, c->vocab);
-    /* sort (insertion of a small shell sort) so that rows merge into ranges */
-    for (uint64_t gap = T / 2; gap > 0; gap /= 2)
-        for (uint64_t i = gap; i < T; i++)
-            for (uint64_t j = i; j >= gap && k->rows[j - gap] > k->rows[j]; j -= gap) {
-                uint64_t x = k->rows[j];
-                k->rows[j] = k->rows[j - gap];
-                k->rows[j - gap] = x;
-            }
+    /* a bitmap, not a sorted list of T rows: T reaches 2^30, the vocabulary
+     * is 32000 rows, and only the runs of rows used become ranges */
+    memset(k->rows, 0, (V + 63) / 64 * sizeof(*k->rows));
+    for (uint64_t i = 0; i < T; i++) {
+        uint64_t row = wl_rng_below(&r, V);
+        k->rows[row / 64] |= 1ull << (row % 64);
+    }
     uint64_t table = bwd ? k->groups[0].g : k->groups[0].p;
     wl_launch(b, bwd ? K_EMB_BWD : K_EMB_FWD, (uint32_t)T, 256,
               wl_time_ns(0, WL_H200_FP32_FLOPS, 3.0 * T * rowb, 0.5));
@@ -289,12 +286,15 @@ static void embedding(tr_task_t *k, const tr_cfg_t *c, wl_buf_t *b, int bwd)
     wl_val(b, T);
     wl_val(b, h);
     wl_touch(b, k->tokens, T * 4, R);
-    for (uint64_t i = 0; i < T;) {
-        uint64_t j = i + 1;
-        while (j < T && k->rows[j] <= k->rows[j - 1] + 1)
+    for (uint64_t i = 0; i < V;) {
+        if (!(k->rows[i / 64] >> (i % 64) & 1)) {
+            i++;
+            continue;
+        }
+        uint64_t j = i + 1; /* a run of used rows: one range */
+        while (j < V && k->rows[j / 64] >> (j % 64) & 1)
             j++;
-        wl_touch(b, table + k->rows[i] * rowb, (k->rows[j - 1] - k->rows[i] + 1) * rowb,
-                 bwd ? RW : R);
+        wl_touch(b, table + i * rowb, (j - i) * rowb, bwd ? RW : R);
         i = j;
     }
     wl_touch(b, bwd ? k->dy : k->act[0].x, T * rowb, bwd ? R : W);

@@ -229,13 +229,36 @@ static void test_missing_file(void **state)
     eng_predictor_destroy(q);
 }
 
+/* A file larger than any database is refused after reading at most the limit
+ * (eng_tpl_db_load read the whole file into memory first: a trace passed by
+ * mistake was loaded whole, and --templates /dev/zero grew to 2.6 GB in 15 s
+ * without end). */
+static void test_oversized_file(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/gmux-tpl-big-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(ftruncate(fd, (off_t)ENG_TPL_DB_MAX_BYTES + 1), 0);
+    close(fd);
+    eng_predictor_t *q;
+    char err[256];
+    assert_int_equal(eng_predictor_create(&q), GMUX_OK);
+    assert_int_equal(eng_tpl_db_load(q, path, err, sizeof(err)), GMUX_ERR_RANGE);
+    assert_non_null(strstr(err, path));
+    assert_non_null(strstr(err, "larger than"));
+    assert_int_equal(eng_tpl_db_load(q, "/dev/zero", err, sizeof(err)), GMUX_ERR_RANGE);
+    assert_non_null(strstr(err, "/dev/zero: larger than"));
+    eng_predictor_destroy(q);
+    unlink(path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_round_trip),
-        cmocka_unit_test(test_truncated_everywhere),
-        cmocka_unit_test(test_corrupt),
-        cmocka_unit_test(test_missing_file),
+        cmocka_unit_test(test_round_trip),     cmocka_unit_test(test_truncated_everywhere),
+        cmocka_unit_test(test_corrupt),        cmocka_unit_test(test_missing_file),
+        cmocka_unit_test(test_oversized_file),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -93,11 +95,106 @@ static void test_generate_convert_show(void **state)
     remove(t), remove(b), remove(t2);
 }
 
+static void put_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    assert_int_equal(fclose(f), 0);
+}
+
+static void assert_file(const char *path, const char *text)
+{
+    char buf[256] = "";
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    assert_string_equal(buf, text);
+}
+
+/* A convert that fails leaves OUT as it was: a regular file keeps its bytes
+ * (it was truncated, then deleted, when the input turned out truncated), a
+ * symbolic link keeps its target's bytes and itself, and a FIFO (or a device:
+ * run as root, a failed convert to /dev/stdout deleted /dev/stdout) is never
+ * removed. */
+static void test_failed_convert_keeps_out(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/gmux-cli-keep-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char in[128], bad[128], reg[128], link[128], fifo[128], part[160];
+    snprintf(in, sizeof(in), "%s/in.txt", dir);
+    snprintf(bad, sizeof(bad), "%s/bad.txt", dir);
+    snprintf(reg, sizeof(reg), "%s/old.bin", dir);
+    snprintf(link, sizeof(link), "%s/link.bin", dir);
+    snprintf(fifo, sizeof(fifo), "%s/fifo", dir);
+    const char *good = "gmux-trace 1\ntask 0 a\nkernel 0 k\nalloc 0 1 0x200000 2097152\n"
+                       "launch 0 0 grid=1,1,1 block=1,1,1 ns=1000 args=p:0x200000 "
+                       "touch=r:0x200000+4096\nend\n";
+    put_file(in, good);
+    /* the same trace, cut inside its last event */
+    put_file(bad, "gmux-trace 1\ntask 0 a\nkernel 0 k\nalloc 0 1 0x200000 0x200000\n"
+                  "launch 0 0 grid=1,1,1 block=1,1,1 ns=1000 args=p:0x200000 touch=r:0x2");
+    put_file(reg, "precious");
+    assert_int_equal(gmux("convert", bad, reg, 0, 0, 0, 0, 0), 1);
+    assert_non_null(strstr(err, "truncated"));
+    assert_file(reg, "precious");
+    snprintf(part, sizeof(part), "%s.part~", reg);
+    assert_int_equal(access(part, F_OK), -1);
+    assert_int_equal(symlink(reg, link), 0);
+    assert_int_equal(gmux("convert", bad, link, 0, 0, 0, 0, 0), 1);
+    assert_file(reg, "precious");
+    struct stat sb;
+    assert_int_equal(lstat(link, &sb), 0);
+    assert_true(S_ISLNK(sb.st_mode));
+    /* success still replaces it, through the link */
+    assert_int_equal(gmux("convert", in, link, "--format", "text", 0, 0, 0), 0);
+    assert_int_equal(lstat(link, &sb), 0);
+    assert_true(S_ISLNK(sb.st_mode));
+    assert_file(reg, good);
+    /* a binary trace cannot be written to a FIFO (no seeking): the FIFO stays */
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    int rd = open(fifo, O_RDONLY | O_NONBLOCK);
+    assert_true(rd >= 0);
+    assert_int_equal(gmux("convert", in, fifo, "--format", "binary", 0, 0, 0), 1);
+    close(rd);
+    assert_int_equal(lstat(fifo, &sb), 0);
+    assert_true(S_ISFIFO(sb.st_mode));
+    unlink(fifo);
+    unlink(link);
+    unlink(reg);
+    unlink(in);
+    unlink(bad);
+    rmdir(dir);
+}
+
+/* A recording whose output cannot be written is refused before the program
+ * runs (it ran twice, timing pass and recording pass, then "no complete trace
+ * recorded"). */
+static void test_record_unwritable_output_first(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/gmux-cli-rec-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char marker[128];
+    snprintf(marker, sizeof(marker), "%s/ran", dir);
+    assert_int_equal(gmux("-o", "/nonexistent/dir/x.bin", "--", "touch", marker, 0, 0, 0), 1);
+    assert_non_null(strstr(err, "/nonexistent/dir/x.bin: No such file or directory"));
+    assert_null(strstr(err, "pass 1 of 2"));
+    assert_int_equal(access(marker, F_OK), -1);
+    unlink(marker);
+    rmdir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_help_and_live_recording),
         cmocka_unit_test(test_generate_convert_show),
+        cmocka_unit_test(test_failed_convert_keeps_out),
+        cmocka_unit_test(test_record_unwritable_output_first),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

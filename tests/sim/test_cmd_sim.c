@@ -154,6 +154,132 @@ static void test_trace_replay_matches_workload(void **state)
     rmdir(dir);
 }
 
+/* A tiny --oversub means a device far larger than the footprint: the capacity
+ * is capped, never wrapped (footprint * 100 / 1e-10 does not fit in 64 bits:
+ * it reported 0.00 GiB of device memory and an oversubscription of 118700%). */
+static void test_tiny_oversub_is_no_oversubscription(void **state)
+{
+    (void)state;
+    const char *args[] = {"--workload", "llm-decode", "--set",    "instances=1", "--set",
+                          "layers=1",   "--set",      "tokens=1", "--oversub",   "1e-10",
+                          "--json",     "--quiet",    "--policy", "demand",      NULL};
+    assert_int_equal(run(out1, args), 0);
+    double fp = json_num(out1, "\"footprint_bytes\":");
+    double cap = json_num(out1, "\"capacity_bytes\":");
+    assert_true(fp > 0);
+    assert_true(cap >= fp);
+    assert_true(json_num(out1, "\"oversub_pct\":") < 1);
+    assert_null(strstr(out1, "\"error\""));
+}
+
+/* Launch times whose sum does not fit in 64 bits of nanoseconds are refused
+ * with a reason (they wrapped: two launches of 2^63 ns and one of 1 us made
+ * a compute time of 1 us, a transfer bound below the oracle's makespan, and
+ * 'trace show' printed 0.000001 s). */
+static void test_compute_time_overflow_refused(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/gmux-sim-ns-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char path[256];
+    snprintf(path, sizeof(path), "%s/ns.txt", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fprintf(f, "gmux-trace 1\ntask 0 a\nkernel 0 k\nalloc 0 1 0x200000 0x200000\n");
+    const char *ns[] = {"9223372036854775808", "9223372036854775808", "1000"};
+    for (int i = 0; i < 3; i++)
+        fprintf(f,
+                "launch 0 0 grid=1,1,1 block=1,1,1 ns=%s args=p:0x200000 "
+                "touch=r:0x200000+4096\n",
+                ns[i]);
+    fprintf(f, "end\n");
+    assert_int_equal(fclose(f), 0);
+    const char *args[] = {"--trace", path, "--quiet", NULL};
+    assert_int_equal(run(out1, args), 1);
+    assert_non_null(strstr(err, "compute time"));
+    /* trace show adds them up without wrapping: 2^64 ns and 1 us */
+    char *show[] = {GMUX_CLI_PATH, "trace", "show", path, NULL};
+    assert_int_equal(tproc_capture(show, NULL, 60.0, out1, sizeof(out1), err, sizeof(err)), 0);
+    assert_non_null(strstr(out1, "18446744073.709"));
+    assert_null(strstr(out1, " 0.000001"));
+    unlink(path);
+    rmdir(dir);
+}
+
+/* --set seed=N is the workload's seed as much as --seed N: the report names
+ * the seed the run used (it printed "seed":1 beside a run of seed 7). */
+static void test_set_seed_reported(void **state)
+{
+    (void)state;
+    const char *a[] = {"--workload",    "sci-sparse", "--set",        "tasks=1", "--set",
+                       "rows=16777216", "--set",      "iterations=1", "--set",   "bfs-every=0",
+                       "--json",        "--quiet",    "--policy",     "demand",  "--set",
+                       "seed=7",        NULL};
+    const char *b[] = {
+        "--workload", "sci-sparse",   "--set",  "tasks=1",     "--set",  "rows=16777216",
+        "--set",      "iterations=1", "--set",  "bfs-every=0", "--json", "--quiet",
+        "--policy",   "demand",       "--seed", "7",           NULL};
+    assert_int_equal(run(out1, a), 0);
+    assert_int_equal(run(out2, b), 0);
+    assert_non_null(strstr(out1, "\"seed\":7,"));
+    assert_string_equal(out1, out2);
+}
+
+/* --lc and --prio naming a task the input does not have are refused (they
+ * were ignored without a word: --lc 7 on 2 tasks ran as if not given). */
+static void test_class_of_missing_task_refused(void **state)
+{
+    (void)state;
+    const char *a[] = {"--workload", "sci-sparse",
+                       "--set",      "tasks=2",
+                       "--set",      "rows=16777216",
+                       "--set",      "iterations=1",
+                       "--set",      "bfs-every=0",
+                       "--quiet",    "--lc",
+                       "7",          NULL};
+    assert_int_equal(run(out1, a), 1);
+    assert_non_null(strstr(err, "task 7"));
+    assert_non_null(strstr(err, "2 tasks"));
+    const char *b[] = {"--workload",    "sci-sparse", "--set",        "tasks=2", "--set",
+                       "rows=16777216", "--set",      "iterations=1", "--set",   "bfs-every=0",
+                       "--quiet",       "--prio",     "2=5",          "--sweep", NULL};
+    assert_int_equal(run(out1, b), 1);
+    assert_non_null(strstr(err, "task 2"));
+    const char *c[] = {
+        "--workload", "sci-sparse",   "--set", "tasks=2",     "--set",   "rows=16777216",
+        "--set",      "iterations=1", "--set", "bfs-every=0", "--quiet", "--prio",
+        "1=5",        "--lc",         "0",     "--policy",    "demand",  NULL};
+    assert_int_equal(run(out1, c), 0);
+}
+
+/* A fault reserve that leaves no room says so (the proactive policies failed
+ * with "cannot set up the engine: invalid argument"). */
+static void test_fault_reserve_too_large_named(void **state)
+{
+    (void)state;
+    const char *a[] = {"--workload",
+                       "sci-sparse",
+                       "--set",
+                       "tasks=1",
+                       "--set",
+                       "rows=16777216",
+                       "--set",
+                       "iterations=1",
+                       "--set",
+                       "bfs-every=0",
+                       "--quiet",
+                       "--param",
+                       "fault_reserve=1000000",
+                       "--oversub",
+                       "150",
+                       "--policy",
+                       "proactive",
+                       NULL};
+    assert_int_equal(run(out1, a), 1);
+    assert_non_null(strstr(err, "gmux sim: proactive: fault_reserve (1000000 chunks)"));
+    assert_null(strstr(err, "invalid argument"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -161,6 +287,11 @@ int main(void)
         cmocka_unit_test(test_usage_errors),
         cmocka_unit_test(test_sweep_writes_plot),
         cmocka_unit_test(test_trace_replay_matches_workload),
+        cmocka_unit_test(test_tiny_oversub_is_no_oversubscription),
+        cmocka_unit_test(test_compute_time_overflow_refused),
+        cmocka_unit_test(test_set_seed_reported),
+        cmocka_unit_test(test_class_of_missing_task_refused),
+        cmocka_unit_test(test_fault_reserve_too_large_named),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -322,6 +322,29 @@ static void test_defaults_are_h200_scale(void **state)
     }
 }
 
+/* dl-train's embedding gathers the rows of T = batch*seq random tokens:
+ * with the largest settings (T = 2^30) the generator sorted a T-entry array
+ * (8 GiB) with a shell sort that did not finish in 100 s even at T = 2^24.
+ * Here T = 2^24 draws hit each of the 32000 rows: one range, the table. */
+static void test_train_many_tokens(void **state)
+{
+    (void)state;
+    const char *sets[] = {"tasks=1", "steps=1", "layers=1", "seq=1048576", "batch=16"};
+    sim_source_t *src;
+    char err[256];
+    assert_int_equal(sim_workload_open("dl-train", sets, 5, 1, &src, err, sizeof(err)), GMUX_OK);
+    sim_event_t ev;
+    do
+        assert_int_equal(sim_source_next(src, 0, &ev), GMUX_OK);
+    while (ev.kind != SIM_EV_LAUNCH);
+    const sim_launch_ev_t *l = &ev.u.launch;
+    assert_string_equal(src->kernel_names[l->kernel], "train_embedding_fwd");
+    assert_int_equal(l->nranges, 3); /* tokens, the table's rows, the output */
+    assert_int_equal(l->ranges[1].addr, l->args[1].value);
+    assert_int_equal(l->ranges[1].len, 32000ull * 4096 * 2);
+    sim_source_close(src);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -329,6 +352,7 @@ int main(void)
         cmocka_unit_test(test_settings_rejected),
         cmocka_unit_test(test_access_pattern_classes),
         cmocka_unit_test(test_defaults_are_h200_scale),
+        cmocka_unit_test(test_train_many_tokens),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -174,6 +174,24 @@ static void test_usage_errors(void **state)
     assert_non_null(strstr(err, "/nonexistent.trace"));
 }
 
+/* An output database that cannot be written is refused before the program
+ * runs (or the trace is replayed): the program ran to its end first, its
+ * templates then lost to "No such file or directory". */
+static void test_profile_unwritable_output_first(void **state)
+{
+    (void)state;
+    char marker[300];
+    snprintf(marker, sizeof(marker), "%s/ran", dir);
+    const char *cmd[] = {"profile", "-o", "/nonexistent/dir/x.tpl", "--", "touch", marker, NULL};
+    assert_int_equal(run(cmd), 1);
+    assert_non_null(strstr(err, "/nonexistent/dir/x.tpl"));
+    assert_int_equal(access(marker, F_OK), -1);
+    const char *tr[] = {"profile", trace, "-o", "/nonexistent/dir/x.tpl", NULL};
+    assert_int_equal(run(tr), 1);
+    assert_non_null(strstr(err, "/nonexistent/dir/x.tpl: No such file or directory"));
+    unlink(marker);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -181,6 +199,7 @@ int main(void)
         cmocka_unit_test(test_corrupt_database_goes_on),
         cmocka_unit_test(test_sim_with_templates),
         cmocka_unit_test(test_usage_errors),
+        cmocka_unit_test(test_profile_unwritable_output_first),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

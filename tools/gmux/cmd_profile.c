@@ -4,9 +4,11 @@
  * ranges: gmux profile -o FILE -- CMD) and writes the template database
  * (docs/templates.md).
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 #include "commands.h"
@@ -80,6 +82,17 @@ int cmd_profile(int argc, char **argv)
         rc = cli_usage_error(CMD, "name the output database with -o FILE");
         goto free_sets;
     }
+    /* before a program runs or a trace is replayed for it: the output can be written */
+    struct stat sb;
+    bool existed = stat(out, &sb) == 0;
+    FILE *probe = fopen(out, "a");
+    if (!probe) {
+        rc = cli_fail(CMD, "%s: %s", out, strerror(errno));
+        goto free_sets;
+    }
+    fclose(probe);
+    if (!existed)
+        remove(out);
     if (command) {
         if (in.trace || in.workload) {
             rc = cli_usage_error(CMD, "give a TRACE, a --workload or -- CMD, not several");

@@ -3,6 +3,7 @@
  * binary forms, summarise a trace, and record a live program (gmux trace
  * -o FILE -- CMD: libgmux.so in recording mode, see shim_record.h).
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
@@ -57,18 +58,38 @@ static int parse_format(const char *text, sim_trace_format_t *f)
     return 0;
 }
 
-/* Copies src into a new file; 0 or 1. */
+/*
+ * Copies src into path; 0 or 1. A regular file already there (through a
+ * symbolic link too) is replaced only once the copy is complete, by renaming
+ * a sibling "FILE.part~" over it, so an input that fails half way costs the
+ * user nothing; anything else there (a FIFO, a device) is written in place
+ * and never removed.
+ */
 static int write_source(sim_source_t *src, const char *path, sim_trace_format_t format)
 {
-    char err[512];
+    char err[512], real[PATH_MAX], part[PATH_MAX + 8];
+    struct stat sb;
+    const char *dst = path;
+    bool exists = stat(path, &sb) == 0;
+    if (exists && S_ISREG(sb.st_mode) && realpath(path, real)) {
+        if (snprintf(part, sizeof(part), "%s.part~", real) >= (int)sizeof(part))
+            return cli_fail(CMD, "%s: path too long", path);
+        dst = part;
+    }
     sim_trace_writer_t *w;
-    if (sim_trace_writer_open(path, format, &w, err, sizeof(err)) != GMUX_OK)
+    if (sim_trace_writer_open(dst, format, &w, err, sizeof(err)) != GMUX_OK)
         return cli_fail(CMD, "%s", err);
     gmux_status_t st = sim_trace_copy(src, w, err, sizeof(err));
     char werr[512];
     gmux_status_t wst = sim_trace_writer_close(w, werr, sizeof(werr));
+    if (st == GMUX_OK && wst == GMUX_OK && dst != path && rename(dst, real) != 0) {
+        int e = errno;
+        remove(dst);
+        return cli_fail(CMD, "%s: %s", real, strerror(e));
+    }
     if (st != GMUX_OK || wst != GMUX_OK) {
-        remove(path);
+        if (dst != path || !exists)
+            remove(dst);
         return cli_fail(CMD, "%s", wst != GMUX_OK ? werr : err);
     }
     return 0;
@@ -193,7 +214,8 @@ static int cmd_show(int argc, char **argv)
         sim_check_t chk;
         sim_check_init(&chk, src->nkernels);
         memset(used, 0, src->nkernels);
-        uint64_t ev_n = 0, launches = 0, allocs = 0, ns = 0;
+        uint64_t ev_n = 0, launches = 0, allocs = 0;
+        double ns = 0; /* a sum of 64-bit times may not fit in 64 bits */
         uint32_t kernels = 0;
         sim_event_t ev;
         gmux_status_t st;
@@ -205,7 +227,7 @@ static int cmd_show(int argc, char **argv)
                 allocs++;
             } else if (ev.kind == SIM_EV_LAUNCH) {
                 launches++;
-                ns += ev.u.launch.time_ns;
+                ns += (double)ev.u.launch.time_ns;
                 kernels += !used[ev.u.launch.kernel];
                 used[ev.u.launch.kernel] = 1;
             }
@@ -215,12 +237,12 @@ static int cmd_show(int argc, char **argv)
         char peak[32];
         printf("%-24s %10" PRIu64 " %10" PRIu64 " %8" PRIu32 " %7" PRIu64 " %12s %12.6f\n",
                src->task_names[t], ev_n, launches, kernels, allocs,
-               com_format_size(chk.peak_bytes, peak, sizeof(peak)), (double)ns / 1e9);
+               com_format_size(chk.peak_bytes, peak, sizeof(peak)), ns / 1e9);
         tot_ev += ev_n;
         tot_l += launches;
         tot_a += allocs;
         tot_peak += chk.peak_bytes;
-        tot_s += (double)ns / 1e9;
+        tot_s += ns / 1e9;
         sim_check_fini(&chk);
     }
     char peak[32];
@@ -265,6 +287,10 @@ static int cmd_record(int argc, char **argv)
     int bad = cli_check_command(CMD, argv[i + 1]); /* before the old output goes */
     if (bad)
         return bad;
+    FILE *outf = fopen(out, "a"); /* and before CMD runs twice for nothing */
+    if (!outf)
+        return cli_fail(CMD, "%s: %s", out, strerror(errno));
+    fclose(outf);
     remove(out);
     /* Probing runs the program twice: first on plain device memory, nothing
      * faulting, for each kernel's compute time; then on managed memory, each

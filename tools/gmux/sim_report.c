@@ -11,7 +11,8 @@
 #include "sim/trace_io.h"
 #include "sim/workload.h"
 
-#define GIB (1024.0 * 1024.0 * 1024.0)
+#define GIB                (1024.0 * 1024.0 * 1024.0)
+#define SIM_REPORT_MAX_CAP 1e18 /* bytes: the most sim_params_check allows for hbm */
 
 typedef struct cfg_result {
     uint64_t capacity;
@@ -78,7 +79,10 @@ static void run_config(const sim_job_t *job, const sim_profile_t *prof, double p
 {
     memset(cr, 0, sizeof(*cr));
     uint64_t cs = (uint64_t)job->params.chunk_bytes;
-    uint64_t cap = pct > 0 ? (uint64_t)((double)prof->footprint_bytes * 100.0 / pct)
+    /* a tiny PCT asks for more memory than 64 bits hold: cap it where the
+     * hbm parameter's range ends */
+    double want = pct > 0 ? (double)prof->footprint_bytes * 100.0 / pct : 0;
+    uint64_t cap = pct > 0 ? (uint64_t)(want < SIM_REPORT_MAX_CAP ? want : SIM_REPORT_MAX_CAP)
                            : (uint64_t)job->params.hbm_bytes;
     cap = cap / cs * cs;
     if (cap < cs)
@@ -277,6 +281,12 @@ static int profile(const sim_job_t *job, sim_profile_t *prof)
         bool named = strncmp(err, name, n) == 0 && err[n] == ':';
         fprintf(stderr, "gmux sim: %s%s%s\n", named ? "" : name, named ? "" : ": ",
                 err[0] ? err : gmux_status_str(st));
+        return 1;
+    }
+    if (job->nclass > prof->oracle.ntasks) { /* --lc/--prio of a task not there */
+        fprintf(stderr, "gmux sim: --lc or --prio names task %u, but %s has %u tasks (0..%u)\n",
+                job->nclass - 1, job_name(job), prof->oracle.ntasks, prof->oracle.ntasks - 1);
+        sim_profile_clear(prof);
         return 1;
     }
     return 0;
