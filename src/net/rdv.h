@@ -3,6 +3,13 @@
  * connect to it (boot.h), it completes their allgathers and barriers, and it
  * tells every rank when one dies, so that no rank waits for a dead peer.
  *
+ * It never blocks on one rank: incoming frames are gathered as bytes
+ * arrive, outgoing ones queued per rank and written as each socket takes
+ * them. A rank that leaves a frame half sent, or its queue unread past the
+ * limits below, is dropped and announced dead like one whose connection
+ * closed. A round the server cannot complete (no memory, a result larger
+ * than NET_BOOT_MAX_LEN) is answered on every rank with an ERROR frame.
+ *
  * Ownership: net_rdv_create allocates, net_rdv_destroy frees and closes.
  * Thread-safety: single-threaded (the launcher's loop).
  */

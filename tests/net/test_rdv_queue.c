@@ -207,7 +207,8 @@ static void run_job(int size, uint32_t blob, int stuck_rounds, int max_rounds, u
  * each, little of which its socket takes), until its queue passes 8 MiB.
  * Then it is dropped and announced dead, and the round that filled the
  * queue is still delivered to the others before the notice. Rounds 1 to 3
- * always fit: at most 6 MiB is queued when the third result is added. */
+ * always fit: at most 6 MiB is queued when the third result is added; and
+ * 16 rounds (48 MiB) are far more than the socket buffers take. */
 static void test_stuck_reader_holds_nobody(void **state)
 {
     (void)state;
@@ -225,11 +226,12 @@ static void test_stuck_reader_holds_nobody(void **state)
 /* A rank that never reads is dropped once its oldest unsent frame is past
  * the send deadline (1 s here), and announced dead: the collective the
  * others start next fails with GMUX_ERR_PEER instead of waiting for it.
- * Its one contribution makes an 8 MiB result, more than its socket takes. */
+ * Its one contribution makes a 16 MiB result, four times what a socket's
+ * send buffer grows to by default (tcp_wmem). */
 static void test_stuck_reader_expires(void **state)
 {
     (void)state;
-    run_job(2, 4u << 20, 1, 2, COM_NS_PER_S, 0);
+    run_job(2, 8u << 20, 1, 2, COM_NS_PER_S, 0);
     client_t *c = &clients[0];
     assert_false(c->bad_data);
     assert_int_equal(atomic_load(&c->ok_rounds), 1);
