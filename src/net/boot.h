@@ -45,8 +45,9 @@ void net_boot_close(net_boot_t *boot, bool bye);
  *
  * A collective that fails part-way leaves the connection broken: at a
  * timeout (whether or not part of the result had arrived) the result is
- * still to come, and when no memory held it (GMUX_ERR_NOMEM) its bytes are
- * still in the socket, so the next collective would take them for its own.
+ * still to come, and when this rank had no memory for it (GMUX_ERR_NOMEM,
+ * unlike the server's answer above) its bytes are still in the socket, so
+ * the next collective would take them for its own.
  * They are not resumed: every later collective fails at once with
  * GMUX_ERR_STATE and sends nothing, net_boot_poll reads nothing (death
  * notices stop arriving; peers are not marked dead for it), and
