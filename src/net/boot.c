@@ -76,7 +76,7 @@ void net_boot_close(net_boot_t *boot, bool bye)
 {
     if (!boot)
         return;
-    if (bye && !atomic_load(&boot->lost))
+    if (bye && !atomic_load(&boot->lost) && !boot->broken)
         send_frame(boot, NET_BOOT_BYE, NULL, 0, com_deadline_after_ns(COM_NS_PER_S));
     close(boot->fd);
     pthread_mutex_destroy(&boot->lock);
@@ -115,7 +115,7 @@ void net_boot_poll(net_boot_t *boot)
         return;
     if (pthread_mutex_trylock(&boot->lock) != 0)
         return;
-    for (;;) {
+    for (int i = 0; !boot->broken && i < 1024; i++) {
         struct pollfd pfd = {.fd = boot->fd, .events = POLLIN};
         if (poll(&pfd, 1, 0) <= 0)
             break;
@@ -133,19 +133,35 @@ void net_boot_poll(net_boot_t *boot)
     pthread_mutex_unlock(&boot->lock);
 }
 
+/* The status an ERROR frame carries, negated in its rank field; one this
+ * build does not know reads as GMUX_ERR_PEER. */
+static gmux_status_t error_status(uint32_t code)
+{
+    if (code == 0 || code > 4096)
+        return GMUX_ERR_PEER;
+    gmux_status_t st = (gmux_status_t)(-(int)code);
+    return strcmp(gmux_status_name(st), "GMUX_STATUS_UNKNOWN") != 0 ? st : GMUX_ERR_PEER;
+}
+
 gmux_status_t net_boot_allgather(net_boot_t *boot, const void *mine, uint32_t len, void **all_p,
                                  uint64_t deadline_ns)
 {
     if (atomic_load(&boot->any_dead))
         return GMUX_ERR_PEER;
     pthread_mutex_lock(&boot->lock);
-    gmux_status_t st = send_frame(boot, NET_BOOT_ALLGATHER, mine, len, deadline_ns);
+    if (boot->broken) {
+        pthread_mutex_unlock(&boot->lock);
+        return GMUX_ERR_STATE;
+    }
+    /* io: the socket's failure; st: the collective's */
+    gmux_status_t io = send_frame(boot, NET_BOOT_ALLGATHER, mine, len, deadline_ns);
+    gmux_status_t st = GMUX_OK;
     void *p = NULL;
     uint32_t plen = 0;
-    while (st == GMUX_OK) {
+    while (io == GMUX_OK) {
         net_boot_hdr_t h;
-        st = read_frame(boot, &h, &p, deadline_ns);
-        if (st != GMUX_OK)
+        io = read_frame(boot, &h, &p, deadline_ns);
+        if (io != GMUX_OK)
             break;
         if (h.type == NET_BOOT_DEAD) {
             free(p);
@@ -160,10 +176,25 @@ gmux_status_t net_boot_allgather(net_boot_t *boot, const void *mine, uint32_t le
         }
         free(p);
         p = NULL;
+        if (h.type == NET_BOOT_ERROR) {
+            st = error_status(h.rank);
+            COM_WARN(NET, "rank %d: the rendezvous failed this collective on every rank: %s",
+                     boot->rank, gmux_status_str(st));
+            break;
+        }
     }
-    if (st == GMUX_ERR_CLOSED || st == GMUX_ERR_VERSION) {
+    if (io == GMUX_ERR_CLOSED || io == GMUX_ERR_VERSION) {
         mark_lost(boot);
         st = GMUX_ERR_PEER;
+    } else if (io != GMUX_OK) {
+        /* part of a frame may be read or written, and the result is still
+         * to come: the next collective would take it for its own */
+        COM_WARN(NET,
+                 "rank %d: a bootstrap collective failed part-way (%s); the connection "
+                 "is out of step and no further collective will run",
+                 boot->rank, gmux_status_str(io));
+        boot->broken = true;
+        st = io;
     }
     pthread_mutex_unlock(&boot->lock);
     if (st != GMUX_OK)

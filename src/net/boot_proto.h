@@ -1,5 +1,5 @@
 /*
- * Bootstrap wire format, version 1: frames between each rank and the
+ * Bootstrap wire format, version 2: frames between each rank and the
  * launcher's rendezvous server over TCP (127.0.0.1 for local jobs).
  *
  * Every frame: a 16-byte header then len payload bytes, little endian.
@@ -9,8 +9,15 @@
  *   BYE        rank -> server   the rank finalised; its exit is not a failure
  *   DEAD       server -> rank   header rank: a rank that died (exited without
  *                                BYE, or was killed); collectives are aborted
+ *   ERROR      server -> rank   header rank: a gmux_status_t, negated (so
+ *                                positive); the collective in progress failed
+ *                                on every rank (the server could not make its
+ *                                result), and the next one starts afresh
  * Collectives are matched by order: every rank issues the same sequence, and
  * a rank cannot start the next before the previous one completed.
+ *
+ * Version 2 added ERROR: a version 1 rank would skip it and wait for a
+ * result that never comes.
  */
 #ifndef NET_BOOT_PROTO_H
 #define NET_BOOT_PROTO_H
@@ -18,7 +25,7 @@
 #include <stdint.h>
 
 #define NET_BOOT_MAGIC   0x474d5842u /* "GMXB" */
-#define NET_BOOT_VERSION 1u
+#define NET_BOOT_VERSION 2u
 #define NET_BOOT_MAX_LEN (64u << 20)
 
 enum net_boot_type {
@@ -26,6 +33,7 @@ enum net_boot_type {
     NET_BOOT_ALLGATHER = 2,
     NET_BOOT_BYE = 3,
     NET_BOOT_DEAD = 4,
+    NET_BOOT_ERROR = 5,
 };
 
 typedef struct net_boot_hdr {

@@ -16,6 +16,35 @@
 
 #define RDV_MAX_PENDING 256
 #define RDV_IO_NS       (5 * COM_NS_PER_S)
+/* what a rank may leave queued and unread: the largest frame it accepts
+ * (an allgather's result) and room for notices behind it */
+#define RDV_TXQ_MAX   ((size_t)NET_BOOT_MAX_LEN + ((size_t)1 << 20))
+#define RDV_TXQ_SLOTS 8u /* frames a queue holds before it grows */
+
+#ifdef NET_RDV_TEST_ALLOC
+/* the seam tests/net/test_rdv_alloc.c fails allocations with; other builds
+ * have none */
+bool net_rdv_test_alloc_fails(size_t n);
+#else
+#define net_rdv_test_alloc_fails(n) false
+#endif
+
+/* Every allocation of the server goes through these, so a test can fail
+ * any of them. */
+static void *rdv_malloc(size_t n)
+{
+    return net_rdv_test_alloc_fails(n) ? NULL : malloc(n);
+}
+
+static void *rdv_calloc(size_t n, size_t sz)
+{
+    return net_rdv_test_alloc_fails(n * sz) ? NULL : calloc(n, sz);
+}
+
+static void *rdv_realloc(void *p, size_t n)
+{
+    return net_rdv_test_alloc_fails(n) ? NULL : realloc(p, n);
+}
 
 /* A frame being gathered from one connection. The server has one thread:
  * it takes what a socket holds and goes back to poll, so a peer that stops
@@ -25,10 +54,44 @@ typedef struct rdv_rx {
     net_boot_hdr_t h;
     void *p;      /* payload, allocated once the header is judged */
     uint32_t got; /* bytes of header, then payload, received */
+    /* the payload could not be allocated: it is read and thrown away, so
+     * that the connection stays in step and the failure can be answered */
+    bool skip;
+    /* a HELLO's payload: a connection that is not yet a rank costs no
+     * allocation */
+    char small[4];
     /* set by the frame's first byte and not renewed by later ones: a peer
      * trickling bytes would otherwise keep its frame open for good */
     uint64_t dl;
 } rdv_rx_t;
+
+/* A payload sent to several ranks (an allgather's result), freed when the
+ * last queue holding it has written it. */
+typedef struct rdv_buf {
+    unsigned refs;
+    char bytes[];
+} rdv_buf_t;
+
+/* A frame queued for a rank. */
+typedef struct rdv_out {
+    net_boot_hdr_t h;
+    rdv_buf_t *p; /* h.len bytes; NULL when h.len is 0 */
+    uint64_t dl;  /* when it must be in the socket, set when queued */
+} rdv_out_t;
+
+/* The frames a rank has not taken from its socket yet. The server never
+ * waits for a socket to take them: they leave as poll says it is
+ * writable, so a rank that stops reading holds nobody else; it is dropped
+ * when its queue passes txq_max bytes or its oldest frame its deadline. */
+typedef struct rdv_tx {
+    rdv_out_t *q; /* q[head .. head + n) */
+    uint32_t head, n, cap;
+    uint32_t off; /* bytes of q[head] written */
+    size_t bytes; /* bytes queued and not written */
+    /* a frame could not be queued (full, or no memory): the rank is
+     * dropped before anything else is sent */
+    bool failed;
+} rdv_tx_t;
 
 typedef struct rdv_pend {
     int fd;
@@ -48,9 +111,18 @@ struct net_rdv {
     uint32_t *len; /* per rank */
     bool *in;      /* per rank, contributed this round */
     rdv_rx_t *rx;  /* per rank */
+    rdv_tx_t *tx;  /* per rank */
     int nin;
+    /* GMUX_OK, or why this round fails on every rank when it completes (a
+     * contribution the server could not hold) */
+    gmux_status_t round_st;
+    uint64_t send_ns;
+    size_t txq_max;
     rdv_pend_t pend[RDV_MAX_PENDING]; /* connected, no HELLO yet */
     int npend;
+    /* poll's arrays, sized once: the loop allocates nothing */
+    struct pollfd *pfd;
+    int *who;
 };
 
 static void rx_clear(rdv_rx_t *rx)
@@ -58,6 +130,7 @@ static void rx_clear(rdv_rx_t *rx)
     free(rx->p);
     rx->p = NULL;
     rx->got = 0;
+    rx->skip = false;
 }
 
 static void pend_close(rdv_pend_t *c)
@@ -66,26 +139,53 @@ static void pend_close(rdv_pend_t *c)
     close(c->fd);
 }
 
+static void buf_put(rdv_buf_t *b)
+{
+    if (b && --b->refs == 0)
+        free(b);
+}
+
+/* Forgets every queued frame; keeps the array. */
+static void tx_clear(rdv_tx_t *tx)
+{
+    for (uint32_t i = 0; i < tx->n; i++)
+        buf_put(tx->q[tx->head + i].p);
+    tx->head = tx->n = tx->off = 0;
+    tx->bytes = 0;
+    tx->failed = false;
+}
+
 gmux_status_t net_rdv_create(const char *addr, int size, net_rdv_t **rdv_p)
 {
-    net_rdv_t *r = calloc(1, sizeof(*r));
+    net_rdv_t *r = rdv_calloc(1, sizeof(*r));
     if (!r)
         return GMUX_ERR_NOMEM;
     r->size = size;
-    r->fd = malloc((size_t)size * sizeof(int));
-    r->bye = calloc((size_t)size, sizeof(bool));
-    r->dead = calloc((size_t)size, sizeof(bool));
-    r->blob = calloc((size_t)size, sizeof(void *));
-    r->len = calloc((size_t)size, sizeof(uint32_t));
-    r->in = calloc((size_t)size, sizeof(bool));
-    r->rx = calloc((size_t)size, sizeof(rdv_rx_t));
-    if (!r->fd || !r->bye || !r->dead || !r->blob || !r->len || !r->in || !r->rx) {
-        net_rdv_destroy(r);
-        return GMUX_ERR_NOMEM;
-    }
-    for (int i = 0; i < size; i++)
-        r->fd[i] = -1;
+    r->send_ns = RDV_IO_NS;
+    r->txq_max = RDV_TXQ_MAX;
     r->lfd = -1;
+    r->fd = rdv_malloc((size_t)size * sizeof(int));
+    r->bye = rdv_calloc((size_t)size, sizeof(bool));
+    r->dead = rdv_calloc((size_t)size, sizeof(bool));
+    r->blob = rdv_calloc((size_t)size, sizeof(void *));
+    r->len = rdv_calloc((size_t)size, sizeof(uint32_t));
+    r->in = rdv_calloc((size_t)size, sizeof(bool));
+    r->rx = rdv_calloc((size_t)size, sizeof(rdv_rx_t));
+    r->tx = rdv_calloc((size_t)size, sizeof(rdv_tx_t));
+    r->pfd = rdv_calloc(1 + (size_t)size + RDV_MAX_PENDING, sizeof(*r->pfd));
+    r->who = rdv_calloc(1 + (size_t)size + RDV_MAX_PENDING, sizeof(int));
+    if (!r->fd || !r->bye || !r->dead || !r->blob || !r->len || !r->in || !r->rx || !r->tx ||
+        !r->pfd || !r->who)
+        goto destroy;
+    for (int i = 0; i < size; i++) {
+        r->fd[i] = -1;
+        /* queues exist before any rank joins: a death notice or a round's
+         * failure can be queued without memory */
+        r->tx[i].q = rdv_malloc(RDV_TXQ_SLOTS * sizeof(rdv_out_t));
+        if (!r->tx[i].q)
+            goto destroy;
+        r->tx[i].cap = RDV_TXQ_SLOTS;
+    }
     gmux_status_t st = net_sock_listen(addr, &r->lfd, &r->port);
     if (st != GMUX_OK) {
         net_rdv_destroy(r);
@@ -93,6 +193,9 @@ gmux_status_t net_rdv_create(const char *addr, int size, net_rdv_t **rdv_p)
     }
     *rdv_p = r;
     return GMUX_OK;
+destroy:
+    net_rdv_destroy(r);
+    return GMUX_ERR_NOMEM;
 }
 
 void net_rdv_destroy(net_rdv_t *r)
@@ -108,6 +211,10 @@ void net_rdv_destroy(net_rdv_t *r)
         free(r->blob[i]);
     for (int i = 0; r->rx && i < r->size; i++)
         rx_clear(&r->rx[i]);
+    for (int i = 0; r->tx && i < r->size; i++) {
+        tx_clear(&r->tx[i]);
+        free(r->tx[i].q);
+    }
     if (r->lfd >= 0)
         close(r->lfd);
     free(r->fd);
@@ -117,7 +224,16 @@ void net_rdv_destroy(net_rdv_t *r)
     free(r->len);
     free(r->in);
     free(r->rx);
+    free(r->tx);
+    free(r->pfd);
+    free(r->who);
     free(r);
+}
+
+void net_rdv_set_limits(net_rdv_t *r, uint64_t send_ns, size_t queue_max)
+{
+    r->send_ns = send_ns ? send_ns : RDV_IO_NS;
+    r->txq_max = queue_max ? queue_max : RDV_TXQ_MAX;
 }
 
 int net_rdv_port(const net_rdv_t *r)
@@ -135,18 +251,76 @@ static void close_rank(net_rdv_t *r, int rank)
     close(r->fd[rank]);
     r->fd[rank] = -1;
     rx_clear(&r->rx[rank]);
+    tx_clear(&r->tx[rank]);
 }
 
-static void send_to(net_rdv_t *r, int rank, uint16_t type, uint32_t hrank, const void *p,
+/* Queues a frame for rank (p: h.len bytes, or NULL), taking a reference to
+ * p. Sends nothing and drops nobody: a frame that cannot be queued marks
+ * the rank failed, and net_rdv_step drops it once every frame of the event
+ * at hand is queued (so the others get, say, a round's result before the
+ * notice that the rank died). */
+static void tx_push(net_rdv_t *r, int rank, uint16_t type, uint32_t hrank, rdv_buf_t *p,
                     uint32_t len)
 {
-    if (r->fd[rank] < 0)
+    rdv_tx_t *tx = &r->tx[rank];
+    if (r->fd[rank] < 0 || tx->failed)
         return;
+    size_t frame = sizeof(net_boot_hdr_t) + len;
+    if (tx->bytes + frame > r->txq_max) {
+        COM_WARN(NET, "rendezvous: rank %d has left %zu bytes unread; dropping it", rank,
+                 tx->bytes);
+        tx->failed = true;
+        return;
+    }
+    if (tx->head + tx->n == tx->cap) {
+        if (tx->head > 0) {
+            memmove(tx->q, tx->q + tx->head, tx->n * sizeof(rdv_out_t));
+            tx->head = 0;
+        } else {
+            rdv_out_t *q = rdv_realloc(tx->q, 2 * (size_t)tx->cap * sizeof(rdv_out_t));
+            if (!q) {
+                COM_WARN(NET, "rendezvous: no memory to queue a frame for rank %d; dropping it",
+                         rank);
+                tx->failed = true;
+                return;
+            }
+            tx->q = q;
+            tx->cap *= 2;
+        }
+    }
     net_boot_hdr_t h = {NET_BOOT_MAGIC, NET_BOOT_VERSION, type, hrank, len};
-    uint64_t dl = com_deadline_after_ns(RDV_IO_NS);
-    if (net_sock_write_all(r->fd[rank], &h, sizeof(h), dl) != GMUX_OK ||
-        (len && net_sock_write_all(r->fd[rank], p, len, dl) != GMUX_OK))
-        close_rank(r, rank);
+    tx->q[tx->head + tx->n++] = (rdv_out_t){h, p, com_deadline_after_ns(r->send_ns)};
+    if (p)
+        p->refs++;
+    tx->bytes += frame;
+}
+
+/* Writes what rank's socket takes now, without waiting; false when the
+ * connection is unusable. Bounded: each pass writes bytes or returns. */
+static bool tx_flush(net_rdv_t *r, int rank)
+{
+    rdv_tx_t *tx = &r->tx[rank];
+    const uint32_t hsz = (uint32_t)sizeof(net_boot_hdr_t);
+    while (tx->n > 0) {
+        rdv_out_t *o = &tx->q[tx->head];
+        const char *src =
+            tx->off < hsz ? (const char *)&o->h + tx->off : o->p->bytes + (tx->off - hsz);
+        size_t want = tx->off < hsz ? hsz - tx->off : (size_t)o->h.len + hsz - tx->off;
+        ssize_t n = send(r->fd[rank], src, want, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (n <= 0)
+            return n == 0 || errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
+        tx->off += (uint32_t)n;
+        tx->bytes -= (size_t)n;
+        if (tx->off == hsz + o->h.len) {
+            buf_put(o->p);
+            tx->head++;
+            tx->n--;
+            tx->off = 0;
+            if (tx->n == 0)
+                tx->head = 0;
+        }
+    }
+    return true;
 }
 
 static void announce_dead(net_rdv_t *r, int rank)
@@ -157,7 +331,41 @@ static void announce_dead(net_rdv_t *r, int rank)
     COM_INFO(NET, "rendezvous: rank %d died; telling the others", rank);
     for (int i = 0; i < r->size; i++)
         if (i != rank)
-            send_to(r, i, NET_BOOT_DEAD, (uint32_t)rank, NULL, 0);
+            tx_push(r, i, NET_BOOT_DEAD, (uint32_t)rank, NULL, 0);
+}
+
+/* The rank's connection is gone (or the server gave up on it): without a
+ * BYE that is a death. */
+static void drop_rank(net_rdv_t *r, int rank)
+{
+    close_rank(r, rank);
+    if (!r->bye[rank])
+        announce_dead(r, rank);
+}
+
+/* Drops every rank whose queue failed, whose oldest frame is past its send
+ * deadline, or whose incoming frame is past its deadline. A drop queues
+ * death notices, which may fail other queues: repeated until none is left;
+ * each pass drops a rank or ends, so at most size + 1 passes. */
+static void reap(net_rdv_t *r)
+{
+    for (bool again = true; again;) {
+        again = false;
+        for (int i = 0; i < r->size; i++) {
+            rdv_tx_t *tx = &r->tx[i];
+            if (r->fd[i] < 0)
+                continue;
+            bool late_in = r->rx[i].got && com_deadline_passed(r->rx[i].dl);
+            bool late_out = tx->n && com_deadline_passed(tx->q[tx->head].dl);
+            if (late_out)
+                COM_WARN(NET, "rendezvous: rank %d has not read its frames for %.1f s; dropping it",
+                         i, (double)r->send_ns / COM_NS_PER_S);
+            if (tx->failed || late_in || late_out) {
+                drop_rank(r, i);
+                again = true;
+            }
+        }
+    }
 }
 
 void net_rdv_rank_exited(net_rdv_t *r, int rank, bool failed)
@@ -168,45 +376,73 @@ void net_rdv_rank_exited(net_rdv_t *r, int rank, bool failed)
         announce_dead(r, rank);
 }
 
+/* Every rank contributed: each gets the result, or, when it cannot be
+ * made, the reason, so that no rank waits for a round that will not come. */
 static void complete_allgather(net_rdv_t *r)
 {
+    gmux_status_t st = r->round_st;
     size_t total = 0;
     for (int i = 0; i < r->size; i++)
         total += 4 + r->len[i];
-    char *buf = malloc(total ? total : 1);
-    if (!buf)
-        return;
-    char *q = buf;
-    for (int i = 0; i < r->size; i++) {
-        memcpy(q, &r->len[i], 4);
-        if (r->len[i])
-            memcpy(q + 4, r->blob[i], r->len[i]);
-        q += 4 + r->len[i];
+    rdv_buf_t *b = NULL;
+    if (st == GMUX_OK && total > NET_BOOT_MAX_LEN)
+        st = GMUX_ERR_CAPACITY; /* more than a rank accepts */
+    if (st == GMUX_OK && !(b = rdv_malloc(sizeof(*b) + total)))
+        st = GMUX_ERR_NOMEM;
+    if (b) {
+        b->refs = 1; /* ours, until every queue has its own */
+        char *q = b->bytes;
+        for (int i = 0; i < r->size; i++) {
+            memcpy(q, &r->len[i], 4);
+            if (r->len[i])
+                memcpy(q + 4, r->blob[i], r->len[i]);
+            q += 4 + r->len[i];
+        }
     }
-    for (int i = 0; i < r->size; i++)
-        send_to(r, i, NET_BOOT_ALLGATHER, 0, buf, (uint32_t)total);
-    free(buf);
+    if (st != GMUX_OK)
+        COM_WARN(NET, "rendezvous: an allgather fails on every rank: %s", gmux_status_str(st));
+    for (int i = 0; i < r->size; i++) {
+        if (st == GMUX_OK)
+            tx_push(r, i, NET_BOOT_ALLGATHER, 0, b, (uint32_t)total);
+        else
+            tx_push(r, i, NET_BOOT_ERROR, (uint32_t)-st, NULL, 0);
+    }
+    buf_put(b);
     for (int i = 0; i < r->size; i++) {
         free(r->blob[i]);
         r->blob[i] = NULL;
+        r->len[i] = 0;
         r->in[i] = false;
     }
     r->nin = 0;
+    r->round_st = GMUX_OK;
 }
 
 enum rx_result { RX_MORE, RX_FRAME, RX_BAD };
 
 /* Takes what fd holds of the frame in rx, whose payload may be max_len bytes
  * at most, without waiting; RX_FRAME when the frame is complete (rx->p is
- * then the caller's), RX_BAD when the connection is unusable (closed, or a
- * frame that is not ours). Reads no byte past the frame: the next one may
- * belong to the rank a HELLO makes of the connection. */
+ * then the caller's; rx->skip says its payload could not be allocated and
+ * was read past; a payload of max_len <= 4 bytes is in rx->small), RX_BAD
+ * when the connection is unusable (closed, or a frame that is not ours).
+ * Reads no byte past the frame: the next one may belong to the rank a HELLO
+ * makes of the connection. */
 static enum rx_result rx_feed(int fd, rdv_rx_t *rx, uint32_t max_len)
 {
     const uint32_t hsz = (uint32_t)sizeof(rx->h);
+    const bool in_small = max_len <= sizeof(rx->small);
+    char sink[4096];
     for (;;) {
-        char *dst = rx->got < hsz ? (char *)&rx->h + rx->got : (char *)rx->p + (rx->got - hsz);
-        size_t want = rx->got < hsz ? hsz - rx->got : (size_t)rx->h.len + hsz - rx->got;
+        char *dst = (char *)&rx->h + rx->got;
+        size_t want = hsz - rx->got;
+        if (rx->got >= hsz) {
+            want = (size_t)rx->h.len + hsz - rx->got;
+            dst = in_small ? rx->small + (rx->got - hsz) : (char *)rx->p + (rx->got - hsz);
+            if (rx->skip) {
+                dst = sink;
+                want = want < sizeof(sink) ? want : sizeof(sink);
+            }
+        }
         ssize_t n = recv(fd, dst, want, MSG_DONTWAIT);
         if (n == 0)
             return RX_BAD;
@@ -221,20 +457,12 @@ static enum rx_result rx_feed(int fd, rdv_rx_t *rx, uint32_t max_len)
             if (rx->h.magic != NET_BOOT_MAGIC || rx->h.version != NET_BOOT_VERSION ||
                 rx->h.len > max_len)
                 return RX_BAD;
-            if (rx->h.len && !(rx->p = malloc(rx->h.len)))
-                return RX_BAD;
+            if (rx->h.len && !in_small && !(rx->p = rdv_malloc(rx->h.len)))
+                rx->skip = true;
         }
         if (rx->got >= hsz && rx->got - hsz == rx->h.len)
             return RX_FRAME;
     }
-}
-
-/* The rank's connection is gone: without a BYE that is a death. */
-static void drop_rank(net_rdv_t *r, int rank)
-{
-    close_rank(r, rank);
-    if (!r->bye[rank])
-        announce_dead(r, rank);
 }
 
 static void handle_rank(net_rdv_t *r, int rank)
@@ -246,14 +474,21 @@ static void handle_rank(net_rdv_t *r, int rank)
     if (res != RX_FRAME)
         return;
     net_boot_hdr_t h = rx->h;
+    bool lost = rx->skip;
     void *p = rx->p;
     rx->p = NULL;
     rx_clear(rx);
     if (h.type == NET_BOOT_BYE) {
         r->bye[rank] = true;
     } else if (h.type == NET_BOOT_ALLGATHER && !r->in[rank]) {
+        if (lost) {
+            /* the round goes on without it and fails on every rank: the
+             * rank is alive and in step, and hears why */
+            COM_WARN(NET, "rendezvous: no memory for rank %d's %u bytes", rank, h.len);
+            r->round_st = GMUX_ERR_NOMEM;
+        }
         r->blob[rank] = p;
-        r->len[rank] = h.len;
+        r->len[rank] = lost ? 0 : h.len;
         r->in[rank] = true;
         p = NULL;
         if (++r->nin == r->size)
@@ -285,7 +520,7 @@ static rdv_pend_t pending_take(net_rdv_t *r, int i)
 
 static void handle_pending(net_rdv_t *r, int i)
 {
-    enum rx_result res = rx_feed(r->pend[i].fd, &r->pend[i].rx, 4);
+    enum rx_result res = rx_feed(r->pend[i].fd, &r->pend[i].rx, sizeof(uint32_t));
     if (res == RX_MORE)
         return;
     rdv_pend_t c = pending_take(r, i);
@@ -295,7 +530,7 @@ static void handle_pending(net_rdv_t *r, int i)
         pend_close(&c);
         return;
     }
-    memcpy(&sz, c.rx.p, 4);
+    memcpy(&sz, c.rx.small, 4);
     rx_clear(&c.rx);
     /* a rank joins once: one that died or left keeps its place empty */
     if (sz != (uint32_t)r->size || h.rank >= (uint32_t)r->size || r->fd[h.rank] >= 0 ||
@@ -307,6 +542,15 @@ static void handle_pending(net_rdv_t *r, int i)
     r->fd[h.rank] = c.fd;
 }
 
+/* Writes what every rank's socket takes now; a connection that fails is
+ * dropped by the next reap. */
+static void flush_all(net_rdv_t *r)
+{
+    for (int i = 0; i < r->size; i++)
+        if (r->fd[i] >= 0 && r->tx[i].n && !tx_flush(r, i))
+            r->tx[i].failed = true;
+}
+
 void net_rdv_step(net_rdv_t *r, int timeout_ms)
 {
     for (int i = r->npend - 1; i >= 0; i--) {
@@ -315,40 +559,37 @@ void net_rdv_step(net_rdv_t *r, int timeout_ms)
             pend_close(&c);
         }
     }
-    for (int i = 0; i < r->size; i++)
-        if (r->fd[i] >= 0 && r->rx[i].got && com_deadline_passed(r->rx[i].dl))
-            drop_rank(r, i);
-    int n = 1 + r->size + r->npend;
-    struct pollfd *pfd = calloc((size_t)n, sizeof(*pfd));
-    int *who = calloc((size_t)n, sizeof(int));
-    if (!pfd || !who)
-        goto free_all;
+    reap(r);
+    struct pollfd *pfd = r->pfd;
+    int *who = r->who;
     int k = 0;
-    pfd[k].fd = r->lfd;
-    pfd[k].events = POLLIN;
+    pfd[k] = (struct pollfd){.fd = r->lfd, .events = POLLIN};
     who[k++] = -1;
     for (int i = 0; i < r->size; i++) {
         if (r->fd[i] < 0)
             continue;
-        pfd[k].fd = r->fd[i];
-        pfd[k].events = POLLIN;
+        /* writable only matters while frames wait: else poll would return
+         * at once, always */
+        short ev = POLLIN | (r->tx[i].n ? POLLOUT : 0);
+        pfd[k] = (struct pollfd){.fd = r->fd[i], .events = ev};
         who[k++] = i;
     }
     int npend = r->npend;
     for (int i = 0; i < npend; i++) {
-        pfd[k].fd = r->pend[i].fd;
-        pfd[k].events = POLLIN;
+        pfd[k] = (struct pollfd){.fd = r->pend[i].fd, .events = POLLIN};
         who[k++] = -2 - i;
     }
     if (poll(pfd, (nfds_t)k, timeout_ms) <= 0)
-        goto free_all;
+        return;
     /* pending first, from the end, so that removals do not shift unvisited ones */
     for (int j = k - 1; j >= 1; j--) {
-        if (!(pfd[j].revents & (POLLIN | POLLHUP | POLLERR)))
+        if (who[j] <= -2) {
+            if (pfd[j].revents & (POLLIN | POLLHUP | POLLERR))
+                handle_pending(r, -2 - who[j]);
             continue;
-        if (who[j] <= -2)
-            handle_pending(r, -2 - who[j]);
-        else if (r->fd[who[j]] == pfd[j].fd)
+        }
+        /* the rank's frames go out in flush_all below */
+        if ((pfd[j].revents & (POLLIN | POLLHUP | POLLERR)) && r->fd[who[j]] == pfd[j].fd)
             handle_rank(r, who[j]);
     }
     if ((pfd[0].revents & POLLIN) && r->npend < RDV_MAX_PENDING) {
@@ -356,7 +597,9 @@ void net_rdv_step(net_rdv_t *r, int timeout_ms)
         if (fd >= 0)
             r->pend[r->npend++] = (rdv_pend_t){.fd = fd, .dl = com_deadline_after_ns(RDV_IO_NS)};
     }
-free_all:
-    free(pfd);
-    free(who);
+    /* what this step queued (results, notices) goes out now; the drops it
+     * caused queue notices, which go out too */
+    flush_all(r);
+    reap(r);
+    flush_all(r);
 }

@@ -3,6 +3,13 @@
  * connect to it (boot.h), it completes their allgathers and barriers, and it
  * tells every rank when one dies, so that no rank waits for a dead peer.
  *
+ * It never blocks on one rank: incoming frames are gathered as bytes
+ * arrive, outgoing ones queued per rank and written as each socket takes
+ * them. A rank that leaves a frame half sent, or its queue unread past the
+ * limits below, is dropped and announced dead like one whose connection
+ * closed. A round the server cannot complete (no memory, a result larger
+ * than NET_BOOT_MAX_LEN) is answered on every rank with an ERROR frame.
+ *
  * Ownership: net_rdv_create allocates, net_rdv_destroy frees and closes.
  * Thread-safety: single-threaded (the launcher's loop).
  */
@@ -10,6 +17,8 @@
 #define NET_RDV_H
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
 #include <gmux/status.h>
 
@@ -19,6 +28,12 @@ typedef struct net_rdv net_rdv_t;
 gmux_status_t net_rdv_create(const char *addr, int size, net_rdv_t **rdv_p);
 void net_rdv_destroy(net_rdv_t *rdv);
 int net_rdv_port(const net_rdv_t *rdv);
+
+/* How long a frame queued for a rank may take to leave (default 5 s), and
+ * how many bytes a rank may leave queued and unread (default: the largest
+ * frame plus 1 MiB); past either the rank is dropped as dead. Tests move
+ * them; 0 keeps a default. */
+void net_rdv_set_limits(net_rdv_t *rdv, uint64_t send_ns, size_t queue_max);
 
 /* Waits up to timeout_ms for traffic and handles it. */
 void net_rdv_step(net_rdv_t *rdv, int timeout_ms);

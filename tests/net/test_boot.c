@@ -21,6 +21,7 @@
 #include "net/boot.h"
 #include "net/boot_proto.h"
 #include "net/rdv.h"
+#include "net/sock.h"
 
 #define N 4
 
@@ -445,6 +446,110 @@ static void test_stalled_frame_expires(void **state)
     net_rdv_destroy(rdv);
 }
 
+/* A fake server on a plain listening socket, for the client side: rank 0 of
+ * a one-rank job joins; *sfd_p is the server's end, its HELLO read. */
+static net_boot_t *fake_join(int lfd, int port, int *sfd_p)
+{
+    char hp[64];
+    snprintf(hp, sizeof(hp), "127.0.0.1:%d", port);
+    net_boot_t *b;
+    assert_int_equal(net_boot_open(0, 1, hp, com_deadline_after_ns(10 * COM_NS_PER_S), &b),
+                     GMUX_OK);
+    int sfd = accept(lfd, NULL, NULL); /* the connection waits in the backlog */
+    assert_true(sfd >= 0);
+    hello_frame_t m;
+    assert_int_equal(recv(sfd, &m, sizeof(m), MSG_WAITALL), (ssize_t)sizeof(m));
+    assert_int_equal(m.h.type, NET_BOOT_HELLO);
+    *sfd_p = sfd;
+    return b;
+}
+
+/* An allgather result of a one-rank job whose blob is the u64 v. */
+typedef struct __attribute__((packed)) result_frame {
+    net_boot_hdr_t h;
+    uint32_t len;
+    uint64_t v;
+} result_frame_t;
+
+static result_frame_t result_frame(uint64_t v)
+{
+    return (result_frame_t){{NET_BOOT_MAGIC, NET_BOOT_VERSION, NET_BOOT_ALLGATHER, 0, 12}, 8, v};
+}
+
+/* The server's end holds nothing more from the client (it sent no frame
+ * after its first allgather), and after net_boot_close it reads end of file
+ * (or a reset: the client closed with bytes unread): no BYE either, as the
+ * connection was out of step. */
+static void assert_client_silent(int sfd, net_boot_t *b)
+{
+    net_boot_hdr_t h;
+    assert_int_equal(recv(sfd, &h, sizeof(h), MSG_WAITALL), (ssize_t)sizeof(h)); /* round 1 */
+    assert_int_equal(h.type, NET_BOOT_ALLGATHER);
+    uint64_t v;
+    assert_int_equal(recv(sfd, &v, sizeof(v), MSG_WAITALL), (ssize_t)sizeof(v));
+    net_boot_close(b, true);
+    char c;
+    assert_true(recv(sfd, &c, 1, MSG_WAITALL) <= 0);
+}
+
+/* A timeout in the middle of an allgather's result left the socket out of
+ * step: the next collective read the rest of the old frame as a header and
+ * failed with GMUX_ERR_PEER (the connection taken for lost, every peer for
+ * dead). Now the connection is marked broken: later collectives fail at
+ * once with GMUX_ERR_STATE and send nothing, and no peer is taken for dead. */
+static void test_timeout_mid_frame_breaks(void **state)
+{
+    (void)state;
+    int lfd, port, sfd;
+    assert_int_equal(net_sock_listen("127.0.0.1", &lfd, &port), GMUX_OK);
+    net_boot_t *b = fake_join(lfd, port, &sfd);
+    result_frame_t f1 = result_frame(11), f2 = result_frame(22);
+    write_part(sfd, &f1, 0, 20); /* the header and half the payload */
+    uint64_t mine = 5, *all = NULL;
+    assert_int_equal(
+        net_boot_allgather(b, &mine, 8, (void **)&all, com_deadline_after_ns(300 * COM_NS_PER_MS)),
+        GMUX_ERR_TIMEOUT);
+    write_part(sfd, &f1, 20, sizeof(f1)); /* the rest comes, then a whole frame */
+    write_part(sfd, &f2, 0, sizeof(f2));
+    uint64_t dl = com_deadline_after_ns(2 * COM_NS_PER_S);
+    assert_int_equal(net_boot_allgather(b, &mine, 8, (void **)&all, dl), GMUX_ERR_STATE);
+    assert_int_equal(net_boot_barrier(b, dl), GMUX_ERR_STATE);
+    assert_null(all);
+    assert_false(net_boot_any_dead(b));
+    net_boot_poll(b); /* reads nothing from a broken connection */
+    assert_false(net_boot_any_dead(b));
+    assert_client_silent(sfd, b);
+    close(sfd);
+    close(lfd);
+}
+
+/* A timeout before any byte of the result breaks the connection too: the
+ * round's result arrives later, and the next collective took it for its
+ * own (GMUX_OK with the old round's data). */
+static void test_timeout_between_frames_breaks(void **state)
+{
+    (void)state;
+    int lfd, port, sfd;
+    assert_int_equal(net_sock_listen("127.0.0.1", &lfd, &port), GMUX_OK);
+    net_boot_t *b = fake_join(lfd, port, &sfd);
+    uint64_t mine = 5, *all = NULL;
+    assert_int_equal(
+        net_boot_allgather(b, &mine, 8, (void **)&all, com_deadline_after_ns(300 * COM_NS_PER_MS)),
+        GMUX_ERR_TIMEOUT);
+    result_frame_t f1 = result_frame(11), f2 = result_frame(22);
+    write_part(sfd, &f1, 0, sizeof(f1));
+    write_part(sfd, &f2, 0, sizeof(f2));
+    gmux_status_t st =
+        net_boot_allgather(b, &mine, 8, (void **)&all, com_deadline_after_ns(2 * COM_NS_PER_S));
+    if (all)
+        fail_msg("the second allgather returned %s with the value %llu", gmux_status_name(st),
+                 (unsigned long long)*all);
+    assert_int_equal(st, GMUX_ERR_STATE);
+    assert_client_silent(sfd, b);
+    close(sfd);
+    close(lfd);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -457,6 +562,8 @@ int main(void)
         cmocka_unit_test(test_partial_hello_does_not_stall),
         cmocka_unit_test(test_stalled_frame_holds_nobody),
         cmocka_unit_test(test_stalled_frame_expires),
+        cmocka_unit_test(test_timeout_mid_frame_breaks),
+        cmocka_unit_test(test_timeout_between_frames_breaks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

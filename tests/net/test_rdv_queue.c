@@ -1,0 +1,249 @@
+/* Tests of the rendezvous server's write side (rdv.c): a rank that stops
+ * reading its socket gets its frames from a bounded queue as the socket
+ * takes them, the other ranks are served meanwhile, and the stuck rank is
+ * dropped and announced dead when its queue is full or its oldest frame is
+ * past its send deadline. The server used to write each frame with a
+ * blocking write bounded by 5 s, so one such rank held every other, and was
+ * then closed without being announced: the next collective never ended. */
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "common/clock.h"
+#include "net/boot.h"
+#include "net/boot_proto.h"
+#include "net/rdv.h"
+
+#define MAX_RANKS  4
+#define MAX_ROUNDS 16
+
+static char hostport[64];
+
+/* Rank 0, the one that never reads: a plain socket with a small receive
+ * buffer, so little of what the server sends fits in it. It contributes to
+ * `rounds` allgathers, each one once every client finished the one before
+ * (a rank does not start a collective before the previous one ended). */
+typedef struct stuck {
+    int fd;
+    int rounds;
+    uint32_t blob;
+    atomic_bool stop;
+} stuck_t;
+
+/* Ranks 1.. : ordinary clients doing allgathers of `blob` bytes until one
+ * fails or max_rounds are done. */
+typedef struct client {
+    int rank, size;
+    uint32_t blob;
+    int max_rounds;
+    atomic_int ok_rounds; /* allgathers that returned GMUX_OK with the right data */
+    gmux_status_t last;   /* the status of the last allgather */
+    bool bad_data, dead0;
+    atomic_bool done;
+} client_t;
+
+static client_t clients[MAX_RANKS];
+static int nclients;
+
+static int clients_min_rounds(void)
+{
+    int m = MAX_ROUNDS;
+    for (int i = 0; i < nclients; i++) {
+        int k = atomic_load(&clients[i].ok_rounds);
+        m = k < m ? k : m;
+    }
+    return m;
+}
+
+static bool clients_done(void)
+{
+    for (int i = 0; i < nclients; i++)
+        if (!atomic_load(&clients[i].done))
+            return false;
+    return true;
+}
+
+/* Writes all of buf, or gives up when the server has closed the socket or
+ * the test stops. */
+static bool stuck_write(stuck_t *s, const char *buf, size_t len)
+{
+    uint64_t dl = com_deadline_after_ns(60 * COM_NS_PER_S);
+    for (size_t off = 0; off < len;) {
+        if (atomic_load(&s->stop) || com_deadline_passed(dl))
+            return false;
+        ssize_t n = send(s->fd, buf + off, len - off, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (n > 0) {
+            off += (size_t)n;
+            continue;
+        }
+        if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+            return false; /* dropped by the server */
+        struct pollfd p = {.fd = s->fd, .events = POLLOUT};
+        poll(&p, 1, 10);
+    }
+    return true;
+}
+
+static void *stuck_main(void *arg)
+{
+    stuck_t *s = arg;
+    size_t len = sizeof(net_boot_hdr_t) + s->blob;
+    char *frame = calloc(1, len); /* rank 0's blob is all zeros */
+    net_boot_hdr_t h = {NET_BOOT_MAGIC, NET_BOOT_VERSION, NET_BOOT_ALLGATHER, 0, s->blob};
+    memcpy(frame, &h, sizeof(h));
+    for (int round = 0; frame && round < s->rounds; round++) {
+        uint64_t dl = com_deadline_after_ns(60 * COM_NS_PER_S);
+        while (clients_min_rounds() < round && !atomic_load(&s->stop) && !com_deadline_passed(dl))
+            com_clock_sleep_ns(COM_NS_PER_MS);
+        if (clients_min_rounds() < round || !stuck_write(s, frame, len))
+            break;
+    }
+    free(frame);
+    return NULL;
+}
+
+static uint8_t pattern(int rank, int round)
+{
+    return (uint8_t)(rank * 16 + round + 1);
+}
+
+static void *client_main(void *arg)
+{
+    client_t *c = arg;
+    uint64_t dl = com_deadline_after_ns(30 * COM_NS_PER_S);
+    net_boot_t *b = NULL;
+    c->last = net_boot_open(c->rank, c->size, hostport, dl, &b);
+    char *mine = malloc(c->blob);
+    for (int round = 0; c->last == GMUX_OK && mine && round < c->max_rounds; round++) {
+        memset(mine, pattern(c->rank, round), c->blob);
+        uint8_t *all = NULL;
+        c->last = net_boot_allgather(b, mine, c->blob, (void **)&all, dl);
+        if (c->last != GMUX_OK)
+            break;
+        for (int r = 0; r < c->size; r++) {
+            const uint8_t *q = all + (size_t)r * c->blob;
+            uint8_t want = r == 0 ? 0 : pattern(r, round);
+            c->bad_data |= q[0] != want || q[c->blob / 2] != want || q[c->blob - 1] != want;
+        }
+        free(all);
+        atomic_fetch_add(&c->ok_rounds, 1);
+    }
+    free(mine);
+    if (b) {
+        c->dead0 = net_boot_dead(b, 0);
+        net_boot_close(b, true);
+    }
+    atomic_store(&c->done, true);
+    return NULL;
+}
+
+/* rank 0's plain socket: small receive buffer, HELLO said */
+static int stuck_connect(int port, int size)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    assert_true(fd >= 0);
+    int small = 4096;
+    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
+    assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+    struct {
+        net_boot_hdr_t h;
+        uint32_t size;
+    } m = {{NET_BOOT_MAGIC, NET_BOOT_VERSION, NET_BOOT_HELLO, 0, 4}, (uint32_t)size};
+    assert_int_equal(write(fd, &m, sizeof(m)), (ssize_t)sizeof(m));
+    return fd;
+}
+
+/* Runs a job of size ranks: rank 0 stuck (contributing stuck_rounds times),
+ * the others clients of max_rounds allgathers of blob bytes; the server is
+ * stepped by this thread until every client is done. */
+static void run_job(int size, uint32_t blob, int stuck_rounds, int max_rounds, uint64_t send_ns,
+                    size_t queue_max)
+{
+    net_rdv_t *rdv;
+    assert_int_equal(net_rdv_create("127.0.0.1", size, &rdv), GMUX_OK);
+    net_rdv_set_limits(rdv, send_ns, queue_max);
+    snprintf(hostport, sizeof(hostport), "127.0.0.1:%d", net_rdv_port(rdv));
+    stuck_t s = {
+        .fd = stuck_connect(net_rdv_port(rdv), size), .rounds = stuck_rounds, .blob = blob};
+    nclients = size - 1;
+    pthread_t th[MAX_RANKS], st;
+    for (int i = 0; i < nclients; i++) {
+        clients[i] =
+            (client_t){.rank = i + 1, .size = size, .blob = blob, .max_rounds = max_rounds};
+        pthread_create(&th[i], NULL, client_main, &clients[i]);
+    }
+    pthread_create(&st, NULL, stuck_main, &s);
+    uint64_t dl = com_deadline_after_ns(60 * COM_NS_PER_S);
+    while (!clients_done() && !com_deadline_passed(dl))
+        net_rdv_step(rdv, 10);
+    atomic_store(&s.stop, true);
+    pthread_join(st, NULL);
+    for (int i = 0; i < nclients; i++)
+        pthread_join(th[i], NULL);
+    close(s.fd);
+    net_rdv_destroy(rdv);
+}
+
+/* A rank that never reads, with a send deadline far beyond the clients'
+ * own: the others' allgathers go on while its results pile up (about 3 MiB
+ * each, little of which its socket takes), until its queue passes 8 MiB.
+ * Then it is dropped and announced dead, and the round that filled the
+ * queue is still delivered to the others before the notice. Rounds 1 to 3
+ * always fit: at most 6 MiB is queued when the third result is added; and
+ * 16 rounds (48 MiB) are far more than the socket buffers take. */
+static void test_stuck_reader_holds_nobody(void **state)
+{
+    (void)state;
+    run_job(3, 1u << 20, MAX_ROUNDS, MAX_ROUNDS, 60 * COM_NS_PER_S, 8u << 20);
+    for (int i = 0; i < nclients; i++) {
+        client_t *c = &clients[i];
+        assert_false(c->bad_data);
+        assert_true(atomic_load(&c->ok_rounds) >= 3);
+        assert_true(atomic_load(&c->ok_rounds) < MAX_ROUNDS);
+        assert_int_equal(c->last, GMUX_ERR_PEER);
+        assert_true(c->dead0);
+    }
+}
+
+/* A rank that never reads is dropped once its oldest unsent frame is past
+ * the send deadline (1 s here), and announced dead: the collective the
+ * others start next fails with GMUX_ERR_PEER instead of waiting for it.
+ * Its one contribution makes a 16 MiB result, four times what a socket's
+ * send buffer grows to by default (tcp_wmem). */
+static void test_stuck_reader_expires(void **state)
+{
+    (void)state;
+    run_job(2, 8u << 20, 1, 2, COM_NS_PER_S, 0);
+    client_t *c = &clients[0];
+    assert_false(c->bad_data);
+    assert_int_equal(atomic_load(&c->ok_rounds), 1);
+    assert_int_equal(c->last, GMUX_ERR_PEER);
+    assert_true(c->dead0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_stuck_reader_holds_nobody),
+        cmocka_unit_test(test_stuck_reader_expires),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
