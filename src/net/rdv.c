@@ -76,18 +76,23 @@ typedef struct rdv_buf {
 typedef struct rdv_out {
     net_boot_hdr_t h;
     rdv_buf_t *p; /* h.len bytes; NULL when h.len is 0 */
-    uint64_t dl;  /* when it must be in the socket, set when queued */
 } rdv_out_t;
 
 /* The frames a rank has not taken from its socket yet. The server never
  * waits for a socket to take them: they leave as poll says it is
  * writable, so a rank that stops reading holds nobody else; it is dropped
- * when its queue passes txq_max bytes or its oldest frame its deadline. */
+ * when its queue passes txq_max bytes, or when its socket has taken nothing
+ * for send_ns while frames wait. A rank that reads slowly but steadily is
+ * kept: a 64 MiB result may take it longer than send_ns, and only it waits
+ * for it (the next collective needs its contribution, sent after). */
 typedef struct rdv_tx {
     rdv_out_t *q; /* q[head .. head + n) */
     uint32_t head, n, cap;
     uint32_t off; /* bytes of q[head] written */
     size_t bytes; /* bytes queued and not written */
+    /* while frames wait: when the socket must have taken a byte, renewed
+     * by every write and set when the queue stops being empty */
+    uint64_t dl;
     /* a frame could not be queued (full, or no memory): the rank is
      * dropped before anything else is sent */
     bool failed;
@@ -289,7 +294,9 @@ static void tx_push(net_rdv_t *r, int rank, uint16_t type, uint32_t hrank, rdv_b
         }
     }
     net_boot_hdr_t h = {NET_BOOT_MAGIC, NET_BOOT_VERSION, type, hrank, len};
-    tx->q[tx->head + tx->n++] = (rdv_out_t){h, p, com_deadline_after_ns(r->send_ns)};
+    if (tx->n == 0)
+        tx->dl = com_deadline_after_ns(r->send_ns);
+    tx->q[tx->head + tx->n++] = (rdv_out_t){h, p};
     if (p)
         p->refs++;
     tx->bytes += frame;
@@ -311,6 +318,7 @@ static bool tx_flush(net_rdv_t *r, int rank)
             return n == 0 || errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
         tx->off += (uint32_t)n;
         tx->bytes -= (size_t)n;
+        tx->dl = com_deadline_after_ns(r->send_ns);
         if (tx->off == hsz + o->h.len) {
             buf_put(o->p);
             tx->head++;
@@ -343,8 +351,8 @@ static void drop_rank(net_rdv_t *r, int rank)
         announce_dead(r, rank);
 }
 
-/* Drops every rank whose queue failed, whose oldest frame is past its send
- * deadline, or whose incoming frame is past its deadline. A drop queues
+/* Drops every rank whose queue failed, whose socket has taken nothing past
+ * the send deadline, or whose incoming frame is past its deadline. A drop queues
  * death notices, which may fail other queues: repeated until none is left;
  * each pass drops a rank or ends, so at most size + 1 passes. */
 static void reap(net_rdv_t *r)
@@ -356,10 +364,10 @@ static void reap(net_rdv_t *r)
             if (r->fd[i] < 0)
                 continue;
             bool late_in = r->rx[i].got && com_deadline_passed(r->rx[i].dl);
-            bool late_out = tx->n && com_deadline_passed(tx->q[tx->head].dl);
+            bool late_out = tx->n && com_deadline_passed(tx->dl);
             if (late_out)
-                COM_WARN(NET, "rendezvous: rank %d has not read its frames for %.1f s; dropping it",
-                         i, (double)r->send_ns / COM_NS_PER_S);
+                COM_WARN(NET, "rendezvous: rank %d has read nothing for %.1f s; dropping it", i,
+                         (double)r->send_ns / COM_NS_PER_S);
             if (tx->failed || late_in || late_out) {
                 drop_rank(r, i);
                 again = true;
@@ -540,6 +548,11 @@ static void handle_pending(net_rdv_t *r, int i)
         return;
     }
     r->fd[h.rank] = c.fd;
+    /* the notices sent so far went to the ranks connected then: a rank
+     * that joins late would wait for a dead one in its first collective */
+    for (int i = 0; i < r->size; i++)
+        if (r->dead[i])
+            tx_push(r, (int)h.rank, NET_BOOT_DEAD, (uint32_t)i, NULL, 0);
 }
 
 /* Writes what every rank's socket takes now; a connection that fails is

@@ -7,8 +7,9 @@
  * arrive, outgoing ones queued per rank and written as each socket takes
  * them. A rank that leaves a frame half sent, or its queue unread past the
  * limits below, is dropped and announced dead like one whose connection
- * closed. A round the server cannot complete (no memory, a result larger
- * than NET_BOOT_MAX_LEN) is answered on every rank with an ERROR frame.
+ * closed; a rank that joins after a death is told of it at once. A round
+ * the server cannot complete (no memory, a result larger than
+ * NET_BOOT_MAX_LEN) is answered on every rank with an ERROR frame.
  *
  * Ownership: net_rdv_create allocates, net_rdv_destroy frees and closes.
  * Thread-safety: single-threaded (the launcher's loop).
@@ -29,7 +30,8 @@ gmux_status_t net_rdv_create(const char *addr, int size, net_rdv_t **rdv_p);
 void net_rdv_destroy(net_rdv_t *rdv);
 int net_rdv_port(const net_rdv_t *rdv);
 
-/* How long a frame queued for a rank may take to leave (default 5 s), and
+/* How long a rank's socket may take no byte while frames wait for it
+ * (default 5 s; a slow reader that keeps taking bytes is kept), and
  * how many bytes a rank may leave queued and unread (default: the largest
  * frame plus 1 MiB); past either the rank is dropped as dead. Tests move
  * them; 0 keeps a default. */

@@ -299,6 +299,64 @@ static void test_dead_rank_cannot_rejoin(void **state)
     net_rdv_destroy(rdv);
 }
 
+/* A rank that joins after another died hears of the death: notices went
+ * only to the ranks connected at the time, so a late joiner waited for the
+ * dead rank in its first collective until its own deadline. Rank 2 dies
+ * twice over here: once after its HELLO (its connection closes), and, in
+ * the second job, before it ever connected (the launcher sees it exit). */
+static gmux_status_t late_st[2];
+static bool late_dead2[2];
+
+static void *late_client(void *arg)
+{
+    int rank = (int)(intptr_t)arg;
+    net_boot_t *b;
+    uint64_t dl = com_deadline_after_ns(3 * COM_NS_PER_S);
+    late_st[rank] = net_boot_open(rank, 3, hostport, dl, &b);
+    if (late_st[rank] != GMUX_OK)
+        return NULL;
+    late_st[rank] = net_boot_barrier(b, dl);
+    late_dead2[rank] = net_boot_dead(b, 2);
+    net_boot_close(b, true);
+    return NULL;
+}
+
+static void run_late_pair(net_rdv_t *rdv)
+{
+    pthread_t th[2];
+    for (intptr_t r = 0; r < 2; r++) {
+        late_st[r] = GMUX_ERR_STATE;
+        late_dead2[r] = false;
+        pthread_create(&th[r], NULL, late_client, (void *)r);
+    }
+    for (int i = 0; i < 500; i++) /* 5 s at most, past the clients' 3 s */
+        net_rdv_step(rdv, 10);
+    for (int r = 0; r < 2; r++) {
+        pthread_join(th[r], NULL);
+        assert_int_equal(late_st[r], GMUX_ERR_PEER);
+        assert_true(late_dead2[r]);
+    }
+}
+
+static void test_late_joiner_hears_of_death(void **state)
+{
+    (void)state;
+    net_rdv_t *rdv = rdv_start(3);
+    int fd = stray_connect(net_rdv_port(rdv));
+    raw_hello(fd, 2, 3);
+    assert_false(closed_by_server(rdv, fd)); /* taken in as rank 2 */
+    close(fd);                               /* rank 2 dies, alone in the job */
+    for (int i = 0; i < 5; i++)
+        net_rdv_step(rdv, 10);
+    run_late_pair(rdv);
+    net_rdv_destroy(rdv);
+
+    rdv = rdv_start(3);
+    net_rdv_rank_exited(rdv, 2, true); /* died before connecting */
+    run_late_pair(rdv);
+    net_rdv_destroy(rdv);
+}
+
 /* A connection that sends part of its HELLO and stops must not hold the
  * server: it read a frame with blocking reads on its one thread, so a rank
  * joining meanwhile waited 5 s for the stray's deadline. */
@@ -559,6 +617,7 @@ int main(void)
         cmocka_unit_test(test_silent_connections_expire),
         cmocka_unit_test(test_oversized_hello_rejected),
         cmocka_unit_test(test_dead_rank_cannot_rejoin),
+        cmocka_unit_test(test_late_joiner_hears_of_death),
         cmocka_unit_test(test_partial_hello_does_not_stall),
         cmocka_unit_test(test_stalled_frame_holds_nobody),
         cmocka_unit_test(test_stalled_frame_expires),

@@ -239,11 +239,154 @@ static void test_stuck_reader_expires(void **state)
     assert_true(c->dead0);
 }
 
+/* Reads exactly len bytes from fd, taking at most `step` bytes every
+ * `pause_ns`; false when the server closed the connection first. */
+static bool slow_read(int fd, void *buf, size_t len, size_t step, uint64_t pause_ns)
+{
+    uint64_t dl = com_deadline_after_ns(60 * COM_NS_PER_S);
+    size_t off = 0, mark = step;
+    while (off < len && !com_deadline_passed(dl)) {
+        ssize_t n = recv(fd, (char *)buf + off, len - off, 0);
+        if (n <= 0)
+            return false;
+        off += (size_t)n;
+        if (off >= mark && off < len) {
+            com_clock_sleep_ns(pause_ns);
+            mark = off + step;
+        }
+    }
+    return off == len;
+}
+
+typedef struct slow {
+    int fd;
+    uint32_t blob;
+    bool got_all; /* the whole result arrived, with rank 1's bytes in it */
+    atomic_bool done;
+} slow_t;
+
+/* Rank 0 that reads, but slowly: contributes, then takes its result 1 MiB
+ * every 100 ms. */
+static void *slow_main(void *arg)
+{
+    slow_t *s = arg;
+    stuck_t w = {.fd = s->fd};
+    size_t len = sizeof(net_boot_hdr_t) + s->blob;
+    char *frame = calloc(1, len);
+    net_boot_hdr_t h = {NET_BOOT_MAGIC, NET_BOOT_VERSION, NET_BOOT_ALLGATHER, 0, s->blob};
+    size_t total = 2 * (4 + (size_t)s->blob);
+    char *res = malloc(total);
+    if (frame && res) {
+        memcpy(frame, &h, sizeof(h));
+        net_boot_hdr_t rh;
+        if (stuck_write(&w, frame, len) && slow_read(s->fd, &rh, sizeof(rh), sizeof(rh), 0) &&
+            rh.type == NET_BOOT_ALLGATHER && rh.len == total &&
+            slow_read(s->fd, res, total, 1u << 20, 100 * COM_NS_PER_MS)) {
+            const uint8_t *q = (const uint8_t *)res + 4 + s->blob + 4; /* rank 1's blob */
+            s->got_all = q[0] == pattern(1, 0) && q[s->blob - 1] == pattern(1, 0);
+        }
+    }
+    free(frame);
+    free(res);
+    atomic_store(&s->done, true);
+    return NULL;
+}
+
+/* A rank that reads its result steadily but slowly is not dropped: the
+ * send deadline (1 s here) bounds a rank that takes nothing, not one whose
+ * 16 MiB result takes 1.6 s to read. It used to run from when the frame was
+ * queued, so such a rank was dropped and announced dead half-way through. */
+static void test_slow_reader_kept(void **state)
+{
+    (void)state;
+    net_rdv_t *rdv;
+    assert_int_equal(net_rdv_create("127.0.0.1", 2, &rdv), GMUX_OK);
+    net_rdv_set_limits(rdv, COM_NS_PER_S, 0);
+    snprintf(hostport, sizeof(hostport), "127.0.0.1:%d", net_rdv_port(rdv));
+    slow_t s = {.fd = stuck_connect(net_rdv_port(rdv), 2), .blob = 8u << 20};
+    nclients = 1;
+    clients[0] = (client_t){.rank = 1, .size = 2, .blob = s.blob, .max_rounds = 1};
+    pthread_t th, st;
+    pthread_create(&th, NULL, client_main, &clients[0]);
+    pthread_create(&st, NULL, slow_main, &s);
+    uint64_t dl = com_deadline_after_ns(60 * COM_NS_PER_S);
+    while (!(clients_done() && atomic_load(&s.done)) && !com_deadline_passed(dl))
+        net_rdv_step(rdv, 10);
+    pthread_join(st, NULL);
+    pthread_join(th, NULL);
+    close(s.fd);
+    net_rdv_destroy(rdv);
+    assert_true(s.got_all);
+    assert_int_equal(clients[0].last, GMUX_OK);
+    assert_false(clients[0].bad_data);
+    assert_false(clients[0].dead0);
+}
+
+/* A round whose result would pass NET_BOOT_MAX_LEN (two 40 MiB blobs) fails
+ * on every rank with GMUX_ERR_CAPACITY, and the next round works. */
+typedef struct big {
+    int rank;
+    gmux_status_t first, second;
+    bool second_right;
+} big_t;
+
+static atomic_int big_done;
+
+static void *big_main(void *arg)
+{
+    big_t *g = arg;
+    uint64_t dl = com_deadline_after_ns(30 * COM_NS_PER_S);
+    net_boot_t *b = NULL;
+    g->first = g->second = net_boot_open(g->rank, 2, hostport, dl, &b);
+    if (g->first != GMUX_OK) {
+        atomic_fetch_add(&big_done, 1);
+        return NULL;
+    }
+    uint32_t len = 40u << 20;
+    char *mine = calloc(1, len);
+    void *all = NULL;
+    g->first = mine ? net_boot_allgather(b, mine, len, &all, dl) : GMUX_ERR_NOMEM;
+    free(all);
+    free(mine);
+    uint32_t small = (uint32_t)g->rank + 10, *both = NULL;
+    g->second = net_boot_allgather(b, &small, sizeof(small), (void **)&both, dl);
+    g->second_right = g->second == GMUX_OK && both[0] == 10 && both[1] == 11;
+    free(both);
+    net_boot_close(b, true);
+    atomic_fetch_add(&big_done, 1);
+    return NULL;
+}
+
+static void test_result_too_large(void **state)
+{
+    (void)state;
+    net_rdv_t *rdv;
+    assert_int_equal(net_rdv_create("127.0.0.1", 2, &rdv), GMUX_OK);
+    snprintf(hostport, sizeof(hostport), "127.0.0.1:%d", net_rdv_port(rdv));
+    big_t g[2] = {{.rank = 0}, {.rank = 1}};
+    pthread_t th[2];
+    for (int i = 0; i < 2; i++)
+        pthread_create(&th[i], NULL, big_main, &g[i]);
+    uint64_t dl = com_deadline_after_ns(40 * COM_NS_PER_S);
+    while (atomic_load(&big_done) < 2 && !com_deadline_passed(dl))
+        net_rdv_step(rdv, 10);
+    for (int i = 0; i < 2; i++)
+        pthread_join(th[i], NULL);
+    net_rdv_destroy(rdv);
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(g[i].first, GMUX_ERR_CAPACITY);
+        assert_int_equal(g[i].second, GMUX_OK);
+        assert_true(g[i].second_right);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_stuck_reader_holds_nobody),
         cmocka_unit_test(test_stuck_reader_expires),
+        cmocka_unit_test(test_slow_reader_kept),
+        cmocka_unit_test(test_result_too_large),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
