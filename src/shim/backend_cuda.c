@@ -7,6 +7,7 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "shim/shim.h"
+#include "shim/streams.h"
 
 #define BACKEND_MAX_CTX 16
 
@@ -90,7 +91,11 @@ gmux_status_t shim_backend_after_queued(shim_cuctx_t *c)
     CUresult r = SHIM_CALL(cuEventRecord, c->ev_queued, (CUstream)0);
     if (r == CUDA_SUCCESS)
         r = SHIM_CALL(cuStreamWaitEvent, c->mig, c->ev_queued, 0);
-    return r == CUDA_SUCCESS ? GMUX_OK : GMUX_ERR_DRIVER;
+    if (r != CUDA_SUCCESS)
+        return GMUX_ERR_DRIVER;
+    /* the streams the legacy one does not wait for; the wait above stays
+     * if one of them is capturing (a later try adds to it) */
+    return shim_streams_order_after(c->ctx, c->mig, c->ev_queued);
 }
 
 shim_cuctx_t *shim_backend_current(void)

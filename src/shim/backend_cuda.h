@@ -40,12 +40,14 @@ bool shim_backend_enter(shim_cuctx_t *c);
 void shim_backend_leave(void);
 
 /* Makes c's migration stream wait, on the GPU, for the work queued so far
- * on the context's legacy default stream and so on every blocking stream
- * (streams created non-blocking are not covered); no thread waits. Errors:
- * GMUX_ERR_BUSY while a blocking stream of the device captures a graph (the
- * legacy stream cannot be used without invalidating that capture: nothing
- * was done, try later), GMUX_ERR_DRIVER. Needs c's context current on the
- * calling thread. */
+ * on the context's legacy default stream and so on every blocking stream,
+ * and on each non-blocking stream of the context the program created
+ * (streams.h); no thread waits. Errors: GMUX_ERR_BUSY while a blocking
+ * stream of the device captures a graph (the legacy stream cannot be used
+ * without invalidating that capture), or one of those non-blocking streams
+ * does (an event recorded on it would pull the migration stream into the
+ * capture): nothing was ordered that matters, try later; GMUX_ERR_DRIVER.
+ * Needs c's context current on the calling thread. */
 gmux_status_t shim_backend_after_queued(shim_cuctx_t *c);
 
 /* The engine backend of one context. */

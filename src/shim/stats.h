@@ -34,7 +34,9 @@
     X(gate_plans)         /* evict/fill plans from gmuxd applied */                                \
     X(gate_registrations) /* times the task registered with gmuxd (again after a restart) */       \
     X(evict_plans_early)  /* evict plans applied on arrival, while another task has the turn */    \
-    X(evict_deferred)     /* tries of those put off: a blocking stream was capturing a graph */    \
+    X(evict_deferred)     /* tries of those put off: a stream they wait on was capturing a graph */\
+    X(streams_untracked)  /* non-blocking streams not tracked (no memory): evictions not ordered  \
+                             after their work */                                                   \
     X(ahead_plans)        /* fill-ahead plans from gmuxd applied while waiting for a turn */       \
     X(ahead_bytes)        /* bytes those prefetched to the device */                               \
     X(frees)              /* tracked frees and unmaps */                                           \

@@ -11,15 +11,20 @@
  *   H <ns> <base> <len> <ordered>   (the same for prefetches to the host;
  *                                    ordered: since the last launch, the
  *                                    migration stream was made to wait for
- *                                    an event recorded on the NULL stream)
+ *                                    an event recorded on the NULL stream
+ *                                    and, with STREAM 1, for one recorded
+ *                                    on the program's stream)
  *
  * to OUTFILE. Usage:
- *   gate_prog OUTFILE SEED NKERNELS WORK_US [DELAY_MS [EXTRA_MIB [PAUSE_MS [CAPTURE]]]]
+ *   gate_prog OUTFILE SEED NKERNELS WORK_US [DELAY_MS [EXTRA_MIB [PAUSE_MS [CAPTURE [STREAM]]]]]
  * EXTRA_MIB: one more allocation of that size (part of the working set the
  * shim announces to gmuxd, never touched; 0: none). PAUSE_MS: a pause without
  * launches after the first half of the kernels. CAPTURE 1: through the
- * pause, a blocking stream captures a graph (in the double's model); exit
- * status 16 if something invalidated that capture.
+ * pause, a blocking stream captures a graph (in the double's model); 2: the
+ * launch stream does (with STREAM 1: a non-blocking one); exit status 16 if
+ * something invalidated that capture. STREAM 1: the kernels go on a stream
+ * the program creates non-blocking (cuStreamCreateWithPriority), which the
+ * legacy stream does not wait for; 0 (default): the NULL stream.
  */
 #include <dlfcn.h>
 #include <stdint.h>
@@ -77,7 +82,8 @@ int main(int argc, char **argv)
     long delay_ms = argc > 5 ? strtol(argv[5], NULL, 10) : 0;
     unsigned long extra_mib = argc > 6 ? strtoul(argv[6], NULL, 10) : 0;
     long pause_ms = argc > 7 ? strtol(argv[7], NULL, 10) : 0;
-    int capture = argc > 8 && strcmp(argv[8], "1") == 0;
+    int capture = argc > 8 ? atoi(argv[8]) : 0;
+    int own_stream = argc > 9 && strcmp(argv[9], "1") == 0;
     times = calloc(n ? n : 1, sizeof(*times));
     void *drv = dlopen("libcuda.so.1", RTLD_NOW);
     if (!times || !drv)
@@ -89,15 +95,24 @@ int main(int argc, char **argv)
     fake_log_get_fn log_get = (fake_log_get_fn)dlsym(drv, "fake_log_get");
     fake_set_capturing_blocking_fn set_capturing =
         (fake_set_capturing_blocking_fn)dlsym(drv, "fake_set_capturing_blocking");
+    fake_set_capturing_fn set_capturing_nb =
+        (fake_set_capturing_fn)dlsym(drv, "fake_set_capturing");
     fake_capture_invalidated_fn invalidated =
         (fake_capture_invalidated_fn)dlsym(drv, "fake_capture_invalidated");
-    if (!gpa || !reg || !log_count || !log_get || !set_capturing || !invalidated)
+    if (!gpa || !reg || !log_count || !log_get || !set_capturing || !set_capturing_nb ||
+        !invalidated)
         return 11;
     PFN_cuMemAlloc_v3020 alloc = (PFN_cuMemAlloc_v3020)get(gpa, "cuMemAlloc");
     PFN_cuLaunchKernel_v4000 launch = (PFN_cuLaunchKernel_v4000)get(gpa, "cuLaunchKernel");
     PFN_cuStreamCreate_v2000 stream_create = (PFN_cuStreamCreate_v2000)get(gpa, "cuStreamCreate");
-    CUstream blocking = NULL;
-    if (!alloc || !launch || !stream_create || stream_create(&blocking, 0) != CUDA_SUCCESS)
+    PFN_cuStreamCreateWithPriority_v5050 stream_create_prio =
+        (PFN_cuStreamCreateWithPriority_v5050)get(gpa, "cuStreamCreateWithPriority");
+    PFN_cuStreamDestroy_v4000 stream_destroy =
+        (PFN_cuStreamDestroy_v4000)get(gpa, "cuStreamDestroy");
+    CUstream blocking = NULL, ls = NULL;
+    if (!alloc || !launch || !stream_create || !stream_create_prio || !stream_destroy ||
+        stream_create(&blocking, 0) != CUDA_SUCCESS ||
+        (own_stream && stream_create_prio(&ls, CU_STREAM_NON_BLOCKING, -1) != CUDA_SUCCESS))
         return 11;
     CUdeviceptr buf, extra;
     if (alloc(&buf, GATE_WORDS * sizeof(uint64_t)) != CUDA_SUCCESS ||
@@ -116,14 +131,18 @@ int main(int argc, char **argv)
     for (uint64_t k = 0; k < n; k++) {
         if (pause_ms > 0 && k == n / 2) {
             struct timespec d = {pause_ms / 1000, (pause_ms % 1000) * 1000000L};
-            if (capture)
+            if (capture == 1)
                 set_capturing(blocking);
+            else if (capture == 2)
+                set_capturing_nb(ls);
             nanosleep(&d, NULL);
-            if (capture)
+            if (capture == 1)
                 set_capturing(NULL);
+            else if (capture == 2)
+                set_capturing_nb(NULL);
         }
         void *args[] = {&buf, &k};
-        if (launch(f, 1, 1, 1, 1, 1, 1, 0, NULL, args, NULL) != CUDA_SUCCESS)
+        if (launch(f, 1, 1, 1, 1, 1, 1, 0, ls, args, NULL) != CUDA_SUCCESS)
             return 13;
     }
     uint64_t sum = 0;
@@ -137,17 +156,19 @@ int main(int argc, char **argv)
     for (unsigned long k = 0; k < n; k++)
         fprintf(out, "%llu %llu\n", (unsigned long long)times[k][0],
                 (unsigned long long)times[k][1]);
-    uint64_t null_ev = 0; /* the event last recorded on the NULL stream */
-    int ordered = 0;
+    uint64_t null_ev = 0, ls_ev = 0; /* the events last recorded on NULL and on ls */
+    int after_null = 0, after_ls = 0;
     for (size_t i = 0; i < log_count(); i++) {
         const fake_call_t *c = log_get(i);
         if (strncmp(c->fn, "cuLaunchKernel", 14) == 0) {
-            ordered = 0;
-            null_ev = 0;
+            after_null = after_ls = 0;
+            null_ev = ls_ev = 0;
         } else if (strcmp(c->fn, "cuEventRecord") == 0) {
             null_ev = c->a[1] == 0 ? c->a[0] : 0;
+            ls_ev = ls && c->a[1] == (uint64_t)(uintptr_t)ls ? c->a[0] : 0;
         } else if (strncmp(c->fn, "cuStreamWaitEvent", 17) == 0) {
-            ordered |= null_ev && c->a[1] == null_ev;
+            after_null |= null_ev && c->a[1] == null_ev;
+            after_ls |= ls_ev && c->a[1] == ls_ev;
         } else if (strncmp(c->fn, "cuMemPrefetch", 13) == 0) {
             uint64_t where = c->a[2] >> 32;
             if (where == (uint64_t)CU_MEM_LOCATION_TYPE_DEVICE)
@@ -155,10 +176,13 @@ int main(int argc, char **argv)
                         (unsigned long long)c->a[0], (unsigned long long)c->a[1]);
             else if (where == (uint64_t)CU_MEM_LOCATION_TYPE_HOST)
                 fprintf(out, "H %llu %llu %llu %d\n", (unsigned long long)c->ns,
-                        (unsigned long long)c->a[0], (unsigned long long)c->a[1], ordered);
+                        (unsigned long long)c->a[0], (unsigned long long)c->a[1],
+                        after_null && (!ls || after_ls));
         }
     }
     fclose(out);
     free(times);
+    if (ls && stream_destroy(ls) != CUDA_SUCCESS)
+        return 15;
     return invalidated() ? 16 : 0;
 }

@@ -96,7 +96,9 @@ typedef struct spec {
     const char *seed, *n, *work_us, *delay_ms;
     const char *extra_mib; /* NULL: no extra allocation */
     const char *pause_ms;  /* NULL: no pause after half the kernels */
-    const char *capture;   /* "1": a blocking stream captures a graph through the pause */
+    const char *capture;   /* "1": a blocking stream captures a graph through the pause,
+                              "2": the launch stream does; NULL or "0": none */
+    const char *stream;    /* "1": kernels go on a non-blocking stream of the program */
 } spec_t;
 
 /* argv of `gmux run` for program i (strings in static storage per index). */
@@ -129,8 +131,10 @@ static char *const *prog_argv(int i, const spec_t *s, int daemon)
         a[k++] = (char *)(s->extra_mib ? s->extra_mib : "0");
     if (s->pause_ms)
         a[k++] = (char *)s->pause_ms;
-    if (s->pause_ms && s->capture)
-        a[k++] = (char *)s->capture;
+    if (s->pause_ms && (s->capture || s->stream))
+        a[k++] = (char *)(s->capture ? s->capture : "0");
+    if (s->pause_ms && s->stream)
+        a[k++] = (char *)s->stream;
     a[k] = NULL;
     return a;
 }
@@ -201,15 +205,15 @@ static size_t started_in(const prog_out_t *o, unsigned long long from, unsigned 
 }
 
 static const spec_t specs[MAX_PROGS] = {
-    {"batch", "1", "150", "2000", "0", NULL, NULL, NULL},
-    {"batch", "2", "150", "2000", "0", NULL, NULL, NULL},
-    {"latency", "3", "40", "2000", "150", NULL, NULL, NULL},
+    {"batch", "1", "150", "2000", "0", NULL, NULL, NULL, NULL},
+    {"batch", "2", "150", "2000", "0", NULL, NULL, NULL, NULL},
+    {"latency", "3", "40", "2000", "150", NULL, NULL, NULL, NULL},
 };
 /* For the daemon's death and return: long enough (2 s of kernels each) to outlive both
  * and the client's reconnect backoff, even on a loaded machine. */
 static const spec_t long_specs[2] = {
-    {"batch", "4", "1000", "2000", "0", NULL, NULL, NULL},
-    {"batch", "5", "1000", "2000", "0", NULL, NULL, NULL},
+    {"batch", "4", "1000", "2000", "0", NULL, NULL, NULL, NULL},
+    {"batch", "5", "1000", "2000", "0", NULL, NULL, NULL, NULL},
 };
 static prog_out_t ref[MAX_PROGS], got[MAX_PROGS], long_ref[2];
 
@@ -459,9 +463,9 @@ static void test_shared_when_fits(void **state)
  * of them and fills the other ahead. Their 40 kernels of 20 ms give the one filled ahead
  * 0.8 s to be scheduled and prefetch while the other runs, even on a loaded machine. */
 static const spec_t ahead_specs[3] = {
-    {"batch", "6", "1", "3000000", "0", NULL, NULL, NULL},
-    {"batch", "7", "40", "20000", "0", "4", NULL, NULL},
-    {"batch", "8", "40", "20000", "0", "4", NULL, NULL},
+    {"batch", "6", "1", "3000000", "0", NULL, NULL, NULL, NULL},
+    {"batch", "7", "40", "20000", "0", "4", NULL, NULL, NULL},
+    {"batch", "8", "40", "20000", "0", "4", NULL, NULL, NULL},
 };
 
 static int ahead_child(int index, void *arg)
@@ -554,22 +558,29 @@ static void test_ahead_before_grant(void **state)
  * the task granted) and are carried out on arrival, while the other task
  * runs. They used to wait for the task's own next turn, where they freed
  * nothing in time and evicted what that grant filled again. */
-static const spec_t evict_specs[3][2] = {
+static const spec_t evict_specs[4][2] = {
     /* both launch all along (0.75 s of kernels each: they overlap even when one
      * starts late on a loaded machine), turns of 20 ms: the waiting launching
      * thread evicts */
-    {{"batch", "9", "150", "5000", "0", NULL, NULL, NULL},
-     {"batch", "10", "150", "5000", "0", NULL, NULL, NULL}},
+    {{"batch", "9", "150", "5000", "0", NULL, NULL, NULL, NULL},
+     {"batch", "10", "150", "5000", "0", NULL, NULL, NULL, NULL}},
     /* program 0 pauses 2 s after 10 kernels and goes idle; program 1, started
      * 500 ms later, gets the turn then, its chunk evicting program 0's (one
-     * chunk of room), and program 0's watcher thread evicts (no launch waits) */
-    {{"batch", "11", "20", "5000", "0", NULL, "2000", NULL},
-     {"batch", "12", "40", "5000", "500", NULL, NULL, NULL}},
+     * chunk of room), and program 0's watcher thread evicts (no launch waits).
+     * Program 0 launches on a non-blocking stream, which the legacy stream
+     * does not wait for: the evictions must also wait on it */
+    {{"batch", "11", "20", "5000", "0", NULL, "2000", NULL, "1"},
+     {"batch", "12", "40", "5000", "500", NULL, NULL, NULL, NULL}},
     /* the same while program 0 captures a graph on a blocking stream through
      * its pause: using the legacy stream then would invalidate the capture
      * (program 0 exits 16), so its evictions wait for the capture's end */
-    {{"batch", "11", "20", "5000", "0", NULL, "2000", "1"},
-     {"batch", "12", "40", "5000", "500", NULL, NULL, NULL}},
+    {{"batch", "11", "20", "5000", "0", NULL, "2000", "1", NULL},
+     {"batch", "12", "40", "5000", "500", NULL, NULL, NULL, NULL}},
+    /* program 0's own non-blocking stream captures through its pause: an
+     * event recorded there would join the migration stream to the capture
+     * (exit 16), so its evictions wait for the capture's end too */
+    {{"batch", "11", "20", "5000", "0", NULL, "2000", "2", "1"},
+     {"batch", "12", "40", "5000", "500", NULL, NULL, NULL, NULL}},
 };
 
 /* How many of p's evictions were followed by a kernel of q before p's next
@@ -594,7 +605,7 @@ static size_t evictions_before_other(const prog_out_t *p, const prog_out_t *q)
 static void test_evict_on_arrival(void **state)
 {
     (void)state;
-    for (int sc = 0; sc < 3; sc++) {
+    for (int sc = 0; sc < 4; sc++) {
         prog_out_t alone[2], out[2];
         char *const *argvs[2];
         int status[2];

@@ -18,21 +18,38 @@ CUresult fk_cuStreamCreate(CUstream *s, unsigned flags)
     return CUDA_SUCCESS;
 }
 
+CUresult fk_cuStreamCreateWithPriority(CUstream *s, unsigned flags, int priority)
+{
+    *s = (CUstream)atomic_fetch_add(&fake_next_stream, 1);
+    REC(U(*s), flags, (uint64_t)(int64_t)priority, 0);
+    return CUDA_SUCCESS;
+}
+
+CUresult fk_cuStreamDestroy_v2(CUstream s)
+{
+    REC(U(s), 0, 0, 0);
+    return CUDA_SUCCESS;
+}
+
 CUresult fk_cuStreamSynchronize(CUstream s)
 {
     REC(U(s), 0, 0, 0);
     return CUDA_SUCCESS;
 }
 
+static void fake_wait_joins_capture(CUstream s, CUevent e);
+
 CUresult fk_cuStreamWaitEvent(CUstream s, CUevent e, unsigned flags)
 {
     REC(U(s), U(e), flags, 0);
+    fake_wait_joins_capture(s, e);
     return CUDA_SUCCESS;
 }
 
 CUresult fk_cuStreamWaitEvent_ptsz(CUstream s, CUevent e, unsigned flags)
 {
     REC(U(s), U(e), flags, 0);
+    fake_wait_joins_capture(s, e);
     return CUDA_SUCCESS;
 }
 
@@ -57,6 +74,8 @@ FAKE_API void fake_set_capturing_blocking(void *stream)
     atomic_store(&fake_capture_blocking, stream != NULL);
 }
 
+/* Whether a capture was invalidated by work on the legacy stream, or joined
+ * by another stream through an event recorded on the capturing one. */
 FAKE_API int fake_capture_invalidated(void)
 {
     return atomic_load(&fake_capture_broken);
@@ -75,6 +94,27 @@ CUresult fk_cuStreamIsCapturing(CUstream s, CUstreamCaptureStatus *st)
     return fake_legacy_blocked(s) ? CUDA_ERROR_STREAM_CAPTURE_IMPLICIT : CUDA_SUCCESS;
 }
 
+/* The stream each event was last recorded on, by event number. */
+#define FAKE_EVENTS 4096
+static _Atomic(uintptr_t) fake_event_stream[FAKE_EVENTS];
+
+static void fake_note_record(CUevent e, CUstream s)
+{
+    uintptr_t i = U(e) - 0x7000;
+    if (i < FAKE_EVENTS)
+        atomic_store(&fake_event_stream[i], U(s));
+}
+
+/* A stream that waits for an event recorded on a capturing stream joins the
+ * capture in the real driver: its later work (the shim's migrations) would
+ * land in the program's graph. The double counts that as a broken capture. */
+static void fake_wait_joins_capture(CUstream s, CUevent e)
+{
+    uintptr_t i = U(e) - 0x7000, c = atomic_load(&fake_capturing);
+    if (i < FAKE_EVENTS && c && U(s) != c && atomic_load(&fake_event_stream[i]) == c)
+        atomic_store(&fake_capture_broken, 1);
+}
+
 CUresult fk_cuEventCreate(CUevent *e, unsigned flags)
 {
     *e = (CUevent)atomic_fetch_add(&fake_next_event, 1);
@@ -85,6 +125,7 @@ CUresult fk_cuEventCreate(CUevent *e, unsigned flags)
 CUresult fk_cuEventRecord(CUevent e, CUstream s)
 {
     REC(U(e), U(s), 0, 0);
+    fake_note_record(e, s);
     if (fake_legacy_blocked(s)) {
         atomic_store(&fake_capture_broken, 1);
         return CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;

@@ -1,0 +1,137 @@
+/* The program's non-blocking streams: see streams.h. */
+#include "shim/streams.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "common/log.h"
+#include "shim/shim.h"
+#include "shim/stats.h"
+
+typedef struct shim_stream {
+    CUstream s;
+    CUcontext ctx;
+} shim_stream_t;
+
+static pthread_mutex_t streams_mu = PTHREAD_MUTEX_INITIALIZER;
+static shim_stream_t *streams; /* [0, streams_n), under streams_mu */
+static size_t streams_n, streams_cap;
+
+void shim_streams_add(CUstream s, CUcontext ctx)
+{
+    pthread_mutex_lock(&streams_mu);
+    if (streams_n == streams_cap) {
+        size_t cap = streams_cap ? 2 * streams_cap : 16;
+        shim_stream_t *p = realloc(streams, cap * sizeof(*p));
+        if (!p) {
+            pthread_mutex_unlock(&streams_mu);
+            SHIM_STAT_ADD(streams_untracked, 1);
+            COM_WARN(SHIM, "no memory to track stream %p: evictions not ordered after it",
+                     (void *)s);
+            return;
+        }
+        streams = p;
+        streams_cap = cap;
+    }
+    streams[streams_n++] = (shim_stream_t){s, ctx};
+    pthread_mutex_unlock(&streams_mu);
+}
+
+/* Removes entry i (the last one takes its place). Under streams_mu. */
+static void streams_drop(size_t i)
+{
+    streams[i] = streams[--streams_n];
+}
+
+void shim_streams_remove(CUstream s)
+{
+    pthread_mutex_lock(&streams_mu);
+    for (size_t i = 0; i < streams_n; i++)
+        if (streams[i].s == s) {
+            streams_drop(i);
+            break;
+        }
+    pthread_mutex_unlock(&streams_mu);
+}
+
+void shim_streams_forget_ctx(CUcontext ctx)
+{
+    pthread_mutex_lock(&streams_mu);
+    for (size_t i = streams_n; i-- > 0;)
+        if (streams[i].ctx == ctx)
+            streams_drop(i);
+    pthread_mutex_unlock(&streams_mu);
+}
+
+size_t shim_streams_count(void)
+{
+    pthread_mutex_lock(&streams_mu);
+    size_t n = streams_n;
+    pthread_mutex_unlock(&streams_mu);
+    return n;
+}
+
+gmux_status_t shim_streams_order_after(CUcontext ctx, CUstream mig, CUevent ev)
+{
+    gmux_status_t st = GMUX_OK;
+    pthread_mutex_lock(&streams_mu);
+    /* every capture is ruled out before anything is recorded: the orders
+     * are then either all placed or all left for later */
+    for (size_t i = 0; i < streams_n && st == GMUX_OK; i++) {
+        CUstreamCaptureStatus cs = CU_STREAM_CAPTURE_STATUS_NONE;
+        if (streams[i].ctx != ctx)
+            continue;
+        CUresult r = SHIM_CALL(cuStreamIsCapturing, streams[i].s, &cs);
+        if (r == CUDA_ERROR_STREAM_CAPTURE_IMPLICIT || cs != CU_STREAM_CAPTURE_STATUS_NONE)
+            st = GMUX_ERR_BUSY;
+        else if (r != CUDA_SUCCESS)
+            st = GMUX_ERR_DRIVER;
+    }
+    for (size_t i = 0; i < streams_n && st == GMUX_OK; i++) {
+        if (streams[i].ctx != ctx)
+            continue;
+        CUresult r = SHIM_CALL(cuEventRecord, ev, streams[i].s);
+        if (r == CUDA_SUCCESS)
+            r = SHIM_CALL(cuStreamWaitEvent, mig, ev, 0);
+        if (r != CUDA_SUCCESS)
+            st = GMUX_ERR_DRIVER;
+    }
+    pthread_mutex_unlock(&streams_mu);
+    return st;
+}
+
+/* --- hooks ----------------------------------------------------------------- */
+
+static void created(CUresult r, const CUstream *s, unsigned flags)
+{
+    CUcontext ctx = NULL;
+    if (r != CUDA_SUCCESS || !(flags & CU_STREAM_NON_BLOCKING) || shim_state.mode == SHIM_MODE_OFF)
+        return;
+    if (SHIM_CALL(cuCtxGetCurrent, &ctx) == CUDA_SUCCESS && ctx)
+        shim_streams_add(*s, ctx);
+}
+
+CUresult shim_hook_cuStreamCreate(CUstream *s, unsigned flags)
+{
+    shim_ensure_init();
+    CUresult r = SHIM_CALL(cuStreamCreate, s, flags);
+    created(r, s, flags);
+    return r;
+}
+
+CUresult shim_hook_cuStreamCreateWithPriority(CUstream *s, unsigned flags, int priority)
+{
+    shim_ensure_init();
+    CUresult r = SHIM_CALL(cuStreamCreateWithPriority, s, flags, priority);
+    created(r, s, flags);
+    return r;
+}
+
+CUresult shim_hook_cuStreamDestroy_v2(CUstream s)
+{
+    shim_ensure_init();
+    /* forgotten first: once destroyed, the handle may come back for another
+     * stream, of another context */
+    shim_streams_remove(s);
+    return SHIM_CALL(cuStreamDestroy_v2, s);
+}

@@ -1,0 +1,41 @@
+/*
+ * The program's non-blocking streams, per context: the legacy default
+ * stream waits for the work of every blocking stream but not for theirs, so
+ * an eviction ordered after "everything queued" must also wait on each of
+ * them (shim_backend_after_queued). Filled by the cuStreamCreate hooks,
+ * emptied by cuStreamDestroy and by a context's destruction.
+ *
+ * Thread-safety: any thread; one mutex, a leaf, held across the driver
+ * calls of shim_streams_order_after so that a stream is never destroyed
+ * between being chosen and used. Nothing here runs on the launch path.
+ */
+#ifndef SHIM_STREAMS_H
+#define SHIM_STREAMS_H
+
+#include <stddef.h>
+
+#include <cuda.h>
+
+#include <gmux/status.h>
+
+/* Tracks s, created non-blocking in ctx. Without memory for it the stream
+ * goes untracked (counter streams_untracked): evictions are then not
+ * ordered after its work, which costs faults back, never correctness
+ * (managed memory stays coherent). */
+void shim_streams_add(CUstream s, CUcontext ctx);
+void shim_streams_remove(CUstream s);
+/* Forgets every stream of ctx (destroyed with it). */
+void shim_streams_forget_ctx(CUcontext ctx);
+/* Non-blocking streams tracked now (tests and stats). */
+size_t shim_streams_count(void);
+
+/*
+ * Makes mig wait, on the GPU, for the work queued so far on every tracked
+ * non-blocking stream of ctx, recording ev on each. Errors: GMUX_ERR_BUSY
+ * when one of them captures a graph (an event recorded there would join the
+ * migration stream to that capture: nothing is done, try later),
+ * GMUX_ERR_DRIVER. Needs ctx current.
+ */
+gmux_status_t shim_streams_order_after(CUcontext ctx, CUstream mig, CUevent ev);
+
+#endif /* SHIM_STREAMS_H */
