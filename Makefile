@@ -38,7 +38,7 @@ check-clang:
 fuzz:
 	@scripts/install-deps.sh --dev
 	@CC=clang cmake -S . -B build-fuzz -DGMUX_FUZZ=ON -DGMUX_WERROR=ON $(CMAKE_ARGS) >/dev/null
-	@cmake --build build-fuzz -j$(JOBS)
+	@cmake --build build-fuzz -j$(JOBS) --target fuzzers
 
 bench: build
 	@BUILD=$(BUILD) bench/run.sh

@@ -22,3 +22,12 @@ endif()
 if(GMUX_FUZZ AND NOT CMAKE_C_COMPILER_ID STREQUAL "Clang")
   message(FATAL_ERROR "GMUX_FUZZ needs clang (configure with CC=clang)")
 endif()
+# A fuzz build instruments every C file, not only the harnesses: libFuzzer is
+# guided by the coverage of the code under test, which lives in the project's
+# libraries (with the harness alone instrumented, fuzz_calib saw 3 edges).
+# Only the fuzzers are built there (`make fuzz`, target `fuzzers`).
+if(GMUX_FUZZ)
+  set(GMUX_FUZZ_FLAGS -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer)
+  add_compile_options("$<$<COMPILE_LANGUAGE:C>:${GMUX_FUZZ_FLAGS}>")
+  add_link_options(-fsanitize=fuzzer-no-link,address,undefined)
+endif()
