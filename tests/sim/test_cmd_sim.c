@@ -280,6 +280,36 @@ static void test_fault_reserve_too_large_named(void **state)
     assert_null(strstr(err, "invalid argument"));
 }
 
+/* Every chosen policy failing is a failure of the run, with each named (it
+ * exited 0 with a table of "n/a" lines when no launch fit the device). */
+static void test_all_policies_failing_exits_nonzero(void **state)
+{
+    (void)state;
+    const char *a[] = {"--workload",
+                       "llm-decode",
+                       "--set",
+                       "instances=1",
+                       "--set",
+                       "layers=1",
+                       "--set",
+                       "tokens=1",
+                       "--oversub",
+                       "100000",
+                       "--quiet",
+                       "--policy",
+                       "demand,proactive",
+                       NULL};
+    assert_int_equal(run(out1, a), 1);
+    assert_non_null(strstr(err, "gmux sim: demand: a launch touches more chunks"));
+    assert_non_null(strstr(err, "gmux sim: proactive: a launch touches more chunks"));
+    /* one failing policy beside one that runs is not a failure of the run */
+    const char *c[] = {"--workload", "llm-decode", "--set",         "instances=1", "--set",
+                       "layers=1",   "--set",      "tokens=1",      "--oversub",   "100000",
+                       "--quiet",    "--policy",   "demand,oracle", NULL};
+    assert_int_equal(run(out1, c), 0);
+    assert_non_null(strstr(out1, "demand         n/a"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -292,6 +322,7 @@ int main(void)
         cmocka_unit_test(test_set_seed_reported),
         cmocka_unit_test(test_class_of_missing_task_refused),
         cmocka_unit_test(test_fault_reserve_too_large_named),
+        cmocka_unit_test(test_all_policies_failing_exits_nonzero),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

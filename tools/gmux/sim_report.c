@@ -292,12 +292,32 @@ static int profile(const sim_job_t *job, sim_profile_t *prof)
     return 0;
 }
 
-static int cfg_failed(const sim_job_t *job, const cfg_result_t *cr)
+/* Whether a chosen policy ran at this size. */
+static bool cfg_any_ran(const sim_job_t *job, const cfg_result_t *cr)
+{
+    for (int p = 0; p < SIM_POLICY_COUNT; p++)
+        if (job->policies[p] && cr->st[p] == GMUX_OK)
+            return true;
+    return false;
+}
+
+/* A policy that failed for another reason than the device's size. */
+static bool cfg_broke(const sim_job_t *job, const cfg_result_t *cr)
 {
     for (int p = 0; p < SIM_POLICY_COUNT; p++)
         if (job->policies[p] && cr->st[p] != GMUX_OK && cr->st[p] != GMUX_ERR_CAPACITY)
-            return 1;
-    return 0;
+            return true;
+    return false;
+}
+
+/* Names on stderr the policies that failed: every one when none ran (the
+ * run failed as a whole), else those that failed for another reason than
+ * the device's size (which the table shows as n/a). */
+static void cfg_say_failures(const sim_job_t *job, const cfg_result_t *cr, bool all)
+{
+    for (int p = 0; p < SIM_POLICY_COUNT; p++)
+        if (job->policies[p] && cr->st[p] != GMUX_OK && (all || cr->st[p] != GMUX_ERR_CAPACITY))
+            fprintf(stderr, "gmux sim: %s: %s\n", sim_policy_name((sim_policy_t)p), cr->err[p]);
 }
 
 int sim_report_run(const sim_job_t *job, bool json, FILE *out)
@@ -313,10 +333,12 @@ int sim_report_run(const sim_job_t *job, bool json, FILE *out)
     } else {
         print_table(job, &prof, &cr, out);
     }
-    int rc = cfg_failed(job, &cr);
-    for (int p = 0; rc && p < SIM_POLICY_COUNT; p++)
-        if (job->policies[p] && cr.st[p] != GMUX_OK && cr.st[p] != GMUX_ERR_CAPACITY)
-            fprintf(stderr, "gmux sim: %s: %s\n", sim_policy_name((sim_policy_t)p), cr.err[p]);
+    bool none = !cfg_any_ran(job, &cr);
+    int rc = none || cfg_broke(job, &cr);
+    if (rc)
+        cfg_say_failures(job, &cr, none);
+    if (none)
+        fprintf(stderr, "gmux sim: no chosen policy ran\n");
     cfg_clear(&cr);
     sim_profile_clear(&prof);
     return rc;
@@ -382,6 +404,7 @@ int sim_report_sweep(const sim_job_t *job, bool json, const char *prefix, FILE *
     if (json && out)
         fprintf(out, "{\"sweep\":[");
     int rc = 0;
+    bool ran = false; /* a chosen policy ran at some size */
     for (size_t i = 0; i < npcts; i++) {
         cfg_result_t cr;
         if (job->progress)
@@ -405,7 +428,11 @@ int sim_report_sweep(const sim_job_t *job, bool json, const char *prefix, FILE *
             fprintf(df, " %.6f", v);
         }
         fputc('\n', df);
-        rc |= cfg_failed(job, &cr);
+        if (cfg_broke(job, &cr)) {
+            rc = 1;
+            cfg_say_failures(job, &cr, false);
+        }
+        ran |= cfg_any_ran(job, &cr);
         cfg_clear(&cr);
     }
     fclose(df);
@@ -413,6 +440,10 @@ int sim_report_sweep(const sim_job_t *job, bool json, const char *prefix, FILE *
         fprintf(out, "]}\n");
     write_plot(job, prefix, msg);
     sim_profile_clear(&prof);
+    if (!ran) {
+        fprintf(stderr, "gmux sim: no chosen policy ran at any oversubscription\n");
+        rc = 1;
+    }
     return rc;
 }
 
