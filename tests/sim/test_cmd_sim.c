@@ -310,6 +310,40 @@ static void test_all_policies_failing_exits_nonzero(void **state)
     assert_non_null(strstr(out1, "demand         n/a"));
 }
 
+/* --help names every option the parser takes, in the usage lines and with a
+ * line of its own (--predict and --templates were missing from the usage,
+ * --workload, --set, --trace, --param and --seed had no line). */
+static void test_help_names_every_option(void **state)
+{
+    (void)state;
+    const char *h[] = {"--help", NULL};
+    assert_int_equal(run(out1, h), 0);
+    char *end = strstr(out1, "\n\n");
+    assert_non_null(end);
+    char usage[4096];
+    size_t n = (size_t)(end - out1);
+    assert_true(n < sizeof(usage));
+    memcpy(usage, out1, n);
+    usage[n] = '\0';
+    static const char *const opts[] = {"--workload", "--set",    "--trace",   "--calibration",
+                                       "--param",    "--policy", "--seed",    "--oversub",
+                                       "--sweep",    "--plot",   "--json",    "--lc",
+                                       "--prio",     "--quiet",  "--predict", "--templates"};
+    for (size_t i = 0; i < sizeof(opts) / sizeof(opts[0]); i++) {
+        char line[64];
+        snprintf(line, sizeof(line), "\n  %s ", opts[i]);
+        if (!strstr(usage, opts[i]))
+            fail_msg("usage lacks %s", opts[i]);
+        if (!strstr(end, line))
+            fail_msg("no help line for %s", opts[i]);
+        /* and the parser takes it (a missing value, not an unknown option) */
+        const char *a[] = {opts[i], NULL};
+        int rc = run(out2, a);
+        assert_int_equal(rc, 2);
+        assert_null(strstr(err, "unknown option"));
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -323,6 +357,7 @@ int main(void)
         cmocka_unit_test(test_class_of_missing_task_refused),
         cmocka_unit_test(test_fault_reserve_too_large_named),
         cmocka_unit_test(test_all_policies_failing_exits_nonzero),
+        cmocka_unit_test(test_help_names_every_option),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
