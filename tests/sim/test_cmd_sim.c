@@ -344,6 +344,30 @@ static void test_help_names_every_option(void **state)
     }
 }
 
+/* A --policy list is read whole, however long (it was cut at 255
+ * characters: a bad name past the cut was ignored, a good one dropped). */
+static void test_long_policy_list_read_whole(void **state)
+{
+    (void)state;
+    char list[1024] = "";
+    for (int i = 0; i < 40; i++)
+        strcat(list, "demand,");
+    assert_true(strlen(list) > 255);
+    char bad[1100], good[1100];
+    snprintf(bad, sizeof(bad), "%smagic", list);
+    snprintf(good, sizeof(good), "%soracle", list);
+    const char *a[] = {"--workload", "llm-decode", "--set",    "instances=1", "--set",
+                       "layers=1",   "--set",      "tokens=1", "--quiet",     "--json",
+                       "--policy",   bad,          NULL};
+    assert_int_equal(run(out1, a), 2);
+    assert_non_null(strstr(err, "'magic'"));
+    a[11] = good;
+    assert_int_equal(run(out1, a), 0);
+    assert_non_null(strstr(out1, "\"oracle\":{"));
+    assert_non_null(strstr(out1, "\"demand\":{"));
+    assert_null(strstr(out1, "\"proactive\":{"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -358,6 +382,7 @@ int main(void)
         cmocka_unit_test(test_fault_reserve_too_large_named),
         cmocka_unit_test(test_all_policies_failing_exits_nonzero),
         cmocka_unit_test(test_help_names_every_option),
+        cmocka_unit_test(test_long_policy_list_read_whole),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -60,23 +60,28 @@ static void print_help(void)
     sim_workload_print_help(stdout);
 }
 
+/* Reads a comma-separated list of any length into pol (0, or the usage
+ * status after saying why). */
 static int parse_policies(const char *list, bool *pol)
 {
     memset(pol, 0, sizeof(bool) * SIM_POLICY_COUNT);
-    char buf[256];
-    snprintf(buf, sizeof(buf), "%s", list);
+    char *buf = strdup(list);
+    if (!buf)
+        return cli_fail(CMD, "out of memory");
     char *save = NULL;
-    int n = 0;
-    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+    int n = 0, rc = 0;
+    for (char *tok = strtok_r(buf, ",", &save); tok && rc == 0; tok = strtok_r(NULL, ",", &save)) {
         sim_policy_t p;
         if (sim_policy_parse(tok, &p) != GMUX_OK)
-            return cli_usage_error(CMD, "unknown policy '%s'", tok);
-        pol[p] = true;
+            rc = cli_usage_error(CMD, "unknown policy '%s'", tok);
+        else
+            pol[p] = true;
         n++;
     }
-    if (n == 0)
-        return cli_usage_error(CMD, "empty policy list '%s'", list);
-    return 0;
+    free(buf);
+    if (rc == 0 && n == 0)
+        rc = cli_usage_error(CMD, "empty policy list '%s'", list);
+    return rc;
 }
 
 int cmd_sim(int argc, char **argv)
