@@ -368,6 +368,88 @@ static void test_long_policy_list_read_whole(void **state)
     assert_null(strstr(out1, "\"proactive\":{"));
 }
 
+/* The sweep's text of one file, NUL-terminated, in buf. */
+static void read_text(const char *path, char *buf, size_t len)
+{
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    size_t n = fread(buf, 1, len - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+}
+
+static const char *const sweep_args[] = {"--workload", "sci-sparse",   "--set",   "tasks=1",
+                                         "--set",      "iterations=1", "--set",   "rows=16777216",
+                                         "--set",      "bfs-every=0",  "--sweep", "--quiet",
+                                         "--policy",   "demand",       "--plot"};
+#define NSWEEP_ARGS (sizeof(sweep_args) / sizeof(sweep_args[0]))
+
+/* Runs the small sweep with --plot prefix; 1 when gnuplot drew the PNG. */
+static int sweep_plot(const char *prefix)
+{
+    const char *a[NSWEEP_ARGS + 2];
+    memcpy(a, sweep_args, sizeof(sweep_args));
+    a[NSWEEP_ARGS] = prefix;
+    a[NSWEEP_ARGS + 1] = NULL;
+    assert_int_equal(run(out1, a), 0);
+    return strstr(out1, "gnuplot not available") == NULL;
+}
+
+/* A --plot prefix with quotes and gnuplot's special characters is written
+ * into the script quoted, so gnuplot draws the plot where asked (a ' ended
+ * the script's string: gnuplot failed, reported as "not available"). */
+static void test_plot_prefix_quoted(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/gmux-sim-q-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char prefix[256], path[300];
+    snprintf(prefix, sizeof(prefix), "%s/it's `x` @y \"z\" \\n", dir);
+    int drawn = sweep_plot(prefix);
+    snprintf(path, sizeof(path), "%s.gp", prefix);
+    char gp[4096];
+    read_text(path, gp, sizeof(gp));
+    char want[400];
+    snprintf(want, sizeof(want), "set output '%s/it''s `x` @y \"z\" \\n.png'\n", dir);
+    assert_non_null(strstr(gp, want));
+    snprintf(want, sizeof(want), "plot '%s/it''s `x` @y \"z\" \\n.dat' using", dir);
+    assert_non_null(strstr(gp, want));
+    const char *ext[] = {".dat", ".gp", ".png"};
+    if (drawn) {
+        snprintf(path, sizeof(path), "%s.png", prefix);
+        assert_int_equal(access(path, R_OK), 0);
+    }
+    for (int i = 0; i < 3; i++) {
+        snprintf(path, sizeof(path), "%s%s", prefix, ext[i]);
+        unlink(path);
+    }
+    /* a prefix that begins with '-' is a file to gnuplot, not an option */
+    char cwd[1024];
+    assert_non_null(getcwd(cwd, sizeof(cwd)));
+    assert_int_equal(chdir(dir), 0);
+    drawn = sweep_plot("-p");
+    if (drawn) {
+        assert_int_equal(access("-p.png", R_OK), 0);
+        assert_non_null(strstr(out1, "plot: -p.png"));
+    }
+    for (int i = 0; i < 3; i++) {
+        snprintf(path, sizeof(path), "-p%s", ext[i]);
+        unlink(path);
+    }
+    assert_int_equal(chdir(cwd), 0);
+    /* a line break cannot be written into the script: refused before the run */
+    snprintf(prefix, sizeof(prefix), "%s/a\nb", dir);
+    const char *a[NSWEEP_ARGS + 2];
+    memcpy(a, sweep_args, sizeof(sweep_args));
+    a[NSWEEP_ARGS] = prefix;
+    a[NSWEEP_ARGS + 1] = NULL;
+    assert_int_equal(run(out1, a), 2);
+    assert_non_null(strstr(err, "--plot"));
+    snprintf(path, sizeof(path), "%s.dat", prefix);
+    assert_int_not_equal(access(path, F_OK), 0);
+    assert_int_equal(rmdir(dir), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -383,6 +465,7 @@ int main(void)
         cmocka_unit_test(test_all_policies_failing_exits_nonzero),
         cmocka_unit_test(test_help_names_every_option),
         cmocka_unit_test(test_long_policy_list_read_whole),
+        cmocka_unit_test(test_plot_prefix_quoted),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -11,6 +11,7 @@
 #include "sim/calib.h"
 #include "commands.h"
 #include "common/parse.h"
+#include "plot.h"
 #include "sim/workload.h"
 #include "sim_report.h"
 
@@ -168,6 +169,9 @@ int cmd_sim(int argc, char **argv)
             if (com_parse_u64(v, &job.seed) != GMUX_OK)
                 return cli_usage_error(CMD, "bad seed '%s'", v);
         } else if (strcmp(a, "--plot") == 0) {
+            if (!v[0] || !plot_str_ok(v))
+                return cli_usage_error(CMD, "--plot PREFIX must be a path without control "
+                                            "characters (line breaks, tabs)");
             plot = v;
         } else if (strcmp(a, "--predict") == 0) {
             if (strcmp(v, "learned") != 0 && strcmp(v, "recorded") != 0)

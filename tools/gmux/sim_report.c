@@ -355,28 +355,36 @@ static void write_plot(const sim_job_t *job, const char *prefix, FILE *out)
         fprintf(stderr, "gmux sim: cannot write %s\n", gp);
         return;
     }
-    fprintf(f,
-            "set terminal png size 960,600\nset output '%s'\n"
-            "set title 'gmux sim: %s'\n"
-            "set xlabel 'oversubscription (footprint / device memory, %%)'\n"
-            "set ylabel 'throughput relative to the transfer bound (1 = the physical limit)'\n"
-            "set logscale y\nset key outside right\nset grid\n",
-            png, job_name(job));
-    fprintf(f, "plot '%s' using 1:2 with linespoints title 'transfer bound'", dat);
+    /* names and paths go in quoted as gnuplot reads them; noenhanced: a '_'
+     * in a name is not a subscript */
+    char title[1100];
+    snprintf(title, sizeof(title), "gmux sim: %s", job_name(job));
+    fprintf(f, "set terminal png size 960,600\nset output ");
+    plot_put_str(f, png);
+    fprintf(f, "\nset title ");
+    plot_put_str(f, title);
+    fprintf(f, " noenhanced\n"
+               "set xlabel 'oversubscription (footprint / device memory, %%)'\n"
+               "set ylabel 'throughput relative to the transfer bound (1 = the physical limit)'\n"
+               "set logscale y\nset key outside right noenhanced\nset grid\nplot ");
+    plot_put_str(f, dat);
+    fprintf(f, " using 1:2 with linespoints title 'transfer bound'");
     int col = 3;
     for (int p = 0; p < SIM_POLICY_COUNT; p++) {
         if (!job->policies[p])
             continue;
-        fprintf(f, ", '' using 1:%d with linespoints title '%s'", col++,
-                sim_policy_name((sim_policy_t)p));
+        fprintf(f, ", '' using 1:%d with linespoints title ", col++);
+        plot_put_str(f, sim_policy_name((sim_policy_t)p));
     }
     fputc('\n', f);
     fclose(f);
     int rc = plot_gnuplot(gp);
     if (rc == 0)
         fprintf(out, "plot: %s (data %s, script %s)\n", png, dat, gp);
+    else if (rc < 0)
+        fprintf(out, "plot: gnuplot not available; data %s, script %s\n", dat, gp);
     else
-        fprintf(out, "plot: gnuplot not available (rc %d); data %s, script %s\n", rc, dat, gp);
+        fprintf(out, "plot: gnuplot failed (exit %d); data %s, script %s\n", rc, dat, gp);
 }
 
 int sim_report_sweep(const sim_job_t *job, bool json, const char *prefix, FILE *out, FILE *msg)
