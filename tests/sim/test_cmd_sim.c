@@ -384,7 +384,8 @@ static const char *const sweep_args[] = {"--workload", "sci-sparse",   "--set", 
                                          "--policy",   "demand",       "--plot"};
 #define NSWEEP_ARGS (sizeof(sweep_args) / sizeof(sweep_args[0]))
 
-/* Runs the small sweep with --plot prefix; 1 when gnuplot drew the PNG. */
+/* Runs the small sweep with --plot prefix; 1 when gnuplot is installed (and
+ * so must have drawn the PNG). */
 static int sweep_plot(const char *prefix)
 {
     const char *a[NSWEEP_ARGS + 2];
@@ -392,7 +393,9 @@ static int sweep_plot(const char *prefix)
     a[NSWEEP_ARGS] = prefix;
     a[NSWEEP_ARGS + 1] = NULL;
     assert_int_equal(run(out1, a), 0);
-    return strstr(out1, "gnuplot not available") == NULL;
+    char *gnuplot[] = {"gnuplot", "--version", NULL};
+    char gout[256], gerr[256];
+    return tproc_capture(gnuplot, NULL, 30.0, gout, sizeof(gout), gerr, sizeof(gerr)) == 0;
 }
 
 /* A --plot prefix with quotes and gnuplot's special characters is written
