@@ -265,15 +265,18 @@ static int cmd_show(int argc, char **argv)
         tot_ev += ev_n;
         tot_l += launches;
         tot_a += allocs;
-        tot_peak += chk.peak_bytes;
+        /* every task is an address space of its own: the sum can pass 2^64 */
+        tot_peak = chk.peak_bytes > UINT64_MAX - tot_peak ? UINT64_MAX : tot_peak + chk.peak_bytes;
         tot_s += ns / 1e9;
         sim_check_fini(&chk);
     }
-    char peak[32];
+    char peak[32], tpeak[40];
+    /* a saturated sum is a lower bound, and says so */
+    snprintf(tpeak, sizeof(tpeak), "%s%s", tot_peak == UINT64_MAX ? ">=" : "",
+             com_format_size(tot_peak, peak, sizeof(peak)));
     if (rc == 0)
         printf("%-24s %10" PRIu64 " %10" PRIu64 " %8" PRIu32 " %7" PRIu64 " %12s %12.6f\n", "total",
-               tot_ev, tot_l, src->nkernels, tot_a, com_format_size(tot_peak, peak, sizeof(peak)),
-               tot_s);
+               tot_ev, tot_l, src->nkernels, tot_a, tpeak, tot_s);
     free(used);
     sim_source_close(src);
     return rc;
