@@ -24,6 +24,14 @@ struct eng_placement {
     double slack_ns;             /* the most the write-backs may lag the fills by */
     uint32_t lru_head, lru_tail; /* head: least recent */
     uint64_t stamp;
+    /* LRU/FIFO search cursor: while skip_valid, every listed chunk older
+     * than skip_order (so before skip_at) has a key <= skip_need, so a
+     * search for a position >= skip_need may start at skip_at (ENG_NONE:
+     * at the first chunk listed after the cursor was set). */
+    bool skip_valid;
+    uint64_t skip_need, skip_order;
+    uint32_t skip_at;
+    uint64_t scanned; /* chunks the LRU/FIFO searches looked at */
 };
 
 gmux_status_t eng_place_create(eng_regions_t *regs, eng_place_policy_t policy,
@@ -157,6 +165,8 @@ static inline eng_heap_t *heap_of(eng_placement_t *p, const eng_chunk_t *x)
 static void lru_unlink(eng_placement_t *p, uint32_t c)
 {
     eng_chunk_t *x = ch(p, c);
+    if (p->skip_at == c) /* what preceded it still does */
+        p->skip_at = x->lru_next;
     if (x->lru_prev != ENG_NONE)
         ch(p, x->lru_prev)->lru_next = x->lru_next;
     else
@@ -179,6 +189,8 @@ static void lru_append(eng_placement_t *p, uint32_t c)
         p->lru_head = c;
     p->lru_tail = c;
     x->order = ++p->stamp;
+    if (p->skip_valid && p->skip_at == ENG_NONE) /* the first chunk past the cursor */
+        p->skip_at = c;
 }
 
 gmux_status_t eng_place_insert(eng_placement_t *p, uint32_t chunk)
@@ -257,9 +269,14 @@ void eng_place_touch(eng_placement_t *p, uint32_t chunk)
 
 void eng_place_key_changed(eng_placement_t *p, uint32_t chunk)
 {
-    if (p->policy != ENG_PLACE_OPT)
-        return;
     eng_chunk_t *x = ch(p, chunk);
+    if (p->policy != ENG_PLACE_OPT) {
+        /* a chunk behind the cursor that a search could now take */
+        if (p->skip_valid && (x->flags & ENG_CHUNK_RESIDENT) && x->order < p->skip_order &&
+            x->key > p->skip_need)
+            p->skip_valid = false;
+        return;
+    }
     if (x->heap_idx == ENG_NONE)
         return;
     if (will_be_dirty(x) != ((x->flags & ENG_CHUNK_HDIRTY) != 0)) {
@@ -298,9 +315,25 @@ uint32_t eng_place_victim(eng_placement_t *p, uint64_t need_pos)
             return d;
         return (double)(kc - need_pos) * w >= (double)(kd - need_pos) ? c : d;
     }
-    for (uint32_t c = p->lru_head; c != ENG_NONE; c = ch(p, c)->lru_next) {
+    /* The chunks a search skips (needed by need_pos) stay skipped for later
+     * searches at need_pos or beyond until one's key is raised, so a run of
+     * evictions for one launch walks past them once, not once each. */
+    uint32_t c = p->lru_head;
+    if (p->skip_valid && need_pos >= p->skip_need)
+        c = p->skip_at;
+    for (; c != ENG_NONE; c = ch(p, c)->lru_next) {
+        p->scanned++;
         if (ch(p, c)->key > need_pos)
-            return c;
+            break;
     }
-    return ENG_NONE;
+    p->skip_valid = true;
+    p->skip_need = need_pos;
+    p->skip_at = c;
+    p->skip_order = c != ENG_NONE ? ch(p, c)->order : p->stamp + 1;
+    return c;
+}
+
+uint64_t eng_place_scanned(const eng_placement_t *p)
+{
+    return p->scanned;
 }

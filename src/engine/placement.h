@@ -49,7 +49,10 @@ gmux_status_t eng_place_insert(eng_placement_t *p, uint32_t chunk);
 void eng_place_remove(eng_placement_t *p, uint32_t chunk);
 /* A use: moves the chunk to the most-recent end for LRU. */
 void eng_place_touch(eng_placement_t *p, uint32_t chunk);
-/* The chunk's key changed: OPT re-sorts. */
+/* The chunk's key changed: OPT re-sorts; LRU and FIFO forget what their
+ * searches skipped when a resident chunk's key rises. The owner calls it for
+ * every key it changes on a resident chunk (raising one unannounced could
+ * make LRU/FIFO pass over a victim). */
 void eng_place_key_changed(eng_placement_t *p, uint32_t chunk);
 
 /*
@@ -78,5 +81,9 @@ uint32_t eng_place_dirty_at(const eng_placement_t *p, uint32_t i);
 
 /* A resident chunk to evict whose key lies after need_pos, or ENG_NONE. */
 uint32_t eng_place_victim(eng_placement_t *p, uint64_t need_pos);
+
+/* The chunks the LRU/FIFO victim searches have looked at so far: their work,
+ * which the tests bound. */
+uint64_t eng_place_scanned(const eng_placement_t *p);
 
 #endif /* ENG_PLACEMENT_H */

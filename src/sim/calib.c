@@ -86,7 +86,8 @@ static int read_value(cursor_t *c, double *num, char *err, size_t errlen)
         char buf[64];
         size_t n = 0;
         while (c->pos < c->len && n + 1 < sizeof(buf) &&
-               (isdigit((unsigned char)c->s[c->pos]) || strchr("+-.eE", c->s[c->pos])))
+               (isdigit((unsigned char)c->s[c->pos]) ||
+                (c->s[c->pos] != '\0' && strchr("+-.eE", c->s[c->pos]))))
             buf[n++] = c->s[c->pos++];
         buf[n] = '\0';
         char *end;

@@ -11,7 +11,7 @@
  *          ptr or val.
  *
  * Memory grows with the task's live regions, never with the number of events.
- * Ownership: sim_check_t is caller-allocated; sim_check_fini frees its array.
+ * Ownership: sim_check_t is caller-allocated; sim_check_fini frees its arrays.
  * Thread-safety: one sim_check_t per task, used by one thread at a time.
  */
 #ifndef SIM_TRACE_CHECK_H
@@ -26,13 +26,26 @@ typedef struct sim_region {
     uint64_t base, size, id;
 } sim_region_t;
 
+typedef struct sim_check_node sim_check_node_t; /* trace_check.c */
+
+/* The live regions: a treap ordered by base (lookups, overlaps) and a hash
+ * of ids (frees, duplicates), so that every event costs O(log n) in the
+ * live regions n (a sorted array cost O(n) per allocation and free). */
 typedef struct sim_check {
-    sim_region_t *v; /* live regions sorted by base */
-    size_t n, cap;
-    size_t last;       /* index of the region that covered the last range */
-    uint32_t nkernels; /* kernel ids must be below this */
+    sim_check_node_t *nodes; /* pool; a freed node is reused */
+    uint32_t ncap, nused;    /* nodes allocated, nodes ever handed out */
+    uint32_t root, free;     /* treap root, free list (SIM_CHECK_NIL: none) */
+    uint32_t *ids;           /* open-addressed hash of ids: node + 1, 0 empty */
+    size_t idcap;            /* slots (a power of two), 0 before the first */
+    size_t n;                /* live regions */
+    uint32_t last;           /* node that covered the last range, or SIM_CHECK_NIL */
+    uint32_t nkernels;       /* kernel ids must be below this */
+    uint64_t prio;           /* the treap's priority generator */
     uint64_t live_bytes, peak_bytes;
+    uint64_t work; /* nodes and slots visited: the tests bound it */
 } sim_check_t;
+
+#define SIM_CHECK_NIL UINT32_MAX
 
 void sim_check_init(sim_check_t *c, uint32_t nkernels);
 void sim_check_fini(sim_check_t *c);
@@ -42,7 +55,8 @@ void sim_check_fini(sim_check_t *c);
  * reason (no position: the caller adds line or offset) into why. */
 gmux_status_t sim_check_event(sim_check_t *c, const sim_event_t *ev, char *why, size_t whylen);
 
-/* The live region containing [addr, addr+len), or NULL. */
+/* The live region containing [addr, addr+len), or NULL (valid until the
+ * next event). */
 const sim_region_t *sim_check_find(sim_check_t *c, uint64_t addr, uint64_t len);
 
 /* Grows the array *v of *cap elements of elem bytes to hold at least need

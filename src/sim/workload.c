@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "common/parse.h"
+#include "sim/trace_check.h"
 #include "sim/wl_internal.h"
 #include "sim/workload.h"
 
@@ -22,13 +23,15 @@ typedef struct wl_part {
     const wl_def_t *def;
     void *cfg;
     uint32_t task0, ntasks;
-    uint32_t *kmap; /* local kernel id -> source kernel id */
+    uint32_t *kmap;  /* local kernel id -> source kernel id */
+    char given[200]; /* the settings given for it, for messages */
 } wl_part_t;
 
 typedef struct wl_task_rt {
     wl_part_t *part;
     void *state;
     wl_buf_t buf;
+    sim_check_t live; /* its live allocations (allocs and frees only) */
     int done;
 } wl_task_rt_t;
 
@@ -36,6 +39,7 @@ typedef struct wl_source {
     sim_source_t base;
     wl_part_t parts[WL_MAX_PARTS];
     size_t nparts;
+    uint64_t peaks; /* the sum of the tasks' peaks so far (SIM_WORKLOAD_MAX_BYTES) */
     wl_task_rt_t *tasks;
     char **task_names;
     char **kernel_names;
@@ -96,6 +100,7 @@ static void wl_close(sim_source_t *src)
             free(t->state);
         }
         wl_buf_fini(&t->buf);
+        sim_check_fini(&t->live);
     }
     free(s->tasks);
     for (uint32_t i = 0; s->task_names && i < src->ntasks; i++)
@@ -109,6 +114,32 @@ static void wl_close(sim_source_t *src)
         free(s->parts[i].kmap);
     }
     free(s);
+}
+
+/* Follows a task's allocations; refuses the one that takes the tasks' peaks
+ * together past SIM_WORKLOAD_MAX_BYTES (see workload.h). */
+static gmux_status_t wl_count(wl_source_t *s, wl_task_rt_t *t, const sim_event_t *ev)
+{
+    char why[200];
+    uint64_t before = t->live.peak_bytes;
+    gmux_status_t st = sim_check_event(&t->live, ev, why, sizeof(why));
+    if (st != GMUX_OK) { /* a generator's own mistake */
+        snprintf(s->base.error, sizeof(s->base.error), "workload %s: %s", t->part->def->name, why);
+        return st;
+    }
+    uint64_t grew = t->live.peak_bytes - before;
+    s->peaks = grew > UINT64_MAX - s->peaks ? UINT64_MAX : s->peaks + grew;
+    if (s->peaks <= SIM_WORKLOAD_MAX_BYTES)
+        return GMUX_OK;
+    char lim[32], size[32];
+    /* the error has room for 256 bytes: the list of settings is cut first */
+    snprintf(s->base.error, sizeof(s->base.error),
+             "workload %s: allocations pass %s in all (one of %s), more than the simulator "
+             "holds; lower the settings that size them (given: %.90s)",
+             t->part->def->name, com_format_size(SIM_WORKLOAD_MAX_BYTES, lim, sizeof(lim)),
+             com_format_size(ev->u.alloc.size, size, sizeof(size)),
+             t->part->given[0] ? t->part->given : "none, the defaults");
+    return GMUX_ERR_RANGE;
 }
 
 static gmux_status_t wl_next(sim_source_t *src, uint32_t task, sim_event_t *ev)
@@ -130,9 +161,11 @@ static gmux_status_t wl_next(sim_source_t *src, uint32_t task, sim_event_t *ev)
             return GMUX_ERR_NOMEM;
         }
     }
-    if (ev->kind == SIM_EV_LAUNCH)
+    if (ev->kind == SIM_EV_LAUNCH) {
         ev->u.launch.kernel = t->part->kmap[ev->u.launch.kernel];
-    return GMUX_OK;
+        return GMUX_OK;
+    }
+    return wl_count(s, t, ev);
 }
 
 static const sim_source_ops_t wl_ops = {.next = wl_next, .close = wl_close};
@@ -174,6 +207,10 @@ static int apply_setting(wl_source_t *s, const char *kv, uint64_t *seed, char *e
             continue;
         if (set_value(s->parts[i].cfg, st, eq + 1, err, errlen))
             return -1;
+        char *g = s->parts[i].given;
+        size_t gl = strlen(g);
+        snprintf(g + gl, sizeof(s->parts[i].given) - gl, "%s%.*s=%s", gl ? ", " : "", (int)klen,
+                 key, eq + 1);
         used = 1;
     }
     if (!used) {
@@ -226,6 +263,7 @@ static gmux_status_t build_tables(wl_source_t *s, uint64_t seed, char *err, size
                 goto out_nomem;
             s->base.ntasks = g + 1;
             s->tasks[g].part = p;
+            sim_check_init(&s->tasks[g].live, 0);
             p->def->task_init(s->tasks[g].state, p->cfg, t, g, wl_mix(part_seed, t));
         }
     }

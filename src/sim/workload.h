@@ -18,6 +18,13 @@
 
 #include "sim/trace.h"
 
+/* The most the tasks of a workload may allocate together (the sum of each
+ * task's peak of live allocations): 64 TiB, 32 M chunks of 2 MiB, whose
+ * state in the simulator is some 4 GiB. Settings that pass it are refused
+ * at the allocation that would (sim_source_next fails with GMUX_ERR_RANGE,
+ * the error naming the settings given), before the simulator holds it. */
+#define SIM_WORKLOAD_MAX_BYTES (64ull << 40)
+
 gmux_status_t sim_workload_open(const char *name, const char *const *settings, size_t nsettings,
                                 uint64_t seed, sim_source_t **src_p, char *err, size_t errlen);
 

@@ -4,6 +4,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <cmocka.h>
 
@@ -233,6 +234,131 @@ static void test_opt_two_heaps_order(void **state)
     eng_regions_destroy(r);
 }
 
+/* LRU and FIFO: the chunks a launch needs (keys at or before the position)
+ * are skipped by every victim search of that launch; the searches look at
+ * each of them once, not once per eviction (a launch of n chunks whose
+ * chunks sat at the list's head cost n^2/2 steps: 24-41 s on a large trace). */
+static void test_lru_fifo_skip_is_linear(void **state)
+{
+    (void)state;
+    const uint32_t n = 40000, half = n / 2;
+    for (int pol = 0; pol < 2; pol++) {
+        eng_regions_t *r = make_regions(n + half);
+        eng_placement_t *p;
+        assert_int_equal(eng_place_create(r, pol ? ENG_PLACE_FIFO : ENG_PLACE_LRU, n, &p), GMUX_OK);
+        for (uint32_t c = 0; c < n; c++) {
+            eng_regions_chunk(r, c)->key = ENG_POS_INF;
+            assert_int_equal(eng_place_insert(p, c), GMUX_OK);
+        }
+        for (uint32_t c = 0; c < half; c++) /* the launch at 100 uses the oldest half */
+            set_key(r, p, c, 100);
+        for (uint32_t i = 0; i < half; i++) { /* and as many chunks not there yet */
+            assert_int_equal(eng_place_evict(p, 100), half + i);
+            eng_regions_chunk(r, n + i)->key = 100;
+            assert_int_equal(eng_place_insert(p, n + i), GMUX_OK);
+        }
+        assert_int_equal(eng_place_victim(p, 100), ENG_NONE);
+        assert_true(eng_place_scanned(p) <= 4ull * n);
+        eng_place_destroy(p);
+        eng_regions_destroy(r);
+    }
+}
+
+/* A plain list in the test: the victim is the first resident chunk, oldest
+ * first (LRU: least recently used), whose key lies after the position. */
+typedef struct ref_list {
+    uint32_t v[64];
+    uint32_t n;
+} ref_list_t;
+
+static void ref_drop(ref_list_t *l, uint32_t c)
+{
+    for (uint32_t i = 0; i < l->n; i++)
+        if (l->v[i] == c) {
+            memmove(&l->v[i], &l->v[i + 1], (l->n - i - 1) * sizeof(l->v[0]));
+            l->n--;
+            return;
+        }
+}
+
+static uint32_t ref_victim(eng_regions_t *r, const ref_list_t *l, uint64_t need)
+{
+    for (uint32_t i = 0; i < l->n; i++)
+        if (eng_regions_chunk(r, l->v[i])->key > need)
+            return l->v[i];
+    return ENG_NONE;
+}
+
+/* Random inserts, removals, uses, key changes and searches at positions that
+ * mostly grow (as launches go) and sometimes fall back (a fault's re-plan):
+ * every victim is the plain list's. */
+static void test_lru_fifo_victims_match_reference(void **state)
+{
+    (void)state;
+    const uint32_t nc = 48;
+    uint64_t s = 99;
+    for (int pol = 0; pol < 2; pol++) {
+        eng_regions_t *r = make_regions(nc);
+        eng_placement_t *p;
+        assert_int_equal(eng_place_create(r, pol ? ENG_PLACE_FIFO : ENG_PLACE_LRU, nc, &p),
+                         GMUX_OK);
+        ref_list_t l = {.n = 0};
+        uint64_t pos = 10;
+        for (uint32_t step = 0; step < 200000; step++) {
+            s = s * 6364136223846793005ull + 1442695040888963407ull;
+            uint32_t c = (uint32_t)((s >> 33) % nc);
+            eng_chunk_t *x = eng_regions_chunk(r, c);
+            bool res = (x->flags & ENG_CHUNK_RESIDENT) != 0;
+            uint64_t key = pos + (s >> 20) % 24 - 8; /* some needed now, some later */
+            switch ((s >> 45) % 8) {
+            case 0:
+            case 1:
+                if (!res) {
+                    x->key = key;
+                    assert_int_equal(eng_place_insert(p, c), GMUX_OK);
+                    l.v[l.n++] = c;
+                }
+                break;
+            case 2:
+                if (res) {
+                    eng_place_remove(p, c);
+                    ref_drop(&l, c);
+                }
+                break;
+            case 3:
+                if (res) {
+                    eng_place_touch(p, c);
+                    if (pol == 0) {
+                        ref_drop(&l, c);
+                        l.v[l.n++] = c;
+                    }
+                }
+                break;
+            case 4:
+                if (res)
+                    set_key(r, p, c, key);
+                break;
+            case 5:
+                pos += (s >> 30) % 3;
+                if ((s >> 40) % 64 == 0)
+                    pos -= pos > 20 ? 12 : 0;
+                break;
+            default: {
+                uint32_t want = ref_victim(r, &l, pos);
+                assert_int_equal(eng_place_victim(p, pos), want);
+                if (want != ENG_NONE && (s >> 50) & 1) {
+                    assert_int_equal(eng_place_evict(p, pos), want);
+                    ref_drop(&l, want);
+                }
+                break;
+            }
+            }
+        }
+        eng_place_destroy(p);
+        eng_regions_destroy(r);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -241,6 +367,8 @@ int main(void)
         cmocka_unit_test(test_opt_heap_many),
         cmocka_unit_test(test_opt_weighs_write_backs),
         cmocka_unit_test(test_opt_two_heaps_order),
+        cmocka_unit_test(test_lru_fifo_skip_is_linear),
+        cmocka_unit_test(test_lru_fifo_victims_match_reference),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -319,6 +319,43 @@ static void test_missing_program_keeps_output(void **state)
     }
 }
 
+/* A recording that ends without a complete trace (the program killed, or one
+ * that never used CUDA) leaves the earlier FILE as it was, and no part file
+ * beside it (FILE was deleted before the program ran). */
+static void test_failed_recording_keeps_output(void **state)
+{
+    (void)state;
+    char part[200];
+    snprintf(part, sizeof(part), "%s.part~", trace_path);
+    char *const killed[] = {GMUX_BIN, "trace", "--no-ranges", "-o",         trace_path,
+                            "--",     "sh",    "-c",          "kill -9 $$", NULL};
+    char *const nothing[] = {GMUX_BIN,   "trace", "--no-ranges", "-o",
+                             trace_path, "--",    "true",        NULL};
+    char *const *const cmds[] = {killed, nothing};
+    const int want[] = {137, 1};
+    for (int k = 0; k < 2; k++) {
+        FILE *f = fopen(trace_path, "w");
+        assert_non_null(f);
+        fputs("earlier\n", f);
+        fclose(f);
+        assert_int_equal(tproc_capture(cmds[k], NULL, 60.0, out, sizeof(out), err, sizeof(err)),
+                         want[k]);
+        assert_non_null(strstr(err, "no complete trace recorded"));
+        f = fopen(trace_path, "r");
+        assert_non_null(f);
+        char line[32] = "";
+        assert_non_null(fgets(line, sizeof(line), f));
+        fclose(f);
+        assert_string_equal(line, "earlier\n");
+        assert_int_not_equal(access(part, F_OK), 0);
+    }
+    /* a complete one replaces it */
+    uint64_t a, b;
+    record("binary", 0, &a, &b);
+    check_trace(a, b, 0, 0);
+    assert_int_not_equal(access(part, F_OK), 0);
+}
+
 int main(void)
 {
     snprintf(trace_path, sizeof(trace_path), "/tmp/gmux_shim_trace_%d.trace", (int)getpid());
@@ -333,6 +370,7 @@ int main(void)
         cmocka_unit_test(test_profile_writes_loadable_db),
         cmocka_unit_test(test_usage_errors),
         cmocka_unit_test(test_missing_program_keeps_output),
+        cmocka_unit_test(test_failed_recording_keeps_output),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     unlink(trace_path);

@@ -119,6 +119,24 @@ static void test_file_errors_name_the_file(void **state)
     assert_true(p.h2d_bps == 25e9);
 }
 
+/* A NUL byte after a number's digits is no part of it: the file is
+ * malformed (the reader took the bytes 1, NUL, 2.5 for the number 1 and
+ * accepted the file). */
+static void test_nul_in_number_rejected(void **state)
+{
+    (void)state;
+    sim_params_t p, def;
+    sim_params_default(&p);
+    def = p;
+    char applied[512], err[256];
+    static const char text[] = "{\"gmux_calibration\": 1, \"prefetch_h2d_GBps\": 1\0002.5}";
+    assert_int_equal(sim_calib_apply_text(&p, text, sizeof(text) - 1, applied, sizeof(applied), err,
+                                          sizeof(err)),
+                     GMUX_ERR_PARSE);
+    assert_non_null(strstr(err, "at byte 46"));
+    assert_true(p.h2d_bps == def.h2d_bps);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -128,6 +146,7 @@ int main(void)
         cmocka_unit_test(test_malformed_names_offset_and_changes_nothing),
         cmocka_unit_test(test_out_of_range_rejected_whole),
         cmocka_unit_test(test_file_errors_name_the_file),
+        cmocka_unit_test(test_nul_in_number_rejected),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -188,6 +188,30 @@ static void test_record_unwritable_output_first(void **state)
     rmdir(dir);
 }
 
+/* Tasks are address spaces of their own: their peaks add up past 64 bits,
+ * and the total saturates and says so (3 x 8 EiB printed as 8.00 EiB). */
+static void test_show_total_peak_saturates(void **state)
+{
+    (void)state;
+    char path[64];
+    tmp(path, sizeof(path), "peak");
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fprintf(f, "gmux-trace 1\ntask 0 a\ntask 1 b\ntask 2 c\nkernel 0 k\n");
+    for (int t = 0; t < 3; t++)
+        fprintf(f, "alloc %d 1 0x1000 0x8000000000000000\n", t);
+    fprintf(f, "end\n");
+    assert_int_equal(fclose(f), 0);
+    assert_int_equal(gmux("show", path, 0, 0, 0, 0, 0, 0), 0);
+    const char *total = strstr(out, "\ntotal ");
+    assert_non_null(total);
+    assert_non_null(strstr(total, ">=16.00 EiB"));
+    assert_null(strstr(total, " 8.00 EiB"));
+    assert_non_null(strstr(out, "\na ")); /* each task's own peak as it is */
+    assert_non_null(strstr(strstr(out, "\na "), " 8.00 EiB"));
+    unlink(path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -195,6 +219,7 @@ int main(void)
         cmocka_unit_test(test_generate_convert_show),
         cmocka_unit_test(test_failed_convert_keeps_out),
         cmocka_unit_test(test_record_unwritable_output_first),
+        cmocka_unit_test(test_show_total_peak_saturates),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -280,6 +280,179 @@ static void test_fault_reserve_too_large_named(void **state)
     assert_null(strstr(err, "invalid argument"));
 }
 
+/* Every chosen policy failing is a failure of the run, with each named (it
+ * exited 0 with a table of "n/a" lines when no launch fit the device). */
+static void test_all_policies_failing_exits_nonzero(void **state)
+{
+    (void)state;
+    const char *a[] = {"--workload",
+                       "llm-decode",
+                       "--set",
+                       "instances=1",
+                       "--set",
+                       "layers=1",
+                       "--set",
+                       "tokens=1",
+                       "--oversub",
+                       "100000",
+                       "--quiet",
+                       "--policy",
+                       "demand,proactive",
+                       NULL};
+    assert_int_equal(run(out1, a), 1);
+    assert_non_null(strstr(err, "gmux sim: demand: a launch touches more chunks"));
+    assert_non_null(strstr(err, "gmux sim: proactive: a launch touches more chunks"));
+    /* one failing policy beside one that runs is not a failure of the run */
+    const char *c[] = {"--workload", "llm-decode", "--set",         "instances=1", "--set",
+                       "layers=1",   "--set",      "tokens=1",      "--oversub",   "100000",
+                       "--quiet",    "--policy",   "demand,oracle", NULL};
+    assert_int_equal(run(out1, c), 0);
+    assert_non_null(strstr(out1, "demand         n/a"));
+}
+
+/* --help names every option the parser takes, in the usage lines and with a
+ * line of its own (--predict and --templates were missing from the usage,
+ * --workload, --set, --trace, --param and --seed had no line). */
+static void test_help_names_every_option(void **state)
+{
+    (void)state;
+    const char *h[] = {"--help", NULL};
+    assert_int_equal(run(out1, h), 0);
+    char *end = strstr(out1, "\n\n");
+    assert_non_null(end);
+    char usage[4096];
+    size_t n = (size_t)(end - out1);
+    assert_true(n < sizeof(usage));
+    memcpy(usage, out1, n);
+    usage[n] = '\0';
+    static const char *const opts[] = {"--workload", "--set",    "--trace",   "--calibration",
+                                       "--param",    "--policy", "--seed",    "--oversub",
+                                       "--sweep",    "--plot",   "--json",    "--lc",
+                                       "--prio",     "--quiet",  "--predict", "--templates"};
+    for (size_t i = 0; i < sizeof(opts) / sizeof(opts[0]); i++) {
+        char line[64];
+        snprintf(line, sizeof(line), "\n  %s ", opts[i]);
+        if (!strstr(usage, opts[i]))
+            fail_msg("usage lacks %s", opts[i]);
+        if (!strstr(end, line))
+            fail_msg("no help line for %s", opts[i]);
+        /* and the parser takes it (a missing value, not an unknown option) */
+        const char *a[] = {opts[i], NULL};
+        int rc = run(out2, a);
+        assert_int_equal(rc, 2);
+        assert_null(strstr(err, "unknown option"));
+    }
+}
+
+/* A --policy list is read whole, however long (it was cut at 255
+ * characters: a bad name past the cut was ignored, a good one dropped). */
+static void test_long_policy_list_read_whole(void **state)
+{
+    (void)state;
+    char list[1024] = "";
+    for (int i = 0; i < 40; i++)
+        strcat(list, "demand,");
+    assert_true(strlen(list) > 255);
+    char bad[1100], good[1100];
+    snprintf(bad, sizeof(bad), "%smagic", list);
+    snprintf(good, sizeof(good), "%soracle", list);
+    const char *a[] = {"--workload", "llm-decode", "--set",    "instances=1", "--set",
+                       "layers=1",   "--set",      "tokens=1", "--quiet",     "--json",
+                       "--policy",   bad,          NULL};
+    assert_int_equal(run(out1, a), 2);
+    assert_non_null(strstr(err, "'magic'"));
+    a[11] = good;
+    assert_int_equal(run(out1, a), 0);
+    assert_non_null(strstr(out1, "\"oracle\":{"));
+    assert_non_null(strstr(out1, "\"demand\":{"));
+    assert_null(strstr(out1, "\"proactive\":{"));
+}
+
+/* The sweep's text of one file, NUL-terminated, in buf. */
+static void read_text(const char *path, char *buf, size_t len)
+{
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    size_t n = fread(buf, 1, len - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+}
+
+static const char *const sweep_args[] = {"--workload", "sci-sparse",   "--set",   "tasks=1",
+                                         "--set",      "iterations=1", "--set",   "rows=16777216",
+                                         "--set",      "bfs-every=0",  "--sweep", "--quiet",
+                                         "--policy",   "demand",       "--plot"};
+#define NSWEEP_ARGS (sizeof(sweep_args) / sizeof(sweep_args[0]))
+
+/* Runs the small sweep with --plot prefix; 1 when gnuplot is installed (and
+ * so must have drawn the PNG). */
+static int sweep_plot(const char *prefix)
+{
+    const char *a[NSWEEP_ARGS + 2];
+    memcpy(a, sweep_args, sizeof(sweep_args));
+    a[NSWEEP_ARGS] = prefix;
+    a[NSWEEP_ARGS + 1] = NULL;
+    assert_int_equal(run(out1, a), 0);
+    char *gnuplot[] = {"gnuplot", "--version", NULL};
+    char gout[256], gerr[256];
+    return tproc_capture(gnuplot, NULL, 30.0, gout, sizeof(gout), gerr, sizeof(gerr)) == 0;
+}
+
+/* A --plot prefix with quotes and gnuplot's special characters is written
+ * into the script quoted, so gnuplot draws the plot where asked (a ' ended
+ * the script's string: gnuplot failed, reported as "not available"). */
+static void test_plot_prefix_quoted(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/gmux-sim-q-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char prefix[256], path[300];
+    snprintf(prefix, sizeof(prefix), "%s/it's `x` @y \"z\" \\n", dir);
+    int drawn = sweep_plot(prefix);
+    snprintf(path, sizeof(path), "%s.gp", prefix);
+    char gp[4096];
+    read_text(path, gp, sizeof(gp));
+    char want[400];
+    snprintf(want, sizeof(want), "set output '%s/it''s `x` @y \"z\" \\n.png'\n", dir);
+    assert_non_null(strstr(gp, want));
+    snprintf(want, sizeof(want), "plot '%s/it''s `x` @y \"z\" \\n.dat' using", dir);
+    assert_non_null(strstr(gp, want));
+    const char *ext[] = {".dat", ".gp", ".png"};
+    if (drawn) {
+        snprintf(path, sizeof(path), "%s.png", prefix);
+        assert_int_equal(access(path, R_OK), 0);
+    }
+    for (int i = 0; i < 3; i++) {
+        snprintf(path, sizeof(path), "%s%s", prefix, ext[i]);
+        unlink(path);
+    }
+    /* a prefix that begins with '-' is a file to gnuplot, not an option */
+    char cwd[1024];
+    assert_non_null(getcwd(cwd, sizeof(cwd)));
+    assert_int_equal(chdir(dir), 0);
+    drawn = sweep_plot("-p");
+    if (drawn) {
+        assert_int_equal(access("-p.png", R_OK), 0);
+        assert_non_null(strstr(out1, "plot: -p.png"));
+    }
+    for (int i = 0; i < 3; i++) {
+        snprintf(path, sizeof(path), "-p%s", ext[i]);
+        unlink(path);
+    }
+    assert_int_equal(chdir(cwd), 0);
+    /* a line break cannot be written into the script: refused before the run */
+    snprintf(prefix, sizeof(prefix), "%s/a\nb", dir);
+    const char *a[NSWEEP_ARGS + 2];
+    memcpy(a, sweep_args, sizeof(sweep_args));
+    a[NSWEEP_ARGS] = prefix;
+    a[NSWEEP_ARGS + 1] = NULL;
+    assert_int_equal(run(out1, a), 2);
+    assert_non_null(strstr(err, "--plot"));
+    snprintf(path, sizeof(path), "%s.dat", prefix);
+    assert_int_not_equal(access(path, F_OK), 0);
+    assert_int_equal(rmdir(dir), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -292,6 +465,10 @@ int main(void)
         cmocka_unit_test(test_set_seed_reported),
         cmocka_unit_test(test_class_of_missing_task_refused),
         cmocka_unit_test(test_fault_reserve_too_large_named),
+        cmocka_unit_test(test_all_policies_failing_exits_nonzero),
+        cmocka_unit_test(test_help_names_every_option),
+        cmocka_unit_test(test_long_policy_list_read_whole),
+        cmocka_unit_test(test_plot_prefix_quoted),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

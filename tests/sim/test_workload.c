@@ -345,6 +345,40 @@ static void test_train_many_tokens(void **state)
     sim_source_close(src);
 }
 
+/* Settings that size the allocations past what the simulator can hold are
+ * refused, naming the settings given, before the allocation that passes the
+ * limit is handed out (a KV cache of 4096 sequences of 2^20 tokens made 80 TiB
+ * allocations per layer: the simulator ran out of memory). */
+static void test_footprint_limit(void **state)
+{
+    (void)state;
+    const char *sets[] = {"instances=1", "batch=4096", "prompt=1048576", "tokens=1"};
+    sim_source_t *src;
+    char err[256];
+    assert_int_equal(sim_workload_open("llm-decode", sets, 4, 1, &src, err, sizeof(err)), GMUX_OK);
+    sim_event_t ev;
+    gmux_status_t st;
+    uint64_t live = 0, n = 0;
+    while ((st = sim_source_next(src, 0, &ev)) == GMUX_OK && n++ < 100000)
+        if (ev.kind == SIM_EV_ALLOC)
+            live += ev.u.alloc.size;
+    assert_int_equal(st, GMUX_ERR_RANGE);
+    assert_true(live <= SIM_WORKLOAD_MAX_BYTES);
+    assert_non_null(strstr(src->error, "llm-decode"));
+    assert_non_null(strstr(src->error, "batch=4096"));
+    assert_non_null(strstr(src->error, "prompt=1048576"));
+    assert_non_null(strstr(src->error, "64.00 TiB"));
+    sim_source_close(src);
+    /* the limit is on the tasks together: 256 instances of Llama-2 70B pass */
+    const char *big[] = {"instances=256", "model=llama2-70b", "tokens=1", "layers=2"};
+    assert_int_equal(sim_workload_open("llm-decode", big, 4, 1, &src, err, sizeof(err)), GMUX_OK);
+    for (uint32_t t = 0; t < src->ntasks; t++)
+        while ((st = sim_source_next(src, t, &ev)) == GMUX_OK)
+            ;
+    assert_int_equal(st, GMUX_ERR_NOT_FOUND);
+    sim_source_close(src);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -353,6 +387,7 @@ int main(void)
         cmocka_unit_test(test_access_pattern_classes),
         cmocka_unit_test(test_defaults_are_h200_scale),
         cmocka_unit_test(test_train_many_tokens),
+        cmocka_unit_test(test_footprint_limit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -227,7 +227,8 @@ static void test_bench_net_plot(void **state)
     char dir[] = "/tmp/gmux-bench-plot-XXXXXX";
     assert_non_null(mkdtemp(dir));
     char prefix[256], path[300];
-    snprintf(prefix, sizeof(prefix), "%s/bn", dir);
+    /* quotes and gnuplot's special characters reach the script quoted */
+    snprintf(prefix, sizeof(prefix), "%s/b'n `x` @y", dir);
     char *argv[] = {GMUX_CLI_PATH, "bench", "net",    "--provider", "shm",  "--quick",
                     "--reps",      "1",     "--json", "--plot",     prefix, NULL};
     assert_int_equal(tproc_capture(argv, NULL, 120.0, out, sizeof(out), err, sizeof(err)), 0);
@@ -253,9 +254,12 @@ static void test_bench_net_plot(void **state)
     assert_int_equal(rows, 8); /* 8 B .. 4 MiB */
     unlink(path);
     const char *ext[] = {".gp", ".png"};
+    char *gnuplot[] = {"gnuplot", "--version", NULL};
+    char gout[256], gerr[256];
+    bool drawn = tproc_capture(gnuplot, NULL, 30.0, gout, sizeof(gout), gerr, sizeof(gerr)) == 0;
     for (int i = 0; i < 2; i++) {
         snprintf(path, sizeof(path), "%s%s", prefix, ext[i]);
-        assert_true(i == 1 || access(path, R_OK) == 0); /* the png needs gnuplot */
+        assert_true((i == 1 && !drawn) || access(path, R_OK) == 0);
         unlink(path);
     }
     rmdir(dir);

@@ -504,35 +504,42 @@ static void plot_write(const char *prefix, const char *const *provs, int nprov, 
         fprintf(stderr, "gmux bench net: cannot write %s\n", gp);
         return;
     }
+    fprintf(f, "set terminal png size 960,840\nset output ");
+    plot_put_str(f, png); /* quoted: the prefix is the user's */
     fprintf(f,
-            "set terminal png size 960,840\nset output '%s'\nset multiplot layout 2,1\n"
+            "\nset multiplot layout 2,1\n"
             "set logscale x 2\nset format x '%%.0b%%BB'\nset xrange [6:6e6]\nset grid\n"
             "set key outside right\nset lmargin 12\nset rmargin 26\n"
             "set title 'gmux bench net: put bandwidth against size (loopback, 2 ranks)%s'\n"
             "set ylabel 'MiB/s (median of the runs)'\nset logscale y\nplot ",
-            png, same ? ", A/A control" : "");
+            same ? ", A/A control" : "");
     for (int p = 0; p < nprov; p++) {
         snprintf(dat, sizeof(dat), "%s.%s.dat", prefix, provs[p]);
+        fprintf(f, "%s", p ? ", " : "");
+        plot_put_str(f, dat);
         fprintf(f,
-                "%s'%s' using 1:2 with linespoints lw 2 lc %d title '%s gmux', "
+                " using 1:2 with linespoints lw 2 lc %d title '%s gmux', "
                 "'' using 1:3 with linespoints dt 2 lc %d title '%s raw libfabric'",
-                p ? ", " : "", dat, p + 1, provs[p], p + 1, provs[p]);
+                p + 1, provs[p], p + 1, provs[p]);
     }
     fprintf(f, "\nset title 'gmux / raw (median of the per-pair ratios, bars: their range)'\n"
                "unset logscale y\nset ylabel 'gmux / raw'\nset xlabel 'put size'\n"
                "plot 1 with lines lc 0 notitle");
     for (int p = 0; p < nprov; p++) {
         snprintf(dat, sizeof(dat), "%s.%s.dat", prefix, provs[p]);
-        fprintf(f, ", '%s' using 1:4:5:6 with yerrorlines lc %d title '%s'", dat, p + 1, provs[p]);
+        fprintf(f, ", ");
+        plot_put_str(f, dat);
+        fprintf(f, " using 1:4:5:6 with yerrorlines lc %d title '%s'", p + 1, provs[p]);
     }
     fprintf(f, "\nunset multiplot\n");
     fclose(f);
     int rc = plot_gnuplot(gp);
     if (rc == 0)
         fprintf(out, "plot: %s (data %s.*.dat, script %s)\n", png, prefix, gp);
+    else if (rc < 0)
+        fprintf(out, "plot: gnuplot not available; data %s.*.dat, script %s\n", prefix, gp);
     else
-        fprintf(out, "plot: gnuplot not available (rc %d); data %s.*.dat, script %s\n", rc, prefix,
-                gp);
+        fprintf(out, "plot: gnuplot failed (exit %d); data %s.*.dat, script %s\n", rc, prefix, gp);
 }
 
 int bench_net(int argc, char **argv)
@@ -585,8 +592,9 @@ int bench_net(int argc, char **argv)
                 return cli_usage_error("bench net", "--same wants gmux or raw, not '%s'", v);
             same = v;
         } else if (strcmp(argv[i], "--plot") == 0) {
-            if (i + 1 >= argc || argv[i + 1][0] == '\0')
-                return cli_usage_error("bench net", "--plot wants a file prefix");
+            if (i + 1 >= argc || argv[i + 1][0] == '\0' || !plot_str_ok(argv[i + 1]))
+                return cli_usage_error("bench net", "--plot wants a file prefix without "
+                                                    "control characters");
             plot = argv[++i];
         } else if (strcmp(argv[i], "--provider") == 0 && i + 1 < argc) {
             const char *p = argv[++i];

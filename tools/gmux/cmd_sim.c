@@ -11,6 +11,7 @@
 #include "sim/calib.h"
 #include "commands.h"
 #include "common/parse.h"
+#include "plot.h"
 #include "sim/workload.h"
 #include "sim_report.h"
 
@@ -22,17 +23,22 @@ static void print_help(void)
 {
     printf("Usage: gmux sim (--workload NAME [--set KEY=VALUE ...] | --trace FILE)\n"
            "                [--calibration FILE] [--param KEY=VALUE ...] [--policy LIST]\n"
-           "                [--seed S]\n"
-           "                [--oversub PCT | --sweep [--plot PREFIX]] [--json]\n"
-           "                [--lc TASK ...] [--prio TASK=N ...] [--quiet]\n\n"
+           "                [--seed S] [--oversub PCT | --sweep [--plot PREFIX]] [--json]\n"
+           "                [--lc TASK ...] [--prio TASK=N ...] [--quiet]\n"
+           "                [--predict learned|recorded] [--templates FILE]\n\n"
            "Simulates the tasks of a workload (or a trace file) sharing one GPU and\n"
            "compares the memory policies on the same plan: demand (CUDA Unified Memory\n"
            "demand paging), proactive (gmux's engine, Belady/OPT eviction),\n"
            "proactive-lru (the engine with LRU eviction) and oracle (unlimited memory),\n"
            "beside the transfer bound, a true lower bound on the makespan.\n\n"
+           "  --workload NAME a built-in workload (list below; join several with '+')\n"
+           "  --set KEY=VALUE a setting of the workload (below)\n"
+           "  --trace FILE    a trace file instead (gmux trace; docs/trace-format.md)\n"
            "  --calibration F device parameters measured by gmux-calibrate on a GPU (JSON);\n"
            "                  applied over the defaults, before any --param\n"
+           "  --param KEY=VALUE a device parameter (below)\n"
            "  --policy LIST   comma-separated policies (default: all four)\n"
+           "  --seed S        the workload's seed (default 1; a --set seed=S wins)\n"
            "  --oversub PCT   device memory = footprint * 100 / PCT (default: the hbm param)\n"
            "  --sweep         oversubscription 100%% to 400%%; writes PREFIX.png (gnuplot)\n"
            "  --plot PREFIX   where the sweep writes its files (default gmux-sim-sweep)\n"
@@ -55,23 +61,28 @@ static void print_help(void)
     sim_workload_print_help(stdout);
 }
 
+/* Reads a comma-separated list of any length into pol (0, or the usage
+ * status after saying why). */
 static int parse_policies(const char *list, bool *pol)
 {
     memset(pol, 0, sizeof(bool) * SIM_POLICY_COUNT);
-    char buf[256];
-    snprintf(buf, sizeof(buf), "%s", list);
+    char *buf = strdup(list);
+    if (!buf)
+        return cli_fail(CMD, "out of memory");
     char *save = NULL;
-    int n = 0;
-    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+    int n = 0, rc = 0;
+    for (char *tok = strtok_r(buf, ",", &save); tok && rc == 0; tok = strtok_r(NULL, ",", &save)) {
         sim_policy_t p;
         if (sim_policy_parse(tok, &p) != GMUX_OK)
-            return cli_usage_error(CMD, "unknown policy '%s'", tok);
-        pol[p] = true;
+            rc = cli_usage_error(CMD, "unknown policy '%s'", tok);
+        else
+            pol[p] = true;
         n++;
     }
-    if (n == 0)
-        return cli_usage_error(CMD, "empty policy list '%s'", list);
-    return 0;
+    free(buf);
+    if (rc == 0 && n == 0)
+        rc = cli_usage_error(CMD, "empty policy list '%s'", list);
+    return rc;
 }
 
 int cmd_sim(int argc, char **argv)
@@ -158,6 +169,9 @@ int cmd_sim(int argc, char **argv)
             if (com_parse_u64(v, &job.seed) != GMUX_OK)
                 return cli_usage_error(CMD, "bad seed '%s'", v);
         } else if (strcmp(a, "--plot") == 0) {
+            if (!v[0] || !plot_str_ok(v))
+                return cli_usage_error(CMD, "--plot PREFIX must be a path without control "
+                                            "characters (line breaks, tabs)");
             plot = v;
         } else if (strcmp(a, "--predict") == 0) {
             if (strcmp(v, "learned") != 0 && strcmp(v, "recorded") != 0)

@@ -59,40 +59,64 @@ static int parse_format(const char *text, sim_trace_format_t *f)
 }
 
 /*
- * Copies src into path; 0 or 1. A regular file already there (through a
- * symbolic link too) is replaced only once the copy is complete, by renaming
- * a sibling "FILE.part~" over it, so an input that fails half way costs the
- * user nothing; anything else there (a FIFO, a device) is written in place
- * and never removed.
+ * An output FILE that is replaced only once the new one is complete: a
+ * regular file already there (through a symbolic link too) stays until a
+ * sibling "FILE.part~" written in its stead is renamed over it, so an input
+ * or a program that fails half way costs the user nothing; anything else
+ * there (a FIFO, a device) is written in place and never removed.
  */
+typedef struct out_file {
+    const char *path; /* as the user named it */
+    const char *dst;  /* where to write: path, or part */
+    bool exists;      /* something was at path */
+    char real[PATH_MAX], part[PATH_MAX + 8];
+} out_file_t;
+
+/* Chooses o->dst for path; 0, or 1 after saying why. */
+static int out_begin(out_file_t *o, const char *path)
+{
+    struct stat sb;
+    o->path = o->dst = path;
+    o->exists = stat(path, &sb) == 0;
+    if (o->exists && S_ISREG(sb.st_mode) && realpath(path, o->real)) {
+        if (snprintf(o->part, sizeof(o->part), "%s.part~", o->real) >= (int)sizeof(o->part))
+            return cli_fail(CMD, "%s: path too long", path);
+        o->dst = o->part;
+    }
+    return 0;
+}
+
+/* Puts a complete o->dst in place, or removes an incomplete one (never what
+ * was there before); 0, or 1 after saying why the rename failed. */
+static int out_finish(out_file_t *o, bool complete)
+{
+    if (complete && o->dst != o->path && rename(o->dst, o->real) != 0) {
+        int e = errno;
+        remove(o->dst);
+        return cli_fail(CMD, "%s: %s", o->real, strerror(e));
+    }
+    if (!complete && (o->dst != o->path || !o->exists))
+        remove(o->dst);
+    return 0;
+}
+
+/* Copies src into path (see out_file_t); 0 or 1. */
 static int write_source(sim_source_t *src, const char *path, sim_trace_format_t format)
 {
-    char err[512], real[PATH_MAX], part[PATH_MAX + 8];
-    struct stat sb;
-    const char *dst = path;
-    bool exists = stat(path, &sb) == 0;
-    if (exists && S_ISREG(sb.st_mode) && realpath(path, real)) {
-        if (snprintf(part, sizeof(part), "%s.part~", real) >= (int)sizeof(part))
-            return cli_fail(CMD, "%s: path too long", path);
-        dst = part;
-    }
+    char err[512];
+    out_file_t o;
+    if (out_begin(&o, path) != 0)
+        return 1;
     sim_trace_writer_t *w;
-    if (sim_trace_writer_open(dst, format, &w, err, sizeof(err)) != GMUX_OK)
+    if (sim_trace_writer_open(o.dst, format, &w, err, sizeof(err)) != GMUX_OK)
         return cli_fail(CMD, "%s", err);
     gmux_status_t st = sim_trace_copy(src, w, err, sizeof(err));
     char werr[512];
     gmux_status_t wst = sim_trace_writer_close(w, werr, sizeof(werr));
-    if (st == GMUX_OK && wst == GMUX_OK && dst != path && rename(dst, real) != 0) {
-        int e = errno;
-        remove(dst);
-        return cli_fail(CMD, "%s: %s", real, strerror(e));
-    }
-    if (st != GMUX_OK || wst != GMUX_OK) {
-        if (dst != path || !exists)
-            remove(dst);
-        return cli_fail(CMD, "%s", wst != GMUX_OK ? werr : err);
-    }
-    return 0;
+    bool ok = st == GMUX_OK && wst == GMUX_OK;
+    if (out_finish(&o, ok) != 0)
+        return 1;
+    return ok ? 0 : cli_fail(CMD, "%s", wst != GMUX_OK ? werr : err);
 }
 
 static int cmd_generate(int argc, char **argv)
@@ -241,15 +265,18 @@ static int cmd_show(int argc, char **argv)
         tot_ev += ev_n;
         tot_l += launches;
         tot_a += allocs;
-        tot_peak += chk.peak_bytes;
+        /* every task is an address space of its own: the sum can pass 2^64 */
+        tot_peak = chk.peak_bytes > UINT64_MAX - tot_peak ? UINT64_MAX : tot_peak + chk.peak_bytes;
         tot_s += ns / 1e9;
         sim_check_fini(&chk);
     }
-    char peak[32];
+    char peak[32], tpeak[40];
+    /* a saturated sum is a lower bound, and says so */
+    snprintf(tpeak, sizeof(tpeak), "%s%s", tot_peak == UINT64_MAX ? ">=" : "",
+             com_format_size(tot_peak, peak, sizeof(peak)));
     if (rc == 0)
         printf("%-24s %10" PRIu64 " %10" PRIu64 " %8" PRIu32 " %7" PRIu64 " %12s %12.6f\n", "total",
-               tot_ev, tot_l, src->nkernels, tot_a, com_format_size(tot_peak, peak, sizeof(peak)),
-               tot_s);
+               tot_ev, tot_l, src->nkernels, tot_a, tpeak, tot_s);
     free(used);
     sim_source_close(src);
     return rc;
@@ -287,11 +314,19 @@ static int cmd_record(int argc, char **argv)
     int bad = cli_check_command(CMD, argv[i + 1]); /* before the old output goes */
     if (bad)
         return bad;
-    FILE *outf = fopen(out, "a"); /* and before CMD runs twice for nothing */
-    if (!outf)
-        return cli_fail(CMD, "%s: %s", out, strerror(errno));
-    fclose(outf);
-    remove(out);
+    /* the earlier FILE stays until the new trace is complete (out_file_t);
+     * whether the new one can be written is tried before CMD runs twice for
+     * nothing (not on a FIFO or device, which opening could block on) */
+    out_file_t o;
+    if (out_begin(&o, out) != 0)
+        return 1;
+    if (o.dst != out || !o.exists) {
+        FILE *outf = fopen(o.dst, "a");
+        if (!outf)
+            return cli_fail(CMD, "%s: %s", o.dst, strerror(errno));
+        fclose(outf);
+        remove(o.dst);
+    }
     /* Probing runs the program twice: first on plain device memory, nothing
      * faulting, for each kernel's compute time; then on managed memory, each
      * launch starting cold, for the ranges it touches. The second pass takes
@@ -318,21 +353,30 @@ static int cmd_record(int argc, char **argv)
     char times_env[PATH_MAX + 32];
     snprintf(times_env, sizeof(times_env), "GMUX_SHIM_TRACE_TIMES=%s", times);
     const char *const record_env[] = {times_env, NULL};
-    int rc = gmux_shim_record(CMD, out, format, probe, probe ? "demand" : "off",
+    int rc = gmux_shim_record(CMD, o.dst, format, probe, probe ? "demand" : "off",
                               times[0] ? record_env : NULL, &argv[i + 1]);
     if (times[0])
         remove(times);
-    if (rc < 0)
+    if (rc < 0) {
+        out_finish(&o, false);
         return 1;
+    }
     char err[512];
     sim_source_t *src;
-    if (sim_trace_open(out, &src, err, sizeof(err)) != GMUX_OK) {
-        cli_fail(CMD, "no complete trace recorded: %s", err);
+    if (sim_trace_open(o.dst, &src, err, sizeof(err)) != GMUX_OK) {
+        out_finish(&o, false);
+        if (o.dst != out)
+            cli_fail(CMD, "no complete trace recorded (%s left as it was): %s", out, err);
+        else
+            cli_fail(CMD, "no complete trace recorded: %s", err);
         return rc ? rc : 1;
     }
-    fprintf(stderr, "gmux trace: %s: recorded %" PRIu32 " kernels to %s\n", argv[i + 1],
-            src->nkernels, out);
+    uint32_t nkernels = src->nkernels;
     sim_source_close(src);
+    if (out_finish(&o, true) != 0)
+        return rc ? rc : 1;
+    fprintf(stderr, "gmux trace: %s: recorded %" PRIu32 " kernels to %s\n", argv[i + 1], nkernels,
+            out);
     return rc;
 }
 

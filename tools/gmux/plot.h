@@ -1,10 +1,26 @@
 /*
- * Plots of the CLI's reports: runs gnuplot on a script the caller wrote.
+ * Plots of the CLI's reports: runs gnuplot on a script the caller wrote, and
+ * writes strings (paths, titles) into such a script so that gnuplot reads
+ * them back unchanged.
  */
 #ifndef GMUX_TOOLS_PLOT_H
 #define GMUX_TOOLS_PLOT_H
 
-/* Runs `gnuplot SCRIPT`; its exit status, or -1 when gnuplot cannot be run. */
+#include <stdbool.h>
+#include <stdio.h>
+
+/* Runs `gnuplot SCRIPT` (a script whose name begins with '-' as ./SCRIPT,
+ * never as an option); its exit status, or -1 when gnuplot cannot be run. */
 int plot_gnuplot(const char *script);
+
+/* Whether s can go into a script as plot_put_str writes it: no control
+ * characters (a line break would end gnuplot's command). */
+bool plot_str_ok(const char *s);
+
+/* Writes s to f as a gnuplot single-quoted string: a ' is doubled, and
+ * nothing inside is expanded (no backquote commands, no @macros, no
+ * backslash escapes). Control characters, which plot_str_ok refuses in
+ * paths, become '?' (for titles made of names). */
+void plot_put_str(FILE *f, const char *s);
 
 #endif /* GMUX_TOOLS_PLOT_H */

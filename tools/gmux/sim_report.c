@@ -292,12 +292,32 @@ static int profile(const sim_job_t *job, sim_profile_t *prof)
     return 0;
 }
 
-static int cfg_failed(const sim_job_t *job, const cfg_result_t *cr)
+/* Whether a chosen policy ran at this size. */
+static bool cfg_any_ran(const sim_job_t *job, const cfg_result_t *cr)
+{
+    for (int p = 0; p < SIM_POLICY_COUNT; p++)
+        if (job->policies[p] && cr->st[p] == GMUX_OK)
+            return true;
+    return false;
+}
+
+/* A policy that failed for another reason than the device's size. */
+static bool cfg_broke(const sim_job_t *job, const cfg_result_t *cr)
 {
     for (int p = 0; p < SIM_POLICY_COUNT; p++)
         if (job->policies[p] && cr->st[p] != GMUX_OK && cr->st[p] != GMUX_ERR_CAPACITY)
-            return 1;
-    return 0;
+            return true;
+    return false;
+}
+
+/* Names on stderr the policies that failed: every one when none ran (the
+ * run failed as a whole), else those that failed for another reason than
+ * the device's size (which the table shows as n/a). */
+static void cfg_say_failures(const sim_job_t *job, const cfg_result_t *cr, bool all)
+{
+    for (int p = 0; p < SIM_POLICY_COUNT; p++)
+        if (job->policies[p] && cr->st[p] != GMUX_OK && (all || cr->st[p] != GMUX_ERR_CAPACITY))
+            fprintf(stderr, "gmux sim: %s: %s\n", sim_policy_name((sim_policy_t)p), cr->err[p]);
 }
 
 int sim_report_run(const sim_job_t *job, bool json, FILE *out)
@@ -313,10 +333,12 @@ int sim_report_run(const sim_job_t *job, bool json, FILE *out)
     } else {
         print_table(job, &prof, &cr, out);
     }
-    int rc = cfg_failed(job, &cr);
-    for (int p = 0; rc && p < SIM_POLICY_COUNT; p++)
-        if (job->policies[p] && cr.st[p] != GMUX_OK && cr.st[p] != GMUX_ERR_CAPACITY)
-            fprintf(stderr, "gmux sim: %s: %s\n", sim_policy_name((sim_policy_t)p), cr.err[p]);
+    bool none = !cfg_any_ran(job, &cr);
+    int rc = none || cfg_broke(job, &cr);
+    if (rc)
+        cfg_say_failures(job, &cr, none);
+    if (none)
+        fprintf(stderr, "gmux sim: no chosen policy ran\n");
     cfg_clear(&cr);
     sim_profile_clear(&prof);
     return rc;
@@ -333,28 +355,36 @@ static void write_plot(const sim_job_t *job, const char *prefix, FILE *out)
         fprintf(stderr, "gmux sim: cannot write %s\n", gp);
         return;
     }
-    fprintf(f,
-            "set terminal png size 960,600\nset output '%s'\n"
-            "set title 'gmux sim: %s'\n"
-            "set xlabel 'oversubscription (footprint / device memory, %%)'\n"
-            "set ylabel 'throughput relative to the transfer bound (1 = the physical limit)'\n"
-            "set logscale y\nset key outside right\nset grid\n",
-            png, job_name(job));
-    fprintf(f, "plot '%s' using 1:2 with linespoints title 'transfer bound'", dat);
+    /* names and paths go in quoted as gnuplot reads them; noenhanced: a '_'
+     * in a name is not a subscript */
+    char title[1100];
+    snprintf(title, sizeof(title), "gmux sim: %s", job_name(job));
+    fprintf(f, "set terminal png size 960,600\nset output ");
+    plot_put_str(f, png);
+    fprintf(f, "\nset title ");
+    plot_put_str(f, title);
+    fprintf(f, " noenhanced\n"
+               "set xlabel 'oversubscription (footprint / device memory, %%)'\n"
+               "set ylabel 'throughput relative to the transfer bound (1 = the physical limit)'\n"
+               "set logscale y\nset key outside right noenhanced\nset grid\nplot ");
+    plot_put_str(f, dat);
+    fprintf(f, " using 1:2 with linespoints title 'transfer bound'");
     int col = 3;
     for (int p = 0; p < SIM_POLICY_COUNT; p++) {
         if (!job->policies[p])
             continue;
-        fprintf(f, ", '' using 1:%d with linespoints title '%s'", col++,
-                sim_policy_name((sim_policy_t)p));
+        fprintf(f, ", '' using 1:%d with linespoints title ", col++);
+        plot_put_str(f, sim_policy_name((sim_policy_t)p));
     }
     fputc('\n', f);
     fclose(f);
     int rc = plot_gnuplot(gp);
     if (rc == 0)
         fprintf(out, "plot: %s (data %s, script %s)\n", png, dat, gp);
+    else if (rc < 0)
+        fprintf(out, "plot: gnuplot not available; data %s, script %s\n", dat, gp);
     else
-        fprintf(out, "plot: gnuplot not available (rc %d); data %s, script %s\n", rc, dat, gp);
+        fprintf(out, "plot: gnuplot failed (exit %d); data %s, script %s\n", rc, dat, gp);
 }
 
 int sim_report_sweep(const sim_job_t *job, bool json, const char *prefix, FILE *out, FILE *msg)
@@ -382,6 +412,7 @@ int sim_report_sweep(const sim_job_t *job, bool json, const char *prefix, FILE *
     if (json && out)
         fprintf(out, "{\"sweep\":[");
     int rc = 0;
+    bool ran = false; /* a chosen policy ran at some size */
     for (size_t i = 0; i < npcts; i++) {
         cfg_result_t cr;
         if (job->progress)
@@ -405,7 +436,11 @@ int sim_report_sweep(const sim_job_t *job, bool json, const char *prefix, FILE *
             fprintf(df, " %.6f", v);
         }
         fputc('\n', df);
-        rc |= cfg_failed(job, &cr);
+        if (cfg_broke(job, &cr)) {
+            rc = 1;
+            cfg_say_failures(job, &cr, false);
+        }
+        ran |= cfg_any_ran(job, &cr);
         cfg_clear(&cr);
     }
     fclose(df);
@@ -413,6 +448,10 @@ int sim_report_sweep(const sim_job_t *job, bool json, const char *prefix, FILE *
         fprintf(out, "]}\n");
     write_plot(job, prefix, msg);
     sim_profile_clear(&prof);
+    if (!ran) {
+        fprintf(stderr, "gmux sim: no chosen policy ran at any oversubscription\n");
+        rc = 1;
+    }
     return rc;
 }
 
