@@ -1,0 +1,173 @@
+/*
+ * net_rank scenarios of defects an audit found, one per name (main passes
+ * the mode name; net_rank.h):
+ *   quiet2     two threads' quiets on one context: the second finds the
+ *              first's request already sent and must still wait for its ack
+ *              before returning (its own write covered by it). Rank 1 is
+ *              stopped (SIGSTOP) meanwhile and its window is shared memory
+ *              that rank 0 reads directly: the data must be there when the
+ *              second quiet returns.
+ *   rxerr      rank 0 sends more malformed (oversized) messages than rank 1
+ *              posts receives: each completes with an error; rank 1 must
+ *              post it again, or quiet (control messages) stops working.
+ *   fetchlate  a get and a fetching atomic that time out while rank 1 is
+ *              stopped: when their completions arrive later, the caller's
+ *              buffer (and the stack frame the atomic returned from) must not
+ *              be written.
+ *   deadops    shm: the last rank dies with writes to it outstanding (it never
+ *              progresses): the survivors' op pool must get them back.
+ *   stagefull  a staged device window whose registration fails locally on one
+ *              rank (its stage table full) fails on every rank, and the next
+ *              registration pairs with the next everywhere.
+ */
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <gmux/net_ext.h>
+
+#include "common/clock.h"
+#include "net/devstage.h"
+#include "net/internal.h"
+#include "net_rank.h"
+
+#define SHARED_HDR 4096 /* header page of a shared window file: the owner's pid */
+
+/* A window of `size` bytes in a file of /dev/shm that another rank maps too. */
+static uint8_t *shared_map(int rank, size_t size, bool create)
+{
+    const char *job = getenv("GMUX_JOB");
+    char name[160];
+    snprintf(name, sizeof(name), "/gmux-audit-%s-%d", job ? job : "x", rank);
+    int fd = shm_open(name, O_RDWR | (create ? O_CREAT | O_TRUNC : 0), 0600);
+    CHECK(fd >= 0, "shm_open %s", name);
+    CHECK(!create || ftruncate(fd, (off_t)(SHARED_HDR + size)) == 0, "ftruncate");
+    void *p = mmap(NULL, SHARED_HDR + size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    CHECK(p != MAP_FAILED, "mmap %s", name);
+    if (create)
+        *(volatile pid_t *)p = getpid();
+    return p;
+}
+
+static void shared_unlink(int rank)
+{
+    const char *job = getenv("GMUX_JOB");
+    char name[160];
+    snprintf(name, sizeof(name), "/gmux-audit-%s-%d", job ? job : "x", rank);
+    shm_unlink(name);
+}
+
+/* Stops pid and waits until it is stopped (state T in /proc). */
+static void stop_rank(pid_t pid)
+{
+    CHECK(kill(pid, SIGSTOP) == 0, "SIGSTOP");
+    char path[64], buf[256];
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    for (int i = 0; i < 10000; i++) {
+        FILE *f = fopen(path, "r");
+        CHECK(f, "%s", path);
+        size_t k = fread(buf, 1, sizeof(buf) - 1, f);
+        fclose(f);
+        buf[k] = 0;
+        const char *s = strrchr(buf, ')');
+        if (s && s[1] == ' ' && (s[2] == 'T' || s[2] == 't'))
+            return;
+        usleep(1000);
+    }
+    CHECK(0, "rank did not stop");
+}
+
+/* --- quiet2 ------------------------------------------------------------------ */
+
+enum { Q2_SIZE = 4096 };
+static _Atomic bool q2_done;
+static pid_t q2_pid;
+
+static void *q2_first(void *arg)
+{
+    *(gmux_status_t *)arg = gmux_quiet(comm, 0);
+    return NULL;
+}
+
+/* Resumes rank 1 once the second quiet waits beside the first (two waiters),
+ * or when rank 0 is done without it. */
+static void *q2_resume(void *arg)
+{
+    (void)arg;
+    while (!atomic_load(&q2_done) && atomic_load(&comm->waiters) < 2)
+        usleep(200);
+    kill(q2_pid, SIGCONT);
+    return NULL;
+}
+
+static uint64_t quiet_token(int peer)
+{
+    net_progress_lock(comm);
+    uint64_t t = comm->out[(uint32_t)peer].quiet_token; /* context 0 */
+    pthread_mutex_unlock(&comm->progress_lock);
+    return t;
+}
+
+static int mode_quiet2(void)
+{
+    uint8_t *mine = shared_map(me, Q2_SIZE, true);
+    gmux_window_t w;
+    OK(gmux_window_register(comm, mine + SHARED_HDR, Q2_SIZE, &w));
+    OK(gmux_barrier(gmux_team_world(comm)));
+    if (me == 0) {
+        uint8_t *theirs = shared_map(1, Q2_SIZE, false);
+        q2_pid = *(volatile pid_t *)theirs;
+        uint8_t src[Q2_SIZE];
+        for (size_t i = 0; i < Q2_SIZE; i++)
+            src[i] = (uint8_t)(i * 7 + 3);
+        uint64_t before = quiet_token(1);
+        stop_rank(q2_pid);
+        OK(gmux_put(comm, 0, 1, w, 0, src, Q2_SIZE, NULL));
+        gmux_status_t first = GMUX_ERR_BUSY;
+        pthread_t a, c;
+        CHECK(pthread_create(&a, NULL, q2_first, &first) == 0, "thread");
+        while (quiet_token(1) == before) /* the first quiet's request is out */
+            usleep(100);
+        CHECK(pthread_create(&c, NULL, q2_resume, NULL) == 0, "thread");
+        gmux_status_t second = gmux_quiet(comm, 0);
+        bool there = memcmp(theirs + SHARED_HDR, src, Q2_SIZE) == 0;
+        atomic_store(&q2_done, true);
+        pthread_join(c, NULL);
+        pthread_join(a, NULL);
+        CHECK(second == GMUX_OK && first == GMUX_OK, "quiets: %s, %s", gmux_status_name(first),
+              gmux_status_name(second));
+        CHECK(there, "the second quiet returned before its write was at rank 1");
+        munmap(theirs, SHARED_HDR + Q2_SIZE);
+    }
+    OK(gmux_barrier(gmux_team_world(comm)));
+    OK(gmux_window_deregister(comm, w));
+    shared_unlink(me);
+    munmap(mine, SHARED_HDR + Q2_SIZE);
+    printf("rank %d: quiet2 ok\n", me);
+    return 0;
+}
+
+/* --- entry ------------------------------------------------------------------- */
+
+bool audit_mode(const char *what, gmux_comm_params_t *p)
+{
+    if (strcmp(what, "quiet2") == 0) {
+        p->timeout_s = 20;
+        return true;
+    }
+    return false;
+}
+
+int mode_audit(const char *what)
+{
+    if (strcmp(what, "quiet2") == 0)
+        return n == 2 ? mode_quiet2() : 2;
+    return 2;
+}
