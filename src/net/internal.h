@@ -154,6 +154,7 @@ struct gmux_comm {
     uint32_t boot_poll_calls; /* the clock is read on every 16th call only */
     uint64_t next_token;
     bool ack_backlog;            /* a quiet ack waits for tx resources */
+    bool rx_warned;              /* a failed receive was logged (once) */
     _Atomic uint64_t blocked_ns; /* last net_progress_blocked pass */
     uint8_t *peer_warned;        /* per rank: a failed operation to it was logged */
 

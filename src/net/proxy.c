@@ -362,13 +362,31 @@ static void handle_msg(gmux_comm_t *comm, const net_msg_t *m)
     drain_stream(comm, m->src, m->ctx);
 }
 
+static void repost_rx(gmux_comm_t *comm, net_rx_t *rx)
+{
+    ssize_t r = fi_recv(comm->fab.ep, &rx->msg, sizeof(rx->msg), NULL, FI_ADDR_UNSPEC, &rx->fctx);
+    if (r != 0)
+        COM_ERROR(NET, "rank %d: reposting a receive: %s", comm->rank, fi_strerror((int)-r));
+}
+
 static void handle_cq_error(gmux_comm_t *comm)
 {
     struct fi_cq_err_entry err = {0};
     if (fi_cq_readerr(comm->fab.cq, &err, 0) != 1)
         return;
-    if (err.flags & FI_RECV) {
-        COM_WARN(NET, "rank %d: receive error: %s", comm->rank, fi_strerror(err.err));
+    /* by its context: not every provider flags a failed receive FI_RECV */
+    bool is_rx =
+        (err.flags & FI_RECV) || (err.op_context && (net_rx_t *)err.op_context >= comm->rx &&
+                                  (net_rx_t *)err.op_context < comm->rx + NET_RX_BUFS);
+    if (is_rx) {
+        /* the buffer is ours again: post it anew, or the endpoint runs out
+         * of receives and control messages (quiet, wide signals) stop */
+        if (!comm->rx_warned) {
+            comm->rx_warned = true;
+            COM_WARN(NET, "rank %d: receive error: %s", comm->rank, fi_strerror(err.err));
+        }
+        if (err.op_context)
+            repost_rx(comm, (net_rx_t *)err.op_context);
         return;
     }
     if (!err.op_context)
@@ -418,11 +436,7 @@ static int poll_cq(gmux_comm_t *comm)
         } else if (e[i].flags & FI_RECV) {
             net_rx_t *rx = (net_rx_t *)e[i].op_context;
             net_msg_t m = rx->msg;
-            ssize_t r =
-                fi_recv(comm->fab.ep, &rx->msg, sizeof(rx->msg), NULL, FI_ADDR_UNSPEC, &rx->fctx);
-            if (r != 0)
-                COM_ERROR(NET, "rank %d: reposting a receive: %s", comm->rank,
-                          fi_strerror((int)-r));
+            repost_rx(comm, rx);
             handle_msg(comm, &m);
         } else if (e[i].op_context) {
             net_op_t *op = (net_op_t *)e[i].op_context;

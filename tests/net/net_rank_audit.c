@@ -7,7 +7,7 @@
  *              stopped (SIGSTOP) meanwhile and its window is shared memory
  *              that rank 0 reads directly: the data must be there when the
  *              second quiet returns.
- *   rxerr      rank 0 sends more malformed (oversized) messages than rank 1
+ *   rxerr      (shm) rank 0 sends more malformed (oversized) messages than rank 1
  *              posts receives: each completes with an error; rank 1 must
  *              post it again, or quiet (control messages) stops working.
  *   fetchlate  a get and a fetching atomic that time out while rank 1 is
@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include <gmux/net_ext.h>
+#include <rdma/fi_errno.h>
 
 #include "common/clock.h"
 #include "net/devstage.h"
@@ -154,11 +155,50 @@ static int mode_quiet2(void)
     return 0;
 }
 
+/* --- rxerr ------------------------------------------------------------------- */
+
+static int mode_rxerr(void)
+{
+    enum { ROGUE = NET_RX_BUFS + 64 };
+    uint64_t *win = calloc(8, sizeof(uint64_t));
+    gmux_window_t w;
+    OK(gmux_window_register(comm, win, 8 * sizeof(uint64_t), &w));
+    OK(gmux_barrier(gmux_team_world(comm)));
+    if (me == 0) {
+        /* larger than a control message: each fails the receive it lands in */
+        uint8_t big[2 * sizeof(net_msg_t)];
+        memset(big, 0x5a, sizeof(big));
+        for (int i = 0; i < ROGUE; i++) {
+            ssize_t r;
+            do {
+                net_progress_lock(comm);
+                r = fi_inject(comm->fab.ep, big, sizeof(big), comm->fab.peers[1]);
+                if (r == -FI_EAGAIN)
+                    net_progress_locked(comm);
+                pthread_mutex_unlock(&comm->progress_lock);
+            } while (r == -FI_EAGAIN);
+            CHECK(r == 0, "fi_inject: %s", fi_strerror((int)-r));
+        }
+        /* quiet needs rank 1 to receive its request and answer */
+        for (int round = 0; round < 4; round++) {
+            OK(gmux_put_value(comm, 0, 1, w, 0, (uint64_t)round + 1, 8, NULL));
+            OK(gmux_quiet(comm, 0));
+        }
+    }
+    OK(gmux_barrier(gmux_team_world(comm)));
+    if (me == 1)
+        CHECK(win[0] == 4, "window holds %" PRIu64, win[0]);
+    OK(gmux_window_deregister(comm, w));
+    free(win);
+    printf("rank %d: rxerr ok\n", me);
+    return 0;
+}
+
 /* --- entry ------------------------------------------------------------------- */
 
 bool audit_mode(const char *what, gmux_comm_params_t *p)
 {
-    if (strcmp(what, "quiet2") == 0) {
+    if (strcmp(what, "quiet2") == 0 || strcmp(what, "rxerr") == 0) {
         p->timeout_s = 20;
         return true;
     }
@@ -169,5 +209,7 @@ int mode_audit(const char *what)
 {
     if (strcmp(what, "quiet2") == 0)
         return n == 2 ? mode_quiet2() : 2;
+    if (strcmp(what, "rxerr") == 0)
+        return mode_rxerr();
     return 2;
 }

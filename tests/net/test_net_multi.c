@@ -183,6 +183,15 @@ static void test_quiet_two_threads(void **state)
     expect_ok(2, "quiet2", NULL, NULL, "quiet2 ok");
 }
 
+/* tcp: a truncated receive breaks the connection (rxm), so shm only */
+static void test_receive_errors(void **state)
+{
+    (void)state;
+    if (strcmp(NET_PROVIDER, "shm") != 0)
+        skip();
+    expect_ok(2, "rxerr", NULL, NULL, "rxerr ok");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -197,6 +206,7 @@ int main(void)
         cmocka_unit_test(test_peer_killed),
         cmocka_unit_test(test_peer_killed_holding_lock),
         cmocka_unit_test(test_quiet_two_threads),
+        cmocka_unit_test(test_receive_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
