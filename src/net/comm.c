@@ -109,6 +109,9 @@ static void comm_free(gmux_comm_t *comm)
     free((void *)comm->counters);
     free((void *)comm->ctx_error);
     free(comm->ctx_issued);
+    for (uint32_t i = 0; comm->ops && i < comm->nops; i++) /* fetches never completed */
+        if (comm->ops[i].fetch_len && comm->ops[i].fetch_buf != &comm->ops[i].amo[2])
+            free(comm->ops[i].fetch_buf);
     free(comm->ops);
     free(comm->rx);
     free(comm->batch);

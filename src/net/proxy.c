@@ -42,6 +42,19 @@ static void op_put(gmux_comm_t *comm, net_op_t *op)
     comm->free_ops = op;
 }
 
+void net_op_finish(gmux_comm_t *comm, net_op_t *op, bool ok)
+{
+    if (op->fetch_len) {
+        if (ok && op->fetch_dst)
+            memcpy(op->fetch_dst, op->fetch_buf, op->fetch_len);
+        if (op->fetch_buf != &op->amo[2])
+            free(op->fetch_buf);
+        op->fetch_dst = op->fetch_buf = NULL;
+        op->fetch_len = 0;
+    }
+    op_put(comm, op);
+}
+
 bool net_ctx_outstanding_below(gmux_comm_t *comm, uint32_t ctx, uint64_t below)
 {
     for (uint32_t i = 0; i < comm->nops; i++) {
@@ -400,7 +413,7 @@ static void handle_cq_error(gmux_comm_t *comm)
                  fi_strerror(err.err));
     }
     set_ctx_error(comm, op->ctx, st == GMUX_ERR_PEER ? st : GMUX_ERR_TRANSPORT);
-    op_put(comm, op);
+    net_op_finish(comm, op, false);
 }
 
 static int poll_cq(gmux_comm_t *comm)
@@ -441,7 +454,7 @@ static int poll_cq(gmux_comm_t *comm)
         } else if (e[i].op_context) {
             net_op_t *op = (net_op_t *)e[i].op_context;
             bump_counter(comm, op->counter);
-            op_put(comm, op);
+            net_op_finish(comm, op, true);
         }
     }
     return (int)n;

@@ -194,11 +194,80 @@ static int mode_rxerr(void)
     return 0;
 }
 
+/* --- fetchlate --------------------------------------------------------------- */
+
+enum { FL_SIZE = 4096, FL_PAD = 32768 };
+static gmux_window_t fl_win;
+
+/* A fetching atomic whose result variable is this frame's (gmux_atomic's). */
+static __attribute__((noinline)) gmux_status_t fl_atomic(void)
+{
+    uint64_t old = 0;
+    return gmux_atomic(comm, 0, 1, fl_win, 8, GMUX_AMO_ADD, 8, 1, 0, &old);
+}
+
+/* Fills the stack where fl_atomic's frames were, lets rank 1 answer, waits
+ * for every op of context 0 to complete; returns whether the stack held. */
+static __attribute__((noinline)) bool fl_stack_kept(pid_t pid)
+{
+    volatile uint8_t pad[FL_PAD];
+    for (size_t i = 0; i < FL_PAD; i++)
+        pad[i] = 0xcc;
+    CHECK(kill(pid, SIGCONT) == 0, "SIGCONT");
+    gmux_status_t st = gmux_flush(comm, 0);
+    CHECK(st == GMUX_OK, "flush after rank 1 resumed: %s", gmux_status_name(st));
+    for (size_t i = 0; i < FL_PAD; i++)
+        if (pad[i] != 0xcc)
+            return false;
+    return true;
+}
+
+static int mode_fetchlate(void)
+{
+    uint8_t *mine = shared_map(me, FL_SIZE, true);
+    memset(mine + SHARED_HDR, 0x5a, FL_SIZE);
+    OK(gmux_window_register(comm, mine + SHARED_HDR, FL_SIZE, &fl_win));
+    bool atomics = comm->fab.atomics;
+    OK(gmux_barrier(gmux_team_world(comm)));
+    if (me == 0) {
+        uint8_t *theirs = shared_map(1, FL_SIZE, false);
+        pid_t pid = *(volatile pid_t *)theirs;
+        uint8_t *dst = malloc(FL_SIZE);
+        CHECK(dst, "out of memory");
+        memset(dst, 0, FL_SIZE);
+        double keep = comm->timeout_s;
+        stop_rank(pid);
+        comm->timeout_s = 1.0; /* the fetches below time out: rank 1 is stopped */
+        gmux_status_t st = gmux_get(comm, 0, 1, fl_win, 0, dst, FL_SIZE);
+        /* shm reads the stopped rank's memory itself (CMA): then it is done */
+        CHECK(st == GMUX_ERR_TIMEOUT || (st == GMUX_OK && dst[0] == 0x5a), "get: %s",
+              gmux_status_name(st));
+        memset(dst, 0xcc, FL_SIZE); /* the caller's again: nobody else writes it */
+        st = atomics ? fl_atomic() : GMUX_ERR_TIMEOUT;
+        CHECK(st == GMUX_ERR_TIMEOUT, "atomic: %s", gmux_status_name(st));
+        comm->timeout_s = keep;
+        bool stack_kept = fl_stack_kept(pid);
+        for (size_t i = 0; i < FL_SIZE; i++)
+            CHECK(dst[i] == 0xcc, "byte %zu of a timed-out get's buffer written later (%#x)", i,
+                  dst[i]);
+        CHECK(stack_kept, "a timed-out atomic wrote its result into a dead stack frame");
+        free(dst);
+        munmap(theirs, SHARED_HDR + FL_SIZE);
+    }
+    OK(gmux_barrier(gmux_team_world(comm)));
+    OK(gmux_window_deregister(comm, fl_win));
+    shared_unlink(me);
+    munmap(mine, SHARED_HDR + FL_SIZE);
+    printf("rank %d: fetchlate ok (atomics %s)\n", me, atomics ? "yes" : "no");
+    return 0;
+}
+
 /* --- entry ------------------------------------------------------------------- */
 
 bool audit_mode(const char *what, gmux_comm_params_t *p)
 {
-    if (strcmp(what, "quiet2") == 0 || strcmp(what, "rxerr") == 0) {
+    if (strcmp(what, "quiet2") == 0 || strcmp(what, "rxerr") == 0 ||
+        strcmp(what, "fetchlate") == 0) {
         p->timeout_s = 20;
         return true;
     }
@@ -211,5 +280,7 @@ int mode_audit(const char *what)
         return n == 2 ? mode_quiet2() : 2;
     if (strcmp(what, "rxerr") == 0)
         return mode_rxerr();
+    if (strcmp(what, "fetchlate") == 0)
+        return n == 2 ? mode_fetchlate() : 2;
     return 2;
 }

@@ -183,6 +183,14 @@ static void test_quiet_two_threads(void **state)
     expect_ok(2, "quiet2", NULL, NULL, "quiet2 ok");
 }
 
+/* A get and an atomic that timed out must not write their caller's memory
+ * when they complete later. */
+static void test_fetch_after_timeout(void **state)
+{
+    (void)state;
+    expect_ok(2, "fetchlate", NULL, NULL, "fetchlate ok");
+}
+
 /* tcp: a truncated receive breaks the connection (rxm), so shm only */
 static void test_receive_errors(void **state)
 {
@@ -207,6 +215,7 @@ int main(void)
         cmocka_unit_test(test_peer_killed_holding_lock),
         cmocka_unit_test(test_quiet_two_threads),
         cmocka_unit_test(test_receive_errors),
+        cmocka_unit_test(test_fetch_after_timeout),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
