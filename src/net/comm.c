@@ -116,6 +116,7 @@ static void comm_free(gmux_comm_t *comm)
     free(comm->rx);
     free(comm->batch);
     free(comm->peer_warned);
+    free(comm->peer_reclaimed);
     net_shmguard_close(comm->guard);
     pthread_mutex_destroy(&comm->progress_lock);
     free(comm);
@@ -137,12 +138,14 @@ static gmux_status_t comm_alloc(gmux_comm_t *comm)
     comm->rx = calloc(NET_RX_BUFS, sizeof(*comm->rx));
     comm->batch = calloc(1, sizeof(*comm->batch));
     comm->peer_warned = calloc((size_t)comm->size, sizeof(*comm->peer_warned));
+    comm->peer_reclaimed = calloc((size_t)comm->size, sizeof(*comm->peer_reclaimed));
     comm->scratch = calloc(8, sizeof(uint64_t));
     comm->scratch_raddr = calloc((size_t)comm->size, sizeof(uint64_t));
     comm->scratch_key = calloc((size_t)comm->size, sizeof(uint64_t));
     if (!comm->scratch || !comm->scratch_raddr || !comm->scratch_key || !comm->rings ||
         !comm->out || !comm->in || !comm->signals || !comm->counters || !comm->ctx_error ||
-        !comm->ctx_issued || !comm->ops || !comm->rx || !comm->peer_warned || !comm->batch)
+        !comm->ctx_issued || !comm->ops || !comm->rx || !comm->peer_warned || !comm->batch ||
+        !comm->peer_reclaimed)
         return GMUX_ERR_NOMEM;
     for (uint32_t i = 0; i < nrings; i++) {
         net_order_init(&comm->in[i]);

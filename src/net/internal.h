@@ -165,6 +165,7 @@ struct gmux_comm {
     bool rx_warned;              /* a failed receive was logged (once) */
     _Atomic uint64_t blocked_ns; /* last net_progress_blocked pass */
     uint8_t *peer_warned;        /* per rank: a failed operation to it was logged */
+    uint8_t *peer_reclaimed;     /* per rank: its ops were taken back after its death (shm) */
 
     pthread_t proxy;
     bool proxy_running;

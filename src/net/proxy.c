@@ -88,6 +88,30 @@ static void bump_counter(gmux_comm_t *comm, uint32_t counter)
 
 static int poll_cq(gmux_comm_t *comm);
 
+/* shm: ops to a dead peer never complete (the peer does their work and
+ * answers). Once the completions already there are read, each is ended as
+ * failed and returns to the pool, once per dead peer (tcp fails them
+ * itself). LOCKING: held. */
+static void reclaim_dead(gmux_comm_t *comm)
+{
+    if (!comm->guard || !comm->have_fab || !net_boot_any_dead(comm->boot))
+        return;
+    for (int p = 0; p < comm->size; p++) {
+        if (comm->peer_reclaimed[p] || !net_peer_dead(comm, p))
+            continue;
+        comm->peer_reclaimed[p] = 1;
+        for (int i = 0; i < 64 && poll_cq(comm) > 0; i++)
+            ;
+        for (uint32_t i = 0; i < comm->nops; i++) {
+            net_op_t *op = &comm->ops[i];
+            if (!op->in_use || op->peer != (uint32_t)p)
+                continue;
+            set_ctx_error(comm, op->ctx, GMUX_ERR_PEER);
+            net_op_finish(comm, op, false);
+        }
+    }
+}
+
 /* Reads death notices at most once a millisecond. The clock itself is read
  * on every 16th call: it costs more than the rest of a pass that finds a
  * few descriptors (a pass is a few microseconds at most, so notices are
@@ -405,6 +429,8 @@ static void handle_cq_error(gmux_comm_t *comm)
     if (!err.op_context)
         return;
     net_op_t *op = (net_op_t *)err.op_context;
+    if (!op->in_use)
+        return; /* taken back when its peer died (reclaim_dead) */
     gmux_status_t st = net_fab_status(-err.err);
     /* a dead peer fails every operation in flight to it: say so once */
     if (op->peer < (uint32_t)comm->size && !comm->peer_warned[op->peer]) {
@@ -453,6 +479,8 @@ static int poll_cq(gmux_comm_t *comm)
             handle_msg(comm, &m);
         } else if (e[i].op_context) {
             net_op_t *op = (net_op_t *)e[i].op_context;
+            if (!op->in_use)
+                continue; /* taken back when its peer died (reclaim_dead) */
             bump_counter(comm, op->counter);
             net_op_finish(comm, op, true);
         }
@@ -621,6 +649,7 @@ int net_progress_locked(gmux_comm_t *comm)
 {
     int work = 0;
     poll_boot(comm);
+    reclaim_dead(comm);
     if (comm->have_fab)
         work += poll_cq(comm);
     /* drain in rounds while producers keep up, before paying for the CQ again */

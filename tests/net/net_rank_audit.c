@@ -14,8 +14,8 @@
  *              stopped: when their completions arrive later, the caller's
  *              buffer (and the stack frame the atomic returned from) must not
  *              be written.
- *   deadops    shm: the last rank dies with writes to it outstanding (it never
- *              progresses): the survivors' op pool must get them back.
+ *   deadops    the last rank dies with writes to it outstanding (it never
+ *              progresses): on shm the survivors' op pool must get them back.
  *   stagefull  a staged device window whose registration fails locally on one
  *              rank (its stage table full) fails on every rank, and the next
  *              registration pairs with the next everywhere.
@@ -262,6 +262,67 @@ static int mode_fetchlate(void)
     return 0;
 }
 
+/* --- deadops ----------------------------------------------------------------- */
+
+enum { DO_PUTS = 64, DO_SIZE = 64 * 1024 };
+
+static uint32_t free_ops(void)
+{
+    net_progress_lock(comm);
+    uint32_t k = 0;
+    for (const net_op_t *op = comm->free_ops; op; op = op->next_free)
+        k++;
+    pthread_mutex_unlock(&comm->progress_lock);
+    return k;
+}
+
+static bool pool_full(void *arg)
+{
+    (void)arg;
+    return free_ops() == comm->nops;
+}
+
+/* The last rank runs no proxy (audit_mode): after the barrier nothing of
+ * it reads the writes queued to it, which hold ops until it dies. */
+static int mode_deadops(void)
+{
+    uint8_t *win = calloc(1, DO_SIZE);
+    uint8_t *src = malloc(DO_SIZE);
+    CHECK(win && src, "out of memory");
+    memset(src, 0x3c, DO_SIZE);
+    gmux_window_t w;
+    OK(gmux_window_register(comm, win, DO_SIZE, &w));
+    OK(gmux_barrier(gmux_team_world(comm)));
+    int victim = n - 1;
+    if (me == victim) {
+        usleep(300 * 1000);
+        kill(getpid(), SIGKILL);
+    }
+    gmux_status_t st = GMUX_OK;
+    for (int i = 0; i < DO_PUTS && st == GMUX_OK; i++)
+        st = gmux_put(comm, 1, victim, w, 0, src, DO_SIZE, NULL); /* never inject: an op each */
+    CHECK(st == GMUX_OK || st == GMUX_ERR_PEER, "puts: %s", gmux_status_name(st));
+    st = gmux_flush(comm, 1);
+    /* shm: PEER; tcp may have sent them all (OK) or cancel them (TRANSPORT) */
+    CHECK(st == GMUX_ERR_PEER || st == GMUX_ERR_TRANSPORT || st == GMUX_OK, "flush: %s",
+          gmux_status_name(st));
+    /* shm: every op comes back, failed; none is held for the dead rank (tcp
+     * reports most itself; the few it never reports are not taken back) */
+    if (strcmp(gmux_comm_provider(comm), "shm") == 0) {
+        st = gmux_wait_cond(comm, pool_full, NULL, 10.0);
+        CHECK(st == GMUX_OK || st == GMUX_ERR_PEER, "wait: %s", gmux_status_name(st));
+        CHECK(pool_full(NULL), "%u of %u ops free after the death", free_ops(), comm->nops);
+    }
+    printf("rank %d: deadops ok\n", me);
+    fflush(stdout);
+    st = gmux_comm_finalize(comm);
+    CHECK(st != GMUX_OK, "finalize after a death returned OK");
+    comm = NULL;
+    free(win);
+    free(src);
+    return 0;
+}
+
 /* --- entry ------------------------------------------------------------------- */
 
 bool audit_mode(const char *what, gmux_comm_params_t *p)
@@ -269,6 +330,13 @@ bool audit_mode(const char *what, gmux_comm_params_t *p)
     if (strcmp(what, "quiet2") == 0 || strcmp(what, "rxerr") == 0 ||
         strcmp(what, "fetchlate") == 0) {
         p->timeout_s = 20;
+        return true;
+    }
+    if (strcmp(what, "deadops") == 0) {
+        p->timeout_s = 20;
+        const char *r = getenv("GMUX_RANK"), *sz = getenv("GMUX_SIZE");
+        if (r && sz && atoi(r) == atoi(sz) - 1)
+            p->start_proxy = 0;
         return true;
     }
     return false;
@@ -282,5 +350,7 @@ int mode_audit(const char *what)
         return mode_rxerr();
     if (strcmp(what, "fetchlate") == 0)
         return n == 2 ? mode_fetchlate() : 2;
+    if (strcmp(what, "deadops") == 0)
+        return mode_deadops();
     return 2;
 }

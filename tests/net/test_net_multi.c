@@ -200,6 +200,15 @@ static void test_receive_errors(void **state)
     expect_ok(2, "rxerr", NULL, NULL, "rxerr ok");
 }
 
+/* The last rank dies with writes to it outstanding: the survivor fails
+ * cleanly and (shm) gets every op back. */
+static void test_dead_peer_ops(void **state)
+{
+    (void)state;
+    assert_int_equal(launch(2, "deadops", NULL, NULL), 128 + 9);
+    assert_int_equal(count(out, "deadops ok"), 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -216,6 +225,7 @@ int main(void)
         cmocka_unit_test(test_quiet_two_threads),
         cmocka_unit_test(test_receive_errors),
         cmocka_unit_test(test_fetch_after_timeout),
+        cmocka_unit_test(test_dead_peer_ops),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
