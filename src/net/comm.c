@@ -421,9 +421,9 @@ static gmux_status_t mem_reg(gmux_comm_t *comm, void *base, size_t size, const g
  * the others' addresses, keys, sizes and outcomes, and all fail together:
  * a rank with a bad argument or no free window still takes part in the
  * exchange, so that no rank waits for it until the timeout. */
-static gmux_status_t window_register(gmux_comm_t *comm, void *base, size_t size,
-                                     const gmux_mem_t *mem, void *fallback, gmux_window_t *win_p,
-                                     bool *direct_p)
+static gmux_status_t window_register(gmux_comm_t *comm, gmux_status_t local, void *base,
+                                     size_t size, const gmux_mem_t *mem, void *fallback,
+                                     gmux_window_t *win_p, bool *direct_p)
 {
     if (!comm)
         return GMUX_ERR_INVALID;
@@ -432,7 +432,9 @@ static gmux_status_t window_register(gmux_comm_t *comm, void *base, size_t size,
         w++;
     gmux_status_t st = GMUX_OK;
     net_win_t *win = NULL;
-    if ((!base && size) || !win_p)
+    if (local != GMUX_OK)
+        st = local; /* failed before: only announces it */
+    else if ((!base && size) || !win_p)
         st = GMUX_ERR_INVALID;
     else if (w == NET_MAX_WINDOWS)
         st = GMUX_ERR_CAPACITY;
@@ -518,7 +520,14 @@ undo:
 GMUX_API gmux_status_t gmux_window_register(gmux_comm_t *comm, void *base, size_t size,
                                             gmux_window_t *win_p)
 {
-    return window_register(comm, base, size, NULL, NULL, win_p, NULL);
+    return window_register(comm, GMUX_OK, base, size, NULL, NULL, win_p, NULL);
+}
+
+gmux_status_t net_window_register_failed(gmux_comm_t *comm, size_t size, gmux_status_t why)
+{
+    gmux_window_t unused;
+    gmux_status_t st = window_register(comm, why, NULL, size, NULL, NULL, &unused, NULL);
+    return st != GMUX_OK ? st : why;
 }
 
 GMUX_API gmux_status_t gmux_window_register_mem(gmux_comm_t *comm, void *base, size_t size,
@@ -527,7 +536,7 @@ GMUX_API gmux_status_t gmux_window_register_mem(gmux_comm_t *comm, void *base, s
 {
     if (!mem)
         return GMUX_ERR_INVALID;
-    return window_register(comm, base, size, mem, fallback, win_p, direct_p);
+    return window_register(comm, GMUX_OK, base, size, mem, fallback, win_p, direct_p);
 }
 
 GMUX_API gmux_status_t gmux_source_register_mem(gmux_comm_t *comm, void *base, size_t size,

@@ -231,6 +231,12 @@ void net_op_finish(gmux_comm_t *comm, net_op_t *op, bool ok);
  * peers do not count (the context's error becomes GMUX_ERR_PEER). LOCKING: held. */
 bool net_ctx_outstanding_below(gmux_comm_t *comm, uint32_t ctx, uint64_t below);
 
+/* comm.c: takes part in a window registration's collective for a caller
+ * that failed (why) before it, so that every rank fails together instead of
+ * the others pairing with this rank's next registration. Returns why (or
+ * the exchange's failure). */
+gmux_status_t net_window_register_failed(gmux_comm_t *comm, size_t size, gmux_status_t why);
+
 /* comm.c: the registered device source holding [src, src+size), or NULL.
  * LOCKING: progress_lock held. */
 static inline const net_hsrc_t *net_hsrc_find(const gmux_comm_t *comm, uint64_t src, uint64_t size)

@@ -323,12 +323,77 @@ static int mode_deadops(void)
     return 0;
 }
 
+/* --- stagefull --------------------------------------------------------------- */
+
+enum { SF_SIZE = 4096, SF_TABLE = 16 /* devstage.c: STAGE_MAX_WINDOWS */ };
+
+/* Host memory stands in for the device's: the copies are memcpy. */
+static int sf_copy(void *arg, void *dst, const void *src, size_t n)
+{
+    (void)arg;
+    memcpy(dst, src, n);
+    return 0;
+}
+
+static void *sf_alloc(void *arg, size_t n)
+{
+    (void)arg;
+    void *p = NULL;
+    return posix_memalign(&p, 4096, n) == 0 ? p : NULL;
+}
+
+static void sf_free(void *arg, void *p)
+{
+    (void)arg;
+    free(p);
+}
+
+static int mode_stagefull(void)
+{
+    net_devstage_copy_t copy = {.d2h = sf_copy,
+                                .h2d = sf_copy,
+                                .host_alloc = sf_alloc,
+                                .host_free = sf_free,
+                                .copy = sf_copy};
+    net_devstage_t *stage;
+    OK(net_devstage_create(comm, &copy, 1 << 20, &stage));
+    static uint8_t ranges[SF_TABLE][64];
+    static uint8_t dev_a[SF_SIZE], dev_b[SF_SIZE];
+    bool last = me == n - 1;
+    if (last) /* its table full: its next window fails before the exchange */
+        for (int i = 0; i < SF_TABLE; i++)
+            OK(net_devstage_source_register(stage, ranges[i], sizeof(ranges[i])));
+    gmux_window_t wa = 0, wb = 0;
+    gmux_status_t st = net_devstage_window_register(stage, dev_a, SF_SIZE, &wa);
+    CHECK(st == GMUX_ERR_CAPACITY, "window a: %s (every rank fails with the full one)",
+          gmux_status_name(st));
+    if (last)
+        OK(net_devstage_source_deregister(stage, ranges[0]));
+    /* the next registration pairs with the next everywhere */
+    OK(net_devstage_window_register(stage, dev_b, SF_SIZE, &wb));
+    int right = (me + 1) % n, left = (me + n - 1) % n;
+    gmux_op_opts_t o = {GMUX_SIGNAL_ADD, 0, 1, GMUX_NO_COUNTER};
+    OK(gmux_put_value(comm, 0, right, wb, 8, 0x1000u + (uint64_t)me, 8, &o));
+    OK(gmux_signal_wait(comm, 0, 1, NULL));
+    uint64_t got = 0;
+    memcpy(&got, (uint8_t *)gmux_window_base(comm, wb, NULL) + 8, 8);
+    CHECK(got == 0x1000u + (uint64_t)left, "window b holds %#" PRIx64, got);
+    OK(gmux_barrier(gmux_team_world(comm)));
+    OK(net_devstage_window_deregister(stage, wb));
+    if (last)
+        for (int i = 1; i < SF_TABLE; i++)
+            OK(net_devstage_source_deregister(stage, ranges[i]));
+    net_devstage_destroy(stage);
+    printf("rank %d: stagefull ok\n", me);
+    return 0;
+}
+
 /* --- entry ------------------------------------------------------------------- */
 
 bool audit_mode(const char *what, gmux_comm_params_t *p)
 {
     if (strcmp(what, "quiet2") == 0 || strcmp(what, "rxerr") == 0 ||
-        strcmp(what, "fetchlate") == 0) {
+        strcmp(what, "fetchlate") == 0 || strcmp(what, "stagefull") == 0) {
         p->timeout_s = 20;
         return true;
     }
@@ -352,5 +417,7 @@ int mode_audit(const char *what)
         return n == 2 ? mode_fetchlate() : 2;
     if (strcmp(what, "deadops") == 0)
         return mode_deadops();
+    if (strcmp(what, "stagefull") == 0)
+        return mode_stagefull();
     return 2;
 }

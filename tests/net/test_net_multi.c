@@ -209,6 +209,15 @@ static void test_dead_peer_ops(void **state)
     assert_int_equal(count(out, "deadops ok"), 1);
 }
 
+/* A staged window that fails on one rank before the exchange fails on all,
+ * and the next registration pairs with the next everywhere. */
+static void test_stage_window_fails_together(void **state)
+{
+    (void)state;
+    expect_ok(2, "stagefull", NULL, NULL, "stagefull ok");
+    expect_ok(3, "stagefull", NULL, NULL, "stagefull ok");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -226,6 +235,7 @@ int main(void)
         cmocka_unit_test(test_receive_errors),
         cmocka_unit_test(test_fetch_after_timeout),
         cmocka_unit_test(test_dead_peer_ops),
+        cmocka_unit_test(test_stage_window_fails_together),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
