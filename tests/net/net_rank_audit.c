@@ -134,8 +134,10 @@ static int mode_quiet2(void)
         gmux_status_t first = GMUX_ERR_BUSY;
         pthread_t a, c;
         CHECK(pthread_create(&a, NULL, q2_first, &first) == 0, "thread");
-        while (quiet_token(1) == before) /* the first quiet's request is out */
+        for (int i = 0; quiet_token(1) == before; i++) { /* the first quiet's request is out */
+            CHECK(i < 200000, "the first quiet sent no request");
             usleep(100);
+        }
         CHECK(pthread_create(&c, NULL, q2_resume, NULL) == 0, "thread");
         gmux_status_t second = gmux_quiet(comm, 0);
         bool there = memcmp(theirs + SHARED_HDR, src, Q2_SIZE) == 0;
