@@ -109,10 +109,14 @@ static void comm_free(gmux_comm_t *comm)
     free((void *)comm->counters);
     free((void *)comm->ctx_error);
     free(comm->ctx_issued);
+    for (uint32_t i = 0; comm->ops && i < comm->nops; i++) /* fetches never completed */
+        if (comm->ops[i].fetch_len && comm->ops[i].fetch_buf != &comm->ops[i].amo[2])
+            free(comm->ops[i].fetch_buf);
     free(comm->ops);
     free(comm->rx);
     free(comm->batch);
     free(comm->peer_warned);
+    free(comm->peer_reclaimed);
     net_shmguard_close(comm->guard);
     pthread_mutex_destroy(&comm->progress_lock);
     free(comm);
@@ -134,12 +138,14 @@ static gmux_status_t comm_alloc(gmux_comm_t *comm)
     comm->rx = calloc(NET_RX_BUFS, sizeof(*comm->rx));
     comm->batch = calloc(1, sizeof(*comm->batch));
     comm->peer_warned = calloc((size_t)comm->size, sizeof(*comm->peer_warned));
+    comm->peer_reclaimed = calloc((size_t)comm->size, sizeof(*comm->peer_reclaimed));
     comm->scratch = calloc(8, sizeof(uint64_t));
     comm->scratch_raddr = calloc((size_t)comm->size, sizeof(uint64_t));
     comm->scratch_key = calloc((size_t)comm->size, sizeof(uint64_t));
     if (!comm->scratch || !comm->scratch_raddr || !comm->scratch_key || !comm->rings ||
         !comm->out || !comm->in || !comm->signals || !comm->counters || !comm->ctx_error ||
-        !comm->ctx_issued || !comm->ops || !comm->rx || !comm->peer_warned || !comm->batch)
+        !comm->ctx_issued || !comm->ops || !comm->rx || !comm->peer_warned || !comm->batch ||
+        !comm->peer_reclaimed)
         return GMUX_ERR_NOMEM;
     for (uint32_t i = 0; i < nrings; i++) {
         net_order_init(&comm->in[i]);
@@ -415,9 +421,9 @@ static gmux_status_t mem_reg(gmux_comm_t *comm, void *base, size_t size, const g
  * the others' addresses, keys, sizes and outcomes, and all fail together:
  * a rank with a bad argument or no free window still takes part in the
  * exchange, so that no rank waits for it until the timeout. */
-static gmux_status_t window_register(gmux_comm_t *comm, void *base, size_t size,
-                                     const gmux_mem_t *mem, void *fallback, gmux_window_t *win_p,
-                                     bool *direct_p)
+static gmux_status_t window_register(gmux_comm_t *comm, gmux_status_t local, void *base,
+                                     size_t size, const gmux_mem_t *mem, void *fallback,
+                                     gmux_window_t *win_p, bool *direct_p)
 {
     if (!comm)
         return GMUX_ERR_INVALID;
@@ -426,7 +432,9 @@ static gmux_status_t window_register(gmux_comm_t *comm, void *base, size_t size,
         w++;
     gmux_status_t st = GMUX_OK;
     net_win_t *win = NULL;
-    if ((!base && size) || !win_p)
+    if (local != GMUX_OK)
+        st = local; /* failed before: only announces it */
+    else if ((!base && size) || !win_p)
         st = GMUX_ERR_INVALID;
     else if (w == NET_MAX_WINDOWS)
         st = GMUX_ERR_CAPACITY;
@@ -512,7 +520,14 @@ undo:
 GMUX_API gmux_status_t gmux_window_register(gmux_comm_t *comm, void *base, size_t size,
                                             gmux_window_t *win_p)
 {
-    return window_register(comm, base, size, NULL, NULL, win_p, NULL);
+    return window_register(comm, GMUX_OK, base, size, NULL, NULL, win_p, NULL);
+}
+
+gmux_status_t net_window_register_failed(gmux_comm_t *comm, size_t size, gmux_status_t why)
+{
+    gmux_window_t unused;
+    gmux_status_t st = window_register(comm, why, NULL, size, NULL, NULL, &unused, NULL);
+    return st != GMUX_OK ? st : why;
 }
 
 GMUX_API gmux_status_t gmux_window_register_mem(gmux_comm_t *comm, void *base, size_t size,
@@ -521,7 +536,7 @@ GMUX_API gmux_status_t gmux_window_register_mem(gmux_comm_t *comm, void *base, s
 {
     if (!mem)
         return GMUX_ERR_INVALID;
-    return window_register(comm, base, size, mem, fallback, win_p, direct_p);
+    return window_register(comm, GMUX_OK, base, size, mem, fallback, win_p, direct_p);
 }
 
 GMUX_API gmux_status_t gmux_source_register_mem(gmux_comm_t *comm, void *base, size_t size,

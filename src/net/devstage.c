@@ -149,7 +149,7 @@ static gmux_status_t window_register_direct(net_devstage_t *s, void *dev_base, s
     stage_win_t e = {.used = true, .target = true, .direct = true, .dev = dev_base, .size = size};
     int slot = stage_slot(s, &e);
     if (slot < 0)
-        return GMUX_ERR_CAPACITY;
+        return net_window_register_failed(s->comm, size, GMUX_ERR_CAPACITY);
     bool direct = false;
     /* no fallback: the probe said the provider reaches it */
     gmux_status_t st =
@@ -166,24 +166,27 @@ static gmux_status_t window_register_direct(net_devstage_t *s, void *dev_base, s
 gmux_status_t net_devstage_window_register(net_devstage_t *s, void *dev_base, size_t size,
                                            gmux_window_t *win_p)
 {
+    /* collective: a failure before the exchange still takes part in it
+     * (net_window_register_failed), or the other ranks' exchange would pair
+     * with this rank's next registration */
     if (!dev_base || size == 0)
-        return GMUX_ERR_INVALID;
+        return net_window_register_failed(s->comm, size, GMUX_ERR_INVALID);
     if (stage_reachable(s, dev_base, size))
         return window_register_direct(s, dev_base, size, win_p);
     char *shadow = s->copy.host_alloc(s->copy.arg, size);
     if (!shadow)
-        return GMUX_ERR_NOMEM;
+        return net_window_register_failed(s->comm, size, GMUX_ERR_NOMEM);
     gmux_status_t st = GMUX_ERR_DRIVER;
     /* the shadow starts as the device buffer, so the first copy back keeps it */
     if (s->copy.d2h(s->copy.arg, shadow, dev_base, size) != 0)
-        goto free_shadow;
+        goto announce;
     /* in the table before the collective: peers may put (and signal) as soon
      * as it completes, before this call returns */
     st = GMUX_ERR_CAPACITY;
     stage_win_t e = {.used = true, .target = true, .dev = dev_base, .shadow = shadow, .size = size};
     int slot = stage_slot(s, &e);
     if (slot < 0)
-        goto free_shadow;
+        goto announce;
     if ((st = gmux_window_register(s->comm, shadow, size, win_p)) != GMUX_OK)
         goto drop_slot;
     pthread_mutex_lock(&s->lock);
@@ -191,6 +194,9 @@ gmux_status_t net_devstage_window_register(net_devstage_t *s, void *dev_base, si
     pthread_mutex_unlock(&s->lock);
     return GMUX_OK;
 
+announce:
+    st = net_window_register_failed(s->comm, size, st);
+    goto free_shadow;
 drop_slot:
     pthread_mutex_lock(&s->lock);
     s->win[slot].used = false;

@@ -88,6 +88,9 @@ void net_devstage_fill(net_devstage_t *stage, gmux_dev_handle_t *h);
 size_t net_devstage_ranges(const net_devstage_t *stage, net_devsvc_range_t *out, size_t n,
                            size_t max);
 
+/* Collective. A rank that fails before the exchange (a bad argument, no
+ * shadow, a full table) still takes part in it, announcing its failure: the
+ * registration then fails on every rank. */
 gmux_status_t net_devstage_window_register(net_devstage_t *stage, void *dev_base, size_t size,
                                            gmux_window_t *win_p);
 gmux_status_t net_devstage_window_deregister(net_devstage_t *stage, gmux_window_t win);

@@ -2,8 +2,11 @@
  * Fetching operations (see gmux/net_ext.h): get and remote atomics, posted
  * directly by the calling thread under the progress lock, completed through
  * the proxy's completion queue like any other posted op (an op of the pool,
- * numbered in its context's issue order, so a flush covers them too).
+ * numbered in its context's issue order, so a flush covers them too). The
+ * provider reads operands from and writes results to memory of the op, never
+ * the caller's: a fetch the caller gave up on completes into the op alone.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include <rdma/fi_atomic.h>
@@ -19,9 +22,13 @@
 
 enum fetch_kind { FETCH_READ, FETCH_ATOMIC, FETCH_COMPARE };
 
+/* A read lands in a buffer of its op, copied out on completion: at most this
+ * much per op (gmux_get goes in chunks). */
+#define FETCH_BOUNCE_MAX ((size_t)4 << 20)
+
 typedef struct fetch_req {
     enum fetch_kind kind;
-    void *dst; /* READ: destination; atomics: the old value */
+    void *dst; /* READ: destination; atomics: the old value (the caller's) */
     size_t len;
     uint64_t raddr, key;
     enum fi_datatype dt;
@@ -49,29 +56,38 @@ static bool op_done(gmux_comm_t *comm, void *arg)
     return !out;
 }
 
-static ssize_t fetch_post(gmux_comm_t *comm, int peer, fetch_req_t *r, net_op_t *op)
+/* Posts r through op, whose own memory the provider reads the operands from
+ * and writes the result to. */
+static ssize_t fetch_post(gmux_comm_t *comm, int peer, const fetch_req_t *r, net_op_t *op)
 {
     struct fid_ep *ep = comm->fab.ep;
     fi_addr_t dest = comm->fab.peers[peer];
     switch (r->kind) {
     case FETCH_READ:
-        return fi_read(ep, r->dst, r->len, NULL, dest, r->raddr, r->key, &op->fctx);
+        return fi_read(ep, op->fetch_buf, r->len, NULL, dest, r->raddr, r->key, &op->fctx);
     case FETCH_ATOMIC:
-        return fi_fetch_atomic(ep, &r->operand, 1, NULL, r->dst, NULL, dest, r->raddr, r->key,
-                               r->dt, r->fop, &op->fctx);
+        return fi_fetch_atomic(ep, &op->amo[0], 1, NULL, op->fetch_buf, NULL, dest, r->raddr,
+                               r->key, r->dt, r->fop, &op->fctx);
     case FETCH_COMPARE:
-        return fi_compare_atomic(ep, &r->operand, 1, NULL, &r->compare, NULL, r->dst, NULL, dest,
-                                 r->raddr, r->key, r->dt, FI_CSWAP, &op->fctx);
+        return fi_compare_atomic(ep, &op->amo[0], 1, NULL, &op->amo[1], NULL, op->fetch_buf, NULL,
+                                 dest, r->raddr, r->key, r->dt, FI_CSWAP, &op->fctx);
     }
     return -FI_EINVAL;
 }
 
-/* Posts r on ctx and waits for its completion. */
-static gmux_status_t fetch_run(gmux_comm_t *comm, uint32_t ctx, int peer, fetch_req_t *r)
+/* Posts r on ctx and waits for its completion, which copies the result to
+ * r->dst. A caller that stops waiting (timeout, dead peer) detaches from
+ * its op first: the op stays outstanding until the provider is done with it
+ * and its result is dropped, so nothing writes r->dst after the return. */
+static gmux_status_t fetch_run(gmux_comm_t *comm, uint32_t ctx, int peer, const fetch_req_t *r)
 {
+    void *bounce = NULL;
+    if (r->kind == FETCH_READ && !(bounce = malloc(r->len ? r->len : 1)))
+        return GMUX_ERR_NOMEM;
     uint64_t deadline = com_deadline_after_ns((uint64_t)(comm->timeout_s * 1e9));
     gmux_status_t st = GMUX_OK;
     uint64_t id = 0;
+    net_op_t *posted = NULL;
     net_progress_lock(comm);
     net_progress_locked(comm); /* earlier puts of the rings are posted first */
     for (;;) {
@@ -84,13 +100,23 @@ static gmux_status_t fetch_run(gmux_comm_t *comm, uint32_t ctx, int peer, fetch_
             op->ctx = ctx;
             op->peer = (uint32_t)peer;
             op->counter = GMUX_NO_COUNTER;
+            op->amo[0] = r->operand;
+            op->amo[1] = r->compare;
+            op->amo[2] = 0;
+            op->fetch_dst = r->dst;
+            op->fetch_buf = bounce ? bounce : (void *)&op->amo[2];
+            op->fetch_len = r->len;
             net_shmguard_enter(comm->guard, peer);
             ret = fetch_post(comm, peer, r, op);
             net_shmguard_leave(comm->guard);
             if (ret == 0) {
                 id = comm->ctx_issued[ctx]++;
+                posted = op;
+                bounce = NULL; /* the op's now */
                 break;
             }
+            op->fetch_dst = op->fetch_buf = NULL;
+            op->fetch_len = 0;
             op->in_use = false;
             op->next_free = comm->free_ops;
             comm->free_ops = op;
@@ -112,12 +138,17 @@ static gmux_status_t fetch_run(gmux_comm_t *comm, uint32_t ctx, int peer, fetch_
         net_progress_locked(comm);
     }
     pthread_mutex_unlock(&comm->progress_lock);
+    free(bounce);
     if (st != GMUX_OK)
         return st;
     struct done_arg a = {ctx, id + 1, peer, false};
     st = net_wait(comm, op_done, &a, comm->timeout_s, false);
     if (st == GMUX_OK && a.dead)
         st = GMUX_ERR_PEER;
+    net_progress_lock(comm);
+    if (posted->in_use && posted->ctx == ctx && posted->id == id && posted->fetch_len)
+        posted->fetch_dst = NULL; /* still in flight: its result is dropped */
+    pthread_mutex_unlock(&comm->progress_lock);
     gmux_status_t e = (gmux_status_t)atomic_exchange(&comm->ctx_error[ctx], GMUX_OK);
     return st != GMUX_OK ? st : e;
 }
@@ -153,7 +184,8 @@ GMUX_API gmux_status_t gmux_get(gmux_comm_t *comm, uint32_t ctx, int peer, gmux_
         pthread_mutex_unlock(&comm->progress_lock);
         return st;
     }
-    size_t chunk = comm->fab.max_msg ? comm->fab.max_msg : size;
+    size_t chunk = comm->fab.max_msg && comm->fab.max_msg < FETCH_BOUNCE_MAX ? comm->fab.max_msg
+                                                                             : FETCH_BOUNCE_MAX;
     for (size_t done = 0; done < size && st == GMUX_OK;) {
         size_t len = size - done < chunk ? size - done : chunk;
         fetch_req_t r = {.kind = FETCH_READ,

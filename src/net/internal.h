@@ -52,6 +52,14 @@ typedef struct net_op {
     uint32_t peer;
     uint32_t counter; /* GMUX_NO_COUNTER or a counter to bump */
     uint64_t value;   /* the source of a PUT_VALUE posted without inject */
+    /* A fetch (fetch.c): the provider writes fetch_buf, which the op owns
+     * (amo[2] for atomics, else allocated), and reads its operands from
+     * amo[0..1]; the result is copied to fetch_dst on success only, so a
+     * caller that gave up (fetch_dst set to NULL) is never written later. */
+    void *fetch_dst;
+    void *fetch_buf;
+    size_t fetch_len; /* 0: not a fetch */
+    uint64_t amo[3];  /* operand, compare, result */
     bool in_use;
     struct net_op *next_free;
 } net_op_t;
@@ -154,8 +162,10 @@ struct gmux_comm {
     uint32_t boot_poll_calls; /* the clock is read on every 16th call only */
     uint64_t next_token;
     bool ack_backlog;            /* a quiet ack waits for tx resources */
+    bool rx_warned;              /* a failed receive was logged (once) */
     _Atomic uint64_t blocked_ns; /* last net_progress_blocked pass */
     uint8_t *peer_warned;        /* per rank: a failed operation to it was logged */
+    uint8_t *peer_reclaimed;     /* per rank: its ops were taken back after its death (shm) */
 
     pthread_t proxy;
     bool proxy_running;
@@ -214,9 +224,18 @@ void net_progress_lock(gmux_comm_t *comm);
 gmux_status_t net_proxy_post_rx(gmux_comm_t *comm);
 /* Sends a quiet request on stream (ctx, peer); *token_p to wait for. LOCKING: held. */
 gmux_status_t net_send_quiet_req(gmux_comm_t *comm, uint32_t ctx, int peer, uint64_t *token_p);
+/* Ends op: a fetch's result goes to its caller when ok (and the caller still
+ * waits), its buffer is released; the op returns to the pool. LOCKING: held. */
+void net_op_finish(gmux_comm_t *comm, net_op_t *op, bool ok);
 /* Whether any op of ctx with id < below is still outstanding; ops to dead
  * peers do not count (the context's error becomes GMUX_ERR_PEER). LOCKING: held. */
 bool net_ctx_outstanding_below(gmux_comm_t *comm, uint32_t ctx, uint64_t below);
+
+/* comm.c: takes part in a window registration's collective for a caller
+ * that failed (why) before it, so that every rank fails together instead of
+ * the others pairing with this rank's next registration. Returns why (or
+ * the exchange's failure). */
+gmux_status_t net_window_register_failed(gmux_comm_t *comm, size_t size, gmux_status_t why);
 
 /* comm.c: the registered device source holding [src, src+size), or NULL.
  * LOCKING: progress_lock held. */

@@ -326,8 +326,16 @@ GMUX_API gmux_status_t gmux_quiet(gmux_comm_t *comm, uint32_t ctx)
     net_progress_lock(comm);
     for (int p = 0; p < comm->size && st == GMUX_OK; p++) {
         net_out_t *o = &comm->out[ctx * (uint32_t)comm->size + (uint32_t)p];
-        if (p == comm->rank || o->wseq == o->quiet_wseq)
+        if (p == comm->rank)
             continue;
+        if (o->wseq == o->quiet_wseq) {
+            /* nothing written since the last request, which covers every
+             * write of ours (drained above); it may be another thread's,
+             * still unanswered: wait for its ack too */
+            if (o->quiet_token > atomic_load_explicit(&o->acked, memory_order_acquire))
+                a.tokens[p] = o->quiet_token;
+            continue;
+        }
         if (net_peer_dead(comm, p)) {
             st = GMUX_ERR_PEER;
             break;

@@ -42,6 +42,19 @@ static void op_put(gmux_comm_t *comm, net_op_t *op)
     comm->free_ops = op;
 }
 
+void net_op_finish(gmux_comm_t *comm, net_op_t *op, bool ok)
+{
+    if (op->fetch_len) {
+        if (ok && op->fetch_dst)
+            memcpy(op->fetch_dst, op->fetch_buf, op->fetch_len);
+        if (op->fetch_buf != &op->amo[2])
+            free(op->fetch_buf);
+        op->fetch_dst = op->fetch_buf = NULL;
+        op->fetch_len = 0;
+    }
+    op_put(comm, op);
+}
+
 bool net_ctx_outstanding_below(gmux_comm_t *comm, uint32_t ctx, uint64_t below)
 {
     for (uint32_t i = 0; i < comm->nops; i++) {
@@ -74,6 +87,30 @@ static void bump_counter(gmux_comm_t *comm, uint32_t counter)
 }
 
 static int poll_cq(gmux_comm_t *comm);
+
+/* shm: ops to a dead peer never complete (the peer does their work and
+ * answers). Once the completions already there are read, each is ended as
+ * failed and returns to the pool, once per dead peer (tcp fails them
+ * itself). LOCKING: held. */
+static void reclaim_dead(gmux_comm_t *comm)
+{
+    if (!comm->guard || !comm->have_fab || !net_boot_any_dead(comm->boot))
+        return;
+    for (int p = 0; p < comm->size; p++) {
+        if (comm->peer_reclaimed[p] || !net_peer_dead(comm, p))
+            continue;
+        comm->peer_reclaimed[p] = 1;
+        for (int i = 0; i < 64 && poll_cq(comm) > 0; i++)
+            ;
+        for (uint32_t i = 0; i < comm->nops; i++) {
+            net_op_t *op = &comm->ops[i];
+            if (!op->in_use || op->peer != (uint32_t)p)
+                continue;
+            set_ctx_error(comm, op->ctx, GMUX_ERR_PEER);
+            net_op_finish(comm, op, false);
+        }
+    }
+}
 
 /* Reads death notices at most once a millisecond. The clock itself is read
  * on every 16th call: it costs more than the rest of a pass that finds a
@@ -362,18 +399,38 @@ static void handle_msg(gmux_comm_t *comm, const net_msg_t *m)
     drain_stream(comm, m->src, m->ctx);
 }
 
+static void repost_rx(gmux_comm_t *comm, net_rx_t *rx)
+{
+    ssize_t r = fi_recv(comm->fab.ep, &rx->msg, sizeof(rx->msg), NULL, FI_ADDR_UNSPEC, &rx->fctx);
+    if (r != 0)
+        COM_ERROR(NET, "rank %d: reposting a receive: %s", comm->rank, fi_strerror((int)-r));
+}
+
 static void handle_cq_error(gmux_comm_t *comm)
 {
     struct fi_cq_err_entry err = {0};
     if (fi_cq_readerr(comm->fab.cq, &err, 0) != 1)
         return;
-    if (err.flags & FI_RECV) {
-        COM_WARN(NET, "rank %d: receive error: %s", comm->rank, fi_strerror(err.err));
+    /* by its context: not every provider flags a failed receive FI_RECV */
+    bool is_rx =
+        (err.flags & FI_RECV) || (err.op_context && (net_rx_t *)err.op_context >= comm->rx &&
+                                  (net_rx_t *)err.op_context < comm->rx + NET_RX_BUFS);
+    if (is_rx) {
+        /* the buffer is ours again: post it anew, or the endpoint runs out
+         * of receives and control messages (quiet, wide signals) stop */
+        if (!comm->rx_warned) {
+            comm->rx_warned = true;
+            COM_WARN(NET, "rank %d: receive error: %s", comm->rank, fi_strerror(err.err));
+        }
+        if (err.op_context)
+            repost_rx(comm, (net_rx_t *)err.op_context);
         return;
     }
     if (!err.op_context)
         return;
     net_op_t *op = (net_op_t *)err.op_context;
+    if (!op->in_use)
+        return; /* taken back when its peer died (reclaim_dead) */
     gmux_status_t st = net_fab_status(-err.err);
     /* a dead peer fails every operation in flight to it: say so once */
     if (op->peer < (uint32_t)comm->size && !comm->peer_warned[op->peer]) {
@@ -382,7 +439,7 @@ static void handle_cq_error(gmux_comm_t *comm)
                  fi_strerror(err.err));
     }
     set_ctx_error(comm, op->ctx, st == GMUX_ERR_PEER ? st : GMUX_ERR_TRANSPORT);
-    op_put(comm, op);
+    net_op_finish(comm, op, false);
 }
 
 static int poll_cq(gmux_comm_t *comm)
@@ -418,16 +475,14 @@ static int poll_cq(gmux_comm_t *comm)
         } else if (e[i].flags & FI_RECV) {
             net_rx_t *rx = (net_rx_t *)e[i].op_context;
             net_msg_t m = rx->msg;
-            ssize_t r =
-                fi_recv(comm->fab.ep, &rx->msg, sizeof(rx->msg), NULL, FI_ADDR_UNSPEC, &rx->fctx);
-            if (r != 0)
-                COM_ERROR(NET, "rank %d: reposting a receive: %s", comm->rank,
-                          fi_strerror((int)-r));
+            repost_rx(comm, rx);
             handle_msg(comm, &m);
         } else if (e[i].op_context) {
             net_op_t *op = (net_op_t *)e[i].op_context;
+            if (!op->in_use)
+                continue; /* taken back when its peer died (reclaim_dead) */
             bump_counter(comm, op->counter);
-            op_put(comm, op);
+            net_op_finish(comm, op, true);
         }
     }
     return (int)n;
@@ -594,6 +649,7 @@ int net_progress_locked(gmux_comm_t *comm)
 {
     int work = 0;
     poll_boot(comm);
+    reclaim_dead(comm);
     if (comm->have_fab)
         work += poll_cq(comm);
     /* drain in rounds while producers keep up, before paying for the CQ again */
@@ -612,64 +668,4 @@ int net_progress_locked(gmux_comm_t *comm)
                     drain_stream(comm, (uint32_t)src, c);
     }
     return work;
-}
-
-void net_progress_blocked(gmux_comm_t *comm)
-{
-    if (!comm->guard)
-        return;
-    uint64_t now = com_clock_ns();
-    uint64_t last = atomic_load_explicit(&comm->blocked_ns, memory_order_relaxed);
-    if (now - last < COM_NS_PER_MS ||
-        !atomic_compare_exchange_strong_explicit(&comm->blocked_ns, &last, now,
-                                                 memory_order_relaxed, memory_order_relaxed))
-        return;                /* at most once a millisecond, one thread */
-    net_boot_poll(comm->boot); /* the lock holder may be unable to read notices */
-    if (net_boot_any_dead(comm->boot))
-        net_shmguard_check(comm->guard, now);
-}
-
-void net_progress_lock(gmux_comm_t *comm)
-{
-    for (unsigned i = 0; pthread_mutex_trylock(&comm->progress_lock) != 0; i++) {
-        if (i > 64) {
-            net_progress_blocked(comm);
-            sched_yield();
-        }
-    }
-}
-
-int net_progress_sleep(gmux_comm_t *comm, uint64_t wait_ns)
-{
-    /* timedlock (CLOCK_REALTIME), not clocklock: ThreadSanitizer intercepts only
-     * the former. A step of the wall clock can stretch one sleep, which still
-     * ends as soon as the holder lets go. */
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    ts.tv_sec += (time_t)(wait_ns / COM_NS_PER_S);
-    ts.tv_nsec += (long)(wait_ns % COM_NS_PER_S);
-    if (ts.tv_nsec >= (long)COM_NS_PER_S) {
-        ts.tv_sec++;
-        ts.tv_nsec -= (long)COM_NS_PER_S;
-    }
-    if (pthread_mutex_timedlock(&comm->progress_lock, &ts) != 0)
-        return -1;
-    int work = net_progress_locked(comm);
-    pthread_mutex_unlock(&comm->progress_lock);
-    return work;
-}
-
-int net_progress_poll(gmux_comm_t *comm)
-{
-    if (pthread_mutex_trylock(&comm->progress_lock) != 0)
-        return -1;
-    int work = net_progress_locked(comm);
-    pthread_mutex_unlock(&comm->progress_lock);
-    return work;
-}
-
-int net_progress_try(gmux_comm_t *comm)
-{
-    int work = net_progress_poll(comm);
-    return work < 0 ? 0 : work;
 }

@@ -142,11 +142,15 @@ GMUX_API int shmem_init_thread(int requested, int *provided)
             return 1;
         }
         s->initialized = true;
-        s->thread_level = SHMEM_THREAD_MULTIPLE;
+        /* what the first call asked for, up to what is supported; later
+         * calls and shmem_query_thread report the same level */
+        s->thread_level = requested < SHMEM_THREAD_SINGLE     ? SHMEM_THREAD_SINGLE
+                          : requested > SHMEM_THREAD_MULTIPLE ? SHMEM_THREAD_MULTIPLE
+                                                              : requested;
         atexit(shm_atexit);
     }
     if (provided)
-        *provided = requested < SHMEM_THREAD_MULTIPLE ? requested : SHMEM_THREAD_MULTIPLE;
+        *provided = s->thread_level;
     return 0;
 }
 

@@ -65,7 +65,9 @@ typedef struct shm_state {
     gmux_window_t data_win;
     bool have_data;
     double wait_timeout_s;
-    struct shmem_ctx_s ctxs[SHM_NET_CONTEXTS];
+    /* per net context: the shmem contexts on it (0: free); [0] is the
+     * default context's and never taken by shmem_ctx_create */
+    uint32_t ctx_users[SHM_NET_CONTEXTS];
     uint32_t next_shared; /* contexts beyond the net's are shared round robin */
     pthread_mutex_t lock;
 } shm_state_t;

@@ -81,6 +81,8 @@ void *shm_heap_alloc(size_t size, size_t align)
 {
     if (size == 0)
         size = 1;
+    if (size > SIZE_MAX - (SHM_ALIGN - 1))
+        return NULL; /* rounding up would wrap to a few bytes */
     size = (size + SHM_ALIGN - 1) & ~(size_t)(SHM_ALIGN - 1);
     pthread_mutex_lock(&shm_state.lock);
     void *out = NULL;
@@ -180,9 +182,13 @@ gmux_status_t shm_data_find(char **base_p, size_t *size_p)
 
 /* --- the public allocation calls: collective, with a barrier --------------- */
 
+/* A size of 0 returns NULL with no barrier (OpenSHMEM 1.5, 9.3): every PE
+ * passes the same size, so all of them skip it. */
 static void *alloc_collective(size_t size, size_t align, const char *call)
 {
     shm_need_init(call);
+    if (size == 0)
+        return NULL;
     void *p = shm_heap_alloc(size, align);
     shm_check(gmux_barrier(gmux_team_world(shm_state.comm)), call);
     return p;
@@ -204,6 +210,8 @@ GMUX_API void *shmem_calloc(size_t count, size_t size)
     if (size && count > SIZE_MAX / size)
         return NULL;
     shm_need_init("shmem_calloc");
+    if (count == 0 || size == 0)
+        return NULL; /* as shmem_malloc(0): no barrier */
     void *p = shm_heap_alloc(count * size, SHM_ALIGN);
     if (p)
         memset(p, 0, count * size);

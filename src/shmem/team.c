@@ -22,12 +22,11 @@ static int ctx_create(shmem_team_t team, long options, shmem_ctx_t *ctx)
     pthread_mutex_lock(&s->lock);
     uint32_t net = 0;
     for (uint32_t i = 1; i < SHM_NET_CONTEXTS && !net; i++)
-        if (!s->ctxs[i].used) {
-            s->ctxs[i].used = true;
+        if (!s->ctx_users[i])
             net = i;
-        }
     if (!net) /* all taken: share */
         net = 1 + s->next_shared++ % (SHM_NET_CONTEXTS - 1);
+    s->ctx_users[net]++;
     pthread_mutex_unlock(&s->lock);
     *c = (struct shmem_ctx_s){net, team, options, true};
     *ctx = c;
@@ -52,8 +51,10 @@ GMUX_API void shmem_ctx_destroy(shmem_ctx_t ctx)
         return;
     uint32_t net = shm_ctx_net(ctx, "shmem_ctx_destroy");
     shm_check(gmux_quiet(shm_state.comm, net), "shmem_ctx_destroy");
+    /* free for a new context only when no other context still uses it */
     pthread_mutex_lock(&shm_state.lock);
-    shm_state.ctxs[net].used = false;
+    if (net != 0 && shm_state.ctx_users[net] > 0)
+        shm_state.ctx_users[net]--;
     pthread_mutex_unlock(&shm_state.lock);
     ctx->used = false;
     free(ctx);

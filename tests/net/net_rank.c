@@ -17,6 +17,8 @@
  *                              rank 0's region locks, as if killed inside libfabric
  *   net_rank shape WHAT        the last rank joins with another ctx, sig, provider or hmem
  *                              setting: every rank is refused at once
+ *   net_rank quiet2|rxerr|fetchlate|deadops|stagefull   defects an audit found
+ *                              (net_rank_audit.c)
  * Exit 0 on success; failures print the reason.
  */
 #include <inttypes.h>
@@ -523,7 +525,7 @@ int main(int argc, char **argv)
     if (argc < 2) {
         fprintf(stderr,
                 "usage: net_rank data|order|mixed|coalesce|semantics|hmem|teams|kill|killlock|"
-                "shape [args]\n");
+                "shape|quiet2|rxerr|fetchlate|deadops|stagefull [args]\n");
         return 2;
     }
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -544,6 +546,7 @@ int main(int argc, char **argv)
         if (r && s && atoi(r) == atoi(s) - 1)
             p.start_proxy = 0;
     }
+    bool audit = audit_mode(argv[1], &p);
     gmux_status_t st = gmux_comm_init(&p, &comm);
     if (st != GMUX_OK) {
         fprintf(stderr, "init: %s\n", gmux_status_name(st));
@@ -570,6 +573,8 @@ int main(int argc, char **argv)
         rc = mode_kill(false);
     else if (strcmp(argv[1], "killlock") == 0)
         rc = mode_kill(true);
+    else if (audit && argc == 2)
+        rc = mode_audit(argv[1]);
     if (comm) {
         st = gmux_comm_finalize(comm);
         if (st != GMUX_OK) {

@@ -5,6 +5,7 @@
 #ifndef NET_RANK_H
 #define NET_RANK_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,5 +27,11 @@ int mode_hmem(const char *expect);
 /* net_rank_teams.c: barriers, team splits and their failures. */
 #define TEAMS_TIMEOUT_S 30.0 /* the job's timeout in that mode (main sets it) */
 int mode_teams(void);
+
+/* net_rank_audit.c: scenarios of defects an audit found (quiet2, rxerr,
+ * fetchlate, deadops, stagefull). audit_mode says whether `what` is one and
+ * adjusts the job's parameters for it; mode_audit runs it. */
+bool audit_mode(const char *what, gmux_comm_params_t *p);
+int mode_audit(const char *what);
 
 #endif /* NET_RANK_H */

@@ -2,6 +2,8 @@
  * Multi-process tests of net over loopback: `gmux launch` runs net_rank with
  * 2, 4 and 8 ranks on the provider this binary was built for (NET_PROVIDER).
  * Each case checks the exit status and that every rank reported success.
+ * Built twice per provider: test_net_<prov> (the suite) and, with NET_AUDIT,
+ * test_net_audit_<prov> (the scenarios of net_rank_audit.c).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -46,6 +48,7 @@ static void expect_ok(int n, const char *a1, const char *a2, const char *a3, con
     assert_int_equal(count(out, line), n);
 }
 
+#ifndef NET_AUDIT
 static void test_data(void **state)
 {
     (void)state;
@@ -176,8 +179,55 @@ static void test_peer_killed_holding_lock(void **state)
     }
 }
 
+#else /* NET_AUDIT */
+
+/* Defects an audit found (net_rank_audit.c). */
+static void test_quiet_two_threads(void **state)
+{
+    (void)state;
+    expect_ok(2, "quiet2", NULL, NULL, "quiet2 ok");
+}
+
+/* A get and an atomic that timed out must not write their caller's memory
+ * when they complete later. */
+static void test_fetch_after_timeout(void **state)
+{
+    (void)state;
+    expect_ok(2, "fetchlate", NULL, NULL, "fetchlate ok");
+}
+
+/* tcp: a truncated receive breaks the connection (rxm), so shm only */
+static void test_receive_errors(void **state)
+{
+    (void)state;
+    if (strcmp(NET_PROVIDER, "shm") != 0)
+        skip();
+    expect_ok(2, "rxerr", NULL, NULL, "rxerr ok");
+}
+
+/* The last rank dies with writes to it outstanding: the survivor fails
+ * cleanly and (shm) gets every op back. */
+static void test_dead_peer_ops(void **state)
+{
+    (void)state;
+    assert_int_equal(launch(2, "deadops", NULL, NULL), 128 + 9);
+    assert_int_equal(count(out, "deadops ok"), 1);
+}
+
+/* A staged window that fails on one rank before the exchange fails on all,
+ * and the next registration pairs with the next everywhere. */
+static void test_stage_window_fails_together(void **state)
+{
+    (void)state;
+    expect_ok(2, "stagefull", NULL, NULL, "stagefull ok");
+    expect_ok(3, "stagefull", NULL, NULL, "stagefull ok");
+}
+
+#endif /* NET_AUDIT */
+
 int main(void)
 {
+#ifndef NET_AUDIT
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_data),
         cmocka_unit_test(test_semantics),
@@ -190,5 +240,12 @@ int main(void)
         cmocka_unit_test(test_peer_killed),
         cmocka_unit_test(test_peer_killed_holding_lock),
     };
+#else /* test_net_audit_*: the audit's scenarios, apart from the long suite */
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_quiet_two_threads),           cmocka_unit_test(test_receive_errors),
+        cmocka_unit_test(test_fetch_after_timeout),         cmocka_unit_test(test_dead_peer_ops),
+        cmocka_unit_test(test_stage_window_fails_together),
+    };
+#endif
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,6 +1,8 @@
 /* Symmetric globals and statics: initialised data, bss, a static inside a
  * function and a global array are remotely accessible by their own
- * addresses; shmem_addr_accessible and shmem_ptr agree. */
+ * addresses; shmem_addr_accessible and shmem_ptr agree. The program asks for
+ * SHMEM_THREAD_FUNNELED (all it needs): shmem_query_thread reports the level
+ * shmem_init_thread provided. */
 #include "shtest.h"
 
 long g_data = 17;       /* .data */
@@ -16,7 +18,11 @@ static long *fn_static(void)
 
 int main(void)
 {
-    shmem_init();
+    int provided = -1, queried = -1;
+    CHECK(shmem_init_thread(SHMEM_THREAD_FUNNELED, &provided) == 0);
+    CHECK(provided >= SHMEM_THREAD_SINGLE && provided <= SHMEM_THREAD_MULTIPLE);
+    shmem_query_thread(&queried);
+    CHECK(queried == provided);
     int me = shmem_my_pe(), n = shmem_n_pes();
     int next = (me + 1) % n, prev = (me + n - 1) % n;
     long on_stack = 0;

@@ -21,8 +21,10 @@ void shm_die(const char *call, const char *fmt, ...)
     fail_msg("shm_die from %s", call);
     abort();
 }
+static int nchecks; /* collective steps (barriers) the calls made */
 void shm_check(gmux_status_t st, const char *call)
 {
+    nchecks++;
     if (st != GMUX_OK)
         shm_die(call, "%d", st);
 }
@@ -109,6 +111,40 @@ static void test_many_blocks(void **state)
     shm_heap_fini();
 }
 
+/* A size whose rounding up to SHM_ALIGN wraps past SIZE_MAX must fail, not
+ * come back as a block of a few bytes. */
+static void test_size_wraps(void **state)
+{
+    (void)state;
+    assert_int_equal(shm_heap_init(1 << 16), GMUX_OK);
+    assert_null(shm_heap_alloc(SIZE_MAX - 10, SHM_ALIGN));
+    assert_null(shm_heap_alloc(SIZE_MAX, SHM_ALIGN));
+    assert_null(shm_heap_alloc(SIZE_MAX - SHM_ALIGN + 2, 4096));
+    /* the heap is untouched: all of it is still one free block */
+    char *all = shm_heap_alloc(1 << 16, SHM_ALIGN);
+    assert_ptr_equal(all, shm_state.heap);
+    shm_heap_fini();
+}
+
+/* OpenSHMEM 1.5 (9.3.1): a size of 0 returns NULL and performs no action,
+ * in particular no barrier (here a barrier would reach shm_check). */
+static void test_zero_size_no_barrier(void **state)
+{
+    (void)state;
+    assert_int_equal(shm_heap_init(1 << 16), GMUX_OK);
+    nchecks = 0;
+    assert_null(shmem_malloc(0));
+    assert_null(shmem_malloc_with_hints(0, 0));
+    assert_null(shmem_calloc(0, 8));
+    assert_null(shmem_calloc(8, 0));
+    assert_null(shmem_calloc(0, 0));
+    assert_null(shmem_align(64, 0));
+    assert_int_equal(nchecks, 0);
+    char *all = shm_heap_alloc(1 << 16, SHM_ALIGN); /* nothing was taken */
+    assert_ptr_equal(all, shm_state.heap);
+    shm_heap_fini();
+}
+
 static void test_data_segment(void **state)
 {
     (void)state;
@@ -124,10 +160,9 @@ static void test_data_segment(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_deterministic),
-        cmocka_unit_test(test_align_and_limits),
-        cmocka_unit_test(test_many_blocks),
-        cmocka_unit_test(test_data_segment),
+        cmocka_unit_test(test_deterministic),        cmocka_unit_test(test_align_and_limits),
+        cmocka_unit_test(test_many_blocks),          cmocka_unit_test(test_size_wraps),
+        cmocka_unit_test(test_zero_size_no_barrier), cmocka_unit_test(test_data_segment),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,425 @@
+/*
+ * net_rank scenarios of defects an audit found, one per name (main passes
+ * the mode name; net_rank.h):
+ *   quiet2     two threads' quiets on one context: the second finds the
+ *              first's request already sent and must still wait for its ack
+ *              before returning (its own write covered by it). Rank 1 is
+ *              stopped (SIGSTOP) meanwhile and its window is shared memory
+ *              that rank 0 reads directly: the data must be there when the
+ *              second quiet returns.
+ *   rxerr      (shm) rank 0 sends more malformed (oversized) messages than rank 1
+ *              posts receives: each completes with an error; rank 1 must
+ *              post it again, or quiet (control messages) stops working.
+ *   fetchlate  a get and a fetching atomic that time out while rank 1 is
+ *              stopped: when their completions arrive later, the caller's
+ *              buffer (and the stack frame the atomic returned from) must not
+ *              be written.
+ *   deadops    the last rank dies with writes to it outstanding (it never
+ *              progresses): on shm the survivors' op pool must get them back.
+ *   stagefull  a staged device window whose registration fails locally on one
+ *              rank (its stage table full) fails on every rank, and the next
+ *              registration pairs with the next everywhere.
+ */
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <gmux/net_ext.h>
+#include <rdma/fi_errno.h>
+
+#include "common/clock.h"
+#include "net/devstage.h"
+#include "net/internal.h"
+#include "net_rank.h"
+
+#define SHARED_HDR 4096 /* header page of a shared window file: the owner's pid */
+
+/* A window of `size` bytes in a file of /dev/shm that another rank maps too. */
+static uint8_t *shared_map(int rank, size_t size, bool create)
+{
+    const char *job = getenv("GMUX_JOB");
+    char name[160];
+    snprintf(name, sizeof(name), "/gmux-audit-%s-%d", job ? job : "x", rank);
+    int fd = shm_open(name, O_RDWR | (create ? O_CREAT | O_TRUNC : 0), 0600);
+    CHECK(fd >= 0, "shm_open %s", name);
+    CHECK(!create || ftruncate(fd, (off_t)(SHARED_HDR + size)) == 0, "ftruncate");
+    void *p = mmap(NULL, SHARED_HDR + size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    CHECK(p != MAP_FAILED, "mmap %s", name);
+    if (create)
+        *(volatile pid_t *)p = getpid();
+    return p;
+}
+
+static void shared_unlink(int rank)
+{
+    const char *job = getenv("GMUX_JOB");
+    char name[160];
+    snprintf(name, sizeof(name), "/gmux-audit-%s-%d", job ? job : "x", rank);
+    shm_unlink(name);
+}
+
+/* Stops pid and waits until it is stopped (state T in /proc). */
+static void stop_rank(pid_t pid)
+{
+    CHECK(kill(pid, SIGSTOP) == 0, "SIGSTOP");
+    char path[64], buf[256];
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    for (int i = 0; i < 10000; i++) {
+        FILE *f = fopen(path, "r");
+        CHECK(f, "%s", path);
+        size_t k = fread(buf, 1, sizeof(buf) - 1, f);
+        fclose(f);
+        buf[k] = 0;
+        const char *s = strrchr(buf, ')');
+        if (s && s[1] == ' ' && (s[2] == 'T' || s[2] == 't'))
+            return;
+        usleep(1000);
+    }
+    CHECK(0, "rank did not stop");
+}
+
+/* --- quiet2 ------------------------------------------------------------------ */
+
+enum { Q2_SIZE = 4096 };
+static _Atomic bool q2_done;
+static pid_t q2_pid;
+
+static void *q2_first(void *arg)
+{
+    *(gmux_status_t *)arg = gmux_quiet(comm, 0);
+    return NULL;
+}
+
+/* Resumes rank 1 once the second quiet waits beside the first (two waiters),
+ * or when rank 0 is done without it. */
+static void *q2_resume(void *arg)
+{
+    (void)arg;
+    while (!atomic_load(&q2_done) && atomic_load(&comm->waiters) < 2)
+        usleep(200);
+    kill(q2_pid, SIGCONT);
+    return NULL;
+}
+
+static uint64_t quiet_token(int peer)
+{
+    net_progress_lock(comm);
+    uint64_t t = comm->out[(uint32_t)peer].quiet_token; /* context 0 */
+    pthread_mutex_unlock(&comm->progress_lock);
+    return t;
+}
+
+static int mode_quiet2(void)
+{
+    uint8_t *mine = shared_map(me, Q2_SIZE, true);
+    gmux_window_t w;
+    OK(gmux_window_register(comm, mine + SHARED_HDR, Q2_SIZE, &w));
+    OK(gmux_barrier(gmux_team_world(comm)));
+    if (me == 0) {
+        uint8_t *theirs = shared_map(1, Q2_SIZE, false);
+        q2_pid = *(volatile pid_t *)theirs;
+        uint8_t src[Q2_SIZE];
+        for (size_t i = 0; i < Q2_SIZE; i++)
+            src[i] = (uint8_t)(i * 7 + 3);
+        uint64_t before = quiet_token(1);
+        stop_rank(q2_pid);
+        OK(gmux_put(comm, 0, 1, w, 0, src, Q2_SIZE, NULL));
+        gmux_status_t first = GMUX_ERR_BUSY;
+        pthread_t a, c;
+        CHECK(pthread_create(&a, NULL, q2_first, &first) == 0, "thread");
+        for (int i = 0; quiet_token(1) == before; i++) { /* the first quiet's request is out */
+            CHECK(i < 200000, "the first quiet sent no request");
+            usleep(100);
+        }
+        CHECK(pthread_create(&c, NULL, q2_resume, NULL) == 0, "thread");
+        gmux_status_t second = gmux_quiet(comm, 0);
+        bool there = memcmp(theirs + SHARED_HDR, src, Q2_SIZE) == 0;
+        atomic_store(&q2_done, true);
+        pthread_join(c, NULL);
+        pthread_join(a, NULL);
+        CHECK(second == GMUX_OK && first == GMUX_OK, "quiets: %s, %s", gmux_status_name(first),
+              gmux_status_name(second));
+        CHECK(there, "the second quiet returned before its write was at rank 1");
+        munmap(theirs, SHARED_HDR + Q2_SIZE);
+    }
+    OK(gmux_barrier(gmux_team_world(comm)));
+    OK(gmux_window_deregister(comm, w));
+    shared_unlink(me);
+    munmap(mine, SHARED_HDR + Q2_SIZE);
+    printf("rank %d: quiet2 ok\n", me);
+    return 0;
+}
+
+/* --- rxerr ------------------------------------------------------------------- */
+
+static int mode_rxerr(void)
+{
+    enum { ROGUE = NET_RX_BUFS + 64 };
+    uint64_t *win = calloc(8, sizeof(uint64_t));
+    gmux_window_t w;
+    OK(gmux_window_register(comm, win, 8 * sizeof(uint64_t), &w));
+    OK(gmux_barrier(gmux_team_world(comm)));
+    if (me == 0) {
+        /* larger than a control message: each fails the receive it lands in */
+        uint8_t big[2 * sizeof(net_msg_t)];
+        memset(big, 0x5a, sizeof(big));
+        for (int i = 0; i < ROGUE; i++) {
+            ssize_t r;
+            do {
+                net_progress_lock(comm);
+                r = fi_inject(comm->fab.ep, big, sizeof(big), comm->fab.peers[1]);
+                if (r == -FI_EAGAIN)
+                    net_progress_locked(comm);
+                pthread_mutex_unlock(&comm->progress_lock);
+            } while (r == -FI_EAGAIN);
+            CHECK(r == 0, "fi_inject: %s", fi_strerror((int)-r));
+        }
+        /* quiet needs rank 1 to receive its request and answer */
+        for (int round = 0; round < 4; round++) {
+            OK(gmux_put_value(comm, 0, 1, w, 0, (uint64_t)round + 1, 8, NULL));
+            OK(gmux_quiet(comm, 0));
+        }
+    }
+    OK(gmux_barrier(gmux_team_world(comm)));
+    if (me == 1)
+        CHECK(win[0] == 4, "window holds %" PRIu64, win[0]);
+    OK(gmux_window_deregister(comm, w));
+    free(win);
+    printf("rank %d: rxerr ok\n", me);
+    return 0;
+}
+
+/* --- fetchlate --------------------------------------------------------------- */
+
+enum { FL_SIZE = 4096, FL_PAD = 32768 };
+static gmux_window_t fl_win;
+
+/* A fetching atomic whose result variable is this frame's (gmux_atomic's). */
+static __attribute__((noinline)) gmux_status_t fl_atomic(void)
+{
+    uint64_t old = 0;
+    return gmux_atomic(comm, 0, 1, fl_win, 8, GMUX_AMO_ADD, 8, 1, 0, &old);
+}
+
+/* Fills the stack where fl_atomic's frames were, lets rank 1 answer, waits
+ * for every op of context 0 to complete; returns whether the stack held. */
+static __attribute__((noinline)) bool fl_stack_kept(pid_t pid)
+{
+    volatile uint8_t pad[FL_PAD];
+    for (size_t i = 0; i < FL_PAD; i++)
+        pad[i] = 0xcc;
+    CHECK(kill(pid, SIGCONT) == 0, "SIGCONT");
+    gmux_status_t st = gmux_flush(comm, 0);
+    CHECK(st == GMUX_OK, "flush after rank 1 resumed: %s", gmux_status_name(st));
+    for (size_t i = 0; i < FL_PAD; i++)
+        if (pad[i] != 0xcc)
+            return false;
+    return true;
+}
+
+static int mode_fetchlate(void)
+{
+    uint8_t *mine = shared_map(me, FL_SIZE, true);
+    memset(mine + SHARED_HDR, 0x5a, FL_SIZE);
+    OK(gmux_window_register(comm, mine + SHARED_HDR, FL_SIZE, &fl_win));
+    bool atomics = comm->fab.atomics;
+    OK(gmux_barrier(gmux_team_world(comm)));
+    if (me == 0) {
+        uint8_t *theirs = shared_map(1, FL_SIZE, false);
+        pid_t pid = *(volatile pid_t *)theirs;
+        uint8_t *dst = malloc(FL_SIZE);
+        CHECK(dst, "out of memory");
+        memset(dst, 0, FL_SIZE);
+        double keep = comm->timeout_s;
+        stop_rank(pid);
+        comm->timeout_s = 1.0; /* the fetches below time out: rank 1 is stopped */
+        gmux_status_t st = gmux_get(comm, 0, 1, fl_win, 0, dst, FL_SIZE);
+        /* shm reads the stopped rank's memory itself (CMA): then it is done */
+        CHECK(st == GMUX_ERR_TIMEOUT || (st == GMUX_OK && dst[0] == 0x5a), "get: %s",
+              gmux_status_name(st));
+        memset(dst, 0xcc, FL_SIZE); /* the caller's again: nobody else writes it */
+        st = atomics ? fl_atomic() : GMUX_ERR_TIMEOUT;
+        CHECK(st == GMUX_ERR_TIMEOUT, "atomic: %s", gmux_status_name(st));
+        comm->timeout_s = keep;
+        bool stack_kept = fl_stack_kept(pid);
+        for (size_t i = 0; i < FL_SIZE; i++)
+            CHECK(dst[i] == 0xcc, "byte %zu of a timed-out get's buffer written later (%#x)", i,
+                  dst[i]);
+        CHECK(stack_kept, "a timed-out atomic wrote its result into a dead stack frame");
+        free(dst);
+        munmap(theirs, SHARED_HDR + FL_SIZE);
+    }
+    OK(gmux_barrier(gmux_team_world(comm)));
+    OK(gmux_window_deregister(comm, fl_win));
+    shared_unlink(me);
+    munmap(mine, SHARED_HDR + FL_SIZE);
+    printf("rank %d: fetchlate ok (atomics %s)\n", me, atomics ? "yes" : "no");
+    return 0;
+}
+
+/* --- deadops ----------------------------------------------------------------- */
+
+enum { DO_PUTS = 64, DO_SIZE = 64 * 1024 };
+
+static uint32_t free_ops(void)
+{
+    net_progress_lock(comm);
+    uint32_t k = 0;
+    for (const net_op_t *op = comm->free_ops; op; op = op->next_free)
+        k++;
+    pthread_mutex_unlock(&comm->progress_lock);
+    return k;
+}
+
+static bool pool_full(void *arg)
+{
+    (void)arg;
+    return free_ops() == comm->nops;
+}
+
+/* The last rank runs no proxy (audit_mode): after the barrier nothing of
+ * it reads the writes queued to it, which hold ops until it dies. */
+static int mode_deadops(void)
+{
+    uint8_t *win = calloc(1, DO_SIZE);
+    uint8_t *src = malloc(DO_SIZE);
+    CHECK(win && src, "out of memory");
+    memset(src, 0x3c, DO_SIZE);
+    gmux_window_t w;
+    OK(gmux_window_register(comm, win, DO_SIZE, &w));
+    OK(gmux_barrier(gmux_team_world(comm)));
+    int victim = n - 1;
+    if (me == victim) {
+        usleep(300 * 1000);
+        kill(getpid(), SIGKILL);
+    }
+    gmux_status_t st = GMUX_OK;
+    for (int i = 0; i < DO_PUTS && st == GMUX_OK; i++)
+        st = gmux_put(comm, 1, victim, w, 0, src, DO_SIZE, NULL); /* never inject: an op each */
+    CHECK(st == GMUX_OK || st == GMUX_ERR_PEER, "puts: %s", gmux_status_name(st));
+    st = gmux_flush(comm, 1);
+    /* shm: PEER; tcp may have sent them all (OK) or cancel them (TRANSPORT) */
+    CHECK(st == GMUX_ERR_PEER || st == GMUX_ERR_TRANSPORT || st == GMUX_OK, "flush: %s",
+          gmux_status_name(st));
+    /* shm: every op comes back, failed; none is held for the dead rank (tcp
+     * reports most itself; the few it never reports are not taken back) */
+    if (strcmp(gmux_comm_provider(comm), "shm") == 0) {
+        st = gmux_wait_cond(comm, pool_full, NULL, 10.0);
+        CHECK(st == GMUX_OK || st == GMUX_ERR_PEER, "wait: %s", gmux_status_name(st));
+        CHECK(pool_full(NULL), "%u of %u ops free after the death", free_ops(), comm->nops);
+    }
+    printf("rank %d: deadops ok\n", me);
+    fflush(stdout);
+    st = gmux_comm_finalize(comm);
+    CHECK(st != GMUX_OK, "finalize after a death returned OK");
+    comm = NULL;
+    free(win);
+    free(src);
+    return 0;
+}
+
+/* --- stagefull --------------------------------------------------------------- */
+
+enum { SF_SIZE = 4096, SF_TABLE = 16 /* devstage.c: STAGE_MAX_WINDOWS */ };
+
+/* Host memory stands in for the device's: the copies are memcpy. */
+static int sf_copy(void *arg, void *dst, const void *src, size_t n)
+{
+    (void)arg;
+    memcpy(dst, src, n);
+    return 0;
+}
+
+static void *sf_alloc(void *arg, size_t n)
+{
+    (void)arg;
+    void *p = NULL;
+    return posix_memalign(&p, 4096, n) == 0 ? p : NULL;
+}
+
+static void sf_free(void *arg, void *p)
+{
+    (void)arg;
+    free(p);
+}
+
+static int mode_stagefull(void)
+{
+    net_devstage_copy_t copy = {.d2h = sf_copy,
+                                .h2d = sf_copy,
+                                .host_alloc = sf_alloc,
+                                .host_free = sf_free,
+                                .copy = sf_copy};
+    net_devstage_t *stage;
+    OK(net_devstage_create(comm, &copy, 1 << 20, &stage));
+    static uint8_t ranges[SF_TABLE][64];
+    static uint8_t dev_a[SF_SIZE], dev_b[SF_SIZE];
+    bool last = me == n - 1;
+    if (last) /* its table full: its next window fails before the exchange */
+        for (int i = 0; i < SF_TABLE; i++)
+            OK(net_devstage_source_register(stage, ranges[i], sizeof(ranges[i])));
+    gmux_window_t wa = 0, wb = 0;
+    gmux_status_t st = net_devstage_window_register(stage, dev_a, SF_SIZE, &wa);
+    CHECK(st == GMUX_ERR_CAPACITY, "window a: %s (every rank fails with the full one)",
+          gmux_status_name(st));
+    if (last)
+        OK(net_devstage_source_deregister(stage, ranges[0]));
+    /* the next registration pairs with the next everywhere */
+    OK(net_devstage_window_register(stage, dev_b, SF_SIZE, &wb));
+    int right = (me + 1) % n, left = (me + n - 1) % n;
+    gmux_op_opts_t o = {GMUX_SIGNAL_ADD, 0, 1, GMUX_NO_COUNTER};
+    OK(gmux_put_value(comm, 0, right, wb, 8, 0x1000u + (uint64_t)me, 8, &o));
+    OK(gmux_signal_wait(comm, 0, 1, NULL));
+    uint64_t got = 0;
+    memcpy(&got, (uint8_t *)gmux_window_base(comm, wb, NULL) + 8, 8);
+    CHECK(got == 0x1000u + (uint64_t)left, "window b holds %#" PRIx64, got);
+    OK(gmux_barrier(gmux_team_world(comm)));
+    OK(net_devstage_window_deregister(stage, wb));
+    if (last)
+        for (int i = 1; i < SF_TABLE; i++)
+            OK(net_devstage_source_deregister(stage, ranges[i]));
+    net_devstage_destroy(stage);
+    printf("rank %d: stagefull ok\n", me);
+    return 0;
+}
+
+/* --- entry ------------------------------------------------------------------- */
+
+bool audit_mode(const char *what, gmux_comm_params_t *p)
+{
+    if (strcmp(what, "quiet2") == 0 || strcmp(what, "rxerr") == 0 ||
+        strcmp(what, "fetchlate") == 0 || strcmp(what, "stagefull") == 0) {
+        p->timeout_s = 20;
+        return true;
+    }
+    if (strcmp(what, "deadops") == 0) {
+        p->timeout_s = 20;
+        const char *r = getenv("GMUX_RANK"), *sz = getenv("GMUX_SIZE");
+        if (r && sz && atoi(r) == atoi(sz) - 1)
+            p->start_proxy = 0;
+        return true;
+    }
+    return false;
+}
+
+int mode_audit(const char *what)
+{
+    if (strcmp(what, "quiet2") == 0)
+        return n == 2 ? mode_quiet2() : 2;
+    if (strcmp(what, "rxerr") == 0)
+        return mode_rxerr();
+    if (strcmp(what, "fetchlate") == 0)
+        return n == 2 ? mode_fetchlate() : 2;
+    if (strcmp(what, "deadops") == 0)
+        return mode_deadops();
+    if (strcmp(what, "stagefull") == 0)
+        return mode_stagefull();
+    return 2;
+}
