@@ -4,6 +4,7 @@
  * prefetches. Run with LD_PRELOAD=libgmux.so and the driver double, policy
  * proactive.
  */
+#include <dirent.h>
 #include <dlfcn.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -182,6 +183,53 @@ static void test_forked_child_leaves_counters_alone(void **state)
     assert_int_equal(field(json, "launches"), 3);
 }
 
+/* GMUX_SHIM_STATS with %p: each process writes its own file, named by its
+ * pid; two children started at once leave two files, not one written twice. */
+static void test_pid_in_path(void **state)
+{
+    (void)state;
+    unsetenv("GMUX_BUDGET");
+    char dir[] = "/tmp/gmux_shim_stats_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char pattern[128];
+    snprintf(pattern, sizeof(pattern), "%s/s.%%p.%%%%.json", dir);
+    setenv("GMUX_SHIM_STATS", pattern, 1);
+    int status[2] = {-3, -3};
+    int bad = tproc_fork_all(2, child, NULL, 60.0, status);
+    setenv("GMUX_SHIM_STATS", stats_path, 1);
+    assert_int_equal(bad, 0);
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    struct dirent *e;
+    int files = 0;
+    long pids[2] = {0, 0};
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.')
+            continue;
+        char path[512], json[2048] = {0};
+        snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+        long pid = 0;
+        char tail[32] = "";
+        int got = sscanf(e->d_name, "s.%ld.%31s", &pid, tail);
+        FILE *f = fopen(path, "r");
+        size_t n = f ? fread(json, 1, sizeof(json) - 1, f) : 0;
+        if (f)
+            fclose(f);
+        unlink(path);
+        assert_int_equal(got, 2);
+        assert_string_equal(tail, "%.json"); /* %% is a literal % */
+        assert_true(pid > 0 && pid != (long)getpid());
+        assert_true(n > 0);
+        assert_int_equal(field(json, "launches"), 2);
+        assert_true(files < 2);
+        pids[files++] = pid;
+    }
+    closedir(d);
+    rmdir(dir);
+    assert_int_equal(files, 2);
+    assert_true(pids[0] != pids[1]);
+}
+
 int main(void)
 {
     snprintf(stats_path, sizeof(stats_path), "/tmp/gmux_shim_stats_%d.json", (int)getpid());
@@ -191,6 +239,7 @@ int main(void)
         cmocka_unit_test(test_counters_written_at_exit),
         cmocka_unit_test(test_oversubscribed_prefetches_every_launch),
         cmocka_unit_test(test_forked_child_leaves_counters_alone),
+        cmocka_unit_test(test_pid_in_path),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
