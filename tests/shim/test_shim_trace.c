@@ -73,6 +73,8 @@ static void record(const char *format, int ranges, uint64_t *a, uint64_t *b)
     while ((q = strstr(p + 2, "a=")) != NULL)
         p = q;
     assert_int_equal(sscanf(p, "a=%llu b=%llu v=%llu", &x, &y, &v), 3);
+    /* a recorded program runs alone: it never asks gmuxd for turns */
+    assert_non_null(strstr(p, " gate=0\n"));
     *a = x;
     *b = y;
     vmm_base = v;

@@ -150,7 +150,8 @@ int main(void)
         create(&h, 2 << 20, &prop, 0) || map(v, 2 << 20, 0, h, 0) || unmap(v, 2 << 20) ||
         release(h))
         return 19;
-    printf("a=%llu b=%llu v=%llu\n", (unsigned long long)a, (unsigned long long)b,
-           (unsigned long long)v);
+    const char *gate = getenv("GMUX_GATE");
+    printf("a=%llu b=%llu v=%llu gate=%s\n", (unsigned long long)a, (unsigned long long)b,
+           (unsigned long long)v, gate ? gate : "unset");
     return 0;
 }
