@@ -1,0 +1,108 @@
+/*
+ * What the shim tracks follows the lifetime of what the driver holds, against
+ * the driver double, seen through the task's budget view (cuMemGetInfo under
+ * GMUX_BUDGET, which subtracts the tracked bytes):
+ *   - a VMM handle mapped at two addresses is one piece of memory, counted
+ *     once, whatever order its unmaps and its release come in.
+ * CTest runs this with LD_PRELOAD=libgmux.so, policy proactive and a budget.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include <cmocka.h>
+
+#include "shim_harness.h"
+
+#define MIB (1ull << 20)
+
+static uint64_t used(void)
+{
+    size_t fr = 0, total = 0;
+    assert_int_equal(GET(PFN_cuMemGetInfo_v3020, "cuMemGetInfo", 12000)(&fr, &total), CUDA_SUCCESS);
+    uint64_t budget = (uint64_t)atoll(getenv("GMUX_BUDGET"));
+    assert_int_equal(total, budget);
+    return budget - fr;
+}
+
+/* --- VMM ------------------------------------------------------------------ */
+
+typedef struct vmm {
+    CUdeviceptr va[2];
+    CUmemGenericAllocationHandle h;
+} vmm_t;
+
+/* One 4 MiB handle mapped at two reserved addresses. */
+static void vmm_map_twice(vmm_t *v)
+{
+    CUmemAllocationProp prop = {.type = CU_MEM_ALLOCATION_TYPE_PINNED,
+                                .location = {.type = CU_MEM_LOCATION_TYPE_DEVICE, .id = 0}};
+    PFN_cuMemAddressReserve_v10020 reserve =
+        GET(PFN_cuMemAddressReserve_v10020, "cuMemAddressReserve", 12000);
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(reserve(&v->va[i], 4 * MIB, 0, 0, 0), CUDA_SUCCESS);
+    assert_int_equal(GET(PFN_cuMemCreate_v10020, "cuMemCreate", 12000)(&v->h, 4 * MIB, &prop, 0),
+                     CUDA_SUCCESS);
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(GET(PFN_cuMemMap_v10020, "cuMemMap", 12000)(v->va[i], 4 * MIB, 0, v->h, 0),
+                         CUDA_SUCCESS);
+}
+
+static void vmm_unmap(vmm_t *v, int i)
+{
+    assert_int_equal(GET(PFN_cuMemUnmap_v10020, "cuMemUnmap", 12000)(v->va[i], 4 * MIB),
+                     CUDA_SUCCESS);
+}
+
+static void vmm_release(vmm_t *v)
+{
+    assert_int_equal(GET(PFN_cuMemRelease_v10020, "cuMemRelease", 12000)(v->h), CUDA_SUCCESS);
+}
+
+static void vmm_unreserve(vmm_t *v)
+{
+    for (int i = 0; i < 2; i++)
+        GET(PFN_cuMemAddressFree_v10020, "cuMemAddressFree", 12000)(v->va[i], 4 * MIB);
+}
+
+/* order: the steps after mapping twice, 'a' / 'b' unmap that mapping, 'r' releases. */
+static void vmm_case(const char *order)
+{
+    uint64_t u0 = used();
+    vmm_t v;
+    vmm_map_twice(&v);
+    assert_int_equal(used() - u0, 4 * MIB);
+    int mapped = 2;
+    for (const char *s = order; *s; s++) {
+        if (*s == 'r') {
+            vmm_release(&v);
+        } else {
+            vmm_unmap(&v, *s - 'a');
+            mapped--;
+        }
+        /* counted while any mapping of the handle lasts */
+        assert_int_equal(used() - u0, mapped ? 4 * MIB : 0);
+    }
+    assert_int_equal(used(), u0);
+    vmm_unreserve(&v);
+}
+
+static void test_vmm_handle_mapped_twice_counts_once(void **state)
+{
+    (void)state;
+    static const char *const orders[] = {"abr", "bar", "arb", "rab", "rba", "bra"};
+    for (size_t i = 0; i < sizeof(orders) / sizeof(orders[0]); i++)
+        vmm_case(orders[i]);
+}
+
+int main(void)
+{
+    if (shim_harness_open() != 0)
+        return 1;
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_vmm_handle_mapped_twice_counts_once),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
