@@ -19,9 +19,15 @@
 
 #define PITCH_ALIGN 512 /* the pitch alignment the runtime's cudaMallocPitch reports */
 
+/* Tracks an allocation of the calling thread's current context (its region
+ * goes with the context: hooks_ctx.c). */
 static void mem_track(CUdeviceptr base, size_t size, shim_region_kind_t kind, uint8_t loc)
 {
-    if (shim_regions_insert(&shim_state.regions, (uint64_t)base, size, kind, loc) != GMUX_OK)
+    CUcontext ctx = NULL;
+    if (SHIM_CALL(cuCtxGetCurrent, &ctx) != CUDA_SUCCESS)
+        ctx = NULL;
+    if (shim_regions_insert_in(&shim_state.regions, (uint64_t)base, size, kind, loc,
+                               (uint64_t)(uintptr_t)ctx, 0) != GMUX_OK)
         COM_WARN(SHIM, "cannot track allocation %#llx (+%zu)", (unsigned long long)base, size);
     shim_record_alloc((uint64_t)base, size);
     if (kind == SHIM_REGION_MANAGED) {

@@ -3,7 +3,10 @@
  * the driver double, seen through the task's budget view (cuMemGetInfo under
  * GMUX_BUDGET, which subtracts the tracked bytes):
  *   - a VMM handle mapped at two addresses is one piece of memory, counted
- *     once, whatever order its unmaps and its release come in.
+ *     once, whatever order its unmaps and its release come in;
+ *   - a context destroyed (cuCtxDestroy), or the primary context reset or
+ *     released for the last time, takes its allocations along: they are no
+ *     longer tracked or counted.
  * CTest runs this with LD_PRELOAD=libgmux.so, policy proactive and a budget.
  */
 #include <setjmp.h>
@@ -97,12 +100,76 @@ static void test_vmm_handle_mapped_twice_counts_once(void **state)
         vmm_case(orders[i]);
 }
 
+/* --- contexts ------------------------------------------------------------- */
+
+static void test_destroyed_context_forgets_its_allocations(void **state)
+{
+    (void)state;
+    uint64_t u0 = used();
+    CUdeviceptr outside = alloc(1 * MIB); /* in the default context: stays */
+    CUcontext ctx;
+    assert_int_equal(((PFN_cuCtxCreate_v3020)get("cuCtxCreate", 3020, LEGACY))(&ctx, 0, 0),
+                     CUDA_SUCCESS);
+    CUdeviceptr p = alloc(8 * MIB);
+    CUdeviceptr q;
+    assert_int_equal(GET(PFN_cuMemAllocAsync_v11020, "cuMemAllocAsync", 12000)(&q, 2 * MIB, NULL),
+                     CUDA_SUCCESS);
+    assert_int_equal(used() - u0, 11 * MIB);
+    assert_int_equal(GET(PFN_cuCtxDestroy_v4000, "cuCtxDestroy", 12000)(ctx), CUDA_SUCCESS);
+    assert_int_equal(used() - u0, 1 * MIB);
+    (void)p;
+    assert_int_equal(GET(PFN_cuMemFree_v3020, "cuMemFree", 12000)(outside), CUDA_SUCCESS);
+    assert_int_equal(used(), u0);
+}
+
+static void test_primary_context_released_to_zero(void **state)
+{
+    (void)state;
+    PFN_cuDevicePrimaryCtxRetain_v7000 retain =
+        GET(PFN_cuDevicePrimaryCtxRetain_v7000, "cuDevicePrimaryCtxRetain", 12000);
+    PFN_cuDevicePrimaryCtxRelease_v11000 release =
+        GET(PFN_cuDevicePrimaryCtxRelease_v11000, "cuDevicePrimaryCtxRelease", 12000);
+    uint64_t u0 = used();
+    CUcontext a, b;
+    assert_int_equal(retain(&a, 0), CUDA_SUCCESS);
+    assert_int_equal(retain(&b, 0), CUDA_SUCCESS);
+    assert_ptr_equal(a, b);
+    (void)alloc(4 * MIB); /* the primary context is current in the double */
+    assert_int_equal(used() - u0, 4 * MIB);
+    assert_int_equal(release(0), CUDA_SUCCESS); /* one reference left: still there */
+    assert_int_equal(used() - u0, 4 * MIB);
+    assert_int_equal(release(0), CUDA_SUCCESS); /* the last: the context goes */
+    assert_int_equal(used(), u0);
+}
+
+static void test_primary_context_reset(void **state)
+{
+    (void)state;
+    CUcontext a;
+    assert_int_equal(
+        GET(PFN_cuDevicePrimaryCtxRetain_v7000, "cuDevicePrimaryCtxRetain", 12000)(&a, 0),
+        CUDA_SUCCESS);
+    uint64_t u0 = used();
+    (void)alloc(2 * MIB);
+    CUdeviceptr m;
+    assert_int_equal(GET(PFN_cuMemAllocManaged_v6000, "cuMemAllocManaged",
+                         12000)(&m, 3 * MIB, CU_MEM_ATTACH_GLOBAL),
+                     CUDA_SUCCESS);
+    assert_int_equal(used() - u0, 5 * MIB);
+    assert_int_equal(GET(PFN_cuDevicePrimaryCtxReset_v11000, "cuDevicePrimaryCtxReset", 12000)(0),
+                     CUDA_SUCCESS);
+    assert_int_equal(used(), u0);
+}
+
 int main(void)
 {
     if (shim_harness_open() != 0)
         return 1;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_vmm_handle_mapped_twice_counts_once),
+        cmocka_unit_test(test_destroyed_context_forgets_its_allocations),
+        cmocka_unit_test(test_primary_context_released_to_zero),
+        cmocka_unit_test(test_primary_context_reset),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
