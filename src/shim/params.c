@@ -20,7 +20,11 @@
  * that seq is even and unchanged, and else reads again. What a reader uses
  * (parameter count, offsets, sizes: how far into the program's kernelParams
  * it reads) is always a copy that was checked this way. Every field is an
- * atomic (relaxed), so no read is a data race, torn or not.
+ * atomic, so no read is a data race, torn or not. Without fences (TSan does
+ * not model them): writers store data with release, so a reader that loads
+ * (acquire) any word written after a seq change also sees that change when it
+ * loads seq again; readers load data with acquire, so that second load of seq
+ * comes after them. On x86 these are plain moves.
  */
 typedef struct params_slot {
     _Atomic uint32_t seq;
@@ -52,14 +56,12 @@ void shim_params_set_info(shim_param_info_fn func_info, shim_param_info_fn kerne
     params_kernel_info = kernel_info;
 }
 
-/* Opens / closes a change of slot s. Lock held. The release fence orders the
- * odd seq before every later store (the slot's and the pool's), so a reader
- * that sees any of those stores sees the change of seq too. */
+/* Opens / closes a change of slot s. Lock held. The odd seq is ordered
+ * before the writer's later stores by their release (see above). */
 static void params_write_begin(params_slot_t *s)
 {
     uint32_t q = atomic_load_explicit(&s->seq, memory_order_relaxed);
     atomic_store_explicit(&s->seq, q + 1, memory_order_relaxed);
-    atomic_thread_fence(memory_order_release);
 }
 
 static void params_write_end(params_slot_t *s)
@@ -76,9 +78,9 @@ static void params_clear(void)
         if (atomic_load_explicit(&s->key, memory_order_relaxed) == 0)
             continue;
         params_write_begin(s);
-        atomic_store_explicit(&s->key, 0, memory_order_relaxed);
-        atomic_store_explicit(&s->n, 0, memory_order_relaxed);
-        atomic_store_explicit(&s->first, 0, memory_order_relaxed);
+        atomic_store_explicit(&s->key, 0, memory_order_release);
+        atomic_store_explicit(&s->n, 0, memory_order_release);
+        atomic_store_explicit(&s->first, 0, memory_order_release);
         params_write_end(s);
     }
     params_pool_used = 0;
@@ -131,12 +133,12 @@ static void params_fill(params_slot_t *s, CUfunction func, params_view_t *v)
     if (n == 0)
         n = params_query(params_kernel_info, func, tmp, room);
     params_write_begin(s);
-    atomic_store_explicit(&s->key, (uintptr_t)func, memory_order_relaxed);
-    atomic_store_explicit(&s->first, params_pool_used, memory_order_relaxed);
+    atomic_store_explicit(&s->key, (uintptr_t)func, memory_order_release);
+    atomic_store_explicit(&s->first, params_pool_used, memory_order_release);
     for (uint32_t i = 0; i < n; i++)
         atomic_store_explicit(&params_pool[params_pool_used + i],
-                              (uint64_t)tmp[i].offset << 32 | tmp[i].size, memory_order_relaxed);
-    atomic_store_explicit(&s->n, n, memory_order_relaxed);
+                              (uint64_t)tmp[i].offset << 32 | tmp[i].size, memory_order_release);
+    atomic_store_explicit(&s->n, n, memory_order_release);
     params_pool_used += n;
     params_write_end(s);
     *v = (params_view_t){.slot = s,
@@ -148,7 +150,6 @@ static void params_fill(params_slot_t *s, CUfunction func, params_view_t *v)
 /* Whether slot s still holds what the reader saw at sequence seq. */
 static bool params_unchanged(const params_slot_t *s, uint32_t seq)
 {
-    atomic_thread_fence(memory_order_acquire);
     return atomic_load_explicit(&s->seq, memory_order_relaxed) == seq;
 }
 
@@ -172,13 +173,13 @@ static bool params_layout(CUfunction func, params_view_t *v)
                 again = true;
                 break;
             }
-            uintptr_t k = atomic_load_explicit(&s->key, memory_order_relaxed);
+            uintptr_t k = atomic_load_explicit(&s->key, memory_order_acquire);
             if (k == 0)
                 break; /* not cached: fill it */
             if (k != key)
                 continue;
-            uint32_t n = atomic_load_explicit(&s->n, memory_order_relaxed);
-            uint32_t first = atomic_load_explicit(&s->first, memory_order_relaxed);
+            uint32_t n = atomic_load_explicit(&s->n, memory_order_acquire);
+            uint32_t first = atomic_load_explicit(&s->first, memory_order_acquire);
             if (!params_unchanged(s, seq)) {
                 again = true;
                 break;
@@ -221,7 +222,7 @@ static bool params_copy(const params_view_t *v, uint32_t at, uint32_t count, par
     for (uint32_t i = 0; i < count; i++) {
         uint32_t idx = v->first + at + i;
         uint64_t w =
-            idx < PARAMS_POOL ? atomic_load_explicit(&params_pool[idx], memory_order_relaxed) : 0;
+            idx < PARAMS_POOL ? atomic_load_explicit(&params_pool[idx], memory_order_acquire) : 0;
         out[i] = (params_desc_t){.offset = (uint32_t)(w >> 32), .size = (uint32_t)w};
     }
     return params_unchanged(v->slot, v->seq);
