@@ -178,9 +178,10 @@ static bool params_layout(CUfunction func, params_view_t *v)
                 break; /* not cached: fill it */
             if (k != key)
                 continue;
+            /* a layout's n and first are checked with its descriptors (params_copy) */
             uint32_t n = atomic_load_explicit(&s->n, memory_order_acquire);
             uint32_t first = atomic_load_explicit(&s->first, memory_order_acquire);
-            if (!params_unchanged(s, seq)) {
+            if (n == 0 && !params_unchanged(s, seq)) {
                 again = true;
                 break;
             }
@@ -216,7 +217,8 @@ static bool params_layout(CUfunction func, params_view_t *v)
 }
 
 /* Copies descriptors [at, at + count) of the layout v into out; false when
- * the slot changed since v was read (the copy is then not to be used). */
+ * the slot changed since v was read (the copy, and v's n and first, are then
+ * not to be used). Reads stay inside the pool whatever v holds. */
 static bool params_copy(const params_view_t *v, uint32_t at, uint32_t count, params_desc_t *out)
 {
     for (uint32_t i = 0; i < count; i++) {
