@@ -3,7 +3,8 @@
  * it along (cuCtxDestroy; the primary context at its last release or at a
  * reset), so the regions allocated in it stop being tracked and counted, and
  * a recording frees them. Each region carries the context that was current
- * when it was allocated (hooks_mem.c). VMM mappings belong to no context
+ * when it was allocated (hooks_mem.c); the context's migration stream is
+ * retired too (backend_cuda.c). VMM mappings belong to no context
  * (cuMemCreate memory is the device's, mapped process-wide) and stay.
  *
  * The primary context's handle is learnt from cuDevicePrimaryCtxRetain (the
@@ -15,6 +16,7 @@
 #include <stdint.h>
 
 #include "common/log.h"
+#include "shim/backend_cuda.h"
 #include "shim/record.h"
 #include "shim/shim.h"
 #include "shim/stats.h"
@@ -29,6 +31,7 @@ static void ctx_forget(CUcontext ctx)
 {
     if (!ctx)
         return;
+    shim_backend_forget(ctx);
     shim_region_t gone[CTX_BATCH];
     size_t n, total = 0;
     do {

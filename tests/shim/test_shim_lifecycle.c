@@ -6,7 +6,8 @@
  *     once, whatever order its unmaps and its release come in;
  *   - a context destroyed (cuCtxDestroy), or the primary context reset or
  *     released for the last time, takes its allocations along: they are no
- *     longer tracked or counted.
+ *     longer tracked or counted, and its migration stream is not used for a
+ *     context created later at the same handle.
  * CTest runs this with LD_PRELOAD=libgmux.so, policy proactive and a budget.
  */
 #include <setjmp.h>
@@ -122,6 +123,46 @@ static void test_destroyed_context_forgets_its_allocations(void **state)
     assert_int_equal(used(), u0);
 }
 
+static void k_nop(void **args, const unsigned grid[3], const unsigned block[3])
+{
+    (void)args;
+    (void)grid;
+    (void)block;
+}
+
+/* The stream of the one prefetch the last launch caused (the migration stream). */
+static uint64_t prefetch_stream(void)
+{
+    long i = find_call("cuMemPrefetchAsync_v2", 0);
+    assert_true(i >= 0);
+    return f_get((size_t)i)->a[3];
+}
+
+/* A context destroyed, another created at the same handle: its prefetches go
+ * to a migration stream of its own, not to the dead context's. */
+static void test_context_at_reused_handle_gets_own_stream(void **state)
+{
+    (void)state;
+    PFN_cuCtxCreate_v3020 create = (PFN_cuCtxCreate_v3020)get("cuCtxCreate", 3020, LEGACY);
+    PFN_cuCtxDestroy_v4000 destroy = GET(PFN_cuCtxDestroy_v4000, "cuCtxDestroy", 12000);
+    PFN_cuLaunchKernel_v4000 launch = GET(PFN_cuLaunchKernel_v4000, "cuLaunchKernel", 12000);
+    static const size_t sizes[] = {8};
+    CUfunction f = f_register("one", 1, sizes, k_nop);
+    CUcontext a, b;
+    uint64_t streams[2];
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(create(i ? &b : &a, 0, 0), CUDA_SUCCESS);
+        CUdeviceptr p = alloc(1 * MIB);
+        void *args[] = {&p};
+        f_reset();
+        assert_int_equal(launch(f, 1, 1, 1, 1, 1, 1, 0, NULL, args, NULL), CUDA_SUCCESS);
+        streams[i] = prefetch_stream();
+        assert_int_equal(destroy(i ? b : a), CUDA_SUCCESS);
+    }
+    assert_ptr_equal(a, b); /* the handle came back */
+    assert_true(streams[0] != streams[1]);
+}
+
 static void test_primary_context_released_to_zero(void **state)
 {
     (void)state;
@@ -168,6 +209,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_vmm_handle_mapped_twice_counts_once),
         cmocka_unit_test(test_destroyed_context_forgets_its_allocations),
+        cmocka_unit_test(test_context_at_reused_handle_gets_own_stream),
         cmocka_unit_test(test_primary_context_released_to_zero),
         cmocka_unit_test(test_primary_context_reset),
     };

@@ -154,7 +154,6 @@ static __thread CUcontext fake_ctx_stack[FAKE_CTX_DEPTH];
 static __thread int fake_ctx_depth;
 static pthread_mutex_t fake_ctx_lock = PTHREAD_MUTEX_INITIALIZER;
 static uintptr_t fake_ctx_live[FAKE_MAX_CTX]; /* created, not destroyed; under fake_ctx_lock */
-static uintptr_t fake_next_ctx = FAKE_CTX + 0x1000;
 static int fake_primary_refs;
 
 static CUcontext fake_current(void)
@@ -209,8 +208,9 @@ CUresult fk_cuCtxCreate_v2(CUcontext *ctx, unsigned flags, CUdevice dev)
     pthread_mutex_lock(&fake_ctx_lock);
     for (size_t i = 0; i < FAKE_MAX_CTX; i++)
         if (!fake_ctx_live[i]) {
-            fake_ctx_live[i] = fake_next_ctx;
-            fake_next_ctx += 0x1000;
+            /* the handle of slot i: a destroyed context's comes back, as the
+             * driver's addresses do */
+            fake_ctx_live[i] = FAKE_CTX + 0x1000 * (i + 1);
             *ctx = (CUcontext)fake_ctx_live[i];
             r = CUDA_SUCCESS;
             break;
