@@ -24,7 +24,12 @@ static _Atomic int layout_b;
 static CUresult info(void *func, size_t i, size_t *off, size_t *size)
 {
     (void)func;
-    if (atomic_load(&layout_b)) {
+    /* one query asks i = 0, 1, ... in turn: it answers for the layout chosen
+     * at i = 0, even if the test switches layouts meanwhile */
+    static __thread int b;
+    if (i == 0)
+        b = atomic_load(&layout_b);
+    if (b) {
         if (i >= 1)
             return CUDA_ERROR_INVALID_VALUE;
         *off = 0;
