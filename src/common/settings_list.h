@@ -20,7 +20,8 @@
     X(SHIM_MANAGED, BOOL, "1",                                                                     \
       "Redirect plain allocations (cuMemAlloc, cuMemAllocPitch) to managed memory (demand, "       \
       "proactive)")                                                                                \
-    X(SHIM_STATS, STRING, "", "File the shim writes its counters to (JSON) at exit")               \
+    X(SHIM_STATS, STRING, "",                                                                      \
+      "File the shim writes its counters to (JSON) at exit (%p in it: the pid)")                   \
     X(SHIM_CUPTI, BOOL, "0",                                                                       \
       "Load CUPTI (dlopen) and count unified-memory faults and bytes moved into the shim's stats") \
     X(SHIM_TRACE, STRING, "",                                                                      \

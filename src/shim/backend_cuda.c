@@ -9,10 +9,11 @@
 #include "shim/shim.h"
 #include "shim/streams.h"
 
-#define BACKEND_MAX_CTX 16
+#define BACKEND_MAX_CTX 64
+#define BACKEND_RETIRED ((uintptr_t)1) /* ctx of a destroyed context's entry: matches none */
 
 struct shim_cuctx {
-    CUcontext ctx;
+    _Atomic uintptr_t ctx; /* CUcontext; BACKEND_RETIRED once the context is destroyed */
     CUdevice dev;
     CUstream mig;
     CUevent ev;
@@ -23,8 +24,10 @@ struct shim_cuctx {
 static shim_cuctx_t backend_ctx[BACKEND_MAX_CTX];
 static _Atomic size_t backend_nctx;
 static pthread_mutex_t backend_lock = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic uint32_t backend_epoch; /* bumped when an entry retires */
 static __thread CUcontext backend_last_ctx;
 static __thread shim_cuctx_t *backend_last;
+static __thread uint32_t backend_last_epoch;
 
 static shim_cuctx_t *backend_create(CUcontext ctx)
 {
@@ -32,7 +35,7 @@ static shim_cuctx_t *backend_create(CUcontext ctx)
     pthread_mutex_lock(&backend_lock);
     size_t n = atomic_load(&backend_nctx);
     for (size_t i = 0; i < n; i++)
-        if (backend_ctx[i].ctx == ctx) {
+        if (atomic_load(&backend_ctx[i].ctx) == (uintptr_t)ctx) {
             c = &backend_ctx[i];
             goto out_unlock;
         }
@@ -41,7 +44,7 @@ static shim_cuctx_t *backend_create(CUcontext ctx)
                  BACKEND_MAX_CTX, (void *)ctx);
         goto out_unlock;
     }
-    shim_cuctx_t tmp = {.ctx = ctx};
+    shim_cuctx_t tmp = {.ctx = (uintptr_t)ctx};
     CUresult r = SHIM_CALL(cuCtxGetDevice, &tmp.dev);
     if (r == CUDA_SUCCESS)
         r = SHIM_CALL(cuStreamCreate, &tmp.mig, CU_STREAM_NON_BLOCKING);
@@ -55,7 +58,7 @@ static shim_cuctx_t *backend_create(CUcontext ctx)
         goto out_unlock;
     }
     c = &backend_ctx[n];
-    c->ctx = tmp.ctx;
+    atomic_store(&c->ctx, (uintptr_t)ctx);
     c->dev = tmp.dev;
     c->mig = tmp.mig;
     c->ev = tmp.ev;
@@ -67,9 +70,24 @@ out_unlock:
     return c;
 }
 
+void shim_backend_forget(CUcontext ctx)
+{
+    pthread_mutex_lock(&backend_lock);
+    size_t n = atomic_load(&backend_nctx);
+    for (size_t i = 0; i < n; i++)
+        if (atomic_load(&backend_ctx[i].ctx) == (uintptr_t)ctx) {
+            /* never reused: another thread may still hold the entry (its
+             * stream and events went with the context; calls on them fail) */
+            atomic_store(&backend_ctx[i].ctx, BACKEND_RETIRED);
+            atomic_fetch_add(&backend_epoch, 1);
+        }
+    pthread_mutex_unlock(&backend_lock);
+}
+
 bool shim_backend_enter(shim_cuctx_t *c)
 {
-    return SHIM_CALL(cuCtxPushCurrent_v2, c->ctx) == CUDA_SUCCESS;
+    uintptr_t ctx = atomic_load(&c->ctx);
+    return ctx != BACKEND_RETIRED && SHIM_CALL(cuCtxPushCurrent_v2, (CUcontext)ctx) == CUDA_SUCCESS;
 }
 
 void shim_backend_leave(void)
@@ -95,7 +113,7 @@ gmux_status_t shim_backend_after_queued(shim_cuctx_t *c)
         return GMUX_ERR_DRIVER;
     /* the streams the legacy one does not wait for; the wait above stays
      * if one of them is capturing (a later try adds to it) */
-    return shim_streams_order_after(c->ctx, c->mig, c->ev_queued);
+    return shim_streams_order_after((CUcontext)atomic_load(&c->ctx), c->mig, c->ev_queued);
 }
 
 shim_cuctx_t *shim_backend_current(void)
@@ -103,18 +121,20 @@ shim_cuctx_t *shim_backend_current(void)
     CUcontext ctx = NULL;
     if (SHIM_CALL(cuCtxGetCurrent, &ctx) != CUDA_SUCCESS || !ctx)
         return NULL;
-    if (ctx == backend_last_ctx && backend_last)
+    uint32_t epoch = atomic_load_explicit(&backend_epoch, memory_order_acquire);
+    if (ctx == backend_last_ctx && backend_last && epoch == backend_last_epoch)
         return backend_last;
     shim_cuctx_t *c = NULL;
     size_t n = atomic_load(&backend_nctx);
     for (size_t i = 0; i < n && !c; i++)
-        if (backend_ctx[i].ctx == ctx)
+        if (atomic_load(&backend_ctx[i].ctx) == (uintptr_t)ctx)
             c = &backend_ctx[i];
     if (!c)
         c = backend_create(ctx);
     if (c) {
         backend_last_ctx = ctx;
         backend_last = c;
+        backend_last_epoch = epoch;
     }
     return c;
 }

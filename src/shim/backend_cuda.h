@@ -34,6 +34,11 @@ typedef struct shim_cuctx shim_cuctx_t;
 /* The state of the calling thread's current context, created on first use; NULL if none. */
 shim_cuctx_t *shim_backend_current(void);
 
+/* The context ctx was destroyed: its state (migration stream, events, which
+ * went with it) is retired, so a context created later at the same handle
+ * gets its own. At most 64 contexts get state over the process's life. */
+void shim_backend_forget(CUcontext ctx);
+
 /* Makes c's context current on the calling thread, a thread that has none
  * of its own (the gate's watcher); shim_backend_leave undoes it. */
 bool shim_backend_enter(shim_cuctx_t *c);

@@ -7,6 +7,7 @@
 #include "shim/gate.h"
 #include "shim/params.h"
 #include "shim/policy.h"
+#include "shim/predict.h"
 #include "shim/record.h"
 #include "shim/shim.h"
 #include "shim/stats.h"
@@ -112,11 +113,17 @@ CUresult shim_hook_cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned gx, uns
 
 /* --- unloads: the kernels' layouts go with their modules ------------------- */
 
-/* A module or library the driver unloaded takes its kernels' layouts along. */
+/* A module or library the driver unloaded takes along what the shim knew of
+ * its functions: layouts, recorded names, template bindings. The shim does
+ * not see which functions a module held, so it forgets all of them; the
+ * next launch of each looks it up again. */
 static CUresult unloaded(CUresult r)
 {
-    if (r == CUDA_SUCCESS)
+    if (r == CUDA_SUCCESS) {
         shim_params_forget();
+        shim_record_forget_functions();
+        shim_predict_forget_functions();
+    }
     return r;
 }
 

@@ -6,6 +6,7 @@
  */
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdlib.h>
 
 #include "common/array.h"
@@ -18,9 +19,15 @@
 
 #define PITCH_ALIGN 512 /* the pitch alignment the runtime's cudaMallocPitch reports */
 
+/* Tracks an allocation of the calling thread's current context (its region
+ * goes with the context: hooks_ctx.c). */
 static void mem_track(CUdeviceptr base, size_t size, shim_region_kind_t kind, uint8_t loc)
 {
-    if (shim_regions_insert(&shim_state.regions, (uint64_t)base, size, kind, loc) != GMUX_OK)
+    CUcontext ctx = NULL;
+    if (SHIM_CALL(cuCtxGetCurrent, &ctx) != CUDA_SUCCESS)
+        ctx = NULL;
+    if (shim_regions_insert_in(&shim_state.regions, (uint64_t)base, size, kind, loc,
+                               (uint64_t)(uintptr_t)ctx, 0) != GMUX_OK)
         COM_WARN(SHIM, "cannot track allocation %#llx (+%zu)", (unsigned long long)base, size);
     shim_record_alloc((uint64_t)base, size);
     if (kind == SHIM_REGION_MANAGED) {
@@ -188,14 +195,55 @@ CUresult shim_hook_cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream s)
 
 /* --- virtual memory management: handles, then mappings ------------------- */
 
+/*
+ * A cuMemCreate handle is one piece of physical memory however many times it
+ * is mapped: its bytes count once, from its first mapping to its last unmap
+ * (its release may come before or after those). Each mapping is a region of
+ * its own for lookups, inserted uncounted; the bytes are counted here.
+ * LOCKING: vmm_lock, then the region table's lock inside it.
+ */
 typedef struct vmm_handle {
     CUmemGenericAllocationHandle h;
+    uint64_t size;
+    uint32_t nmaps; /* mappings now */
+    bool released;  /* cuMemRelease'd: forgotten at its last unmap */
     uint8_t loc_type;
 } vmm_handle_t;
+
+typedef struct vmm_map {
+    uint64_t base, size;
+    CUmemGenericAllocationHandle h;
+} vmm_map_t;
 
 static pthread_mutex_t vmm_lock = PTHREAD_MUTEX_INITIALIZER;
 static vmm_handle_t *vmm_handles;
 static size_t vmm_n, vmm_cap;
+static vmm_map_t *vmm_maps;
+static size_t vmm_nmaps, vmm_mapcap;
+
+/* The record of handle h, or NULL. vmm_lock held. */
+static vmm_handle_t *vmm_find(CUmemGenericAllocationHandle h)
+{
+    for (size_t i = 0; i < vmm_n; i++)
+        if (vmm_handles[i].h == h)
+            return &vmm_handles[i];
+    return NULL;
+}
+
+/* A record for h (size: the bytes it counts); NULL when out of memory. vmm_lock held. */
+static vmm_handle_t *vmm_add(CUmemGenericAllocationHandle h, uint64_t size, uint8_t loc)
+{
+    if (vmm_n == vmm_cap && com_array_grow((void **)&vmm_handles, &vmm_cap, vmm_n + 1,
+                                           sizeof(*vmm_handles), 64, SIZE_MAX) != GMUX_OK)
+        return NULL;
+    vmm_handles[vmm_n] = (vmm_handle_t){.h = h, .size = size, .loc_type = loc};
+    return &vmm_handles[vmm_n++];
+}
+
+static void vmm_drop(vmm_handle_t *e)
+{
+    *e = vmm_handles[--vmm_n];
+}
 
 CUresult shim_hook_cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
                                const CUmemAllocationProp *prop, unsigned long long flags)
@@ -205,11 +253,9 @@ CUresult shim_hook_cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size
     if (r != CUDA_SUCCESS)
         return r;
     pthread_mutex_lock(&vmm_lock);
-    if (vmm_n == vmm_cap && com_array_grow((void **)&vmm_handles, &vmm_cap, vmm_n + 1,
-                                           sizeof(*vmm_handles), 64, SIZE_MAX) != GMUX_OK)
-        goto out_unlock;
-    vmm_handles[vmm_n++] = (vmm_handle_t){.h = *handle, .loc_type = (uint8_t)prop->location.type};
-out_unlock:
+    if (!vmm_add(*handle, size, (uint8_t)prop->location.type))
+        COM_WARN(SHIM, "cannot track VMM handle %#llx: its mappings count their own sizes",
+                 (unsigned long long)*handle);
     pthread_mutex_unlock(&vmm_lock);
     return r;
 }
@@ -221,11 +267,11 @@ CUresult shim_hook_cuMemRelease(CUmemGenericAllocationHandle handle)
     if (r != CUDA_SUCCESS)
         return r;
     pthread_mutex_lock(&vmm_lock);
-    for (size_t i = 0; i < vmm_n; i++)
-        if (vmm_handles[i].h == handle) {
-            vmm_handles[i] = vmm_handles[--vmm_n];
-            break;
-        }
+    vmm_handle_t *e = vmm_find(handle);
+    if (e && e->nmaps == 0)
+        vmm_drop(e);
+    else if (e)
+        e->released = true; /* the memory lasts until its last unmap */
     pthread_mutex_unlock(&vmm_lock);
     return r;
 }
@@ -235,15 +281,31 @@ CUresult shim_hook_cuMemMap(CUdeviceptr ptr, size_t size, size_t offset,
 {
     shim_ensure_init();
     CUresult r = SHIM_CALL(cuMemMap, ptr, size, offset, handle, flags);
-    if (r != CUDA_SUCCESS)
+    if (r != CUDA_SUCCESS || !size)
         return r;
-    uint8_t loc = 0;
     pthread_mutex_lock(&vmm_lock);
-    for (size_t i = 0; i < vmm_n; i++)
-        if (vmm_handles[i].h == handle)
-            loc = vmm_handles[i].loc_type;
+    vmm_handle_t *e = vmm_find(handle);
+    if (!e) /* created before the shim saw it: the mapping stands for the handle */
+        e = vmm_add(handle, size, 0);
+    if (e && vmm_nmaps == vmm_mapcap &&
+        com_array_grow((void **)&vmm_maps, &vmm_mapcap, vmm_nmaps + 1, sizeof(*vmm_maps), 64,
+                       SIZE_MAX) != GMUX_OK)
+        e = NULL;
+    uint8_t loc = e ? e->loc_type : 0;
+    /* an untracked mapping counts its own size, like any allocation */
+    uint8_t uncounted = e ? SHIM_REGION_UNCOUNTED : 0;
+    if (shim_regions_insert_in(&shim_state.regions, (uint64_t)ptr, size, SHIM_REGION_VMM, loc, 0,
+                               uncounted) != GMUX_OK)
+        COM_WARN(SHIM, "cannot track mapping %#llx (+%zu)", (unsigned long long)ptr, size);
+    if (e) {
+        vmm_maps[vmm_nmaps++] = (vmm_map_t){.base = ptr, .size = size, .h = handle};
+        if (e->nmaps++ == 0)
+            shim_regions_count_bytes(&shim_state.regions, SHIM_REGION_VMM, (int64_t)e->size);
+    }
     pthread_mutex_unlock(&vmm_lock);
-    mem_track(ptr, size, SHIM_REGION_VMM, loc);
+    shim_record_alloc((uint64_t)ptr, size);
+    SHIM_STAT_ADD(pinned_allocs, 1);
+    SHIM_STAT_ADD(pinned_bytes, size);
     return r;
 }
 
@@ -251,10 +313,29 @@ CUresult shim_hook_cuMemUnmap(CUdeviceptr ptr, size_t size)
 {
     shim_ensure_init();
     CUresult r = SHIM_CALL(cuMemUnmap, ptr, size);
-    if (r == CUDA_SUCCESS) {
-        shim_record_free_range((uint64_t)ptr, size);
-        SHIM_STAT_ADD(frees, shim_regions_remove_range(&shim_state.regions, ptr, size));
+    if (r != CUDA_SUCCESS)
+        return r;
+    uint64_t end = ptr + size < ptr ? UINT64_MAX : ptr + size;
+    int64_t gone = 0;
+    shim_record_free_range((uint64_t)ptr, size);
+    pthread_mutex_lock(&vmm_lock);
+    for (size_t i = 0; i < vmm_nmaps;) {
+        const vmm_map_t *m = &vmm_maps[i];
+        if (!(m->base < end && ptr < m->base + m->size)) {
+            i++;
+            continue;
+        }
+        vmm_handle_t *e = vmm_find(m->h);
+        if (e && --e->nmaps == 0) {
+            gone += (int64_t)e->size;
+            if (e->released)
+                vmm_drop(e);
+        }
+        vmm_maps[i] = vmm_maps[--vmm_nmaps];
     }
+    SHIM_STAT_ADD(frees, shim_regions_remove_range(&shim_state.regions, ptr, size));
+    shim_regions_count_bytes(&shim_state.regions, SHIM_REGION_VMM, -gone);
+    pthread_mutex_unlock(&vmm_lock);
     return r;
 }
 

@@ -10,19 +10,27 @@
 #define PARAMS_POOL       (64 * 1024)
 #define PARAMS_MAX_PER_FN 1024
 #define PARAMS_EXTRA_MAX  4096 /* bytes of an `extra` buffer scanned without a layout */
+#define PARAMS_CHUNK      32   /* descriptors a launch copies and checks at a time */
 
-enum { SLOT_EMPTY = 0, SLOT_READY = 1, SLOT_UNKNOWN = 2 };
-/* The key of a forgotten slot: never a handle (handles are aligned
- * pointers), never empty, so lookups probe past it and no fill reuses it
- * while a launch may still read its layout. The table and the pool only
- * fill up: past them, kernels have no layout (no prediction, no harm). */
-#define SLOT_FORGOTTEN ((uintptr_t)1)
-
+/*
+ * One kernel's cached layout. The launch path reads slots without a lock, and
+ * unloads empty them for reuse, so each slot is a seqlock: a writer (holding
+ * params_fill_lock) makes seq odd, changes the slot or the pool words it
+ * names, and makes seq even again; a reader copies what it needs, then checks
+ * that seq is even and unchanged, and else reads again. What a reader uses
+ * (parameter count, offsets, sizes: how far into the program's kernelParams
+ * it reads) is always a copy that was checked this way. Every field is an
+ * atomic, so no read is a data race, torn or not. Without fences (TSan does
+ * not model them): writers store data with release, so a reader that loads
+ * (acquire) any word written after a seq change also sees that change when it
+ * loads seq again; readers load data with acquire, so that second load of seq
+ * comes after them. On x86 these are plain moves.
+ */
 typedef struct params_slot {
-    _Atomic(uintptr_t) key; /* CUfunction; 0 = empty */
-    _Atomic int state;
-    uint32_t first; /* index into params_pool */
-    uint32_t n;
+    _Atomic uint32_t seq;
+    _Atomic uint32_t n;     /* parameters; 0: no layout known */
+    _Atomic uintptr_t key;  /* CUfunction; 0 = empty */
+    _Atomic uint32_t first; /* index into params_pool */
 } params_slot_t;
 
 typedef struct params_desc {
@@ -30,9 +38,15 @@ typedef struct params_desc {
     uint32_t size;
 } params_desc_t;
 
+/* A slot as one reader saw it (seq even at the time). */
+typedef struct params_view {
+    const params_slot_t *slot;
+    uint32_t seq, n, first;
+} params_view_t;
+
 static params_slot_t params_slots[PARAMS_SLOTS];
-static params_desc_t params_pool[PARAMS_POOL];
-static uint32_t params_pool_used;
+static _Atomic uint64_t params_pool[PARAMS_POOL]; /* offset << 32 | size */
+static uint32_t params_pool_used;                 /* under params_fill_lock */
 static pthread_mutex_t params_fill_lock = PTHREAD_MUTEX_INITIALIZER;
 static shim_param_info_fn params_func_info, params_kernel_info;
 
@@ -42,26 +56,46 @@ void shim_params_set_info(shim_param_info_fn func_info, shim_param_info_fn kerne
     params_kernel_info = kernel_info;
 }
 
+/* Opens / closes a change of slot s. Lock held. The odd seq is ordered
+ * before the writer's later stores by their release (see above). */
+static void params_write_begin(params_slot_t *s)
+{
+    uint32_t q = atomic_load_explicit(&s->seq, memory_order_relaxed);
+    atomic_store_explicit(&s->seq, q + 1, memory_order_relaxed);
+}
+
+static void params_write_end(params_slot_t *s)
+{
+    uint32_t q = atomic_load_explicit(&s->seq, memory_order_relaxed);
+    atomic_store_explicit(&s->seq, q + 1, memory_order_release);
+}
+
+/* Empties every slot and the pool. Lock held. */
+static void params_clear(void)
+{
+    for (size_t i = 0; i < PARAMS_SLOTS; i++) {
+        params_slot_t *s = &params_slots[i];
+        if (atomic_load_explicit(&s->key, memory_order_relaxed) == 0)
+            continue;
+        params_write_begin(s);
+        atomic_store_explicit(&s->key, 0, memory_order_release);
+        atomic_store_explicit(&s->n, 0, memory_order_release);
+        atomic_store_explicit(&s->first, 0, memory_order_release);
+        params_write_end(s);
+    }
+    params_pool_used = 0;
+}
+
 void shim_params_reset(void)
 {
     pthread_mutex_lock(&params_fill_lock);
-    for (size_t i = 0; i < PARAMS_SLOTS; i++) {
-        atomic_store(&params_slots[i].state, SLOT_EMPTY);
-        atomic_store(&params_slots[i].key, 0);
-    }
-    params_pool_used = 0;
+    params_clear();
     pthread_mutex_unlock(&params_fill_lock);
 }
 
 void shim_params_forget(void)
 {
-    pthread_mutex_lock(&params_fill_lock);
-    for (size_t i = 0; i < PARAMS_SLOTS; i++) {
-        uintptr_t k = atomic_load_explicit(&params_slots[i].key, memory_order_relaxed);
-        if (k != 0 && k != SLOT_FORGOTTEN)
-            atomic_store_explicit(&params_slots[i].key, SLOT_FORGOTTEN, memory_order_release);
-    }
-    pthread_mutex_unlock(&params_fill_lock);
+    shim_params_reset();
 }
 
 static size_t params_hash(uintptr_t key)
@@ -70,78 +104,130 @@ static size_t params_hash(uintptr_t key)
     return (size_t)(h >> 32) & (PARAMS_SLOTS - 1);
 }
 
-/* Asks one query for the whole layout; returns the count or -1. */
-static long params_query(shim_param_info_fn info, CUfunction func, params_desc_t *out)
+/* Asks one query for the whole layout into out; returns the count (0: none). */
+static uint32_t params_query(shim_param_info_fn info, CUfunction func, params_desc_t *out,
+                             uint32_t room)
 {
     if (!info)
-        return -1;
-    size_t i;
+        return 0;
+    uint32_t i;
     for (i = 0; i < PARAMS_MAX_PER_FN; i++) {
         size_t off = 0, size = 0;
         if (info(func, i, &off, &size) != CUDA_SUCCESS)
             break;
+        if (i >= room || off > UINT32_MAX || size > UINT32_MAX)
+            return 0; /* no room, or a layout no parameter block has */
         out[i] = (params_desc_t){.offset = (uint32_t)off, .size = (uint32_t)size};
     }
     /* A kernel without parameters answers an error for index 0, like a bad handle. */
-    return (long)i;
+    return i;
 }
 
-/* Fills the slot of func (first launch). Caller holds params_fill_lock. */
-static void params_fill(params_slot_t *s, CUfunction func)
+/* Fills the empty slot s for func (its first launch since the last unload),
+ * and describes it in *v. Lock held. */
+static void params_fill(params_slot_t *s, CUfunction func, params_view_t *v)
 {
+    static params_desc_t tmp[PARAMS_MAX_PER_FN]; /* lock held */
     uint32_t room = PARAMS_POOL - params_pool_used;
-    params_desc_t *dst = &params_pool[params_pool_used];
-    long n = -1;
-    if (room >= PARAMS_MAX_PER_FN) {
-        n = params_query(params_func_info, func, dst);
-        if (n <= 0)
-            n = params_query(params_kernel_info, func, dst);
-    }
-    if (n > 0) {
-        s->first = params_pool_used;
-        s->n = (uint32_t)n;
-        params_pool_used += (uint32_t)n;
-        atomic_store_explicit(&s->state, SLOT_READY, memory_order_release);
-    } else {
-        atomic_store_explicit(&s->state, SLOT_UNKNOWN, memory_order_release);
-    }
+    uint32_t n = params_query(params_func_info, func, tmp, room);
+    if (n == 0)
+        n = params_query(params_kernel_info, func, tmp, room);
+    params_write_begin(s);
+    atomic_store_explicit(&s->key, (uintptr_t)func, memory_order_release);
+    atomic_store_explicit(&s->first, params_pool_used, memory_order_release);
+    for (uint32_t i = 0; i < n; i++)
+        atomic_store_explicit(&params_pool[params_pool_used + i],
+                              (uint64_t)tmp[i].offset << 32 | tmp[i].size, memory_order_release);
+    atomic_store_explicit(&s->n, n, memory_order_release);
+    params_pool_used += n;
+    params_write_end(s);
+    *v = (params_view_t){.slot = s,
+                         .seq = atomic_load_explicit(&s->seq, memory_order_relaxed),
+                         .n = n,
+                         .first = atomic_load_explicit(&s->first, memory_order_relaxed)};
 }
 
-/* The slot of func with its layout, or NULL when none is known. */
-static const params_slot_t *params_layout(CUfunction func)
+/* Whether slot s still holds what the reader saw at sequence seq. */
+static bool params_unchanged(const params_slot_t *s, uint32_t seq)
+{
+    return atomic_load_explicit(&s->seq, memory_order_relaxed) == seq;
+}
+
+/* Finds func's layout, filling its slot on its first launch (under the lock);
+ * false when none is known (the driver gave none, or the table is full). */
+static bool params_layout(CUfunction func, params_view_t *v)
 {
     uintptr_t key = (uintptr_t)func;
-    if (!key || key == SLOT_FORGOTTEN)
-        return NULL;
+    if (!key)
+        return false;
     size_t h = params_hash(key);
-    for (size_t probe = 0; probe < PARAMS_SLOTS; probe++) {
-        params_slot_t *s = &params_slots[(h + probe) & (PARAMS_SLOTS - 1)];
-        uintptr_t k = atomic_load_explicit(&s->key, memory_order_acquire);
-        if (k == key) {
-            int st = atomic_load_explicit(&s->state, memory_order_acquire);
-            if (st == SLOT_EMPTY) {
-                /* another thread is filling it: wait for the fill lock */
+    for (;;) {
+        bool again = false;
+        size_t probe;
+        for (probe = 0; probe < PARAMS_SLOTS && !again; probe++) {
+            const params_slot_t *s = &params_slots[(h + probe) & (PARAMS_SLOTS - 1)];
+            uint32_t seq = atomic_load_explicit(&s->seq, memory_order_acquire);
+            if (seq & 1) { /* being written: wait for the writer, look again */
                 pthread_mutex_lock(&params_fill_lock);
                 pthread_mutex_unlock(&params_fill_lock);
-                st = atomic_load_explicit(&s->state, memory_order_acquire);
+                again = true;
+                break;
             }
-            return st == SLOT_READY ? s : NULL;
+            uintptr_t k = atomic_load_explicit(&s->key, memory_order_acquire);
+            if (k == 0)
+                break; /* not cached: fill it */
+            if (k != key)
+                continue;
+            /* a layout's n and first are checked with its descriptors (params_copy) */
+            uint32_t n = atomic_load_explicit(&s->n, memory_order_acquire);
+            uint32_t first = atomic_load_explicit(&s->first, memory_order_acquire);
+            if (n == 0 && !params_unchanged(s, seq)) {
+                again = true;
+                break;
+            }
+            *v = (params_view_t){.slot = s, .seq = seq, .n = n, .first = first};
+            return n > 0;
         }
-        if (k != 0)
+        if (again)
             continue;
+        /* not found: look again under the lock (writers are then still) and fill */
+        bool ok = false;
         pthread_mutex_lock(&params_fill_lock);
-        k = atomic_load_explicit(&s->key, memory_order_acquire);
-        if (k == 0) {
-            atomic_store_explicit(&s->key, key, memory_order_release);
-            params_fill(s, func);
-            pthread_mutex_unlock(&params_fill_lock);
-            return atomic_load(&s->state) == SLOT_READY ? s : NULL;
+        for (probe = 0; probe < PARAMS_SLOTS; probe++) {
+            params_slot_t *s = &params_slots[(h + probe) & (PARAMS_SLOTS - 1)];
+            uintptr_t k = atomic_load_explicit(&s->key, memory_order_relaxed);
+            if (k == key) {
+                *v =
+                    (params_view_t){.slot = s,
+                                    .seq = atomic_load_explicit(&s->seq, memory_order_relaxed),
+                                    .n = atomic_load_explicit(&s->n, memory_order_relaxed),
+                                    .first = atomic_load_explicit(&s->first, memory_order_relaxed)};
+                ok = v->n > 0;
+                break;
+            }
+            if (k == 0) {
+                params_fill(s, func, v);
+                ok = v->n > 0;
+                break;
+            }
         }
         pthread_mutex_unlock(&params_fill_lock);
-        if (k == key)
-            probe--; /* filled by another thread meanwhile: read it again */
+        return ok; /* table full: no layout */
     }
-    return NULL; /* table full: no layout */
+}
+
+/* Copies descriptors [at, at + count) of the layout v into out; false when
+ * the slot changed since v was read (the copy, and v's n and first, are then
+ * not to be used). Reads stay inside the pool whatever v holds. */
+static bool params_copy(const params_view_t *v, uint32_t at, uint32_t count, params_desc_t *out)
+{
+    for (uint32_t i = 0; i < count; i++) {
+        uint32_t idx = v->first + at + i;
+        uint64_t w =
+            idx < PARAMS_POOL ? atomic_load_explicit(&params_pool[idx], memory_order_acquire) : 0;
+        out[i] = (params_desc_t){.offset = (uint32_t)(w >> 32), .size = (uint32_t)w};
+    }
+    return params_unchanged(v->slot, v->seq);
 }
 
 /* Appends the 8-byte aligned words of [p, p+size) at block offset off. */
@@ -191,39 +277,54 @@ static size_t params_values_of(const unsigned char *p, uint32_t off, uint32_t si
 
 /* Both decodings: candidates (non-zero aligned words; a missing parameter is
  * skipped) or positional values (a missing one makes the launch unreadable,
- * since later positions would shift). */
+ * since later positions would shift). The layout is read in checked chunks;
+ * when an unload changed it meanwhile, the launch is read again from the
+ * start with the new one. */
 static size_t params_walk(CUfunction func, void **kernel_params, void **extra, uint64_t *out,
                           size_t max, bool positional)
 {
-    const params_slot_t *s = params_layout(func);
     size_t size = 0, n = 0;
     const unsigned char *buf = NULL;
     if (!kernel_params && (!extra || !(buf = params_extra_buffer(extra, &size))))
         return 0;
-    if (!s) { /* no layout: the extra buffer's words (kernelParams cannot be read) */
-        if (kernel_params)
-            return 0;
-        size_t len = size < PARAMS_EXTRA_MAX ? size : PARAMS_EXTRA_MAX;
-        if (!positional)
-            return params_words(buf, 0, (uint32_t)len, out, 0, max);
-        for (size_t i = 0; i + 8 <= len && n < max; i += 8)
-            memcpy(&out[n++], buf + i, sizeof(uint64_t));
-        return n;
-    }
-    for (uint32_t i = 0; i < s->n && n < max; i++) {
-        const params_desc_t *d = &params_pool[s->first + i];
-        const unsigned char *p = kernel_params                         ? kernel_params[i]
-                                 : (size_t)d->offset + d->size <= size ? buf + d->offset
-                                                                       : NULL;
-        if (!p) {
-            if (positional)
-                return 0;
-            continue;
+    params_view_t v;
+    for (;;) {
+        if (!params_layout(func, &v)) { /* no layout: the extra buffer's words */
+            if (kernel_params)
+                return 0; /* kernelParams cannot be read without one */
+            size_t len = size < PARAMS_EXTRA_MAX ? size : PARAMS_EXTRA_MAX;
+            if (!positional)
+                return params_words(buf, 0, (uint32_t)len, out, 0, max);
+            for (size_t i = 0; i + 8 <= len && n < max; i += 8)
+                memcpy(&out[n++], buf + i, sizeof(uint64_t));
+            return n;
         }
-        n = positional ? params_values_of(p, d->offset, d->size, out, n, max)
-                       : params_words(p, d->offset, d->size, out, n, max);
+        bool changed = false;
+        n = 0;
+        for (uint32_t at = 0; at < v.n && n < max && !changed; at += PARAMS_CHUNK) {
+            params_desc_t d[PARAMS_CHUNK];
+            uint32_t count = v.n - at < PARAMS_CHUNK ? v.n - at : PARAMS_CHUNK;
+            if (!params_copy(&v, at, count, d)) {
+                changed = true;
+                break;
+            }
+            for (uint32_t j = 0; j < count && n < max; j++) {
+                const unsigned char *p = kernel_params ? kernel_params[at + j]
+                                         : (size_t)d[j].offset + d[j].size <= size
+                                             ? buf + d[j].offset
+                                             : NULL;
+                if (!p) {
+                    if (positional)
+                        return 0;
+                    continue;
+                }
+                n = positional ? params_values_of(p, d[j].offset, d[j].size, out, n, max)
+                               : params_words(p, d[j].offset, d[j].size, out, n, max);
+            }
+        }
+        if (!changed)
+            return n;
     }
-    return n;
 }
 
 size_t shim_params_decode(CUfunction func, void **kernel_params, void **extra, uint64_t *out,

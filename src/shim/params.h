@@ -12,8 +12,11 @@
  * whose layout the driver cannot give, decodes to nothing from kernelParams;
  * the `extra` buffer form is then scanned word by word.
  *
- * Thread-safety: safe from any thread. LOCKING: a mutex serialises filling a
- * new cache entry (first launch of a kernel); lookups take no lock.
+ * Thread-safety: safe from any thread. LOCKING: a mutex serialises writers
+ * (filling an entry at a kernel's first launch, emptying the table at an
+ * unload); launches read entries without a lock, each entry being a seqlock
+ * (a launch that raced with a writer reads again), so entries and the pool
+ * of descriptors are reused after unloads.
  */
 #ifndef SHIM_PARAMS_H
 #define SHIM_PARAMS_H
@@ -56,8 +59,9 @@ void shim_params_reset(void);
 /* Forgets the layouts of every kernel known so far, because a module or
  * library was unloaded: a function of a module loaded later may get the same
  * handle with other parameters, and walking its kernelParams with the old
- * layout would read past the program's array. Launches already walking a
- * layout finish with it (the pool is never reused). */
+ * layout would read past the program's array. The table and the pool are
+ * empty again afterwards; a launch reading a layout meanwhile notices the
+ * change and reads the new one. */
 void shim_params_forget(void);
 
 #endif /* SHIM_PARAMS_H */

@@ -149,6 +149,14 @@ static bool pred_bind(eng_launch_t *el, CUfunction f)
     return ok;
 }
 
+void shim_predict_forget_functions(void)
+{
+    pthread_rwlock_wrlock(&pred_lock);
+    memset(pred_funcs, 0, sizeof(pred_funcs));
+    pred_nfuncs = 0;
+    pthread_rwlock_unlock(&pred_lock);
+}
+
 /* The regions of one launch's values (looked up under one lock), which the
  * predictor's spans almost always fall in; the table is asked otherwise. */
 typedef struct pred_regions {

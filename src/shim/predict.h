@@ -50,4 +50,12 @@ bool shim_predict_enabled(void);
 size_t shim_predict_ranges(const shim_launch_info_t *l, shim_range_t *out, size_t max, bool *ok_p,
                            bool *narrow_p);
 
+/*
+ * A module or library was unloaded: forgets which kernel (name, template)
+ * every function handle was bound to, since a function of a module loaded
+ * later may get one of those handles. Functions are bound again, by name, at
+ * their next launch; kernel names and their templates stay.
+ */
+void shim_predict_forget_functions(void);
+
 #endif /* SHIM_PREDICT_H */

@@ -471,12 +471,14 @@ static bool rec_kernel(CUfunction f, uint32_t *id_p)
         sim_trace_name_ok(drv_name))
         snprintf(name, sizeof(name), "%s", drv_name);
     else
-        snprintf(name, sizeof(name), "kernel_%zu", rec_nfuncs);
+        snprintf(name, sizeof(name), "kernel_%u", rec_nkernels); /* a name of its own */
     uint32_t id = rec_nkernels;
-    for (size_t i = 0; i < rec_nfuncs; i++)
-        if (strcmp(rec_kname[rec_kid[i]], name) == 0)
-            id = rec_kid[i]; /* the same kernel loaded twice: one identity */
+    for (uint32_t k = 0; k < rec_nkernels && id == rec_nkernels; k++)
+        if (strcmp(rec_kname[k], name) == 0)
+            id = k; /* the same kernel loaded twice (or again after an unload): one identity */
     if (id == rec_nkernels) {
+        if (rec_nkernels == REC_MAX_KERNELS)
+            return false;
         char *copy = strdup(name);
         if (!copy)
             return false;
@@ -486,6 +488,15 @@ static bool rec_kernel(CUfunction f, uint32_t *id_p)
     rec_kid[rec_nfuncs++] = id;
     *id_p = id;
     return true;
+}
+
+void shim_record_forget_functions(void)
+{
+    if (!shim_recording())
+        return;
+    pthread_mutex_lock(&rec_lock);
+    rec_nfuncs = 0; /* kernels keep their ids: recorded launches refer to them */
+    pthread_mutex_unlock(&rec_lock);
 }
 
 /*

@@ -58,6 +58,12 @@ void shim_record_free(uint64_t base);
  * unmap, which names a range, not an allocation's base. */
 void shim_record_free_range(uint64_t base, uint64_t size);
 
+/* A module or library was unloaded: the handles of its functions may come
+ * back for other functions of a module loaded later, so every function is
+ * looked up (named) again at its next launch. Kernels known by name keep
+ * their identity. */
+void shim_record_forget_functions(void);
+
 /* A launch about to be issued (its touched ranges are collected before the next event). */
 void shim_record_launch(CUfunction f, const unsigned grid[3], const unsigned block[3],
                         void **params, void **extra);

@@ -40,7 +40,8 @@ static long regions_floor(const shim_regions_t *t, uint64_t addr)
 
 static void regions_drop_at(shim_regions_t *t, size_t i)
 {
-    __atomic_fetch_sub(&t->bytes[t->v[i].kind], t->v[i].size, __ATOMIC_RELAXED);
+    if (!(t->v[i].flags & SHIM_REGION_UNCOUNTED))
+        __atomic_fetch_sub(&t->bytes[t->v[i].kind], t->v[i].size, __ATOMIC_RELAXED);
     t->count[t->v[i].kind]--;
     memmove(&t->v[i], &t->v[i + 1], (t->n - i - 1) * sizeof(t->v[0]));
     t->n--;
@@ -68,6 +69,13 @@ static size_t regions_drop_overlaps(shim_regions_t *t, uint64_t base, uint64_t e
 gmux_status_t shim_regions_insert(shim_regions_t *t, uint64_t base, uint64_t size,
                                   shim_region_kind_t kind, uint8_t loc_type)
 {
+    return shim_regions_insert_in(t, base, size, kind, loc_type, 0, 0);
+}
+
+gmux_status_t shim_regions_insert_in(shim_regions_t *t, uint64_t base, uint64_t size,
+                                     shim_region_kind_t kind, uint8_t loc_type, uint64_t ctx,
+                                     uint8_t flags)
+{
     if (size == 0 || base + size < base || (unsigned)kind >= SHIM_REGION_KIND_COUNT)
         return GMUX_ERR_INVALID;
     gmux_status_t st = GMUX_OK;
@@ -81,10 +89,16 @@ gmux_status_t shim_regions_insert(shim_regions_t *t, uint64_t base, uint64_t siz
     }
     size_t pos = (size_t)(regions_floor(t, base) + 1);
     memmove(&t->v[pos + 1], &t->v[pos], (t->n - pos) * sizeof(t->v[0]));
-    t->v[pos] = (shim_region_t){
-        .base = base, .size = size, .kind = (uint8_t)kind, .loc_type = loc_type, .gen = 0};
+    t->v[pos] = (shim_region_t){.base = base,
+                                .size = size,
+                                .ctx = ctx,
+                                .kind = (uint8_t)kind,
+                                .loc_type = loc_type,
+                                .flags = flags,
+                                .gen = 0};
     t->n++;
-    __atomic_fetch_add(&t->bytes[kind], size, __ATOMIC_RELAXED);
+    if (!(flags & SHIM_REGION_UNCOUNTED))
+        __atomic_fetch_add(&t->bytes[kind], size, __ATOMIC_RELAXED);
     t->count[kind]++;
 out_unlock:
     pthread_rwlock_unlock(&t->lock);
@@ -113,6 +127,38 @@ size_t shim_regions_remove_range(shim_regions_t *t, uint64_t base, uint64_t size
     size_t dropped = size ? regions_drop_overlaps(t, base, end) : 0;
     pthread_rwlock_unlock(&t->lock);
     return dropped;
+}
+
+void shim_regions_count_bytes(shim_regions_t *t, shim_region_kind_t kind, int64_t delta)
+{
+    if ((unsigned)kind >= SHIM_REGION_KIND_COUNT || delta == 0)
+        return;
+    pthread_rwlock_wrlock(&t->lock);
+    __atomic_fetch_add(&t->bytes[kind], (uint64_t)delta, __ATOMIC_RELAXED);
+    pthread_rwlock_unlock(&t->lock);
+}
+
+size_t shim_regions_remove_ctx(shim_regions_t *t, uint64_t ctx, shim_region_t *out, size_t max)
+{
+    size_t n = 0;
+    if (!ctx)
+        return 0;
+    pthread_rwlock_wrlock(&t->lock);
+    size_t keep = 0; /* one pass, order kept: the array stays sorted */
+    for (size_t i = 0; i < t->n; i++) {
+        const shim_region_t *r = &t->v[i];
+        if (r->ctx == ctx && n < max) {
+            if (!(r->flags & SHIM_REGION_UNCOUNTED))
+                __atomic_fetch_sub(&t->bytes[r->kind], r->size, __ATOMIC_RELAXED);
+            t->count[r->kind]--;
+            out[n++] = *r;
+            continue;
+        }
+        t->v[keep++] = *r;
+    }
+    t->n = keep;
+    pthread_rwlock_unlock(&t->lock);
+    return n;
 }
 
 /* The region containing addr, or NULL. Caller holds the lock. */

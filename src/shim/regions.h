@@ -34,13 +34,19 @@ typedef enum shim_region_kind {
 typedef struct shim_region {
     uint64_t base;
     uint64_t size;
+    uint64_t ctx;     /* CUcontext it was allocated in; 0: none (VMM mappings) */
     uint8_t kind;     /* shim_region_kind_t */
     uint8_t loc_type; /* CUmemLocationType of VMM memory; for managed memory
                          SHIM_MANAGED_REDIRECTED when libgmux.so made it so */
+    uint8_t flags;    /* SHIM_REGION_UNCOUNTED */
     uint32_t gen;     /* prefetch generation last claimed (see shim_regions_claim) */
 } shim_region_t;
 
 #define SHIM_MANAGED_REDIRECTED 1 /* loc_type of a managed region the shim redirected */
+
+/* A region whose bytes its owner counts itself (shim_regions_count_bytes): a
+ * VMM mapping, whose physical handle may be mapped more than once. */
+#define SHIM_REGION_UNCOUNTED 1
 
 typedef struct shim_range {
     uint64_t addr;
@@ -66,6 +72,20 @@ void shim_regions_fini(shim_regions_t *t);
  */
 gmux_status_t shim_regions_insert(shim_regions_t *t, uint64_t base, uint64_t size,
                                   shim_region_kind_t kind, uint8_t loc_type);
+
+/* shim_regions_insert of a region allocated in context ctx (0: none), with
+ * flags (SHIM_REGION_UNCOUNTED: its size is not added to the kind's bytes). */
+gmux_status_t shim_regions_insert_in(shim_regions_t *t, uint64_t base, uint64_t size,
+                                     shim_region_kind_t kind, uint8_t loc_type, uint64_t ctx,
+                                     uint8_t flags);
+
+/* Adds delta (may be negative) to the bytes of kind: what an owner of
+ * uncounted regions counts for them. */
+void shim_regions_count_bytes(shim_regions_t *t, shim_region_kind_t kind, int64_t delta);
+
+/* Removes up to max regions allocated in context ctx (non-zero), copying
+ * them to out; returns how many (fewer than max: none is left). */
+size_t shim_regions_remove_ctx(shim_regions_t *t, uint64_t ctx, shim_region_t *out, size_t max);
 
 /* Removes the region that starts exactly at base; GMUX_ERR_NOT_FOUND if none. */
 gmux_status_t shim_regions_remove(shim_regions_t *t, uint64_t base, shim_region_t *out_p);

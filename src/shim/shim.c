@@ -189,9 +189,14 @@ __attribute__((destructor)) static void shim_fini(void)
 {
     if (!atomic_load(&shim_ready_) || shim_forked_child())
         return;
-    const char *path = COM_SETTING_STRING(SHIM_STATS);
+    const char *pattern = COM_SETTING_STRING(SHIM_STATS);
     shim_cupti_flush(); /* CUPTI's pending counters into the stats */
-    if (path && path[0] && shim_stats_write(path, shim_mode_names[shim_state.mode]) != 0)
+    if (!pattern || !pattern[0])
+        return;
+    char path[4096];
+    if (shim_stats_path(pattern, (long)getpid(), path, sizeof(path)) != 0)
+        COM_WARN(SHIM, "GMUX_SHIM_STATS file name too long: %s", pattern);
+    else if (shim_stats_write(path, shim_mode_names[shim_state.mode]) != 0)
         COM_WARN(SHIM, "cannot write GMUX_SHIM_STATS file %s", path);
 }
 

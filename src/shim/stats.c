@@ -2,6 +2,7 @@
 #include "shim/stats.h"
 
 #include <stdio.h>
+#include <string.h>
 
 shim_stats_t shim_stats;
 
@@ -18,4 +19,29 @@ int shim_stats_write(const char *path, const char *mode_name)
 #undef SHIM_STATS_JSON_
     fprintf(f, "}\n");
     return fclose(f) == 0 ? 0 : -1;
+}
+
+int shim_stats_path(const char *pattern, long pid, char *out, size_t len)
+{
+    size_t n = 0;
+    for (const char *p = pattern; *p; p++) {
+        char num[24];
+        const char *piece = p;
+        size_t plen = 1;
+        if (p[0] == '%' && p[1] == 'p') {
+            plen = (size_t)snprintf(num, sizeof(num), "%ld", pid);
+            piece = num;
+            p++;
+        } else if (p[0] == '%' && p[1] == '%') {
+            p++; /* one literal % */
+        }
+        if (plen >= len - n)
+            return -1;
+        memcpy(out + n, piece, plen);
+        n += plen;
+    }
+    if (len == 0)
+        return -1;
+    out[n] = '\0';
+    return 0;
 }

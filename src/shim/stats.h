@@ -1,7 +1,10 @@
 /*
  * The shim's counters: what it intercepted, tracked, redirected and moved.
  * Written as one JSON object at exit to the file named by GMUX_SHIM_STATS
- * (tests read it; `gmux run` users can too).
+ * (tests read it; `gmux run` users can too). In that name %p stands for the
+ * pid of the writing process and %% for a literal %, so that processes that
+ * each start the shim (a parent and the children it forks or execs) write
+ * their own files instead of one over the other.
  *
  * Thread-safety: relaxed atomics, safe from any thread.
  */
@@ -9,6 +12,7 @@
 #define SHIM_STATS_H
 
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* X(field): every counter, listed once (struct fields and JSON keys). */
@@ -61,5 +65,9 @@ extern shim_stats_t shim_stats;
 
 /* Writes the counters as one JSON line to path; 0 on success, -1 on error. */
 int shim_stats_write(const char *path, const char *mode_name);
+
+/* The file name of pattern (GMUX_SHIM_STATS) for process pid: %p replaced by
+ * the pid, %% by %. 0, or -1 when it does not fit in len bytes. */
+int shim_stats_path(const char *pattern, long pid, char *out, size_t len);
 
 #endif /* SHIM_STATS_H */

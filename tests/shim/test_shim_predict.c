@@ -32,6 +32,7 @@ static fake_reset_fn f_reset;
 static fake_log_count_fn f_count;
 static fake_log_get_fn f_get;
 static fake_register_kernel_fn f_register;
+static fake_reload_kernel_fn f_reload;
 static PFN_cuLaunchKernel_v4000 launch;
 static CUdeviceptr a, b;
 static const char *expect;
@@ -61,7 +62,8 @@ static int setup(void **state)
     f_count = (fake_log_count_fn)dlsym(drv, "fake_log_count");
     f_get = (fake_log_get_fn)dlsym(drv, "fake_log_get");
     f_register = (fake_register_kernel_fn)dlsym(drv, "fake_register_kernel");
-    assert_true(gpa && f_reset && f_count && f_get && f_register);
+    f_reload = (fake_reload_kernel_fn)dlsym(drv, "fake_reload_kernel");
+    assert_true(gpa && f_reset && f_count && f_get && f_register && f_reload);
     PFN_cuMemAlloc_v3020 alloc = (PFN_cuMemAlloc_v3020)get("cuMemAlloc");
     assert_int_equal(alloc(&a, MIB), CUDA_SUCCESS);
     assert_int_equal(alloc(&b, MIB), CUDA_SUCCESS);
@@ -141,6 +143,26 @@ static void test_known_kernel(void **state)
     }
 }
 
+/* A module unloaded, a kernel of another module loaded at the same handle:
+ * the new kernel has its own name, so the template of the old one ("scale")
+ * must not be used for it. */
+static void test_unload_forgets_binding(void **state)
+{
+    (void)state;
+    static const size_t sizes[] = {8, 8, 8};
+    CUfunction f = f_register("scale", 3, sizes, k_nop);
+    launch_3(f, a, b, 1000);
+    PFN_cuModuleUnload_v2000 unload = (PFN_cuModuleUnload_v2000)get("cuModuleUnload");
+    assert_int_equal(unload((CUmodule)0x1000), CUDA_SUCCESS);
+    f_reload(f, "not_in_db", 3, sizes, k_nop);
+    launch_3(f, a, b, 1000);
+    rng_t whole[] = {{a, MIB}, {b, MIB}};
+    if (strcmp(expect, "fits") == 0)
+        assert_ranges(NULL, 0); /* test_known_kernel prefetched them already */
+    else
+        assert_ranges(whole, 2); /* not scale's 4000 bytes */
+}
+
 static void test_unknown_kernel(void **state)
 {
     (void)state;
@@ -159,6 +181,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_known_kernel),
         cmocka_unit_test(test_unknown_kernel),
+        cmocka_unit_test(test_unload_forgets_binding),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
 }

@@ -59,8 +59,36 @@ static void test_exports_match_the_list(void **state)
     }
 }
 
+/* The lifecycle hooks (context destruction, primary-context release and reset,
+ * unloads) are in the list, hence exported: without them the shim would keep
+ * counting what a context or module took along. */
+static void test_lifecycle_hooks_listed(void **state)
+{
+    (void)state;
+    static const char *const must[] = {"cuCtxDestroy_v2",
+                                       "cuDevicePrimaryCtxRetain",
+                                       "cuDevicePrimaryCtxRelease_v2",
+                                       "cuDevicePrimaryCtxReset_v2",
+                                       "cuModuleUnload",
+                                       "cuLibraryUnload",
+                                       "cuMemCreate",
+                                       "cuMemRelease",
+                                       "cuMemMap",
+                                       "cuMemUnmap"};
+    for (size_t i = 0; i < sizeof(must) / sizeof(must[0]); i++) {
+        size_t j;
+        for (j = 0; j < NEXPECTED; j++)
+            if (strcmp(expected[j], must[i]) == 0)
+                break;
+        if (j == NEXPECTED)
+            print_error("not hooked: %s\n", must[i]);
+        assert_true(j < NEXPECTED);
+    }
+}
+
 int main(void)
 {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_exports_match_the_list)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_exports_match_the_list),
+                                       cmocka_unit_test(test_lifecycle_hooks_listed)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

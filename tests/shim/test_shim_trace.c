@@ -73,6 +73,8 @@ static void record(const char *format, int ranges, uint64_t *a, uint64_t *b)
     while ((q = strstr(p + 2, "a=")) != NULL)
         p = q;
     assert_int_equal(sscanf(p, "a=%llu b=%llu v=%llu", &x, &y, &v), 3);
+    /* a recorded program runs alone: it never asks gmuxd for turns */
+    assert_non_null(strstr(p, " gate=0\n"));
     *a = x;
     *b = y;
     vmm_base = v;
@@ -228,6 +230,38 @@ static void test_trace_survives_fork(void **state)
     check_trace(a, b, 1, 250);
 }
 
+/* The program unloads its module and launches another kernel at the handle
+ * peek had: the trace names that launch's kernel poke, not peek. */
+static void test_trace_unload_renames(void **state)
+{
+    (void)state;
+    setenv("TRACE_PROG_RELOAD", "1", 1);
+    uint64_t a, b;
+    record("text", 0, &a, &b);
+    unsetenv("TRACE_PROG_RELOAD");
+    char e[512];
+    sim_source_t *src;
+    assert_int_equal(sim_trace_open(trace_path, &src, e, sizeof(e)), GMUX_OK);
+    assert_int_equal(src->nkernels, 4);
+    assert_string_equal(src->kernel_names[2], "peek");
+    assert_string_equal(src->kernel_names[3], "poke");
+    sim_event_t ev;
+    unsigned per_kernel[4] = {0};
+    uint32_t last = UINT32_MAX;
+    while (sim_source_next(src, 0, &ev) == GMUX_OK)
+        if (ev.kind == SIM_EV_LAUNCH) {
+            assert_true(ev.u.launch.kernel < 4);
+            per_kernel[ev.u.launch.kernel]++;
+            last = ev.u.launch.kernel;
+        }
+    assert_int_equal(per_kernel[0], 6);
+    assert_int_equal(per_kernel[1], 1);
+    assert_int_equal(per_kernel[2], 2);
+    assert_int_equal(per_kernel[3], 1);
+    assert_int_equal(last, 3);
+    sim_source_close(src);
+}
+
 /* A timing pass that launched differently gives no times: the recording
  * pass's own stand (the faulted launch takes its fault-free twin's). */
 static void test_timing_pass_mismatch(void **state)
@@ -366,6 +400,7 @@ int main(void)
         cmocka_unit_test(test_trace_binary_without_ranges),
         cmocka_unit_test(test_trace_survives_fork),
         cmocka_unit_test(test_timing_pass_mismatch),
+        cmocka_unit_test(test_trace_unload_renames),
         cmocka_unit_test(test_trace_replays),
         cmocka_unit_test(test_profile_writes_loadable_db),
         cmocka_unit_test(test_usage_errors),

@@ -4,10 +4,13 @@
  * n, one launch of `fill` (b, n), two of `peek` (b, faulted) with the same
  * shape (the first "faults", the second does not), then both frees, then a
  * VMM mapping of 2 MiB, mapped and unmapped (v=...); with TRACE_PROG_FORK=1
- * it forks after the launches a child that exits at once (normally). Its host
+ * it forks after the launches a child that exits at once (normally); with
+ * TRACE_PROG_RELOAD=1 it then unloads the module and launches, at peek's
+ * handle, another kernel, `poke` (b, 0), once. Its host
  * kernels declare what they touch and how long they take through the
  * double's fake CUPTI (fake_touch, fake_spend). Prints the
- * two addresses ("a=... b=...") for the test to compare with the trace.
+ * two addresses ("a=... b=...") for the test to compare with the trace, and
+ * the GMUX_GATE it was given ("gate=...").
  */
 #include <dlfcn.h>
 #include <stdbool.h>
@@ -134,6 +137,18 @@ int main(void)
         if (child < 0 || waitpid(child, &status, 0) != child || status != 0)
             return 20;
     }
+    const char *reload_env = getenv("TRACE_PROG_RELOAD");
+    if (reload_env && strcmp(reload_env, "1") == 0) {
+        fake_reload_kernel_fn reload = (fake_reload_kernel_fn)dlsym(drv, "fake_reload_kernel");
+        PFN_cuModuleUnload_v2000 unload = (PFN_cuModuleUnload_v2000)get(gpa, "cuModuleUnload");
+        if (!reload || !unload || unload((CUmodule)0x1000) != CUDA_SUCCESS)
+            return 21;
+        reload(fp, "poke", 2, s2, peek);
+        uint64_t zero = 0;
+        void *pargs[] = {&b, &zero};
+        if (launch(fp, 1, 1, 1, 32, 1, 1, 0, NULL, pargs, NULL) != CUDA_SUCCESS)
+            return 22;
+    }
     if (mfree(a) || mfree(b))
         return 17;
     PFN_cuMemAddressReserve_v10020 reserve =
@@ -150,7 +165,8 @@ int main(void)
         create(&h, 2 << 20, &prop, 0) || map(v, 2 << 20, 0, h, 0) || unmap(v, 2 << 20) ||
         release(h))
         return 19;
-    printf("a=%llu b=%llu v=%llu\n", (unsigned long long)a, (unsigned long long)b,
-           (unsigned long long)v);
+    const char *gate = getenv("GMUX_GATE");
+    printf("a=%llu b=%llu v=%llu gate=%s\n", (unsigned long long)a, (unsigned long long)b,
+           (unsigned long long)v, gate ? gate : "unset");
     return 0;
 }

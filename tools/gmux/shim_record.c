@@ -53,7 +53,9 @@ static void rec_child(const char *shim, const char *trace_path, const char *form
     if (setenv("LD_PRELOAD", preload, 1) != 0 || setenv("GMUX_SHIM_TRACE", trace_path, 1) != 0 ||
         setenv("GMUX_SHIM_TRACE_FORMAT", format, 1) != 0 ||
         setenv("GMUX_SHIM_TRACE_PROBE", probe ? "1" : "0", 1) != 0 ||
-        setenv("GMUX_POLICY", policy, 0) != 0)
+        setenv("GMUX_POLICY", policy, 0) != 0 ||
+        /* a recording runs the program alone: no turns from gmuxd (gmux run --no-daemon) */
+        setenv("GMUX_GATE", "0", 1) != 0)
         _exit(126);
     for (size_t i = 0; env && env[i]; i++) {
         char *kv = strdup(env[i]);

@@ -1,7 +1,8 @@
 /*
  * Running a program under libgmux.so in recording mode, for `gmux trace --
  * CMD` and `gmux profile -- CMD`: the child gets LD_PRELOAD and the
- * GMUX_SHIM_TRACE* settings (docs/shim.md, "Recording"), the parent waits.
+ * GMUX_SHIM_TRACE* settings (docs/shim.md, "Recording") and GMUX_GATE=0 (a
+ * recorded program runs alone, never gated by gmuxd), the parent waits.
  */
 #ifndef GMUX_SHIM_RECORD_H
 #define GMUX_SHIM_RECORD_H

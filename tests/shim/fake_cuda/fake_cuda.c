@@ -139,25 +139,156 @@ CUresult fk_cuDeviceGet(CUdevice *dev, int ordinal)
     return CUDA_SUCCESS;
 }
 
+/*
+ * Contexts: FAKE_CTX is the device's primary context, current on every thread
+ * unless the thread created or pushed another. cuCtxCreate makes a new one
+ * current on the calling thread; destroying a context, or releasing the
+ * primary one for the last time (or resetting it), frees every allocation
+ * made while it was current. Pushing a context is logged (tests check a
+ * thread that enters it leaves it too), popping gives the previous one back.
+ */
+#define FAKE_CTX_DEPTH 8
+#define FAKE_MAX_CTX   16
+
+static __thread CUcontext fake_ctx_stack[FAKE_CTX_DEPTH];
+static __thread int fake_ctx_depth;
+static pthread_mutex_t fake_ctx_lock = PTHREAD_MUTEX_INITIALIZER;
+static uintptr_t fake_ctx_live[FAKE_MAX_CTX]; /* created, not destroyed; under fake_ctx_lock */
+static int fake_primary_refs;
+
+static CUcontext fake_current(void)
+{
+    return fake_ctx_depth ? fake_ctx_stack[fake_ctx_depth - 1] : (CUcontext)FAKE_CTX;
+}
+
+static bool fake_ctx_valid(CUcontext ctx)
+{
+    bool ok = ctx == (CUcontext)FAKE_CTX;
+    pthread_mutex_lock(&fake_ctx_lock);
+    for (size_t i = 0; i < FAKE_MAX_CTX && !ok; i++)
+        ok = ctx && fake_ctx_live[i] == U(ctx);
+    pthread_mutex_unlock(&fake_ctx_lock);
+    return ok;
+}
+
+static void fake_free_ctx(CUcontext ctx); /* memory section */
+
 CUresult fk_cuCtxGetCurrent(CUcontext *ctx)
 {
-    *ctx = (CUcontext)FAKE_CTX;
+    *ctx = fake_current();
     return CUDA_SUCCESS;
 }
 
-/* One context, current on every thread: pushing it is logged (tests check a
- * thread that enters it leaves it too), popping gives it back. */
 CUresult fk_cuCtxPushCurrent_v2(CUcontext ctx)
 {
     REC(U(ctx), 0, 0, 0);
-    return ctx == (CUcontext)FAKE_CTX ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
+    if (!fake_ctx_valid(ctx) || fake_ctx_depth == FAKE_CTX_DEPTH)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    fake_ctx_stack[fake_ctx_depth++] = ctx;
+    return CUDA_SUCCESS;
 }
 
 CUresult fk_cuCtxPopCurrent_v2(CUcontext *ctx)
 {
     REC0();
+    CUcontext top = fake_current();
+    if (fake_ctx_depth)
+        fake_ctx_depth--;
     if (ctx)
-        *ctx = (CUcontext)FAKE_CTX;
+        *ctx = top;
+    return CUDA_SUCCESS;
+}
+
+CUresult fk_cuCtxCreate_v2(CUcontext *ctx, unsigned flags, CUdevice dev)
+{
+    (void)flags;
+    if (!ctx || dev != 0 || fake_ctx_depth == FAKE_CTX_DEPTH)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult r = CUDA_ERROR_OUT_OF_MEMORY;
+    pthread_mutex_lock(&fake_ctx_lock);
+    for (size_t i = 0; i < FAKE_MAX_CTX; i++)
+        if (!fake_ctx_live[i]) {
+            /* the handle of slot i: a destroyed context's comes back, as the
+             * driver's addresses do */
+            fake_ctx_live[i] = FAKE_CTX + 0x1000 * (i + 1);
+            *ctx = (CUcontext)fake_ctx_live[i];
+            r = CUDA_SUCCESS;
+            break;
+        }
+    pthread_mutex_unlock(&fake_ctx_lock);
+    if (r == CUDA_SUCCESS)
+        fake_ctx_stack[fake_ctx_depth++] = *ctx;
+    REC(r == CUDA_SUCCESS ? U(*ctx) : 0, 0, 0, 0);
+    return r;
+}
+
+CUresult fk_cuCtxDestroy_v2(CUcontext ctx)
+{
+    REC(U(ctx), 0, 0, 0);
+    CUresult r = CUDA_ERROR_INVALID_CONTEXT; /* the primary context is never destroyed so */
+    pthread_mutex_lock(&fake_ctx_lock);
+    for (size_t i = 0; i < FAKE_MAX_CTX; i++)
+        if (ctx && fake_ctx_live[i] == U(ctx)) {
+            fake_ctx_live[i] = 0;
+            r = CUDA_SUCCESS;
+        }
+    pthread_mutex_unlock(&fake_ctx_lock);
+    if (r != CUDA_SUCCESS)
+        return r;
+    fake_free_ctx(ctx);
+    /* no longer current on this thread (other threads' stacks are theirs) */
+    int keep = 0;
+    for (int i = 0; i < fake_ctx_depth; i++)
+        if (fake_ctx_stack[i] != ctx)
+            fake_ctx_stack[keep++] = fake_ctx_stack[i];
+    fake_ctx_depth = keep;
+    return CUDA_SUCCESS;
+}
+
+CUresult fk_cuDevicePrimaryCtxRetain(CUcontext *ctx, CUdevice dev)
+{
+    REC(U(dev), 0, 0, 0);
+    if (!ctx || dev != 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&fake_ctx_lock);
+    fake_primary_refs++;
+    pthread_mutex_unlock(&fake_ctx_lock);
+    *ctx = (CUcontext)FAKE_CTX;
+    return CUDA_SUCCESS;
+}
+
+CUresult fk_cuDevicePrimaryCtxRelease_v2(CUdevice dev)
+{
+    REC(U(dev), 0, 0, 0);
+    if (dev != 0)
+        return CUDA_ERROR_INVALID_DEVICE;
+    pthread_mutex_lock(&fake_ctx_lock);
+    int refs = fake_primary_refs > 0 ? --fake_primary_refs : -1;
+    pthread_mutex_unlock(&fake_ctx_lock);
+    if (refs < 0)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    if (refs == 0)
+        fake_free_ctx((CUcontext)FAKE_CTX);
+    return CUDA_SUCCESS;
+}
+
+CUresult fk_cuDevicePrimaryCtxReset_v2(CUdevice dev)
+{
+    REC(U(dev), 0, 0, 0);
+    if (dev != 0)
+        return CUDA_ERROR_INVALID_DEVICE;
+    fake_free_ctx((CUcontext)FAKE_CTX);
+    return CUDA_SUCCESS;
+}
+
+CUresult fk_cuDevicePrimaryCtxGetState(CUdevice dev, unsigned *flags, int *active)
+{
+    if (dev != 0)
+        return CUDA_ERROR_INVALID_DEVICE;
+    pthread_mutex_lock(&fake_ctx_lock);
+    *active = fake_primary_refs > 0;
+    pthread_mutex_unlock(&fake_ctx_lock);
+    *flags = 0;
     return CUDA_SUCCESS;
 }
 
@@ -181,7 +312,8 @@ CUresult fk_cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
 typedef struct fake_alloc {
     uint64_t base, size;
     int managed;
-    int owned; /* the double malloc'ed it */
+    int owned;    /* the double malloc'ed it */
+    uint64_t ctx; /* the context current when it was made */
 } fake_alloc_t;
 
 static pthread_mutex_t fake_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -200,7 +332,7 @@ static CUresult fake_alloc(CUdeviceptr *dptr, size_t size, int managed)
     pthread_mutex_lock(&fake_lock);
     for (size_t i = 0; i < FAKE_MAX_ALLOCS; i++)
         if (!fake_allocs[i].base) {
-            fake_allocs[i] = (fake_alloc_t){U(p), size, managed, 1};
+            fake_allocs[i] = (fake_alloc_t){U(p), size, managed, 1, U(fake_current())};
             fake_used += size;
             r = CUDA_SUCCESS;
             break;
@@ -228,6 +360,19 @@ static CUresult fake_free(CUdeviceptr dptr)
     if (r == CUDA_SUCCESS)
         free((void *)(uintptr_t)dptr);
     return r;
+}
+
+/* A context went: so did what was allocated in it. */
+static void fake_free_ctx(CUcontext ctx)
+{
+    pthread_mutex_lock(&fake_lock);
+    for (size_t i = 0; i < FAKE_MAX_ALLOCS; i++)
+        if (fake_allocs[i].base && fake_allocs[i].owned && fake_allocs[i].ctx == U(ctx)) {
+            fake_used -= fake_allocs[i].size;
+            free((void *)(uintptr_t)fake_allocs[i].base);
+            fake_allocs[i] = (fake_alloc_t){0};
+        }
+    pthread_mutex_unlock(&fake_lock);
 }
 
 CUresult fk_cuMemGetInfo_v2(size_t *free_p, size_t *total_p)

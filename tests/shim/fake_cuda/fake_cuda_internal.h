@@ -22,6 +22,16 @@ typedef CUresult (*fake_pfn_cuMemAlloc_v2000)(unsigned int *dptr, unsigned int b
     X(cuDeviceGet, cuDeviceGet, 2000, PFN_cuDeviceGet_v2000, 0)                                    \
     X(cuCtxGetCurrent, cuCtxGetCurrent, 4000, PFN_cuCtxGetCurrent_v4000, 0)                        \
     X(cuCtxGetDevice, cuCtxGetDevice, 2000, PFN_cuCtxGetDevice_v2000, 0)                           \
+    X(cuCtxCreate_v2, cuCtxCreate, 3020, PFN_cuCtxCreate_v3020, 0)                                 \
+    X(cuCtxDestroy_v2, cuCtxDestroy, 4000, PFN_cuCtxDestroy_v4000, 0)                              \
+    X(cuDevicePrimaryCtxRetain, cuDevicePrimaryCtxRetain, 7000,                                    \
+      PFN_cuDevicePrimaryCtxRetain_v7000, 0)                                                       \
+    X(cuDevicePrimaryCtxRelease_v2, cuDevicePrimaryCtxRelease, 11000,                              \
+      PFN_cuDevicePrimaryCtxRelease_v11000, 0)                                                     \
+    X(cuDevicePrimaryCtxReset_v2, cuDevicePrimaryCtxReset, 11000,                                  \
+      PFN_cuDevicePrimaryCtxReset_v11000, 0)                                                       \
+    X(cuDevicePrimaryCtxGetState, cuDevicePrimaryCtxGetState, 7000,                                \
+      PFN_cuDevicePrimaryCtxGetState_v7000, 0)                                                     \
     X(cuDeviceTotalMem_v2, cuDeviceTotalMem, 3020, PFN_cuDeviceTotalMem_v3020, 0)                  \
     X(cuMemGetInfo_v2, cuMemGetInfo, 3020, PFN_cuMemGetInfo_v3020, 0)                              \
     X(cuMemAlloc, cuMemAlloc, 2000, fake_pfn_cuMemAlloc_v2000, 0)                                  \

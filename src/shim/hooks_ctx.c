@@ -1,0 +1,97 @@
+/*
+ * Context hooks: a context the driver destroys takes every allocation made in
+ * it along (cuCtxDestroy; the primary context at its last release or at a
+ * reset), so the regions allocated in it stop being tracked and counted, and
+ * a recording frees them. Each region carries the context that was current
+ * when it was allocated (hooks_mem.c); the context's migration stream is
+ * retired too (backend_cuda.c), and its non-blocking streams are forgotten
+ * (streams.c). VMM mappings belong to no context
+ * (cuMemCreate memory is the device's, mapped process-wide) and stay.
+ *
+ * The primary context's handle is learnt from cuDevicePrimaryCtxRetain (the
+ * runtime retains it before its first use); whether a release was the last
+ * is asked of the driver (cuDevicePrimaryCtxGetState), never counted here,
+ * since retains made before the shim saw them would throw a count off.
+ */
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "common/log.h"
+#include "shim/backend_cuda.h"
+#include "shim/record.h"
+#include "shim/shim.h"
+#include "shim/stats.h"
+#include "shim/streams.h"
+
+#define CTX_MAX_DEVICES 64
+#define CTX_BATCH       256
+
+static _Atomic uintptr_t ctx_primary[CTX_MAX_DEVICES]; /* primary context per device; 0: unknown */
+
+/* Forgets every region allocated in ctx. */
+static void ctx_forget(CUcontext ctx)
+{
+    if (!ctx)
+        return;
+    shim_backend_forget(ctx);
+    shim_streams_forget_ctx(ctx); /* its streams went with it */
+    shim_region_t gone[CTX_BATCH];
+    size_t n, total = 0;
+    do {
+        n = shim_regions_remove_ctx(&shim_state.regions, (uint64_t)(uintptr_t)ctx, gone, CTX_BATCH);
+        for (size_t i = 0; i < n; i++)
+            shim_record_free(gone[i].base);
+        total += n;
+    } while (n == CTX_BATCH);
+    SHIM_STAT_ADD(frees, total);
+    if (total)
+        COM_DEBUG(SHIM, "context %p went with %zu tracked allocations", (void *)ctx, total);
+}
+
+static CUcontext ctx_primary_of(CUdevice dev)
+{
+    if (dev < 0 || dev >= CTX_MAX_DEVICES)
+        return NULL;
+    return (CUcontext)atomic_load(&ctx_primary[dev]);
+}
+
+CUresult shim_hook_cuCtxDestroy_v2(CUcontext ctx)
+{
+    shim_ensure_init();
+    CUresult r = SHIM_CALL(cuCtxDestroy_v2, ctx);
+    if (r == CUDA_SUCCESS)
+        ctx_forget(ctx);
+    return r;
+}
+
+CUresult shim_hook_cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
+{
+    shim_ensure_init();
+    CUresult r = SHIM_CALL(cuDevicePrimaryCtxRetain, pctx, dev);
+    if (r == CUDA_SUCCESS && pctx && dev >= 0 && dev < CTX_MAX_DEVICES)
+        atomic_store(&ctx_primary[dev], (uintptr_t)*pctx);
+    return r;
+}
+
+CUresult shim_hook_cuDevicePrimaryCtxRelease_v2(CUdevice dev)
+{
+    shim_ensure_init();
+    CUresult r = SHIM_CALL(cuDevicePrimaryCtxRelease_v2, dev);
+    if (r != CUDA_SUCCESS)
+        return r;
+    unsigned flags = 0;
+    int active = 1;
+    /* the last reference gone: the driver destroyed the context */
+    if (SHIM_CALL(cuDevicePrimaryCtxGetState, dev, &flags, &active) == CUDA_SUCCESS && !active)
+        ctx_forget(ctx_primary_of(dev));
+    return r;
+}
+
+CUresult shim_hook_cuDevicePrimaryCtxReset_v2(CUdevice dev)
+{
+    shim_ensure_init();
+    CUresult r = SHIM_CALL(cuDevicePrimaryCtxReset_v2, dev);
+    if (r == CUDA_SUCCESS)
+        ctx_forget(ctx_primary_of(dev));
+    return r;
+}

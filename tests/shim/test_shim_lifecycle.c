@@ -1,0 +1,217 @@
+/*
+ * What the shim tracks follows the lifetime of what the driver holds, against
+ * the driver double, seen through the task's budget view (cuMemGetInfo under
+ * GMUX_BUDGET, which subtracts the tracked bytes):
+ *   - a VMM handle mapped at two addresses is one piece of memory, counted
+ *     once, whatever order its unmaps and its release come in;
+ *   - a context destroyed (cuCtxDestroy), or the primary context reset or
+ *     released for the last time, takes its allocations along: they are no
+ *     longer tracked or counted, and its migration stream is not used for a
+ *     context created later at the same handle.
+ * CTest runs this with LD_PRELOAD=libgmux.so, policy proactive and a budget.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include <cmocka.h>
+
+#include "shim_harness.h"
+
+#define MIB (1ull << 20)
+
+static uint64_t used(void)
+{
+    size_t fr = 0, total = 0;
+    assert_int_equal(GET(PFN_cuMemGetInfo_v3020, "cuMemGetInfo", 12000)(&fr, &total), CUDA_SUCCESS);
+    uint64_t budget = (uint64_t)atoll(getenv("GMUX_BUDGET"));
+    assert_int_equal(total, budget);
+    return budget - fr;
+}
+
+/* --- VMM ------------------------------------------------------------------ */
+
+typedef struct vmm {
+    CUdeviceptr va[2];
+    CUmemGenericAllocationHandle h;
+} vmm_t;
+
+/* One 4 MiB handle mapped at two reserved addresses. */
+static void vmm_map_twice(vmm_t *v)
+{
+    CUmemAllocationProp prop = {.type = CU_MEM_ALLOCATION_TYPE_PINNED,
+                                .location = {.type = CU_MEM_LOCATION_TYPE_DEVICE, .id = 0}};
+    PFN_cuMemAddressReserve_v10020 reserve =
+        GET(PFN_cuMemAddressReserve_v10020, "cuMemAddressReserve", 12000);
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(reserve(&v->va[i], 4 * MIB, 0, 0, 0), CUDA_SUCCESS);
+    assert_int_equal(GET(PFN_cuMemCreate_v10020, "cuMemCreate", 12000)(&v->h, 4 * MIB, &prop, 0),
+                     CUDA_SUCCESS);
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(GET(PFN_cuMemMap_v10020, "cuMemMap", 12000)(v->va[i], 4 * MIB, 0, v->h, 0),
+                         CUDA_SUCCESS);
+}
+
+static void vmm_unmap(vmm_t *v, int i)
+{
+    assert_int_equal(GET(PFN_cuMemUnmap_v10020, "cuMemUnmap", 12000)(v->va[i], 4 * MIB),
+                     CUDA_SUCCESS);
+}
+
+static void vmm_release(vmm_t *v)
+{
+    assert_int_equal(GET(PFN_cuMemRelease_v10020, "cuMemRelease", 12000)(v->h), CUDA_SUCCESS);
+}
+
+static void vmm_unreserve(vmm_t *v)
+{
+    for (int i = 0; i < 2; i++)
+        GET(PFN_cuMemAddressFree_v10020, "cuMemAddressFree", 12000)(v->va[i], 4 * MIB);
+}
+
+/* order: the steps after mapping twice, 'a' / 'b' unmap that mapping, 'r' releases. */
+static void vmm_case(const char *order)
+{
+    uint64_t u0 = used();
+    vmm_t v;
+    vmm_map_twice(&v);
+    assert_int_equal(used() - u0, 4 * MIB);
+    int mapped = 2;
+    for (const char *s = order; *s; s++) {
+        if (*s == 'r') {
+            vmm_release(&v);
+        } else {
+            vmm_unmap(&v, *s - 'a');
+            mapped--;
+        }
+        /* counted while any mapping of the handle lasts */
+        assert_int_equal(used() - u0, mapped ? 4 * MIB : 0);
+    }
+    assert_int_equal(used(), u0);
+    vmm_unreserve(&v);
+}
+
+static void test_vmm_handle_mapped_twice_counts_once(void **state)
+{
+    (void)state;
+    static const char *const orders[] = {"abr", "bar", "arb", "rab", "rba", "bra"};
+    for (size_t i = 0; i < sizeof(orders) / sizeof(orders[0]); i++)
+        vmm_case(orders[i]);
+}
+
+/* --- contexts ------------------------------------------------------------- */
+
+static void test_destroyed_context_forgets_its_allocations(void **state)
+{
+    (void)state;
+    uint64_t u0 = used();
+    CUdeviceptr outside = alloc(1 * MIB); /* in the default context: stays */
+    CUcontext ctx;
+    assert_int_equal(((PFN_cuCtxCreate_v3020)get("cuCtxCreate", 3020, LEGACY))(&ctx, 0, 0),
+                     CUDA_SUCCESS);
+    CUdeviceptr p = alloc(8 * MIB);
+    CUdeviceptr q;
+    assert_int_equal(GET(PFN_cuMemAllocAsync_v11020, "cuMemAllocAsync", 12000)(&q, 2 * MIB, NULL),
+                     CUDA_SUCCESS);
+    assert_int_equal(used() - u0, 11 * MIB);
+    assert_int_equal(GET(PFN_cuCtxDestroy_v4000, "cuCtxDestroy", 12000)(ctx), CUDA_SUCCESS);
+    assert_int_equal(used() - u0, 1 * MIB);
+    (void)p;
+    assert_int_equal(GET(PFN_cuMemFree_v3020, "cuMemFree", 12000)(outside), CUDA_SUCCESS);
+    assert_int_equal(used(), u0);
+}
+
+static void k_nop(void **args, const unsigned grid[3], const unsigned block[3])
+{
+    (void)args;
+    (void)grid;
+    (void)block;
+}
+
+/* The stream of the one prefetch the last launch caused (the migration stream). */
+static uint64_t prefetch_stream(void)
+{
+    long i = find_call("cuMemPrefetchAsync_v2", 0);
+    assert_true(i >= 0);
+    return f_get((size_t)i)->a[3];
+}
+
+/* A context destroyed, another created at the same handle: its prefetches go
+ * to a migration stream of its own, not to the dead context's. */
+static void test_context_at_reused_handle_gets_own_stream(void **state)
+{
+    (void)state;
+    PFN_cuCtxCreate_v3020 create = (PFN_cuCtxCreate_v3020)get("cuCtxCreate", 3020, LEGACY);
+    PFN_cuCtxDestroy_v4000 destroy = GET(PFN_cuCtxDestroy_v4000, "cuCtxDestroy", 12000);
+    PFN_cuLaunchKernel_v4000 launch = GET(PFN_cuLaunchKernel_v4000, "cuLaunchKernel", 12000);
+    static const size_t sizes[] = {8};
+    CUfunction f = f_register("one", 1, sizes, k_nop);
+    CUcontext a, b;
+    uint64_t streams[2];
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(create(i ? &b : &a, 0, 0), CUDA_SUCCESS);
+        CUdeviceptr p = alloc(1 * MIB);
+        void *args[] = {&p};
+        f_reset();
+        assert_int_equal(launch(f, 1, 1, 1, 1, 1, 1, 0, NULL, args, NULL), CUDA_SUCCESS);
+        streams[i] = prefetch_stream();
+        assert_int_equal(destroy(i ? b : a), CUDA_SUCCESS);
+    }
+    assert_ptr_equal(a, b); /* the handle came back */
+    assert_true(streams[0] != streams[1]);
+}
+
+static void test_primary_context_released_to_zero(void **state)
+{
+    (void)state;
+    PFN_cuDevicePrimaryCtxRetain_v7000 retain =
+        GET(PFN_cuDevicePrimaryCtxRetain_v7000, "cuDevicePrimaryCtxRetain", 12000);
+    PFN_cuDevicePrimaryCtxRelease_v11000 release =
+        GET(PFN_cuDevicePrimaryCtxRelease_v11000, "cuDevicePrimaryCtxRelease", 12000);
+    uint64_t u0 = used();
+    CUcontext a, b;
+    assert_int_equal(retain(&a, 0), CUDA_SUCCESS);
+    assert_int_equal(retain(&b, 0), CUDA_SUCCESS);
+    assert_ptr_equal(a, b);
+    (void)alloc(4 * MIB); /* the primary context is current in the double */
+    assert_int_equal(used() - u0, 4 * MIB);
+    assert_int_equal(release(0), CUDA_SUCCESS); /* one reference left: still there */
+    assert_int_equal(used() - u0, 4 * MIB);
+    assert_int_equal(release(0), CUDA_SUCCESS); /* the last: the context goes */
+    assert_int_equal(used(), u0);
+}
+
+static void test_primary_context_reset(void **state)
+{
+    (void)state;
+    CUcontext a;
+    assert_int_equal(
+        GET(PFN_cuDevicePrimaryCtxRetain_v7000, "cuDevicePrimaryCtxRetain", 12000)(&a, 0),
+        CUDA_SUCCESS);
+    uint64_t u0 = used();
+    (void)alloc(2 * MIB);
+    CUdeviceptr m;
+    assert_int_equal(GET(PFN_cuMemAllocManaged_v6000, "cuMemAllocManaged",
+                         12000)(&m, 3 * MIB, CU_MEM_ATTACH_GLOBAL),
+                     CUDA_SUCCESS);
+    assert_int_equal(used() - u0, 5 * MIB);
+    assert_int_equal(GET(PFN_cuDevicePrimaryCtxReset_v11000, "cuDevicePrimaryCtxReset", 12000)(0),
+                     CUDA_SUCCESS);
+    assert_int_equal(used(), u0);
+}
+
+int main(void)
+{
+    if (shim_harness_open() != 0)
+        return 1;
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_vmm_handle_mapped_twice_counts_once),
+        cmocka_unit_test(test_destroyed_context_forgets_its_allocations),
+        cmocka_unit_test(test_context_at_reused_handle_gets_own_stream),
+        cmocka_unit_test(test_primary_context_released_to_zero),
+        cmocka_unit_test(test_primary_context_reset),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
