@@ -25,35 +25,46 @@ static const fake_sym_t fake_syms[] = {FAKE_LIST(FAKE_ENTRY_)};
 /* --- call log ------------------------------------------------------------- */
 
 static fake_call_t fake_log[FAKE_LOG_CAP];
+/* Calls logged (entries [0, n) are complete): written under fake_log_mu with
+ * a release store after the entry, read with an acquire load, so a test
+ * scanning the log while another thread calls the driver (the shim's gate
+ * watcher) reads whole entries only. It used to be reserved before the entry
+ * was written, and such a reader could see a half-written one (TSan). */
 static _Atomic size_t fake_log_n;
+static pthread_mutex_t fake_log_mu = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic int fake_logging = 1;
 
 void fake_rec(const char *fn, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3)
 {
     if (!atomic_load_explicit(&fake_logging, memory_order_relaxed))
         return;
-    size_t i = atomic_fetch_add(&fake_log_n, 1);
-    if (i >= FAKE_LOG_CAP)
-        return;
-    fake_call_t *c = &fake_log[i];
-    strncpy(c->fn, fn, sizeof(c->fn) - 1);
-    c->a[0] = a0;
-    c->a[1] = a1;
-    c->a[2] = a2;
-    c->a[3] = a3;
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    c->ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+    pthread_mutex_lock(&fake_log_mu);
+    size_t i = atomic_load_explicit(&fake_log_n, memory_order_relaxed);
+    if (i < FAKE_LOG_CAP) {
+        fake_call_t *c = &fake_log[i];
+        strncpy(c->fn, fn, sizeof(c->fn) - 1);
+        c->a[0] = a0;
+        c->a[1] = a1;
+        c->a[2] = a2;
+        c->a[3] = a3;
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        c->ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+    }
+    atomic_store_explicit(&fake_log_n, i + 1, memory_order_release);
+    pthread_mutex_unlock(&fake_log_mu);
 }
 
 FAKE_API void fake_reset(void)
 {
+    pthread_mutex_lock(&fake_log_mu);
     atomic_store(&fake_log_n, 0);
+    pthread_mutex_unlock(&fake_log_mu);
 }
 
 FAKE_API size_t fake_log_count(void)
 {
-    size_t n = atomic_load(&fake_log_n);
+    size_t n = atomic_load_explicit(&fake_log_n, memory_order_acquire);
     return n < FAKE_LOG_CAP ? n : FAKE_LOG_CAP;
 }
 
