@@ -38,17 +38,17 @@
     X(gate_plans)         /* evict/fill plans from gmuxd applied */                                \
     X(gate_registrations) /* times the task registered with gmuxd (again after a restart) */       \
     X(evict_plans_early)  /* evict plans applied on arrival, while another task has the turn */    \
-    X(evict_deferred)     /* tries of those put off: a stream they wait on was capturing a graph */\
-    X(streams_untracked)  /* non-blocking streams not tracked (no memory): evictions not ordered  \
-                             after their work */                                                   \
-    X(ahead_plans)        /* fill-ahead plans from gmuxd applied while waiting for a turn */       \
-    X(ahead_bytes)        /* bytes those prefetched to the device */                               \
-    X(frees)              /* tracked frees and unmaps */                                           \
-    X(ipc_refused)        /* cuIpcGetMemHandle failures on redirected memory (--no-managed) */     \
-    X(um_faults)          /* GPU page faults CUPTI reported (cupti.c; 0 without CUPTI) */          \
-    X(um_bytes_htod)      /* unified-memory bytes moved host to device (CUPTI) */                  \
-    X(um_bytes_dtoh)      /* unified-memory bytes moved device to host (CUPTI) */                  \
-    X(trace_evictions)    /* regions moved to the host before a probed launch (recording) */       \
+    X(evict_deferred)    /* tries of those put off: a stream they wait on was capturing a graph */ \
+    X(streams_untracked) /* non-blocking streams not tracked (no memory): evictions not ordered    \
+                            after their work */                                                    \
+    X(ahead_plans)       /* fill-ahead plans from gmuxd applied while waiting for a turn */        \
+    X(ahead_bytes)       /* bytes those prefetched to the device */                                \
+    X(frees)             /* tracked frees and unmaps */                                            \
+    X(ipc_refused)       /* cuIpcGetMemHandle failures on redirected memory (--no-managed) */      \
+    X(um_faults)         /* GPU page faults CUPTI reported (cupti.c; 0 without CUPTI) */           \
+    X(um_bytes_htod)     /* unified-memory bytes moved host to device (CUPTI) */                   \
+    X(um_bytes_dtoh)     /* unified-memory bytes moved device to host (CUPTI) */                   \
+    X(trace_evictions)   /* regions moved to the host before a probed launch (recording) */        \
     X(predicted_launches) /* launches whose prefetch the predictor chose (predict.c) */            \
     X(template_launches)  /* of those, launches a template narrowed below whole regions */
 
