@@ -18,12 +18,12 @@ function(gmux_add_test name)
   endif()
 endfunction()
 
-# gmux_add_fuzzer(NAME SOURCES ... [LIBS ...] [CORPUS dir])
+# gmux_add_fuzzer(NAME SOURCES ... [LIBS ...] [CORPUS dir] [MIN_COVERAGE n])
 # With GMUX_FUZZ (clang): a libFuzzer binary NAME. Always: NAME_replay, the
 # same harness driven by tests/fuzz/replay.c over the checked-in corpus plus
 # seeded random mutations, registered as a CTest test so every build runs it.
 function(gmux_add_fuzzer name)
-  cmake_parse_arguments(F "" "CORPUS" "SOURCES;LIBS" ${ARGN})
+  cmake_parse_arguments(F "" "CORPUS;MIN_COVERAGE" "SOURCES;LIBS" ${ARGN})
   add_executable(${name}_replay ${F_SOURCES} ${PROJECT_SOURCE_DIR}/tests/fuzz/replay.c)
   target_link_libraries(${name}_replay PRIVATE ${F_LIBS})
   add_test(NAME ${name}_replay COMMAND ${name}_replay ${F_CORPUS})
@@ -37,5 +37,13 @@ function(gmux_add_fuzzer name)
     target_compile_options(${name} PRIVATE -fsanitize=fuzzer,address,undefined)
     target_link_options(${name} PRIVATE -fsanitize=fuzzer,address,undefined)
     target_link_libraries(${name} PRIVATE ${F_LIBS})
+    # NAME_coverage (fuzz builds): fails when the seed corpus reaches fewer
+    # than n edges, as it does when the code under test is not instrumented
+    if(F_MIN_COVERAGE)
+      add_test(NAME ${name}_coverage
+               COMMAND ${PROJECT_SOURCE_DIR}/tests/fuzz/coverage_check.sh $<TARGET_FILE:${name}>
+                       ${F_MIN_COVERAGE} ${F_CORPUS})
+      set_tests_properties(${name}_coverage PROPERTIES TIMEOUT 120 LABELS fuzz)
+    endif()
   endif()
 endfunction()
