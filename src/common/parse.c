@@ -21,6 +21,12 @@ static int only_blanks(const char *s)
     return *skip_blanks(s) == '\0';
 }
 
+/* Decimal, or hex after 0x: never strtol's base 0, which reads 010 as octal. */
+static int int_base(const char *digits)
+{
+    return digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'X') ? 16 : 10;
+}
+
 gmux_status_t com_parse_u64(const char *text, uint64_t *out)
 {
     if (!text)
@@ -30,7 +36,7 @@ gmux_status_t com_parse_u64(const char *text, uint64_t *out)
         return GMUX_ERR_PARSE;
     char *end;
     errno = 0;
-    unsigned long long v = strtoull(s, &end, 0);
+    unsigned long long v = strtoull(s, &end, int_base(s));
     if (end == s || !only_blanks(end))
         return GMUX_ERR_PARSE;
     if (errno == ERANGE)
@@ -49,7 +55,7 @@ gmux_status_t com_parse_i64(const char *text, int64_t *out)
         return GMUX_ERR_PARSE;
     char *end;
     errno = 0;
-    long long v = strtoll(s, &end, 0);
+    long long v = strtoll(s, &end, int_base(digits));
     if (end == s || !only_blanks(end))
         return GMUX_ERR_PARSE;
     if (errno == ERANGE)

@@ -65,6 +65,32 @@ static void test_integers(void **state)
     assert_int_equal(com_parse_u64("-1", &u), GMUX_ERR_PARSE);
 }
 
+/* parse.h promises decimal or 0x-hex: a leading zero is not octal, as a
+ * person typing "--seed 010" or "GMUX_X=08" means ten or eight. */
+static void test_leading_zero_is_decimal(void **state)
+{
+    (void)state;
+    int64_t i = 0;
+    uint64_t u = 0;
+    assert_int_equal(com_parse_u64("010", &u), GMUX_OK);
+    assert_true(u == 10);
+    assert_int_equal(com_parse_u64("08", &u), GMUX_OK);
+    assert_true(u == 8);
+    assert_int_equal(com_parse_i64("-010", &i), GMUX_OK);
+    assert_int_equal(i, -10);
+    assert_int_equal(com_parse_i64("+09", &i), GMUX_OK);
+    assert_int_equal(i, 9);
+    assert_int_equal(com_parse_u64("0X1F", &u), GMUX_OK);
+    assert_true(u == 31);
+    assert_int_equal(com_parse_i64("-0x10", &i), GMUX_OK);
+    assert_int_equal(i, -16);
+    assert_int_equal(com_parse_u64("0", &u), GMUX_OK);
+    assert_true(u == 0);
+    assert_int_equal(com_parse_u64("0x", &u), GMUX_ERR_PARSE);
+    assert_int_equal(com_parse_u64("0xg", &u), GMUX_ERR_PARSE);
+    assert_int_equal(com_parse_u64("0b1", &u), GMUX_ERR_PARSE);
+}
+
 static void test_doubles_and_bools(void **state)
 {
     (void)state;
@@ -96,7 +122,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_size_units),  cmocka_unit_test(test_size_rejects),
-        cmocka_unit_test(test_integers),    cmocka_unit_test(test_doubles_and_bools),
+        cmocka_unit_test(test_integers), cmocka_unit_test(test_leading_zero_is_decimal),    cmocka_unit_test(test_doubles_and_bools),
         cmocka_unit_test(test_format_size),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
