@@ -121,9 +121,9 @@ static void test_format_size(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_size_units),  cmocka_unit_test(test_size_rejects),
-        cmocka_unit_test(test_integers), cmocka_unit_test(test_leading_zero_is_decimal),    cmocka_unit_test(test_doubles_and_bools),
-        cmocka_unit_test(test_format_size),
+        cmocka_unit_test(test_size_units),        cmocka_unit_test(test_size_rejects),
+        cmocka_unit_test(test_integers),          cmocka_unit_test(test_leading_zero_is_decimal),
+        cmocka_unit_test(test_doubles_and_bools), cmocka_unit_test(test_format_size),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
