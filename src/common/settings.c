@@ -1,8 +1,10 @@
 /* Settings tables: parsing, loading from the environment, printing. */
 #include "common/settings.h"
 
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "common/log.h"
 #include "common/parse.h"
@@ -173,4 +175,84 @@ const com_setting_value_t *com_setting(com_setting_id_t id)
         global_loaded = 1;
     }
     return &global_values[id];
+}
+
+/* Read by the runtime outside the table: what `gmux launch` gives each rank. */
+static const char *const launcher_names[] = {"GMUX_RANK", "GMUX_SIZE", "GMUX_NNODES",
+                                             "GMUX_BOOTSTRAP", "GMUX_JOB"};
+
+#define SUGGEST_MAX_EDITS 2
+#define SUGGEST_MAX_LEN   64
+
+/* Edits between a and b (optimal string alignment: insert, delete, replace,
+ * swap two neighbours), ignoring case; anything above `cap` reads as cap+1. */
+static size_t edit_distance(const char *a, size_t na, const char *b, size_t nb, size_t cap)
+{
+    if (na > SUGGEST_MAX_LEN || nb > SUGGEST_MAX_LEN || (na > nb ? na - nb : nb - na) > cap)
+        return cap + 1;
+    size_t d[SUGGEST_MAX_LEN + 1][SUGGEST_MAX_LEN + 1];
+    for (size_t i = 0; i <= na; i++)
+        d[i][0] = i;
+    for (size_t j = 0; j <= nb; j++)
+        d[0][j] = j;
+    for (size_t i = 1; i <= na; i++) {
+        for (size_t j = 1; j <= nb; j++) {
+            int ai = toupper((unsigned char)a[i - 1]), bj = toupper((unsigned char)b[j - 1]);
+            size_t best = d[i - 1][j - 1] + (ai != bj);
+            if (d[i - 1][j] + 1 < best)
+                best = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < best)
+                best = d[i][j - 1] + 1;
+            if (i > 1 && j > 1 && ai == toupper((unsigned char)b[j - 2]) &&
+                toupper((unsigned char)a[i - 2]) == bj && d[i - 2][j - 2] + 1 < best)
+                best = d[i - 2][j - 2] + 1;
+            d[i][j] = best;
+        }
+    }
+    return d[na][nb] > cap ? cap + 1 : d[na][nb];
+}
+
+static const char *suggest_n(const char *name, size_t n)
+{
+    if (n < 5 || strncasecmp(name, "GMUX_", 5) != 0)
+        return NULL;
+    for (size_t i = 0; i < COM_SETTING_COUNT; i++)
+        if (strlen(com_settings_table[i].name) == n &&
+            strncmp(com_settings_table[i].name, name, n) == 0)
+            return NULL;
+    for (size_t i = 0; i < sizeof(launcher_names) / sizeof(launcher_names[0]); i++)
+        if (strlen(launcher_names[i]) == n && strncmp(launcher_names[i], name, n) == 0)
+            return NULL;
+    const char *best = NULL;
+    size_t best_d = SUGGEST_MAX_EDITS + 1;
+    for (size_t i = 0; i < COM_SETTING_COUNT; i++) {
+        const char *cand = com_settings_table[i].name;
+        size_t dist = edit_distance(name + 5, n - 5, cand + 5, strlen(cand) - 5, SUGGEST_MAX_EDITS);
+        if (dist < best_d) {
+            best_d = dist;
+            best = cand;
+        }
+    }
+    return best;
+}
+
+const char *com_settings_suggest(const char *name)
+{
+    return name ? suggest_n(name, strlen(name)) : NULL;
+}
+
+size_t com_settings_warn_misspelt(char *const *envp, FILE *out, const char *prog)
+{
+    size_t warned = 0;
+    for (size_t i = 0; envp && envp[i]; i++) {
+        const char *eq = strchr(envp[i], '=');
+        size_t n = eq ? (size_t)(eq - envp[i]) : strlen(envp[i]);
+        const char *sugg = suggest_n(envp[i], n);
+        if (!sugg)
+            continue;
+        fprintf(out, "%s: warning: %.*s is not a gmux setting (did you mean %s?)\n", prog, (int)n,
+                envp[i], sugg);
+        warned++;
+    }
+    return warned;
 }

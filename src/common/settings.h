@@ -86,6 +86,19 @@ gmux_status_t com_settings_set(com_setting_id_t id, const char *text, char *err,
 
 const com_setting_value_t *com_setting(com_setting_id_t id);
 
+/* A GMUX_* name that is no setting of the table and not one the launcher sets
+ * (GMUX_RANK, GMUX_SIZE, GMUX_NNODES, GMUX_BOOTSTRAP, GMUX_JOB): the setting it
+ * most likely misspells, at most two edits away (letters inserted, deleted,
+ * replaced or two neighbours swapped; case ignored), or NULL. NULL for a name
+ * that is a setting, or too far from every one: other tools' GMUX_* variables
+ * are left alone. */
+const char *com_settings_suggest(const char *name);
+
+/* One warning line on `out`, "PROG: warning: GMUX_X is not a gmux setting
+ * (did you mean GMUX_Y?)", for each NAME=VALUE entry of envp whose name
+ * com_settings_suggest finds a setting for. Returns how many. */
+size_t com_settings_warn_misspelt(char *const *envp, FILE *out, const char *prog);
+
 #define COM_SETTING_BOOL(id)   (com_setting(COM_SETTING_##id)->b)
 #define COM_SETTING_INT(id)    (com_setting(COM_SETTING_##id)->i)
 #define COM_SETTING_SIZE(id)   (com_setting(COM_SETTING_##id)->size)

@@ -144,6 +144,66 @@ static void test_every_global_default_parses(void **state)
     }
 }
 
+/* A misspelt setting is silently ignored by the loader; the CLI warns with
+ * the setting meant. Names that are settings, the launcher's, or far from
+ * every setting (other tools' variables) get no suggestion. */
+static void test_suggest_misspelt(void **state)
+{
+    (void)state;
+    const char *s = com_settings_suggest("GMUX_BUGDET"); /* swap */
+    assert_non_null(s);
+    assert_string_equal(s, "GMUX_BUDGET");
+    s = com_settings_suggest("GMUX_POLCY"); /* deletion */
+    assert_non_null(s);
+    assert_string_equal(s, "GMUX_POLICY");
+    s = com_settings_suggest("GMUX_policy"); /* case */
+    assert_non_null(s);
+    assert_string_equal(s, "GMUX_POLICY");
+    s = com_settings_suggest("GMUX_NET_TIMEOUTS"); /* insertion */
+    assert_non_null(s);
+    assert_string_equal(s, "GMUX_NET_TIMEOUT");
+    s = com_settings_suggest("GMUX_SHIM_STAT"); /* deletion, long name */
+    assert_non_null(s);
+    assert_string_equal(s, "GMUX_SHIM_STATS");
+
+    assert_null(com_settings_suggest("GMUX_BUDGET"));
+    assert_null(com_settings_suggest("GMUX_LOG"));
+    for (const char *const *l = (const char *const[]){"GMUX_RANK", "GMUX_SIZE", "GMUX_NNODES",
+                                                      "GMUX_BOOTSTRAP", "GMUX_JOB", NULL};
+         *l; l++)
+        assert_null(com_settings_suggest(*l));
+    assert_null(com_settings_suggest("GMUX_GPU_OUT"));
+    assert_null(com_settings_suggest("GMUX_COMPLETELY_DIFFERENT"));
+    assert_null(com_settings_suggest("BUDGET"));
+    assert_null(com_settings_suggest("GMUX"));
+    assert_null(com_settings_suggest(NULL));
+    char longname[200];
+    memset(longname, 'A', sizeof(longname) - 1);
+    memcpy(longname, "GMUX_", 5);
+    longname[sizeof(longname) - 1] = '\0';
+    assert_null(com_settings_suggest(longname));
+}
+
+static void test_warn_misspelt_environment(void **state)
+{
+    (void)state;
+    char *envp[] = {"PATH=/bin",   "GMUX_BUGDET=40G", "GMUX_POLICY=demand",
+                    "GMUX_RANK=0", "GMUX_LGO",        "GMUX_GPU_OUT=/tmp/x",
+                    NULL};
+    char buf[1024] = {0};
+    FILE *f = fmemopen(buf, sizeof(buf) - 1, "w");
+    assert_non_null(f);
+    assert_int_equal(com_settings_warn_misspelt(envp, f, "gmux"), 2);
+    fclose(f);
+    assert_non_null(strstr(buf, "gmux: warning: GMUX_BUGDET is not a gmux setting (did you mean "
+                                "GMUX_BUDGET?)\n"));
+    assert_non_null(strstr(buf, "GMUX_LGO is not a gmux setting (did you mean GMUX_LOG?)"));
+    assert_null(strstr(buf, "GMUX_POLICY is"));
+    assert_null(strstr(buf, "GMUX_RANK"));
+    assert_null(strstr(buf, "GMUX_GPU_OUT"));
+    assert_int_equal(com_settings_warn_misspelt(NULL, stderr, "gmux"), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -153,6 +213,8 @@ int main(void)
         cmocka_unit_test(test_print_table),
         cmocka_unit_test(test_global_table_and_log),
         cmocka_unit_test(test_every_global_default_parses),
+        cmocka_unit_test(test_suggest_misspelt),
+        cmocka_unit_test(test_warn_misspelt_environment),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -130,6 +130,20 @@ static void test_malformed_setting_is_clear_error(void **state)
     assert_non_null(strstr(err, "'chatty'"));
 }
 
+/* A misspelt setting would be ignored without a word: the CLI names the
+ * setting meant, once, and goes on. */
+static void test_misspelt_setting_warned(void **state)
+{
+    (void)state;
+    char env[] = "GMUX_POLCY=demand";
+    char other[] = "GMUX_GPU_OUT=/tmp/elsewhere";
+    char *const extra[] = {env, other, NULL};
+    assert_int_equal(run(extra, "--version", NULL), 0);
+    assert_non_null(strstr(out, "gmux "));
+    assert_string_equal(
+        err, "gmux: warning: GMUX_POLCY is not a gmux setting (did you mean GMUX_POLICY?)\n");
+}
+
 static void test_demo_help(void **state)
 {
     (void)state;
@@ -284,6 +298,7 @@ int main(void)
         cmocka_unit_test(test_option_without_value),
         cmocka_unit_test(test_help_settings_lists_table),
         cmocka_unit_test(test_malformed_setting_is_clear_error),
+        cmocka_unit_test(test_misspelt_setting_warned),
         cmocka_unit_test(test_demo_help),
         cmocka_unit_test(test_bench_net_reps),
         cmocka_unit_test(test_bench_net_json),

@@ -9,6 +9,8 @@
 #include "commands.h"
 #include "common/settings.h"
 
+extern char **environ;
+
 struct command {
     const char *name;
     int (*fn)(int argc, char **argv);
@@ -46,6 +48,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "gmux: %s\n", err);
         return CLI_EXIT_USAGE;
     }
+    com_settings_warn_misspelt(environ, stderr, "gmux");
     if (argc < 2) {
         print_help(stderr);
         return CLI_EXIT_USAGE;
