@@ -18,7 +18,7 @@ build: deps
 	@cmake --build $(BUILD) -j$(JOBS)
 
 demo: build
-	@$(BUILD)/tools/gmux/gmux demo
+	@$(BUILD)/tools/gmux/gmux demo --plot-dir $(BUILD)
 
 check: build
 	@cd $(BUILD) && ctest --output-on-failure -j$(JOBS) $(CTEST_ARGS)

@@ -158,6 +158,25 @@ static void test_demo_help(void **state)
 
 /* gmux bench net's own options: a bad run count is a one-line usage error
  * before any rank starts; --help states the default and the bound. */
+/* --plot-dir is checked before any part runs: a missing or unwritable
+ * directory is a one-line usage error, not a FAILED part after minutes. */
+static void test_demo_plot_dir_checked(void **state)
+{
+    (void)state;
+    char *missing[] = {GMUX_CLI_PATH, "demo", "--plot-dir", "/nonexistent/gmux-plots", NULL};
+    assert_int_equal(tproc_capture(missing, NULL, 60.0, out, sizeof(out), err, sizeof(err)), 2);
+    assert_non_null(strstr(err, "/nonexistent/gmux-plots"));
+    assert_int_equal(count_lines(err), 1);
+    assert_null(strstr(out, "=="));
+    char *file[] = {GMUX_CLI_PATH, "demo", "--plot-dir", "/dev/null", NULL};
+    assert_int_equal(tproc_capture(file, NULL, 60.0, out, sizeof(out), err, sizeof(err)), 2);
+    assert_non_null(strstr(err, "not a directory"));
+    assert_int_equal(run(NULL, "demo", "--plot-dir"), 2);
+    assert_non_null(strstr(err, "--plot-dir needs a directory"));
+    assert_int_equal(run(NULL, "demo", "--help"), 0);
+    assert_non_null(strstr(out, "--plot-dir DIR"));
+}
+
 static void test_bench_net_reps(void **state)
 {
     (void)state;
@@ -300,6 +319,7 @@ int main(void)
         cmocka_unit_test(test_malformed_setting_is_clear_error),
         cmocka_unit_test(test_misspelt_setting_warned),
         cmocka_unit_test(test_demo_help),
+        cmocka_unit_test(test_demo_plot_dir_checked),
         cmocka_unit_test(test_bench_net_reps),
         cmocka_unit_test(test_bench_net_json),
         cmocka_unit_test(test_bench_net_plot),

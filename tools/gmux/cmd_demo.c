@@ -2,7 +2,11 @@
  * gmux demo: the main job on the built-in defaults, one demonstration per
  * part of the runtime, none needing a GPU.
  */
+#include <errno.h>
 #include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "bench.h"
 #include "cli.h"
@@ -17,8 +21,15 @@ struct demo_part {
 
 int demo_daemon(void); /* demo_daemon.c */
 
+static const char *plot_dir; /* --plot-dir; NULL: the current directory */
+
+static int demo_sim(void)
+{
+    return sim_report_demo(plot_dir);
+}
+
 static const struct demo_part parts[] = {
-    {"mem: simulator report (8 LLM instances, DL and scientific mixes)", sim_report_demo},
+    {"mem: simulator report (8 LLM instances, DL and scientific mixes)", demo_sim},
     {"mem: gmuxd time slices (2 batch tasks, 1 latency-class task)", demo_daemon},
     {"net: loopback put/signal demo", demo_net},
     {"net: MoE dispatch/combine, CPU threads, 4 ranks over loopback", demo_moe_run},
@@ -28,12 +39,31 @@ int cmd_demo(int argc, char **argv)
 {
     for (int i = 1; i < argc; i++) {
         if (cli_is_help(argv[i])) {
-            printf("Usage: gmux demo\n\nRuns each part of gmux on its built-in defaults; needs no "
-                   "GPU:\n");
+            printf("Usage: gmux demo [--plot-dir DIR]\n\nRuns each part of gmux on its built-in "
+                   "defaults; needs no GPU:\n");
             for (size_t k = 0; k < sizeof(parts) / sizeof(parts[0]); k++)
                 printf("  %s\n", parts[k].name);
-            printf("A part that fails is marked FAILED and the exit status is 1.\n");
+            printf("A part that fails is marked FAILED and the exit status is 1.\n\n"
+                   "  --plot-dir DIR  where the simulator's sweep plot goes "
+                   "(gmux-demo-llm-sweep.png, .dat, .gp;\n"
+                   "                  default: the current directory, skipped if it cannot be "
+                   "written)\n");
             return 0;
+        }
+        if (strcmp(argv[i], "--plot-dir") == 0) {
+            if (i + 1 >= argc)
+                return cli_usage_error("demo", "--plot-dir needs a directory");
+            const char *d = argv[++i];
+            struct stat st;
+            if (stat(d, &st) != 0)
+                return cli_usage_error("demo", "--plot-dir '%s': %s", d, strerror(errno));
+            if (!S_ISDIR(st.st_mode))
+                return cli_usage_error("demo", "--plot-dir '%s': not a directory", d);
+            if (access(d, W_OK) != 0)
+                return cli_usage_error("demo", "--plot-dir '%s': cannot write there (%s)", d,
+                                       strerror(errno));
+            plot_dir = d;
+            continue;
         }
         return cli_usage_error("demo", "unexpected argument '%s'", argv[i]);
     }

@@ -1,6 +1,7 @@
 /* gmux sim reports: tables, JSON, oversubscription sweeps and their plot. */
 #include "sim_report.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -395,8 +396,8 @@ int sim_report_sweep(const sim_job_t *job, bool json, const char *prefix, FILE *
     if (profile(job, &prof) != 0)
         return 1;
     char dat[1024];
-    snprintf(dat, sizeof(dat), "%s.dat", prefix);
-    FILE *df = fopen(dat, "w");
+    snprintf(dat, sizeof(dat), "%s.dat", prefix ? prefix : "");
+    FILE *df = prefix ? fopen(dat, "w") : fopen("/dev/null", "w");
     if (!df) {
         fprintf(stderr, "gmux sim: cannot write %s\n", dat);
         sim_profile_clear(&prof);
@@ -446,7 +447,8 @@ int sim_report_sweep(const sim_job_t *job, bool json, const char *prefix, FILE *
     fclose(df);
     if (json && out)
         fprintf(out, "]}\n");
-    write_plot(job, prefix, msg);
+    if (prefix)
+        write_plot(job, prefix, msg);
     sim_profile_clear(&prof);
     if (!ran) {
         fprintf(stderr, "gmux sim: no chosen policy ran at any oversubscription\n");
@@ -485,20 +487,16 @@ void sim_report_use_learned(sim_job_t *job, sim_learned_t *l, const char *templa
     job->predict_label = l->label;
 }
 
-int sim_report_demo(void)
+int sim_report_demo(const char *plot_dir)
 {
-    /* the plot goes beside the gmux binary (the build tree) */
-    char exe[1024];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-    char prefix[1100] = "gmux-demo-llm-sweep";
-    if (n > 0) {
-        exe[n] = '\0';
-        char *slash = strrchr(exe, '/');
-        if (slash) {
-            *slash = '\0';
-            snprintf(prefix, sizeof(prefix), "%s/demo-llm-sweep", exe);
-        }
-    }
+    /* the sweep's plot goes to plot_dir (gmux demo --plot-dir; the current
+     * directory by default); where that cannot be written, the report runs
+     * without it rather than fail */
+    const char *dir = plot_dir ? plot_dir : ".";
+    char prefix[1100];
+    snprintf(prefix, sizeof(prefix), "%s/gmux-demo-llm-sweep", dir);
+    bool plot = access(dir, W_OK) == 0;
+    int plot_err = plot ? 0 : errno;
     static const char *const llm_sets[] = {"instances=8", "model=llama2-13b", "tokens=2"};
     static const char *const sci_sets[] = {"iterations=2"};
     struct {
@@ -532,7 +530,10 @@ int sim_report_demo(void)
                    "(without the LRU ablation):\n   ");
             fflush(stdout);
             job.policies[SIM_POLICY_PROACTIVE_LRU] = false;
-            rc |= sim_report_sweep(&job, false, prefix, NULL, stdout);
+            if (!plot)
+                printf("plot: skipped, cannot write to %s (%s): gmux demo --plot-dir DIR\n   ", dir,
+                       strerror(plot_err));
+            rc |= sim_report_sweep(&job, false, plot ? prefix : NULL, NULL, stdout);
         }
         fflush(stdout);
     }

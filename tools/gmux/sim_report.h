@@ -55,11 +55,12 @@ void sim_report_use_learned(sim_job_t *job, sim_learned_t *l, const char *templa
 int sim_report_run(const sim_job_t *job, bool json, FILE *out);
 
 /* 100% to 400% oversubscription; writes PREFIX.dat, PREFIX.gp and PREFIX.png
- * (when gnuplot is present) and says where on msg. Tables (or the JSON
+ * (when gnuplot is present) and says where on msg; prefix NULL: no files. Tables (or the JSON
  * object) go to out, which may be NULL. */
 int sim_report_sweep(const sim_job_t *job, bool json, const char *prefix, FILE *out, FILE *msg);
 
-/* The mem part of `gmux demo`. */
-int sim_report_demo(void);
+/* The mem part of `gmux demo`; the sweep's plot goes to plot_dir (NULL: the
+ * current directory), and is skipped where that cannot be written. */
+int sim_report_demo(const char *plot_dir);
 
 #endif /* GMUX_SIM_REPORT_H */
