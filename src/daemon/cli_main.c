@@ -1,19 +1,25 @@
 /*
  * The command line of the daemon, shared by the `gmuxd` executable and
  * `gmux daemon`: [--socket PATH] [--foreground] [--quantum-ms N]
- * [--placement none|swap|opt|chunk]. Without --foreground the daemon goes to the
- * background and the command returns once it accepts connections (or at
- * once when one already serves the path), which is what `gmux run` needs.
+ * [--placement none|swap|opt|chunk] | [--socket PATH] --stop. Without
+ * --foreground the daemon goes to the background and the command returns once
+ * it accepts connections (or at once when one already serves the path), which
+ * is what `gmux run` needs. --stop asks the daemon serving the path to exit.
  */
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
+#include "common/clock.h"
 #include "common/log.h"
 #include "common/parse.h"
 #include "common/settings.h"
 #include "daemon/cli_main.h"
+#include "daemon/endpoint.h"
 #include "daemon/server.h"
 
 static volatile sig_atomic_t stop_flag;
@@ -28,19 +34,67 @@ static void usage(FILE *out, const char *prog)
 {
     fprintf(out,
             "Usage: %s [--socket PATH] [--foreground] [--quantum-ms N]\n"
-            "       [--placement none|swap|opt|chunk]\n\n"
+            "       [--placement none|swap|opt|chunk]\n"
+            "       %s [--socket PATH] --stop\n\n"
             "Runs gmuxd, the time-slice arbiter of one GPU host, on a Unix socket\n"
             "(default from GMUX_SOCKET, see gmux --help-settings). Without --foreground it\n"
             "returns once the daemon (now in the background) accepts connections; if one\n"
-            "already serves the socket it returns 0 at once.\n",
-            prog);
+            "already serves the socket it returns 0 at once.\n\n"
+            "--stop asks the daemon serving the socket to exit (SIGTERM to the process\n"
+            "that listens there, yours unless you are root) and waits up to 10 s until it\n"
+            "no longer answers; its tasks go on ungated. Exit status 1 if none serves it.\n",
+            prog, prog);
+}
+
+/* Stops the daemon serving `path`: the listener's pid comes from the
+ * socket's peer credentials, so it is the process that serves the path now,
+ * not one a stale lock file names. */
+static int stop_daemon(const char *prog, const char *path)
+{
+    int fd;
+    if (dmn_endpoint_connect(path, &fd) != GMUX_OK) {
+        fprintf(stderr, "%s: no daemon serves %s\n", prog, path);
+        return 1;
+    }
+    struct ucred cred;
+    socklen_t len = sizeof(cred);
+    int got = getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len);
+    int err = errno;
+    close(fd);
+    if (got != 0 || cred.pid <= 0) {
+        fprintf(stderr, "%s: cannot tell which process serves %s: %s\n", prog, path,
+                got != 0 ? strerror(err) : "no peer pid");
+        return 1;
+    }
+    if (getuid() != 0 && cred.uid != getuid()) {
+        fprintf(stderr, "%s: the daemon on %s (pid %d) belongs to uid %u, not you\n", prog, path,
+                (int)cred.pid, (unsigned)cred.uid);
+        return 1;
+    }
+    if (kill(cred.pid, SIGTERM) != 0) {
+        fprintf(stderr, "%s: cannot stop pid %d serving %s: %s\n", prog, (int)cred.pid, path,
+                strerror(errno));
+        return 1;
+    }
+    uint64_t deadline = com_deadline_after_ns(10 * COM_NS_PER_S);
+    while (!com_deadline_passed(deadline)) {
+        if (dmn_endpoint_connect(path, &fd) != GMUX_OK) {
+            printf("gmuxd (pid %d) on %s stopped\n", (int)cred.pid, path);
+            return 0;
+        }
+        close(fd);
+        com_clock_sleep_ns(20 * COM_NS_PER_MS);
+    }
+    fprintf(stderr, "%s: gmuxd (pid %d) on %s still answers 10 s after SIGTERM\n", prog,
+            (int)cred.pid, path);
+    return 1;
 }
 
 int dmn_cli_main(const char *prog, int argc, char **argv)
 {
     static char path[108];
     dmn_server_opts_t opts;
-    int foreground = 0;
+    int foreground = 0, stop = 0, starting = 0; /* starting: an option only a start takes */
     if (dmn_server_opts_from_settings(&opts, path, sizeof(path), 0) != GMUX_OK) {
         fprintf(stderr, "%s: bad GMUX_SOCKET / GMUX_DAEMON_* settings\n", prog);
         return 2;
@@ -52,7 +106,11 @@ int dmn_cli_main(const char *prog, int argc, char **argv)
             return 0;
         }
         if (strcmp(a, "--foreground") == 0) {
-            foreground = 1;
+            foreground = starting = 1;
+            continue;
+        }
+        if (strcmp(a, "--stop") == 0) {
+            stop = 1;
             continue;
         }
         if (strcmp(a, "--socket") != 0 && strcmp(a, "--quantum-ms") != 0 &&
@@ -60,6 +118,7 @@ int dmn_cli_main(const char *prog, int argc, char **argv)
             fprintf(stderr, "%s: unknown option '%s' (see %s --help)\n", prog, a, prog);
             return 2;
         }
+        starting |= strcmp(a, "--socket") != 0;
         const char *v = i + 1 < argc ? argv[++i] : NULL;
         int64_t ms;
         const char *bad = NULL;
@@ -84,6 +143,12 @@ int dmn_cli_main(const char *prog, int argc, char **argv)
             return 2;
         }
     }
+    if (stop && starting) {
+        fprintf(stderr, "%s: --stop takes no option but --socket (see %s --help)\n", prog, prog);
+        return 2;
+    }
+    if (stop)
+        return stop_daemon(prog, path);
     if (!foreground) {
         gmux_status_t st = dmn_server_spawn(&opts);
         if (st != GMUX_OK) {

@@ -6,6 +6,7 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -577,6 +578,9 @@ gmux_status_t dmn_server_spawn(const dmn_server_opts_t *opts)
         /* A grandchild, so the daemon is not the caller's child to reap. */
         if (setsid() < 0 || fork() != 0)
             _exit(0);
+        /* `ps -e`, top and pkill know it as gmuxd, not as the command that
+         * started it (gmux run -- CMD) */
+        (void)prctl(PR_SET_NAME, "gmuxd", 0, 0, 0);
         int null = open("/dev/null", O_RDWR);
         if (null >= 0) {
             dup2(null, 0);

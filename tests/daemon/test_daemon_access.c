@@ -212,6 +212,83 @@ static void test_cli_daemon(void **state)
     drig_fini(&r);
 }
 
+/* gmux daemon --stop: the daemon serving the socket exits and removes it;
+ * with none serving, exit 1 and a one-line message; another uid may not
+ * stop it (checked as root only). */
+static int nobody_stops(int index, void *arg)
+{
+    (void)index;
+    drig_t *r = arg;
+    char errpath[200];
+    snprintf(errpath, sizeof(errpath), "%s/stop.err", r->dir);
+    int fd = open(errpath, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+    if (fd < 0 || setgid(65534) != 0 || setuid(65534) != 0)
+        return 10;
+    dup2(fd, 2);
+    int null = open("/dev/null", O_WRONLY);
+    dup2(null, 1);
+    execv(GMUX_CLI_PATH, (char *const *)drig_cli_argv("daemon", "--socket", r->sock, "--stop"));
+    return 11;
+}
+
+static void test_cli_daemon_stop(void **state)
+{
+    (void)state;
+    static drig_t r;
+    drig_init(&r);
+    static char out[4096], err[4096];
+    assert_int_equal(tproc_capture(drig_cli_argv("daemon", "--socket", r.sock, NULL), NULL, 30.0,
+                                   out, sizeof(out), err, sizeof(err)),
+                     0);
+    assert_int_equal(dmn_report_fetch(r.sock, &rep, 5000), GMUX_OK);
+    /* named gmuxd for ps and pkill, not after the command that started it */
+    char lock[160], comm[64], name[32] = {0};
+    snprintf(lock, sizeof(lock), "%s.lock", r.sock);
+    FILE *lf = fopen(lock, "r");
+    assert_non_null(lf);
+    int pid = 0;
+    assert_int_equal(fscanf(lf, "%d", &pid), 1);
+    fclose(lf);
+    snprintf(comm, sizeof(comm), "/proc/%d/comm", pid);
+    FILE *cf = fopen(comm, "r");
+    assert_non_null(cf);
+    assert_non_null(fgets(name, sizeof(name), cf));
+    fclose(cf);
+    assert_string_equal(name, "gmuxd\n");
+    if (geteuid() == 0) {
+        char dir[160];
+        snprintf(dir, sizeof(dir), "%s/run", r.dir);
+        assert_int_equal(chmod(r.dir, 0755), 0);
+        assert_int_equal(chmod(dir, 0755), 0);
+        assert_int_equal(chmod(r.sock, 0666), 0);
+        int status[1];
+        tproc_fork_all(1, nobody_stops, &r, 30.0, status);
+        assert_int_equal(status[0], 1);
+        char errpath[200], msg[512] = {0};
+        snprintf(errpath, sizeof(errpath), "%s/stop.err", r.dir);
+        FILE *f = fopen(errpath, "r");
+        assert_non_null(f);
+        (void)!fread(msg, 1, sizeof(msg) - 1, f);
+        fclose(f);
+        assert_non_null(strstr(msg, "belongs to uid 0"));
+        assert_int_equal(dmn_report_fetch(r.sock, &rep, 5000), GMUX_OK); /* still serving */
+    }
+    assert_int_equal(tproc_capture(drig_cli_argv("daemon", "--socket", r.sock, "--stop"), NULL,
+                                   30.0, out, sizeof(out), err, sizeof(err)),
+                     0);
+    assert_non_null(strstr(out, "stopped"));
+    assert_int_not_equal(access(r.sock, F_OK), 0); /* it removed its socket */
+    assert_int_not_equal(dmn_report_fetch(r.sock, &rep, 1000), GMUX_OK);
+    assert_int_equal(tproc_capture(drig_cli_argv("daemon", "--socket", r.sock, "--stop"), NULL,
+                                   30.0, out, sizeof(out), err, sizeof(err)),
+                     1);
+    assert_non_null(strstr(err, "no daemon serves"));
+    assert_int_equal(tproc_capture(drig_cli_argv("daemon", "--stop", "--foreground", NULL), NULL,
+                                   30.0, out, sizeof(out), err, sizeof(err)),
+                     2);
+    drig_fini(&r);
+}
+
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
@@ -221,6 +298,7 @@ int main(void)
         cmocka_unit_test_teardown(test_idle_exit, drig_teardown),
         cmocka_unit_test_teardown(test_top_quits_on_q, drig_teardown),
         cmocka_unit_test_teardown(test_cli_daemon, drig_teardown),
+        cmocka_unit_test_teardown(test_cli_daemon_stop, drig_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
