@@ -79,6 +79,18 @@ static const char *choose_provider(const gmux_comm_params_t *p)
     return env_int("GMUX_NNODES", 1) > 1 ? "auto-hosts" : "shm";
 }
 
+/* Frees what an op still owns (a fetch never completed, or orphaned) and
+ * the op itself if it was allocated alone. */
+static void op_free(net_op_t *op)
+{
+    if (!op)
+        return;
+    if (op->fetch_len && op->fetch_buf != &op->amo[2])
+        free(op->fetch_buf);
+    if (op->heap)
+        free(op);
+}
+
 static void comm_free(gmux_comm_t *comm)
 {
     uint32_t nrings = comm->nctx * (uint32_t)comm->size;
@@ -109,10 +121,15 @@ static void comm_free(gmux_comm_t *comm)
     free((void *)comm->counters);
     free((void *)comm->ctx_error);
     free(comm->ctx_issued);
-    for (uint32_t i = 0; comm->ops && i < comm->nops; i++) /* fetches never completed */
-        if (comm->ops[i].fetch_len && comm->ops[i].fetch_buf != &comm->ops[i].amo[2])
-            free(comm->ops[i].fetch_buf);
+    for (uint32_t i = 0; comm->ops && i < comm->nops; i++)
+        op_free(comm->ops[i]);
+    while (comm->orphans) {
+        net_op_t *op = comm->orphans;
+        comm->orphans = op->next_free;
+        op_free(op);
+    }
     free(comm->ops);
+    free(comm->op_block);
     free(comm->rx);
     free(comm->batch);
     free(comm->peer_warned);
@@ -134,6 +151,7 @@ static gmux_status_t comm_alloc(gmux_comm_t *comm)
     comm->ctx_error = calloc(comm->nctx, sizeof(*comm->ctx_error));
     comm->ctx_issued = calloc(comm->nctx, sizeof(*comm->ctx_issued));
     comm->nops = 1024;
+    comm->op_block = calloc(comm->nops, sizeof(*comm->op_block));
     comm->ops = calloc(comm->nops, sizeof(*comm->ops));
     comm->rx = calloc(NET_RX_BUFS, sizeof(*comm->rx));
     comm->batch = calloc(1, sizeof(*comm->batch));
@@ -144,8 +162,8 @@ static gmux_status_t comm_alloc(gmux_comm_t *comm)
     comm->scratch_key = calloc((size_t)comm->size, sizeof(uint64_t));
     if (!comm->scratch || !comm->scratch_raddr || !comm->scratch_key || !comm->rings ||
         !comm->out || !comm->in || !comm->signals || !comm->counters || !comm->ctx_error ||
-        !comm->ctx_issued || !comm->ops || !comm->rx || !comm->peer_warned || !comm->batch ||
-        !comm->peer_reclaimed)
+        !comm->ctx_issued || !comm->ops || !comm->op_block || !comm->rx || !comm->peer_warned ||
+        !comm->batch || !comm->peer_reclaimed)
         return GMUX_ERR_NOMEM;
     for (uint32_t i = 0; i < nrings; i++) {
         net_order_init(&comm->in[i]);
@@ -154,8 +172,9 @@ static gmux_status_t comm_alloc(gmux_comm_t *comm)
             return st;
     }
     for (uint32_t i = 0; i < comm->nops; i++) {
-        comm->ops[i].next_free = comm->free_ops;
-        comm->free_ops = &comm->ops[i];
+        comm->ops[i] = &comm->op_block[i];
+        comm->ops[i]->next_free = comm->free_ops;
+        comm->free_ops = comm->ops[i];
     }
     return GMUX_OK;
 }

@@ -15,7 +15,10 @@
  *              buffer (and the stack frame the atomic returned from) must not
  *              be written.
  *   deadops    the last rank dies with writes to it outstanding (it never
- *              progresses): on shm the survivors' op pool must get them back.
+ *              progresses): the survivors' op pool must get them back (shm
+ *              never reports them, tcp leaves a few unreported).
+ *   staleop    (test hooks) the late completion of an op taken back when its
+ *              peer died must not complete the op that took its place.
  *   stagefull  a staged device window whose registration fails locally on one
  *              rank (its stage table full) fails on every rank, and the next
  *              registration pairs with the next everywhere.
@@ -266,7 +269,7 @@ static int mode_fetchlate(void)
 
 /* --- deadops ----------------------------------------------------------------- */
 
-enum { DO_PUTS = 64, DO_SIZE = 64 * 1024 };
+enum { DO_PUTS = 256, DO_SIZE = 1024 * 1024 };
 
 static uint32_t free_ops(void)
 {
@@ -308,13 +311,11 @@ static int mode_deadops(void)
     /* shm: PEER; tcp may have sent them all (OK) or cancel them (TRANSPORT) */
     CHECK(st == GMUX_ERR_PEER || st == GMUX_ERR_TRANSPORT || st == GMUX_OK, "flush: %s",
           gmux_status_name(st));
-    /* shm: every op comes back, failed; none is held for the dead rank (tcp
-     * reports most itself; the few it never reports are not taken back) */
-    if (strcmp(gmux_comm_provider(comm), "shm") == 0) {
-        st = gmux_wait_cond(comm, pool_full, NULL, 10.0);
-        CHECK(st == GMUX_OK || st == GMUX_ERR_PEER, "wait: %s", gmux_status_name(st));
-        CHECK(pool_full(NULL), "%u of %u ops free after the death", free_ops(), comm->nops);
-    }
+    /* every op comes back, failed; none is held for the dead rank (shm never
+     * reports them; tcp reports most itself, but not all) */
+    st = gmux_wait_cond(comm, pool_full, NULL, 10.0);
+    CHECK(st == GMUX_OK || st == GMUX_ERR_PEER, "wait: %s", gmux_status_name(st));
+    CHECK(pool_full(NULL), "%u of %u ops free after the death", free_ops(), comm->nops);
     printf("rank %d: deadops ok\n", me);
     fflush(stdout);
     st = gmux_comm_finalize(comm);
@@ -322,6 +323,60 @@ static int mode_deadops(void)
     comm = NULL;
     free(win);
     free(src);
+    return 0;
+}
+
+/* --- staleop ------------------------------------------------------------------ */
+
+enum { SO_COUNTER = 7 };
+
+/* An op of the pool handed out as the proxy would for a write to peer 1 on
+ * context 0 that bumps counter. LOCKING: held. */
+static net_op_t *so_take(uint32_t counter)
+{
+    net_op_t *op = comm->free_ops;
+    CHECK(op, "op pool empty");
+    comm->free_ops = op->next_free;
+    op->in_use = true;
+    op->id = comm->ctx_issued[0];
+    op->ctx = 0;
+    op->peer = 1;
+    op->counter = counter;
+    return op;
+}
+
+/* The provider's completion of an op taken back (as when its peer died) may
+ * still arrive: it must not complete the op that took its place in the pool.
+ * Played with the test hooks, rank 1 alive but idle: an op is taken back,
+ * the next op handed out, then the first op's completion reported. */
+static int mode_staleop(void)
+{
+    OK(gmux_barrier(gmux_team_world(comm)));
+    if (me == 0) {
+        gmux_counter_reset(comm, SO_COUNTER);
+        net_progress_lock(comm);
+        net_op_t *a = so_take(GMUX_NO_COUNTER);
+        void *stale = &a->fctx;
+        net_ops_take_back(comm, 1);
+        bool a_back = !a->in_use;
+        net_op_t *b = so_take(SO_COUNTER);
+        net_op_completed(comm, stale, true, 0); /* a's completion, late */
+        bool b_kept = b->in_use;
+        uint64_t early = gmux_counter_read(comm, SO_COUNTER);
+        if (b_kept)
+            net_op_completed(comm, &b->fctx, true, 0); /* b's own */
+        bool b_done = !b->in_use;
+        pthread_mutex_unlock(&comm->progress_lock);
+        CHECK(a_back, "the op taken back is still in use");
+        CHECK(b_kept && early == 0,
+              "a stale completion completed the next op (counter %" PRIu64 ")", early);
+        CHECK(b_done && gmux_counter_read(comm, SO_COUNTER) == 1, "the next op's completion lost");
+        gmux_status_t e = (gmux_status_t)atomic_exchange(&comm->ctx_error[0], GMUX_OK);
+        CHECK(e == GMUX_ERR_PEER, "the op taken back failed with %s", gmux_status_name(e));
+        CHECK(pool_full(NULL), "%u of %u ops free", free_ops(), comm->nops);
+    }
+    OK(gmux_barrier(gmux_team_world(comm)));
+    printf("rank %d: staleop ok\n", me);
     return 0;
 }
 
@@ -395,7 +450,8 @@ static int mode_stagefull(void)
 bool audit_mode(const char *what, gmux_comm_params_t *p)
 {
     if (strcmp(what, "quiet2") == 0 || strcmp(what, "rxerr") == 0 ||
-        strcmp(what, "fetchlate") == 0 || strcmp(what, "stagefull") == 0) {
+        strcmp(what, "fetchlate") == 0 || strcmp(what, "stagefull") == 0 ||
+        strcmp(what, "staleop") == 0) {
         p->timeout_s = 20;
         return true;
     }
@@ -421,5 +477,7 @@ int mode_audit(const char *what)
         return mode_deadops();
     if (strcmp(what, "stagefull") == 0)
         return mode_stagefull();
+    if (strcmp(what, "staleop") == 0)
+        return n == 2 ? mode_staleop() : 2;
     return 2;
 }
