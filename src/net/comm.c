@@ -39,9 +39,24 @@ GMUX_API const char *gmux_comm_provider(const gmux_comm_t *comm)
     return comm->provider;
 }
 
+GMUX_API double gmux_comm_timeout(const gmux_comm_t *comm)
+{
+    return comm ? net_timeout_s(comm) : 0;
+}
+
+GMUX_API gmux_status_t gmux_comm_set_timeout(gmux_comm_t *comm, double timeout_s)
+{
+    if (!comm || !(timeout_s > 0)) /* NaN too */
+        return GMUX_ERR_INVALID;
+    if (!(timeout_s < NET_TIMEOUT_MAX_S))
+        timeout_s = NET_TIMEOUT_MAX_S;
+    atomic_store_explicit(&comm->timeout_s, timeout_s, memory_order_relaxed);
+    return GMUX_OK;
+}
+
 static uint64_t timeout_ns(const gmux_comm_t *comm)
 {
-    return (uint64_t)(comm->timeout_s * 1e9);
+    return (uint64_t)(net_timeout_s(comm) * 1e9);
 }
 
 static int env_int(const char *name, int def)
@@ -336,9 +351,10 @@ GMUX_API gmux_status_t gmux_comm_init(const gmux_comm_params_t *params, gmux_com
     comm->nsig = p.num_signals;
     comm->ncnt = p.num_counters;
     comm->ring_slots = (uint32_t)slots;
-    comm->timeout_s = p.timeout_s > 0 ? p.timeout_s : COM_SETTING_DOUBLE(NET_TIMEOUT);
-    if (!(comm->timeout_s < NET_TIMEOUT_MAX_S)) /* every "* 1e9" below stays in range */
-        comm->timeout_s = NET_TIMEOUT_MAX_S;
+    double timeout_s = p.timeout_s > 0 ? p.timeout_s : COM_SETTING_DOUBLE(NET_TIMEOUT);
+    if (!(timeout_s < NET_TIMEOUT_MAX_S)) /* every "* 1e9" below stays in range */
+        timeout_s = NET_TIMEOUT_MAX_S;
+    atomic_init(&comm->timeout_s, timeout_s);
     comm->idle_max_ns = (uint64_t)COM_SETTING_INT(NET_PROXY_IDLE_US) * COM_NS_PER_US;
     if (comm->idle_max_ns < COM_NS_PER_US)
         comm->idle_max_ns = COM_NS_PER_US;

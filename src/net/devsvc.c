@@ -176,7 +176,7 @@ gmux_status_t net_devsvc_start_staged(gmux_comm_t *comm, const net_devstage_copy
         .nslots = comm->ring_slots,
         .sig_base = NET_SIG_RESERVED,
         .claim_backoff_ns = (uint32_t)backoff_ns,
-        .timeout_ns = (uint64_t)(comm->timeout_s * 1e9),
+        .timeout_ns = (uint64_t)(net_timeout_s(comm) * 1e9),
         .rings = s->rings,
         .signals = (uint64_t *)&comm->signals[NET_SIG_RESERVED],
         .counters = (uint64_t *)comm->counters,

@@ -121,7 +121,10 @@ struct gmux_team {
 
 struct gmux_comm {
     int rank, size;
-    double timeout_s;
+    /* Read by every thread that waits or posts (the proxy's too) and
+     * changed by gmux_comm_set_timeout at any time: read it with
+     * net_timeout_s. */
+    _Atomic double timeout_s;
     uint32_t nctx, nsig, ncnt, ring_slots;
     const char *provider; /* "shm", "tcp;ofi_rxm" or "self" */
     net_boot_t *boot;     /* NULL for a one-rank job */
@@ -286,6 +289,12 @@ gmux_status_t net_local_copy(gmux_comm_t *comm, void *dst, uint8_t dst_mem, cons
 typedef bool (*net_cond_fn)(gmux_comm_t *comm, void *arg);
 gmux_status_t net_wait(gmux_comm_t *comm, net_cond_fn cond, void *arg, double timeout_s,
                        bool fail_on_any_dead);
+
+/* The communicator's timeout now (gmux_comm_set_timeout may change it). */
+static inline double net_timeout_s(const gmux_comm_t *comm)
+{
+    return atomic_load_explicit(&comm->timeout_s, memory_order_relaxed);
+}
 
 static inline bool net_peer_dead(const gmux_comm_t *comm, int peer)
 {

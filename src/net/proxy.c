@@ -166,7 +166,7 @@ static gmux_status_t send_msg(gmux_comm_t *comm, int peer, const net_msg_t *m, b
         if (!may_poll)
             return GMUX_ERR_BUSY;
         if (!deadline)
-            deadline = com_deadline_after_ns((uint64_t)(comm->timeout_s * 1e9));
+            deadline = com_deadline_after_ns((uint64_t)(net_timeout_s(comm) * 1e9));
         poll_boot(comm);
         if (net_peer_dead(comm, peer))
             return GMUX_ERR_PEER;
@@ -244,7 +244,7 @@ static gmux_status_t post_write(gmux_comm_t *comm, const net_desc_t *d, net_out_
         if (r == -FI_EAGAIN) {
             comm->stats.eagain++;
             if (!deadline)
-                deadline = com_deadline_after_ns((uint64_t)(comm->timeout_s * 1e9));
+                deadline = com_deadline_after_ns((uint64_t)(net_timeout_s(comm) * 1e9));
             poll_boot(comm);
             if (net_peer_dead(comm, (int)d->peer))
                 st = GMUX_ERR_PEER;

@@ -240,9 +240,9 @@ static int mode_fetchlate(void)
         uint8_t *dst = malloc(FL_SIZE);
         CHECK(dst, "out of memory");
         memset(dst, 0, FL_SIZE);
-        double keep = comm->timeout_s;
+        double keep = gmux_comm_timeout(comm);
         stop_rank(pid);
-        comm->timeout_s = 1.0; /* the fetches below time out: rank 1 is stopped */
+        OK(gmux_comm_set_timeout(comm, 1.0)); /* the fetches below time out: rank 1 is stopped */
         gmux_status_t st = gmux_get(comm, 0, 1, fl_win, 0, dst, FL_SIZE);
         /* shm reads the stopped rank's memory itself (CMA): then it is done */
         CHECK(st == GMUX_ERR_TIMEOUT || (st == GMUX_OK && dst[0] == 0x5a), "get: %s",
@@ -250,7 +250,7 @@ static int mode_fetchlate(void)
         memset(dst, 0xcc, FL_SIZE); /* the caller's again: nobody else writes it */
         st = atomics ? fl_atomic() : GMUX_ERR_TIMEOUT;
         CHECK(st == GMUX_ERR_TIMEOUT, "atomic: %s", gmux_status_name(st));
-        comm->timeout_s = keep;
+        OK(gmux_comm_set_timeout(comm, keep));
         bool stack_kept = fl_stack_kept(pid);
         for (size_t i = 0; i < FL_SIZE; i++)
             CHECK(dst[i] == 0xcc, "byte %zu of a timed-out get's buffer written later (%#x)", i,

@@ -137,12 +137,54 @@ static void test_timeout_while_held(void **state)
     assert_int_equal(gmux_comm_finalize(comm), GMUX_OK);
 }
 
+struct setter {
+    gmux_comm_t *comm;
+    _Atomic int stop;
+};
+
+static void *setter_main(void *arg)
+{
+    struct setter *s = arg;
+    for (unsigned i = 0; !atomic_load(&s->stop); i++) {
+        assert_int_equal(gmux_comm_set_timeout(s->comm, i & 1 ? 30.0 : 20.0), GMUX_OK);
+        sched_yield();
+    }
+    return NULL;
+}
+
+/* The communicator's timeout changed by one thread while others wait with
+ * it (net_rank fetchlate shortens it around calls that must time out): no
+ * data race (TSan; the field was written plainly), and waits use the new
+ * value. */
+static void test_timeout_set_while_waiting(void **state)
+{
+    (void)state;
+    gmux_comm_t *comm = one_rank();
+    struct setter s = {.comm = comm};
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, setter_main, &s), 0);
+    for (int i = 0; i < 2000; i++)
+        assert_int_equal(gmux_flush(comm, 0), GMUX_OK); /* reads the timeout */
+    atomic_store(&s.stop, 1);
+    pthread_join(th, NULL);
+    assert_int_equal(gmux_comm_set_timeout(comm, 0), GMUX_ERR_INVALID);
+    assert_int_equal(gmux_comm_set_timeout(comm, -1), GMUX_ERR_INVALID);
+    assert_int_equal(gmux_comm_set_timeout(comm, 0.0 / 0.0), GMUX_ERR_INVALID);
+    assert_int_equal(gmux_comm_set_timeout(comm, 1e30), GMUX_OK);
+    assert_true(gmux_comm_timeout(comm) == NET_TIMEOUT_MAX_S); /* "never", kept in range */
+    assert_int_equal(gmux_comm_set_timeout(comm, 0.02), GMUX_OK);
+    assert_true(gmux_comm_timeout(comm) == 0.02);
+    assert_int_equal(gmux_signal_wait(comm, 0, 1, NULL), GMUX_ERR_TIMEOUT);
+    assert_int_equal(gmux_comm_finalize(comm), GMUX_OK);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_poll_and_sleep),
         cmocka_unit_test(test_wait_sleeps_beside_holder),
         cmocka_unit_test(test_timeout_while_held),
+        cmocka_unit_test(test_timeout_set_while_waiting),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
