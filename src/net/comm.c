@@ -569,8 +569,8 @@ GMUX_API gmux_status_t gmux_window_register_mem(gmux_comm_t *comm, void *base, s
                                                 const gmux_mem_t *mem, void *fallback,
                                                 gmux_window_t *win_p, bool *direct_p)
 {
-    if (!mem)
-        return GMUX_ERR_INVALID;
+    if (!mem) /* still part of the collective, as every failure before it */
+        return comm ? net_window_register_failed(comm, size, GMUX_ERR_INVALID) : GMUX_ERR_INVALID;
     return window_register(comm, GMUX_OK, base, size, mem, fallback, win_p, direct_p);
 }
 

@@ -525,7 +525,7 @@ int main(int argc, char **argv)
     if (argc < 2) {
         fprintf(stderr,
                 "usage: net_rank data|order|mixed|coalesce|semantics|hmem|teams|kill|killlock|"
-                "shape|quiet2|rxerr|fetchlate|deadops|staleop|stagefull [args]\n");
+                "shape|quiet2|rxerr|fetchlate|deadops|staleop|devwinbad|stagefull [args]\n");
         return 2;
     }
     setvbuf(stdout, NULL, _IOLBF, 0);

@@ -19,6 +19,8 @@
  *              never reports them, tcp leaves a few unreported).
  *   staleop    (test hooks) the late completion of an op taken back when its
  *              peer died must not complete the op that took its place.
+ *   devwinbad  gmux_dev_window_register on a handle that is not staged (on
+ *              the last rank) fails on every rank together.
  *   stagefull  a staged device window whose registration fails locally on one
  *              rank (its stage table full) fails on every rank, and the next
  *              registration pairs with the next everywhere.
@@ -33,6 +35,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <gmux/net_device.h>
 #include <gmux/net_ext.h>
 #include <rdma/fi_errno.h>
 
@@ -445,13 +448,59 @@ static int mode_stagefull(void)
     return 0;
 }
 
+/* --- devwinbad ------------------------------------------------------------------ */
+
+enum { DW_SIZE = 4096 };
+
+/* A window registration where the last rank passes a host handle (not
+ * staged) to gmux_dev_window_register, then one where it passes no memory
+ * kind to gmux_window_register_mem: every rank fails at once (not after the
+ * timeout), and the next registration pairs with the next everywhere. */
+static int mode_devwinbad(void)
+{
+    static uint8_t buf_a[DW_SIZE], buf_b[DW_SIZE];
+    gmux_dev_handle_t h;
+    OK(gmux_dev_handle_create_host(comm, &h));
+    bool last = me == n - 1;
+    gmux_window_t wa = 0, wb = 0;
+    for (int round = 0; round < 2; round++) { /* 1: gmux_window_register_mem without mem */
+        OK(gmux_barrier(gmux_team_world(comm)));
+        uint64_t t0 = com_clock_ns();
+        gmux_status_t st =
+            !last        ? gmux_window_register(comm, buf_a, DW_SIZE, &wa)
+            : round == 0 ? gmux_dev_window_register(&h, buf_a, DW_SIZE, &wa)
+                         : gmux_window_register_mem(comm, buf_a, DW_SIZE, NULL, NULL, &wa, NULL);
+        double waited = (double)(com_clock_ns() - t0) / 1e9;
+        CHECK(st != GMUX_OK && st != GMUX_ERR_TIMEOUT,
+              "round %d, window a: %s (every rank fails with the last)", round,
+              gmux_status_name(st));
+        CHECK(!last || st == (round == 0 ? GMUX_ERR_STATE : GMUX_ERR_INVALID),
+              "round %d, the last rank's window a: %s", round, gmux_status_name(st));
+        CHECK(waited < gmux_comm_timeout(comm) / 2, "the failed registration took %.1f s", waited);
+    }
+    /* the next registration pairs with the next everywhere */
+    OK(gmux_window_register(comm, buf_b, DW_SIZE, &wb));
+    int right = (me + 1) % n, left = (me + n - 1) % n;
+    gmux_op_opts_t o = {GMUX_SIGNAL_ADD, 0, 1, GMUX_NO_COUNTER};
+    OK(gmux_put_value(comm, 0, right, wb, 8, 0x2000u + (uint64_t)me, 8, &o));
+    OK(gmux_signal_wait(comm, 0, 1, NULL));
+    uint64_t got = 0;
+    memcpy(&got, buf_b + 8, 8);
+    CHECK(got == 0x2000u + (uint64_t)left, "window b holds %#" PRIx64, got);
+    OK(gmux_barrier(gmux_team_world(comm)));
+    OK(gmux_window_deregister(comm, wb));
+    gmux_dev_handle_destroy(&h);
+    printf("rank %d: devwinbad ok\n", me);
+    return 0;
+}
+
 /* --- entry ------------------------------------------------------------------- */
 
 bool audit_mode(const char *what, gmux_comm_params_t *p)
 {
     if (strcmp(what, "quiet2") == 0 || strcmp(what, "rxerr") == 0 ||
         strcmp(what, "fetchlate") == 0 || strcmp(what, "stagefull") == 0 ||
-        strcmp(what, "staleop") == 0) {
+        strcmp(what, "staleop") == 0 || strcmp(what, "devwinbad") == 0) {
         p->timeout_s = 20;
         return true;
     }
@@ -479,5 +528,7 @@ int mode_audit(const char *what)
         return mode_stagefull();
     if (strcmp(what, "staleop") == 0)
         return n == 2 ? mode_staleop() : 2;
+    if (strcmp(what, "devwinbad") == 0)
+        return mode_devwinbad();
     return 2;
 }
