@@ -43,6 +43,7 @@
 #include "net/devstage.h"
 #include "net/internal.h"
 #include "net_rank.h"
+#include "rank_kill.h"
 
 #define SHARED_HDR 4096 /* header page of a shared window file: the owner's pid */
 
@@ -506,8 +507,7 @@ bool audit_mode(const char *what, gmux_comm_params_t *p)
     }
     if (strcmp(what, "deadops") == 0) {
         p->timeout_s = 20;
-        const char *r = getenv("GMUX_RANK"), *sz = getenv("GMUX_SIZE");
-        if (r && sz && atoi(r) == atoi(sz) - 1)
+        if (rank_kill_victim_env())
             p->start_proxy = 0;
         return true;
     }
