@@ -277,7 +277,7 @@ static inline const net_hsrc_t *net_desc_hsrc(const gmux_comm_t *comm, const net
     return d->opcode == NET_OP_PUT && comm->nhsrc ? net_hsrc_find(comm, d->src, d->size) : NULL;
 }
 
-/* comm.c: a copy within this rank between memory of kinds dst_mem and
+/* localcopy.c: a copy within this rank between memory of kinds dst_mem and
  * src_mem (gmux_mem_kind_t): through the comm's mem_copy where device memory
  * is involved and one is set, GMUX_ERR_UNSUPPORTED for CUDA memory without
  * one, memmove otherwise. LOCKING: progress_lock held (mem_copy). */
