@@ -73,6 +73,12 @@ int gmux_comm_rank(const gmux_comm_t *comm);
 int gmux_comm_size(const gmux_comm_t *comm);
 /* The libfabric provider in use ("shm", "tcp;ofi_rxm", or "self"). */
 const char *gmux_comm_provider(const gmux_comm_t *comm);
+/* The communicator's timeout (params.timeout_s), and a new one for the calls
+ * that start after it: any thread, at any time, while others wait (the
+ * proxy thread reads it too). GMUX_ERR_INVALID unless timeout_s > 0; values
+ * of 1e9 s and more mean never. */
+double gmux_comm_timeout(const gmux_comm_t *comm);
+gmux_status_t gmux_comm_set_timeout(gmux_comm_t *comm, double timeout_s);
 
 /* Registers [base, base+size) as window of this rank; every rank calls it
  * with its own buffer of the same size. Collective. */

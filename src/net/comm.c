@@ -39,9 +39,24 @@ GMUX_API const char *gmux_comm_provider(const gmux_comm_t *comm)
     return comm->provider;
 }
 
+GMUX_API double gmux_comm_timeout(const gmux_comm_t *comm)
+{
+    return comm ? net_timeout_s(comm) : 0;
+}
+
+GMUX_API gmux_status_t gmux_comm_set_timeout(gmux_comm_t *comm, double timeout_s)
+{
+    if (!comm || !(timeout_s > 0)) /* NaN too */
+        return GMUX_ERR_INVALID;
+    if (!(timeout_s < NET_TIMEOUT_MAX_S))
+        timeout_s = NET_TIMEOUT_MAX_S;
+    atomic_store_explicit(&comm->timeout_s, timeout_s, memory_order_relaxed);
+    return GMUX_OK;
+}
+
 static uint64_t timeout_ns(const gmux_comm_t *comm)
 {
-    return (uint64_t)(comm->timeout_s * 1e9);
+    return (uint64_t)(net_timeout_s(comm) * 1e9);
 }
 
 static int env_int(const char *name, int def)
@@ -79,6 +94,18 @@ static const char *choose_provider(const gmux_comm_params_t *p)
     return env_int("GMUX_NNODES", 1) > 1 ? "auto-hosts" : "shm";
 }
 
+/* Frees what an op still owns (a fetch never completed, or orphaned) and
+ * the op itself if it was allocated alone. */
+static void op_free(net_op_t *op)
+{
+    if (!op)
+        return;
+    if (op->fetch_len && op->fetch_buf != &op->amo[2])
+        free(op->fetch_buf);
+    if (op->heap)
+        free(op);
+}
+
 static void comm_free(gmux_comm_t *comm)
 {
     uint32_t nrings = comm->nctx * (uint32_t)comm->size;
@@ -109,10 +136,15 @@ static void comm_free(gmux_comm_t *comm)
     free((void *)comm->counters);
     free((void *)comm->ctx_error);
     free(comm->ctx_issued);
-    for (uint32_t i = 0; comm->ops && i < comm->nops; i++) /* fetches never completed */
-        if (comm->ops[i].fetch_len && comm->ops[i].fetch_buf != &comm->ops[i].amo[2])
-            free(comm->ops[i].fetch_buf);
+    for (uint32_t i = 0; comm->ops && i < comm->nops; i++)
+        op_free(comm->ops[i]);
+    while (comm->orphans) {
+        net_op_t *op = comm->orphans;
+        comm->orphans = op->next_free;
+        op_free(op);
+    }
     free(comm->ops);
+    free(comm->op_block);
     free(comm->rx);
     free(comm->batch);
     free(comm->peer_warned);
@@ -134,6 +166,7 @@ static gmux_status_t comm_alloc(gmux_comm_t *comm)
     comm->ctx_error = calloc(comm->nctx, sizeof(*comm->ctx_error));
     comm->ctx_issued = calloc(comm->nctx, sizeof(*comm->ctx_issued));
     comm->nops = 1024;
+    comm->op_block = calloc(comm->nops, sizeof(*comm->op_block));
     comm->ops = calloc(comm->nops, sizeof(*comm->ops));
     comm->rx = calloc(NET_RX_BUFS, sizeof(*comm->rx));
     comm->batch = calloc(1, sizeof(*comm->batch));
@@ -144,8 +177,8 @@ static gmux_status_t comm_alloc(gmux_comm_t *comm)
     comm->scratch_key = calloc((size_t)comm->size, sizeof(uint64_t));
     if (!comm->scratch || !comm->scratch_raddr || !comm->scratch_key || !comm->rings ||
         !comm->out || !comm->in || !comm->signals || !comm->counters || !comm->ctx_error ||
-        !comm->ctx_issued || !comm->ops || !comm->rx || !comm->peer_warned || !comm->batch ||
-        !comm->peer_reclaimed)
+        !comm->ctx_issued || !comm->ops || !comm->op_block || !comm->rx || !comm->peer_warned ||
+        !comm->batch || !comm->peer_reclaimed)
         return GMUX_ERR_NOMEM;
     for (uint32_t i = 0; i < nrings; i++) {
         net_order_init(&comm->in[i]);
@@ -154,8 +187,9 @@ static gmux_status_t comm_alloc(gmux_comm_t *comm)
             return st;
     }
     for (uint32_t i = 0; i < comm->nops; i++) {
-        comm->ops[i].next_free = comm->free_ops;
-        comm->free_ops = &comm->ops[i];
+        comm->ops[i] = &comm->op_block[i];
+        comm->ops[i]->next_free = comm->free_ops;
+        comm->free_ops = comm->ops[i];
     }
     return GMUX_OK;
 }
@@ -317,9 +351,10 @@ GMUX_API gmux_status_t gmux_comm_init(const gmux_comm_params_t *params, gmux_com
     comm->nsig = p.num_signals;
     comm->ncnt = p.num_counters;
     comm->ring_slots = (uint32_t)slots;
-    comm->timeout_s = p.timeout_s > 0 ? p.timeout_s : COM_SETTING_DOUBLE(NET_TIMEOUT);
-    if (!(comm->timeout_s < NET_TIMEOUT_MAX_S)) /* every "* 1e9" below stays in range */
-        comm->timeout_s = NET_TIMEOUT_MAX_S;
+    double timeout_s = p.timeout_s > 0 ? p.timeout_s : COM_SETTING_DOUBLE(NET_TIMEOUT);
+    if (!(timeout_s < NET_TIMEOUT_MAX_S)) /* every "* 1e9" below stays in range */
+        timeout_s = NET_TIMEOUT_MAX_S;
+    atomic_init(&comm->timeout_s, timeout_s);
     comm->idle_max_ns = (uint64_t)COM_SETTING_INT(NET_PROXY_IDLE_US) * COM_NS_PER_US;
     if (comm->idle_max_ns < COM_NS_PER_US)
         comm->idle_max_ns = COM_NS_PER_US;
@@ -534,8 +569,8 @@ GMUX_API gmux_status_t gmux_window_register_mem(gmux_comm_t *comm, void *base, s
                                                 const gmux_mem_t *mem, void *fallback,
                                                 gmux_window_t *win_p, bool *direct_p)
 {
-    if (!mem)
-        return GMUX_ERR_INVALID;
+    if (!mem) /* still part of the collective, as every failure before it */
+        return comm ? net_window_register_failed(comm, size, GMUX_ERR_INVALID) : GMUX_ERR_INVALID;
     return window_register(comm, GMUX_OK, base, size, mem, fallback, win_p, direct_p);
 }
 
@@ -578,17 +613,6 @@ GMUX_API gmux_status_t gmux_source_deregister(gmux_comm_t *comm, void *base)
     }
     pthread_mutex_unlock(&comm->progress_lock);
     return st;
-}
-
-gmux_status_t net_local_copy(gmux_comm_t *comm, void *dst, uint8_t dst_mem, const void *src,
-                             uint8_t src_mem, size_t n)
-{
-    if ((dst_mem != GMUX_MEM_HOST || src_mem != GMUX_MEM_HOST) && comm->mem_copy)
-        return comm->mem_copy(comm->mem_copy_arg, dst, src, n) ? GMUX_ERR_DRIVER : GMUX_OK;
-    if (dst_mem == GMUX_MEM_CUDA || src_mem == GMUX_MEM_CUDA)
-        return GMUX_ERR_UNSUPPORTED;
-    memmove(dst, src, n);
-    return GMUX_OK;
 }
 
 GMUX_API void gmux_comm_set_mem_copy(gmux_comm_t *comm, gmux_mem_copy_fn copy, void *arg)

@@ -321,7 +321,7 @@ static gmux_status_t forward_one(net_devstage_t *s, uint32_t i, net_desc_t *d)
     pthread_mutex_unlock(&s->lock);
     if (st != GMUX_OK)
         return st;
-    uint64_t deadline = com_deadline_after_ns((uint64_t)(comm->timeout_s * 1e9));
+    uint64_t deadline = com_deadline_after_ns((uint64_t)(net_timeout_s(comm) * 1e9));
     for (unsigned k = 0; (st = net_ring_try_push(&comm->rings[i], d)) == GMUX_ERR_BUSY; k++) {
         if (net_progress_try(comm) == 0 && k > 64)
             sched_yield();
@@ -346,7 +346,7 @@ int net_devstage_forward(net_devstage_t *s, bool drain)
                 if (!drain || (int64_t)(net_ring_head(r) - until) >= 0)
                     break;
                 if (!deadline)
-                    deadline = com_deadline_after_ns((uint64_t)(s->comm->timeout_s * 1e9));
+                    deadline = com_deadline_after_ns((uint64_t)(net_timeout_s(s->comm) * 1e9));
                 if (com_deadline_passed(deadline))
                     return GMUX_ERR_TIMEOUT;
                 sched_yield(); /* a producer is still writing its slot */

@@ -176,7 +176,7 @@ gmux_status_t net_devsvc_start_staged(gmux_comm_t *comm, const net_devstage_copy
         .nslots = comm->ring_slots,
         .sig_base = NET_SIG_RESERVED,
         .claim_backoff_ns = (uint32_t)backoff_ns,
-        .timeout_ns = (uint64_t)(comm->timeout_s * 1e9),
+        .timeout_ns = (uint64_t)(net_timeout_s(comm) * 1e9),
         .rings = s->rings,
         .signals = (uint64_t *)&comm->signals[NET_SIG_RESERVED],
         .counters = (uint64_t *)comm->counters,
@@ -305,11 +305,15 @@ GMUX_API int gmux_dev_progress(const gmux_dev_handle_t *handle)
 GMUX_API gmux_status_t gmux_dev_window_register(gmux_dev_handle_t *handle, void *dev_base,
                                                 size_t size, gmux_window_t *win_p)
 {
-    if (!handle || !handle->host || !win_p)
-        return GMUX_ERR_INVALID;
+    if (!handle || !handle->host)
+        return GMUX_ERR_INVALID; /* no communicator to tell the others */
     net_devsvc_t *s = handle->host;
-    if (!s->stage)
-        return GMUX_ERR_STATE; /* not a staged handle */
+    /* collective: a refusal still takes part in the exchange, or the other
+     * ranks would wait in it and pair with this rank's next registration */
+    if (!win_p)
+        return net_window_register_failed(s->comm, size, GMUX_ERR_INVALID);
+    if (!s->stage) /* not a staged handle */
+        return net_window_register_failed(s->comm, size, GMUX_ERR_STATE);
     return net_devstage_window_register(s->stage, dev_base, size, win_p);
 }
 

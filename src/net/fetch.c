@@ -84,7 +84,7 @@ static gmux_status_t fetch_run(gmux_comm_t *comm, uint32_t ctx, int peer, const 
     void *bounce = NULL;
     if (r->kind == FETCH_READ && !(bounce = malloc(r->len ? r->len : 1)))
         return GMUX_ERR_NOMEM;
-    uint64_t deadline = com_deadline_after_ns((uint64_t)(comm->timeout_s * 1e9));
+    uint64_t deadline = com_deadline_after_ns((uint64_t)(net_timeout_s(comm) * 1e9));
     gmux_status_t st = GMUX_OK;
     uint64_t id = 0;
     net_op_t *posted = NULL;
@@ -142,7 +142,7 @@ static gmux_status_t fetch_run(gmux_comm_t *comm, uint32_t ctx, int peer, const 
     if (st != GMUX_OK)
         return st;
     struct done_arg a = {ctx, id + 1, peer, false};
-    st = net_wait(comm, op_done, &a, comm->timeout_s, false);
+    st = net_wait(comm, op_done, &a, net_timeout_s(comm), false);
     if (st == GMUX_OK && a.dead)
         st = GMUX_ERR_PEER;
     net_progress_lock(comm);
@@ -307,7 +307,7 @@ GMUX_API gmux_status_t gmux_wait_cond(gmux_comm_t *comm, bool (*cond)(void *arg)
     if (!comm || !cond)
         return GMUX_ERR_INVALID;
     struct cond_arg a = {cond, arg};
-    double t = timeout_s < 0 ? comm->timeout_s : timeout_s == 0 ? -1.0 : timeout_s;
+    double t = timeout_s < 0 ? net_timeout_s(comm) : timeout_s == 0 ? -1.0 : timeout_s;
     return net_wait(comm, cond_tramp, &a, t, true);
 }
 

@@ -61,7 +61,8 @@ typedef struct net_op {
     size_t fetch_len; /* 0: not a fetch */
     uint64_t amo[3];  /* operand, compare, result */
     bool in_use;
-    struct net_op *next_free;
+    bool heap;                /* allocated alone (a replacement), not part of the first block */
+    struct net_op *next_free; /* the free list, or the list of orphans */
 } net_op_t;
 
 /* What this rank asked of libfabric, counted under the progress lock
@@ -120,7 +121,10 @@ struct gmux_team {
 
 struct gmux_comm {
     int rank, size;
-    double timeout_s;
+    /* Read by every thread that waits or posts (the proxy's too) and
+     * changed by gmux_comm_set_timeout at any time: read it with
+     * net_timeout_s. */
+    _Atomic double timeout_s;
     uint32_t nctx, nsig, ncnt, ring_slots;
     const char *provider; /* "shm", "tcp;ofi_rxm" or "self" */
     net_boot_t *boot;     /* NULL for a one-rank job */
@@ -151,8 +155,16 @@ struct gmux_comm {
     gmux_team_t world;
 
     pthread_mutex_t progress_lock;
-    net_op_t *ops;
+    /* The op pool: nops slots. An op taken back while the provider may still
+     * hold it (its peer died) becomes an orphan: it is never handed out again,
+     * so a completion that arrives for it late finds it not in use and is
+     * dropped instead of completing whatever took its place; a fresh op
+     * replaces it in its slot. Orphans (and the provider memory they own)
+     * are freed with the communicator. */
+    net_op_t *op_block; /* the first nops ops */
+    net_op_t **ops;     /* [nops]: the ops of the pool */
     net_op_t *free_ops;
+    net_op_t *orphans;  /* linked by next_free */
     net_batch_t *batch; /* the proxy's coalescing buffer */
     bool coalesce;      /* GMUX_NET_COALESCE */
     net_stats_t stats;  /* libfabric calls made (benchmarks count them) */
@@ -165,7 +177,7 @@ struct gmux_comm {
     bool rx_warned;              /* a failed receive was logged (once) */
     _Atomic uint64_t blocked_ns; /* last net_progress_blocked pass */
     uint8_t *peer_warned;        /* per rank: a failed operation to it was logged */
-    uint8_t *peer_reclaimed;     /* per rank: its ops were taken back after its death (shm) */
+    uint8_t *peer_reclaimed;     /* per rank: its ops were taken back after its death */
 
     pthread_t proxy;
     bool proxy_running;
@@ -227,6 +239,15 @@ gmux_status_t net_send_quiet_req(gmux_comm_t *comm, uint32_t ctx, int peer, uint
 /* Ends op: a fetch's result goes to its caller when ok (and the caller still
  * waits), its buffer is released; the op returns to the pool. LOCKING: held. */
 void net_op_finish(gmux_comm_t *comm, net_op_t *op, bool ok);
+/* Takes back every op in flight to peer: each fails its context with
+ * GMUX_ERR_PEER, drops its result and becomes an orphan (its slot gets a
+ * fresh op), so that a completion the provider reports for it later is
+ * ignored. LOCKING: held. */
+void net_ops_take_back(gmux_comm_t *comm, int peer);
+/* Handles the local completion of the op whose libfabric context is
+ * op_context (ok: succeeded): an op not in use (an orphan) is ignored.
+ * LOCKING: held. */
+void net_op_completed(gmux_comm_t *comm, void *op_context, bool ok, int err);
 /* Whether any op of ctx with id < below is still outstanding; ops to dead
  * peers do not count (the context's error becomes GMUX_ERR_PEER). LOCKING: held. */
 bool net_ctx_outstanding_below(gmux_comm_t *comm, uint32_t ctx, uint64_t below);
@@ -256,7 +277,7 @@ static inline const net_hsrc_t *net_desc_hsrc(const gmux_comm_t *comm, const net
     return d->opcode == NET_OP_PUT && comm->nhsrc ? net_hsrc_find(comm, d->src, d->size) : NULL;
 }
 
-/* comm.c: a copy within this rank between memory of kinds dst_mem and
+/* localcopy.c: a copy within this rank between memory of kinds dst_mem and
  * src_mem (gmux_mem_kind_t): through the comm's mem_copy where device memory
  * is involved and one is set, GMUX_ERR_UNSUPPORTED for CUDA memory without
  * one, memmove otherwise. LOCKING: progress_lock held (mem_copy). */
@@ -268,6 +289,12 @@ gmux_status_t net_local_copy(gmux_comm_t *comm, void *dst, uint8_t dst_mem, cons
 typedef bool (*net_cond_fn)(gmux_comm_t *comm, void *arg);
 gmux_status_t net_wait(gmux_comm_t *comm, net_cond_fn cond, void *arg, double timeout_s,
                        bool fail_on_any_dead);
+
+/* The communicator's timeout now (gmux_comm_set_timeout may change it). */
+static inline double net_timeout_s(const gmux_comm_t *comm)
+{
+    return atomic_load_explicit(&comm->timeout_s, memory_order_relaxed);
+}
 
 static inline bool net_peer_dead(const gmux_comm_t *comm, int peer)
 {

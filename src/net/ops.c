@@ -72,7 +72,7 @@ static gmux_status_t push(gmux_comm_t *comm, net_desc_t *d)
     if (st == GMUX_ERR_BUSY) {
         /* back-pressure: with a proxy thread, let it drain (kick it, yield);
          * without one, drive progress here. Bounded by the timeout. */
-        uint64_t deadline = com_deadline_after_ns((uint64_t)(comm->timeout_s * 1e9));
+        uint64_t deadline = com_deadline_after_ns((uint64_t)(net_timeout_s(comm) * 1e9));
         bool self_drive = !comm->proxy_running;
         if (self_drive)
             atomic_fetch_add(&comm->waiters, 1);
@@ -268,7 +268,7 @@ static gmux_status_t drain_ctx(gmux_comm_t *comm, uint32_t ctx)
     for (int p = 0; p < comm->size; p++)
         t[p] = net_ring_tail(&comm->rings[ctx * (uint32_t)comm->size + (uint32_t)p]);
     struct drain_arg a = {ctx, t};
-    gmux_status_t st = net_wait(comm, rings_drained, &a, comm->timeout_s, false);
+    gmux_status_t st = net_wait(comm, rings_drained, &a, net_timeout_s(comm), false);
     free(t);
     return st;
 }
@@ -282,7 +282,7 @@ GMUX_API gmux_status_t gmux_flush(gmux_comm_t *comm, uint32_t ctx)
         net_progress_lock(comm);
         struct below_arg b = {ctx, comm->ctx_issued[ctx]};
         pthread_mutex_unlock(&comm->progress_lock);
-        st = net_wait(comm, ops_complete, &b, comm->timeout_s, false);
+        st = net_wait(comm, ops_complete, &b, net_timeout_s(comm), false);
     }
     gmux_status_t e = take_ctx_error(comm, ctx);
     return st != GMUX_OK ? st : e;
@@ -347,7 +347,7 @@ GMUX_API gmux_status_t gmux_quiet(gmux_comm_t *comm, uint32_t ctx)
     }
     pthread_mutex_unlock(&comm->progress_lock);
     if (st == GMUX_OK)
-        st = net_wait(comm, acks_in, &a, comm->timeout_s, false);
+        st = net_wait(comm, acks_in, &a, net_timeout_s(comm), false);
     if (st == GMUX_OK && a.failed_peer >= 0)
         st = GMUX_ERR_PEER;
     free(a.tokens);
@@ -384,7 +384,7 @@ static gmux_status_t wait_word(gmux_comm_t *comm, _Atomic uint64_t *word, uint64
 gmux_status_t net_wait_signal_any(gmux_comm_t *comm, uint32_t id, uint64_t value);
 gmux_status_t net_wait_signal_any(gmux_comm_t *comm, uint32_t id, uint64_t value)
 {
-    return wait_word(comm, &comm->signals[id], value, comm->timeout_s, NULL);
+    return wait_word(comm, &comm->signals[id], value, net_timeout_s(comm), NULL);
 }
 
 GMUX_API uint64_t gmux_signal_read(gmux_comm_t *comm, uint32_t id)
@@ -413,7 +413,7 @@ GMUX_API gmux_status_t gmux_signal_wait(gmux_comm_t *comm, uint32_t id, uint64_t
 {
     if (!comm)
         return GMUX_ERR_INVALID;
-    return gmux_signal_wait_timeout(comm, id, value, comm->timeout_s, value_p);
+    return gmux_signal_wait_timeout(comm, id, value, net_timeout_s(comm), value_p);
 }
 
 GMUX_API uint64_t gmux_counter_read(gmux_comm_t *comm, uint32_t id)
@@ -447,5 +447,5 @@ GMUX_API gmux_status_t gmux_counter_wait(gmux_comm_t *comm, uint32_t id, uint64_
 {
     if (!comm)
         return GMUX_ERR_INVALID;
-    return gmux_counter_wait_timeout(comm, id, value, comm->timeout_s, value_p);
+    return gmux_counter_wait_timeout(comm, id, value, net_timeout_s(comm), value_p);
 }

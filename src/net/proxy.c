@@ -55,10 +55,37 @@ void net_op_finish(gmux_comm_t *comm, net_op_t *op, bool ok)
     op_put(comm, op);
 }
 
+/* Makes slot i's op, in use, an orphan: failed for its caller, kept out of
+ * the pool for good (the provider may still write its buffers or report
+ * it), a fresh op in its place. Without memory for one the slot keeps the
+ * orphan and the pool is one op smaller. */
+static void op_orphan(gmux_comm_t *comm, uint32_t i)
+{
+    net_op_t *op = comm->ops[i];
+    set_ctx_error(comm, op->ctx, GMUX_ERR_PEER);
+    op->fetch_dst = NULL; /* its caller is told it failed: never written */
+    op->in_use = false;
+    net_op_t *fresh = calloc(1, sizeof(*fresh));
+    if (!fresh)
+        return;
+    op->next_free = comm->orphans;
+    comm->orphans = op;
+    fresh->heap = true;
+    comm->ops[i] = fresh;
+    op_put(comm, fresh);
+}
+
+void net_ops_take_back(gmux_comm_t *comm, int peer)
+{
+    for (uint32_t i = 0; i < comm->nops; i++)
+        if (comm->ops[i]->in_use && comm->ops[i]->peer == (uint32_t)peer)
+            op_orphan(comm, i);
+}
+
 bool net_ctx_outstanding_below(gmux_comm_t *comm, uint32_t ctx, uint64_t below)
 {
     for (uint32_t i = 0; i < comm->nops; i++) {
-        const net_op_t *op = &comm->ops[i];
+        const net_op_t *op = comm->ops[i];
         if (!op->in_use || op->ctx != ctx || op->id >= below)
             continue;
         if (!net_peer_dead(comm, (int)op->peer))
@@ -88,13 +115,13 @@ static void bump_counter(gmux_comm_t *comm, uint32_t counter)
 
 static int poll_cq(gmux_comm_t *comm);
 
-/* shm: ops to a dead peer never complete (the peer does their work and
- * answers). Once the completions already there are read, each is ended as
- * failed and returns to the pool, once per dead peer (tcp fails them
- * itself). LOCKING: held. */
+/* Ops to a dead peer may never complete: on shm never (the peer does their
+ * work and answers), on tcp a few are never reported. Once the completions
+ * already there are read, the rest are taken back (failed, orphaned), once
+ * per dead peer. LOCKING: held. */
 static void reclaim_dead(gmux_comm_t *comm)
 {
-    if (!comm->guard || !comm->have_fab || !net_boot_any_dead(comm->boot))
+    if (!comm->have_fab || !net_boot_any_dead(comm->boot))
         return;
     for (int p = 0; p < comm->size; p++) {
         if (comm->peer_reclaimed[p] || !net_peer_dead(comm, p))
@@ -102,13 +129,7 @@ static void reclaim_dead(gmux_comm_t *comm)
         comm->peer_reclaimed[p] = 1;
         for (int i = 0; i < 64 && poll_cq(comm) > 0; i++)
             ;
-        for (uint32_t i = 0; i < comm->nops; i++) {
-            net_op_t *op = &comm->ops[i];
-            if (!op->in_use || op->peer != (uint32_t)p)
-                continue;
-            set_ctx_error(comm, op->ctx, GMUX_ERR_PEER);
-            net_op_finish(comm, op, false);
-        }
+        net_ops_take_back(comm, p);
     }
 }
 
@@ -145,7 +166,7 @@ static gmux_status_t send_msg(gmux_comm_t *comm, int peer, const net_msg_t *m, b
         if (!may_poll)
             return GMUX_ERR_BUSY;
         if (!deadline)
-            deadline = com_deadline_after_ns((uint64_t)(comm->timeout_s * 1e9));
+            deadline = com_deadline_after_ns((uint64_t)(net_timeout_s(comm) * 1e9));
         poll_boot(comm);
         if (net_peer_dead(comm, peer))
             return GMUX_ERR_PEER;
@@ -223,7 +244,7 @@ static gmux_status_t post_write(gmux_comm_t *comm, const net_desc_t *d, net_out_
         if (r == -FI_EAGAIN) {
             comm->stats.eagain++;
             if (!deadline)
-                deadline = com_deadline_after_ns((uint64_t)(comm->timeout_s * 1e9));
+                deadline = com_deadline_after_ns((uint64_t)(net_timeout_s(comm) * 1e9));
             poll_boot(comm);
             if (net_peer_dead(comm, (int)d->peer))
                 st = GMUX_ERR_PEER;
@@ -426,17 +447,26 @@ static void handle_cq_error(gmux_comm_t *comm)
             repost_rx(comm, (net_rx_t *)err.op_context);
         return;
     }
-    if (!err.op_context)
-        return;
-    net_op_t *op = (net_op_t *)err.op_context;
+    if (err.op_context)
+        net_op_completed(comm, err.op_context, false, err.err);
+}
+
+void net_op_completed(gmux_comm_t *comm, void *op_context, bool ok, int err)
+{
+    net_op_t *op = (net_op_t *)op_context;
     if (!op->in_use)
-        return; /* taken back when its peer died (reclaim_dead) */
-    gmux_status_t st = net_fab_status(-err.err);
+        return; /* an orphan, taken back when its peer died: never reused */
+    if (ok) {
+        bump_counter(comm, op->counter);
+        net_op_finish(comm, op, true);
+        return;
+    }
+    gmux_status_t st = net_fab_status(-err);
     /* a dead peer fails every operation in flight to it: say so once */
     if (op->peer < (uint32_t)comm->size && !comm->peer_warned[op->peer]) {
         comm->peer_warned[op->peer] = 1;
         COM_WARN(NET, "rank %d: operation to rank %u failed: %s", comm->rank, op->peer,
-                 fi_strerror(err.err));
+                 fi_strerror(err));
     }
     set_ctx_error(comm, op->ctx, st == GMUX_ERR_PEER ? st : GMUX_ERR_TRANSPORT);
     net_op_finish(comm, op, false);
@@ -478,11 +508,7 @@ static int poll_cq(gmux_comm_t *comm)
             repost_rx(comm, rx);
             handle_msg(comm, &m);
         } else if (e[i].op_context) {
-            net_op_t *op = (net_op_t *)e[i].op_context;
-            if (!op->in_use)
-                continue; /* taken back when its peer died (reclaim_dead) */
-            bump_counter(comm, op->counter);
-            net_op_finish(comm, op, true);
+            net_op_completed(comm, e[i].op_context, true, 0);
         }
     }
     return (int)n;

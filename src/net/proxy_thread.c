@@ -98,7 +98,7 @@ bool net_proxy_stop(gmux_comm_t *comm)
     syscall(SYS_futex, (uint32_t *)&comm->doorbell, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
     /* bounded: a proxy stuck inside the provider (see docs/net.md) is left
      * behind; meanwhile the shm guard may free it from a dead rank's lock */
-    uint64_t deadline = com_deadline_after_ns((uint64_t)((2 + comm->timeout_s) * 1e9));
+    uint64_t deadline = com_deadline_after_ns((uint64_t)((2 + net_timeout_s(comm)) * 1e9));
     int joined = -1;
     while (joined != 0 && !com_deadline_passed(deadline)) {
         struct timespec ts;

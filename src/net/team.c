@@ -90,7 +90,7 @@ static gmux_status_t team_agree_max(gmux_team_t *team, uint32_t f[AGREE_FIELDS])
         }
         for (int w = 0; w < NET_AGREE_WORDS && st == GMUX_OK; w++) {
             struct agree_wait a = {&comm->signals[agree_word(team, k, w)], epoch};
-            st = net_wait(comm, agree_arrived, &a, comm->timeout_s, true);
+            st = net_wait(comm, agree_arrived, &a, net_timeout_s(comm), true);
             if (st != GMUX_OK)
                 break;
             uint64_t v = atomic_load_explicit(a.word, memory_order_acquire);

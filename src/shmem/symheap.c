@@ -246,6 +246,12 @@ GMUX_API void *shmem_realloc(void *ptr, size_t size)
     if (!old)
         shm_die("shmem_realloc", "%p was not returned by shmem_malloc", ptr);
     shm_check(gmux_barrier(gmux_team_world(shm_state.comm)), "shmem_realloc");
+    if (size == 0) {
+        /* OpenSHMEM 1.5 (9.3.1): the block is freed, nothing is allocated;
+         * as shmem_free, the barrier on entry is the only one */
+        shm_heap_free(ptr);
+        return NULL;
+    }
     void *p = shm_heap_alloc(size, SHM_ALIGN);
     if (p) {
         memcpy(p, ptr, old < size ? old : size);

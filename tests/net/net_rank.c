@@ -39,6 +39,7 @@
 #include "common/clock.h"
 
 #include "net_rank.h"
+#include "rank_kill.h"
 
 gmux_comm_t *comm;
 int me, n;
@@ -440,25 +441,22 @@ static pthread_spinlock_t *region_lock(int r)
     return lock;
 }
 
+/* killlock: die inside the provider's critical sections: senders to the
+ * victim and rank 0's own progress would spin for ever */
+static void take_region_locks(void *arg)
+{
+    (void)arg;
+    pthread_spinlock_t *own = region_lock(me), *zero = region_lock(0);
+    CHECK(own && zero, "shm regions not found");
+    pthread_spin_lock(own);
+    pthread_spin_lock(zero);
+}
+
 static int mode_kill(bool holding_locks)
 {
-    uint64_t *win = calloc(16, sizeof(uint64_t));
+    uint64_t *win;
     gmux_window_t w;
-    OK(gmux_window_register(comm, win, 16 * sizeof(uint64_t), &w));
-    OK(gmux_barrier(gmux_team_world(comm)));
-    int victim = n - 1;
-    if (me == victim) {
-        usleep(200 * 1000);
-        if (holding_locks) {
-            /* die inside the provider's critical sections: senders to the
-             * victim and rank 0's own progress would spin for ever */
-            pthread_spinlock_t *own = region_lock(me), *zero = region_lock(0);
-            CHECK(own && zero, "shm regions not found");
-            pthread_spin_lock(own);
-            pthread_spin_lock(zero);
-        }
-        kill(getpid(), SIGKILL);
-    }
+    int victim = rank_kill_start(comm, &win, &w, holding_locks ? take_region_locks : NULL, NULL);
     /* keep talking to the victim until that fails; then waits must fail too.
      * Context 1 floods it without waiting (the victim does not read, so
      * writes queue up inside the provider when it dies: libfabric 1.17's tcp
@@ -525,7 +523,7 @@ int main(int argc, char **argv)
     if (argc < 2) {
         fprintf(stderr,
                 "usage: net_rank data|order|mixed|coalesce|semantics|hmem|teams|kill|killlock|"
-                "shape|quiet2|rxerr|fetchlate|deadops|stagefull [args]\n");
+                "shape|quiet2|rxerr|fetchlate|deadops|staleop|devwinbad|stagefull [args]\n");
         return 2;
     }
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -542,8 +540,7 @@ int main(int argc, char **argv)
          * dies (the tcp case of docs/net.md), and in `kill` no thread of it
          * is inside libfabric then; `killlock` plays that case on purpose
          * (the shm guard's). */
-        const char *r = getenv("GMUX_RANK"), *s = getenv("GMUX_SIZE");
-        if (r && s && atoi(r) == atoi(s) - 1)
+        if (rank_kill_victim_env())
             p.start_proxy = 0;
     }
     bool audit = audit_mode(argv[1], &p);

@@ -15,7 +15,12 @@
  *              buffer (and the stack frame the atomic returned from) must not
  *              be written.
  *   deadops    the last rank dies with writes to it outstanding (it never
- *              progresses): on shm the survivors' op pool must get them back.
+ *              progresses): the survivors' op pool must get them back (shm
+ *              never reports them, tcp leaves a few unreported).
+ *   staleop    (test hooks) the late completion of an op taken back when its
+ *              peer died must not complete the op that took its place.
+ *   devwinbad  gmux_dev_window_register on a handle that is not staged (on
+ *              the last rank) fails on every rank together.
  *   stagefull  a staged device window whose registration fails locally on one
  *              rank (its stage table full) fails on every rank, and the next
  *              registration pairs with the next everywhere.
@@ -30,6 +35,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <gmux/net_device.h>
 #include <gmux/net_ext.h>
 #include <rdma/fi_errno.h>
 
@@ -37,6 +43,7 @@
 #include "net/devstage.h"
 #include "net/internal.h"
 #include "net_rank.h"
+#include "rank_kill.h"
 
 #define SHARED_HDR 4096 /* header page of a shared window file: the owner's pid */
 
@@ -237,9 +244,9 @@ static int mode_fetchlate(void)
         uint8_t *dst = malloc(FL_SIZE);
         CHECK(dst, "out of memory");
         memset(dst, 0, FL_SIZE);
-        double keep = comm->timeout_s;
+        double keep = gmux_comm_timeout(comm);
         stop_rank(pid);
-        comm->timeout_s = 1.0; /* the fetches below time out: rank 1 is stopped */
+        OK(gmux_comm_set_timeout(comm, 1.0)); /* the fetches below time out: rank 1 is stopped */
         gmux_status_t st = gmux_get(comm, 0, 1, fl_win, 0, dst, FL_SIZE);
         /* shm reads the stopped rank's memory itself (CMA): then it is done */
         CHECK(st == GMUX_ERR_TIMEOUT || (st == GMUX_OK && dst[0] == 0x5a), "get: %s",
@@ -247,7 +254,7 @@ static int mode_fetchlate(void)
         memset(dst, 0xcc, FL_SIZE); /* the caller's again: nobody else writes it */
         st = atomics ? fl_atomic() : GMUX_ERR_TIMEOUT;
         CHECK(st == GMUX_ERR_TIMEOUT, "atomic: %s", gmux_status_name(st));
-        comm->timeout_s = keep;
+        OK(gmux_comm_set_timeout(comm, keep));
         bool stack_kept = fl_stack_kept(pid);
         for (size_t i = 0; i < FL_SIZE; i++)
             CHECK(dst[i] == 0xcc, "byte %zu of a timed-out get's buffer written later (%#x)", i,
@@ -266,7 +273,7 @@ static int mode_fetchlate(void)
 
 /* --- deadops ----------------------------------------------------------------- */
 
-enum { DO_PUTS = 64, DO_SIZE = 64 * 1024 };
+enum { DO_PUTS = 256, DO_SIZE = 1024 * 1024 };
 
 static uint32_t free_ops(void)
 {
@@ -308,13 +315,11 @@ static int mode_deadops(void)
     /* shm: PEER; tcp may have sent them all (OK) or cancel them (TRANSPORT) */
     CHECK(st == GMUX_ERR_PEER || st == GMUX_ERR_TRANSPORT || st == GMUX_OK, "flush: %s",
           gmux_status_name(st));
-    /* shm: every op comes back, failed; none is held for the dead rank (tcp
-     * reports most itself; the few it never reports are not taken back) */
-    if (strcmp(gmux_comm_provider(comm), "shm") == 0) {
-        st = gmux_wait_cond(comm, pool_full, NULL, 10.0);
-        CHECK(st == GMUX_OK || st == GMUX_ERR_PEER, "wait: %s", gmux_status_name(st));
-        CHECK(pool_full(NULL), "%u of %u ops free after the death", free_ops(), comm->nops);
-    }
+    /* every op comes back, failed; none is held for the dead rank (shm never
+     * reports them; tcp reports most itself, but not all) */
+    st = gmux_wait_cond(comm, pool_full, NULL, 10.0);
+    CHECK(st == GMUX_OK || st == GMUX_ERR_PEER, "wait: %s", gmux_status_name(st));
+    CHECK(pool_full(NULL), "%u of %u ops free after the death", free_ops(), comm->nops);
     printf("rank %d: deadops ok\n", me);
     fflush(stdout);
     st = gmux_comm_finalize(comm);
@@ -322,6 +327,60 @@ static int mode_deadops(void)
     comm = NULL;
     free(win);
     free(src);
+    return 0;
+}
+
+/* --- staleop ------------------------------------------------------------------ */
+
+enum { SO_COUNTER = 7 };
+
+/* An op of the pool handed out as the proxy would for a write to peer 1 on
+ * context 0 that bumps counter. LOCKING: held. */
+static net_op_t *so_take(uint32_t counter)
+{
+    net_op_t *op = comm->free_ops;
+    CHECK(op, "op pool empty");
+    comm->free_ops = op->next_free;
+    op->in_use = true;
+    op->id = comm->ctx_issued[0];
+    op->ctx = 0;
+    op->peer = 1;
+    op->counter = counter;
+    return op;
+}
+
+/* The provider's completion of an op taken back (as when its peer died) may
+ * still arrive: it must not complete the op that took its place in the pool.
+ * Played with the test hooks, rank 1 alive but idle: an op is taken back,
+ * the next op handed out, then the first op's completion reported. */
+static int mode_staleop(void)
+{
+    OK(gmux_barrier(gmux_team_world(comm)));
+    if (me == 0) {
+        gmux_counter_reset(comm, SO_COUNTER);
+        net_progress_lock(comm);
+        net_op_t *a = so_take(GMUX_NO_COUNTER);
+        void *stale = &a->fctx;
+        net_ops_take_back(comm, 1);
+        bool a_back = !a->in_use;
+        net_op_t *b = so_take(SO_COUNTER);
+        net_op_completed(comm, stale, true, 0); /* a's completion, late */
+        bool b_kept = b->in_use;
+        uint64_t early = gmux_counter_read(comm, SO_COUNTER);
+        if (b_kept)
+            net_op_completed(comm, &b->fctx, true, 0); /* b's own */
+        bool b_done = !b->in_use;
+        pthread_mutex_unlock(&comm->progress_lock);
+        CHECK(a_back, "the op taken back is still in use");
+        CHECK(b_kept && early == 0,
+              "a stale completion completed the next op (counter %" PRIu64 ")", early);
+        CHECK(b_done && gmux_counter_read(comm, SO_COUNTER) == 1, "the next op's completion lost");
+        gmux_status_t e = (gmux_status_t)atomic_exchange(&comm->ctx_error[0], GMUX_OK);
+        CHECK(e == GMUX_ERR_PEER, "the op taken back failed with %s", gmux_status_name(e));
+        CHECK(pool_full(NULL), "%u of %u ops free", free_ops(), comm->nops);
+    }
+    OK(gmux_barrier(gmux_team_world(comm)));
+    printf("rank %d: staleop ok\n", me);
     return 0;
 }
 
@@ -390,19 +449,65 @@ static int mode_stagefull(void)
     return 0;
 }
 
+/* --- devwinbad ------------------------------------------------------------------ */
+
+enum { DW_SIZE = 4096 };
+
+/* A window registration where the last rank passes a host handle (not
+ * staged) to gmux_dev_window_register, then one where it passes no memory
+ * kind to gmux_window_register_mem: every rank fails at once (not after the
+ * timeout), and the next registration pairs with the next everywhere. */
+static int mode_devwinbad(void)
+{
+    static uint8_t buf_a[DW_SIZE], buf_b[DW_SIZE];
+    gmux_dev_handle_t h;
+    OK(gmux_dev_handle_create_host(comm, &h));
+    bool last = me == n - 1;
+    gmux_window_t wa = 0, wb = 0;
+    for (int round = 0; round < 2; round++) { /* 1: gmux_window_register_mem without mem */
+        OK(gmux_barrier(gmux_team_world(comm)));
+        uint64_t t0 = com_clock_ns();
+        gmux_status_t st =
+            !last        ? gmux_window_register(comm, buf_a, DW_SIZE, &wa)
+            : round == 0 ? gmux_dev_window_register(&h, buf_a, DW_SIZE, &wa)
+                         : gmux_window_register_mem(comm, buf_a, DW_SIZE, NULL, NULL, &wa, NULL);
+        double waited = (double)(com_clock_ns() - t0) / 1e9;
+        CHECK(st != GMUX_OK && st != GMUX_ERR_TIMEOUT,
+              "round %d, window a: %s (every rank fails with the last)", round,
+              gmux_status_name(st));
+        CHECK(!last || st == (round == 0 ? GMUX_ERR_STATE : GMUX_ERR_INVALID),
+              "round %d, the last rank's window a: %s", round, gmux_status_name(st));
+        CHECK(waited < gmux_comm_timeout(comm) / 2, "the failed registration took %.1f s", waited);
+    }
+    /* the next registration pairs with the next everywhere */
+    OK(gmux_window_register(comm, buf_b, DW_SIZE, &wb));
+    int right = (me + 1) % n, left = (me + n - 1) % n;
+    gmux_op_opts_t o = {GMUX_SIGNAL_ADD, 0, 1, GMUX_NO_COUNTER};
+    OK(gmux_put_value(comm, 0, right, wb, 8, 0x2000u + (uint64_t)me, 8, &o));
+    OK(gmux_signal_wait(comm, 0, 1, NULL));
+    uint64_t got = 0;
+    memcpy(&got, buf_b + 8, 8);
+    CHECK(got == 0x2000u + (uint64_t)left, "window b holds %#" PRIx64, got);
+    OK(gmux_barrier(gmux_team_world(comm)));
+    OK(gmux_window_deregister(comm, wb));
+    gmux_dev_handle_destroy(&h);
+    printf("rank %d: devwinbad ok\n", me);
+    return 0;
+}
+
 /* --- entry ------------------------------------------------------------------- */
 
 bool audit_mode(const char *what, gmux_comm_params_t *p)
 {
     if (strcmp(what, "quiet2") == 0 || strcmp(what, "rxerr") == 0 ||
-        strcmp(what, "fetchlate") == 0 || strcmp(what, "stagefull") == 0) {
+        strcmp(what, "fetchlate") == 0 || strcmp(what, "stagefull") == 0 ||
+        strcmp(what, "staleop") == 0 || strcmp(what, "devwinbad") == 0) {
         p->timeout_s = 20;
         return true;
     }
     if (strcmp(what, "deadops") == 0) {
         p->timeout_s = 20;
-        const char *r = getenv("GMUX_RANK"), *sz = getenv("GMUX_SIZE");
-        if (r && sz && atoi(r) == atoi(sz) - 1)
+        if (rank_kill_victim_env())
             p->start_proxy = 0;
         return true;
     }
@@ -421,5 +526,9 @@ int mode_audit(const char *what)
         return mode_deadops();
     if (strcmp(what, "stagefull") == 0)
         return mode_stagefull();
+    if (strcmp(what, "staleop") == 0)
+        return n == 2 ? mode_staleop() : 2;
+    if (strcmp(what, "devwinbad") == 0)
+        return mode_devwinbad();
     return 2;
 }

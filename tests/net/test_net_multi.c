@@ -214,6 +214,21 @@ static void test_dead_peer_ops(void **state)
     assert_int_equal(count(out, "deadops ok"), 1);
 }
 
+/* A device window registration refused by one rank's handle fails on all. */
+static void test_dev_window_fails_together(void **state)
+{
+    (void)state;
+    expect_ok(2, "devwinbad", NULL, NULL, "devwinbad ok");
+    expect_ok(3, "devwinbad", NULL, NULL, "devwinbad ok");
+}
+
+/* A late completion of an op taken back is ignored, not given to the next op. */
+static void test_stale_completion(void **state)
+{
+    (void)state;
+    expect_ok(2, "staleop", NULL, NULL, "staleop ok");
+}
+
 /* A staged window that fails on one rank before the exchange fails on all,
  * and the next registration pairs with the next everywhere. */
 static void test_stage_window_fails_together(void **state)
@@ -244,7 +259,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_quiet_two_threads),           cmocka_unit_test(test_receive_errors),
         cmocka_unit_test(test_fetch_after_timeout),         cmocka_unit_test(test_dead_peer_ops),
-        cmocka_unit_test(test_stage_window_fails_together),
+        cmocka_unit_test(test_stage_window_fails_together), cmocka_unit_test(test_stale_completion),
+        cmocka_unit_test(test_dev_window_fails_together),
     };
 #endif
     return cmocka_run_group_tests(tests, NULL, NULL);

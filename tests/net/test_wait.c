@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include <cmocka.h>
@@ -137,12 +138,110 @@ static void test_timeout_while_held(void **state)
     assert_int_equal(gmux_comm_finalize(comm), GMUX_OK);
 }
 
+struct setter {
+    gmux_comm_t *comm;
+    _Atomic int stop;
+};
+
+static void *setter_main(void *arg)
+{
+    struct setter *s = arg;
+    for (unsigned i = 0; !atomic_load(&s->stop); i++) {
+        assert_int_equal(gmux_comm_set_timeout(s->comm, i & 1 ? 30.0 : 20.0), GMUX_OK);
+        sched_yield();
+    }
+    return NULL;
+}
+
+/* The communicator's timeout changed by one thread while others wait with
+ * it (net_rank fetchlate shortens it around calls that must time out): no
+ * data race (TSan; the field was written plainly), and waits use the new
+ * value. */
+static void test_timeout_set_while_waiting(void **state)
+{
+    (void)state;
+    gmux_comm_t *comm = one_rank();
+    struct setter s = {.comm = comm};
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, setter_main, &s), 0);
+    for (int i = 0; i < 2000; i++)
+        assert_int_equal(gmux_flush(comm, 0), GMUX_OK); /* reads the timeout */
+    atomic_store(&s.stop, 1);
+    pthread_join(th, NULL);
+    assert_int_equal(gmux_comm_set_timeout(comm, 0), GMUX_ERR_INVALID);
+    assert_int_equal(gmux_comm_set_timeout(comm, -1), GMUX_ERR_INVALID);
+    assert_int_equal(gmux_comm_set_timeout(comm, 0.0 / 0.0), GMUX_ERR_INVALID);
+    assert_int_equal(gmux_comm_set_timeout(comm, 1e30), GMUX_OK);
+    assert_true(gmux_comm_timeout(comm) == NET_TIMEOUT_MAX_S); /* "never", kept in range */
+    assert_int_equal(gmux_comm_set_timeout(comm, 0.02), GMUX_OK);
+    assert_true(gmux_comm_timeout(comm) == 0.02);
+    assert_int_equal(gmux_signal_wait(comm, 0, 1, NULL), GMUX_ERR_TIMEOUT);
+    assert_int_equal(gmux_comm_finalize(comm), GMUX_OK);
+}
+
+struct watcher {
+    const uint64_t *word;
+    uint64_t want;
+    _Atomic int seen;
+};
+
+/* Spins on one window word with acquire loads, as shmem_wait_until does,
+ * touching nothing else of the communicator (no lock that would order it
+ * after the writer). */
+static void *watcher_main(void *arg)
+{
+    struct watcher *w = arg;
+    uint64_t deadline = com_clock_ns() + 20 * COM_NS_PER_S;
+    while (__atomic_load_n(w->word, __ATOMIC_ACQUIRE) != w->want)
+        if (com_clock_ns() > deadline)
+            return NULL;
+    atomic_store(&w->seen, 1);
+    return NULL;
+}
+
+/* A rank's put to itself writes a window word that another of its threads
+ * waits on with atomic loads: the copy must write each aligned word
+ * atomically (TSan: it raced with memmove), and the waiter sees the value
+ * whole. Words at offsets that make the copy's head and tail short. */
+static void test_local_put_to_waited_word(void **state)
+{
+    (void)state;
+    gmux_comm_t *comm = one_rank();
+    static uint64_t win_mem[16];
+    gmux_window_t win;
+    assert_int_equal(gmux_window_register(comm, win_mem, sizeof(win_mem), &win), GMUX_OK);
+    uint64_t src[16];
+    for (int i = 0; i < 16; i++)
+        src[i] = 0x1122334455667700u + (uint64_t)i;
+    struct watcher w[3] = {
+        {&win_mem[1], src[1], 0}, {&win_mem[5], src[5], 0}, {&win_mem[9], 0x55667709u, 0}};
+    pthread_t th[3];
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(pthread_create(&th[i], NULL, watcher_main, &w[i]), 0);
+    /* bytes [4, 52): a 4-byte head, words 1..5, a 4-byte tail in word 6 */
+    assert_int_equal(gmux_put(comm, 0, 0, win, 4, (char *)src + 4, 48, NULL), GMUX_OK);
+    assert_int_equal(gmux_put_value(comm, 0, 0, win, 9 * 8, 0x55667709u, 8, NULL), GMUX_OK);
+    assert_int_equal(gmux_flush(comm, 0), GMUX_OK);
+    for (int i = 0; i < 3; i++) {
+        pthread_join(th[i], NULL);
+        assert_true(atomic_load(&w[i].seen));
+    }
+    assert_int_equal(memcmp((char *)win_mem + 4, (char *)src + 4, 48), 0);
+    static const char zero[4];
+    assert_int_equal(memcmp(win_mem, zero, 4), 0); /* the bytes around it untouched */
+    assert_int_equal(memcmp((char *)win_mem + 52, zero, 4), 0);
+    assert_int_equal(gmux_window_deregister(comm, win), GMUX_OK);
+    assert_int_equal(gmux_comm_finalize(comm), GMUX_OK);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_poll_and_sleep),
         cmocka_unit_test(test_wait_sleeps_beside_holder),
         cmocka_unit_test(test_timeout_while_held),
+        cmocka_unit_test(test_timeout_set_while_waiting),
+        cmocka_unit_test(test_local_put_to_waited_word),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

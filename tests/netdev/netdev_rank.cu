@@ -41,6 +41,8 @@
 
 static int me, n;
 
+#include "../net/rank_kill.h" /* after me, which its checks name */
+
 enum { SIG_DATA = 0, SIG_VALUE = 1, SIG_SET = 2, SIG_INC = 3, SIG_BATCH = 4, SIG_THREADS = 8 };
 #define WIN_BYTES 65536
 
@@ -337,16 +339,9 @@ static int mode_staged(gmux_comm_t *comm, const gmux_dev_handle_t &h0, char expe
  * nothing may hang: every call returns well inside the launcher's grace. */
 static int mode_kill(gmux_comm_t *comm, const gmux_dev_handle_t &h)
 {
-    uint64_t *win = (uint64_t *)calloc(16, sizeof(uint64_t));
-    CHECK(win, "out of memory");
+    uint64_t *win;
     gmux_window_t w;
-    OK(gmux_window_register(comm, win, 16 * sizeof(uint64_t), &w));
-    OK(gmux_barrier(gmux_team_world(comm)));
-    int victim = n - 1;
-    if (me == victim) {
-        usleep(200 * 1000);
-        kill(getpid(), SIGKILL);
-    }
+    int victim = rank_kill_start(comm, &win, &w, NULL, NULL);
     gmux_status_t st = GMUX_OK;
     uint64_t puts = 0;
     while (st == GMUX_OK && puts < 1000000) {

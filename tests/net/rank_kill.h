@@ -1,0 +1,56 @@
+/*
+ * The peer-death setup that net_rank (kill, killlock) and netdev_rank (kill)
+ * share: a window of RANK_KILL_WORDS words on every rank, a barrier, then
+ * the last rank (the victim) lets the others start talking to it and dies
+ * by SIGKILL, optionally after a last step of its own (killlock takes shm
+ * region locks there). Plain C and CUDA host code; the including file has
+ * an int `me` in scope (rank_check.h).
+ */
+#ifndef RANK_KILL_H
+#define RANK_KILL_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <gmux/net.h>
+
+#include "rank_check.h"
+
+#define RANK_KILL_WORDS    16
+#define RANK_KILL_DELAY_US (200 * 1000) /* the victim lives on this long after the barrier */
+
+/* Whether this process will be the victim, from the launcher's environment
+ * (before gmux_comm_init: the victim may be given other parameters, such as
+ * no proxy thread). */
+static inline bool rank_kill_victim_env(void)
+{
+    const char *r = getenv("GMUX_RANK"), *s = getenv("GMUX_SIZE");
+    return r && s && atoi(r) == atoi(s) - 1;
+}
+
+/* Registers the scenario's window (its memory in *mem_p, the caller's to
+ * free once the communicator is gone), waits for every rank, and kills the
+ * victim (rank n - 1) RANK_KILL_DELAY_US later, after before_death(arg)
+ * when given. Returns on the others only, with the victim's rank. */
+static inline int rank_kill_start(gmux_comm_t *comm, uint64_t **mem_p, gmux_window_t *win_p,
+                                  void (*before_death)(void *), void *arg)
+{
+    uint64_t *mem = (uint64_t *)calloc(RANK_KILL_WORDS, sizeof(uint64_t));
+    CHECK(mem, "out of memory");
+    OK(gmux_window_register(comm, mem, RANK_KILL_WORDS * sizeof(uint64_t), win_p));
+    OK(gmux_barrier(gmux_team_world(comm)));
+    int victim = gmux_comm_size(comm) - 1;
+    if (gmux_comm_rank(comm) == victim) {
+        usleep(RANK_KILL_DELAY_US);
+        if (before_death)
+            before_death(arg);
+        kill(getpid(), SIGKILL);
+    }
+    *mem_p = mem;
+    return victim;
+}
+
+#endif /* RANK_KILL_H */
