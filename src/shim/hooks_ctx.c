@@ -55,13 +55,28 @@ static CUcontext ctx_primary_of(CUdevice dev)
     return (CUcontext)atomic_load(&ctx_primary[dev]);
 }
 
-CUresult shim_hook_cuCtxDestroy_v2(CUcontext ctx)
+/* Each function has two ABIs, both hooked: CUDA 2.0's cuCtxDestroy and
+ * 4.0's cuCtxDestroy_v2, 7.0's cuDevicePrimaryCtxRelease / Reset and 11.0's
+ * _v2. A program built against an old toolkit, or a runtime that asks
+ * cuGetProcAddress for an old version, destroys contexts through the old
+ * ones just the same. */
+static CUresult ctx_destroyed(CUresult r, CUcontext ctx)
 {
-    shim_ensure_init();
-    CUresult r = SHIM_CALL(cuCtxDestroy_v2, ctx);
     if (r == CUDA_SUCCESS)
         ctx_forget(ctx);
     return r;
+}
+
+CUresult shim_hook_cuCtxDestroy(CUcontext ctx)
+{
+    shim_ensure_init();
+    return ctx_destroyed(SHIM_CALL(cuCtxDestroy, ctx), ctx);
+}
+
+CUresult shim_hook_cuCtxDestroy_v2(CUcontext ctx)
+{
+    shim_ensure_init();
+    return ctx_destroyed(SHIM_CALL(cuCtxDestroy_v2, ctx), ctx);
 }
 
 CUresult shim_hook_cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
@@ -73,10 +88,9 @@ CUresult shim_hook_cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
     return r;
 }
 
-CUresult shim_hook_cuDevicePrimaryCtxRelease_v2(CUdevice dev)
+/* After a release of dev's primary context. */
+static CUresult ctx_released(CUresult r, CUdevice dev)
 {
-    shim_ensure_init();
-    CUresult r = SHIM_CALL(cuDevicePrimaryCtxRelease_v2, dev);
     if (r != CUDA_SUCCESS)
         return r;
     unsigned flags = 0;
@@ -87,11 +101,33 @@ CUresult shim_hook_cuDevicePrimaryCtxRelease_v2(CUdevice dev)
     return r;
 }
 
-CUresult shim_hook_cuDevicePrimaryCtxReset_v2(CUdevice dev)
+CUresult shim_hook_cuDevicePrimaryCtxRelease(CUdevice dev)
 {
     shim_ensure_init();
-    CUresult r = SHIM_CALL(cuDevicePrimaryCtxReset_v2, dev);
+    return ctx_released(SHIM_CALL(cuDevicePrimaryCtxRelease, dev), dev);
+}
+
+CUresult shim_hook_cuDevicePrimaryCtxRelease_v2(CUdevice dev)
+{
+    shim_ensure_init();
+    return ctx_released(SHIM_CALL(cuDevicePrimaryCtxRelease_v2, dev), dev);
+}
+
+static CUresult ctx_reset(CUresult r, CUdevice dev)
+{
     if (r == CUDA_SUCCESS)
         ctx_forget(ctx_primary_of(dev));
     return r;
+}
+
+CUresult shim_hook_cuDevicePrimaryCtxReset(CUdevice dev)
+{
+    shim_ensure_init();
+    return ctx_reset(SHIM_CALL(cuDevicePrimaryCtxReset, dev), dev);
+}
+
+CUresult shim_hook_cuDevicePrimaryCtxReset_v2(CUdevice dev)
+{
+    shim_ensure_init();
+    return ctx_reset(SHIM_CALL(cuDevicePrimaryCtxReset_v2, dev), dev);
 }

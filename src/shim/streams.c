@@ -127,11 +127,19 @@ CUresult shim_hook_cuStreamCreateWithPriority(CUstream *s, unsigned flags, int p
     return r;
 }
 
+/* Both ABIs (CUDA 2.0's cuStreamDestroy, 4.0's _v2) destroy the stream. The
+ * stream is forgotten first: once destroyed, the handle may come back for
+ * another stream, of another context. */
+CUresult shim_hook_cuStreamDestroy(CUstream s)
+{
+    shim_ensure_init();
+    shim_streams_remove(s);
+    return SHIM_CALL(cuStreamDestroy, s);
+}
+
 CUresult shim_hook_cuStreamDestroy_v2(CUstream s)
 {
     shim_ensure_init();
-    /* forgotten first: once destroyed, the handle may come back for another
-     * stream, of another context */
     shim_streams_remove(s);
     return SHIM_CALL(cuStreamDestroy_v2, s);
 }

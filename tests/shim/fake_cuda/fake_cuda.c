@@ -256,6 +256,13 @@ CUresult fk_cuCtxDestroy_v2(CUcontext ctx)
     return CUDA_SUCCESS;
 }
 
+/* The CUDA 2.0 ABI (before the context stack of 4.0): the same here. */
+CUresult fk_cuCtxDestroy(CUcontext ctx)
+{
+    REC(U(ctx), 0, 0, 0);
+    return fk_cuCtxDestroy_v2(ctx);
+}
+
 CUresult fk_cuDevicePrimaryCtxRetain(CUcontext *ctx, CUdevice dev)
 {
     REC(U(dev), 0, 0, 0);
@@ -290,6 +297,19 @@ CUresult fk_cuDevicePrimaryCtxReset_v2(CUdevice dev)
         return CUDA_ERROR_INVALID_DEVICE;
     fake_free_ctx((CUcontext)FAKE_CTX);
     return CUDA_SUCCESS;
+}
+
+/* The CUDA 7.0 ABIs (before 11.0's): the same here. */
+CUresult fk_cuDevicePrimaryCtxRelease(CUdevice dev)
+{
+    REC(U(dev), 0, 0, 0);
+    return fk_cuDevicePrimaryCtxRelease_v2(dev);
+}
+
+CUresult fk_cuDevicePrimaryCtxReset(CUdevice dev)
+{
+    REC(U(dev), 0, 0, 0);
+    return fk_cuDevicePrimaryCtxReset_v2(dev);
 }
 
 CUresult fk_cuDevicePrimaryCtxGetState(CUdevice dev, unsigned *flags, int *active)

@@ -12,6 +12,10 @@
 #define FAKE_API __attribute__((visibility("default")))
 
 typedef CUresult (*fake_pfn_cuMemAlloc_v2000)(unsigned int *dptr, unsigned int bytesize);
+/* old ABIs cudaTypedefs.h keeps to the driver's own build */
+typedef CUresult (*fake_pfn_cuCtxDestroy_v2000)(CUcontext ctx);
+typedef CUresult (*fake_pfn_cuStreamDestroy_v2000)(CUstream s);
+typedef CUresult (*fake_pfn_cuDevicePrimaryCtx_v7000)(CUdevice dev);
 
 /* X(sym, base, version, PFN, per_thread): what the double implements. */
 #define FAKE_LIST(X)                                                                               \
@@ -23,9 +27,14 @@ typedef CUresult (*fake_pfn_cuMemAlloc_v2000)(unsigned int *dptr, unsigned int b
     X(cuCtxGetCurrent, cuCtxGetCurrent, 4000, PFN_cuCtxGetCurrent_v4000, 0)                        \
     X(cuCtxGetDevice, cuCtxGetDevice, 2000, PFN_cuCtxGetDevice_v2000, 0)                           \
     X(cuCtxCreate_v2, cuCtxCreate, 3020, PFN_cuCtxCreate_v3020, 0)                                 \
+    X(cuCtxDestroy, cuCtxDestroy, 2000, fake_pfn_cuCtxDestroy_v2000, 0)                            \
     X(cuCtxDestroy_v2, cuCtxDestroy, 4000, PFN_cuCtxDestroy_v4000, 0)                              \
     X(cuDevicePrimaryCtxRetain, cuDevicePrimaryCtxRetain, 7000,                                    \
       PFN_cuDevicePrimaryCtxRetain_v7000, 0)                                                       \
+    X(cuDevicePrimaryCtxRelease, cuDevicePrimaryCtxRelease, 7000,                                  \
+      fake_pfn_cuDevicePrimaryCtx_v7000, 0)                                                        \
+    X(cuDevicePrimaryCtxReset, cuDevicePrimaryCtxReset, 7000, fake_pfn_cuDevicePrimaryCtx_v7000,   \
+      0)                                                                                           \
     X(cuDevicePrimaryCtxRelease_v2, cuDevicePrimaryCtxRelease, 11000,                              \
       PFN_cuDevicePrimaryCtxRelease_v11000, 0)                                                     \
     X(cuDevicePrimaryCtxReset_v2, cuDevicePrimaryCtxReset, 11000,                                  \
@@ -62,6 +71,7 @@ typedef CUresult (*fake_pfn_cuMemAlloc_v2000)(unsigned int *dptr, unsigned int b
     X(cuStreamCreate, cuStreamCreate, 2000, PFN_cuStreamCreate_v2000, 0)                           \
     X(cuStreamCreateWithPriority, cuStreamCreateWithPriority, 5050,                                \
       PFN_cuStreamCreateWithPriority_v5050, 0)                                                     \
+    X(cuStreamDestroy, cuStreamDestroy, 2000, fake_pfn_cuStreamDestroy_v2000, 0)                   \
     X(cuStreamDestroy_v2, cuStreamDestroy, 4000, PFN_cuStreamDestroy_v4000, 0)                     \
     X(cuStreamSynchronize, cuStreamSynchronize, 2000, PFN_cuStreamSynchronize_v2000, 0)            \
     X(cuStreamWaitEvent, cuStreamWaitEvent, 3020, PFN_cuStreamWaitEvent_v3020, 0)                  \

@@ -31,6 +31,13 @@ CUresult fk_cuStreamDestroy_v2(CUstream s)
     return CUDA_SUCCESS;
 }
 
+/* The CUDA 2.0 ABI: the same here. */
+CUresult fk_cuStreamDestroy(CUstream s)
+{
+    REC(U(s), 0, 0, 0);
+    return CUDA_SUCCESS;
+}
+
 CUresult fk_cuStreamSynchronize(CUstream s)
 {
     REC(U(s), 0, 0, 0);
