@@ -164,6 +164,28 @@ static void test_context_at_reused_handle_gets_own_stream(void **state)
     assert_true(streams[0] != streams[1]);
 }
 
+/* The primary context retained where the shim did not see it (before its
+ * hooks were in place, or through a path it does not wrap: here the double's
+ * own entry point), then released for the last time through the hook: the
+ * context's allocations go with it. Before, the shim knew the primary
+ * context's handle only from a retain it saw, and kept them tracked. Must
+ * run before any retain through the hook. */
+static void test_primary_released_after_unseen_retain(void **state)
+{
+    (void)state;
+    PFN_cuDevicePrimaryCtxRetain_v7000 unseen =
+        (PFN_cuDevicePrimaryCtxRetain_v7000)f_entry("cuDevicePrimaryCtxRetain");
+    PFN_cuDevicePrimaryCtxRelease_v11000 release =
+        GET(PFN_cuDevicePrimaryCtxRelease_v11000, "cuDevicePrimaryCtxRelease", 12000);
+    uint64_t u0 = used();
+    CUcontext a;
+    assert_int_equal(unseen(&a, 0), CUDA_SUCCESS);
+    (void)alloc(4 * MIB);
+    assert_int_equal(used() - u0, 4 * MIB);
+    assert_int_equal(release(0), CUDA_SUCCESS); /* the last reference */
+    assert_int_equal(used(), u0);
+}
+
 static void test_primary_context_released_to_zero(void **state)
 {
     (void)state;
@@ -283,6 +305,7 @@ int main(void)
     if (shim_harness_open() != 0)
         return 1;
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_primary_released_after_unseen_retain), /* first: see there */
         cmocka_unit_test(test_vmm_handle_mapped_twice_counts_once),
         cmocka_unit_test(test_destroyed_context_forgets_its_allocations),
         cmocka_unit_test(test_context_at_reused_handle_gets_own_stream),
