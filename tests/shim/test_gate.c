@@ -664,6 +664,39 @@ static void test_evict_on_arrival(void **state)
     }
 }
 
+/* Another thread of program 0 captures a graph in mode GLOBAL all through
+ * its launches, under swap placement with turns of 20 ms: at each grant the
+ * launching thread applies a plan and waits for its migration stream
+ * (cuStreamSynchronize), a potentially unsafe call that, made in the
+ * thread's default GLOBAL mode, invalidates that capture in the real driver
+ * and in the double (program 0 exits 16). The shim makes its own such calls
+ * in RELAXED mode. */
+static const spec_t capture_specs[2] = {
+    {"batch", "13", "100", "2000", "0", NULL, "0", "3", NULL},
+    {"batch", "14", "100", "2000", "0", NULL, NULL, NULL, NULL},
+};
+
+static void test_capture_in_other_thread_survives(void **state)
+{
+    (void)state;
+    char *const *argvs[2];
+    int status[2];
+    setenv("GMUX_DAEMON_QUANTUM_MS", "20", 1);
+    pid_t d = start_daemon("swap");
+    unsetenv("GMUX_DAEMON_QUANTUM_MS");
+    for (int i = 0; i < 2; i++)
+        argvs[i] = prog_argv(i, &capture_specs[i], 1);
+    status[0] = status[1] = -1;
+    (void)tproc_run_all(2, (char *const *const *)argvs, 240.0, status);
+    stop_daemon(d, SIGTERM);
+    prog_out_t out;
+    read_out(0, &out);
+    print_message("capturing program: %llu plans applied, exit %d\n", out.gate_plans, status[0]);
+    assert_true(out.gate_plans > 0); /* the shim waited for its stream during the capture */
+    assert_int_equal(status[0], 0);
+    assert_int_equal(status[1], 0);
+}
+
 int main(void)
 {
     snprintf(dir, sizeof(dir), "/tmp/gmux_gate_%d", (int)getpid());
@@ -675,6 +708,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_turns_are_exclusive),
         cmocka_unit_test(test_evict_on_arrival),
+        cmocka_unit_test(test_capture_in_other_thread_survives),
         cmocka_unit_test_teardown(test_daemon_killed_mid_run, stop_leftover_daemon),
         cmocka_unit_test_teardown(test_run_starts_daemon, stop_leftover_daemon),
         cmocka_unit_test(test_shared_when_fits),

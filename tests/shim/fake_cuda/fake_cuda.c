@@ -425,6 +425,8 @@ CUresult fk_cuMemAlloc(unsigned int *dptr, unsigned int size)
 
 CUresult fk_cuMemAlloc_v2(CUdeviceptr *dptr, size_t size)
 {
+    if (fake_unsafe_refused())
+        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
     CUresult r = fake_alloc(dptr, size, 0);
     REC(r == CUDA_SUCCESS ? *dptr : 0, size, 0, 0);
     return r;
@@ -432,6 +434,8 @@ CUresult fk_cuMemAlloc_v2(CUdeviceptr *dptr, size_t size)
 
 CUresult fk_cuMemAllocManaged(CUdeviceptr *dptr, size_t size, unsigned flags)
 {
+    if (fake_unsafe_refused())
+        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
     CUresult r = fake_alloc(dptr, size, 1);
     REC(r == CUDA_SUCCESS ? *dptr : 0, size, flags, 0);
     return r;
@@ -442,6 +446,8 @@ CUresult fk_cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pitch, size_t width, s
 {
     if (!pitch || !width || !height || (elem != 4 && elem != 8 && elem != 16))
         return CUDA_ERROR_INVALID_VALUE;
+    if (fake_unsafe_refused())
+        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
     *pitch = (width + 255) / 256 * 256;
     CUresult r = fake_alloc(dptr, *pitch * height, 0);
     REC(r == CUDA_SUCCESS ? *dptr : 0, *pitch, width, height);
@@ -457,6 +463,8 @@ CUresult fk_cuMemAllocPitch_v9(CUdeviceptr *dptr, size_t *pitch, size_t width, s
 CUresult fk_cuMemFree_v2(CUdeviceptr dptr)
 {
     REC(dptr, 0, 0, 0);
+    if (fake_unsafe_refused())
+        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
     return fake_free(dptr);
 }
 

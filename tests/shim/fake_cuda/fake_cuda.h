@@ -51,7 +51,9 @@ typedef void (*fake_set_capturing_fn)(void *stream);
  * (work on it fails with CUDA_ERROR_STREAM_CAPTURE_IMPLICIT and invalidates
  * the capture; a query of it fails and invalidates nothing). */
 typedef void (*fake_set_capturing_blocking_fn)(void *stream);
-/* Whether a capture was invalidated by work on the legacy stream. */
+/* Whether a capture was invalidated: by work on the legacy stream, a stream
+ * joining it through an event, or (for one begun with cuStreamBeginCapture)
+ * a potentially unsafe call its capture mode forbids (fake_cuda_stream.c). */
 typedef int (*fake_capture_invalidated_fn)(void);
 
 /*

@@ -77,6 +77,10 @@ typedef CUresult (*fake_pfn_cuDevicePrimaryCtx_v7000)(CUdevice dev);
     X(cuStreamWaitEvent, cuStreamWaitEvent, 3020, PFN_cuStreamWaitEvent_v3020, 0)                  \
     X(cuStreamWaitEvent_ptsz, cuStreamWaitEvent, 7000, PFN_cuStreamWaitEvent_v7000_ptsz, 1)        \
     X(cuStreamIsCapturing, cuStreamIsCapturing, 10000, PFN_cuStreamIsCapturing_v10000, 0)          \
+    X(cuStreamBeginCapture_v2, cuStreamBeginCapture, 10010, PFN_cuStreamBeginCapture_v10010, 0)    \
+    X(cuStreamEndCapture, cuStreamEndCapture, 10000, PFN_cuStreamEndCapture_v10000, 0)             \
+    X(cuThreadExchangeStreamCaptureMode, cuThreadExchangeStreamCaptureMode, 10010,                 \
+      PFN_cuThreadExchangeStreamCaptureMode_v10010, 0)                                             \
     X(cuEventCreate, cuEventCreate, 2000, PFN_cuEventCreate_v2000, 0)                              \
     X(cuEventRecord, cuEventRecord, 2000, PFN_cuEventRecord_v2000, 0)                              \
     X(cuEventRecord_ptsz, cuEventRecord, 7000, PFN_cuEventRecord_v7000_ptsz, 1)                    \
@@ -141,6 +145,12 @@ FAKE_API void fake_touch(const void *addr, uint64_t len, int mode);
 FAKE_API size_t gmux_test_cupti_touched(uint64_t *addr, uint64_t *len, uint8_t *mode, size_t max);
 FAKE_API void fake_spend(uint64_t ns);
 FAKE_API uint64_t gmux_test_cupti_kernel_ns(void);
+
+/* Whether the calling thread may make a potentially unsafe call (a
+ * synchronization, an allocation) now; if not, the capture in progress is
+ * invalidated and the caller answers CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED
+ * (fake_cuda_stream.c). */
+__attribute__((visibility("hidden"))) int fake_unsafe_refused(void);
 
 /* Appends one call to the log (fn: the symbol name). */
 __attribute__((visibility("hidden"))) void fake_rec(const char *fn, uint64_t a0, uint64_t a1,

@@ -41,7 +41,7 @@ CUresult fk_cuStreamDestroy(CUstream s)
 CUresult fk_cuStreamSynchronize(CUstream s)
 {
     REC(U(s), 0, 0, 0);
-    return CUDA_SUCCESS;
+    return fake_unsafe_refused() ? CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED : CUDA_SUCCESS;
 }
 
 static void fake_wait_joins_capture(CUstream s, CUevent e);
@@ -64,8 +64,17 @@ static _Atomic(uintptr_t) fake_capturing;
 static _Atomic int fake_capture_blocking; /* the capturing stream is a blocking one */
 static _Atomic int fake_capture_broken;
 
+/* A capture begun with cuStreamBeginCapture: its mode, and the thread that
+ * began it (the address of a thread-local); none for fake_set_capturing's. */
+static _Atomic int fake_capture_begun;
+static _Atomic int fake_capture_mode;
+static _Atomic(uintptr_t) fake_capture_thread;
+static __thread int fake_thread_tag;
+static __thread int fake_thread_mode = CU_STREAM_CAPTURE_MODE_GLOBAL;
+
 FAKE_API void fake_set_capturing(void *stream)
 {
+    atomic_store(&fake_capture_begun, 0);
     atomic_store(&fake_capture_blocking, 0);
     atomic_store(&fake_capturing, (uintptr_t)stream);
 }
@@ -77,6 +86,7 @@ FAKE_API void fake_set_capturing(void *stream)
  * stream gets the same error and invalidates nothing. */
 FAKE_API void fake_set_capturing_blocking(void *stream)
 {
+    atomic_store(&fake_capture_begun, 0);
     atomic_store(&fake_capturing, (uintptr_t)stream);
     atomic_store(&fake_capture_blocking, stream != NULL);
 }
@@ -91,6 +101,71 @@ FAKE_API int fake_capture_invalidated(void)
 static bool fake_legacy_blocked(CUstream s)
 {
     return s == NULL && atomic_load(&fake_capturing) && atomic_load(&fake_capture_blocking);
+}
+
+/*
+ * Capture interaction modes (cuThreadExchangeStreamCaptureMode): while a
+ * capture begun in mode GLOBAL is in progress on any thread, or one not begun
+ * RELAXED on the calling thread, a thread whose own mode is not RELAXED may
+ * not make potentially unsafe calls (synchronizations, allocations): the
+ * driver refuses the call (CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED) and the
+ * capture is invalidated (cuStreamEndCapture then fails with
+ * CUDA_ERROR_STREAM_CAPTURE_INVALIDATED). THREAD_LOCAL ignores other threads'
+ * captures. The double models one capture at a time.
+ */
+int fake_unsafe_refused(void)
+{
+    if (!atomic_load(&fake_capture_begun) || fake_thread_mode == CU_STREAM_CAPTURE_MODE_RELAXED)
+        return 0;
+    int mode = atomic_load(&fake_capture_mode);
+    bool mine = atomic_load(&fake_capture_thread) == U(&fake_thread_tag);
+    bool refused = mine ? mode != CU_STREAM_CAPTURE_MODE_RELAXED
+                        : mode == CU_STREAM_CAPTURE_MODE_GLOBAL &&
+                              fake_thread_mode == CU_STREAM_CAPTURE_MODE_GLOBAL;
+    if (refused)
+        atomic_store(&fake_capture_broken, 1);
+    return refused;
+}
+
+CUresult fk_cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode *mode)
+{
+    if (!mode)
+        return CUDA_ERROR_INVALID_VALUE;
+    REC((uint64_t)*mode, (uint64_t)fake_thread_mode, 0, 0);
+    int prev = fake_thread_mode;
+    fake_thread_mode = (int)*mode;
+    *mode = (CUstreamCaptureMode)prev;
+    return CUDA_SUCCESS;
+}
+
+/* Begins capturing on a non-blocking stream s (the only kind it models). */
+CUresult fk_cuStreamBeginCapture_v2(CUstream s, CUstreamCaptureMode mode)
+{
+    REC(U(s), (uint64_t)mode, 0, 0);
+    if (!s || atomic_load(&fake_capturing))
+        return CUDA_ERROR_ILLEGAL_STATE;
+    atomic_store(&fake_capture_broken, 0);
+    atomic_store(&fake_capture_mode, (int)mode);
+    atomic_store(&fake_capture_thread, U(&fake_thread_tag));
+    atomic_store(&fake_capture_blocking, 0);
+    atomic_store(&fake_capturing, U(s));
+    atomic_store(&fake_capture_begun, 1);
+    return CUDA_SUCCESS;
+}
+
+/* Ends it: a graph, or CUDA_ERROR_STREAM_CAPTURE_INVALIDATED (no graph) if
+ * something invalidated the capture meanwhile. */
+CUresult fk_cuStreamEndCapture(CUstream s, CUgraph *g)
+{
+    REC(U(s), 0, 0, 0);
+    if (!g || !s || atomic_load(&fake_capturing) != U(s) || !atomic_load(&fake_capture_begun))
+        return CUDA_ERROR_ILLEGAL_STATE;
+    atomic_store(&fake_capture_begun, 0);
+    atomic_store(&fake_capturing, 0);
+    *g = NULL;
+    if (atomic_load(&fake_capture_broken))
+        return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+    return fk_cuGraphCreate(g, 0);
 }
 
 CUresult fk_cuStreamIsCapturing(CUstream s, CUstreamCaptureStatus *st)
