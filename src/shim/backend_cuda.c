@@ -122,21 +122,8 @@ void shim_backend_leave(void)
 
 gmux_status_t shim_backend_after_queued(shim_cuctx_t *c)
 {
-    /* the legacy default stream (NULL through the non-_ptsz entry) waits for
-     * the work of every blocking stream queued before, and so does this
-     * record. While a blocking stream captures a graph, work on the legacy
-     * stream would invalidate the program's capture: a query says so first
-     * (and invalidates nothing), and the caller tries again later. */
-    CUstreamCaptureStatus cs;
-    if (SHIM_CALL(cuStreamIsCapturing, (CUstream)0, &cs) == CUDA_ERROR_STREAM_CAPTURE_IMPLICIT)
-        return GMUX_ERR_BUSY;
-    CUresult r = SHIM_CALL(cuEventRecord, c->ev_queued, (CUstream)0);
-    if (r == CUDA_SUCCESS)
-        r = SHIM_CALL(cuStreamWaitEvent, c->mig, c->ev_queued, 0);
-    if (r != CUDA_SUCCESS)
-        return GMUX_ERR_DRIVER;
-    /* the streams the legacy one does not wait for; the wait above stays
-     * if one of them is capturing (a later try adds to it) */
+    /* the legacy default stream and the program's non-blocking streams
+     * (streams.c), with no capture beginning meanwhile */
     return shim_streams_order_after((CUcontext)atomic_load(&c->ctx), c->mig, c->ev_queued);
 }
 

@@ -42,6 +42,7 @@ typedef CUresult(CUDAAPI *shim_pfn_cuCtxDestroy_v2000)(CUcontext ctx);
 typedef CUresult(CUDAAPI *shim_pfn_cuStreamDestroy_v2000)(CUstream hStream);
 typedef CUresult(CUDAAPI *shim_pfn_cuDevicePrimaryCtxRelease_v7000)(CUdevice_v1 dev);
 typedef CUresult(CUDAAPI *shim_pfn_cuDevicePrimaryCtxReset_v7000)(CUdevice_v1 dev);
+typedef CUresult(CUDAAPI *shim_pfn_cuStreamBeginCapture_v10000)(CUstream hStream);
 
 #define SHIM_HOOK_LIST(X)                                                                          \
     X(cuGetProcAddress, cuGetProcAddress, 11030, PFN_cuGetProcAddress_v11030, 0)                   \
@@ -103,7 +104,17 @@ typedef CUresult(CUDAAPI *shim_pfn_cuDevicePrimaryCtxReset_v7000)(CUdevice_v1 de
     X(cuStreamCreateWithPriority, cuStreamCreateWithPriority, 5050,                                \
       PFN_cuStreamCreateWithPriority_v5050, 0)                                                     \
     X(cuStreamDestroy, cuStreamDestroy, 2000, shim_pfn_cuStreamDestroy_v2000, 0)                   \
-    X(cuStreamDestroy_v2, cuStreamDestroy, 4000, PFN_cuStreamDestroy_v4000, 0)
+    X(cuStreamDestroy_v2, cuStreamDestroy, 4000, PFN_cuStreamDestroy_v4000, 0)                     \
+    X(cuStreamBeginCapture, cuStreamBeginCapture, 10000, shim_pfn_cuStreamBeginCapture_v10000, 0)  \
+    X(cuStreamBeginCapture_ptsz, cuStreamBeginCapture, 10000,                                      \
+      shim_pfn_cuStreamBeginCapture_v10000, 1)                                                     \
+    X(cuStreamBeginCapture_v2, cuStreamBeginCapture, 10010, PFN_cuStreamBeginCapture_v10010, 0)    \
+    X(cuStreamBeginCapture_v2_ptsz, cuStreamBeginCapture, 10010,                                   \
+      PFN_cuStreamBeginCapture_v10010_ptsz, 1)                                                     \
+    X(cuStreamBeginCaptureToGraph, cuStreamBeginCaptureToGraph, 12030,                             \
+      PFN_cuStreamBeginCaptureToGraph_v12030, 0)                                                   \
+    X(cuStreamBeginCaptureToGraph_ptsz, cuStreamBeginCaptureToGraph, 12030,                        \
+      PFN_cuStreamBeginCaptureToGraph_v12030_ptsz, 1)
 
 #define SHIM_CALL_LIST(X)                                                                          \
     X(cuCtxGetCurrent, cuCtxGetCurrent, 4000, PFN_cuCtxGetCurrent_v4000, 0)                        \

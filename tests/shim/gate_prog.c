@@ -26,7 +26,12 @@
  * the last, a second thread captures its own non-blocking stream in mode
  * GLOBAL (cuStreamBeginCapture), while this thread launches: exit 16 if that
  * capture's end fails (the double invalidates it when a thread not in
- * RELAXED mode makes a potentially unsafe call meanwhile). STREAM 1: the kernels go on a stream
+ * RELAXED mode makes a potentially unsafe call meanwhile); 4 (with STREAM 1):
+ * at the pause, the double is armed to begin a capture of the launch stream
+ * (through cuStreamBeginCapture_v2, the shim's hook) from another thread right
+ * after the shim's next query of that stream, and the capture ends after the
+ * pause: exit 16 if it was invalidated; a line "A 1" if it began and held.
+ * STREAM 1: the kernels go on a stream
  * the program creates non-blocking (cuStreamCreateWithPriority), which the
  * legacy stream does not wait for; 0 (default): the NULL stream.
  */
@@ -161,8 +166,11 @@ int main(int argc, char **argv)
         (fake_set_capturing_fn)dlsym(drv, "fake_set_capturing");
     fake_capture_invalidated_fn invalidated =
         (fake_capture_invalidated_fn)dlsym(drv, "fake_capture_invalidated");
+    fake_arm_capture_fn arm = (fake_arm_capture_fn)dlsym(drv, "fake_arm_capture");
+    fake_armed_capture_join_fn arm_join =
+        (fake_armed_capture_join_fn)dlsym(drv, "fake_armed_capture_join");
     if (!gpa || !reg || !log_count || !log_get || !set_capturing || !set_capturing_nb ||
-        !invalidated)
+        !invalidated || !arm || !arm_join)
         return 11;
     PFN_cuMemAlloc_v3020 alloc = (PFN_cuMemAlloc_v3020)get(gpa, "cuMemAlloc");
     PFN_cuLaunchKernel_v4000 launch = (PFN_cuLaunchKernel_v4000)get(gpa, "cuLaunchKernel");
@@ -193,6 +201,7 @@ int main(int argc, char **argv)
     pthread_t cap_th = 0;
     if (capture == 3 && capture_start(gpa, &cap, &cap_th) != 0)
         return 17;
+    int began = -1; /* CAPTURE 4 */
     uint64_t request = now_ns();
     for (uint64_t k = 0; k < n; k++) {
         if (pause_ms > 0 && k == n / 2) {
@@ -201,11 +210,21 @@ int main(int argc, char **argv)
                 set_capturing(blocking);
             else if (capture == 2)
                 set_capturing_nb(ls);
+            else if (capture == 4)
+                arm(ls, get(gpa, "cuStreamBeginCapture"));
             nanosleep(&d, NULL);
             if (capture == 1)
                 set_capturing(NULL);
             else if (capture == 2)
                 set_capturing_nb(NULL);
+            else if (capture == 4) {
+                PFN_cuStreamEndCapture_v10000 end =
+                    (PFN_cuStreamEndCapture_v10000)get(gpa, "cuStreamEndCapture");
+                CUgraph g;
+                began = arm_join(); /* -1: the shim never looked (no daemon) */
+                if (began >= 0 && (began != CUDA_SUCCESS || !end || end(ls, &g) != CUDA_SUCCESS))
+                    return 16;
+            }
         }
         void *args[] = {&buf, &k};
         if (launch(f, 1, 1, 1, 1, 1, 1, 0, ls, args, NULL) != CUDA_SUCCESS)
@@ -247,6 +266,8 @@ int main(int argc, char **argv)
                         after_null && (!ls || after_ls));
         }
     }
+    if (capture == 4)
+        fprintf(out, "A %d\n", began == CUDA_SUCCESS ? 1 : 0);
     fclose(out);
     free(times);
     if (ls && stream_destroy(ls) != CUDA_SUCCESS)

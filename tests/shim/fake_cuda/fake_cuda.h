@@ -56,6 +56,16 @@ typedef void (*fake_set_capturing_blocking_fn)(void *stream);
  * a potentially unsafe call its capture mode forbids (fake_cuda_stream.c). */
 typedef int (*fake_capture_invalidated_fn)(void);
 
+/* Arms a capture that begins while the shim looks: the next query of stream
+ * (cuStreamIsCapturing), once answered, starts a thread calling
+ * begin(stream, CU_STREAM_CAPTURE_MODE_RELAXED) (begin: the program's
+ * cuStreamBeginCapture_v2, the shim's hook) and waits for it at most 200 ms,
+ * as if another thread of the program began the capture right after the
+ * shim's query. */
+typedef void (*fake_arm_capture_fn)(void *stream, void *begin);
+/* Joins that thread: its begin's CUresult, or -1 if it never started. */
+typedef int (*fake_armed_capture_join_fn)(void);
+
 /*
  * Fake CUPTI: a host kernel calls fake_touch(addr, len, mode) for each range
  * it touches (mode 1 read, 2 write, 3 both); gmux_test_cupti_touched() hands

@@ -3,8 +3,10 @@
  * stream capture as far as the shim needs it (which stream captures, and
  * whether the legacy stream is usable meanwhile).
  */
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <time.h>
 
 #include "fake_cuda_internal.h"
 
@@ -168,12 +170,81 @@ CUresult fk_cuStreamEndCapture(CUstream s, CUgraph *g)
     return fk_cuGraphCreate(g, 0);
 }
 
+/* fake_arm_capture's state, under fake_arm_mu. */
+static pthread_mutex_t fake_arm_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t fake_arm_cv = PTHREAD_COND_INITIALIZER;
+static uintptr_t fake_arm_stream;
+static PFN_cuStreamBeginCapture_v10010 fake_arm_begin;
+static pthread_t fake_arm_thread;
+static int fake_arm_started, fake_arm_done;
+static CUresult fake_arm_result;
+
+FAKE_API void fake_arm_capture(void *stream, void *begin)
+{
+    pthread_mutex_lock(&fake_arm_mu);
+    fake_arm_stream = U(stream);
+    fake_arm_begin = (PFN_cuStreamBeginCapture_v10010)begin;
+    fake_arm_started = fake_arm_done = 0;
+    pthread_mutex_unlock(&fake_arm_mu);
+}
+
+static void *fake_arm_run(void *arg)
+{
+    CUresult r = fake_arm_begin((CUstream)arg, CU_STREAM_CAPTURE_MODE_RELAXED);
+    pthread_mutex_lock(&fake_arm_mu);
+    fake_arm_result = r;
+    fake_arm_done = 1;
+    pthread_cond_broadcast(&fake_arm_cv);
+    pthread_mutex_unlock(&fake_arm_mu);
+    return NULL;
+}
+
+/* After a query of s: the armed capture begins, from another thread. */
+static void fake_arm_fire(CUstream s)
+{
+    pthread_mutex_lock(&fake_arm_mu);
+    if (!fake_arm_stream || fake_arm_stream != U(s) || fake_arm_started) {
+        pthread_mutex_unlock(&fake_arm_mu);
+        return;
+    }
+    fake_arm_started = pthread_create(&fake_arm_thread, NULL, fake_arm_run, s) == 0;
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_nsec += 200000000L;
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
+    while (fake_arm_started && !fake_arm_done &&
+           pthread_cond_timedwait(&fake_arm_cv, &fake_arm_mu, &until) == 0) {
+    }
+    pthread_mutex_unlock(&fake_arm_mu);
+}
+
+FAKE_API int fake_armed_capture_join(void)
+{
+    pthread_mutex_lock(&fake_arm_mu);
+    int started = fake_arm_started;
+    fake_arm_stream = 0;
+    pthread_mutex_unlock(&fake_arm_mu);
+    if (!started)
+        return -1;
+    pthread_join(fake_arm_thread, NULL);
+    pthread_mutex_lock(&fake_arm_mu);
+    fake_arm_started = 0;
+    int r = (int)fake_arm_result;
+    pthread_mutex_unlock(&fake_arm_mu);
+    return r;
+}
+
 CUresult fk_cuStreamIsCapturing(CUstream s, CUstreamCaptureStatus *st)
 {
     uintptr_t c = atomic_load(&fake_capturing);
     *st = c && c == U(s) ? CU_STREAM_CAPTURE_STATUS_ACTIVE : CU_STREAM_CAPTURE_STATUS_NONE;
     REC(U(s), (uint64_t)*st, 0, 0);
-    return fake_legacy_blocked(s) ? CUDA_ERROR_STREAM_CAPTURE_IMPLICIT : CUDA_SUCCESS;
+    CUresult r = fake_legacy_blocked(s) ? CUDA_ERROR_STREAM_CAPTURE_IMPLICIT : CUDA_SUCCESS;
+    fake_arm_fire(s);
+    return r;
 }
 
 /* The stream each event was last recorded on, by event number. */
