@@ -29,6 +29,27 @@ static __thread CUcontext backend_last_ctx;
 static __thread shim_cuctx_t *backend_last;
 static __thread uint32_t backend_last_epoch;
 
+/*
+ * The shim's own potentially unsafe calls (a synchronization, creating its
+ * stream and events) run in RELAXED capture mode, the calling thread's mode
+ * restored after. In the thread's default mode, GLOBAL, such a call made while
+ * any thread of the program captures a graph in mode GLOBAL is refused and
+ * invalidates that capture: the program's graph would fail for something
+ * only the shim did (test_gate test_capture_in_other_thread_survives). The
+ * shim's calls concern its own migration stream, never the capture.
+ */
+static bool backend_relax(CUstreamCaptureMode *prev)
+{
+    *prev = CU_STREAM_CAPTURE_MODE_RELAXED;
+    return SHIM_CALL(cuThreadExchangeStreamCaptureMode, prev) == CUDA_SUCCESS;
+}
+
+static void backend_unrelax(bool relaxed, CUstreamCaptureMode prev)
+{
+    if (relaxed)
+        (void)SHIM_CALL(cuThreadExchangeStreamCaptureMode, &prev);
+}
+
 static shim_cuctx_t *backend_create(CUcontext ctx)
 {
     shim_cuctx_t *c = NULL;
@@ -45,6 +66,8 @@ static shim_cuctx_t *backend_create(CUcontext ctx)
         goto out_unlock;
     }
     shim_cuctx_t tmp = {.ctx = (uintptr_t)ctx};
+    CUstreamCaptureMode mode;
+    bool relaxed = backend_relax(&mode);
     CUresult r = SHIM_CALL(cuCtxGetDevice, &tmp.dev);
     if (r == CUDA_SUCCESS)
         r = SHIM_CALL(cuStreamCreate, &tmp.mig, CU_STREAM_NON_BLOCKING);
@@ -52,6 +75,7 @@ static shim_cuctx_t *backend_create(CUcontext ctx)
         r = SHIM_CALL(cuEventCreate, &tmp.ev, CU_EVENT_DISABLE_TIMING);
     if (r == CUDA_SUCCESS)
         r = SHIM_CALL(cuEventCreate, &tmp.ev_queued, CU_EVENT_DISABLE_TIMING);
+    backend_unrelax(relaxed, mode);
     if (r != CUDA_SUCCESS) {
         COM_WARN(SHIM, "cannot create the migration stream of context %p (CUresult %d)",
                  (void *)ctx, (int)r);
@@ -98,21 +122,8 @@ void shim_backend_leave(void)
 
 gmux_status_t shim_backend_after_queued(shim_cuctx_t *c)
 {
-    /* the legacy default stream (NULL through the non-_ptsz entry) waits for
-     * the work of every blocking stream queued before, and so does this
-     * record. While a blocking stream captures a graph, work on the legacy
-     * stream would invalidate the program's capture: a query says so first
-     * (and invalidates nothing), and the caller tries again later. */
-    CUstreamCaptureStatus cs;
-    if (SHIM_CALL(cuStreamIsCapturing, (CUstream)0, &cs) == CUDA_ERROR_STREAM_CAPTURE_IMPLICIT)
-        return GMUX_ERR_BUSY;
-    CUresult r = SHIM_CALL(cuEventRecord, c->ev_queued, (CUstream)0);
-    if (r == CUDA_SUCCESS)
-        r = SHIM_CALL(cuStreamWaitEvent, c->mig, c->ev_queued, 0);
-    if (r != CUDA_SUCCESS)
-        return GMUX_ERR_DRIVER;
-    /* the streams the legacy one does not wait for; the wait above stays
-     * if one of them is capturing (a later try adds to it) */
+    /* the legacy default stream and the program's non-blocking streams
+     * (streams.c), with no capture beginning meanwhile */
     return shim_streams_order_after((CUcontext)atomic_load(&c->ctx), c->mig, c->ev_queued);
 }
 
@@ -216,7 +227,11 @@ static gmux_status_t backend_fence(void *ctx, eng_ticket_t ticket)
 {
     shim_cuctx_t *c = ctx;
     (void)ticket; /* the stream runs in issue order: waiting for all covers this one */
-    return SHIM_CALL(cuStreamSynchronize, c->mig) == CUDA_SUCCESS ? GMUX_OK : GMUX_ERR_DRIVER;
+    CUstreamCaptureMode mode;
+    bool relaxed = backend_relax(&mode);
+    CUresult r = SHIM_CALL(cuStreamSynchronize, c->mig);
+    backend_unrelax(relaxed, mode);
+    return r == CUDA_SUCCESS ? GMUX_OK : GMUX_ERR_DRIVER;
 }
 
 static uint64_t backend_now(void *ctx)

@@ -36,8 +36,13 @@ static dmn_client_t *gate_client; /* guarded by gate_mu */
 #define GATE_PLAN_CAP 1024u
 static dmn_range_t gate_plan[3][GATE_PLAN_CAP]; /* [dmn_plan_kind_t] */
 static uint32_t gate_plan_n[3];
-static bool gate_waiting;            /* a launching thread waits in dmn_client_wait_turn */
-static shim_cuctx_t *gate_cx;        /* the context launching threads last waited in */
+static bool gate_waiting; /* a launching thread waits in dmn_client_wait_turn */
+/* The context launching threads last waited in. It may name an entry whose
+ * context was destroyed since: entries are static and never reused
+ * (backend_cuda.c), and shim_backend_enter refuses a retired one, so the
+ * watcher then leaves the evictions for the next grant; the next wait sets
+ * it again. */
+static shim_cuctx_t *gate_cx;
 static _Atomic uint64_t gate_grants; /* turns received: activity, like launches */
 static _Atomic uint64_t gate_bytes_in, gate_bytes_out, gate_plans_applied;
 static _Atomic uint64_t

@@ -9,7 +9,8 @@
  * (cuMemCreate memory is the device's, mapped process-wide) and stay.
  *
  * The primary context's handle is learnt from cuDevicePrimaryCtxRetain (the
- * runtime retains it before its first use); whether a release was the last
+ * runtime retains it before its first use), or, if no retain the shim saw
+ * named it, at the release (ctx_learn_primary); whether a release was the last
  * is asked of the driver (cuDevicePrimaryCtxGetState), never counted here,
  * since retains made before the shim saw them would throw a count off.
  */
@@ -55,13 +56,28 @@ static CUcontext ctx_primary_of(CUdevice dev)
     return (CUcontext)atomic_load(&ctx_primary[dev]);
 }
 
-CUresult shim_hook_cuCtxDestroy_v2(CUcontext ctx)
+/* Each function has two ABIs, both hooked: CUDA 2.0's cuCtxDestroy and
+ * 4.0's cuCtxDestroy_v2, 7.0's cuDevicePrimaryCtxRelease / Reset and 11.0's
+ * _v2. A program built against an old toolkit, or a runtime that asks
+ * cuGetProcAddress for an old version, destroys contexts through the old
+ * ones just the same. */
+static CUresult ctx_destroyed(CUresult r, CUcontext ctx)
 {
-    shim_ensure_init();
-    CUresult r = SHIM_CALL(cuCtxDestroy_v2, ctx);
     if (r == CUDA_SUCCESS)
         ctx_forget(ctx);
     return r;
+}
+
+CUresult shim_hook_cuCtxDestroy(CUcontext ctx)
+{
+    shim_ensure_init();
+    return ctx_destroyed(SHIM_CALL(cuCtxDestroy, ctx), ctx);
+}
+
+CUresult shim_hook_cuCtxDestroy_v2(CUcontext ctx)
+{
+    shim_ensure_init();
+    return ctx_destroyed(SHIM_CALL(cuCtxDestroy_v2, ctx), ctx);
 }
 
 CUresult shim_hook_cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
@@ -73,10 +89,35 @@ CUresult shim_hook_cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
     return r;
 }
 
-CUresult shim_hook_cuDevicePrimaryCtxRelease_v2(CUdevice dev)
+/*
+ * Learns dev's primary context before a release when no retain the shim saw
+ * named it (one made before its hooks were in place, or through a path it
+ * does not wrap): a release that turns out to be the last must know which
+ * context went. While the context is active (some reference is held) a
+ * retain of the shim's own, released at once, hands out the handle and
+ * leaves the count as it was. Without it the context's regions stayed
+ * tracked (test_primary_released_after_unseen_retain).
+ */
+static void ctx_learn_primary(CUdevice dev)
 {
-    shim_ensure_init();
-    CUresult r = SHIM_CALL(cuDevicePrimaryCtxRelease_v2, dev);
+    unsigned flags = 0;
+    int active = 0;
+    CUcontext ctx = NULL;
+    if (dev < 0 || dev >= CTX_MAX_DEVICES || ctx_primary_of(dev) ||
+        SHIM_CALL(cuDevicePrimaryCtxGetState, dev, &flags, &active) != CUDA_SUCCESS || !active ||
+        SHIM_CALL(cuDevicePrimaryCtxRetain, &ctx, dev) != CUDA_SUCCESS)
+        return;
+    if (SHIM_REAL(cuDevicePrimaryCtxRelease_v2))
+        (void)SHIM_CALL(cuDevicePrimaryCtxRelease_v2, dev);
+    else
+        (void)SHIM_CALL(cuDevicePrimaryCtxRelease, dev);
+    uintptr_t none = 0;
+    atomic_compare_exchange_strong(&ctx_primary[dev], &none, (uintptr_t)ctx);
+}
+
+/* After a release of dev's primary context. */
+static CUresult ctx_released(CUresult r, CUdevice dev)
+{
     if (r != CUDA_SUCCESS)
         return r;
     unsigned flags = 0;
@@ -87,11 +128,37 @@ CUresult shim_hook_cuDevicePrimaryCtxRelease_v2(CUdevice dev)
     return r;
 }
 
-CUresult shim_hook_cuDevicePrimaryCtxReset_v2(CUdevice dev)
+CUresult shim_hook_cuDevicePrimaryCtxRelease(CUdevice dev)
 {
     shim_ensure_init();
-    CUresult r = SHIM_CALL(cuDevicePrimaryCtxReset_v2, dev);
+    ctx_learn_primary(dev);
+    return ctx_released(SHIM_CALL(cuDevicePrimaryCtxRelease, dev), dev);
+}
+
+CUresult shim_hook_cuDevicePrimaryCtxRelease_v2(CUdevice dev)
+{
+    shim_ensure_init();
+    ctx_learn_primary(dev);
+    return ctx_released(SHIM_CALL(cuDevicePrimaryCtxRelease_v2, dev), dev);
+}
+
+static CUresult ctx_reset(CUresult r, CUdevice dev)
+{
     if (r == CUDA_SUCCESS)
         ctx_forget(ctx_primary_of(dev));
     return r;
+}
+
+CUresult shim_hook_cuDevicePrimaryCtxReset(CUdevice dev)
+{
+    shim_ensure_init();
+    ctx_learn_primary(dev);
+    return ctx_reset(SHIM_CALL(cuDevicePrimaryCtxReset, dev), dev);
+}
+
+CUresult shim_hook_cuDevicePrimaryCtxReset_v2(CUdevice dev)
+{
+    shim_ensure_init();
+    ctx_learn_primary(dev);
+    return ctx_reset(SHIM_CALL(cuDevicePrimaryCtxReset_v2, dev), dev);
 }

@@ -18,6 +18,7 @@
 #include "common/settings.h"
 #include "shim/params.h"
 #include "shim/stats.h"
+#include "shim/streams.h"
 
 shim_real_t shim_real;
 shim_state_t shim_state;
@@ -191,6 +192,7 @@ __attribute__((destructor)) static void shim_fini(void)
         return;
     const char *pattern = COM_SETTING_STRING(SHIM_STATS);
     shim_cupti_flush(); /* CUPTI's pending counters into the stats */
+    atomic_store(&shim_stats.streams_live, (uint64_t)shim_streams_count());
     if (!pattern || !pattern[0])
         return;
     char path[4096];

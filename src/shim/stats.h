@@ -41,6 +41,8 @@
     X(evict_deferred)    /* tries of those put off: a stream they wait on was capturing a graph */ \
     X(streams_untracked) /* non-blocking streams not tracked (no memory): evictions not ordered    \
                             after their work */                                                    \
+    X(capture_joined)    /* times the migration stream was found inside a program's capture */     \
+    X(streams_live)      /* non-blocking streams still tracked at exit (created, not destroyed) */ \
     X(ahead_plans)       /* fill-ahead plans from gmuxd applied while waiting for a turn */        \
     X(ahead_bytes)       /* bytes those prefetched to the device */                                \
     X(frees)             /* tracked frees and unmaps */                                            \

@@ -71,30 +71,58 @@ size_t shim_streams_count(void)
     return n;
 }
 
+/* Whether s captures a graph (or, for the legacy stream, whether a blocking
+ * stream does, which makes it unusable); a query invalidates nothing. */
+static gmux_status_t streams_query(CUstream s)
+{
+    CUstreamCaptureStatus cs = CU_STREAM_CAPTURE_STATUS_NONE;
+    CUresult r = SHIM_CALL(cuStreamIsCapturing, s, &cs);
+    if (r == CUDA_ERROR_STREAM_CAPTURE_IMPLICIT ||
+        (r == CUDA_SUCCESS && cs != CU_STREAM_CAPTURE_STATUS_NONE))
+        return GMUX_ERR_BUSY;
+    return r == CUDA_SUCCESS ? GMUX_OK : GMUX_ERR_DRIVER;
+}
+
+/* Makes mig wait for the work queued so far on s, with ev. */
+static gmux_status_t streams_wait(CUstream mig, CUevent ev, CUstream s)
+{
+    CUresult r = SHIM_CALL(cuEventRecord, ev, s);
+    if (r == CUDA_SUCCESS)
+        r = SHIM_CALL(cuStreamWaitEvent, mig, ev, 0);
+    return r == CUDA_SUCCESS ? GMUX_OK : GMUX_ERR_DRIVER;
+}
+
 gmux_status_t shim_streams_order_after(CUcontext ctx, CUstream mig, CUevent ev)
 {
-    gmux_status_t st = GMUX_OK;
+    /* Under streams_mu, which the cuStreamBeginCapture hooks take too: no
+     * capture begins between the queries and the records. One that began
+     * there turned the record on its stream into part of the program's graph
+     * and pulled the migration stream into the capture; on the legacy
+     * stream, the record failed and invalidated the capture. Every capture
+     * is ruled out before anything is recorded: the orders are then either
+     * all placed or all left for later. The legacy default stream (NULL
+     * through the non-_ptsz entry) waits for the work of every blocking
+     * stream queued before; the non-blocking ones are the program's own. */
     pthread_mutex_lock(&streams_mu);
-    /* every capture is ruled out before anything is recorded: the orders
-     * are then either all placed or all left for later */
-    for (size_t i = 0; i < streams_n && st == GMUX_OK; i++) {
-        CUstreamCaptureStatus cs = CU_STREAM_CAPTURE_STATUS_NONE;
-        if (streams[i].ctx != ctx)
-            continue;
-        CUresult r = SHIM_CALL(cuStreamIsCapturing, streams[i].s, &cs);
-        if (r == CUDA_ERROR_STREAM_CAPTURE_IMPLICIT || cs != CU_STREAM_CAPTURE_STATUS_NONE)
-            st = GMUX_ERR_BUSY;
-        else if (r != CUDA_SUCCESS)
-            st = GMUX_ERR_DRIVER;
-    }
-    for (size_t i = 0; i < streams_n && st == GMUX_OK; i++) {
-        if (streams[i].ctx != ctx)
-            continue;
-        CUresult r = SHIM_CALL(cuEventRecord, ev, streams[i].s);
-        if (r == CUDA_SUCCESS)
-            r = SHIM_CALL(cuStreamWaitEvent, mig, ev, 0);
-        if (r != CUDA_SUCCESS)
-            st = GMUX_ERR_DRIVER;
+    gmux_status_t st = streams_query(NULL);
+    for (size_t i = 0; i < streams_n && st == GMUX_OK; i++)
+        if (streams[i].ctx == ctx)
+            st = streams_query(streams[i].s);
+    if (st == GMUX_OK)
+        st = streams_wait(mig, ev, NULL);
+    for (size_t i = 0; i < streams_n && st == GMUX_OK; i++)
+        if (streams[i].ctx == ctx)
+            st = streams_wait(mig, ev, streams[i].s);
+    /* A capture begun where the shim does not see it (an ABI it does not
+     * hook) may still have pulled the migration stream in: say so, and leave
+     * the stream alone for this round (the caller's moves would land in the
+     * program's graph). */
+    CUstreamCaptureStatus cs = CU_STREAM_CAPTURE_STATUS_NONE;
+    if (st == GMUX_OK && SHIM_CALL(cuStreamIsCapturing, mig, &cs) == CUDA_SUCCESS &&
+        cs != CU_STREAM_CAPTURE_STATUS_NONE) {
+        SHIM_STAT_ADD(capture_joined, 1);
+        COM_WARN(SHIM, "the migration stream joined a graph capture of the program");
+        st = GMUX_ERR_BUSY;
     }
     pthread_mutex_unlock(&streams_mu);
     return st;
@@ -127,11 +155,64 @@ CUresult shim_hook_cuStreamCreateWithPriority(CUstream *s, unsigned flags, int p
     return r;
 }
 
+/* Both ABIs (CUDA 2.0's cuStreamDestroy, 4.0's _v2) destroy the stream. The
+ * stream is forgotten first: once destroyed, the handle may come back for
+ * another stream, of another context. */
+CUresult shim_hook_cuStreamDestroy(CUstream s)
+{
+    shim_ensure_init();
+    shim_streams_remove(s);
+    return SHIM_CALL(cuStreamDestroy, s);
+}
+
 CUresult shim_hook_cuStreamDestroy_v2(CUstream s)
 {
     shim_ensure_init();
-    /* forgotten first: once destroyed, the handle may come back for another
-     * stream, of another context */
     shim_streams_remove(s);
     return SHIM_CALL(cuStreamDestroy_v2, s);
+}
+
+/* A capture begins only while no eviction is being ordered after the
+ * program's streams (shim_streams_order_after). Not on the launch path. */
+#define STREAMS_BEGIN(call)                                                                        \
+    do {                                                                                           \
+        shim_ensure_init();                                                                        \
+        pthread_mutex_lock(&streams_mu);                                                           \
+        CUresult r_ = (call);                                                                      \
+        pthread_mutex_unlock(&streams_mu);                                                         \
+        return r_;                                                                                 \
+    } while (0)
+
+CUresult shim_hook_cuStreamBeginCapture(CUstream s)
+{
+    STREAMS_BEGIN(SHIM_CALL(cuStreamBeginCapture, s));
+}
+
+CUresult shim_hook_cuStreamBeginCapture_ptsz(CUstream s)
+{
+    STREAMS_BEGIN(SHIM_CALL(cuStreamBeginCapture_ptsz, s));
+}
+
+CUresult shim_hook_cuStreamBeginCapture_v2(CUstream s, CUstreamCaptureMode mode)
+{
+    STREAMS_BEGIN(SHIM_CALL(cuStreamBeginCapture_v2, s, mode));
+}
+
+CUresult shim_hook_cuStreamBeginCapture_v2_ptsz(CUstream s, CUstreamCaptureMode mode)
+{
+    STREAMS_BEGIN(SHIM_CALL(cuStreamBeginCapture_v2_ptsz, s, mode));
+}
+
+CUresult shim_hook_cuStreamBeginCaptureToGraph(CUstream s, CUgraph g, const CUgraphNode *deps,
+                                               const CUgraphEdgeData *edges, size_t n,
+                                               CUstreamCaptureMode mode)
+{
+    STREAMS_BEGIN(SHIM_CALL(cuStreamBeginCaptureToGraph, s, g, deps, edges, n, mode));
+}
+
+CUresult shim_hook_cuStreamBeginCaptureToGraph_ptsz(CUstream s, CUgraph g, const CUgraphNode *deps,
+                                                    const CUgraphEdgeData *edges, size_t n,
+                                                    CUstreamCaptureMode mode)
+{
+    STREAMS_BEGIN(SHIM_CALL(cuStreamBeginCaptureToGraph_ptsz, s, g, deps, edges, n, mode));
 }

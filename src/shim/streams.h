@@ -7,7 +7,9 @@
  *
  * Thread-safety: any thread; one mutex, a leaf, held across the driver
  * calls of shim_streams_order_after so that a stream is never destroyed
- * between being chosen and used. Nothing here runs on the launch path.
+ * between being chosen and used, and across the cuStreamBeginCapture hooks'
+ * driver calls so that no capture begins between its queries and its event
+ * records. Nothing here runs on the launch path.
  */
 #ifndef SHIM_STREAMS_H
 #define SHIM_STREAMS_H
@@ -30,11 +32,14 @@ void shim_streams_forget_ctx(CUcontext ctx);
 size_t shim_streams_count(void);
 
 /*
- * Makes mig wait, on the GPU, for the work queued so far on every tracked
+ * Makes mig wait, on the GPU, for the work queued so far on the legacy
+ * default stream (hence on every blocking stream) and on every tracked
  * non-blocking stream of ctx, recording ev on each. Errors: GMUX_ERR_BUSY
- * when one of them captures a graph (an event recorded there would join the
- * migration stream to that capture: nothing is done, try later),
- * GMUX_ERR_DRIVER. Needs ctx current.
+ * when one of them captures a graph (work on the legacy stream would
+ * invalidate the capture of a blocking stream; an event recorded on a
+ * capturing stream would join the migration stream to it: nothing is done,
+ * try later), or when mig turns out to have joined a capture all the same
+ * (counted as capture_joined); GMUX_ERR_DRIVER. Needs ctx current.
  */
 gmux_status_t shim_streams_order_after(CUcontext ctx, CUstream mig, CUevent ev);
 

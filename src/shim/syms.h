@@ -31,6 +31,19 @@
 #include <cuda.h>
 #include <cudaTypedefs.h>
 
+/* The oldest ABIs of functions whose newer ABIs are listed too.
+ * cudaTypedefs.h declares these only for the driver's own build
+ * (__CUDA_API_VERSION_INTERNAL); their signatures are those of the newer
+ * ones, what changed is the driver's behaviour (cuCtxDestroy_v2's context
+ * stack, cuDevicePrimaryCtxRelease_v2 past a reset). A program built against
+ * an old toolkit, or a runtime asking cuGetProcAddress for an old version,
+ * gets these, and they destroy what the new ones do. */
+typedef CUresult(CUDAAPI *shim_pfn_cuCtxDestroy_v2000)(CUcontext ctx);
+typedef CUresult(CUDAAPI *shim_pfn_cuStreamDestroy_v2000)(CUstream hStream);
+typedef CUresult(CUDAAPI *shim_pfn_cuDevicePrimaryCtxRelease_v7000)(CUdevice_v1 dev);
+typedef CUresult(CUDAAPI *shim_pfn_cuDevicePrimaryCtxReset_v7000)(CUdevice_v1 dev);
+typedef CUresult(CUDAAPI *shim_pfn_cuStreamBeginCapture_v10000)(CUstream hStream);
+
 #define SHIM_HOOK_LIST(X)                                                                          \
     X(cuGetProcAddress, cuGetProcAddress, 11030, PFN_cuGetProcAddress_v11030, 0)                   \
     X(cuGetProcAddress_v2, cuGetProcAddress, 12000, PFN_cuGetProcAddress_v12000, 0)                \
@@ -52,11 +65,16 @@
     X(cuMemMap, cuMemMap, 10020, PFN_cuMemMap_v10020, 0)                                           \
     X(cuMemUnmap, cuMemUnmap, 10020, PFN_cuMemUnmap_v10020, 0)                                     \
     X(cuMemGetInfo_v2, cuMemGetInfo, 3020, PFN_cuMemGetInfo_v3020, 0)                              \
+    X(cuCtxDestroy, cuCtxDestroy, 2000, shim_pfn_cuCtxDestroy_v2000, 0)                            \
     X(cuCtxDestroy_v2, cuCtxDestroy, 4000, PFN_cuCtxDestroy_v4000, 0)                              \
     X(cuDevicePrimaryCtxRetain, cuDevicePrimaryCtxRetain, 7000,                                    \
       PFN_cuDevicePrimaryCtxRetain_v7000, 0)                                                       \
+    X(cuDevicePrimaryCtxRelease, cuDevicePrimaryCtxRelease, 7000,                                  \
+      shim_pfn_cuDevicePrimaryCtxRelease_v7000, 0)                                                 \
     X(cuDevicePrimaryCtxRelease_v2, cuDevicePrimaryCtxRelease, 11000,                              \
       PFN_cuDevicePrimaryCtxRelease_v11000, 0)                                                     \
+    X(cuDevicePrimaryCtxReset, cuDevicePrimaryCtxReset, 7000,                                      \
+      shim_pfn_cuDevicePrimaryCtxReset_v7000, 0)                                                   \
     X(cuDevicePrimaryCtxReset_v2, cuDevicePrimaryCtxReset, 11000,                                  \
       PFN_cuDevicePrimaryCtxReset_v11000, 0)                                                       \
     X(cuModuleUnload, cuModuleUnload, 2000, PFN_cuModuleUnload_v2000, 0)                           \
@@ -85,7 +103,18 @@
     X(cuStreamCreate, cuStreamCreate, 2000, PFN_cuStreamCreate_v2000, 0)                           \
     X(cuStreamCreateWithPriority, cuStreamCreateWithPriority, 5050,                                \
       PFN_cuStreamCreateWithPriority_v5050, 0)                                                     \
-    X(cuStreamDestroy_v2, cuStreamDestroy, 4000, PFN_cuStreamDestroy_v4000, 0)
+    X(cuStreamDestroy, cuStreamDestroy, 2000, shim_pfn_cuStreamDestroy_v2000, 0)                   \
+    X(cuStreamDestroy_v2, cuStreamDestroy, 4000, PFN_cuStreamDestroy_v4000, 0)                     \
+    X(cuStreamBeginCapture, cuStreamBeginCapture, 10000, shim_pfn_cuStreamBeginCapture_v10000, 0)  \
+    X(cuStreamBeginCapture_ptsz, cuStreamBeginCapture, 10000,                                      \
+      shim_pfn_cuStreamBeginCapture_v10000, 1)                                                     \
+    X(cuStreamBeginCapture_v2, cuStreamBeginCapture, 10010, PFN_cuStreamBeginCapture_v10010, 0)    \
+    X(cuStreamBeginCapture_v2_ptsz, cuStreamBeginCapture, 10010,                                   \
+      PFN_cuStreamBeginCapture_v10010_ptsz, 1)                                                     \
+    X(cuStreamBeginCaptureToGraph, cuStreamBeginCaptureToGraph, 12030,                             \
+      PFN_cuStreamBeginCaptureToGraph_v12030, 0)                                                   \
+    X(cuStreamBeginCaptureToGraph_ptsz, cuStreamBeginCaptureToGraph, 12030,                        \
+      PFN_cuStreamBeginCaptureToGraph_v12030_ptsz, 1)
 
 #define SHIM_CALL_LIST(X)                                                                          \
     X(cuCtxGetCurrent, cuCtxGetCurrent, 4000, PFN_cuCtxGetCurrent_v4000, 0)                        \
@@ -99,6 +128,8 @@
     X(cuStreamSynchronize, cuStreamSynchronize, 2000, PFN_cuStreamSynchronize_v2000, 0)            \
     X(cuStreamWaitEvent, cuStreamWaitEvent, 3020, PFN_cuStreamWaitEvent_v3020, 0)                  \
     X(cuStreamIsCapturing, cuStreamIsCapturing, 10000, PFN_cuStreamIsCapturing_v10000, 0)          \
+    X(cuThreadExchangeStreamCaptureMode, cuThreadExchangeStreamCaptureMode, 10010,                 \
+      PFN_cuThreadExchangeStreamCaptureMode_v10010, 0)                                             \
     X(cuEventCreate, cuEventCreate, 2000, PFN_cuEventCreate_v2000, 0)                              \
     X(cuEventRecord, cuEventRecord, 2000, PFN_cuEventRecord_v2000, 0)                              \
     X(cuFuncGetParamInfo, cuFuncGetParamInfo, 12040, PFN_cuFuncGetParamInfo_v12040, 0)             \

@@ -22,11 +22,21 @@
  * launches after the first half of the kernels. CAPTURE 1: through the
  * pause, a blocking stream captures a graph (in the double's model); 2: the
  * launch stream does (with STREAM 1: a non-blocking one); exit status 16 if
- * something invalidated that capture. STREAM 1: the kernels go on a stream
+ * something invalidated that capture; 3: from before the first launch to after
+ * the last, a second thread captures its own non-blocking stream in mode
+ * GLOBAL (cuStreamBeginCapture), while this thread launches: exit 16 if that
+ * capture's end fails (the double invalidates it when a thread not in
+ * RELAXED mode makes a potentially unsafe call meanwhile); 4 (with STREAM 1):
+ * at the pause, the double is armed to begin a capture of the launch stream
+ * (through cuStreamBeginCapture_v2, the shim's hook) from another thread right
+ * after the shim's next query of that stream, and the capture ends after the
+ * pause: exit 16 if it was invalidated; a line "A 1" if it began and held.
+ * STREAM 1: the kernels go on a stream
  * the program creates non-blocking (cuStreamCreateWithPriority), which the
  * legacy stream does not wait for; 0 (default): the NULL stream.
  */
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -72,6 +82,63 @@ static void *get(PFN_cuGetProcAddress_v12000 gpa, const char *base)
     return gpa(base, &p, 12000, 0, NULL) == CUDA_SUCCESS ? p : NULL;
 }
 
+/* CAPTURE 3: the capturing thread. */
+typedef struct capturer {
+    PFN_cuStreamBeginCapture_v10010 begin;
+    PFN_cuStreamEndCapture_v10000 end;
+    CUstream s;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int begun, done;
+    CUresult begin_r, end_r;
+} capturer_t;
+
+static void *capture_thread(void *arg)
+{
+    capturer_t *c = arg;
+    CUresult r = c->begin(c->s, CU_STREAM_CAPTURE_MODE_GLOBAL);
+    pthread_mutex_lock(&c->mu);
+    c->begin_r = r;
+    c->begun = 1;
+    pthread_cond_broadcast(&c->cv);
+    while (!c->done)
+        pthread_cond_wait(&c->cv, &c->mu);
+    pthread_mutex_unlock(&c->mu);
+    CUgraph g = NULL;
+    c->end_r = r == CUDA_SUCCESS ? c->end(c->s, &g) : r;
+    return NULL;
+}
+
+/* Starts the capturing thread and waits until its capture began; 0 or -1. */
+static int capture_start(PFN_cuGetProcAddress_v12000 gpa, capturer_t *c, pthread_t *th)
+{
+    PFN_cuStreamCreate_v2000 create = (PFN_cuStreamCreate_v2000)get(gpa, "cuStreamCreate");
+    c->begin = (PFN_cuStreamBeginCapture_v10010)get(gpa, "cuStreamBeginCapture");
+    c->end = (PFN_cuStreamEndCapture_v10000)get(gpa, "cuStreamEndCapture");
+    pthread_mutex_init(&c->mu, NULL);
+    pthread_cond_init(&c->cv, NULL);
+    c->begun = c->done = 0;
+    if (!create || !c->begin || !c->end || create(&c->s, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS ||
+        pthread_create(th, NULL, capture_thread, c) != 0)
+        return -1;
+    pthread_mutex_lock(&c->mu);
+    while (!c->begun)
+        pthread_cond_wait(&c->cv, &c->mu);
+    pthread_mutex_unlock(&c->mu);
+    return c->begin_r == CUDA_SUCCESS ? 0 : -1;
+}
+
+/* Ends the capture; whether it held (the driver made a graph of it). */
+static int capture_finish(capturer_t *c, pthread_t th)
+{
+    pthread_mutex_lock(&c->mu);
+    c->done = 1;
+    pthread_cond_broadcast(&c->cv);
+    pthread_mutex_unlock(&c->mu);
+    pthread_join(th, NULL);
+    return c->end_r == CUDA_SUCCESS;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 5)
@@ -99,8 +166,11 @@ int main(int argc, char **argv)
         (fake_set_capturing_fn)dlsym(drv, "fake_set_capturing");
     fake_capture_invalidated_fn invalidated =
         (fake_capture_invalidated_fn)dlsym(drv, "fake_capture_invalidated");
+    fake_arm_capture_fn arm = (fake_arm_capture_fn)dlsym(drv, "fake_arm_capture");
+    fake_armed_capture_join_fn arm_join =
+        (fake_armed_capture_join_fn)dlsym(drv, "fake_armed_capture_join");
     if (!gpa || !reg || !log_count || !log_get || !set_capturing || !set_capturing_nb ||
-        !invalidated)
+        !invalidated || !arm || !arm_join)
         return 11;
     PFN_cuMemAlloc_v3020 alloc = (PFN_cuMemAlloc_v3020)get(gpa, "cuMemAlloc");
     PFN_cuLaunchKernel_v4000 launch = (PFN_cuLaunchKernel_v4000)get(gpa, "cuLaunchKernel");
@@ -127,6 +197,11 @@ int main(int argc, char **argv)
         struct timespec d = {delay_ms / 1000, (delay_ms % 1000) * 1000000L};
         nanosleep(&d, NULL);
     }
+    capturer_t cap = {0};
+    pthread_t cap_th = 0;
+    if (capture == 3 && capture_start(gpa, &cap, &cap_th) != 0)
+        return 17;
+    int began = -1; /* CAPTURE 4 */
     uint64_t request = now_ns();
     for (uint64_t k = 0; k < n; k++) {
         if (pause_ms > 0 && k == n / 2) {
@@ -135,16 +210,27 @@ int main(int argc, char **argv)
                 set_capturing(blocking);
             else if (capture == 2)
                 set_capturing_nb(ls);
+            else if (capture == 4)
+                arm(ls, get(gpa, "cuStreamBeginCapture"));
             nanosleep(&d, NULL);
             if (capture == 1)
                 set_capturing(NULL);
             else if (capture == 2)
                 set_capturing_nb(NULL);
+            else if (capture == 4) {
+                PFN_cuStreamEndCapture_v10000 end =
+                    (PFN_cuStreamEndCapture_v10000)get(gpa, "cuStreamEndCapture");
+                CUgraph g;
+                began = arm_join(); /* -1: the shim never looked (no daemon) */
+                if (began >= 0 && (began != CUDA_SUCCESS || !end || end(ls, &g) != CUDA_SUCCESS))
+                    return 16;
+            }
         }
         void *args[] = {&buf, &k};
         if (launch(f, 1, 1, 1, 1, 1, 1, 0, ls, args, NULL) != CUDA_SUCCESS)
             return 13;
     }
+    int capture_held = capture != 3 || capture_finish(&cap, cap_th);
     uint64_t sum = 0;
     for (unsigned i = 0; i < GATE_WORDS; i++)
         sum = (sum ^ host[i]) * 1099511628211ull;
@@ -180,9 +266,11 @@ int main(int argc, char **argv)
                         after_null && (!ls || after_ls));
         }
     }
+    if (capture == 4)
+        fprintf(out, "A %d\n", began == CUDA_SUCCESS ? 1 : 0);
     fclose(out);
     free(times);
     if (ls && stream_destroy(ls) != CUDA_SUCCESS)
         return 15;
-    return invalidated() ? 16 : 0;
+    return invalidated() || !capture_held ? 16 : 0;
 }

@@ -45,6 +45,7 @@ typedef struct prog_out {
     unsigned long long t[MAX_K][2];
     unsigned long long gate_waits, gate_plans, gate_registrations, ahead_plans, ahead_bytes;
     unsigned long long evict_early, evict_deferred;
+    int armed; /* CAPTURE 4: 1 if the armed capture began (and held), else 0 */
     size_t nd, nh;
     unsigned long long d[64][3]; /* prefetches to the device: ns, base, len (the first 64) */
     unsigned long long h[64][4]; /* the same to the host (evictions), and whether ordered
@@ -160,6 +161,7 @@ static void read_out(int i, prog_out_t *o)
     while (o->n < MAX_K && fscanf(f, "%llu %llu", &o->t[o->n][0], &o->t[o->n][1]) == 2)
         o->n++;
     o->nd = o->nh = 0;
+    o->armed = 0;
     char line[256], kind;
     unsigned long long v[4];
     while (fgets(line, sizeof(line), f)) {
@@ -168,6 +170,8 @@ static void read_out(int i, prog_out_t *o)
             memcpy(o->d[o->nd++], v, sizeof(o->d[0]));
         else if (kind == 'H' && got == 5 && o->nh < 64)
             memcpy(o->h[o->nh++], v, sizeof(o->h[0]));
+        else if (kind == 'A' && got >= 2)
+            o->armed = v[0] == 1;
     }
     fclose(f);
     snprintf(path, sizeof(path), "%s/stats%d", dir, i);
@@ -558,7 +562,7 @@ static void test_ahead_before_grant(void **state)
  * the task granted) and are carried out on arrival, while the other task
  * runs. They used to wait for the task's own next turn, where they freed
  * nothing in time and evicted what that grant filled again. */
-static const spec_t evict_specs[4][2] = {
+static const spec_t evict_specs[5][2] = {
     /* both launch all along (0.75 s of kernels each: they overlap even when one
      * starts late on a loaded machine), turns of 20 ms: the waiting launching
      * thread evicts */
@@ -580,6 +584,13 @@ static const spec_t evict_specs[4][2] = {
      * event recorded there would join the migration stream to the capture
      * (exit 16), so its evictions wait for the capture's end too */
     {{"batch", "11", "20", "5000", "0", NULL, "2000", "2", "1"},
+     {"batch", "12", "40", "5000", "500", NULL, NULL, NULL, NULL}},
+    /* another thread of program 0 begins capturing its non-blocking stream
+     * right after the shim's query of it (the double begins it through the
+     * shim's cuStreamBeginCapture hook): the shim's event record there, and
+     * the migration stream's wait, would join the capture (exit 16); the
+     * capture's beginning waits for the shim's ordering to be done instead */
+    {{"batch", "11", "20", "5000", "0", NULL, "2000", "4", "1"},
      {"batch", "12", "40", "5000", "500", NULL, NULL, NULL, NULL}},
 };
 
@@ -605,7 +616,7 @@ static size_t evictions_before_other(const prog_out_t *p, const prog_out_t *q)
 static void test_evict_on_arrival(void **state)
 {
     (void)state;
-    for (int sc = 0; sc < 4; sc++) {
+    for (int sc = 0; sc < 5; sc++) {
         prog_out_t alone[2], out[2];
         char *const *argvs[2];
         int status[2];
@@ -629,6 +640,8 @@ static void test_evict_on_arrival(void **state)
             argvs[i] = prog_argv(i, &evict_specs[sc][i], 1);
         int bad = tproc_run_all(2, (char *const *const *)argvs, 240.0, status);
         stop_daemon(d, SIGTERM);
+        if (bad)
+            print_message("scenario %d: exit %d and %d\n", sc, status[0], status[1]);
         assert_int_equal(bad, 0);
         for (int i = 0; i < 2; i++) {
             assert_int_equal(status[i], 0);
@@ -653,7 +666,9 @@ static void test_evict_on_arrival(void **state)
             size_t in_pause = 0;
             for (size_t e = 0; e < p->nh; e++)
                 in_pause += p->h[e][0] > from && p->h[e][0] < to && p->h[e][0] < q->t[q->n - 1][1];
-            if (sc == 1)
+            if (sc == 4) /* the capture began after the shim's query, and held */
+                assert_int_equal(p->armed, 1);
+            else if (sc == 1)
                 assert_true(in_pause > 0);
             else {
                 assert_int_equal(in_pause, 0);
@@ -662,6 +677,39 @@ static void test_evict_on_arrival(void **state)
             }
         }
     }
+}
+
+/* Another thread of program 0 captures a graph in mode GLOBAL all through
+ * its launches, under swap placement with turns of 20 ms: at each grant the
+ * launching thread applies a plan and waits for its migration stream
+ * (cuStreamSynchronize), a potentially unsafe call that, made in the
+ * thread's default GLOBAL mode, invalidates that capture in the real driver
+ * and in the double (program 0 exits 16). The shim makes its own such calls
+ * in RELAXED mode. */
+static const spec_t capture_specs[2] = {
+    {"batch", "13", "100", "2000", "0", NULL, "0", "3", NULL},
+    {"batch", "14", "100", "2000", "0", NULL, NULL, NULL, NULL},
+};
+
+static void test_capture_in_other_thread_survives(void **state)
+{
+    (void)state;
+    char *const *argvs[2];
+    int status[2];
+    setenv("GMUX_DAEMON_QUANTUM_MS", "20", 1);
+    pid_t d = start_daemon("swap");
+    unsetenv("GMUX_DAEMON_QUANTUM_MS");
+    for (int i = 0; i < 2; i++)
+        argvs[i] = prog_argv(i, &capture_specs[i], 1);
+    status[0] = status[1] = -1;
+    (void)tproc_run_all(2, (char *const *const *)argvs, 240.0, status);
+    stop_daemon(d, SIGTERM);
+    prog_out_t out;
+    read_out(0, &out);
+    print_message("capturing program: %llu plans applied, exit %d\n", out.gate_plans, status[0]);
+    assert_true(out.gate_plans > 0); /* the shim waited for its stream during the capture */
+    assert_int_equal(status[0], 0);
+    assert_int_equal(status[1], 0);
 }
 
 int main(void)
@@ -675,6 +723,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_turns_are_exclusive),
         cmocka_unit_test(test_evict_on_arrival),
+        cmocka_unit_test(test_capture_in_other_thread_survives),
         cmocka_unit_test_teardown(test_daemon_killed_mid_run, stop_leftover_daemon),
         cmocka_unit_test_teardown(test_run_starts_daemon, stop_leftover_daemon),
         cmocka_unit_test(test_shared_when_fits),

@@ -10,6 +10,7 @@
  *     context created later at the same handle.
  * CTest runs this with LD_PRELOAD=libgmux.so, policy proactive and a budget.
  */
+#include <dlfcn.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -163,6 +164,28 @@ static void test_context_at_reused_handle_gets_own_stream(void **state)
     assert_true(streams[0] != streams[1]);
 }
 
+/* The primary context retained where the shim did not see it (before its
+ * hooks were in place, or through a path it does not wrap: here the double's
+ * own entry point), then released for the last time through the hook: the
+ * context's allocations go with it. Before, the shim knew the primary
+ * context's handle only from a retain it saw, and kept them tracked. Must
+ * run before any retain through the hook. */
+static void test_primary_released_after_unseen_retain(void **state)
+{
+    (void)state;
+    PFN_cuDevicePrimaryCtxRetain_v7000 unseen =
+        (PFN_cuDevicePrimaryCtxRetain_v7000)f_entry("cuDevicePrimaryCtxRetain");
+    PFN_cuDevicePrimaryCtxRelease_v11000 release =
+        GET(PFN_cuDevicePrimaryCtxRelease_v11000, "cuDevicePrimaryCtxRelease", 12000);
+    uint64_t u0 = used();
+    CUcontext a;
+    assert_int_equal(unseen(&a, 0), CUDA_SUCCESS);
+    (void)alloc(4 * MIB);
+    assert_int_equal(used() - u0, 4 * MIB);
+    assert_int_equal(release(0), CUDA_SUCCESS); /* the last reference */
+    assert_int_equal(used(), u0);
+}
+
 static void test_primary_context_released_to_zero(void **state)
 {
     (void)state;
@@ -202,16 +225,94 @@ static void test_primary_context_reset(void **state)
     assert_int_equal(used(), u0);
 }
 
+/* --- old ABIs ------------------------------------------------------------- */
+
+typedef CUresult (*ctx_destroy_v2000_t)(CUcontext ctx);
+typedef CUresult (*primary_v7000_t)(CUdevice dev);
+
+/* Whether p is a hook of libgmux.so rather than the double's own function. */
+static int is_hook(void *p, const char *sym)
+{
+    return p && p != f_entry(sym);
+}
+
+/* cuCtxDestroy of CUDA 2.0, reached by an old requested version and by its
+ * name: the context's allocations go with it. Before, that ABI was not hooked
+ * and they stayed tracked and counted. */
+static void test_old_ctx_destroy_forgets_allocations(void **state)
+{
+    (void)state;
+    PFN_cuCtxCreate_v3020 create = (PFN_cuCtxCreate_v3020)get("cuCtxCreate", 3020, LEGACY);
+    ctx_destroy_v2000_t by_version = (ctx_destroy_v2000_t)get("cuCtxDestroy", 3020, LEGACY);
+    ctx_destroy_v2000_t by_name = (ctx_destroy_v2000_t)dlsym(drv, "cuCtxDestroy");
+    assert_true(is_hook((void *)by_version, "cuCtxDestroy"));
+    assert_ptr_equal((void *)by_version, (void *)by_name);
+    /* CUDA 4.0 on: the _v2 ABI */
+    assert_true(is_hook(get("cuCtxDestroy", 4000, LEGACY), "cuCtxDestroy_v2"));
+    assert_true((void *)by_version != get("cuCtxDestroy", 4000, LEGACY));
+    uint64_t u0 = used();
+    for (int i = 0; i < 2; i++) {
+        CUcontext ctx;
+        assert_int_equal(create(&ctx, 0, 0), CUDA_SUCCESS);
+        (void)alloc(3 * MIB);
+        assert_int_equal(used() - u0, 3 * MIB);
+        assert_int_equal((i ? by_name : by_version)(ctx), CUDA_SUCCESS);
+        assert_int_equal(used(), u0);
+    }
+}
+
+/* cuDevicePrimaryCtxRelease and cuDevicePrimaryCtxReset of CUDA 7.0 (before
+ * the _v2 of 11.0), by version and by name. */
+static void test_old_primary_release_and_reset(void **state)
+{
+    (void)state;
+    PFN_cuDevicePrimaryCtxRetain_v7000 retain =
+        GET(PFN_cuDevicePrimaryCtxRetain_v7000, "cuDevicePrimaryCtxRetain", 12000);
+    primary_v7000_t release = (primary_v7000_t)get("cuDevicePrimaryCtxRelease", 10000, LEGACY);
+    primary_v7000_t reset = (primary_v7000_t)get("cuDevicePrimaryCtxReset", 7000, LEGACY);
+    assert_true(is_hook((void *)release, "cuDevicePrimaryCtxRelease"));
+    assert_true(is_hook((void *)reset, "cuDevicePrimaryCtxReset"));
+    assert_ptr_equal((void *)release, dlsym(drv, "cuDevicePrimaryCtxRelease"));
+    assert_ptr_equal((void *)reset, dlsym(drv, "cuDevicePrimaryCtxReset"));
+    assert_true(
+        is_hook(get("cuDevicePrimaryCtxRelease", 11000, LEGACY), "cuDevicePrimaryCtxRelease_v2"));
+    /* references left by the tests before: none held now */
+    PFN_cuDevicePrimaryCtxGetState_v7000 state_of =
+        GET(PFN_cuDevicePrimaryCtxGetState_v7000, "cuDevicePrimaryCtxGetState", 12000);
+    unsigned flags;
+    int active = 1;
+    for (int i = 0; i < 16 && state_of(0, &flags, &active) == CUDA_SUCCESS && active; i++)
+        assert_int_equal(
+            GET(PFN_cuDevicePrimaryCtxRelease_v11000, "cuDevicePrimaryCtxRelease", 12000)(0),
+            CUDA_SUCCESS);
+    assert_false(active);
+    uint64_t u0 = used();
+    CUcontext a;
+    assert_int_equal(retain(&a, 0), CUDA_SUCCESS);
+    (void)alloc(2 * MIB);
+    assert_int_equal(used() - u0, 2 * MIB);
+    assert_int_equal(release(0), CUDA_SUCCESS); /* the last reference */
+    assert_int_equal(used(), u0);
+    assert_int_equal(retain(&a, 0), CUDA_SUCCESS);
+    (void)alloc(1 * MIB);
+    assert_int_equal(used() - u0, 1 * MIB);
+    assert_int_equal(reset(0), CUDA_SUCCESS);
+    assert_int_equal(used(), u0);
+}
+
 int main(void)
 {
     if (shim_harness_open() != 0)
         return 1;
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_primary_released_after_unseen_retain), /* first: see there */
         cmocka_unit_test(test_vmm_handle_mapped_twice_counts_once),
         cmocka_unit_test(test_destroyed_context_forgets_its_allocations),
         cmocka_unit_test(test_context_at_reused_handle_gets_own_stream),
         cmocka_unit_test(test_primary_context_released_to_zero),
         cmocka_unit_test(test_primary_context_reset),
+        cmocka_unit_test(test_old_ctx_destroy_forgets_allocations),
+        cmocka_unit_test(test_old_primary_release_and_reset),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -105,6 +105,20 @@ static int child(int index, void *arg)
     CUipcMemHandle h;
     if (ipc(&h, a) == CUDA_SUCCESS || ipc(&h, b + 8) == CUDA_SUCCESS || ipc(&h, c) != CUDA_SUCCESS)
         return 14;
+    /* three non-blocking streams, destroyed through each ABI and path */
+    typedef CUresult (*destroy_fn)(CUstream);
+    PFN_cuStreamCreate_v2000 screate = (PFN_cuStreamCreate_v2000)get(gpa, "cuStreamCreate");
+    void *old = NULL;
+    if (gpa("cuStreamDestroy", &old, 3020, 0, NULL) != CUDA_SUCCESS)
+        return 18;
+    destroy_fn destroys[3] = {(destroy_fn)get(gpa, "cuStreamDestroy"), (destroy_fn)old,
+                              (destroy_fn)dlsym(drv, "cuStreamDestroy")};
+    for (int i = 0; i < 3; i++) {
+        CUstream s;
+        if (!screate || !destroys[i] || screate(&s, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS ||
+            destroys[i](s) != CUDA_SUCCESS)
+            return 19;
+    }
     int rc = arg ? fork_outliving_child() : 0;
     if (rc)
         return rc;
@@ -148,6 +162,8 @@ static void test_counters_written_at_exit(void **state)
     assert_non_null(strstr(json, "\"policy\":\"proactive\""));
     assert_int_equal(field(json, "managed_allocs"), 2);
     assert_int_equal(field(json, "pinned_allocs"), 1);
+    /* every stream the child created was destroyed, whatever ABI it used */
+    assert_int_equal(field(json, "streams_live"), 0);
     assert_int_equal(field(json, "pinned_bytes"), 5000);
     assert_int_equal(field(json, "launches"), 2);
     assert_int_equal(field(json, "pointer_args"), 6);

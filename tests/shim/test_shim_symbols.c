@@ -65,7 +65,12 @@ static void test_exports_match_the_list(void **state)
 static void test_lifecycle_hooks_listed(void **state)
 {
     (void)state;
-    static const char *const must[] = {"cuCtxDestroy_v2",
+    static const char *const must[] = {"cuCtxDestroy",
+                                       "cuCtxDestroy_v2",
+                                       "cuStreamDestroy",
+                                       "cuStreamDestroy_v2",
+                                       "cuDevicePrimaryCtxRelease",
+                                       "cuDevicePrimaryCtxReset",
                                        "cuDevicePrimaryCtxRetain",
                                        "cuDevicePrimaryCtxRelease_v2",
                                        "cuDevicePrimaryCtxReset_v2",

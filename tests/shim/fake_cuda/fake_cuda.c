@@ -256,6 +256,13 @@ CUresult fk_cuCtxDestroy_v2(CUcontext ctx)
     return CUDA_SUCCESS;
 }
 
+/* The CUDA 2.0 ABI (before the context stack of 4.0): the same here. */
+CUresult fk_cuCtxDestroy(CUcontext ctx)
+{
+    REC(U(ctx), 0, 0, 0);
+    return fk_cuCtxDestroy_v2(ctx);
+}
+
 CUresult fk_cuDevicePrimaryCtxRetain(CUcontext *ctx, CUdevice dev)
 {
     REC(U(dev), 0, 0, 0);
@@ -290,6 +297,19 @@ CUresult fk_cuDevicePrimaryCtxReset_v2(CUdevice dev)
         return CUDA_ERROR_INVALID_DEVICE;
     fake_free_ctx((CUcontext)FAKE_CTX);
     return CUDA_SUCCESS;
+}
+
+/* The CUDA 7.0 ABIs (before 11.0's): the same here. */
+CUresult fk_cuDevicePrimaryCtxRelease(CUdevice dev)
+{
+    REC(U(dev), 0, 0, 0);
+    return fk_cuDevicePrimaryCtxRelease_v2(dev);
+}
+
+CUresult fk_cuDevicePrimaryCtxReset(CUdevice dev)
+{
+    REC(U(dev), 0, 0, 0);
+    return fk_cuDevicePrimaryCtxReset_v2(dev);
 }
 
 CUresult fk_cuDevicePrimaryCtxGetState(CUdevice dev, unsigned *flags, int *active)
@@ -405,6 +425,8 @@ CUresult fk_cuMemAlloc(unsigned int *dptr, unsigned int size)
 
 CUresult fk_cuMemAlloc_v2(CUdeviceptr *dptr, size_t size)
 {
+    if (fake_unsafe_refused())
+        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
     CUresult r = fake_alloc(dptr, size, 0);
     REC(r == CUDA_SUCCESS ? *dptr : 0, size, 0, 0);
     return r;
@@ -412,6 +434,8 @@ CUresult fk_cuMemAlloc_v2(CUdeviceptr *dptr, size_t size)
 
 CUresult fk_cuMemAllocManaged(CUdeviceptr *dptr, size_t size, unsigned flags)
 {
+    if (fake_unsafe_refused())
+        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
     CUresult r = fake_alloc(dptr, size, 1);
     REC(r == CUDA_SUCCESS ? *dptr : 0, size, flags, 0);
     return r;
@@ -422,6 +446,8 @@ CUresult fk_cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pitch, size_t width, s
 {
     if (!pitch || !width || !height || (elem != 4 && elem != 8 && elem != 16))
         return CUDA_ERROR_INVALID_VALUE;
+    if (fake_unsafe_refused())
+        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
     *pitch = (width + 255) / 256 * 256;
     CUresult r = fake_alloc(dptr, *pitch * height, 0);
     REC(r == CUDA_SUCCESS ? *dptr : 0, *pitch, width, height);
@@ -437,6 +463,8 @@ CUresult fk_cuMemAllocPitch_v9(CUdeviceptr *dptr, size_t *pitch, size_t width, s
 CUresult fk_cuMemFree_v2(CUdeviceptr dptr)
 {
     REC(dptr, 0, 0, 0);
+    if (fake_unsafe_refused())
+        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
     return fake_free(dptr);
 }
 

@@ -51,8 +51,20 @@ typedef void (*fake_set_capturing_fn)(void *stream);
  * (work on it fails with CUDA_ERROR_STREAM_CAPTURE_IMPLICIT and invalidates
  * the capture; a query of it fails and invalidates nothing). */
 typedef void (*fake_set_capturing_blocking_fn)(void *stream);
-/* Whether a capture was invalidated by work on the legacy stream. */
+/* Whether a capture was invalidated: by work on the legacy stream, a stream
+ * joining it through an event, or (for one begun with cuStreamBeginCapture)
+ * a potentially unsafe call its capture mode forbids (fake_cuda_stream.c). */
 typedef int (*fake_capture_invalidated_fn)(void);
+
+/* Arms a capture that begins while the shim looks: the next query of stream
+ * (cuStreamIsCapturing), once answered, starts a thread calling
+ * begin(stream, CU_STREAM_CAPTURE_MODE_RELAXED) (begin: the program's
+ * cuStreamBeginCapture_v2, the shim's hook) and waits for it at most 200 ms,
+ * as if another thread of the program began the capture right after the
+ * shim's query. */
+typedef void (*fake_arm_capture_fn)(void *stream, void *begin);
+/* Joins that thread: its begin's CUresult, or -1 if it never started. */
+typedef int (*fake_armed_capture_join_fn)(void);
 
 /*
  * Fake CUPTI: a host kernel calls fake_touch(addr, len, mode) for each range

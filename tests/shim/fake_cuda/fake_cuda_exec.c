@@ -579,6 +579,8 @@ CUresult fk_cuFuncGetName(const char **name, CUfunction f)
 CUresult fk_cuCtxSynchronize(void)
 {
     REC0();
+    if (fake_unsafe_refused())
+        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
     return CUDA_SUCCESS; /* kernels run synchronously at launch */
 }
 

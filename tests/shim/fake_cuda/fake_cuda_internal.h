@@ -12,6 +12,10 @@
 #define FAKE_API __attribute__((visibility("default")))
 
 typedef CUresult (*fake_pfn_cuMemAlloc_v2000)(unsigned int *dptr, unsigned int bytesize);
+/* old ABIs cudaTypedefs.h keeps to the driver's own build */
+typedef CUresult (*fake_pfn_cuCtxDestroy_v2000)(CUcontext ctx);
+typedef CUresult (*fake_pfn_cuStreamDestroy_v2000)(CUstream s);
+typedef CUresult (*fake_pfn_cuDevicePrimaryCtx_v7000)(CUdevice dev);
 
 /* X(sym, base, version, PFN, per_thread): what the double implements. */
 #define FAKE_LIST(X)                                                                               \
@@ -23,9 +27,14 @@ typedef CUresult (*fake_pfn_cuMemAlloc_v2000)(unsigned int *dptr, unsigned int b
     X(cuCtxGetCurrent, cuCtxGetCurrent, 4000, PFN_cuCtxGetCurrent_v4000, 0)                        \
     X(cuCtxGetDevice, cuCtxGetDevice, 2000, PFN_cuCtxGetDevice_v2000, 0)                           \
     X(cuCtxCreate_v2, cuCtxCreate, 3020, PFN_cuCtxCreate_v3020, 0)                                 \
+    X(cuCtxDestroy, cuCtxDestroy, 2000, fake_pfn_cuCtxDestroy_v2000, 0)                            \
     X(cuCtxDestroy_v2, cuCtxDestroy, 4000, PFN_cuCtxDestroy_v4000, 0)                              \
     X(cuDevicePrimaryCtxRetain, cuDevicePrimaryCtxRetain, 7000,                                    \
       PFN_cuDevicePrimaryCtxRetain_v7000, 0)                                                       \
+    X(cuDevicePrimaryCtxRelease, cuDevicePrimaryCtxRelease, 7000,                                  \
+      fake_pfn_cuDevicePrimaryCtx_v7000, 0)                                                        \
+    X(cuDevicePrimaryCtxReset, cuDevicePrimaryCtxReset, 7000, fake_pfn_cuDevicePrimaryCtx_v7000,   \
+      0)                                                                                           \
     X(cuDevicePrimaryCtxRelease_v2, cuDevicePrimaryCtxRelease, 11000,                              \
       PFN_cuDevicePrimaryCtxRelease_v11000, 0)                                                     \
     X(cuDevicePrimaryCtxReset_v2, cuDevicePrimaryCtxReset, 11000,                                  \
@@ -62,11 +71,16 @@ typedef CUresult (*fake_pfn_cuMemAlloc_v2000)(unsigned int *dptr, unsigned int b
     X(cuStreamCreate, cuStreamCreate, 2000, PFN_cuStreamCreate_v2000, 0)                           \
     X(cuStreamCreateWithPriority, cuStreamCreateWithPriority, 5050,                                \
       PFN_cuStreamCreateWithPriority_v5050, 0)                                                     \
+    X(cuStreamDestroy, cuStreamDestroy, 2000, fake_pfn_cuStreamDestroy_v2000, 0)                   \
     X(cuStreamDestroy_v2, cuStreamDestroy, 4000, PFN_cuStreamDestroy_v4000, 0)                     \
     X(cuStreamSynchronize, cuStreamSynchronize, 2000, PFN_cuStreamSynchronize_v2000, 0)            \
     X(cuStreamWaitEvent, cuStreamWaitEvent, 3020, PFN_cuStreamWaitEvent_v3020, 0)                  \
     X(cuStreamWaitEvent_ptsz, cuStreamWaitEvent, 7000, PFN_cuStreamWaitEvent_v7000_ptsz, 1)        \
     X(cuStreamIsCapturing, cuStreamIsCapturing, 10000, PFN_cuStreamIsCapturing_v10000, 0)          \
+    X(cuStreamBeginCapture_v2, cuStreamBeginCapture, 10010, PFN_cuStreamBeginCapture_v10010, 0)    \
+    X(cuStreamEndCapture, cuStreamEndCapture, 10000, PFN_cuStreamEndCapture_v10000, 0)             \
+    X(cuThreadExchangeStreamCaptureMode, cuThreadExchangeStreamCaptureMode, 10010,                 \
+      PFN_cuThreadExchangeStreamCaptureMode_v10010, 0)                                             \
     X(cuEventCreate, cuEventCreate, 2000, PFN_cuEventCreate_v2000, 0)                              \
     X(cuEventRecord, cuEventRecord, 2000, PFN_cuEventRecord_v2000, 0)                              \
     X(cuEventRecord_ptsz, cuEventRecord, 7000, PFN_cuEventRecord_v7000_ptsz, 1)                    \
@@ -126,11 +140,19 @@ FAKE_API void *fake_entry(const char *sym);
 FAKE_API void fake_set_capturing(void *stream);
 FAKE_API void fake_set_capturing_blocking(void *stream);
 FAKE_API int fake_capture_invalidated(void);
+FAKE_API void fake_arm_capture(void *stream, void *begin);
+FAKE_API int fake_armed_capture_join(void);
 /* Host kernels declare what they touch (fake CUPTI, see fake_cuda.h). */
 FAKE_API void fake_touch(const void *addr, uint64_t len, int mode);
 FAKE_API size_t gmux_test_cupti_touched(uint64_t *addr, uint64_t *len, uint8_t *mode, size_t max);
 FAKE_API void fake_spend(uint64_t ns);
 FAKE_API uint64_t gmux_test_cupti_kernel_ns(void);
+
+/* Whether the calling thread may make a potentially unsafe call (a
+ * synchronization, an allocation) now; if not, the capture in progress is
+ * invalidated and the caller answers CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED
+ * (fake_cuda_stream.c). */
+__attribute__((visibility("hidden"))) int fake_unsafe_refused(void);
 
 /* Appends one call to the log (fn: the symbol name). */
 __attribute__((visibility("hidden"))) void fake_rec(const char *fn, uint64_t a0, uint64_t a1,

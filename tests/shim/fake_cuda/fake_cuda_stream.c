@@ -3,8 +3,10 @@
  * stream capture as far as the shim needs it (which stream captures, and
  * whether the legacy stream is usable meanwhile).
  */
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <time.h>
 
 #include "fake_cuda_internal.h"
 
@@ -31,10 +33,17 @@ CUresult fk_cuStreamDestroy_v2(CUstream s)
     return CUDA_SUCCESS;
 }
 
-CUresult fk_cuStreamSynchronize(CUstream s)
+/* The CUDA 2.0 ABI: the same here. */
+CUresult fk_cuStreamDestroy(CUstream s)
 {
     REC(U(s), 0, 0, 0);
     return CUDA_SUCCESS;
+}
+
+CUresult fk_cuStreamSynchronize(CUstream s)
+{
+    REC(U(s), 0, 0, 0);
+    return fake_unsafe_refused() ? CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED : CUDA_SUCCESS;
 }
 
 static void fake_wait_joins_capture(CUstream s, CUevent e);
@@ -57,8 +66,17 @@ static _Atomic(uintptr_t) fake_capturing;
 static _Atomic int fake_capture_blocking; /* the capturing stream is a blocking one */
 static _Atomic int fake_capture_broken;
 
+/* A capture begun with cuStreamBeginCapture: its mode, and the thread that
+ * began it (the address of a thread-local); none for fake_set_capturing's. */
+static _Atomic int fake_capture_begun;
+static _Atomic int fake_capture_mode;
+static _Atomic(uintptr_t) fake_capture_thread;
+static __thread int fake_thread_tag;
+static __thread int fake_thread_mode = CU_STREAM_CAPTURE_MODE_GLOBAL;
+
 FAKE_API void fake_set_capturing(void *stream)
 {
+    atomic_store(&fake_capture_begun, 0);
     atomic_store(&fake_capture_blocking, 0);
     atomic_store(&fake_capturing, (uintptr_t)stream);
 }
@@ -70,6 +88,7 @@ FAKE_API void fake_set_capturing(void *stream)
  * stream gets the same error and invalidates nothing. */
 FAKE_API void fake_set_capturing_blocking(void *stream)
 {
+    atomic_store(&fake_capture_begun, 0);
     atomic_store(&fake_capturing, (uintptr_t)stream);
     atomic_store(&fake_capture_blocking, stream != NULL);
 }
@@ -86,12 +105,146 @@ static bool fake_legacy_blocked(CUstream s)
     return s == NULL && atomic_load(&fake_capturing) && atomic_load(&fake_capture_blocking);
 }
 
+/*
+ * Capture interaction modes (cuThreadExchangeStreamCaptureMode): while a
+ * capture begun in mode GLOBAL is in progress on any thread, or one not begun
+ * RELAXED on the calling thread, a thread whose own mode is not RELAXED may
+ * not make potentially unsafe calls (synchronizations, allocations): the
+ * driver refuses the call (CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED) and the
+ * capture is invalidated (cuStreamEndCapture then fails with
+ * CUDA_ERROR_STREAM_CAPTURE_INVALIDATED). THREAD_LOCAL ignores other threads'
+ * captures. The double models one capture at a time.
+ */
+int fake_unsafe_refused(void)
+{
+    if (!atomic_load(&fake_capture_begun) || fake_thread_mode == CU_STREAM_CAPTURE_MODE_RELAXED)
+        return 0;
+    int mode = atomic_load(&fake_capture_mode);
+    bool mine = atomic_load(&fake_capture_thread) == U(&fake_thread_tag);
+    bool refused = mine ? mode != CU_STREAM_CAPTURE_MODE_RELAXED
+                        : mode == CU_STREAM_CAPTURE_MODE_GLOBAL &&
+                              fake_thread_mode == CU_STREAM_CAPTURE_MODE_GLOBAL;
+    if (refused)
+        atomic_store(&fake_capture_broken, 1);
+    return refused;
+}
+
+CUresult fk_cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode *mode)
+{
+    if (!mode)
+        return CUDA_ERROR_INVALID_VALUE;
+    REC((uint64_t)*mode, (uint64_t)fake_thread_mode, 0, 0);
+    int prev = fake_thread_mode;
+    fake_thread_mode = (int)*mode;
+    *mode = (CUstreamCaptureMode)prev;
+    return CUDA_SUCCESS;
+}
+
+/* Begins capturing on a non-blocking stream s (the only kind it models). */
+CUresult fk_cuStreamBeginCapture_v2(CUstream s, CUstreamCaptureMode mode)
+{
+    REC(U(s), (uint64_t)mode, 0, 0);
+    if (!s || atomic_load(&fake_capturing))
+        return CUDA_ERROR_ILLEGAL_STATE;
+    atomic_store(&fake_capture_broken, 0);
+    atomic_store(&fake_capture_mode, (int)mode);
+    atomic_store(&fake_capture_thread, U(&fake_thread_tag));
+    atomic_store(&fake_capture_blocking, 0);
+    atomic_store(&fake_capturing, U(s));
+    atomic_store(&fake_capture_begun, 1);
+    return CUDA_SUCCESS;
+}
+
+/* Ends it: a graph, or CUDA_ERROR_STREAM_CAPTURE_INVALIDATED (no graph) if
+ * something invalidated the capture meanwhile. */
+CUresult fk_cuStreamEndCapture(CUstream s, CUgraph *g)
+{
+    REC(U(s), 0, 0, 0);
+    if (!g || !s || atomic_load(&fake_capturing) != U(s) || !atomic_load(&fake_capture_begun))
+        return CUDA_ERROR_ILLEGAL_STATE;
+    atomic_store(&fake_capture_begun, 0);
+    atomic_store(&fake_capturing, 0);
+    *g = NULL;
+    if (atomic_load(&fake_capture_broken))
+        return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+    return fk_cuGraphCreate(g, 0);
+}
+
+/* fake_arm_capture's state, under fake_arm_mu. */
+static pthread_mutex_t fake_arm_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t fake_arm_cv = PTHREAD_COND_INITIALIZER;
+static uintptr_t fake_arm_stream;
+static PFN_cuStreamBeginCapture_v10010 fake_arm_begin;
+static pthread_t fake_arm_thread;
+static int fake_arm_started, fake_arm_done;
+static CUresult fake_arm_result;
+
+FAKE_API void fake_arm_capture(void *stream, void *begin)
+{
+    pthread_mutex_lock(&fake_arm_mu);
+    fake_arm_stream = U(stream);
+    fake_arm_begin = (PFN_cuStreamBeginCapture_v10010)begin;
+    fake_arm_started = fake_arm_done = 0;
+    pthread_mutex_unlock(&fake_arm_mu);
+}
+
+static void *fake_arm_run(void *arg)
+{
+    CUresult r = fake_arm_begin((CUstream)arg, CU_STREAM_CAPTURE_MODE_RELAXED);
+    pthread_mutex_lock(&fake_arm_mu);
+    fake_arm_result = r;
+    fake_arm_done = 1;
+    pthread_cond_broadcast(&fake_arm_cv);
+    pthread_mutex_unlock(&fake_arm_mu);
+    return NULL;
+}
+
+/* After a query of s: the armed capture begins, from another thread. */
+static void fake_arm_fire(CUstream s)
+{
+    pthread_mutex_lock(&fake_arm_mu);
+    if (!fake_arm_stream || fake_arm_stream != U(s) || fake_arm_started) {
+        pthread_mutex_unlock(&fake_arm_mu);
+        return;
+    }
+    fake_arm_started = pthread_create(&fake_arm_thread, NULL, fake_arm_run, s) == 0;
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_nsec += 200000000L;
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
+    while (fake_arm_started && !fake_arm_done &&
+           pthread_cond_timedwait(&fake_arm_cv, &fake_arm_mu, &until) == 0) {
+    }
+    pthread_mutex_unlock(&fake_arm_mu);
+}
+
+FAKE_API int fake_armed_capture_join(void)
+{
+    pthread_mutex_lock(&fake_arm_mu);
+    int started = fake_arm_started;
+    fake_arm_stream = 0;
+    pthread_mutex_unlock(&fake_arm_mu);
+    if (!started)
+        return -1;
+    pthread_join(fake_arm_thread, NULL);
+    pthread_mutex_lock(&fake_arm_mu);
+    fake_arm_started = 0;
+    int r = (int)fake_arm_result;
+    pthread_mutex_unlock(&fake_arm_mu);
+    return r;
+}
+
 CUresult fk_cuStreamIsCapturing(CUstream s, CUstreamCaptureStatus *st)
 {
     uintptr_t c = atomic_load(&fake_capturing);
     *st = c && c == U(s) ? CU_STREAM_CAPTURE_STATUS_ACTIVE : CU_STREAM_CAPTURE_STATUS_NONE;
     REC(U(s), (uint64_t)*st, 0, 0);
-    return fake_legacy_blocked(s) ? CUDA_ERROR_STREAM_CAPTURE_IMPLICIT : CUDA_SUCCESS;
+    CUresult r = fake_legacy_blocked(s) ? CUDA_ERROR_STREAM_CAPTURE_IMPLICIT : CUDA_SUCCESS;
+    fake_arm_fire(s);
+    return r;
 }
 
 /* The stream each event was last recorded on, by event number. */
