@@ -146,7 +146,15 @@ gmux_status_t dmn_endpoint_listen(const char *path, gid_t group, int *listen_fd,
     /* The lock file names the daemon's pid, for people and tests that stop it. */
     if (ftruncate(lk, 0) == 0)
         dprintf(lk, "%d\n", (int)getpid());
-    (void)unlink(path); /* we hold the lock: any socket file there is stale */
+    /* We hold the lock: a socket file there is a dead daemon's, stale. Any
+     * other file is someone's (a path named by mistake) and stays. */
+    struct stat sb;
+    if (lstat(path, &sb) == 0 && !S_ISSOCK(sb.st_mode)) {
+        COM_ERROR(DAEMON, "%s exists and is not a socket: not replaced", path);
+        st = GMUX_ERR_INVALID;
+        goto close_lock;
+    }
+    (void)unlink(path);
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0) {
         st = com_status_from_errno(errno);

@@ -9,7 +9,7 @@
  * group). The lock file PATH.lock holds the daemon's pid. Every accepted connection is checked with
  * SO_PEERCRED: only the daemon's own uid or a member of the configured group is allowed. A lock
  * file beside the socket (flock) makes one daemon per path; a stale socket
- * of a dead daemon is replaced.
+ * of a dead daemon is replaced, a file of another kind at the path never.
  *
  * Thread-safety: all functions are safe from any thread (no shared state).
  */
@@ -49,7 +49,8 @@ gmux_status_t dmn_endpoint_peer(int fd, pid_t *pid, uid_t *uid, gid_t *gid);
 
 /*
  * Creates the directory, takes the lock and listens (non-blocking socket).
- * GMUX_ERR_EXISTS: another daemon holds the path. On success *listen_fd and
+ * GMUX_ERR_EXISTS: another daemon holds the path; GMUX_ERR_INVALID: something
+ * that is not a socket is at the path (left as it is). On success *listen_fd and
  * *lock_fd are open (close both, and unlink the path, to stop).
  */
 gmux_status_t dmn_endpoint_listen(const char *path, gid_t group, int *listen_fd, int *lock_fd);
