@@ -191,6 +191,12 @@ int cmd_run(int argc, char **argv)
     if (cls && strcmp(cls, "batch") != 0 && strcmp(cls, "latency") != 0)
         return cli_usage_error("run", "unknown class '%s' (latency or batch)", cls);
 
+    char sock_path[108];
+    int bad_sock = sock || !no_daemon ? cli_socket_path("run", sock, sock_path, sizeof(sock_path))
+                                      : 0; /* the daemon's path, before one starts for it */
+    if (bad_sock)
+        return bad_sock;
+
     char tpl_abs[PATH_MAX];
     if (tpl && run_check_templates(tpl, tpl_abs) != 0)
         return 1;
