@@ -24,6 +24,9 @@
 
 #define DMN_NO_GROUP ((gid_t)-1)
 
+/* How long a connect or a send to gmuxd may wait for the daemon to make room. */
+#define DMN_ENDPOINT_SEND_WAIT_MS 2000
+
 typedef struct dmn_cred_policy {
     uid_t owner;
     gid_t group; /* DMN_NO_GROUP: owner only */
@@ -55,7 +58,10 @@ gmux_status_t dmn_endpoint_peer(int fd, pid_t *pid, uid_t *uid, gid_t *gid);
  */
 gmux_status_t dmn_endpoint_listen(const char *path, gid_t group, int *listen_fd, int *lock_fd);
 
-/* Connects (blocking socket, close-on-exec). GMUX_ERR_PEER: nobody listening. */
+/* Connects (blocking socket, close-on-exec). GMUX_ERR_PEER: nobody listening;
+ * GMUX_ERR_TIMEOUT: the daemon's queue of connections stayed full for
+ * DMN_ENDPOINT_SEND_WAIT_MS. Sends on the socket give up (EAGAIN) after as
+ * long without room (SO_SNDTIMEO). */
 gmux_status_t dmn_endpoint_connect(const char *path, int *fd);
 
 #endif /* DMN_ENDPOINT_H */
