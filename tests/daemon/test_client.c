@@ -71,9 +71,13 @@ static pid_t start_server_cap(const char *placement, const char *capacity)
             (com_settings_set(COM_SETTING_DAEMON_CAPACITY, capacity, err, sizeof(err)) != GMUX_OK ||
              com_settings_set(COM_SETTING_DAEMON_SHARE, "0", err, sizeof(err)) != GMUX_OK))
             _exit(2);
-        dmn_server_opts_t o = {
-            path, DMN_NO_GROUP, 20 * COM_NS_PER_MS, 2 * COM_NS_PER_S, dmn_placement_find(placement),
-            0};
+        dmn_server_opts_t o = {path,
+                               DMN_NO_GROUP,
+                               20 * COM_NS_PER_MS,
+                               2 * COM_NS_PER_S,
+                               dmn_placement_find(placement),
+                               0,
+                               0};
         _exit(dmn_server_run(&o, &child_stop, p[1]) == GMUX_OK ? 0 : 1);
     }
     return server_ready(pid, p);

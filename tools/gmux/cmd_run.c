@@ -108,12 +108,13 @@ static int run_join_daemon(void)
     if (com_settings_init(err, sizeof(err)) != GMUX_OK)
         return cli_fail("run", "%s", err), -1;
     dmn_server_opts_t o;
+    path[0] = '\0';
     gmux_status_t st = dmn_server_opts_from_settings(&o, path, sizeof(path), 60);
     if (st == GMUX_OK)
         st = dmn_server_spawn(&o);
     if (st != GMUX_OK)
-        return cli_fail("run", "cannot start or join gmuxd (%s); --no-daemon runs alone",
-                        gmux_status_str(st)),
+        return cli_fail("run", "cannot start or join gmuxd on %s (%s); --no-daemon runs alone",
+                        path[0] ? path : "its socket", gmux_status_str(st)),
                -1;
     return 0;
 }
