@@ -19,7 +19,9 @@
 #include "daemon/endpoint.h"
 #include "daemon/proto.h"
 
-#define MAX_CONNS    (DMN_ARB_MAX_TASKS + 32)
+/* Two per task (the shim's, and the one `gmux run` leaves its program to keep
+ * the daemon from exiting idle), and room for gmux status / top. */
+#define MAX_CONNS    (2 * DMN_ARB_MAX_TASKS + 32)
 #define PID_CHECK_NS (200 * COM_NS_PER_MS)
 #define SEND_BUF     (DMN_PROTO_MAX_MSG)
 /* Bytes a peer may leave unread before it counts as not reading its socket.

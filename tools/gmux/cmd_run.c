@@ -5,6 +5,7 @@
  * options, and execs the command, whose exit status becomes ours.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@
 #include "commands.h"
 #include "common/parse.h"
 #include "common/settings.h"
+#include "daemon/endpoint.h"
 #include "daemon/server.h"
 #include "engine/predictor.h"
 #include "engine/template_db.h"
@@ -56,9 +58,10 @@ static void run_help(void)
            "listens on the socket (settings GMUX_DAEMON_*), and the program joins it: its\n"
            "kernel launches wait for the task's turn, and it follows the daemon's evict/fill\n"
            "plans. If the daemon goes away the program carries on alone and joins again when\n"
-           "one is back. A gmuxd started this way exits after 60 s without a connection\n"
-           "(GMUX_DAEMON_IDLE_EXIT_S). The exit status is COMMAND's (127 when it cannot\n"
-           "be run).\n");
+           "one is back. A gmuxd started this way exits once no program has been connected\n"
+           "for 60 s (GMUX_DAEMON_IDLE_EXIT_S); the program is from its start, not only from\n"
+           "its first kernel launch. The exit status is COMMAND's (127 when it cannot be\n"
+           "run).\n");
 }
 
 /* The shim next to the executable (build tree) or in ../<libdir> (install); 0 if found. */
@@ -116,6 +119,16 @@ static int run_join_daemon(void)
         return cli_fail("run", "cannot start or join gmuxd on %s (%s); --no-daemon runs alone",
                         path[0] ? path : "its socket", gmux_status_str(st)),
                -1;
+    /* A connection the program inherits (not close-on-exec) and never uses:
+     * while it is open the daemon does not exit for want of connections
+     * (GMUX_DAEMON_IDLE_EXIT_S), however long the program takes to its first
+     * kernel launch, where the shim joins; it closes when the program ends. */
+    int hold;
+    if (dmn_endpoint_connect(path, &hold) == GMUX_OK) {
+        int fl = fcntl(hold, F_GETFD);
+        if (fl < 0 || fcntl(hold, F_SETFD, fl & ~FD_CLOEXEC) != 0)
+            close(hold);
+    }
     return 0;
 }
 
