@@ -95,10 +95,11 @@ int dmn_cli_main(const char *prog, int argc, char **argv)
     static char path[108];
     dmn_server_opts_t opts;
     int foreground = 0, stop = 0, starting = 0; /* starting: an option only a start takes */
-    if (dmn_server_opts_from_settings(&opts, path, sizeof(path), 0) != GMUX_OK) {
-        fprintf(stderr, "%s: bad GMUX_SOCKET / GMUX_DAEMON_* settings\n", prog);
-        return 2;
-    }
+    const char *sock = NULL;
+    const dmn_placement_t *placement = NULL;
+    uint64_t quantum_ns = 0;
+    /* The options first, so that --help and a --socket that replaces a bad
+     * GMUX_SOCKET work whatever the settings say. */
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
@@ -127,21 +128,31 @@ int dmn_cli_main(const char *prog, int argc, char **argv)
         else if (strcmp(a, "--socket") == 0 && strlen(v) >= sizeof(path))
             bad = "names a socket path that is too long";
         else if (strcmp(a, "--socket") == 0)
-            snprintf(path, sizeof(path), "%s", v);
+            sock = v;
         else if (strcmp(a, "--quantum-ms") == 0 &&
                  (com_parse_i64(v, &ms) != GMUX_OK || ms <= 0 || ms >= 3600000))
             bad = "wants milliseconds from 1 to 3599999";
         else if (strcmp(a, "--quantum-ms") == 0)
-            opts.quantum_ns = (uint64_t)ms * 1000000u;
-        else if (!dmn_placement_find(v))
+            quantum_ns = (uint64_t)ms * 1000000u;
+        else if (!(placement = dmn_placement_find(v)))
             bad = "wants none, swap, opt or chunk";
-        else
-            opts.placement = dmn_placement_find(v);
         if (bad) {
             fprintf(stderr, "%s: option '%s' %s%s%s%s (see %s --help)\n", prog, a, bad,
                     v ? ", not '" : "", v ? v : "", v ? "'" : "", prog);
             return 2;
         }
+    }
+    char err[256];
+    if (sock && com_settings_set(COM_SETTING_SOCKET, sock, err, sizeof(err)) != GMUX_OK) {
+        fprintf(stderr, "%s: %s\n", prog, err);
+        return 2;
+    }
+    if (dmn_endpoint_path(path, sizeof(path)) != GMUX_OK) {
+        fprintf(stderr,
+                "%s: the socket path of GMUX_SOCKET (or XDG_RUNTIME_DIR) is too long (at most "
+                "%zu bytes); --socket PATH gives another\n",
+                prog, sizeof(path) - 1);
+        return 2;
     }
     if (stop && starting) {
         fprintf(stderr, "%s: --stop takes no option but --socket (see %s --help)\n", prog, prog);
@@ -149,6 +160,14 @@ int dmn_cli_main(const char *prog, int argc, char **argv)
     }
     if (stop)
         return stop_daemon(prog, path);
+    if (dmn_server_opts_from_settings(&opts, path, sizeof(path), 0) != GMUX_OK) {
+        fprintf(stderr, "%s: bad GMUX_DAEMON_* settings (see gmux --help-settings)\n", prog);
+        return 2;
+    }
+    if (quantum_ns)
+        opts.quantum_ns = quantum_ns;
+    if (placement)
+        opts.placement = placement;
     if (!foreground) {
         gmux_status_t st = dmn_server_spawn(&opts);
         if (st != GMUX_OK) {

@@ -63,8 +63,8 @@ static gmux_status_t send_out(dmn_client_t *c, size_t len)
         ssize_t n = send(c->fd, c->out + off, len - off, MSG_NOSIGNAL);
         if (n < 0 && errno == EINTR)
             continue;
-        if (n <= 0) {
-            go_local(c, "send failed");
+        if (n <= 0) { /* EAGAIN: no room for DMN_ENDPOINT_SEND_WAIT_MS */
+            go_local(c, n < 0 && errno == EAGAIN ? "the daemon does not read" : "send failed");
             return GMUX_OK;
         }
         off += (size_t)n;

@@ -17,7 +17,10 @@
  * socket), the client carries on without gating (every wait returns GMUX_OK
  * at once) and tries to reconnect on later calls, with a backoff that
  * doubles from 10 ms to 1 s; on reconnection it registers again and resends
- * its last stats.
+ * its last stats. A daemon that is alive but does not read (stopped,
+ * swapped out) costs a call at most a few seconds, never more: a send or a
+ * connect waits 2 s for room (DMN_ENDPOINT_SEND_WAIT_MS), registration 2 s
+ * for its answer, and then the client goes local.
  *
  * PLAN orders from the daemon are handed to the on_plan callback, from
  * inside whichever client call received them.

@@ -12,6 +12,7 @@
 #include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -146,7 +147,15 @@ gmux_status_t dmn_endpoint_listen(const char *path, gid_t group, int *listen_fd,
     /* The lock file names the daemon's pid, for people and tests that stop it. */
     if (ftruncate(lk, 0) == 0)
         dprintf(lk, "%d\n", (int)getpid());
-    (void)unlink(path); /* we hold the lock: any socket file there is stale */
+    /* We hold the lock: a socket file there is a dead daemon's, stale. Any
+     * other file is someone's (a path named by mistake) and stays. */
+    struct stat sb;
+    if (lstat(path, &sb) == 0 && !S_ISSOCK(sb.st_mode)) {
+        COM_ERROR(DAEMON, "%s exists and is not a socket: not replaced", path);
+        st = GMUX_ERR_INVALID;
+        goto close_lock;
+    }
+    (void)unlink(path);
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0) {
         st = com_status_from_errno(errno);
@@ -188,9 +197,17 @@ gmux_status_t dmn_endpoint_connect(const char *path, int *fd_out)
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0)
         return com_status_from_errno(errno);
-    if (connect(fd, (struct sockaddr *)&addr, sizeof(addr)) != 0) {
+    /* A daemon that is alive but does not read (stopped, swapped out) holds
+     * nobody for ever: on a Unix socket the send timeout also bounds a
+     * connect that waits for room in a full queue of connections. */
+    struct timeval tv = {DMN_ENDPOINT_SEND_WAIT_MS / 1000,
+                         (DMN_ENDPOINT_SEND_WAIT_MS % 1000) * 1000};
+    if (setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) != 0 ||
+        connect(fd, (struct sockaddr *)&addr, sizeof(addr)) != 0) {
         int e = errno;
         close(fd);
+        if (e == EAGAIN || e == EINPROGRESS)
+            return GMUX_ERR_TIMEOUT;
         return e == ENOENT || e == ECONNREFUSED ? GMUX_ERR_PEER : com_status_from_errno(e);
     }
     *fd_out = fd;

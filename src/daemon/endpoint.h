@@ -9,7 +9,7 @@
  * group). The lock file PATH.lock holds the daemon's pid. Every accepted connection is checked with
  * SO_PEERCRED: only the daemon's own uid or a member of the configured group is allowed. A lock
  * file beside the socket (flock) makes one daemon per path; a stale socket
- * of a dead daemon is replaced.
+ * of a dead daemon is replaced, a file of another kind at the path never.
  *
  * Thread-safety: all functions are safe from any thread (no shared state).
  */
@@ -23,6 +23,9 @@
 #include <gmux/status.h>
 
 #define DMN_NO_GROUP ((gid_t)-1)
+
+/* How long a connect or a send to gmuxd may wait for the daemon to make room. */
+#define DMN_ENDPOINT_SEND_WAIT_MS 2000
 
 typedef struct dmn_cred_policy {
     uid_t owner;
@@ -49,12 +52,16 @@ gmux_status_t dmn_endpoint_peer(int fd, pid_t *pid, uid_t *uid, gid_t *gid);
 
 /*
  * Creates the directory, takes the lock and listens (non-blocking socket).
- * GMUX_ERR_EXISTS: another daemon holds the path. On success *listen_fd and
+ * GMUX_ERR_EXISTS: another daemon holds the path; GMUX_ERR_INVALID: something
+ * that is not a socket is at the path (left as it is). On success *listen_fd and
  * *lock_fd are open (close both, and unlink the path, to stop).
  */
 gmux_status_t dmn_endpoint_listen(const char *path, gid_t group, int *listen_fd, int *lock_fd);
 
-/* Connects (blocking socket, close-on-exec). GMUX_ERR_PEER: nobody listening. */
+/* Connects (blocking socket, close-on-exec). GMUX_ERR_PEER: nobody listening;
+ * GMUX_ERR_TIMEOUT: the daemon's queue of connections stayed full for
+ * DMN_ENDPOINT_SEND_WAIT_MS. Sends on the socket give up (EAGAIN) after as
+ * long without room (SO_SNDTIMEO). */
 gmux_status_t dmn_endpoint_connect(const char *path, int *fd);
 
 #endif /* DMN_ENDPOINT_H */

@@ -20,7 +20,9 @@
 #include "daemon/endpoint.h"
 #include "daemon/proto.h"
 
-#define MAX_CONNS    (DMN_ARB_MAX_TASKS + 32)
+/* Two per task (the shim's, and the one `gmux run` leaves its program to keep
+ * the daemon from exiting idle), and room for gmux status / top. */
+#define MAX_CONNS    (2 * DMN_ARB_MAX_TASKS + 32)
 #define PID_CHECK_NS (200 * COM_NS_PER_MS)
 #define SEND_BUF     (DMN_PROTO_MAX_MSG)
 /* Bytes a peer may leave unread before it counts as not reading its socket.
@@ -472,6 +474,13 @@ gmux_status_t dmn_server_run(const dmn_server_opts_t *opts, volatile sig_atomic_
              opts->path, (unsigned long long)(opts->quantum_ns / COM_NS_PER_US),
              s->arb.placement->name, s->arb.share.p.enabled ? "on" : "off",
              s->arb.ahead ? "on" : "off");
+    if (opts->quiet_when_ready) {
+        int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+        if (null >= 0) {
+            dup2(null, STDERR_FILENO);
+            close(null);
+        }
+    }
     if (ready_fd >= 0) {
         (void)!write(ready_fd, "r", 1);
         close(ready_fd);
@@ -584,8 +593,9 @@ gmux_status_t dmn_server_spawn(const dmn_server_opts_t *opts)
         int null = open("/dev/null", O_RDWR);
         if (null >= 0) {
             dup2(null, 0);
-            dup2(null, 1);
-            dup2(null, 2);
+            dup2(null, 1); /* stderr once it listens (quiet_when_ready) */
+            if (null > 2)
+                close(null);
         }
         close_inherited(p[1]);
         struct sigaction sa;
@@ -594,20 +604,43 @@ gmux_status_t dmn_server_spawn(const dmn_server_opts_t *opts)
         sigaction(SIGTERM, &sa, NULL);
         sigaction(SIGINT, &sa, NULL);
         signal(SIGPIPE, SIG_IGN);
-        _exit(dmn_server_run(opts, &spawned_stop, p[1]) == GMUX_OK ? 0 : 1);
+        dmn_server_opts_t o = *opts;
+        o.quiet_when_ready = 1;
+        gmux_status_t st = dmn_server_run(&o, &spawned_stop, p[1]);
+        if (st != GMUX_OK) { /* before it listened (p[1] is still open): say what failed */
+            uint8_t msg[1 + sizeof(int32_t)] = {'e'};
+            int32_t code = st;
+            memcpy(msg + 1, &code, sizeof(code));
+            (void)!write(p[1], msg, sizeof(msg));
+        }
+        _exit(st == GMUX_OK ? 0 : 1);
     }
     close(p[1]);
     (void)waitpid(pid, NULL, 0);
-    char b;
+    uint8_t msg[1 + sizeof(int32_t)];
+    size_t got = 0;
     struct pollfd pf = {p[0], POLLIN, 0};
-    int ok = poll(&pf, 1, 5000) == 1 && read(p[0], &b, 1) == 1;
-    close(p[0]);
-    if (ok)
-        return GMUX_OK;
-    /* Lost a race with another starter: fine if someone serves the path now. */
-    if (dmn_endpoint_connect(opts->path, &fd) == GMUX_OK) {
-        close(fd);
-        return GMUX_OK;
+    while (got < sizeof(msg) && poll(&pf, 1, 5000) == 1) {
+        ssize_t n = read(p[0], msg + got, sizeof(msg) - got);
+        if (n <= 0)
+            break;
+        got += (size_t)n;
+        if (msg[0] == 'r')
+            break;
     }
-    return GMUX_ERR_PEER;
+    close(p[0]);
+    if (got >= 1 && msg[0] == 'r')
+        return GMUX_OK;
+    int32_t code = GMUX_ERR_PEER;
+    if (got == sizeof(msg) && msg[0] == 'e')
+        memcpy(&code, msg + 1, sizeof(code));
+    /* Lost a race with another starter: fine if someone serves the path now. */
+    if (code == GMUX_ERR_EXISTS || code == GMUX_ERR_PEER) {
+        if (dmn_endpoint_connect(opts->path, &fd) == GMUX_OK) {
+            close(fd);
+            return GMUX_OK;
+        }
+        return GMUX_ERR_PEER;
+    }
+    return (gmux_status_t)code;
 }

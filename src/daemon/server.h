@@ -33,6 +33,10 @@ typedef struct dmn_server_opts {
     uint64_t quantum_ns, grace_ns;
     const dmn_placement_t *placement; /* NULL: "none" */
     uint64_t idle_exit_ns;            /* exit after this long without a connection; 0: never */
+    /* 1: stderr becomes /dev/null once the socket listens (a daemon spawned
+     * in the background says why it could not start on its caller's stderr,
+     * and then holds nothing of the caller's) */
+    int quiet_when_ready;
 } dmn_server_opts_t;
 
 /* Fills opts from the settings (GMUX_SOCKET, GMUX_DAEMON_*); path points to
@@ -51,9 +55,12 @@ gmux_status_t dmn_server_run(const dmn_server_opts_t *opts, volatile sig_atomic_
                              int ready_fd);
 
 /*
- * Starts a daemon for opts->path in the background (fork, setsid, stdio to
- * /dev/null) and returns once it accepts connections, or at once with
- * GMUX_OK when one already does. For `gmux daemon` and `gmux run`.
+ * Starts a daemon for opts->path in the background (fork, setsid, stdin and
+ * stdout to /dev/null, stderr too once it listens) and returns once it
+ * accepts connections, or at once with GMUX_OK when one already does. A
+ * daemon that cannot listen has said why on stderr; its status is returned
+ * (GMUX_ERR_PEER when it said nothing within 5 s). For `gmux daemon` and
+ * `gmux run`.
  */
 gmux_status_t dmn_server_spawn(const dmn_server_opts_t *opts);
 

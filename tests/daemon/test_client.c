@@ -11,7 +11,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -21,6 +24,7 @@
 #include "daemon/endpoint.h"
 #include "daemon/report.h"
 #include "daemon/server.h"
+#include "tproc.h"
 
 static char dir[] = "/tmp/gmux-cl-XXXXXX";
 static char path[128];
@@ -67,9 +71,13 @@ static pid_t start_server_cap(const char *placement, const char *capacity)
             (com_settings_set(COM_SETTING_DAEMON_CAPACITY, capacity, err, sizeof(err)) != GMUX_OK ||
              com_settings_set(COM_SETTING_DAEMON_SHARE, "0", err, sizeof(err)) != GMUX_OK))
             _exit(2);
-        dmn_server_opts_t o = {
-            path, DMN_NO_GROUP, 20 * COM_NS_PER_MS, 2 * COM_NS_PER_S, dmn_placement_find(placement),
-            0};
+        dmn_server_opts_t o = {path,
+                               DMN_NO_GROUP,
+                               20 * COM_NS_PER_MS,
+                               2 * COM_NS_PER_S,
+                               dmn_placement_find(placement),
+                               0,
+                               0};
         _exit(dmn_server_run(&o, &child_stop, p[1]) == GMUX_OK ? 0 : 1);
     }
     return server_ready(pid, p);
@@ -418,6 +426,84 @@ static void test_path_too_long(void **state)
     assert_null(c);
 }
 
+/* In a child: announces full PENDINGs (64 KiB each, far more than a socket
+ * buffers) to a daemon that does not read, then waits for a turn. 0 when
+ * every call returned and the client is in local mode. */
+static int flood_stopped_daemon(int index, void *arg)
+{
+    (void)index;
+    dmn_client_t *c = arg;
+    static dmn_range_t r[DMN_MAX_RANGES];
+    for (uint32_t i = 0; i < DMN_MAX_RANGES; i++)
+        r[i] = (dmn_range_t){(uint64_t)(i + 1) << 21, 4096};
+    for (int k = 0; k < 20; k++)
+        if (dmn_client_pending(c, 1, r, DMN_MAX_RANGES) != GMUX_OK)
+            return 2;
+    (void)dmn_client_wait_turn(c, COM_NS_PER_S);
+    return dmn_client_is_local(c) ? 0 : 3;
+}
+
+/* In a child: a new client and a status query while the daemon's queue of
+ * connections is full. 0 when both returned, the client in local mode and
+ * the query failed. */
+static int join_stopped_daemon(int index, void *arg)
+{
+    (void)index;
+    (void)arg;
+    dmn_client_opts_t o = {path, "late", DMN_CLASS_BATCH, 0, 0, NULL, NULL};
+    dmn_client_t *c = NULL;
+    if (dmn_client_open(&o, &c) != GMUX_OK)
+        return 2;
+    int local = dmn_client_is_local(c);
+    dmn_client_close(c);
+    if (!local)
+        return 3;
+    static dmn_report_t rep;
+    return dmn_report_fetch(path, &rep, 1000) != GMUX_OK ? 0 : 4;
+}
+
+/* A daemon that is alive but does not read (stopped: SIGSTOP, a debugger, a
+ * machine swapping) holds nobody for ever: a client whose socket is full
+ * gives up sending and goes local, and a client or a gmux status that
+ * connects while the daemon's queue of connections is full is refused in
+ * bounded time. Both hung: send and connect blocked without a limit. */
+static void test_stopped_daemon_blocks_nobody(void **state)
+{
+    (void)state;
+    pid_t srv = start_server("none");
+    struct plans pl = {0};
+    dmn_client_t *c = open_client("flood", &pl);
+    assert_false(dmn_client_is_local(c));
+    assert_int_equal(kill(srv, SIGSTOP), 0);
+    int status = 0;
+    tproc_fork_all(1, flood_stopped_daemon, c, 60.0, &status);
+    assert_int_not_equal(status, TPROC_TIMED_OUT);
+    assert_int_equal(status, 0);
+    /* fill the queue of connections not yet accepted (listen backlog) */
+    int raw[80], n = 0;
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    assert_true(strlen(path) < sizeof(a.sun_path));
+    memcpy(a.sun_path, path, strlen(path) + 1);
+    for (; n < 80; n++) {
+        raw[n] = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0);
+        assert_true(raw[n] >= 0);
+        if (connect(raw[n], (struct sockaddr *)&a, sizeof(a)) != 0) {
+            assert_int_equal(errno, EAGAIN);
+            close(raw[n]);
+            break;
+        }
+    }
+    assert_true(n < 80); /* the queue is full */
+    tproc_fork_all(1, join_stopped_daemon, NULL, 60.0, &status);
+    for (int i = 0; i < n; i++)
+        close(raw[i]);
+    kill(srv, SIGCONT);
+    assert_int_not_equal(status, TPROC_TIMED_OUT);
+    assert_int_equal(status, 0);
+    dmn_client_close(c);
+    stop_server(srv, SIGTERM);
+}
+
 static void test_bad_options(void **state)
 {
     (void)state;
@@ -447,6 +533,7 @@ int main(void)
         cmocka_unit_test_teardown(test_grant_crossing_idle_and_pending_is_stale,
                                   kill_leftover_server),
         cmocka_unit_test_teardown(test_path_too_long, kill_leftover_server),
+        cmocka_unit_test_teardown(test_stopped_daemon_blocks_nobody, kill_leftover_server),
         cmocka_unit_test_teardown(test_bad_options, kill_leftover_server),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);

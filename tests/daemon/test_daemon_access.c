@@ -289,6 +289,51 @@ static void test_cli_daemon_stop(void **state)
     drig_fini(&r);
 }
 
+/* A daemon started in the background that cannot listen says why on its
+ * caller's stderr (gmux daemon, gmux run): a file that is not a socket at
+ * the path, a socket directory open to everyone. Both said only "peer failed
+ * or unreachable": the daemon's message went to /dev/null. Neither leaves a
+ * daemon behind, and the file stays. */
+static void test_spawn_failure_says_why(void **state)
+{
+    (void)state;
+    static drig_t r;
+    drig_init(&r);
+    static char out[4096], err[4096];
+    char file[200], pub[200], psock[220];
+    snprintf(file, sizeof(file), "%s/notes.txt", r.dir);
+    FILE *f = fopen(file, "w");
+    assert_non_null(f);
+    fputs("precious\n", f);
+    assert_int_equal(fclose(f), 0);
+    snprintf(pub, sizeof(pub), "%s/pub", r.dir);
+    assert_int_equal(mkdir(pub, 0700), 0);
+    assert_int_equal(chmod(pub, 0777), 0);
+    snprintf(psock, sizeof(psock), "%s/d.sock", pub);
+    const char *const paths[] = {file, psock};
+    const char *const why[] = {"exists and is not a socket", "not a private directory"};
+    for (int k = 0; k < 2; k++) {
+        int st = tproc_capture(drig_cli_argv("daemon", "--socket", paths[k], NULL), NULL, 30.0, out,
+                               sizeof(out), err, sizeof(err));
+        assert_int_equal(st, 1);
+        if (!strstr(err, why[k]))
+            fail_msg("gmux daemon --socket %s: '%s' not in: %s", paths[k], why[k], err);
+        char *const run[] = {GMUX_CLI_PATH, "run",  "--socket", (char *)paths[k],
+                             "--",          "true", NULL};
+        st = tproc_capture(run, NULL, 30.0, out, sizeof(out), err, sizeof(err));
+        assert_int_equal(st, 1);
+        if (!strstr(err, why[k]))
+            fail_msg("gmux run --socket %s: '%s' not in: %s", paths[k], why[k], err);
+    }
+    f = fopen(file, "r");
+    assert_non_null(f);
+    char line[32] = "";
+    assert_non_null(fgets(line, sizeof(line), f));
+    fclose(f);
+    assert_string_equal(line, "precious\n");
+    drig_fini(&r);
+}
+
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
@@ -299,6 +344,7 @@ int main(void)
         cmocka_unit_test_teardown(test_top_quits_on_q, drig_teardown),
         cmocka_unit_test_teardown(test_cli_daemon, drig_teardown),
         cmocka_unit_test_teardown(test_cli_daemon_stop, drig_teardown),
+        cmocka_unit_test_teardown(test_spawn_failure_says_why, drig_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -212,6 +212,32 @@ static void test_overflow_and_back(void **state)
     drig_fini(&r);
 }
 
+/* kill -9 of the task whose footprint overflowed the device: its memory is
+ * released with its slot, and the two others share the GPU again. */
+static void test_killed_overflow_released(void **state)
+{
+    (void)state;
+    static drig_t r;
+    drig_init(&r);
+    start_daemon(&r);
+    const char *names[3] = {"a", "b", "c"};
+    pid_t p[3];
+    for (int i = 0; i < 2; i++)
+        p[i] = drig_start_client_mem(&r, names[i], "batch", 0, 1500, 3000, 0, 300, DEVICE_MIB);
+    int two = 2, three = 3;
+    assert_true(drig_until(&r, all_running_shared, &two, 60.0, &rep));
+    p[2] = drig_start_client_mem(&r, names[2], "batch", 0, 100000, 3000, 0, 400, DEVICE_MIB);
+    assert_true(drig_until(&r, sliced_with, &three, 60.0, &rep));
+    assert_int_equal(kill(p[2], SIGKILL), 0);
+    assert_int_equal(drig_wait(p[2], CLIENT_TIMEOUT_S), 128 + SIGKILL);
+    assert_true(drig_until(&r, all_running_shared, &two, 60.0, &rep));
+    assert_int_equal(rep.footprint, 600 * MIB);
+    assert_int_equal(rep.reclaimed, 1);
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(drig_wait(p[i], CLIENT_TIMEOUT_S), 0);
+    drig_fini(&r);
+}
+
 /* GMUX_DAEMON_SHARE=0: time slices even though everything fits. */
 static void test_disabled(void **state)
 {
@@ -246,6 +272,7 @@ int main(void)
         cmocka_unit_test_teardown(test_fit_runs_together, drig_teardown),
         cmocka_unit_test_teardown(test_overflow_slices, drig_teardown),
         cmocka_unit_test_teardown(test_overflow_and_back, drig_teardown),
+        cmocka_unit_test_teardown(test_killed_overflow_released, drig_teardown),
         cmocka_unit_test_teardown(test_disabled, drig_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -103,6 +103,37 @@ static void test_listen(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
+/* Only a socket left by a dead daemon is replaced: a file of any other kind
+ * at the path (a user's file named by mistake with --socket) is refused and
+ * kept (it was deleted, "any socket file there is stale"). */
+static void test_listen_keeps_other_files(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/gmux-ep-XXXXXX", path[128];
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof(path), "%s/notes.txt", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("precious\n", f);
+    assert_int_equal(fclose(f), 0);
+    int fd, lock;
+    assert_int_equal(dmn_endpoint_listen(path, DMN_NO_GROUP, &fd, &lock), GMUX_ERR_INVALID);
+    struct stat st;
+    assert_int_equal(lstat(path, &st), 0);
+    assert_true(S_ISREG(st.st_mode));
+    assert_int_equal(st.st_size, 9);
+    /* nor a symbolic link (to a socket or anything else) */
+    char link[160];
+    snprintf(link, sizeof(link), "%s/l.sock", dir);
+    assert_int_equal(symlink(path, link), 0);
+    assert_int_equal(dmn_endpoint_listen(link, DMN_NO_GROUP, &fd, &lock), GMUX_ERR_INVALID);
+    assert_int_equal(lstat(link, &st), 0);
+    assert_true(S_ISLNK(st.st_mode));
+    char cmd[160];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
     char err[256];
@@ -111,6 +142,7 @@ int main(void)
         cmocka_unit_test(test_cred_policy),
         cmocka_unit_test(test_path),
         cmocka_unit_test(test_listen),
+        cmocka_unit_test(test_listen_keeps_other_files),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

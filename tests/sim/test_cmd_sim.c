@@ -310,6 +310,43 @@ static void test_all_policies_failing_exits_nonzero(void **state)
     assert_non_null(strstr(out1, "demand         n/a"));
 }
 
+/* When one launch needs more than the device memory, no policy can run and
+ * the transfer bound is undefined: the table says so instead of printing a
+ * bound of 0 s (and an oracle at 0.0% of it), the JSON has null for the
+ * bound and its transfer terms, and the sweep's data has nan (it printed
+ * "transfer bound 0.000000 s" and "transfer_bound_s":0.000000000). */
+static void test_bound_undefined_when_no_launch_fits(void **state)
+{
+    (void)state;
+    const char *a[] = {"--workload", "llm-decode", "--set",         "instances=1", "--set",
+                       "layers=1",   "--set",      "tokens=1",      "--oversub",   "100000",
+                       "--quiet",    "--policy",   "demand,oracle", NULL};
+    assert_int_equal(run(out1, a), 0);
+    assert_null(strstr(out1, "transfer bound 0."));
+    assert_non_null(strstr(out1, "transfer bound undefined: a launch needs more than the "
+                                 "device memory"));
+    const char *row = strstr(out1, "   oracle ");
+    assert_non_null(row);
+    char name[32], pct_oracle[32], pct_bound[32];
+    double ms;
+    assert_int_equal(sscanf(row, "%31s %lf %31s %31s", name, &ms, pct_oracle, pct_bound), 4);
+    assert_string_equal(pct_bound, "-");
+    const char *j[] = {"--workload", "llm-decode", "--set",  "instances=1",   "--set",
+                       "layers=1",   "--set",      "tokens=1", "--oversub",   "100000",
+                       "--quiet",    "--json",     "--policy", "demand,oracle", NULL};
+    assert_int_equal(run(out1, j), 0);
+    assert_non_null(strstr(out1, "\"transfer_bound_s\":null,\"bound_exact\":null,"));
+    assert_non_null(strstr(out1, "\"bound_fetch_bytes\":null,\"bound_writeback_bytes\":null"));
+    assert_true(json_num(out1, "\"bound_compute_s\":") > 0); /* the compute term still holds */
+    /* where it fits, numbers */
+    const char *f[] = {"--workload", "llm-decode", "--set",  "instances=1", "--set",
+                       "layers=1",   "--set",      "tokens=1", "--oversub", "150",
+                       "--quiet",    "--json",     NULL};
+    assert_int_equal(run(out1, f), 0);
+    assert_true(json_num(out1, "\"transfer_bound_s\":") > 0);
+    assert_non_null(strstr(out1, "\"bound_exact\":true"));
+}
+
 /* --help names every option the parser takes, in the usage lines and with a
  * line of its own (--predict and --templates were missing from the usage,
  * --workload, --set, --trace, --param and --seed had no line). */
@@ -461,6 +498,7 @@ int main(void)
         cmocka_unit_test(test_sweep_writes_plot),
         cmocka_unit_test(test_trace_replay_matches_workload),
         cmocka_unit_test(test_tiny_oversub_is_no_oversubscription),
+        cmocka_unit_test(test_bound_undefined_when_no_launch_fits),
         cmocka_unit_test(test_compute_time_overflow_refused),
         cmocka_unit_test(test_set_seed_reported),
         cmocka_unit_test(test_class_of_missing_task_refused),

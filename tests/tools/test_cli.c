@@ -110,6 +110,57 @@ static void test_option_without_value(void **state)
     }
 }
 
+/* A socket path longer than a Unix socket address holds (107 bytes) is a
+ * usage error naming the option, for every command that takes --socket (gmux
+ * status and top cut it to 107 bytes and asked whatever daemon served that
+ * path, gmux run said "value out of range" with exit 1). A bad GMUX_SOCKET
+ * does not stop --help, nor a --socket that replaces it (both failed with
+ * "bad GMUX_SOCKET"). */
+static void test_socket_path_too_long(void **state)
+{
+    (void)state;
+    char longp[201];
+    memset(longp, 'p', sizeof(longp) - 1);
+    memcpy(longp, "/tmp/", 5);
+    longp[sizeof(longp) - 1] = '\0';
+    static const char *const cmds[][3] = {{"status", "--socket", NULL},
+                                          {"top", "--once", "--socket"},
+                                          {"daemon", "--socket", NULL},
+                                          {"run", "--socket", NULL}};
+    for (size_t c = 0; c < sizeof(cmds) / sizeof(cmds[0]); c++) {
+        char *argv[8] = {GMUX_CLI_PATH};
+        size_t n = 1;
+        for (size_t k = 0; k < 3 && cmds[c][k]; k++)
+            argv[n++] = (char *)cmds[c][k];
+        argv[n++] = longp;
+        if (strcmp(cmds[c][0], "run") == 0) {
+            argv[n++] = "--";
+            argv[n++] = "true";
+        }
+        argv[n] = NULL;
+        assert_int_equal(tproc_capture(argv, NULL, 60.0, out, sizeof(out), err, sizeof(err)), 2);
+        if (!strstr(err, "'--socket'") || !strstr(err, "too long"))
+            fail_msg("gmux %s --socket LONG: %s", cmds[c][0], err);
+        assert_int_equal(count_lines(err), 1);
+    }
+    char env[260];
+    snprintf(env, sizeof(env), "GMUX_SOCKET=%s", longp);
+    char *const extra[] = {env, NULL};
+    static const char *const helps[] = {"status", "top", "daemon"};
+    for (size_t c = 0; c < sizeof(helps) / sizeof(helps[0]); c++) {
+        assert_int_equal(run(extra, helps[c], "--help"), 0);
+        assert_non_null(strstr(out, "Usage:"));
+    }
+    /* --socket replaces the setting: no daemon there, said as such (exit 1) */
+    char *argv[] = {GMUX_CLI_PATH, "status", "--socket", "/nonexistent/gmux.sock", NULL};
+    assert_int_equal(tproc_capture(argv, extra, 60.0, out, sizeof(out), err, sizeof(err)), 1);
+    assert_non_null(strstr(err, "no daemon answers on /nonexistent/gmux.sock"));
+    /* without --socket the setting is what is wrong */
+    assert_int_equal(run(extra, "status", NULL), 2);
+    assert_non_null(strstr(err, "GMUX_SOCKET"));
+    assert_non_null(strstr(err, "too long"));
+}
+
 static void test_help_settings_lists_table(void **state)
 {
     (void)state;
@@ -315,6 +366,7 @@ int main(void)
         cmocka_unit_test(test_unknown_command_one_line_exit_2),
         cmocka_unit_test(test_unknown_option_one_line_exit_2),
         cmocka_unit_test(test_option_without_value),
+        cmocka_unit_test(test_socket_path_too_long),
         cmocka_unit_test(test_help_settings_lists_table),
         cmocka_unit_test(test_malformed_setting_is_clear_error),
         cmocka_unit_test(test_misspelt_setting_warned),

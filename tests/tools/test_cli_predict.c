@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -192,6 +193,87 @@ static void test_profile_unwritable_output_first(void **state)
     unlink(marker);
 }
 
+static void put_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    assert_int_equal(fclose(f), 0);
+}
+
+static void assert_text(const char *path, const char *text)
+{
+    char buf[256] = "";
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    assert_string_equal(buf, text);
+}
+
+/* The database is written once the templates are learned, to a sibling part
+ * file renamed over DB: a write that fails half way (here the file size
+ * limit) leaves the earlier DB whole and no part file (it truncated DB and
+ * left the part written so far); a new DB appears complete, with no part
+ * file beside it. */
+static void test_profile_failed_write_keeps_db(void **state)
+{
+    (void)state;
+    char part[300];
+    snprintf(part, sizeof(part), "%s.part~", db);
+    put_text(db, "earlier\n");
+    /* SIGXFSZ ignored: the write past the limit fails with EFBIG instead */
+    char script[1024];
+    snprintf(script, sizeof(script), "trap '' XFSZ; ulimit -f 1; exec '%s' profile '%s' -o '%s'",
+             GMUX_CLI_PATH, trace, db);
+    char *const argv[] = {"sh", "-c", script, NULL};
+    assert_int_equal(tproc_capture(argv, NULL, 120.0, out, sizeof(out), err, sizeof(err)), 1);
+    assert_non_null(strstr(err, "write failed"));
+    assert_text(db, "earlier\n");
+    assert_int_equal(access(part, F_OK), -1);
+    unlink(db);
+    const char *prof[] = {"profile", trace, "-o", db, NULL};
+    assert_int_equal(run(prof), 0);
+    assert_int_equal(access(part, F_OK), -1);
+    char line[64] = "";
+    FILE *f = fopen(db, "r");
+    assert_non_null(f);
+    assert_non_null(fgets(line, sizeof(line), f));
+    fclose(f);
+    assert_string_equal(line, "gmux-templates 1\n");
+}
+
+#ifdef GMUX_HAVE_SHIM
+/* gmux profile -o FIFO -- CMD runs CMD first: opening a FIFO nobody reads
+ * blocks, and it was opened (to check it could be written) before CMD ran,
+ * so CMD never ran. A run that learns nothing (CMD made no CUDA call) opens
+ * the output not at all, and leaves the FIFO as it was. */
+static void test_profile_fifo_runs_command_first(void **state)
+{
+    (void)state;
+    char fifo[300], marker[300];
+    snprintf(fifo, sizeof(fifo), "%s/fifo", dir);
+    snprintf(marker, sizeof(marker), "%s/ran", dir);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    const char *cmd[] = {"profile", "-o", fifo, "--", "touch", marker, NULL};
+    char *argv[16] = {GMUX_CLI_PATH};
+    for (size_t n = 0; cmd[n]; n++)
+        argv[n + 1] = (char *)cmd[n];
+    /* an ASan build's shim needs its runtime, which touch does not load first */
+    static char *const extra[] = {"ASAN_OPTIONS=verify_asan_link_order=0", NULL};
+    int rc = tproc_capture(argv, extra, 20.0, out, sizeof(out), err, sizeof(err));
+    assert_int_not_equal(rc, TPROC_TIMED_OUT);
+    assert_int_equal(rc, 1);
+    assert_int_equal(access(marker, F_OK), 0);
+    struct stat sb;
+    assert_int_equal(lstat(fifo, &sb), 0);
+    assert_true(S_ISFIFO(sb.st_mode));
+    unlink(marker);
+    unlink(fifo);
+}
+#endif
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -200,6 +282,10 @@ int main(void)
         cmocka_unit_test(test_sim_with_templates),
         cmocka_unit_test(test_usage_errors),
         cmocka_unit_test(test_profile_unwritable_output_first),
+        cmocka_unit_test(test_profile_failed_write_keeps_db),
+#ifdef GMUX_HAVE_SHIM
+        cmocka_unit_test(test_profile_fifo_runs_command_first),
+#endif
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -150,6 +150,42 @@ static void test_templates(void **state)
     assert_non_null(strstr(out, "/scale.db"));
 }
 
+/* The gmuxd that gmux run starts exits after GMUX_DAEMON_IDLE_EXIT_S
+ * without a connection, but not while the program it was started for runs:
+ * the shim joins at the program's first kernel launch, which may come long
+ * after (a model loading); the daemon had gone by then and the program ran
+ * ungated for good. Once the program has ended, the daemon still exits. */
+static void test_daemon_waits_for_its_program(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/gmux-test-idle-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char path[128];
+    snprintf(path, sizeof(path), "%s/d.sock", dir);
+    char *argv[] = {GMUX_CLI_PATH, "run",
+                    "--socket",    path,
+                    "--",          "/bin/sh",
+                    "-c",          "sleep 3; test -S \"$GMUX_SOCKET\" && echo daemon-alive",
+                    NULL};
+    static char *const extra[] = {"LD_PRELOAD=" GMUX_OTHER_PRELOAD,
+                                  "ASAN_OPTIONS=verify_asan_link_order=0",
+                                  "GMUX_DAEMON_IDLE_EXIT_S=1", NULL};
+    int rc = tproc_capture(argv, extra, 60.0, out, sizeof(out), err, sizeof(err));
+    int gone = 0;
+    for (int i = 0; i < 200 && !gone; i++) { /* it exits by itself: at most 20 s */
+        gone = access(path, F_OK) != 0;
+        if (!gone)
+            usleep(100 * 1000);
+    }
+    char lock[160];
+    snprintf(lock, sizeof(lock), "%s.lock", path);
+    unlink(lock);
+    rmdir(dir);
+    assert_int_equal(rc, 0);
+    assert_non_null(strstr(out, "daemon-alive"));
+    assert_true(gone);
+}
+
 int main(void)
 {
     /* An ASan build's shim needs its runtime, which sh does not load first. */
@@ -163,6 +199,7 @@ int main(void)
         cmocka_unit_test(test_missing_command),
         cmocka_unit_test(test_bad_options),
         cmocka_unit_test(test_templates),
+        cmocka_unit_test(test_daemon_waits_for_its_program),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

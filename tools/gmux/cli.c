@@ -8,7 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
+
+#include "daemon/endpoint.h"
 
 int cli_usage_error(const char *cmd, const char *fmt, ...)
 {
@@ -92,4 +95,24 @@ int cli_check_command(const char *sub, const char *cmd)
         return 0;
     cli_fail(sub, "cannot run '%s': %s", cmd, strerror(err));
     return err == ENOENT ? 127 : 126;
+}
+
+int cli_socket_path(const char *cmd, const char *given, char *out, size_t cap)
+{
+    size_t most = sizeof(((struct sockaddr_un *)0)->sun_path) - 1;
+    if (given) {
+        if (strlen(given) > most || strlen(given) >= cap)
+            return cli_usage_error(cmd,
+                                   "option '--socket' names a socket path that is too long "
+                                   "(%zu bytes, at most %zu)",
+                                   strlen(given), most);
+        memcpy(out, given, strlen(given) + 1);
+        return 0;
+    }
+    if (dmn_endpoint_path(out, cap) != GMUX_OK)
+        return cli_usage_error(cmd,
+                               "the socket path of GMUX_SOCKET (or XDG_RUNTIME_DIR) is too long "
+                               "(at most %zu bytes); --socket PATH gives another",
+                               most);
+    return 0;
 }

@@ -6,6 +6,8 @@
 #ifndef GMUX_CLI_H
 #define GMUX_CLI_H
 
+#include <stddef.h>
+
 #define CLI_EXIT_USAGE 2
 
 /* Prints "gmux CMD: <message> (see gmux CMD --help)" and returns CLI_EXIT_USAGE. */
@@ -21,6 +23,12 @@ int cli_is_help(const char *arg);
  * none (the end of argv, or the "--" that starts a command: `--hosts -- CMD`
  * is a missing host list, not hosts named "--"). */
 const char *cli_option_value(int argc, char **argv, int i);
+
+/* gmuxd's socket path into out (cap bytes, at least 108): given (a
+ * --socket value) when not NULL, else GMUX_SOCKET or the default. 0, or a
+ * usage error (CLI_EXIT_USAGE, said) when the path is longer than a Unix
+ * socket address holds: cut short it would name another socket. */
+int cli_socket_path(const char *cmd, const char *given, char *out, size_t cap);
 
 /* Whether execvp(cmd, ...) would find an executable: 0, or the errno it
  * would fail with (ENOENT, EACCES). A name with a slash is checked as it

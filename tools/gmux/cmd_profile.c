@@ -8,11 +8,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "cli.h"
 #include "commands.h"
 #include "engine/template_db.h"
+#include "out_file.h"
 #include "predict_drive.h"
 #include "shim_record.h"
 
@@ -82,17 +82,15 @@ int cmd_profile(int argc, char **argv)
         rc = cli_usage_error(CMD, "name the output database with -o FILE");
         goto free_sets;
     }
-    /* before a program runs or a trace is replayed for it: the output can be written */
-    struct stat sb;
-    bool existed = stat(out, &sb) == 0;
-    FILE *probe = fopen(out, "a");
-    if (!probe) {
-        rc = cli_fail(CMD, "%s: %s", out, strerror(errno));
+    /* The database is written once learned, to a part file renamed over
+     * it (out_file.h); whether that can be created is tried before a program
+     * runs or a trace is replayed for it. Nothing opens a FIFO or a device
+     * before then: opening one blocks until someone reads it. */
+    cli_out_t o;
+    if (cli_out_begin(&o, CMD, out) != 0 || cli_out_probe(&o) != 0) {
+        rc = 1;
         goto free_sets;
     }
-    fclose(probe);
-    if (!existed)
-        remove(out);
     if (command) {
         if (in.trace || in.workload) {
             rc = cli_usage_error(CMD, "give a TRACE, a --workload or -- CMD, not several");
@@ -126,9 +124,11 @@ int cmd_profile(int argc, char **argv)
     rc = pdrive_run(CMD, src, p, false, true, NULL);
     if (rc == 0) {
         char err[512];
-        if (eng_tpl_db_save(p, out, err, sizeof(err)) != GMUX_OK) {
-            rc = cli_fail(CMD, "%s", err);
-        } else {
+        if (eng_tpl_db_save(p, o.dst, err, sizeof(err)) != GMUX_OK) {
+            cli_out_finish(&o, false);
+            rc = o.exists ? cli_fail(CMD, "%s (%s left as it was)", err, out)
+                          : cli_fail(CMD, "%s", err);
+        } else if ((rc = cli_out_finish(&o, true)) == 0) {
             for (uint32_t k = 0; k < src->nkernels; k++) {
                 eng_pred_kernel_info_t ki;
                 char desc[2048];

@@ -5,6 +5,7 @@
  * options, and execs the command, whose exit status becomes ours.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@
 #include "commands.h"
 #include "common/parse.h"
 #include "common/settings.h"
+#include "daemon/endpoint.h"
 #include "daemon/server.h"
 #include "engine/predictor.h"
 #include "engine/template_db.h"
@@ -56,9 +58,10 @@ static void run_help(void)
            "listens on the socket (settings GMUX_DAEMON_*), and the program joins it: its\n"
            "kernel launches wait for the task's turn, and it follows the daemon's evict/fill\n"
            "plans. If the daemon goes away the program carries on alone and joins again when\n"
-           "one is back. A gmuxd started this way exits after 60 s without a connection\n"
-           "(GMUX_DAEMON_IDLE_EXIT_S). The exit status is COMMAND's (127 when it cannot\n"
-           "be run).\n");
+           "one is back. A gmuxd started this way exits once no program has been connected\n"
+           "for 60 s (GMUX_DAEMON_IDLE_EXIT_S); the program is from its start, not only from\n"
+           "its first kernel launch. The exit status is COMMAND's (127 when it cannot be\n"
+           "run).\n");
 }
 
 /* The shim next to the executable (build tree) or in ../<libdir> (install); 0 if found. */
@@ -108,13 +111,24 @@ static int run_join_daemon(void)
     if (com_settings_init(err, sizeof(err)) != GMUX_OK)
         return cli_fail("run", "%s", err), -1;
     dmn_server_opts_t o;
+    path[0] = '\0';
     gmux_status_t st = dmn_server_opts_from_settings(&o, path, sizeof(path), 60);
     if (st == GMUX_OK)
         st = dmn_server_spawn(&o);
     if (st != GMUX_OK)
-        return cli_fail("run", "cannot start or join gmuxd (%s); --no-daemon runs alone",
-                        gmux_status_str(st)),
+        return cli_fail("run", "cannot start or join gmuxd on %s (%s); --no-daemon runs alone",
+                        path[0] ? path : "its socket", gmux_status_str(st)),
                -1;
+    /* A connection the program inherits (not close-on-exec) and never uses:
+     * while it is open the daemon does not exit for want of connections
+     * (GMUX_DAEMON_IDLE_EXIT_S), however long the program takes to its first
+     * kernel launch, where the shim joins; it closes when the program ends. */
+    int hold;
+    if (dmn_endpoint_connect(path, &hold) == GMUX_OK) {
+        int fl = fcntl(hold, F_GETFD);
+        if (fl < 0 || fcntl(hold, F_SETFD, fl & ~FD_CLOEXEC) != 0)
+            close(hold);
+    }
     return 0;
 }
 
@@ -190,6 +204,12 @@ int cmd_run(int argc, char **argv)
         return cli_usage_error("run", "bad priority '%s' (an integer in -20..20)", prio);
     if (cls && strcmp(cls, "batch") != 0 && strcmp(cls, "latency") != 0)
         return cli_usage_error("run", "unknown class '%s' (latency or batch)", cls);
+
+    char sock_path[108];
+    int bad_sock = sock || !no_daemon ? cli_socket_path("run", sock, sock_path, sizeof(sock_path))
+                                      : 0; /* the daemon's path, before one starts for it */
+    if (bad_sock)
+        return bad_sock;
 
     char tpl_abs[PATH_MAX];
     if (tpl && run_check_templates(tpl, tpl_abs) != 0)

@@ -11,9 +11,8 @@
 int cmd_status(int argc, char **argv)
 {
     char path[108];
+    const char *sock = NULL;
     int json = 0;
-    if (dmn_endpoint_path(path, sizeof(path)) != GMUX_OK)
-        return cli_fail("status", "bad GMUX_SOCKET");
     for (int i = 1; i < argc; i++) {
         if (cli_is_help(argv[i])) {
             printf("Usage: gmux status [--json] [--socket PATH]\n\n"
@@ -26,14 +25,16 @@ int cmd_status(int argc, char **argv)
         } else if (strcmp(argv[i], "--json") == 0) {
             json = 1;
         } else if (strcmp(argv[i], "--socket") == 0) {
-            const char *v = cli_option_value(argc, argv, i++);
-            if (!v || !v[0])
+            sock = cli_option_value(argc, argv, i++);
+            if (!sock || !sock[0])
                 return cli_usage_error("status", "option '--socket' needs a value");
-            snprintf(path, sizeof(path), "%s", v);
         } else {
             return cli_usage_error("status", "unexpected argument '%s'", argv[i]);
         }
     }
+    int rc = cli_socket_path("status", sock, path, sizeof(path));
+    if (rc != 0)
+        return rc;
     dmn_report_t *r = calloc(1, sizeof(*r));
     if (!r)
         return cli_fail("status", "out of memory");

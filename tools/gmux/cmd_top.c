@@ -45,8 +45,7 @@ int cmd_top(int argc, char **argv)
     double interval = 1.0;
     int64_t rounds = -1; /* forever */
     int clear = 1;
-    if (dmn_endpoint_path(path, sizeof(path)) != GMUX_OK)
-        return cli_fail("top", "bad GMUX_SOCKET");
+    const char *sock = NULL;
     for (int i = 1; i < argc; i++) {
         if (cli_is_help(argv[i])) {
             printf("Usage: gmux top [--socket PATH] [--interval SECONDS] [--once | --batch N]\n\n"
@@ -62,7 +61,7 @@ int cmd_top(int argc, char **argv)
             if (!v || !v[0])
                 return cli_usage_error("top", "option '%s' needs a value", a);
             if (a[2] == 's') {
-                snprintf(path, sizeof(path), "%s", v);
+                sock = v;
             } else if (a[2] == 'i') {
                 if (com_parse_double(v, &interval) != GMUX_OK || !(interval >= 0.05) ||
                     interval > 3600)
@@ -76,6 +75,9 @@ int cmd_top(int argc, char **argv)
             return cli_usage_error("top", "unexpected argument '%s'", argv[i]);
         }
     }
+    int bad = cli_socket_path("top", sock, path, sizeof(path));
+    if (bad)
+        return bad;
     int fd;
     gmux_status_t st = dmn_endpoint_connect(path, &fd);
     if (st != GMUX_OK)

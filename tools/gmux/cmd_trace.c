@@ -14,6 +14,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "common/parse.h"
+#include "out_file.h"
 #include "sim/trace_check.h"
 #include "sim/trace_io.h"
 #include "shim_record.h"
@@ -58,63 +59,23 @@ static int parse_format(const char *text, sim_trace_format_t *f)
     return 0;
 }
 
-/*
- * An output FILE that is replaced only once the new one is complete: a
- * regular file already there (through a symbolic link too) stays until a
- * sibling "FILE.part~" written in its stead is renamed over it, so an input
- * or a program that fails half way costs the user nothing; anything else
- * there (a FIFO, a device) is written in place and never removed.
- */
-typedef struct out_file {
-    const char *path; /* as the user named it */
-    const char *dst;  /* where to write: path, or part */
-    bool exists;      /* something was at path */
-    char real[PATH_MAX], part[PATH_MAX + 8];
-} out_file_t;
-
-/* Chooses o->dst for path; 0, or 1 after saying why. */
-static int out_begin(out_file_t *o, const char *path)
-{
-    struct stat sb;
-    o->path = o->dst = path;
-    o->exists = stat(path, &sb) == 0;
-    if (o->exists && S_ISREG(sb.st_mode) && realpath(path, o->real)) {
-        if (snprintf(o->part, sizeof(o->part), "%s.part~", o->real) >= (int)sizeof(o->part))
-            return cli_fail(CMD, "%s: path too long", path);
-        o->dst = o->part;
-    }
-    return 0;
-}
-
-/* Puts a complete o->dst in place, or removes an incomplete one (never what
- * was there before); 0, or 1 after saying why the rename failed. */
-static int out_finish(out_file_t *o, bool complete)
-{
-    if (complete && o->dst != o->path && rename(o->dst, o->real) != 0) {
-        int e = errno;
-        remove(o->dst);
-        return cli_fail(CMD, "%s: %s", o->real, strerror(e));
-    }
-    if (!complete && (o->dst != o->path || !o->exists))
-        remove(o->dst);
-    return 0;
-}
-
-/* Copies src into path (see out_file_t); 0 or 1. */
+/* Copies src into path (see out_file.h); 0 or 1. */
 static int write_source(sim_source_t *src, const char *path, sim_trace_format_t format)
 {
     char err[512];
-    out_file_t o;
-    if (out_begin(&o, path) != 0)
+    cli_out_t o;
+    if (cli_out_begin(&o, CMD, path) != 0)
         return 1;
     sim_trace_writer_t *w;
-    if (sim_trace_writer_open(o.dst, format, &w, err, sizeof(err)) != GMUX_OK)
+    if (sim_trace_writer_open(o.dst, format, &w, err, sizeof(err)) != GMUX_OK) {
+        cli_out_finish(&o, false);
         return cli_fail(CMD, "%s", err);
+    }
     gmux_status_t st = sim_trace_copy(src, w, err, sizeof(err));
     char werr[512];
     gmux_status_t wst = sim_trace_writer_close(w, werr, sizeof(werr));
     bool ok = st == GMUX_OK && wst == GMUX_OK;
-    if (out_finish(&o, ok) != 0)
+    if (cli_out_finish(&o, ok) != 0)
         return 1;
     return ok ? 0 : cli_fail(CMD, "%s", wst != GMUX_OK ? werr : err);
 }
@@ -314,19 +275,12 @@ static int cmd_record(int argc, char **argv)
     int bad = cli_check_command(CMD, argv[i + 1]); /* before the old output goes */
     if (bad)
         return bad;
-    /* the earlier FILE stays until the new trace is complete (out_file_t);
+    /* the earlier FILE stays until the new trace is complete (out_file.h);
      * whether the new one can be written is tried before CMD runs twice for
-     * nothing (not on a FIFO or device, which opening could block on) */
-    out_file_t o;
-    if (out_begin(&o, out) != 0)
+     * nothing */
+    cli_out_t o;
+    if (cli_out_begin(&o, CMD, out) != 0 || cli_out_probe(&o) != 0)
         return 1;
-    if (o.dst != out || !o.exists) {
-        FILE *outf = fopen(o.dst, "a");
-        if (!outf)
-            return cli_fail(CMD, "%s: %s", o.dst, strerror(errno));
-        fclose(outf);
-        remove(o.dst);
-    }
     /* Probing runs the program twice: first on plain device memory, nothing
      * faulting, for each kernel's compute time; then on managed memory, each
      * launch starting cold, for the ranges it touches. The second pass takes
@@ -358,14 +312,14 @@ static int cmd_record(int argc, char **argv)
     if (times[0])
         remove(times);
     if (rc < 0) {
-        out_finish(&o, false);
+        cli_out_finish(&o, false);
         return 1;
     }
     char err[512];
     sim_source_t *src;
     if (sim_trace_open(o.dst, &src, err, sizeof(err)) != GMUX_OK) {
-        out_finish(&o, false);
-        if (o.dst != out)
+        cli_out_finish(&o, false);
+        if (o.exists)
             cli_fail(CMD, "no complete trace recorded (%s left as it was): %s", out, err);
         else
             cli_fail(CMD, "no complete trace recorded: %s", err);
@@ -373,7 +327,7 @@ static int cmd_record(int argc, char **argv)
     }
     uint32_t nkernels = src->nkernels;
     sim_source_close(src);
-    if (out_finish(&o, true) != 0)
+    if (cli_out_finish(&o, true) != 0)
         return rc ? rc : 1;
     fprintf(stderr, "gmux trace: %s: recorded %" PRIu32 " kernels to %s\n", argv[i + 1], nkernels,
             out);

@@ -19,6 +19,7 @@ typedef struct cfg_result {
     uint64_t capacity;
     double pct;
     sim_bound_t bound;
+    gmux_status_t bound_st; /* GMUX_OK: bound defined; GMUX_ERR_CAPACITY: no launch fits */
     sim_result_t res[SIM_POLICY_COUNT];
     gmux_status_t st[SIM_POLICY_COUNT];
     char err[SIM_POLICY_COUNT][256];
@@ -92,8 +93,9 @@ static void run_config(const sim_job_t *job, const sim_profile_t *prof, double p
     cr->pct = prof->footprint_bytes ? (double)prof->footprint_bytes * 100.0 / (double)cap : 0;
     sim_hooks_t h = job_hooks(job);
     cr->st[SIM_POLICY_ORACLE] = GMUX_ERR_INVALID;
-    if (sim_bound_compute(prof, &job->params, cap, &cr->bound) != GMUX_OK)
-        cr->bound.bound_ns = 0; /* a launch exceeds the capacity: no policy runs */
+    /* undefined when a launch exceeds the capacity (no policy can run): its
+     * compute term alone stays, which is no bound on a run that cannot be */
+    cr->bound_st = sim_bound_compute(prof, &job->params, cap, &cr->bound);
     for (int p = 0; p < SIM_POLICY_COUNT; p++) {
         if (!job->policies[p]) {
             cr->st[p] = GMUX_ERR_INVALID;
@@ -132,12 +134,21 @@ static void print_table(const sim_job_t *job, const sim_profile_t *prof, const c
             "KiB, H2D %.1f GB/s, D2H %.1f GB/s\n",
             (double)prof->footprint_bytes / GIB, (double)cr->capacity / GIB, cr->pct,
             pp->chunk_bytes / 1024.0, pp->h2d_bps / 1e9, pp->d2h_bps / 1e9);
-    fprintf(out,
-            "   transfer bound %.6f s = max(compute %.6f s, OPT fetch %.2f GiB, OPT write-back "
-            "%.2f GiB)%s\n",
-            secs(cr->bound.bound_ns), secs(cr->bound.compute_ns),
-            (double)cr->bound.fetch_bytes / GIB, (double)cr->bound.writeback_bytes / GIB,
-            cr->bound.exact ? "" : " [compute term only: reference string over bound_max_refs]");
+    if (cr->bound_st == GMUX_OK)
+        fprintf(out,
+                "   transfer bound %.6f s = max(compute %.6f s, OPT fetch %.2f GiB, OPT write-back "
+                "%.2f GiB)%s\n",
+                secs(cr->bound.bound_ns), secs(cr->bound.compute_ns),
+                (double)cr->bound.fetch_bytes / GIB, (double)cr->bound.writeback_bytes / GIB,
+                cr->bound.exact ? ""
+                                : " [compute term only: reference string over bound_max_refs]");
+    else if (cr->bound_st == GMUX_ERR_CAPACITY)
+        fprintf(out,
+                "   transfer bound undefined: a launch needs more than the device memory, "
+                "so no policy can run at this size (compute alone %.6f s)\n",
+                secs(cr->bound.compute_ns));
+    else
+        fprintf(out, "   transfer bound not computed: %s\n", gmux_status_str(cr->bound_st));
     fprintf(out, "   %-14s %12s %8s %8s %9s %10s %10s %11s\n", "policy", "makespan_s", "%oracle",
             "%bound", "vs_demand", "H2D_GiB", "D2H_GiB", "faults");
     const sim_result_t *dem =
@@ -151,14 +162,15 @@ static void print_table(const sim_job_t *job, const sim_profile_t *prof, const c
         }
         const sim_result_t *r = &cr->res[p];
         double ms = (double)(r->makespan_ns ? r->makespan_ns : 1);
-        char vs[32] = "-";
+        char vs[32] = "-", of_bound[32] = "-";
         if (dem)
             snprintf(vs, sizeof(vs), "%.2fx", (double)dem->makespan_ns / ms);
-        fprintf(out, "   %-14s %12.6f %7.1f%% %7.1f%% %9s %10.2f %10.2f %11" PRIu64 "\n",
+        if (cr->bound_st == GMUX_OK)
+            snprintf(of_bound, sizeof(of_bound), "%.1f%%", 100.0 * (double)cr->bound.bound_ns / ms);
+        fprintf(out, "   %-14s %12.6f %7.1f%% %8s %9s %10.2f %10.2f %11" PRIu64 "\n",
                 sim_policy_name((sim_policy_t)p), secs(r->makespan_ns),
-                100.0 * (double)prof->oracle.makespan_ns / ms,
-                100.0 * (double)cr->bound.bound_ns / ms, vs, (double)r->bytes_h2d / GIB,
-                (double)r->bytes_d2h / GIB, r->faults);
+                100.0 * (double)prof->oracle.makespan_ns / ms, of_bound, vs,
+                (double)r->bytes_h2d / GIB, (double)r->bytes_d2h / GIB, r->faults);
     }
     fprintf(out, "   proactive working sets: %s\n",
             job->predict_label ? job->predict_label
@@ -225,13 +237,18 @@ static void print_json_cfg(const sim_job_t *job, const sim_profile_t *prof, cons
             ",\"oversub_pct\":%.3f,\"chunk_bytes\":%.0f",
             job->seed, prof->oracle.ntasks, prof->oracle.launches, prof->footprint_bytes,
             cr->capacity, cr->pct, job->params.chunk_bytes);
-    fprintf(out,
-            ",\"transfer_bound_s\":%.9f,\"bound_exact\":%s,\"bound_compute_s\":%.9f,"
-            "\"bound_fetch_bytes\":%" PRIu64 ",\"bound_writeback_bytes\":%" PRIu64
-            ",\"oracle_s\":%.9f,\"policies\":{",
-            secs(cr->bound.bound_ns), cr->bound.exact ? "true" : "false",
-            secs(cr->bound.compute_ns), cr->bound.fetch_bytes, cr->bound.writeback_bytes,
-            secs(prof->oracle.makespan_ns));
+    if (cr->bound_st == GMUX_OK)
+        fprintf(out,
+                ",\"transfer_bound_s\":%.9f,\"bound_exact\":%s,\"bound_compute_s\":%.9f,"
+                "\"bound_fetch_bytes\":%" PRIu64 ",\"bound_writeback_bytes\":%" PRIu64,
+                secs(cr->bound.bound_ns), cr->bound.exact ? "true" : "false",
+                secs(cr->bound.compute_ns), cr->bound.fetch_bytes, cr->bound.writeback_bytes);
+    else /* undefined (docs/sim.md): null, the compute term alone still a number */
+        fprintf(out,
+                ",\"transfer_bound_s\":null,\"bound_exact\":null,\"bound_compute_s\":%.9f,"
+                "\"bound_fetch_bytes\":null,\"bound_writeback_bytes\":null",
+                secs(cr->bound.compute_ns));
+    fprintf(out, ",\"oracle_s\":%.9f,\"policies\":{", secs(prof->oracle.makespan_ns));
     int first = 1;
     for (int p = 0; p < SIM_POLICY_COUNT; p++) {
         if (!job->policies[p])
@@ -409,7 +426,8 @@ int sim_report_sweep(const sim_job_t *job, bool json, const char *prefix, FILE *
             fprintf(df, " %s", sim_policy_name((sim_policy_t)p));
     fprintf(
         df,
-        "   (throughput relative to the transfer bound: bound / makespan; 0 = could not run)\n");
+        "   (throughput relative to the transfer bound: bound / makespan; 0 = could not run;\n"
+        "#   nan = the bound is undefined at that size: a launch needs more than the device)\n");
     if (json && out)
         fprintf(out, "{\"sweep\":[");
     int rc = 0;
@@ -427,14 +445,16 @@ int sim_report_sweep(const sim_job_t *job, bool json, const char *prefix, FILE *
             print_table(job, &prof, &cr, out);
         }
         double bound = (double)cr.bound.bound_ns;
-        fprintf(df, "%.0f %.6f", pcts[i], bound > 0 ? 1.0 : 0.0);
+        bool defined = cr.bound_st == GMUX_OK;
+        fprintf(df, "%.0f %s", pcts[i], defined ? "1.000000" : "nan");
         for (int p = 0; p < SIM_POLICY_COUNT; p++) {
             if (!job->policies[p])
                 continue;
-            double v = cr.st[p] == GMUX_OK && cr.res[p].makespan_ns
-                           ? bound / (double)cr.res[p].makespan_ns
-                           : 0.0;
-            fprintf(df, " %.6f", v);
+            bool ran = cr.st[p] == GMUX_OK && cr.res[p].makespan_ns;
+            if (ran && !defined)
+                fprintf(df, " nan");
+            else
+                fprintf(df, " %.6f", ran ? bound / (double)cr.res[p].makespan_ns : 0.0);
         }
         fputc('\n', df);
         if (cfg_broke(job, &cr)) {

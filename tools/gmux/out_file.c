@@ -1,0 +1,68 @@
+/* Output files replaced once complete; see out_file.h. */
+#include "out_file.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli.h"
+
+int cli_out_begin(cli_out_t *o, const char *cmd, const char *path)
+{
+    struct stat sb;
+    o->cmd = cmd;
+    o->path = o->dst = path;
+    o->real[0] = o->part[0] = '\0';
+    bool target = stat(path, &sb) == 0;          /* the file, or what a link points to */
+    o->exists = target || lstat(path, &sb) == 0; /* a dangling link is something */
+    if (target && S_ISDIR(sb.st_mode))
+        return cli_fail(cmd, "%s: %s", path, strerror(EISDIR));
+    if (target && !S_ISREG(sb.st_mode))
+        return 0; /* a FIFO, a device: in place */
+    if (o->exists && !target)
+        return 0; /* a dangling link: in place, creating its target */
+    if (target && !realpath(path, o->real))
+        return cli_fail(cmd, "%s: %s", path, strerror(errno));
+    if (!target && snprintf(o->real, sizeof(o->real), "%s", path) >= (int)sizeof(o->real))
+        return cli_fail(cmd, "%s: path too long", path);
+    if (snprintf(o->part, sizeof(o->part), "%s.part~", o->real) >= (int)sizeof(o->part))
+        return cli_fail(cmd, "%s: path too long", path);
+    o->dst = o->part;
+    return 0;
+}
+
+bool cli_out_replaces(const cli_out_t *o)
+{
+    return o->dst == o->part;
+}
+
+int cli_out_probe(const cli_out_t *o)
+{
+    if (!cli_out_replaces(o))
+        return 0;
+    FILE *f = fopen(o->dst, "a");
+    if (!f)
+        return cli_fail(o->cmd, "%s: %s", o->path, strerror(errno));
+    fclose(f);
+    remove(o->dst);
+    return 0;
+}
+
+int cli_out_finish(const cli_out_t *o, bool complete)
+{
+    if (!cli_out_replaces(o))
+        return 0; /* in place: whatever is there stays */
+    if (!complete) {
+        remove(o->dst);
+        return 0;
+    }
+    if (rename(o->dst, o->real) != 0) {
+        int e = errno;
+        remove(o->dst);
+        return cli_fail(o->cmd, "%s: %s", o->path, strerror(e));
+    }
+    return 0;
+}

@@ -1,0 +1,44 @@
+/*
+ * An output file that appears complete or not at all, for the commands that
+ * write one (gmux trace -o, gmux trace convert, gmux profile -o).
+ *
+ * A regular file at the path (through a symbolic link too), or nothing at
+ * all, is written as a sibling "FILE.part~" and renamed over FILE once it is
+ * complete: an input or a program that fails half way, a write that fails (a
+ * full disk), or gmux killed while it writes, leaves the earlier FILE as it
+ * was, and a reader never sees half a file. Anything else at the path (a
+ * FIFO, a device) is written in place and never removed.
+ *
+ * Thread-safety: none needed (one per command).
+ */
+#ifndef GMUX_OUT_FILE_H
+#define GMUX_OUT_FILE_H
+
+#include <limits.h>
+#include <stdbool.h>
+
+typedef struct cli_out {
+    const char *cmd;  /* the subcommand, for messages */
+    const char *path; /* as the user named it */
+    const char *dst;  /* where to write: part, or path itself */
+    bool exists;      /* something was at path */
+    char real[PATH_MAX], part[PATH_MAX + 8];
+} cli_out_t;
+
+/* Chooses o->dst for path; 0, or 1 after saying why (a path too long). */
+int cli_out_begin(cli_out_t *o, const char *cmd, const char *path);
+
+/* Whether the part file can be created, tried (and undone) before a long
+ * run, so that a run is not lost to an output that cannot be written; 0, or
+ * 1 after saying why. Written in place (a FIFO, a device), nothing is tried:
+ * opening those can block until someone reads. */
+int cli_out_probe(const cli_out_t *o);
+
+/* Whether o->dst is a part file that cli_out_finish renames over path. */
+bool cli_out_replaces(const cli_out_t *o);
+
+/* Puts a complete o->dst in place, or removes an incomplete one (never what
+ * was there before); 0, or 1 after saying why the rename failed. */
+int cli_out_finish(const cli_out_t *o, bool complete);
+
+#endif /* GMUX_OUT_FILE_H */
