@@ -331,16 +331,16 @@ static void test_bound_undefined_when_no_launch_fits(void **state)
     double ms;
     assert_int_equal(sscanf(row, "%31s %lf %31s %31s", name, &ms, pct_oracle, pct_bound), 4);
     assert_string_equal(pct_bound, "-");
-    const char *j[] = {"--workload", "llm-decode", "--set",  "instances=1",   "--set",
-                       "layers=1",   "--set",      "tokens=1", "--oversub",   "100000",
+    const char *j[] = {"--workload", "llm-decode", "--set",    "instances=1",   "--set",
+                       "layers=1",   "--set",      "tokens=1", "--oversub",     "100000",
                        "--quiet",    "--json",     "--policy", "demand,oracle", NULL};
     assert_int_equal(run(out1, j), 0);
     assert_non_null(strstr(out1, "\"transfer_bound_s\":null,\"bound_exact\":null,"));
     assert_non_null(strstr(out1, "\"bound_fetch_bytes\":null,\"bound_writeback_bytes\":null"));
     assert_true(json_num(out1, "\"bound_compute_s\":") > 0); /* the compute term still holds */
     /* where it fits, numbers */
-    const char *f[] = {"--workload", "llm-decode", "--set",  "instances=1", "--set",
-                       "layers=1",   "--set",      "tokens=1", "--oversub", "150",
+    const char *f[] = {"--workload", "llm-decode", "--set",    "instances=1", "--set",
+                       "layers=1",   "--set",      "tokens=1", "--oversub",   "150",
                        "--quiet",    "--json",     NULL};
     assert_int_equal(run(out1, f), 0);
     assert_true(json_num(out1, "\"transfer_bound_s\":") > 0);
