@@ -1,5 +1,7 @@
 /*
- * The transfer bound: a true lower bound on the makespan of one run.
+ * The transfer bound: a lower bound on the makespan of one run by any policy
+ * that moves whole chunks (a fault moving fault_block-sized blocks of a chunk
+ * can go below it on sparse access; docs/sim.md).
  *
  * The run's reference string (every launch's recorded chunks in plan order,
  * with write marks, and the frees) is kept in memory up to a limit. From it,
