@@ -16,6 +16,8 @@ struct sim_refstr {
     uint32_t *refs;
     uint64_t n, cap, max;
     uint64_t launches;
+    uint64_t *compute; /* per launch, ns */
+    size_t compute_cap;
     uint32_t chunk_limit;
     bool cut;
 };
@@ -35,6 +37,7 @@ void sim_refstr_destroy(sim_refstr_t *rs)
     if (!rs)
         return;
     free(rs->refs);
+    free(rs->compute);
     free(rs);
 }
 
@@ -65,10 +68,19 @@ void sim_refstr_ref(sim_refstr_t *rs, uint32_t chunk, bool write)
     push(rs, chunk | (write ? REF_WRITE : 0));
 }
 
-void sim_refstr_end_launch(sim_refstr_t *rs)
+void sim_refstr_end_launch(sim_refstr_t *rs, uint64_t compute_ns)
 {
-    rs->launches++;
     push(rs, REF_END);
+    if (!rs->cut && com_array_grow((void **)&rs->compute, &rs->compute_cap, rs->launches + 1,
+                                   sizeof(*rs->compute), 1024, rs->max) != GMUX_OK) {
+        rs->cut = true; /* as push() does: the compute term alone stays */
+        free(rs->refs);
+        rs->refs = NULL;
+        rs->n = rs->cap = 0;
+    }
+    if (!rs->cut)
+        rs->compute[rs->launches] = compute_ns;
+    rs->launches++;
 }
 
 void sim_refstr_free(sim_refstr_t *rs, uint32_t chunk)
@@ -193,6 +205,46 @@ static gmux_status_t next_uses(const sim_refstr_t *rs, uint32_t *next, uint32_t 
     return GMUX_OK;
 }
 
+/* Fewest write-backs of the dirty intervals opened at launch from_k or later
+ * (their references start at from_pos): interval scheduling with capacity C,
+ * the sweep keeping intervals and dropping the open one ending last whenever
+ * more than C are open. h's arrays are scratch for nc chunks. */
+static uint64_t wb_sweep(const sim_refstr_t *rs, const uint32_t *iv_end, uint64_t from_pos,
+                         uint32_t from_k, uint64_t capacity_chunks, heap_t *h)
+{
+    h->n = 0;
+    for (size_t c = 0; c < rs->chunk_limit; c++)
+        h->pos[c] = INF32;
+    uint64_t wbs = 0;
+    uint32_t k = from_k;
+    for (uint64_t i = from_pos; i < rs->n; i++) {
+        uint32_t r = rs->refs[i];
+        if (r == REF_END) {
+            while (h->n > capacity_chunks) {
+                hremove(h, h->a[0]);
+                wbs++;
+            }
+            k++;
+            continue;
+        }
+        uint32_t c = REF_CHUNK(r);
+        if (r & REF_FREE) {
+            if (h->pos[c] != INF32)
+                hremove(h, c);
+            continue;
+        }
+        if (h->pos[c] != INF32 && h->key[c] <= k)
+            hremove(h, c); /* the interval reached its end resident: kept */
+        if ((r & REF_WRITE) && iv_end[i] != INF32) {
+            if (h->pos[c] != INF32)
+                hremove(h, c);
+            h->key[c] = iv_end[i];
+            hpush(h, c);
+        }
+    }
+    return wbs;
+}
+
 gmux_status_t sim_refstr_opt(const sim_refstr_t *rs, uint64_t capacity_chunks, uint64_t *fetches_p,
                              uint64_t *writebacks_p)
 {
@@ -263,36 +315,7 @@ gmux_status_t sim_refstr_opt(const sim_refstr_t *rs, uint64_t capacity_chunks, u
     }
 
     /* Fewest write-backs: keep dirty intervals, drop the one ending last. */
-    h.n = 0;
-    for (size_t c = 0; c < nc; c++)
-        pos[c] = INF32;
-    uint64_t wbs = 0;
-    k = 0;
-    for (uint64_t i = 0; i < rs->n; i++) {
-        uint32_t r = rs->refs[i];
-        if (r == REF_END) {
-            while (h.n > capacity_chunks) {
-                hremove(&h, h.a[0]);
-                wbs++;
-            }
-            k++;
-            continue;
-        }
-        uint32_t c = REF_CHUNK(r);
-        if (r & REF_FREE) {
-            if (pos[c] != INF32)
-                hremove(&h, c);
-            continue;
-        }
-        if (pos[c] != INF32 && key[c] <= k)
-            hremove(&h, c); /* the interval reached its end resident: kept */
-        if ((r & REF_WRITE) && iv_end[i] != INF32) {
-            if (pos[c] != INF32)
-                hremove(&h, c);
-            key[c] = iv_end[i];
-            hpush(&h, c);
-        }
-    }
+    uint64_t wbs = wb_sweep(rs, iv_end, 0, 0, capacity_chunks, &h);
     *fetches_p = fetches;
     *writebacks_p = wbs;
     st = GMUX_OK;
@@ -302,5 +325,149 @@ out_free:
     free(key);
     free(pos);
     free(arr);
+    return st;
+}
+
+uint64_t sim_refstr_distinct(const sim_refstr_t *rs)
+{
+    uint8_t *seen = calloc(rs->chunk_limit ? rs->chunk_limit : 1, 1);
+    if (!seen || rs->cut) {
+        free(seen);
+        return 0;
+    }
+    uint64_t distinct = 0;
+    for (uint64_t i = 0; i < rs->n; i++) {
+        uint32_t r = rs->refs[i];
+        if (r == REF_END)
+            continue;
+        uint32_t c = REF_CHUNK(r);
+        if (r & REF_FREE)
+            seen[c] = 0;
+        else if (!seen[c]) {
+            seen[c] = 1;
+            distinct++;
+        }
+    }
+    free(seen);
+    return distinct;
+}
+
+/* A launch chosen for the released write-back term: where its references
+ * start, and the earliest it can end. */
+typedef struct sample {
+    uint32_t k;
+    uint64_t pos;
+    double end_ns;
+} sample_t;
+
+/* Picks up to max launches among [lo, hi): `even` spread evenly over them and,
+ * with eighths, those where the distinct chunks referenced so far first reach
+ * each eighth of the capacity up to twice it (the device filling, when nothing
+ * has had to leave yet). */
+static uint32_t pick_samples(const sim_refstr_t *rs, uint64_t capacity_chunks, double fetch_ns,
+                             uint32_t lo, uint32_t hi, uint32_t even, bool eighths, sample_t *out,
+                             uint32_t max)
+{
+    uint8_t *seen = calloc(rs->chunk_limit ? rs->chunk_limit : 1, 1);
+    if (!seen)
+        return 0;
+    uint32_t n = 0, k = 0, next_eighth = eighths ? 1 : 17;
+    uint64_t distinct = 0, compute = 0, start = 0, span = hi - lo;
+    for (uint64_t i = 0; i < rs->n && n < max && k < hi; i++) {
+        uint32_t r = rs->refs[i];
+        if (r != REF_END) {
+            uint32_t c = REF_CHUNK(r);
+            if (r & REF_FREE)
+                seen[c] = 0; /* a later reference is a new fetch, as in Belady's count */
+            else if (!seen[c]) {
+                seen[c] = 1;
+                distinct++;
+            }
+            continue;
+        }
+        compute += rs->compute[k];
+        bool take = false;
+        if (k >= lo) {
+            uint64_t at = k - lo;
+            take = even && at * (even + 1) / span != (at + 1) * (even + 1) / span;
+            while (next_eighth <= 16 && distinct * 8 >= next_eighth * capacity_chunks) {
+                take = true;
+                next_eighth++;
+            }
+        }
+        if (take) {
+            double fetched = (double)distinct * fetch_ns;
+            out[n++] = (sample_t){k, start, fetched > (double)compute ? fetched : (double)compute};
+        }
+        k++;
+        start = i + 1;
+    }
+    free(seen);
+    return n;
+}
+
+/* The best of the samples: end of launch k plus the write-backs left after it. */
+static double best_sample(const sim_refstr_t *rs, const uint32_t *iv_end, uint64_t capacity_chunks,
+                          double wb_ns, const sample_t *smp, uint32_t n, heap_t *h,
+                          uint32_t *best_i)
+{
+    double best = 0;
+    for (uint32_t s = 0; s < n; s++) {
+        /* the writes of launch k land when it ends: the intervals opened at k
+         * or later are written back after smp[s].end_ns, on one engine */
+        uint64_t w = wb_sweep(rs, iv_end, smp[s].pos, smp[s].k, capacity_chunks, h);
+        double t = smp[s].end_ns + (double)w * wb_ns;
+        if (t > best) {
+            best = t;
+            *best_i = s;
+        }
+    }
+    return best;
+}
+
+#define COARSE_EVEN 8
+#define FINE_EVEN   16
+
+gmux_status_t sim_refstr_wb_released(const sim_refstr_t *rs, uint64_t capacity_chunks,
+                                     double fetch_ns, double wb_ns, uint64_t *ns_p)
+{
+    *ns_p = 0;
+    if (rs->cut || rs->launches >= INF32 || capacity_chunks == 0)
+        return GMUX_ERR_RANGE;
+    size_t nc = rs->chunk_limit ? rs->chunk_limit : 1;
+    uint32_t max = COARSE_EVEN + FINE_EVEN + 17;
+    uint32_t *next = malloc((rs->n ? rs->n : 1) * sizeof(*next));
+    uint32_t *iv_end = malloc((rs->n ? rs->n : 1) * sizeof(*iv_end));
+    uint32_t *key = malloc(nc * sizeof(*key));
+    uint32_t *pos = malloc(nc * sizeof(*pos));
+    uint32_t *arr = malloc(nc * sizeof(*arr));
+    sample_t *smp = malloc(max * sizeof(*smp));
+    gmux_status_t st = GMUX_ERR_NOMEM;
+    if (!next || !iv_end || !key || !pos || !arr || !smp)
+        goto out_free;
+    st = next_uses(rs, next, iv_end);
+    if (st != GMUX_OK)
+        goto out_free;
+    heap_t h = {arr, 0, key, pos};
+    /* coarse: the device filling and a few points over the run; then finer
+     * between the best one's neighbours. Any launch gives a valid bound. */
+    uint32_t L = (uint32_t)rs->launches, bi = 0;
+    uint32_t n = pick_samples(rs, capacity_chunks, fetch_ns, 0, L, COARSE_EVEN, true, smp, max);
+    double best = best_sample(rs, iv_end, capacity_chunks, wb_ns, smp, n, &h, &bi);
+    if (n) {
+        uint32_t lo = bi ? smp[bi - 1].k : 0, hi = bi + 1 < n ? smp[bi + 1].k : L;
+        n = pick_samples(rs, capacity_chunks, fetch_ns, lo, hi, FINE_EVEN, false, smp, max);
+        double fine = best_sample(rs, iv_end, capacity_chunks, wb_ns, smp, n, &h, &bi);
+        if (fine > best)
+            best = fine;
+    }
+    *ns_p = (uint64_t)best; /* rounded down: still a lower bound */
+out_free:
+    free(next);
+    free(iv_end);
+    free(key);
+    free(pos);
+    free(arr);
+    free(smp);
     return st;
 }

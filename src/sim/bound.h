@@ -40,8 +40,8 @@ void sim_refstr_destroy(sim_refstr_t *rs);
 
 /* Records one chunk of the current launch (each chunk once per launch). */
 void sim_refstr_ref(sim_refstr_t *rs, uint32_t chunk, bool write);
-/* Ends the current launch. */
-void sim_refstr_end_launch(sim_refstr_t *rs);
+/* Ends the current launch, which computes for compute_ns. */
+void sim_refstr_end_launch(sim_refstr_t *rs, uint64_t compute_ns);
 /* Records that a chunk was freed (between launches). */
 void sim_refstr_free(sim_refstr_t *rs, uint32_t chunk);
 
@@ -54,5 +54,25 @@ uint64_t sim_refstr_launches(const sim_refstr_t *rs);
  * GMUX_ERR_RANGE when the string was cut at the limit. */
 gmux_status_t sim_refstr_opt(const sim_refstr_t *rs, uint64_t capacity_chunks, uint64_t *fetches_p,
                              uint64_t *writebacks_p);
+
+/* Chunks fetched at least once by any policy: the distinct chunks referenced,
+ * a chunk freed and used again counting again (0 when the string was cut). */
+uint64_t sim_refstr_distinct(const sim_refstr_t *rs);
+
+/*
+ * The write-back term with release times, a second lower bound on the
+ * makespan: what launch k writes can only be written back once launch k has
+ * ended, and launch k cannot end before the compute of launches 0..k nor
+ * before each distinct chunk they reference has been fetched once (fetch_ns
+ * per chunk; a chunk freed and used again counts again). After that moment
+ * the device-to-host engine still has to write back the fewest dirty
+ * intervals opened at k or later that cannot all stay resident (wb_ns per
+ * chunk). *ns_p is the largest of these sums over the launches sampled: those
+ * where the distinct chunks first reach each eighth of the capacity up to
+ * twice it and a few spread over the run, then more between the best one's
+ * neighbours. Errors as sim_refstr_opt's.
+ */
+gmux_status_t sim_refstr_wb_released(const sim_refstr_t *rs, uint64_t capacity_chunks,
+                                     double fetch_ns, double wb_ns, uint64_t *ns_p);
 
 #endif /* SIM_BOUND_H */

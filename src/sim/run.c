@@ -251,7 +251,7 @@ gmux_status_t sim_profile_run(const sim_params_t *p, const sim_hooks_t *h, sim_p
             const uint32_t *tr = eng_timeline_truth(rc.tl, e);
             for (uint32_t i = 0; i < e->ntrefs; i++)
                 sim_refstr_ref(prof->refs, ENG_REF_CHUNK(tr[i]), (tr[i] & ENG_REF_WRITE) != 0);
-            sim_refstr_end_launch(prof->refs);
+            sim_refstr_end_launch(prof->refs, e->time_ns);
             if (e->time_ns > SIM_MAX_COMPUTE_NS - now) {
                 snprintf(err, errlen,
                          "launch compute times add up to more than 2^62 ns (146 years)");
@@ -319,6 +319,20 @@ gmux_status_t sim_bound_compute(const sim_profile_t *prof, const sim_params_t *p
         b->bound_ns = tf;
     if (tw > b->bound_ns)
         b->bound_ns = tw;
+    /* Write-backs only start once their data is written: after the device has
+     * filled, say. The term is at most the last launch's earliest end plus all
+     * write-backs; it is computed only when that could exceed the others. */
+    double fetch_ns = p->chunk_bytes * 1e9 / p->h2d_bps, wb_ns = p->chunk_bytes * 1e9 / p->d2h_bps;
+    double last_end = (double)sim_refstr_distinct(prof->refs) * fetch_ns;
+    if ((double)b->compute_ns > last_end)
+        last_end = (double)b->compute_ns;
+    if (w && last_end + (double)w * wb_ns > (double)b->bound_ns) {
+        st = sim_refstr_wb_released(prof->refs, cap, fetch_ns, wb_ns, &b->wb_released_ns);
+        if (st != GMUX_OK)
+            return st;
+        if (b->wb_released_ns > b->bound_ns)
+            b->bound_ns = b->wb_released_ns;
+    }
     return GMUX_OK;
 }
 

@@ -137,13 +137,16 @@ gmux_status_t sim_profile_run(const sim_params_t *p, const sim_hooks_t *h, sim_p
 void sim_profile_clear(sim_profile_t *prof);
 
 /* The transfer bound for a capacity: bound_ns = max(compute, fetch, write-back
- * terms); exact is false when the reference string exceeded bound_max_refs
+ * and released write-back terms); exact is false when the reference string exceeded bound_max_refs
  * (the bound is then the compute term). */
 typedef struct sim_bound {
     uint64_t bound_ns;
     uint64_t compute_ns;
     uint64_t fetch_bytes;
     uint64_t writeback_bytes;
+    /* the write-back term with release times (sim_refstr_wb_released); 0 when
+     * there are no write-backs to make or it cannot exceed the other terms */
+    uint64_t wb_released_ns;
     bool exact;
 } sim_bound_t;
 

@@ -109,7 +109,7 @@ static void test_opt_fetches_equal_exhaustive_wb_below(void **state)
             for (uint32_t c = 0; c < NCH; c++)
                 if (m & (1u << c))
                     sim_refstr_ref(rs, c, (wmasks[k] >> c) & 1);
-            sim_refstr_end_launch(rs);
+            sim_refstr_end_launch(rs, 0);
         }
         uint64_t f, w, ef, ew;
         assert_int_equal(sim_refstr_opt(rs, cap, &f, &w), GMUX_OK);
@@ -125,6 +125,39 @@ static void test_opt_fetches_equal_exhaustive_wb_below(void **state)
                   wb_positive);
 }
 
+/* Two chunks written, then read back in turn, with room for one: one of them
+ * leaves dirty. Its data exists only once launch 0 has ended, which cannot be
+ * before launch 0's 50 ns of compute: the write-back (100 ns) ends at 150 ns at
+ * the earliest, past the fetch term (4 x 10 ns) and the write-back term
+ * (100 ns). From launch 1 on, what is written later can stay (55 ns). */
+static void test_wb_released(void **state)
+{
+    (void)state;
+    sim_refstr_t *rs;
+    assert_int_equal(sim_refstr_create(1000, &rs), GMUX_OK);
+    sim_refstr_ref(rs, 0, true);
+    sim_refstr_end_launch(rs, 50);
+    sim_refstr_ref(rs, 1, true);
+    sim_refstr_end_launch(rs, 5);
+    sim_refstr_ref(rs, 0, false);
+    sim_refstr_end_launch(rs, 5);
+    sim_refstr_ref(rs, 1, false);
+    sim_refstr_end_launch(rs, 5);
+    uint64_t f, w, ns;
+    assert_int_equal(sim_refstr_opt(rs, 1, &f, &w), GMUX_OK);
+    assert_int_equal(f, 4);
+    assert_int_equal(w, 1);
+    assert_int_equal(sim_refstr_wb_released(rs, 1, 10.0, 100.0, &ns), GMUX_OK);
+    assert_int_equal(ns, 150);
+    /* fetching slower than compute: launch 0 ends after its chunk arrives */
+    assert_int_equal(sim_refstr_wb_released(rs, 1, 80.0, 100.0, &ns), GMUX_OK);
+    assert_int_equal(ns, 180);
+    /* room for both: nothing has to leave, so only the fetches of launch 0..k */
+    assert_int_equal(sim_refstr_wb_released(rs, 2, 10.0, 100.0, &ns), GMUX_OK);
+    assert_int_equal(ns, 65);
+    sim_refstr_destroy(rs);
+}
+
 static void test_frees_and_limits(void **state)
 {
     (void)state;
@@ -132,12 +165,12 @@ static void test_frees_and_limits(void **state)
     assert_int_equal(sim_refstr_create(1000, &rs), GMUX_OK);
     /* chunk 0 written, freed, reallocated as a fresh chunk 0: its data is not needed */
     sim_refstr_ref(rs, 0, true);
-    sim_refstr_end_launch(rs);
+    sim_refstr_end_launch(rs, 0);
     sim_refstr_ref(rs, 1, false);
-    sim_refstr_end_launch(rs);
+    sim_refstr_end_launch(rs, 0);
     sim_refstr_free(rs, 0);
     sim_refstr_ref(rs, 0, false);
-    sim_refstr_end_launch(rs);
+    sim_refstr_end_launch(rs, 0);
     uint64_t f, w;
     assert_int_equal(sim_refstr_opt(rs, 1, &f, &w), GMUX_OK);
     assert_int_equal(f, 3);
@@ -147,27 +180,27 @@ static void test_frees_and_limits(void **state)
     /* a written chunk read again after others displaced it costs a write-back */
     assert_int_equal(sim_refstr_create(1000, &rs), GMUX_OK);
     sim_refstr_ref(rs, 0, true);
-    sim_refstr_end_launch(rs);
+    sim_refstr_end_launch(rs, 0);
     sim_refstr_ref(rs, 1, true);
-    sim_refstr_end_launch(rs);
+    sim_refstr_end_launch(rs, 0);
     sim_refstr_ref(rs, 0, false);
-    sim_refstr_end_launch(rs);
+    sim_refstr_end_launch(rs, 0);
     sim_refstr_ref(rs, 1, false);
-    sim_refstr_end_launch(rs);
+    sim_refstr_end_launch(rs, 0);
     assert_int_equal(sim_refstr_opt(rs, 1, &f, &w), GMUX_OK);
     assert_int_equal(f, 4);
     assert_int_equal(w, 1); /* one of the two must leave while dirty and needed */
     /* a launch needing two chunks does not fit in one */
     sim_refstr_ref(rs, 0, false);
     sim_refstr_ref(rs, 1, false);
-    sim_refstr_end_launch(rs);
+    sim_refstr_end_launch(rs, 0);
     assert_int_equal(sim_refstr_opt(rs, 1, &f, &w), GMUX_ERR_CAPACITY);
     sim_refstr_destroy(rs);
     /* past the limit the string is cut and the exact bound refused */
     assert_int_equal(sim_refstr_create(4, &rs), GMUX_OK);
     for (int i = 0; i < 5; i++) {
         sim_refstr_ref(rs, 0, false);
-        sim_refstr_end_launch(rs);
+        sim_refstr_end_launch(rs, 0);
     }
     assert_false(sim_refstr_complete(rs));
     assert_int_equal(sim_refstr_opt(rs, 1, &f, &w), GMUX_ERR_RANGE);
@@ -179,6 +212,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_opt_fetches_equal_exhaustive_wb_below),
         cmocka_unit_test(test_frees_and_limits),
+        cmocka_unit_test(test_wb_released),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -55,6 +55,10 @@ static void test_deterministic_table_and_json(void **state)
     double bound = json_num(out1, "\"transfer_bound_s\":");
     double oracle = json_num(out1, "\"oracle_s\":");
     assert_true(bound >= oracle && oracle > 0);
+    double released = json_num(out1, "\"bound_wb_released_s\":");
+    assert_true(released >= 0 && released <= bound + 1e-9);
+    /* computed only when something has to be written back */
+    assert_true(released == 0 || json_num(out1, "\"bound_writeback_bytes\":") > 0);
     const char *names[] = {"\"demand\":", "\"proactive\":", "\"proactive-lru\":"};
     for (int i = 0; i < 3; i++) {
         const char *p = strstr(out1, names[i]);
