@@ -59,14 +59,20 @@ static void write_sparse_trace(const char *path)
     assert_int_equal(fclose(f), 0);
 }
 
-static void test_sparse_calibration(void **state)
+/* The sparse trace in a new temporary file, path[] = "/tmp/gmux-test-sparse-XXXXXX". */
+static void make_sparse_trace(char *path)
 {
-    (void)state;
-    char path[] = "/tmp/gmux-test-sparse-XXXXXX";
     int fd = mkstemp(path);
     assert_true(fd >= 0);
     close(fd);
     write_sparse_trace(path);
+}
+
+static void test_sparse_calibration(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/gmux-test-sparse-XXXXXX";
+    make_sparse_trace(path);
     const char *runs[] = {CALIB_DIR "/2026-11-30-run1/calibration.json",
                           CALIB_DIR "/2026-11-30-run2/calibration.json"};
     for (int i = 0; i < 2; i++) {
@@ -110,10 +116,7 @@ static void test_below_bound_marked(void **state)
 {
     (void)state;
     char path[] = "/tmp/gmux-test-sparse-XXXXXX";
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    close(fd);
-    write_sparse_trace(path);
+    make_sparse_trace(path);
     const char *args[] = {"--trace", path, "--policy", "demand,proactive,oracle", "--quiet", NULL};
     assert_int_equal(sim(args), 0);
     char cell[64];
