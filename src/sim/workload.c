@@ -79,7 +79,7 @@ static int set_value(void *cfg, const wl_setting_t *s, const char *text, char *e
     }
     if (st != GMUX_OK || (s->type != WL_T_CHOICE && (v < s->min || v > s->max))) {
         if (s->type == WL_T_CHOICE)
-            snprintf(err, errlen, "setting %s: '%s' is not one of the choices (see --help)", s->key,
+            snprintf(err, errlen, "setting %s: '%s' is not one of the choices", s->key,
                      text);
         else
             snprintf(err, errlen, "setting %s: '%s' is not a %s in [%" PRIu64 ", %" PRIu64 "]",
@@ -214,7 +214,7 @@ static int apply_setting(wl_source_t *s, const char *kv, uint64_t *seed, char *e
         used = 1;
     }
     if (!used) {
-        snprintf(err, errlen, "unknown setting '%.*s' for workload %s (see --help)", (int)klen, key,
+        snprintf(err, errlen, "unknown setting '%.*s' for workload %s", (int)klen, key,
                  only ? only->name : (s->nparts == 1 ? s->parts[0].def->name : "mix"));
         return -1;
     }

@@ -92,9 +92,18 @@ static void test_usage_errors(void **state)
     assert_non_null(strstr(err, "'magic'"));
     const char *a3[] = {NULL};
     assert_int_equal(run(out1, a3), 2);
+    /* a workload or setting that does not exist is a usage error, said once */
     const char *a4[] = {"--workload", "no-such-workload", "--quiet", NULL};
-    assert_int_equal(run(out1, a4), 1);
-    assert_non_null(strstr(err, "no-such-workload"));
+    assert_int_equal(run(out1, a4), 2);
+    assert_non_null(strstr(err, "gmux sim: no-such-workload: unknown workload"));
+    const char *a6[] = {"--workload", "dl-train", "--set", "bogus=1", "--quiet", NULL};
+    assert_int_equal(run(out1, a6), 2);
+    assert_non_null(strstr(err, "unknown setting 'bogus' for workload dl-train (see gmux sim "
+                                "--help)\n"));
+    const char *a7[] = {"--workload", "dl-train", "--set", "tasks=0", "--quiet", NULL};
+    assert_int_equal(run(out1, a7), 2);
+    assert_non_null(strstr(err, "gmux sim: dl-train: setting tasks: '0'"));
+    assert_string_equal(out1, ""); /* nothing ran */
     /* a trace that cannot be read: its path once, then why */
     const char *a5[] = {"--trace", "/nonexistent/t.bin", "--quiet", NULL};
     assert_int_equal(run(out1, a5), 1);

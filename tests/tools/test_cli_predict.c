@@ -173,6 +173,12 @@ static void test_usage_errors(void **state)
     const char *missing[] = {"predict-report", "/nonexistent.trace", NULL};
     assert_int_equal(run(missing), 1);
     assert_non_null(strstr(err, "/nonexistent.trace"));
+    /* a workload setting that does not exist is the caller's mistake (it exited 1) */
+    const char *badset[] = {"profile", "--workload", "dl-train", "--set",
+                            "bogus=1", "-o",         db,         NULL};
+    assert_int_equal(run(badset), 2);
+    assert_non_null(strstr(err, "unknown setting 'bogus' for workload dl-train (see gmux profile "
+                                "--help)"));
 }
 
 /* An output database that cannot be written is refused before the program

@@ -166,7 +166,8 @@ int cmd_sim(int argc, char **argv)
         } else if (strcmp(a, "--oversub") == 0) {
             if (com_parse_double(v, &job.oversub_pct) != GMUX_OK || !(job.oversub_pct > 0) ||
                 job.oversub_pct > 1e6)
-                return cli_usage_error(CMD, "bad oversubscription '%s'", v);
+                return cli_usage_error(
+                    CMD, "bad oversubscription '%s' (a percentage above 0, at most 1e6)", v);
         } else if (strcmp(a, "--seed") == 0) {
             if (com_parse_u64(v, &job.seed) != GMUX_OK)
                 return cli_usage_error(CMD, "bad seed '%s'", v);
@@ -221,6 +222,13 @@ int cmd_sim(int argc, char **argv)
         return cli_usage_error(CMD, "--sweep sets the oversubscription itself");
     if (sim_params_check(&job.params, err, sizeof(err)) != GMUX_OK)
         return cli_usage_error(CMD, "%s", err);
+    if (job.workload) { /* a bad name or setting is the caller's, said before any work */
+        sim_source_t *src = NULL;
+        if (sim_workload_open(job.workload, sets, nsets, job.seed, &src, err, sizeof(err)) !=
+            GMUX_OK)
+            return cli_usage_error(CMD, "%s: %s", job.workload, err);
+        sim_source_close(src);
+    }
     if (templates && predict_given && recorded)
         return cli_usage_error(CMD, "--templates needs the learned prediction");
     if (!recorded)

@@ -50,8 +50,8 @@ int pdrive_open(const char *cmd, const pdrive_input_t *in, sim_source_t **src_p)
     gmux_status_t st = in->trace ? sim_trace_open(in->trace, src_p, err, sizeof(err))
                                  : sim_workload_open(in->workload, in->sets, in->nsets, in->seed,
                                                      src_p, err, sizeof(err));
-    if (st != GMUX_OK)
-        return cli_fail(cmd, "%s", err);
+    if (st != GMUX_OK) /* a trace that cannot be read fails; a bad workload is a usage error */
+        return in->trace ? cli_fail(cmd, "%s", err) : cli_usage_error(cmd, "%s", err);
     return 0;
 }
 
