@@ -77,8 +77,12 @@ gmux_status_t dmn_server_opts_from_settings(dmn_server_opts_t *opts, char *path_
         return st;
     opts->path = path_buf;
     int64_t q = COM_SETTING_INT(DAEMON_QUANTUM_MS), g = COM_SETTING_INT(DAEMON_GRACE_MS);
-    if (q <= 0 || g <= 0)
+    if (q <= 0 || q >= DMN_SERVER_MAX_MS || g <= 0 || g >= DMN_SERVER_MAX_MS) {
+        COM_ERROR(DAEMON, "GMUX_DAEMON_%s_MS: %lld is not a number of milliseconds from 1 to %d",
+                  q <= 0 || q >= DMN_SERVER_MAX_MS ? "QUANTUM" : "GRACE",
+                  (long long)(q <= 0 || q >= DMN_SERVER_MAX_MS ? q : g), DMN_SERVER_MAX_MS - 1);
         return GMUX_ERR_RANGE;
+    }
     opts->quantum_ns = (uint64_t)q * COM_NS_PER_MS;
     opts->grace_ns = (uint64_t)g * COM_NS_PER_MS;
     int64_t idle = COM_SETTING_INT(DAEMON_IDLE_EXIT_S);

@@ -40,6 +40,9 @@
  * A client sends it right after connecting; 3 s leaves a loaded host ample
  * room and frees a slot held by a silent peer soon. */
 #define DMN_SERVER_HELLO_MS 3000
+/* Quantum and grace period (GMUX_DAEMON_QUANTUM_MS, _GRACE_MS, --quantum-ms)
+ * are below this many milliseconds: an hour. */
+#define DMN_SERVER_MAX_MS 3600000
 
 typedef struct dmn_server_opts {
     const char *path; /* socket path */
