@@ -56,6 +56,15 @@ static void test_kill_client(void **state)
     assert_int_equal(st, 0);
     assert_non_null(strstr(out, "\"name\": \"k1\""));
     assert_non_null(strstr(out, "\"class\": \"batch\""));
+    /* the daemon's pid, in JSON and in the table (they did not show it) */
+    char want[64];
+    snprintf(want, sizeof(want), "\"daemon_pid\": %d,", (int)r.daemon);
+    assert_non_null(strstr(out, want));
+    st = tproc_capture(drig_cli_argv("status", "--socket", r.sock, NULL), NULL, 30.0, out,
+                       sizeof(out), err, sizeof(err));
+    assert_int_equal(st, 0);
+    snprintf(want, sizeof(want), "  pid %d  ", (int)r.daemon);
+    assert_non_null(strstr(out, want));
     st = tproc_capture(drig_cli_argv("top", "--once", "--socket", r.sock), NULL, 30.0, out,
                        sizeof(out), err, sizeof(err));
     assert_int_equal(st, 0);

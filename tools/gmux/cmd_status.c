@@ -16,7 +16,8 @@ int cmd_status(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (cli_is_help(argv[i])) {
             printf("Usage: gmux status [--json] [--socket PATH]\n\n"
-                   "Shows once what gmux top shows live: each task of the daemon with its\n"
+                   "Shows once what gmux top shows live: the daemon's pid, and each task of it "
+                   "with its\n"
                    "state, resident and total bytes, faults, bytes migrated and share of GPU\n"
                    "time; above them the mode (sliced or shared) and, once the placement\n"
                    "has planned anything, the bytes it ordered evicted, filled and filled\n"
