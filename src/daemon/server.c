@@ -77,10 +77,10 @@ gmux_status_t dmn_server_opts_from_settings(dmn_server_opts_t *opts, char *path_
         return st;
     opts->path = path_buf;
     int64_t q = COM_SETTING_INT(DAEMON_QUANTUM_MS), g = COM_SETTING_INT(DAEMON_GRACE_MS);
-    if (q <= 0 || q >= DMN_SERVER_MAX_MS || g <= 0 || g >= DMN_SERVER_MAX_MS) {
+    bool q_ok = q > 0 && q<DMN_SERVER_MAX_MS, g_ok = g> 0 && g < DMN_SERVER_MAX_MS;
+    if (!q_ok || !g_ok) {
         COM_ERROR(DAEMON, "GMUX_DAEMON_%s_MS: %lld is not a number of milliseconds from 1 to %d",
-                  q <= 0 || q >= DMN_SERVER_MAX_MS ? "QUANTUM" : "GRACE",
-                  (long long)(q <= 0 || q >= DMN_SERVER_MAX_MS ? q : g), DMN_SERVER_MAX_MS - 1);
+                  q_ok ? "GRACE" : "QUANTUM", (long long)(q_ok ? g : q), DMN_SERVER_MAX_MS - 1);
         return GMUX_ERR_RANGE;
     }
     opts->quantum_ns = (uint64_t)q * COM_NS_PER_MS;
@@ -347,7 +347,7 @@ static void check_hello(server_t *s, uint64_t now)
     for (int i = 0; i < MAX_CONNS; i++) {
         conn_t *c = &s->conns[i];
         if (c->fd >= 0 && c->hello_by && now >= c->hello_by) {
-            COM_WARN(DAEMON, "pid %d sent nothing within %d ms: closed", (int)c->pid,
+            COM_WARN(DAEMON, "pid %d sent no whole message within %d ms: closed", (int)c->pid,
                      DMN_SERVER_HELLO_MS);
             drop(s, c, "silent");
         }
