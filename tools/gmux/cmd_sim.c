@@ -225,11 +225,11 @@ int cmd_sim(int argc, char **argv)
             char file[1100];
             static const char *const ext[] = {".dat", ".gp", ".png"};
             snprintf(file, sizeof(file), "%s%s", plot, ext[e]);
-            const char *read[] = {job.trace, templates, calib};
+            const char *inputs[] = {job.trace, templates, calib};
             for (int k = 0; k < 3; k++)
-                if (read[k] && cli_same_file(file, read[k]))
+                if (inputs[k] && cli_same_file(file, inputs[k]))
                     return cli_usage_error(CMD, "--plot '%s' writes %s, the same file as '%s'",
-                                           plot, file, read[k]);
+                                           plot, file, inputs[k]);
         }
     }
     if (templates && predict_given && recorded)
