@@ -39,7 +39,9 @@ static void usage(FILE *out, const char *prog)
             "Runs gmuxd, the time-slice arbiter of one GPU host, on a Unix socket\n"
             "(default from GMUX_SOCKET, see gmux --help-settings). Without --foreground it\n"
             "returns once the daemon (now in the background) accepts connections; if one\n"
-            "already serves the socket it returns 0 at once.\n\n"
+            "already serves the socket it returns 0 at once. --socket, --quantum-ms and\n"
+            "--placement win over GMUX_SOCKET, GMUX_DAEMON_QUANTUM_MS and\n"
+            "GMUX_DAEMON_PLACEMENT, which are then not read.\n\n"
             "--stop asks the daemon serving the socket to exit (SIGTERM to the process\n"
             "that listens there, yours unless you are root) and waits up to 10 s until it\n"
             "no longer answers; its tasks go on ungated. Exit status 1 if none serves it.\n",
@@ -90,6 +92,19 @@ static int stop_daemon(const char *prog, const char *path)
     return 1;
 }
 
+void dmn_cli_drop_overridden_env(int argc, char **argv)
+{
+    for (int i = 1; i + 1 < argc; i++) {
+        if (strcmp(argv[i], "--quantum-ms") == 0)
+            unsetenv("GMUX_DAEMON_QUANTUM_MS");
+        else if (strcmp(argv[i], "--placement") == 0)
+            unsetenv("GMUX_DAEMON_PLACEMENT");
+        else if (strcmp(argv[i], "--socket") != 0)
+            continue;
+        i++; /* the value: never an option name */
+    }
+}
+
 int dmn_cli_main(const char *prog, int argc, char **argv)
 {
     static char path[108];
@@ -130,7 +145,7 @@ int dmn_cli_main(const char *prog, int argc, char **argv)
         else if (strcmp(a, "--socket") == 0)
             sock = v;
         else if (strcmp(a, "--quantum-ms") == 0 &&
-                 (com_parse_i64(v, &ms) != GMUX_OK || ms <= 0 || ms >= 3600000))
+                 (com_parse_i64(v, &ms) != GMUX_OK || ms <= 0 || ms >= DMN_SERVER_MAX_MS))
             bad = "wants milliseconds from 1 to 3599999";
         else if (strcmp(a, "--quantum-ms") == 0)
             quantum_ns = (uint64_t)ms * 1000000u;

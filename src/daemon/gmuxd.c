@@ -7,6 +7,7 @@
 int main(int argc, char **argv)
 {
     char err[512];
+    dmn_cli_drop_overridden_env(argc, argv); /* --quantum-ms N wins over GMUX_DAEMON_QUANTUM_MS */
     if (com_settings_init(err, sizeof(err)) != GMUX_OK) {
         fprintf(stderr, "gmuxd: %s\n", err);
         return 2;

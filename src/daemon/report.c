@@ -46,6 +46,11 @@ gmux_status_t dmn_report_query(int fd, dmn_report_t *out, int timeout_ms)
         if (st == GMUX_OK && m.hdr.type != DMN_MSG_STATUS)
             st = GMUX_ERR_PARSE;
         if (st == GMUX_OK) {
+            pid_t pid = 0;
+            uid_t uid;
+            gid_t gid;
+            out->daemon_pid =
+                dmn_endpoint_peer(fd, &pid, &uid, &gid) == GMUX_OK && pid > 0 ? (int32_t)pid : 0;
             out->uptime_ns = m.u.status.uptime_ns;
             out->switches = m.u.status.switches;
             out->reclaimed = m.u.status.reclaimed;
@@ -100,16 +105,17 @@ void dmn_report_json(FILE *out, const char *path, const dmn_report_t *r)
     fprintf(out, "{\"socket\": ");
     json_string(out, path);
     fprintf(out,
-            ", \"protocol\": %u, \"uptime_s\": %.3f, \"switches\": %llu, \"reclaimed\": %llu, "
+            ", \"daemon_pid\": %d, \"protocol\": %u, \"uptime_s\": %.3f, \"switches\": %llu, "
+            "\"reclaimed\": %llu, "
             "\"mode\": \"%s\", \"capacity\": %llu, \"footprint\": %llu, \"mode_changes\": %llu, "
             "\"planned\": {\"evict_bytes\": %llu, \"fill_bytes\": %llu, \"ahead_bytes\": %llu, "
             "\"ahead_plans\": %llu}, \"tasks\": [",
-            DMN_PROTO_VERSION, (double)r->uptime_ns / 1e9, (unsigned long long)r->switches,
-            (unsigned long long)r->reclaimed, dmn_mode_name(r->mode),
-            (unsigned long long)r->capacity, (unsigned long long)r->footprint,
-            (unsigned long long)r->mode_changes, (unsigned long long)r->evict_bytes,
-            (unsigned long long)r->fill_bytes, (unsigned long long)r->ahead_bytes,
-            (unsigned long long)r->ahead_plans);
+            (int)r->daemon_pid, DMN_PROTO_VERSION, (double)r->uptime_ns / 1e9,
+            (unsigned long long)r->switches, (unsigned long long)r->reclaimed,
+            dmn_mode_name(r->mode), (unsigned long long)r->capacity,
+            (unsigned long long)r->footprint, (unsigned long long)r->mode_changes,
+            (unsigned long long)r->evict_bytes, (unsigned long long)r->fill_bytes,
+            (unsigned long long)r->ahead_bytes, (unsigned long long)r->ahead_plans);
     for (uint32_t i = 0; i < r->n_tasks; i++) {
         const dmn_status_task_t *t = &r->tasks[i];
         fprintf(out, "%s\n  {\"id\": %u, \"pid\": %u, \"name\": ", i ? "," : "", t->id, t->pid);
@@ -134,8 +140,11 @@ void dmn_report_table(FILE *out, const char *path, const dmn_report_t *r)
     char fp[32], cap[32];
     com_format_size(r->footprint, fp, sizeof(fp));
     com_format_size(r->capacity, cap, sizeof(cap));
-    fprintf(out, "gmuxd %s  up %.1f s  tasks %u  switches %llu  reclaimed %llu\n", path,
-            (double)r->uptime_ns / 1e9, r->n_tasks, (unsigned long long)r->switches,
+    char pid[16] = "?";
+    if (r->daemon_pid > 0)
+        snprintf(pid, sizeof(pid), "%d", (int)r->daemon_pid);
+    fprintf(out, "gmuxd %s  pid %s  up %.1f s  tasks %u  switches %llu  reclaimed %llu\n", path,
+            pid, (double)r->uptime_ns / 1e9, r->n_tasks, (unsigned long long)r->switches,
             (unsigned long long)r->reclaimed);
     fprintf(out, "mode %s  footprints %s of %s%s  mode changes %llu\n", dmn_mode_name(r->mode), fp,
             r->capacity ? cap : "?", r->capacity ? "" : " (capacity unknown)",

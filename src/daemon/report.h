@@ -19,6 +19,9 @@
 #include "daemon/proto.h"
 
 typedef struct dmn_report {
+    /* the process serving the socket, from SO_PEERCRED (as gmux daemon --stop
+     * finds it); 0 when the kernel did not say (another pid namespace) */
+    int32_t daemon_pid;
     uint64_t uptime_ns, switches, reclaimed;
     uint32_t mode;                /* dmn_mode_t: sliced or shared */
     uint64_t capacity, footprint; /* what the mode was decided on (share.h) */
@@ -29,7 +32,8 @@ typedef struct dmn_report {
     dmn_status_task_t tasks[DMN_ARB_MAX_TASKS];
 } dmn_report_t;
 
-/* Sends QUERY on fd (connected to the daemon) and reads the STATUS reply. */
+/* Sends QUERY on fd (connected to the daemon) and reads the STATUS reply;
+ * out->daemon_pid is the peer's pid. */
 gmux_status_t dmn_report_query(int fd, dmn_report_t *out, int timeout_ms);
 
 /* Connects to path, queries once, disconnects. */

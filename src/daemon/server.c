@@ -20,9 +20,8 @@
 #include "daemon/endpoint.h"
 #include "daemon/proto.h"
 
-/* Two per task (the shim's, and the one `gmux run` leaves its program to keep
- * the daemon from exiting idle), and room for gmux status / top. */
-#define MAX_CONNS    (2 * DMN_ARB_MAX_TASKS + 32)
+#define MAX_CONNS    DMN_SERVER_MAX_CONNS
+#define HELLO_NS     ((uint64_t)DMN_SERVER_HELLO_MS * COM_NS_PER_MS)
 #define PID_CHECK_NS (200 * COM_NS_PER_MS)
 #define SEND_BUF     (DMN_PROTO_MAX_MSG)
 /* Bytes a peer may leave unread before it counts as not reading its socket.
@@ -50,6 +49,9 @@ typedef struct conn {
     size_t out_off, out_len, out_cap;
     bool backlog;     /* buf holds whole messages left for the next round (MSGS_PER_ROUND) */
     uint64_t request; /* number of the last PENDING read: what a GRANT answers */
+    /* closed at this time unless a whole message came by then; 0 once one
+     * did (server.h, DMN_SERVER_HELLO_MS) */
+    uint64_t hello_by;
 } conn_t;
 
 typedef struct server {
@@ -75,8 +77,12 @@ gmux_status_t dmn_server_opts_from_settings(dmn_server_opts_t *opts, char *path_
         return st;
     opts->path = path_buf;
     int64_t q = COM_SETTING_INT(DAEMON_QUANTUM_MS), g = COM_SETTING_INT(DAEMON_GRACE_MS);
-    if (q <= 0 || g <= 0)
+    bool q_ok = q > 0 && q<DMN_SERVER_MAX_MS, g_ok = g> 0 && g < DMN_SERVER_MAX_MS;
+    if (!q_ok || !g_ok) {
+        COM_ERROR(DAEMON, "GMUX_DAEMON_%s_MS: %lld is not a number of milliseconds from 1 to %d",
+                  q_ok ? "GRACE" : "QUANTUM", (long long)(q_ok ? g : q), DMN_SERVER_MAX_MS - 1);
         return GMUX_ERR_RANGE;
+    }
     opts->quantum_ns = (uint64_t)q * COM_NS_PER_MS;
     opts->grace_ns = (uint64_t)g * COM_NS_PER_MS;
     int64_t idle = COM_SETTING_INT(DAEMON_IDLE_EXIT_S);
@@ -211,7 +217,8 @@ static void accept_all(server_t *s)
             close(fd);
             continue;
         }
-        *c = (conn_t){.fd = fd, .slot = -1, .pid = pid, .buf = buf};
+        *c = (conn_t){
+            .fd = fd, .slot = -1, .pid = pid, .buf = buf, .hello_by = com_clock_ns() + HELLO_NS};
     }
 }
 
@@ -325,12 +332,26 @@ static void on_readable(server_t *s, conn_t *c)
             drop(s, c, "malformed message");
             return;
         }
+        c->hello_by = 0;
         if (handle(s, c, &m) != 0)
             return;
         off += whole;
     }
     memmove(c->buf, c->buf + off, c->len - off);
     c->len -= off;
+}
+
+/* Closes the connections that have not sent a whole message in time. */
+static void check_hello(server_t *s, uint64_t now)
+{
+    for (int i = 0; i < MAX_CONNS; i++) {
+        conn_t *c = &s->conns[i];
+        if (c->fd >= 0 && c->hello_by && now >= c->hello_by) {
+            COM_WARN(DAEMON, "pid %d sent no whole message within %d ms: closed", (int)c->pid,
+                     DMN_SERVER_HELLO_MS);
+            drop(s, c, "silent");
+        }
+    }
 }
 
 static void check_pids(server_t *s, uint64_t now)
@@ -443,6 +464,9 @@ static int poll_timeout_ms(const server_t *s, uint64_t now)
     uint64_t next = dmn_arb_next_deadline(&s->arb);
     if (next > s->next_pid_check)
         next = s->next_pid_check;
+    for (int i = 0; i < MAX_CONNS; i++)
+        if (s->conns[i].fd >= 0 && s->conns[i].hello_by && s->conns[i].hello_by < next)
+            next = s->conns[i].hello_by;
     if (next <= now)
         return 0;
     uint64_t ms = (next - now + COM_NS_PER_MS - 1) / COM_NS_PER_MS;
@@ -522,6 +546,7 @@ gmux_status_t dmn_server_run(const dmn_server_opts_t *opts, volatile sig_atomic_
         }
         if (fds[0].revents & POLLIN)
             accept_all(s);
+        check_hello(s, com_clock_ns());
         check_pids(s, com_clock_ns());
         apply(s);
         bool open_conn = false;

@@ -10,9 +10,13 @@
  * one that stops reading its socket. Sends never block: what a socket does
  * not take at once is queued for that connection, in order, and sent as the
  * peer reads; a connection whose queue passes 16 MiB is the one dropped for
- * not reading. Each poll round handles at most 64 messages of a connection,
- * so a peer that writes without pause cannot hold off the others. The daemon
- * itself only stops on *stop or a listening-socket failure.
+ * not reading. A connection must send its first whole message (REGISTER, or
+ * QUERY for gmux status/top and the connection gmux run holds) within
+ * DMN_SERVER_HELLO_MS of being accepted, or it is closed: a peer that connects
+ * and says nothing cannot hold one of the DMN_SERVER_MAX_CONNS slots for long.
+ * After its first message a connection has no such deadline. Each poll round handles at most 64
+ * messages of a connection, so a peer that writes without pause cannot hold off the others. The
+ * daemon itself only stops on *stop or a listening-socket failure.
  *
  * Thread-safety: one server per process, run on one thread.
  */
@@ -25,7 +29,20 @@
 
 #include <gmux/status.h>
 
+#include "daemon/arbiter.h"
 #include "daemon/placement.h"
+
+/* Connections served at once: two per task (the shim's, and the one `gmux
+ * run` leaves its program to keep the daemon from exiting idle), and room for
+ * gmux status / top. Further ones are closed at once. */
+#define DMN_SERVER_MAX_CONNS (2 * DMN_ARB_MAX_TASKS + 32)
+/* How long an accepted connection may take to send its first whole message.
+ * A client sends it right after connecting; 3 s leaves a loaded host ample
+ * room and frees a slot held by a silent peer soon. */
+#define DMN_SERVER_HELLO_MS 3000
+/* Quantum and grace period (GMUX_DAEMON_QUANTUM_MS, _GRACE_MS, --quantum-ms)
+ * are below this many milliseconds: an hour. */
+#define DMN_SERVER_MAX_MS 3600000
 
 typedef struct dmn_server_opts {
     const char *path; /* socket path */

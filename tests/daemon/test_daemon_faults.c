@@ -27,6 +27,7 @@
 
 #include "common/clock.h"
 #include "daemon/endpoint.h"
+#include "daemon/server.h"
 #include "drig.h"
 #include "tproc.h"
 
@@ -55,6 +56,15 @@ static void test_kill_client(void **state)
     assert_int_equal(st, 0);
     assert_non_null(strstr(out, "\"name\": \"k1\""));
     assert_non_null(strstr(out, "\"class\": \"batch\""));
+    /* the daemon's pid, in JSON and in the table (they did not show it) */
+    char want[64];
+    snprintf(want, sizeof(want), "\"daemon_pid\": %d,", (int)r.daemon);
+    assert_non_null(strstr(out, want));
+    st = tproc_capture(drig_cli_argv("status", "--socket", r.sock, NULL), NULL, 30.0, out,
+                       sizeof(out), err, sizeof(err));
+    assert_int_equal(st, 0);
+    snprintf(want, sizeof(want), "  pid %d  ", (int)r.daemon);
+    assert_non_null(strstr(out, want));
     st = tproc_capture(drig_cli_argv("top", "--once", "--socket", r.sock), NULL, 30.0, out,
                        sizeof(out), err, sizeof(err));
     assert_int_equal(st, 0);
@@ -255,6 +265,46 @@ static int raw_register(drig_t *r, const char *name, uint8_t *buf)
     return fd;
 }
 
+/* Connections that never send a message (no REGISTER, no QUERY) used to keep
+ * their slot for ever, so a peer of the same uid could take every slot and
+ * no client was served again. Now each is closed DMN_SERVER_HELLO_MS after
+ * it was accepted; a registered task that stays silent longer keeps its
+ * connection, and a client is served once the silent ones are gone. */
+static void test_silent_connections_closed(void **state)
+{
+    (void)state;
+    static drig_t r;
+    static uint8_t buf[DMN_PROTO_MAX_MSG];
+    enum { SILENT = DMN_SERVER_MAX_CONNS + 8 }; /* every slot, and some refused at once */
+    static int fds[SILENT];
+    drig_init(&r);
+    assert_true(drig_start_daemon(&r, 10, "none") > 0);
+    int task = raw_register(&r, "quiet", buf);
+    for (int i = 0; i < SILENT; i++)
+        fds[i] = raw_connect(&r); /* connect() succeeds while the backlog has room */
+    int open_left = 0;
+    for (int i = 0; i < SILENT; i++) {
+        /* the first waits out the deadline; once one stayed open, no more waiting */
+        if (!closed_by_peer(fds[i], open_left ? 0.05 : 10.0 + DMN_SERVER_HELLO_MS / 1000.0))
+            open_left++;
+        close(fds[i]);
+    }
+    if (open_left)
+        fprintf(stderr, "%d silent connections still open\n", open_left);
+    assert_int_equal(open_left, 0);
+    /* A client is served again, and the task registered before is still
+     * there: its connection answers a QUERY with a STATUS listing it. */
+    assert_int_equal(dmn_report_fetch(r.sock, &rep, 5000), GMUX_OK);
+    assert_int_equal(rep.n_tasks, 1);
+    assert_string_equal(rep.tasks[0].name, "quiet");
+    size_t n = dmn_proto_encode_empty(buf, DMN_PROTO_MAX_MSG, 2, DMN_MSG_QUERY);
+    assert_int_equal(send(task, buf, n, MSG_NOSIGNAL), (ssize_t)n);
+    dmn_msg_t m;
+    assert_int_equal(raw_read(task, buf, &m, 10.0), DMN_MSG_STATUS);
+    close(task);
+    drig_fini(&r);
+}
+
 /* drig_until predicate: *(uint64_t *)arg bytes of fills planned so far, or no
  * task left. */
 static int filled_or_empty(const dmn_report_t *rep, void *arg)
@@ -423,6 +473,7 @@ int main(void)
         cmocka_unit_test_teardown(test_malformed, drig_teardown),
         cmocka_unit_test_teardown(test_slow_reader_gets_every_plan, drig_teardown),
         cmocka_unit_test_teardown(test_non_reader_dropped, drig_teardown),
+        cmocka_unit_test_teardown(test_silent_connections_closed, drig_teardown),
         cmocka_unit_test_teardown(test_flood_does_not_starve, drig_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -95,11 +95,34 @@ static void test_planned(void **state)
     free(j);
 }
 
+/* The daemon's pid heads the table and is in the JSON; unknown (0) it is "?"
+ * in the table and 0 in the JSON. */
+static void test_daemon_pid(void **state)
+{
+    (void)state;
+    dmn_report_t r = sample();
+    r.daemon_pid = 31337;
+    char *t = print(false, &r);
+    assert_non_null(strstr(t, "gmuxd /run/gmux.sock  pid 31337  up 2.5 s"));
+    free(t);
+    char *j = print(true, &r);
+    assert_non_null(strstr(j, "\"daemon_pid\": 31337,"));
+    free(j);
+    r.daemon_pid = 0;
+    t = print(false, &r);
+    assert_non_null(strstr(t, "  pid ?  "));
+    free(t);
+    j = print(true, &r);
+    assert_non_null(strstr(j, "\"daemon_pid\": 0,"));
+    free(j);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_nothing_planned),
         cmocka_unit_test(test_planned),
+        cmocka_unit_test(test_daemon_pid),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

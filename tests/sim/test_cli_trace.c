@@ -149,11 +149,15 @@ static void test_failed_convert_keeps_out(void **state)
     struct stat sb;
     assert_int_equal(lstat(link, &sb), 0);
     assert_true(S_ISLNK(sb.st_mode));
-    /* success still replaces it, through the link */
+    /* success still replaces it, through the link, and keeps its mode (the
+     * part file renamed over it had 0666 & ~umask) */
+    assert_int_equal(chmod(reg, 0604), 0);
     assert_int_equal(gmux("convert", in, link, "--format", "text", 0, 0, 0), 0);
     assert_int_equal(lstat(link, &sb), 0);
     assert_true(S_ISLNK(sb.st_mode));
     assert_file(reg, good);
+    assert_int_equal(stat(reg, &sb), 0);
+    assert_int_equal(sb.st_mode & 07777, 0604);
     /* a binary trace cannot be written to a FIFO (no seeking): the FIFO stays */
     assert_int_equal(mkfifo(fifo, 0600), 0);
     int rd = open(fifo, O_RDONLY | O_NONBLOCK);

@@ -503,6 +503,46 @@ static void test_plot_prefix_quoted(void **state)
     assert_int_equal(rmdir(dir), 0);
 }
 
+/* The sweep's files (PREFIX.dat, .gp, .png) are written over whatever has
+ * those names: a --plot prefix that makes one of them the --trace being
+ * replayed truncated the trace before the sweep read it. Refused in one line,
+ * exit 2, the trace as it was (./t.dat and t.dat are the same file). */
+static void test_plot_refuses_its_input(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/gmux-sim-same-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char path[256], prefix[256];
+    snprintf(path, sizeof(path), "%s/t.dat", dir);
+    snprintf(prefix, sizeof(prefix), "%s/./t", dir);
+    char *gen[] = {GMUX_CLI_PATH, "trace",   "generate", "--workload", "dl-train",
+                   "--set",       "tasks=1", "--set",    "steps=1",    "--set",
+                   "layers=2",    "-o",      path,       NULL};
+    assert_int_equal(tproc_capture(gen, NULL, 120.0, out1, sizeof(out1), err, sizeof(err)), 0);
+    static char before[1 << 16], after[1 << 16];
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    size_t n0 = fread(before, 1, sizeof(before), f);
+    fclose(f);
+    const char *args[] = {"--trace",  path,     "--sweep", "--plot", prefix,
+                          "--policy", "demand", "--quiet", NULL};
+    assert_int_equal(run(out1, args), 2);
+    assert_non_null(strstr(err, "same file"));
+    const char *nl = strchr(err, '\n');
+    assert_non_null(nl);
+    assert_int_equal(nl[1], '\0');
+    f = fopen(path, "rb");
+    assert_non_null(f);
+    size_t n1 = fread(after, 1, sizeof(after), f);
+    fclose(f);
+    assert_int_equal(n1, n0);
+    assert_memory_equal(after, before, n0);
+    unlink(path);
+    snprintf(path, sizeof(path), "%s/t.gp", dir);
+    assert_int_equal(access(path, F_OK), -1);
+    assert_int_equal(rmdir(dir), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -520,6 +560,7 @@ int main(void)
         cmocka_unit_test(test_help_names_every_option),
         cmocka_unit_test(test_long_policy_list_read_whole),
         cmocka_unit_test(test_plot_prefix_quoted),
+        cmocka_unit_test(test_plot_refuses_its_input),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -250,6 +250,76 @@ static void test_profile_failed_write_keeps_db(void **state)
     assert_string_equal(line, "gmux-templates 1\n");
 }
 
+/* A DB replaced by gmux profile keeps its mode: the part file renamed over
+ * it was created with the default mode (0666 & ~umask), so a database made
+ * private (0600) or shared (0664) lost that at its next profile. A new DB
+ * still gets the default. */
+static void test_profile_keeps_mode(void **state)
+{
+    (void)state;
+    const char *prof[] = {"profile", trace, "-o", db, NULL};
+    static const mode_t modes[] = {0600, 0640, 0604};
+    for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+        put_text(db, "earlier\n");
+        assert_int_equal(chmod(db, modes[i]), 0);
+        assert_int_equal(run(prof), 0);
+        struct stat sb;
+        assert_int_equal(stat(db, &sb), 0);
+        assert_int_equal(sb.st_mode & 07777, modes[i]);
+        assert_true(sb.st_size > (off_t)sizeof("earlier\n")); /* replaced */
+    }
+    unlink(db);
+    mode_t mask = umask(0);
+    umask(mask);
+    assert_int_equal(run(prof), 0);
+    struct stat sb;
+    assert_int_equal(stat(db, &sb), 0);
+    assert_int_equal(sb.st_mode & 07777, 0666 & ~mask);
+    unlink(db);
+}
+
+static char *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    char *buf = malloc(1u << 24);
+    assert_non_null(buf);
+    *len = fread(buf, 1, 1u << 24, f);
+    fclose(f);
+    return buf;
+}
+
+/* gmux profile TRACE -o TRACE overwrote the trace it learns from. The same
+ * file under another name (./x, a hard link) is the same file: refused in
+ * one line, exit 2, the trace untouched and no part file left. */
+static void test_profile_refuses_its_input(void **state)
+{
+    (void)state;
+    char dotted[300], hard[300], part[320];
+    snprintf(dotted, sizeof(dotted), "%s/./llm.trace", dir);
+    snprintf(hard, sizeof(hard), "%s/hard.trace", dir);
+    assert_int_equal(link(trace, hard), 0);
+    size_t len0, len1;
+    char *before = slurp(trace, &len0);
+    const char *outs[] = {trace, dotted, hard};
+    for (size_t i = 0; i < 3; i++) {
+        const char *prof[] = {"profile", trace, "-o", outs[i], NULL};
+        assert_int_equal(run(prof), 2);
+        assert_non_null(strstr(err, "same file"));
+        const char *nl = strchr(err, '\n');
+        assert_non_null(nl);
+        assert_int_equal(nl[1], '\0'); /* one line */
+        char *after = slurp(trace, &len1);
+        assert_int_equal(len1, len0);
+        assert_memory_equal(after, before, len0);
+        free(after);
+        snprintf(part, sizeof(part), "%s.part~", outs[i]);
+        assert_int_equal(access(part, F_OK), -1);
+    }
+    free(before);
+    unlink(hard);
+}
+
 #ifdef GMUX_HAVE_SHIM
 /* gmux profile -o FIFO -- CMD runs CMD first: opening a FIFO nobody reads
  * blocks, and it was opened (to check it could be written) before CMD ran,
@@ -289,6 +359,8 @@ int main(void)
         cmocka_unit_test(test_usage_errors),
         cmocka_unit_test(test_profile_unwritable_output_first),
         cmocka_unit_test(test_profile_failed_write_keeps_db),
+        cmocka_unit_test(test_profile_keeps_mode),
+        cmocka_unit_test(test_profile_refuses_its_input),
 #ifdef GMUX_HAVE_SHIM
         cmocka_unit_test(test_profile_fifo_runs_command_first),
 #endif

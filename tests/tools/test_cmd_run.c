@@ -154,7 +154,9 @@ static void test_templates(void **state)
  * without a connection, but not while the program it was started for runs:
  * the shim joins at the program's first kernel launch, which may come long
  * after (a model loading); the daemon had gone by then and the program ran
- * ungated for good. Once the program has ended, the daemon still exits. */
+ * ungated for good. Once the program has ended, the daemon still exits.
+ * The program sleeps past DMN_SERVER_HELLO_MS (3 s) and the idle exit: the
+ * connection gmux run holds for it must not be closed as a silent one. */
 static void test_daemon_waits_for_its_program(void **state)
 {
     (void)state;
@@ -165,7 +167,7 @@ static void test_daemon_waits_for_its_program(void **state)
     char *argv[] = {GMUX_CLI_PATH, "run",
                     "--socket",    path,
                     "--",          "/bin/sh",
-                    "-c",          "sleep 3; test -S \"$GMUX_SOCKET\" && echo daemon-alive",
+                    "-c",          "sleep 6; test -S \"$GMUX_SOCKET\" && echo daemon-alive",
                     NULL};
     static char *const extra[] = {"LD_PRELOAD=" GMUX_OTHER_PRELOAD,
                                   "ASAN_OPTIONS=verify_asan_link_order=0",

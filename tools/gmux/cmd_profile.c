@@ -86,6 +86,10 @@ int cmd_profile(int argc, char **argv)
      * it (out_file.h); whether that can be created is tried before a program
      * runs or a trace is replayed for it. Nothing opens a FIFO or a device
      * before then: opening one blocks until someone reads it. */
+    if (in.trace && cli_same_file(in.trace, out)) {
+        rc = cli_usage_error(CMD, "-o '%s' is the same file as the trace '%s'", out, in.trace);
+        goto free_sets;
+    }
     cli_out_t o;
     if (cli_out_begin(&o, CMD, out) != 0 || cli_out_probe(&o) != 0) {
         rc = 1;

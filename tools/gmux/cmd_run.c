@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -17,6 +18,7 @@
 #include "common/parse.h"
 #include "common/settings.h"
 #include "daemon/endpoint.h"
+#include "daemon/proto.h"
 #include "daemon/server.h"
 #include "engine/predictor.h"
 #include "engine/template_db.h"
@@ -122,11 +124,16 @@ static int run_join_daemon(void)
     /* A connection the program inherits (not close-on-exec) and never uses:
      * while it is open the daemon does not exit for want of connections
      * (GMUX_DAEMON_IDLE_EXIT_S), however long the program takes to its first
-     * kernel launch, where the shim joins; it closes when the program ends. */
+     * kernel launch, where the shim joins; it closes when the program ends.
+     * It says one QUERY (its STATUS reply is never read): the daemon closes
+     * a connection that sends nothing (DMN_SERVER_HELLO_MS). */
     int hold;
+    uint8_t query[DMN_PROTO_HDR_SIZE];
+    size_t qlen = dmn_proto_encode_empty(query, sizeof(query), 1, DMN_MSG_QUERY);
     if (dmn_endpoint_connect(path, &hold) == GMUX_OK) {
         int fl = fcntl(hold, F_GETFD);
-        if (fl < 0 || fcntl(hold, F_SETFD, fl & ~FD_CLOEXEC) != 0)
+        if (fl < 0 || fcntl(hold, F_SETFD, fl & ~FD_CLOEXEC) != 0 ||
+            send(hold, query, qlen, MSG_NOSIGNAL) != (ssize_t)qlen)
             close(hold);
     }
     return 0;

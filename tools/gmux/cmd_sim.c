@@ -11,6 +11,7 @@
 #include "sim/calib.h"
 #include "commands.h"
 #include "common/parse.h"
+#include "out_file.h"
 #include "plot.h"
 #include "sim/workload.h"
 #include "sim_report.h"
@@ -115,7 +116,7 @@ int cmd_sim(int argc, char **argv)
         job.policies[p] = true;
     bool json = false, sweep = false;
     bool recorded = false, predict_given = false;
-    const char *templates = NULL;
+    const char *templates = NULL, *calib = NULL;
     sim_learned_t learned;
     const char *plot = "gmux-sim-sweep";
     char err[256];
@@ -182,7 +183,7 @@ int cmd_sim(int argc, char **argv)
             recorded = strcmp(v, "recorded") == 0;
             predict_given = true;
         } else if (strcmp(a, "--calibration") == 0) {
-            /* applied before the loop */
+            calib = v; /* applied before the loop */
         } else if (strcmp(a, "--templates") == 0) {
             templates = v;
         } else if (strcmp(a, "--lc") == 0) {
@@ -228,6 +229,18 @@ int cmd_sim(int argc, char **argv)
             GMUX_OK)
             return cli_usage_error(CMD, "%s: %s", job.workload, err);
         sim_source_close(src);
+    }
+    if (sweep) { /* its files are written over whatever has their names */
+        for (int e = 0; e < 3; e++) {
+            char file[1100];
+            static const char *const ext[] = {".dat", ".gp", ".png"};
+            snprintf(file, sizeof(file), "%s%s", plot, ext[e]);
+            const char *inputs[] = {job.trace, templates, calib};
+            for (int k = 0; k < 3; k++)
+                if (inputs[k] && cli_same_file(file, inputs[k]))
+                    return cli_usage_error(CMD, "--plot '%s' writes %s, the same file as '%s'",
+                                           plot, file, inputs[k]);
+        }
     }
     if (templates && predict_given && recorded)
         return cli_usage_error(CMD, "--templates needs the learned prediction");

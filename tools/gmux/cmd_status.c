@@ -16,11 +16,11 @@ int cmd_status(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (cli_is_help(argv[i])) {
             printf("Usage: gmux status [--json] [--socket PATH]\n\n"
-                   "Shows once what gmux top shows live: each task of the daemon with its\n"
-                   "state, resident and total bytes, faults, bytes migrated and share of GPU\n"
-                   "time; above them the mode (sliced or shared) and, once the placement\n"
-                   "has planned anything, the bytes it ordered evicted, filled and filled\n"
-                   "ahead of a turn. Exit 1 when no daemon answers.\n");
+                   "Shows once what gmux top shows live: the daemon's pid, and each of its\n"
+                   "tasks with its state, resident and total bytes, faults, bytes migrated and\n"
+                   "share of GPU time; above them the mode (sliced or shared) and, once\n"
+                   "the placement has planned anything, the bytes it ordered evicted, filled\n"
+                   "and filled ahead of a turn. Exit 1 when no daemon answers.\n");
             return 0;
         } else if (strcmp(argv[i], "--json") == 0) {
             json = 1;

@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "cli.h"
 #include "commands.h"
@@ -158,9 +157,7 @@ static int cmd_convert(int argc, char **argv)
     }
     if (!in || !out)
         return cli_usage_error(CMD, "convert needs IN and OUT");
-    struct stat si, so;
-    if (stat(in, &si) == 0 && stat(out, &so) == 0 && si.st_dev == so.st_dev &&
-        si.st_ino == so.st_ino)
+    if (cli_same_file(in, out))
         return cli_usage_error(CMD, "OUT '%s' is the same file as IN", out);
     char err[512];
     sim_trace_format_t from;

@@ -7,6 +7,7 @@
 
 #include "cli.h"
 #include "commands.h"
+#include "daemon/cli_main.h"
 #include "common/settings.h"
 
 extern char **environ;
@@ -44,6 +45,9 @@ static const char *env_lookup(const char *name)
 int main(int argc, char **argv)
 {
     char err[1024];
+    /* gmux daemon --quantum-ms N wins over GMUX_DAEMON_QUANTUM_MS, bad or not */
+    if (argc >= 2 && strcmp(argv[1], "daemon") == 0)
+        dmn_cli_drop_overridden_env(argc - 1, argv + 1);
     if (com_settings_init(err, sizeof(err)) != GMUX_OK) {
         fprintf(stderr, "gmux: %s\n", err);
         return CLI_EXIT_USAGE;

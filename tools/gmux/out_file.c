@@ -16,6 +16,7 @@ int cli_out_begin(cli_out_t *o, const char *cmd, const char *path)
     o->cmd = cmd;
     o->path = o->dst = path;
     o->real[0] = o->part[0] = '\0';
+    o->mode = -1;
     bool target = stat(path, &sb) == 0;          /* the file, or what a link points to */
     o->exists = target || lstat(path, &sb) == 0; /* a dangling link is something */
     if (target && S_ISDIR(sb.st_mode))
@@ -26,6 +27,8 @@ int cli_out_begin(cli_out_t *o, const char *cmd, const char *path)
         return 0; /* a dangling link: in place, creating its target */
     if (target && !realpath(path, o->real))
         return cli_fail(cmd, "%s: %s", path, strerror(errno));
+    if (target)
+        o->mode = (int)(sb.st_mode & 07777);
     if (!target && snprintf(o->real, sizeof(o->real), "%s", path) >= (int)sizeof(o->real))
         return cli_fail(cmd, "%s: path too long", path);
     if (snprintf(o->part, sizeof(o->part), "%s.part~", o->real) >= (int)sizeof(o->part))
@@ -59,10 +62,19 @@ int cli_out_finish(const cli_out_t *o, bool complete)
         remove(o->dst);
         return 0;
     }
-    if (rename(o->dst, o->real) != 0) {
+    /* the part file was created 0666 & ~umask: give it the mode of the
+     * file it replaces */
+    if ((o->mode >= 0 && chmod(o->dst, (mode_t)o->mode) != 0) || rename(o->dst, o->real) != 0) {
         int e = errno;
         remove(o->dst);
         return cli_fail(o->cmd, "%s: %s", o->path, strerror(e));
     }
     return 0;
+}
+
+bool cli_same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+           sa.st_ino == sb.st_ino;
 }

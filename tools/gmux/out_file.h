@@ -6,7 +6,8 @@
  * all, is written as a sibling "FILE.part~" and renamed over FILE once it is
  * complete: an input or a program that fails half way, a write that fails (a
  * full disk), or gmux killed while it writes, leaves the earlier FILE as it
- * was, and a reader never sees half a file. Anything else at the path (a
+ * was, and a reader never sees half a file. A file replaced so keeps its
+ * permission bits (a new one gets 0666 & ~umask). Anything else at the path (a
  * FIFO, a device) is written in place and never removed.
  *
  * Thread-safety: none needed (one per command).
@@ -22,6 +23,7 @@ typedef struct cli_out {
     const char *path; /* as the user named it */
     const char *dst;  /* where to write: part, or path itself */
     bool exists;      /* something was at path */
+    int mode;         /* permission bits of the regular file replaced; -1: none */
     char real[PATH_MAX], part[PATH_MAX + 8];
 } cli_out_t;
 
@@ -40,5 +42,10 @@ bool cli_out_replaces(const cli_out_t *o);
 /* Puts a complete o->dst in place, or removes an incomplete one (never what
  * was there before); 0, or 1 after saying why the rename failed. */
 int cli_out_finish(const cli_out_t *o, bool complete);
+
+/* Whether paths a and b name the same existing file (same device and inode:
+ * ./x and x, a hard link, a symbolic link to it), for a command that reads
+ * one and writes the other. */
+bool cli_same_file(const char *a, const char *b);
 
 #endif /* GMUX_OUT_FILE_H */
