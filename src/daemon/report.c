@@ -146,9 +146,15 @@ void dmn_report_table(FILE *out, const char *path, const dmn_report_t *r)
     fprintf(out, "gmuxd %s  pid %s  up %.1f s  tasks %u  switches %llu  reclaimed %llu\n", path,
             pid, (double)r->uptime_ns / 1e9, r->n_tasks, (unsigned long long)r->switches,
             (unsigned long long)r->reclaimed);
-    fprintf(out, "mode %s  footprints %s of %s%s  mode changes %llu\n", dmn_mode_name(r->mode), fp,
-            r->capacity ? cap : "?", r->capacity ? "" : " (capacity unknown)",
-            (unsigned long long)r->mode_changes);
+    /* the capacity comes from the tasks' devices: none yet, or no task reports one */
+    if (r->capacity)
+        fprintf(out, "mode %s  footprints %s of %s  mode changes %llu\n", dmn_mode_name(r->mode),
+                fp, cap, (unsigned long long)r->mode_changes);
+    else
+        fprintf(out,
+                "mode %s  footprints %s (device memory not reported by any task)  mode "
+                "changes %llu\n",
+                dmn_mode_name(r->mode), fp, (unsigned long long)r->mode_changes);
     if (r->evict_bytes || r->fill_bytes || r->ahead_bytes) {
         char ev[32], fi[32], ah[32];
         com_format_size(r->evict_bytes, ev, sizeof(ev));

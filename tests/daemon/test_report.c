@@ -69,6 +69,22 @@ static void test_nothing_planned(void **state)
     free(j);
 }
 
+/* The footprints against the capacity, or why there is none: "of ?
+ * (capacity unknown)" told a user nothing. */
+static void test_capacity_line(void **state)
+{
+    (void)state;
+    dmn_report_t r = sample();
+    char *t = print(false, &r);
+    assert_non_null(strstr(t, "mode sliced  footprints 12.00 GiB of 8.00 GiB  mode changes 0\n"));
+    free(t);
+    r.capacity = 0;
+    t = print(false, &r);
+    assert_non_null(strstr(t, "footprints 12.00 GiB (device memory not reported by any task)"));
+    assert_null(strstr(t, " of ?"));
+    free(t);
+}
+
 /* Planned bytes are shown per kind, with the switches that filled ahead. */
 static void test_planned(void **state)
 {
@@ -121,6 +137,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_nothing_planned),
+        cmocka_unit_test(test_capacity_line),
         cmocka_unit_test(test_planned),
         cmocka_unit_test(test_daemon_pid),
     };
