@@ -43,6 +43,9 @@
 #define NET_SIG_RESERVED  (NET_MAX_TEAMS * NET_BARRIER_ROUNDS)
 #define NET_AGREE_WORDS   2 /* words per agreement round: 4 fields of 12 bits each */
 #define NET_AGREE_SIGNALS (NET_AGREE_WORDS * NET_MAX_TEAMS * NET_BARRIER_ROUNDS)
+/* An agreement's epoch (team.c) is 1 + its number modulo this: the 16 bits
+ * above the fields of an agreement word, never 0 (the words' first value). */
+#define NET_AGREE_EPOCHS 0xffffu
 
 /* One posted operation awaiting its local completion. */
 typedef struct net_op {

@@ -53,7 +53,6 @@ GMUX_API int gmux_team_world_rank(const gmux_team_t *team, int r)
 #define AGREE_FIELD_MAX 0xfffu
 #define AGREE_PER_WORD  4
 #define AGREE_FIELDS    (NET_AGREE_WORDS * AGREE_PER_WORD)
-#define AGREE_EPOCHS    0xffffu
 
 struct agree_wait {
     _Atomic uint64_t *word;
@@ -78,7 +77,7 @@ static uint32_t agree_word(const gmux_team_t *team, int round, int w)
 static gmux_status_t team_agree_max(gmux_team_t *team, uint32_t f[AGREE_FIELDS])
 {
     gmux_comm_t *comm = team->comm;
-    uint64_t epoch = team->agreements++ % AGREE_EPOCHS + 1; /* never 0, the words' first value */
+    uint64_t epoch = team->agreements++ % NET_AGREE_EPOCHS + 1; /* never 0 */
     gmux_status_t st = GMUX_OK;
     for (int k = 0, dist = 1; dist < team->size && st == GMUX_OK; k++, dist *= 2) {
         int to = gmux_team_world_rank(team, (team->rank + dist) % team->size);

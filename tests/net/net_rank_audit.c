@@ -295,18 +295,12 @@ static bool pool_full(void *arg)
  * it reads the writes queued to it, which hold ops until it dies. */
 static int mode_deadops(void)
 {
-    uint8_t *win = calloc(1, DO_SIZE);
     uint8_t *src = malloc(DO_SIZE);
-    CHECK(win && src, "out of memory");
+    CHECK(src, "out of memory");
     memset(src, 0x3c, DO_SIZE);
+    void *win;
     gmux_window_t w;
-    OK(gmux_window_register(comm, win, DO_SIZE, &w));
-    OK(gmux_barrier(gmux_team_world(comm)));
-    int victim = n - 1;
-    if (me == victim) {
-        usleep(300 * 1000);
-        kill(getpid(), SIGKILL);
-    }
+    int victim = rank_kill_start_bytes(comm, DO_SIZE, &win, &w, NULL, NULL);
     gmux_status_t st = GMUX_OK;
     for (int i = 0; i < DO_PUTS && st == GMUX_OK; i++)
         st = gmux_put(comm, 1, victim, w, 0, src, DO_SIZE, NULL); /* never inject: an op each */

@@ -2,13 +2,14 @@
  * net_rank teams: barriers over the world and strided teams, splits of
  * splits, and splits whose members pass invalid or different arguments
  * (every member refused at once; one-member splits past the agreement
- * epoch's wrap).
+ * epoch's wrap, reached through the team's internals).
  */
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "common/clock.h"
+#include "net/internal.h"
 #include "net_rank.h"
 
 /* Rounds of: every member writes its tag into every member's slot of w, a
@@ -56,19 +57,25 @@ static void team_disagreements(gmux_team_t *world, gmux_window_t w, const uint64
     }
     double waited = (double)com_clock_ns() * 1e-9 - t0;
     CHECK(waited < TEAMS_TIMEOUT_S / 2, "the failed splits took %.1f s", waited);
-    if (n == 2) {
-        /* past the 16-bit epoch of the agreement words (a few us a split):
-         * agreements, with a disagreement now and then, stay right */
-        for (int i = 0; i < 66000; i++) {
-            bool differ = i % 4099 == 0;
-            bool two = differ && me == 1; /* asks for both ranks, rank 0 for itself */
-            gmux_status_t st = gmux_team_split_strided(world, two ? 0 : me, 1, two ? 2 : 1, &self);
-            CHECK(differ ? st == GMUX_ERR_INVALID && !self : st == GMUX_OK && self, "split %d: %s",
-                  i, gmux_status_name(st));
-            gmux_team_destroy(self);
-            self = NULL;
-        }
+    /* past the wrap of the agreement words' 16-bit epoch: agreements, with
+     * a disagreement now and then (two at the wrap itself), stay right. The
+     * world's count of agreements (the same on every member) jumps to just
+     * before the wrap: reaching it split by split takes 65535 of them, about
+     * 12 s on tcp and well over the job's timeout under TSan on a busy host. */
+    enum { WRAP_SPLITS = 120, BEFORE_WRAP = WRAP_SPLITS / 2 };
+    CHECK(world->agreements < NET_AGREE_EPOCHS - BEFORE_WRAP, "%" PRIu64 " agreements so far",
+          world->agreements);
+    world->agreements = NET_AGREE_EPOCHS - BEFORE_WRAP;
+    for (int i = 0; i < WRAP_SPLITS; i++) {
+        bool differ = i % 29 == 0 || i == BEFORE_WRAP - 1 || i == BEFORE_WRAP;
+        bool two = differ && me == 1; /* asks for ranks 0 and 1, the others for themselves */
+        gmux_status_t st = gmux_team_split_strided(world, two ? 0 : me, 1, two ? 2 : 1, &self);
+        CHECK(differ ? st == GMUX_ERR_INVALID && !self : st == GMUX_OK && self, "split %d: %s", i,
+              gmux_status_name(st));
+        gmux_team_destroy(self);
+        self = NULL;
     }
+    CHECK(world->agreements == NET_AGREE_EPOCHS + WRAP_SPLITS - BEFORE_WRAP, "the wrap not passed");
     /* one-member teams: each member its own start */
     OK(gmux_team_split_strided(world, me, 1, 1, &self));
     CHECK(self && gmux_team_size(self) == 1 && gmux_team_world_rank(self, 0) == me, "own team");
