@@ -29,22 +29,15 @@ static __thread CUcontext backend_last_ctx;
 static __thread shim_cuctx_t *backend_last;
 static __thread uint32_t backend_last_epoch;
 
-/*
- * The shim's own potentially unsafe calls (a synchronization, creating its
- * stream and events) run in RELAXED capture mode, the calling thread's mode
- * restored after. In the thread's default mode, GLOBAL, such a call made while
- * any thread of the program captures a graph in mode GLOBAL is refused and
- * invalidates that capture: the program's graph would fail for something
- * only the shim did (test_gate test_capture_in_other_thread_survives). The
- * shim's calls concern its own migration stream, never the capture.
- */
-static bool backend_relax(CUstreamCaptureMode *prev)
+/* See backend_cuda.h. The test: test_gate_plans
+ * test_capture_in_other_thread_survives (the double models the modes). */
+bool shim_backend_relax(CUstreamCaptureMode *prev_p)
 {
-    *prev = CU_STREAM_CAPTURE_MODE_RELAXED;
-    return SHIM_CALL(cuThreadExchangeStreamCaptureMode, prev) == CUDA_SUCCESS;
+    *prev_p = CU_STREAM_CAPTURE_MODE_RELAXED;
+    return SHIM_CALL(cuThreadExchangeStreamCaptureMode, prev_p) == CUDA_SUCCESS;
 }
 
-static void backend_unrelax(bool relaxed, CUstreamCaptureMode prev)
+void shim_backend_unrelax(bool relaxed, CUstreamCaptureMode prev)
 {
     if (relaxed)
         (void)SHIM_CALL(cuThreadExchangeStreamCaptureMode, &prev);
@@ -67,7 +60,7 @@ static shim_cuctx_t *backend_create(CUcontext ctx)
     }
     shim_cuctx_t tmp = {.ctx = (uintptr_t)ctx};
     CUstreamCaptureMode mode;
-    bool relaxed = backend_relax(&mode);
+    bool relaxed = shim_backend_relax(&mode);
     CUresult r = SHIM_CALL(cuCtxGetDevice, &tmp.dev);
     if (r == CUDA_SUCCESS)
         r = SHIM_CALL(cuStreamCreate, &tmp.mig, CU_STREAM_NON_BLOCKING);
@@ -75,7 +68,7 @@ static shim_cuctx_t *backend_create(CUcontext ctx)
         r = SHIM_CALL(cuEventCreate, &tmp.ev, CU_EVENT_DISABLE_TIMING);
     if (r == CUDA_SUCCESS)
         r = SHIM_CALL(cuEventCreate, &tmp.ev_queued, CU_EVENT_DISABLE_TIMING);
-    backend_unrelax(relaxed, mode);
+    shim_backend_unrelax(relaxed, mode);
     if (r != CUDA_SUCCESS) {
         COM_WARN(SHIM, "cannot create the migration stream of context %p (CUresult %d)",
                  (void *)ctx, (int)r);
@@ -228,9 +221,9 @@ static gmux_status_t backend_fence(void *ctx, eng_ticket_t ticket)
     shim_cuctx_t *c = ctx;
     (void)ticket; /* the stream runs in issue order: waiting for all covers this one */
     CUstreamCaptureMode mode;
-    bool relaxed = backend_relax(&mode);
+    bool relaxed = shim_backend_relax(&mode);
     CUresult r = SHIM_CALL(cuStreamSynchronize, c->mig);
-    backend_unrelax(relaxed, mode);
+    shim_backend_unrelax(relaxed, mode);
     return r == CUDA_SUCCESS ? GMUX_OK : GMUX_ERR_DRIVER;
 }
 

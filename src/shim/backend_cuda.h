@@ -81,6 +81,18 @@ CUresult shim_backend_order(shim_cuctx_t *c, CUstream stream, bool per_thread);
  */
 bool shim_backend_capturing(CUstream stream, bool per_thread);
 
+/*
+ * The shim's own potentially unsafe driver calls (a synchronization, creating
+ * a stream or an event) go between shim_backend_relax, which puts the calling
+ * thread in RELAXED stream-capture mode and returns whether it did (the
+ * thread's mode before in *prev_p), and shim_backend_unrelax, which restores
+ * that mode. In the thread's default GLOBAL mode such a call, made while any
+ * thread of the program captures a graph in GLOBAL mode, is refused and
+ * invalidates that capture; the shim's calls never concern the capture.
+ */
+bool shim_backend_relax(CUstreamCaptureMode *prev_p);
+void shim_backend_unrelax(bool relaxed, CUstreamCaptureMode prev);
+
 /* The migration stream of a context (tests and logs). */
 CUstream shim_backend_stream(const shim_cuctx_t *c);
 

@@ -43,6 +43,12 @@ static bool gate_waiting; /* a launching thread waits in dmn_client_wait_turn */
  * watcher then leaves the evictions for the next grant; the next wait sets
  * it again. */
 static shim_cuctx_t *gate_cx;
+/* Whether the client was in local mode (no daemon connection) when gate_mu
+ * was last taken or given back. While it is, whoever holds gate_mu may be
+ * inside a reconnection attempt, which can block for seconds on a daemon
+ * that does not answer (daemon/client.h): a launch then goes on ungated
+ * instead of waiting for gate_mu (gate_lock_launch). */
+static atomic_bool gate_local;
 static _Atomic uint64_t gate_grants; /* turns received: activity, like launches */
 static _Atomic uint64_t gate_bytes_in, gate_bytes_out, gate_plans_applied;
 static _Atomic uint64_t
@@ -63,6 +69,8 @@ static void gate_learn_device(void)
         SHIM_CALL(cuDeviceTotalMem_v2, &total, dev) != CUDA_SUCCESS || total == 0)
         return;
     atomic_store_explicit(&gate_device_bytes, (uint64_t)total, memory_order_relaxed);
+    if (dmn_client_is_local(gate_client))
+        return; /* the watcher's next report carries it (a report may reconnect) */
     dmn_msg_stats_t st;
     gate_fill_stats(&st);
     (void)dmn_client_report(gate_client, &st);
@@ -230,25 +238,63 @@ static void gate_announce(void)
     (void)dmn_client_pending(gate_client, 1, gate_ws, n);
 }
 
+/* Takes gate_mu for a launching thread: true once held; false, without it,
+ * when the client is in local mode and gate_mu stays taken (its holder may
+ * be reconnecting): the launch goes on ungated, as in local mode. */
+static bool gate_lock_launch(void)
+{
+    for (;;) {
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_nsec += 1000000;
+        if (until.tv_nsec >= 1000000000) {
+            until.tv_sec++;
+            until.tv_nsec -= 1000000000;
+        }
+        if (pthread_mutex_timedlock(&gate_mu, &until) == 0)
+            return true;
+        if (atomic_load(&gate_local))
+            return false;
+    }
+}
+
+/* Gives gate_mu back, noting whether the client is in local mode now. In
+ * local mode launches are not gated: the turn flag is set. Under gate_mu. */
+static void gate_unlock(void)
+{
+    bool local = dmn_client_is_local(gate_client) != 0;
+    atomic_store(&gate_local, local);
+    if (local)
+        atomic_store(&shim_gate_turn_, true);
+    pthread_mutex_unlock(&gate_mu);
+}
+
+/* The launch path never calls into the client in local mode: every client
+ * call may try to reconnect, and a reconnection may block for seconds. Only
+ * the watcher thread reconnects. */
 void shim_gate_slow(void)
 {
     for (int round = 0; round < 1000; round++) {
         atomic_fetch_sub(&shim_gate_in_flight_, 1);
-        pthread_mutex_lock(&gate_mu);
+        if (!gate_lock_launch()) {
+            atomic_fetch_add(&shim_gate_in_flight_, 1);
+            return;
+        }
         bool launch_anyway = false;
-        if (!atomic_load(&shim_gate_turn_)) {
+        if (!atomic_load(&shim_gate_turn_) && !dmn_client_is_local(gate_client)) {
             gate_learn_device();
             shim_cuctx_t *cx = shim_backend_current();
             if (cx)
                 gate_cx = cx;
-            if (!dmn_client_is_local(gate_client)) {
-                SHIM_STAT_ADD(gate_waits, 1);
-                gate_announce();
-            }
+            SHIM_STAT_ADD(gate_waits, 1);
+            gate_announce();
             gate_apply_ahead(); /* what the watcher thread stored */
-            gate_waiting = true;
-            gmux_status_t st = dmn_client_wait_turn(gate_client, dmn_client_turn_timeout_ns());
-            gate_waiting = false;
+            gmux_status_t st = GMUX_OK;
+            if (!dmn_client_is_local(gate_client)) { /* the announcement may have failed */
+                gate_waiting = true;
+                st = dmn_client_wait_turn(gate_client, dmn_client_turn_timeout_ns());
+                gate_waiting = false;
+            }
             gate_apply_plan();
             atomic_fetch_add(&gate_grants, 1);
             if (st == GMUX_OK)
@@ -258,7 +304,7 @@ void shim_gate_slow(void)
                 launch_anyway = true;
             }
         }
-        pthread_mutex_unlock(&gate_mu);
+        gate_unlock(); /* in local mode: the turn flag set */
         atomic_fetch_add(&shim_gate_in_flight_, 1);
         if (launch_anyway || atomic_load(&shim_gate_turn_))
             return;
@@ -302,7 +348,7 @@ static void *gate_watch(void *arg)
     for (;;) {
         pthread_mutex_lock(&gate_mu);
         int fd = dmn_client_fd(gate_client);
-        pthread_mutex_unlock(&gate_mu);
+        gate_unlock();
         if (fd >= 0) {
             struct pollfd pf = {fd, POLLIN, 0};
             (void)poll(&pf, 1, 1);
@@ -313,6 +359,9 @@ static void *gate_watch(void *arg)
             gate_sleep_ns(200000);
             continue;
         }
+        /* in local mode the client calls below may reconnect: this thread's
+         * business, never a launch's (gate_local is set: launches go on) */
+        bool was_local = dmn_client_is_local(gate_client) != 0;
         if (!dmn_client_poll(gate_client) && atomic_load(&shim_gate_turn_)) {
             /* revoked (or registered again after a reconnection): this is the boundary */
             gate_stop_launches();
@@ -342,7 +391,9 @@ static void *gate_watch(void *arg)
             last_change = now;
             idle_sent = false;
         } else if (!idle_sent && now - last_change >= idle_ns) {
-            gate_stop_launches();
+            /* in local mode there is no turn to give back: launches stay ungated */
+            if (!dmn_client_is_local(gate_client))
+                gate_stop_launches();
             (void)dmn_client_idle(gate_client);
             idle_sent = true;
         }
@@ -352,7 +403,9 @@ static void *gate_watch(void *arg)
             (void)dmn_client_report(gate_client, &s);
             next_report = now + report_ns;
         }
-        pthread_mutex_unlock(&gate_mu);
+        if (was_local && !dmn_client_is_local(gate_client) && atomic_load(&shim_gate_turn_))
+            gate_stop_launches(); /* registered again: the next launch asks for a turn */
+        gate_unlock();
     }
     return NULL;
 }
@@ -404,6 +457,7 @@ static void gate_open(void)
         COM_WARN(SHIM, "gmuxd refused the task: running ungated");
         goto out_state;
     }
+    atomic_store(&gate_local, dmn_client_is_local(gate_client) != 0);
     atomic_store(&shim_gate_turn_, dmn_client_is_local(gate_client) != 0);
     pthread_t th;
     pthread_attr_t attr;

@@ -13,7 +13,16 @@
  * named it, at the release (ctx_learn_primary); whether a release was the last
  * is asked of the driver (cuDevicePrimaryCtxGetState), never counted here,
  * since retains made before the shim saw them would throw a count off.
+ *
+ * LOCKING: ctx_primary_mu serialises the shim's retain, release and reset
+ * hooks of primary contexts, each with its driver call: a release, the state
+ * query after it and the forgetting are one step, so a retain of another
+ * thread cannot come between the release that destroyed the context and the
+ * query (the query would see the new context active and the gone one's
+ * allocations would stay tracked: test_primary_retained_while_released). It
+ * is taken before the regions' and the backend's locks, never after.
  */
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 
@@ -28,6 +37,7 @@
 #define CTX_BATCH       256
 
 static _Atomic uintptr_t ctx_primary[CTX_MAX_DEVICES]; /* primary context per device; 0: unknown */
+static pthread_mutex_t ctx_primary_mu = PTHREAD_MUTEX_INITIALIZER;
 
 /* Forgets every region allocated in ctx. */
 static void ctx_forget(CUcontext ctx)
@@ -83,9 +93,11 @@ CUresult shim_hook_cuCtxDestroy_v2(CUcontext ctx)
 CUresult shim_hook_cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
 {
     shim_ensure_init();
+    pthread_mutex_lock(&ctx_primary_mu);
     CUresult r = SHIM_CALL(cuDevicePrimaryCtxRetain, pctx, dev);
     if (r == CUDA_SUCCESS && pctx && dev >= 0 && dev < CTX_MAX_DEVICES)
         atomic_store(&ctx_primary[dev], (uintptr_t)*pctx);
+    pthread_mutex_unlock(&ctx_primary_mu);
     return r;
 }
 
@@ -131,15 +143,21 @@ static CUresult ctx_released(CUresult r, CUdevice dev)
 CUresult shim_hook_cuDevicePrimaryCtxRelease(CUdevice dev)
 {
     shim_ensure_init();
+    pthread_mutex_lock(&ctx_primary_mu);
     ctx_learn_primary(dev);
-    return ctx_released(SHIM_CALL(cuDevicePrimaryCtxRelease, dev), dev);
+    CUresult r = ctx_released(SHIM_CALL(cuDevicePrimaryCtxRelease, dev), dev);
+    pthread_mutex_unlock(&ctx_primary_mu);
+    return r;
 }
 
 CUresult shim_hook_cuDevicePrimaryCtxRelease_v2(CUdevice dev)
 {
     shim_ensure_init();
+    pthread_mutex_lock(&ctx_primary_mu);
     ctx_learn_primary(dev);
-    return ctx_released(SHIM_CALL(cuDevicePrimaryCtxRelease_v2, dev), dev);
+    CUresult r = ctx_released(SHIM_CALL(cuDevicePrimaryCtxRelease_v2, dev), dev);
+    pthread_mutex_unlock(&ctx_primary_mu);
+    return r;
 }
 
 static CUresult ctx_reset(CUresult r, CUdevice dev)
@@ -152,13 +170,19 @@ static CUresult ctx_reset(CUresult r, CUdevice dev)
 CUresult shim_hook_cuDevicePrimaryCtxReset(CUdevice dev)
 {
     shim_ensure_init();
+    pthread_mutex_lock(&ctx_primary_mu);
     ctx_learn_primary(dev);
-    return ctx_reset(SHIM_CALL(cuDevicePrimaryCtxReset, dev), dev);
+    CUresult r = ctx_reset(SHIM_CALL(cuDevicePrimaryCtxReset, dev), dev);
+    pthread_mutex_unlock(&ctx_primary_mu);
+    return r;
 }
 
 CUresult shim_hook_cuDevicePrimaryCtxReset_v2(CUdevice dev)
 {
     shim_ensure_init();
+    pthread_mutex_lock(&ctx_primary_mu);
     ctx_learn_primary(dev);
-    return ctx_reset(SHIM_CALL(cuDevicePrimaryCtxReset_v2, dev), dev);
+    CUresult r = ctx_reset(SHIM_CALL(cuDevicePrimaryCtxReset_v2, dev), dev);
+    pthread_mutex_unlock(&ctx_primary_mu);
+    return r;
 }

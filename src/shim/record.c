@@ -13,6 +13,7 @@
 #include "common/array.h"
 #include "common/log.h"
 #include "common/settings.h"
+#include "shim/backend_cuda.h"
 #include "shim/cupti.h"
 #include "shim/params.h"
 #include "shim/record_ranges.h"
@@ -262,6 +263,18 @@ static gmux_status_t rec_write_all(void)
     return st;
 }
 
+/* Waits for everything the context did, in RELAXED capture mode: made in
+ * the thread's default GLOBAL mode while another thread captures a graph,
+ * the synchronization would invalidate that capture (test_shim_trace
+ * test_trace_capture_survives). */
+static void rec_sync(void)
+{
+    CUstreamCaptureMode mode;
+    bool relaxed = shim_backend_relax(&mode);
+    (void)SHIM_CALL(cuCtxSynchronize);
+    shim_backend_unrelax(relaxed, mode);
+}
+
 /* Collects the pending launch's touched ranges and keeps it. Lock held. */
 static void rec_flush(void)
 {
@@ -271,7 +284,7 @@ static void rec_flush(void)
     size_t n = 0;
     if (rec_probe && (rec_touched || atomic_load(&rec_cupti))) {
         /* the probe: everything the launch did is finished and reported */
-        (void)SHIM_CALL(cuCtxSynchronize);
+        rec_sync();
         size_t raw = 0;
         if (rec_touched) {
             uint64_t addr[REC_MAX_RANGES], len[REC_MAX_RANGES];
@@ -525,7 +538,7 @@ static void rec_make_cold(const uint64_t *vals, size_t n)
             moved++;
     }
     if (moved) {
-        (void)SHIM_CALL(cuCtxSynchronize);
+        rec_sync();
         SHIM_STAT_ADD(trace_evictions, moved);
     }
 }

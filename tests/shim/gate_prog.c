@@ -1,5 +1,5 @@
 /*
- * A program for the gating test (test_gate): run under `gmux run` with the
+ * A program for the gating tests (test_gate_*.c): run under `gmux run` with the
  * driver double as libcuda.so.1. It launches many short kernels that each
  * busy-wait a little and then mix a buffer in "device" memory, records when
  * each kernel ran (the double runs kernels inside cuLaunchKernel), and writes
@@ -34,6 +34,12 @@
  * STREAM 1: the kernels go on a stream
  * the program creates non-blocking (cuStreamCreateWithPriority), which the
  * legacy stream does not wait for; 0 (default): the NULL stream.
+ * DELAY_MS and PAUSE_MS may instead name a file (they begin with '/'): the
+ * program waits until that file exists (exit 18 after two minutes), so that
+ * tests order programs on what happened rather than on how long it took. At
+ * the pause (its capture begun), the program creates OUTFILE.paused, and it
+ * writes a line "C <begin ns> <end ns>": when the pause (and the capture
+ * through it) began and ended.
  */
 #include <dlfcn.h>
 #include <pthread.h>
@@ -42,6 +48,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cuda.h>
 #include <cudaTypedefs.h>
@@ -74,6 +81,26 @@ static void mix_kernel(void **args, const unsigned grid[3], const unsigned block
         buf[i] = buf[i] * 6364136223846793005ull + k + i;
     times[k][0] = t0;
     times[k][1] = now_ns();
+}
+
+/* Waits ms, or until the file arg names (it begins with '/') exists: 0, or
+ * -1 after two minutes without it. */
+static int wait_for(const char *arg)
+{
+    if (arg[0] != '/') {
+        long ms = strtol(arg, NULL, 10);
+        struct timespec d = {ms / 1000, (ms % 1000) * 1000000L};
+        if (ms > 0)
+            nanosleep(&d, NULL);
+        return 0;
+    }
+    for (int i = 0; i < 12000; i++) {
+        if (access(arg, F_OK) == 0)
+            return 0;
+        struct timespec d = {0, 10000000L};
+        nanosleep(&d, NULL);
+    }
+    return -1;
 }
 
 static void *get(PFN_cuGetProcAddress_v12000 gpa, const char *base)
@@ -146,9 +173,12 @@ int main(int argc, char **argv)
     uint64_t seed = strtoull(argv[2], NULL, 10);
     unsigned long n = strtoul(argv[3], NULL, 10);
     work_us = (unsigned)strtoul(argv[4], NULL, 10);
-    long delay_ms = argc > 5 ? strtol(argv[5], NULL, 10) : 0;
+    const char *delay = argc > 5 ? argv[5] : "0";
     unsigned long extra_mib = argc > 6 ? strtoul(argv[6], NULL, 10) : 0;
-    long pause_ms = argc > 7 ? strtol(argv[7], NULL, 10) : 0;
+    const char *pause = argc > 7 ? argv[7] : "0";
+    int pauses = pause[0] == '/' || strtol(pause, NULL, 10) > 0;
+    char paused[4096];
+    snprintf(paused, sizeof(paused), "%s.paused", argv[1]);
     int capture = argc > 8 ? atoi(argv[8]) : 0;
     int own_stream = argc > 9 && strcmp(argv[9], "1") == 0;
     times = calloc(n ? n : 1, sizeof(*times));
@@ -193,26 +223,30 @@ int main(int argc, char **argv)
         host[i] = seed * 1000003u + i;
     static const size_t sizes[] = {8, 8};
     CUfunction f = reg("mix", 2, sizes, mix_kernel);
-    if (delay_ms > 0) {
-        struct timespec d = {delay_ms / 1000, (delay_ms % 1000) * 1000000L};
-        nanosleep(&d, NULL);
-    }
+    if (wait_for(delay) != 0)
+        return 18;
     capturer_t cap = {0};
     pthread_t cap_th = 0;
     if (capture == 3 && capture_start(gpa, &cap, &cap_th) != 0)
         return 17;
-    int began = -1; /* CAPTURE 4 */
+    int began = -1;                    /* CAPTURE 4 */
+    uint64_t cap_from = 0, cap_to = 0; /* the pause (and its capture) */
     uint64_t request = now_ns();
     for (uint64_t k = 0; k < n; k++) {
-        if (pause_ms > 0 && k == n / 2) {
-            struct timespec d = {pause_ms / 1000, (pause_ms % 1000) * 1000000L};
+        if (pauses && k == n / 2) {
+            cap_from = now_ns();
             if (capture == 1)
                 set_capturing(blocking);
             else if (capture == 2)
                 set_capturing_nb(ls);
             else if (capture == 4)
                 arm(ls, get(gpa, "cuStreamBeginCapture"));
-            nanosleep(&d, NULL);
+            FILE *m = fopen(paused, "w");
+            if (!m)
+                return 14;
+            fclose(m);
+            if (wait_for(pause) != 0)
+                return 18;
             if (capture == 1)
                 set_capturing(NULL);
             else if (capture == 2)
@@ -225,6 +259,7 @@ int main(int argc, char **argv)
                 if (began >= 0 && (began != CUDA_SUCCESS || !end || end(ls, &g) != CUDA_SUCCESS))
                     return 16;
             }
+            cap_to = now_ns();
         }
         void *args[] = {&buf, &k};
         if (launch(f, 1, 1, 1, 1, 1, 1, 0, ls, args, NULL) != CUDA_SUCCESS)
@@ -268,6 +303,8 @@ int main(int argc, char **argv)
     }
     if (capture == 4)
         fprintf(out, "A %d\n", began == CUDA_SUCCESS ? 1 : 0);
+    if (pauses)
+        fprintf(out, "C %llu %llu\n", (unsigned long long)cap_from, (unsigned long long)cap_to);
     fclose(out);
     free(times);
     if (ls && stream_destroy(ls) != CUDA_SUCCESS)

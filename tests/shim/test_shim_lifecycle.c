@@ -206,6 +206,41 @@ static void test_primary_context_released_to_zero(void **state)
     assert_int_equal(used(), u0);
 }
 
+static void retain_primary(void)
+{
+    CUcontext c;
+    (void)GET(PFN_cuDevicePrimaryCtxRetain_v7000, "cuDevicePrimaryCtxRetain", 12000)(&c, 0);
+}
+
+/* Another thread retains the primary context right after a release destroyed
+ * it (a new context then): the shim, which asks the driver after the release
+ * whether that was the last one, must not see the new retain and keep the
+ * gone context's allocations tracked. */
+static void test_primary_retained_while_released(void **state)
+{
+    (void)state;
+    PFN_cuDevicePrimaryCtxRetain_v7000 retain =
+        GET(PFN_cuDevicePrimaryCtxRetain_v7000, "cuDevicePrimaryCtxRetain", 12000);
+    PFN_cuDevicePrimaryCtxRelease_v11000 release =
+        GET(PFN_cuDevicePrimaryCtxRelease_v11000, "cuDevicePrimaryCtxRelease", 12000);
+    fake_arm_last_release_fn arm = (fake_arm_last_release_fn)dlsym(drv, "fake_arm_last_release");
+    fake_last_release_join_fn join =
+        (fake_last_release_join_fn)dlsym(drv, "fake_last_release_join");
+    assert_non_null(arm);
+    assert_non_null(join);
+    uint64_t u0 = used();
+    CUcontext a;
+    assert_int_equal(retain(&a, 0), CUDA_SUCCESS);
+    (void)alloc(4 * MIB);
+    assert_int_equal(used() - u0, 4 * MIB);
+    arm(retain_primary);
+    assert_int_equal(release(0), CUDA_SUCCESS); /* the last: the context goes */
+    join();
+    assert_int_equal(used(), u0);
+    assert_int_equal(release(0), CUDA_SUCCESS); /* the other thread's reference */
+    assert_int_equal(used(), u0);
+}
+
 static void test_primary_context_reset(void **state)
 {
     (void)state;
@@ -310,6 +345,7 @@ int main(void)
         cmocka_unit_test(test_destroyed_context_forgets_its_allocations),
         cmocka_unit_test(test_context_at_reused_handle_gets_own_stream),
         cmocka_unit_test(test_primary_context_released_to_zero),
+        cmocka_unit_test(test_primary_retained_while_released),
         cmocka_unit_test(test_primary_context_reset),
         cmocka_unit_test(test_old_ctx_destroy_forgets_allocations),
         cmocka_unit_test(test_old_primary_release_and_reset),

@@ -230,6 +230,27 @@ static void test_trace_survives_fork(void **state)
     check_trace(a, b, 1, 250);
 }
 
+/* Another thread of the program captures a graph in mode GLOBAL through all
+ * its launches: the recorder's probe synchronizes after each launch, a
+ * potentially unsafe call that, made in the thread's default GLOBAL mode,
+ * invalidates that capture (the program exits 23). The recorder makes it in
+ * RELAXED mode and restores the thread's mode. */
+static void test_trace_capture_survives(void **state)
+{
+    (void)state;
+    setenv("TRACE_PROG_CAPTURE", "1", 1);
+    uint64_t a, b;
+    record("text", 1, &a, &b);
+    check_trace(a, b, 1, 250);
+}
+
+static int unset_capture(void **state)
+{
+    (void)state;
+    unsetenv("TRACE_PROG_CAPTURE");
+    return 0;
+}
+
 /* The program unloads its module and launches another kernel at the handle
  * peek had: the trace names that launch's kernel poke, not peek. */
 static void test_trace_unload_renames(void **state)
@@ -402,6 +423,7 @@ int main(void)
         cmocka_unit_test(test_timing_pass_mismatch),
         cmocka_unit_test(test_trace_unload_renames),
         cmocka_unit_test(test_trace_replays),
+        cmocka_unit_test_teardown(test_trace_capture_survives, unset_capture),
         cmocka_unit_test(test_profile_writes_loadable_db),
         cmocka_unit_test(test_usage_errors),
         cmocka_unit_test(test_missing_program_keeps_output),

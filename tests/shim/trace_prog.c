@@ -8,11 +8,17 @@
  * TRACE_PROG_RELOAD=1 it then unloads the module and launches, at peek's
  * handle, another kernel, `poke` (b, 0), once. Its host
  * kernels declare what they touch and how long they take through the
- * double's fake CUPTI (fake_touch, fake_spend). Prints the
+ * double's fake CUPTI (fake_touch, fake_spend). With TRACE_PROG_CAPTURE=1 a
+ * second thread captures a stream of its own in mode GLOBAL from before the
+ * first launch to after the last (exit 23 if the capture was invalidated:
+ * the double does that when a thread not in RELAXED mode makes a potentially
+ * unsafe call, such as the recorder's synchronization, meanwhile; exit 24 if
+ * this thread's mode was not GLOBAL after the launches). Prints the
  * two addresses ("a=... b=...") for the test to compare with the trace, and
  * the GMUX_GATE it was given ("gate=...").
  */
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -82,6 +88,33 @@ static void *get(PFN_cuGetProcAddress_v12000 gpa, const char *base)
     return gpa(base, &p, 12000, 0, NULL) == CUDA_SUCCESS ? p : NULL;
 }
 
+/* TRACE_PROG_CAPTURE: the capturing thread begins, signals, waits for the
+ * end of the launches, ends. Under cap_mu. */
+static pthread_mutex_t cap_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cap_cv = PTHREAD_COND_INITIALIZER;
+static int cap_state; /* 1: begun (cap_r says how), 2: the launches are done */
+static CUresult cap_r;
+static CUstream cap_s;
+static PFN_cuStreamBeginCapture_v10010 cap_begin;
+static PFN_cuStreamEndCapture_v10000 cap_end;
+
+static void *capture_thread(void *arg)
+{
+    (void)arg;
+    CUresult r = cap_begin(cap_s, CU_STREAM_CAPTURE_MODE_GLOBAL);
+    pthread_mutex_lock(&cap_mu);
+    cap_r = r;
+    cap_state = 1;
+    pthread_cond_broadcast(&cap_cv);
+    while (cap_state != 2)
+        pthread_cond_wait(&cap_cv, &cap_mu);
+    pthread_mutex_unlock(&cap_mu);
+    CUgraph g = NULL;
+    if (r == CUDA_SUCCESS)
+        cap_r = cap_end(cap_s, &g);
+    return NULL;
+}
+
 int main(void)
 {
     void *drv = dlopen("libcuda.so.1", RTLD_NOW);
@@ -102,6 +135,24 @@ int main(void)
     CUdeviceptr a, b;
     if (alloc(&a, N_MAX * sizeof(float)) || alloc(&b, N_MAX * sizeof(float)))
         return 13;
+    const char *cap_env = getenv("TRACE_PROG_CAPTURE");
+    bool capture = cap_env && strcmp(cap_env, "1") == 0;
+    pthread_t cap_th;
+    if (capture) {
+        PFN_cuStreamCreate_v2000 screate = (PFN_cuStreamCreate_v2000)get(gpa, "cuStreamCreate");
+        cap_begin = (PFN_cuStreamBeginCapture_v10010)get(gpa, "cuStreamBeginCapture");
+        cap_end = (PFN_cuStreamEndCapture_v10000)get(gpa, "cuStreamEndCapture");
+        if (!screate || !cap_begin || !cap_end ||
+            screate(&cap_s, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS ||
+            pthread_create(&cap_th, NULL, capture_thread, NULL) != 0)
+            return 23;
+        pthread_mutex_lock(&cap_mu);
+        while (cap_state != 1)
+            pthread_cond_wait(&cap_cv, &cap_mu);
+        pthread_mutex_unlock(&cap_mu);
+        if (cap_r != CUDA_SUCCESS)
+            return 23;
+    }
     static const size_t s3[] = {8, 8, 8}, s2[] = {8, 8};
     CUfunction fs = reg("scale", 3, s3, scale), ff = reg("fill", 2, s2, fill),
                fp = reg("peek", 2, s2, peek);
@@ -127,6 +178,21 @@ int main(void)
         void *pargs[] = {&b, &faulted};
         if (launch(fp, 2, 1, 1, 64, 1, 1, 0, NULL, pargs, NULL) != CUDA_SUCCESS)
             return 18;
+    }
+    if (capture) {
+        /* the recorder's calls left this thread's capture mode as it was (GLOBAL) */
+        PFN_cuThreadExchangeStreamCaptureMode_v10010 xmode =
+            (PFN_cuThreadExchangeStreamCaptureMode_v10010)get(gpa,
+                                                              "cuThreadExchangeStreamCaptureMode");
+        CUstreamCaptureMode m = CU_STREAM_CAPTURE_MODE_GLOBAL;
+        if (!xmode || xmode(&m) != CUDA_SUCCESS || m != CU_STREAM_CAPTURE_MODE_GLOBAL)
+            return 24;
+        pthread_mutex_lock(&cap_mu);
+        cap_state = 2;
+        pthread_cond_broadcast(&cap_cv);
+        pthread_mutex_unlock(&cap_mu);
+        if (pthread_join(cap_th, NULL) != 0 || cap_r != CUDA_SUCCESS)
+            return 23;
     }
     const char *fork_env = getenv("TRACE_PROG_FORK");
     if (fork_env && strcmp(fork_env, "1") == 0) {

@@ -275,6 +275,60 @@ CUresult fk_cuDevicePrimaryCtxRetain(CUcontext *ctx, CUdevice dev)
     return CUDA_SUCCESS;
 }
 
+/* fake_arm_last_release's one-shot hook, under fake_lr_mu. */
+static pthread_mutex_t fake_lr_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t fake_lr_cv = PTHREAD_COND_INITIALIZER;
+static void (*fake_lr_fn)(void);
+static pthread_t fake_lr_thread;
+static int fake_lr_started, fake_lr_done;
+
+FAKE_API void fake_arm_last_release(void (*fn)(void))
+{
+    pthread_mutex_lock(&fake_lr_mu);
+    fake_lr_fn = fn;
+    fake_lr_started = fake_lr_done = 0;
+    pthread_mutex_unlock(&fake_lr_mu);
+}
+
+static void *fake_lr_run(void *arg)
+{
+    (void)arg;
+    fake_lr_fn();
+    pthread_mutex_lock(&fake_lr_mu);
+    fake_lr_done = 1;
+    pthread_cond_broadcast(&fake_lr_cv);
+    pthread_mutex_unlock(&fake_lr_mu);
+    return NULL;
+}
+
+/* The primary context just went: the armed function runs on another thread,
+ * waited for (2 s at most) before the release returns. */
+static void fake_lr_fire(void)
+{
+    pthread_mutex_lock(&fake_lr_mu);
+    if (fake_lr_fn && !fake_lr_started) {
+        fake_lr_started = pthread_create(&fake_lr_thread, NULL, fake_lr_run, NULL) == 0;
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_sec += 2;
+        while (fake_lr_started && !fake_lr_done &&
+               pthread_cond_timedwait(&fake_lr_cv, &fake_lr_mu, &until) == 0) {
+        }
+    }
+    pthread_mutex_unlock(&fake_lr_mu);
+}
+
+FAKE_API void fake_last_release_join(void)
+{
+    pthread_mutex_lock(&fake_lr_mu);
+    int started = fake_lr_started;
+    fake_lr_fn = NULL;
+    fake_lr_started = 0;
+    pthread_mutex_unlock(&fake_lr_mu);
+    if (started)
+        pthread_join(fake_lr_thread, NULL);
+}
+
 CUresult fk_cuDevicePrimaryCtxRelease_v2(CUdevice dev)
 {
     REC(U(dev), 0, 0, 0);
@@ -285,8 +339,10 @@ CUresult fk_cuDevicePrimaryCtxRelease_v2(CUdevice dev)
     pthread_mutex_unlock(&fake_ctx_lock);
     if (refs < 0)
         return CUDA_ERROR_INVALID_CONTEXT;
-    if (refs == 0)
+    if (refs == 0) {
         fake_free_ctx((CUcontext)FAKE_CTX);
+        fake_lr_fire();
+    }
     return CUDA_SUCCESS;
 }
 

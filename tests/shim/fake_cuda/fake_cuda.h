@@ -72,6 +72,13 @@ typedef int (*fake_armed_capture_join_fn)(void);
  * the ranges touched since its previous call to the shim's recorder (which
  * looks that symbol up in the driver when no real CUPTI is loaded).
  */
+/* Arms a one-shot hook: right after the next release of the primary context
+ * that drops its last reference (the context gone), fn runs on another
+ * thread, and the release waits for it (2 s at most) before it returns, as
+ * another thread of a program could retain the context in that window.
+ * fake_last_release_join waits for fn and disarms. */
+typedef void (*fake_arm_last_release_fn)(void (*fn)(void));
+typedef void (*fake_last_release_join_fn)(void);
 typedef void (*fake_touch_fn)(const void *addr, uint64_t len, int mode);
 /* Fake CUPTI kernel records: a host kernel declares the nanoseconds it "took"
  * with fake_spend(ns); gmux_test_cupti_kernel_ns() hands the recorder the sum

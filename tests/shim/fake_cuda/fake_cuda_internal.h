@@ -142,6 +142,8 @@ FAKE_API void fake_set_capturing_blocking(void *stream);
 FAKE_API int fake_capture_invalidated(void);
 FAKE_API void fake_arm_capture(void *stream, void *begin);
 FAKE_API int fake_armed_capture_join(void);
+FAKE_API void fake_arm_last_release(void (*fn)(void));
+FAKE_API void fake_last_release_join(void);
 /* Host kernels declare what they touch (fake CUPTI, see fake_cuda.h). */
 FAKE_API void fake_touch(const void *addr, uint64_t len, int mode);
 FAKE_API size_t gmux_test_cupti_touched(uint64_t *addr, uint64_t *len, uint8_t *mode, size_t max);

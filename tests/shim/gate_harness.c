@@ -1,0 +1,280 @@
+/* The launch-gating tests' shared harness; see gate_harness.h. */
+#include "gate_harness.h"
+
+#include <errno.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "tproc.h"
+
+char gh_dir[128], gh_sock[192];
+
+void gh_sleep_ms(long ms)
+{
+    struct timespec d = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&d, NULL);
+}
+
+unsigned long long gh_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec;
+}
+
+const char *gh_path(const char *name)
+{
+    static char buf[8][256];
+    static unsigned next;
+    char *p = buf[next++ % 8];
+    snprintf(p, sizeof(buf[0]), "%s/%s", gh_dir, name);
+    return p;
+}
+
+void gh_touch(const char *name)
+{
+    FILE *f = fopen(gh_path(name), "w");
+    assert_non_null(f);
+    fclose(f);
+}
+
+pid_t gh_start_daemon(const char *placement)
+{
+    unlink(gh_sock);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        execl(GMUX_BIN, "gmux", "daemon", "--foreground", "--socket", gh_sock, "--placement",
+              placement, (char *)NULL);
+        _exit(127);
+    }
+    struct stat st;
+    for (int i = 0; i < 1200 && stat(gh_sock, &st) != 0; i++)
+        gh_sleep_ms(50);
+    assert_int_equal(stat(gh_sock, &st), 0);
+    return pid;
+}
+
+void gh_stop_daemon(pid_t pid, int sig)
+{
+    kill(pid, sig);
+    int status;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+}
+
+/* The pid in the daemon's lock file; 0 without one. */
+static int lock_pid(void)
+{
+    char path[256];
+    snprintf(path, sizeof(path), "%s.lock", gh_sock);
+    FILE *f = fopen(path, "r");
+    int pid = 0;
+    if (f) {
+        if (fscanf(f, "%d", &pid) != 1)
+            pid = 0;
+        fclose(f);
+    }
+    return pid;
+}
+
+static void stop_pid(int pid)
+{
+    if (pid > 1 && kill(pid, SIGTERM) == 0) {
+        for (int i = 0; i < 200 && kill(pid, 0) == 0; i++)
+            gh_sleep_ms(50);
+        kill(pid, SIGKILL);
+    }
+}
+
+void gh_stop_background_daemon(void)
+{
+    int pid = lock_pid();
+    assert_true(pid > 1);
+    assert_int_equal(kill(pid, 0), 0);
+    stop_pid(pid);
+}
+
+int gh_stop_leftover_daemon(void **state)
+{
+    (void)state;
+    stop_pid(lock_pid());
+    return 0;
+}
+
+char *const *gh_prog_argv(int i, const gh_spec_t *s, int daemon)
+{
+    static char out[GH_MAX_PROGS][256], stats[GH_MAX_PROGS][256];
+    static char *argv[GH_MAX_PROGS][24];
+    snprintf(out[i], sizeof(out[i]), "%s/out%d", gh_dir, i);
+    snprintf(stats[i], sizeof(stats[i]), "%s/stats%d", gh_dir, i);
+    char **a = argv[i];
+    int k = 0;
+    a[k++] = GMUX_BIN;
+    a[k++] = "run";
+    if (!daemon)
+        a[k++] = "--no-daemon";
+    a[k++] = "--socket";
+    a[k++] = gh_sock;
+    a[k++] = "--class";
+    a[k++] = (char *)s->cls;
+    a[k++] = "--stats";
+    a[k++] = stats[i];
+    a[k++] = "--";
+    a[k++] = GATE_PROG;
+    a[k++] = out[i];
+    a[k++] = (char *)s->seed;
+    a[k++] = (char *)s->n;
+    a[k++] = (char *)s->work_us;
+    a[k++] = (char *)s->delay_ms;
+    if (s->extra_mib || s->pause_ms)
+        a[k++] = (char *)(s->extra_mib ? s->extra_mib : "0");
+    if (s->pause_ms)
+        a[k++] = (char *)s->pause_ms;
+    if (s->pause_ms && (s->capture || s->stream))
+        a[k++] = (char *)(s->capture ? s->capture : "0");
+    if (s->pause_ms && s->stream)
+        a[k++] = (char *)s->stream;
+    a[k] = NULL;
+    return a;
+}
+
+void gh_run_progs(size_t n, const gh_spec_t *specs, int daemon, gh_out_t *outs)
+{
+    char *const *argvs[GH_MAX_PROGS] = {NULL};
+    int status[GH_MAX_PROGS];
+    assert_true(n <= GH_MAX_PROGS);
+    for (size_t i = 0; i < n; i++)
+        argvs[i] = gh_prog_argv((int)i, &specs[i], daemon);
+    int bad = tproc_run_all(n, (char *const *const *)argvs, 240.0, status);
+    for (size_t i = 0; bad && i < n; i++)
+        print_message("program %zu: exit %d\n", i, status[i]);
+    assert_int_equal(bad, 0);
+    for (size_t i = 0; i < n; i++) {
+        gh_read_out((int)i, &outs[i]);
+        assert_int_equal(outs[i].n, strtoul(specs[i].n, NULL, 10));
+    }
+}
+
+/* Counter `name` of a stats file's JSON (asserts it is there). */
+static unsigned long long stat_u64(const char *json, const char *name)
+{
+    char key[64];
+    snprintf(key, sizeof(key), "\"%s\":", name);
+    const char *p = strstr(json, key);
+    assert_non_null(p);
+    return strtoull(p + strlen(key), NULL, 10);
+}
+
+void gh_read_out(int i, gh_out_t *o)
+{
+    char path[256];
+    snprintf(path, sizeof(path), "%s/out%d", gh_dir, i);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    assert_int_equal(fscanf(f, "checksum %31s request %llu", o->checksum, &o->request), 2);
+    o->n = 0;
+    while (o->n < GH_MAX_K && fscanf(f, "%llu %llu", &o->t[o->n][0], &o->t[o->n][1]) == 2)
+        o->n++;
+    o->nd = o->nh = 0;
+    o->armed = 0;
+    o->cap_from = o->cap_to = 0;
+    char line[256], kind;
+    unsigned long long v[4];
+    while (fgets(line, sizeof(line), f)) {
+        int got = sscanf(line, " %c %llu %llu %llu %llu", &kind, &v[0], &v[1], &v[2], &v[3]);
+        if (kind == 'D' && got == 4 && o->nd < 64)
+            memcpy(o->d[o->nd++], v, sizeof(o->d[0]));
+        else if (kind == 'H' && got == 5 && o->nh < 64)
+            memcpy(o->h[o->nh++], v, sizeof(o->h[0]));
+        else if (kind == 'A' && got >= 2)
+            o->armed = v[0] == 1;
+        else if (kind == 'C' && got >= 3) {
+            o->cap_from = v[0];
+            o->cap_to = v[1];
+        }
+    }
+    fclose(f);
+    snprintf(path, sizeof(path), "%s/stats%d", gh_dir, i);
+    f = fopen(path, "r");
+    assert_non_null(f);
+    char json[4096] = {0};
+    assert_true(fread(json, 1, sizeof(json) - 1, f) > 0);
+    fclose(f);
+    o->gate_waits = stat_u64(json, "gate_waits");
+    o->gate_plans = stat_u64(json, "gate_plans");
+    o->gate_registrations = stat_u64(json, "gate_registrations");
+    o->ahead_plans = stat_u64(json, "ahead_plans");
+    o->ahead_bytes = stat_u64(json, "ahead_bytes");
+    o->evict_early = stat_u64(json, "evict_plans_early");
+    o->evict_deferred = stat_u64(json, "evict_deferred");
+}
+
+int gh_status_wait(const char *needle, int want, const char **last)
+{
+    static char out[65536], err[4096];
+    char *argv[] = {GMUX_BIN, "status", "--json", "--socket", gh_sock, NULL};
+    out[0] = '\0';
+    if (last)
+        *last = out;
+    for (int i = 0; i < 3000; i++) {
+        if (tproc_capture(argv, NULL, 10.0, out, sizeof(out), err, sizeof(err)) == 0) {
+            int n = 0;
+            for (const char *p = out; (p = strstr(p, needle)); p++)
+                n++;
+            if (n == want)
+                return 1;
+        }
+        gh_sleep_ms(20);
+    }
+    return 0;
+}
+
+size_t gh_overlaps(const gh_out_t *a, const gh_out_t *b)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < a->n; i++)
+        for (size_t j = 0; j < b->n; j++)
+            if (a->t[i][0] < b->t[j][1] && b->t[j][0] < a->t[i][1])
+                n++;
+    return n;
+}
+
+size_t gh_started_in(const gh_out_t *o, unsigned long long from, unsigned long long to)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < o->n; i++)
+        n += o->t[i][0] >= from && o->t[i][0] <= to;
+    return n;
+}
+
+void gh_init(void)
+{
+    snprintf(gh_dir, sizeof(gh_dir), "/tmp/gmux_gate_%d", (int)getpid());
+    mkdir(gh_dir, 0700);
+    snprintf(gh_sock, sizeof(gh_sock), "%s/gmuxd.sock", gh_dir);
+    setenv("GMUX_GATE_IDLE_MS", "200", 1);
+    setenv("GMUX_POLICY", "proactive", 1);
+    setenv("GMUX_DAEMON_SHARE", "0", 1);
+}
+
+int gh_finish(int rc)
+{
+    char cmd[256];
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", gh_dir);
+    if (system(cmd) != 0)
+        rc = rc ? rc : 1;
+    return rc;
+}

@@ -1,0 +1,92 @@
+/*
+ * Shared harness of the launch-gating tests (test_gate_*.c): gmuxd
+ * (`gmux daemon --foreground`) and gate_prog processes started by `gmux run`,
+ * with the driver double as libcuda.so.1. Each program records when each of
+ * its kernels ran (the double runs kernels inside cuLaunchKernel, so that is
+ * when the launch held the GPU), a checksum of what its kernels computed, and
+ * the prefetches the double saw (gate_prog.c); the shim's counters come from
+ * `gmux run --stats`.
+ *
+ * The harness owns one folder per test process (gh_dir) holding the daemon's
+ * socket (gh_sock), the programs' outputs (out<i>, stats<i>) and marker files.
+ * Waits are on observable conditions (a file, `gmux status`), each bounded by
+ * a generous timeout, never fixed delays standing for "long enough".
+ *
+ * Thread-safety: none (one test thread; children are processes).
+ */
+#ifndef GATE_HARNESS_H
+#define GATE_HARNESS_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#define GH_MAX_PROGS 3
+#define GH_MAX_K     1000
+
+typedef struct gh_out {
+    char checksum[32];
+    unsigned long long request;
+    size_t n;
+    unsigned long long t[GH_MAX_K][2];
+    unsigned long long gate_waits, gate_plans, gate_registrations, ahead_plans, ahead_bytes;
+    unsigned long long evict_early, evict_deferred;
+    int armed;                           /* CAPTURE 4: 1 if the armed capture began (and held) */
+    unsigned long long cap_from, cap_to; /* CAPTURE 1/2: when the capture began and ended */
+    size_t nd, nh;
+    unsigned long long d[64][3]; /* prefetches to the device: ns, base, len (the first 64) */
+    unsigned long long h[64][4]; /* the same to the host (evictions), and whether ordered
+                                    after the queued work (gate_prog.c) */
+} gh_out_t;
+
+/* gate_prog's arguments (strings; see gate_prog.c). delay_ms and pause_ms
+ * may also name a file: the program waits until it exists. */
+typedef struct gh_spec {
+    const char *cls;
+    const char *seed, *n, *work_us, *delay_ms;
+    const char *extra_mib; /* NULL: no extra allocation */
+    const char *pause_ms;  /* NULL: no pause after half the kernels */
+    const char *capture;   /* "1": a blocking stream captures a graph through the pause,
+                              "2": the launch stream does; NULL or "0": none */
+    const char *stream;    /* "1": kernels go on a non-blocking stream of the program */
+} gh_spec_t;
+
+extern char gh_dir[128], gh_sock[192];
+
+void gh_sleep_ms(long ms);
+unsigned long long gh_now_ns(void);
+
+/* gh_dir/name, in one of a few rotating static buffers. */
+const char *gh_path(const char *name);
+/* Creates the (empty) file gh_dir/name. */
+void gh_touch(const char *name);
+
+/* Starts `gmux daemon --foreground` on gh_sock and waits for its socket. */
+pid_t gh_start_daemon(const char *placement);
+/* Sends sig and reaps it. */
+void gh_stop_daemon(pid_t pid, int sig);
+/* Stops the background daemon named by gh_sock's lock file. */
+void gh_stop_background_daemon(void);
+/* cmocka teardown: stops a background daemon a failed test left behind. */
+int gh_stop_leftover_daemon(void **state);
+
+/* argv of `gmux run` for program i (static storage per index). */
+char *const *gh_prog_argv(int i, const gh_spec_t *s, int daemon);
+/* Runs programs 0..n-1 of specs at once and reads their outputs (all exit 0). */
+void gh_run_progs(size_t n, const gh_spec_t *specs, int daemon, gh_out_t *outs);
+/* Reads program i's output and stats files. */
+void gh_read_out(int i, gh_out_t *o);
+
+/* Polls `gmux status --json` until count(needle) == want; whether it did
+ * within about a minute. The last output stays in *last (static). */
+int gh_status_wait(const char *needle, int want, const char **last);
+
+size_t gh_overlaps(const gh_out_t *a, const gh_out_t *b);
+/* Kernels of o that started in [from, to]. */
+size_t gh_started_in(const gh_out_t *o, unsigned long long from, unsigned long long to);
+
+/* Before the tests: creates gh_dir and sets the environment they share. */
+void gh_init(void);
+/* After them: removes gh_dir; returns rc, or 1 if that failed. */
+int gh_finish(int rc);
+
+#endif /* GATE_HARNESS_H */

@@ -1,0 +1,102 @@
+/*
+ * Launch gating end to end, the daemon's death and return (harness:
+ * gate_harness.h): killing gmuxd mid-run lets the programs go on (local
+ * mode, same checksums), and they register again with the daemon started
+ * after it.
+ */
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "gate_harness.h"
+#include "tproc.h"
+
+static char go[256]; /* the programs pause at half their kernels until this file exists */
+static gh_spec_t kill_specs[2] = {
+    {"batch", "4", "1000", "2000", "0", NULL, go, NULL, NULL},
+    {"batch", "5", "1000", "2000", "0", NULL, go, NULL, NULL},
+};
+static gh_out_t ref[2], got[2];
+
+/* The killer: once both programs joined daemon d, kills d, notes when,
+ * starts another daemon (in the background) on the same socket, waits until both
+ * programs registered with it, then lets them finish. Exits 0, or 1 if a wait failed. */
+static int killer(pid_t d)
+{
+    const char *last;
+    int ok = gh_status_wait("\"pid\"", 2, &last);
+    unsigned long long t = gh_now_ns();
+    kill(d, SIGKILL);
+    FILE *f = fopen(gh_path("killed"), "w");
+    if (f) {
+        fprintf(f, "%llu\n", t);
+        fclose(f);
+    }
+    unlink(gh_sock);
+    pid_t bg = fork();
+    if (bg == 0) {
+        execl(GMUX_BIN, "gmux", "daemon", "--socket", gh_sock, (char *)NULL); /* background */
+        _exit(127);
+    }
+    int st;
+    ok = ok && bg > 0 && waitpid(bg, &st, 0) == bg && WIFEXITED(st) && WEXITSTATUS(st) == 0;
+    ok = ok && gh_status_wait("\"pid\"", 2, &last);
+    if (!ok)
+        fprintf(stderr, "killer: a wait failed; last status:\n%s\n", last);
+    f = fopen(go, "w");
+    if (f)
+        fclose(f);
+    return ok ? 0 : 1;
+}
+
+static void test_daemon_killed_mid_run(void **state)
+{
+    (void)state;
+    snprintf(go, sizeof(go), "%s", gh_path("go"));
+    gh_touch("go");
+    gh_run_progs(2, kill_specs, 0, ref);
+    unlink(go);
+    pid_t d = gh_start_daemon("none");
+    pid_t k = fork();
+    assert_true(k >= 0);
+    if (k == 0)
+        _exit(killer(d));
+    gh_run_progs(2, kill_specs, 1, got);
+    int ks;
+    assert_int_equal(waitpid(k, &ks, 0), k);
+    gh_stop_daemon(d, SIGKILL); /* reaps it */
+    assert_true(WIFEXITED(ks) && WEXITSTATUS(ks) == 0);
+    gh_stop_background_daemon(); /* the one started after */
+    FILE *f = fopen(gh_path("killed"), "r");
+    assert_non_null(f);
+    unsigned long long killed = 0;
+    assert_int_equal(fscanf(f, "%llu", &killed), 1);
+    fclose(f);
+    for (int i = 0; i < 2; i++) {
+        assert_string_equal(got[i].checksum, ref[i].checksum);
+        assert_true(got[i].gate_waits > 0); /* it had joined the daemon */
+        /* mid-run: it still had kernels to launch when the daemon died */
+        assert_true(got[i].t[got[i].n - 1][1] > killed);
+        print_message("program %d: registered %llu times\n", i, got[i].gate_registrations);
+        /* it registered again with the new daemon */
+        assert_true(got[i].gate_registrations >= 2);
+    }
+}
+
+int main(void)
+{
+    gh_init();
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_teardown(test_daemon_killed_mid_run, gh_stop_leftover_daemon),
+    };
+    return gh_finish(cmocka_run_group_tests(tests, NULL, NULL));
+}

@@ -1,0 +1,148 @@
+/*
+ * Launch gating end to end, turns (harness: gate_harness.h): kernels of
+ * different tasks never overlap in time; a latency task that asks for the GPU
+ * gets it within a few kernel boundaries and keeps it while it launches; the
+ * checksums are the same with and without the daemon; `gmux run` starts a
+ * daemon when none listens. These run with GMUX_DAEMON_SHARE=0 (time slices
+ * whatever the footprints); test_shared_when_fits turns it on: the programs'
+ * memory fits on the double's device, so gmuxd lets both hold the GPU at once
+ * (seen in `gmux status`).
+ */
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "gate_harness.h"
+#include "tproc.h"
+
+static const gh_spec_t specs[GH_MAX_PROGS] = {
+    {"batch", "1", "150", "2000", "0", NULL, NULL, NULL, NULL},
+    {"batch", "2", "150", "2000", "0", NULL, NULL, NULL, NULL},
+    {"latency", "3", "40", "2000", "150", NULL, NULL, NULL, NULL},
+};
+/* 2 s of kernels each: both programs launch while the other does. */
+static const gh_spec_t long_specs[2] = {
+    {"batch", "4", "1000", "2000", "0", NULL, NULL, NULL, NULL},
+    {"batch", "5", "1000", "2000", "0", NULL, NULL, NULL, NULL},
+};
+static gh_out_t ref[GH_MAX_PROGS], got[GH_MAX_PROGS];
+
+static void test_turns_are_exclusive(void **state)
+{
+    (void)state;
+    gh_run_progs(GH_MAX_PROGS, specs, 0, ref);
+    for (int i = 0; i < GH_MAX_PROGS; i++)
+        assert_int_equal(ref[i].gate_waits, 0);
+
+    pid_t d = gh_start_daemon("swap");
+    gh_run_progs(GH_MAX_PROGS, specs, 1, got);
+    gh_stop_daemon(d, SIGTERM);
+    for (int i = 0; i < GH_MAX_PROGS; i++) {
+        assert_string_equal(got[i].checksum, ref[i].checksum);
+        assert_true(got[i].gate_waits > 0);
+        /* swap placement: plans of each switch were applied through the CUDA backend */
+        assert_true(got[i].gate_plans > 0);
+        assert_int_equal(ref[i].gate_plans, 0);
+        for (int j = i + 1; j < GH_MAX_PROGS; j++)
+            assert_int_equal(gh_overlaps(&got[i], &got[j]), 0);
+    }
+    /* The latency task: once its first kernel ran, no batch kernel starts until its last is
+     * done, and it finishes before both batch tasks (it took the GPU from them instead of
+     * waiting for them). How many batch kernels start between its request and its first
+     * kernel depends on how soon the holder's watcher thread runs (printed, not asserted). */
+    const gh_out_t *lat = &got[2];
+    unsigned long long first = lat->t[0][0], last = lat->t[lat->n - 1][1];
+    size_t during = gh_started_in(&got[0], first, last) + gh_started_in(&got[1], first, last);
+    size_t before =
+        gh_started_in(&got[0], lat->request, first) + gh_started_in(&got[1], lat->request, first);
+    print_message("latency task: %zu batch kernels started between its request and its first "
+                  "kernel, %zu while it ran\n",
+                  before, during);
+    assert_int_equal(during, 0);
+    assert_true(last < got[0].t[got[0].n - 1][1]);
+    assert_true(last < got[1].t[got[1].n - 1][1]);
+}
+
+/* Without a daemon on the socket, `gmux run` starts one and the program joins it. */
+static void test_run_starts_daemon(void **state)
+{
+    (void)state;
+    gh_out_t alone;
+    gh_run_progs(1, specs, 0, &alone);
+    unlink(gh_sock);
+    gh_run_progs(1, specs, 1, &got[0]);
+    assert_string_equal(got[0].checksum, alone.checksum);
+    assert_true(got[0].gate_waits > 0);
+    /* the daemon it started is still there: stop it by the pid in its lock file */
+    gh_stop_background_daemon();
+}
+
+/* Child 2 of test_shared_when_fits: polls `gmux status --json` until it shows the mode
+ * shared with both programs running at once; exits 0 once seen, 1 after about a minute. */
+static int shared_child(int index, void *arg)
+{
+    (void)arg;
+    if (index < 2) {
+        char *const *a = gh_prog_argv(index, &long_specs[index], 1);
+        execv(a[0], a);
+        _exit(127);
+    }
+    static char out[65536], err[4096];
+    char *argv[] = {GMUX_BIN, "status", "--json", "--socket", gh_sock, NULL};
+    for (int i = 0; i < 3000; i++) {
+        if (tproc_capture(argv, NULL, 10.0, out, sizeof(out), err, sizeof(err)) == 0 &&
+            strstr(out, "\"mode\": \"shared\"")) {
+            int running = 0;
+            for (const char *p = out; (p = strstr(p, "\"state\": \"running\"")); p++)
+                running++;
+            if (running == 2)
+                return 0;
+        }
+        gh_sleep_ms(20);
+    }
+    fprintf(stderr, "never saw both programs running in shared mode; last status:\n%s\n", out);
+    return 1;
+}
+
+/* Memory that fits: both programs hold the GPU at once, with the same results. */
+static void test_shared_when_fits(void **state)
+{
+    (void)state;
+    gh_out_t long_ref[2];
+    gh_run_progs(2, long_specs, 0, long_ref);
+    setenv("GMUX_DAEMON_SHARE", "1", 1);
+    pid_t d = gh_start_daemon("none");
+    setenv("GMUX_DAEMON_SHARE", "0", 1);
+    int status[3];
+    int bad = tproc_fork_all(3, shared_child, NULL, 240.0, status);
+    gh_stop_daemon(d, SIGTERM);
+    assert_int_equal(status[2], 0); /* the daemon showed both running, mode shared */
+    assert_int_equal(bad, 0);
+    for (int i = 0; i < 2; i++) {
+        gh_read_out(i, &got[i]);
+        assert_int_equal(got[i].n, 1000);
+        assert_string_equal(got[i].checksum, long_ref[i].checksum);
+        assert_true(got[i].gate_waits > 0); /* it joined the daemon */
+    }
+    print_message("shared: %zu kernel pairs of the two programs overlapped in time\n",
+                  gh_overlaps(&got[0], &got[1]));
+}
+
+int main(void)
+{
+    gh_init();
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_turns_are_exclusive),
+        cmocka_unit_test_teardown(test_run_starts_daemon, gh_stop_leftover_daemon),
+        cmocka_unit_test(test_shared_when_fits),
+    };
+    return gh_finish(cmocka_run_group_tests(tests, NULL, NULL));
+}
