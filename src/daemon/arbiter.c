@@ -414,8 +414,9 @@ uint64_t dmn_arb_next_deadline(const dmn_arbiter_t *arb)
     return next;
 }
 
-void dmn_arb_status_head(const dmn_arbiter_t *arb, uint64_t now, dmn_msg_status_t *head)
+void dmn_arb_status_head(dmn_arbiter_t *arb, uint64_t now, dmn_msg_status_t *head)
 {
+    update_mode(arb);
     memset(head, 0, sizeof(*head));
     head->mode = arb->share.mode;
     head->uptime_ns = now - arb->start_ns;

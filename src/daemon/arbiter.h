@@ -150,8 +150,11 @@ uint64_t dmn_arb_next_deadline(const dmn_arbiter_t *arb);
 /* Tasks holding the turn now (running or revoked). */
 uint32_t dmn_arb_holders(const dmn_arbiter_t *arb);
 
-/* The STATUS head: mode, capacity, footprints, counters (n_tasks not set). */
-void dmn_arb_status_head(const dmn_arbiter_t *arb, uint64_t now, dmn_msg_status_t *head);
+/* The STATUS head: mode, capacity, footprints, counters (n_tasks not set).
+ * The footprints and mode are brought up to date first (registrations,
+ * reports and departures since the last decision count), as the next
+ * decision would. */
+void dmn_arb_status_head(dmn_arbiter_t *arb, uint64_t now, dmn_msg_status_t *head);
 
 /* Fills up to cap entries (slot order); returns how many tasks there are. */
 uint32_t dmn_arb_snapshot(const dmn_arbiter_t *arb, uint64_t now, dmn_status_task_t *out,

@@ -223,6 +223,25 @@ static void test_registration_overflows(void **state)
     assert_int_equal(arb->share.changes, 3);
 }
 
+/* A status read between a registration and the next decision shows the
+ * footprints and mode with the new task counted (it showed those before the
+ * registration: test_daemon_share saw two tasks with the footprint of none). */
+static void test_status_counts_new_task(void **state)
+{
+    (void)state;
+    int a0 = add(DMN_CLASS_BATCH, 600);
+    report(a0, 0, 0);
+    decide(0);
+    dmn_msg_status_t head;
+    dmn_arb_status_head(arb, 1 * MS, &head);
+    assert_int_equal(head.footprint, 600);
+    assert_int_equal(head.mode, DMN_MODE_SHARED);
+    (void)add(DMN_CLASS_BATCH, 600); /* no decision yet */
+    dmn_arb_status_head(arb, 2 * MS, &head);
+    assert_int_equal(head.footprint, 1200);
+    assert_int_equal(head.mode, DMN_MODE_SLICED);
+}
+
 /* The mode does not flap around the line: a report between the two lines
  * keeps whatever mode is current. */
 static void test_hysteresis(void **state)
@@ -433,6 +452,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_overflow_slices, setup, teardown),
         cmocka_unit_test_setup_teardown(test_registration_overflows, setup, teardown),
         cmocka_unit_test_setup_teardown(test_hysteresis, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_status_counts_new_task, setup, teardown),
         cmocka_unit_test_setup_teardown(test_latency_class, setup, teardown),
         cmocka_unit_test_setup_teardown(test_capacity_from_reports, setup, teardown),
         cmocka_unit_test_setup_teardown(test_disabled, setup, teardown),
