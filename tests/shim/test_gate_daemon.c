@@ -27,9 +27,42 @@ static gh_spec_t kill_specs[2] = {
 };
 static gh_out_t ref[2], got[2];
 
+/* The task ids listed in a `gmux status --json` output, e.g. "3,4,". */
+static void task_ids(const char *json, char *ids, size_t len)
+{
+    ids[0] = '\0';
+    for (const char *p = json; (p = strstr(p, "{\"id\": ")); p++) {
+        size_t n = strlen(ids);
+        snprintf(ids + n, len - n, "%ld,", strtol(p + 7, NULL, 10));
+    }
+}
+
+/* Both programs registered with the daemon now serving, as they see it: the
+ * daemon lists a task from the REGISTER on, but a client that has no answer
+ * within its wait (2 s, daemon/client.c) closes and tries again later, so a
+ * listing proves nothing until the same two registrations have outlived that
+ * wait. Returns 1 once they have, 0 if no listing held within 10 tries. */
+static int registered_both(const char **last)
+{
+    char before[64] = "", now[64];
+    for (int i = 0; i < 10; i++) {
+        if (!gh_status_wait("\"pid\"", 2, last))
+            return 0;
+        task_ids(*last, now, sizeof(now));
+        if (now[0] && strcmp(now, before) == 0) {
+            fprintf(stderr, "killer: tasks %s still registered after 3 s\n", now);
+            return 1;
+        }
+        snprintf(before, sizeof(before), "%s", now);
+        gh_sleep_ms(3000);
+    }
+    return 0;
+}
+
 /* The killer: once both programs joined daemon d, kills d, notes when,
  * starts another daemon (in the background) on the same socket, waits until both
- * programs registered with it, then lets them finish. Exits 0, or 1 if a wait failed. */
+ * programs registered with it (registered_both), then lets them finish. Exits 0, or 1 if a wait
+ * failed. */
 static int killer(pid_t d)
 {
     const char *last;
@@ -49,7 +82,7 @@ static int killer(pid_t d)
     }
     int st;
     ok = ok && bg > 0 && waitpid(bg, &st, 0) == bg && WIFEXITED(st) && WEXITSTATUS(st) == 0;
-    ok = ok && gh_status_wait("\"pid\"", 2, &last);
+    ok = ok && registered_both(&last);
     if (!ok)
         fprintf(stderr, "killer: a wait failed; last status:\n%s\n", last);
     f = fopen(go, "w");
