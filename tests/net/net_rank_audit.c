@@ -20,6 +20,8 @@
  *              taken back by reclaim_dead (shm never reports them, tcp
  *              cancels them one error per CQ read); the stats tell the paths
  *              apart.
+ *   deadfetch  a get from a rank whose death notice its own progress pass
+ *              reads posts no op that the reclaim, already run, would miss.
  *   staleop    (test hooks) the late completion of an op taken back when its
  *              peer died must not complete the op that took its place.
  *   devwinbad  gmux_dev_window_register on a handle that is not staged (on
@@ -30,6 +32,7 @@
  */
 #include <fcntl.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -401,6 +404,35 @@ static int mode_deadops(void)
     return 0;
 }
 
+/* --- deadfetch --------------------------------------------------------------- */
+
+/* No proxy thread anywhere (audit_mode). The survivor waits until the death
+ * notice is in its bootstrap socket, unread, and gets from the victim: the
+ * get's own progress pass reads the notice and runs the reclaim, then the
+ * get must not post an op to the dead rank, which nothing would take back. */
+static int mode_deadfetch(void)
+{
+    uint64_t *win, got = 0;
+    gmux_window_t w;
+    int victim = rank_kill_start(comm, &win, &w, NULL, NULL);
+    struct pollfd pfd = {.fd = comm->boot->fd, .events = POLLIN};
+    CHECK(poll(&pfd, 1, DO_WAIT_S * 1000) == 1, "no death notice");
+    CHECK(!net_peer_dead(comm, victim), "the notice was read already");
+    comm->boot_poll_calls = 0; /* the next pass reads it */
+    comm->boot_poll_ns = 0;
+    gmux_status_t st = gmux_get(comm, 1, victim, w, 0, &got, sizeof(got));
+    CHECK(st == GMUX_ERR_PEER, "get from the dead rank: %s", gmux_status_name(st));
+    net_progress_try(comm);
+    CHECK(ops_held(victim) == 0, "%u ops held for the dead rank after its reclaim",
+          ops_held(victim));
+    printf("rank %d: deadfetch ok\n", me);
+    fflush(stdout);
+    CHECK(gmux_comm_finalize(comm) != GMUX_OK, "finalize after a death returned OK");
+    comm = NULL;
+    free(win);
+    return 0;
+}
+
 /* --- staleop ------------------------------------------------------------------ */
 
 enum { SO_COUNTER = 7 };
@@ -576,7 +608,7 @@ bool audit_mode(const char *what, gmux_comm_params_t *p)
         p->timeout_s = 20;
         return true;
     }
-    if (strcmp(what, "deadops") == 0) {
+    if (strcmp(what, "deadops") == 0 || strcmp(what, "deadfetch") == 0) {
         p->timeout_s = 20;
         p->start_proxy = 0; /* nothing progresses but the test's own calls */
         return true;
@@ -594,6 +626,8 @@ int mode_audit(const char *what)
         return n == 2 ? mode_fetchlate() : 2;
     if (strcmp(what, "deadops") == 0)
         return mode_deadops();
+    if (strcmp(what, "deadfetch") == 0)
+        return n == 2 ? mode_deadfetch() : 2;
     if (strcmp(what, "stagefull") == 0)
         return mode_stagefull();
     if (strcmp(what, "staleop") == 0)
