@@ -91,6 +91,12 @@ static gmux_status_t fetch_run(gmux_comm_t *comm, uint32_t ctx, int peer, const 
     net_progress_lock(comm);
     net_progress_locked(comm); /* earlier puts of the rings are posted first */
     for (;;) {
+        /* the pass may have read the peer's death and taken its ops back:
+         * an op posted to it now would never be */
+        if (net_peer_dead(comm, peer)) {
+            st = GMUX_ERR_PEER;
+            break;
+        }
         net_op_t *op = comm->free_ops;
         if (op) {
             ssize_t ret;
@@ -126,10 +132,6 @@ static gmux_status_t fetch_run(gmux_comm_t *comm, uint32_t ctx, int peer, const 
                 st = net_fab_status((int)ret);
                 break;
             }
-        }
-        if (net_peer_dead(comm, peer)) {
-            st = GMUX_ERR_PEER;
-            break;
         }
         if (com_deadline_passed(deadline)) {
             st = GMUX_ERR_TIMEOUT;

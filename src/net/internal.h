@@ -78,6 +78,10 @@ typedef struct net_stats {
     uint64_t cq_entries; /* completions they returned */
     uint64_t descs;      /* descriptors consumed from the rings or executed directly */
     uint64_t dev_writes; /* writes posted from a registered device source, with its descriptor */
+    /* How ops ended (net_rank deadops tells the paths apart with them): */
+    uint64_t ops_done;       /* completed by the provider, successfully */
+    uint64_t ops_failed;     /* completed by the provider with an error */
+    uint64_t ops_taken_back; /* taken back, unreported, after their peer died (orphans) */
 } net_stats_t;
 
 typedef struct net_rx {

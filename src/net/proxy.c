@@ -65,6 +65,7 @@ static void op_orphan(gmux_comm_t *comm, uint32_t i)
     set_ctx_error(comm, op->ctx, GMUX_ERR_PEER);
     op->fetch_dst = NULL; /* its caller is told it failed: never written */
     op->in_use = false;
+    comm->stats.ops_taken_back++;
     net_op_t *fresh = calloc(1, sizeof(*fresh));
     if (!fresh)
         return;
@@ -456,6 +457,7 @@ void net_op_completed(gmux_comm_t *comm, void *op_context, bool ok, int err)
     net_op_t *op = (net_op_t *)op_context;
     if (!op->in_use)
         return; /* an orphan, taken back when its peer died: never reused */
+    ok ? comm->stats.ops_done++ : comm->stats.ops_failed++;
     if (ok) {
         bump_counter(comm, op->counter);
         net_op_finish(comm, op, true);

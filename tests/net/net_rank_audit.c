@@ -14,9 +14,14 @@
  *              stopped: when their completions arrive later, the caller's
  *              buffer (and the stack frame the atomic returned from) must not
  *              be written.
- *   deadops    the last rank dies with writes to it outstanding (it never
- *              progresses): the survivors' op pool must get them back (shm
- *              never reports them, tcp leaves a few unreported).
+ *   deadops    the last rank dies with writes to it outstanding, posted once
+ *              it made its last progress call: the first pass after the
+ *              survivors learn of the death must give every op back, some
+ *              taken back by reclaim_dead (shm never reports them, tcp
+ *              cancels them one error per CQ read); the stats tell the paths
+ *              apart.
+ *   deadfetch  a get from a rank whose death notice its own progress pass
+ *              reads posts no op that the reclaim, already run, would miss.
  *   staleop    (test hooks) the late completion of an op taken back when its
  *              peer died must not complete the op that took its place.
  *   devwinbad  gmux_dev_window_register on a handle that is not staged (on
@@ -27,6 +32,7 @@
  */
 #include <fcntl.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -273,7 +279,23 @@ static int mode_fetchlate(void)
 
 /* --- deadops ----------------------------------------------------------------- */
 
-enum { DO_PUTS = 256, DO_SIZE = 1024 * 1024 };
+/* Every rank runs without a proxy thread (audit_mode), so nothing but the
+ * test's own calls progresses. The victim's last progress is in the barrier
+ * of rank_kill_start_bytes: a survivor leaves it first, and writes posted
+ * then were done (and answered) by the victim still waiting in it, so they
+ * came back as plain completions and the reclaim went untested. Here the
+ * victim says through a shared file that it left the barrier (it never
+ * progresses again) and dies only once every survivor has posted its
+ * writes; each survivor reads the death notice without progressing, then
+ * runs one pass, which must give every held op back: reported by the
+ * provider (at most a CQ read's worth on tcp, none on shm) or taken back
+ * by reclaim_dead, each op once. */
+enum { DO_PUTS = 256, DO_SIZE = 1024 * 1024, DO_WAIT_S = 20 };
+
+typedef struct {
+    _Atomic uint32_t quiet;  /* the victim left the barrier */
+    _Atomic uint32_t posted; /* survivors whose writes are posted */
+} do_shared_t;
 
 static uint32_t free_ops(void)
 {
@@ -285,42 +307,129 @@ static uint32_t free_ops(void)
     return k;
 }
 
+/* Ops in use (handed to the provider) for peer, or for any peer with -1. */
+static uint32_t ops_held(int peer)
+{
+    net_progress_lock(comm);
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < comm->nops; i++)
+        k += comm->ops[i]->in_use && (peer < 0 || comm->ops[i]->peer == (uint32_t)peer);
+    pthread_mutex_unlock(&comm->progress_lock);
+    return k;
+}
+
 static bool pool_full(void *arg)
 {
     (void)arg;
     return free_ops() == comm->nops;
 }
 
-/* The last rank runs no proxy (audit_mode): after the barrier nothing of
- * it reads the writes queued to it, which hold ops until it dies. */
+static bool do_wait_word(_Atomic uint32_t *w, uint32_t want)
+{
+    uint64_t end = com_clock_ns() + DO_WAIT_S * COM_NS_PER_S;
+    while (atomic_load(w) < want && com_clock_ns() < end)
+        usleep(100);
+    return atomic_load(w) >= want;
+}
+
+/* The victim, out of its barrier: no gmux call follows, so it never reads
+ * another write. It dies once the survivors posted theirs. */
+static void do_before_death(void *arg)
+{
+    do_shared_t *sh = arg;
+    atomic_store(&sh->quiet, 1);
+    do_wait_word(&sh->posted, (uint32_t)(n - 1));
+    shared_unlink(me);
+}
+
 static int mode_deadops(void)
 {
+    int victim = n - 1;
+    uint8_t *map = NULL;
+    if (me == victim)
+        map = shared_map(victim, sizeof(do_shared_t), true);
     uint8_t *src = malloc(DO_SIZE);
     CHECK(src, "out of memory");
     memset(src, 0x3c, DO_SIZE);
     void *win;
     gmux_window_t w;
-    int victim = rank_kill_start_bytes(comm, DO_SIZE, &win, &w, NULL, NULL);
-    gmux_status_t st = GMUX_OK;
-    for (int i = 0; i < DO_PUTS && st == GMUX_OK; i++)
-        st = gmux_put(comm, 1, victim, w, 0, src, DO_SIZE, NULL); /* never inject: an op each */
-    CHECK(st == GMUX_OK || st == GMUX_ERR_PEER, "puts: %s", gmux_status_name(st));
-    st = gmux_flush(comm, 1);
-    /* shm: PEER; tcp may have sent them all (OK) or cancel them (TRANSPORT) */
-    CHECK(st == GMUX_ERR_PEER || st == GMUX_ERR_TRANSPORT || st == GMUX_OK, "flush: %s",
+    rank_kill_start_bytes(comm, DO_SIZE, &win, &w, do_before_death, map ? map + SHARED_HDR : NULL);
+    map = shared_map(victim, sizeof(do_shared_t), false);
+    do_shared_t *sh = (do_shared_t *)(map + SHARED_HDR);
+    CHECK(do_wait_word(&sh->quiet, 1), "the victim never left the barrier");
+    for (int i = 0; i < DO_PUTS; i++) /* never inject: an op each */
+        OK(gmux_put(comm, 1, victim, w, 0, src, DO_SIZE, NULL));
+    while (net_ring_pending(&comm->rings[comm->size + victim]) > 0) /* inline progress off */
+        net_progress_try(comm);
+    atomic_fetch_add(&sh->posted, 1);
+    munmap(map, SHARED_HDR + sizeof(do_shared_t));
+    /* the death notice, read with no progress pass (none reads the CQ) */
+    uint64_t end = com_clock_ns() + DO_WAIT_S * COM_NS_PER_S;
+    while (!net_peer_dead(comm, victim) && com_clock_ns() < end) {
+        net_boot_poll(comm->boot);
+        usleep(1000);
+    }
+    CHECK(net_peer_dead(comm, victim), "rank %d never declared dead", victim);
+    uint32_t held = ops_held(victim), held_all = ops_held(-1);
+    CHECK(held > 0, "no op held for the dead rank: the test proves nothing");
+    net_stats_t s0 = comm->stats;
+    /* one pass: the completions already there, then the reclaim */
+    net_progress_lock(comm);
+    net_progress_locked(comm);
+    pthread_mutex_unlock(&comm->progress_lock);
+    uint32_t back = (uint32_t)(comm->stats.ops_taken_back - s0.ops_taken_back);
+    uint32_t done = (uint32_t)(comm->stats.ops_done - s0.ops_done);
+    uint32_t failed = (uint32_t)(comm->stats.ops_failed - s0.ops_failed);
+    CHECK(ops_held(victim) == 0, "%u of %u ops still held for the dead rank after a pass",
+          ops_held(victim), held);
+    /* each op that left use ended one way (a live peer's may have completed too) */
+    CHECK(done + failed + back == held_all - ops_held(-1),
+          "%u ops ended, %u done + %u failed + %u taken back", held_all - ops_held(-1), done,
+          failed, back);
+    CHECK(back > 0 && back <= held, "%u of %u taken back (%u done, %u failed)", back, held, done,
+          failed);
+    gmux_status_t st = gmux_flush(comm, 1);
+    CHECK(st == GMUX_ERR_PEER || st == GMUX_ERR_TRANSPORT, "flush: %s", gmux_status_name(st));
+    st = gmux_wait_cond(comm, pool_full, NULL, DO_WAIT_S); /* the live peers' ops too */
+    CHECK(pool_full(NULL), "%u of %u ops free after the death (%s)", free_ops(), comm->nops,
           gmux_status_name(st));
-    /* every op comes back, failed; none is held for the dead rank (shm never
-     * reports them; tcp reports most itself, but not all) */
-    st = gmux_wait_cond(comm, pool_full, NULL, 10.0);
-    CHECK(st == GMUX_OK || st == GMUX_ERR_PEER, "wait: %s", gmux_status_name(st));
-    CHECK(pool_full(NULL), "%u of %u ops free after the death", free_ops(), comm->nops);
-    printf("rank %d: deadops ok\n", me);
+    printf("rank %d: deadops ok (%u held: %u done, %u failed, %u taken back)\n", me, held, done,
+           failed, back);
     fflush(stdout);
     st = gmux_comm_finalize(comm);
     CHECK(st != GMUX_OK, "finalize after a death returned OK");
     comm = NULL;
     free(win);
     free(src);
+    return 0;
+}
+
+/* --- deadfetch --------------------------------------------------------------- */
+
+/* No proxy thread anywhere (audit_mode). The survivor waits until the death
+ * notice is in its bootstrap socket, unread, and gets from the victim: the
+ * get's own progress pass reads the notice and runs the reclaim, then the
+ * get must not post an op to the dead rank, which nothing would take back. */
+static int mode_deadfetch(void)
+{
+    uint64_t *win, got = 0;
+    gmux_window_t w;
+    int victim = rank_kill_start(comm, &win, &w, NULL, NULL);
+    struct pollfd pfd = {.fd = comm->boot->fd, .events = POLLIN};
+    CHECK(poll(&pfd, 1, DO_WAIT_S * 1000) == 1, "no death notice");
+    CHECK(!net_peer_dead(comm, victim), "the notice was read already");
+    comm->boot_poll_calls = 0; /* the next pass reads it */
+    comm->boot_poll_ns = 0;
+    gmux_status_t st = gmux_get(comm, 1, victim, w, 0, &got, sizeof(got));
+    CHECK(st == GMUX_ERR_PEER, "get from the dead rank: %s", gmux_status_name(st));
+    net_progress_try(comm);
+    CHECK(ops_held(victim) == 0, "%u ops held for the dead rank after its reclaim",
+          ops_held(victim));
+    printf("rank %d: deadfetch ok\n", me);
+    fflush(stdout);
+    CHECK(gmux_comm_finalize(comm) != GMUX_OK, "finalize after a death returned OK");
+    comm = NULL;
+    free(win);
     return 0;
 }
 
@@ -499,10 +608,9 @@ bool audit_mode(const char *what, gmux_comm_params_t *p)
         p->timeout_s = 20;
         return true;
     }
-    if (strcmp(what, "deadops") == 0) {
+    if (strcmp(what, "deadops") == 0 || strcmp(what, "deadfetch") == 0) {
         p->timeout_s = 20;
-        if (rank_kill_victim_env())
-            p->start_proxy = 0;
+        p->start_proxy = 0; /* nothing progresses but the test's own calls */
         return true;
     }
     return false;
@@ -518,6 +626,8 @@ int mode_audit(const char *what)
         return n == 2 ? mode_fetchlate() : 2;
     if (strcmp(what, "deadops") == 0)
         return mode_deadops();
+    if (strcmp(what, "deadfetch") == 0)
+        return n == 2 ? mode_deadfetch() : 2;
     if (strcmp(what, "stagefull") == 0)
         return mode_stagefull();
     if (strcmp(what, "staleop") == 0)

@@ -205,13 +205,25 @@ static void test_receive_errors(void **state)
     expect_ok(2, "rxerr", NULL, NULL, "rxerr ok");
 }
 
-/* The last rank dies with writes to it outstanding: the survivor fails
- * cleanly and (shm) gets every op back. */
+/* The last rank dies with writes to it outstanding: the first pass after
+ * the death gives every op back, some taken back by the reclaim, on each
+ * survivor. */
 static void test_dead_peer_ops(void **state)
 {
     (void)state;
     assert_int_equal(launch(2, "deadops", NULL, NULL), 128 + 9);
     assert_int_equal(count(out, "deadops ok"), 1);
+    assert_int_equal(launch(3, "deadops", NULL, NULL), 128 + 9);
+    assert_int_equal(count(out, "deadops ok"), 2);
+}
+
+/* A get whose own progress pass learns of its target's death (after the
+ * reclaim ran) posts nothing that would stay held for good. */
+static void test_dead_peer_fetch(void **state)
+{
+    (void)state;
+    assert_int_equal(launch(2, "deadfetch", NULL, NULL), 128 + 9);
+    assert_int_equal(count(out, "deadfetch ok"), 1);
 }
 
 /* A device window registration refused by one rank's handle fails on all. */
@@ -257,9 +269,13 @@ int main(void)
     };
 #else /* test_net_audit_*: the audit's scenarios, apart from the long suite */
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_quiet_two_threads),           cmocka_unit_test(test_receive_errors),
-        cmocka_unit_test(test_fetch_after_timeout),         cmocka_unit_test(test_dead_peer_ops),
-        cmocka_unit_test(test_stage_window_fails_together), cmocka_unit_test(test_stale_completion),
+        cmocka_unit_test(test_quiet_two_threads),
+        cmocka_unit_test(test_receive_errors),
+        cmocka_unit_test(test_fetch_after_timeout),
+        cmocka_unit_test(test_dead_peer_ops),
+        cmocka_unit_test(test_dead_peer_fetch),
+        cmocka_unit_test(test_stage_window_fails_together),
+        cmocka_unit_test(test_stale_completion),
         cmocka_unit_test(test_dev_window_fails_together),
     };
 #endif
