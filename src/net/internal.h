@@ -243,6 +243,12 @@ void net_progress_lock(gmux_comm_t *comm);
 gmux_status_t net_proxy_post_rx(gmux_comm_t *comm);
 /* Sends a quiet request on stream (ctx, peer); *token_p to wait for. LOCKING: held. */
 gmux_status_t net_send_quiet_req(gmux_comm_t *comm, uint32_t ctx, int peer, uint64_t *token_p);
+/* oppool.c. Records st as ctx's error unless it has one already. */
+void net_ctx_set_error(gmux_comm_t *comm, uint32_t ctx, gmux_status_t st);
+/* A free op, marked in use, or NULL when all are in flight. LOCKING: held. */
+net_op_t *net_op_get(gmux_comm_t *comm);
+/* Returns op to the pool. LOCKING: held. */
+void net_op_put(gmux_comm_t *comm, net_op_t *op);
 /* Ends op: a fetch's result goes to its caller when ok (and the caller still
  * waits), its buffer is released; the op returns to the pool. LOCKING: held. */
 void net_op_finish(gmux_comm_t *comm, net_op_t *op, bool ok);

@@ -19,84 +19,6 @@
 #define DRAIN_BATCH 64
 #define CQ_BATCH    64
 
-static void set_ctx_error(gmux_comm_t *comm, uint32_t ctx, gmux_status_t st)
-{
-    int expected = GMUX_OK;
-    atomic_compare_exchange_strong(&comm->ctx_error[ctx], &expected, (int)st);
-}
-
-static net_op_t *op_get(gmux_comm_t *comm)
-{
-    net_op_t *op = comm->free_ops;
-    if (op) {
-        comm->free_ops = op->next_free;
-        op->in_use = true;
-    }
-    return op;
-}
-
-static void op_put(gmux_comm_t *comm, net_op_t *op)
-{
-    op->in_use = false;
-    op->next_free = comm->free_ops;
-    comm->free_ops = op;
-}
-
-void net_op_finish(gmux_comm_t *comm, net_op_t *op, bool ok)
-{
-    if (op->fetch_len) {
-        if (ok && op->fetch_dst)
-            memcpy(op->fetch_dst, op->fetch_buf, op->fetch_len);
-        if (op->fetch_buf != &op->amo[2])
-            free(op->fetch_buf);
-        op->fetch_dst = op->fetch_buf = NULL;
-        op->fetch_len = 0;
-    }
-    op_put(comm, op);
-}
-
-/* Makes slot i's op, in use, an orphan: failed for its caller, kept out of
- * the pool for good (the provider may still write its buffers or report
- * it), a fresh op in its place. Without memory for one the slot keeps the
- * orphan and the pool is one op smaller. */
-static void op_orphan(gmux_comm_t *comm, uint32_t i)
-{
-    net_op_t *op = comm->ops[i];
-    set_ctx_error(comm, op->ctx, GMUX_ERR_PEER);
-    op->fetch_dst = NULL; /* its caller is told it failed: never written */
-    op->in_use = false;
-    comm->stats.ops_taken_back++;
-    net_op_t *fresh = calloc(1, sizeof(*fresh));
-    if (!fresh)
-        return;
-    op->next_free = comm->orphans;
-    comm->orphans = op;
-    fresh->heap = true;
-    comm->ops[i] = fresh;
-    op_put(comm, fresh);
-}
-
-void net_ops_take_back(gmux_comm_t *comm, int peer)
-{
-    for (uint32_t i = 0; i < comm->nops; i++)
-        if (comm->ops[i]->in_use && comm->ops[i]->peer == (uint32_t)peer)
-            op_orphan(comm, i);
-}
-
-bool net_ctx_outstanding_below(gmux_comm_t *comm, uint32_t ctx, uint64_t below)
-{
-    for (uint32_t i = 0; i < comm->nops; i++) {
-        const net_op_t *op = comm->ops[i];
-        if (!op->in_use || op->ctx != ctx || op->id >= below)
-            continue;
-        if (!net_peer_dead(comm, (int)op->peer))
-            return true;
-        /* an operation to a dead peer may never complete: count it as failed */
-        set_ctx_error(comm, ctx, GMUX_ERR_PEER);
-    }
-    return false;
-}
-
 static void apply_signal(gmux_comm_t *comm, uint32_t id, uint8_t op, uint64_t value)
 {
     _Atomic uint64_t *w = &comm->signals[id];
@@ -217,7 +139,7 @@ static gmux_status_t post_write(gmux_comm_t *comm, const net_desc_t *d, net_out_
     bool inject = !desc && len <= comm->fab.rma_inject_size;
     net_op_t *op = NULL;
     if (!inject) {
-        op = op_get(comm);
+        op = net_op_get(comm);
         if (!op)
             return GMUX_ERR_BUSY;
         op->id = comm->ctx_issued[d->ctx];
@@ -259,7 +181,7 @@ static gmux_status_t post_write(gmux_comm_t *comm, const net_desc_t *d, net_out_
             }
         }
         if (op)
-            op_put(comm, op);
+            net_op_put(comm, op);
         return st;
     }
     o->wseq++;
@@ -283,7 +205,7 @@ static void exec_self(gmux_comm_t *comm, const net_desc_t *d)
         gmux_status_t st = net_local_copy(comm, dst, comm->win[d->window].mem, src,
                                           h ? h->mem : GMUX_MEM_HOST, d->size);
         if (st != GMUX_OK) {
-            set_ctx_error(comm, d->ctx, st);
+            net_ctx_set_error(comm, d->ctx, st);
             return; /* no counter, no signal: the data is not there */
         }
         if (d->flags & NET_DESC_F_COUNTER)
@@ -322,7 +244,7 @@ static gmux_status_t exec_desc(gmux_comm_t *comm, const net_desc_t *d, const net
     if (!desc_valid(comm, d)) {
         COM_ERROR(NET, "rank %d: invalid descriptor (op %u, peer %u)", comm->rank, d->opcode,
                   d->peer);
-        set_ctx_error(comm, d->ctx < comm->nctx ? d->ctx : 0, GMUX_ERR_INVALID);
+        net_ctx_set_error(comm, d->ctx < comm->nctx ? d->ctx : 0, GMUX_ERR_INVALID);
         return GMUX_OK;
     }
     if ((int)d->peer == comm->rank) {
@@ -330,7 +252,7 @@ static gmux_status_t exec_desc(gmux_comm_t *comm, const net_desc_t *d, const net
         return GMUX_OK;
     }
     if (net_peer_dead(comm, (int)d->peer)) {
-        set_ctx_error(comm, d->ctx, GMUX_ERR_PEER);
+        net_ctx_set_error(comm, d->ctx, GMUX_ERR_PEER);
         return GMUX_OK;
     }
     net_out_t *o = &comm->out[d->ctx * comm->size + d->peer];
@@ -367,7 +289,7 @@ static gmux_status_t exec_desc(gmux_comm_t *comm, const net_desc_t *d, const net
     if (st == GMUX_OK && sop && !fits)
         st = send_signal(comm, d, carrier);
     if (st != GMUX_OK)
-        set_ctx_error(comm, d->ctx, st);
+        net_ctx_set_error(comm, d->ctx, st);
     return GMUX_OK;
 }
 
@@ -457,7 +379,10 @@ void net_op_completed(gmux_comm_t *comm, void *op_context, bool ok, int err)
     net_op_t *op = (net_op_t *)op_context;
     if (!op->in_use)
         return; /* an orphan, taken back when its peer died: never reused */
-    ok ? comm->stats.ops_done++ : comm->stats.ops_failed++;
+    if (ok)
+        comm->stats.ops_done++;
+    else
+        comm->stats.ops_failed++;
     if (ok) {
         bump_counter(comm, op->counter);
         net_op_finish(comm, op, true);
@@ -470,7 +395,7 @@ void net_op_completed(gmux_comm_t *comm, void *op_context, bool ok, int err)
         COM_WARN(NET, "rank %d: operation to rank %u failed: %s", comm->rank, op->peer,
                  fi_strerror(err));
     }
-    set_ctx_error(comm, op->ctx, st == GMUX_ERR_PEER ? st : GMUX_ERR_TRANSPORT);
+    net_ctx_set_error(comm, op->ctx, st == GMUX_ERR_PEER ? st : GMUX_ERR_TRANSPORT);
     net_op_finish(comm, op, false);
 }
 
@@ -580,7 +505,7 @@ static int drain_ring(gmux_comm_t *comm, uint32_t i)
         uint64_t used = 1;
         if (st != GMUX_OK) {
             COM_ERROR(NET, "rank %d: corrupt descriptor in ring %u", comm->rank, i);
-            set_ctx_error(comm, i / (uint32_t)comm->size, GMUX_ERR_PARSE);
+            net_ctx_set_error(comm, i / (uint32_t)comm->size, GMUX_ERR_PARSE);
         } else if (batch_start(comm, ring, k, &d)) {
             struct batch_peek pa = {comm, ring, k};
             net_batch_build(comm->batch, &d, comm->fab.rma_inject_size, true, batch_peek, &pa);
