@@ -79,8 +79,7 @@ static int set_value(void *cfg, const wl_setting_t *s, const char *text, char *e
     }
     if (st != GMUX_OK || (s->type != WL_T_CHOICE && (v < s->min || v > s->max))) {
         if (s->type == WL_T_CHOICE)
-            snprintf(err, errlen, "setting %s: '%s' is not one of the choices", s->key,
-                     text);
+            snprintf(err, errlen, "setting %s: '%s' is not one of the choices", s->key, text);
         else
             snprintf(err, errlen, "setting %s: '%s' is not a %s in [%" PRIu64 ", %" PRIu64 "]",
                      s->key, text, s->type == WL_T_SIZE ? "size" : "whole number", s->min, s->max);
