@@ -293,7 +293,11 @@ FAKE_API void fake_arm_last_release(void (*fn)(void))
 static void *fake_lr_run(void *arg)
 {
     (void)arg;
-    fake_lr_fn();
+    pthread_mutex_lock(&fake_lr_mu);
+    void (*fn)(void) = fake_lr_fn; /* set before the thread, cleared after its join */
+    pthread_mutex_unlock(&fake_lr_mu);
+    if (fn)
+        fn();
     pthread_mutex_lock(&fake_lr_mu);
     fake_lr_done = 1;
     pthread_cond_broadcast(&fake_lr_cv);
@@ -322,11 +326,15 @@ FAKE_API void fake_last_release_join(void)
 {
     pthread_mutex_lock(&fake_lr_mu);
     int started = fake_lr_started;
+    pthread_mutex_unlock(&fake_lr_mu);
+    /* the thread may not have read fake_lr_fn yet (the release waits 2 s at
+     * most): cleared only once it has ended */
+    if (started)
+        pthread_join(fake_lr_thread, NULL);
+    pthread_mutex_lock(&fake_lr_mu);
     fake_lr_fn = NULL;
     fake_lr_started = 0;
     pthread_mutex_unlock(&fake_lr_mu);
-    if (started)
-        pthread_join(fake_lr_thread, NULL);
 }
 
 CUresult fk_cuDevicePrimaryCtxRelease_v2(CUdevice dev)
