@@ -11,7 +11,7 @@
 #define GMUX_COMMAND_LIST(X)                                                                       \
     X("demo", cmd_demo, "run the built-in demonstration of everything built so far")               \
     X("sim", cmd_sim, "simulate tasks sharing a GPU: demand paging vs proactive vs oracle")        \
-    X("trace", cmd_trace, "record a program's trace (-- CMD), or generate, convert, summarise")    \
+    X("trace", cmd_trace, "record a program's trace (-- CMD), or generate, convert, show one")     \
     X("profile", cmd_profile, "learn working-set templates from a trace or a program")             \
     X("predict-report", cmd_predict_report,                                                        \
       "precision and recall of working-set prediction per kernel, beside whole regions")           \
