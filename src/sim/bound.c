@@ -350,6 +350,20 @@ out_free:
     return st;
 }
 
+/* Counts a reference that is not an end of launch: a chunk seen for the first
+ * time since the start or since its free (a later reference after a free is a
+ * new fetch, as in Belady's count). */
+static inline void count_distinct(uint8_t *seen, uint32_t r, uint64_t *distinct)
+{
+    uint32_t c = REF_CHUNK(r);
+    if (r & REF_FREE)
+        seen[c] = 0;
+    else if (!seen[c]) {
+        seen[c] = 1;
+        (*distinct)++;
+    }
+}
+
 uint64_t sim_refstr_distinct(const sim_refstr_t *rs)
 {
     uint8_t *seen = calloc(rs->chunk_limit ? rs->chunk_limit : 1, 1);
@@ -358,18 +372,9 @@ uint64_t sim_refstr_distinct(const sim_refstr_t *rs)
         return 0;
     }
     uint64_t distinct = 0;
-    for (uint64_t i = 0; i < rs->n; i++) {
-        uint32_t r = rs->refs[i];
-        if (r == REF_END)
-            continue;
-        uint32_t c = REF_CHUNK(r);
-        if (r & REF_FREE)
-            seen[c] = 0;
-        else if (!seen[c]) {
-            seen[c] = 1;
-            distinct++;
-        }
-    }
+    for (uint64_t i = 0; i < rs->n; i++)
+        if (rs->refs[i] != REF_END)
+            count_distinct(seen, rs->refs[i], &distinct);
     free(seen);
     return distinct;
 }
@@ -396,15 +401,8 @@ static uint32_t pick_samples(const sim_refstr_t *rs, uint64_t capacity_chunks, d
     uint32_t n = 0, k = 0, next_eighth = eighths ? 1 : 17;
     uint64_t distinct = 0, compute = 0, start = 0, span = hi - lo;
     for (uint64_t i = 0; i < rs->n && n < max && k < hi; i++) {
-        uint32_t r = rs->refs[i];
-        if (r != REF_END) {
-            uint32_t c = REF_CHUNK(r);
-            if (r & REF_FREE)
-                seen[c] = 0; /* a later reference is a new fetch, as in Belady's count */
-            else if (!seen[c]) {
-                seen[c] = 1;
-                distinct++;
-            }
+        if (rs->refs[i] != REF_END) {
+            count_distinct(seen, rs->refs[i], &distinct);
             continue;
         }
         compute += rs->compute[k];
