@@ -30,7 +30,16 @@
  * at the pause, the double is armed to begin a capture of the launch stream
  * (through cuStreamBeginCapture_v2, the shim's hook) from another thread right
  * after the shim's next query of that stream, and the capture ends after the
- * pause: exit 16 if it was invalidated; a line "A 1" if it began and held.
+ * pause: exit 16 if it was invalidated; a line "A 1" if it began and held;
+ * 5: the program runs in a context of its own (cuCtxCreate), and at the
+ * pause the double is armed so that the next push of that context (the
+ * shim's watcher thread entering it to evict) makes another thread destroy
+ * it (through the shim's cuCtxDestroy hook) and create another at its
+ * handle; after the pause (the program does the same itself if the hook
+ * never fired) the kernels go on in the new context with a new buffer
+ * holding what the old one held: exit 19 if the double saw the context
+ * destroyed while another thread had it pushed; a line "A 1" if the hook
+ * fired.
  * STREAM 1: the kernels go on a stream
  * the program creates non-blocking (cuStreamCreateWithPriority), which the
  * legacy stream does not wait for; 0 (default): the NULL stream.
@@ -107,6 +116,20 @@ static void *get(PFN_cuGetProcAddress_v12000 gpa, const char *base)
 {
     void *p = NULL;
     return gpa(base, &p, 12000, 0, NULL) == CUDA_SUCCESS ? p : NULL;
+}
+
+/* CAPTURE 5: the program's context, and how it is replaced by another at its handle. */
+static CUcontext own_ctx;
+static PFN_cuCtxCreate_v3020 ctx_create;
+static PFN_cuCtxDestroy_v4000 ctx_destroy;
+static int ctx_replaced; /* 1 once done, -1 if it failed */
+
+static void replace_ctx(void)
+{
+    CUcontext again = NULL;
+    int ok = ctx_destroy(own_ctx) == CUDA_SUCCESS && ctx_create(&again, 0, 0) == CUDA_SUCCESS &&
+             again == own_ctx;
+    ctx_replaced = ok ? 1 : -1;
 }
 
 /* CAPTURE 3: the capturing thread. */
@@ -199,8 +222,16 @@ int main(int argc, char **argv)
     fake_arm_capture_fn arm = (fake_arm_capture_fn)dlsym(drv, "fake_arm_capture");
     fake_armed_capture_join_fn arm_join =
         (fake_armed_capture_join_fn)dlsym(drv, "fake_armed_capture_join");
+    fake_arm_push_fn arm_push = (fake_arm_push_fn)dlsym(drv, "fake_arm_push");
+    fake_armed_push_join_fn push_join = (fake_armed_push_join_fn)dlsym(drv, "fake_armed_push_join");
+    fake_ctx_destroyed_in_use_fn destroyed_in_use =
+        (fake_ctx_destroyed_in_use_fn)dlsym(drv, "fake_ctx_destroyed_in_use");
     if (!gpa || !reg || !log_count || !log_get || !set_capturing || !set_capturing_nb ||
-        !invalidated || !arm || !arm_join)
+        !invalidated || !arm || !arm_join || !arm_push || !push_join || !destroyed_in_use)
+        return 11;
+    ctx_create = (PFN_cuCtxCreate_v3020)get(gpa, "cuCtxCreate");
+    ctx_destroy = (PFN_cuCtxDestroy_v4000)get(gpa, "cuCtxDestroy");
+    if (capture == 5 && (!ctx_create || !ctx_destroy || ctx_create(&own_ctx, 0, 0) != CUDA_SUCCESS))
         return 11;
     PFN_cuMemAlloc_v3020 alloc = (PFN_cuMemAlloc_v3020)get(gpa, "cuMemAlloc");
     PFN_cuLaunchKernel_v4000 launch = (PFN_cuLaunchKernel_v4000)get(gpa, "cuLaunchKernel");
@@ -229,6 +260,7 @@ int main(int argc, char **argv)
     pthread_t cap_th = 0;
     if (capture == 3 && capture_start(gpa, &cap, &cap_th) != 0)
         return 17;
+    static uint64_t saved[GATE_WORDS]; /* CAPTURE 5: the buffer through the pause */
     int began = -1;                    /* CAPTURE 4 */
     uint64_t cap_from = 0, cap_to = 0; /* the pause (and its capture) */
     uint64_t request = now_ns();
@@ -241,6 +273,10 @@ int main(int argc, char **argv)
                 set_capturing_nb(ls);
             else if (capture == 4)
                 arm(ls, get(gpa, "cuStreamBeginCapture"));
+            else if (capture == 5) {
+                memcpy(saved, host, sizeof(saved));
+                arm_push(own_ctx, replace_ctx);
+            }
             FILE *m = fopen(paused, "w");
             if (!m)
                 return 14;
@@ -258,6 +294,15 @@ int main(int argc, char **argv)
                 began = arm_join(); /* -1: the shim never looked (no daemon) */
                 if (began >= 0 && (began != CUDA_SUCCESS || !end || end(ls, &g) != CUDA_SUCCESS))
                     return 16;
+            } else if (capture == 5) {
+                began = push_join() ? CUDA_SUCCESS : -1;
+                if (began != CUDA_SUCCESS)
+                    replace_ctx();
+                /* the buffer went with the context */
+                if (ctx_replaced != 1 || alloc(&buf, sizeof(saved)) != CUDA_SUCCESS)
+                    return 12;
+                host = (uint64_t *)(uintptr_t)buf;
+                memcpy(host, saved, sizeof(saved));
             }
             cap_to = now_ns();
         }
@@ -301,7 +346,7 @@ int main(int argc, char **argv)
                         after_null && (!ls || after_ls));
         }
     }
-    if (capture == 4)
+    if (capture == 4 || capture == 5)
         fprintf(out, "A %d\n", began == CUDA_SUCCESS ? 1 : 0);
     if (pauses)
         fprintf(out, "C %llu %llu\n", (unsigned long long)cap_from, (unsigned long long)cap_to);
@@ -309,5 +354,7 @@ int main(int argc, char **argv)
     free(times);
     if (ls && stream_destroy(ls) != CUDA_SUCCESS)
         return 15;
+    if (destroyed_in_use())
+        return 19;
     return invalidated() || !capture_held ? 16 : 0;
 }

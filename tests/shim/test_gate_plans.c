@@ -7,7 +7,8 @@
  * the chunk placement under a capacity, the task expected next prefetches part
  * of its working set while the other task still runs (the daemon's fill
  * ahead), and its own fill does not repeat it (read from the driver double's
- * record of prefetches).
+ * record of prefetches). The watcher thread's evictions inside a context keep
+ * a destruction of that context waiting until it left it.
  */
 #include <setjmp.h>
 #include <signal.h>
@@ -141,7 +142,7 @@ static void test_ahead_before_grant(void **state)
  * evictions it brings program 0, fall inside that pause however loaded the
  * machine is. */
 static char p0_paused[256], p1_done[256];
-static const gh_spec_t evict_specs[5][2] = {
+static const gh_spec_t evict_specs[6][2] = {
     /* both launch all along (0.75 s of kernels each: they overlap even when one
      * starts late on a loaded machine), turns of 20 ms: the waiting launching
      * thread evicts */
@@ -171,6 +172,13 @@ static const gh_spec_t evict_specs[5][2] = {
      * capture's beginning waits for the shim's ordering to be done instead */
     {{"batch", "11", "20", "5000", "0", NULL, p1_done, "4", "1"},
      {"batch", "12", "40", "5000", p0_paused, NULL, NULL, NULL, NULL}},
+    /* program 0 runs in a context of its own, which another of its threads
+     * destroys (and creates again at the same handle) just as the watcher
+     * thread pushes it to evict: the destruction must wait until the
+     * watcher left the context, or the watcher works in a destroyed one, or
+     * in the new context at its handle (program 0 exits 19) */
+    {{"batch", "11", "20", "5000", "0", NULL, p1_done, "5", NULL},
+     {"batch", "12", "40", "5000", p0_paused, NULL, NULL, NULL, NULL}},
 };
 
 /* How many of p's evictions were followed by a kernel of q before p's next
@@ -197,7 +205,7 @@ static void test_evict_on_arrival(void **state)
     (void)state;
     snprintf(p0_paused, sizeof(p0_paused), "%s", gh_path("out0.paused"));
     snprintf(p1_done, sizeof(p1_done), "%s", gh_path("out1"));
-    for (int sc = 0; sc < 5; sc++) {
+    for (int sc = 0; sc < 6; sc++) {
         static gh_out_t alone[2], out[2];
         unlink(p0_paused);
         unlink(p1_done);
@@ -253,6 +261,8 @@ static void test_evict_on_arrival(void **state)
                 in_pause += p->h[e][0] > p->cap_from && p->h[e][0] < p->cap_to &&
                             p->h[e][0] < q->t[q->n - 1][1];
             if (sc == 4) /* the capture began after the shim's query, and held */
+                assert_int_equal(p->armed, 1);
+            else if (sc == 5) /* the watcher entered the context during the pause */
                 assert_int_equal(p->armed, 1);
             else if (sc == 1)
                 assert_true(in_pause > 0);
