@@ -72,8 +72,11 @@ void shim_backend_destroy_end(bool locked);
  * stream of the device captures a graph (the legacy stream cannot be used
  * without invalidating that capture), or one of those non-blocking streams
  * does (an event recorded on it would pull the migration stream into the
- * capture): nothing was ordered that matters, try later; GMUX_ERR_DRIVER.
- * Needs c's context current on the calling thread. */
+ * capture): nothing was ordered that matters, try later; also when the
+ * migration stream was found joined to a capture of the program all the
+ * same (one begun where the shim does not see it): c is then retired, its
+ * stream left to that capture, and the context's next user gets a new one;
+ * GMUX_ERR_DRIVER. Needs c's context current on the calling thread. */
 gmux_status_t shim_backend_after_queued(shim_cuctx_t *c);
 
 /* The engine backend of one context. */
