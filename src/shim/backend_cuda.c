@@ -28,6 +28,9 @@ static _Atomic uint32_t backend_epoch; /* bumped when an entry retires */
 static __thread CUcontext backend_last_ctx;
 static __thread shim_cuctx_t *backend_last;
 static __thread uint32_t backend_last_epoch;
+/* Shared from shim_backend_enter to shim_backend_leave, exclusive around a
+ * context's destruction (backend_cuda.h, LOCKING). */
+static pthread_rwlock_t backend_destroy_lock = PTHREAD_RWLOCK_INITIALIZER;
 
 /* See backend_cuda.h. The test: test_gate_plans
  * test_capture_in_other_thread_survives (the double models the modes). */
@@ -101,23 +104,69 @@ void shim_backend_forget(CUcontext ctx)
     pthread_mutex_unlock(&backend_lock);
 }
 
+/* See backend_cuda.h. The test: test_gate_plans test_evict_on_arrival,
+ * the context destroyed as the watcher pushes it (the double counts a
+ * context destroyed while another thread has it pushed). */
 bool shim_backend_enter(shim_cuctx_t *c)
 {
+    pthread_rwlock_rdlock(&backend_destroy_lock);
     uintptr_t ctx = atomic_load(&c->ctx);
-    return ctx != BACKEND_RETIRED && SHIM_CALL(cuCtxPushCurrent_v2, (CUcontext)ctx) == CUDA_SUCCESS;
+    if (ctx != BACKEND_RETIRED && SHIM_CALL(cuCtxPushCurrent_v2, (CUcontext)ctx) == CUDA_SUCCESS)
+        return true;
+    pthread_rwlock_unlock(&backend_destroy_lock);
+    return false;
 }
 
 void shim_backend_leave(void)
 {
     CUcontext prev;
     (void)SHIM_CALL(cuCtxPopCurrent_v2, &prev);
+    pthread_rwlock_unlock(&backend_destroy_lock);
+}
+
+bool shim_backend_destroy_begin(void)
+{
+    if (shim_forked_child())
+        return false;
+    pthread_rwlock_wrlock(&backend_destroy_lock);
+    return true;
+}
+
+void shim_backend_destroy_end(bool locked)
+{
+    if (locked)
+        pthread_rwlock_unlock(&backend_destroy_lock);
+}
+
+/* Retires c, whose context lives on: the next shim_backend_current of it
+ * creates a new entry, with a stream and events of its own. */
+static void backend_retire(shim_cuctx_t *c, uintptr_t ctx)
+{
+    pthread_mutex_lock(&backend_lock);
+    if (atomic_compare_exchange_strong(&c->ctx, &ctx, BACKEND_RETIRED))
+        atomic_fetch_add(&backend_epoch, 1);
+    pthread_mutex_unlock(&backend_lock);
 }
 
 gmux_status_t shim_backend_after_queued(shim_cuctx_t *c)
 {
     /* the legacy default stream and the program's non-blocking streams
      * (streams.c), with no capture beginning meanwhile */
-    return shim_streams_order_after((CUcontext)atomic_load(&c->ctx), c->mig, c->ev_queued);
+    uintptr_t ctx = atomic_load(&c->ctx);
+    gmux_status_t st = shim_streams_order_after((CUcontext)ctx, c->mig, c->ev_queued);
+    if (st == GMUX_ERR_STATE) {
+        /* The migration stream joined a capture of the program: it stays in
+         * it until the program ends the capture, and what the shim put on
+         * it meanwhile (migrations, the event each prefetching launch's
+         * stream waits for, which would pull that stream in too) would be
+         * captured instead of run. It is left to the capture; the context
+         * gets a new one (test_evict_on_arrival, scenario 6). */
+        COM_WARN(SHIM, "context %p: a new migration stream, the old one stays in the capture",
+                 (void *)ctx);
+        backend_retire(c, ctx);
+        st = GMUX_ERR_BUSY;
+    }
+    return st;
 }
 
 shim_cuctx_t *shim_backend_current(void)

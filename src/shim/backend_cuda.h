@@ -18,6 +18,11 @@
  * The task argument of the ops is ignored: one process is one task.
  * Thread-safety: safe from any thread; each context's state is created once
  * (mutex) and then only read; the driver serialises work on the stream.
+ * LOCKING: the destroy lock (a rwlock) keeps a thread that entered a context
+ * (shim_backend_enter, shared) and a hook destroying one (exclusive, from
+ * shim_backend_destroy_begin to _end, around the driver's call and the
+ * retiring) apart. It is taken after hooks_ctx.c's ctx_primary_mu and
+ * before every other lock of the shim; the launch path never takes it.
  */
 #ifndef SHIM_BACKEND_CUDA_H
 #define SHIM_BACKEND_CUDA_H
@@ -39,10 +44,26 @@ shim_cuctx_t *shim_backend_current(void);
  * gets its own. At most 64 contexts get state over the process's life. */
 void shim_backend_forget(CUcontext ctx);
 
-/* Makes c's context current on the calling thread, a thread that has none
- * of its own (the gate's watcher); shim_backend_leave undoes it. */
+/*
+ * Makes c's context current on the calling thread, a thread that has none of
+ * its own (the gate's watcher), unless it was retired: true if it did; then
+ * shim_backend_leave must follow, on the same thread. In between, the
+ * context is not destroyed through the shim's hooks: they wait (the driver
+ * may hand a destroyed context's handle to the next context created, and the
+ * thread would work in that one, on the old context's stream and events).
+ */
 bool shim_backend_enter(shim_cuctx_t *c);
 void shim_backend_leave(void);
+
+/*
+ * Around a destroy hook's driver call that may destroy a context and the
+ * shim_backend_forget that follows: waits until no thread is inside a
+ * context it entered, and keeps others from entering until _end. Returns
+ * whether it took the lock (not in a forked child, which has no watcher and
+ * may hold a copy of a lock the parent's watcher held); pass that to _end.
+ */
+bool shim_backend_destroy_begin(void);
+void shim_backend_destroy_end(bool locked);
 
 /* Makes c's migration stream wait, on the GPU, for the work queued so far
  * on the context's legacy default stream and so on every blocking stream,
@@ -51,8 +72,11 @@ void shim_backend_leave(void);
  * stream of the device captures a graph (the legacy stream cannot be used
  * without invalidating that capture), or one of those non-blocking streams
  * does (an event recorded on it would pull the migration stream into the
- * capture): nothing was ordered that matters, try later; GMUX_ERR_DRIVER.
- * Needs c's context current on the calling thread. */
+ * capture): nothing was ordered that matters, try later; also when the
+ * migration stream was found joined to a capture of the program all the
+ * same (one begun where the shim does not see it): c is then retired, its
+ * stream left to that capture, and the context's next user gets a new one;
+ * GMUX_ERR_DRIVER. Needs c's context current on the calling thread. */
 gmux_status_t shim_backend_after_queued(shim_cuctx_t *c);
 
 /* The engine backend of one context. */

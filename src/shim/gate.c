@@ -41,7 +41,8 @@ static bool gate_waiting; /* a launching thread waits in dmn_client_wait_turn */
  * context was destroyed since: entries are static and never reused
  * (backend_cuda.c), and shim_backend_enter refuses a retired one, so the
  * watcher then leaves the evictions for the next grant; the next wait sets
- * it again. */
+ * it again. Once entered, the context is not destroyed before the watcher
+ * leaves it: the destroy hooks wait. */
 static shim_cuctx_t *gate_cx;
 /* Whether the client was in local mode (no daemon connection) when gate_mu
  * was last taken or given back. While it is, whoever holds gate_mu may be

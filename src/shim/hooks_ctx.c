@@ -21,6 +21,14 @@
  * query (the query would see the new context active and the gone one's
  * allocations would stay tracked: test_primary_retained_while_released). It
  * is taken before the regions' and the backend's locks, never after.
+ *
+ * Every hook that may destroy a context holds the backend's destroy lock
+ * exclusively from its driver call to the context's retiring
+ * (shim_backend_destroy_begin): the gate's watcher thread, which enters the
+ * context the launching threads last waited in to evict, holds it shared
+ * while inside, so a context is never destroyed under it, and the watcher
+ * finds it retired afterwards instead of pushing a handle the driver may
+ * have given to a new context (test_evict_on_arrival, scenario 5).
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -81,13 +89,19 @@ static CUresult ctx_destroyed(CUresult r, CUcontext ctx)
 CUresult shim_hook_cuCtxDestroy(CUcontext ctx)
 {
     shim_ensure_init();
-    return ctx_destroyed(SHIM_CALL(cuCtxDestroy, ctx), ctx);
+    bool locked = shim_backend_destroy_begin();
+    CUresult r = ctx_destroyed(SHIM_CALL(cuCtxDestroy, ctx), ctx);
+    shim_backend_destroy_end(locked);
+    return r;
 }
 
 CUresult shim_hook_cuCtxDestroy_v2(CUcontext ctx)
 {
     shim_ensure_init();
-    return ctx_destroyed(SHIM_CALL(cuCtxDestroy_v2, ctx), ctx);
+    bool locked = shim_backend_destroy_begin();
+    CUresult r = ctx_destroyed(SHIM_CALL(cuCtxDestroy_v2, ctx), ctx);
+    shim_backend_destroy_end(locked);
+    return r;
 }
 
 CUresult shim_hook_cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
@@ -144,8 +158,10 @@ CUresult shim_hook_cuDevicePrimaryCtxRelease(CUdevice dev)
 {
     shim_ensure_init();
     pthread_mutex_lock(&ctx_primary_mu);
+    bool locked = shim_backend_destroy_begin();
     ctx_learn_primary(dev);
     CUresult r = ctx_released(SHIM_CALL(cuDevicePrimaryCtxRelease, dev), dev);
+    shim_backend_destroy_end(locked);
     pthread_mutex_unlock(&ctx_primary_mu);
     return r;
 }
@@ -154,8 +170,10 @@ CUresult shim_hook_cuDevicePrimaryCtxRelease_v2(CUdevice dev)
 {
     shim_ensure_init();
     pthread_mutex_lock(&ctx_primary_mu);
+    bool locked = shim_backend_destroy_begin();
     ctx_learn_primary(dev);
     CUresult r = ctx_released(SHIM_CALL(cuDevicePrimaryCtxRelease_v2, dev), dev);
+    shim_backend_destroy_end(locked);
     pthread_mutex_unlock(&ctx_primary_mu);
     return r;
 }
@@ -171,8 +189,10 @@ CUresult shim_hook_cuDevicePrimaryCtxReset(CUdevice dev)
 {
     shim_ensure_init();
     pthread_mutex_lock(&ctx_primary_mu);
+    bool locked = shim_backend_destroy_begin();
     ctx_learn_primary(dev);
     CUresult r = ctx_reset(SHIM_CALL(cuDevicePrimaryCtxReset, dev), dev);
+    shim_backend_destroy_end(locked);
     pthread_mutex_unlock(&ctx_primary_mu);
     return r;
 }
@@ -181,8 +201,10 @@ CUresult shim_hook_cuDevicePrimaryCtxReset_v2(CUdevice dev)
 {
     shim_ensure_init();
     pthread_mutex_lock(&ctx_primary_mu);
+    bool locked = shim_backend_destroy_begin();
     ctx_learn_primary(dev);
     CUresult r = ctx_reset(SHIM_CALL(cuDevicePrimaryCtxReset_v2, dev), dev);
+    shim_backend_destroy_end(locked);
     pthread_mutex_unlock(&ctx_primary_mu);
     return r;
 }

@@ -114,15 +114,14 @@ gmux_status_t shim_streams_order_after(CUcontext ctx, CUstream mig, CUevent ev)
         if (streams[i].ctx == ctx)
             st = streams_wait(mig, ev, streams[i].s);
     /* A capture begun where the shim does not see it (an ABI it does not
-     * hook) may still have pulled the migration stream in: say so, and leave
-     * the stream alone for this round (the caller's moves would land in the
-     * program's graph). */
+     * hook) may still have pulled the migration stream in: say so; the
+     * caller's moves would land in the program's graph. */
     CUstreamCaptureStatus cs = CU_STREAM_CAPTURE_STATUS_NONE;
     if (st == GMUX_OK && SHIM_CALL(cuStreamIsCapturing, mig, &cs) == CUDA_SUCCESS &&
         cs != CU_STREAM_CAPTURE_STATUS_NONE) {
         SHIM_STAT_ADD(capture_joined, 1);
         COM_WARN(SHIM, "the migration stream joined a graph capture of the program");
-        st = GMUX_ERR_BUSY;
+        st = GMUX_ERR_STATE;
     }
     pthread_mutex_unlock(&streams_mu);
     return st;

@@ -38,8 +38,10 @@ size_t shim_streams_count(void);
  * when one of them captures a graph (work on the legacy stream would
  * invalidate the capture of a blocking stream; an event recorded on a
  * capturing stream would join the migration stream to it: nothing is done,
- * try later), or when mig turns out to have joined a capture all the same
- * (counted as capture_joined); GMUX_ERR_DRIVER. Needs ctx current.
+ * try later); GMUX_ERR_STATE when mig turns out to have joined a capture
+ * all the same (counted as capture_joined): nothing takes it out of that
+ * capture, whatever runs on it is captured; GMUX_ERR_DRIVER. Needs ctx
+ * current.
  */
 gmux_status_t shim_streams_order_after(CUcontext ctx, CUstream mig, CUevent ev);
 

@@ -29,8 +29,9 @@ typedef struct gh_out {
     size_t n;
     unsigned long long t[GH_MAX_K][2];
     unsigned long long gate_waits, gate_plans, gate_registrations, ahead_plans, ahead_bytes;
-    unsigned long long evict_early, evict_deferred;
-    int armed;                           /* CAPTURE 4: 1 if the armed capture began (and held) */
+    unsigned long long evict_early, evict_deferred, capture_joined;
+    int armed; /* CAPTURE 4: 1 if the armed capture began (and held); 5: if the armed push
+                  fired; 6: if the capture began */
     unsigned long long cap_from, cap_to; /* CAPTURE 1/2: when the capture began and ended */
     size_t nd, nh;
     unsigned long long d[64][3]; /* prefetches to the device: ns, base, len (the first 64) */
@@ -46,7 +47,8 @@ typedef struct gh_spec {
     const char *extra_mib; /* NULL: no extra allocation */
     const char *pause_ms;  /* NULL: no pause after half the kernels */
     const char *capture;   /* "1": a blocking stream captures a graph through the pause,
-                              "2": the launch stream does; NULL or "0": none */
+                              "2": the launch stream does; "3" to "5": see gate_prog.c;
+                              NULL or "0": none */
     const char *stream;    /* "1": kernels go on a non-blocking stream of the program */
 } gh_spec_t;
 

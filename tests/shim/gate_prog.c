@@ -30,7 +30,24 @@
  * at the pause, the double is armed to begin a capture of the launch stream
  * (through cuStreamBeginCapture_v2, the shim's hook) from another thread right
  * after the shim's next query of that stream, and the capture ends after the
- * pause: exit 16 if it was invalidated; a line "A 1" if it began and held.
+ * pause: exit 16 if it was invalidated; a line "A 1" if it began and held;
+ * 5: the program runs in a context of its own (cuCtxCreate), and at the
+ * pause the double is armed so that the next push of that context (the
+ * shim's watcher thread entering it to evict) makes another thread destroy
+ * it (through the shim's cuCtxDestroy hook) and create another at its
+ * handle; after the pause (the program does the same itself if the hook
+ * never fired) the kernels go on in the new context with a new buffer
+ * holding what the old one held: exit 19 if the double saw the context
+ * destroyed while another thread had it pushed; a line "A 1" if the hook
+ * fired; 6 (with STREAM 1): like 4, but the capture begins through the
+ * double's own cuStreamBeginCapture_v2, which the shim does not see, so the
+ * shim's event record on the launch stream joins its migration stream to
+ * the capture (the capture is broken: not checked); once the shim found that
+ * (queried the stream as capturing, then left the context), one kernel that
+ * touches nothing runs on the blocking stream, with an allocation of its own
+ * (prefetched by the proactive policy): exit 20 if anything was prefetched
+ * on the joined stream before the capture ended (captured, not run, in the
+ * driver); a line "A 1" if the capture began.
  * STREAM 1: the kernels go on a stream
  * the program creates non-blocking (cuStreamCreateWithPriority), which the
  * legacy stream does not wait for; 0 (default): the NULL stream.
@@ -107,6 +124,50 @@ static void *get(PFN_cuGetProcAddress_v12000 gpa, const char *base)
 {
     void *p = NULL;
     return gpa(base, &p, 12000, 0, NULL) == CUDA_SUCCESS ? p : NULL;
+}
+
+/* CAPTURE 5: the program's context, and how it is replaced by another at its handle. */
+static CUcontext own_ctx;
+static PFN_cuCtxCreate_v3020 ctx_create;
+static PFN_cuCtxDestroy_v4000 ctx_destroy;
+static int ctx_replaced; /* 1 once done, -1 if it failed */
+
+static void replace_ctx(void)
+{
+    CUcontext again = NULL;
+    int ok = ctx_destroy(own_ctx) == CUDA_SUCCESS && ctx_create(&again, 0, 0) == CUDA_SUCCESS &&
+             again == own_ctx;
+    ctx_replaced = ok ? 1 : -1;
+}
+
+/* CAPTURE 6: a kernel that touches nothing. */
+static void probe_kernel(void **args, const unsigned grid[3], const unsigned block[3])
+{
+    (void)args;
+    (void)grid;
+    (void)block;
+}
+
+/* CAPTURE 6: the stream the shim found joined to the capture of ls (a query
+ * of it answered "active"), once the thread that found it left the context
+ * after (the watcher pops it); 0 until then. *at: the log index of the query. */
+static uint64_t joined_found(fake_log_count_fn count, fake_log_get_fn lg, CUstream ls, size_t *at)
+{
+    size_t n = count();
+    for (size_t i = 0; i < n; i++) {
+        const fake_call_t *c = lg(i);
+        if (strcmp(c->fn, "cuStreamIsCapturing") != 0 ||
+            c->a[1] != (uint64_t)CU_STREAM_CAPTURE_STATUS_ACTIVE || c->a[0] == 0 ||
+            c->a[0] == (uint64_t)(uintptr_t)ls)
+            continue;
+        for (size_t j = i + 1; j < n; j++)
+            if (strcmp(lg(j)->fn, "cuCtxPopCurrent_v2") == 0) {
+                *at = i;
+                return c->a[0];
+            }
+        return 0;
+    }
+    return 0;
 }
 
 /* CAPTURE 3: the capturing thread. */
@@ -199,8 +260,17 @@ int main(int argc, char **argv)
     fake_arm_capture_fn arm = (fake_arm_capture_fn)dlsym(drv, "fake_arm_capture");
     fake_armed_capture_join_fn arm_join =
         (fake_armed_capture_join_fn)dlsym(drv, "fake_armed_capture_join");
+    fake_arm_push_fn arm_push = (fake_arm_push_fn)dlsym(drv, "fake_arm_push");
+    fake_armed_push_join_fn push_join = (fake_armed_push_join_fn)dlsym(drv, "fake_armed_push_join");
+    fake_ctx_destroyed_in_use_fn destroyed_in_use =
+        (fake_ctx_destroyed_in_use_fn)dlsym(drv, "fake_ctx_destroyed_in_use");
+    fake_entry_fn entry = (fake_entry_fn)dlsym(drv, "fake_entry");
     if (!gpa || !reg || !log_count || !log_get || !set_capturing || !set_capturing_nb ||
-        !invalidated || !arm || !arm_join)
+        !invalidated || !arm || !arm_join || !arm_push || !push_join || !destroyed_in_use || !entry)
+        return 11;
+    ctx_create = (PFN_cuCtxCreate_v3020)get(gpa, "cuCtxCreate");
+    ctx_destroy = (PFN_cuCtxDestroy_v4000)get(gpa, "cuCtxDestroy");
+    if (capture == 5 && (!ctx_create || !ctx_destroy || ctx_create(&own_ctx, 0, 0) != CUDA_SUCCESS))
         return 11;
     PFN_cuMemAlloc_v3020 alloc = (PFN_cuMemAlloc_v3020)get(gpa, "cuMemAlloc");
     PFN_cuLaunchKernel_v4000 launch = (PFN_cuLaunchKernel_v4000)get(gpa, "cuLaunchKernel");
@@ -214,21 +284,25 @@ int main(int argc, char **argv)
         stream_create(&blocking, 0) != CUDA_SUCCESS ||
         (own_stream && stream_create_prio(&ls, CU_STREAM_NON_BLOCKING, -1) != CUDA_SUCCESS))
         return 11;
-    CUdeviceptr buf, extra;
+    CUdeviceptr buf, extra, probe;
     if (alloc(&buf, GATE_WORDS * sizeof(uint64_t)) != CUDA_SUCCESS ||
-        (extra_mib && alloc(&extra, extra_mib << 20) != CUDA_SUCCESS))
+        (extra_mib && alloc(&extra, extra_mib << 20) != CUDA_SUCCESS) ||
+        (capture == 6 && alloc(&probe, 4096) != CUDA_SUCCESS))
         return 12;
     uint64_t *host = (uint64_t *)(uintptr_t)buf;
     for (unsigned i = 0; i < GATE_WORDS; i++)
         host[i] = seed * 1000003u + i;
     static const size_t sizes[] = {8, 8};
     CUfunction f = reg("mix", 2, sizes, mix_kernel);
+    CUfunction pf = reg("probe", 1, sizes, probe_kernel);
+    size_t joined_work = 0; /* CAPTURE 6 */
     if (wait_for(delay) != 0)
         return 18;
     capturer_t cap = {0};
     pthread_t cap_th = 0;
     if (capture == 3 && capture_start(gpa, &cap, &cap_th) != 0)
         return 17;
+    static uint64_t saved[GATE_WORDS]; /* CAPTURE 5: the buffer through the pause */
     int began = -1;                    /* CAPTURE 4 */
     uint64_t cap_from = 0, cap_to = 0; /* the pause (and its capture) */
     uint64_t request = now_ns();
@@ -241,10 +315,29 @@ int main(int argc, char **argv)
                 set_capturing_nb(ls);
             else if (capture == 4)
                 arm(ls, get(gpa, "cuStreamBeginCapture"));
+            else if (capture == 6)
+                arm(ls, entry("cuStreamBeginCapture_v2"));
+            else if (capture == 5) {
+                memcpy(saved, host, sizeof(saved));
+                arm_push(own_ctx, replace_ctx);
+            }
             FILE *m = fopen(paused, "w");
             if (!m)
                 return 14;
             fclose(m);
+            if (capture == 6) {
+                size_t at = 0;
+                for (int i = 0; !joined_found(log_count, log_get, ls, &at) && access(pause, F_OK);
+                     i++) {
+                    if (i == 12000)
+                        return 18;
+                    struct timespec d = {0, 10000000L};
+                    nanosleep(&d, NULL);
+                }
+                void *pargs[] = {&probe};
+                if (launch(pf, 1, 1, 1, 1, 1, 1, 0, blocking, pargs, NULL) != CUDA_SUCCESS)
+                    return 13;
+            }
             if (wait_for(pause) != 0)
                 return 18;
             if (capture == 1)
@@ -258,6 +351,27 @@ int main(int argc, char **argv)
                 began = arm_join(); /* -1: the shim never looked (no daemon) */
                 if (began >= 0 && (began != CUDA_SUCCESS || !end || end(ls, &g) != CUDA_SUCCESS))
                     return 16;
+            } else if (capture == 6) {
+                size_t at = 0, stop = log_count();
+                uint64_t joined = joined_found(log_count, log_get, ls, &at);
+                for (size_t i = at; joined && i < stop; i++)
+                    joined_work += strncmp(log_get(i)->fn, "cuMemPrefetch", 13) == 0 &&
+                                   log_get(i)->a[3] == joined;
+                PFN_cuStreamEndCapture_v10000 end =
+                    (PFN_cuStreamEndCapture_v10000)get(gpa, "cuStreamEndCapture");
+                CUgraph g;
+                began = arm_join();
+                if (began == CUDA_SUCCESS && end)
+                    (void)end(ls, &g); /* fails: the join broke the capture */
+            } else if (capture == 5) {
+                began = push_join() ? CUDA_SUCCESS : -1;
+                if (began != CUDA_SUCCESS)
+                    replace_ctx();
+                /* the buffer went with the context */
+                if (ctx_replaced != 1 || alloc(&buf, sizeof(saved)) != CUDA_SUCCESS)
+                    return 12;
+                host = (uint64_t *)(uintptr_t)buf;
+                memcpy(host, saved, sizeof(saved));
             }
             cap_to = now_ns();
         }
@@ -301,7 +415,7 @@ int main(int argc, char **argv)
                         after_null && (!ls || after_ls));
         }
     }
-    if (capture == 4)
+    if (capture >= 4)
         fprintf(out, "A %d\n", began == CUDA_SUCCESS ? 1 : 0);
     if (pauses)
         fprintf(out, "C %llu %llu\n", (unsigned long long)cap_from, (unsigned long long)cap_to);
@@ -309,5 +423,9 @@ int main(int argc, char **argv)
     free(times);
     if (ls && stream_destroy(ls) != CUDA_SUCCESS)
         return 15;
-    return invalidated() || !capture_held ? 16 : 0;
+    if (destroyed_in_use())
+        return 19;
+    if (joined_work)
+        return 20;
+    return (capture != 6 && invalidated()) || !capture_held ? 16 : 0;
 }

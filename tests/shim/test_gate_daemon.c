@@ -27,46 +27,58 @@ static gh_spec_t kill_specs[2] = {
 };
 static gh_out_t ref[2], got[2];
 
-/* The task ids listed in a `gmux status --json` output, e.g. "3,4,". */
-static void task_ids(const char *json, char *ids, size_t len)
+/* How many distinct programs the `gmux status --json` output json lists
+ * with kernels counted: a task's kernels come from the STATS its client
+ * sends, which a client does only once it took the daemon's answer to its
+ * REGISTER and counted the registration (daemon/client.c). A listing alone
+ * proves less: the daemon lists a task from the REGISTER on, and a client
+ * that has not read the answer when the daemon dies never counts it
+ * (gate_registrations stays 1 after the restart). */
+static int programs_reporting(const char *json)
 {
-    ids[0] = '\0';
+    long pids[8];
+    int n = 0;
     for (const char *p = json; (p = strstr(p, "{\"id\": ")); p++) {
-        size_t n = strlen(ids);
-        snprintf(ids + n, len - n, "%ld,", strtol(p + 7, NULL, 10));
+        const char *pid = strstr(p, "\"pid\": "), *k = strstr(p, "\"kernels\": ");
+        const char *end = strchr(p, '}');
+        if (!pid || !k || !end || k > end || strtoull(k + 11, NULL, 10) == 0)
+            continue;
+        long v = strtol(pid + 7, NULL, 10);
+        int seen = 0;
+        for (int i = 0; i < n; i++)
+            seen |= pids[i] == v;
+        if (!seen && n < 8)
+            pids[n++] = v;
     }
+    return n;
 }
 
-/* Both programs registered with the daemon now serving, as they see it: the
- * daemon lists a task from the REGISTER on, but a client that has no answer
- * within its wait (2 s, daemon/client.c) closes and tries again later, so a
- * listing proves nothing until the same two registrations have outlived that
- * wait. Returns 1 once they have, 0 if no listing held within 10 tries. */
+/* Waits until both programs are registered with the daemon serving now, as
+ * they see it (programs_reporting); whether they were within about a minute.
+ * The last output stays in *last (static). */
 static int registered_both(const char **last)
 {
-    char before[64] = "", now[64];
-    for (int i = 0; i < 10; i++) {
-        if (!gh_status_wait("\"pid\"", 2, last))
-            return 0;
-        task_ids(*last, now, sizeof(now));
-        if (now[0] && strcmp(now, before) == 0) {
-            fprintf(stderr, "killer: tasks %s still registered after 3 s\n", now);
+    static char out[65536], err[4096];
+    char *argv[] = {GMUX_BIN, "status", "--json", "--socket", gh_sock, NULL};
+    out[0] = '\0';
+    *last = out;
+    for (int i = 0; i < 3000; i++) {
+        if (tproc_capture(argv, NULL, 10.0, out, sizeof(out), err, sizeof(err)) == 0 &&
+            programs_reporting(out) == 2)
             return 1;
-        }
-        snprintf(before, sizeof(before), "%s", now);
-        gh_sleep_ms(3000);
+        gh_sleep_ms(20);
     }
     return 0;
 }
 
-/* The killer: once both programs joined daemon d, kills d, notes when,
- * starts another daemon (in the background) on the same socket, waits until both
- * programs registered with it (registered_both), then lets them finish. Exits 0, or 1 if a wait
- * failed. */
+/* The killer: once both programs joined daemon d (registered_both), kills d,
+ * notes when, starts another daemon (in the background) on the same socket,
+ * waits until both programs registered with it, then lets them finish. Exits
+ * 0, or 1 if a wait failed. */
 static int killer(pid_t d)
 {
     const char *last;
-    int ok = gh_status_wait("\"pid\"", 2, &last);
+    int ok = registered_both(&last);
     unsigned long long t = gh_now_ns();
     kill(d, SIGKILL);
     FILE *f = fopen(gh_path("killed"), "w");

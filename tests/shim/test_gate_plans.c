@@ -7,7 +7,9 @@
  * the chunk placement under a capacity, the task expected next prefetches part
  * of its working set while the other task still runs (the daemon's fill
  * ahead), and its own fill does not repeat it (read from the driver double's
- * record of prefetches).
+ * record of prefetches). The watcher thread's evictions inside a context keep
+ * a destruction of that context waiting until it left it; a migration stream
+ * found joined to a capture of the program is not used again.
  */
 #include <setjmp.h>
 #include <signal.h>
@@ -141,7 +143,7 @@ static void test_ahead_before_grant(void **state)
  * evictions it brings program 0, fall inside that pause however loaded the
  * machine is. */
 static char p0_paused[256], p1_done[256];
-static const gh_spec_t evict_specs[5][2] = {
+static const gh_spec_t evict_specs[7][2] = {
     /* both launch all along (0.75 s of kernels each: they overlap even when one
      * starts late on a loaded machine), turns of 20 ms: the waiting launching
      * thread evicts */
@@ -171,6 +173,20 @@ static const gh_spec_t evict_specs[5][2] = {
      * capture's beginning waits for the shim's ordering to be done instead */
     {{"batch", "11", "20", "5000", "0", NULL, p1_done, "4", "1"},
      {"batch", "12", "40", "5000", p0_paused, NULL, NULL, NULL, NULL}},
+    /* program 0 runs in a context of its own, which another of its threads
+     * destroys (and creates again at the same handle) just as the watcher
+     * thread pushes it to evict: the destruction must wait until the
+     * watcher left the context, or the watcher works in a destroyed one, or
+     * in the new context at its handle (program 0 exits 19) */
+    {{"batch", "11", "20", "5000", "0", NULL, p1_done, "5", NULL},
+     {"batch", "12", "40", "5000", p0_paused, NULL, NULL, NULL, NULL}},
+    /* as 4, but the capture begins where the shim does not see it (the
+     * double's own entry point), so the shim's record on that stream joins
+     * its migration stream to the capture: found, the stream must be left to
+     * the capture, or the next launch's migrations are captured instead of
+     * run (program 0 exits 20) */
+    {{"batch", "11", "20", "5000", "0", NULL, p1_done, "6", "1"},
+     {"batch", "12", "40", "5000", p0_paused, NULL, NULL, NULL, NULL}},
 };
 
 /* How many of p's evictions were followed by a kernel of q before p's next
@@ -197,7 +213,7 @@ static void test_evict_on_arrival(void **state)
     (void)state;
     snprintf(p0_paused, sizeof(p0_paused), "%s", gh_path("out0.paused"));
     snprintf(p1_done, sizeof(p1_done), "%s", gh_path("out1"));
-    for (int sc = 0; sc < 5; sc++) {
+    for (int sc = 0; sc < 7; sc++) {
         static gh_out_t alone[2], out[2];
         unlink(p0_paused);
         unlink(p1_done);
@@ -254,7 +270,12 @@ static void test_evict_on_arrival(void **state)
                             p->h[e][0] < q->t[q->n - 1][1];
             if (sc == 4) /* the capture began after the shim's query, and held */
                 assert_int_equal(p->armed, 1);
-            else if (sc == 1)
+            else if (sc == 5) /* the watcher entered the context during the pause */
+                assert_int_equal(p->armed, 1);
+            else if (sc == 6) { /* the capture began, and the shim found its stream in it */
+                assert_int_equal(p->armed, 1);
+                assert_true(p->capture_joined > 0);
+            } else if (sc == 1)
                 assert_true(in_pause > 0);
             else {
                 assert_int_equal(in_pause, 0);

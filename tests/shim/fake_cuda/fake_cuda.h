@@ -79,6 +79,19 @@ typedef int (*fake_armed_capture_join_fn)(void);
  * fake_last_release_join waits for fn and disarms. */
 typedef void (*fake_arm_last_release_fn)(void (*fn)(void));
 typedef void (*fake_last_release_join_fn)(void);
+/* Arms a one-shot hook on pushes: at the next cuCtxPushCurrent of ctx, by
+ * any thread, fn runs on another thread and the push waits for it (500 ms
+ * at most) before it looks the context up, as another thread of a program
+ * could destroy the context (and create one at its handle) between the
+ * pushing thread's choice of the handle and its push. fake_armed_push_join
+ * waits for fn, disarms, and returns whether the hook fired. */
+typedef void (*fake_arm_push_fn)(void *ctx, void (*fn)(void));
+typedef int (*fake_armed_push_join_fn)(void);
+/* How many times a context went (cuCtxDestroy, or the primary context's
+ * last release or reset) while a thread other than the one destroying it
+ * had it pushed, counting from the push's start to its pop: the driver
+ * leaves that undefined (no call may use a context while it is destroyed). */
+typedef unsigned (*fake_ctx_destroyed_in_use_fn)(void);
 typedef void (*fake_touch_fn)(const void *addr, uint64_t len, int mode);
 /* Fake CUPTI kernel records: a host kernel declares the nanoseconds it "took"
  * with fake_spend(ns); gmux_test_cupti_kernel_ns() hands the recorder the sum

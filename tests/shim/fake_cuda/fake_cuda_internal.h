@@ -144,6 +144,9 @@ FAKE_API void fake_arm_capture(void *stream, void *begin);
 FAKE_API int fake_armed_capture_join(void);
 FAKE_API void fake_arm_last_release(void (*fn)(void));
 FAKE_API void fake_last_release_join(void);
+FAKE_API void fake_arm_push(void *ctx, void (*fn)(void));
+FAKE_API int fake_armed_push_join(void);
+FAKE_API unsigned fake_ctx_destroyed_in_use(void);
 /* Host kernels declare what they touch (fake CUPTI, see fake_cuda.h). */
 FAKE_API void fake_touch(const void *addr, uint64_t len, int mode);
 FAKE_API size_t gmux_test_cupti_touched(uint64_t *addr, uint64_t *len, uint8_t *mode, size_t max);
@@ -155,6 +158,11 @@ FAKE_API uint64_t gmux_test_cupti_kernel_ns(void);
  * invalidated and the caller answers CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED
  * (fake_cuda_stream.c). */
 __attribute__((visibility("hidden"))) int fake_unsafe_refused(void);
+
+/* The calling thread's current context (fake_cuda_ctx.c). */
+__attribute__((visibility("hidden"))) CUcontext fake_current(void);
+/* A context went: so did what was allocated in it (fake_cuda.c). */
+__attribute__((visibility("hidden"))) void fake_free_ctx(CUcontext ctx);
 
 /* Appends one call to the log (fn: the symbol name). */
 __attribute__((visibility("hidden"))) void fake_rec(const char *fn, uint64_t a0, uint64_t a1,

@@ -65,6 +65,29 @@ CUresult fk_cuStreamWaitEvent_ptsz(CUstream s, CUevent e, unsigned flags)
 static _Atomic(uintptr_t) fake_capturing;
 static _Atomic int fake_capture_blocking; /* the capturing stream is a blocking one */
 static _Atomic int fake_capture_broken;
+/* Streams that joined the capture (fake_wait_joins_capture): they capture
+ * too until it ends, as in the driver, where nothing takes a stream out of
+ * a capture it joined. */
+#define FAKE_JOINED 8
+static _Atomic(uintptr_t) fake_joined[FAKE_JOINED];
+
+static void fake_unjoin_all(void)
+{
+    for (int i = 0; i < FAKE_JOINED; i++)
+        atomic_store(&fake_joined[i], 0);
+}
+
+/* Whether s captures: the capturing stream, or one that joined it. */
+static bool fake_in_capture(uintptr_t s)
+{
+    uintptr_t c = atomic_load(&fake_capturing);
+    if (!c)
+        return false;
+    bool in = s && s == c;
+    for (int i = 0; i < FAKE_JOINED && !in; i++)
+        in = s && atomic_load(&fake_joined[i]) == s;
+    return in;
+}
 
 /* A capture begun with cuStreamBeginCapture: its mode, and the thread that
  * began it (the address of a thread-local); none for fake_set_capturing's. */
@@ -76,6 +99,7 @@ static __thread int fake_thread_mode = CU_STREAM_CAPTURE_MODE_GLOBAL;
 
 FAKE_API void fake_set_capturing(void *stream)
 {
+    fake_unjoin_all();
     atomic_store(&fake_capture_begun, 0);
     atomic_store(&fake_capture_blocking, 0);
     atomic_store(&fake_capturing, (uintptr_t)stream);
@@ -88,6 +112,7 @@ FAKE_API void fake_set_capturing(void *stream)
  * stream gets the same error and invalidates nothing. */
 FAKE_API void fake_set_capturing_blocking(void *stream)
 {
+    fake_unjoin_all();
     atomic_store(&fake_capture_begun, 0);
     atomic_store(&fake_capturing, (uintptr_t)stream);
     atomic_store(&fake_capture_blocking, stream != NULL);
@@ -164,6 +189,7 @@ CUresult fk_cuStreamEndCapture(CUstream s, CUgraph *g)
         return CUDA_ERROR_ILLEGAL_STATE;
     atomic_store(&fake_capture_begun, 0);
     atomic_store(&fake_capturing, 0);
+    fake_unjoin_all();
     *g = NULL;
     if (atomic_load(&fake_capture_broken))
         return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
@@ -239,8 +265,7 @@ FAKE_API int fake_armed_capture_join(void)
 
 CUresult fk_cuStreamIsCapturing(CUstream s, CUstreamCaptureStatus *st)
 {
-    uintptr_t c = atomic_load(&fake_capturing);
-    *st = c && c == U(s) ? CU_STREAM_CAPTURE_STATUS_ACTIVE : CU_STREAM_CAPTURE_STATUS_NONE;
+    *st = fake_in_capture(U(s)) ? CU_STREAM_CAPTURE_STATUS_ACTIVE : CU_STREAM_CAPTURE_STATUS_NONE;
     REC(U(s), (uint64_t)*st, 0, 0);
     CUresult r = fake_legacy_blocked(s) ? CUDA_ERROR_STREAM_CAPTURE_IMPLICIT : CUDA_SUCCESS;
     fake_arm_fire(s);
@@ -259,13 +284,23 @@ static void fake_note_record(CUevent e, CUstream s)
 }
 
 /* A stream that waits for an event recorded on a capturing stream joins the
- * capture in the real driver: its later work (the shim's migrations) would
- * land in the program's graph. The double counts that as a broken capture. */
+ * capture in the real driver: its later work (the shim's migrations) lands
+ * in the program's graph (it is captured, not run), and the capture cannot
+ * end unless the program's stream waits for it again. The double counts
+ * the join as a broken capture, and the joined stream captures until the
+ * capture ends. */
 static void fake_wait_joins_capture(CUstream s, CUevent e)
 {
-    uintptr_t i = U(e) - 0x7000, c = atomic_load(&fake_capturing);
-    if (i < FAKE_EVENTS && c && U(s) != c && atomic_load(&fake_event_stream[i]) == c)
-        atomic_store(&fake_capture_broken, 1);
+    uintptr_t i = U(e) - 0x7000;
+    if (i >= FAKE_EVENTS || fake_in_capture(U(s)) ||
+        !fake_in_capture(atomic_load(&fake_event_stream[i])))
+        return;
+    atomic_store(&fake_capture_broken, 1);
+    for (int k = 0; k < FAKE_JOINED; k++) {
+        uintptr_t none = 0;
+        if (atomic_compare_exchange_strong(&fake_joined[k], &none, U(s)))
+            break;
+    }
 }
 
 CUresult fk_cuEventCreate(CUevent *e, unsigned flags)

@@ -1,0 +1,384 @@
+/*
+ * The driver double's device and contexts: the one device, its primary
+ * context, contexts created and destroyed, each thread's context stack.
+ */
+#include <pthread.h>
+#include <stdbool.h>
+#include <time.h>
+
+#include "fake_cuda_internal.h"
+
+CUresult fk_cuInit(unsigned flags)
+{
+    (void)flags;
+    REC0();
+    return CUDA_SUCCESS;
+}
+
+CUresult fk_cuDriverGetVersion(int *v)
+{
+    *v = 13000;
+    return CUDA_SUCCESS;
+}
+
+CUresult fk_cuDeviceGet(CUdevice *dev, int ordinal)
+{
+    if (ordinal != 0)
+        return CUDA_ERROR_INVALID_DEVICE;
+    *dev = 0;
+    return CUDA_SUCCESS;
+}
+
+/*
+ * Contexts: FAKE_CTX is the device's primary context, current on every thread
+ * unless the thread created or pushed another. cuCtxCreate makes a new one
+ * current on the calling thread; destroying a context, or releasing the
+ * primary one for the last time (or resetting it), frees every allocation
+ * made while it was current. Pushing a context is logged (tests check a
+ * thread that enters it leaves it too), popping gives the previous one back.
+ */
+#define FAKE_CTX_DEPTH 8
+#define FAKE_MAX_CTX   16
+
+static __thread CUcontext fake_ctx_stack[FAKE_CTX_DEPTH];
+static __thread bool fake_ctx_pushed[FAKE_CTX_DEPTH]; /* the entry came from cuCtxPushCurrent */
+static __thread int fake_ctx_depth;
+static pthread_mutex_t fake_ctx_lock = PTHREAD_MUTEX_INITIALIZER;
+static uintptr_t fake_ctx_live[FAKE_MAX_CTX]; /* created, not destroyed; under fake_ctx_lock */
+static int fake_primary_refs;
+/* Pushes of each context not popped yet, counted from the push's start (an
+ * armed hook runs inside it): [0] the primary context's, [1 + i] slot i's.
+ * Under fake_ctx_lock, like the count of contexts that went meanwhile. */
+static int fake_ctx_use[1 + FAKE_MAX_CTX];
+static unsigned fake_ctx_misused;
+
+/* The index of ctx in fake_ctx_use, or -1 for a handle the double never hands out. */
+static int fake_ctx_index(CUcontext ctx)
+{
+    uintptr_t v = U(ctx);
+    if (v == FAKE_CTX)
+        return 0;
+    if (v <= FAKE_CTX || (v - FAKE_CTX) % 0x1000 != 0 || (v - FAKE_CTX) / 0x1000 > FAKE_MAX_CTX)
+        return -1;
+    return (int)((v - FAKE_CTX) / 0x1000);
+}
+
+static void fake_ctx_use_add(int idx, int n)
+{
+    pthread_mutex_lock(&fake_ctx_lock);
+    fake_ctx_use[idx] += n;
+    pthread_mutex_unlock(&fake_ctx_lock);
+}
+
+/* ctx goes (destroyed, or the primary context's last release or reset):
+ * counted when a thread other than the calling one has it pushed. The
+ * driver leaves that undefined: no call may use a context while it is
+ * destroyed. Under fake_ctx_lock. */
+static void fake_ctx_going(CUcontext ctx)
+{
+    int idx = fake_ctx_index(ctx), mine = 0;
+    for (int i = 0; i < fake_ctx_depth; i++)
+        mine += fake_ctx_pushed[i] && fake_ctx_stack[i] == ctx;
+    if (idx >= 0 && fake_ctx_use[idx] > mine)
+        fake_ctx_misused++;
+}
+
+FAKE_API unsigned fake_ctx_destroyed_in_use(void)
+{
+    pthread_mutex_lock(&fake_ctx_lock);
+    unsigned n = fake_ctx_misused;
+    pthread_mutex_unlock(&fake_ctx_lock);
+    return n;
+}
+
+/*
+ * One-shot hooks: armed with a function, fired by a driver call, which then
+ * runs the function on a thread of its own and waits for it (wait_ms at
+ * most) before it goes on, as another thread of a program could act in that
+ * window. Joining waits for the function and disarms.
+ */
+typedef struct fake_hook {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    void (*fn)(void); /* set before the thread starts, cleared only after its join */
+    uintptr_t key;    /* what fires it (a context); 0: any call of its kind */
+    pthread_t thread;
+    int started, done;
+} fake_hook_t;
+
+static fake_hook_t fake_last_release = {.mu = PTHREAD_MUTEX_INITIALIZER,
+                                        .cv = PTHREAD_COND_INITIALIZER};
+static fake_hook_t fake_push = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
+
+static void fake_hook_arm(fake_hook_t *h, uintptr_t key, void (*fn)(void))
+{
+    pthread_mutex_lock(&h->mu);
+    h->fn = fn;
+    h->key = key;
+    h->started = h->done = 0;
+    pthread_mutex_unlock(&h->mu);
+}
+
+static void *fake_hook_run(void *arg)
+{
+    fake_hook_t *h = arg;
+    pthread_mutex_lock(&h->mu);
+    void (*fn)(void) = h->fn;
+    pthread_mutex_unlock(&h->mu);
+    if (fn)
+        fn();
+    pthread_mutex_lock(&h->mu);
+    h->done = 1;
+    pthread_cond_broadcast(&h->cv);
+    pthread_mutex_unlock(&h->mu);
+    return NULL;
+}
+
+static void fake_hook_fire(fake_hook_t *h, uintptr_t key, long wait_ms)
+{
+    pthread_mutex_lock(&h->mu);
+    if (h->fn && !h->started && (!h->key || h->key == key)) {
+        h->started = pthread_create(&h->thread, NULL, fake_hook_run, h) == 0;
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_sec += wait_ms / 1000;
+        until.tv_nsec += (wait_ms % 1000) * 1000000L;
+        if (until.tv_nsec >= 1000000000L) {
+            until.tv_sec++;
+            until.tv_nsec -= 1000000000L;
+        }
+        while (h->started && !h->done && pthread_cond_timedwait(&h->cv, &h->mu, &until) == 0) {
+        }
+    }
+    pthread_mutex_unlock(&h->mu);
+}
+
+/* Whether the hook had fired. */
+static int fake_hook_join(fake_hook_t *h)
+{
+    pthread_mutex_lock(&h->mu);
+    int started = h->started;
+    pthread_mutex_unlock(&h->mu);
+    /* the thread may not have read fn yet (the firing call waits a while at
+     * most): cleared only once it has ended */
+    if (started)
+        pthread_join(h->thread, NULL);
+    pthread_mutex_lock(&h->mu);
+    h->fn = NULL;
+    h->started = 0;
+    pthread_mutex_unlock(&h->mu);
+    return started;
+}
+
+FAKE_API void fake_arm_push(void *ctx, void (*fn)(void))
+{
+    fake_hook_arm(&fake_push, U(ctx), fn);
+}
+
+FAKE_API int fake_armed_push_join(void)
+{
+    return fake_hook_join(&fake_push);
+}
+
+CUcontext fake_current(void)
+{
+    return fake_ctx_depth ? fake_ctx_stack[fake_ctx_depth - 1] : (CUcontext)FAKE_CTX;
+}
+
+static bool fake_ctx_valid(CUcontext ctx)
+{
+    bool ok = ctx == (CUcontext)FAKE_CTX;
+    pthread_mutex_lock(&fake_ctx_lock);
+    for (size_t i = 0; i < FAKE_MAX_CTX && !ok; i++)
+        ok = ctx && fake_ctx_live[i] == U(ctx);
+    pthread_mutex_unlock(&fake_ctx_lock);
+    return ok;
+}
+
+CUresult fk_cuCtxGetCurrent(CUcontext *ctx)
+{
+    *ctx = fake_current();
+    return CUDA_SUCCESS;
+}
+
+CUresult fk_cuCtxPushCurrent_v2(CUcontext ctx)
+{
+    REC(U(ctx), 0, 0, 0);
+    int idx = fake_ctx_index(ctx);
+    if (idx < 0 || fake_ctx_depth == FAKE_CTX_DEPTH)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    fake_ctx_use_add(idx, 1);
+    fake_hook_fire(&fake_push, U(ctx), 500);
+    if (!fake_ctx_valid(ctx)) {
+        fake_ctx_use_add(idx, -1);
+        return CUDA_ERROR_INVALID_CONTEXT;
+    }
+    fake_ctx_pushed[fake_ctx_depth] = true;
+    fake_ctx_stack[fake_ctx_depth++] = ctx;
+    return CUDA_SUCCESS;
+}
+
+CUresult fk_cuCtxPopCurrent_v2(CUcontext *ctx)
+{
+    REC0();
+    CUcontext top = fake_current();
+    if (fake_ctx_depth && fake_ctx_pushed[--fake_ctx_depth]) {
+        fake_ctx_pushed[fake_ctx_depth] = false;
+        fake_ctx_use_add(fake_ctx_index(top), -1);
+    }
+    if (ctx)
+        *ctx = top;
+    return CUDA_SUCCESS;
+}
+
+CUresult fk_cuCtxCreate_v2(CUcontext *ctx, unsigned flags, CUdevice dev)
+{
+    (void)flags;
+    if (!ctx || dev != 0 || fake_ctx_depth == FAKE_CTX_DEPTH)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult r = CUDA_ERROR_OUT_OF_MEMORY;
+    pthread_mutex_lock(&fake_ctx_lock);
+    for (size_t i = 0; i < FAKE_MAX_CTX; i++)
+        if (!fake_ctx_live[i]) {
+            /* the handle of slot i: a destroyed context's comes back, as the
+             * driver's addresses do */
+            fake_ctx_live[i] = FAKE_CTX + 0x1000 * (i + 1);
+            *ctx = (CUcontext)fake_ctx_live[i];
+            r = CUDA_SUCCESS;
+            break;
+        }
+    pthread_mutex_unlock(&fake_ctx_lock);
+    if (r == CUDA_SUCCESS) {
+        fake_ctx_pushed[fake_ctx_depth] = false;
+        fake_ctx_stack[fake_ctx_depth++] = *ctx;
+    }
+    REC(r == CUDA_SUCCESS ? U(*ctx) : 0, 0, 0, 0);
+    return r;
+}
+
+CUresult fk_cuCtxDestroy_v2(CUcontext ctx)
+{
+    REC(U(ctx), 0, 0, 0);
+    CUresult r = CUDA_ERROR_INVALID_CONTEXT; /* the primary context is never destroyed so */
+    pthread_mutex_lock(&fake_ctx_lock);
+    for (size_t i = 0; i < FAKE_MAX_CTX; i++)
+        if (ctx && fake_ctx_live[i] == U(ctx)) {
+            fake_ctx_going(ctx);
+            fake_ctx_live[i] = 0;
+            r = CUDA_SUCCESS;
+        }
+    pthread_mutex_unlock(&fake_ctx_lock);
+    if (r != CUDA_SUCCESS)
+        return r;
+    fake_free_ctx(ctx);
+    /* no longer current on this thread (other threads' stacks are theirs) */
+    int keep = 0;
+    for (int i = 0; i < fake_ctx_depth; i++) {
+        if (fake_ctx_stack[i] == ctx) {
+            if (fake_ctx_pushed[i])
+                fake_ctx_use_add(fake_ctx_index(ctx), -1);
+            continue;
+        }
+        fake_ctx_pushed[keep] = fake_ctx_pushed[i];
+        fake_ctx_stack[keep++] = fake_ctx_stack[i];
+    }
+    fake_ctx_depth = keep;
+    return CUDA_SUCCESS;
+}
+
+/* The CUDA 2.0 ABI (before the context stack of 4.0): the same here. */
+CUresult fk_cuCtxDestroy(CUcontext ctx)
+{
+    REC(U(ctx), 0, 0, 0);
+    return fk_cuCtxDestroy_v2(ctx);
+}
+
+CUresult fk_cuDevicePrimaryCtxRetain(CUcontext *ctx, CUdevice dev)
+{
+    REC(U(dev), 0, 0, 0);
+    if (!ctx || dev != 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&fake_ctx_lock);
+    fake_primary_refs++;
+    pthread_mutex_unlock(&fake_ctx_lock);
+    *ctx = (CUcontext)FAKE_CTX;
+    return CUDA_SUCCESS;
+}
+
+FAKE_API void fake_arm_last_release(void (*fn)(void))
+{
+    fake_hook_arm(&fake_last_release, 0, fn);
+}
+
+FAKE_API void fake_last_release_join(void)
+{
+    (void)fake_hook_join(&fake_last_release);
+}
+
+CUresult fk_cuDevicePrimaryCtxRelease_v2(CUdevice dev)
+{
+    REC(U(dev), 0, 0, 0);
+    if (dev != 0)
+        return CUDA_ERROR_INVALID_DEVICE;
+    pthread_mutex_lock(&fake_ctx_lock);
+    int refs = fake_primary_refs > 0 ? --fake_primary_refs : -1;
+    if (refs == 0)
+        fake_ctx_going((CUcontext)FAKE_CTX);
+    pthread_mutex_unlock(&fake_ctx_lock);
+    if (refs < 0)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    if (refs == 0) {
+        fake_free_ctx((CUcontext)FAKE_CTX);
+        fake_hook_fire(&fake_last_release, 0, 2000);
+    }
+    return CUDA_SUCCESS;
+}
+
+CUresult fk_cuDevicePrimaryCtxReset_v2(CUdevice dev)
+{
+    REC(U(dev), 0, 0, 0);
+    if (dev != 0)
+        return CUDA_ERROR_INVALID_DEVICE;
+    pthread_mutex_lock(&fake_ctx_lock);
+    fake_ctx_going((CUcontext)FAKE_CTX);
+    pthread_mutex_unlock(&fake_ctx_lock);
+    fake_free_ctx((CUcontext)FAKE_CTX);
+    return CUDA_SUCCESS;
+}
+
+/* The CUDA 7.0 ABIs (before 11.0's): the same here. */
+CUresult fk_cuDevicePrimaryCtxRelease(CUdevice dev)
+{
+    REC(U(dev), 0, 0, 0);
+    return fk_cuDevicePrimaryCtxRelease_v2(dev);
+}
+
+CUresult fk_cuDevicePrimaryCtxReset(CUdevice dev)
+{
+    REC(U(dev), 0, 0, 0);
+    return fk_cuDevicePrimaryCtxReset_v2(dev);
+}
+
+CUresult fk_cuDevicePrimaryCtxGetState(CUdevice dev, unsigned *flags, int *active)
+{
+    if (dev != 0)
+        return CUDA_ERROR_INVALID_DEVICE;
+    pthread_mutex_lock(&fake_ctx_lock);
+    *active = fake_primary_refs > 0;
+    pthread_mutex_unlock(&fake_ctx_lock);
+    *flags = 0;
+    return CUDA_SUCCESS;
+}
+
+CUresult fk_cuCtxGetDevice(CUdevice *dev)
+{
+    *dev = 0;
+    return CUDA_SUCCESS;
+}
+
+CUresult fk_cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
+{
+    (void)dev;
+    *bytes = FAKE_TOTAL_MEMORY;
+    return CUDA_SUCCESS;
+}
