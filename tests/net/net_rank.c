@@ -17,7 +17,7 @@
  *                              rank 0's region locks, as if killed inside libfabric
  *   net_rank shape WHAT        the last rank joins with another ctx, sig, provider or hmem
  *                              setting: every rank is refused at once
- *   net_rank quiet2|rxerr|fetchlate|deadops|deadfetch|stagefull   defects an audit found
+ *   net_rank quiet2|rxerr|fetchlate|deadops|deadfetch|deadring|stagefull   defects an audit found
  *                              (net_rank_audit.c)
  * Exit 0 on success; failures print the reason.
  */
@@ -521,10 +521,10 @@ static int mode_shape(gmux_comm_params_t *p, const char *what)
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(
-            stderr,
-            "usage: net_rank data|order|mixed|coalesce|semantics|hmem|teams|kill|killlock|"
-            "shape|quiet2|rxerr|fetchlate|deadops|deadfetch|staleop|devwinbad|stagefull [args]\n");
+        fprintf(stderr,
+                "usage: net_rank data|order|mixed|coalesce|semantics|hmem|teams|kill|killlock|"
+                "shape|quiet2|rxerr|fetchlate|deadops|deadfetch|deadring|staleop|devwinbad|"
+                "stagefull [args]\n");
         return 2;
     }
     setvbuf(stdout, NULL, _IOLBF, 0);

@@ -226,6 +226,15 @@ static void test_dead_peer_fetch(void **state)
     assert_int_equal(count(out, "deadfetch ok"), 1);
 }
 
+/* Puts queued to a rank whose death the next pass reads: that pass reclaims
+ * first, then drains them, and posts none that would stay held. */
+static void test_dead_peer_ring(void **state)
+{
+    (void)state;
+    assert_int_equal(launch(2, "deadring", NULL, NULL), 128 + 9);
+    assert_int_equal(count(out, "deadring ok"), 1);
+}
+
 /* A device window registration refused by one rank's handle fails on all. */
 static void test_dev_window_fails_together(void **state)
 {
@@ -274,6 +283,7 @@ int main(void)
         cmocka_unit_test(test_fetch_after_timeout),
         cmocka_unit_test(test_dead_peer_ops),
         cmocka_unit_test(test_dead_peer_fetch),
+        cmocka_unit_test(test_dead_peer_ring),
         cmocka_unit_test(test_stage_window_fails_together),
         cmocka_unit_test(test_stale_completion),
         cmocka_unit_test(test_dev_window_fails_together),
