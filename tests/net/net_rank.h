@@ -29,8 +29,8 @@ int mode_hmem(const char *expect);
 int mode_teams(void);
 
 /* net_rank_audit.c: scenarios of defects an audit found (quiet2, rxerr,
- * fetchlate, deadops, deadfetch, staleop, devwinbad, stagefull). audit_mode says whether `what` is
- * one and adjusts the job's parameters for it; mode_audit runs it. */
+ * fetchlate, deadops, deadfetch, deadring, staleop, devwinbad, stagefull). audit_mode says whether
+ * `what` is one and adjusts the job's parameters for it; mode_audit runs it. */
 bool audit_mode(const char *what, gmux_comm_params_t *p);
 int mode_audit(const char *what);
 

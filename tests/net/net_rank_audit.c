@@ -22,6 +22,8 @@
  *              apart.
  *   deadfetch  a get from a rank whose death notice its own progress pass
  *              reads posts no op that the reclaim, already run, would miss.
+ *   deadring   the same for puts queued in a ring: the pass that reads the
+ *              notice reclaims, then drains them, posting none.
  *   staleop    (test hooks) the late completion of an op taken back when its
  *              peer died must not complete the op that took its place.
  *   devwinbad  gmux_dev_window_register on a handle that is not staged (on
@@ -406,6 +408,17 @@ static int mode_deadops(void)
 
 /* --- deadfetch --------------------------------------------------------------- */
 
+/* Waits until the victim's death notice is in the bootstrap socket, unread,
+ * and arranges for the next progress pass to read it. */
+static void notice_pending(int victim)
+{
+    struct pollfd pfd = {.fd = comm->boot->fd, .events = POLLIN};
+    CHECK(poll(&pfd, 1, DO_WAIT_S * 1000) == 1, "no death notice");
+    CHECK(!net_peer_dead(comm, victim), "the notice was read already");
+    comm->boot_poll_calls = 0;
+    comm->boot_poll_ns = 0;
+}
+
 /* No proxy thread anywhere (audit_mode). The survivor waits until the death
  * notice is in its bootstrap socket, unread, and gets from the victim: the
  * get's own progress pass reads the notice and runs the reclaim, then the
@@ -415,11 +428,7 @@ static int mode_deadfetch(void)
     uint64_t *win, got = 0;
     gmux_window_t w;
     int victim = rank_kill_start(comm, &win, &w, NULL, NULL);
-    struct pollfd pfd = {.fd = comm->boot->fd, .events = POLLIN};
-    CHECK(poll(&pfd, 1, DO_WAIT_S * 1000) == 1, "no death notice");
-    CHECK(!net_peer_dead(comm, victim), "the notice was read already");
-    comm->boot_poll_calls = 0; /* the next pass reads it */
-    comm->boot_poll_ns = 0;
+    notice_pending(victim);
     gmux_status_t st = gmux_get(comm, 1, victim, w, 0, &got, sizeof(got));
     CHECK(st == GMUX_ERR_PEER, "get from the dead rank: %s", gmux_status_name(st));
     net_progress_try(comm);
@@ -430,6 +439,46 @@ static int mode_deadfetch(void)
     CHECK(gmux_comm_finalize(comm) != GMUX_OK, "finalize after a death returned OK");
     comm = NULL;
     free(win);
+    return 0;
+}
+
+/* --- deadring ---------------------------------------------------------------- */
+
+/* The ring path (what the proxy, a GPU's descriptors and a staged handle's
+ * forwarding all go through): puts queued to the victim while its death
+ * notice waits unread; the pass that reads it runs the reclaim before it
+ * drains the ring, and must then post nothing to the dead rank. */
+enum { DR_PUTS = 16, DR_SIZE = 64 * 1024 }; /* above shm's inject size: an op each */
+
+static int mode_deadring(void)
+{
+    uint8_t *src = malloc(DR_SIZE);
+    CHECK(src, "out of memory");
+    memset(src, 0x5d, DR_SIZE);
+    void *win;
+    gmux_window_t w;
+    int victim = rank_kill_start_bytes(comm, DR_SIZE, &win, &w, NULL, NULL);
+    notice_pending(victim);
+    net_comm_set_inline_progress(comm, false); /* queued, for the pass below */
+    for (int i = 0; i < DR_PUTS; i++)
+        OK(gmux_put(comm, 1, victim, w, 0, src, DR_SIZE, NULL));
+    net_ring_t *ring = &comm->rings[comm->size + victim];
+    CHECK(net_ring_pending(ring) == DR_PUTS, "%" PRIu64 " puts queued", net_ring_pending(ring));
+    net_progress_lock(comm);
+    net_progress_locked(comm);
+    pthread_mutex_unlock(&comm->progress_lock);
+    CHECK(net_peer_dead(comm, victim), "the pass did not read the notice: proves nothing");
+    CHECK(net_ring_pending(ring) == 0, "the pass left %" PRIu64 " queued", net_ring_pending(ring));
+    CHECK(ops_held(victim) == 0, "%u ops held for the dead rank after its reclaim",
+          ops_held(victim));
+    gmux_status_t st = gmux_flush(comm, 1);
+    CHECK(st == GMUX_ERR_PEER, "flush: %s", gmux_status_name(st));
+    printf("rank %d: deadring ok\n", me);
+    fflush(stdout);
+    CHECK(gmux_comm_finalize(comm) != GMUX_OK, "finalize after a death returned OK");
+    comm = NULL;
+    free(win);
+    free(src);
     return 0;
 }
 
@@ -608,7 +657,8 @@ bool audit_mode(const char *what, gmux_comm_params_t *p)
         p->timeout_s = 20;
         return true;
     }
-    if (strcmp(what, "deadops") == 0 || strcmp(what, "deadfetch") == 0) {
+    if (strcmp(what, "deadops") == 0 || strcmp(what, "deadfetch") == 0 ||
+        strcmp(what, "deadring") == 0) {
         p->timeout_s = 20;
         p->start_proxy = 0; /* nothing progresses but the test's own calls */
         return true;
@@ -628,6 +678,8 @@ int mode_audit(const char *what)
         return mode_deadops();
     if (strcmp(what, "deadfetch") == 0)
         return n == 2 ? mode_deadfetch() : 2;
+    if (strcmp(what, "deadring") == 0)
+        return n == 2 ? mode_deadring() : 2;
     if (strcmp(what, "stagefull") == 0)
         return mode_stagefull();
     if (strcmp(what, "staleop") == 0)

@@ -5,10 +5,14 @@
  * epoch's wrap, reached through the team's internals).
  */
 #include <inttypes.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <string.h>
 
 #include "common/clock.h"
+#include "common/log.h"
 #include "net/internal.h"
 #include "net_rank.h"
 
@@ -31,29 +35,60 @@ static void team_rounds(gmux_team_t *t, gmux_window_t w, const uint64_t *win, ui
     }
 }
 
+/* The warning a refused split is expected to log, while one is: the sink
+ * counts the lines that carry it instead of printing them (they are the
+ * test working); every other line goes to stderr as usual. */
+static _Atomic(const char *) warn_expected;
+static atomic_int warn_matched;
+
+static void teams_sink(com_log_level_t level, com_log_subsys_t subsys, const char *line, void *arg)
+{
+    (void)arg;
+    const char *e = atomic_load(&warn_expected);
+    if (e && level == COM_LOG_WARN && subsys == COM_SUBSYS_NET && strstr(line, e)) {
+        atomic_fetch_add(&warn_matched, 1);
+        return;
+    }
+    fprintf(stderr, "%s\n", line);
+}
+
+/* A split that must be refused (INVALID, no team) with exactly one warning
+ * on this member, containing `warning`. */
+static void split_refused(gmux_team_t *parent, int start, int stride, int size, bool no_ptr,
+                          const char *warning, const char *what)
+{
+    gmux_team_t *t = NULL;
+    atomic_store(&warn_matched, 0);
+    atomic_store(&warn_expected, warning);
+    gmux_status_t st = gmux_team_split_strided(parent, start, stride, size, no_ptr ? NULL : &t);
+    atomic_store(&warn_expected, NULL);
+    CHECK(st == GMUX_ERR_INVALID && !t, "%s: %s", what, gmux_status_name(st));
+    CHECK(atomic_load(&warn_matched) == 1, "%s: %d warnings saying '%s'", what,
+          atomic_load(&warn_matched), warning);
+}
+
 /* Splits whose members pass invalid or different arguments fail on every
  * member at once (well inside the timeout), take no team id, and leave the
- * parent usable: a valid split after them works. */
+ * parent usable: a valid split after them works. Each member says why,
+ * once (counted, not printed). */
 static void team_disagreements(gmux_team_t *world, gmux_window_t w, const uint64_t *win)
 {
-    gmux_team_t *t = NULL, *self = NULL, *all = NULL;
+    gmux_team_t *self = NULL, *all = NULL;
     double t0 = (double)com_clock_ns() * 1e-9;
     int last = n - 1;
-    CHECK(gmux_team_split_strided(world, 0, 1, me == last ? n - 1 : n, &t) == GMUX_ERR_INVALID &&
-              !t,
-          "sizes differ");
-    CHECK(gmux_team_split_strided(world, 0, 1, me == 0 ? 1 : 2, &t) == GMUX_ERR_INVALID && !t,
-          "one member asks a one-member team");
-    CHECK(gmux_team_split_strided(world, 0, 1, n, me == last ? NULL : &t) == GMUX_ERR_INVALID && !t,
-          "no team pointer on the last rank");
-    CHECK(gmux_team_split_strided(world, 0, 1, me == 0 ? n + 1 : n, &t) == GMUX_ERR_INVALID && !t,
-          "rank 0 asks more members than there are");
+    const char *other_bad = "another member passed invalid arguments";
+    com_log_set_sink(teams_sink, NULL);
+    split_refused(world, 0, 1, me == last ? n - 1 : n, false, "different sizes", "sizes differ");
+    split_refused(world, 0, 1, me == 0 ? 1 : 2, false, "different sizes",
+                  "one member asks a one-member team");
+    split_refused(world, 0, 1, n, me == last, me == last ? "no team pointer" : other_bad,
+                  "no team pointer on the last rank");
+    split_refused(world, 0, 1, me == 0 ? n + 1 : n, false,
+                  me == 0 ? "not a subset of the team" : other_bad,
+                  "rank 0 asks more members than there are");
     if (n > 2) {
-        CHECK(gmux_team_split_strided(world, me == last ? 1 : 0, 1, 2, &t) == GMUX_ERR_INVALID &&
-                  !t,
-              "starts differ");
-        CHECK(gmux_team_split_strided(world, 0, me == 0 ? 2 : 1, 2, &t) == GMUX_ERR_INVALID && !t,
-              "strides differ");
+        split_refused(world, me == last ? 1 : 0, 1, 2, false, "different starts", "starts differ");
+        split_refused(world, 0, me == 0 ? 2 : 1, 2, false, "different strides", "strides differ");
     }
     double waited = (double)com_clock_ns() * 1e-9 - t0;
     CHECK(waited < TEAMS_TIMEOUT_S / 2, "the failed splits took %.1f s", waited);
@@ -69,12 +104,18 @@ static void team_disagreements(gmux_team_t *world, gmux_window_t w, const uint64
     for (int i = 0; i < WRAP_SPLITS; i++) {
         bool differ = i % 29 == 0 || i == BEFORE_WRAP - 1 || i == BEFORE_WRAP;
         bool two = differ && me == 1; /* asks for ranks 0 and 1, the others for themselves */
-        gmux_status_t st = gmux_team_split_strided(world, two ? 0 : me, 1, two ? 2 : 1, &self);
-        CHECK(differ ? st == GMUX_ERR_INVALID && !self : st == GMUX_OK && self, "split %d: %s", i,
-              gmux_status_name(st));
+        if (differ) {
+            char what[32];
+            snprintf(what, sizeof(what), "split %d", i);
+            split_refused(world, two ? 0 : me, 1, two ? 2 : 1, false, "different sizes", what);
+            continue;
+        }
+        gmux_status_t st = gmux_team_split_strided(world, me, 1, 1, &self);
+        CHECK(st == GMUX_OK && self, "split %d: %s", i, gmux_status_name(st));
         gmux_team_destroy(self);
         self = NULL;
     }
+    com_log_set_sink(NULL, NULL);
     CHECK(world->agreements == NET_AGREE_EPOCHS + WRAP_SPLITS - BEFORE_WRAP, "the wrap not passed");
     /* one-member teams: each member its own start */
     OK(gmux_team_split_strided(world, me, 1, 1, &self));
