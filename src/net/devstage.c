@@ -268,9 +268,10 @@ gmux_status_t net_devstage_source_deregister(net_devstage_t *s, void *dev_base)
     pthread_mutex_unlock(&s->lock);
     if (st == GMUX_OK && direct) {
         /* the provider may still be reading it: every earlier put first */
-        for (uint32_t c = 0; c < s->comm->nctx; c++)
-            gmux_flush(s->comm, c);
-        st = gmux_source_deregister(s->comm, dev_base);
+        for (uint32_t c = 0; c < s->comm->nctx && st == GMUX_OK; c++)
+            st = net_flush_wait(s->comm, c); /* their errors stay theirs */
+        gmux_status_t d = gmux_source_deregister(s->comm, dev_base);
+        st = st != GMUX_OK ? st : d; /* a wait that timed out is said */
     }
     return st;
 }
@@ -287,16 +288,18 @@ static const stage_win_t *dev_source(const net_devstage_t *s, uint64_t src, uint
     return NULL;
 }
 
-/* Copies a device source into the arena; recycles the arena (flush of every
- * context: all earlier sources consumed) when it is full. */
+/* Copies a device source into the arena; recycles the arena (every context's
+ * earlier operations ended: all earlier sources consumed) when it is full. */
 static gmux_status_t stage_source(net_devstage_t *s, net_desc_t *d)
 {
     if (d->size > s->arena_bytes)
         return GMUX_ERR_RANGE;
     size_t need = (d->size + 63) & ~(size_t)63;
     if (s->arena_used + need > s->arena_bytes) {
+        /* every earlier put ended, done or failed: none reads the arena
+         * any more. A context's error stays for its owner's flush. */
         for (uint32_t c = 0; c < s->comm->nctx; c++) {
-            gmux_status_t st = gmux_flush(s->comm, c);
+            gmux_status_t st = net_flush_wait(s->comm, c);
             if (st != GMUX_OK)
                 return st;
         }

@@ -245,6 +245,11 @@ gmux_status_t net_proxy_post_rx(gmux_comm_t *comm);
 gmux_status_t net_send_quiet_req(gmux_comm_t *comm, uint32_t ctx, int peer, uint64_t *token_p);
 /* oppool.c. Records st as ctx's error unless it has one already. */
 void net_ctx_set_error(gmux_comm_t *comm, uint32_t ctx, gmux_status_t st);
+/* gmux_flush without taking ctx's first error: waits until every descriptor
+ * pushed on ctx before the call is consumed and its operations have ended
+ * (done or failed), bounded by the comm's timeout. For the library's own
+ * waits (devstage.c's arena), which must leave errors to their owners. */
+gmux_status_t net_flush_wait(gmux_comm_t *comm, uint32_t ctx);
 /* A free op, marked in use, or NULL when all are in flight. LOCKING: held. */
 net_op_t *net_op_get(gmux_comm_t *comm);
 /* Returns op to the pool. LOCKING: held. */

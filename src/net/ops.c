@@ -273,10 +273,8 @@ static gmux_status_t drain_ctx(gmux_comm_t *comm, uint32_t ctx)
     return st;
 }
 
-GMUX_API gmux_status_t gmux_flush(gmux_comm_t *comm, uint32_t ctx)
+gmux_status_t net_flush_wait(gmux_comm_t *comm, uint32_t ctx)
 {
-    if (!comm || ctx >= comm->nctx)
-        return GMUX_ERR_INVALID;
     gmux_status_t st = drain_ctx(comm, ctx);
     if (st == GMUX_OK) {
         net_progress_lock(comm);
@@ -284,6 +282,14 @@ GMUX_API gmux_status_t gmux_flush(gmux_comm_t *comm, uint32_t ctx)
         pthread_mutex_unlock(&comm->progress_lock);
         st = net_wait(comm, ops_complete, &b, net_timeout_s(comm), false);
     }
+    return st;
+}
+
+GMUX_API gmux_status_t gmux_flush(gmux_comm_t *comm, uint32_t ctx)
+{
+    if (!comm || ctx >= comm->nctx)
+        return GMUX_ERR_INVALID;
+    gmux_status_t st = net_flush_wait(comm, ctx);
     gmux_status_t e = take_ctx_error(comm, ctx);
     return st != GMUX_OK ? st : e;
 }
