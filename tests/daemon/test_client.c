@@ -551,17 +551,27 @@ static void test_reconnect_never_waits_for_answer(void **state)
     assert_int_equal(dmn_client_registrations(c), 0);
     assert_int_equal(dmn_client_wait_turn(c, 60 * COM_NS_PER_S), GMUX_OK); /* ungated */
     assert_false(dmn_client_holds_turn(c));
+    /* the daemon answers; should the client have given a try up meanwhile
+     * (a loaded machine), that answer is in vain and the next try's counts */
     struct pollfd pf = {lfd, POLLIN, 0};
-    assert_int_equal(poll(&pf, 1, 10000), 1);
-    int fd = accept(lfd, NULL, NULL);
-    assert_true(fd >= 0);
     static uint8_t buf[DMN_PROTO_MAX_MSG];
     dmn_msg_t m;
-    assert_int_equal(fake_read(fd, buf, DMN_MSG_REGISTER, &m), 0);
-    assert_string_equal(m.u.reg.name, "patient");
-    dmn_msg_registered_t r = {9, 0, 20 * COM_NS_PER_MS};
-    size_t len = dmn_proto_encode_registered(buf, sizeof(buf), 1, &r);
-    assert_int_equal(write(fd, buf, len), (ssize_t)len);
+    int fd = -1;
+    uint64_t deadline = com_deadline_after_ns(20 * COM_NS_PER_S);
+    while (dmn_client_is_local(c) && !com_deadline_passed(deadline)) {
+        int next = poll(&pf, 1, 1) == 1 ? accept(lfd, NULL, NULL) : -1;
+        if (next >= 0) {
+            if (fd >= 0)
+                close(fd);
+            fd = next;
+            assert_int_equal(fake_read(fd, buf, DMN_MSG_REGISTER, &m), 0);
+            assert_string_equal(m.u.reg.name, "patient");
+            dmn_msg_registered_t r = {9, 0, 20 * COM_NS_PER_MS};
+            size_t len = dmn_proto_encode_registered(buf, sizeof(buf), 1, &r);
+            (void)!write(fd, buf, len);
+        }
+        (void)dmn_client_poll(c);
+    }
     poll_until(c, joined);
     assert_false(dmn_client_is_local(c));
     assert_int_equal(dmn_client_task_id(c), 9);
