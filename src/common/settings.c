@@ -2,6 +2,7 @@
 #include "common/settings.h"
 
 #include <ctype.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -9,12 +10,15 @@
 #include "common/log.h"
 #include "common/parse.h"
 
-#define DESC_(id, type, def, help) {"GMUX_" #id, COM_SETTING_##type, def, help},
+#define DESC_(id, type, scopes, def, help) {"GMUX_" #id, COM_SETTING_##type, def, help, scopes},
 const com_setting_desc_t com_settings_table[COM_SETTING_COUNT] = {COM_SETTINGS_LIST(DESC_)};
 #undef DESC_
 
 static com_setting_value_t global_values[COM_SETTING_COUNT];
 static int global_loaded;
+/* The text of a malformed variable nobody was told of yet: said when its
+ * setting is first read (init writes it before other threads read). */
+static _Atomic(const char *) global_unsaid[COM_SETTING_COUNT];
 
 const char *com_setting_type_name(com_setting_type_t type)
 {
@@ -141,10 +145,38 @@ static const char *process_getenv(const char *name)
     return getenv(name);
 }
 
-gmux_status_t com_settings_init(char *err, size_t errlen)
+gmux_status_t com_settings_check(unsigned scopes, com_getenv_fn getenv_fn, char *err, size_t errlen)
 {
-    gmux_status_t st = com_settings_load_table(com_settings_table, COM_SETTING_COUNT, global_values,
-                                               process_getenv, err, errlen);
+    gmux_status_t st = GMUX_OK;
+    if (err && errlen)
+        err[0] = '\0';
+    for (size_t i = 0; i < COM_SETTING_COUNT; i++) {
+        const com_setting_desc_t *d = &com_settings_table[i];
+        const char *text = getenv_fn ? getenv_fn(d->name) : NULL;
+        com_setting_value_t v;
+        char msg[256];
+        if (!text || !(d->scopes & (scopes | COM_SCOPE_ANY)) ||
+            com_settings_parse_value(d, text, &v, msg, sizeof(msg)) == GMUX_OK)
+            continue;
+        append(err, errlen, msg);
+        st = GMUX_ERR_PARSE;
+    }
+    return st;
+}
+
+gmux_status_t com_settings_init_scoped(unsigned scopes, char *err, size_t errlen)
+{
+    (void)com_settings_load_table(com_settings_table, COM_SETTING_COUNT, global_values,
+                                  process_getenv, NULL, 0);
+    gmux_status_t st = com_settings_check(scopes, process_getenv, err, errlen);
+    for (size_t i = 0; i < COM_SETTING_COUNT; i++) {
+        const com_setting_desc_t *d = &com_settings_table[i];
+        const char *text = getenv(d->name);
+        com_setting_value_t v;
+        bool unsaid = text && !(d->scopes & (scopes | COM_SCOPE_ANY)) &&
+                      com_settings_parse_value(d, text, &v, NULL, 0) != GMUX_OK;
+        atomic_store_explicit(&global_unsaid[i], unsaid ? text : NULL, memory_order_relaxed);
+    }
     global_loaded = 1;
     char logerr[256];
     if (com_log_configure(global_values[COM_SETTING_LOG].s, logerr, sizeof(logerr)) != GMUX_OK) {
@@ -155,6 +187,11 @@ gmux_status_t com_settings_init(char *err, size_t errlen)
     return st;
 }
 
+gmux_status_t com_settings_init(char *err, size_t errlen)
+{
+    return com_settings_init_scoped(COM_SCOPE_ALL, err, errlen);
+}
+
 gmux_status_t com_settings_set(com_setting_id_t id, const char *text, char *err, size_t errlen)
 {
     if ((unsigned)id >= COM_SETTING_COUNT)
@@ -163,7 +200,11 @@ gmux_status_t com_settings_set(com_setting_id_t id, const char *text, char *err,
         com_settings_load_table(com_settings_table, COM_SETTING_COUNT, global_values, NULL, NULL,
                                 0);
     global_loaded = 1;
-    return com_settings_parse_value(&com_settings_table[id], text, &global_values[id], err, errlen);
+    gmux_status_t st =
+        com_settings_parse_value(&com_settings_table[id], text, &global_values[id], err, errlen);
+    if (st == GMUX_OK) /* the variable no longer counts */
+        atomic_store_explicit(&global_unsaid[id], NULL, memory_order_relaxed);
+    return st;
 }
 
 const com_setting_value_t *com_setting(com_setting_id_t id)
@@ -173,6 +214,15 @@ const com_setting_value_t *com_setting(com_setting_id_t id)
         com_settings_load_table(com_settings_table, COM_SETTING_COUNT, global_values, NULL, NULL,
                                 0);
         global_loaded = 1;
+    }
+    if (atomic_load_explicit(&global_unsaid[id], memory_order_relaxed)) {
+        const char *text = atomic_exchange(&global_unsaid[id], NULL);
+        char msg[256];
+        com_setting_value_t v;
+        if (text && com_settings_parse_value(&com_settings_table[id], text, &v, msg, sizeof(msg)) !=
+                        GMUX_OK)
+            COM_WARN(COMMON, "%s; the default %s is used", msg,
+                     com_settings_table[id].def[0] ? com_settings_table[id].def : "\"\"");
     }
     return &global_values[id];
 }

@@ -31,11 +31,25 @@ typedef enum com_setting_type {
     COM_SETTING_STRING, /* any text */
 } com_setting_type_t;
 
+/* The parts of gmux that read a setting. A command checks the settings of
+ * the parts it runs (itself, and the daemon, shim or ranks it starts), so a
+ * malformed variable that nothing it runs reads does not stop it. */
+typedef enum com_setting_scope {
+    COM_SCOPE_ANY = 1u << 0,    /* every process: checked by all */
+    COM_SCOPE_SHIM = 1u << 1,   /* libgmux.so in a program, with its daemon client */
+    COM_SCOPE_DAEMON = 1u << 2, /* gmuxd */
+    COM_SCOPE_CLIENT = 1u << 3, /* what asks gmuxd (gmux status, top) */
+    COM_SCOPE_NET = 1u << 4,    /* the net library in each rank */
+    COM_SCOPE_SHMEM = 1u << 5,  /* the OpenSHMEM layer in each PE */
+    COM_SCOPE_ALL = (1u << 6) - 1,
+} com_setting_scope_t;
+
 typedef struct com_setting_desc {
     const char *name; /* environment variable, e.g. "GMUX_LOG" */
     com_setting_type_t type;
     const char *def; /* default, in the same syntax as the variable */
     const char *help;
+    unsigned scopes; /* com_setting_scope_t bits; 0 in tables of tests and tools */
 } com_setting_desc_t;
 
 typedef union com_setting_value {
@@ -70,7 +84,7 @@ const char *com_setting_type_name(com_setting_type_t type);
 
 /* --- the runtime's own table ---------------------------------------------- */
 
-#define COM_SETTING_ID_(id, type, def, help) COM_SETTING_##id,
+#define COM_SETTING_ID_(id, type, scopes, def, help) COM_SETTING_##id,
 typedef enum com_setting_id {
     COM_SETTINGS_LIST(COM_SETTING_ID_) COM_SETTING_COUNT
 } com_setting_id_t;
@@ -78,8 +92,25 @@ typedef enum com_setting_id {
 
 extern const com_setting_desc_t com_settings_table[COM_SETTING_COUNT];
 
-/* Loads the global table from the process environment and applies GMUX_LOG. */
+/* Loads the global table from the process environment and applies GMUX_LOG.
+ * Every malformed variable keeps its default and is listed in err (the
+ * caller reports them): GMUX_ERR_PARSE. Same as com_settings_init_scoped
+ * with COM_SCOPE_ALL. */
 gmux_status_t com_settings_init(char *err, size_t errlen);
+
+/* Loads the global table as com_settings_init does, but returns
+ * GMUX_ERR_PARSE, with err naming each one and the form it wants, only for
+ * malformed variables of settings read in `scopes` (and of COM_SCOPE_ANY:
+ * GMUX_LOG). Any other malformed variable keeps its default and is said as
+ * a warning when the setting is first read, if ever. Calling it again
+ * reloads (after setenv). */
+gmux_status_t com_settings_init_scoped(unsigned scopes, char *err, size_t errlen);
+
+/* Checks, without loading anything, the variables of the runtime's settings
+ * read in `scopes` as getenv_fn gives them: GMUX_ERR_PARSE with each
+ * malformed one in err, else GMUX_OK. */
+gmux_status_t com_settings_check(unsigned scopes, com_getenv_fn getenv_fn, char *err,
+                                 size_t errlen);
 
 /* Overrides one setting from text (command-line options, tests). */
 gmux_status_t com_settings_set(com_setting_id_t id, const char *text, char *err, size_t errlen);

@@ -92,6 +92,11 @@ static int stop_daemon(const char *prog, const char *path)
     return 1;
 }
 
+static const char *env_lookup(const char *name)
+{
+    return getenv(name);
+}
+
 void dmn_cli_drop_overridden_env(int argc, char **argv)
 {
     for (int i = 1; i + 1 < argc; i++) {
@@ -157,7 +162,7 @@ int dmn_cli_main(const char *prog, int argc, char **argv)
             return 2;
         }
     }
-    char err[256];
+    char err[512];
     if (sock && com_settings_set(COM_SETTING_SOCKET, sock, err, sizeof(err)) != GMUX_OK) {
         fprintf(stderr, "%s: %s\n", prog, err);
         return 2;
@@ -175,6 +180,11 @@ int dmn_cli_main(const char *prog, int argc, char **argv)
     }
     if (stop)
         return stop_daemon(prog, path);
+    /* a malformed setting the daemon reads (its options have replaced theirs) */
+    if (com_settings_check(COM_SCOPE_DAEMON, env_lookup, err, sizeof(err)) != GMUX_OK) {
+        fprintf(stderr, "%s: %s (see gmux --help-settings)\n", prog, err);
+        return 2;
+    }
     if (dmn_server_opts_from_settings(&opts, path, sizeof(path), 0) != GMUX_OK) {
         fprintf(stderr, "%s: bad GMUX_DAEMON_* settings (see gmux --help-settings)\n", prog);
         return 2;

@@ -29,6 +29,8 @@ struct dmn_client {
     uint64_t idle_request; /* request when IDLE was last sent: a GRANT answers a later one */
     uint64_t grant_seq;
     uint64_t backoff_ns, next_retry_ns;
+    uint64_t retry_backoff;     /* backoff_ns when the reconnection under way began */
+    uint64_t register_deadline; /* a REGISTER sent and not answered: given up then */
     uint32_t n_launches, n_ranges;
     dmn_range_t *ranges;
     dmn_msg_stats_t stats;
@@ -162,25 +164,53 @@ static int pump(dmn_client_t *c, int timeout_ms, int *refused)
     }
 }
 
-static gmux_status_t try_connect(dmn_client_t *c)
+/* Connected and registered: launches are gated. Connected with task_id 0,
+ * a REGISTER waits for its answer and the client acts as in local mode. */
+static int registered(const dmn_client_t *c)
+{
+    return c->fd >= 0 && c->task_id != 0;
+}
+
+static int registering(const dmn_client_t *c)
+{
+    return c->fd >= 0 && c->task_id == 0;
+}
+
+/* Connects without waiting and sends REGISTER: GMUX_OK when it is on its
+ * way (registering), else the client stays local. */
+static gmux_status_t start_register(dmn_client_t *c)
 {
     int fd;
-    gmux_status_t st = dmn_endpoint_connect(c->path, &fd);
+    gmux_status_t st = dmn_endpoint_connect_nowait(c->path, &fd);
     if (st != GMUX_OK)
         return st;
     c->fd = fd;
     c->in_len = 0;
+    c->task_id = 0;
     dmn_msg_register_t reg = {
         (uint32_t)getpid(), (uint32_t)c->opts.cls, c->opts.priority, 0, c->opts.budget, {0}};
     memcpy(reg.name, c->name, DMN_NAME_MAX);
     send_out(c, dmn_proto_encode_register(c->out, sizeof(c->out), ++c->seq, &reg));
-    uint64_t deadline = com_deadline_after_ns(REGISTER_WAIT_MS * COM_NS_PER_MS);
+    if (c->fd < 0)
+        return GMUX_ERR_PEER;
+    c->register_deadline = com_deadline_after_ns(REGISTER_WAIT_MS * COM_NS_PER_MS);
+    return GMUX_OK;
+}
+
+/* Moves a registration on, waiting up to wait_ms for the daemon's answer.
+ * GMUX_OK: registered now; GMUX_ERR_BUSY: no answer yet, REGISTER_WAIT_MS
+ * not over; else the client went local (GMUX_ERR_PERM: refused). */
+static gmux_status_t progress_register(dmn_client_t *c, int wait_ms)
+{
     int refused = 0;
-    while (c->fd >= 0 && c->task_id == 0 && !com_deadline_passed(deadline))
-        (void)pump(c, 50, &refused);
+    (void)pump(c, wait_ms, &refused);
     if (refused)
         return GMUX_ERR_PERM;
-    if (c->fd < 0 || c->task_id == 0) {
+    if (c->fd < 0)
+        return GMUX_ERR_PEER;
+    if (c->task_id == 0) {
+        if (!com_deadline_passed(c->register_deadline))
+            return GMUX_ERR_BUSY;
         go_local(c, "no answer to REGISTER");
         return GMUX_ERR_PEER;
     }
@@ -192,15 +222,24 @@ static gmux_status_t try_connect(dmn_client_t *c)
     return GMUX_OK;
 }
 
+/* Never waits: a reconnection is begun, or moved on, by whichever calls
+ * come; the backoff doubles at each that fails. */
 static void maybe_reconnect(dmn_client_t *c)
 {
-    uint64_t now = com_clock_ns();
-    if (c->fd >= 0 || now < c->next_retry_ns)
+    gmux_status_t st;
+    if (registering(c)) {
+        st = progress_register(c, 0);
+    } else {
+        if (c->fd >= 0 || com_clock_ns() < c->next_retry_ns)
+            return;
+        c->retry_backoff = c->backoff_ns;
+        st = start_register(c);
+        if (st == GMUX_OK)
+            st = progress_register(c, 0);
+    }
+    if (st == GMUX_OK || st == GMUX_ERR_BUSY)
         return;
-    uint64_t backoff = c->backoff_ns;
-    if (try_connect(c) == GMUX_OK)
-        return;
-    c->backoff_ns = backoff * 2 > BACKOFF_MAX_NS ? BACKOFF_MAX_NS : backoff * 2;
+    c->backoff_ns = c->retry_backoff * 2 > BACKOFF_MAX_NS ? BACKOFF_MAX_NS : c->retry_backoff * 2;
     c->next_retry_ns = com_clock_ns() + c->backoff_ns;
 }
 
@@ -226,13 +265,14 @@ gmux_status_t dmn_client_open(const dmn_client_opts_t *opts, dmn_client_t **out)
     snprintf(c->name, sizeof(c->name), "%s", opts->name ? opts->name : "task");
     c->opts.name = c->name;
     c->backoff_ns = BACKOFF_MIN_NS;
-    st = try_connect(c);
+    st = start_register(c);
+    while (st == GMUX_OK && registering(c))
+        if ((st = progress_register(c, 50)) == GMUX_ERR_BUSY)
+            st = GMUX_OK;
     if (st == GMUX_ERR_PERM)
         goto free_client;
-    if (st != GMUX_OK) {
-        c->fd = -1;
+    if (st != GMUX_OK)
         c->next_retry_ns = com_clock_ns() + c->backoff_ns;
-    }
     *out = c;
     return GMUX_OK;
 free_client:
@@ -245,7 +285,8 @@ void dmn_client_close(dmn_client_t *c)
     if (!c)
         return;
     if (c->fd >= 0) {
-        send_out(c, dmn_proto_encode_empty(c->out, sizeof(c->out), ++c->seq, DMN_MSG_IDLE));
+        if (registered(c))
+            send_out(c, dmn_proto_encode_empty(c->out, sizeof(c->out), ++c->seq, DMN_MSG_IDLE));
         if (c->fd >= 0)
             close(c->fd);
     }
@@ -286,13 +327,13 @@ gmux_status_t dmn_client_pending(dmn_client_t *c, uint32_t n_launches, const dmn
         memcpy(c->ranges, ranges, n_ranges * sizeof(*ranges));
     c->n_launches = n_launches;
     maybe_reconnect(c);
-    return c->fd >= 0 ? announce(c) : GMUX_OK;
+    return registered(c) ? announce(c) : GMUX_OK;
 }
 
 gmux_status_t dmn_client_wait_turn(dmn_client_t *c, uint64_t timeout_ns)
 {
     maybe_reconnect(c);
-    if (c->fd < 0 || pump(c, 0, NULL) < 0)
+    if (!registered(c) || pump(c, 0, NULL) < 0)
         return GMUX_OK;
     if (c->holding && !c->revoked)
         return GMUX_OK;
@@ -318,7 +359,7 @@ gmux_status_t dmn_client_idle(dmn_client_t *c)
 {
     c->n_launches = 0;
     maybe_reconnect(c);
-    if (c->fd < 0 || pump(c, 0, NULL) < 0)
+    if (!registered(c) || pump(c, 0, NULL) < 0)
         return GMUX_OK;
     c->holding = c->revoked = c->announced = 0;
     c->idle_request = c->request;
@@ -330,7 +371,7 @@ gmux_status_t dmn_client_report(dmn_client_t *c, const dmn_msg_stats_t *stats)
     c->stats = *stats;
     c->have_stats = 1;
     maybe_reconnect(c);
-    if (c->fd < 0)
+    if (!registered(c))
         return GMUX_OK;
     return send_out(c, dmn_proto_encode_stats(c->out, sizeof(c->out), ++c->seq, stats));
 }
@@ -338,7 +379,7 @@ gmux_status_t dmn_client_report(dmn_client_t *c, const dmn_msg_stats_t *stats)
 int dmn_client_poll(dmn_client_t *c)
 {
     maybe_reconnect(c);
-    if (c->fd < 0 || pump(c, 0, NULL) < 0)
+    if (!registered(c) || pump(c, 0, NULL) < 0)
         return 1;
     return c->holding && !c->revoked;
 }
@@ -350,12 +391,12 @@ int dmn_client_fd(const dmn_client_t *c)
 
 int dmn_client_is_local(const dmn_client_t *c)
 {
-    return c->fd < 0;
+    return !registered(c);
 }
 
 int dmn_client_holds_turn(const dmn_client_t *c)
 {
-    return c->fd >= 0 && c->holding;
+    return registered(c) && c->holding;
 }
 
 uint32_t dmn_client_task_id(const dmn_client_t *c)

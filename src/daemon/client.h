@@ -17,10 +17,14 @@
  * socket), the client carries on without gating (every wait returns GMUX_OK
  * at once) and tries to reconnect on later calls, with a backoff that
  * doubles from 10 ms to 1 s; on reconnection it registers again and resends
- * its last stats. A daemon that is alive but does not read (stopped,
- * swapped out) costs a call at most a few seconds, never more: a send or a
- * connect waits 2 s for room (DMN_ENDPOINT_SEND_WAIT_MS), registration 2 s
- * for its answer, and then the client goes local.
+ * its last stats. A reconnection never waits: the call that makes it
+ * connects without waiting (a full queue of connections is a failed try)
+ * and sends REGISTER; later calls look for the answer without waiting, and
+ * the client stays in local mode until it comes, or gives the try up 2 s
+ * after REGISTER went unanswered. Only dmn_client_open waits, up to those
+ * 2 s, for its first registration. A daemon that is alive but does not read
+ * (stopped, swapped out) costs a send at most DMN_ENDPOINT_SEND_WAIT_MS (2 s)
+ * when the socket is full, and then the client goes local.
  *
  * PLAN orders from the daemon are handed to the on_plan callback, from
  * inside whichever client call received them.
@@ -53,10 +57,10 @@ typedef struct dmn_client_opts {
 typedef struct dmn_client dmn_client_t;
 
 /* Creates a client and tries once to register (waiting up to 2 s for a
- * daemon that accepted the connection to answer); without a daemon it starts in
- * local mode (still GMUX_OK). Errors: bad options (GMUX_ERR_RANGE: a socket
- * path too long for a socket address), no memory, or a daemon that refused
- * the registration. */
+ * daemon that accepted the connection to answer; never for a connection);
+ * without a daemon it starts in local mode (still GMUX_OK). Errors: bad options (GMUX_ERR_RANGE: a
+ * socket path too long for a socket address), no memory, or a daemon that refused the registration.
+ */
 gmux_status_t dmn_client_open(const dmn_client_opts_t *opts, dmn_client_t **out);
 void dmn_client_close(dmn_client_t *c);
 
@@ -84,10 +88,11 @@ uint64_t dmn_client_turn_timeout_ns(void);
  * dmn_client_wait_turn does. For a shim thread that watches for REVOKE. */
 int dmn_client_poll(dmn_client_t *c);
 
-/* The socket (for poll(2) on it), -1 in local mode. */
+/* The socket (for poll(2) on it: readable when an answer to a pending
+ * REGISTER comes, too), -1 when there is none. */
 int dmn_client_fd(const dmn_client_t *c);
 
-int dmn_client_is_local(const dmn_client_t *c);           /* no daemon connection now */
+int dmn_client_is_local(const dmn_client_t *c);           /* not registered with a daemon now */
 int dmn_client_holds_turn(const dmn_client_t *c);         /* granted and not released */
 uint32_t dmn_client_task_id(const dmn_client_t *c);       /* 0 in local mode */
 uint32_t dmn_client_registrations(const dmn_client_t *c); /* successful REGISTERs */

@@ -188,13 +188,13 @@ close_lock:
     return st;
 }
 
-gmux_status_t dmn_endpoint_connect(const char *path, int *fd_out)
+static gmux_status_t endpoint_connect(const char *path, int wait, int *fd_out)
 {
     struct sockaddr_un addr;
     gmux_status_t st = fill_addr(path, &addr);
     if (st != GMUX_OK)
         return st;
-    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | (wait ? 0 : SOCK_NONBLOCK), 0);
     if (fd < 0)
         return com_status_from_errno(errno);
     /* A daemon that is alive but does not read (stopped, swapped out) holds
@@ -207,9 +207,26 @@ gmux_status_t dmn_endpoint_connect(const char *path, int *fd_out)
         int e = errno;
         close(fd);
         if (e == EAGAIN || e == EINPROGRESS)
-            return GMUX_ERR_TIMEOUT;
+            return wait ? GMUX_ERR_TIMEOUT : GMUX_ERR_BUSY;
         return e == ENOENT || e == ECONNREFUSED ? GMUX_ERR_PEER : com_status_from_errno(e);
+    }
+    /* on a Unix socket a connect that did not fail is complete: blocking from here */
+    int fl = wait ? 0 : fcntl(fd, F_GETFL);
+    if (fl < 0 || (!wait && fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) != 0)) {
+        st = com_status_from_errno(errno);
+        close(fd);
+        return st;
     }
     *fd_out = fd;
     return GMUX_OK;
+}
+
+gmux_status_t dmn_endpoint_connect(const char *path, int *fd_out)
+{
+    return endpoint_connect(path, 1, fd_out);
+}
+
+gmux_status_t dmn_endpoint_connect_nowait(const char *path, int *fd_out)
+{
+    return endpoint_connect(path, 0, fd_out);
 }

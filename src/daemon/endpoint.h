@@ -64,4 +64,9 @@ gmux_status_t dmn_endpoint_listen(const char *path, gid_t group, int *listen_fd,
  * long without room (SO_SNDTIMEO). */
 gmux_status_t dmn_endpoint_connect(const char *path, int *fd);
 
+/* As dmn_endpoint_connect, but never waits: GMUX_ERR_BUSY at once when the
+ * daemon's queue of connections is full. The socket is blocking, with the
+ * same send timeout. */
+gmux_status_t dmn_endpoint_connect_nowait(const char *path, int *fd);
+
 #endif /* DMN_ENDPOINT_H */

@@ -8,8 +8,9 @@ int main(int argc, char **argv)
 {
     char err[512];
     dmn_cli_drop_overridden_env(argc, argv); /* --quantum-ms N wins over GMUX_DAEMON_QUANTUM_MS */
-    if (com_settings_init(err, sizeof(err)) != GMUX_OK) {
-        fprintf(stderr, "gmuxd: %s\n", err);
+    /* GMUX_LOG here; the daemon's own settings once dmn_cli_main knows it starts one */
+    if (com_settings_init_scoped(0, err, sizeof(err)) != GMUX_OK) {
+        fprintf(stderr, "gmuxd: %s (see gmux --help-settings)\n", err);
         return 2;
     }
     return dmn_cli_main("gmuxd", argc, argv);

@@ -13,11 +13,11 @@
 #include "common/settings.h"
 
 static const com_setting_desc_t table[] = {
-    {"GMUX_T_BOOL", COM_SETTING_BOOL, "false", "a flag"},
-    {"GMUX_T_INT", COM_SETTING_INT, "-3", "a count"},
-    {"GMUX_T_SIZE", COM_SETTING_SIZE, "2MiB", "a chunk size"},
-    {"GMUX_T_DOUBLE", COM_SETTING_DOUBLE, "0.5", "a ratio"},
-    {"GMUX_T_STRING", COM_SETTING_STRING, "tcp", "a provider"},
+    {"GMUX_T_BOOL", COM_SETTING_BOOL, "false", "a flag", 0},
+    {"GMUX_T_INT", COM_SETTING_INT, "-3", "a count", 0},
+    {"GMUX_T_SIZE", COM_SETTING_SIZE, "2MiB", "a chunk size", 0},
+    {"GMUX_T_DOUBLE", COM_SETTING_DOUBLE, "0.5", "a ratio", 0},
+    {"GMUX_T_STRING", COM_SETTING_STRING, "tcp", "a provider", 0},
 };
 #define N (sizeof(table) / sizeof(table[0]))
 
@@ -130,6 +130,63 @@ static void test_global_table_and_log(void **state)
                      GMUX_ERR_INVALID);
 }
 
+static char warned[1024];
+
+static const char *real_getenv(const char *name)
+{
+    return getenv(name);
+}
+
+static void keep_line(com_log_level_t level, com_log_subsys_t subsys, const char *line, void *arg)
+{
+    (void)level;
+    (void)subsys;
+    (void)arg;
+    strncat(warned, line, sizeof(warned) - strlen(warned) - 2);
+    strcat(warned, "\n");
+}
+
+/* Only the settings of the scopes asked for fail the load; another
+ * malformed one keeps its default and is said once, when first read. */
+static void test_scoped_init(void **state)
+{
+    (void)state;
+    char err[512];
+    setenv("GMUX_NET_TIMEOUT", "abc", 1);
+    setenv("GMUX_DAEMON_QUANTUM_MS", "soon", 1);
+    assert_int_equal(com_settings_init_scoped(COM_SCOPE_CLIENT, err, sizeof(err)), GMUX_OK);
+    assert_string_equal(err, "");
+    assert_int_equal(com_settings_init_scoped(COM_SCOPE_NET, err, sizeof(err)), GMUX_ERR_PARSE);
+    assert_string_equal(err, "GMUX_NET_TIMEOUT='abc': expected a finite number");
+    assert_int_equal(com_settings_init_scoped(COM_SCOPE_NET | COM_SCOPE_DAEMON, err, sizeof(err)),
+                     GMUX_ERR_PARSE);
+    assert_non_null(strstr(err, "GMUX_DAEMON_QUANTUM_MS='soon': expected an integer"));
+    assert_non_null(strstr(err, "GMUX_NET_TIMEOUT='abc'"));
+    /* GMUX_LOG is everyone's */
+    setenv("GMUX_LOG", "chatty", 1);
+    assert_int_equal(com_settings_init_scoped(0, err, sizeof(err)), GMUX_ERR_PARSE);
+    assert_non_null(strstr(err, "chatty"));
+    unsetenv("GMUX_LOG");
+    /* the unchecked ones: defaults, one warning at the first read */
+    assert_int_equal(com_settings_init_scoped(COM_SCOPE_SHIM, err, sizeof(err)), GMUX_OK);
+    warned[0] = '\0';
+    com_log_set_sink(keep_line, NULL);
+    assert_true(COM_SETTING_DOUBLE(NET_TIMEOUT) == 30.0);
+    assert_true(COM_SETTING_DOUBLE(NET_TIMEOUT) == 30.0);
+    com_log_set_sink(NULL, NULL);
+    assert_non_null(strstr(warned, "GMUX_NET_TIMEOUT='abc': expected a finite number; the "
+                                   "default 30 is used"));
+    assert_null(strstr(strstr(warned, "GMUX_NET_TIMEOUT") + 1, "GMUX_NET_TIMEOUT"));
+    /* a check with another lookup, nothing loaded */
+    assert_int_equal(com_settings_check(COM_SCOPE_DAEMON, real_getenv, err, sizeof(err)),
+                     GMUX_ERR_PARSE);
+    assert_string_equal(err, "GMUX_DAEMON_QUANTUM_MS='soon': expected an integer");
+    assert_int_equal(COM_SETTING_INT(DAEMON_QUANTUM_MS), 20);
+    unsetenv("GMUX_NET_TIMEOUT");
+    unsetenv("GMUX_DAEMON_QUANTUM_MS");
+    assert_int_equal(com_settings_init(err, sizeof(err)), GMUX_OK);
+}
+
 static void test_every_global_default_parses(void **state)
 {
     (void)state;
@@ -212,6 +269,7 @@ int main(void)
         cmocka_unit_test(test_malformed_values_reported_others_loaded),
         cmocka_unit_test(test_print_table),
         cmocka_unit_test(test_global_table_and_log),
+        cmocka_unit_test(test_scoped_init),
         cmocka_unit_test(test_every_global_default_parses),
         cmocka_unit_test(test_suggest_misspelt),
         cmocka_unit_test(test_warn_misspelt_environment),

@@ -504,6 +504,102 @@ static void test_stopped_daemon_blocks_nobody(void **state)
     stop_server(srv, SIGTERM);
 }
 
+/* Polls c until done(c) or 20 s; the shim's watcher thread calls it so. */
+static void poll_until(dmn_client_t *c, int (*done)(const dmn_client_t *c))
+{
+    uint64_t deadline = com_deadline_after_ns(20 * COM_NS_PER_S);
+    while (!done(c) && !com_deadline_passed(deadline)) {
+        (void)dmn_client_poll(c);
+        com_clock_sleep_ns(COM_NS_PER_MS);
+    }
+}
+
+static int has_socket(const dmn_client_t *c)
+{
+    return dmn_client_fd(c) >= 0;
+}
+
+static int has_no_socket(const dmn_client_t *c)
+{
+    return dmn_client_fd(c) < 0;
+}
+
+static int joined(const dmn_client_t *c)
+{
+    return !dmn_client_is_local(c);
+}
+
+/* A reconnection never waits for the daemon's answer: the call that makes
+ * it (the shim's watcher thread, holding the gate's lock) sends REGISTER and
+ * returns with the registration pending, still in local mode; a later call
+ * completes it once the daemon answers, and one past the 2 s bound, with no
+ * answer, gives up and goes local again. Each reconnection to a daemon that
+ * accepts and does not answer (stopped, swamped) blocked its caller: 2 s
+ * for the answer, after up to 2 s in connect. */
+static void test_reconnect_never_waits_for_answer(void **state)
+{
+    (void)state;
+    struct plans pl = {0};
+    dmn_client_t *c = open_client("patient", &pl); /* no daemon yet */
+    assert_true(dmn_client_is_local(c));
+    int lfd, lk;
+    assert_int_equal(dmn_endpoint_listen(path, DMN_NO_GROUP, &lfd, &lk), GMUX_OK);
+    poll_until(c, has_socket);
+    /* connected, REGISTER sent, no answer: the call has returned all the same */
+    assert_true(dmn_client_fd(c) >= 0);
+    assert_true(dmn_client_is_local(c));
+    assert_int_equal(dmn_client_registrations(c), 0);
+    assert_int_equal(dmn_client_wait_turn(c, 60 * COM_NS_PER_S), GMUX_OK); /* ungated */
+    assert_false(dmn_client_holds_turn(c));
+    /* the daemon answers; should the client have given a try up meanwhile
+     * (a loaded machine), that answer is in vain and the next try's counts */
+    struct pollfd pf = {lfd, POLLIN, 0};
+    static uint8_t buf[DMN_PROTO_MAX_MSG];
+    dmn_msg_t m;
+    int fd = -1;
+    uint64_t deadline = com_deadline_after_ns(20 * COM_NS_PER_S);
+    while (dmn_client_is_local(c) && !com_deadline_passed(deadline)) {
+        int next = poll(&pf, 1, 1) == 1 ? accept(lfd, NULL, NULL) : -1;
+        if (next >= 0) {
+            if (fd >= 0)
+                close(fd);
+            fd = next;
+            assert_int_equal(fake_read(fd, buf, DMN_MSG_REGISTER, &m), 0);
+            assert_string_equal(m.u.reg.name, "patient");
+            dmn_msg_registered_t r = {9, 0, 20 * COM_NS_PER_MS};
+            size_t len = dmn_proto_encode_registered(buf, sizeof(buf), 1, &r);
+            (void)!write(fd, buf, len);
+        }
+        (void)dmn_client_poll(c);
+    }
+    poll_until(c, joined);
+    assert_false(dmn_client_is_local(c));
+    assert_int_equal(dmn_client_task_id(c), 9);
+    assert_int_equal(dmn_client_registrations(c), 1);
+    /* the daemon goes; the next one accepts and never answers */
+    close(fd);
+    poll_until(c, has_no_socket);
+    assert_true(dmn_client_is_local(c));
+    poll_until(c, has_socket);
+    assert_true(dmn_client_is_local(c));
+    assert_int_equal(poll(&pf, 1, 10000), 1);
+    fd = accept(lfd, NULL, NULL);
+    assert_true(fd >= 0);
+    assert_int_equal(fake_read(fd, buf, DMN_MSG_REGISTER, &m), 0);
+    poll_until(c, has_no_socket); /* gave up waiting for REGISTERED */
+    assert_true(dmn_client_fd(c) < 0);
+    assert_true(dmn_client_is_local(c));
+    assert_int_equal(dmn_client_registrations(c), 1);
+    dmn_client_close(c);
+    close(fd);
+    close(lfd);
+    close(lk);
+    unlink(path);
+    char lock[160];
+    snprintf(lock, sizeof(lock), "%s.lock", path);
+    unlink(lock);
+}
+
 static void test_bad_options(void **state)
 {
     (void)state;
@@ -534,6 +630,7 @@ int main(void)
                                   kill_leftover_server),
         cmocka_unit_test_teardown(test_path_too_long, kill_leftover_server),
         cmocka_unit_test_teardown(test_stopped_daemon_blocks_nobody, kill_leftover_server),
+        cmocka_unit_test_teardown(test_reconnect_never_waits_for_answer, kill_leftover_server),
         cmocka_unit_test_teardown(test_bad_options, kill_leftover_server),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);

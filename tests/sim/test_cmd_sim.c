@@ -543,6 +543,48 @@ static void test_plot_refuses_its_input(void **state)
     assert_int_equal(rmdir(dir), 0);
 }
 
+/* Every --calibration is applied, in order, so every one is an input the
+ * sweep must not write over: only the last was checked, and a first one
+ * named like PREFIX.gp was replaced by the sweep's script. */
+static void test_plot_refuses_every_calibration(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/gmux-sim-calib-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char first[256], last[256], prefix[256];
+    snprintf(first, sizeof(first), "%s/t.gp", dir);
+    snprintf(last, sizeof(last), "%s/c.json", dir);
+    snprintf(prefix, sizeof(prefix), "%s/t", dir);
+    static const char calib[] = "{\"gmux_calibration\": 1, \"pinned_h2d_GBps\": 50.0}\n";
+    const char *files[] = {first, last};
+    for (int i = 0; i < 2; i++) {
+        FILE *f = fopen(files[i], "w");
+        assert_non_null(f);
+        assert_int_equal(fputs(calib, f) >= 0, 1);
+        assert_int_equal(fclose(f), 0);
+    }
+    const char *args[] = {
+        "--workload", "dl-train",      "--set",  "tasks=1",       "--set", "steps=1", "--set",
+        "layers=2",   "--calibration", first,    "--calibration", last,    "--sweep", "--plot",
+        prefix,       "--policy",      "demand", "--quiet",       NULL};
+    assert_int_equal(run(out1, args), 2);
+    assert_non_null(strstr(err, "same file"));
+    assert_non_null(strstr(err, first));
+    char buf[256] = {0};
+    FILE *f = fopen(first, "r");
+    assert_non_null(f);
+    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    assert_int_equal(n, strlen(calib));
+    assert_string_equal(buf, calib);
+    char path[300];
+    snprintf(path, sizeof(path), "%s.dat", prefix);
+    assert_int_equal(access(path, F_OK), -1);
+    unlink(first);
+    unlink(last);
+    assert_int_equal(rmdir(dir), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -558,6 +600,7 @@ int main(void)
         cmocka_unit_test(test_fault_reserve_too_large_named),
         cmocka_unit_test(test_all_policies_failing_exits_nonzero),
         cmocka_unit_test(test_help_names_every_option),
+        cmocka_unit_test(test_plot_refuses_every_calibration),
         cmocka_unit_test(test_long_policy_list_read_whole),
         cmocka_unit_test(test_plot_prefix_quoted),
         cmocka_unit_test(test_plot_refuses_its_input),

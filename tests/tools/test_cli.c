@@ -195,6 +195,39 @@ static void test_misspelt_setting_warned(void **state)
         err, "gmux: warning: GMUX_POLCY is not a gmux setting (did you mean GMUX_POLICY?)\n");
 }
 
+/* Each command checks the settings it (or what it starts) reads, and only
+ * those: a malformed GMUX_NET_TIMEOUT stopped gmux status and gmux sim,
+ * which never read it. One they do read is still a usage error naming the
+ * variable and the form it wants, before anything starts. */
+static void test_unrelated_malformed_setting_ignored(void **state)
+{
+    (void)state;
+    char net[] = "GMUX_NET_TIMEOUT=abc", daemon[] = "GMUX_DAEMON_QUANTUM_MS=soon";
+    char shim[] = "GMUX_BUDGET=lots";
+    char *const extra[] = {net, daemon, shim, NULL};
+    char *status[] = {GMUX_CLI_PATH, "status", "--socket", "/nonexistent/gmux.sock", NULL};
+    assert_int_equal(tproc_capture(status, extra, 60.0, out, sizeof(out), err, sizeof(err)), 1);
+    assert_non_null(strstr(err, "no daemon answers on /nonexistent/gmux.sock"));
+    assert_null(strstr(err, "GMUX_"));
+    assert_int_equal(run(extra, "sim", "--help"), 0);
+    assert_non_null(strstr(out, "Usage: gmux sim"));
+    assert_string_equal(err, "");
+    /* read by the ranks of gmux bench net: said before any starts */
+    char *const net_only[] = {net, NULL};
+    char *bench[] = {GMUX_CLI_PATH, "bench",  "net", "--provider", "shm",
+                     "--quick",     "--reps", "1",   NULL};
+    assert_int_equal(tproc_capture(bench, net_only, 60.0, out, sizeof(out), err, sizeof(err)), 2);
+    assert_non_null(strstr(err, "GMUX_NET_TIMEOUT='abc': expected a finite number"));
+    assert_int_equal(count_lines(err), 1);
+    assert_string_equal(out, "");
+    /* read by gmuxd */
+    char *const daemon_only[] = {daemon, NULL};
+    char *start[] = {GMUX_CLI_PATH, "daemon", "--socket", "/nonexistent/gmux.sock", NULL};
+    assert_int_equal(tproc_capture(start, daemon_only, 60.0, out, sizeof(out), err, sizeof(err)),
+                     2);
+    assert_non_null(strstr(err, "GMUX_DAEMON_QUANTUM_MS='soon': expected an integer"));
+}
+
 static void test_demo_help(void **state)
 {
     (void)state;
@@ -370,6 +403,7 @@ int main(void)
         cmocka_unit_test(test_help_settings_lists_table),
         cmocka_unit_test(test_malformed_setting_is_clear_error),
         cmocka_unit_test(test_misspelt_setting_warned),
+        cmocka_unit_test(test_unrelated_malformed_setting_ignored),
         cmocka_unit_test(test_demo_help),
         cmocka_unit_test(test_demo_plot_dir_checked),
         cmocka_unit_test(test_bench_net_reps),

@@ -124,12 +124,34 @@ static void test_bad_setting_without_option_named(void **state)
     }
 }
 
+/* The daemon checks the settings it reads, and only when it starts: a
+ * malformed GMUX_NET_TIMEOUT (the net library's) stopped gmuxd and gmux
+ * daemon, and a malformed GMUX_DAEMON_QUANTUM_MS stopped --stop, which
+ * reads neither. */
+static void test_unrelated_setting_starts(void **state)
+{
+    (void)state;
+    for (int via = 0; via < 2; via++) {
+        int rc = start(via, "GMUX_NET_TIMEOUT=abc", NULL, NULL, NULL, NULL);
+        if (rc != 0)
+            fail_msg("%s with GMUX_NET_TIMEOUT=abc: exit %d: %s", via ? "gmux daemon" : "gmuxd", rc,
+                     err);
+        assert_null(strstr(err, "GMUX_NET_TIMEOUT"));
+        stop();
+        rc = start(via, "GMUX_DAEMON_QUANTUM_MS=abc", "--stop", NULL, NULL, NULL);
+        assert_int_equal(rc, 1);
+        assert_non_null(strstr(err, "no daemon serves"));
+        assert_null(strstr(err, "GMUX_DAEMON_QUANTUM_MS"));
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_quantum_option_wins),
         cmocka_unit_test(test_placement_option_wins),
         cmocka_unit_test(test_bad_setting_without_option_named),
+        cmocka_unit_test(test_unrelated_setting_starts),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -122,6 +122,32 @@ static void test_bad_options(void **state)
     assert_null(strstr(out, "not built yet"));
 }
 
+/* The settings the shim reads are checked before the program starts; an
+ * option that replaces one wins over a malformed variable (it failed with
+ * the variable's error), and a variable neither gmux run nor the shim reads
+ * stops nothing (a malformed GMUX_NET_TIMEOUT stopped gmux run). */
+static void test_settings_checked_are_the_shims(void **state)
+{
+    (void)state;
+    static char *const bad_budget[] = {"LD_PRELOAD=" GMUX_OTHER_PRELOAD,
+                                       "ASAN_OPTIONS=verify_asan_link_order=0", "GMUX_BUDGET=lots",
+                                       NULL};
+    static char *const bad_net[] = {"LD_PRELOAD=" GMUX_OTHER_PRELOAD,
+                                    "ASAN_OPTIONS=verify_asan_link_order=0", "GMUX_NET_TIMEOUT=abc",
+                                    NULL};
+    char *plain[] = {GMUX_CLI_PATH, "run", "--no-daemon", "--", "sh", "-c", "echo ran", NULL};
+    assert_int_equal(tproc_capture(plain, bad_budget, 60.0, out, sizeof(out), err, sizeof(err)), 2);
+    assert_non_null(strstr(err, "GMUX_BUDGET='lots': expected a size"));
+    assert_null(strstr(out, "ran"));
+    char *given[] = {GMUX_CLI_PATH, "run", "--no-daemon",           "--budget", "1G", "--",
+                     "sh",          "-c",  "echo ran $GMUX_BUDGET", NULL};
+    assert_int_equal(tproc_capture(given, bad_budget, 60.0, out, sizeof(out), err, sizeof(err)), 0);
+    assert_non_null(strstr(out, "ran 1G"));
+    assert_int_equal(tproc_capture(plain, bad_net, 60.0, out, sizeof(out), err, sizeof(err)), 0);
+    assert_non_null(strstr(out, "ran"));
+    assert_null(strstr(err, "GMUX_NET_TIMEOUT"));
+}
+
 /* --templates: checked before the command runs, handed over as an absolute path. */
 static void test_templates(void **state)
 {
@@ -201,6 +227,7 @@ int main(void)
         cmocka_unit_test(test_missing_command),
         cmocka_unit_test(test_bad_options),
         cmocka_unit_test(test_templates),
+        cmocka_unit_test(test_settings_checked_are_the_shims),
         cmocka_unit_test(test_daemon_waits_for_its_program),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -11,6 +11,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "common/settings.h"
 #include "daemon/endpoint.h"
 
 int cli_usage_error(const char *cmd, const char *fmt, ...)
@@ -115,4 +116,15 @@ int cli_socket_path(const char *cmd, const char *given, char *out, size_t cap)
                                "(at most %zu bytes); --socket PATH gives another",
                                most);
     return 0;
+}
+
+int cli_settings_check(const char *cmd, unsigned scopes, com_getenv_fn getenv_fn)
+{
+    char err[1024];
+    gmux_status_t st = getenv_fn ? com_settings_check(scopes, getenv_fn, err, sizeof(err))
+                                 : com_settings_init_scoped(scopes, err, sizeof(err));
+    if (st == GMUX_OK)
+        return 0;
+    fprintf(stderr, "gmux %s: %s (see gmux --help-settings)\n", cmd, err);
+    return CLI_EXIT_USAGE;
 }

@@ -8,6 +8,8 @@
 
 #include <stddef.h>
 
+#include "common/settings.h"
+
 #define CLI_EXIT_USAGE 2
 
 /* Prints "gmux CMD: <message> (see gmux CMD --help)" and returns CLI_EXIT_USAGE. */
@@ -40,5 +42,13 @@ int cli_command_errno(const char *cmd);
  * the shell's status for it (127 not found, 126 not executable); 0 when
  * cmd can be run. */
 int cli_check_command(const char *sub, const char *cmd);
+
+/* The GMUX_* variables of the settings read in `scopes` (COM_SCOPE_* bits:
+ * the parts a command runs): 0 when none is malformed, else a usage error
+ * naming each with the form it wants (CLI_EXIT_USAGE, said). With getenv_fn
+ * NULL it reloads the settings from the environment first (after a command
+ * has set some from its options); else it checks the variables as getenv_fn
+ * gives them and loads nothing. */
+int cli_settings_check(const char *cmd, unsigned scopes, com_getenv_fn getenv_fn);
 
 #endif /* GMUX_CLI_H */

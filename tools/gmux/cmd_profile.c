@@ -111,7 +111,7 @@ int cmd_profile(int argc, char **argv)
         have_tmp = true;
         int crc = gmux_shim_record(CMD, trace_tmp, "binary", true, "demand", NULL, command);
         if (crc != 0) {
-            rc = crc < 0 ? 1 : cli_fail(CMD, "'%s' exited with status %d", command[0], crc);
+            rc = crc < 0 ? -crc : cli_fail(CMD, "'%s' exited with status %d", command[0], crc);
             goto free_sets;
         }
         in.trace = trace_tmp;

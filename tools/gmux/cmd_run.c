@@ -109,10 +109,8 @@ static int run_set_preload(const char *shim)
 /* Starts gmuxd for the socket in the settings unless one listens there; 0 on success. */
 static int run_join_daemon(void)
 {
-    char err[512], path[PATH_MAX];
-    if (com_settings_init(err, sizeof(err)) != GMUX_OK)
-        return cli_fail("run", "%s", err), -1;
-    dmn_server_opts_t o;
+    char path[PATH_MAX];
+    dmn_server_opts_t o; /* the settings: loaded and checked by cmd_run */
     path[0] = '\0';
     gmux_status_t st = dmn_server_opts_from_settings(&o, path, sizeof(path), 60);
     if (st == GMUX_OK)
@@ -240,6 +238,10 @@ int cmd_run(int argc, char **argv)
         (tpl && setenv("GMUX_TEMPLATES", tpl_abs, 1) != 0) ||
         setenv("GMUX_GATE", no_daemon ? "0" : "1", 1) != 0)
         return cli_fail("run", "cannot set the environment: %s", strerror(errno));
+    /* what the shim in the program and the daemon read, the options applied */
+    bad = cli_settings_check("run", COM_SCOPE_SHIM | (no_daemon ? 0 : COM_SCOPE_DAEMON), NULL);
+    if (bad)
+        return bad;
     if (!no_daemon && run_join_daemon() != 0)
         return 1;
     execvp(argv[i], &argv[i]);

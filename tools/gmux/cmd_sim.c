@@ -38,7 +38,8 @@ static void print_help(void)
            "  --set KEY=VALUE a setting of the workload (below)\n"
            "  --trace FILE    a trace file instead (gmux trace; docs/trace-format.md)\n"
            "  --calibration F device parameters measured by gmux-calibrate on a GPU (JSON);\n"
-           "                  applied over the defaults, before any --param\n"
+           "                  applied over the defaults, before any --param; given again,\n"
+           "                  each file over the ones before it\n"
            "  --param KEY=VALUE a device parameter (below)\n"
            "  --policy LIST   comma-separated policies (default: all four)\n"
            "  --seed S        the workload's seed (default 1; a --set seed=S wins)\n"
@@ -116,7 +117,7 @@ int cmd_sim(int argc, char **argv)
         job.policies[p] = true;
     bool json = false, sweep = false;
     bool recorded = false, predict_given = false;
-    const char *templates = NULL, *calib = NULL;
+    const char *templates = NULL;
     sim_learned_t learned;
     const char *plot = "gmux-sim-sweep";
     char err[256];
@@ -183,7 +184,7 @@ int cmd_sim(int argc, char **argv)
             recorded = strcmp(v, "recorded") == 0;
             predict_given = true;
         } else if (strcmp(a, "--calibration") == 0) {
-            calib = v; /* applied before the loop */
+            /* applied before the loop, every one */
         } else if (strcmp(a, "--templates") == 0) {
             templates = v;
         } else if (strcmp(a, "--lc") == 0) {
@@ -235,11 +236,16 @@ int cmd_sim(int argc, char **argv)
             char file[1100];
             static const char *const ext[] = {".dat", ".gp", ".png"};
             snprintf(file, sizeof(file), "%s%s", plot, ext[e]);
-            const char *inputs[] = {job.trace, templates, calib};
-            for (int k = 0; k < 3; k++)
+            const char *inputs[] = {job.trace, templates};
+            for (int k = 0; k < 2; k++)
                 if (inputs[k] && cli_same_file(file, inputs[k]))
                     return cli_usage_error(CMD, "--plot '%s' writes %s, the same file as '%s'",
                                            plot, file, inputs[k]);
+            /* every --calibration was read, not only the last */
+            for (int k = 1; k + 1 < argc; k++)
+                if (strcmp(argv[k], "--calibration") == 0 && cli_same_file(file, argv[k + 1]))
+                    return cli_usage_error(CMD, "--plot '%s' writes %s, the same file as '%s'",
+                                           plot, file, argv[k + 1]);
         }
     }
     if (templates && predict_given && recorded)

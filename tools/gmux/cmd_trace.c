@@ -289,8 +289,10 @@ static int cmd_record(int argc, char **argv)
         const char *const timing_env[] = {"GMUX_POLICY=off", "GMUX_SHIM_TRACE_COLD=0", NULL};
         fprintf(stderr, "gmux trace: pass 1 of 2 (compute times)\n");
         int trc = gmux_shim_record(CMD, times, "binary", true, "off", timing_env, &argv[i + 1]);
-        if (trc < 0)
-            return 1;
+        if (trc < 0) {
+            cli_out_finish(&o, false);
+            return -trc;
+        }
         if (trc != 0) {
             fprintf(stderr,
                     "gmux trace: the timing pass exited with %d: compute times come from "
@@ -310,7 +312,7 @@ static int cmd_record(int argc, char **argv)
         remove(times);
     if (rc < 0) {
         cli_out_finish(&o, false);
-        return 1;
+        return -rc;
     }
     char err[512];
     sim_source_t *src;

@@ -15,10 +15,11 @@ extern char **environ;
 struct command {
     const char *name;
     int (*fn)(int argc, char **argv);
+    unsigned scopes; /* the settings checked before it runs */
     const char *summary;
 };
 
-#define COMMAND_ENTRY_(name, fn, summary) {name, fn, summary},
+#define COMMAND_ENTRY_(name, fn, scopes, summary) {name, fn, scopes, summary},
 static const struct command commands[] = {GMUX_COMMAND_LIST(COMMAND_ENTRY_)};
 #undef COMMAND_ENTRY_
 #define COMMAND_COUNT (sizeof(commands) / sizeof(commands[0]))
@@ -34,12 +35,22 @@ static void print_help(FILE *out)
     for (size_t i = 0; i < COMMAND_COUNT; i++)
         fprintf(out, "  %-16s %s\n", commands[i].name, commands[i].summary);
     fprintf(out, "\nRun 'gmux COMMAND --help' for the options of a command.\n"
-                 "Settings come from GMUX_* environment variables: 'gmux --help-settings'.\n");
+                 "Settings come from GMUX_* environment variables: 'gmux --help-settings'.\n"
+                 "A command checks those read by what it runs (itself, and the daemon, shim\n"
+                 "or ranks it starts): a malformed one is a usage error.\n");
 }
 
 static const char *env_lookup(const char *name)
 {
     return getenv(name);
+}
+
+static const struct command *find_command(const char *name)
+{
+    for (size_t i = 0; name && i < COMMAND_COUNT; i++)
+        if (strcmp(name, commands[i].name) == 0)
+            return &commands[i];
+    return NULL;
 }
 
 int main(int argc, char **argv)
@@ -48,8 +59,11 @@ int main(int argc, char **argv)
     /* gmux daemon --quantum-ms N wins over GMUX_DAEMON_QUANTUM_MS, bad or not */
     if (argc >= 2 && strcmp(argv[1], "daemon") == 0)
         dmn_cli_drop_overridden_env(argc - 1, argv + 1);
-    if (com_settings_init(err, sizeof(err)) != GMUX_OK) {
-        fprintf(stderr, "gmux: %s\n", err);
+    /* only what the command runs reads its settings: GMUX_NET_TIMEOUT=abc
+     * stops gmux bench, not gmux status */
+    const struct command *cmd = argc >= 2 ? find_command(argv[1]) : NULL;
+    if (com_settings_init_scoped(cmd ? cmd->scopes : 0, err, sizeof(err)) != GMUX_OK) {
+        fprintf(stderr, "gmux: %s (see gmux --help-settings)\n", err);
         return CLI_EXIT_USAGE;
     }
     com_settings_warn_misspelt(environ, stderr, "gmux");
@@ -74,9 +88,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "gmux: unknown option '%s' (see gmux --help)\n", arg);
         return CLI_EXIT_USAGE;
     }
-    for (size_t i = 0; i < COMMAND_COUNT; i++)
-        if (strcmp(arg, commands[i].name) == 0)
-            return commands[i].fn(argc - 1, argv + 1);
+    if (cmd)
+        return cmd->fn(argc - 1, argv + 1);
     fprintf(stderr, "gmux: unknown command '%s' (see gmux --help)\n", arg);
     return CLI_EXIT_USAGE;
 }

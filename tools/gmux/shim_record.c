@@ -37,6 +37,25 @@ static int rec_find_shim(char *out, size_t len)
     return -1;
 }
 
+/* The variables rec_child sets itself, whatever the environment says. */
+static const char *const *rec_child_env;
+static const char *const rec_child_sets[] = {"GMUX_SHIM_TRACE", "GMUX_SHIM_TRACE_FORMAT",
+                                             "GMUX_SHIM_TRACE_PROBE", "GMUX_GATE"};
+
+/* The environment as the child's shim will see it, but for the values
+ * rec_child sets (they are valid): what is malformed here is the user's. */
+static const char *rec_parent_view(const char *name)
+{
+    for (size_t i = 0; i < sizeof(rec_child_sets) / sizeof(rec_child_sets[0]); i++)
+        if (strcmp(name, rec_child_sets[i]) == 0)
+            return NULL;
+    size_t n = strlen(name);
+    for (size_t i = 0; rec_child_env && rec_child_env[i]; i++)
+        if (strncmp(rec_child_env[i], name, n) == 0 && rec_child_env[i][n] == '=')
+            return NULL;
+    return getenv(name);
+}
+
 /* In the child: sets the environment and runs argv; never returns. */
 static void rec_child(const char *shim, const char *trace_path, const char *format, bool probe,
                       const char *policy, const char *const *env, char *const argv[])
@@ -82,6 +101,10 @@ int gmux_shim_record(const char *cmd, const char *trace_path, const char *format
         cli_fail(cmd, "libgmux.so not found next to gmux or in ../%s", GMUX_INSTALL_LIBDIR);
         return -1;
     }
+    rec_child_env = env;
+    int bad = cli_settings_check(cmd, COM_SCOPE_SHIM, rec_parent_view);
+    if (bad)
+        return -bad;
     fflush(NULL);
     pid_t pid = fork();
     if (pid < 0) {

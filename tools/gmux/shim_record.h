@@ -16,7 +16,9 @@
  * env (NULL-terminated "NAME=VALUE" strings, may be NULL) is set for the child
  * over anything else.
  * Returns the child's exit code (126/127 if it could not run, 128+signal if
- * killed), or -1 with a message printed when the shim was not found.
+ * killed), or, with a message printed, -1 when the shim was not found and
+ * -CLI_EXIT_USAGE when a GMUX_* variable the shim reads (and the recording
+ * does not set) is malformed: the negated exit status for gmux.
  */
 int gmux_shim_record(const char *cmd, const char *trace_path, const char *format, bool probe,
                      const char *policy, const char *const *env, char *const argv[]);
