@@ -204,12 +204,45 @@ static void test_params(void **state)
     assert_int_equal(sim_params_check(&p, err, sizeof(err)), GMUX_ERR_RANGE);
 }
 
+/* Every value the check accepts converts to the engine's integer type: until
+ * 2026-12-01 wb_clean=4294967296 passed and wrapped to 0 (no cleaning at all),
+ * and wb_slack_ms had no upper bound (a double beyond 2^64 ns cast to uint64_t). */
+static void test_params_engine_ranges(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *kv;
+        gmux_status_t want;
+    } cases[] = {
+        {"wb_clean=4294967295", GMUX_OK},
+        {"wb_clean=4294967296", GMUX_ERR_RANGE},
+        {"wb_clean=18446744073709551615", GMUX_ERR_RANGE},
+        {"wb_slack_ms=1e9", GMUX_OK},
+        {"wb_slack_ms=1e10", GMUX_ERR_RANGE},
+        {"wb_slack_ms=1e300", GMUX_ERR_RANGE},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        sim_params_t p;
+        char err[256] = "";
+        sim_params_default(&p);
+        assert_int_equal(sim_params_set(&p, cases[i].kv, err, sizeof(err)), GMUX_OK);
+        gmux_status_t st = sim_params_check(&p, err, sizeof(err));
+        if (st != cases[i].want)
+            fail_msg("%s: check gave %d, want %d", cases[i].kv, st, cases[i].want);
+        if (st == GMUX_OK) {
+            assert_true((double)(uint32_t)p.wb_clean == p.wb_clean);
+            assert_true((double)(uint64_t)p.wb_slack_ns == p.wb_slack_ns);
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_demand_model),
         cmocka_unit_test(test_engine_busy),
         cmocka_unit_test(test_params),
+        cmocka_unit_test(test_params_engine_ranges),
         cmocka_unit_test(test_bound_never_beaten),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
