@@ -51,20 +51,38 @@ void sim_item_from_launch(eng_item_t *it, const sim_launch_ev_t *l)
     it->ranges = l->ranges;
 }
 
+/* The feed's context: the source, and the regions its allocations go to
+ * (NULL until they exist), to keep chunk ids within SIM_MAX_CHUNKS. */
+typedef struct sim_feed {
+    sim_source_t *src;
+    eng_regions_t *regs;
+    uint64_t chunk;
+} sim_feed_t;
+
 static gmux_status_t feed_next(void *ctx, uint32_t task, eng_item_t *it)
 {
-    sim_source_t *src = ctx;
+    sim_feed_t *f = ctx;
+    sim_source_t *src = f->src;
     sim_event_t ev;
     gmux_status_t st = sim_source_next(src, task, &ev);
     if (st != GMUX_OK)
         return st;
     switch (ev.kind) {
-    case SIM_EV_ALLOC:
+    case SIM_EV_ALLOC: {
+        uint64_t n = ev.u.alloc.size / f->chunk + (ev.u.alloc.size % f->chunk != 0);
+        if (f->regs && !eng_regions_ids_fit(f->regs, n, SIM_MAX_CHUNKS)) {
+            snprintf(src->error, sizeof(src->error),
+                     "task %u: allocation %" PRIu64 " (%" PRIu64 " bytes) would take the live "
+                     "chunks past %llu, the simulator's limit (a larger --param chunk fits more)",
+                     task, ev.u.alloc.id, ev.u.alloc.size, SIM_MAX_CHUNKS);
+            return GMUX_ERR_RANGE;
+        }
         it->kind = ENG_ITEM_ALLOC;
         it->id = ev.u.alloc.id;
         it->base = ev.u.alloc.base;
         it->size = ev.u.alloc.size;
         return GMUX_OK;
+    }
     case SIM_EV_FREE:
         it->kind = ENG_ITEM_FREE;
         it->id = ev.u.free.id;
@@ -86,6 +104,7 @@ typedef struct run_ctx {
     eng_placement_t *place; /* demand only */
     uint32_t *blocks;       /* demand: resident blocks of each chunk (sim/faults.h) */
     uint32_t nblocks;       /* entries of blocks */
+    sim_feed_t feed;
 } run_ctx_t;
 
 static void on_next_use(void *ctx, uint32_t chunk)
@@ -129,13 +148,14 @@ static gmux_status_t ctx_open(run_ctx_t *rc, const sim_params_t *p, const sim_ho
     if (st != GMUX_OK)
         return st;
     st = eng_regions_create(rc->src->ntasks, (uint64_t)p->chunk_bytes, &rc->regs);
+    rc->feed = (sim_feed_t){rc->src, rc->regs, (uint64_t)p->chunk_bytes};
     if (st == GMUX_OK)
         st = eng_sched_create(rc->src->ntasks, (uint64_t)p->quantum_ns, &rc->sched);
     if (st == GMUX_OK)
         st = apply_classes(rc->sched, h, rc->src->ntasks);
     if (st == GMUX_OK) {
         eng_timeline_params_t tp = {.lookahead = lookahead,
-                                    .feed = {feed_next, rc->src},
+                                    .feed = {feed_next, &rc->feed},
                                     .next_use_changed = on_next_use,
                                     .cb_ctx = rc,
                                     .block_size = block};
@@ -499,6 +519,7 @@ static gmux_status_t run_engine(const sim_params_t *p, const sim_hooks_t *h, sim
     eng_backend_t be = sim_device_backend(&dev);
     sim_fault_model_t fm;
     sim_fault_model_init(&fm, p);
+    sim_feed_t feed = {src, NULL, (uint64_t)p->chunk_bytes};
     eng_engine_params_t ep = {.ntasks = src->ntasks,
                               .policy = pol == SIM_POLICY_PROACTIVE ? ENG_PLACE_OPT : ENG_PLACE_LRU,
                               .capacity_bytes = capacity,
@@ -508,7 +529,7 @@ static gmux_status_t run_engine(const sim_params_t *p, const sim_hooks_t *h, sim
                               .batch_chunks = (uint32_t)p->batch_chunks,
                               .reserve_chunks = (uint32_t)p->fault_reserve,
                               .quantum_ns = (uint64_t)p->quantum_ns,
-                              .feed = {feed_next, src},
+                              .feed = {feed_next, &feed},
                               .fault_block = sim_params_fault_block(p),
                               .fault_blocks = engine_fault_blocks,
                               .fault_ctx = &fm};
@@ -537,6 +558,7 @@ static gmux_status_t run_engine(const sim_params_t *p, const sim_hooks_t *h, sim
         snprintf(err, errlen, "cannot set up the engine: %s", gmux_status_str(st));
         goto out;
     }
+    feed.regs = eng_engine_regions(eng);
     if (ph)
         ph->attach(pred, eng_engine_regions(eng));
     const char *what = sim_policy_name(pol);

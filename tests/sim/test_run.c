@@ -6,6 +6,9 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -236,6 +239,61 @@ static void test_params_engine_ranges(void **state)
     }
 }
 
+/* One allocation past SIM_MAX_CHUNKS (4 KiB chunks, 256 GiB + 4 KiB) is refused
+ * with a message naming it, by the profile pass and every policy, before the
+ * per-chunk arrays grow. Before 2026-12-01 it was taken (ids ran to 2^30, some
+ * 120 GiB of engine state): in a child limited to 2 GiB of address space it
+ * failed with "out of memory" instead. ASan reserves more than that for its
+ * shadow, so there the child runs without the limit (refused first, it stays
+ * small). */
+static void test_chunk_ids_bounded(void **state)
+{
+    (void)state;
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+#if !defined(__SANITIZE_ADDRESS__)
+        struct rlimit rl = {2ull << 30, 2ull << 30};
+        if (setrlimit(RLIMIT_AS, &rl) != 0)
+            _exit(3);
+#endif
+        tsrc_spec_t spec;
+        tsrc_spec_init(&spec, 1);
+        uint64_t base = 1ull << 40, size = SIM_MAX_CHUNKS * 4096 + 4096;
+        tsrc_alloc(&spec, 0, 7, base, size);
+        sim_range_t r = {.addr = base, .len = 4096, .mode = ENG_ACCESS_READ};
+        tsrc_launch(&spec, 0, 1000, 1, &r);
+        tsrc_free(&spec, 0, 7);
+        sim_params_t p;
+        sim_params_default(&p);
+        p.chunk_bytes = 4096;
+        p.fault_block = 4096;
+        sim_hooks_t h = {.open = tsrc_open, .open_ctx = &spec};
+        char err[512] = "";
+        sim_profile_t prof;
+        gmux_status_t st = sim_profile_run(&p, &h, &prof, err, sizeof(err));
+        if (st != GMUX_ERR_RANGE || !strstr(err, "allocation 7") || !strstr(err, "chunk")) {
+            fprintf(stderr, "profile: %d '%s'\n", st, err);
+            _exit(1);
+        }
+        for (int pol = 0; pol < SIM_POLICY_ORACLE; pol++) {
+            sim_result_t res;
+            err[0] = '\0';
+            st = sim_run(&p, &h, (sim_policy_t)pol, 1ull << 30, &res, err, sizeof(err));
+            if (st != GMUX_ERR_RANGE || !strstr(err, "allocation 7")) {
+                fprintf(stderr, "%s: %d '%s'\n", sim_policy_name((sim_policy_t)pol), st, err);
+                _exit(2);
+            }
+        }
+        tsrc_spec_free(&spec);
+        _exit(0);
+    }
+    int ws = 0;
+    assert_int_equal(waitpid(pid, &ws, 0), pid);
+    assert_true(WIFEXITED(ws));
+    assert_int_equal(WEXITSTATUS(ws), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -243,6 +301,7 @@ int main(void)
         cmocka_unit_test(test_engine_busy),
         cmocka_unit_test(test_params),
         cmocka_unit_test(test_params_engine_ranges),
+        cmocka_unit_test(test_chunk_ids_bounded),
         cmocka_unit_test(test_bound_never_beaten),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
