@@ -310,9 +310,18 @@ void sim_profile_clear(sim_profile_t *prof)
 
 static uint64_t div_ceil_ns(double bytes, double bps)
 {
-    double ns = bytes * 1e9 / bps;
-    uint64_t v = (uint64_t)ns;
-    return (double)v < ns ? v + 1 : v;
+    return sim_ns_ceil(bytes * 1e9 / bps);
+}
+
+/* A policy's clock past SIM_MAX_TIME_NS: the run is refused. */
+static gmux_status_t time_check(uint64_t now, char *err, size_t errlen)
+{
+    if (now < SIM_MAX_TIME_NS)
+        return GMUX_OK;
+    snprintf(err, errlen,
+             "the simulated time passes 2^63 ns (292 years): bandwidths too low or costs too "
+             "high for this input");
+    return GMUX_ERR_RANGE;
 }
 
 gmux_status_t sim_bound_compute(const sim_profile_t *prof, const sim_params_t *p,
@@ -420,7 +429,7 @@ static gmux_status_t run_demand(run_ctx_t *rc, const sim_params_t *p, const sim_
             if (!mv)
                 continue;
             if (in_batch == 0)
-                now += (uint64_t)p->fault_latency_ns; /* a new fault batch */
+                now = sim_ns_add(now, (uint64_t)p->fault_latency_ns); /* a new fault batch */
             in_batch = (in_batch + 1) % batch;
             r->faults++;
             if (*res == 0) { /* not on the device: it takes a slot */
@@ -433,7 +442,7 @@ static gmux_status_t run_demand(run_ctx_t *rc, const sim_params_t *p, const sim_
                     eng_chunk_t *vx = eng_regions_chunk(rc->regs, v);
                     if (vx->flags & ENG_CHUNK_DIRTY) {
                         uint64_t wb = sim_fault_bytes(&fm, rc->blocks[v]);
-                        now += div_ceil_ns((double)wb, p->d2h_bps);
+                        now = sim_ns_add(now, div_ceil_ns((double)wb, p->d2h_bps));
                         r->bytes_d2h += wb;
                         vx->flags &= ~(uint32_t)ENG_CHUNK_DIRTY;
                     }
@@ -448,10 +457,13 @@ static gmux_status_t run_demand(run_ctx_t *rc, const sim_params_t *p, const sim_
              * below the prefetch bandwidth (docs/sim.md, calibration) */
             uint64_t bytes = sim_fault_bytes(&fm, mv);
             *res |= mv;
-            now += div_ceil_ns((double)bytes, p->fault_bps);
+            now = sim_ns_add(now, div_ceil_ns((double)bytes, p->fault_bps));
             r->bytes_h2d += bytes;
         }
-        now += e->time_ns;
+        now = sim_ns_add(now, e->time_ns);
+        st = time_check(now, err, errlen);
+        if (st != GMUX_OK)
+            return st;
         for (uint32_t i = 0; i < e->ntrefs; i++) {
             uint32_t c = ENG_REF_CHUNK(tr[i]);
             if (tr[i] & ENG_REF_WRITE)
@@ -485,7 +497,7 @@ static uint64_t fault_extra(const sim_fault_model_t *fm, const sim_params_t *p,
     uint64_t ns = 0;
     for (uint32_t k = 0; k < step->faults; k++) {
         double bytes = (double)sim_fault_bytes(fm, step->fault_moved[k]);
-        ns += div_ceil_ns(bytes, p->fault_bps) - div_ceil_ns(bytes, p->h2d_bps);
+        ns = sim_ns_add(ns, div_ceil_ns(bytes, p->fault_bps) - div_ceil_ns(bytes, p->h2d_bps));
     }
     return ns;
 }
@@ -582,10 +594,14 @@ static gmux_status_t run_engine(const sim_params_t *p, const sim_hooks_t *h, sim
             goto out;
         }
         uint64_t start = dev.now_ns > step.wait ? dev.now_ns : step.wait;
-        start += (step.faults + batch - 1) / batch * (uint64_t)p->fault_latency_ns;
-        start += fault_extra(&fm, p, &step);
-        dev.now_ns = start + step.time_ns;
+        start =
+            sim_ns_add(start, (step.faults + batch - 1) / batch * (uint64_t)p->fault_latency_ns);
+        start = sim_ns_add(start, fault_extra(&fm, p, &step));
+        dev.now_ns = sim_ns_add(start, step.time_ns);
         r->faults += step.faults;
+        st = time_check(dev.now_ns, err, errlen);
+        if (st != GMUX_OK)
+            goto out;
         st = eng_engine_complete(eng, dev.now_ns);
         if (st == GMUX_OK && ph)
             st = ph->done(pred);

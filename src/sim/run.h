@@ -132,6 +132,11 @@ typedef struct sim_hooks {
  * sim_profile_run refuses a source beyond it (GMUX_ERR_RANGE, ~146 years). */
 #define SIM_MAX_COMPUTE_NS (1ull << 62)
 
+/* The most simulated time a policy's run may take (292 years): its clock
+ * saturates rather than wraps, and a run that passes this fails with
+ * GMUX_ERR_RANGE (tiny bandwidths or huge per-call costs for the input). */
+#define SIM_MAX_TIME_NS (1ull << 63)
+
 /* The most chunk ids a run hands out (about 120 bytes of engine state each, so
  * some 8 GiB at most): an allocation that would take more is refused
  * (GMUX_ERR_RANGE, naming it) before the per-chunk arrays grow. Live chunks of

@@ -3,6 +3,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -294,6 +295,50 @@ static void test_chunk_ids_bounded(void **state)
     assert_int_equal(WEXITSTATUS(ws), 0);
 }
 
+/* Simulated time that would pass 2^64 ns: 18000 fetches of a 1 GiB chunk at
+ * 1 kB/s (2e22 ns). The bound's fetch term saturates instead of wrapping (it was
+ * 18 ms, the compute alone: a double beyond 2^64 cast to uint64_t), and every
+ * policy fails with a range error naming the limit (their clocks wrapped to
+ * about 2^64 ns, with a copy engine "busy" for 4.8% of it). */
+static void test_clock_overflow_refused(void **state)
+{
+    (void)state;
+    const uint64_t gib = 1ull << 30, base = 1ull << 40;
+    tsrc_spec_t spec;
+    tsrc_spec_init(&spec, 1);
+    tsrc_alloc(&spec, 0, 1, base, 2 * gib);
+    for (uint32_t i = 0; i < 18000; i++) {
+        sim_range_t r = {.addr = base + (i % 2) * gib, .len = 4096, .mode = ENG_ACCESS_READ};
+        tsrc_launch(&spec, 0, 1000, 1, &r);
+    }
+    tsrc_free(&spec, 0, 1);
+    sim_params_t p;
+    sim_params_default(&p);
+    p.chunk_bytes = p.fault_block = (double)gib;
+    p.hbm_bytes = (double)gib;
+    p.h2d_bps = p.d2h_bps = p.fault_bps = 1e3;
+    char err[256];
+    assert_int_equal(sim_params_check(&p, err, sizeof(err)), GMUX_OK);
+    sim_hooks_t h = {.open = tsrc_open, .open_ctx = &spec};
+    sim_profile_t prof;
+    assert_int_equal(sim_profile_run(&p, &h, &prof, err, sizeof(err)), GMUX_OK);
+    sim_bound_t b;
+    assert_int_equal(sim_bound_compute(&prof, &p, gib, &b), GMUX_OK);
+    assert_true(b.exact);
+    assert_true(b.fetch_bytes == 18000 * gib);
+    assert_true(b.bound_ns == UINT64_MAX); /* 2e22 ns, saturated: still a lower bound */
+    sim_profile_clear(&prof);
+    for (int pol = 0; pol < SIM_POLICY_ORACLE; pol++) {
+        sim_result_t r;
+        err[0] = '\0';
+        gmux_status_t st = sim_run(&p, &h, (sim_policy_t)pol, gib, &r, err, sizeof(err));
+        if (st != GMUX_ERR_RANGE || !strstr(err, "2^63 ns"))
+            fail_msg("%s: %d '%s' makespan %" PRIu64, sim_policy_name((sim_policy_t)pol), st, err,
+                     r.makespan_ns);
+    }
+    tsrc_spec_free(&spec);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -302,6 +347,7 @@ int main(void)
         cmocka_unit_test(test_params),
         cmocka_unit_test(test_params_engine_ranges),
         cmocka_unit_test(test_chunk_ids_bounded),
+        cmocka_unit_test(test_clock_overflow_refused),
         cmocka_unit_test(test_bound_never_beaten),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
