@@ -273,6 +273,15 @@ void eng_regions_set_alloc_pos(eng_regions_t *r, uint32_t region, uint64_t pos)
     r->regions[region].alloc_pos = pos;
 }
 
+bool eng_regions_ids_fit(const eng_regions_t *r, uint64_t n, uint64_t max)
+{
+    for (uint32_t i = 0; i < r->nfree_ext; i++) {
+        if (r->free_ext[i].len >= n)
+            return true; /* take_ids' first fit */
+    }
+    return (uint64_t)r->chunk_limit + n <= max;
+}
+
 uint32_t eng_regions_chunk_limit(const eng_regions_t *r)
 {
     return r->chunk_limit;

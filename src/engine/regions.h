@@ -108,6 +108,10 @@ static inline eng_chunk_t *eng_regions_chunk(eng_regions_t *r, uint32_t chunk)
 {
     return &((eng_regions_view_t *)(void *)r)->chunks[chunk];
 }
+/* Whether a region of n chunks would get its ids while at most max ids are
+ * handed out in all (max <= 2^30): a free extent of n ids, or room at the end.
+ * Lets a caller refuse an allocation before the per-chunk arrays grow. */
+bool eng_regions_ids_fit(const eng_regions_t *r, uint64_t n, uint64_t max);
 /* One past the highest chunk id ever handed out (size for per-chunk arrays). */
 uint32_t eng_regions_chunk_limit(const eng_regions_t *r);
 /* Chunks of live regions. */

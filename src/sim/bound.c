@@ -476,7 +476,8 @@ gmux_status_t sim_refstr_wb_released(const sim_refstr_t *rs, uint64_t capacity_c
         if (fine > best)
             best = fine;
     }
-    *ns_p = (uint64_t)best; /* rounded down: still a lower bound */
+    /* rounded down (and saturated): still a lower bound */
+    *ns_p = best < 18446744073709551616.0 ? (uint64_t)best : UINT64_MAX;
     scratch_free(&sc);
     free(smp);
     return GMUX_OK;

@@ -4,6 +4,13 @@
 #include <math.h>
 #include <string.h>
 
+uint64_t sim_ns_ceil(double ns)
+{
+    if (!(ns < 18446744073709551616.0)) /* 2^64 */
+        return UINT64_MAX;
+    return ns > 0 ? (uint64_t)ceil(ns) : 0;
+}
+
 void sim_device_init(sim_device_t *d, const sim_params_t *p)
 {
     memset(d, 0, sizeof(*d));
@@ -13,15 +20,15 @@ void sim_device_init(sim_device_t *d, const sim_params_t *p)
 uint64_t sim_device_xfer_ns(const sim_device_t *d, eng_dir_t dir, uint64_t len)
 {
     double bps = dir == ENG_DIR_H2D ? d->params.h2d_bps : d->params.d2h_bps;
-    return (uint64_t)d->params.xfer_call_ns + (uint64_t)ceil((double)len * 1e9 / bps);
+    return sim_ns_add((uint64_t)d->params.xfer_call_ns, sim_ns_ceil((double)len * 1e9 / bps));
 }
 
 static gmux_status_t xfer(sim_device_t *d, eng_dir_t dir, uint64_t len, eng_ticket_t *t_p)
 {
     uint64_t start = d->free_ns[dir] > d->wait_ns[dir] ? d->free_ns[dir] : d->wait_ns[dir];
-    uint64_t end = start + sim_device_xfer_ns(d, dir, len);
+    uint64_t end = sim_ns_add(start, sim_device_xfer_ns(d, dir, len));
     d->free_ns[dir] = end;
-    d->busy_ns[dir] += end - start;
+    d->busy_ns[dir] = sim_ns_add(d->busy_ns[dir], end - start);
     d->bytes[dir] += len;
     d->calls[dir]++;
     *t_p = end;

@@ -28,6 +28,16 @@ typedef struct sim_device {
     uint64_t busy_ns[2]; /* per direction: time spent moving data, call costs included */
 } sim_device_t;
 
+/* Clock arithmetic saturates at UINT64_MAX instead of wrapping; a run whose
+ * clock passes SIM_MAX_TIME_NS (sim/run.h) is refused. */
+static inline uint64_t sim_ns_add(uint64_t a, uint64_t b)
+{
+    return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+/* ns rounded up to whole nanoseconds, UINT64_MAX beyond them. */
+uint64_t sim_ns_ceil(double ns);
+
 void sim_device_init(sim_device_t *d, const sim_params_t *p);
 
 /* The backend view of the device (ctx = d). */

@@ -94,7 +94,8 @@ gmux_status_t sim_params_check(const sim_params_t *p, char *err, size_t errlen)
         p->d2h_bps > 1e15 || p->h2d_bps < 1e3 || p->d2h_bps < 1e3 || p->fault_bps < 1e3 ||
         p->fault_bps > 1e15 || p->xfer_call_ns > 1e12 || p->fault_latency_ns > 1e12 ||
         p->quantum_ns > 1e15 || p->fault_batch > 1e9 || p->bound_max_refs > 1e12 ||
-        p->uvm_lru > 1 || p->fault_reserve > 1e6) {
+        p->uvm_lru > 1 || p->fault_reserve > 1e6 || p->wb_slack_ns > 1e15 ||
+        p->wb_clean > (double)UINT32_MAX) {
         snprintf(err, errlen, "a parameter is out of its range (see gmux sim --help)");
         return GMUX_ERR_RANGE;
     }

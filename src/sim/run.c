@@ -51,20 +51,38 @@ void sim_item_from_launch(eng_item_t *it, const sim_launch_ev_t *l)
     it->ranges = l->ranges;
 }
 
+/* The feed's context: the source, and the regions its allocations go to
+ * (NULL until they exist), to keep chunk ids within SIM_MAX_CHUNKS. */
+typedef struct sim_feed {
+    sim_source_t *src;
+    eng_regions_t *regs;
+    uint64_t chunk;
+} sim_feed_t;
+
 static gmux_status_t feed_next(void *ctx, uint32_t task, eng_item_t *it)
 {
-    sim_source_t *src = ctx;
+    sim_feed_t *f = ctx;
+    sim_source_t *src = f->src;
     sim_event_t ev;
     gmux_status_t st = sim_source_next(src, task, &ev);
     if (st != GMUX_OK)
         return st;
     switch (ev.kind) {
-    case SIM_EV_ALLOC:
+    case SIM_EV_ALLOC: {
+        uint64_t n = ev.u.alloc.size / f->chunk + (ev.u.alloc.size % f->chunk != 0);
+        if (f->regs && !eng_regions_ids_fit(f->regs, n, SIM_MAX_CHUNKS)) {
+            snprintf(src->error, sizeof(src->error),
+                     "task %u: allocation %" PRIu64 " (%" PRIu64 " bytes) would take the live "
+                     "chunks past %llu, the simulator's limit (a larger --param chunk fits more)",
+                     task, ev.u.alloc.id, ev.u.alloc.size, SIM_MAX_CHUNKS);
+            return GMUX_ERR_RANGE;
+        }
         it->kind = ENG_ITEM_ALLOC;
         it->id = ev.u.alloc.id;
         it->base = ev.u.alloc.base;
         it->size = ev.u.alloc.size;
         return GMUX_OK;
+    }
     case SIM_EV_FREE:
         it->kind = ENG_ITEM_FREE;
         it->id = ev.u.free.id;
@@ -86,6 +104,7 @@ typedef struct run_ctx {
     eng_placement_t *place; /* demand only */
     uint32_t *blocks;       /* demand: resident blocks of each chunk (sim/faults.h) */
     uint32_t nblocks;       /* entries of blocks */
+    sim_feed_t feed;
 } run_ctx_t;
 
 static void on_next_use(void *ctx, uint32_t chunk)
@@ -129,13 +148,14 @@ static gmux_status_t ctx_open(run_ctx_t *rc, const sim_params_t *p, const sim_ho
     if (st != GMUX_OK)
         return st;
     st = eng_regions_create(rc->src->ntasks, (uint64_t)p->chunk_bytes, &rc->regs);
+    rc->feed = (sim_feed_t){rc->src, rc->regs, (uint64_t)p->chunk_bytes};
     if (st == GMUX_OK)
         st = eng_sched_create(rc->src->ntasks, (uint64_t)p->quantum_ns, &rc->sched);
     if (st == GMUX_OK)
         st = apply_classes(rc->sched, h, rc->src->ntasks);
     if (st == GMUX_OK) {
         eng_timeline_params_t tp = {.lookahead = lookahead,
-                                    .feed = {feed_next, rc->src},
+                                    .feed = {feed_next, &rc->feed},
                                     .next_use_changed = on_next_use,
                                     .cb_ctx = rc,
                                     .block_size = block};
@@ -290,9 +310,18 @@ void sim_profile_clear(sim_profile_t *prof)
 
 static uint64_t div_ceil_ns(double bytes, double bps)
 {
-    double ns = bytes * 1e9 / bps;
-    uint64_t v = (uint64_t)ns;
-    return (double)v < ns ? v + 1 : v;
+    return sim_ns_ceil(bytes * 1e9 / bps);
+}
+
+/* A policy's clock past SIM_MAX_TIME_NS: the run is refused. */
+static gmux_status_t time_check(uint64_t now, char *err, size_t errlen)
+{
+    if (now < SIM_MAX_TIME_NS)
+        return GMUX_OK;
+    snprintf(err, errlen,
+             "the simulated time passes 2^63 ns (292 years): bandwidths too low or costs too "
+             "high for this input");
+    return GMUX_ERR_RANGE;
 }
 
 gmux_status_t sim_bound_compute(const sim_profile_t *prof, const sim_params_t *p,
@@ -400,7 +429,7 @@ static gmux_status_t run_demand(run_ctx_t *rc, const sim_params_t *p, const sim_
             if (!mv)
                 continue;
             if (in_batch == 0)
-                now += (uint64_t)p->fault_latency_ns; /* a new fault batch */
+                now = sim_ns_add(now, (uint64_t)p->fault_latency_ns); /* a new fault batch */
             in_batch = (in_batch + 1) % batch;
             r->faults++;
             if (*res == 0) { /* not on the device: it takes a slot */
@@ -413,7 +442,7 @@ static gmux_status_t run_demand(run_ctx_t *rc, const sim_params_t *p, const sim_
                     eng_chunk_t *vx = eng_regions_chunk(rc->regs, v);
                     if (vx->flags & ENG_CHUNK_DIRTY) {
                         uint64_t wb = sim_fault_bytes(&fm, rc->blocks[v]);
-                        now += div_ceil_ns((double)wb, p->d2h_bps);
+                        now = sim_ns_add(now, div_ceil_ns((double)wb, p->d2h_bps));
                         r->bytes_d2h += wb;
                         vx->flags &= ~(uint32_t)ENG_CHUNK_DIRTY;
                     }
@@ -428,10 +457,13 @@ static gmux_status_t run_demand(run_ctx_t *rc, const sim_params_t *p, const sim_
              * below the prefetch bandwidth (docs/sim.md, calibration) */
             uint64_t bytes = sim_fault_bytes(&fm, mv);
             *res |= mv;
-            now += div_ceil_ns((double)bytes, p->fault_bps);
+            now = sim_ns_add(now, div_ceil_ns((double)bytes, p->fault_bps));
             r->bytes_h2d += bytes;
         }
-        now += e->time_ns;
+        now = sim_ns_add(now, e->time_ns);
+        st = time_check(now, err, errlen);
+        if (st != GMUX_OK)
+            return st;
         for (uint32_t i = 0; i < e->ntrefs; i++) {
             uint32_t c = ENG_REF_CHUNK(tr[i]);
             if (tr[i] & ENG_REF_WRITE)
@@ -465,7 +497,7 @@ static uint64_t fault_extra(const sim_fault_model_t *fm, const sim_params_t *p,
     uint64_t ns = 0;
     for (uint32_t k = 0; k < step->faults; k++) {
         double bytes = (double)sim_fault_bytes(fm, step->fault_moved[k]);
-        ns += div_ceil_ns(bytes, p->fault_bps) - div_ceil_ns(bytes, p->h2d_bps);
+        ns = sim_ns_add(ns, div_ceil_ns(bytes, p->fault_bps) - div_ceil_ns(bytes, p->h2d_bps));
     }
     return ns;
 }
@@ -499,6 +531,7 @@ static gmux_status_t run_engine(const sim_params_t *p, const sim_hooks_t *h, sim
     eng_backend_t be = sim_device_backend(&dev);
     sim_fault_model_t fm;
     sim_fault_model_init(&fm, p);
+    sim_feed_t feed = {src, NULL, (uint64_t)p->chunk_bytes};
     eng_engine_params_t ep = {.ntasks = src->ntasks,
                               .policy = pol == SIM_POLICY_PROACTIVE ? ENG_PLACE_OPT : ENG_PLACE_LRU,
                               .capacity_bytes = capacity,
@@ -508,7 +541,7 @@ static gmux_status_t run_engine(const sim_params_t *p, const sim_hooks_t *h, sim
                               .batch_chunks = (uint32_t)p->batch_chunks,
                               .reserve_chunks = (uint32_t)p->fault_reserve,
                               .quantum_ns = (uint64_t)p->quantum_ns,
-                              .feed = {feed_next, src},
+                              .feed = {feed_next, &feed},
                               .fault_block = sim_params_fault_block(p),
                               .fault_blocks = engine_fault_blocks,
                               .fault_ctx = &fm};
@@ -537,6 +570,7 @@ static gmux_status_t run_engine(const sim_params_t *p, const sim_hooks_t *h, sim
         snprintf(err, errlen, "cannot set up the engine: %s", gmux_status_str(st));
         goto out;
     }
+    feed.regs = eng_engine_regions(eng);
     if (ph)
         ph->attach(pred, eng_engine_regions(eng));
     const char *what = sim_policy_name(pol);
@@ -560,10 +594,14 @@ static gmux_status_t run_engine(const sim_params_t *p, const sim_hooks_t *h, sim
             goto out;
         }
         uint64_t start = dev.now_ns > step.wait ? dev.now_ns : step.wait;
-        start += (step.faults + batch - 1) / batch * (uint64_t)p->fault_latency_ns;
-        start += fault_extra(&fm, p, &step);
-        dev.now_ns = start + step.time_ns;
+        start =
+            sim_ns_add(start, (step.faults + batch - 1) / batch * (uint64_t)p->fault_latency_ns);
+        start = sim_ns_add(start, fault_extra(&fm, p, &step));
+        dev.now_ns = sim_ns_add(start, step.time_ns);
         r->faults += step.faults;
+        st = time_check(dev.now_ns, err, errlen);
+        if (st != GMUX_OK)
+            goto out;
         st = eng_engine_complete(eng, dev.now_ns);
         if (st == GMUX_OK && ph)
             st = ph->done(pred);

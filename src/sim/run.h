@@ -132,6 +132,18 @@ typedef struct sim_hooks {
  * sim_profile_run refuses a source beyond it (GMUX_ERR_RANGE, ~146 years). */
 #define SIM_MAX_COMPUTE_NS (1ull << 62)
 
+/* The most simulated time a policy's run may take (292 years): its clock
+ * saturates rather than wraps, and a run that passes this fails with
+ * GMUX_ERR_RANGE (tiny bandwidths or huge per-call costs for the input). */
+#define SIM_MAX_TIME_NS (1ull << 63)
+
+/* The most chunk ids a run hands out (about 120 bytes of engine state each, so
+ * some 8 GiB at most): an allocation that would take more is refused
+ * (GMUX_ERR_RANGE, naming it) before the per-chunk arrays grow. Live chunks of
+ * 2 MiB stay far below it within a workload's 64 TiB (sim/workload.h); with
+ * 64 KiB or smaller chunks it is reached first. */
+#define SIM_MAX_CHUNKS (1ull << 26)
+
 gmux_status_t sim_profile_run(const sim_params_t *p, const sim_hooks_t *h, sim_profile_t *prof,
                               char *err, size_t errlen);
 void sim_profile_clear(sim_profile_t *prof);

@@ -28,10 +28,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     if (sim_params_check(&p, err, sizeof(err)) == GMUX_OK) {
         /* what the simulator converts must fit */
-        volatile uint64_t sink = (uint64_t)p.hbm_bytes + (uint64_t)p.chunk_bytes +
-                                 (uint64_t)p.xfer_call_ns + (uint64_t)p.fault_latency_ns +
-                                 (uint64_t)p.quantum_ns + (uint64_t)p.lookahead +
-                                 (uint64_t)p.bound_max_refs;
+        volatile uint64_t sink =
+            (uint64_t)p.hbm_bytes + (uint64_t)p.chunk_bytes + (uint64_t)p.xfer_call_ns +
+            (uint64_t)p.fault_latency_ns + (uint64_t)p.quantum_ns + (uint64_t)p.lookahead +
+            (uint64_t)p.bound_max_refs + (uint64_t)p.wb_slack_ns + (uint32_t)p.wb_clean +
+            (uint32_t)p.fault_reserve + (uint32_t)p.prefetch_slices + (uint32_t)p.batch_chunks;
         (void)sink;
     }
     return 0;

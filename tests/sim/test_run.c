@@ -3,9 +3,13 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -204,12 +208,146 @@ static void test_params(void **state)
     assert_int_equal(sim_params_check(&p, err, sizeof(err)), GMUX_ERR_RANGE);
 }
 
+/* Every value the check accepts converts to the engine's integer type: until
+ * 2026-12-01 wb_clean=4294967296 passed and wrapped to 0 (no cleaning at all),
+ * and wb_slack_ms had no upper bound (a double beyond 2^64 ns cast to uint64_t). */
+static void test_params_engine_ranges(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *kv;
+        gmux_status_t want;
+    } cases[] = {
+        {"wb_clean=4294967295", GMUX_OK},
+        {"wb_clean=4294967296", GMUX_ERR_RANGE},
+        {"wb_clean=18446744073709551615", GMUX_ERR_RANGE},
+        {"wb_slack_ms=1e9", GMUX_OK},
+        {"wb_slack_ms=1e10", GMUX_ERR_RANGE},
+        {"wb_slack_ms=1e300", GMUX_ERR_RANGE},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        sim_params_t p;
+        char err[256] = "";
+        sim_params_default(&p);
+        assert_int_equal(sim_params_set(&p, cases[i].kv, err, sizeof(err)), GMUX_OK);
+        gmux_status_t st = sim_params_check(&p, err, sizeof(err));
+        if (st != cases[i].want)
+            fail_msg("%s: check gave %d, want %d", cases[i].kv, st, cases[i].want);
+        if (st == GMUX_OK) {
+            assert_true((double)(uint32_t)p.wb_clean == p.wb_clean);
+            assert_true((double)(uint64_t)p.wb_slack_ns == p.wb_slack_ns);
+        }
+    }
+}
+
+/* One allocation past SIM_MAX_CHUNKS (4 KiB chunks, 256 GiB + 4 KiB) is refused
+ * with a message naming it, by the profile pass and every policy, before the
+ * per-chunk arrays grow. Before 2026-12-01 it was taken (ids ran to 2^30, some
+ * 120 GiB of engine state): in a child limited to 2 GiB of address space it
+ * failed with "out of memory" instead. ASan reserves more than that for its
+ * shadow, so there the child runs without the limit (refused first, it stays
+ * small). */
+static void test_chunk_ids_bounded(void **state)
+{
+    (void)state;
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+#if !defined(__SANITIZE_ADDRESS__)
+        struct rlimit rl = {2ull << 30, 2ull << 30};
+        if (setrlimit(RLIMIT_AS, &rl) != 0)
+            _exit(3);
+#endif
+        tsrc_spec_t spec;
+        tsrc_spec_init(&spec, 1);
+        uint64_t base = 1ull << 40, size = SIM_MAX_CHUNKS * 4096 + 4096;
+        tsrc_alloc(&spec, 0, 7, base, size);
+        sim_range_t r = {.addr = base, .len = 4096, .mode = ENG_ACCESS_READ};
+        tsrc_launch(&spec, 0, 1000, 1, &r);
+        tsrc_free(&spec, 0, 7);
+        sim_params_t p;
+        sim_params_default(&p);
+        p.chunk_bytes = 4096;
+        p.fault_block = 4096;
+        sim_hooks_t h = {.open = tsrc_open, .open_ctx = &spec};
+        char err[512] = "";
+        sim_profile_t prof;
+        gmux_status_t st = sim_profile_run(&p, &h, &prof, err, sizeof(err));
+        if (st != GMUX_ERR_RANGE || !strstr(err, "allocation 7") || !strstr(err, "chunk")) {
+            fprintf(stderr, "profile: %d '%s'\n", st, err);
+            _exit(1);
+        }
+        for (int pol = 0; pol < SIM_POLICY_ORACLE; pol++) {
+            sim_result_t res;
+            err[0] = '\0';
+            st = sim_run(&p, &h, (sim_policy_t)pol, 1ull << 30, &res, err, sizeof(err));
+            if (st != GMUX_ERR_RANGE || !strstr(err, "allocation 7")) {
+                fprintf(stderr, "%s: %d '%s'\n", sim_policy_name((sim_policy_t)pol), st, err);
+                _exit(2);
+            }
+        }
+        tsrc_spec_free(&spec);
+        _exit(0);
+    }
+    int ws = 0;
+    assert_int_equal(waitpid(pid, &ws, 0), pid);
+    assert_true(WIFEXITED(ws));
+    assert_int_equal(WEXITSTATUS(ws), 0);
+}
+
+/* Simulated time that would pass 2^64 ns: 18000 fetches of a 1 GiB chunk at
+ * 1 kB/s (2e22 ns). The bound's fetch term saturates instead of wrapping (it was
+ * 18 ms, the compute alone: a double beyond 2^64 cast to uint64_t), and every
+ * policy fails with a range error naming the limit (their clocks wrapped to
+ * about 2^64 ns, with a copy engine "busy" for 4.8% of it). */
+static void test_clock_overflow_refused(void **state)
+{
+    (void)state;
+    const uint64_t gib = 1ull << 30, base = 1ull << 40;
+    tsrc_spec_t spec;
+    tsrc_spec_init(&spec, 1);
+    tsrc_alloc(&spec, 0, 1, base, 2 * gib);
+    for (uint32_t i = 0; i < 18000; i++) {
+        sim_range_t r = {.addr = base + (i % 2) * gib, .len = 4096, .mode = ENG_ACCESS_READ};
+        tsrc_launch(&spec, 0, 1000, 1, &r);
+    }
+    tsrc_free(&spec, 0, 1);
+    sim_params_t p;
+    sim_params_default(&p);
+    p.chunk_bytes = p.fault_block = (double)gib;
+    p.hbm_bytes = (double)gib;
+    p.h2d_bps = p.d2h_bps = p.fault_bps = 1e3;
+    char err[256];
+    assert_int_equal(sim_params_check(&p, err, sizeof(err)), GMUX_OK);
+    sim_hooks_t h = {.open = tsrc_open, .open_ctx = &spec};
+    sim_profile_t prof;
+    assert_int_equal(sim_profile_run(&p, &h, &prof, err, sizeof(err)), GMUX_OK);
+    sim_bound_t b;
+    assert_int_equal(sim_bound_compute(&prof, &p, gib, &b), GMUX_OK);
+    assert_true(b.exact);
+    assert_true(b.fetch_bytes == 18000 * gib);
+    assert_true(b.bound_ns == UINT64_MAX); /* 2e22 ns, saturated: still a lower bound */
+    sim_profile_clear(&prof);
+    for (int pol = 0; pol < SIM_POLICY_ORACLE; pol++) {
+        sim_result_t r;
+        err[0] = '\0';
+        gmux_status_t st = sim_run(&p, &h, (sim_policy_t)pol, gib, &r, err, sizeof(err));
+        if (st != GMUX_ERR_RANGE || !strstr(err, "2^63 ns"))
+            fail_msg("%s: %d '%s' makespan %" PRIu64, sim_policy_name((sim_policy_t)pol), st, err,
+                     r.makespan_ns);
+    }
+    tsrc_spec_free(&spec);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_demand_model),
         cmocka_unit_test(test_engine_busy),
         cmocka_unit_test(test_params),
+        cmocka_unit_test(test_params_engine_ranges),
+        cmocka_unit_test(test_chunk_ids_bounded),
+        cmocka_unit_test(test_clock_overflow_refused),
         cmocka_unit_test(test_bound_never_beaten),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
