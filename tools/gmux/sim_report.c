@@ -485,7 +485,7 @@ int sim_report_sweep(const sim_job_t *job, bool json, const char *prefix, FILE *
             if (did && !defined)
                 fprintf(df, " nan");
             else if (did && ms == 0) /* no compute, nothing moved */
-                fprintf(df, bound > 0 ? " inf" : " 1.000000");
+                fputs(bound > 0 ? " inf" : " 1.000000", df);
             else
                 fprintf(df, " %.6f", did ? bound / (double)ms : 0.0);
         }
