@@ -127,13 +127,35 @@ gmux_status_t com_settings_load_table(const com_setting_desc_t *descs, size_t co
     return result;
 }
 
+/* " [shim, daemon]": the parts of gmux that read a setting; "" for none. */
+static void scope_names(unsigned scopes, char *buf, size_t len)
+{
+    static const struct {
+        unsigned bit;
+        const char *name;
+    } parts[] = {{COM_SCOPE_ANY, "all"},       {COM_SCOPE_SHIM, "shim"},
+                 {COM_SCOPE_DAEMON, "daemon"}, {COM_SCOPE_CLIENT, "client"},
+                 {COM_SCOPE_NET, "net"},       {COM_SCOPE_SHMEM, "shmem"}};
+    size_t used = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]) && used < len; i++)
+        if (scopes & parts[i].bit)
+            used +=
+                (size_t)snprintf(buf + used, len - used, "%s%s", used ? ", " : " [", parts[i].name);
+    if (used && used + 1 < len)
+        strcat(buf, "]");
+}
+
 void com_settings_print_table(FILE *out, const com_setting_desc_t *descs, size_t count,
                               com_getenv_fn getenv_fn)
 {
-    fprintf(out, "%-28s %-7s %-10s %s\n", "VARIABLE", "TYPE", "DEFAULT", "DESCRIPTION");
+    fprintf(out, "%-28s %-7s %-10s %s\n", "VARIABLE", "TYPE", "DEFAULT",
+            "DESCRIPTION [parts of gmux that read it]");
     for (size_t i = 0; i < count; i++) {
-        fprintf(out, "%-28s %-7s %-10s %s\n", descs[i].name, com_setting_type_name(descs[i].type),
-                descs[i].def[0] ? descs[i].def : "\"\"", descs[i].help);
+        char parts[64];
+        scope_names(descs[i].scopes, parts, sizeof(parts));
+        fprintf(out, "%-28s %-7s %-10s %s%s\n", descs[i].name, com_setting_type_name(descs[i].type),
+                descs[i].def[0] ? descs[i].def : "\"\"", descs[i].help, parts);
         const char *cur = getenv_fn ? getenv_fn(descs[i].name) : NULL;
         if (cur)
             fprintf(out, "%-28s %-7s %-10s (now set to '%s')\n", "", "", "", cur);

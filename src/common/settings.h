@@ -76,7 +76,8 @@ gmux_status_t com_settings_load_table(const com_setting_desc_t *descs, size_t co
                                       com_setting_value_t *values, com_getenv_fn getenv_fn,
                                       char *err, size_t errlen);
 
-/* Prints name, type, default, current value (where set) and help. */
+/* Prints name, type, default, current value (where set), help and the parts
+ * that read each setting ("[shim, daemon]"; nothing for scopes 0). */
 void com_settings_print_table(FILE *out, const com_setting_desc_t *descs, size_t count,
                               com_getenv_fn getenv_fn);
 

@@ -330,7 +330,7 @@ GMUX_API gmux_status_t gmux_comm_init(const gmux_comm_params_t *params, gmux_com
     }
     char err[512];
     bool proxy_stuck = false;
-    if (com_settings_init(err, sizeof(err)) != GMUX_OK)
+    if (com_settings_init_scoped(COM_SCOPE_NET, err, sizeof(err)) != GMUX_OK)
         COM_WARN(NET, "settings: %s", err);
     int rank = env_int(NET_ENV_RANK, 0), size = env_int(NET_ENV_SIZE, 1);
     const char *bootaddr = getenv(NET_ENV_BOOTSTRAP);

@@ -88,7 +88,9 @@ static CUresult shim_kernel_info(void *k, size_t i, size_t *off, size_t *size)
 static void shim_read_settings(void)
 {
     char err[512];
-    if (com_settings_init(err, sizeof(err)) != GMUX_OK)
+    /* only the shim's own: a malformed variable of gmuxd or the net library
+     * is no concern of the program's */
+    if (com_settings_init_scoped(COM_SCOPE_SHIM, err, sizeof(err)) != GMUX_OK)
         COM_WARN(SHIM, "%s (defaults used)", err);
     const char *policy = COM_SETTING_STRING(POLICY);
     shim_state.mode = SHIM_MODE_OFF;

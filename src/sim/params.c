@@ -85,8 +85,12 @@ gmux_status_t sim_params_check(const sim_params_t *p, char *err, size_t errlen)
         snprintf(err, errlen, "hbm must hold at least one chunk");
         return GMUX_ERR_RANGE;
     }
-    if (p->fault_batch < 1 || p->lookahead < 1 || p->batch_chunks < 1 || p->quantum_ns < 1) {
-        snprintf(err, errlen, "fault_batch, lookahead, batch_chunks and quantum must be positive");
+    if (p->fault_batch < 1 || p->lookahead < 1 || p->batch_chunks < 1) {
+        snprintf(err, errlen, "fault_batch, lookahead and batch_chunks must be positive");
+        return GMUX_ERR_RANGE;
+    }
+    if (p->quantum_ns < 1) { /* the simulator counts whole nanoseconds */
+        snprintf(err, errlen, "quantum_ms must be at least 1e-06 (one nanosecond)");
         return GMUX_ERR_RANGE;
     }
     /* every value must convert to an integer of nanoseconds or bytes safely */

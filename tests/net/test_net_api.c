@@ -6,8 +6,10 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -212,12 +214,47 @@ static void test_params_and_environment(void **state)
     assert_null(c);
 }
 
+/* What gmux_comm_init writes to stderr with `name` set to `value`. */
+static void init_stderr(const char *name, const char *value, char *buf, size_t len)
+{
+    setenv(name, value, 1);
+    fflush(stderr);
+    FILE *tmp = tmpfile();
+    assert_non_null(tmp);
+    int saved = dup(2);
+    assert_true(saved >= 0 && dup2(fileno(tmp), 2) == 2);
+    gmux_comm_t *c = open_comm(0);
+    assert_int_equal(gmux_comm_finalize(c), GMUX_OK);
+    fflush(stderr);
+    assert_int_equal(dup2(saved, 2), 2);
+    close(saved);
+    rewind(tmp);
+    size_t n = fread(buf, 1, len - 1, tmp);
+    buf[n] = '\0';
+    fclose(tmp);
+    unsetenv(name);
+}
+
+/* The library checks the settings it reads, not the daemon's or the shim's:
+ * a malformed variable of another part is no concern of a rank's. */
+static void test_settings_of_net_only(void **state)
+{
+    (void)state;
+    char out[2048];
+    init_stderr("GMUX_DAEMON_QUANTUM_MS", "soon", out, sizeof(out));
+    assert_null(strstr(out, "GMUX_DAEMON_QUANTUM_MS"));
+    init_stderr("GMUX_SHMEM_HEAP", "lots", out, sizeof(out));
+    assert_null(strstr(out, "GMUX_SHMEM_HEAP"));
+    init_stderr("GMUX_NET_TIMEOUT", "abc", out, sizeof(out));
+    assert_non_null(strstr(out, "GMUX_NET_TIMEOUT='abc': expected a finite number"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ops_with_proxy), cmocka_unit_test(test_ops_without_proxy),
         cmocka_unit_test(test_teams),          cmocka_unit_test(test_params_and_environment),
-        cmocka_unit_test(test_huge_timeouts),
+        cmocka_unit_test(test_huge_timeouts),  cmocka_unit_test(test_settings_of_net_only),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -192,6 +192,28 @@ static void test_record_unwritable_output_first(void **state)
     rmdir(dir);
 }
 
+/* A malformed variable the shim reads is reported before anything runs:
+ * no "pass 1 of 2" ahead of the error, no run of the program. */
+static void test_record_bad_setting_first(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/gmux-cli-set-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char marker[128], trace[128];
+    snprintf(marker, sizeof(marker), "%s/ran", dir);
+    snprintf(trace, sizeof(trace), "%s/x.bin", dir);
+    char env[] = "GMUX_BUDGET=lots";
+    char *const extra[] = {env, NULL};
+    char *argv[] = {GMUX_CLI_PATH, "trace", "-o", trace, "--", "touch", marker, NULL};
+    assert_int_equal(tproc_capture(argv, extra, 120.0, out, sizeof(out), err, sizeof(err)), 2);
+    assert_non_null(strstr(err, "GMUX_BUDGET='lots'"));
+    assert_null(strstr(err, "pass 1 of 2"));
+    assert_int_equal(access(marker, F_OK), -1);
+    assert_int_equal(access(trace, F_OK), -1);
+    unlink(marker);
+    rmdir(dir);
+}
+
 /* Tasks are address spaces of their own: their peaks add up past 64 bits,
  * and the total saturates and says so (3 x 8 EiB printed as 8.00 EiB). */
 static void test_show_total_peak_saturates(void **state)
@@ -223,6 +245,7 @@ int main(void)
         cmocka_unit_test(test_generate_convert_show),
         cmocka_unit_test(test_failed_convert_keeps_out),
         cmocka_unit_test(test_record_unwritable_output_first),
+        cmocka_unit_test(test_record_bad_setting_first),
         cmocka_unit_test(test_show_total_peak_saturates),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

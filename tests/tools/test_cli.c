@@ -169,6 +169,17 @@ static void test_help_settings_lists_table(void **state)
     assert_int_equal(run(extra, "--help-settings", NULL), 0);
     assert_non_null(strstr(out, "GMUX_LOG"));
     assert_non_null(strstr(out, "now set to 'info'"));
+    /* each setting says which parts of gmux read it, on its own line */
+    const char *sock = strstr(out, "\nGMUX_SOCKET ");
+    assert_non_null(sock);
+    const char *eol = strchr(sock + 1, '\n');
+    const char *parts = strstr(sock, "[shim, daemon, client]");
+    assert_true(parts && (!eol || parts < eol));
+    const char *timeout = strstr(out, "\nGMUX_NET_TIMEOUT ");
+    assert_non_null(timeout);
+    eol = strchr(timeout + 1, '\n');
+    parts = strstr(timeout, "[net]");
+    assert_true(parts && (!eol || parts < eol));
 }
 
 static void test_malformed_setting_is_clear_error(void **state)

@@ -270,6 +270,8 @@ static int cmd_record(int argc, char **argv)
     if (!out)
         return cli_usage_error(CMD, "recording needs -o FILE");
     int bad = cli_check_command(CMD, argv[i + 1]); /* before the old output goes */
+    if (!bad) /* and before any pass starts: what both passes leave to the user */
+        bad = gmux_shim_record_check(CMD, NULL);
     if (bad)
         return bad;
     /* the earlier FILE stays until the new trace is complete (out_file.h);

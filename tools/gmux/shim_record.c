@@ -93,6 +93,12 @@ static void rec_child(const char *shim, const char *trace_path, const char *form
     _exit(err == ENOENT ? 127 : 126);
 }
 
+int gmux_shim_record_check(const char *cmd, const char *const *env)
+{
+    rec_child_env = env;
+    return cli_settings_check(cmd, COM_SCOPE_SHIM, rec_parent_view);
+}
+
 int gmux_shim_record(const char *cmd, const char *trace_path, const char *format, bool probe,
                      const char *policy, const char *const *env, char *const argv[])
 {
@@ -101,8 +107,7 @@ int gmux_shim_record(const char *cmd, const char *trace_path, const char *format
         cli_fail(cmd, "libgmux.so not found next to gmux or in ../%s", GMUX_INSTALL_LIBDIR);
         return -1;
     }
-    rec_child_env = env;
-    int bad = cli_settings_check(cmd, COM_SCOPE_SHIM, rec_parent_view);
+    int bad = gmux_shim_record_check(cmd, env);
     if (bad)
         return -bad;
     fflush(NULL);

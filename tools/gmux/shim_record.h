@@ -20,6 +20,12 @@
  * -CLI_EXIT_USAGE when a GMUX_* variable the shim reads (and the recording
  * does not set) is malformed: the negated exit status for gmux.
  */
+/* The check gmux_shim_record makes before it runs anything, for a caller
+ * that runs several recordings and must fail before the first one says a
+ * word: 0, or CLI_EXIT_USAGE with a message when a GMUX_* variable the shim
+ * reads, and neither the recording nor env sets, is malformed. */
+int gmux_shim_record_check(const char *cmd, const char *const *env);
+
 int gmux_shim_record(const char *cmd, const char *trace_path, const char *format, bool probe,
                      const char *policy, const char *const *env, char *const argv[]);
 

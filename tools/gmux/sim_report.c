@@ -18,6 +18,7 @@
 typedef struct cfg_result {
     uint64_t capacity;
     double pct;
+    double asked_pct; /* the PCT asked when it meant less than one chunk, else 0 */
     sim_bound_t bound;
     gmux_status_t bound_st; /* GMUX_OK: bound defined; GMUX_ERR_CAPACITY: no launch fits */
     sim_result_t res[SIM_POLICY_COUNT];
@@ -87,8 +88,10 @@ static void run_config(const sim_job_t *job, const sim_profile_t *prof, double p
     uint64_t cap = pct > 0 ? (uint64_t)(want < SIM_REPORT_MAX_CAP ? want : SIM_REPORT_MAX_CAP)
                            : (uint64_t)job->params.hbm_bytes;
     cap = cap / cs * cs;
-    if (cap < cs)
+    if (cap < cs) { /* the device holds one chunk at least: not the PCT asked */
         cap = cs;
+        cr->asked_pct = pct;
+    }
     cr->capacity = cap;
     cr->pct = prof->footprint_bytes ? (double)prof->footprint_bytes * 100.0 / (double)cap : 0;
     sim_hooks_t h = job_hooks(job);
@@ -127,12 +130,16 @@ static void print_table(const sim_job_t *job, const sim_profile_t *prof, const c
 {
     const sim_params_t *pp = &job->params;
     uint32_t nt = prof->oracle.ntasks;
+    char asked[96] = "";
+    if (cr->asked_pct > 0)
+        snprintf(asked, sizeof(asked), "; %.0f%% asked would leave less than one chunk",
+                 cr->asked_pct);
     fprintf(out, "== %s: %u tasks, %" PRIu64 " launches, seed %" PRIu64 "\n", job_name(job), nt,
             prof->oracle.launches, job->seed);
     fprintf(out,
-            "   footprint %.2f GiB, device memory %.2f GiB (oversubscription %.0f%%), chunk %.0f "
+            "   footprint %.2f GiB, device memory %.2f GiB (oversubscription %.0f%%%s), chunk %.0f "
             "KiB, H2D %.1f GB/s, D2H %.1f GB/s\n",
-            (double)prof->footprint_bytes / GIB, (double)cr->capacity / GIB, cr->pct,
+            (double)prof->footprint_bytes / GIB, (double)cr->capacity / GIB, cr->pct, asked,
             pp->chunk_bytes / 1024.0, pp->h2d_bps / 1e9, pp->d2h_bps / 1e9);
     if (cr->bound_st == GMUX_OK) {
         char released[96] = "";
@@ -255,6 +262,8 @@ static void print_json_cfg(const sim_job_t *job, const sim_profile_t *prof, cons
             ",\"oversub_pct\":%.3f,\"chunk_bytes\":%.0f",
             job->seed, prof->oracle.ntasks, prof->oracle.launches, prof->footprint_bytes,
             cr->capacity, cr->pct, job->params.chunk_bytes);
+    if (cr->asked_pct > 0)
+        fprintf(out, ",\"oversub_asked_pct\":%.3f", cr->asked_pct);
     if (cr->bound_st == GMUX_OK)
         fprintf(out,
                 ",\"transfer_bound_s\":%.9f,\"bound_exact\":%s,\"bound_compute_s\":%.9f,"
@@ -445,10 +454,10 @@ int sim_report_sweep(const sim_job_t *job, bool json, const char *prefix, FILE *
     for (int p = 0; p < SIM_POLICY_COUNT; p++)
         if (job->policies[p])
             fprintf(df, " %s", sim_policy_name((sim_policy_t)p));
-    fprintf(
-        df,
-        "   (throughput relative to the transfer bound: bound / makespan; 0 = could not run;\n"
-        "#   nan = the bound is undefined at that size: a launch needs more than the device)\n");
+    fprintf(df,
+            "   (throughput relative to the transfer bound: bound / makespan; 0 = could not run;\n"
+            "#   nan = the bound is undefined at that size: a launch needs more than the device;\n"
+            "#   a run of no time is 1 against a bound of 0, inf against one above 0)\n");
     if (json && out)
         fprintf(out, "{\"sweep\":[");
     int rc = 0;
@@ -471,11 +480,14 @@ int sim_report_sweep(const sim_job_t *job, bool json, const char *prefix, FILE *
         for (int p = 0; p < SIM_POLICY_COUNT; p++) {
             if (!job->policies[p])
                 continue;
-            bool ran = cr.st[p] == GMUX_OK && cr.res[p].makespan_ns;
-            if (ran && !defined)
+            bool did = cr.st[p] == GMUX_OK;
+            uint64_t ms = cr.res[p].makespan_ns;
+            if (did && !defined)
                 fprintf(df, " nan");
+            else if (did && ms == 0) /* no compute, nothing moved */
+                fputs(bound > 0 ? " inf" : " 1.000000", df);
             else
-                fprintf(df, " %.6f", ran ? bound / (double)cr.res[p].makespan_ns : 0.0);
+                fprintf(df, " %.6f", did ? bound / (double)ms : 0.0);
         }
         fputc('\n', df);
         if (cfg_broke(job, &cr)) {

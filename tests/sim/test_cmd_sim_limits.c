@@ -1,0 +1,116 @@
+/* `gmux sim` at the edges of its inputs: traces without compute, devices
+ * asked smaller than one chunk, parameters below their lower bound. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "tproc.h"
+
+static char out[65536], err[16384];
+
+static int run(const char *const *args)
+{
+    return tproc_capture_sub(GMUX_CLI_PATH, "sim", args, 120.0, out, sizeof(out), err, sizeof(err));
+}
+
+/* A trace of one task, written to a fresh folder's t.txt; its launches take
+ * ns each and touch one page of a chunk when touch is set. */
+static void write_trace(char *dir, char *path, size_t len, const char *ns, bool touch)
+{
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, len, "%s/t.txt", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fprintf(f, "gmux-trace 1\ntask 0 a\nkernel 0 k\nalloc 0 1 0x200000 0x200000\n");
+    for (int i = 0; i < 2; i++)
+        fprintf(f, "launch 0 0 grid=1,1,1 block=1,1,1 ns=%s args=p:0x200000 touch=%s\n", ns,
+                touch ? "r:0x200000+4096" : "-");
+    fprintf(f, "end\n");
+    assert_int_equal(fclose(f), 0);
+}
+
+static void read_text(const char *path, char *buf, size_t len)
+{
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    size_t n = fread(buf, 1, len - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+}
+
+/* Policies that ran in no time met a bound of no time: 1 in the sweep's
+ * data, not the 0 that means "could not run" (every column was 0). */
+static void test_sweep_without_compute(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/gmux-sim-zero-XXXXXX", path[128], prefix[128], dat[160];
+    write_trace(dir, path, sizeof(path), "0", false);
+    snprintf(prefix, sizeof(prefix), "%s/sw", dir);
+    const char *a[] = {"--trace", path, "--sweep", "--quiet", "--plot", prefix, NULL};
+    assert_int_equal(run(a), 0);
+    snprintf(dat, sizeof(dat), "%s.dat", prefix);
+    char text[4096];
+    read_text(dat, text, sizeof(text));
+    const char *row = strstr(text, "\n100 ");
+    assert_non_null(row);
+    double pct, bound, v[4];
+    assert_int_equal(
+        sscanf(row, "%lf %lf %lf %lf %lf %lf", &pct, &bound, &v[0], &v[1], &v[2], &v[3]), 6);
+    for (int i = 0; i < 4; i++)
+        assert_true(v[i] == 1.0);
+    char cmd[400];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
+/* A device asked below one chunk holds one: the report says the
+ * oversubscription asked could not be had (it printed 100% for 400%). */
+static void test_oversub_below_one_chunk(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/gmux-sim-chunk-XXXXXX", path[128];
+    write_trace(dir, path, sizeof(path), "1000", true);
+    const char *a[] = {"--trace", path, "--oversub", "400", "--quiet", NULL};
+    assert_int_equal(run(a), 0);
+    assert_non_null(strstr(out, "oversubscription 100%"));
+    assert_non_null(strstr(out, "400% asked would leave less than one chunk"));
+    const char *j[] = {"--trace", path, "--oversub", "400", "--quiet", "--json", NULL};
+    assert_int_equal(run(j), 0);
+    assert_true(tproc_json_num(out, "\"oversub_asked_pct\":") == 400.0);
+    /* where the device can be had, no such note */
+    const char *b[] = {"--trace", path, "--oversub", "50", "--quiet", NULL};
+    assert_int_equal(run(b), 0);
+    assert_null(strstr(out, "asked"));
+    unlink(path);
+    rmdir(dir);
+}
+
+/* A positive quantum below one nanosecond is refused with its real lower
+ * bound (it said "must be positive"). */
+static void test_quantum_lower_bound(void **state)
+{
+    (void)state;
+    const char *a[] = {"--workload", "llm-decode", "--param", "quantum_ms=1e-9", "--quiet", NULL};
+    assert_int_equal(run(a), 2);
+    assert_null(strstr(err, "positive"));
+    assert_non_null(strstr(err, "quantum_ms"));
+    assert_non_null(strstr(err, "1e-06"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_sweep_without_compute),
+        cmocka_unit_test(test_oversub_below_one_chunk),
+        cmocka_unit_test(test_quantum_lower_bound),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
