@@ -70,6 +70,7 @@ typedef struct server {
 gmux_status_t dmn_server_opts_from_settings(dmn_server_opts_t *opts, char *path_buf,
                                             size_t path_cap, int64_t idle_exit_s_default)
 {
+    *opts = (dmn_server_opts_t){0}; /* every field: quiet_when_ready was left as found */
     gmux_status_t st = dmn_endpoint_path(path_buf, path_cap);
     if (st != GMUX_OK)
         return st;

@@ -56,9 +56,9 @@ typedef struct dmn_server_opts {
     int quiet_when_ready;
 } dmn_server_opts_t;
 
-/* Fills opts from the settings (GMUX_SOCKET, GMUX_DAEMON_*); path points to
- * path_buf. idle_exit_s_default stands for GMUX_DAEMON_IDLE_EXIT_S when that is
- * -1 (not set): 0 for `gmux daemon`, 60 for the gmuxd `gmux run` starts. */
+/* Fills all of opts from the settings (GMUX_SOCKET, GMUX_DAEMON_*; quiet_when_ready 0); path points
+ * to path_buf. idle_exit_s_default stands for GMUX_DAEMON_IDLE_EXIT_S when that is -1 (not set): 0
+ * for `gmux daemon`, 60 for the gmuxd `gmux run` starts. */
 gmux_status_t dmn_server_opts_from_settings(dmn_server_opts_t *opts, char *path_buf,
                                             size_t path_cap, int64_t idle_exit_s_default);
 

@@ -115,6 +115,52 @@ static void test_group_access(void **state)
     drig_fini(&r);
 }
 
+/* Starts the rig's daemon with its stderr in a file of the rig (*log). */
+static pid_t start_logged(drig_t *r, char *log, size_t cap)
+{
+    snprintf(log, cap, "%s/daemon.err", r->dir);
+    int saved = dup(2), lf = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    assert_true(saved >= 0 && lf >= 0);
+    dup2(lf, 2);
+    pid_t d = drig_start_daemon(r, 10, "none");
+    dup2(saved, 2);
+    close(saved);
+    close(lf);
+    return d;
+}
+
+static void assert_logged(const char *log, const char *want)
+{
+    static char text[1 << 16];
+    FILE *f = fopen(log, "r");
+    assert_non_null(f);
+    text[fread(text, 1, sizeof(text) - 1, f)] = 0;
+    fclose(f);
+    if (!strstr(text, want))
+        fail_msg("'%s' not in the daemon's log: %s", want, text);
+}
+
+/* gmuxd --foreground keeps logging to its stderr once it listens. It sent its
+ * stderr to /dev/null when the stack byte under opts.quiet_when_ready (never
+ * set on that path) was not zero, so its warnings were lost. */
+static void test_foreground_logs(void **state)
+{
+    (void)state;
+    static drig_t r;
+    drig_init(&r);
+    char log[160];
+    assert_true(start_logged(&r, log, sizeof(log)) > 0);
+    int fd;
+    assert_int_equal(dmn_endpoint_connect(r.sock, &fd), GMUX_OK);
+    uint8_t junk[16] = "not a header";
+    assert_int_equal(send(fd, junk, sizeof(junk), MSG_NOSIGNAL), (ssize_t)sizeof(junk));
+    struct pollfd p = {fd, POLLIN, 0};
+    assert_int_equal(poll(&p, 1, 10000), 1); /* closed for it */
+    close(fd);
+    assert_logged(log, "malformed message");
+    drig_fini(&r);
+}
+
 /* A daemon told to exit when idle stays while a task is connected, then exits
  * by itself and removes its socket once none is: what the gmuxd that gmux run
  * starts does after 60 s (GMUX_DAEMON_IDLE_EXIT_S). */
@@ -340,6 +386,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_other_uid, drig_teardown),
         cmocka_unit_test_teardown(test_group_access, drig_teardown),
+        cmocka_unit_test_teardown(test_foreground_logs, drig_teardown),
         cmocka_unit_test_teardown(test_idle_exit, drig_teardown),
         cmocka_unit_test_teardown(test_top_quits_on_q, drig_teardown),
         cmocka_unit_test_teardown(test_cli_daemon, drig_teardown),
