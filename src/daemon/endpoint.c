@@ -77,6 +77,11 @@ int dmn_cred_allowed(const dmn_cred_policy_t *policy, uid_t uid, gid_t gid, cons
     return 0;
 }
 
+int dmn_cred_room(const dmn_cred_policy_t *policy, uid_t uid, int held, int cap)
+{
+    return uid == policy->owner || held < cap;
+}
+
 gmux_status_t dmn_endpoint_peer(int fd, pid_t *pid, uid_t *uid, gid_t *gid)
 {
     struct ucred cred;

@@ -47,6 +47,11 @@ gmux_status_t dmn_endpoint_group(gid_t *group);
 int dmn_cred_allowed(const dmn_cred_policy_t *policy, uid_t uid, gid_t gid, const gid_t *members,
                      int n_members);
 
+/* Whether a peer of uid that holds `held` connections already may open one more:
+ * the owner always, any other uid (a group member) while it holds fewer than cap,
+ * so that no member can take every connection the daemon serves. */
+int dmn_cred_room(const dmn_cred_policy_t *policy, uid_t uid, int held, int cap);
+
 /* SO_PEERCRED of a connected Unix socket. */
 gmux_status_t dmn_endpoint_peer(int fd, pid_t *pid, uid_t *uid, gid_t *gid);
 

@@ -43,6 +43,7 @@ typedef struct conn {
     int fd;       /* -1: free */
     int slot;     /* arbiter slot once registered, -1 before */
     pid_t pid;    /* from SO_PEERCRED */
+    uid_t uid;    /* likewise: DMN_SERVER_MAX_CONNS_PER_UID */
     uint8_t *buf; /* DMN_PROTO_MAX_MSG bytes of input */
     size_t len;
     uint8_t *out; /* what the socket did not take yet, in order: out[out_off, out_len) */
@@ -63,6 +64,7 @@ typedef struct server {
     dmn_arbiter_t arb;
     uint32_t seq;
     uint64_t next_pid_check;
+    uint64_t capped, capped_said_at; /* connections refused for their uid's cap; when last logged */
     uint8_t out[SEND_BUF];
     dmn_status_task_t snap[DMN_ARB_MAX_TASKS];
 } server_t;
@@ -70,6 +72,7 @@ typedef struct server {
 gmux_status_t dmn_server_opts_from_settings(dmn_server_opts_t *opts, char *path_buf,
                                             size_t path_cap, int64_t idle_exit_s_default)
 {
+    *opts = (dmn_server_opts_t){0}; /* every field: quiet_when_ready was left as found */
     gmux_status_t st = dmn_endpoint_path(path_buf, path_cap);
     if (st != GMUX_OK)
         return st;
@@ -208,17 +211,36 @@ static void accept_all(server_t *s)
             continue;
         }
         conn_t *c = NULL;
-        for (int i = 0; i < MAX_CONNS && !c; i++)
-            if (s->conns[i].fd < 0)
+        int held = 0; /* by this uid */
+        for (int i = 0; i < MAX_CONNS; i++) {
+            held += s->conns[i].fd >= 0 && s->conns[i].uid == uid;
+            if (!c && s->conns[i].fd < 0)
                 c = &s->conns[i];
+        }
+        if (!dmn_cred_room(&s->policy, uid, held, DMN_SERVER_MAX_CONNS_PER_UID)) {
+            uint64_t now = com_clock_ns(); /* at most a line a second however fast it tries */
+            if (s->capped++ == 0 || now - s->capped_said_at >= COM_NS_PER_S) {
+                COM_WARN(DAEMON,
+                         "uid %u holds %d connections, the most a uid other than the daemon's may: "
+                         "refused pid %d (%llu refused so far)",
+                         (unsigned)uid, held, (int)pid, (unsigned long long)s->capped);
+                s->capped_said_at = now;
+            }
+            close(fd);
+            continue;
+        }
         uint8_t *buf = c ? malloc(DMN_PROTO_MAX_MSG) : NULL;
         if (!buf) {
             COM_WARN(DAEMON, "too many connections: refused pid %d", (int)pid);
             close(fd);
             continue;
         }
-        *c = (conn_t){
-            .fd = fd, .slot = -1, .pid = pid, .buf = buf, .hello_by = com_clock_ns() + HELLO_NS};
+        *c = (conn_t){.fd = fd,
+                      .slot = -1,
+                      .pid = pid,
+                      .uid = uid,
+                      .buf = buf,
+                      .hello_by = com_clock_ns() + HELLO_NS};
     }
 }
 

@@ -14,7 +14,9 @@
  * QUERY for gmux status/top and the connection gmux run holds) within
  * DMN_SERVER_HELLO_MS of being accepted, or it is closed: a peer that connects
  * and says nothing cannot hold one of the DMN_SERVER_MAX_CONNS slots for long.
- * After its first message a connection has no such deadline. Each poll round handles at most 64
+ * After its first message a connection has no such deadline, so a uid other
+ * than the daemon's (a GMUX_DAEMON_GROUP member) holds at most
+ * DMN_SERVER_MAX_CONNS_PER_UID of the slots. Each poll round handles at most 64
  * messages of a connection, so a peer that writes without pause cannot hold off the others. The
  * daemon itself only stops on *stop or a listening-socket failure.
  *
@@ -36,6 +38,11 @@
  * run` leaves its program to keep the daemon from exiting idle), and room for
  * gmux status / top. Further ones are closed at once. */
 #define DMN_SERVER_MAX_CONNS (2 * DMN_ARB_MAX_TASKS + 32)
+/* Connections one uid other than the daemon's own may hold at once (members of
+ * GMUX_DAEMON_GROUP): half of them, so that one member cannot take every slot
+ * with connections that said one QUERY and then nothing. The owner has no cap;
+ * a member's connection beyond it is closed at once, unanswered, and logged. */
+#define DMN_SERVER_MAX_CONNS_PER_UID (DMN_SERVER_MAX_CONNS / 2)
 /* How long an accepted connection may take to send its first whole message.
  * A client sends it right after connecting; 3 s leaves a loaded host ample
  * room and frees a slot held by a silent peer soon. */
@@ -56,9 +63,9 @@ typedef struct dmn_server_opts {
     int quiet_when_ready;
 } dmn_server_opts_t;
 
-/* Fills opts from the settings (GMUX_SOCKET, GMUX_DAEMON_*); path points to
- * path_buf. idle_exit_s_default stands for GMUX_DAEMON_IDLE_EXIT_S when that is
- * -1 (not set): 0 for `gmux daemon`, 60 for the gmuxd `gmux run` starts. */
+/* Fills all of opts from the settings (GMUX_SOCKET, GMUX_DAEMON_*; quiet_when_ready 0); path points
+ * to path_buf. idle_exit_s_default stands for GMUX_DAEMON_IDLE_EXIT_S when that is -1 (not set): 0
+ * for `gmux daemon`, 60 for the gmuxd `gmux run` starts. */
 gmux_status_t dmn_server_opts_from_settings(dmn_server_opts_t *opts, char *path_buf,
                                             size_t path_cap, int64_t idle_exit_s_default);
 

@@ -27,6 +27,7 @@
 
 #include "common/clock.h"
 #include "daemon/endpoint.h"
+#include "daemon/server.h"
 #include "drig.h"
 #include "tproc.h"
 
@@ -112,6 +113,161 @@ static void test_group_access(void **state)
     int status[1];
     tproc_fork_all(1, nobody_query, &r, 30.0, status);
     assert_int_equal(status[0], 0);
+    drig_fini(&r);
+}
+
+/* Starts the rig's daemon with its stderr in a file of the rig (*log). */
+static pid_t start_logged(drig_t *r, char *log, size_t cap)
+{
+    snprintf(log, cap, "%s/daemon.err", r->dir);
+    int saved = dup(2), lf = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    assert_true(saved >= 0 && lf >= 0);
+    dup2(lf, 2);
+    pid_t d = drig_start_daemon(r, 10, "none");
+    dup2(saved, 2);
+    close(saved);
+    close(lf);
+    return d;
+}
+
+static void assert_logged(const char *log, const char *want)
+{
+    static char text[1 << 16];
+    FILE *f = fopen(log, "r");
+    assert_non_null(f);
+    text[fread(text, 1, sizeof(text) - 1, f)] = 0;
+    fclose(f);
+    if (!strstr(text, want))
+        fail_msg("'%s' not in the daemon's log: %s", want, text);
+}
+
+/* gmuxd --foreground keeps logging to its stderr once it listens. It sent its
+ * stderr to /dev/null when the stack byte under opts.quiet_when_ready (never
+ * set on that path) was not zero, so its warnings were lost. */
+static void test_foreground_logs(void **state)
+{
+    (void)state;
+    static drig_t r;
+    drig_init(&r);
+    char log[160];
+    assert_true(start_logged(&r, log, sizeof(log)) > 0);
+    int fd;
+    assert_int_equal(dmn_endpoint_connect(r.sock, &fd), GMUX_OK);
+    uint8_t junk[16] = "not a header";
+    assert_int_equal(send(fd, junk, sizeof(junk), MSG_NOSIGNAL), (ssize_t)sizeof(junk));
+    struct pollfd p = {fd, POLLIN, 0};
+    assert_int_equal(poll(&p, 1, 10000), 1); /* closed for it */
+    close(fd);
+    assert_logged(log, "malformed message");
+    drig_fini(&r);
+}
+
+/* With GMUX_DAEMON_GROUP, a member of the group (another uid) took every one of
+ * the DMN_SERVER_MAX_CONNS slots: one QUERY per connection meets the first-message
+ * deadline, and nothing after it closes a connection, so no task or CLI of the
+ * owner was served any more. A uid other than the owner's now holds at most
+ * DMN_SERVER_MAX_CONNS_PER_UID; the one after that is closed unanswered (and
+ * logged), its connections held keep being served, and so is the owner, who
+ * has no such cap. Needs root (a second uid). */
+enum { CAP = DMN_SERVER_MAX_CONNS_PER_UID };
+
+struct cap_run {
+    drig_t *r;
+    int held[2]; /* the member says it holds its connections */
+    int done[2]; /* the owner says it was served meanwhile */
+};
+
+/* Sends a QUERY on fd: 1 when answered, 0 when the daemon closed it
+ * instead, -1 when neither happened within 10 s. */
+static int query_answered(int fd)
+{
+    uint8_t q[16];
+    size_t n = dmn_proto_encode_empty(q, sizeof(q), 1, DMN_MSG_QUERY);
+    (void)!send(fd, q, n, MSG_NOSIGNAL);
+    struct pollfd p = {fd, POLLIN, 0};
+    if (poll(&p, 1, 10000) != 1)
+        return -1;
+    char b[512];
+    return recv(fd, b, sizeof(b), 0) > 0 ? 1 : 0;
+}
+
+static int cap_member(struct cap_run *c)
+{
+    static int fds[CAP + 1];
+    if (setgid(65534) != 0 || setuid(65534) != 0)
+        return 10;
+    for (int i = 0; i <= CAP; i++) {
+        if (dmn_endpoint_connect(c->r->sock, &fds[i]) != GMUX_OK)
+            return 20;
+        int a = query_answered(fds[i]);
+        if (a != (i < CAP ? 1 : 0)) {
+            fprintf(stderr, "member connection %d of at most %d: %s\n", i + 1, CAP,
+                    a == 1   ? "served"
+                    : a == 0 ? "closed"
+                             : "no answer");
+            return i < CAP ? 30 : 40;
+        }
+    }
+    if (query_answered(fds[0]) != 1 || query_answered(fds[CAP - 1]) != 1)
+        return 50; /* those it holds are still served */
+    char b = 'h';
+    if (write(c->held[1], &b, 1) != 1)
+        return 60;
+    struct pollfd p = {c->done[0], POLLIN, 0};
+    return poll(&p, 1, 60000) == 1 && read(c->done[0], &b, 1) == 1 && b == 'y' ? 0 : 70;
+}
+
+static int cap_owner(struct cap_run *c)
+{
+    char b;
+    struct pollfd p = {c->held[0], POLLIN, 0};
+    if (poll(&p, 1, 60000) != 1 || read(c->held[0], &b, 1) != 1)
+        return 10;
+    dmn_report_t *mine = malloc(sizeof(*mine));
+    gmux_status_t st = dmn_report_fetch(c->r->sock, mine, 5000);
+    free(mine);
+    b = st == GMUX_OK ? 'y' : 'n';
+    return write(c->done[1], &b, 1) == 1 && b == 'y' ? 0 : 20;
+}
+
+static int cap_child(int index, void *arg)
+{
+    return index == 0 ? cap_member(arg) : cap_owner(arg);
+}
+
+static void test_member_connection_cap(void **state)
+{
+    (void)state;
+    if (geteuid() != 0 || !getgrnam("nogroup")) {
+        printf("needs root and a group 'nogroup'\n");
+        skip();
+    }
+    static drig_t r;
+    drig_init(&r);
+    chmod(r.dir, 0755);
+    char log[160];
+    setenv("GMUX_DAEMON_GROUP", "nogroup", 1);
+    pid_t d = start_logged(&r, log, sizeof(log));
+    unsetenv("GMUX_DAEMON_GROUP");
+    assert_true(d > 0);
+    /* the owner: more than the cap, every one served */
+    static int fds[CAP + 8];
+    for (int i = 0; i < CAP + 8; i++) {
+        assert_int_equal(dmn_endpoint_connect(r.sock, &fds[i]), GMUX_OK);
+        assert_int_equal(query_answered(fds[i]), 1);
+    }
+    for (int i = 0; i < CAP + 8; i++)
+        close(fds[i]);
+    struct cap_run c = {.r = &r};
+    assert_int_equal(pipe(c.held), 0);
+    assert_int_equal(pipe(c.done), 0);
+    int status[2];
+    tproc_fork_all(2, cap_child, &c, 120.0, status);
+    assert_int_equal(status[0], 0);
+    assert_int_equal(status[1], 0);
+    char want[64];
+    snprintf(want, sizeof(want), "uid 65534 holds %d connections", CAP);
+    assert_logged(log, want);
     drig_fini(&r);
 }
 
@@ -340,6 +496,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_other_uid, drig_teardown),
         cmocka_unit_test_teardown(test_group_access, drig_teardown),
+        cmocka_unit_test_teardown(test_foreground_logs, drig_teardown),
+        cmocka_unit_test_teardown(test_member_connection_cap, drig_teardown),
         cmocka_unit_test_teardown(test_idle_exit, drig_teardown),
         cmocka_unit_test_teardown(test_top_quits_on_q, drig_teardown),
         cmocka_unit_test_teardown(test_cli_daemon, drig_teardown),

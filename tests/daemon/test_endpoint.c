@@ -31,6 +31,22 @@ static void test_cred_policy(void **state)
     assert_true(dmn_cred_allowed(&with_group, 1000, 1, groups, 0));  /* owner */
 }
 
+/* Connections a uid may hold at once: the owner any number, another uid (a
+ * group member) fewer than the cap. */
+static void test_cred_room(void **state)
+{
+    (void)state;
+    dmn_cred_policy_t p = {1000, 77};
+    assert_true(dmn_cred_room(&p, 1000, 0, 4));
+    assert_true(dmn_cred_room(&p, 1000, 4, 4));
+    assert_true(dmn_cred_room(&p, 1000, 1 << 20, 4));
+    assert_true(dmn_cred_room(&p, 1001, 0, 4));
+    assert_true(dmn_cred_room(&p, 1001, 3, 4));
+    assert_false(dmn_cred_room(&p, 1001, 4, 4));
+    assert_false(dmn_cred_room(&p, 1001, 5, 4));
+    assert_false(dmn_cred_room(&p, 0, 4, 4)); /* root is not the owner either */
+}
+
 static void test_path(void **state)
 {
     (void)state;
@@ -140,6 +156,7 @@ int main(void)
     com_settings_init(err, sizeof(err));
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cred_policy),
+        cmocka_unit_test(test_cred_room),
         cmocka_unit_test(test_path),
         cmocka_unit_test(test_listen),
         cmocka_unit_test(test_listen_keeps_other_files),

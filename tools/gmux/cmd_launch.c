@@ -172,6 +172,14 @@ static void remove_shm_leftovers(int port)
     closedir(d);
 }
 
+static volatile sig_atomic_t child_exited;
+
+static void on_child(int sig)
+{
+    (void)sig;
+    child_exited = 1;
+}
+
 static int exit_code(int wstatus)
 {
     if (WIFEXITED(wstatus))
@@ -217,13 +225,30 @@ int cmd_launch(int argc, char **argv)
     int running = 0;
     for (int r = 0; r < o.n; r++)
         running += pids[r] > 0;
+    /* A rank's exit ends the rendezvous's poll at once (EINTR) instead of at
+     * its next 20 ms tick. SIGCHLD is blocked outside that poll, so it never
+     * cuts short net_rdv_drain's; set before the ranks started (their mask
+     * survives exec), it is set only now, and the first round polls without
+     * waiting in case one exited already. */
+    struct sigaction sa = {.sa_handler = on_child}, old_sa;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGCHLD, &sa, &old_sa);
+    sigset_t chld, prev;
+    sigemptyset(&chld);
+    sigaddset(&chld, SIGCHLD);
+    sigprocmask(SIG_BLOCK, &chld, &prev);
+    child_exited = 1;
     uint64_t deadline =
         o.timeout_s > 0 ? com_deadline_after_ns((uint64_t)(o.timeout_s * 1e9)) : UINT64_MAX;
     uint64_t kill_at = UINT64_MAX;
     int worst = 0;
     bool timed_out = false;
     while (running > 0) {
-        net_rdv_step(rdv, 20);
+        sigprocmask(SIG_SETMASK, &prev, NULL); /* one pending is taken here */
+        int tick = child_exited ? 0 : 20;
+        child_exited = 0;
+        net_rdv_step(rdv, tick);
+        sigprocmask(SIG_BLOCK, &chld, NULL);
         int ws;
         pid_t pid;
         while ((pid = waitpid(-1, &ws, WNOHANG)) > 0) {
@@ -260,6 +285,8 @@ int cmd_launch(int argc, char **argv)
             kill_at = deadline = UINT64_MAX;
         }
     }
+    sigprocmask(SIG_SETMASK, &prev, NULL);
+    sigaction(SIGCHLD, &old_sa, NULL);
     remove_shm_leftovers(net_rdv_port(rdv));
     net_rdv_destroy(rdv);
     free(pids);
