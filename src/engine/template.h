@@ -91,10 +91,10 @@ typedef struct eng_span {
 
 /*
  * The most pieces a predicted span has (eng_predictor_predict): a strided span
- * with more is given as its one covering range, a safe over-approximation, so
- * that consumers expanding pieces one by one (the simulator, the scorer) stay
- * bounded: 2^14 pieces per pointer argument, so that a launch's prediction
- * expands to at most as many ranges as a trace records for a launch
+ * with more is given as its one covering range, a safe over-approximation that
+ * keeps consumers expanding pieces one by one (the simulator, the scorer)
+ * bounded. At 2^14 pieces per pointer argument, a launch's prediction expands
+ * to at most as many ranges as a trace may record for one launch
  * (SIM_TRACE_MAX_RANGES, 2^20) over ENG_PRED_MAX_ARGS (64) arguments.
  */
 #define ENG_SPAN_MAX_PIECES (1u << 14)
