@@ -509,8 +509,9 @@ gmux_status_t eng_predict_whole(const eng_launch_t *l, const eng_region_lookup_t
  * Keeps the pieces of a strided span that start below the end of ptr's
  * region: a program touches nothing past its allocations, and a template's
  * count (a database's constant, or a launch value) is otherwise unbounded for
- * every consumer that expands the span. False when no piece is left or ptr
- * lies in no region.
+ * every consumer that expands the span. More than ENG_SPAN_MAX_PIECES pieces
+ * even so (a tiny stride over a large region) become their covering range.
+ * False when no piece is left or ptr lies in no region.
  */
 static bool clip_to_region(const eng_region_lookup_t *rl, uint64_t ptr, eng_span_t *s)
 {
@@ -525,6 +526,8 @@ static bool clip_to_region(const eng_region_lookup_t *rl, uint64_t ptr, eng_span
         s->count = fit;
     if (s->count == 1)
         s->stride = 0;
+    if (s->count > ENG_SPAN_MAX_PIECES)
+        eng_span_cover(s);
     return true;
 }
 

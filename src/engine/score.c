@@ -77,7 +77,10 @@ gmux_status_t eng_score_launch(eng_scorer_t *s, const eng_span_t *pred, size_t n
 {
     size_t na = 0, nb = 0;
     for (size_t i = 0; i < npred; i++) {
-        const eng_span_t *p = &pred[i];
+        eng_span_t c = pred[i];
+        if (c.count > ENG_SPAN_MAX_PIECES)
+            eng_span_cover(&c); /* bounded, as the predictor's own spans are */
+        const eng_span_t *p = &c;
         if (p->len == 0 || p->count == 0)
             continue;
         if (p->count > SIZE_MAX / 2 - na || reserve(&s->a, &s->acap, na + p->count) != GMUX_OK)

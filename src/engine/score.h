@@ -32,7 +32,8 @@ typedef struct eng_scorer eng_scorer_t;
 gmux_status_t eng_scorer_create(eng_scorer_t **s_p);
 void eng_scorer_destroy(eng_scorer_t *s);
 
-/* Adds one launch's predicted spans and touched ranges to *acc. */
+/* Adds one launch's predicted spans and touched ranges to *acc; a span of more
+ * than ENG_SPAN_MAX_PIECES pieces counts as its covering range (template.h). */
 gmux_status_t eng_score_launch(eng_scorer_t *s, const eng_span_t *pred, size_t npred,
                                const eng_range_t *touched, size_t ntouched, eng_score_t *acc);
 

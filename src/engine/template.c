@@ -25,6 +25,18 @@ uint64_t eng_span_bytes(const eng_span_t *s)
     return (s->count - 1) * s->stride + s->len;
 }
 
+void eng_span_cover(eng_span_t *s)
+{
+    if (s->count <= 1)
+        return;
+    uint64_t reach, room = UINT64_MAX - s->addr;
+    if (__builtin_mul_overflow(s->count - 1, s->stride, &reach) || reach > room)
+        reach = room;
+    s->len = s->len > room - reach ? room : reach + s->len;
+    s->count = 1;
+    s->stride = 0;
+}
+
 void eng_shape_of(uint64_t ptr, const eng_range_t *ranges, size_t n, eng_shape_t *shape)
 {
     memset(shape, 0, sizeof(*shape));

@@ -89,6 +89,23 @@ typedef struct eng_span {
     uint8_t mode;
 } eng_span_t;
 
+/*
+ * The most pieces a predicted span has (eng_predictor_predict): a strided span
+ * with more is given as its one covering range, a safe over-approximation that
+ * keeps consumers expanding pieces one by one (the simulator, the scorer)
+ * bounded. At 2^14 pieces per pointer argument, a launch's prediction expands
+ * to at most as many ranges as a trace may record for one launch
+ * (SIM_TRACE_MAX_RANGES, 2^20) over ENG_PRED_MAX_ARGS (64) arguments.
+ */
+#define ENG_SPAN_MAX_PIECES (1u << 14)
+
+/*
+ * Makes s its one covering range, from its first byte to the end of its last
+ * piece (saturated at the end of the address space); a plain range is left
+ * as it is.
+ */
+void eng_span_cover(eng_span_t *s);
+
 /* Total bytes named by a span, pieces overlapping or not (pieces counted once each). */
 uint64_t eng_span_bytes(const eng_span_t *s);
 

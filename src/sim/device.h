@@ -35,6 +35,14 @@ static inline uint64_t sim_ns_add(uint64_t a, uint64_t b)
     return a > UINT64_MAX - b ? UINT64_MAX : a + b;
 }
 
+/* The wait for faults faults served batch (>= 1) at a time, latency_ns per
+ * batch; UINT64_MAX where it would pass it. */
+static inline uint64_t sim_fault_wait_ns(uint64_t faults, uint64_t batch, uint64_t latency_ns)
+{
+    uint64_t batches = faults / batch + (faults % batch != 0), ns;
+    return __builtin_mul_overflow(batches, latency_ns, &ns) ? UINT64_MAX : ns;
+}
+
 /* ns rounded up to whole nanoseconds, UINT64_MAX beyond them. */
 uint64_t sim_ns_ceil(double ns);
 

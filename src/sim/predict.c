@@ -157,12 +157,16 @@ static gmux_status_t enqueue(struct pred_run *r, const eng_launch_t *l, const en
     return GMUX_OK;
 }
 
-/* Spans to plain ranges (T3 pieces one by one), into r->out. */
+/* Spans to plain ranges (T3 pieces one by one), into r->out; a span of more
+ * than ENG_SPAN_MAX_PIECES pieces (the predictor gives none) as its cover. */
 static gmux_status_t expand(struct pred_run *r, size_t nspans, uint32_t *n_p)
 {
     size_t n = 0;
     for (size_t i = 0; i < nspans; i++) {
-        const eng_span_t *s = &r->spans[i];
+        eng_span_t c = r->spans[i];
+        if (c.count > ENG_SPAN_MAX_PIECES)
+            eng_span_cover(&c);
+        const eng_span_t *s = &c;
         if (s->count > UINT32_MAX - n)
             return GMUX_ERR_RANGE;
         size_t need = n + (size_t)s->count;

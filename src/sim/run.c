@@ -595,7 +595,7 @@ static gmux_status_t run_engine(const sim_params_t *p, const sim_hooks_t *h, sim
         }
         uint64_t start = dev.now_ns > step.wait ? dev.now_ns : step.wait;
         start =
-            sim_ns_add(start, (step.faults + batch - 1) / batch * (uint64_t)p->fault_latency_ns);
+            sim_ns_add(start, sim_fault_wait_ns(step.faults, batch, (uint64_t)p->fault_latency_ns));
         start = sim_ns_add(start, fault_extra(&fm, p, &step));
         dev.now_ns = sim_ns_add(start, step.time_ns);
         r->faults += step.faults;

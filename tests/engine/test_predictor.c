@@ -333,6 +333,45 @@ static void test_t3_clipped_to_region(void **state)
     eng_predictor_destroy(p);
 }
 
+/* A tiny stride over a large region collapses to one covering range past
+ * ENG_SPAN_MAX_PIECES pieces: clipped to the 1 GiB pool, stride=2 len=1 was
+ * still 2^29 pieces, which every consumer expanded (the simulator into 12 GiB
+ * of ranges; 4 GiB regions made it 96 GiB). */
+static void test_t3_tiny_stride_collapses(void **state)
+{
+    (void)state;
+    eng_predictor_t *p;
+    char err[256];
+    const char *db = "gmux-templates 1\nkernel comb pv\n"
+                     "arg 0 T3 off=0 stride=2 count=1*a1 len=1 mode=w\nend\n"
+                     "total 1\n";
+    assert_int_equal(eng_predictor_create(&p), GMUX_OK);
+    assert_int_equal(eng_tpl_db_parse(p, db, strlen(db), "db", err, sizeof(err)), GMUX_OK);
+    assert_int_equal(eng_predictor_name_kernel(p, 0, "comb"), GMUX_OK);
+    eng_arg_t args[2] = {{ENG_ARG_PTR, POOL + 64}, {ENG_ARG_VAL, 4000000000ull}};
+    eng_launch_t l = launch(0, args, 2);
+    assert_int_equal(eng_predictor_prepare(p, &l), GMUX_OK);
+    eng_span_t out[4];
+    size_t n;
+    assert_int_equal(eng_predictor_predict(p, &l, &rl, out, 4, &n), GMUX_OK);
+    assert_int_equal(n, 1);
+    assert_true(out[0].count <= ENG_SPAN_MAX_PIECES);
+    /* One range from the first piece to the end of the last piece that starts
+     * in the pool: every predicted byte still covered. */
+    assert_int_equal(out[0].count, 1);
+    assert_int_equal(out[0].addr, POOL + 64);
+    assert_int_equal(out[0].len, (1ull << 30) - 64 - 1);
+    assert_int_equal(out[0].mode, ENG_ACCESS_WRITE);
+    /* At the cap the pieces stay pieces. */
+    args[1].value = ENG_SPAN_MAX_PIECES;
+    assert_int_equal(eng_predictor_predict(p, &l, &rl, out, 4, &n), GMUX_OK);
+    assert_int_equal(n, 1);
+    assert_int_equal(out[0].count, ENG_SPAN_MAX_PIECES);
+    assert_int_equal(out[0].stride, 2);
+    assert_int_equal(out[0].len, 1);
+    eng_predictor_destroy(p);
+}
+
 /* A first launch that touched nothing is learnt from like any other (the
  * predictor passed a NULL array to qsort: UBSan stopped gmux sim on traces
  * whose first launch had no touched ranges). */
@@ -355,6 +394,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_first_launch_touches_nothing),
         cmocka_unit_test(test_t3_clipped_to_region),
+        cmocka_unit_test(test_t3_tiny_stride_collapses),
         cmocka_unit_test(test_t2_in_shared_pool_within_3_samples),
         cmocka_unit_test(test_t1_with_halo_and_t3),
         cmocka_unit_test(test_held_out_failure_is_not_trusted),

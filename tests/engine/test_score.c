@@ -49,6 +49,22 @@ static void test_strided_spans(void **state)
     eng_scorer_destroy(s);
 }
 
+/* A span of 2^40 pieces is scored as its covering range: expanding it piece
+ * by piece needed 16 TiB and failed with GMUX_ERR_NOMEM. */
+static void test_huge_span_bounded(void **state)
+{
+    (void)state;
+    eng_scorer_t *s;
+    assert_int_equal(eng_scorer_create(&s), GMUX_OK);
+    eng_span_t pred[] = {{1000, 1, 2, 1ull << 40, 3}};
+    eng_range_t t[] = {{1000, 10, 1}};
+    eng_score_t sc = {0};
+    assert_int_equal(eng_score_launch(s, pred, 1, t, 1, &sc), GMUX_OK);
+    assert_int_equal(sc.predicted, 2 * ((1ull << 40) - 1) + 1);
+    assert_int_equal(sc.hit, 10);
+    eng_scorer_destroy(s);
+}
+
 static void test_empty_sides(void **state)
 {
     (void)state;
@@ -72,6 +88,7 @@ int main(void)
         cmocka_unit_test(test_overlaps_counted_once),
         cmocka_unit_test(test_strided_spans),
         cmocka_unit_test(test_empty_sides),
+        cmocka_unit_test(test_huge_span_bounded),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

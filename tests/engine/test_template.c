@@ -285,6 +285,28 @@ static void test_text_forms(void **state)
     assert_int_equal(t.kind, ENG_TPL_NONE);
 }
 
+/* The covering range of a span: first byte to the end of the last piece,
+ * saturated at the end of the address space; plain ranges unchanged. */
+static void test_span_cover(void **state)
+{
+    (void)state;
+    eng_span_t s = {.addr = 100, .len = 10, .stride = 1000, .count = 4, .mode = 1};
+    eng_span_cover(&s);
+    assert_int_equal(s.addr, 100);
+    assert_int_equal(s.len, 3010);
+    assert_int_equal(s.count, 1);
+    assert_int_equal(s.stride, 0);
+    assert_int_equal(s.mode, 1);
+    eng_span_cover(&s);
+    assert_int_equal(s.len, 3010);
+    s = (eng_span_t){.addr = 1ull << 63, .len = 8, .stride = 1ull << 40, .count = 1ull << 40};
+    eng_span_cover(&s);
+    assert_int_equal(s.len, UINT64_MAX - (1ull << 63));
+    s = (eng_span_t){.addr = UINT64_MAX - 100, .len = 64, .stride = 2, .count = 20};
+    eng_span_cover(&s);
+    assert_int_equal(s.len, 100);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -298,6 +320,7 @@ int main(void)
         cmocka_unit_test(test_untouched_is_none),
         cmocka_unit_test(test_eval_overflow_falls_back),
         cmocka_unit_test(test_text_forms),
+        cmocka_unit_test(test_span_cover),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

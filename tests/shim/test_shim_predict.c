@@ -3,11 +3,10 @@
  * double: with a database (GMUX_TEMPLATES) and the program's managed memory
  * above its budget, a launch of a kernel the database knows prefetches the
  * bytes its template predicts, not the whole regions its arguments point
- * into; a kernel the database does not know still gets whole regions. CTest
- * runs this program three ways, told by TEST_PREDICT what to expect:
- *   predict  good database, oversubscribed: predicted ranges
- *   bad      truncated database: reported, whole regions
- *   fits     good database, memory fits: whole regions, once each
+ * into (a strided template: its pieces, or their covering range past 8); a kernel the database does
+ * not know still gets whole regions. CTest runs this program three ways, told by TEST_PREDICT what
+ * to expect: predict  good database, oversubscribed: predicted ranges bad      truncated database:
+ * reported, whole regions fits     good database, memory fits: whole regions, once each
  */
 #include <dlfcn.h>
 #include <setjmp.h>
@@ -143,6 +142,33 @@ static void test_known_kernel(void **state)
     }
 }
 
+/* Strided templates: up to 8 pieces are prefetched one by one, more as their
+ * covering range, and a count of 4*10^9 pieces 2 bytes apart (clipped to the
+ * region, then collapsed by the predictor) as one range of the region. */
+static void test_strided_kernel(void **state)
+{
+    (void)state;
+    static const size_t sizes[] = {8, 8, 8};
+    CUfunction comb = f_register("comb", 3, sizes, k_nop);
+    rng_t whole[] = {{a, MIB}, {b, MIB}};
+    launch_3(comb, a, b, 4);
+    if (strcmp(expect, "predict") == 0) {
+        rng_t four[] = {{a, 1},      {a + 2, 1},         {a + 4, 1},         {a + 6, 1},
+                        {b + 64, 8}, {b + 64 + 4096, 8}, {b + 64 + 8192, 8}, {b + 64 + 12288, 8}};
+        assert_ranges(four, 8);
+        launch_3(comb, a, b, 100);
+        rng_t cover[] = {{a, 199}, {b + 64, 99 * 4096 + 8}};
+        assert_ranges(cover, 2);
+        launch_3(comb, a, b, 4000000000ull);
+        rng_t huge[] = {{a, MIB - 1}, {b + 64, 255 * 4096 + 8}};
+        assert_ranges(huge, 2);
+    } else if (strcmp(expect, "fits") == 0) {
+        assert_ranges(NULL, 0); /* test_known_kernel prefetched them already */
+    } else {
+        assert_ranges(whole, 2);
+    }
+}
+
 /* A module unloaded, a kernel of another module loaded at the same handle:
  * the new kernel has its own name, so the template of the old one ("scale")
  * must not be used for it. */
@@ -180,6 +206,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_known_kernel),
+        cmocka_unit_test(test_strided_kernel),
         cmocka_unit_test(test_unknown_kernel),
         cmocka_unit_test(test_unload_forgets_binding),
     };

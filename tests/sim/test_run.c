@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "engine/launch.h"
+#include "sim/device.h"
 #include "sim/run.h"
 #include "tsource.h"
 
@@ -339,6 +340,20 @@ static void test_clock_overflow_refused(void **state)
     tsrc_spec_free(&spec);
 }
 
+/* The fault wait saturates like every other clock: 2^32 faults one at a time at
+ * 10^12 ns each wrapped to a small wait. */
+static void test_fault_wait_saturates(void **state)
+{
+    (void)state;
+    assert_int_equal(sim_fault_wait_ns(0, 4, 1000), 0);
+    assert_int_equal(sim_fault_wait_ns(1, 4, 1000), 1000);
+    assert_int_equal(sim_fault_wait_ns(9, 4, 1000), 3000);
+    assert_int_equal(sim_fault_wait_ns(UINT32_MAX, 1, 1000000000000ull), UINT64_MAX);
+    assert_int_equal(sim_fault_wait_ns(UINT64_MAX, 1, 2), UINT64_MAX);
+    assert_int_equal(sim_fault_wait_ns(UINT64_MAX, 1000000000ull, 1),
+                     UINT64_MAX / 1000000000ull + 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -348,6 +363,7 @@ int main(void)
         cmocka_unit_test(test_params_engine_ranges),
         cmocka_unit_test(test_chunk_ids_bounded),
         cmocka_unit_test(test_clock_overflow_refused),
+        cmocka_unit_test(test_fault_wait_saturates),
         cmocka_unit_test(test_bound_never_beaten),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

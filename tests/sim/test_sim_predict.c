@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -19,6 +21,7 @@
 #include "engine/predictor.h"
 #include "engine/template_db.h"
 #include "sim/predict.h"
+#include "sim/trace_io.h"
 #include "sim/workload.h"
 
 static const char *const sets[] = {"tasks=2", "nx=256",  "ny=256",
@@ -501,6 +504,70 @@ static void test_corrupt_database_is_an_error(void **state)
     sim_result_clear(&r);
 }
 
+static gmux_status_t open_trace(void *ctx, sim_source_t **src_p, char *err, size_t errlen)
+{
+    return sim_trace_open(ctx, src_p, err, errlen);
+}
+
+/* Writes text to a fresh temporary file named from tmpl (changed in place). */
+static void put_tmp(char *tmpl, const char *text)
+{
+    int fd = mkstemp(tmpl);
+    assert_true(fd >= 0);
+    size_t len = strlen(text);
+    assert_int_equal(write(fd, text, len), (ssize_t)len);
+    close(fd);
+}
+
+/* A database's strided template with a tiny stride over a 1 GiB region is
+ * predicted as one covering range: the simulator expanded its 2^29 pieces into
+ * 12 GiB of ranges (and ran out of memory: the child is limited to 2 GiB). */
+static void test_tiny_stride_bounded(void **state)
+{
+    (void)state;
+    char db[] = "/tmp/gmux-sim-comb-XXXXXX", tr[] = "/tmp/gmux-sim-combtr-XXXXXX";
+    put_tmp(db, "gmux-templates 1\nkernel comb pv\n"
+                "arg 0 T3 off=0 stride=2 count=1*a1 len=1 mode=w\nend\ntotal 1\n");
+    put_tmp(tr, "gmux-trace 1\ntask 0 a\nkernel 0 comb\nalloc 0 1 0x40000000 1073741824\n"
+                "launch 0 0 grid=1,1,1 block=1,1,1 ns=1000 args=p:0x40000040,v:536870912 "
+                "touch=w:0x40000040+1,w:0x40000042+1\nfree 0 1\nend\n");
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+#if !defined(__SANITIZE_ADDRESS__)
+        struct rlimit lim = {2ull << 30, 2ull << 30};
+        if (setrlimit(RLIMIT_AS, &lim) != 0)
+            _exit(3);
+#endif
+        sim_predict_opts_t o = {.templates = db};
+        sim_predictor_hooks_t ph;
+        sim_predict_hooks(&o, &ph);
+        sim_params_t p = params(4);
+        sim_hooks_t h = {.open = open_trace, .open_ctx = tr, .predictor = &ph};
+        sim_result_t r;
+        char err[256] = "";
+        gmux_status_t st = sim_run(&p, &h, SIM_POLICY_PROACTIVE, 4ull << 30, &r, err, sizeof(err));
+        if (st != GMUX_OK) {
+            fprintf(stderr, "sim_run: %d '%s'\n", st, err);
+            _exit(1);
+        }
+        /* every byte from the first piece to the end of the last in the region */
+        if (r.pred_bytes != (1ull << 30) - 64 - 1 || r.pred_hit_bytes != 2) {
+            fprintf(stderr, "predicted %llu, hit %llu\n", (unsigned long long)r.pred_bytes,
+                    (unsigned long long)r.pred_hit_bytes);
+            _exit(2);
+        }
+        sim_result_clear(&r);
+        _exit(0);
+    }
+    int ws = 0;
+    assert_int_equal(waitpid(pid, &ws, 0), pid);
+    unlink(db);
+    unlink(tr);
+    assert_true(WIFEXITED(ws));
+    assert_int_equal(WEXITSTATUS(ws), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -513,6 +580,7 @@ int main(void)
         cmocka_unit_test(test_history_whole_per_region),
         cmocka_unit_test(test_share_so_far),
         cmocka_unit_test(test_corrupt_database_is_an_error),
+        cmocka_unit_test(test_tiny_stride_bounded),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
