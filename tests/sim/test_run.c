@@ -254,8 +254,8 @@ static void test_chunk_ids_bounded(void **state)
     pid_t pid = fork();
     assert_true(pid >= 0);
     if (pid == 0) {
-#if !defined(__SANITIZE_ADDRESS__) &&                                                              \
-    !defined(__SANITIZE_THREAD__) /* their shadow memory needs more */
+        /* not under ASan or TSan: their shadow memory needs more */
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
         struct rlimit rl = {2ull << 30, 2ull << 30};
         if (setrlimit(RLIMIT_AS, &rl) != 0)
             _exit(3);
