@@ -13,13 +13,10 @@ struct bench {
     const char *name;
     int (*run)(int argc, char **argv);
     const char *summary;
-    int hidden; /* internal entry points (the ranks of a bench) */
 };
 
 static const struct bench benches[] = {
-    {"net", bench_net, "put+signal latency, bandwidth and message rate vs raw libfabric", 0},
-    {"net-rank", bench_net_rank, "one rank of 'bench net' (started by it)", 1},
-    {"net-demo", bench_net_demo, "one rank of the net demo (started by gmux demo)", 1},
+    {"net", bench_net, "put+signal latency, bandwidth and message rate vs raw libfabric"},
 };
 
 int cmd_bench(int argc, char **argv)
@@ -29,8 +26,7 @@ int cmd_bench(int argc, char **argv)
     if (cli_is_help(argv[1])) {
         printf("Usage: gmux bench NAME [ARGS...]   (gmux bench NAME --help)\n\nBenchmarks:\n");
         for (size_t i = 0; i < sizeof(benches) / sizeof(benches[0]); i++)
-            if (!benches[i].hidden)
-                printf("  %-10s %s\n", benches[i].name, benches[i].summary);
+            printf("  %-10s %s\n", benches[i].name, benches[i].summary);
         return 0;
     }
     for (size_t i = 0; i < sizeof(benches) / sizeof(benches[0]); i++)
