@@ -1,11 +1,12 @@
 /*
- * A rank of gmux bench net (gmux-net-rank bench-net): put+signal round-trip latency, bandwidth
- * against size and 8-byte message rate of gmux, each measured in the same run next to raw libfabric
- * doing the same transfer on a second endpoint of the same provider (fi_writedata /
- * fi_inject_writedata with remote CQ data, the target polling its CQ: the least raw libfabric needs
- * to deliver data plus a notification). The raw side injects exactly where gmux does
- * (fab.rma_inject_size: never on tcp, see docs/net.md), so both columns do
- * the same transfer.
+ * A rank of gmux bench net (gmux-net-rank bench-net): put+signal round-trip
+ * latency, bandwidth against size and 8-byte message rate of gmux, each
+ * measured in the same run next to raw libfabric doing the same transfer on
+ * a second endpoint of the same provider (fi_writedata / fi_inject_writedata
+ * with remote CQ data, the target polling its CQ: the least raw libfabric
+ * needs to deliver data plus a notification). The raw side injects exactly
+ * where gmux does (fab.rma_inject_size: never on tcp, see docs/net.md), so
+ * both columns do the same transfer.
  *
  * `gmux bench net` (bench_net.c) launches two of these ranks per provider;
  * rank 0 prints a table, or with --json one record per line:
