@@ -9,6 +9,10 @@ trap 'rm -rf "$tmp"' EXIT
 cmake --install "$build" --prefix "$tmp/prefix" >/dev/null
 test -x "$tmp/prefix/bin/gmux"
 "$tmp/prefix/bin/gmux" --version
+# the installed gmux runs the ranks of its net commands from libexec/gmux
+test -x "$tmp/prefix/libexec/gmux/gmux-net-rank"
+"$tmp/prefix/bin/gmux" bench net --provider shm --quick --reps 1 --json > "$tmp/bench.json"
+grep -q '"op":"put_signal_rtt"' "$tmp/bench.json"
 cat > "$tmp/use.c" <<'C'
 #include <gmux/status.h>
 #include <gmux/version.h>
