@@ -161,25 +161,12 @@ int bench_net(int argc, char **argv)
     }
     for (int p = 0; p < nprov; p++) {
         setenv("GMUX_NET_PROVIDER", provs[p], 1);
-        char *args[] = {"launch",
-                        "-n",
-                        "2",
-                        "--timeout",
-                        "300",
-                        "--",
-                        exe,
-                        "bench-net",
-                        "--reps",
-                        reps,
-                        json ? "--json" : NULL,
-                        NULL,
-                        NULL,
-                        NULL,
-                        NULL,
-                        NULL,
-                        NULL,
-                        NULL};
-        int k = json ? 11 : 10;
+        /* the launch, the rank's program and its options: at most 17 words */
+        char *args[18] = {"launch", "-n", "2",         "--timeout", "300",
+                          "--",     exe,  "bench-net", "--reps",    reps};
+        int k = 10;
+        if (json)
+            args[k++] = "--json";
         if (quick)
             args[k++] = "--quick";
         if (calls)
