@@ -22,6 +22,7 @@
 #include "daemon/server.h"
 #include "engine/predictor.h"
 #include "engine/template_db.h"
+#include "exe_dir.h"
 
 #ifndef GMUX_INSTALL_LIBDIR
 #define GMUX_INSTALL_LIBDIR "lib"
@@ -69,24 +70,8 @@ static void run_help(void)
 /* The shim next to the executable (build tree) or in ../<libdir> (install); 0 if found. */
 static int run_find_shim(char *out, size_t len)
 {
-    char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-    if (n <= 0)
-        return -1;
-    exe[n] = '\0';
-    char *slash = strrchr(exe, '/');
-    if (!slash)
-        return -1;
-    *slash = '\0';
-    const char *const rel[] = {"/libgmux.so", "/../" GMUX_INSTALL_LIBDIR "/libgmux.so"};
-    for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
-        char path[PATH_MAX];
-        if ((size_t)snprintf(path, sizeof(path), "%s%s", exe, rel[i]) >= sizeof(path))
-            continue;
-        if (access(path, R_OK) == 0 && realpath(path, out) && strlen(out) < len)
-            return 0;
-    }
-    return -1;
+    static const char *const rel[] = {"libgmux.so", "../" GMUX_INSTALL_LIBDIR "/libgmux.so"};
+    return exe_dir_find(rel, sizeof(rel) / sizeof(rel[0]), R_OK, out, len);
 }
 
 /* Prepends the shim to LD_PRELOAD (keeping what was there). */

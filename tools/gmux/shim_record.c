@@ -10,31 +10,13 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "exe_dir.h"
 
 /* libgmux.so beside this executable (build tree) or in ../<libdir> (installed). */
 static int rec_find_shim(char *out, size_t len)
 {
-    char dir[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", dir, sizeof(dir) - 1);
-    if (n <= 0)
-        return -1;
-    dir[n] = '\0';
-    char *slash = strrchr(dir, '/');
-    if (!slash)
-        return -1;
-    *slash = '\0';
-    static const char *const where[] = {"libgmux.so", "../" GMUX_INSTALL_LIBDIR "/libgmux.so"};
-    for (size_t i = 0; i < sizeof(where) / sizeof(where[0]); i++) {
-        char cand[PATH_MAX];
-        if ((size_t)snprintf(cand, sizeof(cand), "%s/%s", dir, where[i]) >= sizeof(cand))
-            continue;
-        char real[PATH_MAX];
-        if (access(cand, R_OK) == 0 && realpath(cand, real) && strlen(real) < len) {
-            memcpy(out, real, strlen(real) + 1);
-            return 0;
-        }
-    }
-    return -1;
+    static const char *const rel[] = {"libgmux.so", "../" GMUX_INSTALL_LIBDIR "/libgmux.so"};
+    return exe_dir_find(rel, sizeof(rel) / sizeof(rel[0]), R_OK, out, len);
 }
 
 /* The variables rec_child sets itself, whatever the environment says. */
