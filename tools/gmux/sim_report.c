@@ -190,12 +190,7 @@ static void print_table(const sim_job_t *job, const sim_profile_t *prof, const c
                 100.0 * (double)prof->oracle.makespan_ns / ms, of_bound, vs,
                 (double)r->bytes_h2d / GIB, (double)r->bytes_d2h / GIB, r->faults);
     }
-    if (below && (double)sim_params_fault_block(pp) < pp->chunk_bytes)
-        fprintf(out,
-                "   * faster than the transfer bound: the bound counts whole chunks, and this "
-                "policy's faults moved %.0f KiB blocks of them (docs/sim.md)\n",
-                (double)sim_params_fault_block(pp) / 1024.0);
-    else if (below) /* every policy moves whole chunks: the bound must hold */
+    if (below) /* the bound holds for every policy, blocks or chunks (docs/sim.md) */
         fprintf(out, "   * faster than the transfer bound: a defect of the simulator, please "
                      "report it with this command line\n");
     fprintf(out, "   proactive working sets: %s\n",
