@@ -35,6 +35,11 @@ typedef enum eng_xfer_kind {
     ENG_XFER_PREFETCH = 0,
     ENG_XFER_EVICT = 1,
     ENG_XFER_CLEAN = 2,
+    /* Simulator only (eng_migrate_set_fault): the bytes a demand fault moves to
+     * the device, or its victim's write-back, which the driver moves with no
+     * API call (a GPU backend never sees them: the kernel faults). */
+    ENG_XFER_FAULT_IN = 3,
+    ENG_XFER_FAULT_OUT = 4,
 } eng_xfer_kind_t;
 
 typedef struct eng_backend_ops {

@@ -333,10 +333,12 @@ gmux_status_t eng_engine_next(eng_engine_t *e, eng_step_t *step)
     const uint32_t *truth = eng_timeline_truth(e->tl, front);
     uint32_t faults = 0;
     const uint32_t *touched = eng_timeline_blocks(e->tl, front);
+    /* issue() flushed the plan: what is queued now serves the faults */
+    eng_migrate_set_fault(e->mig, true);
     st = eng_fault_launch(e, pos, truth, touched, front->ntrefs, &faults);
-    if (st != GMUX_OK)
-        return st;
-    st = eng_migrate_flush(e->mig);
+    if (st == GMUX_OK)
+        st = eng_migrate_flush(e->mig);
+    eng_migrate_set_fault(e->mig, false);
     if (st != GMUX_OK)
         return st;
     eng_ticket_t wait = 0;

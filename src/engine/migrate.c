@@ -38,6 +38,7 @@ struct eng_migrate {
     eng_mig_x_t *ids;       /* scratch: chunks to merge into runs */
     eng_ticket_t *wbt;      /* scratch: write-back ticket of ids[i] */
     bool slot_order;        /* fills take the round's slots in the order they free up */
+    bool fault;             /* what is issued serves a demand fault (eng_migrate_set_fault) */
     eng_mig_vec_t fills;    /* slot order: the round's fills, in plan order (eng_mig_x_t) */
     eng_mig_vec_t slots;    /* slot order: freed at a compute ticket, then by write-backs */
     eng_mig_vec_t wb_slots; /* slot order: the round's write-back tickets, in issue order */
@@ -118,6 +119,11 @@ static gmux_status_t xfer(eng_migrate_t *m, eng_xfer_kind_t kind, uint32_t task,
 {
     const eng_backend_ops_t *ops = m->be.ops;
     *moved_p = len;
+    if (m->fault && ops->partial && kind != ENG_XFER_CLEAN) {
+        *moved_p = bytes;
+        kind = kind == ENG_XFER_PREFETCH ? ENG_XFER_FAULT_IN : ENG_XFER_FAULT_OUT;
+        return ops->partial(m->be.ctx, kind, task, addr, len, bytes, t_p);
+    }
     if (bytes < len && ops->partial) {
         *moved_p = bytes;
         return ops->partial(m->be.ctx, kind, task, addr, len, bytes, t_p);
@@ -378,6 +384,11 @@ gmux_status_t eng_migrate_clean_idle(eng_migrate_t *m, eng_placement_t *place, u
 void eng_migrate_set_block(eng_migrate_t *m, uint64_t block)
 {
     m->block = block;
+}
+
+void eng_migrate_set_fault(eng_migrate_t *m, bool on)
+{
+    m->fault = on;
 }
 
 void eng_migrate_set_slot_order(eng_migrate_t *m, bool on)

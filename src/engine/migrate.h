@@ -65,6 +65,15 @@ gmux_status_t eng_migrate_add_bytes(eng_migrate_t *m, uint32_t chunk, uint64_t f
  * bytes cleaning moves. */
 void eng_migrate_set_block(eng_migrate_t *m, uint64_t block);
 
+/* Fault mode (on): what is issued until it is turned off serves a demand
+ * fault, which the kernel takes on a GPU with no API call (the engine, which
+ * knows the touched bytes only in the simulator, moves them for it): its
+ * fills and write-backs go through the backend's partial op as
+ * ENG_XFER_FAULT_IN / _OUT, so that the simulated device charges no call
+ * cost. Without a partial op the plain ops are used. Queue nothing else
+ * while it is on. */
+void eng_migrate_set_fault(eng_migrate_t *m, bool on);
+
 /* Slot order (on): a full batch only issues its evictions; at
  * eng_migrate_flush (the end of a round of replacements) the round's fills go
  * in plan order, in batches, the i-th taking the i-th slot the round frees:

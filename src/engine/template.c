@@ -18,11 +18,16 @@ void eng_launch_values(const eng_launch_t *l, uint64_t *v)
 
 uint64_t eng_span_bytes(const eng_span_t *s)
 {
+    uint64_t n;
     if (s->count <= 1)
         return s->count ? s->len : 0;
     if (s->stride >= s->len)
-        return s->count * s->len;
-    return (s->count - 1) * s->stride + s->len;
+        return __builtin_mul_overflow(s->count, s->len, &n) ? UINT64_MAX : n;
+    /* pieces overlap: the reach from the first byte to the end of the last */
+    if (__builtin_mul_overflow(s->count - 1, s->stride, &n) ||
+        __builtin_add_overflow(n, s->len, &n))
+        return UINT64_MAX;
+    return n;
 }
 
 void eng_span_cover(eng_span_t *s)

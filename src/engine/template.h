@@ -106,7 +106,12 @@ typedef struct eng_span {
  */
 void eng_span_cover(eng_span_t *s);
 
-/* Total bytes named by a span, pieces overlapping or not (pieces counted once each). */
+/*
+ * Total bytes named by a span: count*len for disjoint pieces, the reach from
+ * the first byte to the end of the last for overlapping ones. Saturates at
+ * UINT64_MAX: spans come from templates and databases with sizes up to 2^63
+ * and counts a launch value sets, whose products pass 2^64.
+ */
 uint64_t eng_span_bytes(const eng_span_t *s);
 
 /* The shape of one sample's touched bytes for one argument, relative to its pointer. */

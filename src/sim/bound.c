@@ -9,7 +9,8 @@
 #define REF_END      0xFFFFFFFFu
 #define REF_WRITE    (1u << 31)
 #define REF_FREE     (1u << 30)
-#define REF_CHUNK(r) ((r) & ~(REF_WRITE | REF_FREE))
+#define REF_PART     (1u << 29) /* a slot only: a fault may move part of the chunk */
+#define REF_CHUNK(r) ((r) & ~(REF_WRITE | REF_FREE | REF_PART))
 #define INF32        UINT32_MAX
 
 struct sim_refstr {
@@ -66,6 +67,13 @@ void sim_refstr_ref(sim_refstr_t *rs, uint32_t chunk, bool write)
     if (chunk + 1 > rs->chunk_limit)
         rs->chunk_limit = chunk + 1;
     push(rs, chunk | (write ? REF_WRITE : 0));
+}
+
+void sim_refstr_ref_part(sim_refstr_t *rs, uint32_t chunk)
+{
+    if (chunk + 1 > rs->chunk_limit)
+        rs->chunk_limit = chunk + 1;
+    push(rs, chunk | REF_PART);
 }
 
 void sim_refstr_end_launch(sim_refstr_t *rs, uint64_t compute_ns)
@@ -189,6 +197,8 @@ static gmux_status_t next_uses(const sim_refstr_t *rs, uint32_t *next, uint32_t 
             last[c] = next_w[c] = last_ref[c] = INF32;
             continue;
         }
+        if (r & REF_PART)
+            continue; /* not a use of the whole chunk: in no term */
         next[i] = last[c];
         last[c] = cur;
         if (r & REF_WRITE) {
@@ -233,6 +243,8 @@ static uint64_t wb_sweep(const sim_refstr_t *rs, const uint32_t *iv_end, uint64_
                 hremove(h, c);
             continue;
         }
+        if (r & REF_PART)
+            continue;
         if (h->pos[c] != INF32 && h->key[c] <= k)
             hremove(h, c); /* the interval reached its end resident: kept */
         if ((r & REF_WRITE) && iv_end[i] != INF32) {
@@ -243,6 +255,22 @@ static uint64_t wb_sweep(const sim_refstr_t *rs, const uint32_t *iv_end, uint64_
         }
     }
     return wbs;
+}
+
+/* GMUX_ERR_CAPACITY when a launch references more chunks than the capacity,
+ * partly used ones included (each chunk once per launch): no policy can run
+ * it, and the passes, which skip partial references, would not see it. */
+static gmux_status_t launch_fits(const sim_refstr_t *rs, uint64_t capacity_chunks)
+{
+    uint64_t in_launch = 0;
+    for (uint64_t i = 0; i < rs->n; i++) {
+        uint32_t r = rs->refs[i];
+        if (r == REF_END)
+            in_launch = 0;
+        else if (!(r & REF_FREE) && ++in_launch > capacity_chunks)
+            return GMUX_ERR_CAPACITY;
+    }
+    return GMUX_OK;
 }
 
 /* What both passes need: each reference's next use and dirty-interval end
@@ -274,6 +302,8 @@ static gmux_status_t scratch_init(const sim_refstr_t *rs, uint64_t capacity_chun
     sc->h.pos = malloc(nc * sizeof(*sc->h.pos));
     gmux_status_t st = GMUX_ERR_NOMEM;
     if (sc->next && sc->iv_end && sc->h.a && sc->h.key && sc->h.pos)
+        st = launch_fits(rs, capacity_chunks);
+    if (st == GMUX_OK)
         st = next_uses(rs, sc->next, sc->iv_end);
     if (st != GMUX_OK)
         scratch_free(sc);
@@ -303,7 +333,7 @@ gmux_status_t sim_refstr_opt(const sim_refstr_t *rs, uint64_t capacity_chunks, u
         if (r == REF_END) {
             /* pinned at k during the launch; now keyed by the next use */
             for (uint64_t j = start; j < i; j++) {
-                if (rs->refs[j] & REF_FREE)
+                if (rs->refs[j] & (REF_FREE | REF_PART))
                     continue;
                 uint32_t c = REF_CHUNK(rs->refs[j]);
                 key[c] = next[j];
@@ -320,6 +350,8 @@ gmux_status_t sim_refstr_opt(const sim_refstr_t *rs, uint64_t capacity_chunks, u
             start = i + 1;
             continue;
         }
+        if (r & REF_PART)
+            continue;
         if (pos[c] != INF32) {
             if (key[c] != k) { /* normally already k: its next use */
                 key[c] = k;
@@ -358,7 +390,7 @@ static inline void count_distinct(uint8_t *seen, uint32_t r, uint64_t *distinct)
     uint32_t c = REF_CHUNK(r);
     if (r & REF_FREE)
         seen[c] = 0;
-    else if (!seen[c]) {
+    else if (!(r & REF_PART) && !seen[c]) {
         seen[c] = 1;
         (*distinct)++;
     }

@@ -1,10 +1,13 @@
 /*
  * The transfer bound: a lower bound on the makespan of one run by any policy
- * that moves whole chunks (a fault moving fault_block-sized blocks of a chunk
- * can go below it on sparse access; docs/sim.md).
+ * of the simulator, whose faults move fault_block-sized blocks of a chunk
+ * (docs/sim.md, "The transfer bound").
  *
  * The run's reference string (every launch's recorded chunks in plan order,
- * with write marks, and the frees) is kept in memory up to a limit. From it,
+ * with write marks, and the frees) is kept in memory up to a limit. A chunk a
+ * launch does not touch in every fault block is a partial reference: it needs
+ * a slot, and is left out of every term below (so the terms bound what any
+ * policy moves, whole chunks or blocks). From it,
  * for a capacity of C chunks:
  *   fetches  = misses of Belady's OPT (no policy, prefetching or not, loads
  *              fewer chunks: every chunk a launch touches must be resident);
@@ -40,6 +43,11 @@ void sim_refstr_destroy(sim_refstr_t *rs);
 
 /* Records one chunk of the current launch (each chunk once per launch). */
 void sim_refstr_ref(sim_refstr_t *rs, uint32_t chunk, bool write);
+/* Records one chunk of the current launch that the launch does not touch in
+ * every fault block (sim/faults.h): it must have a slot while the launch runs,
+ * and counts in no transfer term (a policy may have moved only some of its
+ * blocks). */
+void sim_refstr_ref_part(sim_refstr_t *rs, uint32_t chunk);
 /* Ends the current launch, which computes for compute_ns. */
 void sim_refstr_end_launch(sim_refstr_t *rs, uint64_t compute_ns);
 /* Records that a chunk was freed (between launches). */

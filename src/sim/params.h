@@ -23,7 +23,8 @@
       "host-to-device migration (prefetch), GB/s (H200, measured)")                                \
     X(d2h_bps, "d2h_gbps", GBPS, 12.1e9,                                                           \
       "device-to-host migration (prefetch), GB/s (H200, measured)")                                \
-    X(xfer_call_ns, "xfer_call_us", USEC, 10000.0, "fixed cost of one transfer call, us")          \
+    X(xfer_call_ns, "xfer_call_us", USEC, 10000.0,                                                 \
+      "fixed cost of one transfer call (not a fault's), us")                                       \
     X(fault_batch, "fault_batch", U64, 256.0, "UVM: most faults serviced per batch")               \
     X(fault_latency_ns, "fault_latency_us", USEC, 30000.0, "UVM: service latency per batch, us")   \
     X(fault_bps, "fault_gbps", GBPS, 4.34e9,                                                       \

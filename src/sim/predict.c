@@ -255,8 +255,9 @@ static size_t fit_budget(struct pred_run *r, const eng_launch_t *l, const eng_re
         r->spans[out++] = r->spans[i];
     }
     n = out;
-    for (size_t i = 0; i < n; i++)
-        total += eng_span_bytes(&r->spans[i]);
+    for (size_t i = 0; i < n; i++) /* saturating: a database's sizes reach 2^63 */
+        if (__builtin_add_overflow(total, eng_span_bytes(&r->spans[i]), &total))
+            total = UINT64_MAX;
     if (total <= r->budget)
         return n;
     out = 0;

@@ -227,9 +227,11 @@ gmux_status_t sim_profile_run(const sim_params_t *p, const sim_hooks_t *h, sim_p
 {
     memset(prof, 0, sizeof(*prof));
     run_ctx_t rc;
-    gmux_status_t st = ctx_open(&rc, p, h, 1, 0, err, errlen);
+    gmux_status_t st = ctx_open(&rc, p, h, 1, sim_params_fault_block(p), err, errlen);
     if (st != GMUX_OK)
         return st;
+    sim_fault_model_t fm;
+    sim_fault_model_init(&fm, p);
     uint32_t nt = rc.src->ntasks;
     st = result_init(&prof->oracle, nt);
     if (st == GMUX_OK)
@@ -269,8 +271,17 @@ gmux_status_t sim_profile_run(const sim_params_t *p, const sim_hooks_t *h, sim_p
             release_region(&rc, e->region, prof->refs);
         } else {
             const uint32_t *tr = eng_timeline_truth(rc.tl, e);
-            for (uint32_t i = 0; i < e->ntrefs; i++)
-                sim_refstr_ref(prof->refs, ENG_REF_CHUNK(tr[i]), (tr[i] & ENG_REF_WRITE) != 0);
+            const uint32_t *tb = eng_timeline_blocks(rc.tl, e);
+            for (uint32_t i = 0; i < e->ntrefs; i++) {
+                /* a launch that touches every block has the whole chunk on the
+                 * device, whatever moved it; of the others, a policy may have
+                 * moved some blocks only (the density rule can leave a chunk
+                 * in part on the device, more than half of it) */
+                if (tb && (tb[i] & fm.full) != fm.full)
+                    sim_refstr_ref_part(prof->refs, ENG_REF_CHUNK(tr[i]));
+                else
+                    sim_refstr_ref(prof->refs, ENG_REF_CHUNK(tr[i]), (tr[i] & ENG_REF_WRITE) != 0);
+            }
             sim_refstr_end_launch(prof->refs, e->time_ns);
             if (e->time_ns > SIM_MAX_COMPUTE_NS - now) {
                 snprintf(err, errlen,

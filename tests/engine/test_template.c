@@ -307,6 +307,30 @@ static void test_span_cover(void **state)
     assert_int_equal(s.len, 100);
 }
 
+/* Bytes of spans whose product or reach passes 2^64 saturate (they wrapped:
+ * 3 pieces of 2^63 bytes counted 2^63). */
+static void test_span_bytes_saturate(void **state)
+{
+    (void)state;
+    eng_span_t s = {.addr = 0, .len = 1ull << 63, .stride = 1ull << 63, .count = 3};
+    assert_true(eng_span_bytes(&s) == UINT64_MAX);
+    s = (eng_span_t){.addr = 0, .len = 1ull << 30, .stride = 1ull << 40, .count = 1ull << 40};
+    assert_true(eng_span_bytes(&s) == UINT64_MAX);
+    s = (eng_span_t){.addr = 0, .len = 1ull << 31, .stride = 1ull << 30, .count = 1ull << 40};
+    assert_true(eng_span_bytes(&s) == UINT64_MAX);
+    s = (eng_span_t){.addr = 0, .len = (1ull << 63) + 1, .stride = 1ull << 63, .count = 2};
+    assert_true(eng_span_bytes(&s) == UINT64_MAX);
+    s = (eng_span_t){.addr = 0, .len = UINT64_MAX, .stride = 0, .count = 1};
+    assert_true(eng_span_bytes(&s) == UINT64_MAX);
+    /* the largest exact values are still exact */
+    s = (eng_span_t){.addr = 0, .len = UINT64_MAX / 3, .stride = UINT64_MAX / 3, .count = 3};
+    assert_true(eng_span_bytes(&s) == UINT64_MAX / 3 * 3);
+    s = (eng_span_t){.addr = 0, .len = 1ull << 62, .stride = 1ull << 61, .count = 3};
+    assert_true(eng_span_bytes(&s) == (1ull << 62) + (1ull << 62));
+    s = (eng_span_t){.addr = 0, .len = 7, .stride = 0, .count = 0};
+    assert_int_equal(eng_span_bytes(&s), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -321,6 +345,7 @@ int main(void)
         cmocka_unit_test(test_eval_overflow_falls_back),
         cmocka_unit_test(test_text_forms),
         cmocka_unit_test(test_span_cover),
+        cmocka_unit_test(test_span_bytes_saturate),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -207,12 +207,41 @@ static void test_frees_and_limits(void **state)
     sim_refstr_destroy(rs);
 }
 
+/* Partial references (a launch touching some blocks of a chunk) take a slot
+ * and count in no term: no fetch, no dirty interval, no cold miss. */
+static void test_partial_refs(void **state)
+{
+    (void)state;
+    sim_refstr_t *rs;
+    assert_int_equal(sim_refstr_create(1000, &rs), GMUX_OK);
+    for (int i = 0; i < 3; i++) { /* A whole (written), B in part, alternately C in part */
+        sim_refstr_ref(rs, 0, true);
+        sim_refstr_ref_part(rs, 1);
+        if (i % 2)
+            sim_refstr_ref_part(rs, 2);
+        sim_refstr_end_launch(rs, 10);
+    }
+    sim_refstr_ref_part(rs, 1); /* B written in part: no interval */
+    sim_refstr_end_launch(rs, 10);
+    uint64_t f = 99, w = 99;
+    /* launch 1 needs 3 slots, partial ones included */
+    assert_int_equal(sim_refstr_opt(rs, 2, &f, &w), GMUX_ERR_CAPACITY);
+    uint64_t ns;
+    assert_int_equal(sim_refstr_wb_released(rs, 2, 1.0, 1.0, &ns), GMUX_ERR_CAPACITY);
+    assert_int_equal(sim_refstr_opt(rs, 3, &f, &w), GMUX_OK);
+    assert_int_equal(f, 1); /* A once */
+    assert_int_equal(w, 0);
+    assert_int_equal(sim_refstr_distinct(rs), 1);
+    sim_refstr_destroy(rs);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_opt_fetches_equal_exhaustive_wb_below),
         cmocka_unit_test(test_frees_and_limits),
         cmocka_unit_test(test_wb_released),
+        cmocka_unit_test(test_partial_refs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

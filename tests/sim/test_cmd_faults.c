@@ -96,10 +96,8 @@ static void test_sparse_calibration(void **state)
     unlink(path);
 }
 
-/* The bound counts whole chunks: demand paging's 64 KiB faults beat it on the
- * sparse test, and the table says so instead of printing an impossible figure
- * unexplained; the oracle (unlimited memory) gets no figure against a bound for
- * this capacity. With whole-chunk faults no row is below the bound. */
+/* The %bound cell of a policy's row in the table (the oracle, with unlimited
+ * memory, gets "-"). */
 static const char *row_bound(const char *table, const char *policy, char *cell, size_t len)
 {
     char key[64];
@@ -112,7 +110,11 @@ static const char *row_bound(const char *table, const char *policy, char *cell, 
     return cell;
 }
 
-static void test_below_bound_marked(void **state)
+/* The bound holds with 64 KiB fault blocks: chunks a launch touches in part
+ * count in no transfer term. It counted whole chunks, and demand paging's
+ * 64 KiB faults beat it on the sparse test (16.6 ms against 47.5 ms: the table
+ * marked the row `*`). */
+static void test_sparse_within_bound(void **state)
 {
     (void)state;
     char path[] = "/tmp/gmux-test-sparse-XXXXXX";
@@ -121,13 +123,13 @@ static void test_below_bound_marked(void **state)
     assert_int_equal(sim(args), 0);
     char cell[64];
     const char *d = row_bound(out, "demand", cell, sizeof(cell));
-    assert_int_equal(d[strlen(d) - 1], '*');
-    assert_true(atof(d) > 100.0);
-    assert_non_null(strstr(out, "* faster than the transfer bound: the bound counts whole "
-                                "chunks, and this policy's faults moved 64 KiB blocks"));
+    assert_int_not_equal(d[strlen(d) - 1], '*');
+    assert_true(atof(d) <= 100.0);
     const char *p = row_bound(out, "proactive", cell, sizeof(cell));
     assert_int_not_equal(p[strlen(p) - 1], '*');
+    assert_true(atof(p) <= 100.0);
     assert_string_equal(row_bound(out, "oracle", cell, sizeof(cell)), "-");
+    assert_null(strstr(out, "faster than the transfer bound"));
 
     const char *whole[] = {
         "--trace",          path,      "--policy", "demand,proactive,oracle", "--param",
@@ -165,7 +167,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sparse_calibration),
         cmocka_unit_test(test_chain_unchanged),
-        cmocka_unit_test(test_below_bound_marked),
+        cmocka_unit_test(test_sparse_within_bound),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

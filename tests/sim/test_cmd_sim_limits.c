@@ -105,9 +105,56 @@ static void test_quantum_lower_bound(void **state)
     assert_non_null(strstr(err, "1e-06"));
 }
 
+/* A sweep's rows give the oversubscription simulated: the device holds whole
+ * chunks (3 chunks at 200% asked are 1, 300%) and one at least (400% asked of
+ * 3 chunks). Rows were labelled with the percentage asked; a row that differs
+ * is followed by a comment saying what was asked. */
+static void test_sweep_rows_say_size_simulated(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/gmux-sim-round-XXXXXX", path[128], prefix[128], dat[160];
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof(path), "%s/t.txt", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fprintf(f, "gmux-trace 1\ntask 0 a\nkernel 0 k\nalloc 0 1 0x200000 0x600000\n");
+    for (int i = 0; i < 3; i++)
+        fprintf(f,
+                "launch 0 0 grid=1,1,1 block=1,1,1 ns=1000 args=p:0x200000 touch=w:0x%x+2097152\n",
+                0x200000 * (i + 1));
+    fprintf(f, "end\n");
+    assert_int_equal(fclose(f), 0);
+    snprintf(prefix, sizeof(prefix), "%s/sw", dir);
+    const char *a[] = {"--trace", path, "--sweep", "--quiet", "--plot", prefix, NULL};
+    assert_int_equal(run(a), 0);
+    snprintf(dat, sizeof(dat), "%s.dat", prefix);
+    char text[8192];
+    read_text(dat, text, sizeof(text));
+    /* asked 100 150 200 250 300 350 400: 3, 2, 1, 1, 1, 1 (clamped), 1 (clamped) chunks */
+    static const double want[] = {100, 150, 300, 300, 300, 300, 300};
+    int rows = 0;
+    for (const char *l = text; *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : l + strlen(l)) {
+        if (*l == '#' || *l == '\n')
+            continue;
+        double pct;
+        assert_int_equal(sscanf(l, "%lf", &pct), 1);
+        assert_true(rows < 7);
+        assert_true(pct > want[rows] - 0.01 && pct < want[rows] + 0.01);
+        rows++;
+    }
+    assert_int_equal(rows, 7);
+    assert_non_null(strstr(text, "\n# asked 200%: 300% simulated (whole chunks)\n"));
+    assert_non_null(strstr(text, "\n# asked 400%: 300% simulated (less than one chunk asked)\n"));
+    assert_null(strstr(text, "# asked 150%"));
+    char cmd[400];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_sweep_rows_say_size_simulated),
         cmocka_unit_test(test_sweep_without_compute),
         cmocka_unit_test(test_oversub_below_one_chunk),
         cmocka_unit_test(test_quantum_lower_bound),

@@ -228,12 +228,6 @@ static void run_missing(const sim_params_t *p, tsrc_spec_t *spec, uint64_t cap, 
     assert_int_equal(sim_run(p, &h, SIM_POLICY_PROACTIVE, cap, r, err, sizeof(err)), GMUX_OK);
 }
 
-/* Device time of one transfer call moving bytes host to device. */
-static uint64_t h2d_call(const sim_params_t *p, double bytes)
-{
-    return (uint64_t)p->xfer_call_ns + dc(bytes, p->h2d_bps);
-}
-
 /* The engine's faults move the blocks a launch touches (not whole chunks) on
  * the copy engine, and the launch pays the demand-paging rate for them. */
 static void test_engine_fault_charge(void **state)
@@ -257,13 +251,17 @@ static void test_engine_fault_charge(void **state)
     /* one 64 KiB block per chunk, not 2 MiB */
     assert_int_equal(r_new.bytes_h2d, 4 * BLK);
     assert_int_equal(r_old.bytes_h2d, 4 * CHUNK);
-    /* the four adjacent chunks go in one call; then one fault batch, the
-     * demand-paging surcharge per fault, the launch */
+    /* the four adjacent chunks go in one transfer, with no call cost (the
+     * kernel faults: no API call; it was charged 10 us on top of the
+     * demand-paging rate, which the calibration measured whole); then one
+     * fault batch, the demand-paging surcharge per fault, the launch: what
+     * demand paging charges for the same faults */
     uint64_t lat = (uint64_t)p.fault_latency_ns;
     uint64_t x_new = dc((double)BLK, p.fault_bps) - dc((double)BLK, p.h2d_bps);
     uint64_t x_old = dc((double)CHUNK, p.fault_bps) - dc((double)CHUNK, p.h2d_bps);
-    assert_int_equal(r_new.makespan_ns, h2d_call(&p, 4.0 * BLK) + lat + 4 * x_new + 1000);
-    assert_int_equal(r_old.makespan_ns, h2d_call(&p, 4.0 * CHUNK) + lat + 4 * x_old + 1000);
+    assert_true(p.xfer_call_ns > 0);
+    assert_int_equal(r_new.makespan_ns, dc(4.0 * BLK, p.h2d_bps) + lat + 4 * x_new + 1000);
+    assert_int_equal(r_old.makespan_ns, dc(4.0 * CHUNK, p.h2d_bps) + lat + 4 * x_old + 1000);
     sim_result_clear(&r_new);
     sim_result_clear(&r_old);
     tsrc_spec_free(&spec);
@@ -350,7 +348,10 @@ static void test_engine_prefetch_after_fault(void **state)
 
 /* Bundled workloads at small sizes, with fault_block = chunk, against the
  * figures the code before the fault-block model gave (main at 3143589,
- * computed once): makespan, faults, bytes moved each way. */
+ * computed once): makespan, faults, bytes moved each way. The learned rows,
+ * which fault, were recomputed once when a fault's transfer stopped paying
+ * the call cost (h/simfix: 10 us less per run of faulted chunks; llm-decode
+ * moves one chunk more, a victim choice the shifted clock changed). */
 typedef struct wl {
     const char *name;
     const char *set[6];
@@ -373,20 +374,20 @@ static void test_old_model_reproduced(void **state)
          3,
          {{18208155862u, 37196, 78005665792u, 2151677952u},
           {1658682659u, 0, 71728889856u, 2032140288u},
-          {2265140368u, 62, 98075410432u, 6450839552u}}},
+          {2264617392u, 62, 98077507584u, 6450839552u}}},
         {"sci-sparse",
          {"tasks=2", "rows=16777216", "block-rows=4194304", "iterations=4", "bfs-every=2",
           "bfs-levels=3"},
          6,
          {{3134803757u, 6192, 12985565184u, 1574961152u},
           {242034737u, 0, 8426356736u, 987758592u},
-          {597411653u, 921, 9277800448u, 1310720000u}}},
+          {597241653u, 921, 9277800448u, 1310720000u}}},
         {"sci-stencil",
          {"tasks=2", "iterations=2", "nz=512"},
          3,
          {{11629530330u, 21807, 45732593664u, 12916359168u},
           {756602876u, 0, 33103544320u, 1581252608u},
-          {2591421366u, 4613, 33533460480u, 1071644672u}}},
+          {2590901366u, 4613, 33533460480u, 1071644672u}}},
     };
     for (size_t i = 0; i < sizeof(wls) / sizeof(wls[0]); i++) {
         sim_params_t p;
@@ -423,7 +424,8 @@ static void test_old_model_reproduced(void **state)
  * gmux sim gives the predictor) and at 300% with plain OPT (wb_aware 0: the
  * migration plans' other path), proactive with recorded ranges and with
  * learned prediction, against main's figures before partly resident chunks
- * (main at 1689224, computed once): makespan, faults, bytes each way. */
+ * (main at 1689224, computed once; learned makespans recomputed when faults
+ * stopped paying the call cost): makespan, faults, bytes each way. */
 static void test_old_model_more(void **state)
 {
     (void)state;
@@ -434,14 +436,14 @@ static void test_old_model_more(void **state)
     } cfg[2] = {{200, 1, 4.34 / 44.6}, {300, 0, 0}};
     static const uint64_t want[2][3][2][4] = {
         {{{1528195949u, 0, 65758298112u, 2199912448u},
-          {2118292365u, 30, 91305803776u, 6295650304u}},
-         {{132696272u, 0, 5643436032u, 25165824u}, {452939047u, 855, 5968494592u, 293601280u}},
-         {{638503040u, 0, 27944550400u, 35651584u}, {2436479496u, 4612, 27944550400u, 857735168u}}},
+          {2118022365u, 30, 91305803776u, 6295650304u}},
+         {{132696272u, 0, 5643436032u, 25165824u}, {452829047u, 855, 5968494592u, 293601280u}},
+         {{638503040u, 0, 27944550400u, 35651584u}, {2435969496u, 4612, 27944550400u, 857735168u}}},
         {{{1771936065u, 0, 76466356224u, 497025024u},
-          {2589658695u, 62, 108791857152u, 2921332736u}},
-         {{390033886u, 0, 11502878720u, 1960837120u}, {858901635u, 966, 12666798080u, 2745171968u}},
+          {2589068695u, 62, 108791857152u, 2921332736u}},
+         {{390033886u, 0, 11502878720u, 1960837120u}, {858091635u, 966, 12666798080u, 2745171968u}},
          {{924523850u, 0, 36542873600u, 4326424576u},
-          {2820238752u, 4613, 36551262208u, 4326424576u}}}};
+          {2819518752u, 4613, 36551262208u, 4326424576u}}}};
     static const wl_t wls[3] = {
         {"llm-decode", {"instances=3", "tokens=2", "model=llama2-7b"}, 3, {{0}}},
         {"sci-sparse",

@@ -569,6 +569,45 @@ static void test_tiny_stride_bounded(void **state)
     assert_int_equal(WEXITSTATUS(ws), 0);
 }
 
+/* A database's sizes near 2^63 (T1 len up to INT64_MAX): three spans of one
+ * launch summed past 2^64 wrapped to 2 MiB, under the budget (half the
+ * device), so the whole-region prediction of the fourth argument was kept
+ * where a launch predicted at more than half the device drops it. */
+static void test_budget_sum_saturates(void **state)
+{
+    (void)state;
+    char db[] = "/tmp/gmux-sim-huge-XXXXXX", tr[] = "/tmp/gmux-sim-hugetr-XXXXXX";
+    put_tmp(db, "gmux-templates 1\nkernel big pppp\n"
+                "arg 0 T1 off=0 len=9223372036854775807 mode=r\n"
+                "arg 1 T1 off=0 len=9223372036854775807 mode=r\n"
+                "arg 2 T1 off=0 len=2 mode=r\narg 3 whole irregular\nend\ntotal 1\n");
+    put_tmp(tr, "gmux-trace 1\ntask 0 a\nkernel 0 big\n"
+                "alloc 0 1 0x100000000 0x200000\nalloc 0 2 0x200000000 0x200000\n"
+                "alloc 0 3 0x20000000 0x200000\nalloc 0 4 0x10000000 0x200000\n"
+                "launch 0 0 grid=1,1,1 block=1,1,1 ns=1000 "
+                "args=p:0x100000000,p:0x200000000,p:0x20000000,p:0x10000000 "
+                "touch=r:0x100000000+8,r:0x200000000+8,r:0x20000000+2,r:0x10000000+8\n"
+                "end\n");
+    sim_predict_opts_t o = {.templates = db};
+    sim_predictor_hooks_t ph;
+    sim_predict_hooks(&o, &ph);
+    sim_params_t p = params(4);
+    sim_hooks_t h = {.open = open_trace, .open_ctx = tr, .predictor = &ph};
+    sim_result_t r;
+    char err[256] = "";
+    gmux_status_t st = sim_run(&p, &h, SIM_POLICY_PROACTIVE, 4ull << 30, &r, err, sizeof(err));
+    unlink(db);
+    unlink(tr);
+    assert_int_equal(st, GMUX_OK);
+    /* the two huge ranges (their union) and the 2 bytes; not region 4 */
+    uint64_t want = 0x200000000ull + INT64_MAX - 0x100000000ull + 2;
+    if (r.pred_bytes != want)
+        fprintf(stderr, "predicted %llu, want %llu (+%llu)\n", (unsigned long long)r.pred_bytes,
+                (unsigned long long)want, (unsigned long long)(r.pred_bytes - want));
+    assert_true(r.pred_bytes == want);
+    sim_result_clear(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -582,6 +621,7 @@ int main(void)
         cmocka_unit_test(test_share_so_far),
         cmocka_unit_test(test_corrupt_database_is_an_error),
         cmocka_unit_test(test_tiny_stride_bounded),
+        cmocka_unit_test(test_budget_sum_saturates),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

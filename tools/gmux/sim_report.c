@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -189,12 +190,7 @@ static void print_table(const sim_job_t *job, const sim_profile_t *prof, const c
                 100.0 * (double)prof->oracle.makespan_ns / ms, of_bound, vs,
                 (double)r->bytes_h2d / GIB, (double)r->bytes_d2h / GIB, r->faults);
     }
-    if (below && (double)sim_params_fault_block(pp) < pp->chunk_bytes)
-        fprintf(out,
-                "   * faster than the transfer bound: the bound counts whole chunks, and this "
-                "policy's faults moved %.0f KiB blocks of them (docs/sim.md)\n",
-                (double)sim_params_fault_block(pp) / 1024.0);
-    else if (below) /* every policy moves whole chunks: the bound must hold */
+    if (below) /* the bound holds for every policy, blocks or chunks (docs/sim.md) */
         fprintf(out, "   * faster than the transfer bound: a defect of the simulator, please "
                      "report it with this command line\n");
     fprintf(out, "   proactive working sets: %s\n",
@@ -457,7 +453,10 @@ int sim_report_sweep(const sim_job_t *job, bool json, const char *prefix, FILE *
     fprintf(df,
             "   (throughput relative to the transfer bound: bound / makespan; 0 = could not run;\n"
             "#   nan = the bound is undefined at that size: a launch needs more than the device;\n"
-            "#   a run of no time is 1 against a bound of 0, inf against one above 0)\n");
+            "#   a run of no time is 1 against a bound of 0, inf against one above 0;\n"
+            "#   oversub_pct is the size simulated: the device holds whole chunks, one at\n"
+            "#   least; a row that differs from the percentage asked is followed by\n"
+            "#   '# asked PCT%%: ...')\n");
     if (json && out)
         fprintf(out, "{\"sweep\":[");
     int rc = 0;
@@ -476,7 +475,9 @@ int sim_report_sweep(const sim_job_t *job, bool json, const char *prefix, FILE *
         }
         double bound = (double)cr.bound.bound_ns;
         bool defined = cr.bound_st == GMUX_OK;
-        fprintf(df, "%.0f %s", pcts[i], defined ? "1.000000" : "nan");
+        /* the size simulated: whole chunks, one at least (cr.pct), not the asked one */
+        double pct = prof.footprint_bytes ? cr.pct : pcts[i];
+        fprintf(df, "%.6g %s", pct, defined ? "1.000000" : "nan");
         for (int p = 0; p < SIM_POLICY_COUNT; p++) {
             if (!job->policies[p])
                 continue;
@@ -490,6 +491,9 @@ int sim_report_sweep(const sim_job_t *job, bool json, const char *prefix, FILE *
                 fprintf(df, " %.6f", did ? bound / (double)ms : 0.0);
         }
         fputc('\n', df);
+        if (cr.asked_pct > 0 || fabs(pct - pcts[i]) >= 0.5)
+            fprintf(df, "# asked %.0f%%: %.6g%% simulated (%s)\n", pcts[i], pct,
+                    cr.asked_pct > 0 ? "less than one chunk asked" : "whole chunks");
         if (cfg_broke(job, &cr)) {
             rc = 1;
             cfg_say_failures(job, &cr, false);
