@@ -234,9 +234,17 @@ static void fake_arm_fire(CUstream s)
         return;
     }
     fake_arm_started = pthread_create(&fake_arm_thread, NULL, fake_arm_run, s) == 0;
+    /* The shim's hook may wait for the shim, which waits for this query to
+     * return: 200 ms, then the capture begins later. The double's own entry
+     * point waits for nothing: the capture has begun when the query returns,
+     * however long a loaded machine takes to run the thread (30 s bound). */
+    bool unhooked = fake_arm_begin == fk_cuStreamBeginCapture_v2;
     struct timespec until;
     clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_nsec += 200000000L;
+    if (unhooked)
+        until.tv_sec += 30;
+    else
+        until.tv_nsec += 200000000L;
     if (until.tv_nsec >= 1000000000L) {
         until.tv_sec++;
         until.tv_nsec -= 1000000000L;
