@@ -24,6 +24,7 @@ struct dmn_client {
     char name[DMN_NAME_MAX];
     int fd; /* -1: local mode */
     uint32_t task_id, registrations, seq;
+    uint64_t epoch; /* one more at every connection's start and end: dmn_client_epoch */
     int holding, revoked, announced, have_stats;
     uint64_t request;      /* PENDING messages sent: the number of the last one */
     uint64_t idle_request; /* request when IDLE was last sent: a GRANT answers a later one */
@@ -44,6 +45,7 @@ static void go_local(dmn_client_t *c, const char *why)
     if (c->fd >= 0) {
         COM_INFO(DAEMON, "client '%s': local mode (%s)", c->name, why);
         close(c->fd);
+        c->epoch++; /* what that daemon ordered is void */
     }
     c->fd = -1;
     c->holding = c->revoked = c->announced = 0;
@@ -185,6 +187,7 @@ static gmux_status_t start_register(dmn_client_t *c)
     if (st != GMUX_OK)
         return st;
     c->fd = fd;
+    c->epoch++;
     c->in_len = 0;
     c->task_id = 0;
     dmn_msg_register_t reg = {
@@ -407,6 +410,11 @@ uint32_t dmn_client_task_id(const dmn_client_t *c)
 uint32_t dmn_client_registrations(const dmn_client_t *c)
 {
     return c->registrations;
+}
+
+uint64_t dmn_client_epoch(const dmn_client_t *c)
+{
+    return c->epoch;
 }
 
 uint64_t dmn_client_turn_timeout_ns(void)

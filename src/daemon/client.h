@@ -27,7 +27,12 @@
  * when the socket is full, and then the client goes local.
  *
  * PLAN orders from the daemon are handed to the on_plan callback, from
- * inside whichever client call received them.
+ * inside whichever client call received them. They are the orders of the
+ * daemon on the other end of the connection they came on, and void once it
+ * ends: dmn_client_epoch changes whenever a connection begins or ends, so a
+ * caller that keeps orders for later drops those of another epoch (a daemon
+ * that died, and the one registered with after it, both number their grants
+ * from 1).
  *
  * Thread-safety: a client is used by one thread at a time (the shim
  * serialises launches); different clients are independent.
@@ -96,5 +101,8 @@ int dmn_client_is_local(const dmn_client_t *c);           /* not registered with
 int dmn_client_holds_turn(const dmn_client_t *c);         /* granted and not released */
 uint32_t dmn_client_task_id(const dmn_client_t *c);       /* 0 in local mode */
 uint32_t dmn_client_registrations(const dmn_client_t *c); /* successful REGISTERs */
+/* Changes whenever the connection to a daemon begins or ends (never goes back
+ * to a value it had): orders received under one value are void under another. */
+uint64_t dmn_client_epoch(const dmn_client_t *c);
 
 #endif /* DMN_CLIENT_H */
