@@ -22,9 +22,13 @@
  * and sends REGISTER; later calls look for the answer without waiting, and
  * the client stays in local mode until it comes, or gives the try up 2 s
  * after REGISTER went unanswered. Only dmn_client_open waits, up to those
- * 2 s, for its first registration. A daemon that is alive but does not read
- * (stopped, swapped out) costs a send at most DMN_ENDPOINT_SEND_WAIT_MS (2 s)
- * when the socket is full, and then the client goes local.
+ * 2 s, for its first registration. No call waits to send: what the socket
+ * does not take waits in the client's queue, in order, and goes out at later
+ * calls (dmn_client_poll, the shim's watcher thread, sends it as the daemon
+ * reads). A daemon that is alive but does not read (stopped, swapped out) is
+ * given up, and the client goes local, at the first call once nothing went
+ * out for DMN_ENDPOINT_SEND_WAIT_MS (2 s) while bytes wait, or once more than
+ * four of the largest messages wait.
  *
  * PLAN orders from the daemon are handed to the on_plan callback, from
  * inside whichever client call received them. They are the orders of the
