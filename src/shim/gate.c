@@ -394,6 +394,7 @@ static void *gate_watch(void *arg)
         /* evict orders for this task, now without the turn: they make room
          * for the task granted, so they go now, inside the context the
          * launching threads wait in (this thread has none) */
+        gate_plan_current(); /* none of a connection that ended */
         if (gate_plan_n[DMN_PLAN_EVICT] && gate_cx && !atomic_load(&shim_gate_turn_) &&
             shim_backend_enter(gate_cx)) {
             gate_evict_now(gate_cx);
