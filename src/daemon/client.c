@@ -17,6 +17,10 @@
 #define BACKOFF_MIN_NS   (10 * COM_NS_PER_MS)
 #define BACKOFF_MAX_NS   (1000 * COM_NS_PER_MS)
 #define REGISTER_WAIT_MS 2000
+/* Bytes the client keeps for a daemon that does not read, beyond what its
+ * socket buffers: four of the largest messages. More, and it goes local. */
+#define QUEUE_MAX (4 * DMN_PROTO_MAX_MSG)
+#define STALL_NS  ((uint64_t)DMN_ENDPOINT_SEND_WAIT_MS * COM_NS_PER_MS)
 
 struct dmn_client {
     dmn_client_opts_t opts;
@@ -24,6 +28,7 @@ struct dmn_client {
     char name[DMN_NAME_MAX];
     int fd; /* -1: local mode */
     uint32_t task_id, registrations, seq;
+    uint64_t epoch; /* one more at every connection's start and end: dmn_client_epoch */
     int holding, revoked, announced, have_stats;
     uint64_t request;      /* PENDING messages sent: the number of the last one */
     uint64_t idle_request; /* request when IDLE was last sent: a GRANT answers a later one */
@@ -37,6 +42,12 @@ struct dmn_client {
     size_t in_len;
     uint8_t in[DMN_PROTO_MAX_MSG];
     uint8_t out[DMN_PROTO_MAX_MSG];
+    /* What the socket did not take yet, in order: q[q_off, q_len); since when
+     * nothing of it went out (a daemon that sends nothing for STALL_NS while
+     * bytes wait is given up). */
+    uint8_t *q;
+    size_t q_off, q_len;
+    uint64_t q_stalled_since;
 };
 
 static void go_local(dmn_client_t *c, const char *why)
@@ -44,8 +55,12 @@ static void go_local(dmn_client_t *c, const char *why)
     if (c->fd >= 0) {
         COM_INFO(DAEMON, "client '%s': local mode (%s)", c->name, why);
         close(c->fd);
+        c->epoch++; /* what that daemon ordered is void */
     }
     c->fd = -1;
+    free(c->q);
+    c->q = NULL;
+    c->q_off = c->q_len = 0;
     c->holding = c->revoked = c->announced = 0;
     c->idle_request = c->request; /* a new daemon answers nothing asked of this one */
     c->task_id = 0;
@@ -54,23 +69,82 @@ static void go_local(dmn_client_t *c, const char *why)
     c->next_retry_ns = com_clock_ns() + c->backoff_ns;
 }
 
+/* Sends what waits in the queue, as much as the socket takes now. Returns 0,
+ * or -1 when the client went local: the send failed, or nothing went out for
+ * STALL_NS while bytes wait (the daemon does not read). */
+static int flush_queue(dmn_client_t *c)
+{
+    while (c->fd >= 0 && c->q_off < c->q_len) {
+        ssize_t n = send(c->fd, c->q + c->q_off, c->q_len - c->q_off, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && errno == EAGAIN) {
+            if (com_clock_ns() - c->q_stalled_since < STALL_NS)
+                return 0;
+            go_local(c, "the daemon does not read");
+            return -1;
+        }
+        if (n <= 0) {
+            go_local(c, "send failed");
+            return -1;
+        }
+        c->q_off += (size_t)n;
+        c->q_stalled_since = com_clock_ns();
+    }
+    if (c->fd < 0)
+        return -1;
+    free(c->q); /* all sent */
+    c->q = NULL;
+    c->q_off = c->q_len = 0;
+    return 0;
+}
+
+/* Sends the message in c->out without ever waiting: what the socket does not
+ * take now waits in the queue, behind what waits already, and goes out at the
+ * next calls (flush_queue). A daemon that stopped reading is given up once
+ * nothing went out for STALL_NS, or when QUEUE_MAX bytes wait. */
 static gmux_status_t send_out(dmn_client_t *c, size_t len)
 {
     if (c->fd < 0)
         return GMUX_OK;
     if (len == 0)
         return GMUX_ERR_INVALID;
+    if (flush_queue(c) != 0)
+        return GMUX_OK;
     size_t off = 0;
-    while (off < len) {
-        ssize_t n = send(c->fd, c->out + off, len - off, MSG_NOSIGNAL);
+    while (c->q_len == 0 && off < len) {
+        ssize_t n = send(c->fd, c->out + off, len - off, MSG_NOSIGNAL | MSG_DONTWAIT);
         if (n < 0 && errno == EINTR)
             continue;
-        if (n <= 0) { /* EAGAIN: no room for DMN_ENDPOINT_SEND_WAIT_MS */
-            go_local(c, n < 0 && errno == EAGAIN ? "the daemon does not read" : "send failed");
+        if (n < 0 && errno == EAGAIN)
+            break;
+        if (n <= 0) {
+            go_local(c, "send failed");
             return GMUX_OK;
         }
         off += (size_t)n;
     }
+    if (off == len)
+        return GMUX_OK;
+    if (c->q_len == 0)
+        c->q_stalled_since = com_clock_ns();
+    size_t waiting = c->q_len - c->q_off;
+    if (waiting + len - off > QUEUE_MAX) {
+        go_local(c, "the daemon does not read");
+        return GMUX_OK;
+    }
+    uint8_t *q = malloc(waiting + len - off); /* the part sent is dropped */
+    if (!q) {
+        go_local(c, "out of memory");
+        return GMUX_OK;
+    }
+    if (waiting)
+        memcpy(q, c->q + c->q_off, waiting);
+    memcpy(q + waiting, c->out + off, len - off);
+    free(c->q);
+    c->q = q;
+    c->q_off = 0;
+    c->q_len = waiting + len - off;
     return GMUX_OK;
 }
 
@@ -123,10 +197,16 @@ static int process(dmn_client_t *c, const dmn_msg_t *m)
  * when a REFUSED arrived (*refused set). */
 static int pump(dmn_client_t *c, int timeout_ms, int *refused)
 {
-    struct pollfd pf = {c->fd, POLLIN, 0};
+    if (flush_queue(c) != 0)
+        return -1;
+    struct pollfd pf = {c->fd, (short)(POLLIN | (c->q_len ? POLLOUT : 0)), 0};
     int r = poll(&pf, 1, timeout_ms);
     if (r <= 0)
         return r < 0 && errno != EINTR ? (go_local(c, "poll failed"), -1) : 0;
+    if ((pf.revents & POLLOUT) && flush_queue(c) != 0)
+        return -1;
+    if (!(pf.revents & ~POLLOUT))
+        return 0;
     for (;;) {
         ssize_t n = recv(c->fd, c->in + c->in_len, sizeof(c->in) - c->in_len, MSG_DONTWAIT);
         if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
@@ -185,6 +265,7 @@ static gmux_status_t start_register(dmn_client_t *c)
     if (st != GMUX_OK)
         return st;
     c->fd = fd;
+    c->epoch++;
     c->in_len = 0;
     c->task_id = 0;
     dmn_msg_register_t reg = {
@@ -288,8 +369,9 @@ void dmn_client_close(dmn_client_t *c)
         if (registered(c))
             send_out(c, dmn_proto_encode_empty(c->out, sizeof(c->out), ++c->seq, DMN_MSG_IDLE));
         if (c->fd >= 0)
-            close(c->fd);
+            close(c->fd); /* what still waits is lost with the task: the daemon reclaims it */
     }
+    free(c->q);
     free(c->ranges);
     free(c);
 }
@@ -407,6 +489,11 @@ uint32_t dmn_client_task_id(const dmn_client_t *c)
 uint32_t dmn_client_registrations(const dmn_client_t *c)
 {
     return c->registrations;
+}
+
+uint64_t dmn_client_epoch(const dmn_client_t *c)
+{
+    return c->epoch;
 }
 
 uint64_t dmn_client_turn_timeout_ns(void)

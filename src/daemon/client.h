@@ -22,12 +22,21 @@
  * and sends REGISTER; later calls look for the answer without waiting, and
  * the client stays in local mode until it comes, or gives the try up 2 s
  * after REGISTER went unanswered. Only dmn_client_open waits, up to those
- * 2 s, for its first registration. A daemon that is alive but does not read
- * (stopped, swapped out) costs a send at most DMN_ENDPOINT_SEND_WAIT_MS (2 s)
- * when the socket is full, and then the client goes local.
+ * 2 s, for its first registration. No call waits to send: what the socket
+ * does not take waits in the client's queue, in order, and goes out at later
+ * calls (dmn_client_poll, the shim's watcher thread, sends it as the daemon
+ * reads). A daemon that is alive but does not read (stopped, swapped out) is
+ * given up, and the client goes local, at the first call once nothing went
+ * out for DMN_ENDPOINT_SEND_WAIT_MS (2 s) while bytes wait, or once more than
+ * four of the largest messages wait.
  *
  * PLAN orders from the daemon are handed to the on_plan callback, from
- * inside whichever client call received them.
+ * inside whichever client call received them. They are the orders of the
+ * daemon on the other end of the connection they came on, and void once it
+ * ends: dmn_client_epoch changes whenever a connection begins or ends, so a
+ * caller that keeps orders for later drops those of another epoch (a daemon
+ * that died, and the one registered with after it, both number their grants
+ * from 1).
  *
  * Thread-safety: a client is used by one thread at a time (the shim
  * serialises launches); different clients are independent.
@@ -96,5 +105,8 @@ int dmn_client_is_local(const dmn_client_t *c);           /* not registered with
 int dmn_client_holds_turn(const dmn_client_t *c);         /* granted and not released */
 uint32_t dmn_client_task_id(const dmn_client_t *c);       /* 0 in local mode */
 uint32_t dmn_client_registrations(const dmn_client_t *c); /* successful REGISTERs */
+/* Changes whenever the connection to a daemon begins or ends (never goes back
+ * to a value it had): orders received under one value are void under another. */
+uint64_t dmn_client_epoch(const dmn_client_t *c);
 
 #endif /* DMN_CLIENT_H */

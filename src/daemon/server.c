@@ -6,9 +6,7 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "common/array.h"
@@ -55,6 +53,19 @@ typedef struct conn {
     uint64_t hello_by;
 } conn_t;
 
+/* Refusals of one kind, logged at most once a second: the first at once, and
+ * those that come within the second after a line are counted and said in one
+ * line once it has passed (refusals_flush), so a peer that retries as fast as
+ * it can costs the log a line a second, not one per try. */
+typedef struct refusals {
+    uint64_t total;   /* since the daemon started */
+    uint64_t unsaid;  /* refused since the last line, not logged yet */
+    uint64_t said_at; /* when the last line was logged */
+    const char *what; /* the summary line's subject */
+} refusals_t;
+
+enum { REFUSE_CRED, REFUSE_FULL, REFUSE_UID_CONNS, REFUSE_GROUP_CONNS, REFUSE_TASKS, REFUSE_KINDS };
+
 typedef struct server {
     const dmn_server_opts_t *opts;
     dmn_cred_policy_t policy;
@@ -64,7 +75,7 @@ typedef struct server {
     dmn_arbiter_t arb;
     uint32_t seq;
     uint64_t next_pid_check;
-    uint64_t capped, capped_said_at; /* connections refused for their uid's cap; when last logged */
+    refusals_t refused[REFUSE_KINDS];
     uint8_t out[SEND_BUF];
     dmn_status_task_t snap[DMN_ARB_MAX_TASKS];
 } server_t;
@@ -107,6 +118,37 @@ gmux_status_t dmn_server_opts_from_settings(dmn_server_opts_t *opts, char *path_
         return GMUX_ERR_INVALID;
     }
     return GMUX_OK;
+}
+
+/* Counts one refusal of r; whether to log it now (else it is counted for the
+ * next summary). */
+static bool refusal_say(refusals_t *r, uint64_t now)
+{
+    r->total++;
+    if (r->total > 1 && now - r->said_at < COM_NS_PER_S) {
+        r->unsaid++;
+        return false;
+    }
+    r->said_at = now;
+    r->unsaid = 0;
+    return true;
+}
+
+/* Logs the refusals counted and not logged, once a second has passed since
+ * the last line. */
+static void refusals_flush(server_t *s, uint64_t now)
+{
+    for (int k = 0; k < REFUSE_KINDS; k++) {
+        refusals_t *r = &s->refused[k];
+        if (r->unsaid == 0 || now - r->said_at < COM_NS_PER_S)
+            continue;
+        COM_WARN(DAEMON, "%s: %llu more refused in the last %llu ms (%llu refused so far)", r->what,
+                 (unsigned long long)r->unsaid,
+                 (unsigned long long)((now - r->said_at) / COM_NS_PER_MS),
+                 (unsigned long long)r->total);
+        r->unsaid = 0;
+        r->said_at = now;
+    }
 }
 
 static void drop(server_t *s, conn_t *c, const char *why)
@@ -195,6 +237,33 @@ static void flush(server_t *s, conn_t *c)
     c->out_off = c->out_len = c->out_cap = 0;
 }
 
+/* Whether the owner's reserve and the caps of a uid other than the owner's
+ * leave room for one more connection of uid, which holds `held` connections;
+ * the members (all uids but the owner's) hold `members`. Logs a refusal. */
+static bool conn_room(server_t *s, uid_t uid, pid_t pid, int held, int members)
+{
+    uint64_t now = com_clock_ns();
+    if (!dmn_cred_room(&s->policy, uid, held, DMN_SERVER_MAX_CONNS_PER_UID)) {
+        if (refusal_say(&s->refused[REFUSE_UID_CONNS], now))
+            COM_WARN(DAEMON,
+                     "uid %u holds %d connections, the most a uid other than the daemon's may: "
+                     "refused pid %d (%llu refused so far)",
+                     (unsigned)uid, held, (int)pid,
+                     (unsigned long long)s->refused[REFUSE_UID_CONNS].total);
+        return false;
+    }
+    if (uid != s->policy.owner && members >= MAX_CONNS - DMN_SERVER_OWNER_CONNS) {
+        if (refusal_say(&s->refused[REFUSE_GROUP_CONNS], now))
+            COM_WARN(DAEMON,
+                     "uids other than the daemon's hold %d connections, the most they may "
+                     "together: refused uid %u pid %d (%llu refused so far)",
+                     members, (unsigned)uid, (int)pid,
+                     (unsigned long long)s->refused[REFUSE_GROUP_CONNS].total);
+        return false;
+    }
+    return true;
+}
+
 static void accept_all(server_t *s)
 {
     for (int k = 0; k < 64; k++) {
@@ -206,32 +275,30 @@ static void accept_all(server_t *s)
         gid_t gid = (gid_t)-1;
         if (dmn_endpoint_peer(fd, &pid, &uid, &gid) != GMUX_OK ||
             !dmn_cred_allowed(&s->policy, uid, gid, NULL, 0)) {
-            COM_WARN(DAEMON, "refused a connection from uid %u pid %d", (unsigned)uid, (int)pid);
+            if (refusal_say(&s->refused[REFUSE_CRED], com_clock_ns()))
+                COM_WARN(DAEMON, "refused a connection from uid %u pid %d (%llu refused so far)",
+                         (unsigned)uid, (int)pid,
+                         (unsigned long long)s->refused[REFUSE_CRED].total);
             close(fd);
             continue;
         }
         conn_t *c = NULL;
-        int held = 0; /* by this uid */
+        int held = 0, members = 0; /* by this uid; by all uids but the owner's */
         for (int i = 0; i < MAX_CONNS; i++) {
             held += s->conns[i].fd >= 0 && s->conns[i].uid == uid;
+            members += s->conns[i].fd >= 0 && s->conns[i].uid != s->policy.owner;
             if (!c && s->conns[i].fd < 0)
                 c = &s->conns[i];
         }
-        if (!dmn_cred_room(&s->policy, uid, held, DMN_SERVER_MAX_CONNS_PER_UID)) {
-            uint64_t now = com_clock_ns(); /* at most a line a second however fast it tries */
-            if (s->capped++ == 0 || now - s->capped_said_at >= COM_NS_PER_S) {
-                COM_WARN(DAEMON,
-                         "uid %u holds %d connections, the most a uid other than the daemon's may: "
-                         "refused pid %d (%llu refused so far)",
-                         (unsigned)uid, held, (int)pid, (unsigned long long)s->capped);
-                s->capped_said_at = now;
-            }
+        if (!conn_room(s, uid, pid, held, members)) {
             close(fd);
             continue;
         }
         uint8_t *buf = c ? malloc(DMN_PROTO_MAX_MSG) : NULL;
         if (!buf) {
-            COM_WARN(DAEMON, "too many connections: refused pid %d", (int)pid);
+            if (refusal_say(&s->refused[REFUSE_FULL], com_clock_ns()))
+                COM_WARN(DAEMON, "too many connections (%d): refused pid %d (%llu refused so far)",
+                         MAX_CONNS, (int)pid, (unsigned long long)s->refused[REFUSE_FULL].total);
             close(fd);
             continue;
         }
@@ -244,13 +311,39 @@ static void accept_all(server_t *s)
     }
 }
 
+/* Why a REGISTER of uid would pass a cap of a uid other than the owner's (a
+ * REFUSED reason, written to why), or NULL when it may register. */
+static const char *task_cap(server_t *s, uid_t uid, char *why, size_t cap)
+{
+    if (uid == s->policy.owner)
+        return NULL;
+    int mine = 0, members = 0;
+    for (int i = 0; i < MAX_CONNS; i++) {
+        const conn_t *o = &s->conns[i];
+        mine += o->fd >= 0 && o->slot >= 0 && o->uid == uid;
+        members += o->fd >= 0 && o->slot >= 0 && o->uid != s->policy.owner;
+    }
+    if (mine >= DMN_SERVER_MAX_TASKS_PER_UID)
+        snprintf(why, cap, "uid %u has %d tasks, the most a group member may", (unsigned)uid, mine);
+    else if (members >= DMN_ARB_MAX_TASKS - DMN_SERVER_OWNER_TASKS)
+        snprintf(why, cap, "group members have %d tasks, the most they may", members);
+    else
+        return NULL;
+    return why;
+}
+
 static void on_register(server_t *s, conn_t *c, dmn_msg_register_t *reg)
 {
     reg->pid = (uint32_t)c->pid; /* the kernel's word, not the client's */
-    int slot = dmn_arb_add(&s->arb, reg, com_clock_ns());
+    char why[DMN_REASON_MAX];
+    const char *capped = task_cap(s, c->uid, why, sizeof(why));
+    int slot = capped ? -1 : dmn_arb_add(&s->arb, reg, com_clock_ns());
     if (slot < 0) {
+        if (capped && refusal_say(&s->refused[REFUSE_TASKS], com_clock_ns()))
+            COM_WARN(DAEMON, "refused task '%s' of pid %d: %s (%llu refused so far)", reg->name,
+                     (int)c->pid, capped, (unsigned long long)s->refused[REFUSE_TASKS].total);
         size_t n = dmn_proto_encode_refused(s->out, sizeof(s->out), ++s->seq, GMUX_ERR_CAPACITY,
-                                            "too many tasks");
+                                            capped ? capped : "too many tasks");
         if (send_msg(s, c, n) == 0)
             drop(s, c, "refused");
         return;
@@ -507,6 +600,14 @@ gmux_status_t dmn_server_run(const dmn_server_opts_t *opts, volatile sig_atomic_
         goto free_server;
     s->opts = opts;
     s->policy = (dmn_cred_policy_t){getuid(), opts->group};
+    static const char *const what[REFUSE_KINDS] = {
+        [REFUSE_CRED] = "connections of a uid not allowed",
+        [REFUSE_FULL] = "too many connections",
+        [REFUSE_UID_CONNS] = "connections over a uid's cap",
+        [REFUSE_GROUP_CONNS] = "connections over the group members' cap",
+        [REFUSE_TASKS] = "tasks over a group member's cap"};
+    for (int k = 0; k < REFUSE_KINDS; k++)
+        s->refused[k].what = what[k];
     for (int i = 0; i < MAX_CONNS; i++)
         s->conns[i] = (conn_t){.fd = -1, .slot = -1};
     for (int i = 0; i < DMN_ARB_MAX_TASKS; i++)
@@ -570,6 +671,7 @@ gmux_status_t dmn_server_run(const dmn_server_opts_t *opts, volatile sig_atomic_
             accept_all(s);
         check_hello(s, com_clock_ns());
         check_pids(s, com_clock_ns());
+        refusals_flush(s, com_clock_ns());
         apply(s);
         bool open_conn = false;
         for (int i = 0; i < MAX_CONNS && !open_conn; i++)
@@ -589,105 +691,4 @@ gmux_status_t dmn_server_run(const dmn_server_opts_t *opts, volatile sig_atomic_
 free_server:
     free(s);
     return st;
-}
-
-static volatile sig_atomic_t spawned_stop;
-
-static void on_stop_signal(int sig)
-{
-    (void)sig;
-    spawned_stop = 1;
-}
-
-/* The daemon outlives its caller and keeps none of the caller's descriptors
- * but `keep` (the pipe that says it is ready): one the caller's parent reads
- * to its end, or a lock, would otherwise stay open as long as the daemon. */
-static void close_inherited(int keep)
-{
-    if ((keep <= 3 || close_range(3, (unsigned)keep - 1, 0) == 0) &&
-        close_range((unsigned)keep + 1, ~0u, 0) == 0)
-        return;
-    long max = sysconf(_SC_OPEN_MAX); /* a kernel without close_range (before 5.9) */
-    for (int fd = 3; fd < (max > 0 && max < 65536 ? max : 65536); fd++)
-        if (fd != keep)
-            close(fd);
-}
-
-gmux_status_t dmn_server_spawn(const dmn_server_opts_t *opts)
-{
-    int fd;
-    if (dmn_endpoint_connect(opts->path, &fd) == GMUX_OK) {
-        close(fd);
-        return GMUX_OK;
-    }
-    int p[2];
-    if (pipe2(p, O_CLOEXEC) != 0)
-        return com_status_from_errno(errno);
-    pid_t pid = fork();
-    if (pid < 0) {
-        close(p[0]);
-        close(p[1]);
-        return com_status_from_errno(errno);
-    }
-    if (pid == 0) {
-        close(p[0]);
-        /* A grandchild, so the daemon is not the caller's child to reap. */
-        if (setsid() < 0 || fork() != 0)
-            _exit(0);
-        /* `ps -e`, top and pkill know it as gmuxd, not as the command that
-         * started it (gmux run -- CMD) */
-        (void)prctl(PR_SET_NAME, "gmuxd", 0, 0, 0);
-        int null = open("/dev/null", O_RDWR);
-        if (null >= 0) {
-            dup2(null, 0);
-            dup2(null, 1); /* stderr once it listens (quiet_when_ready) */
-            if (null > 2)
-                close(null);
-        }
-        close_inherited(p[1]);
-        struct sigaction sa;
-        memset(&sa, 0, sizeof(sa));
-        sa.sa_handler = on_stop_signal;
-        sigaction(SIGTERM, &sa, NULL);
-        sigaction(SIGINT, &sa, NULL);
-        signal(SIGPIPE, SIG_IGN);
-        dmn_server_opts_t o = *opts;
-        o.quiet_when_ready = 1;
-        gmux_status_t st = dmn_server_run(&o, &spawned_stop, p[1]);
-        if (st != GMUX_OK) { /* before it listened (p[1] is still open): say what failed */
-            uint8_t msg[1 + sizeof(int32_t)] = {'e'};
-            int32_t code = st;
-            memcpy(msg + 1, &code, sizeof(code));
-            (void)!write(p[1], msg, sizeof(msg));
-        }
-        _exit(st == GMUX_OK ? 0 : 1);
-    }
-    close(p[1]);
-    (void)waitpid(pid, NULL, 0);
-    uint8_t msg[1 + sizeof(int32_t)];
-    size_t got = 0;
-    struct pollfd pf = {p[0], POLLIN, 0};
-    while (got < sizeof(msg) && poll(&pf, 1, 5000) == 1) {
-        ssize_t n = read(p[0], msg + got, sizeof(msg) - got);
-        if (n <= 0)
-            break;
-        got += (size_t)n;
-        if (msg[0] == 'r')
-            break;
-    }
-    close(p[0]);
-    if (got >= 1 && msg[0] == 'r')
-        return GMUX_OK;
-    int32_t code = GMUX_ERR_PEER;
-    if (got == sizeof(msg) && msg[0] == 'e')
-        memcpy(&code, msg + 1, sizeof(code));
-    /* Lost a race with another starter: fine if someone serves the path now. */
-    if (code == GMUX_ERR_EXISTS || code == GMUX_ERR_PEER) {
-        if (dmn_endpoint_connect(opts->path, &fd) == GMUX_OK) {
-            close(fd);
-            return GMUX_OK;
-        }
-        return GMUX_ERR_PEER;
-    }
-    return (gmux_status_t)code;
 }

@@ -16,8 +16,11 @@
  * and says nothing cannot hold one of the DMN_SERVER_MAX_CONNS slots for long.
  * After its first message a connection has no such deadline, so a uid other
  * than the daemon's (a GMUX_DAEMON_GROUP member) holds at most
- * DMN_SERVER_MAX_CONNS_PER_UID of the slots. Each poll round handles at most 64
- * messages of a connection, so a peer that writes without pause cannot hold off the others. The
+ * DMN_SERVER_MAX_CONNS_PER_UID of the slots and DMN_SERVER_MAX_TASKS_PER_UID
+ * tasks, and the members together leave DMN_SERVER_OWNER_CONNS connections and
+ * DMN_SERVER_OWNER_TASKS tasks to the owner. Refused connections are logged at
+ * most once a second per reason, with a count of those not logged. Each poll round handles at most
+ * 64 messages of a connection, so a peer that writes without pause cannot hold off the others. The
  * daemon itself only stops on *stop or a listening-socket failure.
  *
  * Thread-safety: one server per process, run on one thread.
@@ -38,11 +41,21 @@
  * run` leaves its program to keep the daemon from exiting idle), and room for
  * gmux status / top. Further ones are closed at once. */
 #define DMN_SERVER_MAX_CONNS (2 * DMN_ARB_MAX_TASKS + 32)
-/* Connections one uid other than the daemon's own may hold at once (members of
- * GMUX_DAEMON_GROUP): half of them, so that one member cannot take every slot
- * with connections that said one QUERY and then nothing. The owner has no cap;
- * a member's connection beyond it is closed at once, unanswered, and logged. */
-#define DMN_SERVER_MAX_CONNS_PER_UID (DMN_SERVER_MAX_CONNS / 2)
+/* What a uid other than the daemon's own (a member of GMUX_DAEMON_GROUP) may
+ * hold at once, so that no member takes every slot, of tasks or connections,
+ * from the owner and the other members: a quarter of the arbiter's tasks, and
+ * two connections per task (the shim's and gmux run's) with 16 more for gmux
+ * status / top. A member's REGISTER beyond its tasks is answered REFUSED
+ * (GMUX_ERR_CAPACITY, the reason saying which cap) and closed; a connection
+ * beyond its connections is closed at once, unanswered. Both are logged, at
+ * most a line a second. The owner has no cap of its own. */
+#define DMN_SERVER_MAX_TASKS_PER_UID (DMN_ARB_MAX_TASKS / 4)
+#define DMN_SERVER_MAX_CONNS_PER_UID (2 * DMN_SERVER_MAX_TASKS_PER_UID + 16)
+/* Kept for the owner whatever the members do together: the members' tasks
+ * and connections, all uids but the owner's summed, stay below the totals by
+ * this much (DMN_ARB_MAX_TASKS - 32 tasks, DMN_SERVER_MAX_CONNS - 80). */
+#define DMN_SERVER_OWNER_TASKS 32
+#define DMN_SERVER_OWNER_CONNS (2 * DMN_SERVER_OWNER_TASKS + 16)
 /* How long an accepted connection may take to send its first whole message.
  * A client sends it right after connecting; 3 s leaves a loaded host ample
  * room and frees a slot held by a silent peer soon. */

@@ -36,6 +36,10 @@ static dmn_client_t *gate_client; /* guarded by gate_mu */
 #define GATE_PLAN_CAP 1024u
 static dmn_range_t gate_plan[3][GATE_PLAN_CAP]; /* [dmn_plan_kind_t] */
 static uint32_t gate_plan_n[3];
+/* The client's epoch (dmn_client_epoch) the stored orders came in: orders of
+ * a connection that ended (a daemon that died, the one registered with after
+ * it numbering its grants from 1 again) are dropped, never carried out. */
+static uint64_t gate_plan_epoch;
 static bool gate_waiting; /* a launching thread waits in dmn_client_wait_turn */
 /* The context launching threads last waited in. It may name an entry whose
  * context was destroyed since: entries are static and never reused
@@ -56,6 +60,20 @@ static _Atomic uint64_t
     gate_device_bytes; /* the GPU's memory, for gmuxd's share mode; 0: unknown */
 
 static void gate_fill_stats(dmn_msg_stats_t *s);
+
+/* Drops the stored orders unless they came on the client's connection of
+ * now. Under gate_mu. */
+static void gate_plan_current(void)
+{
+    uint64_t epoch = dmn_client_epoch(gate_client);
+    if (epoch == gate_plan_epoch)
+        return;
+    if (gate_plan_n[0] + gate_plan_n[1] + gate_plan_n[2])
+        COM_DEBUG(SHIM, "daemon plan: %u orders of a connection that ended dropped",
+                  gate_plan_n[0] + gate_plan_n[1] + gate_plan_n[2]);
+    gate_plan_n[0] = gate_plan_n[1] = gate_plan_n[2] = 0;
+    gate_plan_epoch = epoch;
+}
 
 /* Reads the device's memory once, on a launching thread (its context is
  * current; the watcher thread has none), and reports it at once so the
@@ -125,6 +143,7 @@ static uint64_t gate_move_stored(shim_cuctx_t *cx, dmn_plan_kind_t kind, bool to
  * them: the task is not running, nothing of its own needs them yet. */
 static void gate_apply_ahead(void)
 {
+    gate_plan_current();
     if (gate_plan_n[DMN_PLAN_AHEAD] == 0)
         return;
     shim_cuctx_t *cx = shim_backend_current();
@@ -149,6 +168,7 @@ static void gate_apply_ahead(void)
  * the moves; the next grant's fence covers them. */
 static void gate_evict_now(shim_cuctx_t *cx)
 {
+    gate_plan_current();
     if (gate_plan_n[DMN_PLAN_EVICT] == 0)
         return;
     if (shim_state.mode != SHIM_MODE_OFF) {
@@ -175,6 +195,7 @@ static void gate_on_plan(void *arg, uint64_t grant_seq, dmn_plan_kind_t kind,
     (void)grant_seq;
     if (kind != DMN_PLAN_EVICT && kind != DMN_PLAN_FILL && kind != DMN_PLAN_AHEAD)
         return;
+    gate_plan_current(); /* these came on the connection of now */
     uint32_t room = GATE_PLAN_CAP - gate_plan_n[kind];
     if (n > room) {
         COM_WARN(SHIM, "daemon plan of %u ranges: only %u kept", n, room);
@@ -196,6 +217,7 @@ static void gate_on_plan(void *arg, uint64_t grant_seq, dmn_plan_kind_t kind,
  * then fills, all on the migration stream, then waits for them. Under gate_mu. */
 static void gate_apply_plan(void)
 {
+    gate_plan_current();
     if (gate_plan_n[0] + gate_plan_n[1] == 0)
         return;
     shim_cuctx_t *cx = shim_backend_current();
@@ -372,6 +394,7 @@ static void *gate_watch(void *arg)
         /* evict orders for this task, now without the turn: they make room
          * for the task granted, so they go now, inside the context the
          * launching threads wait in (this thread has none) */
+        gate_plan_current(); /* none of a connection that ended */
         if (gate_plan_n[DMN_PLAN_EVICT] && gate_cx && !atomic_load(&shim_gate_turn_) &&
             shim_backend_enter(gate_cx)) {
             gate_evict_now(gate_cx);

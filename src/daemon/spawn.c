@@ -1,0 +1,115 @@
+/* dmn_server_spawn: gmuxd started in the background; see server.h. */
+#include "daemon/server.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/errors.h"
+#include "daemon/endpoint.h"
+
+static volatile sig_atomic_t spawned_stop;
+
+static void on_stop_signal(int sig)
+{
+    (void)sig;
+    spawned_stop = 1;
+}
+
+/* The daemon outlives its caller and keeps none of the caller's descriptors
+ * but `keep` (the pipe that says it is ready): one the caller's parent reads
+ * to its end, or a lock, would otherwise stay open as long as the daemon. */
+static void close_inherited(int keep)
+{
+    if ((keep <= 3 || close_range(3, (unsigned)keep - 1, 0) == 0) &&
+        close_range((unsigned)keep + 1, ~0u, 0) == 0)
+        return;
+    long max = sysconf(_SC_OPEN_MAX); /* a kernel without close_range (before 5.9) */
+    for (int fd = 3; fd < (max > 0 && max < 65536 ? max : 65536); fd++)
+        if (fd != keep)
+            close(fd);
+}
+
+gmux_status_t dmn_server_spawn(const dmn_server_opts_t *opts)
+{
+    int fd;
+    if (dmn_endpoint_connect(opts->path, &fd) == GMUX_OK) {
+        close(fd);
+        return GMUX_OK;
+    }
+    int p[2];
+    if (pipe2(p, O_CLOEXEC) != 0)
+        return com_status_from_errno(errno);
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(p[0]);
+        close(p[1]);
+        return com_status_from_errno(errno);
+    }
+    if (pid == 0) {
+        close(p[0]);
+        /* A grandchild, so the daemon is not the caller's child to reap. */
+        if (setsid() < 0 || fork() != 0)
+            _exit(0);
+        /* `ps -e`, top and pkill know it as gmuxd, not as the command that
+         * started it (gmux run -- CMD) */
+        (void)prctl(PR_SET_NAME, "gmuxd", 0, 0, 0);
+        int null = open("/dev/null", O_RDWR);
+        if (null >= 0) {
+            dup2(null, 0);
+            dup2(null, 1); /* stderr once it listens (quiet_when_ready) */
+            if (null > 2)
+                close(null);
+        }
+        close_inherited(p[1]);
+        struct sigaction sa;
+        memset(&sa, 0, sizeof(sa));
+        sa.sa_handler = on_stop_signal;
+        sigaction(SIGTERM, &sa, NULL);
+        sigaction(SIGINT, &sa, NULL);
+        signal(SIGPIPE, SIG_IGN);
+        dmn_server_opts_t o = *opts;
+        o.quiet_when_ready = 1;
+        gmux_status_t st = dmn_server_run(&o, &spawned_stop, p[1]);
+        if (st != GMUX_OK) { /* before it listened (p[1] is still open): say what failed */
+            uint8_t msg[1 + sizeof(int32_t)] = {'e'};
+            int32_t code = st;
+            memcpy(msg + 1, &code, sizeof(code));
+            (void)!write(p[1], msg, sizeof(msg));
+        }
+        _exit(st == GMUX_OK ? 0 : 1);
+    }
+    close(p[1]);
+    (void)waitpid(pid, NULL, 0);
+    uint8_t msg[1 + sizeof(int32_t)];
+    size_t got = 0;
+    struct pollfd pf = {p[0], POLLIN, 0};
+    while (got < sizeof(msg) && poll(&pf, 1, 5000) == 1) {
+        ssize_t n = read(p[0], msg + got, sizeof(msg) - got);
+        if (n <= 0)
+            break;
+        got += (size_t)n;
+        if (msg[0] == 'r')
+            break;
+    }
+    close(p[0]);
+    if (got >= 1 && msg[0] == 'r')
+        return GMUX_OK;
+    int32_t code = GMUX_ERR_PEER;
+    if (got == sizeof(msg) && msg[0] == 'e')
+        memcpy(&code, msg + 1, sizeof(code));
+    /* Lost a race with another starter: fine if someone serves the path now. */
+    if (code == GMUX_ERR_EXISTS || code == GMUX_ERR_PEER) {
+        if (dmn_endpoint_connect(opts->path, &fd) == GMUX_OK) {
+            close(fd);
+            return GMUX_OK;
+        }
+        return GMUX_ERR_PEER;
+    }
+    return (gmux_status_t)code;
+}

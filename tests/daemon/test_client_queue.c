@@ -1,0 +1,216 @@
+/* Unit tests of the client library (src/daemon/client.c): what it does when
+ * the daemon stops reading its socket, against a scripted daemon (a forked
+ * child speaking the protocol) that reads only when the test says so. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <cmocka.h>
+
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/clock.h"
+#include "daemon/client.h"
+#include "daemon/endpoint.h"
+
+static char dir[] = "/tmp/gmux-clq-XXXXXX";
+static char path[128];
+static pid_t fake_pid;
+
+enum { REPORTS = 1000 }; /* far more than a Unix socket buffers: the rest waits */
+
+/* Reads one whole message from a blocking socket; 0 and *m, or -1. */
+static int read_msg(int fd, uint8_t *buf, dmn_msg_t *m)
+{
+    size_t len = 0, want = DMN_PROTO_HDR_SIZE;
+    while (len < want) {
+        ssize_t n = read(fd, buf + len, want - len);
+        if (n <= 0)
+            return -1;
+        len += (size_t)n;
+        dmn_hdr_t h;
+        if (len == DMN_PROTO_HDR_SIZE && want == DMN_PROTO_HDR_SIZE) {
+            if (dmn_proto_read_hdr(buf, len, &h) != GMUX_OK)
+                return -1;
+            want += h.length;
+        }
+    }
+    return dmn_proto_decode(buf, len, m) == GMUX_OK ? 0 : -1;
+}
+
+/* The scripted daemon: registers the client, then reads nothing until a byte
+ * comes on `go` (never if the test closes it first); then reads the client's
+ * messages in order and writes to `res` how many STATS came before the first
+ * PENDING and that PENDING's request number; then reads until the client
+ * hangs up. */
+static int fake_daemon(int ready, int go, int res)
+{
+    static uint8_t buf[DMN_PROTO_MAX_MSG];
+    int lfd, lk;
+    if (dmn_endpoint_listen(path, DMN_NO_GROUP, &lfd, &lk) != GMUX_OK)
+        return 10;
+    (void)!write(ready, "r", 1);
+    struct pollfd pf = {lfd, POLLIN, 0};
+    int fd = poll(&pf, 1, 20000) == 1 ? accept(lfd, NULL, NULL) : -1;
+    dmn_msg_t m;
+    if (fd < 0 || read_msg(fd, buf, &m) != 0 || m.hdr.type != DMN_MSG_REGISTER)
+        return 11;
+    dmn_msg_registered_t r = {5, 0, 20 * COM_NS_PER_MS};
+    size_t len = dmn_proto_encode_registered(buf, sizeof(buf), 1, &r);
+    if (write(fd, buf, len) != (ssize_t)len)
+        return 12;
+    char b;
+    if (read(go, &b, 1) != 1) /* told never to read */
+        return 0;
+    unsigned long long counts[2] = {0, 0};
+    while (read_msg(fd, buf, &m) == 0 && m.hdr.type != DMN_MSG_PENDING)
+        counts[0] += m.hdr.type == DMN_MSG_STATS;
+    if (m.hdr.type != DMN_MSG_PENDING)
+        return 13;
+    counts[1] = m.u.ranges.seq;
+    if (write(res, counts, sizeof(counts)) != (ssize_t)sizeof(counts))
+        return 14;
+    while (read(fd, buf, sizeof(buf)) > 0)
+        ;
+    return 0;
+}
+
+static void start_fake(int go[2], int res[2])
+{
+    int ready[2];
+    assert_int_equal(pipe(ready), 0);
+    assert_int_equal(pipe(go), 0);
+    assert_int_equal(pipe(res), 0);
+    fake_pid = fork();
+    assert_true(fake_pid >= 0);
+    if (fake_pid == 0) {
+        close(ready[0]);
+        close(go[1]);
+        close(res[0]);
+        _exit(fake_daemon(ready[1], go[0], res[1]));
+    }
+    close(ready[1]);
+    close(go[0]);
+    close(res[1]);
+    char b;
+    assert_int_equal(read(ready[0], &b, 1), 1);
+    close(ready[0]);
+}
+
+static int fake_status(void)
+{
+    int st;
+    assert_int_equal(waitpid(fake_pid, &st, 0), fake_pid);
+    fake_pid = 0;
+    unlink(path);
+    char lock[160];
+    snprintf(lock, sizeof(lock), "%s.lock", path);
+    unlink(lock);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+static int kill_leftover_fake(void **state)
+{
+    (void)state;
+    if (fake_pid > 0) {
+        kill(fake_pid, SIGKILL);
+        waitpid(fake_pid, NULL, 0);
+        fake_pid = 0;
+    }
+    return 0;
+}
+
+static dmn_client_t *open_registered(void)
+{
+    dmn_client_opts_t o = {path, "queued", DMN_CLASS_BATCH, 0, 0, NULL, NULL};
+    dmn_client_t *c = NULL;
+    assert_int_equal(dmn_client_open(&o, &c), GMUX_OK);
+    assert_false(dmn_client_is_local(c));
+    return c;
+}
+
+/* Sends REPORTS counters and then a PENDING, more than the socket takes. */
+static void flood(dmn_client_t *c)
+{
+    dmn_msg_stats_t st = {0};
+    for (int i = 0; i < REPORTS; i++) {
+        st.kernels = (uint64_t)i;
+        assert_int_equal(dmn_client_report(c, &st), GMUX_OK);
+    }
+    dmn_range_t r = {1u << 21, 4096};
+    assert_int_equal(dmn_client_pending(c, 1, &r, 1), GMUX_OK);
+}
+
+/* A daemon that does not read for a moment (busy, scheduled out) while the
+ * client's socket is full: each call waited up to 2 s for room (the shim's
+ * launch path too, and its watcher thread holding the gate's lock) and then
+ * gave the daemon up (local mode, registration lost). Now what the socket does
+ * not take waits in the client, in order, and goes out as the daemon reads:
+ * the calls return at once and the daemon gets every message. */
+static void test_full_socket_queues(void **state)
+{
+    (void)state;
+    int go[2], res[2];
+    start_fake(go, res);
+    dmn_client_t *c = open_registered();
+    flood(c);
+    assert_false(dmn_client_is_local(c)); /* gave the daemon up, after 2 s */
+    assert_int_equal(write(go[1], "g", 1), 1);
+    unsigned long long counts[2];
+    struct pollfd pf = {res[0], POLLIN, 0};
+    for (int i = 0; i < 20000 && poll(&pf, 1, 1) == 0; i++)
+        (void)dmn_client_poll(c); /* sends what waits, as the watcher thread does */
+    assert_int_equal(read(res[0], counts, sizeof(counts)), (ssize_t)sizeof(counts));
+    assert_int_equal(counts[0], REPORTS); /* all of them, in order, before the PENDING */
+    assert_int_equal(counts[1], 1);
+    assert_false(dmn_client_is_local(c));
+    dmn_client_close(c);
+    close(go[1]);
+    close(res[0]);
+    assert_int_equal(fake_status(), 0);
+}
+
+/* A daemon that never reads again (stopped) loses the client all the same:
+ * once nothing was sent for 2 s while messages wait, a call goes local. */
+static void test_stopped_daemon_given_up(void **state)
+{
+    (void)state;
+    int go[2], res[2];
+    start_fake(go, res);
+    dmn_client_t *c = open_registered();
+    flood(c);
+    uint64_t deadline = com_deadline_after_ns(30 * COM_NS_PER_S);
+    while (!dmn_client_is_local(c) && !com_deadline_passed(deadline)) {
+        (void)dmn_client_poll(c);
+        com_clock_sleep_ns(COM_NS_PER_MS);
+    }
+    assert_true(dmn_client_is_local(c));
+    dmn_client_close(c);
+    close(go[1]); /* the fake stops waiting */
+    close(res[0]);
+    assert_int_equal(fake_status(), 0);
+}
+
+int main(void)
+{
+    signal(SIGPIPE, SIG_IGN);
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof(path), "%s/d.sock", dir);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_teardown(test_full_socket_queues, kill_leftover_fake),
+        cmocka_unit_test_teardown(test_stopped_daemon_given_up, kill_leftover_fake),
+    };
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    char cmd[64];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    if (system(cmd) != 0)
+        rc = 1;
+    return rc;
+}

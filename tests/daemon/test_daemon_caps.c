@@ -1,0 +1,333 @@
+/*
+ * Integration tests of gmuxd with real processes: what a peer may hold of the
+ * daemon's slots (server.h, DMN_SERVER_MAX_TASKS_PER_UID and the others) and
+ * how the refusals are logged. The group tests need root (other uids).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <cmocka.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/clock.h"
+#include "daemon/endpoint.h"
+#include "daemon/proto.h"
+#include "daemon/server.h"
+#include "drig.h"
+#include "tproc.h"
+
+/* Starts the rig's daemon with its stderr in a file of the rig (*log). */
+static pid_t start_logged(drig_t *r, char *log, size_t cap)
+{
+    snprintf(log, cap, "%s/daemon.err", r->dir);
+    int saved = dup(2), lf = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    assert_true(saved >= 0 && lf >= 0);
+    dup2(lf, 2);
+    pid_t d = drig_start_daemon(r, 10, "none");
+    dup2(saved, 2);
+    close(saved);
+    close(lf);
+    return d;
+}
+
+/* The daemon's log so far (static buffer). */
+static const char *read_log(const char *log)
+{
+    static char text[1 << 20];
+    FILE *f = fopen(log, "r");
+    assert_non_null(f);
+    text[fread(text, 1, sizeof(text) - 1, f)] = 0;
+    fclose(f);
+    return text;
+}
+
+static int count_in(const char *text, const char *needle)
+{
+    int n = 0;
+    for (const char *p = text; (p = strstr(p, needle)); p++)
+        n++;
+    return n;
+}
+
+/* Sends a QUERY on fd: 1 when answered, 0 when the daemon closed it
+ * instead, -1 when neither happened within 10 s. */
+static int query_answered(int fd)
+{
+    uint8_t q[16];
+    size_t n = dmn_proto_encode_empty(q, sizeof(q), 1, DMN_MSG_QUERY);
+    (void)!send(fd, q, n, MSG_NOSIGNAL);
+    struct pollfd p = {fd, POLLIN, 0};
+    if (poll(&p, 1, 10000) != 1)
+        return -1;
+    char b[512];
+    return recv(fd, b, sizeof(b), 0) > 0 ? 1 : 0;
+}
+
+/* Connects and registers a task: 1 when REGISTERED came, 0 when REFUSED did
+ * (its reason in why), -1 otherwise. *fd stays open on 1. */
+static int register_task(const char *sock, int *fd, char *why, size_t cap)
+{
+    static uint8_t buf[DMN_PROTO_MAX_MSG];
+    if (dmn_endpoint_connect(sock, fd) != GMUX_OK)
+        return -1;
+    struct timeval tv = {10, 0};
+    setsockopt(*fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    dmn_msg_register_t reg = {(uint32_t)getpid(), DMN_CLASS_BATCH, 0, 0, 0, "capped"};
+    size_t n = dmn_proto_encode_register(buf, sizeof(buf), 1, &reg);
+    if (send(*fd, buf, n, MSG_NOSIGNAL) != (ssize_t)n)
+        return -1;
+    size_t len = 0, want = DMN_PROTO_HDR_SIZE;
+    dmn_hdr_t h;
+    while (len < want) {
+        ssize_t got = read(*fd, buf + len, want - len);
+        if (got <= 0)
+            return -1;
+        len += (size_t)got;
+        if (len == DMN_PROTO_HDR_SIZE && want == DMN_PROTO_HDR_SIZE) {
+            if (dmn_proto_read_hdr(buf, len, &h) != GMUX_OK)
+                return -1;
+            want += h.length;
+        }
+    }
+    dmn_msg_t m;
+    if (dmn_proto_decode(buf, len, &m) != GMUX_OK)
+        return -1;
+    if (m.hdr.type == DMN_MSG_REGISTERED)
+        return 1;
+    if (m.hdr.type != DMN_MSG_REFUSED || m.u.refused.status != GMUX_ERR_CAPACITY)
+        return -1;
+    snprintf(why, cap, "%s", m.u.refused.reason);
+    close(*fd);
+    return 0;
+}
+
+/* Registers tasks as uid (effective; the real uid stays root) until one is
+ * refused or `most` + 1 were tried: how many were registered, the refusal's
+ * reason in why ("" if none). Connections stay open. */
+static int register_as(drig_t *r, uid_t uid, int most, char *why, size_t cap)
+{
+    static int fds[DMN_ARB_MAX_TASKS + 1];
+    why[0] = 0;
+    if (seteuid(uid) != 0)
+        return -1;
+    int n = 0;
+    for (; n <= most; n++) {
+        int a = register_task(r->sock, &fds[n], why, cap);
+        if (a != 1) {
+            if (a < 0)
+                n = -1;
+            break;
+        }
+    }
+    return seteuid(0) == 0 ? n : -1;
+}
+
+/* With GMUX_DAEMON_GROUP, a member (another uid) could register all 256 tasks
+ * the arbiter holds, and the members together every one of them: the owner's
+ * next task was refused ("too many tasks"). A member now registers at most
+ * DMN_SERVER_MAX_TASKS_PER_UID, and the members together leave
+ * DMN_SERVER_OWNER_TASKS to the owner; the REFUSED a task gets beyond says
+ * which cap. Four members (uids 65531..65534 in nogroup), then the owner. */
+static int task_caps_child(int index, void *arg)
+{
+    (void)index;
+    drig_t *r = arg;
+    char why[DMN_REASON_MAX];
+    enum { PER_UID = DMN_SERVER_MAX_TASKS_PER_UID };
+    if (setegid(65534) != 0)
+        return 10;
+    int n = register_as(r, 65534, PER_UID, why, sizeof(why));
+    if (n != PER_UID || !strstr(why, "uid 65534 has 64 tasks")) {
+        fprintf(stderr, "first member: %d tasks registered, then '%s'\n", n, why);
+        return 20;
+    }
+    int members = DMN_ARB_MAX_TASKS - DMN_SERVER_OWNER_TASKS, done = n;
+    for (uid_t u = 65533; u >= 65531; u--) {
+        int expect = members - done < PER_UID ? members - done : PER_UID;
+        n = register_as(r, u, PER_UID, why, sizeof(why));
+        if (n != expect) {
+            fprintf(stderr, "member %u: %d tasks registered of %d, then '%s'\n", (unsigned)u, n,
+                    expect, why);
+            return 30;
+        }
+        done += n;
+    }
+    if (!strstr(why, "group members have 224 tasks")) {
+        fprintf(stderr, "last member refused with '%s'\n", why);
+        return 40;
+    }
+    if (setegid(0) != 0) /* the owner: its reserve is whole */
+        return 50;
+    n = register_as(r, 0, DMN_SERVER_OWNER_TASKS, why, sizeof(why));
+    if (n != DMN_SERVER_OWNER_TASKS) {
+        fprintf(stderr, "owner: %d tasks registered, then '%s'\n", n, why);
+        return 60;
+    }
+    return 0;
+}
+
+static void test_member_task_caps(void **state)
+{
+    (void)state;
+    if (geteuid() != 0 || !getgrnam("nogroup")) {
+        printf("needs root and a group 'nogroup'\n");
+        skip();
+    }
+    static drig_t r;
+    drig_init(&r);
+    chmod(r.dir, 0755);
+    char log[160];
+    setenv("GMUX_DAEMON_GROUP", "nogroup", 1);
+    pid_t d = start_logged(&r, log, sizeof(log));
+    unsetenv("GMUX_DAEMON_GROUP");
+    assert_true(d > 0);
+    int status[1];
+    tproc_fork_all(1, task_caps_child, &r, 120.0, status);
+    assert_int_equal(status[0], 0);
+    const char *text = read_log(log);
+    if (!strstr(text, "uid 65534 has 64 tasks, the most a group member may"))
+        fail_msg("the refusal is not in the daemon's log: %s", text);
+    drig_fini(&r);
+}
+
+/* Two members could hold every connection between them (272 each). Now four
+ * members hold at most DMN_SERVER_MAX_CONNS - DMN_SERVER_OWNER_CONNS together,
+ * each at most DMN_SERVER_MAX_CONNS_PER_UID, and the owner is served. */
+static int conn_caps_child(int index, void *arg)
+{
+    (void)index;
+    drig_t *r = arg;
+    static int fds[DMN_SERVER_MAX_CONNS + 1];
+    enum { PER_UID = DMN_SERVER_MAX_CONNS_PER_UID };
+    int members = DMN_SERVER_MAX_CONNS - DMN_SERVER_OWNER_CONNS, done = 0;
+    if (setegid(65534) != 0)
+        return 10;
+    for (uid_t u = 65534; u >= 65531; u--) {
+        if (seteuid(u) != 0)
+            return 20;
+        int expect = members - done < PER_UID ? members - done : PER_UID, n = 0;
+        while (n <= PER_UID) { /* until one is closed, or one too many served */
+            int fd, a;
+            if (dmn_endpoint_connect(r->sock, &fd) != GMUX_OK)
+                return 30;
+            if ((a = query_answered(fd)) < 0)
+                return 40;
+            if (a == 0) {
+                close(fd);
+                break;
+            }
+            fds[done + n++] = fd;
+        }
+        if (seteuid(0) != 0)
+            return 50;
+        if (n != expect) {
+            fprintf(stderr, "member %u: %d connections served of %d\n", (unsigned)u, n, expect);
+            return 60;
+        }
+        done += n;
+    }
+    if (setegid(0) != 0)
+        return 70;
+    for (int i = 0; i < 8; i++) { /* the owner */
+        int fd;
+        if (dmn_endpoint_connect(r->sock, &fd) != GMUX_OK || query_answered(fd) != 1)
+            return 80;
+        close(fd);
+    }
+    for (int i = 0; i < done; i++)
+        close(fds[i]);
+    return 0;
+}
+
+static void test_members_connection_caps(void **state)
+{
+    (void)state;
+    if (geteuid() != 0 || !getgrnam("nogroup")) {
+        printf("needs root and a group 'nogroup'\n");
+        skip();
+    }
+    static drig_t r;
+    drig_init(&r);
+    chmod(r.dir, 0755);
+    char log[160];
+    setenv("GMUX_DAEMON_GROUP", "nogroup", 1);
+    pid_t d = start_logged(&r, log, sizeof(log));
+    unsetenv("GMUX_DAEMON_GROUP");
+    assert_true(d > 0);
+    int status[1];
+    tproc_fork_all(1, conn_caps_child, &r, 120.0, status);
+    assert_int_equal(status[0], 0);
+    const char *text = read_log(log);
+    if (!strstr(text, "the most they may together"))
+        fail_msg("the refusal is not in the daemon's log: %s", text);
+    drig_fini(&r);
+}
+
+/* Every connection beyond DMN_SERVER_MAX_CONNS was logged ("too many
+ * connections: refused pid P"), so a peer retrying in a loop wrote the log
+ * as fast as it could connect. Now the first is logged, and the rest at
+ * most a line a second, with their count. */
+static void test_refusals_rate_limited(void **state)
+{
+    (void)state;
+    enum { FLOOD = 300 };
+    static drig_t r;
+    drig_init(&r);
+    char log[160];
+    assert_true(start_logged(&r, log, sizeof(log)) > 0);
+    static int fds[DMN_SERVER_MAX_CONNS];
+    for (int i = 0; i < DMN_SERVER_MAX_CONNS; i++) {
+        assert_int_equal(dmn_endpoint_connect(r.sock, &fds[i]), GMUX_OK);
+        assert_int_equal(query_answered(fds[i]), 1);
+    }
+    uint64_t t0 = com_clock_ns();
+    for (int i = 0; i < FLOOD; i++) {
+        int fd;
+        assert_int_equal(dmn_endpoint_connect(r.sock, &fd), GMUX_OK);
+        assert_int_equal(query_answered(fd), 0); /* closed unanswered */
+        close(fd);
+    }
+    uint64_t secs = (com_clock_ns() - t0) / COM_NS_PER_S;
+    char want[64];
+    snprintf(want, sizeof(want), "(%d refused so far)", FLOOD);
+    const char *text = read_log(log);
+    for (int i = 0; i < 500 && !strstr(text, want); i++) { /* the summary, within ~2 s */
+        com_clock_sleep_ns(20 * COM_NS_PER_MS);
+        text = read_log(log);
+    }
+    int lines = count_in(text, "too many connections");
+    print_message("%d refusals in %llu s: %d lines\n", FLOOD, (unsigned long long)secs, lines);
+    if (!strstr(text, want))
+        fail_msg("no line counts all %d refusals: %s", FLOOD, text);
+    assert_true(strstr(text, "too many connections (544): refused pid") != NULL);
+    /* the first, then at most one a second, and the last summary */
+    assert_true(lines <= 2 + (int)secs + 1);
+    for (int i = 0; i < DMN_SERVER_MAX_CONNS; i++)
+        close(fds[i]);
+    drig_fini(&r);
+}
+
+int main(void)
+{
+    signal(SIGPIPE, SIG_IGN);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_teardown(test_member_task_caps, drig_teardown),
+        cmocka_unit_test_teardown(test_members_connection_caps, drig_teardown),
+        cmocka_unit_test_teardown(test_refusals_rate_limited, drig_teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
