@@ -50,9 +50,10 @@ static bool gate_waiting; /* a launching thread waits in dmn_client_wait_turn */
 static shim_cuctx_t *gate_cx;
 /* Whether the client was in local mode (no daemon connection) when gate_mu
  * was last taken or given back. While it is, whoever holds gate_mu may be
- * inside a reconnection attempt, which can block for seconds on a daemon
- * that does not answer (daemon/client.h): a launch then goes on ungated
- * instead of waiting for gate_mu (gate_lock_launch). */
+ * inside a reconnection attempt (the watcher's; it does not wait on the
+ * daemon, daemon/client.h, but a launch has no reason to queue behind it):
+ * a launch then goes on ungated instead of waiting for gate_mu
+ * (gate_lock_launch). */
 static atomic_bool gate_local;
 static _Atomic uint64_t gate_grants; /* turns received: activity, like launches */
 static _Atomic uint64_t gate_bytes_in, gate_bytes_out, gate_plans_applied;
@@ -293,8 +294,9 @@ static void gate_unlock(void)
 }
 
 /* The launch path never calls into the client in local mode: every client
- * call may try to reconnect, and a reconnection may block for seconds. Only
- * the watcher thread reconnects. */
+ * call may try to reconnect, which is the watcher thread's work (connecting
+ * and registering do not wait, but cost system calls a launch should not
+ * pay). */
 void shim_gate_slow(void)
 {
     for (int round = 0; round < 1000; round++) {
