@@ -59,9 +59,10 @@ static void bad_token(char *err, size_t errlen, const char *tok, size_t n)
              (int)n, tok, subs);
 }
 
-gmux_status_t com_log_configure(const char *spec, char *err, size_t errlen)
+/* The levels `spec` gives every subsystem, into level[]; nothing applied. */
+static gmux_status_t parse_spec(const char *spec, unsigned char level[COM_SUBSYS_COUNT], char *err,
+                                size_t errlen)
 {
-    unsigned char level[COM_SUBSYS_COUNT];
     int assigned[COM_SUBSYS_COUNT]; /* SUBSYSTEM=LEVEL, wins over a bare LEVEL */
     int named[COM_SUBSYS_COUNT] = {0};
     int any_named = 0;
@@ -113,11 +114,26 @@ gmux_status_t com_log_configure(const char *spec, char *err, size_t errlen)
         for (int i = 0; i < COM_SUBSYS_COUNT; i++)
             if (!any_named || named[i])
                 level[i] = (unsigned char)bare_level;
-    for (int i = 0; i < COM_SUBSYS_COUNT; i++) {
+    for (int i = 0; i < COM_SUBSYS_COUNT; i++)
         if (assigned[i] >= 0)
             level[i] = (unsigned char)assigned[i];
+    return GMUX_OK;
+}
+
+gmux_status_t com_log_check(const char *spec, char *err, size_t errlen)
+{
+    unsigned char level[COM_SUBSYS_COUNT];
+    return parse_spec(spec, level, err, errlen);
+}
+
+gmux_status_t com_log_configure(const char *spec, char *err, size_t errlen)
+{
+    unsigned char level[COM_SUBSYS_COUNT];
+    gmux_status_t st = parse_spec(spec, level, err, errlen);
+    if (st != GMUX_OK)
+        return st;
+    for (int i = 0; i < COM_SUBSYS_COUNT; i++)
         atomic_store_explicit(&com_log_threshold_[i], level[i], memory_order_relaxed);
-    }
     return GMUX_OK;
 }
 

@@ -18,7 +18,13 @@
  *
  * Thread-safety: COM_LOG and com_log_write are safe from any thread.
  * com_log_configure and com_log_set_sink may race with logging threads
- * (levels are atomics); a sink change takes effect for later lines.
+ * (levels are atomics: a line sees each subsystem's old or new level); a
+ * sink change takes effect for later lines. A sink is called from the
+ * logging threads, several at once, outside any lock, and one may still be
+ * running for a line begun before com_log_set_sink returned: its arg must
+ * outlive that, and it must not log itself. The settings set the levels
+ * from GMUX_LOG at their first load and again only when its value changes
+ * (common/settings.h), so a later library init does not undo them.
  */
 #ifndef COM_LOG_H
 #define COM_LOG_H
@@ -80,6 +86,9 @@ extern _Atomic unsigned char com_log_threshold_[COM_SUBSYS_COUNT];
  * the defaults. On GMUX_ERR_PARSE, err names the offending token.
  */
 gmux_status_t com_log_configure(const char *spec, char *err, size_t errlen);
+
+/* Parses a GMUX_LOG specification as com_log_configure does, applying nothing. */
+gmux_status_t com_log_check(const char *spec, char *err, size_t errlen);
 
 /* Receives one finished line (no trailing newline). */
 typedef void (*com_log_sink_fn)(com_log_level_t level, com_log_subsys_t subsys, const char *line,

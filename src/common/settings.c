@@ -2,6 +2,7 @@
 #include "common/settings.h"
 
 #include <ctype.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,11 +15,39 @@
 const com_setting_desc_t com_settings_table[COM_SETTING_COUNT] = {COM_SETTINGS_LIST(DESC_)};
 #undef DESC_
 
-static com_setting_value_t global_values[COM_SETTING_COUNT];
-static int global_loaded;
+/*
+ * The process-wide table. Threads of the shim, the net library's proxy and
+ * the shmem layer read it while a later part's init reloads that part's
+ * settings, so every value is one atomic word, written once with its final
+ * value (never the default first) and read whole: a reader sees the value
+ * before or after, never a mix. A string is a pointer into the environment
+ * (glibc keeps every text setenv replaces), to a default literal or to a
+ * copy com_settings_set keeps for the life of the process (global_kept), so
+ * a pointer read before a change stays valid.
+ */
+static _Atomic uint64_t global_words[COM_SETTING_COUNT];
+/* Defaults and environment, loaded by the first init, read or set. */
+static pthread_once_t global_once = PTHREAD_ONCE_INIT;
+/* Set by com_settings_set: later inits leave that setting alone. */
+static atomic_bool global_overridden[COM_SETTING_COUNT];
+/* A malformed variable was told (by an init's err, or at a first read): no
+ * read warns of it again. */
+static atomic_bool global_told[COM_SETTING_COUNT];
 /* The text of a malformed variable nobody was told of yet: said when its
- * setting is first read (init writes it before other threads read). */
+ * setting is first read, by the one reader that takes it. */
 static _Atomic(const char *) global_unsaid[COM_SETTING_COUNT];
+/* The GMUX_LOG text the log levels were last set from. */
+static pthread_mutex_t global_log_lock = PTHREAD_MUTEX_INITIALIZER;
+static const char *global_log_applied;
+
+struct kept_text {
+    struct kept_text *next;
+    char text[];
+};
+static pthread_mutex_t global_kept_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct kept_text *global_kept;
+
+_Static_assert(sizeof(double) == sizeof(uint64_t), "a double fits a settings word");
 
 const char *com_setting_type_name(com_setting_type_t type)
 {
@@ -186,26 +215,139 @@ gmux_status_t com_settings_check(unsigned scopes, com_getenv_fn getenv_fn, char 
     return st;
 }
 
+static uint64_t word_of(com_setting_type_t type, com_setting_value_t v)
+{
+    uint64_t w = 0;
+    switch (type) {
+    case COM_SETTING_BOOL:
+        return v.b;
+    case COM_SETTING_INT:
+        return (uint64_t)v.i;
+    case COM_SETTING_SIZE:
+        return v.size;
+    case COM_SETTING_DOUBLE:
+        memcpy(&w, &v.d, sizeof(w));
+        return w;
+    case COM_SETTING_STRING:
+        return (uint64_t)(uintptr_t)v.s;
+    }
+    return 0;
+}
+
+static com_setting_value_t value_of(com_setting_type_t type, uint64_t w)
+{
+    com_setting_value_t v;
+    memset(&v, 0, sizeof(v));
+    switch (type) {
+    case COM_SETTING_BOOL:
+        v.b = w != 0;
+        break;
+    case COM_SETTING_INT:
+        v.i = (int64_t)w;
+        break;
+    case COM_SETTING_SIZE:
+        v.size = w;
+        break;
+    case COM_SETTING_DOUBLE:
+        memcpy(&v.d, &w, sizeof(w));
+        break;
+    case COM_SETTING_STRING:
+        v.s = (const char *)(uintptr_t)w;
+        break;
+    }
+    return v;
+}
+
+static void store(size_t id, com_setting_value_t v)
+{
+    atomic_store_explicit(&global_words[id], word_of(com_settings_table[id].type, v),
+                          memory_order_release);
+}
+
+/* The value of setting `id` from the environment, else its default: a
+ * malformed variable keeps the default and its text goes to *bad. */
+static com_setting_value_t env_value(size_t id, const char **bad)
+{
+    const com_setting_desc_t *d = &com_settings_table[id];
+    com_setting_value_t v, def;
+    memset(&def, 0, sizeof(def));
+    /* defaults are part of the code: test_every_global_default_parses */
+    (void)com_settings_parse_value(d, d->def, &def, NULL, 0);
+    const char *text = getenv(d->name);
+    *bad = NULL;
+    if (!text)
+        return def;
+    if (com_settings_parse_value(d, text, &v, NULL, 0) == GMUX_OK)
+        return v;
+    *bad = text;
+    return def;
+}
+
+/* Sets the log levels from GMUX_LOG's value when it changed (a malformed
+ * one changes nothing; the inits say it). Repeated inits with the same
+ * environment leave the levels alone. */
+static void apply_log(void)
+{
+    pthread_mutex_lock(&global_log_lock);
+    const char *spec = com_setting(COM_SETTING_LOG).s;
+    if (!global_log_applied || strcmp(global_log_applied, spec) != 0) {
+        global_log_applied = spec;
+        (void)com_log_configure(spec, NULL, 0);
+    }
+    pthread_mutex_unlock(&global_log_lock);
+}
+
+/* pthread_once: every setting from the environment. The malformed ones no
+ * init has said yet wait for their first read. */
+static void load_once(void)
+{
+    for (size_t i = 0; i < COM_SETTING_COUNT; i++) {
+        const char *bad;
+        store(i, env_value(i, &bad));
+        if (bad && !atomic_load(&global_told[i]))
+            atomic_store(&global_unsaid[i], bad);
+    }
+    pthread_mutex_lock(&global_log_lock);
+    global_log_applied =
+        value_of(COM_SETTING_STRING, atomic_load(&global_words[COM_SETTING_LOG])).s;
+    (void)com_log_configure(global_log_applied, NULL, 0);
+    pthread_mutex_unlock(&global_log_lock);
+}
+
+static bool reads(const com_setting_desc_t *d, unsigned scopes)
+{
+    return (d->scopes & (scopes | COM_SCOPE_ANY)) != 0;
+}
+
 gmux_status_t com_settings_init_scoped(unsigned scopes, char *err, size_t errlen)
 {
-    (void)com_settings_load_table(com_settings_table, COM_SETTING_COUNT, global_values,
-                                  process_getenv, NULL, 0);
     gmux_status_t st = com_settings_check(scopes, process_getenv, err, errlen);
+    /* said in err now, so never again at a read: marked before the first
+     * load, which would otherwise keep them for a read to say */
     for (size_t i = 0; i < COM_SETTING_COUNT; i++) {
         const com_setting_desc_t *d = &com_settings_table[i];
         const char *text = getenv(d->name);
         com_setting_value_t v;
-        bool unsaid = text && !(d->scopes & (scopes | COM_SCOPE_ANY)) &&
-                      com_settings_parse_value(d, text, &v, NULL, 0) != GMUX_OK;
-        atomic_store_explicit(&global_unsaid[i], unsaid ? text : NULL, memory_order_relaxed);
+        if (text && reads(d, scopes) && com_settings_parse_value(d, text, &v, NULL, 0) != GMUX_OK) {
+            atomic_store(&global_told[i], true);
+            atomic_store(&global_unsaid[i], NULL);
+        }
     }
-    global_loaded = 1;
+    pthread_once(&global_once, load_once);
+    /* this part's own settings as the environment has them now; the others
+     * stay as they are, since their parts may be running */
+    for (size_t i = 0; i < COM_SETTING_COUNT; i++) {
+        const char *bad;
+        if (reads(&com_settings_table[i], scopes) && !atomic_load(&global_overridden[i]))
+            store(i, env_value(i, &bad));
+    }
     char logerr[256];
-    if (com_log_configure(global_values[COM_SETTING_LOG].s, logerr, sizeof(logerr)) != GMUX_OK) {
+    if (com_log_check(getenv("GMUX_LOG"), logerr, sizeof(logerr)) != GMUX_OK) {
         append(err, errlen, logerr);
         if (st == GMUX_OK)
             st = GMUX_ERR_PARSE;
     }
+    apply_log();
     return st;
 }
 
@@ -214,39 +356,58 @@ gmux_status_t com_settings_init(char *err, size_t errlen)
     return com_settings_init_scoped(COM_SCOPE_ALL, err, errlen);
 }
 
-gmux_status_t com_settings_set(com_setting_id_t id, const char *text, char *err, size_t errlen)
+/* A copy of text that lives as long as the process. */
+static const char *keep_text(const char *text)
 {
-    if ((unsigned)id >= COM_SETTING_COUNT)
-        return GMUX_ERR_INVALID;
-    if (!global_loaded)
-        com_settings_load_table(com_settings_table, COM_SETTING_COUNT, global_values, NULL, NULL,
-                                0);
-    global_loaded = 1;
-    gmux_status_t st =
-        com_settings_parse_value(&com_settings_table[id], text, &global_values[id], err, errlen);
-    if (st == GMUX_OK) /* the variable no longer counts */
-        atomic_store_explicit(&global_unsaid[id], NULL, memory_order_relaxed);
-    return st;
+    size_t n = strlen(text) + 1;
+    struct kept_text *k = malloc(sizeof(*k) + n);
+    if (!k)
+        return NULL;
+    memcpy(k->text, text, n);
+    pthread_mutex_lock(&global_kept_lock);
+    k->next = global_kept;
+    global_kept = k;
+    pthread_mutex_unlock(&global_kept_lock);
+    return k->text;
 }
 
-const com_setting_value_t *com_setting(com_setting_id_t id)
+gmux_status_t com_settings_set(com_setting_id_t id, const char *text, char *err, size_t errlen)
 {
-    if (!global_loaded) {
-        /* Defaults only: a library read before init must not see zeros. */
-        com_settings_load_table(com_settings_table, COM_SETTING_COUNT, global_values, NULL, NULL,
-                                0);
-        global_loaded = 1;
-    }
+    if ((unsigned)id >= COM_SETTING_COUNT || !text)
+        return GMUX_ERR_INVALID;
+    pthread_once(&global_once, load_once);
+    const com_setting_desc_t *d = &com_settings_table[id];
+    com_setting_value_t v;
+    gmux_status_t st = com_settings_parse_value(d, text, &v, err, errlen);
+    if (st == GMUX_OK && id == COM_SETTING_LOG)
+        st = com_log_check(text, err, errlen);
+    if (st != GMUX_OK)
+        return st;
+    if (d->type == COM_SETTING_STRING && !(v.s = keep_text(text)))
+        return GMUX_ERR_NOMEM;
+    atomic_store(&global_overridden[id], true);
+    /* the variable no longer counts */
+    atomic_store(&global_told[id], true);
+    atomic_store(&global_unsaid[id], NULL);
+    store(id, v);
+    if (id == COM_SETTING_LOG)
+        apply_log();
+    return GMUX_OK;
+}
+
+com_setting_value_t com_setting(com_setting_id_t id)
+{
+    pthread_once(&global_once, load_once);
+    const com_setting_desc_t *d = &com_settings_table[id];
     if (atomic_load_explicit(&global_unsaid[id], memory_order_relaxed)) {
         const char *text = atomic_exchange(&global_unsaid[id], NULL);
         char msg[256];
         com_setting_value_t v;
-        if (text && com_settings_parse_value(&com_settings_table[id], text, &v, msg, sizeof(msg)) !=
-                        GMUX_OK)
-            COM_WARN(COMMON, "%s; the default %s is used", msg,
-                     com_settings_table[id].def[0] ? com_settings_table[id].def : "\"\"");
+        if (text && !atomic_exchange(&global_told[id], true) &&
+            com_settings_parse_value(d, text, &v, msg, sizeof(msg)) != GMUX_OK)
+            COM_WARN(COMMON, "%s; the default %s is used", msg, d->def[0] ? d->def : "\"\"");
     }
-    return &global_values[id];
+    return value_of(d->type, atomic_load_explicit(&global_words[id], memory_order_acquire));
 }
 
 /* Read by the runtime outside the table: what `gmux launch` gives each rank. */

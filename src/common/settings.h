@@ -7,9 +7,14 @@
  * describe their own; the runtime's global table is generated from
  * COM_SETTINGS_LIST and read with the COM_SETTING_* accessors.
  *
- * Thread-safety: com_settings_init() must run before other threads read
- * settings (library and CLI initialisation do this); afterwards the values
- * are read-only. com_settings_set() is for single-threaded set-up and tests.
+ * Thread-safety: the functions of the global table are safe from any
+ * thread (the others touch only what their caller passes). The first
+ * init, read or set loads the whole table from the environment (once); a
+ * later init reloads only the settings of its own scopes (the part being
+ * started), so another part's threads keep their values. A reader racing
+ * with a reload or a set sees the old or the new value, never another (a
+ * default in between, a torn word); a string it got stays valid for the
+ * life of the process.
  */
 #ifndef COM_SETTINGS_H
 #define COM_SETTINGS_H
@@ -57,7 +62,7 @@ typedef union com_setting_value {
     int64_t i;
     uint64_t size;
     double d;
-    const char *s; /* points into the environment or the default literal */
+    const char *s; /* the environment's text, the default literal or a kept copy */
 } com_setting_value_t;
 
 typedef const char *(*com_getenv_fn)(const char *name);
@@ -102,9 +107,14 @@ gmux_status_t com_settings_init(char *err, size_t errlen);
 /* Loads the global table as com_settings_init does, but returns
  * GMUX_ERR_PARSE, with err naming each one and the form it wants, only for
  * malformed variables of settings read in `scopes` (and of COM_SCOPE_ANY:
- * GMUX_LOG). Any other malformed variable keeps its default and is said as
- * a warning when the setting is first read, if ever. Calling it again
- * reloads (after setenv). */
+ * GMUX_LOG), every time it is called: the caller tells them. Any other
+ * malformed variable keeps its default and is said as a warning when the
+ * setting is first read, if ever, unless an init told it already: each is
+ * told once per process (test_malformed_told_once). The first call loads
+ * every setting; a later one reloads from the environment (after setenv)
+ * the settings read in `scopes` and GMUX_LOG, and nothing else, skipping
+ * those com_settings_set overrode. The log levels follow GMUX_LOG when its
+ * value changed. */
 gmux_status_t com_settings_init_scoped(unsigned scopes, char *err, size_t errlen);
 
 /* Checks, without loading anything, the variables of the runtime's settings
@@ -113,10 +123,15 @@ gmux_status_t com_settings_init_scoped(unsigned scopes, char *err, size_t errlen
 gmux_status_t com_settings_check(unsigned scopes, com_getenv_fn getenv_fn, char *err,
                                  size_t errlen);
 
-/* Overrides one setting from text (command-line options, tests). */
+/* Overrides one setting from text (command-line options, tests): the
+ * value wins over the variable, which later inits neither reload nor warn
+ * of, for the rest of the process. A string is copied (text need not live
+ * on); GMUX_LOG sets the log levels too. Safe from any thread: readers see
+ * the old value or the new. GMUX_ERR_PARSE (err says why) leaves it as is. */
 gmux_status_t com_settings_set(com_setting_id_t id, const char *text, char *err, size_t errlen);
 
-const com_setting_value_t *com_setting(com_setting_id_t id);
+/* The value of one setting (the COM_SETTING_* macros below read it). */
+com_setting_value_t com_setting(com_setting_id_t id);
 
 /* A GMUX_* name that is no setting of the table and not one the launcher sets
  * (GMUX_RANK, GMUX_SIZE, GMUX_NNODES, GMUX_BOOTSTRAP, GMUX_JOB): the setting it
@@ -131,10 +146,10 @@ const char *com_settings_suggest(const char *name);
  * com_settings_suggest finds a setting for. Returns how many. */
 size_t com_settings_warn_misspelt(char *const *envp, FILE *out, const char *prog);
 
-#define COM_SETTING_BOOL(id)   (com_setting(COM_SETTING_##id)->b)
-#define COM_SETTING_INT(id)    (com_setting(COM_SETTING_##id)->i)
-#define COM_SETTING_SIZE(id)   (com_setting(COM_SETTING_##id)->size)
-#define COM_SETTING_DOUBLE(id) (com_setting(COM_SETTING_##id)->d)
-#define COM_SETTING_STRING(id) (com_setting(COM_SETTING_##id)->s)
+#define COM_SETTING_BOOL(id)   (com_setting(COM_SETTING_##id).b)
+#define COM_SETTING_INT(id)    (com_setting(COM_SETTING_##id).i)
+#define COM_SETTING_SIZE(id)   (com_setting(COM_SETTING_##id).size)
+#define COM_SETTING_DOUBLE(id) (com_setting(COM_SETTING_##id).d)
+#define COM_SETTING_STRING(id) (com_setting(COM_SETTING_##id).s)
 
 #endif /* COM_SETTINGS_H */

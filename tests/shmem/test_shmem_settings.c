@@ -1,0 +1,66 @@
+/*
+ * The settings an OpenSHMEM program is told about, in one PE run without a
+ * launcher: a malformed GMUX_SHMEM_* variable is said once, by shmem_init
+ * (it was said twice: once by the shmem layer's own check, again when the
+ * heap's size was read after gmux_comm_init had checked the net library's
+ * settings); a malformed net setting once too, by the net library.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <shmem.h>
+
+static int count(const char *hay, const char *needle)
+{
+    int n = 0;
+    for (const char *p = strstr(hay, needle); p; p = strstr(p + 1, needle))
+        n++;
+    return n;
+}
+
+static void test_malformed_said_once(void **state)
+{
+    (void)state;
+    setenv("GMUX_SHMEM_HEAP", "lots", 1);
+    setenv("GMUX_NET_TIMEOUT", "abc", 1);
+    fflush(stderr);
+    FILE *tmp = tmpfile();
+    assert_non_null(tmp);
+    int saved = dup(2);
+    assert_true(saved >= 0 && dup2(fileno(tmp), 2) == 2);
+    shmem_init();
+    assert_int_equal(shmem_n_pes(), 1);
+    long *x = shmem_malloc(sizeof(long)); /* the default heap (64M) serves */
+    assert_non_null(x);
+    shmem_free(x);
+    shmem_finalize();
+    fflush(stderr);
+    assert_int_equal(dup2(saved, 2), 2);
+    close(saved);
+    static char out[8192];
+    rewind(tmp);
+    size_t n = fread(out, 1, sizeof(out) - 1, tmp);
+    out[n] = '\0';
+    fclose(tmp);
+    fprintf(stderr, "%s", out);
+    assert_int_equal(count(out, "GMUX_SHMEM_HEAP='lots': expected a size"), 1);
+    assert_int_equal(count(out, "GMUX_NET_TIMEOUT='abc': expected a finite number"), 1);
+}
+
+int main(void)
+{
+    unsetenv("GMUX_RANK");
+    unsetenv("GMUX_SIZE");
+    unsetenv("GMUX_BOOTSTRAP");
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_malformed_said_once),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
