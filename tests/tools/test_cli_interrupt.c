@@ -209,7 +209,34 @@ static void test_demo_sigterm_leaves_no_process(void **state)
     assert_int_equal(left, 0);
     assert_int_equal(tmp_entries("gmux-demo-"), 0); /* the daemon's directory removed */
     assert_int_equal(rc, 128 + SIGTERM);
-    assert_non_null(strstr(read_err(), "gmux demo: interrupted by signal 15"));
+    assert_non_null(strstr(read_err(), "gmux demo: interrupted by signal 15;"));
+}
+
+/* gmux bench net on both providers, SIGTERM to gmux alone once shm has
+ * printed a figure: its ranks go, and it says the figures are partial. */
+static void test_bench_net_sigterm_says_partial(void **state)
+{
+    (void)state;
+    char *argv[] = {GMUX_CLI_PATH, "bench", "net", "--reps", "1", NULL};
+    int out;
+    pid_t pid = start(argv, &out);
+    FILE *f = fdopen(out, "r");
+    assert_non_null(f);
+    char line[1024];
+    int seen = 0;
+    while (!seen && fgets(line, sizeof(line), f))
+        seen = strncmp(line, "shm", 3) == 0;
+    assert_true(seen);
+    kill(pid, SIGTERM);
+    int rc = wait_job(pid);
+    fclose(f);
+    int left = group_left(pid);
+    assert_int_equal(left, 0);
+    assert_int_equal(rc, 128 + SIGTERM);
+    const char *e = read_err();
+    assert_non_null(strstr(e, "gmux bench net: interrupted by signal 15; the figures printed are "
+                              "partial"));
+    assert_non_null(strstr(e, " tcp)")); /* tcp was never run */
 }
 
 int main(void)
@@ -218,6 +245,7 @@ int main(void)
         cmocka_unit_test(test_launch_sigterm_stops_ranks),
         cmocka_unit_test(test_launch_sigint_stops_ranks),
         cmocka_unit_test(test_demo_sigterm_leaves_no_process),
+        cmocka_unit_test(test_bench_net_sigterm_says_partial),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
