@@ -239,6 +239,39 @@ static void test_bench_net_sigterm_says_partial(void **state)
     assert_non_null(strstr(e, " tcp)")); /* tcp was never run */
 }
 
+#ifdef GMUX_HAVE_SHIM
+/* gmux profile -- CMD, SIGTERM to gmux alone while CMD runs: CMD is
+ * stopped, no database is written and the temporary trace is removed. */
+static void test_profile_sigterm_stops_command(void **state)
+{
+    (void)state;
+    char script[256], started[160], db[160];
+    snprintf(started, sizeof(started), "%s/started", dir);
+    snprintf(db, sizeof(db), "%s/db", dir);
+    unlink(started);
+    snprintf(script, sizeof(script), "touch '%s'; exec sleep 300", started);
+    char *argv[] = {GMUX_CLI_PATH, "profile", "-o", db, "--", "/bin/sh", "-c", script, NULL};
+    int out;
+    pid_t pid = start(argv, &out);
+    int up = 0;
+    for (int i = 0; i < 60 * 20 && !up; i++) {
+        up = file_exists("started");
+        if (!up)
+            sleep_ms(50);
+    }
+    assert_true(up);
+    kill(pid, SIGTERM);
+    int rc = wait_job(pid);
+    close(out);
+    int left = group_left(pid);
+    assert_int_equal(left, 0); /* no sleep left */
+    assert_int_equal(rc, 128 + SIGTERM);
+    assert_int_equal(tmp_entries("gmux-profile-"), 0);
+    assert_false(file_exists("db"));
+    assert_non_null(strstr(read_err(), "gmux profile: interrupted by signal 15"));
+}
+#endif
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -246,6 +279,9 @@ int main(void)
         cmocka_unit_test(test_launch_sigint_stops_ranks),
         cmocka_unit_test(test_demo_sigterm_leaves_no_process),
         cmocka_unit_test(test_bench_net_sigterm_says_partial),
+#ifdef GMUX_HAVE_SHIM
+        cmocka_unit_test(test_profile_sigterm_stops_command),
+#endif
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
