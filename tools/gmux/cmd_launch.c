@@ -47,8 +47,9 @@ static int usage(void)
            "                   [--bind ADDR] -- CMD [ARGS...]\n\n"
            "Starts N ranks of CMD (fork/exec here; ssh for other hosts, round robin)\n"
            "with a TCP rendezvous on ADDR (default 127.0.0.1) for gmux_comm_init.\n"
-           "A rank that dies makes the others fail; they are killed after --grace\n"
-           "seconds (default 10). --timeout S kills the whole job after S seconds\n"
+           "A rank that dies (or exits, even 0, without gmux_comm_finalize) makes the\n"
+           "others fail; they are killed after --grace seconds (default 10).\n"
+           "--timeout S kills the whole job after S seconds\n"
            "(exit 124). SIGINT, SIGTERM or SIGHUP N sends the ranks SIGTERM (SIGKILL\n"
            "after --grace), waits for them and exits 128+N.\n"
            "Exit status: the worst rank's (128+N for a rank killed by signal N);\n"
@@ -278,6 +279,11 @@ int cmd_launch(int argc, char **argv)
                     fprintf(stderr, "gmux launch: rank %d %s %d\n", r,
                             WIFSIGNALED(ws) ? "killed by signal" : "exited with status",
                             WIFSIGNALED(ws) ? WTERMSIG(ws) : codes[r]);
+                else if (failed) /* else the kill of the others would be all that is said */
+                    fprintf(stderr,
+                            "gmux launch: rank %d exited with status 0 without "
+                            "gmux_comm_finalize: counted as a failure\n",
+                            r);
                 net_rdv_rank_exited(rdv, r, failed);
                 if (failed && kill_at == UINT64_MAX)
                     kill_at = com_deadline_after_ns((uint64_t)(o.grace_s * 1e9));
