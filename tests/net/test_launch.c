@@ -53,6 +53,20 @@ static void test_exit_status_is_the_worst(void **state)
     assert_int_equal(run(killed), 128 + 9);
 }
 
+/* A rank that exits 0 without the BYE of gmux_comm_finalize counts as a
+ * death (the others may wait for it): the ranks killed for it must not be
+ * the only thing said, the rank and why must be named. */
+static void test_exit_without_finalize_is_named(void **state)
+{
+    (void)state;
+    char *argv[] = {
+        GMUX_CLI_PATH, "launch", "-n", "2",  "--grace",
+        "0.2",         "--",     "sh", "-c", "[ $GMUX_RANK = 1 ] && exec sleep 30; exit 0",
+        NULL};
+    assert_int_equal(run(argv), 128 + 9);
+    assert_non_null(strstr(err, "rank 0 exited with status 0 without gmux_comm_finalize"));
+}
+
 static void test_timeout_kills_the_job(void **state)
 {
     (void)state;
@@ -124,6 +138,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_environment_of_ranks),
         cmocka_unit_test(test_exit_status_is_the_worst),
+        cmocka_unit_test(test_exit_without_finalize_is_named),
         cmocka_unit_test(test_timeout_kills_the_job),
         cmocka_unit_test(test_usage_errors),
         cmocka_unit_test(test_command_checked_once),

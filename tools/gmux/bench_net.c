@@ -108,7 +108,10 @@ int bench_net(int argc, char **argv)
                    "how far this machine's noise alone moves a figure from 1).\n"
                    "--plot PREFIX: also write PREFIX.png (gnuplot): bandwidth against size,\n"
                    "gmux beside raw per provider, and gmux/raw with its range; the data in\n"
-                   "PREFIX.PROVIDER.dat, the script in PREFIX.gp.\n",
+                   "PREFIX.PROVIDER.dat, the script in PREFIX.gp.\n\n"
+                   "Exit status: 0; a rank's failure as gmux launch reports it; 2 for a\n"
+                   "usage error. SIGINT, SIGTERM or SIGHUP N stops the ranks, says the\n"
+                   "figures printed so far are partial and exits 128+N.\n",
                    BENCH_NET_REPS, BENCH_NET_REPS_MAX);
             return 0;
         }
@@ -159,7 +162,12 @@ int bench_net(int argc, char **argv)
         if (plot && plot_data_path(plot, provs[p], plot_dat, sizeof(plot_dat)) != 0)
             return cli_fail("bench net", "cannot write %s", plot_dat);
     }
-    for (int p = 0; p < nprov; p++) {
+    /* an interrupt, in a run or between two, ends the bench after that run
+     * (gmux launch stops its ranks) */
+    struct cli_interrupts ints;
+    cli_interrupts_catch(&ints);
+    int p = 0;
+    for (; p < nprov && !cli_interrupted(); p++) {
         setenv("GMUX_NET_PROVIDER", provs[p], 1);
         /* the launch, the rank's program and its options: at most 17 words */
         char *args[18] = {"launch", "-n", "2",         "--timeout", "300",
@@ -185,6 +193,18 @@ int bench_net(int argc, char **argv)
         int rc = cmd_launch(k, args);
         if (rc > worst)
             worst = rc;
+    }
+    cli_interrupts_restore(&ints);
+    if (cli_interrupted()) {
+        fflush(stdout);
+        fprintf(stderr,
+                "gmux bench net: interrupted by signal %d; the figures printed are "
+                "partial (not measured to the end:",
+                cli_interrupted());
+        for (int q = p > 0 ? p - 1 : 0; q < nprov; q++) /* the one cut short and the rest */
+            fprintf(stderr, " %s", provs[q]);
+        fprintf(stderr, ")%s\n", plot ? "; no plot written, its data files are partial" : "");
+        return 128 + cli_interrupted();
     }
     if (plot && worst == 0)
         plot_write(plot, provs, nprov, same != NULL, json ? stderr : stdout);

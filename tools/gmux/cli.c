@@ -98,6 +98,37 @@ int cli_check_command(const char *sub, const char *cmd)
     return err == ENOENT ? 127 : 126;
 }
 
+static volatile sig_atomic_t cli_stop_signal;
+
+static void cli_on_interrupt(int sig)
+{
+    if (!cli_stop_signal)
+        cli_stop_signal = sig;
+}
+
+static const int cli_interrupt_signals[3] = {SIGINT, SIGTERM, SIGHUP};
+
+void cli_interrupts_catch(struct cli_interrupts *saved)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = cli_on_interrupt;
+    sigemptyset(&sa.sa_mask);
+    for (int i = 0; i < 3; i++)
+        sigaction(cli_interrupt_signals[i], &sa, &saved->old[i]);
+}
+
+void cli_interrupts_restore(const struct cli_interrupts *saved)
+{
+    for (int i = 0; i < 3; i++)
+        sigaction(cli_interrupt_signals[i], &saved->old[i], NULL);
+}
+
+int cli_interrupted(void)
+{
+    return cli_stop_signal;
+}
+
 int cli_socket_path(const char *cmd, const char *given, char *out, size_t cap)
 {
     size_t most = sizeof(((struct sockaddr_un *)0)->sun_path) - 1;

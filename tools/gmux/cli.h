@@ -6,6 +6,7 @@
 #ifndef GMUX_CLI_H
 #define GMUX_CLI_H
 
+#include <signal.h>
 #include <stddef.h>
 
 #include "common/settings.h"
@@ -50,5 +51,23 @@ int cli_check_command(const char *sub, const char *cmd);
  * has set some from its options); else it checks the variables as getenv_fn
  * gives them and loads nothing. */
 int cli_settings_check(const char *cmd, unsigned scopes, com_getenv_fn getenv_fn);
+
+/* The dispositions of SIGINT, SIGTERM and SIGHUP before cli_interrupts_catch. */
+struct cli_interrupts {
+    struct sigaction old[3];
+};
+
+/* For a command that owns children (ranks, a daemon): until
+ * cli_interrupts_restore, SIGINT, SIGTERM and SIGHUP only record their
+ * number (cli_interrupted) and cut short blocking calls (EINTR, no
+ * SA_RESTART), so that the command stops its children, removes its
+ * temporary files and exits 128+N itself instead of dying with children
+ * left running. Not thread-safe; the previous dispositions go to saved. */
+void cli_interrupts_catch(struct cli_interrupts *saved);
+void cli_interrupts_restore(const struct cli_interrupts *saved);
+
+/* The signal caught since the process started (the first one), or 0. It
+ * stays set after cli_interrupts_restore, for the caller's caller. */
+int cli_interrupted(void);
 
 #endif /* GMUX_CLI_H */

@@ -3,6 +3,7 @@
  * part of the runtime, none needing a GPU.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -17,6 +18,7 @@
 struct demo_part {
     const char *name;
     int (*run)(void);
+    bool in_process; /* starts no process: an interrupt may end gmux at once */
 };
 
 int demo_daemon(void); /* demo_daemon.c */
@@ -29,10 +31,10 @@ static int demo_sim(void)
 }
 
 static const struct demo_part parts[] = {
-    {"mem: simulator report (8 LLM instances, DL and scientific mixes)", demo_sim},
-    {"mem: gmuxd time slices (2 batch tasks, 1 latency-class task)", demo_daemon},
-    {"net: loopback put/signal demo", demo_net},
-    {"net: MoE dispatch/combine, CPU threads, 4 ranks over loopback", demo_moe_run},
+    {"mem: simulator report (8 LLM instances, DL and scientific mixes)", demo_sim, true},
+    {"mem: gmuxd time slices (2 batch tasks, 1 latency-class task)", demo_daemon, false},
+    {"net: loopback put/signal demo", demo_net, false},
+    {"net: MoE dispatch/combine, CPU threads, 4 ranks over loopback", demo_moe_run, false},
 };
 
 int cmd_demo(int argc, char **argv)
@@ -43,7 +45,9 @@ int cmd_demo(int argc, char **argv)
                    "defaults; needs no GPU:\n");
             for (size_t k = 0; k < sizeof(parts) / sizeof(parts[0]); k++)
                 printf("  %s\n", parts[k].name);
-            printf("A part that fails is marked FAILED and the exit status is 1.\n\n"
+            printf("A part that fails is marked FAILED and the exit status is 1.\n"
+                   "SIGINT, SIGTERM or SIGHUP N stops the running part's processes (ranks,\n"
+                   "daemon), removes its temporary files and exits 128+N.\n\n"
                    "  --plot-dir DIR  where the simulator's sweep plot goes "
                    "(gmux-demo-llm-sweep.png, .dat, .gp;\n"
                    "                  default: the current directory, skipped if it cannot be "
@@ -67,14 +71,30 @@ int cmd_demo(int argc, char **argv)
         }
         return cli_usage_error("demo", "unexpected argument '%s'", argv[i]);
     }
+    /* Between parts and in those that start processes (which stop them on
+     * an interrupt themselves), an interrupt ends the demo after the part */
+    struct cli_interrupts ints;
+    cli_interrupts_catch(&ints);
     int failed = 0;
-    for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
+    for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]) && !cli_interrupted(); i++) {
         printf("== %s\n", parts[i].name);
+        if (parts[i].in_process)
+            cli_interrupts_restore(&ints);
         int rc = parts[i].run();
+        if (parts[i].in_process)
+            cli_interrupts_catch(&ints);
+        if (cli_interrupted())
+            break; /* the part's processes are stopped; those after it not run */
         if (rc != 0) {
             printf("   FAILED (exit %d)\n", rc);
             failed = 1;
         }
     }
-    return failed;
+    cli_interrupts_restore(&ints);
+    if (!cli_interrupted())
+        return failed;
+    fflush(stdout);
+    fprintf(stderr, "gmux demo: interrupted by signal %d; stopped before its end\n",
+            cli_interrupted());
+    return 128 + cli_interrupted();
 }

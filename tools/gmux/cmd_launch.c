@@ -9,6 +9,8 @@
  * rank dies, the others are told at once (their operations fail with
  * GMUX_ERR_PEER); those still running after the grace period are killed.
  * The exit status is the worst rank's (128+N for a signal N), 124 on timeout.
+ * SIGINT, SIGTERM or SIGHUP N to gmux: the ranks get SIGTERM (SIGKILL after
+ * the grace period), are reaped, and gmux exits 128+N.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -45,9 +47,14 @@ static int usage(void)
            "                   [--bind ADDR] -- CMD [ARGS...]\n\n"
            "Starts N ranks of CMD (fork/exec here; ssh for other hosts, round robin)\n"
            "with a TCP rendezvous on ADDR (default 127.0.0.1) for gmux_comm_init.\n"
-           "A rank that dies makes the others fail; they are killed after --grace\n"
-           "seconds (default 10). --timeout S kills the whole job after S seconds\n"
-           "(exit 124). Exit status: the worst rank's.\n");
+           "A rank that dies (or exits, even 0, without gmux_comm_finalize) makes the\n"
+           "others fail; they are killed after --grace seconds (default 10).\n"
+           "--timeout S kills the whole job after S seconds\n"
+           "(exit 124). SIGINT, SIGTERM or SIGHUP N sends the ranks SIGTERM (SIGKILL\n"
+           "after --grace), waits for them and exits 128+N.\n"
+           "Exit status: the worst rank's (128+N for a rank killed by signal N);\n"
+           "124 on timeout; 127/126 when CMD is not found/not executable; 2 for a\n"
+           "usage error.\n");
     return 0;
 }
 
@@ -220,7 +227,13 @@ int cmd_launch(int argc, char **argv)
         net_rdv_destroy(rdv);
         return cli_fail("launch", "out of memory");
     }
-    for (int r = 0; r < o.n; r++)
+    /* SIGINT, SIGTERM, SIGHUP: the ranks are stopped and reaped and this
+     * job's shm removed before gmux exits; caught before the first fork so
+     * that none arriving meanwhile is lost (exec resets them in the ranks) */
+    struct cli_interrupts ints;
+    cli_interrupts_catch(&ints);
+    int stopped_by = 0;
+    for (int r = 0; r < o.n && !cli_interrupted(); r++)
         pids[r] = start_rank(&o, r, net_rdv_port(rdv), nnodes);
     int running = 0;
     for (int r = 0; r < o.n; r++)
@@ -266,10 +279,24 @@ int cmd_launch(int argc, char **argv)
                     fprintf(stderr, "gmux launch: rank %d %s %d\n", r,
                             WIFSIGNALED(ws) ? "killed by signal" : "exited with status",
                             WIFSIGNALED(ws) ? WTERMSIG(ws) : codes[r]);
+                else if (failed) /* else the kill of the others would be all that is said */
+                    fprintf(stderr,
+                            "gmux launch: rank %d exited with status 0 without "
+                            "gmux_comm_finalize: counted as a failure\n",
+                            r);
                 net_rdv_rank_exited(rdv, r, failed);
                 if (failed && kill_at == UINT64_MAX)
                     kill_at = com_deadline_after_ns((uint64_t)(o.grace_s * 1e9));
             }
+        }
+        if (running > 0 && !stopped_by && (stopped_by = cli_interrupted()) != 0) {
+            fprintf(stderr, "gmux launch: interrupted by signal %d; stopping the ranks\n",
+                    stopped_by);
+            for (int r = 0; r < o.n; r++)
+                if (pids[r] > 0)
+                    kill(pids[r], SIGTERM);
+            if (kill_at == UINT64_MAX)
+                kill_at = com_deadline_after_ns((uint64_t)(o.grace_s * 1e9));
         }
         bool over = com_deadline_passed(deadline);
         if (running > 0 && (over || com_deadline_passed(kill_at))) {
@@ -277,7 +304,8 @@ int cmd_launch(int argc, char **argv)
                 fprintf(stderr, "gmux launch: timed out after %g s; killing the job\n",
                         o.timeout_s);
             else if (!over)
-                fprintf(stderr, "gmux launch: killing the ranks left after a failure\n");
+                fprintf(stderr, "gmux launch: killing the ranks left after %s\n",
+                        stopped_by ? "the interrupt" : "a failure");
             timed_out |= over;
             for (int r = 0; r < o.n; r++)
                 if (pids[r] > 0)
@@ -287,10 +315,13 @@ int cmd_launch(int argc, char **argv)
     }
     sigprocmask(SIG_SETMASK, &prev, NULL);
     sigaction(SIGCHLD, &old_sa, NULL);
+    cli_interrupts_restore(&ints);
     remove_shm_leftovers(net_rdv_port(rdv));
     net_rdv_destroy(rdv);
     free(pids);
     free(codes);
+    if (stopped_by || cli_interrupted())
+        return 128 + cli_interrupted(); /* the first signal, as a shell reports it */
     if (timed_out)
         return 124; /* the ranks' own statuses are the kills of the timeout */
     return worst > 255 ? 255 : worst;

@@ -5,6 +5,7 @@
  * (docs/templates.md).
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,7 +34,8 @@ static void print_help(void)
            "Prints one line per kernel: what was learned.\n"
            "With -- CMD, CMD runs under libgmux.so (policy demand unless GMUX_POLICY is set)\n"
            "recording its launches and, after each (synchronized), the ranges it touched;\n"
-           "those are learned from. See docs/shim.md, Recording.\n");
+           "those are learned from. See docs/shim.md, Recording. SIGINT, SIGTERM or\n"
+           "SIGHUP N goes on to CMD; gmux waits for it, writes nothing and exits 128+N.\n");
 }
 
 int cmd_profile(int argc, char **argv)
@@ -45,7 +47,7 @@ int cmd_profile(int argc, char **argv)
     if (!in.sets)
         return cli_fail(CMD, "out of memory");
     char **command = NULL;
-    char trace_tmp[] = "/tmp/gmux-profile-XXXXXX";
+    char trace_tmp[PATH_MAX];
     bool have_tmp = false;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--") == 0) {
@@ -102,6 +104,9 @@ int cmd_profile(int argc, char **argv)
         }
         if ((rc = cli_check_command(CMD, command[0])) != 0)
             goto free_sets;
+        const char *tmp = getenv("TMPDIR");
+        snprintf(trace_tmp, sizeof(trace_tmp), "%s/gmux-profile-XXXXXX",
+                 tmp && *tmp && strlen(tmp) < sizeof(trace_tmp) - 32 ? tmp : "/tmp");
         int fd = mkstemp(trace_tmp);
         if (fd < 0) {
             rc = cli_fail(CMD, "cannot create a temporary trace file");

@@ -42,7 +42,9 @@ static void print_help(void)
            "          --no-ranges: no synchronize, no ranges, policy off.\n"
            "          Compute times are the kernels' own (CUPTI), one launch at a time,\n"
            "          from a first pass of CMD on plain device memory (so CMD runs twice\n"
-           "          and should repeat itself); 0 with --no-ranges (docs/shim.md).\n\n"
+           "          and should repeat itself); 0 with --no-ranges (docs/shim.md).\n"
+           "          SIGINT, SIGTERM or SIGHUP N goes on to CMD; gmux waits for it,\n"
+           "          leaves FILE as it was and exits 128+N.\n\n"
            "Formats: docs/trace-format.md. Workloads: docs/workloads.md.\n\n");
     sim_workload_print_help(stdout);
 }
@@ -292,6 +294,7 @@ static int cmd_record(int argc, char **argv)
         fprintf(stderr, "gmux trace: pass 1 of 2 (compute times)\n");
         int trc = gmux_shim_record(CMD, times, "binary", true, "off", timing_env, &argv[i + 1]);
         if (trc < 0) {
+            remove(times); /* what an interrupted pass wrote */
             cli_out_finish(&o, false);
             return -trc;
         }

@@ -3,6 +3,8 @@
  * synthetic tasks (one latency-class) sharing the GPU by time slices, with
  * the daemon's view printed mid-run, as `gmux top` would show it.
  */
+#include <dirent.h>
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "common/clock.h"
 #include "daemon/client.h"
 #include "daemon/endpoint.h"
@@ -50,18 +53,46 @@ static int demo_task(const char *path, const char *name, dmn_class_t cls, int ke
     return 0;
 }
 
+/* Removes dir and what the daemon left in it (its socket and lock file). */
+static int remove_dir(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return -1;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+            unlinkat(dirfd(d), e->d_name, 0);
+    closedir(d);
+    return rmdir(dir);
+}
+
 int demo_daemon(void)
 {
-    char dir[] = "/tmp/gmux-demo-XXXXXX", path[128];
-    if (!mkdtemp(dir))
+    /* from here an interrupt stops the tasks and the daemon and removes dir */
+    struct cli_interrupts ints;
+    cli_interrupts_catch(&ints);
+    /* under $TMPDIR when it leaves room for the socket's name */
+    const char *tmp = getenv("TMPDIR");
+    if (!tmp || !*tmp || strlen(tmp) > 60)
+        tmp = "/tmp";
+    char dir[96], path[128];
+    snprintf(dir, sizeof(dir), "%s/gmux-demo-XXXXXX", tmp);
+    if (!mkdtemp(dir)) {
+        cli_interrupts_restore(&ints);
         return 1;
+    }
     snprintf(path, sizeof(path), "%s/gmuxd.sock", dir);
     int p[2], rc = 1;
-    if (pipe(p) != 0)
+    if (pipe(p) != 0) {
+        rmdir(dir);
+        cli_interrupts_restore(&ints);
         return 1;
+    }
     fflush(stdout);
     pid_t srv = fork();
     if (srv == 0) {
+        cli_interrupts_restore(&ints);
         close(p[0]);
         signal(SIGTERM, demo_on_term);
         dmn_server_opts_t o = {path, DMN_NO_GROUP, 10 * COM_NS_PER_MS, COM_NS_PER_S, NULL, 0, 0};
@@ -69,29 +100,41 @@ int demo_daemon(void)
     }
     close(p[1]);
     char b;
-    int up = read(p[0], &b, 1) == 1;
+    int up = read(p[0], &b, 1) == 1 && !cli_interrupted();
     close(p[0]);
     pid_t kids[3] = {-1, -1, -1};
     dmn_report_t *r = calloc(1, sizeof(*r));
     if (!up || !r)
         goto stop_server;
     const char *names[3] = {"train-a", "train-b", "serve"};
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < 3 && !cli_interrupted(); i++) {
         fflush(stdout);
         kids[i] = fork();
-        if (kids[i] == 0)
+        if (kids[i] == 0) {
+            cli_interrupts_restore(&ints);
             _exit(demo_task(path, names[i], i == 2 ? DMN_CLASS_LATENCY : DMN_CLASS_BATCH,
                             i == 2 ? 15 : 120, i == 2 ? 20 : 0));
+        }
     }
     com_clock_sleep_ns(300 * COM_NS_PER_MS);
-    if (dmn_report_fetch(path, r, 3000) == GMUX_OK) {
+    if (!cli_interrupted() && dmn_report_fetch(path, r, 3000) == GMUX_OK) {
         printf("   three tasks share the GPU by time slices (quantum 10 ms); mid-run:\n\n");
         dmn_report_table(stdout, path, r);
     }
     rc = 0;
     for (int i = 0; i < 3; i++) {
-        int st;
-        if (waitpid(kids[i], &st, 0) != kids[i] || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+        int st = 0;
+        pid_t got = -1;
+        while (kids[i] > 0) {
+            if (cli_interrupted()) /* this task and those after it */
+                for (int k = i; k < 3; k++)
+                    if (kids[k] > 0)
+                        kill(kids[k], SIGKILL);
+            got = waitpid(kids[i], &st, 0);
+            if (got >= 0 || errno != EINTR)
+                break;
+        }
+        if (kids[i] <= 0 || got != kids[i] || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
             rc = 1;
     }
     if (rc == 0 && dmn_report_fetch(path, r, 3000) == GMUX_OK)
@@ -99,11 +142,13 @@ int demo_daemon(void)
                (unsigned long long)r->switches, r->n_tasks);
 stop_server:
     free(r);
-    kill(srv, SIGTERM);
-    waitpid(srv, NULL, 0);
-    char cmd[64];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-    if (system(cmd) != 0)
+    if (srv > 0) {
+        kill(srv, SIGTERM);
+        while (waitpid(srv, NULL, 0) < 0 && errno == EINTR)
+            kill(srv, SIGKILL); /* a second interrupt: no more waiting */
+    }
+    if (remove_dir(dir) != 0)
         rc = 1;
+    cli_interrupts_restore(&ints);
     return rc;
 }

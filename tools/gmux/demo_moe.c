@@ -5,12 +5,14 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "commands.h"
 #include "demo_moe.h"
 
@@ -38,16 +40,24 @@ int demo_moe_run(void)
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     fflush(stdout);
+    /* an interrupt goes on to the launch, which stops and reaps its ranks */
+    struct cli_interrupts ints;
+    cli_interrupts_catch(&ints);
     pid_t pid = fork();
-    if (pid < 0)
+    if (pid < 0) {
+        cli_interrupts_restore(&ints);
         return 1;
+    }
     if (pid == 0) {
+        cli_interrupts_restore(&ints);
         execv(self, argv);
         _exit(127);
     }
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
+    int status = 0, sent = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        if (cli_interrupted() && !sent++)
+            kill(pid, cli_interrupted());
+    cli_interrupts_restore(&ints);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     double s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
     int rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,19 +94,36 @@ int gmux_shim_record(const char *cmd, const char *trace_path, const char *format
     if (bad)
         return -bad;
     fflush(NULL);
+    /* an interrupt goes on to the program (SIGKILL at a second one); gmux
+     * waits for it, so that the caller removes its partial files */
+    struct cli_interrupts ints;
+    cli_interrupts_catch(&ints);
     pid_t pid = fork();
     if (pid < 0) {
+        cli_interrupts_restore(&ints);
         cli_fail(cmd, "cannot fork: %s", strerror(errno));
         return -1;
     }
-    if (pid == 0)
+    if (pid == 0) {
+        cli_interrupts_restore(&ints);
         rec_child(shim, trace_path, format, probe, policy, env, argv);
-    int status;
-    while (waitpid(pid, &status, 0) < 0)
+    }
+    int status, forwarded = 0;
+    while (waitpid(pid, &status, 0) < 0) {
         if (errno != EINTR) {
+            cli_interrupts_restore(&ints);
             cli_fail(cmd, "waitpid: %s", strerror(errno));
             return -1;
         }
+        if (cli_interrupted())
+            kill(pid, forwarded++ ? SIGKILL : cli_interrupted());
+    }
+    cli_interrupts_restore(&ints);
+    if (cli_interrupted()) {
+        cli_fail(cmd, "interrupted by signal %d; '%s' stopped, nothing recorded kept",
+                 cli_interrupted(), argv[0]);
+        return -(128 + cli_interrupted());
+    }
     if (WIFEXITED(status))
         return WEXITSTATUS(status);
     return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);

@@ -18,7 +18,9 @@
  * Returns the child's exit code (126/127 if it could not run, 128+signal if
  * killed), or, with a message printed, -1 when the shim was not found and
  * -CLI_EXIT_USAGE when a GMUX_* variable the shim reads (and the recording
- * does not set) is malformed: the negated exit status for gmux.
+ * does not set) is malformed, -(128+N) when gmux got SIGINT, SIGTERM or
+ * SIGHUP N (passed on to the program, waited for): the negated exit status
+ * for gmux.
  */
 /* The check gmux_shim_record makes before it runs anything, for a caller
  * that runs several recordings and must fail before the first one says a

@@ -1,0 +1,289 @@
+/*
+ * Tests of the gmux commands that own children (launch, demo) when the user
+ * interrupts them: SIGINT or SIGTERM sent to gmux alone (as a batch system or
+ * `kill PID` does) must stop and reap its ranks, daemon and tasks, and gmux
+ * must exit 128+N itself. Each gmux runs in a process group of its own, so
+ * that what it leaves behind is found (kill(-pgid, 0)) and killed at the end.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+static char dir[] = "/tmp/gmux-cli-intr-XXXXXX";
+static pid_t job = -1; /* the gmux under test, leader of its process group */
+
+static int setup(void **state)
+{
+    (void)state;
+    return mkdtemp(dir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    char cmd[128];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+static void sleep_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+/* Starts gmux argv in a new process group, stdout into a pipe (*out_fd) and
+ * stderr into dir/err. */
+static pid_t start(char *const argv[], int *out_fd)
+{
+    int p[2];
+    assert_int_equal(pipe(p), 0);
+    char errp[160];
+    snprintf(errp, sizeof(errp), "%s/err", dir);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        setpgid(0, 0);
+        char tmp[160]; /* where the demo's daemon makes its directory */
+        snprintf(tmp, sizeof(tmp), "%s/tmp", dir);
+        if (mkdir(tmp, 0700) != 0 && errno != EEXIST)
+            _exit(126);
+        setenv("TMPDIR", tmp, 1);
+        /* an ASan build's libgmux.so preloaded into the recorded program */
+        setenv("ASAN_OPTIONS", "verify_asan_link_order=0", 1);
+        dup2(p[1], STDOUT_FILENO);
+        close(p[0]);
+        close(p[1]);
+        if (!freopen(errp, "w", stderr))
+            _exit(126);
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    setpgid(pid, pid);
+    close(p[1]);
+    *out_fd = p[0];
+    job = pid;
+    return pid;
+}
+
+/* The exit code of pid, or -1 when it did not exit by itself (killed by a
+ * signal: the old way of leaving its children behind), waiting at most
+ * 120 s (then -2, after killing its group). */
+static int wait_job(pid_t pid)
+{
+    for (int i = 0; i < 120 * 20; i++) {
+        int st;
+        pid_t got = waitpid(pid, &st, WNOHANG);
+        if (got == pid)
+            return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+        sleep_ms(50);
+    }
+    kill(-pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    return -2;
+}
+
+/* Whether any process is left in the group of pid (given a few seconds for
+ * one being reaped by init); kills what is left. */
+static int group_left(pid_t pgid)
+{
+    for (int i = 0; i < 100; i++) {
+        if (kill(-pgid, 0) != 0 && errno == ESRCH)
+            return 0;
+        sleep_ms(50);
+    }
+    kill(-pgid, SIGKILL);
+    return 1;
+}
+
+static char *read_err(void)
+{
+    static char buf[8192];
+    char p[160];
+    snprintf(p, sizeof(p), "%s/err", dir);
+    FILE *f = fopen(p, "r");
+    size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+    if (f)
+        fclose(f);
+    buf[n] = '\0';
+    return buf;
+}
+
+/* The entries of dir/tmp whose names start with prefix. */
+static int tmp_entries(const char *prefix)
+{
+    char p[160];
+    snprintf(p, sizeof(p), "%s/tmp", dir);
+    DIR *d = opendir(p);
+    if (!d)
+        return 0;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        n += strncmp(e->d_name, prefix, strlen(prefix)) == 0;
+    closedir(d);
+    return n;
+}
+
+static int file_exists(const char *name)
+{
+    char p[160];
+    snprintf(p, sizeof(p), "%s/%s", dir, name);
+    return access(p, F_OK) == 0;
+}
+
+/* gmux launch -n 2 of ranks that say they started and then sleep; sig goes
+ * to gmux alone once both have started. */
+static void launch_interrupted(int sig)
+{
+    char script[256];
+    snprintf(script, sizeof(script), "touch '%s'/r$GMUX_RANK; exec sleep 300", dir);
+    char *argv[] = {GMUX_CLI_PATH, "launch",  "-n", "2",    "--grace", "5",
+                    "--",          "/bin/sh", "-c", script, NULL};
+    char r0[160], r1[160];
+    snprintf(r0, sizeof(r0), "%s/r0", dir);
+    snprintf(r1, sizeof(r1), "%s/r1", dir);
+    unlink(r0); /* an earlier test's */
+    unlink(r1);
+    int out;
+    pid_t pid = start(argv, &out);
+    int up = 0;
+    for (int i = 0; i < 60 * 20 && !up; i++) {
+        up = file_exists("r0") && file_exists("r1");
+        if (!up)
+            sleep_ms(50);
+    }
+    assert_true(up);
+    kill(pid, sig);
+    int rc = wait_job(pid);
+    close(out);
+    int left = group_left(pid);
+    assert_int_equal(left, 0); /* no rank still sleeping */
+    assert_int_equal(rc, 128 + sig);
+    assert_non_null(strstr(read_err(), "interrupted by signal"));
+}
+
+static void test_launch_sigterm_stops_ranks(void **state)
+{
+    (void)state;
+    launch_interrupted(SIGTERM);
+}
+
+static void test_launch_sigint_stops_ranks(void **state)
+{
+    (void)state;
+    launch_interrupted(SIGINT);
+}
+
+/* gmux demo, SIGTERM to gmux alone once the daemon part has begun: its
+ * daemon and tasks (or the net part's ranks, if it got that far) go too,
+ * and the daemon's directory under $TMPDIR. */
+static void test_demo_sigterm_leaves_no_process(void **state)
+{
+    (void)state;
+    char *argv[] = {GMUX_CLI_PATH, "demo", "--plot-dir", dir, NULL};
+    int out;
+    pid_t pid = start(argv, &out);
+    FILE *f = fdopen(out, "r");
+    assert_non_null(f);
+    char line[1024];
+    int seen = 0;
+    while (!seen && fgets(line, sizeof(line), f))
+        seen = strstr(line, "== mem: gmuxd") != NULL;
+    assert_true(seen);
+    kill(pid, SIGTERM);
+    int rc = wait_job(pid);
+    fclose(f);
+    int left = group_left(pid);
+    assert_int_equal(left, 0);
+    assert_int_equal(tmp_entries("gmux-demo-"), 0); /* the daemon's directory removed */
+    assert_int_equal(rc, 128 + SIGTERM);
+    assert_non_null(strstr(read_err(), "gmux demo: interrupted by signal 15;"));
+}
+
+/* gmux bench net on both providers, SIGTERM to gmux alone once shm has
+ * printed a figure: its ranks go, and it says the figures are partial. */
+static void test_bench_net_sigterm_says_partial(void **state)
+{
+    (void)state;
+    char *argv[] = {GMUX_CLI_PATH, "bench", "net", "--reps", "1", NULL};
+    int out;
+    pid_t pid = start(argv, &out);
+    FILE *f = fdopen(out, "r");
+    assert_non_null(f);
+    char line[1024];
+    int seen = 0;
+    while (!seen && fgets(line, sizeof(line), f))
+        seen = strncmp(line, "shm", 3) == 0;
+    assert_true(seen);
+    kill(pid, SIGTERM);
+    int rc = wait_job(pid);
+    fclose(f);
+    int left = group_left(pid);
+    assert_int_equal(left, 0);
+    assert_int_equal(rc, 128 + SIGTERM);
+    const char *e = read_err();
+    assert_non_null(strstr(e, "gmux bench net: interrupted by signal 15; the figures printed are "
+                              "partial"));
+    assert_non_null(strstr(e, " tcp)")); /* tcp was never run */
+}
+
+#ifdef GMUX_HAVE_SHIM
+/* gmux profile -- CMD, SIGTERM to gmux alone while CMD runs: CMD is
+ * stopped, no database is written and the temporary trace is removed. */
+static void test_profile_sigterm_stops_command(void **state)
+{
+    (void)state;
+    char script[256], started[160], db[160];
+    snprintf(started, sizeof(started), "%s/started", dir);
+    snprintf(db, sizeof(db), "%s/db", dir);
+    unlink(started);
+    snprintf(script, sizeof(script), "touch '%s'; exec sleep 300", started);
+    char *argv[] = {GMUX_CLI_PATH, "profile", "-o", db, "--", "/bin/sh", "-c", script, NULL};
+    int out;
+    pid_t pid = start(argv, &out);
+    int up = 0;
+    for (int i = 0; i < 60 * 20 && !up; i++) {
+        up = file_exists("started");
+        if (!up)
+            sleep_ms(50);
+    }
+    assert_true(up);
+    kill(pid, SIGTERM);
+    int rc = wait_job(pid);
+    close(out);
+    int left = group_left(pid);
+    assert_int_equal(left, 0); /* no sleep left */
+    assert_int_equal(rc, 128 + SIGTERM);
+    assert_int_equal(tmp_entries("gmux-profile-"), 0);
+    assert_false(file_exists("db"));
+    assert_non_null(strstr(read_err(), "gmux profile: interrupted by signal 15"));
+}
+#endif
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_launch_sigterm_stops_ranks),
+        cmocka_unit_test(test_launch_sigint_stops_ranks),
+        cmocka_unit_test(test_demo_sigterm_leaves_no_process),
+        cmocka_unit_test(test_bench_net_sigterm_says_partial),
+#ifdef GMUX_HAVE_SHIM
+        cmocka_unit_test(test_profile_sigterm_stops_command),
+#endif
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
