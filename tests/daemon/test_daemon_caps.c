@@ -180,9 +180,11 @@ static int task_caps_child(int index, void *arg)
     return 0;
 }
 
-static void test_member_task_caps(void **state)
+/* Runs child (as tproc_fork_all's one process) against a daemon shared with
+ * group nogroup (skipped without root or that group), then finds `logged`
+ * in the daemon's log. */
+static void group_case(int (*child)(int, void *), const char *logged)
 {
-    (void)state;
     if (geteuid() != 0 || !getgrnam("nogroup")) {
         printf("needs root and a group 'nogroup'\n");
         skip();
@@ -196,12 +198,18 @@ static void test_member_task_caps(void **state)
     unsetenv("GMUX_DAEMON_GROUP");
     assert_true(d > 0);
     int status[1];
-    tproc_fork_all(1, task_caps_child, &r, 120.0, status);
+    tproc_fork_all(1, child, &r, 120.0, status);
     assert_int_equal(status[0], 0);
     const char *text = read_log(log);
-    if (!strstr(text, "uid 65534 has 64 tasks, the most a group member may"))
+    if (!strstr(text, logged))
         fail_msg("the refusal is not in the daemon's log: %s", text);
     drig_fini(&r);
+}
+
+static void test_member_task_caps(void **state)
+{
+    (void)state;
+    group_case(task_caps_child, "uid 65534 has 64 tasks, the most a group member may");
 }
 
 /* Two members could hold every connection between them (272 each). Now four
@@ -256,25 +264,7 @@ static int conn_caps_child(int index, void *arg)
 static void test_members_connection_caps(void **state)
 {
     (void)state;
-    if (geteuid() != 0 || !getgrnam("nogroup")) {
-        printf("needs root and a group 'nogroup'\n");
-        skip();
-    }
-    static drig_t r;
-    drig_init(&r);
-    chmod(r.dir, 0755);
-    char log[160];
-    setenv("GMUX_DAEMON_GROUP", "nogroup", 1);
-    pid_t d = start_logged(&r, log, sizeof(log));
-    unsetenv("GMUX_DAEMON_GROUP");
-    assert_true(d > 0);
-    int status[1];
-    tproc_fork_all(1, conn_caps_child, &r, 120.0, status);
-    assert_int_equal(status[0], 0);
-    const char *text = read_log(log);
-    if (!strstr(text, "the most they may together"))
-        fail_msg("the refusal is not in the daemon's log: %s", text);
-    drig_fini(&r);
+    group_case(conn_caps_child, "the most they may together");
 }
 
 /* Every connection beyond DMN_SERVER_MAX_CONNS was logged ("too many
