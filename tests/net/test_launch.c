@@ -1,6 +1,8 @@
 /* Tests of `gmux launch` as a user runs it: environment of the ranks, exit
- * status (the worst rank's), timeout, usage errors. */
+ * status (the first failure's), a rank that cannot be started, timeout,
+ * usage errors. */
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -13,11 +15,32 @@
 
 #include "tproc.h"
 
+/* whether a sanitizer runtime may be linked into gmux (clang links it in
+ * statically), ahead of an LD_PRELOAD shim */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define SANITIZED 1
+#endif
+#endif
+#ifndef SANITIZED
+#define SANITIZED 0
+#endif
+
 static char out[16384], err[16384];
 
 static int run(char *const argv[])
 {
     return tproc_capture(argv, NULL, 60.0, out, sizeof(out), err, sizeof(err));
+}
+
+static int count(const char *s, const char *needle)
+{
+    int k = 0;
+    for (const char *p = s; (p = strstr(p, needle)); p++)
+        k++;
+    return k;
 }
 
 static void test_environment_of_ranks(void **state)
@@ -40,22 +63,62 @@ static void test_environment_of_ranks(void **state)
     }
 }
 
-static void test_exit_status_is_the_worst(void **state)
+static void test_exit_status_of_a_rank(void **state)
 {
     (void)state;
-    char *argv[] = {GMUX_CLI_PATH, "launch", "-n", "3", "--", "sh", "-c", "exit $((GMUX_RANK * 3))",
-                    NULL};
+    char *argv[] = {GMUX_CLI_PATH, "launch", "-n", "1", "--", "sh", "-c", "exit 6", NULL};
     assert_int_equal(run(argv), 6);
-    assert_non_null(strstr(err, "rank 2 exited with status 6"));
-    char *killed[] = {GMUX_CLI_PATH, "launch", "-n", "2",
-                      "--",          "sh",     "-c", "[ $GMUX_RANK = 1 ] && kill -9 $$; exit 0",
-                      NULL};
-    assert_int_equal(run(killed), 128 + 9);
+    assert_non_null(strstr(err, "rank 0 exited with status 6"));
+    char *killed[] = {
+        GMUX_CLI_PATH, "launch", "-n", "2",  "--grace",
+        "0.2",         "--",     "sh", "-c", "[ $GMUX_RANK = 1 ] && kill -USR1 $$; exec sleep 30",
+        NULL};
+    assert_int_equal(run(killed), 128 + 10); /* rank 0 killed by gmux does not count */
+    assert_non_null(strstr(err, "rank 1 killed by signal 10"));
+}
+
+/* The survivors of a failure killed after --grace do not hide its status
+ * (gmux exited 137, its own SIGKILL). */
+static void test_grace_kill_keeps_the_failure(void **state)
+{
+    (void)state;
+    char *argv[] = {
+        GMUX_CLI_PATH, "launch", "-n", "2",  "--grace",
+        "0.2",         "--",     "sh", "-c", "[ $GMUX_RANK = 0 ] && exit 5; exec sleep 100",
+        NULL};
+    assert_int_equal(run(argv), 5);
+    assert_non_null(strstr(err, "rank 0 exited with status 5"));
+    assert_non_null(strstr(err, "killing the ranks left after a failure"));
+}
+
+/* The first failure gives the status, not a worse one after it: rank 1
+ * exits 9 only once rank 0 (exit 5) has been reaped by gmux (its pid gone). */
+static void test_first_failure_wins(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/gmux-test-launch-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char script[512];
+    snprintf(script, sizeof(script),
+             "d=%s; if [ $GMUX_RANK = 0 ]; then echo $$ >$d/p.tmp && mv $d/p.tmp $d/p; exit 5; fi;"
+             "while [ ! -s $d/p ]; do sleep 0.05; done; p=$(cat $d/p);"
+             "while kill -0 $p 2>/dev/null; do sleep 0.05; done; exit 9",
+             dir);
+    char *argv[] = {GMUX_CLI_PATH, "launch", "-n", "2",    "--grace", "60",
+                    "--",          "sh",     "-c", script, NULL};
+    int rc = run(argv);
+    char path[600];
+    snprintf(path, sizeof(path), "%s/p", dir);
+    unlink(path);
+    rmdir(dir);
+    assert_int_equal(rc, 5);
+    assert_non_null(strstr(err, "rank 1 exited with status 9"));
 }
 
 /* A rank that exits 0 without the BYE of gmux_comm_finalize counts as a
  * death (the others may wait for it): the ranks killed for it must not be
- * the only thing said, the rank and why must be named. */
+ * the only thing said, the rank and why must be named. With no non-zero
+ * status of a rank's own, the kill's is the job's. */
 static void test_exit_without_finalize_is_named(void **state)
 {
     (void)state;
@@ -65,6 +128,49 @@ static void test_exit_without_finalize_is_named(void **state)
         NULL};
     assert_int_equal(run(argv), 128 + 9);
     assert_non_null(strstr(err, "rank 0 exited with status 0 without gmux_comm_finalize"));
+}
+
+/* A rank that cannot be forked (here the N-th fork fails, through an
+ * LD_PRELOAD shim) is said, naming it and the error; the ranks started are
+ * stopped and reaped, and gmux exits 1 (it waited for ever: the others
+ * waited in the rendezvous, and the failed rank counted as not running). */
+static void test_fork_failure(void **state)
+{
+    (void)state;
+    static const char *const nth[] = {"1", "3", "4"};
+    for (size_t i = 0; i < sizeof(nth) / sizeof(nth[0]); i++) {
+        char dir[] = "/tmp/gmux-test-launch-XXXXXX";
+        assert_non_null(mkdtemp(dir));
+        char script[400], path[64];
+        snprintf(path, sizeof(path), "%s/pids", dir);
+        snprintf(script, sizeof(script), "echo $$ >>%s; exec sleep 100", path);
+        char fail[64];
+        snprintf(fail, sizeof(fail), "GMUX_TEST_FORK_FAIL=%s", nth[i]);
+        char *env[] = {"LD_PRELOAD=" FORK_FAIL_PATH, fail, "ASAN_OPTIONS=verify_asan_link_order=0",
+                       NULL};
+        char *argv[] = {GMUX_CLI_PATH, "launch", "-n", "4", "--", "sh", "-c", script, NULL};
+        int rc = tproc_capture(argv, env, 30.0, out, sizeof(out), err, sizeof(err));
+        int alive = 0, seen = 0;
+        FILE *f = fopen(path, "r");
+        for (int pid; f && fscanf(f, "%d", &pid) == 1; seen++)
+            alive += kill(pid, 0) == 0; /* reaped by gmux: gone, not even a zombie */
+        if (f)
+            fclose(f);
+        unlink(path);
+        rmdir(dir);
+        if (!strstr(err, "fork_fail: fork call")) {
+            if (SANITIZED)
+                skip(); /* a sanitizer runtime linked into gmux took fork() first */
+            fail_msg("the fork_fail shim was not in effect: %s", err);
+        }
+        char want[64];
+        snprintf(want, sizeof(want), "cannot start rank %d: ", atoi(nth[i]) - 1);
+        if (rc != 1 || !strstr(err, want) || !strstr(err, "Resource temporarily unavailable"))
+            fail_msg("fork %s failing: status %d, stderr: %s", nth[i], rc, err);
+        assert_int_equal(alive, 0);
+        assert_true(seen <= atoi(nth[i]) - 1);
+        assert_int_equal(count(err, "exited with status"), 0); /* the kills said nothing */
+    }
 }
 
 static void test_timeout_kills_the_job(void **state)
@@ -95,14 +201,6 @@ static void test_usage_errors(void **state)
     assert_non_null(strstr(out, "Usage: gmux launch"));
     char *missing[] = {GMUX_CLI_PATH, "launch", "-n", "1", "--", "/nonexistent/prog", NULL};
     assert_int_equal(run(missing), 127);
-}
-
-static int count(const char *s, const char *needle)
-{
-    int k = 0;
-    for (const char *p = s; (p = strstr(p, needle)); p++)
-        k++;
-    return k;
 }
 
 /* A program that cannot run is said once, before any rank starts, with the
@@ -137,8 +235,11 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_environment_of_ranks),
-        cmocka_unit_test(test_exit_status_is_the_worst),
+        cmocka_unit_test(test_exit_status_of_a_rank),
+        cmocka_unit_test(test_grace_kill_keeps_the_failure),
+        cmocka_unit_test(test_first_failure_wins),
         cmocka_unit_test(test_exit_without_finalize_is_named),
+        cmocka_unit_test(test_fork_failure),
         cmocka_unit_test(test_timeout_kills_the_job),
         cmocka_unit_test(test_usage_errors),
         cmocka_unit_test(test_command_checked_once),

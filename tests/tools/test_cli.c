@@ -98,6 +98,7 @@ static void test_option_without_value(void **state)
         {{"status", "--socket"}, "option '--socket' needs a value"},
         {{"top", "--interval", "0.01"}, "bad interval '0.01'"},
         {{"top", "--once", "--batch"}, "option '--batch' needs a value"},
+        {{"bench", "net", "--provider"}, "option '--provider' needs a value"},
     };
     for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
         char *argv[9] = {GMUX_CLI_PATH};
@@ -159,6 +160,16 @@ static void test_socket_path_too_long(void **state)
     assert_int_equal(run(extra, "status", NULL), 2);
     assert_non_null(strstr(err, "GMUX_SOCKET"));
     assert_non_null(strstr(err, "too long"));
+}
+
+/* gmux top --help says what its exit statuses mean. */
+static void test_top_help_exit_status(void **state)
+{
+    (void)state;
+    assert_int_equal(run(NULL, "top", "--help"), 0);
+    assert_non_null(strstr(out, "Exit status: 0"));
+    assert_non_null(strstr(out, "1 when no daemon answers"));
+    assert_non_null(strstr(out, "2 for a usage error"));
 }
 
 static void test_help_settings_lists_table(void **state)
@@ -411,6 +422,7 @@ int main(void)
         cmocka_unit_test(test_unknown_option_one_line_exit_2),
         cmocka_unit_test(test_option_without_value),
         cmocka_unit_test(test_socket_path_too_long),
+        cmocka_unit_test(test_top_help_exit_status),
         cmocka_unit_test(test_help_settings_lists_table),
         cmocka_unit_test(test_malformed_setting_is_clear_error),
         cmocka_unit_test(test_misspelt_setting_warned),

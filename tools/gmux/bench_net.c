@@ -141,8 +141,10 @@ int bench_net(int argc, char **argv)
                 return cli_usage_error("bench net", "--plot wants a file prefix without "
                                                     "control characters");
             plot = argv[++i];
-        } else if (strcmp(argv[i], "--provider") == 0 && i + 1 < argc) {
-            const char *p = argv[++i];
+        } else if (strcmp(argv[i], "--provider") == 0) {
+            const char *p = cli_option_value(argc, argv, i++);
+            if (!p)
+                return cli_usage_error("bench net", "option '--provider' needs a value");
             if (strcmp(p, "shm") == 0 || strcmp(p, "tcp") == 0) {
                 provs[0] = p;
                 nprov = 1;

@@ -8,7 +8,12 @@
  * rendezvous server on ADDR, 127.0.0.1 unless --bind says otherwise). When a
  * rank dies, the others are told at once (their operations fail with
  * GMUX_ERR_PEER); those still running after the grace period are killed.
- * The exit status is the worst rank's (128+N for a signal N), 124 on timeout.
+ * The exit status is the first failure's: the first non-zero status of a
+ * rank that ended by itself (128+N for a signal N; the worst of those seen
+ * in one waitpid round), never that of a rank gmux killed after it. Without
+ * one: 124 on timeout, 1 when a rank could not be started, else the worst
+ * rank's. A rank that cannot be forked is said, the others are stopped as
+ * on SIGTERM, and gmux exits 1.
  * SIGINT, SIGTERM or SIGHUP N to gmux: the ranks get SIGTERM (SIGKILL after
  * the grace period), are reaped, and gmux exits 128+N.
  */
@@ -52,9 +57,13 @@ static int usage(void)
            "--timeout S kills the whole job after S seconds\n"
            "(exit 124). SIGINT, SIGTERM or SIGHUP N sends the ranks SIGTERM (SIGKILL\n"
            "after --grace), waits for them and exits 128+N.\n"
-           "Exit status: the worst rank's (128+N for a rank killed by signal N);\n"
-           "124 on timeout; 127/126 when CMD is not found/not executable; 2 for a\n"
-           "usage error.\n");
+           "Exit status: the first non-zero status of a rank that ended by itself\n"
+           "(128+N for a rank killed by signal N; of ranks seen ending together, the\n"
+           "worst); the ranks launch kills after it do not count. Without one: 124\n"
+           "on timeout; 1 when a rank cannot be started (said; the others are\n"
+           "stopped as on SIGTERM); else the worst rank's (0, or 137 for ranks\n"
+           "killed after an exit 0 without gmux_comm_finalize). 127/126 when CMD\n"
+           "is not found/not executable; 2 for a usage error.\n");
     return 0;
 }
 
@@ -233,8 +242,17 @@ int cmd_launch(int argc, char **argv)
     struct cli_interrupts ints;
     cli_interrupts_catch(&ints);
     int stopped_by = 0;
-    for (int r = 0; r < o.n && !cli_interrupted(); r++)
+    bool start_failed = false;
+    for (int r = 0; r < o.n && !cli_interrupted(); r++) {
         pids[r] = start_rank(&o, r, net_rdv_port(rdv), nnodes);
+        if (pids[r] < 0) {
+            fprintf(stderr, "gmux launch: cannot start rank %d: %s; stopping the ranks started\n",
+                    r, strerror(errno));
+            pids[r] = 0;
+            start_failed = true;
+            break;
+        }
+    }
     int running = 0;
     for (int r = 0; r < o.n; r++)
         running += pids[r] > 0;
@@ -254,7 +272,17 @@ int cmd_launch(int argc, char **argv)
     uint64_t deadline =
         o.timeout_s > 0 ? com_deadline_after_ns((uint64_t)(o.timeout_s * 1e9)) : UINT64_MAX;
     uint64_t kill_at = UINT64_MAX;
-    int worst = 0;
+    if (start_failed) { /* the ranks started would wait for the missing one */
+        for (int r = 0; r < o.n; r++)
+            if (pids[r] > 0)
+                kill(pids[r], SIGTERM);
+        kill_at = com_deadline_after_ns((uint64_t)(o.grace_s * 1e9));
+    }
+    /* the first failure's status: set once, by a round before gmux killed
+     * any rank (a rank it kills after a failure never counts); worst: of
+     * all ranks, for a job where none failed with a status of its own */
+    int first = 0, worst = 0;
+    bool killed_any = start_failed;
     bool timed_out = false;
     while (running > 0) {
         sigprocmask(SIG_SETMASK, &prev, NULL); /* one pending is taken here */
@@ -262,7 +290,7 @@ int cmd_launch(int argc, char **argv)
         child_exited = 0;
         net_rdv_step(rdv, tick);
         sigprocmask(SIG_BLOCK, &chld, NULL);
-        int ws;
+        int ws, round_worst = 0; /* the worst status of this round */
         pid_t pid;
         while ((pid = waitpid(-1, &ws, WNOHANG)) > 0) {
             for (int r = 0; r < o.n; r++) {
@@ -271,10 +299,12 @@ int cmd_launch(int argc, char **argv)
                 pids[r] = 0;
                 running--;
                 codes[r] = exit_code(ws);
-                if (codes[r] > worst)
-                    worst = codes[r];
                 net_rdv_drain(rdv, r); /* a BYE not read yet is not a death */
                 bool failed = codes[r] != 0 || !net_rdv_said_bye(rdv, r);
+                if (codes[r] > round_worst)
+                    round_worst = codes[r];
+                if (codes[r] > worst)
+                    worst = codes[r];
                 if (codes[r] != 0)
                     fprintf(stderr, "gmux launch: rank %d %s %d\n", r,
                             WIFSIGNALED(ws) ? "killed by signal" : "exited with status",
@@ -289,12 +319,15 @@ int cmd_launch(int argc, char **argv)
                     kill_at = com_deadline_after_ns((uint64_t)(o.grace_s * 1e9));
             }
         }
+        if (first == 0 && !killed_any) /* exits seen in one round have no order */
+            first = round_worst;
         if (running > 0 && !stopped_by && (stopped_by = cli_interrupted()) != 0) {
             fprintf(stderr, "gmux launch: interrupted by signal %d; stopping the ranks\n",
                     stopped_by);
             for (int r = 0; r < o.n; r++)
                 if (pids[r] > 0)
                     kill(pids[r], SIGTERM);
+            killed_any = true;
             if (kill_at == UINT64_MAX)
                 kill_at = com_deadline_after_ns((uint64_t)(o.grace_s * 1e9));
         }
@@ -305,11 +338,14 @@ int cmd_launch(int argc, char **argv)
                         o.timeout_s);
             else if (!over)
                 fprintf(stderr, "gmux launch: killing the ranks left after %s\n",
-                        stopped_by ? "the interrupt" : "a failure");
+                        stopped_by     ? "the interrupt"
+                        : start_failed ? "the failed start"
+                                       : "a failure");
             timed_out |= over;
             for (int r = 0; r < o.n; r++)
                 if (pids[r] > 0)
                     kill(pids[r], SIGKILL);
+            killed_any = true;
             kill_at = deadline = UINT64_MAX;
         }
     }
@@ -322,7 +358,11 @@ int cmd_launch(int argc, char **argv)
     free(codes);
     if (stopped_by || cli_interrupted())
         return 128 + cli_interrupted(); /* the first signal, as a shell reports it */
+    if (first > 0)
+        return first;
     if (timed_out)
         return 124; /* the ranks' own statuses are the kills of the timeout */
-    return worst > 255 ? 255 : worst;
+    if (start_failed)
+        return 1;
+    return worst; /* 0, or the kill of the ranks left after an exit 0 without BYE */
 }

@@ -50,7 +50,10 @@ int cmd_top(int argc, char **argv)
         if (cli_is_help(argv[i])) {
             printf("Usage: gmux top [--socket PATH] [--interval SECONDS] [--once | --batch N]\n\n"
                    "Live view of the daemon's tasks: state, resident and total bytes, faults,\n"
-                   "bytes migrated, kernels and share of GPU time. q or Ctrl-C quits.\n");
+                   "bytes migrated, kernels and share of GPU time. q or Ctrl-C quits.\n\n"
+                   "Exit status: 0 after q, Ctrl-C, SIGTERM or the last round of --once or\n"
+                   "--batch; 1 when no daemon answers on the socket or it stops answering;\n"
+                   "2 for a usage error.\n");
             return 0;
         } else if (strcmp(argv[i], "--once") == 0) {
             rounds = 1;
