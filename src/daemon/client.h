@@ -108,5 +108,8 @@ uint32_t dmn_client_registrations(const dmn_client_t *c); /* successful REGISTER
 /* Changes whenever the connection to a daemon begins or ends (never goes back
  * to a value it had): orders received under one value are void under another. */
 uint64_t dmn_client_epoch(const dmn_client_t *c);
+/* The grant sequence of the turn held (the GRANT's u64), 0 when none is held:
+ * a PLAN fill names the grant it belongs to, and is void at any other. */
+uint64_t dmn_client_grant_seq(const dmn_client_t *c);
 
 #endif /* DMN_CLIENT_H */
