@@ -71,6 +71,13 @@ typedef struct dmn_client dmn_client_t;
  * socket path too long for a socket address), no memory, or a daemon that refused the registration.
  */
 gmux_status_t dmn_client_open(const dmn_client_opts_t *opts, dmn_client_t **out);
+/* Sends IDLE (without waiting, like every send) and closes the connection.
+ * What still waits in the send queue is not flushed: nothing in it matters
+ * once the task has gone. The daemon reclaims the task at the connection's
+ * end (its turn, its place in the queue, its accounting; every task's
+ * record, STATS included, goes with it, and the reclaim count grows with or
+ * without the IDLE), or, when a forked child keeps the socket open, once it
+ * sees the pid dead (daemon.md, "Faults"). */
 void dmn_client_close(dmn_client_t *c);
 
 /* Announces n_launches queued launches and their predicted working set
