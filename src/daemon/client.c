@@ -481,6 +481,11 @@ int dmn_client_holds_turn(const dmn_client_t *c)
     return registered(c) && c->holding;
 }
 
+uint64_t dmn_client_grant_seq(const dmn_client_t *c)
+{
+    return dmn_client_holds_turn(c) ? c->grant_seq : 0;
+}
+
 uint32_t dmn_client_task_id(const dmn_client_t *c)
 {
     return c->task_id;

@@ -71,6 +71,13 @@ typedef struct dmn_client dmn_client_t;
  * socket path too long for a socket address), no memory, or a daemon that refused the registration.
  */
 gmux_status_t dmn_client_open(const dmn_client_opts_t *opts, dmn_client_t **out);
+/* Sends IDLE (without waiting, like every send) and closes the connection.
+ * What still waits in the send queue is not flushed: nothing in it matters
+ * once the task has gone. The daemon reclaims the task at the connection's
+ * end (its turn, its place in the queue, its accounting; every task's
+ * record, STATS included, goes with it, and the reclaim count grows with or
+ * without the IDLE), or, when a forked child keeps the socket open, once it
+ * sees the pid dead (daemon.md, "Faults"). */
 void dmn_client_close(dmn_client_t *c);
 
 /* Announces n_launches queued launches and their predicted working set
@@ -108,5 +115,8 @@ uint32_t dmn_client_registrations(const dmn_client_t *c); /* successful REGISTER
 /* Changes whenever the connection to a daemon begins or ends (never goes back
  * to a value it had): orders received under one value are void under another. */
 uint64_t dmn_client_epoch(const dmn_client_t *c);
+/* The grant sequence of the turn held (the GRANT's u64), 0 when none is held:
+ * a PLAN fill names the grant it belongs to, and is void at any other. */
+uint64_t dmn_client_grant_seq(const dmn_client_t *c);
 
 #endif /* DMN_CLIENT_H */

@@ -17,6 +17,7 @@
 #include "daemon/arbiter.h"
 #include "daemon/endpoint.h"
 #include "daemon/proto.h"
+#include "daemon/refusals.h"
 
 #define MAX_CONNS    DMN_SERVER_MAX_CONNS
 #define HELLO_NS     ((uint64_t)DMN_SERVER_HELLO_MS * COM_NS_PER_MS)
@@ -53,17 +54,7 @@ typedef struct conn {
     uint64_t hello_by;
 } conn_t;
 
-/* Refusals of one kind, logged at most once a second: the first at once, and
- * those that come within the second after a line are counted and said in one
- * line once it has passed (refusals_flush), so a peer that retries as fast as
- * it can costs the log a line a second, not one per try. */
-typedef struct refusals {
-    uint64_t total;   /* since the daemon started */
-    uint64_t unsaid;  /* refused since the last line, not logged yet */
-    uint64_t said_at; /* when the last line was logged */
-    const char *what; /* the summary line's subject */
-} refusals_t;
-
+/* The kinds of refusal logged (refusals.h). */
 enum { REFUSE_CRED, REFUSE_FULL, REFUSE_UID_CONNS, REFUSE_GROUP_CONNS, REFUSE_TASKS, REFUSE_KINDS };
 
 typedef struct server {
@@ -75,7 +66,7 @@ typedef struct server {
     dmn_arbiter_t arb;
     uint32_t seq;
     uint64_t next_pid_check;
-    refusals_t refused[REFUSE_KINDS];
+    dmn_refusals_t refused[REFUSE_KINDS];
     uint8_t out[SEND_BUF];
     dmn_status_task_t snap[DMN_ARB_MAX_TASKS];
 } server_t;
@@ -118,37 +109,6 @@ gmux_status_t dmn_server_opts_from_settings(dmn_server_opts_t *opts, char *path_
         return GMUX_ERR_INVALID;
     }
     return GMUX_OK;
-}
-
-/* Counts one refusal of r; whether to log it now (else it is counted for the
- * next summary). */
-static bool refusal_say(refusals_t *r, uint64_t now)
-{
-    r->total++;
-    if (r->total > 1 && now - r->said_at < COM_NS_PER_S) {
-        r->unsaid++;
-        return false;
-    }
-    r->said_at = now;
-    r->unsaid = 0;
-    return true;
-}
-
-/* Logs the refusals counted and not logged, once a second has passed since
- * the last line. */
-static void refusals_flush(server_t *s, uint64_t now)
-{
-    for (int k = 0; k < REFUSE_KINDS; k++) {
-        refusals_t *r = &s->refused[k];
-        if (r->unsaid == 0 || now - r->said_at < COM_NS_PER_S)
-            continue;
-        COM_WARN(DAEMON, "%s: %llu more refused in the last %llu ms (%llu refused so far)", r->what,
-                 (unsigned long long)r->unsaid,
-                 (unsigned long long)((now - r->said_at) / COM_NS_PER_MS),
-                 (unsigned long long)r->total);
-        r->unsaid = 0;
-        r->said_at = now;
-    }
 }
 
 static void drop(server_t *s, conn_t *c, const char *why)
@@ -244,7 +204,7 @@ static bool conn_room(server_t *s, uid_t uid, pid_t pid, int held, int members)
 {
     uint64_t now = com_clock_ns();
     if (!dmn_cred_room(&s->policy, uid, held, DMN_SERVER_MAX_CONNS_PER_UID)) {
-        if (refusal_say(&s->refused[REFUSE_UID_CONNS], now))
+        if (dmn_refusal_say(&s->refused[REFUSE_UID_CONNS], now))
             COM_WARN(DAEMON,
                      "uid %u holds %d connections, the most a uid other than the daemon's may: "
                      "refused pid %d (%llu refused so far)",
@@ -253,7 +213,7 @@ static bool conn_room(server_t *s, uid_t uid, pid_t pid, int held, int members)
         return false;
     }
     if (uid != s->policy.owner && members >= MAX_CONNS - DMN_SERVER_OWNER_CONNS) {
-        if (refusal_say(&s->refused[REFUSE_GROUP_CONNS], now))
+        if (dmn_refusal_say(&s->refused[REFUSE_GROUP_CONNS], now))
             COM_WARN(DAEMON,
                      "uids other than the daemon's hold %d connections, the most they may "
                      "together: refused uid %u pid %d (%llu refused so far)",
@@ -275,7 +235,7 @@ static void accept_all(server_t *s)
         gid_t gid = (gid_t)-1;
         if (dmn_endpoint_peer(fd, &pid, &uid, &gid) != GMUX_OK ||
             !dmn_cred_allowed(&s->policy, uid, gid, NULL, 0)) {
-            if (refusal_say(&s->refused[REFUSE_CRED], com_clock_ns()))
+            if (dmn_refusal_say(&s->refused[REFUSE_CRED], com_clock_ns()))
                 COM_WARN(DAEMON, "refused a connection from uid %u pid %d (%llu refused so far)",
                          (unsigned)uid, (int)pid,
                          (unsigned long long)s->refused[REFUSE_CRED].total);
@@ -296,7 +256,7 @@ static void accept_all(server_t *s)
         }
         uint8_t *buf = c ? malloc(DMN_PROTO_MAX_MSG) : NULL;
         if (!buf) {
-            if (refusal_say(&s->refused[REFUSE_FULL], com_clock_ns()))
+            if (dmn_refusal_say(&s->refused[REFUSE_FULL], com_clock_ns()))
                 COM_WARN(DAEMON, "too many connections (%d): refused pid %d (%llu refused so far)",
                          MAX_CONNS, (int)pid, (unsigned long long)s->refused[REFUSE_FULL].total);
             close(fd);
@@ -339,7 +299,7 @@ static void on_register(server_t *s, conn_t *c, dmn_msg_register_t *reg)
     const char *capped = task_cap(s, c->uid, why, sizeof(why));
     int slot = capped ? -1 : dmn_arb_add(&s->arb, reg, com_clock_ns());
     if (slot < 0) {
-        if (capped && refusal_say(&s->refused[REFUSE_TASKS], com_clock_ns()))
+        if (capped && dmn_refusal_say(&s->refused[REFUSE_TASKS], com_clock_ns()))
             COM_WARN(DAEMON, "refused task '%s' of pid %d: %s (%llu refused so far)", reg->name,
                      (int)c->pid, capped, (unsigned long long)s->refused[REFUSE_TASKS].total);
         size_t n = dmn_proto_encode_refused(s->out, sizeof(s->out), ++s->seq, GMUX_ERR_CAPACITY,
@@ -671,7 +631,7 @@ gmux_status_t dmn_server_run(const dmn_server_opts_t *opts, volatile sig_atomic_
             accept_all(s);
         check_hello(s, com_clock_ns());
         check_pids(s, com_clock_ns());
-        refusals_flush(s, com_clock_ns());
+        dmn_refusals_flush(s->refused, REFUSE_KINDS, com_clock_ns());
         apply(s);
         bool open_conn = false;
         for (int i = 0; i < MAX_CONNS && !open_conn; i++)

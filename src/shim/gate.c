@@ -40,6 +40,12 @@ static uint32_t gate_plan_n[3];
  * a connection that ended (a daemon that died, the one registered with after
  * it numbering its grants from 1 again) are dropped, never carried out. */
 static uint64_t gate_plan_epoch;
+/* The grant the stored FILL orders belong to (the PLAN's grant sequence: the
+ * GRANT sent right after them). They are carried out at that grant only: one
+ * the task did not use (its wait timed out, or the turn was revoked before a
+ * launch asked for it) is over, and at a later grant the daemon has given
+ * that memory to other tasks and orders again what is still missing. */
+static uint64_t gate_fill_seq;
 static bool gate_waiting; /* a launching thread waits in dmn_client_wait_turn */
 /* The context launching threads last waited in. It may name an entry whose
  * context was destroyed since: entries are static and never reused
@@ -193,10 +199,16 @@ static void gate_on_plan(void *arg, uint64_t grant_seq, dmn_plan_kind_t kind,
                          const dmn_range_t *ranges, uint32_t n)
 {
     (void)arg;
-    (void)grant_seq;
     if (kind != DMN_PLAN_EVICT && kind != DMN_PLAN_FILL && kind != DMN_PLAN_AHEAD)
         return;
     gate_plan_current(); /* these came on the connection of now */
+    if (kind == DMN_PLAN_FILL && grant_seq != gate_fill_seq) {
+        if (gate_plan_n[DMN_PLAN_FILL])
+            COM_DEBUG(SHIM, "daemon plan: %u fill orders of grant %llu dropped (unused)",
+                      gate_plan_n[DMN_PLAN_FILL], (unsigned long long)gate_fill_seq);
+        gate_plan_n[DMN_PLAN_FILL] = 0;
+        gate_fill_seq = grant_seq;
+    }
     uint32_t room = GATE_PLAN_CAP - gate_plan_n[kind];
     if (n > room) {
         COM_WARN(SHIM, "daemon plan of %u ranges: only %u kept", n, room);
@@ -215,23 +227,38 @@ static void gate_on_plan(void *arg, uint64_t grant_seq, dmn_plan_kind_t kind,
 }
 
 /* Applies the stored plan on the calling thread's context: evictions first,
- * then fills, all on the migration stream, then waits for them. Under gate_mu. */
+ * then fills, all on the migration stream, then waits for them. Fills only at
+ * the grant they belong to (gate_fill_seq): those of another grant are
+ * dropped, and kept without a grant (the wait timed out: theirs may come).
+ * Under gate_mu. */
 static void gate_apply_plan(void)
 {
     gate_plan_current();
-    if (gate_plan_n[0] + gate_plan_n[1] == 0)
+    uint64_t grant = dmn_client_grant_seq(gate_client);
+    bool fills_kept = grant == 0 && gate_plan_n[DMN_PLAN_FILL] > 0;
+    if (grant != 0 && grant != gate_fill_seq && gate_plan_n[DMN_PLAN_FILL]) {
+        COM_DEBUG(SHIM, "daemon plan: %u fill orders of grant %llu dropped at grant %llu",
+                  gate_plan_n[DMN_PLAN_FILL], (unsigned long long)gate_fill_seq,
+                  (unsigned long long)grant);
+        gate_plan_n[DMN_PLAN_FILL] = 0;
+    }
+    uint32_t fills = fills_kept ? 0 : gate_plan_n[DMN_PLAN_FILL];
+    if (gate_plan_n[DMN_PLAN_EVICT] + fills == 0)
         return;
     shim_cuctx_t *cx = shim_backend_current();
     if (cx && shim_state.mode != SHIM_MODE_OFF) {
         atomic_fetch_add(&gate_bytes_out, gate_move_stored(cx, DMN_PLAN_EVICT, false));
-        atomic_fetch_add(&gate_bytes_in, gate_move_stored(cx, DMN_PLAN_FILL, true));
+        if (!fills_kept)
+            atomic_fetch_add(&gate_bytes_in, gate_move_stored(cx, DMN_PLAN_FILL, true));
         eng_backend_t be = shim_backend_engine(cx);
         if (be.ops->fence(be.ctx, 0) != GMUX_OK)
             COM_WARN(SHIM, "daemon plan: migration stream failed");
         atomic_fetch_add(&gate_plans_applied, 1);
         SHIM_STAT_ADD(gate_plans, 1);
     }
-    gate_plan_n[0] = gate_plan_n[1] = 0;
+    gate_plan_n[DMN_PLAN_EVICT] = 0;
+    if (!fills_kept)
+        gate_plan_n[DMN_PLAN_FILL] = 0;
 }
 
 static void gate_sleep_ns(long ns)

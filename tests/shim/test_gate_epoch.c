@@ -1,13 +1,19 @@
 /*
- * Launch gating end to end, orders of a daemon that died (harness:
- * gate_harness.h). A scripted daemon (a process of this test speaking the
- * protocol, not gmuxd) grants the program a turn and, while the program holds
- * it, sends it a PLAN fill and a PLAN ahead, which the shim's watcher thread
- * stores for the next turn, then revokes the turn and dies. The program
- * registers again with a real gmuxd (placement none: it orders nothing) and
- * takes its next turn there: the orders of the dead daemon must not be
- * carried out. The shim applied them at that turn, on the new daemon's
- * grant, as if the new daemon had sent them.
+ * Launch gating end to end, orders that are over (harness: gate_harness.h).
+ * A scripted daemon (a process of this test speaking the protocol, not gmuxd)
+ * drives the program through the cases:
+ *
+ * - Orders of a daemon that died: it grants the program a turn and, while
+ *   the program holds it, sends it a PLAN fill and a PLAN ahead, which the
+ *   shim's watcher thread stores for the next turn, then revokes the turn and
+ *   dies. The program registers again with a real gmuxd (placement none: it
+ *   orders nothing) and takes its next turn there: the orders of the dead
+ *   daemon must not be carried out. The shim applied them at that turn, on
+ *   the new daemon's grant, as if the new daemon had sent them.
+ * - A fill of a grant the program never used: the daemon sends a fill for
+ *   grant 2 with that grant and revokes it before a launch asks for it, then
+ *   grants turn 3 with a fill of its own. Only grant 3's fill may be carried
+ *   out: the shim applied grant 2's at grant 3 too.
  */
 #include <poll.h>
 #include <setjmp.h>
@@ -77,6 +83,49 @@ static int send_all(int fd, const uint8_t *buf, size_t len)
     return len > 0 && write(fd, buf, len) == (ssize_t)len ? 0 : -1;
 }
 
+/* Listens on gh_sock, says so on `ready`, accepts connections until the
+ * shim's REGISTER and answers it (gmux run's connections come first: the
+ * probe for a daemon, closed at once; the one it holds, which sends QUERY),
+ * then reads the program's first PENDING into *m. The connections go to
+ * fds/nfd. The task's socket, or -(the step that failed). */
+static int accept_task(int ready, uint8_t *buf, int *fds, int *nfd, dmn_msg_t *m)
+{
+    int lfd, lk, task = -1;
+    if (dmn_endpoint_listen(gh_sock, DMN_NO_GROUP, &lfd, &lk) != GMUX_OK)
+        return -10;
+    (void)!write(ready, "r", 1);
+    close(ready);
+    while (task < 0 && *nfd < 8) {
+        struct pollfd pf = {lfd, POLLIN, 0}; /* the listening socket does not block */
+        int fd = poll(&pf, 1, 60000) == 1 ? accept(lfd, NULL, NULL) : -1;
+        if (fd < 0)
+            return -11;
+        struct timeval tv = {60, 0};
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+        fds[(*nfd)++] = fd;
+        if (read_msg(fd, buf, m) == 0 && m->hdr.type == DMN_MSG_REGISTER)
+            task = fd;
+    }
+    if (task < 0)
+        return -12;
+    dmn_msg_registered_t r = {1, 0, 20 * COM_NS_PER_MS};
+    if (send_all(task, buf, dmn_proto_encode_registered(buf, DMN_PROTO_MAX_MSG, 1, &r)) != 0 ||
+        read_until(task, buf, DMN_MSG_PENDING, m) != 0)
+        return -13;
+    return task;
+}
+
+/* Waits until the program paused (gate_prog's OUTFILE.paused): 0, or -1. */
+static int wait_paused(void)
+{
+    char paused[256];
+    snprintf(paused, sizeof(paused), "%s.paused", gh_path("out0"));
+    struct stat st;
+    for (int i = 0; i < 6000 && stat(paused, &st) != 0; i++)
+        gh_sleep_ms(10);
+    return stat(paused, &st) == 0 ? 0 : -1;
+}
+
 /* The scripted daemon: answers the program's REGISTER, grants its PENDING,
  * and once the program paused holding the turn sends it a fill and a fill
  * ahead, then a REVOKE; after the RELEASE (the client read the orders before
@@ -85,31 +134,11 @@ static int send_all(int fd, const uint8_t *buf, size_t len)
 static int scripted_daemon(int ready)
 {
     static uint8_t buf[DMN_PROTO_MAX_MSG];
-    int lfd, lk, fds[8], nfd = 0, task = -1;
-    if (dmn_endpoint_listen(gh_sock, DMN_NO_GROUP, &lfd, &lk) != GMUX_OK)
-        return 10;
-    (void)!write(ready, "r", 1);
-    close(ready);
+    int fds[8], nfd = 0;
     dmn_msg_t m;
-    /* gmux run's connections come first (the probe for a daemon, closed at
-     * once; the one it holds, which sends QUERY); then the shim's REGISTER */
-    while (task < 0 && nfd < 8) {
-        struct pollfd pf = {lfd, POLLIN, 0}; /* the listening socket does not block */
-        int fd = poll(&pf, 1, 60000) == 1 ? accept(lfd, NULL, NULL) : -1;
-        if (fd < 0)
-            return 11;
-        struct timeval tv = {60, 0};
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-        fds[nfd++] = fd;
-        if (read_msg(fd, buf, &m) == 0 && m.hdr.type == DMN_MSG_REGISTER)
-            task = fd;
-    }
+    int task = accept_task(ready, buf, fds, &nfd, &m);
     if (task < 0)
-        return 12;
-    dmn_msg_registered_t r = {1, 0, 20 * COM_NS_PER_MS};
-    if (send_all(task, buf, dmn_proto_encode_registered(buf, sizeof(buf), 1, &r)) != 0 ||
-        read_until(task, buf, DMN_MSG_PENDING, &m) != 0)
-        return 13;
+        return -task;
     dmn_range_t big = {0, 0};
     for (uint32_t i = 0; i < m.u.ranges.n_ranges; i++) {
         dmn_range_t x = dmn_proto_range_at(&m.u.ranges, i);
@@ -123,12 +152,7 @@ static int scripted_daemon(int ready)
         return 15;
     /* the program holds the turn and paused: its launching thread is out of
      * the gate, so what comes now is read by the watcher thread */
-    char paused[256];
-    snprintf(paused, sizeof(paused), "%s.paused", gh_path("out0"));
-    struct stat st;
-    for (int i = 0; i < 6000 && stat(paused, &st) != 0; i++)
-        gh_sleep_ms(10);
-    if (stat(paused, &st) != 0)
+    if (wait_paused() != 0)
         return 16;
     dmn_range_t fill = {big.base + FILL_OFF, 4096}, ahead = {big.base + AHEAD_OFF, 4096};
     dmn_msg_grant_t rv = {1, 0, 0};
@@ -143,6 +167,72 @@ static int scripted_daemon(int ready)
     if (read_until(task, buf, DMN_MSG_RELEASE, &m) != 0)
         return 18;
     unlink(gh_sock); /* dies: every connection closes */
+    for (int i = 0; i < nfd; i++)
+        close(fds[i]);
+    return 0;
+}
+
+/* Reads messages until one of type `type` that follows one of type `after`. */
+static int read_after(int fd, uint8_t *buf, dmn_msg_type_t after, dmn_msg_type_t type, dmn_msg_t *m)
+{
+    return read_until(fd, buf, after, m) == 0 ? read_until(fd, buf, type, m) : -1;
+}
+
+/* The scripted daemon of the unused grant: grants turn 1; once the program
+ * paused holding it revokes it; then sends, in one write (so no launch can
+ * take grant 2 before its REVOKE is read), a fill of STALE_LEN bytes for
+ * grant 2, GRANT 2 and REVOKE 2, and lets the program go on; at its next
+ * PENDING after the RELEASE of grant 2 it sends a fill of GOOD_LEN bytes for
+ * grant 3 and GRANT 3, then waits for the program to end. Exit status: 0, or
+ * the step that failed. */
+#define STALE_LEN 4096u
+#define GOOD_LEN  8192u
+static int scripted_unused_grant(int ready)
+{
+    static uint8_t buf[DMN_PROTO_MAX_MSG], out[4096];
+    int fds[8], nfd = 0;
+    dmn_msg_t m;
+    int task = accept_task(ready, buf, fds, &nfd, &m);
+    if (task < 0)
+        return -task;
+    dmn_range_t big = {0, 0};
+    for (uint32_t i = 0; i < m.u.ranges.n_ranges; i++) {
+        dmn_range_t x = dmn_proto_range_at(&m.u.ranges, i);
+        if (x.len > big.len)
+            big = x;
+    }
+    if (big.len < 1u << 20)
+        return 14;
+    dmn_msg_grant_t g = {1, 20 * COM_NS_PER_MS, m.u.ranges.seq};
+    if (send_all(task, buf, dmn_proto_encode_grant(buf, sizeof(buf), 2, DMN_MSG_GRANT, &g)) != 0 ||
+        wait_paused() != 0)
+        return 15;
+    g = (dmn_msg_grant_t){1, 0, 0};
+    if (send_all(task, buf, dmn_proto_encode_grant(buf, sizeof(buf), 3, DMN_MSG_REVOKE, &g)) != 0 ||
+        read_after(task, buf, DMN_MSG_RELEASE, DMN_MSG_PENDING, &m) != 0)
+        return 16;
+    dmn_range_t stale = {big.base + FILL_OFF, STALE_LEN}, good = {big.base + AHEAD_OFF, GOOD_LEN};
+    size_t at = 0;
+    dmn_msg_grant_t g2 = {2, 20 * COM_NS_PER_MS, m.u.ranges.seq}, r2 = {2, 0, 0};
+    at += dmn_proto_encode_ranges(out + at, sizeof(out) - at, 4, DMN_MSG_PLAN, DMN_PLAN_FILL, 2,
+                                  &stale, 1);
+    at += dmn_proto_encode_grant(out + at, sizeof(out) - at, 5, DMN_MSG_GRANT, &g2);
+    at += dmn_proto_encode_grant(out + at, sizeof(out) - at, 6, DMN_MSG_REVOKE, &r2);
+    if (send_all(task, out, at) != 0)
+        return 17;
+    gh_touch("go");
+    if (read_after(task, buf, DMN_MSG_RELEASE, DMN_MSG_PENDING, &m) != 0)
+        return 18;
+    at = 0;
+    dmn_msg_grant_t g3 = {3, 20 * COM_NS_PER_MS, m.u.ranges.seq};
+    at += dmn_proto_encode_ranges(out + at, sizeof(out) - at, 7, DMN_MSG_PLAN, DMN_PLAN_FILL, 3,
+                                  &good, 1);
+    at += dmn_proto_encode_grant(out + at, sizeof(out) - at, 8, DMN_MSG_GRANT, &g3);
+    if (send_all(task, out, at) != 0)
+        return 19;
+    while (read_msg(task, buf, &m) == 0) /* until the program ends */
+        ;
+    unlink(gh_sock);
     for (int i = 0; i < nfd; i++)
         close(fds[i]);
     return 0;
@@ -227,11 +317,64 @@ static void test_dead_daemon_orders_void(void **state)
     free(o);
 }
 
+static void test_unused_grant_fill_void(void **state)
+{
+    (void)state;
+    snprintf(go, sizeof(go), "%s", gh_path("go"));
+    unlink(go);
+    unlink(gh_path("out0.paused")); /* the first case's: wait_paused */
+    setenv("GMUX_POLICY", "demand", 1);       /* no prefetch of its own: only orders */
+    setenv("GMUX_GATE_IDLE_MS", "600000", 1); /* no IDLE while paused */
+    int p[2];
+    assert_int_equal(pipe(p), 0);
+    pid_t fake = fork();
+    assert_true(fake >= 0);
+    if (fake == 0) {
+        close(p[0]);
+        _exit(scripted_unused_grant(p[1]));
+    }
+    close(p[1]);
+    char b;
+    assert_int_equal(read(p[0], &b, 1), 1);
+    close(p[0]);
+    char *const *argv = gh_prog_argv(0, &spec, 1);
+    pid_t prog = fork();
+    assert_true(prog >= 0);
+    if (prog == 0) {
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    setenv("GMUX_POLICY", "proactive", 1);
+    setenv("GMUX_GATE_IDLE_MS", "200", 1);
+    int fs = -1, ps = -1;
+    for (int i = 0; i < 12000 && waitpid(fake, &fs, WNOHANG) == 0; i++)
+        gh_sleep_ms(10);
+    if (!WIFEXITED(fs) || WEXITSTATUS(fs) != 0) {
+        kill(fake, SIGKILL);
+        kill(prog, SIGKILL);
+        waitpid(prog, NULL, 0);
+        fail_msg("scripted daemon: status %d", fs);
+    }
+    assert_int_equal(waitpid(prog, &ps, 0), prog);
+    assert_true(WIFEXITED(ps) && WEXITSTATUS(ps) == 0);
+    gh_out_t *o = calloc(1, sizeof(*o));
+    assert_non_null(o);
+    gh_read_out(0, o);
+    for (size_t i = 0; i < o->nd; i++)
+        print_message("  prefetch %#llx + %llu\n", o->d[i][1], o->d[i][2]);
+    assert_int_equal(o->n, 20);
+    /* grant 3's fill only: grant 2's was over when grant 3 came */
+    assert_int_equal(o->nd, 1);
+    assert_int_equal(o->d[0][2], GOOD_LEN);
+    free(o);
+}
+
 int main(void)
 {
     gh_init();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_dead_daemon_orders_void, gh_stop_leftover_daemon),
+        cmocka_unit_test(test_unused_grant_fill_void),
     };
     return gh_finish(cmocka_run_group_tests(tests, NULL, NULL));
 }

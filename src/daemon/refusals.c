@@ -1,0 +1,31 @@
+/* Rate-limited logging of refused peers; see refusals.h. */
+#include "daemon/refusals.h"
+
+#include "common/clock.h"
+#include "common/log.h"
+
+bool dmn_refusal_say(dmn_refusals_t *r, uint64_t now)
+{
+    r->total++;
+    if (r->total > 1 && now - r->said_at < COM_NS_PER_S) {
+        r->unsaid++;
+        return false;
+    }
+    r->said_at = now;
+    r->unsaid = 0;
+    return true;
+}
+
+void dmn_refusals_flush(dmn_refusals_t *r, size_t n, uint64_t now)
+{
+    for (size_t k = 0; k < n; k++, r++) {
+        if (r->unsaid == 0 || now - r->said_at < COM_NS_PER_S)
+            continue;
+        COM_WARN(DAEMON, "%s: %llu more refused in the last %llu ms (%llu refused so far)", r->what,
+                 (unsigned long long)r->unsaid,
+                 (unsigned long long)((now - r->said_at) / COM_NS_PER_MS),
+                 (unsigned long long)r->total);
+        r->unsaid = 0;
+        r->said_at = now;
+    }
+}
