@@ -256,35 +256,39 @@ static int program_registered(void)
     return 0;
 }
 
-static void test_dead_daemon_orders_void(void **state)
+/* Starts the scripted daemon script (a child that writes one byte to its
+ * pipe once it listens) and then program 0 of spec under the gate; the
+ * program's environment (GMUX_POLICY, GMUX_GATE_IDLE_MS) is the caller's,
+ * set back to this file's defaults once it started. */
+static void start_pair(int (*script)(int), pid_t *fake, pid_t *prog)
 {
-    (void)state;
-    snprintf(go, sizeof(go), "%s", gh_path("go"));
-    unlink(go);
-    setenv("GMUX_POLICY", "demand", 1); /* no prefetch of its own: only orders */
-    /* no IDLE while paused: the turn stays held until the REVOKE */
-    setenv("GMUX_GATE_IDLE_MS", "600000", 1);
     int p[2];
     assert_int_equal(pipe(p), 0);
-    pid_t fake = fork();
-    assert_true(fake >= 0);
-    if (fake == 0) {
+    *fake = fork();
+    assert_true(*fake >= 0);
+    if (*fake == 0) {
         close(p[0]);
-        _exit(scripted_daemon(p[1]));
+        _exit(script(p[1]));
     }
     close(p[1]);
     char b;
     assert_int_equal(read(p[0], &b, 1), 1);
     close(p[0]);
     char *const *argv = gh_prog_argv(0, &spec, 1);
-    pid_t prog = fork();
-    assert_true(prog >= 0);
-    if (prog == 0) {
+    *prog = fork();
+    assert_true(*prog >= 0);
+    if (*prog == 0) {
         execv(argv[0], argv);
         _exit(127);
     }
     setenv("GMUX_POLICY", "proactive", 1);
     setenv("GMUX_GATE_IDLE_MS", "200", 1);
+}
+
+/* Waits (120 s at most) for the scripted daemon to end its script; fails
+ * the test, killing both, unless it exited 0. */
+static void wait_script(pid_t fake, pid_t prog)
+{
     int fs = -1;
     for (int i = 0; i < 12000 && waitpid(fake, &fs, WNOHANG) == 0; i++)
         gh_sleep_ms(10);
@@ -294,6 +298,19 @@ static void test_dead_daemon_orders_void(void **state)
         waitpid(prog, NULL, 0);
         fail_msg("scripted daemon: status %d", fs);
     }
+}
+
+static void test_dead_daemon_orders_void(void **state)
+{
+    (void)state;
+    snprintf(go, sizeof(go), "%s", gh_path("go"));
+    unlink(go);
+    setenv("GMUX_POLICY", "demand", 1); /* no prefetch of its own: only orders */
+    /* no IDLE while paused: the turn stays held until the REVOKE */
+    setenv("GMUX_GATE_IDLE_MS", "600000", 1);
+    pid_t fake, prog;
+    start_pair(scripted_daemon, &fake, &prog);
+    wait_script(fake, prog);
     pid_t d = gh_start_daemon("none");
     int joined = program_registered();
     gh_touch("go");
@@ -322,39 +339,13 @@ static void test_unused_grant_fill_void(void **state)
     (void)state;
     snprintf(go, sizeof(go), "%s", gh_path("go"));
     unlink(go);
-    unlink(gh_path("out0.paused")); /* the first case's: wait_paused */
+    unlink(gh_path("out0.paused"));           /* the first case's: wait_paused */
     setenv("GMUX_POLICY", "demand", 1);       /* no prefetch of its own: only orders */
     setenv("GMUX_GATE_IDLE_MS", "600000", 1); /* no IDLE while paused */
-    int p[2];
-    assert_int_equal(pipe(p), 0);
-    pid_t fake = fork();
-    assert_true(fake >= 0);
-    if (fake == 0) {
-        close(p[0]);
-        _exit(scripted_unused_grant(p[1]));
-    }
-    close(p[1]);
-    char b;
-    assert_int_equal(read(p[0], &b, 1), 1);
-    close(p[0]);
-    char *const *argv = gh_prog_argv(0, &spec, 1);
-    pid_t prog = fork();
-    assert_true(prog >= 0);
-    if (prog == 0) {
-        execv(argv[0], argv);
-        _exit(127);
-    }
-    setenv("GMUX_POLICY", "proactive", 1);
-    setenv("GMUX_GATE_IDLE_MS", "200", 1);
-    int fs = -1, ps = -1;
-    for (int i = 0; i < 12000 && waitpid(fake, &fs, WNOHANG) == 0; i++)
-        gh_sleep_ms(10);
-    if (!WIFEXITED(fs) || WEXITSTATUS(fs) != 0) {
-        kill(fake, SIGKILL);
-        kill(prog, SIGKILL);
-        waitpid(prog, NULL, 0);
-        fail_msg("scripted daemon: status %d", fs);
-    }
+    pid_t fake, prog;
+    start_pair(scripted_unused_grant, &fake, &prog);
+    wait_script(fake, prog);
+    int ps = -1;
     assert_int_equal(waitpid(prog, &ps, 0), prog);
     assert_true(WIFEXITED(ps) && WEXITSTATUS(ps) == 0);
     gh_out_t *o = calloc(1, sizeof(*o));
