@@ -32,7 +32,10 @@ static dmn_client_t *gate_client; /* guarded by gate_mu */
  * for the launching thread's next wait. EVICT orders that reach a task
  * without the turn (they make room for the task just granted) are applied on
  * arrival: by the waiting launching thread, or by the watcher inside the
- * context the launching threads last waited in (gate_cx). All under gate_mu. */
+ * context the launching threads last waited in (gate_cx). Stored fills (FILL
+ * and AHEAD) lose the ranges of every EVICT that arrives after them
+ * (gate_cut): the daemon keeps counting the memory of an order as the task's
+ * until it sends an eviction for it. All under gate_mu. */
 #define GATE_PLAN_CAP 1024u
 static dmn_range_t gate_plan[3][GATE_PLAN_CAP]; /* [dmn_plan_kind_t] */
 static uint32_t gate_plan_n[3];
@@ -194,6 +197,49 @@ static void gate_evict_now(shim_cuctx_t *cx)
     gate_plan_n[DMN_PLAN_EVICT] = 0;
 }
 
+/* Takes the ranges of an eviction that just arrived out of the stored fills
+ * of one kind (FILL or AHEAD; pieces that no longer fit the store are
+ * dropped: a fill left out costs faults, never memory). The eviction comes
+ * from a switch after theirs: the daemon's model counts that memory as
+ * given to the task then granted, and carried out after it (the fill ahead
+ * at the next wait, a fill at its grant) they would take it back. The rest
+ * is still this task's in the model, which sends an eviction for any of it
+ * it gives away. Under gate_mu. */
+static dmn_range_t gate_cut_tmp[GATE_PLAN_CAP];
+static void gate_cut(dmn_plan_kind_t kind, const dmn_range_t *ev, uint32_t n)
+{
+    dmn_range_t *v = gate_plan[kind];
+    uint32_t dropped = 0;
+    for (uint32_t k = 0; k < n && gate_plan_n[kind]; k++) {
+        uint64_t lo = ev[k].base, hi = ev[k].base + ev[k].len;
+        uint32_t m = 0, i = 0;
+        while (i < gate_plan_n[kind] && !(v[i].base < hi && lo < v[i].base + v[i].len))
+            i++;
+        if (i == gate_plan_n[kind])
+            continue; /* nothing stored overlaps it */
+        for (i = 0; i < gate_plan_n[kind]; i++) {
+            uint64_t a = v[i].base, b = v[i].base + v[i].len;
+            bool over = a < hi && lo < b; /* then what is left below and above it */
+            dmn_range_t piece[2] = {{a, !over    ? b - a
+                                        : a < lo ? lo - a
+                                                 : 0},
+                                    {hi, over && b > hi ? b - hi : 0}};
+            for (int j = 0; j < 2; j++) {
+                if (piece[j].len == 0)
+                    continue;
+                if (m < GATE_PLAN_CAP)
+                    gate_cut_tmp[m++] = piece[j];
+                else
+                    dropped++;
+            }
+        }
+        memcpy(v, gate_cut_tmp, m * sizeof(*v));
+        gate_plan_n[kind] = m;
+    }
+    if (dropped)
+        COM_DEBUG(SHIM, "daemon plan: %u pieces of stored fills dropped (store full)", dropped);
+}
+
 /* Called from inside a client call, so under gate_mu. */
 static void gate_on_plan(void *arg, uint64_t grant_seq, dmn_plan_kind_t kind,
                          const dmn_range_t *ranges, uint32_t n)
@@ -202,6 +248,11 @@ static void gate_on_plan(void *arg, uint64_t grant_seq, dmn_plan_kind_t kind,
     if (kind != DMN_PLAN_EVICT && kind != DMN_PLAN_FILL && kind != DMN_PLAN_AHEAD)
         return;
     gate_plan_current(); /* these came on the connection of now */
+    if (kind == DMN_PLAN_EVICT) {
+        /* that memory went to another task: see gate_cut */
+        gate_cut(DMN_PLAN_AHEAD, ranges, n);
+        gate_cut(DMN_PLAN_FILL, ranges, n);
+    }
     if (kind == DMN_PLAN_FILL && grant_seq != gate_fill_seq) {
         if (gate_plan_n[DMN_PLAN_FILL])
             COM_DEBUG(SHIM, "daemon plan: %u fill orders of grant %llu dropped (unused)",

@@ -14,6 +14,20 @@
  *   grant 2 with that grant and revokes it before a launch asks for it, then
  *   grants turn 3 with a fill of its own. Only grant 3's fill may be carried
  *   out: the shim applied grant 2's at grant 3 too.
+ * - A fill ahead that a later switch took back: while the program is out of
+ *   the gate (paused), the daemon sends it a fill ahead (grant 2, another
+ *   task's) and then, at a later switch (grant 3), an eviction of part of
+ *   it; the watcher thread stores the first and carries out the second at
+ *   once. The part evicted is memory the daemon has given to the task of
+ *   grant 3: the program's next wait may prefetch the rest of the fill
+ *   ahead, never that part. The shim prefetched all of it (after the
+ *   eviction) when its launching thread next waited.
+ * - A fill that a later switch took back before the task carried it out:
+ *   the daemon answers the program's first PENDING with a fill of grant 1,
+ *   GRANT 1 and an eviction of grant 2 of part of that fill (gmuxd's shared
+ *   mode grants another task beside a holder and may evict the holder's
+ *   memory for it). The part evicted must not be prefetched after its
+ *   eviction: the shim did, at grant 1.
  */
 #include <poll.h>
 #include <setjmp.h>
@@ -238,6 +252,104 @@ static int scripted_unused_grant(int ready)
     return 0;
 }
 
+/* The scripted daemon of the fill ahead taken back: grants turn 1; once the
+ * program paused holding it sends, in one write, a fill ahead of grant 2
+ * (STALE_X: 12 KiB, and STALE_Y: 4 KiB), an eviction of grant 3 of the
+ * middle 4 KiB of STALE_X, and REVOKE 1 (so the RELEASE shows the watcher
+ * read all three: gmuxd would send the two plans after the RELEASE, which
+ * the gate handles the same way, stored by the watcher); after the RELEASE
+ * it lets the program go on and grants its next PENDING (grant 4, no
+ * orders), then waits for the program to end. Exit status: 0, or the step
+ * that failed. */
+#define STALE_X 0x10000u
+#define STALE_Y 0x20000u
+static int scripted_ahead_taken_back(int ready)
+{
+    static uint8_t buf[DMN_PROTO_MAX_MSG], out[4096];
+    int fds[8], nfd = 0;
+    dmn_msg_t m;
+    int task = accept_task(ready, buf, fds, &nfd, &m);
+    if (task < 0)
+        return -task;
+    dmn_range_t big = {0, 0};
+    for (uint32_t i = 0; i < m.u.ranges.n_ranges; i++) {
+        dmn_range_t x = dmn_proto_range_at(&m.u.ranges, i);
+        if (x.len > big.len)
+            big = x;
+    }
+    if (big.len < 1u << 20)
+        return 14;
+    dmn_msg_grant_t g = {1, 20 * COM_NS_PER_MS, m.u.ranges.seq};
+    if (send_all(task, buf, dmn_proto_encode_grant(buf, sizeof(buf), 2, DMN_MSG_GRANT, &g)) != 0 ||
+        wait_paused() != 0)
+        return 15;
+    dmn_range_t ahead[2] = {{big.base + STALE_X, 3 * 4096}, {big.base + STALE_Y, 4096}};
+    dmn_range_t evict = {big.base + STALE_X + 4096, 4096};
+    dmn_msg_grant_t r1 = {1, 0, 0};
+    size_t at = 0;
+    at += dmn_proto_encode_ranges(out + at, sizeof(out) - at, 3, DMN_MSG_PLAN, DMN_PLAN_AHEAD, 2,
+                                  ahead, 2);
+    at += dmn_proto_encode_ranges(out + at, sizeof(out) - at, 4, DMN_MSG_PLAN, DMN_PLAN_EVICT, 3,
+                                  &evict, 1);
+    at += dmn_proto_encode_grant(out + at, sizeof(out) - at, 5, DMN_MSG_REVOKE, &r1);
+    if (send_all(task, out, at) != 0 || read_until(task, buf, DMN_MSG_RELEASE, &m) != 0)
+        return 16;
+    gh_touch("go");
+    /* the watcher's PENDING after its RELEASE, then the launching thread's */
+    if (read_until(task, buf, DMN_MSG_PENDING, &m) != 0 ||
+        read_until(task, buf, DMN_MSG_PENDING, &m) != 0)
+        return 17;
+    dmn_msg_grant_t g4 = {4, 20 * COM_NS_PER_MS, m.u.ranges.seq};
+    if (send_all(task, buf, dmn_proto_encode_grant(buf, sizeof(buf), 6, DMN_MSG_GRANT, &g4)) != 0)
+        return 18;
+    while (read_msg(task, buf, &m) == 0) /* until the program ends */
+        ;
+    unlink(gh_sock);
+    for (int i = 0; i < nfd; i++)
+        close(fds[i]);
+    return 0;
+}
+
+/* The scripted daemon of the fill taken back: answers the program's first
+ * PENDING, in one write, with a fill of grant 1 (12 KiB at STALE_X), GRANT 1
+ * and an eviction of grant 2 of its middle 4 KiB, lets the program go on
+ * (it keeps the turn to its end), and waits for it to end. Exit status: 0,
+ * or the step that failed. */
+static int scripted_fill_taken_back(int ready)
+{
+    static uint8_t buf[DMN_PROTO_MAX_MSG], out[4096];
+    int fds[8], nfd = 0;
+    dmn_msg_t m;
+    int task = accept_task(ready, buf, fds, &nfd, &m);
+    if (task < 0)
+        return -task;
+    dmn_range_t big = {0, 0};
+    for (uint32_t i = 0; i < m.u.ranges.n_ranges; i++) {
+        dmn_range_t x = dmn_proto_range_at(&m.u.ranges, i);
+        if (x.len > big.len)
+            big = x;
+    }
+    if (big.len < 1u << 20)
+        return 14;
+    dmn_range_t fill = {big.base + STALE_X, 3 * 4096}, evict = {big.base + STALE_X + 4096, 4096};
+    dmn_msg_grant_t g = {1, 20 * COM_NS_PER_MS, m.u.ranges.seq};
+    size_t at = 0;
+    at += dmn_proto_encode_ranges(out + at, sizeof(out) - at, 2, DMN_MSG_PLAN, DMN_PLAN_FILL, 1,
+                                  &fill, 1);
+    at += dmn_proto_encode_grant(out + at, sizeof(out) - at, 3, DMN_MSG_GRANT, &g);
+    at += dmn_proto_encode_ranges(out + at, sizeof(out) - at, 4, DMN_MSG_PLAN, DMN_PLAN_EVICT, 2,
+                                  &evict, 1);
+    if (send_all(task, out, at) != 0)
+        return 15;
+    gh_touch("go");
+    while (read_msg(task, buf, &m) == 0) /* until the program ends */
+        ;
+    unlink(gh_sock);
+    for (int i = 0; i < nfd; i++)
+        close(fds[i]);
+    return 0;
+}
+
 /* Polls `gmux status --json` until it lists a task that reported kernels (a
  * client sends STATS only once it took the daemon's REGISTERED): whether it
  * did within about a minute. */
@@ -360,12 +472,81 @@ static void test_unused_grant_fill_void(void **state)
     free(o);
 }
 
+/* Whether the prefetches to the device of o cover [lo, hi) (4 KiB pages). */
+static int prefetched(const gh_out_t *o, unsigned long long lo, unsigned long long hi)
+{
+    for (unsigned long long p = lo; p < hi; p += 4096) {
+        size_t i = 0;
+        while (i < o->nd && !(o->d[i][1] <= p && p < o->d[i][1] + o->d[i][2]))
+            i++;
+        if (i == o->nd)
+            return 0;
+    }
+    return 1;
+}
+
+/* Runs script against program 0 and checks that, of the fill at STALE_X
+ * (12 KiB), the part evicted (its middle 4 KiB: the one eviction) was not
+ * prefetched after its eviction and the rest was prefetched; with_y: the
+ * 4 KiB at STALE_Y too. */
+static void check_taken_back(int (*script)(int), int with_y)
+{
+    snprintf(go, sizeof(go), "%s", gh_path("go"));
+    unlink(go);
+    unlink(gh_path("out0.paused"));           /* an earlier case's: wait_paused */
+    setenv("GMUX_POLICY", "demand", 1);       /* no prefetch of its own: only orders */
+    setenv("GMUX_GATE_IDLE_MS", "600000", 1); /* no IDLE while paused */
+    pid_t fake, prog;
+    start_pair(script, &fake, &prog);
+    wait_script(fake, prog);
+    int ps = -1;
+    assert_int_equal(waitpid(prog, &ps, 0), prog);
+    assert_true(WIFEXITED(ps) && WEXITSTATUS(ps) == 0);
+    gh_out_t *o = calloc(1, sizeof(*o));
+    assert_non_null(o);
+    gh_read_out(0, o);
+    for (size_t i = 0; i < o->nd; i++)
+        print_message("  prefetch %#llx + %llu at %llu\n", o->d[i][1], o->d[i][2], o->d[i][0]);
+    for (size_t i = 0; i < o->nh; i++)
+        print_message("  evict %#llx + %llu at %llu\n", o->h[i][1], o->h[i][2], o->h[i][0]);
+    assert_int_equal(o->n, 20);
+    /* the eviction, carried out on arrival (the task had no turn yet) */
+    assert_int_equal(o->nh, 1);
+    unsigned long long ev = o->h[0][1], at = o->h[0][0];
+    assert_int_equal(o->h[0][2], 4096);
+    unsigned long long x = ev - 4096; /* STALE_X's base in the program */
+    /* nothing of it prefetched again after: that memory is another task's */
+    for (size_t i = 0; i < o->nd; i++)
+        if (o->d[i][0] >= at)
+            assert_false(o->d[i][1] < ev + 4096 && ev < o->d[i][1] + o->d[i][2]);
+    /* the rest of the fill still goes */
+    assert_true(prefetched(o, x, ev));
+    assert_true(prefetched(o, ev + 4096, x + 3 * 4096));
+    if (with_y)
+        assert_true(prefetched(o, x - STALE_X + STALE_Y, x - STALE_X + STALE_Y + 4096));
+    free(o);
+}
+
+static void test_ahead_taken_back_void(void **state)
+{
+    (void)state;
+    check_taken_back(scripted_ahead_taken_back, 1);
+}
+
+static void test_fill_taken_back_void(void **state)
+{
+    (void)state;
+    check_taken_back(scripted_fill_taken_back, 0);
+}
+
 int main(void)
 {
     gh_init();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_dead_daemon_orders_void, gh_stop_leftover_daemon),
         cmocka_unit_test(test_unused_grant_fill_void),
+        cmocka_unit_test(test_ahead_taken_back_void),
+        cmocka_unit_test(test_fill_taken_back_void),
     };
     return gh_finish(cmocka_run_group_tests(tests, NULL, NULL));
 }
