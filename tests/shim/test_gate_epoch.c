@@ -510,7 +510,7 @@ static void check_taken_back(int (*script)(int), int with_y)
     for (size_t i = 0; i < o->nh; i++)
         print_message("  evict %#llx + %llu at %llu\n", o->h[i][1], o->h[i][2], o->h[i][0]);
     assert_int_equal(o->n, 20);
-    /* the eviction, carried out on arrival (the task had no turn yet) */
+    /* the eviction, carried out on arrival (the task held no turn) */
     assert_int_equal(o->nh, 1);
     unsigned long long ev = o->h[0][1], at = o->h[0][0];
     assert_int_equal(o->h[0][2], 4096);
