@@ -41,13 +41,18 @@ typedef struct sim_refstr sim_refstr_t;
 gmux_status_t sim_refstr_create(uint64_t max_refs, sim_refstr_t **rs_p);
 void sim_refstr_destroy(sim_refstr_t *rs);
 
-/* Records one chunk of the current launch (each chunk once per launch). */
+/* Sets the fault blocks per chunk (1..32, clamped; 1 until set), before the
+ * first reference. */
+void sim_refstr_set_blocks(sim_refstr_t *rs, uint32_t nblocks);
+/* Records one chunk of the current launch (each chunk once per launch),
+ * touched in every block. */
 void sim_refstr_ref(sim_refstr_t *rs, uint32_t chunk, bool write);
 /* Records one chunk of the current launch that the launch does not touch in
- * every fault block (sim/faults.h): it must have a slot while the launch runs,
- * and counts in no transfer term (a policy may have moved only some of its
- * blocks). */
-void sim_refstr_ref_part(sim_refstr_t *rs, uint32_t chunk);
+ * every fault block (sim/faults.h); blocks is the mask of those it touches.
+ * It must have a slot while the launch runs and counts in none of the
+ * chunk-level terms (a policy may have moved only some of its blocks); the
+ * block-level terms (sim_refstr_opt_blocks) count its blocks. */
+void sim_refstr_ref_part(sim_refstr_t *rs, uint32_t chunk, uint32_t blocks, bool write);
 /* Ends the current launch, which computes for compute_ns. */
 void sim_refstr_end_launch(sim_refstr_t *rs, uint64_t compute_ns);
 /* Records that a chunk was freed (between launches). */
@@ -62,6 +67,21 @@ uint64_t sim_refstr_launches(const sim_refstr_t *rs);
  * GMUX_ERR_RANGE when the string was cut at the limit. */
 gmux_status_t sim_refstr_opt(const sim_refstr_t *rs, uint64_t capacity_chunks, uint64_t *fetches_p,
                              uint64_t *writebacks_p);
+
+/*
+ * The fetch and write-back terms at the level of fault blocks, partial
+ * references included: Belady's fetches of blocks, and the fewest dropped
+ * block dirty intervals, for a capacity of capacity_chunks * nblocks blocks
+ * (a relaxation: a chunk holding some blocks takes a whole slot in every
+ * policy). A dirty interval of a block runs from a write reference touching
+ * it to the next write touching it, else to its last reference touching it.
+ * Counts are in blocks. GMUX_ERR_RANGE as sim_refstr_opt, and also when the
+ * per-reference lists outgrow 4 words each per reference of the limit;
+ * GMUX_ERR_CAPACITY as sim_refstr_opt. Memory: 16 bytes per block of the
+ * chunks and up to 32 bytes per reference while computing.
+ */
+gmux_status_t sim_refstr_opt_blocks(const sim_refstr_t *rs, uint64_t capacity_chunks,
+                                    uint64_t *fetch_blocks_p, uint64_t *wb_blocks_p);
 
 /* Chunks fetched at least once by any policy: the distinct chunks referenced,
  * a chunk freed and used again counting again (0 when the string was cut). */
