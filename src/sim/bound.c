@@ -114,6 +114,11 @@ uint64_t sim_refstr_launches(const sim_refstr_t *rs)
     return rs->launches;
 }
 
+uint64_t sim_refstr_partial_refs(const sim_refstr_t *rs)
+{
+    return rs->npart;
+}
+
 static int hi(const sim_refheap_t *h, uint32_t x, uint32_t y)
 {
     return h->key[x] != h->key[y] ? h->key[x] > h->key[y] : x > y;

@@ -6,8 +6,9 @@
  * The run's reference string (every launch's recorded chunks in plan order,
  * with write marks, and the frees) is kept in memory up to a limit. A chunk a
  * launch does not touch in every fault block is a partial reference: it needs
- * a slot, and is left out of every term below (so the terms bound what any
- * policy moves, whole chunks or blocks). From it,
+ * a slot, and is left out of the chunk-level terms below (so they bound what
+ * any policy moves, whole chunks or blocks); its mask of touched blocks is
+ * kept for the block-level ones (sim_refstr_opt_blocks). From it,
  * for a capacity of C chunks:
  *   fetches  = misses of Belady's OPT (no policy, prefetching or not, loads
  *              fewer chunks: every chunk a launch touches must be resident);
@@ -20,12 +21,16 @@
  *              Choosing which intervals to keep is interval scheduling with
  *              capacity C, solved exactly by the greedy sweep that drops the
  *              interval ending last.
- * bound = max(total compute, fetches*chunk/H2D bandwidth,
- *             writebacks*chunk/D2H bandwidth).
+ * bound = max(total compute, fetches*chunk/fetch bandwidth,
+ *             writebacks*chunk/D2H bandwidth, the same two over blocks,
+ *             the released write-back term), the fetch bandwidth being the
+ *             faster of the copy and the demand-paging rate.
  * The derivation is in docs/sim.md. Past the limit only the compute term is
  * kept (still a lower bound, a weaker one) and `exact` says so.
  *
- * Memory: 8 bytes per reference while computing; O(chunks) otherwise.
+ * Memory: 4 bytes per reference and 4 per partial one; 8 more per reference
+ * while computing the chunk-level terms, see sim_refstr_opt_blocks for the
+ * block-level ones; O(chunks) otherwise.
  * Thread-safety: one thread.
  */
 #ifndef SIM_BOUND_H
@@ -61,6 +66,8 @@ void sim_refstr_free(sim_refstr_t *rs, uint32_t chunk);
 /* Whether the whole string fitted under the limit. */
 bool sim_refstr_complete(const sim_refstr_t *rs);
 uint64_t sim_refstr_launches(const sim_refstr_t *rs);
+/* Partial references recorded (0 when the string was cut). */
+uint64_t sim_refstr_partial_refs(const sim_refstr_t *rs);
 
 /* OPT's fetches and the fewest write-backs for capacity_chunks;
  * GMUX_ERR_CAPACITY when one launch alone needs more than the capacity,
@@ -75,10 +82,11 @@ gmux_status_t sim_refstr_opt(const sim_refstr_t *rs, uint64_t capacity_chunks, u
  * (a relaxation: a chunk holding some blocks takes a whole slot in every
  * policy). A dirty interval of a block runs from a write reference touching
  * it to the next write touching it, else to its last reference touching it.
- * Counts are in blocks. GMUX_ERR_RANGE as sim_refstr_opt, and also when the
- * per-reference lists outgrow 4 words each per reference of the limit;
- * GMUX_ERR_CAPACITY as sim_refstr_opt. Memory: 16 bytes per block of the
- * chunks and up to 32 bytes per reference while computing.
+ * Counts are in blocks. GMUX_ERR_RANGE as sim_refstr_opt, and also when
+ * either per-reference list (next uses; interval ends, of writes) outgrows 4
+ * words per reference of the limit; GMUX_ERR_CAPACITY as sim_refstr_opt.
+ * Memory while computing: 12 bytes per block of the chunks, and in each list
+ * 8 bytes per reference where one value covers its blocks, more where not.
  */
 gmux_status_t sim_refstr_opt_blocks(const sim_refstr_t *rs, uint64_t capacity_chunks,
                                     uint64_t *fetch_blocks_p, uint64_t *wb_blocks_p);

@@ -9,8 +9,9 @@
 
 /* Per-reference groups of blocks that share a value (a next use, or where a
  * dirty interval ends), written by the backward pass and read back by the
- * forward passes in the opposite order: for each reference its (value, mask)
- * pairs, then their count. */
+ * forward passes in the opposite order: for each reference touching blocks
+ * its (value, mask) pairs, then their count; when one value covers all its
+ * blocks (the common case) only the value, then 0. */
 typedef struct groups {
     uint32_t *a;
     size_t n, cap, max;
@@ -28,11 +29,21 @@ static gmux_status_t put(groups_t *g, uint32_t v)
     return GMUX_OK;
 }
 
-/* Appends the blocks of m grouped by val[block], then the number of groups. */
+/* Appends the blocks of m grouped by val[block], then the number of groups
+ * (0 for one group of all of m, whose mask is left out). */
 static gmux_status_t put_groups(groups_t *g, const uint32_t *val, uint32_t m)
 {
-    uint32_t count = 0;
+    if (!m)
+        return GMUX_OK;
+    uint32_t count = 0, v0 = val[__builtin_ctz(m)];
+    bool one = true;
+    for (uint32_t x = m; x && one; x &= x - 1)
+        one = val[__builtin_ctz(x)] == v0;
     gmux_status_t st = GMUX_OK;
+    if (one) {
+        st = put(g, v0);
+        return st == GMUX_OK ? put(g, 0) : st;
+    }
     while (m && st == GMUX_OK) {
         uint32_t v = val[__builtin_ctz(m)], same = 0;
         for (uint32_t x = m; x; x &= x - 1)
@@ -47,10 +58,19 @@ static gmux_status_t put_groups(groups_t *g, const uint32_t *val, uint32_t m)
     return st == GMUX_OK ? put(g, count) : st;
 }
 
-/* Reads one reference's groups (the reverse of put_groups) into val[]. */
-static void get_groups(const groups_t *g, size_t *at, uint32_t *val)
+/* Reads one reference's groups (the reverse of put_groups, m the same mask)
+ * into val[]. */
+static void get_groups(const groups_t *g, size_t *at, uint32_t *val, uint32_t m)
 {
+    if (!m)
+        return;
     uint32_t count = g->a[--*at];
+    if (count == 0) {
+        uint32_t v = g->a[--*at];
+        for (; m; m &= m - 1)
+            val[__builtin_ctz(m)] = v;
+        return;
+    }
     while (count--) {
         uint32_t same = g->a[--*at], v = g->a[--*at];
         for (; same; same &= same - 1)
@@ -79,7 +99,7 @@ static uint32_t lowest(uint32_t m, uint64_t count)
 
 typedef struct bscratch {
     uint32_t nb;
-    uint32_t *val;  /* per block: next use, then dirty-interval end */
+    uint32_t *val;  /* per block: next use (backward, Belady), then dirty-interval end */
     uint32_t *mask; /* per chunk: resident blocks, then blocks with an open interval */
     groups_t next, ends;
     sim_refheap_t h;
@@ -105,15 +125,17 @@ static inline uint32_t ref_mask(const sim_refstr_t *rs, uint32_t r, uint64_t *pi
 /* Backward pass: per reference the next use of each block it touches (INF32:
  * none in this lifetime of the chunk) and, for writes, where each block's
  * dirty interval ends: its next write, else its last reference (INF32: not
- * referenced again). Needs three words per block of scratch. */
+ * referenced again). Uses sc->val for each block's next use and two more
+ * words per block. */
 static gmux_status_t backward(const sim_refstr_t *rs, bscratch_t *sc)
 {
     size_t nbk = (size_t)rs->chunk_limit * sc->nb;
-    uint32_t *last = malloc((nbk ? nbk : 1) * 3 * sizeof(*last));
-    if (!last)
+    uint32_t *next_w = malloc((nbk ? nbk : 1) * 2 * sizeof(*next_w));
+    if (!next_w)
         return GMUX_ERR_NOMEM;
-    uint32_t *next_w = last + nbk, *last_ref = next_w + nbk, end[32];
-    memset(last, 0xFF, nbk * 3 * sizeof(*last)); /* INF32 */
+    uint32_t *last = sc->val, *last_ref = next_w + nbk, end[32];
+    memset(last, 0xFF, nbk * sizeof(*last)); /* INF32 */
+    memset(next_w, 0xFF, nbk * 2 * sizeof(*next_w));
     uint32_t cur = (uint32_t)rs->launches;
     uint64_t pi = rs->npart;
     gmux_status_t st = GMUX_OK;
@@ -148,7 +170,7 @@ static gmux_status_t backward(const sim_refstr_t *rs, bscratch_t *sc)
                 last_ref[base + b] = cur;
         }
     }
-    free(last);
+    free(next_w);
     return st;
 }
 
@@ -199,7 +221,7 @@ static gmux_status_t belady(const sim_refstr_t *rs, bscratch_t *sc, uint64_t cap
                             uint64_t *fetches_p)
 {
     size_t at = sc->next.n;
-    uint64_t held = 0, fetches = 0, pi = 0, start = 0;
+    uint64_t held = 0, fetches = 0, pi = 0, start = 0, pstart = 0;
     uint32_t k = 0;
     for (uint64_t i = 0; i < rs->n; i++) {
         uint32_t r = rs->refs[i];
@@ -207,7 +229,8 @@ static gmux_status_t belady(const sim_refstr_t *rs, bscratch_t *sc, uint64_t cap
             /* the launch's blocks, in order: now keyed by their next uses */
             for (uint64_t j = start; j < i; j++) {
                 uint32_t c = REF_CHUNK(rs->refs[j]);
-                get_groups(&sc->next, &at, sc->val + (size_t)c * sc->nb);
+                uint32_t m = ref_mask(rs, rs->refs[j], &pstart);
+                get_groups(&sc->next, &at, sc->val + (size_t)c * sc->nb, m);
                 rekey(sc, c);
             }
             k++;
@@ -222,11 +245,11 @@ static gmux_status_t belady(const sim_refstr_t *rs, bscratch_t *sc, uint64_t cap
             start = i + 1;
             continue;
         }
-        uint32_t m = ref_mask(rs, r, &pi), miss = m & ~sc->mask[c];
-        uint32_t *val = sc->val + (size_t)c * sc->nb;
-        for (uint32_t x = m; x; x &= x - 1)
-            val[__builtin_ctz(x)] = k; /* pinned */
-        rekey(sc, c);
+        /* the blocks of m on the device are already keyed by k (their next
+         * use is this launch), the largest key of none: a hit changes nothing */
+        uint32_t miss = ref_mask(rs, r, &pi) & ~sc->mask[c];
+        if (!miss)
+            continue;
         uint64_t need = (uint64_t)__builtin_popcount(miss);
         fetches += need;
         while (held + need > cap_blocks) {
@@ -234,7 +257,10 @@ static gmux_status_t belady(const sim_refstr_t *rs, bscratch_t *sc, uint64_t cap
                 return GMUX_ERR_CAPACITY;
             held -= drop_top(sc, held + need - cap_blocks);
         }
-        sc->mask[c] |= m;
+        uint32_t *val = sc->val + (size_t)c * sc->nb;
+        for (uint32_t x = miss; x; x &= x - 1)
+            val[__builtin_ctz(x)] = k; /* pinned until the launch ends */
+        sc->mask[c] |= miss;
         held += need;
         rekey(sc, c);
     }
@@ -275,9 +301,10 @@ static uint64_t wb_sweep_blocks(const sim_refstr_t *rs, bscratch_t *sc, uint64_t
                 reached |= x & -x; /* kept to its end */
         sc->mask[c] &= ~reached;
         open -= (uint64_t)__builtin_popcount(reached);
+        if (!reached && !(r & REF_WRITE))
+            continue; /* nothing opened or closed: the key stands */
         if (r & REF_WRITE) {
-            memset(end, 0xFF, sizeof(end));
-            get_groups(&sc->ends, &at, end);
+            get_groups(&sc->ends, &at, end, m);
             for (uint32_t x = m; x; x &= x - 1) {
                 uint32_t b = (uint32_t)__builtin_ctz(x);
                 if (end[b] == INF32)

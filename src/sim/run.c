@@ -363,9 +363,11 @@ gmux_status_t sim_bound_compute(const sim_profile_t *prof, const sim_params_t *p
     uint64_t tw = div_ceil_ns((double)b->writeback_bytes, p->d2h_bps);
     /* The same two terms over fault blocks count the chunks touched in part
      * (item 7 of docs/sim.md's bound); they are skipped, leaving the
-     * chunk-level ones, where their lists outgrow the limit. */
+     * chunk-level ones, where their lists outgrow the limit, and where no
+     * reference is partial (they would give the chunk-level terms again). */
     uint64_t fb = 0, wb = 0, block = sim_params_fault_block(p);
-    st = sim_refstr_opt_blocks(prof->refs, cap, &fb, &wb);
+    st = sim_refstr_partial_refs(prof->refs) ? sim_refstr_opt_blocks(prof->refs, cap, &fb, &wb)
+                                             : GMUX_ERR_RANGE;
     if (st != GMUX_OK && st != GMUX_ERR_RANGE && st != GMUX_ERR_NOMEM)
         return st;
     if (st == GMUX_OK && fb * block > b->fetch_bytes) {

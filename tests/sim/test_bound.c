@@ -330,6 +330,39 @@ static void test_blocks_partial(void **state)
     sim_refstr_destroy(rs);
 }
 
+/* On whole references only, the block-level terms are the chunk-level ones
+ * counted in blocks (so skipping them without partial references loses
+ * nothing): 150 random strings of 6 chunks of 4 blocks, with frees. */
+static void test_blocks_whole_equal_chunks(void **state)
+{
+    (void)state;
+    uint64_t s = 11;
+    for (int round = 0; round < 150; round++) {
+        uint32_t cap = 1 + (uint32_t)(rnd(&s) % 4);
+        uint32_t n = 5 + (uint32_t)(rnd(&s) % 30);
+        sim_refstr_t *rs;
+        assert_int_equal(sim_refstr_create(1000, &rs), GMUX_OK);
+        sim_refstr_set_blocks(rs, 4);
+        for (uint32_t k = 0; k < n; k++) {
+            uint32_t m = 0, ws = 1 + (uint32_t)(rnd(&s) % cap);
+            while ((uint32_t)__builtin_popcount(m) < ws)
+                m |= 1u << (rnd(&s) % NCH);
+            for (uint32_t c = 0; c < NCH; c++)
+                if (m & (1u << c))
+                    sim_refstr_ref(rs, c, rnd(&s) % 3 == 0);
+            sim_refstr_end_launch(rs, 0);
+            if (rnd(&s) % 8 == 0)
+                sim_refstr_free(rs, (uint32_t)(rnd(&s) % NCH));
+        }
+        uint64_t f, w, cf, cw;
+        assert_int_equal(sim_refstr_opt_blocks(rs, cap, &f, &w), GMUX_OK);
+        assert_int_equal(sim_refstr_opt(rs, cap, &cf, &cw), GMUX_OK);
+        assert_int_equal(f, 4 * cf);
+        assert_int_equal(w, 4 * cw);
+        sim_refstr_destroy(rs);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -339,6 +372,7 @@ int main(void)
         cmocka_unit_test(test_partial_refs),
         cmocka_unit_test(test_blocks_equal_exhaustive),
         cmocka_unit_test(test_blocks_partial),
+        cmocka_unit_test(test_blocks_whole_equal_chunks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
