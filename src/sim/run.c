@@ -355,29 +355,23 @@ gmux_status_t sim_bound_compute(const sim_profile_t *prof, const sim_params_t *p
     b->exact = true;
     b->fetch_bytes = f * (uint64_t)p->chunk_bytes;
     b->writeback_bytes = w * (uint64_t)p->chunk_bytes;
-    /* Transfer terms count pure bandwidth (no per-call cost): still a lower bound.
-     * Fetched bytes move at the faster of the copy and the demand-paging rate
-     * (run_demand's faults move at fault_gbps, whichever is faster). */
-    double in_bps = p->fault_bps > p->h2d_bps ? p->fault_bps : p->h2d_bps;
-    uint64_t tf = div_ceil_ns((double)b->fetch_bytes, in_bps);
-    uint64_t tw = div_ceil_ns((double)b->writeback_bytes, p->d2h_bps);
     /* The same two terms over fault blocks count the chunks touched in part
-     * (item 7 of docs/sim.md's bound); they are skipped, leaving the
-     * chunk-level ones, where their lists outgrow the limit, and where no
-     * reference is partial (they would give the chunk-level terms again). */
+     * (docs/sim.md's bound, item 7); skipped, leaving the chunk-level ones,
+     * where their lists outgrow the limit or no reference is partial. */
     uint64_t fb = 0, wb = 0, block = sim_params_fault_block(p);
     st = sim_refstr_partial_refs(prof->refs) ? sim_refstr_opt_blocks(prof->refs, cap, &fb, &wb)
                                              : GMUX_ERR_RANGE;
     if (st != GMUX_OK && st != GMUX_ERR_RANGE && st != GMUX_ERR_NOMEM)
         return st;
-    if (st == GMUX_OK && fb * block > b->fetch_bytes) {
+    if (st == GMUX_OK && fb * block > b->fetch_bytes)
         b->fetch_bytes = fb * block;
-        tf = div_ceil_ns((double)b->fetch_bytes, in_bps);
-    }
-    if (st == GMUX_OK && wb * block > b->writeback_bytes) {
+    if (st == GMUX_OK && wb * block > b->writeback_bytes)
         b->writeback_bytes = wb * block;
-        tw = div_ceil_ns((double)b->writeback_bytes, p->d2h_bps);
-    }
+    /* Transfer terms count pure bandwidth (no per-call cost): still a lower
+     * bound. Fetches move at the faster of copies and demand faults. */
+    double in_bps = p->fault_bps > p->h2d_bps ? p->fault_bps : p->h2d_bps;
+    uint64_t tf = div_ceil_ns((double)b->fetch_bytes, in_bps);
+    uint64_t tw = div_ceil_ns((double)b->writeback_bytes, p->d2h_bps);
     if (tf > b->bound_ns)
         b->bound_ns = tf;
     if (tw > b->bound_ns)
