@@ -15,6 +15,8 @@ size_t eng_ranges_normalise(eng_range_t *r, size_t n)
     if (n > 1)
         qsort(r, n, sizeof(*r), ranges_cmp);
     for (size_t i = 0; i < n; i++) {
+        if (r[i].len > UINT64_MAX - r[i].addr)
+            r[i].len = UINT64_MAX - r[i].addr; /* saturate: addr + len never wraps */
         if (r[i].len == 0)
             continue;
         if (out && r[i].addr <= r[out - 1].addr + r[out - 1].len) {

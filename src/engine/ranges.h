@@ -14,8 +14,10 @@
 
 /*
  * Sorts r[0..n) by address and merges overlapping or adjacent ranges in
- * place (their modes or'ed together); empty ranges are dropped. Returns the
- * new count.
+ * place (their modes or'ed together); empty ranges are dropped. A range
+ * running past the top of the address space is first clipped to end at
+ * UINT64_MAX (so addr + len of every result is exact; the byte at UINT64_MAX
+ * itself cannot be named). Returns the new count.
  */
 size_t eng_ranges_normalise(eng_range_t *r, size_t n);
 

@@ -5,23 +5,7 @@
 #include <string.h>
 
 #include "common/array.h"
-
-#define REF_END      0xFFFFFFFFu
-#define REF_WRITE    (1u << 31)
-#define REF_FREE     (1u << 30)
-#define REF_PART     (1u << 29) /* a slot only: a fault may move part of the chunk */
-#define REF_CHUNK(r) ((r) & ~(REF_WRITE | REF_FREE | REF_PART))
-#define INF32        UINT32_MAX
-
-struct sim_refstr {
-    uint32_t *refs;
-    uint64_t n, cap, max;
-    uint64_t launches;
-    uint64_t *compute; /* per launch, ns */
-    size_t compute_cap;
-    uint32_t chunk_limit;
-    bool cut;
-};
+#include "sim/bound_impl.h"
 
 gmux_status_t sim_refstr_create(uint64_t max_refs, sim_refstr_t **rs_p)
 {
@@ -29,8 +13,14 @@ gmux_status_t sim_refstr_create(uint64_t max_refs, sim_refstr_t **rs_p)
     if (!rs)
         return GMUX_ERR_NOMEM;
     rs->max = max_refs;
+    rs->nblocks = 1;
     *rs_p = rs;
     return GMUX_OK;
+}
+
+void sim_refstr_set_blocks(sim_refstr_t *rs, uint32_t nblocks)
+{
+    rs->nblocks = nblocks < 1 ? 1 : nblocks > 32 ? 32 : nblocks;
 }
 
 void sim_refstr_destroy(sim_refstr_t *rs)
@@ -38,8 +28,19 @@ void sim_refstr_destroy(sim_refstr_t *rs)
     if (!rs)
         return;
     free(rs->refs);
+    free(rs->pmask);
     free(rs->compute);
     free(rs);
+}
+
+/* Over the limit (or out of memory): keep only the compute term. */
+static void cut(sim_refstr_t *rs)
+{
+    rs->cut = true;
+    free(rs->refs);
+    free(rs->pmask);
+    rs->refs = rs->pmask = NULL;
+    rs->n = rs->cap = rs->npart = rs->pcap = 0;
 }
 
 static void push(sim_refstr_t *rs, uint32_t v)
@@ -50,11 +51,7 @@ static void push(sim_refstr_t *rs, uint32_t v)
         size_t cap = rs->cap;
         if (com_array_grow((void **)&rs->refs, &cap, cap + 1, sizeof(*rs->refs), 4096, rs->max) !=
             GMUX_OK) {
-            /* Over the limit (or out of memory): keep only the compute term. */
-            rs->cut = true;
-            free(rs->refs);
-            rs->refs = NULL;
-            rs->n = rs->cap = 0;
+            cut(rs);
             return;
         }
         rs->cap = cap;
@@ -69,23 +66,32 @@ void sim_refstr_ref(sim_refstr_t *rs, uint32_t chunk, bool write)
     push(rs, chunk | (write ? REF_WRITE : 0));
 }
 
-void sim_refstr_ref_part(sim_refstr_t *rs, uint32_t chunk)
+void sim_refstr_ref_part(sim_refstr_t *rs, uint32_t chunk, uint32_t blocks, bool write)
 {
     if (chunk + 1 > rs->chunk_limit)
         rs->chunk_limit = chunk + 1;
-    push(rs, chunk | REF_PART);
+    if (rs->cut)
+        return;
+    if (rs->npart == rs->pcap) {
+        size_t cap = rs->pcap;
+        if (com_array_grow((void **)&rs->pmask, &cap, cap + 1, sizeof(*rs->pmask), 1024, rs->max) !=
+            GMUX_OK) {
+            cut(rs);
+            return;
+        }
+        rs->pcap = cap;
+    }
+    push(rs, chunk | REF_PART | (write ? REF_WRITE : 0));
+    if (!rs->cut)
+        rs->pmask[rs->npart++] = blocks & sim_refstr_full(rs);
 }
 
 void sim_refstr_end_launch(sim_refstr_t *rs, uint64_t compute_ns)
 {
     push(rs, REF_END);
     if (!rs->cut && com_array_grow((void **)&rs->compute, &rs->compute_cap, rs->launches + 1,
-                                   sizeof(*rs->compute), 1024, rs->max) != GMUX_OK) {
-        rs->cut = true; /* as push() does: the compute term alone stays */
-        free(rs->refs);
-        rs->refs = NULL;
-        rs->n = rs->cap = 0;
-    }
+                                   sizeof(*rs->compute), 1024, rs->max) != GMUX_OK)
+        cut(rs); /* as push() does: the compute term alone stays */
     if (!rs->cut)
         rs->compute[rs->launches] = compute_ns;
     rs->launches++;
@@ -108,26 +114,23 @@ uint64_t sim_refstr_launches(const sim_refstr_t *rs)
     return rs->launches;
 }
 
-/* A max-heap of chunk ids on key[] (ties: higher id first), positions in pos[]. */
-typedef struct heap {
-    uint32_t *a;
-    uint32_t n;
-    uint32_t *key;
-    uint32_t *pos;
-} heap_t;
+uint64_t sim_refstr_partial_refs(const sim_refstr_t *rs)
+{
+    return rs->npart;
+}
 
-static int hi(const heap_t *h, uint32_t x, uint32_t y)
+static int hi(const sim_refheap_t *h, uint32_t x, uint32_t y)
 {
     return h->key[x] != h->key[y] ? h->key[x] > h->key[y] : x > y;
 }
 
-static void hset(heap_t *h, uint32_t i, uint32_t c)
+static void hset(sim_refheap_t *h, uint32_t i, uint32_t c)
 {
     h->a[i] = c;
     h->pos[c] = i;
 }
 
-static void hfix(heap_t *h, uint32_t i)
+void sim_refheap_fix(sim_refheap_t *h, uint32_t i)
 {
     uint32_t c = h->a[i];
     while (i > 0 && hi(h, c, h->a[(i - 1) / 2])) {
@@ -150,20 +153,20 @@ static void hfix(heap_t *h, uint32_t i)
     hset(h, i, c);
 }
 
-static void hpush(heap_t *h, uint32_t c)
+void sim_refheap_push(sim_refheap_t *h, uint32_t c)
 {
     hset(h, h->n++, c);
-    hfix(h, h->n - 1);
+    sim_refheap_fix(h, h->n - 1);
 }
 
-static void hremove(heap_t *h, uint32_t c)
+void sim_refheap_remove(sim_refheap_t *h, uint32_t c)
 {
     uint32_t i = h->pos[c];
     uint32_t last = h->a[--h->n];
     h->pos[c] = INF32;
     if (i < h->n) {
         hset(h, i, last);
-        hfix(h, i);
+        sim_refheap_fix(h, i);
     }
 }
 
@@ -220,7 +223,7 @@ static gmux_status_t next_uses(const sim_refstr_t *rs, uint32_t *next, uint32_t 
  * the sweep keeping intervals and dropping the open one ending last whenever
  * more than C are open. h's arrays are scratch for nc chunks. */
 static uint64_t wb_sweep(const sim_refstr_t *rs, const uint32_t *iv_end, uint64_t from_pos,
-                         uint32_t from_k, uint64_t capacity_chunks, heap_t *h)
+                         uint32_t from_k, uint64_t capacity_chunks, sim_refheap_t *h)
 {
     h->n = 0;
     for (size_t c = 0; c < rs->chunk_limit; c++)
@@ -231,7 +234,7 @@ static uint64_t wb_sweep(const sim_refstr_t *rs, const uint32_t *iv_end, uint64_
         uint32_t r = rs->refs[i];
         if (r == REF_END) {
             while (h->n > capacity_chunks) {
-                hremove(h, h->a[0]);
+                sim_refheap_remove(h, h->a[0]);
                 wbs++;
             }
             k++;
@@ -240,18 +243,18 @@ static uint64_t wb_sweep(const sim_refstr_t *rs, const uint32_t *iv_end, uint64_
         uint32_t c = REF_CHUNK(r);
         if (r & REF_FREE) {
             if (h->pos[c] != INF32)
-                hremove(h, c);
+                sim_refheap_remove(h, c);
             continue;
         }
         if (r & REF_PART)
             continue;
         if (h->pos[c] != INF32 && h->key[c] <= k)
-            hremove(h, c); /* the interval reached its end resident: kept */
+            sim_refheap_remove(h, c); /* the interval reached its end resident: kept */
         if ((r & REF_WRITE) && iv_end[i] != INF32) {
             if (h->pos[c] != INF32)
-                hremove(h, c);
+                sim_refheap_remove(h, c);
             h->key[c] = iv_end[i];
-            hpush(h, c);
+            sim_refheap_push(h, c);
         }
     }
     return wbs;
@@ -260,7 +263,7 @@ static uint64_t wb_sweep(const sim_refstr_t *rs, const uint32_t *iv_end, uint64_
 /* GMUX_ERR_CAPACITY when a launch references more chunks than the capacity,
  * partly used ones included (each chunk once per launch): no policy can run
  * it, and the passes, which skip partial references, would not see it. */
-static gmux_status_t launch_fits(const sim_refstr_t *rs, uint64_t capacity_chunks)
+gmux_status_t sim_refstr_launch_fits(const sim_refstr_t *rs, uint64_t capacity_chunks)
 {
     uint64_t in_launch = 0;
     for (uint64_t i = 0; i < rs->n; i++) {
@@ -277,7 +280,7 @@ static gmux_status_t launch_fits(const sim_refstr_t *rs, uint64_t capacity_chunk
  * (8 bytes per reference) and a heap over the chunks. */
 typedef struct scratch {
     uint32_t *next, *iv_end;
-    heap_t h;
+    sim_refheap_t h;
 } scratch_t;
 
 static void scratch_free(scratch_t *sc)
@@ -302,7 +305,7 @@ static gmux_status_t scratch_init(const sim_refstr_t *rs, uint64_t capacity_chun
     sc->h.pos = malloc(nc * sizeof(*sc->h.pos));
     gmux_status_t st = GMUX_ERR_NOMEM;
     if (sc->next && sc->iv_end && sc->h.a && sc->h.key && sc->h.pos)
-        st = launch_fits(rs, capacity_chunks);
+        st = sim_refstr_launch_fits(rs, capacity_chunks);
     if (st == GMUX_OK)
         st = next_uses(rs, sc->next, sc->iv_end);
     if (st != GMUX_OK)
@@ -322,7 +325,7 @@ gmux_status_t sim_refstr_opt(const sim_refstr_t *rs, uint64_t capacity_chunks, u
     uint32_t *key = sc.h.key, *pos = sc.h.pos;
 
     /* Belady: misses under capacity. */
-    heap_t h = sc.h;
+    sim_refheap_t h = sc.h;
     for (size_t c = 0; c < nc; c++)
         pos[c] = INF32;
     uint64_t fetches = 0;
@@ -337,7 +340,7 @@ gmux_status_t sim_refstr_opt(const sim_refstr_t *rs, uint64_t capacity_chunks, u
                     continue;
                 uint32_t c = REF_CHUNK(rs->refs[j]);
                 key[c] = next[j];
-                hfix(&h, pos[c]);
+                sim_refheap_fix(&h, pos[c]);
             }
             k++;
             start = i + 1;
@@ -346,7 +349,7 @@ gmux_status_t sim_refstr_opt(const sim_refstr_t *rs, uint64_t capacity_chunks, u
         uint32_t c = REF_CHUNK(r);
         if (r & REF_FREE) {
             if (pos[c] != INF32)
-                hremove(&h, c);
+                sim_refheap_remove(&h, c);
             start = i + 1;
             continue;
         }
@@ -355,7 +358,7 @@ gmux_status_t sim_refstr_opt(const sim_refstr_t *rs, uint64_t capacity_chunks, u
         if (pos[c] != INF32) {
             if (key[c] != k) { /* normally already k: its next use */
                 key[c] = k;
-                hfix(&h, pos[c]);
+                sim_refheap_fix(&h, pos[c]);
             }
             continue;
         }
@@ -366,10 +369,10 @@ gmux_status_t sim_refstr_opt(const sim_refstr_t *rs, uint64_t capacity_chunks, u
                 st = GMUX_ERR_CAPACITY;
                 goto out_free;
             }
-            hremove(&h, v);
+            sim_refheap_remove(&h, v);
         }
         key[c] = k;
-        hpush(&h, c);
+        sim_refheap_push(&h, c);
     }
 
     /* Fewest write-backs: keep dirty intervals, drop the one ending last. */
@@ -460,7 +463,7 @@ static uint32_t pick_samples(const sim_refstr_t *rs, uint64_t capacity_chunks, d
 
 /* The best of the samples: end of launch k plus the write-backs left after it. */
 static double best_sample(const sim_refstr_t *rs, const uint32_t *iv_end, uint64_t capacity_chunks,
-                          double wb_ns, const sample_t *smp, uint32_t n, heap_t *h,
+                          double wb_ns, const sample_t *smp, uint32_t n, sim_refheap_t *h,
                           uint32_t *best_i)
 {
     double best = 0;
@@ -495,7 +498,7 @@ gmux_status_t sim_refstr_wb_released(const sim_refstr_t *rs, uint64_t capacity_c
         return st;
     }
     const uint32_t *iv_end = sc.iv_end;
-    heap_t h = sc.h;
+    sim_refheap_t h = sc.h;
     /* coarse: the device filling and a few points over the run; then finer
      * between the best one's neighbours. Any launch gives a valid bound. */
     uint32_t L = (uint32_t)rs->launches, bi = 0;

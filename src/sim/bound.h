@@ -6,8 +6,9 @@
  * The run's reference string (every launch's recorded chunks in plan order,
  * with write marks, and the frees) is kept in memory up to a limit. A chunk a
  * launch does not touch in every fault block is a partial reference: it needs
- * a slot, and is left out of every term below (so the terms bound what any
- * policy moves, whole chunks or blocks). From it,
+ * a slot, and is left out of the chunk-level terms below (so they bound what
+ * any policy moves, whole chunks or blocks); its mask of touched blocks is
+ * kept for the block-level ones (sim_refstr_opt_blocks). From it,
  * for a capacity of C chunks:
  *   fetches  = misses of Belady's OPT (no policy, prefetching or not, loads
  *              fewer chunks: every chunk a launch touches must be resident);
@@ -20,12 +21,16 @@
  *              Choosing which intervals to keep is interval scheduling with
  *              capacity C, solved exactly by the greedy sweep that drops the
  *              interval ending last.
- * bound = max(total compute, fetches*chunk/H2D bandwidth,
- *             writebacks*chunk/D2H bandwidth).
+ * bound = max(total compute, fetches*chunk/fetch bandwidth,
+ *             writebacks*chunk/D2H bandwidth, the same two over blocks,
+ *             the released write-back term), the fetch bandwidth being the
+ *             faster of the copy and the demand-paging rate.
  * The derivation is in docs/sim.md. Past the limit only the compute term is
  * kept (still a lower bound, a weaker one) and `exact` says so.
  *
- * Memory: 8 bytes per reference while computing; O(chunks) otherwise.
+ * Memory: 4 bytes per reference and 4 per partial one; 8 more per reference
+ * while computing the chunk-level terms, see sim_refstr_opt_blocks for the
+ * block-level ones; O(chunks) otherwise.
  * Thread-safety: one thread.
  */
 #ifndef SIM_BOUND_H
@@ -41,13 +46,18 @@ typedef struct sim_refstr sim_refstr_t;
 gmux_status_t sim_refstr_create(uint64_t max_refs, sim_refstr_t **rs_p);
 void sim_refstr_destroy(sim_refstr_t *rs);
 
-/* Records one chunk of the current launch (each chunk once per launch). */
+/* Sets the fault blocks per chunk (1..32, clamped; 1 until set), before the
+ * first reference. */
+void sim_refstr_set_blocks(sim_refstr_t *rs, uint32_t nblocks);
+/* Records one chunk of the current launch (each chunk once per launch),
+ * touched in every block. */
 void sim_refstr_ref(sim_refstr_t *rs, uint32_t chunk, bool write);
 /* Records one chunk of the current launch that the launch does not touch in
- * every fault block (sim/faults.h): it must have a slot while the launch runs,
- * and counts in no transfer term (a policy may have moved only some of its
- * blocks). */
-void sim_refstr_ref_part(sim_refstr_t *rs, uint32_t chunk);
+ * every fault block (sim/faults.h); blocks is the mask of those it touches.
+ * It must have a slot while the launch runs and counts in none of the
+ * chunk-level terms (a policy may have moved only some of its blocks); the
+ * block-level terms (sim_refstr_opt_blocks) count its blocks. */
+void sim_refstr_ref_part(sim_refstr_t *rs, uint32_t chunk, uint32_t blocks, bool write);
 /* Ends the current launch, which computes for compute_ns. */
 void sim_refstr_end_launch(sim_refstr_t *rs, uint64_t compute_ns);
 /* Records that a chunk was freed (between launches). */
@@ -56,12 +66,30 @@ void sim_refstr_free(sim_refstr_t *rs, uint32_t chunk);
 /* Whether the whole string fitted under the limit. */
 bool sim_refstr_complete(const sim_refstr_t *rs);
 uint64_t sim_refstr_launches(const sim_refstr_t *rs);
+/* Partial references recorded (0 when the string was cut). */
+uint64_t sim_refstr_partial_refs(const sim_refstr_t *rs);
 
 /* OPT's fetches and the fewest write-backs for capacity_chunks;
  * GMUX_ERR_CAPACITY when one launch alone needs more than the capacity,
  * GMUX_ERR_RANGE when the string was cut at the limit. */
 gmux_status_t sim_refstr_opt(const sim_refstr_t *rs, uint64_t capacity_chunks, uint64_t *fetches_p,
                              uint64_t *writebacks_p);
+
+/*
+ * The fetch and write-back terms at the level of fault blocks, partial
+ * references included: Belady's fetches of blocks, and the fewest dropped
+ * block dirty intervals, for a capacity of capacity_chunks * nblocks blocks
+ * (a relaxation: a chunk holding some blocks takes a whole slot in every
+ * policy). A dirty interval of a block runs from a write reference touching
+ * it to the next write touching it, else to its last reference touching it.
+ * Counts are in blocks. GMUX_ERR_RANGE as sim_refstr_opt, and also when
+ * either per-reference list (next uses; interval ends, of writes) outgrows 4
+ * words per reference of the limit; GMUX_ERR_CAPACITY as sim_refstr_opt.
+ * Memory while computing: 12 bytes per block of the chunks, and in each list
+ * 8 bytes per reference where one value covers its blocks, more where not.
+ */
+gmux_status_t sim_refstr_opt_blocks(const sim_refstr_t *rs, uint64_t capacity_chunks,
+                                    uint64_t *fetch_blocks_p, uint64_t *wb_blocks_p);
 
 /* Chunks fetched at least once by any policy: the distinct chunks referenced,
  * a chunk freed and used again counting again (0 when the string was cut). */

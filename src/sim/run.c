@@ -236,6 +236,8 @@ gmux_status_t sim_profile_run(const sim_params_t *p, const sim_hooks_t *h, sim_p
     st = result_init(&prof->oracle, nt);
     if (st == GMUX_OK)
         st = sim_refstr_create((uint64_t)p->bound_max_refs, &prof->refs);
+    if (st == GMUX_OK)
+        sim_refstr_set_blocks(prof->refs, fm.nblocks);
     prof->task_names = st == GMUX_OK ? calloc(nt, sizeof(char *)) : NULL;
     if (st == GMUX_OK && !prof->task_names)
         st = GMUX_ERR_NOMEM;
@@ -278,7 +280,8 @@ gmux_status_t sim_profile_run(const sim_params_t *p, const sim_hooks_t *h, sim_p
                  * moved some blocks only (the density rule can leave a chunk
                  * in part on the device, more than half of it) */
                 if (tb && (tb[i] & fm.full) != fm.full)
-                    sim_refstr_ref_part(prof->refs, ENG_REF_CHUNK(tr[i]));
+                    sim_refstr_ref_part(prof->refs, ENG_REF_CHUNK(tr[i]), tb[i],
+                                        (tr[i] & ENG_REF_WRITE) != 0);
                 else
                     sim_refstr_ref(prof->refs, ENG_REF_CHUNK(tr[i]), (tr[i] & ENG_REF_WRITE) != 0);
             }
@@ -352,8 +355,22 @@ gmux_status_t sim_bound_compute(const sim_profile_t *prof, const sim_params_t *p
     b->exact = true;
     b->fetch_bytes = f * (uint64_t)p->chunk_bytes;
     b->writeback_bytes = w * (uint64_t)p->chunk_bytes;
-    /* Transfer terms count pure bandwidth (no per-call cost): still a lower bound. */
-    uint64_t tf = div_ceil_ns((double)b->fetch_bytes, p->h2d_bps);
+    /* The same two terms over fault blocks count the chunks touched in part
+     * (docs/sim.md's bound, item 7); skipped, leaving the chunk-level ones,
+     * where their lists outgrow the limit or no reference is partial. */
+    uint64_t fb = 0, wb = 0, block = sim_params_fault_block(p);
+    st = sim_refstr_partial_refs(prof->refs) ? sim_refstr_opt_blocks(prof->refs, cap, &fb, &wb)
+                                             : GMUX_ERR_RANGE;
+    if (st != GMUX_OK && st != GMUX_ERR_RANGE && st != GMUX_ERR_NOMEM)
+        return st;
+    if (st == GMUX_OK && fb * block > b->fetch_bytes)
+        b->fetch_bytes = fb * block;
+    if (st == GMUX_OK && wb * block > b->writeback_bytes)
+        b->writeback_bytes = wb * block;
+    /* Transfer terms count pure bandwidth (no per-call cost): still a lower
+     * bound. Fetches move at the faster of copies and demand faults. */
+    double in_bps = p->fault_bps > p->h2d_bps ? p->fault_bps : p->h2d_bps;
+    uint64_t tf = div_ceil_ns((double)b->fetch_bytes, in_bps);
     uint64_t tw = div_ceil_ns((double)b->writeback_bytes, p->d2h_bps);
     if (tf > b->bound_ns)
         b->bound_ns = tf;
@@ -362,7 +379,7 @@ gmux_status_t sim_bound_compute(const sim_profile_t *prof, const sim_params_t *p
     /* Write-backs only start once their data is written: after the device has
      * filled, say. The term is at most the last launch's earliest end plus all
      * write-backs; it is computed only when that could exceed the others. */
-    double fetch_ns = p->chunk_bytes * 1e9 / p->h2d_bps, wb_ns = p->chunk_bytes * 1e9 / p->d2h_bps;
+    double fetch_ns = p->chunk_bytes * 1e9 / in_bps, wb_ns = p->chunk_bytes * 1e9 / p->d2h_bps;
     double last_end = (double)sim_refstr_distinct(prof->refs) * fetch_ns;
     if ((double)b->compute_ns > last_end)
         last_end = (double)b->compute_ns;

@@ -154,6 +154,8 @@ void sim_profile_clear(sim_profile_t *prof);
 typedef struct sim_bound {
     uint64_t bound_ns;
     uint64_t compute_ns;
+    /* the larger of the chunk- and the block-level term (docs/sim.md, "The
+     * transfer bound", item 7), bytes */
     uint64_t fetch_bytes;
     uint64_t writeback_bytes;
     /* the write-back term with release times (sim_refstr_wb_released); 0 when

@@ -60,11 +60,39 @@ static void test_random_against_bytes(void **state)
     }
 }
 
+/* A range running past the top of the address space is clipped to end at
+ * UINT64_MAX, so every result's addr + len is exact: the overlapping
+ * [MAX-20, MAX) and [MAX-15, MAX-13) merge, a range starting at UINT64_MAX is
+ * empty, a lone one is clipped. Until 2026-12-01 the end wrapped (to 9 and to
+ * 89 here) and the two overlapping ranges stayed apart. */
+static void test_end_saturates(void **state)
+{
+    (void)state;
+    eng_range_t r[] = {
+        {UINT64_MAX - 20, 30, ENG_ACCESS_READ},
+        {UINT64_MAX - 15, 2, ENG_ACCESS_WRITE},
+        {UINT64_MAX, 5, ENG_ACCESS_READ},
+        {100, 10, ENG_ACCESS_READ},
+    };
+    size_t n = eng_ranges_normalise(r, sizeof(r) / sizeof(r[0]));
+    assert_int_equal(n, 2);
+    assert_int_equal(r[0].addr, 100);
+    assert_int_equal(r[0].len, 10);
+    assert_true(r[1].addr == UINT64_MAX - 20);
+    assert_int_equal(r[1].len, 20);
+    assert_int_equal(r[1].mode, ENG_ACCESS_RW);
+
+    eng_range_t one[] = {{UINT64_MAX - 10, UINT64_MAX, ENG_ACCESS_WRITE}};
+    assert_int_equal(eng_ranges_normalise(one, 1), 1);
+    assert_int_equal(one[0].len, 10);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_merges_and_sorts),
         cmocka_unit_test(test_random_against_bytes),
+        cmocka_unit_test(test_end_saturates),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

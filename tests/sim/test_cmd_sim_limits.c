@@ -89,6 +89,13 @@ static void test_oversub_below_one_chunk(void **state)
     const char *b[] = {"--trace", path, "--oversub", "50", "--quiet", NULL};
     assert_int_equal(run(b), 0);
     assert_null(strstr(out, "asked"));
+    const char *bj[] = {"--trace", path, "--oversub", "50", "--quiet", "--json", NULL};
+    assert_int_equal(run(bj), 0);
+    assert_true(tproc_json_num(out, "\"oversub_asked_pct\":") == 50.0);
+    /* no PCT asked (the device is hbm): named, null */
+    const char *h[] = {"--trace", path, "--quiet", "--json", NULL};
+    assert_int_equal(run(h), 0);
+    assert_non_null(strstr(out, "\"oversub_asked_pct\":null"));
     unlink(path);
     rmdir(dir);
 }
@@ -146,6 +153,21 @@ static void test_sweep_rows_say_size_simulated(void **state)
     assert_non_null(strstr(text, "\n# asked 200%: 300% simulated (whole chunks)\n"));
     assert_non_null(strstr(text, "\n# asked 400%: 300% simulated (less than one chunk asked)\n"));
     assert_null(strstr(text, "# asked 150%"));
+    /* the JSON names the size asked in every row, beside the one simulated
+     * (until 2026-12-01 only in the rows clamped to one chunk) */
+    const char *j[] = {"--trace", path, "--sweep", "--quiet", "--json", "--plot", prefix, NULL};
+    assert_int_equal(run(j), 0);
+    static const double asked[] = {100, 150, 200, 250, 300, 350, 400};
+    const char *at = out;
+    for (int i = 0; i < 7; i++) {
+        at = strstr(at, "\"oversub_pct\":");
+        assert_non_null(at);
+        assert_true(tproc_json_num(at, "\"oversub_pct\":") > want[i] - 0.01);
+        assert_true(tproc_json_num(at, "\"oversub_pct\":") < want[i] + 0.01);
+        assert_true(tproc_json_num(at, "\"oversub_asked_pct\":") == asked[i]);
+        at++;
+    }
+    assert_null(strstr(at, "\"oversub_pct\":"));
     char cmd[400];
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
     assert_int_equal(system(cmd), 0);

@@ -19,7 +19,8 @@
 typedef struct cfg_result {
     uint64_t capacity;
     double pct;
-    double asked_pct; /* the PCT asked when it meant less than one chunk, else 0 */
+    double asked_pct; /* the PCT asked (--oversub, a sweep's row); 0: none, hbm */
+    bool one_chunk;   /* the PCT asked would leave less than one chunk */
     sim_bound_t bound;
     gmux_status_t bound_st; /* GMUX_OK: bound defined; GMUX_ERR_CAPACITY: no launch fits */
     sim_result_t res[SIM_POLICY_COUNT];
@@ -89,9 +90,10 @@ static void run_config(const sim_job_t *job, const sim_profile_t *prof, double p
     uint64_t cap = pct > 0 ? (uint64_t)(want < SIM_REPORT_MAX_CAP ? want : SIM_REPORT_MAX_CAP)
                            : (uint64_t)job->params.hbm_bytes;
     cap = cap / cs * cs;
+    cr->asked_pct = pct > 0 ? pct : 0;
     if (cap < cs) { /* the device holds one chunk at least: not the PCT asked */
         cap = cs;
-        cr->asked_pct = pct;
+        cr->one_chunk = true;
     }
     cr->capacity = cap;
     cr->pct = prof->footprint_bytes ? (double)prof->footprint_bytes * 100.0 / (double)cap : 0;
@@ -132,7 +134,7 @@ static void print_table(const sim_job_t *job, const sim_profile_t *prof, const c
     const sim_params_t *pp = &job->params;
     uint32_t nt = prof->oracle.ntasks;
     char asked[96] = "";
-    if (cr->asked_pct > 0)
+    if (cr->one_chunk)
         snprintf(asked, sizeof(asked), "; %.0f%% asked would leave less than one chunk",
                  cr->asked_pct);
     fprintf(out, "== %s: %u tasks, %" PRIu64 " launches, seed %" PRIu64 "\n", job_name(job), nt,
@@ -258,8 +260,11 @@ static void print_json_cfg(const sim_job_t *job, const sim_profile_t *prof, cons
             ",\"oversub_pct\":%.3f,\"chunk_bytes\":%.0f",
             job->seed, prof->oracle.ntasks, prof->oracle.launches, prof->footprint_bytes,
             cr->capacity, cr->pct, job->params.chunk_bytes);
+    /* always named: the size asked (null without one: the device is hbm) */
     if (cr->asked_pct > 0)
         fprintf(out, ",\"oversub_asked_pct\":%.3f", cr->asked_pct);
+    else
+        fprintf(out, ",\"oversub_asked_pct\":null");
     if (cr->bound_st == GMUX_OK)
         fprintf(out,
                 ",\"transfer_bound_s\":%.9f,\"bound_exact\":%s,\"bound_compute_s\":%.9f,"
@@ -491,9 +496,9 @@ int sim_report_sweep(const sim_job_t *job, bool json, const char *prefix, FILE *
                 fprintf(df, " %.6f", did ? bound / (double)ms : 0.0);
         }
         fputc('\n', df);
-        if (cr.asked_pct > 0 || fabs(pct - pcts[i]) >= 0.5)
+        if (cr.one_chunk || fabs(pct - pcts[i]) >= 0.5)
             fprintf(df, "# asked %.0f%%: %.6g%% simulated (%s)\n", pcts[i], pct,
-                    cr.asked_pct > 0 ? "less than one chunk asked" : "whole chunks");
+                    cr.one_chunk ? "less than one chunk asked" : "whole chunks");
         if (cfg_broke(job, &cr)) {
             rc = 1;
             cfg_say_failures(job, &cr, false);
