@@ -146,11 +146,16 @@ static int file_exists(const char *name)
 }
 
 /* gmux launch -n 2 of ranks that say they started and then sleep; sig goes
- * to gmux alone once both have started. */
+ * to gmux alone once both have started. Rank 0 dies of the SIGTERM gmux
+ * sends it; rank 1 answers it by killing itself with SIGUSR1 (something
+ * else than what gmux sent), and its own sleep. */
 static void launch_interrupted(int sig)
 {
-    char script[256];
-    snprintf(script, sizeof(script), "touch '%s'/r$GMUX_RANK; exec sleep 300", dir);
+    char script[400];
+    snprintf(script, sizeof(script),
+             "if [ $GMUX_RANK = 0 ]; then touch '%s'/r0; exec sleep 300; fi;"
+             "trap 'kill $!; kill -USR1 $$' TERM; sleep 300 & touch '%s'/r1; wait",
+             dir, dir);
     char *argv[] = {GMUX_CLI_PATH, "launch",  "-n", "2",    "--grace", "5",
                     "--",          "/bin/sh", "-c", script, NULL};
     char r0[160], r1[160];
@@ -173,7 +178,14 @@ static void launch_interrupted(int sig)
     int left = group_left(pid);
     assert_int_equal(left, 0); /* no rank still sleeping */
     assert_int_equal(rc, 128 + sig);
-    assert_non_null(strstr(read_err(), "interrupted by signal"));
+    const char *e = read_err();
+    assert_non_null(strstr(e, "interrupted by signal"));
+    /* what gmux stopped is said as such (it said "killed by signal 15"); a
+     * rank that died otherwise keeps the signal it died of */
+    if (!strstr(e, "rank 0 stopped by gmux (signal 15) after the interrupt"))
+        fail_msg("rank 0 not said stopped by gmux: %s", e);
+    if (!strstr(e, "rank 1 killed by signal 10"))
+        fail_msg("rank 1's own signal not said: %s", e);
 }
 
 static void test_launch_sigterm_stops_ranks(void **state)
