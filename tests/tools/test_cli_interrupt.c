@@ -232,6 +232,35 @@ static void test_demo_sigterm_leaves_no_process(void **state)
     assert_non_null(strstr(read_err(), "gmux demo: interrupted by signal 15;"));
 }
 
+/* gmux demo, SIGTERM to gmux alone while its simulator part runs: that
+ * part stops as the others do, gmux says so and exits 128+N (the simulator
+ * ran in gmux itself, which died of the signal without a word), and no
+ * later part starts. */
+static void test_demo_sigterm_in_simulator(void **state)
+{
+    (void)state;
+    char *argv[] = {GMUX_CLI_PATH, "demo", "--plot-dir", dir, NULL};
+    int out;
+    pid_t pid = start(argv, &out);
+    FILE *f = fdopen(out, "r");
+    assert_non_null(f);
+    char line[1024];
+    int seen = 0, later = 0;
+    while (!seen && fgets(line, sizeof(line), f))
+        seen = strncmp(line, "-- 8 LLM decode", 15) == 0; /* the simulator's first run */
+    assert_true(seen);
+    kill(pid, SIGTERM);
+    int rc = wait_job(pid);
+    int left = group_left(pid);
+    while (fgets(line, sizeof(line), f)) /* what it wrote after, all written now */
+        later += strncmp(line, "== ", 3) == 0;
+    fclose(f);
+    assert_int_equal(left, 0);
+    assert_int_equal(rc, 128 + SIGTERM);
+    assert_int_equal(later, 0);
+    assert_non_null(strstr(read_err(), "gmux demo: interrupted by signal 15;"));
+}
+
 /* gmux bench net on both providers, SIGTERM to gmux alone once shm has
  * printed a figure: its ranks go, and it says the figures are partial. */
 static void test_bench_net_sigterm_says_partial(void **state)
@@ -298,6 +327,7 @@ int main(void)
         cmocka_unit_test(test_launch_sigterm_stops_ranks),
         cmocka_unit_test(test_launch_sigint_stops_ranks),
         cmocka_unit_test(test_demo_sigterm_leaves_no_process),
+        cmocka_unit_test(test_demo_sigterm_in_simulator),
         cmocka_unit_test(test_bench_net_sigterm_says_partial),
 #ifdef GMUX_HAVE_SHIM
         cmocka_unit_test(test_profile_sigterm_stops_command),
