@@ -44,7 +44,12 @@ static void usage(FILE *out, const char *prog)
             "GMUX_DAEMON_PLACEMENT, which are then not read.\n\n"
             "--stop asks the daemon serving the socket to exit (SIGTERM to the process\n"
             "that listens there, yours unless you are root) and waits up to 10 s until it\n"
-            "no longer answers; its tasks go on ungated. Exit status 1 if none serves it.\n",
+            "no longer answers; its tasks go on ungated.\n\n"
+            "Exit status: 0 once the daemon serves the socket (or one already did), when\n"
+            "a --foreground daemon ends on SIGTERM or SIGINT, or when --stop stopped it;\n"
+            "1 when the daemon cannot start or serve (with --foreground: another daemon\n"
+            "serves the socket), or --stop finds none serving it or cannot stop it;\n"
+            "2 for a usage error or a malformed GMUX_* setting the daemon reads.\n",
             prog, prog);
 }
 

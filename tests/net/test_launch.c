@@ -75,6 +75,10 @@ static void test_exit_status_of_a_rank(void **state)
         NULL};
     assert_int_equal(run(killed), 128 + 10); /* rank 0 killed by gmux does not count */
     assert_non_null(strstr(err, "rank 1 killed by signal 10"));
+    /* the SIGKILL after --grace is gmux's own, said as such (it said "rank 0
+     * killed by signal 9", as if something else had killed it) */
+    assert_non_null(strstr(err, "rank 0 stopped by gmux (signal 9) after rank 1 failed"));
+    assert_int_equal(count(err, "killed by signal"), 1);
 }
 
 /* The survivors of a failure killed after --grace do not hide its status
@@ -89,6 +93,7 @@ static void test_grace_kill_keeps_the_failure(void **state)
     assert_int_equal(run(argv), 5);
     assert_non_null(strstr(err, "rank 0 exited with status 5"));
     assert_non_null(strstr(err, "killing the ranks left after a failure"));
+    assert_non_null(strstr(err, "rank 1 stopped by gmux (signal 9) after rank 0 failed"));
 }
 
 /* The first failure gives the status, not a worse one after it: rank 1
@@ -169,7 +174,17 @@ static void test_fork_failure(void **state)
             fail_msg("fork %s failing: status %d, stderr: %s", nth[i], rc, err);
         assert_int_equal(alive, 0);
         assert_true(seen <= atoi(nth[i]) - 1);
-        assert_int_equal(count(err, "exited with status"), 0); /* the kills said nothing */
+        assert_int_equal(count(err, "exited with status"), 0);
+        /* the ranks started die of gmux's SIGTERM and are said stopped by gmux;
+         * a rank it reached between fork and exec ignored it (the handler
+         * gmux's child inherited took it) and lived until the SIGKILL after
+         * --grace, 10 s later */
+        char stopped[96];
+        snprintf(stopped, sizeof(stopped),
+                 "stopped by gmux (signal 15) after rank %d could not be started",
+                 atoi(nth[i]) - 1);
+        assert_int_equal(count(err, stopped), atoi(nth[i]) - 1);
+        assert_int_equal(count(err, "killed by signal"), 0);
     }
 }
 
@@ -180,6 +195,9 @@ static void test_timeout_kills_the_job(void **state)
                     "0.5",         "--",     "sleep", "30", NULL};
     assert_int_equal(run(argv), 124);
     assert_non_null(strstr(err, "timed out"));
+    assert_non_null(strstr(err, "rank 0 stopped by gmux (signal 9) after the timeout"));
+    assert_non_null(strstr(err, "rank 1 stopped by gmux (signal 9) after the timeout"));
+    assert_int_equal(count(err, "killed by signal"), 0);
 }
 
 static void test_usage_errors(void **state)
@@ -196,6 +214,14 @@ static void test_usage_errors(void **state)
     char *remote[] = {GMUX_CLI_PATH, "launch", "-n", "2", "--hosts", "a,b", "--", "true", NULL};
     assert_int_equal(run(remote), 2); /* remote hosts need --bind: no address is guessed */
     assert_non_null(strstr(err, "--bind"));
+    /* more hosts than launch holds: said, not the ones past 64 dropped */
+    char hosts[65 * 8] = "";
+    for (int h = 0; h < 65; h++)
+        snprintf(hosts + strlen(hosts), sizeof(hosts) - strlen(hosts), "%sh%d", h ? "," : "", h);
+    char *many[] = {GMUX_CLI_PATH, "launch",   "-n", "2",    "--hosts", hosts,
+                    "--bind",      "10.0.0.1", "--", "true", NULL};
+    assert_int_equal(run(many), 2);
+    assert_non_null(strstr(err, "more than 64 hosts"));
     char *help[] = {GMUX_CLI_PATH, "launch", "--help", NULL};
     assert_int_equal(run(help), 0);
     assert_non_null(strstr(out, "Usage: gmux launch"));

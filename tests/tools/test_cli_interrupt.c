@@ -146,11 +146,16 @@ static int file_exists(const char *name)
 }
 
 /* gmux launch -n 2 of ranks that say they started and then sleep; sig goes
- * to gmux alone once both have started. */
+ * to gmux alone once both have started. Rank 0 dies of the SIGTERM gmux
+ * sends it; rank 1 answers it by killing itself with SIGUSR1 (something
+ * else than what gmux sent), and its own sleep. */
 static void launch_interrupted(int sig)
 {
-    char script[256];
-    snprintf(script, sizeof(script), "touch '%s'/r$GMUX_RANK; exec sleep 300", dir);
+    char script[400];
+    snprintf(script, sizeof(script),
+             "if [ $GMUX_RANK = 0 ]; then touch '%s'/r0; exec sleep 300; fi;"
+             "trap 'kill $!; kill -USR1 $$' TERM; sleep 300 & touch '%s'/r1; wait",
+             dir, dir);
     char *argv[] = {GMUX_CLI_PATH, "launch",  "-n", "2",    "--grace", "5",
                     "--",          "/bin/sh", "-c", script, NULL};
     char r0[160], r1[160];
@@ -173,7 +178,14 @@ static void launch_interrupted(int sig)
     int left = group_left(pid);
     assert_int_equal(left, 0); /* no rank still sleeping */
     assert_int_equal(rc, 128 + sig);
-    assert_non_null(strstr(read_err(), "interrupted by signal"));
+    const char *e = read_err();
+    assert_non_null(strstr(e, "interrupted by signal"));
+    /* what gmux stopped is said as such (it said "killed by signal 15"); a
+     * rank that died otherwise keeps the signal it died of */
+    if (!strstr(e, "rank 0 stopped by gmux (signal 15) after the interrupt"))
+        fail_msg("rank 0 not said stopped by gmux: %s", e);
+    if (!strstr(e, "rank 1 killed by signal 10"))
+        fail_msg("rank 1's own signal not said: %s", e);
 }
 
 static void test_launch_sigterm_stops_ranks(void **state)
@@ -217,6 +229,35 @@ static void test_demo_sigterm_leaves_no_process(void **state)
     assert_int_equal(left, 0);
     assert_int_equal(tmp_entries("gmux-demo-"), 0); /* the daemon's directory removed */
     assert_int_equal(rc, 128 + SIGTERM);
+    assert_non_null(strstr(read_err(), "gmux demo: interrupted by signal 15;"));
+}
+
+/* gmux demo, SIGTERM to gmux alone while its simulator part runs: that
+ * part stops as the others do, gmux says so and exits 128+N (the simulator
+ * ran in gmux itself, which died of the signal without a word), and no
+ * later part starts. */
+static void test_demo_sigterm_in_simulator(void **state)
+{
+    (void)state;
+    char *argv[] = {GMUX_CLI_PATH, "demo", "--plot-dir", dir, NULL};
+    int out;
+    pid_t pid = start(argv, &out);
+    FILE *f = fdopen(out, "r");
+    assert_non_null(f);
+    char line[1024];
+    int seen = 0, later = 0;
+    while (!seen && fgets(line, sizeof(line), f))
+        seen = strncmp(line, "-- 8 LLM decode", 15) == 0; /* the simulator's first run */
+    assert_true(seen);
+    kill(pid, SIGTERM);
+    int rc = wait_job(pid);
+    int left = group_left(pid);
+    while (fgets(line, sizeof(line), f)) /* what it wrote after, all written now */
+        later += strncmp(line, "== ", 3) == 0;
+    fclose(f);
+    assert_int_equal(left, 0);
+    assert_int_equal(rc, 128 + SIGTERM);
+    assert_int_equal(later, 0);
     assert_non_null(strstr(read_err(), "gmux demo: interrupted by signal 15;"));
 }
 
@@ -286,6 +327,7 @@ int main(void)
         cmocka_unit_test(test_launch_sigterm_stops_ranks),
         cmocka_unit_test(test_launch_sigint_stops_ranks),
         cmocka_unit_test(test_demo_sigterm_leaves_no_process),
+        cmocka_unit_test(test_demo_sigterm_in_simulator),
         cmocka_unit_test(test_bench_net_sigterm_says_partial),
 #ifdef GMUX_HAVE_SHIM
         cmocka_unit_test(test_profile_sigterm_stops_command),

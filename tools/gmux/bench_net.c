@@ -97,21 +97,27 @@ int bench_net(int argc, char **argv)
             printf("Usage: gmux bench net [--provider shm|tcp|both] [--reps N] [--json] [--quick]\n"
                    "                      [--calls] [--same gmux|raw] [--plot PREFIX]\n\n"
                    "Two ranks over loopback: put+signal round-trip latency, bandwidth\n"
-                   "against size and 8-byte put rate, gmux next to raw libfabric.\n"
+                   "against size and 8-byte put rate, gmux next to raw libfabric, on each\n"
+                   "--provider (default both: shm, then tcp).\n"
                    "Each figure is N alternating gmux and raw runs (default %d, at most %d),\n"
                    "each side first in every other pair: gmux and raw are each column's\n"
                    "median, gmux/raw the median of the N per-run ratios [their range];\n"
-                   "--json adds each column's best run. One untimed run of each side\n"
-                   "comes first. More runs make a noisy machine's ratios steadier.\n"
+                   "--json: one JSON record per figure instead of the table; it adds each\n"
+                   "column's best run. One untimed run of each side comes first. More runs\n"
+                   "make a noisy machine's ratios steadier.\n"
+                   "--quick: fewer iterations and smaller transfers (a check that it runs;\n"
+                   "the figures are less steady).\n"
                    "--calls: also print each rank's libfabric calls per transfer.\n"
                    "--same SIDE: run SIDE in both columns (an A/A control: its ratios show\n"
                    "how far this machine's noise alone moves a figure from 1).\n"
                    "--plot PREFIX: also write PREFIX.png (gnuplot): bandwidth against size,\n"
                    "gmux beside raw per provider, and gmux/raw with its range; the data in\n"
                    "PREFIX.PROVIDER.dat, the script in PREFIX.gp.\n\n"
-                   "Exit status: 0; a rank's failure as gmux launch reports it; 2 for a\n"
-                   "usage error. SIGINT, SIGTERM or SIGHUP N stops the ranks, says the\n"
-                   "figures printed so far are partial and exits 128+N.\n",
+                   "Exit status: 0; a rank's failure as gmux launch reports it (the worst\n"
+                   "over the providers); 1 when gmux-net-rank is not found or a --plot data\n"
+                   "file cannot be written; 128+N after SIGINT, SIGTERM or SIGHUP N, which\n"
+                   "stops the ranks and says the figures printed so far are partial; 2 for\n"
+                   "a usage error.\n",
                    BENCH_NET_REPS, BENCH_NET_REPS_MAX);
             return 0;
         }

@@ -124,6 +124,22 @@ void cli_interrupts_restore(const struct cli_interrupts *saved)
         sigaction(cli_interrupt_signals[i], &saved->old[i], NULL);
 }
 
+pid_t cli_fork_child(const struct cli_interrupts *saved)
+{
+    sigset_t ints, old;
+    sigemptyset(&ints);
+    for (int i = 0; i < 3; i++)
+        sigaddset(&ints, cli_interrupt_signals[i]);
+    sigprocmask(SIG_BLOCK, &ints, &old);
+    pid_t pid = fork();
+    int err = errno;
+    if (pid == 0)
+        cli_interrupts_restore(saved);
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    errno = err;
+    return pid;
+}
+
 int cli_interrupted(void)
 {
     return cli_stop_signal;

@@ -8,6 +8,7 @@
 
 #include <signal.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "common/settings.h"
 
@@ -65,6 +66,13 @@ struct cli_interrupts {
  * left running. Not thread-safe; the previous dispositions go to saved. */
 void cli_interrupts_catch(struct cli_interrupts *saved);
 void cli_interrupts_restore(const struct cli_interrupts *saved);
+
+/* fork() for a command between cli_interrupts_catch and _restore: the
+ * child starts with the dispositions saved (as exec would leave them), and
+ * an interrupt sent to it before it has them is not lost to the handler it
+ * inherited (it stays pending until then, and then acts as it would have).
+ * Returns what fork returns, errno kept. */
+pid_t cli_fork_child(const struct cli_interrupts *saved);
 
 /* The signal caught since the process started (the first one), or 0. It
  * stays set after cli_interrupts_restore, for the caller's caller. */

@@ -27,6 +27,8 @@ int cmd_bench(int argc, char **argv)
         printf("Usage: gmux bench NAME [ARGS...]   (gmux bench NAME --help)\n\nBenchmarks:\n");
         for (size_t i = 0; i < sizeof(benches) / sizeof(benches[0]); i++)
             printf("  %-10s %s\n", benches[i].name, benches[i].summary);
+        printf("\nExit status: the benchmark's (gmux bench NAME --help); 2 for a usage error\n"
+               "(no NAME, an unknown one).\n");
         return 0;
     }
     for (size_t i = 0; i < sizeof(benches) / sizeof(benches[0]); i++)

@@ -3,10 +3,12 @@
  * part of the runtime, none needing a GPU.
  */
 #include <errno.h>
-#include <stdbool.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "bench.h"
@@ -18,23 +20,51 @@
 struct demo_part {
     const char *name;
     int (*run)(void);
-    bool in_process; /* starts no process: an interrupt may end gmux at once */
 };
 
 int demo_daemon(void); /* demo_daemon.c */
 
-static const char *plot_dir; /* --plot-dir; NULL: the current directory */
+static const char *plot_dir;            /* --plot-dir; NULL: the current directory */
+static struct cli_interrupts demo_ints; /* the dispositions before the demo */
 
+/* The simulator's report runs in a child process, so that an interrupt
+ * stops it as it stops the other parts' processes: the child dies of it
+ * (SIGTERM from here when the signal was sent to gmux alone), gmux reaps it
+ * and says so, and exits 128+N; the simulator's loops check no flag. */
 static int demo_sim(void)
 {
-    return sim_report_demo(plot_dir);
+    fflush(NULL);
+    pid_t pid = cli_fork_child(&demo_ints);
+    if (pid < 0)
+        return cli_fail("demo", "cannot start the simulator: %s", strerror(errno));
+    if (pid == 0) {
+        int rc = sim_report_demo(plot_dir);
+        fflush(NULL);
+        _exit(rc);
+    }
+    int st, sent = 0;
+    for (;;) {
+        /* an interrupt before the wait, or one that cut it short: SIGTERM,
+         * SIGKILL at the next */
+        if (cli_interrupted() && sent < 2)
+            kill(pid, sent++ ? SIGKILL : SIGTERM);
+        if (waitpid(pid, &st, 0) == pid)
+            break;
+        if (errno != EINTR)
+            return cli_fail("demo", "waitpid: %s", strerror(errno));
+    }
+    if (cli_interrupted())
+        return 1; /* the caller says it and exits 128+N */
+    if (WIFEXITED(st))
+        return WEXITSTATUS(st);
+    return cli_fail("demo", "the simulator was killed by signal %d", WTERMSIG(st));
 }
 
 static const struct demo_part parts[] = {
-    {"mem: simulator report (8 LLM instances, DL and scientific mixes)", demo_sim, true},
-    {"mem: gmuxd time slices (2 batch tasks, 1 latency-class task)", demo_daemon, false},
-    {"net: loopback put/signal demo", demo_net, false},
-    {"net: MoE dispatch/combine, CPU threads, 4 ranks over loopback", demo_moe_run, false},
+    {"mem: simulator report (8 LLM instances, DL and scientific mixes)", demo_sim},
+    {"mem: gmuxd time slices (2 batch tasks, 1 latency-class task)", demo_daemon},
+    {"net: loopback put/signal demo", demo_net},
+    {"net: MoE dispatch/combine, CPU threads, 4 ranks over loopback", demo_moe_run},
 };
 
 int cmd_demo(int argc, char **argv)
@@ -45,13 +75,16 @@ int cmd_demo(int argc, char **argv)
                    "defaults; needs no GPU:\n");
             for (size_t k = 0; k < sizeof(parts) / sizeof(parts[0]); k++)
                 printf("  %s\n", parts[k].name);
-            printf("A part that fails is marked FAILED and the exit status is 1.\n"
-                   "SIGINT, SIGTERM or SIGHUP N stops the running part's processes (ranks,\n"
-                   "daemon), removes its temporary files and exits 128+N.\n\n"
+            printf("A part that fails is marked FAILED and the demo goes on with the next.\n"
+                   "SIGINT, SIGTERM or SIGHUP N stops the running part's processes (the\n"
+                   "simulator, ranks, daemon), removes its temporary files and ends the demo.\n\n"
                    "  --plot-dir DIR  where the simulator's sweep plot goes "
                    "(gmux-demo-llm-sweep.png, .dat, .gp;\n"
                    "                  default: the current directory, skipped if it cannot be "
-                   "written)\n");
+                   "written)\n\n"
+                   "Exit status: 0 when every part ran; 1 when a part failed; 128+N after\n"
+                   "SIGINT, SIGTERM or SIGHUP N; 2 for a usage error (--plot-dir not a\n"
+                   "writable directory included).\n");
             return 0;
         }
         if (strcmp(argv[i], "--plot-dir") == 0) {
@@ -71,18 +104,13 @@ int cmd_demo(int argc, char **argv)
         }
         return cli_usage_error("demo", "unexpected argument '%s'", argv[i]);
     }
-    /* Between parts and in those that start processes (which stop them on
-     * an interrupt themselves), an interrupt ends the demo after the part */
-    struct cli_interrupts ints;
-    cli_interrupts_catch(&ints);
+    /* Between parts and in each part (which stops its processes on an
+     * interrupt itself), an interrupt ends the demo after the part */
+    cli_interrupts_catch(&demo_ints);
     int failed = 0;
     for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]) && !cli_interrupted(); i++) {
         printf("== %s\n", parts[i].name);
-        if (parts[i].in_process)
-            cli_interrupts_restore(&ints);
         int rc = parts[i].run();
-        if (parts[i].in_process)
-            cli_interrupts_catch(&ints);
         if (cli_interrupted())
             break; /* the part's processes are stopped; those after it not run */
         if (rc != 0) {
@@ -90,7 +118,7 @@ int cmd_demo(int argc, char **argv)
             failed = 1;
         }
     }
-    cli_interrupts_restore(&ints);
+    cli_interrupts_restore(&demo_ints);
     if (!cli_interrupted())
         return failed;
     fflush(stdout);

@@ -50,20 +50,26 @@ static int usage(void)
 {
     printf("Usage: gmux launch -n N [--hosts H1,H2,...] [--timeout S] [--grace S]\n"
            "                   [--bind ADDR] -- CMD [ARGS...]\n\n"
-           "Starts N ranks of CMD (fork/exec here; ssh for other hosts, round robin)\n"
-           "with a TCP rendezvous on ADDR (default 127.0.0.1) for gmux_comm_init.\n"
+           "Starts N ranks of CMD, 1 to %d (fork/exec here; ssh for the --hosts that\n"
+           "are not localhost, round robin, at most %d hosts) with a TCP rendezvous on\n"
+           "ADDR (default 127.0.0.1) for gmux_comm_init.\n"
            "A rank that dies (or exits, even 0, without gmux_comm_finalize) makes the\n"
            "others fail; they are killed after --grace seconds (default 10).\n"
-           "--timeout S kills the whole job after S seconds\n"
-           "(exit 124). SIGINT, SIGTERM or SIGHUP N sends the ranks SIGTERM (SIGKILL\n"
+           "--timeout S kills the whole job after S seconds (default: no timeout;\n"
+           "exit 124). SIGINT, SIGTERM or SIGHUP N sends the ranks SIGTERM (SIGKILL\n"
            "after --grace), waits for them and exits 128+N.\n"
-           "Exit status: the first non-zero status of a rank that ended by itself\n"
-           "(128+N for a rank killed by signal N; of ranks seen ending together, the\n"
-           "worst); the ranks launch kills after it do not count. Without one: 124\n"
-           "on timeout; 1 when a rank cannot be started (said; the others are\n"
-           "stopped as on SIGTERM); else the worst rank's (0, or 137 for ranks\n"
-           "killed after an exit 0 without gmux_comm_finalize). 127/126 when CMD\n"
-           "is not found/not executable; 2 for a usage error.\n");
+           "A rank that ends with a non-zero status is said on stderr; one that gmux\n"
+           "itself killed as 'stopped by gmux (signal N) after' the failure, timeout\n"
+           "or interrupt that made it stop the job.\n\n"
+           "Exit status: 128+N after SIGINT, SIGTERM or SIGHUP N. Else the first\n"
+           "non-zero status of a rank that ended by itself (128+N for a rank killed by\n"
+           "signal N; of ranks seen ending together, the worst); the ranks launch\n"
+           "kills after it do not count. Without one: 124 on timeout; 1 when a rank\n"
+           "cannot be started (said; the others are stopped as on SIGTERM); else the\n"
+           "worst rank's (0, or 137 for ranks killed after an exit 0 without\n"
+           "gmux_comm_finalize). 1 when the rendezvous cannot listen on ADDR; 127/126\n"
+           "when CMD is not found/not executable; 2 for a usage error.\n",
+           LAUNCH_MAX_RANKS, LAUNCH_MAX_HOSTS);
     return 0;
 }
 
@@ -111,9 +117,12 @@ static int parse_opts(int argc, char **argv, struct launch_opts *o)
             o->bind = v;
         } else { /* --hosts */
             char *copy = strdup(v);
-            for (char *s = strtok(copy, ","); s && o->nhosts < LAUNCH_MAX_HOSTS;
-                 s = strtok(NULL, ","))
+            for (char *s = strtok(copy, ","); s; s = strtok(NULL, ",")) {
+                if (o->nhosts == LAUNCH_MAX_HOSTS) /* were dropped without a word */
+                    return cli_usage_error("launch", "option '--hosts' names more than %d hosts",
+                                           LAUNCH_MAX_HOSTS);
                 o->hosts[o->nhosts++] = s;
+            }
             if (o->nhosts == 0)
                 return cli_usage_error("launch", "empty host list '%s'", v);
         }
@@ -126,7 +135,8 @@ static int parse_opts(int argc, char **argv, struct launch_opts *o)
     return 1;
 }
 
-static pid_t start_rank(const struct launch_opts *o, int rank, int port, int nnodes)
+static pid_t start_rank(const struct launch_opts *o, int rank, int port, int nnodes,
+                        const struct cli_interrupts *ints)
 {
     char vrank[32], vsize[32], vboot[96], vnodes[32], vjob[64];
     snprintf(vjob, sizeof(vjob), NET_ENV_JOB "=%dp%d", (int)getpid(), port);
@@ -136,7 +146,9 @@ static pid_t start_rank(const struct launch_opts *o, int rank, int port, int nno
     snprintf(vnodes, sizeof(vnodes), "GMUX_NNODES=%d", nnodes);
     const char *host = o->nhosts ? o->hosts[rank % o->nhosts] : "localhost";
     fflush(NULL);
-    pid_t pid = fork();
+    /* a SIGTERM of gmux's before the exec is not lost (the rank lived on
+     * until the SIGKILL after --grace) */
+    pid_t pid = cli_fork_child(ints);
     if (pid != 0)
         return pid;
     if (is_local(host)) {
@@ -205,6 +217,62 @@ static int exit_code(int wstatus)
     return 1;
 }
 
+/* Why gmux sent a rank a signal, to say it when the rank is reaped. */
+enum launch_why { WHY_NONE, WHY_FAILURE, WHY_INTERRUPT, WHY_TIMEOUT, WHY_START };
+
+/* The last signal gmux sent a rank, and why (sig 0: none). */
+struct launch_stop {
+    int sig;
+    enum launch_why why;
+};
+
+static void stop_rank(pid_t pid, struct launch_stop *s, int sig, enum launch_why why)
+{
+    kill(pid, sig);
+    s->sig = sig;
+    s->why = why;
+}
+
+/* "rank K failed", "the interrupt"...: why gmux stopped a rank. bad: the
+ * failed rank (WHY_FAILURE) or the one that could not be started (WHY_START). */
+static const char *why_text(enum launch_why why, int bad, char *buf, size_t len)
+{
+    switch (why) {
+    case WHY_FAILURE:
+        snprintf(buf, len, "rank %d failed", bad);
+        return buf;
+    case WHY_START:
+        snprintf(buf, len, "rank %d could not be started", bad);
+        return buf;
+    case WHY_INTERRUPT:
+        return "the interrupt";
+    case WHY_TIMEOUT:
+        return "the timeout";
+    default:
+        return "a failure";
+    }
+}
+
+/* Says how a rank that ended with a non-zero status ended: stopped by
+ * gmux when it died of the signal gmux last sent it, else as it was (a
+ * signal from elsewhere, or an exit of its own). */
+static void say_rank_end(int r, int ws, const struct launch_stop *s, int bad)
+{
+    char buf[64];
+    if (WIFSIGNALED(ws) && s->sig && WTERMSIG(ws) == s->sig)
+        fprintf(stderr, "gmux launch: rank %d stopped by gmux (signal %d) after %s\n", r, s->sig,
+                why_text(s->why, bad, buf, sizeof(buf)));
+    else if (WIFSIGNALED(ws))
+        fprintf(stderr, "gmux launch: rank %d killed by signal %d\n", r, WTERMSIG(ws));
+    else if (s->sig)
+        fprintf(stderr,
+                "gmux launch: rank %d exited with status %d (gmux had sent it signal %d "
+                "after %s)\n",
+                r, exit_code(ws), s->sig, why_text(s->why, bad, buf, sizeof(buf)));
+    else
+        fprintf(stderr, "gmux launch: rank %d exited with status %d\n", r, exit_code(ws));
+}
+
 int cmd_launch(int argc, char **argv)
 {
     struct launch_opts o;
@@ -232,7 +300,11 @@ int cmd_launch(int argc, char **argv)
         return cli_fail("launch", "rendezvous on %s: %s", o.bind, gmux_status_str(st));
     pid_t *pids = calloc((size_t)o.n, sizeof(pid_t));
     int *codes = calloc((size_t)o.n, sizeof(int));
-    if (!pids || !codes) {
+    struct launch_stop *stops = calloc((size_t)o.n, sizeof(*stops));
+    if (!pids || !codes || !stops) {
+        free(pids);
+        free(codes);
+        free(stops);
         net_rdv_destroy(rdv);
         return cli_fail("launch", "out of memory");
     }
@@ -242,14 +314,16 @@ int cmd_launch(int argc, char **argv)
     struct cli_interrupts ints;
     cli_interrupts_catch(&ints);
     int stopped_by = 0;
+    int bad_rank = -1; /* the first that failed or could not be started */
     bool start_failed = false;
     for (int r = 0; r < o.n && !cli_interrupted(); r++) {
-        pids[r] = start_rank(&o, r, net_rdv_port(rdv), nnodes);
+        pids[r] = start_rank(&o, r, net_rdv_port(rdv), nnodes, &ints);
         if (pids[r] < 0) {
             fprintf(stderr, "gmux launch: cannot start rank %d: %s; stopping the ranks started\n",
                     r, strerror(errno));
             pids[r] = 0;
             start_failed = true;
+            bad_rank = r;
             break;
         }
     }
@@ -275,7 +349,7 @@ int cmd_launch(int argc, char **argv)
     if (start_failed) { /* the ranks started would wait for the missing one */
         for (int r = 0; r < o.n; r++)
             if (pids[r] > 0)
-                kill(pids[r], SIGTERM);
+                stop_rank(pids[r], &stops[r], SIGTERM, WHY_START);
         kill_at = com_deadline_after_ns((uint64_t)(o.grace_s * 1e9));
     }
     /* the first failure's status: set once, by a round before gmux killed
@@ -306,17 +380,17 @@ int cmd_launch(int argc, char **argv)
                 if (codes[r] > worst)
                     worst = codes[r];
                 if (codes[r] != 0)
-                    fprintf(stderr, "gmux launch: rank %d %s %d\n", r,
-                            WIFSIGNALED(ws) ? "killed by signal" : "exited with status",
-                            WIFSIGNALED(ws) ? WTERMSIG(ws) : codes[r]);
+                    say_rank_end(r, ws, &stops[r], bad_rank);
                 else if (failed) /* else the kill of the others would be all that is said */
                     fprintf(stderr,
                             "gmux launch: rank %d exited with status 0 without "
                             "gmux_comm_finalize: counted as a failure\n",
                             r);
                 net_rdv_rank_exited(rdv, r, failed);
-                if (failed && kill_at == UINT64_MAX)
+                if (failed && kill_at == UINT64_MAX) {
                     kill_at = com_deadline_after_ns((uint64_t)(o.grace_s * 1e9));
+                    bad_rank = r;
+                }
             }
         }
         if (first == 0 && !killed_any) /* exits seen in one round have no order */
@@ -326,7 +400,7 @@ int cmd_launch(int argc, char **argv)
                     stopped_by);
             for (int r = 0; r < o.n; r++)
                 if (pids[r] > 0)
-                    kill(pids[r], SIGTERM);
+                    stop_rank(pids[r], &stops[r], SIGTERM, WHY_INTERRUPT);
             killed_any = true;
             if (kill_at == UINT64_MAX)
                 kill_at = com_deadline_after_ns((uint64_t)(o.grace_s * 1e9));
@@ -342,9 +416,13 @@ int cmd_launch(int argc, char **argv)
                         : start_failed ? "the failed start"
                                        : "a failure");
             timed_out |= over;
+            enum launch_why why = over           ? WHY_TIMEOUT
+                                  : stopped_by   ? WHY_INTERRUPT
+                                  : start_failed ? WHY_START
+                                                 : WHY_FAILURE;
             for (int r = 0; r < o.n; r++)
                 if (pids[r] > 0)
-                    kill(pids[r], SIGKILL);
+                    stop_rank(pids[r], &stops[r], SIGKILL, why);
             killed_any = true;
             kill_at = deadline = UINT64_MAX;
         }
@@ -356,6 +434,7 @@ int cmd_launch(int argc, char **argv)
     net_rdv_destroy(rdv);
     free(pids);
     free(codes);
+    free(stops);
     if (stopped_by || cli_interrupted())
         return 128 + cli_interrupted(); /* the first signal, as a shell reports it */
     if (first > 0)

@@ -29,7 +29,10 @@ static void print_help(void)
            "argument has a trusted template (by the end of the trace), over all their\n"
            "launches, including those predicted before the templates were trusted\n"
            "(whole regions while learning); 'their trusted launches' counts only the\n"
-           "launches predicted with every pointer argument's template trusted.\n");
+           "launches predicted with every pointer argument's template trusted.\n\n"
+           "Exit status: 0 (also when the --templates database cannot be read); 1 when\n"
+           "the trace cannot be read or replayed; 2 for a usage error (a bad workload\n"
+           "name or --set included).\n");
 }
 
 /* Whether every pointer argument of kernel k is trusted; *after = samples it took. */

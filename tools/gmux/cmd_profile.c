@@ -35,7 +35,13 @@ static void print_help(void)
            "With -- CMD, CMD runs under libgmux.so (policy demand unless GMUX_POLICY is set)\n"
            "recording its launches and, after each (synchronized), the ranges it touched;\n"
            "those are learned from. See docs/shim.md, Recording. SIGINT, SIGTERM or\n"
-           "SIGHUP N goes on to CMD; gmux waits for it, writes nothing and exits 128+N.\n");
+           "SIGHUP N goes on to CMD; gmux waits for it, writes nothing and exits 128+N.\n\n"
+           "Exit status: 0 once FILE is written; 1 when the trace cannot be read, FILE\n"
+           "cannot be written (an earlier FILE stays as it was) or CMD exits with a\n"
+           "non-zero status (nothing is written); 127/126 when CMD is not found/not\n"
+           "executable; 128+N after SIGINT, SIGTERM or SIGHUP N; 2 for a usage error\n"
+           "(a bad workload name or --set included) or a malformed GMUX_* setting the\n"
+           "shim reads.\n");
 }
 
 int cmd_profile(int argc, char **argv)

@@ -63,8 +63,11 @@ static void run_help(void)
            "plans. If the daemon goes away the program carries on alone and joins again when\n"
            "one is back. A gmuxd started this way exits once no program has been connected\n"
            "for 60 s (GMUX_DAEMON_IDLE_EXIT_S); the program is from its start, not only from\n"
-           "its first kernel launch. The exit status is COMMAND's (127 when it cannot be\n"
-           "run).\n");
+           "its first kernel launch.\n\n"
+           "Exit status: COMMAND's; 127 when COMMAND is not found, 126 when it cannot be\n"
+           "executed; 1 when gmux cannot run it (libgmux.so not found, the --templates\n"
+           "database not usable, gmuxd neither joined nor started); 2 for a usage error\n"
+           "or a malformed GMUX_* setting the program's shim or the daemon reads.\n");
 }
 
 /* The shim next to the executable (build tree) or in ../<libdir> (install); 0 if found. */

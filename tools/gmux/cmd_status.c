@@ -20,7 +20,12 @@ int cmd_status(int argc, char **argv)
                    "tasks with its state, resident and total bytes, faults, bytes migrated and\n"
                    "share of GPU time; above them the mode (sliced or shared) and, once\n"
                    "the placement has planned anything, the bytes it ordered evicted, filled\n"
-                   "and filled ahead of a turn. Exit 1 when no daemon answers.\n");
+                   "and filled ahead of a turn.\n\n"
+                   "  --json         one JSON object instead of the table\n"
+                   "  --socket PATH  gmuxd's socket (default: GMUX_SOCKET, see\n"
+                   "                 gmux --help-settings)\n\n"
+                   "Exit status: 0 when the daemon answered; 1 when no daemon answers on the\n"
+                   "socket (within 3 s); 2 for a usage error.\n");
             return 0;
         } else if (strcmp(argv[i], "--json") == 0) {
             json = 1;

@@ -51,6 +51,12 @@ int cmd_top(int argc, char **argv)
             printf("Usage: gmux top [--socket PATH] [--interval SECONDS] [--once | --batch N]\n\n"
                    "Live view of the daemon's tasks: state, resident and total bytes, faults,\n"
                    "bytes migrated, kernels and share of GPU time. q or Ctrl-C quits.\n\n"
+                   "  --socket PATH       gmuxd's socket (default: GMUX_SOCKET, see\n"
+                   "                      gmux --help-settings)\n"
+                   "  --interval SECONDS  between two tables, 0.05 to 3600 (default 1)\n"
+                   "  --once              one table, then exit\n"
+                   "  --batch N           N tables one after another, without clearing the\n"
+                   "                      screen (for logs)\n\n"
                    "Exit status: 0 after q, Ctrl-C, SIGTERM or the last round of --once or\n"
                    "--batch; 1 when no daemon answers on the socket or it stops answering;\n"
                    "2 for a usage error.\n");

@@ -45,6 +45,13 @@ static void print_help(void)
            "          and should repeat itself); 0 with --no-ranges (docs/shim.md).\n"
            "          SIGINT, SIGTERM or SIGHUP N goes on to CMD; gmux waits for it,\n"
            "          leaves FILE as it was and exits 128+N.\n\n"
+           "Exit status: 0; 1 when a trace cannot be read or the output cannot be\n"
+           "written (FILE or OUT stays as it was). Recording: CMD's status (FILE is\n"
+           "written when the trace is complete, whatever it is), 1 when no complete\n"
+           "trace was recorded and CMD exited 0, 127/126 when CMD is not found/not\n"
+           "executable, 128+N after SIGINT, SIGTERM or SIGHUP N. 2 for a usage error\n"
+           "(a bad workload name or --set included) or, recording, a malformed GMUX_*\n"
+           "setting the shim reads.\n\n"
            "Formats: docs/trace-format.md. Workloads: docs/workloads.md.\n\n");
     sim_workload_print_help(stdout);
 }

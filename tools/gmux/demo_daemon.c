@@ -90,9 +90,8 @@ int demo_daemon(void)
         return 1;
     }
     fflush(stdout);
-    pid_t srv = fork();
+    pid_t srv = cli_fork_child(&ints);
     if (srv == 0) {
-        cli_interrupts_restore(&ints);
         close(p[0]);
         signal(SIGTERM, demo_on_term);
         dmn_server_opts_t o = {path, DMN_NO_GROUP, 10 * COM_NS_PER_MS, COM_NS_PER_S, NULL, 0, 0};
@@ -109,9 +108,8 @@ int demo_daemon(void)
     const char *names[3] = {"train-a", "train-b", "serve"};
     for (int i = 0; i < 3 && !cli_interrupted(); i++) {
         fflush(stdout);
-        kids[i] = fork();
+        kids[i] = cli_fork_child(&ints);
         if (kids[i] == 0) {
-            cli_interrupts_restore(&ints);
             _exit(demo_task(path, names[i], i == 2 ? DMN_CLASS_LATENCY : DMN_CLASS_BATCH,
                             i == 2 ? 15 : 120, i == 2 ? 20 : 0));
         }

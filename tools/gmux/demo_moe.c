@@ -43,13 +43,12 @@ int demo_moe_run(void)
     /* an interrupt goes on to the launch, which stops and reaps its ranks */
     struct cli_interrupts ints;
     cli_interrupts_catch(&ints);
-    pid_t pid = fork();
+    pid_t pid = cli_fork_child(&ints);
     if (pid < 0) {
         cli_interrupts_restore(&ints);
         return 1;
     }
     if (pid == 0) {
-        cli_interrupts_restore(&ints);
         execv(self, argv);
         _exit(127);
     }

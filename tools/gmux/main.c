@@ -29,7 +29,7 @@ static void print_help(FILE *out)
     fprintf(out,
             "gmux %s: GPU multitasking by proactive memory scheduling (mem) and\n"
             "GPU-initiated one-sided networking (net).\n\n"
-            "Usage: gmux [--help | --version | --help-settings] COMMAND [ARGS...]\n\n"
+            "Usage: gmux [-h | --help | -V | --version | --help-settings] COMMAND [ARGS...]\n\n"
             "Commands:\n",
             GMUX_VERSION_STRING);
     for (size_t i = 0; i < COMMAND_COUNT; i++)
@@ -37,7 +37,10 @@ static void print_help(FILE *out)
     fprintf(out, "\nRun 'gmux COMMAND --help' for the options of a command.\n"
                  "Settings come from GMUX_* environment variables: 'gmux --help-settings'.\n"
                  "A command checks those read by what it runs (itself, and the daemon, shim\n"
-                 "or ranks it starts): a malformed one is a usage error.\n");
+                 "or ranks it starts): a malformed one is a usage error.\n\n"
+                 "Exit status: the command's (each command's --help lists its own); 0 for\n"
+                 "--help, --version and --help-settings; 2 for a usage error (no command, an\n"
+                 "unknown command or option, a malformed setting).\n");
 }
 
 static const char *env_lookup(const char *name)

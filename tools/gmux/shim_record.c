@@ -98,14 +98,13 @@ int gmux_shim_record(const char *cmd, const char *trace_path, const char *format
      * waits for it, so that the caller removes its partial files */
     struct cli_interrupts ints;
     cli_interrupts_catch(&ints);
-    pid_t pid = fork();
+    pid_t pid = cli_fork_child(&ints);
     if (pid < 0) {
         cli_interrupts_restore(&ints);
         cli_fail(cmd, "cannot fork: %s", strerror(errno));
         return -1;
     }
     if (pid == 0) {
-        cli_interrupts_restore(&ints);
         rec_child(shim, trace_path, format, probe, policy, env, argv);
     }
     int status, forwarded = 0;

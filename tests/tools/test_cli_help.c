@@ -1,0 +1,202 @@
+/*
+ * The --help of every gmux command tells the truth: each lists its exit
+ * statuses, and a few cases produce the status their help names. The list
+ * of commands is read from `gmux --help`, so that a command added later is
+ * held to the same.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "tproc.h"
+
+static char out[65536], err[16384];
+
+#define MAX_WORDS 12
+
+static int run_words(const char *const words[])
+{
+    char *argv[MAX_WORDS + 2] = {GMUX_CLI_PATH};
+    size_t n = 1;
+    for (size_t k = 0; words[k] && n < MAX_WORDS + 1; k++)
+        argv[n++] = (char *)words[k];
+    argv[n] = NULL;
+    return tproc_capture(argv, NULL, 60.0, out, sizeof(out), err, sizeof(err));
+}
+
+/* out with each run of spaces and line breaks made one space: a help's
+ * prose is matched whatever its line breaks. */
+static void squash_out(void)
+{
+    char *w = out;
+    for (const char *r = out; *r; r++) {
+        char ch = *r == '\n' ? ' ' : *r;
+        if (ch == ' ' && w > out && w[-1] == ' ')
+            continue;
+        *w++ = ch;
+    }
+    *w = '\0';
+}
+
+/* The commands `gmux --help` lists, into names (at most cap); their count. */
+static size_t list_commands(char names[][32], size_t cap)
+{
+    const char *const help[] = {"--help", NULL};
+    assert_int_equal(run_words(help), 0);
+    const char *p = strstr(out, "Commands:\n");
+    assert_non_null(p);
+    p += strlen("Commands:\n");
+    size_t n = 0;
+    while (n < cap && strncmp(p, "  ", 2) == 0) {
+        assert_int_equal(sscanf(p, " %31s", names[n]), 1);
+        n++;
+        p = strchr(p, '\n');
+        assert_non_null(p);
+        p++;
+    }
+    return n;
+}
+
+/* `gmux CMD --help` (and the top level, and gmux bench net's) has an exit
+ * status section that names the usage error's status; gmux status, daemon
+ * and run had none. */
+static void test_every_help_lists_exit_status(void **state)
+{
+    (void)state;
+    char names[32][32];
+    size_t n = list_commands(names, 32);
+    assert_true(n >= 11);
+    for (size_t i = 0; i <= n + 1; i++) {
+        const char *words[4] = {NULL};
+        if (i < n) {
+            words[0] = names[i];
+            words[1] = "--help";
+        } else if (i == n) {
+            words[0] = "--help";
+        } else {
+            words[0] = "bench";
+            words[1] = "net";
+            words[2] = "--help";
+        }
+        int rc = run_words(words);
+        if (rc != 0)
+            fail_msg("gmux %s --help: exit %d", words[0], rc);
+        squash_out();
+        if (!strstr(out, "Exit status:"))
+            fail_msg("gmux %s %s: no 'Exit status:' section", words[0], words[1] ? words[1] : "");
+        if (!strstr(out, "2 for a usage error"))
+            fail_msg("gmux %s %s: the usage error's status not said", words[0],
+                     words[1] ? words[1] : "");
+        /* -h is the same */
+        for (size_t k = 0; words[k]; k++)
+            if (strcmp(words[k], "--help") == 0)
+                words[k] = "-h";
+        static char first[sizeof(out)];
+        memcpy(first, out, sizeof(out));
+        assert_int_equal(run_words(words), 0);
+        squash_out();
+        assert_string_equal(out, first);
+    }
+}
+
+/* An option no command has is a usage error (2) of every command, as its
+ * help says. */
+static void test_unknown_option_is_status_2(void **state)
+{
+    (void)state;
+    char names[32][32];
+    size_t n = list_commands(names, 32);
+    for (size_t i = 0; i < n; i++) {
+        const char *words[] = {names[i], "--no-such-option", NULL};
+        int rc = run_words(words);
+        if (rc != 2)
+            fail_msg("gmux %s --no-such-option: exit %d, not 2: %s", names[i], rc, err);
+    }
+}
+
+/* Cases that produce a status a help names: the help's words, then the
+ * command and the status it exits with. */
+static void test_documented_statuses(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *help[3];  /* the command whose --help is read */
+        const char *says;     /* what that help says */
+        const char *argv[10]; /* a case of it */
+        int status;
+    } cases[] = {
+        {{"status"},
+         "1 when no daemon answers",
+         {"status", "--socket", "/nonexistent/gmux-help.sock"},
+         1},
+        {{"daemon"},
+         "--stop finds none serving it",
+         {"daemon", "--socket", "/nonexistent/gmux-help.sock", "--stop"},
+         1},
+        {{"daemon"}, "2 for a usage error", {"daemon", "--stop", "--foreground"}, 2},
+        {{"run"}, "127 when COMMAND is not found", {"run", "--", "/nonexistent/prog"}, 127},
+        {{"run"}, "126 when it cannot be executed", {"run", "--", "/tmp"}, 126},
+        {{"top"},
+         "1 when no daemon answers",
+         {"top", "--socket", "/nonexistent/gmux-help.sock"},
+         1},
+        {{"launch"},
+         "124 on timeout",
+         {"launch", "-n", "1", "--timeout", "0.2", "--", "sleep", "30"},
+         124},
+        {{"launch"},
+         "127/126 when CMD is not found",
+         {"launch", "-n", "1", "--", "/nonexistent/prog"},
+         127},
+        {{"trace"}, "1 when a trace cannot be read", {"trace", "show", "/nonexistent/t.trace"}, 1},
+        {{"profile"},
+         "1 when the trace cannot be read",
+         {"profile", "/nonexistent/t.trace", "-o", "/tmp/gmux-help-never-written.db"},
+         1},
+        {{"predict-report"},
+         "1 when the trace cannot be read",
+         {"predict-report", "/nonexistent/t.trace"},
+         1},
+        {{"sim"}, "1 when the trace", {"sim", "--trace", "/nonexistent/t.trace", "--quiet"}, 1},
+        {{"sim"}, "a bad workload name", {"sim", "--workload", "no-such-workload"}, 2},
+        {{"demo"}, "--plot-dir not a", {"demo", "--plot-dir", "/nonexistent/dir"}, 2},
+        {{"bench"}, "an unknown one", {"bench", "no-such-bench"}, 2},
+        {{"bench", "net"},
+         "a --plot data file cannot be written",
+         {"bench", "net", "--provider", "shm", "--plot", "/nonexistent/dir/x"},
+         1},
+    };
+    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+        const char *words[5] = {cases[c].help[0], cases[c].help[1], cases[c].help[2]};
+        size_t k = 0;
+        while (words[k])
+            k++;
+        words[k] = "--help";
+        assert_int_equal(run_words(words), 0);
+        squash_out();
+        if (!strstr(out, cases[c].says))
+            fail_msg("gmux %s --help does not say '%s'", cases[c].argv[0], cases[c].says);
+        int rc = run_words(cases[c].argv);
+        if (rc != cases[c].status)
+            fail_msg("gmux %s %s ...: exit %d, its help says %d: %s", cases[c].argv[0],
+                     cases[c].argv[1], rc, cases[c].status, err);
+    }
+    assert_int_equal(access("/tmp/gmux-help-never-written.db", F_OK), -1);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_every_help_lists_exit_status),
+        cmocka_unit_test(test_unknown_option_is_status_2),
+        cmocka_unit_test(test_documented_statuses),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
