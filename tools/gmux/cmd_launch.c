@@ -78,6 +78,8 @@ static bool is_local(const char *h)
     return strcmp(h, "localhost") == 0 || strcmp(h, "127.0.0.1") == 0;
 }
 
+/* 0 when the options are good, -1 for --help, else the exit status of the
+ * error it reported. */
 static int parse_opts(int argc, char **argv, struct launch_opts *o)
 {
     o->n = 0;
@@ -115,8 +117,10 @@ static int parse_opts(int argc, char **argv, struct launch_opts *o)
             *(a[2] == 't' ? &o->timeout_s : &o->grace_s) = d;
         } else if (strcmp(a, "--bind") == 0) {
             o->bind = v;
-        } else { /* --hosts */
-            char *copy = strdup(v);
+        } else {                    /* --hosts */
+            char *copy = strdup(v); /* o->hosts point into it until exit */
+            if (!copy)
+                return cli_fail("launch", "out of memory");
             for (char *s = strtok(copy, ","); s; s = strtok(NULL, ",")) {
                 if (o->nhosts == LAUNCH_MAX_HOSTS) /* were dropped without a word */
                     return cli_usage_error("launch", "option '--hosts' names more than %d hosts",
@@ -132,7 +136,7 @@ static int parse_opts(int argc, char **argv, struct launch_opts *o)
     if (i >= argc)
         return cli_usage_error("launch", "missing '-- CMD'");
     o->cmd = argv + i;
-    return 1;
+    return 0;
 }
 
 static pid_t start_rank(const struct launch_opts *o, int rank, int port, int nnodes,
@@ -280,8 +284,8 @@ int cmd_launch(int argc, char **argv)
     int rc = parse_opts(argc, argv, &o);
     if (rc < 0)
         return usage();
-    if (rc != 1)
-        return rc;
+    if (rc != 0)
+        return rc; /* the status of the error parse_opts reported */
     int nnodes = 1;
     for (int h = 0; h < o.nhosts; h++)
         if (!is_local(o.hosts[h]))

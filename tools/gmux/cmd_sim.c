@@ -45,7 +45,8 @@ static void print_help(void)
            "  --seed S        the workload's seed (default 1; a --set seed=S wins)\n"
            "  --oversub PCT   device memory = footprint * 100 / PCT (default: the hbm param)\n"
            "  --sweep         oversubscription 100%% to 400%%; writes PREFIX.png (gnuplot)\n"
-           "  --plot PREFIX   where the sweep writes its files (default gmux-sim-sweep)\n"
+           "  --plot PREFIX   where the sweep writes its files (default gmux-sim-sweep;\n"
+           "                  only with --sweep)\n"
            "  --json          one JSON object instead of the tables\n"
            "  --lc TASK       makes task number TASK latency-critical\n"
            "  --prio TASK=N   gives task TASK priority N (higher runs first)\n"
@@ -124,6 +125,7 @@ int cmd_sim(int argc, char **argv)
     const char *templates = NULL;
     sim_learned_t learned;
     const char *plot = "gmux-sim-sweep";
+    bool plot_given = false;
     char err[256];
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -182,6 +184,7 @@ int cmd_sim(int argc, char **argv)
                 return cli_usage_error(CMD, "--plot PREFIX must be a path without control "
                                             "characters (line breaks, tabs)");
             plot = v;
+            plot_given = true;
         } else if (strcmp(a, "--predict") == 0) {
             if (strcmp(v, "learned") != 0 && strcmp(v, "recorded") != 0)
                 return cli_usage_error(CMD, "unknown prediction '%s' (learned or recorded)", v);
@@ -226,6 +229,8 @@ int cmd_sim(int argc, char **argv)
         return cli_usage_error(CMD, "--set applies to --workload, not to '%s'", job.trace);
     if (sweep && job.oversub_pct > 0)
         return cli_usage_error(CMD, "--sweep sets the oversubscription itself");
+    if (plot_given && !sweep) /* was accepted and ignored */
+        return cli_usage_error(CMD, "--plot names where --sweep writes; give --sweep too");
     if (sim_params_check(&job.params, err, sizeof(err)) != GMUX_OK)
         return cli_usage_error(CMD, "%s", err);
     if (job.workload) { /* a bad name or setting is the caller's, said before any work */

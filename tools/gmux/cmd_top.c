@@ -46,7 +46,13 @@ int cmd_top(int argc, char **argv)
     int64_t rounds = -1; /* forever */
     int clear = 1;
     const char *sock = NULL;
+    const char *mode = NULL; /* --once or --batch, which exclude each other */
     for (int i = 1; i < argc; i++) {
+        if ((strcmp(argv[i], "--once") == 0 || strcmp(argv[i], "--batch") == 0) && mode &&
+            strcmp(mode, argv[i]) != 0)
+            return cli_usage_error("top", "give one of --once and --batch, not both");
+        if (strcmp(argv[i], "--once") == 0 || strcmp(argv[i], "--batch") == 0)
+            mode = argv[i];
         if (cli_is_help(argv[i])) {
             printf("Usage: gmux top [--socket PATH] [--interval SECONDS] [--once | --batch N]\n\n"
                    "Live view of the daemon's tasks: state, resident and total bytes, faults,\n"
@@ -56,7 +62,7 @@ int cmd_top(int argc, char **argv)
                    "  --interval SECONDS  between two tables, 0.05 to 3600 (default 1)\n"
                    "  --once              one table, then exit\n"
                    "  --batch N           N tables one after another, without clearing the\n"
-                   "                      screen (for logs)\n\n"
+                   "                      screen (for logs); not with --once\n\n"
                    "Exit status: 0 after q, Ctrl-C, SIGTERM or the last round of --once or\n"
                    "--batch; 1 when no daemon answers on the socket or it stops answering;\n"
                    "2 for a usage error.\n");
