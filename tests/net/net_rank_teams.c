@@ -100,8 +100,8 @@ static void team_disagreements(gmux_team_t *world, gmux_window_t w, const uint64
      * Only up to 4 ranks: the epoch arithmetic does not depend on the team's
      * size, and at 8 ranks (3 rounds per agreement, 16 threads on a 2-core
      * host) the 120 splits took 4-6 s of the 13-15 s an 8-rank teams job
-     * ran under TSan on a loaded host; every other split here and above
-     * still runs at 8. */
+     * ran under TSan on a loaded host (about 3 s of 9 on tcp, 1.5 of 7 on
+     * shm, at lower load); every other split here and above still runs at 8. */
     enum { WRAP_SPLITS = 120, BEFORE_WRAP = WRAP_SPLITS / 2 };
     int wrap_splits = n <= 4 ? WRAP_SPLITS : 0;
     CHECK(world->agreements < NET_AGREE_EPOCHS - BEFORE_WRAP, "%" PRIu64 " agreements so far",
