@@ -9,6 +9,7 @@
 #include <rdma/fi_errno.h>
 
 #include "common/log.h"
+#include "net/fiload.h"
 
 /* writes, and (net_ext) reads and atomics */
 #define NET_FAB_MR_ACCESS (FI_REMOTE_WRITE | FI_WRITE | FI_REMOTE_READ | FI_READ)
@@ -43,7 +44,7 @@ gmux_status_t net_fab_status(int fi_ret)
 
 static struct fi_info *make_hints(const char *prov_name, bool hmem, bool atomics)
 {
-    struct fi_info *h = fi_allocinfo();
+    struct fi_info *h = net_fi_allocinfo();
     if (!h)
         return NULL;
     h->caps = FI_RMA | FI_MSG | FI_WRITE | FI_REMOTE_WRITE | FI_SEND | FI_RECV;
@@ -76,7 +77,10 @@ gmux_status_t net_fab_open(const char *provider, bool loopback, const char *shm_
     if (!tcp && !shm && !other)
         return GMUX_ERR_INVALID;
     if (other && loopback)
-        return GMUX_ERR_UNSUPPORTED; /* single-host jobs stay on shm or loopback tcp */
+        return GMUX_ERR_UNSUPPORTED;  /* single-host jobs stay on shm or loopback tcp */
+    gmux_status_t st = net_fi_load(); /* the first fabric of the process pays its load */
+    if (st != GMUX_OK)
+        return st;
     if (tcp && loopback)
         setenv("FI_TCP_IFACE", "lo", 1); /* the project's loopback-only rule */
     /* what to ask for, in turn, until a provider answers: FI_HMEM with
@@ -103,16 +107,16 @@ gmux_status_t net_fab_open(const char *provider, bool loopback, const char *shm_
             hints->src_addr = strdup(addr);
             hints->src_addrlen = (size_t)n + 1;
             if (!hints->src_addr) {
-                fi_freeinfo(hints);
+                net_fi_freeinfo(hints);
                 return GMUX_ERR_NOMEM;
             }
         }
-        ret = fi_getinfo(FI_VERSION(1, 17), node, NULL, flags, hints, &fab->info);
-        fi_freeinfo(hints);
+        ret = net_fi_getinfo(FI_VERSION(1, 17), node, NULL, flags, hints, &fab->info);
+        net_fi_freeinfo(hints);
     }
-    gmux_status_t st = net_fab_status(ret);
+    st = net_fab_status(ret);
     if (st != GMUX_OK) {
-        COM_ERROR(NET, "fi_getinfo(%s): %s", provider, fi_strerror(-ret));
+        COM_ERROR(NET, "fi_getinfo(%s): %s", provider, net_fi_strerror(-ret));
         return st;
     }
     struct fi_info *fi = fab->info;
@@ -138,20 +142,20 @@ gmux_status_t net_fab_open(const char *provider, bool loopback, const char *shm_
     }
     struct fi_cq_attr cq_attr = {.format = FI_CQ_FORMAT_DATA, .size = 8192};
     struct fi_av_attr av_attr = {.type = FI_AV_TABLE};
-    if ((ret = fi_fabric(fi->fabric_attr, &fab->fabric, NULL)) ||
+    if ((ret = net_fi_fabric(fi->fabric_attr, &fab->fabric, NULL)) ||
         (ret = fi_domain(fab->fabric, fi, &fab->domain, NULL)) ||
         (ret = fi_endpoint(fab->domain, fi, &fab->ep, NULL)) ||
         (ret = fi_cq_open(fab->domain, &cq_attr, &fab->cq, NULL)) ||
         (ret = fi_av_open(fab->domain, &av_attr, &fab->av, NULL)) ||
         (ret = fi_ep_bind(fab->ep, &fab->cq->fid, FI_TRANSMIT | FI_RECV)) ||
         (ret = fi_ep_bind(fab->ep, &fab->av->fid, 0)) || (ret = fi_enable(fab->ep))) {
-        COM_ERROR(NET, "%s: opening the endpoint: %s", fab->prov_name, fi_strerror(-ret));
+        COM_ERROR(NET, "%s: opening the endpoint: %s", fab->prov_name, net_fi_strerror(-ret));
         st = net_fab_status(ret);
         goto close_objects;
     }
     fab->namelen = sizeof(fab->name);
     if ((ret = fi_getname(&fab->ep->fid, fab->name, &fab->namelen))) {
-        COM_ERROR(NET, "fi_getname: %s", fi_strerror(-ret));
+        COM_ERROR(NET, "fi_getname: %s", net_fi_strerror(-ret));
         st = net_fab_status(ret);
         goto close_objects;
     }
@@ -160,7 +164,7 @@ close_objects:
     net_fab_close(fab);
     return st;
 free_info:
-    fi_freeinfo(fab->info);
+    net_fi_freeinfo(fab->info);
     fab->info = NULL;
     return st;
 }
@@ -178,7 +182,7 @@ void net_fab_close(net_fab_t *fab)
     if (fab->fabric)
         fi_close(&fab->fabric->fid);
     if (fab->info)
-        fi_freeinfo(fab->info);
+        net_fi_freeinfo(fab->info);
     free(fab->peers);
     memset(fab, 0, sizeof(*fab));
 }
@@ -204,7 +208,7 @@ gmux_status_t net_fab_mr_reg(net_fab_t *fab, void *base, size_t size, uint64_t k
 {
     int ret = fi_mr_reg(fab->domain, base, size, NET_FAB_MR_ACCESS, 0, key_req, 0, mr_p, NULL);
     if (ret) {
-        COM_ERROR(NET, "fi_mr_reg(%zu bytes): %s", size, fi_strerror(-ret));
+        COM_ERROR(NET, "fi_mr_reg(%zu bytes): %s", size, net_fi_strerror(-ret));
         return net_fab_status(ret);
     }
     *key_p = fi_mr_key(*mr_p);
@@ -229,7 +233,7 @@ gmux_status_t net_fab_mr_reg_hmem(net_fab_t *fab, void *base, size_t size, enum 
     if (ret) {
         /* e.g. a libfabric built without that interface: the caller stages */
         COM_INFO(NET, "fi_mr_regattr(%zu bytes, interface %d): %s", size, (int)iface,
-                 fi_strerror(-ret));
+                 net_fi_strerror(-ret));
         return GMUX_ERR_UNSUPPORTED;
     }
     *key_p = fi_mr_key(*mr_p);

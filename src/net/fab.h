@@ -1,7 +1,8 @@
 /*
  * net_fab: the libfabric objects of one rank (fabric, domain, RDM endpoint,
  * address vector, one completion queue) and the provider's properties the
- * proxy needs. -FI_E* codes become gmux_status_t here.
+ * proxy needs. -FI_E* codes become gmux_status_t here. The first
+ * net_fab_open of a process loads libfabric (net/fiload.h).
  *
  * Providers: "shm" (one host) and "tcp;ofi_rxm" (across hosts; pinned to
  * the loopback interface for single-host jobs). Both are asked for RMA,

@@ -18,6 +18,7 @@
 #include "common/clock.h"
 #include "common/export.h"
 #include "common/log.h"
+#include "net/fiload.h"
 #include "net/internal.h"
 
 enum fetch_kind { FETCH_READ, FETCH_ATOMIC, FETCH_COMPARE };
@@ -128,7 +129,7 @@ static gmux_status_t fetch_run(gmux_comm_t *comm, uint32_t ctx, int peer, const 
             comm->free_ops = op;
             if (ret != -FI_EAGAIN) {
                 COM_ERROR(NET, "rank %d: posting a fetch to rank %d: %s", comm->rank, peer,
-                          fi_strerror((int)-ret));
+                          net_fi_strerror((int)-ret));
                 st = net_fab_status((int)ret);
                 break;
             }

@@ -14,6 +14,7 @@
 
 #include "common/clock.h"
 #include "common/log.h"
+#include "net/fiload.h"
 #include "net/internal.h"
 
 #define DRAIN_BATCH 64
@@ -347,7 +348,7 @@ static void repost_rx(gmux_comm_t *comm, net_rx_t *rx)
 {
     ssize_t r = fi_recv(comm->fab.ep, &rx->msg, sizeof(rx->msg), NULL, FI_ADDR_UNSPEC, &rx->fctx);
     if (r != 0)
-        COM_ERROR(NET, "rank %d: reposting a receive: %s", comm->rank, fi_strerror((int)-r));
+        COM_ERROR(NET, "rank %d: reposting a receive: %s", comm->rank, net_fi_strerror((int)-r));
 }
 
 static void handle_cq_error(gmux_comm_t *comm)
@@ -364,7 +365,7 @@ static void handle_cq_error(gmux_comm_t *comm)
          * of receives and control messages (quiet, wide signals) stop */
         if (!comm->rx_warned) {
             comm->rx_warned = true;
-            COM_WARN(NET, "rank %d: receive error: %s", comm->rank, fi_strerror(err.err));
+            COM_WARN(NET, "rank %d: receive error: %s", comm->rank, net_fi_strerror(err.err));
         }
         if (err.op_context)
             repost_rx(comm, (net_rx_t *)err.op_context);
@@ -393,7 +394,7 @@ void net_op_completed(gmux_comm_t *comm, void *op_context, bool ok, int err)
     if (op->peer < (uint32_t)comm->size && !comm->peer_warned[op->peer]) {
         comm->peer_warned[op->peer] = 1;
         COM_WARN(NET, "rank %d: operation to rank %u failed: %s", comm->rank, op->peer,
-                 fi_strerror(err));
+                 net_fi_strerror(err));
     }
     net_ctx_set_error(comm, op->ctx, st == GMUX_ERR_PEER ? st : GMUX_ERR_TRANSPORT);
     net_op_finish(comm, op, false);

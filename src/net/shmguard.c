@@ -11,6 +11,7 @@
 #include <rdma/fabric.h>
 
 #include "common/log.h"
+#include "net/fiload.h"
 
 #define GUARD_MAP_BYTES 4096
 
@@ -69,7 +70,7 @@ static void *map_region(const char *name)
 gmux_status_t net_shmguard_open(const char *names, size_t name_stride, int n,
                                 net_shmguard_t **guard_p)
 {
-    uint32_t v = fi_version();
+    uint32_t v = net_fi_version();
     if (FI_MAJOR(v) != 1 || FI_MINOR(v) != 17)
         return GMUX_ERR_UNSUPPORTED; /* another region layout: not ours to touch */
     net_shmguard_t *g = calloc(1, sizeof(*g));

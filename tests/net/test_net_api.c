@@ -1,5 +1,6 @@
 /* Tests of the public API in a one-rank job (no launcher): the same rings
  * and proxy, executing operations addressed to the rank itself. */
+#include <dlfcn.h>
 #include <math.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -108,6 +109,20 @@ static void test_ops_without_proxy(void **state)
 {
     (void)state;
     run_ops(0);
+}
+
+/* libgmux-net.so loads libfabric only for a fabric: a one-rank job, which
+ * has none, never pays its start-up (about 210 ms of its dependencies'
+ * constructors, docs/net.md "Transports"). Runs first, so that nothing
+ * else in this process can have loaded it. */
+static void test_one_rank_loads_no_libfabric(void **state)
+{
+    (void)state;
+    run_ops(1);
+    void *lib = dlopen("libfabric.so.1", RTLD_NOW | RTLD_NOLOAD);
+    if (lib)
+        dlclose(lib);
+    assert_null(lib);
 }
 
 static void test_teams(void **state)
@@ -252,9 +267,10 @@ static void test_settings_of_net_only(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_ops_with_proxy), cmocka_unit_test(test_ops_without_proxy),
-        cmocka_unit_test(test_teams),          cmocka_unit_test(test_params_and_environment),
-        cmocka_unit_test(test_huge_timeouts),  cmocka_unit_test(test_settings_of_net_only),
+        cmocka_unit_test(test_one_rank_loads_no_libfabric), cmocka_unit_test(test_ops_with_proxy),
+        cmocka_unit_test(test_ops_without_proxy),           cmocka_unit_test(test_teams),
+        cmocka_unit_test(test_params_and_environment),      cmocka_unit_test(test_huge_timeouts),
+        cmocka_unit_test(test_settings_of_net_only),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
