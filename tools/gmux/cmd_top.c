@@ -46,13 +46,10 @@ int cmd_top(int argc, char **argv)
     int64_t rounds = -1; /* forever */
     int clear = 1;
     const char *sock = NULL;
-    const char *mode = NULL; /* --once or --batch, which exclude each other */
+    int once = 0, batch = 0; /* which exclude each other */
     for (int i = 1; i < argc; i++) {
-        if ((strcmp(argv[i], "--once") == 0 || strcmp(argv[i], "--batch") == 0) && mode &&
-            strcmp(mode, argv[i]) != 0)
-            return cli_usage_error("top", "give one of --once and --batch, not both");
-        if (strcmp(argv[i], "--once") == 0 || strcmp(argv[i], "--batch") == 0)
-            mode = argv[i];
+        once |= strcmp(argv[i], "--once") == 0;
+        batch |= strcmp(argv[i], "--batch") == 0;
         if (cli_is_help(argv[i])) {
             printf("Usage: gmux top [--socket PATH] [--interval SECONDS] [--once | --batch N]\n\n"
                    "Live view of the daemon's tasks: state, resident and total bytes, faults,\n"
@@ -90,6 +87,8 @@ int cmd_top(int argc, char **argv)
             return cli_usage_error("top", "unexpected argument '%s'", argv[i]);
         }
     }
+    if (once && batch)
+        return cli_usage_error("top", "give one of --once and --batch, not both");
     int bad = cli_socket_path("top", sock, path, sizeof(path));
     if (bad)
         return bad;
