@@ -15,6 +15,9 @@
  * set minus what is resident fills the capacity still free, lowest addresses
  * first (AHEAD orders, no eviction), and counts as resident from then on.
  *
+ * A switch that fails (an allocation) leaves the residency as it was: each
+ * task's intervals are copied, once per switch, before they lose any.
+ *
  * Residency is kept per task as sorted, disjoint, chunk-aligned intervals,
  * so a decision costs O(tasks + intervals), not O(chunks): 100,000 chunks in
  * a few ranges per task cost what a few chunks cost.

@@ -12,6 +12,12 @@
  * after this switch, evicting nothing; the server sends those after the
  * GRANT, and the task applies them while it waits for its turn.
  *
+ * A hook that fails (returns an error) may have written part of a plan; the
+ * arbiter sends none of it and grants anyway (a failed plan costs faults,
+ * never the turn). So a failed hook must leave its model of what is resident
+ * as it was before the call: "opt" and "chunk" copy what a switch changes
+ * before changing it and put it back when the switch fails.
+ *
  * This is where the engine's OPT over the global timeline plugs in (issue 6,
  * h/engine): an implementation of dmn_placement_t whose on_switch runs the
  * engine's placement over all tasks' pending launches. Three policies exist:
