@@ -49,8 +49,10 @@ typedef struct dmn_task_view {
     uint32_t n_pending;        /* launches the task says are queued */
     const dmn_range_t *ranges; /* their predicted working set */
     uint32_t n_ranges;
-    uint32_t turn; /* predicted slice order: 0 the incoming task, 1.. the waiting
-                      tasks in the order they would run, DMN_TURN_NONE idle ones */
+    uint32_t turn; /* predicted slice order: 0 the incoming task and the tasks
+                      still holding the turn (shared mode: running beside it),
+                      1.. the waiting tasks in the order they would run,
+                      DMN_TURN_NONE idle ones */
     /* Changes whenever ranges change (unique in the process); 0: unknown, a
      * placement must not cache what it derives from them. */
     uint64_t ranges_gen;
