@@ -34,9 +34,12 @@ typedef struct pc_task {
     uint64_t out_chunks;
     int res_src;      /* this switch: its runs are taken from res itself (idle) */
     uint64_t src_gen; /* the switch that last listed its runs as candidates */
-    /* res and chunks before the switch of generation bak_gen (undo_switch): */
+    /* res and chunks before the switch of generation bak_gen (undo_switch):
+     * in bak, or still in res's array, its first bak_n runs (bak_inplace) */
     dmn_runs_t bak;
     uint64_t bak_chunks, bak_gen;
+    size_t bak_n;
+    int bak_inplace;
 } pc_task_t;
 
 struct dmn_place_chunk {
@@ -296,18 +299,21 @@ static gmux_status_t save(dmn_place_chunk_t *pc, pc_task_t *t)
     t->bak.n = t->res.n;
     t->bak_chunks = t->chunks;
     t->bak_gen = pc->gen;
+    t->bak_inplace = 0;
     return GMUX_OK;
 }
 
-/* save for a task that loses all its runs: they move to the copy, and res
- * takes the copy's array (its runs are dropped next). */
-static void save_by_swap(dmn_place_chunk_t *pc, pc_task_t *t)
+/* save for a task that loses all its runs and gets no fill in this switch
+ * (not the incoming one): its runs stay where they are, only their count is
+ * kept, as nothing writes to its array before the switch ends. */
+static void save_in_place(dmn_place_chunk_t *pc, pc_task_t *t)
 {
-    dmn_runs_t x = t->bak;
-    t->bak = t->res;
-    t->res = x;
+    if (t->bak_gen == pc->gen)
+        return;
+    t->bak_n = t->res.n;
     t->bak_chunks = t->chunks;
     t->bak_gen = pc->gen;
+    t->bak_inplace = 1;
 }
 
 /* The victims' merge takes an idle task's runs from res itself: copied
@@ -330,9 +336,13 @@ static void undo_switch(dmn_place_chunk_t *pc)
         if (!t->used)
             continue;
         if (t->bak_gen == pc->gen) {
-            dmn_runs_t x = t->res;
-            t->res = t->bak;
-            t->bak = x;
+            if (t->bak_inplace) {
+                t->res.n = t->bak_n;
+            } else {
+                dmn_runs_t x = t->res;
+                t->res = t->bak;
+                t->bak = x;
+            }
             t->chunks = t->bak_chunks;
             t->bak_gen = 0;
             t->xl_ok = 0;
@@ -345,7 +355,7 @@ static void undo_switch(dmn_place_chunk_t *pc)
 
 /* Writes the EVICT orders of the victims (sorted by task and address) and
  * takes them out of their tasks' resident runs. */
-static gmux_status_t apply_evictions(dmn_place_chunk_t *pc, dmn_plan_t *plan)
+static gmux_status_t apply_evictions(dmn_place_chunk_t *pc, const pc_task_t *in, dmn_plan_t *plan)
 {
     gmux_status_t st = dmn_runs_sort(pc->vict.v, pc->vict.n, &pc->scratch);
     if (st == GMUX_OK)
@@ -363,10 +373,12 @@ static gmux_status_t apply_evictions(dmn_place_chunk_t *pc, dmn_plan_t *plan)
         pc_task_t *t = find_task(pc, PC_TASKS_MAX, (uint32_t)pc->vict.v[b].key, 0);
         if (t->res_src) { /* taken from res itself, saved before (save_source) */
             t->xl_ok = 0;
-        } else if (n == t->chunks) { /* all of it: the runs themselves are the copy */
-            if (t->bak_gen != pc->gen)
-                save_by_swap(pc, t);
+        } else if (n == t->chunks && t != in) { /* all of it */
+            save_in_place(pc, t);
             t->res.n = 0;
+        } else if (n == t->chunks) {
+            if ((st = save(pc, t)) == GMUX_OK)
+                t->res.n = 0;
         } else if ((st = save(pc, t)) == GMUX_OK) {
             st = dmn_runs_subtract(&t->res, &pc->vict.v[b], e - b, &pc->scratch);
         }
@@ -489,7 +501,7 @@ static gmux_status_t switch_to(dmn_place_chunk_t *pc, const dmn_task_view_t *tas
             st = dmn_cv_take(&pc->cv, short_by, &pc->vict);
         dmn_cv_settle(&pc->cv);
         if (st == GMUX_OK)
-            st = apply_evictions(pc, plan);
+            st = apply_evictions(pc, in, plan);
         if (st != GMUX_OK)
             return st;
     }
