@@ -196,8 +196,10 @@ static int runs_before(const dmn_arbiter_t *arb, int a, int b)
     return x->rr_stamp != y->rr_stamp ? x->rr_stamp < y->rr_stamp : a < b;
 }
 
-/* The predicted slice order into turns[slot]: 0 for the incoming task, 1..
- * for the others waiting, in the order the policy would run them. */
+/* The predicted slice order into turns[slot]: 0 for the incoming task and
+ * for the tasks still holding the turn (shared mode: they run beside it, so
+ * their next use is now; idle tasks have none), 1.. for the others waiting,
+ * in the order the policy would run them. */
 static void predict_turns(dmn_arbiter_t *arb, int incoming)
 {
     int n = 0;
@@ -214,6 +216,9 @@ static void predict_turns(dmn_arbiter_t *arb, int incoming)
     }
     for (int k = 0; k < n; k++)
         arb->turns[arb->waiting[k]] = (uint32_t)k + 1;
+    for (int i = 0; i < DMN_ARB_MAX_TASKS && arb->n_holders; i++)
+        if (holds(&arb->tasks[i]))
+            arb->turns[i] = 0;
     arb->turns[incoming] = 0;
 }
 

@@ -22,7 +22,9 @@
  * - At every grant, placement->on_switch(previous holder, new holder) builds
  *   the plan of evictions and fills (placement.h); in this mode, with
  *   filling ahead on, the view of the task predicted next is marked for a
- *   fill ahead.
+ *   fill ahead. The views of tasks still holding the turn (shared mode)
+ *   have turn 0, like the incoming one: they are running. If the hook
+ *   fails, the plan is cleared and the grant stands.
  *
  * Mode "shared" (share.h decides it from the footprints and the capacity):
  * - Every waiting task of the top class is granted at once and keeps the

@@ -1,12 +1,15 @@
 /* Runs of chunks; see chunk_runs.h. */
 #include "daemon/chunk_runs.h"
 #include "common/array.h"
+#include "daemon/place_alloc.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 gmux_status_t dmn_runs_reserve(dmn_runs_t *r, size_t n)
 {
+    if (n > r->cap && dmn_place_alloc_fails())
+        return GMUX_ERR_NOMEM;
     return com_array_grow((void **)&r->v, &r->cap, n, sizeof(*r->v), 16, SIZE_MAX);
 }
 
@@ -277,7 +280,8 @@ static gmux_status_t paint(const dmn_runs_t *in, uint64_t chunk, dmn_runs_t *out
     size_t n = in->n, m = 0;
     uint64_t *pts = malloc(2 * n * sizeof(*pts));
     size_t *parent = malloc(2 * n * sizeof(*parent)), *owner = malloc(2 * n * sizeof(*owner));
-    gmux_status_t st = pts && parent && owner ? GMUX_OK : GMUX_ERR_NOMEM;
+    gmux_status_t st =
+        pts && parent && owner && !dmn_place_alloc_fails() ? GMUX_OK : GMUX_ERR_NOMEM;
     if (st != GMUX_OK)
         goto free_arrays;
     for (size_t i = 0; i < n; i++)

@@ -1,5 +1,6 @@
 /* Victims of the chunk placement; see chunk_victims.h. */
 #include "daemon/chunk_victims.h"
+#include "daemon/place_alloc.h"
 
 #include <stdlib.h>
 
@@ -110,7 +111,7 @@ gmux_status_t dmn_cv_take(dmn_cv_t *cv, uint64_t need, dmn_runs_t *vict)
     for (size_t s = 0; s < cv->n_srcs; s++)
         nseg += cv->srcs[s].runs->n;
     if (cv->heap_cap < nseg) {
-        cv_hent_t *h = realloc(cv->heap, nseg * sizeof(*h));
+        cv_hent_t *h = dmn_place_alloc_fails() ? NULL : realloc(cv->heap, nseg * sizeof(*h));
         if (!h)
             return GMUX_ERR_NOMEM;
         cv->heap = h;
@@ -125,6 +126,10 @@ gmux_status_t dmn_cv_take(dmn_cv_t *cv, uint64_t need, dmn_runs_t *vict)
         cv_hent_t e = heap_pop(cv, &nh);
         uint32_t si = e.src;
         size_t idx = e.seg;
+        dmn_cv_src_t *first = &cv->srcs[si];
+        if (!first->touched && cv->before_take && (st = cv->before_take(cv->ctx, first)) != GMUX_OK)
+            break;
+        first->touched = 1;
         if (take_whole(cv, &cv->srcs[si], nh, need, &st)) {
             need -= cv->srcs[si].whole;
             continue;

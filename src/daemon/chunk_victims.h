@@ -37,6 +37,7 @@ typedef struct dmn_cv_src {
     uint64_t slice; /* turn << 40 */
     size_t low;     /* lowest index pushed on the heap */
     uint64_t whole; /* inside runs untouched so far: their chunks; else 0 */
+    int touched;    /* before_take was called for it */
 } dmn_cv_src_t;
 
 typedef struct dmn_cv {
@@ -47,6 +48,11 @@ typedef struct dmn_cv {
     dmn_runs_t *vict; /* during dmn_cv_take */
     struct dmn_cv_hent *heap;
     size_t heap_cap;
+    /* If set, called once per source before anything is taken from it (so
+     * that its owner may keep a copy); an error stops dmn_cv_take there,
+     * with that source untouched. */
+    gmux_status_t (*before_take)(void *ctx, const dmn_cv_src_t *src);
+    void *ctx;
 } dmn_cv_t;
 
 /* Use rank of the chunk at a inside its working-set interval (s->wlo,
@@ -64,7 +70,8 @@ static inline void dmn_cv_add(dmn_cv_t *cv, dmn_runs_t *runs, uint32_t task, int
 {
     if (runs->n && cv->n_srcs < DMN_CV_SRCS_MAX)
         cv->srcs[cv->n_srcs++] = (dmn_cv_src_t){
-            runs, task, kind, (uint64_t)turn << DMN_CV_SLICE_SH, 0, kind == DMN_CV_IN ? whole : 0};
+            runs, task, kind, (uint64_t)turn << DMN_CV_SLICE_SH, 0, kind == DMN_CV_IN ? whole : 0,
+            0};
 }
 
 /* Takes the need best chunks of the listed sources into vict (appended:

@@ -34,13 +34,20 @@ typedef struct pc_task {
     uint64_t out_chunks;
     int res_src;      /* this switch: its runs are taken from res itself (idle) */
     uint64_t src_gen; /* the switch that last listed its runs as candidates */
+    /* res and chunks before the switch of generation bak_gen (undo_switch):
+     * in bak, or still in res's array, its first bak_n runs (bak_inplace) */
+    dmn_runs_t bak;
+    uint64_t bak_chunks, bak_gen;
+    size_t bak_n;
+    int bak_inplace;
 } pc_task_t;
 
 struct dmn_place_chunk {
     dmn_placement_t pl;
     uint64_t capacity, chunk, slots, total, gen;
-    int limited;    /* a capacity was given (0 means none: nothing is filled ahead) */
-    unsigned shift; /* chunk = 1 << shift */
+    uint64_t total_bak; /* total when the switch under way started */
+    int limited;        /* a capacity was given (0 means none: nothing is filled ahead) */
+    unsigned shift;     /* chunk = 1 << shift */
     pc_task_t tasks[PC_TASKS_MAX];
     uint16_t hint[PC_TASKS_MAX]; /* view index -> slot at the last switch */
     pc_task_t *of[PC_TASKS_MAX]; /* view index -> its state this switch */
@@ -65,7 +72,7 @@ static void round_range(const dmn_place_chunk_t *pc, dmn_range_t r, uint64_t *lo
 
 static void runs_free_task(pc_task_t *t)
 {
-    dmn_runs_t *r[] = {&t->res, &t->ws, &t->fa, &t->out, &t->in};
+    dmn_runs_t *r[] = {&t->res, &t->ws, &t->fa, &t->out, &t->in, &t->bak};
     for (size_t i = 0; i < sizeof(r) / sizeof(r[0]); i++)
         dmn_runs_free(r[i]);
 }
@@ -276,9 +283,79 @@ static void forget_gone(dmn_place_chunk_t *pc, const dmn_task_view_t *tasks, siz
     }
 }
 
+/* Keeps a copy of t's resident runs and count as they were before this
+ * switch, once per switch, before the switch changes them: a switch that
+ * fails part-way is then undone (undo_switch), since none of its orders are
+ * sent. The cut lists (out, in) need no copy: they are cut again from res. */
+static gmux_status_t save(dmn_place_chunk_t *pc, pc_task_t *t)
+{
+    if (t->bak_gen == pc->gen)
+        return GMUX_OK;
+    gmux_status_t st = dmn_runs_reserve(&t->bak, t->res.n);
+    if (st != GMUX_OK)
+        return st;
+    if (t->res.n)
+        memcpy(t->bak.v, t->res.v, t->res.n * sizeof(*t->res.v));
+    t->bak.n = t->res.n;
+    t->bak_chunks = t->chunks;
+    t->bak_gen = pc->gen;
+    t->bak_inplace = 0;
+    return GMUX_OK;
+}
+
+/* save for a task that loses all its runs and gets no fill in this switch
+ * (not the incoming one): its runs stay where they are, only their count is
+ * kept, as nothing writes to its array before the switch ends. */
+static void save_in_place(dmn_place_chunk_t *pc, pc_task_t *t)
+{
+    if (t->bak_gen == pc->gen)
+        return;
+    t->bak_n = t->res.n;
+    t->bak_chunks = t->chunks;
+    t->bak_gen = pc->gen;
+    t->bak_inplace = 1;
+}
+
+/* The victims' merge takes an idle task's runs from res itself: copied
+ * first, and only for the tasks it takes from. */
+static gmux_status_t save_source(void *ctx, const dmn_cv_src_t *src)
+{
+    dmn_place_chunk_t *pc = ctx;
+    if (src->kind != DMN_CV_RES)
+        return GMUX_OK;
+    pc_task_t *t = find_task(pc, PC_TASKS_MAX, src->task, 0);
+    return t ? save(pc, t) : GMUX_ERR_INVALID;
+}
+
+/* Puts back what this switch changed: the saved runs and counts, the total;
+ * the cut lists of the tasks it touched are cut again when next needed. */
+static void undo_switch(dmn_place_chunk_t *pc)
+{
+    for (int i = 0; i < PC_TASKS_MAX; i++) {
+        pc_task_t *t = &pc->tasks[i];
+        if (!t->used)
+            continue;
+        if (t->bak_gen == pc->gen) {
+            if (t->bak_inplace) {
+                t->res.n = t->bak_n;
+            } else {
+                dmn_runs_t x = t->res;
+                t->res = t->bak;
+                t->bak = x;
+            }
+            t->chunks = t->bak_chunks;
+            t->bak_gen = 0;
+            t->xl_ok = 0;
+        }
+        if (t->src_gen == pc->gen)
+            t->xl_ok = 0;
+    }
+    pc->total = pc->total_bak;
+}
+
 /* Writes the EVICT orders of the victims (sorted by task and address) and
  * takes them out of their tasks' resident runs. */
-static gmux_status_t apply_evictions(dmn_place_chunk_t *pc, dmn_plan_t *plan)
+static gmux_status_t apply_evictions(dmn_place_chunk_t *pc, const pc_task_t *in, dmn_plan_t *plan)
 {
     gmux_status_t st = dmn_runs_sort(pc->vict.v, pc->vict.n, &pc->scratch);
     if (st == GMUX_OK)
@@ -294,12 +371,19 @@ static gmux_status_t apply_evictions(dmn_place_chunk_t *pc, dmn_plan_t *plan)
             out += v->wlo == DMN_CV_OUT ? k : 0;
         }
         pc_task_t *t = find_task(pc, PC_TASKS_MAX, (uint32_t)pc->vict.v[b].key, 0);
-        if (t->res_src) /* taken from res itself */
+        if (t->res_src) { /* taken from res itself, saved before (save_source) */
             t->xl_ok = 0;
-        else if (n == t->chunks) /* all of it */
+        } else if (n == t->chunks && t != in) { /* all of it */
+            save_in_place(pc, t);
             t->res.n = 0;
-        else
+        } else if (n == t->chunks) {
+            if ((st = save(pc, t)) == GMUX_OK)
+                t->res.n = 0;
+        } else if ((st = save(pc, t)) == GMUX_OK) {
             st = dmn_runs_subtract(&t->res, &pc->vict.v[b], e - b, &pc->scratch);
+        }
+        if (st != GMUX_OK)
+            break;
         t->chunks -= n;
         t->out_chunks -= out;
         pc->total -= n;
@@ -417,12 +501,13 @@ static gmux_status_t switch_to(dmn_place_chunk_t *pc, const dmn_task_view_t *tas
             st = dmn_cv_take(&pc->cv, short_by, &pc->vict);
         dmn_cv_settle(&pc->cv);
         if (st == GMUX_OK)
-            st = apply_evictions(pc, plan);
+            st = apply_evictions(pc, in, plan);
         if (st != GMUX_OK)
             return st;
     }
     if (nwant == 0)
         return GMUX_OK;
+    /* The fills change the model only when they succeed: no copy of T's runs. */
     if (whole && nwant == in->ws_chunks)
         return fill_whole(pc, in, plan);
     uint64_t n_all = 0;
@@ -490,9 +575,17 @@ static gmux_status_t chunk_on_switch(void *ctx, const dmn_task_view_t *tasks, si
     if (n_tasks > PC_TASKS_MAX)
         return GMUX_ERR_CAPACITY;
     forget_gone(pc, tasks, n_tasks);
-    gmux_status_t st = switch_to(pc, tasks, n_tasks, to, plan);
+    /* A switch that fails part-way sends nothing: the model stays as it was. */
+    pc->total_bak = pc->total;
     size_t n0 = plan->n;
-    if (st == GMUX_OK && ahead_fill(pc, tasks, n_tasks, to, plan) != GMUX_OK)
+    gmux_status_t st = switch_to(pc, tasks, n_tasks, to, plan);
+    if (st != GMUX_OK) {
+        undo_switch(pc);
+        plan->n = n0;
+        return st;
+    }
+    n0 = plan->n;
+    if (ahead_fill(pc, tasks, n_tasks, to, plan) != GMUX_OK)
         plan->n = n0; /* left out (and not made resident); the switch itself stands */
     return st;
 }
@@ -516,6 +609,8 @@ gmux_status_t dmn_place_chunk_create(uint64_t capacity, uint64_t chunk, dmn_plac
         pc->shift++;
     pc->cv.chunk = chunk;
     pc->cv.shift = pc->shift;
+    pc->cv.before_take = save_source;
+    pc->cv.ctx = pc;
     pc->pl = (dmn_placement_t){"chunk", pc, chunk_on_switch};
     *out = pc;
     return GMUX_OK;

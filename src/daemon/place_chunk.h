@@ -45,6 +45,14 @@
  * approximate (the earliest range's rank wins), as there. Turns must stay
  * below 2^24 (the arbiter's are below 256) for keys to stay ordered.
  *
+ * A switch that fails (an allocation) leaves the residency as it was: the
+ * runs of a task that loses chunks are copied first, once per switch (an
+ * idle task's when the victims' merge first takes from it, any other's when
+ * its evictions are applied; a task that loses all of them, other than the
+ * incoming one, keeps them in place and only their count is kept), and put
+ * back with the counts; the cut lists of
+ * the tasks touched are cut again. Fills change the model only on success.
+ *
  * Ownership: the object owns its arrays. Thread-safety: none (the daemon is
  * single-threaded).
  */

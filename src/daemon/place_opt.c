@@ -7,6 +7,7 @@
 #include "common/array.h"
 #include "common/log.h"
 #include "common/settings.h"
+#include "daemon/place_alloc.h"
 
 #define OPT_MAX_TASKS 256 /* as many as the arbiter has slots */
 
@@ -25,11 +26,14 @@ typedef struct opt_task {
     uint32_t id;
     uint64_t seen; /* generation of the last switch that listed it */
     ivset_t res;
+    ivset_t bak;      /* res before the switch of generation bak_gen (undo_switch) */
+    uint64_t bak_gen; /* 0: no copy for the switch under way */
 } opt_task_t;
 
 struct dmn_place_opt {
     dmn_placement_t pl;
     uint64_t capacity, chunk, resident, gen;
+    uint64_t resident_bak; /* resident when the switch under way started */
     opt_task_t tasks[OPT_MAX_TASKS];
     ivset_t want, need, merged;
     const dmn_task_view_t *order[OPT_MAX_TASKS];
@@ -47,6 +51,8 @@ static gmux_status_t iv_push(ivset_t *s, uint64_t lo, uint64_t hi)
         return GMUX_OK;
     }
     if (s->n == s->cap) {
+        if (dmn_place_alloc_fails())
+            return GMUX_ERR_NOMEM;
         gmux_status_t st =
             com_array_grow_u32((void **)&s->v, &s->cap, (size_t)s->n + 1, sizeof(*s->v), 16);
         if (st != GMUX_OK)
@@ -80,7 +86,7 @@ static gmux_status_t normalize(const dmn_place_opt_t *o, const dmn_range_t *r, u
                                ivset_t *out)
 {
     iv_clear(out);
-    iv_t *tmp = n ? malloc(n * sizeof(*tmp)) : NULL;
+    iv_t *tmp = n && !dmn_place_alloc_fails() ? malloc(n * sizeof(*tmp)) : NULL;
     if (n && !tmp)
         return GMUX_ERR_NOMEM;
     uint64_t mask = o->chunk - 1, top = UINT64_MAX & ~mask;
@@ -157,6 +163,44 @@ static opt_task_t *find_task(dmn_place_opt_t *o, uint32_t id, int create)
     return free_slot;
 }
 
+/* Keeps a copy of t's resident set as it was before this switch, once per
+ * switch, before the switch changes it: a switch that fails part-way is then
+ * undone (undo_switch), since none of its orders are sent. */
+static gmux_status_t save(dmn_place_opt_t *o, opt_task_t *t)
+{
+    if (t->bak_gen == o->gen)
+        return GMUX_OK;
+    if (t->bak.cap < t->res.n) {
+        if (dmn_place_alloc_fails())
+            return GMUX_ERR_NOMEM;
+        gmux_status_t st =
+            com_array_grow_u32((void **)&t->bak.v, &t->bak.cap, t->res.n, sizeof(*t->bak.v), 16);
+        if (st != GMUX_OK)
+            return st;
+    }
+    if (t->res.n)
+        memcpy(t->bak.v, t->res.v, t->res.n * sizeof(*t->res.v));
+    t->bak.n = t->res.n;
+    t->bak.bytes = t->res.bytes;
+    t->bak_gen = o->gen;
+    return GMUX_OK;
+}
+
+/* Puts back the resident sets saved during this switch, and the total. */
+static void undo_switch(dmn_place_opt_t *o)
+{
+    for (int i = 0; i < OPT_MAX_TASKS; i++) {
+        opt_task_t *t = &o->tasks[i];
+        if (t->used && t->bak_gen == o->gen) {
+            ivset_t x = t->res;
+            t->res = t->bak;
+            t->bak = x;
+            t->bak_gen = 0;
+        }
+    }
+    o->resident = o->resident_bak;
+}
+
 /* Takes up to bytes from the top of t's resident set, as EVICT orders. */
 static gmux_status_t evict_from(dmn_place_opt_t *o, opt_task_t *t, uint64_t *bytes,
                                 dmn_plan_t *plan)
@@ -181,9 +225,11 @@ static gmux_status_t evict_from(dmn_place_opt_t *o, opt_task_t *t, uint64_t *byt
 static gmux_status_t evict_stale(dmn_place_opt_t *o, opt_task_t *in, uint64_t *bytes,
                                  dmn_plan_t *plan)
 {
-    opt_task_t left = {1, in->id, 0, {0}}; /* the stale set, shrunk by evict_from */
+    opt_task_t left = {1, in->id, 0, {0}, {0}, 0}; /* the stale set, shrunk by evict_from */
     ivset_t all = {0}, gone = {0}, rest = {0};
-    gmux_status_t st = difference(&in->res, &o->want, &left.res);
+    gmux_status_t st = save(o, in);
+    if (st == GMUX_OK)
+        st = difference(&in->res, &o->want, &left.res);
     if (st == GMUX_OK)
         st = evict_from(o, &left, bytes, plan);
     if (st == GMUX_OK)
@@ -270,27 +316,11 @@ static int later_turn(const void *a, const void *b)
     return x->turn > y->turn ? -1 : x->turn < y->turn;
 }
 
-static gmux_status_t opt_on_switch(void *ctx, const dmn_task_view_t *tasks, size_t n_tasks,
-                                   const dmn_task_view_t *from, const dmn_task_view_t *to,
-                                   dmn_plan_t *plan)
+/* The switch to `to`: its evictions and fills. It changes the model as it
+ * goes, each task's resident set saved first (save). */
+static gmux_status_t switch_to(dmn_place_opt_t *o, const dmn_task_view_t *tasks, size_t n_tasks,
+                               const dmn_task_view_t *to, dmn_plan_t *plan)
 {
-    (void)from;
-    dmn_place_opt_t *o = ctx;
-    o->gen++;
-    /* Forget tasks that left: their memory went with them. */
-    for (size_t i = 0; i < n_tasks; i++) {
-        opt_task_t *t = find_task(o, tasks[i].id, tasks[i].id == to->id);
-        if (t)
-            t->seen = o->gen;
-    }
-    for (int i = 0; i < OPT_MAX_TASKS; i++) {
-        opt_task_t *t = &o->tasks[i];
-        if (t->used && t->seen != o->gen) {
-            o->resident -= t->res.bytes;
-            iv_free(&t->res);
-            t->used = 0;
-        }
-    }
     opt_task_t *in = find_task(o, to->id, 0);
     if (!in)
         return GMUX_ERR_CAPACITY;
@@ -314,14 +344,14 @@ static gmux_status_t opt_on_switch(void *ctx, const dmn_task_view_t *tasks, size
         size_t i = 0;
         for (; i < nv && o->order[i]->turn == DMN_TURN_NONE && short_by && st == GMUX_OK; i++) {
             opt_task_t *v = find_task(o, o->order[i]->id, 0);
-            if (v)
+            if (v && (st = save(o, v)) == GMUX_OK)
                 st = evict_from(o, v, &short_by, plan);
         }
         if (short_by && st == GMUX_OK)
             st = evict_stale(o, in, &short_by, plan);
         for (; i < nv && short_by > 0 && st == GMUX_OK; i++) {
             opt_task_t *v = find_task(o, o->order[i]->id, 0);
-            if (v)
+            if (v && (st = save(o, v)) == GMUX_OK)
                 st = evict_from(o, v, &short_by, plan);
         }
         if (st != GMUX_OK)
@@ -329,9 +359,42 @@ static gmux_status_t opt_on_switch(void *ctx, const dmn_task_view_t *tasks, size
         if (short_by > 0) /* the working set alone is too big: fill what fits */
             iv_keep(&o->need, need - short_by);
     }
-    st = fill(o, in, DMN_PLAN_FILL, plan);
+    return fill(o, in, DMN_PLAN_FILL, plan); /* changes the model only when it succeeds */
+}
+
+static gmux_status_t opt_on_switch(void *ctx, const dmn_task_view_t *tasks, size_t n_tasks,
+                                   const dmn_task_view_t *from, const dmn_task_view_t *to,
+                                   dmn_plan_t *plan)
+{
+    (void)from;
+    dmn_place_opt_t *o = ctx;
+    o->gen++;
+    /* Forget tasks that left: their memory went with them. */
+    for (size_t i = 0; i < n_tasks; i++) {
+        opt_task_t *t = find_task(o, tasks[i].id, tasks[i].id == to->id);
+        if (t)
+            t->seen = o->gen;
+    }
+    for (int i = 0; i < OPT_MAX_TASKS; i++) {
+        opt_task_t *t = &o->tasks[i];
+        if (t->used && t->seen != o->gen) {
+            o->resident -= t->res.bytes;
+            iv_free(&t->res);
+            iv_free(&t->bak);
+            t->used = 0;
+        }
+    }
+    /* A switch that fails part-way sends nothing: the model stays as it was. */
+    o->resident_bak = o->resident;
     size_t n0 = plan->n;
-    if (st == GMUX_OK && ahead_fill(o, tasks, n_tasks, to, plan) != GMUX_OK)
+    gmux_status_t st = switch_to(o, tasks, n_tasks, to, plan);
+    if (st != GMUX_OK) {
+        undo_switch(o);
+        plan->n = n0;
+        return st;
+    }
+    n0 = plan->n;
+    if (ahead_fill(o, tasks, n_tasks, to, plan) != GMUX_OK)
         plan->n = n0; /* left out (and not made resident); the switch itself stands */
     return st;
 }
@@ -356,8 +419,10 @@ void dmn_place_opt_destroy(dmn_place_opt_t *o)
 {
     if (!o)
         return;
-    for (int i = 0; i < OPT_MAX_TASKS; i++)
+    for (int i = 0; i < OPT_MAX_TASKS; i++) {
         iv_free(&o->tasks[i].res);
+        iv_free(&o->tasks[i].bak);
+    }
     iv_free(&o->want);
     iv_free(&o->need);
     iv_free(&o->merged);

@@ -7,13 +7,17 @@
  * switch to task T the plan fills T's working set minus what is resident.
  * When the capacity does not allow it, it evicts from the task whose next
  * slice is farthest away: idle tasks first (no next use known), then the
- * waiting tasks in reverse order of their turn; never from T. All chunks of
+ * waiting tasks in reverse order of their turn, then the other tasks that
+ * hold the turn (turn 0, shared mode); never from T. All chunks of
  * one task are next used in the same slice, so Belady has no preference
  * among them: a victim loses its highest addresses first. If T's working set
  * alone exceeds the capacity, only what fits is filled (the rest will fault).
  * Then, for the view marked ahead (placement.h; with a capacity), its working
  * set minus what is resident fills the capacity still free, lowest addresses
  * first (AHEAD orders, no eviction), and counts as resident from then on.
+ *
+ * A switch that fails (an allocation) leaves the residency as it was: each
+ * task's intervals are copied, once per switch, before they lose any.
  *
  * Residency is kept per task as sorted, disjoint, chunk-aligned intervals,
  * so a decision costs O(tasks + intervals), not O(chunks): 100,000 chunks in

@@ -3,6 +3,7 @@
 #include "common/array.h"
 
 #include "daemon/place_chunk.h"
+#include "daemon/place_alloc.h"
 #include "daemon/place_opt.h"
 
 #include <stdlib.h>
@@ -28,7 +29,7 @@ gmux_status_t dmn_plan_reserve(dmn_plan_t *plan, size_t n)
 {
     if (n <= plan->cap - plan->n)
         return GMUX_OK;
-    if (n > SIZE_MAX - plan->n)
+    if (n > SIZE_MAX - plan->n || dmn_place_alloc_fails())
         return GMUX_ERR_NOMEM;
     return com_array_grow((void **)&plan->entries, &plan->cap, plan->n + n, sizeof(*plan->entries),
                           64, SIZE_MAX);

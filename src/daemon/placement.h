@@ -12,6 +12,12 @@
  * after this switch, evicting nothing; the server sends those after the
  * GRANT, and the task applies them while it waits for its turn.
  *
+ * A hook that fails (returns an error) may have written part of a plan; the
+ * arbiter sends none of it and grants anyway (a failed plan costs faults,
+ * never the turn). So a failed hook must leave its model of what is resident
+ * as it was before the call: "opt" and "chunk" copy what a switch changes
+ * before changing it and put it back when the switch fails.
+ *
  * This is where the engine's OPT over the global timeline plugs in (issue 6,
  * h/engine): an implementation of dmn_placement_t whose on_switch runs the
  * engine's placement over all tasks' pending launches. Three policies exist:
@@ -43,8 +49,10 @@ typedef struct dmn_task_view {
     uint32_t n_pending;        /* launches the task says are queued */
     const dmn_range_t *ranges; /* their predicted working set */
     uint32_t n_ranges;
-    uint32_t turn; /* predicted slice order: 0 the incoming task, 1.. the waiting
-                      tasks in the order they would run, DMN_TURN_NONE idle ones */
+    uint32_t turn; /* predicted slice order: 0 the incoming task and the tasks
+                      still holding the turn (shared mode: running beside it),
+                      1.. the waiting tasks in the order they would run,
+                      DMN_TURN_NONE idle ones */
     /* Changes whenever ranges change (unique in the process); 0: unknown, a
      * placement must not cache what it derives from them. */
     uint64_t ranges_gen;

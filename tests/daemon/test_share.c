@@ -10,6 +10,8 @@
 #include <string.h>
 
 #include "daemon/arbiter.h"
+#include "daemon/place_chunk.h"
+#include "daemon/place_opt.h"
 #include "daemon/share.h"
 
 #define MS 1000000ull
@@ -444,6 +446,77 @@ static void test_ahead_mark(void **state)
     arb->placement = dmn_placement_find("none");
 }
 
+/* Pending with n chunks of CH bytes from base, one range each. */
+#define CH 0x1000ull
+static void pend_chunks(int slot, uint64_t base, uint32_t n, uint64_t now)
+{
+    dmn_range_t r[4];
+    uint8_t buf[DMN_PROTO_HDR_SIZE + 16 + 4 * DMN_RANGE_SIZE];
+    assert_true(n <= 4);
+    for (uint32_t i = 0; i < n; i++)
+        r[i] = (dmn_range_t){base + 2 * i * CH, CH};
+    size_t len = dmn_proto_encode_ranges(buf, sizeof(buf), 1, DMN_MSG_PENDING, n, 0, r, n);
+    dmn_msg_t m;
+    assert_int_equal(dmn_proto_decode(buf, len, &m), GMUX_OK);
+    assert_int_equal(dmn_arb_pending(arb, slot, n, &m.u.ranges, now), GMUX_OK);
+}
+
+/* Bytes the plan evicts from task id. */
+static uint64_t evicted(const dmn_plan_t *plan, uint32_t id)
+{
+    uint64_t b = 0;
+    for (size_t i = 0; i < plan->n; i++)
+        if (plan->entries[i].kind == DMN_PLAN_EVICT && plan->entries[i].task_id == id)
+            b += plan->entries[i].range.len;
+    return b;
+}
+
+/* Shared mode, placement capacity 4 chunks: I ran and went idle (2 chunks
+ * resident, low addresses), H holds the turn and runs (2 chunks, high
+ * addresses), N is granted beside H and needs 2 chunks: they must come from
+ * the idle I, not from H, which is running. The other holders were given no
+ * turn, like idle tasks, so both placements took H's chunks. */
+static void holder_case(const dmn_placement_t *pl)
+{
+    arb->placement = pl;
+    dmn_share_params_t p = {1, 1ull << 30, 10};
+    dmn_arb_set_share(arb, &p);
+    int h = add(DMN_CLASS_BATCH, 0), i = add(DMN_CLASS_BATCH, 0), n = add(DMN_CLASS_BATCH, 0);
+    pend_chunks(i, 0, 2, 1);
+    dmn_arb_action_t a = decide(2);
+    assert_int_equal(a.grant, i);
+    dmn_arb_idle(arb, i, 3);
+    pend_chunks(h, 0x100000, 2, 4);
+    a = decide(5);
+    assert_int_equal(a.grant, h);
+    pend_chunks(n, 0x200000, 2, 6);
+    a = decide(7);
+    assert_int_equal(arb->share.mode, DMN_MODE_SHARED);
+    assert_int_equal(a.grant, n);
+    assert_int_equal(dmn_arb_holders(arb), 2);
+    assert_int_equal(evicted(a.plan, arb->tasks[h].id), 0);
+    assert_int_equal(evicted(a.plan, arb->tasks[i].id), 2 * CH);
+    arb->placement = dmn_placement_find("none");
+}
+
+static void test_shared_holder_kept_opt(void **state)
+{
+    (void)state;
+    dmn_place_opt_t *o;
+    assert_int_equal(dmn_place_opt_create(4 * CH, CH, &o), GMUX_OK);
+    holder_case(dmn_place_opt_placement(o));
+    dmn_place_opt_destroy(o);
+}
+
+static void test_shared_holder_kept_chunk(void **state)
+{
+    (void)state;
+    dmn_place_chunk_t *pc;
+    assert_int_equal(dmn_place_chunk_create(4 * CH, CH, &pc), GMUX_OK);
+    holder_case(dmn_place_chunk_placement(pc));
+    dmn_place_chunk_destroy(pc);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -458,6 +531,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_disabled, setup, teardown),
         cmocka_unit_test_setup_teardown(test_ahead_mark, setup, teardown),
         cmocka_unit_test_setup_teardown(test_working_set_overflow, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_shared_holder_kept_opt, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_shared_holder_kept_chunk, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
