@@ -495,7 +495,10 @@ static void test_stalled_frame_expires(void **state)
     uint64_t ns = com_clock_ns() - t0;
     assert_true(dropped);
     assert_true(sent < sizeof(m));
-    assert_true(ns >= 4 * COM_NS_PER_S && ns < 7 * COM_NS_PER_S);
+    /* not before its deadline; after it, within the loop's 10 s (a deadline
+     * renewed by each byte, one every 250 ms at most, would never expire
+     * there); no tighter upper bound: a loaded host stretches the steps */
+    assert_true(ns >= 4 * COM_NS_PER_S);
     /* and rank 1 hears of it */
     assert_int_equal(net_boot_barrier(b, com_deadline_after_ns(2 * COM_NS_PER_S)), GMUX_ERR_PEER);
     assert_true(net_boot_dead(b, 0));
