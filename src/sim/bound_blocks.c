@@ -157,118 +157,6 @@ static inline uint32_t bv_get(const bvals_t *bv, uint32_t c, uint32_t b)
     return bv_uniform(bv, c) ? bv->one[c] : bv_rowp(bv, c)[b];
 }
 
-/* ---- a max bucket queue of chunks over keys 0..nkeys-1 (INF32: the last) ---- */
-
-#define BQ_LEVELS 6 /* 64^6 buckets cover every uint32_t key */
-
-typedef struct bq {
-    uint32_t *head;           /* per bucket: first chunk, INF32 if none */
-    uint32_t *nxt, *prv, *qk; /* per chunk: list links, bucket (INF32: not queued) */
-    uint64_t *lv[BQ_LEVELS];  /* bit per non-empty bucket, then per non-zero word... */
-    uint32_t nlv, inf, n;
-} bq_t;
-
-static gmux_status_t bq_init(bq_t *q, size_t nc, uint32_t nkeys)
-{
-    memset(q, 0, sizeof(*q));
-    q->inf = nkeys - 1;
-    q->head = malloc((size_t)nkeys * sizeof(*q->head));
-    q->nxt = malloc(nc * sizeof(*q->nxt));
-    q->prv = malloc(nc * sizeof(*q->prv));
-    q->qk = malloc(nc * sizeof(*q->qk));
-    if (!q->head || !q->nxt || !q->prv || !q->qk)
-        return GMUX_ERR_NOMEM;
-    uint64_t bits = nkeys;
-    do {
-        uint64_t words = (bits + 63) / 64;
-        q->lv[q->nlv] = calloc(words, sizeof(uint64_t));
-        if (!q->lv[q->nlv++])
-            return GMUX_ERR_NOMEM;
-        bits = words;
-    } while (bits > 1);
-    memset(q->head, 0xFF, (size_t)nkeys * sizeof(*q->head));
-    memset(q->qk, 0xFF, nc * sizeof(*q->qk));
-    return GMUX_OK;
-}
-
-static void bq_free(bq_t *q)
-{
-    free(q->head);
-    free(q->nxt);
-    free(q->prv);
-    free(q->qk);
-    for (uint32_t l = 0; l < BQ_LEVELS; l++)
-        free(q->lv[l]);
-}
-
-static inline uint32_t bq_bucket(const bq_t *q, uint32_t key)
-{
-    return key == INF32 ? q->inf : key;
-}
-
-static inline uint32_t bq_key(const bq_t *q, uint32_t bucket)
-{
-    return bucket == q->inf ? INF32 : bucket;
-}
-
-static void bq_remove(bq_t *q, uint32_t c)
-{
-    uint32_t b = q->qk[c];
-    if (b == INF32)
-        return;
-    q->qk[c] = INF32;
-    q->n--;
-    if (q->prv[c] != INF32)
-        q->nxt[q->prv[c]] = q->nxt[c];
-    else
-        q->head[b] = q->nxt[c];
-    if (q->nxt[c] != INF32)
-        q->prv[q->nxt[c]] = q->prv[c];
-    if (q->head[b] != INF32)
-        return;
-    for (uint32_t l = 0; l < q->nlv; l++, b /= 64) {
-        q->lv[l][b / 64] &= ~(1ull << (b % 64));
-        if (q->lv[l][b / 64])
-            break;
-    }
-}
-
-/* Queues c under key, moving it if it was queued. */
-static void bq_set(bq_t *q, uint32_t c, uint32_t key)
-{
-    uint32_t b = bq_bucket(q, key);
-    if (q->qk[c] == b)
-        return;
-    bq_remove(q, c);
-    q->qk[c] = b;
-    q->n++;
-    q->prv[c] = INF32;
-    q->nxt[c] = q->head[b];
-    if (q->head[b] != INF32)
-        q->prv[q->head[b]] = c;
-    q->head[b] = c;
-    for (uint32_t l = 0; l < q->nlv; l++, b /= 64) {
-        uint64_t was = q->lv[l][b / 64];
-        q->lv[l][b / 64] = was | (1ull << (b % 64));
-        if (was)
-            break;
-    }
-}
-
-/* A chunk of the largest key (the queue is not empty). */
-static uint32_t bq_top(const bq_t *q)
-{
-    uint64_t w = 0;
-    for (uint32_t l = q->nlv; l-- > 0;)
-        w = w * 64 + 63 - (uint64_t)__builtin_clzll(q->lv[l][w]);
-    return q->head[w];
-}
-
-static inline uint32_t bq_top_key(const bq_t *q, uint32_t c)
-{
-    return bq_key(q, q->qk[c]);
-}
-
 /* ---- per-reference groups of blocks sharing a value ---- */
 
 /* Written by the backward pass and read back by the forward passes in the
@@ -371,7 +259,7 @@ typedef struct bscratch {
     bvals_t val;    /* per block: next use (Belady), then dirty-interval end */
     uint32_t *mask; /* per chunk: resident blocks, then blocks with an open interval */
     groups_t next, ends;
-    bq_t q;
+    sim_bq_t q;
 } bscratch_t;
 
 static void bscratch_free(bscratch_t *sc)
@@ -380,7 +268,7 @@ static void bscratch_free(bscratch_t *sc)
     free(sc->mask);
     free(sc->next.a);
     free(sc->ends.a);
-    bq_free(&sc->q);
+    sim_bq_free(&sc->q);
 }
 
 /* The reference's blocks; *pi walks the partial masks. */
@@ -455,9 +343,9 @@ static void rekey(bscratch_t *sc, uint32_t c)
 {
     uint32_t m = sc->mask[c];
     if (!m)
-        bq_remove(&sc->q, c);
+        sim_bq_remove(&sc->q, c);
     else
-        bq_set(&sc->q, c, bv_max(&sc->val, c, m));
+        sim_bq_set(&sc->q, c, bv_max(&sc->val, c, m));
 }
 
 /* Takes up to `excess` blocks of the chunk on top of the queue whose value is
@@ -465,18 +353,17 @@ static void rekey(bscratch_t *sc, uint32_t c)
  * mask; how many. */
 static uint64_t drop_top(bscratch_t *sc, uint64_t excess)
 {
-    uint32_t v = bq_top(&sc->q), top = bq_top_key(&sc->q, v);
+    uint32_t v = sim_bq_top(&sc->q), top = sim_bq_key(&sc->q, v);
     uint32_t out = lowest(bv_equal(&sc->val, v, sc->mask[v], top), excess);
     sc->mask[v] &= ~out;
     rekey(sc, v);
     return (uint64_t)__builtin_popcount(out);
 }
 
-static gmux_status_t reset(bscratch_t *sc, size_t nc)
+static void reset(bscratch_t *sc, size_t nc)
 {
-    bq_free(&sc->q);
+    sim_bq_clear(&sc->q);
     memset(sc->mask, 0, nc * sizeof(*sc->mask));
-    return bq_init(&sc->q, nc, sc->q.inf + 1);
 }
 
 /* Belady over blocks, a launch's blocks pinned (keyed by the launch itself)
@@ -522,7 +409,7 @@ static gmux_status_t belady(const sim_refstr_t *rs, bscratch_t *sc, uint64_t cap
         uint64_t need = (uint64_t)__builtin_popcount(miss);
         fetches += need;
         while (held + need > cap_blocks) {
-            if (sc->q.n == 0 || bq_top_key(&sc->q, bq_top(&sc->q)) <= k)
+            if (sc->q.n == 0 || sim_bq_key(&sc->q, sim_bq_top(&sc->q)) <= k)
                 return GMUX_ERR_CAPACITY;
             held -= drop_top(sc, held + need - cap_blocks);
         }
@@ -600,7 +487,7 @@ gmux_status_t sim_refstr_opt_blocks(const sim_refstr_t *rs, uint64_t capacity_ch
     sc.next.tag_all = sc.ends.tag_all = rs->launches >= GROUP_TAG;
     sc.mask = calloc(nc, sizeof(*sc.mask));
     gmux_status_t st = bv_init(&sc.val, nc, sc.nb);
-    gmux_status_t st2 = bq_init(&sc.q, nc, (uint32_t)rs->launches + 1);
+    gmux_status_t st2 = sim_bq_init(&sc.q, nc, (uint32_t)rs->launches + 1);
     if (st == GMUX_OK)
         st = st2;
     if (st == GMUX_OK && !sc.mask)
@@ -613,10 +500,10 @@ gmux_status_t sim_refstr_opt_blocks(const sim_refstr_t *rs, uint64_t capacity_ch
              fetches = 0, wbs = 0;
     if (st == GMUX_OK)
         st = belady(rs, &sc, cap_blocks, &fetches);
-    if (st == GMUX_OK)
-        st = reset(&sc, nc);
-    if (st == GMUX_OK)
+    if (st == GMUX_OK) {
+        reset(&sc, nc);
         st = wb_sweep_blocks(rs, &sc, cap_blocks, &wbs);
+    }
     if (st == GMUX_OK) {
         *wb_blocks_p = wbs;
         *fetch_blocks_p = fetches;
