@@ -119,57 +119,6 @@ uint64_t sim_refstr_partial_refs(const sim_refstr_t *rs)
     return rs->npart;
 }
 
-static int hi(const sim_refheap_t *h, uint32_t x, uint32_t y)
-{
-    return h->key[x] != h->key[y] ? h->key[x] > h->key[y] : x > y;
-}
-
-static void hset(sim_refheap_t *h, uint32_t i, uint32_t c)
-{
-    h->a[i] = c;
-    h->pos[c] = i;
-}
-
-void sim_refheap_fix(sim_refheap_t *h, uint32_t i)
-{
-    uint32_t c = h->a[i];
-    while (i > 0 && hi(h, c, h->a[(i - 1) / 2])) {
-        hset(h, i, h->a[(i - 1) / 2]);
-        i = (i - 1) / 2;
-    }
-    for (;;) {
-        uint32_t l = 2 * i + 1, b = i, bc = c;
-        if (l < h->n && hi(h, h->a[l], bc)) {
-            b = l;
-            bc = h->a[l];
-        }
-        if (l + 1 < h->n && hi(h, h->a[l + 1], bc))
-            b = l + 1;
-        if (b == i)
-            break;
-        hset(h, i, h->a[b]);
-        i = b;
-    }
-    hset(h, i, c);
-}
-
-void sim_refheap_push(sim_refheap_t *h, uint32_t c)
-{
-    hset(h, h->n++, c);
-    sim_refheap_fix(h, h->n - 1);
-}
-
-void sim_refheap_remove(sim_refheap_t *h, uint32_t c)
-{
-    uint32_t i = h->pos[c];
-    uint32_t last = h->a[--h->n];
-    h->pos[c] = INF32;
-    if (i < h->n) {
-        hset(h, i, last);
-        sim_refheap_fix(h, i);
-    }
-}
-
 /* Backward pass: for each reference, the launch of the chunk's next
  * reference in the same lifetime (INF32 if none) and, for writes, where the
  * dirty interval it opens ends: the chunk's next write, else its last
@@ -221,20 +170,18 @@ static gmux_status_t next_uses(const sim_refstr_t *rs, uint32_t *next, uint32_t 
 /* Fewest write-backs of the dirty intervals opened at launch from_k or later
  * (their references start at from_pos): interval scheduling with capacity C,
  * the sweep keeping intervals and dropping the open one ending last whenever
- * more than C are open. h's arrays are scratch for nc chunks. */
+ * more than C are open. q is scratch. */
 static uint64_t wb_sweep(const sim_refstr_t *rs, const uint32_t *iv_end, uint64_t from_pos,
-                         uint32_t from_k, uint64_t capacity_chunks, sim_refheap_t *h)
+                         uint32_t from_k, uint64_t capacity_chunks, sim_bq_t *q)
 {
-    h->n = 0;
-    for (size_t c = 0; c < rs->chunk_limit; c++)
-        h->pos[c] = INF32;
+    sim_bq_clear(q);
     uint64_t wbs = 0;
     uint32_t k = from_k;
     for (uint64_t i = from_pos; i < rs->n; i++) {
         uint32_t r = rs->refs[i];
         if (r == REF_END) {
-            while (h->n > capacity_chunks) {
-                sim_refheap_remove(h, h->a[0]);
+            while (q->n > capacity_chunks) {
+                sim_bq_remove(q, sim_bq_top(q));
                 wbs++;
             }
             k++;
@@ -242,20 +189,15 @@ static uint64_t wb_sweep(const sim_refstr_t *rs, const uint32_t *iv_end, uint64_
         }
         uint32_t c = REF_CHUNK(r);
         if (r & REF_FREE) {
-            if (h->pos[c] != INF32)
-                sim_refheap_remove(h, c);
+            sim_bq_remove(q, c);
             continue;
         }
         if (r & REF_PART)
             continue;
-        if (h->pos[c] != INF32 && h->key[c] <= k)
-            sim_refheap_remove(h, c); /* the interval reached its end resident: kept */
-        if ((r & REF_WRITE) && iv_end[i] != INF32) {
-            if (h->pos[c] != INF32)
-                sim_refheap_remove(h, c);
-            h->key[c] = iv_end[i];
-            sim_refheap_push(h, c);
-        }
+        if (sim_bq_queued(q, c) && sim_bq_key(q, c) <= k)
+            sim_bq_remove(q, c); /* the interval reached its end resident: kept */
+        if ((r & REF_WRITE) && iv_end[i] != INF32)
+            sim_bq_set(q, c, iv_end[i]);
     }
     return wbs;
 }
@@ -277,19 +219,17 @@ gmux_status_t sim_refstr_launch_fits(const sim_refstr_t *rs, uint64_t capacity_c
 }
 
 /* What both passes need: each reference's next use and dirty-interval end
- * (8 bytes per reference) and a heap over the chunks. */
+ * (8 bytes per reference) and a queue of the chunks by key. */
 typedef struct scratch {
     uint32_t *next, *iv_end;
-    sim_refheap_t h;
+    sim_bq_t q;
 } scratch_t;
 
 static void scratch_free(scratch_t *sc)
 {
     free(sc->next);
     free(sc->iv_end);
-    free(sc->h.a);
-    free(sc->h.key);
-    free(sc->h.pos);
+    sim_bq_free(&sc->q);
 }
 
 static gmux_status_t scratch_init(const sim_refstr_t *rs, uint64_t capacity_chunks, scratch_t *sc)
@@ -300,11 +240,10 @@ static gmux_status_t scratch_init(const sim_refstr_t *rs, uint64_t capacity_chun
     size_t nc = rs->chunk_limit ? rs->chunk_limit : 1, nr = rs->n ? rs->n : 1;
     sc->next = malloc(nr * sizeof(*sc->next));
     sc->iv_end = malloc(nr * sizeof(*sc->iv_end));
-    sc->h.a = malloc(nc * sizeof(*sc->h.a));
-    sc->h.key = malloc(nc * sizeof(*sc->h.key));
-    sc->h.pos = malloc(nc * sizeof(*sc->h.pos));
-    gmux_status_t st = GMUX_ERR_NOMEM;
-    if (sc->next && sc->iv_end && sc->h.a && sc->h.key && sc->h.pos)
+    gmux_status_t st = sim_bq_init(&sc->q, nc, (uint32_t)rs->launches + 1);
+    if (st == GMUX_OK && (!sc->next || !sc->iv_end))
+        st = GMUX_ERR_NOMEM;
+    if (st == GMUX_OK)
         st = sim_refstr_launch_fits(rs, capacity_chunks);
     if (st == GMUX_OK)
         st = next_uses(rs, sc->next, sc->iv_end);
@@ -320,14 +259,10 @@ gmux_status_t sim_refstr_opt(const sim_refstr_t *rs, uint64_t capacity_chunks, u
     gmux_status_t st = scratch_init(rs, capacity_chunks, &sc);
     if (st != GMUX_OK)
         return st;
-    size_t nc = rs->chunk_limit ? rs->chunk_limit : 1;
     const uint32_t *next = sc.next;
-    uint32_t *key = sc.h.key, *pos = sc.h.pos;
+    sim_bq_t *q = &sc.q;
 
     /* Belady: misses under capacity. */
-    sim_refheap_t h = sc.h;
-    for (size_t c = 0; c < nc; c++)
-        pos[c] = INF32;
     uint64_t fetches = 0;
     uint32_t k = 0;
     uint64_t start = 0;
@@ -335,48 +270,39 @@ gmux_status_t sim_refstr_opt(const sim_refstr_t *rs, uint64_t capacity_chunks, u
         uint32_t r = rs->refs[i];
         if (r == REF_END) {
             /* pinned at k during the launch; now keyed by the next use */
-            for (uint64_t j = start; j < i; j++) {
-                if (rs->refs[j] & (REF_FREE | REF_PART))
-                    continue;
-                uint32_t c = REF_CHUNK(rs->refs[j]);
-                key[c] = next[j];
-                sim_refheap_fix(&h, pos[c]);
-            }
+            for (uint64_t j = start; j < i; j++)
+                if (!(rs->refs[j] & (REF_FREE | REF_PART)))
+                    sim_bq_set(q, REF_CHUNK(rs->refs[j]), next[j]);
             k++;
             start = i + 1;
             continue;
         }
         uint32_t c = REF_CHUNK(r);
         if (r & REF_FREE) {
-            if (pos[c] != INF32)
-                sim_refheap_remove(&h, c);
+            sim_bq_remove(q, c);
             start = i + 1;
             continue;
         }
         if (r & REF_PART)
             continue;
-        if (pos[c] != INF32) {
-            if (key[c] != k) { /* normally already k: its next use */
-                key[c] = k;
-                sim_refheap_fix(&h, pos[c]);
-            }
+        if (sim_bq_queued(q, c)) {
+            sim_bq_set(q, c, k); /* normally already k: its next use */
             continue;
         }
         fetches++;
-        if (h.n >= capacity_chunks) {
-            uint32_t v = h.a[0];
-            if (key[v] <= k) {
+        if (q->n >= capacity_chunks) {
+            uint32_t v = sim_bq_top(q);
+            if (sim_bq_key(q, v) <= k) {
                 st = GMUX_ERR_CAPACITY;
                 goto out_free;
             }
-            sim_refheap_remove(&h, v);
+            sim_bq_remove(q, v);
         }
-        key[c] = k;
-        sim_refheap_push(&h, c);
+        sim_bq_set(q, c, k);
     }
 
     /* Fewest write-backs: keep dirty intervals, drop the one ending last. */
-    uint64_t wbs = wb_sweep(rs, sc.iv_end, 0, 0, capacity_chunks, &h);
+    uint64_t wbs = wb_sweep(rs, sc.iv_end, 0, 0, capacity_chunks, q);
     *fetches_p = fetches;
     *writebacks_p = wbs;
     st = GMUX_OK;
@@ -463,14 +389,14 @@ static uint32_t pick_samples(const sim_refstr_t *rs, uint64_t capacity_chunks, d
 
 /* The best of the samples: end of launch k plus the write-backs left after it. */
 static double best_sample(const sim_refstr_t *rs, const uint32_t *iv_end, uint64_t capacity_chunks,
-                          double wb_ns, const sample_t *smp, uint32_t n, sim_refheap_t *h,
+                          double wb_ns, const sample_t *smp, uint32_t n, sim_bq_t *q,
                           uint32_t *best_i)
 {
     double best = 0;
     for (uint32_t s = 0; s < n; s++) {
         /* the writes of launch k land when it ends: the intervals opened at k
          * or later are written back after smp[s].end_ns, on one engine */
-        uint64_t w = wb_sweep(rs, iv_end, smp[s].pos, smp[s].k, capacity_chunks, h);
+        uint64_t w = wb_sweep(rs, iv_end, smp[s].pos, smp[s].k, capacity_chunks, q);
         double t = smp[s].end_ns + (double)w * wb_ns;
         if (t > best) {
             best = t;
@@ -498,16 +424,15 @@ gmux_status_t sim_refstr_wb_released(const sim_refstr_t *rs, uint64_t capacity_c
         return st;
     }
     const uint32_t *iv_end = sc.iv_end;
-    sim_refheap_t h = sc.h;
     /* coarse: the device filling and a few points over the run; then finer
      * between the best one's neighbours. Any launch gives a valid bound. */
     uint32_t L = (uint32_t)rs->launches, bi = 0;
     uint32_t n = pick_samples(rs, capacity_chunks, fetch_ns, 0, L, COARSE_EVEN, true, smp, max);
-    double best = best_sample(rs, iv_end, capacity_chunks, wb_ns, smp, n, &h, &bi);
+    double best = best_sample(rs, iv_end, capacity_chunks, wb_ns, smp, n, &sc.q, &bi);
     if (n) {
         uint32_t lo = bi ? smp[bi - 1].k : 0, hi = bi + 1 < n ? smp[bi + 1].k : L;
         n = pick_samples(rs, capacity_chunks, fetch_ns, lo, hi, FINE_EVEN, false, smp, max);
-        double fine = best_sample(rs, iv_end, capacity_chunks, wb_ns, smp, n, &h, &bi);
+        double fine = best_sample(rs, iv_end, capacity_chunks, wb_ns, smp, n, &sc.q, &bi);
         if (fine > best)
             best = fine;
     }

@@ -29,8 +29,9 @@
  * kept (still a lower bound, a weaker one) and `exact` says so.
  *
  * Memory: 4 bytes per reference and 4 per partial one; 8 more per reference
- * while computing the chunk-level terms, see sim_refstr_opt_blocks for the
- * block-level ones; O(chunks) otherwise.
+ * while computing the chunk-level terms, with a queue of the chunks (4 bytes
+ * per launch, 12 per chunk), see sim_refstr_opt_blocks for the block-level
+ * ones; O(chunks) otherwise.
  * Thread-safety: one thread.
  */
 #ifndef SIM_BOUND_H
@@ -85,8 +86,10 @@ gmux_status_t sim_refstr_opt(const sim_refstr_t *rs, uint64_t capacity_chunks, u
  * Counts are in blocks. GMUX_ERR_RANGE as sim_refstr_opt, and also when
  * either per-reference list (next uses; interval ends, of writes) outgrows 4
  * words per reference of the limit; GMUX_ERR_CAPACITY as sim_refstr_opt.
- * Memory while computing: 12 bytes per block of the chunks, and in each list
- * 8 bytes per reference where one value covers its blocks, more where not.
+ * Memory while computing: 8 bytes per chunk and 4 per block of a chunk whose
+ * blocks' values differ (three such tables at most), a queue of 4 bytes per
+ * launch and 12 per chunk, and in each list 4 bytes per reference where one
+ * value covers its blocks, 8 per group and 4 more where not.
  */
 gmux_status_t sim_refstr_opt_blocks(const sim_refstr_t *rs, uint64_t capacity_chunks,
                                     uint64_t *fetch_blocks_p, uint64_t *wb_blocks_p);

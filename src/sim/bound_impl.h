@@ -45,19 +45,47 @@ static inline uint32_t sim_refstr_full(const sim_refstr_t *rs)
     return rs->nblocks >= 32 ? UINT32_MAX : (1u << rs->nblocks) - 1;
 }
 
-/* A max-heap of chunk ids on key[] (ties: higher id first), positions in
- * pos[] (INF32: not in the heap). The caller owns the arrays. */
-typedef struct sim_refheap {
-    uint32_t *a;
-    uint32_t n;
-    uint32_t *key;
-    uint32_t *pos;
-} sim_refheap_t;
+/*
+ * The chunks of a pass by key, the largest first: keys are launch indices
+ * 0..nkeys-2 and INF32 (stored in the last bucket), so a bucket per key, a
+ * list of chunks in each, and a bitmap of non-empty buckets with a bitmap of
+ * its non-zero words above it (and so on, 64-ary) find the largest key in a
+ * few word operations, and moving a chunk to another key costs O(1) and a
+ * few bit updates. Ties come out in no particular order: the counts the
+ * passes take (Belady's misses, the greedy sweep's drops) are the same for
+ * any. Memory: 4 bytes per key and 12 per chunk. The caller owns it.
+ */
+#define SIM_BQ_LEVELS 6 /* 64^6 buckets cover every uint32_t key */
 
-/* Restores the order after a[i]'s key changed. */
-void sim_refheap_fix(sim_refheap_t *h, uint32_t i);
-void sim_refheap_push(sim_refheap_t *h, uint32_t c);
-void sim_refheap_remove(sim_refheap_t *h, uint32_t c);
+typedef struct sim_bq {
+    uint32_t *head;              /* per bucket: first chunk, INF32 if none */
+    uint32_t *nxt, *prv, *qk;    /* per chunk: list links, bucket (INF32: not queued) */
+    uint64_t *lv[SIM_BQ_LEVELS]; /* level 0: a bit per bucket; l+1: per word of l */
+    size_t lvn[SIM_BQ_LEVELS];   /* words per level */
+    size_t nc;
+    uint32_t nlv, inf, n; /* levels, the INF32 bucket, chunks queued */
+} sim_bq_t;
+
+gmux_status_t sim_bq_init(sim_bq_t *q, size_t nc, uint32_t nkeys);
+void sim_bq_free(sim_bq_t *q);
+/* Empties the queue. */
+void sim_bq_clear(sim_bq_t *q);
+/* Queues c under key, moving it if it was queued. */
+void sim_bq_set(sim_bq_t *q, uint32_t c, uint32_t key);
+void sim_bq_remove(sim_bq_t *q, uint32_t c);
+/* A chunk of the largest key; the queue must not be empty. */
+uint32_t sim_bq_top(const sim_bq_t *q);
+
+static inline bool sim_bq_queued(const sim_bq_t *q, uint32_t c)
+{
+    return q->qk[c] != INF32;
+}
+
+/* c's key (c queued). */
+static inline uint32_t sim_bq_key(const sim_bq_t *q, uint32_t c)
+{
+    return q->qk[c] == q->inf ? INF32 : q->qk[c];
+}
 
 /* GMUX_ERR_CAPACITY when a launch references more chunks than the capacity,
  * partial references included. */
