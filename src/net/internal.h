@@ -193,10 +193,11 @@ struct gmux_comm {
     _Atomic int proxy_sleeping;
     _Atomic int waiters;
     uint64_t idle_max_ns;
-    _Atomic bool inline_progress;  /* CPU producers post their own descriptors */
-    _Atomic uint64_t inline_epoch; /* producers' passes that emptied their ring */
-    _Atomic bool inline_failed;    /* a producer could not post its work itself */
-    bool direct;                   /* GMUX_NET_DIRECT: inline producers skip an empty ring */
+    _Atomic bool inline_progress; /* CPU producers post their own descriptors */
+    /* producers' passes that emptied their ring; written under progress_lock */
+    _Atomic uint64_t inline_epoch;
+    _Atomic bool inline_failed; /* a producer could not post its work itself */
+    bool direct;                /* GMUX_NET_DIRECT: inline producers skip an empty ring */
 };
 
 /* Turns the producers' inline progress on or off (benchmarks measure the

@@ -19,6 +19,9 @@
 
 #define DRAIN_BATCH 64
 #define CQ_BATCH    64
+/* Refusals (-FI_EAGAIN) of one write retried at once before the writer
+ * yields between tries (docs/net.md, "Progress model"). */
+#define EAGAIN_SPINS 1
 
 static void apply_signal(gmux_comm_t *comm, uint32_t id, uint8_t op, uint64_t value)
 {
@@ -175,8 +178,9 @@ static gmux_status_t post_write(gmux_comm_t *comm, const net_desc_t *d, net_out_
             else if (com_deadline_passed(deadline))
                 st = GMUX_ERR_TIMEOUT;
             else {
-                /* the target's queue is full: it needs the CPU more than we do */
-                if (poll_cq(comm) == 0 && tries > 32)
+                /* the target's queue is full: it needs the CPU more than we do,
+                 * and retrying at once takes its region lock from under it */
+                if (poll_cq(comm) == 0 && tries >= EAGAIN_SPINS)
                     sched_yield();
                 continue;
             }
@@ -568,6 +572,14 @@ static int drain_rings(gmux_comm_t *comm)
  * anything, or no op is free for a write that needs one (the caller then
  * takes the ring path, as it would have without this one).
  */
+/* inline_epoch is written only under the progress lock (here), read by the
+ * proxy without it: a load and a store, no locked read-modify-write. */
+static void bump_epoch(gmux_comm_t *comm)
+{
+    uint64_t e = atomic_load_explicit(&comm->inline_epoch, memory_order_relaxed);
+    atomic_store_explicit(&comm->inline_epoch, e + 1, memory_order_relaxed);
+}
+
 bool net_progress_direct(gmux_comm_t *comm, uint32_t ring, const net_desc_t *d)
 {
     if (pthread_mutex_trylock(&comm->progress_lock) != 0)
@@ -576,11 +588,10 @@ bool net_progress_direct(gmux_comm_t *comm, uint32_t ring, const net_desc_t *d)
     if (net_ring_pending(&comm->rings[ring]) == 0 && exec_desc(comm, d, NULL) == GMUX_OK) {
         comm->stats.descs++;
         done = true;
+        /* like an inline pass that emptied its ring: the proxy stays asleep */
+        bump_epoch(comm);
     }
     pthread_mutex_unlock(&comm->progress_lock);
-    /* like an inline pass that emptied its ring: the proxy stays asleep */
-    if (done)
-        atomic_fetch_add_explicit(&comm->inline_epoch, 1, memory_order_relaxed);
     return done;
 }
 
@@ -589,12 +600,12 @@ bool net_progress_inline(gmux_comm_t *comm, uint32_t ring)
     if (pthread_mutex_trylock(&comm->progress_lock) != 0)
         return false;
     int w = drain_ring(comm, ring); /* completions are read by waits and the proxy */
-    pthread_mutex_unlock(&comm->progress_lock);
     bool drained = w >= 0 && net_ring_pending(&comm->rings[ring]) == 0;
     /* while producers keep up by themselves, the proxy stays out of their way */
     if (drained)
-        atomic_fetch_add_explicit(&comm->inline_epoch, 1, memory_order_relaxed);
-    else
+        bump_epoch(comm);
+    pthread_mutex_unlock(&comm->progress_lock);
+    if (!drained)
         atomic_store_explicit(&comm->inline_failed, true, memory_order_relaxed);
     return drained;
 }
