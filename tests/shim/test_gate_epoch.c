@@ -140,6 +140,23 @@ static int wait_paused(void)
     return stat(paused, &st) == 0 ? 0 : -1;
 }
 
+/* accept_task, then the largest range of the program's PENDING in *big (the
+ * buffer the scripts place their orders in): the task's socket, or minus the
+ * step that failed (14: none of 1 MiB or more). */
+static int accept_big(int ready, uint8_t *buf, int *fds, int *nfd, dmn_msg_t *m, dmn_range_t *big)
+{
+    int task = accept_task(ready, buf, fds, nfd, m);
+    if (task < 0)
+        return task;
+    *big = (dmn_range_t){0, 0};
+    for (uint32_t i = 0; i < m->u.ranges.n_ranges; i++) {
+        dmn_range_t x = dmn_proto_range_at(&m->u.ranges, i);
+        if (x.len > big->len)
+            *big = x;
+    }
+    return big->len < 1u << 20 ? -14 : task;
+}
+
 /* The scripted daemon: answers the program's REGISTER, grants its PENDING,
  * and once the program paused holding the turn sends it a fill and a fill
  * ahead, then a REVOKE; after the RELEASE (the client read the orders before
@@ -150,17 +167,10 @@ static int scripted_daemon(int ready)
     static uint8_t buf[DMN_PROTO_MAX_MSG];
     int fds[8], nfd = 0;
     dmn_msg_t m;
-    int task = accept_task(ready, buf, fds, &nfd, &m);
+    dmn_range_t big;
+    int task = accept_big(ready, buf, fds, &nfd, &m, &big);
     if (task < 0)
         return -task;
-    dmn_range_t big = {0, 0};
-    for (uint32_t i = 0; i < m.u.ranges.n_ranges; i++) {
-        dmn_range_t x = dmn_proto_range_at(&m.u.ranges, i);
-        if (x.len > big.len)
-            big = x;
-    }
-    if (big.len < 1u << 20)
-        return 14;
     dmn_msg_grant_t g = {1, 20 * COM_NS_PER_MS, m.u.ranges.seq};
     if (send_all(task, buf, dmn_proto_encode_grant(buf, sizeof(buf), 2, DMN_MSG_GRANT, &g)) != 0)
         return 15;
@@ -206,17 +216,10 @@ static int scripted_unused_grant(int ready)
     static uint8_t buf[DMN_PROTO_MAX_MSG], out[4096];
     int fds[8], nfd = 0;
     dmn_msg_t m;
-    int task = accept_task(ready, buf, fds, &nfd, &m);
+    dmn_range_t big;
+    int task = accept_big(ready, buf, fds, &nfd, &m, &big);
     if (task < 0)
         return -task;
-    dmn_range_t big = {0, 0};
-    for (uint32_t i = 0; i < m.u.ranges.n_ranges; i++) {
-        dmn_range_t x = dmn_proto_range_at(&m.u.ranges, i);
-        if (x.len > big.len)
-            big = x;
-    }
-    if (big.len < 1u << 20)
-        return 14;
     dmn_msg_grant_t g = {1, 20 * COM_NS_PER_MS, m.u.ranges.seq};
     if (send_all(task, buf, dmn_proto_encode_grant(buf, sizeof(buf), 2, DMN_MSG_GRANT, &g)) != 0 ||
         wait_paused() != 0)
@@ -268,17 +271,10 @@ static int scripted_ahead_taken_back(int ready)
     static uint8_t buf[DMN_PROTO_MAX_MSG], out[4096];
     int fds[8], nfd = 0;
     dmn_msg_t m;
-    int task = accept_task(ready, buf, fds, &nfd, &m);
+    dmn_range_t big;
+    int task = accept_big(ready, buf, fds, &nfd, &m, &big);
     if (task < 0)
         return -task;
-    dmn_range_t big = {0, 0};
-    for (uint32_t i = 0; i < m.u.ranges.n_ranges; i++) {
-        dmn_range_t x = dmn_proto_range_at(&m.u.ranges, i);
-        if (x.len > big.len)
-            big = x;
-    }
-    if (big.len < 1u << 20)
-        return 14;
     dmn_msg_grant_t g = {1, 20 * COM_NS_PER_MS, m.u.ranges.seq};
     if (send_all(task, buf, dmn_proto_encode_grant(buf, sizeof(buf), 2, DMN_MSG_GRANT, &g)) != 0 ||
         wait_paused() != 0)
@@ -320,17 +316,10 @@ static int scripted_fill_taken_back(int ready)
     static uint8_t buf[DMN_PROTO_MAX_MSG], out[4096];
     int fds[8], nfd = 0;
     dmn_msg_t m;
-    int task = accept_task(ready, buf, fds, &nfd, &m);
+    dmn_range_t big;
+    int task = accept_big(ready, buf, fds, &nfd, &m, &big);
     if (task < 0)
         return -task;
-    dmn_range_t big = {0, 0};
-    for (uint32_t i = 0; i < m.u.ranges.n_ranges; i++) {
-        dmn_range_t x = dmn_proto_range_at(&m.u.ranges, i);
-        if (x.len > big.len)
-            big = x;
-    }
-    if (big.len < 1u << 20)
-        return 14;
     dmn_range_t fill = {big.base + STALE_X, 3 * 4096}, evict = {big.base + STALE_X + 4096, 4096};
     dmn_msg_grant_t g = {1, 20 * COM_NS_PER_MS, m.u.ranges.seq};
     size_t at = 0;
