@@ -4,12 +4,14 @@
 #include <ctype.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include "common/log.h"
 #include "common/parse.h"
+#include "common/procmark.h"
 
 #define DESC_(id, type, scopes, def, help) {"GMUX_" #id, COM_SETTING_##type, def, help, scopes},
 const com_setting_desc_t com_settings_table[COM_SETTING_COUNT] = {COM_SETTINGS_LIST(DESC_)};
@@ -319,6 +321,19 @@ static bool reads(const com_setting_desc_t *d, unsigned scopes)
     return (d->scopes & (scopes | COM_SCOPE_ANY)) != 0;
 }
 
+/* Whether a malformed GMUX_LOG of this value was told already in this
+ * process, by any init of any copy of src/common (it is everyone's, so
+ * every init checks it); marks it told. Until 2026-12-01 each init said it
+ * again, so a program using libgmux-shmem.so (whose shmem_init runs
+ * gmux_comm_init) or libgmux.so beside libgmux-net.so said it twice
+ * (test_shmem_settings). */
+static bool log_told(const char *spec)
+{
+    char key[320];
+    snprintf(key, sizeof(key), "GMUX_LOG=%s", spec ? spec : "");
+    return com_procmark_test_and_set(key);
+}
+
 gmux_status_t com_settings_init_scoped(unsigned scopes, char *err, size_t errlen)
 {
     gmux_status_t st = com_settings_check(scopes, process_getenv, err, errlen);
@@ -342,7 +357,8 @@ gmux_status_t com_settings_init_scoped(unsigned scopes, char *err, size_t errlen
             store(i, env_value(i, &bad));
     }
     char logerr[256];
-    if (com_log_check(getenv("GMUX_LOG"), logerr, sizeof(logerr)) != GMUX_OK) {
+    const char *logspec = getenv("GMUX_LOG");
+    if (com_log_check(logspec, logerr, sizeof(logerr)) != GMUX_OK && !log_told(logspec)) {
         append(err, errlen, logerr);
         if (st == GMUX_OK)
             st = GMUX_ERR_PARSE;

@@ -216,7 +216,9 @@ int net_progress_locked(gmux_comm_t *comm);
 bool net_progress_inline(gmux_comm_t *comm, uint32_t ring);
 /* A CPU producer's direct path: if the lock is free and ring (d's stream)
  * holds no descriptor, executes d at once, without the ring. Returns whether
- * it did; false leaves everything as it was (the caller pushes d). */
+ * it did; false leaves everything as it was (the caller pushes d). d must
+ * come from the API's checks (ops.c): of its fields only the window is
+ * checked again (test_desc_checks). */
 bool net_progress_direct(gmux_comm_t *comm, uint32_t ring, const net_desc_t *d);
 /* Takes the lock if free and progresses; returns work done (0 if busy). */
 int net_progress_try(gmux_comm_t *comm);

@@ -220,6 +220,21 @@ static void exec_self(gmux_comm_t *comm, const net_desc_t *d)
         apply_signal(comm, d->signal_id, d->signal_op, d->signal_value);
 }
 
+/* The part of desc_valid that can change after a caller's check: the
+ * window (gmux_window_deregister, under the progress lock, may have taken
+ * it away, or put another of another size in its place, since the API
+ * looked at it without the lock). */
+static bool desc_window_valid(const gmux_comm_t *comm, const net_desc_t *d)
+{
+    if (d->opcode != NET_OP_PUT && d->opcode != NET_OP_PUT_VALUE)
+        return true;
+    if (d->window >= NET_MAX_WINDOWS || !comm->win[d->window].used)
+        return false;
+    return d->size <= comm->win[d->window].size && d->offset <= comm->win[d->window].size - d->size;
+}
+
+/* Every field of a descriptor from anywhere (a ring: CPU or GPU producers,
+ * the device service) against the comm's bounds, which never change. */
 static bool desc_valid(const gmux_comm_t *comm, const net_desc_t *d)
 {
     if (d->peer >= (uint32_t)comm->size || d->ctx >= comm->nctx)
@@ -228,25 +243,24 @@ static bool desc_valid(const gmux_comm_t *comm, const net_desc_t *d)
         return false;
     if ((d->flags & NET_DESC_F_COUNTER) && d->counter_id >= comm->ncnt)
         return false;
-    if (d->opcode == NET_OP_PUT || d->opcode == NET_OP_PUT_VALUE) {
-        if (d->window >= NET_MAX_WINDOWS || !comm->win[d->window].used)
-            return false;
-        if (d->size > comm->win[d->window].size || d->offset > comm->win[d->window].size - d->size)
-            return false;
-        if (d->opcode == NET_OP_PUT_VALUE && (d->size == 0 || d->size > 8))
-            return false;
-    }
-    return true;
+    if (d->opcode == NET_OP_PUT_VALUE && (d->size == 0 || d->size > 8))
+        return false;
+    return desc_window_valid(comm, d);
 }
 
 /* Executes one descriptor, or the merged descriptor of batch b (whose
  * counters are bumped once its write is posted); BUSY leaves it in the ring
- * for later. */
-static gmux_status_t exec_desc(gmux_comm_t *comm, const net_desc_t *d, const net_batch_t *b)
+ * for later. `checked`: d was built by the API (ops.c: gmux_put, _put_value,
+ * gmux_signal, and net_signal_any for the teams' own words), which checked
+ * its peer, context, signal, counter and value size against the comm's
+ * fixed bounds; only its window is checked again. Descriptors read from a
+ * ring are never `checked`: any producer, a GPU's included, writes there. */
+static gmux_status_t exec_desc(gmux_comm_t *comm, const net_desc_t *d, const net_batch_t *b,
+                               bool checked)
 {
     if (d->opcode == NET_OP_NOP)
         return GMUX_OK;
-    if (!desc_valid(comm, d)) {
+    if (checked ? !desc_window_valid(comm, d) : !desc_valid(comm, d)) {
         COM_ERROR(NET, "rank %d: invalid descriptor (op %u, peer %u)", comm->rank, d->opcode,
                   d->peer);
         net_ctx_set_error(comm, d->ctx < comm->nctx ? d->ctx : 0, GMUX_ERR_INVALID);
@@ -514,12 +528,12 @@ static int drain_ring(gmux_comm_t *comm, uint32_t i)
         } else if (batch_start(comm, ring, k, &d)) {
             struct batch_peek pa = {comm, ring, k};
             net_batch_build(comm->batch, &d, comm->fab.rma_inject_size, true, batch_peek, &pa);
-            if (exec_desc(comm, &comm->batch->d, comm->batch) == GMUX_ERR_BUSY) {
+            if (exec_desc(comm, &comm->batch->d, comm->batch, false) == GMUX_ERR_BUSY) {
                 out = -1; /* out of operations: completions first */
                 break;
             }
             used = comm->batch->ndesc;
-        } else if (exec_desc(comm, &d, NULL) == GMUX_ERR_BUSY) {
+        } else if (exec_desc(comm, &d, NULL, false) == GMUX_ERR_BUSY) {
             out = -1;
             break;
         }
@@ -585,7 +599,7 @@ bool net_progress_direct(gmux_comm_t *comm, uint32_t ring, const net_desc_t *d)
     if (pthread_mutex_trylock(&comm->progress_lock) != 0)
         return false;
     bool done = false;
-    if (net_ring_pending(&comm->rings[ring]) == 0 && exec_desc(comm, d, NULL) == GMUX_OK) {
+    if (net_ring_pending(&comm->rings[ring]) == 0 && exec_desc(comm, d, NULL, true) == GMUX_OK) {
         comm->stats.descs++;
         done = true;
         /* like an inline pass that emptied its ring: the proxy stays asleep */

@@ -49,6 +49,7 @@
 
 #include "common/clock.h"
 #include "net/devstage.h"
+#include "net/fiload.h"
 #include "net/internal.h"
 #include "net_rank.h"
 #include "rank_kill.h"
@@ -194,7 +195,7 @@ static int mode_rxerr(void)
                     net_progress_locked(comm);
                 pthread_mutex_unlock(&comm->progress_lock);
             } while (r == -FI_EAGAIN);
-            CHECK(r == 0, "fi_inject: %s", fi_strerror((int)-r));
+            CHECK(r == 0, "fi_inject: %s", net_fi_strerror((int)-r));
         }
         /* quiet needs rank 1 to receive its request and answer */
         for (int round = 0; round < 4; round++) {

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "net/fab.h"
+#include "net/fiload.h"
 #include "net/shmguard.h"
 
 #define NREG 2
@@ -51,7 +52,7 @@ static void remove_regions(void)
 
 static bool libfabric_117(void)
 {
-    uint32_t v = fi_version();
+    uint32_t v = net_fi_version();
     return FI_MAJOR(v) == 1 && FI_MINOR(v) == 17;
 }
 

@@ -3,7 +3,10 @@
  * launcher: a malformed GMUX_SHMEM_* variable is said once, by shmem_init
  * (it was said twice: once by the shmem layer's own check, again when the
  * heap's size was read after gmux_comm_init had checked the net library's
- * settings); a malformed net setting once too, by the net library.
+ * settings); a malformed net setting once too, by the net library; a
+ * malformed GMUX_LOG, which both libraries check, once too (it was said
+ * twice: by shmem_init's check in libgmux-shmem.so's copy of src/common,
+ * again by gmux_comm_init's in libgmux-net.so's).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -30,6 +33,7 @@ static void test_malformed_said_once(void **state)
     (void)state;
     setenv("GMUX_SHMEM_HEAP", "lots", 1);
     setenv("GMUX_NET_TIMEOUT", "abc", 1);
+    setenv("GMUX_LOG", "warn,chatty", 1);
     fflush(stderr);
     FILE *tmp = tmpfile();
     assert_non_null(tmp);
@@ -52,6 +56,7 @@ static void test_malformed_said_once(void **state)
     fprintf(stderr, "%s", out);
     assert_int_equal(count(out, "GMUX_SHMEM_HEAP='lots': expected a size"), 1);
     assert_int_equal(count(out, "GMUX_NET_TIMEOUT='abc': expected a finite number"), 1);
+    assert_int_equal(count(out, "GMUX_LOG: unknown token 'chatty'"), 1);
 }
 
 int main(void)

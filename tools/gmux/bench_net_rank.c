@@ -33,6 +33,7 @@
 #include "common/clock.h"
 #include "common/parse.h"
 #include "net/fab.h"
+#include "net/fiload.h"
 #include "net/internal.h"
 #include "net_rank.h"
 
@@ -76,7 +77,7 @@ static void raw_poll(raw_t *r)
     if (n == -FI_EAVAIL) {
         struct fi_cq_err_entry err = {0};
         fi_cq_readerr(r->fab.cq, &err, 0);
-        fprintf(stderr, "bench: raw completion error: %s\n", fi_strerror(err.err));
+        fprintf(stderr, "bench: raw completion error: %s\n", net_fi_strerror(err.err));
         exit(1);
     }
     for (ssize_t i = 0; i < n; i++) {
@@ -101,7 +102,7 @@ static void raw_write(raw_t *r, const void *buf, size_t len, uint64_t data)
             break;
         r->stats.eagain++;
         if (ret != -FI_EAGAIN) {
-            fprintf(stderr, "bench: raw write: %s\n", fi_strerror((int)-ret));
+            fprintf(stderr, "bench: raw write: %s\n", net_fi_strerror((int)-ret));
             exit(1);
         }
         raw_poll(r);
