@@ -344,7 +344,9 @@ static int handle(server_t *s, conn_t *c, dmn_msg_t *m)
         if (!registered)
             break;
         if (dmn_arb_pending(&s->arb, c->slot, m->u.ranges.count, &m->u.ranges, now) != GMUX_OK)
-            break;
+            COM_WARN(DAEMON,
+                     "task %u: no memory for its %u ranges: it waits with those it sent before",
+                     s->arb.tasks[c->slot].id, m->u.ranges.n_ranges);
         c->request = m->u.ranges.seq;
         return 0;
     case DMN_MSG_RELEASE:

@@ -330,6 +330,59 @@ static void test_arbiter_failed_grant(void **state)
     }
 }
 
+/* A PENDING whose ranges cannot be copied (the arbiter's allocation fails)
+ * still asks for the turn: the task keeps the ranges it had and is granted
+ * in its order, instead of staying idle (and waiting for nothing). */
+static void test_arbiter_pending_nomem(void **state)
+{
+    (void)state;
+    init_sets();
+    pol_t p;
+    pol_create(&p, 0);
+    dmn_arbiter_t *arb = malloc(sizeof(*arb));
+    assert_non_null(arb);
+    dmn_arb_init(arb, 1000, 1000, p.pl, 0);
+    dmn_share_params_t sp = {0, 0, 10}; /* sliced */
+    dmn_arb_set_share(arb, &sp);
+    int slot[3];
+    uint8_t buf[DMN_PROTO_HDR_SIZE + 16 + NC * DMN_RANGE_SIZE];
+    dmn_msg_t m[3];
+    for (int i = 1; i <= 2; i++) {
+        dmn_msg_register_t r = {1, DMN_CLASS_BATCH, 0, 0, 0, "t"};
+        slot[i] = dmn_arb_add(arb, &r, 0);
+        assert_true(slot[i] >= 0);
+        size_t n = dmn_proto_encode_ranges(buf, sizeof(buf), 1, DMN_MSG_PENDING, 1, 0, sets[i][0],
+                                           i == 1 ? NC : 2);
+        assert_int_equal(dmn_proto_decode(buf, n, &m[i]), GMUX_OK);
+        assert_int_equal(dmn_arb_pending(arb, slot[i], 1, &m[i].u.ranges, 0), GMUX_OK);
+    }
+    dmn_arb_idle(arb, slot[2], 1);
+    /* Task 2 asks again with more ranges: no room for them. */
+    size_t n = dmn_proto_encode_ranges(buf, sizeof(buf), 1, DMN_MSG_PENDING, 1, 0, sets[2][0], NC);
+    assert_int_equal(dmn_proto_decode(buf, n, &m[2]), GMUX_OK);
+    uint64_t gen = arb->tasks[slot[2]].ranges_gen;
+    arm(0);
+    assert_int_equal(dmn_arb_pending(arb, slot[2], 3, &m[2].u.ranges, 2), GMUX_ERR_NOMEM);
+    assert_true(failed);
+    fail_at = -1;
+    const dmn_task_t *t = &arb->tasks[slot[2]];
+    assert_int_equal(t->state, DMN_STATE_PENDING);
+    assert_int_equal(t->n_pending, 3);
+    assert_int_equal(t->n_ranges, 2); /* the ranges it had, unchanged */
+    assert_int_equal(t->ranges[1].base, sets[2][0][1].base);
+    assert_int_equal(t->ws_bytes, 2 * CH);
+    assert_int_equal(t->ranges_gen, gen);
+    dmn_arb_action_t a;
+    assert_int_equal(dmn_arb_decide(arb, 3, &a), GMUX_OK);
+    assert_int_equal(a.grant, slot[1]);
+    dmn_arb_idle(arb, slot[1], 4);
+    assert_int_equal(dmn_arb_decide(arb, 5, &a), GMUX_OK);
+    assert_int_equal(a.grant, slot[2]);
+    dmn_arb_fini(arb);
+    free(arb);
+    pol_destroy(&p);
+}
+
 /* The victims' merge on its own (chunk_victims.h): a take that fails (any of
  * its allocations, or before_take) leaves the victims and every list as they
  * were, and the same take done again gives what it gives with no failure. */
@@ -512,10 +565,9 @@ static void test_victims_all_or_nothing(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_opt_failed_switch),
-        cmocka_unit_test(test_chunk_failed_switch),
-        cmocka_unit_test(test_arbiter_failed_grant),
-        cmocka_unit_test(test_victims_all_or_nothing),
+        cmocka_unit_test(test_opt_failed_switch),     cmocka_unit_test(test_chunk_failed_switch),
+        cmocka_unit_test(test_arbiter_failed_grant),  cmocka_unit_test(test_victims_all_or_nothing),
+        cmocka_unit_test(test_arbiter_pending_nomem),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
