@@ -466,7 +466,8 @@ static void cv_copy(dmn_runs_t *to, const dmn_runs_t *from)
 {
     to->n = 0;
     assert_int_equal(dmn_runs_reserve(to, from->n), GMUX_OK);
-    memcpy(to->v, from->v, from->n * sizeof(*from->v));
+    if (from->n)
+        memcpy(to->v, from->v, from->n * sizeof(*from->v));
     to->n = from->n;
 }
 
