@@ -1,5 +1,6 @@
 /* The arbiter of time slices; see arbiter.h. */
 #include "daemon/arbiter.h"
+#include "daemon/place_alloc.h"
 
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -118,32 +119,37 @@ gmux_status_t dmn_arb_pending(dmn_arbiter_t *arb, int slot, uint32_t n_launches,
     dmn_task_t *t = &arb->tasks[slot];
     uint32_t n = ranges ? ranges->n_ranges : 0;
     int changed = n != t->n_ranges || t->ranges_gen == 0;
+    gmux_status_t st = GMUX_OK;
     if (n != t->n_ranges) {
-        dmn_range_t *r = n ? realloc(t->ranges, n * sizeof(*r)) : NULL;
-        if (n && !r)
-            return GMUX_ERR_NOMEM;
-        if (!n)
-            free(t->ranges);
-        t->ranges = r;
-        t->n_ranges = n;
+        dmn_range_t *r = n && !dmn_place_alloc_fails() ? realloc(t->ranges, n * sizeof(*r)) : NULL;
+        if (n && !r) {
+            st = GMUX_ERR_NOMEM; /* the ranges it had stay: its plans may miss, not its turn */
+        } else {
+            if (!n)
+                free(t->ranges);
+            t->ranges = r;
+            t->n_ranges = n;
+        }
     }
-    t->ws_bytes = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        dmn_range_t r = dmn_proto_range_at(ranges, i);
-        if (!changed) /* the new slots of a grown array were never written */
-            changed = r.base != t->ranges[i].base || r.len != t->ranges[i].len;
-        t->ranges[i] = r;
-        /* saturates: overlapping ranges may add up past 2^64, and a sum that
-         * wrapped would count a huge working set as a small footprint */
-        t->ws_bytes = t->ws_bytes + r.len < t->ws_bytes ? UINT64_MAX : t->ws_bytes + r.len;
+    if (st == GMUX_OK) {
+        t->ws_bytes = 0;
+        for (uint32_t i = 0; i < n; i++) {
+            dmn_range_t r = dmn_proto_range_at(ranges, i);
+            if (!changed) /* the new slots of a grown array were never written */
+                changed = r.base != t->ranges[i].base || r.len != t->ranges[i].len;
+            t->ranges[i] = r;
+            /* saturates: overlapping ranges may add up past 2^64, and a sum that
+             * wrapped would count a huge working set as a small footprint */
+            t->ws_bytes = t->ws_bytes + r.len < t->ws_bytes ? UINT64_MAX : t->ws_bytes + r.len;
+        }
+        if (changed) /* the same working set again keeps its generation */
+            t->ranges_gen = atomic_fetch_add(&ranges_gens, 1) + 1;
     }
-    if (changed) /* the same working set again keeps its generation */
-        t->ranges_gen = atomic_fetch_add(&ranges_gens, 1) + 1;
     t->n_pending = n_launches;
     arb->share_dirty = 1;
     if (t->state == DMN_STATE_IDLE)
         t->state = DMN_STATE_PENDING;
-    return GMUX_OK;
+    return st;
 }
 
 void dmn_arb_release(dmn_arbiter_t *arb, int slot, uint64_t now)

@@ -130,7 +130,9 @@ int dmn_arb_add(dmn_arbiter_t *arb, const dmn_msg_register_t *reg, uint64_t now)
  * reclaimed. dead: count it as reclaimed. */
 void dmn_arb_remove(dmn_arbiter_t *arb, int slot, int dead, uint64_t now);
 
-/* Launches are pending; ranges (copied) are their predicted working set. */
+/* Launches are pending; ranges (copied) are their predicted working set.
+ * GMUX_ERR_NOMEM: no room to copy the ranges; the task keeps the ones it had
+ * (and their generation) and waits for its turn all the same. */
 gmux_status_t dmn_arb_pending(dmn_arbiter_t *arb, int slot, uint32_t n_launches,
                               const dmn_msg_ranges_t *ranges, uint64_t now);
 

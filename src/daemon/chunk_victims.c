@@ -33,20 +33,48 @@ static int key_gt(cv_key_t x, cv_key_t y)
     return x.task > y.task;
 }
 
-/* Every chunk of the untouched inside source s beats every other candidate
- * (its slice is later than the best of the rest) and all of it is needed:
- * its runs go to cv->vict whole and it is left empty. */
-static int take_whole(dmn_cv_t *cv, dmn_cv_src_t *s, size_t nh, uint64_t need, gmux_status_t *st)
+/* Where a taken run came from, kept in its wrank while dmn_cv_take runs (for
+ * undo_take): the index of its run in its list and of its source. */
+static uint64_t origin(size_t src, size_t seg)
 {
+    return (uint64_t)seg * DMN_CV_SRCS_MAX + src;
+}
+
+/* Every chunk of the untouched inside source si beats every other candidate
+ * (its slice is later than the best of the rest) and all of it is needed:
+ * its runs go to cv->vict whole and it is left empty (unchanged if the room
+ * for them cannot be had). */
+static int take_whole(dmn_cv_t *cv, uint32_t si, size_t nh, uint64_t need, gmux_status_t *st)
+{
+    dmn_cv_src_t *s = &cv->srcs[si];
     if (!s->whole || s->whole > need || (nh > 0 && cv->heap[0].top.pos >= s->slice))
         return 0;
-    *st = dmn_runs_reserve(cv->vict, cv->vict->n + s->runs->n);
-    for (size_t i = 0; i < s->runs->n && *st == GMUX_OK; i++) { /* in address order: sorted */
+    if ((*st = dmn_runs_reserve(cv->vict, cv->vict->n + s->runs->n)) != GMUX_OK)
+        return 1;
+    for (size_t i = 0; i < s->runs->n; i++) { /* in address order: sorted */
         const dmn_seg_t *g = &s->runs->v[i];
-        cv->vict->v[cv->vict->n++] = (dmn_seg_t){g->lo, g->hi, DMN_CV_IN, 0, s->task};
+        cv->vict->v[cv->vict->n++] = (dmn_seg_t){g->lo, g->hi, DMN_CV_IN, origin(si, i), s->task};
     }
     s->runs->n = s->low = 0;
     return 1;
+}
+
+/* A take that failed: every run taken since vict had n0 goes back where it
+ * came from (the latest first, so that each run gets its top back), and
+ * dmn_cv_settle will leave the lists as they are. */
+static void undo_take(dmn_cv_t *cv, size_t n0)
+{
+    for (size_t i = cv->vict->n; i-- > n0;) {
+        const dmn_seg_t *e = &cv->vict->v[i];
+        dmn_cv_src_t *s = &cv->srcs[e->wrank % DMN_CV_SRCS_MAX];
+        size_t seg = (size_t)(e->wrank / DMN_CV_SRCS_MAX);
+        s->runs->v[seg].hi = e->hi; /* a run taken whole kept its bounds */
+        if (seg >= s->runs->n)
+            s->runs->n = seg + 1;
+    }
+    cv->vict->n = n0;
+    for (size_t k = 0; k < cv->n_srcs; k++)
+        cv->srcs[k].low = cv->srcs[k].runs->n;
 }
 
 static void heap_push(dmn_cv_t *cv, size_t *n, uint32_t src, size_t seg)
@@ -106,14 +134,16 @@ static uint64_t beats(const dmn_cv_t *cv, const dmn_cv_src_t *s, const dmn_seg_t
  * best. */
 gmux_status_t dmn_cv_take(dmn_cv_t *cv, uint64_t need, dmn_runs_t *vict)
 {
-    size_t nseg = 0, nh = 0;
+    size_t nseg = 0, nh = 0, n0 = vict->n;
     cv->vict = vict;
     for (size_t s = 0; s < cv->n_srcs; s++)
         nseg += cv->srcs[s].runs->n;
     if (cv->heap_cap < nseg) {
         cv_hent_t *h = dmn_place_alloc_fails() ? NULL : realloc(cv->heap, nseg * sizeof(*h));
-        if (!h)
+        if (!h) {
+            undo_take(cv, n0);
             return GMUX_ERR_NOMEM;
+        }
         cv->heap = h;
         cv->heap_cap = nseg;
     }
@@ -130,7 +160,7 @@ gmux_status_t dmn_cv_take(dmn_cv_t *cv, uint64_t need, dmn_runs_t *vict)
         if (!first->touched && cv->before_take && (st = cv->before_take(cv->ctx, first)) != GMUX_OK)
             break;
         first->touched = 1;
-        if (take_whole(cv, &cv->srcs[si], nh, need, &st)) {
+        if (take_whole(cv, si, nh, need, &st)) {
             need -= cv->srcs[si].whole;
             continue;
         }
@@ -152,8 +182,10 @@ gmux_status_t dmn_cv_take(dmn_cv_t *cv, uint64_t need, dmn_runs_t *vict)
                 y = cv->heap[0].top, have_y = 1;
             uint64_t m = have_y ? beats(cv, s, g, y) : (g->hi - g->lo) >> cv->shift;
             m = m < need ? m : need;
-            st = dmn_runs_push(
-                cv->vict, (dmn_seg_t){g->hi - m * cv->chunk, g->hi, (uint64_t)s->kind, 0, s->task});
+            st = dmn_runs_push(cv->vict, (dmn_seg_t){g->hi - m * cv->chunk, g->hi,
+                                                     (uint64_t)s->kind, origin(si, idx), s->task});
+            if (st != GMUX_OK)
+                break;
             g->hi -= m * cv->chunk;
             need -= m;
             if (g->hi > g->lo) { /* beaten, or enough */
@@ -162,12 +194,18 @@ gmux_status_t dmn_cv_take(dmn_cv_t *cv, uint64_t need, dmn_runs_t *vict)
                 heap_push(cv, &nh, si, idx);
                 break;
             }
-            if (!pred || need == 0 || st != GMUX_OK)
+            if (!pred || need == 0)
                 break;
             idx = --s->low;
         }
     }
-    return st;
+    if (st != GMUX_OK) {
+        undo_take(cv, n0);
+        return st;
+    }
+    for (size_t i = n0; i < vict->n; i++)
+        vict->v[i].wrank = 0;
+    return GMUX_OK;
 }
 
 /* Puts the sources' runs back in order after the takes: empty ones go, a

@@ -49,8 +49,8 @@ typedef struct dmn_cv {
     struct dmn_cv_hent *heap;
     size_t heap_cap;
     /* If set, called once per source before anything is taken from it (so
-     * that its owner may keep a copy); an error stops dmn_cv_take there,
-     * with that source untouched. */
+     * that its owner may keep a copy); an error fails dmn_cv_take (the
+     * calls already made stay made). */
     gmux_status_t (*before_take)(void *ctx, const dmn_cv_src_t *src);
     void *ctx;
 } dmn_cv_t;
@@ -75,7 +75,9 @@ static inline void dmn_cv_add(dmn_cv_t *cv, dmn_runs_t *runs, uint32_t task, int
 }
 
 /* Takes the need best chunks of the listed sources into vict (appended:
- * key = task, wlo = kind of its list). */
+ * key = task, wlo = kind of its list, wrank 0). All or nothing: on an error
+ * (an allocation, before_take) vict and every list are as they were, and
+ * dmn_cv_settle then only forgets the lists. */
 gmux_status_t dmn_cv_take(dmn_cv_t *cv, uint64_t need, dmn_runs_t *vict);
 
 /* After dmn_cv_take: puts the lists back in order (empty runs go, a partly

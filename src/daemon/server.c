@@ -344,7 +344,9 @@ static int handle(server_t *s, conn_t *c, dmn_msg_t *m)
         if (!registered)
             break;
         if (dmn_arb_pending(&s->arb, c->slot, m->u.ranges.count, &m->u.ranges, now) != GMUX_OK)
-            break;
+            COM_WARN(DAEMON,
+                     "task %u: no memory for its %u ranges: it waits with those it sent before",
+                     s->arb.tasks[c->slot].id, m->u.ranges.n_ranges);
         c->request = m->u.ranges.seq;
         return 0;
     case DMN_MSG_RELEASE:
@@ -496,7 +498,15 @@ static void apply(server_t *s)
 {
     for (int round = 0; round < 4 * DMN_ARB_MAX_TASKS; round++) {
         dmn_arb_action_t act;
-        (void)dmn_arb_decide(&s->arb, com_clock_ns(), &act);
+        gmux_status_t st = dmn_arb_decide(&s->arb, com_clock_ns(), &act);
+        if (st != GMUX_OK && act.grant >= 0) /* the grant stands, its plan cleared */
+            COM_WARN(DAEMON,
+                     "grant %llu to task %u sent without its plan: placement %s failed (%s), "
+                     "the task faults in what it needs",
+                     (unsigned long long)act.grant_seq, s->arb.tasks[act.grant].id,
+                     s->arb.placement->name, gmux_status_str(st));
+        else if (st != GMUX_OK)
+            COM_WARN(DAEMON, "decision failed (%s)", gmux_status_str(st));
         if (act.forced >= 0)
             COM_WARN(DAEMON, "task %u kept the GPU past the grace period: turn taken",
                      s->arb.tasks[act.forced].id);

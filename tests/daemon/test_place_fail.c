@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "daemon/arbiter.h"
+#include "daemon/chunk_victims.h"
 #include "daemon/place_alloc.h"
 #include "daemon/place_chunk.h"
 #include "daemon/place_opt.h"
@@ -329,12 +330,245 @@ static void test_arbiter_failed_grant(void **state)
     }
 }
 
+/* A PENDING whose ranges cannot be copied (the arbiter's allocation fails)
+ * still asks for the turn: the task keeps the ranges it had and is granted
+ * in its order, instead of staying idle (and waiting for nothing). */
+static void test_arbiter_pending_nomem(void **state)
+{
+    (void)state;
+    init_sets();
+    pol_t p;
+    pol_create(&p, 0);
+    dmn_arbiter_t *arb = malloc(sizeof(*arb));
+    assert_non_null(arb);
+    dmn_arb_init(arb, 1000, 1000, p.pl, 0);
+    dmn_share_params_t sp = {0, 0, 10}; /* sliced */
+    dmn_arb_set_share(arb, &sp);
+    int slot[3];
+    uint8_t buf[DMN_PROTO_HDR_SIZE + 16 + NC * DMN_RANGE_SIZE];
+    dmn_msg_t m[3];
+    for (int i = 1; i <= 2; i++) {
+        dmn_msg_register_t r = {1, DMN_CLASS_BATCH, 0, 0, 0, "t"};
+        slot[i] = dmn_arb_add(arb, &r, 0);
+        assert_true(slot[i] >= 0);
+        size_t n = dmn_proto_encode_ranges(buf, sizeof(buf), 1, DMN_MSG_PENDING, 1, 0, sets[i][0],
+                                           i == 1 ? NC : 2);
+        assert_int_equal(dmn_proto_decode(buf, n, &m[i]), GMUX_OK);
+        assert_int_equal(dmn_arb_pending(arb, slot[i], 1, &m[i].u.ranges, 0), GMUX_OK);
+    }
+    dmn_arb_idle(arb, slot[2], 1);
+    /* Task 2 asks again with more ranges: no room for them. */
+    size_t n = dmn_proto_encode_ranges(buf, sizeof(buf), 1, DMN_MSG_PENDING, 1, 0, sets[2][0], NC);
+    assert_int_equal(dmn_proto_decode(buf, n, &m[2]), GMUX_OK);
+    uint64_t gen = arb->tasks[slot[2]].ranges_gen;
+    arm(0);
+    assert_int_equal(dmn_arb_pending(arb, slot[2], 3, &m[2].u.ranges, 2), GMUX_ERR_NOMEM);
+    assert_true(failed);
+    fail_at = -1;
+    const dmn_task_t *t = &arb->tasks[slot[2]];
+    assert_int_equal(t->state, DMN_STATE_PENDING);
+    assert_int_equal(t->n_pending, 3);
+    assert_int_equal(t->n_ranges, 2); /* the ranges it had, unchanged */
+    assert_int_equal(t->ranges[1].base, sets[2][0][1].base);
+    assert_int_equal(t->ws_bytes, 2 * CH);
+    assert_int_equal(t->ranges_gen, gen);
+    dmn_arb_action_t a;
+    assert_int_equal(dmn_arb_decide(arb, 3, &a), GMUX_OK);
+    assert_int_equal(a.grant, slot[1]);
+    dmn_arb_idle(arb, slot[1], 4);
+    assert_int_equal(dmn_arb_decide(arb, 5, &a), GMUX_OK);
+    assert_int_equal(a.grant, slot[2]);
+    dmn_arb_fini(arb);
+    free(arb);
+    pol_destroy(&p);
+}
+
+/* The victims' merge on its own (chunk_victims.h): a take that fails (any of
+ * its allocations, or before_take) leaves the victims and every list as they
+ * were, and the same take done again gives what it gives with no failure. */
+#define CV_SH   12
+#define CV_RUNS 20
+enum { CV_N = 5 };
+
+static int bt_fail_at = -1, bt_calls;
+
+static gmux_status_t cv_before(void *ctx, const dmn_cv_src_t *src)
+{
+    (void)ctx;
+    (void)src;
+    return bt_calls++ == bt_fail_at ? GMUX_ERR_NOMEM : GMUX_OK;
+}
+
+static int cv_seg_cmp(const void *a, const void *b)
+{
+    const dmn_seg_t *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
+    return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* List l: CV_RUNS disjoint runs of 1..3 chunks; inside ones ranked. */
+static uint64_t cv_list(dmn_runs_t *r, int l, int inside)
+{
+    uint64_t n = 0;
+    r->n = 0;
+    for (uint64_t i = 0; i < CV_RUNS; i++) {
+        uint64_t lo = ((uint64_t)(l + 1) << 32) + 4 * i * CH, len = 1 + (i * 7 + l) % 3;
+        dmn_seg_t g = {lo, lo + len * CH, 0, DMN_RUNS_NONE, 0};
+        if (inside) {
+            g.wlo = lo;
+            g.wrank = (i * 5 + l) % 16;
+            g.key = dmn_cv_rank(&g, g.hi - CH, CV_SH);
+        }
+        assert_int_equal(dmn_runs_push(r, g), GMUX_OK);
+        n += len;
+    }
+    qsort(r->v, r->n, sizeof(*r->v), cv_seg_cmp);
+    return n;
+}
+
+/* Task 1 (turn 3): outside and inside (whole); task 2 (turn 1): outside and
+ * inside; task 3 idle. need: all but part of task 2's inside list, so that
+ * every way of taking is used. */
+static uint64_t cv_setup(dmn_cv_t *cv, dmn_runs_t *lists)
+{
+    static const struct {
+        uint32_t task, turn;
+        int kind;
+    } src[CV_N] = {{1, 3, DMN_CV_OUT},
+                   {1, 3, DMN_CV_IN},
+                   {2, 1, DMN_CV_OUT},
+                   {2, 1, DMN_CV_IN},
+                   {3, 0, DMN_CV_RES}};
+    uint64_t all = 0, last = 0;
+    cv->n_srcs = 0;
+    for (int l = 0; l < CV_N; l++) {
+        last = cv_list(&lists[l], l, src[l].kind == DMN_CV_IN);
+        all += last;
+        dmn_cv_add(cv, &lists[l], src[l].task, src[l].kind, src[l].turn, last);
+    }
+    return all - last / 2 - 1;
+}
+
+static void cv_same(const dmn_runs_t *a, const dmn_runs_t *b)
+{
+    assert_int_equal(a->n, b->n);
+    for (size_t i = 0; i < a->n; i++) {
+        assert_int_equal(a->v[i].lo, b->v[i].lo);
+        assert_int_equal(a->v[i].hi, b->v[i].hi);
+        assert_int_equal(a->v[i].key, b->v[i].key);
+        assert_int_equal(a->v[i].wrank, b->v[i].wrank);
+        assert_int_equal(a->v[i].wlo, b->v[i].wlo);
+    }
+}
+
+static void cv_copy(dmn_runs_t *to, const dmn_runs_t *from)
+{
+    to->n = 0;
+    assert_int_equal(dmn_runs_reserve(to, from->n), GMUX_OK);
+    if (from->n)
+        memcpy(to->v, from->v, from->n * sizeof(*from->v));
+    to->n = from->n;
+}
+
+/* One take with allocation k failing (k < 0: none) or before_take call b
+ * failing; returns whether it failed. ref: what a take with no failure
+ * leaves (vict, then the lists), compared when given. */
+static bool cv_case(long k, int b, dmn_runs_t *ref)
+{
+    dmn_cv_t cv;
+    memset(&cv, 0, sizeof(cv));
+    cv.chunk = CH;
+    cv.shift = CV_SH;
+    cv.before_take = cv_before;
+    dmn_runs_t lists[CV_N] = {{0}}, saved[CV_N] = {{0}}, vict = {0}, vsaved = {0};
+    uint64_t need = cv_setup(&cv, lists);
+    for (int l = 0; l < CV_N; l++)
+        cv_copy(&saved[l], &lists[l]);
+    for (int i = 0; i < 2; i++) /* victims already listed, and no room to spare */
+        assert_int_equal(dmn_runs_push(&vict, (dmn_seg_t){i * CH, (i + 1) * CH, 0, 0, 9}), GMUX_OK);
+    cv_copy(&vsaved, &vict);
+    vict.cap = vict.n;
+    arm(k);
+    bt_calls = 0;
+    bt_fail_at = b;
+    gmux_status_t st = dmn_cv_take(&cv, need, &vict);
+    bool hit = failed || (b >= 0 && bt_calls > b);
+    fail_at = bt_fail_at = -1;
+    if (hit) {
+        assert_int_equal(st, GMUX_ERR_NOMEM);
+        cv_same(&vict, &vsaved);
+        for (int l = 0; l < CV_N; l++)
+            cv_same(&lists[l], &saved[l]);
+        dmn_cv_settle(&cv);
+        for (int l = 0; l < CV_N; l++)
+            cv_same(&lists[l], &saved[l]);
+        cv_setup(&cv, lists); /* again, from where it was left */
+        for (int l = 0; l < CV_N; l++)
+            cv_same(&lists[l], &saved[l]);
+        st = dmn_cv_take(&cv, need, &vict);
+    }
+    assert_int_equal(st, GMUX_OK);
+    dmn_cv_settle(&cv);
+    if (ref) {
+        cv_same(&vict, &ref[0]);
+        for (int l = 0; l < CV_N; l++)
+            cv_same(&lists[l], &ref[1 + l]);
+    }
+    for (int l = 0; l < CV_N; l++) {
+        dmn_runs_free(&saved[l]);
+        dmn_runs_free(&lists[l]);
+    }
+    dmn_runs_free(&vsaved);
+    dmn_runs_free(&vict);
+    dmn_cv_fini(&cv);
+    return hit;
+}
+
+static void test_victims_all_or_nothing(void **state)
+{
+    (void)state;
+    /* The reference: a take with no failure (vict, then the lists). */
+    dmn_runs_t ref[1 + CV_N] = {{0}};
+    {
+        dmn_cv_t cv;
+        memset(&cv, 0, sizeof(cv));
+        cv.chunk = CH;
+        cv.shift = CV_SH;
+        dmn_runs_t lists[CV_N] = {{0}};
+        uint64_t need = cv_setup(&cv, lists);
+        for (int i = 0; i < 2; i++)
+            assert_int_equal(dmn_runs_push(&ref[0], (dmn_seg_t){i * CH, (i + 1) * CH, 0, 0, 9}),
+                             GMUX_OK);
+        assert_int_equal(dmn_cv_take(&cv, need, &ref[0]), GMUX_OK);
+        dmn_cv_settle(&cv);
+        assert_true(ref[0].n > 2 * CV_RUNS); /* victims of every source */
+        for (int l = 0; l < CV_N; l++) {
+            cv_copy(&ref[1 + l], &lists[l]);
+            dmn_runs_free(&lists[l]);
+        }
+        assert_int_equal(ref[1 + 1].n, 0); /* task 1's inside list, taken whole */
+        assert_true(ref[1 + 3].n > 0);     /* task 2's, in part */
+        dmn_cv_fini(&cv);
+    }
+    long k = 0;
+    while (cv_case(k, -1, ref))
+        k++;
+    assert_true(k > 3); /* the heap, the victims' growth, a whole take */
+    int b = 0;
+    while (cv_case(-1, b, ref))
+        b++;
+    assert_int_equal(b, CV_N);
+    for (int l = 0; l < 1 + CV_N; l++)
+        dmn_runs_free(&ref[l]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_opt_failed_switch),
-        cmocka_unit_test(test_chunk_failed_switch),
-        cmocka_unit_test(test_arbiter_failed_grant),
+        cmocka_unit_test(test_opt_failed_switch),     cmocka_unit_test(test_chunk_failed_switch),
+        cmocka_unit_test(test_arbiter_failed_grant),  cmocka_unit_test(test_victims_all_or_nothing),
+        cmocka_unit_test(test_arbiter_pending_nomem),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

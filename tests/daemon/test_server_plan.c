@@ -1,0 +1,224 @@
+/* The server when a grant's plan fails (src/daemon/server.c, arbiter.h): a
+ * real server in a forked child, with a placement that writes its orders
+ * (evict the previous holder's ranges, fill the incoming one's, like "swap")
+ * and then fails every second switch. The grant must still be sent, with
+ * none of the failed plan's orders to anyone, the next plan must go out
+ * whole, STATUS must count only the orders sent, and the daemon must say in
+ * its log that a grant went out without its plan. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <cmocka.h>
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/clock.h"
+#include "common/log.h"
+#include "common/settings.h"
+#include "daemon/client.h"
+#include "daemon/endpoint.h"
+#include "daemon/report.h"
+#include "daemon/server.h"
+
+static char dir[] = "/tmp/gmux-sp-XXXXXX";
+static char path[128], log_path[128];
+static volatile sig_atomic_t child_stop;
+static pid_t server_pid;
+
+static void on_term(int sig)
+{
+    (void)sig;
+    child_stop = 1;
+}
+
+/* Evicts the previous holder's ranges, fills the incoming task's; every
+ * second switch then fails, with its orders written. */
+static gmux_status_t failing_on_switch(void *ctx, const dmn_task_view_t *tasks, size_t n_tasks,
+                                       const dmn_task_view_t *from, const dmn_task_view_t *to,
+                                       dmn_plan_t *plan)
+{
+    (void)tasks, (void)n_tasks;
+    unsigned *n = ctx;
+    gmux_status_t st = GMUX_OK;
+    if (from && from->id != to->id)
+        for (uint32_t i = 0; i < from->n_ranges && st == GMUX_OK; i++)
+            st = dmn_plan_add(plan, from->id, DMN_PLAN_EVICT, from->ranges[i]);
+    for (uint32_t i = 0; i < to->n_ranges && st == GMUX_OK; i++)
+        st = dmn_plan_add(plan, to->id, DMN_PLAN_FILL, to->ranges[i]);
+    return st == GMUX_OK && ++*n % 2 == 0 ? GMUX_ERR_NOMEM : st;
+}
+
+static unsigned n_switches;
+static const dmn_placement_t failing = {"failing", &n_switches, failing_on_switch};
+
+/* The child's log lines go to log_path as well as stderr. */
+static void to_file(com_log_level_t level, com_log_subsys_t subsys, const char *line, void *arg)
+{
+    (void)level, (void)subsys;
+    FILE *f = arg;
+    fprintf(f, "%s\n", line);
+    fflush(f);
+    fprintf(stderr, "%s\n", line);
+}
+
+static pid_t start_server(void)
+{
+    int p[2];
+    assert_int_equal(pipe(p), 0);
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(p[0]);
+        signal(SIGTERM, on_term);
+        char err[64];
+        FILE *f = fopen(log_path, "w");
+        if (!f || com_settings_set(COM_SETTING_DAEMON_SHARE, "0", err, sizeof(err)) != GMUX_OK)
+            _exit(2);
+        com_log_set_sink(to_file, f);
+        dmn_server_opts_t o = {
+            path, DMN_NO_GROUP, 20 * COM_NS_PER_MS, 2 * COM_NS_PER_S, &failing, 0, 0};
+        _exit(dmn_server_run(&o, &child_stop, p[1]) == GMUX_OK ? 0 : 1);
+    }
+    close(p[1]);
+    server_pid = pid;
+    char b;
+    assert_int_equal(read(p[0], &b, 1), 1);
+    close(p[0]);
+    return pid;
+}
+
+static int kill_leftover_server(void **state)
+{
+    (void)state;
+    if (server_pid > 0) {
+        kill(server_pid, SIGKILL);
+        waitpid(server_pid, NULL, 0);
+        server_pid = 0;
+    }
+    return 0;
+}
+
+struct plans {
+    int n;
+    struct {
+        dmn_plan_kind_t kind;
+        uint64_t seq;
+        dmn_range_t r;
+    } ev[16];
+};
+
+static void on_plan(void *arg, uint64_t seq, dmn_plan_kind_t kind, const dmn_range_t *r, uint32_t n)
+{
+    struct plans *p = arg;
+    for (uint32_t i = 0; i < n && p->n < 16; i++, p->n++) {
+        p->ev[p->n].kind = kind;
+        p->ev[p->n].seq = seq;
+        p->ev[p->n].r = r[i];
+    }
+}
+
+static dmn_client_t *open_client(const char *name, struct plans *pl)
+{
+    dmn_client_opts_t o = {path, name, DMN_CLASS_BATCH, 0, 0, on_plan, pl};
+    dmn_client_t *c = NULL;
+    assert_int_equal(dmn_client_open(&o, &c), GMUX_OK);
+    assert_false(dmn_client_is_local(c));
+    return c;
+}
+
+/* Reads what the daemon has sent c (it is not granted: the wait times out). */
+static void drain(dmn_client_t *c)
+{
+    assert_int_equal(dmn_client_wait_turn(c, 100 * COM_NS_PER_MS), GMUX_ERR_TIMEOUT);
+}
+
+static int log_has(const char *what)
+{
+    FILE *f = fopen(log_path, "r");
+    char line[512];
+    int found = 0;
+    while (f && !found && fgets(line, sizeof(line), f))
+        found = strstr(line, what) != NULL;
+    if (f)
+        fclose(f);
+    return found;
+}
+
+static void test_failed_plan_grants_without_orders(void **state)
+{
+    (void)state;
+    pid_t srv = start_server();
+    struct plans p1 = {0}, p2 = {0};
+    dmn_client_t *c1 = open_client("one", &p1), *c2 = open_client("two", &p2);
+    dmn_range_t a = {0x10000, 0x1000}, b = {0x20000, 0x2000};
+    /* Switch 1 (stands): c1 gets its fill, then the turn. */
+    assert_int_equal(dmn_client_pending(c1, 1, &a, 1), GMUX_OK);
+    assert_int_equal(dmn_client_wait_turn(c1, 5 * COM_NS_PER_S), GMUX_OK);
+    uint64_t g1 = dmn_client_grant_seq(c1);
+    assert_int_equal(p1.n, 1);
+    assert_int_equal(p1.ev[0].kind, DMN_PLAN_FILL);
+    assert_int_equal(p1.ev[0].seq, g1);
+    /* Switch 2 (fails): c2 is granted all the same, with no fill, and c1
+     * is not told to evict. */
+    assert_int_equal(dmn_client_pending(c2, 1, &b, 1), GMUX_OK);
+    assert_int_equal(dmn_client_idle(c1), GMUX_OK);
+    assert_int_equal(dmn_client_wait_turn(c2, 5 * COM_NS_PER_S), GMUX_OK);
+    assert_true(dmn_client_holds_turn(c2));
+    uint64_t g2 = dmn_client_grant_seq(c2);
+    assert_true(g2 > g1);
+    assert_int_equal(p2.n, 0);
+    /* Switch 3 (stands): back to c1, whose plan goes out whole: c2 evicts
+     * b, c1 fills a again. */
+    assert_int_equal(dmn_client_pending(c1, 1, &a, 1), GMUX_OK);
+    assert_int_equal(dmn_client_idle(c2), GMUX_OK);
+    assert_int_equal(dmn_client_wait_turn(c1, 5 * COM_NS_PER_S), GMUX_OK);
+    uint64_t g3 = dmn_client_grant_seq(c1);
+    assert_true(g3 > g2);
+    assert_int_equal(p1.n, 2);
+    assert_int_equal(p1.ev[1].kind, DMN_PLAN_FILL);
+    assert_int_equal(p1.ev[1].seq, g3);
+    assert_int_equal(dmn_client_pending(c2, 1, &b, 1), GMUX_OK);
+    drain(c2);
+    assert_int_equal(p2.n, 1);
+    assert_int_equal(p2.ev[0].kind, DMN_PLAN_EVICT);
+    assert_int_equal(p2.ev[0].seq, g3);
+    assert_int_equal(p2.ev[0].r.base, b.base);
+    /* STATUS counts the orders sent, not those of the failed plan. */
+    dmn_report_t rep;
+    assert_int_equal(dmn_report_fetch(path, &rep, 5000), GMUX_OK);
+    assert_int_equal(rep.fill_bytes, 2 * a.len);
+    assert_int_equal(rep.evict_bytes, b.len);
+    /* The daemon said which grant went out without its plan, and why. */
+    char what[96];
+    snprintf(what, sizeof(what), "grant %llu to task %u sent without its plan",
+             (unsigned long long)g2, dmn_client_task_id(c2));
+    assert_true(log_has(what));
+    dmn_client_close(c1);
+    dmn_client_close(c2);
+    kill(srv, SIGTERM);
+    int st;
+    assert_int_equal(waitpid(srv, &st, 0), srv);
+    server_pid = 0;
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
+int main(void)
+{
+    signal(SIGPIPE, SIG_IGN);
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof(path), "%s/sock", dir);
+    snprintf(log_path, sizeof(log_path), "%s/log", dir);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_teardown(test_failed_plan_grants_without_orders, kill_leftover_server),
+    };
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    unlink(path);
+    unlink(log_path);
+    rmdir(dir);
+    return rc;
+}
