@@ -53,13 +53,15 @@ static uint64_t gate_plan_epoch;
  * that memory to other tasks and orders again what is still missing. */
 static uint64_t gate_fill_seq;
 static bool gate_waiting; /* a launching thread waits in dmn_client_wait_turn */
-/* The context launching threads last waited in. It may name an entry whose
- * context was destroyed since: entries are static and never reused
- * (backend_cuda.c), and shim_backend_enter refuses a retired one, so the
- * watcher then leaves the evictions for the next grant; the next wait sets
- * it again. Once entered, the context is not destroyed before the watcher
- * leaves it: the destroy hooks wait. */
+/* The context launching threads last waited in, and the entry's generation
+ * then (gate_cx_gen). It may name an entry whose context was destroyed
+ * since, or one given to a later context (backend_cuda.h): entries are
+ * static, and shim_backend_enter refuses a retired one or one of another
+ * generation, so the watcher then leaves the evictions for the next grant;
+ * the next wait sets it again. Once entered, the context is not destroyed
+ * before the watcher leaves it: the destroy hooks wait. */
 static shim_cuctx_t *gate_cx;
+static uint32_t gate_cx_gen;
 /* Whether the client was in local mode (no daemon connection) when gate_mu
  * was last taken or given back. While it is, whoever holds gate_mu may be
  * inside a reconnection attempt (the watcher's; it does not wait on the
@@ -419,8 +421,10 @@ void shim_gate_slow(void)
         if (!atomic_load(&shim_gate_turn_) && !dmn_client_is_local(gate_client)) {
             gate_learn_device();
             shim_cuctx_t *cx = shim_backend_current();
-            if (cx)
+            if (cx) {
                 gate_cx = cx;
+                gate_cx_gen = shim_backend_gen(cx);
+            }
             SHIM_STAT_ADD(gate_waits, 1);
             gate_announce();
             gate_read_waiting(cx);
@@ -509,7 +513,7 @@ static void *gate_watch(void *arg)
          * launching threads wait in (this thread has none) */
         gate_plan_current(); /* none of a connection that ended */
         if (gate_plan_n[DMN_PLAN_EVICT] && gate_cx && !atomic_load(&shim_gate_turn_) &&
-            shim_backend_enter(gate_cx)) {
+            shim_backend_enter(gate_cx, gate_cx_gen)) {
             gate_evict_now(gate_cx);
             shim_backend_leave();
         }
