@@ -252,6 +252,15 @@ static void gate_cut(dmn_plan_kind_t kind, const dmn_range_t *ev, uint32_t n)
         COM_DEBUG(SHIM, "daemon plan: %u pieces of stored fills dropped (store full)", dropped);
 }
 
+/* The bytes of the stored orders of one kind. Under gate_mu. */
+static uint64_t gate_plan_bytes(dmn_plan_kind_t kind)
+{
+    uint64_t bytes = 0;
+    for (uint32_t i = 0; i < gate_plan_n[kind]; i++)
+        bytes += gate_plan[kind][i].len;
+    return bytes;
+}
+
 /* Called from inside a client call, so under gate_mu. */
 static void gate_on_plan(void *arg, uint64_t grant_seq, dmn_plan_kind_t kind,
                          const dmn_range_t *ranges, uint32_t n)
@@ -270,7 +279,10 @@ static void gate_on_plan(void *arg, uint64_t grant_seq, dmn_plan_kind_t kind,
          * a context) is over: carried out later it would undo this fill (a
          * fill ahead goes at this task's next wait, before the grant that
          * would carry out the eviction). */
+        uint64_t before = gate_plan_bytes(DMN_PLAN_EVICT);
         gate_cut(DMN_PLAN_EVICT, ranges, n);
+        if (gate_plan_bytes(DMN_PLAN_EVICT) != before)
+            SHIM_STAT_ADD(evict_cancelled, 1);
     }
     if (kind == DMN_PLAN_FILL && grant_seq != gate_fill_seq) {
         if (gate_plan_n[DMN_PLAN_FILL])

@@ -209,8 +209,10 @@ static void test_fill_cancels_deferred_evict(void **state)
 {
     (void)state;
     gh_out_t *o = run_script(scripted_evict_deferred, "3");
-    /* the capture kept the eviction from being carried out on arrival */
+    /* the capture kept the eviction from being carried out on arrival, and
+     * the fill ahead took its middle out */
     assert_true(o->evict_deferred > 0);
+    assert_int_equal(o->evict_cancelled, 1);
     /* the middle went to the device (the fill ahead) and stayed there */
     assert_int_equal(o->nd, 1);
     assert_int_equal(o->d[0][2], PAGE);

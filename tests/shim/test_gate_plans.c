@@ -305,7 +305,11 @@ static void test_evict_on_arrival(void **state)
             else {
                 assert_int_equal(in_pause, 0);
                 assert_true(p->evict_deferred > 0);
-                assert_true(p->nh > 0); /* done once the capture ended */
+                /* done once the capture ended, unless program 0's next grant
+                 * gave that memory back first (the daemon keeps it queued
+                 * through its pause, so that grant may come before the
+                 * capture's end): its fill then cancels the eviction */
+                assert_true(p->nh > 0 || p->evict_cancelled > 0);
             }
         }
     }
