@@ -14,6 +14,15 @@
 
 struct shim_cuctx {
     _Atomic uintptr_t ctx; /* CUcontext; BACKEND_RETIRED once the context is destroyed */
+    /* Bumped each time the entry is given to a context (backend_create):
+     * who keeps an entry across calls (the gate's watcher) checks it. */
+    _Atomic uint32_t gen;
+    /* Retired entries: the context the entry had (under backend_lock), and
+     * whether that context is gone, so the entry may be given to another:
+     * one retired while its context lives on (its stream left to a capture,
+     * shim_backend_after_queued) becomes free only when that context goes. */
+    uintptr_t was;
+    bool reusable;
     CUdevice dev;
     CUstream mig;
     CUevent ev;
@@ -24,6 +33,7 @@ struct shim_cuctx {
 static shim_cuctx_t backend_ctx[BACKEND_MAX_CTX];
 static _Atomic size_t backend_nctx;
 static pthread_mutex_t backend_lock = PTHREAD_MUTEX_INITIALIZER;
+static atomic_bool backend_full_warned;
 static _Atomic uint32_t backend_epoch; /* bumped when an entry retires */
 static __thread CUcontext backend_last_ctx;
 static __thread shim_cuctx_t *backend_last;
@@ -56,9 +66,17 @@ static shim_cuctx_t *backend_create(CUcontext ctx)
             c = &backend_ctx[i];
             goto out_unlock;
         }
-    if (n == BACKEND_MAX_CTX) {
-        COM_WARN(SHIM, "more than %d CUDA contexts: no migration stream for context %p",
-                 BACKEND_MAX_CTX, (void *)ctx);
+    /* a free entry: a new one, else one whose context was destroyed */
+    size_t slot = n;
+    for (size_t i = 0; slot == BACKEND_MAX_CTX && i < n; i++)
+        if (backend_ctx[i].reusable)
+            slot = i;
+    if (slot == BACKEND_MAX_CTX) {
+        if (!atomic_exchange(&backend_full_warned, true))
+            COM_WARN(SHIM,
+                     "more than %d live CUDA contexts: no migration stream (no prefetch) "
+                     "for context %p and later ones while they last",
+                     BACKEND_MAX_CTX, (void *)ctx);
         goto out_unlock;
     }
     shim_cuctx_t tmp = {.ctx = (uintptr_t)ctx};
@@ -77,14 +95,22 @@ static shim_cuctx_t *backend_create(CUcontext ctx)
                  (void *)ctx, (int)r);
         goto out_unlock;
     }
-    c = &backend_ctx[n];
-    atomic_store(&c->ctx, (uintptr_t)ctx);
+    /* A reused entry's context is gone: a thread still holding the entry
+     * would be using a destroyed context (the driver leaves that undefined),
+     * the watcher checks gen, and the threads' caches the epoch, bumped when
+     * it retired. The context is published last. */
+    c = &backend_ctx[slot];
+    c->reusable = false;
+    c->was = 0;
     c->dev = tmp.dev;
     c->mig = tmp.mig;
     c->ev = tmp.ev;
     c->ev_queued = tmp.ev_queued;
     atomic_store(&c->seq, 0);
-    atomic_store(&backend_nctx, n + 1);
+    atomic_fetch_add(&c->gen, 1);
+    atomic_store(&c->ctx, (uintptr_t)ctx);
+    if (slot == n)
+        atomic_store(&backend_nctx, n + 1);
 out_unlock:
     pthread_mutex_unlock(&backend_lock);
     return c;
@@ -94,24 +120,31 @@ void shim_backend_forget(CUcontext ctx)
 {
     pthread_mutex_lock(&backend_lock);
     size_t n = atomic_load(&backend_nctx);
-    for (size_t i = 0; i < n; i++)
-        if (atomic_load(&backend_ctx[i].ctx) == (uintptr_t)ctx) {
-            /* never reused: another thread may still hold the entry (its
-             * stream and events went with the context; calls on them fail) */
-            atomic_store(&backend_ctx[i].ctx, BACKEND_RETIRED);
+    for (size_t i = 0; i < n; i++) {
+        shim_cuctx_t *c = &backend_ctx[i];
+        uintptr_t v = atomic_load(&c->ctx);
+        if (v == (uintptr_t)ctx) {
+            /* its stream and events went with the context; a later context
+             * may get the entry (backend_create) */
+            atomic_store(&c->ctx, BACKEND_RETIRED);
+            c->reusable = true;
             atomic_fetch_add(&backend_epoch, 1);
+        } else if (v == BACKEND_RETIRED && c->was == (uintptr_t)ctx) {
+            c->reusable = true; /* retired earlier, its stream left to a capture: gone now */
         }
+    }
     pthread_mutex_unlock(&backend_lock);
 }
 
 /* See backend_cuda.h. The test: test_gate_plans test_evict_on_arrival,
  * the context destroyed as the watcher pushes it (the double counts a
  * context destroyed while another thread has it pushed). */
-bool shim_backend_enter(shim_cuctx_t *c)
+bool shim_backend_enter(shim_cuctx_t *c, uint32_t gen)
 {
     pthread_rwlock_rdlock(&backend_destroy_lock);
     uintptr_t ctx = atomic_load(&c->ctx);
-    if (ctx != BACKEND_RETIRED && SHIM_CALL(cuCtxPushCurrent_v2, (CUcontext)ctx) == CUDA_SUCCESS)
+    if (ctx != BACKEND_RETIRED && atomic_load(&c->gen) == gen &&
+        SHIM_CALL(cuCtxPushCurrent_v2, (CUcontext)ctx) == CUDA_SUCCESS)
         return true;
     pthread_rwlock_unlock(&backend_destroy_lock);
     return false;
@@ -143,8 +176,11 @@ void shim_backend_destroy_end(bool locked)
 static void backend_retire(shim_cuctx_t *c, uintptr_t ctx)
 {
     pthread_mutex_lock(&backend_lock);
-    if (atomic_compare_exchange_strong(&c->ctx, &ctx, BACKEND_RETIRED))
+    uintptr_t had = ctx;
+    if (atomic_compare_exchange_strong(&c->ctx, &ctx, BACKEND_RETIRED)) {
+        c->was = had; /* free once that context is destroyed (shim_backend_forget) */
         atomic_fetch_add(&backend_epoch, 1);
+    }
     pthread_mutex_unlock(&backend_lock);
 }
 
@@ -312,6 +348,11 @@ bool shim_backend_capturing(CUstream stream, bool per_thread)
     if (SHIM_CALL(cuStreamIsCapturing, stream, &st) != CUDA_SUCCESS)
         return false;
     return st != CU_STREAM_CAPTURE_STATUS_NONE;
+}
+
+uint32_t shim_backend_gen(shim_cuctx_t *c)
+{
+    return atomic_load(&c->gen);
 }
 
 CUstream shim_backend_stream(const shim_cuctx_t *c)

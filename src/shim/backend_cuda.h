@@ -41,18 +41,27 @@ shim_cuctx_t *shim_backend_current(void);
 
 /* The context ctx was destroyed: its state (migration stream, events, which
  * went with it) is retired, so a context created later at the same handle
- * gets its own. At most 64 contexts get state over the process's life. */
+ * gets its own. A retired entry is given to a later context once the
+ * context it had is destroyed: at most 64 contexts live at once get state
+ * (a context beyond that gets no migration stream, so no prefetches and no
+ * evictions of the daemon's plans, warned once, until one of the others is
+ * destroyed); contexts created and destroyed one after another have no limit. */
 void shim_backend_forget(CUcontext ctx);
+
+/* The generation of c: it changes when c is given to another context (after
+ * its own was destroyed). Whoever keeps c across calls keeps this with it. */
+uint32_t shim_backend_gen(shim_cuctx_t *c);
 
 /*
  * Makes c's context current on the calling thread, a thread that has none of
- * its own (the gate's watcher), unless it was retired: true if it did; then
+ * its own (the gate's watcher), unless it was retired or given to another
+ * context since shim_backend_gen returned gen: true if it did; then
  * shim_backend_leave must follow, on the same thread. In between, the
  * context is not destroyed through the shim's hooks: they wait (the driver
  * may hand a destroyed context's handle to the next context created, and the
  * thread would work in that one, on the old context's stream and events).
  */
-bool shim_backend_enter(shim_cuctx_t *c);
+bool shim_backend_enter(shim_cuctx_t *c, uint32_t gen);
 void shim_backend_leave(void);
 
 /*

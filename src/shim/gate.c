@@ -35,7 +35,10 @@ static dmn_client_t *gate_client; /* guarded by gate_mu */
  * context the launching threads last waited in (gate_cx). Stored fills (FILL
  * and AHEAD) lose the ranges of every EVICT that arrives after them
  * (gate_cut): the daemon keeps counting the memory of an order as the task's
- * until it sends an eviction for it. All under gate_mu. */
+ * until it sends an eviction for it. Stored EVICT orders lose the ranges of
+ * every fill that arrives after them, which gives that memory back. Before
+ * a launching thread applies the stored fills ahead, it reads what already
+ * waits in the socket (gate_read_waiting). All under gate_mu. */
 #define GATE_PLAN_CAP 1024u
 static dmn_range_t gate_plan[3][GATE_PLAN_CAP]; /* [dmn_plan_kind_t] */
 static uint32_t gate_plan_n[3];
@@ -50,13 +53,15 @@ static uint64_t gate_plan_epoch;
  * that memory to other tasks and orders again what is still missing. */
 static uint64_t gate_fill_seq;
 static bool gate_waiting; /* a launching thread waits in dmn_client_wait_turn */
-/* The context launching threads last waited in. It may name an entry whose
- * context was destroyed since: entries are static and never reused
- * (backend_cuda.c), and shim_backend_enter refuses a retired one, so the
- * watcher then leaves the evictions for the next grant; the next wait sets
- * it again. Once entered, the context is not destroyed before the watcher
- * leaves it: the destroy hooks wait. */
+/* The context launching threads last waited in, and the entry's generation
+ * then (gate_cx_gen). It may name an entry whose context was destroyed
+ * since, or one given to a later context (backend_cuda.h): entries are
+ * static, and shim_backend_enter refuses a retired one or one of another
+ * generation, so the watcher then leaves the evictions for the next grant;
+ * the next wait sets it again. Once entered, the context is not destroyed
+ * before the watcher leaves it: the destroy hooks wait. */
 static shim_cuctx_t *gate_cx;
+static uint32_t gate_cx_gen;
 /* Whether the client was in local mode (no daemon connection) when gate_mu
  * was last taken or given back. While it is, whoever holds gate_mu may be
  * inside a reconnection attempt (the watcher's; it does not wait on the
@@ -199,7 +204,10 @@ static void gate_evict_now(shim_cuctx_t *cx)
 
 /* Takes the ranges of an eviction that just arrived out of the stored fills
  * of one kind (FILL or AHEAD; pieces that no longer fit the store are
- * dropped: a fill left out costs faults, never memory). The eviction comes
+ * dropped: a fill left out costs faults, never memory), or the ranges of a
+ * fill that just arrived out of the stored evictions (kind EVICT: see
+ * gate_on_plan; there a range whose pieces would not fit is left whole, as
+ * an eviction left out would cost memory). The eviction comes
  * from a switch after theirs: the daemon's model counts that memory as
  * given to the task then granted, and carried out after it (the fill ahead
  * at the next wait, a fill at its grant) they would take it back. The rest
@@ -217,6 +225,7 @@ static void gate_cut(dmn_plan_kind_t kind, const dmn_range_t *ev, uint32_t n)
             i++;
         if (i == gate_plan_n[kind])
             continue; /* nothing stored overlaps it */
+        uint32_t lost = 0;
         for (i = 0; i < gate_plan_n[kind]; i++) {
             uint64_t a = v[i].base, b = v[i].base + v[i].len;
             bool over = a < hi && lo < b; /* then what is left below and above it */
@@ -230,14 +239,26 @@ static void gate_cut(dmn_plan_kind_t kind, const dmn_range_t *ev, uint32_t n)
                 if (m < GATE_PLAN_CAP)
                     gate_cut_tmp[m++] = piece[j];
                 else
-                    dropped++;
+                    lost++;
             }
         }
+        if (lost && kind == DMN_PLAN_EVICT)
+            continue; /* the evictions stay whole */
+        dropped += lost;
         memcpy(v, gate_cut_tmp, m * sizeof(*v));
         gate_plan_n[kind] = m;
     }
     if (dropped)
         COM_DEBUG(SHIM, "daemon plan: %u pieces of stored fills dropped (store full)", dropped);
+}
+
+/* The bytes of the stored orders of one kind. Under gate_mu. */
+static uint64_t gate_plan_bytes(dmn_plan_kind_t kind)
+{
+    uint64_t bytes = 0;
+    for (uint32_t i = 0; i < gate_plan_n[kind]; i++)
+        bytes += gate_plan[kind][i].len;
+    return bytes;
 }
 
 /* Called from inside a client call, so under gate_mu. */
@@ -252,6 +273,16 @@ static void gate_on_plan(void *arg, uint64_t grant_seq, dmn_plan_kind_t kind,
         /* that memory went to another task: see gate_cut */
         gate_cut(DMN_PLAN_AHEAD, ranges, n);
         gate_cut(DMN_PLAN_FILL, ranges, n);
+    } else {
+        /* That memory is this task's again. An eviction of it still stored
+         * (deferred by a graph capture of the program, or kept for want of
+         * a context) is over: carried out later it would undo this fill (a
+         * fill ahead goes at this task's next wait, before the grant that
+         * would carry out the eviction). */
+        uint64_t before = gate_plan_bytes(DMN_PLAN_EVICT);
+        gate_cut(DMN_PLAN_EVICT, ranges, n);
+        if (gate_plan_bytes(DMN_PLAN_EVICT) != before)
+            SHIM_STAT_ADD(evict_cancelled, 1);
     }
     if (kind == DMN_PLAN_FILL && grant_seq != gate_fill_seq) {
         if (gate_plan_n[DMN_PLAN_FILL])
@@ -310,6 +341,21 @@ static void gate_apply_plan(void)
     gate_plan_n[DMN_PLAN_EVICT] = 0;
     if (!fills_kept)
         gate_plan_n[DMN_PLAN_FILL] = 0;
+}
+
+/* Reads, without blocking, what the daemon already sent, before a launching
+ * thread about to wait applies the stored fills ahead: an EVICT there takes
+ * its ranges out of them (gate_cut) and goes now, before anything moves to
+ * the device. Read only in the wait, it came after the fill ahead had moved
+ * memory the daemon had given to another task, held until the eviction
+ * followed on the same stream. Under gate_mu; cx: the thread's context. */
+static void gate_read_waiting(shim_cuctx_t *cx)
+{
+    if (dmn_client_is_local(gate_client))
+        return;
+    (void)dmn_client_poll(gate_client); /* the orders stored, as the watcher's are */
+    if (cx && !atomic_load(&shim_gate_turn_))
+        gate_evict_now(cx);
 }
 
 static void gate_sleep_ns(long ns)
@@ -387,10 +433,13 @@ void shim_gate_slow(void)
         if (!atomic_load(&shim_gate_turn_) && !dmn_client_is_local(gate_client)) {
             gate_learn_device();
             shim_cuctx_t *cx = shim_backend_current();
-            if (cx)
+            if (cx) {
                 gate_cx = cx;
+                gate_cx_gen = shim_backend_gen(cx);
+            }
             SHIM_STAT_ADD(gate_waits, 1);
             gate_announce();
+            gate_read_waiting(cx);
             gate_apply_ahead(); /* what the watcher thread stored */
             gmux_status_t st = GMUX_OK;
             if (!dmn_client_is_local(gate_client)) { /* the announcement may have failed */
@@ -476,7 +525,7 @@ static void *gate_watch(void *arg)
          * launching threads wait in (this thread has none) */
         gate_plan_current(); /* none of a connection that ended */
         if (gate_plan_n[DMN_PLAN_EVICT] && gate_cx && !atomic_load(&shim_gate_turn_) &&
-            shim_backend_enter(gate_cx)) {
+            shim_backend_enter(gate_cx, gate_cx_gen)) {
             gate_evict_now(gate_cx);
             shim_backend_leave();
         }

@@ -39,6 +39,7 @@
     X(gate_registrations) /* times the task registered with gmuxd (again after a restart) */       \
     X(evict_plans_early)  /* evict plans applied on arrival, while another task has the turn */    \
     X(evict_deferred)    /* tries of those put off: a stream they wait on was capturing a graph */ \
+    X(evict_cancelled)   /* fill orders that took ranges out of evictions still stored */          \
     X(streams_untracked) /* non-blocking streams not tracked (no memory): evictions not ordered    \
                             after their work */                                                    \
     X(capture_joined)    /* times the migration stream was found inside a program's capture */     \

@@ -220,6 +220,7 @@ void gh_read_out(int i, gh_out_t *o)
     o->ahead_bytes = stat_u64(json, "ahead_bytes");
     o->evict_early = stat_u64(json, "evict_plans_early");
     o->evict_deferred = stat_u64(json, "evict_deferred");
+    o->evict_cancelled = stat_u64(json, "evict_cancelled");
     o->capture_joined = stat_u64(json, "capture_joined");
 }
 

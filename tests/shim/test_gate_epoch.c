@@ -29,7 +29,6 @@
  *   memory for it). The part evicted must not be prefetched after its
  *   eviction: the shim did, at grant 1.
  */
-#include <poll.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -38,18 +37,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
 #include "common/clock.h"
-#include "daemon/endpoint.h"
 #include "daemon/proto.h"
 #include "gate_harness.h"
+#include "gate_script.h"
 #include "tproc.h"
 
 static char go[256];
@@ -59,103 +56,6 @@ static gh_spec_t spec = {"batch", "9", "20", "1000", "0", "1", go, NULL, NULL};
 
 #define FILL_OFF  8192u  /* the dead daemon's orders, offsets in the largest range */
 #define AHEAD_OFF 65536u /* of the program's PENDING, 4 KiB each */
-
-/* Reads one whole message from a blocking socket (with a receive timeout);
- * 0 and *m decoded, or -1. */
-static int read_msg(int fd, uint8_t *buf, dmn_msg_t *m)
-{
-    size_t len = 0, want = DMN_PROTO_HDR_SIZE;
-    while (len < want) {
-        ssize_t n = read(fd, buf + len, want - len);
-        if (n <= 0)
-            return -1;
-        len += (size_t)n;
-        dmn_hdr_t h;
-        if (len == DMN_PROTO_HDR_SIZE && want == DMN_PROTO_HDR_SIZE) {
-            if (dmn_proto_read_hdr(buf, len, &h) != GMUX_OK)
-                return -1;
-            want += h.length;
-        }
-    }
-    return dmn_proto_decode(buf, len, m) == GMUX_OK ? 0 : -1;
-}
-
-/* Reads messages until one of the given type (others skipped). */
-static int read_until(int fd, uint8_t *buf, dmn_msg_type_t type, dmn_msg_t *m)
-{
-    for (int i = 0; i < 10000; i++) {
-        if (read_msg(fd, buf, m) != 0)
-            return -1;
-        if (m->hdr.type == type)
-            return 0;
-    }
-    return -1;
-}
-
-static int send_all(int fd, const uint8_t *buf, size_t len)
-{
-    return len > 0 && write(fd, buf, len) == (ssize_t)len ? 0 : -1;
-}
-
-/* Listens on gh_sock, says so on `ready`, accepts connections until the
- * shim's REGISTER and answers it (gmux run's connections come first: the
- * probe for a daemon, closed at once; the one it holds, which sends QUERY),
- * then reads the program's first PENDING into *m. The connections go to
- * fds/nfd. The task's socket, or -(the step that failed). */
-static int accept_task(int ready, uint8_t *buf, int *fds, int *nfd, dmn_msg_t *m)
-{
-    int lfd, lk, task = -1;
-    if (dmn_endpoint_listen(gh_sock, DMN_NO_GROUP, &lfd, &lk) != GMUX_OK)
-        return -10;
-    (void)!write(ready, "r", 1);
-    close(ready);
-    while (task < 0 && *nfd < 8) {
-        struct pollfd pf = {lfd, POLLIN, 0}; /* the listening socket does not block */
-        int fd = poll(&pf, 1, 60000) == 1 ? accept(lfd, NULL, NULL) : -1;
-        if (fd < 0)
-            return -11;
-        struct timeval tv = {60, 0};
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-        fds[(*nfd)++] = fd;
-        if (read_msg(fd, buf, m) == 0 && m->hdr.type == DMN_MSG_REGISTER)
-            task = fd;
-    }
-    if (task < 0)
-        return -12;
-    dmn_msg_registered_t r = {1, 0, 20 * COM_NS_PER_MS};
-    if (send_all(task, buf, dmn_proto_encode_registered(buf, DMN_PROTO_MAX_MSG, 1, &r)) != 0 ||
-        read_until(task, buf, DMN_MSG_PENDING, m) != 0)
-        return -13;
-    return task;
-}
-
-/* Waits until the program paused (gate_prog's OUTFILE.paused): 0, or -1. */
-static int wait_paused(void)
-{
-    char paused[256];
-    snprintf(paused, sizeof(paused), "%s.paused", gh_path("out0"));
-    struct stat st;
-    for (int i = 0; i < 6000 && stat(paused, &st) != 0; i++)
-        gh_sleep_ms(10);
-    return stat(paused, &st) == 0 ? 0 : -1;
-}
-
-/* accept_task, then the largest range of the program's PENDING in *big (the
- * buffer the scripts place their orders in): the task's socket, or minus the
- * step that failed (14: none of 1 MiB or more). */
-static int accept_big(int ready, uint8_t *buf, int *fds, int *nfd, dmn_msg_t *m, dmn_range_t *big)
-{
-    int task = accept_task(ready, buf, fds, nfd, m);
-    if (task < 0)
-        return task;
-    *big = (dmn_range_t){0, 0};
-    for (uint32_t i = 0; i < m->u.ranges.n_ranges; i++) {
-        dmn_range_t x = dmn_proto_range_at(&m->u.ranges, i);
-        if (x.len > big->len)
-            *big = x;
-    }
-    return big->len < 1u << 20 ? -14 : task;
-}
 
 /* The scripted daemon: answers the program's REGISTER, grants its PENDING,
  * and once the program paused holding the turn sends it a fill and a fill
@@ -168,38 +68,33 @@ static int scripted_daemon(int ready)
     int fds[8], nfd = 0;
     dmn_msg_t m;
     dmn_range_t big;
-    int task = accept_big(ready, buf, fds, &nfd, &m, &big);
+    int task = gs_accept_big(ready, buf, fds, &nfd, &m, &big);
     if (task < 0)
         return -task;
     dmn_msg_grant_t g = {1, 20 * COM_NS_PER_MS, m.u.ranges.seq};
-    if (send_all(task, buf, dmn_proto_encode_grant(buf, sizeof(buf), 2, DMN_MSG_GRANT, &g)) != 0)
+    if (gs_send_all(task, buf, dmn_proto_encode_grant(buf, sizeof(buf), 2, DMN_MSG_GRANT, &g)) != 0)
         return 15;
     /* the program holds the turn and paused: its launching thread is out of
      * the gate, so what comes now is read by the watcher thread */
-    if (wait_paused() != 0)
+    if (gs_wait_file("out0.paused") != 0)
         return 16;
     dmn_range_t fill = {big.base + FILL_OFF, 4096}, ahead = {big.base + AHEAD_OFF, 4096};
     dmn_msg_grant_t rv = {1, 0, 0};
-    if (send_all(task, buf,
-                 dmn_proto_encode_ranges(buf, sizeof(buf), 3, DMN_MSG_PLAN, DMN_PLAN_FILL, 1, &fill,
-                                         1)) != 0 ||
-        send_all(task, buf,
-                 dmn_proto_encode_ranges(buf, sizeof(buf), 4, DMN_MSG_PLAN, DMN_PLAN_AHEAD, 1,
-                                         &ahead, 1)) != 0 ||
-        send_all(task, buf, dmn_proto_encode_grant(buf, sizeof(buf), 5, DMN_MSG_REVOKE, &rv)) != 0)
+    if (gs_send_all(task, buf,
+                    dmn_proto_encode_ranges(buf, sizeof(buf), 3, DMN_MSG_PLAN, DMN_PLAN_FILL, 1,
+                                            &fill, 1)) != 0 ||
+        gs_send_all(task, buf,
+                    dmn_proto_encode_ranges(buf, sizeof(buf), 4, DMN_MSG_PLAN, DMN_PLAN_AHEAD, 1,
+                                            &ahead, 1)) != 0 ||
+        gs_send_all(task, buf, dmn_proto_encode_grant(buf, sizeof(buf), 5, DMN_MSG_REVOKE, &rv)) !=
+            0)
         return 17;
-    if (read_until(task, buf, DMN_MSG_RELEASE, &m) != 0)
+    if (gs_read_until(task, buf, DMN_MSG_RELEASE, &m) != 0)
         return 18;
     unlink(gh_sock); /* dies: every connection closes */
     for (int i = 0; i < nfd; i++)
         close(fds[i]);
     return 0;
-}
-
-/* Reads messages until one of type `type` that follows one of type `after`. */
-static int read_after(int fd, uint8_t *buf, dmn_msg_type_t after, dmn_msg_type_t type, dmn_msg_t *m)
-{
-    return read_until(fd, buf, after, m) == 0 ? read_until(fd, buf, type, m) : -1;
 }
 
 /* The scripted daemon of the unused grant: grants turn 1; once the program
@@ -217,16 +112,18 @@ static int scripted_unused_grant(int ready)
     int fds[8], nfd = 0;
     dmn_msg_t m;
     dmn_range_t big;
-    int task = accept_big(ready, buf, fds, &nfd, &m, &big);
+    int task = gs_accept_big(ready, buf, fds, &nfd, &m, &big);
     if (task < 0)
         return -task;
     dmn_msg_grant_t g = {1, 20 * COM_NS_PER_MS, m.u.ranges.seq};
-    if (send_all(task, buf, dmn_proto_encode_grant(buf, sizeof(buf), 2, DMN_MSG_GRANT, &g)) != 0 ||
-        wait_paused() != 0)
+    if (gs_send_all(task, buf, dmn_proto_encode_grant(buf, sizeof(buf), 2, DMN_MSG_GRANT, &g)) !=
+            0 ||
+        gs_wait_file("out0.paused") != 0)
         return 15;
     g = (dmn_msg_grant_t){1, 0, 0};
-    if (send_all(task, buf, dmn_proto_encode_grant(buf, sizeof(buf), 3, DMN_MSG_REVOKE, &g)) != 0 ||
-        read_after(task, buf, DMN_MSG_RELEASE, DMN_MSG_PENDING, &m) != 0)
+    if (gs_send_all(task, buf, dmn_proto_encode_grant(buf, sizeof(buf), 3, DMN_MSG_REVOKE, &g)) !=
+            0 ||
+        gs_read_after(task, buf, DMN_MSG_RELEASE, DMN_MSG_PENDING, &m) != 0)
         return 16;
     dmn_range_t stale = {big.base + FILL_OFF, STALE_LEN}, good = {big.base + AHEAD_OFF, GOOD_LEN};
     size_t at = 0;
@@ -235,19 +132,19 @@ static int scripted_unused_grant(int ready)
                                   &stale, 1);
     at += dmn_proto_encode_grant(out + at, sizeof(out) - at, 5, DMN_MSG_GRANT, &g2);
     at += dmn_proto_encode_grant(out + at, sizeof(out) - at, 6, DMN_MSG_REVOKE, &r2);
-    if (send_all(task, out, at) != 0)
+    if (gs_send_all(task, out, at) != 0)
         return 17;
     gh_touch("go");
-    if (read_after(task, buf, DMN_MSG_RELEASE, DMN_MSG_PENDING, &m) != 0)
+    if (gs_read_after(task, buf, DMN_MSG_RELEASE, DMN_MSG_PENDING, &m) != 0)
         return 18;
     at = 0;
     dmn_msg_grant_t g3 = {3, 20 * COM_NS_PER_MS, m.u.ranges.seq};
     at += dmn_proto_encode_ranges(out + at, sizeof(out) - at, 7, DMN_MSG_PLAN, DMN_PLAN_FILL, 3,
                                   &good, 1);
     at += dmn_proto_encode_grant(out + at, sizeof(out) - at, 8, DMN_MSG_GRANT, &g3);
-    if (send_all(task, out, at) != 0)
+    if (gs_send_all(task, out, at) != 0)
         return 19;
-    while (read_msg(task, buf, &m) == 0) /* until the program ends */
+    while (gs_read_msg(task, buf, &m) == 0) /* until the program ends */
         ;
     unlink(gh_sock);
     for (int i = 0; i < nfd; i++)
@@ -272,12 +169,13 @@ static int scripted_ahead_taken_back(int ready)
     int fds[8], nfd = 0;
     dmn_msg_t m;
     dmn_range_t big;
-    int task = accept_big(ready, buf, fds, &nfd, &m, &big);
+    int task = gs_accept_big(ready, buf, fds, &nfd, &m, &big);
     if (task < 0)
         return -task;
     dmn_msg_grant_t g = {1, 20 * COM_NS_PER_MS, m.u.ranges.seq};
-    if (send_all(task, buf, dmn_proto_encode_grant(buf, sizeof(buf), 2, DMN_MSG_GRANT, &g)) != 0 ||
-        wait_paused() != 0)
+    if (gs_send_all(task, buf, dmn_proto_encode_grant(buf, sizeof(buf), 2, DMN_MSG_GRANT, &g)) !=
+            0 ||
+        gs_wait_file("out0.paused") != 0)
         return 15;
     dmn_range_t ahead[2] = {{big.base + STALE_X, 3 * 4096}, {big.base + STALE_Y, 4096}};
     dmn_range_t evict = {big.base + STALE_X + 4096, 4096};
@@ -288,17 +186,18 @@ static int scripted_ahead_taken_back(int ready)
     at += dmn_proto_encode_ranges(out + at, sizeof(out) - at, 4, DMN_MSG_PLAN, DMN_PLAN_EVICT, 3,
                                   &evict, 1);
     at += dmn_proto_encode_grant(out + at, sizeof(out) - at, 5, DMN_MSG_REVOKE, &r1);
-    if (send_all(task, out, at) != 0 || read_until(task, buf, DMN_MSG_RELEASE, &m) != 0)
+    if (gs_send_all(task, out, at) != 0 || gs_read_until(task, buf, DMN_MSG_RELEASE, &m) != 0)
         return 16;
     gh_touch("go");
     /* the watcher's PENDING after its RELEASE, then the launching thread's */
-    if (read_until(task, buf, DMN_MSG_PENDING, &m) != 0 ||
-        read_until(task, buf, DMN_MSG_PENDING, &m) != 0)
+    if (gs_read_until(task, buf, DMN_MSG_PENDING, &m) != 0 ||
+        gs_read_until(task, buf, DMN_MSG_PENDING, &m) != 0)
         return 17;
     dmn_msg_grant_t g4 = {4, 20 * COM_NS_PER_MS, m.u.ranges.seq};
-    if (send_all(task, buf, dmn_proto_encode_grant(buf, sizeof(buf), 6, DMN_MSG_GRANT, &g4)) != 0)
+    if (gs_send_all(task, buf, dmn_proto_encode_grant(buf, sizeof(buf), 6, DMN_MSG_GRANT, &g4)) !=
+        0)
         return 18;
-    while (read_msg(task, buf, &m) == 0) /* until the program ends */
+    while (gs_read_msg(task, buf, &m) == 0) /* until the program ends */
         ;
     unlink(gh_sock);
     for (int i = 0; i < nfd; i++)
@@ -317,7 +216,7 @@ static int scripted_fill_taken_back(int ready)
     int fds[8], nfd = 0;
     dmn_msg_t m;
     dmn_range_t big;
-    int task = accept_big(ready, buf, fds, &nfd, &m, &big);
+    int task = gs_accept_big(ready, buf, fds, &nfd, &m, &big);
     if (task < 0)
         return -task;
     dmn_range_t fill = {big.base + STALE_X, 3 * 4096}, evict = {big.base + STALE_X + 4096, 4096};
@@ -328,10 +227,10 @@ static int scripted_fill_taken_back(int ready)
     at += dmn_proto_encode_grant(out + at, sizeof(out) - at, 3, DMN_MSG_GRANT, &g);
     at += dmn_proto_encode_ranges(out + at, sizeof(out) - at, 4, DMN_MSG_PLAN, DMN_PLAN_EVICT, 2,
                                   &evict, 1);
-    if (send_all(task, out, at) != 0)
+    if (gs_send_all(task, out, at) != 0)
         return 15;
     gh_touch("go");
-    while (read_msg(task, buf, &m) == 0) /* until the program ends */
+    while (gs_read_msg(task, buf, &m) == 0) /* until the program ends */
         ;
     unlink(gh_sock);
     for (int i = 0; i < nfd; i++)
@@ -357,50 +256,6 @@ static int program_registered(void)
     return 0;
 }
 
-/* Starts the scripted daemon script (a child that writes one byte to its
- * pipe once it listens) and then program 0 of spec under the gate; the
- * program's environment (GMUX_POLICY, GMUX_GATE_IDLE_MS) is the caller's,
- * set back to this file's defaults once it started. */
-static void start_pair(int (*script)(int), pid_t *fake, pid_t *prog)
-{
-    int p[2];
-    assert_int_equal(pipe(p), 0);
-    *fake = fork();
-    assert_true(*fake >= 0);
-    if (*fake == 0) {
-        close(p[0]);
-        _exit(script(p[1]));
-    }
-    close(p[1]);
-    char b;
-    assert_int_equal(read(p[0], &b, 1), 1);
-    close(p[0]);
-    char *const *argv = gh_prog_argv(0, &spec, 1);
-    *prog = fork();
-    assert_true(*prog >= 0);
-    if (*prog == 0) {
-        execv(argv[0], argv);
-        _exit(127);
-    }
-    setenv("GMUX_POLICY", "proactive", 1);
-    setenv("GMUX_GATE_IDLE_MS", "200", 1);
-}
-
-/* Waits (120 s at most) for the scripted daemon to end its script; fails
- * the test, killing both, unless it exited 0. */
-static void wait_script(pid_t fake, pid_t prog)
-{
-    int fs = -1;
-    for (int i = 0; i < 12000 && waitpid(fake, &fs, WNOHANG) == 0; i++)
-        gh_sleep_ms(10);
-    if (!WIFEXITED(fs) || WEXITSTATUS(fs) != 0) {
-        kill(fake, SIGKILL);
-        kill(prog, SIGKILL);
-        waitpid(prog, NULL, 0);
-        fail_msg("scripted daemon: status %d", fs);
-    }
-}
-
 static void test_dead_daemon_orders_void(void **state)
 {
     (void)state;
@@ -410,8 +265,8 @@ static void test_dead_daemon_orders_void(void **state)
     /* no IDLE while paused: the turn stays held until the REVOKE */
     setenv("GMUX_GATE_IDLE_MS", "600000", 1);
     pid_t fake, prog;
-    start_pair(scripted_daemon, &fake, &prog);
-    wait_script(fake, prog);
+    gs_start_pair(&spec, scripted_daemon, &fake, &prog);
+    gs_wait_script(fake, prog);
     pid_t d = gh_start_daemon("none");
     int joined = program_registered();
     gh_touch("go");
@@ -444,8 +299,8 @@ static void test_unused_grant_fill_void(void **state)
     setenv("GMUX_POLICY", "demand", 1);       /* no prefetch of its own: only orders */
     setenv("GMUX_GATE_IDLE_MS", "600000", 1); /* no IDLE while paused */
     pid_t fake, prog;
-    start_pair(scripted_unused_grant, &fake, &prog);
-    wait_script(fake, prog);
+    gs_start_pair(&spec, scripted_unused_grant, &fake, &prog);
+    gs_wait_script(fake, prog);
     int ps = -1;
     assert_int_equal(waitpid(prog, &ps, 0), prog);
     assert_true(WIFEXITED(ps) && WEXITSTATUS(ps) == 0);
@@ -486,8 +341,8 @@ static void check_taken_back(int (*script)(int), int with_y)
     setenv("GMUX_POLICY", "demand", 1);       /* no prefetch of its own: only orders */
     setenv("GMUX_GATE_IDLE_MS", "600000", 1); /* no IDLE while paused */
     pid_t fake, prog;
-    start_pair(script, &fake, &prog);
-    wait_script(fake, prog);
+    gs_start_pair(&spec, script, &fake, &prog);
+    gs_wait_script(fake, prog);
     int ps = -1;
     assert_int_equal(waitpid(prog, &ps, 0), prog);
     assert_true(WIFEXITED(ps) && WEXITSTATUS(ps) == 0);

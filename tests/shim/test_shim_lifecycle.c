@@ -164,6 +164,36 @@ static void test_context_at_reused_handle_gets_own_stream(void **state)
     assert_true(streams[0] != streams[1]);
 }
 
+/* A long-running program creates and destroys more contexts than the
+ * shim's table of context state holds (64): every context's launches still
+ * get their prefetches, on a migration stream of the context's own. Before,
+ * a destroyed context's entry was never used again, and from the 65th
+ * context on no launch was prefetched for. */
+static void test_many_contexts_keep_prefetching(void **state)
+{
+    (void)state;
+    PFN_cuCtxCreate_v3020 create = (PFN_cuCtxCreate_v3020)get("cuCtxCreate", 3020, LEGACY);
+    PFN_cuCtxDestroy_v4000 destroy = GET(PFN_cuCtxDestroy_v4000, "cuCtxDestroy", 12000);
+    PFN_cuLaunchKernel_v4000 launch = GET(PFN_cuLaunchKernel_v4000, "cuLaunchKernel", 12000);
+    static const size_t sizes[] = {8};
+    CUfunction f = f_register("one", 1, sizes, k_nop);
+    uint64_t last = 0;
+    for (int i = 0; i < 150; i++) {
+        CUcontext c;
+        assert_int_equal(create(&c, 0, 0), CUDA_SUCCESS);
+        CUdeviceptr p = alloc(1 * MIB);
+        void *args[] = {&p};
+        f_reset();
+        assert_int_equal(launch(f, 1, 1, 1, 1, 1, 1, 0, NULL, args, NULL), CUDA_SUCCESS);
+        if (find_call("cuMemPrefetchAsync_v2", 0) < 0)
+            fail_msg("context %d: no prefetch", i);
+        uint64_t s = prefetch_stream();
+        assert_true(s != last); /* the destroyed context's stream went with it */
+        last = s;
+        assert_int_equal(destroy(c), CUDA_SUCCESS);
+    }
+}
+
 /* The primary context retained where the shim did not see it (before its
  * hooks were in place, or through a path it does not wrap: here the double's
  * own entry point), then released for the last time through the hook: the
@@ -344,6 +374,7 @@ int main(void)
         cmocka_unit_test(test_vmm_handle_mapped_twice_counts_once),
         cmocka_unit_test(test_destroyed_context_forgets_its_allocations),
         cmocka_unit_test(test_context_at_reused_handle_gets_own_stream),
+        cmocka_unit_test(test_many_contexts_keep_prefetching),
         cmocka_unit_test(test_primary_context_released_to_zero),
         cmocka_unit_test(test_primary_retained_while_released),
         cmocka_unit_test(test_primary_context_reset),

@@ -87,6 +87,10 @@ typedef void (*fake_last_release_join_fn)(void);
  * waits for fn, disarms, and returns whether the hook fired. */
 typedef void (*fake_arm_push_fn)(void *ctx, void (*fn)(void));
 typedef int (*fake_armed_push_join_fn)(void);
+/* Arms a one-shot stall of the calling thread: its next cuCtxGetCurrent
+ * creates the file mark and then waits until the file until exists (a
+ * minute at most), as a thread of a program could be descheduled there. */
+typedef void (*fake_arm_stall_fn)(const char *mark, const char *until);
 /* How many times a context went (cuCtxDestroy, or the primary context's
  * last release or reset) while a thread other than the one destroying it
  * had it pushed, counting from the push's start to its pop: the driver

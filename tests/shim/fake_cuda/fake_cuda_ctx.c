@@ -3,8 +3,11 @@
  * context, contexts created and destroyed, each thread's context stack.
  */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "fake_cuda_internal.h"
 
@@ -195,8 +198,37 @@ static bool fake_ctx_valid(CUcontext ctx)
     return ok;
 }
 
+/* fake_arm_stall's: the thread that armed it, the files, whether armed. */
+static pthread_t fake_stall_thread;
+static char fake_stall_mark[4096], fake_stall_until[4096];
+static _Atomic int fake_stall_armed;
+
+FAKE_API void fake_arm_stall(const char *mark, const char *until)
+{
+    snprintf(fake_stall_mark, sizeof(fake_stall_mark), "%s", mark);
+    snprintf(fake_stall_until, sizeof(fake_stall_until), "%s", until);
+    fake_stall_thread = pthread_self();
+    atomic_store(&fake_stall_armed, 1);
+}
+
+/* Fires the stall armed by the calling thread, if any. */
+static void fake_stall_fire(void)
+{
+    if (!atomic_load(&fake_stall_armed) || !pthread_equal(pthread_self(), fake_stall_thread) ||
+        !atomic_exchange(&fake_stall_armed, 0))
+        return;
+    FILE *f = fopen(fake_stall_mark, "w");
+    if (f)
+        fclose(f);
+    for (int i = 0; i < 6000 && access(fake_stall_until, F_OK) != 0; i++) {
+        struct timespec d = {0, 10000000L};
+        nanosleep(&d, NULL);
+    }
+}
+
 CUresult fk_cuCtxGetCurrent(CUcontext *ctx)
 {
+    fake_stall_fire();
     *ctx = fake_current();
     return CUDA_SUCCESS;
 }

@@ -146,6 +146,7 @@ FAKE_API void fake_arm_last_release(void (*fn)(void));
 FAKE_API void fake_last_release_join(void);
 FAKE_API void fake_arm_push(void *ctx, void (*fn)(void));
 FAKE_API int fake_armed_push_join(void);
+FAKE_API void fake_arm_stall(const char *mark, const char *until);
 FAKE_API unsigned fake_ctx_destroyed_in_use(void);
 /* Host kernels declare what they touch (fake CUPTI, see fake_cuda.h). */
 FAKE_API void fake_touch(const void *addr, uint64_t len, int mode);

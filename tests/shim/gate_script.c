@@ -1,0 +1,148 @@
+/* Scripted daemons for the launch-gating tests; see gate_script.h. */
+#include "gate_script.h"
+
+#include <poll.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "common/clock.h"
+#include "daemon/endpoint.h"
+
+int gs_read_msg(int fd, uint8_t *buf, dmn_msg_t *m)
+{
+    size_t len = 0, want = DMN_PROTO_HDR_SIZE;
+    while (len < want) {
+        ssize_t n = read(fd, buf + len, want - len);
+        if (n <= 0)
+            return -1;
+        len += (size_t)n;
+        dmn_hdr_t h;
+        if (len == DMN_PROTO_HDR_SIZE && want == DMN_PROTO_HDR_SIZE) {
+            if (dmn_proto_read_hdr(buf, len, &h) != GMUX_OK)
+                return -1;
+            want += h.length;
+        }
+    }
+    return dmn_proto_decode(buf, len, m) == GMUX_OK ? 0 : -1;
+}
+
+int gs_read_until(int fd, uint8_t *buf, dmn_msg_type_t type, dmn_msg_t *m)
+{
+    for (int i = 0; i < 10000; i++) {
+        if (gs_read_msg(fd, buf, m) != 0)
+            return -1;
+        if (m->hdr.type == type)
+            return 0;
+    }
+    return -1;
+}
+
+int gs_read_after(int fd, uint8_t *buf, dmn_msg_type_t after, dmn_msg_type_t type, dmn_msg_t *m)
+{
+    return gs_read_until(fd, buf, after, m) == 0 ? gs_read_until(fd, buf, type, m) : -1;
+}
+
+int gs_send_all(int fd, const uint8_t *buf, size_t len)
+{
+    return len > 0 && write(fd, buf, len) == (ssize_t)len ? 0 : -1;
+}
+
+/* gmux run's connections come first (the probe for a daemon, closed at
+ * once; the one it holds, which sends QUERY), then the shim's. */
+static int accept_task(int ready, uint8_t *buf, int *fds, int *nfd, dmn_msg_t *m)
+{
+    int lfd, lk, task = -1;
+    if (dmn_endpoint_listen(gh_sock, DMN_NO_GROUP, &lfd, &lk) != GMUX_OK)
+        return -10;
+    (void)!write(ready, "r", 1);
+    close(ready);
+    while (task < 0 && *nfd < 8) {
+        struct pollfd pf = {lfd, POLLIN, 0}; /* the listening socket does not block */
+        int fd = poll(&pf, 1, 60000) == 1 ? accept(lfd, NULL, NULL) : -1;
+        if (fd < 0)
+            return -11;
+        struct timeval tv = {60, 0};
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+        fds[(*nfd)++] = fd;
+        if (gs_read_msg(fd, buf, m) == 0 && m->hdr.type == DMN_MSG_REGISTER)
+            task = fd;
+    }
+    if (task < 0)
+        return -12;
+    dmn_msg_registered_t r = {1, 0, 20 * COM_NS_PER_MS};
+    if (gs_send_all(task, buf, dmn_proto_encode_registered(buf, DMN_PROTO_MAX_MSG, 1, &r)) != 0 ||
+        gs_read_until(task, buf, DMN_MSG_PENDING, m) != 0)
+        return -13;
+    return task;
+}
+
+int gs_accept_big(int ready, uint8_t *buf, int *fds, int *nfd, dmn_msg_t *m, dmn_range_t *big)
+{
+    int task = accept_task(ready, buf, fds, nfd, m);
+    if (task < 0)
+        return task;
+    *big = (dmn_range_t){0, 0};
+    for (uint32_t i = 0; i < m->u.ranges.n_ranges; i++) {
+        dmn_range_t x = dmn_proto_range_at(&m->u.ranges, i);
+        if (x.len > big->len)
+            *big = x;
+    }
+    return big->len < 1u << 20 ? -14 : task;
+}
+
+int gs_wait_file(const char *name)
+{
+    const char *path = gh_path(name);
+    struct stat st;
+    for (int i = 0; i < 6000 && stat(path, &st) != 0; i++)
+        gh_sleep_ms(10);
+    return stat(path, &st) == 0 ? 0 : -1;
+}
+
+void gs_start_pair(const gh_spec_t *spec, int (*script)(int), pid_t *fake, pid_t *prog)
+{
+    int p[2];
+    assert_int_equal(pipe(p), 0);
+    *fake = fork();
+    assert_true(*fake >= 0);
+    if (*fake == 0) {
+        close(p[0]);
+        _exit(script(p[1]));
+    }
+    close(p[1]);
+    char b;
+    assert_int_equal(read(p[0], &b, 1), 1);
+    close(p[0]);
+    char *const *argv = gh_prog_argv(0, spec, 1);
+    *prog = fork();
+    assert_true(*prog >= 0);
+    if (*prog == 0) {
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    setenv("GMUX_POLICY", "proactive", 1);
+    setenv("GMUX_GATE_IDLE_MS", "200", 1);
+}
+
+void gs_wait_script(pid_t fake, pid_t prog)
+{
+    int fs = -1;
+    for (int i = 0; i < 12000 && waitpid(fake, &fs, WNOHANG) == 0; i++)
+        gh_sleep_ms(10);
+    if (!WIFEXITED(fs) || WEXITSTATUS(fs) != 0) {
+        kill(fake, SIGKILL);
+        kill(prog, SIGKILL);
+        waitpid(prog, NULL, 0);
+        fail_msg("scripted daemon: status %d", fs);
+    }
+}

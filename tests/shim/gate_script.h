@@ -1,0 +1,48 @@
+/*
+ * Scripted daemons for the launch-gating tests (test_gate_epoch.c,
+ * test_gate_order.c): a child process of the test that speaks gmuxd's
+ * protocol to one gate_prog (harness: gate_harness.h) and sends it exactly
+ * the messages a case needs, in the order it needs them. Reads use blocking
+ * sockets with a receive timeout; every wait is bounded.
+ *
+ * Thread-safety: none (one scripted daemon per process).
+ */
+#ifndef GATE_SCRIPT_H
+#define GATE_SCRIPT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "daemon/proto.h"
+#include "gate_harness.h"
+
+/* Reads one whole message from a blocking socket: 0 and *m decoded, or -1. */
+int gs_read_msg(int fd, uint8_t *buf, dmn_msg_t *m);
+/* Reads messages until one of the given type (others skipped). */
+int gs_read_until(int fd, uint8_t *buf, dmn_msg_type_t type, dmn_msg_t *m);
+/* Reads messages until one of type `type` that follows one of type `after`. */
+int gs_read_after(int fd, uint8_t *buf, dmn_msg_type_t after, dmn_msg_type_t type, dmn_msg_t *m);
+int gs_send_all(int fd, const uint8_t *buf, size_t len);
+
+/* Listens on gh_sock, says so on `ready`, accepts connections until the
+ * shim's REGISTER and answers it, then reads the program's first PENDING
+ * into *m and the largest range it announces into *big (the buffer the
+ * scripts place their orders in). The connections go to fds/nfd. The task's
+ * socket, or minus the step that failed (14: no range of 1 MiB or more). */
+int gs_accept_big(int ready, uint8_t *buf, int *fds, int *nfd, dmn_msg_t *m, dmn_range_t *big);
+
+/* Waits (a minute at most) until gh_dir/name exists: 0, or -1. */
+int gs_wait_file(const char *name);
+
+/* Starts the scripted daemon script (a child that writes one byte to its
+ * pipe once it listens) and then program 0 of spec under the gate; the
+ * program's environment (GMUX_POLICY, GMUX_GATE_IDLE_MS) is the caller's,
+ * set back to "proactive" and 200 once it started. */
+void gs_start_pair(const gh_spec_t *spec, int (*script)(int), pid_t *fake, pid_t *prog);
+
+/* Waits (120 s at most) for the scripted daemon to end its script; fails
+ * the test, killing both, unless it exited 0. */
+void gs_wait_script(pid_t fake, pid_t prog);
+
+#endif /* GATE_SCRIPT_H */
