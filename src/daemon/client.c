@@ -12,6 +12,7 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/settings.h"
+#include "daemon/client_alloc.h"
 #include "daemon/endpoint.h"
 
 #define BACKOFF_MIN_NS   (10 * COM_NS_PER_MS)
@@ -21,6 +22,19 @@
  * socket buffers: four of the largest messages. More, and it goes local. */
 #define QUEUE_MAX (4 * DMN_PROTO_MAX_MSG)
 #define STALL_NS  ((uint64_t)DMN_ENDPOINT_SEND_WAIT_MS * COM_NS_PER_MS)
+/* Ranges of a PLAN handed to on_plan per call (4 KiB of stack). */
+#define PLAN_BATCH 256u
+
+/* malloc and realloc through the test seam (client_alloc.h). */
+static void *cl_malloc(size_t n)
+{
+    return dmn_client_alloc_fails() ? NULL : malloc(n);
+}
+
+static void *cl_realloc(void *p, size_t n)
+{
+    return dmn_client_alloc_fails() ? NULL : realloc(p, n);
+}
 
 struct dmn_client {
     dmn_client_opts_t opts;
@@ -133,7 +147,7 @@ static gmux_status_t send_out(dmn_client_t *c, size_t len)
         go_local(c, "the daemon does not read");
         return GMUX_OK;
     }
-    uint8_t *q = malloc(waiting + len - off); /* the part sent is dropped */
+    uint8_t *q = cl_malloc(waiting + len - off); /* the part sent is dropped */
     if (!q) {
         go_local(c, "out of memory");
         return GMUX_OK;
@@ -170,16 +184,20 @@ static int process(dmn_client_t *c, const dmn_msg_t *m)
             c->revoked = 1;
         return 0;
     case DMN_MSG_PLAN: {
-        if (!c->opts.on_plan || m->u.ranges.n_ranges == 0)
+        /* Decoded in batches on the stack, never allocated: an EVICT lost for
+         * want of memory would leave the daemon's model counting as freed
+         * memory the task still holds. */
+        if (!c->opts.on_plan)
             return 0;
-        dmn_range_t *r = malloc(m->u.ranges.n_ranges * sizeof(*r));
-        if (!r)
-            return 0; /* a lost plan costs faults, not correctness */
-        for (uint32_t i = 0; i < m->u.ranges.n_ranges; i++)
-            r[i] = dmn_proto_range_at(&m->u.ranges, i);
-        c->opts.on_plan(c->opts.plan_arg, m->u.ranges.seq, (dmn_plan_kind_t)m->u.ranges.count, r,
-                        m->u.ranges.n_ranges);
-        free(r);
+        dmn_range_t r[PLAN_BATCH];
+        uint32_t n = m->u.ranges.n_ranges;
+        for (uint32_t i = 0; i < n;) {
+            uint32_t k = 0;
+            for (; k < PLAN_BATCH && i < n; k++, i++)
+                r[k] = dmn_proto_range_at(&m->u.ranges, i);
+            c->opts.on_plan(c->opts.plan_arg, m->u.ranges.seq, (dmn_plan_kind_t)m->u.ranges.count,
+                            r, k);
+        }
         return 0;
     }
     case DMN_MSG_REGISTERED:
@@ -329,7 +347,7 @@ gmux_status_t dmn_client_open(const dmn_client_opts_t *opts, dmn_client_t **out)
     if (!opts || opts->cls > DMN_CLASS_LATENCY || opts->priority < DMN_PRIORITY_MIN ||
         opts->priority > DMN_PRIORITY_MAX)
         return GMUX_ERR_INVALID;
-    dmn_client_t *c = calloc(1, sizeof(*c));
+    dmn_client_t *c = dmn_client_alloc_fails() ? NULL : calloc(1, sizeof(*c));
     if (!c)
         return GMUX_ERR_NOMEM;
     c->opts = *opts;
@@ -397,7 +415,7 @@ gmux_status_t dmn_client_pending(dmn_client_t *c, uint32_t n_launches, const dmn
         if (ranges[i].len == 0 || ranges[i].base + ranges[i].len < ranges[i].base)
             return GMUX_ERR_INVALID;
     if (n_ranges != c->n_ranges) {
-        dmn_range_t *r = n_ranges ? realloc(c->ranges, n_ranges * sizeof(*r)) : NULL;
+        dmn_range_t *r = n_ranges ? cl_realloc(c->ranges, n_ranges * sizeof(*r)) : NULL;
         if (n_ranges && !r)
             return GMUX_ERR_NOMEM;
         if (!n_ranges)

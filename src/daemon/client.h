@@ -31,7 +31,12 @@
  * four of the largest messages wait.
  *
  * PLAN orders from the daemon are handed to the on_plan callback, from
- * inside whichever client call received them. They are the orders of the
+ * inside whichever client call received them, never lost for want of memory
+ * (an eviction lost would leave the daemon counting as freed memory the task
+ * still holds): the ranges of one PLAN message come in order, in one call or
+ * in several (256 ranges at most each) of the same kind and grant sequence,
+ * and one plan may come in several messages; a callback appends what each
+ * call brings. They are the orders of the
  * daemon on the other end of the connection they came on, and void once it
  * ends: dmn_client_epoch changes whenever a connection begins or ends, so a
  * caller that keeps orders for later drops those of another epoch (a daemon

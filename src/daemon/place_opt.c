@@ -28,6 +28,11 @@ typedef struct opt_task {
     ivset_t res;
     ivset_t bak;      /* res before the switch of generation bak_gen (undo_switch) */
     uint64_t bak_gen; /* 0: no copy for the switch under way */
+    /* Its working set (normalize), kept while its ranges keep their
+     * generation (dmn_task_view_t.ranges_gen; ws_gen 0: none kept). */
+    ivset_t ws;
+    uint64_t ws_gen;
+    uint32_t ws_n;
 } opt_task_t;
 
 struct dmn_place_opt {
@@ -35,7 +40,9 @@ struct dmn_place_opt {
     uint64_t capacity, chunk, resident, gen;
     uint64_t resident_bak; /* resident when the switch under way started */
     opt_task_t tasks[OPT_MAX_TASKS];
-    ivset_t want, need, merged;
+    int ws_cache;        /* keep working sets across switches (the default) */
+    const ivset_t *want; /* the working set of the task being planned */
+    ivset_t need, merged;
     const dmn_task_view_t *order[OPT_MAX_TASKS];
 };
 
@@ -163,6 +170,23 @@ static opt_task_t *find_task(dmn_place_opt_t *o, uint32_t id, int create)
     return free_slot;
 }
 
+/* Points o->want at t's working set from v's ranges: the one kept when they
+ * still have the generation it was built from, else built now (a failure
+ * leaves none kept). */
+static gmux_status_t working_set(dmn_place_opt_t *o, opt_task_t *t, const dmn_task_view_t *v)
+{
+    o->want = &t->ws;
+    if (o->ws_cache && v->ranges_gen && t->ws_gen == v->ranges_gen && t->ws_n == v->n_ranges)
+        return GMUX_OK;
+    t->ws_gen = 0;
+    gmux_status_t st = normalize(o, v->ranges, v->n_ranges, &t->ws);
+    if (st == GMUX_OK) {
+        t->ws_gen = v->ranges_gen;
+        t->ws_n = v->n_ranges;
+    }
+    return st;
+}
+
 /* Keeps a copy of t's resident set as it was before this switch, once per
  * switch, before the switch changes it: a switch that fails part-way is then
  * undone (undo_switch), since none of its orders are sent. */
@@ -225,15 +249,15 @@ static gmux_status_t evict_from(dmn_place_opt_t *o, opt_task_t *t, uint64_t *byt
 static gmux_status_t evict_stale(dmn_place_opt_t *o, opt_task_t *in, uint64_t *bytes,
                                  dmn_plan_t *plan)
 {
-    opt_task_t left = {1, in->id, 0, {0}, {0}, 0}; /* the stale set, shrunk by evict_from */
+    opt_task_t left = {.used = 1, .id = in->id}; /* the stale set, shrunk by evict_from */
     ivset_t all = {0}, gone = {0}, rest = {0};
     gmux_status_t st = save(o, in);
     if (st == GMUX_OK)
-        st = difference(&in->res, &o->want, &left.res);
+        st = difference(&in->res, o->want, &left.res);
     if (st == GMUX_OK)
         st = evict_from(o, &left, bytes, plan);
     if (st == GMUX_OK)
-        st = difference(&in->res, &o->want, &all);
+        st = difference(&in->res, o->want, &all);
     if (st == GMUX_OK)
         st = difference(&all, &left.res, &gone);
     if (st == GMUX_OK)
@@ -299,9 +323,9 @@ static gmux_status_t ahead_fill(dmn_place_opt_t *o, const dmn_task_view_t *tasks
     if (!t)
         return GMUX_ERR_CAPACITY;
     t->seen = o->gen;
-    gmux_status_t st = normalize(o, v->ranges, v->n_ranges, &o->want);
+    gmux_status_t st = working_set(o, t, v);
     if (st == GMUX_OK)
-        st = difference(&o->want, &t->res, &o->need);
+        st = difference(o->want, &t->res, &o->need);
     if (st != GMUX_OK || o->need.bytes == 0)
         return st;
     if (o->need.bytes > o->capacity - o->resident)
@@ -324,9 +348,9 @@ static gmux_status_t switch_to(dmn_place_opt_t *o, const dmn_task_view_t *tasks,
     opt_task_t *in = find_task(o, to->id, 0);
     if (!in)
         return GMUX_ERR_CAPACITY;
-    gmux_status_t st = normalize(o, to->ranges, to->n_ranges, &o->want);
+    gmux_status_t st = working_set(o, in, to);
     if (st == GMUX_OK)
-        st = difference(&o->want, &in->res, &o->need);
+        st = difference(o->want, &in->res, &o->need);
     if (st != GMUX_OK)
         return st;
     uint64_t need = o->need.bytes;
@@ -381,6 +405,7 @@ static gmux_status_t opt_on_switch(void *ctx, const dmn_task_view_t *tasks, size
             o->resident -= t->res.bytes;
             iv_free(&t->res);
             iv_free(&t->bak);
+            iv_free(&t->ws);
             t->used = 0;
         }
     }
@@ -410,6 +435,7 @@ gmux_status_t dmn_place_opt_create(uint64_t capacity, uint64_t chunk, dmn_place_
     if (capacity && !o->capacity)
         o->capacity = chunk;
     o->chunk = chunk;
+    o->ws_cache = 1;
     o->pl = (dmn_placement_t){"opt", o, opt_on_switch};
     *out = o;
     return GMUX_OK;
@@ -422,11 +448,18 @@ void dmn_place_opt_destroy(dmn_place_opt_t *o)
     for (int i = 0; i < OPT_MAX_TASKS; i++) {
         iv_free(&o->tasks[i].res);
         iv_free(&o->tasks[i].bak);
+        iv_free(&o->tasks[i].ws);
     }
-    iv_free(&o->want);
     iv_free(&o->need);
     iv_free(&o->merged);
     free(o);
+}
+
+void dmn_place_opt_set_ws_cache(dmn_place_opt_t *o, int on)
+{
+    o->ws_cache = on != 0;
+    for (int i = 0; i < OPT_MAX_TASKS; i++)
+        o->tasks[i].ws_gen = 0;
 }
 
 const dmn_placement_t *dmn_place_opt_placement(dmn_place_opt_t *o)

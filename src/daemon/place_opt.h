@@ -16,6 +16,9 @@
  * set minus what is resident fills the capacity still free, lowest addresses
  * first (AHEAD orders, no eviction), and counts as resident from then on.
  *
+ * A task's working set is built from its ranges once and kept while they
+ * keep their generation (dmn_task_view_t.ranges_gen), as "chunk" does.
+ *
  * A switch that fails (an allocation) leaves the residency as it was: each
  * task's intervals are copied, once per switch, before they lose any.
  *
@@ -47,6 +50,12 @@ typedef struct dmn_place_opt dmn_place_opt_t;
  * unlimited (fills only, never evictions). chunk: a power of two. */
 gmux_status_t dmn_place_opt_create(uint64_t capacity, uint64_t chunk, dmn_place_opt_t **out);
 void dmn_place_opt_destroy(dmn_place_opt_t *opt);
+
+/* Whether each task's working set, built from its ranges, is kept across
+ * switches while the ranges keep their generation (dmn_task_view_t.ranges_gen;
+ * on by default). Off, it is rebuilt at every switch: the plans are the same,
+ * only slower (for tests and the benchmark). */
+void dmn_place_opt_set_ws_cache(dmn_place_opt_t *opt, int on);
 
 /* The placement to hand to the arbiter; valid while opt lives. */
 const dmn_placement_t *dmn_place_opt_placement(dmn_place_opt_t *opt);

@@ -235,6 +235,71 @@ static void test_random_against_model(void **state)
     assert_true(ahead_chunks > 20); /* 58 with this seed: memory is free after departures */
 }
 
+/* The working sets kept across switches (while the ranges keep their
+ * generation) give the same plans as rebuilding them at every switch: random
+ * scripts where each task's ranges now stay (same generation), now change
+ * (a new one), now have none (0), run against both. */
+static void test_ws_cache_same_plans(void **state)
+{
+    (void)state;
+    dmn_place_opt_t *o[2];
+    dmn_plan_t p[2];
+    for (int k = 0; k < 2; k++) {
+        assert_int_equal(dmn_place_opt_create(20 * CH, CH, &o[k]), GMUX_OK);
+        dmn_plan_init(&p[k]);
+    }
+    dmn_place_opt_set_ws_cache(o[1], 0);
+    dmn_range_t ranges[NT][4];
+    dmn_task_view_t t[NT];
+    uint64_t gen = 0, rng = 777;
+    size_t kept = 0, orders = 0;
+    memset(t, 0, sizeof(t));
+    for (int step = 0; step < 3000; step++) {
+        int to = (int)(RAND() % NT);
+        for (int i = 0; i < NT; i++) {
+            if (step == 0 || RAND() % 4 == 0) { /* new ranges */
+                uint32_t nr = 1 + RAND() % 4;
+                for (uint32_t k = 0; k < nr; k++) {
+                    uint64_t lo = RAND() % NC, len = 1 + RAND() % 5;
+                    if (lo + len > NC)
+                        len = NC - lo;
+                    ranges[i][k] = (dmn_range_t){lo * CH + RAND() % 64, len * CH - 64};
+                }
+                t[i] = view((uint32_t)i + 1, ranges[i], nr, 0);
+                t[i].ranges_gen = RAND() % 8 ? ++gen : 0;
+            } else {
+                kept += t[i].ranges_gen != 0;
+            }
+            t[i].turn = RAND() % 3 ? RAND() % NT + 1 : DMN_TURN_NONE;
+        }
+        t[to].turn = 0;
+        int n = to != NT - 1 && RAND() % 8 == 0 ? NT - 1 : NT;
+        for (int i = 0; i < n; i++)
+            t[i].ahead = i != to && t[i].turn == 1 && RAND() % 4 != 0;
+        for (int k = 0; k < 2; k++) {
+            dmn_plan_clear(&p[k]);
+            const dmn_placement_t *pl = dmn_place_opt_placement(o[k]);
+            assert_int_equal(pl->on_switch(pl->ctx, t, (size_t)n, NULL, &t[to], &p[k]), GMUX_OK);
+        }
+        assert_int_equal(p[0].n, p[1].n);
+        for (size_t e = 0; e < p[0].n; e++) {
+            assert_int_equal(p[0].entries[e].task_id, p[1].entries[e].task_id);
+            assert_int_equal(p[0].entries[e].kind, p[1].entries[e].kind);
+            assert_int_equal(p[0].entries[e].range.base, p[1].entries[e].range.base);
+            assert_int_equal(p[0].entries[e].range.len, p[1].entries[e].range.len);
+        }
+        orders += p[0].n;
+        for (int i = 0; i < NT; i++)
+            assert_int_equal(dmn_place_opt_resident(o[0], (uint32_t)i + 1),
+                             dmn_place_opt_resident(o[1], (uint32_t)i + 1));
+    }
+    assert_true(kept > 1000 && orders > 1000); /* the cache was used; plans moved memory */
+    for (int k = 0; k < 2; k++) {
+        dmn_place_opt_destroy(o[k]);
+        dmn_plan_fini(&p[k]);
+    }
+}
+
 /* Filling ahead: the next task's working set minus what is resident, into
  * the free capacity, lowest addresses first; no eviction; at its turn only
  * the rest is filled. Nothing without a capacity or without the mark. */
@@ -329,6 +394,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_random_against_model, setup4, teardown),
         cmocka_unit_test_setup_teardown(test_unlimited_and_bad_chunk, setup4, teardown),
         cmocka_unit_test_setup_teardown(test_ahead, setup4, teardown),
+        cmocka_unit_test(test_ws_cache_same_plans),
         cmocka_unit_test(test_plan_reserve_put),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
