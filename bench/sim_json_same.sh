@@ -2,6 +2,7 @@
 # Compares `gmux sim --json --quiet` of two binaries byte for byte: every
 # built-in workload at --oversub 150, 200 and 300 and on a --sweep.
 # Usage: bench/sim_json_same.sh OLD_GMUX NEW_GMUX [WORKLOAD ...]
+# SIM_SAME_SWEEP=0 leaves the sweeps out.
 # Exit 0 when every output (and exit status) matches; prints one line a case.
 set -u
 old=$1 new=$2
@@ -12,6 +13,7 @@ trap 'rm -rf "$tmp"' EXIT
 rc=0
 for w in $workloads; do
     for mode in "--oversub 150" "--oversub 200" "--oversub 300" "--sweep"; do
+        [ "$mode" = "--sweep" ] && [ "${SIM_SAME_SWEEP:-1}" = 0 ] && continue
         plot=""
         [ "$mode" = "--sweep" ] && plot="--plot $tmp/plot"
         # shellcheck disable=SC2086 # mode and plot are lists of words
