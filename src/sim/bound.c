@@ -279,6 +279,19 @@ void sim_refuses_destroy(sim_refuses_t *u)
     free(u);
 }
 
+void sim_refuses_drop_next(sim_refuses_t *u)
+{
+    free(u->next);
+    u->next = NULL;
+}
+
+void sim_refuses_drop_blocks(sim_refuses_t *u)
+{
+    sim_bgroups_free(u->blocks);
+    u->blocks = NULL;
+    u->blocks_done = false;
+}
+
 /* A capacity the passes can run at, and their queue. */
 static gmux_status_t pass_init(const sim_refuses_t *u, uint64_t capacity_chunks, sim_bq_t *q)
 {

@@ -137,5 +137,10 @@ gmux_status_t sim_refuses_opt_blocks(sim_refuses_t *u, uint64_t capacity_chunks,
 gmux_status_t sim_refuses_wb_released(const sim_refuses_t *u, uint64_t capacity_chunks,
                                       double fetch_ns, double wb_ns, uint64_t *ns_p);
 uint64_t sim_refuses_distinct(const sim_refuses_t *u);
+/* Frees the next uses (sim_refuses_opt cannot run after) / the block-level
+ * lists (built again by a later sim_refuses_opt_blocks): for callers done
+ * with one kind of term at every capacity. */
+void sim_refuses_drop_next(sim_refuses_t *u);
+void sim_refuses_drop_blocks(sim_refuses_t *u);
 
 #endif /* SIM_BOUND_H */

@@ -1,4 +1,8 @@
-/* The transfer bound of a profiled run at one capacity (sim/run.h, docs/sim.md). */
+/* The transfer bound of a profiled run at each capacity of a sweep (sim/run.h,
+ * docs/sim.md). The terms are taken a kind at a time over every capacity, so
+ * each shared list (sim_refuses_t) is dropped once its last term is done and
+ * they do not all take memory at once. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "sim/device.h"
@@ -9,70 +13,122 @@ static uint64_t div_ceil_ns(double bytes, double bps)
     return sim_ns_ceil(bytes * 1e9 / bps);
 }
 
-gmux_status_t sim_bound_compute_with(const sim_profile_t *prof, sim_refuses_t *u,
-                                     const sim_params_t *p, uint64_t capacity_bytes, sim_bound_t *b)
+/* Chunk-level fetches and write-backs at every capacity not yet done. */
+static void chunk_terms(sim_refuses_t *u, const sim_params_t *p, const uint64_t *caps, size_t n,
+                        sim_bound_t *b, gmux_status_t *st, bool *done, uint64_t *w)
 {
-    memset(b, 0, sizeof(*b));
-    for (uint32_t t = 0; t < prof->oracle.ntasks; t++)
-        b->compute_ns += prof->oracle.tasks[t].compute_ns;
-    b->bound_ns = b->compute_ns;
-    if (!u)
-        return GMUX_OK; /* string cut at the limit: compute term only */
-    uint64_t cap = capacity_bytes / (uint64_t)p->chunk_bytes;
-    uint64_t f = 0, w = 0;
-    gmux_status_t st = sim_refuses_opt(u, cap, &f, &w);
-    if (st == GMUX_ERR_RANGE)
-        return GMUX_OK; /* string cut at the limit: compute term only */
-    if (st != GMUX_OK)
-        return st;
-    b->exact = true;
-    b->fetch_bytes = f * (uint64_t)p->chunk_bytes;
-    b->writeback_bytes = w * (uint64_t)p->chunk_bytes;
-    /* The same two terms over fault blocks count the chunks touched in part
-     * (docs/sim.md's bound, item 7); skipped, leaving the chunk-level ones,
-     * where their lists outgrow the limit or no reference is partial. */
-    uint64_t fb = 0, wb = 0, block = sim_params_fault_block(p);
-    st = sim_refstr_partial_refs(prof->refs) ? sim_refuses_opt_blocks(u, cap, &fb, &wb)
-                                             : GMUX_ERR_RANGE;
-    if (st != GMUX_OK && st != GMUX_ERR_RANGE && st != GMUX_ERR_NOMEM)
-        return st;
-    if (st == GMUX_OK && fb * block > b->fetch_bytes)
-        b->fetch_bytes = fb * block;
-    if (st == GMUX_OK && wb * block > b->writeback_bytes)
-        b->writeback_bytes = wb * block;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t f = 0, cap = caps[i] / (uint64_t)p->chunk_bytes;
+        gmux_status_t s = sim_refuses_opt(u, cap, &f, &w[i]);
+        if (s != GMUX_OK) {
+            st[i] = s == GMUX_ERR_RANGE ? GMUX_OK : s; /* RANGE: the compute term only */
+            done[i] = true;
+            continue;
+        }
+        b[i].exact = true;
+        b[i].fetch_bytes = f * (uint64_t)p->chunk_bytes;
+        b[i].writeback_bytes = w[i] * (uint64_t)p->chunk_bytes;
+    }
+}
+
+/* The same two terms over fault blocks count the chunks touched in part
+ * (docs/sim.md's bound, item 7); skipped, leaving the chunk-level ones, where
+ * their lists outgrow the limit or no reference is partial. */
+static void block_terms(const sim_profile_t *prof, sim_refuses_t *u, const sim_params_t *p,
+                        const uint64_t *caps, size_t n, sim_bound_t *b, gmux_status_t *st,
+                        bool *done)
+{
+    if (!sim_refstr_partial_refs(prof->refs))
+        return;
+    uint64_t block = sim_params_fault_block(p);
+    for (size_t i = 0; i < n; i++) {
+        if (done[i])
+            continue;
+        uint64_t fb = 0, wb = 0, cap = caps[i] / (uint64_t)p->chunk_bytes;
+        gmux_status_t s = sim_refuses_opt_blocks(u, cap, &fb, &wb);
+        if (s != GMUX_OK && s != GMUX_ERR_RANGE && s != GMUX_ERR_NOMEM) {
+            st[i] = s;
+            done[i] = true;
+            continue;
+        }
+        if (s == GMUX_OK && fb * block > b[i].fetch_bytes)
+            b[i].fetch_bytes = fb * block;
+        if (s == GMUX_OK && wb * block > b[i].writeback_bytes)
+            b[i].writeback_bytes = wb * block;
+    }
+}
+
+/* The transfer terms, then the released write-back term where it could
+ * exceed them. */
+static void final_terms(sim_refuses_t *u, const sim_params_t *p, const uint64_t *caps, size_t n,
+                        sim_bound_t *b, gmux_status_t *st, const bool *done, const uint64_t *w)
+{
     /* Transfer terms count pure bandwidth (no per-call cost): still a lower
      * bound. Fetches move at the faster of copies and demand faults. */
     double in_bps = p->fault_bps > p->h2d_bps ? p->fault_bps : p->h2d_bps;
-    uint64_t tf = div_ceil_ns((double)b->fetch_bytes, in_bps);
-    uint64_t tw = div_ceil_ns((double)b->writeback_bytes, p->d2h_bps);
-    if (tf > b->bound_ns)
-        b->bound_ns = tf;
-    if (tw > b->bound_ns)
-        b->bound_ns = tw;
-    /* Write-backs only start once their data is written: after the device has
-     * filled, say. The term is at most the last launch's earliest end plus all
-     * write-backs; it is computed only when that could exceed the others. */
     double fetch_ns = p->chunk_bytes * 1e9 / in_bps, wb_ns = p->chunk_bytes * 1e9 / p->d2h_bps;
-    double last_end = (double)sim_refuses_distinct(u) * fetch_ns;
-    if ((double)b->compute_ns > last_end)
-        last_end = (double)b->compute_ns;
-    if (w && last_end + (double)w * wb_ns > (double)b->bound_ns) {
-        st = sim_refuses_wb_released(u, cap, fetch_ns, wb_ns, &b->wb_released_ns);
-        if (st != GMUX_OK)
-            return st;
-        if (b->wb_released_ns > b->bound_ns)
-            b->bound_ns = b->wb_released_ns;
+    for (size_t i = 0; i < n; i++) {
+        if (done[i])
+            continue;
+        uint64_t tf = div_ceil_ns((double)b[i].fetch_bytes, in_bps);
+        uint64_t tw = div_ceil_ns((double)b[i].writeback_bytes, p->d2h_bps);
+        if (tf > b[i].bound_ns)
+            b[i].bound_ns = tf;
+        if (tw > b[i].bound_ns)
+            b[i].bound_ns = tw;
+        /* Write-backs only start once their data is written: after the device
+         * has filled, say. The term is at most the last launch's earliest end
+         * plus all write-backs; it is computed only when that could exceed the
+         * others. */
+        double last_end = (double)sim_refuses_distinct(u) * fetch_ns;
+        if ((double)b[i].compute_ns > last_end)
+            last_end = (double)b[i].compute_ns;
+        if (!w[i] || last_end + (double)w[i] * wb_ns <= (double)b[i].bound_ns)
+            continue;
+        uint64_t cap = caps[i] / (uint64_t)p->chunk_bytes;
+        st[i] = sim_refuses_wb_released(u, cap, fetch_ns, wb_ns, &b[i].wb_released_ns);
+        if (st[i] == GMUX_OK && b[i].wb_released_ns > b[i].bound_ns)
+            b[i].bound_ns = b[i].wb_released_ns;
     }
-    return GMUX_OK;
+}
+
+void sim_bound_compute_all(const sim_profile_t *prof, const sim_params_t *p,
+                           const uint64_t *capacity_bytes, size_t n, sim_bound_t *b,
+                           gmux_status_t *st)
+{
+    uint64_t compute = 0;
+    for (uint32_t t = 0; t < prof->oracle.ntasks; t++)
+        compute += prof->oracle.tasks[t].compute_ns;
+    for (size_t i = 0; i < n; i++) {
+        memset(&b[i], 0, sizeof(b[i]));
+        b[i].compute_ns = b[i].bound_ns = compute;
+        st[i] = GMUX_OK;
+    }
+    sim_refuses_t *u = NULL;
+    gmux_status_t s = sim_refuses_create(prof->refs, &u);
+    bool *done = calloc(n ? n : 1, sizeof(*done));
+    uint64_t *w = calloc(n ? n : 1, sizeof(*w));
+    if (s == GMUX_OK && (!done || !w))
+        s = GMUX_ERR_NOMEM;
+    if (s == GMUX_OK) {
+        chunk_terms(u, p, capacity_bytes, n, b, st, done, w);
+        sim_refuses_drop_next(u); /* read by the chunk-level fetches only */
+        block_terms(prof, u, p, capacity_bytes, n, b, st, done);
+        sim_refuses_drop_blocks(u);
+        final_terms(u, p, capacity_bytes, n, b, st, done, w);
+    } else if (s != GMUX_ERR_RANGE) { /* RANGE: string cut at the limit, compute term only */
+        for (size_t i = 0; i < n; i++)
+            st[i] = s;
+    }
+    free(done);
+    free(w);
+    sim_refuses_destroy(u);
 }
 
 gmux_status_t sim_bound_compute(const sim_profile_t *prof, const sim_params_t *p,
                                 uint64_t capacity_bytes, sim_bound_t *b)
 {
-    sim_refuses_t *u = NULL;
-    gmux_status_t st = sim_refuses_create(prof->refs, &u);
-    gmux_status_t st2 = sim_bound_compute_with(prof, u, p, capacity_bytes, b);
-    sim_refuses_destroy(u);
-    /* refused (cut at the limit): the compute term alone, as with no u */
-    return st == GMUX_OK || st == GMUX_ERR_RANGE ? st2 : st;
+    gmux_status_t st;
+    sim_bound_compute_all(prof, p, &capacity_bytes, 1, b, &st);
+    return st;
 }

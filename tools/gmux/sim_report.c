@@ -103,17 +103,21 @@ static void cfg_size(const sim_job_t *job, const sim_profile_t *prof, double pct
  * before the policies run (their peak memory adds to the profile's). */
 static void cfg_bounds(const sim_job_t *job, sim_profile_t *prof, cfg_result_t *crs, size_t n)
 {
-    sim_refuses_t *u = NULL;
-    gmux_status_t ust = sim_refuses_create(prof->refs, &u);
-    for (size_t i = 0; i < n; i++) {
-        cfg_result_t *cr = &crs[i];
+    uint64_t caps[8];
+    sim_bound_t b[8];
+    gmux_status_t st[8];
+    for (size_t i0 = 0; i0 < n; i0 += 8) {
+        size_t m = n - i0 < 8 ? n - i0 : 8;
+        for (size_t i = 0; i < m; i++)
+            caps[i] = crs[i0 + i].capacity;
         /* undefined when a launch exceeds the capacity (no policy can run): its
          * compute term alone stays, which is no bound on a run that cannot be */
-        cr->bound_st = ust == GMUX_OK || ust == GMUX_ERR_RANGE
-                           ? sim_bound_compute_with(prof, u, &job->params, cr->capacity, &cr->bound)
-                           : sim_bound_compute(prof, &job->params, cr->capacity, &cr->bound);
+        sim_bound_compute_all(prof, &job->params, caps, m, b, st);
+        for (size_t i = 0; i < m; i++) {
+            crs[i0 + i].bound = b[i];
+            crs[i0 + i].bound_st = st[i];
+        }
     }
-    sim_refuses_destroy(u);
     sim_refstr_destroy(prof->refs);
     prof->refs = NULL;
 }
