@@ -123,7 +123,8 @@ uint64_t sim_refstr_partial_refs(const sim_refstr_t *rs)
  * reference in the same lifetime (INF32 if none) and, for writes (in string
  * order, iv_end[w]), where the dirty interval it opens ends: the chunk's
  * next write, else its last reference before its free or the end of the run
- * (INF32: no later reference, so the written data is never needed again). */
+ * (INF32: no later reference, so the written data is never needed again).
+ * next may be NULL: the interval ends alone. */
 static gmux_status_t next_uses(const sim_refstr_t *rs, uint32_t *next, uint32_t *iv_end,
                                uint64_t nwrites)
 {
@@ -153,7 +154,8 @@ static gmux_status_t next_uses(const sim_refstr_t *rs, uint32_t *next, uint32_t 
         }
         if (r & REF_PART)
             continue; /* not a use of the whole chunk: in no term */
-        next[i] = last[c];
+        if (next)
+            next[i] = last[c];
         last[c] = cur;
         if (r & REF_WRITE) {
             uint32_t end = next_w[c] != INF32 ? next_w[c] : last_ref[c];
@@ -283,6 +285,22 @@ void sim_refuses_drop_next(sim_refuses_t *u)
 {
     free(u->next);
     u->next = NULL;
+}
+
+void sim_refuses_drop_ends(sim_refuses_t *u)
+{
+    free(u->iv_end);
+    u->iv_end = NULL;
+}
+
+gmux_status_t sim_refuses_rebuild_ends(sim_refuses_t *u)
+{
+    if (u->iv_end)
+        return GMUX_OK;
+    u->iv_end = malloc((u->nwrites ? u->nwrites : 1) * sizeof(*u->iv_end));
+    if (!u->iv_end)
+        return GMUX_ERR_NOMEM;
+    return next_uses(u->rs, NULL, u->iv_end, u->nwrites);
 }
 
 void sim_refuses_drop_blocks(sim_refuses_t *u)

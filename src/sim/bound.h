@@ -137,10 +137,15 @@ gmux_status_t sim_refuses_opt_blocks(sim_refuses_t *u, uint64_t capacity_chunks,
 gmux_status_t sim_refuses_wb_released(const sim_refuses_t *u, uint64_t capacity_chunks,
                                       double fetch_ns, double wb_ns, uint64_t *ns_p);
 uint64_t sim_refuses_distinct(const sim_refuses_t *u);
-/* Frees the next uses (sim_refuses_opt cannot run after) / the block-level
- * lists (built again by a later sim_refuses_opt_blocks): for callers done
- * with one kind of term at every capacity. */
+/* Frees the next uses (sim_refuses_opt cannot run after), the interval ends
+ * (sim_refuses_opt and sim_refuses_wb_released cannot run until
+ * sim_refuses_rebuild_ends, one backward pass, brings them back) or the
+ * block-level lists (built again by a later sim_refuses_opt_blocks): for
+ * callers done with one kind of term at every capacity, so that the lists do
+ * not all take memory at once. */
 void sim_refuses_drop_next(sim_refuses_t *u);
+void sim_refuses_drop_ends(sim_refuses_t *u);
+gmux_status_t sim_refuses_rebuild_ends(sim_refuses_t *u);
 void sim_refuses_drop_blocks(sim_refuses_t *u);
 
 #endif /* SIM_BOUND_H */

@@ -59,9 +59,10 @@ static void block_terms(const sim_profile_t *prof, sim_refuses_t *u, const sim_p
 }
 
 /* The transfer terms, then the released write-back term where it could
- * exceed them. */
-static void final_terms(sim_refuses_t *u, const sim_params_t *p, const uint64_t *caps, size_t n,
-                        sim_bound_t *b, gmux_status_t *st, const bool *done, const uint64_t *w)
+ * exceed them (the interval ends rebuilt, with status ends_st). */
+static void final_terms(sim_refuses_t *u, gmux_status_t ends_st, const sim_params_t *p,
+                        const uint64_t *caps, size_t n, sim_bound_t *b, gmux_status_t *st,
+                        const bool *done, const uint64_t *w)
 {
     /* Transfer terms count pure bandwidth (no per-call cost): still a lower
      * bound. Fetches move at the faster of copies and demand faults. */
@@ -86,7 +87,10 @@ static void final_terms(sim_refuses_t *u, const sim_params_t *p, const uint64_t 
         if (!w[i] || last_end + (double)w[i] * wb_ns <= (double)b[i].bound_ns)
             continue;
         uint64_t cap = caps[i] / (uint64_t)p->chunk_bytes;
-        st[i] = sim_refuses_wb_released(u, cap, fetch_ns, wb_ns, &b[i].wb_released_ns);
+        /* ends_st: the interval ends could not be rebuilt (out of memory) */
+        st[i] = ends_st != GMUX_OK
+                    ? ends_st
+                    : sim_refuses_wb_released(u, cap, fetch_ns, wb_ns, &b[i].wb_released_ns);
         if (st[i] == GMUX_OK && b[i].wb_released_ns > b[i].bound_ns)
             b[i].bound_ns = b[i].wb_released_ns;
     }
@@ -112,10 +116,13 @@ void sim_bound_compute_all(const sim_profile_t *prof, const sim_params_t *p,
         s = GMUX_ERR_NOMEM;
     if (s == GMUX_OK) {
         chunk_terms(u, p, capacity_bytes, n, b, st, done, w);
-        sim_refuses_drop_next(u); /* read by the chunk-level fetches only */
+        /* the next uses are read by the chunk-level fetches only; the interval
+         * ends again by the released term, rebuilt after the block lists */
+        sim_refuses_drop_next(u);
+        sim_refuses_drop_ends(u);
         block_terms(prof, u, p, capacity_bytes, n, b, st, done);
         sim_refuses_drop_blocks(u);
-        final_terms(u, p, capacity_bytes, n, b, st, done, w);
+        final_terms(u, sim_refuses_rebuild_ends(u), p, capacity_bytes, n, b, st, done, w);
     } else if (s != GMUX_ERR_RANGE) { /* RANGE: string cut at the limit, compute term only */
         for (size_t i = 0; i < n; i++)
             st[i] = s;
