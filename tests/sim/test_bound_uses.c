@@ -58,7 +58,8 @@ static void build(uint64_t *s, sim_refstr_t *all, sim_refstr_t *whole)
 
 /* One shared object, capacities visited down, up and again, gives what a
  * fresh computation gives at each: Belady's fetches, the fewest write-backs,
- * both over blocks, the released term and the distinct chunks. */
+ * both over blocks, the released term and the distinct chunks; also after
+ * its interval ends and block lists were dropped and built again. */
 static void test_shared_equals_fresh(void **state)
 {
     (void)state;
@@ -75,6 +76,11 @@ static void test_shared_equals_fresh(void **state)
         assert_int_equal(sim_refuses_distinct(u), sim_refstr_distinct(rs));
         for (size_t i = 0; i < sizeof(caps) / sizeof(caps[0]); i++) {
             uint64_t f, w, ef, ew, ns, ens;
+            if (i == 3) { /* dropped and built again: the same lists */
+                sim_refuses_drop_blocks(u);
+                sim_refuses_drop_ends(u);
+                assert_int_equal(sim_refuses_rebuild_ends(u), GMUX_OK);
+            }
             assert_int_equal(sim_refuses_opt(u, caps[i], &f, &w), GMUX_OK);
             assert_int_equal(sim_refstr_opt(rs, caps[i], &ef, &ew), GMUX_OK);
             assert_int_equal(f, ef);
