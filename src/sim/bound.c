@@ -119,12 +119,14 @@ uint64_t sim_refstr_partial_refs(const sim_refstr_t *rs)
     return rs->npart;
 }
 
-/* Backward pass: for each reference, the launch of the chunk's next
- * reference in the same lifetime (INF32 if none) and, for writes, where the
- * dirty interval it opens ends: the chunk's next write, else its last
- * reference before its free or the end of the run (INF32: no later
- * reference, so the written data is never needed again). */
-static gmux_status_t next_uses(const sim_refstr_t *rs, uint32_t *next, uint32_t *iv_end)
+/* Backward pass: for each whole reference, the launch of the chunk's next
+ * reference in the same lifetime (INF32 if none) and, for writes (in string
+ * order, iv_end[w]), where the dirty interval it opens ends: the chunk's
+ * next write, else its last reference before its free or the end of the run
+ * (INF32: no later reference, so the written data is never needed again).
+ * next may be NULL: the interval ends alone. */
+static gmux_status_t next_uses(const sim_refstr_t *rs, uint32_t *next, uint32_t *iv_end,
+                               uint64_t nwrites)
 {
     uint32_t *last = malloc((size_t)rs->chunk_limit * sizeof(*last));
     uint32_t *next_w = malloc((size_t)rs->chunk_limit * sizeof(*next_w));
@@ -138,6 +140,7 @@ static gmux_status_t next_uses(const sim_refstr_t *rs, uint32_t *next, uint32_t 
     for (uint32_t c = 0; c < rs->chunk_limit; c++)
         last[c] = next_w[c] = last_ref[c] = INF32;
     uint32_t cur = (uint32_t)rs->launches;
+    uint64_t w = nwrites;
     for (uint64_t i = rs->n; i-- > 0;) {
         uint32_t r = rs->refs[i];
         if (r == REF_END) {
@@ -151,11 +154,12 @@ static gmux_status_t next_uses(const sim_refstr_t *rs, uint32_t *next, uint32_t 
         }
         if (r & REF_PART)
             continue; /* not a use of the whole chunk: in no term */
-        next[i] = last[c];
+        if (next)
+            next[i] = last[c];
         last[c] = cur;
         if (r & REF_WRITE) {
             uint32_t end = next_w[c] != INF32 ? next_w[c] : last_ref[c];
-            iv_end[i] = end != INF32 && end > cur ? end : INF32;
+            iv_end[--w] = end != INF32 && end > cur ? end : INF32;
             next_w[c] = cur;
         }
         if (last_ref[c] == INF32)
@@ -167,15 +171,23 @@ static gmux_status_t next_uses(const sim_refstr_t *rs, uint32_t *next, uint32_t 
     return GMUX_OK;
 }
 
+/* A write of the whole chunk: the references with an interval end. */
+static inline bool whole_write(uint32_t r)
+{
+    return r != REF_END && (r & (REF_WRITE | REF_FREE | REF_PART)) == REF_WRITE;
+}
+
 /* Fewest write-backs of the dirty intervals opened at launch from_k or later
- * (their references start at from_pos): interval scheduling with capacity C,
- * the sweep keeping intervals and dropping the open one ending last whenever
- * more than C are open. q is scratch. */
-static uint64_t wb_sweep(const sim_refstr_t *rs, const uint32_t *iv_end, uint64_t from_pos,
+ * (their references start at from_pos, the whole writes among them at
+ * from_w): interval scheduling with capacity C, the sweep keeping intervals
+ * and dropping the open one ending last whenever more than C are open. q is
+ * scratch. */
+static uint64_t wb_sweep(const sim_refuses_t *u, uint64_t from_pos, uint64_t from_w,
                          uint32_t from_k, uint64_t capacity_chunks, sim_bq_t *q)
 {
+    const sim_refstr_t *rs = u->rs;
     sim_bq_clear(q);
-    uint64_t wbs = 0;
+    uint64_t wbs = 0, w = from_w;
     uint32_t k = from_k;
     for (uint64_t i = from_pos; i < rs->n; i++) {
         uint32_t r = rs->refs[i];
@@ -196,10 +208,27 @@ static uint64_t wb_sweep(const sim_refstr_t *rs, const uint32_t *iv_end, uint64_
             continue;
         if (sim_bq_queued(q, c) && sim_bq_key(q, c) <= k)
             sim_bq_remove(q, c); /* the interval reached its end resident: kept */
-        if ((r & REF_WRITE) && iv_end[i] != INF32)
-            sim_bq_set(q, c, iv_end[i]);
+        if (r & REF_WRITE) {
+            uint32_t end = u->iv_end[w++];
+            if (end != INF32)
+                sim_bq_set(q, c, end);
+        }
     }
     return wbs;
+}
+
+/* The most chunks one launch references, partial references included. */
+static uint64_t max_launch(const sim_refstr_t *rs)
+{
+    uint64_t in_launch = 0, most = 0;
+    for (uint64_t i = 0; i < rs->n; i++) {
+        uint32_t r = rs->refs[i];
+        if (r == REF_END)
+            in_launch = 0;
+        else if (!(r & REF_FREE) && ++in_launch > most)
+            most = in_launch;
+    }
+    return most;
 }
 
 /* GMUX_ERR_CAPACITY when a launch references more chunks than the capacity,
@@ -207,60 +236,104 @@ static uint64_t wb_sweep(const sim_refstr_t *rs, const uint32_t *iv_end, uint64_
  * it, and the passes, which skip partial references, would not see it. */
 gmux_status_t sim_refstr_launch_fits(const sim_refstr_t *rs, uint64_t capacity_chunks)
 {
-    uint64_t in_launch = 0;
-    for (uint64_t i = 0; i < rs->n; i++) {
-        uint32_t r = rs->refs[i];
-        if (r == REF_END)
-            in_launch = 0;
-        else if (!(r & REF_FREE) && ++in_launch > capacity_chunks)
-            return GMUX_ERR_CAPACITY;
+    return max_launch(rs) > capacity_chunks ? GMUX_ERR_CAPACITY : GMUX_OK;
+}
+
+static uint64_t count_distinct_all(const sim_refstr_t *rs, bool *ok);
+
+gmux_status_t sim_refuses_create(const sim_refstr_t *rs, sim_refuses_t **u_p)
+{
+    if (rs->cut || rs->launches >= INF32)
+        return GMUX_ERR_RANGE;
+    sim_refuses_t *u = calloc(1, sizeof(*u));
+    if (!u)
+        return GMUX_ERR_NOMEM;
+    u->rs = rs;
+    for (uint64_t i = 0; i < rs->n; i++)
+        u->nwrites += whole_write(rs->refs[i]);
+    bool ok = true;
+    u->next = malloc((rs->n ? rs->n : 1) * sizeof(*u->next));
+    u->iv_end = malloc((u->nwrites ? u->nwrites : 1) * sizeof(*u->iv_end));
+    gmux_status_t st = u->next && u->iv_end ? GMUX_OK : GMUX_ERR_NOMEM;
+    if (st == GMUX_OK)
+        st = next_uses(rs, u->next, u->iv_end, u->nwrites);
+    if (st == GMUX_OK) {
+        u->max_launch = max_launch(rs);
+        u->distinct = count_distinct_all(rs, &ok);
+        if (!ok)
+            st = GMUX_ERR_NOMEM;
     }
+    if (st != GMUX_OK) {
+        sim_refuses_destroy(u);
+        return st;
+    }
+    *u_p = u;
     return GMUX_OK;
 }
 
-/* What both passes need: each reference's next use and dirty-interval end
- * (8 bytes per reference) and a queue of the chunks by key. */
-typedef struct scratch {
-    uint32_t *next, *iv_end;
-    sim_bq_t q;
-} scratch_t;
-
-static void scratch_free(scratch_t *sc)
+void sim_refuses_destroy(sim_refuses_t *u)
 {
-    free(sc->next);
-    free(sc->iv_end);
-    sim_bq_free(&sc->q);
+    if (!u)
+        return;
+    free(u->next);
+    free(u->iv_end);
+    sim_bgroups_free(u->blocks);
+    free(u);
 }
 
-static gmux_status_t scratch_init(const sim_refstr_t *rs, uint64_t capacity_chunks, scratch_t *sc)
+void sim_refuses_drop_next(sim_refuses_t *u)
 {
-    memset(sc, 0, sizeof(*sc));
-    if (rs->cut || rs->launches >= INF32 || capacity_chunks == 0)
+    free(u->next);
+    u->next = NULL;
+}
+
+void sim_refuses_drop_ends(sim_refuses_t *u)
+{
+    free(u->iv_end);
+    u->iv_end = NULL;
+}
+
+gmux_status_t sim_refuses_rebuild_ends(sim_refuses_t *u)
+{
+    if (u->iv_end)
+        return GMUX_OK;
+    u->iv_end = malloc((u->nwrites ? u->nwrites : 1) * sizeof(*u->iv_end));
+    if (!u->iv_end)
+        return GMUX_ERR_NOMEM;
+    return next_uses(u->rs, NULL, u->iv_end, u->nwrites);
+}
+
+void sim_refuses_drop_blocks(sim_refuses_t *u)
+{
+    sim_bgroups_free(u->blocks);
+    u->blocks = NULL;
+    u->blocks_done = false;
+}
+
+/* A capacity the passes can run at, and their queue. */
+static gmux_status_t pass_init(const sim_refuses_t *u, uint64_t capacity_chunks, sim_bq_t *q)
+{
+    memset(q, 0, sizeof(*q));
+    if (capacity_chunks == 0)
         return GMUX_ERR_RANGE;
-    size_t nc = rs->chunk_limit ? rs->chunk_limit : 1, nr = rs->n ? rs->n : 1;
-    sc->next = malloc(nr * sizeof(*sc->next));
-    sc->iv_end = malloc(nr * sizeof(*sc->iv_end));
-    gmux_status_t st = sim_bq_init(&sc->q, nc, (uint32_t)rs->launches + 1);
-    if (st == GMUX_OK && (!sc->next || !sc->iv_end))
-        st = GMUX_ERR_NOMEM;
-    if (st == GMUX_OK)
-        st = sim_refstr_launch_fits(rs, capacity_chunks);
-    if (st == GMUX_OK)
-        st = next_uses(rs, sc->next, sc->iv_end);
-    if (st != GMUX_OK)
-        scratch_free(sc);
-    return st;
+    if (u->max_launch > capacity_chunks)
+        return GMUX_ERR_CAPACITY;
+    size_t nc = u->rs->chunk_limit ? u->rs->chunk_limit : 1;
+    return sim_bq_init(q, nc, (uint32_t)u->rs->launches + 1);
 }
 
-gmux_status_t sim_refstr_opt(const sim_refstr_t *rs, uint64_t capacity_chunks, uint64_t *fetches_p,
-                             uint64_t *writebacks_p)
+gmux_status_t sim_refuses_opt(const sim_refuses_t *u, uint64_t capacity_chunks, uint64_t *fetches_p,
+                              uint64_t *writebacks_p)
 {
-    scratch_t sc;
-    gmux_status_t st = scratch_init(rs, capacity_chunks, &sc);
-    if (st != GMUX_OK)
+    const sim_refstr_t *rs = u->rs;
+    sim_bq_t qs;
+    gmux_status_t st = pass_init(u, capacity_chunks, &qs);
+    if (st != GMUX_OK) {
+        sim_bq_free(&qs);
         return st;
-    const uint32_t *next = sc.next;
-    sim_bq_t *q = &sc.q;
+    }
+    const uint32_t *next = u->next;
+    sim_bq_t *q = &qs;
 
     /* Belady: misses under capacity. */
     uint64_t fetches = 0;
@@ -302,12 +375,26 @@ gmux_status_t sim_refstr_opt(const sim_refstr_t *rs, uint64_t capacity_chunks, u
     }
 
     /* Fewest write-backs: keep dirty intervals, drop the one ending last. */
-    uint64_t wbs = wb_sweep(rs, sc.iv_end, 0, 0, capacity_chunks, q);
+    uint64_t wbs = wb_sweep(u, 0, 0, 0, capacity_chunks, q);
     *fetches_p = fetches;
     *writebacks_p = wbs;
     st = GMUX_OK;
 out_free:
-    scratch_free(&sc);
+    sim_bq_free(q);
+    return st;
+}
+
+gmux_status_t sim_refstr_opt(const sim_refstr_t *rs, uint64_t capacity_chunks, uint64_t *fetches_p,
+                             uint64_t *writebacks_p)
+{
+    if (capacity_chunks == 0)
+        return GMUX_ERR_RANGE;
+    sim_refuses_t *u;
+    gmux_status_t st = sim_refuses_create(rs, &u);
+    if (st != GMUX_OK)
+        return st;
+    st = sim_refuses_opt(u, capacity_chunks, fetches_p, writebacks_p);
+    sim_refuses_destroy(u);
     return st;
 }
 
@@ -325,9 +412,11 @@ static inline void count_distinct(uint8_t *seen, uint32_t r, uint64_t *distinct)
     }
 }
 
-uint64_t sim_refstr_distinct(const sim_refstr_t *rs)
+/* The distinct chunks referenced; *ok false when out of memory (then 0). */
+static uint64_t count_distinct_all(const sim_refstr_t *rs, bool *ok)
 {
     uint8_t *seen = calloc(rs->chunk_limit ? rs->chunk_limit : 1, 1);
+    *ok = seen != NULL;
     if (!seen || rs->cut) {
         free(seen);
         return 0;
@@ -340,11 +429,23 @@ uint64_t sim_refstr_distinct(const sim_refstr_t *rs)
     return distinct;
 }
 
+uint64_t sim_refstr_distinct(const sim_refstr_t *rs)
+{
+    bool ok;
+    return count_distinct_all(rs, &ok);
+}
+
+uint64_t sim_refuses_distinct(const sim_refuses_t *u)
+{
+    return u->distinct;
+}
+
 /* A launch chosen for the released write-back term: where its references
- * start, and the earliest it can end. */
+ * start (and how many whole writes come before), and the earliest it can
+ * end. */
 typedef struct sample {
     uint32_t k;
-    uint64_t pos;
+    uint64_t pos, wpos;
     double end_ns;
 } sample_t;
 
@@ -360,10 +461,11 @@ static uint32_t pick_samples(const sim_refstr_t *rs, uint64_t capacity_chunks, d
     if (!seen)
         return 0;
     uint32_t n = 0, k = 0, next_eighth = eighths ? 1 : 17;
-    uint64_t distinct = 0, compute = 0, start = 0, span = hi - lo;
+    uint64_t distinct = 0, compute = 0, start = 0, span = hi - lo, writes = 0, wstart = 0;
     for (uint64_t i = 0; i < rs->n && n < max && k < hi; i++) {
         if (rs->refs[i] != REF_END) {
             count_distinct(seen, rs->refs[i], &distinct);
+            writes += whole_write(rs->refs[i]);
             continue;
         }
         compute += rs->compute[k];
@@ -378,25 +480,26 @@ static uint32_t pick_samples(const sim_refstr_t *rs, uint64_t capacity_chunks, d
         }
         if (take) {
             double fetched = (double)distinct * fetch_ns;
-            out[n++] = (sample_t){k, start, fetched > (double)compute ? fetched : (double)compute};
+            out[n++] =
+                (sample_t){k, start, wstart, fetched > (double)compute ? fetched : (double)compute};
         }
         k++;
         start = i + 1;
+        wstart = writes;
     }
     free(seen);
     return n;
 }
 
 /* The best of the samples: end of launch k plus the write-backs left after it. */
-static double best_sample(const sim_refstr_t *rs, const uint32_t *iv_end, uint64_t capacity_chunks,
-                          double wb_ns, const sample_t *smp, uint32_t n, sim_bq_t *q,
-                          uint32_t *best_i)
+static double best_sample(const sim_refuses_t *u, uint64_t capacity_chunks, double wb_ns,
+                          const sample_t *smp, uint32_t n, sim_bq_t *q, uint32_t *best_i)
 {
     double best = 0;
     for (uint32_t s = 0; s < n; s++) {
         /* the writes of launch k land when it ends: the intervals opened at k
          * or later are written back after smp[s].end_ns, on one engine */
-        uint64_t w = wb_sweep(rs, iv_end, smp[s].pos, smp[s].k, capacity_chunks, q);
+        uint64_t w = wb_sweep(u, smp[s].pos, smp[s].wpos, smp[s].k, capacity_chunks, q);
         double t = smp[s].end_ns + (double)w * wb_ns;
         if (t > best) {
             best = t;
@@ -409,36 +512,52 @@ static double best_sample(const sim_refstr_t *rs, const uint32_t *iv_end, uint64
 #define COARSE_EVEN 8
 #define FINE_EVEN   16
 
-gmux_status_t sim_refstr_wb_released(const sim_refstr_t *rs, uint64_t capacity_chunks,
-                                     double fetch_ns, double wb_ns, uint64_t *ns_p)
+gmux_status_t sim_refuses_wb_released(const sim_refuses_t *u, uint64_t capacity_chunks,
+                                      double fetch_ns, double wb_ns, uint64_t *ns_p)
 {
+    const sim_refstr_t *rs = u->rs;
     *ns_p = 0;
     uint32_t max = COARSE_EVEN + FINE_EVEN + 17;
     sample_t *smp = malloc(max * sizeof(*smp));
     if (!smp)
         return GMUX_ERR_NOMEM;
-    scratch_t sc;
-    gmux_status_t st = scratch_init(rs, capacity_chunks, &sc);
+    sim_bq_t q;
+    gmux_status_t st = pass_init(u, capacity_chunks, &q);
     if (st != GMUX_OK) {
+        sim_bq_free(&q);
         free(smp);
         return st;
     }
-    const uint32_t *iv_end = sc.iv_end;
     /* coarse: the device filling and a few points over the run; then finer
      * between the best one's neighbours. Any launch gives a valid bound. */
     uint32_t L = (uint32_t)rs->launches, bi = 0;
     uint32_t n = pick_samples(rs, capacity_chunks, fetch_ns, 0, L, COARSE_EVEN, true, smp, max);
-    double best = best_sample(rs, iv_end, capacity_chunks, wb_ns, smp, n, &sc.q, &bi);
+    double best = best_sample(u, capacity_chunks, wb_ns, smp, n, &q, &bi);
     if (n) {
         uint32_t lo = bi ? smp[bi - 1].k : 0, hi = bi + 1 < n ? smp[bi + 1].k : L;
         n = pick_samples(rs, capacity_chunks, fetch_ns, lo, hi, FINE_EVEN, false, smp, max);
-        double fine = best_sample(rs, iv_end, capacity_chunks, wb_ns, smp, n, &sc.q, &bi);
+        double fine = best_sample(u, capacity_chunks, wb_ns, smp, n, &q, &bi);
         if (fine > best)
             best = fine;
     }
     /* rounded down (and saturated): still a lower bound */
     *ns_p = best < 18446744073709551616.0 ? (uint64_t)best : UINT64_MAX;
-    scratch_free(&sc);
+    sim_bq_free(&q);
     free(smp);
     return GMUX_OK;
+}
+
+gmux_status_t sim_refstr_wb_released(const sim_refstr_t *rs, uint64_t capacity_chunks,
+                                     double fetch_ns, double wb_ns, uint64_t *ns_p)
+{
+    *ns_p = 0;
+    if (capacity_chunks == 0)
+        return GMUX_ERR_RANGE;
+    sim_refuses_t *u;
+    gmux_status_t st = sim_refuses_create(rs, &u);
+    if (st != GMUX_OK)
+        return st;
+    st = sim_refuses_wb_released(u, capacity_chunks, fetch_ns, wb_ns, ns_p);
+    sim_refuses_destroy(u);
+    return st;
 }

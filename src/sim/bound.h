@@ -28,9 +28,9 @@
  * The derivation is in docs/sim.md. Past the limit only the compute term is
  * kept (still a lower bound, a weaker one) and `exact` says so.
  *
- * Memory: 4 bytes per reference and 4 per partial one; 8 more per reference
- * while computing the chunk-level terms, with a queue of the chunks (4 bytes
- * per launch, 12 per chunk), see sim_refstr_opt_blocks for the block-level
+ * Memory: 4 bytes per reference and 4 per partial one; while computing the
+ * chunk-level terms, 4 more per reference and 4 per whole write (sim_refuses_t), with a queue of
+ * the chunks (4 bytes per launch, 12 per chunk), see sim_refstr_opt_blocks for the block-level
  * ones; O(chunks) otherwise.
  * Thread-safety: one thread.
  */
@@ -113,5 +113,39 @@ uint64_t sim_refstr_distinct(const sim_refstr_t *rs);
  */
 gmux_status_t sim_refstr_wb_released(const sim_refstr_t *rs, uint64_t capacity_chunks,
                                      double fetch_ns, double wb_ns, uint64_t *ns_p);
+
+/*
+ * The part of the passes above that no capacity changes, computed once from
+ * a complete string and shared by every capacity (an oversubscription
+ * sweep): each reference's next use, each whole write's dirty-interval end,
+ * the largest launch, the distinct chunks and, on the first
+ * sim_refuses_opt_blocks, the block-level lists. The sim_refuses_* calls
+ * return what the sim_refstr_* ones of the same name do (which build and
+ * drop one each call). rs must outlive it, unchanged.
+ * GMUX_ERR_RANGE when the string was cut (or has 2^32 launches or more).
+ * Memory: 4 bytes per reference and 4 per whole write, plus the block-level
+ * lists (sim_refstr_opt_blocks) once built.
+ */
+typedef struct sim_refuses sim_refuses_t;
+
+gmux_status_t sim_refuses_create(const sim_refstr_t *rs, sim_refuses_t **u_p);
+void sim_refuses_destroy(sim_refuses_t *u);
+gmux_status_t sim_refuses_opt(const sim_refuses_t *u, uint64_t capacity_chunks, uint64_t *fetches_p,
+                              uint64_t *writebacks_p);
+gmux_status_t sim_refuses_opt_blocks(sim_refuses_t *u, uint64_t capacity_chunks,
+                                     uint64_t *fetch_blocks_p, uint64_t *wb_blocks_p);
+gmux_status_t sim_refuses_wb_released(const sim_refuses_t *u, uint64_t capacity_chunks,
+                                      double fetch_ns, double wb_ns, uint64_t *ns_p);
+uint64_t sim_refuses_distinct(const sim_refuses_t *u);
+/* Frees the next uses (sim_refuses_opt cannot run after), the interval ends
+ * (sim_refuses_opt and sim_refuses_wb_released cannot run until
+ * sim_refuses_rebuild_ends, one backward pass, brings them back) or the
+ * block-level lists (built again by a later sim_refuses_opt_blocks): for
+ * callers done with one kind of term at every capacity, so that the lists do
+ * not all take memory at once. */
+void sim_refuses_drop_next(sim_refuses_t *u);
+void sim_refuses_drop_ends(sim_refuses_t *u);
+gmux_status_t sim_refuses_rebuild_ends(sim_refuses_t *u);
+void sim_refuses_drop_blocks(sim_refuses_t *u);
 
 #endif /* SIM_BOUND_H */

@@ -254,11 +254,25 @@ static uint32_t lowest(uint32_t m, uint64_t count)
 
 /* ---- the passes ---- */
 
+/* The lists the backward pass writes, which no capacity changes. */
+struct sim_bgroups {
+    groups_t next, ends;
+};
+
+void sim_bgroups_free(sim_bgroups_t *g)
+{
+    if (!g)
+        return;
+    free(g->next.a);
+    free(g->ends.a);
+    free(g);
+}
+
 typedef struct bscratch {
     uint32_t nb, full;
     bvals_t val;    /* per block: next use (Belady), then dirty-interval end */
     uint32_t *mask; /* per chunk: resident blocks, then blocks with an open interval */
-    groups_t next, ends;
+    sim_bgroups_t *g;
     sim_bq_t q;
 } bscratch_t;
 
@@ -266,8 +280,6 @@ static void bscratch_free(bscratch_t *sc)
 {
     bv_free(&sc->val);
     free(sc->mask);
-    free(sc->next.a);
-    free(sc->ends.a);
     sim_bq_free(&sc->q);
 }
 
@@ -309,11 +321,11 @@ static gmux_status_t backward(const sim_refstr_t *rs, bscratch_t *sc, size_t nc)
         uint32_t m = (r & REF_PART) ? rs->pmask[--pi] : full;
         if (!m)
             continue;
-        st = put_groups_bv(&sc->next, &last, c, m);
+        st = put_groups_bv(&sc->g->next, &last, c, m);
         if (st == GMUX_OK && (r & REF_WRITE)) {
-            if (bv_uniform(&next_w, c) && bv_uniform(&last_ref, c) && !sc->ends.tag_all) {
+            if (bv_uniform(&next_w, c) && bv_uniform(&last_ref, c) && !sc->g->ends.tag_all) {
                 uint32_t e = next_w.one[c] != INF32 ? next_w.one[c] : last_ref.one[c];
-                st = put(&sc->ends, e != INF32 && e > cur ? e : INF32);
+                st = put(&sc->g->ends, e != INF32 && e > cur ? e : INF32);
             } else {
                 for (uint32_t x = m; x; x &= x - 1) {
                     uint32_t b = (uint32_t)__builtin_ctz(x);
@@ -321,7 +333,7 @@ static gmux_status_t backward(const sim_refstr_t *rs, bscratch_t *sc, size_t nc)
                     uint32_t e = w != INF32 ? w : bv_get(&last_ref, c, b);
                     end[b] = e != INF32 && e > cur ? e : INF32;
                 }
-                st = put_groups(&sc->ends, end, m);
+                st = put_groups(&sc->g->ends, end, m);
             }
             if (st == GMUX_OK)
                 st = bv_set(&next_w, c, m, cur, full);
@@ -371,7 +383,7 @@ static void reset(bscratch_t *sc, size_t nc)
 static gmux_status_t belady(const sim_refstr_t *rs, bscratch_t *sc, uint64_t cap_blocks,
                             uint64_t *fetches_p)
 {
-    size_t at = sc->next.n;
+    size_t at = sc->g->next.n;
     uint64_t held = 0, fetches = 0, pi = 0, start = 0, pstart = 0;
     uint32_t k = 0, gv[32], gm[32];
     gmux_status_t st = GMUX_OK;
@@ -384,7 +396,7 @@ static gmux_status_t belady(const sim_refstr_t *rs, bscratch_t *sc, uint64_t cap
                 uint32_t m = ref_mask(rs, rs->refs[j], &pstart);
                 if (!m)
                     continue;
-                uint32_t n = get_groups(&sc->next, &at, gv, gm, m);
+                uint32_t n = get_groups(&sc->g->next, &at, gv, gm, m);
                 for (uint32_t g = 0; g < n && st == GMUX_OK; g++)
                     st = bv_set(&sc->val, c, gm[g], gv[g], sc->full);
                 rekey(sc, c);
@@ -429,7 +441,7 @@ static gmux_status_t belady(const sim_refstr_t *rs, bscratch_t *sc, uint64_t cap
 static gmux_status_t wb_sweep_blocks(const sim_refstr_t *rs, bscratch_t *sc, uint64_t cap_blocks,
                                      uint64_t *wbs_p)
 {
-    size_t at = sc->ends.n;
+    size_t at = sc->g->ends.n;
     uint64_t open = 0, wbs = 0, pi = 0;
     uint32_t k = 0, gv[32], gm[32];
     gmux_status_t st = GMUX_OK;
@@ -458,7 +470,7 @@ static gmux_status_t wb_sweep_blocks(const sim_refstr_t *rs, bscratch_t *sc, uin
         if (!reached && !(r & REF_WRITE))
             continue; /* nothing opened or closed: the key stands */
         if ((r & REF_WRITE) && m) {
-            uint32_t n = get_groups(&sc->ends, &at, gv, gm, m);
+            uint32_t n = get_groups(&sc->g->ends, &at, gv, gm, m);
             for (uint32_t g = 0; g < n && st == GMUX_OK; g++) {
                 if (gv[g] == INF32)
                     continue;
@@ -473,29 +485,59 @@ static gmux_status_t wb_sweep_blocks(const sim_refstr_t *rs, bscratch_t *sc, uin
     return st;
 }
 
-gmux_status_t sim_refstr_opt_blocks(const sim_refstr_t *rs, uint64_t capacity_chunks,
-                                    uint64_t *fetch_blocks_p, uint64_t *wb_blocks_p)
+/* Builds u's block-level lists once: GMUX_ERR_RANGE (kept) when they
+ * outgrow 4 words per reference of the limit, GMUX_ERR_NOMEM (tried again
+ * next time). */
+static gmux_status_t build_groups(sim_refuses_t *u)
 {
-    if (rs->cut || rs->launches >= INF32 || capacity_chunks == 0)
-        return GMUX_ERR_RANGE;
+    if (u->blocks_done)
+        return u->blocks_st;
+    const sim_refstr_t *rs = u->rs;
     bscratch_t sc;
     memset(&sc, 0, sizeof(sc));
     sc.nb = rs->nblocks;
     sc.full = sim_refstr_full(rs);
+    sc.g = calloc(1, sizeof(*sc.g));
+    if (!sc.g)
+        return GMUX_ERR_NOMEM;
+    sc.g->next.max = sc.g->ends.max = rs->max <= SIZE_MAX / 4 ? (size_t)rs->max * 4 : SIZE_MAX;
+    sc.g->next.tag_all = sc.g->ends.tag_all = rs->launches >= GROUP_TAG;
+    gmux_status_t st = backward(rs, &sc, rs->chunk_limit ? rs->chunk_limit : 1);
+    if (st == GMUX_OK)
+        u->blocks = sc.g;
+    else
+        sim_bgroups_free(sc.g);
+    if (st != GMUX_ERR_NOMEM) {
+        u->blocks_done = true;
+        u->blocks_st = st;
+    }
+    return st;
+}
+
+gmux_status_t sim_refuses_opt_blocks(sim_refuses_t *u, uint64_t capacity_chunks,
+                                     uint64_t *fetch_blocks_p, uint64_t *wb_blocks_p)
+{
+    const sim_refstr_t *rs = u->rs;
+    if (capacity_chunks == 0)
+        return GMUX_ERR_RANGE;
+    if (u->max_launch > capacity_chunks)
+        return GMUX_ERR_CAPACITY;
+    gmux_status_t st = build_groups(u);
+    if (st != GMUX_OK)
+        return st;
+    bscratch_t sc;
+    memset(&sc, 0, sizeof(sc));
+    sc.nb = rs->nblocks;
+    sc.full = sim_refstr_full(rs);
+    sc.g = u->blocks;
     size_t nc = rs->chunk_limit ? rs->chunk_limit : 1;
-    sc.next.max = sc.ends.max = rs->max <= SIZE_MAX / 4 ? (size_t)rs->max * 4 : SIZE_MAX;
-    sc.next.tag_all = sc.ends.tag_all = rs->launches >= GROUP_TAG;
     sc.mask = calloc(nc, sizeof(*sc.mask));
-    gmux_status_t st = bv_init(&sc.val, nc, sc.nb);
+    st = bv_init(&sc.val, nc, sc.nb);
     gmux_status_t st2 = sim_bq_init(&sc.q, nc, (uint32_t)rs->launches + 1);
     if (st == GMUX_OK)
         st = st2;
     if (st == GMUX_OK && !sc.mask)
         st = GMUX_ERR_NOMEM;
-    if (st == GMUX_OK)
-        st = sim_refstr_launch_fits(rs, capacity_chunks);
-    if (st == GMUX_OK)
-        st = backward(rs, &sc, nc);
     uint64_t cap_blocks = capacity_chunks <= UINT64_MAX / 32 ? capacity_chunks * sc.nb : UINT64_MAX,
              fetches = 0, wbs = 0;
     if (st == GMUX_OK)
@@ -509,5 +551,19 @@ gmux_status_t sim_refstr_opt_blocks(const sim_refstr_t *rs, uint64_t capacity_ch
         *fetch_blocks_p = fetches;
     }
     bscratch_free(&sc);
+    return st;
+}
+
+gmux_status_t sim_refstr_opt_blocks(const sim_refstr_t *rs, uint64_t capacity_chunks,
+                                    uint64_t *fetch_blocks_p, uint64_t *wb_blocks_p)
+{
+    if (capacity_chunks == 0)
+        return GMUX_ERR_RANGE;
+    sim_refuses_t *u;
+    gmux_status_t st = sim_refuses_create(rs, &u);
+    if (st != GMUX_OK)
+        return st;
+    st = sim_refuses_opt_blocks(u, capacity_chunks, fetch_blocks_p, wb_blocks_p);
+    sim_refuses_destroy(u);
     return st;
 }

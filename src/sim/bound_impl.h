@@ -91,4 +91,28 @@ static inline uint32_t sim_bq_key(const sim_bq_t *q, uint32_t c)
  * partial references included. */
 gmux_status_t sim_refstr_launch_fits(const sim_refstr_t *rs, uint64_t capacity_chunks);
 
+/* The block-level lists of sim_refstr_opt_blocks (bound_blocks.c). */
+typedef struct sim_bgroups sim_bgroups_t;
+void sim_bgroups_free(sim_bgroups_t *g);
+
+/*
+ * What the passes of every capacity share (sim/bound.h): per reference its
+ * next use (next[i], set for whole references only) and, per whole write
+ * reference in string order, where its dirty interval ends (iv_end[w]);
+ * the most chunks one launch references; the distinct chunks; and the
+ * block-level lists, built on first use (blocks_st caches GMUX_OK or
+ * GMUX_ERR_RANGE once built or refused).
+ */
+struct sim_refuses {
+    const sim_refstr_t *rs;
+    uint32_t *next;
+    uint32_t *iv_end;
+    uint64_t nwrites;
+    uint64_t max_launch;
+    uint64_t distinct;
+    sim_bgroups_t *blocks;
+    gmux_status_t blocks_st;
+    bool blocks_done;
+};
+
 #endif /* SIM_BOUND_IMPL_H */

@@ -166,6 +166,13 @@ typedef struct sim_bound {
 
 gmux_status_t sim_bound_compute(const sim_profile_t *prof, const sim_params_t *p,
                                 uint64_t capacity_bytes, sim_bound_t *b);
+/* The bounds of n capacities (an oversubscription sweep) into b[i], st[i]:
+ * what sim_bound_compute gives each, the work no capacity changes done once
+ * (sim_refuses_t) and its lists freed as soon as the terms that read them
+ * are done. */
+void sim_bound_compute_all(const sim_profile_t *prof, const sim_params_t *p,
+                           const uint64_t *capacity_bytes, size_t n, sim_bound_t *b,
+                           gmux_status_t *st);
 
 /* Runs one policy with the device memory of capacity_bytes (ignored by
  * oracle). GMUX_ERR_CAPACITY when one launch needs more than the capacity. */

@@ -245,6 +245,59 @@ static void test_sparse_random_within_bound(void **state)
     assert_true(raised >= 20);
 }
 
+/* A sweep's bounds in one call (sim_bound_compute_all: shared passes, lists
+ * dropped between the kinds of term) are each capacity's own bound, for
+ * capacities in no order, repeated, and too small for a launch. */
+static void test_compute_all_equals_each(void **state)
+{
+    (void)state;
+    static const uint64_t caps[] = {12, 3, 7, 1, 9, 7, 6};
+    const size_t n = sizeof(caps) / sizeof(caps[0]);
+    unsigned released = 0, refused = 0, raised = 0;
+    for (uint64_t seed = 1; seed <= 40; seed++) {
+        /* whole chunks (the released term), or sparse touches (the block terms);
+         * transfers slower than compute, write-backs slower still */
+        tsrc_spec_t spec;
+        sim_params_t p;
+        if (seed % 2) {
+            tsrc_random(&spec, seed, 1 + seed % 4, 4, 6, 60, 6, CHUNK);
+            params(&p, 8, CHUNK);
+        } else {
+            sparse_random(&spec, seed, 48);
+            params(&p, 8, 4096);
+        }
+        p.h2d_bps /= 50;
+        p.d2h_bps = p.h2d_bps / 4;
+        sim_hooks_t h = {.open = tsrc_open, .open_ctx = &spec};
+        char err[256];
+        sim_profile_t prof;
+        assert_int_equal(sim_profile_run(&p, &h, &prof, err, sizeof(err)), GMUX_OK);
+        uint64_t bytes[sizeof(caps) / sizeof(caps[0])];
+        sim_bound_t all[sizeof(caps) / sizeof(caps[0])];
+        gmux_status_t st[sizeof(caps) / sizeof(caps[0])];
+        for (size_t i = 0; i < n; i++)
+            bytes[i] = caps[i] * CHUNK;
+        sim_bound_compute_all(&prof, &p, bytes, n, all, st);
+        for (size_t i = 0; i < n; i++) {
+            sim_bound_t one;
+            assert_int_equal(sim_bound_compute(&prof, &p, bytes[i], &one), st[i]);
+            assert_memory_equal(&one, &all[i], sizeof(one));
+            released += st[i] == GMUX_OK && all[i].wb_released_ns > 0;
+            refused += st[i] == GMUX_ERR_CAPACITY;
+            raised +=
+                st[i] == GMUX_OK && all[i].bound_ns > chunk_bound(&prof, &p, caps[i], &all[i]);
+        }
+        sim_profile_clear(&prof);
+        tsrc_spec_free(&spec);
+    }
+    print_message("released term %u, refused %u, raised by blocks %u of 280\n", released, refused,
+                  raised);
+    /* the cases the phases differ in all occur */
+    assert_true(released > 10);
+    assert_true(refused > 10);
+    assert_true(raised >= 5);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -252,6 +305,7 @@ int main(void)
         cmocka_unit_test(test_random_within_bound),
         cmocka_unit_test(test_partial_bound_higher),
         cmocka_unit_test(test_sparse_random_within_bound),
+        cmocka_unit_test(test_compute_all_equals_each),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

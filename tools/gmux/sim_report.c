@@ -78,9 +78,8 @@ static const char *job_name(const sim_job_t *job)
     return job->trace ? job->trace : job->workload;
 }
 
-/* Runs every chosen policy for one device-memory size. */
-static void run_config(const sim_job_t *job, const sim_profile_t *prof, double pct,
-                       cfg_result_t *cr)
+/* The device-memory size of one configuration (the rest of cr zeroed). */
+static void cfg_size(const sim_job_t *job, const sim_profile_t *prof, double pct, cfg_result_t *cr)
 {
     memset(cr, 0, sizeof(*cr));
     uint64_t cs = (uint64_t)job->params.chunk_bytes;
@@ -97,11 +96,38 @@ static void run_config(const sim_job_t *job, const sim_profile_t *prof, double p
     }
     cr->capacity = cap;
     cr->pct = prof->footprint_bytes ? (double)prof->footprint_bytes * 100.0 / (double)cap : 0;
+}
+
+/* The transfer bounds of n sized configurations, the work no size changes
+ * done once; then the reference string, which nothing else reads, is freed
+ * before the policies run (their peak memory adds to the profile's). */
+static void cfg_bounds(const sim_job_t *job, sim_profile_t *prof, cfg_result_t *crs, size_t n)
+{
+    uint64_t caps[8];
+    sim_bound_t b[8];
+    gmux_status_t st[8];
+    for (size_t i0 = 0; i0 < n; i0 += 8) {
+        size_t m = n - i0 < 8 ? n - i0 : 8;
+        for (size_t i = 0; i < m; i++)
+            caps[i] = crs[i0 + i].capacity;
+        /* undefined when a launch exceeds the capacity (no policy can run): its
+         * compute term alone stays, which is no bound on a run that cannot be */
+        sim_bound_compute_all(prof, &job->params, caps, m, b, st);
+        for (size_t i = 0; i < m; i++) {
+            crs[i0 + i].bound = b[i];
+            crs[i0 + i].bound_st = st[i];
+        }
+    }
+    sim_refstr_destroy(prof->refs);
+    prof->refs = NULL;
+}
+
+/* Runs every chosen policy for one sized configuration. */
+static void cfg_policies(const sim_job_t *job, const sim_profile_t *prof, cfg_result_t *cr)
+{
     sim_hooks_t h = job_hooks(job);
+    uint64_t cap = cr->capacity;
     cr->st[SIM_POLICY_ORACLE] = GMUX_ERR_INVALID;
-    /* undefined when a launch exceeds the capacity (no policy can run): its
-     * compute term alone stays, which is no bound on a run that cannot be */
-    cr->bound_st = sim_bound_compute(prof, &job->params, cap, &cr->bound);
     for (int p = 0; p < SIM_POLICY_COUNT; p++) {
         if (!job->policies[p]) {
             cr->st[p] = GMUX_ERR_INVALID;
@@ -375,7 +401,9 @@ int sim_report_run(const sim_job_t *job, bool json, FILE *out)
     if (profile(job, &prof) != 0)
         return 1;
     cfg_result_t cr;
-    run_config(job, &prof, job->oversub_pct, &cr);
+    cfg_size(job, &prof, job->oversub_pct, &cr);
+    cfg_bounds(job, &prof, &cr, 1);
+    cfg_policies(job, &prof, &cr);
     if (json) {
         print_json_cfg(job, &prof, &cr, out);
         fputc('\n', out);
@@ -446,11 +474,20 @@ int sim_report_sweep(const sim_job_t *job, bool json, const char *prefix, FILE *
     char dat[1024];
     snprintf(dat, sizeof(dat), "%s.dat", prefix ? prefix : "");
     FILE *df = prefix ? fopen(dat, "w") : fopen("/dev/null", "w");
-    if (!df) {
-        fprintf(stderr, "gmux sim: cannot write %s\n", dat);
+    cfg_result_t *crs = df ? calloc(npcts, sizeof(*crs)) : NULL;
+    if (!crs) {
+        if (df)
+            fclose(df);
+        else
+            fprintf(stderr, "gmux sim: cannot write %s\n", dat);
+        if (df)
+            fprintf(stderr, "gmux sim: out of memory\n");
         sim_profile_clear(&prof);
         return 1;
     }
+    for (size_t i = 0; i < npcts; i++)
+        cfg_size(job, &prof, pcts[i], &crs[i]);
+    cfg_bounds(job, &prof, crs, npcts);
     fprintf(df, "# oversub_pct bound");
     for (int p = 0; p < SIM_POLICY_COUNT; p++)
         if (job->policies[p])
@@ -467,10 +504,10 @@ int sim_report_sweep(const sim_job_t *job, bool json, const char *prefix, FILE *
     int rc = 0;
     bool ran = false; /* a chosen policy ran at some size */
     for (size_t i = 0; i < npcts; i++) {
-        cfg_result_t cr;
+        cfg_result_t cr = crs[i];
         if (job->progress)
             fprintf(stderr, "gmux sim: sweep %.0f%%\n", pcts[i]);
-        run_config(job, &prof, pcts[i], &cr);
+        cfg_policies(job, &prof, &cr);
         if (json && out) {
             if (i)
                 fputc(',', out);
@@ -507,6 +544,7 @@ int sim_report_sweep(const sim_job_t *job, bool json, const char *prefix, FILE *
         cfg_clear(&cr);
     }
     fclose(df);
+    free(crs);
     if (json && out)
         fprintf(out, "]}\n");
     if (prefix)
