@@ -24,6 +24,7 @@
 #include "daemon/endpoint.h"
 #include "daemon/report.h"
 #include "daemon/server.h"
+#include "msg_io.h"
 #include "tproc.h"
 
 static char dir[] = "/tmp/gmux-cl-XXXXXX";
@@ -97,11 +98,7 @@ static void stop_server(pid_t pid, int sig)
 static int kill_leftover_server(void **state)
 {
     (void)state;
-    if (server_pid > 0) {
-        kill(server_pid, SIGKILL);
-        waitpid(server_pid, NULL, 0);
-        server_pid = 0;
-    }
+    tproc_kill_reap(&server_pid);
     return 0;
 }
 
@@ -286,20 +283,7 @@ static void test_ahead_before_grant(void **state)
  * decodes it into *m. */
 static int fake_read(int fd, uint8_t *buf, dmn_msg_type_t type, dmn_msg_t *m)
 {
-    size_t len = 0, want = DMN_PROTO_HDR_SIZE;
-    dmn_hdr_t h = {0};
-    while (len < want) {
-        ssize_t n = read(fd, buf + len, want - len);
-        if (n <= 0)
-            return -1;
-        len += (size_t)n;
-        if (len == DMN_PROTO_HDR_SIZE && want == DMN_PROTO_HDR_SIZE) {
-            if (dmn_proto_read_hdr(buf, len, &h) != GMUX_OK)
-                return -1;
-            want += h.length;
-        }
-    }
-    return h.type == type && dmn_proto_decode(buf, len, m) == GMUX_OK ? 0 : -1;
+    return tmsg_read(fd, buf, m) == 0 && m->hdr.type == type ? 0 : -1;
 }
 
 /* A daemon of one connection whose GRANT crosses the client's IDLE: it

@@ -23,6 +23,8 @@
 #include "daemon/client.h"
 #include "daemon/client_alloc.h"
 #include "daemon/endpoint.h"
+#include "msg_io.h"
+#include "tproc.h"
 
 static char dir[] = "/tmp/gmux-cla-XXXXXX";
 static char path[128];
@@ -45,37 +47,6 @@ static dmn_range_t range_of(dmn_plan_kind_t kind, uint32_t i)
     return r;
 }
 
-/* Reads one whole message from a blocking socket; 0 and *m, or -1. */
-static int read_msg(int fd, uint8_t *buf, dmn_msg_t *m)
-{
-    size_t len = 0, want = DMN_PROTO_HDR_SIZE;
-    while (len < want) {
-        ssize_t n = read(fd, buf + len, want - len);
-        if (n <= 0)
-            return -1;
-        len += (size_t)n;
-        dmn_hdr_t h;
-        if (len == DMN_PROTO_HDR_SIZE && want == DMN_PROTO_HDR_SIZE) {
-            if (dmn_proto_read_hdr(buf, len, &h) != GMUX_OK)
-                return -1;
-            want += h.length;
-        }
-    }
-    return dmn_proto_decode(buf, len, m) == GMUX_OK ? 0 : -1;
-}
-
-static int write_all(int fd, const uint8_t *buf, size_t len)
-{
-    while (len) {
-        ssize_t n = write(fd, buf, len);
-        if (n <= 0)
-            return -1;
-        buf += n;
-        len -= (size_t)n;
-    }
-    return 0;
-}
-
 /* The scripted daemon: registers the client; once a byte comes on `go`, sends
  * an EVICT and then a FILL of DMN_MAX_RANGES ranges each (the largest PLAN
  * messages); then reads until the client hangs up. */
@@ -90,11 +61,11 @@ static int fake_daemon(int ready, int go)
     struct pollfd pf = {lfd, POLLIN, 0};
     int fd = poll(&pf, 1, 20000) == 1 ? accept(lfd, NULL, NULL) : -1;
     dmn_msg_t m;
-    if (fd < 0 || read_msg(fd, buf, &m) != 0 || m.hdr.type != DMN_MSG_REGISTER)
+    if (fd < 0 || tmsg_read(fd, buf, &m) != 0 || m.hdr.type != DMN_MSG_REGISTER)
         return 11;
     dmn_msg_registered_t reg = {5, 0, 20 * COM_NS_PER_MS};
     size_t len = dmn_proto_encode_registered(buf, sizeof(buf), 1, &reg);
-    if (write_all(fd, buf, len) != 0)
+    if (tmsg_write_all(fd, buf, len) != 0)
         return 12;
     char b;
     if (read(go, &b, 1) != 1)
@@ -106,7 +77,7 @@ static int fake_daemon(int ready, int go)
             r[i] = range_of(kinds[k], i);
         len = dmn_proto_encode_ranges(buf, sizeof(buf), 2 + (uint32_t)k, DMN_MSG_PLAN,
                                       (uint32_t)kinds[k], seqs[k], r, DMN_MAX_RANGES);
-        if (len == 0 || write_all(fd, buf, len) != 0)
+        if (len == 0 || tmsg_write_all(fd, buf, len) != 0)
             return 14;
     }
     while (read(fd, buf, sizeof(buf)) > 0)
@@ -149,11 +120,7 @@ static int kill_leftover_fake(void **state)
 {
     (void)state;
     fail_allocs = false;
-    if (fake_pid > 0) {
-        kill(fake_pid, SIGKILL);
-        waitpid(fake_pid, NULL, 0);
-        fake_pid = 0;
-    }
+    tproc_kill_reap(&fake_pid);
     return 0;
 }
 

@@ -19,31 +19,14 @@
 #include "common/clock.h"
 #include "daemon/client.h"
 #include "daemon/endpoint.h"
+#include "msg_io.h"
+#include "tproc.h"
 
 static char dir[] = "/tmp/gmux-clq-XXXXXX";
 static char path[128];
 static pid_t fake_pid;
 
 enum { REPORTS = 1000 }; /* far more than a Unix socket buffers: the rest waits */
-
-/* Reads one whole message from a blocking socket; 0 and *m, or -1. */
-static int read_msg(int fd, uint8_t *buf, dmn_msg_t *m)
-{
-    size_t len = 0, want = DMN_PROTO_HDR_SIZE;
-    while (len < want) {
-        ssize_t n = read(fd, buf + len, want - len);
-        if (n <= 0)
-            return -1;
-        len += (size_t)n;
-        dmn_hdr_t h;
-        if (len == DMN_PROTO_HDR_SIZE && want == DMN_PROTO_HDR_SIZE) {
-            if (dmn_proto_read_hdr(buf, len, &h) != GMUX_OK)
-                return -1;
-            want += h.length;
-        }
-    }
-    return dmn_proto_decode(buf, len, m) == GMUX_OK ? 0 : -1;
-}
 
 /* The scripted daemon: registers the client, then reads nothing until a byte
  * comes on `go` (never if the test closes it first); then reads the client's
@@ -60,7 +43,7 @@ static int fake_daemon(int ready, int go, int res)
     struct pollfd pf = {lfd, POLLIN, 0};
     int fd = poll(&pf, 1, 20000) == 1 ? accept(lfd, NULL, NULL) : -1;
     dmn_msg_t m;
-    if (fd < 0 || read_msg(fd, buf, &m) != 0 || m.hdr.type != DMN_MSG_REGISTER)
+    if (fd < 0 || tmsg_read(fd, buf, &m) != 0 || m.hdr.type != DMN_MSG_REGISTER)
         return 11;
     dmn_msg_registered_t r = {5, 0, 20 * COM_NS_PER_MS};
     size_t len = dmn_proto_encode_registered(buf, sizeof(buf), 1, &r);
@@ -70,7 +53,7 @@ static int fake_daemon(int ready, int go, int res)
     if (read(go, &b, 1) != 1) /* told never to read */
         return 0;
     unsigned long long counts[2] = {0, 0};
-    while (read_msg(fd, buf, &m) == 0 && m.hdr.type != DMN_MSG_PENDING)
+    while (tmsg_read(fd, buf, &m) == 0 && m.hdr.type != DMN_MSG_PENDING)
         counts[0] += m.hdr.type == DMN_MSG_STATS;
     if (m.hdr.type != DMN_MSG_PENDING)
         return 13;
@@ -119,11 +102,7 @@ static int fake_status(void)
 static int kill_leftover_fake(void **state)
 {
     (void)state;
-    if (fake_pid > 0) {
-        kill(fake_pid, SIGKILL);
-        waitpid(fake_pid, NULL, 0);
-        fake_pid = 0;
-    }
+    tproc_kill_reap(&fake_pid);
     return 0;
 }
 

@@ -28,6 +28,7 @@
 #include "daemon/proto.h"
 #include "daemon/server.h"
 #include "drig.h"
+#include "msg_io.h"
 #include "tproc.h"
 
 /* Starts the rig's daemon with its stderr in a file of the rig (*log). */
@@ -90,21 +91,8 @@ static int register_task(const char *sock, int *fd, char *why, size_t cap)
     size_t n = dmn_proto_encode_register(buf, sizeof(buf), 1, &reg);
     if (send(*fd, buf, n, MSG_NOSIGNAL) != (ssize_t)n)
         return -1;
-    size_t len = 0, want = DMN_PROTO_HDR_SIZE;
-    dmn_hdr_t h;
-    while (len < want) {
-        ssize_t got = read(*fd, buf + len, want - len);
-        if (got <= 0)
-            return -1;
-        len += (size_t)got;
-        if (len == DMN_PROTO_HDR_SIZE && want == DMN_PROTO_HDR_SIZE) {
-            if (dmn_proto_read_hdr(buf, len, &h) != GMUX_OK)
-                return -1;
-            want += h.length;
-        }
-    }
     dmn_msg_t m;
-    if (dmn_proto_decode(buf, len, &m) != GMUX_OK)
+    if (tmsg_read(*fd, buf, &m) != 0)
         return -1;
     if (m.hdr.type == DMN_MSG_REGISTERED)
         return 1;

@@ -25,6 +25,7 @@
 #include "daemon/endpoint.h"
 #include "daemon/report.h"
 #include "daemon/server.h"
+#include "tproc.h"
 
 static char dir[] = "/tmp/gmux-sp-XXXXXX";
 static char path[128], log_path[128];
@@ -95,11 +96,7 @@ static pid_t start_server(void)
 static int kill_leftover_server(void **state)
 {
     (void)state;
-    if (server_pid > 0) {
-        kill(server_pid, SIGKILL);
-        waitpid(server_pid, NULL, 0);
-        server_pid = 0;
-    }
+    tproc_kill_reap(&server_pid);
     return 0;
 }
 

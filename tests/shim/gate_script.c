@@ -18,28 +18,10 @@
 #include "common/clock.h"
 #include "daemon/endpoint.h"
 
-int gs_read_msg(int fd, uint8_t *buf, dmn_msg_t *m)
-{
-    size_t len = 0, want = DMN_PROTO_HDR_SIZE;
-    while (len < want) {
-        ssize_t n = read(fd, buf + len, want - len);
-        if (n <= 0)
-            return -1;
-        len += (size_t)n;
-        dmn_hdr_t h;
-        if (len == DMN_PROTO_HDR_SIZE && want == DMN_PROTO_HDR_SIZE) {
-            if (dmn_proto_read_hdr(buf, len, &h) != GMUX_OK)
-                return -1;
-            want += h.length;
-        }
-    }
-    return dmn_proto_decode(buf, len, m) == GMUX_OK ? 0 : -1;
-}
-
 int gs_read_until(int fd, uint8_t *buf, dmn_msg_type_t type, dmn_msg_t *m)
 {
     for (int i = 0; i < 10000; i++) {
-        if (gs_read_msg(fd, buf, m) != 0)
+        if (tmsg_read(fd, buf, m) != 0)
             return -1;
         if (m->hdr.type == type)
             return 0;
@@ -50,11 +32,6 @@ int gs_read_until(int fd, uint8_t *buf, dmn_msg_type_t type, dmn_msg_t *m)
 int gs_read_after(int fd, uint8_t *buf, dmn_msg_type_t after, dmn_msg_type_t type, dmn_msg_t *m)
 {
     return gs_read_until(fd, buf, after, m) == 0 ? gs_read_until(fd, buf, type, m) : -1;
-}
-
-int gs_send_all(int fd, const uint8_t *buf, size_t len)
-{
-    return len > 0 && write(fd, buf, len) == (ssize_t)len ? 0 : -1;
 }
 
 /* gmux run's connections come first (the probe for a daemon, closed at
@@ -74,13 +51,14 @@ static int accept_task(int ready, uint8_t *buf, int *fds, int *nfd, dmn_msg_t *m
         struct timeval tv = {60, 0};
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
         fds[(*nfd)++] = fd;
-        if (gs_read_msg(fd, buf, m) == 0 && m->hdr.type == DMN_MSG_REGISTER)
+        if (tmsg_read(fd, buf, m) == 0 && m->hdr.type == DMN_MSG_REGISTER)
             task = fd;
     }
     if (task < 0)
         return -12;
     dmn_msg_registered_t r = {1, 0, 20 * COM_NS_PER_MS};
-    if (gs_send_all(task, buf, dmn_proto_encode_registered(buf, DMN_PROTO_MAX_MSG, 1, &r)) != 0 ||
+    if (tmsg_write_all(task, buf, dmn_proto_encode_registered(buf, DMN_PROTO_MAX_MSG, 1, &r)) !=
+            0 ||
         gs_read_until(task, buf, DMN_MSG_PENDING, m) != 0)
         return -13;
     return task;

@@ -16,14 +16,12 @@
 
 #include "daemon/proto.h"
 #include "gate_harness.h"
+#include "msg_io.h"
 
-/* Reads one whole message from a blocking socket: 0 and *m decoded, or -1. */
-int gs_read_msg(int fd, uint8_t *buf, dmn_msg_t *m);
 /* Reads messages until one of the given type (others skipped). */
 int gs_read_until(int fd, uint8_t *buf, dmn_msg_type_t type, dmn_msg_t *m);
 /* Reads messages until one of type `type` that follows one of type `after`. */
 int gs_read_after(int fd, uint8_t *buf, dmn_msg_type_t after, dmn_msg_type_t type, dmn_msg_t *m);
-int gs_send_all(int fd, const uint8_t *buf, size_t len);
 
 /* Listens on gh_sock, says so on `ready`, accepts connections until the
  * shim's REGISTER and answers it, then reads the program's first PENDING

@@ -72,7 +72,8 @@ static int scripted_daemon(int ready)
     if (task < 0)
         return -task;
     dmn_msg_grant_t g = {1, 20 * COM_NS_PER_MS, m.u.ranges.seq};
-    if (gs_send_all(task, buf, dmn_proto_encode_grant(buf, sizeof(buf), 2, DMN_MSG_GRANT, &g)) != 0)
+    if (tmsg_write_all(task, buf, dmn_proto_encode_grant(buf, sizeof(buf), 2, DMN_MSG_GRANT, &g)) !=
+        0)
         return 15;
     /* the program holds the turn and paused: its launching thread is out of
      * the gate, so what comes now is read by the watcher thread */
@@ -80,14 +81,14 @@ static int scripted_daemon(int ready)
         return 16;
     dmn_range_t fill = {big.base + FILL_OFF, 4096}, ahead = {big.base + AHEAD_OFF, 4096};
     dmn_msg_grant_t rv = {1, 0, 0};
-    if (gs_send_all(task, buf,
-                    dmn_proto_encode_ranges(buf, sizeof(buf), 3, DMN_MSG_PLAN, DMN_PLAN_FILL, 1,
-                                            &fill, 1)) != 0 ||
-        gs_send_all(task, buf,
-                    dmn_proto_encode_ranges(buf, sizeof(buf), 4, DMN_MSG_PLAN, DMN_PLAN_AHEAD, 1,
-                                            &ahead, 1)) != 0 ||
-        gs_send_all(task, buf, dmn_proto_encode_grant(buf, sizeof(buf), 5, DMN_MSG_REVOKE, &rv)) !=
-            0)
+    if (tmsg_write_all(task, buf,
+                       dmn_proto_encode_ranges(buf, sizeof(buf), 3, DMN_MSG_PLAN, DMN_PLAN_FILL, 1,
+                                               &fill, 1)) != 0 ||
+        tmsg_write_all(task, buf,
+                       dmn_proto_encode_ranges(buf, sizeof(buf), 4, DMN_MSG_PLAN, DMN_PLAN_AHEAD, 1,
+                                               &ahead, 1)) != 0 ||
+        tmsg_write_all(task, buf,
+                       dmn_proto_encode_grant(buf, sizeof(buf), 5, DMN_MSG_REVOKE, &rv)) != 0)
         return 17;
     if (gs_read_until(task, buf, DMN_MSG_RELEASE, &m) != 0)
         return 18;
@@ -116,13 +117,13 @@ static int scripted_unused_grant(int ready)
     if (task < 0)
         return -task;
     dmn_msg_grant_t g = {1, 20 * COM_NS_PER_MS, m.u.ranges.seq};
-    if (gs_send_all(task, buf, dmn_proto_encode_grant(buf, sizeof(buf), 2, DMN_MSG_GRANT, &g)) !=
+    if (tmsg_write_all(task, buf, dmn_proto_encode_grant(buf, sizeof(buf), 2, DMN_MSG_GRANT, &g)) !=
             0 ||
         gs_wait_file("out0.paused") != 0)
         return 15;
     g = (dmn_msg_grant_t){1, 0, 0};
-    if (gs_send_all(task, buf, dmn_proto_encode_grant(buf, sizeof(buf), 3, DMN_MSG_REVOKE, &g)) !=
-            0 ||
+    if (tmsg_write_all(task, buf,
+                       dmn_proto_encode_grant(buf, sizeof(buf), 3, DMN_MSG_REVOKE, &g)) != 0 ||
         gs_read_after(task, buf, DMN_MSG_RELEASE, DMN_MSG_PENDING, &m) != 0)
         return 16;
     dmn_range_t stale = {big.base + FILL_OFF, STALE_LEN}, good = {big.base + AHEAD_OFF, GOOD_LEN};
@@ -132,7 +133,7 @@ static int scripted_unused_grant(int ready)
                                   &stale, 1);
     at += dmn_proto_encode_grant(out + at, sizeof(out) - at, 5, DMN_MSG_GRANT, &g2);
     at += dmn_proto_encode_grant(out + at, sizeof(out) - at, 6, DMN_MSG_REVOKE, &r2);
-    if (gs_send_all(task, out, at) != 0)
+    if (tmsg_write_all(task, out, at) != 0)
         return 17;
     gh_touch("go");
     if (gs_read_after(task, buf, DMN_MSG_RELEASE, DMN_MSG_PENDING, &m) != 0)
@@ -142,9 +143,9 @@ static int scripted_unused_grant(int ready)
     at += dmn_proto_encode_ranges(out + at, sizeof(out) - at, 7, DMN_MSG_PLAN, DMN_PLAN_FILL, 3,
                                   &good, 1);
     at += dmn_proto_encode_grant(out + at, sizeof(out) - at, 8, DMN_MSG_GRANT, &g3);
-    if (gs_send_all(task, out, at) != 0)
+    if (tmsg_write_all(task, out, at) != 0)
         return 19;
-    while (gs_read_msg(task, buf, &m) == 0) /* until the program ends */
+    while (tmsg_read(task, buf, &m) == 0) /* until the program ends */
         ;
     unlink(gh_sock);
     for (int i = 0; i < nfd; i++)
@@ -173,7 +174,7 @@ static int scripted_ahead_taken_back(int ready)
     if (task < 0)
         return -task;
     dmn_msg_grant_t g = {1, 20 * COM_NS_PER_MS, m.u.ranges.seq};
-    if (gs_send_all(task, buf, dmn_proto_encode_grant(buf, sizeof(buf), 2, DMN_MSG_GRANT, &g)) !=
+    if (tmsg_write_all(task, buf, dmn_proto_encode_grant(buf, sizeof(buf), 2, DMN_MSG_GRANT, &g)) !=
             0 ||
         gs_wait_file("out0.paused") != 0)
         return 15;
@@ -186,7 +187,7 @@ static int scripted_ahead_taken_back(int ready)
     at += dmn_proto_encode_ranges(out + at, sizeof(out) - at, 4, DMN_MSG_PLAN, DMN_PLAN_EVICT, 3,
                                   &evict, 1);
     at += dmn_proto_encode_grant(out + at, sizeof(out) - at, 5, DMN_MSG_REVOKE, &r1);
-    if (gs_send_all(task, out, at) != 0 || gs_read_until(task, buf, DMN_MSG_RELEASE, &m) != 0)
+    if (tmsg_write_all(task, out, at) != 0 || gs_read_until(task, buf, DMN_MSG_RELEASE, &m) != 0)
         return 16;
     gh_touch("go");
     /* the watcher's PENDING after its RELEASE, then the launching thread's */
@@ -194,10 +195,10 @@ static int scripted_ahead_taken_back(int ready)
         gs_read_until(task, buf, DMN_MSG_PENDING, &m) != 0)
         return 17;
     dmn_msg_grant_t g4 = {4, 20 * COM_NS_PER_MS, m.u.ranges.seq};
-    if (gs_send_all(task, buf, dmn_proto_encode_grant(buf, sizeof(buf), 6, DMN_MSG_GRANT, &g4)) !=
-        0)
+    if (tmsg_write_all(task, buf,
+                       dmn_proto_encode_grant(buf, sizeof(buf), 6, DMN_MSG_GRANT, &g4)) != 0)
         return 18;
-    while (gs_read_msg(task, buf, &m) == 0) /* until the program ends */
+    while (tmsg_read(task, buf, &m) == 0) /* until the program ends */
         ;
     unlink(gh_sock);
     for (int i = 0; i < nfd; i++)
@@ -227,10 +228,10 @@ static int scripted_fill_taken_back(int ready)
     at += dmn_proto_encode_grant(out + at, sizeof(out) - at, 3, DMN_MSG_GRANT, &g);
     at += dmn_proto_encode_ranges(out + at, sizeof(out) - at, 4, DMN_MSG_PLAN, DMN_PLAN_EVICT, 2,
                                   &evict, 1);
-    if (gs_send_all(task, out, at) != 0)
+    if (tmsg_write_all(task, out, at) != 0)
         return 15;
     gh_touch("go");
-    while (gs_read_msg(task, buf, &m) == 0) /* until the program ends */
+    while (tmsg_read(task, buf, &m) == 0) /* until the program ends */
         ;
     unlink(gh_sock);
     for (int i = 0; i < nfd; i++)

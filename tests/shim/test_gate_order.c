@@ -57,10 +57,10 @@ static int grant_and_finish(int task, uint8_t *buf, int *fds, int nfd)
         gs_read_until(task, buf, DMN_MSG_PENDING, &m) != 0)
         return 30;
     dmn_msg_grant_t g4 = {4, 20 * COM_NS_PER_MS, m.u.ranges.seq};
-    if (gs_send_all(task, buf,
-                    dmn_proto_encode_grant(buf, DMN_PROTO_MAX_MSG, 9, DMN_MSG_GRANT, &g4)) != 0)
+    if (tmsg_write_all(task, buf,
+                       dmn_proto_encode_grant(buf, DMN_PROTO_MAX_MSG, 9, DMN_MSG_GRANT, &g4)) != 0)
         return 31;
-    while (gs_read_msg(task, buf, &m) == 0) /* until the program ends */
+    while (tmsg_read(task, buf, &m) == 0) /* until the program ends */
         ;
     unlink(gh_sock);
     for (int i = 0; i < nfd; i++)
@@ -77,8 +77,8 @@ static int start_script(int ready, uint8_t *buf, int *fds, int *nfd, dmn_range_t
     if (task < 0)
         return task;
     dmn_msg_grant_t g = {1, 20 * COM_NS_PER_MS, m.u.ranges.seq};
-    if (gs_send_all(task, buf,
-                    dmn_proto_encode_grant(buf, DMN_PROTO_MAX_MSG, 2, DMN_MSG_GRANT, &g)) != 0 ||
+    if (tmsg_write_all(task, buf,
+                       dmn_proto_encode_grant(buf, DMN_PROTO_MAX_MSG, 2, DMN_MSG_GRANT, &g)) != 0 ||
         gs_wait_file("out0.paused") != 0)
         return -15;
     return task;
@@ -104,14 +104,14 @@ static int scripted_evict_waiting(int ready)
     at += dmn_proto_encode_ranges(out + at, sizeof(out) - at, 3, DMN_MSG_PLAN, DMN_PLAN_AHEAD, 2,
                                   &ahead, 1);
     at += dmn_proto_encode_grant(out + at, sizeof(out) - at, 4, DMN_MSG_REVOKE, &r1);
-    if (gs_send_all(task, out, at) != 0 || gs_read_until(task, buf, DMN_MSG_RELEASE, &m) != 0)
+    if (tmsg_write_all(task, out, at) != 0 || gs_read_until(task, buf, DMN_MSG_RELEASE, &m) != 0)
         return 16;
     gh_touch("go");
     if (gs_wait_file("out0.stalled") != 0)
         return 17;
-    if (gs_send_all(task, buf,
-                    dmn_proto_encode_ranges(buf, sizeof(buf), 5, DMN_MSG_PLAN, DMN_PLAN_EVICT, 3,
-                                            &evict, 1)) != 0)
+    if (tmsg_write_all(task, buf,
+                       dmn_proto_encode_ranges(buf, sizeof(buf), 5, DMN_MSG_PLAN, DMN_PLAN_EVICT, 3,
+                                               &evict, 1)) != 0)
         return 18;
     gh_touch("out0.resume");
     return grant_and_finish(task, buf, fds, nfd);
@@ -137,7 +137,7 @@ static int scripted_evict_deferred(int ready)
     at += dmn_proto_encode_ranges(out + at, sizeof(out) - at, 4, DMN_MSG_PLAN, DMN_PLAN_AHEAD, 3,
                                   &ahead, 1);
     at += dmn_proto_encode_grant(out + at, sizeof(out) - at, 5, DMN_MSG_REVOKE, &r1);
-    if (gs_send_all(task, out, at) != 0 || gs_read_until(task, buf, DMN_MSG_RELEASE, &m) != 0)
+    if (tmsg_write_all(task, out, at) != 0 || gs_read_until(task, buf, DMN_MSG_RELEASE, &m) != 0)
         return 16;
     gh_touch("go");
     return grant_and_finish(task, buf, fds, nfd);

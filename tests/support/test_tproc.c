@@ -5,7 +5,9 @@
 #include <math.h>
 #include <stdint.h>
 #include <signal.h>
+#include <errno.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -111,6 +113,25 @@ static void test_capture_sub_and_json_num(void **state)
     assert_true(isnan(tproc_json_num(out, "\"c\": ")));
 }
 
+static void test_kill_reap(void **state)
+{
+    (void)state;
+    pid_t none = 0;
+    tproc_kill_reap(&none); /* nothing to do */
+    assert_int_equal(none, 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        pause(); /* until killed */
+        _exit(0);
+    }
+    tproc_kill_reap(&pid);
+    assert_int_equal(pid, 0);
+    /* reaped: no child of this process is left to wait for */
+    assert_int_equal(waitpid(-1, NULL, WNOHANG), -1);
+    assert_int_equal(errno, ECHILD);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -120,6 +141,7 @@ int main(void)
         cmocka_unit_test(test_capture),
         cmocka_unit_test(test_capture_truncates_and_times_out),
         cmocka_unit_test(test_capture_sub_and_json_num),
+        cmocka_unit_test(test_kill_reap),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

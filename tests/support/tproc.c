@@ -230,3 +230,12 @@ double tproc_json_num(const char *s, const char *key)
     const char *p = strstr(s, key);
     return p ? strtod(p + strlen(key), NULL) : NAN;
 }
+
+void tproc_kill_reap(pid_t *pid)
+{
+    if (*pid <= 0)
+        return;
+    kill(*pid, SIGKILL);
+    waitpid(*pid, NULL, 0);
+    *pid = 0;
+}

@@ -12,6 +12,7 @@
 #define TPROC_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 /* How a process ended, as stored in the status arrays below. */
 #define TPROC_TIMED_OUT (-1) /* killed by the helper at the deadline */
@@ -41,5 +42,11 @@ int tproc_capture_sub(const char *exe, const char *sub, const char *const *args,
 /* The number after the first occurrence of key in s (key includes the ": "
  * of a JSON member), or NAN when key is absent. */
 double tproc_json_num(const char *s, const char *key);
+
+/* Kills *pid (SIGKILL) and reaps it, then sets *pid to 0; nothing when *pid
+ * is 0 or less. For cmocka teardowns: a child forked by a test that failed
+ * an assertion would otherwise keep the test's output open until ctest's
+ * timeout. */
+void tproc_kill_reap(pid_t *pid);
 
 #endif /* TPROC_H */
