@@ -91,12 +91,19 @@ gmux_status_t dmn_server_opts_from_settings(dmn_server_opts_t *opts, char *path_
 gmux_status_t dmn_server_run(const dmn_server_opts_t *opts, volatile sig_atomic_t *stop,
                              int ready_fd);
 
+/* How long dmn_server_spawn tries again while another process holds the
+ * socket's lock without answering on it. */
+#define DMN_SPAWN_RETRY_MS 3000
+
 /*
  * Starts a daemon for opts->path in the background (fork, setsid, stdin and
  * stdout to /dev/null, stderr too once it listens) and returns once it
  * accepts connections, or at once with GMUX_OK when one already does. A
  * daemon that cannot listen has said why on stderr; its status is returned
- * (GMUX_ERR_PEER when it said nothing within 5 s). For `gmux daemon` and
+ * (GMUX_ERR_PEER when it said nothing within 5 s). While another process
+ * holds the socket's lock and nobody answers on it (a starter before its
+ * listen(), a killed daemon not yet gone), it tries again for
+ * DMN_SPAWN_RETRY_MS, then returns GMUX_ERR_PEER. For `gmux daemon` and
  * `gmux run`.
  */
 gmux_status_t dmn_server_spawn(const dmn_server_opts_t *opts);

@@ -5,11 +5,13 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "common/errors.h"
 #include "daemon/endpoint.h"
 
@@ -35,13 +37,20 @@ static void close_inherited(int keep)
             close(fd);
 }
 
-gmux_status_t dmn_server_spawn(const dmn_server_opts_t *opts)
+/* Whether a daemon answers on path now. */
+static bool serving(const char *path)
 {
     int fd;
-    if (dmn_endpoint_connect(opts->path, &fd) == GMUX_OK) {
-        close(fd);
-        return GMUX_OK;
-    }
+    if (dmn_endpoint_connect(path, &fd) != GMUX_OK)
+        return false;
+    close(fd);
+    return true;
+}
+
+/* One try: starts a daemon and waits until it listens; its status, or
+ * GMUX_ERR_EXISTS when another process holds the socket's lock. */
+static gmux_status_t spawn_once(const dmn_server_opts_t *opts)
+{
     int p[2];
     if (pipe2(p, O_CLOEXEC) != 0)
         return com_status_from_errno(errno);
@@ -103,13 +112,26 @@ gmux_status_t dmn_server_spawn(const dmn_server_opts_t *opts)
     int32_t code = GMUX_ERR_PEER;
     if (got == sizeof(msg) && msg[0] == 'e')
         memcpy(&code, msg + 1, sizeof(code));
-    /* Lost a race with another starter: fine if someone serves the path now. */
-    if (code == GMUX_ERR_EXISTS || code == GMUX_ERR_PEER) {
-        if (dmn_endpoint_connect(opts->path, &fd) == GMUX_OK) {
-            close(fd);
-            return GMUX_OK;
-        }
-        return GMUX_ERR_PEER;
-    }
     return (gmux_status_t)code;
+}
+
+gmux_status_t dmn_server_spawn(const dmn_server_opts_t *opts)
+{
+    if (serving(opts->path))
+        return GMUX_OK;
+    /* The socket's lock held by a process that does not answer: another
+     * starter between its lock and its listen(), or a daemon just killed
+     * whose exit has not yet let the lock go. Either ends soon: try again
+     * (a daemon that answers meanwhile is joined). */
+    uint64_t deadline = com_deadline_after_ns(DMN_SPAWN_RETRY_MS * COM_NS_PER_MS);
+    for (;;) {
+        gmux_status_t st = spawn_once(opts);
+        if (st == GMUX_OK || serving(opts->path))
+            return GMUX_OK;
+        if (st != GMUX_ERR_EXISTS)
+            return st;
+        if (com_deadline_passed(deadline))
+            return GMUX_ERR_PEER; /* held all along, and nobody answers */
+        com_clock_sleep_ns(20 * COM_NS_PER_MS);
+    }
 }
