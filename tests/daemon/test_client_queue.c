@@ -89,14 +89,12 @@ static void start_fake(int go[2], int res[2])
 
 static int fake_status(void)
 {
-    int st;
-    assert_int_equal(waitpid(fake_pid, &st, 0), fake_pid);
-    fake_pid = 0;
+    int code = tproc_reap(&fake_pid);
     unlink(path);
     char lock[160];
     snprintf(lock, sizeof(lock), "%s.lock", path);
     unlink(lock);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    return code;
 }
 
 static int kill_leftover_fake(void **state)

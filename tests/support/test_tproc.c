@@ -113,6 +113,26 @@ static void test_capture_sub_and_json_num(void **state)
     assert_true(isnan(tproc_json_num(out, "\"c\": ")));
 }
 
+static void test_reap(void **state)
+{
+    (void)state;
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0)
+        _exit(3);
+    assert_int_equal(tproc_reap(&pid), 3);
+    assert_int_equal(pid, 0);
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        pause();
+        _exit(0);
+    }
+    kill(pid, SIGTERM);
+    assert_int_equal(tproc_reap(&pid), 128 + SIGTERM);
+    assert_int_equal(tproc_reap(&pid), TPROC_NOT_RUN); /* pid 0: none */
+}
+
 static void test_kill_reap(void **state)
 {
     (void)state;
@@ -141,6 +161,7 @@ int main(void)
         cmocka_unit_test(test_capture),
         cmocka_unit_test(test_capture_truncates_and_times_out),
         cmocka_unit_test(test_capture_sub_and_json_num),
+        cmocka_unit_test(test_reap),
         cmocka_unit_test(test_kill_reap),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -239,3 +239,15 @@ void tproc_kill_reap(pid_t *pid)
     waitpid(*pid, NULL, 0);
     *pid = 0;
 }
+
+int tproc_reap(pid_t *pid)
+{
+    if (*pid <= 0)
+        return TPROC_NOT_RUN;
+    int st;
+    pid_t got;
+    while ((got = waitpid(*pid, &st, 0)) < 0 && errno == EINTR) {
+    }
+    *pid = 0;
+    return got > 0 ? decode(st) : TPROC_NOT_RUN;
+}

@@ -43,6 +43,10 @@ int tproc_capture_sub(const char *exe, const char *sub, const char *const *args,
  * of a JSON member), or NAN when key is absent. */
 double tproc_json_num(const char *s, const char *key);
 
+/* Waits for child *pid to end and sets *pid to 0: its status as above
+ * (TPROC_NOT_RUN when *pid is 0 or less or cannot be waited for). */
+int tproc_reap(pid_t *pid);
+
 /* Kills *pid (SIGKILL) and reaps it, then sets *pid to 0; nothing when *pid
  * is 0 or less. For cmocka teardowns: a child forked by a test that failed
  * an assertion would otherwise keep the test's output open until ctest's
