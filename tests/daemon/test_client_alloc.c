@@ -222,8 +222,9 @@ static void send_reports(dmn_client_t *c, uint32_t from, uint32_t n)
  * client. That queue was allocated when the socket first refused bytes, and
  * a failed allocation dropped the connection ("out of memory"). Now no
  * allocation is made: 90% of the queue waits, the daemon reads half, as much
- * again is queued behind what is left (past the end of where the first part
- * began), and every message arrives once, in order, whole. */
+ * again is queued behind what is left (more than the room after it: what
+ * waits moves to the front of the buffer), and every message arrives once,
+ * in order, whole (a wrong move fails the order check). */
 static void test_queue_without_memory(void **state)
 {
     (void)state;
@@ -235,7 +236,7 @@ static void test_queue_without_memory(void **state)
     fail_allocs = true;
     const uint32_t n1 = CLIENT_QUEUE / 10 * 9 / STATS_MSG;
     send_reports(c, 0, n1);
-    assert_false(dmn_client_is_local(c)); /* went local: "out of memory" */
+    assert_false(dmn_client_is_local(c)); /* it went local here: "out of memory" */
     struct tally t = read_n(c, n1 / 2);
     assert_int_equal(t.stats, n1 / 2);
     assert_int_equal(t.wrong, 0);
