@@ -19,22 +19,12 @@
 #define BACKOFF_MAX_NS   (1000 * COM_NS_PER_MS)
 #define REGISTER_WAIT_MS 2000
 /* Bytes the client keeps for a daemon that does not read, beyond what its
- * socket buffers: four of the largest messages. More, and it goes local. */
+ * socket buffers: four of the largest messages, in a buffer allocated with
+ * the client, so that sending never allocates. More, and it goes local. */
 #define QUEUE_MAX (4 * DMN_PROTO_MAX_MSG)
 #define STALL_NS  ((uint64_t)DMN_ENDPOINT_SEND_WAIT_MS * COM_NS_PER_MS)
 /* Ranges of a PLAN handed to on_plan per call (4 KiB of stack). */
 #define PLAN_BATCH 256u
-
-/* malloc and realloc through the test seam (client_alloc.h). */
-static void *cl_malloc(size_t n)
-{
-    return dmn_client_alloc_fails() ? NULL : malloc(n);
-}
-
-static void *cl_realloc(void *p, size_t n)
-{
-    return dmn_client_alloc_fails() ? NULL : realloc(p, n);
-}
 
 struct dmn_client {
     dmn_client_opts_t opts;
@@ -51,29 +41,35 @@ struct dmn_client {
     uint64_t retry_backoff;     /* backoff_ns when the reconnection under way began */
     uint64_t register_deadline; /* a REGISTER sent and not answered: given up then */
     uint32_t n_launches, n_ranges;
-    dmn_range_t *ranges;
     dmn_msg_stats_t stats;
     size_t in_len;
-    uint8_t in[DMN_PROTO_MAX_MSG];
-    uint8_t out[DMN_PROTO_MAX_MSG];
-    /* What the socket did not take yet, in order: q[q_off, q_len); since when
-     * nothing of it went out (a daemon that sends nothing for STALL_NS while
-     * bytes wait is given up). */
-    uint8_t *q;
+    /* What the socket did not take yet, in order: q[q_off, q_len) (both 0
+     * when nothing waits); since when nothing of it went out (a daemon that
+     * reads nothing for STALL_NS while bytes wait is given up). */
     size_t q_off, q_len;
     uint64_t q_stalled_since;
+    /* Fixed buffers, none allocated after dmn_client_open: a send or a
+     * PENDING that failed for want of memory lost the connection or the
+     * working set. The kernel gives their pages as they are first written. */
+    uint8_t in[DMN_PROTO_MAX_MSG];
+    uint8_t out[DMN_PROTO_MAX_MSG];
+    dmn_range_t ranges[DMN_MAX_RANGES]; /* the last PENDING's: sent again at each announce */
+    uint8_t q[QUEUE_MAX];
 };
 
 static void go_local(dmn_client_t *c, const char *why)
 {
     if (c->fd >= 0) {
-        COM_INFO(DAEMON, "client '%s': local mode (%s)", c->name, why);
+        size_t lost = c->q_len - c->q_off;
+        if (lost) /* messages lost: never silent (the default level is warn) */
+            COM_WARN(DAEMON, "client '%s': local mode (%s); %zu bytes for the daemon dropped",
+                     c->name, why, lost);
+        else
+            COM_INFO(DAEMON, "client '%s': local mode (%s)", c->name, why);
         close(c->fd);
         c->epoch++; /* what that daemon ordered is void */
     }
     c->fd = -1;
-    free(c->q);
-    c->q = NULL;
     c->q_off = c->q_len = 0;
     c->holding = c->revoked = c->announced = 0;
     c->idle_request = c->request; /* a new daemon answers nothing asked of this one */
@@ -107,9 +103,7 @@ static int flush_queue(dmn_client_t *c)
     }
     if (c->fd < 0)
         return -1;
-    free(c->q); /* all sent */
-    c->q = NULL;
-    c->q_off = c->q_len = 0;
+    c->q_off = c->q_len = 0; /* all sent */
     return 0;
 }
 
@@ -142,23 +136,18 @@ static gmux_status_t send_out(dmn_client_t *c, size_t len)
         return GMUX_OK;
     if (c->q_len == 0)
         c->q_stalled_since = com_clock_ns();
-    size_t waiting = c->q_len - c->q_off;
-    if (waiting + len - off > QUEUE_MAX) {
+    size_t waiting = c->q_len - c->q_off, rest = len - off;
+    if (waiting + rest > QUEUE_MAX) {
         go_local(c, "the daemon does not read");
         return GMUX_OK;
     }
-    uint8_t *q = cl_malloc(waiting + len - off); /* the part sent is dropped */
-    if (!q) {
-        go_local(c, "out of memory");
-        return GMUX_OK;
+    if (c->q_len + rest > QUEUE_MAX) { /* the part sent makes room */
+        memmove(c->q, c->q + c->q_off, waiting);
+        c->q_off = 0;
+        c->q_len = waiting;
     }
-    if (waiting)
-        memcpy(q, c->q + c->q_off, waiting);
-    memcpy(q + waiting, c->out + off, len - off);
-    free(c->q);
-    c->q = q;
-    c->q_off = 0;
-    c->q_len = waiting + len - off;
+    memcpy(c->q + c->q_len, c->out + off, rest);
+    c->q_len += rest;
     return GMUX_OK;
 }
 
@@ -389,8 +378,6 @@ void dmn_client_close(dmn_client_t *c)
         if (c->fd >= 0)
             close(c->fd); /* what still waits is lost with the task: the daemon reclaims it */
     }
-    free(c->q);
-    free(c->ranges);
     free(c);
 }
 
@@ -414,17 +401,9 @@ gmux_status_t dmn_client_pending(dmn_client_t *c, uint32_t n_launches, const dmn
     for (uint32_t i = 0; i < n_ranges; i++)
         if (ranges[i].len == 0 || ranges[i].base + ranges[i].len < ranges[i].base)
             return GMUX_ERR_INVALID;
-    if (n_ranges != c->n_ranges) {
-        dmn_range_t *r = n_ranges ? cl_realloc(c->ranges, n_ranges * sizeof(*r)) : NULL;
-        if (n_ranges && !r)
-            return GMUX_ERR_NOMEM;
-        if (!n_ranges)
-            free(c->ranges);
-        c->ranges = r;
-        c->n_ranges = n_ranges;
-    }
     if (n_ranges)
         memcpy(c->ranges, ranges, n_ranges * sizeof(*ranges));
+    c->n_ranges = n_ranges;
     c->n_launches = n_launches;
     maybe_reconnect(c);
     return registered(c) ? announce(c) : GMUX_OK;

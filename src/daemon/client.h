@@ -28,7 +28,12 @@
  * reads). A daemon that is alive but does not read (stopped, swapped out) is
  * given up, and the client goes local, at the first call once nothing went
  * out for DMN_ENDPOINT_SEND_WAIT_MS (2 s) while bytes wait, or once more than
- * four of the largest messages wait.
+ * four of the largest messages wait; what waited is dropped then, with a
+ * warning that says how many bytes. No call allocates memory after
+ * dmn_client_open: the queue, the last PENDING's ranges and the message
+ * buffers are fixed parts of the client (about 450 KiB of address space,
+ * its pages given by the kernel as they are first written), so a send never
+ * fails, nor the connection drops, for want of memory.
  *
  * PLAN orders from the daemon are handed to the on_plan callback, from
  * inside whichever client call received them, never lost for want of memory

@@ -1,10 +1,12 @@
 /*
  * The allocation seam of the client library (client.c): every allocation it
- * makes first asks dmn_client_alloc_fails(). Built with DMN_CLIENT_TEST_ALLOC
+ * makes first asks dmn_client_alloc_fails(). There is one, the client itself
+ * in dmn_client_open (its buffers are fixed, so no send, receive or PENDING
+ * allocates); a new allocation must ask too. Built with DMN_CLIENT_TEST_ALLOC
  * (only tests/daemon/test_client_alloc.c, which compiles client.c itself),
- * the test defines it and fails the allocations it chooses, to check that an
- * order from the daemon is never lost for want of memory; every other build
- * has no seam.
+ * the test defines it and fails the allocations it chooses, to check that no
+ * order from the daemon and no message to it is lost for want of memory;
+ * every other build has no seam.
  */
 #ifndef DMN_CLIENT_ALLOC_H
 #define DMN_CLIENT_ALLOC_H

@@ -225,7 +225,15 @@ static void undo_switch(dmn_place_opt_t *o)
     o->resident = o->resident_bak;
 }
 
-/* Takes up to bytes from the top of t's resident set, as EVICT orders. */
+/* Takes up to bytes from the top of t's resident set, as EVICT orders.
+ * When dmn_plan_add fails it has cut that interval already (t's set and
+ * o->resident): the model then counts as evicted a range no order evicts.
+ * Harmless: the failure goes back to opt_on_switch, which drops the whole switch, its
+ * orders and its changes (undo_switch), and t is either a task whose set
+ * save() copied first or evict_stale's temporary copy, thrown away. A new
+ * caller must keep both: save t before, and undo the switch on failure
+ * (test_place_fail fails each allocation in turn and compares the model
+ * with the plans sent). */
 static gmux_status_t evict_from(dmn_place_opt_t *o, opt_task_t *t, uint64_t *bytes,
                                 dmn_plan_t *plan)
 {

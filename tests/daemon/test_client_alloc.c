@@ -1,8 +1,14 @@
 /* Unit tests of the client library (src/daemon/client.c) compiled with its
- * allocation seam (src/daemon/client_alloc.h): with every allocation failing,
- * the PLAN orders a scripted daemon (a forked child speaking the protocol)
- * sends must still reach the on_plan callback whole. An EVICT lost would
- * leave the daemon's model counting memory freed that the task still holds. */
+ * allocation seam (src/daemon/client_alloc.h), against a scripted daemon (a
+ * forked child speaking the protocol, tests/support/fake_daemon.h). With
+ * every allocation failing after dmn_client_open:
+ * - the PLAN orders the daemon sends still reach the on_plan callback whole
+ *   (an EVICT lost would leave the daemon's model counting memory freed that
+ *   the task still holds);
+ * - what the client sends still reaches the daemon, in order, whole, also
+ *   when the socket is full and messages wait in the client (a failed
+ *   allocation there dropped the connection: the task went on ungated and
+ *   the daemon reclaimed it), and a PENDING whose ranges are new. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -16,19 +22,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "common/clock.h"
 #include "daemon/client.h"
 #include "daemon/client_alloc.h"
-#include "daemon/endpoint.h"
+#include "fake_daemon.h"
 #include "msg_io.h"
-#include "tproc.h"
 
 static char dir[] = "/tmp/gmux-cla-XXXXXX";
 static char path[128];
-static pid_t fake_pid;
+static tdmn_t fake;
 static bool fail_allocs;
 
 bool dmn_client_alloc_fails(void)
@@ -47,36 +51,24 @@ static dmn_range_t range_of(dmn_plan_kind_t kind, uint32_t i)
     return r;
 }
 
-/* The scripted daemon: registers the client; once a byte comes on `go`, sends
- * an EVICT and then a FILL of DMN_MAX_RANGES ranges each (the largest PLAN
- * messages); then reads until the client hangs up. */
-static int fake_daemon(int ready, int go)
+/* Once a byte comes on ctl, sends an EVICT and then a FILL of DMN_MAX_RANGES
+ * ranges each (the largest PLAN messages); then reads until the client hangs
+ * up. */
+static int sends_plans(int fd, int ctl, void *arg)
 {
+    (void)arg;
     static uint8_t buf[DMN_PROTO_MAX_MSG];
     static dmn_range_t r[DMN_MAX_RANGES];
-    int lfd, lk;
-    if (dmn_endpoint_listen(path, DMN_NO_GROUP, &lfd, &lk) != GMUX_OK)
-        return 10;
-    (void)!write(ready, "r", 1);
-    struct pollfd pf = {lfd, POLLIN, 0};
-    int fd = poll(&pf, 1, 20000) == 1 ? accept(lfd, NULL, NULL) : -1;
-    dmn_msg_t m;
-    if (fd < 0 || tmsg_read(fd, buf, &m) != 0 || m.hdr.type != DMN_MSG_REGISTER)
-        return 11;
-    dmn_msg_registered_t reg = {5, 0, 20 * COM_NS_PER_MS};
-    size_t len = dmn_proto_encode_registered(buf, sizeof(buf), 1, &reg);
-    if (tmsg_write_all(fd, buf, len) != 0)
-        return 12;
     char b;
-    if (read(go, &b, 1) != 1)
+    if (read(ctl, &b, 1) != 1)
         return 13;
     const dmn_plan_kind_t kinds[2] = {DMN_PLAN_EVICT, DMN_PLAN_FILL};
     const uint64_t seqs[2] = {EVICT_SEQ, FILL_SEQ};
     for (int k = 0; k < 2; k++) {
         for (uint32_t i = 0; i < DMN_MAX_RANGES; i++)
             r[i] = range_of(kinds[k], i);
-        len = dmn_proto_encode_ranges(buf, sizeof(buf), 2 + (uint32_t)k, DMN_MSG_PLAN,
-                                      (uint32_t)kinds[k], seqs[k], r, DMN_MAX_RANGES);
+        size_t len = dmn_proto_encode_ranges(buf, sizeof(buf), 2 + (uint32_t)k, DMN_MSG_PLAN,
+                                             (uint32_t)kinds[k], seqs[k], r, DMN_MAX_RANGES);
         if (len == 0 || tmsg_write_all(fd, buf, len) != 0)
             return 14;
     }
@@ -85,41 +77,82 @@ static int fake_daemon(int ready, int go)
     return 0;
 }
 
-static void start_fake(int go[2])
+/* What the counting script has read so far. */
+struct tally {
+    uint32_t stats;    /* STATS read, each in order: kernels 0, 1, 2, ... */
+    uint32_t pendings; /* PENDING read */
+    uint32_t ranges;   /* ranges of the last PENDING, each as pend_range gives it */
+    uint32_t wrong;    /* messages out of order, of another type, or with other contents */
+};
+
+static dmn_range_t pend_range(uint32_t i)
 {
-    int ready[2];
-    assert_int_equal(pipe(ready), 0);
-    assert_int_equal(pipe(go), 0);
-    fake_pid = fork();
-    assert_true(fake_pid >= 0);
-    if (fake_pid == 0) {
-        close(ready[0]);
-        close(go[1]);
-        _exit(fake_daemon(ready[1], go[0]));
-    }
-    close(ready[1]);
-    close(go[0]);
-    char b;
-    assert_int_equal(read(ready[0], &b, 1), 1);
-    close(ready[0]);
+    dmn_range_t r = {((uint64_t)i + 1) << 21, PAGE * (1 + i % 5)};
+    return r;
 }
 
-static int fake_status(void)
+/* For each count n (uint32_t) that comes on ctl, reads n messages and
+ * answers with the tally; returns at the end of ctl. */
+static int counts_when_told(int fd, int ctl, void *arg)
 {
-    int code = tproc_reap(&fake_pid);
-    unlink(path);
-    char lock[160];
-    snprintf(lock, sizeof(lock), "%s.lock", path);
-    unlink(lock);
-    return code;
+    (void)arg;
+    static uint8_t buf[DMN_PROTO_MAX_MSG];
+    struct tally t = {0, 0, 0, 0};
+    uint32_t n;
+    while (read(ctl, &n, sizeof(n)) == (ssize_t)sizeof(n)) {
+        for (uint32_t k = 0; k < n; k++) {
+            dmn_msg_t m;
+            if (tmsg_read(fd, buf, &m) != 0)
+                return 15;
+            if (m.hdr.type == DMN_MSG_STATS) {
+                t.wrong += m.u.stats.kernels != t.stats++;
+            } else if (m.hdr.type == DMN_MSG_PENDING) {
+                t.pendings++;
+                t.ranges = m.u.ranges.n_ranges;
+                for (uint32_t i = 0; i < t.ranges; i++) {
+                    dmn_range_t r = dmn_proto_range_at(&m.u.ranges, i), w = pend_range(i);
+                    t.wrong += r.base != w.base || r.len != w.len;
+                }
+            } else {
+                t.wrong++;
+            }
+        }
+        if (write(ctl, &t, sizeof(t)) != (ssize_t)sizeof(t))
+            return 16;
+    }
+    return 0;
+}
+
+/* Tells the counting script to read n messages and polls the client (which
+ * sends what waits, as the shim's watcher thread does) until it answers. */
+static struct tally read_n(dmn_client_t *c, uint32_t n)
+{
+    struct tally t = {0, 0, 0, ~0u};
+    assert_int_equal(write(fake.ctl, &n, sizeof(n)), (ssize_t)sizeof(n));
+    struct pollfd pf = {fake.ctl, POLLIN, 0};
+    uint64_t deadline = com_deadline_after_ns(20 * COM_NS_PER_S);
+    while (poll(&pf, 1, 1) == 0 && !dmn_client_is_local(c) && !com_deadline_passed(deadline))
+        (void)dmn_client_poll(c);
+    assert_false(dmn_client_is_local(c));
+    assert_int_equal(read(fake.ctl, &t, sizeof(t)), (ssize_t)sizeof(t));
+    return t;
 }
 
 static int kill_leftover_fake(void **state)
 {
     (void)state;
     fail_allocs = false;
-    tproc_kill_reap(&fake_pid);
+    tdmn_kill(&fake);
     return 0;
+}
+
+static dmn_client_t *open_registered(dmn_client_opts_t *o)
+{
+    o->path = path;
+    dmn_client_t *c = NULL;
+    assert_int_equal(dmn_client_open(o, &c), GMUX_OK);
+    assert_false(dmn_client_is_local(c));
+    return c;
 }
 
 /* What on_plan received: per kind, how many ranges, whether each came in
@@ -148,15 +181,12 @@ static void on_plan(void *arg, uint64_t seq, dmn_plan_kind_t kind, const dmn_ran
 static void test_plan_whole_without_memory(void **state)
 {
     (void)state;
-    int go[2];
-    start_fake(go);
+    assert_int_equal(tdmn_start(&fake, path, 5, sends_plans, NULL), 0);
     struct got g = {{0}, {0}, 0};
     dmn_client_opts_t o = {path, "nomem", DMN_CLASS_BATCH, 0, 0, on_plan, &g};
-    dmn_client_t *c = NULL;
-    assert_int_equal(dmn_client_open(&o, &c), GMUX_OK);
-    assert_false(dmn_client_is_local(c));
+    dmn_client_t *c = open_registered(&o);
     fail_allocs = true; /* from now on, every allocation of the client fails */
-    assert_int_equal(write(go[1], "g", 1), 1);
+    assert_int_equal(tdmn_go(&fake), 0);
     uint64_t deadline = com_deadline_after_ns(10 * COM_NS_PER_S);
     while (g.n[DMN_PLAN_FILL] < DMN_MAX_RANGES && !dmn_client_is_local(c) &&
            !com_deadline_passed(deadline)) {
@@ -171,8 +201,83 @@ static void test_plan_whole_without_memory(void **state)
     assert_true(g.calls[DMN_PLAN_EVICT] >= 1);
     fail_allocs = false;
     dmn_client_close(c);
-    close(go[1]);
-    assert_int_equal(fake_status(), 0);
+    assert_int_equal(tdmn_end(&fake), 0);
+}
+
+/* The bytes the client keeps for a daemon that does not read (client.c,
+ * QUEUE_MAX: four of the largest messages), and a STATS message's size. */
+#define CLIENT_QUEUE (4u * DMN_PROTO_MAX_MSG)
+#define STATS_MSG    (DMN_PROTO_HDR_SIZE + 48u)
+
+static void send_reports(dmn_client_t *c, uint32_t from, uint32_t n)
+{
+    dmn_msg_stats_t st = {0};
+    for (uint32_t i = from; i < from + n; i++) {
+        st.kernels = i;
+        assert_int_equal(dmn_client_report(c, &st), GMUX_OK);
+    }
+}
+
+/* A daemon that reads slowly: what the socket does not take waits in the
+ * client. That queue was allocated when the socket first refused bytes, and
+ * a failed allocation dropped the connection ("out of memory"). Now no
+ * allocation is made: 90% of the queue waits, the daemon reads half, as much
+ * again is queued behind what is left (more than the room after it: what
+ * waits moves to the front of the buffer), and every message arrives once,
+ * in order, whole (a wrong move fails the order check). */
+static void test_queue_without_memory(void **state)
+{
+    (void)state;
+    assert_int_equal(tdmn_start(&fake, path, 5, counts_when_told, NULL), 0);
+    dmn_client_opts_t o = {path, "nomem-q", DMN_CLASS_BATCH, 0, 0, NULL, NULL};
+    dmn_client_t *c = open_registered(&o);
+    int small = 1; /* the least the kernel allows: the queue, not the socket, holds them */
+    assert_int_equal(setsockopt(dmn_client_fd(c), SOL_SOCKET, SO_SNDBUF, &small, sizeof(small)), 0);
+    fail_allocs = true;
+    const uint32_t n1 = CLIENT_QUEUE / 10 * 9 / STATS_MSG;
+    send_reports(c, 0, n1);
+    assert_false(dmn_client_is_local(c)); /* it went local here: "out of memory" */
+    struct tally t = read_n(c, n1 / 2);
+    assert_int_equal(t.stats, n1 / 2);
+    assert_int_equal(t.wrong, 0);
+    send_reports(c, n1, n1 / 2);
+    dmn_range_t r[3] = {pend_range(0), pend_range(1), pend_range(2)};
+    assert_int_equal(dmn_client_pending(c, 1, r, 3), GMUX_OK);
+    assert_false(dmn_client_is_local(c));
+    t = read_n(c, n1 + 1); /* the rest of the reports and the PENDING */
+    assert_int_equal(t.stats, n1 + n1 / 2);
+    assert_int_equal(t.pendings, 1);
+    assert_int_equal(t.ranges, 3);
+    assert_int_equal(t.wrong, 0);
+    fail_allocs = false;
+    dmn_client_close(c);
+    assert_int_equal(tdmn_end(&fake), 0);
+}
+
+/* A PENDING whose ranges are more than the last one's: the client copied
+ * them into memory it allocated, and without it sent nothing (GMUX_ERR_NOMEM,
+ * which the shim ignores: the daemon kept the old working set). */
+static void test_pending_without_memory(void **state)
+{
+    (void)state;
+    static dmn_range_t r[DMN_MAX_RANGES];
+    for (uint32_t i = 0; i < DMN_MAX_RANGES; i++)
+        r[i] = pend_range(i);
+    assert_int_equal(tdmn_start(&fake, path, 5, counts_when_told, NULL), 0);
+    dmn_client_opts_t o = {path, "nomem-p", DMN_CLASS_BATCH, 0, 0, NULL, NULL};
+    dmn_client_t *c = open_registered(&o);
+    fail_allocs = true;
+    const uint32_t sizes[3] = {3, DMN_MAX_RANGES, 1};
+    for (int k = 0; k < 3; k++) {
+        assert_int_equal(dmn_client_pending(c, 1, r, sizes[k]), GMUX_OK);
+        struct tally t = read_n(c, 1);
+        assert_int_equal(t.pendings, (uint32_t)k + 1);
+        assert_int_equal(t.ranges, sizes[k]);
+        assert_int_equal(t.wrong, 0);
+    }
+    fail_allocs = false;
+    dmn_client_close(c);
+    assert_int_equal(tdmn_end(&fake), 0);
 }
 
 int main(void)
@@ -182,6 +287,8 @@ int main(void)
     snprintf(path, sizeof(path), "%s/d.sock", dir);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_plan_whole_without_memory, kill_leftover_fake),
+        cmocka_unit_test_teardown(test_queue_without_memory, kill_leftover_fake),
+        cmocka_unit_test_teardown(test_pending_without_memory, kill_leftover_fake),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     char cmd[64];

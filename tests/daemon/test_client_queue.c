@@ -12,45 +12,31 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "common/clock.h"
+#include "common/log.h"
 #include "daemon/client.h"
-#include "daemon/endpoint.h"
+#include "fake_daemon.h"
 #include "msg_io.h"
-#include "tproc.h"
 
 static char dir[] = "/tmp/gmux-clq-XXXXXX";
 static char path[128];
-static pid_t fake_pid;
+static tdmn_t fake;
 
 enum { REPORTS = 1000 }; /* far more than a Unix socket buffers: the rest waits */
 
-/* The scripted daemon: registers the client, then reads nothing until a byte
- * comes on `go` (never if the test closes it first); then reads the client's
- * messages in order and writes to `res` how many STATS came before the first
- * PENDING and that PENDING's request number; then reads until the client
- * hangs up. */
-static int fake_daemon(int ready, int go, int res)
+/* The script: reads nothing until a byte comes on ctl (never if the test
+ * closes it first); then reads the client's messages in order and writes
+ * back on ctl how many STATS came before the first PENDING and that
+ * PENDING's request number; then reads until the client hangs up. */
+static int reads_when_told(int fd, int ctl, void *arg)
 {
+    (void)arg;
     static uint8_t buf[DMN_PROTO_MAX_MSG];
-    int lfd, lk;
-    if (dmn_endpoint_listen(path, DMN_NO_GROUP, &lfd, &lk) != GMUX_OK)
-        return 10;
-    (void)!write(ready, "r", 1);
-    struct pollfd pf = {lfd, POLLIN, 0};
-    int fd = poll(&pf, 1, 20000) == 1 ? accept(lfd, NULL, NULL) : -1;
     dmn_msg_t m;
-    if (fd < 0 || tmsg_read(fd, buf, &m) != 0 || m.hdr.type != DMN_MSG_REGISTER)
-        return 11;
-    dmn_msg_registered_t r = {5, 0, 20 * COM_NS_PER_MS};
-    size_t len = dmn_proto_encode_registered(buf, sizeof(buf), 1, &r);
-    if (write(fd, buf, len) != (ssize_t)len)
-        return 12;
     char b;
-    if (read(go, &b, 1) != 1) /* told never to read */
+    if (read(ctl, &b, 1) != 1) /* told never to read */
         return 0;
     unsigned long long counts[2] = {0, 0};
     while (tmsg_read(fd, buf, &m) == 0 && m.hdr.type != DMN_MSG_PENDING)
@@ -58,49 +44,18 @@ static int fake_daemon(int ready, int go, int res)
     if (m.hdr.type != DMN_MSG_PENDING)
         return 13;
     counts[1] = m.u.ranges.seq;
-    if (write(res, counts, sizeof(counts)) != (ssize_t)sizeof(counts))
+    if (write(ctl, counts, sizeof(counts)) != (ssize_t)sizeof(counts))
         return 14;
     while (read(fd, buf, sizeof(buf)) > 0)
         ;
     return 0;
 }
 
-static void start_fake(int go[2], int res[2])
-{
-    int ready[2];
-    assert_int_equal(pipe(ready), 0);
-    assert_int_equal(pipe(go), 0);
-    assert_int_equal(pipe(res), 0);
-    fake_pid = fork();
-    assert_true(fake_pid >= 0);
-    if (fake_pid == 0) {
-        close(ready[0]);
-        close(go[1]);
-        close(res[0]);
-        _exit(fake_daemon(ready[1], go[0], res[1]));
-    }
-    close(ready[1]);
-    close(go[0]);
-    close(res[1]);
-    char b;
-    assert_int_equal(read(ready[0], &b, 1), 1);
-    close(ready[0]);
-}
-
-static int fake_status(void)
-{
-    int code = tproc_reap(&fake_pid);
-    unlink(path);
-    char lock[160];
-    snprintf(lock, sizeof(lock), "%s.lock", path);
-    unlink(lock);
-    return code;
-}
-
 static int kill_leftover_fake(void **state)
 {
     (void)state;
-    tproc_kill_reap(&fake_pid);
+    com_log_set_sink(NULL, NULL);
+    tdmn_kill(&fake);
     return 0;
 }
 
@@ -134,45 +89,54 @@ static void flood(dmn_client_t *c)
 static void test_full_socket_queues(void **state)
 {
     (void)state;
-    int go[2], res[2];
-    start_fake(go, res);
+    assert_int_equal(tdmn_start(&fake, path, 5, reads_when_told, NULL), 0);
     dmn_client_t *c = open_registered();
     flood(c);
     assert_false(dmn_client_is_local(c)); /* gave the daemon up, after 2 s */
-    assert_int_equal(write(go[1], "g", 1), 1);
+    assert_int_equal(tdmn_go(&fake), 0);
     unsigned long long counts[2];
-    struct pollfd pf = {res[0], POLLIN, 0};
+    struct pollfd pf = {fake.ctl, POLLIN, 0};
     for (int i = 0; i < 20000 && poll(&pf, 1, 1) == 0; i++)
         (void)dmn_client_poll(c); /* sends what waits, as the watcher thread does */
-    assert_int_equal(read(res[0], counts, sizeof(counts)), (ssize_t)sizeof(counts));
+    assert_int_equal(read(fake.ctl, counts, sizeof(counts)), (ssize_t)sizeof(counts));
     assert_int_equal(counts[0], REPORTS); /* all of them, in order, before the PENDING */
     assert_int_equal(counts[1], 1);
     assert_false(dmn_client_is_local(c));
     dmn_client_close(c);
-    close(go[1]);
-    close(res[0]);
-    assert_int_equal(fake_status(), 0);
+    assert_int_equal(tdmn_end(&fake), 0);
+}
+
+/* Warnings logged that say the client dropped messages. */
+static int dropped_warnings;
+
+static void count_drops(com_log_level_t level, com_log_subsys_t subsys, const char *line, void *arg)
+{
+    (void)subsys, (void)arg;
+    dropped_warnings += level <= COM_LOG_WARN && strstr(line, "dropped") != NULL;
 }
 
 /* A daemon that never reads again (stopped) loses the client all the same:
- * once nothing was sent for 2 s while messages wait, a call goes local. */
+ * once nothing was sent for 2 s while messages wait, a call goes local. The
+ * messages that waited are lost with the connection: a warning says so (it
+ * was an info line, below the default level: they went silently). */
 static void test_stopped_daemon_given_up(void **state)
 {
     (void)state;
-    int go[2], res[2];
-    start_fake(go, res);
+    assert_int_equal(tdmn_start(&fake, path, 5, reads_when_told, NULL), 0);
     dmn_client_t *c = open_registered();
+    dropped_warnings = 0;
+    com_log_set_sink(count_drops, NULL);
     flood(c);
     uint64_t deadline = com_deadline_after_ns(30 * COM_NS_PER_S);
     while (!dmn_client_is_local(c) && !com_deadline_passed(deadline)) {
         (void)dmn_client_poll(c);
         com_clock_sleep_ns(COM_NS_PER_MS);
     }
+    com_log_set_sink(NULL, NULL);
     assert_true(dmn_client_is_local(c));
+    assert_int_equal(dropped_warnings, 1);
     dmn_client_close(c);
-    close(go[1]); /* the fake stops waiting */
-    close(res[0]);
-    assert_int_equal(fake_status(), 0);
+    assert_int_equal(tdmn_end(&fake), 0); /* ctl closed: the script stops waiting */
 }
 
 int main(void)

@@ -1,0 +1,88 @@
+/* A scripted gmuxd in a forked child: see fake_daemon.h. */
+#include "fake_daemon.h"
+
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "common/clock.h"
+#include "daemon/endpoint.h"
+#include "msg_io.h"
+#include "tproc.h"
+
+/* The child: listen, say so on ctl, take one registration, run the script. */
+static int child(const tdmn_t *d, int ctl, uint32_t task_id, tdmn_script_fn script, void *arg)
+{
+    static uint8_t buf[DMN_PROTO_MAX_MSG];
+    int lfd, lk;
+    if (dmn_endpoint_listen(d->path, DMN_NO_GROUP, &lfd, &lk) != GMUX_OK)
+        return TDMN_ERR_LISTEN;
+    if (write(ctl, "r", 1) != 1)
+        return TDMN_ERR_LISTEN;
+    struct pollfd pf = {lfd, POLLIN, 0};
+    int fd = poll(&pf, 1, 20000) == 1 ? accept(lfd, NULL, NULL) : -1;
+    dmn_msg_t m;
+    if (fd < 0 || tmsg_read(fd, buf, &m) != 0 || m.hdr.type != DMN_MSG_REGISTER)
+        return TDMN_ERR_REGISTER;
+    dmn_msg_registered_t reg = {task_id, 0, 20 * COM_NS_PER_MS};
+    if (tmsg_write_all(fd, buf, dmn_proto_encode_registered(buf, sizeof(buf), 1, &reg)) != 0)
+        return TDMN_ERR_ANSWER;
+    return script(fd, ctl, arg);
+}
+
+static void remove_files(const tdmn_t *d)
+{
+    char lock[sizeof(d->path) + 8];
+    snprintf(lock, sizeof(lock), "%s.lock", d->path);
+    unlink(d->path);
+    unlink(lock);
+}
+
+int tdmn_start(tdmn_t *d, const char *path, uint32_t task_id, tdmn_script_fn script, void *arg)
+{
+    int sv[2];
+    d->pid = 0;
+    d->ctl = -1;
+    if (snprintf(d->path, sizeof(d->path), "%s", path) >= (int)sizeof(d->path) ||
+        socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0)
+        return -1;
+    d->pid = fork();
+    if (d->pid == 0) {
+        close(sv[0]);
+        _exit(child(d, sv[1], task_id, script, arg));
+    }
+    close(sv[1]);
+    d->ctl = sv[0];
+    char b;
+    if (d->pid > 0 && read(d->ctl, &b, 1) == 1)
+        return 0;
+    if (d->pid < 0)
+        d->pid = 0;
+    tdmn_kill(d); /* it could not listen */
+    return -1;
+}
+
+int tdmn_go(const tdmn_t *d)
+{
+    return write(d->ctl, "g", 1) == 1 ? 0 : -1;
+}
+
+int tdmn_end(tdmn_t *d)
+{
+    if (d->ctl >= 0)
+        close(d->ctl);
+    d->ctl = -1;
+    int code = tproc_reap(&d->pid);
+    remove_files(d);
+    return code;
+}
+
+void tdmn_kill(tdmn_t *d)
+{
+    if (d->pid <= 0 && d->ctl < 0)
+        return;
+    tproc_kill_reap(&d->pid);
+    (void)tdmn_end(d);
+}
