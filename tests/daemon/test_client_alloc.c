@@ -2,7 +2,9 @@
  * allocation seam (src/daemon/client_alloc.h): with every allocation failing,
  * the PLAN orders a scripted daemon (a forked child speaking the protocol)
  * sends must still reach the on_plan callback whole. An EVICT lost would
- * leave the daemon's model counting memory freed that the task still holds. */
+ * leave the daemon's model counting memory freed that the task still holds.
+ * Each message's end (on_plan_end) comes after its last range, with its
+ * count, and the end of a read (on_read_end) never inside a message. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -123,10 +125,13 @@ static int kill_leftover_fake(void **state)
 }
 
 /* What on_plan received: per kind, how many ranges, whether each came in
- * order with the right grant sequence, and how many calls. */
+ * order with the right grant sequence, and how many calls; the messages'
+ * ends (on_plan_end) and the reads' (on_read_end), and whether each came
+ * where it should. */
 struct got {
     uint32_t n[3], calls[3];
     int wrong;
+    uint32_t ends[3], reads, ends_at_read;
 };
 
 static void on_plan(void *arg, uint64_t seq, dmn_plan_kind_t kind, const dmn_range_t *r, uint32_t n)
@@ -145,13 +150,37 @@ static void on_plan(void *arg, uint64_t seq, dmn_plan_kind_t kind, const dmn_ran
     }
 }
 
+/* Comes once per message, after all of its ranges, with its count. */
+static void on_plan_end(void *arg, uint64_t seq, dmn_plan_kind_t kind, uint32_t n)
+{
+    struct got *g = arg;
+    if ((kind != DMN_PLAN_EVICT && kind != DMN_PLAN_FILL) || n != DMN_MAX_RANGES ||
+        g->n[kind] != n || seq != (kind == DMN_PLAN_EVICT ? EVICT_SEQ : FILL_SEQ)) {
+        g->wrong++;
+        return;
+    }
+    g->ends[kind]++;
+}
+
+/* Comes once what arrived was handed over: never inside a message. */
+static void on_read_end(void *arg)
+{
+    struct got *g = arg;
+    for (int k = DMN_PLAN_EVICT; k <= DMN_PLAN_FILL; k++)
+        if (g->n[k] != 0 && g->n[k] != DMN_MAX_RANGES)
+            g->wrong++;
+    g->reads++;
+    g->ends_at_read = g->ends[DMN_PLAN_EVICT] + g->ends[DMN_PLAN_FILL];
+}
+
 static void test_plan_whole_without_memory(void **state)
 {
     (void)state;
     int go[2];
     start_fake(go);
-    struct got g = {{0}, {0}, 0};
-    dmn_client_opts_t o = {path, "nomem", DMN_CLASS_BATCH, 0, 0, on_plan, &g};
+    struct got g = {{0}, {0}, 0, {0}, 0, 0};
+    dmn_client_opts_t o = {path,    "nomem", DMN_CLASS_BATCH, 0,          0,
+                           on_plan, &g,      on_plan_end,     on_read_end};
     dmn_client_t *c = NULL;
     assert_int_equal(dmn_client_open(&o, &c), GMUX_OK);
     assert_false(dmn_client_is_local(c));
@@ -169,6 +198,11 @@ static void test_plan_whole_without_memory(void **state)
     assert_int_equal(g.n[DMN_PLAN_EVICT], DMN_MAX_RANGES); /* every range of the eviction */
     assert_int_equal(g.n[DMN_PLAN_FILL], DMN_MAX_RANGES);
     assert_true(g.calls[DMN_PLAN_EVICT] >= 1);
+    /* each message's end once; the last read's end after both */
+    assert_int_equal(g.ends[DMN_PLAN_EVICT], 1);
+    assert_int_equal(g.ends[DMN_PLAN_FILL], 1);
+    assert_true(g.reads >= 1);
+    assert_int_equal(g.ends_at_read, 2);
     fail_allocs = false;
     dmn_client_close(c);
     close(go[1]);
