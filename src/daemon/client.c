@@ -215,8 +215,9 @@ static int process(dmn_client_t *c, const dmn_msg_t *m)
 
 /* Receives and processes what has arrived, waiting up to timeout_ms for the
  * first byte, and calls on_read_end once nothing more waits (if a message
- * came; not when the connection ends: its orders are void). Returns -1 when the connection ended
- * (now in local mode) or when a REFUSED arrived (*refused set). */
+ * came; not when the connection ends: its orders are void). Returns -1 when
+ * the connection ended (now in local mode) or when a REFUSED arrived
+ * (*refused set). */
 static int pump(dmn_client_t *c, int timeout_ms, int *refused)
 {
     if (flush_queue(c) != 0)
