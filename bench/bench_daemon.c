@@ -214,7 +214,7 @@ static double socket_switch_ns(int n_clients, int iters)
     close(p[0]);
     dmn_client_t *c[64];
     for (int i = 0; i < n_clients; i++) {
-        dmn_client_opts_t o = {path, "bench", DMN_CLASS_BATCH, 0, 0, NULL, NULL};
+        dmn_client_opts_t o = {path, "bench", DMN_CLASS_BATCH, 0, 0, NULL, NULL, NULL, NULL};
         if (dmn_client_open(&o, &c[i]) != GMUX_OK || dmn_client_is_local(c[i]))
             return -1;
     }

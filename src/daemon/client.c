@@ -187,6 +187,9 @@ static int process(dmn_client_t *c, const dmn_msg_t *m)
             c->opts.on_plan(c->opts.plan_arg, m->u.ranges.seq, (dmn_plan_kind_t)m->u.ranges.count,
                             r, k);
         }
+        if (c->opts.on_plan_end)
+            c->opts.on_plan_end(c->opts.plan_arg, m->u.ranges.seq,
+                                (dmn_plan_kind_t)m->u.ranges.count, n);
         return 0;
     }
     case DMN_MSG_REGISTERED:
@@ -200,8 +203,10 @@ static int process(dmn_client_t *c, const dmn_msg_t *m)
 }
 
 /* Receives and processes what has arrived, waiting up to timeout_ms for the
- * first byte. Returns -1 when the connection ended (now in local mode) or
- * when a REFUSED arrived (*refused set). */
+ * first byte, and calls on_read_end once nothing more waits (if a message
+ * came; not when the connection ends: its orders are void). Returns -1 when
+ * the connection ended (now in local mode) or when a REFUSED arrived
+ * (*refused set). */
 static int pump(dmn_client_t *c, int timeout_ms, int *refused)
 {
     if (flush_queue(c) != 0)
@@ -214,14 +219,18 @@ static int pump(dmn_client_t *c, int timeout_ms, int *refused)
         return -1;
     if (!(pf.revents & ~POLLOUT))
         return 0;
+    int got = 0; /* messages processed */
     for (;;) {
         ssize_t n = recv(c->fd, c->in + c->in_len, sizeof(c->in) - c->in_len, MSG_DONTWAIT);
         if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
             go_local(c, "daemon gone");
             return -1;
         }
-        if (n < 0)
+        if (n < 0) {
+            if (got && c->opts.on_read_end)
+                c->opts.on_read_end(c->opts.plan_arg);
             return 0;
+        }
         c->in_len += (size_t)n;
         size_t off = 0;
         for (;;) {
@@ -245,6 +254,7 @@ static int pump(dmn_client_t *c, int timeout_ms, int *refused)
                 return -1;
             }
             off += whole;
+            got = 1;
         }
         memmove(c->in, c->in + off, c->in_len - off);
         c->in_len -= off;

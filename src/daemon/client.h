@@ -41,7 +41,13 @@
  * still holds): the ranges of one PLAN message come in order, in one call or
  * in several (256 ranges at most each) of the same kind and grant sequence,
  * and one plan may come in several messages; a callback appends what each
- * call brings. They are the orders of the
+ * call brings. After a PLAN message's last on_plan call comes one call of
+ * on_plan_end, when set, with the message's whole range count. Once all
+ * that had arrived was handed over (the socket has nothing more for now),
+ * on_read_end, when set, is called, from the same client call: a caller
+ * that acts on orders as they come acts there, on all of them at once, so
+ * an order a later one of the same read takes back (an eviction of a range
+ * filled ahead) is never carried out first. They are the orders of the
  * daemon on the other end of the connection they came on, and void once it
  * ends: dmn_client_epoch changes whenever a connection begins or ends, so a
  * caller that keeps orders for later drops those of another epoch (a daemon
@@ -62,6 +68,9 @@
 
 typedef void (*dmn_plan_fn)(void *arg, uint64_t grant_seq, dmn_plan_kind_t kind,
                             const dmn_range_t *ranges, uint32_t n);
+typedef void (*dmn_plan_end_fn)(void *arg, uint64_t grant_seq, dmn_plan_kind_t kind,
+                                uint32_t n_ranges);
+typedef void (*dmn_read_end_fn)(void *arg);
 
 typedef struct dmn_client_opts {
     const char *path; /* socket; NULL: GMUX_SOCKET or the default */
@@ -70,7 +79,9 @@ typedef struct dmn_client_opts {
     int32_t priority; /* DMN_PRIORITY_MIN..MAX */
     uint64_t budget;  /* device bytes asked for; 0: unspecified */
     dmn_plan_fn on_plan;
-    void *plan_arg;
+    void *plan_arg;              /* the first argument of the three callbacks */
+    dmn_plan_end_fn on_plan_end; /* NULL: not called */
+    dmn_read_end_fn on_read_end; /* NULL: not called */
 } dmn_client_opts_t;
 
 typedef struct dmn_client dmn_client_t;

@@ -28,10 +28,11 @@ static dmn_client_t *gate_client; /* guarded by gate_mu */
  * (its context current) before its launch. Static: nothing allocates.
  * AHEAD orders (a fill for the next turn, sent while another task runs) are
  * applied at once when the launching thread receives them while it waits
- * for its turn; the watcher thread, which has no context, only stores them
- * for the launching thread's next wait. EVICT orders that reach a task
- * without the turn (they make room for the task just granted) are applied on
- * arrival: by the waiting launching thread, or by the watcher inside the
+ * for its turn, once the read they came in is over (gate_on_read_end); the
+ * watcher thread, which has no context, only stores them for the launching
+ * thread's next wait. EVICT orders that reach a task without the turn (they
+ * make room for the task just granted) are applied on arrival, at the end of
+ * that read: by the waiting launching thread, or by the watcher inside the
  * context the launching threads last waited in (gate_cx). Stored fills (FILL
  * and AHEAD) lose the ranges of every EVICT that arrives after them
  * (gate_cut): the daemon keeps counting the memory of an order as the task's
@@ -261,7 +262,12 @@ static uint64_t gate_plan_bytes(dmn_plan_kind_t kind)
     return bytes;
 }
 
-/* Called from inside a client call, so under gate_mu. */
+/* Ranges of the PLAN message being read that the store kept (gate_on_plan_end). */
+static uint32_t gate_msg_kept;
+
+/* Stores the orders of a PLAN (batch by batch) after taking them out of the
+ * stored orders of the other direction (gate_cut). Called from inside a
+ * client call, so under gate_mu. */
 static void gate_on_plan(void *arg, uint64_t grant_seq, dmn_plan_kind_t kind,
                          const dmn_range_t *ranges, uint32_t n)
 {
@@ -292,20 +298,41 @@ static void gate_on_plan(void *arg, uint64_t grant_seq, dmn_plan_kind_t kind,
         gate_fill_seq = grant_seq;
     }
     uint32_t room = GATE_PLAN_CAP - gate_plan_n[kind];
-    if (n > room) {
-        COM_WARN(SHIM, "daemon plan of %u ranges: only %u kept", n, room);
-        n = room;
-    }
+    n = n < room ? n : room;
     memcpy(&gate_plan[kind][gate_plan_n[kind]], ranges, n * sizeof(*ranges));
     gate_plan_n[kind] += n;
+    gate_msg_kept += n;
+}
+
+/* The end of one PLAN message: says once if the store could not keep all of
+ * it (the client hands a PLAN over in batches of 256 ranges). Under gate_mu. */
+static void gate_on_plan_end(void *arg, uint64_t grant_seq, dmn_plan_kind_t kind, uint32_t n)
+{
+    (void)arg;
+    (void)grant_seq;
+    bool stored = kind == DMN_PLAN_EVICT || kind == DMN_PLAN_FILL || kind == DMN_PLAN_AHEAD;
+    if (stored && gate_msg_kept < n)
+        COM_WARN(SHIM, "daemon plan of %u ranges: only %u kept", n, gate_msg_kept);
+    gate_msg_kept = 0;
+}
+
+/* Everything the daemon had sent was read and stored (gate_on_plan): a
+ * launching thread waiting for its turn (its context current) carries out
+ * the evictions, without the turn, and then the fills ahead. Only now, never
+ * as each message is read: an eviction later in the same read takes its
+ * ranges out of the stored fills ahead first (gate_cut), and a fill ahead
+ * later than an eviction takes its ranges out of that. The watcher thread
+ * and gate_read_waiting do the same after their own reads. Under gate_mu. */
+static void gate_on_read_end(void *arg)
+{
+    (void)arg;
     if (!gate_waiting) /* the watcher thread: see gate_watch */
         return;
-    /* the launching thread, waiting for its turn: its context is current */
-    if (kind == DMN_PLAN_AHEAD)
-        gate_apply_ahead();
     shim_cuctx_t *cx;
-    if (kind == DMN_PLAN_EVICT && !atomic_load(&shim_gate_turn_) && (cx = shim_backend_current()))
+    if (gate_plan_n[DMN_PLAN_EVICT] && !atomic_load(&shim_gate_turn_) &&
+        (cx = shim_backend_current()))
         gate_evict_now(cx);
+    gate_apply_ahead();
 }
 
 /* Applies the stored plan on the calling thread's context: evictions first,
@@ -603,7 +630,9 @@ static void gate_open(void)
                            .cls = strcmp(cls, "latency") == 0 ? DMN_CLASS_LATENCY : DMN_CLASS_BATCH,
                            .priority = (int32_t)prio,
                            .budget = shim_state.budget,
-                           .on_plan = gate_on_plan};
+                           .on_plan = gate_on_plan,
+                           .on_plan_end = gate_on_plan_end,
+                           .on_read_end = gate_on_read_end};
     if (strcmp(cls, "latency") != 0 && strcmp(cls, "batch") != 0)
         COM_WARN(SHIM, "GMUX_TASK_CLASS='%s' is not batch or latency: batch used", cls);
     if (dmn_client_open(&o, &gate_client) != GMUX_OK) {

@@ -135,7 +135,7 @@ static void on_plan(void *arg, uint64_t seq, dmn_plan_kind_t kind, const dmn_ran
 
 static dmn_client_t *open_client(const char *name, struct plans *pl)
 {
-    dmn_client_opts_t o = {path, name, DMN_CLASS_BATCH, 0, 0, on_plan, pl};
+    dmn_client_opts_t o = {path, name, DMN_CLASS_BATCH, 0, 0, on_plan, pl, NULL, NULL};
     dmn_client_t *c = NULL;
     assert_int_equal(dmn_client_open(&o, &c), GMUX_OK);
     return c;
@@ -399,7 +399,7 @@ static void test_path_too_long(void **state)
     path[107] = '\0';
     pid_t srv = start_server("none");
     snprintf(longer, sizeof(longer), "%s.other", path);
-    dmn_client_opts_t o = {longer, "long", DMN_CLASS_BATCH, 0, 0, NULL, NULL};
+    dmn_client_opts_t o = {longer, "long", DMN_CLASS_BATCH, 0, 0, NULL, NULL, NULL, NULL};
     dmn_client_t *c = NULL;
     gmux_status_t st = dmn_client_open(&o, &c);
     if (c)
@@ -434,7 +434,7 @@ static int join_stopped_daemon(int index, void *arg)
 {
     (void)index;
     (void)arg;
-    dmn_client_opts_t o = {path, "late", DMN_CLASS_BATCH, 0, 0, NULL, NULL};
+    dmn_client_opts_t o = {path, "late", DMN_CLASS_BATCH, 0, 0, NULL, NULL, NULL, NULL};
     dmn_client_t *c = NULL;
     if (dmn_client_open(&o, &c) != GMUX_OK)
         return 2;
@@ -587,7 +587,7 @@ static void test_reconnect_never_waits_for_answer(void **state)
 static void test_bad_options(void **state)
 {
     (void)state;
-    dmn_client_opts_t o = {path, "x", (dmn_class_t)5, 0, 0, NULL, NULL};
+    dmn_client_opts_t o = {path, "x", (dmn_class_t)5, 0, 0, NULL, NULL, NULL, NULL};
     dmn_client_t *c = NULL;
     assert_int_equal(dmn_client_open(&o, &c), GMUX_ERR_INVALID);
     o.cls = DMN_CLASS_BATCH;

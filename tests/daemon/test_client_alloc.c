@@ -8,7 +8,9 @@
  * - what the client sends still reaches the daemon, in order, whole, also
  *   when the socket is full and messages wait in the client (a failed
  *   allocation there dropped the connection: the task went on ungated and
- *   the daemon reclaimed it), and a PENDING whose ranges are new. */
+ *   the daemon reclaimed it), and a PENDING whose ranges are new.
+ * Each message's end (on_plan_end) comes after its last range, with its
+ * count, and the end of a read (on_read_end) never inside a message. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -156,10 +158,13 @@ static dmn_client_t *open_registered(dmn_client_opts_t *o)
 }
 
 /* What on_plan received: per kind, how many ranges, whether each came in
- * order with the right grant sequence, and how many calls. */
+ * order with the right grant sequence, and how many calls; the messages'
+ * ends (on_plan_end) and the reads' (on_read_end), and whether each came
+ * where it should. */
 struct got {
     uint32_t n[3], calls[3];
     int wrong;
+    uint32_t ends[3], reads, ends_at_read;
 };
 
 static void on_plan(void *arg, uint64_t seq, dmn_plan_kind_t kind, const dmn_range_t *r, uint32_t n)
@@ -178,12 +183,36 @@ static void on_plan(void *arg, uint64_t seq, dmn_plan_kind_t kind, const dmn_ran
     }
 }
 
+/* Comes once per message, after all of its ranges, with its count. */
+static void on_plan_end(void *arg, uint64_t seq, dmn_plan_kind_t kind, uint32_t n)
+{
+    struct got *g = arg;
+    if ((kind != DMN_PLAN_EVICT && kind != DMN_PLAN_FILL) || n != DMN_MAX_RANGES ||
+        g->n[kind] != n || seq != (kind == DMN_PLAN_EVICT ? EVICT_SEQ : FILL_SEQ)) {
+        g->wrong++;
+        return;
+    }
+    g->ends[kind]++;
+}
+
+/* Comes once what arrived was handed over: never inside a message. */
+static void on_read_end(void *arg)
+{
+    struct got *g = arg;
+    for (int k = DMN_PLAN_EVICT; k <= DMN_PLAN_FILL; k++)
+        if (g->n[k] != 0 && g->n[k] != DMN_MAX_RANGES)
+            g->wrong++;
+    g->reads++;
+    g->ends_at_read = g->ends[DMN_PLAN_EVICT] + g->ends[DMN_PLAN_FILL];
+}
+
 static void test_plan_whole_without_memory(void **state)
 {
     (void)state;
     assert_int_equal(tdmn_start(&fake, path, 5, sends_plans, NULL), 0);
-    struct got g = {{0}, {0}, 0};
-    dmn_client_opts_t o = {path, "nomem", DMN_CLASS_BATCH, 0, 0, on_plan, &g};
+    struct got g = {{0}, {0}, 0, {0}, 0, 0};
+    dmn_client_opts_t o = {path,    "nomem", DMN_CLASS_BATCH, 0,          0,
+                           on_plan, &g,      on_plan_end,     on_read_end};
     dmn_client_t *c = open_registered(&o);
     fail_allocs = true; /* from now on, every allocation of the client fails */
     assert_int_equal(tdmn_go(&fake), 0);
@@ -199,6 +228,11 @@ static void test_plan_whole_without_memory(void **state)
     assert_int_equal(g.n[DMN_PLAN_EVICT], DMN_MAX_RANGES); /* every range of the eviction */
     assert_int_equal(g.n[DMN_PLAN_FILL], DMN_MAX_RANGES);
     assert_true(g.calls[DMN_PLAN_EVICT] >= 1);
+    /* each message's end once; the last read's end after both */
+    assert_int_equal(g.ends[DMN_PLAN_EVICT], 1);
+    assert_int_equal(g.ends[DMN_PLAN_FILL], 1);
+    assert_true(g.reads >= 1);
+    assert_int_equal(g.ends_at_read, 2);
     fail_allocs = false;
     dmn_client_close(c);
     assert_int_equal(tdmn_end(&fake), 0);
@@ -229,7 +263,7 @@ static void test_queue_without_memory(void **state)
 {
     (void)state;
     assert_int_equal(tdmn_start(&fake, path, 5, counts_when_told, NULL), 0);
-    dmn_client_opts_t o = {path, "nomem-q", DMN_CLASS_BATCH, 0, 0, NULL, NULL};
+    dmn_client_opts_t o = {path, "nomem-q", DMN_CLASS_BATCH, 0, 0, NULL, NULL, NULL, NULL};
     dmn_client_t *c = open_registered(&o);
     int small = 1; /* the least the kernel allows: the queue, not the socket, holds them */
     assert_int_equal(setsockopt(dmn_client_fd(c), SOL_SOCKET, SO_SNDBUF, &small, sizeof(small)), 0);
@@ -264,7 +298,7 @@ static void test_pending_without_memory(void **state)
     for (uint32_t i = 0; i < DMN_MAX_RANGES; i++)
         r[i] = pend_range(i);
     assert_int_equal(tdmn_start(&fake, path, 5, counts_when_told, NULL), 0);
-    dmn_client_opts_t o = {path, "nomem-p", DMN_CLASS_BATCH, 0, 0, NULL, NULL};
+    dmn_client_opts_t o = {path, "nomem-p", DMN_CLASS_BATCH, 0, 0, NULL, NULL, NULL, NULL};
     dmn_client_t *c = open_registered(&o);
     fail_allocs = true;
     const uint32_t sizes[3] = {3, DMN_MAX_RANGES, 1};

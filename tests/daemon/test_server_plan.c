@@ -121,7 +121,7 @@ static void on_plan(void *arg, uint64_t seq, dmn_plan_kind_t kind, const dmn_ran
 
 static dmn_client_t *open_client(const char *name, struct plans *pl)
 {
-    dmn_client_opts_t o = {path, name, DMN_CLASS_BATCH, 0, 0, on_plan, pl};
+    dmn_client_opts_t o = {path, name, DMN_CLASS_BATCH, 0, 0, on_plan, pl, NULL, NULL};
     dmn_client_t *c = NULL;
     assert_int_equal(dmn_client_open(&o, &c), GMUX_OK);
     assert_false(dmn_client_is_local(c));

@@ -50,7 +50,9 @@
  * driver); a line "A 1" if the capture began. 7: no capture; after the
  * pause, the double is armed to stall this thread's next cuCtxGetCurrent
  * (the shim's, as the next launch waits for its turn): it creates
- * OUTFILE.stalled and waits until OUTFILE.resume exists.
+ * OUTFILE.stalled and waits until OUTFILE.resume exists. 8: like 7, but the
+ * stall is armed for this thread's next prefetch (the shim's, as the next
+ * launch applies a stored fill ahead before it waits for its turn).
  * STREAM 1: the kernels go on a stream
  * the program creates non-blocking (cuStreamCreateWithPriority), which the
  * legacy stream does not wait for; 0 (default): the NULL stream.
@@ -269,9 +271,11 @@ int main(int argc, char **argv)
         (fake_ctx_destroyed_in_use_fn)dlsym(drv, "fake_ctx_destroyed_in_use");
     fake_entry_fn entry = (fake_entry_fn)dlsym(drv, "fake_entry");
     fake_arm_stall_fn arm_stall = (fake_arm_stall_fn)dlsym(drv, "fake_arm_stall");
+    fake_arm_stall_prefetch_fn arm_stall_prefetch =
+        (fake_arm_stall_prefetch_fn)dlsym(drv, "fake_arm_stall_prefetch");
     if (!gpa || !reg || !log_count || !log_get || !set_capturing || !set_capturing_nb ||
         !invalidated || !arm || !arm_join || !arm_push || !push_join || !destroyed_in_use ||
-        !entry || !arm_stall)
+        !entry || !arm_stall || !arm_stall_prefetch)
         return 11;
     ctx_create = (PFN_cuCtxCreate_v3020)get(gpa, "cuCtxCreate");
     ctx_destroy = (PFN_cuCtxDestroy_v4000)get(gpa, "cuCtxDestroy");
@@ -368,11 +372,11 @@ int main(int argc, char **argv)
                 began = arm_join();
                 if (began == CUDA_SUCCESS && end)
                     (void)end(ls, &g); /* fails: the join broke the capture */
-            } else if (capture == 7) {
+            } else if (capture == 7 || capture == 8) {
                 char mark[4096], until[4096];
                 snprintf(mark, sizeof(mark), "%s.stalled", argv[1]);
                 snprintf(until, sizeof(until), "%s.resume", argv[1]);
-                arm_stall(mark, until);
+                (capture == 7 ? arm_stall : arm_stall_prefetch)(mark, until);
             } else if (capture == 5) {
                 began = push_join() ? CUDA_SUCCESS : -1;
                 if (began != CUDA_SUCCESS)

@@ -1,6 +1,7 @@
 /* Scripted daemons for the launch-gating tests; see gate_script.h. */
 #include "gate_script.h"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -89,6 +90,12 @@ int gs_wait_file(const char *name)
 
 void gs_start_pair(const gh_spec_t *spec, int (*script)(int), pid_t *fake, pid_t *prog)
 {
+    gs_start_pair_log(spec, script, NULL, fake, prog);
+}
+
+void gs_start_pair_log(const gh_spec_t *spec, int (*script)(int), const char *log, pid_t *fake,
+                       pid_t *prog)
+{
     int p[2];
     assert_int_equal(pipe(p), 0);
     *fake = fork();
@@ -105,6 +112,9 @@ void gs_start_pair(const gh_spec_t *spec, int (*script)(int), pid_t *fake, pid_t
     *prog = fork();
     assert_true(*prog >= 0);
     if (*prog == 0) {
+        int fd = log ? open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600) : -1;
+        if (log && (fd < 0 || dup2(fd, 2) < 0))
+            _exit(126);
         execv(argv[0], argv);
         _exit(127);
     }

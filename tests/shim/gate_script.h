@@ -38,6 +38,10 @@ int gs_wait_file(const char *name);
  * program's environment (GMUX_POLICY, GMUX_GATE_IDLE_MS) is the caller's,
  * set back to "proactive" and 200 once it started. */
 void gs_start_pair(const gh_spec_t *spec, int (*script)(int), pid_t *fake, pid_t *prog);
+/* The same, with the program's standard error (the shim's log) written to
+ * the file log (truncated) when log is not NULL. */
+void gs_start_pair_log(const gh_spec_t *spec, int (*script)(int), const char *log, pid_t *fake,
+                       pid_t *prog);
 
 /* Waits (120 s at most) for the scripted daemon to end its script; fails
  * the test, killing both, unless it exited 0. */

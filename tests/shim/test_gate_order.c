@@ -21,6 +21,19 @@
  *   the middle is the task's again and must stay on the device. The shim
  *   prefetched it at its next wait and then, at its grant, carried out the
  *   deferred eviction of all 12 KiB, undoing the fill ahead.
+ * - A fill ahead and, later in the same read, an eviction of part of it,
+ *   reaching the launching thread in its wait for the turn: the program's
+ *   next launch applies a fill ahead the watcher stored (the page at
+ *   ORDER_X) and stalls in its prefetch (gate_prog CAPTURE 8), holding the
+ *   gate's lock; meanwhile the daemon sends in one write a fill ahead of two
+ *   pages at ORDER_X + 2 pages and one at ORDER_X + 5 pages, and an eviction
+ *   of the 3 pages at ORDER_X + 3 pages, which the thread reads in one go
+ *   once in its wait. The evicted pages are another task's: none may be
+ *   prefetched. The shim applied the fill ahead as soon as its message was
+ *   read, before the eviction behind it in the same read.
+ * - A PLAN larger than the store (2000 fill ranges, 1024 kept) is reported
+ *   once, with its size and what was kept. The warning came once per batch
+ *   of 256 ranges the client hands over (four times, with the batch's size).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -143,7 +156,77 @@ static int scripted_evict_deferred(int ready)
     return grant_and_finish(task, buf, fds, nfd);
 }
 
-/* Runs script against program 0 with the given CAPTURE and reads its output. */
+/* The fill ahead and the eviction in one read: once the program paused
+ * holding turn 1, sends in one write a fill ahead of the page at ORDER_X
+ * (grant 2) and REVOKE 1; after the RELEASE (the watcher stored the fill)
+ * lets the program go on, waits until its launching thread stalled in that
+ * fill's prefetch, sends in one write the fill ahead and the eviction that
+ * cross (grant 3), and lets it go on. */
+static int scripted_ahead_then_evict(int ready)
+{
+    static uint8_t buf[DMN_PROTO_MAX_MSG], out[4096];
+    int fds[8], nfd = 0;
+    dmn_msg_t m;
+    dmn_range_t big;
+    int task = start_script(ready, buf, fds, &nfd, &big);
+    if (task < 0)
+        return -task;
+    uint64_t x = big.base + ORDER_X;
+    dmn_range_t first = {x, PAGE}, ahead[2] = {{x + 2 * PAGE, 2 * PAGE}, {x + 5 * PAGE, PAGE}},
+                evict = {x + 3 * PAGE, 3 * PAGE};
+    dmn_msg_grant_t r1 = {1, 0, 0};
+    size_t at = 0;
+    at += dmn_proto_encode_ranges(out + at, sizeof(out) - at, 3, DMN_MSG_PLAN, DMN_PLAN_AHEAD, 2,
+                                  &first, 1);
+    at += dmn_proto_encode_grant(out + at, sizeof(out) - at, 4, DMN_MSG_REVOKE, &r1);
+    if (tmsg_write_all(task, out, at) != 0 || gs_read_until(task, buf, DMN_MSG_RELEASE, &m) != 0)
+        return 16;
+    gh_touch("go");
+    if (gs_wait_file("out0.stalled") != 0)
+        return 17;
+    at = 0;
+    at += dmn_proto_encode_ranges(out + at, sizeof(out) - at, 5, DMN_MSG_PLAN, DMN_PLAN_AHEAD, 3,
+                                  ahead, 2);
+    at += dmn_proto_encode_ranges(out + at, sizeof(out) - at, 6, DMN_MSG_PLAN, DMN_PLAN_EVICT, 3,
+                                  &evict, 1);
+    if (tmsg_write_all(task, out, at) != 0)
+        return 18;
+    gh_touch("out0.resume");
+    return grant_and_finish(task, buf, fds, nfd);
+}
+
+#define BIG_PLAN 2000u /* fill ranges in one PLAN: more than the shim's store (1024) */
+
+/* A PLAN that overflows the store: once the program paused holding turn 1,
+ * sends in one write a FILL of BIG_PLAN ranges (grant 2, never used) and
+ * REVOKE 1; after the RELEASE lets the program go on. */
+static int scripted_big_plan(int ready)
+{
+    static uint8_t buf[DMN_PROTO_MAX_MSG], out[DMN_PROTO_MAX_MSG];
+    static dmn_range_t fills[BIG_PLAN];
+    int fds[8], nfd = 0;
+    dmn_msg_t m;
+    dmn_range_t big;
+    int task = start_script(ready, buf, fds, &nfd, &big);
+    if (task < 0)
+        return -task;
+    for (uint32_t i = 0; i < BIG_PLAN; i++)
+        fills[i] = (dmn_range_t){big.base + i * 512u, 256};
+    dmn_msg_grant_t r1 = {1, 0, 0};
+    size_t at = dmn_proto_encode_ranges(out, sizeof(out), 3, DMN_MSG_PLAN, DMN_PLAN_FILL, 2, fills,
+                                        BIG_PLAN);
+    if (at == 0 || tmsg_write_all(task, out, at) != 0)
+        return 16;
+    if (tmsg_write_all(task, out,
+                       dmn_proto_encode_grant(out, sizeof(out), 4, DMN_MSG_REVOKE, &r1)) != 0 ||
+        gs_read_until(task, buf, DMN_MSG_RELEASE, &m) != 0)
+        return 17;
+    gh_touch("go");
+    return grant_and_finish(task, buf, fds, nfd);
+}
+
+/* Runs script against program 0 with the given CAPTURE and reads its output;
+ * the program's log goes to gh_dir/log0. */
 static gh_out_t *run_script(int (*script)(int), const char *capture)
 {
     snprintf(go, sizeof(go), "%s", gh_path("go"));
@@ -154,7 +237,7 @@ static gh_out_t *run_script(int (*script)(int), const char *capture)
     setenv("GMUX_POLICY", "demand", 1);       /* no prefetch of its own: only orders */
     setenv("GMUX_GATE_IDLE_MS", "600000", 1); /* no IDLE while paused */
     pid_t fake, prog;
-    gs_start_pair(&spec, script, &fake, &prog);
+    gs_start_pair_log(&spec, script, gh_path("log0"), &fake, &prog);
     gs_wait_script(fake, prog);
     int ps = -1;
     assert_int_equal(waitpid(prog, &ps, 0), prog);
@@ -224,12 +307,51 @@ static void test_fill_cancels_deferred_evict(void **state)
     free(o);
 }
 
+static void test_evict_in_same_read_cuts_ahead(void **state)
+{
+    (void)state;
+    gh_out_t *o = run_script(scripted_ahead_then_evict, "8");
+    /* the eviction, carried out in the wait (the task held no turn) */
+    assert_int_equal(o->nh, 1);
+    assert_int_equal(o->h[0][2], 3 * PAGE);
+    unsigned long long e = o->h[0][1], x = e - 3 * PAGE;
+    /* the evicted pages never went to the device */
+    assert_false(moved(&o->d[0][0], o->nd, 3, 0, e, e + 3 * PAGE, 1));
+    /* the fill ahead the watcher stored, and what the eviction left of the other */
+    assert_true(moved(&o->d[0][0], o->nd, 3, 0, x, x + PAGE, 0));
+    assert_true(moved(&o->d[0][0], o->nd, 3, 0, x + 2 * PAGE, x + 3 * PAGE, 0));
+    free(o);
+}
+
+static void test_big_plan_warned_once(void **state)
+{
+    (void)state;
+    free(run_script(scripted_big_plan, "0"));
+    FILE *f = fopen(gh_path("log0"), "r");
+    assert_non_null(f);
+    char line[512], want[128];
+    snprintf(want, sizeof(want), "daemon plan of %u ranges: only 1024 kept", BIG_PLAN);
+    int warned = 0, whole = 0;
+    while (fgets(line, sizeof(line), f)) {
+        if (strstr(line, "daemon plan of")) {
+            print_message("  log: %s", line);
+            warned++;
+            whole += strstr(line, want) != NULL;
+        }
+    }
+    fclose(f);
+    assert_int_equal(warned, 1);
+    assert_int_equal(whole, 1);
+}
+
 int main(void)
 {
     gh_init();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_evict_waiting_cuts_ahead),
         cmocka_unit_test(test_fill_cancels_deferred_evict),
+        cmocka_unit_test(test_evict_in_same_read_cuts_ahead),
+        cmocka_unit_test(test_big_plan_warned_once),
     };
     return gh_finish(cmocka_run_group_tests(tests, NULL, NULL));
 }

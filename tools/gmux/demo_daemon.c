@@ -30,7 +30,7 @@ static void demo_on_term(int sig)
 
 static int demo_task(const char *path, const char *name, dmn_class_t cls, int kernels, int idle_ms)
 {
-    dmn_client_opts_t o = {path, name, cls, 0, 512ull << 20, NULL, NULL};
+    dmn_client_opts_t o = {path, name, cls, 0, 512ull << 20, NULL, NULL, NULL, NULL};
     dmn_client_t *c;
     if (dmn_client_open(&o, &c) != GMUX_OK || dmn_client_is_local(c))
         return 1;

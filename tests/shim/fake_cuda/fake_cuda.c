@@ -375,6 +375,7 @@ CUresult fk_cuMemPrefetchAsync_v2(CUdeviceptr p, size_t len, CUmemLocation loc, 
                                   CUstream s)
 {
     (void)flags;
+    fake_stall_fire(FAKE_STALL_PREFETCH);
     REC(p, len, ((uint64_t)loc.type << 32) | (uint32_t)loc.id, U(s));
     return fake_in_managed(p, len) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
@@ -396,6 +397,7 @@ CUresult fk_cuMemPrefetchBatchAsync(CUdeviceptr *ptrs, size_t *sizes, size_t cou
         return CUDA_ERROR_NOT_SUPPORTED;
     if (!ptrs || !sizes || !count || !locs || !loc_idx || nlocs != 1 || loc_idx[0] != 0)
         return CUDA_ERROR_INVALID_VALUE;
+    fake_stall_fire(FAKE_STALL_PREFETCH);
     CUresult r = CUDA_SUCCESS;
     for (size_t i = 0; i < count; i++) {
         REC(ptrs[i], sizes[i], ((uint64_t)locs[0].type << 32) | (uint32_t)locs[0].id, U(s));

@@ -91,6 +91,9 @@ typedef int (*fake_armed_push_join_fn)(void);
  * creates the file mark and then waits until the file until exists (a
  * minute at most), as a thread of a program could be descheduled there. */
 typedef void (*fake_arm_stall_fn)(const char *mark, const char *until);
+/* The same, at the calling thread's next prefetch (cuMemPrefetchAsync_v2 or
+ * cuMemPrefetchBatchAsync, either way), before the double records it. */
+typedef void (*fake_arm_stall_prefetch_fn)(const char *mark, const char *until);
 /* How many times a context went (cuCtxDestroy, or the primary context's
  * last release or reset) while a thread other than the one destroying it
  * had it pushed, counting from the push's start to its pop: the driver

@@ -198,24 +198,35 @@ static bool fake_ctx_valid(CUcontext ctx)
     return ok;
 }
 
-/* fake_arm_stall's: the thread that armed it, the files, whether armed. */
+/* fake_arm_stall's and fake_arm_stall_prefetch's: the thread that armed it,
+ * the files, where it stalls (FAKE_STALL_*), 0 when not armed. */
 static pthread_t fake_stall_thread;
 static char fake_stall_mark[4096], fake_stall_until[4096];
 static _Atomic int fake_stall_armed;
 
-FAKE_API void fake_arm_stall(const char *mark, const char *until)
+static void fake_stall_arm(int at, const char *mark, const char *until)
 {
     snprintf(fake_stall_mark, sizeof(fake_stall_mark), "%s", mark);
     snprintf(fake_stall_until, sizeof(fake_stall_until), "%s", until);
     fake_stall_thread = pthread_self();
-    atomic_store(&fake_stall_armed, 1);
+    atomic_store(&fake_stall_armed, at);
 }
 
-/* Fires the stall armed by the calling thread, if any. */
-static void fake_stall_fire(void)
+FAKE_API void fake_arm_stall(const char *mark, const char *until)
 {
-    if (!atomic_load(&fake_stall_armed) || !pthread_equal(pthread_self(), fake_stall_thread) ||
-        !atomic_exchange(&fake_stall_armed, 0))
+    fake_stall_arm(FAKE_STALL_CTX_GET_CURRENT, mark, until);
+}
+
+FAKE_API void fake_arm_stall_prefetch(const char *mark, const char *until)
+{
+    fake_stall_arm(FAKE_STALL_PREFETCH, mark, until);
+}
+
+void fake_stall_fire(int at)
+{
+    int armed = at;
+    if (atomic_load(&fake_stall_armed) != at || !pthread_equal(pthread_self(), fake_stall_thread) ||
+        !atomic_compare_exchange_strong(&fake_stall_armed, &armed, 0))
         return;
     FILE *f = fopen(fake_stall_mark, "w");
     if (f)
@@ -228,7 +239,7 @@ static void fake_stall_fire(void)
 
 CUresult fk_cuCtxGetCurrent(CUcontext *ctx)
 {
-    fake_stall_fire();
+    fake_stall_fire(FAKE_STALL_CTX_GET_CURRENT);
     *ctx = fake_current();
     return CUDA_SUCCESS;
 }

@@ -147,6 +147,7 @@ FAKE_API void fake_last_release_join(void);
 FAKE_API void fake_arm_push(void *ctx, void (*fn)(void));
 FAKE_API int fake_armed_push_join(void);
 FAKE_API void fake_arm_stall(const char *mark, const char *until);
+FAKE_API void fake_arm_stall_prefetch(const char *mark, const char *until);
 FAKE_API unsigned fake_ctx_destroyed_in_use(void);
 /* Host kernels declare what they touch (fake CUPTI, see fake_cuda.h). */
 FAKE_API void fake_touch(const void *addr, uint64_t len, int mode);
@@ -159,6 +160,12 @@ FAKE_API uint64_t gmux_test_cupti_kernel_ns(void);
  * invalidated and the caller answers CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED
  * (fake_cuda_stream.c). */
 __attribute__((visibility("hidden"))) int fake_unsafe_refused(void);
+
+/* Where an armed stall fires (fake_cuda_ctx.c): the armed thread's next
+ * cuCtxGetCurrent, or its next cuMemPrefetchAsync_v2 or batched prefetch. */
+enum { FAKE_STALL_CTX_GET_CURRENT = 1, FAKE_STALL_PREFETCH = 2 };
+/* Stalls the calling thread here if it armed a stall at `at` (one-shot). */
+__attribute__((visibility("hidden"))) void fake_stall_fire(int at);
 
 /* The calling thread's current context (fake_cuda_ctx.c). */
 __attribute__((visibility("hidden"))) CUcontext fake_current(void);
