@@ -358,8 +358,11 @@ gmux_status_t com_settings_init_scoped(unsigned scopes, char *err, size_t errlen
     }
     char logerr[256];
     const char *logspec = getenv("GMUX_LOG");
-    if (com_log_check(logspec, logerr, sizeof(logerr)) != GMUX_OK && !log_told(logspec)) {
-        append(err, errlen, logerr);
+    if (com_log_check(logspec, logerr, sizeof(logerr)) != GMUX_OK) {
+        /* every init that sees it fails; only the first says why (until
+         * 2026-12-01 the later ones said GMUX_OK) */
+        if (!log_told(logspec))
+            append(err, errlen, logerr);
         if (st == GMUX_OK)
             st = GMUX_ERR_PARSE;
     }

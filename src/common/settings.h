@@ -107,10 +107,11 @@ gmux_status_t com_settings_init(char *err, size_t errlen);
 /* Loads the global table as com_settings_init does, but returns
  * GMUX_ERR_PARSE, with err naming each one and the form it wants, only for
  * malformed variables of settings read in `scopes`, every time it is
- * called: the caller tells them. A malformed GMUX_LOG (everyone's) counts
- * only at the first init of the process that sees its value, whichever
- * copy of src/common (each shared library has one) makes it: procmark.h,
- * test_shmem_settings. Any other
+ * called: the caller tells them. A malformed GMUX_LOG (everyone's) fails
+ * every init too, but is in err only at the first init of the process that
+ * sees its value, whichever copy of src/common (each shared library has
+ * one) makes it: procmark.h, test_shmem_settings. So err may be empty on
+ * GMUX_ERR_PARSE: there is nothing left to tell. Any other
  * malformed variable keeps its default and is said as a warning when the
  * setting is first read, if ever, unless an init told it already: each is
  * told once per process (test_malformed_told_once). The first call loads

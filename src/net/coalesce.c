@@ -21,7 +21,8 @@ static void take_counter(net_batch_t *b, const net_desc_t *d)
         b->counters[b->ncounter++] = d->counter_id;
 }
 
-/* One ring is one stream; a descriptor naming another is left to fail alone. */
+/* One ring is one stream; a descriptor naming another ends the batch, and
+ * the proxy refuses it (proxy.c, desc_in_ring). */
 static bool same_stream(const net_batch_t *b, const net_desc_t *n)
 {
     return n->peer == b->d.peer && n->ctx == b->d.ctx;

@@ -330,7 +330,8 @@ GMUX_API gmux_status_t gmux_comm_init(const gmux_comm_params_t *params, gmux_com
     }
     char err[512];
     bool proxy_stuck = false;
-    if (com_settings_init_scoped(COM_SCOPE_NET, err, sizeof(err)) != GMUX_OK)
+    /* err is empty when all that fails was said already (GMUX_LOG) */
+    if (com_settings_init_scoped(COM_SCOPE_NET, err, sizeof(err)) != GMUX_OK && err[0])
         COM_WARN(NET, "settings: %s", err);
     int rank = env_int(NET_ENV_RANK, 0), size = env_int(NET_ENV_SIZE, 1);
     const char *bootaddr = getenv(NET_ENV_BOOTSTRAP);

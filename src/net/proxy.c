@@ -248,6 +248,17 @@ static bool desc_valid(const gmux_comm_t *comm, const net_desc_t *d)
     return desc_window_valid(comm, d);
 }
 
+/* Whether d, read from ring i, names that ring's stream (context, peer): a
+ * flush or quiet of a context looks at that context's rings only, and the
+ * ordering rule holds within a ring, so a descriptor of another stream
+ * would escape both (until 2026-12-01 it was executed on the stream it
+ * named; test_desc_checks). */
+static bool desc_in_ring(const gmux_comm_t *comm, const net_desc_t *d, uint32_t i)
+{
+    uint32_t size = (uint32_t)comm->size;
+    return d->opcode == NET_OP_NOP || (d->ctx == i / size && d->peer == i % size);
+}
+
 /* Executes one descriptor, or the merged descriptor of batch b (whose
  * counters are bumped once its write is posted); BUSY leaves it in the ring
  * for later. `checked`: d was built by the API (ops.c: gmux_put, _put_value,
@@ -525,6 +536,11 @@ static int drain_ring(gmux_comm_t *comm, uint32_t i)
         if (st != GMUX_OK) {
             COM_ERROR(NET, "rank %d: corrupt descriptor in ring %u", comm->rank, i);
             net_ctx_set_error(comm, i / (uint32_t)comm->size, GMUX_ERR_PARSE);
+        } else if (!desc_in_ring(comm, &d, i)) {
+            COM_ERROR(NET,
+                      "rank %d: descriptor of context %u to rank %u in ring %u, another stream's",
+                      comm->rank, d.ctx, d.peer, i);
+            net_ctx_set_error(comm, i / (uint32_t)comm->size, GMUX_ERR_INVALID);
         } else if (batch_start(comm, ring, k, &d)) {
             struct batch_peek pa = {comm, ring, k};
             net_batch_build(comm->batch, &d, comm->fab.rma_inject_size, true, batch_peek, &pa);

@@ -90,8 +90,8 @@ static void shim_read_settings(void)
     char err[512];
     /* only the shim's own: a malformed variable of gmuxd or the net library
      * is no concern of the program's */
-    if (com_settings_init_scoped(COM_SCOPE_SHIM, err, sizeof(err)) != GMUX_OK)
-        COM_WARN(SHIM, "%s (defaults used)", err);
+    if (com_settings_init_scoped(COM_SCOPE_SHIM, err, sizeof(err)) != GMUX_OK && err[0])
+        COM_WARN(SHIM, "%s (defaults used)", err); /* empty: said already */
     const char *policy = COM_SETTING_STRING(POLICY);
     shim_state.mode = SHIM_MODE_OFF;
     size_t i;

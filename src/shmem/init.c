@@ -85,8 +85,8 @@ static gmux_status_t join(void)
     shm_state_t *s = &shm_state;
     char err[512];
     /* the net library checks its own in gmux_comm_init */
-    if (com_settings_init_scoped(COM_SCOPE_SHMEM, err, sizeof(err)) != GMUX_OK)
-        fprintf(stderr, "gmux shmem: settings: %s\n", err);
+    if (com_settings_init_scoped(COM_SCOPE_SHMEM, err, sizeof(err)) != GMUX_OK && err[0])
+        fprintf(stderr, "gmux shmem: settings: %s\n", err); /* empty: said already */
     gmux_comm_params_t p;
     gmux_comm_params_init(&p);
     p.num_contexts = SHM_NET_CONTEXTS;

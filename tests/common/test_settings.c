@@ -282,6 +282,36 @@ static void test_malformed_told_once(void **state)
     run_in_child("told_once");
 }
 
+/* A malformed GMUX_LOG fails every init that sees it, the scope no matter,
+ * while its message is in err at the first only (the caller tells it, once
+ * per process: procmark.h). Until 2026-12-01 a second init with the same
+ * value said GMUX_OK, so a caller could not tell it from a good one. */
+static void test_malformed_log_fails_every_init(void **state)
+{
+    (void)state;
+    char err[512];
+    unset_all();
+    setenv("GMUX_LOG", "warn,boisterous", 1);
+    assert_int_equal(com_settings_init_scoped(COM_SCOPE_NET, err, sizeof(err)), GMUX_ERR_PARSE);
+    assert_non_null(strstr(err, "GMUX_LOG: unknown token 'boisterous'"));
+    assert_int_equal(com_settings_init_scoped(COM_SCOPE_NET, err, sizeof(err)), GMUX_ERR_PARSE);
+    assert_string_equal(err, "");
+    assert_int_equal(com_settings_init_scoped(0, err, sizeof(err)), GMUX_ERR_PARSE);
+    assert_string_equal(err, "");
+    /* beside another malformed one, only that one is said again */
+    setenv("GMUX_NET_TIMEOUT", "abc", 1);
+    assert_int_equal(com_settings_init_scoped(COM_SCOPE_NET, err, sizeof(err)), GMUX_ERR_PARSE);
+    assert_string_equal(err, "GMUX_NET_TIMEOUT='abc': expected a finite number");
+    unsetenv("GMUX_NET_TIMEOUT");
+    /* another malformed value is said anew; a good one is OK again */
+    setenv("GMUX_LOG", "warn,rowdy", 1);
+    assert_int_equal(com_settings_init_scoped(0, err, sizeof(err)), GMUX_ERR_PARSE);
+    assert_non_null(strstr(err, "rowdy"));
+    unsetenv("GMUX_LOG");
+    assert_int_equal(com_settings_init_scoped(0, err, sizeof(err)), GMUX_OK);
+    assert_string_equal(err, "");
+}
+
 /* A later init reloads its own part's settings (setenv before
  * gmux_comm_init still counts) and leaves the others alone: their parts may
  * be running. An override wins over the variable for good, and is a copy. */
@@ -416,6 +446,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_global_table_and_log),
         cmocka_unit_test(test_scoped_init),
         cmocka_unit_test(test_malformed_told_once),
+        cmocka_unit_test(test_malformed_log_fails_every_init),
         cmocka_unit_test(test_reload_own_scope_and_overrides),
         cmocka_unit_test(test_every_global_default_parses),
         cmocka_unit_test(test_suggest_misspelt),
