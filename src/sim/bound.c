@@ -231,14 +231,6 @@ static uint64_t max_launch(const sim_refstr_t *rs)
     return most;
 }
 
-/* GMUX_ERR_CAPACITY when a launch references more chunks than the capacity,
- * partly used ones included (each chunk once per launch): no policy can run
- * it, and the passes, which skip partial references, would not see it. */
-gmux_status_t sim_refstr_launch_fits(const sim_refstr_t *rs, uint64_t capacity_chunks)
-{
-    return max_launch(rs) > capacity_chunks ? GMUX_ERR_CAPACITY : GMUX_OK;
-}
-
 static uint64_t count_distinct_all(const sim_refstr_t *rs, bool *ok);
 
 gmux_status_t sim_refuses_create(const sim_refstr_t *rs, sim_refuses_t **u_p)
@@ -310,16 +302,26 @@ void sim_refuses_drop_blocks(sim_refuses_t *u)
     u->blocks_done = false;
 }
 
-/* A capacity the passes can run at, and their queue. */
+gmux_status_t sim_refuses_fits(const sim_refuses_t *u, uint64_t capacity_chunks)
+{
+    if (capacity_chunks == 0)
+        return GMUX_ERR_RANGE;
+    return u->max_launch > capacity_chunks ? GMUX_ERR_CAPACITY : GMUX_OK;
+}
+
+gmux_status_t sim_refuses_queue(const sim_refuses_t *u, sim_bq_t *q)
+{
+    size_t nc = u->rs->chunk_limit ? u->rs->chunk_limit : 1;
+    return sim_bq_init(q, nc, (uint32_t)u->rs->launches + 1);
+}
+
+/* A capacity the chunk-level passes can run at, and their queue (q zeroed
+ * when refused, so that sim_bq_free may follow either way). */
 static gmux_status_t pass_init(const sim_refuses_t *u, uint64_t capacity_chunks, sim_bq_t *q)
 {
     memset(q, 0, sizeof(*q));
-    if (capacity_chunks == 0)
-        return GMUX_ERR_RANGE;
-    if (u->max_launch > capacity_chunks)
-        return GMUX_ERR_CAPACITY;
-    size_t nc = u->rs->chunk_limit ? u->rs->chunk_limit : 1;
-    return sim_bq_init(q, nc, (uint32_t)u->rs->launches + 1);
+    gmux_status_t st = sim_refuses_fits(u, capacity_chunks);
+    return st == GMUX_OK ? sim_refuses_queue(u, q) : st;
 }
 
 gmux_status_t sim_refuses_opt(const sim_refuses_t *u, uint64_t capacity_chunks, uint64_t *fetches_p,
@@ -491,22 +493,29 @@ static uint32_t pick_samples(const sim_refstr_t *rs, uint64_t capacity_chunks, d
     return n;
 }
 
-/* The best of the samples: end of launch k plus the write-backs left after it. */
-static double best_sample(const sim_refuses_t *u, uint64_t capacity_chunks, double wb_ns,
-                          const sample_t *smp, uint32_t n, sim_bq_t *q, uint32_t *best_i)
+/* The best of the samples (in launch order) above *best: end of launch k
+ * plus the write-backs left after it. A later launch's intervals are a
+ * subset of an earlier one's, and the fewest drops of a subset are no more,
+ * so the last sweep's count bounds the next sample's: a sample that cannot
+ * pass *best even with it is not swept (it would not have been taken). */
+static void best_sample(const sim_refuses_t *u, uint64_t capacity_chunks, double wb_ns,
+                        const sample_t *smp, uint32_t n, sim_bq_t *q, double *best,
+                        uint32_t *best_i)
 {
-    double best = 0;
+    uint64_t most = UINT64_MAX; /* drops after the last sample swept */
     for (uint32_t s = 0; s < n; s++) {
+        if (most != UINT64_MAX && smp[s].end_ns + (double)most * wb_ns <= *best)
+            continue;
         /* the writes of launch k land when it ends: the intervals opened at k
          * or later are written back after smp[s].end_ns, on one engine */
         uint64_t w = wb_sweep(u, smp[s].pos, smp[s].wpos, smp[s].k, capacity_chunks, q);
         double t = smp[s].end_ns + (double)w * wb_ns;
-        if (t > best) {
-            best = t;
+        most = w;
+        if (t > *best) {
+            *best = t;
             *best_i = s;
         }
     }
-    return best;
 }
 
 #define COARSE_EVEN 8
@@ -532,13 +541,12 @@ gmux_status_t sim_refuses_wb_released(const sim_refuses_t *u, uint64_t capacity_
      * between the best one's neighbours. Any launch gives a valid bound. */
     uint32_t L = (uint32_t)rs->launches, bi = 0;
     uint32_t n = pick_samples(rs, capacity_chunks, fetch_ns, 0, L, COARSE_EVEN, true, smp, max);
-    double best = best_sample(u, capacity_chunks, wb_ns, smp, n, &q, &bi);
+    double best = 0;
+    best_sample(u, capacity_chunks, wb_ns, smp, n, &q, &best, &bi);
     if (n) {
         uint32_t lo = bi ? smp[bi - 1].k : 0, hi = bi + 1 < n ? smp[bi + 1].k : L;
         n = pick_samples(rs, capacity_chunks, fetch_ns, lo, hi, FINE_EVEN, false, smp, max);
-        double fine = best_sample(u, capacity_chunks, wb_ns, smp, n, &q, &bi);
-        if (fine > best)
-            best = fine;
+        best_sample(u, capacity_chunks, wb_ns, smp, n, &q, &best, &bi);
     }
     /* rounded down (and saturated): still a lower bound */
     *ns_p = best < 18446744073709551616.0 ? (uint64_t)best : UINT64_MAX;

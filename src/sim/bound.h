@@ -8,7 +8,7 @@
  * launch does not touch in every fault block is a partial reference: it needs
  * a slot, and is left out of the chunk-level terms below (so they bound what
  * any policy moves, whole chunks or blocks); its mask of touched blocks is
- * kept for the block-level ones (sim_refstr_opt_blocks). From it,
+ * kept for the block-level ones (sim_refuses_opt_blocks). From it,
  * for a capacity of C chunks:
  *   fetches  = misses of Belady's OPT (no policy, prefetching or not, loads
  *              fewer chunks: every chunk a launch touches must be resident);
@@ -30,7 +30,7 @@
  *
  * Memory: 4 bytes per reference and 4 per partial one; while computing the
  * chunk-level terms, 4 more per reference and 4 per whole write (sim_refuses_t), with a queue of
- * the chunks (4 bytes per launch, 12 per chunk), see sim_refstr_opt_blocks for the block-level
+ * the chunks (4 bytes per launch, 12 per chunk), see sim_refuses_opt_blocks for the block-level
  * ones; O(chunks) otherwise.
  * Thread-safety: one thread.
  */
@@ -57,7 +57,7 @@ void sim_refstr_ref(sim_refstr_t *rs, uint32_t chunk, bool write);
  * every fault block (sim/faults.h); blocks is the mask of those it touches.
  * It must have a slot while the launch runs and counts in none of the
  * chunk-level terms (a policy may have moved only some of its blocks); the
- * block-level terms (sim_refstr_opt_blocks) count its blocks. */
+ * block-level terms (sim_refuses_opt_blocks) count its blocks. */
 void sim_refstr_ref_part(sim_refstr_t *rs, uint32_t chunk, uint32_t blocks, bool write);
 /* Ends the current launch, which computes for compute_ns. */
 void sim_refstr_end_launch(sim_refstr_t *rs, uint64_t compute_ns);
@@ -75,24 +75,6 @@ uint64_t sim_refstr_partial_refs(const sim_refstr_t *rs);
  * GMUX_ERR_RANGE when the string was cut at the limit. */
 gmux_status_t sim_refstr_opt(const sim_refstr_t *rs, uint64_t capacity_chunks, uint64_t *fetches_p,
                              uint64_t *writebacks_p);
-
-/*
- * The fetch and write-back terms at the level of fault blocks, partial
- * references included: Belady's fetches of blocks, and the fewest dropped
- * block dirty intervals, for a capacity of capacity_chunks * nblocks blocks
- * (a relaxation: a chunk holding some blocks takes a whole slot in every
- * policy). A dirty interval of a block runs from a write reference touching
- * it to the next write touching it, else to its last reference touching it.
- * Counts are in blocks. GMUX_ERR_RANGE as sim_refstr_opt, and also when
- * either per-reference list (next uses; interval ends, of writes) outgrows 4
- * words per reference of the limit; GMUX_ERR_CAPACITY as sim_refstr_opt.
- * Memory while computing: 8 bytes per chunk and 4 per block of a chunk whose
- * blocks' values differ (three such tables at most), a queue of 4 bytes per
- * launch and 12 per chunk, and in each list 4 bytes per reference where one
- * value covers its blocks, 8 per group and 4 more where not.
- */
-gmux_status_t sim_refstr_opt_blocks(const sim_refstr_t *rs, uint64_t capacity_chunks,
-                                    uint64_t *fetch_blocks_p, uint64_t *wb_blocks_p);
 
 /* Chunks fetched at least once by any policy: the distinct chunks referenced,
  * a chunk freed and used again counting again (0 when the string was cut). */
@@ -119,12 +101,14 @@ gmux_status_t sim_refstr_wb_released(const sim_refstr_t *rs, uint64_t capacity_c
  * a complete string and shared by every capacity (an oversubscription
  * sweep): each reference's next use, each whole write's dirty-interval end,
  * the largest launch, the distinct chunks and, on the first
- * sim_refuses_opt_blocks, the block-level lists. The sim_refuses_* calls
- * return what the sim_refstr_* ones of the same name do (which build and
- * drop one each call). rs must outlive it, unchanged.
+ * sim_refuses_opt_blocks, the block-level lists. sim_refuses_opt,
+ * sim_refuses_wb_released and sim_refuses_distinct return what the
+ * sim_refstr_* ones of the same name do (which build and drop what they need
+ * each call); the block-level terms are computed here only. rs must outlive
+ * it, unchanged.
  * GMUX_ERR_RANGE when the string was cut (or has 2^32 launches or more).
  * Memory: 4 bytes per reference and 4 per whole write, plus the block-level
- * lists (sim_refstr_opt_blocks) once built.
+ * lists (sim_refuses_opt_blocks) once built.
  */
 typedef struct sim_refuses sim_refuses_t;
 
@@ -132,6 +116,23 @@ gmux_status_t sim_refuses_create(const sim_refstr_t *rs, sim_refuses_t **u_p);
 void sim_refuses_destroy(sim_refuses_t *u);
 gmux_status_t sim_refuses_opt(const sim_refuses_t *u, uint64_t capacity_chunks, uint64_t *fetches_p,
                               uint64_t *writebacks_p);
+/*
+ * sim_refuses_opt_blocks: the fetch and write-back terms at the level of
+ * fault blocks, partial references included: Belady's fetches of blocks, and
+ * the fewest dropped block dirty intervals, for a capacity of
+ * capacity_chunks * nblocks blocks (a relaxation: a chunk holding some
+ * blocks takes a whole slot in every policy). A dirty interval of a block
+ * runs from a write reference touching it to the next write touching it,
+ * else to its last reference touching it. Counts are in blocks.
+ * GMUX_ERR_RANGE as sim_refstr_opt, and also when either per-reference list
+ * (next uses; interval ends, of writes) outgrows 4 words per reference of the
+ * limit; GMUX_ERR_CAPACITY as sim_refstr_opt. The lists are built on the
+ * first call and kept (sim_refuses_drop_blocks). Memory while computing: 8
+ * bytes per chunk and 4 per block of a chunk whose blocks' values differ
+ * (three such tables at most), a queue of 4 bytes per launch and 12 per
+ * chunk, and in each list 4 bytes per reference where one value covers its
+ * blocks, 8 per group and 4 more where not.
+ */
 gmux_status_t sim_refuses_opt_blocks(sim_refuses_t *u, uint64_t capacity_chunks,
                                      uint64_t *fetch_blocks_p, uint64_t *wb_blocks_p);
 gmux_status_t sim_refuses_wb_released(const sim_refuses_t *u, uint64_t capacity_chunks,

@@ -372,6 +372,15 @@ static uint64_t drop_top(bscratch_t *sc, uint64_t excess)
     return (uint64_t)__builtin_popcount(out);
 }
 
+/* A freed chunk: its blocks leave the mask and it leaves the queue; how many. */
+static uint64_t drop_chunk(bscratch_t *sc, uint32_t c)
+{
+    uint64_t n = (uint64_t)__builtin_popcount(sc->mask[c]);
+    sc->mask[c] = 0;
+    sim_bq_remove(&sc->q, c);
+    return n;
+}
+
 static void reset(bscratch_t *sc, size_t nc)
 {
     sim_bq_clear(&sc->q);
@@ -407,9 +416,7 @@ static gmux_status_t belady(const sim_refstr_t *rs, bscratch_t *sc, uint64_t cap
         }
         uint32_t c = REF_CHUNK(r);
         if (r & REF_FREE) {
-            held -= (uint64_t)__builtin_popcount(sc->mask[c]);
-            sc->mask[c] = 0;
-            rekey(sc, c);
+            held -= drop_chunk(sc, c);
             start = i + 1;
             continue;
         }
@@ -458,9 +465,7 @@ static gmux_status_t wb_sweep_blocks(const sim_refstr_t *rs, bscratch_t *sc, uin
         }
         uint32_t c = REF_CHUNK(r);
         if (r & REF_FREE) {
-            open -= (uint64_t)__builtin_popcount(sc->mask[c]);
-            sc->mask[c] = 0;
-            rekey(sc, c);
+            open -= drop_chunk(sc, c);
             continue;
         }
         uint32_t m = ref_mask(rs, r, &pi);
@@ -518,11 +523,9 @@ gmux_status_t sim_refuses_opt_blocks(sim_refuses_t *u, uint64_t capacity_chunks,
                                      uint64_t *fetch_blocks_p, uint64_t *wb_blocks_p)
 {
     const sim_refstr_t *rs = u->rs;
-    if (capacity_chunks == 0)
-        return GMUX_ERR_RANGE;
-    if (u->max_launch > capacity_chunks)
-        return GMUX_ERR_CAPACITY;
-    gmux_status_t st = build_groups(u);
+    gmux_status_t st = sim_refuses_fits(u, capacity_chunks);
+    if (st == GMUX_OK)
+        st = build_groups(u);
     if (st != GMUX_OK)
         return st;
     bscratch_t sc;
@@ -533,7 +536,7 @@ gmux_status_t sim_refuses_opt_blocks(sim_refuses_t *u, uint64_t capacity_chunks,
     size_t nc = rs->chunk_limit ? rs->chunk_limit : 1;
     sc.mask = calloc(nc, sizeof(*sc.mask));
     st = bv_init(&sc.val, nc, sc.nb);
-    gmux_status_t st2 = sim_bq_init(&sc.q, nc, (uint32_t)rs->launches + 1);
+    gmux_status_t st2 = sim_refuses_queue(u, &sc.q);
     if (st == GMUX_OK)
         st = st2;
     if (st == GMUX_OK && !sc.mask)
@@ -551,19 +554,5 @@ gmux_status_t sim_refuses_opt_blocks(sim_refuses_t *u, uint64_t capacity_chunks,
         *fetch_blocks_p = fetches;
     }
     bscratch_free(&sc);
-    return st;
-}
-
-gmux_status_t sim_refstr_opt_blocks(const sim_refstr_t *rs, uint64_t capacity_chunks,
-                                    uint64_t *fetch_blocks_p, uint64_t *wb_blocks_p)
-{
-    if (capacity_chunks == 0)
-        return GMUX_ERR_RANGE;
-    sim_refuses_t *u;
-    gmux_status_t st = sim_refuses_create(rs, &u);
-    if (st != GMUX_OK)
-        return st;
-    st = sim_refuses_opt_blocks(u, capacity_chunks, fetch_blocks_p, wb_blocks_p);
-    sim_refuses_destroy(u);
     return st;
 }

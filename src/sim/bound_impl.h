@@ -87,11 +87,7 @@ static inline uint32_t sim_bq_key(const sim_bq_t *q, uint32_t c)
     return q->qk[c] == q->inf ? INF32 : q->qk[c];
 }
 
-/* GMUX_ERR_CAPACITY when a launch references more chunks than the capacity,
- * partial references included. */
-gmux_status_t sim_refstr_launch_fits(const sim_refstr_t *rs, uint64_t capacity_chunks);
-
-/* The block-level lists of sim_refstr_opt_blocks (bound_blocks.c). */
+/* The block-level lists of sim_refuses_opt_blocks (bound_blocks.c). */
 typedef struct sim_bgroups sim_bgroups_t;
 void sim_bgroups_free(sim_bgroups_t *g);
 
@@ -114,5 +110,13 @@ struct sim_refuses {
     gmux_status_t blocks_st;
     bool blocks_done;
 };
+
+/* What every pass, at either level, checks of a capacity first:
+ * GMUX_ERR_RANGE for none, GMUX_ERR_CAPACITY when a launch references more
+ * chunks than it, partly used ones included (no policy can run it, and the
+ * chunk-level passes, which skip partial references, would not see it). */
+gmux_status_t sim_refuses_fits(const sim_refuses_t *u, uint64_t capacity_chunks);
+/* Sets q up as the passes' queue: u's chunks keyed by launch index. */
+gmux_status_t sim_refuses_queue(const sim_refuses_t *u, sim_bq_t *q);
 
 #endif /* SIM_BOUND_IMPL_H */

@@ -7,6 +7,7 @@
 
 #include <cmocka.h>
 
+#include "bound_test_util.h"
 #include "sim/bound.h"
 
 static uint64_t rnd(uint64_t *s)
@@ -273,7 +274,7 @@ static void test_blocks_equal_exhaustive(void **state)
             sim_refstr_end_launch(rs, 0);
         }
         uint64_t f, w, ef, ew, cf, cw;
-        assert_int_equal(sim_refstr_opt_blocks(rs, cap, &f, &w), GMUX_OK);
+        assert_int_equal(opt_blocks(rs, cap, &f, &w), GMUX_OK);
         exhaustive(masks, wmasks, n, 2 * cap, &ef, &ew);
         assert_int_equal(f, ef); /* Belady over blocks is optimal */
         assert_true(w <= ew);    /* a lower bound on block write-backs */
@@ -315,17 +316,17 @@ static void test_blocks_partial(void **state)
     assert_int_equal(sim_refstr_opt(rs, 1, &f, &w), GMUX_OK);
     assert_int_equal(f, 0);
     assert_int_equal(w, 0);
-    assert_int_equal(sim_refstr_opt_blocks(rs, 1, &f, &w), GMUX_OK);
+    assert_int_equal(opt_blocks(rs, 1, &f, &w), GMUX_OK);
     assert_int_equal(f, 7);
     assert_int_equal(w, 1);
-    assert_int_equal(sim_refstr_opt_blocks(rs, 2, &f, &w), GMUX_OK);
+    assert_int_equal(opt_blocks(rs, 2, &f, &w), GMUX_OK);
     assert_int_equal(f, 5); /* room for all five */
     assert_int_equal(w, 0);
     /* a free ends the lifetime: the blocks are fetched again */
     sim_refstr_free(rs, 0);
     sim_refstr_ref_part(rs, 0, 0x1, false);
     sim_refstr_end_launch(rs, 1);
-    assert_int_equal(sim_refstr_opt_blocks(rs, 2, &f, &w), GMUX_OK);
+    assert_int_equal(opt_blocks(rs, 2, &f, &w), GMUX_OK);
     assert_int_equal(f, 6);
     sim_refstr_destroy(rs);
 }
@@ -355,7 +356,7 @@ static void test_blocks_whole_equal_chunks(void **state)
                 sim_refstr_free(rs, (uint32_t)(rnd(&s) % NCH));
         }
         uint64_t f, w, cf, cw;
-        assert_int_equal(sim_refstr_opt_blocks(rs, cap, &f, &w), GMUX_OK);
+        assert_int_equal(opt_blocks(rs, cap, &f, &w), GMUX_OK);
         assert_int_equal(sim_refstr_opt(rs, cap, &cf, &cw), GMUX_OK);
         assert_int_equal(f, 4 * cf);
         assert_int_equal(w, 4 * cw);

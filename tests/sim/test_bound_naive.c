@@ -1,4 +1,4 @@
-/* The block-level terms (sim_refstr_opt_blocks) against a plain reference
+/* The block-level terms (sim_refuses_opt_blocks) against a plain reference
  * implementation: per block, Belady's farthest next use found by scanning the
  * string ahead, and the write-back sweep over a list of open intervals. Random
  * strings of up to 32 blocks per chunk, mostly whole references (where the
@@ -11,6 +11,7 @@
 
 #include <cmocka.h>
 
+#include "bound_test_util.h"
 #include "sim/bound.h"
 
 #define NCH  12
@@ -197,7 +198,7 @@ static void test_blocks_equal_naive(void **state)
             }
         }
         uint64_t f, w, nf;
-        assert_int_equal(sim_refstr_opt_blocks(rs, cap, &f, &w), GMUX_OK);
+        assert_int_equal(opt_blocks(rs, cap, &f, &w), GMUX_OK);
         assert_true(naive_fetches(L, nl, cap * nb, &nf));
         assert_int_equal(f, nf);
         assert_int_equal(w, naive_wbs(L, nl, cap * nb));

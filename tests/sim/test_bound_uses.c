@@ -10,6 +10,7 @@
 
 #include <cmocka.h>
 
+#include "bound_test_util.h"
 #include "sim/bound.h"
 
 static uint64_t rnd(uint64_t *s)
@@ -86,7 +87,7 @@ static void test_shared_equals_fresh(void **state)
             assert_int_equal(f, ef);
             assert_int_equal(w, ew);
             assert_int_equal(sim_refuses_opt_blocks(u, caps[i], &f, &w), GMUX_OK);
-            assert_int_equal(sim_refstr_opt_blocks(rs, caps[i], &ef, &ew), GMUX_OK);
+            assert_int_equal(opt_blocks(rs, caps[i], &ef, &ew), GMUX_OK);
             assert_int_equal(f, ef);
             assert_int_equal(w, ew);
             blocks_differ += f != 4 * ef || w != 4 * ew;
@@ -163,6 +164,9 @@ static void test_refusals(void **state)
     assert_int_equal(sim_refuses_opt_blocks(u, 2, &f, &w), GMUX_ERR_CAPACITY);
     assert_int_equal(sim_refuses_wb_released(u, 2, 1.0, 1.0, &ns), GMUX_ERR_CAPACITY);
     assert_int_equal(sim_refuses_opt(u, 0, &f, &w), GMUX_ERR_RANGE);
+    assert_int_equal(sim_refuses_opt_blocks(u, 0, &f, &w), GMUX_ERR_RANGE);
+    assert_int_equal(sim_refuses_wb_released(u, 0, 1.0, 1.0, &ns), GMUX_ERR_RANGE);
+    assert_int_equal(f, 9); /* nothing written when refused */
     /* room for the three: chunks 0 and 2 fetched once, nothing written back */
     assert_int_equal(sim_refuses_opt(u, 3, &f, &w), GMUX_OK);
     assert_int_equal(f, 2);
