@@ -107,15 +107,17 @@ static void test_launch_never_waits_for_reconnect(void **state)
     /* the first launch registers (no daemon: local mode) */
     assert_int_equal(launch(f, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL), CUDA_SUCCESS);
     for (int r = 0; r < ROUNDS; r++) {
-        /* wait for the watcher's next attempt, and launch while it is held */
+        /* wait for an attempt held that no launch has released yet, and launch
+         * while it is held. Not "an attempt after the last one seen": the
+         * watcher may begin its next attempt between the last launch and this
+         * wait (more likely on a loaded machine), and that one would then be
+         * held for 10 s with nobody launching (it failed so once). */
         pthread_mutex_lock(&mu);
-        int seen = attempts;
         struct timespec until;
         deadline_after(&until, 60);
-        while ((attempts == seen || !held) &&
-               pthread_cond_timedwait(&cv, &mu, &until) != ETIMEDOUT) {
+        while ((!held || launched) && pthread_cond_timedwait(&cv, &mu, &until) != ETIMEDOUT) {
         }
-        int ok = attempts > seen && held;
+        int ok = held && !launched;
         pthread_mutex_unlock(&mu);
         assert_true(ok); /* the watcher tries to reconnect */
         assert_int_equal(launch(f, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL), CUDA_SUCCESS);
