@@ -25,6 +25,7 @@
 #include "daemon/report.h"
 #include "daemon/server.h"
 #include "msg_io.h"
+#include "tdir.h"
 #include "tproc.h"
 
 static char dir[] = "/tmp/gmux-cl-XXXXXX";
@@ -617,10 +618,5 @@ int main(void)
         cmocka_unit_test_teardown(test_reconnect_never_waits_for_answer, kill_leftover_server),
         cmocka_unit_test_teardown(test_bad_options, kill_leftover_server),
     };
-    int rc = cmocka_run_group_tests(tests, NULL, NULL);
-    char cmd[64];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-    if (system(cmd) != 0)
-        rc = 1;
-    return rc;
+    return tdir_finish(dir, cmocka_run_group_tests(tests, NULL, NULL));
 }
