@@ -378,6 +378,23 @@ free_client:
     return st;
 }
 
+const char *dmn_client_open_error(gmux_status_t st)
+{
+    switch (st) {
+    case GMUX_ERR_PERM:
+        return "gmuxd refused the task";
+    case GMUX_ERR_NOMEM:
+        return "no memory for the daemon client";
+    case GMUX_ERR_RANGE:
+        return "the daemon's socket path (GMUX_SOCKET, or the default one) is too long for a "
+               "socket address";
+    case GMUX_ERR_INVALID:
+        return "invalid task options for the daemon client";
+    default:
+        return gmux_status_str(st);
+    }
+}
+
 void dmn_client_close(dmn_client_t *c)
 {
     if (!c)

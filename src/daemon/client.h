@@ -92,6 +92,10 @@ typedef struct dmn_client dmn_client_t;
  * socket path too long for a socket address), no memory, or a daemon that refused the registration.
  */
 gmux_status_t dmn_client_open(const dmn_client_opts_t *opts, dmn_client_t **out);
+/* What a failed dmn_client_open means, in words for a log line: "gmuxd
+ * refused the task" for GMUX_ERR_PERM only (the daemon's reason was logged
+ * as it came), what failed on this side for the others. Never NULL. */
+const char *dmn_client_open_error(gmux_status_t st);
 /* Sends IDLE (without waiting, like every send) and closes the connection.
  * What still waits in the send queue is not flushed: nothing in it matters
  * once the task has gone. The daemon reclaims the task at the connection's

@@ -635,8 +635,10 @@ static void gate_open(void)
                            .on_read_end = gate_on_read_end};
     if (strcmp(cls, "latency") != 0 && strcmp(cls, "batch") != 0)
         COM_WARN(SHIM, "GMUX_TASK_CLASS='%s' is not batch or latency: batch used", cls);
-    if (dmn_client_open(&o, &gate_client) != GMUX_OK) {
-        COM_WARN(SHIM, "gmuxd refused the task: running ungated");
+    gmux_status_t st = dmn_client_open(&o, &gate_client);
+    if (st != GMUX_OK) {
+        COM_WARN(SHIM, "gate: %s (%s): running ungated", dmn_client_open_error(st),
+                 gmux_status_name(st));
         goto out_state;
     }
     atomic_store(&gate_local, dmn_client_is_local(gate_client) != 0);
@@ -648,7 +650,8 @@ static void gate_open(void)
     int rc = pthread_create(&th, &attr, gate_watch, NULL);
     pthread_attr_destroy(&attr);
     if (rc != 0) {
-        COM_WARN(SHIM, "cannot start the gate's watcher thread: running ungated");
+        COM_WARN(SHIM, "cannot start the gate's watcher thread (%s): running ungated",
+                 strerror(rc));
         dmn_client_close(gate_client);
         gate_client = NULL;
         goto out_state;

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "common/clock.h"
+#include "tdir.h"
 
 drig_t *drig_current;
 
@@ -72,9 +73,7 @@ void drig_fini(drig_t *r)
     }
     if (drig_current == r)
         drig_current = NULL;
-    char cmd[128];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", r->dir);
-    if (system(cmd) != 0)
+    if (tdir_remove(r->dir) != 0)
         fprintf(stderr, "drig: could not remove %s\n", r->dir);
 }
 

@@ -25,6 +25,7 @@
 #include "daemon/report.h"
 #include "daemon/server.h"
 #include "msg_io.h"
+#include "tdir.h"
 #include "tproc.h"
 
 static char dir[] = "/tmp/gmux-cl-XXXXXX";
@@ -408,6 +409,9 @@ static void test_path_too_long(void **state)
     snprintf(path, sizeof(path), "%s", saved);
     assert_int_equal(st, GMUX_ERR_RANGE);
     assert_null(c);
+    /* the shim's warning says what failed: no refusal by gmuxd */
+    assert_non_null(strstr(dmn_client_open_error(st), "socket path"));
+    assert_null(strstr(dmn_client_open_error(st), "refused"));
 }
 
 /* In a child: announces full PENDINGs (64 KiB each, far more than a socket
@@ -594,6 +598,12 @@ static void test_bad_options(void **state)
     o.priority = 21;
     assert_int_equal(dmn_client_open(&o, &c), GMUX_ERR_INVALID);
     assert_null(c);
+    /* only a refusal is worded as one; a status of no open failure has its own words */
+    assert_null(strstr(dmn_client_open_error(GMUX_ERR_INVALID), "refused"));
+    assert_null(strstr(dmn_client_open_error(GMUX_ERR_NOMEM), "refused"));
+    assert_non_null(strstr(dmn_client_open_error(GMUX_ERR_NOMEM), "memory"));
+    assert_non_null(strstr(dmn_client_open_error(GMUX_ERR_PERM), "refused"));
+    assert_string_equal(dmn_client_open_error(GMUX_ERR_TIMEOUT), gmux_status_str(GMUX_ERR_TIMEOUT));
     char err[64];
     assert_int_equal(com_settings_set(COM_SETTING_DAEMON_TURN_TIMEOUT_MS, "250", err, sizeof(err)),
                      GMUX_OK);
@@ -617,10 +627,5 @@ int main(void)
         cmocka_unit_test_teardown(test_reconnect_never_waits_for_answer, kill_leftover_server),
         cmocka_unit_test_teardown(test_bad_options, kill_leftover_server),
     };
-    int rc = cmocka_run_group_tests(tests, NULL, NULL);
-    char cmd[64];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-    if (system(cmd) != 0)
-        rc = 1;
-    return rc;
+    return tdir_finish(dir, cmocka_run_group_tests(tests, NULL, NULL));
 }

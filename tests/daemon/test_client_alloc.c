@@ -31,6 +31,7 @@
 #include "daemon/client_alloc.h"
 #include "fake_daemon.h"
 #include "msg_io.h"
+#include "tdir.h"
 
 static char dir[] = "/tmp/gmux-cla-XXXXXX";
 static char path[128];
@@ -324,10 +325,5 @@ int main(void)
         cmocka_unit_test_teardown(test_queue_without_memory, kill_leftover_fake),
         cmocka_unit_test_teardown(test_pending_without_memory, kill_leftover_fake),
     };
-    int rc = cmocka_run_group_tests(tests, NULL, NULL);
-    char cmd[64];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-    if (system(cmd) != 0)
-        rc = 1;
-    return rc;
+    return tdir_finish(dir, cmocka_run_group_tests(tests, NULL, NULL));
 }

@@ -19,6 +19,7 @@
 #include "daemon/client.h"
 #include "fake_daemon.h"
 #include "msg_io.h"
+#include "tdir.h"
 
 static char dir[] = "/tmp/gmux-clq-XXXXXX";
 static char path[128];
@@ -148,10 +149,5 @@ int main(void)
         cmocka_unit_test_teardown(test_full_socket_queues, kill_leftover_fake),
         cmocka_unit_test_teardown(test_stopped_daemon_given_up, kill_leftover_fake),
     };
-    int rc = cmocka_run_group_tests(tests, NULL, NULL);
-    char cmd[64];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-    if (system(cmd) != 0)
-        rc = 1;
-    return rc;
+    return tdir_finish(dir, cmocka_run_group_tests(tests, NULL, NULL));
 }

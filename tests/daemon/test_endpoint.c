@@ -14,6 +14,7 @@
 
 #include "common/settings.h"
 #include "daemon/endpoint.h"
+#include "tdir.h"
 
 static void test_cred_policy(void **state)
 {
@@ -114,9 +115,7 @@ static void test_listen(void **state)
     assert_int_equal(symlink("/tmp", link), 0);
     snprintf(lpath, sizeof(lpath), "%s/x.sock", link);
     assert_int_equal(dmn_endpoint_listen(lpath, DMN_NO_GROUP, &fd, &lock), GMUX_ERR_PERM);
-    char cmd[160];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-    assert_int_equal(system(cmd), 0);
+    assert_int_equal(tdir_remove(dir), 0);
 }
 
 /* Only a socket left by a dead daemon is replaced: a file of any other kind
@@ -145,9 +144,7 @@ static void test_listen_keeps_other_files(void **state)
     assert_int_equal(dmn_endpoint_listen(link, DMN_NO_GROUP, &fd, &lock), GMUX_ERR_INVALID);
     assert_int_equal(lstat(link, &st), 0);
     assert_true(S_ISLNK(st.st_mode));
-    char cmd[160];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-    assert_int_equal(system(cmd), 0);
+    assert_int_equal(tdir_remove(dir), 0);
 }
 
 int main(void)

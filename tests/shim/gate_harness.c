@@ -17,6 +17,7 @@
 
 #include <cmocka.h>
 
+#include "tdir.h"
 #include "tproc.h"
 
 char gh_dir[128], gh_sock[192];
@@ -274,9 +275,5 @@ void gh_init(void)
 
 int gh_finish(int rc)
 {
-    char cmd[256];
-    snprintf(cmd, sizeof(cmd), "rm -rf %s", gh_dir);
-    if (system(cmd) != 0)
-        rc = rc ? rc : 1;
-    return rc;
+    return tdir_finish(gh_dir, rc);
 }

@@ -12,6 +12,7 @@
 
 #include <cmocka.h>
 
+#include "tdir.h"
 #include "tproc.h"
 
 static char out[65536], err[16384];
@@ -66,9 +67,7 @@ static void test_sweep_without_compute(void **state)
         sscanf(row, "%lf %lf %lf %lf %lf %lf", &pct, &bound, &v[0], &v[1], &v[2], &v[3]), 6);
     for (int i = 0; i < 4; i++)
         assert_true(v[i] == 1.0);
-    char cmd[400];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-    assert_int_equal(system(cmd), 0);
+    assert_int_equal(tdir_remove(dir), 0);
 }
 
 /* A device asked below one chunk holds one: the report says the
@@ -168,9 +167,7 @@ static void test_sweep_rows_say_size_simulated(void **state)
         at++;
     }
     assert_null(strstr(at, "\"oversub_pct\":"));
-    char cmd[400];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-    assert_int_equal(system(cmd), 0);
+    assert_int_equal(tdir_remove(dir), 0);
 }
 
 int main(void)

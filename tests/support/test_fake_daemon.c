@@ -18,6 +18,7 @@
 #include "daemon/endpoint.h"
 #include "fake_daemon.h"
 #include "msg_io.h"
+#include "tdir.h"
 
 static char dir[] = "/tmp/gmux-tdmn-XXXXXX";
 static char path[128], lock[140];
@@ -142,10 +143,5 @@ int main(void)
         cmocka_unit_test_teardown(test_kill_running, kill_fake),
         cmocka_unit_test_teardown(test_start_fails, kill_fake),
     };
-    int rc = cmocka_run_group_tests(tests, NULL, NULL);
-    char cmd[64];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-    if (system(cmd) != 0)
-        rc = 1;
-    return rc;
+    return tdir_finish(dir, cmocka_run_group_tests(tests, NULL, NULL));
 }

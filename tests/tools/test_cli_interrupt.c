@@ -22,6 +22,8 @@
 
 #include <cmocka.h>
 
+#include "tdir.h"
+
 static char dir[] = "/tmp/gmux-cli-intr-XXXXXX";
 static pid_t job = -1; /* the gmux under test, leader of its process group */
 
@@ -34,9 +36,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     (void)state;
-    char cmd[128];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-    return system(cmd) == 0 ? 0 : -1;
+    return tdir_remove(dir);
 }
 
 static void sleep_ms(int ms)
