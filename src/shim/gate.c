@@ -13,6 +13,7 @@
 #include "common/settings.h"
 #include "daemon/client.h"
 #include "shim/backend_cuda.h"
+#include "shim/gate_ranges.h"
 #include "shim/shim.h"
 #include "shim/stats.h"
 
@@ -37,9 +38,11 @@ static dmn_client_t *gate_client; /* guarded by gate_mu */
  * and AHEAD) lose the ranges of every EVICT that arrives after them
  * (gate_cut): the daemon keeps counting the memory of an order as the task's
  * until it sends an eviction for it. Stored EVICT orders lose the ranges of
- * every fill that arrives after them, which gives that memory back. Before
- * a launching thread applies the stored fills ahead, it reads what already
- * waits in the socket (gate_read_waiting). All under gate_mu. */
+ * every fill that arrives after them, which gives that memory back. No
+ * eviction is ever dropped: a full store joins it with its nearest stored
+ * range (gate_ranges.h); a fill that does not fit is dropped (faults only).
+ * Before a launching thread applies the stored fills ahead, it reads what
+ * already waits in the socket (gate_read_waiting). All under gate_mu. */
 #define GATE_PLAN_CAP 1024u
 static dmn_range_t gate_plan[3][GATE_PLAN_CAP]; /* [dmn_plan_kind_t] */
 static uint32_t gate_plan_n[3];
@@ -154,9 +157,23 @@ static uint64_t gate_move_stored(shim_cuctx_t *cx, dmn_plan_kind_t kind, bool to
     return bytes;
 }
 
+typedef struct gate_mover {
+    eng_backend_t be;
+    uint64_t bytes;
+} gate_mover_t;
+
+static void gate_prefetch_piece(void *arg, dmn_range_t piece)
+{
+    gate_mover_t *mv = arg;
+    mv->bytes += gate_move(mv->be, &piece, true);
+}
+
 /* Prefetches the stored AHEAD orders to the device on the calling thread's
  * context (a launching thread), on the migration stream, without waiting for
- * them: the task is not running, nothing of its own needs them yet. */
+ * them: the task is not running, nothing of its own needs them yet. Pieces
+ * inside evictions still stored are left out: an eviction a fill could not
+ * cut (no room in the store, gate_on_plan) is kept whole and carried out
+ * after this, which would only move them back. Under gate_mu. */
 static void gate_apply_ahead(void)
 {
     gate_plan_current();
@@ -164,7 +181,12 @@ static void gate_apply_ahead(void)
         return;
     shim_cuctx_t *cx = shim_backend_current();
     if (cx && shim_state.mode != SHIM_MODE_OFF) {
-        uint64_t bytes = gate_move_stored(cx, DMN_PLAN_AHEAD, true);
+        gate_mover_t mv = {shim_backend_engine(cx), 0};
+        shim_gate_ranges_coalesce(gate_plan[DMN_PLAN_EVICT], &gate_plan_n[DMN_PLAN_EVICT]);
+        for (uint32_t i = 0; i < gate_plan_n[DMN_PLAN_AHEAD]; i++)
+            shim_gate_ranges_outside(gate_plan[DMN_PLAN_EVICT], gate_plan_n[DMN_PLAN_EVICT],
+                                     gate_plan[DMN_PLAN_AHEAD][i], gate_prefetch_piece, &mv);
+        uint64_t bytes = mv.bytes;
         atomic_fetch_add(&gate_bytes_in, bytes);
         SHIM_STAT_ADD(ahead_plans, 1);
         SHIM_STAT_ADD(ahead_bytes, bytes);
@@ -217,38 +239,8 @@ static void gate_evict_now(shim_cuctx_t *cx)
 static dmn_range_t gate_cut_tmp[GATE_PLAN_CAP];
 static void gate_cut(dmn_plan_kind_t kind, const dmn_range_t *ev, uint32_t n)
 {
-    dmn_range_t *v = gate_plan[kind];
-    uint32_t dropped = 0;
-    for (uint32_t k = 0; k < n && gate_plan_n[kind]; k++) {
-        uint64_t lo = ev[k].base, hi = ev[k].base + ev[k].len;
-        uint32_t m = 0, i = 0;
-        while (i < gate_plan_n[kind] && !(v[i].base < hi && lo < v[i].base + v[i].len))
-            i++;
-        if (i == gate_plan_n[kind])
-            continue; /* nothing stored overlaps it */
-        uint32_t lost = 0;
-        for (i = 0; i < gate_plan_n[kind]; i++) {
-            uint64_t a = v[i].base, b = v[i].base + v[i].len;
-            bool over = a < hi && lo < b; /* then what is left below and above it */
-            dmn_range_t piece[2] = {{a, !over    ? b - a
-                                        : a < lo ? lo - a
-                                                 : 0},
-                                    {hi, over && b > hi ? b - hi : 0}};
-            for (int j = 0; j < 2; j++) {
-                if (piece[j].len == 0)
-                    continue;
-                if (m < GATE_PLAN_CAP)
-                    gate_cut_tmp[m++] = piece[j];
-                else
-                    lost++;
-            }
-        }
-        if (lost && kind == DMN_PLAN_EVICT)
-            continue; /* the evictions stay whole */
-        dropped += lost;
-        memcpy(v, gate_cut_tmp, m * sizeof(*v));
-        gate_plan_n[kind] = m;
-    }
+    uint32_t dropped = shim_gate_ranges_cut(gate_plan[kind], &gate_plan_n[kind], GATE_PLAN_CAP,
+                                            gate_cut_tmp, ev, n, kind == DMN_PLAN_EVICT, NULL);
     if (dropped)
         COM_DEBUG(SHIM, "daemon plan: %u pieces of stored fills dropped (store full)", dropped);
 }
@@ -262,8 +254,9 @@ static uint64_t gate_plan_bytes(dmn_plan_kind_t kind)
     return bytes;
 }
 
-/* Ranges of the PLAN message being read that the store kept (gate_on_plan_end). */
-static uint32_t gate_msg_kept;
+/* Ranges of the PLAN message being read that the store kept, and evictions
+ * of it joined with a stored one for want of room (gate_on_plan_end). */
+static uint32_t gate_msg_kept, gate_msg_joined;
 
 /* Stores the orders of a PLAN (batch by batch) after taking them out of the
  * stored orders of the other direction (gate_cut). Called from inside a
@@ -285,6 +278,8 @@ static void gate_on_plan(void *arg, uint64_t grant_seq, dmn_plan_kind_t kind,
          * a context) is over: carried out later it would undo this fill (a
          * fill ahead goes at this task's next wait, before the grant that
          * would carry out the eviction). */
+        /* joined first: fewer pieces, and bytes counted once */
+        shim_gate_ranges_coalesce(gate_plan[DMN_PLAN_EVICT], &gate_plan_n[DMN_PLAN_EVICT]);
         uint64_t before = gate_plan_bytes(DMN_PLAN_EVICT);
         gate_cut(DMN_PLAN_EVICT, ranges, n);
         if (gate_plan_bytes(DMN_PLAN_EVICT) != before)
@@ -296,6 +291,13 @@ static void gate_on_plan(void *arg, uint64_t grant_seq, dmn_plan_kind_t kind,
                       gate_plan_n[DMN_PLAN_FILL], (unsigned long long)gate_fill_seq);
         gate_plan_n[DMN_PLAN_FILL] = 0;
         gate_fill_seq = grant_seq;
+    }
+    if (kind == DMN_PLAN_EVICT) { /* never dropped: see shim_gate_ranges_add_whole */
+        for (uint32_t i = 0; i < n; i++)
+            gate_msg_joined += shim_gate_ranges_add_whole(gate_plan[kind], &gate_plan_n[kind],
+                                                          GATE_PLAN_CAP, ranges[i]);
+        gate_msg_kept += n;
+        return;
     }
     uint32_t room = GATE_PLAN_CAP - gate_plan_n[kind];
     n = n < room ? n : room;
@@ -313,7 +315,10 @@ static void gate_on_plan_end(void *arg, uint64_t grant_seq, dmn_plan_kind_t kind
     bool stored = kind == DMN_PLAN_EVICT || kind == DMN_PLAN_FILL || kind == DMN_PLAN_AHEAD;
     if (stored && gate_msg_kept < n)
         COM_WARN(SHIM, "daemon plan of %u ranges: only %u kept", n, gate_msg_kept);
-    gate_msg_kept = 0;
+    if (gate_msg_joined)
+        COM_WARN(SHIM, "daemon plan of %u evictions: %u joined with a stored one (store full)", n,
+                 gate_msg_joined);
+    gate_msg_kept = gate_msg_joined = 0;
 }
 
 /* Everything the daemon had sent was read and stored (gate_on_plan): a

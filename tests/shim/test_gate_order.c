@@ -34,6 +34,18 @@
  * - A PLAN larger than the store (2000 fill ranges, 1024 kept) is reported
  *   once, with its size and what was kept. The warning came once per batch
  *   of 256 ranges the client hands over (four times, with the batch's size).
+ * - An eviction of more ranges than the store holds (2000 of 256 bytes, 256
+ *   apart), held back by a graph capture another thread of the program
+ *   keeps open all along (gate_prog CAPTURE 3) until the program's next
+ *   grant: every byte of it must be evicted in the end (a lost eviction
+ *   leaves gmuxd counting as free memory the task still holds). The shim
+ *   kept the first 1024 ranges and dropped the rest.
+ * - A store of evictions that is full (1024 ranges, held back the same way)
+ *   and a fill ahead of the middle of one of them: the eviction cannot be
+ *   cut in two (no room for the second piece), so it is kept whole and
+ *   carried out at the grant. The shim prefetched the fill ahead at its wait
+ *   and then evicted it at the grant; now the fill ahead is trimmed by the
+ *   evictions still stored, and every evicted byte is still evicted.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -225,6 +237,60 @@ static int scripted_big_plan(int ready)
     return grant_and_finish(task, buf, fds, nfd);
 }
 
+#define FULL_EVICT 2000u /* evict ranges in one PLAN: more than the shim's store */
+#define STORE_CAP  1024u /* the shim's store of orders of one kind */
+
+/* The i-th evict range of the scripts below, inside the largest allocation. */
+static dmn_range_t evict_range(const dmn_range_t *big, uint32_t i)
+{
+    return (dmn_range_t){big->base + i * 512u, 256};
+}
+
+/* An eviction of n ranges (grant 2), optionally followed by a fill ahead
+ * (grant 3): once the program paused holding turn 1, sends them and REVOKE
+ * 1 in one write; after the RELEASE lets the program go on. */
+static int scripted_evict_many(int ready, uint32_t n, const dmn_range_t *ahead)
+{
+    static uint8_t buf[DMN_PROTO_MAX_MSG], out[2 * DMN_PROTO_MAX_MSG];
+    static dmn_range_t evs[FULL_EVICT];
+    int fds[8], nfd = 0;
+    dmn_msg_t m;
+    dmn_range_t big;
+    int task = start_script(ready, buf, fds, &nfd, &big);
+    if (task < 0)
+        return -task;
+    for (uint32_t i = 0; i < n; i++)
+        evs[i] = evict_range(&big, i);
+    dmn_msg_grant_t r1 = {1, 0, 0};
+    size_t at =
+        dmn_proto_encode_ranges(out, sizeof(out), 3, DMN_MSG_PLAN, DMN_PLAN_EVICT, 2, evs, n);
+    if (at == 0)
+        return 16;
+    if (ahead) {
+        dmn_range_t a = {big.base + ahead->base, ahead->len};
+        at += dmn_proto_encode_ranges(out + at, sizeof(out) - at, 4, DMN_MSG_PLAN, DMN_PLAN_AHEAD,
+                                      3, &a, 1);
+    }
+    at += dmn_proto_encode_grant(out + at, sizeof(out) - at, 5, DMN_MSG_REVOKE, &r1);
+    if (tmsg_write_all(task, out, at) != 0 || gs_read_until(task, buf, DMN_MSG_RELEASE, &m) != 0)
+        return 17;
+    gh_touch("go");
+    return grant_and_finish(task, buf, fds, nfd);
+}
+
+static int scripted_full_evict(int ready)
+{
+    return scripted_evict_many(ready, FULL_EVICT, NULL);
+}
+
+/* The middle of the first evict range, relative to the largest allocation. */
+static const dmn_range_t ahead_in_first = {64, 128};
+
+static int scripted_full_store_then_ahead(int ready)
+{
+    return scripted_evict_many(ready, STORE_CAP, &ahead_in_first);
+}
+
 /* Runs script against program 0 with the given CAPTURE and reads its output;
  * the program's log goes to gh_dir/log0. */
 static gh_out_t *run_script(int (*script)(int), const char *capture)
@@ -269,6 +335,107 @@ static int moved(const unsigned long long *rows, size_t n, size_t stride, unsign
             return 0;
     }
     return !any;
+}
+
+/* Every move of one direction ('D': to the device, 'H': to the host) in
+ * program 0's output as base, len rows (gh_out_t keeps the first 64 only);
+ * how many. */
+static size_t read_moves(char want, unsigned long long (*rows)[2], size_t cap)
+{
+    FILE *f = fopen(gh_path("out0"), "r");
+    assert_non_null(f);
+    char line[256], kind;
+    unsigned long long ns, base, len;
+    size_t n = 0;
+    while (fgets(line, sizeof(line), f))
+        if (sscanf(line, " %c %llu %llu %llu", &kind, &ns, &base, &len) == 4 && kind == want &&
+            n < cap) {
+            rows[n][0] = base;
+            rows[n][1] = len;
+            n++;
+        }
+    fclose(f);
+    return n;
+}
+
+/* Whether the rows cover every byte of [lo, hi). */
+static int covered(unsigned long long (*rows)[2], size_t n, unsigned long long lo,
+                   unsigned long long hi)
+{
+    while (lo < hi) {
+        unsigned long long next = lo;
+        for (size_t i = 0; i < n; i++)
+            if (rows[i][0] <= lo && lo < rows[i][0] + rows[i][1] && rows[i][0] + rows[i][1] > next)
+                next = rows[i][0] + rows[i][1];
+        if (next == lo)
+            return 0;
+        lo = next;
+    }
+    return 1;
+}
+
+/* Whether one of the rows touches [lo, hi). */
+static int touched(unsigned long long (*rows)[2], size_t n, unsigned long long lo,
+                   unsigned long long hi)
+{
+    for (size_t i = 0; i < n; i++)
+        if (rows[i][0] < hi && lo < rows[i][0] + rows[i][1])
+            return 1;
+    return 0;
+}
+
+static unsigned long long moves[4096][2];
+
+/* The base of the largest allocation, seen from the evictions of the
+ * scripts above: the lowest base evicted (their first range starts there). */
+static unsigned long long lowest(unsigned long long (*rows)[2], size_t n)
+{
+    unsigned long long lo = ~0ull;
+    for (size_t i = 0; i < n; i++)
+        lo = rows[i][0] < lo ? rows[i][0] : lo;
+    return lo;
+}
+
+static void test_full_evict_store_keeps_all(void **state)
+{
+    (void)state;
+    gh_out_t *o = run_script(scripted_full_evict, "3");
+    assert_true(o->evict_deferred > 0); /* the capture held them to the grant */
+    free(o);
+    size_t nh = read_moves('H', moves, sizeof(moves) / sizeof(moves[0]));
+    print_message("  %zu evictions\n", nh);
+    assert_true(nh > 0);
+    unsigned long long base = lowest(moves, nh);
+    dmn_range_t big = {base, 0};
+    for (uint32_t i = 0; i < FULL_EVICT; i++) {
+        dmn_range_t r = evict_range(&big, i);
+        if (!covered(moves, nh, r.base, r.base + r.len))
+            fail_msg("evict range %u (%#llx + %llu) not evicted", i, (unsigned long long)r.base,
+                     (unsigned long long)r.len);
+    }
+}
+
+static void test_full_evict_store_trims_ahead(void **state)
+{
+    (void)state;
+    gh_out_t *o = run_script(scripted_full_store_then_ahead, "3");
+    assert_true(o->evict_deferred > 0);
+    assert_int_equal(o->evict_cancelled, 0); /* no room to cut: kept whole */
+    free(o);
+    size_t nh = read_moves('H', moves, sizeof(moves) / sizeof(moves[0]));
+    assert_true(nh > 0);
+    unsigned long long base = lowest(moves, nh);
+    dmn_range_t big = {base, 0};
+    for (uint32_t i = 0; i < STORE_CAP; i++) {
+        dmn_range_t r = evict_range(&big, i);
+        if (!covered(moves, nh, r.base, r.base + r.len))
+            fail_msg("evict range %u not evicted", i);
+    }
+    /* the fill ahead lies inside an eviction carried out after it: it was
+     * not prefetched, only to be evicted at the grant */
+    size_t nd = read_moves('D', moves, sizeof(moves) / sizeof(moves[0]));
+    assert_false(touched(moves, nd, base + ahead_in_first.base,
+                         base + ahead_in_first.base + ahead_in_first.len));
 }
 
 static void test_evict_waiting_cuts_ahead(void **state)
@@ -352,6 +519,8 @@ int main(void)
         cmocka_unit_test(test_fill_cancels_deferred_evict),
         cmocka_unit_test(test_evict_in_same_read_cuts_ahead),
         cmocka_unit_test(test_big_plan_warned_once),
+        cmocka_unit_test(test_full_evict_store_keeps_all),
+        cmocka_unit_test(test_full_evict_store_trims_ahead),
     };
     return gh_finish(cmocka_run_group_tests(tests, NULL, NULL));
 }
