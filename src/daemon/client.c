@@ -25,6 +25,9 @@
 #define STALL_NS  ((uint64_t)DMN_ENDPOINT_SEND_WAIT_MS * COM_NS_PER_MS)
 /* Ranges of a PLAN handed to on_plan per call (4 KiB of stack). */
 #define PLAN_BATCH 256u
+/* recv calls an EINTR may repeat in one read (MSG_DONTWAIT: each returns at
+ * once), so that a signal does not end a read with a batch half taken. */
+#define EINTR_RETRIES 16
 
 struct dmn_client {
     dmn_client_opts_t opts;
@@ -272,9 +275,11 @@ static int pump(dmn_client_t *c, int timeout_ms, int *refused)
         return -1;
     if (!(pf.revents & ~POLLOUT))
         return 0;
-    int got = 0; /* messages processed */
+    int got = 0, interrupted = 0; /* messages processed; EINTRs in this read */
     for (;;) {
         ssize_t n = recv(c->fd, c->in + c->in_len, sizeof(c->in) - c->in_len, MSG_DONTWAIT);
+        if (n < 0 && errno == EINTR && ++interrupted <= EINTR_RETRIES)
+            continue; /* the rest of a batch may wait behind the signal */
         if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
             connection_ended(c, n < 0 ? errno : 0);
             return -1;
