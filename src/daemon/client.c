@@ -25,6 +25,9 @@
 #define STALL_NS  ((uint64_t)DMN_ENDPOINT_SEND_WAIT_MS * COM_NS_PER_MS)
 /* Ranges of a PLAN handed to on_plan per call (4 KiB of stack). */
 #define PLAN_BATCH 256u
+/* recv calls an EINTR may repeat in one read (MSG_DONTWAIT: each returns at
+ * once), so that a signal does not end a read with a batch half taken. */
+#define EINTR_RETRIES 16
 
 struct dmn_client {
     dmn_client_opts_t opts;
@@ -34,7 +37,8 @@ struct dmn_client {
     uint32_t task_id, registrations, seq;
     uint64_t epoch; /* one more at every connection's start and end: dmn_client_epoch */
     int holding, revoked, announced, have_stats;
-    uint64_t request;      /* PENDING messages sent: the number of the last one */
+    int told_ungated; /* a daemon would not register it (the task runs ungated): warned, once */
+    uint64_t request; /* PENDING messages sent: the number of the last one */
     uint64_t idle_request; /* request when IDLE was last sent: a GRANT answers a later one */
     uint64_t grant_seq;
     uint64_t backoff_ns, next_retry_ns;
@@ -79,6 +83,15 @@ static void go_local(dmn_client_t *c, const char *why)
     c->next_retry_ns = com_clock_ns() + c->backoff_ns;
 }
 
+/* go_local with the reason "what: <errno text>". */
+static void go_local_errno(dmn_client_t *c, const char *what, int err)
+{
+    char text[64], why[128];
+    snprintf(why, sizeof(why), "%s: %s", what,
+             err ? strerror_r(err, text, sizeof(text)) : "the socket took nothing");
+    go_local(c, why);
+}
+
 /* Sends what waits in the queue, as much as the socket takes now. Returns 0,
  * or -1 when the client went local: the send failed, or nothing went out for
  * STALL_NS while bytes wait (the daemon does not read). */
@@ -95,7 +108,7 @@ static int flush_queue(dmn_client_t *c)
             return -1;
         }
         if (n <= 0) {
-            go_local(c, "send failed");
+            go_local_errno(c, "send failed", n < 0 ? errno : 0);
             return -1;
         }
         c->q_off += (size_t)n;
@@ -127,7 +140,7 @@ static gmux_status_t send_out(dmn_client_t *c, size_t len)
         if (n < 0 && errno == EAGAIN)
             break;
         if (n <= 0) {
-            go_local(c, "send failed");
+            go_local_errno(c, "send failed", n < 0 ? errno : 0);
             return GMUX_OK;
         }
         off += (size_t)n;
@@ -202,6 +215,45 @@ static int process(dmn_client_t *c, const dmn_msg_t *m)
     }
 }
 
+/* The connection ended (err 0: end of file, else recv's errno): local mode.
+ * Before REGISTERED came, the daemon would not have this client (a gmuxd of
+ * another protocol version closes without a word, one without room too):
+ * the task now runs ungated, which the default level must show, once per
+ * client rather than at every retry. */
+static void connection_ended(dmn_client_t *c, int err)
+{
+    char text[64], why[96];
+    if (err)
+        snprintf(why, sizeof(why), "receive error: %s", strerror_r(err, text, sizeof(text)));
+    else
+        snprintf(why, sizeof(why), "closed by gmuxd");
+    if (c->task_id == 0 && !c->told_ungated) {
+        c->told_ungated = 1;
+        COM_WARN(DAEMON,
+                 "client '%s': gmuxd ended the connection before answering REGISTER (%s): "
+                 "running ungated, retrying; gmuxd's log says why (another protocol version than "
+                 "%u, or no room)",
+                 c->name, why, DMN_PROTO_VERSION);
+    }
+    go_local(c, why);
+}
+
+/* A message in another protocol version came: local mode. gmuxd answers a
+ * REGISTER of another version with a REFUSED in its own, whose header still
+ * says which (the magic and version fields never move). */
+static void other_version(dmn_client_t *c, const uint8_t *hdr)
+{
+    unsigned version = (unsigned)hdr[4] | (unsigned)hdr[5] << 8;
+    if (!c->told_ungated) {
+        c->told_ungated = 1;
+        COM_WARN(DAEMON,
+                 "client '%s': gmuxd speaks protocol version %u, this client version %u: running "
+                 "ungated, retrying",
+                 c->name, version, DMN_PROTO_VERSION);
+    }
+    go_local(c, "protocol version mismatch");
+}
+
 /* Receives and processes what has arrived, waiting up to timeout_ms for the
  * first byte, and calls on_read_end once nothing more waits (if a message
  * came; not when the connection ends: its orders are void). Returns -1 when
@@ -213,17 +265,23 @@ static int pump(dmn_client_t *c, int timeout_ms, int *refused)
         return -1;
     struct pollfd pf = {c->fd, (short)(POLLIN | (c->q_len ? POLLOUT : 0)), 0};
     int r = poll(&pf, 1, timeout_ms);
+    if (r < 0 && errno != EINTR) {
+        go_local_errno(c, "poll failed", errno);
+        return -1;
+    }
     if (r <= 0)
-        return r < 0 && errno != EINTR ? (go_local(c, "poll failed"), -1) : 0;
+        return 0;
     if ((pf.revents & POLLOUT) && flush_queue(c) != 0)
         return -1;
     if (!(pf.revents & ~POLLOUT))
         return 0;
-    int got = 0; /* messages processed */
+    int got = 0, interrupted = 0; /* messages processed; EINTRs in this read */
     for (;;) {
         ssize_t n = recv(c->fd, c->in + c->in_len, sizeof(c->in) - c->in_len, MSG_DONTWAIT);
+        if (n < 0 && errno == EINTR && ++interrupted <= EINTR_RETRIES)
+            continue; /* the rest of a batch may wait behind the signal */
         if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
-            go_local(c, "daemon gone");
+            connection_ended(c, n < 0 ? errno : 0);
             return -1;
         }
         if (n < 0) {
@@ -237,6 +295,10 @@ static int pump(dmn_client_t *c, int timeout_ms, int *refused)
             dmn_hdr_t h;
             dmn_msg_t m;
             gmux_status_t st = dmn_proto_read_hdr(c->in + off, c->in_len - off, &h);
+            if (st == GMUX_ERR_VERSION) {
+                other_version(c, c->in + off);
+                return -1;
+            }
             if (st == GMUX_ERR_BUSY ||
                 (st == GMUX_OK && c->in_len - off < DMN_PROTO_HDR_SIZE + (size_t)h.length))
                 break;
@@ -244,7 +306,9 @@ static int pump(dmn_client_t *c, int timeout_ms, int *refused)
             if (st == GMUX_OK)
                 st = dmn_proto_decode(c->in + off, whole, &m);
             if (st == GMUX_OK && m.hdr.type == DMN_MSG_REFUSED && refused) {
-                COM_WARN(DAEMON, "daemon refused '%s': %s", c->name, m.u.refused.reason);
+                if (!c->told_ungated) /* once, not at every retry */
+                    COM_WARN(DAEMON, "daemon refused '%s': %s", c->name, m.u.refused.reason);
+                c->told_ungated = 1;
                 *refused = 1;
                 go_local(c, "refused");
                 return -1;
@@ -314,6 +378,7 @@ static gmux_status_t progress_register(dmn_client_t *c, int wait_ms)
     }
     c->registrations++;
     c->backoff_ns = BACKOFF_MIN_NS;
+    c->told_ungated = 0; /* a later daemon that will not have it is worth a word again */
     if (c->have_stats)
         send_out(c, dmn_proto_encode_stats(c->out, sizeof(c->out), ++c->seq, &c->stats));
     COM_INFO(DAEMON, "client '%s': registered as task %u", c->name, c->task_id);

@@ -372,6 +372,20 @@ static int handle(server_t *s, conn_t *c, dmn_msg_t *m)
     return -1;
 }
 
+/* A peer of another protocol version is told so before it is dropped, in a
+ * REFUSED of this version: its header's magic and version sit where they
+ * always did, so a client that reads them names both versions (those since
+ * 2026-12-02); older ones fail to decode it and go local as they did when
+ * they were only closed on. Returns send_msg's value (-1: c dropped). */
+static int refuse_version(server_t *s, conn_t *c, const uint8_t *hdr)
+{
+    char why[DMN_REASON_MAX];
+    snprintf(why, sizeof(why), "protocol version %u; gmuxd speaks %u",
+             (unsigned)hdr[4] | (unsigned)hdr[5] << 8, DMN_PROTO_VERSION);
+    return send_msg(
+        s, c, dmn_proto_encode_refused(s->out, sizeof(s->out), ++s->seq, GMUX_ERR_VERSION, why));
+}
+
 /* Handles up to MSGS_PER_ROUND whole messages of c's input, and receives more
  * only once it holds no whole message: what is left waits for the next round
  * (c->backlog), after the arbiter and the other peers had theirs. */
@@ -406,6 +420,8 @@ static void on_readable(server_t *s, conn_t *c)
             st = dmn_proto_decode(c->buf + off, whole, &m);
         if (st != GMUX_OK) {
             COM_WARN(DAEMON, "pid %d: malformed message (%s)", (int)c->pid, gmux_status_str(st));
+            if (st == GMUX_ERR_VERSION && c->slot < 0 && refuse_version(s, c, c->buf + off) != 0)
+                return;
             drop(s, c, "malformed message");
             return;
         }

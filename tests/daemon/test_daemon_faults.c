@@ -22,6 +22,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -29,6 +30,7 @@
 #include "daemon/endpoint.h"
 #include "daemon/server.h"
 #include "drig.h"
+#include "msg_io.h"
 #include "tproc.h"
 
 #define CLIENT_TIMEOUT_S 120.0
@@ -163,6 +165,26 @@ static void send_and_expect_drop(drig_t *r, const uint8_t *msg, size_t len, cons
     close(fd);
 }
 
+/* A peer of another protocol version hears why before the drop: a REFUSED
+ * (in the daemon's version) naming both versions. */
+static void expect_version_refused(drig_t *r, const uint8_t *msg, size_t len)
+{
+    static uint8_t buf[DMN_PROTO_MAX_MSG];
+    int fd = raw_connect(r);
+    struct timeval tv = {10, 0};
+    assert_int_equal(setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)), 0);
+    assert_int_equal(send(fd, msg, len, MSG_NOSIGNAL), (ssize_t)len);
+    dmn_msg_t m;
+    assert_int_equal(tmsg_read(fd, buf, &m), 0);
+    assert_int_equal(m.hdr.type, DMN_MSG_REFUSED);
+    assert_int_equal(m.u.refused.status, GMUX_ERR_VERSION);
+    char want[DMN_REASON_MAX];
+    snprintf(want, sizeof(want), "protocol version 9; gmuxd speaks %u", DMN_PROTO_VERSION);
+    assert_string_equal(m.u.refused.reason, want);
+    assert_true(closed_by_peer(fd, 10.0));
+    close(fd);
+}
+
 static void test_malformed(void **state)
 {
     (void)state;
@@ -184,6 +206,10 @@ static void test_malformed(void **state)
     n = dmn_proto_encode_empty(m, sizeof(m), 1, DMN_MSG_QUERY);
     m[4] = 9;
     send_and_expect_drop(&r, m, n, "bad version");
+    dmn_msg_register_t other = {1, DMN_CLASS_BATCH, 0, 0, 0, "other"};
+    n = dmn_proto_encode_register(m, sizeof(m), 1, &other);
+    m[4] = 9;
+    expect_version_refused(&r, m, n);
     n = dmn_proto_encode_empty(m, sizeof(m), 1, DMN_MSG_QUERY);
     m[10] = 0x7f; /* length far above the limit */
     send_and_expect_drop(&r, m, n, "huge length");

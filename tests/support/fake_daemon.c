@@ -40,7 +40,44 @@ static void remove_files(const tdmn_t *d)
     unlink(lock);
 }
 
-int tdmn_start(tdmn_t *d, const char *path, uint32_t task_id, tdmn_script_fn script, void *arg)
+/* What the child runs: the scripted daemon, or the closer. */
+typedef struct child_plan {
+    uint32_t task_id;
+    tdmn_script_fn script;
+    void *arg;
+    const uint8_t *answer; /* the closer's (script NULL) */
+    size_t len;
+} child_plan_t;
+
+/* The closer: every connection's REGISTER is read, answered with the
+ * planned bytes and closed, until ctl ends. */
+static int closer(const tdmn_t *d, int ctl, const child_plan_t *p)
+{
+    static uint8_t buf[DMN_PROTO_MAX_MSG];
+    int lfd, lk, taken = 0;
+    if (dmn_endpoint_listen(d->path, DMN_NO_GROUP, &lfd, &lk) != GMUX_OK)
+        return TDMN_ERR_LISTEN;
+    if (write(ctl, "r", 1) != 1)
+        return TDMN_ERR_LISTEN;
+    for (;;) {
+        struct pollfd pf[2] = {{lfd, POLLIN, 0}, {ctl, POLLIN, 0}};
+        if (poll(pf, 2, 20000) <= 0 || pf[1].revents)
+            break;
+        int fd = accept(lfd, NULL, NULL);
+        dmn_msg_t m;
+        if (fd < 0)
+            continue;
+        if (tmsg_read(fd, buf, &m) == 0 && m.hdr.type == DMN_MSG_REGISTER) {
+            taken += taken < 100;
+            if (p->len)
+                (void)tmsg_write_all(fd, p->answer, p->len);
+        }
+        close(fd);
+    }
+    return TDMN_CLOSER_BASE + taken;
+}
+
+static int start(tdmn_t *d, const char *path, const child_plan_t *p)
 {
     int sv[2];
     d->pid = 0;
@@ -51,7 +88,7 @@ int tdmn_start(tdmn_t *d, const char *path, uint32_t task_id, tdmn_script_fn scr
     d->pid = fork();
     if (d->pid == 0) {
         close(sv[0]);
-        _exit(child(d, sv[1], task_id, script, arg));
+        _exit(p->script ? child(d, sv[1], p->task_id, p->script, p->arg) : closer(d, sv[1], p));
     }
     close(sv[1]);
     d->ctl = sv[0];
@@ -62,6 +99,18 @@ int tdmn_start(tdmn_t *d, const char *path, uint32_t task_id, tdmn_script_fn scr
         d->pid = 0;
     tdmn_kill(d); /* it could not listen */
     return -1;
+}
+
+int tdmn_start(tdmn_t *d, const char *path, uint32_t task_id, tdmn_script_fn script, void *arg)
+{
+    child_plan_t p = {task_id, script, arg, NULL, 0};
+    return script ? start(d, path, &p) : -1;
+}
+
+int tdmn_start_closer(tdmn_t *d, const char *path, const uint8_t *answer, size_t len)
+{
+    child_plan_t p = {0, NULL, NULL, answer, len};
+    return start(d, path, &p);
 }
 
 int tdmn_go(const tdmn_t *d)

@@ -12,6 +12,7 @@
 #ifndef GMUX_TESTS_FAKE_DAEMON_H
 #define GMUX_TESTS_FAKE_DAEMON_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -33,6 +34,14 @@ typedef struct tdmn {
 /* Forks the scripted daemon on path; returns once it listens: 0, or -1 with
  * nothing left running. It answers REGISTER with task_id (quantum 20 ms). */
 int tdmn_start(tdmn_t *d, const char *path, uint32_t task_id, tdmn_script_fn script, void *arg);
+
+/* A daemon that never registers anyone: forks a child that takes every
+ * connection on path, reads its REGISTER, writes the len bytes of answer
+ * (nothing when len is 0) and closes the connection, until the test closes
+ * ctl. tdmn_end then reports TDMN_CLOSER_BASE + the number of REGISTERs it
+ * took (at most 100). 0, or -1 with nothing left running. */
+#define TDMN_CLOSER_BASE 100
+int tdmn_start_closer(tdmn_t *d, const char *path, const uint8_t *answer, size_t len);
 
 /* Writes one byte on ctl (the script's signal to go on): 0, or -1. */
 int tdmn_go(const tdmn_t *d);
