@@ -242,8 +242,16 @@ struct faa_consumer {
 static void *faa_consume_later(void *p)
 {
     struct faa_consumer *c = (struct faa_consumer *)p;
-    struct timespec ts = {0, 200000}; /* 0.2 ms: the producer is waiting by then */
-    nanosleep(&ts, NULL);
+    /* Free the slots only once the producer has read the head in its wait
+     * after the claim (it raises the head hint to what it read just before
+     * it decides to wait): a fixed 0.2 ms pause here let a consumer run
+     * first on a loaded machine, and the claim then never waited. Bounded. */
+    uint64_t seen = __atomic_load_n(&c->f->head, __ATOMIC_ACQUIRE);
+    for (int i = 0; i < 100000 && __atomic_load_n(&c->f->ring.head_hint, __ATOMIC_ACQUIRE) < seen;
+         i++) {
+        struct timespec ts = {0, 100000};
+        nanosleep(&ts, NULL);
+    }
     uint64_t t = __atomic_load_n(&c->f->head, __ATOMIC_ACQUIRE);
     for (; t < c->to; t++)
         for (int w = 0; w < 8; w++)
