@@ -181,6 +181,30 @@ static int refuse_version(dmn_srv_t *s, dmn_conn_t *c, const uint8_t *hdr)
         s, c, dmn_proto_encode_refused(s->out, sizeof(s->out), ++s->seq, GMUX_ERR_VERSION, why));
 }
 
+/* Logs a message that did not decode, rate-limited (refusals.h): one of
+ * another protocol version at most a line a minute, for a stale client
+ * library reconnects every second for as long as its task runs; any other
+ * malformed message at most a line a second. Those not logged are counted
+ * in the next line. */
+static void log_malformed(dmn_srv_t *s, const dmn_conn_t *c, gmux_status_t st, const uint8_t *hdr)
+{
+    uint64_t now = com_clock_ns();
+    if (st == GMUX_ERR_VERSION) {
+        dmn_refusals_t *r = &s->refused[DMN_REFUSE_VERSION];
+        if (dmn_refusal_say(r, now))
+            COM_WARN(DAEMON,
+                     "pid %d: protocol version %u, gmuxd speaks %u: refused (%llu refused so far; "
+                     "more are counted, a line a minute at most)",
+                     (int)c->pid, (unsigned)hdr[4] | (unsigned)hdr[5] << 8, DMN_PROTO_VERSION,
+                     (unsigned long long)r->total);
+        return;
+    }
+    dmn_refusals_t *r = &s->refused[DMN_REFUSE_MALFORMED];
+    if (dmn_refusal_say(r, now))
+        COM_WARN(DAEMON, "pid %d: malformed message (%s): dropped (%llu so far)", (int)c->pid,
+                 gmux_status_str(st), (unsigned long long)r->total);
+}
+
 /* Handles up to MSGS_PER_ROUND whole messages of c's input, and receives more
  * only once it holds no whole message: what is left waits for the next round
  * (c->backlog), after the arbiter and the other peers had theirs. */
@@ -214,7 +238,7 @@ static void on_readable(dmn_srv_t *s, dmn_conn_t *c)
         if (st == GMUX_OK)
             st = dmn_proto_decode(c->buf + off, whole, &m);
         if (st != GMUX_OK) {
-            COM_WARN(DAEMON, "pid %d: malformed message (%s)", (int)c->pid, gmux_status_str(st));
+            log_malformed(s, c, st, c->buf + off);
             if (st == GMUX_ERR_VERSION && c->slot < 0 && refuse_version(s, c, c->buf + off) != 0)
                 return;
             dmn_conn_drop(s, c, "malformed message");
@@ -362,9 +386,12 @@ gmux_status_t dmn_server_run(const dmn_server_opts_t *opts, volatile sig_atomic_
         [DMN_REFUSE_FULL] = "too many connections",
         [DMN_REFUSE_UID_CONNS] = "connections over a uid's cap",
         [DMN_REFUSE_GROUP_CONNS] = "connections over the group members' cap",
-        [DMN_REFUSE_TASKS] = "tasks over a group member's cap"};
+        [DMN_REFUSE_TASKS] = "tasks over a group member's cap",
+        [DMN_REFUSE_VERSION] = "peers of another protocol version",
+        [DMN_REFUSE_MALFORMED] = "malformed messages"};
     for (int k = 0; k < DMN_REFUSE_KINDS; k++)
         s->refused[k].what = what[k];
+    s->refused[DMN_REFUSE_VERSION].every_ns = 60 * COM_NS_PER_S;
     for (int i = 0; i < DMN_SERVER_MAX_CONNS; i++)
         s->conns[i] = (dmn_conn_t){.fd = -1, .slot = -1};
     for (int i = 0; i < DMN_ARB_MAX_TASKS; i++)

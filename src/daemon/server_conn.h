@@ -46,6 +46,8 @@ enum {
     DMN_REFUSE_UID_CONNS,
     DMN_REFUSE_GROUP_CONNS,
     DMN_REFUSE_TASKS,
+    DMN_REFUSE_VERSION,   /* a message of another protocol version (a line a minute) */
+    DMN_REFUSE_MALFORMED, /* any other message that does not decode */
     DMN_REFUSE_KINDS
 };
 
