@@ -375,11 +375,10 @@ gmux_status_t dmn_server_run(const dmn_server_opts_t *opts, volatile sig_atomic_
     dmn_srv_t *s = calloc(1, sizeof(*s));
     if (!s)
         return GMUX_ERR_NOMEM;
-    int lock_fd = -1;
-    gmux_status_t st = dmn_endpoint_listen(opts->path, opts->group, &s->listen_fd, &lock_fd);
+    s->opts = opts;
+    gmux_status_t st = dmn_conn_listen(s);
     if (st != GMUX_OK)
         goto free_server;
-    s->opts = opts;
     s->policy = (dmn_cred_policy_t){getuid(), opts->group};
     static const char *const what[DMN_REFUSE_KINDS] = {
         [DMN_REFUSE_CRED] = "connections of a uid not allowed",
@@ -455,6 +454,10 @@ gmux_status_t dmn_server_run(const dmn_server_opts_t *opts, volatile sig_atomic_
             dmn_conn_accept_all(s);
         dmn_conn_check_hello(s, com_clock_ns());
         dmn_conn_check_pids(s, com_clock_ns());
+        if (dmn_conn_check_path(s, com_clock_ns()) != 0) {
+            st = GMUX_ERR_EXISTS;
+            break;
+        }
         dmn_refusals_flush(s->refused, DMN_REFUSE_KINDS, com_clock_ns());
         apply(s);
         bool open_conn = false;
@@ -469,9 +472,11 @@ gmux_status_t dmn_server_run(const dmn_server_opts_t *opts, volatile sig_atomic_
         if (s->conns[i].fd >= 0)
             dmn_conn_drop(s, &s->conns[i], "daemon stopping");
     dmn_arb_fini(&s->arb);
-    unlink(opts->path);
+    if (dmn_conn_path_ours(s)) /* else it is another daemon's, or nobody's */
+        unlink(opts->path);
     close(s->listen_fd);
-    close(lock_fd);
+    if (s->lock_fd >= 0)
+        close(s->lock_fd);
 free_server:
     free(s);
     return st;

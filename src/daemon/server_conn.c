@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/array.h"
@@ -14,8 +15,9 @@
 #include "common/log.h"
 #include "daemon/endpoint.h"
 
-#define HELLO_NS     ((uint64_t)DMN_SERVER_HELLO_MS * COM_NS_PER_MS)
-#define PID_CHECK_NS (200 * COM_NS_PER_MS)
+#define HELLO_NS      ((uint64_t)DMN_SERVER_HELLO_MS * COM_NS_PER_MS)
+#define PID_CHECK_NS  (200 * COM_NS_PER_MS)
+#define PATH_CHECK_NS COM_NS_PER_S
 /* Bytes a peer may leave unread before it counts as not reading its socket.
  * One switch sends a task a few 64 KiB PLAN messages per kind, more than a
  * Unix socket buffers (about 200 KiB); a live client reads them within a
@@ -203,4 +205,65 @@ void dmn_conn_check_pids(dmn_srv_t *s, uint64_t now)
         if (c->fd >= 0 && c->slot >= 0 && c->pid > 0 && kill(c->pid, 0) != 0 && errno == ESRCH)
             dmn_conn_drop(s, c, "process gone");
     }
+}
+
+gmux_status_t dmn_conn_listen(dmn_srv_t *s)
+{
+    int fd, lk;
+    gmux_status_t st = dmn_endpoint_listen(s->opts->path, s->opts->group, &fd, &lk);
+    if (st != GMUX_OK)
+        return st;
+    struct stat sb;
+    if (stat(s->opts->path, &sb) != 0) { /* bound a moment ago: removed already */
+        sb.st_dev = 0;
+        sb.st_ino = 0;
+    }
+    s->listen_fd = fd;
+    s->lock_fd = lk;
+    s->sock_dev = sb.st_dev;
+    s->sock_ino = sb.st_ino;
+    s->path_lost_said = false;
+    return GMUX_OK;
+}
+
+bool dmn_conn_path_ours(const dmn_srv_t *s)
+{
+    struct stat sb;
+    return s->sock_ino != 0 && stat(s->opts->path, &sb) == 0 && sb.st_dev == s->sock_dev &&
+           sb.st_ino == s->sock_ino;
+}
+
+int dmn_conn_check_path(dmn_srv_t *s, uint64_t now)
+{
+    if (now < s->next_path_check)
+        return 0;
+    s->next_path_check = now + PATH_CHECK_NS;
+    if (dmn_conn_path_ours(s))
+        return 0;
+    /* The lock goes first: when its file is still there it is ours, and a
+     * second lock of it from this process would fail as if another daemon
+     * held it; when it was removed, ours locks nothing any more. */
+    int old_fd = s->listen_fd;
+    if (s->lock_fd >= 0)
+        close(s->lock_fd);
+    s->lock_fd = -1;
+    gmux_status_t st = dmn_conn_listen(s);
+    if (st == GMUX_ERR_EXISTS) {
+        COM_WARN(DAEMON, "%s: another gmuxd holds it now (this one's socket was removed): stopping",
+                 s->opts->path);
+        return -1;
+    }
+    if (st != GMUX_OK) {
+        if (!s->path_lost_said)
+            COM_WARN(DAEMON,
+                     "%s no longer names this daemon's socket and it cannot listen there again "
+                     "(%s): new tasks cannot reach it; trying again every second",
+                     s->opts->path, gmux_status_str(st));
+        s->path_lost_said = true;
+        return 0;
+    }
+    close(old_fd);
+    COM_WARN(DAEMON, "%s no longer named this daemon's socket (removed): listening there again",
+             s->opts->path);
+    return 0;
 }

@@ -55,7 +55,13 @@ enum {
 typedef struct dmn_srv {
     const dmn_server_opts_t *opts;
     dmn_cred_policy_t policy;
-    int listen_fd;
+    int listen_fd, lock_fd;
+    /* The socket file as bound (dmn_conn_listen): the path is still this
+     * daemon's while stat gives this device and inode. */
+    dev_t sock_dev;
+    ino_t sock_ino;
+    uint64_t next_path_check;
+    bool path_lost_said; /* the path could not be listened on again: warned */
     dmn_conn_t conns[DMN_SERVER_MAX_CONNS];
     int conn_of_slot[DMN_ARB_MAX_TASKS];
     dmn_arbiter_t arb;
@@ -65,6 +71,23 @@ typedef struct dmn_srv {
     uint8_t out[DMN_PROTO_MAX_MSG]; /* the message being sent */
     dmn_status_task_t snap[DMN_ARB_MAX_TASKS];
 } dmn_srv_t;
+
+/* Listens on s->opts->path (dmn_endpoint_listen: the directory, the lock,
+ * the socket) and notes the socket file it bound. */
+gmux_status_t dmn_conn_listen(dmn_srv_t *s);
+
+/* Whether the path still names the socket this daemon bound (a daemon
+ * unlinks it when it stops only then: else it is another daemon's). */
+bool dmn_conn_path_ours(const dmn_srv_t *s);
+
+/* Once a second: when the path no longer names this daemon's socket (its
+ * directory removed by a cleaner of /tmp or the runtime directory, by hand),
+ * listens there again, so new tasks reach this daemon and no second one
+ * starts beside it. Returns -1 when another daemon holds the path now: this
+ * one must stop (its tasks then go local and join that one); else 0 (a path
+ * that cannot be listened on for another reason is warned about once and
+ * tried again a second later). */
+int dmn_conn_check_path(dmn_srv_t *s, uint64_t now);
 
 /* Ends c (closes it, frees its buffers) and, when it had registered, removes
  * its task from the arbiter; why is logged with the task. c is free after. */
