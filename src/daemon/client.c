@@ -228,8 +228,9 @@ static int process(dmn_client_t *c, const dmn_msg_t *m)
 }
 
 /* The connection ended (err 0: end of file, else recv's errno): local mode.
- * Before REGISTERED came, the daemon would not have this client (a gmuxd of
- * another protocol version closes without a word, one without room too):
+ * Before REGISTERED came, the daemon stopped (killed, crashed) or would not
+ * have this client (a gmuxd of another protocol version from before
+ * 2026-12-02 closes without a word, one without room too):
  * the task now runs ungated, which the default level must show, once per
  * client rather than at every retry. */
 static void connection_ended(dmn_client_t *c, int err)
@@ -243,8 +244,8 @@ static void connection_ended(dmn_client_t *c, int err)
         c->told_ungated = 1;
         COM_WARN(DAEMON,
                  "client '%s': gmuxd ended the connection before answering REGISTER (%s): "
-                 "running ungated, retrying; gmuxd's log says why (another protocol version than "
-                 "%u, or no room)",
+                 "running ungated, retrying; gmuxd stopped, or would not have the task (another "
+                 "protocol version than %u, or no room: its log says which)",
                  c->name, why, DMN_PROTO_VERSION);
     }
     go_local(c, why);
