@@ -15,9 +15,15 @@
 #include "daemon/client_alloc.h"
 #include "daemon/endpoint.h"
 
-#define BACKOFF_MIN_NS   (10 * COM_NS_PER_MS)
-#define BACKOFF_MAX_NS   (1000 * COM_NS_PER_MS)
-#define REGISTER_WAIT_MS 2000
+#define BACKOFF_MIN_NS (10 * COM_NS_PER_MS)
+#define BACKOFF_MAX_NS (1000 * COM_NS_PER_MS)
+/* How long a REGISTER may go unanswered. Only a test that compiles this file
+ * itself sets another (test_client_quiet: 100 ms, so that its many retries
+ * under a daemon that never answers take a fraction of a second). */
+#ifndef DMN_CLIENT_REGISTER_WAIT_MS
+#define DMN_CLIENT_REGISTER_WAIT_MS 2000
+#endif
+#define REGISTER_WAIT_MS DMN_CLIENT_REGISTER_WAIT_MS
 /* Bytes the client keeps for a daemon that does not read, beyond what its
  * socket buffers: four of the largest messages, in a buffer allocated with
  * the client, so that sending never allocates. More, and it goes local. */
@@ -64,12 +70,18 @@ struct dmn_client {
 static void go_local(dmn_client_t *c, const char *why)
 {
     if (c->fd >= 0) {
+        /* A try to register that failed once the task was told it runs
+         * ungated (told_ungated) is no news: debug level, so a task under a
+         * daemon that never answers logs no line per retry for hours. */
+        int retry = c->task_id == 0 && c->told_ungated;
         size_t lost = c->q_len - c->q_off;
         if (lost) /* messages lost: never silent (the default level is warn) */
-            COM_WARN(DAEMON, "client '%s': local mode (%s); %zu bytes for the daemon dropped",
-                     c->name, why, lost);
+            COM_LOG(retry ? COM_LOG_DEBUG : COM_LOG_WARN, DAEMON,
+                    "client '%s': local mode (%s); %zu bytes for the daemon dropped", c->name, why,
+                    lost);
         else
-            COM_INFO(DAEMON, "client '%s': local mode (%s)", c->name, why);
+            COM_LOG(retry ? COM_LOG_DEBUG : COM_LOG_INFO, DAEMON, "client '%s': local mode (%s)",
+                    c->name, why);
         close(c->fd);
         c->epoch++; /* what that daemon ordered is void */
     }
@@ -216,8 +228,9 @@ static int process(dmn_client_t *c, const dmn_msg_t *m)
 }
 
 /* The connection ended (err 0: end of file, else recv's errno): local mode.
- * Before REGISTERED came, the daemon would not have this client (a gmuxd of
- * another protocol version closes without a word, one without room too):
+ * Before REGISTERED came, the daemon stopped (killed, crashed) or would not
+ * have this client (a gmuxd of another protocol version from before
+ * 2026-12-02 closes without a word, one without room too):
  * the task now runs ungated, which the default level must show, once per
  * client rather than at every retry. */
 static void connection_ended(dmn_client_t *c, int err)
@@ -231,8 +244,8 @@ static void connection_ended(dmn_client_t *c, int err)
         c->told_ungated = 1;
         COM_WARN(DAEMON,
                  "client '%s': gmuxd ended the connection before answering REGISTER (%s): "
-                 "running ungated, retrying; gmuxd's log says why (another protocol version than "
-                 "%u, or no room)",
+                 "running ungated, retrying; gmuxd stopped, or would not have the task (another "
+                 "protocol version than %u, or no room: its log says which)",
                  c->name, why, DMN_PROTO_VERSION);
     }
     go_local(c, why);
@@ -373,6 +386,14 @@ static gmux_status_t progress_register(dmn_client_t *c, int wait_ms)
     if (c->task_id == 0) {
         if (!com_deadline_passed(c->register_deadline))
             return GMUX_ERR_BUSY;
+        if (!c->told_ungated) { /* once per outage, as for a daemon that closes */
+            c->told_ungated = 1;
+            COM_WARN(DAEMON,
+                     "client '%s': gmuxd accepted the connection and did not answer REGISTER "
+                     "within %d ms: running ungated, retrying (said again only after a "
+                     "registration)",
+                     c->name, REGISTER_WAIT_MS);
+        }
         go_local(c, "no answer to REGISTER");
         return GMUX_ERR_PEER;
     }

@@ -4,10 +4,15 @@
 #include "common/clock.h"
 #include "common/log.h"
 
+static uint64_t interval(const dmn_refusals_t *r)
+{
+    return r->every_ns ? r->every_ns : COM_NS_PER_S;
+}
+
 bool dmn_refusal_say(dmn_refusals_t *r, uint64_t now)
 {
     r->total++;
-    if (r->total > 1 && now - r->said_at < COM_NS_PER_S) {
+    if (r->total > 1 && now - r->said_at < interval(r)) {
         r->unsaid++;
         return false;
     }
@@ -19,7 +24,7 @@ bool dmn_refusal_say(dmn_refusals_t *r, uint64_t now)
 void dmn_refusals_flush(dmn_refusals_t *r, size_t n, uint64_t now)
 {
     for (size_t k = 0; k < n; k++, r++) {
-        if (r->unsaid == 0 || now - r->said_at < COM_NS_PER_S)
+        if (r->unsaid == 0 || now - r->said_at < interval(r))
             continue;
         COM_WARN(DAEMON, "%s: %llu more refused in the last %llu ms (%llu refused so far)", r->what,
                  (unsigned long long)r->unsaid,

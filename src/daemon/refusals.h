@@ -1,10 +1,13 @@
 /*
  * gmuxd's log of refused peers (connections of a uid not allowed, over a
- * cap, tasks over a group member's cap): each kind logged at most once a
- * second. The first refusal is logged at once; those that come within the
- * second after a line are counted and said in one line once it has passed
- * (dmn_refusals_flush), so a peer that retries as fast as it can costs the
- * log a line a second, not one per try.
+ * cap, tasks over a group member's cap, messages it cannot read): each kind
+ * logged at most once per its interval (a second unless the kind says
+ * otherwise). The first refusal is logged at once; those that come within
+ * the interval after a line are counted and said in one line once it has
+ * passed (dmn_refusals_flush), so a peer that retries as fast as it can
+ * costs the log a line an interval, not one per try. A kind whose peers
+ * retry at a steady pace (a client of another protocol version, every
+ * second for as long as its task runs) takes an interval well above it.
  *
  * Thread-safety: none (the server's event loop owns them).
  */
@@ -17,10 +20,11 @@
 
 /* Refusals of one kind. */
 typedef struct dmn_refusals {
-    uint64_t total;   /* since the daemon started */
-    uint64_t unsaid;  /* refused since the last line, not logged yet */
-    uint64_t said_at; /* when the last line was logged */
-    const char *what; /* the summary line's subject */
+    uint64_t total;    /* since the daemon started */
+    uint64_t unsaid;   /* refused since the last line, not logged yet */
+    uint64_t said_at;  /* when the last line was logged */
+    const char *what;  /* the summary line's subject */
+    uint64_t every_ns; /* at most a line per this long; 0: a second */
 } dmn_refusals_t;
 
 /* Counts one refusal of r; whether to log it now (else it is counted for the
@@ -28,7 +32,7 @@ typedef struct dmn_refusals {
 bool dmn_refusal_say(dmn_refusals_t *r, uint64_t now);
 
 /* Logs, for each of the n kinds in r, the refusals counted and not logged,
- * once a second has passed since its last line. */
+ * once its interval has passed since its last line. */
 void dmn_refusals_flush(dmn_refusals_t *r, size_t n, uint64_t now);
 
 #endif /* DMN_REFUSALS_H */

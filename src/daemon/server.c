@@ -9,7 +9,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "common/array.h"
 #include "common/clock.h"
 #include "common/errors.h"
 #include "common/log.h"
@@ -18,58 +17,14 @@
 #include "daemon/endpoint.h"
 #include "daemon/proto.h"
 #include "daemon/refusals.h"
+#include "daemon/server_conn.h"
 
-#define MAX_CONNS    DMN_SERVER_MAX_CONNS
-#define HELLO_NS     ((uint64_t)DMN_SERVER_HELLO_MS * COM_NS_PER_MS)
-#define PID_CHECK_NS (200 * COM_NS_PER_MS)
-#define SEND_BUF     (DMN_PROTO_MAX_MSG)
-/* Bytes a peer may leave unread before it counts as not reading its socket.
- * One switch sends a task a few 64 KiB PLAN messages per kind, more than a
- * Unix socket buffers (about 200 KiB); a live client reads them within a
- * millisecond or so. 16 MiB is 256 full PLAN messages: far more than a switch
- * plans. No time limit: a stopped process (a debugger, SIGSTOP) reads its
- * orders when it runs again, and the grace period takes the turn from a
- * holder that does not answer. */
-#define OUT_MAX (16u << 20)
 /* Messages handled per connection and poll round. A peer writes faster than
  * the daemon handles (16 bytes of IDLE cost it a decode and an arbiter call),
  * so reading a socket until it was empty let one flooding peer keep the daemon
  * from deciding and from every other peer. 64 is far more than a task says
  * between two of its kernel boundaries. */
 #define MSGS_PER_ROUND 64
-
-typedef struct conn {
-    int fd;       /* -1: free */
-    int slot;     /* arbiter slot once registered, -1 before */
-    pid_t pid;    /* from SO_PEERCRED */
-    uid_t uid;    /* likewise: DMN_SERVER_MAX_CONNS_PER_UID */
-    uint8_t *buf; /* DMN_PROTO_MAX_MSG bytes of input */
-    size_t len;
-    uint8_t *out; /* what the socket did not take yet, in order: out[out_off, out_len) */
-    size_t out_off, out_len, out_cap;
-    bool backlog;     /* buf holds whole messages left for the next round (MSGS_PER_ROUND) */
-    uint64_t request; /* number of the last PENDING read: what a GRANT answers */
-    /* closed at this time unless a whole message came by then; 0 once one
-     * did (server.h, DMN_SERVER_HELLO_MS) */
-    uint64_t hello_by;
-} conn_t;
-
-/* The kinds of refusal logged (refusals.h). */
-enum { REFUSE_CRED, REFUSE_FULL, REFUSE_UID_CONNS, REFUSE_GROUP_CONNS, REFUSE_TASKS, REFUSE_KINDS };
-
-typedef struct server {
-    const dmn_server_opts_t *opts;
-    dmn_cred_policy_t policy;
-    int listen_fd;
-    conn_t conns[MAX_CONNS];
-    int conn_of_slot[DMN_ARB_MAX_TASKS];
-    dmn_arbiter_t arb;
-    uint32_t seq;
-    uint64_t next_pid_check;
-    dmn_refusals_t refused[REFUSE_KINDS];
-    uint8_t out[SEND_BUF];
-    dmn_status_task_t snap[DMN_ARB_MAX_TASKS];
-} server_t;
 
 gmux_status_t dmn_server_opts_from_settings(dmn_server_opts_t *opts, char *path_buf,
                                             size_t path_cap, int64_t idle_exit_s_default)
@@ -111,175 +66,15 @@ gmux_status_t dmn_server_opts_from_settings(dmn_server_opts_t *opts, char *path_
     return GMUX_OK;
 }
 
-static void drop(server_t *s, conn_t *c, const char *why)
-{
-    if (c->slot >= 0) {
-        COM_INFO(DAEMON, "task %u (pid %d) leaves: %s", s->arb.tasks[c->slot].id, (int)c->pid, why);
-        dmn_arb_remove(&s->arb, c->slot, 1, com_clock_ns());
-        s->conn_of_slot[c->slot] = -1;
-    }
-    close(c->fd);
-    free(c->buf);
-    free(c->out);
-    *c = (conn_t){.fd = -1, .slot = -1};
-}
-
-static int has_output(const conn_t *c)
-{
-    return c->out_off < c->out_len;
-}
-
-/* Appends n bytes to c's output queue, or drops a connection whose queue would
- * pass OUT_MAX. Returns 0 when queued. */
-static int enqueue(server_t *s, conn_t *c, const uint8_t *data, size_t n)
-{
-    size_t queued = c->out_len - c->out_off;
-    if (queued + n > OUT_MAX) {
-        drop(s, c, "not reading its socket");
-        return -1;
-    }
-    if (c->out_len + n > c->out_cap && c->out_off > 0) { /* reuse the part already sent */
-        memmove(c->out, c->out + c->out_off, queued);
-        c->out_off = 0;
-        c->out_len = queued;
-    }
-    if (com_array_grow((void **)&c->out, &c->out_cap, c->out_len + n, 1, 2 * DMN_PROTO_MAX_MSG,
-                       OUT_MAX) != GMUX_OK) {
-        drop(s, c, "out of memory");
-        return -1;
-    }
-    memcpy(c->out + c->out_len, data, n);
-    c->out_len += n;
-    return 0;
-}
-
-/* Sends one message (in s->out), or the part the socket does not take now
- * into c's queue, behind whatever is queued already: the daemon never waits
- * for a peer, and a peer reads its messages whole and in order. Returns 0
- * when sent or queued; -1 when the connection was dropped. */
-static int send_msg(server_t *s, conn_t *c, size_t len)
-{
-    if (len == 0) {
-        COM_ERROR(DAEMON, "internal: message did not encode");
-        drop(s, c, "encode failure");
-        return -1;
-    }
-    size_t sent = 0;
-    if (!has_output(c)) {
-        ssize_t n = send(c->fd, s->out, len, MSG_DONTWAIT | MSG_NOSIGNAL);
-        if (n < 0 && errno != EAGAIN && errno != EINTR) {
-            drop(s, c, "send failed");
-            return -1;
-        }
-        sent = n > 0 ? (size_t)n : 0;
-        if (sent == len)
-            return 0;
-    }
-    return enqueue(s, c, s->out + sent, len - sent);
-}
-
-/* Sends what c's socket takes of its queue (on POLLOUT). */
-static void flush(server_t *s, conn_t *c)
-{
-    while (has_output(c)) {
-        ssize_t n =
-            send(c->fd, c->out + c->out_off, c->out_len - c->out_off, MSG_DONTWAIT | MSG_NOSIGNAL);
-        if (n < 0 && (errno == EAGAIN || errno == EINTR))
-            return;
-        if (n <= 0) {
-            drop(s, c, "send failed");
-            return;
-        }
-        c->out_off += (size_t)n;
-    }
-    free(c->out); /* a burst's memory goes back once it is sent */
-    c->out = NULL;
-    c->out_off = c->out_len = c->out_cap = 0;
-}
-
-/* Whether the owner's reserve and the caps of a uid other than the owner's
- * leave room for one more connection of uid, which holds `held` connections;
- * the members (all uids but the owner's) hold `members`. Logs a refusal. */
-static bool conn_room(server_t *s, uid_t uid, pid_t pid, int held, int members)
-{
-    uint64_t now = com_clock_ns();
-    if (!dmn_cred_room(&s->policy, uid, held, DMN_SERVER_MAX_CONNS_PER_UID)) {
-        if (dmn_refusal_say(&s->refused[REFUSE_UID_CONNS], now))
-            COM_WARN(DAEMON,
-                     "uid %u holds %d connections, the most a uid other than the daemon's may: "
-                     "refused pid %d (%llu refused so far)",
-                     (unsigned)uid, held, (int)pid,
-                     (unsigned long long)s->refused[REFUSE_UID_CONNS].total);
-        return false;
-    }
-    if (uid != s->policy.owner && members >= MAX_CONNS - DMN_SERVER_OWNER_CONNS) {
-        if (dmn_refusal_say(&s->refused[REFUSE_GROUP_CONNS], now))
-            COM_WARN(DAEMON,
-                     "uids other than the daemon's hold %d connections, the most they may "
-                     "together: refused uid %u pid %d (%llu refused so far)",
-                     members, (unsigned)uid, (int)pid,
-                     (unsigned long long)s->refused[REFUSE_GROUP_CONNS].total);
-        return false;
-    }
-    return true;
-}
-
-static void accept_all(server_t *s)
-{
-    for (int k = 0; k < 64; k++) {
-        int fd = accept4(s->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-        if (fd < 0)
-            return;
-        pid_t pid = -1; /* logged below even when the peer's credentials were not read */
-        uid_t uid = (uid_t)-1;
-        gid_t gid = (gid_t)-1;
-        if (dmn_endpoint_peer(fd, &pid, &uid, &gid) != GMUX_OK ||
-            !dmn_cred_allowed(&s->policy, uid, gid, NULL, 0)) {
-            if (dmn_refusal_say(&s->refused[REFUSE_CRED], com_clock_ns()))
-                COM_WARN(DAEMON, "refused a connection from uid %u pid %d (%llu refused so far)",
-                         (unsigned)uid, (int)pid,
-                         (unsigned long long)s->refused[REFUSE_CRED].total);
-            close(fd);
-            continue;
-        }
-        conn_t *c = NULL;
-        int held = 0, members = 0; /* by this uid; by all uids but the owner's */
-        for (int i = 0; i < MAX_CONNS; i++) {
-            held += s->conns[i].fd >= 0 && s->conns[i].uid == uid;
-            members += s->conns[i].fd >= 0 && s->conns[i].uid != s->policy.owner;
-            if (!c && s->conns[i].fd < 0)
-                c = &s->conns[i];
-        }
-        if (!conn_room(s, uid, pid, held, members)) {
-            close(fd);
-            continue;
-        }
-        uint8_t *buf = c ? malloc(DMN_PROTO_MAX_MSG) : NULL;
-        if (!buf) {
-            if (dmn_refusal_say(&s->refused[REFUSE_FULL], com_clock_ns()))
-                COM_WARN(DAEMON, "too many connections (%d): refused pid %d (%llu refused so far)",
-                         MAX_CONNS, (int)pid, (unsigned long long)s->refused[REFUSE_FULL].total);
-            close(fd);
-            continue;
-        }
-        *c = (conn_t){.fd = fd,
-                      .slot = -1,
-                      .pid = pid,
-                      .uid = uid,
-                      .buf = buf,
-                      .hello_by = com_clock_ns() + HELLO_NS};
-    }
-}
-
 /* Why a REGISTER of uid would pass a cap of a uid other than the owner's (a
  * REFUSED reason, written to why), or NULL when it may register. */
-static const char *task_cap(server_t *s, uid_t uid, char *why, size_t cap)
+static const char *task_cap(dmn_srv_t *s, uid_t uid, char *why, size_t cap)
 {
     if (uid == s->policy.owner)
         return NULL;
     int mine = 0, members = 0;
-    for (int i = 0; i < MAX_CONNS; i++) {
-        const conn_t *o = &s->conns[i];
+    for (int i = 0; i < DMN_SERVER_MAX_CONNS; i++) {
+        const dmn_conn_t *o = &s->conns[i];
         mine += o->fd >= 0 && o->slot >= 0 && o->uid == uid;
         members += o->fd >= 0 && o->slot >= 0 && o->uid != s->policy.owner;
     }
@@ -292,20 +87,20 @@ static const char *task_cap(server_t *s, uid_t uid, char *why, size_t cap)
     return why;
 }
 
-static void on_register(server_t *s, conn_t *c, dmn_msg_register_t *reg)
+static void on_register(dmn_srv_t *s, dmn_conn_t *c, dmn_msg_register_t *reg)
 {
     reg->pid = (uint32_t)c->pid; /* the kernel's word, not the client's */
     char why[DMN_REASON_MAX];
     const char *capped = task_cap(s, c->uid, why, sizeof(why));
     int slot = capped ? -1 : dmn_arb_add(&s->arb, reg, com_clock_ns());
     if (slot < 0) {
-        if (capped && dmn_refusal_say(&s->refused[REFUSE_TASKS], com_clock_ns()))
+        if (capped && dmn_refusal_say(&s->refused[DMN_REFUSE_TASKS], com_clock_ns()))
             COM_WARN(DAEMON, "refused task '%s' of pid %d: %s (%llu refused so far)", reg->name,
-                     (int)c->pid, capped, (unsigned long long)s->refused[REFUSE_TASKS].total);
+                     (int)c->pid, capped, (unsigned long long)s->refused[DMN_REFUSE_TASKS].total);
         size_t n = dmn_proto_encode_refused(s->out, sizeof(s->out), ++s->seq, GMUX_ERR_CAPACITY,
                                             capped ? capped : "too many tasks");
-        if (send_msg(s, c, n) == 0)
-            drop(s, c, "refused");
+        if (dmn_conn_send(s, c, n) == 0)
+            dmn_conn_drop(s, c, "refused");
         return;
     }
     c->slot = slot;
@@ -313,21 +108,21 @@ static void on_register(server_t *s, conn_t *c, dmn_msg_register_t *reg)
     dmn_msg_registered_t r = {s->arb.tasks[slot].id, 0, s->arb.quantum_ns};
     COM_INFO(DAEMON, "task %u registered: pid %d '%s' class %s priority %d", r.task_id, (int)c->pid,
              reg->name, dmn_class_name(reg->cls), reg->priority);
-    send_msg(s, c, dmn_proto_encode_registered(s->out, sizeof(s->out), ++s->seq, &r));
+    dmn_conn_send(s, c, dmn_proto_encode_registered(s->out, sizeof(s->out), ++s->seq, &r));
 }
 
-static void on_query(server_t *s, conn_t *c)
+static void on_query(dmn_srv_t *s, dmn_conn_t *c)
 {
     uint64_t now = com_clock_ns();
     uint32_t n = dmn_arb_snapshot(&s->arb, now, s->snap, DMN_ARB_MAX_TASKS);
     dmn_msg_status_t head;
     dmn_arb_status_head(&s->arb, now, &head);
     size_t len = dmn_proto_encode_status(s->out, sizeof(s->out), ++s->seq, &head, s->snap, n);
-    send_msg(s, c, len);
+    dmn_conn_send(s, c, len);
 }
 
 /* Handles one decoded message; returns -1 when the connection was dropped. */
-static int handle(server_t *s, conn_t *c, dmn_msg_t *m)
+static int handle(dmn_srv_t *s, dmn_conn_t *c, dmn_msg_t *m)
 {
     uint64_t now = com_clock_ns();
     int registered = c->slot >= 0;
@@ -368,7 +163,7 @@ static int handle(server_t *s, conn_t *c, dmn_msg_t *m)
         break;
     }
     COM_WARN(DAEMON, "pid %d: unexpected %s message", (int)c->pid, dmn_msg_type_name(m->hdr.type));
-    drop(s, c, "protocol error");
+    dmn_conn_drop(s, c, "protocol error");
     return -1;
 }
 
@@ -377,24 +172,48 @@ static int handle(server_t *s, conn_t *c, dmn_msg_t *m)
  * always did, so a client that reads them names both versions (those since
  * 2026-12-02); older ones fail to decode it and go local as they did when
  * they were only closed on. Returns send_msg's value (-1: c dropped). */
-static int refuse_version(server_t *s, conn_t *c, const uint8_t *hdr)
+static int refuse_version(dmn_srv_t *s, dmn_conn_t *c, const uint8_t *hdr)
 {
     char why[DMN_REASON_MAX];
     snprintf(why, sizeof(why), "protocol version %u; gmuxd speaks %u",
              (unsigned)hdr[4] | (unsigned)hdr[5] << 8, DMN_PROTO_VERSION);
-    return send_msg(
+    return dmn_conn_send(
         s, c, dmn_proto_encode_refused(s->out, sizeof(s->out), ++s->seq, GMUX_ERR_VERSION, why));
+}
+
+/* Logs a message that did not decode, rate-limited (refusals.h): one of
+ * another protocol version at most a line a minute, for a stale client
+ * library reconnects every second for as long as its task runs; any other
+ * malformed message at most a line a second. Those not logged are counted
+ * in the next line. */
+static void log_malformed(dmn_srv_t *s, const dmn_conn_t *c, gmux_status_t st, const uint8_t *hdr)
+{
+    uint64_t now = com_clock_ns();
+    if (st == GMUX_ERR_VERSION) {
+        dmn_refusals_t *r = &s->refused[DMN_REFUSE_VERSION];
+        if (dmn_refusal_say(r, now))
+            COM_WARN(DAEMON,
+                     "pid %d: protocol version %u, gmuxd speaks %u: refused (%llu refused so far; "
+                     "more are counted, a line a minute at most)",
+                     (int)c->pid, (unsigned)hdr[4] | (unsigned)hdr[5] << 8, DMN_PROTO_VERSION,
+                     (unsigned long long)r->total);
+        return;
+    }
+    dmn_refusals_t *r = &s->refused[DMN_REFUSE_MALFORMED];
+    if (dmn_refusal_say(r, now))
+        COM_WARN(DAEMON, "pid %d: malformed message (%s): dropped (%llu so far)", (int)c->pid,
+                 gmux_status_str(st), (unsigned long long)r->total);
 }
 
 /* Handles up to MSGS_PER_ROUND whole messages of c's input, and receives more
  * only once it holds no whole message: what is left waits for the next round
  * (c->backlog), after the arbiter and the other peers had theirs. */
-static void on_readable(server_t *s, conn_t *c)
+static void on_readable(dmn_srv_t *s, dmn_conn_t *c)
 {
     if (!c->backlog) { /* then buf holds less than a message: there is room */
         ssize_t n = recv(c->fd, c->buf + c->len, DMN_PROTO_MAX_MSG - c->len, MSG_DONTWAIT);
         if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
-            drop(s, c, n == 0 ? "hung up" : "receive failed");
+            dmn_conn_drop(s, c, n == 0 ? "hung up" : "receive failed");
             return;
         }
         if (n < 0)
@@ -419,10 +238,10 @@ static void on_readable(server_t *s, conn_t *c)
         if (st == GMUX_OK)
             st = dmn_proto_decode(c->buf + off, whole, &m);
         if (st != GMUX_OK) {
-            COM_WARN(DAEMON, "pid %d: malformed message (%s)", (int)c->pid, gmux_status_str(st));
+            log_malformed(s, c, st, c->buf + off);
             if (st == GMUX_ERR_VERSION && c->slot < 0 && refuse_version(s, c, c->buf + off) != 0)
                 return;
-            drop(s, c, "malformed message");
+            dmn_conn_drop(s, c, "malformed message");
             return;
         }
         c->hello_by = 0;
@@ -434,34 +253,9 @@ static void on_readable(server_t *s, conn_t *c)
     c->len -= off;
 }
 
-/* Closes the connections that have not sent a whole message in time. */
-static void check_hello(server_t *s, uint64_t now)
-{
-    for (int i = 0; i < MAX_CONNS; i++) {
-        conn_t *c = &s->conns[i];
-        if (c->fd >= 0 && c->hello_by && now >= c->hello_by) {
-            COM_WARN(DAEMON, "pid %d sent no whole message within %d ms: closed", (int)c->pid,
-                     DMN_SERVER_HELLO_MS);
-            drop(s, c, "silent");
-        }
-    }
-}
-
-static void check_pids(server_t *s, uint64_t now)
-{
-    if (now < s->next_pid_check)
-        return;
-    s->next_pid_check = now + PID_CHECK_NS;
-    for (int i = 0; i < MAX_CONNS; i++) {
-        conn_t *c = &s->conns[i];
-        if (c->fd >= 0 && c->slot >= 0 && c->pid > 0 && kill(c->pid, 0) != 0 && errno == ESRCH)
-            drop(s, c, "process gone");
-    }
-}
-
 /* Sends the plan's orders of one task of the kinds first..last, grouped by
  * kind, as PLAN messages. */
-static int send_plan(server_t *s, conn_t *c, uint32_t task_id, const dmn_plan_t *plan,
+static int send_plan(dmn_srv_t *s, dmn_conn_t *c, uint32_t task_id, const dmn_plan_t *plan,
                      uint64_t grant_seq, uint32_t first, uint32_t last)
 {
     static dmn_range_t ranges[DMN_MAX_RANGES];
@@ -472,7 +266,7 @@ static int send_plan(server_t *s, conn_t *c, uint32_t task_id, const dmn_plan_t 
             if (flush && n > 0) {
                 size_t len = dmn_proto_encode_ranges(s->out, sizeof(s->out), ++s->seq, DMN_MSG_PLAN,
                                                      kind, grant_seq, ranges, n);
-                if (send_msg(s, c, len) != 0)
+                if (dmn_conn_send(s, c, len) != 0)
                     return -1;
                 n = 0;
             }
@@ -485,7 +279,7 @@ static int send_plan(server_t *s, conn_t *c, uint32_t task_id, const dmn_plan_t 
 
 /* After the GRANT: the fill ahead, to the one task it is for (placement.h),
  * which applies it while it waits for its turn. */
-static void send_ahead(server_t *s, const dmn_plan_t *plan, uint64_t grant_seq)
+static void send_ahead(dmn_srv_t *s, const dmn_plan_t *plan, uint64_t grant_seq)
 {
     size_t i = plan->n;
     while (i > 0 && plan->entries[i - 1].kind == DMN_PLAN_AHEAD) /* written last */
@@ -510,7 +304,7 @@ static void send_ahead(server_t *s, const dmn_plan_t *plan, uint64_t grant_seq)
 /* Acts on the arbiter's decisions until it has nothing more to say (a
  * switch back to slices revokes several holders; a shared mode grants
  * several tasks). */
-static void apply(server_t *s)
+static void apply(dmn_srv_t *s)
 {
     for (int round = 0; round < 4 * DMN_ARB_MAX_TASKS; round++) {
         dmn_arb_action_t act;
@@ -527,26 +321,27 @@ static void apply(server_t *s)
             COM_WARN(DAEMON, "task %u kept the GPU past the grace period: turn taken",
                      s->arb.tasks[act.forced].id);
         if (act.revoke >= 0) {
-            conn_t *c = &s->conns[s->conn_of_slot[act.revoke]];
+            dmn_conn_t *c = &s->conns[s->conn_of_slot[act.revoke]];
             dmn_msg_grant_t g = {s->arb.tasks[act.revoke].grant_seq, 0, 0};
-            (void)send_msg(s, c,
-                           dmn_proto_encode_grant(s->out, sizeof(s->out), ++s->seq, DMN_MSG_REVOKE,
-                                                  &g)); /* if the holder left: decide again */
+            (void)dmn_conn_send(s, c,
+                                dmn_proto_encode_grant(s->out, sizeof(s->out), ++s->seq,
+                                                       DMN_MSG_REVOKE,
+                                                       &g)); /* if the holder left: decide again */
         }
         if (act.grant >= 0) {
             for (int i = 0; i < DMN_ARB_MAX_TASKS && act.plan->n > 0; i++) {
                 if (!s->arb.tasks[i].used || s->conn_of_slot[i] < 0)
                     continue;
-                conn_t *c = &s->conns[s->conn_of_slot[i]];
+                dmn_conn_t *c = &s->conns[s->conn_of_slot[i]];
                 (void)send_plan(s, c, s->arb.tasks[i].id, act.plan, act.grant_seq, DMN_PLAN_EVICT,
                                 DMN_PLAN_FILL);
             }
             if (s->arb.tasks[act.grant].used && s->conn_of_slot[act.grant] >= 0) {
-                conn_t *c = &s->conns[s->conn_of_slot[act.grant]];
+                dmn_conn_t *c = &s->conns[s->conn_of_slot[act.grant]];
                 /* the request it answers: a client that has gone idle since
                  * knows this GRANT is not for its later requests */
                 dmn_msg_grant_t g = {act.grant_seq, s->arb.quantum_ns, c->request};
-                (void)send_msg(
+                (void)dmn_conn_send(
                     s, c,
                     dmn_proto_encode_grant(s->out, sizeof(s->out), ++s->seq, DMN_MSG_GRANT, &g));
             }
@@ -557,15 +352,15 @@ static void apply(server_t *s)
     }
 }
 
-static int poll_timeout_ms(const server_t *s, uint64_t now)
+static int poll_timeout_ms(const dmn_srv_t *s, uint64_t now)
 {
-    for (int i = 0; i < MAX_CONNS; i++)
+    for (int i = 0; i < DMN_SERVER_MAX_CONNS; i++)
         if (s->conns[i].fd >= 0 && s->conns[i].backlog)
             return 0;
     uint64_t next = dmn_arb_next_deadline(&s->arb);
     if (next > s->next_pid_check)
         next = s->next_pid_check;
-    for (int i = 0; i < MAX_CONNS; i++)
+    for (int i = 0; i < DMN_SERVER_MAX_CONNS; i++)
         if (s->conns[i].fd >= 0 && s->conns[i].hello_by && s->conns[i].hello_by < next)
             next = s->conns[i].hello_by;
     if (next <= now)
@@ -577,25 +372,27 @@ static int poll_timeout_ms(const server_t *s, uint64_t now)
 gmux_status_t dmn_server_run(const dmn_server_opts_t *opts, volatile sig_atomic_t *stop,
                              int ready_fd)
 {
-    server_t *s = calloc(1, sizeof(*s));
+    dmn_srv_t *s = calloc(1, sizeof(*s));
     if (!s)
         return GMUX_ERR_NOMEM;
-    int lock_fd = -1;
-    gmux_status_t st = dmn_endpoint_listen(opts->path, opts->group, &s->listen_fd, &lock_fd);
+    s->opts = opts;
+    gmux_status_t st = dmn_conn_listen(s);
     if (st != GMUX_OK)
         goto free_server;
-    s->opts = opts;
     s->policy = (dmn_cred_policy_t){getuid(), opts->group};
-    static const char *const what[REFUSE_KINDS] = {
-        [REFUSE_CRED] = "connections of a uid not allowed",
-        [REFUSE_FULL] = "too many connections",
-        [REFUSE_UID_CONNS] = "connections over a uid's cap",
-        [REFUSE_GROUP_CONNS] = "connections over the group members' cap",
-        [REFUSE_TASKS] = "tasks over a group member's cap"};
-    for (int k = 0; k < REFUSE_KINDS; k++)
+    static const char *const what[DMN_REFUSE_KINDS] = {
+        [DMN_REFUSE_CRED] = "connections of a uid not allowed",
+        [DMN_REFUSE_FULL] = "too many connections",
+        [DMN_REFUSE_UID_CONNS] = "connections over a uid's cap",
+        [DMN_REFUSE_GROUP_CONNS] = "connections over the group members' cap",
+        [DMN_REFUSE_TASKS] = "tasks over a group member's cap",
+        [DMN_REFUSE_VERSION] = "peers of another protocol version",
+        [DMN_REFUSE_MALFORMED] = "malformed messages"};
+    for (int k = 0; k < DMN_REFUSE_KINDS; k++)
         s->refused[k].what = what[k];
-    for (int i = 0; i < MAX_CONNS; i++)
-        s->conns[i] = (conn_t){.fd = -1, .slot = -1};
+    s->refused[DMN_REFUSE_VERSION].every_ns = 60 * COM_NS_PER_S;
+    for (int i = 0; i < DMN_SERVER_MAX_CONNS; i++)
+        s->conns[i] = (dmn_conn_t){.fd = -1, .slot = -1};
     for (int i = 0; i < DMN_ARB_MAX_TASKS; i++)
         s->conn_of_slot[i] = -1;
     dmn_arb_init(&s->arb, opts->quantum_ns, opts->grace_ns, opts->placement, com_clock_ns());
@@ -618,8 +415,8 @@ gmux_status_t dmn_server_run(const dmn_server_opts_t *opts, volatile sig_atomic_
         (void)!write(ready_fd, "r", 1);
         close(ready_fd);
     }
-    static struct pollfd fds[MAX_CONNS + 1];
-    static int idx[MAX_CONNS + 1];
+    static struct pollfd fds[DMN_SERVER_MAX_CONNS + 1];
+    static int idx[DMN_SERVER_MAX_CONNS + 1];
     uint64_t idle_since = com_clock_ns(); /* no connection since; 0: one is open */
     while (!*stop) {
         uint64_t now = com_clock_ns();
@@ -630,10 +427,10 @@ gmux_status_t dmn_server_run(const dmn_server_opts_t *opts, volatile sig_atomic_
         }
         int nf = 0;
         fds[nf++] = (struct pollfd){s->listen_fd, POLLIN, 0};
-        for (int i = 0; i < MAX_CONNS; i++)
+        for (int i = 0; i < DMN_SERVER_MAX_CONNS; i++)
             if (s->conns[i].fd >= 0) {
                 idx[nf] = i;
-                short ev = (short)(POLLIN | (has_output(&s->conns[i]) ? POLLOUT : 0));
+                short ev = (short)(POLLIN | (dmn_conn_has_output(&s->conns[i]) ? POLLOUT : 0));
                 fds[nf++] = (struct pollfd){s->conns[i].fd, ev, 0};
             }
         int r = poll(fds, (nfds_t)nf, poll_timeout_ms(s, now));
@@ -647,33 +444,39 @@ gmux_status_t dmn_server_run(const dmn_server_opts_t *opts, volatile sig_atomic_
         }
         /* revents stay 0 without events; a backlog is handled anyway */
         for (int k = 1; k < nf; k++) {
-            conn_t *c = &s->conns[idx[k]];
+            dmn_conn_t *c = &s->conns[idx[k]];
             if (c->fd == fds[k].fd && (fds[k].revents & POLLOUT))
-                flush(s, c);
+                dmn_conn_flush(s, c);
             if (c->fd == fds[k].fd && ((fds[k].revents & ~POLLOUT) || c->backlog))
                 on_readable(s, c); /* POLLHUP: recv sees EOF after the last bytes */
         }
         if (fds[0].revents & POLLIN)
-            accept_all(s);
-        check_hello(s, com_clock_ns());
-        check_pids(s, com_clock_ns());
-        dmn_refusals_flush(s->refused, REFUSE_KINDS, com_clock_ns());
+            dmn_conn_accept_all(s);
+        dmn_conn_check_hello(s, com_clock_ns());
+        dmn_conn_check_pids(s, com_clock_ns());
+        if (dmn_conn_check_path(s, com_clock_ns()) != 0) {
+            st = GMUX_ERR_EXISTS;
+            break;
+        }
+        dmn_refusals_flush(s->refused, DMN_REFUSE_KINDS, com_clock_ns());
         apply(s);
         bool open_conn = false;
-        for (int i = 0; i < MAX_CONNS && !open_conn; i++)
+        for (int i = 0; i < DMN_SERVER_MAX_CONNS && !open_conn; i++)
             open_conn = s->conns[i].fd >= 0;
         if (open_conn)
             idle_since = 0;
         else if (!idle_since)
             idle_since = com_clock_ns();
     }
-    for (int i = 0; i < MAX_CONNS; i++)
+    for (int i = 0; i < DMN_SERVER_MAX_CONNS; i++)
         if (s->conns[i].fd >= 0)
-            drop(s, &s->conns[i], "daemon stopping");
+            dmn_conn_drop(s, &s->conns[i], "daemon stopping");
     dmn_arb_fini(&s->arb);
-    unlink(opts->path);
+    if (dmn_conn_path_ours(s)) /* else it is another daemon's, or nobody's */
+        unlink(opts->path);
     close(s->listen_fd);
-    close(lock_fd);
+    if (s->lock_fd >= 0)
+        close(s->lock_fd);
 free_server:
     free(s);
     return st;

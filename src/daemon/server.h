@@ -18,10 +18,15 @@
  * than the daemon's (a GMUX_DAEMON_GROUP member) holds at most
  * DMN_SERVER_MAX_CONNS_PER_UID of the slots and DMN_SERVER_MAX_TASKS_PER_UID
  * tasks, and the members together leave DMN_SERVER_OWNER_CONNS connections and
- * DMN_SERVER_OWNER_TASKS tasks to the owner. Refused connections are logged at
- * most once a second per reason, with a count of those not logged. Each poll round handles at most
+ * DMN_SERVER_OWNER_TASKS tasks to the owner. Refused connections, and malformed
+ * messages, are logged at most once a second per reason, with a count of those
+ * not logged; messages of another protocol version at most once a minute (a
+ * stale client library retries every second while its task runs). Each poll round handles at most
  * 64 messages of a connection, so a peer that writes without pause cannot hold off the others. The
- * daemon itself only stops on *stop or a listening-socket failure.
+ * daemon itself only stops on *stop, a listening-socket failure, or its path
+ * taken by another daemon: it checks every second that the path still names
+ * the socket it bound and, when not (its directory removed), listens there
+ * again; it unlinks the path when it stops only while it is still its own.
  *
  * Thread-safety: one server per process, run on one thread.
  */

@@ -2,7 +2,9 @@
  * it goes local. A daemon that ends the connection before answering REGISTER
  * (another protocol version, or no room) is one warning per client, not one
  * per retry; a REFUSED in another protocol version names the versions; and
- * the reason of a connection's end says end of file from a receive error. */
+ * the reason of a connection's end says end of file from a receive error;
+ * a connection cut part-way through a PLAN, and a daemon killed before it
+ * answered REGISTER. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -186,6 +188,119 @@ static void test_receive_error_named(void **state)
     end_and_expect(1, "local mode (receive error: ");
 }
 
+/* What the client's callbacks saw. */
+static struct {
+    uint32_t ranges, ends, read_ends;
+    uint64_t first_base;
+} orders;
+
+static void on_plan(void *arg, uint64_t seq, dmn_plan_kind_t kind, const dmn_range_t *r, uint32_t n)
+{
+    (void)arg, (void)seq, (void)kind;
+    if (orders.ranges == 0 && n)
+        orders.first_base = r[0].base;
+    orders.ranges += n;
+}
+
+static void on_plan_end(void *arg, uint64_t seq, dmn_plan_kind_t kind, uint32_t n)
+{
+    (void)arg, (void)seq, (void)kind, (void)n;
+    orders.ends++;
+}
+
+static void on_read_end(void *arg)
+{
+    (void)arg;
+    orders.read_ends++;
+}
+
+/* The script: one whole PLAN and 20 bytes of a second, then the end of the
+ * connection, then 'd' on ctl. */
+static int plan_then_cut(int fd, int ctl, void *arg)
+{
+    (void)arg;
+    static uint8_t buf[2 * DMN_PROTO_MAX_MSG];
+    dmn_range_t r[2] = {{1 << 20, 4096}, {2 << 20, 4096}};
+    char b;
+    if (read(ctl, &b, 1) != 1)
+        return 20;
+    size_t a =
+        dmn_proto_encode_ranges(buf, DMN_PROTO_MAX_MSG, 2, DMN_MSG_PLAN, DMN_PLAN_FILL, 1, r, 2);
+    size_t z = dmn_proto_encode_ranges(buf + a, DMN_PROTO_MAX_MSG, 3, DMN_MSG_PLAN, DMN_PLAN_FILL,
+                                       1, r, 2);
+    if (a == 0 || z <= 20 || write(fd, buf, a + 20) != (ssize_t)(a + 20))
+        return 21;
+    close(fd);
+    return write(ctl, "d", 1) == 1 ? 0 : 22;
+}
+
+/* A daemon that ends the connection part-way through a PLAN (it died while
+ * sending): the whole message before is handed over, nothing of the cut one,
+ * and no on_read_end (the connection's orders are void, its epoch over); the
+ * bytes of the cut message do not reach the next connection, whose daemon
+ * registers the client as usual. */
+static void test_cut_mid_plan(void **state)
+{
+    (void)state;
+    memset(&orders, 0, sizeof(orders));
+    assert_int_equal(tdmn_start(&fake, path, 7, plan_then_cut, NULL), 0);
+    dmn_client_opts_t o = {path,    "cut", DMN_CLASS_BATCH, 0,          0,
+                           on_plan, NULL,  on_plan_end,     on_read_end};
+    dmn_client_t *c = NULL;
+    assert_int_equal(dmn_client_open(&o, &c), GMUX_OK);
+    assert_false(dmn_client_is_local(c));
+    uint64_t epoch = dmn_client_epoch(c);
+    uint32_t read_ends = orders.read_ends; /* REGISTERED's read, if any */
+    assert_int_equal(tdmn_go(&fake), 0);
+    char b;
+    assert_int_equal(read(fake.ctl, &b, 1), 1); /* all written, and closed */
+    assert_int_equal(tdmn_end(&fake), 0);
+    uint64_t deadline = com_deadline_after_ns(20 * COM_NS_PER_S);
+    while (!dmn_client_is_local(c) && !com_deadline_passed(deadline))
+        (void)dmn_client_poll(c);
+    assert_true(dmn_client_is_local(c));
+    assert_true(dmn_client_epoch(c) > epoch);
+    assert_int_equal(orders.ranges, 2);
+    assert_int_equal(orders.first_base, 1 << 20);
+    assert_int_equal(orders.ends, 1);
+    assert_int_equal(orders.read_ends, read_ends);
+    assert_int_equal(tdmn_start(&fake, path, 8, hang_up_when_told, NULL), 0);
+    deadline = com_deadline_after_ns(20 * COM_NS_PER_S);
+    while (dmn_client_is_local(c) && !com_deadline_passed(deadline))
+        (void)dmn_client_poll(c);
+    assert_int_equal(dmn_client_task_id(c), 8);
+    assert_int_equal(orders.ranges, 2);
+    dmn_client_close(c);
+    assert_int_equal(tdmn_go(&fake), 0);
+    assert_int_equal(tdmn_end(&fake), 0);
+}
+
+/* gmuxd killed while the client waits for REGISTERED: the client runs
+ * ungated and says so once, in words that allow for a daemon that stopped
+ * (they named only a daemon that would not have the task: another
+ * protocol version, or no room, "gmuxd's log says why"). */
+static void test_killed_mid_register(void **state)
+{
+    (void)state;
+    capture_start();
+    dmn_client_t *c = open_client(); /* no daemon: local */
+    assert_int_equal(tdmn_start_silent(&fake, path), 0);
+    uint64_t deadline = com_deadline_after_ns(20 * COM_NS_PER_S);
+    while (dmn_client_fd(c) < 0 && !com_deadline_passed(deadline))
+        (void)dmn_client_poll(c); /* connected, REGISTER sent */
+    assert_true(dmn_client_fd(c) >= 0);
+    tdmn_kill(&fake);
+    deadline = com_deadline_after_ns(20 * COM_NS_PER_S);
+    while (dmn_client_fd(c) >= 0 && !com_deadline_passed(deadline))
+        (void)dmn_client_poll(c);
+    com_log_set_sink(NULL, NULL);
+    assert_true(dmn_client_is_local(c));
+    dmn_client_close(c);
+    assert_int_equal(seen.warnings, 1);
+    if (!strstr(seen.last_warning, "gmuxd stopped"))
+        fail_msg("the warning does not allow for a daemon that stopped: %s", seen.last_warning);
+}
+
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
@@ -197,6 +312,8 @@ int main(void)
         cmocka_unit_test_teardown(test_refused_warns_once, restore),
         cmocka_unit_test_teardown(test_end_of_file_named, restore),
         cmocka_unit_test_teardown(test_receive_error_named, restore),
+        cmocka_unit_test_teardown(test_cut_mid_plan, restore),
+        cmocka_unit_test_teardown(test_killed_mid_register, restore),
     };
     return tdir_finish(dir, cmocka_run_group_tests(tests, NULL, NULL));
 }

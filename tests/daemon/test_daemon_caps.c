@@ -299,6 +299,48 @@ static void test_refusals_rate_limited(void **state)
     drig_fini(&r);
 }
 
+/* A client library of another protocol version, reconnecting every second
+ * for as long as its task runs, had each connection logged ("pid P:
+ * malformed message (version mismatch)"), with no limit. Now the first is
+ * logged, naming both versions, and the rest are counted into a line at
+ * most a minute (refusals.h; the summary itself: test_refusals). Each still
+ * hears the REFUSED that names the versions. */
+static void test_other_version_rate_limited(void **state)
+{
+    (void)state;
+    enum { TRIES = 30 };
+    static drig_t r;
+    static uint8_t buf[DMN_PROTO_MAX_MSG];
+    drig_init(&r);
+    char log[160];
+    assert_true(start_logged(&r, log, sizeof(log)) > 0);
+    uint8_t m[256];
+    dmn_msg_register_t reg = {1, DMN_CLASS_BATCH, 0, 0, 0, "stale"};
+    size_t n = dmn_proto_encode_register(m, sizeof(m), 1, &reg);
+    m[4] = 9; /* little-endian version field */
+    for (int i = 0; i < TRIES; i++) {
+        int fd;
+        assert_int_equal(dmn_endpoint_connect(r.sock, &fd), GMUX_OK);
+        struct timeval tv = {10, 0};
+        assert_int_equal(setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)), 0);
+        assert_int_equal(send(fd, m, n, MSG_NOSIGNAL), (ssize_t)n);
+        dmn_msg_t got;
+        assert_int_equal(tmsg_read(fd, buf, &got), 0);
+        assert_int_equal(got.hdr.type, DMN_MSG_REFUSED);
+        assert_int_equal(got.u.refused.status, GMUX_ERR_VERSION);
+        close(fd);
+    }
+    char mine[32];
+    snprintf(mine, sizeof(mine), "pid %d:", (int)getpid());
+    const char *text = read_log(log); /* each line was written before its REFUSED */
+    int lines = count_in(text, mine);
+    print_message("%d connections of version 9: %d lines\n", TRIES, lines);
+    if (lines != 1)
+        fail_msg("%d lines for pid %d, not 1: %s", lines, (int)getpid(), text);
+    assert_non_null(strstr(text, "protocol version 9"));
+    drig_fini(&r);
+}
+
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
@@ -306,6 +348,7 @@ int main(void)
         cmocka_unit_test_teardown(test_member_task_caps, drig_teardown),
         cmocka_unit_test_teardown(test_members_connection_caps, drig_teardown),
         cmocka_unit_test_teardown(test_refusals_rate_limited, drig_teardown),
+        cmocka_unit_test_teardown(test_other_version_rate_limited, drig_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

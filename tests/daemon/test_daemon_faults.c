@@ -331,6 +331,36 @@ static void test_silent_connections_closed(void **state)
     drig_fini(&r);
 }
 
+/* Half a message, then nothing: the daemon waits for no peer. Before its
+ * first whole message a connection that stalls part-way is closed at the
+ * first-message deadline like a silent one; a registered task that stalls
+ * part-way keeps its connection, the others are served meanwhile, and the
+ * rest of its message, when it comes, completes it. */
+static void test_partial_message_stalls(void **state)
+{
+    (void)state;
+    static drig_t r;
+    static uint8_t buf[DMN_PROTO_MAX_MSG];
+    drig_init(&r);
+    assert_true(drig_start_daemon(&r, 10, "none") > 0);
+    int task = raw_register(&r, "halting", buf);
+    uint8_t q[DMN_PROTO_HDR_SIZE];
+    size_t n = dmn_proto_encode_empty(q, sizeof(q), 2, DMN_MSG_QUERY);
+    int stranger = raw_connect(&r);
+    assert_int_equal(send(stranger, q, 7, MSG_NOSIGNAL), 7);
+    assert_int_equal(send(task, q, 10, MSG_NOSIGNAL), 10);
+    assert_int_equal(dmn_report_fetch(r.sock, &rep, 5000), GMUX_OK); /* served meanwhile */
+    assert_int_equal(rep.n_tasks, 1);
+    assert_true(closed_by_peer(stranger, 10.0 + DMN_SERVER_HELLO_MS / 1000.0));
+    close(stranger);
+    assert_int_equal(send(task, q + 10, n - 10, MSG_NOSIGNAL), (ssize_t)(n - 10));
+    dmn_msg_t m;
+    assert_int_equal(raw_read(task, buf, &m, 10.0), DMN_MSG_STATUS);
+    assert_int_equal(m.u.status.n_tasks, 1);
+    close(task);
+    drig_fini(&r);
+}
+
 /* drig_until predicate: *(uint64_t *)arg bytes of fills planned so far, or no
  * task left. */
 static int filled_or_empty(const dmn_report_t *rep, void *arg)
@@ -500,6 +530,7 @@ int main(void)
         cmocka_unit_test_teardown(test_slow_reader_gets_every_plan, drig_teardown),
         cmocka_unit_test_teardown(test_non_reader_dropped, drig_teardown),
         cmocka_unit_test_teardown(test_silent_connections_closed, drig_teardown),
+        cmocka_unit_test_teardown(test_partial_message_stalls, drig_teardown),
         cmocka_unit_test_teardown(test_flood_does_not_starve, drig_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

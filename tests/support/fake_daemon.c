@@ -47,33 +47,59 @@ typedef struct child_plan {
     void *arg;
     const uint8_t *answer; /* the closer's (script NULL) */
     size_t len;
+    int silent; /* the closer answers nothing and keeps the connection */
 } child_plan_t;
 
+/* Connections the silent daemon holds open at once (older ones are closed
+ * to make room; a client gives each try up long before). */
+#define SILENT_HELD 32
+
 /* The closer: every connection's REGISTER is read, answered with the
- * planned bytes and closed, until ctl ends. */
+ * planned bytes and closed, until ctl ends. Silent (p->silent): every
+ * connection's REGISTER is read and left unanswered, the connection open
+ * (whatever else comes is read and ignored) until the client closes it. */
 static int closer(const tdmn_t *d, int ctl, const child_plan_t *p)
 {
     static uint8_t buf[DMN_PROTO_MAX_MSG];
-    int lfd, lk, taken = 0;
+    int lfd, lk, taken = 0, held[SILENT_HELD], next = 0;
+    for (int i = 0; i < SILENT_HELD; i++)
+        held[i] = -1;
     if (dmn_endpoint_listen(d->path, DMN_NO_GROUP, &lfd, &lk) != GMUX_OK)
         return TDMN_ERR_LISTEN;
     if (write(ctl, "r", 1) != 1)
         return TDMN_ERR_LISTEN;
     for (;;) {
-        struct pollfd pf[2] = {{lfd, POLLIN, 0}, {ctl, POLLIN, 0}};
-        if (poll(pf, 2, 20000) <= 0 || pf[1].revents)
+        struct pollfd pf[2 + SILENT_HELD] = {{lfd, POLLIN, 0}, {ctl, POLLIN, 0}};
+        for (int i = 0; i < SILENT_HELD; i++)
+            pf[2 + i] = (struct pollfd){held[i], POLLIN, 0}; /* -1: ignored by poll */
+        if (poll(pf, 2 + SILENT_HELD, 20000) <= 0 || pf[1].revents)
             break;
-        int fd = accept(lfd, NULL, NULL);
+        for (int i = 0; i < SILENT_HELD; i++) /* drained; closed once the client closes */
+            if (held[i] >= 0 && pf[2 + i].revents && read(held[i], buf, sizeof(buf)) <= 0) {
+                close(held[i]);
+                held[i] = -1;
+            }
+        int fd = pf[0].revents ? accept(lfd, NULL, NULL) : -1;
         dmn_msg_t m;
         if (fd < 0)
             continue;
         if (tmsg_read(fd, buf, &m) == 0 && m.hdr.type == DMN_MSG_REGISTER) {
             taken += taken < 100;
+            if (p->silent) {
+                if (held[next] >= 0)
+                    close(held[next]);
+                held[next] = fd;
+                next = (next + 1) % SILENT_HELD;
+                continue;
+            }
             if (p->len)
                 (void)tmsg_write_all(fd, p->answer, p->len);
         }
         close(fd);
     }
+    for (int i = 0; i < SILENT_HELD; i++)
+        if (held[i] >= 0)
+            close(held[i]);
     return TDMN_CLOSER_BASE + taken;
 }
 
@@ -103,13 +129,19 @@ static int start(tdmn_t *d, const char *path, const child_plan_t *p)
 
 int tdmn_start(tdmn_t *d, const char *path, uint32_t task_id, tdmn_script_fn script, void *arg)
 {
-    child_plan_t p = {task_id, script, arg, NULL, 0};
+    child_plan_t p = {task_id, script, arg, NULL, 0, 0};
     return script ? start(d, path, &p) : -1;
 }
 
 int tdmn_start_closer(tdmn_t *d, const char *path, const uint8_t *answer, size_t len)
 {
-    child_plan_t p = {0, NULL, NULL, answer, len};
+    child_plan_t p = {0, NULL, NULL, answer, len, 0};
+    return start(d, path, &p);
+}
+
+int tdmn_start_silent(tdmn_t *d, const char *path)
+{
+    child_plan_t p = {0, NULL, NULL, NULL, 0, 1};
     return start(d, path, &p);
 }
 

@@ -43,6 +43,13 @@ int tdmn_start(tdmn_t *d, const char *path, uint32_t task_id, tdmn_script_fn scr
 #define TDMN_CLOSER_BASE 100
 int tdmn_start_closer(tdmn_t *d, const char *path, const uint8_t *answer, size_t len);
 
+/* A wedged daemon: like the closer, but it answers no REGISTER and closes no
+ * connection; it reads (and ignores) whatever comes, and closes each once
+ * the client does (the 32 most recent stay open at most). tdmn_end reports
+ * TDMN_CLOSER_BASE + the REGISTERs it took. 0, or -1 with nothing left
+ * running. */
+int tdmn_start_silent(tdmn_t *d, const char *path);
+
 /* Writes one byte on ctl (the script's signal to go on): 0, or -1. */
 int tdmn_go(const tdmn_t *d);
 

@@ -1,0 +1,269 @@
+/* gmuxd's connections: admission, output queues, deadlines and their end;
+ * see server_conn.h. */
+#include "daemon/server_conn.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/array.h"
+#include "common/clock.h"
+#include "common/log.h"
+#include "daemon/endpoint.h"
+
+#define HELLO_NS      ((uint64_t)DMN_SERVER_HELLO_MS * COM_NS_PER_MS)
+#define PID_CHECK_NS  (200 * COM_NS_PER_MS)
+#define PATH_CHECK_NS COM_NS_PER_S
+/* Bytes a peer may leave unread before it counts as not reading its socket.
+ * One switch sends a task a few 64 KiB PLAN messages per kind, more than a
+ * Unix socket buffers (about 200 KiB); a live client reads them within a
+ * millisecond or so. 16 MiB is 256 full PLAN messages: far more than a switch
+ * plans. No time limit: a stopped process (a debugger, SIGSTOP) reads its
+ * orders when it runs again, and the grace period takes the turn from a
+ * holder that does not answer. */
+#define OUT_MAX (16u << 20)
+
+void dmn_conn_drop(dmn_srv_t *s, dmn_conn_t *c, const char *why)
+{
+    if (c->slot >= 0) {
+        COM_INFO(DAEMON, "task %u (pid %d) leaves: %s", s->arb.tasks[c->slot].id, (int)c->pid, why);
+        dmn_arb_remove(&s->arb, c->slot, 1, com_clock_ns());
+        s->conn_of_slot[c->slot] = -1;
+    }
+    close(c->fd);
+    free(c->buf);
+    free(c->out);
+    *c = (dmn_conn_t){.fd = -1, .slot = -1};
+}
+
+bool dmn_conn_has_output(const dmn_conn_t *c)
+{
+    return c->out_off < c->out_len;
+}
+
+/* Appends n bytes to c's output queue, or drops a connection whose queue would
+ * pass OUT_MAX. Returns 0 when queued. */
+static int enqueue(dmn_srv_t *s, dmn_conn_t *c, const uint8_t *data, size_t n)
+{
+    size_t queued = c->out_len - c->out_off;
+    if (queued + n > OUT_MAX) {
+        dmn_conn_drop(s, c, "not reading its socket");
+        return -1;
+    }
+    if (c->out_len + n > c->out_cap && c->out_off > 0) { /* reuse the part already sent */
+        memmove(c->out, c->out + c->out_off, queued);
+        c->out_off = 0;
+        c->out_len = queued;
+    }
+    if (com_array_grow((void **)&c->out, &c->out_cap, c->out_len + n, 1, 2 * DMN_PROTO_MAX_MSG,
+                       OUT_MAX) != GMUX_OK) {
+        dmn_conn_drop(s, c, "out of memory");
+        return -1;
+    }
+    memcpy(c->out + c->out_len, data, n);
+    c->out_len += n;
+    return 0;
+}
+
+int dmn_conn_send(dmn_srv_t *s, dmn_conn_t *c, size_t len)
+{
+    if (len == 0) {
+        COM_ERROR(DAEMON, "internal: message did not encode");
+        dmn_conn_drop(s, c, "encode failure");
+        return -1;
+    }
+    size_t sent = 0;
+    if (!dmn_conn_has_output(c)) {
+        ssize_t n = send(c->fd, s->out, len, MSG_DONTWAIT | MSG_NOSIGNAL);
+        if (n < 0 && errno != EAGAIN && errno != EINTR) {
+            dmn_conn_drop(s, c, "send failed");
+            return -1;
+        }
+        sent = n > 0 ? (size_t)n : 0;
+        if (sent == len)
+            return 0;
+    }
+    return enqueue(s, c, s->out + sent, len - sent);
+}
+
+void dmn_conn_flush(dmn_srv_t *s, dmn_conn_t *c)
+{
+    while (dmn_conn_has_output(c)) {
+        ssize_t n =
+            send(c->fd, c->out + c->out_off, c->out_len - c->out_off, MSG_DONTWAIT | MSG_NOSIGNAL);
+        if (n < 0 && (errno == EAGAIN || errno == EINTR))
+            return;
+        if (n <= 0) {
+            dmn_conn_drop(s, c, "send failed");
+            return;
+        }
+        c->out_off += (size_t)n;
+    }
+    free(c->out); /* a burst's memory goes back once it is sent */
+    c->out = NULL;
+    c->out_off = c->out_len = c->out_cap = 0;
+}
+
+/* Whether the owner's reserve and the caps of a uid other than the owner's
+ * leave room for one more connection of uid, which holds `held` connections;
+ * the members (all uids but the owner's) hold `members`. Logs a refusal. */
+static bool conn_room(dmn_srv_t *s, uid_t uid, pid_t pid, int held, int members)
+{
+    uint64_t now = com_clock_ns();
+    if (!dmn_cred_room(&s->policy, uid, held, DMN_SERVER_MAX_CONNS_PER_UID)) {
+        if (dmn_refusal_say(&s->refused[DMN_REFUSE_UID_CONNS], now))
+            COM_WARN(DAEMON,
+                     "uid %u holds %d connections, the most a uid other than the daemon's may: "
+                     "refused pid %d (%llu refused so far)",
+                     (unsigned)uid, held, (int)pid,
+                     (unsigned long long)s->refused[DMN_REFUSE_UID_CONNS].total);
+        return false;
+    }
+    if (uid != s->policy.owner && members >= DMN_SERVER_MAX_CONNS - DMN_SERVER_OWNER_CONNS) {
+        if (dmn_refusal_say(&s->refused[DMN_REFUSE_GROUP_CONNS], now))
+            COM_WARN(DAEMON,
+                     "uids other than the daemon's hold %d connections, the most they may "
+                     "together: refused uid %u pid %d (%llu refused so far)",
+                     members, (unsigned)uid, (int)pid,
+                     (unsigned long long)s->refused[DMN_REFUSE_GROUP_CONNS].total);
+        return false;
+    }
+    return true;
+}
+
+void dmn_conn_accept_all(dmn_srv_t *s)
+{
+    for (int k = 0; k < 64; k++) {
+        int fd = accept4(s->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0)
+            return;
+        pid_t pid = -1; /* logged below even when the peer's credentials were not read */
+        uid_t uid = (uid_t)-1;
+        gid_t gid = (gid_t)-1;
+        if (dmn_endpoint_peer(fd, &pid, &uid, &gid) != GMUX_OK ||
+            !dmn_cred_allowed(&s->policy, uid, gid, NULL, 0)) {
+            if (dmn_refusal_say(&s->refused[DMN_REFUSE_CRED], com_clock_ns()))
+                COM_WARN(DAEMON, "refused a connection from uid %u pid %d (%llu refused so far)",
+                         (unsigned)uid, (int)pid,
+                         (unsigned long long)s->refused[DMN_REFUSE_CRED].total);
+            close(fd);
+            continue;
+        }
+        dmn_conn_t *c = NULL;
+        int held = 0, members = 0; /* by this uid; by all uids but the owner's */
+        for (int i = 0; i < DMN_SERVER_MAX_CONNS; i++) {
+            held += s->conns[i].fd >= 0 && s->conns[i].uid == uid;
+            members += s->conns[i].fd >= 0 && s->conns[i].uid != s->policy.owner;
+            if (!c && s->conns[i].fd < 0)
+                c = &s->conns[i];
+        }
+        if (!conn_room(s, uid, pid, held, members)) {
+            close(fd);
+            continue;
+        }
+        uint8_t *buf = c ? malloc(DMN_PROTO_MAX_MSG) : NULL;
+        if (!buf) {
+            if (dmn_refusal_say(&s->refused[DMN_REFUSE_FULL], com_clock_ns()))
+                COM_WARN(DAEMON, "too many connections (%d): refused pid %d (%llu refused so far)",
+                         DMN_SERVER_MAX_CONNS, (int)pid,
+                         (unsigned long long)s->refused[DMN_REFUSE_FULL].total);
+            close(fd);
+            continue;
+        }
+        *c = (dmn_conn_t){.fd = fd,
+                          .slot = -1,
+                          .pid = pid,
+                          .uid = uid,
+                          .buf = buf,
+                          .hello_by = com_clock_ns() + HELLO_NS};
+    }
+}
+
+void dmn_conn_check_hello(dmn_srv_t *s, uint64_t now)
+{
+    for (int i = 0; i < DMN_SERVER_MAX_CONNS; i++) {
+        dmn_conn_t *c = &s->conns[i];
+        if (c->fd >= 0 && c->hello_by && now >= c->hello_by) {
+            COM_WARN(DAEMON, "pid %d sent no whole message within %d ms: closed", (int)c->pid,
+                     DMN_SERVER_HELLO_MS);
+            dmn_conn_drop(s, c, "silent");
+        }
+    }
+}
+
+void dmn_conn_check_pids(dmn_srv_t *s, uint64_t now)
+{
+    if (now < s->next_pid_check)
+        return;
+    s->next_pid_check = now + PID_CHECK_NS;
+    for (int i = 0; i < DMN_SERVER_MAX_CONNS; i++) {
+        dmn_conn_t *c = &s->conns[i];
+        if (c->fd >= 0 && c->slot >= 0 && c->pid > 0 && kill(c->pid, 0) != 0 && errno == ESRCH)
+            dmn_conn_drop(s, c, "process gone");
+    }
+}
+
+gmux_status_t dmn_conn_listen(dmn_srv_t *s)
+{
+    int fd, lk;
+    gmux_status_t st = dmn_endpoint_listen(s->opts->path, s->opts->group, &fd, &lk);
+    if (st != GMUX_OK)
+        return st;
+    struct stat sb;
+    if (stat(s->opts->path, &sb) != 0) { /* bound a moment ago: removed already */
+        sb.st_dev = 0;
+        sb.st_ino = 0;
+    }
+    s->listen_fd = fd;
+    s->lock_fd = lk;
+    s->sock_dev = sb.st_dev;
+    s->sock_ino = sb.st_ino;
+    s->path_lost_said = false;
+    return GMUX_OK;
+}
+
+bool dmn_conn_path_ours(const dmn_srv_t *s)
+{
+    struct stat sb;
+    return s->sock_ino != 0 && stat(s->opts->path, &sb) == 0 && sb.st_dev == s->sock_dev &&
+           sb.st_ino == s->sock_ino;
+}
+
+int dmn_conn_check_path(dmn_srv_t *s, uint64_t now)
+{
+    if (now < s->next_path_check)
+        return 0;
+    s->next_path_check = now + PATH_CHECK_NS;
+    if (dmn_conn_path_ours(s))
+        return 0;
+    /* The lock goes first: when its file is still there it is ours, and a
+     * second lock of it from this process would fail as if another daemon
+     * held it; when it was removed, ours locks nothing any more. */
+    int old_fd = s->listen_fd;
+    if (s->lock_fd >= 0)
+        close(s->lock_fd);
+    s->lock_fd = -1;
+    gmux_status_t st = dmn_conn_listen(s);
+    if (st == GMUX_ERR_EXISTS) {
+        COM_WARN(DAEMON, "%s: another gmuxd holds it now (this one's socket was removed): stopping",
+                 s->opts->path);
+        return -1;
+    }
+    if (st != GMUX_OK) {
+        if (!s->path_lost_said)
+            COM_WARN(DAEMON,
+                     "%s no longer names this daemon's socket and it cannot listen there again "
+                     "(%s): new tasks cannot reach it; trying again every second",
+                     s->opts->path, gmux_status_str(st));
+        s->path_lost_said = true;
+        return 0;
+    }
+    close(old_fd);
+    COM_WARN(DAEMON, "%s no longer named this daemon's socket (removed): listening there again",
+             s->opts->path);
+    return 0;
+}
