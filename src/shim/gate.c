@@ -14,6 +14,7 @@
 #include "daemon/client.h"
 #include "shim/backend_cuda.h"
 #include "shim/gate_ranges.h"
+#include "shim/gate_ws.h"
 #include "shim/shim.h"
 #include "shim/stats.h"
 
@@ -404,18 +405,13 @@ static void gate_drain(void)
 }
 
 /* Announces the task's working set before it asks for a turn: every tracked
- * managed allocation (the daemon's placement plans over these). Under gate_mu. */
-static dmn_range_t gate_ws[GATE_PLAN_CAP];
+ * managed allocation, in at most SHIM_GATE_WS_CAP ranges (gate_ws.h; the
+ * daemon's placement plans over these). Under gate_mu. */
 static void gate_announce(void)
 {
-    uint32_t n = 0;
-    shim_regions_t *t = &shim_state.regions;
-    pthread_rwlock_rdlock(&t->lock);
-    for (size_t i = 0; i < t->n && n < GATE_PLAN_CAP; i++)
-        if (t->v[i].kind == SHIM_REGION_MANAGED)
-            gate_ws[n++] = (dmn_range_t){t->v[i].base, t->v[i].size};
-    pthread_rwlock_unlock(&t->lock);
-    (void)dmn_client_pending(gate_client, 1, gate_ws, n);
+    const dmn_range_t *ws;
+    uint32_t n = shim_gate_ws_build(&ws);
+    (void)dmn_client_pending(gate_client, 1, ws, n);
 }
 
 /* Takes gate_mu for a launching thread: true once held; false, without it,

@@ -187,19 +187,26 @@ uint32_t shim_gate_ranges_cover(dmn_range_t *out, uint32_t cap, uint64_t *scratc
         end = any && end > r.base + r.len ? end : r.base + r.len;
         any = true;
     }
+    /* gaps of exactly join: as many kept as there is room for (the first) */
+    uint32_t spare = 0;
     if (gaps >= cap) {
         join = scratch[0];
         *coarse = true;
+        spare = cap - 1;
+        for (uint32_t k = 0; k < held; k++)
+            spare -= scratch[k] > join;
     }
     uint32_t m = 0;
     for (size_t i = 0; i < n; i++) {
         if (!at(arg, i, &r) || r.len == 0)
             continue;
         uint64_t e = m ? out[m - 1].base + out[m - 1].len : 0;
-        if (m && (r.base <= e || r.base - e <= join)) {
+        bool keep_gap = m && r.base > e && r.base - e == join && spare > 0;
+        if (m && (r.base <= e || r.base - e <= join) && !keep_gap) {
             if (r.base + r.len > e)
                 out[m - 1].len = r.base + r.len - out[m - 1].base;
         } else {
+            spare -= keep_gap;
             out[m++] = r;
         }
     }

@@ -2,8 +2,9 @@
  * Range arithmetic of the gate's stores of daemon orders (gate.c), kept
  * apart so it can be tested without a driver: taking an order's ranges out
  * of the stored orders of the other direction, storing an eviction without
- * losing a byte when the store is full, and the pieces of a range that no
- * stored range covers.
+ * losing a byte when the store is full, the pieces of a range that no
+ * stored range covers, and a covering set of a working set too large to
+ * announce range by range (gate_ws.h).
  *
  * A store is a caller-owned array v of at most cap ranges and its count *n;
  * nothing allocates (the shim lives in another program's process). The
@@ -66,9 +67,9 @@ void shim_gate_ranges_outside(const dmn_range_t *v, uint32_t n, dmn_range_t r,
  * Writes to out at most cap ranges that cover every byte of the n ranges
  * at(arg, i, &r) yields for i in [0, n) (false: none for that i), which
  * come sorted by base without overlapping (a region table). Ranges that
- * touch are joined; when more than cap would remain, every gap up to the
- * least width that brings the count within cap is covered too, so the
- * gaps covered are the smallest ones (*coarse is then true). For a working
+ * touch are joined; when more than cap would remain, gaps are covered too,
+ * the smallest first, until cap remain (of gaps as wide as the widest one
+ * covered, the first in address order are kept); *coarse is then true. For a working
  * set announced to gmuxd: a range left out would be planned without, a gap
  * covered only counts bytes the task does not have. scratch: cap values.
  * Two passes over the input, O(n log cap); returns the count written.

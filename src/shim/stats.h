@@ -53,7 +53,8 @@
     X(um_bytes_dtoh)     /* unified-memory bytes moved device to host (CUPTI) */                   \
     X(trace_evictions)   /* regions moved to the host before a probed launch (recording) */        \
     X(predicted_launches) /* launches whose prefetch the predictor chose (predict.c) */            \
-    X(template_launches)  /* of those, launches a template narrowed below whole regions */
+    X(template_launches)  /* of those, launches a template narrowed below whole regions */         \
+    X(ws_coarsened)       /* working sets announced to gmuxd with gaps covered (over 1024 ranges) */
 
 #define SHIM_STATS_FIELD_(name) _Atomic uint64_t name;
 typedef struct shim_stats {
