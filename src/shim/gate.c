@@ -651,8 +651,9 @@ static void gate_open(void)
     int rc = pthread_create(&th, &attr, gate_watch, NULL);
     pthread_attr_destroy(&attr);
     if (rc != 0) {
+        char text[64]; /* not strerror: the program's own threads may call it */
         COM_WARN(SHIM, "cannot start the gate's watcher thread (%s): running ungated",
-                 strerror(rc));
+                 strerror_r(rc, text, sizeof(text)));
         dmn_client_close(gate_client);
         gate_client = NULL;
         goto out_state;
