@@ -58,6 +58,10 @@ static uint64_t gate_plan_epoch;
  * that memory to other tasks and orders again what is still missing. */
 static uint64_t gate_fill_seq;
 static bool gate_waiting; /* a launching thread waits in dmn_client_wait_turn */
+/* EVICT ranges stored since the store of evictions was last put off by a
+ * graph capture (or empty): counted in evict_deferred at their first
+ * put-off, not at each try after it. */
+static uint32_t gate_evict_new;
 /* The context launching threads last waited in, and the entry's generation
  * then (gate_cx_gen). It may name an entry whose context was destroyed
  * since, or one given to a later context (backend_cuda.h): entries are
@@ -215,7 +219,8 @@ static void gate_evict_now(shim_cuctx_t *cx)
         if (st == GMUX_ERR_BUSY) {
             /* a graph capture the legacy stream would break: the orders stay
              * for the watcher's next round or this task's next grant */
-            SHIM_STAT_ADD(evict_deferred, 1);
+            SHIM_STAT_ADD(evict_deferred, gate_evict_new);
+            gate_evict_new = 0;
             return;
         }
         if (st != GMUX_OK)
@@ -294,6 +299,7 @@ static void gate_on_plan(void *arg, uint64_t grant_seq, dmn_plan_kind_t kind,
         gate_fill_seq = grant_seq;
     }
     if (kind == DMN_PLAN_EVICT) { /* never dropped: see shim_gate_ranges_add_whole */
+        gate_evict_new = (gate_plan_n[kind] ? gate_evict_new : 0) + n;
         for (uint32_t i = 0; i < n; i++)
             gate_msg_joined += shim_gate_ranges_add_whole(gate_plan[kind], &gate_plan_n[kind],
                                                           GATE_PLAN_CAP, ranges[i]);
