@@ -13,6 +13,7 @@ run() {
 run "$build/bench/bench_log"
 run "$build/bench/bench_trace"
 [[ -x "$build/bench/bench_shim" ]] && run "$build/bench/bench_shim"
+run "$build/bench/bench_gate_ranges"
 run "$build/bench/bench_daemon"
 # mem simulator: speed on a streamed 10-million-launch trace (docs/benchmarks.md)
 run "$build/bench/bench_sim" 10000000

@@ -14,6 +14,7 @@
 #include "daemon/client.h"
 #include "shim/backend_cuda.h"
 #include "shim/gate_ranges.h"
+#include "shim/gate_ws.h"
 #include "shim/shim.h"
 #include "shim/stats.h"
 
@@ -57,6 +58,10 @@ static uint64_t gate_plan_epoch;
  * that memory to other tasks and orders again what is still missing. */
 static uint64_t gate_fill_seq;
 static bool gate_waiting; /* a launching thread waits in dmn_client_wait_turn */
+/* EVICT ranges stored since the store of evictions was last put off by a
+ * graph capture (or empty): counted in evict_deferred at their first
+ * put-off, not at each try after it. */
+static uint32_t gate_evict_new;
 /* The context launching threads last waited in, and the entry's generation
  * then (gate_cx_gen). It may name an entry whose context was destroyed
  * since, or one given to a later context (backend_cuda.h): entries are
@@ -214,7 +219,8 @@ static void gate_evict_now(shim_cuctx_t *cx)
         if (st == GMUX_ERR_BUSY) {
             /* a graph capture the legacy stream would break: the orders stay
              * for the watcher's next round or this task's next grant */
-            SHIM_STAT_ADD(evict_deferred, 1);
+            SHIM_STAT_ADD(evict_deferred, gate_evict_new);
+            gate_evict_new = 0;
             return;
         }
         if (st != GMUX_OK)
@@ -293,6 +299,7 @@ static void gate_on_plan(void *arg, uint64_t grant_seq, dmn_plan_kind_t kind,
         gate_fill_seq = grant_seq;
     }
     if (kind == DMN_PLAN_EVICT) { /* never dropped: see shim_gate_ranges_add_whole */
+        gate_evict_new = (gate_plan_n[kind] ? gate_evict_new : 0) + n;
         for (uint32_t i = 0; i < n; i++)
             gate_msg_joined += shim_gate_ranges_add_whole(gate_plan[kind], &gate_plan_n[kind],
                                                           GATE_PLAN_CAP, ranges[i]);
@@ -404,18 +411,13 @@ static void gate_drain(void)
 }
 
 /* Announces the task's working set before it asks for a turn: every tracked
- * managed allocation (the daemon's placement plans over these). Under gate_mu. */
-static dmn_range_t gate_ws[GATE_PLAN_CAP];
+ * managed allocation, in at most SHIM_GATE_WS_CAP ranges (gate_ws.h; the
+ * daemon's placement plans over these). Under gate_mu. */
 static void gate_announce(void)
 {
-    uint32_t n = 0;
-    shim_regions_t *t = &shim_state.regions;
-    pthread_rwlock_rdlock(&t->lock);
-    for (size_t i = 0; i < t->n && n < GATE_PLAN_CAP; i++)
-        if (t->v[i].kind == SHIM_REGION_MANAGED)
-            gate_ws[n++] = (dmn_range_t){t->v[i].base, t->v[i].size};
-    pthread_rwlock_unlock(&t->lock);
-    (void)dmn_client_pending(gate_client, 1, gate_ws, n);
+    const dmn_range_t *ws;
+    uint32_t n = shim_gate_ws_build(&ws);
+    (void)dmn_client_pending(gate_client, 1, ws, n);
 }
 
 /* Takes gate_mu for a launching thread: true once held; false, without it,
@@ -655,8 +657,9 @@ static void gate_open(void)
     int rc = pthread_create(&th, &attr, gate_watch, NULL);
     pthread_attr_destroy(&attr);
     if (rc != 0) {
+        char text[64]; /* not strerror: the program's own threads may call it */
         COM_WARN(SHIM, "cannot start the gate's watcher thread (%s): running ungated",
-                 strerror(rc));
+                 strerror_r(rc, text, sizeof(text)));
         dmn_client_close(gate_client);
         gate_client = NULL;
         goto out_state;

@@ -71,39 +71,53 @@ void shim_gate_ranges_coalesce(dmn_range_t *v, uint32_t *n)
     *n = m;
 }
 
-/* The bytes between a and b (0 when they overlap or touch). */
-static uint64_t gate_ranges_gap(const dmn_range_t *a, const dmn_range_t *b)
+/* The first range of the coalesced store v that ends at or after x (one
+ * that touches x counts): an index in [0, n]. */
+static uint32_t gate_ranges_first_reaching(const dmn_range_t *v, uint32_t n, uint64_t x)
 {
-    if (a->base + a->len <= b->base)
-        return b->base - (a->base + a->len);
-    if (b->base + b->len <= a->base)
-        return a->base - (b->base + b->len);
-    return 0;
+    uint32_t lo = 0, hi = n;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (v[mid].base + v[mid].len < x)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
 }
 
 bool shim_gate_ranges_add_whole(dmn_range_t *v, uint32_t *n, uint32_t cap, dmn_range_t r)
 {
     if (r.len == 0 || cap == 0)
         return false;
-    if (*n == cap)
-        shim_gate_ranges_coalesce(v, n);
-    if (*n < cap) {
-        v[(*n)++] = r;
-        return false;
-    }
-    uint32_t near = 0;
-    uint64_t best = UINT64_MAX;
-    for (uint32_t i = 0; i < *n && best; i++) {
-        uint64_t g = gate_ranges_gap(&v[i], &r);
-        if (g < best) {
-            best = g;
-            near = i;
+    uint64_t lo = r.base, hi = r.base + r.len;
+    /* [i, j): the stored ranges r overlaps or touches */
+    uint32_t i = gate_ranges_first_reaching(v, *n, lo), j = i;
+    while (j < *n && v[j].base <= hi)
+        j++;
+    bool joined = false;
+    if (i == j) {
+        if (*n < cap) {
+            memmove(&v[i + 1], &v[i], (*n - i) * sizeof(*v));
+            v[i] = r;
+            (*n)++;
+            return false;
         }
+        /* full: joined with the nearer neighbour, the lower one on a tie */
+        uint64_t below = i > 0 ? lo - (v[i - 1].base + v[i - 1].len) : UINT64_MAX;
+        uint64_t above = i < *n ? v[i].base - hi : UINT64_MAX;
+        if (below <= above)
+            i--;
+        j = i + 1;
+        joined = true;
     }
-    uint64_t lo = v[near].base < r.base ? v[near].base : r.base;
-    uint64_t hi = v[near].base + v[near].len, rhi = r.base + r.len;
-    v[near] = (dmn_range_t){lo, (hi > rhi ? hi : rhi) - lo};
-    return best > 0;
+    lo = v[i].base < lo ? v[i].base : lo;
+    uint64_t end = v[j - 1].base + v[j - 1].len;
+    hi = end > hi ? end : hi;
+    v[i] = (dmn_range_t){lo, hi - lo};
+    memmove(&v[i + 1], &v[j], (*n - j) * sizeof(*v));
+    *n -= j - i - 1;
+    return joined;
 }
 
 void shim_gate_ranges_outside(const dmn_range_t *v, uint32_t n, dmn_range_t r,
@@ -122,4 +136,79 @@ void shim_gate_ranges_outside(const dmn_range_t *v, uint32_t n, dmn_range_t r,
     }
     if (p < end)
         fn(arg, (dmn_range_t){p, end - p});
+}
+
+/* Keeps in the min-heap h (*s of cap) the cap largest values offered. */
+static void gate_ranges_heap_offer(uint64_t *h, uint32_t *s, uint32_t cap, uint64_t g)
+{
+    uint32_t i;
+    if (*s < cap) {
+        for (i = (*s)++; i > 0 && h[(i - 1) / 2] > g; i = (i - 1) / 2)
+            h[i] = h[(i - 1) / 2];
+        h[i] = g;
+        return;
+    }
+    if (g <= h[0])
+        return;
+    for (i = 0;;) {
+        uint32_t c = 2 * i + 1;
+        if (c >= *s)
+            break;
+        if (c + 1 < *s && h[c + 1] < h[c])
+            c++;
+        if (h[c] >= g)
+            break;
+        h[i] = h[c];
+        i = c;
+    }
+    h[i] = g;
+}
+
+uint32_t shim_gate_ranges_cover(dmn_range_t *out, uint32_t cap, uint64_t *scratch, size_t n,
+                                bool (*at)(const void *arg, size_t i, dmn_range_t *r),
+                                const void *arg, bool *coarse)
+{
+    *coarse = false;
+    if (cap == 0)
+        return 0;
+    /* the cap largest gaps between the ranges: covering every gap up to
+     * the least of them leaves at most cap - 1 gaps, cap ranges */
+    uint32_t held = 0, gaps = 0;
+    uint64_t end = 0, join = 0;
+    bool any = false;
+    dmn_range_t r;
+    for (size_t i = 0; i < n; i++) {
+        if (!at(arg, i, &r) || r.len == 0)
+            continue;
+        if (any && r.base > end) {
+            gaps += gaps < cap;
+            gate_ranges_heap_offer(scratch, &held, cap, r.base - end);
+        }
+        end = any && end > r.base + r.len ? end : r.base + r.len;
+        any = true;
+    }
+    /* gaps of exactly join: as many kept as there is room for (the first) */
+    uint32_t spare = 0;
+    if (gaps >= cap) {
+        join = scratch[0];
+        *coarse = true;
+        spare = cap - 1;
+        for (uint32_t k = 0; k < held; k++)
+            spare -= scratch[k] > join;
+    }
+    uint32_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!at(arg, i, &r) || r.len == 0)
+            continue;
+        uint64_t e = m ? out[m - 1].base + out[m - 1].len : 0;
+        bool keep_gap = m && r.base > e && r.base - e == join && spare > 0;
+        if (m && (r.base <= e || r.base - e <= join) && !keep_gap) {
+            if (r.base + r.len > e)
+                out[m - 1].len = r.base + r.len - out[m - 1].base;
+        } else {
+            spare -= keep_gap;
+            out[m++] = r;
+        }
+    }
+    return m;
 }

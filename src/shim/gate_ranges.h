@@ -2,12 +2,16 @@
  * Range arithmetic of the gate's stores of daemon orders (gate.c), kept
  * apart so it can be tested without a driver: taking an order's ranges out
  * of the stored orders of the other direction, storing an eviction without
- * losing a byte when the store is full, and the pieces of a range that no
- * stored range covers.
+ * losing a byte when the store is full, the pieces of a range that no
+ * stored range covers, and a covering set of a working set too large to
+ * announce range by range (gate_ws.h).
  *
  * A store is a caller-owned array v of at most cap ranges and its count *n;
  * nothing allocates (the shim lives in another program's process). The
- * order of a store's ranges carries no meaning.
+ * order of a store's ranges carries no meaning, except in a store of
+ * evictions kept by shim_gate_ranges_add_whole: coalesced (sorted by base,
+ * no two ranges overlapping or touching), which shim_gate_ranges_cut and
+ * shim_gate_ranges_coalesce keep it.
  *
  * Pure functions over caller-owned arrays; thread-safe (gate.c calls them
  * under its gate_mu).
@@ -16,6 +20,7 @@
 #define SHIM_GATE_RANGES_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "daemon/proto.h"
@@ -38,13 +43,16 @@ uint32_t shim_gate_ranges_cut(dmn_range_t *v, uint32_t *n, uint32_t cap, dmn_ran
 void shim_gate_ranges_coalesce(dmn_range_t *v, uint32_t *n);
 
 /*
- * Adds r to the store without losing a byte of it: appended while there is
- * room; else the store is coalesced and, if still full, r is joined with
- * the stored range nearest it into one range covering both and what lies
- * between them. Returns whether r had to be joined so (the store then
- * covers bytes it was not asked to). For evictions: evicting more than
- * asked only costs faults, evicting less leaves memory counted as free that
- * the task holds.
+ * Adds r to a coalesced store (shim_gate_ranges_coalesce, or built by this
+ * function alone) without losing a byte of it, and keeps it coalesced: r is
+ * joined with the stored ranges it overlaps or touches, else inserted in
+ * place while there is room; in a full store it is joined with the nearer
+ * of its neighbours (the lower one when both are as near) into one range
+ * covering both and what lies between them. Returns whether r had to be
+ * joined so (the store then covers bytes it was not asked to). For
+ * evictions: evicting more than asked only costs faults, evicting less
+ * leaves memory counted as free that the task holds. O(log n) to find the
+ * place, plus moving the ranges above it when the count changes.
  */
 bool shim_gate_ranges_add_whole(dmn_range_t *v, uint32_t *n, uint32_t cap, dmn_range_t r);
 
@@ -54,5 +62,20 @@ bool shim_gate_ranges_add_whole(dmn_range_t *v, uint32_t *n, uint32_t cap, dmn_r
  */
 void shim_gate_ranges_outside(const dmn_range_t *v, uint32_t n, dmn_range_t r,
                               void (*fn)(void *arg, dmn_range_t piece), void *arg);
+
+/*
+ * Writes to out at most cap ranges that cover every byte of the n ranges
+ * at(arg, i, &r) yields for i in [0, n) (false: none for that i), which
+ * come sorted by base without overlapping (a region table). Ranges that
+ * touch are joined; when more than cap would remain, gaps are covered too,
+ * the smallest first, until cap remain (of gaps as wide as the widest one
+ * covered, the first in address order are kept); *coarse is then true. For a working
+ * set announced to gmuxd: a range left out would be planned without, a gap
+ * covered only counts bytes the task does not have. scratch: cap values.
+ * Two passes over the input, O(n log cap); returns the count written.
+ */
+uint32_t shim_gate_ranges_cover(dmn_range_t *out, uint32_t cap, uint64_t *scratch, size_t n,
+                                bool (*at)(const void *arg, size_t i, dmn_range_t *r),
+                                const void *arg, bool *coarse);
 
 #endif /* SHIM_GATE_RANGES_H */

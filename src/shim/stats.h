@@ -38,7 +38,7 @@
     X(gate_plans)         /* evict/fill plans from gmuxd applied */                                \
     X(gate_registrations) /* times the task registered with gmuxd (again after a restart) */       \
     X(evict_plans_early)  /* evict plans applied on arrival, while another task has the turn */    \
-    X(evict_deferred)    /* tries of those put off: a stream they wait on was capturing a graph */ \
+    X(evict_deferred)    /* EVICT ranges put off by a graph capture: once each, not at each try */ \
     X(evict_cancelled)   /* fill orders that took ranges out of evictions still stored */          \
     X(streams_untracked) /* non-blocking streams not tracked (no memory): evictions not ordered    \
                             after their work */                                                    \
@@ -53,7 +53,8 @@
     X(um_bytes_dtoh)     /* unified-memory bytes moved device to host (CUPTI) */                   \
     X(trace_evictions)   /* regions moved to the host before a probed launch (recording) */        \
     X(predicted_launches) /* launches whose prefetch the predictor chose (predict.c) */            \
-    X(template_launches)  /* of those, launches a template narrowed below whole regions */
+    X(template_launches)  /* of those, launches a template narrowed below whole regions */         \
+    X(ws_coarsened)       /* working sets announced to gmuxd with gaps covered (over 1024 ranges) */
 
 #define SHIM_STATS_FIELD_(name) _Atomic uint64_t name;
 typedef struct shim_stats {

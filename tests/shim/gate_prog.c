@@ -56,6 +56,10 @@
  * STREAM 1: the kernels go on a stream
  * the program creates non-blocking (cuStreamCreateWithPriority), which the
  * legacy stream does not wait for; 0 (default): the NULL stream.
+ * GATE_PROG_ALLOCS=N in the environment: N more allocations of 256 bytes
+ * (at most 1900) before the first launch, kept to the end, and a line
+ * "M <base> <len>" for each in OUTFILE; between each and the next, another
+ * of 256 bytes is made and freed, so no two of them touch.
  * DELAY_MS and PAUSE_MS may instead name a file (they begin with '/'): the
  * program waits until that file exists (exit 18 after two minutes), so that
  * tests order programs on what happened rather than on how long it took. At
@@ -298,6 +302,20 @@ int main(int argc, char **argv)
         (extra_mib && alloc(&extra, extra_mib << 20) != CUDA_SUCCESS) ||
         (capture == 6 && alloc(&probe, 4096) != CUDA_SUCCESS))
         return 12;
+    static CUdeviceptr many[1900], gaps[1900];
+    const char *allocs_env = getenv("GATE_PROG_ALLOCS");
+    unsigned long nmany = allocs_env ? strtoul(allocs_env, NULL, 10) : 0;
+    PFN_cuMemFree_v3020 mem_free = (PFN_cuMemFree_v3020)get(gpa, "cuMemFree");
+    if (nmany > sizeof(many) / sizeof(many[0]) || (nmany && !mem_free))
+        return 2;
+    /* each followed by one freed at once: allocators that pack blocks of a
+     * size side by side (the sanitizers') leave a gap between two kept */
+    for (unsigned long i = 0; i < nmany; i++)
+        if (alloc(&many[i], 256) != CUDA_SUCCESS || alloc(&gaps[i], 256) != CUDA_SUCCESS)
+            return 12;
+    for (unsigned long i = 0; i < nmany; i++)
+        if (mem_free(gaps[i]) != CUDA_SUCCESS)
+            return 12;
     uint64_t *host = (uint64_t *)(uintptr_t)buf;
     for (unsigned i = 0; i < GATE_WORDS; i++)
         host[i] = seed * 1000003u + i;
@@ -429,6 +447,8 @@ int main(int argc, char **argv)
                         after_null && (!ls || after_ls));
         }
     }
+    for (unsigned long i = 0; i < nmany; i++)
+        fprintf(out, "M %llu 256\n", (unsigned long long)many[i]);
     if (capture >= 4)
         fprintf(out, "A %d\n", began == CUDA_SUCCESS ? 1 : 0);
     if (pauses)

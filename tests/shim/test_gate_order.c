@@ -46,6 +46,9 @@
  *   carried out at the grant. The shim prefetched the fill ahead at its wait
  *   and then evicted it at the grant; now the fill ahead is trimmed by the
  *   evictions still stored, and every evicted byte is still evicted.
+ * - An eviction of 5 ranges held back the same way until the grant, tried
+ *   again at every round of the watcher: the counter evict_deferred counts
+ *   each of the 5 ranges once. It counted every try.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -291,6 +294,13 @@ static int scripted_full_store_then_ahead(int ready)
     return scripted_evict_many(ready, STORE_CAP, &ahead_in_first);
 }
 
+#define FEW_EVICT 5u /* evict ranges, put off until the grant */
+
+static int scripted_few_evict(int ready)
+{
+    return scripted_evict_many(ready, FEW_EVICT, NULL);
+}
+
 /* Runs script against program 0 with the given CAPTURE and reads its output;
  * the program's log goes to gh_dir/log0. */
 static gh_out_t *run_script(int (*script)(int), const char *capture)
@@ -438,6 +448,22 @@ static void test_full_evict_store_trims_ahead(void **state)
                          base + ahead_in_first.base + ahead_in_first.len));
 }
 
+static void test_deferred_evictions_counted_once(void **state)
+{
+    (void)state;
+    gh_out_t *o = run_script(scripted_few_evict, "3");
+    print_message("  evict_deferred %llu\n", o->evict_deferred);
+    assert_int_equal(o->evict_deferred, FEW_EVICT);
+    free(o);
+    size_t nh = read_moves('H', moves, sizeof(moves) / sizeof(moves[0]));
+    assert_true(nh > 0);
+    dmn_range_t big = {lowest(moves, nh), 0};
+    for (uint32_t i = 0; i < FEW_EVICT; i++) { /* carried out in the end, at the grant */
+        dmn_range_t r = evict_range(&big, i);
+        assert_true(covered(moves, nh, r.base, r.base + r.len));
+    }
+}
+
 static void test_evict_waiting_cuts_ahead(void **state)
 {
     (void)state;
@@ -521,6 +547,7 @@ int main(void)
         cmocka_unit_test(test_big_plan_warned_once),
         cmocka_unit_test(test_full_evict_store_keeps_all),
         cmocka_unit_test(test_full_evict_store_trims_ahead),
+        cmocka_unit_test(test_deferred_evictions_counted_once),
     };
     return gh_finish(cmocka_run_group_tests(tests, NULL, NULL));
 }

@@ -1,12 +1,15 @@
 /*
  * The range arithmetic of the gate's stores of daemon orders
  * (src/shim/gate_ranges.c): cutting, storing evictions in a full store
- * without losing a byte, the pieces of a range outside a store.
+ * without losing a byte (against the first implementation, kept here as the
+ * reference), the pieces of a range outside a store, and the covering set
+ * of a working set too large to announce range by range.
  */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <cmocka.h>
 
@@ -115,6 +118,220 @@ static void test_outside_pieces(void **state)
     assert_int_equal(ngot, 0); /* inside a stored range */
 }
 
+/* --- the first add_whole: append; when full, coalesce, then join the
+ * nearest range found by a linear scan. The reference of what the store
+ * covers after each addition, and of what add_whole returns. */
+static bool ref_add_whole(dmn_range_t *v, uint32_t *n, uint32_t cap, dmn_range_t r)
+{
+    if (r.len == 0 || cap == 0)
+        return false;
+    if (*n == cap)
+        shim_gate_ranges_coalesce(v, n);
+    if (*n < cap) {
+        v[(*n)++] = r;
+        return false;
+    }
+    uint32_t near = 0;
+    uint64_t best = UINT64_MAX;
+    for (uint32_t i = 0; i < *n && best; i++) {
+        uint64_t g = v[i].base + v[i].len <= r.base ? r.base - (v[i].base + v[i].len)
+                     : r.base + r.len <= v[i].base  ? v[i].base - (r.base + r.len)
+                                                    : 0;
+        if (g < best) {
+            best = g;
+            near = i;
+        }
+    }
+    uint64_t lo = v[near].base < r.base ? v[near].base : r.base;
+    uint64_t hi = v[near].base + v[near].len, rhi = r.base + r.len;
+    v[near] = (dmn_range_t){lo, (hi > rhi ? hi : rhi) - lo};
+    return best > 0;
+}
+
+static uint64_t rng_state = 88172645463325252ull;
+static uint64_t rnd(uint64_t below)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return rng_state % below;
+}
+
+/* Whether v (coalesced by the caller) is sorted, with no two ranges that
+ * overlap or touch. */
+static int is_coalesced(const dmn_range_t *v, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++)
+        if (v[i].len == 0 || (i > 0 && v[i - 1].base + v[i - 1].len >= v[i].base))
+            return 0;
+    return 1;
+}
+
+static void test_add_whole_matches_reference(void **state)
+{
+    (void)state;
+    enum { CAP = 16, ADDS = 400, ROUNDS = 300 };
+    static dmn_range_t got[CAP], ref[CAP];
+    for (int round = 0; round < ROUNDS; round++) {
+        uint32_t cap = 1 + (uint32_t)rnd(CAP), ng = 0, nr = 0;
+        uint64_t span = 64 + rnd(4096); /* small spans: many overlaps and ties */
+        for (int k = 0; k < ADDS; k++) {
+            dmn_range_t r = {rnd(span), rnd(8) == 0 ? 0 : 1 + rnd(span / 8 + 1)};
+            bool a = shim_gate_ranges_add_whole(got, &ng, cap, r);
+            bool b = ref_add_whole(ref, &nr, cap, r);
+            assert_int_equal(a, b);
+            assert_true(ng <= cap);
+            assert_true(is_coalesced(got, ng));
+            /* the same bytes covered: the reference coalesced is this store */
+            dmn_range_t tmp[CAP];
+            uint32_t nt = nr;
+            memcpy(tmp, ref, nr * sizeof(*ref));
+            shim_gate_ranges_coalesce(tmp, &nt);
+            assert_int_equal(nt, ng);
+            for (uint32_t i = 0; i < ng; i++) {
+                assert_int_equal(got[i].base, tmp[i].base);
+                assert_int_equal(got[i].len, tmp[i].len);
+            }
+        }
+    }
+}
+
+/* A cut keeps a store of evictions coalesced: add_whole may follow it. */
+static void test_cut_keeps_store_coalesced(void **state)
+{
+    (void)state;
+    dmn_range_t v[8], tmp[8];
+    uint32_t n = 0;
+    for (uint64_t i = 0; i < 6; i++)
+        shim_gate_ranges_add_whole(v, &n, 8, (dmn_range_t){i * 100, 50});
+    dmn_range_t cut[2] = {{10, 20}, {120, 200}};
+    shim_gate_ranges_cut(v, &n, 8, tmp, cut, 2, true, NULL);
+    assert_true(is_coalesced(v, n));
+    assert_false(shim_gate_ranges_add_whole(v, &n, 8, (dmn_range_t){30, 5}));
+    assert_true(is_coalesced(v, n));
+    assert_true(covers(v, n, 30, 35));
+    assert_false(covers(v, n, 10, 30));
+}
+
+/* --- covering sets (shim_gate_ranges_cover) */
+
+typedef struct cover_in {
+    const dmn_range_t *v;
+    const uint8_t *skip;
+} cover_in_t;
+
+static bool cover_at(const void *arg, size_t i, dmn_range_t *r)
+{
+    const cover_in_t *in = arg;
+    if (in->skip && in->skip[i])
+        return false;
+    *r = in->v[i];
+    return true;
+}
+
+static void test_cover_fits_as_given(void **state)
+{
+    (void)state;
+    /* touching ranges join; a skipped one leaves its gap */
+    dmn_range_t v[] = {{100, 50}, {150, 10}, {200, 10}, {300, 10}, {400, 10}};
+    uint8_t skip[] = {0, 0, 0, 1, 0};
+    cover_in_t in = {v, skip};
+    dmn_range_t out[4];
+    uint64_t scratch[4];
+    bool coarse = true;
+    assert_int_equal(shim_gate_ranges_cover(out, 4, scratch, 5, cover_at, &in, &coarse), 3);
+    assert_false(coarse);
+    assert_int_equal(out[0].base, 100);
+    assert_int_equal(out[0].len, 60);
+    assert_int_equal(out[1].base, 200);
+    assert_int_equal(out[2].base, 400);
+    assert_int_equal(out[2].len, 10);
+}
+
+static void test_cover_joins_smallest_gaps(void **state)
+{
+    (void)state;
+    /* gaps 90, 5, 40, 1000: two ranges out of five cover the smallest three */
+    dmn_range_t v[] = {{0, 10}, {100, 10}, {115, 10}, {165, 10}, {1175, 25}};
+    cover_in_t in = {v, NULL};
+    dmn_range_t out[2];
+    uint64_t scratch[2];
+    bool coarse = false;
+    assert_int_equal(shim_gate_ranges_cover(out, 2, scratch, 5, cover_at, &in, &coarse), 2);
+    assert_true(coarse);
+    assert_int_equal(out[0].base, 0);
+    assert_int_equal(out[0].len, 175);
+    assert_int_equal(out[1].base, 1175);
+    assert_int_equal(out[1].len, 25);
+}
+
+static void test_cover_ties_fill_cap(void **state)
+{
+    (void)state;
+    /* ten ranges 100 apart (gaps of 90): four ranges out, the first three
+     * gaps kept, the rest covered */
+    dmn_range_t v[10];
+    for (uint64_t i = 0; i < 10; i++)
+        v[i] = (dmn_range_t){i * 100, 10};
+    cover_in_t in = {v, NULL};
+    dmn_range_t out[4];
+    uint64_t scratch[4];
+    bool coarse = false;
+    assert_int_equal(shim_gate_ranges_cover(out, 4, scratch, 10, cover_at, &in, &coarse), 4);
+    assert_true(coarse);
+    for (uint64_t i = 0; i < 3; i++) {
+        assert_int_equal(out[i].base, i * 100);
+        assert_int_equal(out[i].len, 10);
+    }
+    assert_int_equal(out[3].base, 300);
+    assert_int_equal(out[3].len, 610);
+}
+
+static void test_cover_random(void **state)
+{
+    (void)state;
+    enum { N = 3000, CAP = 64 };
+    static dmn_range_t v[N], out[CAP];
+    static uint8_t skip[N];
+    static uint64_t scratch[CAP];
+    for (int round = 0; round < 50; round++) {
+        uint64_t at = rnd(1000);
+        for (size_t i = 0; i < N; i++) {
+            at += rnd(4) == 0 ? 0 : rnd(round % 2 ? 1u << 20 : 64); /* some touch */
+            v[i] = (dmn_range_t){at, 1 + rnd(256)};
+            at += v[i].len;
+            skip[i] = rnd(5) == 0;
+        }
+        cover_in_t in = {v, skip};
+        uint32_t cap = 1 + (uint32_t)rnd(CAP);
+        bool coarse = false;
+        uint32_t m = shim_gate_ranges_cover(out, cap, scratch, N, cover_at, &in, &coarse);
+        assert_int_equal(m, cap); /* coarsened: every slot used */
+        assert_true(is_coalesced(out, m));
+        assert_true(coarse);
+        for (size_t i = 0; i < N; i++)
+            if (!skip[i] && !covers(out, m, v[i].base, v[i].base + v[i].len))
+                fail_msg("round %d: range %zu not covered", round, i);
+        /* every gap covered is no wider than any gap left between two ranges */
+        uint64_t widest_covered = 0, narrowest_left = UINT64_MAX, end = 0;
+        int any = 0;
+        for (size_t i = 0; i < N; i++) {
+            if (skip[i])
+                continue;
+            if (any && v[i].base > end) {
+                uint64_t g = v[i].base - end;
+                if (covers(out, m, end, v[i].base))
+                    widest_covered = g > widest_covered ? g : widest_covered;
+                else
+                    narrowest_left = g < narrowest_left ? g : narrowest_left;
+            }
+            end = v[i].base + v[i].len;
+            any = 1;
+        }
+        assert_true(widest_covered <= narrowest_left);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -122,6 +339,12 @@ int main(void)
         cmocka_unit_test(test_add_whole_joins_nearest_when_full),
         cmocka_unit_test(test_cut_keeps_evictions_whole_when_full),
         cmocka_unit_test(test_outside_pieces),
+        cmocka_unit_test(test_add_whole_matches_reference),
+        cmocka_unit_test(test_cut_keeps_store_coalesced),
+        cmocka_unit_test(test_cover_fits_as_given),
+        cmocka_unit_test(test_cover_joins_smallest_gaps),
+        cmocka_unit_test(test_cover_ties_fill_cap),
+        cmocka_unit_test(test_cover_random),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
