@@ -18,12 +18,13 @@ function(gmux_add_test name)
   endif()
 endfunction()
 
-# gmux_add_fuzzer(NAME SOURCES ... [LIBS ...] [CORPUS dir] [MIN_COVERAGE n])
+# gmux_add_fuzzer(NAME SOURCES ... [LIBS ...] [CORPUS dir...] [MIN_COVERAGE n])
 # With GMUX_FUZZ (clang): a libFuzzer binary NAME. Always: NAME_replay, the
 # same harness driven by tests/fuzz/replay.c over the checked-in corpus plus
 # seeded random mutations, registered as a CTest test so every build runs it.
+# CORPUS may name several folders (the seeds, then inputs a campaign found).
 function(gmux_add_fuzzer name)
-  cmake_parse_arguments(F "" "CORPUS;MIN_COVERAGE" "SOURCES;LIBS" ${ARGN})
+  cmake_parse_arguments(F "" "MIN_COVERAGE" "SOURCES;LIBS;CORPUS" ${ARGN})
   add_executable(${name}_replay ${F_SOURCES} ${PROJECT_SOURCE_DIR}/tests/fuzz/replay.c)
   target_link_libraries(${name}_replay PRIVATE ${F_LIBS})
   add_test(NAME ${name}_replay COMMAND ${name}_replay ${F_CORPUS})

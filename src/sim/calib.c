@@ -231,8 +231,14 @@ gmux_status_t sim_calib_apply_file(sim_params_t *p, const char *path, char *appl
     }
     char buf[16384];
     size_t n = fread(buf, 1, sizeof(buf), f);
-    int too_big = !feof(f);
+    /* a full buffer is the whole file only if nothing follows it */
+    int too_big = n == sizeof(buf) && fgetc(f) != EOF;
+    int failed = ferror(f);
     fclose(f);
+    if (failed) {
+        snprintf(err, errlen, "%s: read error", path);
+        return GMUX_ERR_IO;
+    }
     if (too_big) {
         snprintf(err, errlen, "%s: larger than a calibration file can be (16 KiB)", path);
         return GMUX_ERR_RANGE;

@@ -3,14 +3,17 @@
 # unless the coverage it reports reaches MIN: a harness whose parser is not
 # compiled with the fuzzer's instrumentation reports a handful of edges (its
 # own) and fuzzes blind.
-# Usage: coverage_check.sh FUZZER MIN CORPUS_DIR
+# Usage: coverage_check.sh FUZZER MIN CORPUS_DIR...
 set -u
 fuzzer=$1
 min=$2
-corpus=$3
+shift 2
+corpus="$*"
 work=$(mktemp -d) || exit 1
 trap 'rm -rf "$work"' EXIT
-cp "$corpus"/* "$work"/ 2>/dev/null
+for dir in "$@"; do
+    cp "$dir"/* "$work"/ 2>/dev/null
+done
 out=$("$fuzzer" -runs=0 "$work" 2>&1)
 rc=$?
 cov=$(printf '%s\n' "$out" | sed -n 's/.*INITED cov: \([0-9]*\).*/\1/p' | head -n 1)

@@ -1,10 +1,13 @@
 /* Tests of the calibration reader (gmux sim --calibration). */
 #include <setjmp.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -114,6 +117,9 @@ static void test_file_errors_name_the_file(void **state)
     assert_int_equal(sim_calib_apply_file(&p, "/nonexistent/calib.json", NULL, 0, err, sizeof(err)),
                      GMUX_ERR_IO);
     assert_non_null(strstr(err, "/nonexistent/calib.json"));
+    /* a folder opens, but reading it fails: not "larger than 16 KiB" */
+    assert_int_equal(sim_calib_apply_file(&p, "/tmp", NULL, 0, err, sizeof(err)), GMUX_ERR_IO);
+    assert_non_null(strstr(err, "/tmp: read error"));
     assert_int_equal(sim_calib_apply_file(&p, CORPUS_DIR "/full.json", NULL, 0, err, sizeof(err)),
                      GMUX_OK);
     assert_true(p.h2d_bps == 25e9);
@@ -137,6 +143,41 @@ static void test_nul_in_number_rejected(void **state)
     assert_true(p.h2d_bps == def.h2d_bps);
 }
 
+/* The limit is 16 KiB: a file of exactly 16384 bytes is read (it was
+ * refused as larger than 16 KiB, the reader seeing no end of file after a
+ * full buffer), and one byte more is refused. */
+static void test_file_of_exactly_16_kib_is_read(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/gmux-test-calib-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    static char text[16385];
+    const char *doc = "{\"gmux_calibration\": 1, \"prefetch_h2d_GBps\": 30.0}";
+    memset(text, ' ', sizeof(text));
+    memcpy(text, doc, strlen(doc));
+    FILE *f = fdopen(fd, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(text, 1, 16384, f), 16384);
+    assert_int_equal(fclose(f), 0);
+    sim_params_t p;
+    sim_params_default(&p);
+    char err[512] = "", err2[512] = "";
+    gmux_status_t st = sim_calib_apply_file(&p, path, NULL, 0, err, sizeof(err));
+    double h2d = p.h2d_bps;
+    f = fopen(path, "ab");
+    bool grown = f && fputc(' ', f) == ' ' && fclose(f) == 0;
+    gmux_status_t st2 = sim_calib_apply_file(&p, path, NULL, 0, err2, sizeof(err2));
+    unlink(path);
+    if (st != GMUX_OK)
+        print_message("%s\n", err);
+    assert_int_equal(st, GMUX_OK);
+    assert_true(h2d == 30e9);
+    assert_true(grown);
+    assert_int_equal(st2, GMUX_ERR_RANGE);
+    assert_non_null(strstr(err2, "16 KiB"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -147,6 +188,7 @@ int main(void)
         cmocka_unit_test(test_out_of_range_rejected_whole),
         cmocka_unit_test(test_file_errors_name_the_file),
         cmocka_unit_test(test_nul_in_number_rejected),
+        cmocka_unit_test(test_file_of_exactly_16_kib_is_read),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
