@@ -84,6 +84,7 @@ void eng_engine_destroy(eng_engine_t *e)
     free(e->repl);
     free(e->resv);
     free(e->scratch);
+    free(e->sort_tmp);
     free(e->fault_refs);
     free(e->fault_moved);
     free(e);

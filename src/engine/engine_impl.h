@@ -39,6 +39,8 @@ struct eng_engine {
     uint64_t stamp;    /* last value written to eng_chunk_t.mark */
     uint32_t *scratch; /* re-plan: chunks to put back into the plan */
     uint32_t nscratch, scratch_cap;
+    uint32_t *sort_tmp; /* re-plan: the radix sort's second buffer */
+    uint32_t sort_cap;
     uint32_t *fault_refs;  /* the last launch's faulted chunks: indices into its truth refs */
     uint32_t *fault_moved; /* beside fault_refs: the blocks each fault moved */
     uint32_t fault_cap;

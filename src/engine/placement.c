@@ -6,9 +6,17 @@
 
 #include "common/array.h"
 
-/* OPT: a max-heap on (next use, chunk id). */
+/* OPT: a binary max-heap on (next use, chunk id). Each entry carries its
+ * chunk's key, equal to eng_chunk_t.key while the chunk is in the heap (the
+ * owner announces every change): the sifts compare entries side by side in
+ * the array instead of loading a chunk per comparison. */
+typedef struct eng_heap_ent {
+    uint64_t key;
+    uint32_t id;
+} eng_heap_ent_t;
+
 typedef struct eng_heap {
-    uint32_t *a;
+    eng_heap_ent_t *a;
     uint32_t n, cap;
 } eng_heap_t;
 
@@ -18,6 +26,11 @@ struct eng_placement {
     uint64_t capacity;
     uint64_t resident;
     eng_heap_t heap[2]; /* OPT: clean chunks [0], chunks to write back [1] */
+    /* OPT: per chunk id, its entry's index in its heap, ENG_NONE if in none
+     * (kept here rather than in eng_chunk_t: a sift writes one per level,
+     * and these stay in cache where the chunks do not) */
+    uint32_t *hpos;
+    uint32_t nhpos; /* ids hpos covers */
     /* write-back awareness (OPT), off while fill_ns is 0 */
     double fill_ns, wb_ns;       /* copy time of one chunk each way */
     double backlog_ns;           /* planned write-back time beyond planned fill time */
@@ -57,6 +70,7 @@ void eng_place_destroy(eng_placement_t *p)
         return;
     free(p->heap[0].a);
     free(p->heap[1].a);
+    free(p->hpos);
     free(p);
 }
 
@@ -81,49 +95,70 @@ static inline eng_chunk_t *ch(eng_placement_t *p, uint32_t c)
 }
 
 /* a above b in the max-heap; ties go to the higher id (deterministic). */
-static inline int above(eng_placement_t *p, uint32_t a, uint32_t b)
+static inline bool above(eng_heap_ent_t a, eng_heap_ent_t b)
 {
-    uint64_t ka = ch(p, a)->key, kb = ch(p, b)->key;
-    return ka != kb ? ka > kb : a > b;
+    return a.key != b.key ? a.key > b.key : a.id > b.id;
 }
 
-static void heap_set(eng_placement_t *p, eng_heap_t *h, uint32_t i, uint32_t c)
+static inline void heap_set(eng_placement_t *p, eng_heap_t *h, uint32_t i, eng_heap_ent_t e)
 {
-    h->a[i] = c;
-    ch(p, c)->heap_idx = i;
+    h->a[i] = e;
+    p->hpos[e.id] = i;
+}
+
+/* The chunk's index in its heap, ENG_NONE if in none. */
+static inline uint32_t heap_pos(const eng_placement_t *p, uint32_t c)
+{
+    return c < p->nhpos ? p->hpos[c] : ENG_NONE;
+}
+
+/* Makes hpos cover chunk id c. */
+static gmux_status_t hpos_cover(eng_placement_t *p, uint32_t c)
+{
+    if (c < p->nhpos)
+        return GMUX_OK;
+    uint32_t cap = p->nhpos;
+    gmux_status_t st =
+        com_array_grow_u32((void **)&p->hpos, &cap, (size_t)c + 1, sizeof(*p->hpos), 1024);
+    if (st != GMUX_OK)
+        return st;
+    for (uint32_t i = p->nhpos; i < cap; i++)
+        p->hpos[i] = ENG_NONE;
+    p->nhpos = cap;
+    return GMUX_OK;
 }
 
 static void sift_up(eng_placement_t *p, eng_heap_t *h, uint32_t i)
 {
-    uint32_t c = h->a[i];
+    eng_heap_ent_t e = h->a[i];
     while (i > 0) {
         uint32_t parent = (i - 1) / 2;
-        if (!above(p, c, h->a[parent]))
+        if (!above(e, h->a[parent]))
             break;
         heap_set(p, h, i, h->a[parent]);
         i = parent;
     }
-    heap_set(p, h, i, c);
+    heap_set(p, h, i, e);
 }
 
 static void sift_down(eng_placement_t *p, eng_heap_t *h, uint32_t i)
 {
-    uint32_t c = h->a[i];
+    eng_heap_ent_t e = h->a[i];
+    uint32_t n = h->n;
     for (;;) {
-        uint32_t l = 2 * i + 1, best = i;
-        uint32_t bc = c;
-        if (l < h->n && above(p, h->a[l], bc)) {
+        uint32_t l = 2 * i + 1, best;
+        if (l + 1 < n)
+            best = above(h->a[l + 1], h->a[l]) ? l + 1 : l;
+        else if (l < n)
             best = l;
-            bc = h->a[l];
-        }
-        if (l + 1 < h->n && above(p, h->a[l + 1], bc))
-            best = l + 1;
-        if (best == i)
+        else
+            break;
+        if (!above(h->a[best], e))
             break;
         heap_set(p, h, i, h->a[best]);
         i = best;
     }
-    heap_set(p, h, i, c);
+    heap_set(p, h, i, e);
 }
 
 static gmux_status_t heap_push(eng_placement_t *p, eng_heap_t *h, uint32_t c)
@@ -134,20 +169,20 @@ static gmux_status_t heap_push(eng_placement_t *p, eng_heap_t *h, uint32_t c)
         if (st != GMUX_OK)
             return st;
     }
-    heap_set(p, h, h->n++, c);
+    heap_set(p, h, h->n++, (eng_heap_ent_t){ch(p, c)->key, c});
     sift_up(p, h, h->n - 1);
     return GMUX_OK;
 }
 
 static void heap_del(eng_placement_t *p, eng_heap_t *h, uint32_t c)
 {
-    uint32_t i = ch(p, c)->heap_idx;
-    uint32_t last = h->a[--h->n];
-    ch(p, c)->heap_idx = ENG_NONE;
+    uint32_t i = p->hpos[c];
+    eng_heap_ent_t last = h->a[--h->n];
+    p->hpos[c] = ENG_NONE;
     if (i < h->n) {
         heap_set(p, h, i, last);
         sift_up(p, h, i);
-        sift_down(p, h, ch(p, last)->heap_idx);
+        sift_down(p, h, p->hpos[last.id]);
     }
 }
 
@@ -204,7 +239,9 @@ gmux_status_t eng_place_insert(eng_placement_t *p, uint32_t chunk)
         x->flags &= ~(uint32_t)(ENG_CHUNK_WPLAN | ENG_CHUNK_HDIRTY); /* a fresh fill */
         if (will_be_dirty(x))
             x->flags |= ENG_CHUNK_HDIRTY;
-        gmux_status_t st = heap_push(p, heap_of(p, x), chunk);
+        gmux_status_t st = hpos_cover(p, chunk);
+        if (st == GMUX_OK)
+            st = heap_push(p, heap_of(p, x), chunk);
         if (st != GMUX_OK)
             return st;
     } else {
@@ -240,7 +277,7 @@ void eng_place_set_wb_costs(eng_placement_t *p, double fill_ns, double wb_ns, do
 
 uint32_t eng_place_dirty_at(const eng_placement_t *p, uint32_t i)
 {
-    return p->policy == ENG_PLACE_OPT && i < p->heap[1].n ? p->heap[1].a[i] : ENG_NONE;
+    return p->policy == ENG_PLACE_OPT && i < p->heap[1].n ? p->heap[1].a[i].id : ENG_NONE;
 }
 
 uint32_t eng_place_evict(eng_placement_t *p, uint64_t need_pos)
@@ -277,7 +314,8 @@ void eng_place_key_changed(eng_placement_t *p, uint32_t chunk)
             p->skip_valid = false;
         return;
     }
-    if (x->heap_idx == ENG_NONE)
+    uint32_t i = heap_pos(p, chunk);
+    if (i == ENG_NONE)
         return;
     if (will_be_dirty(x) != ((x->flags & ENG_CHUNK_HDIRTY) != 0)) {
         heap_del(p, heap_of(p, x), chunk);
@@ -290,22 +328,28 @@ void eng_place_key_changed(eng_placement_t *p, uint32_t chunk)
         }
         return;
     }
-    sift_up(p, heap_of(p, x), x->heap_idx);
-    sift_down(p, heap_of(p, x), x->heap_idx);
+    /* a valid heap but for this entry: a rise can only move it up, a fall
+     * only down (what sift_up then sift_down would do) */
+    eng_heap_t *h = heap_of(p, x);
+    uint64_t old = h->a[i].key;
+    h->a[i].key = x->key;
+    if (x->key > old)
+        sift_up(p, h, i);
+    else if (x->key < old)
+        sift_down(p, h, i);
 }
 
 uint32_t eng_place_victim(eng_placement_t *p, uint64_t need_pos)
 {
     if (p->policy == ENG_PLACE_OPT) {
-        uint32_t c =
-            p->heap[0].n && ch(p, p->heap[0].a[0])->key > need_pos ? p->heap[0].a[0] : ENG_NONE;
-        uint32_t d =
-            p->heap[1].n && ch(p, p->heap[1].a[0])->key > need_pos ? p->heap[1].a[0] : ENG_NONE;
+        const eng_heap_t *hc = &p->heap[0], *hd = &p->heap[1];
+        uint32_t c = hc->n && hc->a[0].key > need_pos ? hc->a[0].id : ENG_NONE;
+        uint32_t d = hd->n && hd->a[0].key > need_pos ? hd->a[0].id : ENG_NONE;
         if (c == ENG_NONE || d == ENG_NONE)
             return c != ENG_NONE ? c : d;
         if (p->fill_ns <= 0.0)
-            return above(p, c, d) ? c : d; /* plain OPT: the farthest next use */
-        uint64_t kc = ch(p, c)->key, kd = ch(p, d)->key;
+            return above(hc->a[0], hd->a[0]) ? c : d; /* plain OPT: the farthest next use */
+        uint64_t kc = hc->a[0].key, kd = hd->a[0].key;
         /* while the write-backs keep up, OPT (ties to the clean chunk);
          * once they lag, a dirty victim costs wb/fill times a refetch */
         double w = p->backlog_ns > 0.0 && p->wb_ns > p->fill_ns ? p->wb_ns / p->fill_ns : 1.0;

@@ -13,9 +13,11 @@
  * (the position the slot is needed for): what the launch being placed needs
  * is never evicted.
  *
- * Ownership: the placement reads and writes the chunks' heap_idx, lru_*,
+ * Ownership: the placement reads and writes the chunks' lru_*,
  * order fields and the RESIDENT and HDIRTY flags, and clears WPLAN when a
  * chunk is inserted (a fresh fill); it reads DIRTY and WPLAN.
+ * Memory (OPT): 16 bytes per resident chunk, and 4 per chunk id up to the
+ * highest inserted.
  * Thread-safety: one engine thread.
  */
 #ifndef ENG_PLACEMENT_H

@@ -205,7 +205,6 @@ gmux_status_t eng_regions_alloc(eng_regions_t *r, uint32_t task, uint64_t id, ui
                                                   .q_tail = ENG_NONE,
                                                   .q_behind = ENG_NONE,
                                                   .key = ENG_POS_INF,
-                                                  .heap_idx = ENG_NONE,
                                                   .lru_prev = ENG_NONE,
                                                   .lru_next = ENG_NONE,
                                                   .region = ri,

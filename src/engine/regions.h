@@ -52,7 +52,6 @@ typedef struct eng_chunk {
     uint32_t q_head;      /* timeline: queue of future uses (node index), ENG_NONE if empty */
     uint32_t q_tail;
     uint32_t q_behind; /* timeline: last queued use at or before the shadow position */
-    uint32_t heap_idx; /* placement: position in the eviction heap, ENG_NONE if absent */
     uint32_t lru_prev; /* placement: LRU/FIFO list links */
     uint32_t lru_next;
     uint32_t plan_ref;  /* timeline: its reference at plan_pos (index from the launch's first) */

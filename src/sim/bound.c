@@ -386,20 +386,6 @@ out_free:
     return st;
 }
 
-gmux_status_t sim_refstr_opt(const sim_refstr_t *rs, uint64_t capacity_chunks, uint64_t *fetches_p,
-                             uint64_t *writebacks_p)
-{
-    if (capacity_chunks == 0)
-        return GMUX_ERR_RANGE;
-    sim_refuses_t *u;
-    gmux_status_t st = sim_refuses_create(rs, &u);
-    if (st != GMUX_OK)
-        return st;
-    st = sim_refuses_opt(u, capacity_chunks, fetches_p, writebacks_p);
-    sim_refuses_destroy(u);
-    return st;
-}
-
 /* Counts a reference that is not an end of launch: a chunk seen for the first
  * time since the start or since its free (a later reference after a free is a
  * new fetch, as in Belady's count). */
@@ -499,16 +485,17 @@ static uint32_t pick_samples(const sim_refstr_t *rs, uint64_t capacity_chunks, d
  * so the last sweep's count bounds the next sample's: a sample that cannot
  * pass *best even with it is not swept (it would not have been taken). */
 static void best_sample(const sim_refuses_t *u, uint64_t capacity_chunks, double wb_ns,
-                        const sample_t *smp, uint32_t n, sim_bq_t *q, double *best,
-                        uint32_t *best_i)
+                        const sample_t *smp, uint32_t n, sim_bq_t *q, bool prune, double *best,
+                        uint32_t *best_i, uint32_t *sweeps)
 {
     uint64_t most = UINT64_MAX; /* drops after the last sample swept */
     for (uint32_t s = 0; s < n; s++) {
-        if (most != UINT64_MAX && smp[s].end_ns + (double)most * wb_ns <= *best)
+        if (prune && most != UINT64_MAX && smp[s].end_ns + (double)most * wb_ns <= *best)
             continue;
         /* the writes of launch k land when it ends: the intervals opened at k
          * or later are written back after smp[s].end_ns, on one engine */
         uint64_t w = wb_sweep(u, smp[s].pos, smp[s].wpos, smp[s].k, capacity_chunks, q);
+        (*sweeps)++;
         double t = smp[s].end_ns + (double)w * wb_ns;
         most = w;
         if (t > *best) {
@@ -524,8 +511,17 @@ static void best_sample(const sim_refuses_t *u, uint64_t capacity_chunks, double
 gmux_status_t sim_refuses_wb_released(const sim_refuses_t *u, uint64_t capacity_chunks,
                                       double fetch_ns, double wb_ns, uint64_t *ns_p)
 {
+    uint32_t sweeps;
+    return sim_refuses_wb_released_how(u, capacity_chunks, fetch_ns, wb_ns, true, ns_p, &sweeps);
+}
+
+gmux_status_t sim_refuses_wb_released_how(const sim_refuses_t *u, uint64_t capacity_chunks,
+                                          double fetch_ns, double wb_ns, bool prune, uint64_t *ns_p,
+                                          uint32_t *sweeps_p)
+{
     const sim_refstr_t *rs = u->rs;
     *ns_p = 0;
+    *sweeps_p = 0;
     uint32_t max = COARSE_EVEN + FINE_EVEN + 17;
     sample_t *smp = malloc(max * sizeof(*smp));
     if (!smp)
@@ -542,30 +538,15 @@ gmux_status_t sim_refuses_wb_released(const sim_refuses_t *u, uint64_t capacity_
     uint32_t L = (uint32_t)rs->launches, bi = 0;
     uint32_t n = pick_samples(rs, capacity_chunks, fetch_ns, 0, L, COARSE_EVEN, true, smp, max);
     double best = 0;
-    best_sample(u, capacity_chunks, wb_ns, smp, n, &q, &best, &bi);
+    best_sample(u, capacity_chunks, wb_ns, smp, n, &q, prune, &best, &bi, sweeps_p);
     if (n) {
         uint32_t lo = bi ? smp[bi - 1].k : 0, hi = bi + 1 < n ? smp[bi + 1].k : L;
         n = pick_samples(rs, capacity_chunks, fetch_ns, lo, hi, FINE_EVEN, false, smp, max);
-        best_sample(u, capacity_chunks, wb_ns, smp, n, &q, &best, &bi);
+        best_sample(u, capacity_chunks, wb_ns, smp, n, &q, prune, &best, &bi, sweeps_p);
     }
     /* rounded down (and saturated): still a lower bound */
     *ns_p = best < 18446744073709551616.0 ? (uint64_t)best : UINT64_MAX;
     sim_bq_free(&q);
     free(smp);
     return GMUX_OK;
-}
-
-gmux_status_t sim_refstr_wb_released(const sim_refstr_t *rs, uint64_t capacity_chunks,
-                                     double fetch_ns, double wb_ns, uint64_t *ns_p)
-{
-    *ns_p = 0;
-    if (capacity_chunks == 0)
-        return GMUX_ERR_RANGE;
-    sim_refuses_t *u;
-    gmux_status_t st = sim_refuses_create(rs, &u);
-    if (st != GMUX_OK)
-        return st;
-    st = sim_refuses_wb_released(u, capacity_chunks, fetch_ns, wb_ns, ns_p);
-    sim_refuses_destroy(u);
-    return st;
 }

@@ -70,16 +70,50 @@ uint64_t sim_refstr_launches(const sim_refstr_t *rs);
 /* Partial references recorded (0 when the string was cut). */
 uint64_t sim_refstr_partial_refs(const sim_refstr_t *rs);
 
-/* OPT's fetches and the fewest write-backs for capacity_chunks;
- * GMUX_ERR_CAPACITY when one launch alone needs more than the capacity,
- * GMUX_ERR_RANGE when the string was cut at the limit. */
-gmux_status_t sim_refstr_opt(const sim_refstr_t *rs, uint64_t capacity_chunks, uint64_t *fetches_p,
-                             uint64_t *writebacks_p);
-
 /* Chunks fetched at least once by any policy: the distinct chunks referenced,
  * a chunk freed and used again counting again (0 when the string was cut). */
 uint64_t sim_refstr_distinct(const sim_refstr_t *rs);
 
+/*
+ * The terms above are computed on what no capacity changes, found once from
+ * a complete string and shared by every capacity (an oversubscription
+ * sweep): each reference's next use, each whole write's dirty-interval end,
+ * the largest launch, the distinct chunks and, on the first
+ * sim_refuses_opt_blocks, the block-level lists; every term is computed on
+ * it (a single capacity too: create, compute, destroy). rs must outlive it,
+ * unchanged.
+ * GMUX_ERR_RANGE when the string was cut (or has 2^32 launches or more).
+ * Memory: 4 bytes per reference and 4 per whole write, plus the block-level
+ * lists (sim_refuses_opt_blocks) once built.
+ */
+typedef struct sim_refuses sim_refuses_t;
+
+gmux_status_t sim_refuses_create(const sim_refstr_t *rs, sim_refuses_t **u_p);
+void sim_refuses_destroy(sim_refuses_t *u);
+/* OPT's fetches and the fewest write-backs for capacity_chunks;
+ * GMUX_ERR_CAPACITY when one launch alone needs more than the capacity,
+ * GMUX_ERR_RANGE when capacity_chunks is 0. */
+gmux_status_t sim_refuses_opt(const sim_refuses_t *u, uint64_t capacity_chunks, uint64_t *fetches_p,
+                              uint64_t *writebacks_p);
+/*
+ * sim_refuses_opt_blocks: the fetch and write-back terms at the level of
+ * fault blocks, partial references included: Belady's fetches of blocks, and
+ * the fewest dropped block dirty intervals, for a capacity of
+ * capacity_chunks * nblocks blocks (a relaxation: a chunk holding some
+ * blocks takes a whole slot in every policy). A dirty interval of a block
+ * runs from a write reference touching it to the next write touching it,
+ * else to its last reference touching it. Counts are in blocks.
+ * GMUX_ERR_RANGE as sim_refuses_opt, and also when either per-reference list
+ * (next uses; interval ends, of writes) outgrows 4 words per reference of the
+ * limit; GMUX_ERR_CAPACITY as sim_refuses_opt. The lists are built on the
+ * first call and kept (sim_refuses_drop_blocks). Memory while computing: 8
+ * bytes per chunk and 4 per block of a chunk whose blocks' values differ
+ * (three such tables at most), a queue of 4 bytes per launch and 12 per
+ * chunk, and in each list 4 bytes per reference where one value covers its
+ * blocks, 8 per group and 4 more where not.
+ */
+gmux_status_t sim_refuses_opt_blocks(sim_refuses_t *u, uint64_t capacity_chunks,
+                                     uint64_t *fetch_blocks_p, uint64_t *wb_blocks_p);
 /*
  * The write-back term with release times, a second lower bound on the
  * makespan: what launch k writes can only be written back once launch k has
@@ -91,52 +125,11 @@ uint64_t sim_refstr_distinct(const sim_refstr_t *rs);
  * chunk). *ns_p is the largest of these sums over the launches sampled: those
  * where the distinct chunks first reach each eighth of the capacity up to
  * twice it and a few spread over the run, then more between the best one's
- * neighbours. Errors as sim_refstr_opt's.
+ * neighbours. Errors as sim_refuses_opt's.
  */
-gmux_status_t sim_refstr_wb_released(const sim_refstr_t *rs, uint64_t capacity_chunks,
-                                     double fetch_ns, double wb_ns, uint64_t *ns_p);
-
-/*
- * The part of the passes above that no capacity changes, computed once from
- * a complete string and shared by every capacity (an oversubscription
- * sweep): each reference's next use, each whole write's dirty-interval end,
- * the largest launch, the distinct chunks and, on the first
- * sim_refuses_opt_blocks, the block-level lists. sim_refuses_opt,
- * sim_refuses_wb_released and sim_refuses_distinct return what the
- * sim_refstr_* ones of the same name do (which build and drop what they need
- * each call); the block-level terms are computed here only. rs must outlive
- * it, unchanged.
- * GMUX_ERR_RANGE when the string was cut (or has 2^32 launches or more).
- * Memory: 4 bytes per reference and 4 per whole write, plus the block-level
- * lists (sim_refuses_opt_blocks) once built.
- */
-typedef struct sim_refuses sim_refuses_t;
-
-gmux_status_t sim_refuses_create(const sim_refstr_t *rs, sim_refuses_t **u_p);
-void sim_refuses_destroy(sim_refuses_t *u);
-gmux_status_t sim_refuses_opt(const sim_refuses_t *u, uint64_t capacity_chunks, uint64_t *fetches_p,
-                              uint64_t *writebacks_p);
-/*
- * sim_refuses_opt_blocks: the fetch and write-back terms at the level of
- * fault blocks, partial references included: Belady's fetches of blocks, and
- * the fewest dropped block dirty intervals, for a capacity of
- * capacity_chunks * nblocks blocks (a relaxation: a chunk holding some
- * blocks takes a whole slot in every policy). A dirty interval of a block
- * runs from a write reference touching it to the next write touching it,
- * else to its last reference touching it. Counts are in blocks.
- * GMUX_ERR_RANGE as sim_refstr_opt, and also when either per-reference list
- * (next uses; interval ends, of writes) outgrows 4 words per reference of the
- * limit; GMUX_ERR_CAPACITY as sim_refstr_opt. The lists are built on the
- * first call and kept (sim_refuses_drop_blocks). Memory while computing: 8
- * bytes per chunk and 4 per block of a chunk whose blocks' values differ
- * (three such tables at most), a queue of 4 bytes per launch and 12 per
- * chunk, and in each list 4 bytes per reference where one value covers its
- * blocks, 8 per group and 4 more where not.
- */
-gmux_status_t sim_refuses_opt_blocks(sim_refuses_t *u, uint64_t capacity_chunks,
-                                     uint64_t *fetch_blocks_p, uint64_t *wb_blocks_p);
 gmux_status_t sim_refuses_wb_released(const sim_refuses_t *u, uint64_t capacity_chunks,
                                       double fetch_ns, double wb_ns, uint64_t *ns_p);
+/* The distinct chunks (sim_refstr_distinct). */
 uint64_t sim_refuses_distinct(const sim_refuses_t *u);
 /* Frees the next uses (sim_refuses_opt cannot run after), the interval ends
  * (sim_refuses_opt and sim_refuses_wb_released cannot run until

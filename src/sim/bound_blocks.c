@@ -442,7 +442,7 @@ static gmux_status_t belady(const sim_refstr_t *rs, bscratch_t *sc, uint64_t cap
     return st;
 }
 
-/* The fewest dropped block dirty intervals: the sweep of sim_refstr_opt over
+/* The fewest dropped block dirty intervals: the sweep of sim_refuses_opt over
  * blocks, dropping an open interval ending last while more than cap_blocks
  * are open at the end of a launch. */
 static gmux_status_t wb_sweep_blocks(const sim_refstr_t *rs, bscratch_t *sc, uint64_t cap_blocks,

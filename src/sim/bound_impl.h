@@ -119,4 +119,11 @@ gmux_status_t sim_refuses_fits(const sim_refuses_t *u, uint64_t capacity_chunks)
 /* Sets q up as the passes' queue: u's chunks keyed by launch index. */
 gmux_status_t sim_refuses_queue(const sim_refuses_t *u, sim_bq_t *q);
 
+/* sim_refuses_wb_released, its samples pruned as there (prune true) or all
+ * swept (false: the reference the tests compare the pruning with); *sweeps_p
+ * gets the samples swept. */
+gmux_status_t sim_refuses_wb_released_how(const sim_refuses_t *u, uint64_t capacity_chunks,
+                                          double fetch_ns, double wb_ns, bool prune, uint64_t *ns_p,
+                                          uint32_t *sweeps_p);
+
 #endif /* SIM_BOUND_IMPL_H */

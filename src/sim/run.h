@@ -158,7 +158,7 @@ typedef struct sim_bound {
      * transfer bound", item 7), bytes */
     uint64_t fetch_bytes;
     uint64_t writeback_bytes;
-    /* the write-back term with release times (sim_refstr_wb_released); 0 when
+    /* the write-back term with release times (sim_refuses_wb_released); 0 when
      * there are no write-backs to make or it cannot exceed the other terms */
     uint64_t wb_released_ns;
     bool exact;

@@ -422,6 +422,21 @@ static void run_logged(logged_t *out, eng_place_policy_t pol, uint32_t ntasks, u
     eng_engine_destroy(e);
 }
 
+/* run_a (incremental re-plans) did what run_b (full walks) did. */
+static void assert_same_runs(void)
+{
+    assert_int_equal(run_a.nlog, run_b.nlog);
+    for (uint32_t i = 0; i < 2 * run_a.nlog; i++)
+        assert_int_equal(run_a.log[i], run_b.log[i]);
+    assert_int_equal(run_a.nsteps, run_b.nsteps);
+    for (uint32_t i = 0; i < run_a.nsteps; i++)
+        assert_int_equal(run_a.steps[i], run_b.steps[i]);
+    assert_int_equal(run_a.rs.replans, run_b.rs.replans);
+    assert_int_equal(run_a.rs.repls, run_b.rs.repls);
+    assert_int_equal(run_a.rs.positions, run_b.rs.positions);
+    assert_true(run_a.rs.chunks <= run_b.rs.chunks);
+}
+
 /* The incremental re-plan after a miss gives exactly the plan of the full
  * walk over every chunk: the same transfers in the same order, the same
  * steps, the same re-plans; and it visits fewer chunks. */
@@ -459,16 +474,7 @@ static void test_incremental_replan_matches_full(void **state)
         eng_place_policy_t pol = round % 4 == 3 ? ENG_PLACE_LRU : ENG_PLACE_OPT;
         run_logged(&run_a, pol, nt, cap, look, quantum, false, seed);
         run_logged(&run_b, pol, nt, cap, look, quantum, true, seed);
-        assert_int_equal(run_a.nlog, run_b.nlog);
-        for (uint32_t i = 0; i < 2 * run_a.nlog; i++)
-            assert_int_equal(run_a.log[i], run_b.log[i]);
-        assert_int_equal(run_a.nsteps, run_b.nsteps);
-        for (uint32_t i = 0; i < run_a.nsteps; i++)
-            assert_int_equal(run_a.steps[i], run_b.steps[i]);
-        assert_int_equal(run_a.rs.replans, run_b.rs.replans);
-        assert_int_equal(run_a.rs.repls, run_b.rs.repls);
-        assert_int_equal(run_a.rs.positions, run_b.rs.positions);
-        assert_true(run_a.rs.chunks <= run_b.rs.chunks);
+        assert_same_runs();
         replans += run_a.rs.replans;
         faults += run_a.faults;
         visited_inc += run_a.rs.chunks;
@@ -477,6 +483,46 @@ static void test_incremental_replan_matches_full(void **state)
     assert_true(replans > 500); /* the cases did re-plan, often */
     assert_true(faults > replans);
     assert_true(visited_inc < visited_full);
+    use_wrong = 0;
+    reserve = 0;
+}
+
+/* The same with regions of 400 chunks, launches of up to 12 of them and long
+ * lookaheads: the re-plans list dozens of chunks with ids past 256 (sorted
+ * by id by insertion below 32, by 8-bit digits from there). */
+static void test_incremental_replan_matches_full_many(void **state)
+{
+    (void)state;
+    uint64_t s = 41;
+    int long_lists = 0;
+    for (int round = 0; round < 24; round++) {
+        use_wrong = 1 + round % 3;
+        uint32_t nt = 1 + (uint32_t)(rnd(&s) % 2);
+        tfeed_init(&feed, nt);
+        for (uint32_t t = 0; t < nt; t++) {
+            uint64_t base = 1ull << 30;
+            tfeed_alloc(&feed, t, 1, base, 400 * CH);
+            for (int k = 0; k < 50; k++) {
+                uint32_t m = (uint32_t)rnd(&s);
+                while (__builtin_popcount(m) > 12)
+                    m &= m - 1;
+                uint64_t at = base + (rnd(&s) % (400 - 32)) * CH;
+                tfeed_launch_mask(&feed, t, at, CH, m | 1, (uint32_t)rnd(&s) & m,
+                                  50 + rnd(&s) % 150);
+            }
+        }
+        reserve = (uint32_t)(rnd(&s) % 3);
+        uint32_t cap = 16 + reserve + (uint32_t)(rnd(&s) % 24);
+        uint32_t look = 20 + (uint32_t)(rnd(&s) % 40);
+        uint64_t seed = rnd(&s);
+        eng_place_policy_t pol = round % 4 == 3 ? ENG_PLACE_LRU : ENG_PLACE_OPT;
+        run_logged(&run_a, pol, nt, cap, look, 500, false, seed);
+        run_logged(&run_b, pol, nt, cap, look, 500, true, seed);
+        assert_same_runs();
+        long_lists += run_a.rs.replans > 0 && run_a.rs.chunks > 32 * run_a.rs.replans;
+    }
+    print_message("re-plans listing 32 chunks a time on average in %d of 24 rounds\n", long_lists);
+    assert_true(long_lists > 12);
     use_wrong = 0;
     reserve = 0;
 }
@@ -516,6 +562,7 @@ int main(void)
         cmocka_unit_test(test_mispredictions_fault_into_reserve),
         cmocka_unit_test(test_wrong_predictor_without_reserve),
         cmocka_unit_test(test_incremental_replan_matches_full),
+        cmocka_unit_test(test_incremental_replan_matches_full_many),
         cmocka_unit_test(test_capacity_below_working_set),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -359,6 +359,155 @@ static void test_lru_fifo_victims_match_reference(void **state)
     }
 }
 
+/* The OPT heaps as placement.c kept them until 2026-12-02 (chunk ids only,
+ * keys read from the chunks, a changed key sifted up then down): the order
+ * eng_place_dirty_at walks, which eng_migrate_clean_idle cleans in, is part
+ * of the decisions, so a cheaper heap must keep it entry for entry. */
+typedef struct ref_heap {
+    uint32_t a[64];
+    uint32_t n;
+} ref_heap_t;
+
+static bool ref_above(eng_regions_t *r, uint32_t a, uint32_t b)
+{
+    uint64_t ka = eng_regions_chunk(r, a)->key, kb = eng_regions_chunk(r, b)->key;
+    return ka != kb ? ka > kb : a > b;
+}
+
+static uint32_t ref_find(const ref_heap_t *h, uint32_t c)
+{
+    for (uint32_t i = 0; i < h->n; i++)
+        if (h->a[i] == c)
+            return i;
+    return UINT32_MAX;
+}
+
+static uint32_t ref_up(eng_regions_t *r, ref_heap_t *h, uint32_t i)
+{
+    for (; i > 0 && ref_above(r, h->a[i], h->a[(i - 1) / 2]); i = (i - 1) / 2) {
+        uint32_t t = h->a[i];
+        h->a[i] = h->a[(i - 1) / 2];
+        h->a[(i - 1) / 2] = t;
+    }
+    return i;
+}
+
+static void ref_down(eng_regions_t *r, ref_heap_t *h, uint32_t i)
+{
+    for (;;) {
+        uint32_t l = 2 * i + 1, b = i;
+        if (l < h->n && ref_above(r, h->a[l], h->a[b]))
+            b = l;
+        if (l + 1 < h->n && ref_above(r, h->a[l + 1], h->a[b]))
+            b = l + 1;
+        if (b == i)
+            return;
+        uint32_t t = h->a[i];
+        h->a[i] = h->a[b];
+        h->a[b] = t;
+        i = b;
+    }
+}
+
+static void ref_push(eng_regions_t *r, ref_heap_t *h, uint32_t c)
+{
+    h->a[h->n++] = c;
+    ref_up(r, h, h->n - 1);
+}
+
+static void ref_del(eng_regions_t *r, ref_heap_t *h, uint32_t c)
+{
+    uint32_t i = ref_find(h, c);
+    h->a[i] = h->a[--h->n];
+    if (i < h->n)
+        ref_down(r, h, ref_up(r, h, i));
+}
+
+/* Random inserts, removals, key changes (up, down, unchanged), chunks turning
+ * dirty or clean, and victim searches, on ids past the first thousand too:
+ * every victim is the farthest (key, id) after the position, and the dirty
+ * heap is the reference's entry for entry after every step. */
+static void test_opt_heaps_match_reference(void **state)
+{
+    (void)state;
+    eng_regions_t *r = make_regions(1100);
+    eng_placement_t *p;
+    assert_int_equal(eng_place_create(r, ENG_PLACE_OPT, 48, &p), GMUX_OK);
+    ref_heap_t h[2] = {{.n = 0}, {.n = 0}}; /* clean, dirty */
+    bool dirty_ref[1100] = {false};
+    uint64_t s = 2026, pos = 10;
+    int dirty_walks = 0;
+    for (uint32_t step = 0; step < 100000; step++) {
+        s = s * 6364136223846793005ull + 1442695040888963407ull;
+        uint32_t c = (uint32_t)((s >> 33) % 48);
+        c += c >= 40 ? 1040 : 0; /* ids beyond the first index block */
+        eng_chunk_t *x = eng_regions_chunk(r, c);
+        bool res = (x->flags & ENG_CHUNK_RESIDENT) != 0;
+        uint64_t key = (s >> 20) % 32 == 0 ? ENG_POS_INF : pos + (s >> 22) % 40;
+        switch ((s >> 45) % 8) {
+        case 0:
+        case 1:
+            if (!res) {
+                x->key = key;
+                x->flags =
+                    (x->flags & ~(uint32_t)ENG_CHUNK_DIRTY) | ((s >> 50) & 1 ? ENG_CHUNK_DIRTY : 0);
+                assert_int_equal(eng_place_insert(p, c), GMUX_OK);
+                dirty_ref[c] = (x->flags & ENG_CHUNK_DIRTY) != 0;
+                ref_push(r, &h[dirty_ref[c]], c);
+            }
+            break;
+        case 2:
+            if (res) {
+                eng_place_remove(p, c);
+                ref_del(r, &h[dirty_ref[c]], c);
+            }
+            break;
+        case 3:
+        case 4:
+            if (res) { /* sometimes unchanged */
+                uint32_t i = ref_find(&h[dirty_ref[c]], c);
+                set_key(r, p, c, (s >> 52) % 4 ? key : x->key);
+                ref_down(r, &h[dirty_ref[c]], ref_up(r, &h[dirty_ref[c]], i));
+            }
+            break;
+        case 5:
+            if (res) { /* written, or cleaned: the other heap */
+                ref_del(r, &h[dirty_ref[c]], c);
+                x->flags ^= ENG_CHUNK_DIRTY;
+                x->key = key;
+                eng_place_key_changed(p, c);
+                dirty_ref[c] = !dirty_ref[c];
+                ref_push(r, &h[dirty_ref[c]], c);
+            }
+            break;
+        case 6:
+            pos += (s >> 30) % 3;
+            break;
+        default: {
+            uint32_t want = ENG_NONE;
+            for (int d = 0; d < 2; d++)
+                if (h[d].n && eng_regions_chunk(r, h[d].a[0])->key > pos &&
+                    (want == ENG_NONE || ref_above(r, h[d].a[0], want)))
+                    want = h[d].a[0];
+            assert_int_equal(eng_place_victim(p, pos), want);
+            if (want != ENG_NONE && (s >> 50) & 1) {
+                assert_int_equal(eng_place_evict(p, pos), want);
+                ref_del(r, &h[dirty_ref[want]], want);
+            }
+            break;
+        }
+        }
+        for (uint32_t i = 0; i < h[1].n; i++)
+            assert_int_equal(eng_place_dirty_at(p, i), h[1].a[i]);
+        assert_int_equal(eng_place_dirty_at(p, h[1].n), ENG_NONE);
+        dirty_walks += h[1].n > 4;
+    }
+    print_message("dirty heap above 4 entries in %d of 100000 steps\n", dirty_walks);
+    assert_true(dirty_walks > 30000);
+    eng_place_destroy(p);
+    eng_regions_destroy(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -369,6 +518,7 @@ int main(void)
         cmocka_unit_test(test_opt_two_heaps_order),
         cmocka_unit_test(test_lru_fifo_skip_is_linear),
         cmocka_unit_test(test_lru_fifo_victims_match_reference),
+        cmocka_unit_test(test_opt_heaps_match_reference),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -113,7 +113,7 @@ static void test_opt_fetches_equal_exhaustive_wb_below(void **state)
             sim_refstr_end_launch(rs, 0);
         }
         uint64_t f, w, ef, ew;
-        assert_int_equal(sim_refstr_opt(rs, cap, &f, &w), GMUX_OK);
+        assert_int_equal(opt_chunks(rs, cap, &f, &w), GMUX_OK);
         exhaustive(masks, wmasks, n, cap, &ef, &ew);
         assert_int_equal(f, ef); /* Belady is optimal */
         assert_true(w <= ew);    /* a lower bound on write-backs */
@@ -145,16 +145,16 @@ static void test_wb_released(void **state)
     sim_refstr_ref(rs, 1, false);
     sim_refstr_end_launch(rs, 5);
     uint64_t f, w, ns;
-    assert_int_equal(sim_refstr_opt(rs, 1, &f, &w), GMUX_OK);
+    assert_int_equal(opt_chunks(rs, 1, &f, &w), GMUX_OK);
     assert_int_equal(f, 4);
     assert_int_equal(w, 1);
-    assert_int_equal(sim_refstr_wb_released(rs, 1, 10.0, 100.0, &ns), GMUX_OK);
+    assert_int_equal(wb_released(rs, 1, 10.0, 100.0, &ns), GMUX_OK);
     assert_int_equal(ns, 150);
     /* fetching slower than compute: launch 0 ends after its chunk arrives */
-    assert_int_equal(sim_refstr_wb_released(rs, 1, 80.0, 100.0, &ns), GMUX_OK);
+    assert_int_equal(wb_released(rs, 1, 80.0, 100.0, &ns), GMUX_OK);
     assert_int_equal(ns, 180);
     /* room for both: nothing has to leave, so only the fetches of launch 0..k */
-    assert_int_equal(sim_refstr_wb_released(rs, 2, 10.0, 100.0, &ns), GMUX_OK);
+    assert_int_equal(wb_released(rs, 2, 10.0, 100.0, &ns), GMUX_OK);
     assert_int_equal(ns, 65);
     sim_refstr_destroy(rs);
 }
@@ -173,7 +173,7 @@ static void test_frees_and_limits(void **state)
     sim_refstr_ref(rs, 0, false);
     sim_refstr_end_launch(rs, 0);
     uint64_t f, w;
-    assert_int_equal(sim_refstr_opt(rs, 1, &f, &w), GMUX_OK);
+    assert_int_equal(opt_chunks(rs, 1, &f, &w), GMUX_OK);
     assert_int_equal(f, 3);
     assert_int_equal(w, 0);
     assert_int_equal(sim_refstr_launches(rs), 3);
@@ -188,14 +188,14 @@ static void test_frees_and_limits(void **state)
     sim_refstr_end_launch(rs, 0);
     sim_refstr_ref(rs, 1, false);
     sim_refstr_end_launch(rs, 0);
-    assert_int_equal(sim_refstr_opt(rs, 1, &f, &w), GMUX_OK);
+    assert_int_equal(opt_chunks(rs, 1, &f, &w), GMUX_OK);
     assert_int_equal(f, 4);
     assert_int_equal(w, 1); /* one of the two must leave while dirty and needed */
     /* a launch needing two chunks does not fit in one */
     sim_refstr_ref(rs, 0, false);
     sim_refstr_ref(rs, 1, false);
     sim_refstr_end_launch(rs, 0);
-    assert_int_equal(sim_refstr_opt(rs, 1, &f, &w), GMUX_ERR_CAPACITY);
+    assert_int_equal(opt_chunks(rs, 1, &f, &w), GMUX_ERR_CAPACITY);
     sim_refstr_destroy(rs);
     /* past the limit the string is cut and the exact bound refused */
     assert_int_equal(sim_refstr_create(4, &rs), GMUX_OK);
@@ -204,7 +204,7 @@ static void test_frees_and_limits(void **state)
         sim_refstr_end_launch(rs, 0);
     }
     assert_false(sim_refstr_complete(rs));
-    assert_int_equal(sim_refstr_opt(rs, 1, &f, &w), GMUX_ERR_RANGE);
+    assert_int_equal(opt_chunks(rs, 1, &f, &w), GMUX_ERR_RANGE);
     sim_refstr_destroy(rs);
 }
 
@@ -227,10 +227,10 @@ static void test_partial_refs(void **state)
     sim_refstr_end_launch(rs, 10);
     uint64_t f = 99, w = 99;
     /* launch 1 needs 3 slots, partial ones included */
-    assert_int_equal(sim_refstr_opt(rs, 2, &f, &w), GMUX_ERR_CAPACITY);
+    assert_int_equal(opt_chunks(rs, 2, &f, &w), GMUX_ERR_CAPACITY);
     uint64_t ns;
-    assert_int_equal(sim_refstr_wb_released(rs, 2, 1.0, 1.0, &ns), GMUX_ERR_CAPACITY);
-    assert_int_equal(sim_refstr_opt(rs, 3, &f, &w), GMUX_OK);
+    assert_int_equal(wb_released(rs, 2, 1.0, 1.0, &ns), GMUX_ERR_CAPACITY);
+    assert_int_equal(opt_chunks(rs, 3, &f, &w), GMUX_OK);
     assert_int_equal(f, 1); /* A once */
     assert_int_equal(w, 0);
     assert_int_equal(sim_refstr_distinct(rs), 1);
@@ -279,7 +279,7 @@ static void test_blocks_equal_exhaustive(void **state)
         assert_int_equal(f, ef); /* Belady over blocks is optimal */
         assert_true(w <= ew);    /* a lower bound on block write-backs */
         /* never below the chunk-level terms, counted in blocks */
-        assert_int_equal(sim_refstr_opt(rs, cap, &cf, &cw), GMUX_OK);
+        assert_int_equal(opt_chunks(rs, cap, &cf, &cw), GMUX_OK);
         assert_true(f >= 2 * cf);
         assert_true(w >= 2 * cw);
         wb_positive += w > 0;
@@ -313,7 +313,7 @@ static void test_blocks_partial(void **state)
     sim_refstr_ref_part(rs, 1, 0x7, false);
     sim_refstr_end_launch(rs, 1);
     uint64_t f = 99, w = 99;
-    assert_int_equal(sim_refstr_opt(rs, 1, &f, &w), GMUX_OK);
+    assert_int_equal(opt_chunks(rs, 1, &f, &w), GMUX_OK);
     assert_int_equal(f, 0);
     assert_int_equal(w, 0);
     assert_int_equal(opt_blocks(rs, 1, &f, &w), GMUX_OK);
@@ -357,7 +357,7 @@ static void test_blocks_whole_equal_chunks(void **state)
         }
         uint64_t f, w, cf, cw;
         assert_int_equal(opt_blocks(rs, cap, &f, &w), GMUX_OK);
-        assert_int_equal(sim_refstr_opt(rs, cap, &cf, &cw), GMUX_OK);
+        assert_int_equal(opt_chunks(rs, cap, &cf, &cw), GMUX_OK);
         assert_int_equal(f, 4 * cf);
         assert_int_equal(w, 4 * cw);
         sim_refstr_destroy(rs);

@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "engine/launch.h"
+#include "bound_test_util.h"
 #include "sim/bound.h"
 #include "sim/device.h"
 #include "sim/predict.h"
@@ -49,7 +50,7 @@ static uint64_t chunk_bound(const sim_profile_t *prof, const sim_params_t *p, ui
                             const sim_bound_t *b)
 {
     uint64_t f, w;
-    assert_int_equal(sim_refstr_opt(prof->refs, cap, &f, &w), GMUX_OK);
+    assert_int_equal(opt_chunks(prof->refs, cap, &f, &w), GMUX_OK);
     uint64_t ns = b->compute_ns;
     double in_bps = p->fault_bps > p->h2d_bps ? p->fault_bps : p->h2d_bps;
     uint64_t tf = sim_ns_ceil((double)(f * CHUNK) * 1e9 / in_bps);

@@ -12,6 +12,7 @@
 
 #include "bound_test_util.h"
 #include "sim/bound.h"
+#include "sim/bound_impl.h"
 
 static uint64_t rnd(uint64_t *s)
 {
@@ -83,7 +84,7 @@ static void test_shared_equals_fresh(void **state)
                 assert_int_equal(sim_refuses_rebuild_ends(u), GMUX_OK);
             }
             assert_int_equal(sim_refuses_opt(u, caps[i], &f, &w), GMUX_OK);
-            assert_int_equal(sim_refstr_opt(rs, caps[i], &ef, &ew), GMUX_OK);
+            assert_int_equal(opt_chunks(rs, caps[i], &ef, &ew), GMUX_OK);
             assert_int_equal(f, ef);
             assert_int_equal(w, ew);
             assert_int_equal(sim_refuses_opt_blocks(u, caps[i], &f, &w), GMUX_OK);
@@ -92,7 +93,7 @@ static void test_shared_equals_fresh(void **state)
             assert_int_equal(w, ew);
             blocks_differ += f != 4 * ef || w != 4 * ew;
             assert_int_equal(sim_refuses_wb_released(u, caps[i] / 2 + 2, 3.0, 40.0, &ns), GMUX_OK);
-            assert_int_equal(sim_refstr_wb_released(rs, caps[i] / 2 + 2, 3.0, 40.0, &ens), GMUX_OK);
+            assert_int_equal(wb_released(rs, caps[i] / 2 + 2, 3.0, 40.0, &ens), GMUX_OK);
             assert_int_equal(ns, ens);
             released_positive += ns > 0;
         }
@@ -138,6 +139,53 @@ static void test_partial_writes_skipped(void **state)
         sim_refstr_destroy(whole);
     }
     assert_true(wb_positive > 50);
+}
+
+/* The released term skips a sample whose earliest end plus the drops of the
+ * last sample swept cannot pass the best so far (a later sample drops no
+ * more): the bound is the one sweeping every sample gives, on random strings
+ * at capacities from one launch's most up to nearly all chunks and with
+ * fetches cheaper, dearer, as dear as write-backs or free; and the pruning
+ * does skip samples in many of them (else this would show nothing). */
+static void test_released_pruning_exact(void **state)
+{
+    (void)state;
+    static const double cost[][2] = {{3.0, 40.0},  {40.0, 3.0},    {10.0, 10.0}, {0.0, 40.0},
+                                     {0.0, 300.0}, {20.0, 1000.0}, {5.0, 120.0}, {60.0, 600.0}};
+    uint64_t s = 4242;
+    int skipped = 0, positive = 0, cases = 0;
+    for (int round = 0; round < 150; round++) {
+        sim_refstr_t *rs, *whole;
+        assert_int_equal(sim_refstr_create(100000, &rs), GMUX_OK);
+        assert_int_equal(sim_refstr_create(100000, &whole), GMUX_OK);
+        build(&s, rs, whole);
+        sim_refuses_t *u;
+        assert_int_equal(sim_refuses_create(rs, &u), GMUX_OK);
+        for (uint64_t cap = 4; cap < NCH; cap++) {
+            for (size_t i = 0; i < sizeof(cost) / sizeof(cost[0]); i++) {
+                uint64_t ns = 1, all_ns = 2;
+                uint32_t sweeps = 0, all_sweeps = 0;
+                assert_int_equal(
+                    sim_refuses_wb_released_how(u, cap, cost[i][0], cost[i][1], true, &ns, &sweeps),
+                    GMUX_OK);
+                assert_int_equal(sim_refuses_wb_released_how(u, cap, cost[i][0], cost[i][1], false,
+                                                             &all_ns, &all_sweeps),
+                                 GMUX_OK);
+                assert_int_equal(ns, all_ns);
+                assert_true(sweeps <= all_sweeps);
+                skipped += sweeps < all_sweeps;
+                positive += ns > 0;
+                cases++;
+            }
+        }
+        sim_refuses_destroy(u);
+        sim_refstr_destroy(rs);
+        sim_refstr_destroy(whole);
+    }
+    print_message("pruning skipped samples in %d of %d cases, the term positive in %d\n", skipped,
+                  cases, positive);
+    assert_true(skipped > cases / 2);
+    assert_true(positive > cases / 2);
 }
 
 /* A capacity one launch does not fit is refused by every pass and leaves
@@ -194,6 +242,7 @@ int main(void)
         cmocka_unit_test(test_shared_equals_fresh),
         cmocka_unit_test(test_partial_writes_skipped),
         cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_released_pruning_exact),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
