@@ -88,7 +88,8 @@ gmux_status_t eng_tpl_db_save(const eng_predictor_t *p, const char *path, char *
     FILE *f = fopen(path, "w");
     if (!f) {
         int e = errno;
-        snprintf(err, errlen, "%s: %s", path, strerror(e));
+        char text[128]; /* strerror_r: the shim loads templates beside the program's threads */
+        snprintf(err, errlen, "%s: %s", path, strerror_r(e, text, sizeof(text)));
         return com_status_from_errno(e);
     }
     gmux_status_t st = eng_tpl_db_write(p, f);
@@ -312,7 +313,8 @@ gmux_status_t eng_tpl_db_load(eng_predictor_t *p, const char *path, char *err, s
     FILE *f = fopen(path, "rb");
     if (!f) {
         int e = errno;
-        snprintf(err, errlen, "%s: %s", path, strerror(e));
+        char text[128]; /* strerror_r: the shim loads templates beside the program's threads */
+        snprintf(err, errlen, "%s: %s", path, strerror_r(e, text, sizeof(text)));
         return com_status_from_errno(e);
     }
     char *buf = NULL;
