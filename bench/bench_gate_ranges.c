@@ -10,6 +10,19 @@
  *                  of 1,024 ranges (an eviction that lands while earlier
  *                  ones wait behind a graph capture)
  *
+ *
+ * and of taking an order out of the stored orders of the other direction
+ * (shim_gate_ranges_cut, also under gate_mu), handed over 256 ranges at a
+ * time as the daemon client does:
+ *
+ *   cut_fill_2000  an EVICT order of 2,000 ranges of 256 bytes, in address
+ *                  order, two inside each of the first 1,000 ranges of a
+ *                  full store of fills (1,024 of 4 KiB, 64 KiB apart): each
+ *                  splits a range, so the last range of the store is dropped
+ *   cut_evict_2000 the same 2,000 ranges as a FILL order against the same
+ *                  full store as a store of evictions: each cut is kept
+ *                  whole for want of room
+ *
  * Each case runs `rounds` times (argument 1, default 200) on a fresh store;
  * the figure is the best round, in microseconds per 2,000-range batch. One
  * core, nothing else timed. Output: one JSON line.
@@ -21,10 +34,12 @@
 #include "common/clock.h"
 #include "shim/gate_ranges.h"
 
-#define CAP   1024u
-#define BATCH 2000u
+#define CAP        1024u
+#define BATCH      2000u
+#define PLAN_BATCH 256u /* src/daemon/client.c */
 
-static dmn_range_t store[CAP], full[CAP], batch_sorted[BATCH], batch_random[BATCH];
+static dmn_range_t store[CAP], full[CAP], tmp[CAP], batch_sorted[BATCH], batch_random[BATCH],
+    batch_inside[BATCH];
 static volatile uint64_t sink;
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
@@ -54,6 +69,25 @@ static uint64_t best_round(const dmn_range_t *start, uint32_t n0, const dmn_rang
     return best;
 }
 
+/* The best round's time of cutting batch out of full (a fresh copy each round), in ns. */
+static uint64_t best_cut(const dmn_range_t *batch, bool keep_whole, unsigned rounds)
+{
+    uint64_t best = UINT64_MAX;
+    for (unsigned r = 0; r < rounds; r++) {
+        memcpy(store, full, sizeof(full));
+        uint32_t n = CAP, dropped = 0, whole = 0;
+        uint64_t t0 = com_clock_ns();
+        for (uint32_t i = 0; i < BATCH; i += PLAN_BATCH)
+            dropped += shim_gate_ranges_cut(store, &n, CAP, tmp, &batch[i],
+                                            BATCH - i < PLAN_BATCH ? BATCH - i : PLAN_BATCH,
+                                            keep_whole, &whole);
+        uint64_t t = com_clock_ns() - t0;
+        sink += n + dropped + whole;
+        best = t < best ? t : best;
+    }
+    return best;
+}
+
 int main(int argc, char **argv)
 {
     unsigned rounds = argc > 1 ? (unsigned)strtoul(argv[1], NULL, 10) : 200;
@@ -68,10 +102,16 @@ int main(int argc, char **argv)
     for (uint32_t i = 0; i < BATCH; i++)
         batch_random[i] =
             (dmn_range_t){base + (next_rand() % (CAP * 65536ull)) / 256 * 256, 256 + 256 * (i % 4)};
+    for (uint32_t i = 0; i < BATCH; i++)
+        batch_inside[i] = (dmn_range_t){base + (i / 2) * 65536ull + 1024 + (i % 2) * 2048, 256};
     uint64_t sorted = best_round(NULL, 0, batch_sorted, rounds);
     uint64_t random = best_round(full, CAP, batch_random, rounds);
+    uint64_t cut_fill = best_cut(batch_inside, false, rounds);
+    uint64_t cut_evict = best_cut(batch_inside, true, rounds);
     printf("{\"bench\": \"gate_evict_store\", \"rounds\": %u, \"batch\": %u, \"cap\": %u, "
-           "\"sorted_2000_us\": %.1f, \"random_2000_us\": %.1f}\n",
-           rounds, BATCH, CAP, (double)sorted / 1000.0, (double)random / 1000.0);
+           "\"sorted_2000_us\": %.1f, \"random_2000_us\": %.1f, \"cut_fill_2000_us\": %.1f, "
+           "\"cut_evict_2000_us\": %.1f}\n",
+           rounds, BATCH, CAP, (double)sorted / 1000.0, (double)random / 1000.0,
+           (double)cut_fill / 1000.0, (double)cut_evict / 1000.0);
     return 0;
 }

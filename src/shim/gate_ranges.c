@@ -3,8 +3,11 @@
 
 #include <string.h>
 
-uint32_t shim_gate_ranges_cut(dmn_range_t *v, uint32_t *n, uint32_t cap, dmn_range_t *tmp,
-                              const dmn_range_t *cut, uint32_t k, bool keep_whole, uint32_t *whole)
+/* The cuts one after the other, each with a pass over the whole store: for
+ * a store or cuts out of order (gate_ranges_in_order). */
+static uint32_t gate_ranges_cut_each(dmn_range_t *v, uint32_t *n, uint32_t cap, dmn_range_t *tmp,
+                                     const dmn_range_t *cut, uint32_t k, bool keep_whole,
+                                     uint32_t *whole)
 {
     uint32_t dropped = 0;
     for (uint32_t c = 0; c < k && *n; c++) {
@@ -41,6 +44,98 @@ uint32_t shim_gate_ranges_cut(dmn_range_t *v, uint32_t *n, uint32_t cap, dmn_ran
         *n = m;
     }
     return dropped;
+}
+
+/* Whether the n ranges of v are sorted by base, none wrapping past the end
+ * of the address space nor overlapping the next (touching is allowed), and
+ * (nonempty) none empty. */
+static bool gate_ranges_in_order(const dmn_range_t *v, uint32_t n, bool nonempty)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        if (v[i].base + v[i].len < v[i].base || (nonempty && v[i].len == 0))
+            return false;
+        if (i > 0 && v[i].base < v[i - 1].base + v[i - 1].len)
+            return false;
+    }
+    return true;
+}
+
+/*
+ * The same as gate_ranges_cut_each for a store of non-empty ranges sorted
+ * by base without overlaps and cuts sorted the same way, in one pass: a cut
+ * then only meets the ranges from where the one before stopped. The store
+ * as it stands after each cut is tmp[0, m) (below every cut to come), then
+ * up if has_up (what the last cut left of a range above it), then v[r, e)
+ * (not reached yet). It stays sorted, so the pieces the old pass dropped
+ * when a cut split a range of a full store are always the last range of it.
+ */
+static uint32_t gate_ranges_cut_merge(dmn_range_t *v, uint32_t *n, uint32_t cap, dmn_range_t *tmp,
+                                      const dmn_range_t *cut, uint32_t k, bool keep_whole,
+                                      uint32_t *whole)
+{
+    uint32_t m = 0, r = 0, e = *n, dropped = 0;
+    dmn_range_t up = {0, 0};
+    bool has_up = false;
+    for (uint32_t c = 0; c < k; c++) {
+        uint64_t lo = cut[c].base, hi = cut[c].base + cut[c].len;
+        if (has_up && up.base + up.len <= lo) {
+            tmp[m++] = up;
+            has_up = false;
+        }
+        while (r < e && v[r].base + v[r].len <= lo)
+            tmp[m++] = v[r++];
+        /* the ranges it overlaps: up and v[r, j); a, b: from the start of
+         * the first to the end of the last */
+        uint32_t over = 0, j = r;
+        uint64_t a = 0, b = 0;
+        if (has_up && up.base < hi) {
+            over = 1;
+            a = up.base;
+            b = up.base + up.len;
+        }
+        for (; j < e && v[j].base < hi; j++, over++) {
+            a = over ? a : v[j].base;
+            b = v[j].base + v[j].len;
+        }
+        if (over == 0)
+            continue;
+        bool below = a < lo;
+        bool above = b > hi;
+        uint32_t count = m + has_up + (e - r);
+        if (count - over + below + above > cap) { /* by one: a range split, store full */
+            if (keep_whole) {
+                if (whole)
+                    (*whole)++;
+                continue;
+            }
+            dropped++;
+            if (j < e)
+                e--; /* the last range of the store */
+            else
+                above = false; /* or what is left of the last above the cut */
+        }
+        if (below)
+            tmp[m++] = (dmn_range_t){a, lo - a};
+        has_up = above;
+        if (above)
+            up = (dmn_range_t){hi, b - hi};
+        r = j;
+    }
+    if (has_up)
+        tmp[m++] = up;
+    memcpy(&tmp[m], &v[r], (e - r) * sizeof(*v));
+    m += e - r;
+    memcpy(v, tmp, m * sizeof(*v));
+    *n = m;
+    return dropped;
+}
+
+uint32_t shim_gate_ranges_cut(dmn_range_t *v, uint32_t *n, uint32_t cap, dmn_range_t *tmp,
+                              const dmn_range_t *cut, uint32_t k, bool keep_whole, uint32_t *whole)
+{
+    if (*n <= cap && gate_ranges_in_order(v, *n, true) && gate_ranges_in_order(cut, k, false))
+        return gate_ranges_cut_merge(v, n, cap, tmp, cut, k, keep_whole, whole);
+    return gate_ranges_cut_each(v, n, cap, tmp, cut, k, keep_whole, whole);
 }
 
 void shim_gate_ranges_coalesce(dmn_range_t *v, uint32_t *n)

@@ -31,7 +31,11 @@
  * ranges. When the pieces of one range of cut do not all fit cap, either
  * (keep_whole) the store stays as it was for that range and *whole is
  * counted up, or the pieces beyond cap are dropped and counted in the
- * return value.
+ * return value. The cuts are taken one after the other, in the order given,
+ * and the pieces beyond cap are the last in the store's order. A store sorted
+ * by base without overlaps or empty ranges (a coalesced one among them) and
+ * cuts sorted the same way (they may touch; empty ones allowed) take one pass,
+ * O(n + k); anything else a pass over the store per cut that meets it, O(n k).
  */
 uint32_t shim_gate_ranges_cut(dmn_range_t *v, uint32_t *n, uint32_t cap, dmn_range_t *tmp,
                               const dmn_range_t *cut, uint32_t k, bool keep_whole, uint32_t *whole);

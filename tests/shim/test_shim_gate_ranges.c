@@ -1,9 +1,9 @@
 /*
  * The range arithmetic of the gate's stores of daemon orders
- * (src/shim/gate_ranges.c): cutting, storing evictions in a full store
- * without losing a byte (against the first implementation, kept here as the
- * reference), the pieces of a range outside a store, and the covering set
- * of a working set too large to announce range by range.
+ * (src/shim/gate_ranges.c): cutting (against the first implementation,
+ * kept here as the reference), storing evictions in a full store without
+ * losing a byte (against the first implementation too), the pieces of a range outside a store, and
+ * the covering set of a working set too large to announce range by range.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -213,6 +213,105 @@ static void test_cut_keeps_store_coalesced(void **state)
     assert_false(covers(v, n, 10, 30));
 }
 
+/* --- the first cut: one cut after the other, each rebuilding the whole
+ * store through tmp. The reference of the store left (range by range, in
+ * order), of the pieces dropped and of the cuts kept whole. */
+static uint32_t ref_cut(dmn_range_t *v, uint32_t *n, uint32_t cap, dmn_range_t *tmp,
+                        const dmn_range_t *cut, uint32_t k, bool keep_whole, uint32_t *whole)
+{
+    uint32_t dropped = 0;
+    for (uint32_t c = 0; c < k && *n; c++) {
+        uint64_t lo = cut[c].base, hi = cut[c].base + cut[c].len;
+        uint32_t i = 0;
+        while (i < *n && !(v[i].base < hi && lo < v[i].base + v[i].len))
+            i++;
+        if (i == *n)
+            continue;
+        uint32_t m = 0, lost = 0;
+        for (i = 0; i < *n; i++) {
+            uint64_t a = v[i].base, b = v[i].base + v[i].len;
+            bool over = a < hi && lo < b;
+            dmn_range_t piece[2] = {{a, !over    ? b - a
+                                        : a < lo ? lo - a
+                                                 : 0},
+                                    {hi, over && b > hi ? b - hi : 0}};
+            for (int j = 0; j < 2; j++) {
+                if (piece[j].len == 0)
+                    continue;
+                if (m < cap)
+                    tmp[m++] = piece[j];
+                else
+                    lost++;
+            }
+        }
+        if (lost && keep_whole) {
+            if (whole)
+                (*whole)++;
+            continue;
+        }
+        dropped += lost;
+        memcpy(v, tmp, m * sizeof(*v));
+        *n = m;
+    }
+    return dropped;
+}
+
+/* Up to max random ranges from about base on: in order (sorted, touching at
+ * times, none overlapping) or anywhere (overlaps and ties), empty ones
+ * among them where empty. Returns the count. */
+static uint32_t random_ranges(dmn_range_t *v, uint32_t max, uint64_t span, bool ordered, bool empty)
+{
+    uint32_t n = (uint32_t)rnd(max + 1);
+    uint64_t p = rnd(span / 4 + 1);
+    for (uint32_t i = 0; i < n; i++) {
+        uint64_t len = empty && rnd(6) == 0 ? 0 : 1 + rnd(span / 16 + 1);
+        if (!ordered) {
+            v[i] = (dmn_range_t){rnd(span), len};
+            continue;
+        }
+        p += rnd(3) == 0 ? 0 : rnd(span / 16 + 1); /* 0: touching the one before */
+        v[i] = (dmn_range_t){p, len};
+        p += len;
+    }
+    return n;
+}
+
+static void test_cut_matches_reference(void **state)
+{
+    (void)state;
+    enum { CAP = 24, CUTS = 40, ROUNDS = 4000 };
+    static dmn_range_t got[CAP], ref[CAP], tmp[CAP], cut[CUTS];
+    for (int round = 0; round < ROUNDS; round++) {
+        uint32_t cap = 1 + (uint32_t)rnd(CAP);
+        uint64_t span = 64 + rnd(2048);
+        /* mostly in order (the one-pass form), at times not (the fallback) */
+        bool ordered = rnd(4) != 0;
+        uint32_t n = random_ranges(got, cap, span, ordered, !ordered);
+        if (rnd(3) == 0) /* a full store */
+            while (n < cap) {
+                uint64_t last = n ? got[n - 1].base + got[n - 1].len : 0;
+                got[n++] = (dmn_range_t){last + rnd(3), 1 + rnd(8)};
+            }
+        uint32_t nr = n;
+        memcpy(ref, got, n * sizeof(*got));
+        /* several orders in turn against the same store */
+        for (int order = 0; order < 4; order++) {
+            uint32_t k = random_ranges(cut, CUTS, span, rnd(8) != 0, true);
+            bool keep = rnd(2);
+            uint32_t wg = 0, wr = 0;
+            uint32_t dg = shim_gate_ranges_cut(got, &n, cap, tmp, cut, k, keep, &wg);
+            uint32_t dr = ref_cut(ref, &nr, cap, tmp, cut, k, keep, &wr);
+            assert_int_equal(dg, dr);
+            assert_int_equal(wg, wr);
+            assert_int_equal(n, nr);
+            for (uint32_t i = 0; i < n; i++) {
+                assert_int_equal(got[i].base, ref[i].base);
+                assert_int_equal(got[i].len, ref[i].len);
+            }
+        }
+    }
+}
+
 /* --- covering sets (shim_gate_ranges_cover) */
 
 typedef struct cover_in {
@@ -341,6 +440,7 @@ int main(void)
         cmocka_unit_test(test_outside_pieces),
         cmocka_unit_test(test_add_whole_matches_reference),
         cmocka_unit_test(test_cut_keeps_store_coalesced),
+        cmocka_unit_test(test_cut_matches_reference),
         cmocka_unit_test(test_cover_fits_as_given),
         cmocka_unit_test(test_cover_joins_smallest_gaps),
         cmocka_unit_test(test_cover_ties_fill_cap),
