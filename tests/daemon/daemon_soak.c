@@ -263,6 +263,10 @@ static int check_report(const soak_opts_t *o, const dmn_report_t *rep)
             fprintf(stderr, "soak: client %d ran ungated (local mode) with the daemon up\n", i);
             return -1;
         }
+        if (LOAD(&s->open_errors) > 0) {
+            fprintf(stderr, "soak: client %d could not register with the daemon up\n", i);
+            return -1;
+        }
     }
     return 0;
 }
