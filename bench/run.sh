@@ -15,6 +15,7 @@ run "$build/bench/bench_trace"
 [[ -x "$build/bench/bench_shim" ]] && run "$build/bench/bench_shim"
 run "$build/bench/bench_gate_ranges"
 run "$build/bench/bench_daemon"
+run "$build/tests/daemon/daemon_soak" --clients 8 --seconds 300 # gmuxd churn soak (docs/daemon.md, "Soak")
 # mem simulator: speed on a streamed 10-million-launch trace (docs/benchmarks.md)
 run "$build/bench/bench_sim" 10000000
 # mem simulator: proactive vs the transfer bound and vs demand paging, every bundled workload

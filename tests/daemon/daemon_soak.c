@@ -1,0 +1,579 @@
+/*
+ * Churn soak of gmuxd with real processes: one daemon on a private socket,
+ * N client processes that open, announce random working sets, wait for the
+ * turn, hold it briefly, go idle, and now and then close and reopen; a
+ * supervisor (this process) kills a random client with SIGKILL every so
+ * often and starts a replacement. It checks, all through the run and at its
+ * end:
+ *   - the daemon is alive and answers STATUS;
+ *   - every task the daemon lists belongs to a live client, and a killed
+ *     client's task is reclaimed within --reclaim-ms;
+ *   - no client starves: each live one got a turn within --starve-ms;
+ *   - no client ever ran ungated (local mode) while the daemon was up;
+ *   - once the churn stops, exactly the N live clients are registered, and
+ *     none once they exit;
+ *   - the daemon's descriptors (/proc/PID/fd) and RSS do not grow: the
+ *     quiet count at the end equals the one at the start (slack 2), and the
+ *     peak of the last third of the run is within bounds of the first's.
+ * It prints one JSON line of figures (bench/run.sh collects it; `make check`
+ * runs a 3 s version, test_daemon_soak).
+ *
+ * Usage: daemon_soak [--clients N] [--seconds T] [--kill-ms M] [--reclaim-ms B]
+ *                    [--starve-ms B] [--placement NAME] [--seed S]
+ * Exit: 0 every invariant held, 1 one broke (said on stderr), 2 usage.
+ * Not thread-safe (one supervisor, waitpid on its own children).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/clock.h"
+#include "daemon/client.h"
+#include "drig.h"
+
+#define SOAK_MAX_CLIENTS 32
+#define SOAK_MIB         (1ull << 20)
+
+/* One client's place; the supervisor writes pid and born_ns, the client
+ * the counters (atomics: two processes share the page). */
+typedef struct soak_slot {
+    int32_t pid;
+    int32_t parked; /* the client stopped churning and holds a registration */
+    uint64_t born_ns;
+    uint64_t turns, timeouts, opens, open_errors, local_turns, last_turn_ns;
+    uint64_t wait_max_ns; /* the longest wait for a turn that was granted */
+} soak_slot_t;
+
+typedef struct soak_shared {
+    int32_t stop; /* finish churning, stay registered */
+    int32_t quit; /* close and exit */
+    soak_slot_t slot[SOAK_MAX_CLIENTS];
+} soak_shared_t;
+
+typedef struct soak_opts {
+    int clients;
+    double seconds;
+    int kill_ms, reclaim_ms, starve_ms;
+    const char *placement;
+    uint64_t seed;
+} soak_opts_t;
+
+typedef struct soak_sample {
+    uint64_t t_ns;
+    long fds, rss_kib;
+} soak_sample_t;
+
+static soak_shared_t *sh;
+static const char *soak_sock; /* the daemon's socket */
+
+#define LOAD(p)     __atomic_load_n(p, __ATOMIC_SEQ_CST)
+#define STORE(p, v) __atomic_store_n(p, v, __ATOMIC_SEQ_CST)
+#define BUMP(p)     __atomic_add_fetch(p, 1, __ATOMIC_SEQ_CST)
+
+static uint64_t rnd_next(uint64_t *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return *s;
+}
+
+static void sleep_us(uint64_t us)
+{
+    com_clock_sleep_ns(us * COM_NS_PER_US);
+}
+
+/* ---- the client processes ---- */
+
+static dmn_client_t *client_open(int i, uint64_t *rs)
+{
+    char name[32];
+    snprintf(name, sizeof(name), "soak-%d", i);
+    dmn_client_opts_t o = {0};
+    o.path = soak_sock;
+    o.name = name;
+    o.cls = DMN_CLASS_BATCH;
+    o.priority = 0; /* one level: round robin, so a starved client is a defect */
+    o.budget = (16 + rnd_next(rs) % 241) * SOAK_MIB;
+    dmn_client_t *c = NULL;
+    if (dmn_client_open(&o, &c) != GMUX_OK) {
+        BUMP(&sh->slot[i].open_errors);
+        return NULL;
+    }
+    BUMP(&sh->slot[i].opens);
+    return c;
+}
+
+/* One kernel boundary: random working set, wait (bounded), hold, go idle. */
+static void client_turn(dmn_client_t *c, soak_slot_t *s, int i, uint64_t *rs, dmn_msg_stats_t *st)
+{
+    dmn_range_t ranges[4];
+    uint32_t n = 1 + (uint32_t)(rnd_next(rs) % 4);
+    for (uint32_t k = 0; k < n; k++) {
+        ranges[k].base = 0x100000000ull * (uint64_t)(i + 1) + (rnd_next(rs) % 64) * 64 * SOAK_MIB;
+        ranges[k].len = (1 + rnd_next(rs) % 64) * SOAK_MIB;
+    }
+    dmn_client_pending(c, 1 + (uint32_t)(rnd_next(rs) % 4), ranges, n);
+    uint64_t asked = com_clock_ns();
+    if (dmn_client_wait_turn(c, 2 * COM_NS_PER_S) == GMUX_OK) {
+        uint64_t now = com_clock_ns();
+        if (dmn_client_is_local(c)) {
+            BUMP(&s->local_turns);
+        } else {
+            BUMP(&s->turns);
+            STORE(&s->last_turn_ns, now);
+            if (now - asked > LOAD(&s->wait_max_ns))
+                STORE(&s->wait_max_ns, now - asked);
+        }
+        sleep_us(rnd_next(rs) % 2000);
+        st->kernels++;
+        st->resident = ranges[0].len;
+        st->total = st->resident * n;
+        dmn_client_report(c, st);
+    } else {
+        BUMP(&s->timeouts);
+    }
+    dmn_client_idle(c);
+    sleep_us(rnd_next(rs) % 1000);
+}
+
+static int client_main(int i, uint64_t seed, uint64_t hard_deadline)
+{
+    soak_slot_t *s = &sh->slot[i];
+    uint64_t rs = seed ? seed : 1;
+    dmn_msg_stats_t st = {0, 0, 0, 0, 0, 768 * SOAK_MIB};
+    dmn_client_t *c = NULL;
+    while (!LOAD(&sh->stop) && !com_deadline_passed(hard_deadline)) {
+        if (!c && !(c = client_open(i, &rs))) {
+            sleep_us(10000);
+            continue;
+        }
+        int rounds = 1 + (int)(rnd_next(&rs) % 8);
+        for (int k = 0; k < rounds && !LOAD(&sh->stop); k++)
+            client_turn(c, s, i, &rs, &st);
+        if (rnd_next(&rs) % 3 == 0) {
+            dmn_client_close(c);
+            c = NULL;
+        }
+    }
+    while (!c && !com_deadline_passed(hard_deadline))
+        if (!(c = client_open(i, &rs)))
+            sleep_us(10000);
+    if (!c)
+        return 3;
+    STORE(&s->parked, 1);
+    while (!LOAD(&sh->quit) && !com_deadline_passed(hard_deadline)) {
+        dmn_client_poll(c);
+        sleep_us(5000);
+    }
+    dmn_client_close(c);
+    return LOAD(&sh->quit) ? 0 : 3;
+}
+
+static pid_t spawn_client(int i, uint64_t seed, uint64_t hard_deadline)
+{
+    soak_slot_t *s = &sh->slot[i];
+    memset(s, 0, sizeof(*s));
+    STORE(&s->born_ns, com_clock_ns());
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL); /* no client outlives a crashed supervisor */
+        _exit(client_main(i, seed, hard_deadline));
+    }
+    STORE(&s->pid, pid > 0 ? pid : 0);
+    return pid;
+}
+
+/* ---- the daemon's resources ---- */
+
+static long proc_fds(pid_t pid)
+{
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+    DIR *d = opendir(path);
+    if (!d)
+        return -1;
+    long n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        n += e->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+
+static long proc_rss_kib(pid_t pid)
+{
+    char path[64], line[128];
+    snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+    FILE *f = fopen(path, "r");
+    long kib = -1;
+    while (f && fgets(line, sizeof(line), f))
+        if (sscanf(line, "VmRSS: %ld", &kib) == 1)
+            break;
+    if (f)
+        fclose(f);
+    return kib;
+}
+
+/* ---- the supervisor's checks ---- */
+
+static int find_slot(const soak_opts_t *o, uint32_t pid)
+{
+    for (int i = 0; i < o->clients; i++)
+        if ((uint32_t)LOAD(&sh->slot[i].pid) == pid)
+            return i;
+    return -1;
+}
+
+static int lists_pid(const dmn_report_t *rep, uint32_t pid)
+{
+    for (uint32_t k = 0; k < rep->n_tasks; k++)
+        if (rep->tasks[k].pid == pid)
+            return 1;
+    return 0;
+}
+
+static int check_report(const soak_opts_t *o, const dmn_report_t *rep)
+{
+    for (uint32_t k = 0; k < rep->n_tasks; k++)
+        if (find_slot(o, rep->tasks[k].pid) < 0) {
+            fprintf(stderr, "soak: the daemon lists task %u of pid %u, no live client\n",
+                    rep->tasks[k].id, rep->tasks[k].pid);
+            return -1;
+        }
+    uint64_t now = com_clock_ns();
+    for (int i = 0; i < o->clients; i++) {
+        soak_slot_t *s = &sh->slot[i];
+        uint64_t last = LOAD(&s->last_turn_ns), born = LOAD(&s->born_ns);
+        uint64_t since = last > born ? last : born;
+        if (now - since > (uint64_t)o->starve_ms * COM_NS_PER_MS) {
+            fprintf(stderr, "soak: client %d (pid %d) had no turn for %.0f ms (bound %d)\n", i,
+                    (int)LOAD(&s->pid), (double)(now - since) / 1e6, o->starve_ms);
+            return -1;
+        }
+        if (LOAD(&s->local_turns) > 0) {
+            fprintf(stderr, "soak: client %d ran ungated (local mode) with the daemon up\n", i);
+            return -1;
+        }
+        if (LOAD(&s->open_errors) > 0) {
+            fprintf(stderr, "soak: client %d could not register with the daemon up\n", i);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+typedef struct soak_totals {
+    uint64_t turns, timeouts, opens, open_errors, kills, wait_max_ns;
+    double reclaim_max_ms, reclaim_sum_ms;
+} soak_totals_t;
+
+static void add_slot(soak_totals_t *t, const soak_slot_t *s)
+{
+    t->turns += LOAD(&s->turns);
+    t->timeouts += LOAD(&s->timeouts);
+    t->opens += LOAD(&s->opens);
+    t->open_errors += LOAD(&s->open_errors);
+    if (LOAD(&s->wait_max_ns) > t->wait_max_ns)
+        t->wait_max_ns = LOAD(&s->wait_max_ns);
+}
+
+/* SIGKILLs client i, measures how long the daemon keeps its task, starts a
+ * replacement. */
+static int kill_one(const soak_opts_t *o, int i, soak_totals_t *t, uint64_t *rs,
+                    uint64_t hard_deadline)
+{
+    soak_slot_t *s = &sh->slot[i];
+    pid_t victim = (pid_t)LOAD(&s->pid);
+    uint64_t t0 = com_clock_ns();
+    kill(victim, SIGKILL);
+    while (waitpid(victim, NULL, 0) < 0 && errno == EINTR)
+        ;
+    STORE(&s->pid, 0);
+    add_slot(t, s);
+    t->kills++;
+    dmn_report_t *rep = malloc(sizeof(*rep));
+    int gone = 0;
+    uint64_t bound = com_deadline_after_ns((uint64_t)o->reclaim_ms * COM_NS_PER_MS);
+    while (!gone && !com_deadline_passed(bound)) {
+        if (dmn_report_fetch(soak_sock, rep, 2000) == GMUX_OK)
+            gone = !lists_pid(rep, (uint32_t)victim);
+        if (!gone)
+            sleep_us(2000);
+    }
+    free(rep);
+    double ms = (double)(com_clock_ns() - t0) / 1e6;
+    if (!gone) {
+        fprintf(stderr, "soak: pid %d killed, its task not reclaimed within %d ms\n", (int)victim,
+                o->reclaim_ms);
+        return -1;
+    }
+    t->reclaim_sum_ms += ms;
+    if (ms > t->reclaim_max_ms)
+        t->reclaim_max_ms = ms;
+    return spawn_client(i, rnd_next(rs), hard_deadline) > 0 ? 0 : -1;
+}
+
+static int all_parked(const dmn_report_t *rep, void *arg)
+{
+    const soak_opts_t *o = arg;
+    for (int i = 0; i < o->clients; i++)
+        if (!LOAD(&sh->slot[i].parked))
+            return 0;
+    if ((int)rep->n_tasks != o->clients)
+        return 0;
+    for (int i = 0; i < o->clients; i++)
+        if (!lists_pid(rep, (uint32_t)LOAD(&sh->slot[i].pid)))
+            return 0;
+    return 1;
+}
+
+static int parse(int argc, char **argv, soak_opts_t *o)
+{
+    *o = (soak_opts_t){8, 10.0, 500, 2000, 5000, "chunk", 0};
+    for (int i = 1; i < argc; i += 2) { /* every option takes a value */
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!v)
+            return -1;
+        if (strcmp(a, "--clients") == 0)
+            o->clients = atoi(v);
+        else if (strcmp(a, "--seconds") == 0)
+            o->seconds = atof(v);
+        else if (strcmp(a, "--kill-ms") == 0)
+            o->kill_ms = atoi(v);
+        else if (strcmp(a, "--reclaim-ms") == 0)
+            o->reclaim_ms = atoi(v);
+        else if (strcmp(a, "--starve-ms") == 0)
+            o->starve_ms = atoi(v);
+        else if (strcmp(a, "--placement") == 0)
+            o->placement = v;
+        else if (strcmp(a, "--seed") == 0)
+            o->seed = strtoull(v, NULL, 0);
+        else
+            return -1;
+    }
+    if (o->clients < 1 || o->clients > SOAK_MAX_CLIENTS || o->seconds <= 0 || o->kill_ms < 1 ||
+        o->reclaim_ms < 1 || o->starve_ms < 1)
+        return -1;
+    return 0;
+}
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define SOAK_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define SOAK_SANITIZED 1
+#endif
+#endif
+#ifndef SOAK_SANITIZED
+#define SOAK_SANITIZED 0
+#endif
+
+static void take_sample(pid_t d, soak_sample_t *smp, int cap, int *n)
+{
+    if (*n < cap)
+        smp[(*n)++] = (soak_sample_t){com_clock_ns(), proc_fds(d), proc_rss_kib(d)};
+}
+
+/* The peaks of the samples taken in [from, to). */
+static void peaks(const soak_sample_t *smp, int n, uint64_t from, uint64_t to, long *fds, long *rss)
+{
+    *fds = *rss = -1;
+    for (int k = 0; k < n; k++)
+        if (smp[k].t_ns >= from && smp[k].t_ns < to) {
+            *fds = smp[k].fds > *fds ? smp[k].fds : *fds;
+            *rss = smp[k].rss_kib > *rss ? smp[k].rss_kib : *rss;
+        }
+}
+
+/* The churn: checks every 100 ms, a kill every kill_ms on average. */
+static int churn(const soak_opts_t *o, pid_t d, dmn_report_t *rep, soak_totals_t *t,
+                 soak_sample_t *smp, int cap, int *n, uint64_t *rs, uint64_t hard_deadline)
+{
+    uint64_t end = com_deadline_after_ns((uint64_t)(o->seconds * 1e9));
+    uint64_t next_kill = com_clock_ns() + (uint64_t)o->kill_ms * COM_NS_PER_MS / 2 +
+                         rnd_next(rs) % ((uint64_t)o->kill_ms * COM_NS_PER_MS);
+    while (!com_deadline_passed(end)) {
+        if (waitpid(d, NULL, WNOHANG) != 0) {
+            fprintf(stderr, "soak: gmuxd (pid %d) died\n", (int)d);
+            drig_current->daemon = -1;
+            return -1;
+        }
+        if (dmn_report_fetch(soak_sock, rep, 2000) != GMUX_OK) {
+            fprintf(stderr, "soak: gmuxd did not answer STATUS within 2 s\n");
+            return -1;
+        }
+        if (check_report(o, rep) != 0)
+            return -1;
+        take_sample(d, smp, cap, n);
+        if (com_clock_ns() >= next_kill) {
+            if (kill_one(o, (int)(rnd_next(rs) % (uint64_t)o->clients), t, rs, hard_deadline))
+                return -1;
+            next_kill = com_clock_ns() + (uint64_t)o->kill_ms * COM_NS_PER_MS / 2 +
+                        rnd_next(rs) % ((uint64_t)o->kill_ms * COM_NS_PER_MS);
+        }
+        sleep_us(100000);
+    }
+    return 0;
+}
+
+/* Stops the churn and the clients: exactly the live ones registered, then none. */
+static int wind_down(const soak_opts_t *o, pid_t d, dmn_report_t *rep, soak_totals_t *t,
+                     long *fd_end, long *rss_end)
+{
+    STORE(&sh->stop, 1);
+    if (!drig_until(drig_current, all_parked, (void *)o, 10.0, rep)) {
+        fprintf(stderr, "soak: churn stopped, yet the daemon lists %u tasks for %d clients\n",
+                rep->n_tasks, o->clients);
+        return -1;
+    }
+    sleep_us(50000); /* the daemon closes our last STATUS connection */
+    *fd_end = proc_fds(d);
+    *rss_end = proc_rss_kib(d);
+    STORE(&sh->quit, 1);
+    int rc = 0;
+    for (int i = 0; i < o->clients; i++) {
+        pid_t pid = (pid_t)LOAD(&sh->slot[i].pid);
+        int st = drig_wait(pid, 10.0);
+        STORE(&sh->slot[i].pid, 0);
+        add_slot(t, &sh->slot[i]);
+        if (st != 0) {
+            fprintf(stderr, "soak: client %d (pid %d) ended with %d\n", i, (int)pid, st);
+            rc = -1;
+        }
+    }
+    int none = 0;
+    if (!drig_until(drig_current, drig_n_tasks_is, &none, 5.0, rep)) {
+        fprintf(stderr, "soak: every client gone, the daemon still lists %u\n", rep->n_tasks);
+        rc = -1;
+    }
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    soak_opts_t o;
+    if (parse(argc, argv, &o) != 0) {
+        fprintf(stderr,
+                "usage: %s [--clients N<=%d] [--seconds T] [--kill-ms M] "
+                "[--reclaim-ms B] [--starve-ms B] [--placement NAME] [--seed S]\n",
+                argv[0], SOAK_MAX_CLIENTS);
+        return 2;
+    }
+    uint64_t rs = o.seed ? o.seed : com_clock_ns() ^ (uint64_t)getpid() << 32;
+    uint64_t seed = rs;
+    sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (sh == MAP_FAILED)
+        return 1;
+    int cap = (int)(o.seconds * 10) + 64;
+    soak_sample_t *smp = calloc((size_t)cap, sizeof(*smp));
+    dmn_report_t *rep = malloc(sizeof(*rep));
+    drig_t r;
+    drig_init(&r);
+    soak_sock = r.sock;
+    soak_totals_t t = {0};
+    int n = 0, rc = -1, want = o.clients;
+    long fd_start = -1, rss_start = -1, fd_end = -1, rss_end = -1;
+    uint64_t hard = com_deadline_after_ns((uint64_t)((o.seconds + 60) * 1e9));
+    pid_t d = drig_start_daemon(&r, 20, o.placement);
+    if (d < 0) {
+        fprintf(stderr, "soak: gmuxd did not start\n");
+        goto out;
+    }
+    for (int i = 0; i < o.clients; i++)
+        if (spawn_client(i, rnd_next(&rs), hard) <= 0)
+            goto out;
+    if (!drig_until(&r, drig_n_tasks_is, &want, 10.0, rep)) {
+        fprintf(stderr, "soak: %u of %d clients registered within 10 s\n", rep->n_tasks, want);
+        goto out;
+    }
+    sleep_us(50000);
+    fd_start = proc_fds(d);
+    rss_start = proc_rss_kib(d);
+    uint64_t t0 = com_clock_ns();
+    if (churn(&o, d, rep, &t, smp, cap, &n, &rs, hard) != 0)
+        goto out;
+    uint64_t t1 = com_clock_ns();
+    if (wind_down(&o, d, rep, &t, &fd_end, &rss_end) != 0)
+        goto out;
+    uint64_t switches = rep->switches, reclaimed = rep->reclaimed;
+    kill(d, SIGTERM);
+    int dst = drig_wait(d, 10.0);
+    r.daemon = -1;
+    long fd1, rss1, fd3, rss3;
+    uint64_t third = (t1 - t0) / 3;
+    peaks(smp, n, t0, t0 + third, &fd1, &rss1);
+    peaks(smp, n, t1 - third, t1 + 1, &fd3, &rss3);
+    rc = 0;
+    if (dst != 0) {
+        fprintf(stderr, "soak: gmuxd ended with %d on SIGTERM (want 0)\n", dst);
+        rc = -1;
+    }
+    if (t.turns == 0 || t.open_errors > 0) {
+        fprintf(stderr, "soak: %llu turns, %llu failed opens\n", (unsigned long long)t.turns,
+                (unsigned long long)t.open_errors);
+        rc = -1;
+    }
+    /* Every registration ended, each reclaimed once (a client killed between
+     * its registration and counting it is the one registration not counted). */
+    if (reclaimed < t.opens || reclaimed > t.opens + t.kills) {
+        fprintf(stderr, "soak: %llu tasks reclaimed for %llu registrations (%llu kills)\n",
+                (unsigned long long)reclaimed, (unsigned long long)t.opens,
+                (unsigned long long)t.kills);
+        rc = -1;
+    }
+    /* Quiet to quiet: the same N connections, so the same descriptors. */
+    if (fd_end > fd_start + 2) {
+        fprintf(stderr, "soak: gmuxd's descriptors grew from %ld to %ld\n", fd_start, fd_end);
+        rc = -1;
+    }
+    /* Peaks under churn: at most N reopened connections and our query differ. */
+    if (fd3 > fd1 + o.clients + 2) {
+        fprintf(stderr, "soak: descriptor peak %ld in the last third, %ld in the first\n", fd3,
+                fd1);
+        rc = -1;
+    }
+    /* A sanitizer's allocator keeps freed memory a while: RSS is reported, not judged. */
+    if (!SOAK_SANITIZED && rss3 > rss1 + (rss1 / 4 > 4096 ? rss1 / 4 : 4096)) {
+        fprintf(stderr, "soak: gmuxd's RSS peak grew from %ld KiB to %ld KiB\n", rss1, rss3);
+        rc = -1;
+    }
+    printf("{\"bench\": \"daemon_soak\", \"clients\": %d, \"seconds\": %.1f, \"seed\": %llu, "
+           "\"turns\": %llu, \"wait_timeouts\": %llu, \"wait_ms_max\": %.1f, \"opens\": %llu, "
+           "\"kills\": %llu, "
+           "\"reclaimed\": %llu, \"switches\": %llu, \"reclaim_ms_max\": %.1f, "
+           "\"reclaim_ms_mean\": %.1f, \"fd_start\": %ld, \"fd_end\": %ld, "
+           "\"fd_peak_first_third\": %ld, \"fd_peak_last_third\": %ld, \"rss_kib_start\": %ld, "
+           "\"rss_kib_end\": %ld, \"rss_kib_peak_first_third\": %ld, "
+           "\"rss_kib_peak_last_third\": %ld, \"ok\": %s}\n",
+           o.clients, (double)(t1 - t0) / 1e9, (unsigned long long)seed,
+           (unsigned long long)t.turns, (unsigned long long)t.timeouts, (double)t.wait_max_ns / 1e6,
+           (unsigned long long)t.opens, (unsigned long long)t.kills, (unsigned long long)reclaimed,
+           (unsigned long long)switches, t.reclaim_max_ms,
+           t.kills ? t.reclaim_sum_ms / (double)t.kills : 0.0, fd_start, fd_end, fd1, fd3,
+           rss_start, rss_end, rss1, rss3, rc == 0 ? "true" : "false");
+out:
+    if (rc != 0)
+        fprintf(stderr, "soak: FAILED (seed %llu)\n", (unsigned long long)seed);
+    STORE(&sh->quit, 1);
+    for (int i = 0; i < SOAK_MAX_CLIENTS; i++) {
+        pid_t pid = (pid_t)LOAD(&sh->slot[i].pid);
+        if (pid > 0) {
+            kill(pid, SIGKILL);
+            waitpid(pid, NULL, 0);
+        }
+    }
+    drig_fini(&r);
+    free(rep);
+    free(smp);
+    munmap(sh, sizeof(*sh));
+    return rc == 0 ? 0 : 1;
+}
