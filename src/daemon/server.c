@@ -251,6 +251,7 @@ static void on_readable(dmn_srv_t *s, dmn_conn_t *c)
     }
     memmove(c->buf, c->buf + off, c->len - off);
     c->len -= off;
+    dmn_conn_note_input(c, off, com_clock_ns());
 }
 
 /* Sends the plan's orders of one task of the kinds first..last, grouped by
@@ -361,8 +362,8 @@ static int poll_timeout_ms(const dmn_srv_t *s, uint64_t now)
     if (next > s->next_pid_check)
         next = s->next_pid_check;
     for (int i = 0; i < DMN_SERVER_MAX_CONNS; i++)
-        if (s->conns[i].fd >= 0 && s->conns[i].hello_by && s->conns[i].hello_by < next)
-            next = s->conns[i].hello_by;
+        if (s->conns[i].fd >= 0 && dmn_conn_deadline(&s->conns[i]) < next)
+            next = dmn_conn_deadline(&s->conns[i]);
     if (next <= now)
         return 0;
     uint64_t ms = (next - now + COM_NS_PER_MS - 1) / COM_NS_PER_MS;
@@ -452,7 +453,7 @@ gmux_status_t dmn_server_run(const dmn_server_opts_t *opts, volatile sig_atomic_
         }
         if (fds[0].revents & POLLIN)
             dmn_conn_accept_all(s);
-        dmn_conn_check_hello(s, com_clock_ns());
+        dmn_conn_check_deadlines(s, com_clock_ns());
         dmn_conn_check_pids(s, com_clock_ns());
         if (dmn_conn_check_path(s, com_clock_ns()) != 0) {
             st = GMUX_ERR_EXISTS;

@@ -14,7 +14,9 @@
  * QUERY for gmux status/top and the connection gmux run holds) within
  * DMN_SERVER_HELLO_MS of being accepted, or it is closed: a peer that connects
  * and says nothing cannot hold one of the DMN_SERVER_MAX_CONNS slots for long.
- * After its first message a connection has no such deadline, so a uid other
+ * After its first message a connection has no deadline for being silent, but a
+ * message it begins must arrive whole within DMN_SERVER_MSG_MS (else it is
+ * dropped, its task reclaimed); a uid other
  * than the daemon's (a GMUX_DAEMON_GROUP member) holds at most
  * DMN_SERVER_MAX_CONNS_PER_UID of the slots and DMN_SERVER_MAX_TASKS_PER_UID
  * tasks, and the members together leave DMN_SERVER_OWNER_CONNS connections and
@@ -65,6 +67,17 @@
  * A client sends it right after connecting; 3 s leaves a loaded host ample
  * room and frees a slot held by a silent peer soon. */
 #define DMN_SERVER_HELLO_MS 3000
+/* How long a message may take to arrive whole once its first byte came, on
+ * any connection: a peer that sends part of a header or of a payload and then
+ * nothing (its process alive: stopped, hung, hostile) is dropped at this
+ * bound and its task reclaimed as if it had been killed, one warning logged;
+ * else it would keep its slot for ever, and the turn, when it holds it, until
+ * the grace period. Clients write a message in one send; the rest of one the
+ * socket did not take follows as soon as the daemon reads (the client library
+ * gives up on a daemon that reads nothing for 2 s, DMN_ENDPOINT_SEND_WAIT_MS).
+ * 5 s is far more than a live client needs on a loaded host. Counted per
+ * message: a slow sender whose every message completes in time is kept. */
+#define DMN_SERVER_MSG_MS 5000
 /* Quantum and grace period (GMUX_DAEMON_QUANTUM_MS, _GRACE_MS, --quantum-ms)
  * are below this many milliseconds: an hour. */
 #define DMN_SERVER_MAX_MS 3600000

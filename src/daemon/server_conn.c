@@ -16,6 +16,7 @@
 #include "daemon/endpoint.h"
 
 #define HELLO_NS      ((uint64_t)DMN_SERVER_HELLO_MS * COM_NS_PER_MS)
+#define MSG_NS        ((uint64_t)DMN_SERVER_MSG_MS * COM_NS_PER_MS)
 #define PID_CHECK_NS  (200 * COM_NS_PER_MS)
 #define PATH_CHECK_NS COM_NS_PER_S
 /* Bytes a peer may leave unread before it counts as not reading its socket.
@@ -183,14 +184,37 @@ void dmn_conn_accept_all(dmn_srv_t *s)
     }
 }
 
-void dmn_conn_check_hello(dmn_srv_t *s, uint64_t now)
+void dmn_conn_note_input(dmn_conn_t *c, size_t consumed, uint64_t now)
+{
+    if (c->len == 0 || c->backlog) /* a backlog is the daemon's delay, not the peer's */
+        c->msg_by = 0;
+    else if (consumed > 0 || c->msg_by == 0) /* what is left began with the last bytes */
+        c->msg_by = now + MSG_NS;
+}
+
+uint64_t dmn_conn_deadline(const dmn_conn_t *c)
+{
+    uint64_t by = c->hello_by ? c->hello_by : UINT64_MAX;
+    return c->msg_by && c->msg_by < by ? c->msg_by : by;
+}
+
+void dmn_conn_check_deadlines(dmn_srv_t *s, uint64_t now)
 {
     for (int i = 0; i < DMN_SERVER_MAX_CONNS; i++) {
         dmn_conn_t *c = &s->conns[i];
-        if (c->fd >= 0 && c->hello_by && now >= c->hello_by) {
+        if (c->fd < 0)
+            continue;
+        if (c->hello_by && now >= c->hello_by) {
             COM_WARN(DAEMON, "pid %d sent no whole message within %d ms: closed", (int)c->pid,
                      DMN_SERVER_HELLO_MS);
             dmn_conn_drop(s, c, "silent");
+        } else if (c->msg_by && now >= c->msg_by) {
+            COM_WARN(DAEMON,
+                     "pid %d (task %u) sent %zu bytes of a message and not the rest within %d ms: "
+                     "dropped",
+                     (int)c->pid, c->slot >= 0 ? s->arb.tasks[c->slot].id : 0, c->len,
+                     DMN_SERVER_MSG_MS);
+            dmn_conn_drop(s, c, "stalled part-way through a message");
         }
     }
 }

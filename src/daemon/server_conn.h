@@ -2,7 +2,7 @@
  * gmuxd's connections, the part of the server (server.c) that is not about
  * messages: who may connect (credentials, caps, free slots; refusals logged
  * through refusals.h), the output queue that keeps the daemon from ever
- * waiting on a peer, the first-message deadline, the check for dead pids,
+ * waiting on a peer, the first-message and message deadlines, the check for dead pids,
  * and a connection's end, which reclaims its task. Internal to the server:
  * server.c and server_conn.c share these types.
  *
@@ -37,6 +37,9 @@ typedef struct dmn_conn {
     /* closed at this time unless a whole message came by then; 0 once one
      * did (server.h, DMN_SERVER_HELLO_MS) */
     uint64_t hello_by;
+    /* closed at this time unless the message begun by then is whole; 0 while
+     * buf holds no part of one (server.h, DMN_SERVER_MSG_MS) */
+    uint64_t msg_by;
 } dmn_conn_t;
 
 /* The kinds of refusal logged (refusals.h). */
@@ -111,8 +114,18 @@ void dmn_conn_flush(dmn_srv_t *s, dmn_conn_t *c);
  * closes those of a uid not allowed, over a cap, or without a slot. */
 void dmn_conn_accept_all(dmn_srv_t *s);
 
-/* Closes the connections that have not sent a whole message in time. */
-void dmn_conn_check_hello(dmn_srv_t *s, uint64_t now);
+/* After c's input was handled (consumed bytes of whole messages taken from
+ * its buffer, c->len left): starts the clock of a message begun, or stops it
+ * once none is (DMN_SERVER_MSG_MS). */
+void dmn_conn_note_input(dmn_conn_t *c, size_t consumed, uint64_t now);
+
+/* c's next deadline (first message, or one begun): UINT64_MAX when none. */
+uint64_t dmn_conn_deadline(const dmn_conn_t *c);
+
+/* Closes the connections that have not sent a whole message in time: their
+ * first (DMN_SERVER_HELLO_MS), or one they began (DMN_SERVER_MSG_MS); a
+ * registered one's task is reclaimed. */
+void dmn_conn_check_deadlines(dmn_srv_t *s, uint64_t now);
 
 /* Drops, every 200 ms, registered connections whose process is gone. */
 void dmn_conn_check_pids(dmn_srv_t *s, uint64_t now);

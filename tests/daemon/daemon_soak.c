@@ -16,7 +16,12 @@
  *     quiet count at the end equals the one at the start (slack 2), and the
  *     peak of the last third of the run is within bounds of the first's.
  * It prints one JSON line of figures (bench/run.sh collects it; `make check`
- * runs a 3 s version, test_daemon_soak).
+ * runs a 3 s version, test_daemon_soak). To tell the daemon's delays from the
+ * host's, it splits each reclaim into kill-to-reaped (the victim's exit, which
+ * closes its socket) and reaped-to-gone, counts the waits unanswered after 2 s
+ * by the state a STATUS gives the task right after, and says on stderr, with
+ * CLOCK_MONOTONIC times, every reclaim over 100 ms, grant after 1 s and
+ * unanswered wait.
  *
  * Usage: daemon_soak [--clients N] [--seconds T] [--kill-ms M] [--reclaim-ms B]
  *                    [--starve-ms B] [--placement NAME] [--seed S]
@@ -49,6 +54,11 @@ typedef struct soak_slot {
     uint64_t born_ns;
     uint64_t turns, timeouts, opens, open_errors, local_turns, last_turn_ns;
     uint64_t wait_max_ns; /* the longest wait for a turn that was granted */
+    /* waits unanswered after 2 s, by the state the daemon gave the task in a
+     * STATUS asked right after: DMN_STATE_*, and 4: not listed or no answer */
+    uint64_t timeout_as[5];
+    /* of those still pending: how many had another task holding the turn */
+    uint64_t timeout_held;
 } soak_slot_t;
 
 typedef struct soak_shared {
@@ -88,6 +98,33 @@ static uint64_t rnd_next(uint64_t *s)
 static void sleep_us(uint64_t us)
 {
     com_clock_sleep_ns(us * COM_NS_PER_US);
+}
+
+/* After a wait unanswered: what the daemon says of this task (and of the
+ * holder) now, counted by state and said on stderr. */
+static void classify_timeout(dmn_client_t *c, soak_slot_t *s, int i)
+{
+    dmn_report_t *rep = malloc(sizeof(*rep));
+    uint32_t id = dmn_client_task_id(c), state = 4, holder = 0, hstate = 0;
+    uint64_t hrun = 0;
+    if (rep && dmn_report_fetch(soak_sock, rep, 2000) == GMUX_OK)
+        for (uint32_t k = 0; k < rep->n_tasks; k++) {
+            const dmn_status_task_t *t = &rep->tasks[k];
+            if (t->id == id)
+                state = t->state;
+            else if (t->state == DMN_STATE_RUNNING || t->state == DMN_STATE_REVOKED)
+                holder = t->pid, hstate = t->state, hrun = t->run_ns;
+        }
+    free(rep);
+    BUMP(&s->timeout_as[state]);
+    if (state == DMN_STATE_PENDING && holder)
+        BUMP(&s->timeout_held);
+    fprintf(stderr,
+            "soak: client %d (pid %d, task %u) unanswered after 2 s at %.3f s: daemon says %s; "
+            "holder pid %u %s (held %.1f ms)\n",
+            i, (int)getpid(), id, (double)com_clock_ns() / 1e9,
+            state < 4 ? dmn_state_name(state) : "not listed", holder,
+            holder ? dmn_state_name(hstate) : "none", (double)hrun / 1e6);
 }
 
 /* ---- the client processes ---- */
@@ -131,6 +168,9 @@ static void client_turn(dmn_client_t *c, soak_slot_t *s, int i, uint64_t *rs, dm
             STORE(&s->last_turn_ns, now);
             if (now - asked > LOAD(&s->wait_max_ns))
                 STORE(&s->wait_max_ns, now - asked);
+            if (now - asked > COM_NS_PER_S) /* to set beside the daemon's log */
+                fprintf(stderr, "soak: client %d (pid %d) granted after %.1f ms at %.3f s\n", i,
+                        (int)getpid(), (double)(now - asked) / 1e6, (double)now / 1e9);
         }
         sleep_us(rnd_next(rs) % 2000);
         st->kernels++;
@@ -139,6 +179,7 @@ static void client_turn(dmn_client_t *c, soak_slot_t *s, int i, uint64_t *rs, dm
         dmn_client_report(c, st);
     } else {
         BUMP(&s->timeouts);
+        classify_timeout(c, s, i);
     }
     dmn_client_idle(c);
     sleep_us(rnd_next(rs) % 1000);
@@ -273,7 +314,10 @@ static int check_report(const soak_opts_t *o, const dmn_report_t *rep)
 
 typedef struct soak_totals {
     uint64_t turns, timeouts, opens, open_errors, kills, wait_max_ns;
-    double reclaim_max_ms, reclaim_sum_ms;
+    uint64_t timeout_as[5], timeout_held;
+    /* a reclaim's two parts: kill to reaped (the victim's exit, which closes
+     * its socket), reaped to the STATUS without it */
+    double reclaim_max_ms, reclaim_sum_ms, reap_max_ms, after_reap_max_ms;
 } soak_totals_t;
 
 static void add_slot(soak_totals_t *t, const soak_slot_t *s)
@@ -284,6 +328,9 @@ static void add_slot(soak_totals_t *t, const soak_slot_t *s)
     t->open_errors += LOAD(&s->open_errors);
     if (LOAD(&s->wait_max_ns) > t->wait_max_ns)
         t->wait_max_ns = LOAD(&s->wait_max_ns);
+    for (int k = 0; k < 5; k++)
+        t->timeout_as[k] += LOAD(&s->timeout_as[k]);
+    t->timeout_held += LOAD(&s->timeout_held);
 }
 
 /* SIGKILLs client i, measures how long the daemon keeps its task, starts a
@@ -297,6 +344,7 @@ static int kill_one(const soak_opts_t *o, int i, soak_totals_t *t, uint64_t *rs,
     kill(victim, SIGKILL);
     while (waitpid(victim, NULL, 0) < 0 && errno == EINTR)
         ;
+    uint64_t reaped = com_clock_ns();
     STORE(&s->pid, 0);
     add_slot(t, s);
     t->kills++;
@@ -310,7 +358,15 @@ static int kill_one(const soak_opts_t *o, int i, soak_totals_t *t, uint64_t *rs,
             sleep_us(2000);
     }
     free(rep);
-    double ms = (double)(com_clock_ns() - t0) / 1e6;
+    uint64_t t2 = com_clock_ns();
+    double ms = (double)(t2 - t0) / 1e6, reap_ms = (double)(reaped - t0) / 1e6;
+    if (ms > 100.0) /* the times, to set beside the daemon's log (GMUX_LOG=daemon=info) */
+        fprintf(stderr, "soak: pid %d killed at %.3f s: reaped %.1f ms after, gone %.1f ms after\n",
+                (int)victim, (double)t0 / 1e9, reap_ms, ms);
+    if (reap_ms > t->reap_max_ms)
+        t->reap_max_ms = reap_ms;
+    if (ms - reap_ms > t->after_reap_max_ms)
+        t->after_reap_max_ms = ms - reap_ms;
     if (!gone) {
         fprintf(stderr, "soak: pid %d killed, its task not reclaimed within %d ms\n", (int)victim,
                 o->reclaim_ms);
@@ -546,20 +602,26 @@ int main(int argc, char **argv)
         fprintf(stderr, "soak: gmuxd's RSS peak grew from %ld KiB to %ld KiB\n", rss1, rss3);
         rc = -1;
     }
-    printf("{\"bench\": \"daemon_soak\", \"clients\": %d, \"seconds\": %.1f, \"seed\": %llu, "
-           "\"turns\": %llu, \"wait_timeouts\": %llu, \"wait_ms_max\": %.1f, \"opens\": %llu, "
-           "\"kills\": %llu, "
-           "\"reclaimed\": %llu, \"switches\": %llu, \"reclaim_ms_max\": %.1f, "
-           "\"reclaim_ms_mean\": %.1f, \"fd_start\": %ld, \"fd_end\": %ld, "
-           "\"fd_peak_first_third\": %ld, \"fd_peak_last_third\": %ld, \"rss_kib_start\": %ld, "
-           "\"rss_kib_end\": %ld, \"rss_kib_peak_first_third\": %ld, "
-           "\"rss_kib_peak_last_third\": %ld, \"ok\": %s}\n",
-           o.clients, (double)(t1 - t0) / 1e9, (unsigned long long)seed,
-           (unsigned long long)t.turns, (unsigned long long)t.timeouts, (double)t.wait_max_ns / 1e6,
-           (unsigned long long)t.opens, (unsigned long long)t.kills, (unsigned long long)reclaimed,
-           (unsigned long long)switches, t.reclaim_max_ms,
-           t.kills ? t.reclaim_sum_ms / (double)t.kills : 0.0, fd_start, fd_end, fd1, fd3,
-           rss_start, rss_end, rss1, rss3, rc == 0 ? "true" : "false");
+    printf(
+        "{\"bench\": \"daemon_soak\", \"clients\": %d, \"seconds\": %.1f, \"seed\": %llu, "
+        "\"turns\": %llu, \"wait_timeouts\": %llu, \"wait_ms_max\": %.1f, \"opens\": %llu, "
+        "\"kills\": %llu, "
+        "\"reclaimed\": %llu, \"switches\": %llu, \"reclaim_ms_max\": %.1f, "
+        "\"reclaim_ms_mean\": %.1f, \"reap_ms_max\": %.1f, \"after_reap_ms_max\": %.1f, "
+        "\"timeouts_pending\": %llu, \"timeouts_pending_held\": %llu, "
+        "\"timeouts_running\": %llu, \"timeouts_other\": %llu, \"fd_start\": %ld, \"fd_end\": %ld, "
+        "\"fd_peak_first_third\": %ld, \"fd_peak_last_third\": %ld, \"rss_kib_start\": %ld, "
+        "\"rss_kib_end\": %ld, \"rss_kib_peak_first_third\": %ld, "
+        "\"rss_kib_peak_last_third\": %ld, \"ok\": %s}\n",
+        o.clients, (double)(t1 - t0) / 1e9, (unsigned long long)seed, (unsigned long long)t.turns,
+        (unsigned long long)t.timeouts, (double)t.wait_max_ns / 1e6, (unsigned long long)t.opens,
+        (unsigned long long)t.kills, (unsigned long long)reclaimed, (unsigned long long)switches,
+        t.reclaim_max_ms, t.kills ? t.reclaim_sum_ms / (double)t.kills : 0.0, t.reap_max_ms,
+        t.after_reap_max_ms, (unsigned long long)t.timeout_as[DMN_STATE_PENDING],
+        (unsigned long long)t.timeout_held,
+        (unsigned long long)(t.timeout_as[DMN_STATE_RUNNING] + t.timeout_as[DMN_STATE_REVOKED]),
+        (unsigned long long)(t.timeout_as[DMN_STATE_IDLE] + t.timeout_as[4]), fd_start, fd_end, fd1,
+        fd3, rss_start, rss_end, rss1, rss3, rc == 0 ? "true" : "false");
 out:
     if (rc != 0)
         fprintf(stderr, "soak: FAILED (seed %llu)\n", (unsigned long long)seed);

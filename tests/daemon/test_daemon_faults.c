@@ -334,8 +334,9 @@ static void test_silent_connections_closed(void **state)
 /* Half a message, then nothing: the daemon waits for no peer. Before its
  * first whole message a connection that stalls part-way is closed at the
  * first-message deadline like a silent one; a registered task that stalls
- * part-way keeps its connection, the others are served meanwhile, and the
- * rest of its message, when it comes, completes it. */
+ * part-way keeps its connection for a while (DMN_SERVER_MSG_MS: past it,
+ * test_daemon_stall), the others are served meanwhile, and the rest of its
+ * message, when it comes, completes it. */
 static void test_partial_message_stalls(void **state)
 {
     (void)state;

@@ -265,8 +265,13 @@ size_t gh_started_in(const gh_out_t *o, unsigned long long from, unsigned long l
 
 void gh_init(void)
 {
-    snprintf(gh_dir, sizeof(gh_dir), "/tmp/gmux_gate_%d", (int)getpid());
-    mkdir(gh_dir, 0700);
+    /* mkdtemp: a folder of our own (0700), never one planted under a name
+     * guessed from the pid, which mkdir failing on EEXIST used to accept */
+    snprintf(gh_dir, sizeof(gh_dir), "/tmp/gmux_gate_XXXXXX");
+    if (!mkdtemp(gh_dir)) {
+        perror("gh_init: mkdtemp");
+        abort();
+    }
     snprintf(gh_sock, sizeof(gh_sock), "%s/gmuxd.sock", gh_dir);
     setenv("GMUX_GATE_IDLE_MS", "200", 1);
     setenv("GMUX_POLICY", "proactive", 1);

@@ -1,0 +1,222 @@
+/*
+ * Integration tests of gmuxd with real processes: peers that stop part-way
+ * through a message (server.h, DMN_SERVER_MSG_MS). A registered task that
+ * sent half a header or half a payload and then nothing, its process alive,
+ * used to keep its slot for ever, and the turn until the grace period took
+ * it. Now its connection is dropped and its task reclaimed like a killed
+ * one; a slow sender whose every message completes in time is kept however
+ * long it goes on.
+ * They assert behaviour, with long deadlines so a loaded machine slows them
+ * down without failing them.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <cmocka.h>
+
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "common/clock.h"
+#include "daemon/endpoint.h"
+#include "daemon/server.h"
+#include "drig.h"
+
+static dmn_report_t rep;
+static uint8_t buf[DMN_PROTO_MAX_MSG];
+
+static int raw_connect(drig_t *r)
+{
+    int fd;
+    assert_int_equal(dmn_endpoint_connect(r->sock, &fd), GMUX_OK);
+    return fd;
+}
+
+/* Whether the daemon closes fd within timeout_s (EOF or reset); what it sent
+ * before is read and dropped. */
+static int closed_by_peer(int fd, double timeout_s)
+{
+    uint64_t deadline = com_deadline_after_ns((uint64_t)(timeout_s * 1e9));
+    char b[4096];
+    while (!com_deadline_passed(deadline)) {
+        ssize_t n = recv(fd, b, sizeof(b), MSG_DONTWAIT);
+        if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
+            return 1;
+        if (n < 0)
+            com_clock_sleep_ns(5 * COM_NS_PER_MS);
+    }
+    return 0;
+}
+
+/* Reads one whole message into buf and *m within timeout_s: its type, or -1
+ * (end of file, an error, undecodable, the timeout). */
+static int raw_read(int fd, dmn_msg_t *m, double timeout_s)
+{
+    uint64_t deadline = com_deadline_after_ns((uint64_t)(timeout_s * 1e9));
+    size_t len = 0, want = DMN_PROTO_HDR_SIZE;
+    dmn_hdr_t h = {0};
+    while (len < want) {
+        struct pollfd pf = {fd, POLLIN, 0};
+        if (com_deadline_passed(deadline) || poll(&pf, 1, 10) < 0)
+            return -1;
+        ssize_t n = recv(fd, buf + len, want - len, MSG_DONTWAIT);
+        if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
+            return -1;
+        len += n > 0 ? (size_t)n : 0;
+        if (len == DMN_PROTO_HDR_SIZE && want == DMN_PROTO_HDR_SIZE) {
+            if (dmn_proto_read_hdr(buf, len, &h) != GMUX_OK)
+                return -1;
+            want += h.length;
+        }
+    }
+    return dmn_proto_decode(buf, len, m) == GMUX_OK ? (int)h.type : -1;
+}
+
+/* Reads messages until one of type want came (1) or timeout_s passed (0). */
+static int read_until(int fd, int want, double timeout_s)
+{
+    uint64_t deadline = com_deadline_after_ns((uint64_t)(timeout_s * 1e9));
+    dmn_msg_t m;
+    while (!com_deadline_passed(deadline)) {
+        int t = raw_read(fd, &m, 1.0);
+        if (t == want)
+            return 1;
+    }
+    return 0;
+}
+
+static int raw_register(drig_t *r, const char *name)
+{
+    int fd = raw_connect(r);
+    dmn_msg_register_t reg = {0, DMN_CLASS_BATCH, 0, 0, 0, {0}};
+    snprintf(reg.name, sizeof(reg.name), "%s", name);
+    size_t n = dmn_proto_encode_register(buf, sizeof(buf), 1, &reg);
+    assert_int_equal(send(fd, buf, n, MSG_NOSIGNAL), (ssize_t)n);
+    dmn_msg_t m;
+    assert_int_equal(raw_read(fd, &m, 10.0), DMN_MSG_REGISTERED);
+    return fd;
+}
+
+/* A PENDING of `n` ranges into out: its size. */
+static size_t pending(uint8_t *out, size_t cap, uint32_t seq, uint32_t n)
+{
+    dmn_range_t ranges[8];
+    for (uint32_t i = 0; i < n && i < 8; i++)
+        ranges[i] = (dmn_range_t){0x100000000ull + i * (4ull << 20), 1ull << 20};
+    size_t len = dmn_proto_encode_ranges(out, cap, seq, DMN_MSG_PENDING, 1, 0, ranges, n);
+    assert_true(len > DMN_PROTO_HDR_SIZE);
+    return len;
+}
+
+static int only_waiter(const dmn_report_t *r, void *arg)
+{
+    (void)arg;
+    return r->n_tasks == 1 && strcmp(r->tasks[0].name, "waiter") == 0;
+}
+
+/* The turn's holder stops half-way through a header, a second task half-way
+ * through a payload; both stay alive (this process holds their sockets).
+ * Both connections are closed within the bound (and a margin), both tasks
+ * reclaimed, and the task that waited gets the turn. */
+static void test_stalled_peers_dropped(void **state)
+{
+    (void)state;
+    static drig_t r;
+    drig_init(&r);
+    assert_true(drig_start_daemon(&r, 10, "none") > 0);
+    int holder = raw_register(&r, "holder");
+    size_t n = pending(buf, sizeof(buf), 2, 1);
+    assert_int_equal(send(holder, buf, n, MSG_NOSIGNAL), (ssize_t)n);
+    assert_true(read_until(holder, DMN_MSG_GRANT, 10.0));
+    int waiter = raw_register(&r, "waiter");
+    int payload = raw_register(&r, "payload");
+    assert_int_equal(dmn_report_fetch(r.sock, &rep, 5000), GMUX_OK);
+    uint64_t reclaimed_before = rep.reclaimed;
+
+    uint8_t half[DMN_PROTO_MAX_MSG];
+    n = dmn_proto_encode_empty(half, sizeof(half), 3, DMN_MSG_IDLE);
+    assert_int_equal(send(holder, half, DMN_PROTO_HDR_SIZE / 2, MSG_NOSIGNAL),
+                     DMN_PROTO_HDR_SIZE / 2);
+    n = pending(half, sizeof(half), 2, 8);
+    size_t part = DMN_PROTO_HDR_SIZE + (n - DMN_PROTO_HDR_SIZE) / 2;
+    assert_int_equal(send(payload, half, part, MSG_NOSIGNAL), (ssize_t)part);
+    n = pending(buf, sizeof(buf), 2, 1);
+    assert_int_equal(send(waiter, buf, n, MSG_NOSIGNAL), (ssize_t)n);
+
+    double bound_s = 20.0 + DMN_SERVER_MSG_MS / 1000.0;
+    int holder_closed = closed_by_peer(holder, bound_s);
+    int payload_closed = closed_by_peer(payload, bound_s);
+    if (!holder_closed || !payload_closed)
+        fprintf(stderr, "stalled connections kept: holder %s, payload %s\n",
+                holder_closed ? "closed" : "open", payload_closed ? "closed" : "open");
+    assert_true(holder_closed);
+    assert_true(payload_closed);
+    assert_true(drig_until(&r, only_waiter, NULL, 10.0, &rep));
+    assert_int_equal(rep.reclaimed, reclaimed_before + 2);
+    assert_true(read_until(waiter, DMN_MSG_GRANT, 10.0));
+    close(holder);
+    close(payload);
+    close(waiter);
+    drig_fini(&r);
+}
+
+/* A slow sender: five messages written in six pieces, each piece the end of
+ * one message and the start of the next, a quarter of the bound apart. The
+ * whole takes longer than the bound, each message a quarter of it: the task
+ * keeps its connection (the bound is per message, counted from its first
+ * byte), and its last message, a QUERY, is answered. */
+static void test_slow_complete_sender_kept(void **state)
+{
+    (void)state;
+    static drig_t r;
+    static uint8_t stream[5 * 512];
+    drig_init(&r);
+    assert_true(drig_start_daemon(&r, 10, "none") > 0);
+    int fd = raw_register(&r, "slow");
+    size_t at[6] = {0}, len = 0; /* at[i]: where message i starts */
+    dmn_msg_stats_t st = {1, 2, 3, 4, 5, 6};
+    len += pending(stream + len, sizeof(stream) - len, 2, 3);
+    at[1] = len;
+    len += dmn_proto_encode_stats(stream + len, sizeof(stream) - len, 3, &st);
+    at[2] = len;
+    len += dmn_proto_encode_empty(stream + len, sizeof(stream) - len, 4, DMN_MSG_IDLE);
+    at[3] = len;
+    len += pending(stream + len, sizeof(stream) - len, 5, 2);
+    at[4] = len;
+    len += dmn_proto_encode_empty(stream + len, sizeof(stream) - len, 6, DMN_MSG_QUERY);
+    at[5] = len;
+    assert_true(at[4] < at[5] && at[5] <= sizeof(stream));
+    size_t from = 0;
+    uint64_t t0 = com_clock_ns();
+    for (int i = 0; i <= 5; i++) {
+        size_t to = i < 5 ? at[i] + (at[i + 1] - at[i]) / 2 : len; /* the middle of message i */
+        assert_int_equal(send(fd, stream + from, to - from, MSG_NOSIGNAL), (ssize_t)(to - from));
+        from = to;
+        if (i < 5)
+            com_clock_sleep_ns((uint64_t)DMN_SERVER_MSG_MS * COM_NS_PER_MS / 4);
+    }
+    assert_true(com_clock_ns() - t0 > (uint64_t)DMN_SERVER_MSG_MS * COM_NS_PER_MS);
+    assert_true(read_until(fd, DMN_MSG_STATUS, 10.0));
+    assert_int_equal(dmn_report_fetch(r.sock, &rep, 5000), GMUX_OK);
+    assert_int_equal(rep.n_tasks, 1);
+    assert_string_equal(rep.tasks[0].name, "slow");
+    assert_int_equal(rep.reclaimed, 0);
+    close(fd);
+    drig_fini(&r);
+}
+
+int main(void)
+{
+    signal(SIGPIPE, SIG_IGN);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_teardown(test_stalled_peers_dropped, drig_teardown),
+        cmocka_unit_test_teardown(test_slow_complete_sender_kept, drig_teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
