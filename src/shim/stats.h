@@ -56,7 +56,8 @@
     X(trace_evictions) /* regions moved to the host before a probed launch (recording) */          \
     X(predicted_launches) /* launches whose prefetch the predictor chose (predict.c) */            \
     X(template_launches)  /* of those, launches a template narrowed below whole regions */         \
-    X(ws_coarsened)       /* working sets announced to gmuxd with gaps covered (over 1024 ranges) */
+    X(ws_coarsened) /* working sets announced to gmuxd with gaps covered (over 1024 ranges) */     \
+    X(ws_builds)    /* working sets rebuilt from the region table: at a wait after a change */
 
 #define SHIM_STATS_FIELD_(name) _Atomic uint64_t name;
 typedef struct shim_stats {
