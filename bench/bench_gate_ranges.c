@@ -18,10 +18,19 @@
  *   cut_fill_2000  an EVICT order of 2,000 ranges of 256 bytes, in address
  *                  order, two inside each of the first 1,000 ranges of a
  *                  full store of fills (1,024 of 4 KiB, 64 KiB apart): each
- *                  splits a range, so the last range of the store is dropped
+ *                  splits a range, so the store gives up its smaller piece
  *   cut_evict_2000 the same 2,000 ranges as a FILL order against the same
  *                  full store as a store of evictions: each cut is kept
  *                  whole for want of room
+ *   cut_ahead_2000 the EVICT order of cut_fill_2000 against a store of fills
+ *                  ahead filled by two plans of 512 ranges (4 KiB, 128 KiB
+ *                  apart, the second 64 KiB above the first) stored as
+ *                  shim_gate_ranges_add_fill keeps them (sorted); before, the
+ *                  gate kept them in arrival order, and the cut took a pass
+ *                  over the store for each range of the order
+ *   add_fill_2000  a FILL order of 2,000 ranges of 256 bytes, 512 apart, in
+ *                  address order, into an empty store of fills: the last
+ *                  976 find it full and are given up
  *
  * Each case runs `rounds` times (argument 1, default 200) on a fresh store;
  * the figure is the best round, in microseconds per 2,000-range batch. One
@@ -38,8 +47,8 @@
 #define BATCH      2000u
 #define PLAN_BATCH 256u /* src/daemon/client.c */
 
-static dmn_range_t store[CAP], full[CAP], tmp[CAP], batch_sorted[BATCH], batch_random[BATCH],
-    batch_inside[BATCH];
+static dmn_range_t store[CAP], full[CAP], ahead[CAP], tmp[CAP], batch_sorted[BATCH],
+    batch_random[BATCH], batch_inside[BATCH];
 static volatile uint64_t sink;
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
@@ -69,18 +78,36 @@ static uint64_t best_round(const dmn_range_t *start, uint32_t n0, const dmn_rang
     return best;
 }
 
-/* The best round's time of cutting batch out of full (a fresh copy each round), in ns. */
-static uint64_t best_cut(const dmn_range_t *batch, bool keep_whole, unsigned rounds)
+/* The best round's time of storing batch as fills into an empty store, in ns. */
+static uint64_t best_fill(const dmn_range_t *batch, unsigned rounds)
 {
     uint64_t best = UINT64_MAX;
     for (unsigned r = 0; r < rounds; r++) {
-        memcpy(store, full, sizeof(full));
-        uint32_t n = CAP, dropped = 0, whole = 0;
+        uint32_t n = 0;
+        uint64_t lost = 0, t0 = com_clock_ns();
+        for (uint32_t i = 0; i < BATCH; i++)
+            lost += shim_gate_ranges_add_fill(store, &n, CAP, batch[i]);
+        uint64_t t = com_clock_ns() - t0;
+        sink += n + lost;
+        best = t < best ? t : best;
+    }
+    return best;
+}
+
+/* The best round's time of cutting batch out of start (a fresh copy of its
+ * n0 ranges each round), in ns. */
+static uint64_t best_cut(const dmn_range_t *start, uint32_t n0, const dmn_range_t *batch,
+                         bool keep_whole, unsigned rounds)
+{
+    uint64_t best = UINT64_MAX;
+    for (unsigned r = 0; r < rounds; r++) {
+        memcpy(store, start, n0 * sizeof(*store));
+        uint32_t n = n0, dropped = 0, whole = 0;
         uint64_t t0 = com_clock_ns();
         for (uint32_t i = 0; i < BATCH; i += PLAN_BATCH)
             dropped += shim_gate_ranges_cut(store, &n, CAP, tmp, &batch[i],
                                             BATCH - i < PLAN_BATCH ? BATCH - i : PLAN_BATCH,
-                                            keep_whole, &whole);
+                                            keep_whole, &whole, NULL);
         uint64_t t = com_clock_ns() - t0;
         sink += n + dropped + whole;
         best = t < best ? t : best;
@@ -106,12 +133,22 @@ int main(int argc, char **argv)
         batch_inside[i] = (dmn_range_t){base + (i / 2) * 65536ull + 1024 + (i % 2) * 2048, 256};
     uint64_t sorted = best_round(NULL, 0, batch_sorted, rounds);
     uint64_t random = best_round(full, CAP, batch_random, rounds);
-    uint64_t cut_fill = best_cut(batch_inside, false, rounds);
-    uint64_t cut_evict = best_cut(batch_inside, true, rounds);
-    printf("{\"bench\": \"gate_evict_store\", \"rounds\": %u, \"batch\": %u, \"cap\": %u, "
-           "\"sorted_2000_us\": %.1f, \"random_2000_us\": %.1f, \"cut_fill_2000_us\": %.1f, "
-           "\"cut_evict_2000_us\": %.1f}\n",
-           rounds, BATCH, CAP, (double)sorted / 1000.0, (double)random / 1000.0,
-           (double)cut_fill / 1000.0, (double)cut_evict / 1000.0);
+    /* two plans ahead, stored as gate.c stores them */
+    uint32_t na = 0;
+    for (uint32_t p = 0; p < 2; p++)
+        for (uint32_t i = 0; i < CAP / 2; i++)
+            sink += shim_gate_ranges_add_fill(
+                ahead, &na, CAP, (dmn_range_t){base + i * 131072ull + p * 65536ull, 4096});
+    uint64_t cut_fill = best_cut(full, CAP, batch_inside, false, rounds);
+    uint64_t cut_evict = best_cut(full, CAP, batch_inside, true, rounds);
+    uint64_t cut_ahead = best_cut(ahead, na, batch_inside, false, rounds);
+    uint64_t add_fill = best_fill(batch_sorted, rounds);
+    printf(
+        "{\"bench\": \"gate_evict_store\", \"rounds\": %u, \"batch\": %u, \"cap\": %u, "
+        "\"sorted_2000_us\": %.1f, \"random_2000_us\": %.1f, \"cut_fill_2000_us\": %.1f, "
+        "\"cut_evict_2000_us\": %.1f, \"cut_ahead_2000_us\": %.1f, \"add_fill_2000_us\": %.1f}\n",
+        rounds, BATCH, CAP, (double)sorted / 1000.0, (double)random / 1000.0,
+        (double)cut_fill / 1000.0, (double)cut_evict / 1000.0, (double)cut_ahead / 1000.0,
+        (double)add_fill / 1000.0);
     return 0;
 }

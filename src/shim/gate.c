@@ -41,7 +41,8 @@ static dmn_client_t *gate_client; /* guarded by gate_mu */
  * until it sends an eviction for it. Stored EVICT orders lose the ranges of
  * every fill that arrives after them, which gives that memory back. No
  * eviction is ever dropped: a full store joins it with its nearest stored
- * range (gate_ranges.h); a fill that does not fit is dropped (faults only).
+ * range (gate_ranges.h); a full store of fills gives up a range (faults
+ * only; counted in fill_dropped). Every store stays coalesced.
  * Before a launching thread applies the stored fills ahead, it reads what
  * already waits in the socket (gate_read_waiting). All under gate_mu. */
 #define GATE_PLAN_CAP 1024u
@@ -187,7 +188,6 @@ static void gate_apply_ahead(void)
     shim_cuctx_t *cx = shim_backend_current();
     if (cx && shim_state.mode != SHIM_MODE_OFF) {
         gate_mover_t mv = {shim_backend_engine(cx), 0};
-        shim_gate_ranges_coalesce(gate_plan[DMN_PLAN_EVICT], &gate_plan_n[DMN_PLAN_EVICT]);
         for (uint32_t i = 0; i < gate_plan_n[DMN_PLAN_AHEAD]; i++)
             shim_gate_ranges_outside(gate_plan[DMN_PLAN_EVICT], gate_plan_n[DMN_PLAN_EVICT],
                                      gate_plan[DMN_PLAN_AHEAD][i], gate_prefetch_piece, &mv);
@@ -245,10 +245,12 @@ static void gate_evict_now(shim_cuctx_t *cx)
 static dmn_range_t gate_cut_tmp[GATE_PLAN_CAP];
 static void gate_cut(dmn_plan_kind_t kind, const dmn_range_t *ev, uint32_t n)
 {
-    uint32_t dropped = shim_gate_ranges_cut(gate_plan[kind], &gate_plan_n[kind], GATE_PLAN_CAP,
-                                            gate_cut_tmp, ev, n, kind == DMN_PLAN_EVICT, NULL);
-    if (dropped)
-        COM_DEBUG(SHIM, "daemon plan: %u pieces of stored fills dropped (store full)", dropped);
+    uint64_t bytes = 0;
+    uint32_t dropped =
+        shim_gate_ranges_cut(gate_plan[kind], &gate_plan_n[kind], GATE_PLAN_CAP, gate_cut_tmp, ev,
+                             n, kind == DMN_PLAN_EVICT, NULL, &bytes);
+    SHIM_STAT_ADD(fill_dropped, dropped);
+    SHIM_STAT_ADD(fill_dropped_bytes, bytes);
 }
 
 /* The bytes of the stored orders of one kind. Under gate_mu. */
@@ -284,8 +286,6 @@ static void gate_on_plan(void *arg, uint64_t grant_seq, dmn_plan_kind_t kind,
          * a context) is over: carried out later it would undo this fill (a
          * fill ahead goes at this task's next wait, before the grant that
          * would carry out the eviction). */
-        /* joined first: fewer pieces, and bytes counted once */
-        shim_gate_ranges_coalesce(gate_plan[DMN_PLAN_EVICT], &gate_plan_n[DMN_PLAN_EVICT]);
         uint64_t before = gate_plan_bytes(DMN_PLAN_EVICT);
         gate_cut(DMN_PLAN_EVICT, ranges, n);
         if (gate_plan_bytes(DMN_PLAN_EVICT) != before)
@@ -306,11 +306,13 @@ static void gate_on_plan(void *arg, uint64_t grant_seq, dmn_plan_kind_t kind,
         gate_msg_kept += n;
         return;
     }
-    uint32_t room = GATE_PLAN_CAP - gate_plan_n[kind];
-    n = n < room ? n : room;
-    memcpy(&gate_plan[kind][gate_plan_n[kind]], ranges, n * sizeof(*ranges));
-    gate_plan_n[kind] += n;
-    gate_msg_kept += n;
+    for (uint32_t i = 0; i < n; i++) { /* full: given up (gate_ranges.h) */
+        uint64_t lost = shim_gate_ranges_add_fill(gate_plan[kind], &gate_plan_n[kind],
+                                                  GATE_PLAN_CAP, ranges[i]);
+        gate_msg_kept += lost == 0;
+        SHIM_STAT_ADD(fill_dropped, lost != 0);
+        SHIM_STAT_ADD(fill_dropped_bytes, lost);
+    }
 }
 
 /* The end of one PLAN message: says once if the store could not keep all of
@@ -321,7 +323,8 @@ static void gate_on_plan_end(void *arg, uint64_t grant_seq, dmn_plan_kind_t kind
     (void)grant_seq;
     bool stored = kind == DMN_PLAN_EVICT || kind == DMN_PLAN_FILL || kind == DMN_PLAN_AHEAD;
     if (stored && gate_msg_kept < n)
-        COM_WARN(SHIM, "daemon plan of %u ranges: only %u kept", n, gate_msg_kept);
+        COM_WARN(SHIM, "daemon plan of %u ranges: %u fill ranges given up (store full)", n,
+                 n - gate_msg_kept);
     if (gate_msg_joined)
         COM_WARN(SHIM, "daemon plan of %u evictions: %u joined with a stored one (store full)", n,
                  gate_msg_joined);

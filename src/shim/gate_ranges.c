@@ -1,50 +1,8 @@
 /* Range arithmetic of the gate's stores of daemon orders: see gate_ranges.h. */
 #include "shim/gate_ranges.h"
 
+#include <assert.h>
 #include <string.h>
-
-/* The cuts one after the other, each with a pass over the whole store: for
- * a store or cuts out of order (gate_ranges_in_order). */
-static uint32_t gate_ranges_cut_each(dmn_range_t *v, uint32_t *n, uint32_t cap, dmn_range_t *tmp,
-                                     const dmn_range_t *cut, uint32_t k, bool keep_whole,
-                                     uint32_t *whole)
-{
-    uint32_t dropped = 0;
-    for (uint32_t c = 0; c < k && *n; c++) {
-        uint64_t lo = cut[c].base, hi = cut[c].base + cut[c].len;
-        uint32_t i = 0;
-        while (i < *n && !(v[i].base < hi && lo < v[i].base + v[i].len))
-            i++;
-        if (i == *n)
-            continue; /* nothing stored overlaps it */
-        uint32_t m = 0, lost = 0;
-        for (i = 0; i < *n; i++) {
-            uint64_t a = v[i].base, b = v[i].base + v[i].len;
-            bool over = a < hi && lo < b; /* then what is left below and above it */
-            dmn_range_t piece[2] = {{a, !over    ? b - a
-                                        : a < lo ? lo - a
-                                                 : 0},
-                                    {hi, over && b > hi ? b - hi : 0}};
-            for (int j = 0; j < 2; j++) {
-                if (piece[j].len == 0)
-                    continue;
-                if (m < cap)
-                    tmp[m++] = piece[j];
-                else
-                    lost++;
-            }
-        }
-        if (lost && keep_whole) {
-            if (whole)
-                (*whole)++;
-            continue;
-        }
-        dropped += lost;
-        memcpy(v, tmp, m * sizeof(*v));
-        *n = m;
-    }
-    return dropped;
-}
 
 /* Whether the n ranges of v are sorted by base, none wrapping past the end
  * of the address space nor overlapping the next (touching is allowed), and
@@ -61,23 +19,25 @@ static bool gate_ranges_in_order(const dmn_range_t *v, uint32_t n, bool nonempty
 }
 
 /*
- * The same as gate_ranges_cut_each for a store of non-empty ranges sorted
- * by base without overlaps and cuts sorted the same way, in one pass: a cut
- * then only meets the ranges from where the one before stopped. The store
- * as it stands after each cut is tmp[0, m) (below every cut to come), then
- * up if has_up (what the last cut left of a range above it), then v[r, e)
- * (not reached yet). It stays sorted, so the pieces the old pass dropped
- * when a cut split a range of a full store are always the last range of it.
+ * Takes the k cuts (sorted by base, none overlapping the next; empty ones
+ * skipped) out of the store of non-empty ranges sorted by base without
+ * overlaps, in one pass: a cut only meets the ranges from where the one
+ * before stopped. The store as it stands after each cut is tmp[0, m) (below
+ * every cut to come), then up if has_up (what the last cut left of a range
+ * above it), then v[r, e) (not reached yet). A cut that splits a range of
+ * a full store gives up the smaller piece (the upper one of two as large).
  */
 static uint32_t gate_ranges_cut_merge(dmn_range_t *v, uint32_t *n, uint32_t cap, dmn_range_t *tmp,
                                       const dmn_range_t *cut, uint32_t k, bool keep_whole,
-                                      uint32_t *whole)
+                                      uint32_t *whole, uint64_t *bytes)
 {
     uint32_t m = 0, r = 0, e = *n, dropped = 0;
     dmn_range_t up = {0, 0};
     bool has_up = false;
     for (uint32_t c = 0; c < k; c++) {
         uint64_t lo = cut[c].base, hi = cut[c].base + cut[c].len;
+        if (hi <= lo)
+            continue; /* empty (or wrapping: gate_ranges_in_order) */
         if (has_up && up.base + up.len <= lo) {
             tmp[m++] = up;
             has_up = false;
@@ -99,26 +59,23 @@ static uint32_t gate_ranges_cut_merge(dmn_range_t *v, uint32_t *n, uint32_t cap,
         }
         if (over == 0)
             continue;
-        bool below = a < lo;
-        bool above = b > hi;
+        dmn_range_t below = {a, a < lo ? lo - a : 0}, above = {hi, b > hi ? b - hi : 0};
         uint32_t count = m + has_up + (e - r);
-        if (count - over + below + above > cap) { /* by one: a range split, store full */
+        if (count - over + (below.len > 0) + (above.len > 0) > cap) { /* by one */
             if (keep_whole) {
                 if (whole)
                     (*whole)++;
                 continue;
             }
+            dmn_range_t *lost = below.len < above.len ? &below : &above;
             dropped++;
-            if (j < e)
-                e--; /* the last range of the store */
-            else
-                above = false; /* or what is left of the last above the cut */
+            *bytes += lost->len;
+            lost->len = 0;
         }
-        if (below)
-            tmp[m++] = (dmn_range_t){a, lo - a};
-        has_up = above;
-        if (above)
-            up = (dmn_range_t){hi, b - hi};
+        if (below.len)
+            tmp[m++] = below;
+        has_up = above.len > 0;
+        up = above;
         r = j;
     }
     if (has_up)
@@ -131,11 +88,23 @@ static uint32_t gate_ranges_cut_merge(dmn_range_t *v, uint32_t *n, uint32_t cap,
 }
 
 uint32_t shim_gate_ranges_cut(dmn_range_t *v, uint32_t *n, uint32_t cap, dmn_range_t *tmp,
-                              const dmn_range_t *cut, uint32_t k, bool keep_whole, uint32_t *whole)
+                              const dmn_range_t *cut, uint32_t k, bool keep_whole, uint32_t *whole,
+                              uint64_t *dropped_bytes)
 {
-    if (*n <= cap && gate_ranges_in_order(v, *n, true) && gate_ranges_in_order(cut, k, false))
-        return gate_ranges_cut_merge(v, n, cap, tmp, cut, k, keep_whole, whole);
-    return gate_ranges_cut_each(v, n, cap, tmp, cut, k, keep_whole, whole);
+    uint64_t bytes = 0;
+    uint32_t dropped = 0;
+    assert(*n <= cap);
+    if (!gate_ranges_in_order(v, *n, true))
+        shim_gate_ranges_coalesce(v, n); /* not a store of gate.c's: the same bytes, in order */
+    /* cuts out of order: one pass for each run of them in order */
+    for (uint32_t c = 0, d; c < k && *n; c = d) {
+        for (d = c + 1; d < k && gate_ranges_in_order(&cut[d - 1], 2, false); d++)
+            ;
+        dropped += gate_ranges_cut_merge(v, n, cap, tmp, &cut[c], d - c, keep_whole, whole, &bytes);
+    }
+    if (dropped_bytes)
+        *dropped_bytes = bytes;
+    return dropped;
 }
 
 void shim_gate_ranges_coalesce(dmn_range_t *v, uint32_t *n)
@@ -181,43 +150,80 @@ static uint32_t gate_ranges_first_reaching(const dmn_range_t *v, uint32_t n, uin
     return lo;
 }
 
-bool shim_gate_ranges_add_whole(dmn_range_t *v, uint32_t *n, uint32_t cap, dmn_range_t r)
+/* Joins [lo, hi) with the stored ranges v[i, j) (at least one) into v[i]. */
+static void gate_ranges_join(dmn_range_t *v, uint32_t *n, uint32_t i, uint32_t j, uint64_t lo,
+                             uint64_t hi)
 {
-    if (r.len == 0 || cap == 0)
-        return false;
-    uint64_t lo = r.base, hi = r.base + r.len;
-    /* [i, j): the stored ranges r overlaps or touches */
-    uint32_t i = gate_ranges_first_reaching(v, *n, lo), j = i;
-    while (j < *n && v[j].base <= hi)
-        j++;
-    bool joined = false;
-    if (i == j) {
-        if (*n < cap) {
-            memmove(&v[i + 1], &v[i], (*n - i) * sizeof(*v));
-            v[i] = r;
-            (*n)++;
-            return false;
-        }
-        /* full: joined with the nearer neighbour, the lower one on a tie */
-        uint64_t below = i > 0 ? lo - (v[i - 1].base + v[i - 1].len) : UINT64_MAX;
-        uint64_t above = i < *n ? v[i].base - hi : UINT64_MAX;
-        if (below <= above)
-            i--;
-        j = i + 1;
-        joined = true;
-    }
     lo = v[i].base < lo ? v[i].base : lo;
     uint64_t end = v[j - 1].base + v[j - 1].len;
     hi = end > hi ? end : hi;
     v[i] = (dmn_range_t){lo, hi - lo};
     memmove(&v[i + 1], &v[j], (*n - j) * sizeof(*v));
     *n -= j - i - 1;
-    return joined;
+}
+
+/* Inserts r at v[i] (room for it). */
+static void gate_ranges_insert(dmn_range_t *v, uint32_t *n, uint32_t i, dmn_range_t r)
+{
+    memmove(&v[i + 1], &v[i], (*n - i) * sizeof(*v));
+    v[i] = r;
+    (*n)++;
+}
+
+/* [*i, *j): the ranges of the coalesced store that r overlaps or touches. */
+static void gate_ranges_meeting(const dmn_range_t *v, uint32_t n, dmn_range_t r, uint32_t *i,
+                                uint32_t *j)
+{
+    *i = *j = gate_ranges_first_reaching(v, n, r.base);
+    while (*j < n && v[*j].base <= r.base + r.len)
+        (*j)++;
+}
+
+bool shim_gate_ranges_add_whole(dmn_range_t *v, uint32_t *n, uint32_t cap, dmn_range_t r)
+{
+    if (r.len == 0 || cap == 0)
+        return false;
+    uint64_t lo = r.base, hi = r.base + r.len;
+    uint32_t i, j;
+    gate_ranges_meeting(v, *n, r, &i, &j);
+    if (i < j) {
+        gate_ranges_join(v, n, i, j, lo, hi);
+        return false;
+    }
+    if (*n < cap) {
+        gate_ranges_insert(v, n, i, r);
+        return false;
+    }
+    /* full: joined with the nearer neighbour, the lower one on a tie */
+    uint64_t below = i > 0 ? lo - (v[i - 1].base + v[i - 1].len) : UINT64_MAX;
+    uint64_t above = i < *n ? v[i].base - hi : UINT64_MAX;
+    if (below <= above)
+        i--;
+    gate_ranges_join(v, n, i, i + 1, lo, hi);
+    return true;
+}
+
+uint64_t shim_gate_ranges_add_fill(dmn_range_t *v, uint32_t *n, uint32_t cap, dmn_range_t r)
+{
+    if (r.len == 0)
+        return 0;
+    uint32_t i, j;
+    gate_ranges_meeting(v, *n, r, &i, &j);
+    if (i < j)
+        gate_ranges_join(v, n, i, j, r.base, r.base + r.len);
+    else if (*n < cap)
+        gate_ranges_insert(v, n, i, r);
+    else
+        return r.len;
+    return 0;
 }
 
 void shim_gate_ranges_outside(const dmn_range_t *v, uint32_t n, dmn_range_t r,
                               void (*fn)(void *arg, dmn_range_t piece), void *arg)
 {
+    /* the gate no longer coalesces its stores before this: they stay so */
+    for (uint32_t i = 1; i < n; i++)
+        assert(v[i - 1].len && v[i - 1].base + v[i - 1].len < v[i].base);
     uint64_t p = r.base, end = r.base + r.len;
     for (uint32_t i = 0; i < n && p < end; i++) {
         uint64_t a = v[i].base, b = v[i].base + v[i].len;

@@ -7,11 +7,23 @@
  * announce range by range (gate_ws.h).
  *
  * A store is a caller-owned array v of at most cap ranges and its count *n;
- * nothing allocates (the shim lives in another program's process). The
- * order of a store's ranges carries no meaning, except in a store of
- * evictions kept by shim_gate_ranges_add_whole: coalesced (sorted by base,
- * no two ranges overlapping or touching), which shim_gate_ranges_cut and
- * shim_gate_ranges_coalesce keep it.
+ * nothing allocates (the shim lives in another program's process). Every
+ * store is kept coalesced: sorted by base, no two ranges overlapping or
+ * touching, none empty (shim_gate_ranges_add_whole for evictions,
+ * shim_gate_ranges_add_fill for fills, shim_gate_ranges_cut keeps it so).
+ * The order in which the daemon sent the ranges carries no meaning: it sends
+ * them in address order (src/daemon/place_*.c), and the prefetches of one
+ * plan all go on the one migration stream, waited for together.
+ *
+ * A store one range over cap: a store of evictions joins two ranges (a byte
+ * left out would stay counted as free memory the task holds); a store of
+ * fills gives up a range, counted: a new one that finds it full, or, where
+ * a cut splits a stored range, the smaller piece of the two (the upper one
+ * of two as large), so at most half of that range. Joining fills instead
+ * would also fill the gap between them, which may hold memory the daemon
+ * gave to another task (where a cut split a range, the nearest two are the
+ * pieces around that very cut); a fill left out only costs faults. Both
+ * choices take no more than the pass they are part of.
  *
  * Pure functions over caller-owned arrays; thread-safe (gate.c calls them
  * under its gate_mu).
@@ -26,19 +38,20 @@
 #include "daemon/proto.h"
 
 /*
- * Takes the k ranges of cut out of the store v: what a stored range keeps
- * below and above each is kept as one or two pieces. tmp: scratch of cap
- * ranges. When the pieces of one range of cut do not all fit cap, either
- * (keep_whole) the store stays as it was for that range and *whole is
- * counted up, or the pieces beyond cap are dropped and counted in the
- * return value. The cuts are taken one after the other, in the order given,
- * and the pieces beyond cap are the last in the store's order. A store sorted
- * by base without overlaps or empty ranges (a coalesced one among them) and
- * cuts sorted the same way (they may touch; empty ones allowed) take one pass,
- * O(n + k); anything else a pass over the store per cut that meets it, O(n k).
+ * Takes the k ranges of cut out of the store v (*n at most cap): what a
+ * stored range keeps below and above each is kept as one or two pieces. tmp:
+ * scratch of cap ranges. When a cut splits a range of a full store, either
+ * (keep_whole) the store stays as it was for that cut and *whole is counted
+ * up, or the smaller piece is given up (see above), counted in the return
+ * value and its bytes in *dropped_bytes (either may be NULL). The
+ * cuts are taken one after the other, in the order given; each run of them
+ * sorted by base (touching allowed, empty ones skipped) takes one pass over
+ * the store, O(n + k) when all are. A store that is not sorted is coalesced
+ * first.
  */
 uint32_t shim_gate_ranges_cut(dmn_range_t *v, uint32_t *n, uint32_t cap, dmn_range_t *tmp,
-                              const dmn_range_t *cut, uint32_t k, bool keep_whole, uint32_t *whole);
+                              const dmn_range_t *cut, uint32_t k, bool keep_whole, uint32_t *whole,
+                              uint64_t *dropped_bytes);
 
 /*
  * Sorts the store by base and joins ranges that overlap or touch (the bytes
@@ -59,6 +72,14 @@ void shim_gate_ranges_coalesce(dmn_range_t *v, uint32_t *n);
  * place, plus moving the ranges above it when the count changes.
  */
 bool shim_gate_ranges_add_whole(dmn_range_t *v, uint32_t *n, uint32_t cap, dmn_range_t r);
+
+/*
+ * Adds r to a coalesced store of fills and keeps it coalesced: r is joined
+ * with the stored ranges it overlaps or touches, else inserted in place
+ * while there is room, else given up. Returns the bytes given up: 0 or
+ * r.len. O(log n) to find the place, plus moving the ranges above it.
+ */
+uint64_t shim_gate_ranges_add_fill(dmn_range_t *v, uint32_t *n, uint32_t cap, dmn_range_t r);
 
 /*
  * Calls fn for each piece of r that no range of the store covers, in

@@ -5,7 +5,9 @@
  * makes thousands) are announced as a covering set, the smallest gaps
  * between them joined (shim_gate_ranges_cover): gmuxd plans for every
  * managed byte, and counts a few bytes the task does not have. Each such
- * announcement is counted (stat ws_coarsened); the log says it once.
+ * announcement is counted (stat ws_coarsened); the log says it once. The set
+ * is rebuilt only when an allocation was made or freed since the last wait
+ * (gate_ws_cache.h; stat ws_builds).
  *
  * Thread-safety: none (static storage); the gate calls it under gate_mu.
  * LOCKING: takes the region table's lock shared, inside gate_mu.
@@ -16,8 +18,7 @@
 #include <stdint.h>
 
 #include "daemon/proto.h"
-
-#define SHIM_GATE_WS_CAP 1024u
+#include "shim/gate_ws_cache.h"
 
 /* Builds the working set of now; *ws_p points at it (valid until the next
  * call). Returns its count of ranges. */

@@ -45,6 +45,7 @@ static void regions_drop_at(shim_regions_t *t, size_t i)
     t->count[t->v[i].kind]--;
     memmove(&t->v[i], &t->v[i + 1], (t->n - i - 1) * sizeof(t->v[0]));
     t->n--;
+    t->changes++;
 }
 
 /* Drops every region overlapping [base, end). Caller holds the lock exclusively. */
@@ -100,6 +101,7 @@ gmux_status_t shim_regions_insert_in(shim_regions_t *t, uint64_t base, uint64_t 
     if (!(flags & SHIM_REGION_UNCOUNTED))
         __atomic_fetch_add(&t->bytes[kind], size, __ATOMIC_RELAXED);
     t->count[kind]++;
+    t->changes++;
 out_unlock:
     pthread_rwlock_unlock(&t->lock);
     return st;
@@ -156,6 +158,7 @@ size_t shim_regions_remove_ctx(shim_regions_t *t, uint64_t ctx, shim_region_t *o
         }
         t->v[keep++] = *r;
     }
+    t->changes += t->n - keep;
     t->n = keep;
     pthread_rwlock_unlock(&t->lock);
     return n;

@@ -60,6 +60,10 @@ typedef struct shim_regions {
     uint64_t
         bytes[SHIM_REGION_KIND_COUNT]; /* changed under the lock, atomically: read without it */
     uint64_t count[SHIM_REGION_KIND_COUNT];
+    /* Regions inserted and removed so far (under the lock): what a reader
+     * derives from the whole table (the gate's working set, gate_ws.h)
+     * stays valid while this does not move. */
+    uint64_t changes;
 } shim_regions_t;
 
 gmux_status_t shim_regions_init(shim_regions_t *t);

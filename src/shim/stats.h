@@ -38,23 +38,26 @@
     X(gate_plans)         /* evict/fill plans from gmuxd applied */                                \
     X(gate_registrations) /* times the task registered with gmuxd (again after a restart) */       \
     X(evict_plans_early)  /* evict plans applied on arrival, while another task has the turn */    \
-    X(evict_deferred)    /* EVICT ranges put off by a graph capture: once each, not at each try */ \
-    X(evict_cancelled)   /* fill orders that took ranges out of evictions still stored */          \
-    X(streams_untracked) /* non-blocking streams not tracked (no memory): evictions not ordered    \
-                            after their work */                                                    \
-    X(capture_joined)    /* times the migration stream was found inside a program's capture */     \
-    X(streams_live)      /* non-blocking streams still tracked at exit (created, not destroyed) */ \
-    X(ahead_plans)       /* fill-ahead plans from gmuxd applied while waiting for a turn */        \
-    X(ahead_bytes)       /* bytes those prefetched to the device */                                \
-    X(frees)             /* tracked frees and unmaps */                                            \
-    X(ipc_refused)       /* cuIpcGetMemHandle failures on redirected memory (--no-managed) */      \
-    X(um_faults)         /* GPU page faults CUPTI reported (cupti.c; 0 without CUPTI) */           \
-    X(um_bytes_htod)     /* unified-memory bytes moved host to device (CUPTI) */                   \
-    X(um_bytes_dtoh)     /* unified-memory bytes moved device to host (CUPTI) */                   \
-    X(trace_evictions)   /* regions moved to the host before a probed launch (recording) */        \
+    X(evict_deferred)  /* EVICT ranges put off by a graph capture: once each, not at each try */   \
+    X(evict_cancelled) /* fill orders that took ranges out of evictions still stored */            \
+    X(fill_dropped)    /* fill ranges given up for want of room in the shim's store of fills */    \
+    X(fill_dropped_bytes) /* bytes of those: faulted in instead of prefetched */                   \
+    X(streams_untracked)  /* non-blocking streams not tracked (no memory): evictions not ordered   \
+                             after their work */                                                   \
+    X(capture_joined)     /* times the migration stream was found inside a program's capture */    \
+    X(streams_live)    /* non-blocking streams still tracked at exit (created, not destroyed) */   \
+    X(ahead_plans)     /* fill-ahead plans from gmuxd applied while waiting for a turn */          \
+    X(ahead_bytes)     /* bytes those prefetched to the device */                                  \
+    X(frees)           /* tracked frees and unmaps */                                              \
+    X(ipc_refused)     /* cuIpcGetMemHandle failures on redirected memory (--no-managed) */        \
+    X(um_faults)       /* GPU page faults CUPTI reported (cupti.c; 0 without CUPTI) */             \
+    X(um_bytes_htod)   /* unified-memory bytes moved host to device (CUPTI) */                     \
+    X(um_bytes_dtoh)   /* unified-memory bytes moved device to host (CUPTI) */                     \
+    X(trace_evictions) /* regions moved to the host before a probed launch (recording) */          \
     X(predicted_launches) /* launches whose prefetch the predictor chose (predict.c) */            \
     X(template_launches)  /* of those, launches a template narrowed below whole regions */         \
-    X(ws_coarsened)       /* working sets announced to gmuxd with gaps covered (over 1024 ranges) */
+    X(ws_coarsened) /* working sets announced to gmuxd with gaps covered (over 1024 ranges) */     \
+    X(ws_builds)    /* working sets rebuilt from the region table: at a wait after a change */
 
 #define SHIM_STATS_FIELD_(name) _Atomic uint64_t name;
 typedef struct shim_stats {

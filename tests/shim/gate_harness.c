@@ -222,6 +222,8 @@ void gh_read_out(int i, gh_out_t *o)
     o->evict_early = stat_u64(json, "evict_plans_early");
     o->evict_deferred = stat_u64(json, "evict_deferred");
     o->evict_cancelled = stat_u64(json, "evict_cancelled");
+    o->fill_dropped = stat_u64(json, "fill_dropped");
+    o->fill_dropped_bytes = stat_u64(json, "fill_dropped_bytes");
     o->capture_joined = stat_u64(json, "capture_joined");
 }
 

@@ -60,6 +60,9 @@
  * (at most 1900) before the first launch, kept to the end, and a line
  * "M <base> <len>" for each in OUTFILE; between each and the next, another
  * of 256 bytes is made and freed, so no two of them touch.
+ * GATE_PROG_PAUSE_SWAP=1 (with EXTRA_MIB): once the pause is over, 64 KiB
+ * more is allocated and the EXTRA_MIB allocation freed, before the next
+ * launch; lines "N <base> <len>" and "F <base> <len>" in OUTFILE say which.
  * DELAY_MS and PAUSE_MS may instead name a file (they begin with '/'): the
  * program waits until that file exists (exit 18 after two minutes), so that
  * tests order programs on what happened rather than on how long it took. At
@@ -303,6 +306,8 @@ int main(int argc, char **argv)
         (capture == 6 && alloc(&probe, 4096) != CUDA_SUCCESS))
         return 12;
     static CUdeviceptr many[1900], gaps[1900];
+    CUdeviceptr late = 0; /* GATE_PROG_PAUSE_SWAP */
+    int swapped = 0;
     const char *allocs_env = getenv("GATE_PROG_ALLOCS");
     unsigned long nmany = allocs_env ? strtoul(allocs_env, NULL, 10) : 0;
     PFN_cuMemFree_v3020 mem_free = (PFN_cuMemFree_v3020)get(gpa, "cuMemFree");
@@ -367,6 +372,12 @@ int main(int argc, char **argv)
             }
             if (wait_for(pause) != 0)
                 return 18;
+            if (getenv("GATE_PROG_PAUSE_SWAP")) {
+                if (!extra_mib || !mem_free || alloc(&late, 64 << 10) != CUDA_SUCCESS ||
+                    mem_free(extra) != CUDA_SUCCESS)
+                    return 12;
+                swapped = 1;
+            }
             if (capture == 1)
                 set_capturing(NULL);
             else if (capture == 2)
@@ -449,6 +460,9 @@ int main(int argc, char **argv)
     }
     for (unsigned long i = 0; i < nmany; i++)
         fprintf(out, "M %llu 256\n", (unsigned long long)many[i]);
+    if (swapped)
+        fprintf(out, "N %llu %u\nF %llu %lu\n", (unsigned long long)late, 64u << 10,
+                (unsigned long long)extra, extra_mib << 20);
     if (capture >= 4)
         fprintf(out, "A %d\n", began == CUDA_SUCCESS ? 1 : 0);
     if (pauses)

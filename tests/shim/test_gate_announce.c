@@ -8,6 +8,11 @@
  *   1,024 ranges (all used, the smallest gaps covered); the shim says so once in its log however
  * many times it announces, and counts each coarsened announcement (ws_coarsened). It announced the
  * first 1,024 allocations and left the rest out, so gmuxd planned without them.
+ *   The table did not change between the two waits: the set was built once
+ *   (ws_builds), not at each wait as it was.
+ * - An allocation made and one freed between two waits (gate_prog
+ *   GATE_PROG_PAUSE_SWAP): the second PENDING holds the new one and nothing
+ *   of the freed one, the first the other way round.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -172,6 +177,10 @@ static void test_many_allocations_covered(void **state)
     }
     /* counted at each announcement (both waits), said once */
     assert_true(stat0("ws_coarsened") >= 2);
+    /* built at the first wait, kept at the next */
+    print_message("  ws_builds %llu, gate_waits %llu\n", stat0("ws_builds"), stat0("gate_waits"));
+    assert_int_equal(stat0("ws_builds"), 1);
+    assert_true(stat0("gate_waits") >= 2);
     FILE *f = fopen(gh_path("log0"), "r");
     assert_non_null(f);
     char line[512];
@@ -185,11 +194,53 @@ static void test_many_allocations_covered(void **state)
     assert_int_equal(said, 1);
 }
 
+/* Whether a row meets [lo, hi). */
+static int meets(unsigned long long (*rows)[2], size_t n, unsigned long long lo,
+                 unsigned long long hi)
+{
+    for (size_t i = 0; i < n; i++)
+        if (rows[i][0] < hi && lo < rows[i][0] + rows[i][1])
+            return 1;
+    return 0;
+}
+
+static void test_alloc_and_free_between_waits(void **state)
+{
+    (void)state;
+    snprintf(go, sizeof(go), "%s", gh_path("go"));
+    const char *marks[] = {"go", "out0.paused", "pending1", "pending2"};
+    for (size_t i = 0; i < sizeof(marks) / sizeof(marks[0]); i++)
+        unlink(gh_path(marks[i]));
+    setenv("GATE_PROG_PAUSE_SWAP", "1", 1);
+    setenv("GMUX_POLICY", "demand", 1);
+    setenv("GMUX_GATE_IDLE_MS", "600000", 1);
+    pid_t fake, prog;
+    gs_start_pair_log(&spec, scripted_announce, gh_path("log0"), &fake, &prog);
+    unsetenv("GATE_PROG_PAUSE_SWAP");
+    gs_wait_script(fake, prog);
+    int ps = -1;
+    assert_int_equal(waitpid(prog, &ps, 0), prog);
+    assert_true(WIFEXITED(ps) && WEXITSTATUS(ps) == 0);
+    unsigned long long made[1][2], freed[1][2];
+    assert_int_equal(read_rows("out0", "N ", made, 1), 1);
+    assert_int_equal(read_rows("out0", "F ", freed, 1), 1);
+    unsigned long long mlo = made[0][0], mhi = mlo + made[0][1];
+    unsigned long long flo = freed[0][0], fhi = flo + freed[0][1];
+    size_t n1 = read_rows("pending1", "", announced, MAX_ROWS);
+    assert_true(inside(announced, n1, flo, fhi));
+    assert_false(meets(announced, n1, mlo, mhi));
+    size_t n2 = read_rows("pending2", "", announced, MAX_ROWS);
+    assert_true(inside(announced, n2, mlo, mhi));
+    assert_false(meets(announced, n2, flo, fhi));
+    assert_true(stat0("ws_builds") >= 2);
+}
+
 int main(void)
 {
     gh_init();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_many_allocations_covered),
+        cmocka_unit_test(test_alloc_and_free_between_waits),
     };
     return gh_finish(cmocka_run_group_tests(tests, NULL, NULL));
 }
