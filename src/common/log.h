@@ -16,6 +16,14 @@
  * piece (the default sink is a single write(2) to stderr, so lines of
  * concurrent threads and processes do not interleave).
  *
+ * Each line is stamped with the process's elapsed time (seconds since its
+ * first line) or, with GMUX_LOG_CLOCK=utc, the wall clock in ISO-8601 UTC
+ * with milliseconds (2026-12-02T04:31:07.123Z), so that the lines of gmuxd,
+ * of the programs under libgmux.so and of tests can be merged by time.
+ * Either stamp is made without allocating, without locks and without the
+ * time zone (gmtime_r takes glibc's tz lock): a line may be written from a
+ * signal handler as before.
+ *
  * Thread-safety: COM_LOG and com_log_write are safe from any thread.
  * com_log_configure and com_log_set_sink may race with logging threads
  * (levels are atomics: a line sees each subsystem's old or new level); a
@@ -31,6 +39,7 @@
 
 #include <stdatomic.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include <gmux/status.h>
 
@@ -100,6 +109,29 @@ void com_log_set_sink(com_log_sink_fn fn, void *arg);
 /* Formats and emits one line; use COM_LOG instead of calling this directly. */
 void com_log_write(com_log_level_t level, com_log_subsys_t subsys, const char *file, int line,
                    const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+/* What a line's time stamp shows (GMUX_LOG_CLOCK). */
+typedef enum com_log_clock {
+    COM_LOG_CLOCK_ELAPSED = 0, /* seconds since the process's first line (monotonic) */
+    COM_LOG_CLOCK_UTC = 1,     /* wall clock, ISO-8601 UTC with milliseconds */
+} com_log_clock_t;
+
+/* Size of a UTC stamp with its NUL: "2026-12-02T04:31:07.123Z". */
+#define COM_LOG_UTC_LEN 25
+
+/* Parses a GMUX_LOG_CLOCK value: "elapsed" (or "", the default) or "utc",
+ * any case. GMUX_ERR_PARSE for anything else, *out untouched. */
+gmux_status_t com_log_clock_parse(const char *text, com_log_clock_t *out);
+
+/* Sets the stamp of later lines (an atomic; safe from any thread). */
+void com_log_set_clock(com_log_clock_t clock);
+com_log_clock_t com_log_get_clock(void);
+
+/* Writes unix_ns (nanoseconds since 1970-01-01T00:00:00Z) as
+ * "YYYY-MM-DDTHH:MM:SS.mmmZ", the milliseconds cut, not rounded, into buf;
+ * returns its length, or 0 (buf untouched) when cap < COM_LOG_UTC_LEN.
+ * Pure arithmetic: async-signal-safe. */
+size_t com_log_format_utc(uint64_t unix_ns, char *buf, size_t cap);
 
 const char *com_log_level_name(com_log_level_t level);
 const char *com_log_subsys_name(com_log_subsys_t subsys);

@@ -38,9 +38,10 @@ static atomic_bool global_told[COM_SETTING_COUNT];
 /* The text of a malformed variable nobody was told of yet: said when its
  * setting is first read, by the one reader that takes it. */
 static _Atomic(const char *) global_unsaid[COM_SETTING_COUNT];
-/* The GMUX_LOG text the log levels were last set from. */
+/* The GMUX_LOG and GMUX_LOG_CLOCK texts the log was last set from. */
 static pthread_mutex_t global_log_lock = PTHREAD_MUTEX_INITIALIZER;
 static const char *global_log_applied;
+static const char *global_clock_applied;
 
 struct kept_text {
     struct kept_text *next;
@@ -198,6 +199,26 @@ static const char *process_getenv(const char *name)
     return getenv(name);
 }
 
+/* Parses the text of the global setting `id`: its type's form, and for a
+ * setting of a fixed list of words (GMUX_LOG_CLOCK) one of them. */
+static gmux_status_t parse_global(size_t id, const char *text, com_setting_value_t *out, char *err,
+                                  size_t errlen)
+{
+    const com_setting_desc_t *d = &com_settings_table[id];
+    com_setting_value_t v;
+    gmux_status_t st = com_settings_parse_value(d, text, &v, err, errlen);
+    com_log_clock_t clock;
+    if (st == GMUX_OK && id == COM_SETTING_LOG_CLOCK &&
+        com_log_clock_parse(v.s, &clock) != GMUX_OK) {
+        if (err && errlen)
+            snprintf(err, errlen, "%s='%s': expected elapsed or utc", d->name, text);
+        st = GMUX_ERR_PARSE;
+    }
+    if (st == GMUX_OK)
+        *out = v;
+    return st;
+}
+
 gmux_status_t com_settings_check(unsigned scopes, com_getenv_fn getenv_fn, char *err, size_t errlen)
 {
     gmux_status_t st = GMUX_OK;
@@ -209,7 +230,7 @@ gmux_status_t com_settings_check(unsigned scopes, com_getenv_fn getenv_fn, char 
         com_setting_value_t v;
         char msg[256];
         if (!text || !(d->scopes & (scopes | COM_SCOPE_ANY)) ||
-            com_settings_parse_value(d, text, &v, msg, sizeof(msg)) == GMUX_OK)
+            parse_global(i, text, &v, msg, sizeof(msg)) == GMUX_OK)
             continue;
         append(err, errlen, msg);
         st = GMUX_ERR_PARSE;
@@ -279,23 +300,38 @@ static com_setting_value_t env_value(size_t id, const char **bad)
     *bad = NULL;
     if (!text)
         return def;
-    if (com_settings_parse_value(d, text, &v, NULL, 0) == GMUX_OK)
+    if (parse_global(id, text, &v, NULL, 0) == GMUX_OK)
         return v;
     *bad = text;
     return def;
 }
 
-/* Sets the log levels from GMUX_LOG's value when it changed (a malformed
- * one changes nothing; the inits say it). Repeated inits with the same
- * environment leave the levels alone. */
+/* Sets the log's clock from GMUX_LOG_CLOCK's value when it changed.
+ * LOCKING: global_log_lock. */
+static void apply_clock_locked(const char *text)
+{
+    com_log_clock_t clock;
+    if (global_clock_applied && strcmp(global_clock_applied, text) == 0)
+        return;
+    global_clock_applied = text;
+    if (com_log_clock_parse(text, &clock) == GMUX_OK) /* else the default's text */
+        com_log_set_clock(clock);
+}
+
+/* Sets the log levels from GMUX_LOG's value and the clock from
+ * GMUX_LOG_CLOCK's when they changed (a malformed one changes nothing; the
+ * inits say it). Repeated inits with the same environment leave the log
+ * alone. */
 static void apply_log(void)
 {
+    const char *clock = com_setting(COM_SETTING_LOG_CLOCK).s;
     pthread_mutex_lock(&global_log_lock);
     const char *spec = com_setting(COM_SETTING_LOG).s;
     if (!global_log_applied || strcmp(global_log_applied, spec) != 0) {
         global_log_applied = spec;
         (void)com_log_configure(spec, NULL, 0);
     }
+    apply_clock_locked(clock);
     pthread_mutex_unlock(&global_log_lock);
 }
 
@@ -313,6 +349,8 @@ static void load_once(void)
     global_log_applied =
         value_of(COM_SETTING_STRING, atomic_load(&global_words[COM_SETTING_LOG])).s;
     (void)com_log_configure(global_log_applied, NULL, 0);
+    apply_clock_locked(
+        value_of(COM_SETTING_STRING, atomic_load(&global_words[COM_SETTING_LOG_CLOCK])).s);
     pthread_mutex_unlock(&global_log_lock);
 }
 
@@ -343,7 +381,7 @@ gmux_status_t com_settings_init_scoped(unsigned scopes, char *err, size_t errlen
         const com_setting_desc_t *d = &com_settings_table[i];
         const char *text = getenv(d->name);
         com_setting_value_t v;
-        if (text && reads(d, scopes) && com_settings_parse_value(d, text, &v, NULL, 0) != GMUX_OK) {
+        if (text && reads(d, scopes) && parse_global(i, text, &v, NULL, 0) != GMUX_OK) {
             atomic_store(&global_told[i], true);
             atomic_store(&global_unsaid[i], NULL);
         }
@@ -397,7 +435,7 @@ gmux_status_t com_settings_set(com_setting_id_t id, const char *text, char *err,
     pthread_once(&global_once, load_once);
     const com_setting_desc_t *d = &com_settings_table[id];
     com_setting_value_t v;
-    gmux_status_t st = com_settings_parse_value(d, text, &v, err, errlen);
+    gmux_status_t st = parse_global(id, text, &v, err, errlen);
     if (st == GMUX_OK && id == COM_SETTING_LOG)
         st = com_log_check(text, err, errlen);
     if (st != GMUX_OK)
@@ -409,7 +447,7 @@ gmux_status_t com_settings_set(com_setting_id_t id, const char *text, char *err,
     atomic_store(&global_told[id], true);
     atomic_store(&global_unsaid[id], NULL);
     store(id, v);
-    if (id == COM_SETTING_LOG)
+    if (id == COM_SETTING_LOG || id == COM_SETTING_LOG_CLOCK)
         apply_log();
     return GMUX_OK;
 }
@@ -423,7 +461,7 @@ com_setting_value_t com_setting(com_setting_id_t id)
         char msg[256];
         com_setting_value_t v;
         if (text && !atomic_exchange(&global_told[id], true) &&
-            com_settings_parse_value(d, text, &v, msg, sizeof(msg)) != GMUX_OK)
+            parse_global(id, text, &v, msg, sizeof(msg)) != GMUX_OK)
             COM_WARN(COMMON, "%s; the default %s is used", msg, d->def[0] ? d->def : "\"\"");
     }
     return value_of(d->type, atomic_load_explicit(&global_words[id], memory_order_acquire));

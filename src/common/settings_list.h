@@ -13,6 +13,9 @@
     X(LOG, STRING, COM_SCOPE_ANY, "warn",                                                          \
       "Logging: LEVEL[,SUBSYSTEM...] or SUBSYSTEM=LEVEL, e.g. debug,net "                          \
       "(levels off error warn info debug trace)")                                                  \
+    X(LOG_CLOCK, STRING, COM_SCOPE_ANY, "elapsed",                                                 \
+      "Time on log lines: elapsed (seconds since the process's first line) or utc (wall clock, "   \
+      "e.g. 2026-12-02T04:31:07.123Z), to merge the logs of gmuxd, programs and tests")            \
     X(BUDGET, SIZE, COM_SCOPE_SHIM, "0",                                                           \
       "Device memory budget of the task (0: none); cuMemGetInfo under the shim reports this view") \
     X(POLICY, STRING, COM_SCOPE_SHIM, "proactive",                                                 \

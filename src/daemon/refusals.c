@@ -26,10 +26,11 @@ void dmn_refusals_flush(dmn_refusals_t *r, size_t n, uint64_t now)
     for (size_t k = 0; k < n; k++, r++) {
         if (r->unsaid == 0 || now - r->said_at < interval(r))
             continue;
-        COM_WARN(DAEMON, "%s: %llu more refused in the last %llu ms (%llu refused so far)", r->what,
-                 (unsigned long long)r->unsaid,
+        const char *verb = r->verb ? r->verb : "refused";
+        COM_WARN(DAEMON, "%s: %llu more %s in the last %llu ms (%llu %s so far)", r->what,
+                 (unsigned long long)r->unsaid, verb,
                  (unsigned long long)((now - r->said_at) / COM_NS_PER_MS),
-                 (unsigned long long)r->total);
+                 (unsigned long long)r->total, verb);
         r->unsaid = 0;
         r->said_at = now;
     }

@@ -1,6 +1,7 @@
 /*
  * gmuxd's log of refused peers (connections of a uid not allowed, over a
- * cap, tasks over a group member's cap, messages it cannot read): each kind
+ * cap, tasks over a group member's cap, messages it cannot read) and of
+ * peers it drops (silent, or stalled part-way through a message): each kind
  * logged at most once per its interval (a second unless the kind says
  * otherwise). The first refusal is logged at once; those that come within
  * the interval after a line are counted and said in one line once it has
@@ -24,6 +25,7 @@ typedef struct dmn_refusals {
     uint64_t unsaid;   /* refused since the last line, not logged yet */
     uint64_t said_at;  /* when the last line was logged */
     const char *what;  /* the summary line's subject */
+    const char *verb;  /* what was done to them, in the summary; NULL: "refused" */
     uint64_t every_ns; /* at most a line per this long; 0: a second */
 } dmn_refusals_t;
 

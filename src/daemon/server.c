@@ -388,10 +388,17 @@ gmux_status_t dmn_server_run(const dmn_server_opts_t *opts, volatile sig_atomic_
         [DMN_REFUSE_GROUP_CONNS] = "connections over the group members' cap",
         [DMN_REFUSE_TASKS] = "tasks over a group member's cap",
         [DMN_REFUSE_VERSION] = "peers of another protocol version",
-        [DMN_REFUSE_MALFORMED] = "malformed messages"};
+        [DMN_REFUSE_MALFORMED] = "malformed messages",
+        [DMN_REFUSE_SILENT] = "connections silent past the first message's deadline",
+        [DMN_REFUSE_STALLED] = "peers stalled part-way through a message"};
     for (int k = 0; k < DMN_REFUSE_KINDS; k++)
         s->refused[k].what = what[k];
     s->refused[DMN_REFUSE_VERSION].every_ns = 60 * COM_NS_PER_S;
+    /* a peer that reconnects and stalls again costs a line only a minute */
+    s->refused[DMN_REFUSE_SILENT].every_ns = 60 * COM_NS_PER_S;
+    s->refused[DMN_REFUSE_SILENT].verb = "closed";
+    s->refused[DMN_REFUSE_STALLED].every_ns = 60 * COM_NS_PER_S;
+    s->refused[DMN_REFUSE_STALLED].verb = "dropped";
     for (int i = 0; i < DMN_SERVER_MAX_CONNS; i++)
         s->conns[i] = (dmn_conn_t){.fd = -1, .slot = -1};
     for (int i = 0; i < DMN_ARB_MAX_TASKS; i++)

@@ -205,15 +205,22 @@ void dmn_conn_check_deadlines(dmn_srv_t *s, uint64_t now)
         if (c->fd < 0)
             continue;
         if (c->hello_by && now >= c->hello_by) {
-            COM_WARN(DAEMON, "pid %d sent no whole message within %d ms: closed", (int)c->pid,
-                     DMN_SERVER_HELLO_MS);
+            dmn_refusals_t *r = &s->refused[DMN_REFUSE_SILENT];
+            if (dmn_refusal_say(r, now))
+                COM_WARN(DAEMON,
+                         "pid %d sent no whole message within %d ms: closed (%llu closed so far; "
+                         "more are counted, a line a minute at most)",
+                         (int)c->pid, DMN_SERVER_HELLO_MS, (unsigned long long)r->total);
             dmn_conn_drop(s, c, "silent");
         } else if (c->msg_by && now >= c->msg_by) {
-            COM_WARN(DAEMON,
-                     "pid %d (task %u) sent %zu bytes of a message and not the rest within %d ms: "
-                     "dropped",
-                     (int)c->pid, c->slot >= 0 ? s->arb.tasks[c->slot].id : 0, c->len,
-                     DMN_SERVER_MSG_MS);
+            dmn_refusals_t *r = &s->refused[DMN_REFUSE_STALLED];
+            if (dmn_refusal_say(r, now))
+                COM_WARN(DAEMON,
+                         "pid %d (task %u) sent %zu bytes of a message and not the rest within %d "
+                         "ms: dropped (%llu dropped so far; more are counted, a line a minute at "
+                         "most)",
+                         (int)c->pid, c->slot >= 0 ? s->arb.tasks[c->slot].id : 0, c->len,
+                         DMN_SERVER_MSG_MS, (unsigned long long)r->total);
             dmn_conn_drop(s, c, "stalled part-way through a message");
         }
     }

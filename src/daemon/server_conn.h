@@ -51,6 +51,8 @@ enum {
     DMN_REFUSE_TASKS,
     DMN_REFUSE_VERSION,   /* a message of another protocol version (a line a minute) */
     DMN_REFUSE_MALFORMED, /* any other message that does not decode */
+    DMN_REFUSE_SILENT,    /* closed: no whole message within DMN_SERVER_HELLO_MS (a minute) */
+    DMN_REFUSE_STALLED,   /* dropped: part of a message, not the rest (a line a minute) */
     DMN_REFUSE_KINDS
 };
 

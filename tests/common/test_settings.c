@@ -312,6 +312,33 @@ static void test_malformed_log_fails_every_init(void **state)
     assert_string_equal(err, "");
 }
 
+/* GMUX_LOG_CLOCK sets the log's clock at an init and at com_settings_set;
+ * a value other than elapsed or utc fails the init, and the default
+ * (elapsed) is used. */
+static void test_log_clock(void **state)
+{
+    (void)state;
+    char err[512];
+    unset_all();
+    assert_int_equal(com_settings_init(err, sizeof(err)), GMUX_OK);
+    assert_int_equal(com_log_get_clock(), COM_LOG_CLOCK_ELAPSED);
+    setenv("GMUX_LOG_CLOCK", "utc", 1);
+    assert_int_equal(com_settings_init(err, sizeof(err)), GMUX_OK);
+    assert_int_equal(com_log_get_clock(), COM_LOG_CLOCK_UTC);
+    setenv("GMUX_LOG_CLOCK", "local", 1);
+    assert_int_equal(com_settings_init(err, sizeof(err)), GMUX_ERR_PARSE);
+    assert_string_equal(err, "GMUX_LOG_CLOCK='local': expected elapsed or utc");
+    assert_string_equal(COM_SETTING_STRING(LOG_CLOCK), "elapsed");
+    assert_int_equal(com_log_get_clock(), COM_LOG_CLOCK_ELAPSED);
+    unsetenv("GMUX_LOG_CLOCK");
+    assert_int_equal(com_settings_set(COM_SETTING_LOG_CLOCK, "soon", err, sizeof(err)),
+                     GMUX_ERR_PARSE);
+    assert_int_equal(com_settings_set(COM_SETTING_LOG_CLOCK, "UTC", err, sizeof(err)), GMUX_OK);
+    assert_int_equal(com_log_get_clock(), COM_LOG_CLOCK_UTC);
+    assert_int_equal(com_settings_set(COM_SETTING_LOG_CLOCK, "elapsed", err, sizeof(err)), GMUX_OK);
+    assert_int_equal(com_log_get_clock(), COM_LOG_CLOCK_ELAPSED);
+}
+
 /* A later init reloads its own part's settings (setenv before
  * gmux_comm_init still counts) and leaves the others alone: their parts may
  * be running. An override wins over the variable for good, and is a copy. */
@@ -451,6 +478,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_every_global_default_parses),
         cmocka_unit_test(test_suggest_misspelt),
         cmocka_unit_test(test_warn_misspelt_environment),
+        cmocka_unit_test(test_log_clock),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -211,12 +212,85 @@ static void test_slow_complete_sender_kept(void **state)
     drig_fini(&r);
 }
 
+/* The rig's daemon with its stderr in the rig's daemon.err (path in log). */
+static pid_t start_logged(drig_t *r, char *log, size_t cap)
+{
+    snprintf(log, cap, "%s/daemon.err", r->dir);
+    int saved = dup(2), lf = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    assert_true(saved >= 0 && lf >= 0);
+    dup2(lf, 2);
+    pid_t d = drig_start_daemon(r, 10, "none");
+    dup2(saved, 2);
+    close(saved);
+    close(lf);
+    return d;
+}
+
+static int lines_with(const char *log, const char *needle)
+{
+    static char text[1 << 16];
+    FILE *f = fopen(log, "r");
+    assert_non_null(f);
+    text[fread(text, 1, sizeof(text) - 1, f)] = 0;
+    fclose(f);
+    int n = 0;
+    for (const char *p = text; (p = strstr(p, needle)); p += strlen(needle))
+        n++;
+    return n;
+}
+
+/* Each connection gmuxd closed for silence, and each peer it dropped for a
+ * stall, was a warning, so a peer that kept reconnecting and stalling wrote
+ * a line a time. Now the first of each kind is said and the others counted
+ * (a summary a minute at most, refusals.h): PEERS of each, one line each. */
+static void test_drops_logged_once_a_minute(void **state)
+{
+    (void)state;
+    enum { PEERS = 4 };
+    static drig_t r;
+    drig_init(&r);
+    char log[160];
+    assert_true(start_logged(&r, log, sizeof(log)) > 0);
+    int silent[PEERS], stalled[PEERS];
+    for (int i = 0; i < PEERS; i++) {
+        char name[16];
+        snprintf(name, sizeof(name), "stall%d", i);
+        stalled[i] = raw_register(&r, name);
+        silent[i] = raw_connect(&r);
+    }
+    uint8_t half[DMN_PROTO_MAX_MSG];
+    dmn_proto_encode_empty(half, sizeof(half), 2, DMN_MSG_IDLE);
+    for (int i = 0; i < PEERS; i++)
+        assert_int_equal(send(stalled[i], half, DMN_PROTO_HDR_SIZE / 2, MSG_NOSIGNAL),
+                         DMN_PROTO_HDR_SIZE / 2);
+    double bound_s = 20.0 + DMN_SERVER_MSG_MS / 1000.0;
+    for (int i = 0; i < PEERS; i++) {
+        assert_true(closed_by_peer(silent[i], bound_s));
+        assert_true(closed_by_peer(stalled[i], bound_s));
+        close(silent[i]);
+        close(stalled[i]);
+    }
+    /* the daemon still serves: its log is written up to the drops */
+    assert_int_equal(dmn_report_fetch(r.sock, &rep, 5000), GMUX_OK);
+    int silent_lines = lines_with(log, "sent no whole message");
+    int stalled_lines = lines_with(log, "of a message and not the rest");
+    if (silent_lines != 1 || stalled_lines != 1)
+        fprintf(stderr, "%d lines for %d silent peers, %d for %d stalled\n", silent_lines, PEERS,
+                stalled_lines, PEERS);
+    assert_int_equal(silent_lines, 1);
+    assert_int_equal(stalled_lines, 1);
+    assert_int_equal(lines_with(log, "(1 closed so far;"), 1);
+    assert_int_equal(lines_with(log, "(1 dropped so far;"), 1);
+    drig_fini(&r);
+}
+
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_stalled_peers_dropped, drig_teardown),
         cmocka_unit_test_teardown(test_slow_complete_sender_kept, drig_teardown),
+        cmocka_unit_test_teardown(test_drops_logged_once_a_minute, drig_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

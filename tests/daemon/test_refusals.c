@@ -82,11 +82,31 @@ static void test_longer_interval(void **state)
     assert_int_equal(r.unsaid, 30);
 }
 
+/* A kind of dropped peers says what was done to them (closed, dropped),
+ * not "refused"; a peer that reconnects and stalls every few seconds costs
+ * the first line, then a summary a minute. */
+static void test_drops_say_their_verb(void **state)
+{
+    (void)state;
+    dmn_refusals_t r = {
+        .what = "silent connections", .verb = "closed", .every_ns = 60 * COM_NS_PER_S};
+    int said = 0;
+    for (uint64_t t = 0; t < 70; t += 5) {
+        dmn_refusals_flush(&r, 1, T0 + t * COM_NS_PER_S);
+        said += dmn_refusal_say(&r, T0 + t * COM_NS_PER_S);
+    }
+    assert_int_equal(said, 1);
+    assert_int_equal(seen.lines, 1);
+    assert_non_null(strstr(
+        seen.last, "silent connections: 11 more closed in the last 60000 ms (12 closed so far)"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_a_line_a_second, setup, teardown),
         cmocka_unit_test_setup_teardown(test_longer_interval, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_drops_say_their_verb, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

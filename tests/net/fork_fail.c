@@ -2,8 +2,12 @@
  * LD_PRELOAD shim for test_launch: in the process that loads it, the N-th
  * call of fork() fails with EAGAIN (GMUX_TEST_FORK_FAIL=N), as when a user's
  * process limit is reached, and says so on stderr so that a test can tell
- * the shim was in effect (a runtime linked into the program, as clang's
- * sanitizers do, would take the call first). Both variables are removed on
+ * the shim was in effect. A sanitizer runtime (gcc's libasan/libtsan, or
+ * clang's linked into the program) intercepts fork() first, but its
+ * interceptor calls the next definition after the program's own, found with
+ * dlsym(RTLD_NEXT): this preloaded one, ahead of libc's. So the injection
+ * works in the sanitizer builds too (ASAN_OPTIONS=verify_asan_link_order=0
+ * lets a preload come before libasan). Both variables are removed on
  * load: the children, and what they run, get neither.
  */
 #include <dlfcn.h>

@@ -15,19 +15,6 @@
 
 #include "tproc.h"
 
-/* whether a sanitizer runtime may be linked into gmux (clang links it in
- * statically), ahead of an LD_PRELOAD shim */
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define SANITIZED 1
-#endif
-#endif
-#ifndef SANITIZED
-#define SANITIZED 0
-#endif
-
 static char out[16384], err[16384];
 
 static int run(char *const argv[])
@@ -163,11 +150,10 @@ static void test_fork_failure(void **state)
             fclose(f);
         unlink(path);
         rmdir(dir);
-        if (!strstr(err, "fork_fail: fork call")) {
-            if (SANITIZED)
-                skip(); /* a sanitizer runtime linked into gmux took fork() first */
+        /* under ASan and TSan too: their fork() interceptor calls on to the
+         * next definition after the program, the shim (fork_fail.c) */
+        if (!strstr(err, "fork_fail: fork call"))
             fail_msg("the fork_fail shim was not in effect: %s", err);
-        }
         char want[64];
         snprintf(want, sizeof(want), "cannot start rank %d: ", atoi(nth[i]) - 1);
         if (rc != 1 || !strstr(err, want) || !strstr(err, "Resource temporarily unavailable"))
