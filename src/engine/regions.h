@@ -48,7 +48,6 @@ typedef struct eng_chunk {
     uint64_t order;       /* placement: LRU/FIFO order stamp */
     uint64_t last_ticket; /* engine: compute ticket of the last launch that used it */
     uint64_t fill_ticket; /* engine: transfer ticket of its latest fill */
-    uint64_t mark;        /* engine: stamp of the last fault pass or re-plan that listed it */
     uint32_t q_head;      /* timeline: queue of future uses (node index), ENG_NONE if empty */
     uint32_t q_tail;
     uint32_t q_behind; /* timeline: last queued use at or before the shadow position */
