@@ -84,7 +84,8 @@ void eng_engine_destroy(eng_engine_t *e)
     free(e->repl);
     free(e->resv);
     free(e->scratch);
-    free(e->sort_tmp);
+    free(e->listed);
+    free(e->listed_sum);
     free(e->fault_refs);
     free(e->fault_moved);
     free(e);

@@ -36,11 +36,16 @@ struct eng_engine {
     uint64_t exec_next; /* positions below this have run */
     uint64_t last_slice;
     uint64_t faults;
-    uint64_t stamp;    /* last value written to eng_chunk_t.mark */
-    uint32_t *scratch; /* re-plan: chunks to put back into the plan */
+    /* One bit a chunk id, clear between uses: the chunks a re-plan lists, or
+     * the true references of the launch being faulted in. A bit array (not a
+     * field of eng_chunk_t) so that listing touches a few KiB, and read out
+     * in id order it needs no sort. listed_sum has one bit a word of listed,
+     * set while that word is not zero. */
+    uint64_t *listed, *listed_sum;
+    uint32_t listed_cap, listed_sum_cap; /* in words */
+    uint32_t nlisted;                    /* bits set by listed_set since the last drain */
+    uint32_t *scratch;                   /* re-plan: chunks to put back into the plan */
     uint32_t nscratch, scratch_cap;
-    uint32_t *sort_tmp; /* re-plan: the radix sort's second buffer */
-    uint32_t sort_cap;
     uint32_t *fault_refs;  /* the last launch's faulted chunks: indices into its truth refs */
     uint32_t *fault_moved; /* beside fault_refs: the blocks each fault moved */
     uint32_t fault_cap;

@@ -39,48 +39,75 @@ static gmux_status_t scratch_push(eng_engine_t *e, uint32_t chunk)
     return GMUX_OK;
 }
 
-/* Sorts the scratch list (distinct chunk ids) ascending: by insertion when
- * short, else a radix sort on 8-bit digits, as many as the highest id
- * handed out needs (qsort's comparisons through a callback took 14% of an
- * llm-decode run). */
-static gmux_status_t sort_scratch(eng_engine_t *e)
+/* Room in the listed bit arrays for every chunk id handed out so far (new
+ * words start clear). */
+static gmux_status_t listed_fit(eng_engine_t *e)
 {
-    uint32_t *a = e->scratch, n = e->nscratch;
-    if (n < 32) {
-        for (uint32_t i = 1; i < n; i++) {
-            uint32_t v = a[i], j = i;
-            for (; j > 0 && a[j - 1] > v; j--)
-                a[j] = a[j - 1];
-            a[j] = v;
-        }
-        return GMUX_OK;
-    }
-    if (e->sort_cap < n) {
+    uint32_t words = (eng_regions_chunk_limit(e->regs) + 63) / 64;
+    if (words > e->listed_cap) {
+        uint32_t old = e->listed_cap;
         gmux_status_t st =
-            com_array_grow_u32((void **)&e->sort_tmp, &e->sort_cap, n, sizeof(*e->sort_tmp), 256);
+            com_array_grow_u32((void **)&e->listed, &e->listed_cap, words, sizeof(*e->listed), 64);
         if (st != GMUX_OK)
             return st;
+        memset(e->listed + old, 0, (size_t)(e->listed_cap - old) * sizeof(*e->listed));
     }
-    uint32_t top = eng_regions_chunk_limit(e->regs) - 1; /* ids are below the limit */
-    uint32_t *src = a, *dst = e->sort_tmp;
-    for (uint32_t shift = 0; shift < 32 && (top >> shift) != 0; shift += 8) {
-        uint32_t at[256] = {0};
-        for (uint32_t i = 0; i < n; i++)
-            at[(src[i] >> shift) & 0xff]++;
-        for (uint32_t d = 0, sum = 0; d < 256; d++) {
-            uint32_t c = at[d];
-            at[d] = sum;
-            sum += c;
-        }
-        for (uint32_t i = 0; i < n; i++)
-            dst[at[(src[i] >> shift) & 0xff]++] = src[i];
-        uint32_t *t = src;
-        src = dst;
-        dst = t;
+    uint32_t sums = (e->listed_cap + 63) / 64;
+    if (sums > e->listed_sum_cap) {
+        uint32_t old = e->listed_sum_cap;
+        gmux_status_t st = com_array_grow_u32((void **)&e->listed_sum, &e->listed_sum_cap, sums,
+                                              sizeof(*e->listed_sum), 4);
+        if (st != GMUX_OK)
+            return st;
+        memset(e->listed_sum + old, 0, (size_t)(e->listed_sum_cap - old) * sizeof(*e->listed_sum));
     }
-    if (src != a)
-        memcpy(a, src, (size_t)n * sizeof(*a));
     return GMUX_OK;
+}
+
+static inline bool listed_has(const eng_engine_t *e, uint32_t c)
+{
+    return (e->listed[c >> 6] >> (c & 63)) & 1;
+}
+
+static inline void listed_set(eng_engine_t *e, uint32_t c)
+{
+    uint64_t *w = &e->listed[c >> 6], bit = 1ull << (c & 63);
+    if (*w & bit)
+        return;
+    if (!*w)
+        e->listed_sum[c >> 12] |= 1ull << ((c >> 6) & 63);
+    *w |= bit;
+    e->nlisted++;
+}
+
+static inline void listed_clear(eng_engine_t *e, uint32_t c)
+{
+    uint64_t *w = &e->listed[c >> 6];
+    *w &= ~(1ull << (c & 63));
+    if (!*w)
+        e->listed_sum[c >> 12] &= ~(1ull << ((c >> 6) & 63));
+}
+
+/* Moves the listed ids into the scratch list, ascending, and clears them all
+ * (every bit even when the scratch list cannot grow: GMUX_ERR_NOMEM). */
+static gmux_status_t listed_drain(eng_engine_t *e)
+{
+    gmux_status_t st = GMUX_OK;
+    if (e->nlisted > e->scratch_cap)
+        st = com_array_grow_u32((void **)&e->scratch, &e->scratch_cap, e->nlisted,
+                                sizeof(*e->scratch), 256);
+    e->nscratch = 0;
+    for (uint32_t s = 0; s < e->listed_sum_cap; s++) {
+        for (uint64_t sw = e->listed_sum[s]; sw; sw &= sw - 1) {
+            uint32_t wi = s * 64 + (uint32_t)__builtin_ctzll(sw);
+            for (uint64_t w = e->listed[wi]; w && st == GMUX_OK; w &= w - 1)
+                e->scratch[e->nscratch++] = wi * 64 + (uint32_t)__builtin_ctzll(w);
+            e->listed[wi] = 0;
+        }
+        e->listed_sum[s] = 0;
+    }
+    e->nlisted = 0;
+    return st;
 }
 
 /* First step for one chunk: its plan state reverts to the device's. */
@@ -137,43 +164,34 @@ static void replan_full(eng_engine_t *e, uint64_t p)
     e->rs.chunks += limit;
 }
 
-static gmux_status_t list_chunk(eng_engine_t *e, uint32_t c)
-{
-    eng_chunk_t *x = eng_regions_chunk(e->regs, c);
-    if (x->mark == e->stamp)
-        return GMUX_OK;
-    x->mark = e->stamp;
-    return scratch_push(e, c);
-}
-
 /*
  * The chunks of the pending replacements and of the launches placed in
  * (p, sh_pos), each once, in id order (the order replan_full visits them in:
  * which chunks overflow into the reserve, and the LRU order of those that
- * rejoin, depend on it).
+ * rejoin, depend on it), into the scratch list.
  */
 static gmux_status_t replan_list(eng_engine_t *e, uint64_t p)
 {
-    e->nscratch = 0;
-    e->stamp++;
-    gmux_status_t st = GMUX_OK;
-    for (uint64_t i = e->rhead; i < e->rtail && st == GMUX_OK; i++) {
+    gmux_status_t st = listed_fit(e);
+    if (st != GMUX_OK)
+        return st;
+    for (uint64_t i = e->rhead; i < e->rtail; i++) {
         const eng_repl_t *r = &e->repl[i % e->rcap];
-        st = list_chunk(e, r->chunk);
-        if (st == GMUX_OK && r->victim != ENG_NONE)
-            st = list_chunk(e, r->victim);
+        listed_set(e, r->chunk);
+        if (r->victim != ENG_NONE)
+            listed_set(e, r->victim);
     }
     const eng_entry_t *front = eng_timeline_peek(e->tl, 0);
-    for (uint64_t i = p + 1 - front->pos; st == GMUX_OK; i++) {
+    for (uint64_t i = p + 1 - front->pos;; i++) {
         const eng_entry_t *ent = eng_timeline_peek(e->tl, i);
         if (!ent || ent->pos >= e->sh_pos)
             break;
         const uint32_t *refs = eng_timeline_refs(e->tl, ent);
-        for (uint32_t k = 0; k < ent->nrefs && st == GMUX_OK; k++)
-            st = list_chunk(e, ENG_REF_CHUNK(refs[k]));
+        for (uint32_t k = 0; k < ent->nrefs; k++)
+            listed_set(e, ENG_REF_CHUNK(refs[k]));
         e->rs.positions++;
     }
-    return st == GMUX_OK ? sort_scratch(e) : st;
+    return listed_drain(e);
 }
 
 /* Makes the plan match the device after a miss at p (see the file header). */
@@ -214,7 +232,7 @@ static gmux_status_t pin(eng_engine_t *e, uint32_t c, uint64_t p)
 
 /*
  * A chunk the prediction missed, needed now by the launch at p, whose true
- * references carry mark == e->stamp (the policy's victims among them are
+ * references are listed (the policy's victims among them are
  * pinned as they come up, so none is evicted). Faulted in at once, never refused while the
  * launch's own chunks fit the device; it takes, in order of preference: a
  * free reserve slot; the slot of the oldest reserve chunk the launch does
@@ -230,7 +248,7 @@ static gmux_status_t fault_in(eng_engine_t *e, uint32_t chunk, uint64_t p, uint3
     eng_ticket_t last = 0;
     uint64_t wb = 0;
     uint32_t i = 0;
-    while (i < e->nresv && eng_regions_chunk(e->regs, e->resv[i])->mark == e->stamp)
+    while (i < e->nresv && listed_has(e, e->resv[i]))
         i++;
     bool to_resv = e->nresv < e->p.reserve_chunks || i < e->nresv;
     if (to_resv && e->nresv >= e->p.reserve_chunks) {
@@ -240,8 +258,8 @@ static gmux_status_t fault_in(eng_engine_t *e, uint32_t chunk, uint64_t p, uint3
         gmux_status_t st = GMUX_OK;
         if (eng_place_resident(e->place) >= eng_place_capacity(e->place)) {
             /* the launch's own chunks are pinned as they come up */
-            while ((v = eng_place_victim(e->place, p)) != ENG_NONE &&
-                   eng_regions_chunk(e->regs, v)->mark == e->stamp && st == GMUX_OK)
+            while ((v = eng_place_victim(e->place, p)) != ENG_NONE && listed_has(e, v) &&
+                   st == GMUX_OK)
                 st = pin(e, v, p);
             if (st != GMUX_OK)
                 return st;
@@ -347,12 +365,14 @@ gmux_status_t eng_fault_launch(eng_engine_t *e, uint64_t p, const uint32_t *trut
     gmux_status_t st = fault_fit(e, ntruth);
     if (st == GMUX_OK && miss && (e->rhead != e->rtail || e->sh_pos != p + 1))
         st = replan(e, p);
+    if (st == GMUX_OK && miss)
+        st = listed_fit(e);
     if (st != GMUX_OK)
         return st;
     if (miss) {
-        e->stamp++;
         for (uint32_t k = 0; k < ntruth; k++)
-            eng_regions_chunk(e->regs, ENG_REF_CHUNK(truth[k]))->mark = e->stamp;
+            listed_set(e, ENG_REF_CHUNK(truth[k]));
+        e->nlisted = 0; /* cleared one by one below, not drained */
         e->nscratch = 0;
     }
     for (uint32_t i = 0; i < ntruth && st == GMUX_OK; i++) {
@@ -370,8 +390,11 @@ gmux_status_t eng_fault_launch(eng_engine_t *e, uint64_t p, const uint32_t *trut
             e->fault_moved[faults++] = mv;
         }
     }
-    if (miss)
+    if (miss) {
         unpin_all(e, p);
+        for (uint32_t k = 0; k < ntruth; k++)
+            listed_clear(e, ENG_REF_CHUNK(truth[k]));
+    }
     *faults_p = faults;
     return st;
 }

@@ -3,6 +3,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <inttypes.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -527,6 +528,52 @@ static void test_incremental_replan_matches_full_many(void **state)
     reserve = 0;
 }
 
+/* The same with chunk ids spread over 9,000 a task, launches straddling
+ * multiples of 64 and 4,096 ids, and a second region of 5,000 chunks
+ * allocated part-way (the highest id grows after the first re-plans). */
+static void test_incremental_replan_matches_full_wide(void **state)
+{
+    (void)state;
+    static const uint64_t spots[] = {0, 48, 4080, 4100, 8176, 8968};
+    uint64_t s = 59, replans = 0, rounds = 0;
+    for (int round = 0; round < 16; round++) {
+        use_wrong = 1 + round % 3;
+        uint32_t nt = 1 + (uint32_t)(rnd(&s) % 2);
+        tfeed_init(&feed, nt);
+        for (uint32_t t = 0; t < nt; t++) {
+            uint64_t base = 1ull << 34, base2 = 1ull << 35;
+            tfeed_alloc(&feed, t, 1, base, 9000 * CH);
+            for (int k = 0; k < 60; k++) {
+                if (k == 20)
+                    tfeed_alloc(&feed, t, 2, base2, 5000 * CH);
+                uint32_t m = (uint32_t)rnd(&s);
+                while (__builtin_popcount(m) > 10)
+                    m &= m - 1;
+                uint64_t at = base + (spots[rnd(&s) % 6] + rnd(&s) % 8) * CH;
+                if (k > 20 && rnd(&s) % 3 == 0)
+                    at = base2 + (4060 + rnd(&s) % 40) * CH;
+                tfeed_launch_mask(&feed, t, at, CH, m | 1, (uint32_t)rnd(&s) & m,
+                                  50 + rnd(&s) % 150);
+            }
+        }
+        reserve = (uint32_t)(rnd(&s) % 3);
+        uint32_t cap = 16 + reserve + (uint32_t)(rnd(&s) % 24);
+        uint32_t look = 10 + (uint32_t)(rnd(&s) % 40);
+        uint64_t seed = rnd(&s);
+        eng_place_policy_t pol = round % 4 == 3 ? ENG_PLACE_LRU : ENG_PLACE_OPT;
+        run_logged(&run_a, pol, nt, cap, look, 500, false, seed);
+        run_logged(&run_b, pol, nt, cap, look, 500, true, seed);
+        assert_same_runs();
+        replans += run_a.rs.replans;
+        rounds += run_a.rs.replans > 0;
+    }
+    print_message("%" PRIu64 " re-plans, in %" PRIu64 " of 16 rounds\n", replans, rounds);
+    assert_true(replans > 100);
+    assert_true(rounds > 12);
+    use_wrong = 0;
+    reserve = 0;
+}
+
 static void test_capacity_below_working_set(void **state)
 {
     (void)state;
@@ -563,6 +610,7 @@ int main(void)
         cmocka_unit_test(test_wrong_predictor_without_reserve),
         cmocka_unit_test(test_incremental_replan_matches_full),
         cmocka_unit_test(test_incremental_replan_matches_full_many),
+        cmocka_unit_test(test_incremental_replan_matches_full_wide),
         cmocka_unit_test(test_capacity_below_working_set),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
