@@ -326,6 +326,28 @@ static void test_wait_off(void **state)
     stop_server();
 }
 
+/* GMUX_DAEMON_EVICT_WAIT_MS: the default, a value, 0, and out of range. */
+static void test_setting(void **state)
+{
+    (void)state;
+    char err[64], pbuf[128];
+    dmn_server_opts_t o;
+    assert_int_equal(dmn_server_opts_from_settings(&o, pbuf, sizeof(pbuf), 0), GMUX_OK);
+    assert_int_equal(o.evict_wait_ns, 500 * COM_NS_PER_MS);
+    const char *vals[] = {"250", "0", "-1", "3600000"};
+    const gmux_status_t want[] = {GMUX_OK, GMUX_OK, GMUX_ERR_RANGE, GMUX_ERR_RANGE};
+    const uint64_t ns[] = {250 * COM_NS_PER_MS, 0, 0, 0};
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(
+            com_settings_set(COM_SETTING_DAEMON_EVICT_WAIT_MS, vals[i], err, sizeof(err)), GMUX_OK);
+        assert_int_equal(dmn_server_opts_from_settings(&o, pbuf, sizeof(pbuf), 0), want[i]);
+        if (want[i] == GMUX_OK)
+            assert_int_equal(o.evict_wait_ns, ns[i]);
+    }
+    assert_int_equal(com_settings_set(COM_SETTING_DAEMON_EVICT_WAIT_MS, "500", err, sizeof(err)),
+                     GMUX_OK);
+}
+
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
@@ -338,6 +360,7 @@ int main(void)
         cmocka_unit_test_teardown(test_gone_evictee_no_wait, teardown),
         cmocka_unit_test_teardown(test_no_eviction_no_wait, teardown),
         cmocka_unit_test_teardown(test_wait_off, teardown),
+        cmocka_unit_test(test_setting),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     char lock[160];
