@@ -349,6 +349,16 @@ gmux_status_t shim_backend_mark(shim_cuctx_t *c)
     return SHIM_CALL(cuEventRecord, c->ev_mark, c->mig) == CUDA_SUCCESS ? GMUX_OK : GMUX_ERR_DRIVER;
 }
 
+gmux_status_t shim_backend_after_mark(shim_cuctx_t *c, shim_cuctx_t *from, uint32_t gen)
+{
+    pthread_rwlock_rdlock(&backend_destroy_lock); /* from's context is not destroyed meanwhile */
+    CUresult r = CUDA_SUCCESS;
+    if (atomic_load(&from->ctx) != BACKEND_RETIRED && atomic_load(&from->gen) == gen)
+        r = SHIM_CALL(cuStreamWaitEvent, c->mig, from->ev_mark, 0);
+    pthread_rwlock_unlock(&backend_destroy_lock);
+    return r == CUDA_SUCCESS ? GMUX_OK : GMUX_ERR_DRIVER;
+}
+
 int shim_backend_mark_done(shim_cuctx_t *c)
 {
     CUresult r = SHIM_CALL(cuEventQuery, c->ev_mark);

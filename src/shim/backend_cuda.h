@@ -117,6 +117,10 @@ CUresult shim_backend_order(shim_cuctx_t *c, CUstream stream, bool per_thread);
  */
 gmux_status_t shim_backend_mark(shim_cuctx_t *c);
 int shim_backend_mark_done(shim_cuctx_t *c);
+/* Makes c's migration stream wait, on the GPU, for the last mark of another
+ * context's (from, of generation gen), unless that context went since.
+ * LOCKING: takes the destroy lock shared. */
+gmux_status_t shim_backend_after_mark(shim_cuctx_t *c, shim_cuctx_t *from, uint32_t gen);
 
 /*
  * Whether stream is being captured into a graph: no migration may be ordered

@@ -188,6 +188,7 @@ static void gate_apply_ahead(void)
     shim_cuctx_t *cx = shim_backend_current();
     if (cx && shim_state.mode != SHIM_MODE_OFF) {
         gate_mover_t mv = {shim_backend_engine(cx), 0};
+        shim_gate_evicted_order(cx);
         shim_gate_ranges_coalesce(gate_plan[DMN_PLAN_EVICT], &gate_plan_n[DMN_PLAN_EVICT]);
         for (uint32_t i = 0; i < gate_plan_n[DMN_PLAN_AHEAD]; i++)
             shim_gate_ranges_outside(gate_plan[DMN_PLAN_EVICT], gate_plan_n[DMN_PLAN_EVICT],
@@ -225,6 +226,7 @@ static void gate_evict_now(shim_cuctx_t *cx)
         if (st != GMUX_OK)
             COM_DEBUG(SHIM, "daemon plan: evictions not ordered after the queued work");
         atomic_fetch_add(&gate_bytes_out, gate_move_stored(cx, DMN_PLAN_EVICT, false));
+        shim_gate_evicted_issued(cx);
         SHIM_STAT_ADD(evict_plans_early, 1);
     }
     gate_plan_n[DMN_PLAN_EVICT] = 0; /* then a request for EVICTED after them is marked */
@@ -384,6 +386,7 @@ static void gate_apply_plan(void)
     shim_cuctx_t *cx = shim_backend_current();
     if (cx && shim_state.mode != SHIM_MODE_OFF) {
         atomic_fetch_add(&gate_bytes_out, gate_move_stored(cx, DMN_PLAN_EVICT, false));
+        shim_gate_evicted_order(cx);
         if (!fills_kept)
             atomic_fetch_add(&gate_bytes_in, gate_move_stored(cx, DMN_PLAN_FILL, true));
         eng_backend_t be = shim_backend_engine(cx);

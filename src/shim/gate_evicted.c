@@ -8,6 +8,8 @@ static uint64_t due_seq, due_epoch;   /* a request not marked yet; 0: none */
 static uint64_t mark_seq, mark_epoch; /* a mark not completed yet; 0: none */
 static shim_cuctx_t *mark_cx;
 static uint32_t mark_gen;
+static shim_cuctx_t *issued_cx; /* the context of the last evictions, marked; NULL: none */
+static uint32_t issued_gen;
 
 void shim_gate_evicted_due(uint64_t epoch, uint64_t grant_seq)
 {
@@ -88,4 +90,17 @@ void shim_gate_evicted_watch(dmn_client_t *cl)
     }
     (void)shim_gate_evicted_poll(cl, cx);
     shim_backend_leave();
+}
+
+void shim_gate_evicted_issued(shim_cuctx_t *cx)
+{
+    issued_cx = shim_backend_mark(cx) == GMUX_OK ? cx : NULL;
+    issued_gen = cx ? shim_backend_gen(cx) : 0;
+}
+
+void shim_gate_evicted_order(shim_cuctx_t *cx)
+{
+    if (issued_cx && cx && issued_cx != cx &&
+        shim_backend_after_mark(cx, issued_cx, issued_gen) != GMUX_OK)
+        COM_DEBUG(SHIM, "daemon plan: fills not ordered after the evictions of another context");
 }

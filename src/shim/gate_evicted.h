@@ -14,7 +14,9 @@
  * dropped (its grant numbers belong to that daemon). One request and one
  * mark at a time: a newer one replaces the older (the daemon holds one
  * switch at a time, and an event recorded later comes after the earlier
- * evictions on the same stream).
+ * evictions on the same stream). The same event orders, inside the process,
+ * fills issued on another context's migration stream after the evictions
+ * (shim_gate_evicted_issued, shim_gate_evicted_order).
  *
  * Thread-safety: none (static storage); the gate calls it under gate_mu.
  */
@@ -45,5 +47,15 @@ bool shim_gate_evicted_poll(dmn_client_t *cl, shim_cuctx_t *cx);
  * mark inside its context (shim_backend_enter); a context that went took
  * the memory with it, and EVICTED goes at once. */
 void shim_gate_evicted_watch(dmn_client_t *cl);
+
+/* Evictions were issued on cx (current): marked, so that fills issued later
+ * on another context's migration stream are ordered after them (one
+ * process, several contexts: one migration stream each). */
+void shim_gate_evicted_issued(shim_cuctx_t *cx);
+
+/* Before fills (a fill ahead, a grant's fills) on cx (current): its
+ * migration stream waits for the mark of the last evictions when they went
+ * on another context's. */
+void shim_gate_evicted_order(shim_cuctx_t *cx);
 
 #endif /* SHIM_GATE_EVICTED_H */

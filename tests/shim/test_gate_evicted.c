@@ -14,6 +14,14 @@
  *   asked about, over two of the program's STATS reports after it.
  *
  * Either way the eviction itself is carried out (the double's record).
+ *
+ * One process, two contexts: the program waited for its turn in its first
+ * context, where the watcher carries out the eviction, and goes on in a
+ * second one, where its next wait prefetches a fill ahead sent with the
+ * eviction. Each context has its own migration stream: the fill ahead must
+ * wait, on the GPU, for an event recorded after the eviction (the double's
+ * record, gate_prog's "O" line: prefetches to the device not ordered after
+ * the eviction before them).
  */
 #include <setjmp.h>
 #include <signal.h>
@@ -140,6 +148,36 @@ static int scripted_no_request(int ready)
     return finish(task, buf, fds, nfd);
 }
 
+/* The eviction and, in the same write, a fill ahead of grant 2 elsewhere in
+ * the big range; no request for EVICTED. */
+static int scripted_two_contexts(int ready)
+{
+    static uint8_t buf[DMN_PROTO_MAX_MSG];
+    int fds[8], nfd = 0;
+    dmn_msg_t m;
+    dmn_range_t big;
+    int task = gs_accept_big(ready, buf, fds, &nfd, &m, &big);
+    if (task < 0)
+        return -task;
+    dmn_msg_grant_t g = {1, 20 * COM_NS_PER_MS, m.u.ranges.seq}, r1 = {1, 0, 0};
+    if (tmsg_write_all(task, buf, dmn_proto_encode_grant(buf, 64, 2, DMN_MSG_GRANT, &g)) != 0 ||
+        gs_wait_file("out0.paused") != 0)
+        return 15;
+    if (tmsg_write_all(task, buf, dmn_proto_encode_grant(buf, 64, 3, DMN_MSG_REVOKE, &r1)) != 0 ||
+        gs_read_until(task, buf, DMN_MSG_RELEASE, &m) != 0)
+        return 16;
+    dmn_range_t ev = {big.base + EVICT_OFF, 4096}, ahead = {big.base + 65536, 4096};
+    size_t at = dmn_proto_encode_ranges(buf, 256, 4, DMN_MSG_PLAN, DMN_PLAN_EVICT, 2, &ev, 1);
+    at += dmn_proto_encode_ranges(buf + at, 256, 5, DMN_MSG_PLAN, DMN_PLAN_AHEAD, 2, &ahead, 1);
+    if (tmsg_write_all(task, buf, at) != 0)
+        return 17;
+    /* the watcher read both and carried out the eviction before its next report */
+    if (gs_read_until(task, buf, DMN_MSG_STATS, &m) != 0 ||
+        gs_read_until(task, buf, DMN_MSG_STATS, &m) != 0)
+        return 18;
+    return finish(task, buf, fds, nfd);
+}
+
 /* Runs script against program 0 with the double's event held; the program
  * must end well, its one eviction carried out. */
 static void run_case(int (*script)(int))
@@ -181,12 +219,36 @@ static void test_no_request_no_evicted(void **state)
     run_case(scripted_no_request);
 }
 
+static void test_fill_ahead_after_other_context(void **state)
+{
+    (void)state;
+    gh_spec_t two = spec;
+    two.capture = "9";
+    gh_spec_t saved = spec;
+    spec = two;
+    run_case(scripted_two_contexts);
+    spec = saved;
+    FILE *f = fopen(gh_path("out0"), "r");
+    assert_non_null(f);
+    char line[256];
+    long unordered = -1, device = 0;
+    while (fgets(line, sizeof(line), f)) {
+        if (line[0] == 'O')
+            unordered = strtol(line + 2, NULL, 10);
+        device += line[0] == 'D';
+    }
+    fclose(f);
+    assert_int_equal(device, 1); /* the fill ahead (demand policy: nothing of its own) */
+    assert_int_equal(unordered, 0);
+}
+
 int main(void)
 {
     gh_init();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_evicted_after_event),
         cmocka_unit_test(test_no_request_no_evicted),
+        cmocka_unit_test(test_fill_ahead_after_other_context),
     };
     return gh_finish(cmocka_run_group_tests(tests, NULL, NULL));
 }
