@@ -349,21 +349,6 @@ static void gate_on_read_end(void *arg)
     gate_apply_ahead();
 }
 
-/* The client's calls about EVICTED (gate_evicted.h): the end of a switch's
- * evictions; between a waiting launching thread's reads, the mark polled
- * (1: read again soon). Under gate_mu. */
-static void gate_on_evict_end(void *arg, uint64_t grant_seq)
-{
-    (void)arg;
-    shim_gate_evicted_due(dmn_client_epoch(gate_client), grant_seq);
-}
-
-static int gate_on_wait(void *arg)
-{
-    (void)arg;
-    return shim_gate_evicted_poll(gate_client, shim_backend_current());
-}
-
 /* Applies the stored plan on the calling thread's context: evictions first,
  * then fills, all on the migration stream, then waits for them. Fills only at
  * the grant they belong to (gate_fill_seq): those of another grant are
@@ -659,8 +644,9 @@ static void gate_open(void)
                            .on_plan = gate_on_plan,
                            .on_plan_end = gate_on_plan_end,
                            .on_read_end = gate_on_read_end,
-                           .on_evict_end = gate_on_evict_end,
-                           .on_wait = gate_on_wait};
+                           .plan_arg = &gate_client, /* gate_evicted.h's callbacks */
+                           .on_evict_end = shim_gate_evicted_on_end,
+                           .on_wait = shim_gate_evicted_on_wait};
     if (strcmp(cls, "latency") != 0 && strcmp(cls, "batch") != 0)
         COM_WARN(SHIM, "GMUX_TASK_CLASS='%s' is not batch or latency: batch used", cls);
     gmux_status_t st = dmn_client_open(&o, &gate_client);

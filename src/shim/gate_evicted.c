@@ -104,3 +104,13 @@ void shim_gate_evicted_order(shim_cuctx_t *cx)
         shim_backend_after_mark(cx, issued_cx, issued_gen) != GMUX_OK)
         COM_DEBUG(SHIM, "daemon plan: fills not ordered after the evictions of another context");
 }
+
+void shim_gate_evicted_on_end(void *arg, uint64_t grant_seq)
+{
+    shim_gate_evicted_due(dmn_client_epoch(*(dmn_client_t **)arg), grant_seq);
+}
+
+int shim_gate_evicted_on_wait(void *arg)
+{
+    return shim_gate_evicted_poll(*(dmn_client_t **)arg, shim_backend_current());
+}

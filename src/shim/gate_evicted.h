@@ -32,6 +32,13 @@
 /* The daemon asked for EVICTED for grant_seq (connection epoch). */
 void shim_gate_evicted_due(uint64_t epoch, uint64_t grant_seq);
 
+/* The client's callbacks (arg: the dmn_client_t ** of the gate): the end of
+ * a switch's evictions (on_evict_end: shim_gate_evicted_due), and between a
+ * waiting launching thread's reads the mark polled in its context (on_wait:
+ * 1, read again soon, while one is outstanding). */
+void shim_gate_evicted_on_end(void *arg, uint64_t grant_seq);
+int shim_gate_evicted_on_wait(void *arg);
+
 /* Whether a request waits for its mark (on the client's connection of now). */
 bool shim_gate_evicted_is_due(const dmn_client_t *cl);
 
