@@ -204,7 +204,8 @@ static double socket_switch_ns(int n_clients, int iters)
     if (srv == 0) {
         close(p[0]);
         signal(SIGTERM, on_term);
-        dmn_server_opts_t o = {path, DMN_NO_GROUP, 1000 * COM_NS_PER_MS, COM_NS_PER_S, NULL, 0, 0};
+        dmn_server_opts_t o = {path, DMN_NO_GROUP, 1000 * COM_NS_PER_MS, COM_NS_PER_S, NULL, 0, 0,
+                               0};
         _exit(dmn_server_run(&o, &srv_stop, p[1]) == GMUX_OK ? 0 : 1);
     }
     close(p[1]);
@@ -214,7 +215,8 @@ static double socket_switch_ns(int n_clients, int iters)
     close(p[0]);
     dmn_client_t *c[64];
     for (int i = 0; i < n_clients; i++) {
-        dmn_client_opts_t o = {path, "bench", DMN_CLASS_BATCH, 0, 0, NULL, NULL, NULL, NULL};
+        dmn_client_opts_t o = {path, "bench", DMN_CLASS_BATCH, 0, 0, NULL, NULL, NULL, NULL,
+                               NULL, NULL};
         if (dmn_client_open(&o, &c[i]) != GMUX_OK || dmn_client_is_local(c[i]))
             return -1;
     }

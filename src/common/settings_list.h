@@ -51,6 +51,9 @@
     X(DAEMON_CAPACITY, SIZE, COM_SCOPE_DAEMON, "0",                                                \
       "gmuxd: device bytes the opt and chunk placements may fill (0: unlimited, no evictions) "    \
       "and shared mode counts against (0: the device memory tasks report)")                        \
+    X(DAEMON_EVICT_WAIT_MS, INT, COM_SCOPE_DAEMON, "500",                                          \
+      "gmuxd: at a switch that evicts other tasks' memory, hold the grant and the fill ahead "     \
+      "until they report the evictions done, at most this long (0: never wait)")                   \
     X(DAEMON_GRACE_MS, INT, COM_SCOPE_DAEMON, "2000",                                              \
       "gmuxd: how long a revoked task may keep the GPU before its turn is taken away")             \
     X(DAEMON_GROUP, STRING, COM_SCOPE_DAEMON, "",                                                  \

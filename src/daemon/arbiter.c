@@ -167,6 +167,12 @@ void dmn_arb_idle(dmn_arbiter_t *arb, int slot, uint64_t now)
     arb->tasks[slot].n_pending = 0;
 }
 
+void dmn_arb_restart_turn(dmn_arbiter_t *arb, int slot, uint64_t now)
+{
+    if (holds(&arb->tasks[slot]) && now > arb->tasks[slot].granted_ns)
+        arb->tasks[slot].granted_ns = now;
+}
+
 void dmn_arb_stats(dmn_arbiter_t *arb, int slot, const dmn_msg_stats_t *stats)
 {
     arb->tasks[slot].stats = *stats;

@@ -144,6 +144,10 @@ void dmn_arb_idle(dmn_arbiter_t *arb, int slot, uint64_t now);
 
 void dmn_arb_stats(dmn_arbiter_t *arb, int slot, const dmn_msg_stats_t *stats);
 
+/* The turn of slot (a holder) starts again at now: its quantum and its
+ * running time count from then (the server held its GRANT until now). */
+void dmn_arb_restart_turn(dmn_arbiter_t *arb, int slot, uint64_t now);
+
 /* Applies the policy at time now and says what to send. */
 gmux_status_t dmn_arb_decide(dmn_arbiter_t *arb, uint64_t now, dmn_arb_action_t *act);
 

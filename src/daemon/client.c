@@ -47,6 +47,11 @@ struct dmn_client {
     uint64_t request; /* PENDING messages sent: the number of the last one */
     uint64_t idle_request; /* request when IDLE was last sent: a GRANT answers a later one */
     uint64_t grant_seq;
+    /* An EVICTED asked for from inside a read (a callback): sent once the
+     * read is over (pump); 0: none. */
+    uint64_t evicted_due;
+    uint32_t evicted_failed;
+    int in_read;
     uint64_t backoff_ns, next_retry_ns;
     uint64_t retry_backoff;     /* backoff_ns when the reconnection under way began */
     uint64_t register_deadline; /* a REGISTER sent and not answered: given up then */
@@ -90,6 +95,7 @@ static void go_local(dmn_client_t *c, const char *why)
     c->holding = c->revoked = c->announced = 0;
     c->idle_request = c->request; /* a new daemon answers nothing asked of this one */
     c->task_id = 0;
+    c->evicted_due = 0; /* that daemon's grant */
     c->in_len = 0;
     c->backoff_ns = BACKOFF_MIN_NS;
     c->next_retry_ns = com_clock_ns() + c->backoff_ns;
@@ -198,6 +204,14 @@ static int process(dmn_client_t *c, const dmn_msg_t *m)
             c->revoked = 1;
         return 0;
     case DMN_MSG_PLAN: {
+        if (m->u.ranges.count == DMN_PLAN_EVICT && m->u.ranges.n_ranges == 0) {
+            /* the end of this grant's evictions: answered once they are done */
+            if (c->opts.on_evict_end)
+                c->opts.on_evict_end(c->opts.plan_arg, m->u.ranges.seq);
+            else
+                dmn_client_evicted(c, m->u.ranges.seq, 0);
+            return 0;
+        }
         /* Decoded in batches on the stack, never allocated: an EVICT lost for
          * want of memory would leave the daemon's model counting as freed
          * memory the task still holds. */
@@ -272,7 +286,29 @@ static void other_version(dmn_client_t *c, const uint8_t *hdr)
  * came; not when the connection ends: its orders are void). Returns -1 when
  * the connection ended (now in local mode) or when a REFUSED arrived
  * (*refused set). */
+static int pump_read(dmn_client_t *c, int timeout_ms, int *refused);
+static int registered(const dmn_client_t *c);
+
+static gmux_status_t send_evicted(dmn_client_t *c)
+{
+    dmn_msg_evicted_t e = {c->evicted_due, c->evicted_failed, 0};
+    c->evicted_due = 0;
+    return send_out(c, dmn_proto_encode_evicted(c->out, sizeof(c->out), ++c->seq, &e));
+}
+
+/* pump_read, then the EVICTED a callback asked for during the read. */
 static int pump(dmn_client_t *c, int timeout_ms, int *refused)
+{
+    c->in_read = 1;
+    int r = pump_read(c, timeout_ms, refused);
+    c->in_read = 0;
+    if (c->evicted_due && registered(c))
+        send_evicted(c);
+    c->evicted_due = 0;
+    return c->fd < 0 ? -1 : r;
+}
+
+static int pump_read(dmn_client_t *c, int timeout_ms, int *refused)
 {
     if (flush_queue(c) != 0)
         return -1;
@@ -541,7 +577,9 @@ gmux_status_t dmn_client_wait_turn(dmn_client_t *c, uint64_t timeout_ns)
         if (now >= deadline)
             return GMUX_ERR_TIMEOUT;
         uint64_t ms = (deadline - now) / COM_NS_PER_MS + 1;
-        if (pump(c, ms > 100 ? 100 : (int)ms, NULL) < 0)
+        if (c->opts.on_wait && c->opts.on_wait(c->opts.plan_arg))
+            ms = 1; /* it polls an event: look again soon */
+        if (c->fd < 0 || pump(c, ms > 100 ? 100 : (int)ms, NULL) < 0)
             return GMUX_OK;
     }
     return GMUX_OK;
@@ -556,6 +594,15 @@ gmux_status_t dmn_client_idle(dmn_client_t *c)
     c->holding = c->revoked = c->announced = 0;
     c->idle_request = c->request;
     return send_out(c, dmn_proto_encode_empty(c->out, sizeof(c->out), ++c->seq, DMN_MSG_IDLE));
+}
+
+gmux_status_t dmn_client_evicted(dmn_client_t *c, uint64_t grant_seq, uint32_t failed)
+{
+    if (!registered(c) || grant_seq == 0)
+        return GMUX_OK;
+    c->evicted_due = grant_seq;
+    c->evicted_failed = failed;
+    return c->in_read ? GMUX_OK : send_evicted(c);
 }
 
 gmux_status_t dmn_client_report(dmn_client_t *c, const dmn_msg_stats_t *stats)

@@ -54,6 +54,17 @@
  * that died, and the one registered with after it, both number their grants
  * from 1).
  *
+ * The end of a switch's evictions (protocol v6): an EVICT PLAN with no
+ * ranges says that every eviction of its grant was sent, and asks the task to
+ * answer EVICTED once they are done on the GPU (gmuxd holds the grant of the
+ * task they make room for until then, or a bound). It goes to on_evict_end,
+ * never to on_plan; the caller answers with dmn_client_evicted once an event
+ * recorded after the evictions completed. Without on_evict_end the client
+ * answers at once (it carries nothing out, so nothing waits). While
+ * dmn_client_wait_turn waits it calls on_wait between its reads: a caller
+ * with an event to poll looks at it there (a nonzero return makes the next
+ * read wait 1 ms instead of up to 100 ms).
+ *
  * Thread-safety: a client is used by one thread at a time (the shim
  * serialises launches); different clients are independent.
  */
@@ -71,6 +82,8 @@ typedef void (*dmn_plan_fn)(void *arg, uint64_t grant_seq, dmn_plan_kind_t kind,
 typedef void (*dmn_plan_end_fn)(void *arg, uint64_t grant_seq, dmn_plan_kind_t kind,
                                 uint32_t n_ranges);
 typedef void (*dmn_read_end_fn)(void *arg);
+typedef void (*dmn_evict_end_fn)(void *arg, uint64_t grant_seq);
+typedef int (*dmn_wait_fn)(void *arg);
 
 typedef struct dmn_client_opts {
     const char *path; /* socket; NULL: GMUX_SOCKET or the default */
@@ -79,9 +92,11 @@ typedef struct dmn_client_opts {
     int32_t priority; /* DMN_PRIORITY_MIN..MAX */
     uint64_t budget;  /* device bytes asked for; 0: unspecified */
     dmn_plan_fn on_plan;
-    void *plan_arg;              /* the first argument of the three callbacks */
-    dmn_plan_end_fn on_plan_end; /* NULL: not called */
-    dmn_read_end_fn on_read_end; /* NULL: not called */
+    void *plan_arg;                /* the first argument of the three callbacks */
+    dmn_plan_end_fn on_plan_end;   /* NULL: not called */
+    dmn_read_end_fn on_read_end;   /* NULL: not called */
+    dmn_evict_end_fn on_evict_end; /* NULL: EVICTED answered at once */
+    dmn_wait_fn on_wait;           /* NULL: not called */
 } dmn_client_opts_t;
 
 typedef struct dmn_client dmn_client_t;
@@ -102,7 +117,7 @@ const char *dmn_client_open_error(gmux_status_t st);
  * end (its turn, its place in the queue, its accounting; every task's
  * record, STATS included, goes with it, and the reclaim count grows with or
  * without the IDLE), or, when a forked child keeps the socket open, once it
- * sees the pid dead (daemon.md, "Faults"). */
+ * sees the pid dead (daemon-faults.md). */
 void dmn_client_close(dmn_client_t *c);
 
 /* Announces n_launches queued launches and their predicted working set
@@ -116,6 +131,11 @@ gmux_status_t dmn_client_wait_turn(dmn_client_t *c, uint64_t timeout_ns);
 
 /* Nothing is queued any more; gives the turn back if held. */
 gmux_status_t dmn_client_idle(dmn_client_t *c);
+
+/* The evictions of grant_seq (announced by on_evict_end) are done on the GPU;
+ * failed: ranges the driver refused. Sends EVICTED, from a callback too (then
+ * once the read that called it is over). Nothing in local mode. */
+gmux_status_t dmn_client_evicted(dmn_client_t *c, uint64_t grant_seq, uint32_t failed);
 
 /* Sends counters (kept and resent after a reconnection). */
 gmux_status_t dmn_client_report(dmn_client_t *c, const dmn_msg_stats_t *stats);

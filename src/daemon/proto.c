@@ -208,6 +208,13 @@ gmux_status_t dmn_proto_decode(const uint8_t *buf, size_t len, dmn_msg_t *msg)
         msg->u.grant.quantum_ns = get64(p + 8);
         msg->u.grant.request = get64(p + 16);
         return GMUX_OK;
+    case DMN_MSG_EVICTED:
+        if (n != DMN_EVICTED_SIZE)
+            return GMUX_ERR_PARSE;
+        msg->u.evicted.grant_seq = get64(p);
+        msg->u.evicted.failed = get32(p + 8);
+        msg->u.evicted.reserved = get32(p + 12);
+        return msg->u.evicted.reserved == 0 ? GMUX_OK : GMUX_ERR_PARSE;
     case DMN_MSG_STATUS: {
         dmn_msg_status_t *s = &msg->u.status;
         if (n < DMN_STATUS_HEAD_SIZE)
@@ -224,6 +231,10 @@ gmux_status_t dmn_proto_decode(const uint8_t *buf, size_t len, dmn_msg_t *msg)
         s->fill_bytes = get64(p + 64);
         s->ahead_bytes = get64(p + 72);
         s->ahead_plans = get64(p + 80);
+        s->evict_waits = get64(p + 88);
+        s->evict_timeouts = get64(p + 96);
+        s->evict_wait_ns = get64(p + 104);
+        s->evict_wait_max_ns = get64(p + 112);
         if (s->n_tasks > DMN_STATUS_MAX_TASKS || s->mode > DMN_MODE_SHARED ||
             n != DMN_STATUS_HEAD_SIZE + s->n_tasks * DMN_STATUS_TASK_SIZE)
             return GMUX_ERR_PARSE;
@@ -377,6 +388,16 @@ size_t dmn_proto_encode_grant(uint8_t *out, size_t cap, uint32_t seq, dmn_msg_ty
     return DMN_PROTO_HDR_SIZE + GRANT_SIZE;
 }
 
+size_t dmn_proto_encode_evicted(uint8_t *out, size_t cap, uint32_t seq, const dmn_msg_evicted_t *m)
+{
+    uint8_t *p = begin(out, cap, seq, DMN_MSG_EVICTED, DMN_EVICTED_SIZE);
+    if (!p)
+        return 0;
+    put64(p, m->grant_seq);
+    put32(p + 8, m->failed);
+    return DMN_PROTO_HDR_SIZE + DMN_EVICTED_SIZE;
+}
+
 size_t dmn_proto_encode_status(uint8_t *out, size_t cap, uint32_t seq, const dmn_msg_status_t *head,
                                const dmn_status_task_t *tasks, uint32_t n_tasks)
 {
@@ -398,6 +419,10 @@ size_t dmn_proto_encode_status(uint8_t *out, size_t cap, uint32_t seq, const dmn
     put64(p + 64, head->fill_bytes);
     put64(p + 72, head->ahead_bytes);
     put64(p + 80, head->ahead_plans);
+    put64(p + 88, head->evict_waits);
+    put64(p + 96, head->evict_timeouts);
+    put64(p + 104, head->evict_wait_ns);
+    put64(p + 112, head->evict_wait_max_ns);
     for (uint32_t i = 0; i < n_tasks; i++) {
         const dmn_status_task_t *s = &tasks[i];
         uint8_t *t = p + DMN_STATUS_HEAD_SIZE + (size_t)i * DMN_STATUS_TASK_SIZE;

@@ -32,9 +32,10 @@
 #include <gmux/status.h>
 
 /* Version 2: STATS device bytes, STATUS mode and footprints; 3: PLAN kind AHEAD;
- * 4: STATUS planned bytes; 5: PENDING numbered, GRANT names the PENDING it answers. */
+ * 4: STATUS planned bytes; 5: PENDING numbered, GRANT names the PENDING it answers;
+ * 6: EVICTED, the empty EVICT PLAN that asks for it, STATUS evict-wait counters. */
 #define DMN_PROTO_MAGIC       0x44584d47u /* 'G' 'M' 'X' 'D' */
-#define DMN_PROTO_VERSION     5u
+#define DMN_PROTO_VERSION     6u
 #define DMN_PROTO_HDR_SIZE    16u
 #define DMN_PROTO_MAX_PAYLOAD 65536u
 #define DMN_PROTO_MAX_MSG     (DMN_PROTO_HDR_SIZE + DMN_PROTO_MAX_PAYLOAD)
@@ -42,8 +43,9 @@
 #define DMN_REASON_MAX        64u
 #define DMN_RANGE_SIZE        16u
 #define DMN_MAX_RANGES        ((DMN_PROTO_MAX_PAYLOAD - 16u) / DMN_RANGE_SIZE)
-#define DMN_STATUS_HEAD_SIZE  88u
+#define DMN_STATUS_HEAD_SIZE  120u
 #define DMN_STATUS_TASK_SIZE  128u
+#define DMN_EVICTED_SIZE      16u
 #define DMN_STATUS_MAX_TASKS  ((DMN_PROTO_MAX_PAYLOAD - DMN_STATUS_HEAD_SIZE) / DMN_STATUS_TASK_SIZE)
 
 /* X(NAME, value, direction): c = client to daemon, d = daemon to client. */
@@ -54,6 +56,7 @@
     X(IDLE, 4, c)        /* nothing queued; gives the turn back if held */                         \
     X(STATS, 5, c)       /* memory and fault counters of the task */                               \
     X(QUERY, 6, c)       /* asks for a STATUS reply (CLI; no REGISTER needed) */                   \
+    X(EVICTED, 7, c)     /* the evictions of a switch are done on the GPU (v6) */                  \
     X(REGISTERED, 32, d) /* registration accepted: task id, quantum */                             \
     X(REFUSED, 33, d)    /* registration refused: status and reason; then closed */                \
     X(GRANT, 34, d)      /* the task may launch until REVOKE */                                    \
@@ -82,6 +85,11 @@ typedef enum dmn_mode {
     DMN_MODE_SHARED = 1, /* the footprints fit: every waiting task of the top class holds it */
 } dmn_mode_t;
 
+/* A PLAN of kind EVICT with no ranges (v6) ends the evictions of its grant
+ * sent to this task: the daemon holds that switch's GRANT and fill ahead
+ * until the task answers EVICTED for the grant (once an event recorded after
+ * those evictions completed on the GPU), or a bound passed (docs/daemon.md,
+ * "Evictions before fills"). */
 typedef enum dmn_plan_kind {
     DMN_PLAN_EVICT = 0, /* move these ranges to host memory */
     DMN_PLAN_FILL = 1,  /* move these ranges to the device */
@@ -148,6 +156,12 @@ typedef struct dmn_msg_grant { /* GRANT and REVOKE, 24 bytes */
     uint64_t request; /* GRANT: the number of the last PENDING read before it (v5); REVOKE: 0 */
 } dmn_msg_grant_t;
 
+typedef struct dmn_msg_evicted { /* 16 bytes */
+    uint64_t grant_seq; /* the grant whose EVICT orders (ended by an empty EVICT PLAN) are done */
+    uint32_t failed;    /* ranges the task could not move (the driver refused them) */
+    uint32_t reserved;  /* 0 */
+} dmn_msg_evicted_t;
+
 typedef struct dmn_status_task { /* 128 bytes on the wire */
     uint32_t id, pid, state, cls;
     int32_t priority;
@@ -164,15 +178,19 @@ typedef struct dmn_msg_status {
     uint32_t mode; /* dmn_mode_t (v2) */
     uint64_t uptime_ns;
     uint64_t switches;
-    uint64_t reclaimed;      /* tasks whose connection ended: exit, death, protocol error */
-    uint64_t capacity;       /* device bytes the mode is decided against, 0: unknown (v2) */
-    uint64_t footprint;      /* sum of the tasks' footprints (v2) */
-    uint64_t mode_changes;   /* switches between sliced and shared so far (v2) */
-    uint64_t evict_bytes;    /* planned so far: evictions (v4) */
-    uint64_t fill_bytes;     /* fills at a switch (v4) */
-    uint64_t ahead_bytes;    /* fills ahead (v4) */
-    uint64_t ahead_plans;    /* switches that planned a fill ahead (v4) */
-    const uint8_t *tasks_le; /* n_tasks * 128 bytes in the caller's buffer */
+    uint64_t reclaimed;         /* tasks whose connection ended: exit, death, protocol error */
+    uint64_t capacity;          /* device bytes the mode is decided against, 0: unknown (v2) */
+    uint64_t footprint;         /* sum of the tasks' footprints (v2) */
+    uint64_t mode_changes;      /* switches between sliced and shared so far (v2) */
+    uint64_t evict_bytes;       /* planned so far: evictions (v4) */
+    uint64_t fill_bytes;        /* fills at a switch (v4) */
+    uint64_t ahead_bytes;       /* fills ahead (v4) */
+    uint64_t ahead_plans;       /* switches that planned a fill ahead (v4) */
+    uint64_t evict_waits;       /* switches whose GRANT waited for EVICTED reports (v6) */
+    uint64_t evict_timeouts;    /* of those, the ones that gave up waiting (v6) */
+    uint64_t evict_wait_ns;     /* time they waited in all (v6) */
+    uint64_t evict_wait_max_ns; /* the longest of those waits (v6) */
+    const uint8_t *tasks_le;    /* n_tasks * 128 bytes in the caller's buffer */
 } dmn_msg_status_t;
 
 typedef struct dmn_msg {
@@ -184,6 +202,7 @@ typedef struct dmn_msg {
         dmn_msg_registered_t registered;
         dmn_msg_refused_t refused;
         dmn_msg_grant_t grant;
+        dmn_msg_evicted_t evicted;
         dmn_msg_status_t status;
     } u;
 } dmn_msg_t;
@@ -224,6 +243,7 @@ size_t dmn_proto_encode_refused(uint8_t *out, size_t cap, uint32_t seq, gmux_sta
                                 const char *reason);
 size_t dmn_proto_encode_grant(uint8_t *out, size_t cap, uint32_t seq, dmn_msg_type_t type,
                               const dmn_msg_grant_t *m);
+size_t dmn_proto_encode_evicted(uint8_t *out, size_t cap, uint32_t seq, const dmn_msg_evicted_t *m);
 /* STATUS: the head fields of *head (its n_tasks and tasks_le are ignored). */
 size_t dmn_proto_encode_status(uint8_t *out, size_t cap, uint32_t seq, const dmn_msg_status_t *head,
                                const dmn_status_task_t *tasks, uint32_t n_tasks);

@@ -62,6 +62,10 @@ gmux_status_t dmn_report_query(int fd, dmn_report_t *out, int timeout_ms)
             out->fill_bytes = m.u.status.fill_bytes;
             out->ahead_bytes = m.u.status.ahead_bytes;
             out->ahead_plans = m.u.status.ahead_plans;
+            out->evict_waits = m.u.status.evict_waits;
+            out->evict_timeouts = m.u.status.evict_timeouts;
+            out->evict_wait_ns = m.u.status.evict_wait_ns;
+            out->evict_wait_max_ns = m.u.status.evict_wait_max_ns;
             out->n_tasks =
                 m.u.status.n_tasks < DMN_ARB_MAX_TASKS ? m.u.status.n_tasks : DMN_ARB_MAX_TASKS;
             for (uint32_t i = 0; i < out->n_tasks; i++)
@@ -109,13 +113,16 @@ void dmn_report_json(FILE *out, const char *path, const dmn_report_t *r)
             "\"reclaimed\": %llu, "
             "\"mode\": \"%s\", \"capacity\": %llu, \"footprint\": %llu, \"mode_changes\": %llu, "
             "\"planned\": {\"evict_bytes\": %llu, \"fill_bytes\": %llu, \"ahead_bytes\": %llu, "
-            "\"ahead_plans\": %llu}, \"tasks\": [",
+            "\"ahead_plans\": %llu}, \"evict_wait\": {\"switches\": %llu, \"timeouts\": %llu, "
+            "\"total_ms\": %.3f, \"max_ms\": %.3f}, \"tasks\": [",
             (int)r->daemon_pid, DMN_PROTO_VERSION, (double)r->uptime_ns / 1e9,
             (unsigned long long)r->switches, (unsigned long long)r->reclaimed,
             dmn_mode_name(r->mode), (unsigned long long)r->capacity,
             (unsigned long long)r->footprint, (unsigned long long)r->mode_changes,
             (unsigned long long)r->evict_bytes, (unsigned long long)r->fill_bytes,
-            (unsigned long long)r->ahead_bytes, (unsigned long long)r->ahead_plans);
+            (unsigned long long)r->ahead_bytes, (unsigned long long)r->ahead_plans,
+            (unsigned long long)r->evict_waits, (unsigned long long)r->evict_timeouts,
+            (double)r->evict_wait_ns / 1e6, (double)r->evict_wait_max_ns / 1e6);
     for (uint32_t i = 0; i < r->n_tasks; i++) {
         const dmn_status_task_t *t = &r->tasks[i];
         fprintf(out, "%s\n  {\"id\": %u, \"pid\": %u, \"name\": ", i ? "," : "", t->id, t->pid);
@@ -163,6 +170,10 @@ void dmn_report_table(FILE *out, const char *path, const dmn_report_t *r)
         fprintf(out, "planned  evict %s  fill %s  ahead %s in %llu of %llu switches\n", ev, fi, ah,
                 (unsigned long long)r->ahead_plans, (unsigned long long)r->switches);
     }
+    if (r->evict_waits)
+        fprintf(out, "evict waits  %llu switches, %llu gave up  %.1f ms in all, %.1f ms at most\n",
+                (unsigned long long)r->evict_waits, (unsigned long long)r->evict_timeouts,
+                (double)r->evict_wait_ns / 1e6, (double)r->evict_wait_max_ns / 1e6);
     fputc('\n', out);
     fprintf(out, "%5s %7s %-16s %-8s %-7s %4s %10s %10s %8s %10s %9s %6s\n", "ID", "PID", "NAME",
             "STATE", "CLASS", "PRI", "RESIDENT", "TOTAL", "FAULTS", "MIGRATED", "KERNELS", "SHARE");

@@ -28,6 +28,8 @@ typedef struct dmn_report {
     uint64_t mode_changes;
     /* planned so far (the placement's orders, not what the tasks moved) */
     uint64_t evict_bytes, fill_bytes, ahead_bytes, ahead_plans;
+    /* switches held for their evictions, those that gave up, time held (v6) */
+    uint64_t evict_waits, evict_timeouts, evict_wait_ns, evict_wait_max_ns;
     uint32_t n_tasks;
     dmn_status_task_t tasks[DMN_ARB_MAX_TASKS];
 } dmn_report_t;

@@ -45,6 +45,14 @@ gmux_status_t dmn_server_opts_from_settings(dmn_server_opts_t *opts, char *path_
     }
     opts->quantum_ns = (uint64_t)q * COM_NS_PER_MS;
     opts->grace_ns = (uint64_t)g * COM_NS_PER_MS;
+    int64_t ew = COM_SETTING_INT(DAEMON_EVICT_WAIT_MS);
+    if (ew < 0 || ew >= DMN_SERVER_MAX_MS) {
+        COM_ERROR(DAEMON,
+                  "GMUX_DAEMON_EVICT_WAIT_MS: %lld is not a number of milliseconds from 0 to %d",
+                  (long long)ew, DMN_SERVER_MAX_MS - 1);
+        return GMUX_ERR_RANGE;
+    }
+    opts->evict_wait_ns = (uint64_t)ew * COM_NS_PER_MS;
     int64_t idle = COM_SETTING_INT(DAEMON_IDLE_EXIT_S);
     if (idle == -1)
         idle = idle_exit_s_default;
@@ -117,6 +125,7 @@ static void on_query(dmn_srv_t *s, dmn_conn_t *c)
     uint32_t n = dmn_arb_snapshot(&s->arb, now, s->snap, DMN_ARB_MAX_TASKS);
     dmn_msg_status_t head;
     dmn_arb_status_head(&s->arb, now, &head);
+    dmn_hold_status(&s->hold, &head);
     size_t len = dmn_proto_encode_status(s->out, sizeof(s->out), ++s->seq, &head, s->snap, n);
     dmn_conn_send(s, c, len);
 }
@@ -158,6 +167,11 @@ static int handle(dmn_srv_t *s, dmn_conn_t *c, dmn_msg_t *m)
         if (!registered)
             break;
         dmn_arb_stats(&s->arb, c->slot, &m->u.stats);
+        return 0;
+    case DMN_MSG_EVICTED:
+        if (!registered)
+            break;
+        dmn_hold_evicted(s, c->slot, m->u.evicted.grant_seq);
         return 0;
     default:
         break;
@@ -302,11 +316,36 @@ static void send_ahead(dmn_srv_t *s, const dmn_plan_t *plan, uint64_t grant_seq)
     }
 }
 
+/* The granted task's part of a switch: its orders, its GRANT, then the fill
+ * ahead to the task expected next. */
+static void send_granted(dmn_srv_t *s, const dmn_arb_action_t *act)
+{
+    if (s->arb.tasks[act->grant].used && s->conn_of_slot[act->grant] >= 0) {
+        dmn_conn_t *c = &s->conns[s->conn_of_slot[act->grant]];
+        if (act->plan->n > 0 && send_plan(s, c, s->arb.tasks[act->grant].id, act->plan,
+                                          act->grant_seq, DMN_PLAN_EVICT, DMN_PLAN_FILL) != 0)
+            return; /* dropped: reclaimed, decided again */
+        /* the request it answers: a client that has gone idle since
+         * knows this GRANT is not for its later requests */
+        dmn_msg_grant_t g = {act->grant_seq, s->arb.quantum_ns, c->request};
+        (void)dmn_conn_send(
+            s, c, dmn_proto_encode_grant(s->out, sizeof(s->out), ++s->seq, DMN_MSG_GRANT, &g));
+    }
+    send_ahead(s, act->plan, act->grant_seq);
+}
+
 /* Acts on the arbiter's decisions until it has nothing more to say (a
  * switch back to slices revokes several holders; a shared mode grants
- * several tasks). */
+ * several tasks). A switch held for its evictions (server_hold.h) stops it
+ * until the hold ends. */
 static void apply(dmn_srv_t *s)
 {
+    bool send;
+    dmn_arb_action_t held;
+    if (!dmn_hold_poll(s, com_clock_ns(), &send, &held))
+        return;
+    if (send)
+        send_granted(s, &held);
     for (int round = 0; round < 4 * DMN_ARB_MAX_TASKS; round++) {
         dmn_arb_action_t act;
         gmux_status_t st = dmn_arb_decide(&s->arb, com_clock_ns(), &act);
@@ -331,22 +370,15 @@ static void apply(dmn_srv_t *s)
         }
         if (act.grant >= 0) {
             for (int i = 0; i < DMN_ARB_MAX_TASKS && act.plan->n > 0; i++) {
-                if (!s->arb.tasks[i].used || s->conn_of_slot[i] < 0)
+                if (i == act.grant || !s->arb.tasks[i].used || s->conn_of_slot[i] < 0)
                     continue;
                 dmn_conn_t *c = &s->conns[s->conn_of_slot[i]];
                 (void)send_plan(s, c, s->arb.tasks[i].id, act.plan, act.grant_seq, DMN_PLAN_EVICT,
                                 DMN_PLAN_FILL);
             }
-            if (s->arb.tasks[act.grant].used && s->conn_of_slot[act.grant] >= 0) {
-                dmn_conn_t *c = &s->conns[s->conn_of_slot[act.grant]];
-                /* the request it answers: a client that has gone idle since
-                 * knows this GRANT is not for its later requests */
-                dmn_msg_grant_t g = {act.grant_seq, s->arb.quantum_ns, c->request};
-                (void)dmn_conn_send(
-                    s, c,
-                    dmn_proto_encode_grant(s->out, sizeof(s->out), ++s->seq, DMN_MSG_GRANT, &g));
-            }
-            send_ahead(s, act.plan, act.grant_seq);
+            if (dmn_hold_begin(s, &act, com_clock_ns()))
+                return; /* the rest once the evicted tasks reported (server_hold.h) */
+            send_granted(s, &act);
         }
         if (act.forced < 0 && act.revoke < 0 && act.grant < 0)
             return; /* a connection dropped above has been reclaimed: decided again */
@@ -359,6 +391,8 @@ static int poll_timeout_ms(const dmn_srv_t *s, uint64_t now)
         if (s->conns[i].fd >= 0 && s->conns[i].backlog)
             return 0;
     uint64_t next = dmn_arb_next_deadline(&s->arb);
+    if (dmn_hold_active(&s->hold)) /* no decision meanwhile: only the hold's end counts */
+        next = dmn_hold_deadline(&s->hold);
     if (next > s->next_pid_check)
         next = s->next_pid_check;
     for (int i = 0; i < DMN_SERVER_MAX_CONNS; i++)

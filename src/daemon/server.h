@@ -78,8 +78,8 @@
  * 5 s is far more than a live client needs on a loaded host. Counted per
  * message: a slow sender whose every message completes in time is kept. */
 #define DMN_SERVER_MSG_MS 5000
-/* Quantum and grace period (GMUX_DAEMON_QUANTUM_MS, _GRACE_MS, --quantum-ms)
- * are below this many milliseconds: an hour. */
+/* Quantum, grace period and eviction wait (GMUX_DAEMON_QUANTUM_MS, _GRACE_MS,
+ * _EVICT_WAIT_MS, --quantum-ms) are below this many milliseconds: an hour. */
 #define DMN_SERVER_MAX_MS 3600000
 
 typedef struct dmn_server_opts {
@@ -92,6 +92,11 @@ typedef struct dmn_server_opts {
      * in the background says why it could not start on its caller's stderr,
      * and then holds nothing of the caller's) */
     int quiet_when_ready;
+    /* At a switch that evicts memory of tasks other than the one granted:
+     * how long the GRANT and the fill ahead wait for those tasks' EVICTED
+     * (GMUX_DAEMON_EVICT_WAIT_MS); 0: they never wait (nor are EVICTED
+     * reports asked for). */
+    uint64_t evict_wait_ns;
 } dmn_server_opts_t;
 
 /* Fills all of opts from the settings (GMUX_SOCKET, GMUX_DAEMON_*; quiet_when_ready 0); path points

@@ -21,6 +21,7 @@
 #include "daemon/proto.h"
 #include "daemon/refusals.h"
 #include "daemon/server.h"
+#include "daemon/server_hold.h"
 
 /* One peer's connection. */
 typedef struct dmn_conn {
@@ -70,6 +71,7 @@ typedef struct dmn_srv {
     dmn_conn_t conns[DMN_SERVER_MAX_CONNS];
     int conn_of_slot[DMN_ARB_MAX_TASKS];
     dmn_arbiter_t arb;
+    dmn_hold_t hold; /* a switch waiting for its evictions (server_hold.h) */
     uint32_t seq;
     uint64_t next_pid_check;
     dmn_refusals_t refused[DMN_REFUSE_KINDS];

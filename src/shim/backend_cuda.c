@@ -27,6 +27,7 @@ struct shim_cuctx {
     CUstream mig;
     CUevent ev;
     CUevent ev_queued;    /* shim_backend_after_queued's, apart from the launches' ev */
+    CUevent ev_mark;      /* shim_backend_mark's: the gate's evictions done */
     _Atomic uint64_t seq; /* tickets handed out */
 };
 
@@ -89,6 +90,8 @@ static shim_cuctx_t *backend_create(CUcontext ctx)
         r = SHIM_CALL(cuEventCreate, &tmp.ev, CU_EVENT_DISABLE_TIMING);
     if (r == CUDA_SUCCESS)
         r = SHIM_CALL(cuEventCreate, &tmp.ev_queued, CU_EVENT_DISABLE_TIMING);
+    if (r == CUDA_SUCCESS)
+        r = SHIM_CALL(cuEventCreate, &tmp.ev_mark, CU_EVENT_DISABLE_TIMING);
     shim_backend_unrelax(relaxed, mode);
     if (r != CUDA_SUCCESS) {
         COM_WARN(SHIM, "cannot create the migration stream of context %p (CUresult %d)",
@@ -106,6 +109,7 @@ static shim_cuctx_t *backend_create(CUcontext ctx)
     c->mig = tmp.mig;
     c->ev = tmp.ev;
     c->ev_queued = tmp.ev_queued;
+    c->ev_mark = tmp.ev_mark;
     atomic_store(&c->seq, 0);
     atomic_fetch_add(&c->gen, 1);
     atomic_store(&c->ctx, (uintptr_t)ctx);
@@ -338,6 +342,27 @@ CUresult shim_backend_order(shim_cuctx_t *c, CUstream stream, bool per_thread)
     if (r == CUDA_SUCCESS)
         r = SHIM_CALL(cuStreamWaitEvent, stream, c->ev, 0);
     return r;
+}
+
+gmux_status_t shim_backend_mark(shim_cuctx_t *c)
+{
+    return SHIM_CALL(cuEventRecord, c->ev_mark, c->mig) == CUDA_SUCCESS ? GMUX_OK : GMUX_ERR_DRIVER;
+}
+
+gmux_status_t shim_backend_after_mark(shim_cuctx_t *c, shim_cuctx_t *from, uint32_t gen)
+{
+    pthread_rwlock_rdlock(&backend_destroy_lock); /* from's context is not destroyed meanwhile */
+    CUresult r = CUDA_SUCCESS;
+    if (atomic_load(&from->ctx) != BACKEND_RETIRED && atomic_load(&from->gen) == gen)
+        r = SHIM_CALL(cuStreamWaitEvent, c->mig, from->ev_mark, 0);
+    pthread_rwlock_unlock(&backend_destroy_lock);
+    return r == CUDA_SUCCESS ? GMUX_OK : GMUX_ERR_DRIVER;
+}
+
+int shim_backend_mark_done(shim_cuctx_t *c)
+{
+    CUresult r = SHIM_CALL(cuEventQuery, c->ev_mark);
+    return r == CUDA_SUCCESS ? 1 : r == CUDA_ERROR_NOT_READY ? 0 : -1;
 }
 
 bool shim_backend_capturing(CUstream stream, bool per_thread)

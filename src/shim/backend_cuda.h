@@ -109,6 +109,20 @@ size_t shim_backend_prefetch_ranges(shim_cuctx_t *c, const uint64_t *addr, const
 CUresult shim_backend_order(shim_cuctx_t *c, CUstream stream, bool per_thread);
 
 /*
+ * The mark: an event recorded on c's migration stream after every migration
+ * issued so far (the gate's evictions), and whether it completed, polled
+ * without waiting: 1 done, 0 not yet, -1 the driver failed (it never will).
+ * A new mark replaces the last. Both need c's context current on the calling
+ * thread (entered, for the watcher).
+ */
+gmux_status_t shim_backend_mark(shim_cuctx_t *c);
+int shim_backend_mark_done(shim_cuctx_t *c);
+/* Makes c's migration stream wait, on the GPU, for the last mark of another
+ * context's (from, of generation gen), unless that context went since.
+ * LOCKING: takes the destroy lock shared. */
+gmux_status_t shim_backend_after_mark(shim_cuctx_t *c, shim_cuctx_t *from, uint32_t gen);
+
+/*
  * Whether stream is being captured into a graph: no migration may be ordered
  * before its work then (an outside event would break the capture).
  */

@@ -13,6 +13,7 @@
 #include "common/settings.h"
 #include "daemon/client.h"
 #include "shim/backend_cuda.h"
+#include "shim/gate_evicted.h"
 #include "shim/gate_ranges.h"
 #include "shim/gate_ws.h"
 #include "shim/shim.h"
@@ -188,6 +189,7 @@ static void gate_apply_ahead(void)
     shim_cuctx_t *cx = shim_backend_current();
     if (cx && shim_state.mode != SHIM_MODE_OFF) {
         gate_mover_t mv = {shim_backend_engine(cx), 0};
+        shim_gate_evicted_order(cx);
         for (uint32_t i = 0; i < gate_plan_n[DMN_PLAN_AHEAD]; i++)
             shim_gate_ranges_outside(gate_plan[DMN_PLAN_EVICT], gate_plan_n[DMN_PLAN_EVICT],
                                      gate_plan[DMN_PLAN_AHEAD][i], gate_prefetch_piece, &mv);
@@ -212,9 +214,7 @@ static void gate_apply_ahead(void)
 static void gate_evict_now(shim_cuctx_t *cx)
 {
     gate_plan_current();
-    if (gate_plan_n[DMN_PLAN_EVICT] == 0)
-        return;
-    if (shim_state.mode != SHIM_MODE_OFF) {
+    if (gate_plan_n[DMN_PLAN_EVICT] && shim_state.mode != SHIM_MODE_OFF) {
         gmux_status_t st = shim_backend_after_queued(cx);
         if (st == GMUX_ERR_BUSY) {
             /* a graph capture the legacy stream would break: the orders stay
@@ -226,9 +226,11 @@ static void gate_evict_now(shim_cuctx_t *cx)
         if (st != GMUX_OK)
             COM_DEBUG(SHIM, "daemon plan: evictions not ordered after the queued work");
         atomic_fetch_add(&gate_bytes_out, gate_move_stored(cx, DMN_PLAN_EVICT, false));
+        shim_gate_evicted_issued(cx);
         SHIM_STAT_ADD(evict_plans_early, 1);
     }
-    gate_plan_n[DMN_PLAN_EVICT] = 0;
+    gate_plan_n[DMN_PLAN_EVICT] = 0; /* then a request for EVICTED after them is marked */
+    shim_gate_evicted_mark(gate_client, shim_state.mode != SHIM_MODE_OFF ? cx : NULL);
 }
 
 /* Takes the ranges of an eviction that just arrived out of the stored fills
@@ -344,8 +346,8 @@ static void gate_on_read_end(void *arg)
     if (!gate_waiting) /* the watcher thread: see gate_watch */
         return;
     shim_cuctx_t *cx;
-    if (gate_plan_n[DMN_PLAN_EVICT] && !atomic_load(&shim_gate_turn_) &&
-        (cx = shim_backend_current()))
+    if ((gate_plan_n[DMN_PLAN_EVICT] || shim_gate_evicted_is_due(gate_client)) &&
+        !atomic_load(&shim_gate_turn_) && (cx = shim_backend_current()))
         gate_evict_now(cx);
     gate_apply_ahead();
 }
@@ -372,6 +374,7 @@ static void gate_apply_plan(void)
     shim_cuctx_t *cx = shim_backend_current();
     if (cx && shim_state.mode != SHIM_MODE_OFF) {
         atomic_fetch_add(&gate_bytes_out, gate_move_stored(cx, DMN_PLAN_EVICT, false));
+        shim_gate_evicted_order(cx);
         if (!fills_kept)
             atomic_fetch_add(&gate_bytes_in, gate_move_stored(cx, DMN_PLAN_FILL, true));
         eng_backend_t be = shim_backend_engine(cx);
@@ -561,11 +564,12 @@ static void *gate_watch(void *arg)
          * for the task granted, so they go now, inside the context the
          * launching threads wait in (this thread has none) */
         gate_plan_current(); /* none of a connection that ended */
-        if (gate_plan_n[DMN_PLAN_EVICT] && gate_cx && !atomic_load(&shim_gate_turn_) &&
-            shim_backend_enter(gate_cx, gate_cx_gen)) {
+        if ((gate_plan_n[DMN_PLAN_EVICT] || shim_gate_evicted_is_due(gate_client)) && gate_cx &&
+            !atomic_load(&shim_gate_turn_) && shim_backend_enter(gate_cx, gate_cx_gen)) {
             gate_evict_now(gate_cx);
             shim_backend_leave();
         }
+        shim_gate_evicted_watch(gate_client);
         uint32_t r = dmn_client_registrations(gate_client);
         if (r != registered) {
             SHIM_STAT_ADD(gate_registrations, r - registered);
@@ -642,7 +646,10 @@ static void gate_open(void)
                            .budget = shim_state.budget,
                            .on_plan = gate_on_plan,
                            .on_plan_end = gate_on_plan_end,
-                           .on_read_end = gate_on_read_end};
+                           .on_read_end = gate_on_read_end,
+                           .plan_arg = &gate_client, /* gate_evicted.h's callbacks */
+                           .on_evict_end = shim_gate_evicted_on_end,
+                           .on_wait = shim_gate_evicted_on_wait};
     if (strcmp(cls, "latency") != 0 && strcmp(cls, "batch") != 0)
         COM_WARN(SHIM, "GMUX_TASK_CLASS='%s' is not batch or latency: batch used", cls);
     gmux_status_t st = dmn_client_open(&o, &gate_client);

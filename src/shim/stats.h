@@ -39,6 +39,7 @@
     X(gate_registrations) /* times the task registered with gmuxd (again after a restart) */       \
     X(evict_plans_early)  /* evict plans applied on arrival, while another task has the turn */    \
     X(evict_deferred)  /* EVICT ranges put off by a graph capture: once each, not at each try */   \
+    X(evicted_reports) /* EVICTED sent to gmuxd: a switch's evictions done on the GPU */           \
     X(evict_cancelled) /* fill orders that took ranges out of evictions still stored */            \
     X(fill_dropped)    /* fill ranges given up for want of room in the shim's store of fills */    \
     X(fill_dropped_bytes) /* bytes of those: faulted in instead of prefetched */                   \

@@ -45,6 +45,8 @@ static size_t reencode(const dmn_msg_t *m)
     case DMN_MSG_GRANT:
     case DMN_MSG_REVOKE:
         return dmn_proto_encode_grant(again, cap, seq, (dmn_msg_type_t)m->hdr.type, &m->u.grant);
+    case DMN_MSG_EVICTED:
+        return dmn_proto_encode_evicted(again, cap, seq, &m->u.evicted);
     case DMN_MSG_STATUS:
         for (uint32_t i = 0; i < m->u.status.n_tasks; i++)
             dmn_proto_status_task_at(&m->u.status, i, &tasks[i]);
@@ -95,7 +97,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
              m2.u.status.evict_bytes != m.u.status.evict_bytes ||
              m2.u.status.fill_bytes != m.u.status.fill_bytes ||
              m2.u.status.ahead_bytes != m.u.status.ahead_bytes ||
-             m2.u.status.ahead_plans != m.u.status.ahead_plans))
+             m2.u.status.ahead_plans != m.u.status.ahead_plans ||
+             m2.u.status.evict_waits != m.u.status.evict_waits ||
+             m2.u.status.evict_timeouts != m.u.status.evict_timeouts ||
+             m2.u.status.evict_wait_ns != m.u.status.evict_wait_ns ||
+             m2.u.status.evict_wait_max_ns != m.u.status.evict_wait_max_ns))
+            abort();
+        if (m.hdr.type == DMN_MSG_EVICTED && (m2.u.evicted.grant_seq != m.u.evicted.grant_seq ||
+                                              m2.u.evicted.failed != m.u.evicted.failed))
             abort();
         off += whole;
     }

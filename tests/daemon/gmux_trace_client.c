@@ -301,7 +301,8 @@ int main(int argc, char **argv)
     }
     dmn_client_t *c = NULL;
     if (o.sock) {
-        dmn_client_opts_t co = {o.sock, o.name, o.cls, o.prio, o.budget, on_plan, mem, NULL, NULL};
+        dmn_client_opts_t co = {o.sock, o.name, o.cls, o.prio, o.budget, on_plan,
+                                mem,    NULL,   NULL,  NULL,   NULL};
         if (dmn_client_open(&co, &c) != GMUX_OK) {
             fprintf(stderr, "%s: refused by the daemon\n", o.name);
             goto destroy_eng;

@@ -32,6 +32,8 @@ static char dir[] = "/tmp/gmux-cl-XXXXXX";
 static char path[128];
 static volatile sig_atomic_t child_stop;
 static pid_t server_pid; /* the running server child, 0 none */
+/* GMUX_DAEMON_EVICT_WAIT_MS of the next server started, in ns (0: no waits) */
+static uint64_t server_evict_wait_ns;
 
 static void on_term(int sig)
 {
@@ -79,7 +81,8 @@ static pid_t start_server_cap(const char *placement, const char *capacity)
                                2 * COM_NS_PER_S,
                                dmn_placement_find(placement),
                                0,
-                               0};
+                               0,
+                               server_evict_wait_ns};
         _exit(dmn_server_run(&o, &child_stop, p[1]) == GMUX_OK ? 0 : 1);
     }
     return server_ready(pid, p);
@@ -136,7 +139,7 @@ static void on_plan(void *arg, uint64_t seq, dmn_plan_kind_t kind, const dmn_ran
 
 static dmn_client_t *open_client(const char *name, struct plans *pl)
 {
-    dmn_client_opts_t o = {path, name, DMN_CLASS_BATCH, 0, 0, on_plan, pl, NULL, NULL};
+    dmn_client_opts_t o = {path, name, DMN_CLASS_BATCH, 0, 0, on_plan, pl, NULL, NULL, NULL, NULL};
     dmn_client_t *c = NULL;
     assert_int_equal(dmn_client_open(&o, &c), GMUX_OK);
     return c;
@@ -400,7 +403,8 @@ static void test_path_too_long(void **state)
     path[107] = '\0';
     pid_t srv = start_server("none");
     snprintf(longer, sizeof(longer), "%s.other", path);
-    dmn_client_opts_t o = {longer, "long", DMN_CLASS_BATCH, 0, 0, NULL, NULL, NULL, NULL};
+    dmn_client_opts_t o = {longer, "long", DMN_CLASS_BATCH, 0, 0, NULL, NULL, NULL, NULL,
+                           NULL,   NULL};
     dmn_client_t *c = NULL;
     gmux_status_t st = dmn_client_open(&o, &c);
     if (c)
@@ -438,7 +442,7 @@ static int join_stopped_daemon(int index, void *arg)
 {
     (void)index;
     (void)arg;
-    dmn_client_opts_t o = {path, "late", DMN_CLASS_BATCH, 0, 0, NULL, NULL, NULL, NULL};
+    dmn_client_opts_t o = {path, "late", DMN_CLASS_BATCH, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL};
     dmn_client_t *c = NULL;
     if (dmn_client_open(&o, &c) != GMUX_OK)
         return 2;
@@ -591,7 +595,7 @@ static void test_reconnect_never_waits_for_answer(void **state)
 static void test_bad_options(void **state)
 {
     (void)state;
-    dmn_client_opts_t o = {path, "x", (dmn_class_t)5, 0, 0, NULL, NULL, NULL, NULL};
+    dmn_client_opts_t o = {path, "x", (dmn_class_t)5, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL};
     dmn_client_t *c = NULL;
     assert_int_equal(dmn_client_open(&o, &c), GMUX_ERR_INVALID);
     o.cls = DMN_CLASS_BATCH;

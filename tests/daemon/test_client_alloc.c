@@ -212,8 +212,8 @@ static void test_plan_whole_without_memory(void **state)
     (void)state;
     assert_int_equal(tdmn_start(&fake, path, 5, sends_plans, NULL), 0);
     struct got g = {{0}, {0}, 0, {0}, 0, 0};
-    dmn_client_opts_t o = {path,    "nomem", DMN_CLASS_BATCH, 0,          0,
-                           on_plan, &g,      on_plan_end,     on_read_end};
+    dmn_client_opts_t o = {path, "nomem",     DMN_CLASS_BATCH, 0,    0,   on_plan,
+                           &g,   on_plan_end, on_read_end,     NULL, NULL};
     dmn_client_t *c = open_registered(&o);
     fail_allocs = true; /* from now on, every allocation of the client fails */
     assert_int_equal(tdmn_go(&fake), 0);
@@ -264,7 +264,8 @@ static void test_queue_without_memory(void **state)
 {
     (void)state;
     assert_int_equal(tdmn_start(&fake, path, 5, counts_when_told, NULL), 0);
-    dmn_client_opts_t o = {path, "nomem-q", DMN_CLASS_BATCH, 0, 0, NULL, NULL, NULL, NULL};
+    dmn_client_opts_t o = {path, "nomem-q", DMN_CLASS_BATCH, 0, 0, NULL, NULL, NULL, NULL,
+                           NULL, NULL};
     dmn_client_t *c = open_registered(&o);
     int small = 1; /* the least the kernel allows: the queue, not the socket, holds them */
     assert_int_equal(setsockopt(dmn_client_fd(c), SOL_SOCKET, SO_SNDBUF, &small, sizeof(small)), 0);
@@ -299,7 +300,8 @@ static void test_pending_without_memory(void **state)
     for (uint32_t i = 0; i < DMN_MAX_RANGES; i++)
         r[i] = pend_range(i);
     assert_int_equal(tdmn_start(&fake, path, 5, counts_when_told, NULL), 0);
-    dmn_client_opts_t o = {path, "nomem-p", DMN_CLASS_BATCH, 0, 0, NULL, NULL, NULL, NULL};
+    dmn_client_opts_t o = {path, "nomem-p", DMN_CLASS_BATCH, 0, 0, NULL, NULL, NULL, NULL,
+                           NULL, NULL};
     dmn_client_t *c = open_registered(&o);
     fail_allocs = true;
     const uint32_t sizes[3] = {3, DMN_MAX_RANGES, 1};

@@ -75,7 +75,8 @@ static void retry_until(dmn_client_t *c, uint64_t connections)
 
 static dmn_client_t *open_client(void)
 {
-    dmn_client_opts_t o = {path, "lonely", DMN_CLASS_BATCH, 0, 0, NULL, NULL, NULL, NULL};
+    dmn_client_opts_t o = {path, "lonely", DMN_CLASS_BATCH, 0, 0, NULL, NULL, NULL, NULL,
+                           NULL, NULL};
     dmn_client_t *c = NULL;
     assert_int_equal(dmn_client_open(&o, &c), GMUX_OK);
     return c;
@@ -244,8 +245,8 @@ static void test_cut_mid_plan(void **state)
     (void)state;
     memset(&orders, 0, sizeof(orders));
     assert_int_equal(tdmn_start(&fake, path, 7, plan_then_cut, NULL), 0);
-    dmn_client_opts_t o = {path,    "cut", DMN_CLASS_BATCH, 0,          0,
-                           on_plan, NULL,  on_plan_end,     on_read_end};
+    dmn_client_opts_t o = {path, "cut",       DMN_CLASS_BATCH, 0,    0,   on_plan,
+                           NULL, on_plan_end, on_read_end,     NULL, NULL};
     dmn_client_t *c = NULL;
     assert_int_equal(dmn_client_open(&o, &c), GMUX_OK);
     assert_false(dmn_client_is_local(c));

@@ -62,7 +62,8 @@ static int kill_leftover_fake(void **state)
 
 static dmn_client_t *open_registered(void)
 {
-    dmn_client_opts_t o = {path, "queued", DMN_CLASS_BATCH, 0, 0, NULL, NULL, NULL, NULL};
+    dmn_client_opts_t o = {path, "queued", DMN_CLASS_BATCH, 0, 0, NULL, NULL, NULL, NULL,
+                           NULL, NULL};
     dmn_client_t *c = NULL;
     assert_int_equal(dmn_client_open(&o, &c), GMUX_OK);
     assert_false(dmn_client_is_local(c));

@@ -89,7 +89,8 @@ static void retry(dmn_client_t *c, uint64_t connections)
 
 static dmn_client_t *open_client(void)
 {
-    dmn_client_opts_t o = {path, "wedged", DMN_CLASS_BATCH, 0, 0, NULL, NULL, NULL, NULL};
+    dmn_client_opts_t o = {path, "wedged", DMN_CLASS_BATCH, 0, 0, NULL, NULL, NULL, NULL,
+                           NULL, NULL};
     dmn_client_t *c = NULL;
     assert_int_equal(dmn_client_open(&o, &c), GMUX_OK);
     return c;

@@ -19,7 +19,7 @@ static void test_header_layout(void **state)
     (void)state;
     size_t n = dmn_proto_encode_empty(buf, sizeof(buf), 0x01020304u, DMN_MSG_IDLE);
     assert_int_equal(n, 16);
-    const uint8_t want[16] = {'G', 'M', 'X', 'D', 5, 0, DMN_MSG_IDLE, 0, 0, 0, 0, 0, 4, 3, 2, 1};
+    const uint8_t want[16] = {'G', 'M', 'X', 'D', 6, 0, DMN_MSG_IDLE, 0, 0, 0, 0, 0, 4, 3, 2, 1};
     assert_memory_equal(buf, want, 16);
     dmn_hdr_t h;
     assert_int_equal(dmn_proto_read_hdr(buf, 15, &h), GMUX_ERR_BUSY);
@@ -93,10 +93,12 @@ static void test_header_rejects(void **state)
     assert_int_equal(dmn_proto_read_hdr(buf, n, &h), GMUX_ERR_VERSION);
     buf[4] = 4; /* version 4: a GRANT that does not say which request it answers; refused */
     assert_int_equal(dmn_proto_read_hdr(buf, n, &h), GMUX_ERR_VERSION);
-    buf[4] = 6;
+    buf[4] = 5; /* version 5: no EVICTED; refused */
+    assert_int_equal(dmn_proto_read_hdr(buf, n, &h), GMUX_ERR_VERSION);
+    buf[4] = 7;
     assert_int_equal(dmn_proto_read_hdr(buf, n, &h), GMUX_ERR_VERSION);
     n = dmn_proto_encode_empty(buf, sizeof(buf), 1, DMN_MSG_QUERY);
-    buf[6] = 7; /* no type 7 */
+    buf[6] = 8; /* no type 8 */
     assert_int_equal(dmn_proto_read_hdr(buf, n, &h), GMUX_ERR_PARSE);
     n = dmn_proto_encode_empty(buf, sizeof(buf), 1, DMN_MSG_QUERY);
     buf[8] = 1, buf[10] = 1; /* 65537 bytes: one above the limit */
@@ -220,9 +222,13 @@ static void test_status(void **state)
                              .evict_bytes = 1ull << 33,
                              .fill_bytes = 77,
                              .ahead_bytes = 1ull << 40,
-                             .ahead_plans = 9};
+                             .ahead_plans = 9,
+                             .evict_waits = 11,
+                             .evict_timeouts = 12,
+                             .evict_wait_ns = 1ull << 35,
+                             .evict_wait_max_ns = 14};
     size_t n = dmn_proto_encode_status(buf, sizeof(buf), 1, &head, t, 2);
-    assert_int_equal(n, 16 + 88 + 256);
+    assert_int_equal(n, 16 + 120 + 256);
     dmn_msg_t m;
     assert_int_equal(dmn_proto_decode(buf, n, &m), GMUX_OK);
     assert_int_equal(m.u.status.n_tasks, 2);
@@ -236,6 +242,10 @@ static void test_status(void **state)
     assert_int_equal(m.u.status.fill_bytes, 77);
     assert_int_equal(m.u.status.ahead_bytes, 1ull << 40);
     assert_int_equal(m.u.status.ahead_plans, 9);
+    assert_int_equal(m.u.status.evict_waits, 11); /* v6 */
+    assert_int_equal(m.u.status.evict_timeouts, 12);
+    assert_int_equal(m.u.status.evict_wait_ns, 1ull << 35);
+    assert_int_equal(m.u.status.evict_wait_max_ns, 14);
     dmn_status_task_t g;
     dmn_proto_status_task_at(&m.u.status, 1, &g);
     assert_int_equal(g.id, 8);
@@ -248,10 +258,40 @@ static void test_status(void **state)
     assert_int_equal(dmn_proto_decode(buf, n, &m), GMUX_ERR_PARSE);
     buf[16 + 4] = 1;
     assert_int_equal(dmn_proto_decode(buf, n, &m), GMUX_OK);
-    buf[16 + 88 + 8] = 9; /* state 9 */
+    buf[16 + 120 + 8] = 9; /* state 9 */
     assert_int_equal(dmn_proto_decode(buf, n, &m), GMUX_ERR_PARSE);
     head.mode = 2;
     assert_int_equal(dmn_proto_encode_status(buf, sizeof(buf), 1, &head, t, 2), 0);
+}
+
+/* EVICTED (v6): the grant whose evictions are done, 16 bytes, reserved 0. */
+static void test_evicted(void **state)
+{
+    (void)state;
+    dmn_msg_evicted_t e = {0x0102030405060708ull, 3, 0};
+    size_t n = dmn_proto_encode_evicted(buf, sizeof(buf), 9, &e);
+    assert_int_equal(n, 16 + 16);
+    assert_int_equal(buf[6], DMN_MSG_EVICTED);
+    assert_int_equal(buf[16], 0x08); /* little-endian grant sequence first */
+    assert_int_equal(buf[24], 3);
+    dmn_msg_t m;
+    assert_int_equal(dmn_proto_decode(buf, n, &m), GMUX_OK);
+    assert_int_equal(m.hdr.type, DMN_MSG_EVICTED);
+    assert_int_equal(m.u.evicted.grant_seq, 0x0102030405060708ull);
+    assert_int_equal(m.u.evicted.failed, 3);
+    assert_string_equal(dmn_msg_type_name(DMN_MSG_EVICTED), "EVICTED");
+    buf[28] = 1; /* reserved */
+    assert_int_equal(dmn_proto_decode(buf, n, &m), GMUX_ERR_PARSE);
+    buf[28] = 0;
+    buf[8] = 8; /* a payload of 8 bytes */
+    assert_int_equal(dmn_proto_decode(buf, 16 + 8, &m), GMUX_ERR_PARSE);
+    assert_int_equal(dmn_proto_encode_evicted(buf, 31, 9, &e), 0); /* no room */
+    /* the empty EVICT PLAN that asks for it encodes and decodes */
+    n = dmn_proto_encode_ranges(buf, sizeof(buf), 1, DMN_MSG_PLAN, DMN_PLAN_EVICT, 5, NULL, 0);
+    assert_int_equal(n, 16 + 16);
+    assert_int_equal(dmn_proto_decode(buf, n, &m), GMUX_OK);
+    assert_int_equal(m.u.ranges.n_ranges, 0);
+    assert_int_equal(m.u.ranges.seq, 5);
 }
 
 /* Every seed of the fuzzer's corpus is a stream of whole, valid messages of
@@ -290,8 +330,8 @@ static void test_corpus_is_current(void **state)
         files++;
     }
     closedir(d);
-    assert_true(files >= 12);
-    assert_true(kinds >= 12); /* every message type has a seed */
+    assert_true(files >= 13);
+    assert_true(kinds >= 13); /* every message type has a seed */
 }
 
 int main(void)
@@ -301,6 +341,7 @@ int main(void)
         cmocka_unit_test(test_register_rejects), cmocka_unit_test(test_header_rejects),
         cmocka_unit_test(test_ranges),           cmocka_unit_test(test_small_messages),
         cmocka_unit_test(test_status),           cmocka_unit_test(test_corpus_is_current),
+        cmocka_unit_test(test_evicted),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,7 +1,7 @@
 /*
  * What `gmux status` prints from a STATUS snapshot (src/daemon/report.c): the
- * table and the JSON object, including the planned bytes of protocol v4, and
- * the share column.
+ * table and the JSON object, including the planned bytes of protocol v4, the
+ * eviction waits of v6, and the share column.
  */
 #include <setjmp.h>
 #include <stdbool.h>
@@ -133,13 +133,39 @@ static void test_daemon_pid(void **state)
     free(j);
 }
 
+/* Switches held for their evictions (v6): a table line once one was, the
+ * JSON object always (zeros before). */
+static void test_evict_waits(void **state)
+{
+    (void)state;
+    dmn_report_t r = sample();
+    char *t = print(false, &r);
+    assert_null(strstr(t, "evict waits"));
+    free(t);
+    char *j = print(true, &r);
+    assert_non_null(strstr(j, "\"evict_wait\": {\"switches\": 0, \"timeouts\": 0, "
+                              "\"total_ms\": 0.000, \"max_ms\": 0.000}"));
+    free(j);
+    r.evict_waits = 7;
+    r.evict_timeouts = 2;
+    r.evict_wait_ns = 1250000000ull;
+    r.evict_wait_max_ns = 500000000ull;
+    t = print(false, &r);
+    assert_non_null(
+        strstr(t, "evict waits  7 switches, 2 gave up  1250.0 ms in all, 500.0 ms at most\n"));
+    free(t);
+    j = print(true, &r);
+    assert_non_null(strstr(j, "\"evict_wait\": {\"switches\": 7, \"timeouts\": 2, "
+                              "\"total_ms\": 1250.000, \"max_ms\": 500.000}"));
+    free(j);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_nothing_planned),
-        cmocka_unit_test(test_capacity_line),
-        cmocka_unit_test(test_planned),
-        cmocka_unit_test(test_daemon_pid),
+        cmocka_unit_test(test_nothing_planned), cmocka_unit_test(test_capacity_line),
+        cmocka_unit_test(test_planned),         cmocka_unit_test(test_daemon_pid),
+        cmocka_unit_test(test_evict_waits),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

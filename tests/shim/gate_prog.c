@@ -52,7 +52,11 @@
  * (the shim's, as the next launch waits for its turn): it creates
  * OUTFILE.stalled and waits until OUTFILE.resume exists. 8: like 7, but the
  * stall is armed for this thread's next prefetch (the shim's, as the next
- * launch applies a stored fill ahead before it waits for its turn).
+ * launch applies a stored fill ahead before it waits for its turn). 9: after
+ * the pause the kernels go on in a second context (cuCtxCreate), the first
+ * kept; a line "O <n>": the prefetches to the device not ordered after the
+ * last prefetch to the host before them (on its stream, or waiting for an
+ * event recorded on that stream after it).
  * STREAM 1: the kernels go on a stream
  * the program creates non-blocking (cuStreamCreateWithPriority), which the
  * legacy stream does not wait for; 0 (default): the NULL stream.
@@ -406,6 +410,10 @@ int main(int argc, char **argv)
                 snprintf(mark, sizeof(mark), "%s.stalled", argv[1]);
                 snprintf(until, sizeof(until), "%s.resume", argv[1]);
                 (capture == 7 ? arm_stall : arm_stall_prefetch)(mark, until);
+            } else if (capture == 9) {
+                CUcontext second = NULL;
+                if (!ctx_create || ctx_create(&second, 0, 0) != CUDA_SUCCESS)
+                    return 12;
             } else if (capture == 5) {
                 began = push_join() ? CUDA_SUCCESS : -1;
                 if (began != CUDA_SUCCESS)
@@ -436,19 +444,29 @@ int main(int argc, char **argv)
                 (unsigned long long)times[k][1]);
     uint64_t null_ev = 0, ls_ev = 0; /* the events last recorded on NULL and on ls */
     int after_null = 0, after_ls = 0;
+    uint64_t h_stream = 0, h_mark = 0, h_waited = 0, unordered = 0; /* CAPTURE 9 */
+    int h_seen = 0;
     for (size_t i = 0; i < log_count(); i++) {
         const fake_call_t *c = log_get(i);
         if (strncmp(c->fn, "cuLaunchKernel", 14) == 0) {
             after_null = after_ls = 0;
             null_ev = ls_ev = 0;
         } else if (strcmp(c->fn, "cuEventRecord") == 0) {
+            if (h_seen && c->a[1] == h_stream)
+                h_mark = c->a[0], h_waited = 0;
             null_ev = c->a[1] == 0 ? c->a[0] : 0;
             ls_ev = ls && c->a[1] == (uint64_t)(uintptr_t)ls ? c->a[0] : 0;
         } else if (strncmp(c->fn, "cuStreamWaitEvent", 17) == 0) {
+            if (h_mark && c->a[1] == h_mark)
+                h_waited = c->a[0];
             after_null |= null_ev && c->a[1] == null_ev;
             after_ls |= ls_ev && c->a[1] == ls_ev;
         } else if (strncmp(c->fn, "cuMemPrefetch", 13) == 0) {
             uint64_t where = c->a[2] >> 32;
+            if (where == (uint64_t)CU_MEM_LOCATION_TYPE_DEVICE)
+                unordered += h_seen && c->a[3] != h_stream && c->a[3] != h_waited;
+            else if (where == (uint64_t)CU_MEM_LOCATION_TYPE_HOST)
+                h_seen = 1, h_stream = c->a[3], h_mark = h_waited = 0;
             if (where == (uint64_t)CU_MEM_LOCATION_TYPE_DEVICE)
                 fprintf(out, "D %llu %llu %llu\n", (unsigned long long)c->ns,
                         (unsigned long long)c->a[0], (unsigned long long)c->a[1]);
@@ -465,6 +483,8 @@ int main(int argc, char **argv)
                 (unsigned long long)extra, extra_mib << 20);
     if (capture >= 4)
         fprintf(out, "A %d\n", began == CUDA_SUCCESS ? 1 : 0);
+    if (capture == 9)
+        fprintf(out, "O %llu\n", (unsigned long long)unordered);
     if (pauses)
         fprintf(out, "C %llu %llu\n", (unsigned long long)cap_from, (unsigned long long)cap_to);
     fclose(out);

@@ -54,7 +54,7 @@ static void test_script_runs_registered(void **state)
     assert_int_equal(tdmn_start(&fake, path, 42, echo_script, &code), 0);
     assert_true(fake.pid > 0);
     assert_int_equal(access(path, F_OK), 0);
-    dmn_client_opts_t o = {path, "tdmn", DMN_CLASS_BATCH, 0, 0, NULL, NULL, NULL, NULL};
+    dmn_client_opts_t o = {path, "tdmn", DMN_CLASS_BATCH, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL};
     dmn_client_t *c = NULL;
     assert_int_equal(dmn_client_open(&o, &c), GMUX_OK);
     assert_false(dmn_client_is_local(c));
@@ -105,7 +105,7 @@ static void test_kill_running(void **state)
 {
     (void)state;
     assert_int_equal(tdmn_start(&fake, path, 1, wait_script, NULL), 0);
-    dmn_client_opts_t o = {path, "tdmn", DMN_CLASS_BATCH, 0, 0, NULL, NULL, NULL, NULL};
+    dmn_client_opts_t o = {path, "tdmn", DMN_CLASS_BATCH, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL};
     dmn_client_t *c = NULL;
     assert_int_equal(dmn_client_open(&o, &c), GMUX_OK);
     assert_false(dmn_client_is_local(c));

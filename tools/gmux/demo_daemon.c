@@ -30,7 +30,7 @@ static void demo_on_term(int sig)
 
 static int demo_task(const char *path, const char *name, dmn_class_t cls, int kernels, int idle_ms)
 {
-    dmn_client_opts_t o = {path, name, cls, 0, 512ull << 20, NULL, NULL, NULL, NULL};
+    dmn_client_opts_t o = {path, name, cls, 0, 512ull << 20, NULL, NULL, NULL, NULL, NULL, NULL};
     dmn_client_t *c;
     if (dmn_client_open(&o, &c) != GMUX_OK || dmn_client_is_local(c))
         return 1;
@@ -94,7 +94,7 @@ int demo_daemon(void)
     if (srv == 0) {
         close(p[0]);
         signal(SIGTERM, demo_on_term);
-        dmn_server_opts_t o = {path, DMN_NO_GROUP, 10 * COM_NS_PER_MS, COM_NS_PER_S, NULL, 0, 0};
+        dmn_server_opts_t o = {path, DMN_NO_GROUP, 10 * COM_NS_PER_MS, COM_NS_PER_S, NULL, 0, 0, 0};
         _exit(dmn_server_run(&o, &demo_stop, p[1]) == GMUX_OK ? 0 : 1);
     }
     close(p[1]);

@@ -3,10 +3,14 @@
  * stream capture as far as the shim needs it (which stream captures, and
  * whether the legacy stream is usable meanwhile).
  */
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "fake_cuda_internal.h"
 
@@ -327,6 +331,24 @@ CUresult fk_cuEventRecord(CUevent e, CUstream s)
         return CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
     }
     return CUDA_SUCCESS;
+}
+
+/* Complete unless the file FAKE_CUDA_EVENT_HOLD names exists: then not
+ * ready, and each such answer (re)creates that path with ".busy" appended,
+ * so a test sees that the question was asked, and asked again. */
+CUresult fk_cuEventQuery(CUevent e)
+{
+    const char *hold = getenv("FAKE_CUDA_EVENT_HOLD");
+    int held = hold && hold[0] && access(hold, F_OK) == 0;
+    REC(U(e), (uint64_t)held, 0, 0);
+    if (!held)
+        return CUDA_SUCCESS;
+    char busy[512];
+    snprintf(busy, sizeof(busy), "%s.busy", hold);
+    int fd = open(busy, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+    if (fd >= 0)
+        close(fd);
+    return CUDA_ERROR_NOT_READY;
 }
 
 CUresult fk_cuEventRecord_ptsz(CUevent e, CUstream s)

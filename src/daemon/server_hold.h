@@ -1,0 +1,81 @@
+/*
+ * A switch held for its evictions: the part of the server (server.c) that
+ * orders, across processes, the evictions of a switch before its fills.
+ *
+ * At a switch from X to A the plan may evict memory of tasks other than A
+ * (X, or others); each of them carries its orders out in its own process, on
+ * its own migration stream, while A's fills and the fill ahead of B, the task
+ * expected next, would run at once in theirs: on a full device the driver
+ * would then evict what it likes, not what the plan chose. So when such a
+ * switch evicts from tasks that do not hold the turn (those carry their
+ * orders out on arrival; holders only at their next grant), the server sends
+ * each of them, after its orders, an EVICT PLAN with no ranges, which asks
+ * for an EVICTED once the evictions are done on the GPU (proto.h), and holds
+ * A's orders and GRANT, and B's AHEAD, until every one of them answered, or
+ * left (a task that died or hung up has nothing more to move), or
+ * opts->evict_wait_ns passed. No decision is taken while a switch is held:
+ * the plan the arbiter made stays valid (dmn_arb_action_t), and a hold lasts
+ * at most the bound. The granted task's quantum starts when its GRANT goes.
+ * A switch that evicts nothing from other tasks, or a bound of 0, holds
+ * nothing.
+ *
+ * Counted for STATUS: switches held, those that ended at the bound, the time
+ * held in all and the longest hold.
+ *
+ * Thread-safety: none; the server's one thread owns it.
+ */
+#ifndef DMN_SERVER_HOLD_H
+#define DMN_SERVER_HOLD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "daemon/arbiter.h"
+#include "daemon/proto.h"
+
+typedef struct dmn_srv dmn_srv_t;
+
+typedef struct dmn_hold {
+    bool active;
+    dmn_arb_action_t act; /* the grant held; act.plan stays valid (no decision meanwhile) */
+    uint32_t grant_id;    /* the granted task's id (its slot may be reused once it left) */
+    uint64_t since_ns, until_ns;
+    uint32_t n_wait;                           /* tasks asked for EVICTED */
+    uint32_t wait_id[DMN_ARB_MAX_TASKS];       /* their ids; 0 once answered */
+    uint64_t waits, timeouts, wait_ns, max_ns; /* for STATUS */
+} dmn_hold_t;
+
+/*
+ * After the plan's orders for every task but the granted one were sent:
+ * asks the evicted tasks that do not hold the turn for EVICTED and, when it
+ * asked any, holds the switch (true): the caller sends the granted task's
+ * orders, its GRANT and the fill ahead only once dmn_hold_poll says so.
+ * false: nothing held, the caller sends them now.
+ */
+bool dmn_hold_begin(dmn_srv_t *s, const dmn_arb_action_t *act, uint64_t now);
+
+/* An EVICTED of grant_seq from the task in slot. */
+void dmn_hold_evicted(dmn_srv_t *s, int slot, uint64_t grant_seq);
+
+/*
+ * Whether the held switch may go on at now: false while it waits (or none is
+ * held: then *send is false too). When the wait ends (all answered or gone,
+ * or the bound) it is counted and *send says whether the held grant is still
+ * the granted task's to send (it did not leave or give the turn back
+ * meanwhile); then act is the action to send, and its quantum restarts now.
+ */
+bool dmn_hold_poll(dmn_srv_t *s, uint64_t now, bool *send, dmn_arb_action_t *act);
+
+/* Whether a switch is held now. */
+static inline bool dmn_hold_active(const dmn_hold_t *h)
+{
+    return h->active;
+}
+
+/* When the held switch gives up waiting; UINT64_MAX when none is held. */
+uint64_t dmn_hold_deadline(const dmn_hold_t *h);
+
+/* The STATUS head's counters (v6). */
+void dmn_hold_status(const dmn_hold_t *h, dmn_msg_status_t *head);
+
+#endif /* DMN_SERVER_HOLD_H */

@@ -1,0 +1,116 @@
+/* EVICTED once a switch's evictions completed on the GPU; see gate_evicted.h. */
+#include "shim/gate_evicted.h"
+
+#include "common/log.h"
+#include "shim/stats.h"
+
+static uint64_t due_seq, due_epoch;   /* a request not marked yet; 0: none */
+static uint64_t mark_seq, mark_epoch; /* a mark not completed yet; 0: none */
+static shim_cuctx_t *mark_cx;
+static uint32_t mark_gen;
+static shim_cuctx_t *issued_cx; /* the context of the last evictions, marked; NULL: none */
+static uint32_t issued_gen;
+
+void shim_gate_evicted_due(uint64_t epoch, uint64_t grant_seq)
+{
+    due_seq = grant_seq;
+    due_epoch = epoch;
+}
+
+bool shim_gate_evicted_is_due(const dmn_client_t *cl)
+{
+    if (due_seq && due_epoch != dmn_client_epoch(cl))
+        due_seq = 0;
+    return due_seq != 0;
+}
+
+static void send_now(dmn_client_t *cl, uint64_t seq)
+{
+    (void)dmn_client_evicted(cl, seq, 0);
+    SHIM_STAT_ADD(evicted_reports, 1);
+}
+
+void shim_gate_evicted_mark(dmn_client_t *cl, shim_cuctx_t *cx)
+{
+    if (!shim_gate_evicted_is_due(cl))
+        return;
+    uint64_t seq = due_seq;
+    due_seq = 0;
+    if (cx && shim_backend_mark(cx) == GMUX_OK) {
+        mark_seq = seq;
+        mark_epoch = due_epoch;
+        mark_cx = cx;
+        mark_gen = shim_backend_gen(cx);
+        return;
+    }
+    if (cx)
+        COM_DEBUG(SHIM, "daemon plan: evictions of grant %llu not marked: reported at once",
+                  (unsigned long long)seq);
+    send_now(cl, seq);
+}
+
+static bool mark_of(const dmn_client_t *cl, shim_cuctx_t **cx_p, uint32_t *gen_p)
+{
+    if (mark_seq && mark_epoch != dmn_client_epoch(cl))
+        mark_seq = 0;
+    if (!mark_seq)
+        return false;
+    *cx_p = mark_cx;
+    *gen_p = mark_gen;
+    return true;
+}
+
+bool shim_gate_evicted_poll(dmn_client_t *cl, shim_cuctx_t *cx)
+{
+    shim_cuctx_t *m;
+    uint32_t gen;
+    if (!mark_of(cl, &m, &gen))
+        return false;
+    if (cx != m || shim_backend_gen(cx) != gen)
+        return true;
+    if (shim_backend_mark_done(cx) == 0)
+        return true;
+    uint64_t seq = mark_seq;
+    mark_seq = 0;
+    send_now(cl, seq);
+    return false;
+}
+
+void shim_gate_evicted_watch(dmn_client_t *cl)
+{
+    shim_cuctx_t *cx;
+    uint32_t gen;
+    if (!mark_of(cl, &cx, &gen))
+        return;
+    if (!shim_backend_enter(cx, gen)) {
+        uint64_t seq = mark_seq;
+        mark_seq = 0;
+        send_now(cl, seq);
+        return;
+    }
+    (void)shim_gate_evicted_poll(cl, cx);
+    shim_backend_leave();
+}
+
+void shim_gate_evicted_issued(shim_cuctx_t *cx)
+{
+    issued_cx = shim_backend_mark(cx) == GMUX_OK ? cx : NULL;
+    issued_gen = cx ? shim_backend_gen(cx) : 0;
+}
+
+void shim_gate_evicted_order(shim_cuctx_t *cx)
+{
+    if (issued_cx && cx && issued_cx != cx &&
+        shim_backend_after_mark(cx, issued_cx, issued_gen) != GMUX_OK)
+        COM_DEBUG(SHIM, "daemon plan: fills not ordered after the evictions of another context");
+}
+
+void shim_gate_evicted_on_end(void *arg, uint64_t grant_seq)
+{
+    shim_gate_evicted_due(dmn_client_epoch(*(dmn_client_t **)arg), grant_seq);
+}
+
+int shim_gate_evicted_on_wait(void *arg)
+{
+    return shim_gate_evicted_poll(*(dmn_client_t **)arg, shim_backend_current());
+}

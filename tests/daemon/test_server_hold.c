@@ -1,0 +1,372 @@
+/* A switch held for its evictions (src/daemon/server_hold.c): a real server
+ * in a forked child, with a placement that evicts the previous holder's
+ * ranges, fills the incoming task's and fills the task expected next ahead;
+ * the tasks are raw protocol clients of this test, so each message is seen
+ * as it comes. At the switch from X to A, X gets its EVICT orders and the
+ * empty EVICT PLAN that asks for EVICTED; A's FILL and GRANT and B's AHEAD
+ * must wait until X answers for that grant (an answer for another grant
+ * does not count), until X is gone, or until the bound; a switch that evicts
+ * nothing waits for nothing. STATUS counts the waits. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <cmocka.h>
+
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/clock.h"
+#include "common/settings.h"
+#include "daemon/endpoint.h"
+#include "daemon/report.h"
+#include "daemon/server.h"
+#include "msg_io.h"
+#include "tproc.h"
+
+static char dir[] = "/tmp/gmux-sh-XXXXXX";
+static char path[128];
+static volatile sig_atomic_t child_stop;
+static pid_t server_pid;
+static uint8_t buf[DMN_PROTO_MAX_MSG];
+
+static void on_term(int sig)
+{
+    (void)sig;
+    child_stop = 1;
+}
+
+/* Evicts the previous holder's ranges, fills the incoming task's, and fills
+ * the task marked for it ahead (its ranges); evict_none: no evictions. */
+static int evict_none;
+static gmux_status_t plan_on_switch(void *ctx, const dmn_task_view_t *tasks, size_t n_tasks,
+                                    const dmn_task_view_t *from, const dmn_task_view_t *to,
+                                    dmn_plan_t *plan)
+{
+    (void)ctx;
+    gmux_status_t st = GMUX_OK;
+    if (from && from->id != to->id && !evict_none)
+        for (uint32_t i = 0; i < from->n_ranges && st == GMUX_OK; i++)
+            st = dmn_plan_add(plan, from->id, DMN_PLAN_EVICT, from->ranges[i]);
+    for (uint32_t i = 0; i < to->n_ranges && st == GMUX_OK; i++)
+        st = dmn_plan_add(plan, to->id, DMN_PLAN_FILL, to->ranges[i]);
+    for (size_t k = 0; k < n_tasks && st == GMUX_OK; k++)
+        for (uint32_t i = 0; tasks[k].ahead && i < tasks[k].n_ranges && st == GMUX_OK; i++)
+            st = dmn_plan_add(plan, tasks[k].id, DMN_PLAN_AHEAD, tasks[k].ranges[i]);
+    return st;
+}
+
+static const dmn_placement_t placement = {"hold", NULL, plan_on_switch};
+
+/* A server child waiting at most wait_ms for evictions; quantum 20 ms. */
+static void start_server(int wait_ms)
+{
+    int p[2];
+    assert_int_equal(pipe(p), 0);
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(p[0]);
+        signal(SIGTERM, on_term);
+        char err[64];
+        if (com_settings_set(COM_SETTING_DAEMON_SHARE, "0", err, sizeof(err)) != GMUX_OK)
+            _exit(2);
+        dmn_server_opts_t o = {path,
+                               DMN_NO_GROUP,
+                               20 * COM_NS_PER_MS,
+                               COM_NS_PER_S * 60,
+                               &placement,
+                               0,
+                               0,
+                               (uint64_t)wait_ms * COM_NS_PER_MS};
+        _exit(dmn_server_run(&o, &child_stop, p[1]) == GMUX_OK ? 0 : 1);
+    }
+    close(p[1]);
+    server_pid = pid;
+    char b;
+    assert_int_equal(read(p[0], &b, 1), 1);
+    close(p[0]);
+}
+
+static void stop_server(void)
+{
+    kill(server_pid, SIGTERM);
+    int st;
+    assert_int_equal(waitpid(server_pid, &st, 0), server_pid);
+    server_pid = 0;
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    tproc_kill_reap(&server_pid);
+    return 0;
+}
+
+/* A registered raw client (reads time out after 10 s). */
+static int raw_client(const char *name)
+{
+    int fd = -1;
+    assert_int_equal(dmn_endpoint_connect(path, &fd), GMUX_OK);
+    struct timeval tv = {10, 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    dmn_msg_register_t r = {(uint32_t)getpid(), DMN_CLASS_BATCH, 0, 0, 0, {0}};
+    snprintf(r.name, sizeof(r.name), "%s", name);
+    assert_int_equal(tmsg_write_all(fd, buf, dmn_proto_encode_register(buf, sizeof(buf), 1, &r)),
+                     0);
+    dmn_msg_t m;
+    assert_int_equal(tmsg_read(fd, buf, &m), 0);
+    assert_int_equal(m.hdr.type, DMN_MSG_REGISTERED);
+    return fd;
+}
+
+static void send_pending(int fd, uint64_t request, dmn_range_t ws)
+{
+    assert_int_equal(tmsg_write_all(fd, buf,
+                                    dmn_proto_encode_ranges(buf, sizeof(buf), 2, DMN_MSG_PENDING, 1,
+                                                            request, &ws, 1)),
+                     0);
+}
+
+static void send_simple(int fd, dmn_msg_type_t type)
+{
+    assert_int_equal(tmsg_write_all(fd, buf, dmn_proto_encode_empty(buf, sizeof(buf), 3, type)), 0);
+}
+
+static void send_evicted(int fd, uint64_t grant)
+{
+    dmn_msg_evicted_t e = {grant, 0, 0};
+    assert_int_equal(tmsg_write_all(fd, buf, dmn_proto_encode_evicted(buf, sizeof(buf), 4, &e)), 0);
+}
+
+/* Reads until a message of type (a PLAN of kind `kind` when type is PLAN);
+ * counts the PLAN ranges of each kind it passes in plans[]. */
+static void read_until(int fd, dmn_msg_type_t type, int kind, dmn_msg_t *m, int *plans)
+{
+    for (;;) {
+        assert_int_equal(tmsg_read(fd, buf, m), 0);
+        if (m->hdr.type == DMN_MSG_PLAN && plans)
+            plans[m->u.ranges.count] += (int)m->u.ranges.n_ranges;
+        if (m->hdr.type == type && (type != DMN_MSG_PLAN || (int)m->u.ranges.count == kind))
+            return;
+    }
+}
+
+/* Whether nothing waits to be read on fd, once the daemon answered a QUERY
+ * sent after (so anything it sent with that switch has been written). */
+static int nothing_for(int fd, dmn_report_t *rep)
+{
+    assert_int_equal(dmn_report_fetch(path, rep, 10000), GMUX_OK);
+    struct pollfd pf = {fd, POLLIN, 0};
+    if (poll(&pf, 1, 0) == 0)
+        return 1;
+    dmn_msg_t m;
+    if (tmsg_read(fd, buf, &m) == 0)
+        print_message("unexpected %s (count %u)\n", dmn_msg_type_name(m.hdr.type),
+                      m.u.ranges.count);
+    return 0;
+}
+
+static const dmn_range_t ws_x = {0x10000, 0x1000}, ws_a = {0x20000, 0x2000},
+                         ws_b = {0x30000, 0x3000};
+
+/* X holds the turn; A and B wait; X's quantum ends and it releases: the
+ * switch to A evicts X's working set. Returns X's grant-2 marker seen. */
+static void switch_x_to_a(int x, int a, int b, uint64_t *grant)
+{
+    dmn_msg_t m;
+    send_pending(x, 1, ws_x);
+    read_until(x, DMN_MSG_GRANT, 0, &m, NULL);
+    send_pending(a, 1, ws_a);
+    if (b >= 0)
+        send_pending(b, 1, ws_b);
+    read_until(x, DMN_MSG_REVOKE, 0, &m, NULL);
+    send_simple(x, DMN_MSG_RELEASE);
+    int plans[3] = {0};
+    for (;;) { /* X's evictions, then the empty EVICT PLAN */
+        read_until(x, DMN_MSG_PLAN, DMN_PLAN_EVICT, &m, plans);
+        if (m.u.ranges.n_ranges == 0)
+            break;
+    }
+    assert_int_equal(plans[DMN_PLAN_EVICT], 1);
+    *grant = m.u.ranges.seq;
+    assert_int_equal(*grant, 2);
+}
+
+/* A reporting evictee: A's GRANT and B's fill ahead follow X's EVICTED for
+ * grant 2, never come before it (nor on an EVICTED for another grant). */
+static void test_grant_follows_report(void **state)
+{
+    (void)state;
+    start_server(60000);
+    int x = raw_client("x"), a = raw_client("a"), b = raw_client("b");
+    uint64_t g;
+    switch_x_to_a(x, a, b, &g);
+    dmn_report_t rep;
+    assert_true(nothing_for(a, &rep));
+    assert_true(nothing_for(b, &rep));
+    send_evicted(x, 1); /* another grant's: does not count */
+    assert_true(nothing_for(a, &rep));
+    assert_int_equal(rep.evict_waits, 0);
+    send_evicted(x, g);
+    dmn_msg_t m;
+    int plans[3] = {0};
+    read_until(a, DMN_MSG_GRANT, 0, &m, plans);
+    assert_int_equal(m.u.grant.grant_seq, g);
+    assert_int_equal(plans[DMN_PLAN_FILL], 1);
+    plans[DMN_PLAN_AHEAD] = 0;
+    read_until(b, DMN_MSG_PLAN, DMN_PLAN_AHEAD, &m, plans);
+    assert_int_equal(m.u.ranges.seq, g);
+    assert_int_equal(dmn_report_fetch(path, &rep, 10000), GMUX_OK);
+    assert_int_equal(rep.evict_waits, 1);
+    assert_int_equal(rep.evict_timeouts, 0);
+    assert_true(rep.evict_wait_max_ns > 0);
+    assert_true(rep.evict_wait_ns >= rep.evict_wait_max_ns);
+    close(x), close(a), close(b);
+    stop_server();
+}
+
+/* A silent evictee: the grant goes once the bound passed, counted as given up. */
+static void test_silent_evictee_bound(void **state)
+{
+    (void)state;
+    start_server(300);
+    int x = raw_client("x"), a = raw_client("a");
+    uint64_t g;
+    switch_x_to_a(x, a, -1, &g);
+    dmn_msg_t m;
+    read_until(a, DMN_MSG_GRANT, 0, &m, NULL);
+    assert_int_equal(m.u.grant.grant_seq, g);
+    dmn_report_t rep;
+    assert_int_equal(dmn_report_fetch(path, &rep, 10000), GMUX_OK);
+    assert_int_equal(rep.evict_waits, 1);
+    assert_int_equal(rep.evict_timeouts, 1);
+    assert_true(rep.evict_wait_max_ns >= 300 * COM_NS_PER_MS);
+    close(x), close(a);
+    stop_server();
+}
+
+/* An evictee that hangs up (dies): nothing to wait for, the grant goes at
+ * once (the bound is a minute, the read below gives up after 10 s). */
+static void test_gone_evictee_no_wait(void **state)
+{
+    (void)state;
+    start_server(60000);
+    int x = raw_client("x"), a = raw_client("a");
+    uint64_t g;
+    switch_x_to_a(x, a, -1, &g);
+    dmn_report_t rep;
+    assert_true(nothing_for(a, &rep));
+    close(x);
+    dmn_msg_t m;
+    read_until(a, DMN_MSG_GRANT, 0, &m, NULL);
+    assert_int_equal(m.u.grant.grant_seq, g);
+    assert_int_equal(dmn_report_fetch(path, &rep, 10000), GMUX_OK);
+    assert_int_equal(rep.evict_waits, 1);
+    assert_int_equal(rep.evict_timeouts, 0);
+    close(a);
+    stop_server();
+}
+
+/* A switch that evicts nothing: no empty EVICT PLAN, the grant at once. */
+static void test_no_eviction_no_wait(void **state)
+{
+    (void)state;
+    evict_none = 1;
+    start_server(60000);
+    evict_none = 0;
+    int x = raw_client("x"), a = raw_client("a");
+    dmn_msg_t m;
+    send_pending(x, 1, ws_x);
+    read_until(x, DMN_MSG_GRANT, 0, &m, NULL);
+    send_pending(a, 1, ws_a);
+    read_until(x, DMN_MSG_REVOKE, 0, &m, NULL);
+    send_simple(x, DMN_MSG_RELEASE);
+    read_until(a, DMN_MSG_GRANT, 0, &m, NULL);
+    assert_int_equal(m.u.grant.grant_seq, 2);
+    assert_int_equal(tmsg_read(x, buf, &m), 0); /* X, expected next: its fill ahead only */
+    assert_int_equal(m.hdr.type, DMN_MSG_PLAN);
+    assert_int_equal(m.u.ranges.count, DMN_PLAN_AHEAD);
+    dmn_report_t rep;
+    assert_true(nothing_for(x, &rep));
+    assert_int_equal(rep.evict_waits, 0);
+    close(x), close(a);
+    stop_server();
+}
+
+/* A bound of 0: evictions are sent, nothing is asked for, nothing waits. */
+static void test_wait_off(void **state)
+{
+    (void)state;
+    start_server(0);
+    int x = raw_client("x"), a = raw_client("a");
+    dmn_msg_t m;
+    send_pending(x, 1, ws_x);
+    read_until(x, DMN_MSG_GRANT, 0, &m, NULL);
+    send_pending(a, 1, ws_a);
+    read_until(x, DMN_MSG_REVOKE, 0, &m, NULL);
+    send_simple(x, DMN_MSG_RELEASE);
+    read_until(a, DMN_MSG_GRANT, 0, &m, NULL);
+    read_until(x, DMN_MSG_PLAN, DMN_PLAN_EVICT, &m, NULL);
+    assert_int_equal(m.u.ranges.n_ranges, 1);
+    assert_int_equal(tmsg_read(x, buf, &m), 0); /* no empty EVICT PLAN after it */
+    assert_int_equal(m.hdr.type, DMN_MSG_PLAN);
+    assert_int_equal(m.u.ranges.count, DMN_PLAN_AHEAD);
+    dmn_report_t rep;
+    assert_true(nothing_for(x, &rep));
+    assert_int_equal(rep.evict_waits, 0);
+    close(x), close(a);
+    stop_server();
+}
+
+/* GMUX_DAEMON_EVICT_WAIT_MS: the default, a value, 0, and out of range. */
+static void test_setting(void **state)
+{
+    (void)state;
+    char err[64], pbuf[128];
+    dmn_server_opts_t o;
+    assert_int_equal(dmn_server_opts_from_settings(&o, pbuf, sizeof(pbuf), 0), GMUX_OK);
+    assert_int_equal(o.evict_wait_ns, 500 * COM_NS_PER_MS);
+    const char *vals[] = {"250", "0", "-1", "3600000"};
+    const gmux_status_t want[] = {GMUX_OK, GMUX_OK, GMUX_ERR_RANGE, GMUX_ERR_RANGE};
+    const uint64_t ns[] = {250 * COM_NS_PER_MS, 0, 0, 0};
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(
+            com_settings_set(COM_SETTING_DAEMON_EVICT_WAIT_MS, vals[i], err, sizeof(err)), GMUX_OK);
+        assert_int_equal(dmn_server_opts_from_settings(&o, pbuf, sizeof(pbuf), 0), want[i]);
+        if (want[i] == GMUX_OK)
+            assert_int_equal(o.evict_wait_ns, ns[i]);
+    }
+    assert_int_equal(com_settings_set(COM_SETTING_DAEMON_EVICT_WAIT_MS, "500", err, sizeof(err)),
+                     GMUX_OK);
+}
+
+int main(void)
+{
+    signal(SIGPIPE, SIG_IGN);
+    if (!mkdtemp(dir))
+        return 1;
+    snprintf(path, sizeof(path), "%s/gmuxd.sock", dir);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_teardown(test_grant_follows_report, teardown),
+        cmocka_unit_test_teardown(test_silent_evictee_bound, teardown),
+        cmocka_unit_test_teardown(test_gone_evictee_no_wait, teardown),
+        cmocka_unit_test_teardown(test_no_eviction_no_wait, teardown),
+        cmocka_unit_test_teardown(test_wait_off, teardown),
+        cmocka_unit_test(test_setting),
+    };
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    char lock[160];
+    snprintf(lock, sizeof(lock), "%s.lock", path);
+    unlink(path);
+    unlink(lock);
+    rmdir(dir);
+    return rc;
+}

@@ -1,0 +1,254 @@
+/*
+ * Launch gating end to end, EVICTED (protocol v6; harness: gate_harness.h,
+ * gate_script.h). A scripted daemon grants the program a turn, revokes it
+ * while the program is paused (its launching thread out of the gate, so the
+ * watcher thread reads what comes), and then sends an eviction of grant 2:
+ *
+ * - with the empty EVICT PLAN after it, which asks for EVICTED: the driver
+ *   double answers cuEventQuery "not ready" while the file `hold` exists
+ *   (and says it was asked, in `hold.busy`). The shim must not send EVICTED
+ *   while the event recorded after the eviction is incomplete (the script
+ *   waits until it was asked twice, then finds no EVICTED among what came),
+ *   and must send it, for grant 2, once the event completed (`hold` removed).
+ * - without it (a switch gmuxd does not hold): no EVICTED, and no event
+ *   asked about, over two of the program's STATS reports after it.
+ *
+ * Either way the eviction itself is carried out (the double's record).
+ *
+ * One process, two contexts: the program waited for its turn in its first
+ * context, where the watcher carries out the eviction, and goes on in a
+ * second one, where its next wait prefetches a fill ahead sent with the
+ * eviction. Each context has its own migration stream: the fill ahead must
+ * wait, on the GPU, for an event recorded after the eviction (the double's
+ * record, gate_prog's "O" line: prefetches to the device not ordered after
+ * the eviction before them).
+ */
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <poll.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "common/clock.h"
+#include "daemon/proto.h"
+#include "gate_harness.h"
+#include "gate_script.h"
+#include "tproc.h"
+
+static char go[256], hold[256];
+/* 20 kernels, a pause at half of them until `go` exists; 1 MiB more of
+ * working set, where the eviction falls */
+static gh_spec_t spec = {"batch", "9", "20", "1000", "0", "1", go, NULL, NULL};
+
+#define EVICT_OFF 8192u
+
+/* Grants the first PENDING, revokes the turn once the program paused, and
+ * sends the eviction of grant 2 (with the request for EVICTED when ask).
+ * Returns the task's socket, or minus the step that failed. */
+static int evict_after_turn(int ready, uint8_t *buf, int *fds, int *nfd, int ask)
+{
+    dmn_msg_t m;
+    dmn_range_t big;
+    int task = gs_accept_big(ready, buf, fds, nfd, &m, &big);
+    if (task < 0)
+        return task;
+    dmn_msg_grant_t g = {1, 20 * COM_NS_PER_MS, m.u.ranges.seq}, r1 = {1, 0, 0};
+    if (tmsg_write_all(task, buf, dmn_proto_encode_grant(buf, 64, 2, DMN_MSG_GRANT, &g)) != 0 ||
+        gs_wait_file("out0.paused") != 0)
+        return -15;
+    if (tmsg_write_all(task, buf, dmn_proto_encode_grant(buf, 64, 3, DMN_MSG_REVOKE, &r1)) != 0 ||
+        gs_read_until(task, buf, DMN_MSG_RELEASE, &m) != 0)
+        return -16;
+    dmn_range_t ev = {big.base + EVICT_OFF, 4096};
+    size_t at = dmn_proto_encode_ranges(buf, 256, 4, DMN_MSG_PLAN, DMN_PLAN_EVICT, 2, &ev, 1);
+    if (ask)
+        at += dmn_proto_encode_ranges(buf + at, 256, 5, DMN_MSG_PLAN, DMN_PLAN_EVICT, 2, NULL, 0);
+    return tmsg_write_all(task, buf, at) == 0 ? task : -17;
+}
+
+/* Lets the program go on, grants its next PENDING and waits for it to end. */
+static int finish(int task, uint8_t *buf, int *fds, int nfd)
+{
+    dmn_msg_t m;
+    gh_touch("go");
+    if (gs_read_until(task, buf, DMN_MSG_PENDING, &m) != 0)
+        return 40;
+    dmn_msg_grant_t g = {3, 20 * COM_NS_PER_MS, m.u.ranges.seq};
+    if (tmsg_write_all(task, buf, dmn_proto_encode_grant(buf, 64, 6, DMN_MSG_GRANT, &g)) != 0)
+        return 41;
+    while (tmsg_read(task, buf, &m) == 0) /* until the program ends */
+        ;
+    unlink(gh_sock);
+    for (int i = 0; i < nfd; i++)
+        close(fds[i]);
+    return 0;
+}
+
+/* Whether an EVICTED is among the messages that wait on fd now (read all). */
+static int evicted_waiting(int fd, uint8_t *buf)
+{
+    dmn_msg_t m;
+    struct pollfd pf = {fd, POLLIN, 0};
+    while (poll(&pf, 1, 0) == 1) {
+        if (tmsg_read(fd, buf, &m) != 0)
+            return 1; /* the program went: counts as wrong */
+        if (m.hdr.type == DMN_MSG_EVICTED)
+            return 1;
+    }
+    return 0;
+}
+
+static int scripted_held_event(int ready)
+{
+    static uint8_t buf[DMN_PROTO_MAX_MSG];
+    int fds[8], nfd = 0;
+    int task = evict_after_turn(ready, buf, fds, &nfd, 1);
+    if (task < 0)
+        return -task;
+    /* asked, told not ready; asked again (a round later), told not ready */
+    if (gs_wait_file("hold.busy") != 0 || unlink(gh_path("hold.busy")) != 0 ||
+        gs_wait_file("hold.busy") != 0)
+        return 20;
+    if (evicted_waiting(task, buf))
+        return 21;
+    unlink(hold); /* the event completes */
+    dmn_msg_t m;
+    if (gs_read_until(task, buf, DMN_MSG_EVICTED, &m) != 0)
+        return 22;
+    if (m.u.evicted.grant_seq != 2)
+        return 23;
+    return finish(task, buf, fds, nfd);
+}
+
+static int scripted_no_request(int ready)
+{
+    static uint8_t buf[DMN_PROTO_MAX_MSG];
+    int fds[8], nfd = 0;
+    int task = evict_after_turn(ready, buf, fds, &nfd, 0);
+    if (task < 0)
+        return -task;
+    dmn_msg_t m;
+    for (int stats = 0; stats < 2;) { /* the watcher read the eviction before the second */
+        if (tmsg_read(task, buf, &m) != 0)
+            return 30;
+        if (m.hdr.type == DMN_MSG_EVICTED)
+            return 31;
+        stats += m.hdr.type == DMN_MSG_STATS;
+    }
+    if (access(gh_path("hold.busy"), F_OK) == 0) /* no event was asked about */
+        return 32;
+    return finish(task, buf, fds, nfd);
+}
+
+/* The eviction and, in the same write, a fill ahead of grant 2 elsewhere in
+ * the big range; no request for EVICTED. */
+static int scripted_two_contexts(int ready)
+{
+    static uint8_t buf[DMN_PROTO_MAX_MSG];
+    int fds[8], nfd = 0;
+    dmn_msg_t m;
+    dmn_range_t big;
+    int task = gs_accept_big(ready, buf, fds, &nfd, &m, &big);
+    if (task < 0)
+        return -task;
+    dmn_msg_grant_t g = {1, 20 * COM_NS_PER_MS, m.u.ranges.seq}, r1 = {1, 0, 0};
+    if (tmsg_write_all(task, buf, dmn_proto_encode_grant(buf, 64, 2, DMN_MSG_GRANT, &g)) != 0 ||
+        gs_wait_file("out0.paused") != 0)
+        return 15;
+    if (tmsg_write_all(task, buf, dmn_proto_encode_grant(buf, 64, 3, DMN_MSG_REVOKE, &r1)) != 0 ||
+        gs_read_until(task, buf, DMN_MSG_RELEASE, &m) != 0)
+        return 16;
+    dmn_range_t ev = {big.base + EVICT_OFF, 4096}, ahead = {big.base + 65536, 4096};
+    size_t at = dmn_proto_encode_ranges(buf, 256, 4, DMN_MSG_PLAN, DMN_PLAN_EVICT, 2, &ev, 1);
+    at += dmn_proto_encode_ranges(buf + at, 256, 5, DMN_MSG_PLAN, DMN_PLAN_AHEAD, 2, &ahead, 1);
+    if (tmsg_write_all(task, buf, at) != 0)
+        return 17;
+    /* the watcher read both and carried out the eviction before its next report */
+    if (gs_read_until(task, buf, DMN_MSG_STATS, &m) != 0 ||
+        gs_read_until(task, buf, DMN_MSG_STATS, &m) != 0)
+        return 18;
+    return finish(task, buf, fds, nfd);
+}
+
+/* Runs script against program 0 with the double's event held; the program
+ * must end well, its one eviction carried out. */
+static void run_case(int (*script)(int))
+{
+    snprintf(go, sizeof(go), "%s", gh_path("go"));
+    snprintf(hold, sizeof(hold), "%s", gh_path("hold"));
+    unlink(go);
+    unlink(gh_path("out0.paused"));
+    unlink(gh_path("hold.busy"));
+    gh_touch("hold");
+    setenv("FAKE_CUDA_EVENT_HOLD", hold, 1);
+    setenv("GMUX_POLICY", "demand", 1);       /* no prefetch of its own: only orders */
+    setenv("GMUX_GATE_IDLE_MS", "600000", 1); /* no IDLE while paused */
+    pid_t fake, prog;
+    gs_start_pair(&spec, script, &fake, &prog);
+    unsetenv("FAKE_CUDA_EVENT_HOLD");
+    gs_wait_script(fake, prog);
+    int ps = -1;
+    assert_int_equal(waitpid(prog, &ps, 0), prog);
+    assert_true(WIFEXITED(ps) && WEXITSTATUS(ps) == 0);
+    gh_out_t *o = calloc(1, sizeof(*o));
+    assert_non_null(o);
+    gh_read_out(0, o);
+    assert_int_equal(o->n, 20);
+    assert_int_equal(o->nh, 1); /* the eviction, carried out on arrival */
+    assert_int_equal(o->h[0][2], 4096);
+    free(o);
+}
+
+static void test_evicted_after_event(void **state)
+{
+    (void)state;
+    run_case(scripted_held_event);
+}
+
+static void test_no_request_no_evicted(void **state)
+{
+    (void)state;
+    run_case(scripted_no_request);
+}
+
+static void test_fill_ahead_after_other_context(void **state)
+{
+    (void)state;
+    gh_spec_t two = spec;
+    two.capture = "9";
+    gh_spec_t saved = spec;
+    spec = two;
+    run_case(scripted_two_contexts);
+    spec = saved;
+    FILE *f = fopen(gh_path("out0"), "r");
+    assert_non_null(f);
+    char line[256];
+    long unordered = -1, device = 0;
+    while (fgets(line, sizeof(line), f)) {
+        if (line[0] == 'O')
+            unordered = strtol(line + 2, NULL, 10);
+        device += line[0] == 'D';
+    }
+    fclose(f);
+    assert_int_equal(device, 1); /* the fill ahead (demand policy: nothing of its own) */
+    assert_int_equal(unordered, 0);
+}
+
+int main(void)
+{
+    gh_init();
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_evicted_after_event),
+        cmocka_unit_test(test_no_request_no_evicted),
+        cmocka_unit_test(test_fill_ahead_after_other_context),
+    };
+    return gh_finish(cmocka_run_group_tests(tests, NULL, NULL));
+}
