@@ -16,6 +16,8 @@
 # Settings: GMUX_GPU_WORK_MIB (per process, default 2048), GMUX_GPU_WORK_STEPS (150).
 # Exit 0 good, 1 mismatch or failure, 77 no GPU or no torch.
 set -uo pipefail
+# wall-clock log stamps: gmuxd's and the programs' logs line up by time
+export GMUX_LOG_CLOCK=utc
 build=${1:-build}
 gmux="$build/tools/gmux/gmux"
 out="${GMUX_GPU_OUT:-$build/gpu-out}"
