@@ -4,7 +4,7 @@
  *   quiet2     two threads' quiets on one context: the second finds the
  *              first's request already sent and must still wait for its ack
  *              before returning (its own write covered by it). Rank 1 is
- *              stopped (SIGSTOP) meanwhile and its window is shared memory
+ *              stopped (stop_self) meanwhile and its window is shared memory
  *              that rank 0 reads directly: the data must be there when the
  *              second quiet returns.
  *   rxerr      (shm) rank 0 sends more malformed (oversized) messages than rank 1
@@ -53,6 +53,7 @@
 #include "net/internal.h"
 #include "net_rank.h"
 #include "rank_kill.h"
+#include "rank_stop.h"
 
 #define SHARED_HDR 4096 /* header page of a shared window file: the owner's pid */
 
@@ -79,26 +80,6 @@ static void shared_unlink(int rank)
     char name[160];
     snprintf(name, sizeof(name), "/gmux-audit-%s-%d", job ? job : "x", rank);
     shm_unlink(name);
-}
-
-/* Stops pid and waits until it is stopped (state T in /proc). */
-static void stop_rank(pid_t pid)
-{
-    CHECK(kill(pid, SIGSTOP) == 0, "SIGSTOP");
-    char path[64], buf[256];
-    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-    for (int i = 0; i < 10000; i++) {
-        FILE *f = fopen(path, "r");
-        CHECK(f, "%s", path);
-        size_t k = fread(buf, 1, sizeof(buf) - 1, f);
-        fclose(f);
-        buf[k] = 0;
-        const char *s = strrchr(buf, ')');
-        if (s && s[1] == ' ' && (s[2] == 'T' || s[2] == 't'))
-            return;
-        usleep(1000);
-    }
-    CHECK(0, "rank did not stop");
 }
 
 /* --- quiet2 ------------------------------------------------------------------ */
@@ -145,7 +126,7 @@ static int mode_quiet2(void)
         for (size_t i = 0; i < Q2_SIZE; i++)
             src[i] = (uint8_t)(i * 7 + 3);
         uint64_t before = quiet_token(1);
-        stop_rank(q2_pid);
+        stop_rank(theirs, q2_pid);
         OK(gmux_put(comm, 0, 1, w, 0, src, Q2_SIZE, NULL));
         gmux_status_t first = GMUX_ERR_BUSY;
         pthread_t a, c;
@@ -164,6 +145,8 @@ static int mode_quiet2(void)
               gmux_status_name(second));
         CHECK(there, "the second quiet returned before its write was at rank 1");
         munmap(theirs, SHARED_HDR + Q2_SIZE);
+    } else {
+        stop_self(mine);
     }
     OK(gmux_barrier(gmux_team_world(comm)));
     OK(gmux_window_deregister(comm, w));
@@ -254,7 +237,7 @@ static int mode_fetchlate(void)
         CHECK(dst, "out of memory");
         memset(dst, 0, FL_SIZE);
         double keep = gmux_comm_timeout(comm);
-        stop_rank(pid);
+        stop_rank(theirs, pid);
         OK(gmux_comm_set_timeout(comm, 1.0)); /* the fetches below time out: rank 1 is stopped */
         gmux_status_t st = gmux_get(comm, 0, 1, fl_win, 0, dst, FL_SIZE);
         /* shm reads the stopped rank's memory itself (CMA): then it is done */
@@ -271,6 +254,8 @@ static int mode_fetchlate(void)
         CHECK(stack_kept, "a timed-out atomic wrote its result into a dead stack frame");
         free(dst);
         munmap(theirs, SHARED_HDR + FL_SIZE);
+    } else {
+        stop_self(mine);
     }
     OK(gmux_barrier(gmux_team_world(comm)));
     OK(gmux_window_deregister(comm, fl_win));
