@@ -177,9 +177,8 @@ static int nothing_for(int fd, dmn_report_t *rep)
 static const dmn_range_t ws_x = {0x10000, 0x1000}, ws_a = {0x20000, 0x2000},
                          ws_b = {0x30000, 0x3000};
 
-/* X holds the turn; A and B wait; X's quantum ends and it releases: the
- * switch to A evicts X's working set. Returns X's grant-2 marker seen. */
-static void switch_x_to_a(int x, int a, int b, uint64_t *grant)
+/* X holds the turn, A (and B) wait, X's quantum ends and it releases. */
+static void x_released(int x, int a, int b)
 {
     dmn_msg_t m;
     send_pending(x, 1, ws_x);
@@ -189,6 +188,14 @@ static void switch_x_to_a(int x, int a, int b, uint64_t *grant)
         send_pending(b, 1, ws_b);
     read_until(x, DMN_MSG_REVOKE, 0, &m, NULL);
     send_simple(x, DMN_MSG_RELEASE);
+}
+
+/* X holds the turn; A and B wait; X's quantum ends and it releases: the
+ * switch to A evicts X's working set. Returns X's grant-2 marker seen. */
+static void switch_x_to_a(int x, int a, int b, uint64_t *grant)
+{
+    dmn_msg_t m;
+    x_released(x, a, b);
     int plans[3] = {0};
     for (;;) { /* X's evictions, then the empty EVICT PLAN */
         read_until(x, DMN_MSG_PLAN, DMN_PLAN_EVICT, &m, plans);
@@ -284,11 +291,7 @@ static void test_no_eviction_no_wait(void **state)
     evict_none = 0;
     int x = raw_client("x"), a = raw_client("a");
     dmn_msg_t m;
-    send_pending(x, 1, ws_x);
-    read_until(x, DMN_MSG_GRANT, 0, &m, NULL);
-    send_pending(a, 1, ws_a);
-    read_until(x, DMN_MSG_REVOKE, 0, &m, NULL);
-    send_simple(x, DMN_MSG_RELEASE);
+    x_released(x, a, -1);
     read_until(a, DMN_MSG_GRANT, 0, &m, NULL);
     assert_int_equal(m.u.grant.grant_seq, 2);
     assert_int_equal(tmsg_read(x, buf, &m), 0); /* X, expected next: its fill ahead only */
@@ -308,11 +311,7 @@ static void test_wait_off(void **state)
     start_server(0);
     int x = raw_client("x"), a = raw_client("a");
     dmn_msg_t m;
-    send_pending(x, 1, ws_x);
-    read_until(x, DMN_MSG_GRANT, 0, &m, NULL);
-    send_pending(a, 1, ws_a);
-    read_until(x, DMN_MSG_REVOKE, 0, &m, NULL);
-    send_simple(x, DMN_MSG_RELEASE);
+    x_released(x, a, -1);
     read_until(a, DMN_MSG_GRANT, 0, &m, NULL);
     read_until(x, DMN_MSG_PLAN, DMN_PLAN_EVICT, &m, NULL);
     assert_int_equal(m.u.ranges.n_ranges, 1);
