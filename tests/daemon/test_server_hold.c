@@ -84,7 +84,8 @@ static void start_server(int wait_ms)
                                &placement,
                                0,
                                0,
-                               (uint64_t)wait_ms * COM_NS_PER_MS};
+                               (uint64_t)wait_ms * COM_NS_PER_MS,
+                               0};
         _exit(dmn_server_run(&o, &child_stop, p[1]) == GMUX_OK ? 0 : 1);
     }
     close(p[1]);
