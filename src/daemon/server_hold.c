@@ -71,8 +71,14 @@ bool dmn_hold_poll(dmn_srv_t *s, uint64_t now, bool *send, dmn_arb_action_t *act
     *send = false;
     if (!h->active)
         return true;
+    /* the grant is still the granted task's to send: it did not leave, go
+     * idle or give the turn back meanwhile */
+    int g = h->act.grant;
+    const dmn_task_t *t = &s->arb.tasks[g];
+    bool granted = t->used && t->id == h->grant_id && t->grant_seq == h->act.grant_seq &&
+                   t->state == DMN_STATE_RUNNING && s->conn_of_slot[g] >= 0;
     bool waiting = false;
-    for (uint32_t k = 0; k < h->n_wait; k++) {
+    for (uint32_t k = 0; granted && k < h->n_wait; k++) {
         if (h->wait_id[k] && !still_there(s, h->wait_id[k]))
             h->wait_id[k] = 0; /* died or hung up: its memory went with it */
         waiting |= h->wait_id[k] != 0;
@@ -87,10 +93,7 @@ bool dmn_hold_poll(dmn_srv_t *s, uint64_t now, bool *send, dmn_arb_action_t *act
     h->wait_ns += held;
     if (held > h->max_ns)
         h->max_ns = held;
-    int g = h->act.grant;
-    const dmn_task_t *t = &s->arb.tasks[g];
-    *send = t->used && t->id == h->grant_id && t->grant_seq == h->act.grant_seq &&
-            t->state == DMN_STATE_RUNNING && s->conn_of_slot[g] >= 0;
+    *send = granted;
     if (timed_out)
         COM_DEBUG(DAEMON, "grant %llu: evictions not reported within %llu ms: granted anyway",
                   (unsigned long long)h->act.grant_seq,
