@@ -178,7 +178,7 @@ static int handle(dmn_srv_t *s, dmn_conn_t *c, dmn_msg_t *m)
     case DMN_MSG_EVICTED:
         if (!registered)
             break;
-        dmn_hold_evicted(s, c->slot, m->u.evicted.grant_seq);
+        dmn_hold_evicted(s, c->slot, m->u.evicted.grant_seq, m->u.evicted.failed);
         return 0;
     default:
         break;

@@ -46,11 +46,15 @@ bool dmn_hold_begin(dmn_srv_t *s, const dmn_arb_action_t *act, uint64_t now)
     return true;
 }
 
-void dmn_hold_evicted(dmn_srv_t *s, int slot, uint64_t grant_seq)
+void dmn_hold_evicted(dmn_srv_t *s, int slot, uint64_t grant_seq, uint32_t failed)
 {
     dmn_hold_t *h = &s->hold;
     if (!h->active || grant_seq != h->act.grant_seq) /* late: a switch that went on already */
         return;
+    if (failed)
+        COM_DEBUG(DAEMON,
+                  "grant %llu: task %u could not carry out %u evictions now: not waited for",
+                  (unsigned long long)grant_seq, s->arb.tasks[slot].id, failed);
     for (uint32_t k = 0; k < h->n_wait; k++)
         if (h->wait_id[k] == s->arb.tasks[slot].id)
             h->wait_id[k] = 0;

@@ -59,8 +59,10 @@ typedef struct dmn_hold {
  */
 bool dmn_hold_begin(dmn_srv_t *s, const dmn_arb_action_t *act, uint64_t now);
 
-/* An EVICTED of grant_seq from the task in slot. */
-void dmn_hold_evicted(dmn_srv_t *s, int slot, uint64_t grant_seq);
+/* An EVICTED of grant_seq from the task in slot; failed: evictions it did not
+ * carry out (refused, or put off by a graph capture): it has answered all the
+ * same, the switch does not wait for them. */
+void dmn_hold_evicted(dmn_srv_t *s, int slot, uint64_t grant_seq, uint32_t failed);
 
 /*
  * Whether the held switch may go on at now: false while it waits (or none is
