@@ -64,6 +64,9 @@
     X(DAEMON_IDLE_EXIT_S, INT, COM_SCOPE_DAEMON, "-1",                                             \
       "gmuxd: exit after this many seconds without a connection (0: never; -1, the default: "      \
       "never for gmux daemon, 60 for a gmuxd that gmux run starts)")                               \
+    X(DAEMON_MSG_MS, INT, COM_SCOPE_DAEMON, "5000",                                                \
+      "gmuxd: how long a message may take to arrive whole once its first byte came; a peer "       \
+      "stalled past it is dropped and its task reclaimed (1 to 3599999)")                          \
     X(DAEMON_QUANTUM_MS, INT, COM_SCOPE_DAEMON, "20",                                              \
       "gmuxd: time slice of a task while others wait")                                             \
     X(DAEMON_SHARE, BOOL, COM_SCOPE_DAEMON, "1",                                                   \

@@ -158,7 +158,8 @@ typedef struct dmn_msg_grant { /* GRANT and REVOKE, 24 bytes */
 
 typedef struct dmn_msg_evicted { /* 16 bytes */
     uint64_t grant_seq; /* the grant whose EVICT orders (ended by an empty EVICT PLAN) are done */
-    uint32_t failed;    /* ranges the task could not move (the driver refused them) */
+    uint32_t failed;    /* ranges the task did not move (the driver refused them, or a graph
+                           capture put them off: they go later); the answer counts all the same */
     uint32_t reserved;  /* 0 */
 } dmn_msg_evicted_t;
 

@@ -53,6 +53,13 @@ gmux_status_t dmn_server_opts_from_settings(dmn_server_opts_t *opts, char *path_
         return GMUX_ERR_RANGE;
     }
     opts->evict_wait_ns = (uint64_t)ew * COM_NS_PER_MS;
+    int64_t mm = COM_SETTING_INT(DAEMON_MSG_MS);
+    if (mm <= 0 || mm >= DMN_SERVER_MAX_MS) {
+        COM_ERROR(DAEMON, "GMUX_DAEMON_MSG_MS: %lld is not a number of milliseconds from 1 to %d",
+                  (long long)mm, DMN_SERVER_MAX_MS - 1);
+        return GMUX_ERR_RANGE;
+    }
+    opts->msg_ns = (uint64_t)mm * COM_NS_PER_MS;
     int64_t idle = COM_SETTING_INT(DAEMON_IDLE_EXIT_S);
     if (idle == -1)
         idle = idle_exit_s_default;
@@ -171,7 +178,7 @@ static int handle(dmn_srv_t *s, dmn_conn_t *c, dmn_msg_t *m)
     case DMN_MSG_EVICTED:
         if (!registered)
             break;
-        dmn_hold_evicted(s, c->slot, m->u.evicted.grant_seq);
+        dmn_hold_evicted(s, c->slot, m->u.evicted.grant_seq, m->u.evicted.failed);
         return 0;
     default:
         break;
@@ -265,7 +272,7 @@ static void on_readable(dmn_srv_t *s, dmn_conn_t *c)
     }
     memmove(c->buf, c->buf + off, c->len - off);
     c->len -= off;
-    dmn_conn_note_input(c, off, com_clock_ns());
+    dmn_conn_note_input(s, c, off, com_clock_ns());
 }
 
 /* Sends the plan's orders of one task of the kinds first..last, grouped by

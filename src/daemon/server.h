@@ -15,8 +15,8 @@
  * DMN_SERVER_HELLO_MS of being accepted, or it is closed: a peer that connects
  * and says nothing cannot hold one of the DMN_SERVER_MAX_CONNS slots for long.
  * After its first message a connection has no deadline for being silent, but a
- * message it begins must arrive whole within DMN_SERVER_MSG_MS (else it is
- * dropped, its task reclaimed); a uid other
+ * message it begins must arrive whole within GMUX_DAEMON_MSG_MS (default
+ * DMN_SERVER_MSG_MS; else it is dropped, its task reclaimed); a uid other
  * than the daemon's (a GMUX_DAEMON_GROUP member) holds at most
  * DMN_SERVER_MAX_CONNS_PER_UID of the slots and DMN_SERVER_MAX_TASKS_PER_UID
  * tasks, and the members together leave DMN_SERVER_OWNER_CONNS connections and
@@ -76,10 +76,12 @@
  * socket did not take follows as soon as the daemon reads (the client library
  * gives up on a daemon that reads nothing for 2 s, DMN_ENDPOINT_SEND_WAIT_MS).
  * 5 s is far more than a live client needs on a loaded host. Counted per
- * message: a slow sender whose every message completes in time is kept. */
+ * message: a slow sender whose every message completes in time is kept. The
+ * default of GMUX_DAEMON_MSG_MS (dmn_server_opts_t.msg_ns). */
 #define DMN_SERVER_MSG_MS 5000
-/* Quantum, grace period and eviction wait (GMUX_DAEMON_QUANTUM_MS, _GRACE_MS,
- * _EVICT_WAIT_MS, --quantum-ms) are below this many milliseconds: an hour. */
+/* Quantum, grace period, eviction wait and message bound
+ * (GMUX_DAEMON_QUANTUM_MS, _GRACE_MS, _EVICT_WAIT_MS, _MSG_MS, --quantum-ms)
+ * are below this many milliseconds: an hour. */
 #define DMN_SERVER_MAX_MS 3600000
 
 typedef struct dmn_server_opts {
@@ -97,6 +99,9 @@ typedef struct dmn_server_opts {
      * (GMUX_DAEMON_EVICT_WAIT_MS); 0: they never wait (nor are EVICTED
      * reports asked for). */
     uint64_t evict_wait_ns;
+    /* How long a message may take to arrive whole once its first byte came
+     * (GMUX_DAEMON_MSG_MS); 0: DMN_SERVER_MSG_MS. */
+    uint64_t msg_ns;
 } dmn_server_opts_t;
 
 /* Fills all of opts from the settings (GMUX_SOCKET, GMUX_DAEMON_*; quiet_when_ready 0); path points

@@ -16,7 +16,6 @@
 #include "daemon/endpoint.h"
 
 #define HELLO_NS      ((uint64_t)DMN_SERVER_HELLO_MS * COM_NS_PER_MS)
-#define MSG_NS        ((uint64_t)DMN_SERVER_MSG_MS * COM_NS_PER_MS)
 #define PID_CHECK_NS  (200 * COM_NS_PER_MS)
 #define PATH_CHECK_NS COM_NS_PER_S
 /* Bytes a peer may leave unread before it counts as not reading its socket.
@@ -184,12 +183,18 @@ void dmn_conn_accept_all(dmn_srv_t *s)
     }
 }
 
-void dmn_conn_note_input(dmn_conn_t *c, size_t consumed, uint64_t now)
+/* The bound on a message's arrival (server.h: GMUX_DAEMON_MSG_MS). */
+static uint64_t msg_ns(const dmn_srv_t *s)
+{
+    return s->opts->msg_ns ? s->opts->msg_ns : (uint64_t)DMN_SERVER_MSG_MS * COM_NS_PER_MS;
+}
+
+void dmn_conn_note_input(const dmn_srv_t *s, dmn_conn_t *c, size_t consumed, uint64_t now)
 {
     if (c->len == 0 || c->backlog) /* a backlog is the daemon's delay, not the peer's */
         c->msg_by = 0;
     else if (consumed > 0 || c->msg_by == 0) /* what is left began with the last bytes */
-        c->msg_by = now + MSG_NS;
+        c->msg_by = now + msg_ns(s);
 }
 
 uint64_t dmn_conn_deadline(const dmn_conn_t *c)
@@ -216,11 +221,12 @@ void dmn_conn_check_deadlines(dmn_srv_t *s, uint64_t now)
             dmn_refusals_t *r = &s->refused[DMN_REFUSE_STALLED];
             if (dmn_refusal_say(r, now))
                 COM_WARN(DAEMON,
-                         "pid %d (task %u) sent %zu bytes of a message and not the rest within %d "
-                         "ms: dropped (%llu dropped so far; more are counted, a line a minute at "
-                         "most)",
+                         "pid %d (task %u) sent %zu bytes of a message and not the rest within "
+                         "%llu ms: dropped (%llu dropped so far; more are counted, a line a minute "
+                         "at most)",
                          (int)c->pid, c->slot >= 0 ? s->arb.tasks[c->slot].id : 0, c->len,
-                         DMN_SERVER_MSG_MS, (unsigned long long)r->total);
+                         (unsigned long long)(msg_ns(s) / COM_NS_PER_MS),
+                         (unsigned long long)r->total);
             dmn_conn_drop(s, c, "stalled part-way through a message");
         }
     }

@@ -39,7 +39,7 @@ typedef struct dmn_conn {
      * did (server.h, DMN_SERVER_HELLO_MS) */
     uint64_t hello_by;
     /* closed at this time unless the message begun by then is whole; 0 while
-     * buf holds no part of one (server.h, DMN_SERVER_MSG_MS) */
+     * buf holds no part of one (server.h, GMUX_DAEMON_MSG_MS) */
     uint64_t msg_by;
 } dmn_conn_t;
 
@@ -120,14 +120,14 @@ void dmn_conn_accept_all(dmn_srv_t *s);
 
 /* After c's input was handled (consumed bytes of whole messages taken from
  * its buffer, c->len left): starts the clock of a message begun, or stops it
- * once none is (DMN_SERVER_MSG_MS). */
-void dmn_conn_note_input(dmn_conn_t *c, size_t consumed, uint64_t now);
+ * once none is (s->opts->msg_ns, GMUX_DAEMON_MSG_MS). */
+void dmn_conn_note_input(const dmn_srv_t *s, dmn_conn_t *c, size_t consumed, uint64_t now);
 
 /* c's next deadline (first message, or one begun): UINT64_MAX when none. */
 uint64_t dmn_conn_deadline(const dmn_conn_t *c);
 
 /* Closes the connections that have not sent a whole message in time: their
- * first (DMN_SERVER_HELLO_MS), or one they began (DMN_SERVER_MSG_MS); a
+ * first (DMN_SERVER_HELLO_MS), or one they began (GMUX_DAEMON_MSG_MS); a
  * registered one's task is reclaimed. */
 void dmn_conn_check_deadlines(dmn_srv_t *s, uint64_t now);
 

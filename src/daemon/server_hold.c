@@ -46,11 +46,15 @@ bool dmn_hold_begin(dmn_srv_t *s, const dmn_arb_action_t *act, uint64_t now)
     return true;
 }
 
-void dmn_hold_evicted(dmn_srv_t *s, int slot, uint64_t grant_seq)
+void dmn_hold_evicted(dmn_srv_t *s, int slot, uint64_t grant_seq, uint32_t failed)
 {
     dmn_hold_t *h = &s->hold;
     if (!h->active || grant_seq != h->act.grant_seq) /* late: a switch that went on already */
         return;
+    if (failed)
+        COM_DEBUG(DAEMON,
+                  "grant %llu: task %u could not carry out %u evictions now: not waited for",
+                  (unsigned long long)grant_seq, s->arb.tasks[slot].id, failed);
     for (uint32_t k = 0; k < h->n_wait; k++)
         if (h->wait_id[k] == s->arb.tasks[slot].id)
             h->wait_id[k] = 0;
@@ -71,8 +75,14 @@ bool dmn_hold_poll(dmn_srv_t *s, uint64_t now, bool *send, dmn_arb_action_t *act
     *send = false;
     if (!h->active)
         return true;
+    /* the grant is still the granted task's to send: it did not leave, go
+     * idle or give the turn back meanwhile */
+    int g = h->act.grant;
+    const dmn_task_t *t = &s->arb.tasks[g];
+    bool granted = t->used && t->id == h->grant_id && t->grant_seq == h->act.grant_seq &&
+                   t->state == DMN_STATE_RUNNING && s->conn_of_slot[g] >= 0;
     bool waiting = false;
-    for (uint32_t k = 0; k < h->n_wait; k++) {
+    for (uint32_t k = 0; granted && k < h->n_wait; k++) {
         if (h->wait_id[k] && !still_there(s, h->wait_id[k]))
             h->wait_id[k] = 0; /* died or hung up: its memory went with it */
         waiting |= h->wait_id[k] != 0;
@@ -87,10 +97,7 @@ bool dmn_hold_poll(dmn_srv_t *s, uint64_t now, bool *send, dmn_arb_action_t *act
     h->wait_ns += held;
     if (held > h->max_ns)
         h->max_ns = held;
-    int g = h->act.grant;
-    const dmn_task_t *t = &s->arb.tasks[g];
-    *send = t->used && t->id == h->grant_id && t->grant_seq == h->act.grant_seq &&
-            t->state == DMN_STATE_RUNNING && s->conn_of_slot[g] >= 0;
+    *send = granted;
     if (timed_out)
         COM_DEBUG(DAEMON, "grant %llu: evictions not reported within %llu ms: granted anyway",
                   (unsigned long long)h->act.grant_seq,

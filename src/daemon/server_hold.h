@@ -15,7 +15,12 @@
  * left (a task that died or hung up has nothing more to move), or
  * opts->evict_wait_ns passed. No decision is taken while a switch is held:
  * the plan the arbiter made stays valid (dmn_arb_action_t), and a hold lasts
- * at most the bound. The granted task's quantum starts when its GRANT goes.
+ * at most the bound. A hold whose granted task left (died, hung up, was
+ * dropped), went idle or gave the turn back meanwhile ends at once: nothing
+ * is left to send, and the turn it had is the next task's now, not at the
+ * bound (a dead task is reclaimed within the bounds docs/daemon-faults.md
+ * states, whatever the eviction wait). The granted task's quantum starts
+ * when its GRANT goes.
  * A switch that evicts nothing from other tasks, or a bound of 0, holds
  * nothing.
  *
@@ -54,15 +59,18 @@ typedef struct dmn_hold {
  */
 bool dmn_hold_begin(dmn_srv_t *s, const dmn_arb_action_t *act, uint64_t now);
 
-/* An EVICTED of grant_seq from the task in slot. */
-void dmn_hold_evicted(dmn_srv_t *s, int slot, uint64_t grant_seq);
+/* An EVICTED of grant_seq from the task in slot; failed: evictions it did not
+ * carry out (refused, or put off by a graph capture): it has answered all the
+ * same, the switch does not wait for them. */
+void dmn_hold_evicted(dmn_srv_t *s, int slot, uint64_t grant_seq, uint32_t failed);
 
 /*
  * Whether the held switch may go on at now: false while it waits (or none is
  * held: then *send is false too). When the wait ends (all answered or gone,
- * or the bound) it is counted and *send says whether the held grant is still
- * the granted task's to send (it did not leave or give the turn back
- * meanwhile); then act is the action to send, and its quantum restarts now.
+ * the bound, or the held grant no longer the granted task's to send: it left,
+ * went idle or gave the turn back meanwhile) it is counted and *send says
+ * whether the grant is to be sent; then act is the action to send, and its
+ * quantum restarts now.
  */
 bool dmn_hold_poll(dmn_srv_t *s, uint64_t now, bool *send, dmn_arb_action_t *act);
 

@@ -221,6 +221,7 @@ static void gate_evict_now(shim_cuctx_t *cx)
              * for the watcher's next round or this task's next grant */
             SHIM_STAT_ADD(evict_deferred, gate_evict_new);
             gate_evict_new = 0;
+            shim_gate_evicted_deferred(gate_client, gate_plan_n[DMN_PLAN_EVICT]);
             return;
         }
         if (st != GMUX_OK)

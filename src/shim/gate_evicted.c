@@ -49,6 +49,20 @@ void shim_gate_evicted_mark(dmn_client_t *cl, shim_cuctx_t *cx)
     send_now(cl, seq);
 }
 
+void shim_gate_evicted_deferred(dmn_client_t *cl, uint32_t n)
+{
+    if (!shim_gate_evicted_is_due(cl))
+        return;
+    uint64_t seq = due_seq;
+    due_seq = 0;
+    COM_DEBUG(SHIM,
+              "daemon plan: %u evictions of grant %llu put off by a graph capture: reported "
+              "not done",
+              n, (unsigned long long)seq);
+    (void)dmn_client_evicted(cl, seq, n ? n : 1); /* failed: never 0, which means done */
+    SHIM_STAT_ADD(evicted_put_off, 1);
+}
+
 static bool mark_of(const dmn_client_t *cl, shim_cuctx_t **cx_p, uint32_t *gen_p)
 {
     if (mark_seq && mark_epoch != dmn_client_epoch(cl))

@@ -10,13 +10,15 @@
  * thread that waits for its turn between its reads), and sends EVICTED once
  * it completed. With the shim's mode off (nothing moved), or no context, or
  * an event the driver refuses, EVICTED goes at once: there is nothing to
- * wait for, or no way to. A request or mark of a connection that ended is
- * dropped (its grant numbers belong to that daemon). One request and one
- * mark at a time: a newer one replaces the older (the daemon holds one
- * switch at a time, and an event recorded later comes after the earlier
- * evictions on the same stream). The same event orders, inside the process,
- * fills issued on another context's migration stream after the evictions
- * (shim_gate_evicted_issued, shim_gate_evicted_order).
+ * wait for, or no way to. So does it, flagged failed, while a graph capture
+ * puts the evictions off (shim_gate_evicted_deferred). A request or mark of
+ * a connection that ended is dropped (its grant numbers belong to that
+ * daemon). One request and one mark at a time: a newer one replaces the
+ * older (the daemon holds one switch at a time, and an event recorded later
+ * comes after the earlier evictions on the same stream). The same event
+ * orders, inside the process, fills issued on another context's migration
+ * stream after the evictions (shim_gate_evicted_issued,
+ * shim_gate_evicted_order).
  *
  * Thread-safety: none (static storage); the gate calls it under gate_mu.
  */
@@ -45,6 +47,14 @@ bool shim_gate_evicted_is_due(const dmn_client_t *cl);
 /* The stored evictions were all issued on cx (current on the calling
  * thread; NULL when nothing was moved): marks them for a request waiting. */
 void shim_gate_evicted_mark(dmn_client_t *cl, shim_cuctx_t *cx);
+
+/* The stored evictions (n ranges) were put off (a graph capture the
+ * migration stream must not join): a request waiting is answered at once,
+ * EVICTED with failed = n, instead of when the capture ends, so that gmuxd
+ * does not hold its switch for the bound (it treats the evictions as not
+ * done: the granted task's fills go, as without a hold). The evictions
+ * themselves stay stored and go once the capture ended. */
+void shim_gate_evicted_deferred(dmn_client_t *cl, uint32_t n);
 
 /* Polls the mark on cx (current on the calling thread): sends EVICTED when it
  * completed. Returns whether a mark is still outstanding (on any context). */

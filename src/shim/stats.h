@@ -40,6 +40,7 @@
     X(evict_plans_early)  /* evict plans applied on arrival, while another task has the turn */    \
     X(evict_deferred)  /* EVICT ranges put off by a graph capture: once each, not at each try */   \
     X(evicted_reports) /* EVICTED sent to gmuxd: a switch's evictions done on the GPU */           \
+    X(evicted_put_off) /* EVICTED sent at once, flagged failed: a graph capture put them off */    \
     X(evict_cancelled) /* fill orders that took ranges out of evictions still stored */            \
     X(fill_dropped)    /* fill ranges given up for want of room in the shim's store of fills */    \
     X(fill_dropped_bytes) /* bytes of those: faulted in instead of prefetched */                   \

@@ -82,7 +82,8 @@ static pid_t start_server_cap(const char *placement, const char *capacity)
                                dmn_placement_find(placement),
                                0,
                                0,
-                               server_evict_wait_ns};
+                               server_evict_wait_ns,
+                               0};
         _exit(dmn_server_run(&o, &child_stop, p[1]) == GMUX_OK ? 0 : 1);
     }
     return server_ready(pid, p);

@@ -5,7 +5,7 @@
  * used to keep its slot for ever, and the turn until the grace period took
  * it. Now its connection is dropped and its task reclaimed like a killed
  * one; a slow sender whose every message completes in time is kept however
- * long it goes on.
+ * long it goes on. The bound is GMUX_DAEMON_MSG_MS (default 5000 ms).
  * They assert behaviour, with long deadlines so a loaded machine slows them
  * down without failing them.
  */
@@ -20,11 +20,13 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include "common/clock.h"
+#include "common/settings.h"
 #include "daemon/endpoint.h"
 #include "daemon/server.h"
 #include "drig.h"
@@ -284,6 +286,71 @@ static void test_drops_logged_once_a_minute(void **state)
     drig_fini(&r);
 }
 
+/* GMUX_DAEMON_MSG_MS: the default, a value, and out of range (0 would drop
+ * every message that came in two reads). */
+static void test_msg_setting(void **state)
+{
+    (void)state;
+    char err[64], pbuf[128];
+    dmn_server_opts_t o;
+    assert_int_equal(dmn_server_opts_from_settings(&o, pbuf, sizeof(pbuf), 0), GMUX_OK);
+    assert_int_equal(o.msg_ns, (uint64_t)DMN_SERVER_MSG_MS * COM_NS_PER_MS);
+    const char *vals[] = {"250", "1", "3599999", "0", "-1", "3600000"};
+    const gmux_status_t want[] = {GMUX_OK,        GMUX_OK,        GMUX_OK,
+                                  GMUX_ERR_RANGE, GMUX_ERR_RANGE, GMUX_ERR_RANGE};
+    const uint64_t ms[] = {250, 1, 3599999, 0, 0, 0};
+    for (int i = 0; i < 6; i++) {
+        assert_int_equal(com_settings_set(COM_SETTING_DAEMON_MSG_MS, vals[i], err, sizeof(err)),
+                         GMUX_OK);
+        assert_int_equal(dmn_server_opts_from_settings(&o, pbuf, sizeof(pbuf), 0), want[i]);
+        if (want[i] == GMUX_OK)
+            assert_int_equal(o.msg_ns, ms[i] * COM_NS_PER_MS);
+    }
+    assert_int_equal(com_settings_set(COM_SETTING_DAEMON_MSG_MS, "5000", err, sizeof(err)),
+                     GMUX_OK);
+}
+
+/* The daemon reads GMUX_DAEMON_MSG_MS: with 300 ms, a task that writes half
+ * a STATS, waits a second and a half (well inside the default bound), then
+ * the rest and a QUERY, is dropped and its task reclaimed; the QUERY is never
+ * answered. With the default it was kept and answered (the slow sender
+ * above). A bad value keeps the daemon from starting (exit status 2). */
+static void test_msg_setting_read(void **state)
+{
+    (void)state;
+    static drig_t r;
+    drig_init(&r);
+    setenv("GMUX_DAEMON_MSG_MS", "300", 1);
+    pid_t d = drig_start_daemon(&r, 10, "none");
+    unsetenv("GMUX_DAEMON_MSG_MS");
+    assert_true(d > 0);
+    int fd = raw_register(&r, "slow");
+    static uint8_t stream[512];
+    dmn_msg_stats_t st = {1, 2, 3, 4, 5, 6};
+    size_t one = dmn_proto_encode_stats(stream, sizeof(stream), 2, &st);
+    size_t len = one + dmn_proto_encode_empty(stream + one, sizeof(stream) - one, 3, DMN_MSG_QUERY);
+    assert_int_equal(send(fd, stream, one / 2, MSG_NOSIGNAL), (ssize_t)(one / 2));
+    com_clock_sleep_ns(1500 * COM_NS_PER_MS);
+    (void)send(fd, stream + one / 2, len - one / 2, MSG_NOSIGNAL); /* may find it closed */
+    dmn_msg_t m;
+    assert_int_equal(raw_read(fd, &m, 20.0), -1); /* closed, the QUERY unanswered */
+    assert_true(closed_by_peer(fd, 20.0));
+    close(fd);
+    assert_int_equal(dmn_report_fetch(r.sock, &rep, 5000), GMUX_OK);
+    assert_int_equal(rep.n_tasks, 0);
+    assert_int_equal(rep.reclaimed, 1);
+    drig_fini(&r);
+
+    drig_init(&r);
+    setenv("GMUX_DAEMON_MSG_MS", "0", 1);
+    char *argv[] = {GMUXD_PATH, "--foreground", "--socket", r.sock, NULL};
+    pid_t bad = drig_spawn(&r, argv);
+    unsetenv("GMUX_DAEMON_MSG_MS");
+    assert_true(bad > 0);
+    assert_int_equal(drig_wait(bad, 10.0), 2);
+    drig_fini(&r);
+}
+
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
@@ -291,6 +358,8 @@ int main(void)
         cmocka_unit_test_teardown(test_stalled_peers_dropped, drig_teardown),
         cmocka_unit_test_teardown(test_slow_complete_sender_kept, drig_teardown),
         cmocka_unit_test_teardown(test_drops_logged_once_a_minute, drig_teardown),
+        cmocka_unit_test(test_msg_setting),
+        cmocka_unit_test_teardown(test_msg_setting_read, drig_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -6,7 +6,8 @@
  * empty EVICT PLAN that asks for EVICTED; A's FILL and GRANT and B's AHEAD
  * must wait until X answers for that grant (an answer for another grant
  * does not count), until X is gone, or until the bound; a switch that evicts
- * nothing waits for nothing. STATUS counts the waits. */
+ * nothing waits for nothing, nor does one whose granted task left or went
+ * idle meanwhile. STATUS counts the waits. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -84,7 +85,8 @@ static void start_server(int wait_ms)
                                &placement,
                                0,
                                0,
-                               (uint64_t)wait_ms * COM_NS_PER_MS};
+                               (uint64_t)wait_ms * COM_NS_PER_MS,
+                               0};
         _exit(dmn_server_run(&o, &child_stop, p[1]) == GMUX_OK ? 0 : 1);
     }
     close(p[1]);
@@ -282,6 +284,63 @@ static void test_gone_evictee_no_wait(void **state)
     stop_server();
 }
 
+/* The granted task hangs up (dies) while its grant is held: nothing is left
+ * to send it, so the switch is over at once and B, waiting, gets the turn
+ * (its switch evicts nothing: A's memory went with it), though X never
+ * answered. The hold used to wait for X until the bound (a minute here; the
+ * read below gives up after 10 s): a dead task's turn was reclaimed only
+ * then. */
+static void test_gone_grantee_no_wait(void **state)
+{
+    (void)state;
+    start_server(60000);
+    int x = raw_client("x"), a = raw_client("a"), b = raw_client("b");
+    uint64_t g;
+    switch_x_to_a(x, a, b, &g);
+    dmn_report_t rep;
+    assert_true(nothing_for(b, &rep));
+    close(a);
+    dmn_msg_t m;
+    read_until(b, DMN_MSG_GRANT, 0, &m, NULL);
+    assert_int_equal(m.u.grant.grant_seq, g + 1);
+    assert_int_equal(dmn_report_fetch(path, &rep, 10000), GMUX_OK);
+    assert_int_equal(rep.evict_waits, 1);
+    assert_int_equal(rep.evict_timeouts, 0);
+    assert_int_equal(rep.reclaimed, 1);
+    close(x), close(b);
+    stop_server();
+}
+
+/* The granted task goes idle before its GRANT went (its queue ran dry): the
+ * held grant is void, the switch is over at once, and the next one, to B,
+ * evicts A's memory and waits for A's EVICTED only (X never answered). */
+static void test_idle_grantee_no_wait(void **state)
+{
+    (void)state;
+    start_server(60000);
+    int x = raw_client("x"), a = raw_client("a"), b = raw_client("b");
+    uint64_t g;
+    switch_x_to_a(x, a, b, &g);
+    dmn_report_t rep;
+    assert_true(nothing_for(b, &rep));
+    send_simple(a, DMN_MSG_IDLE);
+    dmn_msg_t m;
+    for (;;) { /* A's evictions for B's grant, then the request for EVICTED */
+        read_until(a, DMN_MSG_PLAN, DMN_PLAN_EVICT, &m, NULL);
+        if (m.u.ranges.n_ranges == 0)
+            break;
+    }
+    assert_int_equal(m.u.ranges.seq, g + 1);
+    send_evicted(a, g + 1);
+    read_until(b, DMN_MSG_GRANT, 0, &m, NULL);
+    assert_int_equal(m.u.grant.grant_seq, g + 1);
+    assert_int_equal(dmn_report_fetch(path, &rep, 10000), GMUX_OK);
+    assert_int_equal(rep.evict_waits, 2);
+    assert_int_equal(rep.evict_timeouts, 0);
+    close(x), close(a), close(b);
+    stop_server();
+}
+
 /* A switch that evicts nothing: no empty EVICT PLAN, the grant at once. */
 static void test_no_eviction_no_wait(void **state)
 {
@@ -357,6 +416,8 @@ int main(void)
         cmocka_unit_test_teardown(test_grant_follows_report, teardown),
         cmocka_unit_test_teardown(test_silent_evictee_bound, teardown),
         cmocka_unit_test_teardown(test_gone_evictee_no_wait, teardown),
+        cmocka_unit_test_teardown(test_gone_grantee_no_wait, teardown),
+        cmocka_unit_test_teardown(test_idle_grantee_no_wait, teardown),
         cmocka_unit_test_teardown(test_no_eviction_no_wait, teardown),
         cmocka_unit_test_teardown(test_wait_off, teardown),
         cmocka_unit_test(test_setting),

@@ -82,7 +82,7 @@ static pid_t start_server(void)
             _exit(2);
         com_log_set_sink(to_file, f);
         dmn_server_opts_t o = {
-            path, DMN_NO_GROUP, 20 * COM_NS_PER_MS, 2 * COM_NS_PER_S, &failing, 0, 0, 0};
+            path, DMN_NO_GROUP, 20 * COM_NS_PER_MS, 2 * COM_NS_PER_S, &failing, 0, 0, 0, 0};
         _exit(dmn_server_run(&o, &child_stop, p[1]) == GMUX_OK ? 0 : 1);
     }
     close(p[1]);

@@ -225,6 +225,8 @@ void gh_read_out(int i, gh_out_t *o)
     o->fill_dropped = stat_u64(json, "fill_dropped");
     o->fill_dropped_bytes = stat_u64(json, "fill_dropped_bytes");
     o->capture_joined = stat_u64(json, "capture_joined");
+    o->evicted_reports = stat_u64(json, "evicted_reports");
+    o->evicted_put_off = stat_u64(json, "evicted_put_off");
 }
 
 int gh_status_wait(const char *needle, int want, const char **last)

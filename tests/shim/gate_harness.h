@@ -30,6 +30,7 @@ typedef struct gh_out {
     unsigned long long t[GH_MAX_K][2];
     unsigned long long gate_waits, gate_plans, gate_registrations, ahead_plans, ahead_bytes;
     unsigned long long evict_early, evict_deferred, evict_cancelled, capture_joined;
+    unsigned long long evicted_reports, evicted_put_off; /* EVICTED sent: done, put off */
     unsigned long long fill_dropped, fill_dropped_bytes; /* fill ranges given up (store full) */
     int armed; /* CAPTURE 4: 1 if the armed capture began (and held); 5: if the armed push
                   fired; 6: if the capture began */

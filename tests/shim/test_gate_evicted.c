@@ -13,6 +13,9 @@
  * - without it (a switch gmuxd does not hold): no EVICTED, and no event
  *   asked about, over two of the program's STATS reports after it.
  *
+ * - while a graph capture puts the eviction off (gate_prog CAPTURE 1): the
+ *   request answered at once, flagged failed, counted (evicted_put_off).
+ *
  * Either way the eviction itself is carried out (the double's record).
  *
  * One process, two contexts: the program waited for its turn in its first
@@ -148,6 +151,32 @@ static int scripted_no_request(int ready)
     return finish(task, buf, fds, nfd);
 }
 
+/* A blocking stream captures a graph through the pause (gate_prog CAPTURE
+ * 1): the shim puts the eviction off until the capture ends, and must answer
+ * the request at once, EVICTED for grant 2 flagged failed (1 range not
+ * done), before the watcher's second report after it, not once the
+ * capture ended (gmuxd held its switch for the bound). */
+static int scripted_capture_deferred(int ready)
+{
+    static uint8_t buf[DMN_PROTO_MAX_MSG];
+    int fds[8], nfd = 0;
+    int task = evict_after_turn(ready, buf, fds, &nfd, 1);
+    if (task < 0)
+        return -task;
+    dmn_msg_t m;
+    int stats = 0;
+    do {
+        if (tmsg_read(task, buf, &m) != 0)
+            return 50;
+        stats += m.hdr.type == DMN_MSG_STATS;
+    } while (m.hdr.type != DMN_MSG_EVICTED && stats < 2);
+    if (m.hdr.type != DMN_MSG_EVICTED)
+        return 51; /* not answered while the capture lasts */
+    if (m.u.evicted.grant_seq != 2 || m.u.evicted.failed != 1)
+        return 52;
+    return finish(task, buf, fds, nfd);
+}
+
 /* The eviction and, in the same write, a fill ahead of grant 2 elsewhere in
  * the big range; no request for EVICTED. */
 static int scripted_two_contexts(int ready)
@@ -219,6 +248,22 @@ static void test_no_request_no_evicted(void **state)
     run_case(scripted_no_request);
 }
 
+static void test_deferred_answered_at_once(void **state)
+{
+    (void)state;
+    gh_spec_t saved = spec;
+    spec.capture = "1";
+    run_case(scripted_capture_deferred);
+    spec = saved;
+    gh_out_t *o = calloc(1, sizeof(*o));
+    assert_non_null(o);
+    gh_read_out(0, o);
+    assert_int_equal(o->evict_deferred, 1);
+    assert_int_equal(o->evicted_put_off, 1);
+    assert_int_equal(o->evicted_reports, 0);
+    free(o);
+}
+
 static void test_fill_ahead_after_other_context(void **state)
 {
     (void)state;
@@ -248,6 +293,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_evicted_after_event),
         cmocka_unit_test(test_no_request_no_evicted),
+        cmocka_unit_test(test_deferred_answered_at_once),
         cmocka_unit_test(test_fill_ahead_after_other_context),
     };
     return gh_finish(cmocka_run_group_tests(tests, NULL, NULL));
