@@ -303,7 +303,7 @@ static gmux_status_t join_fabric(gmux_comm_t *comm, const char *prov, uint64_t d
     }
     st = net_fab_insert(&comm->fab, names, comm->size);
     if (st == GMUX_OK && strcmp(comm->fab.prov_name, "shm") == 0 &&
-        net_shmguard_open(names, NET_FAB_NAME_MAX, comm->size, &comm->guard) != GMUX_OK)
+        net_shmguard_open(names, NET_FAB_NAME_MAX, comm->size, comm->rank, &comm->guard) != GMUX_OK)
         COM_INFO(NET,
                  "rank %d: no shm guard for this libfabric; a rank dying inside it may "
                  "strand the others until the launcher's grace ends",

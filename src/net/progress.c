@@ -10,6 +10,11 @@
 #include "common/clock.h"
 #include "net/internal.h"
 
+static bool rank_dead(void *arg, int r)
+{
+    return net_peer_dead(arg, r);
+}
+
 void net_progress_blocked(gmux_comm_t *comm)
 {
     if (!comm->guard)
@@ -22,7 +27,7 @@ void net_progress_blocked(gmux_comm_t *comm)
         return;                /* at most once a millisecond, one thread */
     net_boot_poll(comm->boot); /* the lock holder may be unable to read notices */
     if (net_boot_any_dead(comm->boot))
-        net_shmguard_check(comm->guard, now);
+        net_shmguard_check(comm->guard, now, rank_dead, comm);
 }
 
 void net_progress_lock(gmux_comm_t *comm)

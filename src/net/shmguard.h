@@ -9,25 +9,40 @@
  * inside libfabric where no timeout of ours reaches.
  *
  * The guard maps the header of every rank's region. Each libfabric call
- * that may spin on a region lock is bracketed (net_shmguard_enter/leave,
- * naming the region). A thread of the same rank that cannot get the
- * progress lock (a waiter, the proxy) calls net_shmguard_check: once some
- * rank has died and one bracketed call has stayed inside libfabric for
- * NET_SHMGUARD_STUCK_NS while its region's lock is held, the lock can only
- * have been left by the dead rank (a live holder keeps it for
- * microseconds), and the guard releases it. The stuck call then proceeds,
- * and the operation fails or is dropped by the usual dead-peer handling.
- * (Misjudged only if, after a death, one call of ours spends the whole
- * period inside a critical section it holds itself: see docs/net.md.)
- * Lock words are read and written as plain atomics, never through
- * pthread_spin_* on a lock another process holds.
+ * that may take a region lock is bracketed (net_shmguard_enter/leave) with
+ * the region it may WAIT for: a peer's for a send, a read or an atomic to
+ * it (which takes that lock only), the rank's own for its progress
+ * (fi_cq_read: it waits for its own lock, and while holding it may also
+ * take any peer's lock by trylock, never waiting for one). Each rank
+ * publishes its bracket in a small shared page of its own (NAME.guard next
+ * to its region NAME; the launcher removes those of dead ranks with the
+ * regions), so every guard sees which call every rank is in.
  *
- * Only used when the provider is shm and the region header is the one this
- * file knows (libfabric 1.17, region version 4); otherwise open returns
- * UNSUPPORTED and the launcher's --grace remains the last resort.
+ * A thread of the same rank that cannot get the progress lock (a waiter,
+ * the proxy) calls net_shmguard_check once some rank died. It looks at the
+ * lock of the region R its own stuck call waits for, and releases it only
+ * when no live rank can be its holder: glibc's x86-64 spin lock decrements
+ * the word once for each thread that starts waiting while it is held (1
+ * free, 0 taken, -k with k waiters), so a word of -k with k >= the number
+ * of live ranks inside a call that waits for R, and no live rank inside a
+ * progress call that could hold R by trylock, leaves no live rank that
+ * could hold it: every candidate is accounted for as a waiter. That view
+ * (every live rank's bracket and the word) must stay the same for
+ * NET_SHMGUARD_STUCK_NS, and the release is a compare-and-swap of that very
+ * word, made under a process-shared robust mutex in R's owner's page, so
+ * that two guards never release twice. The exact argument and its one
+ * limit are in docs/net-faults.md. Lock words are read and written as
+ * plain atomics, never through pthread_spin_* on a lock another process
+ * holds.
  *
- * Ownership: one per communicator, owned by it. Thread-safety: enter/leave
- * by the progress-lock holder; check by any thread (serialised inside).
+ * Only used when the provider is shm, the region header is the one this
+ * file knows (libfabric 1.17, region version 4) and the spin lock is glibc's
+ * x86-64 one; otherwise open returns UNSUPPORTED and the launcher's --grace
+ * remains the last resort.
+ *
+ * Ownership: one per communicator, owned by it; it creates and removes its
+ * rank's page. Thread-safety: enter/leave by the progress-lock holder;
+ * check by any thread (serialised inside).
  */
 #ifndef NET_SHMGUARD_H
 #define NET_SHMGUARD_H
@@ -42,44 +57,56 @@
 
 #define NET_SHMGUARD_STUCK_NS (1000ull * 1000 * 1000)
 
+typedef struct net_shmguard_page net_shmguard_page_t; /* a rank's shared page (shmguard.c) */
+
 typedef struct net_shmguard {
-    int n;
-    void **hdr;           /* per rank: the mapped first page of its region, or NULL */
-    _Atomic uint64_t seq; /* odd while a bracketed call is inside libfabric */
-    _Atomic int region;   /* the region that call may spin on */
-    pthread_mutex_t lock; /* serialises check */
-    uint64_t seen_seq;    /* check's view: the call last seen inside */
-    uint64_t seen_ns;     /* and since when */
-    uint64_t released;    /* locks released so far */
-    int unlocked;         /* the word of an unlocked spin lock */
+    int n, me;
+    void **hdr;                 /* per rank: the mapped first page of its region, or NULL */
+    net_shmguard_page_t **page; /* per rank: its guard page, or NULL (mapped when needed) */
+    char *names;                /* the region names, to find the pages of the others */
+    size_t name_stride;
+    _Atomic uint64_t *mine; /* this rank's bracket, in its page (see shmguard.c) */
+    uint64_t calls;         /* brackets opened and closed so far (the writer's count) */
+    pthread_mutex_t lock;   /* serialises check */
+    uint64_t *seen;         /* check's view: every rank's bracket, the word, the region */
+    uint64_t seen_ns;       /* and since when it has not changed (0: no view) */
+    uint64_t *view;         /* check's scratch view */
+    uint64_t released;      /* locks released so far */
 } net_shmguard_t;
 
 /* Maps the regions named by names (n * name_stride bytes; each an shm
- * endpoint name, with or without the "fi_shm://" prefix). */
-gmux_status_t net_shmguard_open(const char *names, size_t name_stride, int n,
+ * endpoint name, with or without the "fi_shm://" prefix) and creates the
+ * page of rank me (its name's). */
+gmux_status_t net_shmguard_open(const char *names, size_t name_stride, int n, int me,
                                 net_shmguard_t **guard_p);
 void net_shmguard_close(net_shmguard_t *g);
 
+/* The bracket word: the count of brackets opened and closed (above bit
+ * 24) and, while inside, the region + 1 (below). Stored sequentially
+ * consistent: a guard that sees this rank's lock attempt inside libfabric
+ * sees the bracket around it. */
+#define NET_SHMGUARD_REGION_BITS 24
+
 static inline void net_shmguard_enter(net_shmguard_t *g, int region)
 {
-    if (g) { /* one writer (the progress-lock holder): no read-modify-write needed */
-        atomic_store_explicit(&g->region, region, memory_order_relaxed);
-        uint64_t s = atomic_load_explicit(&g->seq, memory_order_relaxed);
-        atomic_store_explicit(&g->seq, s + 1, memory_order_release);
-    }
+    if (g) /* one writer (the progress-lock holder): no read-modify-write needed */
+        atomic_store(g->mine,
+                     (++g->calls << NET_SHMGUARD_REGION_BITS) | (uint64_t)(uint32_t)(region + 1));
 }
 
 static inline void net_shmguard_leave(net_shmguard_t *g)
 {
-    if (g) {
-        uint64_t s = atomic_load_explicit(&g->seq, memory_order_relaxed);
-        atomic_store_explicit(&g->seq, s + 1, memory_order_release);
-    }
+    if (g)
+        atomic_store(g->mine, ++g->calls << NET_SHMGUARD_REGION_BITS);
 }
 
+/* Whether rank r is dead (the caller's view: once true, always true). */
+typedef bool (*net_shmguard_dead_fn)(void *arg, int r);
+
 /* Releases a region lock left held by a dead rank (see above). Call only
- * after a death was announced. Returns true when it released one. */
-bool net_shmguard_check(net_shmguard_t *g, uint64_t now_ns);
+ * after a death was announced; dead(arg, r) says which ranks died. Returns
+ * true when it released one. */
+bool net_shmguard_check(net_shmguard_t *g, uint64_t now_ns, net_shmguard_dead_fn dead, void *arg);
 
 /* The lock word of rank r's region (tests use it to play a rank dying
  * inside libfabric); NULL when not mapped. */

@@ -15,6 +15,8 @@
  *   net_rank kill              the last rank dies (SIGKILL); the others must see GMUX_ERR_PEER
  *   net_rank killlock          the same on shm, the victim dying while it holds its own and
  *                              rank 0's region locks, as if killed inside libfabric
+ *   net_rank guardlive         (shm) after a death, a live rank keeps its own region lock
+ *                              for 1.5 s inside a call: the shm guard must leave it held
  *   net_rank shape WHAT        the last rank joins with another ctx, sig, provider or hmem
  *                              setting: every rank is refused at once
  *   net_rank quiet2|rxerr|fetchlate|deadops|deadfetch|deadring|stagefull   defects an audit found
@@ -561,10 +563,11 @@ static int mode_shape(gmux_comm_params_t *p, const char *what)
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr,
-                "usage: net_rank data|order|mixed|coalesce|semantics|hmem|teams|kill|killlock|"
-                "shape|quiet2|rxerr|fetchlate|deadops|deadfetch|deadring|staleop|devwinbad|"
-                "stagefull [args]\n");
+        fprintf(
+            stderr,
+            "usage: net_rank data|order|mixed|coalesce|semantics|hmem|teams|kill|killlock|"
+            "guardlive|shape|quiet2|rxerr|fetchlate|deadops|deadfetch|deadring|staleop|devwinbad|"
+            "stagefull [args]\n");
         return 2;
     }
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -574,7 +577,8 @@ int main(int argc, char **argv)
         return mode_shape(&p, argv[2]);
     if (strcmp(argv[1], "teams") == 0)
         p.timeout_s = TEAMS_TIMEOUT_S;
-    if (strcmp(argv[1], "kill") == 0 || strcmp(argv[1], "killlock") == 0) {
+    if (strcmp(argv[1], "kill") == 0 || strcmp(argv[1], "killlock") == 0 ||
+        strcmp(argv[1], "guardlive") == 0) {
         p.timeout_s = 20;
         /* The victim runs no proxy thread: it reads nothing after the
          * barrier, so the others' writes pile up in the provider when it
@@ -611,6 +615,8 @@ int main(int argc, char **argv)
         rc = mode_kill(false);
     else if (strcmp(argv[1], "killlock") == 0)
         rc = mode_kill(true);
+    else if (strcmp(argv[1], "guardlive") == 0)
+        rc = mode_guardlive();
     else if (audit && argc == 2)
         rc = mode_audit(argv[1]);
     if (comm) {

@@ -28,6 +28,9 @@ int mode_hmem(const char *expect);
 #define TEAMS_TIMEOUT_S 30.0 /* the job's timeout in that mode (main sets it) */
 int mode_teams(void);
 
+/* net_rank_guard.c: the shm guard leaves a live rank's region lock alone. */
+int mode_guardlive(void);
+
 /* net_rank_audit.c: scenarios of defects an audit found (quiet2, rxerr,
  * fetchlate, deadops, deadfetch, deadring, staleop, devwinbad, stagefull). audit_mode says whether
  * `what` is one and adjusts the job's parameters for it; mode_audit runs it. */

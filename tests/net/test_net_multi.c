@@ -195,6 +195,20 @@ static void test_peer_killed_holding_lock(void **state)
     }
 }
 
+/* shm: after a death, a live rank that stays inside its own critical
+ * section for longer than the guard's period keeps its lock (before, the
+ * guard took any lock held that long for a dead rank's and released it). */
+static void test_guard_leaves_live_holder(void **state)
+{
+    (void)state;
+    if (strcmp(NET_PROVIDER, "shm") != 0)
+        skip();
+    for (int n = 2; n <= 3; n++) {
+        assert_int_equal(launch(n, "guardlive", NULL, NULL), 128 + 9);
+        assert_int_equal(count(out, "guardlive ok"), n - 1);
+    }
+}
+
 #else /* NET_AUDIT */
 
 /* Defects an audit found (net_rank_audit.c). */
@@ -291,6 +305,7 @@ int main(void)
         cmocka_unit_test(test_shape),
         cmocka_unit_test(test_peer_killed),
         cmocka_unit_test(test_peer_killed_holding_lock),
+        cmocka_unit_test(test_guard_leaves_live_holder),
     };
 #else /* test_net_audit_*: the audit's scenarios, apart from the long suite */
     const struct CMUnitTest tests[] = {
