@@ -193,6 +193,28 @@ static void test_help_settings_lists_table(void **state)
     assert_true(parts && (!eol || parts < eol));
 }
 
+/* gmux daemon --help sends the reader to --help-settings for the settings it
+ * has no option for; they are there, marked [daemon]. */
+static void test_daemon_help_names_its_settings(void **state)
+{
+    (void)state;
+    assert_int_equal(run(NULL, "daemon", "--help"), 0);
+    assert_non_null(strstr(out, "marked [daemon]"));
+    assert_non_null(strstr(out, "gmux --help-settings"));
+    assert_int_equal(run(NULL, "--help-settings", NULL), 0);
+    static const char *const names[] = {"\nGMUX_DAEMON_EVICT_WAIT_MS ", "\nGMUX_DAEMON_MSG_MS ",
+                                        "\nGMUX_DAEMON_GRACE_MS ", "\nGMUX_DAEMON_CAPACITY "};
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        const char *line = strstr(out, names[i]);
+        if (!line)
+            fail_msg("--help-settings lacks%s", names[i]);
+        const char *eol = strchr(line + 1, '\n');
+        const char *tag = strstr(line, "[daemon]");
+        if (!tag || (eol && tag > eol))
+            fail_msg("%s is not marked [daemon]", names[i] + 1);
+    }
+}
+
 static void test_malformed_setting_is_clear_error(void **state)
 {
     (void)state;
@@ -424,6 +446,7 @@ int main(void)
         cmocka_unit_test(test_socket_path_too_long),
         cmocka_unit_test(test_top_help_exit_status),
         cmocka_unit_test(test_help_settings_lists_table),
+        cmocka_unit_test(test_daemon_help_names_its_settings),
         cmocka_unit_test(test_malformed_setting_is_clear_error),
         cmocka_unit_test(test_misspelt_setting_warned),
         cmocka_unit_test(test_unrelated_malformed_setting_ignored),
