@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "common/array.h"
+#include "engine/runsort.h"
 
 typedef struct eng_mig_item {
     uint32_t chunk;
@@ -15,12 +16,6 @@ typedef struct eng_mig_item {
     uint64_t fill_bytes; /* of chunk: the chunk size unless it is on the device in part */
     uint64_t wb_bytes;   /* of victim, likewise */
 } eng_mig_item_t;
-
-/* A chunk to move and how many of its bytes move. */
-typedef struct eng_mig_x {
-    uint64_t bytes;
-    uint32_t chunk;
-} eng_mig_x_t;
 
 /* A growable array of fixed-size values. */
 typedef struct eng_mig_vec {
@@ -34,26 +29,34 @@ struct eng_migrate {
     uint32_t batch;
     eng_mig_item_t *items;
     uint32_t n;
-    uint64_t block;         /* block size of eng_chunk_t.blocks */
-    eng_mig_x_t *ids;       /* scratch: chunks to merge into runs */
-    eng_ticket_t *wbt;      /* scratch: write-back ticket of ids[i] */
-    bool slot_order;        /* fills take the round's slots in the order they free up */
-    bool fault;             /* what is issued serves a demand fault (eng_migrate_set_fault) */
-    eng_mig_vec_t fills;    /* slot order: the round's fills, in plan order (eng_mig_x_t) */
-    eng_mig_vec_t slots;    /* slot order: freed at a compute ticket, then by write-backs */
-    eng_mig_vec_t wb_slots; /* slot order: the round's write-back tickets, in issue order */
+    uint64_t block;          /* block size of eng_chunk_t.blocks */
+    eng_move_t *ids;         /* scratch: chunks to merge into runs */
+    eng_move_t *ids_tmp;     /* scratch of their sort */
+    eng_ticket_t *wbt;       /* scratch: write-back ticket of ids[i] */
+    bool slot_order;         /* fills take the round's slots in the order they free up */
+    bool fault;              /* what is issued serves a demand fault (eng_migrate_set_fault) */
+    eng_mig_vec_t fills;     /* slot order: the round's fills, in plan order (eng_move_t) */
+    eng_mig_vec_t slots;     /* slot order: freed at a compute ticket, then by write-backs */
+    eng_mig_vec_t wb_slots;  /* slot order: the round's write-back tickets, in issue order */
+    eng_mig_vec_t slots_tmp; /* slot order: scratch of the sort of slots */
     eng_migrate_stats_t stats;
 };
 
-static gmux_status_t vec_push(eng_mig_vec_t *v, size_t size, const void *x)
+static gmux_status_t vec_append(eng_mig_vec_t *v, size_t size, const void *x, uint32_t n)
 {
-    if (v->n == v->cap) {
-        gmux_status_t st = com_array_grow_u32(&v->a, &v->cap, (size_t)v->n + 1, size, 256);
+    if ((size_t)v->n + n > v->cap) {
+        gmux_status_t st = com_array_grow_u32(&v->a, &v->cap, (size_t)v->n + n, size, 256);
         if (st != GMUX_OK)
             return st;
     }
-    memcpy((char *)v->a + (size_t)v->n++ * size, x, size);
+    memcpy((char *)v->a + (size_t)v->n * size, x, (size_t)n * size);
+    v->n += n;
     return GMUX_OK;
+}
+
+static gmux_status_t vec_push(eng_mig_vec_t *v, size_t size, const void *x)
+{
+    return vec_append(v, size, x, 1);
 }
 
 gmux_status_t eng_migrate_create(eng_regions_t *regs, const eng_backend_t *be,
@@ -66,8 +69,9 @@ gmux_status_t eng_migrate_create(eng_regions_t *regs, const eng_backend_t *be,
         return GMUX_ERR_NOMEM;
     m->items = calloc(batch_chunks, sizeof(*m->items));
     m->ids = calloc(batch_chunks, sizeof(*m->ids));
+    m->ids_tmp = calloc(batch_chunks, sizeof(*m->ids_tmp));
     m->wbt = calloc(batch_chunks, sizeof(*m->wbt));
-    if (!m->items || !m->ids || !m->wbt) {
+    if (!m->items || !m->ids || !m->ids_tmp || !m->wbt) {
         eng_migrate_destroy(m);
         return GMUX_ERR_NOMEM;
     }
@@ -84,25 +88,13 @@ void eng_migrate_destroy(eng_migrate_t *m)
         return;
     free(m->items);
     free(m->ids);
+    free(m->ids_tmp);
     free(m->wbt);
     free(m->fills.a);
     free(m->slots.a);
     free(m->wb_slots.a);
+    free(m->slots_tmp.a);
     free(m);
-}
-
-static int cmp_x(const void *a, const void *b)
-{
-    const eng_mig_x_t *x = a, *y = b;
-    if (x->chunk != y->chunk)
-        return (x->chunk > y->chunk) - (x->chunk < y->chunk);
-    return (x->bytes > y->bytes) - (x->bytes < y->bytes);
-}
-
-static int cmp_ticket(const void *a, const void *b)
-{
-    eng_ticket_t x = *(const eng_ticket_t *)a, y = *(const eng_ticket_t *)b;
-    return (x > y) - (x < y);
 }
 
 static gmux_status_t bwait(eng_migrate_t *m, eng_dir_t dir, eng_ticket_t t)
@@ -148,11 +140,11 @@ static uint64_t device_bytes(const eng_migrate_t *m, const eng_chunk_t *x)
  * each sorted id's slot: a run is split where a slot freed by a write-back
  * (wb_from: the first index whose slot comes from a write-back) differs from
  * the previous one, and each transfer waits for the last slot it takes. */
-static gmux_status_t issue_runs(eng_migrate_t *m, eng_dir_t dir, eng_mig_x_t *ids, uint32_t n,
+static gmux_status_t issue_runs(eng_migrate_t *m, eng_dir_t dir, eng_move_t *ids, uint32_t n,
                                 eng_ticket_t *tix, const eng_ticket_t *waits, uint32_t wb_from,
                                 eng_ticket_t *last_p)
 {
-    qsort(ids, n, sizeof(*ids), cmp_x);
+    eng_runsort_moves(ids, n, m->ids_tmp); /* n <= batch */
     uint64_t cs = eng_regions_chunk_size(m->regs);
     uint32_t i = 0;
     while (i < n) {
@@ -211,13 +203,13 @@ static gmux_status_t evict_batch(eng_migrate_t *m)
     gmux_status_t st = GMUX_OK;
     for (uint32_t i = 0; i < m->n && st == GMUX_OK; i++) {
         const eng_mig_item_t *it = &m->items[i];
-        eng_mig_x_t fx = {it->fill_bytes, it->chunk};
+        eng_move_t fx = {it->fill_bytes, it->chunk};
         if (it->chunk != ENG_NONE)
             st = vec_push(&m->fills, sizeof(fx), &fx);
         if (st != GMUX_OK)
             break;
         if (it->victim != ENG_NONE && it->victim_dirty) {
-            m->ids[nwb++] = (eng_mig_x_t){it->wb_bytes, it->victim};
+            m->ids[nwb++] = (eng_move_t){it->wb_bytes, it->victim};
             if (it->victim_last > last_use)
                 last_use = it->victim_last;
             continue;
@@ -250,15 +242,16 @@ static gmux_status_t evict_batch(eng_migrate_t *m)
  */
 static gmux_status_t fill_round(eng_migrate_t *m)
 {
-    eng_ticket_t *sl = m->slots.a;
-    if (m->slots.n > 1) /* a round of faults alone may free no slot: no array yet */
-        qsort(sl, m->slots.n, sizeof(*sl), cmp_ticket);
     uint32_t wb_from = m->slots.n;
-    gmux_status_t st = GMUX_OK;
-    for (uint32_t i = 0; i < m->wb_slots.n && st == GMUX_OK; i++)
-        st = vec_push(&m->slots, sizeof(eng_ticket_t), (eng_ticket_t *)m->wb_slots.a + i);
-    sl = m->slots.a;
-    const eng_mig_x_t *fills = m->fills.a;
+    /* nearly in order as they come (runs of a batch's equal tickets) */
+    gmux_status_t st =
+        com_array_grow_u32(&m->slots_tmp.a, &m->slots_tmp.cap, wb_from, sizeof(eng_ticket_t), 256);
+    if (st == GMUX_OK)
+        eng_runsort_tickets(m->slots.a, wb_from, m->slots_tmp.a);
+    if (st == GMUX_OK && m->wb_slots.n > 0)
+        st = vec_append(&m->slots, sizeof(eng_ticket_t), m->wb_slots.a, m->wb_slots.n);
+    const eng_ticket_t *sl = m->slots.a;
+    const eng_move_t *fills = m->fills.a;
     for (uint32_t k = 0; k < m->fills.n && st == GMUX_OK; k += m->batch) {
         uint32_t nf = m->fills.n - k < m->batch ? m->fills.n - k : m->batch;
         for (uint32_t i = 0; i < nf; i++)
@@ -290,7 +283,7 @@ gmux_status_t eng_migrate_flush(eng_migrate_t *m)
     for (uint32_t i = 0; i < m->n && st == GMUX_OK; i++) {
         const eng_mig_item_t *it = &m->items[i];
         if (it->victim != ENG_NONE && it->victim_dirty) {
-            m->ids[nwb++] = (eng_mig_x_t){it->wb_bytes, it->victim};
+            m->ids[nwb++] = (eng_move_t){it->wb_bytes, it->victim};
             if (it->victim_last > last_use)
                 last_use = it->victim_last;
             continue;
@@ -315,7 +308,7 @@ gmux_status_t eng_migrate_flush(eng_migrate_t *m)
     uint32_t nf = 0;
     for (uint32_t i = 0; i < m->n; i++)
         if (m->items[i].chunk != ENG_NONE) /* ENG_NONE: an eviction only */
-            m->ids[nf++] = (eng_mig_x_t){m->items[i].fill_bytes, m->items[i].chunk};
+            m->ids[nf++] = (eng_move_t){m->items[i].fill_bytes, m->items[i].chunk};
     eng_ticket_t last = 0;
     if (st == GMUX_OK && nf > 0)
         st = issue_runs(m, ENG_DIR_H2D, m->ids, nf, NULL, NULL, 0, &last);
