@@ -6,6 +6,7 @@
  * the covering set of a working set too large to announce range by range.
  */
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -14,6 +15,7 @@
 #include <cmocka.h>
 
 #include "shim/gate_ranges.h"
+#include "tproc.h"
 
 /* Whether the store covers every byte of [lo, hi). */
 static int covers(const dmn_range_t *v, uint32_t n, uint64_t lo, uint64_t hi)
@@ -121,6 +123,37 @@ static void test_outside_pieces(void **state)
     ngot = 0;
     shim_gate_ranges_outside(v, 2, (dmn_range_t){110, 20}, collect, NULL);
     assert_int_equal(ngot, 0); /* inside a stored range */
+}
+
+/* A store out of order breaks the precondition of
+ * shim_gate_ranges_outside, which asserts it (safe without the check: the
+ * answer is only wrong). */
+static int outside_of_unsorted(int index, void *arg)
+{
+    (void)index;
+    (void)arg;
+    dmn_range_t v[] = {{200, 10}, {100, 50}};
+    ngot = 0;
+    shim_gate_ranges_outside(v, 2, (dmn_range_t){50, 200}, collect, NULL);
+    return 0;
+}
+
+/* Where assert() is compiled in (GMUX_ASSERTS: make check-asan, check-tsan,
+ * check-clang), a broken invariant of the gate's range code stops the
+ * program; skipped where NDEBUG compiles assert() out (make check). This
+ * test is compiled with the library's flags, so it also shows which build
+ * this is: until 2026-12-02 the sanitizer builds had NDEBUG too, and no
+ * test run ever checked an assert(). */
+static void test_asserts_fire_in_checked_builds(void **state)
+{
+    (void)state;
+#ifdef NDEBUG
+    skip();
+#else
+    int status = 0;
+    tproc_fork_all(1, outside_of_unsorted, NULL, 30.0, &status);
+    assert_int_equal(status, 128 + SIGABRT); /* from assert() */
+#endif
 }
 
 /* --- the first add_whole: append; when full, coalesce, then join the
@@ -570,6 +603,7 @@ int main(void)
         cmocka_unit_test(test_add_whole_joins_nearest_when_full),
         cmocka_unit_test(test_cut_keeps_evictions_whole_when_full),
         cmocka_unit_test(test_outside_pieces),
+        cmocka_unit_test(test_asserts_fire_in_checked_builds),
         cmocka_unit_test(test_add_whole_matches_reference),
         cmocka_unit_test(test_cut_keeps_store_coalesced),
         cmocka_unit_test(test_cut_matches_reference),
