@@ -190,9 +190,10 @@ static void gate_apply_ahead(void)
     if (cx && shim_state.mode != SHIM_MODE_OFF) {
         gate_mover_t mv = {shim_backend_engine(cx), 0};
         shim_gate_evicted_order(cx);
-        for (uint32_t i = 0; i < gate_plan_n[DMN_PLAN_AHEAD]; i++)
-            shim_gate_ranges_outside(gate_plan[DMN_PLAN_EVICT], gate_plan_n[DMN_PLAN_EVICT],
-                                     gate_plan[DMN_PLAN_AHEAD][i], gate_prefetch_piece, &mv);
+        /* both stores coalesced: one merge pass */
+        shim_gate_ranges_outside(gate_plan[DMN_PLAN_EVICT], gate_plan_n[DMN_PLAN_EVICT],
+                                 gate_plan[DMN_PLAN_AHEAD], gate_plan_n[DMN_PLAN_AHEAD],
+                                 gate_prefetch_piece, &mv);
         uint64_t bytes = mv.bytes;
         atomic_fetch_add(&gate_bytes_in, bytes);
         SHIM_STAT_ADD(ahead_plans, 1);
