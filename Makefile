@@ -31,21 +31,23 @@ check: build
 	    case $$w in \'*\'|\"*\") w=$${w#?}; w=$${w%?};; esac; set -- "$$@" "$$w"; done && \
 	    ctest --output-on-failure -j$(JOBS) "$$@"
 
-# Sanitizer builds run the same tests in their own build folders.
+# Sanitizer and clang builds run the same tests in their own build folders,
+# with assert() checks on (GMUX_ASSERTS: no -DNDEBUG); `make build` and
+# `make check` keep CMake's RelWithDebInfo flags, NDEBUG included.
 check-asan:
-	@$(MAKE) --no-print-directory check BUILD=build-asan CMAKE_ARGS="-DGMUX_SANITIZE=address $(CMAKE_ARGS)"
+	@$(MAKE) --no-print-directory check BUILD=build-asan CMAKE_ARGS="-DGMUX_SANITIZE=address -DGMUX_ASSERTS=ON $(CMAKE_ARGS)"
 
 check-tsan:
-	@$(MAKE) --no-print-directory check BUILD=build-tsan CMAKE_ARGS="-DGMUX_SANITIZE=thread $(CMAKE_ARGS)"
+	@$(MAKE) --no-print-directory check BUILD=build-tsan CMAKE_ARGS="-DGMUX_SANITIZE=thread -DGMUX_ASSERTS=ON $(CMAKE_ARGS)"
 
 check-clang:
 	@scripts/install-deps.sh --dev
-	@CC=clang $(MAKE) --no-print-directory check BUILD=build-clang
+	@CC=clang $(MAKE) --no-print-directory check BUILD=build-clang CMAKE_ARGS="-DGMUX_ASSERTS=ON $(CMAKE_ARGS)"
 
 # libFuzzer harnesses (clang); run one with e.g. build-fuzz/tests/common/fuzz_parse -max_total_time=60
 fuzz:
 	@scripts/install-deps.sh --dev
-	@CC=clang cmake -S . -B build-fuzz -DGMUX_FUZZ=ON -DGMUX_WERROR=ON $(CMAKE_ARGS) >/dev/null
+	@CC=clang cmake -S . -B build-fuzz -DGMUX_FUZZ=ON -DGMUX_ASSERTS=ON -DGMUX_WERROR=ON $(CMAKE_ARGS) >/dev/null
 	@cmake --build build-fuzz -j$(JOBS) --target fuzzers
 
 bench: build

@@ -32,8 +32,20 @@
  *                  address order, into an empty store of fills: the last
  *                  976 find it full and are given up
  *
+ * and of finding the pieces of the stored fills ahead outside the stored
+ * evictions (shim_gate_ranges_outside, gate.c's gate_apply_ahead, under
+ * gate_mu before a launching thread waits), both stores full (1,024 ranges
+ * each: fills ahead of 4 KiB, 64 KiB apart; evictions of 2 KiB, 64 KiB
+ * apart, 1 KiB into each fill, so every fill has two pieces outside):
+ *
+ *   outside_each   a pass over the evictions for each fill ahead (the gate
+ *                  until 2026-12-02: O(ahead x evict))
+ *   outside_merge  one call for the whole store of fills ahead: one merge
+ *                  pass, O(ahead + evict)
+ *
  * Each case runs `rounds` times (argument 1, default 200) on a fresh store;
- * the figure is the best round, in microseconds per 2,000-range batch. One
+ * the figure is the best round, in microseconds per 2,000-range batch (per
+ * store of fills ahead for outside_*). One
  * core, nothing else timed. Output: one JSON line.
  */
 #include <stdio.h>
@@ -48,7 +60,7 @@
 #define PLAN_BATCH 256u /* src/daemon/client.c */
 
 static dmn_range_t store[CAP], full[CAP], ahead[CAP], tmp[CAP], batch_sorted[BATCH],
-    batch_random[BATCH], batch_inside[BATCH];
+    batch_random[BATCH], batch_inside[BATCH], evicts[CAP];
 static volatile uint64_t sink;
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
@@ -115,6 +127,43 @@ static uint64_t best_cut(const dmn_range_t *start, uint32_t n0, const dmn_range_
     return best;
 }
 
+typedef struct pieces {
+    uint64_t n, bytes;
+} pieces_t;
+
+static void count_piece(void *arg, dmn_range_t piece)
+{
+    pieces_t *pc = arg;
+    pc->n++;
+    pc->bytes += piece.len;
+}
+
+/* The best round's time of finding the pieces of the fills ahead w outside
+ * the evictions v, one call for all of them (merge) or one per fill, in ns. */
+static uint64_t best_outside(const dmn_range_t *v, const dmn_range_t *w, bool merge,
+                             unsigned rounds)
+{
+    uint64_t best = UINT64_MAX;
+    for (unsigned r = 0; r < rounds; r++) {
+        pieces_t pc = {0, 0};
+        uint64_t t0 = com_clock_ns();
+        if (merge)
+            shim_gate_ranges_outside(v, CAP, w, CAP, count_piece, &pc);
+        else
+            for (uint32_t i = 0; i < CAP; i++)
+                shim_gate_ranges_outside(v, CAP, &w[i], 1, count_piece, &pc);
+        uint64_t t = com_clock_ns() - t0;
+        if (pc.n != 2 * CAP || pc.bytes != CAP * 2048ull) {
+            fprintf(stderr, "bench_gate_ranges: %llu pieces of %llu bytes, not %u of %llu\n",
+                    (unsigned long long)pc.n, (unsigned long long)pc.bytes, 2 * CAP, CAP * 2048ull);
+            exit(1);
+        }
+        sink += pc.n;
+        best = t < best ? t : best;
+    }
+    return best;
+}
+
 int main(int argc, char **argv)
 {
     unsigned rounds = argc > 1 ? (unsigned)strtoul(argv[1], NULL, 10) : 200;
@@ -143,12 +192,18 @@ int main(int argc, char **argv)
     uint64_t cut_evict = best_cut(full, CAP, batch_inside, true, rounds);
     uint64_t cut_ahead = best_cut(ahead, na, batch_inside, false, rounds);
     uint64_t add_fill = best_fill(batch_sorted, rounds);
-    printf(
-        "{\"bench\": \"gate_evict_store\", \"rounds\": %u, \"batch\": %u, \"cap\": %u, "
-        "\"sorted_2000_us\": %.1f, \"random_2000_us\": %.1f, \"cut_fill_2000_us\": %.1f, "
-        "\"cut_evict_2000_us\": %.1f, \"cut_ahead_2000_us\": %.1f, \"add_fill_2000_us\": %.1f}\n",
-        rounds, BATCH, CAP, (double)sorted / 1000.0, (double)random / 1000.0,
-        (double)cut_fill / 1000.0, (double)cut_evict / 1000.0, (double)cut_ahead / 1000.0,
-        (double)add_fill / 1000.0);
+    /* full stores of fills ahead (full[]) and of evictions inside them */
+    for (uint32_t i = 0; i < CAP; i++)
+        evicts[i] = (dmn_range_t){base + i * 65536ull + 1024, 2048};
+    uint64_t outside_each = best_outside(evicts, full, false, rounds);
+    uint64_t outside_merge = best_outside(evicts, full, true, rounds);
+    printf("{\"bench\": \"gate_evict_store\", \"rounds\": %u, \"batch\": %u, \"cap\": %u, "
+           "\"sorted_2000_us\": %.1f, \"random_2000_us\": %.1f, \"cut_fill_2000_us\": %.1f, "
+           "\"cut_evict_2000_us\": %.1f, \"cut_ahead_2000_us\": %.1f, \"add_fill_2000_us\": %.1f, "
+           "\"outside_each_1024_us\": %.1f, \"outside_merge_1024_us\": %.1f}\n",
+           rounds, BATCH, CAP, (double)sorted / 1000.0, (double)random / 1000.0,
+           (double)cut_fill / 1000.0, (double)cut_evict / 1000.0, (double)cut_ahead / 1000.0,
+           (double)add_fill / 1000.0, (double)outside_each / 1000.0,
+           (double)outside_merge / 1000.0);
     return 0;
 }

@@ -14,6 +14,7 @@
 #include "daemon/client.h"
 #include "shim/backend_cuda.h"
 #include "shim/gate_evicted.h"
+#include "shim/gate_plan.h"
 #include "shim/gate_ranges.h"
 #include "shim/gate_ws.h"
 #include "shim/shim.h"
@@ -27,43 +28,11 @@ static pthread_once_t gate_once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t gate_mu = PTHREAD_MUTEX_INITIALIZER;
 static dmn_client_t *gate_client; /* guarded by gate_mu */
 
-/* The plan received for the next turn, applied by the thread that gets it
- * (its context current) before its launch. Static: nothing allocates.
- * AHEAD orders (a fill for the next turn, sent while another task runs) are
- * applied at once when the launching thread receives them while it waits
- * for its turn, once the read they came in is over (gate_on_read_end); the
- * watcher thread, which has no context, only stores them for the launching
- * thread's next wait. EVICT orders that reach a task without the turn (they
- * make room for the task just granted) are applied on arrival, at the end of
- * that read: by the waiting launching thread, or by the watcher inside the
- * context the launching threads last waited in (gate_cx). Stored fills (FILL
- * and AHEAD) lose the ranges of every EVICT that arrives after them
- * (gate_cut): the daemon keeps counting the memory of an order as the task's
- * until it sends an eviction for it. Stored EVICT orders lose the ranges of
- * every fill that arrives after them, which gives that memory back. No
- * eviction is ever dropped: a full store joins it with its nearest stored
- * range (gate_ranges.h); a full store of fills gives up a range (faults
- * only; counted in fill_dropped). Every store stays coalesced.
- * Before a launching thread applies the stored fills ahead, it reads what
- * already waits in the socket (gate_read_waiting). All under gate_mu. */
-#define GATE_PLAN_CAP 1024u
-static dmn_range_t gate_plan[3][GATE_PLAN_CAP]; /* [dmn_plan_kind_t] */
-static uint32_t gate_plan_n[3];
-/* The client's epoch (dmn_client_epoch) the stored orders came in: orders of
- * a connection that ended (a daemon that died, the one registered with after
- * it numbering its grants from 1 again) are dropped, never carried out. */
-static uint64_t gate_plan_epoch;
-/* The grant the stored FILL orders belong to (the PLAN's grant sequence: the
- * GRANT sent right after them). They are carried out at that grant only: one
- * the task did not use (its wait timed out, or the turn was revoked before a
- * launch asked for it) is over, and at a later grant the daemon has given
- * that memory to other tasks and orders again what is still missing. */
-static uint64_t gate_fill_seq;
+/* The daemon's orders are stored by gate_plan.c (which says when each kind
+ * is carried out) and carried out here, under gate_mu. Before a launching
+ * thread applies the stored fills ahead, it reads what already waits in the
+ * socket (gate_read_waiting). */
 static bool gate_waiting; /* a launching thread waits in dmn_client_wait_turn */
-/* EVICT ranges stored since the store of evictions was last put off by a
- * graph capture (or empty): counted in evict_deferred at their first
- * put-off, not at each try after it. */
-static uint32_t gate_evict_new;
 /* The context launching threads last waited in, and the entry's generation
  * then (gate_cx_gen). It may name an entry whose context was destroyed
  * since, or one given to a later context (backend_cuda.h): entries are
@@ -88,17 +57,10 @@ static _Atomic uint64_t
 static void gate_fill_stats(dmn_msg_stats_t *s);
 
 /* Drops the stored orders unless they came on the client's connection of
- * now. Under gate_mu. */
+ * now (gate_plan.h). Under gate_mu. */
 static void gate_plan_current(void)
 {
-    uint64_t epoch = dmn_client_epoch(gate_client);
-    if (epoch == gate_plan_epoch)
-        return;
-    if (gate_plan_n[0] + gate_plan_n[1] + gate_plan_n[2])
-        COM_DEBUG(SHIM, "daemon plan: %u orders of a connection that ended dropped",
-                  gate_plan_n[0] + gate_plan_n[1] + gate_plan_n[2]);
-    gate_plan_n[0] = gate_plan_n[1] = gate_plan_n[2] = 0;
-    gate_plan_epoch = epoch;
+    shim_gate_plan_current(gate_client);
 }
 
 /* Reads the device's memory once, on a launching thread (its context is
@@ -159,8 +121,10 @@ static uint64_t gate_move_stored(shim_cuctx_t *cx, dmn_plan_kind_t kind, bool to
 {
     eng_backend_t be = shim_backend_engine(cx);
     uint64_t bytes = 0;
-    for (uint32_t i = 0; i < gate_plan_n[kind]; i++)
-        bytes += gate_move(be, &gate_plan[kind][i], to_device);
+    uint32_t n;
+    const dmn_range_t *v = shim_gate_plan_ranges(kind, &n);
+    for (uint32_t i = 0; i < n; i++)
+        bytes += gate_move(be, &v[i], to_device);
     return bytes;
 }
 
@@ -179,26 +143,28 @@ static void gate_prefetch_piece(void *arg, dmn_range_t piece)
  * context (a launching thread), on the migration stream, without waiting for
  * them: the task is not running, nothing of its own needs them yet. Pieces
  * inside evictions still stored are left out: an eviction a fill could not
- * cut (no room in the store, gate_on_plan) is kept whole and carried out
+ * cut (no room in the store, gate_plan.c) is kept whole and carried out
  * after this, which would only move them back. Under gate_mu. */
 static void gate_apply_ahead(void)
 {
     gate_plan_current();
-    if (gate_plan_n[DMN_PLAN_AHEAD] == 0)
+    uint32_t na, ne;
+    const dmn_range_t *ahead = shim_gate_plan_ranges(DMN_PLAN_AHEAD, &na);
+    const dmn_range_t *evict = shim_gate_plan_ranges(DMN_PLAN_EVICT, &ne);
+    if (na == 0)
         return;
     shim_cuctx_t *cx = shim_backend_current();
     if (cx && shim_state.mode != SHIM_MODE_OFF) {
         gate_mover_t mv = {shim_backend_engine(cx), 0};
         shim_gate_evicted_order(cx);
-        for (uint32_t i = 0; i < gate_plan_n[DMN_PLAN_AHEAD]; i++)
-            shim_gate_ranges_outside(gate_plan[DMN_PLAN_EVICT], gate_plan_n[DMN_PLAN_EVICT],
-                                     gate_plan[DMN_PLAN_AHEAD][i], gate_prefetch_piece, &mv);
+        /* both stores coalesced: one merge pass */
+        shim_gate_ranges_outside(evict, ne, ahead, na, gate_prefetch_piece, &mv);
         uint64_t bytes = mv.bytes;
         atomic_fetch_add(&gate_bytes_in, bytes);
         SHIM_STAT_ADD(ahead_plans, 1);
         SHIM_STAT_ADD(ahead_bytes, bytes);
     }
-    gate_plan_n[DMN_PLAN_AHEAD] = 0;
+    shim_gate_plan_clear(DMN_PLAN_AHEAD);
 }
 
 /* Moves the stored EVICT orders to the host now, on cx (current on the
@@ -214,14 +180,13 @@ static void gate_apply_ahead(void)
 static void gate_evict_now(shim_cuctx_t *cx)
 {
     gate_plan_current();
-    if (gate_plan_n[DMN_PLAN_EVICT] && shim_state.mode != SHIM_MODE_OFF) {
+    if (shim_gate_plan_count(DMN_PLAN_EVICT) && shim_state.mode != SHIM_MODE_OFF) {
         gmux_status_t st = shim_backend_after_queued(cx);
         if (st == GMUX_ERR_BUSY) {
             /* a graph capture the legacy stream would break: the orders stay
              * for the watcher's next round or this task's next grant */
-            SHIM_STAT_ADD(evict_deferred, gate_evict_new);
-            gate_evict_new = 0;
-            shim_gate_evicted_deferred(gate_client, gate_plan_n[DMN_PLAN_EVICT]);
+            SHIM_STAT_ADD(evict_deferred, shim_gate_plan_evict_put_off());
+            shim_gate_evicted_deferred(gate_client, shim_gate_plan_count(DMN_PLAN_EVICT));
             return;
         }
         if (st != GMUX_OK)
@@ -230,115 +195,15 @@ static void gate_evict_now(shim_cuctx_t *cx)
         shim_gate_evicted_issued(cx);
         SHIM_STAT_ADD(evict_plans_early, 1);
     }
-    gate_plan_n[DMN_PLAN_EVICT] = 0; /* then a request for EVICTED after them is marked */
+    shim_gate_plan_clear(DMN_PLAN_EVICT); /* then a request for EVICTED after them is marked */
     shim_gate_evicted_mark(gate_client, shim_state.mode != SHIM_MODE_OFF ? cx : NULL);
 }
 
-/* Takes the ranges of an eviction that just arrived out of the stored fills
- * of one kind (FILL or AHEAD; pieces that no longer fit the store are
- * dropped: a fill left out costs faults, never memory), or the ranges of a
- * fill that just arrived out of the stored evictions (kind EVICT: see
- * gate_on_plan; there a range whose pieces would not fit is left whole, as
- * an eviction left out would cost memory). The eviction comes
- * from a switch after theirs: the daemon's model counts that memory as
- * given to the task then granted, and carried out after it (the fill ahead
- * at the next wait, a fill at its grant) they would take it back. The rest
- * is still this task's in the model, which sends an eviction for any of it
- * it gives away. Under gate_mu. */
-static dmn_range_t gate_cut_tmp[GATE_PLAN_CAP];
-static void gate_cut(dmn_plan_kind_t kind, const dmn_range_t *ev, uint32_t n)
-{
-    uint64_t bytes = 0;
-    uint32_t dropped =
-        shim_gate_ranges_cut(gate_plan[kind], &gate_plan_n[kind], GATE_PLAN_CAP, gate_cut_tmp, ev,
-                             n, kind == DMN_PLAN_EVICT, NULL, &bytes);
-    SHIM_STAT_ADD(fill_dropped, dropped);
-    SHIM_STAT_ADD(fill_dropped_bytes, bytes);
-}
-
-/* The bytes of the stored orders of one kind. Under gate_mu. */
-static uint64_t gate_plan_bytes(dmn_plan_kind_t kind)
-{
-    uint64_t bytes = 0;
-    for (uint32_t i = 0; i < gate_plan_n[kind]; i++)
-        bytes += gate_plan[kind][i].len;
-    return bytes;
-}
-
-/* Ranges of the PLAN message being read that the store kept, and evictions
- * of it joined with a stored one for want of room (gate_on_plan_end). */
-static uint32_t gate_msg_kept, gate_msg_joined;
-
-/* Stores the orders of a PLAN (batch by batch) after taking them out of the
- * stored orders of the other direction (gate_cut). Called from inside a
- * client call, so under gate_mu. */
-static void gate_on_plan(void *arg, uint64_t grant_seq, dmn_plan_kind_t kind,
-                         const dmn_range_t *ranges, uint32_t n)
-{
-    (void)arg;
-    if (kind != DMN_PLAN_EVICT && kind != DMN_PLAN_FILL && kind != DMN_PLAN_AHEAD)
-        return;
-    gate_plan_current(); /* these came on the connection of now */
-    if (kind == DMN_PLAN_EVICT) {
-        /* that memory went to another task: see gate_cut */
-        gate_cut(DMN_PLAN_AHEAD, ranges, n);
-        gate_cut(DMN_PLAN_FILL, ranges, n);
-    } else {
-        /* That memory is this task's again. An eviction of it still stored
-         * (deferred by a graph capture of the program, or kept for want of
-         * a context) is over: carried out later it would undo this fill (a
-         * fill ahead goes at this task's next wait, before the grant that
-         * would carry out the eviction). */
-        uint64_t before = gate_plan_bytes(DMN_PLAN_EVICT);
-        gate_cut(DMN_PLAN_EVICT, ranges, n);
-        if (gate_plan_bytes(DMN_PLAN_EVICT) != before)
-            SHIM_STAT_ADD(evict_cancelled, 1);
-    }
-    if (kind == DMN_PLAN_FILL && grant_seq != gate_fill_seq) {
-        if (gate_plan_n[DMN_PLAN_FILL])
-            COM_DEBUG(SHIM, "daemon plan: %u fill orders of grant %llu dropped (unused)",
-                      gate_plan_n[DMN_PLAN_FILL], (unsigned long long)gate_fill_seq);
-        gate_plan_n[DMN_PLAN_FILL] = 0;
-        gate_fill_seq = grant_seq;
-    }
-    if (kind == DMN_PLAN_EVICT) { /* never dropped: see shim_gate_ranges_add_whole */
-        gate_evict_new = (gate_plan_n[kind] ? gate_evict_new : 0) + n;
-        for (uint32_t i = 0; i < n; i++)
-            gate_msg_joined += shim_gate_ranges_add_whole(gate_plan[kind], &gate_plan_n[kind],
-                                                          GATE_PLAN_CAP, ranges[i]);
-        gate_msg_kept += n;
-        return;
-    }
-    for (uint32_t i = 0; i < n; i++) { /* full: given up (gate_ranges.h) */
-        uint64_t lost = shim_gate_ranges_add_fill(gate_plan[kind], &gate_plan_n[kind],
-                                                  GATE_PLAN_CAP, ranges[i]);
-        gate_msg_kept += lost == 0;
-        SHIM_STAT_ADD(fill_dropped, lost != 0);
-        SHIM_STAT_ADD(fill_dropped_bytes, lost);
-    }
-}
-
-/* The end of one PLAN message: says once if the store could not keep all of
- * it (the client hands a PLAN over in batches of 256 ranges). Under gate_mu. */
-static void gate_on_plan_end(void *arg, uint64_t grant_seq, dmn_plan_kind_t kind, uint32_t n)
-{
-    (void)arg;
-    (void)grant_seq;
-    bool stored = kind == DMN_PLAN_EVICT || kind == DMN_PLAN_FILL || kind == DMN_PLAN_AHEAD;
-    if (stored && gate_msg_kept < n)
-        COM_WARN(SHIM, "daemon plan of %u ranges: %u fill ranges given up (store full)", n,
-                 n - gate_msg_kept);
-    if (gate_msg_joined)
-        COM_WARN(SHIM, "daemon plan of %u evictions: %u joined with a stored one (store full)", n,
-                 gate_msg_joined);
-    gate_msg_kept = gate_msg_joined = 0;
-}
-
-/* Everything the daemon had sent was read and stored (gate_on_plan): a
+/* Everything the daemon had sent was read and stored (gate_plan.h): a
  * launching thread waiting for its turn (its context current) carries out
  * the evictions, without the turn, and then the fills ahead. Only now, never
  * as each message is read: an eviction later in the same read takes its
- * ranges out of the stored fills ahead first (gate_cut), and a fill ahead
+ * ranges out of the stored fills ahead first (gate_plan.h), and a fill ahead
  * later than an eviction takes its ranges out of that. The watcher thread
  * and gate_read_waiting do the same after their own reads. Under gate_mu. */
 static void gate_on_read_end(void *arg)
@@ -347,7 +212,7 @@ static void gate_on_read_end(void *arg)
     if (!gate_waiting) /* the watcher thread: see gate_watch */
         return;
     shim_cuctx_t *cx;
-    if ((gate_plan_n[DMN_PLAN_EVICT] || shim_gate_evicted_is_due(gate_client)) &&
+    if ((shim_gate_plan_count(DMN_PLAN_EVICT) || shim_gate_evicted_is_due(gate_client)) &&
         !atomic_load(&shim_gate_turn_) && (cx = shim_backend_current()))
         gate_evict_now(cx);
     gate_apply_ahead();
@@ -355,22 +220,22 @@ static void gate_on_read_end(void *arg)
 
 /* Applies the stored plan on the calling thread's context: evictions first,
  * then fills, all on the migration stream, then waits for them. Fills only at
- * the grant they belong to (gate_fill_seq): those of another grant are
+ * the grant they belong to (shim_gate_plan_fill_seq): those of another grant are
  * dropped, and kept without a grant (the wait timed out: theirs may come).
  * Under gate_mu. */
 static void gate_apply_plan(void)
 {
     gate_plan_current();
     uint64_t grant = dmn_client_grant_seq(gate_client);
-    bool fills_kept = grant == 0 && gate_plan_n[DMN_PLAN_FILL] > 0;
-    if (grant != 0 && grant != gate_fill_seq && gate_plan_n[DMN_PLAN_FILL]) {
+    bool fills_kept = grant == 0 && shim_gate_plan_count(DMN_PLAN_FILL) > 0;
+    if (grant != 0 && grant != shim_gate_plan_fill_seq() && shim_gate_plan_count(DMN_PLAN_FILL)) {
         COM_DEBUG(SHIM, "daemon plan: %u fill orders of grant %llu dropped at grant %llu",
-                  gate_plan_n[DMN_PLAN_FILL], (unsigned long long)gate_fill_seq,
-                  (unsigned long long)grant);
-        gate_plan_n[DMN_PLAN_FILL] = 0;
+                  shim_gate_plan_count(DMN_PLAN_FILL),
+                  (unsigned long long)shim_gate_plan_fill_seq(), (unsigned long long)grant);
+        shim_gate_plan_clear(DMN_PLAN_FILL);
     }
-    uint32_t fills = fills_kept ? 0 : gate_plan_n[DMN_PLAN_FILL];
-    if (gate_plan_n[DMN_PLAN_EVICT] + fills == 0)
+    uint32_t fills = fills_kept ? 0 : shim_gate_plan_count(DMN_PLAN_FILL);
+    if (shim_gate_plan_count(DMN_PLAN_EVICT) + fills == 0)
         return;
     shim_cuctx_t *cx = shim_backend_current();
     if (cx && shim_state.mode != SHIM_MODE_OFF) {
@@ -384,14 +249,14 @@ static void gate_apply_plan(void)
         atomic_fetch_add(&gate_plans_applied, 1);
         SHIM_STAT_ADD(gate_plans, 1);
     }
-    gate_plan_n[DMN_PLAN_EVICT] = 0;
+    shim_gate_plan_clear(DMN_PLAN_EVICT);
     if (!fills_kept)
-        gate_plan_n[DMN_PLAN_FILL] = 0;
+        shim_gate_plan_clear(DMN_PLAN_FILL);
 }
 
 /* Reads, without blocking, what the daemon already sent, before a launching
  * thread about to wait applies the stored fills ahead: an EVICT there takes
- * its ranges out of them (gate_cut) and goes now, before anything moves to
+ * its ranges out of them (gate_plan.h) and goes now, before anything moves to
  * the device. Read only in the wait, it came after the fill ahead had moved
  * memory the daemon had given to another task, held until the eviction
  * followed on the same stream. Under gate_mu; cx: the thread's context. */
@@ -565,8 +430,8 @@ static void *gate_watch(void *arg)
          * for the task granted, so they go now, inside the context the
          * launching threads wait in (this thread has none) */
         gate_plan_current(); /* none of a connection that ended */
-        if ((gate_plan_n[DMN_PLAN_EVICT] || shim_gate_evicted_is_due(gate_client)) && gate_cx &&
-            !atomic_load(&shim_gate_turn_) && shim_backend_enter(gate_cx, gate_cx_gen)) {
+        if ((shim_gate_plan_count(DMN_PLAN_EVICT) || shim_gate_evicted_is_due(gate_client)) &&
+            gate_cx && !atomic_load(&shim_gate_turn_) && shim_backend_enter(gate_cx, gate_cx_gen)) {
             gate_evict_now(gate_cx);
             shim_backend_leave();
         }
@@ -645,8 +510,8 @@ static void gate_open(void)
                            .cls = strcmp(cls, "latency") == 0 ? DMN_CLASS_LATENCY : DMN_CLASS_BATCH,
                            .priority = (int32_t)prio,
                            .budget = shim_state.budget,
-                           .on_plan = gate_on_plan,
-                           .on_plan_end = gate_on_plan_end,
+                           .on_plan = shim_gate_plan_on_plan,
+                           .on_plan_end = shim_gate_plan_on_plan_end,
                            .on_read_end = gate_on_read_end,
                            .plan_arg = &gate_client, /* gate_evicted.h's callbacks */
                            .on_evict_end = shim_gate_evicted_on_end,

@@ -218,25 +218,43 @@ uint64_t shim_gate_ranges_add_fill(dmn_range_t *v, uint32_t *n, uint32_t cap, dm
     return 0;
 }
 
-void shim_gate_ranges_outside(const dmn_range_t *v, uint32_t n, dmn_range_t r,
+#ifndef NDEBUG /* for assert() alone */
+/* Whether the store is coalesced: sorted by base, none empty or wrapping,
+ * no two overlapping or touching. */
+static bool gate_ranges_coalesced(const dmn_range_t *v, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++)
+        if (v[i].len == 0 || v[i].base + v[i].len < v[i].base ||
+            (i > 0 && v[i - 1].base + v[i - 1].len >= v[i].base))
+            return false;
+    return true;
+}
+#endif
+
+void shim_gate_ranges_outside(const dmn_range_t *v, uint32_t n, const dmn_range_t *w, uint32_t m,
                               void (*fn)(void *arg, dmn_range_t piece), void *arg)
 {
-    /* the gate no longer coalesces its stores before this: they stay so */
-    for (uint32_t i = 1; i < n; i++)
-        assert(v[i - 1].len && v[i - 1].base + v[i - 1].len < v[i].base);
-    uint64_t p = r.base, end = r.base + r.len;
-    for (uint32_t i = 0; i < n && p < end; i++) {
-        uint64_t a = v[i].base, b = v[i].base + v[i].len;
-        if (b <= p)
-            continue;
-        if (a >= end)
-            break;
-        if (a > p)
-            fn(arg, (dmn_range_t){p, a - p});
-        p = b;
+    /* the gate does not coalesce its stores before this: they stay so */
+    assert(gate_ranges_coalesced(v, n));
+    /* v[i]: the first stored range that may meet w[k]; the ranges below it
+     * end at or below w[k - 1]'s base, so below w[k]'s when w is sorted */
+    uint32_t i = 0;
+    for (uint32_t k = 0; k < m; k++) {
+        uint64_t p = w[k].base, end = w[k].base + w[k].len;
+        if (k > 0 && p < w[k - 1].base)
+            i = 0; /* out of order: a pass of its own */
+        while (i < n && v[i].base + v[i].len <= p)
+            i++;
+        /* v[j] for j >= i ends above p: a piece before it, then p past it;
+         * the last one met may reach into w[k + 1], so i stays */
+        for (uint32_t j = i; j < n && p < end && v[j].base < end; j++) {
+            if (v[j].base > p)
+                fn(arg, (dmn_range_t){p, v[j].base - p});
+            p = v[j].base + v[j].len;
+        }
+        if (p < end)
+            fn(arg, (dmn_range_t){p, end - p});
     }
-    if (p < end)
-        fn(arg, (dmn_range_t){p, end - p});
 }
 
 /* Keeps in the min-heap h (*s of cap) the cap largest values offered. */

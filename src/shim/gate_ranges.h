@@ -82,10 +82,15 @@ bool shim_gate_ranges_add_whole(dmn_range_t *v, uint32_t *n, uint32_t cap, dmn_r
 uint64_t shim_gate_ranges_add_fill(dmn_range_t *v, uint32_t *n, uint32_t cap, dmn_range_t r);
 
 /*
- * Calls fn for each piece of r that no range of the store covers, in
- * address order. The store must be coalesced (shim_gate_ranges_coalesce).
+ * Calls fn for each piece of the m ranges of w that no range of the store v
+ * covers: range after range in the order of w, the pieces of each in
+ * address order (the calls of one pass per range of w). v must be
+ * coalesced (shim_gate_ranges_coalesce; asserted). When w is sorted by base
+ * (a store of gate.c's) this is one merge pass over both, O(n + m); each
+ * range of w that starts below the one before it starts a pass over v
+ * again.
  */
-void shim_gate_ranges_outside(const dmn_range_t *v, uint32_t n, dmn_range_t r,
+void shim_gate_ranges_outside(const dmn_range_t *v, uint32_t n, const dmn_range_t *w, uint32_t m,
                               void (*fn)(void *arg, dmn_range_t piece), void *arg);
 
 /*
