@@ -29,6 +29,7 @@
 #include "daemon/endpoint.h"
 #include "daemon/server.h"
 #include "drig.h"
+#include "dtest.h"
 #include "tproc.h"
 
 static dmn_report_t rep;
@@ -116,27 +117,9 @@ static void test_group_access(void **state)
     drig_fini(&r);
 }
 
-/* Starts the rig's daemon with its stderr in a file of the rig (*log). */
-static pid_t start_logged(drig_t *r, char *log, size_t cap)
-{
-    snprintf(log, cap, "%s/daemon.err", r->dir);
-    int saved = dup(2), lf = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    assert_true(saved >= 0 && lf >= 0);
-    dup2(lf, 2);
-    pid_t d = drig_start_daemon(r, 10, "none");
-    dup2(saved, 2);
-    close(saved);
-    close(lf);
-    return d;
-}
-
 static void assert_logged(const char *log, const char *want)
 {
-    static char text[1 << 16];
-    FILE *f = fopen(log, "r");
-    assert_non_null(f);
-    text[fread(text, 1, sizeof(text) - 1, f)] = 0;
-    fclose(f);
+    const char *text = dtest_log_text(log);
     if (!strstr(text, want))
         fail_msg("'%s' not in the daemon's log: %s", want, text);
 }
@@ -150,7 +133,7 @@ static void test_foreground_logs(void **state)
     static drig_t r;
     drig_init(&r);
     char log[160];
-    assert_true(start_logged(&r, log, sizeof(log)) > 0);
+    assert_true(dtest_start_logged(&r, log, sizeof(log)) > 0);
     int fd;
     assert_int_equal(dmn_endpoint_connect(r.sock, &fd), GMUX_OK);
     uint8_t junk[16] = "not a header";
@@ -247,7 +230,7 @@ static void test_member_connection_cap(void **state)
     chmod(r.dir, 0755);
     char log[160];
     setenv("GMUX_DAEMON_GROUP", "nogroup", 1);
-    pid_t d = start_logged(&r, log, sizeof(log));
+    pid_t d = dtest_start_logged(&r, log, sizeof(log));
     unsetenv("GMUX_DAEMON_GROUP");
     assert_true(d > 0);
     /* the owner: more than the cap, every one served */

@@ -28,33 +28,9 @@
 #include "daemon/proto.h"
 #include "daemon/server.h"
 #include "drig.h"
+#include "dtest.h"
 #include "msg_io.h"
 #include "tproc.h"
-
-/* Starts the rig's daemon with its stderr in a file of the rig (*log). */
-static pid_t start_logged(drig_t *r, char *log, size_t cap)
-{
-    snprintf(log, cap, "%s/daemon.err", r->dir);
-    int saved = dup(2), lf = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    assert_true(saved >= 0 && lf >= 0);
-    dup2(lf, 2);
-    pid_t d = drig_start_daemon(r, 10, "none");
-    dup2(saved, 2);
-    close(saved);
-    close(lf);
-    return d;
-}
-
-/* The daemon's log so far (static buffer). */
-static const char *read_log(const char *log)
-{
-    static char text[1 << 20];
-    FILE *f = fopen(log, "r");
-    assert_non_null(f);
-    text[fread(text, 1, sizeof(text) - 1, f)] = 0;
-    fclose(f);
-    return text;
-}
 
 static int count_in(const char *text, const char *needle)
 {
@@ -182,13 +158,13 @@ static void group_case(int (*child)(int, void *), const char *logged)
     chmod(r.dir, 0755);
     char log[160];
     setenv("GMUX_DAEMON_GROUP", "nogroup", 1);
-    pid_t d = start_logged(&r, log, sizeof(log));
+    pid_t d = dtest_start_logged(&r, log, sizeof(log));
     unsetenv("GMUX_DAEMON_GROUP");
     assert_true(d > 0);
     int status[1];
     tproc_fork_all(1, child, &r, 120.0, status);
     assert_int_equal(status[0], 0);
-    const char *text = read_log(log);
+    const char *text = dtest_log_text(log);
     if (!strstr(text, logged))
         fail_msg("the refusal is not in the daemon's log: %s", text);
     drig_fini(&r);
@@ -266,7 +242,7 @@ static void test_refusals_rate_limited(void **state)
     static drig_t r;
     drig_init(&r);
     char log[160];
-    assert_true(start_logged(&r, log, sizeof(log)) > 0);
+    assert_true(dtest_start_logged(&r, log, sizeof(log)) > 0);
     static int fds[DMN_SERVER_MAX_CONNS];
     for (int i = 0; i < DMN_SERVER_MAX_CONNS; i++) {
         assert_int_equal(dmn_endpoint_connect(r.sock, &fds[i]), GMUX_OK);
@@ -282,10 +258,10 @@ static void test_refusals_rate_limited(void **state)
     uint64_t secs = (com_clock_ns() - t0) / COM_NS_PER_S;
     char want[64];
     snprintf(want, sizeof(want), "(%d refused so far)", FLOOD);
-    const char *text = read_log(log);
+    const char *text = dtest_log_text(log);
     for (int i = 0; i < 500 && !strstr(text, want); i++) { /* the summary, within ~2 s */
         com_clock_sleep_ns(20 * COM_NS_PER_MS);
-        text = read_log(log);
+        text = dtest_log_text(log);
     }
     int lines = count_in(text, "too many connections");
     print_message("%d refusals in %llu s: %d lines\n", FLOOD, (unsigned long long)secs, lines);
@@ -313,7 +289,7 @@ static void test_other_version_rate_limited(void **state)
     static uint8_t buf[DMN_PROTO_MAX_MSG];
     drig_init(&r);
     char log[160];
-    assert_true(start_logged(&r, log, sizeof(log)) > 0);
+    assert_true(dtest_start_logged(&r, log, sizeof(log)) > 0);
     uint8_t m[256];
     dmn_msg_register_t reg = {1, DMN_CLASS_BATCH, 0, 0, 0, "stale"};
     size_t n = dmn_proto_encode_register(m, sizeof(m), 1, &reg);
@@ -332,7 +308,7 @@ static void test_other_version_rate_limited(void **state)
     }
     char mine[32];
     snprintf(mine, sizeof(mine), "pid %d:", (int)getpid());
-    const char *text = read_log(log); /* each line was written before its REFUSED */
+    const char *text = dtest_log_text(log); /* each line was written before its REFUSED */
     int lines = count_in(text, mine);
     print_message("%d connections of version 9: %d lines\n", TRIES, lines);
     if (lines != 1)

@@ -30,6 +30,7 @@
 #include "daemon/endpoint.h"
 #include "daemon/server.h"
 #include "drig.h"
+#include "dtest.h"
 
 static dmn_report_t rep;
 static uint8_t buf[DMN_PROTO_MAX_MSG];
@@ -214,27 +215,9 @@ static void test_slow_complete_sender_kept(void **state)
     drig_fini(&r);
 }
 
-/* The rig's daemon with its stderr in the rig's daemon.err (path in log). */
-static pid_t start_logged(drig_t *r, char *log, size_t cap)
-{
-    snprintf(log, cap, "%s/daemon.err", r->dir);
-    int saved = dup(2), lf = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    assert_true(saved >= 0 && lf >= 0);
-    dup2(lf, 2);
-    pid_t d = drig_start_daemon(r, 10, "none");
-    dup2(saved, 2);
-    close(saved);
-    close(lf);
-    return d;
-}
-
 static int lines_with(const char *log, const char *needle)
 {
-    static char text[1 << 16];
-    FILE *f = fopen(log, "r");
-    assert_non_null(f);
-    text[fread(text, 1, sizeof(text) - 1, f)] = 0;
-    fclose(f);
+    const char *text = dtest_log_text(log);
     int n = 0;
     for (const char *p = text; (p = strstr(p, needle)); p += strlen(needle))
         n++;
@@ -252,7 +235,7 @@ static void test_drops_logged_once_a_minute(void **state)
     static drig_t r;
     drig_init(&r);
     char log[160];
-    assert_true(start_logged(&r, log, sizeof(log)) > 0);
+    assert_true(dtest_start_logged(&r, log, sizeof(log)) > 0);
     int silent[PEERS], stalled[PEERS];
     for (int i = 0; i < PEERS; i++) {
         char name[16];

@@ -1,0 +1,49 @@
+/*
+ * cmocka helpers shared by the daemon's integration tests (with drig.h):
+ * raw protocol connections to the rig's daemon, a message read with a
+ * deadline, and the daemon started with its stderr in a log read back.
+ * A helper that fails fails the test with a message naming what failed and
+ * the caller's file:line.
+ */
+#ifndef DTEST_H
+#define DTEST_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "daemon/proto.h"
+#include "drig.h"
+
+/* A connection to the daemon at sock (not registered). */
+#define dtest_connect(sock) dtest_connect_at(__FILE__, __LINE__, (sock))
+int dtest_connect_at(const char *file, int line, const char *sock);
+
+/* A connection to the daemon at sock registered as the batch task `name`,
+ * its REGISTERED read within 10 s; buf: DMN_PROTO_MAX_MSG bytes of scratch. */
+#define dtest_register(sock, name, buf) dtest_register_at(__FILE__, __LINE__, (sock), (name), (buf))
+int dtest_register_at(const char *file, int line, const char *sock, const char *name, uint8_t *buf);
+
+/* Reads and decodes one whole message into buf (DMN_PROTO_MAX_MSG bytes) and
+ * *m within timeout_s. Returns its type, or -1 on end of file, an error, an
+ * undecodable message or the timeout (not a failure: tests expect some). */
+int dtest_read(int fd, uint8_t *buf, dmn_msg_t *m, double timeout_s);
+
+/* Reads messages until one of type want came (1) or timeout_s passed (0). */
+int dtest_read_until(int fd, uint8_t *buf, int want, double timeout_s);
+
+/* Whether the peer closes fd within timeout_s (end of file or reset); what
+ * it sent before is read and dropped. */
+int dtest_closed_by_peer(int fd, double timeout_s);
+
+/* Starts the rig's daemon (quantum 10 ms, placement "none") with its stderr
+ * in a file of the rig, whose path goes to log (cap bytes). Returns
+ * drig_start_daemon's answer. */
+#define dtest_start_logged(r, log, cap) dtest_start_logged_at(__FILE__, __LINE__, (r), (log), (cap))
+pid_t dtest_start_logged_at(const char *file, int line, drig_t *r, char *log, size_t cap);
+
+/* The text of the file log so far (one static buffer of 1 MiB, overwritten
+ * by the next call). */
+#define dtest_log_text(log) dtest_log_text_at(__FILE__, __LINE__, (log))
+const char *dtest_log_text_at(const char *file, int line, const char *log);
+
+#endif /* DTEST_H */
