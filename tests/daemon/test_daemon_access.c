@@ -134,8 +134,7 @@ static void test_foreground_logs(void **state)
     drig_init(&r);
     char log[160];
     assert_true(dtest_start_logged(&r, log, sizeof(log)) > 0);
-    int fd;
-    assert_int_equal(dmn_endpoint_connect(r.sock, &fd), GMUX_OK);
+    int fd = dtest_connect(r.sock);
     uint8_t junk[16] = "not a header";
     assert_int_equal(send(fd, junk, sizeof(junk), MSG_NOSIGNAL), (ssize_t)sizeof(junk));
     struct pollfd p = {fd, POLLIN, 0};
@@ -236,7 +235,7 @@ static void test_member_connection_cap(void **state)
     /* the owner: more than the cap, every one served */
     static int fds[CAP + 8];
     for (int i = 0; i < CAP + 8; i++) {
-        assert_int_equal(dmn_endpoint_connect(r.sock, &fds[i]), GMUX_OK);
+        fds[i] = dtest_connect(r.sock);
         assert_int_equal(query_answered(fds[i]), 1);
     }
     for (int i = 0; i < CAP + 8; i++)

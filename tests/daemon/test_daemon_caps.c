@@ -245,13 +245,12 @@ static void test_refusals_rate_limited(void **state)
     assert_true(dtest_start_logged(&r, log, sizeof(log)) > 0);
     static int fds[DMN_SERVER_MAX_CONNS];
     for (int i = 0; i < DMN_SERVER_MAX_CONNS; i++) {
-        assert_int_equal(dmn_endpoint_connect(r.sock, &fds[i]), GMUX_OK);
+        fds[i] = dtest_connect(r.sock);
         assert_int_equal(query_answered(fds[i]), 1);
     }
     uint64_t t0 = com_clock_ns();
     for (int i = 0; i < FLOOD; i++) {
-        int fd;
-        assert_int_equal(dmn_endpoint_connect(r.sock, &fd), GMUX_OK);
+        int fd = dtest_connect(r.sock);
         assert_int_equal(query_answered(fd), 0); /* closed unanswered */
         close(fd);
     }
@@ -295,8 +294,7 @@ static void test_other_version_rate_limited(void **state)
     size_t n = dmn_proto_encode_register(m, sizeof(m), 1, &reg);
     m[4] = 9; /* little-endian version field */
     for (int i = 0; i < TRIES; i++) {
-        int fd;
-        assert_int_equal(dmn_endpoint_connect(r.sock, &fd), GMUX_OK);
+        int fd = dtest_connect(r.sock);
         struct timeval tv = {10, 0};
         assert_int_equal(setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)), 0);
         assert_int_equal(send(fd, m, n, MSG_NOSIGNAL), (ssize_t)n);
