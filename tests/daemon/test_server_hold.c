@@ -176,6 +176,28 @@ static int nothing_for(int fd, dmn_report_t *rep)
     return 0;
 }
 
+/* Reads fd's EVICT PLANs up to the empty one that asks for EVICTED (into
+ * *m), counting the ranges of each kind it passes in plans[] as read_until. */
+static void read_evictions(int fd, dmn_msg_t *m, int *plans)
+{
+    do
+        read_until(fd, DMN_MSG_PLAN, DMN_PLAN_EVICT, m, plans);
+    while (m->u.ranges.n_ranges != 0);
+}
+
+/* The next message on x is its fill ahead (a PLAN AHEAD), and nothing comes
+ * after it; no switch waited for evictions. */
+static void ahead_then_nothing(int x)
+{
+    dmn_msg_t m;
+    assert_int_equal(tmsg_read(x, buf, &m), 0);
+    assert_int_equal(m.hdr.type, DMN_MSG_PLAN);
+    assert_int_equal(m.u.ranges.count, DMN_PLAN_AHEAD);
+    dmn_report_t rep;
+    assert_true(nothing_for(x, &rep));
+    assert_int_equal(rep.evict_waits, 0);
+}
+
 static const dmn_range_t ws_x = {0x10000, 0x1000}, ws_a = {0x20000, 0x2000},
                          ws_b = {0x30000, 0x3000};
 
@@ -199,11 +221,7 @@ static void switch_x_to_a(int x, int a, int b, uint64_t *grant)
     dmn_msg_t m;
     x_released(x, a, b);
     int plans[3] = {0};
-    for (;;) { /* X's evictions, then the empty EVICT PLAN */
-        read_until(x, DMN_MSG_PLAN, DMN_PLAN_EVICT, &m, plans);
-        if (m.u.ranges.n_ranges == 0)
-            break;
-    }
+    read_evictions(x, &m, plans);
     assert_int_equal(plans[DMN_PLAN_EVICT], 1);
     *grant = m.u.ranges.seq;
     assert_int_equal(*grant, 2);
@@ -325,11 +343,7 @@ static void test_idle_grantee_no_wait(void **state)
     assert_true(nothing_for(b, &rep));
     send_simple(a, DMN_MSG_IDLE);
     dmn_msg_t m;
-    for (;;) { /* A's evictions for B's grant, then the request for EVICTED */
-        read_until(a, DMN_MSG_PLAN, DMN_PLAN_EVICT, &m, NULL);
-        if (m.u.ranges.n_ranges == 0)
-            break;
-    }
+    read_evictions(a, &m, NULL); /* A's, for B's grant */
     assert_int_equal(m.u.ranges.seq, g + 1);
     send_evicted(a, g + 1);
     read_until(b, DMN_MSG_GRANT, 0, &m, NULL);
@@ -353,12 +367,7 @@ static void test_no_eviction_no_wait(void **state)
     x_released(x, a, -1);
     read_until(a, DMN_MSG_GRANT, 0, &m, NULL);
     assert_int_equal(m.u.grant.grant_seq, 2);
-    assert_int_equal(tmsg_read(x, buf, &m), 0); /* X, expected next: its fill ahead only */
-    assert_int_equal(m.hdr.type, DMN_MSG_PLAN);
-    assert_int_equal(m.u.ranges.count, DMN_PLAN_AHEAD);
-    dmn_report_t rep;
-    assert_true(nothing_for(x, &rep));
-    assert_int_equal(rep.evict_waits, 0);
+    ahead_then_nothing(x); /* X, expected next: its fill ahead only */
     close(x), close(a);
     stop_server();
 }
@@ -374,12 +383,7 @@ static void test_wait_off(void **state)
     read_until(a, DMN_MSG_GRANT, 0, &m, NULL);
     read_until(x, DMN_MSG_PLAN, DMN_PLAN_EVICT, &m, NULL);
     assert_int_equal(m.u.ranges.n_ranges, 1);
-    assert_int_equal(tmsg_read(x, buf, &m), 0); /* no empty EVICT PLAN after it */
-    assert_int_equal(m.hdr.type, DMN_MSG_PLAN);
-    assert_int_equal(m.u.ranges.count, DMN_PLAN_AHEAD);
-    dmn_report_t rep;
-    assert_true(nothing_for(x, &rep));
-    assert_int_equal(rep.evict_waits, 0);
+    ahead_then_nothing(x); /* no empty EVICT PLAN after it */
     close(x), close(a);
     stop_server();
 }
