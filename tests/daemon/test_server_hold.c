@@ -31,18 +31,12 @@
 #include "daemon/server.h"
 #include "msg_io.h"
 #include "tproc.h"
+#include "tsrv.h"
 
 static char dir[] = "/tmp/gmux-sh-XXXXXX";
 static char path[128];
-static volatile sig_atomic_t child_stop;
 static pid_t server_pid;
 static uint8_t buf[DMN_PROTO_MAX_MSG];
-
-static void on_term(int sig)
-{
-    (void)sig;
-    child_stop = 1;
-}
 
 /* Evicts the previous holder's ranges, fills the incoming task's, and fills
  * the task marked for it ahead (its ranges); evict_none: no evictions. */
@@ -66,43 +60,26 @@ static gmux_status_t plan_on_switch(void *ctx, const dmn_task_view_t *tasks, siz
 
 static const dmn_placement_t placement = {"hold", NULL, plan_on_switch};
 
+static int share_off(dmn_server_opts_t *o, void *arg)
+{
+    (void)o, (void)arg;
+    char err[64];
+    return com_settings_set(COM_SETTING_DAEMON_SHARE, "0", err, sizeof(err)) != GMUX_OK;
+}
+
 /* A server child waiting at most wait_ms for evictions; quantum 20 ms. */
 static void start_server(int wait_ms)
 {
-    int p[2];
-    assert_int_equal(pipe(p), 0);
-    pid_t pid = fork();
-    if (pid == 0) {
-        close(p[0]);
-        signal(SIGTERM, on_term);
-        char err[64];
-        if (com_settings_set(COM_SETTING_DAEMON_SHARE, "0", err, sizeof(err)) != GMUX_OK)
-            _exit(2);
-        dmn_server_opts_t o = {path,
-                               DMN_NO_GROUP,
-                               20 * COM_NS_PER_MS,
-                               COM_NS_PER_S * 60,
-                               &placement,
-                               0,
-                               0,
-                               (uint64_t)wait_ms * COM_NS_PER_MS,
-                               0};
-        _exit(dmn_server_run(&o, &child_stop, p[1]) == GMUX_OK ? 0 : 1);
-    }
-    close(p[1]);
-    server_pid = pid;
-    char b;
-    assert_int_equal(read(p[0], &b, 1), 1);
-    close(p[0]);
-}
-
-static void stop_server(void)
-{
-    kill(server_pid, SIGTERM);
-    int st;
-    assert_int_equal(waitpid(server_pid, &st, 0), server_pid);
-    server_pid = 0;
-    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    dmn_server_opts_t o = {path,
+                           DMN_NO_GROUP,
+                           20 * COM_NS_PER_MS,
+                           COM_NS_PER_S * 60,
+                           &placement,
+                           0,
+                           0,
+                           (uint64_t)wait_ms * COM_NS_PER_MS,
+                           0};
+    tsrv_start(&o, share_off, NULL, &server_pid);
 }
 
 static int teardown(void **state)
@@ -257,7 +234,7 @@ static void test_grant_follows_report(void **state)
     assert_true(rep.evict_wait_max_ns > 0);
     assert_true(rep.evict_wait_ns >= rep.evict_wait_max_ns);
     close(x), close(a), close(b);
-    stop_server();
+    tsrv_stop(&server_pid);
 }
 
 /* A silent evictee: the grant goes once the bound passed, counted as given up. */
@@ -277,7 +254,7 @@ static void test_silent_evictee_bound(void **state)
     assert_int_equal(rep.evict_timeouts, 1);
     assert_true(rep.evict_wait_max_ns >= 300 * COM_NS_PER_MS);
     close(x), close(a);
-    stop_server();
+    tsrv_stop(&server_pid);
 }
 
 /* An evictee that hangs up (dies): nothing to wait for, the grant goes at
@@ -299,7 +276,7 @@ static void test_gone_evictee_no_wait(void **state)
     assert_int_equal(rep.evict_waits, 1);
     assert_int_equal(rep.evict_timeouts, 0);
     close(a);
-    stop_server();
+    tsrv_stop(&server_pid);
 }
 
 /* The granted task hangs up (dies) while its grant is held: nothing is left
@@ -326,7 +303,7 @@ static void test_gone_grantee_no_wait(void **state)
     assert_int_equal(rep.evict_timeouts, 0);
     assert_int_equal(rep.reclaimed, 1);
     close(x), close(b);
-    stop_server();
+    tsrv_stop(&server_pid);
 }
 
 /* The granted task goes idle before its GRANT went (its queue ran dry): the
@@ -352,7 +329,7 @@ static void test_idle_grantee_no_wait(void **state)
     assert_int_equal(rep.evict_waits, 2);
     assert_int_equal(rep.evict_timeouts, 0);
     close(x), close(a), close(b);
-    stop_server();
+    tsrv_stop(&server_pid);
 }
 
 /* A switch that evicts nothing: no empty EVICT PLAN, the grant at once. */
@@ -369,7 +346,7 @@ static void test_no_eviction_no_wait(void **state)
     assert_int_equal(m.u.grant.grant_seq, 2);
     ahead_then_nothing(x); /* X, expected next: its fill ahead only */
     close(x), close(a);
-    stop_server();
+    tsrv_stop(&server_pid);
 }
 
 /* A bound of 0: evictions are sent, nothing is asked for, nothing waits. */
@@ -385,7 +362,7 @@ static void test_wait_off(void **state)
     assert_int_equal(m.u.ranges.n_ranges, 1);
     ahead_then_nothing(x); /* no empty EVICT PLAN after it */
     close(x), close(a);
-    stop_server();
+    tsrv_stop(&server_pid);
 }
 
 /* GMUX_DAEMON_EVICT_WAIT_MS: the default, a value, 0, and out of range. */
