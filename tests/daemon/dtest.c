@@ -9,10 +9,13 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <poll.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/clock.h"
@@ -103,6 +106,22 @@ pid_t dtest_start_logged_at(const char *file, int line, drig_t *r, char *log, si
     close(saved);
     close(lf);
     return d;
+}
+
+void dtest_start_group_at(const char *file, int line, drig_t *r, char *log, size_t cap)
+{
+    if (geteuid() != 0 || !getgrnam("nogroup")) {
+        printf("needs root and a group 'nogroup'\n");
+        skip();
+    }
+    drig_init(r);
+    chmod(r->dir, 0755);
+    setenv("GMUX_DAEMON_GROUP", "nogroup", 1);
+    pid_t d =
+        log ? dtest_start_logged_at(file, line, r, log, cap) : drig_start_daemon(r, 10, "none");
+    unsetenv("GMUX_DAEMON_GROUP");
+    if (d <= 0)
+        fail_msg("%s:%d: the daemon shared with group nogroup did not start", file, line);
 }
 
 const char *dtest_log_text_at(const char *file, int line, const char *log)

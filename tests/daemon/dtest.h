@@ -41,6 +41,13 @@ int dtest_closed_by_peer(int fd, double timeout_s);
 #define dtest_start_logged(r, log, cap) dtest_start_logged_at(__FILE__, __LINE__, (r), (log), (cap))
 pid_t dtest_start_logged_at(const char *file, int line, drig_t *r, char *log, size_t cap);
 
+/* drig_init(r), then the rig's daemon (quantum 10 ms, placement "none")
+ * started with GMUX_DAEMON_GROUP=nogroup in a directory others may enter,
+ * with its stderr in a log as dtest_start_logged when log is not NULL. Skips
+ * the test without root or a group 'nogroup'. */
+#define dtest_start_group(r, log, cap) dtest_start_group_at(__FILE__, __LINE__, (r), (log), (cap))
+void dtest_start_group_at(const char *file, int line, drig_t *r, char *log, size_t cap);
+
 /* The text of the file log so far (one static buffer of 1 MiB, overwritten
  * by the next call). */
 #define dtest_log_text(log) dtest_log_text_at(__FILE__, __LINE__, (log))

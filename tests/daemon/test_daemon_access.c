@@ -96,17 +96,8 @@ static int nobody_query(int index, void *arg)
 static void test_group_access(void **state)
 {
     (void)state;
-    if (geteuid() != 0 || !getgrnam("nogroup")) {
-        printf("needs root and a group 'nogroup'\n");
-        skip();
-    }
     static drig_t r;
-    drig_init(&r);
-    chmod(r.dir, 0755);
-    setenv("GMUX_DAEMON_GROUP", "nogroup", 1);
-    pid_t d = drig_start_daemon(&r, 10, "none");
-    unsetenv("GMUX_DAEMON_GROUP");
-    assert_true(d > 0);
+    dtest_start_group(&r, NULL, 0);
     struct stat st;
     assert_int_equal(stat(r.sock, &st), 0);
     assert_int_equal(st.st_mode & 0777, 0660);
@@ -220,18 +211,9 @@ static int cap_child(int index, void *arg)
 static void test_member_connection_cap(void **state)
 {
     (void)state;
-    if (geteuid() != 0 || !getgrnam("nogroup")) {
-        printf("needs root and a group 'nogroup'\n");
-        skip();
-    }
     static drig_t r;
-    drig_init(&r);
-    chmod(r.dir, 0755);
     char log[160];
-    setenv("GMUX_DAEMON_GROUP", "nogroup", 1);
-    pid_t d = dtest_start_logged(&r, log, sizeof(log));
-    unsetenv("GMUX_DAEMON_GROUP");
-    assert_true(d > 0);
+    dtest_start_group(&r, log, sizeof(log));
     /* the owner: more than the cap, every one served */
     static int fds[CAP + 8];
     for (int i = 0; i < CAP + 8; i++) {

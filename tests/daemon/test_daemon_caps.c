@@ -149,18 +149,9 @@ static int task_caps_child(int index, void *arg)
  * in the daemon's log. */
 static void group_case(int (*child)(int, void *), const char *logged)
 {
-    if (geteuid() != 0 || !getgrnam("nogroup")) {
-        printf("needs root and a group 'nogroup'\n");
-        skip();
-    }
     static drig_t r;
-    drig_init(&r);
-    chmod(r.dir, 0755);
     char log[160];
-    setenv("GMUX_DAEMON_GROUP", "nogroup", 1);
-    pid_t d = dtest_start_logged(&r, log, sizeof(log));
-    unsetenv("GMUX_DAEMON_GROUP");
-    assert_true(d > 0);
+    dtest_start_group(&r, log, sizeof(log));
     int status[1];
     tproc_fork_all(1, child, &r, 120.0, status);
     assert_int_equal(status[0], 0);
