@@ -16,10 +16,12 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include "common/clock.h"
 #include "daemon/endpoint.h"
+#include "msg_io.h"
 
 int dtest_connect_at(const char *file, int line, const char *sock)
 {
@@ -45,6 +47,27 @@ int dtest_register_at(const char *file, int line, const char *sock, const char *
     if (type != DMN_MSG_REGISTERED)
         fail_msg("%s:%d: %s's answer to REGISTER: type %d, not REGISTERED (%d)", file, line, name,
                  type, DMN_MSG_REGISTERED);
+    return fd;
+}
+
+int dtest_refused_at(const char *file, int line, const char *sock, const void *msg, size_t len,
+                     gmux_status_t want, uint8_t *buf, dmn_msg_t *m)
+{
+    int fd = dtest_connect_at(file, line, sock);
+    struct timeval tv = {10, 0};
+    if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) != 0)
+        fail_msg("%s:%d: SO_RCVTIMEO: %s", file, line, strerror(errno));
+    ssize_t sent = send(fd, msg, len, MSG_NOSIGNAL);
+    if (sent != (ssize_t)len)
+        fail_msg("%s:%d: sending %zu bytes: %zd (%s)", file, line, len, sent, strerror(errno));
+    if (tmsg_read(fd, buf, m) != 0)
+        fail_msg("%s:%d: no whole answer within 10 s", file, line);
+    if (m->hdr.type != DMN_MSG_REFUSED)
+        fail_msg("%s:%d: the answer is %s, not REFUSED", file, line,
+                 dmn_msg_type_name(m->hdr.type));
+    if (m->u.refused.status != want)
+        fail_msg("%s:%d: REFUSED with status %d, not %d", file, line, (int)m->u.refused.status,
+                 (int)want);
     return fd;
 }
 

@@ -23,6 +23,14 @@ int dtest_connect_at(const char *file, int line, const char *sock);
 #define dtest_register(sock, name, buf) dtest_register_at(__FILE__, __LINE__, (sock), (name), (buf))
 int dtest_register_at(const char *file, int line, const char *sock, const char *name, uint8_t *buf);
 
+/* Connects to sock, sends msg (len bytes) and reads the answer (reads time
+ * out after 10 s) into *m (buf: DMN_PROTO_MAX_MSG bytes): it must be REFUSED
+ * with status want. Returns the connection. */
+#define dtest_refused(sock, msg, len, want, buf, m)                                                \
+    dtest_refused_at(__FILE__, __LINE__, (sock), (msg), (len), (want), (buf), (m))
+int dtest_refused_at(const char *file, int line, const char *sock, const void *msg, size_t len,
+                     gmux_status_t want, uint8_t *buf, dmn_msg_t *m);
+
 /* Reads and decodes one whole message into buf (DMN_PROTO_MAX_MSG bytes) and
  * *m within timeout_s. Returns its type, or -1 on end of file, an error, an
  * undecodable message or the timeout (not a failure: tests expect some). */

@@ -285,15 +285,8 @@ static void test_other_version_rate_limited(void **state)
     size_t n = dmn_proto_encode_register(m, sizeof(m), 1, &reg);
     m[4] = 9; /* little-endian version field */
     for (int i = 0; i < TRIES; i++) {
-        int fd = dtest_connect(r.sock);
-        struct timeval tv = {10, 0};
-        assert_int_equal(setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)), 0);
-        assert_int_equal(send(fd, m, n, MSG_NOSIGNAL), (ssize_t)n);
         dmn_msg_t got;
-        assert_int_equal(tmsg_read(fd, buf, &got), 0);
-        assert_int_equal(got.hdr.type, DMN_MSG_REFUSED);
-        assert_int_equal(got.u.refused.status, GMUX_ERR_VERSION);
-        close(fd);
+        close(dtest_refused(r.sock, m, n, GMUX_ERR_VERSION, buf, &got));
     }
     char mine[32];
     snprintf(mine, sizeof(mine), "pid %d:", (int)getpid());

@@ -149,14 +149,8 @@ static void send_and_expect_drop(drig_t *r, const uint8_t *msg, size_t len, cons
 static void expect_version_refused(drig_t *r, const uint8_t *msg, size_t len)
 {
     static uint8_t buf[DMN_PROTO_MAX_MSG];
-    int fd = dtest_connect(r->sock);
-    struct timeval tv = {10, 0};
-    assert_int_equal(setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)), 0);
-    assert_int_equal(send(fd, msg, len, MSG_NOSIGNAL), (ssize_t)len);
     dmn_msg_t m;
-    assert_int_equal(tmsg_read(fd, buf, &m), 0);
-    assert_int_equal(m.hdr.type, DMN_MSG_REFUSED);
-    assert_int_equal(m.u.refused.status, GMUX_ERR_VERSION);
+    int fd = dtest_refused(r->sock, msg, len, GMUX_ERR_VERSION, buf, &m);
     char want[DMN_REASON_MAX];
     snprintf(want, sizeof(want), "protocol version 9; gmuxd speaks %u", DMN_PROTO_VERSION);
     assert_string_equal(m.u.refused.reason, want);
