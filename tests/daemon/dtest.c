@@ -103,6 +103,18 @@ int dtest_read_until(int fd, uint8_t *buf, int want, double timeout_s)
     return 0;
 }
 
+int dtest_query_answered(int fd)
+{
+    uint8_t q[16];
+    size_t n = dmn_proto_encode_empty(q, sizeof(q), 1, DMN_MSG_QUERY);
+    (void)!send(fd, q, n, MSG_NOSIGNAL);
+    struct pollfd p = {fd, POLLIN, 0};
+    if (poll(&p, 1, 10000) != 1)
+        return -1;
+    char b[512];
+    return recv(fd, b, sizeof(b), 0) > 0 ? 1 : 0;
+}
+
 int dtest_closed_by_peer(int fd, double timeout_s)
 {
     uint64_t deadline = com_deadline_after_ns((uint64_t)(timeout_s * 1e9));

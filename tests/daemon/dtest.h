@@ -39,6 +39,11 @@ int dtest_read(int fd, uint8_t *buf, dmn_msg_t *m, double timeout_s);
 /* Reads messages until one of type want came (1) or timeout_s passed (0). */
 int dtest_read_until(int fd, uint8_t *buf, int want, double timeout_s);
 
+/* Sends a QUERY on fd: 1 when answered, 0 when the daemon closed it
+ * instead, -1 when neither happened within 10 s (no assertion: usable in a
+ * forked child). */
+int dtest_query_answered(int fd);
+
 /* Whether the peer closes fd within timeout_s (end of file or reset); what
  * it sent before is read and dropped. */
 int dtest_closed_by_peer(int fd, double timeout_s);

@@ -150,20 +150,6 @@ struct cap_run {
     int done[2]; /* the owner says it was served meanwhile */
 };
 
-/* Sends a QUERY on fd: 1 when answered, 0 when the daemon closed it
- * instead, -1 when neither happened within 10 s. */
-static int query_answered(int fd)
-{
-    uint8_t q[16];
-    size_t n = dmn_proto_encode_empty(q, sizeof(q), 1, DMN_MSG_QUERY);
-    (void)!send(fd, q, n, MSG_NOSIGNAL);
-    struct pollfd p = {fd, POLLIN, 0};
-    if (poll(&p, 1, 10000) != 1)
-        return -1;
-    char b[512];
-    return recv(fd, b, sizeof(b), 0) > 0 ? 1 : 0;
-}
-
 static int cap_member(struct cap_run *c)
 {
     static int fds[CAP + 1];
@@ -172,7 +158,7 @@ static int cap_member(struct cap_run *c)
     for (int i = 0; i <= CAP; i++) {
         if (dmn_endpoint_connect(c->r->sock, &fds[i]) != GMUX_OK)
             return 20;
-        int a = query_answered(fds[i]);
+        int a = dtest_query_answered(fds[i]);
         if (a != (i < CAP ? 1 : 0)) {
             fprintf(stderr, "member connection %d of at most %d: %s\n", i + 1, CAP,
                     a == 1   ? "served"
@@ -181,7 +167,7 @@ static int cap_member(struct cap_run *c)
             return i < CAP ? 30 : 40;
         }
     }
-    if (query_answered(fds[0]) != 1 || query_answered(fds[CAP - 1]) != 1)
+    if (dtest_query_answered(fds[0]) != 1 || dtest_query_answered(fds[CAP - 1]) != 1)
         return 50; /* those it holds are still served */
     char b = 'h';
     if (write(c->held[1], &b, 1) != 1)
@@ -218,7 +204,7 @@ static void test_member_connection_cap(void **state)
     static int fds[CAP + 8];
     for (int i = 0; i < CAP + 8; i++) {
         fds[i] = dtest_connect(r.sock);
-        assert_int_equal(query_answered(fds[i]), 1);
+        assert_int_equal(dtest_query_answered(fds[i]), 1);
     }
     for (int i = 0; i < CAP + 8; i++)
         close(fds[i]);

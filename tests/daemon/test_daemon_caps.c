@@ -40,20 +40,6 @@ static int count_in(const char *text, const char *needle)
     return n;
 }
 
-/* Sends a QUERY on fd: 1 when answered, 0 when the daemon closed it
- * instead, -1 when neither happened within 10 s. */
-static int query_answered(int fd)
-{
-    uint8_t q[16];
-    size_t n = dmn_proto_encode_empty(q, sizeof(q), 1, DMN_MSG_QUERY);
-    (void)!send(fd, q, n, MSG_NOSIGNAL);
-    struct pollfd p = {fd, POLLIN, 0};
-    if (poll(&p, 1, 10000) != 1)
-        return -1;
-    char b[512];
-    return recv(fd, b, sizeof(b), 0) > 0 ? 1 : 0;
-}
-
 /* Connects and registers a task: 1 when REGISTERED came, 0 when REFUSED did
  * (its reason in why), -1 otherwise. *fd stays open on 1. */
 static int register_task(const char *sock, int *fd, char *why, size_t cap)
@@ -187,7 +173,7 @@ static int conn_caps_child(int index, void *arg)
             int fd, a;
             if (dmn_endpoint_connect(r->sock, &fd) != GMUX_OK)
                 return 30;
-            if ((a = query_answered(fd)) < 0)
+            if ((a = dtest_query_answered(fd)) < 0)
                 return 40;
             if (a == 0) {
                 close(fd);
@@ -207,7 +193,7 @@ static int conn_caps_child(int index, void *arg)
         return 70;
     for (int i = 0; i < 8; i++) { /* the owner */
         int fd;
-        if (dmn_endpoint_connect(r->sock, &fd) != GMUX_OK || query_answered(fd) != 1)
+        if (dmn_endpoint_connect(r->sock, &fd) != GMUX_OK || dtest_query_answered(fd) != 1)
             return 80;
         close(fd);
     }
@@ -237,12 +223,12 @@ static void test_refusals_rate_limited(void **state)
     static int fds[DMN_SERVER_MAX_CONNS];
     for (int i = 0; i < DMN_SERVER_MAX_CONNS; i++) {
         fds[i] = dtest_connect(r.sock);
-        assert_int_equal(query_answered(fds[i]), 1);
+        assert_int_equal(dtest_query_answered(fds[i]), 1);
     }
     uint64_t t0 = com_clock_ns();
     for (int i = 0; i < FLOOD; i++) {
         int fd = dtest_connect(r.sock);
-        assert_int_equal(query_answered(fd), 0); /* closed unanswered */
+        assert_int_equal(dtest_query_answered(fd), 0); /* closed unanswered */
         close(fd);
     }
     uint64_t secs = (com_clock_ns() - t0) / COM_NS_PER_S;
