@@ -191,17 +191,23 @@ static void x_released(int x, int a, int b)
     send_simple(x, DMN_MSG_RELEASE);
 }
 
-/* X holds the turn; A and B wait; X's quantum ends and it releases: the
- * switch to A evicts X's working set. Returns X's grant-2 marker seen. */
-static void switch_x_to_a(int x, int a, int b, uint64_t *grant)
+/* A server waiting at most wait_ms for evictions; X, A (and B when b is not
+ * NULL) registered; X holds the turn, A and B wait, X's quantum ends and it
+ * releases: the switch to A evicts X's working set. Returns its grant (2),
+ * marked on X's empty EVICT PLAN. */
+static uint64_t switched_x_to_a(int wait_ms, int *x, int *a, int *b)
 {
+    start_server(wait_ms);
+    *x = raw_client("x"), *a = raw_client("a");
+    if (b)
+        *b = raw_client("b");
     dmn_msg_t m;
-    x_released(x, a, b);
+    x_released(*x, *a, b ? *b : -1);
     int plans[3] = {0};
-    read_evictions(x, &m, plans);
+    read_evictions(*x, &m, plans);
     assert_int_equal(plans[DMN_PLAN_EVICT], 1);
-    *grant = m.u.ranges.seq;
-    assert_int_equal(*grant, 2);
+    assert_int_equal(m.u.ranges.seq, 2);
+    return m.u.ranges.seq;
 }
 
 /* A reporting evictee: A's GRANT and B's fill ahead follow X's EVICTED for
@@ -209,10 +215,8 @@ static void switch_x_to_a(int x, int a, int b, uint64_t *grant)
 static void test_grant_follows_report(void **state)
 {
     (void)state;
-    start_server(60000);
-    int x = raw_client("x"), a = raw_client("a"), b = raw_client("b");
-    uint64_t g;
-    switch_x_to_a(x, a, b, &g);
+    int x, a, b;
+    uint64_t g = switched_x_to_a(60000, &x, &a, &b);
     dmn_report_t rep;
     assert_true(nothing_for(a, &rep));
     assert_true(nothing_for(b, &rep));
@@ -241,10 +245,8 @@ static void test_grant_follows_report(void **state)
 static void test_silent_evictee_bound(void **state)
 {
     (void)state;
-    start_server(300);
-    int x = raw_client("x"), a = raw_client("a");
-    uint64_t g;
-    switch_x_to_a(x, a, -1, &g);
+    int x, a;
+    uint64_t g = switched_x_to_a(300, &x, &a, NULL);
     dmn_msg_t m;
     read_until(a, DMN_MSG_GRANT, 0, &m, NULL);
     assert_int_equal(m.u.grant.grant_seq, g);
@@ -262,10 +264,8 @@ static void test_silent_evictee_bound(void **state)
 static void test_gone_evictee_no_wait(void **state)
 {
     (void)state;
-    start_server(60000);
-    int x = raw_client("x"), a = raw_client("a");
-    uint64_t g;
-    switch_x_to_a(x, a, -1, &g);
+    int x, a;
+    uint64_t g = switched_x_to_a(60000, &x, &a, NULL);
     dmn_report_t rep;
     assert_true(nothing_for(a, &rep));
     close(x);
@@ -288,10 +288,8 @@ static void test_gone_evictee_no_wait(void **state)
 static void test_gone_grantee_no_wait(void **state)
 {
     (void)state;
-    start_server(60000);
-    int x = raw_client("x"), a = raw_client("a"), b = raw_client("b");
-    uint64_t g;
-    switch_x_to_a(x, a, b, &g);
+    int x, a, b;
+    uint64_t g = switched_x_to_a(60000, &x, &a, &b);
     dmn_report_t rep;
     assert_true(nothing_for(b, &rep));
     close(a);
@@ -312,10 +310,8 @@ static void test_gone_grantee_no_wait(void **state)
 static void test_idle_grantee_no_wait(void **state)
 {
     (void)state;
-    start_server(60000);
-    int x = raw_client("x"), a = raw_client("a"), b = raw_client("b");
-    uint64_t g;
-    switch_x_to_a(x, a, b, &g);
+    int x, a, b;
+    uint64_t g = switched_x_to_a(60000, &x, &a, &b);
     dmn_report_t rep;
     assert_true(nothing_for(b, &rep));
     send_simple(a, DMN_MSG_IDLE);
