@@ -1,7 +1,9 @@
 /*
  * cmocka helpers shared by the daemon's integration tests (with drig.h):
- * raw protocol connections to the rig's daemon, a message read with a
- * deadline, and the daemon started with its stderr in a log read back.
+ * raw protocol connections to the rig's daemon (connect, register, a
+ * message read with a deadline, a refusal, a QUERY probe, the peer's close),
+ * and the daemon started with its stderr in a log (or for group nogroup),
+ * the log read back.
  * A helper that fails fails the test with a message naming what failed and
  * the caller's file:line.
  */
