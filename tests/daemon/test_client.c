@@ -25,21 +25,15 @@
 #include "daemon/report.h"
 #include "daemon/server.h"
 #include "msg_io.h"
+#include "tsrv.h"
 #include "tdir.h"
 #include "tproc.h"
 
 static char dir[] = "/tmp/gmux-cl-XXXXXX";
 static char path[128];
-static volatile sig_atomic_t child_stop;
 static pid_t server_pid; /* the running server child, 0 none */
 /* GMUX_DAEMON_EVICT_WAIT_MS of the next server started, in ns (0: no waits) */
 static uint64_t server_evict_wait_ns;
-
-static void on_term(int sig)
-{
-    (void)sig;
-    child_stop = 1;
-}
 
 /* capacity: GMUX_DAEMON_CAPACITY of the server (NULL: the default); with one,
  * the share mode is off (time slices whatever the footprints). */
@@ -62,31 +56,31 @@ static pid_t start_server(const char *placement)
     return start_server_cap(placement, NULL);
 }
 
+struct server_cfg {
+    const char *placement, *capacity;
+};
+
+/* In the server child: GMUX_DAEMON_CAPACITY with the share mode off (when a
+ * capacity is given), then the placement, which reads the capacity. */
+static int child_prep(dmn_server_opts_t *o, void *arg)
+{
+    const struct server_cfg *c = arg;
+    char err[64];
+    if (c->capacity &&
+        (com_settings_set(COM_SETTING_DAEMON_CAPACITY, c->capacity, err, sizeof(err)) != GMUX_OK ||
+         com_settings_set(COM_SETTING_DAEMON_SHARE, "0", err, sizeof(err)) != GMUX_OK))
+        return 1;
+    o->placement = dmn_placement_find(c->placement);
+    return 0;
+}
+
 static pid_t start_server_cap(const char *placement, const char *capacity)
 {
-    int p[2];
-    assert_int_equal(pipe(p), 0);
-    pid_t pid = fork();
-    if (pid == 0) {
-        close(p[0]);
-        signal(SIGTERM, on_term);
-        char err[64];
-        if (capacity &&
-            (com_settings_set(COM_SETTING_DAEMON_CAPACITY, capacity, err, sizeof(err)) != GMUX_OK ||
-             com_settings_set(COM_SETTING_DAEMON_SHARE, "0", err, sizeof(err)) != GMUX_OK))
-            _exit(2);
-        dmn_server_opts_t o = {path,
-                               DMN_NO_GROUP,
-                               20 * COM_NS_PER_MS,
-                               2 * COM_NS_PER_S,
-                               dmn_placement_find(placement),
-                               0,
-                               0,
-                               server_evict_wait_ns,
-                               0};
-        _exit(dmn_server_run(&o, &child_stop, p[1]) == GMUX_OK ? 0 : 1);
-    }
-    return server_ready(pid, p);
+    struct server_cfg c = {placement, capacity};
+    dmn_server_opts_t o = {
+        path, DMN_NO_GROUP, 20 * COM_NS_PER_MS, 2 * COM_NS_PER_S, NULL, 0, 0, server_evict_wait_ns,
+        0};
+    return tsrv_start(&o, child_prep, &c, &server_pid);
 }
 
 static void stop_server(pid_t pid, int sig)
@@ -364,10 +358,8 @@ static void run_crossing_grant(int again)
         assert_false(dmn_client_is_local(c));
     }
     dmn_client_close(c);
-    int status;
-    assert_int_equal(waitpid(srv, &status, 0), srv);
-    server_pid = 0;
-    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    assert_int_equal(srv, server_pid);
+    tsrv_wait_exit0(&server_pid);
 }
 
 /* A GRANT that arrives after the client sent IDLE (and asked for nothing

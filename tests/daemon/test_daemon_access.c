@@ -29,6 +29,7 @@
 #include "daemon/endpoint.h"
 #include "daemon/server.h"
 #include "drig.h"
+#include "dtest.h"
 #include "tproc.h"
 
 static dmn_report_t rep;
@@ -95,17 +96,8 @@ static int nobody_query(int index, void *arg)
 static void test_group_access(void **state)
 {
     (void)state;
-    if (geteuid() != 0 || !getgrnam("nogroup")) {
-        printf("needs root and a group 'nogroup'\n");
-        skip();
-    }
     static drig_t r;
-    drig_init(&r);
-    chmod(r.dir, 0755);
-    setenv("GMUX_DAEMON_GROUP", "nogroup", 1);
-    pid_t d = drig_start_daemon(&r, 10, "none");
-    unsetenv("GMUX_DAEMON_GROUP");
-    assert_true(d > 0);
+    dtest_start_group(&r, NULL, 0);
     struct stat st;
     assert_int_equal(stat(r.sock, &st), 0);
     assert_int_equal(st.st_mode & 0777, 0660);
@@ -116,27 +108,9 @@ static void test_group_access(void **state)
     drig_fini(&r);
 }
 
-/* Starts the rig's daemon with its stderr in a file of the rig (*log). */
-static pid_t start_logged(drig_t *r, char *log, size_t cap)
-{
-    snprintf(log, cap, "%s/daemon.err", r->dir);
-    int saved = dup(2), lf = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    assert_true(saved >= 0 && lf >= 0);
-    dup2(lf, 2);
-    pid_t d = drig_start_daemon(r, 10, "none");
-    dup2(saved, 2);
-    close(saved);
-    close(lf);
-    return d;
-}
-
 static void assert_logged(const char *log, const char *want)
 {
-    static char text[1 << 16];
-    FILE *f = fopen(log, "r");
-    assert_non_null(f);
-    text[fread(text, 1, sizeof(text) - 1, f)] = 0;
-    fclose(f);
+    const char *text = dtest_log_text(log);
     if (!strstr(text, want))
         fail_msg("'%s' not in the daemon's log: %s", want, text);
 }
@@ -150,9 +124,8 @@ static void test_foreground_logs(void **state)
     static drig_t r;
     drig_init(&r);
     char log[160];
-    assert_true(start_logged(&r, log, sizeof(log)) > 0);
-    int fd;
-    assert_int_equal(dmn_endpoint_connect(r.sock, &fd), GMUX_OK);
+    assert_true(dtest_start_logged(&r, log, sizeof(log)) > 0);
+    int fd = dtest_connect(r.sock);
     uint8_t junk[16] = "not a header";
     assert_int_equal(send(fd, junk, sizeof(junk), MSG_NOSIGNAL), (ssize_t)sizeof(junk));
     struct pollfd p = {fd, POLLIN, 0};
@@ -177,20 +150,6 @@ struct cap_run {
     int done[2]; /* the owner says it was served meanwhile */
 };
 
-/* Sends a QUERY on fd: 1 when answered, 0 when the daemon closed it
- * instead, -1 when neither happened within 10 s. */
-static int query_answered(int fd)
-{
-    uint8_t q[16];
-    size_t n = dmn_proto_encode_empty(q, sizeof(q), 1, DMN_MSG_QUERY);
-    (void)!send(fd, q, n, MSG_NOSIGNAL);
-    struct pollfd p = {fd, POLLIN, 0};
-    if (poll(&p, 1, 10000) != 1)
-        return -1;
-    char b[512];
-    return recv(fd, b, sizeof(b), 0) > 0 ? 1 : 0;
-}
-
 static int cap_member(struct cap_run *c)
 {
     static int fds[CAP + 1];
@@ -199,7 +158,7 @@ static int cap_member(struct cap_run *c)
     for (int i = 0; i <= CAP; i++) {
         if (dmn_endpoint_connect(c->r->sock, &fds[i]) != GMUX_OK)
             return 20;
-        int a = query_answered(fds[i]);
+        int a = dtest_query_answered(fds[i]);
         if (a != (i < CAP ? 1 : 0)) {
             fprintf(stderr, "member connection %d of at most %d: %s\n", i + 1, CAP,
                     a == 1   ? "served"
@@ -208,7 +167,7 @@ static int cap_member(struct cap_run *c)
             return i < CAP ? 30 : 40;
         }
     }
-    if (query_answered(fds[0]) != 1 || query_answered(fds[CAP - 1]) != 1)
+    if (dtest_query_answered(fds[0]) != 1 || dtest_query_answered(fds[CAP - 1]) != 1)
         return 50; /* those it holds are still served */
     char b = 'h';
     if (write(c->held[1], &b, 1) != 1)
@@ -238,23 +197,14 @@ static int cap_child(int index, void *arg)
 static void test_member_connection_cap(void **state)
 {
     (void)state;
-    if (geteuid() != 0 || !getgrnam("nogroup")) {
-        printf("needs root and a group 'nogroup'\n");
-        skip();
-    }
     static drig_t r;
-    drig_init(&r);
-    chmod(r.dir, 0755);
     char log[160];
-    setenv("GMUX_DAEMON_GROUP", "nogroup", 1);
-    pid_t d = start_logged(&r, log, sizeof(log));
-    unsetenv("GMUX_DAEMON_GROUP");
-    assert_true(d > 0);
+    dtest_start_group(&r, log, sizeof(log));
     /* the owner: more than the cap, every one served */
     static int fds[CAP + 8];
     for (int i = 0; i < CAP + 8; i++) {
-        assert_int_equal(dmn_endpoint_connect(r.sock, &fds[i]), GMUX_OK);
-        assert_int_equal(query_answered(fds[i]), 1);
+        fds[i] = dtest_connect(r.sock);
+        assert_int_equal(dtest_query_answered(fds[i]), 1);
     }
     for (int i = 0; i < CAP + 8; i++)
         close(fds[i]);

@@ -28,33 +28,9 @@
 #include "daemon/proto.h"
 #include "daemon/server.h"
 #include "drig.h"
+#include "dtest.h"
 #include "msg_io.h"
 #include "tproc.h"
-
-/* Starts the rig's daemon with its stderr in a file of the rig (*log). */
-static pid_t start_logged(drig_t *r, char *log, size_t cap)
-{
-    snprintf(log, cap, "%s/daemon.err", r->dir);
-    int saved = dup(2), lf = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    assert_true(saved >= 0 && lf >= 0);
-    dup2(lf, 2);
-    pid_t d = drig_start_daemon(r, 10, "none");
-    dup2(saved, 2);
-    close(saved);
-    close(lf);
-    return d;
-}
-
-/* The daemon's log so far (static buffer). */
-static const char *read_log(const char *log)
-{
-    static char text[1 << 20];
-    FILE *f = fopen(log, "r");
-    assert_non_null(f);
-    text[fread(text, 1, sizeof(text) - 1, f)] = 0;
-    fclose(f);
-    return text;
-}
 
 static int count_in(const char *text, const char *needle)
 {
@@ -62,20 +38,6 @@ static int count_in(const char *text, const char *needle)
     for (const char *p = text; (p = strstr(p, needle)); p++)
         n++;
     return n;
-}
-
-/* Sends a QUERY on fd: 1 when answered, 0 when the daemon closed it
- * instead, -1 when neither happened within 10 s. */
-static int query_answered(int fd)
-{
-    uint8_t q[16];
-    size_t n = dmn_proto_encode_empty(q, sizeof(q), 1, DMN_MSG_QUERY);
-    (void)!send(fd, q, n, MSG_NOSIGNAL);
-    struct pollfd p = {fd, POLLIN, 0};
-    if (poll(&p, 1, 10000) != 1)
-        return -1;
-    char b[512];
-    return recv(fd, b, sizeof(b), 0) > 0 ? 1 : 0;
 }
 
 /* Connects and registers a task: 1 when REGISTERED came, 0 when REFUSED did
@@ -173,22 +135,13 @@ static int task_caps_child(int index, void *arg)
  * in the daemon's log. */
 static void group_case(int (*child)(int, void *), const char *logged)
 {
-    if (geteuid() != 0 || !getgrnam("nogroup")) {
-        printf("needs root and a group 'nogroup'\n");
-        skip();
-    }
     static drig_t r;
-    drig_init(&r);
-    chmod(r.dir, 0755);
     char log[160];
-    setenv("GMUX_DAEMON_GROUP", "nogroup", 1);
-    pid_t d = start_logged(&r, log, sizeof(log));
-    unsetenv("GMUX_DAEMON_GROUP");
-    assert_true(d > 0);
+    dtest_start_group(&r, log, sizeof(log));
     int status[1];
     tproc_fork_all(1, child, &r, 120.0, status);
     assert_int_equal(status[0], 0);
-    const char *text = read_log(log);
+    const char *text = dtest_log_text(log);
     if (!strstr(text, logged))
         fail_msg("the refusal is not in the daemon's log: %s", text);
     drig_fini(&r);
@@ -220,7 +173,7 @@ static int conn_caps_child(int index, void *arg)
             int fd, a;
             if (dmn_endpoint_connect(r->sock, &fd) != GMUX_OK)
                 return 30;
-            if ((a = query_answered(fd)) < 0)
+            if ((a = dtest_query_answered(fd)) < 0)
                 return 40;
             if (a == 0) {
                 close(fd);
@@ -240,7 +193,7 @@ static int conn_caps_child(int index, void *arg)
         return 70;
     for (int i = 0; i < 8; i++) { /* the owner */
         int fd;
-        if (dmn_endpoint_connect(r->sock, &fd) != GMUX_OK || query_answered(fd) != 1)
+        if (dmn_endpoint_connect(r->sock, &fd) != GMUX_OK || dtest_query_answered(fd) != 1)
             return 80;
         close(fd);
     }
@@ -266,26 +219,25 @@ static void test_refusals_rate_limited(void **state)
     static drig_t r;
     drig_init(&r);
     char log[160];
-    assert_true(start_logged(&r, log, sizeof(log)) > 0);
+    assert_true(dtest_start_logged(&r, log, sizeof(log)) > 0);
     static int fds[DMN_SERVER_MAX_CONNS];
     for (int i = 0; i < DMN_SERVER_MAX_CONNS; i++) {
-        assert_int_equal(dmn_endpoint_connect(r.sock, &fds[i]), GMUX_OK);
-        assert_int_equal(query_answered(fds[i]), 1);
+        fds[i] = dtest_connect(r.sock);
+        assert_int_equal(dtest_query_answered(fds[i]), 1);
     }
     uint64_t t0 = com_clock_ns();
     for (int i = 0; i < FLOOD; i++) {
-        int fd;
-        assert_int_equal(dmn_endpoint_connect(r.sock, &fd), GMUX_OK);
-        assert_int_equal(query_answered(fd), 0); /* closed unanswered */
+        int fd = dtest_connect(r.sock);
+        assert_int_equal(dtest_query_answered(fd), 0); /* closed unanswered */
         close(fd);
     }
     uint64_t secs = (com_clock_ns() - t0) / COM_NS_PER_S;
     char want[64];
     snprintf(want, sizeof(want), "(%d refused so far)", FLOOD);
-    const char *text = read_log(log);
+    const char *text = dtest_log_text(log);
     for (int i = 0; i < 500 && !strstr(text, want); i++) { /* the summary, within ~2 s */
         com_clock_sleep_ns(20 * COM_NS_PER_MS);
-        text = read_log(log);
+        text = dtest_log_text(log);
     }
     int lines = count_in(text, "too many connections");
     print_message("%d refusals in %llu s: %d lines\n", FLOOD, (unsigned long long)secs, lines);
@@ -313,26 +265,18 @@ static void test_other_version_rate_limited(void **state)
     static uint8_t buf[DMN_PROTO_MAX_MSG];
     drig_init(&r);
     char log[160];
-    assert_true(start_logged(&r, log, sizeof(log)) > 0);
+    assert_true(dtest_start_logged(&r, log, sizeof(log)) > 0);
     uint8_t m[256];
     dmn_msg_register_t reg = {1, DMN_CLASS_BATCH, 0, 0, 0, "stale"};
     size_t n = dmn_proto_encode_register(m, sizeof(m), 1, &reg);
     m[4] = 9; /* little-endian version field */
     for (int i = 0; i < TRIES; i++) {
-        int fd;
-        assert_int_equal(dmn_endpoint_connect(r.sock, &fd), GMUX_OK);
-        struct timeval tv = {10, 0};
-        assert_int_equal(setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)), 0);
-        assert_int_equal(send(fd, m, n, MSG_NOSIGNAL), (ssize_t)n);
         dmn_msg_t got;
-        assert_int_equal(tmsg_read(fd, buf, &got), 0);
-        assert_int_equal(got.hdr.type, DMN_MSG_REFUSED);
-        assert_int_equal(got.u.refused.status, GMUX_ERR_VERSION);
-        close(fd);
+        close(dtest_refused(r.sock, m, n, GMUX_ERR_VERSION, buf, &got));
     }
     char mine[32];
     snprintf(mine, sizeof(mine), "pid %d:", (int)getpid());
-    const char *text = read_log(log); /* each line was written before its REFUSED */
+    const char *text = dtest_log_text(log); /* each line was written before its REFUSED */
     int lines = count_in(text, mine);
     print_message("%d connections of version 9: %d lines\n", TRIES, lines);
     if (lines != 1)

@@ -30,6 +30,7 @@
 #include "daemon/endpoint.h"
 #include "daemon/server.h"
 #include "drig.h"
+#include "dtest.h"
 #include "msg_io.h"
 #include "tproc.h"
 
@@ -132,33 +133,11 @@ static void test_kill_daemon(void **state)
     drig_fini(&r);
 }
 
-/* Raw connection helpers for hostile input. */
-static int raw_connect(drig_t *r)
-{
-    int fd;
-    assert_int_equal(dmn_endpoint_connect(r->sock, &fd), GMUX_OK);
-    return fd;
-}
-
-/* Whether the daemon closes fd within timeout (EOF or reset). */
-static int closed_by_peer(int fd, double timeout_s)
-{
-    uint64_t deadline = com_deadline_after_ns((uint64_t)(timeout_s * 1e9));
-    char b[4096];
-    while (!com_deadline_passed(deadline)) {
-        ssize_t n = recv(fd, b, sizeof(b), MSG_DONTWAIT);
-        if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
-            return 1;
-        com_clock_sleep_ns(5 * COM_NS_PER_MS);
-    }
-    return 0;
-}
-
 static void send_and_expect_drop(drig_t *r, const uint8_t *msg, size_t len, const char *what)
 {
-    int fd = raw_connect(r);
+    int fd = dtest_connect(r->sock);
     assert_int_equal(send(fd, msg, len, MSG_NOSIGNAL), (ssize_t)len);
-    int dropped = closed_by_peer(fd, 10.0);
+    int dropped = dtest_closed_by_peer(fd, 10.0);
     if (!dropped)
         fprintf(stderr, "daemon kept a connection after: %s\n", what);
     assert_true(dropped);
@@ -170,18 +149,12 @@ static void send_and_expect_drop(drig_t *r, const uint8_t *msg, size_t len, cons
 static void expect_version_refused(drig_t *r, const uint8_t *msg, size_t len)
 {
     static uint8_t buf[DMN_PROTO_MAX_MSG];
-    int fd = raw_connect(r);
-    struct timeval tv = {10, 0};
-    assert_int_equal(setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)), 0);
-    assert_int_equal(send(fd, msg, len, MSG_NOSIGNAL), (ssize_t)len);
     dmn_msg_t m;
-    assert_int_equal(tmsg_read(fd, buf, &m), 0);
-    assert_int_equal(m.hdr.type, DMN_MSG_REFUSED);
-    assert_int_equal(m.u.refused.status, GMUX_ERR_VERSION);
+    int fd = dtest_refused(r->sock, msg, len, GMUX_ERR_VERSION, buf, &m);
     char want[DMN_REASON_MAX];
     snprintf(want, sizeof(want), "protocol version 9; gmuxd speaks %u", DMN_PROTO_VERSION);
     assert_string_equal(m.u.refused.reason, want);
-    assert_true(closed_by_peer(fd, 10.0));
+    assert_true(dtest_closed_by_peer(fd, 10.0));
     close(fd);
 }
 
@@ -234,7 +207,7 @@ static void test_malformed(void **state)
         m[i] = (uint8_t)(i * 37 + 11);
     send_and_expect_drop(&r, m, sizeof(m), "garbage");
     /* Truncated: half a header, then hang up. */
-    int fd = raw_connect(&r);
+    int fd = dtest_connect(r.sock);
     n = dmn_proto_encode_empty(m, sizeof(m), 1, DMN_MSG_QUERY);
     assert_int_equal(send(fd, m, 7, MSG_NOSIGNAL), 7);
     close(fd);
@@ -253,44 +226,6 @@ static void test_malformed(void **state)
     drig_fini(&r);
 }
 
-/* Reads and decodes one whole message into buf (DMN_PROTO_MAX_MSG bytes) and
- * *m within timeout_s. Returns its type, or -1 on end of file, an error, an
- * undecodable message or the timeout. */
-static int raw_read(int fd, uint8_t *buf, dmn_msg_t *m, double timeout_s)
-{
-    uint64_t deadline = com_deadline_after_ns((uint64_t)(timeout_s * 1e9));
-    size_t len = 0, want = DMN_PROTO_HDR_SIZE;
-    dmn_hdr_t h = {0};
-    while (len < want) {
-        struct pollfd pf = {fd, POLLIN, 0};
-        if (com_deadline_passed(deadline) || poll(&pf, 1, 10) < 0)
-            return -1;
-        ssize_t n = recv(fd, buf + len, want - len, MSG_DONTWAIT);
-        if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
-            return -1;
-        len += n > 0 ? (size_t)n : 0;
-        if (len == DMN_PROTO_HDR_SIZE && want == DMN_PROTO_HDR_SIZE) {
-            if (dmn_proto_read_hdr(buf, len, &h) != GMUX_OK)
-                return -1;
-            want += h.length;
-        }
-    }
-    return dmn_proto_decode(buf, len, m) == GMUX_OK ? (int)h.type : -1;
-}
-
-/* A raw connection registered as a batch task. */
-static int raw_register(drig_t *r, const char *name, uint8_t *buf)
-{
-    int fd = raw_connect(r);
-    dmn_msg_register_t reg = {0, DMN_CLASS_BATCH, 0, 0, 0, {0}};
-    snprintf(reg.name, sizeof(reg.name), "%s", name);
-    size_t n = dmn_proto_encode_register(buf, DMN_PROTO_MAX_MSG, 1, &reg);
-    assert_int_equal(send(fd, buf, n, MSG_NOSIGNAL), (ssize_t)n);
-    dmn_msg_t m;
-    assert_int_equal(raw_read(fd, buf, &m, 10.0), DMN_MSG_REGISTERED);
-    return fd;
-}
-
 /* Connections that never send a message (no REGISTER, no QUERY) used to keep
  * their slot for ever, so a peer of the same uid could take every slot and
  * no client was served again. Now each is closed DMN_SERVER_HELLO_MS after
@@ -305,13 +240,13 @@ static void test_silent_connections_closed(void **state)
     static int fds[SILENT];
     drig_init(&r);
     assert_true(drig_start_daemon(&r, 10, "none") > 0);
-    int task = raw_register(&r, "quiet", buf);
+    int task = dtest_register(r.sock, "quiet", buf);
     for (int i = 0; i < SILENT; i++)
-        fds[i] = raw_connect(&r); /* connect() succeeds while the backlog has room */
+        fds[i] = dtest_connect(r.sock); /* connect() succeeds while the backlog has room */
     int open_left = 0;
     for (int i = 0; i < SILENT; i++) {
         /* the first waits out the deadline; once one stayed open, no more waiting */
-        if (!closed_by_peer(fds[i], open_left ? 0.05 : 10.0 + DMN_SERVER_HELLO_MS / 1000.0))
+        if (!dtest_closed_by_peer(fds[i], open_left ? 0.05 : 10.0 + DMN_SERVER_HELLO_MS / 1000.0))
             open_left++;
         close(fds[i]);
     }
@@ -326,7 +261,7 @@ static void test_silent_connections_closed(void **state)
     size_t n = dmn_proto_encode_empty(buf, DMN_PROTO_MAX_MSG, 2, DMN_MSG_QUERY);
     assert_int_equal(send(task, buf, n, MSG_NOSIGNAL), (ssize_t)n);
     dmn_msg_t m;
-    assert_int_equal(raw_read(task, buf, &m, 10.0), DMN_MSG_STATUS);
+    assert_int_equal(dtest_read(task, buf, &m, 10.0), DMN_MSG_STATUS);
     close(task);
     drig_fini(&r);
 }
@@ -344,19 +279,19 @@ static void test_partial_message_stalls(void **state)
     static uint8_t buf[DMN_PROTO_MAX_MSG];
     drig_init(&r);
     assert_true(drig_start_daemon(&r, 10, "none") > 0);
-    int task = raw_register(&r, "halting", buf);
+    int task = dtest_register(r.sock, "halting", buf);
     uint8_t q[DMN_PROTO_HDR_SIZE];
     size_t n = dmn_proto_encode_empty(q, sizeof(q), 2, DMN_MSG_QUERY);
-    int stranger = raw_connect(&r);
+    int stranger = dtest_connect(r.sock);
     assert_int_equal(send(stranger, q, 7, MSG_NOSIGNAL), 7);
     assert_int_equal(send(task, q, 10, MSG_NOSIGNAL), 10);
     assert_int_equal(dmn_report_fetch(r.sock, &rep, 5000), GMUX_OK); /* served meanwhile */
     assert_int_equal(rep.n_tasks, 1);
-    assert_true(closed_by_peer(stranger, 10.0 + DMN_SERVER_HELLO_MS / 1000.0));
+    assert_true(dtest_closed_by_peer(stranger, 10.0 + DMN_SERVER_HELLO_MS / 1000.0));
     close(stranger);
     assert_int_equal(send(task, q + 10, n - 10, MSG_NOSIGNAL), (ssize_t)(n - 10));
     dmn_msg_t m;
-    assert_int_equal(raw_read(task, buf, &m, 10.0), DMN_MSG_STATUS);
+    assert_int_equal(dtest_read(task, buf, &m, 10.0), DMN_MSG_STATUS);
     assert_int_equal(m.u.status.n_tasks, 1);
     close(task);
     drig_fini(&r);
@@ -383,7 +318,7 @@ static void test_slow_reader_gets_every_plan(void **state)
     static dmn_range_t ranges[DMN_MAX_RANGES];
     drig_init(&r);
     assert_true(drig_start_daemon(&r, 10, "swap") > 0);
-    int fd = raw_register(&r, "slow", buf);
+    int fd = dtest_register(r.sock, "slow", buf);
     for (uint32_t i = 0; i < DMN_MAX_RANGES; i++)
         ranges[i] = (dmn_range_t){0x100000000ull + i * 0x20000ull, 0x10000};
     enum { TURNS = 8 };
@@ -401,7 +336,7 @@ static void test_slow_reader_gets_every_plan(void **state)
     uint64_t last_grant = 0;
     for (int turn = 0; turn < TURNS; turn++) {
         dmn_msg_t m;
-        int type = raw_read(fd, buf, &m, 10.0);
+        int type = dtest_read(fd, buf, &m, 10.0);
         if (type < 0)
             fail_msg("turn %d: the daemon closed the connection before its PLAN", turn);
         assert_int_equal(type, DMN_MSG_PLAN);
@@ -411,7 +346,7 @@ static void test_slow_reader_gets_every_plan(void **state)
             assert_int_equal(dmn_proto_range_at(&m.u.ranges, i).base, ranges[i].base);
         assert_true(m.u.ranges.seq > last_grant);
         uint64_t plan_seq = m.u.ranges.seq;
-        assert_int_equal(raw_read(fd, buf, &m, 10.0), DMN_MSG_GRANT);
+        assert_int_equal(dtest_read(fd, buf, &m, 10.0), DMN_MSG_GRANT);
         assert_int_equal(m.u.grant.grant_seq, plan_seq); /* the GRANT its PLAN belongs to */
         last_grant = plan_seq;
     }
@@ -433,14 +368,14 @@ static void test_non_reader_dropped(void **state)
     drig_init(&r);
     assert_true(drig_start_daemon(&r, 10, "none") > 0);
     static uint8_t buf[DMN_PROTO_MAX_MSG];
-    int task = raw_register(&r, "t", buf);
+    int task = dtest_register(r.sock, "t", buf);
     for (size_t off = 0; off < sizeof(burst); off += DMN_PROTO_HDR_SIZE)
         dmn_proto_encode_empty(burst + off, DMN_PROTO_HDR_SIZE, 1, DMN_MSG_QUERY);
-    int fd = raw_connect(&r);
+    int fd = dtest_connect(r.sock);
     long sent = 0;
     while (sent < 200 && send(fd, burst, sizeof(burst), MSG_NOSIGNAL) == (ssize_t)sizeof(burst))
         sent++; /* fails once the daemon has closed the connection */
-    assert_true(closed_by_peer(fd, 10.0));
+    assert_true(dtest_closed_by_peer(fd, 10.0));
     close(fd);
     assert_int_equal(dmn_report_fetch(r.sock, &rep, 5000), GMUX_OK);
     assert_int_equal(rep.n_tasks, 1);
@@ -454,7 +389,7 @@ static void test_non_reader_dropped(void **state)
 static void flood(drig_t *r, int ready)
 {
     static uint8_t burst[1 << 20];
-    int fd = raw_register(r, "flood", burst);
+    int fd = dtest_register(r->sock, "flood", burst);
     int big = 4 << 20; /* as much in flight as the system allows */
     (void)setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &big, sizeof(big));
     for (size_t off = 0; off < sizeof(burst); off += DMN_PROTO_HDR_SIZE)
@@ -482,7 +417,7 @@ static void test_flood_does_not_starve(void **state)
     enum { FLOODERS = 2, TURNS = 20 };
     drig_init(&r);
     assert_true(drig_start_daemon(&r, 10, "none") > 0);
-    int fd = raw_register(&r, "victim", buf);
+    int fd = dtest_register(r.sock, "victim", buf);
     pid_t flooders[FLOODERS];
     for (int i = 0; i < FLOODERS; i++) {
         int p[2];
@@ -505,7 +440,7 @@ static void test_flood_does_not_starve(void **state)
         size_t n = dmn_proto_encode_ranges(buf, sizeof(buf), 2, DMN_MSG_PENDING, 1, 0, NULL, 0);
         assert_int_equal(send(fd, buf, n, MSG_NOSIGNAL), (ssize_t)n);
         dmn_msg_t m;
-        assert_int_equal(raw_read(fd, buf, &m, 5.0), DMN_MSG_GRANT);
+        assert_int_equal(dtest_read(fd, buf, &m, 5.0), DMN_MSG_GRANT);
         double waited = (double)(com_clock_ns() - t0) / 1e9;
         worst = waited > worst ? waited : worst;
         total += waited;

@@ -176,6 +176,21 @@ static void test_overflow_slices(void **state)
     drig_fini(&r);
 }
 
+/* The rig's daemon with two tasks of 300 MiB (names[0..1], 1500 kernels
+ * each) running shared, then a third of 400 MiB (names[2], `kernels`
+ * kernels) that overflows the device: sliced with three (in rep). */
+static void overflow(drig_t *r, const char *names[3], pid_t p[3], long kernels)
+{
+    drig_init(r);
+    start_daemon(r);
+    for (int i = 0; i < 2; i++)
+        p[i] = drig_start_client_mem(r, names[i], "batch", 0, 1500, 3000, 0, 300, DEVICE_MIB);
+    int two = 2, three = 3;
+    assert_true(drig_until(r, all_running_shared, &two, 60.0, &rep));
+    p[2] = drig_start_client_mem(r, names[2], "batch", 0, kernels, 3000, 0, 400, DEVICE_MIB);
+    assert_true(drig_until(r, sliced_with, &three, 60.0, &rep));
+}
+
 /* Shared with two tasks of 300 MiB; a third of 400 MiB registers (1000 MiB:
  * over the 90% line): slices from its first kernel to its last, in which it
  * never overlaps anyone; once it has left, shared again (600 MiB, below the
@@ -184,16 +199,10 @@ static void test_overflow_and_back(void **state)
 {
     (void)state;
     static drig_t r;
-    drig_init(&r);
-    start_daemon(&r);
     const char *names[3] = {"a", "b", "c"};
     pid_t p[3];
-    for (int i = 0; i < 2; i++)
-        p[i] = drig_start_client_mem(&r, names[i], "batch", 0, 1500, 3000, 0, 300, DEVICE_MIB);
-    int two = 2, three = 3;
-    assert_true(drig_until(&r, all_running_shared, &two, 60.0, &rep));
-    p[2] = drig_start_client_mem(&r, names[2], "batch", 0, 60, 3000, 0, 400, DEVICE_MIB);
-    assert_true(drig_until(&r, sliced_with, &three, 60.0, &rep));
+    overflow(&r, names, p, 60);
+    int two = 2;
     assert_int_equal(rep.footprint, 1000 * MIB);
     assert_int_equal(drig_wait(p[2], CLIENT_TIMEOUT_S), 0);
     assert_true(drig_until(&r, all_running_shared, &two, 60.0, &rep));
@@ -218,16 +227,10 @@ static void test_killed_overflow_released(void **state)
 {
     (void)state;
     static drig_t r;
-    drig_init(&r);
-    start_daemon(&r);
     const char *names[3] = {"a", "b", "c"};
     pid_t p[3];
-    for (int i = 0; i < 2; i++)
-        p[i] = drig_start_client_mem(&r, names[i], "batch", 0, 1500, 3000, 0, 300, DEVICE_MIB);
-    int two = 2, three = 3;
-    assert_true(drig_until(&r, all_running_shared, &two, 60.0, &rep));
-    p[2] = drig_start_client_mem(&r, names[2], "batch", 0, 100000, 3000, 0, 400, DEVICE_MIB);
-    assert_true(drig_until(&r, sliced_with, &three, 60.0, &rep));
+    overflow(&r, names, p, 100000);
+    int two = 2;
     assert_int_equal(kill(p[2], SIGKILL), 0);
     assert_int_equal(drig_wait(p[2], CLIENT_TIMEOUT_S), 128 + SIGKILL);
     assert_true(drig_until(&r, all_running_shared, &two, 60.0, &rep));

@@ -30,81 +30,10 @@
 #include "daemon/endpoint.h"
 #include "daemon/server.h"
 #include "drig.h"
+#include "dtest.h"
 
 static dmn_report_t rep;
 static uint8_t buf[DMN_PROTO_MAX_MSG];
-
-static int raw_connect(drig_t *r)
-{
-    int fd;
-    assert_int_equal(dmn_endpoint_connect(r->sock, &fd), GMUX_OK);
-    return fd;
-}
-
-/* Whether the daemon closes fd within timeout_s (EOF or reset); what it sent
- * before is read and dropped. */
-static int closed_by_peer(int fd, double timeout_s)
-{
-    uint64_t deadline = com_deadline_after_ns((uint64_t)(timeout_s * 1e9));
-    char b[4096];
-    while (!com_deadline_passed(deadline)) {
-        ssize_t n = recv(fd, b, sizeof(b), MSG_DONTWAIT);
-        if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
-            return 1;
-        if (n < 0)
-            com_clock_sleep_ns(5 * COM_NS_PER_MS);
-    }
-    return 0;
-}
-
-/* Reads one whole message into buf and *m within timeout_s: its type, or -1
- * (end of file, an error, undecodable, the timeout). */
-static int raw_read(int fd, dmn_msg_t *m, double timeout_s)
-{
-    uint64_t deadline = com_deadline_after_ns((uint64_t)(timeout_s * 1e9));
-    size_t len = 0, want = DMN_PROTO_HDR_SIZE;
-    dmn_hdr_t h = {0};
-    while (len < want) {
-        struct pollfd pf = {fd, POLLIN, 0};
-        if (com_deadline_passed(deadline) || poll(&pf, 1, 10) < 0)
-            return -1;
-        ssize_t n = recv(fd, buf + len, want - len, MSG_DONTWAIT);
-        if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
-            return -1;
-        len += n > 0 ? (size_t)n : 0;
-        if (len == DMN_PROTO_HDR_SIZE && want == DMN_PROTO_HDR_SIZE) {
-            if (dmn_proto_read_hdr(buf, len, &h) != GMUX_OK)
-                return -1;
-            want += h.length;
-        }
-    }
-    return dmn_proto_decode(buf, len, m) == GMUX_OK ? (int)h.type : -1;
-}
-
-/* Reads messages until one of type want came (1) or timeout_s passed (0). */
-static int read_until(int fd, int want, double timeout_s)
-{
-    uint64_t deadline = com_deadline_after_ns((uint64_t)(timeout_s * 1e9));
-    dmn_msg_t m;
-    while (!com_deadline_passed(deadline)) {
-        int t = raw_read(fd, &m, 1.0);
-        if (t == want)
-            return 1;
-    }
-    return 0;
-}
-
-static int raw_register(drig_t *r, const char *name)
-{
-    int fd = raw_connect(r);
-    dmn_msg_register_t reg = {0, DMN_CLASS_BATCH, 0, 0, 0, {0}};
-    snprintf(reg.name, sizeof(reg.name), "%s", name);
-    size_t n = dmn_proto_encode_register(buf, sizeof(buf), 1, &reg);
-    assert_int_equal(send(fd, buf, n, MSG_NOSIGNAL), (ssize_t)n);
-    dmn_msg_t m;
-    assert_int_equal(raw_read(fd, &m, 10.0), DMN_MSG_REGISTERED);
-    return fd;
-}
 
 /* A PENDING of `n` ranges into out: its size. */
 static size_t pending(uint8_t *out, size_t cap, uint32_t seq, uint32_t n)
@@ -133,12 +62,12 @@ static void test_stalled_peers_dropped(void **state)
     static drig_t r;
     drig_init(&r);
     assert_true(drig_start_daemon(&r, 10, "none") > 0);
-    int holder = raw_register(&r, "holder");
+    int holder = dtest_register(r.sock, "holder", buf);
     size_t n = pending(buf, sizeof(buf), 2, 1);
     assert_int_equal(send(holder, buf, n, MSG_NOSIGNAL), (ssize_t)n);
-    assert_true(read_until(holder, DMN_MSG_GRANT, 10.0));
-    int waiter = raw_register(&r, "waiter");
-    int payload = raw_register(&r, "payload");
+    assert_true(dtest_read_until(holder, buf, DMN_MSG_GRANT, 10.0));
+    int waiter = dtest_register(r.sock, "waiter", buf);
+    int payload = dtest_register(r.sock, "payload", buf);
     assert_int_equal(dmn_report_fetch(r.sock, &rep, 5000), GMUX_OK);
     uint64_t reclaimed_before = rep.reclaimed;
 
@@ -153,8 +82,8 @@ static void test_stalled_peers_dropped(void **state)
     assert_int_equal(send(waiter, buf, n, MSG_NOSIGNAL), (ssize_t)n);
 
     double bound_s = 20.0 + DMN_SERVER_MSG_MS / 1000.0;
-    int holder_closed = closed_by_peer(holder, bound_s);
-    int payload_closed = closed_by_peer(payload, bound_s);
+    int holder_closed = dtest_closed_by_peer(holder, bound_s);
+    int payload_closed = dtest_closed_by_peer(payload, bound_s);
     if (!holder_closed || !payload_closed)
         fprintf(stderr, "stalled connections kept: holder %s, payload %s\n",
                 holder_closed ? "closed" : "open", payload_closed ? "closed" : "open");
@@ -162,7 +91,7 @@ static void test_stalled_peers_dropped(void **state)
     assert_true(payload_closed);
     assert_true(drig_until(&r, only_waiter, NULL, 10.0, &rep));
     assert_int_equal(rep.reclaimed, reclaimed_before + 2);
-    assert_true(read_until(waiter, DMN_MSG_GRANT, 10.0));
+    assert_true(dtest_read_until(waiter, buf, DMN_MSG_GRANT, 10.0));
     close(holder);
     close(payload);
     close(waiter);
@@ -181,7 +110,7 @@ static void test_slow_complete_sender_kept(void **state)
     static uint8_t stream[5 * 512];
     drig_init(&r);
     assert_true(drig_start_daemon(&r, 10, "none") > 0);
-    int fd = raw_register(&r, "slow");
+    int fd = dtest_register(r.sock, "slow", buf);
     size_t at[6] = {0}, len = 0; /* at[i]: where message i starts */
     dmn_msg_stats_t st = {1, 2, 3, 4, 5, 6};
     len += pending(stream + len, sizeof(stream) - len, 2, 3);
@@ -205,7 +134,7 @@ static void test_slow_complete_sender_kept(void **state)
             com_clock_sleep_ns((uint64_t)DMN_SERVER_MSG_MS * COM_NS_PER_MS / 4);
     }
     assert_true(com_clock_ns() - t0 > (uint64_t)DMN_SERVER_MSG_MS * COM_NS_PER_MS);
-    assert_true(read_until(fd, DMN_MSG_STATUS, 10.0));
+    assert_true(dtest_read_until(fd, buf, DMN_MSG_STATUS, 10.0));
     assert_int_equal(dmn_report_fetch(r.sock, &rep, 5000), GMUX_OK);
     assert_int_equal(rep.n_tasks, 1);
     assert_string_equal(rep.tasks[0].name, "slow");
@@ -214,27 +143,9 @@ static void test_slow_complete_sender_kept(void **state)
     drig_fini(&r);
 }
 
-/* The rig's daemon with its stderr in the rig's daemon.err (path in log). */
-static pid_t start_logged(drig_t *r, char *log, size_t cap)
-{
-    snprintf(log, cap, "%s/daemon.err", r->dir);
-    int saved = dup(2), lf = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    assert_true(saved >= 0 && lf >= 0);
-    dup2(lf, 2);
-    pid_t d = drig_start_daemon(r, 10, "none");
-    dup2(saved, 2);
-    close(saved);
-    close(lf);
-    return d;
-}
-
 static int lines_with(const char *log, const char *needle)
 {
-    static char text[1 << 16];
-    FILE *f = fopen(log, "r");
-    assert_non_null(f);
-    text[fread(text, 1, sizeof(text) - 1, f)] = 0;
-    fclose(f);
+    const char *text = dtest_log_text(log);
     int n = 0;
     for (const char *p = text; (p = strstr(p, needle)); p += strlen(needle))
         n++;
@@ -252,13 +163,13 @@ static void test_drops_logged_once_a_minute(void **state)
     static drig_t r;
     drig_init(&r);
     char log[160];
-    assert_true(start_logged(&r, log, sizeof(log)) > 0);
+    assert_true(dtest_start_logged(&r, log, sizeof(log)) > 0);
     int silent[PEERS], stalled[PEERS];
     for (int i = 0; i < PEERS; i++) {
         char name[16];
         snprintf(name, sizeof(name), "stall%d", i);
-        stalled[i] = raw_register(&r, name);
-        silent[i] = raw_connect(&r);
+        stalled[i] = dtest_register(r.sock, name, buf);
+        silent[i] = dtest_connect(r.sock);
     }
     uint8_t half[DMN_PROTO_MAX_MSG];
     dmn_proto_encode_empty(half, sizeof(half), 2, DMN_MSG_IDLE);
@@ -267,8 +178,8 @@ static void test_drops_logged_once_a_minute(void **state)
                          DMN_PROTO_HDR_SIZE / 2);
     double bound_s = 20.0 + DMN_SERVER_MSG_MS / 1000.0;
     for (int i = 0; i < PEERS; i++) {
-        assert_true(closed_by_peer(silent[i], bound_s));
-        assert_true(closed_by_peer(stalled[i], bound_s));
+        assert_true(dtest_closed_by_peer(silent[i], bound_s));
+        assert_true(dtest_closed_by_peer(stalled[i], bound_s));
         close(silent[i]);
         close(stalled[i]);
     }
@@ -324,7 +235,7 @@ static void test_msg_setting_read(void **state)
     pid_t d = drig_start_daemon(&r, 10, "none");
     unsetenv("GMUX_DAEMON_MSG_MS");
     assert_true(d > 0);
-    int fd = raw_register(&r, "slow");
+    int fd = dtest_register(r.sock, "slow", buf);
     static uint8_t stream[512];
     dmn_msg_stats_t st = {1, 2, 3, 4, 5, 6};
     size_t one = dmn_proto_encode_stats(stream, sizeof(stream), 2, &st);
@@ -333,8 +244,8 @@ static void test_msg_setting_read(void **state)
     com_clock_sleep_ns(1500 * COM_NS_PER_MS);
     (void)send(fd, stream + one / 2, len - one / 2, MSG_NOSIGNAL); /* may find it closed */
     dmn_msg_t m;
-    assert_int_equal(raw_read(fd, &m, 20.0), -1); /* closed, the QUERY unanswered */
-    assert_true(closed_by_peer(fd, 20.0));
+    assert_int_equal(dtest_read(fd, buf, &m, 20.0), -1); /* closed, the QUERY unanswered */
+    assert_true(dtest_closed_by_peer(fd, 20.0));
     close(fd);
     assert_int_equal(dmn_report_fetch(r.sock, &rep, 5000), GMUX_OK);
     assert_int_equal(rep.n_tasks, 0);

@@ -31,18 +31,12 @@
 #include "daemon/server.h"
 #include "msg_io.h"
 #include "tproc.h"
+#include "tsrv.h"
 
 static char dir[] = "/tmp/gmux-sh-XXXXXX";
 static char path[128];
-static volatile sig_atomic_t child_stop;
 static pid_t server_pid;
 static uint8_t buf[DMN_PROTO_MAX_MSG];
-
-static void on_term(int sig)
-{
-    (void)sig;
-    child_stop = 1;
-}
 
 /* Evicts the previous holder's ranges, fills the incoming task's, and fills
  * the task marked for it ahead (its ranges); evict_none: no evictions. */
@@ -66,43 +60,26 @@ static gmux_status_t plan_on_switch(void *ctx, const dmn_task_view_t *tasks, siz
 
 static const dmn_placement_t placement = {"hold", NULL, plan_on_switch};
 
+static int share_off(dmn_server_opts_t *o, void *arg)
+{
+    (void)o, (void)arg;
+    char err[64];
+    return com_settings_set(COM_SETTING_DAEMON_SHARE, "0", err, sizeof(err)) != GMUX_OK;
+}
+
 /* A server child waiting at most wait_ms for evictions; quantum 20 ms. */
 static void start_server(int wait_ms)
 {
-    int p[2];
-    assert_int_equal(pipe(p), 0);
-    pid_t pid = fork();
-    if (pid == 0) {
-        close(p[0]);
-        signal(SIGTERM, on_term);
-        char err[64];
-        if (com_settings_set(COM_SETTING_DAEMON_SHARE, "0", err, sizeof(err)) != GMUX_OK)
-            _exit(2);
-        dmn_server_opts_t o = {path,
-                               DMN_NO_GROUP,
-                               20 * COM_NS_PER_MS,
-                               COM_NS_PER_S * 60,
-                               &placement,
-                               0,
-                               0,
-                               (uint64_t)wait_ms * COM_NS_PER_MS,
-                               0};
-        _exit(dmn_server_run(&o, &child_stop, p[1]) == GMUX_OK ? 0 : 1);
-    }
-    close(p[1]);
-    server_pid = pid;
-    char b;
-    assert_int_equal(read(p[0], &b, 1), 1);
-    close(p[0]);
-}
-
-static void stop_server(void)
-{
-    kill(server_pid, SIGTERM);
-    int st;
-    assert_int_equal(waitpid(server_pid, &st, 0), server_pid);
-    server_pid = 0;
-    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    dmn_server_opts_t o = {path,
+                           DMN_NO_GROUP,
+                           20 * COM_NS_PER_MS,
+                           COM_NS_PER_S * 60,
+                           &placement,
+                           0,
+                           0,
+                           (uint64_t)wait_ms * COM_NS_PER_MS,
+                           0};
+    tsrv_start(&o, share_off, NULL, &server_pid);
 }
 
 static int teardown(void **state)
@@ -176,6 +153,28 @@ static int nothing_for(int fd, dmn_report_t *rep)
     return 0;
 }
 
+/* Reads fd's EVICT PLANs up to the empty one that asks for EVICTED (into
+ * *m), counting the ranges of each kind it passes in plans[] as read_until. */
+static void read_evictions(int fd, dmn_msg_t *m, int *plans)
+{
+    do
+        read_until(fd, DMN_MSG_PLAN, DMN_PLAN_EVICT, m, plans);
+    while (m->u.ranges.n_ranges != 0);
+}
+
+/* The next message on x is its fill ahead (a PLAN AHEAD), and nothing comes
+ * after it; no switch waited for evictions. */
+static void ahead_then_nothing(int x)
+{
+    dmn_msg_t m;
+    assert_int_equal(tmsg_read(x, buf, &m), 0);
+    assert_int_equal(m.hdr.type, DMN_MSG_PLAN);
+    assert_int_equal(m.u.ranges.count, DMN_PLAN_AHEAD);
+    dmn_report_t rep;
+    assert_true(nothing_for(x, &rep));
+    assert_int_equal(rep.evict_waits, 0);
+}
+
 static const dmn_range_t ws_x = {0x10000, 0x1000}, ws_a = {0x20000, 0x2000},
                          ws_b = {0x30000, 0x3000};
 
@@ -192,21 +191,23 @@ static void x_released(int x, int a, int b)
     send_simple(x, DMN_MSG_RELEASE);
 }
 
-/* X holds the turn; A and B wait; X's quantum ends and it releases: the
- * switch to A evicts X's working set. Returns X's grant-2 marker seen. */
-static void switch_x_to_a(int x, int a, int b, uint64_t *grant)
+/* A server waiting at most wait_ms for evictions; X, A (and B when b is not
+ * NULL) registered; X holds the turn, A and B wait, X's quantum ends and it
+ * releases: the switch to A evicts X's working set. Returns its grant (2),
+ * marked on X's empty EVICT PLAN. */
+static uint64_t switched_x_to_a(int wait_ms, int *x, int *a, int *b)
 {
+    start_server(wait_ms);
+    *x = raw_client("x"), *a = raw_client("a");
+    if (b)
+        *b = raw_client("b");
     dmn_msg_t m;
-    x_released(x, a, b);
+    x_released(*x, *a, b ? *b : -1);
     int plans[3] = {0};
-    for (;;) { /* X's evictions, then the empty EVICT PLAN */
-        read_until(x, DMN_MSG_PLAN, DMN_PLAN_EVICT, &m, plans);
-        if (m.u.ranges.n_ranges == 0)
-            break;
-    }
+    read_evictions(*x, &m, plans);
     assert_int_equal(plans[DMN_PLAN_EVICT], 1);
-    *grant = m.u.ranges.seq;
-    assert_int_equal(*grant, 2);
+    assert_int_equal(m.u.ranges.seq, 2);
+    return m.u.ranges.seq;
 }
 
 /* A reporting evictee: A's GRANT and B's fill ahead follow X's EVICTED for
@@ -214,10 +215,8 @@ static void switch_x_to_a(int x, int a, int b, uint64_t *grant)
 static void test_grant_follows_report(void **state)
 {
     (void)state;
-    start_server(60000);
-    int x = raw_client("x"), a = raw_client("a"), b = raw_client("b");
-    uint64_t g;
-    switch_x_to_a(x, a, b, &g);
+    int x, a, b;
+    uint64_t g = switched_x_to_a(60000, &x, &a, &b);
     dmn_report_t rep;
     assert_true(nothing_for(a, &rep));
     assert_true(nothing_for(b, &rep));
@@ -239,17 +238,15 @@ static void test_grant_follows_report(void **state)
     assert_true(rep.evict_wait_max_ns > 0);
     assert_true(rep.evict_wait_ns >= rep.evict_wait_max_ns);
     close(x), close(a), close(b);
-    stop_server();
+    tsrv_stop(&server_pid);
 }
 
 /* A silent evictee: the grant goes once the bound passed, counted as given up. */
 static void test_silent_evictee_bound(void **state)
 {
     (void)state;
-    start_server(300);
-    int x = raw_client("x"), a = raw_client("a");
-    uint64_t g;
-    switch_x_to_a(x, a, -1, &g);
+    int x, a;
+    uint64_t g = switched_x_to_a(300, &x, &a, NULL);
     dmn_msg_t m;
     read_until(a, DMN_MSG_GRANT, 0, &m, NULL);
     assert_int_equal(m.u.grant.grant_seq, g);
@@ -259,7 +256,7 @@ static void test_silent_evictee_bound(void **state)
     assert_int_equal(rep.evict_timeouts, 1);
     assert_true(rep.evict_wait_max_ns >= 300 * COM_NS_PER_MS);
     close(x), close(a);
-    stop_server();
+    tsrv_stop(&server_pid);
 }
 
 /* An evictee that hangs up (dies): nothing to wait for, the grant goes at
@@ -267,10 +264,8 @@ static void test_silent_evictee_bound(void **state)
 static void test_gone_evictee_no_wait(void **state)
 {
     (void)state;
-    start_server(60000);
-    int x = raw_client("x"), a = raw_client("a");
-    uint64_t g;
-    switch_x_to_a(x, a, -1, &g);
+    int x, a;
+    uint64_t g = switched_x_to_a(60000, &x, &a, NULL);
     dmn_report_t rep;
     assert_true(nothing_for(a, &rep));
     close(x);
@@ -281,7 +276,7 @@ static void test_gone_evictee_no_wait(void **state)
     assert_int_equal(rep.evict_waits, 1);
     assert_int_equal(rep.evict_timeouts, 0);
     close(a);
-    stop_server();
+    tsrv_stop(&server_pid);
 }
 
 /* The granted task hangs up (dies) while its grant is held: nothing is left
@@ -293,10 +288,8 @@ static void test_gone_evictee_no_wait(void **state)
 static void test_gone_grantee_no_wait(void **state)
 {
     (void)state;
-    start_server(60000);
-    int x = raw_client("x"), a = raw_client("a"), b = raw_client("b");
-    uint64_t g;
-    switch_x_to_a(x, a, b, &g);
+    int x, a, b;
+    uint64_t g = switched_x_to_a(60000, &x, &a, &b);
     dmn_report_t rep;
     assert_true(nothing_for(b, &rep));
     close(a);
@@ -308,7 +301,7 @@ static void test_gone_grantee_no_wait(void **state)
     assert_int_equal(rep.evict_timeouts, 0);
     assert_int_equal(rep.reclaimed, 1);
     close(x), close(b);
-    stop_server();
+    tsrv_stop(&server_pid);
 }
 
 /* The granted task goes idle before its GRANT went (its queue ran dry): the
@@ -317,19 +310,13 @@ static void test_gone_grantee_no_wait(void **state)
 static void test_idle_grantee_no_wait(void **state)
 {
     (void)state;
-    start_server(60000);
-    int x = raw_client("x"), a = raw_client("a"), b = raw_client("b");
-    uint64_t g;
-    switch_x_to_a(x, a, b, &g);
+    int x, a, b;
+    uint64_t g = switched_x_to_a(60000, &x, &a, &b);
     dmn_report_t rep;
     assert_true(nothing_for(b, &rep));
     send_simple(a, DMN_MSG_IDLE);
     dmn_msg_t m;
-    for (;;) { /* A's evictions for B's grant, then the request for EVICTED */
-        read_until(a, DMN_MSG_PLAN, DMN_PLAN_EVICT, &m, NULL);
-        if (m.u.ranges.n_ranges == 0)
-            break;
-    }
+    read_evictions(a, &m, NULL); /* A's, for B's grant */
     assert_int_equal(m.u.ranges.seq, g + 1);
     send_evicted(a, g + 1);
     read_until(b, DMN_MSG_GRANT, 0, &m, NULL);
@@ -338,7 +325,7 @@ static void test_idle_grantee_no_wait(void **state)
     assert_int_equal(rep.evict_waits, 2);
     assert_int_equal(rep.evict_timeouts, 0);
     close(x), close(a), close(b);
-    stop_server();
+    tsrv_stop(&server_pid);
 }
 
 /* A switch that evicts nothing: no empty EVICT PLAN, the grant at once. */
@@ -353,14 +340,9 @@ static void test_no_eviction_no_wait(void **state)
     x_released(x, a, -1);
     read_until(a, DMN_MSG_GRANT, 0, &m, NULL);
     assert_int_equal(m.u.grant.grant_seq, 2);
-    assert_int_equal(tmsg_read(x, buf, &m), 0); /* X, expected next: its fill ahead only */
-    assert_int_equal(m.hdr.type, DMN_MSG_PLAN);
-    assert_int_equal(m.u.ranges.count, DMN_PLAN_AHEAD);
-    dmn_report_t rep;
-    assert_true(nothing_for(x, &rep));
-    assert_int_equal(rep.evict_waits, 0);
+    ahead_then_nothing(x); /* X, expected next: its fill ahead only */
     close(x), close(a);
-    stop_server();
+    tsrv_stop(&server_pid);
 }
 
 /* A bound of 0: evictions are sent, nothing is asked for, nothing waits. */
@@ -374,14 +356,9 @@ static void test_wait_off(void **state)
     read_until(a, DMN_MSG_GRANT, 0, &m, NULL);
     read_until(x, DMN_MSG_PLAN, DMN_PLAN_EVICT, &m, NULL);
     assert_int_equal(m.u.ranges.n_ranges, 1);
-    assert_int_equal(tmsg_read(x, buf, &m), 0); /* no empty EVICT PLAN after it */
-    assert_int_equal(m.hdr.type, DMN_MSG_PLAN);
-    assert_int_equal(m.u.ranges.count, DMN_PLAN_AHEAD);
-    dmn_report_t rep;
-    assert_true(nothing_for(x, &rep));
-    assert_int_equal(rep.evict_waits, 0);
+    ahead_then_nothing(x); /* no empty EVICT PLAN after it */
     close(x), close(a);
-    stop_server();
+    tsrv_stop(&server_pid);
 }
 
 /* GMUX_DAEMON_EVICT_WAIT_MS: the default, a value, 0, and out of range. */

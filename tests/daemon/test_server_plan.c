@@ -26,17 +26,11 @@
 #include "daemon/report.h"
 #include "daemon/server.h"
 #include "tproc.h"
+#include "tsrv.h"
 
 static char dir[] = "/tmp/gmux-sp-XXXXXX";
 static char path[128], log_path[128];
-static volatile sig_atomic_t child_stop;
 static pid_t server_pid;
-
-static void on_term(int sig)
-{
-    (void)sig;
-    child_stop = 1;
-}
 
 /* Evicts the previous holder's ranges, fills the incoming task's; every
  * second switch then fails, with its orders written. */
@@ -68,29 +62,23 @@ static void to_file(com_log_level_t level, com_log_subsys_t subsys, const char *
     fprintf(stderr, "%s\n", line);
 }
 
-static pid_t start_server(void)
+/* In the server child: log lines to log_path too, the share mode off. */
+static int child_prep(dmn_server_opts_t *o, void *arg)
 {
-    int p[2];
-    assert_int_equal(pipe(p), 0);
-    pid_t pid = fork();
-    if (pid == 0) {
-        close(p[0]);
-        signal(SIGTERM, on_term);
-        char err[64];
-        FILE *f = fopen(log_path, "w");
-        if (!f || com_settings_set(COM_SETTING_DAEMON_SHARE, "0", err, sizeof(err)) != GMUX_OK)
-            _exit(2);
-        com_log_set_sink(to_file, f);
-        dmn_server_opts_t o = {
-            path, DMN_NO_GROUP, 20 * COM_NS_PER_MS, 2 * COM_NS_PER_S, &failing, 0, 0, 0, 0};
-        _exit(dmn_server_run(&o, &child_stop, p[1]) == GMUX_OK ? 0 : 1);
-    }
-    close(p[1]);
-    server_pid = pid;
-    char b;
-    assert_int_equal(read(p[0], &b, 1), 1);
-    close(p[0]);
-    return pid;
+    (void)o, (void)arg;
+    char err[64];
+    FILE *f = fopen(log_path, "w");
+    if (!f || com_settings_set(COM_SETTING_DAEMON_SHARE, "0", err, sizeof(err)) != GMUX_OK)
+        return 1;
+    com_log_set_sink(to_file, f);
+    return 0;
+}
+
+static void start_server(void)
+{
+    dmn_server_opts_t o = {
+        path, DMN_NO_GROUP, 20 * COM_NS_PER_MS, 2 * COM_NS_PER_S, &failing, 0, 0, 0, 0};
+    tsrv_start(&o, child_prep, NULL, &server_pid);
 }
 
 static int kill_leftover_server(void **state)
@@ -149,7 +137,7 @@ static int log_has(const char *what)
 static void test_failed_plan_grants_without_orders(void **state)
 {
     (void)state;
-    pid_t srv = start_server();
+    start_server();
     struct plans p1 = {0}, p2 = {0};
     dmn_client_t *c1 = open_client("one", &p1), *c2 = open_client("two", &p2);
     dmn_range_t a = {0x10000, 0x1000}, b = {0x20000, 0x2000};
@@ -197,11 +185,7 @@ static void test_failed_plan_grants_without_orders(void **state)
     assert_true(log_has(what));
     dmn_client_close(c1);
     dmn_client_close(c2);
-    kill(srv, SIGTERM);
-    int st;
-    assert_int_equal(waitpid(srv, &st, 0), srv);
-    server_pid = 0;
-    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    tsrv_stop(&server_pid);
 }
 
 int main(void)
