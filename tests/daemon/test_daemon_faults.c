@@ -13,9 +13,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
-#include <fcntl.h>
 #include <grp.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
