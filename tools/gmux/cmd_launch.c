@@ -393,7 +393,10 @@ int cmd_launch(int argc, char **argv)
                             "own): counted as a failure\n",
                             r);
                 net_rdv_rank_exited(rdv, r, failed);
-                if (failed && kill_at == UINT64_MAX) {
+                /* a rank gmux stopped is no new failure: once the others
+                 * were killed (kill_at spent), it named the rank reaped
+                 * first as the one the later ones were stopped after */
+                if (failed && kill_at == UINT64_MAX && !stops[r].sig) {
                     kill_at = com_deadline_after_ns((uint64_t)(o.grace_s * 1e9));
                     bad_rank = r;
                 }
