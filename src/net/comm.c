@@ -430,7 +430,12 @@ GMUX_API gmux_status_t gmux_comm_finalize(gmux_comm_t *comm)
         st = GMUX_ERR_PEER;
     if (!stopped && st == GMUX_OK)
         st = GMUX_ERR_TIMEOUT;
-    net_boot_close(comm->boot, st == GMUX_OK);
+    /* BYE tells the launcher this rank ended in order. A peer's death
+     * (GMUX_ERR_PEER) is that peer's failure, already counted: without BYE
+     * the launcher named every survivor of a death as a rank that exited
+     * without finalizing. Only a failure of this rank's own (its proxy would
+     * not stop) is left to count as one. */
+    net_boot_close(comm->boot, st == GMUX_OK || st == GMUX_ERR_PEER);
     comm->boot = NULL;
     if (stopped)
         comm_free(comm); /* else the stuck proxy still uses it: leaked on purpose */

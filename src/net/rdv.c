@@ -336,18 +336,36 @@ static void announce_dead(net_rdv_t *r, int rank)
     if (r->dead[rank])
         return;
     r->dead[rank] = true;
-    COM_INFO(NET, "rendezvous: rank %d died; telling the others", rank);
+    COM_INFO(NET, "rendezvous: rank %d %s; telling the others", rank,
+             r->bye[rank] ? "left after a death" : "died");
     for (int i = 0; i < r->size; i++)
         if (i != rank)
             tx_push(r, i, NET_BOOT_DEAD, (uint32_t)rank, NULL, 0);
 }
 
+/* Whether the others must hear that rank is gone: it left without BYE (a
+ * death), or it left after a death. A survivor's finalize says BYE but no
+ * longer waits in a barrier for the others, who may still address it: told,
+ * their calls to it fail with GMUX_ERR_PEER at once instead of waiting for
+ * an endpoint that is closed (on tcp, reconnecting until the timeout). A
+ * rank that leaves a job with no death did so after the finalize barrier:
+ * nobody talks to it any more, and nobody's finalize must see a death. */
+static bool gone_counts(const net_rdv_t *r, int rank)
+{
+    if (!r->bye[rank])
+        return true;
+    for (int i = 0; i < r->size; i++)
+        if (r->dead[i])
+            return true;
+    return false;
+}
+
 /* The rank's connection is gone (or the server gave up on it): without a
- * BYE that is a death. */
+ * BYE that is a death; after one, announced as one (gone_counts). */
 static void drop_rank(net_rdv_t *r, int rank)
 {
     close_rank(r, rank);
-    if (!r->bye[rank])
+    if (gone_counts(r, rank))
         announce_dead(r, rank);
 }
 
@@ -380,7 +398,7 @@ void net_rdv_rank_exited(net_rdv_t *r, int rank, bool failed)
 {
     if (rank < 0 || rank >= r->size)
         return;
-    if (failed || !r->bye[rank])
+    if (failed || gone_counts(r, rank))
         announce_dead(r, rank);
 }
 

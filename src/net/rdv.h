@@ -41,7 +41,8 @@ void net_rdv_set_limits(net_rdv_t *rdv, uint64_t send_ns, size_t queue_max);
 void net_rdv_step(net_rdv_t *rdv, int timeout_ms);
 
 /* The launcher saw rank exit; a rank that did not say BYE, or failed, is
- * announced dead to the others. */
+ * announced dead to the others, and so is one that said BYE after another
+ * rank died (the survivors still running may be addressing it). */
 void net_rdv_rank_exited(net_rdv_t *rdv, int rank, bool failed);
 
 /* Reads what an exited rank left in its socket (its BYE may still be there

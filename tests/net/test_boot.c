@@ -158,6 +158,60 @@ static void test_bye_read_at_exit(void **state)
     net_rdv_destroy(rdv);
 }
 
+/* A rank that says BYE after another died (a survivor's finalize, which no
+ * longer waits for the others in a barrier) is announced to the ranks still
+ * running, which may be addressing it, and yet counted as finalized. Before,
+ * the survivors still running were never told: on tcp they reconnected to
+ * the closed endpoint until the timeout (net_rank kill, 4 ranks). */
+static atomic_int left_done, left_saw;
+
+static void *left_client(void *arg)
+{
+    int rank = (int)(intptr_t)arg;
+    net_boot_t *b;
+    uint64_t dl = com_deadline_after_ns(10 * COM_NS_PER_S);
+    assert_int_equal(net_boot_open(rank, 3, hostport, dl, &b), GMUX_OK);
+    assert_int_equal(net_boot_barrier(b, dl), GMUX_OK);
+    if (rank == 2) {
+        net_boot_close(b, false); /* dies */
+    } else {
+        int other = rank == 0 ? 1 : 0;
+        while (!net_boot_dead(b, 2) && !com_deadline_passed(dl))
+            net_boot_poll(b);
+        if (rank == 1) /* waits to hear that rank 0 left */
+            while (!net_boot_dead(b, other) && !com_deadline_passed(dl))
+                net_boot_poll(b);
+        if (rank == 1 && net_boot_dead(b, other))
+            atomic_store(&left_saw, 1);
+        net_boot_close(b, true);
+    }
+    atomic_fetch_add(&left_done, 1);
+    return NULL;
+}
+
+static void test_bye_after_death_announced(void **state)
+{
+    (void)state;
+    net_rdv_t *rdv = rdv_start(3);
+    pthread_t th[3];
+    for (intptr_t r = 0; r < 3; r++)
+        pthread_create(&th[r], NULL, left_client, (void *)r);
+    bool exited[3] = {false, false, false};
+    uint64_t dl = com_deadline_after_ns(20 * COM_NS_PER_S);
+    while (atomic_load(&left_done) < 3 && !com_deadline_passed(dl)) {
+        net_rdv_step(rdv, 10);
+        if (!exited[2] && atomic_load(&left_done) >= 1) { /* rank 2 is first to end */
+            net_rdv_rank_exited(rdv, 2, true);
+            exited[2] = true;
+        }
+    }
+    for (int r = 0; r < 3; r++)
+        pthread_join(th[r], NULL);
+    assert_int_equal(atomic_load(&left_saw), 1);
+    assert_true(net_rdv_said_bye(rdv, 0)); /* finalized: not a failure of its own */
+    net_rdv_destroy(rdv);
+}
+
 /* A connection to the rendezvous port that is not a rank (a port scanner, a
  * stale client), by a plain socket. */
 static int stray_connect(int port)
@@ -316,6 +370,10 @@ static void *late_client(void *arg)
     if (late_st[rank] != GMUX_OK)
         return NULL;
     late_st[rank] = net_boot_barrier(b, dl);
+    /* the other may have left first, after the death: its notice (gone_counts
+     * in rdv.c) can come before rank 2's and fail the barrier alone */
+    while (!net_boot_dead(b, 2) && !com_deadline_passed(dl))
+        net_boot_poll(b);
     late_dead2[rank] = net_boot_dead(b, 2);
     net_boot_close(b, true);
     return NULL;
@@ -617,6 +675,7 @@ int main(void)
         cmocka_unit_test(test_collectives_and_death),
         cmocka_unit_test(test_connect_times_out),
         cmocka_unit_test(test_bye_read_at_exit),
+        cmocka_unit_test(test_bye_after_death_announced),
         cmocka_unit_test(test_silent_connections_expire),
         cmocka_unit_test(test_oversized_hello_rejected),
         cmocka_unit_test(test_dead_rank_cannot_rejoin),

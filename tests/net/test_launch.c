@@ -81,6 +81,14 @@ static void test_grace_kill_keeps_the_failure(void **state)
     assert_non_null(strstr(err, "rank 0 exited with status 5"));
     assert_non_null(strstr(err, "killing the ranks left after a failure"));
     assert_non_null(strstr(err, "rank 1 stopped by gmux (signal 9) after rank 0 failed"));
+    /* with two ranks killed, the second reaped still names rank 0: the
+     * first one reaped had taken its place as "the rank that failed" */
+    char *three[] = {
+        GMUX_CLI_PATH, "launch", "-n", "3",  "--grace",
+        "0.2",         "--",     "sh", "-c", "[ $GMUX_RANK = 0 ] && exit 5; exec sleep 100",
+        NULL};
+    assert_int_equal(run(three), 5);
+    assert_int_equal(count(err, "stopped by gmux (signal 9) after rank 0 failed"), 2);
 }
 
 /* The first failure gives the status, not a worse one after it: rank 1

@@ -54,7 +54,8 @@ static int usage(void)
            "are not localhost, round robin, at most %d hosts) with a TCP rendezvous on\n"
            "ADDR (default 127.0.0.1) for gmux_comm_init.\n"
            "A rank that dies (or exits, even 0, without gmux_comm_finalize) makes the\n"
-           "others fail; they are killed after --grace seconds (default 10).\n"
+           "others fail; they are killed after --grace seconds (default 10). A rank\n"
+           "whose finalize returned GMUX_ERR_PEER (another rank died) ended in order.\n"
            "--timeout S kills the whole job after S seconds (default: no timeout;\n"
            "exit 124). SIGINT, SIGTERM or SIGHUP N sends the ranks SIGTERM (SIGKILL\n"
            "after --grace), waits for them and exits 128+N.\n"
@@ -388,10 +389,14 @@ int cmd_launch(int argc, char **argv)
                 else if (failed) /* else the kill of the others would be all that is said */
                     fprintf(stderr,
                             "gmux launch: rank %d exited with status 0 without "
-                            "gmux_comm_finalize: counted as a failure\n",
+                            "gmux_comm_finalize (or after one that failed on its "
+                            "own): counted as a failure\n",
                             r);
                 net_rdv_rank_exited(rdv, r, failed);
-                if (failed && kill_at == UINT64_MAX) {
+                /* a rank gmux stopped is no new failure: once the others
+                 * were killed (kill_at spent), it named the rank reaped
+                 * first as the one the later ones were stopped after */
+                if (failed && kill_at == UINT64_MAX && !stops[r].sig) {
                     kill_at = com_deadline_after_ns((uint64_t)(o.grace_s * 1e9));
                     bad_rank = r;
                 }
