@@ -49,6 +49,20 @@ void shim_gate_evicted_mark(dmn_client_t *cl, shim_cuctx_t *cx)
     send_now(cl, seq);
 }
 
+void shim_gate_evicted_ctx_gone(dmn_client_t *cl, uint32_t failed)
+{
+    if (!shim_gate_evicted_is_due(cl))
+        return;
+    uint64_t seq = due_seq;
+    due_seq = 0;
+    COM_DEBUG(SHIM,
+              "daemon plan: evictions of grant %llu without their context (destroyed): reported "
+              "at once, %u ranges still tracked",
+              (unsigned long long)seq, failed);
+    (void)dmn_client_evicted(cl, seq, failed);
+    SHIM_STAT_ADD(evicted_ctx_gone, 1);
+}
+
 static bool mark_of(const dmn_client_t *cl, shim_cuctx_t **cx_p, uint32_t *gen_p)
 {
     if (mark_seq && mark_epoch != dmn_client_epoch(cl))
@@ -82,10 +96,11 @@ void shim_gate_evicted_watch(dmn_client_t *cl)
     uint32_t gen;
     if (!mark_of(cl, &cx, &gen))
         return;
-    if (!shim_backend_enter(cx, gen)) {
+    if (!shim_backend_enter(cx, gen)) { /* its context went, and its memory with it */
         uint64_t seq = mark_seq;
         mark_seq = 0;
-        send_now(cl, seq);
+        (void)dmn_client_evicted(cl, seq, 0);
+        SHIM_STAT_ADD(evicted_ctx_gone, 1);
         return;
     }
     (void)shim_gate_evicted_poll(cl, cx);
@@ -112,5 +127,15 @@ void shim_gate_evicted_on_end(void *arg, uint64_t grant_seq)
 
 int shim_gate_evicted_on_wait(void *arg)
 {
-    return shim_gate_evicted_poll(*(dmn_client_t **)arg, shim_backend_current());
+    dmn_client_t *cl = *(dmn_client_t **)arg;
+    shim_cuctx_t *cx = shim_backend_current(), *m;
+    uint32_t gen;
+    if (!mark_of(cl, &m, &gen))
+        return 0;
+    if (m == cx && shim_backend_gen(cx) == gen)
+        return shim_gate_evicted_poll(cl, cx);
+    /* the mark is another context's: the watcher, which would poll it there,
+     * waits for gate_mu, which this thread holds through its wait */
+    shim_gate_evicted_watch(cl);
+    return mark_of(cl, &m, &gen);
 }

@@ -34,8 +34,9 @@ void shim_gate_evicted_due(uint64_t epoch, uint64_t grant_seq);
 
 /* The client's callbacks (arg: the dmn_client_t ** of the gate): the end of
  * a switch's evictions (on_evict_end: shim_gate_evicted_due), and between a
- * waiting launching thread's reads the mark polled in its context (on_wait:
- * 1, read again soon, while one is outstanding). */
+ * waiting launching thread's reads the mark polled (on_wait: 1, read again
+ * soon, while one is outstanding), in its own context or, when the mark is
+ * another context's, inside that one (shim_gate_evicted_watch). */
 void shim_gate_evicted_on_end(void *arg, uint64_t grant_seq);
 int shim_gate_evicted_on_wait(void *arg);
 
@@ -46,13 +47,24 @@ bool shim_gate_evicted_is_due(const dmn_client_t *cl);
  * thread; NULL when nothing was moved): marks them for a request waiting. */
 void shim_gate_evicted_mark(dmn_client_t *cl, shim_cuctx_t *cx);
 
+/* The stored evictions cannot be carried out now: the context the launching
+ * threads waited in is gone (destroyed: the memory allocated in it went with
+ * it), or none is known. A request waiting is answered at once, EVICTED with
+ * failed = the stored ranges that still cover tracked managed memory (0 when
+ * all of it went with the context), instead of at the next wait of a
+ * launching thread, which gmuxd would wait its bound for. The evictions stay
+ * stored for that wait. */
+void shim_gate_evicted_ctx_gone(dmn_client_t *cl, uint32_t failed);
+
 /* Polls the mark on cx (current on the calling thread): sends EVICTED when it
  * completed. Returns whether a mark is still outstanding (on any context). */
 bool shim_gate_evicted_poll(dmn_client_t *cl, shim_cuctx_t *cx);
 
-/* For the watcher thread (no context of its own): polls the outstanding
- * mark inside its context (shim_backend_enter); a context that went took
- * the memory with it, and EVICTED goes at once. */
+/* For the watcher thread (no context of its own), and a waiting launching
+ * thread whose context is not the mark's (the watcher cannot take gate_mu
+ * meanwhile): polls the outstanding mark inside its context
+ * (shim_backend_enter); a context that went took the memory with it, and
+ * EVICTED goes at once (failed 0). */
 void shim_gate_evicted_watch(dmn_client_t *cl);
 
 /* Evictions were issued on cx (current): marked, so that fills issued later
