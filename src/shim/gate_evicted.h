@@ -34,9 +34,8 @@ void shim_gate_evicted_due(uint64_t epoch, uint64_t grant_seq);
 
 /* The client's callbacks (arg: the dmn_client_t ** of the gate): the end of
  * a switch's evictions (on_evict_end: shim_gate_evicted_due), and between a
- * waiting launching thread's reads the mark polled (on_wait: 1, read again
- * soon, while one is outstanding), in its own context or, when the mark is
- * another context's, inside that one (shim_gate_evicted_watch). */
+ * waiting launching thread's reads the mark polled in its context (on_wait:
+ * 1, read again soon, while one is outstanding). */
 void shim_gate_evicted_on_end(void *arg, uint64_t grant_seq);
 int shim_gate_evicted_on_wait(void *arg);
 
@@ -60,9 +59,7 @@ void shim_gate_evicted_ctx_gone(dmn_client_t *cl, uint32_t failed);
  * completed. Returns whether a mark is still outstanding (on any context). */
 bool shim_gate_evicted_poll(dmn_client_t *cl, shim_cuctx_t *cx);
 
-/* For the watcher thread (no context of its own), and a waiting launching
- * thread whose context is not the mark's (the watcher cannot take gate_mu
- * meanwhile): polls the outstanding mark inside its context
+/* For the watcher thread (no context of its own): polls the outstanding mark inside its context
  * (shim_backend_enter); a context that went took the memory with it, and
  * EVICTED goes at once (failed 0). */
 void shim_gate_evicted_watch(dmn_client_t *cl);
