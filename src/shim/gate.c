@@ -37,8 +37,9 @@ static bool gate_waiting; /* a launching thread waits in dmn_client_wait_turn */
  * then (gate_cx_gen). It may name an entry whose context was destroyed
  * since, or one given to a later context (backend_cuda.h): entries are
  * static, and shim_backend_enter refuses a retired one or one of another
- * generation, so the watcher then leaves the evictions for the next grant;
- * the next wait sets it again. Once entered, the context is not destroyed
+ * generation, so the watcher then leaves the evictions for the next wait or
+ * grant, and answers a request for EVICTED at once (gate_evict_left); the
+ * next wait sets it again. Once entered, the context is not destroyed
  * before the watcher leaves it: the destroy hooks wait. */
 static shim_cuctx_t *gate_cx;
 static uint32_t gate_cx_gen;
@@ -83,6 +84,20 @@ static void gate_learn_device(void)
     (void)dmn_client_report(gate_client, &st);
 }
 
+/* The first region of t that ends after base. Under t->lock. */
+static size_t gate_first_region(const shim_regions_t *t, uint64_t base)
+{
+    size_t lo = 0, hi = t->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (t->v[mid].base + t->v[mid].size <= base)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 /* Moves the managed memory inside r to the device or to the host on the
  * migration stream and returns the bytes it asked for: the daemon's orders
  * are rounded out to its chunks, and the driver only takes ranges of managed
@@ -93,15 +108,7 @@ static uint64_t gate_move(eng_backend_t be, const dmn_range_t *r, bool to_device
     uint64_t moved = 0, end = r->base + r->len;
     eng_ticket_t tk;
     pthread_rwlock_rdlock(&t->lock);
-    size_t lo = 0, hi = t->n; /* the first region that ends after r->base */
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (t->v[mid].base + t->v[mid].size <= r->base)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    for (size_t i = lo; i < t->n && t->v[i].base < end; i++) {
+    for (size_t i = gate_first_region(t, r->base); i < t->n && t->v[i].base < end; i++) {
         const shim_region_t *g = &t->v[i];
         uint64_t a = g->base > r->base ? g->base : r->base;
         uint64_t b = g->base + g->size < end ? g->base + g->size : end;
@@ -126,6 +133,28 @@ static uint64_t gate_move_stored(shim_cuctx_t *cx, dmn_plan_kind_t kind, bool to
     for (uint32_t i = 0; i < n; i++)
         bytes += gate_move(be, &v[i], to_device);
     return bytes;
+}
+
+/* The stored EVICT orders that still cover tracked managed memory: what
+ * nobody moved when the watcher cannot enter the context the launching
+ * threads waited in (destroyed: the memory allocated in it went with it,
+ * hooks_ctx.c; what is left belongs to other contexts). Under gate_mu. */
+static uint32_t gate_evict_left(void)
+{
+    shim_regions_t *t = &shim_state.regions;
+    uint32_t n, left = 0;
+    const dmn_range_t *v = shim_gate_plan_ranges(DMN_PLAN_EVICT, &n);
+    pthread_rwlock_rdlock(&t->lock);
+    for (uint32_t k = 0; k < n; k++) {
+        uint64_t end = v[k].base + v[k].len;
+        for (size_t i = gate_first_region(t, v[k].base); i < t->n && t->v[i].base < end; i++)
+            if (t->v[i].kind == SHIM_REGION_MANAGED) {
+                left++;
+                break;
+            }
+    }
+    pthread_rwlock_unlock(&t->lock);
+    return left;
 }
 
 typedef struct gate_mover {
@@ -431,9 +460,15 @@ static void *gate_watch(void *arg)
          * launching threads wait in (this thread has none) */
         gate_plan_current(); /* none of a connection that ended */
         if ((shim_gate_plan_count(DMN_PLAN_EVICT) || shim_gate_evicted_is_due(gate_client)) &&
-            gate_cx && !atomic_load(&shim_gate_turn_) && shim_backend_enter(gate_cx, gate_cx_gen)) {
-            gate_evict_now(gate_cx);
-            shim_backend_leave();
+            !atomic_load(&shim_gate_turn_)) {
+            if (gate_cx && shim_backend_enter(gate_cx, gate_cx_gen)) {
+                gate_evict_now(gate_cx);
+                shim_backend_leave();
+            } else if (shim_gate_evicted_is_due(gate_client)) {
+                /* no context to move them in: gmuxd is not kept waiting for the next wait */
+                shim_gate_evicted_ctx_gone(
+                    gate_client, shim_state.mode != SHIM_MODE_OFF ? gate_evict_left() : 0);
+            }
         }
         shim_gate_evicted_watch(gate_client);
         uint32_t r = dmn_client_registrations(gate_client);

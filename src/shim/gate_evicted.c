@@ -49,18 +49,40 @@ void shim_gate_evicted_mark(dmn_client_t *cl, shim_cuctx_t *cx)
     send_now(cl, seq);
 }
 
-void shim_gate_evicted_deferred(dmn_client_t *cl, uint32_t n)
+/* Answers a request waiting for EVICTED at once, with failed (0: done), and
+ * returns its grant sequence; 0 when none is due. */
+static uint64_t answer_now(dmn_client_t *cl, uint32_t failed)
 {
     if (!shim_gate_evicted_is_due(cl))
-        return;
+        return 0;
     uint64_t seq = due_seq;
     due_seq = 0;
-    COM_DEBUG(SHIM,
-              "daemon plan: %u evictions of grant %llu put off by a graph capture: reported "
-              "not done",
-              n, (unsigned long long)seq);
-    (void)dmn_client_evicted(cl, seq, n ? n : 1); /* failed: never 0, which means done */
+    (void)dmn_client_evicted(cl, seq, failed);
+    return seq;
+}
+
+void shim_gate_evicted_deferred(dmn_client_t *cl, uint32_t n)
+{
+    uint64_t seq = answer_now(cl, n ? n : 1); /* failed: never 0, which means done */
+    if (!seq)
+        return;
+    COM_DEBUG(
+        SHIM,
+        "daemon plan: %u evictions of grant %llu put off by a graph capture: reported not done", n,
+        (unsigned long long)seq);
     SHIM_STAT_ADD(evicted_put_off, 1);
+}
+
+void shim_gate_evicted_ctx_gone(dmn_client_t *cl, uint32_t failed)
+{
+    uint64_t seq = answer_now(cl, failed);
+    if (!seq)
+        return;
+    COM_DEBUG(SHIM,
+              "daemon plan: evictions of grant %llu without their context (destroyed): reported "
+              "at once, %u ranges still tracked",
+              (unsigned long long)seq, failed);
+    SHIM_STAT_ADD(evicted_ctx_gone, 1);
 }
 
 static bool mark_of(const dmn_client_t *cl, shim_cuctx_t **cx_p, uint32_t *gen_p)
@@ -96,10 +118,11 @@ void shim_gate_evicted_watch(dmn_client_t *cl)
     uint32_t gen;
     if (!mark_of(cl, &cx, &gen))
         return;
-    if (!shim_backend_enter(cx, gen)) {
+    if (!shim_backend_enter(cx, gen)) { /* its context went, and its memory with it */
         uint64_t seq = mark_seq;
         mark_seq = 0;
-        send_now(cl, seq);
+        (void)dmn_client_evicted(cl, seq, 0);
+        SHIM_STAT_ADD(evicted_ctx_gone, 1);
         return;
     }
     (void)shim_gate_evicted_poll(cl, cx);

@@ -56,13 +56,22 @@ void shim_gate_evicted_mark(dmn_client_t *cl, shim_cuctx_t *cx);
  * themselves stay stored and go once the capture ended. */
 void shim_gate_evicted_deferred(dmn_client_t *cl, uint32_t n);
 
+/* The stored evictions cannot be carried out now: the context the launching
+ * threads waited in is gone (destroyed: the memory allocated in it went with
+ * it), or none is known. A request waiting is answered at once, EVICTED with
+ * failed = the stored ranges that still cover tracked managed memory (0 when
+ * all of it went with the context), instead of at the next wait of a
+ * launching thread, which gmuxd would wait its bound for. The evictions stay
+ * stored for that wait. */
+void shim_gate_evicted_ctx_gone(dmn_client_t *cl, uint32_t failed);
+
 /* Polls the mark on cx (current on the calling thread): sends EVICTED when it
  * completed. Returns whether a mark is still outstanding (on any context). */
 bool shim_gate_evicted_poll(dmn_client_t *cl, shim_cuctx_t *cx);
 
-/* For the watcher thread (no context of its own): polls the outstanding
- * mark inside its context (shim_backend_enter); a context that went took
- * the memory with it, and EVICTED goes at once. */
+/* For the watcher thread (no context of its own): polls the outstanding mark inside its context
+ * (shim_backend_enter); a context that went took the memory with it, and
+ * EVICTED goes at once (failed 0). */
 void shim_gate_evicted_watch(dmn_client_t *cl);
 
 /* Evictions were issued on cx (current): marked, so that fills issued later

@@ -222,6 +222,7 @@ void gh_read_out(int i, gh_out_t *o)
     o->evict_early = stat_u64(json, "evict_plans_early");
     o->evict_deferred = stat_u64(json, "evict_deferred");
     o->evict_cancelled = stat_u64(json, "evict_cancelled");
+    o->evicted_ctx_gone = stat_u64(json, "evicted_ctx_gone");
     o->fill_dropped = stat_u64(json, "fill_dropped");
     o->fill_dropped_bytes = stat_u64(json, "fill_dropped_bytes");
     o->capture_joined = stat_u64(json, "capture_joined");

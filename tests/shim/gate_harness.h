@@ -35,6 +35,7 @@ typedef struct gh_out {
     int armed; /* CAPTURE 4: 1 if the armed capture began (and held); 5: if the armed push
                   fired; 6: if the capture began */
     unsigned long long cap_from, cap_to; /* CAPTURE 1/2: when the capture began and ended */
+    unsigned long long evicted_ctx_gone; /* EVICTED sent at once: the context was destroyed */
     size_t nd, nh;
     unsigned long long d[64][3]; /* prefetches to the device: ns, base, len (the first 64) */
     unsigned long long h[64][4]; /* the same to the host (evictions), and whether ordered

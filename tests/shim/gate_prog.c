@@ -56,7 +56,11 @@
  * the pause the kernels go on in a second context (cuCtxCreate), the first
  * kept; a line "O <n>": the prefetches to the device not ordered after the
  * last prefetch to the host before them (on its stream, or waiting for an
- * event recorded on that stream after it).
+ * event recorded on that stream after it). 10: the program runs in a
+ * context of its own (cuCtxCreate) and destroys it at the pause, before
+ * OUTFILE.paused (through the shim's cuCtxDestroy hook); after the pause the
+ * kernels go on in a new context with a new buffer holding what the old one
+ * held.
  * STREAM 1: the kernels go on a stream
  * the program creates non-blocking (cuStreamCreateWithPriority), which the
  * legacy stream does not wait for; 0 (default): the NULL stream.
@@ -290,7 +294,8 @@ int main(int argc, char **argv)
         return 11;
     ctx_create = (PFN_cuCtxCreate_v3020)get(gpa, "cuCtxCreate");
     ctx_destroy = (PFN_cuCtxDestroy_v4000)get(gpa, "cuCtxDestroy");
-    if (capture == 5 && (!ctx_create || !ctx_destroy || ctx_create(&own_ctx, 0, 0) != CUDA_SUCCESS))
+    if ((capture == 5 || capture == 10) &&
+        (!ctx_create || !ctx_destroy || ctx_create(&own_ctx, 0, 0) != CUDA_SUCCESS))
         return 11;
     PFN_cuMemAlloc_v3020 alloc = (PFN_cuMemAlloc_v3020)get(gpa, "cuMemAlloc");
     PFN_cuLaunchKernel_v4000 launch = (PFN_cuLaunchKernel_v4000)get(gpa, "cuLaunchKernel");
@@ -356,6 +361,10 @@ int main(int argc, char **argv)
             else if (capture == 5) {
                 memcpy(saved, host, sizeof(saved));
                 arm_push(own_ctx, replace_ctx);
+            } else if (capture == 10) {
+                memcpy(saved, host, sizeof(saved));
+                if (ctx_destroy(own_ctx) != CUDA_SUCCESS)
+                    return 12;
             }
             FILE *m = fopen(paused, "w");
             if (!m)
@@ -414,6 +423,13 @@ int main(int argc, char **argv)
                 CUcontext second = NULL;
                 if (!ctx_create || ctx_create(&second, 0, 0) != CUDA_SUCCESS)
                     return 12;
+            } else if (capture == 10) {
+                CUcontext again = NULL;
+                if (ctx_create(&again, 0, 0) != CUDA_SUCCESS ||
+                    alloc(&buf, sizeof(saved)) != CUDA_SUCCESS)
+                    return 12;
+                host = (uint64_t *)(uintptr_t)buf;
+                memcpy(host, saved, sizeof(saved));
             } else if (capture == 5) {
                 began = push_join() ? CUDA_SUCCESS : -1;
                 if (began != CUDA_SUCCESS)

@@ -16,7 +16,12 @@
  * - while a graph capture puts the eviction off (gate_prog CAPTURE 1): the
  *   request answered at once, flagged failed, counted (evicted_put_off).
  *
- * Either way the eviction itself is carried out (the double's record).
+ * - with the request, after the program destroyed the context it waited in
+ *   (the watcher cannot enter it; the memory went with it): EVICTED at once,
+ *   failed 0, counted (evicted_ctx_gone).
+ *
+ * Either way the eviction itself is carried out (the double's record), but
+ * for the context that went.
  *
  * One process, two contexts: the program waited for its turn in its first
  * context, where the watcher carries out the eviction, and goes on in a
@@ -77,14 +82,11 @@ static int evict_after_turn(int ready, uint8_t *buf, int *fds, int *nfd, int ask
     return tmsg_write_all(task, buf, at) == 0 ? task : -17;
 }
 
-/* Lets the program go on, grants its next PENDING and waits for it to end. */
-static int finish(int task, uint8_t *buf, int *fds, int nfd)
+/* Grants the PENDING numbered pending and waits for the program to end. */
+static int grant_to_end(int task, uint8_t *buf, int *fds, int nfd, uint64_t pending)
 {
     dmn_msg_t m;
-    gh_touch("go");
-    if (gs_read_until(task, buf, DMN_MSG_PENDING, &m) != 0)
-        return 40;
-    dmn_msg_grant_t g = {3, 20 * COM_NS_PER_MS, m.u.ranges.seq};
+    dmn_msg_grant_t g = {3, 20 * COM_NS_PER_MS, pending};
     if (tmsg_write_all(task, buf, dmn_proto_encode_grant(buf, 64, 6, DMN_MSG_GRANT, &g)) != 0)
         return 41;
     while (tmsg_read(task, buf, &m) == 0) /* until the program ends */
@@ -93,6 +95,16 @@ static int finish(int task, uint8_t *buf, int *fds, int nfd)
     for (int i = 0; i < nfd; i++)
         close(fds[i]);
     return 0;
+}
+
+/* Lets the program go on, grants its next PENDING and waits for it to end. */
+static int finish(int task, uint8_t *buf, int *fds, int nfd)
+{
+    dmn_msg_t m;
+    gh_touch("go");
+    if (gs_read_until(task, buf, DMN_MSG_PENDING, &m) != 0)
+        return 40;
+    return grant_to_end(task, buf, fds, nfd, m.u.ranges.seq);
 }
 
 /* Whether an EVICTED is among the messages that wait on fd now (read all). */
@@ -177,6 +189,32 @@ static int scripted_capture_deferred(int ready)
     return finish(task, buf, fds, nfd);
 }
 
+/* The program destroyed the context it waited in at the pause (CAPTURE 10):
+ * the watcher cannot enter it to evict, and the memory went with it. The
+ * request must be answered at once, done (failed 0), before two of the
+ * program's reports; until 2026-12-02 it waited for the program's next
+ * wait, and gmuxd for its bound. */
+static int scripted_ctx_gone(int ready)
+{
+    static uint8_t buf[DMN_PROTO_MAX_MSG];
+    int fds[8], nfd = 0;
+    int task = evict_after_turn(ready, buf, fds, &nfd, 1);
+    if (task < 0)
+        return -task;
+    dmn_msg_t m;
+    for (int stats = 0; stats < 2;) {
+        if (tmsg_read(task, buf, &m) != 0)
+            return 50;
+        if (m.hdr.type == DMN_MSG_EVICTED) {
+            if (m.u.evicted.grant_seq != 2 || m.u.evicted.failed != 0)
+                return 51;
+            return finish(task, buf, fds, nfd);
+        }
+        stats += m.hdr.type == DMN_MSG_STATS;
+    }
+    return 52;
+}
+
 /* The eviction and, in the same write, a fill ahead of grant 2 elsewhere in
  * the big range; no request for EVICTED. */
 static int scripted_two_contexts(int ready)
@@ -208,8 +246,9 @@ static int scripted_two_contexts(int ready)
 }
 
 /* Runs script against program 0 with the double's event held; the program
- * must end well, its one eviction carried out. */
-static void run_case(int (*script)(int))
+ * must end well, with nh evictions carried out (1: the one sent; 0: its
+ * memory went with its context). Its counters in *o. */
+static void run_case_out(int (*script)(int), size_t nh, gh_out_t *o)
 {
     snprintf(go, sizeof(go), "%s", gh_path("go"));
     snprintf(hold, sizeof(hold), "%s", gh_path("hold"));
@@ -227,12 +266,18 @@ static void run_case(int (*script)(int))
     int ps = -1;
     assert_int_equal(waitpid(prog, &ps, 0), prog);
     assert_true(WIFEXITED(ps) && WEXITSTATUS(ps) == 0);
-    gh_out_t *o = calloc(1, sizeof(*o));
-    assert_non_null(o);
     gh_read_out(0, o);
     assert_int_equal(o->n, 20);
-    assert_int_equal(o->nh, 1); /* the eviction, carried out on arrival */
-    assert_int_equal(o->h[0][2], 4096);
+    assert_int_equal(o->nh, nh); /* the eviction, carried out on arrival */
+    if (nh)
+        assert_int_equal(o->h[0][2], 4096);
+}
+
+static void run_case(int (*script)(int))
+{
+    gh_out_t *o = calloc(1, sizeof(*o));
+    assert_non_null(o);
+    run_case_out(script, 1, o);
     free(o);
 }
 
@@ -287,6 +332,19 @@ static void test_fill_ahead_after_other_context(void **state)
     assert_int_equal(unordered, 0);
 }
 
+static void test_ctx_gone_evicted_at_once(void **state)
+{
+    (void)state;
+    gh_spec_t saved = spec;
+    spec.capture = "10";
+    gh_out_t *o = calloc(1, sizeof(*o));
+    assert_non_null(o);
+    run_case_out(scripted_ctx_gone, 0, o);
+    spec = saved;
+    assert_int_equal(o->evicted_ctx_gone, 1);
+    free(o);
+}
+
 int main(void)
 {
     gh_init();
@@ -295,6 +353,7 @@ int main(void)
         cmocka_unit_test(test_no_request_no_evicted),
         cmocka_unit_test(test_deferred_answered_at_once),
         cmocka_unit_test(test_fill_ahead_after_other_context),
+        cmocka_unit_test(test_ctx_gone_evicted_at_once),
     };
     return gh_finish(cmocka_run_group_tests(tests, NULL, NULL));
 }
