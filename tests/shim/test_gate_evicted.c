@@ -163,38 +163,11 @@ static int scripted_no_request(int ready)
     return finish(task, buf, fds, nfd);
 }
 
-/* A blocking stream captures a graph through the pause (gate_prog CAPTURE
- * 1): the shim puts the eviction off until the capture ends, and must answer
- * the request at once, EVICTED for grant 2 flagged failed (1 range not
- * done), before the watcher's second report after it, not once the
- * capture ended (gmuxd held its switch for the bound). */
-static int scripted_capture_deferred(int ready)
-{
-    static uint8_t buf[DMN_PROTO_MAX_MSG];
-    int fds[8], nfd = 0;
-    int task = evict_after_turn(ready, buf, fds, &nfd, 1);
-    if (task < 0)
-        return -task;
-    dmn_msg_t m;
-    int stats = 0;
-    do {
-        if (tmsg_read(task, buf, &m) != 0)
-            return 50;
-        stats += m.hdr.type == DMN_MSG_STATS;
-    } while (m.hdr.type != DMN_MSG_EVICTED && stats < 2);
-    if (m.hdr.type != DMN_MSG_EVICTED)
-        return 51; /* not answered while the capture lasts */
-    if (m.u.evicted.grant_seq != 2 || m.u.evicted.failed != 1)
-        return 52;
-    return finish(task, buf, fds, nfd);
-}
-
-/* The program destroyed the context it waited in at the pause (CAPTURE 10):
- * the watcher cannot enter it to evict, and the memory went with it. The
- * request must be answered at once, done (failed 0), before two of the
- * program's reports; until 2026-12-02 it waited for the program's next
- * wait, and gmuxd for its bound. */
-static int scripted_ctx_gone(int ready)
+/* Asks for EVICTED after the eviction at the pause; the answer must come at
+ * once, for grant 2 with the failed count given, before two of the
+ * program's STATS reports (not when the program waits again or the
+ * eviction is carried out at last, which gmuxd would hold its switch for). */
+static int answered_at_once(int ready, uint32_t failed)
 {
     static uint8_t buf[DMN_PROTO_MAX_MSG];
     int fds[8], nfd = 0;
@@ -206,13 +179,30 @@ static int scripted_ctx_gone(int ready)
         if (tmsg_read(task, buf, &m) != 0)
             return 50;
         if (m.hdr.type == DMN_MSG_EVICTED) {
-            if (m.u.evicted.grant_seq != 2 || m.u.evicted.failed != 0)
+            if (m.u.evicted.grant_seq != 2 || m.u.evicted.failed != failed)
                 return 51;
             return finish(task, buf, fds, nfd);
         }
         stats += m.hdr.type == DMN_MSG_STATS;
     }
-    return 52;
+    return 52; /* not answered */
+}
+
+/* A blocking stream captures a graph through the pause (gate_prog CAPTURE
+ * 1): the shim puts the eviction off until the capture ends, and must answer
+ * at once, flagged failed (1 range not done); until 2026-12-02 it answered
+ * once the capture ended (gmuxd held its switch for the bound). */
+static int scripted_capture_deferred(int ready)
+{
+    return answered_at_once(ready, 1);
+}
+
+/* The program destroyed the context it waited in at the pause (CAPTURE 10):
+ * the watcher cannot enter it to evict, and the memory went with it: answered
+ * at once, done (failed 0); until 2026-12-02 at the program's next wait. */
+static int scripted_ctx_gone(int ready)
+{
+    return answered_at_once(ready, 0);
 }
 
 /* The eviction and, in the same write, a fill ahead of grant 2 elsewhere in
