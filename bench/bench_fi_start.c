@@ -1,6 +1,6 @@
 /*
  * What libfabric's start-up costs a process, piece by piece (docs/net.md,
- * "Transports"; docs/benchmarks.md, "net: libfabric start-up"). Linked
+ * "Transports"; docs/bench/net.md, "net: libfabric start-up"). Linked
  * without libfabric: it opens libfabric's dependencies one at a time, so
  * that each one's constructors are timed alone, then libfabric, then times
  * two fi_getinfo calls for one provider. Wall and process CPU time per step,

@@ -3,7 +3,7 @@
 # binaries run alternately (OLD first in even rounds, NEW first in odd ones),
 # N rounds per command (default 15); prints each build's mean and median in
 # ms. Each binary finds its own gmux-net-rank (or, before 2026-12-01, ran its
-# ranks as itself). docs/benchmarks.md, "CLI start-up".
+# ranks as itself). docs/bench/tools.md, "CLI start-up".
 #   bench/cli_start.sh OLD NEW [N]
 set -euo pipefail
 [[ $# -ge 2 ]] || { echo "usage: $0 OLD_GMUX NEW_GMUX [N]" >&2; exit 2; }

@@ -6,7 +6,7 @@
 # (recorded ranges, which never faults, so the model does not change it)
 # beside them: every bundled workload at 200, 250 and 300% oversubscription,
 # default settings, seed 1. One JSON record per case on stdout; the markdown
-# table of docs/benchmarks.md on stderr.
+# table of docs/bench/sim.md on stderr.
 set -euo pipefail
 build=${BUILD:-build}
 gmux="$build/tools/gmux/gmux"

@@ -8,7 +8,7 @@
 # on a shared host it moves by several times between runs), and the median
 # [range] of the per-round ratios of each build's gmux/raw to the first
 # build's (paired: builds of one round saw about the same load). The load
-# average is printed before and after. docs/benchmarks.md, "net: the cost
+# average is printed before and after. docs/bench/net.md, "net: the cost
 # of the shm guard's brackets".
 #   N=8 PROVIDER=shm REPS=5 bench/net_ab.sh BUILD_A BUILD_B [BUILD_C...]
 set -euo pipefail

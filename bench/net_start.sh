@@ -5,7 +5,7 @@
 # mean and median in ms. Commands: examples/moe/moe_cpu as a one-rank job
 # (no launcher: no fabric), and as a two-rank job under `gmux launch` on shm
 # and on tcp. Then, NEW alone, the two-rank shm job with FI_PROVIDER=shm
-# against without, alternated the same way. docs/benchmarks.md, "net:
+# against without, alternated the same way. docs/bench/net.md, "net:
 # libfabric start-up".
 #   bench/net_start.sh OLD_BUILD NEW_BUILD [N]
 set -euo pipefail

@@ -3,7 +3,7 @@
 # tests' net_rank in its `semantics` mode with no launcher (one rank, no
 # fabric), from OLD's and NEW's build trees alternately (OLD first in even
 # rounds, NEW first in odd ones), N rounds (default 15); prints each one's
-# mean and median in ms. docs/benchmarks.md, "net: libfabric start-up".
+# mean and median in ms. docs/bench/net.md, "net: libfabric start-up".
 #   bench/net_static_start.sh OLD_BUILD NEW_BUILD [N]
 set -euo pipefail
 [[ $# -ge 2 ]] || { echo "usage: $0 OLD_BUILD NEW_BUILD [N]" >&2; exit 2; }

@@ -5,7 +5,7 @@
 # device to host). Per case: `gmux sim` with every policy at the defaults
 # (proactive is write-back aware, wb_aware=1), then proactive again with
 # --param wb_aware=0. One JSON record per case on stdout; the markdown table
-# of docs/benchmarks.md on stderr. Both with the recorded ranges (--predict
+# of docs/bench/sim.md on stderr. Both with the recorded ranges (--predict
 # recorded), so that eviction alone differs.
 set -euo pipefail
 build=${BUILD:-build}

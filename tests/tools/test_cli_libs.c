@@ -2,7 +2,7 @@
  * Which shared libraries the gmux CLI loads. A command that does not use the
  * network never loads libfabric: on Debian it brings libpsm_infinipath, whose
  * constructor spends about 200 ms calibrating a clock, and until 2026-12-01
- * every command, `gmux --help` included, paid it (docs/benchmarks.md, "CLI
+ * every command, `gmux --help` included, paid it (docs/bench/tools.md, "CLI
  * start-up"). The ranks of a net command (gmux-net-rank) do load it.
  *
  * The dynamic loader says what it loaded, dlopen included: LD_DEBUG=libs with

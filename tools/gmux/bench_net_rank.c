@@ -434,7 +434,7 @@ int net_rank_bench(int argc, char **argv)
         /* 256 MiB a run (at most 20,000 puts): tens of milliseconds, several
          * scheduler time slices, so that one slice's luck does not decide a
          * run (32 MiB runs on tcp lasted about 8 ms and single 1 MiB runs
-         * ranged 0.5-2.1x; docs/benchmarks.md) */
+         * ranged 0.5-2.1x; docs/bench/net.md) */
         uint64_t total = c.quick ? (4u << 20) : (256u << 20);
         uint64_t k = total / size;
         k = k < 16 ? 16 : k > 20000 ? 20000 : k;

@@ -57,7 +57,7 @@ static void print_help(void)
            "                  docs/templates.md) or 'recorded' (an ablation: the trace's\n"
            "                  own ranges, a perfect predictor no real program has; learned\n"
            "                  is within 1.04x of it on the bundled workloads,\n"
-           "                  docs/benchmarks.md)\n"
+           "                  docs/bench/predict.md)\n"
            "  --templates F   learned prediction starting from database F (gmux profile);\n"
            "                  implies --predict learned\n\n"
            "Exit status: 0; 1 when the trace or a --calibration file cannot be read, the\n"

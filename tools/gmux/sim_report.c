@@ -353,7 +353,7 @@ static void print_json_cfg(const sim_job_t *job, const sim_profile_t *prof, cons
  * growth leaves a hole and what is freed below the top is not returned. Fixed at its usual
  * start, blocks of 128 KiB or more stay mapped: grown in place (mremap) and
  * returned when freed (sci-stencil's bound: 98 MiB peak, 75 MiB with it;
- * docs/benchmarks.md). Process-wide, so for the gmux command only. */
+ * docs/bench/sim.md). Process-wide, so for the gmux command only. */
 static void malloc_keep_mapped(void)
 {
 #if defined(__GLIBC__)
