@@ -17,6 +17,7 @@
  *                              rank 0's region locks, as if killed inside libfabric
  *   net_rank guardlive         (shm) after a death, a live rank keeps its own region lock
  *                              for 1.5 s inside a call: the shm guard must leave it held
+ *   net_rank orphan exit|finalize   the launcher is killed mid-job (net_rank_orphan.c)
  *   net_rank shape WHAT        the last rank joins with another ctx, sig, provider or hmem
  *                              setting: every rank is refused at once
  *   net_rank quiet2|rxerr|fetchlate|deadops|deadfetch|deadring|stagefull   defects an audit found
@@ -563,11 +564,10 @@ static int mode_shape(gmux_comm_params_t *p, const char *what)
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(
-            stderr,
-            "usage: net_rank data|order|mixed|coalesce|semantics|hmem|teams|kill|killlock|"
-            "guardlive|shape|quiet2|rxerr|fetchlate|deadops|deadfetch|deadring|staleop|devwinbad|"
-            "stagefull [args]\n");
+        fprintf(stderr,
+                "usage: net_rank data|order|mixed|coalesce|semantics|hmem|teams|kill|killlock|"
+                "guardlive|orphan|shape|quiet2|rxerr|fetchlate|deadops|deadfetch|deadring|staleop|"
+                "devwinbad|stagefull [args]\n");
         return 2;
     }
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -588,6 +588,8 @@ int main(int argc, char **argv)
         if (rank_kill_victim_env())
             p.start_proxy = 0;
     }
+    if (strcmp(argv[1], "orphan") == 0)
+        p.timeout_s = 20;
     bool audit = audit_mode(argv[1], &p);
     gmux_status_t st = gmux_comm_init(&p, &comm);
     if (st != GMUX_OK) {
@@ -617,6 +619,8 @@ int main(int argc, char **argv)
         rc = mode_kill(true);
     else if (strcmp(argv[1], "guardlive") == 0)
         rc = mode_guardlive();
+    else if (strcmp(argv[1], "orphan") == 0 && argc == 3)
+        rc = mode_orphan(argv[2]);
     else if (audit && argc == 2)
         rc = mode_audit(argv[1]);
     if (comm) {
