@@ -12,7 +12,8 @@
  *   net_rank hmem EXPECT       windows and put sources registered as device memory, direct
  *                              or staged as EXPECT says (net_rank_hmem.c)
  *   net_rank teams             barriers over world and strided teams
- *   net_rank kill              the last rank dies (SIGKILL); the others must see GMUX_ERR_PEER
+ *   net_rank kill [linger]     the last rank dies (SIGKILL); the others must see GMUX_ERR_PEER;
+ *                              linger: rank 0 finalizes only once the others left
  *   net_rank killlock          the same on shm, the victim dying while it holds its own and
  *                              rank 0's region locks, as if killed inside libfabric
  *   net_rank guardlive         (shm) after a death, a live rank keeps its own region lock
@@ -40,6 +41,7 @@
 #include <gmux/net.h>
 
 #include "common/clock.h"
+#include "net/internal.h" /* kill linger: the peers this rank knows are gone */
 
 #include "net_rank.h"
 #include "rank_kill.h"
@@ -495,7 +497,22 @@ static void take_region_locks(void *arg)
     pthread_spin_lock(zero);
 }
 
-static int mode_kill(bool holding_locks)
+/* kill linger: rank 0 stays until it has heard that every other rank is
+ * gone (the victim died, the other survivors left after the death), so that
+ * it names each (test_net_multi.c reads how). */
+static void wait_others_gone(void)
+{
+    uint64_t end = com_clock_ns() + 20 * COM_NS_PER_S;
+    for (int r = 1; r < n; r++) {
+        while (!net_peer_dead(comm, r)) {
+            CHECK(com_clock_ns() < end, "rank %d still there after 20 s", r);
+            net_boot_poll(comm->boot);
+            usleep(1000);
+        }
+    }
+}
+
+static int mode_kill(bool holding_locks, bool linger)
 {
     uint64_t *win;
     gmux_window_t w;
@@ -522,6 +539,8 @@ static int mode_kill(bool holding_locks)
     CHECK(st == GMUX_ERR_PEER, "barrier ended with %s", gmux_status_name(st));
     printf("rank %d: peer failure detected (%s)\n", me, gmux_status_name(st));
     fflush(stdout);
+    if (linger && me == 0)
+        wait_others_gone();
     st = gmux_comm_finalize(comm);
     CHECK(st != GMUX_OK, "finalize after a death returned OK");
     comm = NULL;
@@ -614,9 +633,9 @@ int main(int argc, char **argv)
     else if (strcmp(argv[1], "teams") == 0)
         rc = mode_teams();
     else if (strcmp(argv[1], "kill") == 0)
-        rc = mode_kill(false);
+        rc = mode_kill(false, argc == 3 && strcmp(argv[2], "linger") == 0);
     else if (strcmp(argv[1], "killlock") == 0)
-        rc = mode_kill(true);
+        rc = mode_kill(true, false);
     else if (strcmp(argv[1], "guardlive") == 0)
         rc = mode_guardlive();
     else if (strcmp(argv[1], "orphan") == 0 && argc == 3)
