@@ -33,15 +33,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <dirent.h>
-#include <fcntl.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include <gmux/net.h>
 
 #include "common/clock.h"
-#include "net/internal.h" /* kill linger: the peers this rank knows are gone */
+#include "net/internal.h" /* kill linger, killlock: the peers gone, the region locks */
 
 #include "net_rank.h"
 #include "rank_kill.h"
@@ -450,40 +447,11 @@ static int mode_semantics(void)
 
 /* --- a peer dies ------------------------------------------------------------ */
 
-/* The lock word of rank r's shm region: the head of libfabric 1.17's struct
- * smr_region (version 4), as src/net/shmguard.c reads it. NULL if absent. */
+/* The lock word of rank r's shm region, as the guard maps it (the regions'
+ * names are gone from /dev/shm once the job started). NULL if absent. */
 static pthread_spinlock_t *region_lock(int r)
 {
-    struct head {
-        uint8_t version, resv;
-        uint16_t flags;
-        int pid;
-        uint8_t cma_peer, cma_self;
-        uint32_t max_sar;
-        void *base;
-        pthread_spinlock_t lock;
-    };
-    const char *job = getenv("GMUX_JOB");
-    char prefix[128];
-    snprintf(prefix, sizeof(prefix), "gmux-%s-%d:", job ? job : "", r);
-    DIR *d = opendir("/dev/shm");
-    struct dirent *e;
-    pthread_spinlock_t *lock = NULL;
-    while (d && !lock && (e = readdir(d))) {
-        if (strncmp(e->d_name, prefix, strlen(prefix)) != 0)
-            continue;
-        char path[512];
-        snprintf(path, sizeof(path), "/dev/shm/%s", e->d_name);
-        int fd = open(path, O_RDWR);
-        void *p = fd < 0 ? MAP_FAILED : mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-        if (fd >= 0)
-            close(fd);
-        if (p != MAP_FAILED && ((struct head *)p)->version == 4)
-            lock = &((struct head *)p)->lock;
-    }
-    if (d)
-        closedir(d);
-    return lock;
+    return comm->guard ? net_shmguard_lock_of(comm->guard, r) : NULL;
 }
 
 /* killlock: die inside the provider's critical sections: senders to the
