@@ -287,6 +287,48 @@ static void test_an_unseen_live_rank_blocks_release(void **state)
     close_all(g);
 }
 
+/* Whether /dev/shm holds region r's name (suffix "" or ".guard"). */
+static bool named(int r, const char *suffix)
+{
+    char path[NET_FAB_NAME_MAX + 32];
+    snprintf(path, sizeof(path), "/dev/shm/%s%s",
+             names + r * NET_FAB_NAME_MAX + strlen("fi_shm://"), suffix);
+    return access(path, F_OK) == 0;
+}
+
+/* Every rank maps every page, then each unlinks its region and page: the
+ * names are gone from /dev/shm and the guards work on as before (a lock
+ * left by a dead rank is released; a live holder's is not). */
+static void test_works_after_its_names_are_unlinked(void **state)
+{
+    (void)state;
+    if (!libfabric_117())
+        skip();
+    net_shmguard_t *g[NREG];
+    open_all(g);
+    for (int r = 0; r < NREG; r++)
+        net_shmguard_map_pages(g[r]);
+    for (int r = 0; r < NREG; r++) {
+        assert_true(named(r, "") && named(r, ".guard"));
+        net_shmguard_unlink(g[r]);
+        assert_false(named(r, "") || named(r, ".guard"));
+    }
+    dead_ranks[2] = true;
+    pthread_spinlock_t *l = net_shmguard_lock_of(g[0], 1);
+    net_shmguard_enter(g[1], 1); /* rank 1 progresses, holding its own lock */
+    set_word(l, -1);             /* while rank 0 waits for it in a send */
+    net_shmguard_enter(g[0], 1);
+    assert_false(checks(g[0], 1000, 5 * S));
+    net_shmguard_leave(g[1]); /* rank 1 out: only the dead rank can hold it */
+    set_word(l, -2);          /* ... and rank 1 waits again */
+    net_shmguard_enter(g[1], 1);
+    assert_true(checks(g[0], 10 * S, 2 * S));
+    assert_int_equal(word(l), 1);
+    net_shmguard_leave(g[0]);
+    net_shmguard_leave(g[1]);
+    close_all(g);
+}
+
 static void test_unknown_regions_are_not_mapped(void **state)
 {
     (void)state;
@@ -324,6 +366,7 @@ int main(void)
         cmocka_unit_test(test_a_free_lock_is_left_alone),
         cmocka_unit_test(test_an_unseen_live_rank_blocks_release),
         cmocka_unit_test(test_unknown_regions_are_not_mapped),
+        cmocka_unit_test(test_works_after_its_names_are_unlinked),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
