@@ -61,8 +61,9 @@ _Static_assert(sizeof(net_boot_hdr_t) == 16, "bootstrap header is 16 bytes");
 #define NET_ENV_BOOTSTRAP "GMUX_BOOTSTRAP" /* host:port of the rendezvous server */
 #define NET_ENV_JOB       "GMUX_JOB"       /* a name unique to the job */
 /* shm endpoints are named NET_SHM_PREFIX<job>-<rank>[suffix]; their regions
- * live in /dev/shm under that name, and the launcher removes those of ranks
- * that died without closing them. */
+ * live in /dev/shm under that name until every rank joined (then each rank
+ * unlinks its own, comm.c), and the launcher removes those of ranks that
+ * died before. */
 #define NET_SHM_PREFIX "gmux-"
 
 #endif /* NET_BOOT_PROTO_H */
