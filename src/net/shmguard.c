@@ -204,7 +204,7 @@ void net_shmguard_close(net_shmguard_t *g)
     char path[512];
     if (!g->unlinked && g->page && g->page[g->me] &&
         shm_path(g->names + (size_t)g->me * g->name_stride, GUARD_PAGE_SUFFIX, path, sizeof(path)))
-        unlink(path); /* ours; a dead rank's goes with its region (the launcher) */
+        unlink(path); /* ours, if the join did not; a killed rank's: the launcher */
     for (int r = 0; r < g->n; r++) {
         if (g->hdr && g->hdr[r])
             munmap(g->hdr[r], GUARD_MAP_BYTES);

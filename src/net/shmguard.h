@@ -85,8 +85,9 @@ gmux_status_t net_shmguard_open(const char *names, size_t name_stride, int n, in
 void net_shmguard_close(net_shmguard_t *g);
 
 /* Maps the page of every rank that has one now (call once every rank has
- * opened its guard: a page mapped later could not be found once unlinked;
- * a rank whose page is not mapped is never taken for a waiter). NULL: none. */
+ * opened its guard: a page not mapped by then cannot be found once
+ * unlinked, and while such a rank lives check releases nothing, as it
+ * might be the holder). NULL: nothing. */
 void net_shmguard_map_pages(net_shmguard_t *g);
 
 /* Unlinks this rank's region and page from /dev/shm, once every rank has
