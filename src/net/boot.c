@@ -11,11 +11,16 @@
 #include "net/boot_proto.h"
 #include "net/sock.h"
 
-static void mark_dead(net_boot_t *boot, uint32_t rank)
+/* A DEAD frame (h, its payload p): the rank is gone, and said how. */
+static void mark_dead(net_boot_t *boot, const net_boot_hdr_t *h, const void *p)
 {
-    if (rank < (uint32_t)boot->size) {
-        if (!atomic_exchange(&boot->dead[rank], true))
-            COM_WARN(NET, "rank %d: rank %u died", boot->rank, rank);
+    uint32_t why = 0;
+    if (h->len >= sizeof(why))
+        memcpy(&why, p, sizeof(why));
+    if (h->rank < (uint32_t)boot->size) {
+        if (!atomic_exchange(&boot->dead[h->rank], true))
+            COM_WARN(NET, "rank %d: rank %u %s", boot->rank, h->rank,
+                     why == NET_BOOT_GONE_LEFT ? "left after a death" : "died");
     }
     atomic_store(&boot->any_dead, true);
 }
@@ -126,9 +131,9 @@ void net_boot_poll(net_boot_t *boot)
             mark_lost(boot);
             break;
         }
-        free(p);
         if (h.type == NET_BOOT_DEAD)
-            mark_dead(boot, h.rank);
+            mark_dead(boot, &h, p);
+        free(p);
     }
     pthread_mutex_unlock(&boot->lock);
 }
@@ -164,9 +169,9 @@ gmux_status_t net_boot_allgather(net_boot_t *boot, const void *mine, uint32_t le
         if (io != GMUX_OK)
             break;
         if (h.type == NET_BOOT_DEAD) {
+            mark_dead(boot, &h, p);
             free(p);
             p = NULL;
-            mark_dead(boot, h.rank);
             st = GMUX_ERR_PEER;
             break;
         }

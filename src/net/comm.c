@@ -317,6 +317,24 @@ static gmux_status_t join_fabric(gmux_comm_t *comm, const char *prov, uint64_t d
     return st;
 }
 
+/* shm: once every rank has joined, every region is mapped (libfabric 1.17
+ * maps a peer's when its address is inserted) and every guard page exists;
+ * each rank maps the others' pages and, after one more barrier, unlinks its
+ * own region and page: nothing of the job stays in /dev/shm, whoever dies
+ * later (a rank, or the launcher that removes the leftovers of killed ranks,
+ * SIGKILLed). The barrier is every shm job's, guard or not: collectives are
+ * matched by order. */
+static gmux_status_t unlink_shm_names(gmux_comm_t *comm, uint64_t deadline)
+{
+    if (strcmp(comm->provider, "shm") != 0)
+        return GMUX_OK;
+    net_shmguard_map_pages(comm->guard);
+    gmux_status_t st = net_boot_barrier(comm->boot, deadline);
+    if (st == GMUX_OK)
+        net_shmguard_unlink(comm->guard);
+    return st;
+}
+
 GMUX_API gmux_status_t gmux_comm_init(const gmux_comm_params_t *params, gmux_comm_t **comm_p)
 {
     if (!comm_p)
@@ -384,6 +402,8 @@ GMUX_API gmux_status_t gmux_comm_init(const gmux_comm_params_t *params, gmux_com
     }
     if (comm->boot) {
         st = net_boot_barrier(comm->boot, deadline);
+        if (st == GMUX_OK)
+            st = unlink_shm_names(comm, deadline);
         if (st != GMUX_OK)
             goto stop_proxy;
     }

@@ -112,6 +112,7 @@ struct net_rdv {
     int *fd;       /* per rank, -1 until HELLO */
     bool *bye;     /* per rank */
     bool *dead;    /* per rank, announced */
+    bool *left;    /* per rank: announced as having left after a death, not died */
     void **blob;   /* per rank, this round's allgather contribution */
     uint32_t *len; /* per rank */
     bool *in;      /* per rank, contributed this round */
@@ -128,6 +129,10 @@ struct net_rdv {
     /* poll's arrays, sized once: the loop allocates nothing */
     struct pollfd *pfd;
     int *who;
+    /* the payload of a DEAD frame for a rank that left after a death
+     * (boot_proto.h), made once and shared by every such frame: a notice
+     * is queued without memory */
+    rdv_buf_t *left_note;
 };
 
 static void rx_clear(rdv_rx_t *rx)
@@ -172,6 +177,7 @@ gmux_status_t net_rdv_create(const char *addr, int size, net_rdv_t **rdv_p)
     r->fd = rdv_malloc((size_t)size * sizeof(int));
     r->bye = rdv_calloc((size_t)size, sizeof(bool));
     r->dead = rdv_calloc((size_t)size, sizeof(bool));
+    r->left = rdv_calloc((size_t)size, sizeof(bool));
     r->blob = rdv_calloc((size_t)size, sizeof(void *));
     r->len = rdv_calloc((size_t)size, sizeof(uint32_t));
     r->in = rdv_calloc((size_t)size, sizeof(bool));
@@ -179,9 +185,13 @@ gmux_status_t net_rdv_create(const char *addr, int size, net_rdv_t **rdv_p)
     r->tx = rdv_calloc((size_t)size, sizeof(rdv_tx_t));
     r->pfd = rdv_calloc(1 + (size_t)size + RDV_MAX_PENDING, sizeof(*r->pfd));
     r->who = rdv_calloc(1 + (size_t)size + RDV_MAX_PENDING, sizeof(int));
-    if (!r->fd || !r->bye || !r->dead || !r->blob || !r->len || !r->in || !r->rx || !r->tx ||
-        !r->pfd || !r->who)
+    r->left_note = rdv_malloc(sizeof(rdv_buf_t) + sizeof(uint32_t));
+    if (!r->fd || !r->bye || !r->dead || !r->left || !r->blob || !r->len || !r->in || !r->rx ||
+        !r->tx || !r->pfd || !r->who || !r->left_note)
         goto destroy;
+    r->left_note->refs = 1; /* the server's own, until destroy */
+    uint32_t why = NET_BOOT_GONE_LEFT;
+    memcpy(r->left_note->bytes, &why, sizeof(why));
     for (int i = 0; i < size; i++) {
         r->fd[i] = -1;
         /* queues exist before any rank joins: a death notice or a round's
@@ -225,6 +235,8 @@ void net_rdv_destroy(net_rdv_t *r)
     free(r->fd);
     free(r->bye);
     free(r->dead);
+    free(r->left);
+    buf_put(r->left_note);
     free(r->blob);
     free(r->len);
     free(r->in);
@@ -331,16 +343,28 @@ static bool tx_flush(net_rdv_t *r, int rank)
     return true;
 }
 
-static void announce_dead(net_rdv_t *r, int rank)
+/* Queues for rank `to` the notice that rank is gone: a DEAD frame, with
+ * the reason when it left after a death (boot_proto.h). */
+static void push_gone(net_rdv_t *r, int to, int rank)
+{
+    if (r->left[rank])
+        tx_push(r, to, NET_BOOT_DEAD, (uint32_t)rank, r->left_note, sizeof(uint32_t));
+    else
+        tx_push(r, to, NET_BOOT_DEAD, (uint32_t)rank, NULL, 0);
+}
+
+/* left: the rank said BYE and did not fail (it finalized after a death). */
+static void announce_dead(net_rdv_t *r, int rank, bool left)
 {
     if (r->dead[rank])
         return;
     r->dead[rank] = true;
+    r->left[rank] = left;
     COM_INFO(NET, "rendezvous: rank %d %s; telling the others", rank,
-             r->bye[rank] ? "left after a death" : "died");
+             left ? "left after a death" : "died");
     for (int i = 0; i < r->size; i++)
         if (i != rank)
-            tx_push(r, i, NET_BOOT_DEAD, (uint32_t)rank, NULL, 0);
+            push_gone(r, i, rank);
 }
 
 /* Whether the others must hear that rank is gone: it left without BYE (a
@@ -366,7 +390,7 @@ static void drop_rank(net_rdv_t *r, int rank)
 {
     close_rank(r, rank);
     if (gone_counts(r, rank))
-        announce_dead(r, rank);
+        announce_dead(r, rank, r->bye[rank]);
 }
 
 /* Drops every rank whose queue failed, whose socket has taken nothing past
@@ -399,7 +423,7 @@ void net_rdv_rank_exited(net_rdv_t *r, int rank, bool failed)
     if (rank < 0 || rank >= r->size)
         return;
     if (failed || gone_counts(r, rank))
-        announce_dead(r, rank);
+        announce_dead(r, rank, r->bye[rank] && !failed);
 }
 
 /* Every rank contributed: each gets the result, or, when it cannot be
@@ -570,7 +594,7 @@ static void handle_pending(net_rdv_t *r, int i)
      * that joins late would wait for a dead one in its first collective */
     for (int i = 0; i < r->size; i++)
         if (r->dead[i])
-            tx_push(r, (int)h.rank, NET_BOOT_DEAD, (uint32_t)i, NULL, 0);
+            push_gone(r, (int)h.rank, i);
 }
 
 /* Writes what every rank's socket takes now; a connection that fails is

@@ -202,9 +202,9 @@ void net_shmguard_close(net_shmguard_t *g)
     if (!g)
         return;
     char path[512];
-    if (g->page && g->page[g->me] &&
+    if (!g->unlinked && g->page && g->page[g->me] &&
         shm_path(g->names + (size_t)g->me * g->name_stride, GUARD_PAGE_SUFFIX, path, sizeof(path)))
-        unlink(path); /* ours; a dead rank's goes with its region (the launcher) */
+        unlink(path); /* ours, if the join did not; a killed rank's: the launcher */
     for (int r = 0; r < g->n; r++) {
         if (g->hdr && g->hdr[r])
             munmap(g->hdr[r], GUARD_MAP_BYTES);
@@ -218,6 +218,30 @@ void net_shmguard_close(net_shmguard_t *g)
     free(g->names);
     pthread_mutex_destroy(&g->lock);
     free(g);
+}
+
+void net_shmguard_map_pages(net_shmguard_t *g)
+{
+    if (!g)
+        return;
+    pthread_mutex_lock(&g->lock); /* page_of also runs in check */
+    for (int r = 0; r < g->n; r++)
+        if (!page_of(g, r))
+            COM_WARN(NET, "shm guard: rank %d's page not found; a lock it might hold is kept", r);
+    pthread_mutex_unlock(&g->lock);
+}
+
+void net_shmguard_unlink(net_shmguard_t *g)
+{
+    if (!g || g->unlinked)
+        return;
+    const char *name = g->names + (size_t)g->me * g->name_stride;
+    char path[512];
+    if (shm_path(name, "", path, sizeof(path)))
+        unlink(path); /* libfabric's unlink at close then finds nothing: harmless */
+    if (shm_path(name, GUARD_PAGE_SUFFIX, path, sizeof(path)))
+        unlink(path);
+    g->unlinked = true;
 }
 
 pthread_spinlock_t *net_shmguard_lock_of(net_shmguard_t *g, int r)

@@ -15,8 +15,10 @@
  * (fi_cq_read: it waits for its own lock, and while holding it may also
  * take any peer's lock by trylock, never waiting for one). Each rank
  * publishes its bracket in a small shared page of its own (NAME.guard next
- * to its region NAME; the launcher removes those of dead ranks with the
- * regions), so every guard sees which call every rank is in.
+ * to its region NAME), so every guard sees which call every rank is in.
+ * Once every rank has mapped every region and page, each rank unlinks its
+ * own region and page (net_shmguard_unlink): the mappings stay valid, and a
+ * job whose ranks or launcher are SIGKILLed leaves nothing in /dev/shm.
  *
  * A thread of the same rank that cannot get the progress lock (a waiter,
  * the proxy) calls net_shmguard_check once some rank died. It looks at the
@@ -72,6 +74,7 @@ typedef struct net_shmguard {
     uint64_t seen_ns;       /* and since when it has not changed (0: no view) */
     uint64_t *view;         /* check's scratch view */
     uint64_t released;      /* locks released so far */
+    bool unlinked;          /* this rank's region and page are unlinked */
 } net_shmguard_t;
 
 /* Maps the regions named by names (n * name_stride bytes; each an shm
@@ -80,6 +83,18 @@ typedef struct net_shmguard {
 gmux_status_t net_shmguard_open(const char *names, size_t name_stride, int n, int me,
                                 net_shmguard_t **guard_p);
 void net_shmguard_close(net_shmguard_t *g);
+
+/* Maps the page of every rank that has one now (call once every rank has
+ * opened its guard: a page not mapped by then cannot be found once
+ * unlinked, and while such a rank lives check releases nothing, as it
+ * might be the holder). NULL: nothing. */
+void net_shmguard_map_pages(net_shmguard_t *g);
+
+/* Unlinks this rank's region and page from /dev/shm, once every rank has
+ * mapped both (net_shmguard_map_pages on every rank, then a barrier):
+ * libfabric 1.17's shm maps a peer's region when its address is inserted
+ * and never opens it by name again. NULL: nothing. */
+void net_shmguard_unlink(net_shmguard_t *g);
 
 /* The bracket word: the count of brackets opened and closed (above bit
  * 24) and, while inside, the region + 1 (below). Stored sequentially

@@ -12,11 +12,13 @@
  *   net_rank hmem EXPECT       windows and put sources registered as device memory, direct
  *                              or staged as EXPECT says (net_rank_hmem.c)
  *   net_rank teams             barriers over world and strided teams
- *   net_rank kill              the last rank dies (SIGKILL); the others must see GMUX_ERR_PEER
+ *   net_rank kill [linger]     the last rank dies (SIGKILL); the others must see GMUX_ERR_PEER;
+ *                              linger: rank 0 finalizes only once the others left
  *   net_rank killlock          the same on shm, the victim dying while it holds its own and
  *                              rank 0's region locks, as if killed inside libfabric
  *   net_rank guardlive         (shm) after a death, a live rank keeps its own region lock
  *                              for 1.5 s inside a call: the shm guard must leave it held
+ *   net_rank orphan exit|finalize   the launcher is killed mid-job (net_rank_orphan.c)
  *   net_rank shape WHAT        the last rank joins with another ctx, sig, provider or hmem
  *                              setting: every rank is refused at once
  *   net_rank quiet2|rxerr|fetchlate|deadops|deadfetch|deadring|stagefull   defects an audit found
@@ -31,14 +33,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <dirent.h>
-#include <fcntl.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include <gmux/net.h>
 
 #include "common/clock.h"
+#include "net/internal.h" /* kill linger, killlock: the peers gone, the region locks */
 
 #include "net_rank.h"
 #include "rank_kill.h"
@@ -447,40 +447,11 @@ static int mode_semantics(void)
 
 /* --- a peer dies ------------------------------------------------------------ */
 
-/* The lock word of rank r's shm region: the head of libfabric 1.17's struct
- * smr_region (version 4), as src/net/shmguard.c reads it. NULL if absent. */
+/* The lock word of rank r's shm region, as the guard maps it (the regions'
+ * names are gone from /dev/shm once the job started). NULL if absent. */
 static pthread_spinlock_t *region_lock(int r)
 {
-    struct head {
-        uint8_t version, resv;
-        uint16_t flags;
-        int pid;
-        uint8_t cma_peer, cma_self;
-        uint32_t max_sar;
-        void *base;
-        pthread_spinlock_t lock;
-    };
-    const char *job = getenv("GMUX_JOB");
-    char prefix[128];
-    snprintf(prefix, sizeof(prefix), "gmux-%s-%d:", job ? job : "", r);
-    DIR *d = opendir("/dev/shm");
-    struct dirent *e;
-    pthread_spinlock_t *lock = NULL;
-    while (d && !lock && (e = readdir(d))) {
-        if (strncmp(e->d_name, prefix, strlen(prefix)) != 0)
-            continue;
-        char path[512];
-        snprintf(path, sizeof(path), "/dev/shm/%s", e->d_name);
-        int fd = open(path, O_RDWR);
-        void *p = fd < 0 ? MAP_FAILED : mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-        if (fd >= 0)
-            close(fd);
-        if (p != MAP_FAILED && ((struct head *)p)->version == 4)
-            lock = &((struct head *)p)->lock;
-    }
-    if (d)
-        closedir(d);
-    return lock;
+    return comm->guard ? net_shmguard_lock_of(comm->guard, r) : NULL;
 }
 
 /* killlock: die inside the provider's critical sections: senders to the
@@ -494,7 +465,22 @@ static void take_region_locks(void *arg)
     pthread_spin_lock(zero);
 }
 
-static int mode_kill(bool holding_locks)
+/* kill linger: rank 0 stays until it has heard that every other rank is
+ * gone (the victim died, the other survivors left after the death), so that
+ * it names each (test_net_multi.c reads how). */
+static void wait_others_gone(void)
+{
+    uint64_t end = com_clock_ns() + 20 * COM_NS_PER_S;
+    for (int r = 1; r < n; r++) {
+        while (!net_peer_dead(comm, r)) {
+            CHECK(com_clock_ns() < end, "rank %d still there after 20 s", r);
+            net_boot_poll(comm->boot);
+            usleep(1000);
+        }
+    }
+}
+
+static int mode_kill(bool holding_locks, bool linger)
 {
     uint64_t *win;
     gmux_window_t w;
@@ -521,6 +507,8 @@ static int mode_kill(bool holding_locks)
     CHECK(st == GMUX_ERR_PEER, "barrier ended with %s", gmux_status_name(st));
     printf("rank %d: peer failure detected (%s)\n", me, gmux_status_name(st));
     fflush(stdout);
+    if (linger && me == 0)
+        wait_others_gone();
     st = gmux_comm_finalize(comm);
     CHECK(st != GMUX_OK, "finalize after a death returned OK");
     comm = NULL;
@@ -563,11 +551,10 @@ static int mode_shape(gmux_comm_params_t *p, const char *what)
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(
-            stderr,
-            "usage: net_rank data|order|mixed|coalesce|semantics|hmem|teams|kill|killlock|"
-            "guardlive|shape|quiet2|rxerr|fetchlate|deadops|deadfetch|deadring|staleop|devwinbad|"
-            "stagefull [args]\n");
+        fprintf(stderr,
+                "usage: net_rank data|order|mixed|coalesce|semantics|hmem|teams|kill|killlock|"
+                "guardlive|orphan|shape|quiet2|rxerr|fetchlate|deadops|deadfetch|deadring|staleop|"
+                "devwinbad|stagefull [args]\n");
         return 2;
     }
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -588,6 +575,8 @@ int main(int argc, char **argv)
         if (rank_kill_victim_env())
             p.start_proxy = 0;
     }
+    if (strcmp(argv[1], "orphan") == 0)
+        p.timeout_s = 20;
     bool audit = audit_mode(argv[1], &p);
     gmux_status_t st = gmux_comm_init(&p, &comm);
     if (st != GMUX_OK) {
@@ -612,11 +601,13 @@ int main(int argc, char **argv)
     else if (strcmp(argv[1], "teams") == 0)
         rc = mode_teams();
     else if (strcmp(argv[1], "kill") == 0)
-        rc = mode_kill(false);
+        rc = mode_kill(false, argc == 3 && strcmp(argv[2], "linger") == 0);
     else if (strcmp(argv[1], "killlock") == 0)
-        rc = mode_kill(true);
+        rc = mode_kill(true, false);
     else if (strcmp(argv[1], "guardlive") == 0)
         rc = mode_guardlive();
+    else if (strcmp(argv[1], "orphan") == 0 && argc == 3)
+        rc = mode_orphan(argv[2]);
     else if (audit && argc == 2)
         rc = mode_audit(argv[1]);
     if (comm) {

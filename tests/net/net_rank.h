@@ -31,6 +31,10 @@ int mode_teams(void);
 /* net_rank_guard.c: the shm guard leaves a live rank's region lock alone. */
 int mode_guardlive(void);
 
+/* net_rank_orphan.c: the launcher is killed mid-job; every rank must end
+ * by itself (how: exit, or finalize first). */
+int mode_orphan(const char *how);
+
 /* net_rank_audit.c: scenarios of defects an audit found (quiet2, rxerr,
  * fetchlate, deadops, deadfetch, deadring, staleop, devwinbad, stagefull). audit_mode says whether
  * `what` is one and adjusts the job's parameters for it; mode_audit runs it. */

@@ -188,6 +188,30 @@ static void test_peer_killed(void **state)
     }
 }
 
+/* How a survivor names the others: the victim died; a survivor that
+ * finalized after the death left (the rendezvous announces it to those
+ * still running, and said "left after a death" while the ranks said "died").
+ * Rank 0 lingers until it has heard of every other rank (net_rank kill
+ * linger). */
+static void test_peer_killed_names_who_left(void **state)
+{
+    (void)state;
+    for (int n = 3; n <= 4; n++) {
+        assert_int_equal(launch(n, "kill", "linger", NULL), 128 + 9);
+        char line[64];
+        snprintf(line, sizeof(line), "rank 0: rank %d died", n - 1);
+        assert_int_equal(count(err, line), 1);
+        for (int r = 1; r < n - 1; r++) {
+            snprintf(line, sizeof(line), "rank 0: rank %d left after a death", r);
+            if (count(err, line) != 1)
+                fprintf(stderr, "rank %d not named as left (n=%d):\n%s\n", r, n, err);
+            assert_int_equal(count(err, line), 1);
+            snprintf(line, sizeof(line), "rank 0: rank %d died", r);
+            assert_int_equal(count(err, line), 0);
+        }
+    }
+}
+
 /* shm: the victim dies holding its own region lock and rank 0's (as if
  * killed inside libfabric); the survivors must still fail cleanly, well
  * before the launcher's grace would kill them (src/net/shmguard.h). */
@@ -314,6 +338,7 @@ int main(void)
         cmocka_unit_test(test_hmem),
         cmocka_unit_test(test_shape),
         cmocka_unit_test(test_peer_killed),
+        cmocka_unit_test(test_peer_killed_names_who_left),
         cmocka_unit_test(test_peer_killed_holding_lock),
         cmocka_unit_test(test_guard_leaves_live_holder),
     };

@@ -96,6 +96,42 @@ static void close_all(net_shmguard_t *g[NREG])
     remove_regions();
 }
 
+/* The job the cases play (all but the one about unknown regions): the
+ * regions and one guard per rank (g[r] plays rank r), made by the setup
+ * open_job and closed by the teardown close_job, which runs after a failed
+ * assertion too (no name of the test stays in /dev/shm). Without libfabric
+ * 1.17 nothing is made, and the case skips. */
+static net_shmguard_t *job_guards[NREG];
+
+static int open_job(void **state)
+{
+    *state = NULL;
+    if (libfabric_117()) {
+        open_all(job_guards);
+        *state = job_guards;
+    }
+    return 0;
+}
+
+static int close_job(void **state)
+{
+    if (*state)
+        close_all(job_guards);
+    return 0;
+}
+
+#define JOB_CASE(f) cmocka_unit_test_setup_teardown(f, open_job, close_job)
+
+/* The case's guards (it skips without them); rank `dead` has died (-1: none). */
+static net_shmguard_t **job(void **state, int dead)
+{
+    if (!*state)
+        skip();
+    if (dead >= 0)
+        dead_ranks[dead] = true;
+    return *state;
+}
+
 static const uint64_t S = NET_SHMGUARD_STUCK_NS;
 
 /* Lock words are written as glibc's x86-64 spin lock leaves them: 1 free,
@@ -125,11 +161,7 @@ static bool checks(net_shmguard_t *g, uint64_t t, uint64_t span)
  * rank 1, rank 1 itself in its progress: both live ranks are waiters. */
 static void test_releases_a_lock_left_by_a_dead_rank(void **state)
 {
-    (void)state;
-    if (!libfabric_117())
-        skip();
-    net_shmguard_t *g[NREG];
-    open_all(g);
+    net_shmguard_t **g = job(state, -1);
     pthread_spinlock_t *l = net_shmguard_lock_of(g[0], 1);
     assert_non_null(l);
     net_shmguard_enter(g[2], 2); /* rank 2 died inside its progress ... */
@@ -154,7 +186,6 @@ static void test_releases_a_lock_left_by_a_dead_rank(void **state)
     assert_false(checks(g[1], t + S, 3 * S));
     assert_false(checks(g[0], t + S, 3 * S));
     assert_int_equal(word(l), -1);
-    close_all(g);
 }
 
 /* The case the 1 s rule misjudged: after a death, a live rank spends over
@@ -163,12 +194,7 @@ static void test_releases_a_lock_left_by_a_dead_rank(void **state)
  * own call holds it. Never released, however long. */
 static void test_never_releases_a_live_holder(void **state)
 {
-    (void)state;
-    if (!libfabric_117())
-        skip();
-    net_shmguard_t *g[NREG];
-    open_all(g);
-    dead_ranks[2] = true; /* died outside libfabric */
+    net_shmguard_t **g = job(state, 2); /* rank 2 died outside libfabric */
     pthread_spinlock_t *l0 = net_shmguard_lock_of(g[0], 0);
     /* rank 0's own progress holds its own lock, nobody waits */
     net_shmguard_enter(g[0], 0);
@@ -190,7 +216,6 @@ static void test_never_releases_a_live_holder(void **state)
     assert_true(checks(g[0], 30 * S, 2 * S));
     assert_int_equal(word(l0), 1);
     net_shmguard_leave(g[0]);
-    close_all(g);
 }
 
 /* The lock's owner keeps progressing (its fi_cq_read takes its lock only
@@ -199,12 +224,7 @@ static void test_never_releases_a_live_holder(void **state)
  * stays the same: released (net_rank killlock with 4 ranks stalled here). */
 static void test_a_busy_owner_does_not_block_release(void **state)
 {
-    (void)state;
-    if (!libfabric_117())
-        skip();
-    net_shmguard_t *g[NREG];
-    open_all(g);
-    dead_ranks[2] = true;
+    net_shmguard_t **g = job(state, 2);
     pthread_spinlock_t *l = net_shmguard_lock_of(g[1], 0);
     set_word(l, -1); /* rank 2 died holding it; rank 1 waits in a send */
     net_shmguard_enter(g[1], 0);
@@ -219,17 +239,11 @@ static void test_a_busy_owner_does_not_block_release(void **state)
     assert_true(released);
     assert_int_equal(word(l), 1);
     net_shmguard_leave(g[1]);
-    close_all(g);
 }
 
 static void test_a_view_that_changes_is_not_stuck(void **state)
 {
-    (void)state;
-    if (!libfabric_117())
-        skip();
-    net_shmguard_t *g[NREG];
-    open_all(g);
-    dead_ranks[2] = true;
+    net_shmguard_t **g = job(state, 2);
     pthread_spinlock_t *l = net_shmguard_lock_of(g[0], 1);
     set_word(l, -1);
     uint64_t t = 1000;
@@ -248,32 +262,21 @@ static void test_a_view_that_changes_is_not_stuck(void **state)
     }
     assert_int_equal(word(l), -1); /* never released (the last word set) */
     net_shmguard_leave(g[0]);
-    close_all(g);
 }
 
 static void test_a_free_lock_is_left_alone(void **state)
 {
-    (void)state;
-    if (!libfabric_117())
-        skip();
-    net_shmguard_t *g[NREG];
-    open_all(g);
-    dead_ranks[2] = true;
+    net_shmguard_t **g = job(state, 2);
     net_shmguard_enter(g[0], 0);
     assert_false(checks(g[0], 0, 10 * S)); /* stuck, but not on this lock */
     assert_int_equal(word(net_shmguard_lock_of(g[0], 0)), 1);
     net_shmguard_leave(g[0]);
-    close_all(g);
 }
 
 /* A live rank whose page cannot be seen might be the holder. */
 static void test_an_unseen_live_rank_blocks_release(void **state)
 {
-    (void)state;
-    if (!libfabric_117())
-        skip();
-    net_shmguard_t *g[NREG];
-    open_all(g);
+    net_shmguard_t **g = job(state, -1);
     net_shmguard_close(g[1]); /* its page is gone; rank 1 stays "live" */
     g[1] = NULL;
     dead_ranks[2] = true;
@@ -284,7 +287,43 @@ static void test_an_unseen_live_rank_blocks_release(void **state)
     dead_ranks[1] = true; /* once it is dead: released */
     assert_true(checks(g[0], 10 * S, 2 * S));
     net_shmguard_leave(g[0]);
-    close_all(g);
+}
+
+/* Whether /dev/shm holds region r's name (suffix "" or ".guard"). */
+static bool named(int r, const char *suffix)
+{
+    char path[NET_FAB_NAME_MAX + 32];
+    snprintf(path, sizeof(path), "/dev/shm/%s%s",
+             names + r * NET_FAB_NAME_MAX + strlen("fi_shm://"), suffix);
+    return access(path, F_OK) == 0;
+}
+
+/* Every rank maps every page, then each unlinks its region and page: the
+ * names are gone from /dev/shm and the guards work on as before (a lock
+ * left by a dead rank is released; a live holder's is not). */
+static void test_works_after_its_names_are_unlinked(void **state)
+{
+    net_shmguard_t **g = job(state, -1);
+    for (int r = 0; r < NREG; r++)
+        net_shmguard_map_pages(g[r]);
+    for (int r = 0; r < NREG; r++) {
+        assert_true(named(r, "") && named(r, ".guard"));
+        net_shmguard_unlink(g[r]);
+        assert_false(named(r, "") || named(r, ".guard"));
+    }
+    dead_ranks[2] = true;
+    pthread_spinlock_t *l = net_shmguard_lock_of(g[0], 1);
+    net_shmguard_enter(g[1], 1); /* rank 1 progresses, holding its own lock */
+    set_word(l, -1);             /* while rank 0 waits for it in a send */
+    net_shmguard_enter(g[0], 1);
+    assert_false(checks(g[0], 1000, 5 * S));
+    net_shmguard_leave(g[1]); /* rank 1 out: only the dead rank can hold it */
+    set_word(l, -2);          /* ... and rank 1 waits again */
+    net_shmguard_enter(g[1], 1);
+    assert_true(checks(g[0], 10 * S, 2 * S));
+    assert_int_equal(word(l), 1);
+    net_shmguard_leave(g[0]);
+    net_shmguard_leave(g[1]);
 }
 
 static void test_unknown_regions_are_not_mapped(void **state)
@@ -317,13 +356,14 @@ static void test_unknown_regions_are_not_mapped(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_releases_a_lock_left_by_a_dead_rank),
-        cmocka_unit_test(test_never_releases_a_live_holder),
-        cmocka_unit_test(test_a_busy_owner_does_not_block_release),
-        cmocka_unit_test(test_a_view_that_changes_is_not_stuck),
-        cmocka_unit_test(test_a_free_lock_is_left_alone),
-        cmocka_unit_test(test_an_unseen_live_rank_blocks_release),
+        JOB_CASE(test_releases_a_lock_left_by_a_dead_rank),
+        JOB_CASE(test_never_releases_a_live_holder),
+        JOB_CASE(test_a_busy_owner_does_not_block_release),
+        JOB_CASE(test_a_view_that_changes_is_not_stuck),
+        JOB_CASE(test_a_free_lock_is_left_alone),
+        JOB_CASE(test_an_unseen_live_rank_blocks_release),
         cmocka_unit_test(test_unknown_regions_are_not_mapped),
+        JOB_CASE(test_works_after_its_names_are_unlinked),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -189,8 +189,9 @@ static pid_t start_rank(const struct launch_opts *o, int rank, int port, int nno
     _exit(127);
 }
 
-/* Removes the shm regions this job's ranks left behind (killed ranks cannot
- * close their endpoints); only names of this job, never anyone else's. */
+/* Removes the shm regions and guard pages this job's ranks left behind: a
+ * rank unlinks its own once every rank joined, so only one killed before
+ * that leaves any; only names of this job, never anyone else's. */
 static void remove_shm_leftovers(int port)
 {
     char prefix[64];
