@@ -46,6 +46,10 @@ static void *rdv_realloc(void *p, size_t n)
     return net_rdv_test_alloc_fails(n) ? NULL : realloc(p, n);
 }
 
+/* What a read of a connection gave: part of a frame, a whole frame, or a
+ * connection that is unusable (rx_feed). */
+enum rx_result { RX_MORE, RX_FRAME, RX_BAD };
+
 /* A frame being gathered from one connection. The server has one thread:
  * it takes what a socket holds and goes back to poll, so a peer that stops
  * halfway through a frame (stopped, slow, hostile) holds nobody else's
@@ -263,6 +267,8 @@ bool net_rdv_said_bye(const net_rdv_t *r, int rank)
     return r->bye[rank];
 }
 
+static enum rx_result take_frame(net_rdv_t *r, int rank);
+
 static void close_rank(net_rdv_t *r, int rank)
 {
     close(r->fd[rank]);
@@ -385,9 +391,14 @@ static bool gone_counts(const net_rdv_t *r, int rank)
 }
 
 /* The rank's connection is gone (or the server gave up on it): without a
- * BYE that is a death; after one, announced as one (gone_counts). */
+ * BYE that is a death; after one, announced as one (gone_counts). What the
+ * socket still holds is read first: a rank whose notices could not be
+ * sent (it closed its socket with some unread) may have said BYE before
+ * closing, and the launcher, reaping it later, must hear it. */
 static void drop_rank(net_rdv_t *r, int rank)
 {
+    for (int i = 0; i < 64 && take_frame(r, rank) == RX_FRAME; i++)
+        ;
     close_rank(r, rank);
     if (gone_counts(r, rank))
         announce_dead(r, rank, r->bye[rank]);
@@ -468,8 +479,6 @@ static void complete_allgather(net_rdv_t *r)
     r->round_st = GMUX_OK;
 }
 
-enum rx_result { RX_MORE, RX_FRAME, RX_BAD };
-
 /* Takes what fd holds of the frame in rx, whose payload may be max_len bytes
  * at most, without waiting; RX_FRAME when the frame is complete (rx->p is
  * then the caller's; rx->skip says its payload could not be allocated and
@@ -515,14 +524,14 @@ static enum rx_result rx_feed(int fd, rdv_rx_t *rx, uint32_t max_len)
     }
 }
 
-static void handle_rank(net_rdv_t *r, int rank)
+/* Reads what rank's socket holds now (it never waits) and acts on one
+ * whole frame: a BYE, or its contribution to the round. */
+static enum rx_result take_frame(net_rdv_t *r, int rank)
 {
     rdv_rx_t *rx = &r->rx[rank];
     enum rx_result res = rx_feed(r->fd[rank], rx, NET_BOOT_MAX_LEN);
-    if (res == RX_BAD)
-        drop_rank(r, rank);
     if (res != RX_FRAME)
-        return;
+        return res;
     net_boot_hdr_t h = rx->h;
     bool lost = rx->skip;
     void *p = rx->p;
@@ -545,6 +554,13 @@ static void handle_rank(net_rdv_t *r, int rank)
             complete_allgather(r);
     }
     free(p);
+    return RX_FRAME;
+}
+
+static void handle_rank(net_rdv_t *r, int rank)
+{
+    if (take_frame(r, rank) == RX_BAD)
+        drop_rank(r, rank);
 }
 
 void net_rdv_drain(net_rdv_t *r, int rank)
