@@ -98,8 +98,7 @@ void gs_start_pair_log(const gh_spec_t *spec, int (*script)(int), const char *lo
 {
     int p[2];
     assert_int_equal(pipe(p), 0);
-    *fake = fork();
-    assert_true(*fake >= 0);
+    *fake = gh_fork();
     if (*fake == 0) {
         close(p[0]);
         _exit(script(p[1]));
@@ -109,8 +108,7 @@ void gs_start_pair_log(const gh_spec_t *spec, int (*script)(int), const char *lo
     assert_int_equal(read(p[0], &b, 1), 1);
     close(p[0]);
     char *const *argv = gh_prog_argv(0, spec, 1);
-    *prog = fork();
-    assert_true(*prog >= 0);
+    *prog = gh_fork();
     if (*prog == 0) {
         int fd = log ? open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600) : -1;
         if (log && (fd < 0 || dup2(fd, 2) < 0))

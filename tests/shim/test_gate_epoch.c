@@ -388,10 +388,10 @@ int main(void)
 {
     gh_init();
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_teardown(test_dead_daemon_orders_void, gh_stop_leftover_daemon),
-        cmocka_unit_test(test_unused_grant_fill_void),
-        cmocka_unit_test(test_ahead_taken_back_void),
-        cmocka_unit_test(test_fill_taken_back_void),
+        GH_TEST(test_dead_daemon_orders_void),
+        GH_TEST(test_unused_grant_fill_void),
+        GH_TEST(test_ahead_taken_back_void),
+        GH_TEST(test_fill_taken_back_void),
     };
     return gh_finish(cmocka_run_group_tests(tests, NULL, NULL));
 }

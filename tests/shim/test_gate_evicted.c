@@ -383,13 +383,15 @@ static void test_mark_of_other_context_polled_in_wait(void **state)
 int main(void)
 {
     gh_init();
+    /* clang-format off */
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_evicted_after_event),
-        cmocka_unit_test(test_no_request_no_evicted),
-        cmocka_unit_test(test_deferred_answered_at_once),
-        cmocka_unit_test(test_fill_ahead_after_other_context),
-        cmocka_unit_test(test_ctx_gone_evicted_at_once),
-        cmocka_unit_test(test_mark_of_other_context_polled_in_wait),
+        GH_TEST(test_evicted_after_event),
+        GH_TEST(test_no_request_no_evicted),
+        GH_TEST(test_deferred_answered_at_once),
+        GH_TEST(test_fill_ahead_after_other_context),
+        GH_TEST(test_ctx_gone_evicted_at_once),
+        GH_TEST(test_mark_of_other_context_polled_in_wait),
     };
+    /* clang-format on */
     return gh_finish(cmocka_run_group_tests(tests, NULL, NULL));
 }

@@ -545,14 +545,16 @@ static void test_big_plan_warned_once(void **state)
 int main(void)
 {
     gh_init();
+    /* clang-format off */
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_evict_waiting_cuts_ahead),
-        cmocka_unit_test(test_fill_cancels_deferred_evict),
-        cmocka_unit_test(test_evict_in_same_read_cuts_ahead),
-        cmocka_unit_test(test_big_plan_warned_once),
-        cmocka_unit_test(test_full_evict_store_keeps_all),
-        cmocka_unit_test(test_full_evict_store_trims_ahead),
-        cmocka_unit_test(test_deferred_evictions_counted_once),
+        GH_TEST(test_evict_waiting_cuts_ahead),
+        GH_TEST(test_fill_cancels_deferred_evict),
+        GH_TEST(test_evict_in_same_read_cuts_ahead),
+        GH_TEST(test_big_plan_warned_once),
+        GH_TEST(test_full_evict_store_keeps_all),
+        GH_TEST(test_full_evict_store_trims_ahead),
+        GH_TEST(test_deferred_evictions_counted_once),
     };
+    /* clang-format on */
     return gh_finish(cmocka_run_group_tests(tests, NULL, NULL));
 }
