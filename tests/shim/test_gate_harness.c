@@ -17,6 +17,7 @@
  * (waking it to run on beside that test's own, writing the same out0), and
  * outlived the test process too.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -81,7 +82,10 @@ static void test_init_fresh_each_time(void **state)
     assert_true(both);
 }
 
-enum { CHILD_FAIL, CHILD_HANG };
+/* What the child's first test does once its program paused: fails, or
+ * hangs until the parent signals it; CHILD_RUN: runs the program through
+ * gh_run_progs (tproc_run_all) instead, and is signalled while it waits. */
+enum { CHILD_FAIL, CHILD_HANG, CHILD_RUN };
 
 static char go[256];
 /* 20 kernels, a pause at half of them until `go` exists (it never does) */
@@ -115,6 +119,12 @@ static void child_starts_prog(void **state)
     (void)state;
     snprintf(go, sizeof(go), "%s", gh_path("go"));
     snprintf(started_dir, sizeof(started_dir), "%s", gh_dir);
+    if (child_then == CHILD_RUN) {
+        static gh_out_t out;
+        dprintf(report_fd, "0 %s\n", gh_dir); /* its pid: the parent looks it up */
+        gh_run_progs(1, &spec, 0, &out);
+        fail_msg("the program ended");
+    }
     pid_t fake;
     gs_start_pair(&spec, script_grant, &fake, &started_prog);
     assert_int_equal(gs_wait_file("out0.paused"), 0);
@@ -188,6 +198,37 @@ static int prog_alive(pid_t pid)
     return 1;
 }
 
+/* The pid of the running gate_prog whose output goes to dir/out0, once it
+ * paused (a minute at most); 0 if none. */
+static pid_t find_prog(const char *dir)
+{
+    char paused[192], out[192];
+    snprintf(paused, sizeof(paused), "%s/out0.paused", dir);
+    snprintf(out, sizeof(out), "%s/out0", dir);
+    for (int i = 0; i < 6000 && access(paused, F_OK) != 0; i++)
+        gh_sleep_ms(10);
+    DIR *d = opendir("/proc");
+    if (!d)
+        return 0;
+    pid_t found = 0;
+    for (struct dirent *e; !found && (e = readdir(d));) {
+        char path[300], cmd[4096];
+        snprintf(path, sizeof(path), "/proc/%s/cmdline", e->d_name);
+        FILE *f = e->d_name[0] >= '1' && e->d_name[0] <= '9' ? fopen(path, "r") : NULL;
+        if (!f)
+            continue;
+        size_t got = fread(cmd, 1, sizeof(cmd) - 1, f);
+        fclose(f);
+        for (size_t at = 0; at < got; at += strlen(cmd + at) + 1) {
+            cmd[got] = '\0';
+            if (strcmp(cmd + at, out) == 0 && prog_alive((pid_t)atoi(e->d_name)))
+                found = (pid_t)atoi(e->d_name);
+        }
+    }
+    closedir(d);
+    return found;
+}
+
 /* Waits (two minutes at most) for the child; its status. Kills it after. */
 static int reap_child(pid_t pid)
 {
@@ -232,16 +273,21 @@ static void test_failed_test_ends_its_programs(void **state)
 
 /* The child, its program started, is sent sig (as ctest at its timeout, or
  * ^C): the program goes with it. */
-static void signalled_case(int sig)
+static void signalled_case(int sig, int then)
 {
     int rd;
-    pid_t child = start_child(CHILD_HANG, &rd);
+    pid_t child = start_child(then, &rd);
     FILE *f = fdopen(rd, "r");
     assert_non_null(f);
     int prog;
     char dir[128];
     read_report(f, &prog, dir);
     fclose(f);
+    if (then == CHILD_RUN)
+        prog = find_prog(dir);
+    if (prog <= 0)
+        kill(child, SIGKILL);
+    assert_true(prog > 0);
     kill(child, sig);
     int st = reap_child(child);
     int alive = 0;
@@ -255,13 +301,23 @@ static void signalled_case(int sig)
 static void test_terminated_test_ends_its_programs(void **state)
 {
     (void)state;
-    signalled_case(SIGTERM);
+    signalled_case(SIGTERM, CHILD_HANG);
 }
 
 static void test_killed_test_ends_its_programs(void **state)
 {
     (void)state;
-    signalled_case(SIGKILL);
+    signalled_case(SIGKILL, CHILD_HANG);
+}
+
+/* The same for a program of gh_run_progs (tproc_run_all, which puts each in
+ * a process group of its own and waits for it): until 2026-12-02 it ran on
+ * once the test process was gone. */
+static void test_signalled_run_ends_its_programs(void **state)
+{
+    (void)state;
+    signalled_case(SIGTERM, CHILD_RUN);
+    signalled_case(SIGKILL, CHILD_RUN);
 }
 
 int main(void)
@@ -272,6 +328,7 @@ int main(void)
         cmocka_unit_test(test_failed_test_ends_its_programs),
         cmocka_unit_test(test_terminated_test_ends_its_programs),
         cmocka_unit_test(test_killed_test_ends_its_programs),
+        cmocka_unit_test(test_signalled_run_ends_its_programs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
