@@ -79,6 +79,20 @@ int gs_accept_big(int ready, uint8_t *buf, int *fds, int *nfd, dmn_msg_t *m, dmn
     return big->len < 1u << 20 ? -14 : task;
 }
 
+int gs_grant_to_pause(int ready, uint8_t *buf, int *fds, int *nfd, dmn_range_t *big)
+{
+    dmn_msg_t m;
+    int task = gs_accept_big(ready, buf, fds, nfd, &m, big);
+    if (task < 0)
+        return task;
+    dmn_msg_grant_t g = {1, 20 * COM_NS_PER_MS, m.u.ranges.seq};
+    if (tmsg_write_all(task, buf,
+                       dmn_proto_encode_grant(buf, DMN_PROTO_MAX_MSG, 2, DMN_MSG_GRANT, &g)) != 0 ||
+        gs_wait_file("out0.paused") != 0)
+        return -15;
+    return task;
+}
+
 int gs_wait_file(const char *name)
 {
     const char *path = gh_path(name);

@@ -67,13 +67,10 @@ static int evict_after_turn(int ready, uint8_t *buf, int *fds, int *nfd, int ask
 {
     dmn_msg_t m;
     dmn_range_t big;
-    int task = gs_accept_big(ready, buf, fds, nfd, &m, &big);
+    dmn_msg_grant_t r1 = {1, 0, 0};
+    int task = gs_grant_to_pause(ready, buf, fds, nfd, &big);
     if (task < 0)
         return task;
-    dmn_msg_grant_t g = {1, 20 * COM_NS_PER_MS, m.u.ranges.seq}, r1 = {1, 0, 0};
-    if (tmsg_write_all(task, buf, dmn_proto_encode_grant(buf, 64, 2, DMN_MSG_GRANT, &g)) != 0 ||
-        gs_wait_file("out0.paused") != 0)
-        return -15;
     if (tmsg_write_all(task, buf, dmn_proto_encode_grant(buf, 64, 3, DMN_MSG_REVOKE, &r1)) != 0 ||
         gs_read_until(task, buf, DMN_MSG_RELEASE, &m) != 0)
         return -16;
@@ -247,13 +244,10 @@ static int scripted_two_contexts(int ready)
     int fds[8], nfd = 0;
     dmn_msg_t m;
     dmn_range_t big;
-    int task = gs_accept_big(ready, buf, fds, &nfd, &m, &big);
+    dmn_msg_grant_t r1 = {1, 0, 0};
+    int task = gs_grant_to_pause(ready, buf, fds, &nfd, &big);
     if (task < 0)
         return -task;
-    dmn_msg_grant_t g = {1, 20 * COM_NS_PER_MS, m.u.ranges.seq}, r1 = {1, 0, 0};
-    if (tmsg_write_all(task, buf, dmn_proto_encode_grant(buf, 64, 2, DMN_MSG_GRANT, &g)) != 0 ||
-        gs_wait_file("out0.paused") != 0)
-        return 15;
     if (tmsg_write_all(task, buf, dmn_proto_encode_grant(buf, 64, 3, DMN_MSG_REVOKE, &r1)) != 0 ||
         gs_read_until(task, buf, DMN_MSG_RELEASE, &m) != 0)
         return 16;

@@ -33,7 +33,6 @@
 
 #include <cmocka.h>
 
-#include "common/clock.h"
 #include "gate_harness.h"
 #include "gate_script.h"
 
@@ -100,16 +99,9 @@ static int script_grant(int ready)
 {
     static uint8_t buf[DMN_PROTO_MAX_MSG];
     int fds[8], nfd = 0;
-    dmn_msg_t m;
     dmn_range_t big;
-    int task = gs_accept_big(ready, buf, fds, &nfd, &m, &big);
-    if (task < 0)
-        return -task;
-    dmn_msg_grant_t g = {1, 20 * COM_NS_PER_MS, m.u.ranges.seq};
-    if (tmsg_write_all(task, buf, dmn_proto_encode_grant(buf, 64, 2, DMN_MSG_GRANT, &g)) != 0 ||
-        gs_wait_file("out0.paused") != 0)
-        return 15;
-    return 0;
+    int task = gs_grant_to_pause(ready, buf, fds, &nfd, &big);
+    return task < 0 ? -task : 0;
 }
 
 /* The child's first test: starts program 0, waits for its pause, reports
