@@ -15,7 +15,8 @@
  * signalled. Until 2026-12-02 the program outlived its test: it waited on
  * for `go`, which the next test of the same file created in the same folder
  * (waking it to run on beside that test's own, writing the same out0), and
- * outlived the test process too.
+ * outlived the test process too; so did a program of gh_run_progs
+ * (tproc_run_all) whose test process was signalled.
  */
 #include <dirent.h>
 #include <errno.h>
