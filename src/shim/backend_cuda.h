@@ -53,8 +53,9 @@ void shim_backend_forget(CUcontext ctx);
 uint32_t shim_backend_gen(shim_cuctx_t *c);
 
 /*
- * Makes c's context current on the calling thread, a thread that has none of
- * its own (the gate's watcher), unless it was retired or given to another
+ * Makes c's context current on the calling thread (pushed: the gate's
+ * watcher, which has none of its own, or a launching thread that waits for
+ * its turn in another context), unless it was retired or given to another
  * context since shim_backend_gen returned gen: true if it did; then
  * shim_backend_leave must follow, on the same thread. In between, the
  * context is not destroyed through the shim's hooks: they wait (the driver

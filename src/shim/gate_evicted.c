@@ -149,5 +149,15 @@ void shim_gate_evicted_on_end(void *arg, uint64_t grant_seq)
 
 int shim_gate_evicted_on_wait(void *arg)
 {
-    return shim_gate_evicted_poll(*(dmn_client_t **)arg, shim_backend_current());
+    dmn_client_t *cl = *(dmn_client_t **)arg;
+    shim_cuctx_t *cx = shim_backend_current(), *m;
+    uint32_t gen;
+    if (!mark_of(cl, &m, &gen))
+        return 0;
+    if (m == cx && shim_backend_gen(cx) == gen)
+        return shim_gate_evicted_poll(cl, cx);
+    /* the mark is another context's: the watcher, which would poll it there,
+     * waits for gate_mu, which this thread holds through its wait */
+    shim_gate_evicted_watch(cl);
+    return mark_of(cl, &m, &gen);
 }

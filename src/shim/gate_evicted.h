@@ -7,7 +7,8 @@
  * migration stream of the context they went to, records an event there
  * after them (shim_gate_evicted_mark); it then polls that event, never
  * waiting on it (cuEventQuery: the watcher thread every round, a launching
- * thread that waits for its turn between its reads), and sends EVICTED once
+ * thread that waits for its turn between its reads, inside the event's
+ * context when that is not its own), and sends EVICTED once
  * it completed. With the shim's mode off (nothing moved), or no context, or
  * an event the driver refuses, EVICTED goes at once: there is nothing to
  * wait for, or no way to. So does it, flagged failed, while a graph capture
@@ -36,8 +37,10 @@ void shim_gate_evicted_due(uint64_t epoch, uint64_t grant_seq);
 
 /* The client's callbacks (arg: the dmn_client_t ** of the gate): the end of
  * a switch's evictions (on_evict_end: shim_gate_evicted_due), and between a
- * waiting launching thread's reads the mark polled in its context (on_wait:
- * 1, read again soon, while one is outstanding). */
+ * waiting launching thread's reads the mark polled (on_wait: 1, read again
+ * soon, while one is outstanding), in its own context or, when the mark is
+ * another context's, inside that one (shim_gate_evicted_watch): the watcher,
+ * which would poll it there, cannot take gate_mu while the thread waits. */
 void shim_gate_evicted_on_end(void *arg, uint64_t grant_seq);
 int shim_gate_evicted_on_wait(void *arg);
 
@@ -69,9 +72,10 @@ void shim_gate_evicted_ctx_gone(dmn_client_t *cl, uint32_t failed);
  * completed. Returns whether a mark is still outstanding (on any context). */
 bool shim_gate_evicted_poll(dmn_client_t *cl, shim_cuctx_t *cx);
 
-/* For the watcher thread (no context of its own): polls the outstanding mark inside its context
- * (shim_backend_enter); a context that went took the memory with it, and
- * EVICTED goes at once (failed 0). */
+/* For the watcher thread (no context of its own), and a waiting launching
+ * thread whose context is not the mark's: polls the outstanding mark inside
+ * its context (shim_backend_enter, popped after); a context that went took
+ * the memory with it, and EVICTED goes at once (failed 0). */
 void shim_gate_evicted_watch(dmn_client_t *cl);
 
 /* Evictions were issued on cx (current): marked, so that fills issued later

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -21,6 +22,75 @@
 #include "tproc.h"
 
 char gh_dir[128], gh_sock[192];
+static char gh_base[64]; /* gh_init's folder; gh_dir is a test's under it */
+
+/* The tracked children (gh_fork); slots of children the test reaped are
+ * dropped at the next gh_fork. Read by the signal handler. */
+static pid_t gh_children[GH_MAX_CHILDREN];
+static volatile sig_atomic_t gh_nchildren;
+
+/* Whether pid is a child of this process not reaped yet (running or a
+ * zombie), without reaping it: only then does its pid, and the number of
+ * its process group, still name what the test started. Async-signal-safe. */
+static int gh_is_child(pid_t pid)
+{
+    siginfo_t si;
+    return pid > 0 && waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0;
+}
+
+/* SIGKILL to child pid's process group and to itself, if still ours. */
+static int gh_kill_child(pid_t pid)
+{
+    if (!gh_is_child(pid))
+        return 0;
+    kill(-pid, SIGKILL);
+    kill(pid, SIGKILL);
+    return 1;
+}
+
+void gh_kill_children(void)
+{
+    for (sig_atomic_t i = 0; i < gh_nchildren; i++)
+        if (gh_kill_child(gh_children[i]))
+            while (waitpid(gh_children[i], NULL, 0) < 0 && errno == EINTR) {
+            }
+    gh_nchildren = 0;
+}
+
+static void gh_on_signal(int sig)
+{
+    int saved = errno;
+    for (sig_atomic_t i = 0; i < gh_nchildren; i++)
+        gh_kill_child(gh_children[i]);
+    errno = saved;
+    raise(sig); /* SA_RESETHAND: the default action, once this returns */
+}
+
+pid_t gh_fork(void)
+{
+    sig_atomic_t kept = 0;
+    for (sig_atomic_t i = 0; i < gh_nchildren; i++)
+        if (gh_is_child(gh_children[i]))
+            gh_children[kept++] = gh_children[i];
+    gh_nchildren = kept;
+    assert_true(gh_nchildren < GH_MAX_CHILDREN);
+    pid_t parent = getpid();
+    fflush(NULL);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        gh_nchildren = 0; /* the parent's children are not this one's */
+        setpgid(0, 0);
+        /* SIGKILL once the test process dies; it may have died already */
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
+            _exit(127);
+        return 0;
+    }
+    setpgid(pid, pid); /* from the parent too: no race with kill(-pid) */
+    gh_children[gh_nchildren] = pid;
+    gh_nchildren = gh_nchildren + 1;
+    return pid;
+}
 
 void gh_sleep_ms(long ms)
 {
@@ -54,8 +124,7 @@ void gh_touch(const char *name)
 pid_t gh_start_daemon(const char *placement)
 {
     unlink(gh_sock);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
+    pid_t pid = gh_fork();
     if (pid == 0) {
         execl(GMUX_BIN, "gmux", "daemon", "--foreground", "--socket", gh_sock, "--placement",
               placement, (char *)NULL);
@@ -268,6 +337,46 @@ size_t gh_started_in(const gh_out_t *o, unsigned long long from, unsigned long l
     return n;
 }
 
+int gh_test_setup(void **state)
+{
+    (void)state;
+    snprintf(gh_dir, sizeof(gh_dir), "%s/tXXXXXX", gh_base);
+    if (!mkdtemp(gh_dir)) {
+        snprintf(gh_dir, sizeof(gh_dir), "%s", gh_base);
+        return -1;
+    }
+    snprintf(gh_sock, sizeof(gh_sock), "%s/gmuxd.sock", gh_dir);
+    return 0;
+}
+
+int gh_test_teardown(void **state)
+{
+    gh_kill_children();
+    gh_stop_leftover_daemon(state);
+    snprintf(gh_dir, sizeof(gh_dir), "%s", gh_base);
+    snprintf(gh_sock, sizeof(gh_sock), "%s/gmuxd.sock", gh_dir);
+    return 0;
+}
+
+/* Once per process: gh_kill_children at exit and at the signals that end a
+ * test run (the kernel's parent-death signal covers SIGKILL). */
+static void gh_arm_cleanup(void)
+{
+    static int armed;
+    if (armed)
+        return;
+    armed = 1;
+    atexit(gh_kill_children);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = gh_on_signal;
+    sa.sa_flags = SA_RESETHAND;
+    sigemptyset(&sa.sa_mask);
+    const int sigs[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT};
+    for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+        sigaction(sigs[i], &sa, NULL);
+}
+
 void gh_init(void)
 {
     /* mkdtemp: a folder of our own (0700), never one planted under a name
@@ -277,7 +386,9 @@ void gh_init(void)
         perror("gh_init: mkdtemp");
         abort();
     }
+    memcpy(gh_base, gh_dir, strlen(gh_dir) + 1); /* "/tmp/gmux_gate_XXXXXX" */
     snprintf(gh_sock, sizeof(gh_sock), "%s/gmuxd.sock", gh_dir);
+    gh_arm_cleanup();
     setenv("GMUX_GATE_IDLE_MS", "200", 1);
     setenv("GMUX_POLICY", "proactive", 1);
     setenv("GMUX_DAEMON_SHARE", "0", 1);
@@ -285,5 +396,6 @@ void gh_init(void)
 
 int gh_finish(int rc)
 {
+    gh_kill_children();
     return tdir_finish(gh_dir, rc);
 }

@@ -12,6 +12,16 @@
  * Waits are on observable conditions (a file, `gmux status`), each bounded by
  * a generous timeout, never fixed delays standing for "long enough".
  *
+ * Tests registered with GH_TEST get a folder of their own under that one
+ * (gh_test_setup), so that a `go` file of one test never wakes a program of
+ * another. Every process the harness starts (gh_fork: the daemon, scripted
+ * daemons, programs) is killed with its process group when the test that
+ * started it ends (gh_test_teardown), failed or not; when the test process
+ * exits; when it is ended by SIGTERM, SIGINT, SIGHUP or SIGQUIT (ctest's
+ * timeout, ^C); and, by the kernel, when it dies any other way (SIGKILL:
+ * the children's parent-death signal). Until 2026-12-02 a program of a test
+ * that failed ran on, paused until the next test created its `go`.
+ *
  * Thread-safety: none (one test thread; children are processes).
  */
 #ifndef GATE_HARNESS_H
@@ -57,6 +67,24 @@ typedef struct gh_spec {
 
 extern char gh_dir[128], gh_sock[192];
 
+/* fork() for a process of the test: the child is put in a process group of
+ * its own and gets SIGKILL when the test process dies; the parent tracks it
+ * (at most GH_MAX_CHILDREN at once, those reaped by the test not counted)
+ * until gh_kill_children. Fails the test when fork fails. */
+#define GH_MAX_CHILDREN 16
+pid_t gh_fork(void);
+/* Kills (SIGKILL) every tracked child still unreaped, with its process
+ * group, and reaps it. A child the test reaped itself is left alone: its pid
+ * may name another process since. */
+void gh_kill_children(void);
+
+/* cmocka fixtures of one test (GH_TEST): a fresh folder of the test's own
+ * under the harness's (gh_dir, gh_sock); then gh_kill_children, a
+ * background daemon stopped, and gh_dir back to the harness's folder. */
+int gh_test_setup(void **state);
+int gh_test_teardown(void **state);
+#define GH_TEST(f) cmocka_unit_test_setup_teardown(f, gh_test_setup, gh_test_teardown)
+
 void gh_sleep_ms(long ms);
 unsigned long long gh_now_ns(void);
 
@@ -89,9 +117,11 @@ size_t gh_overlaps(const gh_out_t *a, const gh_out_t *b);
 /* Kernels of o that started in [from, to]. */
 size_t gh_started_in(const gh_out_t *o, unsigned long long from, unsigned long long to);
 
-/* Before the tests: creates gh_dir and sets the environment they share. */
+/* Before the tests: creates gh_dir, sets the environment they share, and
+ * (once) arranges for gh_kill_children at exit and at the signals above. */
 void gh_init(void);
-/* After them: removes gh_dir; returns rc, or 1 if that failed. */
+/* After them: gh_kill_children, removes gh_dir; returns rc, or 1 if that
+ * failed. */
 int gh_finish(int rc);
 
 #endif /* GATE_HARNESS_H */

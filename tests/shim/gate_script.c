@@ -79,6 +79,20 @@ int gs_accept_big(int ready, uint8_t *buf, int *fds, int *nfd, dmn_msg_t *m, dmn
     return big->len < 1u << 20 ? -14 : task;
 }
 
+int gs_grant_to_pause(int ready, uint8_t *buf, int *fds, int *nfd, dmn_range_t *big)
+{
+    dmn_msg_t m;
+    int task = gs_accept_big(ready, buf, fds, nfd, &m, big);
+    if (task < 0)
+        return task;
+    dmn_msg_grant_t g = {1, 20 * COM_NS_PER_MS, m.u.ranges.seq};
+    if (tmsg_write_all(task, buf,
+                       dmn_proto_encode_grant(buf, DMN_PROTO_MAX_MSG, 2, DMN_MSG_GRANT, &g)) != 0 ||
+        gs_wait_file("out0.paused") != 0)
+        return -15;
+    return task;
+}
+
 int gs_wait_file(const char *name)
 {
     const char *path = gh_path(name);
@@ -98,8 +112,7 @@ void gs_start_pair_log(const gh_spec_t *spec, int (*script)(int), const char *lo
 {
     int p[2];
     assert_int_equal(pipe(p), 0);
-    *fake = fork();
-    assert_true(*fake >= 0);
+    *fake = gh_fork();
     if (*fake == 0) {
         close(p[0]);
         _exit(script(p[1]));
@@ -109,8 +122,7 @@ void gs_start_pair_log(const gh_spec_t *spec, int (*script)(int), const char *lo
     assert_int_equal(read(p[0], &b, 1), 1);
     close(p[0]);
     char *const *argv = gh_prog_argv(0, spec, 1);
-    *prog = fork();
-    assert_true(*prog >= 0);
+    *prog = gh_fork();
     if (*prog == 0) {
         int fd = log ? open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600) : -1;
         if (log && (fd < 0 || dup2(fd, 2) < 0))

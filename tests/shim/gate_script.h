@@ -30,6 +30,12 @@ int gs_read_after(int fd, uint8_t *buf, dmn_msg_type_t after, dmn_msg_type_t typ
  * socket, or minus the step that failed (14: no range of 1 MiB or more). */
 int gs_accept_big(int ready, uint8_t *buf, int *fds, int *nfd, dmn_msg_t *m, dmn_range_t *big);
 
+/* gs_accept_big, then grants that PENDING (turn 1) and waits until the
+ * program paused holding it (out0.paused: its launching thread is out of
+ * the gate, so what comes next is read by the watcher thread). The task's
+ * socket, or minus the step that failed (15: the grant or the pause). */
+int gs_grant_to_pause(int ready, uint8_t *buf, int *fds, int *nfd, dmn_range_t *big);
+
 /* Waits (a minute at most) until gh_dir/name exists: 0, or -1. */
 int gs_wait_file(const char *name);
 

@@ -239,8 +239,8 @@ int main(void)
 {
     gh_init();
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_many_allocations_covered),
-        cmocka_unit_test(test_alloc_and_free_between_waits),
+        GH_TEST(test_many_allocations_covered),
+        GH_TEST(test_alloc_and_free_between_waits),
     };
     return gh_finish(cmocka_run_group_tests(tests, NULL, NULL));
 }

@@ -111,8 +111,7 @@ static void test_daemon_killed_mid_run(void **state)
     gh_run_progs(2, kill_specs, 0, ref);
     unlink(go);
     pid_t d = gh_start_daemon("none");
-    pid_t k = fork();
-    assert_true(k >= 0);
+    pid_t k = gh_fork();
     if (k == 0)
         _exit(killer(d));
     gh_run_progs(2, kill_specs, 1, got);
@@ -141,7 +140,7 @@ int main(void)
 {
     gh_init();
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_teardown(test_daemon_killed_mid_run, gh_stop_leftover_daemon),
+        GH_TEST(test_daemon_killed_mid_run),
     };
     return gh_finish(cmocka_run_group_tests(tests, NULL, NULL));
 }

@@ -68,17 +68,9 @@ static int scripted_daemon(int ready)
     int fds[8], nfd = 0;
     dmn_msg_t m;
     dmn_range_t big;
-    int task = gs_accept_big(ready, buf, fds, &nfd, &m, &big);
+    int task = gs_grant_to_pause(ready, buf, fds, &nfd, &big);
     if (task < 0)
         return -task;
-    dmn_msg_grant_t g = {1, 20 * COM_NS_PER_MS, m.u.ranges.seq};
-    if (tmsg_write_all(task, buf, dmn_proto_encode_grant(buf, sizeof(buf), 2, DMN_MSG_GRANT, &g)) !=
-        0)
-        return 15;
-    /* the program holds the turn and paused: its launching thread is out of
-     * the gate, so what comes now is read by the watcher thread */
-    if (gs_wait_file("out0.paused") != 0)
-        return 16;
     dmn_range_t fill = {big.base + FILL_OFF, 4096}, ahead = {big.base + AHEAD_OFF, 4096};
     dmn_msg_grant_t rv = {1, 0, 0};
     if (tmsg_write_all(task, buf,
@@ -113,15 +105,10 @@ static int scripted_unused_grant(int ready)
     int fds[8], nfd = 0;
     dmn_msg_t m;
     dmn_range_t big;
-    int task = gs_accept_big(ready, buf, fds, &nfd, &m, &big);
+    int task = gs_grant_to_pause(ready, buf, fds, &nfd, &big);
     if (task < 0)
         return -task;
-    dmn_msg_grant_t g = {1, 20 * COM_NS_PER_MS, m.u.ranges.seq};
-    if (tmsg_write_all(task, buf, dmn_proto_encode_grant(buf, sizeof(buf), 2, DMN_MSG_GRANT, &g)) !=
-            0 ||
-        gs_wait_file("out0.paused") != 0)
-        return 15;
-    g = (dmn_msg_grant_t){1, 0, 0};
+    dmn_msg_grant_t g = {1, 0, 0};
     if (tmsg_write_all(task, buf,
                        dmn_proto_encode_grant(buf, sizeof(buf), 3, DMN_MSG_REVOKE, &g)) != 0 ||
         gs_read_after(task, buf, DMN_MSG_RELEASE, DMN_MSG_PENDING, &m) != 0)
@@ -170,14 +157,9 @@ static int scripted_ahead_taken_back(int ready)
     int fds[8], nfd = 0;
     dmn_msg_t m;
     dmn_range_t big;
-    int task = gs_accept_big(ready, buf, fds, &nfd, &m, &big);
+    int task = gs_grant_to_pause(ready, buf, fds, &nfd, &big);
     if (task < 0)
         return -task;
-    dmn_msg_grant_t g = {1, 20 * COM_NS_PER_MS, m.u.ranges.seq};
-    if (tmsg_write_all(task, buf, dmn_proto_encode_grant(buf, sizeof(buf), 2, DMN_MSG_GRANT, &g)) !=
-            0 ||
-        gs_wait_file("out0.paused") != 0)
-        return 15;
     dmn_range_t ahead[2] = {{big.base + STALE_X, 3 * 4096}, {big.base + STALE_Y, 4096}};
     dmn_range_t evict = {big.base + STALE_X + 4096, 4096};
     dmn_msg_grant_t r1 = {1, 0, 0};
@@ -388,10 +370,10 @@ int main(void)
 {
     gh_init();
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_teardown(test_dead_daemon_orders_void, gh_stop_leftover_daemon),
-        cmocka_unit_test(test_unused_grant_fill_void),
-        cmocka_unit_test(test_ahead_taken_back_void),
-        cmocka_unit_test(test_fill_taken_back_void),
+        GH_TEST(test_dead_daemon_orders_void),
+        GH_TEST(test_unused_grant_fill_void),
+        GH_TEST(test_ahead_taken_back_void),
+        GH_TEST(test_fill_taken_back_void),
     };
     return gh_finish(cmocka_run_group_tests(tests, NULL, NULL));
 }

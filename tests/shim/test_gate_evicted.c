@@ -19,6 +19,8 @@
  * - with the request, after the program destroyed the context it waited in
  *   (the watcher cannot enter it; the memory went with it): EVICTED at once,
  *   failed 0, counted (evicted_ctx_gone).
+ * - with the request, the mark then polled while the program waits for its
+ *   turn in a second context: EVICTED before the grant.
  *
  * Either way the eviction itself is carried out (the double's record), but
  * for the context that went.
@@ -65,13 +67,10 @@ static int evict_after_turn(int ready, uint8_t *buf, int *fds, int *nfd, int ask
 {
     dmn_msg_t m;
     dmn_range_t big;
-    int task = gs_accept_big(ready, buf, fds, nfd, &m, &big);
+    dmn_msg_grant_t r1 = {1, 0, 0};
+    int task = gs_grant_to_pause(ready, buf, fds, nfd, &big);
     if (task < 0)
         return task;
-    dmn_msg_grant_t g = {1, 20 * COM_NS_PER_MS, m.u.ranges.seq}, r1 = {1, 0, 0};
-    if (tmsg_write_all(task, buf, dmn_proto_encode_grant(buf, 64, 2, DMN_MSG_GRANT, &g)) != 0 ||
-        gs_wait_file("out0.paused") != 0)
-        return -15;
     if (tmsg_write_all(task, buf, dmn_proto_encode_grant(buf, 64, 3, DMN_MSG_REVOKE, &r1)) != 0 ||
         gs_read_until(task, buf, DMN_MSG_RELEASE, &m) != 0)
         return -16;
@@ -205,6 +204,38 @@ static int scripted_ctx_gone(int ready)
     return answered_at_once(ready, 0);
 }
 
+/* The watcher marked the eviction in the first context (the event held);
+ * the program goes on in a second one (CAPTURE 9) and waits for its turn
+ * there, holding the gate's lock, so the watcher cannot poll the mark. The
+ * event completes while it waits: EVICTED must come before the program's
+ * grant (its wait does not time out: GMUX_DAEMON_TURN_TIMEOUT_MS is long),
+ * polled by the waiting thread inside the mark's context. */
+static int scripted_wait_other_context(int ready)
+{
+    static uint8_t buf[DMN_PROTO_MAX_MSG];
+    int fds[8], nfd = 0;
+    int task = evict_after_turn(ready, buf, fds, &nfd, 1);
+    if (task < 0)
+        return -task;
+    if (gs_wait_file("hold.busy") != 0) /* marked, polled: not ready */
+        return 60;
+    gh_touch("go");
+    /* the watcher's PENDING, sent with its RELEASE (the task stays queued),
+     * then the launching thread's, sent holding the gate's lock through its
+     * wait: until that one the watcher could still poll the mark itself */
+    dmn_msg_t m;
+    if (gs_read_until(task, buf, DMN_MSG_PENDING, &m) != 0 ||
+        gs_read_until(task, buf, DMN_MSG_PENDING, &m) != 0)
+        return 61;
+    uint64_t pending = m.u.ranges.seq;
+    unlink(hold); /* the event completes */
+    if (gs_read_until(task, buf, DMN_MSG_EVICTED, &m) != 0)
+        return 62;
+    if (m.u.evicted.grant_seq != 2 || m.u.evicted.failed != 0)
+        return 63;
+    return grant_to_end(task, buf, fds, nfd, pending);
+}
+
 /* The eviction and, in the same write, a fill ahead of grant 2 elsewhere in
  * the big range; no request for EVICTED. */
 static int scripted_two_contexts(int ready)
@@ -213,13 +244,10 @@ static int scripted_two_contexts(int ready)
     int fds[8], nfd = 0;
     dmn_msg_t m;
     dmn_range_t big;
-    int task = gs_accept_big(ready, buf, fds, &nfd, &m, &big);
+    dmn_msg_grant_t r1 = {1, 0, 0};
+    int task = gs_grant_to_pause(ready, buf, fds, &nfd, &big);
     if (task < 0)
         return -task;
-    dmn_msg_grant_t g = {1, 20 * COM_NS_PER_MS, m.u.ranges.seq}, r1 = {1, 0, 0};
-    if (tmsg_write_all(task, buf, dmn_proto_encode_grant(buf, 64, 2, DMN_MSG_GRANT, &g)) != 0 ||
-        gs_wait_file("out0.paused") != 0)
-        return 15;
     if (tmsg_write_all(task, buf, dmn_proto_encode_grant(buf, 64, 3, DMN_MSG_REVOKE, &r1)) != 0 ||
         gs_read_until(task, buf, DMN_MSG_RELEASE, &m) != 0)
         return 16;
@@ -335,15 +363,29 @@ static void test_ctx_gone_evicted_at_once(void **state)
     free(o);
 }
 
+static void test_mark_of_other_context_polled_in_wait(void **state)
+{
+    (void)state;
+    gh_spec_t saved = spec;
+    spec.capture = "9";
+    setenv("GMUX_DAEMON_TURN_TIMEOUT_MS", "600000", 1);
+    run_case(scripted_wait_other_context);
+    unsetenv("GMUX_DAEMON_TURN_TIMEOUT_MS");
+    spec = saved;
+}
+
 int main(void)
 {
     gh_init();
+    /* clang-format off */
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_evicted_after_event),
-        cmocka_unit_test(test_no_request_no_evicted),
-        cmocka_unit_test(test_deferred_answered_at_once),
-        cmocka_unit_test(test_fill_ahead_after_other_context),
-        cmocka_unit_test(test_ctx_gone_evicted_at_once),
+        GH_TEST(test_evicted_after_event),
+        GH_TEST(test_no_request_no_evicted),
+        GH_TEST(test_deferred_answered_at_once),
+        GH_TEST(test_fill_ahead_after_other_context),
+        GH_TEST(test_ctx_gone_evicted_at_once),
+        GH_TEST(test_mark_of_other_context_polled_in_wait),
     };
+    /* clang-format on */
     return gh_finish(cmocka_run_group_tests(tests, NULL, NULL));
 }

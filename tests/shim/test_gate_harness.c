@@ -5,19 +5,37 @@
  * (or a link) planted under that name became the tests' folder: their
  * daemon's socket and logs went where someone else could read or replace
  * them.
+ *
+ * And every program a test starts ends with the test, however the test
+ * ends: an assertion that fails, a signal (ctest's at its timeout, ^C), or
+ * SIGKILL. Each case runs a group of tests in a child process (as ctest
+ * runs a test file); a test there starts gate_prog under a scripted daemon
+ * (gs_start_pair, as the gate tests do), lets it pause until a `go` file
+ * that never comes, and reports the program's pid before it fails or is
+ * signalled. Until 2026-12-02 the program outlived its test: it waited on
+ * for `go`, which the next test of the same file created in the same folder
+ * (waking it to run on beside that test's own, writing the same out0), and
+ * outlived the test process too; so did a program of gh_run_progs
+ * (tproc_run_all) whose test process was signalled.
  */
+#include <dirent.h>
+#include <errno.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
 #include "gate_harness.h"
+#include "gate_script.h"
 
 static void test_init_ignores_planted_folder(void **state)
 {
@@ -64,11 +82,246 @@ static void test_init_fresh_each_time(void **state)
     assert_true(both);
 }
 
+/* What the child's first test does once its program paused: fails, or
+ * hangs until the parent signals it; CHILD_RUN: runs the program through
+ * gh_run_progs (tproc_run_all) instead, and is signalled while it waits. */
+enum { CHILD_FAIL, CHILD_HANG, CHILD_RUN };
+
+static char go[256];
+/* 20 kernels, a pause at half of them until `go` exists (it never does) */
+static gh_spec_t spec = {"batch", "3", "20", "1000", "0", "1", go, NULL, NULL};
+static int report_fd = -1;          /* to the parent test: "pid folder" lines */
+static pid_t started_prog;          /* the program the child's first test started */
+static char started_dir[128];       /* and its folder */
+static int child_then = CHILD_FAIL; /* what the child's first test does then */
+
+/* The scripted daemon: grants the program's first turn, then ends. */
+static int script_grant(int ready)
+{
+    static uint8_t buf[DMN_PROTO_MAX_MSG];
+    int fds[8], nfd = 0;
+    dmn_range_t big;
+    int task = gs_grant_to_pause(ready, buf, fds, &nfd, &big);
+    return task < 0 ? -task : 0;
+}
+
+/* The child's first test: starts program 0, waits for its pause, reports
+ * its pid and folder, and fails (or hangs until the parent signals it). */
+static void child_starts_prog(void **state)
+{
+    (void)state;
+    snprintf(go, sizeof(go), "%s", gh_path("go"));
+    snprintf(started_dir, sizeof(started_dir), "%s", gh_dir);
+    if (child_then == CHILD_RUN) {
+        static gh_out_t out;
+        dprintf(report_fd, "0 %s\n", gh_dir); /* its pid: the parent looks it up */
+        gh_run_progs(1, &spec, 0, &out);
+        fail_msg("the program ended");
+    }
+    pid_t fake;
+    gs_start_pair(&spec, script_grant, &fake, &started_prog);
+    assert_int_equal(gs_wait_file("out0.paused"), 0);
+    dprintf(report_fd, "%d %s\n", (int)started_prog, gh_dir);
+    if (child_then == CHILD_HANG)
+        for (;;)
+            pause();
+    fail_msg("deliberately");
+}
+
+/* The child's second test: reports whether the first one's program still
+ * runs (1) and its own folder. */
+static void child_probes(void **state)
+{
+    (void)state;
+    dprintf(report_fd, "%d %s\n", kill(started_prog, 0) == 0, gh_dir);
+}
+
+/* Runs the child's group in a child process, which reports to the pipe
+ * *rd; returns its pid. */
+static pid_t start_child(int then, int *rd)
+{
+    int p[2];
+    assert_int_equal(pipe(p), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        close(p[0]);
+        report_fd = p[1];
+        child_then = then;
+        gh_init();
+        const struct CMUnitTest tests[] = {
+            GH_TEST(child_starts_prog),
+            GH_TEST(child_probes),
+        };
+        exit(gh_finish(cmocka_run_group_tests(tests, NULL, NULL)));
+    }
+    close(p[1]);
+    *rd = p[0];
+    return pid;
+}
+
+/* One "number folder" line of the child (dir: 128 bytes). */
+static void read_report(FILE *f, int *num, char *dir)
+{
+    char line[256];
+    assert_non_null(fgets(line, sizeof(line), f));
+    assert_int_equal(sscanf(line, "%d %127s", num, dir), 2);
+}
+
+/* Whether pid is a running gate_prog (not a zombie, not a recycled pid). */
+static int prog_alive(pid_t pid)
+{
+    char path[64], cmd[4096] = {0}, stat[512] = {0};
+    snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    size_t got = fread(cmd, 1, sizeof(cmd) - 1, f);
+    fclose(f);
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    f = fopen(path, "r");
+    if (!f)
+        return 0;
+    if (!fgets(stat, sizeof(stat), f))
+        stat[0] = '\0';
+    fclose(f);
+    const char *st = strrchr(stat, ')');
+    if (got == 0 || !strstr(cmd, "gate_prog") || !st || st[2] == 'Z')
+        return 0;
+    return 1;
+}
+
+/* The pid of the running gate_prog whose output goes to dir/out0, once it
+ * paused (a minute at most); 0 if none. */
+static pid_t find_prog(const char *dir)
+{
+    char paused[192], out[192];
+    snprintf(paused, sizeof(paused), "%s/out0.paused", dir);
+    snprintf(out, sizeof(out), "%s/out0", dir);
+    for (int i = 0; i < 6000 && access(paused, F_OK) != 0; i++)
+        gh_sleep_ms(10);
+    DIR *d = opendir("/proc");
+    if (!d)
+        return 0;
+    pid_t found = 0;
+    for (struct dirent *e; !found && (e = readdir(d));) {
+        char path[300], cmd[4096];
+        snprintf(path, sizeof(path), "/proc/%s/cmdline", e->d_name);
+        FILE *f = e->d_name[0] >= '1' && e->d_name[0] <= '9' ? fopen(path, "r") : NULL;
+        if (!f)
+            continue;
+        size_t got = fread(cmd, 1, sizeof(cmd) - 1, f);
+        fclose(f);
+        for (size_t at = 0; at < got; at += strlen(cmd + at) + 1) {
+            cmd[got] = '\0';
+            if (strcmp(cmd + at, out) == 0 && prog_alive((pid_t)atoi(e->d_name)))
+                found = (pid_t)atoi(e->d_name);
+        }
+    }
+    closedir(d);
+    return found;
+}
+
+/* Waits (two minutes at most) for the child; its status. Kills it after. */
+static int reap_child(pid_t pid)
+{
+    int st = -1;
+    for (int i = 0; i < 12000 && waitpid(pid, &st, WNOHANG) == 0; i++)
+        gh_sleep_ms(10);
+    if (kill(pid, 0) == 0) {
+        kill(pid, SIGKILL);
+        waitpid(pid, &st, 0);
+    }
+    return st;
+}
+
+/* A program left running by a case of this test is killed here, so that it
+ * fails without leaving one behind either. */
+static void kill_stray(pid_t prog, int alive)
+{
+    if (alive)
+        kill(prog, SIGKILL);
+}
+
+static void test_failed_test_ends_its_programs(void **state)
+{
+    (void)state;
+    int rd;
+    pid_t child = start_child(CHILD_FAIL, &rd);
+    FILE *f = fdopen(rd, "r");
+    assert_non_null(f);
+    int prog, alive_at_next;
+    char dir1[128], dir2[128];
+    read_report(f, &prog, dir1);
+    read_report(f, &alive_at_next, dir2);
+    fclose(f);
+    int st = reap_child(child);
+    int alive = prog_alive(prog);
+    kill_stray(prog, alive);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) != 0); /* the failure counted */
+    assert_int_equal(alive_at_next, 0);                 /* gone before the next test began */
+    assert_int_equal(alive, 0);
+    assert_string_not_equal(dir1, dir2); /* a `go` of its own for each test */
+}
+
+/* The child, its program started, is sent sig (as ctest at its timeout, or
+ * ^C): the program goes with it. */
+static void signalled_case(int sig, int then)
+{
+    int rd;
+    pid_t child = start_child(then, &rd);
+    FILE *f = fdopen(rd, "r");
+    assert_non_null(f);
+    int prog;
+    char dir[128];
+    read_report(f, &prog, dir);
+    fclose(f);
+    if (then == CHILD_RUN)
+        prog = find_prog(dir);
+    if (prog <= 0)
+        kill(child, SIGKILL);
+    assert_true(prog > 0);
+    kill(child, sig);
+    int st = reap_child(child);
+    int alive = 0;
+    for (int i = 0; i < 500 && (alive = prog_alive(prog)); i++) /* SIGKILL: the kernel's */
+        gh_sleep_ms(10);
+    kill_stray(prog, alive);
+    assert_true(WIFSIGNALED(st) && WTERMSIG(st) == sig);
+    assert_int_equal(alive, 0);
+}
+
+static void test_terminated_test_ends_its_programs(void **state)
+{
+    (void)state;
+    signalled_case(SIGTERM, CHILD_HANG);
+}
+
+static void test_killed_test_ends_its_programs(void **state)
+{
+    (void)state;
+    signalled_case(SIGKILL, CHILD_HANG);
+}
+
+/* The same for a program of gh_run_progs (tproc_run_all, which puts each in
+ * a process group of its own and waits for it): until 2026-12-02 it ran on
+ * once the test process was gone. */
+static void test_signalled_run_ends_its_programs(void **state)
+{
+    (void)state;
+    signalled_case(SIGTERM, CHILD_RUN);
+    signalled_case(SIGKILL, CHILD_RUN);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_init_ignores_planted_folder),
         cmocka_unit_test(test_init_fresh_each_time),
+        cmocka_unit_test(test_failed_test_ends_its_programs),
+        cmocka_unit_test(test_terminated_test_ends_its_programs),
+        cmocka_unit_test(test_killed_test_ends_its_programs),
+        cmocka_unit_test(test_signalled_run_ends_its_programs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -96,22 +96,6 @@ static int grant_and_finish(int task, uint8_t *buf, int *fds, int nfd)
     return 0;
 }
 
-/* Grants turn 1 and waits until the program paused holding it: the task's
- * socket, or minus the step that failed. */
-static int start_script(int ready, uint8_t *buf, int *fds, int *nfd, dmn_range_t *big)
-{
-    dmn_msg_t m;
-    int task = gs_accept_big(ready, buf, fds, nfd, &m, big);
-    if (task < 0)
-        return task;
-    dmn_msg_grant_t g = {1, 20 * COM_NS_PER_MS, m.u.ranges.seq};
-    if (tmsg_write_all(task, buf,
-                       dmn_proto_encode_grant(buf, DMN_PROTO_MAX_MSG, 2, DMN_MSG_GRANT, &g)) != 0 ||
-        gs_wait_file("out0.paused") != 0)
-        return -15;
-    return task;
-}
-
 /* The eviction waiting in the socket: once the program paused holding turn
  * 1, sends in one write the fill ahead (grant 2) and REVOKE 1; after the
  * RELEASE (the watcher stored the fill) lets the program go on, waits until
@@ -123,7 +107,7 @@ static int scripted_evict_waiting(int ready)
     int fds[8], nfd = 0;
     dmn_msg_t m;
     dmn_range_t big;
-    int task = start_script(ready, buf, fds, &nfd, &big);
+    int task = gs_grant_to_pause(ready, buf, fds, &nfd, &big);
     if (task < 0)
         return -task;
     dmn_range_t ahead = {big.base + ORDER_X, 3 * PAGE}, evict = {big.base + ORDER_X + PAGE, PAGE};
@@ -154,7 +138,7 @@ static int scripted_evict_deferred(int ready)
     int fds[8], nfd = 0;
     dmn_msg_t m;
     dmn_range_t big;
-    int task = start_script(ready, buf, fds, &nfd, &big);
+    int task = gs_grant_to_pause(ready, buf, fds, &nfd, &big);
     if (task < 0)
         return -task;
     dmn_range_t evict = {big.base + ORDER_X, 3 * PAGE}, ahead = {big.base + ORDER_X + PAGE, PAGE};
@@ -183,7 +167,7 @@ static int scripted_ahead_then_evict(int ready)
     int fds[8], nfd = 0;
     dmn_msg_t m;
     dmn_range_t big;
-    int task = start_script(ready, buf, fds, &nfd, &big);
+    int task = gs_grant_to_pause(ready, buf, fds, &nfd, &big);
     if (task < 0)
         return -task;
     uint64_t x = big.base + ORDER_X;
@@ -222,7 +206,7 @@ static int scripted_big_plan(int ready)
     int fds[8], nfd = 0;
     dmn_msg_t m;
     dmn_range_t big;
-    int task = start_script(ready, buf, fds, &nfd, &big);
+    int task = gs_grant_to_pause(ready, buf, fds, &nfd, &big);
     if (task < 0)
         return -task;
     for (uint32_t i = 0; i < BIG_PLAN; i++)
@@ -259,7 +243,7 @@ static int scripted_evict_many(int ready, uint32_t n, const dmn_range_t *ahead)
     int fds[8], nfd = 0;
     dmn_msg_t m;
     dmn_range_t big;
-    int task = start_script(ready, buf, fds, &nfd, &big);
+    int task = gs_grant_to_pause(ready, buf, fds, &nfd, &big);
     if (task < 0)
         return -task;
     for (uint32_t i = 0; i < n; i++)
@@ -545,14 +529,16 @@ static void test_big_plan_warned_once(void **state)
 int main(void)
 {
     gh_init();
+    /* clang-format off */
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_evict_waiting_cuts_ahead),
-        cmocka_unit_test(test_fill_cancels_deferred_evict),
-        cmocka_unit_test(test_evict_in_same_read_cuts_ahead),
-        cmocka_unit_test(test_big_plan_warned_once),
-        cmocka_unit_test(test_full_evict_store_keeps_all),
-        cmocka_unit_test(test_full_evict_store_trims_ahead),
-        cmocka_unit_test(test_deferred_evictions_counted_once),
+        GH_TEST(test_evict_waiting_cuts_ahead),
+        GH_TEST(test_fill_cancels_deferred_evict),
+        GH_TEST(test_evict_in_same_read_cuts_ahead),
+        GH_TEST(test_big_plan_warned_once),
+        GH_TEST(test_full_evict_store_keeps_all),
+        GH_TEST(test_full_evict_store_trims_ahead),
+        GH_TEST(test_deferred_evictions_counted_once),
     };
+    /* clang-format on */
     return gh_finish(cmocka_run_group_tests(tests, NULL, NULL));
 }

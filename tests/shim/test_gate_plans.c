@@ -352,9 +352,9 @@ int main(void)
 {
     gh_init();
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_evict_on_arrival),
-        cmocka_unit_test(test_capture_in_other_thread_survives),
-        cmocka_unit_test(test_ahead_before_grant),
+        GH_TEST(test_evict_on_arrival),
+        GH_TEST(test_capture_in_other_thread_survives),
+        GH_TEST(test_ahead_before_grant),
     };
     return gh_finish(cmocka_run_group_tests(tests, NULL, NULL));
 }

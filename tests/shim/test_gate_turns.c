@@ -146,9 +146,9 @@ int main(void)
 {
     gh_init();
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_turns_are_exclusive),
-        cmocka_unit_test_teardown(test_run_starts_daemon, gh_stop_leftover_daemon),
-        cmocka_unit_test(test_shared_when_fits),
+        GH_TEST(test_turns_are_exclusive),
+        GH_TEST(test_run_starts_daemon),
+        GH_TEST(test_shared_when_fits),
     };
     return gh_finish(cmocka_run_group_tests(tests, NULL, NULL));
 }

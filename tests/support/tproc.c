@@ -9,6 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -18,6 +21,19 @@ static double now_s(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* In a child just forked by parent: a process group of its own and, on
+ * Linux, SIGKILL once the parent dies (the child may have missed it). */
+static void child_setup(pid_t parent)
+{
+    setpgid(0, 0);
+#ifdef __linux__
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
+        _exit(127);
+#else
+    (void)parent;
+#endif
 }
 
 static int decode(int wstatus)
@@ -82,11 +98,12 @@ int tproc_run_all(size_t n, char *const *const argvs[], double timeout_s, int *s
     if (!pids)
         return (int)n;
     fflush(NULL);
+    pid_t parent = getpid();
     for (size_t i = 0; i < n; i++) {
         status[i] = TPROC_NOT_RUN;
         pid_t pid = fork();
         if (pid == 0) {
-            setpgid(0, 0);
+            child_setup(parent);
             execvp(argvs[i][0], argvs[i]);
             _exit(127);
         }
@@ -106,11 +123,12 @@ int tproc_fork_all(size_t n, int (*fn)(int index, void *arg), void *arg, double 
     if (!pids)
         return (int)n;
     fflush(NULL);
+    pid_t parent = getpid();
     for (size_t i = 0; i < n; i++) {
         status[i] = TPROC_NOT_RUN;
         pid_t pid = fork();
         if (pid == 0) {
-            setpgid(0, 0);
+            child_setup(parent);
             int rc = fn((int)i, arg);
             fflush(NULL);
             _exit(rc & 0xff);
@@ -136,9 +154,10 @@ int tproc_capture(char *const argv[], char *const envp_extra[], double timeout_s
         return TPROC_NOT_RUN;
     }
     fflush(NULL);
+    pid_t parent = getpid();
     pid_t pid = fork();
     if (pid == 0) {
-        setpgid(0, 0);
+        child_setup(parent);
         dup2(po[1], STDOUT_FILENO);
         dup2(pe[1], STDERR_FILENO);
         close(po[0]);

@@ -4,7 +4,10 @@
  * use it so that a hang fails the test instead of the whole CI run.
  *
  * Every child runs in its own process group; on timeout the whole group is
- * sent SIGKILL, so grandchildren (a launcher's ranks) go too.
+ * sent SIGKILL, so grandchildren (a launcher's ranks) go too. On Linux each
+ * child also gets SIGKILL when the test process dies (PR_SET_PDEATHSIG, from
+ * the thread that called): a test stopped by a signal (ctest's timeout)
+ * leaves none running; until 2026-12-02 they ran on (test_gate_harness).
  *
  * Thread-safety: not thread-safe (uses waitpid on its own children).
  */
