@@ -136,9 +136,23 @@ int demo_daemon(void)
         if (kids[i] <= 0 || got != kids[i] || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
             rc = 1;
     }
-    if (rc == 0 && dmn_report_fetch(path, r, 3000) == GMUX_OK)
-        printf("\n   all tasks done: %llu switches, %u tasks left registered\n",
-               (unsigned long long)r->switches, r->n_tasks);
+    /* the tasks have exited; gmuxd sees their connections close at its next
+     * poll, so ask until it has let them all go (2 s at most) */
+    uint64_t gone_by = com_deadline_after_ns(2 * COM_NS_PER_S);
+    bool fetched = false;
+    while (rc == 0 && !cli_interrupted() &&
+           (fetched = dmn_report_fetch(path, r, 3000) == GMUX_OK) && r->n_tasks > 0 &&
+           !com_deadline_passed(gone_by))
+        com_clock_sleep_ns(20 * COM_NS_PER_MS);
+    if (rc == 0 && fetched) {
+        if (r->n_tasks == 0)
+            printf("\n   all tasks done: %llu switches; gmuxd let every task go\n",
+                   (unsigned long long)r->switches);
+        else
+            printf("\n   all tasks done: %llu switches; %u task%s still registered 2 s after "
+                   "exiting\n",
+                   (unsigned long long)r->switches, r->n_tasks, r->n_tasks == 1 ? "" : "s");
+    }
 stop_server:
     free(r);
     if (srv > 0) {
