@@ -14,18 +14,55 @@ static bool plan_evicts(const dmn_plan_t *plan, uint32_t id)
     return false;
 }
 
+/* Whether the plan fills memory: at the switch or ahead. */
+static bool plan_fills(const dmn_plan_t *plan)
+{
+    for (size_t i = 0; i < plan->n; i++)
+        if (plan->entries[i].kind == DMN_PLAN_FILL || plan->entries[i].kind == DMN_PLAN_AHEAD)
+            return true;
+    return false;
+}
+
+static bool holds_turn(const dmn_task_t *t)
+{
+    return t->state == DMN_STATE_RUNNING || t->state == DMN_STATE_REVOKED;
+}
+
+/* Whether the task in slot i (not holding the turn now, or granted it now)
+ * is to be asked for EVICTED at this switch: evicted by the plan, or it kept
+ * evictions of a turn it gave back since (server_hold.h). A holder evicted
+ * now is remembered instead: it keeps the orders until it gives the turn back. */
+static bool to_ask(dmn_hold_t *h, const dmn_task_t *t, int i, const dmn_arb_action_t *act)
+{
+    bool plan = act->plan && act->plan->n > 0;
+    bool evicted = plan && plan_evicts(act->plan, t->id);
+    if (h->kept_id[i] != t->id)
+        h->kept_id[i] = 0; /* another task's, gone */
+    if (i != act->grant && holds_turn(t)) {
+        if (evicted) {
+            h->kept_id[i] = t->id;
+            h->kept_grant[i] = t->grant_seq;
+        } else if (h->kept_id[i] && h->kept_grant[i] != t->grant_seq) {
+            h->kept_id[i] = 0; /* granted again unasked: cannot answer now (holding) */
+        }
+        return false;
+    }
+    if (!h->kept_id[i])
+        return evicted && i != act->grant;
+    /* the granted task is asked whatever the plan fills: holding the turn,
+     * it could not answer a later switch */
+    return i == act->grant || (plan && plan_fills(act->plan)) || evicted;
+}
+
 bool dmn_hold_begin(dmn_srv_t *s, const dmn_arb_action_t *act, uint64_t now)
 {
     dmn_hold_t *h = &s->hold;
-    if (s->opts->evict_wait_ns == 0 || act->grant < 0 || !act->plan || act->plan->n == 0)
+    if (s->opts->evict_wait_ns == 0 || act->grant < 0)
         return false;
     h->n_wait = 0;
     for (int i = 0; i < DMN_ARB_MAX_TASKS; i++) {
         const dmn_task_t *t = &s->arb.tasks[i];
-        /* a holder (shared mode) carries its evictions out at its next grant only */
-        if (i == act->grant || !t->used || s->conn_of_slot[i] < 0 ||
-            t->state == DMN_STATE_RUNNING || t->state == DMN_STATE_REVOKED ||
-            !plan_evicts(act->plan, t->id))
+        if (!t->used || s->conn_of_slot[i] < 0 || !to_ask(h, t, i, act))
             continue;
         uint32_t id = t->id;
         dmn_conn_t *c = &s->conns[s->conn_of_slot[i]];
@@ -55,9 +92,23 @@ void dmn_hold_evicted(dmn_srv_t *s, int slot, uint64_t grant_seq, uint32_t faile
         COM_DEBUG(DAEMON,
                   "grant %llu: task %u could not carry out %u evictions now: not waited for",
                   (unsigned long long)grant_seq, s->arb.tasks[slot].id, failed);
+    uint32_t id = s->arb.tasks[slot].id;
     for (uint32_t k = 0; k < h->n_wait; k++)
-        if (h->wait_id[k] == s->arb.tasks[slot].id)
+        if (h->wait_id[k] == id)
             h->wait_id[k] = 0;
+    if (h->kept_id[slot] == id)
+        h->kept_id[slot] = 0; /* the evictions it kept are done */
+}
+
+/* The tasks still waited for at the bound: those that kept evictions are
+ * not waited for again (a task that never answers would hold every switch). */
+static void forget_silent(dmn_srv_t *s)
+{
+    dmn_hold_t *h = &s->hold;
+    for (uint32_t k = 0; k < h->n_wait; k++)
+        for (int i = 0; h->wait_id[k] && i < DMN_ARB_MAX_TASKS; i++)
+            if (h->kept_id[i] == h->wait_id[k])
+                h->kept_id[i] = 0;
 }
 
 /* Whether task id is still there to answer. */
@@ -90,6 +141,8 @@ bool dmn_hold_poll(dmn_srv_t *s, uint64_t now, bool *send, dmn_arb_action_t *act
     bool timed_out = waiting && now >= h->until_ns;
     if (waiting && !timed_out)
         return false;
+    if (timed_out)
+        forget_silent(s);
     h->active = false;
     uint64_t held = now - h->since_ns;
     h->waits++;

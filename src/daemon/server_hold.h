@@ -8,7 +8,8 @@
  * expected next, would run at once in theirs: on a full device the driver
  * would then evict what it likes, not what the plan chose. So when such a
  * switch evicts from tasks that do not hold the turn (those carry their
- * orders out on arrival; holders only at their next grant), the server sends
+ * orders out on arrival; holders once they give the turn back, or at their
+ * next grant: below), the server sends
  * each of them, after its orders, an EVICT PLAN with no ranges, which asks
  * for an EVICTED once the evictions are done on the GPU (proto.h), and holds
  * A's orders and GRANT, and B's AHEAD, until every one of them answered, or
@@ -23,6 +24,19 @@
  * when its GRANT goes.
  * A switch that evicts nothing from other tasks, or a bound of 0, holds
  * nothing.
+ *
+ * Evictions kept by a holder. A task that holds the turn (shared mode) when
+ * a switch evicts its memory is not asked: its shim keeps the orders until it
+ * gives the turn back (released, idle) or is granted again, and carries them
+ * out then; the placement counts that memory free from this switch on. The
+ * hold remembers such a task (kept_id, kept_grant: the turn it held), and a
+ * later switch whose plan fills memory (FILL or AHEAD) while that task no
+ * longer holds that turn asks it for EVICTED like an evicted task and holds
+ * the same way; so does the switch that grants it the turn again, whatever
+ * it fills (holding again, it could not answer a later switch: the shim
+ * carries out stored orders only without the turn). It is forgotten once it
+ * answered a request made after it gave the turn back, once a hold that
+ * waited for it ended at the bound (not waited for again), or when it leaves.
  *
  * Counted for STATUS: switches held, those that ended at the bound, the time
  * held in all and the longest hold.
@@ -45,14 +59,20 @@ typedef struct dmn_hold {
     dmn_arb_action_t act; /* the grant held; act.plan stays valid (no decision meanwhile) */
     uint32_t grant_id;    /* the granted task's id (its slot may be reused once it left) */
     uint64_t since_ns, until_ns;
-    uint32_t n_wait;                           /* tasks asked for EVICTED */
-    uint32_t wait_id[DMN_ARB_MAX_TASKS];       /* their ids; 0 once answered */
+    uint32_t n_wait;                     /* tasks asked for EVICTED */
+    uint32_t wait_id[DMN_ARB_MAX_TASKS]; /* their ids; 0 once answered */
+    /* per slot: the id of a task sent evictions while it held the turn and
+     * not known to have carried them out (0: none), and the grant_seq of
+     * that turn */
+    uint32_t kept_id[DMN_ARB_MAX_TASKS];
+    uint64_t kept_grant[DMN_ARB_MAX_TASKS];
     uint64_t waits, timeouts, wait_ns, max_ns; /* for STATUS */
 } dmn_hold_t;
 
 /*
  * After the plan's orders for every task but the granted one were sent:
- * asks the evicted tasks that do not hold the turn for EVICTED and, when it
+ * asks the evicted tasks that do not hold the turn, and those that gave back
+ * a turn whose evictions they kept (above), for EVICTED and, when it
  * asked any, holds the switch (true): the caller sends the granted task's
  * orders, its GRANT and the fill ahead only once dmn_hold_poll says so.
  * false: nothing held, the caller sends them now.

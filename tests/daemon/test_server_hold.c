@@ -7,7 +7,9 @@
  * must wait until X answers for that grant (an answer for another grant
  * does not count), until X is gone, or until the bound; a switch that evicts
  * nothing waits for nothing, nor does one whose granted task left or went
- * idle meanwhile. STATUS counts the waits. */
+ * idle meanwhile. In shared mode, a holder's evictions are kept until it
+ * gives the turn back; the next switch with fills waits for them (the
+ * test_shared_* tests). STATUS counts the waits. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -39,17 +41,24 @@ static pid_t server_pid;
 static uint8_t buf[DMN_PROTO_MAX_MSG];
 
 /* Evicts the previous holder's ranges, fills the incoming task's, and fills
- * the task marked for it ahead (its ranges); evict_none: no evictions. */
-static int evict_none;
+ * the task marked for it ahead (its ranges); evict_none: no evictions;
+ * evict_holders: the ranges of the tasks holding the turn beside the
+ * incoming one (shared mode) instead of the previous holder's. */
+static int evict_none, evict_holders;
 static gmux_status_t plan_on_switch(void *ctx, const dmn_task_view_t *tasks, size_t n_tasks,
                                     const dmn_task_view_t *from, const dmn_task_view_t *to,
                                     dmn_plan_t *plan)
 {
     (void)ctx;
     gmux_status_t st = GMUX_OK;
-    if (from && from->id != to->id && !evict_none)
+    if (from && from->id != to->id && !evict_none && !evict_holders)
         for (uint32_t i = 0; i < from->n_ranges && st == GMUX_OK; i++)
             st = dmn_plan_add(plan, from->id, DMN_PLAN_EVICT, from->ranges[i]);
+    for (size_t k = 0; evict_holders && k < n_tasks && st == GMUX_OK; k++)
+        for (uint32_t i = 0;
+             tasks[k].turn == 0 && tasks[k].id != to->id && i < tasks[k].n_ranges && st == GMUX_OK;
+             i++)
+            st = dmn_plan_add(plan, tasks[k].id, DMN_PLAN_EVICT, tasks[k].ranges[i]);
     for (uint32_t i = 0; i < to->n_ranges && st == GMUX_OK; i++)
         st = dmn_plan_add(plan, to->id, DMN_PLAN_FILL, to->ranges[i]);
     for (size_t k = 0; k < n_tasks && st == GMUX_OK; k++)
@@ -67,8 +76,17 @@ static int share_off(dmn_server_opts_t *o, void *arg)
     return com_settings_set(COM_SETTING_DAEMON_SHARE, "0", err, sizeof(err)) != GMUX_OK;
 }
 
-/* A server child waiting at most wait_ms for evictions; quantum 20 ms. */
-static void start_server(int wait_ms)
+/* Shared mode: a capacity that every footprint here fits in many times. */
+static int share_on(dmn_server_opts_t *o, void *arg)
+{
+    (void)o, (void)arg;
+    char err[64];
+    return com_settings_set(COM_SETTING_DAEMON_CAPACITY, "1G", err, sizeof(err)) != GMUX_OK;
+}
+
+/* A server child waiting at most wait_ms for evictions; quantum 20 ms;
+ * time slices, or shared mode with shared set (and evict_holders). */
+static void start_mode(int wait_ms, int shared)
 {
     dmn_server_opts_t o = {path,
                            DMN_NO_GROUP,
@@ -79,7 +97,14 @@ static void start_server(int wait_ms)
                            0,
                            (uint64_t)wait_ms * COM_NS_PER_MS,
                            0};
-    tsrv_start(&o, share_off, NULL, &server_pid);
+    evict_holders = shared;
+    tsrv_start(&o, shared ? share_on : share_off, NULL, &server_pid);
+    evict_holders = 0;
+}
+
+static void start_server(int wait_ms)
+{
+    start_mode(wait_ms, 0);
 }
 
 static int teardown(void **state)
@@ -361,6 +386,140 @@ static void test_wait_off(void **state)
     tsrv_stop(&server_pid);
 }
 
+/* Waits (at most 1,000 STATUS queries) until the daemon shows the task
+ * named name in state. */
+static void until_state(const char *name, uint32_t state)
+{
+    dmn_report_t rep;
+    for (int k = 0; k < 1000; k++) {
+        assert_int_equal(dmn_report_fetch(path, &rep, 10000), GMUX_OK);
+        for (uint32_t i = 0; i < rep.n_tasks; i++)
+            if (strcmp(rep.tasks[i].name, name) == 0 && rep.tasks[i].state == state)
+                return;
+        usleep(1000);
+    }
+    fail_msg("task %s never in state %u", name, state);
+}
+
+/* Shared mode, evicting the holders beside the incoming task: X is granted
+ * (1), A beside it (2: X, holding, gets its EVICT orders and is not asked
+ * for EVICTED: it keeps them), then X gives the turn back (IDLE), and B asks
+ * for it: the switch to B (3) fills B's working set and evicts A, holding. */
+static void shared_x_gave_back(int wait_ms, int *x, int *a, int *b)
+{
+    start_mode(wait_ms, 1);
+    *x = raw_client("x"), *a = raw_client("a"), *b = raw_client("b");
+    dmn_msg_t m;
+    send_pending(*x, 1, ws_x);
+    read_until(*x, DMN_MSG_GRANT, 0, &m, NULL);
+    send_pending(*a, 1, ws_a);
+    read_until(*a, DMN_MSG_GRANT, 0, &m, NULL);
+    assert_int_equal(m.u.grant.grant_seq, 2);
+    read_until(*x, DMN_MSG_PLAN, DMN_PLAN_EVICT, &m, NULL);
+    assert_int_equal(m.u.ranges.n_ranges, 1);
+    assert_int_equal(m.u.ranges.seq, 2);
+    dmn_report_t rep;
+    assert_true(nothing_for(*x, &rep)); /* a holder is not asked */
+    assert_int_equal(rep.mode, DMN_MODE_SHARED);
+    assert_int_equal(rep.evict_waits, 0);
+    send_simple(*x, DMN_MSG_IDLE);
+    until_state("x", DMN_STATE_IDLE);
+    send_pending(*b, 1, ws_b);
+}
+
+/* A holder that gave the turn back with its evictions kept: the next switch
+ * that fills (B's) asks it for EVICTED and holds B's FILL and GRANT until it
+ * answered for that grant (an answer for another does not count). Until
+ * 2026-12-02 B's GRANT went at once, X was asked nothing, and B's fills could
+ * overlap the evictions X carried out as it gave the turn back. Once X
+ * answered, a later switch does not ask it again; A, evicted as a holder at
+ * B's switch and granted again after it went idle, is asked before its own
+ * GRANT (it might hold the turn at the next switch, and could not answer). */
+static void test_shared_giveback_held(void **state)
+{
+    (void)state;
+    int x, a, b;
+    shared_x_gave_back(60000, &x, &a, &b);
+    /* X is asked first; B gets nothing (its FILL and GRANT came at once) */
+    struct pollfd pf[2] = {{x, POLLIN, 0}, {b, POLLIN, 0}};
+    assert_int_equal(poll(pf, 2, 10000), 1);
+    assert_true(pf[0].revents & POLLIN);
+    dmn_msg_t m;
+    read_evictions(x, &m, NULL);
+    assert_int_equal(m.u.ranges.seq, 3);
+    dmn_report_t rep;
+    assert_true(nothing_for(b, &rep));
+    send_evicted(x, 2); /* another grant's: does not count */
+    assert_true(nothing_for(b, &rep));
+    send_evicted(x, 3);
+    int plans[3] = {0};
+    read_until(b, DMN_MSG_GRANT, 0, &m, plans);
+    assert_int_equal(m.u.grant.grant_seq, 3);
+    assert_int_equal(plans[DMN_PLAN_FILL], 1);
+    read_until(a, DMN_MSG_PLAN, DMN_PLAN_EVICT, &m, NULL); /* A holds: kept */
+    assert_int_equal(m.u.ranges.n_ranges, 1);
+    assert_true(nothing_for(a, &rep));
+    assert_int_equal(rep.evict_waits, 1);
+    send_simple(a, DMN_MSG_IDLE);
+    until_state("a", DMN_STATE_IDLE);
+    send_pending(a, 2, ws_a);
+    read_evictions(a, &m, NULL); /* asked as it is granted (4) */
+    assert_int_equal(m.u.ranges.seq, 4);
+    assert_true(nothing_for(a, &rep));
+    send_evicted(a, 4);
+    read_until(a, DMN_MSG_GRANT, 0, &m, NULL);
+    assert_int_equal(m.u.grant.grant_seq, 4);
+    assert_true(nothing_for(x, &rep)); /* answered already: not asked again */
+    assert_int_equal(rep.evict_waits, 2);
+    assert_int_equal(rep.evict_timeouts, 0);
+    close(x), close(a), close(b);
+    tsrv_stop(&server_pid);
+}
+
+/* A holder that gave the turn back and stays silent: B's GRANT goes at the
+ * bound, counted as given up, and X is not asked again at the next switch. */
+static void test_shared_giveback_bound(void **state)
+{
+    (void)state;
+    int x, a, b;
+    shared_x_gave_back(300, &x, &a, &b);
+    dmn_msg_t m;
+    read_evictions(x, &m, NULL);
+    assert_int_equal(m.u.ranges.seq, 3);
+    read_until(b, DMN_MSG_GRANT, 0, &m, NULL);
+    assert_int_equal(m.u.grant.grant_seq, 3);
+    dmn_report_t rep;
+    assert_int_equal(dmn_report_fetch(path, &rep, 10000), GMUX_OK);
+    assert_int_equal(rep.evict_waits, 1);
+    assert_int_equal(rep.evict_timeouts, 1);
+    send_simple(b, DMN_MSG_IDLE);
+    until_state("b", DMN_STATE_IDLE);
+    send_pending(b, 2, ws_b); /* X no longer counted after the bound: no hold */
+    read_until(b, DMN_MSG_GRANT, 0, &m, NULL);
+    assert_int_equal(m.u.grant.grant_seq, 4);
+    assert_true(nothing_for(x, &rep));
+    assert_int_equal(rep.evict_waits, 1);
+    close(x), close(a), close(b);
+    tsrv_stop(&server_pid);
+}
+
+/* A holder that hangs up after giving the turn back is not waited for. */
+static void test_shared_giveback_gone(void **state)
+{
+    (void)state;
+    int x, a, b;
+    shared_x_gave_back(60000, &x, &a, &b);
+    close(x);
+    dmn_msg_t m;
+    read_until(b, DMN_MSG_GRANT, 0, &m, NULL);
+    assert_int_equal(m.u.grant.grant_seq, 3);
+    dmn_report_t rep;
+    assert_int_equal(dmn_report_fetch(path, &rep, 10000), GMUX_OK);
+    assert_int_equal(rep.evict_timeouts, 0);
+    close(a), close(b);
+    tsrv_stop(&server_pid);
+}
+
 /* GMUX_DAEMON_EVICT_WAIT_MS: the default, a value, 0, and out of range. */
 static void test_setting(void **state)
 {
@@ -397,6 +556,9 @@ int main(void)
         cmocka_unit_test_teardown(test_idle_grantee_no_wait, teardown),
         cmocka_unit_test_teardown(test_no_eviction_no_wait, teardown),
         cmocka_unit_test_teardown(test_wait_off, teardown),
+        cmocka_unit_test_teardown(test_shared_giveback_held, teardown),
+        cmocka_unit_test_teardown(test_shared_giveback_bound, teardown),
+        cmocka_unit_test_teardown(test_shared_giveback_gone, teardown),
         cmocka_unit_test(test_setting),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);

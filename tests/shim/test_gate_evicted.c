@@ -10,6 +10,10 @@
  *   while the event recorded after the eviction is incomplete (the script
  *   waits until it was asked twice, then finds no EVICTED among what came),
  *   and must send it, for grant 2, once the event completed (`hold` removed).
+ * - sent while the program held the turn, without the request (shared
+ *   mode: kept until the turn is given back), and the request only after
+ *   the program gave the turn back, for a later grant: EVICTED for that
+ *   grant once the event recorded after the eviction completed.
  * - without it (a switch gmuxd does not hold): no EVICTED, and no event
  *   asked about, over two of the program's STATS reports after it.
  *
@@ -60,19 +64,27 @@ static gh_spec_t spec = {"batch", "9", "20", "1000", "0", "1", go, NULL, NULL};
 
 #define EVICT_OFF 8192u
 
+/* Revokes grant 1 and reads the program's RELEASE: 0, or -16. */
+static int revoked(int task, uint8_t *buf)
+{
+    dmn_msg_t m;
+    dmn_msg_grant_t r1 = {1, 0, 0};
+    if (tmsg_write_all(task, buf, dmn_proto_encode_grant(buf, 64, 3, DMN_MSG_REVOKE, &r1)) != 0 ||
+        gs_read_until(task, buf, DMN_MSG_RELEASE, &m) != 0)
+        return -16;
+    return 0;
+}
+
 /* Grants the first PENDING, revokes the turn once the program paused, and
  * sends the eviction of grant 2 (with the request for EVICTED when ask).
  * Returns the task's socket, or minus the step that failed. */
 static int evict_after_turn(int ready, uint8_t *buf, int *fds, int *nfd, int ask)
 {
-    dmn_msg_t m;
     dmn_range_t big;
-    dmn_msg_grant_t r1 = {1, 0, 0};
     int task = gs_grant_to_pause(ready, buf, fds, nfd, &big);
     if (task < 0)
         return task;
-    if (tmsg_write_all(task, buf, dmn_proto_encode_grant(buf, 64, 3, DMN_MSG_REVOKE, &r1)) != 0 ||
-        gs_read_until(task, buf, DMN_MSG_RELEASE, &m) != 0)
+    if (revoked(task, buf) != 0)
         return -16;
     dmn_range_t ev = {big.base + EVICT_OFF, 4096};
     size_t at = dmn_proto_encode_ranges(buf, 256, 4, DMN_MSG_PLAN, DMN_PLAN_EVICT, 2, &ev, 1);
@@ -120,13 +132,27 @@ static int evicted_waiting(int fd, uint8_t *buf)
     return 0;
 }
 
-static int scripted_held_event(int ready)
+/* Reads task's messages up to the program's second STATS report (the
+ * watcher read what was sent before that one): 0 when no EVICTED came, 31
+ * when one did, 30 when the program went. */
+static int no_evicted_two_stats(int task, uint8_t *buf)
 {
-    static uint8_t buf[DMN_PROTO_MAX_MSG];
-    int fds[8], nfd = 0;
-    int task = evict_after_turn(ready, buf, fds, &nfd, 1);
-    if (task < 0)
-        return -task;
+    dmn_msg_t m;
+    for (int stats = 0; stats < 2;) {
+        if (tmsg_read(task, buf, &m) != 0)
+            return 30;
+        if (m.hdr.type == DMN_MSG_EVICTED)
+            return 31;
+        stats += m.hdr.type == DMN_MSG_STATS;
+    }
+    return 0;
+}
+
+/* EVICTED for grant seq, asked for on task: not while the double's event is
+ * held (asked twice, told not ready), then once it completed. 0, or the
+ * step that failed. */
+static int evicted_after_hold(int task, uint8_t *buf, uint64_t seq)
+{
     /* asked, told not ready; asked again (a round later), told not ready */
     if (gs_wait_file("hold.busy") != 0 || unlink(gh_path("hold.busy")) != 0 ||
         gs_wait_file("hold.busy") != 0)
@@ -137,9 +163,47 @@ static int scripted_held_event(int ready)
     dmn_msg_t m;
     if (gs_read_until(task, buf, DMN_MSG_EVICTED, &m) != 0)
         return 22;
-    if (m.u.evicted.grant_seq != 2)
-        return 23;
-    return finish(task, buf, fds, nfd);
+    return m.u.evicted.grant_seq == seq ? 0 : 23;
+}
+
+static int scripted_held_event(int ready)
+{
+    static uint8_t buf[DMN_PROTO_MAX_MSG];
+    int fds[8], nfd = 0;
+    int task = evict_after_turn(ready, buf, fds, &nfd, 1);
+    if (task < 0)
+        return -task;
+    int rc = evicted_after_hold(task, buf, 2);
+    return rc ? rc : finish(task, buf, fds, nfd);
+}
+
+/* Shared mode (docs/daemon.md "Evictions before fills"): the eviction of
+ * grant 2 comes while the program holds the turn, unasked (the shim keeps
+ * it: nothing answered over two STATS reports); the turn is given back
+ * (RELEASE), and only then a later switch (grant 3) asks for EVICTED, with
+ * nothing new to evict. The answer must wait for the event recorded after
+ * the eviction carried out at the give-back, and then come for grant 3. */
+static int scripted_kept_then_asked(int ready)
+{
+    static uint8_t buf[DMN_PROTO_MAX_MSG];
+    int fds[8], nfd = 0;
+    dmn_range_t big;
+    int task = gs_grant_to_pause(ready, buf, fds, &nfd, &big);
+    if (task < 0)
+        return -task;
+    dmn_range_t ev = {big.base + EVICT_OFF, 4096};
+    size_t at = dmn_proto_encode_ranges(buf, 256, 4, DMN_MSG_PLAN, DMN_PLAN_EVICT, 2, &ev, 1);
+    if (tmsg_write_all(task, buf, at) != 0)
+        return 17;
+    if (no_evicted_two_stats(task, buf) != 0)
+        return 18;
+    if (revoked(task, buf) != 0)
+        return 16;
+    at = dmn_proto_encode_ranges(buf, 256, 5, DMN_MSG_PLAN, DMN_PLAN_EVICT, 3, NULL, 0);
+    if (tmsg_write_all(task, buf, at) != 0)
+        return 19;
+    int rc = evicted_after_hold(task, buf, 3);
+    return rc ? rc : finish(task, buf, fds, nfd);
 }
 
 static int scripted_no_request(int ready)
@@ -149,14 +213,9 @@ static int scripted_no_request(int ready)
     int task = evict_after_turn(ready, buf, fds, &nfd, 0);
     if (task < 0)
         return -task;
-    dmn_msg_t m;
-    for (int stats = 0; stats < 2;) { /* the watcher read the eviction before the second */
-        if (tmsg_read(task, buf, &m) != 0)
-            return 30;
-        if (m.hdr.type == DMN_MSG_EVICTED)
-            return 31;
-        stats += m.hdr.type == DMN_MSG_STATS;
-    }
+    int rc = no_evicted_two_stats(task, buf);
+    if (rc != 0)
+        return rc;
     if (access(gh_path("hold.busy"), F_OK) == 0) /* no event was asked about */
         return 32;
     return finish(task, buf, fds, nfd);
@@ -305,6 +364,12 @@ static void test_evicted_after_event(void **state)
     run_case(scripted_held_event);
 }
 
+static void test_kept_evictions_answered_after_event(void **state)
+{
+    (void)state;
+    run_case(scripted_kept_then_asked);
+}
+
 static void test_no_request_no_evicted(void **state)
 {
     (void)state;
@@ -380,6 +445,7 @@ int main(void)
     /* clang-format off */
     const struct CMUnitTest tests[] = {
         GH_TEST(test_evicted_after_event),
+        GH_TEST(test_kept_evictions_answered_after_event),
         GH_TEST(test_no_request_no_evicted),
         GH_TEST(test_deferred_answered_at_once),
         GH_TEST(test_fill_ahead_after_other_context),
