@@ -1,7 +1,9 @@
 #!/bin/sh
 # Compares `gmux sim --json --quiet` of two binaries byte for byte: every
-# built-in workload at --oversub 150, 200 and 300 and on a --sweep.
-# Usage: bench/sim_json_same.sh OLD_GMUX NEW_GMUX [WORKLOAD ...]
+# built-in workload at --oversub 150, 200 and 300, at 250 with seed 2, at 200
+# with the recorded ranges (--predict recorded), and on a --sweep.
+# Usage: bench/sim_json_same.sh OLD_GMUX NEW_GMUX [WORKLOAD ...] (a WORKLOAD
+# may join several with '+', as gmux sim's --workload does)
 # SIM_SAME_SWEEP=0 leaves the sweeps out.
 # Exit 0 when every output (and exit status) matches; prints one line a case.
 set -u
@@ -12,7 +14,8 @@ tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 rc=0
 for w in $workloads; do
-    for mode in "--oversub 150" "--oversub 200" "--oversub 300" "--sweep"; do
+    for mode in "--oversub 150" "--oversub 200" "--oversub 300" "--oversub 250 --seed 2" \
+        "--oversub 200 --predict recorded" "--sweep"; do
         [ "$mode" = "--sweep" ] && [ "${SIM_SAME_SWEEP:-1}" = 0 ] && continue
         plot=""
         [ "$mode" = "--sweep" ] && plot="--plot $tmp/plot"

@@ -339,19 +339,23 @@ gmux_status_t eng_migrate_clean_idle(eng_migrate_t *m, eng_placement_t *place, u
                                      uint32_t max)
 {
     const eng_backend_ops_t *ops = m->be.ops;
-    if (!ops->clean || !ops->idle || max == 0)
+    if (!ops->clean || !ops->idle || max == 0 || !ops->idle(m->be.ctx, ENG_DIR_D2H))
         return GMUX_OK;
     uint64_t now = ops->now(m->be.ctx);
     uint64_t cs = eng_regions_chunk_size(m->regs);
     uint32_t done = 0;
-    for (uint32_t i = 0; done < max && ops->idle(m->be.ctx, ENG_DIR_D2H);) {
-        uint32_t c = eng_place_dirty_at(place, i);
-        if (c == ENG_NONE)
+    /* Nothing a skipped chunk is checked by changes while the loop runs, nor
+     * does skipping one change the backend: idle needs asking again only
+     * after a clean. Most of the dirty heap is chunks a planned launch will
+     * write that are not written (or not filled) yet: the heap's own pass
+     * steps over them. */
+    for (uint32_t i = 0; done < max;) {
+        i = eng_place_dirty_find(place, i, ENG_CHUNK_DIRTY | ENG_CHUNK_PRESENT);
+        if (i == ENG_NONE)
             break;
+        uint32_t c = eng_place_dirty_at(place, i);
         eng_chunk_t *x = eng_regions_chunk(m->regs, c);
-        if ((x->flags & (ENG_CHUNK_DIRTY | ENG_CHUNK_PRESENT)) !=
-                (ENG_CHUNK_DIRTY | ENG_CHUNK_PRESENT) ||
-            x->shadow_last >= exec_next || x->last_ticket > now) {
+        if (x->shadow_last >= exec_next || x->last_ticket > now) {
             i++;
             continue;
         }
@@ -370,6 +374,8 @@ gmux_status_t eng_migrate_clean_idle(eng_migrate_t *m, eng_placement_t *place, u
         x->flags &= ~(uint32_t)(ENG_CHUNK_DIRTY | ENG_CHUNK_WPLAN);
         eng_place_key_changed(place, c); /* now among the clean chunks */
         done++;
+        if (!ops->idle(m->be.ctx, ENG_DIR_D2H))
+            break;
     }
     return GMUX_OK;
 }

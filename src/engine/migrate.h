@@ -84,14 +84,15 @@ void eng_migrate_set_slot_order(eng_migrate_t *m, bool on);
 
 /*
  * Cleaning: while the backend says its device-to-host engine is idle (asked
- * before each chunk: cleaning never queues ahead of a later write-back for
- * long), writes back up to max dirty chunks of the placement, farthest next
- * use first, and
- * keeps them on the device (backend clean), so that their later eviction is a
- * drop. Only chunks whose planned uses have all run (shadow_last below
- * exec_next) and whose last launch has completed are cleaned; a later write
- * makes them dirty again. Nothing happens without the backend's clean and
- * idle ops. Call after eng_migrate_flush.
+ * before the first chunk and after each one cleaned: cleaning never queues
+ * ahead of a later write-back for long), writes back up to max dirty chunks
+ * of the placement, in the order of the dirty heap (eng_place_dirty_at:
+ * farthest next use first, roughly), and keeps them on the device (backend
+ * clean), so that their later eviction is a drop. Only chunks whose planned
+ * uses have all run (shadow_last below exec_next) and whose last launch has
+ * completed are cleaned; a later write makes them dirty again. Nothing
+ * happens without the backend's clean and idle ops. Call after
+ * eng_migrate_flush.
  */
 gmux_status_t eng_migrate_clean_idle(eng_migrate_t *m, eng_placement_t *place, uint64_t exec_next,
                                      uint32_t max);

@@ -280,6 +280,18 @@ uint32_t eng_place_dirty_at(const eng_placement_t *p, uint32_t i)
     return p->policy == ENG_PLACE_OPT && i < p->heap[1].n ? p->heap[1].a[i].id : ENG_NONE;
 }
 
+uint32_t eng_place_dirty_find(const eng_placement_t *p, uint32_t from, uint32_t flags)
+{
+    const eng_heap_t *h = &p->heap[1];
+    if (p->policy != ENG_PLACE_OPT || from >= h->n)
+        return ENG_NONE;
+    const eng_chunk_t *chunks = eng_regions_chunk(p->regs, 0);
+    for (const eng_heap_ent_t *e = h->a + from, *end = h->a + h->n; e < end; e++)
+        if ((chunks[e->id].flags & flags) == flags)
+            return (uint32_t)(e - h->a);
+    return ENG_NONE;
+}
+
 uint32_t eng_place_evict(eng_placement_t *p, uint64_t need_pos)
 {
     uint32_t v = eng_place_victim(p, need_pos);

@@ -81,6 +81,11 @@ uint32_t eng_place_evict(eng_placement_t *p, uint64_t need_pos);
  * ahead; beyond, heap order, roughly farthest first), ENG_NONE past its end. */
 uint32_t eng_place_dirty_at(const eng_placement_t *p, uint32_t i);
 
+/* OPT: the first index i >= from of the dirty heap whose chunk has every
+ * flag of `flags` set (eng_place_dirty_at(p, i) is the chunk), ENG_NONE if
+ * none: one pass over the heap's array, no call per entry. */
+uint32_t eng_place_dirty_find(const eng_placement_t *p, uint32_t from, uint32_t flags);
+
 /* A resident chunk to evict whose key lies after need_pos, or ENG_NONE. */
 uint32_t eng_place_victim(eng_placement_t *p, uint64_t need_pos);
 

@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "engine/migrate.h"
+#include "engine/placement.h"
 
 #define CH 4096u
 
@@ -267,6 +268,181 @@ static void test_partial_bytes(void **state)
     }
 }
 
+/* Cleaning: a backend whose copy engine stays idle for `budget` cleans (what
+ * the simulated device's answer depends on: the transfers issued, not how
+ * often it is asked), recording the chunks cleaned in order. */
+typedef struct cleaner {
+    uint64_t now;
+    uint32_t budget;
+    uint64_t addrs[256];
+    uint32_t n;
+} cleaner_t;
+
+static gmux_status_t c_clean(void *ctx, uint32_t task, uint64_t addr, uint64_t len, eng_ticket_t *t)
+{
+    cleaner_t *b = ctx;
+    (void)task;
+    (void)len;
+    assert_true(b->n < 256);
+    b->addrs[b->n++] = addr;
+    *t = b->now + b->n;
+    return GMUX_OK;
+}
+
+static bool c_idle(void *ctx, eng_dir_t dir)
+{
+    cleaner_t *b = ctx;
+    return dir == ENG_DIR_D2H && b->n < b->budget;
+}
+
+static uint64_t c_now(void *ctx)
+{
+    return ((cleaner_t *)ctx)->now;
+}
+
+static const eng_backend_ops_t c_ops = {.prefetch = r_prefetch,
+                                        .evict = r_evict,
+                                        .fence = r_fence,
+                                        .now = c_now,
+                                        .clean = c_clean,
+                                        .idle = c_idle};
+
+/* eng_migrate_clean_idle as it was until 2026-12-02: a walk of the whole dirty
+ * heap, the backend asked before each chunk whether it is idle. */
+static void ref_clean_idle(cleaner_t *b, eng_regions_t *regs, eng_placement_t *p,
+                           uint64_t exec_next, uint32_t max)
+{
+    uint32_t done = 0;
+    for (uint32_t i = 0; done < max && c_idle(b, ENG_DIR_D2H);) {
+        uint32_t c = eng_place_dirty_at(p, i);
+        if (c == ENG_NONE)
+            break;
+        eng_chunk_t *x = eng_regions_chunk(regs, c);
+        if ((x->flags & (ENG_CHUNK_DIRTY | ENG_CHUNK_PRESENT)) !=
+                (ENG_CHUNK_DIRTY | ENG_CHUNK_PRESENT) ||
+            x->shadow_last >= exec_next || x->last_ticket > b->now) {
+            i++;
+            continue;
+        }
+        eng_ticket_t t;
+        assert_int_equal(c_clean(b, 0, eng_regions_chunk_addr(regs, c), CH, &t), GMUX_OK);
+        x->flags &= ~(uint32_t)(ENG_CHUNK_DIRTY | ENG_CHUNK_WPLAN);
+        eng_place_key_changed(p, c);
+        done++;
+    }
+}
+
+/* One world: 96 chunks, 64 slots, its own placement and backend. */
+typedef struct world {
+    eng_regions_t *regs;
+    eng_placement_t *place;
+    cleaner_t b;
+    eng_migrate_t *m;
+    uint32_t first;
+} world_t;
+
+static void world_init(world_t *w)
+{
+    uint32_t reg;
+    assert_int_equal(eng_regions_create(1, CH, &w->regs), GMUX_OK);
+    assert_int_equal(eng_regions_alloc(w->regs, 0, 1, 1ull << 30, 96 * CH, &reg), GMUX_OK);
+    w->first = eng_regions_get(w->regs, reg)->first_chunk;
+    assert_int_equal(eng_place_create(w->regs, ENG_PLACE_OPT, 64, &w->place), GMUX_OK);
+    w->b = (cleaner_t){.now = 100};
+    eng_backend_t be = {&c_ops, &w->b};
+    assert_int_equal(eng_migrate_create(w->regs, &be, 8, &w->m), GMUX_OK);
+}
+
+static void world_destroy(world_t *w)
+{
+    eng_migrate_destroy(w->m);
+    eng_place_destroy(w->place);
+    eng_regions_destroy(w->regs);
+}
+
+/* A step of what the engine does to chunks between cleanings, driven by s:
+ * fills and evictions, writes, planned writes, keys, uses run and to come. */
+static void world_step(world_t *w, uint64_t s)
+{
+    uint32_t c = w->first + (uint32_t)((s >> 33) % 96);
+    eng_chunk_t *x = eng_regions_chunk(w->regs, c);
+    uint64_t v = s >> 40;
+    switch ((s >> 20) % 6) {
+    case 0:
+        if (!(x->flags & ENG_CHUNK_RESIDENT) && eng_place_resident(w->place) < 64) {
+            x->key = v % 200;
+            x->flags |= ENG_CHUNK_PRESENT;
+            assert_int_equal(eng_place_insert(w->place, c), GMUX_OK);
+        } else {
+            eng_place_remove(w->place, c);
+            x->flags &= ~(uint32_t)(ENG_CHUNK_DIRTY | ENG_CHUNK_PRESENT);
+        }
+        break;
+    case 1: /* a launch wrote it: the placement hears of it at its next key */
+        x->flags |= ENG_CHUNK_DIRTY;
+        break;
+    case 2: /* planned write, or a new next use */
+        x->flags ^= v & 1 ? ENG_CHUNK_WPLAN : 0;
+        x->key = v % 200;
+        eng_place_key_changed(w->place, c);
+        break;
+    case 3:
+        x->shadow_last = 90 + v % 20;
+        break;
+    case 4:
+        x->last_ticket = 90 + v % 20;
+        break;
+    default:
+        x->flags ^= v & 1 ? ENG_CHUNK_PRESENT : 0;
+        break;
+    }
+}
+
+/* The cleaning walks only the chunks of the dirty heap that are dirty and on
+ * the device, and asks the backend only before the first and after each
+ * clean: over random states, budgets (0: busy from the start) and maxima it
+ * cleans the chunks the full walk cleaned, in its order, and leaves the same
+ * heaps behind. */
+static void test_clean_idle_matches_full_walk(void **state)
+{
+    (void)state;
+    world_t a, ref;
+    world_init(&a);
+    world_init(&ref);
+    uint64_t s = 4242, exec_next = 100;
+    uint32_t several = 0, none_busy = 0, none_left = 0;
+    for (uint32_t round = 0; round < 3000; round++) {
+        for (uint32_t k = 0; k < 20; k++) {
+            s = s * 6364136223846793005ull + 1442695040888963407ull;
+            world_step(&a, s);
+            world_step(&ref, s);
+        }
+        uint32_t budget = (uint32_t)((s >> 12) % 6), max = 1 + (uint32_t)((s >> 16) % 4);
+        exec_next += (s >> 18) % 3 == 0;
+        a.b.now = ref.b.now = 100 + (s >> 24) % 8;
+        a.b.n = ref.b.n = 0;
+        a.b.budget = ref.b.budget = budget;
+        assert_int_equal(eng_migrate_clean_idle(a.m, a.place, exec_next, max), GMUX_OK);
+        ref_clean_idle(&ref.b, ref.regs, ref.place, exec_next, max);
+        assert_int_equal(a.b.n, ref.b.n);
+        for (uint32_t k = 0; k < a.b.n; k++)
+            assert_int_equal(a.b.addrs[k], ref.b.addrs[k]);
+        uint32_t i = 0;
+        for (; eng_place_dirty_at(ref.place, i) != ENG_NONE; i++)
+            assert_int_equal(eng_place_dirty_at(a.place, i), eng_place_dirty_at(ref.place, i));
+        assert_int_equal(eng_place_dirty_at(a.place, i), ENG_NONE);
+        several += a.b.n > 1;
+        none_busy += budget == 0;
+        none_left += budget > 0 && a.b.n == 0;
+    }
+    print_message("rounds cleaning several %u, busy from the start %u, nothing to clean %u\n",
+                  several, none_busy, none_left);
+    assert_true(several > 300 && none_busy > 300 && none_left > 300);
+    assert_int_equal(eng_migrate_stats(a.m)->calls_d2h, eng_migrate_stats(a.m)->cleans);
+    world_destroy(&a);
+    world_destroy(&ref);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -274,6 +450,7 @@ int main(void)
         cmocka_unit_test(test_fills_in_slot_order),
         cmocka_unit_test(test_fills_take_later_batch_slots),
         cmocka_unit_test(test_partial_bytes),
+        cmocka_unit_test(test_clean_idle_matches_full_walk),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

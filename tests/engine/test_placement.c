@@ -508,6 +508,66 @@ static void test_opt_heaps_match_reference(void **state)
     eng_regions_destroy(r);
 }
 
+/* eng_place_dirty_find is the first entry from `from` on that eng_place_dirty_at
+ * walks to with the flags asked for, over random heaps whose chunks' flags
+ * change behind the placement's back (as the engine's do), for every start;
+ * ENG_NONE past the end. */
+static void test_dirty_find_matches_walk(void **state)
+{
+    (void)state;
+    eng_regions_t *r = make_regions(1100);
+    eng_placement_t *p;
+    assert_int_equal(eng_place_create(r, ENG_PLACE_OPT, 40, &p), GMUX_OK);
+    const uint32_t masks[4] = {ENG_CHUNK_DIRTY | ENG_CHUNK_PRESENT, ENG_CHUNK_PRESENT,
+                               ENG_CHUNK_WPLAN, 0};
+    const uint32_t flip[3] = {ENG_CHUNK_DIRTY, ENG_CHUNK_PRESENT, ENG_CHUNK_WPLAN};
+    uint64_t s = 77;
+    uint32_t found = 0, missed = 0;
+    for (uint32_t step = 0; step < 20000; step++) {
+        s = s * 6364136223846793005ull + 1442695040888963407ull;
+        uint32_t c = (uint32_t)((s >> 33) % 48);
+        c += c >= 40 ? 1040 : 0;
+        eng_chunk_t *x = eng_regions_chunk(r, c);
+        switch ((s >> 45) % 4) {
+        case 0:
+            if (!(x->flags & ENG_CHUNK_RESIDENT) && eng_place_resident(p) < 40) {
+                x->key = (s >> 20) % 64;
+                assert_int_equal(eng_place_insert(p, c), GMUX_OK);
+            } else {
+                eng_place_remove(p, c);
+            }
+            break;
+        case 1: /* a flag changes and the placement is told */
+            x->flags ^= flip[(s >> 50) % 3];
+            set_key(r, p, c, (s >> 20) % 64);
+            break;
+        default: /* a flag changes unannounced */
+            x->flags ^= flip[(s >> 50) % 3];
+            break;
+        }
+        uint32_t n = 0;
+        while (eng_place_dirty_at(p, n) != ENG_NONE)
+            n++;
+        for (uint32_t k = 0; k < 4; k++) {
+            for (uint32_t from = 0; from <= n + 1; from++) {
+                uint32_t want = from;
+                while (want < n && (eng_regions_chunk(r, eng_place_dirty_at(p, want))->flags &
+                                    masks[k]) != masks[k])
+                    want++;
+                want = want < n ? want : ENG_NONE;
+                assert_int_equal(eng_place_dirty_find(p, from, masks[k]), want);
+                found += want != ENG_NONE && want > from;
+                missed += want == ENG_NONE && from < n;
+            }
+        }
+    }
+    print_message("found past the start %u times, none from inside the heap %u times\n", found,
+                  missed);
+    assert_true(found > 10000 && missed > 10000);
+    eng_place_destroy(p);
+    eng_regions_destroy(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -519,6 +579,7 @@ int main(void)
         cmocka_unit_test(test_lru_fifo_skip_is_linear),
         cmocka_unit_test(test_lru_fifo_victims_match_reference),
         cmocka_unit_test(test_opt_heaps_match_reference),
+        cmocka_unit_test(test_dirty_find_matches_walk),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
