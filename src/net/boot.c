@@ -2,6 +2,8 @@
 #include "net/boot.h"
 
 #include <poll.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -114,6 +116,28 @@ static gmux_status_t read_frame(net_boot_t *boot, net_boot_hdr_t *h, void **payl
     return GMUX_OK;
 }
 
+/* Whether fd holds a whole frame, or what it holds can only end in a
+ * failure (closed, a header not ours): read then, and read_frame says
+ * which at once. Else the rest is still on its way (the server writes a
+ * header and its payload apart, and may be descheduled between them): the
+ * next poll looks again, rather than wait for it and take a late byte for
+ * a lost connection. */
+static bool whole_frame_in(int fd, short revents)
+{
+    int avail = 0;
+    if (ioctl(fd, FIONREAD, &avail) != 0 || avail <= 0)
+        return true; /* end of file, or the socket failed */
+    bool closing = (revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0;
+    net_boot_hdr_t h;
+    if ((size_t)avail < sizeof(h))
+        return closing;
+    if (recv(fd, &h, sizeof(h), MSG_PEEK) != (ssize_t)sizeof(h))
+        return true;
+    if (h.magic != NET_BOOT_MAGIC || h.version != NET_BOOT_VERSION || h.len > NET_BOOT_MAX_LEN)
+        return true;
+    return closing || (size_t)avail >= sizeof(h) + h.len;
+}
+
 void net_boot_poll(net_boot_t *boot)
 {
     if (!boot || atomic_load_explicit(&boot->lost, memory_order_relaxed))
@@ -121,8 +145,8 @@ void net_boot_poll(net_boot_t *boot)
     if (pthread_mutex_trylock(&boot->lock) != 0)
         return;
     for (int i = 0; !boot->broken && i < 1024; i++) {
-        struct pollfd pfd = {.fd = boot->fd, .events = POLLIN};
-        if (poll(&pfd, 1, 0) <= 0)
+        struct pollfd pfd = {.fd = boot->fd, .events = POLLIN | POLLRDHUP};
+        if (poll(&pfd, 1, 0) <= 0 || !whole_frame_in(boot->fd, pfd.revents))
             break;
         net_boot_hdr_t h;
         void *p;
