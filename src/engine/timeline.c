@@ -190,7 +190,7 @@ static gmux_status_t map_ranges(eng_timeline_t *tl, uint32_t task, const eng_ran
 {
     uint64_t cs = eng_regions_chunk_size(tl->regs);
     uint64_t first_ref = tl->rtail;
-    uint32_t n = 0;
+    uint32_t n = 0, whole = block_mask(tl, 0, cs);
     for (uint32_t i = 0; i < nranges; i++) {
         const eng_range_t *rg = &ranges[i];
         if (rg->len == 0)
@@ -202,14 +202,17 @@ static gmux_status_t map_ranges(eng_timeline_t *tl, uint32_t task, const eng_ran
         uint64_t lo = rg->addr - reg->base;
         uint64_t hi = rg->len > reg->size - lo ? reg->size : lo + rg->len;
         uint32_t wr = (rg->mode & ENG_ACCESS_WRITE) ? ENG_REF_WRITE : 0;
-        for (uint64_t k = lo / cs; k <= (hi - 1) / cs; k++) {
+        /* Only the first chunk starts inside and only the last ends inside:
+         * the chunks between are touched whole. */
+        uint64_t k0 = lo / cs, k1 = (hi - 1) / cs;
+        uint32_t head = block_mask(tl, lo - k0 * cs, k0 == k1 ? hi - k0 * cs : cs);
+        uint32_t tail = block_mask(tl, 0, hi - k1 * cs);
+        for (uint64_t k = k0; k <= k1; k++) {
             uint32_t chunk = reg->first_chunk + (uint32_t)k;
             eng_chunk_t *c = eng_regions_chunk(tl->regs, chunk);
             uint64_t *stamp = truth ? &c->truth_pos : &c->plan_pos;
             uint32_t *idx = truth ? &c->truth_ref : &c->plan_ref;
-            uint64_t a = k * cs < lo ? lo - k * cs : 0;
-            uint64_t b = (k + 1) * cs > hi ? hi - k * cs : cs;
-            uint32_t bm = block_mask(tl, a, b);
+            uint32_t bm = k == k0 ? head : k == k1 ? tail : whole;
             if (*stamp == pos) {
                 uint64_t j = first_ref + *idx - tl->rbase;
                 tl->refs[j] |= wr;

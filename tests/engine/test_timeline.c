@@ -223,13 +223,161 @@ static void test_block_masks(void **state)
     close_tl(&s);
 }
 
+/* Random launches over a few allocations against a per-block reference:
+ * chunks in first-touch order, deduplicated within a launch, write flags and
+ * touched blocks merged; ranges partly or wholly outside any allocation. */
+#define RND_REGS     4
+#define RND_LAUNCHES 120
+#define RND_RANGES   6
+
+static const uint64_t rnd_base[RND_REGS] = {1ull << 20, (1ull << 20) + 9 * CH, 3ull << 20,
+                                            (3ull << 20) + 40 * CH + 100};
+static const uint64_t rnd_size[RND_REGS] = {9 * CH, 5 * CH + 7, 40 * CH + 100, 17 * CH - 1};
+static eng_range_t rnd_rg[RND_LAUNCHES][RND_RANGES];
+static uint32_t rnd_n[RND_LAUNCHES], rnd_next;
+
+static uint64_t rnd_u64(uint64_t *x)
+{
+    *x ^= *x << 13;
+    *x ^= *x >> 7;
+    *x ^= *x << 17;
+    return *x;
+}
+
+static gmux_status_t rnd_feed(void *ctx, uint32_t task, eng_item_t *it)
+{
+    (void)ctx;
+    (void)task;
+    memset(it, 0, sizeof(*it));
+    if (rnd_next < RND_REGS) {
+        it->kind = ENG_ITEM_ALLOC;
+        it->id = rnd_next + 1;
+        it->base = rnd_base[rnd_next];
+        it->size = rnd_size[rnd_next];
+    } else if (rnd_next < RND_REGS + RND_LAUNCHES) {
+        it->kind = ENG_ITEM_LAUNCH;
+        it->time_ns = 1;
+        it->ranges = rnd_rg[rnd_next - RND_REGS];
+        it->nranges = rnd_n[rnd_next - RND_REGS];
+    } else {
+        return GMUX_ERR_NOT_FOUND;
+    }
+    rnd_next++;
+    return GMUX_OK;
+}
+
+/* The predicted ranges: the recorded ones from the second on. */
+static gmux_status_t rnd_predict(void *ctx, uint32_t task, const eng_launch_t *launch,
+                                 const eng_range_t *rec, uint32_t nrec, const eng_range_t **out,
+                                 uint32_t *nout)
+{
+    (void)ctx;
+    (void)task;
+    (void)launch;
+    *out = nrec ? rec + 1 : rec;
+    *nout = nrec ? nrec - 1 : 0;
+    return GMUX_OK;
+}
+
+/* The reference: every block of every chunk tested for overlap on its own. */
+static uint32_t rnd_expect(const eng_regions_t *regs, const eng_range_t *rg, uint32_t n,
+                           uint64_t bs, uint32_t *refs, uint32_t *masks)
+{
+    uint32_t nref = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        for (uint32_t r = 0; r < RND_REGS; r++) {
+            uint64_t b0 = rnd_base[r], e0 = b0 + rnd_size[r];
+            if (rg[i].len == 0 || rg[i].addr < b0 || rg[i].addr >= e0)
+                continue;
+            uint64_t lo = rg[i].addr, hi = rg[i].addr + rg[i].len < e0 ? lo + rg[i].len : e0;
+            uint32_t first = eng_regions_get(regs, eng_regions_find(regs, 0, b0))->first_chunk;
+            for (uint64_t k = 0; b0 + k * CH < e0; k++) {
+                uint32_t m = 0;
+                bool hit = false;
+                for (uint64_t j = 0; j * (bs ? bs : CH) < CH; j++) {
+                    uint64_t s = b0 + k * CH + j * (bs ? bs : CH), e = s + (bs ? bs : CH);
+                    if (s < hi && e > lo) {
+                        hit = true;
+                        m |= bs ? 1u << j : 0;
+                    }
+                }
+                if (!hit)
+                    continue;
+                uint32_t c = first + (uint32_t)k,
+                         w = rg[i].mode & ENG_ACCESS_WRITE ? ENG_REF_WRITE : 0;
+                uint32_t at = 0;
+                while (at < nref && ENG_REF_CHUNK(refs[at]) != c)
+                    at++;
+                if (at == nref) {
+                    refs[nref] = c;
+                    masks[nref++] = 0;
+                }
+                refs[at] |= w;
+                masks[at] |= m;
+            }
+        }
+    }
+    return nref;
+}
+
+static void test_random_ranges(void **state)
+{
+    (void)state;
+    uint64_t x = 0x9e3779b97f4a7c15ull;
+    for (uint32_t l = 0; l < RND_LAUNCHES; l++) {
+        rnd_n[l] = (uint32_t)(rnd_u64(&x) % (RND_RANGES + 1));
+        for (uint32_t i = 0; i < rnd_n[l]; i++) {
+            uint32_t r = (uint32_t)(rnd_u64(&x) % RND_REGS);
+            uint64_t off = rnd_u64(&x) % (rnd_size[r] + 2 * CH);
+            uint64_t len = rnd_u64(&x) % 4 == 0 ? rnd_u64(&x) % 64 : rnd_u64(&x) % (12 * CH);
+            rnd_rg[l][i] = (eng_range_t){
+                .addr = rnd_base[r] + off - CH,
+                .len = len,
+                .mode = (uint8_t)(rnd_u64(&x) % 2 ? ENG_ACCESS_WRITE : ENG_ACCESS_READ)};
+        }
+    }
+    const uint64_t sizes[] = {0, CH / 32, CH / 8, CH / 2, CH};
+    for (uint32_t v = 0; v < 10; v++) {
+        uint64_t bs = sizes[v % 5];
+        rnd_next = 0;
+        setup_t s;
+        assert_int_equal(eng_regions_create(1, CH, &s.regs), GMUX_OK);
+        assert_int_equal(eng_sched_create(1, 1u << 30, &s.sched), GMUX_OK);
+        eng_timeline_params_t p = {.lookahead = 2 * RND_LAUNCHES,
+                                   .feed = {rnd_feed, NULL},
+                                   .block_size = bs,
+                                   .predict = v >= 5 ? rnd_predict : NULL};
+        assert_int_equal(eng_timeline_create(&p, s.regs, s.sched, &s.tl), GMUX_OK);
+        assert_int_equal(eng_timeline_fill(s.tl), GMUX_OK);
+        assert_int_equal(eng_timeline_count(s.tl), RND_LAUNCHES);
+        for (uint32_t l = 0; l < RND_LAUNCHES; l++) {
+            const eng_entry_t *e = eng_timeline_peek(s.tl, l);
+            uint32_t want[128], wmask[128];
+            uint32_t n = rnd_expect(s.regs, rnd_rg[l], rnd_n[l], bs, want, wmask);
+            assert_int_equal(e->ntrefs, n);
+            assert_memory_equal(eng_timeline_truth(s.tl, e), want, n * sizeof(*want));
+            const uint32_t *b = eng_timeline_blocks(s.tl, e);
+            if (bs)
+                assert_memory_equal(b, wmask, n * sizeof(*wmask));
+            else
+                assert_null(b);
+            if (v >= 5) {
+                uint32_t m = rnd_n[l] ? rnd_n[l] - 1 : 0;
+                n = rnd_expect(s.regs, rnd_rg[l] + (rnd_n[l] ? 1 : 0), m, bs, want, wmask);
+            }
+            assert_int_equal(e->nrefs, n);
+            assert_memory_equal(eng_timeline_refs(s.tl, e), want, n * sizeof(*want));
+        }
+        close_tl(&s);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_plan_order_and_next_use),
-        cmocka_unit_test(test_next_after_and_frees),
-        cmocka_unit_test(test_predictor_drives_refs),
-        cmocka_unit_test(test_block_masks),
+        cmocka_unit_test(test_plan_order_and_next_use), cmocka_unit_test(test_next_after_and_frees),
+        cmocka_unit_test(test_predictor_drives_refs),   cmocka_unit_test(test_block_masks),
+        cmocka_unit_test(test_random_ranges),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
