@@ -40,6 +40,21 @@ static int listen_any(int *port)
     return fd;
 }
 
+/* Rank 0 of a 3-rank job connected to a plain listening socket: the
+ * rank's end returned, the listener in *lfd and the server's end in *s. */
+static net_boot_t *rank0_of_3(int *lfd, int *s)
+{
+    int port;
+    *lfd = listen_any(&port);
+    char hp[64];
+    snprintf(hp, sizeof(hp), "127.0.0.1:%d", port);
+    net_boot_t *b = NULL;
+    assert_int_equal(net_boot_open(0, 3, hp, com_deadline_after_ns(5 * COM_NS_PER_S), &b), GMUX_OK);
+    *s = accept(*lfd, NULL, NULL);
+    assert_true(*s >= 0);
+    return b;
+}
+
 /* Calls net_boot_poll for about ms milliseconds. */
 static void poll_for(net_boot_t *b, int ms)
 {
@@ -58,13 +73,8 @@ static void poll_for(net_boot_t *b, int ms)
 static void test_notice_in_parts(void **state)
 {
     (void)state;
-    int port, lfd = listen_any(&port);
-    char hp[64];
-    snprintf(hp, sizeof(hp), "127.0.0.1:%d", port);
-    net_boot_t *b = NULL;
-    assert_int_equal(net_boot_open(0, 3, hp, com_deadline_after_ns(5 * COM_NS_PER_S), &b), GMUX_OK);
-    int s = accept(lfd, NULL, NULL);
-    assert_true(s >= 0);
+    int lfd, s;
+    net_boot_t *b = rank0_of_3(&lfd, &s);
     uint32_t left = NET_BOOT_GONE_LEFT;
     net_boot_hdr_t h = {NET_BOOT_MAGIC, NET_BOOT_VERSION, NET_BOOT_DEAD, 1, sizeof(left)};
     assert_int_equal(send(s, &h, sizeof(h), 0), (ssize_t)sizeof(h));
@@ -93,13 +103,8 @@ static void test_notice_in_parts(void **state)
 static void test_closed_mid_frame_is_lost(void **state)
 {
     (void)state;
-    int port, lfd = listen_any(&port);
-    char hp[64];
-    snprintf(hp, sizeof(hp), "127.0.0.1:%d", port);
-    net_boot_t *b = NULL;
-    assert_int_equal(net_boot_open(0, 3, hp, com_deadline_after_ns(5 * COM_NS_PER_S), &b), GMUX_OK);
-    int s = accept(lfd, NULL, NULL);
-    assert_true(s >= 0);
+    int lfd, s;
+    net_boot_t *b = rank0_of_3(&lfd, &s);
     net_boot_hdr_t h = {NET_BOOT_MAGIC, NET_BOOT_VERSION, NET_BOOT_DEAD, 1, 4};
     assert_int_equal(send(s, &h, sizeof(h), 0), (ssize_t)sizeof(h));
     close(s);
