@@ -25,6 +25,9 @@
  *   failed 0, counted (evicted_ctx_gone).
  * - with the request, the mark then polled while the program waits for its
  *   turn in a second context: EVICTED before the grant.
+ * - with the request, sent while the program waits for its turn with no
+ *   context current (gate_prog CAPTURE 11): carried out, and the event
+ *   polled, in the context it waited in before; EVICTED before the grant.
  *
  * Either way the eviction itself is carried out (the double's record), but
  * for the context that went.
@@ -75,6 +78,17 @@ static int revoked(int task, uint8_t *buf)
     return 0;
 }
 
+/* Sends the eviction of grant 2 in big (with the request for EVICTED when
+ * ask): 0, or -17. */
+static int send_eviction(int task, uint8_t *buf, dmn_range_t big, int ask)
+{
+    dmn_range_t ev = {big.base + EVICT_OFF, 4096};
+    size_t at = dmn_proto_encode_ranges(buf, 256, 4, DMN_MSG_PLAN, DMN_PLAN_EVICT, 2, &ev, 1);
+    if (ask)
+        at += dmn_proto_encode_ranges(buf + at, 256, 5, DMN_MSG_PLAN, DMN_PLAN_EVICT, 2, NULL, 0);
+    return tmsg_write_all(task, buf, at) == 0 ? 0 : -17;
+}
+
 /* Grants the first PENDING, revokes the turn once the program paused, and
  * sends the eviction of grant 2 (with the request for EVICTED when ask).
  * Returns the task's socket, or minus the step that failed. */
@@ -86,11 +100,7 @@ static int evict_after_turn(int ready, uint8_t *buf, int *fds, int *nfd, int ask
         return task;
     if (revoked(task, buf) != 0)
         return -16;
-    dmn_range_t ev = {big.base + EVICT_OFF, 4096};
-    size_t at = dmn_proto_encode_ranges(buf, 256, 4, DMN_MSG_PLAN, DMN_PLAN_EVICT, 2, &ev, 1);
-    if (ask)
-        at += dmn_proto_encode_ranges(buf + at, 256, 5, DMN_MSG_PLAN, DMN_PLAN_EVICT, 2, NULL, 0);
-    return tmsg_write_all(task, buf, at) == 0 ? task : -17;
+    return send_eviction(task, buf, big, ask) == 0 ? task : -17;
 }
 
 /* Grants the PENDING numbered pending and waits for the program to end. */
@@ -295,6 +305,36 @@ static int scripted_wait_other_context(int ready)
     return grant_to_end(task, buf, fds, nfd, pending);
 }
 
+/* The program waits for its turn with no context current (CAPTURE 11),
+ * holding the gate's lock, and the eviction comes, with the request, during
+ * that wait: the waiting thread must carry it out, and poll the event,
+ * inside the context it waited in before (the watcher cannot take the lock);
+ * EVICTED must come once the event completed, before the program's grant
+ * (its wait does not time out: GMUX_DAEMON_TURN_TIMEOUT_MS is long). */
+static int scripted_wait_no_context(int ready)
+{
+    static uint8_t buf[DMN_PROTO_MAX_MSG];
+    int fds[8], nfd = 0;
+    dmn_range_t big;
+    int task = gs_grant_to_pause(ready, buf, fds, &nfd, &big);
+    if (task < 0)
+        return -task;
+    if (revoked(task, buf) != 0)
+        return 16;
+    gh_touch("go");
+    /* the watcher's PENDING, sent with its RELEASE, then the launching
+     * thread's, which holds the gate's lock from then through its wait */
+    dmn_msg_t m;
+    if (gs_read_until(task, buf, DMN_MSG_PENDING, &m) != 0 ||
+        gs_read_until(task, buf, DMN_MSG_PENDING, &m) != 0)
+        return 61;
+    uint64_t pending = m.u.ranges.seq;
+    if (send_eviction(task, buf, big, 1) != 0)
+        return 17;
+    int rc = evicted_after_hold(task, buf, 2);
+    return rc ? rc : grant_to_end(task, buf, fds, nfd, pending);
+}
+
 /* The eviction and, in the same write, a fill ahead of grant 2 elsewhere in
  * the big range; no request for EVICTED. */
 static int scripted_two_contexts(int ready)
@@ -439,6 +479,17 @@ static void test_mark_of_other_context_polled_in_wait(void **state)
     spec = saved;
 }
 
+static void test_request_in_wait_without_context(void **state)
+{
+    (void)state;
+    gh_spec_t saved = spec;
+    spec.capture = "11";
+    setenv("GMUX_DAEMON_TURN_TIMEOUT_MS", "600000", 1);
+    run_case(scripted_wait_no_context);
+    unsetenv("GMUX_DAEMON_TURN_TIMEOUT_MS");
+    spec = saved;
+}
+
 int main(void)
 {
     gh_init();
@@ -451,6 +502,7 @@ int main(void)
         GH_TEST(test_fill_ahead_after_other_context),
         GH_TEST(test_ctx_gone_evicted_at_once),
         GH_TEST(test_mark_of_other_context_polled_in_wait),
+        GH_TEST(test_request_in_wait_without_context),
     };
     /* clang-format on */
     return gh_finish(cmocka_run_group_tests(tests, NULL, NULL));
