@@ -273,6 +273,22 @@ static int scripted_ctx_gone(int ready)
     return answered_at_once(ready, 0);
 }
 
+/* Lets the program go on to its next wait and reads its PENDING (in
+ * *pending_p): the watcher's, sent with its RELEASE (the task stays
+ * queued), then the launching thread's, sent holding the gate's lock
+ * through its wait (until that one the watcher could still read and poll
+ * itself). 0, or -1. */
+static int go_to_wait(int task, uint8_t *buf, uint64_t *pending_p)
+{
+    dmn_msg_t m;
+    gh_touch("go");
+    if (gs_read_until(task, buf, DMN_MSG_PENDING, &m) != 0 ||
+        gs_read_until(task, buf, DMN_MSG_PENDING, &m) != 0)
+        return -1;
+    *pending_p = m.u.ranges.seq;
+    return 0;
+}
+
 /* The watcher marked the eviction in the first context (the event held);
  * the program goes on in a second one (CAPTURE 9) and waits for its turn
  * there, holding the gate's lock, so the watcher cannot poll the mark. The
@@ -288,15 +304,10 @@ static int scripted_wait_other_context(int ready)
         return -task;
     if (gs_wait_file("hold.busy") != 0) /* marked, polled: not ready */
         return 60;
-    gh_touch("go");
-    /* the watcher's PENDING, sent with its RELEASE (the task stays queued),
-     * then the launching thread's, sent holding the gate's lock through its
-     * wait: until that one the watcher could still poll the mark itself */
-    dmn_msg_t m;
-    if (gs_read_until(task, buf, DMN_MSG_PENDING, &m) != 0 ||
-        gs_read_until(task, buf, DMN_MSG_PENDING, &m) != 0)
+    uint64_t pending;
+    if (go_to_wait(task, buf, &pending) != 0)
         return 61;
-    uint64_t pending = m.u.ranges.seq;
+    dmn_msg_t m;
     unlink(hold); /* the event completes */
     if (gs_read_until(task, buf, DMN_MSG_EVICTED, &m) != 0)
         return 62;
@@ -319,16 +330,11 @@ static int scripted_wait_no_context(int ready)
     int task = gs_grant_to_pause(ready, buf, fds, &nfd, &big);
     if (task < 0)
         return -task;
+    uint64_t pending;
     if (revoked(task, buf) != 0)
         return 16;
-    gh_touch("go");
-    /* the watcher's PENDING, sent with its RELEASE, then the launching
-     * thread's, which holds the gate's lock from then through its wait */
-    dmn_msg_t m;
-    if (gs_read_until(task, buf, DMN_MSG_PENDING, &m) != 0 ||
-        gs_read_until(task, buf, DMN_MSG_PENDING, &m) != 0)
+    if (go_to_wait(task, buf, &pending) != 0)
         return 61;
-    uint64_t pending = m.u.ranges.seq;
     if (send_eviction(task, buf, big, 1) != 0)
         return 17;
     int rc = evicted_after_hold(task, buf, 2);
@@ -468,26 +474,28 @@ static void test_ctx_gone_evicted_at_once(void **state)
     free(o);
 }
 
+/* Runs script against the program in gate_prog mode capture, its turn
+ * waits long (they do not time out). */
+static void run_case_long_wait(const char *capture, int (*script)(int))
+{
+    gh_spec_t saved = spec;
+    spec.capture = capture;
+    setenv("GMUX_DAEMON_TURN_TIMEOUT_MS", "600000", 1);
+    run_case(script);
+    unsetenv("GMUX_DAEMON_TURN_TIMEOUT_MS");
+    spec = saved;
+}
+
 static void test_mark_of_other_context_polled_in_wait(void **state)
 {
     (void)state;
-    gh_spec_t saved = spec;
-    spec.capture = "9";
-    setenv("GMUX_DAEMON_TURN_TIMEOUT_MS", "600000", 1);
-    run_case(scripted_wait_other_context);
-    unsetenv("GMUX_DAEMON_TURN_TIMEOUT_MS");
-    spec = saved;
+    run_case_long_wait("9", scripted_wait_other_context);
 }
 
 static void test_request_in_wait_without_context(void **state)
 {
     (void)state;
-    gh_spec_t saved = spec;
-    spec.capture = "11";
-    setenv("GMUX_DAEMON_TURN_TIMEOUT_MS", "600000", 1);
-    run_case(scripted_wait_no_context);
-    unsetenv("GMUX_DAEMON_TURN_TIMEOUT_MS");
-    spec = saved;
+    run_case_long_wait("11", scripted_wait_no_context);
 }
 
 int main(void)
