@@ -201,15 +201,13 @@ static int scripted_kept_then_asked(int ready)
     int task = gs_grant_to_pause(ready, buf, fds, &nfd, &big);
     if (task < 0)
         return -task;
-    dmn_range_t ev = {big.base + EVICT_OFF, 4096};
-    size_t at = dmn_proto_encode_ranges(buf, 256, 4, DMN_MSG_PLAN, DMN_PLAN_EVICT, 2, &ev, 1);
-    if (tmsg_write_all(task, buf, at) != 0)
+    if (send_eviction(task, buf, big, 0) != 0)
         return 17;
     if (no_evicted_two_stats(task, buf) != 0)
         return 18;
     if (revoked(task, buf) != 0)
         return 16;
-    at = dmn_proto_encode_ranges(buf, 256, 5, DMN_MSG_PLAN, DMN_PLAN_EVICT, 3, NULL, 0);
+    size_t at = dmn_proto_encode_ranges(buf, 256, 5, DMN_MSG_PLAN, DMN_PLAN_EVICT, 3, NULL, 0);
     if (tmsg_write_all(task, buf, at) != 0)
         return 19;
     int rc = evicted_after_hold(task, buf, 3);
