@@ -228,9 +228,44 @@ static void gate_evict_now(shim_cuctx_t *cx)
     shim_gate_evicted_mark(gate_client, shim_state.mode != SHIM_MODE_OFF ? cx : NULL);
 }
 
+/* Carries out the stored evictions (and marks a request for EVICTED) for a
+ * thread without a context of its own to use: the watcher, or a launching
+ * thread waiting with none current or one the backend has no room for. They
+ * go inside the context the launching threads last waited in (pushed, popped
+ * after); where that cannot be entered, a request is answered at once
+ * (gate_evict_left). Under gate_mu, without the turn.
+ * LOCKING: takes the destroy lock shared (shim_backend_enter), after gate_mu. */
+static void gate_evict_elsewhere(void)
+{
+    if (gate_cx && shim_backend_enter(gate_cx, gate_cx_gen)) {
+        gate_evict_now(gate_cx);
+        shim_backend_leave();
+    } else if (shim_gate_evicted_is_due(gate_client)) {
+        /* no context to move them in: gmuxd is not kept waiting for the next wait */
+        shim_gate_evicted_ctx_gone(gate_client,
+                                   shim_state.mode != SHIM_MODE_OFF ? gate_evict_left() : 0);
+    }
+}
+
+/* The stored evictions, for a launching thread about to wait or waiting for
+ * its turn (cx: its context, NULL when it has none the shim can use): on cx,
+ * else as the watcher would (gate_evict_elsewhere), which cannot take
+ * gate_mu while the thread waits. Under gate_mu. */
+static void gate_evict_waiting(shim_cuctx_t *cx)
+{
+    gate_plan_current();
+    if ((!shim_gate_plan_count(DMN_PLAN_EVICT) && !shim_gate_evicted_is_due(gate_client)) ||
+        atomic_load(&shim_gate_turn_))
+        return;
+    if (cx)
+        gate_evict_now(cx);
+    else
+        gate_evict_elsewhere();
+}
+
 /* Everything the daemon had sent was read and stored (gate_plan.h): a
- * launching thread waiting for its turn (its context current) carries out
- * the evictions, without the turn, and then the fills ahead. Only now, never
+ * launching thread waiting for its turn carries out the evictions, without
+ * the turn (gate_evict_waiting), and then the fills ahead. Only now, never
  * as each message is read: an eviction later in the same read takes its
  * ranges out of the stored fills ahead first (gate_plan.h), and a fill ahead
  * later than an eviction takes its ranges out of that. The watcher thread
@@ -240,10 +275,7 @@ static void gate_on_read_end(void *arg)
     (void)arg;
     if (!gate_waiting) /* the watcher thread: see gate_watch */
         return;
-    shim_cuctx_t *cx;
-    if ((shim_gate_plan_count(DMN_PLAN_EVICT) || shim_gate_evicted_is_due(gate_client)) &&
-        !atomic_load(&shim_gate_turn_) && (cx = shim_backend_current()))
-        gate_evict_now(cx);
+    gate_evict_waiting(shim_backend_current());
     gate_apply_ahead();
 }
 
@@ -294,8 +326,7 @@ static void gate_read_waiting(shim_cuctx_t *cx)
     if (dmn_client_is_local(gate_client))
         return;
     (void)dmn_client_poll(gate_client); /* the orders stored, as the watcher's are */
-    if (cx && !atomic_load(&shim_gate_turn_))
-        gate_evict_now(cx);
+    gate_evict_waiting(cx);
 }
 
 static void gate_sleep_ns(long ns)
@@ -460,16 +491,8 @@ static void *gate_watch(void *arg)
          * launching threads wait in (this thread has none) */
         gate_plan_current(); /* none of a connection that ended */
         if ((shim_gate_plan_count(DMN_PLAN_EVICT) || shim_gate_evicted_is_due(gate_client)) &&
-            !atomic_load(&shim_gate_turn_)) {
-            if (gate_cx && shim_backend_enter(gate_cx, gate_cx_gen)) {
-                gate_evict_now(gate_cx);
-                shim_backend_leave();
-            } else if (shim_gate_evicted_is_due(gate_client)) {
-                /* no context to move them in: gmuxd is not kept waiting for the next wait */
-                shim_gate_evicted_ctx_gone(
-                    gate_client, shim_state.mode != SHIM_MODE_OFF ? gate_evict_left() : 0);
-            }
-        }
+            !atomic_load(&shim_gate_turn_))
+            gate_evict_elsewhere();
         shim_gate_evicted_watch(gate_client);
         uint32_t r = dmn_client_registrations(gate_client);
         if (r != registered) {

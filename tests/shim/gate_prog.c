@@ -60,7 +60,10 @@
  * context of its own (cuCtxCreate) and destroys it at the pause, before
  * OUTFILE.paused (through the shim's cuCtxDestroy hook); after the pause the
  * kernels go on in a new context with a new buffer holding what the old one
- * held.
+ * held. 11: after the pause the program pops its (primary) context, so that
+ * none is current, and launches: the shim waits for a turn with no context,
+ * and the driver refuses the launch (exit 13 if it does not); the program
+ * then pushes the context back and launches the kernel again.
  * STREAM 1: the kernels go on a stream
  * the program creates non-blocking (cuStreamCreateWithPriority), which the
  * legacy stream does not wait for; 0 (default): the NULL stream.
@@ -294,6 +297,9 @@ int main(int argc, char **argv)
         return 11;
     ctx_create = (PFN_cuCtxCreate_v3020)get(gpa, "cuCtxCreate");
     ctx_destroy = (PFN_cuCtxDestroy_v4000)get(gpa, "cuCtxDestroy");
+    PFN_cuCtxPopCurrent_v4000 ctx_pop = (PFN_cuCtxPopCurrent_v4000)get(gpa, "cuCtxPopCurrent");
+    PFN_cuCtxPushCurrent_v4000 ctx_push = (PFN_cuCtxPushCurrent_v4000)get(gpa, "cuCtxPushCurrent");
+    CUcontext popped = NULL; /* CAPTURE 11 */
     if ((capture == 5 || capture == 10) &&
         (!ctx_create || !ctx_destroy || ctx_create(&own_ctx, 0, 0) != CUDA_SUCCESS))
         return 11;
@@ -423,6 +429,9 @@ int main(int argc, char **argv)
                 CUcontext second = NULL;
                 if (!ctx_create || ctx_create(&second, 0, 0) != CUDA_SUCCESS)
                     return 12;
+            } else if (capture == 11) {
+                if (!ctx_pop || ctx_pop(&popped) != CUDA_SUCCESS)
+                    return 12;
             } else if (capture == 10) {
                 CUcontext again = NULL;
                 if (ctx_create(&again, 0, 0) != CUDA_SUCCESS ||
@@ -443,6 +452,12 @@ int main(int argc, char **argv)
             cap_to = now_ns();
         }
         void *args[] = {&buf, &k};
+        if (popped) { /* CAPTURE 11: no context current */
+            if (launch(f, 1, 1, 1, 1, 1, 1, 0, ls, args, NULL) != CUDA_ERROR_INVALID_CONTEXT ||
+                !ctx_push || ctx_push(popped) != CUDA_SUCCESS)
+                return 13;
+            popped = NULL;
+        }
         if (launch(f, 1, 1, 1, 1, 1, 1, 0, ls, args, NULL) != CUDA_SUCCESS)
             return 13;
     }

@@ -25,6 +25,9 @@
  *   failed 0, counted (evicted_ctx_gone).
  * - with the request, the mark then polled while the program waits for its
  *   turn in a second context: EVICTED before the grant.
+ * - with the request, sent while the program waits for its turn with no
+ *   context current (gate_prog CAPTURE 11): carried out, and the event
+ *   polled, in the context it waited in before; EVICTED before the grant.
  *
  * Either way the eviction itself is carried out (the double's record), but
  * for the context that went.
@@ -75,6 +78,17 @@ static int revoked(int task, uint8_t *buf)
     return 0;
 }
 
+/* Sends the eviction of grant 2 in big (with the request for EVICTED when
+ * ask): 0, or -17. */
+static int send_eviction(int task, uint8_t *buf, dmn_range_t big, int ask)
+{
+    dmn_range_t ev = {big.base + EVICT_OFF, 4096};
+    size_t at = dmn_proto_encode_ranges(buf, 256, 4, DMN_MSG_PLAN, DMN_PLAN_EVICT, 2, &ev, 1);
+    if (ask)
+        at += dmn_proto_encode_ranges(buf + at, 256, 5, DMN_MSG_PLAN, DMN_PLAN_EVICT, 2, NULL, 0);
+    return tmsg_write_all(task, buf, at) == 0 ? 0 : -17;
+}
+
 /* Grants the first PENDING, revokes the turn once the program paused, and
  * sends the eviction of grant 2 (with the request for EVICTED when ask).
  * Returns the task's socket, or minus the step that failed. */
@@ -86,11 +100,7 @@ static int evict_after_turn(int ready, uint8_t *buf, int *fds, int *nfd, int ask
         return task;
     if (revoked(task, buf) != 0)
         return -16;
-    dmn_range_t ev = {big.base + EVICT_OFF, 4096};
-    size_t at = dmn_proto_encode_ranges(buf, 256, 4, DMN_MSG_PLAN, DMN_PLAN_EVICT, 2, &ev, 1);
-    if (ask)
-        at += dmn_proto_encode_ranges(buf + at, 256, 5, DMN_MSG_PLAN, DMN_PLAN_EVICT, 2, NULL, 0);
-    return tmsg_write_all(task, buf, at) == 0 ? task : -17;
+    return send_eviction(task, buf, big, ask) == 0 ? task : -17;
 }
 
 /* Grants the PENDING numbered pending and waits for the program to end. */
@@ -191,15 +201,13 @@ static int scripted_kept_then_asked(int ready)
     int task = gs_grant_to_pause(ready, buf, fds, &nfd, &big);
     if (task < 0)
         return -task;
-    dmn_range_t ev = {big.base + EVICT_OFF, 4096};
-    size_t at = dmn_proto_encode_ranges(buf, 256, 4, DMN_MSG_PLAN, DMN_PLAN_EVICT, 2, &ev, 1);
-    if (tmsg_write_all(task, buf, at) != 0)
+    if (send_eviction(task, buf, big, 0) != 0)
         return 17;
     if (no_evicted_two_stats(task, buf) != 0)
         return 18;
     if (revoked(task, buf) != 0)
         return 16;
-    at = dmn_proto_encode_ranges(buf, 256, 5, DMN_MSG_PLAN, DMN_PLAN_EVICT, 3, NULL, 0);
+    size_t at = dmn_proto_encode_ranges(buf, 256, 5, DMN_MSG_PLAN, DMN_PLAN_EVICT, 3, NULL, 0);
     if (tmsg_write_all(task, buf, at) != 0)
         return 19;
     int rc = evicted_after_hold(task, buf, 3);
@@ -263,6 +271,22 @@ static int scripted_ctx_gone(int ready)
     return answered_at_once(ready, 0);
 }
 
+/* Lets the program go on to its next wait and reads its PENDING (in
+ * *pending_p): the watcher's, sent with its RELEASE (the task stays
+ * queued), then the launching thread's, sent holding the gate's lock
+ * through its wait (until that one the watcher could still read and poll
+ * itself). 0, or -1. */
+static int go_to_wait(int task, uint8_t *buf, uint64_t *pending_p)
+{
+    dmn_msg_t m;
+    gh_touch("go");
+    if (gs_read_until(task, buf, DMN_MSG_PENDING, &m) != 0 ||
+        gs_read_until(task, buf, DMN_MSG_PENDING, &m) != 0)
+        return -1;
+    *pending_p = m.u.ranges.seq;
+    return 0;
+}
+
 /* The watcher marked the eviction in the first context (the event held);
  * the program goes on in a second one (CAPTURE 9) and waits for its turn
  * there, holding the gate's lock, so the watcher cannot poll the mark. The
@@ -278,21 +302,41 @@ static int scripted_wait_other_context(int ready)
         return -task;
     if (gs_wait_file("hold.busy") != 0) /* marked, polled: not ready */
         return 60;
-    gh_touch("go");
-    /* the watcher's PENDING, sent with its RELEASE (the task stays queued),
-     * then the launching thread's, sent holding the gate's lock through its
-     * wait: until that one the watcher could still poll the mark itself */
-    dmn_msg_t m;
-    if (gs_read_until(task, buf, DMN_MSG_PENDING, &m) != 0 ||
-        gs_read_until(task, buf, DMN_MSG_PENDING, &m) != 0)
+    uint64_t pending;
+    if (go_to_wait(task, buf, &pending) != 0)
         return 61;
-    uint64_t pending = m.u.ranges.seq;
+    dmn_msg_t m;
     unlink(hold); /* the event completes */
     if (gs_read_until(task, buf, DMN_MSG_EVICTED, &m) != 0)
         return 62;
     if (m.u.evicted.grant_seq != 2 || m.u.evicted.failed != 0)
         return 63;
     return grant_to_end(task, buf, fds, nfd, pending);
+}
+
+/* The program waits for its turn with no context current (CAPTURE 11),
+ * holding the gate's lock, and the eviction comes, with the request, during
+ * that wait: the waiting thread must carry it out, and poll the event,
+ * inside the context it waited in before (the watcher cannot take the lock);
+ * EVICTED must come once the event completed, before the program's grant
+ * (its wait does not time out: GMUX_DAEMON_TURN_TIMEOUT_MS is long). */
+static int scripted_wait_no_context(int ready)
+{
+    static uint8_t buf[DMN_PROTO_MAX_MSG];
+    int fds[8], nfd = 0;
+    dmn_range_t big;
+    int task = gs_grant_to_pause(ready, buf, fds, &nfd, &big);
+    if (task < 0)
+        return -task;
+    uint64_t pending;
+    if (revoked(task, buf) != 0)
+        return 16;
+    if (go_to_wait(task, buf, &pending) != 0)
+        return 61;
+    if (send_eviction(task, buf, big, 1) != 0)
+        return 17;
+    int rc = evicted_after_hold(task, buf, 2);
+    return rc ? rc : grant_to_end(task, buf, fds, nfd, pending);
 }
 
 /* The eviction and, in the same write, a fill ahead of grant 2 elsewhere in
@@ -428,15 +472,28 @@ static void test_ctx_gone_evicted_at_once(void **state)
     free(o);
 }
 
+/* Runs script against the program in gate_prog mode capture, its turn
+ * waits long (they do not time out). */
+static void run_case_long_wait(const char *capture, int (*script)(int))
+{
+    gh_spec_t saved = spec;
+    spec.capture = capture;
+    setenv("GMUX_DAEMON_TURN_TIMEOUT_MS", "600000", 1);
+    run_case(script);
+    unsetenv("GMUX_DAEMON_TURN_TIMEOUT_MS");
+    spec = saved;
+}
+
 static void test_mark_of_other_context_polled_in_wait(void **state)
 {
     (void)state;
-    gh_spec_t saved = spec;
-    spec.capture = "9";
-    setenv("GMUX_DAEMON_TURN_TIMEOUT_MS", "600000", 1);
-    run_case(scripted_wait_other_context);
-    unsetenv("GMUX_DAEMON_TURN_TIMEOUT_MS");
-    spec = saved;
+    run_case_long_wait("9", scripted_wait_other_context);
+}
+
+static void test_request_in_wait_without_context(void **state)
+{
+    (void)state;
+    run_case_long_wait("11", scripted_wait_no_context);
 }
 
 int main(void)
@@ -451,6 +508,7 @@ int main(void)
         GH_TEST(test_fill_ahead_after_other_context),
         GH_TEST(test_ctx_gone_evicted_at_once),
         GH_TEST(test_mark_of_other_context_polled_in_wait),
+        GH_TEST(test_request_in_wait_without_context),
     };
     /* clang-format on */
     return gh_finish(cmocka_run_group_tests(tests, NULL, NULL));

@@ -38,7 +38,10 @@ CUresult fk_cuDeviceGet(CUdevice *dev, int ordinal)
  * current on the calling thread; destroying a context, or releasing the
  * primary one for the last time (or resetting it), frees every allocation
  * made while it was current. Pushing a context is logged (tests check a
- * thread that enters it leaves it too), popping gives the previous one back.
+ * thread that enters it leaves it too), popping gives the previous one back;
+ * popping the primary context where nothing was pushed or created leaves the
+ * thread with none current (as popping the context the runtime made current
+ * does), until it pushes or creates one; launches then fail.
  */
 #define FAKE_CTX_DEPTH 8
 #define FAKE_MAX_CTX   16
@@ -46,6 +49,7 @@ CUresult fk_cuDeviceGet(CUdevice *dev, int ordinal)
 static __thread CUcontext fake_ctx_stack[FAKE_CTX_DEPTH];
 static __thread bool fake_ctx_pushed[FAKE_CTX_DEPTH]; /* the entry came from cuCtxPushCurrent */
 static __thread int fake_ctx_depth;
+static __thread bool fake_ctx_none; /* the primary context popped: none under the stack */
 static pthread_mutex_t fake_ctx_lock = PTHREAD_MUTEX_INITIALIZER;
 static uintptr_t fake_ctx_live[FAKE_MAX_CTX]; /* created, not destroyed; under fake_ctx_lock */
 static int fake_primary_refs;
@@ -185,7 +189,9 @@ FAKE_API int fake_armed_push_join(void)
 
 CUcontext fake_current(void)
 {
-    return fake_ctx_depth ? fake_ctx_stack[fake_ctx_depth - 1] : (CUcontext)FAKE_CTX;
+    if (fake_ctx_depth)
+        return fake_ctx_stack[fake_ctx_depth - 1];
+    return fake_ctx_none ? NULL : (CUcontext)FAKE_CTX;
 }
 
 static bool fake_ctx_valid(CUcontext ctx)
@@ -265,7 +271,11 @@ CUresult fk_cuCtxPopCurrent_v2(CUcontext *ctx)
 {
     REC0();
     CUcontext top = fake_current();
-    if (fake_ctx_depth && fake_ctx_pushed[--fake_ctx_depth]) {
+    if (!fake_ctx_depth) {
+        fake_ctx_none = true;
+        if (!top)
+            return CUDA_ERROR_INVALID_CONTEXT;
+    } else if (fake_ctx_pushed[--fake_ctx_depth]) {
         fake_ctx_pushed[fake_ctx_depth] = false;
         fake_ctx_use_add(fake_ctx_index(top), -1);
     }

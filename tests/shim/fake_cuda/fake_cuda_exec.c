@@ -103,6 +103,8 @@ static CUresult fake_run(const fake_kernel_t *k, const unsigned grid[3], const u
 {
     if (!k)
         return CUDA_ERROR_INVALID_HANDLE;
+    if (!fake_current())
+        return CUDA_ERROR_INVALID_CONTEXT; /* none current on the launching thread */
     void *argv[FAKE_MAX_PARAMS];
     if (!params && extra) {
         unsigned char *buf = NULL;
