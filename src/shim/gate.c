@@ -247,11 +247,12 @@ static void gate_evict_elsewhere(void)
     }
 }
 
-/* The stored evictions, for a launching thread about to wait or waiting for
- * its turn (cx: its context, NULL when it has none the shim can use): on cx,
- * else as the watcher would (gate_evict_elsewhere), which cannot take
- * gate_mu while the thread waits. Under gate_mu. */
-static void gate_evict_waiting(shim_cuctx_t *cx)
+/* The stored evictions (and a due request for EVICTED), without the turn,
+ * on cx: a launching thread's context while it waits for its turn; NULL for
+ * the watcher, or a waiting thread with no context the shim can use (then
+ * as gate_evict_elsewhere does; the watcher cannot take gate_mu while a
+ * thread waits). Under gate_mu. */
+static void gate_evict_stored(shim_cuctx_t *cx)
 {
     gate_plan_current();
     if ((!shim_gate_plan_count(DMN_PLAN_EVICT) && !shim_gate_evicted_is_due(gate_client)) ||
@@ -265,7 +266,7 @@ static void gate_evict_waiting(shim_cuctx_t *cx)
 
 /* Everything the daemon had sent was read and stored (gate_plan.h): a
  * launching thread waiting for its turn carries out the evictions, without
- * the turn (gate_evict_waiting), and then the fills ahead. Only now, never
+ * the turn (gate_evict_stored), and then the fills ahead. Only now, never
  * as each message is read: an eviction later in the same read takes its
  * ranges out of the stored fills ahead first (gate_plan.h), and a fill ahead
  * later than an eviction takes its ranges out of that. The watcher thread
@@ -275,7 +276,7 @@ static void gate_on_read_end(void *arg)
     (void)arg;
     if (!gate_waiting) /* the watcher thread: see gate_watch */
         return;
-    gate_evict_waiting(shim_backend_current());
+    gate_evict_stored(shim_backend_current());
     gate_apply_ahead();
 }
 
@@ -326,7 +327,7 @@ static void gate_read_waiting(shim_cuctx_t *cx)
     if (dmn_client_is_local(gate_client))
         return;
     (void)dmn_client_poll(gate_client); /* the orders stored, as the watcher's are */
-    gate_evict_waiting(cx);
+    gate_evict_stored(cx);
 }
 
 static void gate_sleep_ns(long ns)
@@ -489,10 +490,7 @@ static void *gate_watch(void *arg)
         /* evict orders for this task, now without the turn: they make room
          * for the task granted, so they go now, inside the context the
          * launching threads wait in (this thread has none) */
-        gate_plan_current(); /* none of a connection that ended */
-        if ((shim_gate_plan_count(DMN_PLAN_EVICT) || shim_gate_evicted_is_due(gate_client)) &&
-            !atomic_load(&shim_gate_turn_))
-            gate_evict_elsewhere();
+        gate_evict_stored(NULL); /* none of a connection that ended (gate_plan_current) */
         shim_gate_evicted_watch(gate_client);
         uint32_t r = dmn_client_registrations(gate_client);
         if (r != registered) {
