@@ -520,6 +520,35 @@ static void test_shared_giveback_gone(void **state)
     tsrv_stop(&server_pid);
 }
 
+/* A holder that gave the turn back answers after the switch that asked it
+ * ended early (B, its grantee, went idle before its GRANT went): the answer
+ * is for that request all the same, so when B asks again, its switch (4)
+ * neither asks X nor waits for it. The late EVICTED used to be dropped: X
+ * was asked again and B's GRANT waited for it (a minute here; the read
+ * below gives up after 10 s). */
+static void test_shared_late_answer_counts(void **state)
+{
+    (void)state;
+    int x, a, b;
+    shared_x_gave_back(60000, &x, &a, &b);
+    dmn_msg_t m;
+    read_evictions(x, &m, NULL);
+    assert_int_equal(m.u.ranges.seq, 3);
+    send_simple(b, DMN_MSG_IDLE);
+    until_state("b", DMN_STATE_IDLE); /* the hold ended: B's grant is void */
+    send_evicted(x, 3);
+    dmn_report_t rep;
+    assert_true(nothing_for(b, &rep)); /* read: X's answer came before B asks */
+    assert_int_equal(rep.evict_waits, 1);
+    send_pending(b, 2, ws_b);
+    read_until(b, DMN_MSG_GRANT, 0, &m, NULL);
+    assert_int_equal(m.u.grant.grant_seq, 4);
+    assert_true(nothing_for(x, &rep));
+    assert_int_equal(rep.evict_waits, 1);
+    close(x), close(a), close(b);
+    tsrv_stop(&server_pid);
+}
+
 /* GMUX_DAEMON_EVICT_WAIT_MS: the default, a value, 0, and out of range. */
 static void test_setting(void **state)
 {
@@ -559,6 +588,7 @@ int main(void)
         cmocka_unit_test_teardown(test_shared_giveback_held, teardown),
         cmocka_unit_test_teardown(test_shared_giveback_bound, teardown),
         cmocka_unit_test_teardown(test_shared_giveback_gone, teardown),
+        cmocka_unit_test_teardown(test_shared_late_answer_counts, teardown),
         cmocka_unit_test(test_setting),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
