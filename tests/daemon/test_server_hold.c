@@ -476,6 +476,19 @@ static void test_shared_giveback_held(void **state)
     tsrv_stop(&server_pid);
 }
 
+/* B, idle after the switch that asked X (3), asks again: its switch (4)
+ * neither asks X nor holds (one hold in all, the first). */
+static void b_again_unheld(int x, int b)
+{
+    dmn_msg_t m;
+    dmn_report_t rep;
+    send_pending(b, 2, ws_b);
+    read_until(b, DMN_MSG_GRANT, 0, &m, NULL);
+    assert_int_equal(m.u.grant.grant_seq, 4);
+    assert_true(nothing_for(x, &rep));
+    assert_int_equal(rep.evict_waits, 1);
+}
+
 /* A holder that gave the turn back and stays silent: B's GRANT goes at the
  * bound, counted as given up, and X is not asked again at the next switch. */
 static void test_shared_giveback_bound(void **state)
@@ -494,11 +507,7 @@ static void test_shared_giveback_bound(void **state)
     assert_int_equal(rep.evict_timeouts, 1);
     send_simple(b, DMN_MSG_IDLE);
     until_state("b", DMN_STATE_IDLE);
-    send_pending(b, 2, ws_b); /* X no longer counted after the bound: no hold */
-    read_until(b, DMN_MSG_GRANT, 0, &m, NULL);
-    assert_int_equal(m.u.grant.grant_seq, 4);
-    assert_true(nothing_for(x, &rep));
-    assert_int_equal(rep.evict_waits, 1);
+    b_again_unheld(x, b); /* X no longer counted after the bound */
     close(x), close(a), close(b);
     tsrv_stop(&server_pid);
 }
@@ -539,12 +548,7 @@ static void test_shared_late_answer_counts(void **state)
     send_evicted(x, 3);
     dmn_report_t rep;
     assert_true(nothing_for(b, &rep)); /* read: X's answer came before B asks */
-    assert_int_equal(rep.evict_waits, 1);
-    send_pending(b, 2, ws_b);
-    read_until(b, DMN_MSG_GRANT, 0, &m, NULL);
-    assert_int_equal(m.u.grant.grant_seq, 4);
-    assert_true(nothing_for(x, &rep));
-    assert_int_equal(rep.evict_waits, 1);
+    b_again_unheld(x, b);
     close(x), close(a), close(b);
     tsrv_stop(&server_pid);
 }
