@@ -250,6 +250,28 @@ static void make_view(const dmn_arbiter_t *arb, int slot, dmn_task_view_t *v)
     v->ranges_gen = t->ranges_gen;
     v->turn = arb->turns[slot];
     v->ahead = arb->ahead && arb->share.mode == DMN_MODE_SLICED && v->turn == 1;
+    v->kept = holds(t) && t->kept_grant == t->grant_seq ? t->kept_bytes : 0;
+}
+
+/* Adds up what the plan evicts from the tasks that hold the turn beside the
+ * incoming one (slot): they keep those orders until they give the turn back
+ * (dmn_task_view_t.kept). */
+static void count_kept(dmn_arbiter_t *arb, int slot)
+{
+    for (int i = 0; i < DMN_ARB_MAX_TASKS && arb->n_holders; i++) {
+        dmn_task_t *t = &arb->tasks[i];
+        if (i == slot || !holds(t))
+            continue;
+        if (t->kept_grant != t->grant_seq) { /* an earlier turn's: carried out since */
+            t->kept_bytes = 0;
+            t->kept_grant = t->grant_seq;
+        }
+        for (size_t k = 0; k < arb->plan.n; k++) {
+            const dmn_plan_entry_t *e = &arb->plan.entries[k];
+            if (e->task_id == t->id && e->kind == DMN_PLAN_EVICT)
+                t->kept_bytes += e->range.len;
+        }
+    }
 }
 
 static gmux_status_t grant(dmn_arbiter_t *arb, int slot, uint64_t now, dmn_arb_action_t *act)
@@ -272,6 +294,7 @@ static gmux_status_t grant(dmn_arbiter_t *arb, int slot, uint64_t now, dmn_arb_a
         arb->placement->on_switch(arb->placement->ctx, arb->views, n, from, to, &arb->plan);
     if (st != GMUX_OK)
         dmn_plan_clear(&arb->plan); /* a failed plan costs faults, never the turn */
+    count_kept(arb, slot);
     bool ahead = false;
     for (size_t i = 0; i < arb->plan.n; i++) {
         const dmn_plan_entry_t *e = &arb->plan.entries[i];

@@ -75,6 +75,10 @@ typedef struct dmn_task {
     uint32_t n_ranges;
     uint64_t ws_bytes;   /* sum of the ranges' lengths */
     uint64_t ranges_gen; /* a new value each time the ranges change (view.ranges_gen) */
+    /* Bytes plans evicted from it while it held the turn of grant_seq
+     * kept_grant: still on the device while it holds that turn (its shim
+     * keeps the orders until it gives the turn back), view.kept. */
+    uint64_t kept_bytes, kept_grant;
 } dmn_task_t;
 
 typedef struct dmn_arbiter {

@@ -33,6 +33,7 @@ typedef struct pc_task {
     dmn_runs_t in;  /* inside ws, by key of the top chunk */
     uint64_t out_chunks;
     int res_src;      /* this switch: its runs are taken from res itself (idle) */
+    int holding;      /* this switch: it holds the turn beside the incoming task */
     uint64_t src_gen; /* the switch that last listed its runs as candidates */
     /* res and chunks before the switch of generation bak_gen (undo_switch):
      * in bak, or still in res's array, its first bak_n runs (bak_inplace) */
@@ -46,8 +47,11 @@ struct dmn_place_chunk {
     dmn_placement_t pl;
     uint64_t capacity, chunk, slots, total, gen;
     uint64_t total_bak; /* total when the switch under way started */
-    int limited;        /* a capacity was given (0 means none: nothing is filled ahead) */
-    unsigned shift;     /* chunk = 1 << shift */
+    /* chunks still on the device that no task counts resident: the views'
+     * kept bytes, and this switch's evictions from holders (placement.h) */
+    uint64_t withheld;
+    int limited;    /* a capacity was given (0 means none: nothing is filled ahead) */
+    unsigned shift; /* chunk = 1 << shift */
     pc_task_t tasks[PC_TASKS_MAX];
     uint16_t hint[PC_TASKS_MAX]; /* view index -> slot at the last switch */
     pc_task_t *of[PC_TASKS_MAX]; /* view index -> its state this switch */
@@ -387,6 +391,7 @@ static gmux_status_t apply_evictions(dmn_place_chunk_t *pc, const pc_task_t *in,
         t->chunks -= n;
         t->out_chunks -= out;
         pc->total -= n;
+        pc->withheld += t->holding ? n : 0; /* freed once it gives the turn back */
     }
     return st;
 }
@@ -405,6 +410,7 @@ static gmux_status_t sources_build(dmn_place_chunk_t *pc, const dmn_task_view_t 
             continue;
         t->src_gen = pc->gen;
         t->res_src = 0;
+        t->holding = t != in && tasks[k].turn == 0;
         if (t == in) {
             if (!t->xl_ok)
                 st = xl_rebuild(pc, t);
@@ -488,7 +494,7 @@ static gmux_status_t switch_to(dmn_place_chunk_t *pc, const dmn_task_view_t *tas
         st = want_build(pc, in, pc->slots, &nwant);
     if (st != GMUX_OK)
         return st;
-    uint64_t room = pc->slots - pc->total;
+    uint64_t used = pc->total + pc->withheld, room = pc->slots > used ? pc->slots - used : 0;
     pc->vict.n = 0;
     if (nwant > room) {
         uint64_t ncand = 0, short_by = nwant - room;
@@ -504,6 +510,10 @@ static gmux_status_t switch_to(dmn_place_chunk_t *pc, const dmn_task_view_t *tas
             st = apply_evictions(pc, in, plan);
         if (st != GMUX_OK)
             return st;
+        /* a holder's victims free nothing before it gives the turn back */
+        used = pc->total + pc->withheld;
+        room = pc->slots > used ? pc->slots - used : 0;
+        nwant = nwant > room ? room : nwant;
     }
     if (nwant == 0)
         return GMUX_OK;
@@ -534,7 +544,8 @@ static gmux_status_t switch_to(dmn_place_chunk_t *pc, const dmn_task_view_t *tas
 static gmux_status_t ahead_fill(dmn_place_chunk_t *pc, const dmn_task_view_t *tasks, size_t n_tasks,
                                 const dmn_task_view_t *to, dmn_plan_t *plan)
 {
-    uint64_t room = pc->slots - pc->total, n = 0;
+    uint64_t used = pc->total + pc->withheld, n = 0;
+    uint64_t room = pc->slots > used ? pc->slots - used : 0;
     size_t k = 0;
     if (!pc->limited || room == 0)
         return GMUX_OK;
@@ -577,6 +588,9 @@ static gmux_status_t chunk_on_switch(void *ctx, const dmn_task_view_t *tasks, si
     forget_gone(pc, tasks, n_tasks);
     /* A switch that fails part-way sends nothing: the model stays as it was. */
     pc->total_bak = pc->total;
+    pc->withheld = 0;
+    for (size_t k = 0; k < n_tasks; k++) /* rounded up: a part of a chunk holds it */
+        pc->withheld += (tasks[k].kept + pc->chunk - 1) >> pc->shift;
     size_t n0 = plan->n;
     gmux_status_t st = switch_to(pc, tasks, n_tasks, to, plan);
     if (st != GMUX_OK) {

@@ -22,7 +22,9 @@
  * order are filled (the rest will fault). Then, for the view marked ahead
  * (placement.h; with a capacity given), its chunks that are not resident,
  * in use order, fill the slots still free (AHEAD orders, no eviction) and
- * count as resident from then on.
+ * count as resident from then on. Chunks the tasks holding the turn keep
+ * (dmn_task_view_t.kept, rounded up), and this switch's victims among those
+ * tasks' chunks, are not free: they are left out of the room for both fills.
  *
  * Residency is kept per task as sorted runs of chunks (chunk_runs.h), and
  * the decision works on runs, never on single chunks: a task's resident runs

@@ -39,6 +39,10 @@ struct dmn_place_opt {
     dmn_placement_t pl;
     uint64_t capacity, chunk, resident, gen;
     uint64_t resident_bak; /* resident when the switch under way started */
+    /* memory still on the device though no task counts it resident: the
+     * views' kept bytes, and what this switch evicts from the other tasks
+     * holding the turn (placement.h) */
+    uint64_t withheld;
     opt_task_t tasks[OPT_MAX_TASKS];
     int ws_cache;        /* keep working sets across switches (the default) */
     const ivset_t *want; /* the working set of the task being planned */
@@ -320,7 +324,7 @@ static gmux_status_t ahead_fill(dmn_place_opt_t *o, const dmn_task_view_t *tasks
                                 const dmn_task_view_t *to, dmn_plan_t *plan)
 {
     const dmn_task_view_t *v = NULL;
-    if (!o->capacity || o->resident >= o->capacity)
+    if (!o->capacity || o->resident + o->withheld >= o->capacity)
         return GMUX_OK;
     for (size_t k = 0; k < n_tasks && !v; k++)
         if (tasks[k].ahead && tasks[k].turn == 1 && tasks[k].id != to->id)
@@ -336,8 +340,9 @@ static gmux_status_t ahead_fill(dmn_place_opt_t *o, const dmn_task_view_t *tasks
         st = difference(o->want, &t->res, &o->need);
     if (st != GMUX_OK || o->need.bytes == 0)
         return st;
-    if (o->need.bytes > o->capacity - o->resident)
-        iv_keep(&o->need, o->capacity - o->resident);
+    uint64_t room = o->capacity - o->resident - o->withheld;
+    if (o->need.bytes > room)
+        iv_keep(&o->need, room);
     return fill(o, t, DMN_PLAN_AHEAD, plan);
 }
 
@@ -363,7 +368,8 @@ static gmux_status_t switch_to(dmn_place_opt_t *o, const dmn_task_view_t *tasks,
         return st;
     uint64_t need = o->need.bytes;
     if (o->capacity) {
-        uint64_t room = o->capacity - o->resident;
+        uint64_t used = o->resident + o->withheld;
+        uint64_t room = o->capacity > used ? o->capacity - used : 0;
         uint64_t short_by = need > room ? need - room : 0;
         size_t nv = 0;
         for (size_t i = 0; i < n_tasks; i++)
@@ -381,15 +387,21 @@ static gmux_status_t switch_to(dmn_place_opt_t *o, const dmn_task_view_t *tasks,
         }
         if (short_by && st == GMUX_OK)
             st = evict_stale(o, in, &short_by, plan);
+        /* A holder's evictions free nothing before it gives the turn back:
+         * they are ordered all the same, but the fill leaves their room. */
+        uint64_t held = 0;
         for (; i < nv && short_by > 0 && st == GMUX_OK; i++) {
             opt_task_t *v = find_task(o, o->order[i]->id, 0);
+            uint64_t before = short_by;
             if (v && (st = save(o, v)) == GMUX_OK)
                 st = evict_from(o, v, &short_by, plan);
+            held += o->order[i]->turn == 0 ? before - short_by : 0;
         }
         if (st != GMUX_OK)
             return st;
-        if (short_by > 0) /* the working set alone is too big: fill what fits */
-            iv_keep(&o->need, need - short_by);
+        o->withheld += held;
+        if (short_by + held > 0) /* too big, or its room not yet free: fill what fits */
+            iv_keep(&o->need, need - short_by - held);
     }
     return fill(o, in, DMN_PLAN_FILL, plan); /* changes the model only when it succeeds */
 }
@@ -419,6 +431,9 @@ static gmux_status_t opt_on_switch(void *ctx, const dmn_task_view_t *tasks, size
     }
     /* A switch that fails part-way sends nothing: the model stays as it was. */
     o->resident_bak = o->resident;
+    o->withheld = 0;
+    for (size_t i = 0; i < n_tasks; i++)
+        o->withheld += tasks[i].kept;
     size_t n0 = plan->n;
     gmux_status_t st = switch_to(o, tasks, n_tasks, to, plan);
     if (st != GMUX_OK) {

@@ -15,6 +15,9 @@
  * Then, for the view marked ahead (placement.h; with a capacity), its working
  * set minus what is resident fills the capacity still free, lowest addresses
  * first (AHEAD orders, no eviction), and counts as resident from then on.
+ * Memory the other tasks holding the turn keep (dmn_task_view_t.kept), and
+ * what this switch evicts from them, is not free: it is left out of the room
+ * for the fill and the fill ahead (placement.h).
  *
  * A task's working set is built from its ranges once and kept while they
  * keep their generation (dmn_task_view_t.ranges_gen), as "chunk" does.

@@ -61,6 +61,16 @@ typedef struct dmn_task_view {
      * nothing). The arbiter sets it on the turn-1 task in the sliced mode
      * when filling ahead is on (GMUX_DAEMON_AHEAD); 0 everywhere else. */
     uint32_t ahead;
+    /* Bytes of this task's memory that earlier plans evicted while it held
+     * the turn it still holds (shared mode): its shim keeps those orders
+     * until it gives the turn back, so the memory is still on the device.
+     * A placement counts them in use, and so the memory it evicts now from
+     * the other tasks holding the turn (turn 0, not `to`): neither is room
+     * for this switch's fills, nor for the fill ahead (the arbiter, which
+     * adds up the evictions of such tasks, sets it; 0 once the task gave the
+     * turn back: the server then holds the next switch that fills until
+     * they are done, server_hold.h). */
+    uint64_t kept;
 } dmn_task_view_t;
 
 #define DMN_TURN_NONE UINT32_MAX

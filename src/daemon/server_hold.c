@@ -42,6 +42,7 @@ static bool to_ask(dmn_hold_t *h, const dmn_task_t *t, int i, const dmn_arb_acti
         if (evicted) {
             h->kept_id[i] = t->id;
             h->kept_grant[i] = t->grant_seq;
+            h->kept_asked[i] = 0; /* an answer to an earlier request is not for these */
         } else if (h->kept_id[i] && h->kept_grant[i] != t->grant_seq) {
             h->kept_id[i] = 0; /* granted again unasked: cannot answer now (holding) */
         }
@@ -68,8 +69,11 @@ bool dmn_hold_begin(dmn_srv_t *s, const dmn_arb_action_t *act, uint64_t now)
         dmn_conn_t *c = &s->conns[s->conn_of_slot[i]];
         size_t len = dmn_proto_encode_ranges(s->out, sizeof(s->out), ++s->seq, DMN_MSG_PLAN,
                                              DMN_PLAN_EVICT, act->grant_seq, NULL, 0);
-        if (dmn_conn_send(s, c, len) == 0) /* else dropped: nothing to wait for */
-            h->wait_id[h->n_wait++] = id;
+        if (dmn_conn_send(s, c, len) != 0)
+            continue; /* dropped: nothing to wait for */
+        h->wait_id[h->n_wait++] = id;
+        if (h->kept_id[i] == id)
+            h->kept_asked[i] = act->grant_seq;
     }
     if (h->n_wait == 0)
         return false;
@@ -86,18 +90,21 @@ bool dmn_hold_begin(dmn_srv_t *s, const dmn_arb_action_t *act, uint64_t now)
 void dmn_hold_evicted(dmn_srv_t *s, int slot, uint64_t grant_seq, uint32_t failed)
 {
     dmn_hold_t *h = &s->hold;
+    uint32_t id = s->arb.tasks[slot].id;
+    /* The evictions it kept are done once it answered the request it was
+     * sent for them, even when the switch that asked went on already (its
+     * grantee left or went idle): the next switch need not ask again. */
+    if (h->kept_id[slot] == id && grant_seq && h->kept_asked[slot] == grant_seq)
+        h->kept_id[slot] = 0;
     if (!h->active || grant_seq != h->act.grant_seq) /* late: a switch that went on already */
         return;
     if (failed)
         COM_DEBUG(DAEMON,
                   "grant %llu: task %u could not carry out %u evictions now: not waited for",
-                  (unsigned long long)grant_seq, s->arb.tasks[slot].id, failed);
-    uint32_t id = s->arb.tasks[slot].id;
+                  (unsigned long long)grant_seq, id, failed);
     for (uint32_t k = 0; k < h->n_wait; k++)
         if (h->wait_id[k] == id)
             h->wait_id[k] = 0;
-    if (h->kept_id[slot] == id)
-        h->kept_id[slot] = 0; /* the evictions it kept are done */
 }
 
 /* The tasks still waited for at the bound: those that kept evictions are

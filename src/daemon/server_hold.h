@@ -28,15 +28,17 @@
  * Evictions kept by a holder. A task that holds the turn (shared mode) when
  * a switch evicts its memory is not asked: its shim keeps the orders until it
  * gives the turn back (released, idle) or is granted again, and carries them
- * out then; the placement counts that memory free from this switch on. The
- * hold remembers such a task (kept_id, kept_grant: the turn it held), and a
- * later switch whose plan fills memory (FILL or AHEAD) while that task no
- * longer holds that turn asks it for EVICTED like an evicted task and holds
- * the same way; so does the switch that grants it the turn again, whatever
+ * out then. The hold remembers such a task (kept_id, kept_grant: the turn it
+ * held), and a later switch whose plan fills memory (FILL or AHEAD) while
+ * that task no longer holds that turn asks it for EVICTED like an evicted
+ * task and holds the same way; so does the switch that grants it the turn again, whatever
  * it fills (holding again, it could not answer a later switch: the shim
  * carries out stored orders only without the turn). It is forgotten once it
- * answered a request made after it gave the turn back, once a hold that
+ * answered the last request made for them (kept_asked), even after the hold
+ * that made it ended early (its grantee left or went idle), once a hold that
  * waited for it ended at the bound (not waited for again), or when it leaves.
+ * Until it gives the turn back, the arbiter counts that memory in use for
+ * the placement (dmn_task_view_t.kept): no fill is planned into it.
  *
  * Counted for STATUS: switches held, those that ended at the bound, the time
  * held in all and the longest hold.
@@ -66,6 +68,9 @@ typedef struct dmn_hold {
      * that turn */
     uint32_t kept_id[DMN_ARB_MAX_TASKS];
     uint64_t kept_grant[DMN_ARB_MAX_TASKS];
+    /* the grant_seq of the request for EVICTED last sent for them (0: none
+     * yet): its answer clears kept_id, whenever it comes */
+    uint64_t kept_asked[DMN_ARB_MAX_TASKS];
     uint64_t waits, timeouts, wait_ns, max_ns; /* for STATUS */
 } dmn_hold_t;
 
@@ -81,7 +86,9 @@ bool dmn_hold_begin(dmn_srv_t *s, const dmn_arb_action_t *act, uint64_t now);
 
 /* An EVICTED of grant_seq from the task in slot; failed: evictions it did not
  * carry out (refused, or put off by a graph capture): it has answered all the
- * same, the switch does not wait for them. */
+ * same, the switch does not wait for them. An answer to the last request for
+ * the evictions it kept counts whenever it comes (the hold that asked may
+ * have ended early); any other for a switch that went on is ignored. */
 void dmn_hold_evicted(dmn_srv_t *s, int slot, uint64_t grant_seq, uint32_t failed);
 
 /*

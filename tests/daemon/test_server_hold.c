@@ -476,6 +476,19 @@ static void test_shared_giveback_held(void **state)
     tsrv_stop(&server_pid);
 }
 
+/* B, idle after the switch that asked X (3), asks again: its switch (4)
+ * neither asks X nor holds (one hold in all, the first). */
+static void b_again_unheld(int x, int b)
+{
+    dmn_msg_t m;
+    dmn_report_t rep;
+    send_pending(b, 2, ws_b);
+    read_until(b, DMN_MSG_GRANT, 0, &m, NULL);
+    assert_int_equal(m.u.grant.grant_seq, 4);
+    assert_true(nothing_for(x, &rep));
+    assert_int_equal(rep.evict_waits, 1);
+}
+
 /* A holder that gave the turn back and stays silent: B's GRANT goes at the
  * bound, counted as given up, and X is not asked again at the next switch. */
 static void test_shared_giveback_bound(void **state)
@@ -494,11 +507,7 @@ static void test_shared_giveback_bound(void **state)
     assert_int_equal(rep.evict_timeouts, 1);
     send_simple(b, DMN_MSG_IDLE);
     until_state("b", DMN_STATE_IDLE);
-    send_pending(b, 2, ws_b); /* X no longer counted after the bound: no hold */
-    read_until(b, DMN_MSG_GRANT, 0, &m, NULL);
-    assert_int_equal(m.u.grant.grant_seq, 4);
-    assert_true(nothing_for(x, &rep));
-    assert_int_equal(rep.evict_waits, 1);
+    b_again_unheld(x, b); /* X no longer counted after the bound */
     close(x), close(a), close(b);
     tsrv_stop(&server_pid);
 }
@@ -517,6 +526,30 @@ static void test_shared_giveback_gone(void **state)
     assert_int_equal(dmn_report_fetch(path, &rep, 10000), GMUX_OK);
     assert_int_equal(rep.evict_timeouts, 0);
     close(a), close(b);
+    tsrv_stop(&server_pid);
+}
+
+/* A holder that gave the turn back answers after the switch that asked it
+ * ended early (B, its grantee, went idle before its GRANT went): the answer
+ * is for that request all the same, so when B asks again, its switch (4)
+ * neither asks X nor waits for it. The late EVICTED used to be dropped: X
+ * was asked again and B's GRANT waited for it (a minute here; the read
+ * below gives up after 10 s). */
+static void test_shared_late_answer_counts(void **state)
+{
+    (void)state;
+    int x, a, b;
+    shared_x_gave_back(60000, &x, &a, &b);
+    dmn_msg_t m;
+    read_evictions(x, &m, NULL);
+    assert_int_equal(m.u.ranges.seq, 3);
+    send_simple(b, DMN_MSG_IDLE);
+    until_state("b", DMN_STATE_IDLE); /* the hold ended: B's grant is void */
+    send_evicted(x, 3);
+    dmn_report_t rep;
+    assert_true(nothing_for(b, &rep)); /* read: X's answer came before B asks */
+    b_again_unheld(x, b);
+    close(x), close(a), close(b);
     tsrv_stop(&server_pid);
 }
 
@@ -559,6 +592,7 @@ int main(void)
         cmocka_unit_test_teardown(test_shared_giveback_held, teardown),
         cmocka_unit_test_teardown(test_shared_giveback_bound, teardown),
         cmocka_unit_test_teardown(test_shared_giveback_gone, teardown),
+        cmocka_unit_test_teardown(test_shared_late_answer_counts, teardown),
         cmocka_unit_test(test_setting),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);

@@ -461,14 +461,43 @@ static void pend_chunks(int slot, uint64_t base, uint32_t n, uint64_t now)
     assert_int_equal(dmn_arb_pending(arb, slot, n, &m.u.ranges, now), GMUX_OK);
 }
 
-/* Bytes the plan evicts from task id. */
-static uint64_t evicted(const dmn_plan_t *plan, uint32_t id)
+/* Bytes the plan orders of kind for task id. */
+static uint64_t planned(const dmn_plan_t *plan, uint32_t id, uint32_t kind)
 {
     uint64_t b = 0;
     for (size_t i = 0; i < plan->n; i++)
-        if (plan->entries[i].kind == DMN_PLAN_EVICT && plan->entries[i].task_id == id)
+        if (plan->entries[i].kind == kind && plan->entries[i].task_id == id)
             b += plan->entries[i].range.len;
     return b;
+}
+
+static uint64_t evicted(const dmn_plan_t *plan, uint32_t id)
+{
+    return planned(plan, id, DMN_PLAN_EVICT);
+}
+
+/* Shared mode (a capacity every footprint here fits in) with placement pl. */
+static void shared_with(const dmn_placement_t *pl)
+{
+    arb->placement = pl;
+    dmn_share_params_t p = {1, 1ull << 30, 10};
+    dmn_arb_set_share(arb, &p);
+}
+
+/* Runs a case with "opt", then on a fresh arbiter with "chunk", each with a
+ * capacity of 4 chunks. */
+static void on_both(void (*run)(const dmn_placement_t *))
+{
+    dmn_place_opt_t *o;
+    assert_int_equal(dmn_place_opt_create(4 * CH, CH, &o), GMUX_OK);
+    run(dmn_place_opt_placement(o));
+    dmn_place_opt_destroy(o);
+    dmn_arb_fini(arb);
+    dmn_arb_init(arb, 10 * MS, 100 * MS, NULL, 0);
+    dmn_place_chunk_t *pc;
+    assert_int_equal(dmn_place_chunk_create(4 * CH, CH, &pc), GMUX_OK);
+    run(dmn_place_chunk_placement(pc));
+    dmn_place_chunk_destroy(pc);
 }
 
 /* Shared mode, placement capacity 4 chunks: I ran and went idle (2 chunks
@@ -478,9 +507,7 @@ static uint64_t evicted(const dmn_plan_t *plan, uint32_t id)
  * turn, like idle tasks, so both placements took H's chunks. */
 static void holder_case(const dmn_placement_t *pl)
 {
-    arb->placement = pl;
-    dmn_share_params_t p = {1, 1ull << 30, 10};
-    dmn_arb_set_share(arb, &p);
+    shared_with(pl);
     int h = add(DMN_CLASS_BATCH, 0), i = add(DMN_CLASS_BATCH, 0), n = add(DMN_CLASS_BATCH, 0);
     pend_chunks(i, 0, 2, 1);
     dmn_arb_action_t a = decide(2);
@@ -499,22 +526,55 @@ static void holder_case(const dmn_placement_t *pl)
     arb->placement = dmn_placement_find("none");
 }
 
-static void test_shared_holder_kept_opt(void **state)
+/* Shared mode, placement capacity 4 chunks: H holds the turn with 2 chunks
+ * resident; N, granted beside it, needs 3, so the plan evicts one of H's.
+ * H keeps that order until it gives the turn back, so the chunk is still on
+ * the device: N may be filled only the 2 chunks really free (it was filled
+ * 3, one more than the device held). N goes idle with its 2; M needs 1: H's
+ * evicted chunk still counts (H still holds), so the device is full and
+ * the idle N loses one. H gives the turn back (it carries its eviction out
+ * then, and the server holds the next switch that fills until it has);
+ * Q needs 1: that chunk is free now, nothing is evicted. */
+static void kept_case(const dmn_placement_t *pl)
 {
-    (void)state;
-    dmn_place_opt_t *o;
-    assert_int_equal(dmn_place_opt_create(4 * CH, CH, &o), GMUX_OK);
-    holder_case(dmn_place_opt_placement(o));
-    dmn_place_opt_destroy(o);
+    shared_with(pl);
+    int h = add(DMN_CLASS_BATCH, 0), n = add(DMN_CLASS_BATCH, 0), m = add(DMN_CLASS_BATCH, 0);
+    int q = add(DMN_CLASS_BATCH, 0);
+    pend_chunks(h, 0x100000, 2, 1);
+    assert_int_equal(decide(2).grant, h);
+    pend_chunks(n, 0x200000, 3, 3);
+    dmn_arb_action_t a = decide(4);
+    assert_int_equal(arb->share.mode, DMN_MODE_SHARED);
+    assert_int_equal(a.grant, n);
+    assert_int_equal(evicted(a.plan, arb->tasks[h].id), CH);
+    assert_int_equal(planned(a.plan, arb->tasks[n].id, DMN_PLAN_FILL), 2 * CH);
+    dmn_arb_idle(arb, n, 5);
+    pend_chunks(m, 0x300000, 1, 6);
+    a = decide(7);
+    assert_int_equal(a.grant, m);
+    assert_int_equal(evicted(a.plan, arb->tasks[n].id), CH);
+    assert_int_equal(evicted(a.plan, arb->tasks[h].id), 0);
+    assert_int_equal(planned(a.plan, arb->tasks[m].id, DMN_PLAN_FILL), CH);
+    dmn_arb_idle(arb, h, 8);
+    pend_chunks(q, 0x400000, 1, 9);
+    a = decide(10);
+    assert_int_equal(a.grant, q);
+    assert_int_equal(planned(a.plan, arb->tasks[q].id, DMN_PLAN_FILL), CH);
+    for (size_t i = 0; i < a.plan->n; i++)
+        assert_int_not_equal(a.plan->entries[i].kind, DMN_PLAN_EVICT);
+    arb->placement = dmn_placement_find("none");
 }
 
-static void test_shared_holder_kept_chunk(void **state)
+static void test_shared_holder_kept(void **state)
 {
     (void)state;
-    dmn_place_chunk_t *pc;
-    assert_int_equal(dmn_place_chunk_create(4 * CH, CH, &pc), GMUX_OK);
-    holder_case(dmn_place_chunk_placement(pc));
-    dmn_place_chunk_destroy(pc);
+    on_both(holder_case);
+}
+
+static void test_shared_kept_in_use(void **state)
+{
+    (void)state;
+    on_both(kept_case);
 }
 
 int main(void)
@@ -531,8 +591,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_disabled, setup, teardown),
         cmocka_unit_test_setup_teardown(test_ahead_mark, setup, teardown),
         cmocka_unit_test_setup_teardown(test_working_set_overflow, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_shared_holder_kept_opt, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_shared_holder_kept_chunk, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_shared_holder_kept, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_shared_kept_in_use, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
