@@ -63,7 +63,10 @@
  * held. 11: after the pause the program pops its (primary) context, so that
  * none is current, and launches: the shim waits for a turn with no context,
  * and the driver refuses the launch (exit 13 if it does not); the program
- * then pushes the context back and launches the kernel again.
+ * then pushes the context back and launches the kernel again. 12: like
+ * 11, and a blocking stream captures a graph (as 1) from the pause until
+ * the context is pushed back; the program then creates OUTFILE.pushed and
+ * waits until OUTFILE.resume exists before it launches again.
  * STREAM 1: the kernels go on a stream
  * the program creates non-blocking (cuStreamCreateWithPriority), which the
  * legacy stream does not wait for; 0 (default): the NULL stream.
@@ -356,7 +359,7 @@ int main(int argc, char **argv)
     for (uint64_t k = 0; k < n; k++) {
         if (pauses && k == n / 2) {
             cap_from = now_ns();
-            if (capture == 1)
+            if (capture == 1 || capture == 12)
                 set_capturing(blocking);
             else if (capture == 2)
                 set_capturing_nb(ls);
@@ -429,7 +432,7 @@ int main(int argc, char **argv)
                 CUcontext second = NULL;
                 if (!ctx_create || ctx_create(&second, 0, 0) != CUDA_SUCCESS)
                     return 12;
-            } else if (capture == 11) {
+            } else if (capture == 11 || capture == 12) {
                 if (!ctx_pop || ctx_pop(&popped) != CUDA_SUCCESS)
                     return 12;
             } else if (capture == 10) {
@@ -457,6 +460,15 @@ int main(int argc, char **argv)
                 !ctx_push || ctx_push(popped) != CUDA_SUCCESS)
                 return 13;
             popped = NULL;
+            if (capture == 12) { /* the capture over; on when told */
+                char mark[4096], until[4096];
+                snprintf(mark, sizeof(mark), "%s.pushed", argv[1]);
+                snprintf(until, sizeof(until), "%s.resume", argv[1]);
+                set_capturing(NULL);
+                FILE *m = fopen(mark, "w");
+                if (!m || fclose(m) != 0 || wait_for(until) != 0)
+                    return 18;
+            }
         }
         if (launch(f, 1, 1, 1, 1, 1, 1, 0, ls, args, NULL) != CUDA_SUCCESS)
             return 13;
