@@ -66,7 +66,13 @@
  * then pushes the context back and launches the kernel again. 12: like
  * 11, and a blocking stream captures a graph (as 1) from the pause until
  * the context is pushed back; the program then creates OUTFILE.pushed and
- * waits until OUTFILE.resume exists before it launches again.
+ * waits until OUTFILE.resume exists before it launches again. 13: at the
+ * pause the program creates 64 contexts (the driver double's limit raised,
+ * FAKE_CUDA_MAX_CTX) and launches in each a kernel that takes an allocation
+ * of that context and touches nothing; the last one stays current, and the
+ * kernels after the pause go on in it: with the proactive policy, the shim's
+ * 64 entries of context state (the primary context's and 63 of these) are
+ * taken, and that one has none.
  * STREAM 1: the kernels go on a stream
  * the program creates non-blocking (cuStreamCreateWithPriority), which the
  * legacy stream does not wait for; 0 (default): the NULL stream.
@@ -192,6 +198,27 @@ static uint64_t joined_found(fake_log_count_fn count, fake_log_get_fn lg, CUstre
                 return c->a[0];
             }
         return 0;
+    }
+    return 0;
+}
+
+/* CAPTURE 13: creates n contexts and launches pf (one pointer argument,
+ * touched not) in each, on an allocation of its own; the last stays
+ * current. 0, or -1. */
+static int fill_contexts(int n, PFN_cuGetProcAddress_v12000 gpa, CUfunction pf)
+{
+    PFN_cuMemAlloc_v3020 alloc = (PFN_cuMemAlloc_v3020)get(gpa, "cuMemAlloc");
+    PFN_cuLaunchKernel_v4000 launch = (PFN_cuLaunchKernel_v4000)get(gpa, "cuLaunchKernel");
+    PFN_cuCtxPopCurrent_v4000 pop = (PFN_cuCtxPopCurrent_v4000)get(gpa, "cuCtxPopCurrent");
+    for (int i = 0; i < n; i++) {
+        CUcontext c, was;
+        CUdeviceptr p;
+        void *args[] = {&p};
+        if (!ctx_create || !alloc || !launch || !pop || ctx_create(&c, 0, 0) != CUDA_SUCCESS ||
+            alloc(&p, 4096) != CUDA_SUCCESS ||
+            launch(pf, 1, 1, 1, 1, 1, 1, 0, NULL, args, NULL) != CUDA_SUCCESS ||
+            (i + 1 < n && pop(&was) != CUDA_SUCCESS))
+            return -1;
     }
     return 0;
 }
@@ -374,6 +401,8 @@ int main(int argc, char **argv)
                 memcpy(saved, host, sizeof(saved));
                 if (ctx_destroy(own_ctx) != CUDA_SUCCESS)
                     return 12;
+            } else if (capture == 13 && fill_contexts(64, gpa, pf) != 0) {
+                return 12;
             }
             FILE *m = fopen(paused, "w");
             if (!m)

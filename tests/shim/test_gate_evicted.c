@@ -26,7 +26,8 @@
  * - with the request, the mark then polled while the program waits for its
  *   turn in a second context: EVICTED before the grant.
  * - with the request, sent while the program waits for its turn with no
- *   context current (gate_prog CAPTURE 11): carried out, and the event
+ *   context current (gate_prog CAPTURE 11), or in a 65th live context, which
+ *   the shim keeps no state for (CAPTURE 13): carried out, and the event
  *   polled, in the context it waited in before; EVICTED before the grant.
  *
  * - without the request, sent while the program waits for its turn with no
@@ -417,6 +418,11 @@ static int scripted_two_contexts(int ready)
     return finish(task, buf, fds, nfd);
 }
 
+/* The program's policy: demand, no prefetch of its own (the double's record
+ * holds only the orders), unless a case needs the proactive one. */
+static const char *policy = "demand";
+static const char *prog_log; /* the program's standard error goes there, if set */
+
 /* Runs script against program 0 with the double's event held; the program
  * must end well, with nh evictions carried out (1: the one sent; 0: its
  * memory went with its context). Its counters in *o. */
@@ -429,10 +435,10 @@ static void run_case_out(int (*script)(int), size_t nh, gh_out_t *o)
     unlink(gh_path("hold.busy"));
     gh_touch("hold");
     setenv("FAKE_CUDA_EVENT_HOLD", hold, 1);
-    setenv("GMUX_POLICY", "demand", 1);       /* no prefetch of its own: only orders */
+    setenv("GMUX_POLICY", policy, 1);
     setenv("GMUX_GATE_IDLE_MS", "600000", 1); /* no IDLE while paused */
     pid_t fake, prog;
-    gs_start_pair(&spec, script, &fake, &prog);
+    gs_start_pair_log(&spec, script, prog_log, &fake, &prog);
     unsetenv("FAKE_CUDA_EVENT_HOLD");
     gs_wait_script(fake, prog);
     int ps = -1;
@@ -547,6 +553,35 @@ static void test_request_in_wait_without_context(void **state)
     run_case_long_wait("11", scripted_wait_no_context);
 }
 
+/* The same as test_request_in_wait_without_context, the program waiting in
+ * a context it launches in, the 65th live one (CAPTURE 13, proactive policy:
+ * 64 contexts hold the shim's entries of context state), for which the shim
+ * keeps no state: gated all the same (the script grants only after
+ * EVICTED), and the eviction carried out, and its event polled, in the
+ * context the program waited in before. */
+static void test_request_in_wait_in_untracked_context(void **state)
+{
+    (void)state;
+    policy = "proactive";
+    static char log[256];
+    snprintf(log, sizeof(log), "%s", gh_path("log0")); /* gh_path's buffers rotate */
+    prog_log = log;
+    setenv("FAKE_CUDA_MAX_CTX", "80", 1);
+    run_case_long_wait("13", scripted_wait_no_context);
+    unsetenv("FAKE_CUDA_MAX_CTX");
+    policy = "demand";
+    prog_log = NULL;
+    /* the shim kept no state for it: said once */
+    FILE *f = fopen(log, "r");
+    assert_non_null(f);
+    char line[1024];
+    int said = 0;
+    while (fgets(line, sizeof(line), f))
+        said += strstr(line, "live CUDA contexts: no migration stream") != NULL;
+    fclose(f);
+    assert_int_equal(said, 1);
+}
+
 static void test_kept_at_grant_without_context(void **state)
 {
     (void)state;
@@ -573,6 +608,7 @@ int main(void)
         GH_TEST(test_mark_of_other_context_polled_in_wait),
         GH_TEST(test_request_in_wait_without_context),
         GH_TEST(test_kept_at_grant_without_context),
+        GH_TEST(test_request_in_wait_in_untracked_context),
     };
     /* clang-format on */
     return gh_finish(cmocka_run_group_tests(tests, NULL, NULL));
