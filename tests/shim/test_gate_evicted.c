@@ -334,6 +334,23 @@ static int scripted_wait_other_context(int ready)
     return grant_to_end(task, buf, fds, nfd, pending);
 }
 
+/* Grants the first PENDING, revokes the turn once the program paused, lets
+ * it go on to its next wait (its PENDING in *pending_p) and, during that
+ * wait, sends the eviction of grant 2 (with the request for EVICTED when
+ * ask). Returns the task's socket, or minus the step that failed. */
+static int evict_in_wait(int ready, uint8_t *buf, int *fds, int *nfd, int ask, uint64_t *pending_p)
+{
+    dmn_range_t big;
+    int task = gs_grant_to_pause(ready, buf, fds, nfd, &big);
+    if (task < 0)
+        return task;
+    if (revoked(task, buf) != 0)
+        return -16;
+    if (go_to_wait(task, buf, pending_p) != 0)
+        return -61;
+    return send_eviction(task, buf, big, ask) == 0 ? task : -17;
+}
+
 /* The program waits for its turn with no context current (CAPTURE 11),
  * holding the gate's lock, and the eviction comes, with the request, during
  * that wait: the waiting thread must carry it out, and poll the event,
@@ -344,17 +361,10 @@ static int scripted_wait_no_context(int ready)
 {
     static uint8_t buf[DMN_PROTO_MAX_MSG];
     int fds[8], nfd = 0;
-    dmn_range_t big;
-    int task = gs_grant_to_pause(ready, buf, fds, &nfd, &big);
+    uint64_t pending;
+    int task = evict_in_wait(ready, buf, fds, &nfd, 1, &pending);
     if (task < 0)
         return -task;
-    uint64_t pending;
-    if (revoked(task, buf) != 0)
-        return 16;
-    if (go_to_wait(task, buf, &pending) != 0)
-        return 61;
-    if (send_eviction(task, buf, big, 1) != 0)
-        return 17;
     int rc = evicted_after_hold(task, buf, 2);
     return rc ? rc : grant_to_end(task, buf, fds, nfd, pending);
 }
@@ -369,17 +379,10 @@ static int scripted_grant_without_context(int ready)
 {
     static uint8_t buf[DMN_PROTO_MAX_MSG];
     int fds[8], nfd = 0;
-    dmn_range_t big;
-    int task = gs_grant_to_pause(ready, buf, fds, &nfd, &big);
+    uint64_t pending;
+    int task = evict_in_wait(ready, buf, fds, &nfd, 0, &pending);
     if (task < 0)
         return -task;
-    uint64_t pending;
-    if (revoked(task, buf) != 0)
-        return 16;
-    if (go_to_wait(task, buf, &pending) != 0)
-        return 61;
-    if (send_eviction(task, buf, big, 0) != 0)
-        return 17;
     dmn_msg_grant_t g = {3, 20 * COM_NS_PER_MS, pending}, r3 = {3, 0, 0};
     if (tmsg_write_all(task, buf, dmn_proto_encode_grant(buf, 64, 6, DMN_MSG_GRANT, &g)) != 0 ||
         gs_wait_file("out0.pushed") != 0)

@@ -174,11 +174,13 @@ static void read_report(FILE *f, int *num, char *dir)
     assert_int_equal(sscanf(line, "%d %127s", num, dir), 2);
 }
 
-/* Whether pid is a running gate_prog (not a zombie, not a recycled pid). */
-static int prog_alive(pid_t pid)
+/* Whether pid runs, not a zombie, with what /proc/pid/<file> says first
+ * (its command's name: comm, or argv[0]: cmdline) containing name: not a
+ * pid recycled since. */
+static int proc_running(pid_t pid, const char *file, const char *name)
 {
     char path[64], cmd[4096] = {0}, stat[512] = {0};
-    snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+    snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, file);
     FILE *f = fopen(path, "r");
     if (!f)
         return 0;
@@ -192,9 +194,15 @@ static int prog_alive(pid_t pid)
         stat[0] = '\0';
     fclose(f);
     const char *st = strrchr(stat, ')');
-    if (got == 0 || !strstr(cmd, "gate_prog") || !st || st[2] == 'Z')
+    if (got == 0 || !strstr(cmd, name) || !st || st[2] == 'Z')
         return 0;
     return 1;
+}
+
+/* Whether pid is a running gate_prog. */
+static int prog_alive(pid_t pid)
+{
+    return proc_running(pid, "cmdline", "gate_prog");
 }
 
 /* The pid of the running gate_prog whose output goes to dir/out0, once it
@@ -243,25 +251,10 @@ static pid_t daemon_of(const char *dir)
     return pid;
 }
 
-/* Whether pid is a running gmuxd (not a zombie, not a recycled pid). */
+/* Whether pid is a running gmuxd (gmux run's names itself so). */
 static int daemon_alive(pid_t pid)
 {
-    char path[64], comm[32] = {0}, stat[512] = {0};
-    snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return 0;
-    size_t got = fread(comm, 1, sizeof(comm) - 1, f);
-    fclose(f);
-    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-    f = fopen(path, "r");
-    if (!f)
-        return 0;
-    if (!fgets(stat, sizeof(stat), f))
-        stat[0] = '\0';
-    fclose(f);
-    const char *st = strrchr(stat, ')');
-    return got > 0 && strncmp(comm, "gmuxd", 5) == 0 && st && st[2] != 'Z';
+    return proc_running(pid, "comm", "gmuxd");
 }
 
 /* Waits (two minutes at most) for the child; its status. Kills it after. */
