@@ -284,6 +284,11 @@ static void gate_on_read_end(void *arg)
  * then fills, all on the migration stream, then waits for them. Fills only at
  * the grant they belong to (shim_gate_plan_fill_seq): those of another grant are
  * dropped, and kept without a grant (the wait timed out: theirs may come).
+ * With no context the shim can use, the fills are given up (faults only) and
+ * the evictions go as during the wait (gate_evict_stored, called before the
+ * turn flag is set): inside the context last waited in, else kept for the
+ * watcher once the turn is given back, or the next wait; until 2026-12-02
+ * they were dropped (test_gate_evicted test_kept_at_grant_without_context).
  * Under gate_mu. */
 static void gate_apply_plan(void)
 {
@@ -300,7 +305,9 @@ static void gate_apply_plan(void)
     if (shim_gate_plan_count(DMN_PLAN_EVICT) + fills == 0)
         return;
     shim_cuctx_t *cx = shim_backend_current();
-    if (cx && shim_state.mode != SHIM_MODE_OFF) {
+    if (!cx)
+        gate_evict_stored(NULL); /* what it leaves stays stored */
+    else if (shim_state.mode != SHIM_MODE_OFF) {
         atomic_fetch_add(&gate_bytes_out, gate_move_stored(cx, DMN_PLAN_EVICT, false));
         shim_gate_evicted_order(cx);
         if (!fills_kept)
@@ -311,7 +318,8 @@ static void gate_apply_plan(void)
         atomic_fetch_add(&gate_plans_applied, 1);
         SHIM_STAT_ADD(gate_plans, 1);
     }
-    shim_gate_plan_clear(DMN_PLAN_EVICT);
+    if (cx)
+        shim_gate_plan_clear(DMN_PLAN_EVICT);
     if (!fills_kept)
         shim_gate_plan_clear(DMN_PLAN_FILL);
 }

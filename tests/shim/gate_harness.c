@@ -1,7 +1,9 @@
 /* The launch-gating tests' shared harness; see gate_harness.h. */
 #include "gate_harness.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -10,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -358,6 +361,109 @@ int gh_test_teardown(void **state)
     return 0;
 }
 
+/* Stops the daemon holding the lock file at path, if one does: SIGTERM,
+ * then SIGKILL once it has not let the lock go for 10 s. Only a process
+ * that holds the lock is signalled (the pid it wrote there), never a pid
+ * read from a lock nobody holds: that one may name another process since. */
+static void gh_stop_lock_holder(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    char text[32] = {0};
+    if (fd < 0)
+        return;
+    if (flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK &&
+        read(fd, text, sizeof(text) - 1) > 0) {
+        pid_t pid = (pid_t)atoi(text);
+        int held = pid > 1 && kill(pid, SIGTERM) == 0;
+        for (int i = 0; held && i < 500; i++) {
+            gh_sleep_ms(20);
+            held = flock(fd, LOCK_SH | LOCK_NB) != 0;
+        }
+        if (held)
+            kill(pid, SIGKILL);
+    }
+    close(fd);
+}
+
+/* Stops every daemon whose lock file lies in dir or in a folder right
+ * under it (the tests' folders, GH_TEST). */
+static void gh_stop_daemons_in(const char *dir, int depth)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    for (struct dirent *e; (e = readdir(d));) {
+        char path[512];
+        size_t len = strlen(e->d_name);
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+        if (len > 5 && strcmp(e->d_name + len - 5, ".lock") == 0)
+            gh_stop_lock_holder(path);
+        else if (depth > 0 && e->d_type == DT_DIR)
+            gh_stop_daemons_in(path, depth - 1);
+    }
+    closedir(d);
+}
+
+/* The guardian of gh_base: a process outside the test's process tree (it
+ * runs in a session of its own, reparented away from the test process, so
+ * that ctest's kill of that tree at its timeout spares it) that waits until
+ * the test process has gone, however it went, and then stops the daemons
+ * left in gh_base. A gmuxd started in the background (by `gmux run`, or
+ * `gmux daemon`) is in a session of its own too, out of reach of the
+ * harness's process groups and of a parent-death signal; until 2026-12-02
+ * one outlived a test process ended by a signal (test_gate_harness). It
+ * learns that the test process has gone from the end of a pipe whose
+ * writing end only that process holds (close-on-exec; its forked children
+ * die with it). */
+static int gh_guard_fd = -1;
+static char gh_guard_base[sizeof(gh_base)];
+
+static void gh_guard(void)
+{
+    if (gh_guard_fd >= 0)
+        close(gh_guard_fd); /* a guardian of an earlier gh_init: done once this goes */
+    int p[2];
+    if (pipe2(p, O_CLOEXEC) != 0) {
+        perror("gh_init: pipe2");
+        abort();
+    }
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        perror("gh_init: fork");
+        abort();
+    }
+    if (pid == 0) {
+        if (setsid() < 0 || fork() != 0) /* a grandchild: not the test's to reap */
+            _exit(0);
+        gh_nchildren = 0; /* the test's children are not this one's to kill */
+        const int sigs[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT};
+        for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+            signal(sigs[i], SIG_DFL);
+        int null = open("/dev/null", O_RDWR);
+        for (int fd = 0; fd < 3; fd++)
+            dup2(null, fd); /* ctest reads the test's output to its end */
+        for (int fd = 3; fd < 1024; fd++)
+            if (fd != p[0])
+                close(fd);
+        char b;
+        for (;;) { /* until the end of the pipe: the test process has gone */
+            ssize_t n = read(p[0], &b, 1);
+            if (n == 0 || (n < 0 && errno != EINTR))
+                break;
+        }
+        gh_stop_daemons_in(gh_base, 1);
+        _exit(0);
+    }
+    close(p[0]);
+    while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {
+    }
+    gh_guard_fd = p[1];
+    memcpy(gh_guard_base, gh_base, sizeof(gh_base));
+}
+
 /* Once per process: gh_kill_children at exit and at the signals that end a
  * test run (the kernel's parent-death signal covers SIGKILL). */
 static void gh_arm_cleanup(void)
@@ -389,6 +495,7 @@ void gh_init(void)
     memcpy(gh_base, gh_dir, strlen(gh_dir) + 1); /* "/tmp/gmux_gate_XXXXXX" */
     snprintf(gh_sock, sizeof(gh_sock), "%s/gmuxd.sock", gh_dir);
     gh_arm_cleanup();
+    gh_guard();
     setenv("GMUX_GATE_IDLE_MS", "200", 1);
     setenv("GMUX_POLICY", "proactive", 1);
     setenv("GMUX_DAEMON_SHARE", "0", 1);
@@ -397,5 +504,10 @@ void gh_init(void)
 int gh_finish(int rc)
 {
     gh_kill_children();
-    return tdir_finish(gh_dir, rc);
+    rc = tdir_finish(gh_dir, rc);
+    if (gh_guard_fd >= 0 && strcmp(gh_dir, gh_guard_base) == 0) {
+        close(gh_guard_fd); /* its folder is gone: nothing left to stop */
+        gh_guard_fd = -1;
+    }
+    return rc;
 }

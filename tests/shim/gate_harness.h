@@ -20,7 +20,11 @@
  * exits; when it is ended by SIGTERM, SIGINT, SIGHUP or SIGQUIT (ctest's
  * timeout, ^C); and, by the kernel, when it dies any other way (SIGKILL:
  * the children's parent-death signal). Until 2026-12-02 a program of a test
- * that failed ran on, paused until the next test created its `go`.
+ * that failed ran on, paused until the next test created its `go`. A daemon
+ * started in the background (`gmux run`'s gmuxd, `gmux daemon`) is in a
+ * session of its own, which neither reaches: once the test process has gone,
+ * however it went, a guardian process gh_init started stops every daemon
+ * whose socket lock lies in gh_init's folder (gate_harness.c, gh_guard).
  *
  * Thread-safety: none (one test thread; children are processes).
  */
@@ -117,8 +121,9 @@ size_t gh_overlaps(const gh_out_t *a, const gh_out_t *b);
 /* Kernels of o that started in [from, to]. */
 size_t gh_started_in(const gh_out_t *o, unsigned long long from, unsigned long long to);
 
-/* Before the tests: creates gh_dir, sets the environment they share, and
- * (once) arranges for gh_kill_children at exit and at the signals above. */
+/* Before the tests: creates gh_dir, sets the environment they share,
+ * (once) arranges for gh_kill_children at exit and at the signals above,
+ * and starts the guardian of gh_dir's background daemons. */
 void gh_init(void);
 /* After them: gh_kill_children, removes gh_dir; returns rc, or 1 if that
  * failed. */

@@ -63,7 +63,16 @@
  * held. 11: after the pause the program pops its (primary) context, so that
  * none is current, and launches: the shim waits for a turn with no context,
  * and the driver refuses the launch (exit 13 if it does not); the program
- * then pushes the context back and launches the kernel again.
+ * then pushes the context back and launches the kernel again. 12: like
+ * 11, and a blocking stream captures a graph (as 1) from the pause until
+ * the context is pushed back; the program then creates OUTFILE.pushed and
+ * waits until OUTFILE.resume exists before it launches again. 13: at the
+ * pause the program creates 64 contexts (the driver double's limit raised,
+ * FAKE_CUDA_MAX_CTX) and launches in each a kernel that takes an allocation
+ * of that context and touches nothing; the last one stays current, and the
+ * kernels after the pause go on in it: with the proactive policy, the shim's
+ * 64 entries of context state (the primary context's and 63 of these) are
+ * taken, and that one has none.
  * STREAM 1: the kernels go on a stream
  * the program creates non-blocking (cuStreamCreateWithPriority), which the
  * legacy stream does not wait for; 0 (default): the NULL stream.
@@ -189,6 +198,27 @@ static uint64_t joined_found(fake_log_count_fn count, fake_log_get_fn lg, CUstre
                 return c->a[0];
             }
         return 0;
+    }
+    return 0;
+}
+
+/* CAPTURE 13: creates n contexts and launches pf (one pointer argument,
+ * touched not) in each, on an allocation of its own; the last stays
+ * current. 0, or -1. */
+static int fill_contexts(int n, PFN_cuGetProcAddress_v12000 gpa, CUfunction pf)
+{
+    PFN_cuMemAlloc_v3020 alloc = (PFN_cuMemAlloc_v3020)get(gpa, "cuMemAlloc");
+    PFN_cuLaunchKernel_v4000 launch = (PFN_cuLaunchKernel_v4000)get(gpa, "cuLaunchKernel");
+    PFN_cuCtxPopCurrent_v4000 pop = (PFN_cuCtxPopCurrent_v4000)get(gpa, "cuCtxPopCurrent");
+    for (int i = 0; i < n; i++) {
+        CUcontext c, was;
+        CUdeviceptr p;
+        void *args[] = {&p};
+        if (!ctx_create || !alloc || !launch || !pop || ctx_create(&c, 0, 0) != CUDA_SUCCESS ||
+            alloc(&p, 4096) != CUDA_SUCCESS ||
+            launch(pf, 1, 1, 1, 1, 1, 1, 0, NULL, args, NULL) != CUDA_SUCCESS ||
+            (i + 1 < n && pop(&was) != CUDA_SUCCESS))
+            return -1;
     }
     return 0;
 }
@@ -356,7 +386,7 @@ int main(int argc, char **argv)
     for (uint64_t k = 0; k < n; k++) {
         if (pauses && k == n / 2) {
             cap_from = now_ns();
-            if (capture == 1)
+            if (capture == 1 || capture == 12)
                 set_capturing(blocking);
             else if (capture == 2)
                 set_capturing_nb(ls);
@@ -371,6 +401,8 @@ int main(int argc, char **argv)
                 memcpy(saved, host, sizeof(saved));
                 if (ctx_destroy(own_ctx) != CUDA_SUCCESS)
                     return 12;
+            } else if (capture == 13 && fill_contexts(64, gpa, pf) != 0) {
+                return 12;
             }
             FILE *m = fopen(paused, "w");
             if (!m)
@@ -429,7 +461,7 @@ int main(int argc, char **argv)
                 CUcontext second = NULL;
                 if (!ctx_create || ctx_create(&second, 0, 0) != CUDA_SUCCESS)
                     return 12;
-            } else if (capture == 11) {
+            } else if (capture == 11 || capture == 12) {
                 if (!ctx_pop || ctx_pop(&popped) != CUDA_SUCCESS)
                     return 12;
             } else if (capture == 10) {
@@ -457,6 +489,15 @@ int main(int argc, char **argv)
                 !ctx_push || ctx_push(popped) != CUDA_SUCCESS)
                 return 13;
             popped = NULL;
+            if (capture == 12) { /* the capture over; on when told */
+                char mark[4096], until[4096];
+                snprintf(mark, sizeof(mark), "%s.pushed", argv[1]);
+                snprintf(until, sizeof(until), "%s.resume", argv[1]);
+                set_capturing(NULL);
+                FILE *m = fopen(mark, "w");
+                if (!m || fclose(m) != 0 || wait_for(until) != 0)
+                    return 18;
+            }
         }
         if (launch(f, 1, 1, 1, 1, 1, 1, 0, ls, args, NULL) != CUDA_SUCCESS)
             return 13;

@@ -26,8 +26,16 @@
  * - with the request, the mark then polled while the program waits for its
  *   turn in a second context: EVICTED before the grant.
  * - with the request, sent while the program waits for its turn with no
- *   context current (gate_prog CAPTURE 11): carried out, and the event
+ *   context current (gate_prog CAPTURE 11), or in a 65th live context, which
+ *   the shim keeps no state for (CAPTURE 13): carried out, and the event
  *   polled, in the context it waited in before; EVICTED before the grant.
+ *
+ * - without the request, sent while the program waits for its turn with no
+ *   context current and a graph capture puts it off (gate_prog CAPTURE 12),
+ *   and still stored at the grant: kept, and carried out once the turn is
+ *   given back after the capture ended. Until 2026-12-02 the grant dropped
+ *   it, never carried out (the thread that got the turn had no context to
+ *   move it in).
  *
  * Either way the eviction itself is carried out (the double's record), but
  * for the context that went.
@@ -103,11 +111,13 @@ static int evict_after_turn(int ready, uint8_t *buf, int *fds, int *nfd, int ask
     return send_eviction(task, buf, big, ask) == 0 ? task : -17;
 }
 
-/* Grants the PENDING numbered pending and waits for the program to end. */
-static int grant_to_end(int task, uint8_t *buf, int *fds, int nfd, uint64_t pending)
+/* Grants (grant seq) the PENDING numbered pending and waits for the
+ * program to end. */
+static int grant_seq_to_end(int task, uint8_t *buf, int *fds, int nfd, uint64_t seq,
+                            uint64_t pending)
 {
     dmn_msg_t m;
-    dmn_msg_grant_t g = {3, 20 * COM_NS_PER_MS, pending};
+    dmn_msg_grant_t g = {seq, 20 * COM_NS_PER_MS, pending};
     if (tmsg_write_all(task, buf, dmn_proto_encode_grant(buf, 64, 6, DMN_MSG_GRANT, &g)) != 0)
         return 41;
     while (tmsg_read(task, buf, &m) == 0) /* until the program ends */
@@ -116,6 +126,11 @@ static int grant_to_end(int task, uint8_t *buf, int *fds, int nfd, uint64_t pend
     for (int i = 0; i < nfd; i++)
         close(fds[i]);
     return 0;
+}
+
+static int grant_to_end(int task, uint8_t *buf, int *fds, int nfd, uint64_t pending)
+{
+    return grant_seq_to_end(task, buf, fds, nfd, 3, pending);
 }
 
 /* Lets the program go on, grants its next PENDING and waits for it to end. */
@@ -271,20 +286,25 @@ static int scripted_ctx_gone(int ready)
     return answered_at_once(ready, 0);
 }
 
-/* Lets the program go on to its next wait and reads its PENDING (in
- * *pending_p): the watcher's, sent with its RELEASE (the task stays
- * queued), then the launching thread's, sent holding the gate's lock
- * through its wait (until that one the watcher could still read and poll
- * itself). 0, or -1. */
-static int go_to_wait(int task, uint8_t *buf, uint64_t *pending_p)
+/* Lets the program go on (creates the file `name`) to its next wait and
+ * reads its PENDING (in *pending_p): the watcher's, sent with its RELEASE
+ * (the task stays queued), then the launching thread's, sent holding the
+ * gate's lock through its wait (until that one the watcher could still read
+ * and poll itself). 0, or -1. */
+static int go_on_to_wait(int task, uint8_t *buf, const char *name, uint64_t *pending_p)
 {
     dmn_msg_t m;
-    gh_touch("go");
+    gh_touch(name);
     if (gs_read_until(task, buf, DMN_MSG_PENDING, &m) != 0 ||
         gs_read_until(task, buf, DMN_MSG_PENDING, &m) != 0)
         return -1;
     *pending_p = m.u.ranges.seq;
     return 0;
+}
+
+static int go_to_wait(int task, uint8_t *buf, uint64_t *pending_p)
+{
+    return go_on_to_wait(task, buf, "go", pending_p);
 }
 
 /* The watcher marked the eviction in the first context (the event held);
@@ -314,6 +334,23 @@ static int scripted_wait_other_context(int ready)
     return grant_to_end(task, buf, fds, nfd, pending);
 }
 
+/* Grants the first PENDING, revokes the turn once the program paused, lets
+ * it go on to its next wait (its PENDING in *pending_p) and, during that
+ * wait, sends the eviction of grant 2 (with the request for EVICTED when
+ * ask). Returns the task's socket, or minus the step that failed. */
+static int evict_in_wait(int ready, uint8_t *buf, int *fds, int *nfd, int ask, uint64_t *pending_p)
+{
+    dmn_range_t big;
+    int task = gs_grant_to_pause(ready, buf, fds, nfd, &big);
+    if (task < 0)
+        return task;
+    if (revoked(task, buf) != 0)
+        return -16;
+    if (go_to_wait(task, buf, pending_p) != 0)
+        return -61;
+    return send_eviction(task, buf, big, ask) == 0 ? task : -17;
+}
+
 /* The program waits for its turn with no context current (CAPTURE 11),
  * holding the gate's lock, and the eviction comes, with the request, during
  * that wait: the waiting thread must carry it out, and poll the event,
@@ -324,19 +361,37 @@ static int scripted_wait_no_context(int ready)
 {
     static uint8_t buf[DMN_PROTO_MAX_MSG];
     int fds[8], nfd = 0;
-    dmn_range_t big;
-    int task = gs_grant_to_pause(ready, buf, fds, &nfd, &big);
+    uint64_t pending;
+    int task = evict_in_wait(ready, buf, fds, &nfd, 1, &pending);
     if (task < 0)
         return -task;
-    uint64_t pending;
-    if (revoked(task, buf) != 0)
-        return 16;
-    if (go_to_wait(task, buf, &pending) != 0)
-        return 61;
-    if (send_eviction(task, buf, big, 1) != 0)
-        return 17;
     int rc = evicted_after_hold(task, buf, 2);
     return rc ? rc : grant_to_end(task, buf, fds, nfd, pending);
+}
+
+/* The program waits for its turn with no context current while a blocking
+ * stream captures a graph (CAPTURE 12); the eviction comes, unasked, during
+ * that wait and is put off (the capture), then grant 3. The program pushes
+ * its context back, ends the capture and stops (out0.pushed) holding the
+ * turn; the turn is revoked, and the watcher, now free to, must carry out
+ * the eviction kept (run_case_out: one eviction in the double's record). */
+static int scripted_grant_without_context(int ready)
+{
+    static uint8_t buf[DMN_PROTO_MAX_MSG];
+    int fds[8], nfd = 0;
+    uint64_t pending;
+    int task = evict_in_wait(ready, buf, fds, &nfd, 0, &pending);
+    if (task < 0)
+        return -task;
+    dmn_msg_grant_t g = {3, 20 * COM_NS_PER_MS, pending}, r3 = {3, 0, 0};
+    if (tmsg_write_all(task, buf, dmn_proto_encode_grant(buf, 64, 6, DMN_MSG_GRANT, &g)) != 0 ||
+        gs_wait_file("out0.pushed") != 0)
+        return 70;
+    if (tmsg_write_all(task, buf, dmn_proto_encode_grant(buf, 64, 7, DMN_MSG_REVOKE, &r3)) != 0)
+        return 71;
+    if (go_on_to_wait(task, buf, "out0.resume", &pending) != 0)
+        return 72;
+    return grant_seq_to_end(task, buf, fds, nfd, 4, pending);
 }
 
 /* The eviction and, in the same write, a fill ahead of grant 2 elsewhere in
@@ -366,6 +421,11 @@ static int scripted_two_contexts(int ready)
     return finish(task, buf, fds, nfd);
 }
 
+/* The program's policy: demand, no prefetch of its own (the double's record
+ * holds only the orders), unless a case needs the proactive one. */
+static const char *policy = "demand";
+static const char *prog_log; /* the program's standard error goes there, if set */
+
 /* Runs script against program 0 with the double's event held; the program
  * must end well, with nh evictions carried out (1: the one sent; 0: its
  * memory went with its context). Its counters in *o. */
@@ -378,10 +438,10 @@ static void run_case_out(int (*script)(int), size_t nh, gh_out_t *o)
     unlink(gh_path("hold.busy"));
     gh_touch("hold");
     setenv("FAKE_CUDA_EVENT_HOLD", hold, 1);
-    setenv("GMUX_POLICY", "demand", 1);       /* no prefetch of its own: only orders */
+    setenv("GMUX_POLICY", policy, 1);
     setenv("GMUX_GATE_IDLE_MS", "600000", 1); /* no IDLE while paused */
     pid_t fake, prog;
-    gs_start_pair(&spec, script, &fake, &prog);
+    gs_start_pair_log(&spec, script, prog_log, &fake, &prog);
     unsetenv("FAKE_CUDA_EVENT_HOLD");
     gs_wait_script(fake, prog);
     int ps = -1;
@@ -496,6 +556,47 @@ static void test_request_in_wait_without_context(void **state)
     run_case_long_wait("11", scripted_wait_no_context);
 }
 
+/* The same as test_request_in_wait_without_context, the program waiting in
+ * a context it launches in, the 65th live one (CAPTURE 13, proactive policy:
+ * 64 contexts hold the shim's entries of context state), for which the shim
+ * keeps no state: gated all the same (the script grants only after
+ * EVICTED), and the eviction carried out, and its event polled, in the
+ * context the program waited in before. */
+static void test_request_in_wait_in_untracked_context(void **state)
+{
+    (void)state;
+    policy = "proactive";
+    static char log[256];
+    snprintf(log, sizeof(log), "%s", gh_path("log0")); /* gh_path's buffers rotate */
+    prog_log = log;
+    setenv("FAKE_CUDA_MAX_CTX", "80", 1);
+    run_case_long_wait("13", scripted_wait_no_context);
+    unsetenv("FAKE_CUDA_MAX_CTX");
+    policy = "demand";
+    prog_log = NULL;
+    /* the shim kept no state for it: said once */
+    FILE *f = fopen(log, "r");
+    assert_non_null(f);
+    char line[1024];
+    int said = 0;
+    while (fgets(line, sizeof(line), f))
+        said += strstr(line, "live CUDA contexts: no migration stream") != NULL;
+    fclose(f);
+    assert_int_equal(said, 1);
+}
+
+static void test_kept_at_grant_without_context(void **state)
+{
+    (void)state;
+    run_case_long_wait("12", scripted_grant_without_context);
+    gh_out_t *o = calloc(1, sizeof(*o));
+    assert_non_null(o);
+    gh_read_out(0, o);
+    assert_int_equal(o->evict_deferred, 1); /* put off in the wait (the capture) */
+    assert_int_equal(o->evict_early, 1);    /* carried out once, without the turn */
+    free(o);
+}
+
 int main(void)
 {
     gh_init();
@@ -509,6 +610,8 @@ int main(void)
         GH_TEST(test_ctx_gone_evicted_at_once),
         GH_TEST(test_mark_of_other_context_polled_in_wait),
         GH_TEST(test_request_in_wait_without_context),
+        GH_TEST(test_kept_at_grant_without_context),
+        GH_TEST(test_request_in_wait_in_untracked_context),
     };
     /* clang-format on */
     return gh_finish(cmocka_run_group_tests(tests, NULL, NULL));

@@ -20,6 +20,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -28,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -84,8 +86,10 @@ static void test_init_fresh_each_time(void **state)
 
 /* What the child's first test does once its program paused: fails, or
  * hangs until the parent signals it; CHILD_RUN: runs the program through
- * gh_run_progs (tproc_run_all) instead, and is signalled while it waits. */
-enum { CHILD_FAIL, CHILD_HANG, CHILD_RUN };
+ * gh_run_progs (tproc_run_all) instead, and is signalled while it waits;
+ * CHILD_DAEMON: the same, under gmux run's own gmuxd (started in the
+ * background, never exiting idle). */
+enum { CHILD_FAIL, CHILD_HANG, CHILD_RUN, CHILD_DAEMON };
 
 static char go[256];
 /* 20 kernels, a pause at half of them until `go` exists (it never does) */
@@ -112,10 +116,12 @@ static void child_starts_prog(void **state)
     (void)state;
     snprintf(go, sizeof(go), "%s", gh_path("go"));
     snprintf(started_dir, sizeof(started_dir), "%s", gh_dir);
-    if (child_then == CHILD_RUN) {
+    if (child_then == CHILD_RUN || child_then == CHILD_DAEMON) {
         static gh_out_t out;
         dprintf(report_fd, "0 %s\n", gh_dir); /* its pid: the parent looks it up */
-        gh_run_progs(1, &spec, 0, &out);
+        if (child_then == CHILD_DAEMON)
+            setenv("GMUX_DAEMON_IDLE_EXIT_S", "0", 1); /* only the harness may end it */
+        gh_run_progs(1, &spec, child_then == CHILD_DAEMON, &out);
         fail_msg("the program ended");
     }
     pid_t fake;
@@ -168,11 +174,13 @@ static void read_report(FILE *f, int *num, char *dir)
     assert_int_equal(sscanf(line, "%d %127s", num, dir), 2);
 }
 
-/* Whether pid is a running gate_prog (not a zombie, not a recycled pid). */
-static int prog_alive(pid_t pid)
+/* Whether pid runs, not a zombie, with what /proc/pid/<file> says first
+ * (its command's name: comm, or argv[0]: cmdline) containing name: not a
+ * pid recycled since. */
+static int proc_running(pid_t pid, const char *file, const char *name)
 {
     char path[64], cmd[4096] = {0}, stat[512] = {0};
-    snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+    snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, file);
     FILE *f = fopen(path, "r");
     if (!f)
         return 0;
@@ -186,9 +194,15 @@ static int prog_alive(pid_t pid)
         stat[0] = '\0';
     fclose(f);
     const char *st = strrchr(stat, ')');
-    if (got == 0 || !strstr(cmd, "gate_prog") || !st || st[2] == 'Z')
+    if (got == 0 || !strstr(cmd, name) || !st || st[2] == 'Z')
         return 0;
     return 1;
+}
+
+/* Whether pid is a running gate_prog. */
+static int prog_alive(pid_t pid)
+{
+    return proc_running(pid, "cmdline", "gate_prog");
 }
 
 /* The pid of the running gate_prog whose output goes to dir/out0, once it
@@ -220,6 +234,27 @@ static pid_t find_prog(const char *dir)
     }
     closedir(d);
     return found;
+}
+
+/* The pid of the gmuxd that holds the lock of dir's socket; 0 if none does. */
+static pid_t daemon_of(const char *dir)
+{
+    char path[192], text[32] = {0};
+    snprintf(path, sizeof(path), "%s/gmuxd.sock.lock", dir);
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0)
+        return 0;
+    pid_t pid = 0;
+    if (flock(fd, LOCK_SH | LOCK_NB) != 0 && read(fd, text, sizeof(text) - 1) > 0)
+        pid = (pid_t)atoi(text); /* held: the pid its holder wrote */
+    close(fd);
+    return pid;
+}
+
+/* Whether pid is a running gmuxd (gmux run's names itself so). */
+static int daemon_alive(pid_t pid)
+{
+    return proc_running(pid, "comm", "gmuxd");
 }
 
 /* Waits (two minutes at most) for the child; its status. Kills it after. */
@@ -276,19 +311,27 @@ static void signalled_case(int sig, int then)
     char dir[128];
     read_report(f, &prog, dir);
     fclose(f);
-    if (then == CHILD_RUN)
+    if (then == CHILD_RUN || then == CHILD_DAEMON)
         prog = find_prog(dir);
-    if (prog <= 0)
+    pid_t daemon = then == CHILD_DAEMON ? daemon_of(dir) : 0;
+    if (prog <= 0 || (then == CHILD_DAEMON && !daemon_alive(daemon)))
         kill(child, SIGKILL);
     assert_true(prog > 0);
+    if (then == CHILD_DAEMON)
+        assert_true(daemon_alive(daemon));
     kill(child, sig);
     int st = reap_child(child);
-    int alive = 0;
+    int alive = 0, daemon_left = 0;
     for (int i = 0; i < 500 && (alive = prog_alive(prog)); i++) /* SIGKILL: the kernel's */
         gh_sleep_ms(10);
     kill_stray(prog, alive);
+    for (int i = 0; i < 3000 && daemon && (daemon_left = daemon_alive(daemon)); i++)
+        gh_sleep_ms(10);
+    if (daemon_left)
+        kill(daemon, SIGKILL);
     assert_true(WIFSIGNALED(st) && WTERMSIG(st) == sig);
     assert_int_equal(alive, 0);
+    assert_int_equal(daemon_left, 0);
 }
 
 static void test_terminated_test_ends_its_programs(void **state)
@@ -313,6 +356,18 @@ static void test_signalled_run_ends_its_programs(void **state)
     signalled_case(SIGKILL, CHILD_RUN);
 }
 
+/* The same for the gmuxd that `gmux run` starts (in the background, a
+ * session of its own: no process group of the harness's holds it, and no
+ * parent-death signal reaches it), idle exit off: until 2026-12-02 it ran on
+ * once the test process was gone (until its idle exit, 60 s by default
+ * after its last connection closed). */
+static void test_signalled_test_ends_its_daemon(void **state)
+{
+    (void)state;
+    signalled_case(SIGTERM, CHILD_DAEMON);
+    signalled_case(SIGKILL, CHILD_DAEMON);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -322,6 +377,7 @@ int main(void)
         cmocka_unit_test(test_terminated_test_ends_its_programs),
         cmocka_unit_test(test_killed_test_ends_its_programs),
         cmocka_unit_test(test_signalled_run_ends_its_programs),
+        cmocka_unit_test(test_signalled_test_ends_its_daemon),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -6,6 +6,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -44,7 +45,7 @@ CUresult fk_cuDeviceGet(CUdevice *dev, int ordinal)
  * does), until it pushes or creates one; launches then fail.
  */
 #define FAKE_CTX_DEPTH 8
-#define FAKE_MAX_CTX   16
+#define FAKE_MAX_CTX   128 /* slots; FAKE_CUDA_MAX_CTX of them may be live (16 unless set) */
 
 static __thread CUcontext fake_ctx_stack[FAKE_CTX_DEPTH];
 static __thread bool fake_ctx_pushed[FAKE_CTX_DEPTH]; /* the entry came from cuCtxPushCurrent */
@@ -58,6 +59,21 @@ static int fake_primary_refs;
  * Under fake_ctx_lock, like the count of contexts that went meanwhile. */
 static int fake_ctx_use[1 + FAKE_MAX_CTX];
 static unsigned fake_ctx_misused;
+
+/* How many contexts may live at once (cuCtxCreate answers out of memory
+ * beyond): FAKE_CUDA_MAX_CTX in the environment, 1 to FAKE_MAX_CTX, else
+ * 16, read at the first create. Tests that need more live contexts than the
+ * shim tracks set it. Under fake_ctx_lock. */
+static size_t fake_ctx_limit(void)
+{
+    static size_t limit;
+    if (!limit) {
+        const char *v = getenv("FAKE_CUDA_MAX_CTX");
+        long n = v ? strtol(v, NULL, 10) : 0;
+        limit = n >= 1 && n <= FAKE_MAX_CTX ? (size_t)n : 16;
+    }
+    return limit;
+}
 
 /* The index of ctx in fake_ctx_use, or -1 for a handle the double never hands out. */
 static int fake_ctx_index(CUcontext ctx)
@@ -291,7 +307,7 @@ CUresult fk_cuCtxCreate_v2(CUcontext *ctx, unsigned flags, CUdevice dev)
         return CUDA_ERROR_INVALID_VALUE;
     CUresult r = CUDA_ERROR_OUT_OF_MEMORY;
     pthread_mutex_lock(&fake_ctx_lock);
-    for (size_t i = 0; i < FAKE_MAX_CTX; i++)
+    for (size_t i = 0, limit = fake_ctx_limit(); i < limit; i++)
         if (!fake_ctx_live[i]) {
             /* the handle of slot i: a destroyed context's comes back, as the
              * driver's addresses do */
