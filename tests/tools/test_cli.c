@@ -272,6 +272,21 @@ static void test_unrelated_malformed_setting_ignored(void **state)
     assert_non_null(strstr(err, "GMUX_DAEMON_QUANTUM_MS='soon': expected an integer"));
 }
 
+/* A setting of a fixed list of words with another word is a usage error
+ * naming it and the words, before anything runs: GMUX_POLICY=eager ran the
+ * program (the shim fell back to off) and exited 0. */
+static void test_setting_word_checked(void **state)
+{
+    (void)state;
+    char policy[] = "GMUX_POLICY=eager";
+    char *const extra[] = {policy, NULL};
+    char *argv[] = {GMUX_CLI_PATH, "run", "--no-daemon", "--", "sh", "-c", "echo ran", NULL};
+    assert_int_equal(tproc_capture(argv, extra, 60.0, out, sizeof(out), err, sizeof(err)), 2);
+    assert_non_null(strstr(err, "GMUX_POLICY='eager': expected off, demand or proactive"));
+    assert_int_equal(count_lines(err), 1);
+    assert_string_equal(out, "");
+}
+
 static void test_demo_help(void **state)
 {
     (void)state;
@@ -450,6 +465,7 @@ int main(void)
         cmocka_unit_test(test_malformed_setting_is_clear_error),
         cmocka_unit_test(test_misspelt_setting_warned),
         cmocka_unit_test(test_unrelated_malformed_setting_ignored),
+        cmocka_unit_test(test_setting_word_checked),
         cmocka_unit_test(test_demo_help),
         cmocka_unit_test(test_demo_plot_dir_checked),
         cmocka_unit_test(test_bench_net_reps),
