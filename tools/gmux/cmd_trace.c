@@ -74,6 +74,7 @@ static int write_source(sim_source_t *src, const char *path, sim_trace_format_t 
     cli_out_t o;
     if (cli_out_begin(&o, CMD, path) != 0)
         return 1;
+    cli_out_guard(&o);
     sim_trace_writer_t *w;
     if (sim_trace_writer_open(o.dst, format, &w, err, sizeof(err)) != GMUX_OK) {
         cli_out_finish(&o, false);
