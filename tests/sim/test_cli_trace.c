@@ -283,6 +283,18 @@ static void test_interrupted_generate_leaves_no_part(void **state)
     rmdir(dir);
 }
 
+/* An output that cannot be created is named as the user wrote it: the
+ * message named the part file FILE.part~, a name the user never gave. */
+static void test_unwritable_output_named(void **state)
+{
+    (void)state;
+    const char *o = "/nonexistent/gmux-dir/t.bin";
+    assert_int_equal(gmux("generate", "--workload", "llm-decode", "--set", "tokens=1", "-o", o, 0),
+                     1);
+    assert_non_null(strstr(err, "gmux trace: /nonexistent/gmux-dir/t.bin: No such file"));
+    assert_null(strstr(err, "part~"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -293,6 +305,7 @@ int main(void)
         cmocka_unit_test(test_record_bad_setting_first),
         cmocka_unit_test(test_show_total_peak_saturates),
         cmocka_unit_test(test_interrupted_generate_leaves_no_part),
+        cmocka_unit_test(test_unwritable_output_named),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
