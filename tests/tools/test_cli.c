@@ -449,6 +449,30 @@ static void test_bench_net_plot(void **state)
     assert_non_null(strstr(err, "--plot wants a file prefix"));
 }
 
+/* A plot script that cannot be written whole (a full disk; here a link to
+ * /dev/full) fails the bench, naming it and why: the bench exited 0 and
+ * said "plot: PREFIX.png" over an empty script. */
+static void test_bench_net_plot_script_unwritable(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/gmux-bench-full-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char prefix[256], gp[300], dat[300];
+    snprintf(prefix, sizeof(prefix), "%s/b", dir);
+    snprintf(gp, sizeof(gp), "%s.gp", prefix);
+    snprintf(dat, sizeof(dat), "%s.shm.dat", prefix);
+    assert_int_equal(symlink("/dev/full", gp), 0);
+    char *argv[] = {GMUX_CLI_PATH, "bench", "net",    "--provider", "shm",  "--quick",
+                    "--reps",      "1",     "--json", "--plot",     prefix, NULL};
+    assert_int_equal(tproc_capture(argv, NULL, 120.0, out, sizeof(out), err, sizeof(err)), 1);
+    assert_non_null(strstr(err, gp));
+    assert_non_null(strstr(err, "No space left on device"));
+    assert_null(strstr(err, "plot: "));
+    unlink(gp);
+    unlink(dat);
+    rmdir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -471,6 +495,7 @@ int main(void)
         cmocka_unit_test(test_bench_net_reps),
         cmocka_unit_test(test_bench_net_json),
         cmocka_unit_test(test_bench_net_plot),
+        cmocka_unit_test(test_bench_net_plot_script_unwritable),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

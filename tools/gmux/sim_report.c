@@ -439,20 +439,6 @@ int sim_report_run(const sim_job_t *job, bool json, FILE *out)
     return rc;
 }
 
-/* Closes f, written to path: 0, or 1 after saying why it is not whole (a
- * full disk shows only when the buffer is flushed). */
-static int close_written(FILE *f, const char *path)
-{
-    errno = 0;
-    int e = fflush(f) != 0 || ferror(f) ? (errno ? errno : EIO) : 0;
-    if (fclose(f) != 0 && !e)
-        e = errno;
-    if (!e)
-        return 0;
-    fprintf(stderr, "gmux sim: cannot write %s: %s\n", path, strerror(e));
-    return 1;
-}
-
 /* PREFIX.gp, then PREFIX.png drawn from it; 0, or 1 when the script
  * cannot be written (gnuplot missing or failing is said, not an error). */
 static int write_plot(const sim_job_t *job, const char *prefix, FILE *out)
@@ -488,15 +474,9 @@ static int write_plot(const sim_job_t *job, const char *prefix, FILE *out)
         plot_put_str(f, sim_policy_name((sim_policy_t)p));
     }
     fputc('\n', f);
-    if (close_written(f, gp) != 0)
+    if (plot_file_close(f, "sim", gp) != 0)
         return 1;
-    int rc = plot_gnuplot(gp);
-    if (rc == 0)
-        fprintf(out, "plot: %s (data %s, script %s)\n", png, dat, gp);
-    else if (rc < 0)
-        fprintf(out, "plot: gnuplot not available; data %s, script %s\n", dat, gp);
-    else
-        fprintf(out, "plot: gnuplot failed (exit %d); data %s, script %s\n", rc, dat, gp);
+    plot_draw(gp, png, dat, out);
     return 0;
 }
 
@@ -579,7 +559,7 @@ int sim_report_sweep(const sim_job_t *job, bool json, const char *prefix, FILE *
         ran |= cfg_any_ran(job, &cr);
         cfg_clear(&cr);
     }
-    bool whole = close_written(df, prefix ? dat : "/dev/null") == 0;
+    bool whole = plot_file_close(df, "sim", prefix ? dat : "/dev/null") == 0;
     free(crs);
     if (json && out)
         fprintf(out, "]}\n");
