@@ -110,10 +110,9 @@ int bench_net(int argc, char **argv)
                    "PREFIX.PROVIDER.dat, the script in PREFIX.gp.\n\n"
                    "Exit status: 0; a rank's failure as gmux launch reports it (the worst\n"
                    "over the providers); 1 when gmux-net-rank is not found or a --plot data\n"
-                   "file or the plot script cannot be written (no plot is drawn); 128+N\n"
-                   "after SIGINT, SIGTERM or SIGHUP N, which\n"
-                   "stops the ranks and says the figures printed so far are partial; 2 for\n"
-                   "a usage error.\n",
+                   "file or the plot script cannot be written (no plot is drawn); 128+N after\n"
+                   "SIGINT, SIGTERM or SIGHUP N, which stops the ranks and says the figures\n"
+                   "printed so far are partial; 2 for a usage error.\n",
                    BENCH_NET_REPS, BENCH_NET_REPS_MAX);
             return 0;
         }
