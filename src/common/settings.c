@@ -219,7 +219,53 @@ static gmux_status_t parse_global(size_t id, const char *text, com_setting_value
     return st;
 }
 
-gmux_status_t com_settings_check(unsigned scopes, com_getenv_fn getenv_fn, char *err, size_t errlen)
+/* The settings that take one of a fixed list of words, as the part that
+ * reads each accepts them (an init loads any text: that part falls back to
+ * a default of its own, with a warning). A command's check refuses another
+ * word before it starts the part: what the help promises for a malformed
+ * setting. GMUX_LOG_CLOCK is parse_global's. */
+static const struct {
+    com_setting_id_t id;
+    const char *words[8]; /* NULL-terminated */
+} word_settings[] = {
+    {COM_SETTING_POLICY, {"off", "demand", "proactive"}},
+    {COM_SETTING_SHIM_TRACE_FORMAT, {"text", "binary"}},
+    {COM_SETTING_DAEMON_PLACEMENT, {"none", "swap", "opt", "chunk"}},
+    {COM_SETTING_TASK_CLASS, {"batch", "latency"}},
+    {COM_SETTING_NET_HMEM, {"auto", "rma", "off"}},
+    {COM_SETTING_NET_PROVIDER,
+     {"auto", "shm", "tcp", "tcp;ofi_rxm", "verbs;ofi_rxm", "efa", "cxi"}},
+    {COM_SETTING_NET_DEV_CLAIM, {"cas", "faa"}},
+};
+
+/* Whether text is one of the words of setting id (any text for the others);
+ * if not, err says which were expected. */
+static bool word_ok(size_t id, const char *text, char *err, size_t errlen)
+{
+    for (size_t w = 0; w < sizeof(word_settings) / sizeof(word_settings[0]); w++) {
+        if ((size_t)word_settings[w].id != id)
+            continue;
+        const char *const *words = word_settings[w].words;
+        size_t n = 0;
+        for (; words[n]; n++)
+            if (strcmp(text, words[n]) == 0)
+                return true;
+        int at = snprintf(err, errlen, "%s='%s': expected", com_settings_table[id].name, text);
+        for (size_t k = 0; k < n && at >= 0 && (size_t)at < errlen; k++)
+            at += snprintf(err + at, errlen - (size_t)at, "%s%s",
+                           k == 0      ? " "
+                           : k + 1 < n ? ", "
+                                       : " or ",
+                           words[k]);
+        return false;
+    }
+    return true;
+}
+
+/* The malformed variables of the settings read in scopes into err; with
+ * words, also a word not in a setting's list (word_settings). */
+static gmux_status_t check_scopes(unsigned scopes, com_getenv_fn getenv_fn, bool words, char *err,
+                                  size_t errlen)
 {
     gmux_status_t st = GMUX_OK;
     if (err && errlen)
@@ -230,12 +276,18 @@ gmux_status_t com_settings_check(unsigned scopes, com_getenv_fn getenv_fn, char 
         com_setting_value_t v;
         char msg[256];
         if (!text || !(d->scopes & (scopes | COM_SCOPE_ANY)) ||
-            parse_global(i, text, &v, msg, sizeof(msg)) == GMUX_OK)
+            (parse_global(i, text, &v, msg, sizeof(msg)) == GMUX_OK &&
+             (!words || word_ok(i, text, msg, sizeof(msg)))))
             continue;
         append(err, errlen, msg);
         st = GMUX_ERR_PARSE;
     }
     return st;
+}
+
+gmux_status_t com_settings_check(unsigned scopes, com_getenv_fn getenv_fn, char *err, size_t errlen)
+{
+    return check_scopes(scopes, getenv_fn, true, err, errlen);
 }
 
 static uint64_t word_of(com_setting_type_t type, com_setting_value_t v)
@@ -374,7 +426,7 @@ static bool log_told(const char *spec)
 
 gmux_status_t com_settings_init_scoped(unsigned scopes, char *err, size_t errlen)
 {
-    gmux_status_t st = com_settings_check(scopes, process_getenv, err, errlen);
+    gmux_status_t st = check_scopes(scopes, process_getenv, false, err, errlen);
     /* said in err now, so never again at a read: marked before the first
      * load, which would otherwise keep them for a read to say */
     for (size_t i = 0; i < COM_SETTING_COUNT; i++) {

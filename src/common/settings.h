@@ -123,7 +123,9 @@ gmux_status_t com_settings_init_scoped(unsigned scopes, char *err, size_t errlen
 
 /* Checks, without loading anything, the variables of the runtime's settings
  * read in `scopes` as getenv_fn gives them: GMUX_ERR_PARSE with each
- * malformed one in err, else GMUX_OK. */
+ * malformed one in err, else GMUX_OK. Malformed here includes a word out
+ * of the list of a setting that takes one (GMUX_POLICY=eager), which an
+ * init loads as it is for the part reading it to fall back from. */
 gmux_status_t com_settings_check(unsigned scopes, com_getenv_fn getenv_fn, char *err,
                                  size_t errlen);
 

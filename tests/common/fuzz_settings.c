@@ -5,9 +5,11 @@
  * (a NUL ends it). Each line whose NAME is a setting gives that setting's
  * text; every name also goes to the misspelling check. No input may crash
  * the checks, and they must agree with one another:
- *   - com_settings_check over all scopes fails exactly when loading the
- *     table from the same block reports a malformed variable, and then its
- *     message names a variable that was given;
+ *   - com_settings_check over all scopes fails when loading the table from
+ *     the same block reports a malformed variable (with the same message
+ *     when no other check fails), and also for a word out of the list of a
+ *     setting that takes one (GMUX_POLICY=eager), which the table loads as
+ *     text; when it fails, its message names a variable that was given;
  *   - a setting that parses keeps its value when parsed again;
  *   - GMUX_LOG's text is accepted by com_log_check exactly when
  *     com_log_configure takes it.
@@ -82,10 +84,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                                                    block_getenv, err2, sizeof(err2));
     if (loaded == GMUX_ERR_INVALID) /* a default of the table does not parse */
         abort();
-    if ((checked == GMUX_OK) != (loaded == GMUX_OK) || (checked != GMUX_OK && !err[0]))
+    if ((loaded != GMUX_OK && checked == GMUX_OK) || (checked != GMUX_OK && !err[0]))
         abort();
-    if (checked != GMUX_OK && strcmp(err, err2) != 0)
-        abort();
+    if (loaded != GMUX_OK && !strstr(err, err2) && !strchr(err, ';'))
+        abort(); /* one message: the load's own */
     if (checked != GMUX_OK) {
         bool named = false;
         for (size_t i = 0; i < COM_SETTING_COUNT && !named; i++)

@@ -459,6 +459,44 @@ static void test_warn_misspelt_environment(void **state)
     assert_int_equal(com_settings_warn_misspelt(NULL, stderr, "gmux"), 0);
 }
 
+/* A setting that takes one of a list of words is checked against it
+ * (com_settings_check, what a command runs before it starts anything):
+ * GMUX_POLICY=eager passed as text, and the shim then ran as off while
+ * gmux run exited with the program's status. The part reading it is left
+ * to its own fallback: an init loads the word as it is. */
+static void test_check_words(void **state)
+{
+    (void)state;
+    char err[512];
+    static const char *const good[][2] = {
+        {"GMUX_POLICY", "demand"},          {"GMUX_TASK_CLASS", "latency"},
+        {"GMUX_SHIM_TRACE_FORMAT", "text"}, {"GMUX_DAEMON_PLACEMENT", "chunk"},
+        {"GMUX_NET_HMEM", "rma"},           {"GMUX_NET_PROVIDER", "tcp;ofi_rxm"},
+        {"GMUX_NET_DEV_CLAIM", "faa"},
+    };
+    for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+        set_fake(0, good[i][0], good[i][1]);
+        assert_int_equal(com_settings_check(COM_SCOPE_ALL, fake_getenv, err, sizeof(err)), GMUX_OK);
+    }
+    set_fake(0, "GMUX_POLICY", "eager");
+    set_fake(1, "GMUX_NET_PROVIDER", "ib");
+    assert_int_equal(com_settings_check(COM_SCOPE_SHIM, fake_getenv, err, sizeof(err)),
+                     GMUX_ERR_PARSE);
+    assert_string_equal(err, "GMUX_POLICY='eager': expected off, demand or proactive");
+    assert_int_equal(com_settings_check(COM_SCOPE_NET, fake_getenv, err, sizeof(err)),
+                     GMUX_ERR_PARSE);
+    assert_string_equal(err, "GMUX_NET_PROVIDER='ib': expected auto, shm, tcp, tcp;ofi_rxm, "
+                             "verbs;ofi_rxm, efa or cxi");
+    set_fake(0, NULL, NULL);
+    set_fake(1, NULL, NULL);
+    unset_all();
+    setenv("GMUX_POLICY", "eager", 1);
+    assert_int_equal(com_settings_init(err, sizeof(err)), GMUX_OK);
+    assert_string_equal(COM_SETTING_STRING(POLICY), "eager");
+    unsetenv("GMUX_POLICY");
+    assert_int_equal(com_settings_init(err, sizeof(err)), GMUX_OK);
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 3 && strcmp(argv[1], "--child") == 0 && strcmp(argv[2], "told_once") == 0) {
@@ -479,6 +517,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_suggest_misspelt),
         cmocka_unit_test(test_warn_misspelt_environment),
         cmocka_unit_test(test_log_clock),
+        cmocka_unit_test(test_check_words),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

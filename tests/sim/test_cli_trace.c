@@ -7,7 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -238,6 +241,60 @@ static void test_show_total_peak_saturates(void **state)
     unlink(path);
 }
 
+/* gmux trace generate interrupted while it writes: the part file goes with
+ * it and FILE stays as it was (a 170 MB FILE.part~ was left behind). The
+ * part file is made a FIFO here, so that the writer is caught mid-write
+ * whatever the machine's speed: it blocks once the pipe is full (text: the
+ * binary writer seeks, which fails on a FIFO). */
+static void test_interrupted_generate_leaves_no_part(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/gmux-cli-intr-XXXXXX", path[64], part[80];
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof(path), "%s/t.bin", dir);
+    snprintf(part, sizeof(part), "%s.part~", path);
+    put_file(path, "keep\n");
+    assert_int_equal(mkfifo(part, 0600), 0);
+    int fd = open(part, O_RDONLY | O_NONBLOCK); /* lets gmux's open for writing through */
+    assert_true(fd >= 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        int null = open("/dev/null", O_WRONLY);
+        dup2(null, STDOUT_FILENO);
+        dup2(null, STDERR_FILENO);
+        execl(GMUX_CLI_PATH, GMUX_CLI_PATH, "trace", "generate", "--workload", "sci-sparse",
+              "--format", "text", "-o", path, (char *)NULL);
+        _exit(127);
+    }
+    struct pollfd p = {.fd = fd, .events = POLLIN};
+    int ready = poll(&p, 1, 60000); /* the trace's first bytes */
+    kill(pid, SIGTERM);
+    int st;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    close(fd);
+    assert_int_equal(ready, 1);
+    assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM);
+    struct stat sb;
+    assert_int_not_equal(lstat(part, &sb), 0);
+    assert_file(path, "keep\n");
+    unlink(part);
+    unlink(path);
+    rmdir(dir);
+}
+
+/* An output that cannot be created is named as the user wrote it: the
+ * message named the part file FILE.part~, a name the user never gave. */
+static void test_unwritable_output_named(void **state)
+{
+    (void)state;
+    const char *o = "/nonexistent/gmux-dir/t.bin";
+    assert_int_equal(gmux("generate", "--workload", "llm-decode", "--set", "tokens=1", "-o", o, 0),
+                     1);
+    assert_non_null(strstr(err, "gmux trace: /nonexistent/gmux-dir/t.bin: No such file"));
+    assert_null(strstr(err, "part~"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -247,6 +304,8 @@ int main(void)
         cmocka_unit_test(test_record_unwritable_output_first),
         cmocka_unit_test(test_record_bad_setting_first),
         cmocka_unit_test(test_show_total_peak_saturates),
+        cmocka_unit_test(test_interrupted_generate_leaves_no_part),
+        cmocka_unit_test(test_unwritable_output_named),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -170,6 +170,26 @@ static void test_sweep_rows_say_size_simulated(void **state)
     assert_int_equal(tdir_remove(dir), 0);
 }
 
+/* A data file that cannot be written whole (a full disk; here a link to
+ * /dev/full) fails the sweep, naming the file and why, and no plot is
+ * drawn or said: it exited 0 and printed "plot: PREFIX.png" after an empty
+ * PREFIX.dat and PREFIX.gp (and gnuplot read /dev/full for ever). */
+static void test_sweep_data_write_failure(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/gmux-sim-full-XXXXXX", path[128], prefix[128], dat[160];
+    write_trace(dir, path, sizeof(path), "1000", true);
+    snprintf(prefix, sizeof(prefix), "%s/sw", dir);
+    snprintf(dat, sizeof(dat), "%s.dat", prefix);
+    assert_int_equal(symlink("/dev/full", dat), 0);
+    const char *a[] = {"--trace", path, "--sweep", "--quiet", "--plot", prefix, NULL};
+    assert_int_equal(run(a), 1);
+    assert_non_null(strstr(err, dat));
+    assert_non_null(strstr(err, "No space left on device"));
+    assert_null(strstr(out, "plot:"));
+    assert_int_equal(tdir_remove(dir), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -177,6 +197,7 @@ int main(void)
         cmocka_unit_test(test_sweep_without_compute),
         cmocka_unit_test(test_oversub_below_one_chunk),
         cmocka_unit_test(test_quantum_lower_bound),
+        cmocka_unit_test(test_sweep_data_write_failure),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -272,6 +272,21 @@ static void test_unrelated_malformed_setting_ignored(void **state)
     assert_non_null(strstr(err, "GMUX_DAEMON_QUANTUM_MS='soon': expected an integer"));
 }
 
+/* A setting of a fixed list of words with another word is a usage error
+ * naming it and the words, before anything runs: GMUX_POLICY=eager ran the
+ * program (the shim fell back to off) and exited 0. */
+static void test_setting_word_checked(void **state)
+{
+    (void)state;
+    char policy[] = "GMUX_POLICY=eager";
+    char *const extra[] = {policy, NULL};
+    char *argv[] = {GMUX_CLI_PATH, "run", "--no-daemon", "--", "sh", "-c", "echo ran", NULL};
+    assert_int_equal(tproc_capture(argv, extra, 60.0, out, sizeof(out), err, sizeof(err)), 2);
+    assert_non_null(strstr(err, "GMUX_POLICY='eager': expected off, demand or proactive"));
+    assert_int_equal(count_lines(err), 1);
+    assert_string_equal(out, "");
+}
+
 static void test_demo_help(void **state)
 {
     (void)state;
@@ -434,6 +449,30 @@ static void test_bench_net_plot(void **state)
     assert_non_null(strstr(err, "--plot wants a file prefix"));
 }
 
+/* A plot script that cannot be written whole (a full disk; here a link to
+ * /dev/full) fails the bench, naming it and why: the bench exited 0 and
+ * said "plot: PREFIX.png" over an empty script. */
+static void test_bench_net_plot_script_unwritable(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/gmux-bench-full-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char prefix[256], gp[300], dat[300];
+    snprintf(prefix, sizeof(prefix), "%s/b", dir);
+    snprintf(gp, sizeof(gp), "%s.gp", prefix);
+    snprintf(dat, sizeof(dat), "%s.shm.dat", prefix);
+    assert_int_equal(symlink("/dev/full", gp), 0);
+    char *argv[] = {GMUX_CLI_PATH, "bench", "net",    "--provider", "shm",  "--quick",
+                    "--reps",      "1",     "--json", "--plot",     prefix, NULL};
+    assert_int_equal(tproc_capture(argv, NULL, 120.0, out, sizeof(out), err, sizeof(err)), 1);
+    assert_non_null(strstr(err, gp));
+    assert_non_null(strstr(err, "No space left on device"));
+    assert_null(strstr(err, "plot: "));
+    unlink(gp);
+    unlink(dat);
+    rmdir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -450,11 +489,13 @@ int main(void)
         cmocka_unit_test(test_malformed_setting_is_clear_error),
         cmocka_unit_test(test_misspelt_setting_warned),
         cmocka_unit_test(test_unrelated_malformed_setting_ignored),
+        cmocka_unit_test(test_setting_word_checked),
         cmocka_unit_test(test_demo_help),
         cmocka_unit_test(test_demo_plot_dir_checked),
         cmocka_unit_test(test_bench_net_reps),
         cmocka_unit_test(test_bench_net_json),
         cmocka_unit_test(test_bench_net_plot),
+        cmocka_unit_test(test_bench_net_plot_script_unwritable),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -172,7 +172,7 @@ static void test_documented_statuses(void **state)
         {{"demo"}, "--plot-dir not a", {"demo", "--plot-dir", "/nonexistent/dir"}, 2},
         {{"bench"}, "an unknown one", {"bench", "no-such-bench"}, 2},
         {{"bench", "net"},
-         "a --plot data file cannot be written",
+         "a --plot data file or the plot script cannot be written",
          {"bench", "net", "--provider", "shm", "--plot", "/nonexistent/dir/x"},
          1},
     };

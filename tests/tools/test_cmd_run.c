@@ -214,6 +214,24 @@ static void test_daemon_waits_for_its_program(void **state)
     assert_true(gone);
 }
 
+/* --stats into a folder that is not there is refused before the command
+ * runs: the program ran to its end, the shim then failed to write the
+ * counters (a warning among the program's output) and gmux run exited 0. */
+static void test_stats_folder_checked(void **state)
+{
+    (void)state;
+    char *missing[] = {GMUX_CLI_PATH, "run", "--no-daemon", "--stats",  "/nonexistent/gmux/s.json",
+                       "--",          "sh",  "-c",          "echo ran", NULL};
+    assert_int_equal(run(missing), 1);
+    assert_non_null(strstr(err, "--stats '/nonexistent/gmux/s.json'"));
+    assert_non_null(strstr(err, "No such file or directory"));
+    assert_null(strstr(out, "ran"));
+    char *here[] = {GMUX_CLI_PATH, "run", "--no-daemon", "--stats",  "s-%p.json",
+                    "--",          "sh",  "-c",          "echo ran", NULL};
+    assert_int_equal(run(here), 0); /* a file name alone: the current folder */
+    assert_non_null(strstr(out, "ran"));
+}
+
 int main(void)
 {
     /* An ASan build's shim needs its runtime, which sh does not load first. */
@@ -227,6 +245,7 @@ int main(void)
         cmocka_unit_test(test_missing_command),
         cmocka_unit_test(test_bad_options),
         cmocka_unit_test(test_templates),
+        cmocka_unit_test(test_stats_folder_checked),
         cmocka_unit_test(test_settings_checked_are_the_shims),
         cmocka_unit_test(test_daemon_waits_for_its_program),
     };

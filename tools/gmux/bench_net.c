@@ -5,6 +5,7 @@
  * (gmux-net-rank bench-net, bench_net_rank.c, which measure and print) and
  * the plot. It links no libfabric (net_rank.h).
  */
+#include <errno.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -35,17 +36,14 @@ static int plot_data_path(const char *prefix, const char *prov, char *path, size
 /* PREFIX.gp and PREFIX.png: bandwidth against size, gmux solid and raw
  * dashed per provider; below it gmux/raw with the range of the per-pair
  * ratios. */
-static void plot_write(const char *prefix, const char *const *provs, int nprov, bool same,
-                       FILE *out)
+static int plot_write(const char *prefix, const char *const *provs, int nprov, bool same, FILE *out)
 {
     char gp[1024], png[1024], dat[1024];
     snprintf(gp, sizeof(gp), "%s.gp", prefix);
     snprintf(png, sizeof(png), "%s.png", prefix);
     FILE *f = fopen(gp, "w");
-    if (!f) {
-        fprintf(stderr, "gmux bench net: cannot write %s\n", gp);
-        return;
-    }
+    if (!f)
+        return cli_fail("bench net", "cannot write %s: %s", gp, strerror(errno));
     fprintf(f, "set terminal png size 960,840\nset output ");
     plot_put_str(f, png); /* quoted: the prefix is the user's */
     fprintf(f,
@@ -74,14 +72,11 @@ static void plot_write(const char *prefix, const char *const *provs, int nprov, 
         fprintf(f, " using 1:4:5:6 with yerrorlines lc %d title '%s'", p + 1, provs[p]);
     }
     fprintf(f, "\nunset multiplot\n");
-    fclose(f);
-    int rc = plot_gnuplot(gp);
-    if (rc == 0)
-        fprintf(out, "plot: %s (data %s.*.dat, script %s)\n", png, prefix, gp);
-    else if (rc < 0)
-        fprintf(out, "plot: gnuplot not available; data %s.*.dat, script %s\n", prefix, gp);
-    else
-        fprintf(out, "plot: gnuplot failed (exit %d); data %s.*.dat, script %s\n", rc, prefix, gp);
+    if (plot_file_close(f, "bench net", gp) != 0)
+        return 1;
+    snprintf(dat, sizeof(dat), "%s.*.dat", prefix);
+    plot_draw(gp, png, dat, out);
+    return 0;
 }
 
 int bench_net(int argc, char **argv)
@@ -115,9 +110,9 @@ int bench_net(int argc, char **argv)
                    "PREFIX.PROVIDER.dat, the script in PREFIX.gp.\n\n"
                    "Exit status: 0; a rank's failure as gmux launch reports it (the worst\n"
                    "over the providers); 1 when gmux-net-rank is not found or a --plot data\n"
-                   "file cannot be written; 128+N after SIGINT, SIGTERM or SIGHUP N, which\n"
-                   "stops the ranks and says the figures printed so far are partial; 2 for\n"
-                   "a usage error.\n",
+                   "file or the plot script cannot be written (no plot is drawn); 128+N after\n"
+                   "SIGINT, SIGTERM or SIGHUP N, which stops the ranks and says the figures\n"
+                   "printed so far are partial; 2 for a usage error.\n",
                    BENCH_NET_REPS, BENCH_NET_REPS_MAX);
             return 0;
         }
@@ -215,6 +210,6 @@ int bench_net(int argc, char **argv)
         return 128 + cli_interrupted();
     }
     if (plot && worst == 0)
-        plot_write(plot, provs, nprov, same != NULL, json ? stderr : stdout);
+        worst = plot_write(plot, provs, nprov, same != NULL, json ? stderr : stdout);
     return worst;
 }

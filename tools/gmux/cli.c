@@ -165,11 +165,19 @@ int cli_socket_path(const char *cmd, const char *given, char *out, size_t cap)
     return 0;
 }
 
+static const char *cli_getenv(const char *name)
+{
+    return getenv(name);
+}
+
 int cli_settings_check(const char *cmd, unsigned scopes, com_getenv_fn getenv_fn)
 {
     char err[1024];
     gmux_status_t st = getenv_fn ? com_settings_check(scopes, getenv_fn, err, sizeof(err))
                                  : com_settings_init_scoped(scopes, err, sizeof(err));
+    /* an init loads any word; the check also refuses one out of its list */
+    if (st == GMUX_OK && !getenv_fn)
+        st = com_settings_check(scopes, cli_getenv, err, sizeof(err));
     if (st == GMUX_OK)
         return 0;
     fprintf(stderr, "gmux %s: %s (see gmux --help-settings)\n", cmd, err);

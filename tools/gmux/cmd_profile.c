@@ -139,6 +139,7 @@ int cmd_profile(int argc, char **argv)
     rc = pdrive_run(CMD, src, p, false, true, NULL);
     if (rc == 0) {
         char err[512];
+        cli_out_guard(&o);
         if (eng_tpl_db_save(p, o.dst, err, sizeof(err)) != GMUX_OK) {
             cli_out_finish(&o, false);
             rc = o.exists ? cli_fail(CMD, "%s (%s left as it was)", err, out)

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -44,7 +45,8 @@ static void run_help(void)
            "  --no-managed   keep plain allocations as device memory (a program that shares\n"
            "                 device memory with other processes, CUDA IPC, needs it: managed\n"
            "                 memory cannot be shared); sets GMUX_SHIM_MANAGED=0\n"
-           "  --stats FILE   write the shim's counters (JSON) to FILE at exit\n"
+           "  --stats FILE   write the shim's counters (JSON) to FILE at exit (%%p in it:\n"
+           "                 the pid); its folder is checked before COMMAND starts\n"
            "  --templates FILE\n"
            "                 a template database (gmux profile -o FILE -- COMMAND): while the\n"
            "                 program's managed memory exceeds the device (or --budget), each\n"
@@ -66,7 +68,8 @@ static void run_help(void)
            "its first kernel launch.\n\n"
            "Exit status: COMMAND's; 127 when COMMAND is not found, 126 when it cannot be\n"
            "executed; 1 when gmux cannot run it (libgmux.so not found, the --templates\n"
-           "database not usable, gmuxd neither joined nor started); 2 for a usage error\n"
+           "database not usable, the --stats file's folder missing or not writable,\n"
+           "gmuxd neither joined nor started); 2 for a usage error\n"
            "or a malformed GMUX_* setting the program's shim or the daemon reads.\n");
 }
 
@@ -127,6 +130,35 @@ static int run_join_daemon(void)
 
 /* Loads the database as the shim will (so a bad one is reported before the
  * program runs, not in its output) and makes its path absolute in abs. */
+/* Whether the shim can write the --stats file at the program's exit: its
+ * folder is there and writable, and it is no folder itself; 0, or 1 after
+ * saying why. The shim writes it only at the end, and only warns. A
+ * folder with %p in it (the pid) is left to the shim. */
+static int run_check_stats(const char *path)
+{
+    char dir[PATH_MAX];
+    const char *slash = strrchr(path, '/');
+    size_t n = slash ? (size_t)(slash - path) : 0;
+    if (n >= sizeof(dir))
+        return cli_fail("run", "--stats '%s': path too long", path);
+    snprintf(dir, sizeof(dir), "%.*s", (int)n, path);
+    if (!slash)
+        snprintf(dir, sizeof(dir), ".");
+    else if (n == 0)
+        snprintf(dir, sizeof(dir), "/");
+    if (strchr(dir, '%'))
+        return 0;
+    struct stat sb;
+    int e = stat(dir, &sb) != 0                           ? errno
+            : !S_ISDIR(sb.st_mode)                        ? ENOTDIR
+            : access(dir, W_OK | X_OK) != 0               ? errno
+            : stat(path, &sb) == 0 && S_ISDIR(sb.st_mode) ? EISDIR
+                                                          : 0;
+    if (e)
+        return cli_fail("run", "--stats '%s': %s: %s", path, e == EISDIR ? path : dir, strerror(e));
+    return 0;
+}
+
 static int run_check_templates(const char *path, char abs[PATH_MAX])
 {
     eng_predictor_t *p;
@@ -205,7 +237,7 @@ int cmd_run(int argc, char **argv)
         return bad_sock;
 
     char tpl_abs[PATH_MAX];
-    if (tpl && run_check_templates(tpl, tpl_abs) != 0)
+    if ((tpl && run_check_templates(tpl, tpl_abs) != 0) || (stats && run_check_stats(stats) != 0))
         return 1;
     int bad = cli_check_command("run", argv[i]); /* before a daemon starts for it */
     if (bad)

@@ -60,10 +60,12 @@ static void print_help(void)
            "                  docs/bench/predict.md)\n"
            "  --templates F   learned prediction starting from database F (gmux profile);\n"
            "                  implies --predict learned\n\n"
-           "Exit status: 0; 1 when the trace or a --calibration file cannot be read, the\n"
-           "sweep's data file cannot be written, a chosen policy fails for another reason\n"
-           "than the device's size, none runs, or --lc/--prio names a task the workload\n"
-           "does not have; 2 for a usage error (a bad workload name or --set included).\n\n"
+           "Exit status: 0 (also when the --templates database cannot be read: said, and\n"
+           "learned online); 1 when the trace or a --calibration file cannot be read, the\n"
+           "sweep's data file or plot script cannot be written whole (no plot is drawn),\n"
+           "a chosen policy fails for another reason than the device's size, none runs,\n"
+           "or --lc/--prio names a task the workload does not have; 2 for a usage error\n"
+           "(a bad workload name or --set included).\n\n"
            "Device parameters (--param KEY=VALUE; sources in docs/sim.md):\n");
     sim_params_print_help(stdout);
     printf("\n");

@@ -67,6 +67,16 @@ static int parse_format(const char *text, sim_trace_format_t *f)
     return 0;
 }
 
+/* The writer's message about o's part file, with the path the user gave in
+ * its place (the part file is gone by then); 1. */
+static int write_failed(const cli_out_t *o, const char *err)
+{
+    size_t n = strlen(o->dst);
+    if (cli_out_replaces(o) && strncmp(err, o->dst, n) == 0)
+        return cli_fail(CMD, "%s%s%s", o->path, err + n, o->exists ? " (left as it was)" : "");
+    return cli_fail(CMD, "%s", err);
+}
+
 /* Copies src into path (see out_file.h); 0 or 1. */
 static int write_source(sim_source_t *src, const char *path, sim_trace_format_t format)
 {
@@ -74,10 +84,11 @@ static int write_source(sim_source_t *src, const char *path, sim_trace_format_t 
     cli_out_t o;
     if (cli_out_begin(&o, CMD, path) != 0)
         return 1;
+    cli_out_guard(&o);
     sim_trace_writer_t *w;
     if (sim_trace_writer_open(o.dst, format, &w, err, sizeof(err)) != GMUX_OK) {
         cli_out_finish(&o, false);
-        return cli_fail(CMD, "%s", err);
+        return write_failed(&o, err);
     }
     gmux_status_t st = sim_trace_copy(src, w, err, sizeof(err));
     char werr[512];
@@ -85,7 +96,7 @@ static int write_source(sim_source_t *src, const char *path, sim_trace_format_t 
     bool ok = st == GMUX_OK && wst == GMUX_OK;
     if (cli_out_finish(&o, ok) != 0)
         return 1;
-    return ok ? 0 : cli_fail(CMD, "%s", wst != GMUX_OK ? werr : err);
+    return ok ? 0 : write_failed(&o, wst != GMUX_OK ? werr : err);
 }
 
 static int cmd_generate(int argc, char **argv)

@@ -2,11 +2,13 @@
 #include "out_file.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -54,22 +56,64 @@ int cli_out_probe(const cli_out_t *o)
     return 0;
 }
 
+/* The part file cli_out_guard removes on an interrupt, and the signals'
+ * dispositions before it (installed[i]: the guard's handler is in place). */
+static char guard_part[PATH_MAX + 8];
+static const int guard_sigs[3] = {SIGINT, SIGTERM, SIGHUP};
+static struct sigaction guard_old[3];
+static bool guard_installed[3];
+
+static void guard_on_signal(int sig)
+{
+    unlink(guard_part);
+    for (int i = 0; i < 3; i++)
+        if (guard_sigs[i] == sig)
+            sigaction(sig, &guard_old[i], NULL);
+    raise(sig); /* blocked until the handler returns, then as before */
+}
+
+void cli_out_guard(const cli_out_t *o)
+{
+    if (!cli_out_replaces(o))
+        return;
+    snprintf(guard_part, sizeof(guard_part), "%s", o->part);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = guard_on_signal;
+    sigfillset(&sa.sa_mask);
+    for (int i = 0; i < 3; i++) {
+        sigaction(guard_sigs[i], NULL, &guard_old[i]);
+        guard_installed[i] = guard_old[i].sa_handler != SIG_IGN;
+        if (guard_installed[i])
+            sigaction(guard_sigs[i], &sa, NULL);
+    }
+}
+
+static void guard_lift(void)
+{
+    for (int i = 0; i < 3; i++)
+        if (guard_installed[i])
+            sigaction(guard_sigs[i], &guard_old[i], NULL);
+    memset(guard_installed, 0, sizeof(guard_installed));
+}
+
 int cli_out_finish(const cli_out_t *o, bool complete)
 {
     if (!cli_out_replaces(o))
         return 0; /* in place: whatever is there stays */
+    int rc = 0;
     if (!complete) {
         remove(o->dst);
-        return 0;
-    }
-    /* the part file was created 0666 & ~umask: give it the mode of the
-     * file it replaces */
-    if ((o->mode >= 0 && chmod(o->dst, (mode_t)o->mode) != 0) || rename(o->dst, o->real) != 0) {
+    } else if ((o->mode >= 0 && chmod(o->dst, (mode_t)o->mode) != 0) ||
+               rename(o->dst, o->real) != 0) {
+        /* the part file was created 0666 & ~umask: it gets the mode of the
+         * file it replaces */
         int e = errno;
         remove(o->dst);
-        return cli_fail(o->cmd, "%s: %s", o->path, strerror(e));
+        rc = cli_fail(o->cmd, "%s: %s", o->path, strerror(e));
     }
-    return 0;
+    guard_lift(); /* after the rename: an interrupt before it removes the part */
+    return rc;
 }
 
 bool cli_same_file(const char *a, const char *b)

@@ -39,8 +39,16 @@ int cli_out_probe(const cli_out_t *o);
 /* Whether o->dst is a part file that cli_out_finish renames over path. */
 bool cli_out_replaces(const cli_out_t *o);
 
+/* Until cli_out_finish, SIGINT, SIGTERM or SIGHUP removes the part file
+ * (when o->dst is one) and then acts as before (an ignored one stays
+ * ignored): gmux killed while it writes leaves no FILE.part~ behind. For a
+ * command that writes the part itself, with no children; one guard at a
+ * time. */
+void cli_out_guard(const cli_out_t *o);
+
 /* Puts a complete o->dst in place, or removes an incomplete one (never what
- * was there before); 0, or 1 after saying why the rename failed. */
+ * was there before), and lifts cli_out_guard; 0, or 1 after saying why the
+ * rename failed. */
 int cli_out_finish(const cli_out_t *o, bool complete);
 
 /* Whether paths a and b name the same existing file (same device and inode:

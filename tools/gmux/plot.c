@@ -1,9 +1,11 @@
 /* Plots: gnuplot as a child process, strings quoted for its scripts. */
 #include "plot.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <spawn.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/wait.h>
 
 extern char **environ;
@@ -24,6 +26,29 @@ int plot_gnuplot(const char *script)
     if (waitpid(pid, &status, 0) < 0)
         return -1;
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+int plot_file_close(FILE *f, const char *cmd, const char *path)
+{
+    errno = 0;
+    int e = fflush(f) != 0 || ferror(f) ? (errno ? errno : EIO) : 0;
+    if (fclose(f) != 0 && !e)
+        e = errno;
+    if (!e)
+        return 0;
+    fprintf(stderr, "gmux %s: cannot write %s: %s\n", cmd, path, strerror(e));
+    return 1;
+}
+
+void plot_draw(const char *gp, const char *png, const char *data, FILE *out)
+{
+    int rc = plot_gnuplot(gp);
+    if (rc == 0)
+        fprintf(out, "plot: %s (data %s, script %s)\n", png, data, gp);
+    else if (rc < 0)
+        fprintf(out, "plot: gnuplot not available; data %s, script %s\n", data, gp);
+    else
+        fprintf(out, "plot: gnuplot failed (exit %d); data %s, script %s\n", rc, data, gp);
 }
 
 static bool is_control(unsigned char c)

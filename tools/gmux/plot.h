@@ -13,6 +13,16 @@
  * never as an option); its exit status, or -1 when gnuplot cannot be run. */
 int plot_gnuplot(const char *script);
 
+/* Closes f, a script or data file written to path: 0, or 1 after saying
+ * "gmux CMD: cannot write PATH: why" (a full disk shows only at the flush,
+ * so a file cut short is never drawn from). */
+int plot_file_close(FILE *f, const char *cmd, const char *path);
+
+/* Runs gnuplot on script gp, which draws png from data (a path, or a
+ * pattern for several), and says on out what came of it: the plot, or
+ * gnuplot missing or failing (not an error: the data and script stay). */
+void plot_draw(const char *gp, const char *png, const char *data, FILE *out);
+
 /* Whether s can go into a script as plot_put_str writes it: no control
  * characters (a line break would end gnuplot's command). */
 bool plot_str_ok(const char *s);

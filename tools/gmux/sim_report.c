@@ -439,7 +439,9 @@ int sim_report_run(const sim_job_t *job, bool json, FILE *out)
     return rc;
 }
 
-static void write_plot(const sim_job_t *job, const char *prefix, FILE *out)
+/* PREFIX.gp, then PREFIX.png drawn from it; 0, or 1 when the script
+ * cannot be written (gnuplot missing or failing is said, not an error). */
+static int write_plot(const sim_job_t *job, const char *prefix, FILE *out)
 {
     char dat[1024], gp[1024], png[1024];
     snprintf(dat, sizeof(dat), "%s.dat", prefix);
@@ -447,8 +449,8 @@ static void write_plot(const sim_job_t *job, const char *prefix, FILE *out)
     snprintf(png, sizeof(png), "%s.png", prefix);
     FILE *f = fopen(gp, "w");
     if (!f) {
-        fprintf(stderr, "gmux sim: cannot write %s\n", gp);
-        return;
+        fprintf(stderr, "gmux sim: cannot write %s: %s\n", gp, strerror(errno));
+        return 1;
     }
     /* names and paths go in quoted as gnuplot reads them; noenhanced: a '_'
      * in a name is not a subscript */
@@ -472,14 +474,10 @@ static void write_plot(const sim_job_t *job, const char *prefix, FILE *out)
         plot_put_str(f, sim_policy_name((sim_policy_t)p));
     }
     fputc('\n', f);
-    fclose(f);
-    int rc = plot_gnuplot(gp);
-    if (rc == 0)
-        fprintf(out, "plot: %s (data %s, script %s)\n", png, dat, gp);
-    else if (rc < 0)
-        fprintf(out, "plot: gnuplot not available; data %s, script %s\n", dat, gp);
-    else
-        fprintf(out, "plot: gnuplot failed (exit %d); data %s, script %s\n", rc, dat, gp);
+    if (plot_file_close(f, "sim", gp) != 0)
+        return 1;
+    plot_draw(gp, png, dat, out);
+    return 0;
 }
 
 int sim_report_sweep(const sim_job_t *job, bool json, const char *prefix, FILE *out, FILE *msg)
@@ -497,7 +495,7 @@ int sim_report_sweep(const sim_job_t *job, bool json, const char *prefix, FILE *
         if (df)
             fclose(df);
         else
-            fprintf(stderr, "gmux sim: cannot write %s\n", dat);
+            fprintf(stderr, "gmux sim: cannot write %s: %s\n", dat, strerror(errno));
         if (df)
             fprintf(stderr, "gmux sim: out of memory\n");
         sim_profile_clear(&prof);
@@ -561,12 +559,14 @@ int sim_report_sweep(const sim_job_t *job, bool json, const char *prefix, FILE *
         ran |= cfg_any_ran(job, &cr);
         cfg_clear(&cr);
     }
-    fclose(df);
+    bool whole = plot_file_close(df, "sim", prefix ? dat : "/dev/null") == 0;
     free(crs);
     if (json && out)
         fprintf(out, "]}\n");
-    if (prefix)
-        write_plot(job, prefix, msg);
+    if (!whole)
+        rc = 1; /* no plot of a data file cut short */
+    else if (prefix && write_plot(job, prefix, msg) != 0)
+        rc = 1;
     sim_profile_clear(&prof);
     if (!ran) {
         fprintf(stderr, "gmux sim: no chosen policy ran at any oversubscription\n");
