@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -190,6 +191,35 @@ static void test_sweep_data_write_failure(void **state)
     assert_int_equal(tdir_remove(dir), 0);
 }
 
+/* A gnuplot that a signal ends is said so, not "not available" (which is
+ * for a gnuplot that cannot be started): a stand-in on PATH kills itself. */
+static void test_plot_killed_gnuplot_said(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/gmux-sim-gp-XXXXXX", path[128], prefix[128], gp[160], newpath[8192];
+    write_trace(dir, path, sizeof(path), "1000", true);
+    snprintf(prefix, sizeof(prefix), "%s/sw", dir);
+    snprintf(gp, sizeof(gp), "%s/gnuplot", dir);
+    FILE *f = fopen(gp, "w");
+    assert_non_null(f);
+    fprintf(f, "#!/bin/sh\nkill -KILL $$\n");
+    assert_int_equal(fclose(f), 0);
+    assert_int_equal(chmod(gp, 0755), 0);
+    const char *old = getenv("PATH");
+    char *saved = strdup(old ? old : "/usr/bin:/bin");
+    assert_non_null(saved);
+    snprintf(newpath, sizeof(newpath), "%s:%s", dir, saved);
+    assert_int_equal(setenv("PATH", newpath, 1), 0);
+    const char *a[] = {"--trace", path, "--sweep", "--quiet", "--plot", prefix, NULL};
+    int rc = run(a);
+    assert_int_equal(setenv("PATH", saved, 1), 0);
+    free(saved);
+    assert_int_equal(rc, 0);
+    assert_non_null(strstr(out, "plot: gnuplot ended by signal 9"));
+    assert_null(strstr(out, "not available"));
+    assert_int_equal(tdir_remove(dir), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -198,6 +228,7 @@ int main(void)
         cmocka_unit_test(test_oversub_below_one_chunk),
         cmocka_unit_test(test_quantum_lower_bound),
         cmocka_unit_test(test_sweep_data_write_failure),
+        cmocka_unit_test(test_plot_killed_gnuplot_said),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

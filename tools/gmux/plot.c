@@ -23,9 +23,10 @@ int plot_gnuplot(const char *script)
     if (posix_spawnp(&pid, "gnuplot", NULL, NULL, argv, environ) != 0)
         return -1;
     int status;
-    if (waitpid(pid, &status, 0) < 0)
-        return -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR)
+            return -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : PLOT_SIGNALLED + WTERMSIG(status);
 }
 
 int plot_file_close(FILE *f, const char *cmd, const char *path)
@@ -47,6 +48,9 @@ void plot_draw(const char *gp, const char *png, const char *data, FILE *out)
         fprintf(out, "plot: %s (data %s, script %s)\n", png, data, gp);
     else if (rc < 0)
         fprintf(out, "plot: gnuplot not available; data %s, script %s\n", data, gp);
+    else if (rc >= PLOT_SIGNALLED)
+        fprintf(out, "plot: gnuplot ended by signal %d; data %s, script %s\n", rc - PLOT_SIGNALLED,
+                data, gp);
     else
         fprintf(out, "plot: gnuplot failed (exit %d); data %s, script %s\n", rc, data, gp);
 }

@@ -10,7 +10,9 @@
 #include <stdio.h>
 
 /* Runs `gnuplot SCRIPT` (a script whose name begins with '-' as ./SCRIPT,
- * never as an option); its exit status, or -1 when gnuplot cannot be run. */
+ * never as an option); its exit status, PLOT_SIGNALLED + N when signal N
+ * ended it, or -1 when gnuplot cannot be run. */
+#define PLOT_SIGNALLED 256
 int plot_gnuplot(const char *script);
 
 /* Closes f, a script or data file written to path: 0, or 1 after saying
