@@ -664,7 +664,7 @@ void net_rdv_step(net_rdv_t *r, int timeout_ms)
             handle_rank(r, who[j]);
     }
     if ((pfd[0].revents & POLLIN) && r->npend < RDV_MAX_PENDING) {
-        int fd = accept4(r->lfd, NULL, NULL, SOCK_CLOEXEC);
+        int fd = net_sock_accept(r->lfd);
         if (fd >= 0)
             r->pend[r->npend++] = (rdv_pend_t){.fd = fd, .dl = com_deadline_after_ns(RDV_IO_NS)};
     }

@@ -1,10 +1,11 @@
-/* Tests of the rendezvous server's write side (rdv.c): a rank that stops
- * reading its socket gets its frames from a bounded queue as the socket
- * takes them, the other ranks are served meanwhile, and the stuck rank is
- * dropped and announced dead when its queue is full or its oldest frame is
- * past its send deadline. The server used to write each frame with a
- * blocking write bounded by 5 s, so one such rank held every other, and was
- * then closed without being announced: the next collective never ended. */
+/* Tests of the rendezvous server's write side (rdv.c): its sockets send at
+ * once (TCP_NODELAY), and a rank that stops reading its socket gets its frames
+ * from a bounded queue as the socket takes them, the other ranks are served
+ * meanwhile, and the stuck rank is dropped and announced dead when its queue
+ * is full or its oldest frame is past its send deadline. The server used to
+ * write each frame with a blocking write bounded by 5 s, so one such rank
+ * held every other, and was then closed without being announced: the next
+ * collective never ended. */
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
@@ -20,6 +21,7 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -411,6 +413,58 @@ static void test_bye_read_before_drop(void **state)
     net_rdv_destroy(rdv);
 }
 
+/* The server's end of a rank's connection, found among this process's
+ * descriptors: a connected (not listening) TCP socket on the server's port. */
+static int server_end(int port, int client_fd)
+{
+    struct sockaddr_in peer;
+    socklen_t plen = sizeof(peer);
+    assert_int_equal(getsockname(client_fd, (struct sockaddr *)&peer, &plen), 0);
+    for (int fd = 3; fd < 1024; fd++) {
+        struct sockaddr_in here, other;
+        socklen_t hl = sizeof(here), ol = sizeof(other);
+        int listening = 0;
+        socklen_t ll = sizeof(listening);
+        if (fd == client_fd || getsockname(fd, (struct sockaddr *)&here, &hl) != 0 ||
+            here.sin_family != AF_INET || ntohs(here.sin_port) != port ||
+            getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &ll) != 0 || listening ||
+            getpeername(fd, (struct sockaddr *)&other, &ol) != 0 || other.sin_port != peer.sin_port)
+            continue;
+        return fd;
+    }
+    return -1;
+}
+
+/* The server writes a frame's header and payload with two sends; with
+ * Nagle's algorithm on its sockets the payload waited for the ACK of the
+ * header, which the rank delays (about 40 ms on Linux), in every round: a
+ * job's start (an allgather and two barriers) and its end (a barrier)
+ * each took that long per collective. The accepted sockets must have
+ * TCP_NODELAY, as the ranks' own ends do (sock.c). */
+static void test_server_sockets_nodelay(void **state)
+{
+    (void)state;
+    net_rdv_t *rdv;
+    assert_int_equal(net_rdv_create("127.0.0.1", 2, &rdv), GMUX_OK);
+    int port = net_rdv_port(rdv);
+    int fd[2];
+    for (int r = 0; r < 2; r++)
+        fd[r] = stuck_connect(port, r, 2);
+    for (int i = 0; i < 20; i++)
+        net_rdv_step(rdv, 10);
+    for (int r = 0; r < 2; r++) {
+        int sfd = server_end(port, fd[r]);
+        assert_true(sfd >= 0);
+        int nodelay = 0;
+        socklen_t len = sizeof(nodelay);
+        assert_int_equal(getsockopt(sfd, IPPROTO_TCP, TCP_NODELAY, &nodelay, &len), 0);
+        assert_int_not_equal(nodelay, 0);
+    }
+    for (int r = 0; r < 2; r++)
+        close(fd[r]);
+    net_rdv_destroy(rdv);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -419,6 +473,7 @@ int main(void)
         cmocka_unit_test(test_slow_reader_kept),
         cmocka_unit_test(test_result_too_large),
         cmocka_unit_test(test_bye_read_before_drop),
+        cmocka_unit_test(test_server_sockets_nodelay),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
