@@ -359,15 +359,21 @@ static void push_gone(net_rdv_t *r, int to, int rank)
         tx_push(r, to, NET_BOOT_DEAD, (uint32_t)rank, NULL, 0);
 }
 
-/* left: the rank said BYE and did not fail (it finalized after a death). */
+/* left: the rank said BYE and did not fail (it finalized after a death).
+ * A rank announced as left when its socket closed may fail after that (a
+ * non-zero exit the launcher reports later): it is announced again, as
+ * died, so that nobody keeps it as one that ended in order. */
 static void announce_dead(net_rdv_t *r, int rank, bool left)
 {
-    if (r->dead[rank])
+    if (r->dead[rank] && (left || !r->left[rank]))
         return;
+    bool again = r->dead[rank];
     r->dead[rank] = true;
     r->left[rank] = left;
     COM_INFO(NET, "rendezvous: rank %d %s; telling the others", rank,
-             left ? "left after a death" : "died");
+             again  ? "failed after it left"
+             : left ? "left after a death"
+                    : "died");
     for (int i = 0; i < r->size; i++)
         if (i != rank)
             push_gone(r, i, rank);

@@ -42,7 +42,9 @@ void net_rdv_step(net_rdv_t *rdv, int timeout_ms);
 
 /* The launcher saw rank exit; a rank that did not say BYE, or failed, is
  * announced dead to the others, and so is one that said BYE after another
- * rank died (the survivors still running may be addressing it). */
+ * rank died (the survivors still running may be addressing it). A failed
+ * rank already announced as left (its connection closed after its BYE) is
+ * announced again, as died. */
 void net_rdv_rank_exited(net_rdv_t *rdv, int rank, bool failed);
 
 /* Reads what an exited rank left in its socket (its BYE may still be there

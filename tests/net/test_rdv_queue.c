@@ -1,5 +1,6 @@
 /* Tests of the rendezvous server's write side (rdv.c): its sockets send at
- * once (TCP_NODELAY), and a rank that stops reading its socket gets its frames
+ * once (TCP_NODELAY), a rank announced as left that then fails is announced
+ * again as died, and a rank that stops reading its socket gets its frames
  * from a bounded queue as the socket takes them, the other ranks are served
  * meanwhile, and the stuck rank is dropped and announced dead when its queue
  * is full or its oldest frame is past its send deadline. The server used to
@@ -465,6 +466,62 @@ static void test_server_sockets_nodelay(void **state)
     net_rdv_destroy(rdv);
 }
 
+/* Reads the frames rank's socket holds until it has been quiet for a
+ * while; *why_p: the payload of the last DEAD frame about `about` (0 for
+ * none: it died; NET_BOOT_GONE_LEFT), -1 if there was none. */
+static void last_word_about(int fd, uint32_t about, long *why_p)
+{
+    *why_p = -1;
+    for (;;) {
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        if (poll(&p, 1, 200) <= 0)
+            return;
+        net_boot_hdr_t h;
+        uint32_t why = 0;
+        assert_int_equal(recv(fd, &h, sizeof(h), MSG_WAITALL), (ssize_t)sizeof(h));
+        assert_true(h.len <= sizeof(why));
+        if (h.len)
+            assert_int_equal(recv(fd, &why, h.len, MSG_WAITALL), (ssize_t)h.len);
+        if (h.type == NET_BOOT_DEAD && h.rank == about)
+            *why_p = h.len ? (long)why : 0;
+    }
+}
+
+/* A rank that finalized after a death (BYE, then its socket closes, which
+ * the server announces as "left after a death") and then exits with a
+ * failure must reach the others as failed: the launcher's report of its
+ * exit comes after the announcement, which used to stand. */
+static void test_failed_exit_after_bye_not_left(void **state)
+{
+    (void)state;
+    net_rdv_t *rdv;
+    assert_int_equal(net_rdv_create("127.0.0.1", 3, &rdv), GMUX_OK);
+    int fd[3];
+    for (int r = 0; r < 3; r++)
+        fd[r] = stuck_connect(net_rdv_port(rdv), r, 3);
+    for (int i = 0; i < 20; i++)
+        net_rdv_step(rdv, 10);
+    close(fd[2]);
+    net_rdv_rank_exited(rdv, 2, true); /* rank 2 died */
+    net_boot_hdr_t bye = {NET_BOOT_MAGIC, NET_BOOT_VERSION, NET_BOOT_BYE, 1, 0};
+    assert_int_equal(write(fd[1], &bye, sizeof(bye)), (ssize_t)sizeof(bye));
+    close(fd[1]);
+    for (int i = 0; i < 20; i++)
+        net_rdv_step(rdv, 10);
+    long why;
+    last_word_about(fd[0], 1, &why);
+    assert_int_equal(why, NET_BOOT_GONE_LEFT); /* so far it left in order */
+    net_rdv_drain(rdv, 1);
+    assert_true(net_rdv_said_bye(rdv, 1));
+    net_rdv_rank_exited(rdv, 1, true); /* then exited with a failure */
+    for (int i = 0; i < 20; i++)
+        net_rdv_step(rdv, 10);
+    last_word_about(fd[0], 1, &why);
+    assert_int_equal(why, 0);
+    close(fd[0]);
+    net_rdv_destroy(rdv);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -474,6 +531,7 @@ int main(void)
         cmocka_unit_test(test_result_too_large),
         cmocka_unit_test(test_bye_read_before_drop),
         cmocka_unit_test(test_server_sockets_nodelay),
+        cmocka_unit_test(test_failed_exit_after_bye_not_left),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
