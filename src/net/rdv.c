@@ -137,6 +137,8 @@ struct net_rdv {
      * (boot_proto.h), made once and shared by every such frame: a notice
      * is queued without memory */
     rdv_buf_t *left_note;
+    net_rdv_gone_fn on_gone; /* may be NULL */
+    void *on_gone_arg;
 };
 
 static void rx_clear(rdv_rx_t *rx)
@@ -257,6 +259,12 @@ void net_rdv_set_limits(net_rdv_t *r, uint64_t send_ns, size_t queue_max)
     r->txq_max = queue_max ? queue_max : RDV_TXQ_MAX;
 }
 
+void net_rdv_on_gone(net_rdv_t *r, net_rdv_gone_fn fn, void *arg)
+{
+    r->on_gone = fn;
+    r->on_gone_arg = arg;
+}
+
 int net_rdv_port(const net_rdv_t *r)
 {
     return r->port;
@@ -374,6 +382,8 @@ static void announce_dead(net_rdv_t *r, int rank, bool left)
              again  ? "failed after it left"
              : left ? "left after a death"
                     : "died");
+    if (!again && r->on_gone)
+        r->on_gone(r->on_gone_arg, rank);
     for (int i = 0; i < r->size; i++)
         if (i != rank)
             push_gone(r, i, rank);

@@ -1,6 +1,7 @@
 /* Tests of the rendezvous server's write side (rdv.c): its sockets send at
  * once (TCP_NODELAY), a rank announced as left that then fails is announced
- * again as died, and a rank that stops reading its socket gets its frames
+ * again as died, the launcher's hook runs before a death notice leaves, and
+ * a rank that stops reading its socket gets its frames
  * from a bounded queue as the socket takes them, the other ranks are served
  * meanwhile, and the stuck rank is dropped and announced dead when its queue
  * is full or its oldest frame is past its send deadline. The server used to
@@ -522,6 +523,61 @@ static void test_failed_exit_after_bye_not_left(void **state)
     net_rdv_destroy(rdv);
 }
 
+/* What on_gone saw: how often each rank was announced gone, and whether
+ * rank 0 could already read a frame then. */
+static int gone_calls[3];
+static bool gone_told_first;
+static int gone_watch_fd;
+
+static void on_gone(void *arg, int rank)
+{
+    (void)arg;
+    gone_calls[rank]++;
+    struct pollfd p = {.fd = gone_watch_fd, .events = POLLIN};
+    gone_told_first |= poll(&p, 1, 0) > 0;
+}
+
+/* The launcher's hook (it removes a dead rank's files in /dev/shm) runs
+ * once per rank gone, before the others are told: for a rank whose
+ * connection closed without BYE (seen by the server first) and for one
+ * whose failed exit the launcher reports first. */
+static void test_on_gone_before_notice(void **state)
+{
+    (void)state;
+    net_rdv_t *rdv;
+    assert_int_equal(net_rdv_create("127.0.0.1", 3, &rdv), GMUX_OK);
+    net_rdv_on_gone(rdv, on_gone, NULL);
+    memset(gone_calls, 0, sizeof(gone_calls));
+    gone_told_first = false;
+    int fd[3];
+    for (int r = 0; r < 3; r++)
+        fd[r] = stuck_connect(net_rdv_port(rdv), r, 3);
+    gone_watch_fd = fd[0];
+    for (int i = 0; i < 20; i++)
+        net_rdv_step(rdv, 10);
+    close(fd[2]);
+    for (int i = 0; i < 20 && gone_calls[2] == 0; i++)
+        net_rdv_step(rdv, 10);
+    net_rdv_rank_exited(rdv, 2, true);
+    for (int i = 0; i < 5; i++)
+        net_rdv_step(rdv, 10);
+    long why;
+    last_word_about(fd[0], 2, &why); /* read: rank 0's socket is empty again */
+    assert_int_equal(why, 0);
+    net_rdv_rank_exited(rdv, 1, true);
+    for (int i = 0; i < 5; i++)
+        net_rdv_step(rdv, 10);
+    last_word_about(fd[0], 1, &why);
+    assert_int_equal(why, 0);
+    assert_int_equal(gone_calls[0], 0);
+    assert_int_equal(gone_calls[1], 1);
+    assert_int_equal(gone_calls[2], 1);
+    assert_false(gone_told_first);
+    close(fd[0]);
+    close(fd[1]);
+    net_rdv_destroy(rdv);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -532,6 +588,7 @@ int main(void)
         cmocka_unit_test(test_bye_read_before_drop),
         cmocka_unit_test(test_server_sockets_nodelay),
         cmocka_unit_test(test_failed_exit_after_bye_not_left),
+        cmocka_unit_test(test_on_gone_before_notice),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -192,10 +192,11 @@ static pid_t start_rank(const struct launch_opts *o, int rank, int port, int nno
 /* Removes the shm regions and guard pages that rank (every rank: -1) of
  * this job left behind: a rank unlinks its own at the end of its join, so
  * only one that died before that leaves any; only names of this job,
- * never anyone else's. Called for a rank as soon as it is reaped, before
- * the others hear of its death: the ranks still running mapped its files
- * already if they can still need them (comm.c, unlink_shm_names), and a
- * long job no longer keeps them until the launcher exits. */
+ * never anyone else's. Called for a rank as soon as it is known gone
+ * (on_rank_gone), before the others hear of it: the ranks still running
+ * mapped its files already if they can still need them (comm.c,
+ * unlink_shm_names), and a long job no longer keeps them until the
+ * launcher exits. */
 static void remove_shm_leftovers(int port, int rank)
 {
     char prefix[64];
@@ -213,6 +214,12 @@ static void remove_shm_leftovers(int port, int rank)
             unlinkat(dirfd(d), e->d_name, 0);
     }
     closedir(d);
+}
+
+/* The rendezvous announces rank gone (net_rdv_on_gone); arg: its port. */
+static void on_rank_gone(void *arg, int rank)
+{
+    remove_shm_leftovers(*(const int *)arg, rank);
 }
 
 static volatile sig_atomic_t child_exited;
@@ -313,6 +320,8 @@ int cmd_launch(int argc, char **argv)
     gmux_status_t st = net_rdv_create(o.bind, o.n, &rdv);
     if (st != GMUX_OK)
         return cli_fail("launch", "rendezvous on %s: %s", o.bind, gmux_status_str(st));
+    int port = net_rdv_port(rdv);
+    net_rdv_on_gone(rdv, on_rank_gone, &port);
     pid_t *pids = calloc((size_t)o.n, sizeof(pid_t));
     int *codes = calloc((size_t)o.n, sizeof(int));
     struct launch_stop *stops = calloc((size_t)o.n, sizeof(*stops));
@@ -402,7 +411,6 @@ int cmd_launch(int argc, char **argv)
                             "gmux_comm_finalize (or after one that failed on its "
                             "own): counted as a failure\n",
                             r);
-                remove_shm_leftovers(net_rdv_port(rdv), r);
                 net_rdv_rank_exited(rdv, r, failed);
                 /* a rank gmux stopped is no new failure: once the others
                  * were killed (kill_at spent), it named the rank reaped
