@@ -13,7 +13,9 @@
 #include "net/boot_proto.h"
 #include "net/sock.h"
 
-/* A DEAD frame (h, its payload p): the rank is gone, and said how. */
+/* A DEAD frame (h, its payload p): the rank is gone, and said how. The
+ * server says it twice only of a rank it announced as left that then
+ * failed (rdv.c, announce_dead). */
 static void mark_dead(net_boot_t *boot, const net_boot_hdr_t *h, const void *p)
 {
     uint32_t why = 0;
@@ -23,6 +25,9 @@ static void mark_dead(net_boot_t *boot, const net_boot_hdr_t *h, const void *p)
         if (!atomic_exchange(&boot->dead[h->rank], true))
             COM_WARN(NET, "rank %d: rank %u %s", boot->rank, h->rank,
                      why == NET_BOOT_GONE_LEFT ? "left after a death" : "died");
+        else if (why != NET_BOOT_GONE_LEFT)
+            COM_WARN(NET, "rank %d: rank %u, which had left after a death, failed", boot->rank,
+                     h->rank);
     }
     atomic_store(&boot->any_dead, true);
 }

@@ -13,7 +13,9 @@
  *                                or a u32 NET_BOOT_GONE_LEFT when it said BYE
  *                                after a death (it left in order; announced so
  *                                that nobody waits for it). A rank ignores a
- *                                payload it does not know.
+ *                                payload it does not know. A rank announced
+ *                                as left that then fails (exits non-zero) is
+ *                                announced again, without payload.
  *   ERROR      server -> rank   header rank: a gmux_status_t, negated (so
  *                                positive); the collective in progress failed
  *                                on every rank (the server could not make its

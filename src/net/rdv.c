@@ -137,6 +137,8 @@ struct net_rdv {
      * (boot_proto.h), made once and shared by every such frame: a notice
      * is queued without memory */
     rdv_buf_t *left_note;
+    net_rdv_gone_fn on_gone; /* may be NULL */
+    void *on_gone_arg;
 };
 
 static void rx_clear(rdv_rx_t *rx)
@@ -257,6 +259,12 @@ void net_rdv_set_limits(net_rdv_t *r, uint64_t send_ns, size_t queue_max)
     r->txq_max = queue_max ? queue_max : RDV_TXQ_MAX;
 }
 
+void net_rdv_on_gone(net_rdv_t *r, net_rdv_gone_fn fn, void *arg)
+{
+    r->on_gone = fn;
+    r->on_gone_arg = arg;
+}
+
 int net_rdv_port(const net_rdv_t *r)
 {
     return r->port;
@@ -359,15 +367,23 @@ static void push_gone(net_rdv_t *r, int to, int rank)
         tx_push(r, to, NET_BOOT_DEAD, (uint32_t)rank, NULL, 0);
 }
 
-/* left: the rank said BYE and did not fail (it finalized after a death). */
+/* left: the rank said BYE and did not fail (it finalized after a death).
+ * A rank announced as left when its socket closed may fail after that (a
+ * non-zero exit the launcher reports later): it is announced again, as
+ * died, so that nobody keeps it as one that ended in order. */
 static void announce_dead(net_rdv_t *r, int rank, bool left)
 {
-    if (r->dead[rank])
+    if (r->dead[rank] && (left || !r->left[rank]))
         return;
+    bool again = r->dead[rank];
     r->dead[rank] = true;
     r->left[rank] = left;
     COM_INFO(NET, "rendezvous: rank %d %s; telling the others", rank,
-             left ? "left after a death" : "died");
+             again  ? "failed after it left"
+             : left ? "left after a death"
+                    : "died");
+    if (!again && r->on_gone)
+        r->on_gone(r->on_gone_arg, rank);
     for (int i = 0; i < r->size; i++)
         if (i != rank)
             push_gone(r, i, rank);
@@ -664,7 +680,7 @@ void net_rdv_step(net_rdv_t *r, int timeout_ms)
             handle_rank(r, who[j]);
     }
     if ((pfd[0].revents & POLLIN) && r->npend < RDV_MAX_PENDING) {
-        int fd = accept4(r->lfd, NULL, NULL, SOCK_CLOEXEC);
+        int fd = net_sock_accept(r->lfd);
         if (fd >= 0)
             r->pend[r->npend++] = (rdv_pend_t){.fd = fd, .dl = com_deadline_after_ns(RDV_IO_NS)};
     }

@@ -37,12 +37,21 @@ int net_rdv_port(const net_rdv_t *rdv);
  * them; 0 keeps a default. */
 void net_rdv_set_limits(net_rdv_t *rdv, uint64_t send_ns, size_t queue_max);
 
+/* fn(arg, rank) is called once for each rank as it is announced gone (it
+ * died, or left after a death), whether the server saw its connection close
+ * or the launcher reported its exit, before the notices leave: the launcher
+ * removes what the rank left in /dev/shm before the others hear of it. */
+typedef void (*net_rdv_gone_fn)(void *arg, int rank);
+void net_rdv_on_gone(net_rdv_t *rdv, net_rdv_gone_fn fn, void *arg);
+
 /* Waits up to timeout_ms for traffic and handles it. */
 void net_rdv_step(net_rdv_t *rdv, int timeout_ms);
 
 /* The launcher saw rank exit; a rank that did not say BYE, or failed, is
  * announced dead to the others, and so is one that said BYE after another
- * rank died (the survivors still running may be addressing it). */
+ * rank died (the survivors still running may be addressing it). A failed
+ * rank already announced as left (its connection closed after its BYE) is
+ * announced again, as died. */
 void net_rdv_rank_exited(net_rdv_t *rdv, int rank, bool failed);
 
 /* Reads what an exited rank left in its socket (its BYE may still be there

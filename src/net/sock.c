@@ -46,6 +46,23 @@ gmux_status_t net_sock_listen(const char *addr, int *fd_p, int *port_p)
     return GMUX_OK;
 }
 
+/* Frames go out as header and payload, two sends: with Nagle's algorithm
+ * the payload would wait for the ACK of the header, which the receiver
+ * delays (some 40 ms on Linux), once per collective. */
+static void set_nodelay(int fd)
+{
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+}
+
+int net_sock_accept(int lfd)
+{
+    int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+    if (fd >= 0)
+        set_nodelay(fd);
+    return fd;
+}
+
 gmux_status_t net_sock_connect(const char *hostport, uint64_t deadline_ns, int *fd_p)
 {
     char host[64];
@@ -64,8 +81,7 @@ gmux_status_t net_sock_connect(const char *hostport, uint64_t deadline_ns, int *
         if (fd < 0)
             return com_status_from_errno(errno);
         if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
-            int one = 1;
-            setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+            set_nodelay(fd);
             *fd_p = fd;
             return GMUX_OK;
         }

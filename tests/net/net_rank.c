@@ -19,6 +19,8 @@
  *   net_rank guardlive         (shm) after a death, a live rank keeps its own region lock
  *                              for 1.5 s inside a call: the shm guard must leave it held
  *   net_rank orphan exit|finalize   the launcher is killed mid-job (net_rank_orphan.c)
+ *   net_rank leftover          (shm) the rank NET_RANK_DIE_UNLINKING names dies at the end of
+ *                              its join; the others count its files left (net_rank_orphan.c)
  *   net_rank shape WHAT        the last rank joins with another ctx, sig, provider or hmem
  *                              setting: every rank is refused at once
  *   net_rank quiet2|rxerr|fetchlate|deadops|deadfetch|deadring|stagefull   defects an audit found
@@ -553,7 +555,8 @@ int main(int argc, char **argv)
     if (argc < 2) {
         fprintf(stderr,
                 "usage: net_rank data|order|mixed|coalesce|semantics|hmem|teams|kill|killlock|"
-                "guardlive|orphan|shape|quiet2|rxerr|fetchlate|deadops|deadfetch|deadring|staleop|"
+                "guardlive|orphan|leftover|shape|quiet2|rxerr|fetchlate|deadops|deadfetch|deadring|"
+                "staleop|"
                 "devwinbad|stagefull [args]\n");
         return 2;
     }
@@ -575,7 +578,7 @@ int main(int argc, char **argv)
         if (rank_kill_victim_env())
             p.start_proxy = 0;
     }
-    if (strcmp(argv[1], "orphan") == 0)
+    if (strcmp(argv[1], "orphan") == 0 || strcmp(argv[1], "leftover") == 0)
         p.timeout_s = 20;
     bool audit = audit_mode(argv[1], &p);
     gmux_status_t st = gmux_comm_init(&p, &comm);
@@ -608,6 +611,8 @@ int main(int argc, char **argv)
         rc = mode_guardlive();
     else if (strcmp(argv[1], "orphan") == 0 && argc == 3)
         rc = mode_orphan(argv[2]);
+    else if (strcmp(argv[1], "leftover") == 0)
+        rc = mode_leftover();
     else if (audit && argc == 2)
         rc = mode_audit(argv[1]);
     if (comm) {

@@ -35,6 +35,10 @@ int mode_guardlive(void);
  * by itself (how: exit, or finalize first). */
 int mode_orphan(const char *how);
 
+/* net_rank_orphan.c: a rank killed at the end of its join; the others find
+ * none of its files left once they know it is dead. */
+int mode_leftover(void);
+
 /* net_rank_audit.c: scenarios of defects an audit found (quiet2, rxerr,
  * fetchlate, deadops, deadfetch, deadring, staleop, devwinbad, stagefull). audit_mode says whether
  * `what` is one and adjusts the job's parameters for it; mode_audit runs it. */

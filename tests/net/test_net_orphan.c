@@ -10,6 +10,11 @@
  * /dev/shm (other jobs running meanwhile) are never touched. This process
  * is a child subreaper, so the ranks orphaned by the launcher's death are
  * its children: it reaps them and sees how each ended.
+ *
+ * With the launcher alive, a rank killed at the end of its join (its own
+ * region and guard page not yet unlinked; net_rank leftover) has its files
+ * removed by the launcher as soon as it reaps it, not at the launcher's
+ * exit: the others, told of the death after that, find none left.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -229,6 +234,75 @@ static void test_launcher_and_rank_killed(void **state)
     orphan_job("shm", 2, "exit", 0);
 }
 
+/* Runs `gmux launch -n n -- net_rank leftover` on shm with rank `victim`
+ * killed at its first unlink in /dev/shm (the end of its join); every
+ * other rank must report none of its files left once it knows of the
+ * death, and the launcher must end with the victim's status. */
+static void leftover_job(int n, int victim)
+{
+    struct job j;
+    memset(&j, 0, sizeof(j));
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    char nbuf[16], vbuf[16];
+    snprintf(nbuf, sizeof(nbuf), "%d", n);
+    snprintf(vbuf, sizeof(vbuf), "%d", victim);
+    j.launcher = fork();
+    assert_true(j.launcher >= 0);
+    if (j.launcher == 0) {
+        dup2(fds[1], STDOUT_FILENO);
+        close(fds[0]);
+        close(fds[1]);
+        setenv("GMUX_NET_PROVIDER", "shm", 1);
+        setenv("NET_RANK_DIE_UNLINKING", vbuf, 1);
+        execl(GMUX_CLI_PATH, GMUX_CLI_PATH, "launch", "-n", nbuf, "--timeout", "100", "--",
+              NET_RANK_PATH, "leftover", (char *)NULL);
+        _exit(127);
+    }
+    close(fds[1]);
+    j.out = fds[0];
+    int ws = 0;
+    pid_t got = 0;
+    double deadline = now_s() + RUN_S;
+    while ((got = waitpid(j.launcher, &ws, WNOHANG)) == 0 && now_s() < deadline)
+        read_out(&j, 10);
+    if (got == 0) {
+        kill(j.launcher, SIGKILL);
+        waitpid(j.launcher, &ws, 0);
+    }
+    while (j.len < sizeof(j.text) - 1) {
+        size_t before = j.len;
+        read_out(&j, 0);
+        if (j.len == before)
+            break;
+    }
+    close(j.out);
+    int files = job_files(j.launcher, true);
+    int ok = 0;
+    for (int r = 0; r < n; r++) {
+        char want[96];
+        snprintf(want, sizeof(want), "rank %d: rank %d dead, 0 of its files in /dev/shm\n", r,
+                 victim);
+        ok += r != victim && strstr(j.text, want) != NULL;
+    }
+    if (ok != n - 1 || got == 0)
+        fprintf(stderr, "%d ranks, victim %d; the job printed:\n%s\n", n, victim, j.text);
+    assert_true(got == j.launcher);
+    assert_true(WIFEXITED(ws));
+    assert_int_equal(WEXITSTATUS(ws), 128 + SIGKILL);
+    assert_int_equal(ok, n - 1);
+    assert_int_equal(files, 0);
+}
+
+/* A rank killed at the end of its join, the launcher alive: its files go
+ * when the launcher learns of its death. */
+static void test_rank_killed_joining_files_removed(void **state)
+{
+    (void)state;
+    leftover_job(2, 1);
+    leftover_job(3, 0);
+}
+
 int main(void)
 {
     /* the ranks orphaned by the launcher's death become ours to reap */
@@ -240,6 +314,7 @@ int main(void)
         cmocka_unit_test(test_launcher_killed_ranks_exit),
         cmocka_unit_test(test_launcher_killed_ranks_finalize),
         cmocka_unit_test(test_launcher_and_rank_killed),
+        cmocka_unit_test(test_rank_killed_joining_files_removed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,10 +1,13 @@
-/* Tests of the rendezvous server's write side (rdv.c): a rank that stops
- * reading its socket gets its frames from a bounded queue as the socket
- * takes them, the other ranks are served meanwhile, and the stuck rank is
- * dropped and announced dead when its queue is full or its oldest frame is
- * past its send deadline. The server used to write each frame with a
- * blocking write bounded by 5 s, so one such rank held every other, and was
- * then closed without being announced: the next collective never ended. */
+/* Tests of the rendezvous server's write side (rdv.c): its sockets send at
+ * once (TCP_NODELAY), a rank announced as left that then fails is announced
+ * again as died, the launcher's hook runs before a death notice leaves, and
+ * a rank that stops reading its socket gets its frames
+ * from a bounded queue as the socket takes them, the other ranks are served
+ * meanwhile, and the stuck rank is dropped and announced dead when its queue
+ * is full or its oldest frame is past its send deadline. The server used to
+ * write each frame with a blocking write bounded by 5 s, so one such rank
+ * held every other, and was then closed without being announced: the next
+ * collective never ended. */
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
@@ -20,6 +23,7 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -411,6 +415,169 @@ static void test_bye_read_before_drop(void **state)
     net_rdv_destroy(rdv);
 }
 
+/* The server's end of a rank's connection, found among this process's
+ * descriptors: a connected (not listening) TCP socket on the server's port. */
+static int server_end(int port, int client_fd)
+{
+    struct sockaddr_in peer;
+    socklen_t plen = sizeof(peer);
+    assert_int_equal(getsockname(client_fd, (struct sockaddr *)&peer, &plen), 0);
+    for (int fd = 3; fd < 1024; fd++) {
+        struct sockaddr_in here, other;
+        socklen_t hl = sizeof(here), ol = sizeof(other);
+        int listening = 0;
+        socklen_t ll = sizeof(listening);
+        if (fd == client_fd || getsockname(fd, (struct sockaddr *)&here, &hl) != 0 ||
+            here.sin_family != AF_INET || ntohs(here.sin_port) != port ||
+            getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &ll) != 0 || listening ||
+            getpeername(fd, (struct sockaddr *)&other, &ol) != 0 || other.sin_port != peer.sin_port)
+            continue;
+        return fd;
+    }
+    return -1;
+}
+
+/* The server writes a frame's header and payload with two sends; with
+ * Nagle's algorithm on its sockets the payload waited for the ACK of the
+ * header, which the rank delays (about 40 ms on Linux), in every round: a
+ * job's start (an allgather and two barriers) and its end (a barrier)
+ * each took that long per collective. The accepted sockets must have
+ * TCP_NODELAY, as the ranks' own ends do (sock.c). */
+static void test_server_sockets_nodelay(void **state)
+{
+    (void)state;
+    net_rdv_t *rdv;
+    assert_int_equal(net_rdv_create("127.0.0.1", 2, &rdv), GMUX_OK);
+    int port = net_rdv_port(rdv);
+    int fd[2];
+    for (int r = 0; r < 2; r++)
+        fd[r] = stuck_connect(port, r, 2);
+    for (int i = 0; i < 20; i++)
+        net_rdv_step(rdv, 10);
+    for (int r = 0; r < 2; r++) {
+        int sfd = server_end(port, fd[r]);
+        assert_true(sfd >= 0);
+        int nodelay = 0;
+        socklen_t len = sizeof(nodelay);
+        assert_int_equal(getsockopt(sfd, IPPROTO_TCP, TCP_NODELAY, &nodelay, &len), 0);
+        assert_int_not_equal(nodelay, 0);
+    }
+    for (int r = 0; r < 2; r++)
+        close(fd[r]);
+    net_rdv_destroy(rdv);
+}
+
+/* Reads the frames rank's socket holds until it has been quiet for a
+ * while; *why_p: the payload of the last DEAD frame about `about` (0 for
+ * none: it died; NET_BOOT_GONE_LEFT), -1 if there was none. */
+static void last_word_about(int fd, uint32_t about, long *why_p)
+{
+    *why_p = -1;
+    for (;;) {
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        if (poll(&p, 1, 200) <= 0)
+            return;
+        net_boot_hdr_t h;
+        uint32_t why = 0;
+        assert_int_equal(recv(fd, &h, sizeof(h), MSG_WAITALL), (ssize_t)sizeof(h));
+        assert_true(h.len <= sizeof(why));
+        if (h.len)
+            assert_int_equal(recv(fd, &why, h.len, MSG_WAITALL), (ssize_t)h.len);
+        if (h.type == NET_BOOT_DEAD && h.rank == about)
+            *why_p = h.len ? (long)why : 0;
+    }
+}
+
+/* A rank that finalized after a death (BYE, then its socket closes, which
+ * the server announces as "left after a death") and then exits with a
+ * failure must reach the others as failed: the launcher's report of its
+ * exit comes after the announcement, which used to stand. */
+static void test_failed_exit_after_bye_not_left(void **state)
+{
+    (void)state;
+    net_rdv_t *rdv;
+    assert_int_equal(net_rdv_create("127.0.0.1", 3, &rdv), GMUX_OK);
+    int fd[3];
+    for (int r = 0; r < 3; r++)
+        fd[r] = stuck_connect(net_rdv_port(rdv), r, 3);
+    for (int i = 0; i < 20; i++)
+        net_rdv_step(rdv, 10);
+    close(fd[2]);
+    net_rdv_rank_exited(rdv, 2, true); /* rank 2 died */
+    net_boot_hdr_t bye = {NET_BOOT_MAGIC, NET_BOOT_VERSION, NET_BOOT_BYE, 1, 0};
+    assert_int_equal(write(fd[1], &bye, sizeof(bye)), (ssize_t)sizeof(bye));
+    close(fd[1]);
+    for (int i = 0; i < 20; i++)
+        net_rdv_step(rdv, 10);
+    long why;
+    last_word_about(fd[0], 1, &why);
+    assert_int_equal(why, NET_BOOT_GONE_LEFT); /* so far it left in order */
+    net_rdv_drain(rdv, 1);
+    assert_true(net_rdv_said_bye(rdv, 1));
+    net_rdv_rank_exited(rdv, 1, true); /* then exited with a failure */
+    for (int i = 0; i < 20; i++)
+        net_rdv_step(rdv, 10);
+    last_word_about(fd[0], 1, &why);
+    assert_int_equal(why, 0);
+    close(fd[0]);
+    net_rdv_destroy(rdv);
+}
+
+/* What on_gone saw: how often each rank was announced gone, and whether
+ * rank 0 could already read a frame then. */
+static int gone_calls[3];
+static bool gone_told_first;
+static int gone_watch_fd;
+
+static void on_gone(void *arg, int rank)
+{
+    (void)arg;
+    gone_calls[rank]++;
+    struct pollfd p = {.fd = gone_watch_fd, .events = POLLIN};
+    gone_told_first |= poll(&p, 1, 0) > 0;
+}
+
+/* The launcher's hook (it removes a dead rank's files in /dev/shm) runs
+ * once per rank gone, before the others are told: for a rank whose
+ * connection closed without BYE (seen by the server first) and for one
+ * whose failed exit the launcher reports first. */
+static void test_on_gone_before_notice(void **state)
+{
+    (void)state;
+    net_rdv_t *rdv;
+    assert_int_equal(net_rdv_create("127.0.0.1", 3, &rdv), GMUX_OK);
+    net_rdv_on_gone(rdv, on_gone, NULL);
+    memset(gone_calls, 0, sizeof(gone_calls));
+    gone_told_first = false;
+    int fd[3];
+    for (int r = 0; r < 3; r++)
+        fd[r] = stuck_connect(net_rdv_port(rdv), r, 3);
+    gone_watch_fd = fd[0];
+    for (int i = 0; i < 20; i++)
+        net_rdv_step(rdv, 10);
+    close(fd[2]);
+    for (int i = 0; i < 20 && gone_calls[2] == 0; i++)
+        net_rdv_step(rdv, 10);
+    net_rdv_rank_exited(rdv, 2, true);
+    for (int i = 0; i < 5; i++)
+        net_rdv_step(rdv, 10);
+    long why;
+    last_word_about(fd[0], 2, &why); /* read: rank 0's socket is empty again */
+    assert_int_equal(why, 0);
+    net_rdv_rank_exited(rdv, 1, true);
+    for (int i = 0; i < 5; i++)
+        net_rdv_step(rdv, 10);
+    last_word_about(fd[0], 1, &why);
+    assert_int_equal(why, 0);
+    assert_int_equal(gone_calls[0], 0);
+    assert_int_equal(gone_calls[1], 1);
+    assert_int_equal(gone_calls[2], 1);
+    assert_false(gone_told_first);
+    close(fd[0]);
+    close(fd[1]);
+    net_rdv_destroy(rdv);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -419,6 +586,9 @@ int main(void)
         cmocka_unit_test(test_slow_reader_kept),
         cmocka_unit_test(test_result_too_large),
         cmocka_unit_test(test_bye_read_before_drop),
+        cmocka_unit_test(test_server_sockets_nodelay),
+        cmocka_unit_test(test_failed_exit_after_bye_not_left),
+        cmocka_unit_test(test_on_gone_before_notice),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -189,21 +189,37 @@ static pid_t start_rank(const struct launch_opts *o, int rank, int port, int nno
     _exit(127);
 }
 
-/* Removes the shm regions and guard pages this job's ranks left behind: a
- * rank unlinks its own once every rank joined, so only one killed before
- * that leaves any; only names of this job, never anyone else's. */
-static void remove_shm_leftovers(int port)
+/* Removes the shm regions and guard pages that rank (every rank: -1) of
+ * this job left behind: a rank unlinks its own at the end of its join, so
+ * only one that died before that leaves any; only names of this job,
+ * never anyone else's. Called for a rank as soon as it is known gone
+ * (on_rank_gone), before the others hear of it: the ranks still running
+ * mapped its files already if they can still need them (comm.c,
+ * unlink_shm_names), and a long job no longer keeps them until the
+ * launcher exits. */
+static void remove_shm_leftovers(int port, int rank)
 {
     char prefix[64];
-    int n = snprintf(prefix, sizeof(prefix), NET_SHM_PREFIX "%dp%d-", (int)getpid(), port);
+    int n = rank < 0
+                ? snprintf(prefix, sizeof(prefix), NET_SHM_PREFIX "%dp%d-", (int)getpid(), port)
+                : snprintf(prefix, sizeof(prefix), NET_SHM_PREFIX "%dp%d-%d", (int)getpid(), port,
+                           rank);
     DIR *d = opendir("/dev/shm");
     if (!d)
         return;
     struct dirent *e;
-    while ((e = readdir(d)))
-        if (strncmp(e->d_name, prefix, (size_t)n) == 0)
+    while ((e = readdir(d))) {
+        char next = e->d_name[n]; /* rank 1's names are not rank 12's */
+        if (strncmp(e->d_name, prefix, (size_t)n) == 0 && (rank < 0 || next < '0' || next > '9'))
             unlinkat(dirfd(d), e->d_name, 0);
+    }
     closedir(d);
+}
+
+/* The rendezvous announces rank gone (net_rdv_on_gone); arg: its port. */
+static void on_rank_gone(void *arg, int rank)
+{
+    remove_shm_leftovers(*(const int *)arg, rank);
 }
 
 static volatile sig_atomic_t child_exited;
@@ -304,6 +320,8 @@ int cmd_launch(int argc, char **argv)
     gmux_status_t st = net_rdv_create(o.bind, o.n, &rdv);
     if (st != GMUX_OK)
         return cli_fail("launch", "rendezvous on %s: %s", o.bind, gmux_status_str(st));
+    int port = net_rdv_port(rdv);
+    net_rdv_on_gone(rdv, on_rank_gone, &port);
     pid_t *pids = calloc((size_t)o.n, sizeof(pid_t));
     int *codes = calloc((size_t)o.n, sizeof(int));
     struct launch_stop *stops = calloc((size_t)o.n, sizeof(*stops));
@@ -440,7 +458,7 @@ int cmd_launch(int argc, char **argv)
     sigprocmask(SIG_SETMASK, &prev, NULL);
     sigaction(SIGCHLD, &old_sa, NULL);
     cli_interrupts_restore(&ints);
-    remove_shm_leftovers(net_rdv_port(rdv));
+    remove_shm_leftovers(net_rdv_port(rdv), -1);
     net_rdv_destroy(rdv);
     free(pids);
     free(codes);
