@@ -128,6 +128,7 @@ static void test_exit_without_finalize_is_named(void **state)
         NULL};
     assert_int_equal(run(argv), 128 + 9);
     assert_non_null(strstr(err, "rank 0 exited with status 0 without gmux_comm_finalize"));
+    assert_non_null(strstr(err, "a death to the others"));
 }
 
 /* A rank that cannot be forked (here the N-th fork fails, through an

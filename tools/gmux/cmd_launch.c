@@ -409,7 +409,8 @@ int cmd_launch(int argc, char **argv)
                     fprintf(stderr,
                             "gmux launch: rank %d exited with status 0 without "
                             "gmux_comm_finalize (or after one that failed on its "
-                            "own): counted as a failure\n",
+                            "own): a death to the others (those still running are stopped "
+                            "after --grace)\n",
                             r);
                 net_rdv_rank_exited(rdv, r, failed);
                 /* a rank gmux stopped is no new failure: once the others
