@@ -285,6 +285,15 @@ static void test_setting_word_checked(void **state)
     assert_non_null(strstr(err, "GMUX_POLICY='eager': expected off, demand or proactive"));
     assert_int_equal(count_lines(err), 1);
     assert_string_equal(out, "");
+    /* the commands whose settings gmux checks before dispatch: the ranks of
+     * gmux launch would read GMUX_NET_PROVIDER (the word was let through) */
+    char provider[] = "GMUX_NET_PROVIDER=ib";
+    char *const net[] = {provider, NULL};
+    char *launch[] = {GMUX_CLI_PATH, "launch", "-n", "1", "--", "sh", "-c", "echo ran", NULL};
+    assert_int_equal(tproc_capture(launch, net, 60.0, out, sizeof(out), err, sizeof(err)), 2);
+    assert_non_null(strstr(err, "GMUX_NET_PROVIDER='ib': expected auto, shm"));
+    assert_int_equal(count_lines(err), 1);
+    assert_string_equal(out, "");
 }
 
 static void test_demo_help(void **state)

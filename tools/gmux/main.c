@@ -65,7 +65,11 @@ int main(int argc, char **argv)
     /* only what the command runs reads its settings: GMUX_NET_TIMEOUT=abc
      * stops gmux bench, not gmux status */
     const struct command *cmd = argc >= 2 ? find_command(argv[1]) : NULL;
-    if (com_settings_init_scoped(cmd ? cmd->scopes : 0, err, sizeof(err)) != GMUX_OK) {
+    gmux_status_t st = com_settings_init_scoped(cmd ? cmd->scopes : 0, err, sizeof(err));
+    /* an init loads any word; the check also refuses one out of its list */
+    if (st == GMUX_OK && cmd && cmd->scopes)
+        st = com_settings_check(cmd->scopes, env_lookup, err, sizeof(err));
+    if (st != GMUX_OK) {
         fprintf(stderr, "gmux: %s (see gmux --help-settings)\n", err);
         return CLI_EXIT_USAGE;
     }
