@@ -129,6 +129,10 @@ static void test_exit_without_finalize_is_named(void **state)
     assert_int_equal(run(argv), 128 + 9);
     assert_non_null(strstr(err, "rank 0 exited with status 0 without gmux_comm_finalize"));
     assert_non_null(strstr(err, "a death to the others"));
+    /* a job of one rank has no others: nothing to say of its exit 0 */
+    char *one[] = {GMUX_CLI_PATH, "launch", "-n", "1", "--", "true", NULL};
+    assert_int_equal(run(one), 0);
+    assert_string_equal(err, "");
 }
 
 /* A rank that cannot be forked (here the N-th fork fails, through an

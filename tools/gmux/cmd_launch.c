@@ -405,7 +405,8 @@ int cmd_launch(int argc, char **argv)
                     worst = codes[r];
                 if (codes[r] != 0)
                     say_rank_end(r, ws, &stops[r], bad_rank);
-                else if (failed) /* else the kill of the others would be all that is said */
+                else if (failed && o.n > 1) /* else the kill of the others would be all
+                                             * that is said (one rank: there are none) */
                     fprintf(stderr,
                             "gmux launch: rank %d exited with status 0 without "
                             "gmux_comm_finalize (or after one that failed on its "
