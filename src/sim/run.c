@@ -202,7 +202,7 @@ static void count_launch(sim_result_t *r, const sim_hooks_t *h, const char *what
     r->tasks[task].finish_ns = end;
     if (end > r->makespan_ns)
         r->makespan_ns = end;
-    if (h->progress && (r->launches & ((1u << 20) - 1)) == 0)
+    if (h->progress && r->launches % SIM_PROGRESS_EVERY == 0)
         h->progress(h->progress_ctx, what, r->launches);
 }
 

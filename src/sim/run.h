@@ -51,7 +51,10 @@ gmux_status_t sim_policy_parse(const char *name, sim_policy_t *p_p);
 /* Opens a fresh source positioned at the start of every task. */
 typedef gmux_status_t (*sim_open_fn)(void *ctx, sim_source_t **src_p, char *err, size_t errlen);
 
-/* Called every 2^20 launches with the count so far (progress for long runs). */
+/* Called every SIM_PROGRESS_EVERY launches of a run with the count so far
+ * and the run's name (progress for long runs: the caller decides how often
+ * to say it). */
+#define SIM_PROGRESS_EVERY 4096u
 typedef void (*sim_progress_fn)(void *ctx, const char *what, uint64_t launches);
 
 typedef struct sim_task_result {

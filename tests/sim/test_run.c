@@ -355,10 +355,56 @@ static void test_fault_wait_saturates(void **state)
                      UINT64_MAX / 1000000000ull + 1);
 }
 
+/* Progress: the hook hears of every SIM_PROGRESS_EVERY-th launch of a run,
+ * with the count so far and the run's name (the CLI decides how often to
+ * say it; it said nothing in a 5 s run when this was every 2^20). */
+typedef struct {
+    unsigned calls;
+    uint64_t last;
+    char what[32];
+} progress_seen_t;
+
+static void progress_hook(void *ctx, const char *what, uint64_t launches)
+{
+    progress_seen_t *ps = ctx;
+    ps->calls++;
+    assert_true(launches > ps->last);
+    assert_int_equal(launches % SIM_PROGRESS_EVERY, 0);
+    ps->last = launches;
+    snprintf(ps->what, sizeof(ps->what), "%s", what);
+}
+
+static void test_progress_hook(void **state)
+{
+    (void)state;
+    tsrc_spec_t spec;
+    tsrc_spec_init(&spec, 1);
+    const uint64_t b = 1ull << 32;
+    tsrc_alloc(&spec, 0, 1, b, CHUNK);
+    sim_range_t r0 = {b, 64, ENG_ACCESS_READ};
+    const unsigned n = 2 * SIM_PROGRESS_EVERY + 5;
+    for (unsigned i = 0; i < n; i++)
+        tsrc_launch(&spec, 0, 100, 1, &r0);
+    sim_params_t p;
+    small_params(&p, 2);
+    progress_seen_t ps = {0};
+    sim_hooks_t h = {
+        .open = tsrc_open, .open_ctx = &spec, .progress = progress_hook, .progress_ctx = &ps};
+    char err[256];
+    sim_result_t r;
+    assert_int_equal(sim_run(&p, &h, SIM_POLICY_DEMAND, 2 * CHUNK, &r, err, sizeof(err)), GMUX_OK);
+    assert_int_equal(r.launches, n);
+    assert_int_equal(ps.calls, 2);
+    assert_string_equal(ps.what, "demand");
+    sim_result_clear(&r);
+    tsrc_spec_free(&spec);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_demand_model),
+        cmocka_unit_test(test_progress_hook),
         cmocka_unit_test(test_engine_busy),
         cmocka_unit_test(test_params),
         cmocka_unit_test(test_params_engine_ranges),

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "engine/template_db.h"
 #include "plot.h"
 #include "sim/trace_io.h"
@@ -39,9 +40,18 @@ static gmux_status_t job_open(void *ctx, sim_source_t **src_p, char *err, size_t
     return sim_workload_open(job->workload, job->sets, job->nsets, job->seed, src_p, err, errlen);
 }
 
+/* A progress line at most once a second, the first a second after the
+ * first call (a command that ends sooner says nothing). */
 static void progress(void *ctx, const char *what, uint64_t launches)
 {
     (void)ctx;
+    static uint64_t next_ns;
+    uint64_t now = com_clock_ns();
+    if (!next_ns)
+        next_ns = now + COM_NS_PER_S;
+    if (now < next_ns)
+        return;
+    next_ns = now + COM_NS_PER_S;
     fprintf(stderr, "gmux sim: %s: %" PRIu64 " launches simulated\n", what, launches);
 }
 
