@@ -36,6 +36,12 @@ static void test_help(void **state)
     assert_non_null(strstr(out, "Usage: gmux"));
     assert_non_null(strstr(out, "demo"));
     assert_non_null(strstr(out, "--help-settings"));
+    /* gmux --help COMMAND is the command's help */
+    assert_int_equal(run(NULL, "--help", "sim"), 0);
+    assert_non_null(strstr(out, "Usage: gmux sim"));
+    assert_int_equal(run(NULL, "--help", "frobnicate"), 2);
+    assert_non_null(strstr(err, "'frobnicate'"));
+    assert_int_equal(count_lines(err), 1);
 }
 
 static void test_no_arguments_is_usage_error(void **state)
@@ -50,6 +56,13 @@ static void test_version(void **state)
     (void)state;
     assert_int_equal(run(NULL, "--version", NULL), 0);
     assert_true(strncmp(out, "gmux ", 5) == 0);
+    /* a word after them was taken silently */
+    assert_int_equal(run(NULL, "--version", "x"), 2);
+    assert_non_null(strstr(err, "unexpected argument 'x'"));
+    assert_int_equal(count_lines(err), 1);
+    assert_int_equal(run(NULL, "--help-settings", "x"), 2);
+    assert_non_null(strstr(err, "unexpected argument 'x'"));
+    assert_string_equal(out, "");
 }
 
 static void test_unknown_command_one_line_exit_2(void **state)

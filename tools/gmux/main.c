@@ -1,4 +1,5 @@
 /* gmux: the command-line front of the runtime. Dispatches to cmd_*.c. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,7 +35,7 @@ static void print_help(FILE *out)
             GMUX_VERSION_STRING);
     for (size_t i = 0; i < COMMAND_COUNT; i++)
         fprintf(out, "  %-16s %s\n", commands[i].name, commands[i].summary);
-    fprintf(out, "\nRun 'gmux COMMAND --help' for the options of a command.\n"
+    fprintf(out, "\nRun 'gmux COMMAND --help' or 'gmux --help COMMAND' for a command's options.\n"
                  "Settings come from GMUX_* environment variables: 'gmux --help-settings'.\n"
                  "A command checks those read by what it runs (itself, and the daemon, shim\n"
                  "or ranks it starts): a malformed one is a usage error.\n\n"
@@ -79,7 +80,23 @@ int main(int argc, char **argv)
         return CLI_EXIT_USAGE;
     }
     const char *arg = argv[1];
-    if (cli_is_help(arg)) {
+    bool help = cli_is_help(arg);
+    if (help && argc == 3 && argv[2][0] != '-') { /* gmux --help COMMAND */
+        const struct command *c = find_command(argv[2]);
+        if (!c) {
+            fprintf(stderr, "gmux: unknown command '%s' (see gmux --help)\n", argv[2]);
+            return CLI_EXIT_USAGE;
+        }
+        char *cmd_argv[] = {argv[2], "--help", NULL};
+        return c->fn(2, cmd_argv);
+    }
+    if (argc > 2 && (help || strcmp(arg, "--version") == 0 || strcmp(arg, "-V") == 0 ||
+                     strcmp(arg, "--help-settings") == 0)) {
+        fprintf(stderr, "gmux: unexpected argument '%s' after %s (see gmux --help)\n", argv[2],
+                arg);
+        return CLI_EXIT_USAGE;
+    }
+    if (help) {
         print_help(stdout);
         return 0;
     }
