@@ -145,7 +145,8 @@ int dmn_cli_main(const char *prog, int argc, char **argv)
         }
         if (strcmp(a, "--socket") != 0 && strcmp(a, "--quantum-ms") != 0 &&
             strcmp(a, "--placement") != 0) {
-            fprintf(stderr, "%s: unknown option '%s' (see %s --help)\n", prog, a, prog);
+            fprintf(stderr, "%s: %s '%s' (see %s --help)\n", prog,
+                    a[0] == '-' ? "unknown option" : "unexpected argument", a, prog);
             return 2;
         }
         starting |= strcmp(a, "--socket") != 0;

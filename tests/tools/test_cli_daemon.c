@@ -145,6 +145,20 @@ static void test_unrelated_setting_starts(void **state)
     }
 }
 
+/* A word that is not an option is said to be an unexpected argument, not an
+ * unknown option; an unknown option stays one. Nothing starts. */
+static void test_stray_word_named(void **state)
+{
+    (void)state;
+    for (int via = 0; via < 2; via++) {
+        assert_int_equal(start(via, "GMUX_LOG=info", "extra", NULL, NULL, NULL), 2);
+        assert_non_null(strstr(err, "unexpected argument 'extra'"));
+        assert_int_equal(start(via, "GMUX_LOG=info", "--extra", NULL, NULL, NULL), 2);
+        assert_non_null(strstr(err, "unknown option '--extra'"));
+        assert_int_not_equal(access(sock, F_OK), 0);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -152,6 +166,7 @@ int main(void)
         cmocka_unit_test(test_placement_option_wins),
         cmocka_unit_test(test_bad_setting_without_option_named),
         cmocka_unit_test(test_unrelated_setting_starts),
+        cmocka_unit_test(test_stray_word_named),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
