@@ -396,6 +396,9 @@ static void test_failed_recording_keeps_output(void **state)
         assert_int_equal(tproc_capture(cmds[k], NULL, 60.0, out, sizeof(out), err, sizeof(err)),
                          want[k]);
         assert_non_null(strstr(err, "no complete trace recorded"));
+        /* the program made no CUDA call: said so, not a part file's name */
+        assert_null(strstr(err, ".part~"));
+        assert_non_null(strstr(err, "no CUDA driver call of "));
         f = fopen(trace_path, "r");
         assert_non_null(f);
         char line[32] = "";

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "commands.h"
@@ -339,7 +340,11 @@ static int cmd_record(int argc, char **argv)
     }
     char err[512];
     sim_source_t *src;
-    if (sim_trace_open(o.dst, &src, err, sizeof(err)) != GMUX_OK) {
+    bool written = access(o.dst, F_OK) == 0 || errno != ENOENT;
+    if (!written) /* the recorder opens its file at the first CUDA call */
+        snprintf(err, sizeof(err), "nothing written: no CUDA driver call of %s reached libgmux.so",
+                 argv[i + 1]);
+    if (!written || sim_trace_open(o.dst, &src, err, sizeof(err)) != GMUX_OK) {
         cli_out_finish(&o, false);
         if (o.exists)
             cli_fail(CMD, "no complete trace recorded (%s left as it was): %s", out, err);
