@@ -8,7 +8,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -220,6 +224,55 @@ static void test_plot_killed_gnuplot_said(void **state)
     assert_int_equal(tdir_remove(dir), 0);
 }
 
+/* A sweep interrupted while it writes PREFIX.dat leaves the earlier file as
+ * it was and no part of the new one (it was written in place: half a data
+ * file). The part file is a FIFO here, so the test sees the header arrive
+ * and stops gmux mid-sweep on any machine. */
+static void test_interrupted_sweep_keeps_data(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/gmux-sim-intr-XXXXXX", dat[96], part[112];
+    assert_non_null(mkdtemp(dir));
+    snprintf(dat, sizeof(dat), "%s/sw.dat", dir);
+    snprintf(part, sizeof(part), "%s.part~", dat);
+    FILE *f = fopen(dat, "w");
+    assert_non_null(f);
+    fputs("keep\n", f);
+    assert_int_equal(fclose(f), 0);
+    assert_int_equal(mkfifo(part, 0600), 0);
+    int fd = open(part, O_RDONLY | O_NONBLOCK); /* lets gmux's open for writing through */
+    assert_true(fd >= 0);
+    char prefix[96];
+    snprintf(prefix, sizeof(prefix), "%s/sw", dir);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        int null = open("/dev/null", O_WRONLY);
+        dup2(null, STDOUT_FILENO);
+        dup2(null, STDERR_FILENO);
+        execl(GMUX_CLI_PATH, GMUX_CLI_PATH, "sim", "--workload", "llm-decode", "--sweep", "--plot",
+              prefix, (char *)NULL);
+        _exit(127);
+    }
+    struct pollfd p = {.fd = fd, .events = POLLIN};
+    int ready = poll(&p, 1, 120000); /* the data file's header */
+    kill(pid, SIGTERM);
+    int st;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    close(fd);
+    assert_int_equal(ready, 1);
+    assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM);
+    struct stat sb;
+    assert_int_not_equal(lstat(part, &sb), 0);
+    char text[16] = "";
+    f = fopen(dat, "r");
+    assert_non_null(f);
+    assert_non_null(fgets(text, sizeof(text), f));
+    fclose(f);
+    assert_string_equal(text, "keep\n");
+    assert_int_equal(tdir_remove(dir), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -229,6 +282,7 @@ int main(void)
         cmocka_unit_test(test_quantum_lower_bound),
         cmocka_unit_test(test_sweep_data_write_failure),
         cmocka_unit_test(test_plot_killed_gnuplot_said),
+        cmocka_unit_test(test_interrupted_sweep_keeps_data),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -13,6 +13,7 @@
 
 #include "common/clock.h"
 #include "engine/template_db.h"
+#include "out_file.h"
 #include "plot.h"
 #include "sim/trace_io.h"
 #include "sim/workload.h"
@@ -499,13 +500,25 @@ int sim_report_sweep(const sim_job_t *job, bool json, const char *prefix, FILE *
         return 1;
     char dat[1024];
     snprintf(dat, sizeof(dat), "%s.dat", prefix ? prefix : "");
-    FILE *df = prefix ? fopen(dat, "w") : fopen("/dev/null", "w");
+    /* PREFIX.dat appears complete or not at all (out_file.h): an interrupted
+     * or failed sweep leaves the earlier one as it was */
+    cli_out_t o;
+    if (prefix && cli_out_begin(&o, "sim", dat) != 0) {
+        sim_profile_clear(&prof);
+        return 1;
+    }
+    FILE *df = prefix ? fopen(o.dst, "w") : fopen("/dev/null", "w");
+    if (df && prefix)
+        cli_out_guard(&o);
     cfg_result_t *crs = df ? calloc(npcts, sizeof(*crs)) : NULL;
     if (!crs) {
-        if (df)
+        if (df) {
             fclose(df);
-        else
+            if (prefix)
+                cli_out_finish(&o, false);
+        } else {
             fprintf(stderr, "gmux sim: cannot write %s: %s\n", dat, strerror(errno));
+        }
         if (df)
             fprintf(stderr, "gmux sim: out of memory\n");
         sim_profile_clear(&prof);
@@ -525,6 +538,7 @@ int sim_report_sweep(const sim_job_t *job, bool json, const char *prefix, FILE *
             "#   oversub_pct is the size simulated: the device holds whole chunks, one at\n"
             "#   least; a row that differs from the percentage asked is followed by\n"
             "#   '# asked PCT%%: ...')\n");
+    fflush(df); /* the header at once, before the long runs */
     if (json && out)
         fprintf(out, "{\"sweep\":[");
     int rc = 0;
@@ -570,6 +584,8 @@ int sim_report_sweep(const sim_job_t *job, bool json, const char *prefix, FILE *
         cfg_clear(&cr);
     }
     bool whole = plot_file_close(df, "sim", prefix ? dat : "/dev/null") == 0;
+    if (prefix && cli_out_finish(&o, whole) != 0)
+        whole = false;
     free(crs);
     if (json && out)
         fprintf(out, "]}\n");
