@@ -79,14 +79,11 @@ int dmn_arb_add(dmn_arbiter_t *arb, const dmn_msg_register_t *reg, uint64_t now)
     return GMUX_ERR_CAPACITY;
 }
 
-/* Ends the turn of slot (a holder) and accounts its time; arb->holder
- * moves to another holder if there is one. */
-static void end_turn(dmn_arbiter_t *arb, int slot, uint64_t now, uint32_t new_state)
+/* The turn of slot (a holder) ends in new_state; arb->holder moves to
+ * another holder if there is one. */
+static void drop_holder(dmn_arbiter_t *arb, int slot, uint32_t new_state)
 {
-    dmn_task_t *t = &arb->tasks[slot];
-    t->run_ns += now - t->granted_ns;
-    t->state = new_state;
-    arb->last_holder = slot;
+    arb->tasks[slot].state = new_state;
     arb->n_holders--;
     if (arb->holder != slot)
         return;
@@ -94,6 +91,24 @@ static void end_turn(dmn_arbiter_t *arb, int slot, uint64_t now, uint32_t new_st
     for (int i = 0; i < DMN_ARB_MAX_TASKS && arb->holder < 0 && arb->n_holders; i++)
         if (holds(&arb->tasks[i]))
             arb->holder = i;
+}
+
+/* Ends the turn of slot (a holder) and accounts its time. */
+static void end_turn(dmn_arbiter_t *arb, int slot, uint64_t now, uint32_t new_state)
+{
+    dmn_task_t *t = &arb->tasks[slot];
+    t->run_ns += now - t->granted_ns;
+    arb->last_holder = slot;
+    drop_holder(arb, slot, new_state);
+}
+
+void dmn_arb_withdraw(dmn_arbiter_t *arb, int slot)
+{
+    dmn_task_t *t = &arb->tasks[slot];
+    if (!holds(t))
+        return;
+    t->rr_stamp = t->rr_before;
+    drop_holder(arb, slot, DMN_STATE_PENDING);
 }
 
 void dmn_arb_remove(dmn_arbiter_t *arb, int slot, int dead, uint64_t now)
@@ -182,6 +197,18 @@ void dmn_arb_stats(dmn_arbiter_t *arb, int slot, const dmn_msg_stats_t *stats)
 static int level(const dmn_task_t *t)
 {
     return (int)t->reg.cls * 1000 + t->reg.priority;
+}
+
+int dmn_arb_preempted(const dmn_arbiter_t *arb, int slot)
+{
+    if (!holds(&arb->tasks[slot]) || arb->tasks[slot].reg.cls != DMN_CLASS_BATCH)
+        return 0;
+    for (int i = 0; i < DMN_ARB_MAX_TASKS; i++) {
+        const dmn_task_t *t = &arb->tasks[i];
+        if (t->used && t->state == DMN_STATE_PENDING && t->reg.cls == DMN_CLASS_LATENCY)
+            return 1;
+    }
+    return 0;
 }
 
 /* The waiting task to run next, -1 if none. */
@@ -309,6 +336,7 @@ static gmux_status_t grant(dmn_arbiter_t *arb, int slot, uint64_t now, dmn_arb_a
     t->state = DMN_STATE_RUNNING;
     arb->n_holders++;
     t->granted_ns = now;
+    t->rr_before = t->rr_stamp;
     t->rr_stamp = ++arb->stamp;
     arb->holder = slot;
     act->grant = slot;

@@ -114,14 +114,14 @@ static int teardown(void **state)
     return 0;
 }
 
-/* A registered raw client (reads time out after 10 s). */
-static int raw_client(const char *name)
+/* A registered raw client of class cls (reads time out after 10 s). */
+static int raw_client_of(const char *name, uint32_t cls)
 {
     int fd = -1;
     assert_int_equal(dmn_endpoint_connect(path, &fd), GMUX_OK);
     struct timeval tv = {10, 0};
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-    dmn_msg_register_t r = {(uint32_t)getpid(), DMN_CLASS_BATCH, 0, 0, 0, {0}};
+    dmn_msg_register_t r = {(uint32_t)getpid(), cls, 0, 0, 0, {0}};
     snprintf(r.name, sizeof(r.name), "%s", name);
     assert_int_equal(tmsg_write_all(fd, buf, dmn_proto_encode_register(buf, sizeof(buf), 1, &r)),
                      0);
@@ -129,6 +129,11 @@ static int raw_client(const char *name)
     assert_int_equal(tmsg_read(fd, buf, &m), 0);
     assert_int_equal(m.hdr.type, DMN_MSG_REGISTERED);
     return fd;
+}
+
+static int raw_client(const char *name)
+{
+    return raw_client_of(name, DMN_CLASS_BATCH);
 }
 
 static void send_pending(int fd, uint64_t request, dmn_range_t ws)
@@ -350,6 +355,54 @@ static void test_idle_grantee_no_wait(void **state)
     assert_int_equal(rep.evict_waits, 2);
     assert_int_equal(rep.evict_timeouts, 0);
     close(x), close(a), close(b);
+    tsrv_stop(&server_pid);
+}
+
+/* A latency task that starts waiting while the switch to A, a batch task,
+ * is held: A's grant (2) is withdrawn, never sent, and L's switch (3) is
+ * made at once: X, evicted again, is asked for grant 3. L's FILL and GRANT
+ * still wait for X's evictions of both switches: X's answer for 3 alone
+ * does not release them. A then gets no GRANT and no REVOKE, only its fill
+ * ahead of L's switch, and its turn when L goes idle. Until 2026-12-02 no
+ * decision was taken while a switch was held: L waited for X's answer to
+ * grant 2 or the bound (a minute here: the read below gives up after 10 s),
+ * then A got its GRANT and a REVOKE, and L its turn only once A released. */
+static void test_latency_supersedes_held(void **state)
+{
+    (void)state;
+    int x, a;
+    uint64_t g = switched_x_to_a(60000, &x, &a, NULL);
+    int l = raw_client_of("l", DMN_CLASS_LATENCY);
+    const dmn_range_t ws_l = {0x40000, 0x4000};
+    send_pending(l, 1, ws_l);
+    dmn_msg_t m;
+    int plans[3] = {0};
+    read_evictions(x, &m, plans);
+    assert_int_equal(plans[DMN_PLAN_EVICT], 1);
+    assert_int_equal(m.u.ranges.seq, g + 1);
+    dmn_report_t rep;
+    assert_true(nothing_for(l, &rep));
+    send_evicted(x, g + 1);
+    assert_true(nothing_for(l, &rep)); /* X's evictions for A's switch may be in flight */
+    assert_true(nothing_for(a, &rep));
+    send_evicted(x, g);
+    plans[DMN_PLAN_FILL] = 0;
+    read_until(l, DMN_MSG_GRANT, 0, &m, plans);
+    assert_int_equal(m.u.grant.grant_seq, g + 1);
+    assert_int_equal(plans[DMN_PLAN_FILL], 1);
+    assert_int_equal(tmsg_read(a, buf, &m), 0); /* A: its fill ahead, for L's switch */
+    assert_int_equal(m.hdr.type, DMN_MSG_PLAN);
+    assert_int_equal(m.u.ranges.count, DMN_PLAN_AHEAD);
+    assert_int_equal(m.u.ranges.seq, g + 1);
+    assert_true(nothing_for(a, &rep));
+    assert_int_equal(rep.evict_waits, 2);
+    assert_int_equal(rep.evict_timeouts, 0);
+    send_simple(l, DMN_MSG_IDLE);
+    read_evictions(l, &m, NULL);
+    send_evicted(l, g + 2);
+    read_until(a, DMN_MSG_GRANT, 0, &m, NULL);
+    assert_int_equal(m.u.grant.grant_seq, g + 2);
+    close(x), close(a), close(l);
     tsrv_stop(&server_pid);
 }
 
@@ -587,6 +640,7 @@ int main(void)
         cmocka_unit_test_teardown(test_gone_evictee_no_wait, teardown),
         cmocka_unit_test_teardown(test_gone_grantee_no_wait, teardown),
         cmocka_unit_test_teardown(test_idle_grantee_no_wait, teardown),
+        cmocka_unit_test_teardown(test_latency_supersedes_held, teardown),
         cmocka_unit_test_teardown(test_no_eviction_no_wait, teardown),
         cmocka_unit_test_teardown(test_wait_off, teardown),
         cmocka_unit_test_teardown(test_shared_giveback_held, teardown),
