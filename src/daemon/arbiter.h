@@ -22,7 +22,8 @@
  * - At every grant, placement->on_switch(previous holder, new holder) builds
  *   the plan of evictions and fills (placement.h); in this mode, with
  *   filling ahead on, the view of the task predicted next is marked for a
- *   fill ahead. The views of tasks still holding the turn (shared mode)
+ *   fill ahead. The views of tasks still holding the turn (shared mode),
+ *   and of those whose turn was taken but not given back (dmn_task_t.taken),
  *   have turn 0, like the incoming one: they are running. If the hook
  *   fails, the plan is cleared and the grant stands.
  *
@@ -80,6 +81,12 @@ typedef struct dmn_task {
      * kept_grant: still on the device while it holds that turn (its shim
      * keeps the orders until it gives the turn back), view.kept. */
     uint64_t kept_bytes, kept_grant;
+    /* Its turn was taken after the grace period and it has not given it
+     * back since (RELEASE, IDLE) nor been granted again: its shim, stuck,
+     * still holds the turn as far as it knows, so it keeps the evictions it
+     * was sent (counted in view.kept) and its kernels may still run (turn 0
+     * in the views, like a holder). */
+    int taken;
 } dmn_task_t;
 
 typedef struct dmn_arbiter {

@@ -23,9 +23,11 @@ static bool plan_fills(const dmn_plan_t *plan)
     return false;
 }
 
+/* Whether its shim holds the turn as far as it knows: then it keeps the
+ * evictions it is sent, and cannot answer for them (dmn_task_t.taken). */
 static bool holds_turn(const dmn_task_t *t)
 {
-    return t->state == DMN_STATE_RUNNING || t->state == DMN_STATE_REVOKED;
+    return t->state == DMN_STATE_RUNNING || t->state == DMN_STATE_REVOKED || t->taken;
 }
 
 /* Whether the task in slot i (not holding the turn now, or granted it now)

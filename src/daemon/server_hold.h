@@ -27,8 +27,10 @@
  * A switch that evicts nothing from other tasks, or a bound of 0, holds
  * nothing.
  *
- * Evictions kept by a holder. A task that holds the turn (shared mode) when
- * a switch evicts its memory is not asked: its shim keeps the orders until it
+ * Evictions kept by a holder. A task that holds the turn (shared mode), or
+ * whose turn was taken and not given back yet (dmn_task_t.taken: its shim
+ * still holds it as far as it knows), when a switch evicts its memory is
+ * not asked: its shim keeps the orders until it
  * gives the turn back (released, idle) or is granted again, and carries them
  * out then. The hold remembers such a task (kept_id, kept_grant: the turn it
  * held), and a later switch whose plan fills memory (FILL or AHEAD) while
