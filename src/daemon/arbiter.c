@@ -48,6 +48,13 @@ static int holds(const dmn_task_t *t)
     return t->used && (t->state == DMN_STATE_RUNNING || t->state == DMN_STATE_REVOKED);
 }
 
+/* Whether its shim holds the turn as far as it knows: a holder, or a task
+ * whose turn was taken and not given back (dmn_task_t.taken). */
+static int keeps(const dmn_task_t *t)
+{
+    return holds(t) || (t->used && t->taken);
+}
+
 uint32_t dmn_arb_holders(const dmn_arbiter_t *arb)
 {
     return arb->n_holders;
@@ -79,14 +86,11 @@ int dmn_arb_add(dmn_arbiter_t *arb, const dmn_msg_register_t *reg, uint64_t now)
     return GMUX_ERR_CAPACITY;
 }
 
-/* Ends the turn of slot (a holder) and accounts its time; arb->holder
- * moves to another holder if there is one. */
-static void end_turn(dmn_arbiter_t *arb, int slot, uint64_t now, uint32_t new_state)
+/* The turn of slot (a holder) ends in new_state; arb->holder moves to
+ * another holder if there is one. */
+static void drop_holder(dmn_arbiter_t *arb, int slot, uint32_t new_state)
 {
-    dmn_task_t *t = &arb->tasks[slot];
-    t->run_ns += now - t->granted_ns;
-    t->state = new_state;
-    arb->last_holder = slot;
+    arb->tasks[slot].state = new_state;
     arb->n_holders--;
     if (arb->holder != slot)
         return;
@@ -94,6 +98,24 @@ static void end_turn(dmn_arbiter_t *arb, int slot, uint64_t now, uint32_t new_st
     for (int i = 0; i < DMN_ARB_MAX_TASKS && arb->holder < 0 && arb->n_holders; i++)
         if (holds(&arb->tasks[i]))
             arb->holder = i;
+}
+
+/* Ends the turn of slot (a holder) and accounts its time. */
+static void end_turn(dmn_arbiter_t *arb, int slot, uint64_t now, uint32_t new_state)
+{
+    dmn_task_t *t = &arb->tasks[slot];
+    t->run_ns += now - t->granted_ns;
+    arb->last_holder = slot;
+    drop_holder(arb, slot, new_state);
+}
+
+void dmn_arb_withdraw(dmn_arbiter_t *arb, int slot)
+{
+    dmn_task_t *t = &arb->tasks[slot];
+    if (!holds(t))
+        return;
+    t->rr_stamp = t->rr_before;
+    drop_holder(arb, slot, DMN_STATE_PENDING);
 }
 
 void dmn_arb_remove(dmn_arbiter_t *arb, int slot, int dead, uint64_t now)
@@ -154,12 +176,14 @@ gmux_status_t dmn_arb_pending(dmn_arbiter_t *arb, int slot, uint32_t n_launches,
 
 void dmn_arb_release(dmn_arbiter_t *arb, int slot, uint64_t now)
 {
+    arb->tasks[slot].taken = 0;
     if (holds(&arb->tasks[slot]))
         end_turn(arb, slot, now, DMN_STATE_PENDING);
 }
 
 void dmn_arb_idle(dmn_arbiter_t *arb, int slot, uint64_t now)
 {
+    arb->tasks[slot].taken = 0;
     if (holds(&arb->tasks[slot]))
         end_turn(arb, slot, now, DMN_STATE_IDLE);
     else
@@ -182,6 +206,18 @@ void dmn_arb_stats(dmn_arbiter_t *arb, int slot, const dmn_msg_stats_t *stats)
 static int level(const dmn_task_t *t)
 {
     return (int)t->reg.cls * 1000 + t->reg.priority;
+}
+
+int dmn_arb_preempted(const dmn_arbiter_t *arb, int slot)
+{
+    if (!holds(&arb->tasks[slot]) || arb->tasks[slot].reg.cls != DMN_CLASS_BATCH)
+        return 0;
+    for (int i = 0; i < DMN_ARB_MAX_TASKS; i++) {
+        const dmn_task_t *t = &arb->tasks[i];
+        if (t->used && t->state == DMN_STATE_PENDING && t->reg.cls == DMN_CLASS_LATENCY)
+            return 1;
+    }
+    return 0;
 }
 
 /* The waiting task to run next, -1 if none. */
@@ -228,8 +264,8 @@ static void predict_turns(dmn_arbiter_t *arb, int incoming)
     }
     for (int k = 0; k < n; k++)
         arb->turns[arb->waiting[k]] = (uint32_t)k + 1;
-    for (int i = 0; i < DMN_ARB_MAX_TASKS && arb->n_holders; i++)
-        if (holds(&arb->tasks[i]))
+    for (int i = 0; i < DMN_ARB_MAX_TASKS; i++)
+        if (keeps(&arb->tasks[i]))
             arb->turns[i] = 0;
     arb->turns[incoming] = 0;
 }
@@ -250,7 +286,7 @@ static void make_view(const dmn_arbiter_t *arb, int slot, dmn_task_view_t *v)
     v->ranges_gen = t->ranges_gen;
     v->turn = arb->turns[slot];
     v->ahead = arb->ahead && arb->share.mode == DMN_MODE_SLICED && v->turn == 1;
-    v->kept = holds(t) && t->kept_grant == t->grant_seq ? t->kept_bytes : 0;
+    v->kept = keeps(t) && t->kept_grant == t->grant_seq ? t->kept_bytes : 0;
 }
 
 /* Adds up what the plan evicts from the tasks that hold the turn beside the
@@ -258,9 +294,9 @@ static void make_view(const dmn_arbiter_t *arb, int slot, dmn_task_view_t *v)
  * (dmn_task_view_t.kept). */
 static void count_kept(dmn_arbiter_t *arb, int slot)
 {
-    for (int i = 0; i < DMN_ARB_MAX_TASKS && arb->n_holders; i++) {
+    for (int i = 0; i < DMN_ARB_MAX_TASKS; i++) {
         dmn_task_t *t = &arb->tasks[i];
-        if (i == slot || !holds(t))
+        if (i == slot || !keeps(t))
             continue;
         if (t->kept_grant != t->grant_seq) { /* an earlier turn's: carried out since */
             t->kept_bytes = 0;
@@ -307,8 +343,10 @@ static gmux_status_t grant(dmn_arbiter_t *arb, int slot, uint64_t now, dmn_arb_a
     if (slot != arb->last_holder)
         arb->switches++;
     t->state = DMN_STATE_RUNNING;
+    t->taken = 0; /* the server asks it for what it kept (server_hold.h) */
     arb->n_holders++;
     t->granted_ns = now;
+    t->rr_before = t->rr_stamp;
     t->rr_stamp = ++arb->stamp;
     arb->holder = slot;
     act->grant = slot;
@@ -418,6 +456,7 @@ gmux_status_t dmn_arb_decide(dmn_arbiter_t *arb, uint64_t now, dmn_arb_action_t 
             act->forced = i;
             arb->forced++;
             end_turn(arb, i, now, DMN_STATE_PENDING);
+            t->taken = 1;
             break; /* one per decision, like every other action */
         }
     }

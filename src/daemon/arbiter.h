@@ -22,7 +22,8 @@
  * - At every grant, placement->on_switch(previous holder, new holder) builds
  *   the plan of evictions and fills (placement.h); in this mode, with
  *   filling ahead on, the view of the task predicted next is marked for a
- *   fill ahead. The views of tasks still holding the turn (shared mode)
+ *   fill ahead. The views of tasks still holding the turn (shared mode),
+ *   and of those whose turn was taken but not given back (dmn_task_t.taken),
  *   have turn 0, like the incoming one: they are running. If the hook
  *   fails, the plan is cleared and the grant stands.
  *
@@ -64,6 +65,7 @@ typedef struct dmn_task {
     dmn_msg_register_t reg;
     uint32_t state;         /* dmn_task_state_t */
     uint64_t rr_stamp;      /* order of the last grant: lower waited longer */
+    uint64_t rr_before;     /* rr_stamp before the last grant (dmn_arb_withdraw) */
     uint64_t registered_ns; /* when it joined */
     uint64_t granted_ns;    /* start of the current turn */
     uint64_t revoked_ns;    /* when the current turn was revoked */
@@ -79,6 +81,12 @@ typedef struct dmn_task {
      * kept_grant: still on the device while it holds that turn (its shim
      * keeps the orders until it gives the turn back), view.kept. */
     uint64_t kept_bytes, kept_grant;
+    /* Its turn was taken after the grace period and it has not given it
+     * back since (RELEASE, IDLE) nor been granted again: its shim, stuck,
+     * still holds the turn as far as it knows, so it keeps the evictions it
+     * was sent (counted in view.kept) and its kernels may still run (turn 0
+     * in the views, like a holder). */
+    int taken;
 } dmn_task_t;
 
 typedef struct dmn_arbiter {
@@ -151,6 +159,17 @@ void dmn_arb_stats(dmn_arbiter_t *arb, int slot, const dmn_msg_stats_t *stats);
 /* The turn of slot (a holder) starts again at now: its quantum and its
  * running time count from then (the server held its GRANT until now). */
 void dmn_arb_restart_turn(dmn_arbiter_t *arb, int slot, uint64_t now);
+
+/* Whether the holder in slot would be revoked at once for a waiting task:
+ * it is of the batch class and a latency-class task waits (both modes). */
+int dmn_arb_preempted(const dmn_arbiter_t *arb, int slot);
+
+/* Takes back the turn just granted to slot, whose GRANT was never sent (the
+ * server held it, server_hold.h): the task waits again where it waited
+ * before, as if never granted (its place in the round robin; the previous
+ * holder stays the previous holder). What the switch's plan ordered of the
+ * other tasks stands: their orders were sent. */
+void dmn_arb_withdraw(dmn_arbiter_t *arb, int slot);
 
 /* Applies the policy at time now and says what to send. */
 gmux_status_t dmn_arb_decide(dmn_arbiter_t *arb, uint64_t now, dmn_arb_action_t *act);

@@ -62,7 +62,8 @@ typedef struct dmn_task_view {
      * when filling ahead is on (GMUX_DAEMON_AHEAD); 0 everywhere else. */
     uint32_t ahead;
     /* Bytes of this task's memory that earlier plans evicted while it held
-     * the turn it still holds (shared mode): its shim keeps those orders
+     * the turn it still holds (shared mode; or whose turn was taken, not
+     * given back yet: its shim still holds it as far as it knows): its shim keeps those orders
      * until it gives the turn back, so the memory is still on the device.
      * A placement counts them in use, and so the memory it evicts now from
      * the other tasks holding the turn (turn 0, not `to`): neither is room

@@ -349,10 +349,12 @@ static void apply(dmn_srv_t *s)
 {
     bool send;
     dmn_arb_action_t held;
-    if (!dmn_hold_poll(s, com_clock_ns(), &send, &held))
-        return;
-    if (send)
+    if (!dmn_hold_poll(s, com_clock_ns(), &send, &held)) {
+        if (!dmn_hold_supersede(s, com_clock_ns()))
+            return;
+    } else if (send) {
         send_granted(s, &held);
+    }
     for (int round = 0; round < 4 * DMN_ARB_MAX_TASKS; round++) {
         dmn_arb_action_t act;
         gmux_status_t st = dmn_arb_decide(&s->arb, com_clock_ns(), &act);

@@ -23,9 +23,11 @@ static bool plan_fills(const dmn_plan_t *plan)
     return false;
 }
 
+/* Whether its shim holds the turn as far as it knows: then it keeps the
+ * evictions it is sent, and cannot answer for them (dmn_task_t.taken). */
 static bool holds_turn(const dmn_task_t *t)
 {
-    return t->state == DMN_STATE_RUNNING || t->state == DMN_STATE_REVOKED;
+    return t->state == DMN_STATE_RUNNING || t->state == DMN_STATE_REVOKED || t->taken;
 }
 
 /* Whether the task in slot i (not holding the turn now, or granted it now)
@@ -55,13 +57,57 @@ static bool to_ask(dmn_hold_t *h, const dmn_task_t *t, int i, const dmn_arb_acti
     return i == act->grant || (plan && plan_fills(act->plan)) || evicted;
 }
 
+/* Whether task id is still there to answer. */
+static bool still_there(const dmn_srv_t *s, uint32_t id)
+{
+    for (int i = 0; i < DMN_ARB_MAX_TASKS; i++)
+        if (s->arb.tasks[i].used && s->arb.tasks[i].id == id)
+            return s->conn_of_slot[i] >= 0;
+    return false;
+}
+
+/* Drops the requests answered, those of tasks gone (died or hung up: their
+ * memory went with them) and those whose bound passed at now: a task that
+ * kept evictions and stayed silent is not waited for again (it would hold
+ * every switch). Sets until_ns to the next bound; returns whether a bound
+ * passed. */
+static bool prune(dmn_srv_t *s, uint64_t now)
+{
+    dmn_hold_t *h = &s->hold;
+    bool expired = false;
+    uint32_t n = 0;
+    h->until_ns = UINT64_MAX;
+    for (uint32_t k = 0; k < h->n_wait; k++) {
+        uint32_t id = h->wait_id[k];
+        if (id && !still_there(s, id))
+            id = 0;
+        if (id && now >= h->wait_until[k]) {
+            for (int i = 0; i < DMN_ARB_MAX_TASKS; i++)
+                if (h->kept_id[i] == id)
+                    h->kept_id[i] = 0;
+            expired = true;
+            id = 0;
+        }
+        if (!id)
+            continue;
+        h->wait_id[n] = id;
+        h->wait_grant[n] = h->wait_grant[k];
+        h->wait_until[n] = h->wait_until[k];
+        if (h->wait_until[n] < h->until_ns)
+            h->until_ns = h->wait_until[n];
+        n++;
+    }
+    h->n_wait = n;
+    return expired;
+}
+
 bool dmn_hold_begin(dmn_srv_t *s, const dmn_arb_action_t *act, uint64_t now)
 {
     dmn_hold_t *h = &s->hold;
     if (s->opts->evict_wait_ns == 0 || act->grant < 0)
         return false;
-    h->n_wait = 0;
-    for (int i = 0; i < DMN_ARB_MAX_TASKS; i++) {
+    (void)prune(s, now); /* those of a superseded switch stay */
+    for (int i = 0; i < DMN_ARB_MAX_TASKS && h->n_wait < DMN_HOLD_MAX_WAITS; i++) {
         const dmn_task_t *t = &s->arb.tasks[i];
         if (!t->used || s->conn_of_slot[i] < 0 || !to_ask(h, t, i, act))
             continue;
@@ -71,18 +117,21 @@ bool dmn_hold_begin(dmn_srv_t *s, const dmn_arb_action_t *act, uint64_t now)
                                              DMN_PLAN_EVICT, act->grant_seq, NULL, 0);
         if (dmn_conn_send(s, c, len) != 0)
             continue; /* dropped: nothing to wait for */
-        h->wait_id[h->n_wait++] = id;
+        h->wait_id[h->n_wait] = id;
+        h->wait_grant[h->n_wait] = act->grant_seq;
+        h->wait_until[h->n_wait++] = now + s->opts->evict_wait_ns;
         if (h->kept_id[i] == id)
             h->kept_asked[i] = act->grant_seq;
     }
+    (void)prune(s, now); /* until_ns */
     if (h->n_wait == 0)
         return false;
     h->active = true;
+    h->expired = false;
     h->act = *act;
     h->grant_id = s->arb.tasks[act->grant].id;
     h->since_ns = now;
-    h->until_ns = now + s->opts->evict_wait_ns;
-    COM_DEBUG(DAEMON, "grant %llu to task %u waits for %u tasks' evictions",
+    COM_DEBUG(DAEMON, "grant %llu to task %u waits for %u requests for evictions",
               (unsigned long long)act->grant_seq, h->grant_id, h->n_wait);
     return true;
 }
@@ -96,35 +145,39 @@ void dmn_hold_evicted(dmn_srv_t *s, int slot, uint64_t grant_seq, uint32_t faile
      * grantee left or went idle): the next switch need not ask again. */
     if (h->kept_id[slot] == id && grant_seq && h->kept_asked[slot] == grant_seq)
         h->kept_id[slot] = 0;
-    if (!h->active || grant_seq != h->act.grant_seq) /* late: a switch that went on already */
-        return;
-    if (failed)
-        COM_DEBUG(DAEMON,
-                  "grant %llu: task %u could not carry out %u evictions now: not waited for",
-                  (unsigned long long)grant_seq, id, failed);
-    for (uint32_t k = 0; k < h->n_wait; k++)
-        if (h->wait_id[k] == id)
-            h->wait_id[k] = 0;
+    /* a late answer, for a switch that went on already, matches nothing */
+    for (uint32_t k = 0; k < h->n_wait; k++) {
+        if (h->wait_id[k] != id || h->wait_grant[k] != grant_seq)
+            continue;
+        h->wait_id[k] = 0;
+        if (failed)
+            COM_DEBUG(DAEMON,
+                      "grant %llu: task %u could not carry out %u evictions now: not waited for",
+                      (unsigned long long)grant_seq, id, failed);
+    }
 }
 
-/* The tasks still waited for at the bound: those that kept evictions are
- * not waited for again (a task that never answers would hold every switch). */
-static void forget_silent(dmn_srv_t *s)
+/* Whether the held grant is still the granted task's to send: it did not
+ * leave, go idle or give the turn back meanwhile. */
+static bool still_granted(const dmn_srv_t *s)
 {
-    dmn_hold_t *h = &s->hold;
-    for (uint32_t k = 0; k < h->n_wait; k++)
-        for (int i = 0; h->wait_id[k] && i < DMN_ARB_MAX_TASKS; i++)
-            if (h->kept_id[i] == h->wait_id[k])
-                h->kept_id[i] = 0;
+    const dmn_hold_t *h = &s->hold;
+    int g = h->act.grant;
+    const dmn_task_t *t = &s->arb.tasks[g];
+    return t->used && t->id == h->grant_id && t->grant_seq == h->act.grant_seq &&
+           t->state == DMN_STATE_RUNNING && s->conn_of_slot[g] >= 0;
 }
 
-/* Whether task id is still there to answer. */
-static bool still_there(const dmn_srv_t *s, uint32_t id)
+/* The held switch is over at now: counted (STATUS). */
+static void end_hold(dmn_hold_t *h, uint64_t now)
 {
-    for (int i = 0; i < DMN_ARB_MAX_TASKS; i++)
-        if (s->arb.tasks[i].used && s->arb.tasks[i].id == id)
-            return s->conn_of_slot[i] >= 0;
-    return false;
+    h->active = false;
+    uint64_t held = now - h->since_ns;
+    h->waits++;
+    h->timeouts += h->expired;
+    h->wait_ns += held;
+    if (held > h->max_ns)
+        h->max_ns = held;
 }
 
 bool dmn_hold_poll(dmn_srv_t *s, uint64_t now, bool *send, dmn_arb_action_t *act)
@@ -133,39 +186,37 @@ bool dmn_hold_poll(dmn_srv_t *s, uint64_t now, bool *send, dmn_arb_action_t *act
     *send = false;
     if (!h->active)
         return true;
-    /* the grant is still the granted task's to send: it did not leave, go
-     * idle or give the turn back meanwhile */
-    int g = h->act.grant;
-    const dmn_task_t *t = &s->arb.tasks[g];
-    bool granted = t->used && t->id == h->grant_id && t->grant_seq == h->act.grant_seq &&
-                   t->state == DMN_STATE_RUNNING && s->conn_of_slot[g] >= 0;
-    bool waiting = false;
-    for (uint32_t k = 0; granted && k < h->n_wait; k++) {
-        if (h->wait_id[k] && !still_there(s, h->wait_id[k]))
-            h->wait_id[k] = 0; /* died or hung up: its memory went with it */
-        waiting |= h->wait_id[k] != 0;
+    bool granted = still_granted(s);
+    if (granted) {
+        h->expired |= prune(s, now);
+        if (h->n_wait > 0)
+            return false;
     }
-    bool timed_out = waiting && now >= h->until_ns;
-    if (waiting && !timed_out)
-        return false;
-    if (timed_out)
-        forget_silent(s);
-    h->active = false;
-    uint64_t held = now - h->since_ns;
-    h->waits++;
-    h->timeouts += timed_out;
-    h->wait_ns += held;
-    if (held > h->max_ns)
-        h->max_ns = held;
+    h->n_wait = 0; /* a void grant: the next switch waits for none of them */
+    end_hold(h, now);
     *send = granted;
-    if (timed_out)
+    if (h->expired)
         COM_DEBUG(DAEMON, "grant %llu: evictions not reported within %llu ms: granted anyway",
                   (unsigned long long)h->act.grant_seq,
                   (unsigned long long)(s->opts->evict_wait_ns / COM_NS_PER_MS));
     if (*send) {
         *act = h->act;
-        dmn_arb_restart_turn(&s->arb, g, now);
+        dmn_arb_restart_turn(&s->arb, h->act.grant, now);
     }
+    return true;
+}
+
+bool dmn_hold_supersede(dmn_srv_t *s, uint64_t now)
+{
+    dmn_hold_t *h = &s->hold;
+    if (!h->active || !still_granted(s) || !dmn_arb_preempted(&s->arb, h->act.grant))
+        return false;
+    dmn_arb_withdraw(&s->arb, h->act.grant);
+    end_hold(h, now);
+    COM_DEBUG(DAEMON,
+              "grant %llu to batch task %u withdrawn for a latency task; %u requests "
+              "for evictions carried to the next switch",
+              (unsigned long long)h->act.grant_seq, h->grant_id, h->n_wait);
     return true;
 }
 

@@ -14,9 +14,11 @@
  * for an EVICTED once the evictions are done on the GPU (proto.h), and holds
  * A's orders and GRANT, and B's AHEAD, until every one of them answered, or
  * left (a task that died or hung up has nothing more to move), or
- * opts->evict_wait_ns passed. No decision is taken while a switch is held:
- * the plan the arbiter made stays valid (dmn_arb_action_t), and a hold lasts
- * at most the bound. A hold whose granted task left (died, hung up, was
+ * opts->evict_wait_ns passed. No decision is taken while a switch is held
+ * (the plan the arbiter made stays valid, dmn_arb_action_t, and a hold lasts
+ * at most the bound), but one: a latency-class task that starts waiting
+ * supersedes a held switch to a batch task (dmn_hold_supersede), whose
+ * requests the next switch then waits for too. A hold whose granted task left (died, hung up, was
  * dropped), went idle or gave the turn back meanwhile ends at once: nothing
  * is left to send, and the turn it had is the next task's now, not at the
  * bound (a dead task is reclaimed within the bounds docs/daemon-faults.md
@@ -25,8 +27,10 @@
  * A switch that evicts nothing from other tasks, or a bound of 0, holds
  * nothing.
  *
- * Evictions kept by a holder. A task that holds the turn (shared mode) when
- * a switch evicts its memory is not asked: its shim keeps the orders until it
+ * Evictions kept by a holder. A task that holds the turn (shared mode), or
+ * whose turn was taken and not given back yet (dmn_task_t.taken: its shim
+ * still holds it as far as it knows), when a switch evicts its memory is
+ * not asked: its shim keeps the orders until it
  * gives the turn back (released, idle) or is granted again, and carries them
  * out then. The hold remembers such a task (kept_id, kept_grant: the turn it
  * held), and a later switch whose plan fills memory (FILL or AHEAD) while
@@ -56,13 +60,23 @@
 
 typedef struct dmn_srv dmn_srv_t;
 
+/* Requests waited for at most: a switch asks each task once, and the one it
+ * supersedes asked each task at most once more. */
+#define DMN_HOLD_MAX_WAITS (2 * DMN_ARB_MAX_TASKS)
+
 typedef struct dmn_hold {
     bool active;
-    dmn_arb_action_t act; /* the grant held; act.plan stays valid (no decision meanwhile) */
-    uint32_t grant_id;    /* the granted task's id (its slot may be reused once it left) */
-    uint64_t since_ns, until_ns;
-    uint32_t n_wait;                     /* tasks asked for EVICTED */
-    uint32_t wait_id[DMN_ARB_MAX_TASKS]; /* their ids; 0 once answered */
+    dmn_arb_action_t act;        /* the grant held; act.plan stays valid (no decision meanwhile) */
+    uint32_t grant_id;           /* the granted task's id (its slot may be reused once it left) */
+    uint64_t since_ns, until_ns; /* until_ns: the next request's bound */
+    bool expired;                /* a request's bound passed during the hold */
+    /* requests for EVICTED not answered yet: those of the held switch and,
+     * after a switch was superseded (dmn_hold_supersede), those it made,
+     * which the next switch waits for too (with no switch held: carried) */
+    uint32_t n_wait;
+    uint32_t wait_id[DMN_HOLD_MAX_WAITS];    /* the tasks asked; 0 once answered or gone */
+    uint64_t wait_grant[DMN_HOLD_MAX_WAITS]; /* the grant_seq each was asked for */
+    uint64_t wait_until[DMN_HOLD_MAX_WAITS]; /* when waiting for it ends: its switch's bound */
     /* per slot: the id of a task sent evictions while it held the turn and
      * not known to have carried them out (0: none), and the grant_seq of
      * that turn */
@@ -100,6 +114,17 @@ void dmn_hold_evicted(dmn_srv_t *s, int slot, uint64_t grant_seq, uint32_t faile
  * quantum restarts now.
  */
 bool dmn_hold_poll(dmn_srv_t *s, uint64_t now, bool *send, dmn_arb_action_t *act);
+
+/*
+ * While a switch is held (dmn_hold_poll said false): when its granted task
+ * is of the batch class and a latency-class task waits, the held switch is
+ * superseded: the grant is taken back (dmn_arb_withdraw: its orders, GRANT
+ * and fill ahead are never sent, and no REVOKE is needed), and true says the
+ * caller may decide again. The requests for EVICTED it made stay: the next
+ * switch held waits for them too (its fills must not overlap the evictions
+ * already ordered), each until its own switch's bound. false: nothing done.
+ */
+bool dmn_hold_supersede(dmn_srv_t *s, uint64_t now);
 
 /* Whether a switch is held now. */
 static inline bool dmn_hold_active(const dmn_hold_t *h)

@@ -325,6 +325,35 @@ static void test_capacity(void **state)
     assert_int_equal(dmn_arb_add(arb, &r, 0), GMUX_ERR_CAPACITY);
 }
 
+/* A grant taken back before its GRANT went (dmn_arb_withdraw): a batch task
+ * granted while a latency task starts waiting is preempted, and once its
+ * grant is withdrawn it waits again where it waited: the latency task goes
+ * first, then it, before the batch task that waited after it. */
+static void test_withdraw(void **state)
+{
+    (void)state;
+    int b1 = add(DMN_CLASS_BATCH, 0), b2 = add(DMN_CLASS_BATCH, 0);
+    pend(b1, 0);
+    pend(b2, 0);
+    dmn_arb_action_t a = decide(0);
+    assert_int_equal(a.grant, b1);
+    assert_false(dmn_arb_preempted(arb, b1));
+    int l = add(DMN_CLASS_LATENCY, 0);
+    pend(l, MS);
+    assert_true(dmn_arb_preempted(arb, b1));
+    dmn_arb_withdraw(arb, b1);
+    assert_int_equal(arb->tasks[b1].state, DMN_STATE_PENDING);
+    assert_int_equal(dmn_arb_holders(arb), 0);
+    assert_false(dmn_arb_preempted(arb, b1)); /* holds nothing */
+    a = decide(MS);
+    assert_int_equal(a.revoke, -1);
+    assert_int_equal(a.grant, l);
+    assert_false(dmn_arb_preempted(arb, l)); /* latency: never */
+    dmn_arb_idle(arb, l, 2 * MS);
+    a = decide(2 * MS);
+    assert_int_equal(a.grant, b1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -339,6 +368,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_placement_seam, setup, teardown),
         cmocka_unit_test_setup_teardown(test_capacity, setup, teardown),
         cmocka_unit_test_setup_teardown(test_ranges_generation, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_withdraw, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

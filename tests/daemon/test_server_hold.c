@@ -84,14 +84,15 @@ static int share_on(dmn_server_opts_t *o, void *arg)
     return com_settings_set(COM_SETTING_DAEMON_CAPACITY, "1G", err, sizeof(err)) != GMUX_OK;
 }
 
-/* A server child waiting at most wait_ms for evictions; quantum 20 ms;
- * time slices, or shared mode with shared set (and evict_holders). */
+/* A server child waiting at most wait_ms for evictions; quantum 20 ms, grace
+ * grace_ns; time slices, or shared mode with shared set (and evict_holders). */
+static uint64_t grace_ns = COM_NS_PER_S * 60;
 static void start_mode(int wait_ms, int shared)
 {
     dmn_server_opts_t o = {path,
                            DMN_NO_GROUP,
                            20 * COM_NS_PER_MS,
-                           COM_NS_PER_S * 60,
+                           grace_ns,
                            &placement,
                            0,
                            0,
@@ -114,14 +115,15 @@ static int teardown(void **state)
     return 0;
 }
 
-/* A registered raw client (reads time out after 10 s). */
-static int raw_client(const char *name)
+/* A registered raw client of class cls, priority prio and budget (reads
+ * time out after 10 s). */
+static int raw_client_of(const char *name, uint32_t cls, int32_t prio, uint64_t budget)
 {
     int fd = -1;
     assert_int_equal(dmn_endpoint_connect(path, &fd), GMUX_OK);
     struct timeval tv = {10, 0};
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-    dmn_msg_register_t r = {(uint32_t)getpid(), DMN_CLASS_BATCH, 0, 0, 0, {0}};
+    dmn_msg_register_t r = {(uint32_t)getpid(), cls, prio, 0, budget, {0}};
     snprintf(r.name, sizeof(r.name), "%s", name);
     assert_int_equal(tmsg_write_all(fd, buf, dmn_proto_encode_register(buf, sizeof(buf), 1, &r)),
                      0);
@@ -129,6 +131,11 @@ static int raw_client(const char *name)
     assert_int_equal(tmsg_read(fd, buf, &m), 0);
     assert_int_equal(m.hdr.type, DMN_MSG_REGISTERED);
     return fd;
+}
+
+static int raw_client(const char *name)
+{
+    return raw_client_of(name, DMN_CLASS_BATCH, 0, 0);
 }
 
 static void send_pending(int fd, uint64_t request, dmn_range_t ws)
@@ -201,7 +208,7 @@ static void ahead_then_nothing(int x)
 }
 
 static const dmn_range_t ws_x = {0x10000, 0x1000}, ws_a = {0x20000, 0x2000},
-                         ws_b = {0x30000, 0x3000};
+                         ws_b = {0x30000, 0x3000}, ws_l = {0x40000, 0x4000};
 
 /* X holds the turn, A (and B) wait, X's quantum ends and it releases. */
 static void x_released(int x, int a, int b)
@@ -350,6 +357,50 @@ static void test_idle_grantee_no_wait(void **state)
     assert_int_equal(rep.evict_waits, 2);
     assert_int_equal(rep.evict_timeouts, 0);
     close(x), close(a), close(b);
+    tsrv_stop(&server_pid);
+}
+
+/* A latency task that starts waiting while the switch to A, a batch task,
+ * is held: A's grant (2) is withdrawn, never sent, and L's switch (3) made
+ * at once (X, evicted again, asked for 3); L's FILL and GRANT wait for X's
+ * answers for both switches. A gets no GRANT nor REVOKE, only its fill
+ * ahead, and its turn after L. L used to wait for X's answer to 2 or the
+ * bound (a minute: the read gives up after 10 s), then for A to release. */
+static void test_latency_supersedes_held(void **state)
+{
+    (void)state;
+    int x, a;
+    uint64_t g = switched_x_to_a(60000, &x, &a, NULL);
+    int l = raw_client_of("l", DMN_CLASS_LATENCY, 0, 0);
+    send_pending(l, 1, ws_l);
+    dmn_msg_t m;
+    int plans[3] = {0};
+    read_evictions(x, &m, plans);
+    assert_int_equal(plans[DMN_PLAN_EVICT], 1);
+    assert_int_equal(m.u.ranges.seq, g + 1);
+    dmn_report_t rep;
+    assert_true(nothing_for(l, &rep));
+    send_evicted(x, g + 1);
+    assert_true(nothing_for(l, &rep)); /* X's evictions for A's switch may be in flight */
+    assert_true(nothing_for(a, &rep));
+    send_evicted(x, g);
+    plans[DMN_PLAN_FILL] = 0;
+    read_until(l, DMN_MSG_GRANT, 0, &m, plans);
+    assert_int_equal(m.u.grant.grant_seq, g + 1);
+    assert_int_equal(plans[DMN_PLAN_FILL], 1);
+    assert_int_equal(tmsg_read(a, buf, &m), 0); /* A: its fill ahead, for L's switch */
+    assert_int_equal(m.hdr.type, DMN_MSG_PLAN);
+    assert_int_equal(m.u.ranges.count, DMN_PLAN_AHEAD);
+    assert_int_equal(m.u.ranges.seq, g + 1);
+    assert_true(nothing_for(a, &rep));
+    assert_int_equal(rep.evict_waits, 2);
+    assert_int_equal(rep.evict_timeouts, 0);
+    send_simple(l, DMN_MSG_IDLE);
+    read_evictions(l, &m, NULL);
+    send_evicted(l, g + 2);
+    read_until(a, DMN_MSG_GRANT, 0, &m, NULL);
+    assert_int_equal(m.u.grant.grant_seq, g + 2);
+    close(x), close(a), close(l);
     tsrv_stop(&server_pid);
 }
 
@@ -553,6 +604,47 @@ static void test_shared_late_answer_counts(void **state)
     tsrv_stop(&server_pid);
 }
 
+/* Shared mode: X holds (1), A (priority 1) beside it (2), X keeps its
+ * evictions; O's budget brings slices back: A keeps the turn, X, stuck, loses
+ * it after the grace. B (priority 2) is granted (3) once A went idle: X, its
+ * shim still holding the turn, is not asked (it was: B waited for the bound,
+ * the read gives up after 10 s); released, its next grant (4) waits for it. */
+static void test_taken_not_asked(void **state)
+{
+    (void)state;
+    grace_ns = 50 * COM_NS_PER_MS;
+    start_mode(60000, 1);
+    grace_ns = COM_NS_PER_S * 60;
+    int x = raw_client("x"), a = raw_client_of("a", DMN_CLASS_BATCH, 1, 0);
+    int b = raw_client_of("b", DMN_CLASS_BATCH, 2, 0);
+    dmn_msg_t m;
+    send_pending(x, 1, ws_x);
+    read_until(x, DMN_MSG_GRANT, 0, &m, NULL);
+    send_pending(a, 1, ws_a);
+    read_until(a, DMN_MSG_GRANT, 0, &m, NULL);
+    int o = raw_client_of("o", DMN_CLASS_BATCH, 0, 1ull << 40);
+    read_until(x, DMN_MSG_REVOKE, 0, &m, NULL);
+    until_state("x", DMN_STATE_PENDING); /* taken */
+    send_pending(b, 1, ws_b);
+    read_until(a, DMN_MSG_REVOKE, 0, &m, NULL);
+    send_simple(a, DMN_MSG_IDLE);
+    read_until(b, DMN_MSG_GRANT, 0, &m, NULL);
+    assert_int_equal(m.u.grant.grant_seq, 3);
+    read_until(x, DMN_MSG_PLAN, DMN_PLAN_EVICT, &m, NULL);
+    assert_int_equal(m.u.ranges.n_ranges, 1); /* its orders, no request */
+    dmn_report_t rep;
+    assert_true(nothing_for(x, &rep));
+    send_simple(x, DMN_MSG_RELEASE);
+    send_simple(b, DMN_MSG_IDLE);
+    read_evictions(x, &m, NULL);
+    assert_int_equal(m.u.ranges.seq, 4);
+    send_evicted(x, 4);
+    read_until(x, DMN_MSG_GRANT, 0, &m, NULL);
+    assert_int_equal(m.u.grant.grant_seq, 4);
+    close(x), close(a), close(b), close(o);
+    tsrv_stop(&server_pid);
+}
+
 /* GMUX_DAEMON_EVICT_WAIT_MS: the default, a value, 0, and out of range. */
 static void test_setting(void **state)
 {
@@ -587,12 +679,14 @@ int main(void)
         cmocka_unit_test_teardown(test_gone_evictee_no_wait, teardown),
         cmocka_unit_test_teardown(test_gone_grantee_no_wait, teardown),
         cmocka_unit_test_teardown(test_idle_grantee_no_wait, teardown),
+        cmocka_unit_test_teardown(test_latency_supersedes_held, teardown),
         cmocka_unit_test_teardown(test_no_eviction_no_wait, teardown),
         cmocka_unit_test_teardown(test_wait_off, teardown),
         cmocka_unit_test_teardown(test_shared_giveback_held, teardown),
         cmocka_unit_test_teardown(test_shared_giveback_bound, teardown),
         cmocka_unit_test_teardown(test_shared_giveback_gone, teardown),
         cmocka_unit_test_teardown(test_shared_late_answer_counts, teardown),
+        cmocka_unit_test_teardown(test_taken_not_asked, teardown),
         cmocka_unit_test(test_setting),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);

@@ -565,6 +565,54 @@ static void kept_case(const dmn_placement_t *pl)
     arb->placement = dmn_placement_find("none");
 }
 
+/* A task of priority prio. */
+static int add_prio(int prio)
+{
+    dmn_msg_register_t r = {1, DMN_CLASS_BATCH, prio, 0, 0, "t"};
+    int s = dmn_arb_add(arb, &r, 0);
+    assert_true(s >= 0);
+    return s;
+}
+
+/* As kept_case, H (2 chunks) holds its evicted chunk when the mode goes back
+ * to slices: N (priority 1) keeps the turn, H is revoked and, stuck, loses
+ * it after the grace period; its shim still holds the turn and the chunk.
+ * N goes idle; M (priority 2, before H) needs 1 chunk: the device is full
+ * (H's 1 and its kept 1, N's 2), so a chunk of the idle N must go first.
+ * Until 2026-12-02 H's kept chunk stopped counting when its turn was taken
+ * (view.kept only for holders): M was filled into it, evicting nothing. */
+static void taken_case(const dmn_placement_t *pl)
+{
+    shared_with(pl);
+    int h = add_prio(0), n = add_prio(1), m = add_prio(2);
+    pend_chunks(h, 0x100000, 2, 1);
+    assert_int_equal(decide(2).grant, h);
+    pend_chunks(n, 0x200000, 3, 3);
+    dmn_arb_action_t a = decide(4);
+    assert_int_equal(a.grant, n);
+    assert_int_equal(evicted(a.plan, arb->tasks[h].id), CH);
+    dmn_share_params_t p = {1, 1, 10}; /* nothing fits: back to slices */
+    dmn_arb_set_share(arb, &p);
+    a = decide(5);
+    assert_int_equal(arb->share.mode, DMN_MODE_SLICED);
+    assert_int_equal(a.revoke, h);
+    a = decide(5 + 100 * MS);
+    assert_int_equal(a.forced, h);
+    dmn_arb_idle(arb, n, 6 + 100 * MS);
+    pend_chunks(m, 0x300000, 1, 7 + 100 * MS);
+    a = decide(8 + 100 * MS);
+    assert_int_equal(a.grant, m);
+    assert_int_equal(planned(a.plan, arb->tasks[m].id, DMN_PLAN_FILL), CH);
+    assert_int_equal(evicted(a.plan, arb->tasks[n].id), CH);
+    arb->placement = dmn_placement_find("none");
+}
+
+static void test_taken_kept_in_use(void **state)
+{
+    (void)state;
+    on_both(taken_case);
+}
+
 static void test_shared_holder_kept(void **state)
 {
     (void)state;
@@ -593,6 +641,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_working_set_overflow, setup, teardown),
         cmocka_unit_test_setup_teardown(test_shared_holder_kept, setup, teardown),
         cmocka_unit_test_setup_teardown(test_shared_kept_in_use, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_taken_kept_in_use, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
