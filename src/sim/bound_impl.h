@@ -54,6 +54,11 @@ static inline uint32_t sim_refstr_full(const sim_refstr_t *rs)
  * few bit updates. Ties come out in no particular order: the counts the
  * passes take (Belady's misses, the greedy sweep's drops) are the same for
  * any. Memory: 4 bytes per key and 12 per chunk. The caller owns it.
+ *
+ * The passes ask for the top and re-key a chunk to the key it has already
+ * millions of times a run, so both are inline: the largest non-empty bucket
+ * is kept (`top`, found again from the bitmaps only when that bucket
+ * empties), and a re-key to the same key returns before any call.
  */
 #define SIM_BQ_LEVELS 6 /* 64^6 buckets cover every uint32_t key */
 
@@ -64,17 +69,33 @@ typedef struct sim_bq {
     size_t lvn[SIM_BQ_LEVELS];   /* words per level */
     size_t nc;
     uint32_t nlv, inf, n; /* levels, the INF32 bucket, chunks queued */
+    uint32_t top;         /* the largest non-empty bucket while n > 0 */
 } sim_bq_t;
 
 gmux_status_t sim_bq_init(sim_bq_t *q, size_t nc, uint32_t nkeys);
 void sim_bq_free(sim_bq_t *q);
 /* Empties the queue. */
 void sim_bq_clear(sim_bq_t *q);
-/* Queues c under key, moving it if it was queued. */
-void sim_bq_set(sim_bq_t *q, uint32_t c, uint32_t key);
+/* Queues c in bucket b (not its bucket now), moving it if it was queued. */
+void sim_bq_move(sim_bq_t *q, uint32_t c, uint32_t b);
 void sim_bq_remove(sim_bq_t *q, uint32_t c);
-/* A chunk of the largest key; the queue must not be empty. */
-uint32_t sim_bq_top(const sim_bq_t *q);
+
+/* Queues c under key (0..nkeys-2 or INF32), moving it if it was queued. A
+ * chunk moved, or queued, goes first in its bucket; one whose key does not
+ * change keeps its place. */
+static inline void sim_bq_set(sim_bq_t *q, uint32_t c, uint32_t key)
+{
+    uint32_t b = key == INF32 ? q->inf : key;
+    if (q->qk[c] != b)
+        sim_bq_move(q, c, b);
+}
+
+/* A chunk of the largest key, the first in its bucket; the queue must not be
+ * empty. */
+static inline uint32_t sim_bq_top(const sim_bq_t *q)
+{
+    return q->head[q->top];
+}
 
 static inline bool sim_bq_queued(const sim_bq_t *q, uint32_t c)
 {
