@@ -45,6 +45,37 @@ static inline uint32_t sim_refstr_full(const sim_refstr_t *rs)
     return rs->nblocks >= 32 ? UINT32_MAX : (1u << rs->nblocks) - 1;
 }
 
+/* The bits set in m; inline, as the bound's block passes count masks a few
+ * times a reference (without a popcnt instruction in the target, gcc calls
+ * libgcc's for __builtin_popcount). */
+static inline uint32_t sim_pop32(uint32_t m)
+{
+    m = m - ((m >> 1) & 0x55555555u);
+    m = (m & 0x33333333u) + ((m >> 2) & 0x33333333u);
+    m = (m + (m >> 4)) & 0x0F0F0F0Fu;
+    return (m * 0x01010101u) >> 24;
+}
+
+/* The lowest `count` bits set in m (all of m when it has no more): the
+ * bytes' counts summed from the low end find the byte holding the last bit
+ * taken, so at most 7 steps a bit at a time are left. */
+static inline uint32_t sim_mask_lowest(uint32_t m, uint64_t count)
+{
+    uint32_t x = m - ((m >> 1) & 0x55555555u);
+    x = (x & 0x33333333u) + ((x >> 2) & 0x33333333u);
+    x = (x + (x >> 4)) & 0x0F0F0F0Fu;
+    uint32_t upto = x * 0x01010101u; /* byte i: the bits of bytes 0..i */
+    if (count >= upto >> 24)
+        return m;
+    uint32_t i = 0, before = 0; /* whole bytes taken, their bits */
+    while (((upto >> (8 * i)) & 0xFF) <= count)
+        before = (upto >> (8 * i++)) & 0xFF;
+    uint32_t out = i ? m & ((1u << (8 * i)) - 1) : 0, byte = (m >> (8 * i)) & 0xFF;
+    for (uint64_t left = count - before; left; left--, byte &= byte - 1)
+        out |= (byte & -byte) << (8 * i);
+    return out;
+}
+
 /*
  * The chunks of a pass by key, the largest first: keys are launch indices
  * 0..nkeys-2 and INF32 (stored in the last bucket), so a bucket per key, a
