@@ -45,15 +45,20 @@ static inline uint32_t sim_refstr_full(const sim_refstr_t *rs)
     return rs->nblocks >= 32 ? UINT32_MAX : (1u << rs->nblocks) - 1;
 }
 
+/* Per byte of m, how many of its bits are set (SWAR). */
+static inline uint32_t sim_byte_pops(uint32_t m)
+{
+    m = m - ((m >> 1) & 0x55555555u);
+    m = (m & 0x33333333u) + ((m >> 2) & 0x33333333u);
+    return (m + (m >> 4)) & 0x0F0F0F0Fu;
+}
+
 /* The bits set in m; inline, as the bound's block passes count masks a few
  * times a reference (without a popcnt instruction in the target, gcc calls
  * libgcc's for __builtin_popcount). */
 static inline uint32_t sim_pop32(uint32_t m)
 {
-    m = m - ((m >> 1) & 0x55555555u);
-    m = (m & 0x33333333u) + ((m >> 2) & 0x33333333u);
-    m = (m + (m >> 4)) & 0x0F0F0F0Fu;
-    return (m * 0x01010101u) >> 24;
+    return (sim_byte_pops(m) * 0x01010101u) >> 24;
 }
 
 /* The lowest `count` bits set in m (all of m when it has no more): the
@@ -61,10 +66,7 @@ static inline uint32_t sim_pop32(uint32_t m)
  * taken, so at most 7 steps a bit at a time are left. */
 static inline uint32_t sim_mask_lowest(uint32_t m, uint64_t count)
 {
-    uint32_t x = m - ((m >> 1) & 0x55555555u);
-    x = (x & 0x33333333u) + ((x >> 2) & 0x33333333u);
-    x = (x + (x >> 4)) & 0x0F0F0F0Fu;
-    uint32_t upto = x * 0x01010101u; /* byte i: the bits of bytes 0..i */
+    uint32_t upto = sim_byte_pops(m) * 0x01010101u; /* byte i: the bits of bytes 0..i */
     if (count >= upto >> 24)
         return m;
     uint32_t i = 0, before = 0; /* whole bytes taken, their bits */
@@ -82,9 +84,11 @@ static inline uint32_t sim_mask_lowest(uint32_t m, uint64_t count)
  * list of chunks in each, and a bitmap of non-empty buckets with a bitmap of
  * its non-zero words above it (and so on, 64-ary) find the largest key in a
  * few word operations, and moving a chunk to another key costs O(1) and a
- * few bit updates. Ties come out in no particular order: the counts the
- * passes take (Belady's misses, the greedy sweep's drops) are the same for
- * any. Memory: 4 bytes per key and 12 per chunk. The caller owns it.
+ * few bit updates. Of ties, the chunk that entered its bucket last comes out
+ * first (the counts the passes take, Belady's misses and the greedy sweep's
+ * drops, are meant to be the same for any order; tests/sim/test_bound_bq.c
+ * holds this one). Memory: 4 bytes per key and 12 per chunk. The caller
+ * owns it.
  *
  * The passes ask for the top and re-key a chunk to the key it has already
  * millions of times a run, so both are inline: the largest non-empty bucket
