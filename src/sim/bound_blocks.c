@@ -241,17 +241,6 @@ static uint32_t get_groups(const groups_t *g, size_t *at, uint32_t *gv, uint32_t
     return count;
 }
 
-/* The lowest `count` blocks of m. */
-static uint32_t lowest(uint32_t m, uint64_t count)
-{
-    if (count >= (uint64_t)__builtin_popcount(m))
-        return m;
-    uint32_t out = 0;
-    for (; m && count; m &= m - 1, count--)
-        out |= m & -m;
-    return out;
-}
-
 /* ---- the passes ---- */
 
 /* The lists the backward pass writes, which no capacity changes. */
@@ -366,16 +355,16 @@ static void rekey(bscratch_t *sc, uint32_t c)
 static uint64_t drop_top(bscratch_t *sc, uint64_t excess)
 {
     uint32_t v = sim_bq_top(&sc->q), top = sim_bq_key(&sc->q, v);
-    uint32_t out = lowest(bv_equal(&sc->val, v, sc->mask[v], top), excess);
+    uint32_t out = sim_mask_lowest(bv_equal(&sc->val, v, sc->mask[v], top), excess);
     sc->mask[v] &= ~out;
     rekey(sc, v);
-    return (uint64_t)__builtin_popcount(out);
+    return (uint64_t)sim_pop32(out);
 }
 
 /* A freed chunk: its blocks leave the mask and it leaves the queue; how many. */
 static uint64_t drop_chunk(bscratch_t *sc, uint32_t c)
 {
-    uint64_t n = (uint64_t)__builtin_popcount(sc->mask[c]);
+    uint64_t n = (uint64_t)sim_pop32(sc->mask[c]);
     sc->mask[c] = 0;
     sim_bq_remove(&sc->q, c);
     return n;
@@ -425,7 +414,7 @@ static gmux_status_t belady(const sim_refstr_t *rs, bscratch_t *sc, uint64_t cap
         uint32_t m = ref_mask(rs, r, &pi), miss = m & ~sc->mask[c];
         if (!miss)
             continue;
-        uint64_t need = (uint64_t)__builtin_popcount(miss);
+        uint64_t need = (uint64_t)sim_pop32(miss);
         fetches += need;
         while (held + need > cap_blocks) {
             if (sc->q.n == 0 || sim_bq_key(&sc->q, sim_bq_top(&sc->q)) <= k)
@@ -471,7 +460,7 @@ static gmux_status_t wb_sweep_blocks(const sim_refstr_t *rs, bscratch_t *sc, uin
         uint32_t m = ref_mask(rs, r, &pi);
         uint32_t reached = bv_at_most(&sc->val, c, m & sc->mask[c], k); /* kept to its end */
         sc->mask[c] &= ~reached;
-        open -= (uint64_t)__builtin_popcount(reached);
+        open -= (uint64_t)sim_pop32(reached);
         if (!reached && !(r & REF_WRITE))
             continue; /* nothing opened or closed: the key stands */
         if ((r & REF_WRITE) && m) {
@@ -479,7 +468,7 @@ static gmux_status_t wb_sweep_blocks(const sim_refstr_t *rs, bscratch_t *sc, uin
             for (uint32_t g = 0; g < n && st == GMUX_OK; g++) {
                 if (gv[g] == INF32)
                     continue;
-                open += (uint64_t)__builtin_popcount(gm[g] & ~sc->mask[c]);
+                open += (uint64_t)sim_pop32(gm[g] & ~sc->mask[c]);
                 sc->mask[c] |= gm[g];
                 st = bv_set(&sc->val, c, gm[g], gv[g], sc->full);
             }

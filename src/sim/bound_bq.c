@@ -49,55 +49,68 @@ void sim_bq_clear(sim_bq_t *q)
     for (uint32_t l = 0; l < q->nlv; l++)
         memset(q->lv[l], 0, q->lvn[l] * sizeof(uint64_t));
     q->n = 0;
+    q->top = 0;
+}
+
+/* The largest non-empty bucket, from the bitmaps (the queue not empty). */
+static uint32_t find_top(const sim_bq_t *q)
+{
+    uint64_t w = 0;
+    for (uint32_t l = q->nlv; l-- > 0;)
+        w = w * 64 + 63 - (uint64_t)__builtin_clzll(q->lv[l][w]);
+    return (uint32_t)w;
+}
+
+/* Takes queued chunk c out of its bucket b. */
+static inline void unlink_chunk(sim_bq_t *q, uint32_t c, uint32_t b)
+{
+    uint32_t p = q->prv[c], x = q->nxt[c];
+    q->qk[c] = INF32;
+    q->n--;
+    if (p != INF32)
+        q->nxt[p] = x;
+    else
+        q->head[b] = x;
+    if (x != INF32)
+        q->prv[x] = p;
+    if (q->head[b] != INF32)
+        return;
+    for (uint32_t l = 0, e = b; l < q->nlv; l++, e /= 64) { /* the bucket emptied */
+        q->lv[l][e / 64] &= ~(1ull << (e % 64));
+        if (q->lv[l][e / 64])
+            break;
+    }
+    if (b == q->top && q->n)
+        q->top = find_top(q);
 }
 
 void sim_bq_remove(sim_bq_t *q, uint32_t c)
 {
     uint32_t b = q->qk[c];
-    if (b == INF32)
-        return;
-    q->qk[c] = INF32;
-    q->n--;
-    if (q->prv[c] != INF32)
-        q->nxt[q->prv[c]] = q->nxt[c];
-    else
-        q->head[b] = q->nxt[c];
-    if (q->nxt[c] != INF32)
-        q->prv[q->nxt[c]] = q->prv[c];
-    if (q->head[b] != INF32)
-        return;
-    for (uint32_t l = 0; l < q->nlv; l++, b /= 64) { /* the bucket emptied */
-        q->lv[l][b / 64] &= ~(1ull << (b % 64));
-        if (q->lv[l][b / 64])
-            break;
-    }
+    if (b != INF32)
+        unlink_chunk(q, c, b);
 }
 
-void sim_bq_set(sim_bq_t *q, uint32_t c, uint32_t key)
+void sim_bq_move(sim_bq_t *q, uint32_t c, uint32_t b)
 {
-    uint32_t b = key == INF32 ? q->inf : key;
-    if (q->qk[c] == b)
-        return;
-    sim_bq_remove(q, c);
+    uint32_t was_b = q->qk[c];
+    if (was_b != INF32)
+        unlink_chunk(q, c, was_b);
+    uint32_t h = q->head[b];
     q->qk[c] = b;
-    q->n++;
     q->prv[c] = INF32;
-    q->nxt[c] = q->head[b];
-    if (q->head[b] != INF32)
-        q->prv[q->head[b]] = c;
+    q->nxt[c] = h;
     q->head[b] = c;
-    for (uint32_t l = 0; l < q->nlv; l++, b /= 64) {
-        uint64_t was = q->lv[l][b / 64];
-        q->lv[l][b / 64] = was | (1ull << (b % 64));
+    if (q->n++ == 0 || b > q->top)
+        q->top = b;
+    if (h != INF32) {
+        q->prv[h] = c;
+        return; /* the bucket's bits are set already */
+    }
+    for (uint32_t l = 0, e = b; l < q->nlv; l++, e /= 64) {
+        uint64_t was = q->lv[l][e / 64];
+        q->lv[l][e / 64] = was | (1ull << (e % 64));
         if (was)
             break; /* the levels above have the bit already */
     }
-}
-
-uint32_t sim_bq_top(const sim_bq_t *q)
-{
-    uint64_t w = 0;
-    for (uint32_t l = q->nlv; l-- > 0;)
-        w = w * 64 + 63 - (uint64_t)__builtin_clzll(q->lv[l][w]);
-    return q->head[w];
 }

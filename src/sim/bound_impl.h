@@ -45,15 +45,55 @@ static inline uint32_t sim_refstr_full(const sim_refstr_t *rs)
     return rs->nblocks >= 32 ? UINT32_MAX : (1u << rs->nblocks) - 1;
 }
 
+/* Per byte of m, how many of its bits are set (SWAR). */
+static inline uint32_t sim_byte_pops(uint32_t m)
+{
+    m = m - ((m >> 1) & 0x55555555u);
+    m = (m & 0x33333333u) + ((m >> 2) & 0x33333333u);
+    return (m + (m >> 4)) & 0x0F0F0F0Fu;
+}
+
+/* The bits set in m; inline, as the bound's block passes count masks a few
+ * times a reference (without a popcnt instruction in the target, gcc calls
+ * libgcc's for __builtin_popcount). */
+static inline uint32_t sim_pop32(uint32_t m)
+{
+    return (sim_byte_pops(m) * 0x01010101u) >> 24;
+}
+
+/* The lowest `count` bits set in m (all of m when it has no more): the
+ * bytes' counts summed from the low end find the byte holding the last bit
+ * taken, so at most 7 steps a bit at a time are left. */
+static inline uint32_t sim_mask_lowest(uint32_t m, uint64_t count)
+{
+    uint32_t upto = sim_byte_pops(m) * 0x01010101u; /* byte i: the bits of bytes 0..i */
+    if (count >= upto >> 24)
+        return m;
+    uint32_t i = 0, before = 0; /* whole bytes taken, their bits */
+    while (((upto >> (8 * i)) & 0xFF) <= count)
+        before = (upto >> (8 * i++)) & 0xFF;
+    uint32_t out = i ? m & ((1u << (8 * i)) - 1) : 0, byte = (m >> (8 * i)) & 0xFF;
+    for (uint64_t left = count - before; left; left--, byte &= byte - 1)
+        out |= (byte & -byte) << (8 * i);
+    return out;
+}
+
 /*
  * The chunks of a pass by key, the largest first: keys are launch indices
  * 0..nkeys-2 and INF32 (stored in the last bucket), so a bucket per key, a
  * list of chunks in each, and a bitmap of non-empty buckets with a bitmap of
  * its non-zero words above it (and so on, 64-ary) find the largest key in a
  * few word operations, and moving a chunk to another key costs O(1) and a
- * few bit updates. Ties come out in no particular order: the counts the
- * passes take (Belady's misses, the greedy sweep's drops) are the same for
- * any. Memory: 4 bytes per key and 12 per chunk. The caller owns it.
+ * few bit updates. Of ties, the chunk that entered its bucket last comes out
+ * first (the counts the passes take, Belady's misses and the greedy sweep's
+ * drops, are meant to be the same for any order; tests/sim/test_bound_bq.c
+ * holds this one). Memory: 4 bytes per key and 12 per chunk. The caller
+ * owns it.
+ *
+ * The passes ask for the top and re-key a chunk to the key it has already
+ * millions of times a run, so both are inline: the largest non-empty bucket
+ * is kept (`top`, found again from the bitmaps only when that bucket
+ * empties), and a re-key to the same key returns before any call.
  */
 #define SIM_BQ_LEVELS 6 /* 64^6 buckets cover every uint32_t key */
 
@@ -64,17 +104,33 @@ typedef struct sim_bq {
     size_t lvn[SIM_BQ_LEVELS];   /* words per level */
     size_t nc;
     uint32_t nlv, inf, n; /* levels, the INF32 bucket, chunks queued */
+    uint32_t top;         /* the largest non-empty bucket while n > 0 */
 } sim_bq_t;
 
 gmux_status_t sim_bq_init(sim_bq_t *q, size_t nc, uint32_t nkeys);
 void sim_bq_free(sim_bq_t *q);
 /* Empties the queue. */
 void sim_bq_clear(sim_bq_t *q);
-/* Queues c under key, moving it if it was queued. */
-void sim_bq_set(sim_bq_t *q, uint32_t c, uint32_t key);
+/* Queues c in bucket b (not its bucket now), moving it if it was queued. */
+void sim_bq_move(sim_bq_t *q, uint32_t c, uint32_t b);
 void sim_bq_remove(sim_bq_t *q, uint32_t c);
-/* A chunk of the largest key; the queue must not be empty. */
-uint32_t sim_bq_top(const sim_bq_t *q);
+
+/* Queues c under key (0..nkeys-2 or INF32), moving it if it was queued. A
+ * chunk moved, or queued, goes first in its bucket; one whose key does not
+ * change keeps its place. */
+static inline void sim_bq_set(sim_bq_t *q, uint32_t c, uint32_t key)
+{
+    uint32_t b = key == INF32 ? q->inf : key;
+    if (q->qk[c] != b)
+        sim_bq_move(q, c, b);
+}
+
+/* A chunk of the largest key, the first in its bucket; the queue must not be
+ * empty. */
+static inline uint32_t sim_bq_top(const sim_bq_t *q)
+{
+    return q->head[q->top];
+}
 
 static inline bool sim_bq_queued(const sim_bq_t *q, uint32_t c)
 {
