@@ -254,27 +254,11 @@ static void test_interrupted_generate_leaves_no_part(void **state)
     snprintf(path, sizeof(path), "%s/t.bin", dir);
     snprintf(part, sizeof(part), "%s.part~", path);
     put_file(path, "keep\n");
-    assert_int_equal(mkfifo(part, 0600), 0);
-    int fd = open(part, O_RDONLY | O_NONBLOCK); /* lets gmux's open for writing through */
-    assert_true(fd >= 0);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        int null = open("/dev/null", O_WRONLY);
-        dup2(null, STDOUT_FILENO);
-        dup2(null, STDERR_FILENO);
-        execl(GMUX_CLI_PATH, GMUX_CLI_PATH, "trace", "generate", "--workload", "sci-sparse",
-              "--format", "text", "-o", path, (char *)NULL);
-        _exit(127);
-    }
-    struct pollfd p = {.fd = fd, .events = POLLIN};
-    int ready = poll(&p, 1, 60000); /* the trace's first bytes */
-    kill(pid, SIGTERM);
-    int st;
-    assert_int_equal(waitpid(pid, &st, 0), pid);
-    close(fd);
-    assert_int_equal(ready, 1);
-    assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM);
+    char *argv[] = {GMUX_CLI_PATH, "trace", "generate", "--workload", "sci-sparse",
+                    "--format",    "text",  "-o",       path,         NULL};
+    int written;
+    assert_int_equal(tproc_stop_once_written(argv, part, 60.0, &written), 128 + SIGTERM);
+    assert_true(written); /* the trace's first bytes came before the signal */
     struct stat sb;
     assert_int_not_equal(lstat(part, &sb), 0);
     assert_file(path, "keep\n");

@@ -8,11 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -239,29 +236,13 @@ static void test_interrupted_sweep_keeps_data(void **state)
     assert_non_null(f);
     fputs("keep\n", f);
     assert_int_equal(fclose(f), 0);
-    assert_int_equal(mkfifo(part, 0600), 0);
-    int fd = open(part, O_RDONLY | O_NONBLOCK); /* lets gmux's open for writing through */
-    assert_true(fd >= 0);
     char prefix[96];
     snprintf(prefix, sizeof(prefix), "%s/sw", dir);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        int null = open("/dev/null", O_WRONLY);
-        dup2(null, STDOUT_FILENO);
-        dup2(null, STDERR_FILENO);
-        execl(GMUX_CLI_PATH, GMUX_CLI_PATH, "sim", "--workload", "llm-decode", "--sweep", "--plot",
-              prefix, (char *)NULL);
-        _exit(127);
-    }
-    struct pollfd p = {.fd = fd, .events = POLLIN};
-    int ready = poll(&p, 1, 120000); /* the data file's header */
-    kill(pid, SIGTERM);
-    int st;
-    assert_int_equal(waitpid(pid, &st, 0), pid);
-    close(fd);
-    assert_int_equal(ready, 1);
-    assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM);
+    char *argv[] = {GMUX_CLI_PATH, "sim",    "--workload", "llm-decode",
+                    "--sweep",     "--plot", prefix,       NULL};
+    int written;
+    assert_int_equal(tproc_stop_once_written(argv, part, 120.0, &written), 128 + SIGTERM);
+    assert_true(written); /* the data file's header came before the signal */
     struct stat sb;
     assert_int_not_equal(lstat(part, &sb), 0);
     char text[16] = "";

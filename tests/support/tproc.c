@@ -11,6 +11,7 @@
 #include <string.h>
 #ifdef __linux__
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #endif
 #include <sys/wait.h>
 #include <time.h>
@@ -269,4 +270,34 @@ int tproc_reap(pid_t *pid)
     }
     *pid = 0;
     return got > 0 ? decode(st) : TPROC_NOT_RUN;
+}
+
+int tproc_stop_once_written(char *const argv[], const char *part, double timeout_s, int *written)
+{
+    *written = 0;
+    if (mkfifo(part, 0600) != 0)
+        return TPROC_NOT_RUN;
+    int fd = open(part, O_RDONLY | O_NONBLOCK); /* lets the writer's open through */
+    if (fd < 0)
+        return TPROC_NOT_RUN;
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(fd);
+        return TPROC_NOT_RUN;
+    }
+    if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        int null = open("/dev/null", O_WRONLY);
+        dup2(null, STDOUT_FILENO);
+        dup2(null, STDERR_FILENO);
+        close(fd);
+        execvp(argv[0], argv);
+        _exit(127);
+    }
+    struct pollfd p = {.fd = fd, .events = POLLIN};
+    *written = poll(&p, 1, (int)(timeout_s * 1000)) == 1;
+    kill(pid, SIGTERM);
+    int st = tproc_reap(&pid);
+    close(fd);
+    return st;
 }

@@ -56,4 +56,13 @@ int tproc_reap(pid_t *pid);
  * timeout. */
 void tproc_kill_reap(pid_t *pid);
 
+/* For tests of an output written as a part file and renamed once complete:
+ * makes a FIFO at part, runs argv (its stdout and stderr to /dev/null),
+ * sends it SIGTERM once its first bytes reach the FIFO (or after timeout_s),
+ * and reaps it; the writer is caught mid-write on a machine of any speed.
+ * Returns the status as above; *written: whether bytes arrived before the
+ * signal. The FIFO is left to the caller (the writer should have removed
+ * it). */
+int tproc_stop_once_written(char *const argv[], const char *part, double timeout_s, int *written);
+
 #endif /* TPROC_H */
