@@ -192,7 +192,9 @@ bool dmn_hold_poll(dmn_srv_t *s, uint64_t now, bool *send, dmn_arb_action_t *act
         if (h->n_wait > 0)
             return false;
     }
-    h->n_wait = 0; /* a void grant: the next switch waits for none of them */
+    /* A void grant (its task left or went idle): its requests stay, like a
+     * superseded switch's: the evictions ordered may still be in flight, and
+     * the next switch held waits for them, each until its own bound. */
     end_hold(h, now);
     *send = granted;
     if (h->expired)

@@ -22,10 +22,11 @@
  * dropped), went idle or gave the turn back meanwhile ends at once: nothing
  * is left to send, and the turn it had is the next task's now, not at the
  * bound (a dead task is reclaimed within the bounds docs/daemon-faults.md
- * states, whatever the eviction wait). The granted task's quantum starts
- * when its GRANT goes.
- * A switch that evicts nothing from other tasks, or a bound of 0, holds
- * nothing.
+ * states, whatever the eviction wait); its requests stay in force as a
+ * superseded switch's do. The granted task's quantum starts when its GRANT
+ * goes. A switch that evicts nothing from other tasks, or a bound of 0,
+ * holds nothing, but for the requests still in force (carried): a switch
+ * waits for those whatever it evicts.
  *
  * Evictions kept by a holder. A task that holds the turn (shared mode), or
  * whose turn was taken and not given back yet (dmn_task_t.taken: its shim
@@ -60,8 +61,10 @@
 
 typedef struct dmn_srv dmn_srv_t;
 
-/* Requests waited for at most: a switch asks each task once, and the one it
- * supersedes asked each task at most once more. */
+/* Requests waited for at most: a switch asks each task once; those carried
+ * from switches superseded or ended early within their bound share the
+ * rest. A switch that finds no room left asks no more tasks (they are not
+ * waited for: the ordering before v6). */
 #define DMN_HOLD_MAX_WAITS (2 * DMN_ARB_MAX_TASKS)
 
 typedef struct dmn_hold {
@@ -70,9 +73,10 @@ typedef struct dmn_hold {
     uint32_t grant_id;           /* the granted task's id (its slot may be reused once it left) */
     uint64_t since_ns, until_ns; /* until_ns: the next request's bound */
     bool expired;                /* a request's bound passed during the hold */
-    /* requests for EVICTED not answered yet: those of the held switch and,
-     * after a switch was superseded (dmn_hold_supersede), those it made,
-     * which the next switch waits for too (with no switch held: carried) */
+    /* requests for EVICTED not answered yet: those of the held switch and
+     * those made by switches superseded (dmn_hold_supersede) or ended early
+     * (dmn_hold_poll), which the next switch waits for too (with no switch
+     * held: carried) */
     uint32_t n_wait;
     uint32_t wait_id[DMN_HOLD_MAX_WAITS];    /* the tasks asked; 0 once answered or gone */
     uint64_t wait_grant[DMN_HOLD_MAX_WAITS]; /* the grant_seq each was asked for */
@@ -111,7 +115,9 @@ void dmn_hold_evicted(dmn_srv_t *s, int slot, uint64_t grant_seq, uint32_t faile
  * the bound, or the held grant no longer the granted task's to send: it left,
  * went idle or gave the turn back meanwhile) it is counted and *send says
  * whether the grant is to be sent; then act is the action to send, and its
- * quantum restarts now.
+ * quantum restarts now. Ended early (*send false), its requests not
+ * answered yet stay: the next switch held waits for them too, each until
+ * its own bound, as after dmn_hold_supersede.
  */
 bool dmn_hold_poll(dmn_srv_t *s, uint64_t now, bool *send, dmn_arb_action_t *act);
 

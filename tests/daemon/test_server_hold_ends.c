@@ -1,0 +1,162 @@
+/* Holds that end early or are superseded (src/daemon/server_hold.c), with
+ * the helpers of thold.h: the granted task leaves or goes idle while its
+ * GRANT is held, a latency task supersedes the held switch, an evictee
+ * answers after the switch that asked it ended. The wait itself:
+ * test_server_hold.c. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <cmocka.h>
+
+#include <signal.h>
+#include <unistd.h>
+
+#include "daemon/server.h"
+#include "msg_io.h"
+#include "thold.h"
+#include "tsrv.h"
+
+/* The granted task hangs up (dies) while its grant is held: nothing is left
+ * to send it, so the hold ends at once and B, waiting, is switched to (its
+ * switch evicts nothing: A's memory went with it) without waiting for the
+ * bound. X's request stays in force: B's switch fills, so B's FILL and GRANT
+ * wait for X's answer for A's switch (its evictions may be in flight). The
+ * hold used to wait for X until the bound (a minute here; the reads give up
+ * after 10 s), and, until 2026-12-02, once it ended early, B's GRANT went at
+ * once, its fills overlapping X's evictions. */
+static void test_gone_grantee_no_wait(void **state)
+{
+    (void)state;
+    int x, a, b;
+    uint64_t g = switched_x_to_a(60000, &x, &a, &b);
+    dmn_report_t rep;
+    assert_true(nothing_for(b, &rep));
+    close(a);
+    until_state("b", DMN_STATE_RUNNING); /* granted, its GRANT held */
+    assert_true(nothing_for(b, &rep));
+    assert_int_equal(rep.reclaimed, 1);
+    send_evicted(x, g);
+    dmn_msg_t m;
+    int plans[3] = {0};
+    read_until(b, DMN_MSG_GRANT, 0, &m, plans);
+    assert_int_equal(m.u.grant.grant_seq, g + 1);
+    assert_int_equal(plans[DMN_PLAN_FILL], 1);
+    assert_int_equal(dmn_report_fetch(path, &rep, 10000), GMUX_OK);
+    assert_int_equal(rep.evict_waits, 2);
+    assert_int_equal(rep.evict_timeouts, 0);
+    close(x), close(b);
+    tsrv_stop(&server_pid);
+}
+
+/* The granted task goes idle before its GRANT went (its queue ran dry): the
+ * held grant is void, the hold ends at once, and the next switch, to B,
+ * evicts A's memory and asks A; B's GRANT waits both for A's answer and for
+ * X's, still unanswered, for A's switch. Until 2026-12-02 it waited for A's
+ * only (X's request was dropped with the void grant). */
+static void test_idle_grantee_no_wait(void **state)
+{
+    (void)state;
+    int x, a, b;
+    uint64_t g = switched_x_to_a(60000, &x, &a, &b);
+    dmn_report_t rep;
+    assert_true(nothing_for(b, &rep));
+    send_simple(a, DMN_MSG_IDLE);
+    dmn_msg_t m;
+    read_evictions(a, &m, NULL); /* A's, for B's grant */
+    assert_int_equal(m.u.ranges.seq, g + 1);
+    send_evicted(a, g + 1);
+    assert_true(nothing_for(b, &rep)); /* X's evictions may be in flight */
+    send_evicted(x, g);
+    read_until(b, DMN_MSG_GRANT, 0, &m, NULL);
+    assert_int_equal(m.u.grant.grant_seq, g + 1);
+    assert_int_equal(dmn_report_fetch(path, &rep, 10000), GMUX_OK);
+    assert_int_equal(rep.evict_waits, 2);
+    assert_int_equal(rep.evict_timeouts, 0);
+    close(x), close(a), close(b);
+    tsrv_stop(&server_pid);
+}
+
+/* A latency task that starts waiting while the switch to A, a batch task,
+ * is held: A's grant (2) is withdrawn, never sent, and L's switch (3) made
+ * at once (X, evicted again, asked for 3); L's FILL and GRANT wait for X's
+ * answers for both switches. A gets no GRANT nor REVOKE, only its fill
+ * ahead, and its turn after L. L used to wait for X's answer to 2 or the
+ * bound (a minute: the read gives up after 10 s), then for A to release. */
+static void test_latency_supersedes_held(void **state)
+{
+    (void)state;
+    int x, a;
+    uint64_t g = switched_x_to_a(60000, &x, &a, NULL);
+    int l = raw_client_of("l", DMN_CLASS_LATENCY, 0, 0);
+    send_pending(l, 1, ws_l);
+    dmn_msg_t m;
+    int plans[3] = {0};
+    read_evictions(x, &m, plans);
+    assert_int_equal(plans[DMN_PLAN_EVICT], 1);
+    assert_int_equal(m.u.ranges.seq, g + 1);
+    dmn_report_t rep;
+    assert_true(nothing_for(l, &rep));
+    send_evicted(x, g + 1);
+    assert_true(nothing_for(l, &rep)); /* X's evictions for A's switch may be in flight */
+    assert_true(nothing_for(a, &rep));
+    send_evicted(x, g);
+    plans[DMN_PLAN_FILL] = 0;
+    read_until(l, DMN_MSG_GRANT, 0, &m, plans);
+    assert_int_equal(m.u.grant.grant_seq, g + 1);
+    assert_int_equal(plans[DMN_PLAN_FILL], 1);
+    assert_int_equal(tmsg_read(a, buf, &m), 0); /* A: its fill ahead, for L's switch */
+    assert_int_equal(m.hdr.type, DMN_MSG_PLAN);
+    assert_int_equal(m.u.ranges.count, DMN_PLAN_AHEAD);
+    assert_int_equal(m.u.ranges.seq, g + 1);
+    assert_true(nothing_for(a, &rep));
+    assert_int_equal(rep.evict_waits, 2);
+    assert_int_equal(rep.evict_timeouts, 0);
+    send_simple(l, DMN_MSG_IDLE);
+    read_evictions(l, &m, NULL);
+    send_evicted(l, g + 2);
+    read_until(a, DMN_MSG_GRANT, 0, &m, NULL);
+    assert_int_equal(m.u.grant.grant_seq, g + 2);
+    close(x), close(a), close(l);
+    tsrv_stop(&server_pid);
+}
+
+/* A holder that gave the turn back answers after the switch that asked it
+ * ended early (B, its grantee, went idle before its GRANT went): the answer
+ * is for that request all the same, so when B asks again, its switch (4)
+ * neither asks X nor waits for it. The late EVICTED used to be dropped: X
+ * was asked again and B's GRANT waited for it (a minute here; the read
+ * below gives up after 10 s). */
+static void test_shared_late_answer_counts(void **state)
+{
+    (void)state;
+    int x, a, b;
+    shared_x_gave_back(60000, &x, &a, &b);
+    dmn_msg_t m;
+    read_evictions(x, &m, NULL);
+    assert_int_equal(m.u.ranges.seq, 3);
+    send_simple(b, DMN_MSG_IDLE);
+    until_state("b", DMN_STATE_IDLE); /* the hold ended: B's grant is void */
+    send_evicted(x, 3);
+    dmn_report_t rep;
+    assert_true(nothing_for(b, &rep)); /* read: X's answer came before B asks */
+    b_again_unheld(x, b);
+    close(x), close(a), close(b);
+    tsrv_stop(&server_pid);
+}
+
+int main(void)
+{
+    signal(SIGPIPE, SIG_IGN);
+    if (thold_open() != 0)
+        return 1;
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_teardown(test_gone_grantee_no_wait, teardown),
+        cmocka_unit_test_teardown(test_idle_grantee_no_wait, teardown),
+        cmocka_unit_test_teardown(test_latency_supersedes_held, teardown),
+        cmocka_unit_test_teardown(test_shared_late_answer_counts, teardown),
+    };
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    thold_close();
+    return rc;
+}

@@ -1,0 +1,82 @@
+/*
+ * The helpers shared by the tests of a switch held for its evictions
+ * (src/daemon/server_hold.c): test_server_hold.c (the wait itself, shared
+ * mode, the setting) and test_server_hold_ends.c (holds that end early or
+ * are superseded). A real server in a forked child (tsrv.h), with a
+ * placement that evicts the previous holder's ranges, fills the incoming
+ * task's and fills the task expected next ahead; the tasks are raw protocol
+ * clients of the test, so each message is seen as it comes. A helper that
+ * fails fails the test (cmocka).
+ */
+#ifndef THOLD_H
+#define THOLD_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "daemon/proto.h"
+#include "daemon/report.h"
+
+extern char path[128];   /* the server's socket */
+extern pid_t server_pid; /* the server child, 0 when none */
+extern uint8_t buf[DMN_PROTO_MAX_MSG];
+extern int evict_none;                           /* set: the placement evicts nothing */
+extern uint64_t grace_ns;                        /* the grace of the next server started */
+extern const dmn_range_t ws_x, ws_a, ws_b, ws_l; /* the working sets of X, A, B, L */
+
+/* Makes the socket's directory (0) before the tests; removes it after. */
+int thold_open(void);
+void thold_close(void);
+
+/* A server child waiting at most wait_ms for evictions; quantum 20 ms, grace
+ * grace_ns; time slices, or shared mode with shared set (the placement then
+ * evicts the ranges of the tasks holding the turn beside the incoming one
+ * instead of the previous holder's). start_server: time slices. */
+void start_mode(int wait_ms, int shared);
+void start_server(int wait_ms);
+/* cmocka teardown: kills and reaps a server an early failure left. */
+int teardown(void **state);
+
+/* A registered raw client of class cls, priority prio and budget (reads
+ * time out after 10 s); raw_client: batch, priority 0, no budget. */
+int raw_client_of(const char *name, uint32_t cls, int32_t prio, uint64_t budget);
+int raw_client(const char *name);
+
+void send_pending(int fd, uint64_t request, dmn_range_t ws);
+void send_simple(int fd, dmn_msg_type_t type);
+void send_evicted(int fd, uint64_t grant);
+
+/* Reads until a message of type (a PLAN of kind `kind` when type is PLAN);
+ * counts the PLAN ranges of each kind it passes in plans[] (may be NULL). */
+void read_until(int fd, dmn_msg_type_t type, int kind, dmn_msg_t *m, int *plans);
+/* Whether nothing waits to be read on fd, once the daemon answered a QUERY
+ * sent after (so anything it sent with that switch has been written); *rep:
+ * that QUERY's report. */
+int nothing_for(int fd, dmn_report_t *rep);
+/* Reads fd's EVICT PLANs up to the empty one that asks for EVICTED (into
+ * *m), counting the ranges of each kind it passes in plans[] as read_until. */
+void read_evictions(int fd, dmn_msg_t *m, int *plans);
+/* The next message on x is its fill ahead (a PLAN AHEAD), and nothing comes
+ * after it; no switch waited for evictions. */
+void ahead_then_nothing(int x);
+/* Waits (at most 1,000 STATUS queries) until the daemon shows the task
+ * named name in state. */
+void until_state(const char *name, uint32_t state);
+
+/* X holds the turn, A (and B when b >= 0) wait, X's quantum ends and it
+ * releases. */
+void x_released(int x, int a, int b);
+/* A server waiting at most wait_ms for evictions; X, A (and B when b is not
+ * NULL) registered; x_released: the switch to A evicts X's working set.
+ * Returns its grant (2), marked on X's empty EVICT PLAN. */
+uint64_t switched_x_to_a(int wait_ms, int *x, int *a, int *b);
+/* Shared mode, evicting the holders beside the incoming task: X is granted
+ * (1), A beside it (2: X, holding, gets its EVICT orders and is not asked
+ * for EVICTED: it keeps them), then X gives the turn back (IDLE), and B asks
+ * for it: the switch to B (3) fills B's working set and evicts A, holding. */
+void shared_x_gave_back(int wait_ms, int *x, int *a, int *b);
+/* B, idle after the switch that asked X (3), asks again: its switch (4)
+ * neither asks X nor holds (one hold in all, the first). */
+void b_again_unheld(int x, int b);
+
+#endif
