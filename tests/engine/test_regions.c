@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include <cmocka.h>
 
@@ -78,13 +79,9 @@ typedef struct {
     uint64_t id, base, size;
 } rec_t;
 
-static uint64_t rnd_state = 0x9e3779b97f4a7c15u;
 static uint64_t rnd(uint64_t n)
 {
-    rnd_state ^= rnd_state << 13;
-    rnd_state ^= rnd_state >> 7;
-    rnd_state ^= rnd_state << 17;
-    return rnd_state % n;
+    return (uint64_t)rand() % n;
 }
 
 /* The mapped region of task holding addr, by a scan of every record. */
@@ -110,6 +107,7 @@ static void test_find_near_random(void **state)
     uint64_t next_id = 1;
     unsigned hits = 0, hint_hits = 0, hint_traps = 0;
     eng_regions_t *r;
+    srand(5);
     assert_int_equal(eng_regions_create(2, 64, &r), GMUX_OK);
     for (int step = 0; step < STEPS; step++) {
         unsigned op = (unsigned)rnd(10);
@@ -138,17 +136,21 @@ static void test_find_near_random(void **state)
         } else {
             uint32_t task = (uint32_t)rnd(2);
             uint64_t addr = rnd(SPACE + 700);
-            if (nrec > 0 && rnd(2)) { /* inside some region, in any state */
-                const rec_t *x = &rec[rnd(nrec)];
-                addr = x->base + rnd(x->size > 0 ? x->size : 1);
+            uint32_t from = nrec > 0 ? (uint32_t)rnd(nrec) : ENG_NONE;
+            if (from != ENG_NONE && rnd(2)) { /* in some region, in any state, or at its end */
+                const rec_t *x = &rec[from];
+                addr = x->base + (rnd(4) ? rnd(x->size > 0 ? x->size : 1) : x->size);
             }
             uint32_t want = ref_find(rec, nrec, task, addr), hint;
-            switch (rnd(5)) {
+            switch (rnd(6)) {
             case 0:
                 hint = ENG_NONE;
                 break;
             case 1:
                 hint = (uint32_t)rnd(NREC + 2);
+                break;
+            case 5:
+                hint = from; /* whose end addr may be */
                 break;
             case 2:
                 hint = want;
