@@ -21,4 +21,7 @@
  */
 size_t eng_ranges_normalise(eng_range_t *r, size_t n);
 
+/* Up to this many ranges are sorted by insertion (stable), more by qsort. */
+#define ENG_RANGES_SORT_SMALL 32
+
 #endif /* ENG_RANGES_H */

@@ -262,6 +262,18 @@ uint32_t eng_regions_find(const eng_regions_t *r, uint32_t task, uint64_t addr)
     return addr - reg->base < reg->size ? m->idx[pos - 1] : ENG_NONE;
 }
 
+uint32_t eng_regions_find_near(const eng_regions_t *r, uint32_t task, uint64_t addr, uint32_t hint)
+{
+    /* Mapped regions of a task never overlap: the hint's, if it holds addr, is
+     * the one the search would find. */
+    if (hint < r->nregions) {
+        const eng_region_t *reg = &r->regions[hint];
+        if (reg->mapped && reg->task == task && addr - reg->base < reg->size)
+            return hint;
+    }
+    return eng_regions_find(r, task, addr);
+}
+
 const eng_region_t *eng_regions_get(const eng_regions_t *r, uint32_t region)
 {
     return &r->regions[region];

@@ -102,6 +102,9 @@ void eng_regions_release(eng_regions_t *r, uint32_t region);
 
 /* The mapped region of task containing addr, or ENG_NONE. */
 uint32_t eng_regions_find(const eng_regions_t *r, uint32_t task, uint64_t addr);
+/* The same, trying the region hint first (ENG_NONE, or what a find returned
+ * before): one comparison where consecutive addresses fall in one region. */
+uint32_t eng_regions_find_near(const eng_regions_t *r, uint32_t task, uint64_t addr, uint32_t hint);
 
 const eng_region_t *eng_regions_get(const eng_regions_t *r, uint32_t region);
 void eng_regions_set_alloc_pos(eng_regions_t *r, uint32_t region, uint64_t pos);

@@ -190,14 +190,15 @@ static gmux_status_t map_ranges(eng_timeline_t *tl, uint32_t task, const eng_ran
 {
     uint64_t cs = eng_regions_chunk_size(tl->regs);
     uint64_t first_ref = tl->rtail;
-    uint32_t n = 0, whole = block_mask(tl, 0, cs);
+    uint32_t n = 0, whole = block_mask(tl, 0, cs), hint = ENG_NONE;
     for (uint32_t i = 0; i < nranges; i++) {
         const eng_range_t *rg = &ranges[i];
         if (rg->len == 0)
             continue;
-        uint32_t ri = eng_regions_find(tl->regs, task, rg->addr);
+        uint32_t ri = eng_regions_find_near(tl->regs, task, rg->addr, hint);
         if (ri == ENG_NONE)
             continue; /* outside every allocation: not the engine's memory */
+        hint = ri;
         const eng_region_t *reg = eng_regions_get(tl->regs, ri);
         uint64_t lo = rg->addr - reg->base;
         uint64_t hi = rg->len > reg->size - lo ? reg->size : lo + rg->len;

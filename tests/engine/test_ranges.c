@@ -2,8 +2,10 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <cmocka.h>
 
@@ -60,6 +62,79 @@ static void test_random_against_bytes(void **state)
     }
 }
 
+/* The reference: a stable sort by addr (ties by first index), then the merge
+ * written out again. */
+static int ref_cmp(const void *a, const void *b)
+{
+    const eng_range_t *x = *(const eng_range_t *const *)a, *y = *(const eng_range_t *const *)b;
+    if (x->addr != y->addr)
+        return x->addr < y->addr ? -1 : 1;
+    return x < y ? -1 : x > y;
+}
+
+static size_t ref_normalise(eng_range_t *r, size_t n)
+{
+    const eng_range_t *p[80];
+    eng_range_t tmp[80];
+    for (size_t i = 0; i < n; i++)
+        p[i] = &r[i];
+    qsort(p, n, sizeof(*p), ref_cmp);
+    for (size_t i = 0; i < n; i++)
+        tmp[i] = *p[i];
+    size_t out = 0;
+    for (size_t i = 0; i < n; i++) {
+        eng_range_t x = tmp[i];
+        if (x.len > UINT64_MAX - x.addr)
+            x.len = UINT64_MAX - x.addr;
+        tmp[i] = x;
+        if (x.len == 0)
+            continue;
+        if (out && x.addr <= tmp[out - 1].addr + tmp[out - 1].len) {
+            if (x.addr + x.len > tmp[out - 1].addr + tmp[out - 1].len)
+                tmp[out - 1].len = x.addr + x.len - tmp[out - 1].addr;
+            tmp[out - 1].mode |= x.mode;
+            continue;
+        }
+        tmp[out++] = x;
+    }
+    for (size_t i = 0; i < n; i++)
+        r[i] = tmp[i];
+    return out;
+}
+
+/* Random arrays on both sides of the insertion-sort limit, with repeated
+ * addresses (differing lengths and modes), sorted runs and ranges past the
+ * top: the same count and the same whole array, the order of equal addresses
+ * included, as the reference. */
+static void test_random_against_stable_ref(void **state)
+{
+    (void)state;
+    srand(11);
+    size_t ties = 0;
+    for (int round = 0; round < 20000; round++) {
+        eng_range_t r[80], want[80];
+        size_t n = (size_t)(rand() % (round % 4 ? ENG_RANGES_SORT_SMALL + 2 : 80));
+        uint64_t span = (uint64_t)(1 + rand() % 200), at = 0;
+        bool sorted = rand() % 3 == 0;
+        for (size_t i = 0; i < n; i++) {
+            at = sorted ? at + (uint64_t)(rand() % 40) : (uint64_t)(rand() % span);
+            uint64_t a = rand() % 50 == 0 ? UINT64_MAX - (uint64_t)(rand() % 30) : at;
+            r[i] = (eng_range_t){a, (uint64_t)(rand() % 40), (uint8_t)(1 + rand() % 3)};
+            for (size_t j = 0; j < i; j++)
+                ties += r[j].addr == a;
+        }
+        memcpy(want, r, sizeof(r));
+        size_t m = ref_normalise(want, n);
+        assert_int_equal(eng_ranges_normalise(r, n), m);
+        for (size_t i = 0; i < n; i++) {
+            assert_int_equal(r[i].addr, want[i].addr);
+            assert_int_equal(r[i].len, want[i].len);
+            assert_int_equal(r[i].mode, want[i].mode);
+        }
+    }
+    assert_true(ties > 10000); /* equal addresses, whose order counts, were common */
+}
+
 /* A range running past the top of the address space is clipped to end at
  * UINT64_MAX, so every result's addr + len is exact: the overlapping
  * [MAX-20, MAX) and [MAX-15, MAX-13) merge, a range starting at UINT64_MAX is
@@ -93,6 +168,7 @@ int main(void)
         cmocka_unit_test(test_merges_and_sorts),
         cmocka_unit_test(test_random_against_bytes),
         cmocka_unit_test(test_end_saturates),
+        cmocka_unit_test(test_random_against_stable_ref),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

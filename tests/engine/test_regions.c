@@ -1,8 +1,10 @@
 /* Tests of regions and chunks: ids, lookup, reuse after release. */
 #include <setjmp.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include <cmocka.h>
 
@@ -69,11 +71,116 @@ static void test_ids_coalesce(void **state)
     eng_regions_destroy(r);
 }
 
+/* What the test knows of each region index: its last allocation and whether
+ * it is still mapped. */
+typedef struct {
+    bool used, mapped;
+    uint32_t task;
+    uint64_t id, base, size;
+} rec_t;
+
+static uint64_t rnd(uint64_t n)
+{
+    return (uint64_t)rand() % n;
+}
+
+/* The mapped region of task holding addr, by a scan of every record. */
+static uint32_t ref_find(const rec_t *rec, uint32_t nrec, uint32_t task, uint64_t addr)
+{
+    for (uint32_t i = 0; i < nrec; i++) {
+        if (rec[i].used && rec[i].mapped && rec[i].task == task && addr >= rec[i].base &&
+            addr < rec[i].base + rec[i].size)
+            return i;
+    }
+    return ENG_NONE;
+}
+
+/* eng_regions_find_near against the scan, over random allocations, unmaps,
+ * releases and hints: none, out of range, the answer itself, any region index,
+ * and regions holding addr but unmapped or of the other task. */
+static void test_find_near_random(void **state)
+{
+    (void)state;
+    enum { NREC = 64, SPACE = 4096, STEPS = 200000 };
+    rec_t rec[NREC] = {0};
+    uint32_t nrec = 0, unmapped[NREC], nunmapped = 0;
+    uint64_t next_id = 1;
+    unsigned hits = 0, hint_hits = 0, hint_traps = 0;
+    eng_regions_t *r;
+    srand(5);
+    assert_int_equal(eng_regions_create(2, 64, &r), GMUX_OK);
+    for (int step = 0; step < STEPS; step++) {
+        unsigned op = (unsigned)rnd(10);
+        if (op == 0) {
+            uint32_t task = (uint32_t)rnd(2), ri;
+            uint64_t base = rnd(SPACE), size = 1 + rnd(rnd(2) ? 64 : 600);
+            if (eng_regions_alloc(r, task, next_id, base, size, &ri) == GMUX_OK) {
+                assert_true(ri < NREC);
+                assert_int_equal(ref_find(rec, nrec, task, base), ENG_NONE);
+                rec[ri] = (rec_t){true, true, task, next_id++, base, size};
+                nrec = ri + 1 > nrec ? ri + 1 : nrec;
+            }
+        } else if (op == 1 && nrec > 0) {
+            uint32_t i = (uint32_t)rnd(nrec), got;
+            if (rec[i].used && rec[i].mapped) {
+                assert_int_equal(eng_regions_unmap(r, rec[i].task, rec[i].id, &got), GMUX_OK);
+                assert_int_equal(got, i);
+                rec[i].mapped = false; /* still holds its chunks: a hint to trap */
+                unmapped[nunmapped++] = i;
+            }
+        } else if (op == 2 && nunmapped > 4) {
+            uint32_t k = (uint32_t)rnd(nunmapped), i = unmapped[k];
+            unmapped[k] = unmapped[--nunmapped];
+            eng_regions_release(r, i);
+            rec[i].used = false;
+        } else {
+            uint32_t task = (uint32_t)rnd(2);
+            uint64_t addr = rnd(SPACE + 700);
+            uint32_t from = nrec > 0 ? (uint32_t)rnd(nrec) : ENG_NONE;
+            if (from != ENG_NONE && rnd(2)) { /* in some region, in any state, or at its end */
+                const rec_t *x = &rec[from];
+                addr = x->base + (rnd(4) ? rnd(x->size > 0 ? x->size : 1) : x->size);
+            }
+            uint32_t want = ref_find(rec, nrec, task, addr), hint;
+            switch (rnd(6)) {
+            case 0:
+                hint = ENG_NONE;
+                break;
+            case 1:
+                hint = (uint32_t)rnd(NREC + 2);
+                break;
+            case 5:
+                hint = from; /* whose end addr may be */
+                break;
+            case 2:
+                hint = want;
+                break;
+            default: /* a region holding addr that must not be taken */
+                hint = ENG_NONE;
+                for (uint32_t i = 0; i < nrec; i++) {
+                    if (i != want && addr >= rec[i].base && addr < rec[i].base + rec[i].size) {
+                        hint = i;
+                        hint_traps++;
+                    }
+                }
+            }
+            assert_int_equal(eng_regions_find(r, task, addr), want);
+            assert_int_equal(eng_regions_find_near(r, task, addr, hint), want);
+            hits += want != ENG_NONE;
+            hint_hits += want != ENG_NONE && hint == want;
+        }
+    }
+    /* the cases the hint decides were all met, many times */
+    assert_true(hits > 1000 && hint_hits > 1000 && hint_traps > 1000);
+    eng_regions_destroy(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_alloc_lookup_release),
         cmocka_unit_test(test_ids_coalesce),
+        cmocka_unit_test(test_find_near_random),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
