@@ -141,6 +141,8 @@ static void sift_up(eng_placement_t *p, eng_heap_t *h, uint32_t i)
     heap_set(p, h, i, e);
 }
 
+/* Sinks the entry at i below every child above it: for a short fall (a
+ * key lowered a little). */
 static void sift_down(eng_placement_t *p, eng_heap_t *h, uint32_t i)
 {
     eng_heap_ent_t e = h->a[i];
@@ -157,6 +159,37 @@ static void sift_down(eng_placement_t *p, eng_heap_t *h, uint32_t i)
             break;
         heap_set(p, h, i, h->a[best]);
         i = best;
+    }
+    heap_set(p, h, i, e);
+}
+
+/* The same for a long fall (a deletion's last leaf put at the top), bottom
+ * up: the hole goes down the path of the larger children to a leaf (one
+ * comparison a level), then the entry rises back up that path to its place.
+ * The path is in heap order, so the array ends as sift_down leaves it; the
+ * entry pays for the few levels it rises, not for a second comparison at
+ * every level it sinks. */
+static void sink_far(eng_placement_t *p, eng_heap_t *h, uint32_t i)
+{
+    eng_heap_ent_t e = h->a[i];
+    uint32_t n = h->n, top = i;
+    for (;;) {
+        uint32_t l = 2 * i + 1, best;
+        if (l + 1 < n)
+            best = above(h->a[l + 1], h->a[l]) ? l + 1 : l;
+        else if (l < n)
+            best = l;
+        else
+            break;
+        heap_set(p, h, i, h->a[best]);
+        i = best;
+    }
+    while (i > top) {
+        uint32_t parent = (i - 1) / 2;
+        if (!above(e, h->a[parent]))
+            break;
+        heap_set(p, h, i, h->a[parent]);
+        i = parent;
     }
     heap_set(p, h, i, e);
 }
@@ -182,7 +215,8 @@ static void heap_del(eng_placement_t *p, eng_heap_t *h, uint32_t c)
     if (i < h->n) {
         heap_set(p, h, i, last);
         sift_up(p, h, i);
-        sift_down(p, h, p->hpos[last.id]);
+        if (p->hpos[last.id] == i) /* it did not rise: a leaf, it sinks far */
+            sink_far(p, h, i);
     }
 }
 
