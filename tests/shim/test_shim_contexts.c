@@ -15,6 +15,7 @@
  * CTest runs this with LD_PRELOAD=libgmux.so, policy proactive, a budget,
  * no gate, and FAKE_CUDA_MAX_CTX above 64.
  */
+#include <dlfcn.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -153,19 +154,18 @@ static void test_live_contexts_beyond_tracked(void **state)
 
 #define RACERS 8
 
-static pthread_barrier_t race_start;
 static CUdeviceptr race_buf[RACERS];
 static CUresult race_rc[RACERS][2];
 
 /* Racer i: retains the primary context and launches tag(race_buf[i], i),
- * as a program's threads do at their first CUDA call. */
+ * as a program's threads do at their first CUDA call; the double holds the
+ * launches' lookups of the current context until all racers made theirs. */
 static void *racer(void *arg)
 {
     size_t i = (size_t)(uintptr_t)arg;
     CUcontext c;
     uint64_t t = 100 + i;
     void *args[] = {&race_buf[i], &t};
-    pthread_barrier_wait(&race_start);
     race_rc[i][0] =
         GET(PFN_cuDevicePrimaryCtxRetain_v7000, "cuDevicePrimaryCtxRetain", 12000)(&c, 0);
     race_rc[i][1] = launch(tag_fn, 1, 1, 1, 1, 1, 1, 0, NULL, args, NULL);
@@ -188,14 +188,16 @@ static void test_primary_first_launches_at_once(void **state)
         CUDA_SUCCESS);
     for (size_t i = 0; i < RACERS; i++)
         race_buf[i] = alloc(BUF);
+    fake_arm_ctx_meet_fn meet = (fake_arm_ctx_meet_fn)dlsym(drv, "fake_arm_ctx_meet");
+    assert_non_null(meet);
     f_reset();
+    meet(RACERS); /* their lookups of the context at once */
     pthread_t th[RACERS];
-    assert_int_equal(pthread_barrier_init(&race_start, NULL, RACERS), 0);
     for (size_t i = 0; i < RACERS; i++)
         assert_int_equal(pthread_create(&th[i], NULL, racer, (void *)(uintptr_t)i), 0);
     for (size_t i = 0; i < RACERS; i++)
         assert_int_equal(pthread_join(th[i], NULL), 0);
-    pthread_barrier_destroy(&race_start);
+    meet(0);
     for (size_t i = 0; i < RACERS; i++) {
         assert_int_equal(race_rc[i][0], CUDA_SUCCESS);
         assert_int_equal(race_rc[i][1], CUDA_SUCCESS);

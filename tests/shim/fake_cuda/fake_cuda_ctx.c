@@ -261,9 +261,69 @@ void fake_stall_fire(int at)
     }
 }
 
+/* fake_arm_ctx_meet's: how many cuCtxGetCurrent calls it waits for (0: not
+ * armed), how many came, and how many of those left the meeting since. */
+static pthread_mutex_t fake_meet_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t fake_meet_cv = PTHREAD_COND_INITIALIZER;
+static unsigned fake_meet_want, fake_meet_came, fake_meet_left;
+
+FAKE_API void fake_arm_ctx_meet(unsigned n)
+{
+    pthread_mutex_lock(&fake_meet_mu);
+    fake_meet_want = n;
+    fake_meet_came = fake_meet_left = 0;
+    pthread_mutex_unlock(&fake_meet_mu);
+}
+
+/* Waits (10 s at most) until done() holds. Under fake_meet_mu. */
+static void fake_meet_wait(bool (*done)(void))
+{
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 10;
+    while (!done() && pthread_cond_timedwait(&fake_meet_cv, &fake_meet_mu, &until) == 0) {
+    }
+}
+
+static bool fake_meet_all_came(void)
+{
+    return fake_meet_came >= fake_meet_want;
+}
+
+static bool fake_meet_all_left(void)
+{
+    return fake_meet_left >= fake_meet_want;
+}
+
+/* A call of the armed meeting waits for the others. */
+static void fake_meet(void)
+{
+    pthread_mutex_lock(&fake_meet_mu);
+    if (fake_meet_want && fake_meet_came < fake_meet_want) {
+        fake_meet_came++;
+        pthread_cond_broadcast(&fake_meet_cv);
+        fake_meet_wait(fake_meet_all_came);
+        fake_meet_left++;
+        pthread_cond_broadcast(&fake_meet_cv);
+    }
+    pthread_mutex_unlock(&fake_meet_mu);
+}
+
+/* Whoever leaves the meeting first and asks for its context's device (the
+ * shim does, creating its state for a context) waits until the others left
+ * too: they looked their context up while it had no state yet. */
+static void fake_meet_after(void)
+{
+    pthread_mutex_lock(&fake_meet_mu);
+    if (fake_meet_want && fake_meet_came >= fake_meet_want)
+        fake_meet_wait(fake_meet_all_left);
+    pthread_mutex_unlock(&fake_meet_mu);
+}
+
 CUresult fk_cuCtxGetCurrent(CUcontext *ctx)
 {
     fake_stall_fire(FAKE_STALL_CTX_GET_CURRENT);
+    fake_meet();
     *ctx = fake_current();
     return CUDA_SUCCESS;
 }
@@ -476,6 +536,7 @@ CUresult fk_cuDevicePrimaryCtxGetState(CUdevice dev, unsigned *flags, int *activ
 
 CUresult fk_cuCtxGetDevice(CUdevice *dev)
 {
+    fake_meet_after();
     *dev = 0;
     return CUDA_SUCCESS;
 }
