@@ -7,7 +7,9 @@
  *   - a context destroyed (cuCtxDestroy), or the primary context reset or
  *     released for the last time, takes its allocations along: they are no
  *     longer tracked or counted, and its migration stream is not used for a
- *     context created later at the same handle.
+ *     context created later at the same handle;
+ *   - the primary context gone, a context created at its handle is not the
+ *     primary: a reset of the (inactive) primary leaves it alone.
  * CTest runs this with LD_PRELOAD=libgmux.so, policy proactive and a budget.
  */
 #include <dlfcn.h>
