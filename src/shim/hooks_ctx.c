@@ -10,9 +10,12 @@
  *
  * The primary context's handle is learnt from cuDevicePrimaryCtxRetain (the
  * runtime retains it before its first use), or, if no retain the shim saw
- * named it, at the release (ctx_learn_primary); whether a release was the last
- * is asked of the driver (cuDevicePrimaryCtxGetState), never counted here,
- * since retains made before the shim saw them would throw a count off.
+ * named it, at the release or reset (ctx_primary_live), and forgotten when
+ * the context goes (its handle may come back for a created context);
+ * whether a release was the last is asked of the driver
+ * (cuDevicePrimaryCtxGetState), never counted here, since retains made
+ * before the shim saw them would throw a count off. A reset of a primary
+ * context that is not active destroys nothing.
  *
  * LOCKING: ctx_primary_mu serialises the shim's retain, release and reset
  * hooks of primary contexts, each with its driver call: a release, the state
@@ -116,33 +119,57 @@ CUresult shim_hook_cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
 }
 
 /*
- * Learns dev's primary context before a release when no retain the shim saw
- * named it (one made before its hooks were in place, or through a path it
- * does not wrap): a release that turns out to be the last must know which
- * context went. While the context is active (some reference is held) a
- * retain of the shim's own, released at once, hands out the handle and
- * leaves the count as it was. Without it the context's regions stayed
- * tracked (test_primary_released_after_unseen_retain).
+ * dev's primary context, before a release or a reset: the handle while the
+ * context is active, learnt if no retain the shim saw named it (one made
+ * before its hooks were in place, or through a path it does not wrap): a
+ * release that turns out to be the last must know which context went. While
+ * the context is active a retain of the shim's own, released at once, hands
+ * out the handle and leaves the count as it was. Without it the context's
+ * regions stayed tracked (test_primary_released_after_unseen_retain).
+ * NULL while the context is not active: nothing of it is left to forget.
+ * Under ctx_primary_mu.
  */
-static void ctx_learn_primary(CUdevice dev)
+static CUcontext ctx_primary_live(CUdevice dev)
 {
     unsigned flags = 0;
-    int active = 0;
+    int active = 1;
     CUcontext ctx = NULL;
-    if (dev < 0 || dev >= CTX_MAX_DEVICES || ctx_primary_of(dev) ||
-        SHIM_CALL(cuDevicePrimaryCtxGetState, dev, &flags, &active) != CUDA_SUCCESS || !active ||
-        SHIM_CALL(cuDevicePrimaryCtxRetain, &ctx, dev) != CUDA_SUCCESS)
-        return;
-    if (SHIM_REAL(cuDevicePrimaryCtxRelease_v2))
-        (void)SHIM_CALL(cuDevicePrimaryCtxRelease_v2, dev);
-    else
-        (void)SHIM_CALL(cuDevicePrimaryCtxRelease, dev);
-    uintptr_t none = 0;
-    atomic_compare_exchange_strong(&ctx_primary[dev], &none, (uintptr_t)ctx);
+    if (dev < 0 || dev >= CTX_MAX_DEVICES)
+        return NULL;
+    if (SHIM_CALL(cuDevicePrimaryCtxGetState, dev, &flags, &active) != CUDA_SUCCESS)
+        return ctx_primary_of(dev);
+    if (!active) {
+        atomic_store(&ctx_primary[dev], 0); /* gone where the shim did not see it */
+        return NULL;
+    }
+    if (!ctx_primary_of(dev) && SHIM_CALL(cuDevicePrimaryCtxRetain, &ctx, dev) == CUDA_SUCCESS) {
+        if (SHIM_REAL(cuDevicePrimaryCtxRelease_v2))
+            (void)SHIM_CALL(cuDevicePrimaryCtxRelease_v2, dev);
+        else
+            (void)SHIM_CALL(cuDevicePrimaryCtxRelease, dev);
+        atomic_store(&ctx_primary[dev], (uintptr_t)ctx);
+    }
+    return ctx_primary_of(dev);
 }
 
-/* After a release of dev's primary context. */
-static CUresult ctx_released(CUresult r, CUdevice dev)
+/*
+ * dev's primary context ctx went: its state is forgotten, and so is its
+ * handle. The driver may give that handle to a context created next (a
+ * handle is an address), which is not the primary: a later reset of the
+ * primary context (not active then) forgot that context's regions and
+ * retired its migration stream (test_context_at_gone_primary_handle). The
+ * next retain, or the next release or reset, learns the handle again.
+ * Under ctx_primary_mu.
+ */
+static void ctx_primary_gone(CUdevice dev, CUcontext ctx)
+{
+    ctx_forget(ctx);
+    if (dev >= 0 && dev < CTX_MAX_DEVICES)
+        atomic_store(&ctx_primary[dev], 0);
+}
+
+/* After a release of dev's primary context ctx (NULL: it was not active). */
+static CUresult ctx_released(CUresult r, CUdevice dev, CUcontext ctx)
 {
     if (r != CUDA_SUCCESS)
         return r;
@@ -150,7 +177,7 @@ static CUresult ctx_released(CUresult r, CUdevice dev)
     int active = 1;
     /* the last reference gone: the driver destroyed the context */
     if (SHIM_CALL(cuDevicePrimaryCtxGetState, dev, &flags, &active) == CUDA_SUCCESS && !active)
-        ctx_forget(ctx_primary_of(dev));
+        ctx_primary_gone(dev, ctx);
     return r;
 }
 
@@ -159,8 +186,8 @@ CUresult shim_hook_cuDevicePrimaryCtxRelease(CUdevice dev)
     shim_ensure_init();
     pthread_mutex_lock(&ctx_primary_mu);
     bool locked = shim_backend_destroy_begin();
-    ctx_learn_primary(dev);
-    CUresult r = ctx_released(SHIM_CALL(cuDevicePrimaryCtxRelease, dev), dev);
+    CUcontext ctx = ctx_primary_live(dev);
+    CUresult r = ctx_released(SHIM_CALL(cuDevicePrimaryCtxRelease, dev), dev, ctx);
     shim_backend_destroy_end(locked);
     pthread_mutex_unlock(&ctx_primary_mu);
     return r;
@@ -171,17 +198,18 @@ CUresult shim_hook_cuDevicePrimaryCtxRelease_v2(CUdevice dev)
     shim_ensure_init();
     pthread_mutex_lock(&ctx_primary_mu);
     bool locked = shim_backend_destroy_begin();
-    ctx_learn_primary(dev);
-    CUresult r = ctx_released(SHIM_CALL(cuDevicePrimaryCtxRelease_v2, dev), dev);
+    CUcontext ctx = ctx_primary_live(dev);
+    CUresult r = ctx_released(SHIM_CALL(cuDevicePrimaryCtxRelease_v2, dev), dev, ctx);
     shim_backend_destroy_end(locked);
     pthread_mutex_unlock(&ctx_primary_mu);
     return r;
 }
 
-static CUresult ctx_reset(CUresult r, CUdevice dev)
+/* After a reset of dev's primary context ctx (NULL: it was not active). */
+static CUresult ctx_reset(CUresult r, CUdevice dev, CUcontext ctx)
 {
     if (r == CUDA_SUCCESS)
-        ctx_forget(ctx_primary_of(dev));
+        ctx_primary_gone(dev, ctx);
     return r;
 }
 
@@ -190,8 +218,8 @@ CUresult shim_hook_cuDevicePrimaryCtxReset(CUdevice dev)
     shim_ensure_init();
     pthread_mutex_lock(&ctx_primary_mu);
     bool locked = shim_backend_destroy_begin();
-    ctx_learn_primary(dev);
-    CUresult r = ctx_reset(SHIM_CALL(cuDevicePrimaryCtxReset, dev), dev);
+    CUcontext ctx = ctx_primary_live(dev);
+    CUresult r = ctx_reset(SHIM_CALL(cuDevicePrimaryCtxReset, dev), dev, ctx);
     shim_backend_destroy_end(locked);
     pthread_mutex_unlock(&ctx_primary_mu);
     return r;
@@ -202,8 +230,8 @@ CUresult shim_hook_cuDevicePrimaryCtxReset_v2(CUdevice dev)
     shim_ensure_init();
     pthread_mutex_lock(&ctx_primary_mu);
     bool locked = shim_backend_destroy_begin();
-    ctx_learn_primary(dev);
-    CUresult r = ctx_reset(SHIM_CALL(cuDevicePrimaryCtxReset_v2, dev), dev);
+    CUcontext ctx = ctx_primary_live(dev);
+    CUresult r = ctx_reset(SHIM_CALL(cuDevicePrimaryCtxReset_v2, dev), dev, ctx);
     shim_backend_destroy_end(locked);
     pthread_mutex_unlock(&ctx_primary_mu);
     return r;

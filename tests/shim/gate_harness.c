@@ -410,7 +410,9 @@ static void gh_stop_daemons_in(const char *dir, int depth)
  * runs in a session of its own, reparented away from the test process, so
  * that ctest's kill of that tree at its timeout spares it) that waits until
  * the test process has gone, however it went, and then stops the daemons
- * left in gh_base. A gmuxd started in the background (by `gmux run`, or
+ * left in gh_base and, unless gh_finish removed it, removes gh_base (until
+ * 2026-12-02 a test process ended by a signal left it in /tmp:
+ * test_gate_harness). A gmuxd started in the background (by `gmux run`, or
  * `gmux daemon`) is in a session of its own too, out of reach of the
  * harness's process groups and of a parent-death signal; until 2026-12-02
  * one outlived a test process ended by a signal (test_gate_harness). It
@@ -420,10 +422,29 @@ static void gh_stop_daemons_in(const char *dir, int depth)
 static int gh_guard_fd = -1;
 static char gh_guard_base[sizeof(gh_base)];
 
+/* Removes the folder dir once its daemons are stopped: a daemon stopping
+ * (its socket and lock going) or a program killed with the test (the
+ * kernel's parent-death signal, which the guardian does not wait for) may
+ * still change it, so a walk that fails is tried again, 10 s at most. */
+static void gh_remove_base(const char *dir)
+{
+    for (int i = 0; i < 200 && access(dir, F_OK) == 0 && tdir_remove(dir) != 0; i++)
+        gh_sleep_ms(50);
+}
+
+/* Tells the guardian at fd to leave its folder alone (the test process
+ * removed it, or started another harness) and lets it go. */
+static void gh_guard_release(int fd)
+{
+    char keep = 'k';
+    (void)!write(fd, &keep, 1);
+    close(fd);
+}
+
 static void gh_guard(void)
 {
-    if (gh_guard_fd >= 0)
-        close(gh_guard_fd); /* a guardian of an earlier gh_init: done once this goes */
+    if (gh_guard_fd >= 0) /* a guardian of an earlier gh_init: done once this goes */
+        gh_guard_release(gh_guard_fd);
     int p[2];
     if (pipe2(p, O_CLOEXEC) != 0) {
         perror("gh_init: pipe2");
@@ -449,12 +470,16 @@ static void gh_guard(void)
             if (fd != p[0])
                 close(fd);
         char b;
+        int keep = 0;
         for (;;) { /* until the end of the pipe: the test process has gone */
             ssize_t n = read(p[0], &b, 1);
+            keep |= n == 1;
             if (n == 0 || (n < 0 && errno != EINTR))
                 break;
         }
         gh_stop_daemons_in(gh_base, 1);
+        if (!keep) /* gone without gh_finish: a signal */
+            gh_remove_base(gh_base);
         _exit(0);
     }
     close(p[0]);
@@ -506,7 +531,7 @@ int gh_finish(int rc)
     gh_kill_children();
     rc = tdir_finish(gh_dir, rc);
     if (gh_guard_fd >= 0 && strcmp(gh_dir, gh_guard_base) == 0) {
-        close(gh_guard_fd); /* its folder is gone: nothing left to stop */
+        gh_guard_release(gh_guard_fd); /* its folder is gone: nothing left to do */
         gh_guard_fd = -1;
     }
     return rc;

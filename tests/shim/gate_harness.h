@@ -24,7 +24,8 @@
  * started in the background (`gmux run`'s gmuxd, `gmux daemon`) is in a
  * session of its own, which neither reaches: once the test process has gone,
  * however it went, a guardian process gh_init started stops every daemon
- * whose socket lock lies in gh_init's folder (gate_harness.c, gh_guard).
+ * whose socket lock lies in gh_init's folder and, unless gh_finish removed
+ * that folder, removes it (gate_harness.c, gh_guard).
  *
  * Thread-safety: none (one test thread; children are processes).
  */

@@ -38,6 +38,7 @@
 
 #include "gate_harness.h"
 #include "gate_script.h"
+#include "tdir.h"
 
 static void test_init_ignores_planted_folder(void **state)
 {
@@ -329,9 +330,23 @@ static void signalled_case(int sig, int then)
         gh_sleep_ms(10);
     if (daemon_left)
         kill(daemon, SIGKILL);
+    /* the child's folder (gh_init's, the test's folder is under it) goes
+     * too: its guardian removes it once the daemons are stopped */
+    char base[128];
+    snprintf(base, sizeof(base), "%s", dir);
+    char *slash = strrchr(base, '/');
+    if (slash)
+        *slash = '\0';
+    int left = 1;
+    for (int i = 0; i < 3000 && (left = access(base, F_OK) == 0); i++)
+        gh_sleep_ms(10);
+    if (left)
+        (void)tdir_remove(base);
     assert_true(WIFSIGNALED(st) && WTERMSIG(st) == sig);
     assert_int_equal(alive, 0);
     assert_int_equal(daemon_left, 0);
+    assert_non_null(strstr(base, "/tmp/gmux_gate_"));
+    assert_int_equal(left, 0);
 }
 
 static void test_terminated_test_ends_its_programs(void **state)

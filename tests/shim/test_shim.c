@@ -458,6 +458,45 @@ static void test_no_migration_into_a_capturing_stream(void **state)
     assert_prefetched_before("cuLaunchKernel", s, bases, sizes, 3);
 }
 
+/* A stream captures without being the one named: the per-thread default
+ * stream, for a _ptsz launch on stream 0, and a stream that joined a capture
+ * by waiting on an event recorded in it. No migration is ordered into
+ * either (an outside event would break the capture). */
+static void test_no_migration_into_per_thread_or_joined_capture(void **state)
+{
+    (void)state;
+    fake_set_capturing_fn capturing = (fake_set_capturing_fn)dlsym(drv, "fake_set_capturing");
+    assert_non_null(capturing);
+    int n = 8;
+    CUdeviceptr a = alloc(512), b = alloc(512), c = alloc(512);
+    void *args[] = {&a, &b, &c, &n};
+    PFN_cuLaunchKernel_v7000_ptsz launch_pt =
+        (PFN_cuLaunchKernel_v7000_ptsz)get("cuLaunchKernel", 12000, PT);
+    capturing(CU_STREAM_PER_THREAD);
+    f_reset();
+    assert_int_equal(launch_pt(vadd_fn(), 1, 1, 1, 8, 1, 1, 0, NULL, args, NULL), CUDA_SUCCESS);
+    capturing(NULL);
+    assert_int_equal(count_prefetches(), 0);
+    assert_int_equal(count_calls("cuStreamWaitEvent") + count_calls("cuStreamWaitEvent_ptsz"), 0);
+
+    CUstream s = new_stream(), t = new_stream();
+    CUevent e;
+    assert_int_equal(GET(PFN_cuEventCreate_v2000, "cuEventCreate", 12000)(&e, 0), CUDA_SUCCESS);
+    capturing(s);
+    assert_int_equal(GET(PFN_cuEventRecord_v2000, "cuEventRecord", 12000)(e, s), CUDA_SUCCESS);
+    assert_int_equal(GET(PFN_cuStreamWaitEvent_v3020, "cuStreamWaitEvent", 12000)(t, e, 0),
+                     CUDA_SUCCESS); /* t joins the capture */
+    CUdeviceptr d = alloc(512), g = alloc(512), h = alloc(512);
+    void *args2[] = {&d, &g, &h, &n};
+    f_reset();
+    assert_int_equal(GET(PFN_cuLaunchKernel_v4000, "cuLaunchKernel",
+                         12000)(vadd_fn(), 1, 1, 1, 8, 1, 1, 0, t, args2, NULL),
+                     CUDA_SUCCESS);
+    capturing(NULL);
+    assert_int_equal(count_prefetches(), 0);
+    assert_int_equal(count_calls("cuStreamWaitEvent"), 0);
+}
+
 #define THREADS 4
 #define ROUNDS  50
 
@@ -522,6 +561,7 @@ int main(void)
         cmocka_unit_test(test_extra_buffer_form),
         cmocka_unit_test(test_launch_ex_and_cooperative),
         cmocka_unit_test(test_no_migration_into_a_capturing_stream),
+        cmocka_unit_test(test_no_migration_into_per_thread_or_joined_capture),
         cmocka_unit_test(test_ipc_of_redirected_memory),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

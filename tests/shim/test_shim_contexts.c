@@ -10,9 +10,13 @@
  *     and forgotten when their context is destroyed;
  *   - once one of the 64 is destroyed, a context that had no state gets
  *     the entry it left, and the table is full again after it.
+ * And threads making the first launches in the primary context at once get
+ * one state for it (test_primary_first_launches_at_once).
  * CTest runs this with LD_PRELOAD=libgmux.so, policy proactive, a budget,
  * no gate, and FAKE_CUDA_MAX_CTX above 64.
  */
+#include <dlfcn.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -146,11 +150,80 @@ static void test_live_contexts_beyond_tracked(void **state)
     close(fd);
 }
 
+/* --- first launches in the primary context, at once ---------------------- */
+
+#define RACERS 8
+
+static CUdeviceptr race_buf[RACERS];
+static CUresult race_rc[RACERS][2];
+
+/* Racer i: retains the primary context and launches tag(race_buf[i], i),
+ * as a program's threads do at their first CUDA call; the double holds the
+ * launches' lookups of the current context until all racers made theirs. */
+static void *racer(void *arg)
+{
+    size_t i = (size_t)(uintptr_t)arg;
+    CUcontext c;
+    uint64_t t = 100 + i;
+    void *args[] = {&race_buf[i], &t};
+    race_rc[i][0] =
+        GET(PFN_cuDevicePrimaryCtxRetain_v7000, "cuDevicePrimaryCtxRetain", 12000)(&c, 0);
+    race_rc[i][1] = launch(tag_fn, 1, 1, 1, 1, 1, 1, 0, NULL, args, NULL);
+    return NULL;
+}
+
+/* Threads make the first launches in the primary context at once: the shim
+ * creates its state for the context (a migration stream, three events) once,
+ * and every launch prefetches on that one stream, never on one of an entry
+ * another thread was still filling in. Run under TSan too (make check-tsan). */
+static void test_primary_first_launches_at_once(void **state)
+{
+    (void)state;
+    launch = GET(PFN_cuLaunchKernel_v4000, "cuLaunchKernel", 12000);
+    static const size_t sizes[] = {8, 8};
+    tag_fn = f_register("tag", 2, sizes, k_tag);
+    CUcontext primary;
+    assert_int_equal(
+        GET(PFN_cuDevicePrimaryCtxRetain_v7000, "cuDevicePrimaryCtxRetain", 12000)(&primary, 0),
+        CUDA_SUCCESS);
+    for (size_t i = 0; i < RACERS; i++)
+        race_buf[i] = alloc(BUF);
+    fake_arm_ctx_meet_fn meet = (fake_arm_ctx_meet_fn)dlsym(drv, "fake_arm_ctx_meet");
+    assert_non_null(meet);
+    f_reset();
+    meet(RACERS); /* their lookups of the context at once */
+    pthread_t th[RACERS];
+    for (size_t i = 0; i < RACERS; i++)
+        assert_int_equal(pthread_create(&th[i], NULL, racer, (void *)(uintptr_t)i), 0);
+    for (size_t i = 0; i < RACERS; i++)
+        assert_int_equal(pthread_join(th[i], NULL), 0);
+    meet(0);
+    for (size_t i = 0; i < RACERS; i++) {
+        assert_int_equal(race_rc[i][0], CUDA_SUCCESS);
+        assert_int_equal(race_rc[i][1], CUDA_SUCCESS);
+        assert_int_equal(*(uint64_t *)(uintptr_t)race_buf[i], 100 + i);
+    }
+    /* one migration stream and its events, every prefetch on it */
+    assert_int_equal(count_calls("cuStreamCreate"), 1);
+    assert_int_equal(count_calls("cuEventCreate"), 3);
+    long first = find_call("cuStreamCreate", 0);
+    uint64_t mig = f_get((size_t)first)->a[0];
+    assert_int_equal(count_prefetches(), RACERS);
+    for (long i = find_call("cuMemPrefetchAsync_v2", 0); i >= 0;
+         i = find_call("cuMemPrefetchAsync_v2", (size_t)i + 1))
+        assert_int_equal(f_get((size_t)i)->a[3], mig);
+    PFN_cuDevicePrimaryCtxRelease_v11000 release =
+        GET(PFN_cuDevicePrimaryCtxRelease_v11000, "cuDevicePrimaryCtxRelease", 12000);
+    for (size_t i = 0; i <= RACERS; i++)
+        assert_int_equal(release(0), CUDA_SUCCESS);
+}
+
 int main(void)
 {
     if (shim_harness_open() != 0)
         return 1;
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_primary_first_launches_at_once),
         cmocka_unit_test(test_live_contexts_beyond_tracked),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -7,7 +7,9 @@
  *   - a context destroyed (cuCtxDestroy), or the primary context reset or
  *     released for the last time, takes its allocations along: they are no
  *     longer tracked or counted, and its migration stream is not used for a
- *     context created later at the same handle.
+ *     context created later at the same handle;
+ *   - the primary context gone, a context created at its handle is not the
+ *     primary: a reset of the (inactive) primary leaves it alone.
  * CTest runs this with LD_PRELOAD=libgmux.so, policy proactive and a budget.
  */
 #include <dlfcn.h>
@@ -326,6 +328,21 @@ static void test_old_ctx_destroy_forgets_allocations(void **state)
     }
 }
 
+/* Releases the references to the primary context that the tests before
+ * left (through the hook): none held after. */
+static void primary_release_all(void)
+{
+    PFN_cuDevicePrimaryCtxGetState_v7000 state_of =
+        GET(PFN_cuDevicePrimaryCtxGetState_v7000, "cuDevicePrimaryCtxGetState", 12000);
+    unsigned flags;
+    int active = 1;
+    for (int i = 0; i < 64 && state_of(0, &flags, &active) == CUDA_SUCCESS && active; i++)
+        assert_int_equal(
+            GET(PFN_cuDevicePrimaryCtxRelease_v11000, "cuDevicePrimaryCtxRelease", 12000)(0),
+            CUDA_SUCCESS);
+    assert_false(active);
+}
+
 /* cuDevicePrimaryCtxRelease and cuDevicePrimaryCtxReset of CUDA 7.0 (before
  * the _v2 of 11.0), by version and by name. */
 static void test_old_primary_release_and_reset(void **state)
@@ -341,16 +358,7 @@ static void test_old_primary_release_and_reset(void **state)
     assert_ptr_equal((void *)reset, dlsym(drv, "cuDevicePrimaryCtxReset"));
     assert_true(
         is_hook(get("cuDevicePrimaryCtxRelease", 11000, LEGACY), "cuDevicePrimaryCtxRelease_v2"));
-    /* references left by the tests before: none held now */
-    PFN_cuDevicePrimaryCtxGetState_v7000 state_of =
-        GET(PFN_cuDevicePrimaryCtxGetState_v7000, "cuDevicePrimaryCtxGetState", 12000);
-    unsigned flags;
-    int active = 1;
-    for (int i = 0; i < 16 && state_of(0, &flags, &active) == CUDA_SUCCESS && active; i++)
-        assert_int_equal(
-            GET(PFN_cuDevicePrimaryCtxRelease_v11000, "cuDevicePrimaryCtxRelease", 12000)(0),
-            CUDA_SUCCESS);
-    assert_false(active);
+    primary_release_all();
     uint64_t u0 = used();
     CUcontext a;
     assert_int_equal(retain(&a, 0), CUDA_SUCCESS);
@@ -362,6 +370,52 @@ static void test_old_primary_release_and_reset(void **state)
     (void)alloc(1 * MIB);
     assert_int_equal(used() - u0, 1 * MIB);
     assert_int_equal(reset(0), CUDA_SUCCESS);
+    assert_int_equal(used(), u0);
+}
+
+/* --- the primary context's handle, once it is gone ------------------------ */
+
+/* The primary context released for the last time, the driver may give its
+ * handle to the next context created (a context's handle is its address):
+ * that context is not the primary. A reset of the primary context, which
+ * is not active, then destroys nothing, and the context at its old handle
+ * keeps its allocations tracked and its migration stream. Before, the shim
+ * kept the gone primary context's handle and forgot that context's state at
+ * the reset. */
+static void test_context_at_gone_primary_handle(void **state)
+{
+    (void)state;
+    PFN_cuCtxCreate_v3020 create = (PFN_cuCtxCreate_v3020)get("cuCtxCreate", 3020, LEGACY);
+    PFN_cuCtxDestroy_v4000 destroy = GET(PFN_cuCtxDestroy_v4000, "cuCtxDestroy", 12000);
+    PFN_cuLaunchKernel_v4000 launch = GET(PFN_cuLaunchKernel_v4000, "cuLaunchKernel", 12000);
+    fake_ctx_next_handle_fn next = (fake_ctx_next_handle_fn)dlsym(drv, "fake_ctx_next_handle");
+    assert_non_null(next);
+    static const size_t sizes[] = {8};
+    CUfunction f = f_register("one", 1, sizes, k_nop);
+    CUcontext primary, c;
+    assert_int_equal(
+        GET(PFN_cuDevicePrimaryCtxRetain_v7000, "cuDevicePrimaryCtxRetain", 12000)(&primary, 0),
+        CUDA_SUCCESS);
+    primary_release_all(); /* the last release: the primary context goes */
+    uint64_t u0 = used();
+    next(primary);
+    assert_int_equal(create(&c, 0, 0), CUDA_SUCCESS);
+    assert_ptr_equal(c, primary); /* its handle, another context */
+    CUdeviceptr p = alloc(4 * MIB);
+    void *args[] = {&p};
+    f_reset();
+    assert_int_equal(launch(f, 1, 1, 1, 1, 1, 1, 0, NULL, args, NULL), CUDA_SUCCESS);
+    uint64_t mig = prefetch_stream();
+    assert_int_equal(used() - u0, 4 * MIB);
+    assert_int_equal(GET(PFN_cuDevicePrimaryCtxReset_v11000, "cuDevicePrimaryCtxReset", 12000)(0),
+                     CUDA_SUCCESS);
+    assert_int_equal(used() - u0, 4 * MIB); /* still c's */
+    f_reset();
+    assert_int_equal(launch(f, 1, 1, 1, 1, 1, 1, 0, NULL, args, NULL), CUDA_SUCCESS);
+    if (find_call("cuMemPrefetchAsync_v2", 0) >= 0)
+        assert_int_equal(prefetch_stream(), mig);
+    assert_int_equal(count_calls("cuStreamCreate"), 0); /* its migration stream kept */
+    assert_int_equal(destroy(c), CUDA_SUCCESS);
     assert_int_equal(used(), u0);
 }
 
@@ -380,6 +434,7 @@ int main(void)
         cmocka_unit_test(test_primary_context_reset),
         cmocka_unit_test(test_old_ctx_destroy_forgets_allocations),
         cmocka_unit_test(test_old_primary_release_and_reset),
+        cmocka_unit_test(test_context_at_gone_primary_handle),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

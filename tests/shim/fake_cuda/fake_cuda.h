@@ -99,6 +99,21 @@ typedef void (*fake_arm_stall_prefetch_fn)(const char *mark, const char *until);
  * had it pushed, counting from the push's start to its pop: the driver
  * leaves that undefined (no call may use a context while it is destroyed). */
 typedef unsigned (*fake_ctx_destroyed_in_use_fn)(void);
+/* Arms a one-shot handle: the next cuCtxCreate hands out ctx, if no live
+ * context has it (the primary context's handle only while the primary is
+ * not active), as the driver may give a gone context's memory, and so its
+ * handle, to the next context created, the primary context's included.
+ * A context created at the primary context's handle is not the primary:
+ * a reset of the (inactive) primary leaves it alone. */
+typedef void (*fake_ctx_next_handle_fn)(void *ctx);
+/* Arms a meeting: the next n calls of cuCtxGetCurrent, by any threads, each
+ * wait until all n have come (10 s at most), and then return together, as
+ * threads of a program that reach the shim's lookup of their context at the
+ * same moment; a cuCtxGetDevice after the meeting waits (10 s at most) until
+ * all n have left it, so that the one that went first (and creates the
+ * shim's state of the context) is held while the others look it up.
+ * n = 0 disarms. */
+typedef void (*fake_arm_ctx_meet_fn)(unsigned n);
 typedef void (*fake_touch_fn)(const void *addr, uint64_t len, int mode);
 /* Fake CUPTI kernel records: a host kernel declares the nanoseconds it "took"
  * with fake_spend(ns); gmux_test_cupti_kernel_ns() hands the recorder the sum

@@ -59,6 +59,8 @@ static int fake_primary_refs;
  * Under fake_ctx_lock, like the count of contexts that went meanwhile. */
 static int fake_ctx_use[1 + FAKE_MAX_CTX];
 static unsigned fake_ctx_misused;
+/* fake_ctx_next_handle's: the handle the next cuCtxCreate hands out; 0: none. */
+static uintptr_t fake_ctx_next;
 
 /* How many contexts may live at once (cuCtxCreate answers out of memory
  * beyond): FAKE_CUDA_MAX_CTX in the environment, 1 to FAKE_MAX_CTX, else
@@ -259,9 +261,69 @@ void fake_stall_fire(int at)
     }
 }
 
+/* fake_arm_ctx_meet's: how many cuCtxGetCurrent calls it waits for (0: not
+ * armed), how many came, and how many of those left the meeting since. */
+static pthread_mutex_t fake_meet_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t fake_meet_cv = PTHREAD_COND_INITIALIZER;
+static unsigned fake_meet_want, fake_meet_came, fake_meet_left;
+
+FAKE_API void fake_arm_ctx_meet(unsigned n)
+{
+    pthread_mutex_lock(&fake_meet_mu);
+    fake_meet_want = n;
+    fake_meet_came = fake_meet_left = 0;
+    pthread_mutex_unlock(&fake_meet_mu);
+}
+
+/* Waits (10 s at most) until done() holds. Under fake_meet_mu. */
+static void fake_meet_wait(bool (*done)(void))
+{
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 10;
+    while (!done() && pthread_cond_timedwait(&fake_meet_cv, &fake_meet_mu, &until) == 0) {
+    }
+}
+
+static bool fake_meet_all_came(void)
+{
+    return fake_meet_came >= fake_meet_want;
+}
+
+static bool fake_meet_all_left(void)
+{
+    return fake_meet_left >= fake_meet_want;
+}
+
+/* A call of the armed meeting waits for the others. */
+static void fake_meet(void)
+{
+    pthread_mutex_lock(&fake_meet_mu);
+    if (fake_meet_want && fake_meet_came < fake_meet_want) {
+        fake_meet_came++;
+        pthread_cond_broadcast(&fake_meet_cv);
+        fake_meet_wait(fake_meet_all_came);
+        fake_meet_left++;
+        pthread_cond_broadcast(&fake_meet_cv);
+    }
+    pthread_mutex_unlock(&fake_meet_mu);
+}
+
+/* Whoever leaves the meeting first and asks for its context's device (the
+ * shim does, creating its state for a context) waits until the others left
+ * too: they looked their context up while it had no state yet. */
+static void fake_meet_after(void)
+{
+    pthread_mutex_lock(&fake_meet_mu);
+    if (fake_meet_want && fake_meet_came >= fake_meet_want)
+        fake_meet_wait(fake_meet_all_left);
+    pthread_mutex_unlock(&fake_meet_mu);
+}
+
 CUresult fk_cuCtxGetCurrent(CUcontext *ctx)
 {
     fake_stall_fire(FAKE_STALL_CTX_GET_CURRENT);
+    fake_meet();
     *ctx = fake_current();
     return CUDA_SUCCESS;
 }
@@ -300,6 +362,34 @@ CUresult fk_cuCtxPopCurrent_v2(CUcontext *ctx)
     return CUDA_SUCCESS;
 }
 
+FAKE_API void fake_ctx_next_handle(void *ctx)
+{
+    pthread_mutex_lock(&fake_ctx_lock);
+    fake_ctx_next = U(ctx);
+    pthread_mutex_unlock(&fake_ctx_lock);
+}
+
+/* Whether a created context holds handle v now. Under fake_ctx_lock. */
+static bool fake_ctx_created(uintptr_t v)
+{
+    for (size_t i = 0; i < FAKE_MAX_CTX; i++)
+        if (fake_ctx_live[i] == v)
+            return true;
+    return false;
+}
+
+/* The armed handle for the next context, if it is free: not a live
+ * context's, and for the primary context's, not while it is active. Under
+ * fake_ctx_lock; disarms. */
+static uintptr_t fake_ctx_take_next(void)
+{
+    uintptr_t v = fake_ctx_next;
+    fake_ctx_next = 0;
+    if (!v || fake_ctx_created(v) || (v == FAKE_CTX && fake_primary_refs > 0))
+        return 0;
+    return v;
+}
+
 CUresult fk_cuCtxCreate_v2(CUcontext *ctx, unsigned flags, CUdevice dev)
 {
     (void)flags;
@@ -307,11 +397,12 @@ CUresult fk_cuCtxCreate_v2(CUcontext *ctx, unsigned flags, CUdevice dev)
         return CUDA_ERROR_INVALID_VALUE;
     CUresult r = CUDA_ERROR_OUT_OF_MEMORY;
     pthread_mutex_lock(&fake_ctx_lock);
+    uintptr_t next = fake_ctx_take_next();
     for (size_t i = 0, limit = fake_ctx_limit(); i < limit; i++)
         if (!fake_ctx_live[i]) {
             /* the handle of slot i: a destroyed context's comes back, as the
-             * driver's addresses do */
-            fake_ctx_live[i] = FAKE_CTX + 0x1000 * (i + 1);
+             * driver's addresses do (or the one armed) */
+            fake_ctx_live[i] = next ? next : FAKE_CTX + 0x1000 * (i + 1);
             *ctx = (CUcontext)fake_ctx_live[i];
             r = CUDA_SUCCESS;
             break;
@@ -409,9 +500,13 @@ CUresult fk_cuDevicePrimaryCtxReset_v2(CUdevice dev)
     if (dev != 0)
         return CUDA_ERROR_INVALID_DEVICE;
     pthread_mutex_lock(&fake_ctx_lock);
-    fake_ctx_going((CUcontext)FAKE_CTX);
+    /* a created context at the gone primary context's handle is not it */
+    bool other = fake_ctx_created(FAKE_CTX);
+    if (!other)
+        fake_ctx_going((CUcontext)FAKE_CTX);
     pthread_mutex_unlock(&fake_ctx_lock);
-    fake_free_ctx((CUcontext)FAKE_CTX);
+    if (!other)
+        fake_free_ctx((CUcontext)FAKE_CTX);
     return CUDA_SUCCESS;
 }
 
@@ -441,6 +536,7 @@ CUresult fk_cuDevicePrimaryCtxGetState(CUdevice dev, unsigned *flags, int *activ
 
 CUresult fk_cuCtxGetDevice(CUdevice *dev)
 {
+    fake_meet_after();
     *dev = 0;
     return CUDA_SUCCESS;
 }

@@ -150,6 +150,8 @@ FAKE_API int fake_armed_push_join(void);
 FAKE_API void fake_arm_stall(const char *mark, const char *until);
 FAKE_API void fake_arm_stall_prefetch(const char *mark, const char *until);
 FAKE_API unsigned fake_ctx_destroyed_in_use(void);
+FAKE_API void fake_ctx_next_handle(void *ctx);
+FAKE_API void fake_arm_ctx_meet(unsigned n);
 /* Host kernels declare what they touch (fake CUPTI, see fake_cuda.h). */
 FAKE_API void fake_touch(const void *addr, uint64_t len, int mode);
 FAKE_API size_t gmux_test_cupti_touched(uint64_t *addr, uint64_t *len, uint8_t *mode, size_t max);
