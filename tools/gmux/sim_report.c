@@ -31,19 +31,43 @@ static gmux_status_t job_open(void *ctx, sim_source_t **src_p, char *err, size_t
     return sim_workload_open(job->workload, job->sets, job->nsets, job->seed, src_p, err, errlen);
 }
 
-/* A progress line at most once a second, the first a second after the
- * first call (a command that ends sooner says nothing). */
-static void progress(void *ctx, const char *what, uint64_t launches)
+/* Whether a progress line is due: at most once a second over the runs and
+ * the bounds alike, the first a second after the first call (a command that
+ * ends sooner says nothing). */
+static bool progress_due(void)
 {
-    (void)ctx;
     static uint64_t next_ns;
     uint64_t now = com_clock_ns();
     if (!next_ns)
         next_ns = now + COM_NS_PER_S;
     if (now < next_ns)
-        return;
+        return false;
     next_ns = now + COM_NS_PER_S;
-    fprintf(stderr, "gmux sim: %s: %" PRIu64 " launches simulated\n", what, launches);
+    return true;
+}
+
+static void progress(void *ctx, const char *what, uint64_t launches)
+{
+    (void)ctx;
+    if (progress_due())
+        fprintf(stderr, "gmux sim: %s: %" PRIu64 " launches simulated\n", what, launches);
+}
+
+/* Where a group of cfg_bounds lies among all its sizes. */
+struct bound_group {
+    size_t first, total;
+};
+
+static void bound_progress(void *ctx, const char *term, size_t i, size_t n)
+{
+    const struct bound_group *g = ctx;
+    if (!progress_due())
+        return;
+    if (n > 1) /* a step of each size; else one for them all (or the only size) */
+        fprintf(stderr, "gmux sim: transfer bound: %s, size %zu of %zu\n", term, g->first + i + 1,
+                g->total);
+    else
+        fprintf(stderr, "gmux sim: transfer bound: %s\n", term);
 }
 
 static sim_hooks_t job_hooks(const sim_job_t *job)
@@ -96,7 +120,9 @@ static void cfg_bounds(const sim_job_t *job, sim_profile_t *prof, cfg_result_t *
             caps[i] = crs[i0 + i].capacity;
         /* undefined when a launch exceeds the capacity (no policy can run): its
          * compute term alone stays, which is no bound on a run that cannot be */
-        sim_bound_compute_all(prof, &job->params, caps, m, b, st);
+        struct bound_group g = {i0, n};
+        sim_bound_progress_t pr = {.fn = bound_progress, .ctx = &g};
+        sim_bound_compute_all(prof, &job->params, caps, m, b, st, job->progress ? &pr : NULL);
         for (size_t i = 0; i < m; i++) {
             crs[i0 + i].bound = b[i];
             crs[i0 + i].bound_st = st[i];
@@ -307,6 +333,8 @@ int sim_report_sweep(const sim_job_t *job, bool json, const char *prefix, FILE *
     }
     for (size_t i = 0; i < npcts; i++)
         cfg_size(job, &prof, pcts[i], &crs[i]);
+    if (job->progress) /* one pass or a few over the run per size: long for a long run */
+        fprintf(stderr, "gmux sim: sweep: transfer bounds of %zu sizes\n", npcts);
     cfg_bounds(job, &prof, crs, npcts);
     fprintf(df, "# oversub_pct bound");
     for (int p = 0; p < SIM_POLICY_COUNT; p++)
