@@ -60,7 +60,7 @@ static void print_help(void)
            "                  is within 1.04x of it on the bundled workloads,\n"
            "                  docs/bench/predict.md)\n"
            "  --templates F   learned prediction starting from database F (gmux profile);\n"
-           "                  implies --predict learned\n\n"
+           "                  implies --predict learned (not with --predict recorded)\n\n"
            "Exit status: 0 (also when the --templates database cannot be read: said, and\n"
            "learned online); 1 when the trace or a --calibration file cannot be read, the\n"
            "sweep's data file or plot script cannot be written whole (no plot is drawn),\n"
