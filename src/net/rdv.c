@@ -113,7 +113,7 @@ typedef struct rdv_pend {
 
 struct net_rdv {
     int lfd, port, size;
-    int *fd;       /* per rank, -1 until HELLO */
+    int *fd;       /* per rank, -1 until HELLO, -2 once its connection closed */
     bool *bye;     /* per rank */
     bool *dead;    /* per rank, announced */
     bool *left;    /* per rank: announced as having left after a death, not died */
@@ -275,12 +275,17 @@ bool net_rdv_said_bye(const net_rdv_t *r, int rank)
     return r->bye[rank];
 }
 
+bool net_rdv_joined(const net_rdv_t *r, int rank)
+{
+    return r->fd[rank] != -1;
+}
+
 static enum rx_result take_frame(net_rdv_t *r, int rank);
 
 static void close_rank(net_rdv_t *r, int rank)
 {
     close(r->fd[rank]);
-    r->fd[rank] = -1;
+    r->fd[rank] = -2; /* joined once: net_rdv_joined */
     rx_clear(&r->rx[rank]);
     tx_clear(&r->tx[rank]);
 }

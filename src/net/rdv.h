@@ -61,4 +61,7 @@ void net_rdv_drain(net_rdv_t *rdv, int rank);
 /* Whether rank said BYE (finalised). */
 bool net_rdv_said_bye(const net_rdv_t *rdv, int rank);
 
+/* Whether rank's HELLO was ever taken (it joined, whatever came after). */
+bool net_rdv_joined(const net_rdv_t *rdv, int rank);
+
 #endif /* NET_RDV_H */

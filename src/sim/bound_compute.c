@@ -13,11 +13,19 @@ static uint64_t div_ceil_ns(double bytes, double bps)
     return sim_ns_ceil(bytes * 1e9 / bps);
 }
 
+static void say(const sim_bound_progress_t *pr, const char *term, size_t i, size_t n)
+{
+    if (pr && pr->fn)
+        pr->fn(pr->ctx, term, i, n);
+}
+
 /* Chunk-level fetches and write-backs at every capacity not yet done. */
 static void chunk_terms(sim_refuses_t *u, const sim_params_t *p, const uint64_t *caps, size_t n,
-                        sim_bound_t *b, gmux_status_t *st, bool *done, uint64_t *w)
+                        sim_bound_t *b, gmux_status_t *st, bool *done, uint64_t *w,
+                        const sim_bound_progress_t *pr)
 {
     for (size_t i = 0; i < n; i++) {
+        say(pr, "chunk-level terms", i, n);
         uint64_t f = 0, cap = caps[i] / (uint64_t)p->chunk_bytes;
         gmux_status_t s = sim_refuses_opt(u, cap, &f, &w[i]);
         if (s != GMUX_OK) {
@@ -36,7 +44,7 @@ static void chunk_terms(sim_refuses_t *u, const sim_params_t *p, const uint64_t 
  * their lists outgrow the limit or no reference is partial. */
 static void block_terms(const sim_profile_t *prof, sim_refuses_t *u, const sim_params_t *p,
                         const uint64_t *caps, size_t n, sim_bound_t *b, gmux_status_t *st,
-                        bool *done)
+                        bool *done, const sim_bound_progress_t *pr)
 {
     if (!sim_refstr_partial_refs(prof->refs))
         return;
@@ -44,6 +52,7 @@ static void block_terms(const sim_profile_t *prof, sim_refuses_t *u, const sim_p
     for (size_t i = 0; i < n; i++) {
         if (done[i])
             continue;
+        say(pr, "block-level terms", i, n);
         uint64_t fb = 0, wb = 0, cap = caps[i] / (uint64_t)p->chunk_bytes;
         gmux_status_t s = sim_refuses_opt_blocks(u, cap, &fb, &wb);
         if (s != GMUX_OK && s != GMUX_ERR_RANGE && s != GMUX_ERR_NOMEM) {
@@ -62,7 +71,7 @@ static void block_terms(const sim_profile_t *prof, sim_refuses_t *u, const sim_p
  * exceed them (the interval ends rebuilt, with status ends_st). */
 static void final_terms(sim_refuses_t *u, gmux_status_t ends_st, const sim_params_t *p,
                         const uint64_t *caps, size_t n, sim_bound_t *b, gmux_status_t *st,
-                        const bool *done, const uint64_t *w)
+                        const bool *done, const uint64_t *w, const sim_bound_progress_t *pr)
 {
     /* Transfer terms count pure bandwidth (no per-call cost): still a lower
      * bound. Fetches move at the faster of copies and demand faults. */
@@ -87,6 +96,7 @@ static void final_terms(sim_refuses_t *u, gmux_status_t ends_st, const sim_param
         if (!w[i] || last_end + (double)w[i] * wb_ns <= (double)b[i].bound_ns)
             continue;
         uint64_t cap = caps[i] / (uint64_t)p->chunk_bytes;
+        say(pr, "released write-backs", i, n);
         /* ends_st: the interval ends could not be rebuilt (out of memory) */
         st[i] = ends_st != GMUX_OK
                     ? ends_st
@@ -98,7 +108,7 @@ static void final_terms(sim_refuses_t *u, gmux_status_t ends_st, const sim_param
 
 void sim_bound_compute_all(const sim_profile_t *prof, const sim_params_t *p,
                            const uint64_t *capacity_bytes, size_t n, sim_bound_t *b,
-                           gmux_status_t *st)
+                           gmux_status_t *st, const sim_bound_progress_t *pr)
 {
     uint64_t compute = 0;
     for (uint32_t t = 0; t < prof->oracle.ntasks; t++)
@@ -109,20 +119,23 @@ void sim_bound_compute_all(const sim_profile_t *prof, const sim_params_t *p,
         st[i] = GMUX_OK;
     }
     sim_refuses_t *u = NULL;
+    say(pr, "reference string", 0, 1);
     gmux_status_t s = sim_refuses_create(prof->refs, &u);
     bool *done = calloc(n ? n : 1, sizeof(*done));
     uint64_t *w = calloc(n ? n : 1, sizeof(*w));
     if (s == GMUX_OK && (!done || !w))
         s = GMUX_ERR_NOMEM;
     if (s == GMUX_OK) {
-        chunk_terms(u, p, capacity_bytes, n, b, st, done, w);
+        chunk_terms(u, p, capacity_bytes, n, b, st, done, w, pr);
         /* the next uses are read by the chunk-level fetches only; the interval
          * ends again by the released term, rebuilt after the block lists */
         sim_refuses_drop_next(u);
         sim_refuses_drop_ends(u);
-        block_terms(prof, u, p, capacity_bytes, n, b, st, done);
+        block_terms(prof, u, p, capacity_bytes, n, b, st, done, pr);
         sim_refuses_drop_blocks(u);
-        final_terms(u, sim_refuses_rebuild_ends(u), p, capacity_bytes, n, b, st, done, w);
+        say(pr, "interval ends", 0, 1);
+        gmux_status_t ends_st = sim_refuses_rebuild_ends(u);
+        final_terms(u, ends_st, p, capacity_bytes, n, b, st, done, w, pr);
     } else if (s != GMUX_ERR_RANGE) { /* RANGE: string cut at the limit, compute term only */
         for (size_t i = 0; i < n; i++)
             st[i] = s;
@@ -136,6 +149,6 @@ gmux_status_t sim_bound_compute(const sim_profile_t *prof, const sim_params_t *p
                                 uint64_t capacity_bytes, sim_bound_t *b)
 {
     gmux_status_t st;
-    sim_bound_compute_all(prof, p, &capacity_bytes, 1, b, &st);
+    sim_bound_compute_all(prof, p, &capacity_bytes, 1, b, &st, NULL);
     return st;
 }

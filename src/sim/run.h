@@ -169,13 +169,25 @@ typedef struct sim_bound {
 
 gmux_status_t sim_bound_compute(const sim_profile_t *prof, const sim_params_t *p,
                                 uint64_t capacity_bytes, sim_bound_t *b);
+/* Progress of sim_bound_compute_all, for long reference strings: fn is
+ * called before each step, a pass over the whole string: the shared lists
+ * (term "reference string", i 0 of n 1), then each kind of term at each
+ * capacity i of n ("chunk-level terms", "block-level terms", "released
+ * write-backs"; a kind skipped at a capacity is not reported) and the
+ * rebuild of the interval ends ("interval ends", 0 of 1). The caller decides
+ * how often to say it. */
+typedef struct sim_bound_progress {
+    void (*fn)(void *ctx, const char *term, size_t i, size_t n);
+    void *ctx;
+} sim_bound_progress_t;
+
 /* The bounds of n capacities (an oversubscription sweep) into b[i], st[i]:
  * what sim_bound_compute gives each, the work no capacity changes done once
  * (sim_refuses_t) and its lists freed as soon as the terms that read them
- * are done. */
+ * are done. progress may be NULL. */
 void sim_bound_compute_all(const sim_profile_t *prof, const sim_params_t *p,
                            const uint64_t *capacity_bytes, size_t n, sim_bound_t *b,
-                           gmux_status_t *st);
+                           gmux_status_t *st, const sim_bound_progress_t *progress);
 
 /* Runs one policy with the device memory of capacity_bytes (ignored by
  * oracle). GMUX_ERR_CAPACITY when one launch needs more than the capacity. */

@@ -319,11 +319,18 @@ static gmux_status_t text_next(sim_source_t *src, uint32_t task, sim_event_t *ev
         int rc = read_line(c, &no_newline);
         if (rc < 0)
             return cursor_fail(s, c, GMUX_ERR_IO, "read error");
-        if (rc > 0)
-            return cursor_fail(s, c, GMUX_ERR_PARSE,
-                               "file ends without its 'end' line (truncated?)");
-        if (no_newline)
-            return cursor_fail(s, c, GMUX_ERR_PARSE, "last line has no newline (truncated?)");
+        /* the writer ends every line and the file with 'end': either is a
+         * cut, said with the last whole line (whatever follows is not read) */
+        if (rc > 0) {
+            snprintf(why, sizeof(why),
+                     "file ends without its 'end' line: truncated after line %" PRIu64, c->lineno);
+            return cursor_fail(s, c, GMUX_ERR_PARSE, why);
+        }
+        if (no_newline) {
+            snprintf(why, sizeof(why), "last line has no newline: truncated after line %" PRIu64,
+                     c->lineno - 1);
+            return cursor_fail(s, c, GMUX_ERR_PARSE, why);
+        }
         char *p = c->line;
         const char *kw = next_token(&p);
         if (!kw || kw[0] == '#')

@@ -197,6 +197,39 @@ static void test_timeout_kills_the_job(void **state)
     assert_non_null(strstr(err, "rank 0 stopped by gmux (signal 9) after the timeout"));
     assert_non_null(strstr(err, "rank 1 stopped by gmux (signal 9) after the timeout"));
     assert_int_equal(count(err, "killed by signal"), 0);
+    /* ranks that hang before gmux_comm_init are named as such */
+    assert_non_null(strstr(err, "ranks 0-1 never joined the rendezvous"));
+}
+
+/* A failed job names the ranks that never joined the rendezvous (here rank
+ * 1 exits at once, rank 2 only once rank 0 is done), not those that did:
+ * the user sees which rank to look at. Ranks 0 and 3 join (net_rank), hear
+ * of rank 1's death and fail by themselves. */
+static void test_never_joined_named(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/gmux-test-launch-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char script[512];
+    snprintf(script, sizeof(script),
+             "d=%s; case $GMUX_RANK in 1) exit 3;;"
+             " 2) while [ ! -e $d/done ]; do sleep 0.05; done; exit 0;;"
+             " 0) %s teams; s=$?; touch $d/done; exit $s;; esac; exec %s teams",
+             dir, NET_RANK_PATH, NET_RANK_PATH);
+    char *argv[] = {GMUX_CLI_PATH, "launch", "-n", "4",    "--grace", "60",
+                    "--",          "sh",     "-c", script, NULL};
+    int rc = run(argv);
+    char path[600];
+    snprintf(path, sizeof(path), "%s/done", dir);
+    unlink(path);
+    rmdir(dir);
+    assert_int_equal(rc, 3);
+    assert_non_null(strstr(err, "gmux launch: ranks 1-2 never joined the rendezvous"));
+    assert_int_equal(count(err, "never joined"), 1);
+    /* a job that ends well says nothing of it */
+    char *ok[] = {GMUX_CLI_PATH, "launch", "-n", "1", "--", "true", NULL};
+    assert_int_equal(run(ok), 0);
+    assert_null(strstr(err, "never joined"));
 }
 
 static void test_usage_errors(void **state)
@@ -266,6 +299,7 @@ int main(void)
         cmocka_unit_test(test_exit_without_finalize_is_named),
         cmocka_unit_test(test_fork_failure),
         cmocka_unit_test(test_timeout_kills_the_job),
+        cmocka_unit_test(test_never_joined_named),
         cmocka_unit_test(test_usage_errors),
         cmocka_unit_test(test_command_checked_once),
     };

@@ -278,7 +278,7 @@ static void test_compute_all_equals_each(void **state)
         gmux_status_t st[sizeof(caps) / sizeof(caps[0])];
         for (size_t i = 0; i < n; i++)
             bytes[i] = caps[i] * CHUNK;
-        sim_bound_compute_all(&prof, &p, bytes, n, all, st);
+        sim_bound_compute_all(&prof, &p, bytes, n, all, st, NULL);
         for (size_t i = 0; i < n; i++) {
             sim_bound_t one;
             assert_int_equal(sim_bound_compute(&prof, &p, bytes[i], &one), st[i]);
@@ -299,6 +299,67 @@ static void test_compute_all_equals_each(void **state)
     assert_true(raised >= 5);
 }
 
+/* What sim_bound_compute_all reported of its steps (sim_bound_progress_t). */
+struct steps {
+    char terms[64][32];
+    size_t i[64], n[64], count;
+};
+
+static void record_step(void *ctx, const char *term, size_t i, size_t n)
+{
+    struct steps *s = ctx;
+    assert_true(s->count < 64);
+    snprintf(s->terms[s->count], sizeof(s->terms[0]), "%s", term);
+    s->i[s->count] = i;
+    s->n[s->count++] = n;
+}
+
+/* A sweep's bound reports each pass over the string before it runs: the
+ * shared lists, then each kind of term at every capacity in order (the
+ * block-level ones where some reference is partial), so that a long one can
+ * show progress; the bounds are those computed without it. */
+static void test_compute_all_progress(void **state)
+{
+    (void)state;
+    static const uint64_t caps[] = {12, 3, 7, 9};
+    const size_t n = sizeof(caps) / sizeof(caps[0]);
+    tsrc_spec_t spec;
+    sim_params_t p;
+    sparse_random(&spec, 2, 48);
+    params(&p, 8, 4096);
+    sim_hooks_t h = {.open = tsrc_open, .open_ctx = &spec};
+    char err[256];
+    sim_profile_t prof;
+    assert_int_equal(sim_profile_run(&p, &h, &prof, err, sizeof(err)), GMUX_OK);
+    assert_true(sim_refstr_partial_refs(prof.refs) > 0);
+    uint64_t bytes[4];
+    sim_bound_t quiet[4], told[4];
+    gmux_status_t st[4], st2[4];
+    for (size_t i = 0; i < n; i++)
+        bytes[i] = caps[i] * CHUNK;
+    struct steps s = {.count = 0};
+    sim_bound_progress_t pr = {.fn = record_step, .ctx = &s};
+    sim_bound_compute_all(&prof, &p, bytes, n, quiet, st, NULL);
+    sim_bound_compute_all(&prof, &p, bytes, n, told, st2, &pr);
+    assert_memory_equal(quiet, told, sizeof(quiet));
+    assert_memory_equal(st, st2, sizeof(st));
+    assert_true(s.count >= 1 + 2 * n);
+    assert_string_equal(s.terms[0], "reference string");
+    assert_true(s.i[0] == 0 && s.n[0] == 1);
+    for (size_t k = 0; k < n; k++) { /* then every capacity's chunk-level terms, in order */
+        assert_string_equal(s.terms[1 + k], "chunk-level terms");
+        assert_true(s.i[1 + k] == k && s.n[1 + k] == n);
+    }
+    size_t blocks = 0;
+    for (size_t k = 1 + n; k < s.count; k++) {
+        blocks += strcmp(s.terms[k], "block-level terms") == 0;
+        assert_true(s.i[k] < s.n[k]);
+    }
+    assert_true(blocks > 0);
+    sim_profile_clear(&prof);
+    tsrc_spec_free(&spec);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -307,6 +368,7 @@ int main(void)
         cmocka_unit_test(test_partial_bound_higher),
         cmocka_unit_test(test_sparse_random_within_bound),
         cmocka_unit_test(test_compute_all_equals_each),
+        cmocka_unit_test(test_compute_all_progress),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

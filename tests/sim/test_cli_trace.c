@@ -279,11 +279,61 @@ static void test_unwritable_output_named(void **state)
     assert_null(strstr(err, "part~"));
 }
 
+/* show of a text trace cut inside a record (and of one cut at a line's end,
+ * before its 'end' line) prints no row of a task it could not read whole:
+ * it stops at the last whole record, says the file is truncated and after
+ * which line, and exits 1, as for a cut binary trace. It printed the header
+ * and a row of the events read so far, as if the task were that short. */
+static void test_show_truncated_text(void **state)
+{
+    (void)state;
+    char t[64], b[64], cut[64];
+    tmp(t, sizeof(t), "t");
+    tmp(b, sizeof(b), "b");
+    tmp(cut, sizeof(cut), "cut");
+    char *gen[] = {GMUX_CLI_PATH, "trace", "generate", "--workload", "sci-stencil",
+                   "--set",       "nz=64", "--set",    "slab=16",    "--format",
+                   "text",        "-o",    t,          NULL};
+    assert_int_equal(tproc_capture(gen, NULL, 120.0, out, sizeof(out), err, sizeof(err)), 0);
+    FILE *f = fopen(t, "r");
+    assert_non_null(f);
+    static char text[1 << 20];
+    size_t n = fread(text, 1, sizeof(text), f);
+    fclose(f);
+    assert_true(n > 2000 && n < sizeof(text));
+    for (int at_eol = 0; at_eol < 2; at_eol++) {
+        size_t len = n / 2;
+        while ((text[len - 1] == '\n') != at_eol) /* inside a line, or just after one */
+            len--;
+        f = fopen(cut, "w");
+        assert_non_null(f);
+        assert_int_equal(fwrite(text, 1, len, f), len);
+        assert_int_equal(fclose(f), 0);
+        int whole = 0;
+        for (size_t i = 0; i < len; i++)
+            whole += text[i] == '\n';
+        assert_int_equal(gmux("show", cut, 0, 0, 0, 0, 0, 0), 1);
+        assert_null(strstr(out, "sci-stencil.0"));
+        assert_null(strstr(out, "total"));
+        char want[64];
+        snprintf(want, sizeof(want), "truncated after line %d", whole);
+        assert_non_null(strstr(err, want));
+    }
+    /* the binary form cut: the same, said at open */
+    assert_int_equal(gmux("convert", t, b, "--format", "binary", 0, 0, 0), 0);
+    assert_int_equal(truncate(b, 1000), 0);
+    assert_int_equal(gmux("show", b, 0, 0, 0, 0, 0, 0), 1);
+    assert_string_equal(out, "");
+    assert_non_null(strstr(err, "truncated"));
+    remove(t), remove(b), remove(cut);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_help_and_live_recording),
         cmocka_unit_test(test_generate_convert_show),
+        cmocka_unit_test(test_show_truncated_text),
         cmocka_unit_test(test_failed_convert_keeps_out),
         cmocka_unit_test(test_record_unwritable_output_first),
         cmocka_unit_test(test_record_bad_setting_first),

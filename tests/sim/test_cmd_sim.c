@@ -131,7 +131,16 @@ static void test_sweep_writes_plot(void **state)
     while (fgets(line, sizeof(line), f))
         rows += line[0] != '#';
     fclose(f);
-    assert_int_equal(rows, 7); /* 100% .. 400% by 50 */
+    assert_int_equal(rows, 7);                  /* 100% .. 400% by 50 */
+    assert_null(strstr(err, "transfer bound")); /* --quiet */
+    /* without --quiet the bounds computed before the first run are a step
+     * said as such (a long one showed nothing between the profile and the
+     * first "sweep 100%"; its passes are said at most once a second) */
+    args[13] = NULL;
+    assert_int_equal(run(out1, args), 0);
+    const char *bounds = strstr(err, "gmux sim: sweep: transfer bounds of 7 sizes\n");
+    const char *first = strstr(err, "gmux sim: sweep 100%\n");
+    assert_true(bounds && first && bounds < first);
     const char *ext[] = {".dat", ".gp", ".png"};
     for (int i = 0; i < 3; i++) {
         snprintf(path, sizeof(path), "%s%s", prefix, ext[i]);

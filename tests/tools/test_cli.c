@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -495,6 +496,58 @@ static void test_bench_net_plot_script_unwritable(void **state)
     rmdir(dir);
 }
 
+/* A bench whose run fails part way (a gmux-net-rank beside a copy of gmux
+ * whose rank 0 writes one row, then both ranks exit 3) leaves no data file
+ * that looks whole: the earlier PREFIX.shm.dat stays as it was, no part file
+ * stays, no plot, and it says so. It left the header and the row over the
+ * earlier file, silently. */
+static void test_bench_net_plot_failed_run(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/gmux-bench-fail-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char gmux[300], rank[300], prefix[300], dat[320], part[330], gp[320];
+    snprintf(gmux, sizeof(gmux), "%s/gmux", dir);
+    snprintf(rank, sizeof(rank), "%s/gmux-net-rank", dir);
+    snprintf(prefix, sizeof(prefix), "%s/b", dir);
+    snprintf(dat, sizeof(dat), "%s.shm.dat", prefix);
+    snprintf(part, sizeof(part), "%s.part~", dat);
+    snprintf(gp, sizeof(gp), "%s.gp", prefix);
+    char *cp[] = {"cp", GMUX_CLI_PATH, gmux, NULL};
+    assert_int_equal(tproc_capture(cp, NULL, 30.0, out, sizeof(out), err, sizeof(err)), 0);
+    FILE *f = fopen(rank, "w");
+    assert_non_null(f);
+    fprintf(f, "#!/bin/sh\nwhile [ $# -gt 0 ]; do [ \"$1\" = --plot-data ] && d=$2; shift; done\n"
+               "[ \"$GMUX_RANK\" = 0 ] && echo '8 1 1 1 1 1' >>\"$d\"\nexit 3\n");
+    assert_int_equal(fclose(f), 0);
+    assert_int_equal(chmod(rank, 0755), 0);
+    f = fopen(dat, "w");
+    assert_non_null(f);
+    fputs("earlier\n", f);
+    assert_int_equal(fclose(f), 0);
+    char *argv[] = {gmux, "bench", "net", "--provider", "shm", "--quick", "--plot", prefix, NULL};
+    int rc = tproc_capture(argv, NULL, 60.0, out, sizeof(out), err, sizeof(err));
+    char line[64] = "";
+    f = fopen(dat, "r");
+    assert_non_null(f);
+    assert_non_null(fgets(line, sizeof(line), f));
+    fclose(f);
+    bool part_left = access(part, F_OK) == 0, gp_left = access(gp, F_OK) == 0;
+    unlink(part);
+    unlink(gp);
+    unlink(dat);
+    unlink(rank);
+    unlink(gmux);
+    rmdir(dir);
+    assert_int_equal(rc, 3);
+    assert_string_equal(line, "earlier\n");
+    assert_false(part_left);
+    assert_false(gp_left);
+    char want[400];
+    snprintf(want, sizeof(want), "the shm run failed: no %s written", dat);
+    assert_non_null(strstr(err, want));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -518,6 +571,7 @@ int main(void)
         cmocka_unit_test(test_bench_net_json),
         cmocka_unit_test(test_bench_net_plot),
         cmocka_unit_test(test_bench_net_plot_script_unwritable),
+        cmocka_unit_test(test_bench_net_plot_failed_run),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -342,6 +342,10 @@ static void test_profile_fifo_runs_command_first(void **state)
     assert_int_not_equal(rc, TPROC_TIMED_OUT);
     assert_int_equal(rc, 1);
     assert_int_equal(access(marker, F_OK), 0);
+    /* and says why in the user's terms, as gmux trace -- CMD does: it named
+     * its temporary trace file, "not a gmux trace" */
+    assert_non_null(strstr(err, "no CUDA driver call of touch reached libgmux.so"));
+    assert_null(strstr(err, "gmux-profile-"));
     struct stat sb;
     assert_int_equal(lstat(fifo, &sb), 0);
     assert_true(S_ISFIFO(sb.st_mode));

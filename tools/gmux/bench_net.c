@@ -18,19 +18,30 @@
 #include "commands.h"
 #include "common/parse.h"
 #include "net_rank.h"
+#include "out_file.h"
 #include "plot.h"
 
-/* The data file of provider prov under --plot PREFIX, started with its
- * header (rank 0 of that provider's run appends the rows). */
-static int plot_data_path(const char *prefix, const char *prov, char *path, size_t len)
+/* The data file of provider prov under --plot PREFIX, PREFIX.PROV.dat
+ * (path), begun as a part file with its header (out_file.h): rank 0 of that
+ * provider's run appends the rows to o->dst, renamed over path only once the
+ * run succeeded (a run that fails part way leaves no data file that looks
+ * whole). 0, or 1 after saying why. */
+static int plot_data_begin(cli_out_t *o, const char *prefix, const char *prov, char *path,
+                           size_t len)
 {
     snprintf(path, len, "%s.%s.dat", prefix, prov);
-    FILE *f = fopen(path, "w");
+    if (cli_out_begin(o, "bench net", path) != 0)
+        return 1;
+    FILE *f = fopen(o->dst, "w");
     if (!f)
-        return -1;
+        return cli_fail("bench net", "cannot write %s: %s", path, strerror(errno));
     fprintf(f, "# gmux bench net, %s: bytes gmux_MiBps raw_MiBps ratio ratio_min ratio_max\n",
             prov);
-    return fclose(f);
+    if (plot_file_close(f, "bench net", path) != 0) {
+        cli_out_finish(o, false);
+        return 1;
+    }
+    return 0;
 }
 
 /* PREFIX.gp and PREFIX.png: bandwidth against size, gmux solid and raw
@@ -107,7 +118,10 @@ int bench_net(int argc, char **argv)
                    "how far this machine's noise alone moves a figure from 1).\n"
                    "--plot PREFIX: also write PREFIX.png (gnuplot): bandwidth against size,\n"
                    "gmux beside raw per provider, and gmux/raw with its range; the data in\n"
-                   "PREFIX.PROVIDER.dat, the script in PREFIX.gp.\n\n"
+                   "PREFIX.PROVIDER.dat, the script in PREFIX.gp. A data file is written\n"
+                   "(as FILE.part~, then renamed) only for a provider's run that succeeds;\n"
+                   "after a failed or interrupted run an earlier one stays as it was, and\n"
+                   "no plot is drawn.\n\n"
                    "Exit status: 0; a rank's failure as gmux launch reports it (the worst\n"
                    "over the providers); 1 when gmux-net-rank is not found or a --plot data\n"
                    "file or the plot script cannot be written (no plot is drawn); 128+N after\n"
@@ -160,10 +174,14 @@ int bench_net(int argc, char **argv)
     if (net_rank_exe("bench net", exe, sizeof(exe)) != 0)
         return 1;
     int worst = 0;
-    char plot_dat[1024];
-    for (int p = 0; p < nprov; p++) {
-        if (plot && plot_data_path(plot, provs[p], plot_dat, sizeof(plot_dat)) != 0)
-            return cli_fail("bench net", "cannot write %s", plot_dat);
+    char dats[2][1024];
+    cli_out_t outs[2];
+    for (int p = 0; plot && p < nprov; p++) {
+        if (plot_data_begin(&outs[p], plot, provs[p], dats[p], sizeof(dats[p])) != 0) {
+            while (p-- > 0)
+                cli_out_finish(&outs[p], false);
+            return 1;
+        }
     }
     /* an interrupt, in a run or between two, ends the bench after that run
      * (gmux launch stops its ranks) */
@@ -187,16 +205,26 @@ int bench_net(int argc, char **argv)
             args[k++] = (char *)same;
         }
         if (plot) {
-            snprintf(plot_dat, sizeof(plot_dat), "%s.%s.dat", plot, provs[p]);
             args[k++] = "--plot-data";
-            args[k++] = plot_dat;
+            args[k++] = (char *)outs[p].dst;
         }
         args[k] = NULL;
         fflush(stdout);
         int rc = cmd_launch(k, args);
         if (rc > worst)
             worst = rc;
+        if (plot && cli_out_finish(&outs[p], rc == 0) != 0) { /* said */
+            worst = worst ? worst : 1;
+        } else if (plot && rc != 0 && !cli_interrupted()) {
+            fflush(stdout);
+            fprintf(stderr,
+                    "gmux bench net: the %s run failed: no %s written (its rows were partial; "
+                    "an earlier one stays as it was)\n",
+                    provs[p], dats[p]);
+        }
     }
+    for (int q = p; plot && q < nprov; q++) /* never run: an interrupt */
+        cli_out_finish(&outs[q], false);
     cli_interrupts_restore(&ints);
     if (cli_interrupted()) {
         fflush(stdout);
@@ -206,7 +234,7 @@ int bench_net(int argc, char **argv)
                 cli_interrupted());
         for (int q = p > 0 ? p - 1 : 0; q < nprov; q++) /* the one cut short and the rest */
             fprintf(stderr, " %s", provs[q]);
-        fprintf(stderr, ")%s\n", plot ? "; no plot written, its data files are partial" : "");
+        fprintf(stderr, ")%s\n", plot ? "; no plot written, nor their data files" : "");
         return 128 + cli_interrupted();
     }
     if (plot && worst == 0)

@@ -52,16 +52,19 @@ static int usage(void)
            "                   [--bind ADDR] -- CMD [ARGS...]\n\n"
            "Starts N ranks of CMD, 1 to %d (fork/exec here; ssh for the --hosts that\n"
            "are not localhost, round robin, at most %d hosts) with a TCP rendezvous on\n"
-           "ADDR (default 127.0.0.1) for gmux_comm_init.\n"
+           "ADDR (default 127.0.0.1; remote --hosts need one they reach) for\n"
+           "gmux_comm_init.\n"
            "A rank that dies (or exits, even 0, without gmux_comm_finalize) makes the\n"
            "others fail; they are killed after --grace seconds (default 10). A rank\n"
            "whose finalize returned GMUX_ERR_PEER (another rank died) ended in order.\n"
            "--timeout S kills the whole job after S seconds (default: no timeout;\n"
-           "exit 124). SIGINT, SIGTERM or SIGHUP N sends the ranks SIGTERM (SIGKILL\n"
+           "exit 124); both take seconds above 0, at most 1e6.\n"
+           "SIGINT, SIGTERM or SIGHUP N sends the ranks SIGTERM (SIGKILL\n"
            "after --grace), waits for them and exits 128+N.\n"
            "A rank that ends with a non-zero status is said on stderr; one that gmux\n"
            "itself killed as 'stopped by gmux (signal N) after' the failure, timeout\n"
-           "or interrupt that made it stop the job.\n\n"
+           "or interrupt that made it stop the job. A job that fails names the ranks\n"
+           "that never joined the rendezvous (died or hung before gmux_comm_init).\n\n"
            "Exit status: 128+N after SIGINT, SIGTERM or SIGHUP N. Else the first\n"
            "non-zero status of a rank that ended by itself (128+N for a rank killed by\n"
            "signal N; of ranks seen ending together, the worst); the ranks launch\n"
@@ -295,6 +298,34 @@ static void say_rank_end(int r, int ws, const struct launch_stop *s, int bad)
         fprintf(stderr, "gmux launch: rank %d exited with status %d\n", r, exit_code(ws));
 }
 
+/* Names the ranks that never joined the rendezvous, in runs ("ranks 1-3,
+ * 7"), after a job that failed: the one that died or hung before its
+ * gmux_comm_init is the one to look at, not those that failed after. */
+static void say_never_joined(const net_rdv_t *rdv, int n)
+{
+    int missing = 0;
+    for (int r = 0; r < n; r++)
+        missing += !net_rdv_joined(rdv, r);
+    if (missing == 0)
+        return;
+    fprintf(stderr, "gmux launch: rank%s ", missing > 1 ? "s" : "");
+    const char *sep = "";
+    for (int r = 0; r < n; r++) {
+        if (net_rdv_joined(rdv, r))
+            continue;
+        int end = r;
+        while (end + 1 < n && !net_rdv_joined(rdv, end + 1))
+            end++;
+        if (end > r)
+            fprintf(stderr, "%s%d-%d", sep, r, end);
+        else
+            fprintf(stderr, "%s%d", sep, r);
+        sep = ", ";
+        r = end;
+    }
+    fprintf(stderr, " never joined the rendezvous (gmux_comm_init)\n");
+}
+
 int cmd_launch(int argc, char **argv)
 {
     struct launch_opts o;
@@ -460,18 +491,21 @@ int cmd_launch(int argc, char **argv)
     sigprocmask(SIG_SETMASK, &prev, NULL);
     sigaction(SIGCHLD, &old_sa, NULL);
     cli_interrupts_restore(&ints);
+    if (stopped_by || cli_interrupted())
+        rc = 128 + cli_interrupted(); /* the first signal, as a shell reports it */
+    else if (first > 0)
+        rc = first;
+    else if (timed_out)
+        rc = 124; /* the ranks' own statuses are the kills of the timeout */
+    else
+        rc = start_failed ? 1 : worst; /* worst: 0, or the kill of the ranks left
+                                        * after an exit 0 without BYE */
+    if (rc != 0)
+        say_never_joined(rdv, o.n);
     remove_shm_leftovers(net_rdv_port(rdv), -1);
     net_rdv_destroy(rdv);
     free(pids);
     free(codes);
     free(stops);
-    if (stopped_by || cli_interrupted())
-        return 128 + cli_interrupted(); /* the first signal, as a shell reports it */
-    if (first > 0)
-        return first;
-    if (timed_out)
-        return 124; /* the ranks' own statuses are the kills of the timeout */
-    if (start_failed)
-        return 1;
-    return worst; /* 0, or the kill of the ranks left after an exit 0 without BYE */
+    return rc;
 }

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 #include "commands.h"
@@ -37,11 +38,11 @@ static void print_help(void)
            "those are learned from. See docs/shim.md, Recording. SIGINT, SIGTERM or\n"
            "SIGHUP N goes on to CMD; gmux waits for it, writes nothing and exits 128+N.\n\n"
            "Exit status: 0 once FILE is written; 1 when the trace cannot be read, FILE\n"
-           "cannot be written (an earlier FILE stays as it was) or CMD exits with a\n"
-           "non-zero status (nothing is written); 127/126 when CMD is not found/not\n"
-           "executable; 128+N after SIGINT, SIGTERM or SIGHUP N; 2 for a usage error\n"
-           "(a bad workload name or --set included) or a malformed GMUX_* setting the\n"
-           "shim reads.\n");
+           "cannot be written (an earlier FILE stays as it was), or CMD exits with a\n"
+           "non-zero status or makes no CUDA call (nothing is written); 127/126 when\n"
+           "CMD is not found/not executable; 128+N after SIGINT, SIGTERM or SIGHUP N;\n"
+           "2 for a usage error (a bad workload name or --set included) or a malformed\n"
+           "GMUX_* setting the shim reads.\n");
 }
 
 int cmd_profile(int argc, char **argv)
@@ -123,6 +124,14 @@ int cmd_profile(int argc, char **argv)
         int crc = gmux_shim_record(CMD, trace_tmp, "binary", true, "demand", NULL, command);
         if (crc != 0) {
             rc = crc < 0 ? -crc : cli_fail(CMD, "'%s' exited with status %d", command[0], crc);
+            goto free_sets;
+        }
+        struct stat sb; /* the recorder writes its file from the first CUDA call on */
+        if (stat(trace_tmp, &sb) == 0 && sb.st_size == 0) {
+            rc = cli_fail(CMD,
+                          "nothing learned, nothing written: no CUDA driver call of %s reached "
+                          "libgmux.so",
+                          command[0]);
             goto free_sets;
         }
         in.trace = trace_tmp;

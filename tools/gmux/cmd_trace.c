@@ -33,7 +33,8 @@ static void print_help(void)
            "generate  writes the trace of a built-in workload (default form: binary).\n"
            "convert   rewrites a trace in the other form (or the one --format names).\n"
            "show      prints per task: events, launches, kernels used, allocations,\n"
-           "          peak footprint and total compute time.\n"
+           "          peak footprint and total compute time; no row of a task it\n"
+           "          could not read whole (a truncated file: said, exit 1).\n"
            "-- CMD    runs CMD under libgmux.so and records its allocations, frees and\n"
            "          kernel launches (names, grid/block, argument values) to FILE (default\n"
            "          form: binary). Each launch is followed by a synchronize to collect\n"
@@ -194,6 +195,51 @@ static int cmd_convert(int argc, char **argv)
     return rc;
 }
 
+/* One task's row of gmux trace show. */
+struct show_row {
+    uint64_t events, launches, allocs, peak;
+    uint32_t kernels;
+    double ns; /* a sum of 64-bit times may not fit in 64 bits */
+};
+
+/* Reads task t whole into *row; 0, or 1 after saying why (the reader's
+ * error: a truncated file, a bad record). */
+static int show_task(sim_source_t *src, uint32_t t, uint8_t *used, struct show_row *row)
+{
+    sim_check_t chk;
+    sim_check_init(&chk, src->nkernels);
+    memset(used, 0, src->nkernels);
+    memset(row, 0, sizeof(*row));
+    sim_event_t ev;
+    gmux_status_t st;
+    while ((st = sim_source_next(src, t, &ev)) == GMUX_OK) {
+        row->events++;
+        char why[200];
+        sim_check_event(&chk, &ev, why, sizeof(why)); /* the reader checked it already */
+        if (ev.kind == SIM_EV_ALLOC) {
+            row->allocs++;
+        } else if (ev.kind == SIM_EV_LAUNCH) {
+            row->launches++;
+            row->ns += (double)ev.u.launch.time_ns;
+            row->kernels += !used[ev.u.launch.kernel];
+            used[ev.u.launch.kernel] = 1;
+        }
+    }
+    row->peak = chk.peak_bytes;
+    sim_check_fini(&chk);
+    return st == GMUX_ERR_NOT_FOUND ? 0 : cli_fail(CMD, "%s", src->error);
+}
+
+static void show_print(const char *name, const struct show_row *r, uint32_t kernels,
+                       const char *peak)
+{
+    printf("%-24s %10" PRIu64 " %10" PRIu64 " %8" PRIu32 " %7" PRIu64 " %12s %12.6f\n", name,
+           r->events, r->launches, kernels, r->allocs, peak, r->ns / 1e9);
+}
+
+/* A row for each task read whole, never one of a task cut short (a text
+ * trace cut anywhere: the reader stops at its last whole record, and says
+ * so); the total only when every task was. */
 static int cmd_show(int argc, char **argv)
 {
     if (argc != 2)
@@ -203,60 +249,43 @@ static int cmd_show(int argc, char **argv)
     if (sim_trace_open(argv[1], &src, err, sizeof(err)) != GMUX_OK)
         return cli_fail(CMD, "%s", err);
     uint8_t *used = calloc(src->nkernels ? src->nkernels : 1, 1);
-    if (!used) {
+    struct show_row *rows = calloc(src->ntasks, sizeof(*rows));
+    if (!used || !rows) {
+        free(used);
+        free(rows);
         sim_source_close(src);
         return cli_fail(CMD, "out of memory");
     }
-    printf("%s: %" PRIu32 " tasks, %" PRIu32 " kernels\n", argv[1], src->ntasks, src->nkernels);
-    printf("%-24s %10s %10s %8s %7s %12s %12s\n", "task", "events", "launches", "kernels", "allocs",
-           "peak", "compute_s");
-    uint64_t tot_ev = 0, tot_l = 0, tot_a = 0, tot_peak = 0;
-    double tot_s = 0;
+    uint32_t done = 0;
     int rc = 0;
-    for (uint32_t t = 0; t < src->ntasks && rc == 0; t++) {
-        sim_check_t chk;
-        sim_check_init(&chk, src->nkernels);
-        memset(used, 0, src->nkernels);
-        uint64_t ev_n = 0, launches = 0, allocs = 0;
-        double ns = 0; /* a sum of 64-bit times may not fit in 64 bits */
-        uint32_t kernels = 0;
-        sim_event_t ev;
-        gmux_status_t st;
-        while ((st = sim_source_next(src, t, &ev)) == GMUX_OK) {
-            ev_n++;
-            char why[200];
-            sim_check_event(&chk, &ev, why, sizeof(why)); /* the reader checked it already */
-            if (ev.kind == SIM_EV_ALLOC) {
-                allocs++;
-            } else if (ev.kind == SIM_EV_LAUNCH) {
-                launches++;
-                ns += (double)ev.u.launch.time_ns;
-                kernels += !used[ev.u.launch.kernel];
-                used[ev.u.launch.kernel] = 1;
-            }
-        }
-        if (st != GMUX_ERR_NOT_FOUND)
-            rc = cli_fail(CMD, "%s", src->error);
-        char peak[32];
-        printf("%-24s %10" PRIu64 " %10" PRIu64 " %8" PRIu32 " %7" PRIu64 " %12s %12.6f\n",
-               src->task_names[t], ev_n, launches, kernels, allocs,
-               com_format_size(chk.peak_bytes, peak, sizeof(peak)), ns / 1e9);
-        tot_ev += ev_n;
-        tot_l += launches;
-        tot_a += allocs;
-        /* every task is an address space of its own: the sum can pass 2^64 */
-        tot_peak = chk.peak_bytes > UINT64_MAX - tot_peak ? UINT64_MAX : tot_peak + chk.peak_bytes;
-        tot_s += ns / 1e9;
-        sim_check_fini(&chk);
+    while (done < src->ntasks && (rc = show_task(src, done, used, &rows[done])) == 0)
+        done++;
+    struct show_row tot = {0};
+    if (done > 0) { /* nothing at all when no task was read whole, as for a cut binary trace */
+        printf("%s: %" PRIu32 " tasks, %" PRIu32 " kernels\n", argv[1], src->ntasks, src->nkernels);
+        printf("%-24s %10s %10s %8s %7s %12s %12s\n", "task", "events", "launches", "kernels",
+               "allocs", "peak", "compute_s");
     }
-    char peak[32], tpeak[40];
-    /* a saturated sum is a lower bound, and says so */
-    snprintf(tpeak, sizeof(tpeak), "%s%s", tot_peak == UINT64_MAX ? ">=" : "",
-             com_format_size(tot_peak, peak, sizeof(peak)));
-    if (rc == 0)
-        printf("%-24s %10" PRIu64 " %10" PRIu64 " %8" PRIu32 " %7" PRIu64 " %12s %12.6f\n", "total",
-               tot_ev, tot_l, src->nkernels, tot_a, tpeak, tot_s);
+    for (uint32_t t = 0; t < done; t++) {
+        const struct show_row *r = &rows[t];
+        char peak[32];
+        show_print(src->task_names[t], r, r->kernels, com_format_size(r->peak, peak, sizeof(peak)));
+        tot.events += r->events;
+        tot.launches += r->launches;
+        tot.allocs += r->allocs;
+        /* every task is an address space of its own: the sum can pass 2^64 */
+        tot.peak = r->peak > UINT64_MAX - tot.peak ? UINT64_MAX : tot.peak + r->peak;
+        tot.ns += r->ns;
+    }
+    if (rc == 0) {
+        char peak[32], tpeak[40];
+        /* a saturated sum is a lower bound, and says so */
+        snprintf(tpeak, sizeof(tpeak), "%s%s", tot.peak == UINT64_MAX ? ">=" : "",
+                 com_format_size(tot.peak, peak, sizeof(peak)));
+        show_print("total", &tot, src->nkernels, tpeak);
+    }
     free(used);
+    free(rows);
     sim_source_close(src);
     return rc;
 }

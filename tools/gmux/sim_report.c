@@ -1,5 +1,8 @@
-/* gmux sim reports: tables, JSON, oversubscription sweeps and their plot. */
+/* gmux sim reports: the runs of one configuration and of a sweep, the
+ * sweep's data file and plot (the table and JSON of one configuration are
+ * sim_report_print.c's). */
 #include "sim_report.h"
+#include "sim_report_cfg.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -18,20 +21,7 @@
 #include "sim/trace_io.h"
 #include "sim/workload.h"
 
-#define GIB                (1024.0 * 1024.0 * 1024.0)
 #define SIM_REPORT_MAX_CAP 1e18 /* bytes: the most sim_params_check allows for hbm */
-
-typedef struct cfg_result {
-    uint64_t capacity;
-    double pct;
-    double asked_pct; /* the PCT asked (--oversub, a sweep's row); 0: none, hbm */
-    bool one_chunk;   /* the PCT asked would leave less than one chunk */
-    sim_bound_t bound;
-    gmux_status_t bound_st; /* GMUX_OK: bound defined; GMUX_ERR_CAPACITY: no launch fits */
-    sim_result_t res[SIM_POLICY_COUNT];
-    gmux_status_t st[SIM_POLICY_COUNT];
-    char err[SIM_POLICY_COUNT][256];
-} cfg_result_t;
 
 static gmux_status_t job_open(void *ctx, sim_source_t **src_p, char *err, size_t errlen)
 {
@@ -41,19 +31,43 @@ static gmux_status_t job_open(void *ctx, sim_source_t **src_p, char *err, size_t
     return sim_workload_open(job->workload, job->sets, job->nsets, job->seed, src_p, err, errlen);
 }
 
-/* A progress line at most once a second, the first a second after the
- * first call (a command that ends sooner says nothing). */
-static void progress(void *ctx, const char *what, uint64_t launches)
+/* Whether a progress line is due: at most once a second over the runs and
+ * the bounds alike, the first a second after the first call (a command that
+ * ends sooner says nothing). */
+static bool progress_due(void)
 {
-    (void)ctx;
     static uint64_t next_ns;
     uint64_t now = com_clock_ns();
     if (!next_ns)
         next_ns = now + COM_NS_PER_S;
     if (now < next_ns)
-        return;
+        return false;
     next_ns = now + COM_NS_PER_S;
-    fprintf(stderr, "gmux sim: %s: %" PRIu64 " launches simulated\n", what, launches);
+    return true;
+}
+
+static void progress(void *ctx, const char *what, uint64_t launches)
+{
+    (void)ctx;
+    if (progress_due())
+        fprintf(stderr, "gmux sim: %s: %" PRIu64 " launches simulated\n", what, launches);
+}
+
+/* Where a group of cfg_bounds lies among all its sizes. */
+struct bound_group {
+    size_t first, total;
+};
+
+static void bound_progress(void *ctx, const char *term, size_t i, size_t n)
+{
+    const struct bound_group *g = ctx;
+    if (!progress_due())
+        return;
+    if (n > 1) /* a step of each size; else one for them all (or the only size) */
+        fprintf(stderr, "gmux sim: transfer bound: %s, size %zu of %zu\n", term, g->first + i + 1,
+                g->total);
+    else
+        fprintf(stderr, "gmux sim: transfer bound: %s\n", term);
 }
 
 static sim_hooks_t job_hooks(const sim_job_t *job)
@@ -67,27 +81,7 @@ static sim_hooks_t job_hooks(const sim_job_t *job)
                          .predictor = job->predictor};
 }
 
-static double secs(uint64_t ns)
-{
-    return (double)ns / 1e9;
-}
-
-static void json_str(FILE *out, const char *s)
-{
-    fputc('"', out);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(out, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(out, "\\u%04x", c);
-        else
-            fputc(c, out);
-    }
-    fputc('"', out);
-}
-
-static const char *job_name(const sim_job_t *job)
+const char *sim_report_job_name(const sim_job_t *job)
 {
     return job->trace ? job->trace : job->workload;
 }
@@ -126,7 +120,9 @@ static void cfg_bounds(const sim_job_t *job, sim_profile_t *prof, cfg_result_t *
             caps[i] = crs[i0 + i].capacity;
         /* undefined when a launch exceeds the capacity (no policy can run): its
          * compute term alone stays, which is no bound on a run that cannot be */
-        sim_bound_compute_all(prof, &job->params, caps, m, b, st);
+        struct bound_group g = {i0, n};
+        sim_bound_progress_t pr = {.fn = bound_progress, .ctx = &g};
+        sim_bound_compute_all(prof, &job->params, caps, m, b, st, job->progress ? &pr : NULL);
         for (size_t i = 0; i < m; i++) {
             crs[i0 + i].bound = b[i];
             crs[i0 + i].bound_st = st[i];
@@ -168,196 +164,6 @@ static void cfg_clear(cfg_result_t *cr)
         sim_result_clear(&cr->res[p]);
 }
 
-static void print_table(const sim_job_t *job, const sim_profile_t *prof, const cfg_result_t *cr,
-                        FILE *out)
-{
-    const sim_params_t *pp = &job->params;
-    uint32_t nt = prof->oracle.ntasks;
-    char asked[96] = "";
-    if (cr->one_chunk)
-        snprintf(asked, sizeof(asked), "; %.0f%% asked would leave less than one chunk",
-                 cr->asked_pct);
-    fprintf(out, "== %s: %u tasks, %" PRIu64 " launches, seed %" PRIu64 "\n", job_name(job), nt,
-            prof->oracle.launches, job->seed);
-    fprintf(out,
-            "   footprint %.2f GiB, device memory %.2f GiB (oversubscription %.0f%%%s), chunk %.0f "
-            "KiB, H2D %.1f GB/s, D2H %.1f GB/s\n",
-            (double)prof->footprint_bytes / GIB, (double)cr->capacity / GIB, cr->pct, asked,
-            pp->chunk_bytes / 1024.0, pp->h2d_bps / 1e9, pp->d2h_bps / 1e9);
-    if (cr->bound_st == GMUX_OK) {
-        char released[96] = "";
-        if (cr->bound.wb_released_ns)
-            snprintf(released, sizeof(released), ", write-backs after their writes %.6f s",
-                     secs(cr->bound.wb_released_ns));
-        fprintf(
-            out,
-            "   transfer bound %.6f s = max(compute %.6f s, OPT fetch %.2f GiB, OPT write-back "
-            "%.2f GiB%s)%s\n",
-            secs(cr->bound.bound_ns), secs(cr->bound.compute_ns),
-            (double)cr->bound.fetch_bytes / GIB, (double)cr->bound.writeback_bytes / GIB, released,
-            cr->bound.exact ? "" : " [compute term only: reference string over bound_max_refs]");
-    } else if (cr->bound_st == GMUX_ERR_CAPACITY)
-        fprintf(out,
-                "   transfer bound undefined: a launch needs more than the device memory, "
-                "so no policy can run at this size (compute alone %.6f s)\n",
-                secs(cr->bound.compute_ns));
-    else
-        fprintf(out, "   transfer bound not computed: %s\n", gmux_status_str(cr->bound_st));
-    fprintf(out, "   %-14s %12s %8s %8s %9s %10s %10s %11s\n", "policy", "makespan_s", "%oracle",
-            "%bound", "vs_demand", "H2D_GiB", "D2H_GiB", "faults");
-    const sim_result_t *dem =
-        cr->st[SIM_POLICY_DEMAND] == GMUX_OK ? &cr->res[SIM_POLICY_DEMAND] : NULL;
-    bool below = false; /* a row beat the whole-chunk bound (block-granular faults) */
-    for (int p = 0; p < SIM_POLICY_COUNT; p++) {
-        if (!job->policies[p])
-            continue;
-        if (cr->st[p] != GMUX_OK) {
-            fprintf(out, "   %-14s n/a: %s\n", sim_policy_name((sim_policy_t)p), cr->err[p]);
-            continue;
-        }
-        const sim_result_t *r = &cr->res[p];
-        double ms = (double)(r->makespan_ns ? r->makespan_ns : 1);
-        char vs[32] = "-", of_bound[32] = "-";
-        if (dem)
-            snprintf(vs, sizeof(vs), "%.2fx", (double)dem->makespan_ns / ms);
-        /* The oracle has unlimited memory: a bound for this capacity says nothing of it. */
-        if (cr->bound_st == GMUX_OK && p != SIM_POLICY_ORACLE) {
-            bool beat = r->makespan_ns < cr->bound.bound_ns;
-            below |= beat;
-            snprintf(of_bound, sizeof(of_bound), "%.1f%%%s",
-                     100.0 * (double)cr->bound.bound_ns / ms, beat ? "*" : "");
-        }
-        fprintf(out, "   %-14s %12.6f %7.1f%% %8s %9s %10.2f %10.2f %11" PRIu64 "\n",
-                sim_policy_name((sim_policy_t)p), secs(r->makespan_ns),
-                100.0 * (double)prof->oracle.makespan_ns / ms, of_bound, vs,
-                (double)r->bytes_h2d / GIB, (double)r->bytes_d2h / GIB, r->faults);
-    }
-    if (below) /* the bound holds for every policy, blocks or chunks (docs/sim.md) */
-        fprintf(out, "   * faster than the transfer bound: a defect of the simulator, please "
-                     "report it with this command line\n");
-    fprintf(out, "   proactive working sets: %s\n",
-            job->predict_label ? job->predict_label
-                               : "recorded ranges (ablation: a perfect predictor)");
-    for (int p = SIM_POLICY_PROACTIVE; p <= SIM_POLICY_PROACTIVE_LRU; p++) {
-        const sim_result_t *r = &cr->res[p];
-        if (!job->policies[p] || cr->st[p] != GMUX_OK || !job->predictor)
-            continue;
-        fprintf(out, "   %-14s predicted bytes: precision %.4f recall %.4f\n",
-                sim_policy_name((sim_policy_t)p),
-                r->pred_bytes ? (double)r->pred_hit_bytes / (double)r->pred_bytes : 1.0,
-                r->pred_touched_bytes ? (double)r->pred_hit_bytes / (double)r->pred_touched_bytes
-                                      : 1.0);
-        if (r->stream_hits + r->stream_misses)
-            fprintf(
-                out,
-                "   %-14s streams: %" PRIu64 " continuations held, %" PRIu64
-                " broken; precision %.4f recall %.4f of their slices\n",
-                sim_policy_name((sim_policy_t)p), r->stream_hits, r->stream_misses,
-                r->stream_pred_bytes ? (double)r->stream_hit_bytes / (double)r->stream_pred_bytes
-                                     : 1.0,
-                r->stream_slice_bytes ? (double)r->stream_hit_bytes / (double)r->stream_slice_bytes
-                                      : 1.0);
-    }
-    for (int p = SIM_POLICY_PROACTIVE; p <= SIM_POLICY_PROACTIVE_LRU; p++) {
-        const sim_result_t *r = &cr->res[p];
-        if (!job->policies[p] || cr->st[p] != GMUX_OK || !r->makespan_ns)
-            continue;
-        /* what bounds the run: a copy engine busy all the time is the bottleneck */
-        double ms = (double)r->makespan_ns;
-        fprintf(out,
-                "   %-14s copy engines busy: H2D %.1f%%, D2H %.1f%% of the makespan (%.3f s, "
-                "%.3f s)\n",
-                sim_policy_name((sim_policy_t)p), 100.0 * (double)r->busy_h2d_ns / ms,
-                100.0 * (double)r->busy_d2h_ns / ms, secs(r->busy_h2d_ns), secs(r->busy_d2h_ns));
-    }
-    fprintf(out, "   per-task throughput (launches/s of the task over its own completion time)\n");
-    fprintf(out, "   %-22s", "task");
-    for (int p = 0; p < SIM_POLICY_COUNT; p++)
-        if (job->policies[p] && cr->st[p] == GMUX_OK)
-            fprintf(out, " %14s", sim_policy_name((sim_policy_t)p));
-    fputc('\n', out);
-    for (uint32_t t = 0; t < nt; t++) {
-        fprintf(out, "   %-22.22s", prof->task_names[t]);
-        for (int p = 0; p < SIM_POLICY_COUNT; p++) {
-            if (!job->policies[p] || cr->st[p] != GMUX_OK)
-                continue;
-            const sim_task_result_t *tr = &cr->res[p].tasks[t];
-            double f = secs(tr->finish_ns);
-            fprintf(out, " %14.1f", f > 0 ? (double)tr->launches / f : 0.0);
-        }
-        fputc('\n', out);
-    }
-}
-
-static void print_json_cfg(const sim_job_t *job, const sim_profile_t *prof, const cfg_result_t *cr,
-                           FILE *out)
-{
-    fprintf(out, "{\"input\":");
-    json_str(out, job_name(job));
-    fprintf(out,
-            ",\"seed\":%" PRIu64 ",\"tasks\":%u,\"launches\":%" PRIu64
-            ",\"footprint_bytes\":%" PRIu64 ",\"capacity_bytes\":%" PRIu64
-            ",\"oversub_pct\":%.3f,\"chunk_bytes\":%.0f",
-            job->seed, prof->oracle.ntasks, prof->oracle.launches, prof->footprint_bytes,
-            cr->capacity, cr->pct, job->params.chunk_bytes);
-    /* always named: the size asked (null without one: the device is hbm) */
-    if (cr->asked_pct > 0)
-        fprintf(out, ",\"oversub_asked_pct\":%.3f", cr->asked_pct);
-    else
-        fprintf(out, ",\"oversub_asked_pct\":null");
-    if (cr->bound_st == GMUX_OK)
-        fprintf(out,
-                ",\"transfer_bound_s\":%.9f,\"bound_exact\":%s,\"bound_compute_s\":%.9f,"
-                "\"bound_fetch_bytes\":%" PRIu64 ",\"bound_writeback_bytes\":%" PRIu64
-                ",\"bound_wb_released_s\":%.9f",
-                secs(cr->bound.bound_ns), cr->bound.exact ? "true" : "false",
-                secs(cr->bound.compute_ns), cr->bound.fetch_bytes, cr->bound.writeback_bytes,
-                secs(cr->bound.wb_released_ns));
-    else /* undefined (docs/sim.md): null, the compute term alone still a number */
-        fprintf(out,
-                ",\"transfer_bound_s\":null,\"bound_exact\":null,\"bound_compute_s\":%.9f,"
-                "\"bound_fetch_bytes\":null,\"bound_writeback_bytes\":null,"
-                "\"bound_wb_released_s\":null",
-                secs(cr->bound.compute_ns));
-    fprintf(out, ",\"oracle_s\":%.9f,\"policies\":{", secs(prof->oracle.makespan_ns));
-    int first = 1;
-    for (int p = 0; p < SIM_POLICY_COUNT; p++) {
-        if (!job->policies[p])
-            continue;
-        fprintf(out, "%s\"%s\":", first ? "" : ",", sim_policy_name((sim_policy_t)p));
-        first = 0;
-        if (cr->st[p] != GMUX_OK) {
-            fprintf(out, "{\"error\":");
-            json_str(out, cr->err[p]);
-            fputc('}', out);
-            continue;
-        }
-        const sim_result_t *r = &cr->res[p];
-        fprintf(out,
-                "{\"makespan_s\":%.9f,\"bytes_h2d\":%" PRIu64 ",\"bytes_d2h\":%" PRIu64
-                ",\"faults\":%" PRIu64 ",\"slices\":%" PRIu64 ",\"task_finish_s\":[",
-                secs(r->makespan_ns), r->bytes_h2d, r->bytes_d2h, r->faults, r->slices);
-        for (uint32_t t = 0; t < r->ntasks; t++)
-            fprintf(out, "%s%.9f", t ? "," : "", secs(r->tasks[t].finish_ns));
-        fprintf(out, "]");
-        if (p == SIM_POLICY_PROACTIVE || p == SIM_POLICY_PROACTIVE_LRU)
-            fprintf(out, ",\"h2d_busy_s\":%.9f,\"d2h_busy_s\":%.9f", secs(r->busy_h2d_ns),
-                    secs(r->busy_d2h_ns));
-        if (job->predictor && (p == SIM_POLICY_PROACTIVE || p == SIM_POLICY_PROACTIVE_LRU))
-            fprintf(out,
-                    ",\"predicted_bytes\":%" PRIu64 ",\"recorded_bytes\":%" PRIu64
-                    ",\"predicted_recorded_bytes\":%" PRIu64 ",\"replans\":%" PRIu64
-                    ",\"replan_positions\":%" PRIu64 ",\"stream_predicted_bytes\":%" PRIu64
-                    ",\"stream_hit_bytes\":%" PRIu64 ",\"stream_slice_bytes\":%" PRIu64
-                    ",\"stream_hits\":%" PRIu64 ",\"stream_misses\":%" PRIu64,
-                    r->pred_bytes, r->pred_touched_bytes, r->pred_hit_bytes, r->replans,
-                    r->replan_positions, r->stream_pred_bytes, r->stream_hit_bytes,
-                    r->stream_slice_bytes, r->stream_hits, r->stream_misses);
-        fputc('}', out);
-    }
-    fprintf(out, "}}");
-}
-
 /* glibc raises its mmap threshold to the size of each large block freed (up
  * to 32 MiB): once the profile's and the bound's first lists are freed, the
  * next ones, grown by doubling, come from the heap, where each copy on
@@ -380,7 +186,7 @@ static int profile(const sim_job_t *job, sim_profile_t *prof)
     gmux_status_t st = sim_profile_run(&job->params, &h, prof, err, sizeof(err));
     if (st != GMUX_OK) {
         /* a trace's errors already begin with its path */
-        const char *name = job_name(job);
+        const char *name = sim_report_job_name(job);
         size_t n = strlen(name);
         bool named = strncmp(err, name, n) == 0 && err[n] == ':';
         fprintf(stderr, "gmux sim: %s%s%s\n", named ? "" : name, named ? "" : ": ",
@@ -389,7 +195,8 @@ static int profile(const sim_job_t *job, sim_profile_t *prof)
     }
     if (job->nclass > prof->oracle.ntasks) { /* --lc/--prio of a task not there */
         fprintf(stderr, "gmux sim: --lc or --prio names task %u, but %s has %u tasks (0..%u)\n",
-                job->nclass - 1, job_name(job), prof->oracle.ntasks, prof->oracle.ntasks - 1);
+                job->nclass - 1, sim_report_job_name(job), prof->oracle.ntasks,
+                prof->oracle.ntasks - 1);
         sim_profile_clear(prof);
         return 1;
     }
@@ -434,10 +241,10 @@ int sim_report_run(const sim_job_t *job, bool json, FILE *out)
     cfg_bounds(job, &prof, &cr, 1);
     cfg_policies(job, &prof, &cr);
     if (json) {
-        print_json_cfg(job, &prof, &cr, out);
+        sim_report_json(job, &prof, &cr, out);
         fputc('\n', out);
     } else {
-        print_table(job, &prof, &cr, out);
+        sim_report_table(job, &prof, &cr, out);
     }
     bool none = !cfg_any_ran(job, &cr);
     int rc = none || cfg_broke(job, &cr);
@@ -466,7 +273,7 @@ static int write_plot(const sim_job_t *job, const char *prefix, FILE *out)
     /* names and paths go in quoted as gnuplot reads them; noenhanced: a '_'
      * in a name is not a subscript */
     char title[1100];
-    snprintf(title, sizeof(title), "gmux sim: %s", job_name(job));
+    snprintf(title, sizeof(title), "gmux sim: %s", sim_report_job_name(job));
     fprintf(f, "set terminal png size 960,600\nset output ");
     plot_put_str(f, png);
     fprintf(f, "\nset title ");
@@ -526,6 +333,8 @@ int sim_report_sweep(const sim_job_t *job, bool json, const char *prefix, FILE *
     }
     for (size_t i = 0; i < npcts; i++)
         cfg_size(job, &prof, pcts[i], &crs[i]);
+    if (job->progress) /* one pass or a few over the run per size: long for a long run */
+        fprintf(stderr, "gmux sim: sweep: transfer bounds of %zu sizes\n", npcts);
     cfg_bounds(job, &prof, crs, npcts);
     fprintf(df, "# oversub_pct bound");
     for (int p = 0; p < SIM_POLICY_COUNT; p++)
@@ -551,9 +360,9 @@ int sim_report_sweep(const sim_job_t *job, bool json, const char *prefix, FILE *
         if (json && out) {
             if (i)
                 fputc(',', out);
-            print_json_cfg(job, &prof, &cr, out);
+            sim_report_json(job, &prof, &cr, out);
         } else if (out) {
-            print_table(job, &prof, &cr, out);
+            sim_report_table(job, &prof, &cr, out);
         }
         double bound = (double)cr.bound.bound_ns;
         bool defined = cr.bound_st == GMUX_OK;
