@@ -604,6 +604,30 @@ static gmux_status_t chunk_on_switch(void *ctx, const dmn_task_view_t *tasks, si
     return st;
 }
 
+/* Orders never sent (placement.h): a fill out of its task's resident runs,
+ * an eviction back into them; the cut lists are cut again when needed. */
+static gmux_status_t chunk_on_unsent(void *ctx, const dmn_plan_entry_t *e, size_t n)
+{
+    dmn_place_chunk_t *pc = ctx;
+    gmux_status_t st = GMUX_OK;
+    for (size_t i = 0; i < n && st == GMUX_OK; i++) {
+        pc_task_t *t = find_task(pc, PC_TASKS_MAX, e[i].task_id, 0);
+        if (!t)
+            continue; /* left: its memory went with it */
+        dmn_seg_t one = {e[i].range.base, e[i].range.base + e[i].range.len, 0, DMN_RUNS_NONE, 0};
+        if (e[i].kind == DMN_PLAN_EVICT)
+            st = dmn_runs_union(&t->res, &one, 1, &pc->scratch);
+        else
+            st = dmn_runs_subtract(&t->res, &one, 1, &pc->scratch);
+        int sorted;
+        uint64_t before = t->chunks;
+        t->chunks = dmn_runs_chunks(&t->res, pc->shift, &sorted);
+        pc->total = pc->total - before + t->chunks;
+        t->xl_ok = 0;
+    }
+    return st;
+}
+
 gmux_status_t dmn_place_chunk_create(uint64_t capacity, uint64_t chunk, dmn_place_chunk_t **out)
 {
     if (chunk == 0 || (chunk & (chunk - 1)) != 0)
@@ -625,7 +649,7 @@ gmux_status_t dmn_place_chunk_create(uint64_t capacity, uint64_t chunk, dmn_plac
     pc->cv.shift = pc->shift;
     pc->cv.before_take = save_source;
     pc->cv.ctx = pc;
-    pc->pl = (dmn_placement_t){"chunk", pc, chunk_on_switch};
+    pc->pl = (dmn_placement_t){"chunk", pc, chunk_on_switch, chunk_on_unsent};
     *out = pc;
     return GMUX_OK;
 }

@@ -168,6 +168,24 @@ static bool still_granted(const dmn_srv_t *s)
            t->state == DMN_STATE_RUNNING && s->conn_of_slot[g] >= 0;
 }
 
+static void unsent_failed(const dmn_srv_t *s, gmux_status_t st)
+{
+    COM_WARN(DAEMON,
+             "grant %llu to task %u never sent: placement %s could not take its orders back "
+             "(%s): it may count memory resident that is not",
+             (unsigned long long)s->hold.act.grant_seq, s->hold.grant_id, s->arb.placement->name,
+             gmux_status_str(st));
+}
+
+/* The held grant is void (its task left, went idle or gave the turn back):
+ * its orders and fill ahead never go (dmn_arb_unsent). */
+static void unsent(dmn_srv_t *s)
+{
+    gmux_status_t st = dmn_arb_unsent(&s->arb, s->hold.grant_id, s->hold.act.grant_seq);
+    if (st != GMUX_OK)
+        unsent_failed(s, st);
+}
+
 /* The held switch is over at now: counted (STATUS). */
 static void end_hold(dmn_hold_t *h, uint64_t now)
 {
@@ -197,6 +215,8 @@ bool dmn_hold_poll(dmn_srv_t *s, uint64_t now, bool *send, dmn_arb_action_t *act
      * the next switch held waits for them, each until its own bound. */
     end_hold(h, now);
     *send = granted;
+    if (!granted)
+        unsent(s);
     if (h->expired)
         COM_DEBUG(DAEMON, "grant %llu: evictions not reported within %llu ms: granted anyway",
                   (unsigned long long)h->act.grant_seq,
@@ -213,8 +233,10 @@ bool dmn_hold_supersede(dmn_srv_t *s, uint64_t now)
     dmn_hold_t *h = &s->hold;
     if (!h->active || !still_granted(s) || !dmn_arb_preempted(&s->arb, h->act.grant))
         return false;
-    dmn_arb_withdraw(&s->arb, h->act.grant);
+    gmux_status_t st = dmn_arb_withdraw(&s->arb, h->act.grant);
     end_hold(h, now);
+    if (st != GMUX_OK)
+        unsent_failed(s, st);
     COM_DEBUG(DAEMON,
               "grant %llu to batch task %u withdrawn for a latency task; %u requests "
               "for evictions carried to the next switch",

@@ -117,7 +117,8 @@ void dmn_hold_evicted(dmn_srv_t *s, int slot, uint64_t grant_seq, uint32_t faile
  * whether the grant is to be sent; then act is the action to send, and its
  * quantum restarts now. Ended early (*send false), its requests not
  * answered yet stay: the next switch held waits for them too, each until
- * its own bound, as after dmn_hold_supersede.
+ * its own bound, as after dmn_hold_supersede; the orders it never sent are
+ * handed back to the arbiter (dmn_arb_unsent: the placement and STATUS).
  */
 bool dmn_hold_poll(dmn_srv_t *s, uint64_t now, bool *send, dmn_arb_action_t *act);
 
@@ -125,7 +126,8 @@ bool dmn_hold_poll(dmn_srv_t *s, uint64_t now, bool *send, dmn_arb_action_t *act
  * While a switch is held (dmn_hold_poll said false): when its granted task
  * is of the batch class and a latency-class task waits, the held switch is
  * superseded: the grant is taken back (dmn_arb_withdraw: its orders, GRANT
- * and fill ahead are never sent, and no REVOKE is needed), and true says the
+ * and fill ahead are never sent, and no REVOKE is needed; the placement
+ * forgets them and STATUS counts neither them nor the switch), and true says the
  * caller may decide again. The requests for EVICTED it made stay: the next
  * switch held waits for them too (its fills must not overlap the evictions
  * already ordered), each until its own switch's bound. false: nothing done.

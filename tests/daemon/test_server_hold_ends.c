@@ -53,7 +53,8 @@ static void test_gone_grantee_no_wait(void **state)
  * held grant is void, the hold ends at once, and the next switch, to B,
  * evicts A's memory and asks A; B's GRANT waits both for A's answer and for
  * X's, still unanswered, for A's switch. Until 2026-12-02 it waited for A's
- * only (X's request was dropped with the void grant). */
+ * only (X's request was dropped with the void grant), and STATUS counted A's
+ * void grant as a switch and its fill as planned (3 switches, 0x6000). */
 static void test_idle_grantee_no_wait(void **state)
 {
     (void)state;
@@ -73,6 +74,8 @@ static void test_idle_grantee_no_wait(void **state)
     assert_int_equal(dmn_report_fetch(path, &rep, 10000), GMUX_OK);
     assert_int_equal(rep.evict_waits, 2);
     assert_int_equal(rep.evict_timeouts, 0);
+    assert_int_equal(rep.switches, 2); /* X, B: not A's void grant, nor its fill */
+    assert_int_equal(rep.fill_bytes, ws_x.len + ws_b.len);
     close(x), close(a), close(b);
     tsrv_stop(&server_pid);
 }
@@ -82,7 +85,10 @@ static void test_idle_grantee_no_wait(void **state)
  * at once (X, evicted again, asked for 3); L's FILL and GRANT wait for X's
  * answers for both switches. A gets no GRANT nor REVOKE, only its fill
  * ahead, and its turn after L. L used to wait for X's answer to 2 or the
- * bound (a minute: the read gives up after 10 s), then for A to release. */
+ * bound (a minute: the read gives up after 10 s), then for A to release.
+ * STATUS counts the switches to X and L and their orders, not A's withdrawn
+ * grant (its FILL, X's AHEAD): until 2026-12-02 it counted 3 switches,
+ * 0x7000 bytes filled and 0x3000 ahead in 2 plans. */
 static void test_latency_supersedes_held(void **state)
 {
     (void)state;
@@ -112,6 +118,11 @@ static void test_latency_supersedes_held(void **state)
     assert_true(nothing_for(a, &rep));
     assert_int_equal(rep.evict_waits, 2);
     assert_int_equal(rep.evict_timeouts, 0);
+    assert_int_equal(rep.switches, 2); /* X, L: not A's withdrawn grant */
+    assert_int_equal(rep.evict_bytes, 2 * ws_x.len);
+    assert_int_equal(rep.fill_bytes, ws_x.len + ws_l.len); /* not A's */
+    assert_int_equal(rep.ahead_bytes, ws_a.len);           /* not X's, for A's switch */
+    assert_int_equal(rep.ahead_plans, 1);
     send_simple(l, DMN_MSG_IDLE);
     read_evictions(l, &m, NULL);
     send_evicted(l, g + 2);

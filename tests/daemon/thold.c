@@ -56,7 +56,7 @@ static gmux_status_t plan_on_switch(void *ctx, const dmn_task_view_t *tasks, siz
     return st;
 }
 
-static const dmn_placement_t placement = {"hold", NULL, plan_on_switch};
+static const dmn_placement_t placement = {"hold", NULL, plan_on_switch, NULL};
 
 static int share_off(dmn_server_opts_t *o, void *arg)
 {
