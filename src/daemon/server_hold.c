@@ -1,6 +1,8 @@
 /* A switch held until its evictions are done; see server_hold.h. */
 #include "daemon/server_hold.h"
 
+#include <assert.h>
+
 #include "common/clock.h"
 #include "common/log.h"
 #include "daemon/server_conn.h"
@@ -107,7 +109,7 @@ bool dmn_hold_begin(dmn_srv_t *s, const dmn_arb_action_t *act, uint64_t now)
     if (s->opts->evict_wait_ns == 0 || act->grant < 0)
         return false;
     (void)prune(s, now); /* those of a superseded switch stay */
-    for (int i = 0; i < DMN_ARB_MAX_TASKS && h->n_wait < DMN_HOLD_MAX_WAITS; i++) {
+    for (int i = 0; i < DMN_ARB_MAX_TASKS; i++) {
         const dmn_task_t *t = &s->arb.tasks[i];
         if (!t->used || s->conn_of_slot[i] < 0 || !to_ask(h, t, i, act))
             continue;
@@ -117,9 +119,16 @@ bool dmn_hold_begin(dmn_srv_t *s, const dmn_arb_action_t *act, uint64_t now)
                                              DMN_PLAN_EVICT, act->grant_seq, NULL, 0);
         if (dmn_conn_send(s, c, len) != 0)
             continue; /* dropped: nothing to wait for */
-        h->wait_id[h->n_wait] = id;
-        h->wait_grant[h->n_wait] = act->grant_seq;
-        h->wait_until[h->n_wait++] = now + s->opts->evict_wait_ns;
+        /* Its answer to this request covers any earlier one it has not
+         * answered (server_hold.h): that one's entry is this one's. */
+        uint32_t k = 0;
+        while (k < h->n_wait && h->wait_id[k] != id)
+            k++;
+        assert(k < DMN_HOLD_MAX_WAITS); /* one per task there */
+        h->n_wait += k == h->n_wait;
+        h->wait_id[k] = id;
+        h->wait_grant[k] = act->grant_seq;
+        h->wait_until[k] = now + s->opts->evict_wait_ns;
         if (h->kept_id[i] == id)
             h->kept_asked[i] = act->grant_seq;
     }
