@@ -54,6 +54,9 @@
  * incoming one, keeps them in place and only their count is kept), and put
  * back with the counts; the cut lists of
  * the tasks touched are cut again. Fills change the model only on success.
+ * Orders of a switch that were never sent (placement.h on_unsent) come out
+ * of the model: a fill's chunks are resident no longer, an eviction's are
+ * again.
  *
  * Ownership: the object owns its arrays. Thread-safety: none (the daemon is
  * single-threaded).
