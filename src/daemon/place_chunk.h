@@ -26,7 +26,8 @@
  * (dmn_task_view_t.kept, rounded up), and this switch's victims among those
  * tasks' chunks, are not free: they are left out of the room for both fills.
  *
- * Residency is kept per task as sorted runs of chunks (chunk_runs.h), and
+ * Residency is kept per task as sorted runs of chunks (chunk_runs.h; a
+ * task's state and what its ranges give: chunk_task.h), and
  * the decision works on runs, never on single chunks: a task's resident runs
  * are cut by its working set into runs whose chunks share a rule for their
  * next use (none outside the working set; inside, the rank grows with the
