@@ -452,8 +452,8 @@ static int teardown(void **state)
 /* Orders never sent (on_unsent), each policy: the incoming task's own
  * evictions (chunks outside its new working set) and fills handed back leave
  * the model as before the switch, so the same switch again plans the same
- * orders, evicting the same chunks. Before on_unsent existed the model kept
- * the evictions and fills as done: the second switch planned nothing. */
+ * orders, evicting the same chunks (a model that kept them as done would
+ * plan nothing the second time: the working set counted resident). */
 static void unsent_restores(const dmn_placement_t *pl, uint64_t (*total)(const void *),
                             const void *obj)
 {
