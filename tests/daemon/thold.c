@@ -272,6 +272,15 @@ void shared_x_gave_back(int wait_ms, int *x, int *a, int *b)
     send_pending(*b, 1, ws_b);
 }
 
+/* shared_x_gave_back, then X's request for EVICTED for B's switch (3) read. */
+void shared_x_asked(int wait_ms, int *x, int *a, int *b)
+{
+    shared_x_gave_back(wait_ms, x, a, b);
+    dmn_msg_t m;
+    read_evictions(*x, &m, NULL);
+    assert_int_equal(m.u.ranges.seq, 3);
+}
+
 /* B, idle after the switch that asked X (3), asks again: its switch (4)
  * neither asks X nor holds (one hold in all, the first). */
 void b_again_unheld(int x, int b)
