@@ -109,13 +109,40 @@ static void end_turn(dmn_arbiter_t *arb, int slot, uint64_t now, uint32_t new_st
     drop_holder(arb, slot, new_state);
 }
 
-void dmn_arb_withdraw(dmn_arbiter_t *arb, int slot)
+gmux_status_t dmn_arb_unsent(dmn_arbiter_t *arb, uint32_t task_id, uint64_t grant_seq)
+{
+    dmn_plan_t *p = &arb->plan;
+    if (grant_seq != arb->grant_seq || !arb->switch_counted)
+        return GMUX_OK; /* not the last grant, or handed back already */
+    arb->switches -= arb->switch_counted > 1;
+    arb->switch_counted = 0;
+    size_t n = 0;
+    bool ahead = false;
+    for (size_t i = 0; i < p->n; i++) { /* the unsent orders, moved to the front */
+        dmn_plan_entry_t e = p->entries[i];
+        if (e.kind != DMN_PLAN_AHEAD && e.task_id != task_id)
+            continue;
+        if (e.kind <= DMN_PLAN_AHEAD)
+            arb->planned_bytes[e.kind] -= e.range.len;
+        ahead |= e.kind == DMN_PLAN_AHEAD;
+        p->entries[n++] = e;
+    }
+    arb->ahead_plans -= ahead;
+    gmux_status_t st = GMUX_OK;
+    if (n && arb->placement->on_unsent)
+        st = arb->placement->on_unsent(arb->placement->ctx, p->entries, n);
+    dmn_plan_clear(p);
+    return st;
+}
+
+gmux_status_t dmn_arb_withdraw(dmn_arbiter_t *arb, int slot)
 {
     dmn_task_t *t = &arb->tasks[slot];
     if (!holds(t))
-        return;
+        return GMUX_OK;
     t->rr_stamp = t->rr_before;
     drop_holder(arb, slot, DMN_STATE_PENDING);
+    return dmn_arb_unsent(arb, t->id, t->grant_seq);
 }
 
 void dmn_arb_remove(dmn_arbiter_t *arb, int slot, int dead, uint64_t now)
@@ -340,8 +367,8 @@ static gmux_status_t grant(dmn_arbiter_t *arb, int slot, uint64_t now, dmn_arb_a
     }
     arb->ahead_plans += ahead;
     dmn_task_t *t = &arb->tasks[slot];
-    if (slot != arb->last_holder)
-        arb->switches++;
+    arb->switch_counted = 1 + (slot != arb->last_holder); /* 2: counted in switches */
+    arb->switches += arb->switch_counted > 1;
     t->state = DMN_STATE_RUNNING;
     t->taken = 0; /* the server asks it for what it kept (server_hold.h) */
     arb->n_holders++;

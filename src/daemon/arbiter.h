@@ -102,6 +102,9 @@ typedef struct dmn_arbiter {
     /* what the placement planned so far: bytes per plan kind (evict, fill,
      * ahead) and the switches whose plan filled ahead */
     uint64_t planned_bytes[3], ahead_plans;
+    /* the last grant: 0 none or handed back (dmn_arb_unsent), 1 made, 2 made
+     * and counted in switches */
+    int switch_counted;
     dmn_share_t share; /* the mode and what decided it */
     int share_dirty;   /* a footprint or the capacity may have changed since */
     const dmn_placement_t *placement;
@@ -168,8 +171,21 @@ int dmn_arb_preempted(const dmn_arbiter_t *arb, int slot);
  * server held it, server_hold.h): the task waits again where it waited
  * before, as if never granted (its place in the round robin; the previous
  * holder stays the previous holder). What the switch's plan ordered of the
- * other tasks stands: their orders were sent. */
-void dmn_arb_withdraw(dmn_arbiter_t *arb, int slot);
+ * other tasks stands: their orders were sent; the rest never went
+ * (dmn_arb_unsent, whose status it returns). */
+gmux_status_t dmn_arb_withdraw(dmn_arbiter_t *arb, int slot);
+
+/* The grant grant_seq, the last one made (no decision since), never went:
+ * withdrawn, or void (its task left, went idle or gave the turn back before
+ * the server sent its GRANT). Its plan's orders for the granted task
+ * task_id and its fill ahead were not sent: they are handed back to the
+ * placement (dmn_placement_t.on_unsent) and taken out of the counts of
+ * STATUS, as is the switch itself (planned bytes, fills ahead, switches);
+ * the plan is cleared. The other tasks' orders were sent and stay counted.
+ * Once per grant; an earlier grant's changes nothing. Returns the
+ * placement's status: an error leaves part of those orders in its model
+ * (placement.h). */
+gmux_status_t dmn_arb_unsent(dmn_arbiter_t *arb, uint32_t task_id, uint64_t grant_seq);
 
 /* Applies the policy at time now and says what to send. */
 gmux_status_t dmn_arb_decide(dmn_arbiter_t *arb, uint64_t now, dmn_arb_action_t *act);

@@ -7,247 +7,32 @@
 #include "common/log.h"
 #include "common/settings.h"
 #include "daemon/chunk_runs.h"
+#include "daemon/chunk_task.h"
 #include "daemon/chunk_victims.h"
 #include "daemon/place_opt.h"
 
 #define PC_RANK_MAX  DMN_CV_RANK_MAX
 #define PC_TASKS_MAX 256
 
-typedef struct pc_task {
-    int used;
-    uint32_t id;
-    uint64_t seen;   /* generation of the last switch that listed it */
-    dmn_runs_t res;  /* resident runs: sorted, disjoint, coalesced */
-    uint64_t chunks; /* resident chunks */
-    /* From its declared ranges, kept while they keep their generation: */
-    uint64_t gen;
-    uint32_t n_ranges;
-    int ws_ok;
-    dmn_runs_t ws;      /* its working set: sorted, merged, with ranks */
-    dmn_runs_t fa;      /* its chunks at their first use, by position */
-    int fa_sorted;      /* fa is in address order too */
-    uint64_t ws_chunks; /* chunks in the working set */
-    /* res cut by ws, kept while neither changes other than by a take: */
-    int xl_ok;
-    dmn_runs_t out; /* outside ws, address order */
-    dmn_runs_t in;  /* inside ws, by key of the top chunk */
-    uint64_t out_chunks;
-    int res_src;      /* this switch: its runs are taken from res itself (idle) */
-    int holding;      /* this switch: it holds the turn beside the incoming task */
-    uint64_t src_gen; /* the switch that last listed its runs as candidates */
-    /* res and chunks before the switch of generation bak_gen (undo_switch):
-     * in bak, or still in res's array, its first bak_n runs (bak_inplace) */
-    dmn_runs_t bak;
-    uint64_t bak_chunks, bak_gen;
-    size_t bak_n;
-    int bak_inplace;
-} pc_task_t;
-
 struct dmn_place_chunk {
     dmn_placement_t pl;
-    uint64_t capacity, chunk, slots, total, gen;
+    dmn_ct_ctx_t ct; /* the chunk size and the tasks' scratch (chunk_task.h) */
+    uint64_t capacity, slots, total, gen;
     uint64_t total_bak; /* total when the switch under way started */
     /* chunks still on the device that no task counts resident: the views'
      * kept bytes, and this switch's evictions from holders (placement.h) */
     uint64_t withheld;
-    int limited;    /* a capacity was given (0 means none: nothing is filled ahead) */
-    unsigned shift; /* chunk = 1 << shift */
-    pc_task_t tasks[PC_TASKS_MAX];
-    uint16_t hint[PC_TASKS_MAX]; /* view index -> slot at the last switch */
-    pc_task_t *of[PC_TASKS_MAX]; /* view index -> its state this switch */
-    dmn_cv_t cv;                 /* the victims' merge */
-    /* Scratch kept across switches. */
-    dmn_runs_t tmp, want, vict, scratch;
+    int limited; /* a capacity was given (0 means none: nothing is filled ahead) */
+    dmn_ct_task_t tasks[PC_TASKS_MAX];
+    uint16_t hint[PC_TASKS_MAX];     /* view index -> slot at the last switch */
+    dmn_ct_task_t *of[PC_TASKS_MAX]; /* view index -> its state this switch */
+    dmn_cv_t cv;                     /* the victims' merge */
+    dmn_runs_t vict;                 /* scratch kept across switches: the victims */
 };
 
-static uint64_t sat_add(uint64_t a, uint64_t b)
+static dmn_ct_task_t *find_task(dmn_place_chunk_t *pc, size_t k, uint32_t id, int create)
 {
-    return a + b < a ? UINT64_MAX : a + b;
-}
-
-/* A range rounded out to chunks, as the reference rounds it. */
-static void round_range(const dmn_place_chunk_t *pc, dmn_range_t r, uint64_t *lo, uint64_t *hi)
-{
-    uint64_t mask = pc->chunk - 1, top = UINT64_MAX & ~mask;
-    uint64_t end = r.base + r.len; /* no wrap (protocol) */
-    *lo = r.base & ~mask;
-    *hi = end > top ? top : (end + mask) & ~mask;
-}
-
-static void runs_free_task(pc_task_t *t)
-{
-    dmn_runs_t *r[] = {&t->res, &t->ws, &t->fa, &t->out, &t->in, &t->bak};
-    for (size_t i = 0; i < sizeof(r) / sizeof(r[0]); i++)
-        dmn_runs_free(r[i]);
-}
-
-/* What the task's declared ranges give, rebuilt when they changed:
- * - ws: the ranges rounded out to chunks, sorted and merged, each with the
- *   use rank of its first chunk (ranks add up in the order given; where
- *   ranges overlap or touch, the earliest rank wins);
- * - fa: every chunk of them at its first position in use order. */
-static gmux_status_t ws_prepare(dmn_place_chunk_t *pc, pc_task_t *t, const dmn_task_view_t *v)
-{
-    if (v->ranges_gen && t->ws_ok && t->gen == v->ranges_gen && t->n_ranges == v->n_ranges)
-        return GMUX_OK;
-    t->ws_ok = t->xl_ok = 0;
-    gmux_status_t st = dmn_runs_reserve(&pc->tmp, v->n_ranges);
-    if (st != GMUX_OK)
-        return st;
-    uint64_t pos = 0;
-    pc->tmp.n = 0;
-    for (uint32_t i = 0; i < v->n_ranges; i++) { /* non-empty ones, wrank = position */
-        dmn_seg_t s = {0, 0, 0, pos, 0};
-        round_range(pc, v->ranges[i], &s.lo, &s.hi);
-        if (s.hi <= s.lo)
-            continue;
-        s.wlo = s.lo;
-        pc->tmp.v[pc->tmp.n++] = s;
-        pos = sat_add(pos, (s.hi - s.lo) >> pc->shift);
-    }
-    st = dmn_runs_first_cover(&pc->tmp, pc->chunk, &t->fa, &pc->scratch);
-    t->ws_chunks = dmn_runs_chunks(&t->fa, pc->shift, &t->fa_sorted);
-    for (size_t i = 0; i < pc->tmp.n; i++) /* the reference's ranks stop at PC_RANK_MAX */
-        pc->tmp.v[i].wrank = pc->tmp.v[i].wrank > PC_RANK_MAX ? PC_RANK_MAX : pc->tmp.v[i].wrank;
-    if (st == GMUX_OK)
-        st = dmn_runs_sort(pc->tmp.v, pc->tmp.n, &pc->scratch);
-    if (st == GMUX_OK)
-        st = dmn_runs_merge_ranked(&pc->tmp, &t->ws);
-    if (st == GMUX_OK) {
-        t->gen = v->ranges_gen;
-        t->n_ranges = v->n_ranges;
-        t->ws_ok = 1;
-    }
-    return st;
-}
-
-/* Cuts the task's resident runs by its working set: out (no next use,
- * address order) and in (keyed by the rank of their top chunk). */
-static gmux_status_t xl_rebuild(dmn_place_chunk_t *pc, pc_task_t *t)
-{
-    const dmn_seg_t *w = t->ws.v;
-    size_t nw = t->ws.n, j = 0;
-    gmux_status_t st = GMUX_OK;
-    t->out.n = t->in.n = 0;
-    t->out_chunks = 0;
-    for (size_t i = 0; i < t->res.n && st == GMUX_OK; i++) {
-        uint64_t a = t->res.v[i].lo, b = t->res.v[i].hi;
-        while (a < b && st == GMUX_OK) {
-            while (j < nw && w[j].hi <= a)
-                j++;
-            if (j == nw || w[j].lo >= b || w[j].lo > a) {
-                uint64_t e = (j == nw || w[j].lo >= b) ? b : w[j].lo;
-                st = dmn_runs_push(&t->out, (dmn_seg_t){a, e, 0, DMN_RUNS_NONE, 0});
-                t->out_chunks += (e - a) >> pc->shift;
-                a = e;
-                continue;
-            }
-            uint64_t e = b < w[j].hi ? b : w[j].hi;
-            dmn_seg_t s = {a, e, w[j].lo, w[j].wrank, 0};
-            s.key = dmn_cv_rank(&s, e - pc->chunk, pc->shift);
-            st = dmn_runs_push(&t->in, s);
-            a = e;
-        }
-    }
-    if (st == GMUX_OK)
-        st = dmn_runs_sort(t->in.v, t->in.n, &pc->scratch);
-    t->xl_ok = st == GMUX_OK;
-    return st;
-}
-
-/* The filled runs (pc->want[0..m), address order, inside the working set)
- * join the task's inside runs, which stay cut and ordered; when they have
- * grown much beyond the resident runs, they are cut again later. */
-static gmux_status_t in_add_fills(dmn_place_chunk_t *pc, pc_task_t *t, size_t m)
-{
-    size_t n0 = t->in.n, j = m ? dmn_runs_find(&t->ws, pc->want.v[0].lo) : 0;
-    gmux_status_t st = dmn_runs_reserve(&t->in, n0 + m);
-    int sorted = 1; /* the runs stay in (key, lo) order as they come */
-    for (size_t i = 0; i < m && st == GMUX_OK; i++) {
-        dmn_seg_t s = pc->want.v[i];
-        while (j < t->ws.n && t->ws.v[j].hi <= s.lo)
-            j++;
-        if (j == t->ws.n || t->ws.v[j].lo > s.lo || t->ws.v[j].hi < s.hi)
-            return GMUX_ERR_INVALID; /* not inside one interval: cannot be */
-        s.wlo = t->ws.v[j].lo;
-        s.wrank = t->ws.v[j].wrank;
-        s.key = dmn_cv_rank(&s, s.hi - pc->chunk, pc->shift);
-        if (t->in.n) {
-            const dmn_seg_t *p = &t->in.v[t->in.n - 1];
-            sorted = sorted && (p->key != s.key ? p->key < s.key : p->lo < s.lo);
-        }
-        t->in.v[t->in.n++] = s;
-    }
-    if (st == GMUX_OK && t->in.n > 2 * (t->res.n + t->ws.n) + 16)
-        st = GMUX_ERR_CAPACITY;
-    if (st == GMUX_OK && n0 < t->in.n && !sorted)
-        st = dmn_runs_sort(t->in.v, t->in.n, &pc->scratch);
-    return st;
-}
-
-/* pc->want = the task's chunks that are not resident, in order of first use
- * (first uses at positions below cap + its resident chunks, as far as the
- * reference expands), at most cap of them; returns how many. */
-static gmux_status_t want_build(dmn_place_chunk_t *pc, const pc_task_t *t, uint64_t cap,
-                                uint64_t *n_out)
-{
-    uint64_t limit = cap + t->chunks, n = 0;
-    gmux_status_t st = GMUX_OK;
-    size_t j = 0;
-    pc->want.n = 0;
-    if (t->xl_ok && t->chunks - t->out_chunks == t->ws_chunks) { /* all of it resident */
-        *n_out = 0;
-        return GMUX_OK;
-    }
-    if (t->res.n == 0) { /* nothing resident: the first uses as they are */
-        st = dmn_runs_reserve(&pc->want, t->fa.n);
-        for (size_t i = 0; i < t->fa.n && n < cap && st == GMUX_OK; i++) {
-            const dmn_seg_t *f = &t->fa.v[i];
-            if (f->key >= limit)
-                break;
-            uint64_t k = (f->hi - f->lo) >> pc->shift;
-            k = k > limit - f->key ? limit - f->key : k;
-            k = k > cap - n ? cap - n : k;
-            pc->want.v[pc->want.n++] = (dmn_seg_t){f->lo, f->lo + (k << pc->shift), 0, 0, 0};
-            n += k;
-        }
-        *n_out = n;
-        return st;
-    }
-    for (size_t i = 0; i < t->fa.n && n < cap && st == GMUX_OK; i++) {
-        const dmn_seg_t *f = &t->fa.v[i];
-        if (f->key >= limit)
-            break;
-        uint64_t a = f->lo, hi = f->hi;
-        if ((hi - a) >> pc->shift > limit - f->key)
-            hi = a + (limit - f->key) * pc->chunk;
-        if (!t->fa_sorted) /* in address order, one pass over res serves them all */
-            j = dmn_runs_find(&t->res, a);
-        while (a < hi && n < cap && st == GMUX_OK) {
-            while (j < t->res.n && t->res.v[j].hi <= a)
-                j++;
-            uint64_t e = hi;
-            if (j < t->res.n && t->res.v[j].lo <= a) { /* resident: skip it */
-                a = t->res.v[j].hi;
-                continue;
-            }
-            if (j < t->res.n && t->res.v[j].lo < e)
-                e = t->res.v[j].lo;
-            uint64_t k = (e - a) >> pc->shift;
-            if (k > cap - n)
-                e = a + (cap - n) * pc->chunk, k = cap - n;
-            st = dmn_runs_push(&pc->want, (dmn_seg_t){a, e, 0, 0, 0});
-            n += k;
-            a = e;
-        }
-    }
-    *n_out = n;
-    return st;
-}
-
-static pc_task_t *find_task(dmn_place_chunk_t *pc, size_t k, uint32_t id, int create)
-{
-    pc_task_t *free_slot = NULL;
+    dmn_ct_task_t *free_slot = NULL;
     if (k < PC_TASKS_MAX && pc->tasks[pc->hint[k]].used && pc->tasks[pc->hint[k]].id == id)
         return &pc->tasks[pc->hint[k]];
     for (int i = 0; i < PC_TASKS_MAX; i++) {
@@ -278,10 +63,10 @@ static void forget_gone(dmn_place_chunk_t *pc, const dmn_task_view_t *tasks, siz
             pc->of[k]->seen = pc->gen;
     }
     for (int i = 0; i < PC_TASKS_MAX; i++) {
-        pc_task_t *t = &pc->tasks[i];
+        dmn_ct_task_t *t = &pc->tasks[i];
         if (t->used && t->seen != pc->gen) {
             pc->total -= t->chunks;
-            runs_free_task(t);
+            dmn_ct_free(t);
             t->used = 0;
         }
     }
@@ -291,7 +76,7 @@ static void forget_gone(dmn_place_chunk_t *pc, const dmn_task_view_t *tasks, siz
  * switch, once per switch, before the switch changes them: a switch that
  * fails part-way is then undone (undo_switch), since none of its orders are
  * sent. The cut lists (out, in) need no copy: they are cut again from res. */
-static gmux_status_t save(dmn_place_chunk_t *pc, pc_task_t *t)
+static gmux_status_t save(dmn_place_chunk_t *pc, dmn_ct_task_t *t)
 {
     if (t->bak_gen == pc->gen)
         return GMUX_OK;
@@ -310,7 +95,7 @@ static gmux_status_t save(dmn_place_chunk_t *pc, pc_task_t *t)
 /* save for a task that loses all its runs and gets no fill in this switch
  * (not the incoming one): its runs stay where they are, only their count is
  * kept, as nothing writes to its array before the switch ends. */
-static void save_in_place(dmn_place_chunk_t *pc, pc_task_t *t)
+static void save_in_place(dmn_place_chunk_t *pc, dmn_ct_task_t *t)
 {
     if (t->bak_gen == pc->gen)
         return;
@@ -327,7 +112,7 @@ static gmux_status_t save_source(void *ctx, const dmn_cv_src_t *src)
     dmn_place_chunk_t *pc = ctx;
     if (src->kind != DMN_CV_RES)
         return GMUX_OK;
-    pc_task_t *t = find_task(pc, PC_TASKS_MAX, src->task, 0);
+    dmn_ct_task_t *t = find_task(pc, PC_TASKS_MAX, src->task, 0);
     return t ? save(pc, t) : GMUX_ERR_INVALID;
 }
 
@@ -336,7 +121,7 @@ static gmux_status_t save_source(void *ctx, const dmn_cv_src_t *src)
 static void undo_switch(dmn_place_chunk_t *pc)
 {
     for (int i = 0; i < PC_TASKS_MAX; i++) {
-        pc_task_t *t = &pc->tasks[i];
+        dmn_ct_task_t *t = &pc->tasks[i];
         if (!t->used)
             continue;
         if (t->bak_gen == pc->gen) {
@@ -359,22 +144,23 @@ static void undo_switch(dmn_place_chunk_t *pc)
 
 /* Writes the EVICT orders of the victims (sorted by task and address) and
  * takes them out of their tasks' resident runs. */
-static gmux_status_t apply_evictions(dmn_place_chunk_t *pc, const pc_task_t *in, dmn_plan_t *plan)
+static gmux_status_t apply_evictions(dmn_place_chunk_t *pc, const dmn_ct_task_t *in,
+                                     dmn_plan_t *plan)
 {
-    gmux_status_t st = dmn_runs_sort(pc->vict.v, pc->vict.n, &pc->scratch);
+    gmux_status_t st = dmn_runs_sort(pc->vict.v, pc->vict.n, &pc->ct.scratch);
     if (st == GMUX_OK)
         st = dmn_plan_reserve(plan, pc->vict.n);
     for (size_t b = 0, e; b < pc->vict.n && st == GMUX_OK; b = e) {
         uint64_t n = 0, out = 0;
         for (e = b; e < pc->vict.n && pc->vict.v[e].key == pc->vict.v[b].key; e++) {
             const dmn_seg_t *v = &pc->vict.v[e];
-            uint64_t k = (v->hi - v->lo) >> pc->shift;
+            uint64_t k = (v->hi - v->lo) >> pc->ct.shift;
             dmn_plan_put(plan, (uint32_t)v->key, DMN_PLAN_EVICT,
                          (dmn_range_t){v->lo, v->hi - v->lo});
             n += k;
             out += v->wlo == DMN_CV_OUT ? k : 0;
         }
-        pc_task_t *t = find_task(pc, PC_TASKS_MAX, (uint32_t)pc->vict.v[b].key, 0);
+        dmn_ct_task_t *t = find_task(pc, PC_TASKS_MAX, (uint32_t)pc->vict.v[b].key, 0);
         if (t->res_src) { /* taken from res itself, saved before (save_source) */
             t->xl_ok = 0;
         } else if (n == t->chunks && t != in) { /* all of it */
@@ -384,7 +170,7 @@ static gmux_status_t apply_evictions(dmn_place_chunk_t *pc, const pc_task_t *in,
             if ((st = save(pc, t)) == GMUX_OK)
                 t->res.n = 0;
         } else if ((st = save(pc, t)) == GMUX_OK) {
-            st = dmn_runs_subtract(&t->res, &pc->vict.v[b], e - b, &pc->scratch);
+            st = dmn_runs_subtract(&t->res, &pc->vict.v[b], e - b, &pc->ct.scratch);
         }
         if (st != GMUX_OK)
             break;
@@ -399,13 +185,13 @@ static gmux_status_t apply_evictions(dmn_place_chunk_t *pc, const pc_task_t *in,
 /* Every resident chunk but the incoming slice's is a candidate: the lists
  * of every task with chunks resident; returns how many candidates. */
 static gmux_status_t sources_build(dmn_place_chunk_t *pc, const dmn_task_view_t *tasks,
-                                   size_t n_tasks, pc_task_t *in, uint64_t *n_cand)
+                                   size_t n_tasks, dmn_ct_task_t *in, uint64_t *n_cand)
 {
     gmux_status_t st = GMUX_OK;
     pc->cv.n_srcs = 0;
     *n_cand = 0;
     for (size_t k = 0; k < n_tasks && st == GMUX_OK; k++) {
-        pc_task_t *t = pc->of[k];
+        dmn_ct_task_t *t = pc->of[k];
         if (!t || t->chunks == 0 || t->src_gen == pc->gen) /* once, even if listed twice */
             continue;
         t->src_gen = pc->gen;
@@ -413,7 +199,7 @@ static gmux_status_t sources_build(dmn_place_chunk_t *pc, const dmn_task_view_t 
         t->holding = t != in && tasks[k].turn == 0;
         if (t == in) {
             if (!t->xl_ok)
-                st = xl_rebuild(pc, t);
+                st = dmn_ct_cut(&pc->ct, t);
             dmn_cv_add(&pc->cv, &t->out, t->id, DMN_CV_OUT, 0, 0);
             *n_cand += t->out_chunks;
         } else if (tasks[k].turn == DMN_TURN_NONE) { /* idle: no next use known */
@@ -421,9 +207,9 @@ static gmux_status_t sources_build(dmn_place_chunk_t *pc, const dmn_task_view_t 
             dmn_cv_add(&pc->cv, &t->res, t->id, DMN_CV_RES, 0, 0);
             *n_cand += t->chunks;
         } else {
-            st = ws_prepare(pc, t, &tasks[k]);
+            st = dmn_ct_ws_prepare(&pc->ct, t, &tasks[k]);
             if (st == GMUX_OK && !t->xl_ok)
-                st = xl_rebuild(pc, t);
+                st = dmn_ct_cut(&pc->ct, t);
             dmn_cv_add(&pc->cv, &t->out, t->id, DMN_CV_OUT, tasks[k].turn, 0);
             dmn_cv_add(&pc->cv, &t->in, t->id, DMN_CV_IN, tasks[k].turn, t->chunks - t->out_chunks);
             *n_cand += t->chunks;
@@ -432,12 +218,12 @@ static gmux_status_t sources_build(dmn_place_chunk_t *pc, const dmn_task_view_t 
     return st;
 }
 
-/* Writes the FILL (or AHEAD) orders of pc->want[0..m) (address order) and
+/* Writes the FILL (or AHEAD) orders of pc->ct.want[0..m) (address order) and
  * adds them to the task's resident runs; with none resident, both in one pass. */
-static gmux_status_t fills_apply(dmn_place_chunk_t *pc, pc_task_t *t, dmn_plan_t *plan, size_t m,
-                                 dmn_plan_kind_t kind)
+static gmux_status_t fills_apply(dmn_place_chunk_t *pc, dmn_ct_task_t *t, dmn_plan_t *plan,
+                                 size_t m, dmn_plan_kind_t kind)
 {
-    const dmn_seg_t *w = pc->want.v;
+    const dmn_seg_t *w = pc->ct.want.v;
     int direct = t->res.n == 0;
     gmux_status_t st = direct ? dmn_runs_reserve(&t->res, m) : GMUX_OK;
     if (st == GMUX_OK)
@@ -448,20 +234,21 @@ static gmux_status_t fills_apply(dmn_place_chunk_t *pc, pc_task_t *t, dmn_plan_t
             dmn_runs_put_joined(&t->res, w[i].lo, w[i].hi);
     }
     if (st == GMUX_OK && !direct)
-        st = dmn_runs_union(&t->res, w, m, &pc->scratch);
+        st = dmn_runs_union(&t->res, w, m, &pc->ct.scratch);
     return st;
 }
 
 /* Fills the whole working set of a task with nothing resident, from fa
  * (address order, one run per working-set interval) without copying it. */
-static gmux_status_t fill_whole(dmn_place_chunk_t *pc, pc_task_t *t, dmn_plan_t *plan)
+static gmux_status_t fill_whole(dmn_place_chunk_t *pc, dmn_ct_task_t *t, dmn_plan_t *plan)
 {
     gmux_status_t st = dmn_plan_reserve(plan, t->fa.n);
     for (size_t i = 0; i < t->fa.n && st == GMUX_OK; i++)
         dmn_plan_put(plan, t->id, DMN_PLAN_FILL,
                      (dmn_range_t){t->fa.v[i].lo, t->fa.v[i].hi - t->fa.v[i].lo});
     if (st == GMUX_OK)
-        st = dmn_runs_fill_ranked(&t->fa, pc->shift, PC_RANK_MAX, &t->res, &t->in, &pc->scratch);
+        st = dmn_runs_fill_ranked(&t->fa, pc->ct.shift, PC_RANK_MAX, &t->res, &t->in,
+                                  &pc->ct.scratch);
     if (st != GMUX_OK) {
         t->res.n = t->in.n = 0;
         t->xl_ok = 0;
@@ -476,7 +263,7 @@ static gmux_status_t fill_whole(dmn_place_chunk_t *pc, pc_task_t *t, dmn_plan_t 
 static gmux_status_t switch_to(dmn_place_chunk_t *pc, const dmn_task_view_t *tasks, size_t n_tasks,
                                const dmn_task_view_t *to, dmn_plan_t *plan)
 {
-    pc_task_t *in = find_task(pc, PC_TASKS_MAX, to->id, 1);
+    dmn_ct_task_t *in = find_task(pc, PC_TASKS_MAX, to->id, 1);
     if (!in)
         return GMUX_ERR_CAPACITY;
     in->seen = pc->gen;
@@ -484,14 +271,14 @@ static gmux_status_t switch_to(dmn_place_chunk_t *pc, const dmn_task_view_t *tas
         if (tasks[k].id == to->id)
             pc->of[k] = in;
     uint64_t nwant = 0;
-    gmux_status_t st = ws_prepare(pc, in, to);
+    gmux_status_t st = dmn_ct_ws_prepare(&pc->ct, in, to);
     /* Nothing resident and all of it fits: the wanted chunks are fa itself. */
     int whole = st == GMUX_OK && in->res.n == 0 && in->in.n == 0 && in->xl_ok && in->fa_sorted &&
                 in->fa.n == in->ws.n && in->ws_chunks <= pc->slots;
     if (whole)
         nwant = in->ws_chunks;
     else if (st == GMUX_OK)
-        st = want_build(pc, in, pc->slots, &nwant);
+        st = dmn_ct_want(&pc->ct, in, pc->slots, &nwant);
     if (st != GMUX_OK)
         return st;
     uint64_t used = pc->total + pc->withheld, room = pc->slots > used ? pc->slots - used : 0;
@@ -521,19 +308,19 @@ static gmux_status_t switch_to(dmn_place_chunk_t *pc, const dmn_task_view_t *tas
     if (whole && nwant == in->ws_chunks)
         return fill_whole(pc, in, plan);
     uint64_t n_all = 0;
-    if (whole && (st = want_build(pc, in, pc->slots, &n_all)) != GMUX_OK)
+    if (whole && (st = dmn_ct_want(&pc->ct, in, pc->slots, &n_all)) != GMUX_OK)
         return st;
     /* The first nwant wanted chunks, filled in address order. */
-    size_t m = dmn_runs_keep(&pc->want, nwant, pc->shift);
-    if (!in->fa_sorted) /* else want_build went in address order */
-        st = dmn_runs_sort(pc->want.v, m, &pc->scratch);
+    size_t m = dmn_runs_keep(&pc->ct.want, nwant, pc->ct.shift);
+    if (!in->fa_sorted) /* else dmn_ct_want went in address order */
+        st = dmn_runs_sort(pc->ct.want.v, m, &pc->ct.scratch);
     if (st == GMUX_OK)
         st = fills_apply(pc, in, plan, m, DMN_PLAN_FILL);
     if (st == GMUX_OK) {
         in->chunks += nwant;
         pc->total += nwant;
     }
-    if (st != GMUX_OK || (in->xl_ok && in_add_fills(pc, in, m) != GMUX_OK))
+    if (st != GMUX_OK || (in->xl_ok && dmn_ct_in_add_fills(&pc->ct, in, m) != GMUX_OK))
         in->xl_ok = 0; /* cut again when next needed */
     return st;
 }
@@ -553,26 +340,26 @@ static gmux_status_t ahead_fill(dmn_place_chunk_t *pc, const dmn_task_view_t *ta
         k++;
     if (k == n_tasks)
         return GMUX_OK;
-    pc_task_t *t = pc->of[k] ? pc->of[k] : find_task(pc, PC_TASKS_MAX, tasks[k].id, 1);
+    dmn_ct_task_t *t = pc->of[k] ? pc->of[k] : find_task(pc, PC_TASKS_MAX, tasks[k].id, 1);
     if (!t)
         return GMUX_ERR_CAPACITY;
     t->seen = pc->gen;
     pc->of[k] = t;
-    gmux_status_t st = ws_prepare(pc, t, &tasks[k]);
+    gmux_status_t st = dmn_ct_ws_prepare(&pc->ct, t, &tasks[k]);
     if (st == GMUX_OK)
-        st = want_build(pc, t, room, &n);
+        st = dmn_ct_want(&pc->ct, t, room, &n);
     if (st != GMUX_OK || n == 0)
         return st;
-    size_t m = dmn_runs_keep(&pc->want, n, pc->shift);
+    size_t m = dmn_runs_keep(&pc->ct.want, n, pc->ct.shift);
     if (!t->fa_sorted)
-        st = dmn_runs_sort(pc->want.v, m, &pc->scratch);
+        st = dmn_runs_sort(pc->ct.want.v, m, &pc->ct.scratch);
     if (st == GMUX_OK)
         st = fills_apply(pc, t, plan, m, DMN_PLAN_AHEAD);
     if (st == GMUX_OK) {
         t->chunks += n;
         pc->total += n;
     }
-    if (st != GMUX_OK || (t->xl_ok && in_add_fills(pc, t, m) != GMUX_OK))
+    if (st != GMUX_OK || (t->xl_ok && dmn_ct_in_add_fills(&pc->ct, t, m) != GMUX_OK))
         t->xl_ok = 0;
     return st;
 }
@@ -590,7 +377,7 @@ static gmux_status_t chunk_on_switch(void *ctx, const dmn_task_view_t *tasks, si
     pc->total_bak = pc->total;
     pc->withheld = 0;
     for (size_t k = 0; k < n_tasks; k++) /* rounded up: a part of a chunk holds it */
-        pc->withheld += (tasks[k].kept + pc->chunk - 1) >> pc->shift;
+        pc->withheld += (tasks[k].kept + pc->ct.chunk - 1) >> pc->ct.shift;
     size_t n0 = plan->n;
     gmux_status_t st = switch_to(pc, tasks, n_tasks, to, plan);
     if (st != GMUX_OK) {
@@ -601,6 +388,30 @@ static gmux_status_t chunk_on_switch(void *ctx, const dmn_task_view_t *tasks, si
     n0 = plan->n;
     if (ahead_fill(pc, tasks, n_tasks, to, plan) != GMUX_OK)
         plan->n = n0; /* left out (and not made resident); the switch itself stands */
+    return st;
+}
+
+/* Orders never sent (placement.h): a fill out of its task's resident runs,
+ * an eviction back into them; the cut lists are cut again when needed. */
+static gmux_status_t chunk_on_unsent(void *ctx, const dmn_plan_entry_t *e, size_t n)
+{
+    dmn_place_chunk_t *pc = ctx;
+    gmux_status_t st = GMUX_OK;
+    for (size_t i = 0; i < n && st == GMUX_OK; i++) {
+        dmn_ct_task_t *t = find_task(pc, PC_TASKS_MAX, e[i].task_id, 0);
+        if (!t)
+            continue; /* left: its memory went with it */
+        dmn_seg_t one = {e[i].range.base, e[i].range.base + e[i].range.len, 0, DMN_RUNS_NONE, 0};
+        if (e[i].kind == DMN_PLAN_EVICT)
+            st = dmn_runs_union(&t->res, &one, 1, &pc->ct.scratch);
+        else
+            st = dmn_runs_subtract(&t->res, &one, 1, &pc->ct.scratch);
+        int sorted;
+        uint64_t before = t->chunks;
+        t->chunks = dmn_runs_chunks(&t->res, pc->ct.shift, &sorted);
+        pc->total = pc->total - before + t->chunks;
+        t->xl_ok = 0;
+    }
     return st;
 }
 
@@ -617,15 +428,15 @@ gmux_status_t dmn_place_chunk_create(uint64_t capacity, uint64_t chunk, dmn_plac
     pc->capacity = capacity & ~(chunk - 1);
     if (!pc->capacity)
         pc->capacity = chunk;
-    pc->chunk = chunk;
+    pc->ct.chunk = chunk;
     pc->slots = pc->capacity / chunk;
-    while ((1ull << pc->shift) < chunk)
-        pc->shift++;
+    while ((1ull << pc->ct.shift) < chunk)
+        pc->ct.shift++;
     pc->cv.chunk = chunk;
-    pc->cv.shift = pc->shift;
+    pc->cv.shift = pc->ct.shift;
     pc->cv.before_take = save_source;
     pc->cv.ctx = pc;
-    pc->pl = (dmn_placement_t){"chunk", pc, chunk_on_switch};
+    pc->pl = (dmn_placement_t){"chunk", pc, chunk_on_switch, chunk_on_unsent};
     *out = pc;
     return GMUX_OK;
 }
@@ -635,10 +446,9 @@ void dmn_place_chunk_destroy(dmn_place_chunk_t *pc)
     if (!pc)
         return;
     for (int i = 0; i < PC_TASKS_MAX; i++)
-        runs_free_task(&pc->tasks[i]);
-    dmn_runs_t *scratch[] = {&pc->tmp, &pc->want, &pc->vict, &pc->scratch};
-    for (size_t i = 0; i < sizeof(scratch) / sizeof(scratch[0]); i++)
-        dmn_runs_free(scratch[i]);
+        dmn_ct_free(&pc->tasks[i]);
+    dmn_ct_ctx_fini(&pc->ct);
+    dmn_runs_free(&pc->vict);
     dmn_cv_fini(&pc->cv);
     free(pc);
 }
@@ -652,13 +462,13 @@ uint64_t dmn_place_chunk_resident(const dmn_place_chunk_t *pc, uint32_t task_id)
 {
     for (int i = 0; i < PC_TASKS_MAX; i++)
         if (pc->tasks[i].used && pc->tasks[i].id == task_id)
-            return pc->tasks[i].chunks * pc->chunk;
+            return pc->tasks[i].chunks * pc->ct.chunk;
     return 0;
 }
 
 uint64_t dmn_place_chunk_total(const dmn_place_chunk_t *pc)
 {
-    return pc->total * pc->chunk;
+    return pc->total * pc->ct.chunk;
 }
 
 const dmn_placement_t *dmn_place_chunk_default(void)

@@ -26,7 +26,8 @@
  * (dmn_task_view_t.kept, rounded up), and this switch's victims among those
  * tasks' chunks, are not free: they are left out of the room for both fills.
  *
- * Residency is kept per task as sorted runs of chunks (chunk_runs.h), and
+ * Residency is kept per task as sorted runs of chunks (chunk_runs.h; a
+ * task's state and what its ranges give: chunk_task.h), and
  * the decision works on runs, never on single chunks: a task's resident runs
  * are cut by its working set into runs whose chunks share a rule for their
  * next use (none outside the working set; inside, the rank grows with the
@@ -54,6 +55,9 @@
  * incoming one, keeps them in place and only their count is kept), and put
  * back with the counts; the cut lists of
  * the tasks touched are cut again. Fills change the model only on success.
+ * Orders of a switch that were never sent (placement.h on_unsent) come out
+ * of the model: a fill's chunks are resident no longer, an eviction's are
+ * again.
  *
  * Ownership: the object owns its arrays. Thread-safety: none (the daemon is
  * single-threaded).

@@ -447,6 +447,31 @@ static gmux_status_t opt_on_switch(void *ctx, const dmn_task_view_t *tasks, size
     return st;
 }
 
+/* Orders never sent (placement.h): a fill out of its task's resident set,
+ * an eviction back into it. */
+static gmux_status_t opt_on_unsent(void *ctx, const dmn_plan_entry_t *e, size_t n)
+{
+    dmn_place_opt_t *o = ctx;
+    gmux_status_t st = GMUX_OK;
+    for (size_t i = 0; i < n && st == GMUX_OK; i++) {
+        opt_task_t *t = find_task(o, e[i].task_id, 0);
+        if (!t)
+            continue; /* left: its memory went with it */
+        iv_t one = {e[i].range.base, e[i].range.base + e[i].range.len};
+        ivset_t r = {&one, 1, 1, one.hi - one.lo};
+        uint64_t before = t->res.bytes;
+        if (e[i].kind == DMN_PLAN_EVICT) {
+            st = merge_into(&t->res, &r, &o->merged);
+        } else if ((st = difference(&t->res, &r, &o->merged)) == GMUX_OK) {
+            ivset_t x = t->res;
+            t->res = o->merged;
+            o->merged = x;
+        }
+        o->resident = o->resident - before + t->res.bytes;
+    }
+    return st;
+}
+
 gmux_status_t dmn_place_opt_create(uint64_t capacity, uint64_t chunk, dmn_place_opt_t **out)
 {
     if (chunk == 0 || (chunk & (chunk - 1)) != 0)
@@ -459,7 +484,7 @@ gmux_status_t dmn_place_opt_create(uint64_t capacity, uint64_t chunk, dmn_place_
         o->capacity = chunk;
     o->chunk = chunk;
     o->ws_cache = 1;
-    o->pl = (dmn_placement_t){"opt", o, opt_on_switch};
+    o->pl = (dmn_placement_t){"opt", o, opt_on_switch, opt_on_unsent};
     *out = o;
     return GMUX_OK;
 }

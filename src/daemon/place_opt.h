@@ -24,6 +24,9 @@
  *
  * A switch that fails (an allocation) leaves the residency as it was: each
  * task's intervals are copied, once per switch, before they lose any.
+ * Orders of a switch that were never sent (placement.h on_unsent) come out
+ * of the model: a fill's intervals are resident no longer, an eviction's
+ * are again.
  *
  * Residency is kept per task as sorted, disjoint, chunk-aligned intervals,
  * so a decision costs O(tasks + intervals), not O(chunks): 100,000 chunks in

@@ -79,8 +79,8 @@ static gmux_status_t swap_on_switch(void *ctx, const dmn_task_view_t *tasks, siz
 }
 
 static const dmn_placement_t policies[] = {
-    {"none", NULL, none_on_switch},
-    {"swap", NULL, swap_on_switch},
+    {"none", NULL, none_on_switch, NULL},
+    {"swap", NULL, swap_on_switch, NULL},
 };
 
 const dmn_placement_t *dmn_placement_find(const char *name)

@@ -12,6 +12,11 @@
  * after this switch, evicting nothing; the server sends those after the
  * GRANT, and the task applies them while it waits for its turn.
  *
+ * A switch whose GRANT the server held and never sent (a withdrawn or void
+ * grant, server_hold.h) sends only the other tasks' orders: the arbiter
+ * hands the rest back to the placement (on_unsent, below), so that its model
+ * does not count as resident memory that was never filled.
+ *
  * A hook that fails (returns an error) may have written part of a plan; the
  * arbiter sends none of it and grants anyway (a failed plan costs faults,
  * never the turn). So a failed hook must leave its model of what is resident
@@ -117,6 +122,16 @@ typedef struct dmn_placement {
     gmux_status_t (*on_switch)(void *ctx, const dmn_task_view_t *tasks, size_t n_tasks,
                                const dmn_task_view_t *from, const dmn_task_view_t *to,
                                dmn_plan_t *plan);
+    /* Optional (NULL: a policy with no model of what is resident). Orders
+     * of the plan the last on_switch wrote that were never sent: the
+     * granted task's (its GRANT was held, then the grant was withdrawn or
+     * found void, server_hold.h) and the fill ahead. Its fills (FILL, AHEAD)
+     * did not happen and its evictions did not either: the policy takes the
+     * one out of its model and puts the other back. Called before the next
+     * on_switch; orders of tasks it no longer knows are ignored. An error
+     * (an allocation) may leave part of them in the model, counted as done:
+     * later plans then miss memory or room, never correctness. */
+    gmux_status_t (*on_unsent)(void *ctx, const dmn_plan_entry_t *orders, size_t n);
 } dmn_placement_t;
 
 /* The policies built in; NULL for an unknown name. */

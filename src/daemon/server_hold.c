@@ -1,6 +1,8 @@
 /* A switch held until its evictions are done; see server_hold.h. */
 #include "daemon/server_hold.h"
 
+#include <assert.h>
+
 #include "common/clock.h"
 #include "common/log.h"
 #include "daemon/server_conn.h"
@@ -107,7 +109,7 @@ bool dmn_hold_begin(dmn_srv_t *s, const dmn_arb_action_t *act, uint64_t now)
     if (s->opts->evict_wait_ns == 0 || act->grant < 0)
         return false;
     (void)prune(s, now); /* those of a superseded switch stay */
-    for (int i = 0; i < DMN_ARB_MAX_TASKS && h->n_wait < DMN_HOLD_MAX_WAITS; i++) {
+    for (int i = 0; i < DMN_ARB_MAX_TASKS; i++) {
         const dmn_task_t *t = &s->arb.tasks[i];
         if (!t->used || s->conn_of_slot[i] < 0 || !to_ask(h, t, i, act))
             continue;
@@ -117,9 +119,16 @@ bool dmn_hold_begin(dmn_srv_t *s, const dmn_arb_action_t *act, uint64_t now)
                                              DMN_PLAN_EVICT, act->grant_seq, NULL, 0);
         if (dmn_conn_send(s, c, len) != 0)
             continue; /* dropped: nothing to wait for */
-        h->wait_id[h->n_wait] = id;
-        h->wait_grant[h->n_wait] = act->grant_seq;
-        h->wait_until[h->n_wait++] = now + s->opts->evict_wait_ns;
+        /* Its answer to this request covers any earlier one it has not
+         * answered (server_hold.h): that one's entry is this one's. */
+        uint32_t k = 0;
+        while (k < h->n_wait && h->wait_id[k] != id)
+            k++;
+        assert(k < DMN_HOLD_MAX_WAITS); /* one per task there */
+        h->n_wait += k == h->n_wait;
+        h->wait_id[k] = id;
+        h->wait_grant[k] = act->grant_seq;
+        h->wait_until[k] = now + s->opts->evict_wait_ns;
         if (h->kept_id[i] == id)
             h->kept_asked[i] = act->grant_seq;
     }
@@ -168,6 +177,24 @@ static bool still_granted(const dmn_srv_t *s)
            t->state == DMN_STATE_RUNNING && s->conn_of_slot[g] >= 0;
 }
 
+static void unsent_failed(const dmn_srv_t *s, gmux_status_t st)
+{
+    COM_WARN(DAEMON,
+             "grant %llu to task %u never sent: placement %s could not take its orders back "
+             "(%s): it may count memory resident that is not",
+             (unsigned long long)s->hold.act.grant_seq, s->hold.grant_id, s->arb.placement->name,
+             gmux_status_str(st));
+}
+
+/* The held grant is void (its task left, went idle or gave the turn back):
+ * its orders and fill ahead never go (dmn_arb_unsent). */
+static void unsent(dmn_srv_t *s)
+{
+    gmux_status_t st = dmn_arb_unsent(&s->arb, s->hold.grant_id, s->hold.act.grant_seq);
+    if (st != GMUX_OK)
+        unsent_failed(s, st);
+}
+
 /* The held switch is over at now: counted (STATUS). */
 static void end_hold(dmn_hold_t *h, uint64_t now)
 {
@@ -197,6 +224,8 @@ bool dmn_hold_poll(dmn_srv_t *s, uint64_t now, bool *send, dmn_arb_action_t *act
      * the next switch held waits for them, each until its own bound. */
     end_hold(h, now);
     *send = granted;
+    if (!granted)
+        unsent(s);
     if (h->expired)
         COM_DEBUG(DAEMON, "grant %llu: evictions not reported within %llu ms: granted anyway",
                   (unsigned long long)h->act.grant_seq,
@@ -213,8 +242,10 @@ bool dmn_hold_supersede(dmn_srv_t *s, uint64_t now)
     dmn_hold_t *h = &s->hold;
     if (!h->active || !still_granted(s) || !dmn_arb_preempted(&s->arb, h->act.grant))
         return false;
-    dmn_arb_withdraw(&s->arb, h->act.grant);
+    gmux_status_t st = dmn_arb_withdraw(&s->arb, h->act.grant);
     end_hold(h, now);
+    if (st != GMUX_OK)
+        unsent_failed(s, st);
     COM_DEBUG(DAEMON,
               "grant %llu to batch task %u withdrawn for a latency task; %u requests "
               "for evictions carried to the next switch",

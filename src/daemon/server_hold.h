@@ -61,11 +61,18 @@
 
 typedef struct dmn_srv dmn_srv_t;
 
-/* Requests waited for at most: a switch asks each task once; those carried
- * from switches superseded or ended early within their bound share the
- * rest. A switch that finds no room left asks no more tasks (they are not
- * waited for: the ordering before v6). */
-#define DMN_HOLD_MAX_WAITS (2 * DMN_ARB_MAX_TASKS)
+/* Requests waited for at most: one per task. A task asked again before it
+ * answered (a switch superseded or ended early, then the next one asks it
+ * too) answers the newer request only (its shim keeps one, and the event it
+ * marks comes after every earlier eviction on its migration stream,
+ * gate_evicted.h), and that answer covers the older one: the newer request
+ * takes the older one's entry, with its own grant and bound. The requests
+ * of tasks gone are dropped before a switch asks, so the table holds at
+ * most one request per task present and no switch finds it full. Until
+ * 2026-12-02 it kept both, sized twice the tasks: the older one was waited
+ * for until its bound (its answer never came), and a run of switches ended
+ * early could fill the table, after which tasks were no longer asked. */
+#define DMN_HOLD_MAX_WAITS DMN_ARB_MAX_TASKS
 
 typedef struct dmn_hold {
     bool active;
@@ -73,10 +80,10 @@ typedef struct dmn_hold {
     uint32_t grant_id;           /* the granted task's id (its slot may be reused once it left) */
     uint64_t since_ns, until_ns; /* until_ns: the next request's bound */
     bool expired;                /* a request's bound passed during the hold */
-    /* requests for EVICTED not answered yet: those of the held switch and
-     * those made by switches superseded (dmn_hold_supersede) or ended early
-     * (dmn_hold_poll), which the next switch waits for too (with no switch
-     * held: carried) */
+    /* requests for EVICTED not answered yet, at most one per task (the
+     * latest): those of the held switch and those made by switches
+     * superseded (dmn_hold_supersede) or ended early (dmn_hold_poll), which
+     * the next switch waits for too (with no switch held: carried) */
     uint32_t n_wait;
     uint32_t wait_id[DMN_HOLD_MAX_WAITS];    /* the tasks asked; 0 once answered or gone */
     uint64_t wait_grant[DMN_HOLD_MAX_WAITS]; /* the grant_seq each was asked for */
@@ -117,7 +124,8 @@ void dmn_hold_evicted(dmn_srv_t *s, int slot, uint64_t grant_seq, uint32_t faile
  * whether the grant is to be sent; then act is the action to send, and its
  * quantum restarts now. Ended early (*send false), its requests not
  * answered yet stay: the next switch held waits for them too, each until
- * its own bound, as after dmn_hold_supersede.
+ * its own bound, as after dmn_hold_supersede; the orders it never sent are
+ * handed back to the arbiter (dmn_arb_unsent: the placement and STATUS).
  */
 bool dmn_hold_poll(dmn_srv_t *s, uint64_t now, bool *send, dmn_arb_action_t *act);
 
@@ -125,7 +133,8 @@ bool dmn_hold_poll(dmn_srv_t *s, uint64_t now, bool *send, dmn_arb_action_t *act
  * While a switch is held (dmn_hold_poll said false): when its granted task
  * is of the batch class and a latency-class task waits, the held switch is
  * superseded: the grant is taken back (dmn_arb_withdraw: its orders, GRANT
- * and fill ahead are never sent, and no REVOKE is needed), and true says the
+ * and fill ahead are never sent, and no REVOKE is needed; the placement
+ * forgets them and STATUS counts neither them nor the switch), and true says the
  * caller may decide again. The requests for EVICTED it made stay: the next
  * switch held waits for them too (its fills must not overlap the evictions
  * already ordered), each until its own switch's bound. false: nothing done.

@@ -376,7 +376,7 @@ gmux_status_t dmn_place_chunk_ref_create(uint64_t capacity, uint64_t chunk,
     if (!pc->capacity)
         pc->capacity = chunk;
     pc->chunk = chunk;
-    pc->pl = (dmn_placement_t){"chunk-ref", pc, chunk_on_switch};
+    pc->pl = (dmn_placement_t){"chunk-ref", pc, chunk_on_switch, NULL};
     *out = pc;
     return GMUX_OK;
 }

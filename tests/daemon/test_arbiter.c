@@ -9,6 +9,8 @@
 #include <string.h>
 
 #include "daemon/arbiter.h"
+#include "daemon/place_chunk.h"
+#include "daemon/place_opt.h"
 
 #define MS 1000000ull
 
@@ -239,7 +241,7 @@ static gmux_status_t record(void *ctx, const dmn_task_view_t *tasks, size_t n,
 static void test_placement_seam(void **state)
 {
     (void)state;
-    dmn_placement_t rec = {"record", NULL, record};
+    dmn_placement_t rec = {"record", NULL, record, NULL};
     arb->placement = &rec;
     int a0 = add(DMN_CLASS_BATCH, 0), b0 = add(DMN_CLASS_BATCH, 0);
     pend(a0, 0);
@@ -354,6 +356,132 @@ static void test_withdraw(void **state)
     assert_int_equal(a.grant, b1);
 }
 
+/* Pending with one range of len bytes at base. */
+static void pend_ws(int slot, uint64_t base, uint64_t len, uint64_t now)
+{
+    uint8_t raw[128];
+    dmn_range_t r = {base, len};
+    dmn_msg_t m;
+    size_t n = dmn_proto_encode_ranges(raw, sizeof(raw), 1, DMN_MSG_PENDING, 1, 0, &r, 1);
+    assert_int_equal(dmn_proto_decode(raw, n, &m), GMUX_OK);
+    assert_int_equal(dmn_arb_pending(arb, slot, 1, &m.u.ranges, now), GMUX_OK);
+}
+
+/* Bytes of the plan of kind for the task in slot. */
+static uint64_t planned(const dmn_plan_t *plan, int slot, dmn_plan_kind_t kind)
+{
+    uint64_t bytes = 0;
+    for (size_t i = 0; i < plan->n; i++)
+        if (plan->entries[i].task_id == arb->tasks[slot].id && plan->entries[i].kind == kind)
+            bytes += plan->entries[i].range.len;
+    return bytes;
+}
+
+/* STATUS counts no switch, and no bytes planned at switches. */
+static void counts_nothing(void)
+{
+    dmn_msg_status_t head;
+    dmn_arb_status_head(arb, MS, &head);
+    assert_int_equal(head.switches, 0);
+    assert_int_equal(head.fill_bytes, 0);
+    assert_int_equal(head.ahead_bytes, 0);
+    assert_int_equal(head.ahead_plans, 0);
+}
+
+#define WS (8ull << 20)
+
+/* The withdrawn grant's own orders (B1's FILL) and its fill ahead (B2's)
+ * never went: the placement forgets them (nothing of B1 or B2 resident, so
+ * L's switch fills B1, next, ahead), and STATUS counts neither the switch
+ * nor those bytes. Both used to be counted as done: L's switch planned no
+ * fill ahead for B1, believed resident. */
+static void withdraw_untold(const dmn_placement_t *pl, uint64_t (*resident)(const void *, uint32_t),
+                            const void *obj)
+{
+    arb->placement = pl;
+    int b1 = add(DMN_CLASS_BATCH, 0), b2 = add(DMN_CLASS_BATCH, 0);
+    pend_ws(b1, 0x10000000, WS, 0);
+    pend_ws(b2, 0x20000000, WS, 0);
+    dmn_arb_action_t a = decide(0);
+    assert_int_equal(a.grant, b1);
+    assert_int_equal(planned(a.plan, b1, DMN_PLAN_FILL), WS);
+    assert_int_equal(planned(a.plan, b2, DMN_PLAN_AHEAD), WS);
+    int l = add(DMN_CLASS_LATENCY, 0);
+    pend_ws(l, 0x30000000, WS, MS);
+    assert_int_equal(dmn_arb_withdraw(arb, b1), GMUX_OK);
+    assert_int_equal(resident(obj, arb->tasks[b1].id), 0);
+    assert_int_equal(resident(obj, arb->tasks[b2].id), 0);
+    counts_nothing();
+    a = decide(MS);
+    assert_int_equal(a.grant, l);
+    assert_int_equal(planned(a.plan, l, DMN_PLAN_FILL), WS);
+    assert_int_equal(planned(a.plan, b1, DMN_PLAN_AHEAD), WS);
+    assert_int_equal(resident(obj, arb->tasks[l].id), WS);
+    assert_int_equal(resident(obj, arb->tasks[b1].id), WS);
+    dmn_msg_status_t head;
+    dmn_arb_status_head(arb, MS, &head);
+    assert_int_equal(head.switches, 1);
+    assert_int_equal(head.fill_bytes, WS);
+    assert_int_equal(head.ahead_bytes, WS);
+    assert_int_equal(head.ahead_plans, 1);
+    assert_int_equal(head.evict_bytes, 0);
+}
+
+static uint64_t opt_resident(const void *o, uint32_t id)
+{
+    return dmn_place_opt_resident(o, id);
+}
+
+static uint64_t chunk_resident(const void *pc, uint32_t id)
+{
+    return dmn_place_chunk_resident(pc, id);
+}
+
+/* withdraw_untold with each policy that models what is resident. */
+static void test_withdraw_untold(void **state)
+{
+    dmn_place_opt_t *o;
+    assert_int_equal(dmn_place_opt_create(64ull << 20, DMN_OPT_CHUNK, &o), GMUX_OK);
+    withdraw_untold(dmn_place_opt_placement(o), opt_resident, o);
+    dmn_place_opt_destroy(o);
+    teardown(state);
+    setup(state);
+    dmn_place_chunk_t *pc;
+    assert_int_equal(dmn_place_chunk_create(64ull << 20, DMN_OPT_CHUNK, &pc), GMUX_OK);
+    withdraw_untold(dmn_place_chunk_placement(pc), chunk_resident, pc);
+    dmn_place_chunk_destroy(pc);
+}
+
+/* A void grant (its task went idle before the server sent its GRANT): the
+ * server hands its orders back (dmn_arb_unsent), once; the placement forgets
+ * B1's fill and B2's fill ahead, STATUS the switch and its bytes. A second
+ * call, or one for another grant, changes nothing. */
+static void test_void_grant_unsent(void **state)
+{
+    (void)state;
+    dmn_place_opt_t *opt;
+    assert_int_equal(dmn_place_opt_create(64ull << 20, DMN_OPT_CHUNK, &opt), GMUX_OK);
+    arb->placement = dmn_place_opt_placement(opt);
+    int b1 = add(DMN_CLASS_BATCH, 0), b2 = add(DMN_CLASS_BATCH, 0);
+    pend_ws(b1, 0x10000000, WS, 0);
+    pend_ws(b2, 0x20000000, WS, 0);
+    dmn_arb_action_t a = decide(0);
+    assert_int_equal(a.grant, b1);
+    uint64_t g = a.grant_seq;
+    dmn_arb_idle(arb, b1, MS);
+    assert_int_equal(dmn_arb_unsent(arb, arb->tasks[b1].id, g + 1), GMUX_OK); /* not made */
+    assert_int_equal(dmn_place_opt_total(opt), 2 * WS);
+    for (int k = 0; k < 2; k++) {
+        assert_int_equal(dmn_arb_unsent(arb, arb->tasks[b1].id, g), GMUX_OK);
+        assert_int_equal(dmn_place_opt_total(opt), 0);
+        counts_nothing();
+    }
+    a = decide(MS);
+    assert_int_equal(a.grant, b2);
+    assert_int_equal(planned(a.plan, b2, DMN_PLAN_FILL), WS);
+    dmn_place_opt_destroy(opt);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -369,6 +497,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_capacity, setup, teardown),
         cmocka_unit_test_setup_teardown(test_ranges_generation, setup, teardown),
         cmocka_unit_test_setup_teardown(test_withdraw, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_withdraw_untold, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_void_grant_unsent, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -449,6 +449,61 @@ static int teardown(void **state)
     return 0;
 }
 
+/* Orders never sent (on_unsent), each policy: the incoming task's own
+ * evictions (chunks outside its new working set) and fills handed back leave
+ * the model as before the switch, so the same switch again plans the same
+ * orders, evicting the same chunks (a model that kept them as done would
+ * plan nothing the second time: the working set counted resident). */
+static void unsent_restores(const dmn_placement_t *pl, uint64_t (*total)(const void *),
+                            const void *obj)
+{
+    dmn_range_t old = {0, 4 * CH}, now = {0x100000, 2 * CH};
+    dmn_task_view_t t[1] = {view(1, &old, 1, 0)};
+    sw(pl, t, 1, 0);
+    assert_int_equal(plan_bytes(1, DMN_PLAN_FILL), 4 * CH);
+    t[0] = view(1, &now, 1, 0);
+    sw(pl, t, 1, 0);
+    assert_int_equal(plan_bytes(1, DMN_PLAN_EVICT), 2 * CH);
+    assert_int_equal(plan_bytes(1, DMN_PLAN_FILL), 2 * CH);
+    dmn_plan_entry_t first[8];
+    size_t n = plan.n;
+    assert_true(n <= 8);
+    memcpy(first, plan.entries, n * sizeof(first[0]));
+    assert_int_equal(pl->on_unsent(pl->ctx, plan.entries, plan.n), GMUX_OK);
+    assert_int_equal(total(obj), 4 * CH);
+    sw(pl, t, 1, 0);
+    assert_int_equal(plan.n, n);
+    for (size_t i = 0; i < n; i++) {
+        assert_int_equal(plan.entries[i].kind, first[i].kind);
+        assert_int_equal(plan.entries[i].range.base, first[i].range.base);
+        assert_int_equal(plan.entries[i].range.len, first[i].range.len);
+    }
+    assert_int_equal(total(obj), 4 * CH);
+}
+
+static uint64_t chunk_total(const void *obj)
+{
+    return dmn_place_chunk_total(obj);
+}
+
+static uint64_t opt_total(const void *obj)
+{
+    return dmn_place_opt_total(obj);
+}
+
+static void test_unsent_restores(void **state)
+{
+    (void)state;
+    dmn_place_chunk_t *pc;
+    assert_int_equal(dmn_place_chunk_create(4 * CH, CH, &pc), GMUX_OK);
+    unsent_restores(dmn_place_chunk_placement(pc), chunk_total, pc);
+    dmn_place_chunk_destroy(pc);
+    dmn_place_opt_t *o;
+    assert_int_equal(dmn_place_opt_create(4 * CH, CH, &o), GMUX_OK);
+    unsent_restores(dmn_place_opt_placement(o), opt_total, o);
+    dmn_place_opt_destroy(o);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -461,6 +516,7 @@ int main(void)
         cmocka_unit_test(test_same_plans_as_reference),
         cmocka_unit_test(test_ahead_fills_free_slots_only),
         cmocka_unit_test(test_ahead_not_planned),
+        cmocka_unit_test(test_unsent_restores),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

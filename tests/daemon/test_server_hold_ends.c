@@ -1,7 +1,8 @@
 /* Holds that end early or are superseded (src/daemon/server_hold.c), with
  * the helpers of thold.h: the granted task leaves or goes idle while its
  * GRANT is held, a latency task supersedes the held switch, an evictee
- * answers after the switch that asked it ended. The wait itself:
+ * answers after the switch that asked it ended, a task asked again before
+ * it answered. The wait itself:
  * test_server_hold.c. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -53,7 +54,8 @@ static void test_gone_grantee_no_wait(void **state)
  * held grant is void, the hold ends at once, and the next switch, to B,
  * evicts A's memory and asks A; B's GRANT waits both for A's answer and for
  * X's, still unanswered, for A's switch. Until 2026-12-02 it waited for A's
- * only (X's request was dropped with the void grant). */
+ * only (X's request was dropped with the void grant), and STATUS counted A's
+ * void grant as a switch and its fill as planned (3 switches, 0x6000). */
 static void test_idle_grantee_no_wait(void **state)
 {
     (void)state;
@@ -73,6 +75,8 @@ static void test_idle_grantee_no_wait(void **state)
     assert_int_equal(dmn_report_fetch(path, &rep, 10000), GMUX_OK);
     assert_int_equal(rep.evict_waits, 2);
     assert_int_equal(rep.evict_timeouts, 0);
+    assert_int_equal(rep.switches, 2); /* X, B: not A's void grant, nor its fill */
+    assert_int_equal(rep.fill_bytes, ws_x.len + ws_b.len);
     close(x), close(a), close(b);
     tsrv_stop(&server_pid);
 }
@@ -80,9 +84,15 @@ static void test_idle_grantee_no_wait(void **state)
 /* A latency task that starts waiting while the switch to A, a batch task,
  * is held: A's grant (2) is withdrawn, never sent, and L's switch (3) made
  * at once (X, evicted again, asked for 3); L's FILL and GRANT wait for X's
- * answers for both switches. A gets no GRANT nor REVOKE, only its fill
- * ahead, and its turn after L. L used to wait for X's answer to 2 or the
- * bound (a minute: the read gives up after 10 s), then for A to release. */
+ * answer to 3, which covers its evictions for 2 too (one stream, in order:
+ * its shim answers only the newer request, gate_evicted.h). A gets no GRANT
+ * nor REVOKE, only its fill ahead, and its turn after L. L used to wait for
+ * X's answer to 2 or the bound (a minute: the read gives up after 10 s),
+ * then for A to release; until 2026-12-02, for X's answer to 2 even after
+ * X answered 3, until that bound.
+ * STATUS counts the switches to X and L and their orders, not A's withdrawn
+ * grant (its FILL, X's AHEAD): until 2026-12-02 it counted 3 switches,
+ * 0x7000 bytes filled and 0x3000 ahead in 2 plans. */
 static void test_latency_supersedes_held(void **state)
 {
     (void)state;
@@ -97,10 +107,8 @@ static void test_latency_supersedes_held(void **state)
     assert_int_equal(m.u.ranges.seq, g + 1);
     dmn_report_t rep;
     assert_true(nothing_for(l, &rep));
-    send_evicted(x, g + 1);
-    assert_true(nothing_for(l, &rep)); /* X's evictions for A's switch may be in flight */
     assert_true(nothing_for(a, &rep));
-    send_evicted(x, g);
+    send_evicted(x, g + 1);
     plans[DMN_PLAN_FILL] = 0;
     read_until(l, DMN_MSG_GRANT, 0, &m, plans);
     assert_int_equal(m.u.grant.grant_seq, g + 1);
@@ -112,6 +120,11 @@ static void test_latency_supersedes_held(void **state)
     assert_true(nothing_for(a, &rep));
     assert_int_equal(rep.evict_waits, 2);
     assert_int_equal(rep.evict_timeouts, 0);
+    assert_int_equal(rep.switches, 2); /* X, L: not A's withdrawn grant */
+    assert_int_equal(rep.evict_bytes, 2 * ws_x.len);
+    assert_int_equal(rep.fill_bytes, ws_x.len + ws_l.len); /* not A's */
+    assert_int_equal(rep.ahead_bytes, ws_a.len);           /* not X's, for A's switch */
+    assert_int_equal(rep.ahead_plans, 1);
     send_simple(l, DMN_MSG_IDLE);
     read_evictions(l, &m, NULL);
     send_evicted(l, g + 2);
@@ -131,10 +144,7 @@ static void test_shared_late_answer_counts(void **state)
 {
     (void)state;
     int x, a, b;
-    shared_x_gave_back(60000, &x, &a, &b);
-    dmn_msg_t m;
-    read_evictions(x, &m, NULL);
-    assert_int_equal(m.u.ranges.seq, 3);
+    shared_x_asked(60000, &x, &a, &b);
     send_simple(b, DMN_MSG_IDLE);
     until_state("b", DMN_STATE_IDLE); /* the hold ended: B's grant is void */
     send_evicted(x, 3);
@@ -142,6 +152,57 @@ static void test_shared_late_answer_counts(void **state)
     assert_true(nothing_for(b, &rep)); /* read: X's answer came before B asks */
     b_again_unheld(x, b);
     close(x), close(a), close(b);
+    tsrv_stop(&server_pid);
+}
+
+/* Shared mode: B's switch (3) is held for X's answer when L, a latency task,
+ * starts waiting: B's grant is withdrawn (no GRANT, no FILL, no REVOKE), A,
+ * the batch task holding beside it, is revoked, and once A released L's
+ * switch (4) asks A (it kept the evictions of 3 while it held the turn) and
+ * X again (it has not answered for the evictions it kept), and waits for
+ * both answers to 4: X's covers its request for 3 (one stream, in order; its
+ * shim answers only the newer request, gate_evicted.h). STATUS counts three
+ * switches (X, A, L): not the withdrawn one. When L goes idle, B, back in
+ * its place, is granted first (5). Until 2026-12-02 L's GRANT waited for
+ * X's answer to 3 until the bound (a minute: the read gives up after 10 s),
+ * and STATUS counted 4 switches. */
+static void test_shared_supersede(void **state)
+{
+    (void)state;
+    int x, a, b;
+    shared_x_asked(60000, &x, &a, &b);
+    dmn_msg_t m;
+    int l = raw_client_of("l", DMN_CLASS_LATENCY, 0, 0);
+    send_pending(l, 1, ws_l);
+    int plans[3] = {0};
+    read_until(a, DMN_MSG_REVOKE, 0, &m, plans);
+    assert_int_equal(plans[DMN_PLAN_EVICT], 1); /* B's switch's, kept as it held */
+    dmn_report_t rep;
+    assert_true(nothing_for(b, &rep));
+    send_simple(a, DMN_MSG_RELEASE);
+    read_evictions(a, &m, NULL);
+    assert_int_equal(m.u.ranges.seq, 4);
+    read_evictions(x, &m, NULL);
+    assert_int_equal(m.u.ranges.seq, 4);
+    assert_true(nothing_for(l, &rep));
+    send_evicted(a, 4);
+    assert_true(nothing_for(l, &rep)); /* X's evictions may be in flight */
+    send_evicted(x, 4);
+    plans[DMN_PLAN_FILL] = 0;
+    read_until(l, DMN_MSG_GRANT, 0, &m, plans);
+    assert_int_equal(m.u.grant.grant_seq, 4);
+    assert_int_equal(plans[DMN_PLAN_FILL], 1);
+    assert_true(nothing_for(b, &rep));
+    assert_int_equal(rep.mode, DMN_MODE_SHARED);
+    assert_int_equal(rep.switches, 3);
+    assert_int_equal(rep.evict_waits, 2);
+    assert_int_equal(rep.evict_timeouts, 0);
+    send_simple(l, DMN_MSG_IDLE);
+    plans[DMN_PLAN_FILL] = 0;
+    read_until(b, DMN_MSG_GRANT, 0, &m, plans);
+    assert_int_equal(m.u.grant.grant_seq, 5);
+    assert_int_equal(plans[DMN_PLAN_FILL], 1);
+    close(x), close(a), close(b), close(l);
     tsrv_stop(&server_pid);
 }
 
@@ -155,6 +216,7 @@ int main(void)
         cmocka_unit_test_teardown(test_idle_grantee_no_wait, teardown),
         cmocka_unit_test_teardown(test_latency_supersedes_held, teardown),
         cmocka_unit_test_teardown(test_shared_late_answer_counts, teardown),
+        cmocka_unit_test_teardown(test_shared_supersede, teardown),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     thold_close();

@@ -50,7 +50,7 @@ static gmux_status_t failing_on_switch(void *ctx, const dmn_task_view_t *tasks, 
 }
 
 static unsigned n_switches;
-static const dmn_placement_t failing = {"failing", &n_switches, failing_on_switch};
+static const dmn_placement_t failing = {"failing", &n_switches, failing_on_switch, NULL};
 
 /* The child's log lines go to log_path as well as stderr. */
 static void to_file(com_log_level_t level, com_log_subsys_t subsys, const char *line, void *arg)

@@ -416,7 +416,7 @@ static void test_working_set_overflow(void **state)
 static void test_ahead_mark(void **state)
 {
     (void)state;
-    static const dmn_placement_t rec = {"rec", NULL, rec_on_switch};
+    static const dmn_placement_t rec = {"rec", NULL, rec_on_switch, NULL};
     arb->placement = &rec;
     n_switches = 0;
     int a = add(DMN_CLASS_BATCH, 100), b = add(DMN_CLASS_BATCH, 100);

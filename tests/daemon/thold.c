@@ -56,7 +56,7 @@ static gmux_status_t plan_on_switch(void *ctx, const dmn_task_view_t *tasks, siz
     return st;
 }
 
-static const dmn_placement_t placement = {"hold", NULL, plan_on_switch};
+static const dmn_placement_t placement = {"hold", NULL, plan_on_switch, NULL};
 
 static int share_off(dmn_server_opts_t *o, void *arg)
 {
@@ -270,6 +270,15 @@ void shared_x_gave_back(int wait_ms, int *x, int *a, int *b)
     send_simple(*x, DMN_MSG_IDLE);
     until_state("x", DMN_STATE_IDLE);
     send_pending(*b, 1, ws_b);
+}
+
+/* shared_x_gave_back, then X's request for EVICTED for B's switch (3) read. */
+void shared_x_asked(int wait_ms, int *x, int *a, int *b)
+{
+    shared_x_gave_back(wait_ms, x, a, b);
+    dmn_msg_t m;
+    read_evictions(*x, &m, NULL);
+    assert_int_equal(m.u.ranges.seq, 3);
 }
 
 /* B, idle after the switch that asked X (3), asks again: its switch (4)

@@ -75,6 +75,8 @@ uint64_t switched_x_to_a(int wait_ms, int *x, int *a, int *b);
  * for EVICTED: it keeps them), then X gives the turn back (IDLE), and B asks
  * for it: the switch to B (3) fills B's working set and evicts A, holding. */
 void shared_x_gave_back(int wait_ms, int *x, int *a, int *b);
+/* shared_x_gave_back, then X's request for EVICTED for B's switch (3) read. */
+void shared_x_asked(int wait_ms, int *x, int *a, int *b);
 /* B, idle after the switch that asked X (3), asks again: its switch (4)
  * neither asks X nor holds (one hold in all, the first). */
 void b_again_unheld(int x, int b);
