@@ -13,7 +13,11 @@
  * allocated (so it is the task's footprint for the share mode), the working
  * set being at most 64 MiB of it; DEVICE_MIB (default 0, unknown): the device
  * memory it reports in its stats.
- * Exit: 0 done, 2 usage, 3 a wait for the turn timed out, 4 I/O.
+ * With GMUX_TEST_CLIENT_GO=FILE set, it registers and then waits (at most
+ * 20 s) for FILE to exist before its first kernel: a test starts several
+ * clients, sees them all registered, then lets them run together.
+ * Exit: 0 done, 2 usage, 3 a wait for the turn (or the go file) timed out,
+ * 4 I/O.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,6 +65,16 @@ int main(int argc, char **argv)
     dmn_range_t ws = {0x100000000ull + (uint64_t)getpid() * 0x10000000ull, ws_len ? ws_len : 1};
     dmn_msg_stats_t st = {0, argc > 9 ? o.budget : 256ull << 20, 0, 0, 0, device};
     dmn_client_report(c, &st); /* the device memory, before the first request */
+    const char *go = getenv("GMUX_TEST_CLIENT_GO");
+    uint64_t go_by = com_deadline_after_ns(20 * COM_NS_PER_S);
+    while (go && access(go, F_OK) != 0) {
+        if (com_deadline_passed(go_by)) {
+            fprintf(stderr, "%s: no %s within 20 s\n", o.name, go);
+            return 3;
+        }
+        (void)dmn_client_poll(c); /* answers the daemon meanwhile */
+        com_clock_sleep_ns(2 * COM_NS_PER_MS);
+    }
     for (long k = 0; k < kernels; k++) {
         uint64_t req = com_clock_ns();
         dmn_client_pending(c, 1, &ws, 1);
