@@ -136,6 +136,25 @@ static int hang_up_when_told(int fd, int ctl, void *arg)
     return read(ctl, &b, 1) == 1 ? 0 : 13;
 }
 
+/* Starts a fake gmuxd that registers the client as task 5, and polls the
+ * client until it has. The fake takes one registration; on a loaded machine
+ * its answer can come after the client's REGISTER wait (100 ms here), the
+ * client gives that try up, and no later try is ever answered: then the
+ * fake is started again (the client stays in its outage meanwhile). */
+static void register_with_fake(dmn_client_t *c)
+{
+    for (int start = 0; start < 10; start++) {
+        assert_int_equal(tdmn_start(&fake, path, 5, hang_up_when_told, NULL), 0);
+        uint64_t deadline = com_deadline_after_ns(5 * COM_NS_PER_S);
+        while (dmn_client_is_local(c) && !com_deadline_passed(deadline))
+            (void)dmn_client_poll(c);
+        if (!dmn_client_is_local(c))
+            return;
+        tdmn_kill(&fake);
+    }
+    fail_msg("the client never registered with a fake gmuxd started 10 times");
+}
+
 /* Outage, registration, outage: two warnings, one per outage. */
 static void test_warns_again_after_registering(void **state)
 {
@@ -145,10 +164,7 @@ static void test_warns_again_after_registering(void **state)
     assert_true(dmn_client_is_local(c));
     silent_outage(c);
     assert_int_equal(seen.no_answer_warn, 1);
-    assert_int_equal(tdmn_start(&fake, path, 5, hang_up_when_told, NULL), 0);
-    uint64_t deadline = com_deadline_after_ns(20 * COM_NS_PER_S);
-    while (dmn_client_is_local(c) && !com_deadline_passed(deadline))
-        (void)dmn_client_poll(c);
+    register_with_fake(c);
     assert_int_equal(dmn_client_task_id(c), 5);
     assert_int_equal(tdmn_go(&fake), 0);
     assert_int_equal(tdmn_end(&fake), 0);
