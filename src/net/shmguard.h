@@ -17,8 +17,9 @@
  * publishes its bracket in a small shared page of its own (NAME.guard next
  * to its region NAME), so every guard sees which call every rank is in.
  * Once every rank has mapped every region and page, each rank unlinks its
- * own region and page (net_shmguard_unlink): the mappings stay valid, and a
- * job whose ranks or launcher are SIGKILLed leaves nothing in /dev/shm.
+ * own page (net_shmguard_unlink; its region, net_fab_shm_unlink, with the
+ * guard or without): the mappings stay valid, and a job whose ranks or
+ * launcher are SIGKILLed leaves nothing in /dev/shm.
  *
  * A thread of the same rank that cannot get the progress lock (a waiter,
  * the proxy) calls net_shmguard_check once some rank died. It looks at the
@@ -74,7 +75,7 @@ typedef struct net_shmguard {
     uint64_t seen_ns;       /* and since when it has not changed (0: no view) */
     uint64_t *view;         /* check's scratch view */
     uint64_t released;      /* locks released so far */
-    bool unlinked;          /* this rank's region and page are unlinked */
+    bool unlinked;          /* this rank's page is unlinked */
 } net_shmguard_t;
 
 /* Maps the regions named by names (n * name_stride bytes; each an shm
@@ -90,10 +91,9 @@ void net_shmguard_close(net_shmguard_t *g);
  * might be the holder). NULL: nothing. */
 void net_shmguard_map_pages(net_shmguard_t *g);
 
-/* Unlinks this rank's region and page from /dev/shm, once every rank has
- * mapped both (net_shmguard_map_pages on every rank, then a barrier):
- * libfabric 1.17's shm maps a peer's region when its address is inserted
- * and never opens it by name again. NULL: nothing. */
+/* Unlinks this rank's page from /dev/shm, once every rank has mapped it
+ * (net_shmguard_map_pages on every rank, then a barrier); the region is
+ * net_fab_shm_unlink's, guard or not. NULL: nothing. */
 void net_shmguard_unlink(net_shmguard_t *g);
 
 /* The bracket word: the count of brackets opened and closed (above bit
