@@ -97,22 +97,32 @@ void net_shmguard_map_pages(net_shmguard_t *g);
 void net_shmguard_unlink(net_shmguard_t *g);
 
 /* The bracket word: the count of brackets opened and closed (above bit
- * 24) and, while inside, the region + 1 (below). Stored sequentially
- * consistent: a guard that sees this rank's lock attempt inside libfabric
- * sees the bracket around it. */
+ * 24) and, while inside, the region + 1 (below). Stored with release (a
+ * plain store on x86-64, the only place the guard opens: spin_lock_known):
+ * the store cannot move past the opaque call into libfabric, whose every
+ * change to a lock word is a lock-prefixed instruction that x86 never makes
+ * visible before an earlier store; and the unlock, a plain store, stays
+ * ordered before the leaving store. So a guard that sees this rank's lock
+ * attempt sees the bracket around it, and one that sees the bracket closed
+ * sees the unlock. Until 2026-12-02 both were sequentially consistent (an
+ * xchg each): the leaving one waited for the stores of fi_cq_read to drain,
+ * and the two took some 80% of poll_cq's own cycles, about 8% of a waiting
+ * rank's (docs/bench/net.md, "put_signal_rtt and the guard"). */
 #define NET_SHMGUARD_REGION_BITS 24
 
 static inline void net_shmguard_enter(net_shmguard_t *g, int region)
 {
     if (g) /* one writer (the progress-lock holder): no read-modify-write needed */
-        atomic_store(g->mine,
-                     (++g->calls << NET_SHMGUARD_REGION_BITS) | (uint64_t)(uint32_t)(region + 1));
+        atomic_store_explicit(
+            g->mine, (++g->calls << NET_SHMGUARD_REGION_BITS) | (uint64_t)(uint32_t)(region + 1),
+            memory_order_release);
 }
 
 static inline void net_shmguard_leave(net_shmguard_t *g)
 {
     if (g)
-        atomic_store(g->mine, ++g->calls << NET_SHMGUARD_REGION_BITS);
+        atomic_store_explicit(g->mine, ++g->calls << NET_SHMGUARD_REGION_BITS,
+                              memory_order_release);
 }
 
 /* Whether rank r is dead (the caller's view: once true, always true). */
