@@ -15,7 +15,7 @@
 #   N=8 PROVIDER=shm REPS=5 bench/net_ab.sh BUILD_A BUILD_B [BUILD_C...]
 #   N=12 bench/net_ab.sh build:GMUX_NET_SHM_GUARD=0 build:GMUX_NET_SHM_GUARD=1
 set -euo pipefail
-[[ $# -ge 2 ]] || { echo "usage: [N=8 PROVIDER=shm REPS=5] $0 BUILD_A BUILD_B [...]" >&2; exit 2; }
+[[ $# -ge 2 ]] || { echo "usage: [N=8 PROVIDER=shm REPS=5] $0 BUILD_A[:NAME=VALUE,...] BUILD_B[:...] [...]" >&2; exit 2; }
 python3 - "${N:-8}" "${PROVIDER:-shm}" "${REPS:-5}" "$@" <<'PY'
 import json, os, statistics, subprocess, sys
 n, prov, reps = int(sys.argv[1]), sys.argv[2], sys.argv[3]
