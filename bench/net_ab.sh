@@ -9,14 +9,24 @@
 # [range] of the per-round ratios of each build's gmux/raw to the first
 # build's (paired: builds of one round saw about the same load). The load
 # average is printed before and after. docs/bench/net.md, "net: the cost
-# of the shm guard's brackets".
+# of the shm guard's brackets". A side may be BUILD:NAME=VALUE[,NAME=VALUE]:
+# that build run with those settings in its environment (one build with
+# a setting on and off: "net: put_signal_rtt and the guard").
 #   N=8 PROVIDER=shm REPS=5 bench/net_ab.sh BUILD_A BUILD_B [BUILD_C...]
+#   N=12 bench/net_ab.sh build:GMUX_NET_SHM_GUARD=0 build:GMUX_NET_SHM_GUARD=1
 set -euo pipefail
-[[ $# -ge 2 ]] || { echo "usage: [N=8 PROVIDER=shm REPS=5] $0 BUILD_A BUILD_B [...]" >&2; exit 2; }
+[[ $# -ge 2 ]] || { echo "usage: [N=8 PROVIDER=shm REPS=5] $0 BUILD_A[:NAME=VALUE,...] BUILD_B[:...] [...]" >&2; exit 2; }
 python3 - "${N:-8}" "${PROVIDER:-shm}" "${REPS:-5}" "$@" <<'PY'
 import json, os, statistics, subprocess, sys
 n, prov, reps = int(sys.argv[1]), sys.argv[2], sys.argv[3]
-builds = [os.path.abspath(b) for b in sys.argv[4:]]
+def side(spec):
+    path, _, sets = spec.partition(":")
+    env = dict(os.environ)
+    env.update(kv.split("=", 1) for kv in sets.split(",") if kv)
+    return spec, os.path.abspath(path), env
+
+sides = [side(a) for a in sys.argv[4:]]
+builds = [s[0] for s in sides]
 m = len(builds)
 ops = [("put_signal_rtt", 8), ("put_rate", 8), ("put_rate_proxy", 8), ("put_run_proxy", 8),
        ("put_bw", 8), ("put_bw", 4096)]
@@ -25,11 +35,12 @@ def load():
     with open("/proc/loadavg") as f:
         return " ".join(f.read().split()[:3])
 
-def run(build):
+def run(k):
+    _, build, env = sides[k]
     cmd = [build + "/tools/gmux/gmux", "bench", "net", "--provider", prov, "--json",
            "--reps", reps]
     out = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, check=True,
-                         text=True).stdout
+                         text=True, env=env).stdout
     recs = {}
     for line in out.splitlines():
         if line.startswith("{"):
@@ -44,7 +55,7 @@ res = [[] for _ in builds]
 for i in range(n):
     for j in range(m):
         k = (i + j) % m
-        res[k].append(run(builds[k]))
+        res[k].append(run(k))
 print("load after:  %s" % load())
 for op in ops:
     if op not in res[0][0]:

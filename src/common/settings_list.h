@@ -99,6 +99,9 @@
     X(NET_HMEM, STRING, COM_SCOPE_NET, "auto",                                                     \
       "net: device memory the provider reaches (FI_HMEM) is registered directly, else staged: "    \
       "auto (FI_HMEM where offered with remote atomics), rma (also without remote atomics), off")  \
+    X(NET_SHM_GUARD, BOOL, COM_SCOPE_NET, "1",                                                     \
+      "net: on shm (libfabric 1.17), free a region lock left held by a rank killed inside "        \
+      "libfabric; 0: off, the launcher's --grace is the backstop")                                 \
     X(NET_PROVIDER, STRING, COM_SCOPE_NET, "auto",                                                 \
       "net transport: auto (shm on one host; across hosts cxi, efa, verbs;ofi_rxm or tcp, "        \
       "the first present), shm, tcp (tcp;ofi_rxm), verbs;ofi_rxm, efa or cxi")                     \

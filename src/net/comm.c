@@ -303,6 +303,7 @@ static gmux_status_t join_fabric(gmux_comm_t *comm, const char *prov, uint64_t d
     }
     st = net_fab_insert(&comm->fab, names, comm->size);
     if (st == GMUX_OK && strcmp(comm->fab.prov_name, "shm") == 0 &&
+        COM_SETTING_BOOL(NET_SHM_GUARD) &&
         net_shmguard_open(names, NET_FAB_NAME_MAX, comm->size, comm->rank, &comm->guard) != GMUX_OK)
         COM_INFO(NET,
                  "rank %d: no shm guard for this libfabric; a rank dying inside it may "
@@ -323,15 +324,20 @@ static gmux_status_t join_fabric(gmux_comm_t *comm, const char *prov, uint64_t d
  * own region and page: nothing of the job stays in /dev/shm, whoever dies
  * later (a rank, or the launcher that removes the leftovers of killed ranks,
  * SIGKILLed). The barrier is every shm job's, guard or not: collectives are
- * matched by order. */
+ * matched by order. The region goes guard or not: whether it may depends on
+ * libfabric alone (net_fab_shm_unlink); until 2026-12-02 only the guard
+ * unlinked it, and without the guard it outlived a rank that did not
+ * finalize once its launcher was gone (test_net_orphan). */
 static gmux_status_t unlink_shm_names(gmux_comm_t *comm, uint64_t deadline)
 {
     if (strcmp(comm->provider, "shm") != 0)
         return GMUX_OK;
     net_shmguard_map_pages(comm->guard);
     gmux_status_t st = net_boot_barrier(comm->boot, deadline);
-    if (st == GMUX_OK)
+    if (st == GMUX_OK) {
+        net_fab_shm_unlink(&comm->fab);
         net_shmguard_unlink(comm->guard);
+    }
     return st;
 }
 

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <rdma/fi_cm.h>
 #include <rdma/fi_errno.h>
@@ -185,6 +186,28 @@ void net_fab_close(net_fab_t *fab)
         net_fi_freeinfo(fab->info);
     free(fab->peers);
     memset(fab, 0, sizeof(*fab));
+}
+
+bool net_fab_shm_path(const char *name, const char *suffix, char *path, size_t len)
+{
+    const char *prefix = "fi_shm://";
+    if (strncmp(name, prefix, strlen(prefix)) == 0)
+        name += strlen(prefix);
+    if (strchr(name, '/'))
+        return false;
+    return snprintf(path, len, "/dev/shm/%s%s", name, suffix) < (int)len;
+}
+
+bool net_fab_shm_unlink(net_fab_t *fab)
+{
+    uint32_t v = net_fi_version();
+    if (!fab->prov_name || strcmp(fab->prov_name, "shm") != 0 || FI_MAJOR(v) != 1 ||
+        FI_MINOR(v) != 17 || fab->namelen == 0 || fab->namelen > sizeof(fab->name) ||
+        fab->name[fab->namelen - 1] != '\0')
+        return false;
+    char path[NET_FAB_NAME_MAX + 16];
+    /* libfabric's own unlink at close then finds nothing: harmless */
+    return net_fab_shm_path(fab->name, "", path, sizeof(path)) && unlink(path) == 0;
 }
 
 gmux_status_t net_fab_insert(net_fab_t *fab, const char *names, int n)

@@ -68,6 +68,20 @@ void net_fab_close(net_fab_t *fab);
 /* Inserts the n ranks' addresses (n * NET_FAB_NAME_MAX bytes). */
 gmux_status_t net_fab_insert(net_fab_t *fab, const char *names, int n);
 
+/* /dev/shm/NAME followed by suffix, for a shm endpoint name given with or
+ * without its "fi_shm://" prefix; false when it does not fit in len or is
+ * not a plain file name. */
+bool net_fab_shm_path(const char *name, const char *suffix, char *path, size_t len);
+
+/* shm: unlinks this endpoint's region from /dev/shm, where that is known to
+ * be safe: call once every rank has inserted every address (a barrier after
+ * net_fab_insert on every rank), with libfabric 1.17, whose shm maps a
+ * peer's region when its address is inserted and never opens it by name
+ * again; the mapping stays valid. Returns whether it unlinked (false with
+ * another provider or libfabric, where the region stays named until the
+ * endpoint closes). */
+bool net_fab_shm_unlink(net_fab_t *fab);
+
 /* Registers memory for remote writes; key_req is used when the provider
  * does not choose keys. */
 gmux_status_t net_fab_mr_reg(net_fab_t *fab, void *base, size_t size, uint64_t key_req,

@@ -1,106 +1,23 @@
 /* net_rdv: see rdv.h; the wire format is in boot_proto.h. */
 #include "net/rdv.h"
 
-#include <errno.h>
 #include <poll.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include "common/clock.h"
 #include "common/log.h"
 #include "net/boot_proto.h"
+#include "net/rdv_frame.h"
 #include "net/sock.h"
 
 #define RDV_MAX_PENDING 256
-#define RDV_IO_NS       (5 * COM_NS_PER_S)
 /* what a rank may leave queued and unread: the largest frame it accepts
  * (an allgather's result) and room for notices behind it */
 #define RDV_TXQ_MAX   ((size_t)NET_BOOT_MAX_LEN + ((size_t)1 << 20))
 #define RDV_TXQ_SLOTS 8u /* frames a queue holds before it grows */
-
-#ifdef NET_RDV_TEST_ALLOC
-/* the seam tests/net/test_rdv_alloc.c fails allocations with; other builds
- * have none */
-bool net_rdv_test_alloc_fails(size_t n);
-#else
-#define net_rdv_test_alloc_fails(n) false
-#endif
-
-/* Every allocation of the server goes through these, so a test can fail
- * any of them. */
-static void *rdv_malloc(size_t n)
-{
-    return net_rdv_test_alloc_fails(n) ? NULL : malloc(n);
-}
-
-static void *rdv_calloc(size_t n, size_t sz)
-{
-    return net_rdv_test_alloc_fails(n * sz) ? NULL : calloc(n, sz);
-}
-
-static void *rdv_realloc(void *p, size_t n)
-{
-    return net_rdv_test_alloc_fails(n) ? NULL : realloc(p, n);
-}
-
-/* What a read of a connection gave: part of a frame, a whole frame, or a
- * connection that is unusable (rx_feed). */
-enum rx_result { RX_MORE, RX_FRAME, RX_BAD };
-
-/* A frame being gathered from one connection. The server has one thread:
- * it takes what a socket holds and goes back to poll, so a peer that stops
- * halfway through a frame (stopped, slow, hostile) holds nobody else's
- * HELLO, collective or death notice. */
-typedef struct rdv_rx {
-    net_boot_hdr_t h;
-    void *p;      /* payload, allocated once the header is judged */
-    uint32_t got; /* bytes of header, then payload, received */
-    /* the payload could not be allocated: it is read and thrown away, so
-     * that the connection stays in step and the failure can be answered */
-    bool skip;
-    /* a HELLO's payload: a connection that is not yet a rank costs no
-     * allocation */
-    char small[4];
-    /* set by the frame's first byte and not renewed by later ones: a peer
-     * trickling bytes would otherwise keep its frame open for good */
-    uint64_t dl;
-} rdv_rx_t;
-
-/* A payload sent to several ranks (an allgather's result), freed when the
- * last queue holding it has written it. */
-typedef struct rdv_buf {
-    unsigned refs;
-    char bytes[];
-} rdv_buf_t;
-
-/* A frame queued for a rank. */
-typedef struct rdv_out {
-    net_boot_hdr_t h;
-    rdv_buf_t *p; /* h.len bytes; NULL when h.len is 0 */
-} rdv_out_t;
-
-/* The frames a rank has not taken from its socket yet. The server never
- * waits for a socket to take them: they leave as poll says it is
- * writable, so a rank that stops reading holds nobody else; it is dropped
- * when its queue passes txq_max bytes, or when its socket has taken nothing
- * for send_ns while frames wait. A rank that reads slowly but steadily is
- * kept: a 64 MiB result may take it longer than send_ns, and only it waits
- * for it (the next collective needs its contribution, sent after). */
-typedef struct rdv_tx {
-    rdv_out_t *q; /* q[head .. head + n) */
-    uint32_t head, n, cap;
-    uint32_t off; /* bytes of q[head] written */
-    size_t bytes; /* bytes queued and not written */
-    /* while frames wait: when the socket must have taken a byte, renewed
-     * by every write and set when the queue stops being empty */
-    uint64_t dl;
-    /* a frame could not be queued (full, or no memory): the rank is
-     * dropped before anything else is sent */
-    bool failed;
-} rdv_tx_t;
 
 typedef struct rdv_pend {
     int fd;
@@ -141,57 +58,33 @@ struct net_rdv {
     void *on_gone_arg;
 };
 
-static void rx_clear(rdv_rx_t *rx)
-{
-    free(rx->p);
-    rx->p = NULL;
-    rx->got = 0;
-    rx->skip = false;
-}
-
 static void pend_close(rdv_pend_t *c)
 {
-    rx_clear(&c->rx);
+    net_rdv_rx_clear(&c->rx);
     close(c->fd);
-}
-
-static void buf_put(rdv_buf_t *b)
-{
-    if (b && --b->refs == 0)
-        free(b);
-}
-
-/* Forgets every queued frame; keeps the array. */
-static void tx_clear(rdv_tx_t *tx)
-{
-    for (uint32_t i = 0; i < tx->n; i++)
-        buf_put(tx->q[tx->head + i].p);
-    tx->head = tx->n = tx->off = 0;
-    tx->bytes = 0;
-    tx->failed = false;
 }
 
 gmux_status_t net_rdv_create(const char *addr, int size, net_rdv_t **rdv_p)
 {
-    net_rdv_t *r = rdv_calloc(1, sizeof(*r));
+    net_rdv_t *r = net_rdv_calloc(1, sizeof(*r));
     if (!r)
         return GMUX_ERR_NOMEM;
     r->size = size;
     r->send_ns = RDV_IO_NS;
     r->txq_max = RDV_TXQ_MAX;
     r->lfd = -1;
-    r->fd = rdv_malloc((size_t)size * sizeof(int));
-    r->bye = rdv_calloc((size_t)size, sizeof(bool));
-    r->dead = rdv_calloc((size_t)size, sizeof(bool));
-    r->left = rdv_calloc((size_t)size, sizeof(bool));
-    r->blob = rdv_calloc((size_t)size, sizeof(void *));
-    r->len = rdv_calloc((size_t)size, sizeof(uint32_t));
-    r->in = rdv_calloc((size_t)size, sizeof(bool));
-    r->rx = rdv_calloc((size_t)size, sizeof(rdv_rx_t));
-    r->tx = rdv_calloc((size_t)size, sizeof(rdv_tx_t));
-    r->pfd = rdv_calloc(1 + (size_t)size + RDV_MAX_PENDING, sizeof(*r->pfd));
-    r->who = rdv_calloc(1 + (size_t)size + RDV_MAX_PENDING, sizeof(int));
-    r->left_note = rdv_malloc(sizeof(rdv_buf_t) + sizeof(uint32_t));
+    r->fd = net_rdv_malloc((size_t)size * sizeof(int));
+    r->bye = net_rdv_calloc((size_t)size, sizeof(bool));
+    r->dead = net_rdv_calloc((size_t)size, sizeof(bool));
+    r->left = net_rdv_calloc((size_t)size, sizeof(bool));
+    r->blob = net_rdv_calloc((size_t)size, sizeof(void *));
+    r->len = net_rdv_calloc((size_t)size, sizeof(uint32_t));
+    r->in = net_rdv_calloc((size_t)size, sizeof(bool));
+    r->rx = net_rdv_calloc((size_t)size, sizeof(rdv_rx_t));
+    r->tx = net_rdv_calloc((size_t)size, sizeof(rdv_tx_t));
+    r->pfd = net_rdv_calloc(1 + (size_t)size + RDV_MAX_PENDING, sizeof(*r->pfd));
+    r->who = net_rdv_calloc(1 + (size_t)size + RDV_MAX_PENDING, sizeof(int));
+    r->left_note = net_rdv_malloc(sizeof(rdv_buf_t) + sizeof(uint32_t));
     if (!r->fd || !r->bye || !r->dead || !r->left || !r->blob || !r->len || !r->in || !r->rx ||
         !r->tx || !r->pfd || !r->who || !r->left_note)
         goto destroy;
@@ -202,7 +95,7 @@ gmux_status_t net_rdv_create(const char *addr, int size, net_rdv_t **rdv_p)
         r->fd[i] = -1;
         /* queues exist before any rank joins: a death notice or a round's
          * failure can be queued without memory */
-        r->tx[i].q = rdv_malloc(RDV_TXQ_SLOTS * sizeof(rdv_out_t));
+        r->tx[i].q = net_rdv_malloc(RDV_TXQ_SLOTS * sizeof(rdv_out_t));
         if (!r->tx[i].q)
             goto destroy;
         r->tx[i].cap = RDV_TXQ_SLOTS;
@@ -231,9 +124,9 @@ void net_rdv_destroy(net_rdv_t *r)
     for (int i = 0; r->blob && i < r->size; i++)
         free(r->blob[i]);
     for (int i = 0; r->rx && i < r->size; i++)
-        rx_clear(&r->rx[i]);
+        net_rdv_rx_clear(&r->rx[i]);
     for (int i = 0; r->tx && i < r->size; i++) {
-        tx_clear(&r->tx[i]);
+        net_rdv_tx_clear(&r->tx[i]);
         free(r->tx[i].q);
     }
     if (r->lfd >= 0)
@@ -242,7 +135,7 @@ void net_rdv_destroy(net_rdv_t *r)
     free(r->bye);
     free(r->dead);
     free(r->left);
-    buf_put(r->left_note);
+    net_rdv_buf_put(r->left_note);
     free(r->blob);
     free(r->len);
     free(r->in);
@@ -280,86 +173,27 @@ bool net_rdv_joined(const net_rdv_t *r, int rank)
     return r->fd[rank] != -1;
 }
 
-static enum rx_result take_frame(net_rdv_t *r, int rank);
+static enum rdv_rx_result take_frame(net_rdv_t *r, int rank);
 
-static void close_rank(net_rdv_t *r, int rank)
-{
-    close(r->fd[rank]);
-    r->fd[rank] = -2; /* joined once: net_rdv_joined */
-    rx_clear(&r->rx[rank]);
-    tx_clear(&r->tx[rank]);
-}
-
-/* Queues a frame for rank (p: h.len bytes, or NULL), taking a reference to
- * p. Sends nothing and drops nobody: a frame that cannot be queued marks
- * the rank failed, and net_rdv_step drops it once every frame of the event
+/* Queues a frame for rank (p: len bytes, or NULL); see net_rdv_tx_push. A
+ * queue that fails is dropped by net_rdv_step once every frame of the event
  * at hand is queued (so the others get, say, a round's result before the
  * notice that the rank died). */
 static void tx_push(net_rdv_t *r, int rank, uint16_t type, uint32_t hrank, rdv_buf_t *p,
                     uint32_t len)
 {
-    rdv_tx_t *tx = &r->tx[rank];
-    if (r->fd[rank] < 0 || tx->failed)
+    if (r->fd[rank] < 0)
         return;
-    size_t frame = sizeof(net_boot_hdr_t) + len;
-    if (tx->bytes + frame > r->txq_max) {
-        COM_WARN(NET, "rendezvous: rank %d has left %zu bytes unread; dropping it", rank,
-                 tx->bytes);
-        tx->failed = true;
-        return;
-    }
-    if (tx->head + tx->n == tx->cap) {
-        if (tx->head > 0) {
-            memmove(tx->q, tx->q + tx->head, tx->n * sizeof(rdv_out_t));
-            tx->head = 0;
-        } else {
-            rdv_out_t *q = rdv_realloc(tx->q, 2 * (size_t)tx->cap * sizeof(rdv_out_t));
-            if (!q) {
-                COM_WARN(NET, "rendezvous: no memory to queue a frame for rank %d; dropping it",
-                         rank);
-                tx->failed = true;
-                return;
-            }
-            tx->q = q;
-            tx->cap *= 2;
-        }
-    }
     net_boot_hdr_t h = {NET_BOOT_MAGIC, NET_BOOT_VERSION, type, hrank, len};
-    if (tx->n == 0)
-        tx->dl = com_deadline_after_ns(r->send_ns);
-    tx->q[tx->head + tx->n++] = (rdv_out_t){h, p};
-    if (p)
-        p->refs++;
-    tx->bytes += frame;
+    net_rdv_tx_push(&r->tx[rank], rank, &h, p, r->txq_max, r->send_ns);
 }
 
-/* Writes what rank's socket takes now, without waiting; false when the
- * connection is unusable. Bounded: each pass writes bytes or returns. */
-static bool tx_flush(net_rdv_t *r, int rank)
+static void close_rank(net_rdv_t *r, int rank)
 {
-    rdv_tx_t *tx = &r->tx[rank];
-    const uint32_t hsz = (uint32_t)sizeof(net_boot_hdr_t);
-    while (tx->n > 0) {
-        rdv_out_t *o = &tx->q[tx->head];
-        const char *src =
-            tx->off < hsz ? (const char *)&o->h + tx->off : o->p->bytes + (tx->off - hsz);
-        size_t want = tx->off < hsz ? hsz - tx->off : (size_t)o->h.len + hsz - tx->off;
-        ssize_t n = send(r->fd[rank], src, want, MSG_NOSIGNAL | MSG_DONTWAIT);
-        if (n <= 0)
-            return n == 0 || errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
-        tx->off += (uint32_t)n;
-        tx->bytes -= (size_t)n;
-        tx->dl = com_deadline_after_ns(r->send_ns);
-        if (tx->off == hsz + o->h.len) {
-            buf_put(o->p);
-            tx->head++;
-            tx->n--;
-            tx->off = 0;
-            if (tx->n == 0)
-                tx->head = 0;
-        }
-    }
-    return true;
+    close(r->fd[rank]);
+    r->fd[rank] = -2; /* joined once: net_rdv_joined */
+    net_rdv_rx_clear(&r->rx[rank]);
+    net_rdv_tx_clear(&r->tx[rank]);
 }
 
 /* Queues for rank `to` the notice that rank is gone: a DEAD frame, with
@@ -418,7 +252,7 @@ static bool gone_counts(const net_rdv_t *r, int rank)
  * closing, and the launcher, reaping it later, must hear it. */
 static void drop_rank(net_rdv_t *r, int rank)
 {
-    for (int i = 0; i < 64 && take_frame(r, rank) == RX_FRAME; i++)
+    for (int i = 0; i < 64 && take_frame(r, rank) == RDV_RX_FRAME; i++)
         ;
     close_rank(r, rank);
     if (gone_counts(r, rank))
@@ -469,7 +303,7 @@ static void complete_allgather(net_rdv_t *r)
     rdv_buf_t *b = NULL;
     if (st == GMUX_OK && total > NET_BOOT_MAX_LEN)
         st = GMUX_ERR_CAPACITY; /* more than a rank accepts */
-    if (st == GMUX_OK && !(b = rdv_malloc(sizeof(*b) + total)))
+    if (st == GMUX_OK && !(b = net_rdv_malloc(sizeof(*b) + total)))
         st = GMUX_ERR_NOMEM;
     if (b) {
         b->refs = 1; /* ours, until every queue has its own */
@@ -489,7 +323,7 @@ static void complete_allgather(net_rdv_t *r)
         else
             tx_push(r, i, NET_BOOT_ERROR, (uint32_t)-st, NULL, 0);
     }
-    buf_put(b);
+    net_rdv_buf_put(b);
     for (int i = 0; i < r->size; i++) {
         free(r->blob[i]);
         r->blob[i] = NULL;
@@ -500,64 +334,19 @@ static void complete_allgather(net_rdv_t *r)
     r->round_st = GMUX_OK;
 }
 
-/* Takes what fd holds of the frame in rx, whose payload may be max_len bytes
- * at most, without waiting; RX_FRAME when the frame is complete (rx->p is
- * then the caller's; rx->skip says its payload could not be allocated and
- * was read past; a payload of max_len <= 4 bytes is in rx->small), RX_BAD
- * when the connection is unusable (closed, or a frame that is not ours).
- * Reads no byte past the frame: the next one may belong to the rank a HELLO
- * makes of the connection. */
-static enum rx_result rx_feed(int fd, rdv_rx_t *rx, uint32_t max_len)
-{
-    const uint32_t hsz = (uint32_t)sizeof(rx->h);
-    const bool in_small = max_len <= sizeof(rx->small);
-    char sink[4096];
-    for (;;) {
-        char *dst = (char *)&rx->h + rx->got;
-        size_t want = hsz - rx->got;
-        if (rx->got >= hsz) {
-            want = (size_t)rx->h.len + hsz - rx->got;
-            dst = in_small ? rx->small + (rx->got - hsz) : (char *)rx->p + (rx->got - hsz);
-            if (rx->skip) {
-                dst = sink;
-                want = want < sizeof(sink) ? want : sizeof(sink);
-            }
-        }
-        ssize_t n = recv(fd, dst, want, MSG_DONTWAIT);
-        if (n == 0)
-            return RX_BAD;
-        if (n < 0)
-            return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? RX_MORE : RX_BAD;
-        if (rx->got == 0)
-            rx->dl = com_deadline_after_ns(RDV_IO_NS);
-        rx->got += (uint32_t)n;
-        if (rx->got == hsz) {
-            /* judged before any payload is taken: a length no frame of ours
-             * has would otherwise be allocated and waited for */
-            if (rx->h.magic != NET_BOOT_MAGIC || rx->h.version != NET_BOOT_VERSION ||
-                rx->h.len > max_len)
-                return RX_BAD;
-            if (rx->h.len && !in_small && !(rx->p = rdv_malloc(rx->h.len)))
-                rx->skip = true;
-        }
-        if (rx->got >= hsz && rx->got - hsz == rx->h.len)
-            return RX_FRAME;
-    }
-}
-
 /* Reads what rank's socket holds now (it never waits) and acts on one
  * whole frame: a BYE, or its contribution to the round. */
-static enum rx_result take_frame(net_rdv_t *r, int rank)
+static enum rdv_rx_result take_frame(net_rdv_t *r, int rank)
 {
     rdv_rx_t *rx = &r->rx[rank];
-    enum rx_result res = rx_feed(r->fd[rank], rx, NET_BOOT_MAX_LEN);
-    if (res != RX_FRAME)
+    enum rdv_rx_result res = net_rdv_rx_feed(r->fd[rank], rx, NET_BOOT_MAX_LEN);
+    if (res != RDV_RX_FRAME)
         return res;
     net_boot_hdr_t h = rx->h;
     bool lost = rx->skip;
     void *p = rx->p;
     rx->p = NULL;
-    rx_clear(rx);
+    net_rdv_rx_clear(rx);
     if (h.type == NET_BOOT_BYE) {
         r->bye[rank] = true;
     } else if (h.type == NET_BOOT_ALLGATHER && !r->in[rank]) {
@@ -575,12 +364,12 @@ static enum rx_result take_frame(net_rdv_t *r, int rank)
             complete_allgather(r);
     }
     free(p);
-    return RX_FRAME;
+    return RDV_RX_FRAME;
 }
 
 static void handle_rank(net_rdv_t *r, int rank)
 {
-    if (take_frame(r, rank) == RX_BAD)
+    if (take_frame(r, rank) == RDV_RX_BAD)
         drop_rank(r, rank);
 }
 
@@ -607,18 +396,18 @@ static rdv_pend_t pending_take(net_rdv_t *r, int i)
 
 static void handle_pending(net_rdv_t *r, int i)
 {
-    enum rx_result res = rx_feed(r->pend[i].fd, &r->pend[i].rx, sizeof(uint32_t));
-    if (res == RX_MORE)
+    enum rdv_rx_result res = net_rdv_rx_feed(r->pend[i].fd, &r->pend[i].rx, sizeof(uint32_t));
+    if (res == RDV_RX_MORE)
         return;
     rdv_pend_t c = pending_take(r, i);
     net_boot_hdr_t h = c.rx.h;
     uint32_t sz = 0;
-    if (res == RX_BAD || h.type != NET_BOOT_HELLO || h.len != 4) {
+    if (res == RDV_RX_BAD || h.type != NET_BOOT_HELLO || h.len != 4) {
         pend_close(&c);
         return;
     }
     memcpy(&sz, c.rx.small, 4);
-    rx_clear(&c.rx);
+    net_rdv_rx_clear(&c.rx);
     /* a rank joins once: one that died or left keeps its place empty */
     if (sz != (uint32_t)r->size || h.rank >= (uint32_t)r->size || r->fd[h.rank] >= 0 ||
         r->dead[h.rank] || r->bye[h.rank]) {
@@ -639,7 +428,7 @@ static void handle_pending(net_rdv_t *r, int i)
 static void flush_all(net_rdv_t *r)
 {
     for (int i = 0; i < r->size; i++)
-        if (r->fd[i] >= 0 && r->tx[i].n && !tx_flush(r, i))
+        if (r->fd[i] >= 0 && r->tx[i].n && !net_rdv_tx_flush(&r->tx[i], r->fd[i], r->send_ns))
             r->tx[i].failed = true;
 }
 

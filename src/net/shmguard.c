@@ -12,6 +12,7 @@
 #include <rdma/fabric.h>
 
 #include "common/log.h"
+#include "net/fab.h"
 #include "net/fiload.h"
 
 #define GUARD_MAP_BYTES 4096
@@ -76,17 +77,6 @@ static bool spin_lock_known(void)
 #endif
 }
 
-/* /dev/shm/NAME (suffix appended), NAME without "fi_shm://"; false if too long. */
-static bool shm_path(const char *name, const char *suffix, char *path, size_t len)
-{
-    const char *prefix = "fi_shm://";
-    if (strncmp(name, prefix, strlen(prefix)) == 0)
-        name += strlen(prefix);
-    if (strchr(name, '/'))
-        return false;
-    return snprintf(path, len, "/dev/shm/%s%s", name, suffix) < (int)len;
-}
-
 static void *map_file(const char *path, int flags)
 {
     int fd = open(path, flags | O_RDWR | O_CLOEXEC, 0600);
@@ -104,7 +94,7 @@ static void *map_file(const char *path, int flags)
 static void *map_region(const char *name)
 {
     char path[512];
-    void *p = shm_path(name, "", path, sizeof(path)) ? map_file(path, 0) : NULL;
+    void *p = net_fab_shm_path(name, "", path, sizeof(path)) ? map_file(path, 0) : NULL;
     if (p && ((const smr_head_v4_t *)p)->version != SMR_HEAD_VERSION) {
         munmap(p, GUARD_MAP_BYTES);
         return NULL;
@@ -116,7 +106,7 @@ static void *map_region(const char *name)
 static net_shmguard_page_t *create_page(const char *name)
 {
     char path[512];
-    if (!shm_path(name, GUARD_PAGE_SUFFIX, path, sizeof(path)))
+    if (!net_fab_shm_path(name, GUARD_PAGE_SUFFIX, path, sizeof(path)))
         return NULL;
     net_shmguard_page_t *pg = map_file(path, O_CREAT | O_TRUNC);
     if (!pg)
@@ -145,7 +135,8 @@ static net_shmguard_page_t *page_of(net_shmguard_t *g, int r)
         return g->page[r];
     char path[512];
     net_shmguard_page_t *pg = NULL;
-    if (shm_path(g->names + (size_t)r * g->name_stride, GUARD_PAGE_SUFFIX, path, sizeof(path)))
+    if (net_fab_shm_path(g->names + (size_t)r * g->name_stride, GUARD_PAGE_SUFFIX, path,
+                         sizeof(path)))
         pg = map_file(path, 0);
     if (!pg)
         return NULL;
@@ -203,7 +194,8 @@ void net_shmguard_close(net_shmguard_t *g)
         return;
     char path[512];
     if (!g->unlinked && g->page && g->page[g->me] &&
-        shm_path(g->names + (size_t)g->me * g->name_stride, GUARD_PAGE_SUFFIX, path, sizeof(path)))
+        net_fab_shm_path(g->names + (size_t)g->me * g->name_stride, GUARD_PAGE_SUFFIX, path,
+                         sizeof(path)))
         unlink(path); /* ours, if the join did not; a killed rank's: the launcher */
     for (int r = 0; r < g->n; r++) {
         if (g->hdr && g->hdr[r])
@@ -237,9 +229,7 @@ void net_shmguard_unlink(net_shmguard_t *g)
         return;
     const char *name = g->names + (size_t)g->me * g->name_stride;
     char path[512];
-    if (shm_path(name, "", path, sizeof(path)))
-        unlink(path); /* libfabric's unlink at close then finds nothing: harmless */
-    if (shm_path(name, GUARD_PAGE_SUFFIX, path, sizeof(path)))
+    if (net_fab_shm_path(name, GUARD_PAGE_SUFFIX, path, sizeof(path)))
         unlink(path);
     g->unlinked = true;
 }

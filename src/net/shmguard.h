@@ -17,8 +17,9 @@
  * publishes its bracket in a small shared page of its own (NAME.guard next
  * to its region NAME), so every guard sees which call every rank is in.
  * Once every rank has mapped every region and page, each rank unlinks its
- * own region and page (net_shmguard_unlink): the mappings stay valid, and a
- * job whose ranks or launcher are SIGKILLed leaves nothing in /dev/shm.
+ * own page (net_shmguard_unlink; its region, net_fab_shm_unlink, with the
+ * guard or without): the mappings stay valid, and a job whose ranks or
+ * launcher are SIGKILLed leaves nothing in /dev/shm.
  *
  * A thread of the same rank that cannot get the progress lock (a waiter,
  * the proxy) calls net_shmguard_check once some rank died. It looks at the
@@ -74,7 +75,7 @@ typedef struct net_shmguard {
     uint64_t seen_ns;       /* and since when it has not changed (0: no view) */
     uint64_t *view;         /* check's scratch view */
     uint64_t released;      /* locks released so far */
-    bool unlinked;          /* this rank's region and page are unlinked */
+    bool unlinked;          /* this rank's page is unlinked */
 } net_shmguard_t;
 
 /* Maps the regions named by names (n * name_stride bytes; each an shm
@@ -90,29 +91,38 @@ void net_shmguard_close(net_shmguard_t *g);
  * might be the holder). NULL: nothing. */
 void net_shmguard_map_pages(net_shmguard_t *g);
 
-/* Unlinks this rank's region and page from /dev/shm, once every rank has
- * mapped both (net_shmguard_map_pages on every rank, then a barrier):
- * libfabric 1.17's shm maps a peer's region when its address is inserted
- * and never opens it by name again. NULL: nothing. */
+/* Unlinks this rank's page from /dev/shm, once every rank has mapped it
+ * (net_shmguard_map_pages on every rank, then a barrier); the region is
+ * net_fab_shm_unlink's, guard or not. NULL: nothing. */
 void net_shmguard_unlink(net_shmguard_t *g);
 
 /* The bracket word: the count of brackets opened and closed (above bit
- * 24) and, while inside, the region + 1 (below). Stored sequentially
- * consistent: a guard that sees this rank's lock attempt inside libfabric
- * sees the bracket around it. */
+ * 24) and, while inside, the region + 1 (below). Stored with release (a
+ * plain store on x86-64, the only place the guard opens: spin_lock_known):
+ * the store cannot move past the opaque call into libfabric, whose every
+ * change to a lock word is a lock-prefixed instruction that x86 never makes
+ * visible before an earlier store; and the unlock, a plain store, stays
+ * ordered before the leaving store. So a guard that sees this rank's lock
+ * attempt sees the bracket around it, and one that sees the bracket closed
+ * sees the unlock. Until 2026-12-02 both were sequentially consistent (an
+ * xchg each): the leaving one waited for the stores of fi_cq_read to drain,
+ * and the two took some 80% of poll_cq's own cycles, about 8% of a waiting
+ * rank's (docs/bench/net.md, "put_signal_rtt and the guard"). */
 #define NET_SHMGUARD_REGION_BITS 24
 
 static inline void net_shmguard_enter(net_shmguard_t *g, int region)
 {
     if (g) /* one writer (the progress-lock holder): no read-modify-write needed */
-        atomic_store(g->mine,
-                     (++g->calls << NET_SHMGUARD_REGION_BITS) | (uint64_t)(uint32_t)(region + 1));
+        atomic_store_explicit(
+            g->mine, (++g->calls << NET_SHMGUARD_REGION_BITS) | (uint64_t)(uint32_t)(region + 1),
+            memory_order_release);
 }
 
 static inline void net_shmguard_leave(net_shmguard_t *g)
 {
     if (g)
-        atomic_store(g->mine, ++g->calls << NET_SHMGUARD_REGION_BITS);
+        atomic_store_explicit(g->mine, ++g->calls << NET_SHMGUARD_REGION_BITS,
+                              memory_order_release);
 }
 
 /* Whether rank r is dead (the caller's view: once true, always true). */

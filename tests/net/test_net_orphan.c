@@ -91,9 +91,10 @@ static void read_out(struct job *j, int wait_ms)
     j->text[j->len] = '\0';
 }
 
-/* Starts `gmux launch -n n -- net_rank orphan how` on provider prov and
- * waits until every rank said its pid. */
-static void start(struct job *j, const char *prov, int n, const char *how)
+/* Starts `gmux launch -n n -- net_rank orphan how` on provider prov (env:
+ * one more NAME=VALUE for the job, or NULL) and waits until every rank said
+ * its pid. */
+static void start(struct job *j, const char *prov, int n, const char *how, const char *env)
 {
     memset(j, 0, sizeof(*j));
     int fds[2];
@@ -107,6 +108,8 @@ static void start(struct job *j, const char *prov, int n, const char *how)
         close(fds[0]);
         close(fds[1]);
         setenv("GMUX_NET_PROVIDER", prov, 1);
+        if (env)
+            putenv((char *)env);
         execl(GMUX_CLI_PATH, GMUX_CLI_PATH, "launch", "-n", nbuf, "--timeout", "100", "--",
               NET_RANK_PATH, "orphan", how, (char *)NULL);
         _exit(127);
@@ -174,12 +177,12 @@ static int reap_ranks(struct job *j, int n)
 }
 
 /* Kills the launcher (and first rank `victim`, when >= 0) of an n-rank job
- * mid-job; the other ranks must end by themselves as `how` says, and no
- * file of the job may remain. */
-static void orphan_job(const char *prov, int n, const char *how, int victim)
+ * (env: as start's) mid-job; the other ranks must end by themselves as `how`
+ * says, and no file of the job may remain. */
+static void orphan_job_env(const char *prov, int n, const char *how, int victim, const char *env)
 {
     struct job j;
-    start(&j, prov, n, how);
+    start(&j, prov, n, how, env);
     /* once the job runs, its names are gone already (each rank unlinked its
      * own after every rank mapped them): nothing is left to leave behind */
     int running_files = job_files(j.launcher, false);
@@ -204,6 +207,11 @@ static void orphan_job(const char *prov, int n, const char *how, int victim)
         if (r != victim)
             assert_int_equal(j.status[r], want);
     assert_int_equal(files, 0);
+}
+
+static void orphan_job(const char *prov, int n, const char *how, int victim)
+{
+    orphan_job_env(prov, n, how, victim, NULL);
 }
 
 /* The ranks end by an error path that never finalizes: nothing of theirs
@@ -232,6 +240,18 @@ static void test_launcher_and_rank_killed(void **state)
     (void)state;
     orphan_job("shm", 3, "finalize", 2);
     orphan_job("shm", 2, "exit", 0);
+}
+
+/* The same with the shm guard off (GMUX_NET_SHM_GUARD=0): a rank's region
+ * is still unlinked once every rank mapped it. Until 2026-12-02 only the
+ * guard unlinked it, so without it each rank's region stayed named while the
+ * job ran, and after it when the launcher was SIGKILLed and the ranks left
+ * without finalizing (exit, or killed). */
+static void test_launcher_killed_no_guard(void **state)
+{
+    (void)state;
+    orphan_job_env("shm", 2, "exit", -1, "GMUX_NET_SHM_GUARD=0");
+    orphan_job_env("shm", 3, "finalize", 2, "GMUX_NET_SHM_GUARD=0");
 }
 
 /* Runs `gmux launch -n n -- net_rank leftover` on shm with rank `victim`
@@ -314,6 +334,7 @@ int main(void)
         cmocka_unit_test(test_launcher_killed_ranks_exit),
         cmocka_unit_test(test_launcher_killed_ranks_finalize),
         cmocka_unit_test(test_launcher_and_rank_killed),
+        cmocka_unit_test(test_launcher_killed_no_guard),
         cmocka_unit_test(test_rank_killed_joining_files_removed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
