@@ -80,20 +80,9 @@ static gh_spec_t spec = {"batch", "9", "20", "1000", "0", "1", go, NULL, NULL};
  * until the program ends. 0, or the step that failed. */
 static int grant_and_finish(int task, uint8_t *buf, int *fds, int nfd)
 {
-    dmn_msg_t m;
-    if (gs_read_until(task, buf, DMN_MSG_PENDING, &m) != 0 ||
-        gs_read_until(task, buf, DMN_MSG_PENDING, &m) != 0)
+    if (gs_grant_next(task, buf, 9, 4) != 0)
         return 30;
-    dmn_msg_grant_t g4 = {4, 20 * COM_NS_PER_MS, m.u.ranges.seq};
-    if (tmsg_write_all(task, buf,
-                       dmn_proto_encode_grant(buf, DMN_PROTO_MAX_MSG, 9, DMN_MSG_GRANT, &g4)) != 0)
-        return 31;
-    while (tmsg_read(task, buf, &m) == 0) /* until the program ends */
-        ;
-    unlink(gh_sock);
-    for (int i = 0; i < nfd; i++)
-        close(fds[i]);
-    return 0;
+    return gs_finish(task, buf, fds, nfd);
 }
 
 /* The eviction waiting in the socket: once the program paused holding turn
@@ -103,7 +92,8 @@ static int grant_and_finish(int task, uint8_t *buf, int *fds, int nfd)
  * middle (grant 3), and lets it go on. */
 static int scripted_evict_waiting(int ready)
 {
-    static uint8_t buf[DMN_PROTO_MAX_MSG], out[4096];
+    static uint8_t buf[DMN_PROTO_MAX_MSG];
+    static gs_batch_t w;
     int fds[8], nfd = 0;
     dmn_msg_t m;
     dmn_range_t big;
@@ -111,19 +101,15 @@ static int scripted_evict_waiting(int ready)
     if (task < 0)
         return -task;
     dmn_range_t ahead = {big.base + ORDER_X, 3 * PAGE}, evict = {big.base + ORDER_X + PAGE, PAGE};
-    dmn_msg_grant_t r1 = {1, 0, 0};
-    size_t at = 0;
-    at += dmn_proto_encode_ranges(out + at, sizeof(out) - at, 3, DMN_MSG_PLAN, DMN_PLAN_AHEAD, 2,
-                                  &ahead, 1);
-    at += dmn_proto_encode_grant(out + at, sizeof(out) - at, 4, DMN_MSG_REVOKE, &r1);
-    if (tmsg_write_all(task, out, at) != 0 || gs_read_until(task, buf, DMN_MSG_RELEASE, &m) != 0)
+    gs_batch_plan(&w, 3, DMN_PLAN_AHEAD, 2, &ahead, 1);
+    gs_batch_revoke(&w, 4, 1);
+    if (gs_batch_send(task, &w) != 0 || gs_read_until(task, buf, DMN_MSG_RELEASE, &m) != 0)
         return 16;
     gh_touch("go");
     if (gs_wait_file("out0.stalled") != 0)
         return 17;
-    if (tmsg_write_all(task, buf,
-                       dmn_proto_encode_ranges(buf, sizeof(buf), 5, DMN_MSG_PLAN, DMN_PLAN_EVICT, 3,
-                                               &evict, 1)) != 0)
+    gs_batch_plan(&w, 5, DMN_PLAN_EVICT, 3, &evict, 1);
+    if (gs_batch_send(task, &w) != 0)
         return 18;
     gh_touch("out0.resume");
     return grant_and_finish(task, buf, fds, nfd);
@@ -134,7 +120,8 @@ static int scripted_evict_waiting(int ready)
  * (grant 3) and REVOKE 1; after the RELEASE lets the program go on. */
 static int scripted_evict_deferred(int ready)
 {
-    static uint8_t buf[DMN_PROTO_MAX_MSG], out[4096];
+    static uint8_t buf[DMN_PROTO_MAX_MSG];
+    static gs_batch_t w;
     int fds[8], nfd = 0;
     dmn_msg_t m;
     dmn_range_t big;
@@ -142,14 +129,10 @@ static int scripted_evict_deferred(int ready)
     if (task < 0)
         return -task;
     dmn_range_t evict = {big.base + ORDER_X, 3 * PAGE}, ahead = {big.base + ORDER_X + PAGE, PAGE};
-    dmn_msg_grant_t r1 = {1, 0, 0};
-    size_t at = 0;
-    at += dmn_proto_encode_ranges(out + at, sizeof(out) - at, 3, DMN_MSG_PLAN, DMN_PLAN_EVICT, 2,
-                                  &evict, 1);
-    at += dmn_proto_encode_ranges(out + at, sizeof(out) - at, 4, DMN_MSG_PLAN, DMN_PLAN_AHEAD, 3,
-                                  &ahead, 1);
-    at += dmn_proto_encode_grant(out + at, sizeof(out) - at, 5, DMN_MSG_REVOKE, &r1);
-    if (tmsg_write_all(task, out, at) != 0 || gs_read_until(task, buf, DMN_MSG_RELEASE, &m) != 0)
+    gs_batch_plan(&w, 3, DMN_PLAN_EVICT, 2, &evict, 1);
+    gs_batch_plan(&w, 4, DMN_PLAN_AHEAD, 3, &ahead, 1);
+    gs_batch_revoke(&w, 5, 1);
+    if (gs_batch_send(task, &w) != 0 || gs_read_until(task, buf, DMN_MSG_RELEASE, &m) != 0)
         return 16;
     gh_touch("go");
     return grant_and_finish(task, buf, fds, nfd);
@@ -163,7 +146,8 @@ static int scripted_evict_deferred(int ready)
  * cross (grant 3), and lets it go on. */
 static int scripted_ahead_then_evict(int ready)
 {
-    static uint8_t buf[DMN_PROTO_MAX_MSG], out[4096];
+    static uint8_t buf[DMN_PROTO_MAX_MSG];
+    static gs_batch_t w;
     int fds[8], nfd = 0;
     dmn_msg_t m;
     dmn_range_t big;
@@ -173,22 +157,16 @@ static int scripted_ahead_then_evict(int ready)
     uint64_t x = big.base + ORDER_X;
     dmn_range_t first = {x, PAGE}, ahead[2] = {{x + 2 * PAGE, 2 * PAGE}, {x + 5 * PAGE, PAGE}},
                 evict = {x + 3 * PAGE, 3 * PAGE};
-    dmn_msg_grant_t r1 = {1, 0, 0};
-    size_t at = 0;
-    at += dmn_proto_encode_ranges(out + at, sizeof(out) - at, 3, DMN_MSG_PLAN, DMN_PLAN_AHEAD, 2,
-                                  &first, 1);
-    at += dmn_proto_encode_grant(out + at, sizeof(out) - at, 4, DMN_MSG_REVOKE, &r1);
-    if (tmsg_write_all(task, out, at) != 0 || gs_read_until(task, buf, DMN_MSG_RELEASE, &m) != 0)
+    gs_batch_plan(&w, 3, DMN_PLAN_AHEAD, 2, &first, 1);
+    gs_batch_revoke(&w, 4, 1);
+    if (gs_batch_send(task, &w) != 0 || gs_read_until(task, buf, DMN_MSG_RELEASE, &m) != 0)
         return 16;
     gh_touch("go");
     if (gs_wait_file("out0.stalled") != 0)
         return 17;
-    at = 0;
-    at += dmn_proto_encode_ranges(out + at, sizeof(out) - at, 5, DMN_MSG_PLAN, DMN_PLAN_AHEAD, 3,
-                                  ahead, 2);
-    at += dmn_proto_encode_ranges(out + at, sizeof(out) - at, 6, DMN_MSG_PLAN, DMN_PLAN_EVICT, 3,
-                                  &evict, 1);
-    if (tmsg_write_all(task, out, at) != 0)
+    gs_batch_plan(&w, 5, DMN_PLAN_AHEAD, 3, ahead, 2);
+    gs_batch_plan(&w, 6, DMN_PLAN_EVICT, 3, &evict, 1);
+    if (gs_batch_send(task, &w) != 0)
         return 18;
     gh_touch("out0.resume");
     return grant_and_finish(task, buf, fds, nfd);
@@ -298,17 +276,8 @@ static gh_out_t *run_script(int (*script)(int), const char *capture)
     setenv("GMUX_GATE_IDLE_MS", "600000", 1); /* no IDLE while paused */
     pid_t fake, prog;
     gs_start_pair_log(&spec, script, gh_path("log0"), &fake, &prog);
-    gs_wait_script(fake, prog);
-    int ps = -1;
-    assert_int_equal(waitpid(prog, &ps, 0), prog);
-    assert_true(WIFEXITED(ps) && WEXITSTATUS(ps) == 0);
-    gh_out_t *o = calloc(1, sizeof(*o));
-    assert_non_null(o);
-    gh_read_out(0, o);
-    for (size_t i = 0; i < o->nd; i++)
-        print_message("  prefetch %#llx + %llu at %llu\n", o->d[i][1], o->d[i][2], o->d[i][0]);
-    for (size_t i = 0; i < o->nh; i++)
-        print_message("  evict %#llx + %llu at %llu\n", o->h[i][1], o->h[i][2], o->h[i][0]);
+    gs_wait_pair(fake, prog);
+    gh_out_t *o = gs_out0();
     assert_int_equal(o->n, 20);
     return o;
 }
