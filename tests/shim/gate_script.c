@@ -90,6 +90,20 @@ int gs_grant_to_pause(int ready, uint8_t *buf, int *fds, int *nfd, dmn_range_t *
     return task;
 }
 
+int gs_conn_paused(int ready, gs_conn_t *c)
+{
+    c->nfd = 0;
+    c->task = gs_grant_to_pause(ready, c->buf, c->fds, &c->nfd, &c->big);
+    return c->task < 0 ? -c->task : 0;
+}
+
+int gs_conn_released(gs_conn_t *c)
+{
+    if (gs_batch_send(c->task, &c->w) != 0)
+        return -1;
+    return gs_read_until(c->task, c->buf, DMN_MSG_RELEASE, &c->m);
+}
+
 int gs_grant(int task, uint8_t *buf, uint32_t seq, uint64_t grant_seq, uint64_t request)
 {
     dmn_msg_grant_t g = {grant_seq, 20 * COM_NS_PER_MS, request};

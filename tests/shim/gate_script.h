@@ -55,7 +55,7 @@ int gs_finish(int task, uint8_t *buf, int *fds, int nfd);
  * its gets them all (the orders of a case, and the REVOKE that shows by its
  * RELEASE that the program read them). */
 typedef struct gs_batch {
-    uint8_t b[DMN_PROTO_MAX_MSG];
+    uint8_t b[2 * DMN_PROTO_MAX_MSG]; /* a PLAN of the most ranges, and more */
     size_t at;
     int failed; /* a message did not fit */
 } gs_batch_t;
@@ -69,6 +69,25 @@ void gs_batch_revoke(gs_batch_t *w, uint32_t seq, uint64_t grant_seq);
 /* Writes the batch to task in one write and empties it. 0, or -1 (a
  * message did not fit, or the write failed). */
 int gs_batch_send(int task, gs_batch_t *w);
+
+/* A scripted daemon's side of its program: the connections it accepted
+ * (fds[0..nfd)), the task's socket among them, the largest range the
+ * program announced (the buffer the scripts place their orders in), the
+ * last message read, a read buffer and a batch to write. Large: static in
+ * the script. */
+typedef struct gs_conn {
+    uint8_t buf[DMN_PROTO_MAX_MSG];
+    gs_batch_t w;
+    dmn_msg_t m;
+    dmn_range_t big;
+    int fds[8], nfd, task;
+} gs_conn_t;
+
+/* gs_grant_to_pause into c. 0, or the step that failed (an exit status). */
+int gs_conn_paused(int ready, gs_conn_t *c);
+/* Sends c's batch (ending in a REVOKE) and reads until the RELEASE: the
+ * program read what came before it. 0, or -1. */
+int gs_conn_released(gs_conn_t *c);
 
 /* Waits (a minute at most) until gh_dir/name exists: 0, or -1. */
 int gs_wait_file(const char *name);

@@ -99,32 +99,29 @@ static int scripted_daemon(int ready)
 #define GOOD_LEN  8192u
 static int scripted_unused_grant(int ready)
 {
-    static uint8_t buf[DMN_PROTO_MAX_MSG];
-    static gs_batch_t w;
-    int fds[8], nfd = 0;
-    dmn_msg_t m;
-    dmn_range_t big;
-    int task = gs_grant_to_pause(ready, buf, fds, &nfd, &big);
-    if (task < 0)
-        return -task;
-    gs_batch_revoke(&w, 3, 1);
-    if (gs_batch_send(task, &w) != 0 ||
-        gs_read_after(task, buf, DMN_MSG_RELEASE, DMN_MSG_PENDING, &m) != 0)
+    static gs_conn_t c;
+    int rc = gs_conn_paused(ready, &c);
+    if (rc != 0)
+        return rc;
+    gs_batch_revoke(&c.w, 3, 1);
+    if (gs_batch_send(c.task, &c.w) != 0 ||
+        gs_read_after(c.task, c.buf, DMN_MSG_RELEASE, DMN_MSG_PENDING, &c.m) != 0)
         return 16;
-    dmn_range_t stale = {big.base + FILL_OFF, STALE_LEN}, good = {big.base + AHEAD_OFF, GOOD_LEN};
-    gs_batch_plan(&w, 4, DMN_PLAN_FILL, 2, &stale, 1);
-    gs_batch_grant(&w, 5, 2, m.u.ranges.seq);
-    gs_batch_revoke(&w, 6, 2);
-    if (gs_batch_send(task, &w) != 0)
+    dmn_range_t stale = {c.big.base + FILL_OFF, STALE_LEN},
+                good = {c.big.base + AHEAD_OFF, GOOD_LEN};
+    gs_batch_plan(&c.w, 4, DMN_PLAN_FILL, 2, &stale, 1);
+    gs_batch_grant(&c.w, 5, 2, c.m.u.ranges.seq);
+    gs_batch_revoke(&c.w, 6, 2);
+    if (gs_batch_send(c.task, &c.w) != 0)
         return 17;
     gh_touch("go");
-    if (gs_read_after(task, buf, DMN_MSG_RELEASE, DMN_MSG_PENDING, &m) != 0)
+    if (gs_read_after(c.task, c.buf, DMN_MSG_RELEASE, DMN_MSG_PENDING, &c.m) != 0)
         return 18;
-    gs_batch_plan(&w, 7, DMN_PLAN_FILL, 3, &good, 1);
-    gs_batch_grant(&w, 8, 3, m.u.ranges.seq);
-    if (gs_batch_send(task, &w) != 0)
+    gs_batch_plan(&c.w, 7, DMN_PLAN_FILL, 3, &good, 1);
+    gs_batch_grant(&c.w, 8, 3, c.m.u.ranges.seq);
+    if (gs_batch_send(c.task, &c.w) != 0)
         return 19;
-    return gs_finish(task, buf, fds, nfd);
+    return gs_finish(c.task, c.buf, c.fds, c.nfd);
 }
 
 /* The scripted daemon of the fill ahead taken back: grants turn 1; once the
@@ -140,26 +137,22 @@ static int scripted_unused_grant(int ready)
 #define STALE_Y 0x20000u
 static int scripted_ahead_taken_back(int ready)
 {
-    static uint8_t buf[DMN_PROTO_MAX_MSG];
-    static gs_batch_t w;
-    int fds[8], nfd = 0;
-    dmn_msg_t m;
-    dmn_range_t big;
-    int task = gs_grant_to_pause(ready, buf, fds, &nfd, &big);
-    if (task < 0)
-        return -task;
-    dmn_range_t ahead[2] = {{big.base + STALE_X, 3 * 4096}, {big.base + STALE_Y, 4096}};
-    dmn_range_t evict = {big.base + STALE_X + 4096, 4096};
-    gs_batch_plan(&w, 3, DMN_PLAN_AHEAD, 2, ahead, 2);
-    gs_batch_plan(&w, 4, DMN_PLAN_EVICT, 3, &evict, 1);
-    gs_batch_revoke(&w, 5, 1);
-    if (gs_batch_send(task, &w) != 0 || gs_read_until(task, buf, DMN_MSG_RELEASE, &m) != 0)
+    static gs_conn_t c;
+    int rc = gs_conn_paused(ready, &c);
+    if (rc != 0)
+        return rc;
+    dmn_range_t ahead[2] = {{c.big.base + STALE_X, 3 * 4096}, {c.big.base + STALE_Y, 4096}};
+    dmn_range_t evict = {c.big.base + STALE_X + 4096, 4096};
+    gs_batch_plan(&c.w, 3, DMN_PLAN_AHEAD, 2, ahead, 2);
+    gs_batch_plan(&c.w, 4, DMN_PLAN_EVICT, 3, &evict, 1);
+    gs_batch_revoke(&c.w, 5, 1);
+    if (gs_conn_released(&c) != 0)
         return 16;
     gh_touch("go");
     /* the watcher's PENDING after its RELEASE, then the launching thread's */
-    if (gs_grant_next(task, buf, 6, 4) != 0)
+    if (gs_grant_next(c.task, c.buf, 6, 4) != 0)
         return 17;
-    return gs_finish(task, buf, fds, nfd);
+    return gs_finish(c.task, c.buf, c.fds, c.nfd);
 }
 
 /* The scripted daemon of the fill taken back: answers the program's first
