@@ -17,7 +17,8 @@
  * context that is not active destroys nothing.
  *
  * LOCKING: ctx_primary_mu serialises the shim's retain, release and reset
- * hooks of primary contexts, each with its driver call: a release, the state
+ * hooks of primary contexts (and the green context hooks, a retain and a
+ * release), each with its driver call: a release, the state
  * query after it and the forgetting are one step, so a retain of another
  * thread cannot come between the release that destroyed the context and the
  * query (the query would see the new context active and the gone one's
@@ -249,21 +250,21 @@ CUresult shim_hook_cuDevicePrimaryCtxReset_v2(CUdevice dev)
  * creation; one created before the shim's hooks were in place has none, and
  * then the primary context of no device is looked at.
  *
- * LOCKING: ctx_green_mu guards the table; taken under ctx_primary_mu, alone.
+ * LOCKING: the table of green contexts is under ctx_primary_mu, which both
+ * hooks hold across their driver call anyway.
  */
 typedef struct ctx_green {
     CUgreenCtx green;
     CUdevice dev;
 } ctx_green_t;
 
-static pthread_mutex_t ctx_green_mu = PTHREAD_MUTEX_INITIALIZER;
 static ctx_green_t *ctx_greens;
 static size_t ctx_green_n, ctx_green_cap;
 
-/* Records green on dev (a gone green context's entry at its handle replaced). */
+/* Records green on dev (a gone green context's entry at its handle
+ * replaced). Under ctx_primary_mu. */
 static void ctx_green_add(CUgreenCtx green, CUdevice dev)
 {
-    pthread_mutex_lock(&ctx_green_mu);
     size_t i = 0;
     while (i < ctx_green_n && ctx_greens[i].green != green)
         i++;
@@ -271,7 +272,6 @@ static void ctx_green_add(CUgreenCtx green, CUdevice dev)
         size_t cap = ctx_green_cap ? 2 * ctx_green_cap : 16;
         ctx_green_t *grown = realloc(ctx_greens, cap * sizeof(*grown));
         if (!grown) {
-            pthread_mutex_unlock(&ctx_green_mu);
             COM_WARN(SHIM, "green context %p: out of memory, its device unknown", (void *)green);
             return;
         }
@@ -281,14 +281,12 @@ static void ctx_green_add(CUgreenCtx green, CUdevice dev)
     if (i == ctx_green_n)
         ctx_green_n++;
     ctx_greens[i] = (ctx_green_t){.green = green, .dev = dev};
-    pthread_mutex_unlock(&ctx_green_mu);
 }
 
-/* green's device, or -1 where unknown; forgets it if drop. */
+/* green's device, or -1 where unknown; forgets it if drop. Under ctx_primary_mu. */
 static CUdevice ctx_green_dev(CUgreenCtx green, bool drop)
 {
     CUdevice dev = -1;
-    pthread_mutex_lock(&ctx_green_mu);
     for (size_t i = 0; i < ctx_green_n; i++)
         if (ctx_greens[i].green == green) {
             dev = ctx_greens[i].dev;
@@ -296,7 +294,6 @@ static CUdevice ctx_green_dev(CUgreenCtx green, bool drop)
                 ctx_greens[i] = ctx_greens[--ctx_green_n];
             break;
         }
-    pthread_mutex_unlock(&ctx_green_mu);
     return dev;
 }
 
