@@ -1,12 +1,11 @@
 /*
  * Context hooks: a context the driver destroys takes every allocation made in
  * it along (cuCtxDestroy; the primary context at its last release or at a
- * reset), so the regions allocated in it stop being tracked and counted, and
- * a recording frees them. Each region carries the context that was current
- * when it was allocated (hooks_mem.c); the context's migration stream is
- * retired too (backend_cuda.c), and its non-blocking streams are forgotten
- * (streams.c). VMM mappings belong to no context
- * (cuMemCreate memory is the device's, mapped process-wide) and stay.
+ * reset; a green context's converted context at cuGreenCtxDestroy), so the regions allocated in it
+ * stop being tracked and counted, and a recording frees them. Each region carries the context that
+ * was current when it was allocated (hooks_mem.c); the context's migration stream is retired too
+ * (backend_cuda.c), and its non-blocking streams are forgotten (streams.c). VMM mappings belong to
+ * no context (cuMemCreate memory is the device's, mapped process-wide) and stay.
  *
  * The primary context's handle is learnt from cuDevicePrimaryCtxRetain (the
  * runtime retains it before its first use), or, if no retain the shim saw
@@ -18,7 +17,8 @@
  * context that is not active destroys nothing.
  *
  * LOCKING: ctx_primary_mu serialises the shim's retain, release and reset
- * hooks of primary contexts, each with its driver call: a release, the state
+ * hooks of primary contexts (and the green context hooks, a retain and a
+ * release), each with its driver call: a release, the state
  * query after it and the forgetting are one step, so a retain of another
  * thread cannot come between the release that destroyed the context and the
  * query (the query would see the new context active and the gone one's
@@ -36,6 +36,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "common/log.h"
 #include "shim/backend_cuda.h"
@@ -232,6 +233,100 @@ CUresult shim_hook_cuDevicePrimaryCtxReset_v2(CUdevice dev)
     bool locked = shim_backend_destroy_begin();
     CUcontext ctx = ctx_primary_live(dev);
     CUresult r = ctx_reset(SHIM_CALL(cuDevicePrimaryCtxReset_v2, dev), dev, ctx);
+    shim_backend_destroy_end(locked);
+    pthread_mutex_unlock(&ctx_primary_mu);
+    return r;
+}
+
+/*
+ * Green contexts (CUDA 12.4). A green context holds a context of its own,
+ * its converted one (cuCtxFromGreenCtx), where the program allocates and
+ * launches, and a reference to its device's primary context, taken by
+ * cuGreenCtxCreate and dropped by cuGreenCtxDestroy. The destroy takes the
+ * converted context along, asked of the driver just before (the same handle
+ * whenever asked), and is a release of the primary context: if it was the
+ * last reference, the primary context goes too (test_shim_lifecycle
+ * test_green_context_*). The device of each green context is learnt at its
+ * creation; one created before the shim's hooks were in place has none, and
+ * then the primary context of no device is looked at.
+ *
+ * LOCKING: the table of green contexts is under ctx_primary_mu, which both
+ * hooks hold across their driver call anyway.
+ */
+typedef struct ctx_green {
+    CUgreenCtx green;
+    CUdevice dev;
+} ctx_green_t;
+
+static ctx_green_t *ctx_greens;
+static size_t ctx_green_n, ctx_green_cap;
+
+/* Records green on dev (a gone green context's entry at its handle
+ * replaced). Under ctx_primary_mu. */
+static void ctx_green_add(CUgreenCtx green, CUdevice dev)
+{
+    size_t i = 0;
+    while (i < ctx_green_n && ctx_greens[i].green != green)
+        i++;
+    if (i == ctx_green_n && ctx_green_n == ctx_green_cap) {
+        size_t cap = ctx_green_cap ? 2 * ctx_green_cap : 16;
+        ctx_green_t *grown = realloc(ctx_greens, cap * sizeof(*grown));
+        if (!grown) {
+            COM_WARN(SHIM, "green context %p: out of memory, its device unknown", (void *)green);
+            return;
+        }
+        ctx_greens = grown;
+        ctx_green_cap = cap;
+    }
+    if (i == ctx_green_n)
+        ctx_green_n++;
+    ctx_greens[i] = (ctx_green_t){.green = green, .dev = dev};
+}
+
+/* green's device, or -1 where unknown; forgets it if drop. Under ctx_primary_mu. */
+static CUdevice ctx_green_dev(CUgreenCtx green, bool drop)
+{
+    CUdevice dev = -1;
+    for (size_t i = 0; i < ctx_green_n; i++)
+        if (ctx_greens[i].green == green) {
+            dev = ctx_greens[i].dev;
+            if (drop)
+                ctx_greens[i] = ctx_greens[--ctx_green_n];
+            break;
+        }
+    return dev;
+}
+
+CUresult shim_hook_cuGreenCtxCreate(CUgreenCtx *green, CUdevResourceDesc desc, CUdevice dev,
+                                    unsigned flags)
+{
+    shim_ensure_init();
+    /* a retain of the primary context: serialised with its releases */
+    pthread_mutex_lock(&ctx_primary_mu);
+    CUresult r = SHIM_CALL(cuGreenCtxCreate, green, desc, dev, flags);
+    if (r == CUDA_SUCCESS && green)
+        ctx_green_add(*green, dev);
+    pthread_mutex_unlock(&ctx_primary_mu);
+    return r;
+}
+
+CUresult shim_hook_cuGreenCtxDestroy(CUgreenCtx green)
+{
+    shim_ensure_init();
+    pthread_mutex_lock(&ctx_primary_mu);
+    bool locked = shim_backend_destroy_begin();
+    CUcontext ctx = NULL;
+    if (SHIM_CALL(cuCtxFromGreenCtx, &ctx, green) != CUDA_SUCCESS)
+        ctx = NULL;
+    CUdevice dev = ctx_green_dev(green, false);
+    CUcontext primary = dev >= 0 ? ctx_primary_live(dev) : NULL;
+    CUresult r = SHIM_CALL(cuGreenCtxDestroy, green);
+    if (r == CUDA_SUCCESS) {
+        (void)ctx_green_dev(green, true);
+        ctx_forget(ctx);
+        if (dev >= 0)
+            (void)ctx_released(r, dev, primary);
+    }
     shim_backend_destroy_end(locked);
     pthread_mutex_unlock(&ctx_primary_mu);
     return r;

@@ -77,6 +77,8 @@ typedef CUresult(CUDAAPI *shim_pfn_cuStreamBeginCapture_v10000)(CUstream hStream
       shim_pfn_cuDevicePrimaryCtxReset_v7000, 0)                                                   \
     X(cuDevicePrimaryCtxReset_v2, cuDevicePrimaryCtxReset, 11000,                                  \
       PFN_cuDevicePrimaryCtxReset_v11000, 0)                                                       \
+    X(cuGreenCtxCreate, cuGreenCtxCreate, 12040, PFN_cuGreenCtxCreate_v12040, 0)                   \
+    X(cuGreenCtxDestroy, cuGreenCtxDestroy, 12040, PFN_cuGreenCtxDestroy_v12040, 0)                \
     X(cuModuleUnload, cuModuleUnload, 2000, PFN_cuModuleUnload_v2000, 0)                           \
     X(cuLibraryUnload, cuLibraryUnload, 12000, PFN_cuLibraryUnload_v12000, 0)                      \
     X(cuLaunchKernel, cuLaunchKernel, 4000, PFN_cuLaunchKernel_v4000, 0)                           \
@@ -144,6 +146,7 @@ typedef CUresult(CUDAAPI *shim_pfn_cuStreamBeginCapture_v10000)(CUstream hStream
     X(cuFuncGetName, cuFuncGetName, 12030, PFN_cuFuncGetName_v12030, 0)                            \
     X(cuCtxSynchronize, cuCtxSynchronize, 2000, PFN_cuCtxSynchronize_v2000, 0)                     \
     X(cuCtxPushCurrent_v2, cuCtxPushCurrent, 4000, PFN_cuCtxPushCurrent_v4000, 0)                  \
-    X(cuCtxPopCurrent_v2, cuCtxPopCurrent, 4000, PFN_cuCtxPopCurrent_v4000, 0)
+    X(cuCtxPopCurrent_v2, cuCtxPopCurrent, 4000, PFN_cuCtxPopCurrent_v4000, 0)                     \
+    X(cuCtxFromGreenCtx, cuCtxFromGreenCtx, 12040, PFN_cuCtxFromGreenCtx_v12040, 0)
 
 #endif /* SHIM_SYMS_H */

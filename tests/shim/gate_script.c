@@ -85,12 +85,99 @@ int gs_grant_to_pause(int ready, uint8_t *buf, int *fds, int *nfd, dmn_range_t *
     int task = gs_accept_big(ready, buf, fds, nfd, &m, big);
     if (task < 0)
         return task;
-    dmn_msg_grant_t g = {1, 20 * COM_NS_PER_MS, m.u.ranges.seq};
-    if (tmsg_write_all(task, buf,
-                       dmn_proto_encode_grant(buf, DMN_PROTO_MAX_MSG, 2, DMN_MSG_GRANT, &g)) != 0 ||
-        gs_wait_file("out0.paused") != 0)
+    if (gs_grant(task, buf, 2, 1, m.u.ranges.seq) != 0 || gs_wait_file("out0.paused") != 0)
         return -15;
     return task;
+}
+
+int gs_conn_paused(int ready, gs_conn_t *c)
+{
+    c->nfd = 0;
+    c->task = gs_grant_to_pause(ready, c->buf, c->fds, &c->nfd, &c->big);
+    return c->task < 0 ? -c->task : 0;
+}
+
+int gs_conn_released(gs_conn_t *c)
+{
+    if (gs_batch_send(c->task, &c->w) != 0)
+        return -1;
+    return gs_read_until(c->task, c->buf, DMN_MSG_RELEASE, &c->m);
+}
+
+int gs_grant(int task, uint8_t *buf, uint32_t seq, uint64_t grant_seq, uint64_t request)
+{
+    dmn_msg_grant_t g = {grant_seq, 20 * COM_NS_PER_MS, request};
+    return tmsg_write_all(task, buf,
+                          dmn_proto_encode_grant(buf, DMN_PROTO_MAX_MSG, seq, DMN_MSG_GRANT, &g)) ==
+                   0
+               ? 0
+               : -1;
+}
+
+int gs_next_pending(int task, uint8_t *buf, dmn_msg_t *m)
+{
+    if (gs_read_until(task, buf, DMN_MSG_PENDING, m) != 0)
+        return -1;
+    return gs_read_until(task, buf, DMN_MSG_PENDING, m);
+}
+
+int gs_grant_next(int task, uint8_t *buf, uint32_t seq, uint64_t grant_seq)
+{
+    dmn_msg_t m;
+    if (gs_next_pending(task, buf, &m) != 0)
+        return -1;
+    return gs_grant(task, buf, seq, grant_seq, m.u.ranges.seq);
+}
+
+void gs_close(int *fds, int nfd)
+{
+    unlink(gh_sock);
+    for (int i = 0; i < nfd; i++)
+        close(fds[i]);
+}
+
+int gs_finish(int task, uint8_t *buf, int *fds, int nfd)
+{
+    dmn_msg_t m;
+    while (tmsg_read(task, buf, &m) == 0)
+        ;
+    gs_close(fds, nfd);
+    return 0;
+}
+
+static void batch_add(gs_batch_t *w, size_t n)
+{
+    w->at += n;
+    w->failed |= n == 0;
+}
+
+void gs_batch_plan(gs_batch_t *w, uint32_t seq, uint32_t kind, uint64_t grant_seq,
+                   const dmn_range_t *r, uint32_t n)
+{
+    batch_add(w, dmn_proto_encode_ranges(w->b + w->at, sizeof(w->b) - w->at, seq, DMN_MSG_PLAN,
+                                         kind, grant_seq, r, n));
+}
+
+void gs_batch_grant(gs_batch_t *w, uint32_t seq, uint64_t grant_seq, uint64_t request)
+{
+    dmn_msg_grant_t g = {grant_seq, 20 * COM_NS_PER_MS, request};
+    batch_add(w,
+              dmn_proto_encode_grant(w->b + w->at, sizeof(w->b) - w->at, seq, DMN_MSG_GRANT, &g));
+}
+
+void gs_batch_revoke(gs_batch_t *w, uint32_t seq, uint64_t grant_seq)
+{
+    dmn_msg_grant_t r = {grant_seq, 0, 0};
+    batch_add(w,
+              dmn_proto_encode_grant(w->b + w->at, sizeof(w->b) - w->at, seq, DMN_MSG_REVOKE, &r));
+}
+
+int gs_batch_send(int task, gs_batch_t *w)
+{
+    int rc = !w->failed && tmsg_write_all(task, w->b, w->at) == 0 ? 0 : -1;
+    w->at = 0;
+    w->failed = 0;
+    return rc;
 }
 
 int gs_wait_file(const char *name)
@@ -145,4 +232,24 @@ void gs_wait_script(pid_t fake, pid_t prog)
         waitpid(prog, NULL, 0);
         fail_msg("scripted daemon: status %d", fs);
     }
+}
+
+void gs_wait_pair(pid_t fake, pid_t prog)
+{
+    gs_wait_script(fake, prog);
+    int ps = -1;
+    assert_int_equal(waitpid(prog, &ps, 0), prog);
+    assert_true(WIFEXITED(ps) && WEXITSTATUS(ps) == 0);
+}
+
+gh_out_t *gs_out0(void)
+{
+    gh_out_t *o = calloc(1, sizeof(*o));
+    assert_non_null(o);
+    gh_read_out(0, o);
+    for (size_t i = 0; i < o->nd; i++)
+        print_message("  prefetch %#llx + %llu at %llu\n", o->d[i][1], o->d[i][2], o->d[i][0]);
+    for (size_t i = 0; i < o->nh; i++)
+        print_message("  evict %#llx + %llu at %llu\n", o->h[i][1], o->h[i][2], o->h[i][0]);
+    return o;
 }

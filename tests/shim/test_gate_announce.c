@@ -69,11 +69,8 @@ static int scripted_announce(int ready)
         return -task;
     if (save_ranges(&m, "pending1") != 0)
         return 20;
-    dmn_msg_grant_t g1 = {1, 20 * COM_NS_PER_MS, m.u.ranges.seq}, r1 = {1, 0, 0};
-    if (tmsg_write_all(task, buf,
-                       dmn_proto_encode_grant(buf, DMN_PROTO_MAX_MSG, 2, DMN_MSG_GRANT, &g1)) !=
-            0 ||
-        gs_wait_file("out0.paused") != 0)
+    dmn_msg_grant_t r1 = {1, 0, 0};
+    if (gs_grant(task, buf, 2, 1, m.u.ranges.seq) != 0 || gs_wait_file("out0.paused") != 0)
         return 21;
     if (tmsg_write_all(task, buf,
                        dmn_proto_encode_grant(buf, DMN_PROTO_MAX_MSG, 3, DMN_MSG_REVOKE, &r1)) !=
@@ -82,19 +79,11 @@ static int scripted_announce(int ready)
         return 22;
     gh_touch("go");
     /* the watcher's PENDING (it stays queued), then the launching thread's */
-    if (gs_read_until(task, buf, DMN_MSG_PENDING, &m) != 0 ||
-        gs_read_until(task, buf, DMN_MSG_PENDING, &m) != 0 || save_ranges(&m, "pending2") != 0)
+    if (gs_next_pending(task, buf, &m) != 0 || save_ranges(&m, "pending2") != 0)
         return 23;
-    dmn_msg_grant_t g4 = {4, 20 * COM_NS_PER_MS, m.u.ranges.seq};
-    if (tmsg_write_all(task, buf,
-                       dmn_proto_encode_grant(buf, DMN_PROTO_MAX_MSG, 4, DMN_MSG_GRANT, &g4)) != 0)
+    if (gs_grant(task, buf, 4, 4, m.u.ranges.seq) != 0)
         return 24;
-    while (tmsg_read(task, buf, &m) == 0) /* until the program ends */
-        ;
-    unlink(gh_sock);
-    for (int i = 0; i < nfd; i++)
-        close(fds[i]);
-    return 0;
+    return gs_finish(task, buf, fds, nfd);
 }
 
 /* Rows "<a> <b>" of gh_dir/name whose line begins with prefix (after it);
@@ -159,10 +148,7 @@ static void test_many_allocations_covered(void **state)
     pid_t fake, prog;
     gs_start_pair_log(&spec, scripted_announce, gh_path("log0"), &fake, &prog);
     unsetenv("GATE_PROG_ALLOCS");
-    gs_wait_script(fake, prog);
-    int ps = -1;
-    assert_int_equal(waitpid(prog, &ps, 0), prog);
-    assert_true(WIFEXITED(ps) && WEXITSTATUS(ps) == 0);
+    gs_wait_pair(fake, prog);
     size_t na = read_rows("out0", "M ", allocs, MAX_ROWS);
     assert_int_equal(na, MANY);
     const char *pendings[] = {"pending1", "pending2"};
@@ -217,10 +203,7 @@ static void test_alloc_and_free_between_waits(void **state)
     pid_t fake, prog;
     gs_start_pair_log(&spec, scripted_announce, gh_path("log0"), &fake, &prog);
     unsetenv("GATE_PROG_PAUSE_SWAP");
-    gs_wait_script(fake, prog);
-    int ps = -1;
-    assert_int_equal(waitpid(prog, &ps, 0), prog);
-    assert_true(WIFEXITED(ps) && WEXITSTATUS(ps) == 0);
+    gs_wait_pair(fake, prog);
     unsigned long long made[1][2], freed[1][2];
     assert_int_equal(read_rows("out0", "N ", made, 1), 1);
     assert_int_equal(read_rows("out0", "F ", freed, 1), 1);

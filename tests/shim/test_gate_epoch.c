@@ -84,9 +84,7 @@ static int scripted_daemon(int ready)
         return 17;
     if (gs_read_until(task, buf, DMN_MSG_RELEASE, &m) != 0)
         return 18;
-    unlink(gh_sock); /* dies: every connection closes */
-    for (int i = 0; i < nfd; i++)
-        close(fds[i]);
+    gs_close(fds, nfd); /* dies: every connection closes */
     return 0;
 }
 
@@ -101,43 +99,29 @@ static int scripted_daemon(int ready)
 #define GOOD_LEN  8192u
 static int scripted_unused_grant(int ready)
 {
-    static uint8_t buf[DMN_PROTO_MAX_MSG], out[4096];
-    int fds[8], nfd = 0;
-    dmn_msg_t m;
-    dmn_range_t big;
-    int task = gs_grant_to_pause(ready, buf, fds, &nfd, &big);
-    if (task < 0)
-        return -task;
-    dmn_msg_grant_t g = {1, 0, 0};
-    if (tmsg_write_all(task, buf,
-                       dmn_proto_encode_grant(buf, sizeof(buf), 3, DMN_MSG_REVOKE, &g)) != 0 ||
-        gs_read_after(task, buf, DMN_MSG_RELEASE, DMN_MSG_PENDING, &m) != 0)
+    static gs_conn_t c;
+    int rc = gs_conn_paused(ready, &c);
+    if (rc != 0)
+        return rc;
+    gs_batch_revoke(&c.w, 3, 1);
+    if (gs_batch_send(c.task, &c.w) != 0 ||
+        gs_read_after(c.task, c.buf, DMN_MSG_RELEASE, DMN_MSG_PENDING, &c.m) != 0)
         return 16;
-    dmn_range_t stale = {big.base + FILL_OFF, STALE_LEN}, good = {big.base + AHEAD_OFF, GOOD_LEN};
-    size_t at = 0;
-    dmn_msg_grant_t g2 = {2, 20 * COM_NS_PER_MS, m.u.ranges.seq}, r2 = {2, 0, 0};
-    at += dmn_proto_encode_ranges(out + at, sizeof(out) - at, 4, DMN_MSG_PLAN, DMN_PLAN_FILL, 2,
-                                  &stale, 1);
-    at += dmn_proto_encode_grant(out + at, sizeof(out) - at, 5, DMN_MSG_GRANT, &g2);
-    at += dmn_proto_encode_grant(out + at, sizeof(out) - at, 6, DMN_MSG_REVOKE, &r2);
-    if (tmsg_write_all(task, out, at) != 0)
+    dmn_range_t stale = {c.big.base + FILL_OFF, STALE_LEN},
+                good = {c.big.base + AHEAD_OFF, GOOD_LEN};
+    gs_batch_plan(&c.w, 4, DMN_PLAN_FILL, 2, &stale, 1);
+    gs_batch_grant(&c.w, 5, 2, c.m.u.ranges.seq);
+    gs_batch_revoke(&c.w, 6, 2);
+    if (gs_batch_send(c.task, &c.w) != 0)
         return 17;
     gh_touch("go");
-    if (gs_read_after(task, buf, DMN_MSG_RELEASE, DMN_MSG_PENDING, &m) != 0)
+    if (gs_read_after(c.task, c.buf, DMN_MSG_RELEASE, DMN_MSG_PENDING, &c.m) != 0)
         return 18;
-    at = 0;
-    dmn_msg_grant_t g3 = {3, 20 * COM_NS_PER_MS, m.u.ranges.seq};
-    at += dmn_proto_encode_ranges(out + at, sizeof(out) - at, 7, DMN_MSG_PLAN, DMN_PLAN_FILL, 3,
-                                  &good, 1);
-    at += dmn_proto_encode_grant(out + at, sizeof(out) - at, 8, DMN_MSG_GRANT, &g3);
-    if (tmsg_write_all(task, out, at) != 0)
+    gs_batch_plan(&c.w, 7, DMN_PLAN_FILL, 3, &good, 1);
+    gs_batch_grant(&c.w, 8, 3, c.m.u.ranges.seq);
+    if (gs_batch_send(c.task, &c.w) != 0)
         return 19;
-    while (tmsg_read(task, buf, &m) == 0) /* until the program ends */
-        ;
-    unlink(gh_sock);
-    for (int i = 0; i < nfd; i++)
-        close(fds[i]);
-    return 0;
+    return gs_finish(c.task, c.buf, c.fds, c.nfd);
 }
 
 /* The scripted daemon of the fill ahead taken back: grants turn 1; once the
@@ -153,39 +137,22 @@ static int scripted_unused_grant(int ready)
 #define STALE_Y 0x20000u
 static int scripted_ahead_taken_back(int ready)
 {
-    static uint8_t buf[DMN_PROTO_MAX_MSG], out[4096];
-    int fds[8], nfd = 0;
-    dmn_msg_t m;
-    dmn_range_t big;
-    int task = gs_grant_to_pause(ready, buf, fds, &nfd, &big);
-    if (task < 0)
-        return -task;
-    dmn_range_t ahead[2] = {{big.base + STALE_X, 3 * 4096}, {big.base + STALE_Y, 4096}};
-    dmn_range_t evict = {big.base + STALE_X + 4096, 4096};
-    dmn_msg_grant_t r1 = {1, 0, 0};
-    size_t at = 0;
-    at += dmn_proto_encode_ranges(out + at, sizeof(out) - at, 3, DMN_MSG_PLAN, DMN_PLAN_AHEAD, 2,
-                                  ahead, 2);
-    at += dmn_proto_encode_ranges(out + at, sizeof(out) - at, 4, DMN_MSG_PLAN, DMN_PLAN_EVICT, 3,
-                                  &evict, 1);
-    at += dmn_proto_encode_grant(out + at, sizeof(out) - at, 5, DMN_MSG_REVOKE, &r1);
-    if (tmsg_write_all(task, out, at) != 0 || gs_read_until(task, buf, DMN_MSG_RELEASE, &m) != 0)
+    static gs_conn_t c;
+    int rc = gs_conn_paused(ready, &c);
+    if (rc != 0)
+        return rc;
+    dmn_range_t ahead[2] = {{c.big.base + STALE_X, 3 * 4096}, {c.big.base + STALE_Y, 4096}};
+    dmn_range_t evict = {c.big.base + STALE_X + 4096, 4096};
+    gs_batch_plan(&c.w, 3, DMN_PLAN_AHEAD, 2, ahead, 2);
+    gs_batch_plan(&c.w, 4, DMN_PLAN_EVICT, 3, &evict, 1);
+    gs_batch_revoke(&c.w, 5, 1);
+    if (gs_conn_released(&c) != 0)
         return 16;
     gh_touch("go");
     /* the watcher's PENDING after its RELEASE, then the launching thread's */
-    if (gs_read_until(task, buf, DMN_MSG_PENDING, &m) != 0 ||
-        gs_read_until(task, buf, DMN_MSG_PENDING, &m) != 0)
+    if (gs_grant_next(c.task, c.buf, 6, 4) != 0)
         return 17;
-    dmn_msg_grant_t g4 = {4, 20 * COM_NS_PER_MS, m.u.ranges.seq};
-    if (tmsg_write_all(task, buf,
-                       dmn_proto_encode_grant(buf, sizeof(buf), 6, DMN_MSG_GRANT, &g4)) != 0)
-        return 18;
-    while (tmsg_read(task, buf, &m) == 0) /* until the program ends */
-        ;
-    unlink(gh_sock);
-    for (int i = 0; i < nfd; i++)
-        close(fds[i]);
-    return 0;
+    return gs_finish(c.task, c.buf, c.fds, c.nfd);
 }
 
 /* The scripted daemon of the fill taken back: answers the program's first
@@ -195,7 +162,8 @@ static int scripted_ahead_taken_back(int ready)
  * or the step that failed. */
 static int scripted_fill_taken_back(int ready)
 {
-    static uint8_t buf[DMN_PROTO_MAX_MSG], out[4096];
+    static uint8_t buf[DMN_PROTO_MAX_MSG];
+    static gs_batch_t w;
     int fds[8], nfd = 0;
     dmn_msg_t m;
     dmn_range_t big;
@@ -203,22 +171,13 @@ static int scripted_fill_taken_back(int ready)
     if (task < 0)
         return -task;
     dmn_range_t fill = {big.base + STALE_X, 3 * 4096}, evict = {big.base + STALE_X + 4096, 4096};
-    dmn_msg_grant_t g = {1, 20 * COM_NS_PER_MS, m.u.ranges.seq};
-    size_t at = 0;
-    at += dmn_proto_encode_ranges(out + at, sizeof(out) - at, 2, DMN_MSG_PLAN, DMN_PLAN_FILL, 1,
-                                  &fill, 1);
-    at += dmn_proto_encode_grant(out + at, sizeof(out) - at, 3, DMN_MSG_GRANT, &g);
-    at += dmn_proto_encode_ranges(out + at, sizeof(out) - at, 4, DMN_MSG_PLAN, DMN_PLAN_EVICT, 2,
-                                  &evict, 1);
-    if (tmsg_write_all(task, out, at) != 0)
+    gs_batch_plan(&w, 2, DMN_PLAN_FILL, 1, &fill, 1);
+    gs_batch_grant(&w, 3, 1, m.u.ranges.seq);
+    gs_batch_plan(&w, 4, DMN_PLAN_EVICT, 2, &evict, 1);
+    if (gs_batch_send(task, &w) != 0)
         return 15;
     gh_touch("go");
-    while (tmsg_read(task, buf, &m) == 0) /* until the program ends */
-        ;
-    unlink(gh_sock);
-    for (int i = 0; i < nfd; i++)
-        close(fds[i]);
-    return 0;
+    return gs_finish(task, buf, fds, nfd);
 }
 
 /* Polls `gmux status --json` until it lists a task that reported kernels (a
@@ -283,15 +242,8 @@ static void test_unused_grant_fill_void(void **state)
     setenv("GMUX_GATE_IDLE_MS", "600000", 1); /* no IDLE while paused */
     pid_t fake, prog;
     gs_start_pair(&spec, scripted_unused_grant, &fake, &prog);
-    gs_wait_script(fake, prog);
-    int ps = -1;
-    assert_int_equal(waitpid(prog, &ps, 0), prog);
-    assert_true(WIFEXITED(ps) && WEXITSTATUS(ps) == 0);
-    gh_out_t *o = calloc(1, sizeof(*o));
-    assert_non_null(o);
-    gh_read_out(0, o);
-    for (size_t i = 0; i < o->nd; i++)
-        print_message("  prefetch %#llx + %llu\n", o->d[i][1], o->d[i][2]);
+    gs_wait_pair(fake, prog);
+    gh_out_t *o = gs_out0();
     assert_int_equal(o->n, 20);
     /* grant 3's fill only: grant 2's was over when grant 3 came */
     assert_int_equal(o->nd, 1);
@@ -325,17 +277,8 @@ static void check_taken_back(int (*script)(int), int with_y)
     setenv("GMUX_GATE_IDLE_MS", "600000", 1); /* no IDLE while paused */
     pid_t fake, prog;
     gs_start_pair(&spec, script, &fake, &prog);
-    gs_wait_script(fake, prog);
-    int ps = -1;
-    assert_int_equal(waitpid(prog, &ps, 0), prog);
-    assert_true(WIFEXITED(ps) && WEXITSTATUS(ps) == 0);
-    gh_out_t *o = calloc(1, sizeof(*o));
-    assert_non_null(o);
-    gh_read_out(0, o);
-    for (size_t i = 0; i < o->nd; i++)
-        print_message("  prefetch %#llx + %llu at %llu\n", o->d[i][1], o->d[i][2], o->d[i][0]);
-    for (size_t i = 0; i < o->nh; i++)
-        print_message("  evict %#llx + %llu at %llu\n", o->h[i][1], o->h[i][2], o->h[i][0]);
+    gs_wait_pair(fake, prog);
+    gh_out_t *o = gs_out0();
     assert_int_equal(o->n, 20);
     /* the eviction, carried out on arrival (the task held no turn) */
     assert_int_equal(o->nh, 1);

@@ -116,16 +116,9 @@ static int evict_after_turn(int ready, uint8_t *buf, int *fds, int *nfd, int ask
 static int grant_seq_to_end(int task, uint8_t *buf, int *fds, int nfd, uint64_t seq,
                             uint64_t pending)
 {
-    dmn_msg_t m;
-    dmn_msg_grant_t g = {seq, 20 * COM_NS_PER_MS, pending};
-    if (tmsg_write_all(task, buf, dmn_proto_encode_grant(buf, 64, 6, DMN_MSG_GRANT, &g)) != 0)
+    if (gs_grant(task, buf, 6, seq, pending) != 0)
         return 41;
-    while (tmsg_read(task, buf, &m) == 0) /* until the program ends */
-        ;
-    unlink(gh_sock);
-    for (int i = 0; i < nfd; i++)
-        close(fds[i]);
-    return 0;
+    return gs_finish(task, buf, fds, nfd);
 }
 
 static int grant_to_end(int task, uint8_t *buf, int *fds, int nfd, uint64_t pending)
@@ -295,8 +288,7 @@ static int go_on_to_wait(int task, uint8_t *buf, const char *name, uint64_t *pen
 {
     dmn_msg_t m;
     gh_touch(name);
-    if (gs_read_until(task, buf, DMN_MSG_PENDING, &m) != 0 ||
-        gs_read_until(task, buf, DMN_MSG_PENDING, &m) != 0)
+    if (gs_next_pending(task, buf, &m) != 0)
         return -1;
     *pending_p = m.u.ranges.seq;
     return 0;
@@ -383,9 +375,8 @@ static int scripted_grant_without_context(int ready)
     int task = evict_in_wait(ready, buf, fds, &nfd, 0, &pending);
     if (task < 0)
         return -task;
-    dmn_msg_grant_t g = {3, 20 * COM_NS_PER_MS, pending}, r3 = {3, 0, 0};
-    if (tmsg_write_all(task, buf, dmn_proto_encode_grant(buf, 64, 6, DMN_MSG_GRANT, &g)) != 0 ||
-        gs_wait_file("out0.pushed") != 0)
+    dmn_msg_grant_t r3 = {3, 0, 0};
+    if (gs_grant(task, buf, 6, 3, pending) != 0 || gs_wait_file("out0.pushed") != 0)
         return 70;
     if (tmsg_write_all(task, buf, dmn_proto_encode_grant(buf, 64, 7, DMN_MSG_REVOKE, &r3)) != 0)
         return 71;
@@ -443,10 +434,7 @@ static void run_case_out(int (*script)(int), size_t nh, gh_out_t *o)
     pid_t fake, prog;
     gs_start_pair_log(&spec, script, prog_log, &fake, &prog);
     unsetenv("FAKE_CUDA_EVENT_HOLD");
-    gs_wait_script(fake, prog);
-    int ps = -1;
-    assert_int_equal(waitpid(prog, &ps, 0), prog);
-    assert_true(WIFEXITED(ps) && WEXITSTATUS(ps) == 0);
+    gs_wait_pair(fake, prog);
     gh_read_out(0, o);
     assert_int_equal(o->n, 20);
     assert_int_equal(o->nh, nh); /* the eviction, carried out on arrival */

@@ -78,22 +78,11 @@ static gh_spec_t spec = {"batch", "9", "20", "1000", "0", "1", go, NULL, NULL};
 /* After the RELEASE of grant 1: reads the watcher's PENDING and the
  * launching thread's, grants the second (grant 4, no orders) and reads
  * until the program ends. 0, or the step that failed. */
-static int grant_and_finish(int task, uint8_t *buf, int *fds, int nfd)
+static int grant_and_finish(gs_conn_t *c)
 {
-    dmn_msg_t m;
-    if (gs_read_until(task, buf, DMN_MSG_PENDING, &m) != 0 ||
-        gs_read_until(task, buf, DMN_MSG_PENDING, &m) != 0)
+    if (gs_grant_next(c->task, c->buf, 9, 4) != 0)
         return 30;
-    dmn_msg_grant_t g4 = {4, 20 * COM_NS_PER_MS, m.u.ranges.seq};
-    if (tmsg_write_all(task, buf,
-                       dmn_proto_encode_grant(buf, DMN_PROTO_MAX_MSG, 9, DMN_MSG_GRANT, &g4)) != 0)
-        return 31;
-    while (tmsg_read(task, buf, &m) == 0) /* until the program ends */
-        ;
-    unlink(gh_sock);
-    for (int i = 0; i < nfd; i++)
-        close(fds[i]);
-    return 0;
+    return gs_finish(c->task, c->buf, c->fds, c->nfd);
 }
 
 /* The eviction waiting in the socket: once the program paused holding turn
@@ -103,30 +92,24 @@ static int grant_and_finish(int task, uint8_t *buf, int *fds, int nfd)
  * middle (grant 3), and lets it go on. */
 static int scripted_evict_waiting(int ready)
 {
-    static uint8_t buf[DMN_PROTO_MAX_MSG], out[4096];
-    int fds[8], nfd = 0;
-    dmn_msg_t m;
-    dmn_range_t big;
-    int task = gs_grant_to_pause(ready, buf, fds, &nfd, &big);
-    if (task < 0)
-        return -task;
-    dmn_range_t ahead = {big.base + ORDER_X, 3 * PAGE}, evict = {big.base + ORDER_X + PAGE, PAGE};
-    dmn_msg_grant_t r1 = {1, 0, 0};
-    size_t at = 0;
-    at += dmn_proto_encode_ranges(out + at, sizeof(out) - at, 3, DMN_MSG_PLAN, DMN_PLAN_AHEAD, 2,
-                                  &ahead, 1);
-    at += dmn_proto_encode_grant(out + at, sizeof(out) - at, 4, DMN_MSG_REVOKE, &r1);
-    if (tmsg_write_all(task, out, at) != 0 || gs_read_until(task, buf, DMN_MSG_RELEASE, &m) != 0)
+    static gs_conn_t c;
+    int rc = gs_conn_paused(ready, &c);
+    if (rc != 0)
+        return rc;
+    dmn_range_t ahead = {c.big.base + ORDER_X, 3 * PAGE},
+                evict = {c.big.base + ORDER_X + PAGE, PAGE};
+    gs_batch_plan(&c.w, 3, DMN_PLAN_AHEAD, 2, &ahead, 1);
+    gs_batch_revoke(&c.w, 4, 1);
+    if (gs_conn_released(&c) != 0)
         return 16;
     gh_touch("go");
     if (gs_wait_file("out0.stalled") != 0)
         return 17;
-    if (tmsg_write_all(task, buf,
-                       dmn_proto_encode_ranges(buf, sizeof(buf), 5, DMN_MSG_PLAN, DMN_PLAN_EVICT, 3,
-                                               &evict, 1)) != 0)
+    gs_batch_plan(&c.w, 5, DMN_PLAN_EVICT, 3, &evict, 1);
+    if (gs_batch_send(c.task, &c.w) != 0)
         return 18;
     gh_touch("out0.resume");
-    return grant_and_finish(task, buf, fds, nfd);
+    return grant_and_finish(&c);
 }
 
 /* The eviction deferred: once the program paused holding turn 1, sends in
@@ -134,25 +117,19 @@ static int scripted_evict_waiting(int ready)
  * (grant 3) and REVOKE 1; after the RELEASE lets the program go on. */
 static int scripted_evict_deferred(int ready)
 {
-    static uint8_t buf[DMN_PROTO_MAX_MSG], out[4096];
-    int fds[8], nfd = 0;
-    dmn_msg_t m;
-    dmn_range_t big;
-    int task = gs_grant_to_pause(ready, buf, fds, &nfd, &big);
-    if (task < 0)
-        return -task;
-    dmn_range_t evict = {big.base + ORDER_X, 3 * PAGE}, ahead = {big.base + ORDER_X + PAGE, PAGE};
-    dmn_msg_grant_t r1 = {1, 0, 0};
-    size_t at = 0;
-    at += dmn_proto_encode_ranges(out + at, sizeof(out) - at, 3, DMN_MSG_PLAN, DMN_PLAN_EVICT, 2,
-                                  &evict, 1);
-    at += dmn_proto_encode_ranges(out + at, sizeof(out) - at, 4, DMN_MSG_PLAN, DMN_PLAN_AHEAD, 3,
-                                  &ahead, 1);
-    at += dmn_proto_encode_grant(out + at, sizeof(out) - at, 5, DMN_MSG_REVOKE, &r1);
-    if (tmsg_write_all(task, out, at) != 0 || gs_read_until(task, buf, DMN_MSG_RELEASE, &m) != 0)
+    static gs_conn_t c;
+    int rc = gs_conn_paused(ready, &c);
+    if (rc != 0)
+        return rc;
+    dmn_range_t evict = {c.big.base + ORDER_X, 3 * PAGE},
+                ahead = {c.big.base + ORDER_X + PAGE, PAGE};
+    gs_batch_plan(&c.w, 3, DMN_PLAN_EVICT, 2, &evict, 1);
+    gs_batch_plan(&c.w, 4, DMN_PLAN_AHEAD, 3, &ahead, 1);
+    gs_batch_revoke(&c.w, 5, 1);
+    if (gs_conn_released(&c) != 0)
         return 16;
     gh_touch("go");
-    return grant_and_finish(task, buf, fds, nfd);
+    return grant_and_finish(&c);
 }
 
 /* The fill ahead and the eviction in one read: once the program paused
@@ -163,35 +140,26 @@ static int scripted_evict_deferred(int ready)
  * cross (grant 3), and lets it go on. */
 static int scripted_ahead_then_evict(int ready)
 {
-    static uint8_t buf[DMN_PROTO_MAX_MSG], out[4096];
-    int fds[8], nfd = 0;
-    dmn_msg_t m;
-    dmn_range_t big;
-    int task = gs_grant_to_pause(ready, buf, fds, &nfd, &big);
-    if (task < 0)
-        return -task;
-    uint64_t x = big.base + ORDER_X;
+    static gs_conn_t c;
+    int rc = gs_conn_paused(ready, &c);
+    if (rc != 0)
+        return rc;
+    uint64_t x = c.big.base + ORDER_X;
     dmn_range_t first = {x, PAGE}, ahead[2] = {{x + 2 * PAGE, 2 * PAGE}, {x + 5 * PAGE, PAGE}},
                 evict = {x + 3 * PAGE, 3 * PAGE};
-    dmn_msg_grant_t r1 = {1, 0, 0};
-    size_t at = 0;
-    at += dmn_proto_encode_ranges(out + at, sizeof(out) - at, 3, DMN_MSG_PLAN, DMN_PLAN_AHEAD, 2,
-                                  &first, 1);
-    at += dmn_proto_encode_grant(out + at, sizeof(out) - at, 4, DMN_MSG_REVOKE, &r1);
-    if (tmsg_write_all(task, out, at) != 0 || gs_read_until(task, buf, DMN_MSG_RELEASE, &m) != 0)
+    gs_batch_plan(&c.w, 3, DMN_PLAN_AHEAD, 2, &first, 1);
+    gs_batch_revoke(&c.w, 4, 1);
+    if (gs_conn_released(&c) != 0)
         return 16;
     gh_touch("go");
     if (gs_wait_file("out0.stalled") != 0)
         return 17;
-    at = 0;
-    at += dmn_proto_encode_ranges(out + at, sizeof(out) - at, 5, DMN_MSG_PLAN, DMN_PLAN_AHEAD, 3,
-                                  ahead, 2);
-    at += dmn_proto_encode_ranges(out + at, sizeof(out) - at, 6, DMN_MSG_PLAN, DMN_PLAN_EVICT, 3,
-                                  &evict, 1);
-    if (tmsg_write_all(task, out, at) != 0)
+    gs_batch_plan(&c.w, 5, DMN_PLAN_AHEAD, 3, ahead, 2);
+    gs_batch_plan(&c.w, 6, DMN_PLAN_EVICT, 3, &evict, 1);
+    if (gs_batch_send(c.task, &c.w) != 0)
         return 18;
     gh_touch("out0.resume");
-    return grant_and_finish(task, buf, fds, nfd);
+    return grant_and_finish(&c);
 }
 
 #define BIG_PLAN 2000u /* fill ranges in one PLAN: more than the shim's store (1024) */
@@ -201,27 +169,21 @@ static int scripted_ahead_then_evict(int ready)
  * REVOKE 1; after the RELEASE lets the program go on. */
 static int scripted_big_plan(int ready)
 {
-    static uint8_t buf[DMN_PROTO_MAX_MSG], out[DMN_PROTO_MAX_MSG];
+    static gs_conn_t c;
     static dmn_range_t fills[BIG_PLAN];
-    int fds[8], nfd = 0;
-    dmn_msg_t m;
-    dmn_range_t big;
-    int task = gs_grant_to_pause(ready, buf, fds, &nfd, &big);
-    if (task < 0)
-        return -task;
+    int rc = gs_conn_paused(ready, &c);
+    if (rc != 0)
+        return rc;
     for (uint32_t i = 0; i < BIG_PLAN; i++)
-        fills[i] = (dmn_range_t){big.base + i * 512u, 256};
-    dmn_msg_grant_t r1 = {1, 0, 0};
-    size_t at = dmn_proto_encode_ranges(out, sizeof(out), 3, DMN_MSG_PLAN, DMN_PLAN_FILL, 2, fills,
-                                        BIG_PLAN);
-    if (at == 0 || tmsg_write_all(task, out, at) != 0)
+        fills[i] = (dmn_range_t){c.big.base + i * 512u, 256};
+    gs_batch_plan(&c.w, 3, DMN_PLAN_FILL, 2, fills, BIG_PLAN);
+    if (gs_batch_send(c.task, &c.w) != 0)
         return 16;
-    if (tmsg_write_all(task, out,
-                       dmn_proto_encode_grant(out, sizeof(out), 4, DMN_MSG_REVOKE, &r1)) != 0 ||
-        gs_read_until(task, buf, DMN_MSG_RELEASE, &m) != 0)
+    gs_batch_revoke(&c.w, 4, 1);
+    if (gs_conn_released(&c) != 0)
         return 17;
     gh_touch("go");
-    return grant_and_finish(task, buf, fds, nfd);
+    return grant_and_finish(&c);
 }
 
 #define FULL_EVICT 2000u /* evict ranges in one PLAN: more than the shim's store */
@@ -238,31 +200,23 @@ static dmn_range_t evict_range(const dmn_range_t *big, uint32_t i)
  * 1 in one write; after the RELEASE lets the program go on. */
 static int scripted_evict_many(int ready, uint32_t n, const dmn_range_t *ahead)
 {
-    static uint8_t buf[DMN_PROTO_MAX_MSG], out[2 * DMN_PROTO_MAX_MSG];
+    static gs_conn_t c;
     static dmn_range_t evs[FULL_EVICT];
-    int fds[8], nfd = 0;
-    dmn_msg_t m;
-    dmn_range_t big;
-    int task = gs_grant_to_pause(ready, buf, fds, &nfd, &big);
-    if (task < 0)
-        return -task;
+    int rc = gs_conn_paused(ready, &c);
+    if (rc != 0)
+        return rc;
     for (uint32_t i = 0; i < n; i++)
-        evs[i] = evict_range(&big, i);
-    dmn_msg_grant_t r1 = {1, 0, 0};
-    size_t at =
-        dmn_proto_encode_ranges(out, sizeof(out), 3, DMN_MSG_PLAN, DMN_PLAN_EVICT, 2, evs, n);
-    if (at == 0)
-        return 16;
+        evs[i] = evict_range(&c.big, i);
+    gs_batch_plan(&c.w, 3, DMN_PLAN_EVICT, 2, evs, n);
     if (ahead) {
-        dmn_range_t a = {big.base + ahead->base, ahead->len};
-        at += dmn_proto_encode_ranges(out + at, sizeof(out) - at, 4, DMN_MSG_PLAN, DMN_PLAN_AHEAD,
-                                      3, &a, 1);
+        dmn_range_t a = {c.big.base + ahead->base, ahead->len};
+        gs_batch_plan(&c.w, 4, DMN_PLAN_AHEAD, 3, &a, 1);
     }
-    at += dmn_proto_encode_grant(out + at, sizeof(out) - at, 5, DMN_MSG_REVOKE, &r1);
-    if (tmsg_write_all(task, out, at) != 0 || gs_read_until(task, buf, DMN_MSG_RELEASE, &m) != 0)
+    gs_batch_revoke(&c.w, 5, 1);
+    if (gs_conn_released(&c) != 0)
         return 17;
     gh_touch("go");
-    return grant_and_finish(task, buf, fds, nfd);
+    return grant_and_finish(&c);
 }
 
 static int scripted_full_evict(int ready)
@@ -298,17 +252,8 @@ static gh_out_t *run_script(int (*script)(int), const char *capture)
     setenv("GMUX_GATE_IDLE_MS", "600000", 1); /* no IDLE while paused */
     pid_t fake, prog;
     gs_start_pair_log(&spec, script, gh_path("log0"), &fake, &prog);
-    gs_wait_script(fake, prog);
-    int ps = -1;
-    assert_int_equal(waitpid(prog, &ps, 0), prog);
-    assert_true(WIFEXITED(ps) && WEXITSTATUS(ps) == 0);
-    gh_out_t *o = calloc(1, sizeof(*o));
-    assert_non_null(o);
-    gh_read_out(0, o);
-    for (size_t i = 0; i < o->nd; i++)
-        print_message("  prefetch %#llx + %llu at %llu\n", o->d[i][1], o->d[i][2], o->d[i][0]);
-    for (size_t i = 0; i < o->nh; i++)
-        print_message("  evict %#llx + %llu at %llu\n", o->h[i][1], o->h[i][2], o->h[i][0]);
+    gs_wait_pair(fake, prog);
+    gh_out_t *o = gs_out0();
     assert_int_equal(o->n, 20);
     return o;
 }

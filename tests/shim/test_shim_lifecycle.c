@@ -9,7 +9,10 @@
  *     longer tracked or counted, and its migration stream is not used for a
  *     context created later at the same handle;
  *   - the primary context gone, a context created at its handle is not the
- *     primary: a reset of the (inactive) primary leaves it alone.
+ *     primary: a reset of the (inactive) primary leaves it alone;
+ *   - a green context destroyed (cuGreenCtxDestroy) takes the allocations
+ *     of its converted context along, and its reference to the primary
+ *     context: the last one destroys the primary context too.
  * CTest runs this with LD_PRELOAD=libgmux.so, policy proactive and a budget.
  */
 #include <dlfcn.h>
@@ -419,6 +422,98 @@ static void test_context_at_gone_primary_handle(void **state)
     assert_int_equal(used(), u0);
 }
 
+/* --- green contexts ------------------------------------------------------- */
+
+static CUgreenCtx green_create(void)
+{
+    CUgreenCtx g;
+    assert_int_equal(GET(PFN_cuGreenCtxCreate_v12040, "cuGreenCtxCreate",
+                         12040)(&g, NULL, 0, CU_GREEN_CTX_DEFAULT_STREAM),
+                     CUDA_SUCCESS);
+    return g;
+}
+
+static void green_destroy(CUgreenCtx g)
+{
+    assert_int_equal(GET(PFN_cuGreenCtxDestroy_v12040, "cuGreenCtxDestroy", 12040)(g),
+                     CUDA_SUCCESS);
+}
+
+/* A green context's converted context, where a program allocates and
+ * launches, goes with the green context: its allocations are no longer
+ * tracked or counted, and a context created at its handle later gets a
+ * migration stream of its own. Before, the shim did not see
+ * cuGreenCtxDestroy and kept both. */
+static void test_green_context_forgets_its_allocations(void **state)
+{
+    (void)state;
+    PFN_cuCtxPushCurrent_v4000 push = GET(PFN_cuCtxPushCurrent_v4000, "cuCtxPushCurrent", 12000);
+    PFN_cuCtxPopCurrent_v4000 pop = GET(PFN_cuCtxPopCurrent_v4000, "cuCtxPopCurrent", 12000);
+    PFN_cuLaunchKernel_v4000 launch = GET(PFN_cuLaunchKernel_v4000, "cuLaunchKernel", 12000);
+    fake_ctx_next_handle_fn next = (fake_ctx_next_handle_fn)dlsym(drv, "fake_ctx_next_handle");
+    assert_non_null(next);
+    static const size_t sizes[] = {8};
+    CUfunction f = f_register("one", 1, sizes, k_nop);
+    CUcontext primary, conv, was, c;
+    assert_int_equal(
+        GET(PFN_cuDevicePrimaryCtxRetain_v7000, "cuDevicePrimaryCtxRetain", 12000)(&primary, 0),
+        CUDA_SUCCESS);
+    uint64_t u0 = used();
+    CUdeviceptr outside = alloc(1 * MIB); /* in the primary context, retained: stays */
+    CUgreenCtx g = green_create();
+    assert_int_equal(GET(PFN_cuCtxFromGreenCtx_v12040, "cuCtxFromGreenCtx", 12040)(&conv, g),
+                     CUDA_SUCCESS);
+    assert_int_equal(push(conv), CUDA_SUCCESS);
+    CUdeviceptr p = alloc(4 * MIB), q;
+    assert_int_equal(GET(PFN_cuMemAllocAsync_v11020, "cuMemAllocAsync", 12000)(&q, 2 * MIB, NULL),
+                     CUDA_SUCCESS);
+    void *args[] = {&p};
+    f_reset();
+    assert_int_equal(launch(f, 1, 1, 1, 1, 1, 1, 0, NULL, args, NULL), CUDA_SUCCESS);
+    uint64_t mig = prefetch_stream();
+    assert_int_equal(pop(&was), CUDA_SUCCESS);
+    assert_ptr_equal(was, conv);
+    assert_int_equal(used() - u0, 7 * MIB);
+    green_destroy(g);
+    assert_int_equal(used() - u0, 1 * MIB);
+
+    next(conv); /* a context at the converted context's handle: not it */
+    assert_int_equal(((PFN_cuCtxCreate_v3020)get("cuCtxCreate", 3020, LEGACY))(&c, 0, 0),
+                     CUDA_SUCCESS);
+    assert_ptr_equal(c, conv);
+    p = alloc(1 * MIB);
+    f_reset();
+    assert_int_equal(launch(f, 1, 1, 1, 1, 1, 1, 0, NULL, args, NULL), CUDA_SUCCESS);
+    assert_true(prefetch_stream() != mig);
+    assert_int_equal(GET(PFN_cuCtxDestroy_v4000, "cuCtxDestroy", 12000)(c), CUDA_SUCCESS);
+    assert_int_equal(GET(PFN_cuMemFree_v3020, "cuMemFree", 12000)(outside), CUDA_SUCCESS);
+    assert_int_equal(used(), u0);
+    primary_release_all();
+}
+
+/* A green context holds a reference to the primary context: the program's
+ * own released, the green context's destruction is the last release, and
+ * the primary context's allocations go too. Before, they stayed tracked. */
+static void test_green_context_releases_primary(void **state)
+{
+    (void)state;
+    primary_release_all();
+    uint64_t u0 = used();
+    CUcontext primary;
+    assert_int_equal(
+        GET(PFN_cuDevicePrimaryCtxRetain_v7000, "cuDevicePrimaryCtxRetain", 12000)(&primary, 0),
+        CUDA_SUCCESS);
+    (void)alloc(2 * MIB); /* the primary context is current in the double */
+    CUgreenCtx g = green_create();
+    /* the program's reference: the green context's remains */
+    assert_int_equal(
+        GET(PFN_cuDevicePrimaryCtxRelease_v11000, "cuDevicePrimaryCtxRelease", 12000)(0),
+        CUDA_SUCCESS);
+    assert_int_equal(used() - u0, 2 * MIB);
+    green_destroy(g);
+    assert_int_equal(used(), u0);
+}
+
 int main(void)
 {
     if (shim_harness_open() != 0)
@@ -435,6 +530,8 @@ int main(void)
         cmocka_unit_test(test_old_ctx_destroy_forgets_allocations),
         cmocka_unit_test(test_old_primary_release_and_reset),
         cmocka_unit_test(test_context_at_gone_primary_handle),
+        cmocka_unit_test(test_green_context_forgets_its_allocations),
+        cmocka_unit_test(test_green_context_releases_primary),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -99,7 +99,8 @@ typedef void (*fake_arm_stall_prefetch_fn)(const char *mark, const char *until);
  * had it pushed, counting from the push's start to its pop: the driver
  * leaves that undefined (no call may use a context while it is destroyed). */
 typedef unsigned (*fake_ctx_destroyed_in_use_fn)(void);
-/* Arms a one-shot handle: the next cuCtxCreate hands out ctx, if no live
+/* Arms a one-shot handle: the next context created (cuCtxCreate, or a green
+ * context's converted one at cuGreenCtxCreate) gets ctx, if no live
  * context has it (the primary context's handle only while the primary is
  * not active), as the driver may give a gone context's memory, and so its
  * handle, to the next context created, the primary context's included.

@@ -1,6 +1,7 @@
 /*
  * The driver double's device and contexts: the one device, its primary
- * context, contexts created and destroyed, each thread's context stack.
+ * context, contexts created and destroyed, green contexts, each thread's
+ * context stack.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -53,6 +54,7 @@ static __thread int fake_ctx_depth;
 static __thread bool fake_ctx_none; /* the primary context popped: none under the stack */
 static pthread_mutex_t fake_ctx_lock = PTHREAD_MUTEX_INITIALIZER;
 static uintptr_t fake_ctx_live[FAKE_MAX_CTX]; /* created, not destroyed; under fake_ctx_lock */
+static bool fake_ctx_green[FAKE_MAX_CTX];     /* slot i: a green context's; under fake_ctx_lock */
 static int fake_primary_refs;
 /* Pushes of each context not popped yet, counted from the push's start (an
  * armed hook runs inside it): [0] the primary context's, [1 + i] slot i's.
@@ -390,48 +392,39 @@ static uintptr_t fake_ctx_take_next(void)
     return v;
 }
 
-CUresult fk_cuCtxCreate_v2(CUcontext *ctx, unsigned flags, CUdevice dev)
+/* A new context's handle (a green context's converted one if green), or
+ * NULL where FAKE_CUDA_MAX_CTX contexts live. Under fake_ctx_lock. */
+static CUcontext fake_ctx_new(bool green)
 {
-    (void)flags;
-    if (!ctx || dev != 0 || fake_ctx_depth == FAKE_CTX_DEPTH)
-        return CUDA_ERROR_INVALID_VALUE;
-    CUresult r = CUDA_ERROR_OUT_OF_MEMORY;
-    pthread_mutex_lock(&fake_ctx_lock);
     uintptr_t next = fake_ctx_take_next();
     for (size_t i = 0, limit = fake_ctx_limit(); i < limit; i++)
         if (!fake_ctx_live[i]) {
             /* the handle of slot i: a destroyed context's comes back, as the
              * driver's addresses do (or the one armed) */
             fake_ctx_live[i] = next ? next : FAKE_CTX + 0x1000 * (i + 1);
-            *ctx = (CUcontext)fake_ctx_live[i];
-            r = CUDA_SUCCESS;
-            break;
+            fake_ctx_green[i] = green;
+            return (CUcontext)fake_ctx_live[i];
         }
-    pthread_mutex_unlock(&fake_ctx_lock);
-    if (r == CUDA_SUCCESS) {
-        fake_ctx_pushed[fake_ctx_depth] = false;
-        fake_ctx_stack[fake_ctx_depth++] = *ctx;
-    }
-    REC(r == CUDA_SUCCESS ? U(*ctx) : 0, 0, 0, 0);
-    return r;
+    return NULL;
 }
 
-CUresult fk_cuCtxDestroy_v2(CUcontext ctx)
+/* Drops the created context ctx (green: a green context's) from the live
+ * ones; whether it lived. Under fake_ctx_lock. */
+static bool fake_ctx_drop(CUcontext ctx, bool green)
 {
-    REC(U(ctx), 0, 0, 0);
-    CUresult r = CUDA_ERROR_INVALID_CONTEXT; /* the primary context is never destroyed so */
-    pthread_mutex_lock(&fake_ctx_lock);
     for (size_t i = 0; i < FAKE_MAX_CTX; i++)
-        if (ctx && fake_ctx_live[i] == U(ctx)) {
+        if (ctx && fake_ctx_live[i] == U(ctx) && fake_ctx_green[i] == green) {
             fake_ctx_going(ctx);
             fake_ctx_live[i] = 0;
-            r = CUDA_SUCCESS;
+            fake_ctx_green[i] = false;
+            return true;
         }
-    pthread_mutex_unlock(&fake_ctx_lock);
-    if (r != CUDA_SUCCESS)
-        return r;
-    fake_free_ctx(ctx);
-    /* no longer current on this thread (other threads' stacks are theirs) */
+    return false;
+}
+
+/* ctx went: no longer current on this thread (other threads' stacks are theirs). */
+static void fake_ctx_unstack(CUcontext ctx)
+{
     int keep = 0;
     for (int i = 0; i < fake_ctx_depth; i++) {
         if (fake_ctx_stack[i] == ctx) {
@@ -443,6 +436,36 @@ CUresult fk_cuCtxDestroy_v2(CUcontext ctx)
         fake_ctx_stack[keep++] = fake_ctx_stack[i];
     }
     fake_ctx_depth = keep;
+}
+
+CUresult fk_cuCtxCreate_v2(CUcontext *ctx, unsigned flags, CUdevice dev)
+{
+    (void)flags;
+    if (!ctx || dev != 0 || fake_ctx_depth == FAKE_CTX_DEPTH)
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&fake_ctx_lock);
+    CUcontext c = fake_ctx_new(false);
+    pthread_mutex_unlock(&fake_ctx_lock);
+    REC(U(c), 0, 0, 0);
+    if (!c)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    *ctx = c;
+    fake_ctx_pushed[fake_ctx_depth] = false;
+    fake_ctx_stack[fake_ctx_depth++] = c;
+    return CUDA_SUCCESS;
+}
+
+CUresult fk_cuCtxDestroy_v2(CUcontext ctx)
+{
+    REC(U(ctx), 0, 0, 0);
+    /* neither the primary context nor a green context's is destroyed so */
+    pthread_mutex_lock(&fake_ctx_lock);
+    bool went = fake_ctx_drop(ctx, false);
+    pthread_mutex_unlock(&fake_ctx_lock);
+    if (!went)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    fake_free_ctx(ctx);
+    fake_ctx_unstack(ctx);
     return CUDA_SUCCESS;
 }
 
@@ -521,6 +544,74 @@ CUresult fk_cuDevicePrimaryCtxReset(CUdevice dev)
 {
     REC(U(dev), 0, 0, 0);
     return fk_cuDevicePrimaryCtxReset_v2(dev);
+}
+
+/*
+ * Green contexts: each holds a created context, its converted one
+ * (cuCtxFromGreenCtx hands it out, always the same), which a program pushes
+ * to make the green context current, and a reference to the primary
+ * context, taken at its creation and dropped at its destruction (the last
+ * one then destroys the primary context, as a release does). A green
+ * context's handle is its converted context's plus FAKE_GREEN_OFFSET, never
+ * a context's. cuCtxDestroy does not destroy a converted context.
+ */
+#define FAKE_GREEN_OFFSET 0x800
+
+CUresult fk_cuGreenCtxCreate(CUgreenCtx *green, CUdevResourceDesc desc, CUdevice dev,
+                             unsigned flags)
+{
+    (void)desc;
+    if (!green || dev != 0 || !(flags & CU_GREEN_CTX_DEFAULT_STREAM))
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&fake_ctx_lock);
+    CUcontext c = fake_ctx_new(true);
+    if (c)
+        fake_primary_refs++;
+    pthread_mutex_unlock(&fake_ctx_lock);
+    REC(U(c), 0, 0, 0);
+    if (!c)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    *green = (CUgreenCtx)(U(c) + FAKE_GREEN_OFFSET);
+    return CUDA_SUCCESS;
+}
+
+CUresult fk_cuCtxFromGreenCtx(CUcontext *ctx, CUgreenCtx green)
+{
+    CUresult r = CUDA_ERROR_INVALID_CONTEXT;
+    uintptr_t c = U(green) - FAKE_GREEN_OFFSET;
+    if (!ctx)
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&fake_ctx_lock);
+    for (size_t i = 0; i < FAKE_MAX_CTX && green; i++)
+        if (fake_ctx_live[i] == c && fake_ctx_green[i]) {
+            *ctx = (CUcontext)c;
+            r = CUDA_SUCCESS;
+        }
+    pthread_mutex_unlock(&fake_ctx_lock);
+    return r;
+}
+
+CUresult fk_cuGreenCtxDestroy(CUgreenCtx green)
+{
+    REC(U(green), 0, 0, 0);
+    CUcontext c = (CUcontext)(U(green) - FAKE_GREEN_OFFSET);
+    int refs = -1;
+    pthread_mutex_lock(&fake_ctx_lock);
+    if (green && fake_ctx_drop(c, true)) {
+        refs = --fake_primary_refs;
+        if (refs == 0)
+            fake_ctx_going((CUcontext)FAKE_CTX);
+    }
+    pthread_mutex_unlock(&fake_ctx_lock);
+    if (refs < 0)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    fake_free_ctx(c);
+    fake_ctx_unstack(c);
+    if (refs == 0) {
+        fake_free_ctx((CUcontext)FAKE_CTX);
+        fake_hook_fire(&fake_last_release, 0, 2000);
+    }
+    return CUDA_SUCCESS;
 }
 
 CUresult fk_cuDevicePrimaryCtxGetState(CUdevice dev, unsigned *flags, int *active)

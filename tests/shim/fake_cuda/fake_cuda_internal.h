@@ -121,7 +121,10 @@ typedef CUresult (*fake_pfn_cuDevicePrimaryCtx_v7000)(CUdevice dev);
     X(cuFuncGetName, cuFuncGetName, 12030, PFN_cuFuncGetName_v12030, 0)                            \
     X(cuCtxSynchronize, cuCtxSynchronize, 2000, PFN_cuCtxSynchronize_v2000, 0)                     \
     X(cuCtxPushCurrent_v2, cuCtxPushCurrent, 4000, PFN_cuCtxPushCurrent_v4000, 0)                  \
-    X(cuCtxPopCurrent_v2, cuCtxPopCurrent, 4000, PFN_cuCtxPopCurrent_v4000, 0)
+    X(cuCtxPopCurrent_v2, cuCtxPopCurrent, 4000, PFN_cuCtxPopCurrent_v4000, 0)                     \
+    X(cuGreenCtxCreate, cuGreenCtxCreate, 12040, PFN_cuGreenCtxCreate_v12040, 0)                   \
+    X(cuGreenCtxDestroy, cuGreenCtxDestroy, 12040, PFN_cuGreenCtxDestroy_v12040, 0)                \
+    X(cuCtxFromGreenCtx, cuCtxFromGreenCtx, 12040, PFN_cuCtxFromGreenCtx_v12040, 0)
 
 #define FAKE_DECL_(sym, base, ver, pfn, pt)                                                        \
     __typeof__(*(pfn)0) fk_##sym __asm__(#sym) __attribute__((visibility("default")));
