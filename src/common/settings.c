@@ -12,6 +12,7 @@
 #include "common/log.h"
 #include "common/parse.h"
 #include "common/procmark.h"
+#include "common/text.h"
 
 #define DESC_(id, type, scopes, def, help) {"GMUX_" #id, COM_SETTING_##type, def, help, scopes},
 const com_setting_desc_t com_settings_table[COM_SETTING_COUNT] = {COM_SETTINGS_LIST(DESC_)};
@@ -181,13 +182,16 @@ static void scope_names(unsigned scopes, char *buf, size_t len)
 void com_settings_print_table(FILE *out, const com_setting_desc_t *descs, size_t count,
                               com_getenv_fn getenv_fn)
 {
-    fprintf(out, "%-28s %-7s %-10s %s\n", "VARIABLE", "TYPE", "DEFAULT",
-            "DESCRIPTION [parts of gmux that read it]");
+    fprintf(out, "%-28s %-7s %-10s %s\n", "VARIABLE", "TYPE", "DEFAULT", "DESCRIPTION [read by]");
     for (size_t i = 0; i < count; i++) {
         char parts[64];
         scope_names(descs[i].scopes, parts, sizeof(parts));
-        fprintf(out, "%-28s %-7s %-10s %s%s\n", descs[i].name, com_setting_type_name(descs[i].type),
-                descs[i].def[0] ? descs[i].def : "\"\"", descs[i].help, parts);
+        char help[1024];
+        snprintf(help, sizeof(help), "%s%s", descs[i].help, parts);
+        int col =
+            fprintf(out, "%-28s %-7s %-10s ", descs[i].name, com_setting_type_name(descs[i].type),
+                    descs[i].def[0] ? descs[i].def : "\"\"");
+        com_text_wrap(out, help, col > 0 ? (size_t)col : 0, COM_TEXT_WIDTH);
         const char *cur = getenv_fn ? getenv_fn(descs[i].name) : NULL;
         if (cur)
             fprintf(out, "%-28s %-7s %-10s (now set to '%s')\n", "", "", "", cur);

@@ -89,7 +89,7 @@
     X(TASK_NAME, STRING, COM_SCOPE_SHIM, "",                                                       \
       "Shim: the task's name in gmux top; empty: the program's name")                              \
     X(SOCKET, STRING, COM_SCOPE_SHIM | COM_SCOPE_DAEMON | COM_SCOPE_CLIENT, "",                    \
-      "gmuxd socket; empty: $XDG_RUNTIME_DIR/gmux/gmuxd.sock, else /tmp/gmux-UID/gmuxd.sock")      \
+      "gmuxd socket; empty: $XDG_RUNTIME_DIR/gmux/gmuxd.sock (else /tmp/gmux-UID/gmuxd.sock)")     \
     X(NET_INLINE_PROGRESS, BOOL, COM_SCOPE_NET, "1",                                               \
       "net: a CPU thread posts its own operations when no one else is progressing")                \
     X(NET_COALESCE, BOOL, COM_SCOPE_NET, "1",                                                      \

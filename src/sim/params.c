@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "common/parse.h"
+#include "common/text.h"
 
 enum { KIND_SIZE, KIND_U64, KIND_GBPS, KIND_USEC, KIND_MSEC };
 #define KIND_OF_SIZE KIND_SIZE
@@ -134,7 +135,8 @@ void sim_params_print_help(FILE *out)
             d /= 1e6;
             break;
         }
-        fprintf(out, "  %-17s %-14.10g %s\n", descs[i].key, d, descs[i].help);
+        int col = fprintf(out, "  %-17s %-14.10g ", descs[i].key, d);
+        com_text_wrap(out, descs[i].help, col > 0 ? (size_t)col : 0, COM_TEXT_WIDTH);
     }
 }
 

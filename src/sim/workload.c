@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "common/parse.h"
+#include "common/text.h"
 #include "sim/trace_check.h"
 #include "sim/wl_internal.h"
 #include "sim/workload.h"
@@ -341,19 +342,20 @@ void sim_workload_print_help(FILE *out)
                  "docs/workloads.md.\n");
     for (size_t i = 0; i < NDEFS; i++) {
         const wl_def_t *d = all_defs[i];
-        fprintf(out, "\n  %s: %s\n", d->name, d->summary);
+        int col = fprintf(out, "\n  %s: ", d->name) - 1; /* the newline is no column */
+        com_text_wrap(out, d->summary, col > 0 ? (size_t)col : 0, COM_TEXT_WIDTH);
         for (size_t j = 0; j < d->nsettings; j++) {
             const wl_setting_t *s = &d->settings[j];
-            char key[64];
+            char key[64], help[512];
             snprintf(key, sizeof(key), "%s=%s", s->key, s->def);
-            fprintf(out, "    %-24s %s", key, s->help);
-            if (s->type == WL_T_CHOICE) {
-                fprintf(out, " (");
-                for (size_t c = 0; s->choices[c]; c++)
-                    fprintf(out, "%s%s", c ? ", " : "", s->choices[c]);
-                fprintf(out, ")");
-            }
-            fprintf(out, "\n");
+            size_t n = (size_t)snprintf(help, sizeof(help), "%s", s->help);
+            for (size_t c = 0; s->type == WL_T_CHOICE && s->choices[c] && n < sizeof(help); c++)
+                n += (size_t)snprintf(help + n, sizeof(help) - n, "%s%s", c ? ", " : " (",
+                                      s->choices[c]);
+            if (s->type == WL_T_CHOICE && n < sizeof(help))
+                snprintf(help + n, sizeof(help) - n, ")");
+            int col = fprintf(out, "    %-24s ", key);
+            com_text_wrap(out, help, col > 0 ? (size_t)col : 0, COM_TEXT_WIDTH);
         }
     }
 }

@@ -186,6 +186,34 @@ static void test_top_help_exit_status(void **state)
     assert_non_null(strstr(out, "2 for a usage error"));
 }
 
+/* The end of a table entry that starts at `entry` (its leading newline):
+ * the next line not indented (descriptions wrap under their column), or
+ * the text's end. */
+static const char *entry_end(const char *entry)
+{
+    const char *p = strchr(entry + 1, '\n');
+    while (p && p[1] == ' ')
+        p = strchr(p + 1, '\n');
+    return p ? p : entry + strlen(entry);
+}
+
+/* Whether every line of text fits 80 columns. */
+static int fits_80(const char *text)
+{
+    for (const char *line = text, *end; *line; line = end + 1) {
+        end = strchr(line, '\n');
+        if (!end)
+            end = line + strlen(line);
+        if (end - line > 80) {
+            print_message("%.*s: %d columns\n", (int)(end - line), line, (int)(end - line));
+            return 0;
+        }
+        if (!*end)
+            break;
+    }
+    return 1;
+}
+
 static void test_help_settings_lists_table(void **state)
 {
     (void)state;
@@ -194,17 +222,24 @@ static void test_help_settings_lists_table(void **state)
     assert_int_equal(run(extra, "--help-settings", NULL), 0);
     assert_non_null(strstr(out, "GMUX_LOG"));
     assert_non_null(strstr(out, "now set to 'info'"));
-    /* each setting says which parts of gmux read it, on its own line */
+    /* each setting says which parts of gmux read it, in its own entry */
     const char *sock = strstr(out, "\nGMUX_SOCKET ");
     assert_non_null(sock);
-    const char *eol = strchr(sock + 1, '\n');
     const char *parts = strstr(sock, "[shim, daemon, client]");
-    assert_true(parts && (!eol || parts < eol));
+    assert_true(parts && parts < entry_end(sock));
     const char *timeout = strstr(out, "\nGMUX_NET_TIMEOUT ");
     assert_non_null(timeout);
-    eol = strchr(timeout + 1, '\n');
     parts = strstr(timeout, "[net]");
-    assert_true(parts && (!eol || parts < eol));
+    assert_true(parts && parts < entry_end(timeout));
+    /* the descriptions wrap under their column, within 80 columns */
+    assert_true(fits_80(out));
+    assert_int_equal(run(NULL, "--help", NULL), 0);
+    assert_true(fits_80(out));
+    /* and the simulator's parameter and workload tables */
+    assert_int_equal(run(NULL, "sim", "--help"), 0);
+    assert_non_null(strstr(out, "uvm_prefetch_pct"));
+    assert_non_null(strstr(out, "nnz-per-row=12"));
+    assert_true(fits_80(out));
 }
 
 /* gmux daemon --help sends the reader to --help-settings for the settings it
@@ -222,9 +257,8 @@ static void test_daemon_help_names_its_settings(void **state)
         const char *line = strstr(out, names[i]);
         if (!line)
             fail_msg("--help-settings lacks%s", names[i]);
-        const char *eol = strchr(line + 1, '\n');
         const char *tag = strstr(line, "[daemon]");
-        if (!tag || (eol && tag > eol))
+        if (!tag || tag > entry_end(line))
             fail_msg("%s is not marked [daemon]", names[i] + 1);
     }
 }

@@ -15,17 +15,16 @@
 #define GMUX_COMMAND_LIST(X)                                                                       \
     X("demo", cmd_demo, COM_SCOPE_ALL,                                                             \
       "run the built-in demonstration of everything built so far")                                 \
-    X("sim", cmd_sim, 0, "simulate tasks sharing a GPU: demand paging vs proactive vs oracle")     \
-    X("trace", cmd_trace, 0, "record a program's trace (-- CMD), or generate, convert, show one")  \
+    X("sim", cmd_sim, 0, "simulate GPU sharing: demand paging vs proactive vs oracle")             \
+    X("trace", cmd_trace, 0, "record a program's trace (-- CMD); generate, convert, show")         \
     X("profile", cmd_profile, 0, "learn working-set templates from a trace or a program")          \
     X("predict-report", cmd_predict_report, 0,                                                     \
-      "precision and recall of working-set prediction per kernel, beside whole regions")           \
-    X("run", cmd_run, 0, "run a CUDA program under libgmux.so, joining gmuxd (gmux run -- CMD)")   \
-    X("daemon", cmd_daemon, 0,                                                                     \
-      "start gmuxd, the GPU time-slice daemon (background unless --foreground)")                   \
+      "working-set prediction per kernel: precision and recall")                                   \
+    X("run", cmd_run, 0, "run a CUDA program under libgmux.so and gmuxd (-- CMD)")                 \
+    X("daemon", cmd_daemon, 0, "start gmuxd, the GPU time-slice daemon (or --foreground)")         \
     X("status", cmd_status, COM_SCOPE_CLIENT, "the daemon's tasks once (--json for machines)")     \
     X("top", cmd_top, COM_SCOPE_CLIENT,                                                            \
-      "the daemon's tasks live: state, memory, faults, share of GPU time")                         \
+      "the daemon's tasks live: state, memory, faults, GPU share")                                 \
     X("launch", cmd_launch, COM_SCOPE_NET | COM_SCOPE_SHMEM,                                       \
       "start N ranks of a program with a rendezvous (gmux net jobs)")                              \
     X("bench", cmd_bench, COM_SCOPE_NET, "run a benchmark: gmux bench net")

@@ -10,6 +10,7 @@
 #include "commands.h"
 #include "daemon/cli_main.h"
 #include "common/settings.h"
+#include "common/text.h"
 
 extern char **environ;
 
@@ -33,8 +34,10 @@ static void print_help(FILE *out)
             "Usage: gmux [-h | --help | -V | --version | --help-settings] COMMAND [ARGS...]\n\n"
             "Commands:\n",
             GMUX_VERSION_STRING);
-    for (size_t i = 0; i < COMMAND_COUNT; i++)
-        fprintf(out, "  %-16s %s\n", commands[i].name, commands[i].summary);
+    for (size_t i = 0; i < COMMAND_COUNT; i++) {
+        int col = fprintf(out, "  %-16s ", commands[i].name);
+        com_text_wrap(out, commands[i].summary, col > 0 ? (size_t)col : 0, COM_TEXT_WIDTH);
+    }
     fprintf(out, "\nRun 'gmux COMMAND --help' or 'gmux --help COMMAND' for a command's options.\n"
                  "Settings come from GMUX_* environment variables: 'gmux --help-settings'.\n"
                  "A command checks those read by what it runs (itself, and the daemon, shim\n"
