@@ -32,10 +32,6 @@
 #include "shim/policy.h"
 #include "shim/regions.h"
 
-/* Most ranges one launch's prediction yields (a strided span with more pieces
- * is prefetched as its covering range). */
-#define SHIM_PREDICT_MAX_RANGES 64
-
 /* Whether a database is loaded (reads GMUX_TEMPLATES on first use). */
 bool shim_predict_enabled(void);
 
