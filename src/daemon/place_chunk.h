@@ -49,7 +49,8 @@
  * below 2^24 (the arbiter's are below 256) for keys to stay ordered.
  *
  * A switch that fails (an allocation) leaves the residency as it was: the
- * runs of a task that loses chunks are copied first, once per switch (an
+ * runs of a task that loses chunks are copied first, once per switch (the
+ * incoming task's at the start, whatever it loses; an
  * idle task's when the victims' merge first takes from it, any other's when
  * its evictions are applied; a task that loses all of them, other than the
  * incoming one, keeps them in place and only their count is kept), and put
@@ -57,7 +58,10 @@
  * the tasks touched are cut again. Fills change the model only on success.
  * Orders of a switch that were never sent (placement.h on_unsent) come out
  * of the model: a fill's chunks are resident no longer, an eviction's are
- * again.
+ * again. So that the arbiter's hand-back (the incoming task's orders, the
+ * fill ahead) cannot fail, the hand-back puts back that copy of the
+ * incoming task's runs and one of the task filled ahead's made
+ * before the fill ahead, swapped back in: it allocates nothing.
  *
  * Ownership: the object owns its arrays. Thread-safety: none (the daemon is
  * single-threaded).

@@ -26,7 +26,10 @@
  * task's intervals are copied, once per switch, before they lose any.
  * Orders of a switch that were never sent (placement.h on_unsent) come out
  * of the model: a fill's intervals are resident no longer, an eviction's
- * are again.
+ * are again. So that the arbiter's hand-back (the incoming task's orders,
+ * the fill ahead) cannot fail, each switch copies the incoming task's
+ * intervals before it changes them, and the task filled ahead's before the
+ * fill ahead; the hand-back swaps them back in.
  *
  * Residency is kept per task as sorted, disjoint, chunk-aligned intervals,
  * so a decision costs O(tasks + intervals), not O(chunks): 100,000 chunks in
