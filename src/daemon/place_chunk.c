@@ -430,15 +430,16 @@ static void restore(dmn_place_chunk_t *pc, dmn_ct_task_t *t, dmn_runs_t *from, u
  * Returns false when the orders are not that. */
 static bool unsent_last(dmn_place_chunk_t *pc, const dmn_plan_entry_t *e, size_t n)
 {
-    bool ahead = false;
+    bool ahead = false, own = false;
     if (pc->unsent_gen != pc->gen)
         return false;
     for (size_t i = 0; i < n; i++) {
         ahead |= e[i].kind == DMN_PLAN_AHEAD;
+        own |= e[i].kind != DMN_PLAN_AHEAD;
         if (e[i].task_id != (e[i].kind == DMN_PLAN_AHEAD ? pc->ahead_id : pc->unsent_to))
             return false;
     }
-    dmn_ct_task_t *in = find_task(pc, PC_TASKS_MAX, pc->unsent_to, 0);
+    dmn_ct_task_t *in = own ? find_task(pc, PC_TASKS_MAX, pc->unsent_to, 0) : NULL;
     dmn_ct_task_t *a = ahead ? find_task(pc, PC_TASKS_MAX, pc->ahead_id, 0) : NULL;
     if (in && in->bak_gen == pc->gen && !in->bak_inplace) {
         restore(pc, in, &in->bak, in->bak_chunks);

@@ -491,14 +491,15 @@ static void restore(dmn_place_opt_t *o, opt_task_t *t, ivset_t *from)
 static gmux_status_t opt_on_unsent(void *ctx, const dmn_plan_entry_t *e, size_t n)
 {
     dmn_place_opt_t *o = ctx;
-    bool last = o->unsent_gen == o->gen, ahead = false;
+    bool last = o->unsent_gen == o->gen, ahead = false, own = false;
     for (size_t i = 0; i < n && last; i++) {
         ahead |= e[i].kind == DMN_PLAN_AHEAD;
+        own |= e[i].kind != DMN_PLAN_AHEAD;
         last = e[i].kind == DMN_PLAN_AHEAD ? e[i].task_id == o->ahead_id
                                            : e[i].task_id == o->unsent_to;
     }
     if (last) {
-        opt_task_t *in = find_task(o, o->unsent_to, 0);
+        opt_task_t *in = own ? find_task(o, o->unsent_to, 0) : NULL;
         opt_task_t *a = ahead ? find_task(o, o->ahead_id, 0) : NULL;
         if (in && in->bak_gen == o->gen) {
             restore(o, in, &in->bak);

@@ -125,17 +125,18 @@ typedef struct dmn_placement {
                                const dmn_task_view_t *from, const dmn_task_view_t *to,
                                dmn_plan_t *plan);
     /* Optional (NULL: a policy with no model of what is resident). Orders
-     * of the plan the last on_switch wrote that were never sent: the
+     * of the plan the last on_switch wrote that were never sent: all the
      * granted task's (its GRANT was held, then the grant was withdrawn or
-     * found void, server_hold.h) and the fill ahead. Its fills (FILL, AHEAD)
-     * did not happen and its evictions did not either: the policy takes the
-     * one out of its model and puts the other back. Called before the next
+     * found void, server_hold.h, or its connection failed while they were
+     * written) and all the fill ahead. Its fills (FILL, AHEAD) did not
+     * happen and its evictions did not either: the policy takes the one out
+     * of its model and puts the other back. Called before the next
      * on_switch, at most once per switch; orders of tasks it no longer knows
      * are ignored. "opt" and "chunk" make that hand-back ready during the
-     * switch (a copy of what it changes), so that it cannot fail. Another
-     * policy's error (an allocation) may leave part of them in the model,
-     * counted as done: later plans then miss memory or room, never
-     * correctness. */
+     * switch (a copy of what it changes), so that it cannot fail; other
+     * orders they take out one by one. An error there, or another policy's
+     * (an allocation), may leave part of them in the model, counted as done:
+     * later plans then miss memory or room, never correctness. */
     gmux_status_t (*on_unsent)(void *ctx, const dmn_plan_entry_t *orders, size_t n);
 } dmn_placement_t;
 
