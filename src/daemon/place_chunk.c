@@ -31,9 +31,10 @@ struct dmn_place_chunk {
     dmn_runs_t vict;                 /* scratch kept across switches: the victims */
     /* The hand-back of the last switch's unsent orders (chunk_on_unsent),
      * made ready by the switch so that it cannot fail: the incoming task's
-     * runs before the switch are its bak (unsent_to, switch unsent_gen; 0
-     * once handed back), the task filled ahead's before the fill ahead are
-     * ahead_bak and ahead_chunks (ahead_id, 0: no fill ahead). */
+     * runs before the switch are its bak when the switch changed them
+     * (bak_gen; unsent_to, switch unsent_gen, 0 once handed back), the task
+     * filled ahead's before the fill ahead are ahead_bak and ahead_chunks
+     * (ahead_id, 0: no fill ahead). */
     uint64_t unsent_gen, ahead_chunks;
     uint32_t unsent_to, ahead_id;
     dmn_runs_t ahead_bak;
@@ -228,9 +229,11 @@ static gmux_status_t sources_build(dmn_place_chunk_t *pc, const dmn_task_view_t 
 }
 
 /* Writes the FILL (or AHEAD) orders of pc->ct.want[0..m) (address order) and
- * adds them to the task's resident runs; with none resident, both in one pass. */
+ * adds them to the task's resident runs; with none resident, both in one pass.
+ * On success *old holds the runs the task had (the union's scratch, left
+ * empty when it had none): what a hand-back puts back, with no copy. */
 static gmux_status_t fills_apply(dmn_place_chunk_t *pc, dmn_ct_task_t *t, dmn_plan_t *plan,
-                                 size_t m, dmn_plan_kind_t kind)
+                                 size_t m, dmn_plan_kind_t kind, dmn_runs_t *old)
 {
     const dmn_seg_t *w = pc->ct.want.v;
     int direct = t->res.n == 0;
@@ -243,8 +246,20 @@ static gmux_status_t fills_apply(dmn_place_chunk_t *pc, dmn_ct_task_t *t, dmn_pl
             dmn_runs_put_joined(&t->res, w[i].lo, w[i].hi);
     }
     if (st == GMUX_OK && !direct)
-        st = dmn_runs_union(&t->res, w, m, &pc->ct.scratch);
+        st = dmn_runs_union(&t->res, w, m, old);
+    else if (st == GMUX_OK)
+        old->n = 0;
     return st;
+}
+
+/* For a hand-back (chunk_on_unsent): t's runs before this switch are in
+ * bak, with the count before, once its fill kept them there (*old of
+ * fills_apply) when no eviction had copied them (save). */
+static void kept_before(dmn_place_chunk_t *pc, dmn_ct_task_t *t, uint64_t chunks)
+{
+    t->bak_chunks = chunks;
+    t->bak_gen = pc->gen;
+    t->bak_inplace = 0;
 }
 
 /* Fills the whole working set of a task with nothing resident, from fa
@@ -280,9 +295,7 @@ static gmux_status_t switch_to(dmn_place_chunk_t *pc, const dmn_task_view_t *tas
         if (tasks[k].id == to->id)
             pc->of[k] = in;
     uint64_t nwant = 0;
-    gmux_status_t st = save(pc, in); /* also what chunk_on_unsent puts back */
-    if (st == GMUX_OK)
-        st = dmn_ct_ws_prepare(&pc->ct, in, to);
+    gmux_status_t st = dmn_ct_ws_prepare(&pc->ct, in, to);
     /* Nothing resident and all of it fits: the wanted chunks are fa itself. */
     int whole = st == GMUX_OK && in->res.n == 0 && in->in.n == 0 && in->xl_ok && in->fa_sorted &&
                 in->fa.n == in->ws.n && in->ws_chunks <= pc->slots;
@@ -315,10 +328,18 @@ static gmux_status_t switch_to(dmn_place_chunk_t *pc, const dmn_task_view_t *tas
     }
     if (nwant == 0)
         return GMUX_OK;
-    /* The fills change the model only when they succeed (T's runs were
-     * copied all the same, for a hand-back: chunk_on_unsent). */
-    if (whole && nwant == in->ws_chunks)
-        return fill_whole(pc, in, plan);
+    /* The fills change the model only when they succeed: no copy of T's
+     * runs, but the fill keeps those it replaces for a hand-back when no
+     * eviction copied them (kept_before). */
+    bool keep = in->bak_gen != pc->gen;
+    uint64_t before = in->chunks;
+    if (whole && nwant == in->ws_chunks) {
+        if ((st = fill_whole(pc, in, plan)) == GMUX_OK && keep) {
+            in->bak.n = 0; /* it had none */
+            kept_before(pc, in, before);
+        }
+        return st;
+    }
     uint64_t n_all = 0;
     if (whole && (st = dmn_ct_want(&pc->ct, in, pc->slots, &n_all)) != GMUX_OK)
         return st;
@@ -327,8 +348,10 @@ static gmux_status_t switch_to(dmn_place_chunk_t *pc, const dmn_task_view_t *tas
     if (!in->fa_sorted) /* else dmn_ct_want went in address order */
         st = dmn_runs_sort(pc->ct.want.v, m, &pc->ct.scratch);
     if (st == GMUX_OK)
-        st = fills_apply(pc, in, plan, m, DMN_PLAN_FILL);
+        st = fills_apply(pc, in, plan, m, DMN_PLAN_FILL, keep ? &in->bak : &pc->ct.scratch);
     if (st == GMUX_OK) {
+        if (keep)
+            kept_before(pc, in, before);
         in->chunks += nwant;
         pc->total += nwant;
     }
@@ -365,17 +388,13 @@ static gmux_status_t ahead_fill(dmn_place_chunk_t *pc, const dmn_task_view_t *ta
     size_t m = dmn_runs_keep(&pc->ct.want, n, pc->ct.shift);
     if (!t->fa_sorted)
         st = dmn_runs_sort(pc->ct.want.v, m, &pc->ct.scratch);
-    if (st == GMUX_OK && (st = dmn_runs_reserve(&pc->ahead_bak, t->res.n)) == GMUX_OK) {
-        if (t->res.n) /* for chunk_on_unsent */
-            memcpy(pc->ahead_bak.v, t->res.v, t->res.n * sizeof(*t->res.v));
-        pc->ahead_bak.n = t->res.n;
-        pc->ahead_chunks = t->chunks;
-        st = fills_apply(pc, t, plan, m, DMN_PLAN_AHEAD);
-    }
+    if (st == GMUX_OK) /* the runs it had kept in ahead_bak, for chunk_on_unsent */
+        st = fills_apply(pc, t, plan, m, DMN_PLAN_AHEAD, &pc->ahead_bak);
     if (st == GMUX_OK) {
+        pc->ahead_chunks = t->chunks;
+        pc->ahead_id = t->id;
         t->chunks += n;
         pc->total += n;
-        pc->ahead_id = t->id;
     }
     if (st != GMUX_OK || (t->xl_ok && dmn_ct_in_add_fills(&pc->ct, t, m) != GMUX_OK))
         t->xl_ok = 0;

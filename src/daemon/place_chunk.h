@@ -49,8 +49,7 @@
  * below 2^24 (the arbiter's are below 256) for keys to stay ordered.
  *
  * A switch that fails (an allocation) leaves the residency as it was: the
- * runs of a task that loses chunks are copied first, once per switch (the
- * incoming task's at the start, whatever it loses; an
+ * runs of a task that loses chunks are copied first, once per switch (an
  * idle task's when the victims' merge first takes from it, any other's when
  * its evictions are applied; a task that loses all of them, other than the
  * incoming one, keeps them in place and only their count is kept), and put
@@ -59,9 +58,11 @@
  * Orders of a switch that were never sent (placement.h on_unsent) come out
  * of the model: a fill's chunks are resident no longer, an eviction's are
  * again. So that the arbiter's hand-back (the incoming task's orders, the
- * fill ahead) cannot fail, the hand-back puts back that copy of the
- * incoming task's runs and one of the task filled ahead's made
- * before the fill ahead, swapped back in: it allocates nothing.
+ * fill ahead) cannot fail, it allocates nothing: it swaps back in the
+ * incoming task's runs as they were before the switch (that copy, or, when
+ * it lost none, the array its fill replaced: the union's scratch, kept) and
+ * the task filled ahead's as they were before the fill ahead (likewise
+ * kept).
  *
  * Ownership: the object owns its arrays. Thread-safety: none (the daemon is
  * single-threaded).

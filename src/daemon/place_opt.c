@@ -46,9 +46,10 @@ struct dmn_place_opt {
     uint64_t withheld;
     /* The hand-back of the last switch's unsent orders (opt_on_unsent), made
      * ready by the switch so that it cannot fail: the incoming task's
-     * resident set before the switch is its bak (unsent_to, switch unsent_gen;
-     * 0 once handed back), the task filled ahead's before the fill ahead is
-     * ahead_bak (ahead_id, 0: no fill ahead). */
+     * resident set before the switch is its bak once the switch changed it
+     * (bak_gen; unsent_to, switch unsent_gen, 0 once handed back), the task
+     * filled ahead's before the fill ahead is ahead_bak (ahead_id, 0: no
+     * fill ahead). */
     uint64_t unsent_gen;
     uint32_t unsent_to, ahead_id;
     ivset_t ahead_bak;
@@ -320,15 +321,17 @@ static void iv_keep(ivset_t *s, uint64_t bytes)
         s->bytes = bytes;
 }
 
-/* Writes o->need as orders of kind for t and makes it resident. */
-static gmux_status_t fill(dmn_place_opt_t *o, opt_task_t *t, dmn_plan_kind_t kind, dmn_plan_t *plan)
+/* Writes o->need as orders of kind for t and makes it resident; on success
+ * *old (the merge's scratch) holds t's resident set as it was, with no copy. */
+static gmux_status_t fill(dmn_place_opt_t *o, opt_task_t *t, dmn_plan_kind_t kind, dmn_plan_t *plan,
+                          ivset_t *old)
 {
     gmux_status_t st = GMUX_OK;
     for (uint32_t i = 0; i < o->need.n && st == GMUX_OK; i++)
         st = dmn_plan_add(plan, t->id, kind,
                           (dmn_range_t){o->need.v[i].lo, o->need.v[i].hi - o->need.v[i].lo});
-    if (st == GMUX_OK)
-        st = merge_into(&t->res, &o->need, &o->merged);
+    if (st == GMUX_OK) /* *old: the set t had, what a hand-back puts back */
+        st = merge_into(&t->res, &o->need, old);
     if (st == GMUX_OK)
         o->resident += o->need.bytes;
     return st;
@@ -360,8 +363,7 @@ static gmux_status_t ahead_fill(dmn_place_opt_t *o, const dmn_task_view_t *tasks
     uint64_t room = o->capacity - o->resident - o->withheld;
     if (o->need.bytes > room)
         iv_keep(&o->need, room);
-    if ((st = iv_copy(&o->ahead_bak, &t->res)) == GMUX_OK) /* for opt_on_unsent */
-        st = fill(o, t, DMN_PLAN_AHEAD, plan);
+    st = fill(o, t, DMN_PLAN_AHEAD, plan, &o->ahead_bak); /* for opt_on_unsent */
     if (st == GMUX_OK)
         o->ahead_id = t->id;
     return st;
@@ -382,9 +384,7 @@ static gmux_status_t switch_to(dmn_place_opt_t *o, const dmn_task_view_t *tasks,
     opt_task_t *in = find_task(o, to->id, 0);
     if (!in)
         return GMUX_ERR_CAPACITY;
-    gmux_status_t st = save(o, in); /* also what opt_on_unsent puts back */
-    if (st == GMUX_OK)
-        st = working_set(o, in, to);
+    gmux_status_t st = working_set(o, in, to);
     if (st == GMUX_OK)
         st = difference(o->want, &in->res, &o->need);
     if (st != GMUX_OK)
@@ -426,7 +426,14 @@ static gmux_status_t switch_to(dmn_place_opt_t *o, const dmn_task_view_t *tasks,
         if (short_by + held > 0) /* too big, or its room not yet free: fill what fits */
             iv_keep(&o->need, need - short_by - held);
     }
-    return fill(o, in, DMN_PLAN_FILL, plan); /* changes the model only when it succeeds */
+    /* The fill changes the model only when it succeeds; it keeps in's set
+     * as it was before the switch (bak, for opt_on_unsent) unless an
+     * eviction copied it there (save). */
+    bool keep = in->bak_gen != o->gen;
+    st = fill(o, in, DMN_PLAN_FILL, plan, keep ? &in->bak : &o->merged);
+    if (st == GMUX_OK && keep)
+        in->bak_gen = o->gen;
+    return st;
 }
 
 static gmux_status_t opt_on_switch(void *ctx, const dmn_task_view_t *tasks, size_t n_tasks,
