@@ -133,7 +133,7 @@ typedef struct dmn_placement {
      * of its model and puts the other back. Called before the next
      * on_switch, at most once per switch; orders of tasks it no longer knows
      * are ignored. "opt" and "chunk" make that hand-back ready during the
-     * switch (a copy of what it changes), so that it cannot fail; other
+     * switch (what it changes, kept as it was), so that it cannot fail; other
      * orders they take out one by one. An error there, or another policy's
      * (an allocation), may leave part of them in the model, counted as done:
      * later plans then miss memory or room, never correctness. */
