@@ -163,12 +163,10 @@ static void check(const pol_t *p)
     assert_true(all <= CAP);
 }
 
-/* Runs step s; returns its status. The plan is applied only on success. */
-static gmux_status_t run_step(const pol_t *p, int s)
+/* The views of step st's switch. */
+static void step_views(const step_t *st, dmn_task_view_t v[NT])
 {
-    const step_t *st = &steps[s];
-    dmn_task_view_t v[NT];
-    memset(v, 0, sizeof(v));
+    memset(v, 0, NT * sizeof(*v));
     for (uint32_t id = 1; id <= NT; id++) {
         dmn_task_view_t *x = &v[id - 1];
         x->id = id;
@@ -178,6 +176,14 @@ static gmux_status_t run_step(const pol_t *p, int s)
         x->turn = id == st->to ? 0 : st->turn[id];
         x->ahead = id == st->ahead;
     }
+}
+
+/* Runs step s; returns its status. The plan is applied only on success. */
+static gmux_status_t run_step(const pol_t *p, int s)
+{
+    const step_t *st = &steps[s];
+    dmn_task_view_t v[NT];
+    step_views(st, v);
     dmn_plan_t plan;
     dmn_plan_init(&plan);
     gmux_status_t rc = p->pl->on_switch(p->pl->ctx, v, NT, NULL, &v[st->to - 1], &plan);
@@ -249,16 +255,7 @@ static bool run_step_unsent(const pol_t *p, int s, long k)
 {
     const step_t *st = &steps[s];
     dmn_task_view_t v[NT];
-    memset(v, 0, sizeof(v));
-    for (uint32_t id = 1; id <= NT; id++) {
-        dmn_task_view_t *x = &v[id - 1];
-        x->id = id;
-        x->ranges = sets[id][st->set[id]];
-        x->n_ranges = NC;
-        x->ranges_gen = id * 2 + st->set[id];
-        x->turn = id == st->to ? 0 : st->turn[id];
-        x->ahead = id == st->ahead;
-    }
+    step_views(st, v);
     dmn_plan_t plan, sent, back;
     dmn_plan_init(&plan);
     dmn_plan_init(&sent);
