@@ -1,6 +1,7 @@
 /* Chunk-granularity OPT placement across tasks; see place_chunk.h. */
 #include "daemon/place_chunk.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,6 +29,15 @@ struct dmn_place_chunk {
     dmn_ct_task_t *of[PC_TASKS_MAX]; /* view index -> its state this switch */
     dmn_cv_t cv;                     /* the victims' merge */
     dmn_runs_t vict;                 /* scratch kept across switches: the victims */
+    /* The hand-back of the last switch's unsent orders (chunk_on_unsent),
+     * made ready by the switch so that it cannot fail: the incoming task's
+     * runs before the switch are its bak when the switch changed them
+     * (bak_gen; unsent_to, switch unsent_gen, 0 once handed back), the task
+     * filled ahead's before the fill ahead are ahead_bak and ahead_chunks
+     * (ahead_id, 0: no fill ahead). */
+    uint64_t unsent_gen, ahead_chunks;
+    uint32_t unsent_to, ahead_id;
+    dmn_runs_t ahead_bak;
 };
 
 static dmn_ct_task_t *find_task(dmn_place_chunk_t *pc, size_t k, uint32_t id, int create)
@@ -219,9 +229,11 @@ static gmux_status_t sources_build(dmn_place_chunk_t *pc, const dmn_task_view_t 
 }
 
 /* Writes the FILL (or AHEAD) orders of pc->ct.want[0..m) (address order) and
- * adds them to the task's resident runs; with none resident, both in one pass. */
+ * adds them to the task's resident runs; with none resident, both in one pass.
+ * On success *old holds the runs the task had (the union's scratch, left
+ * empty when it had none): what a hand-back puts back, with no copy. */
 static gmux_status_t fills_apply(dmn_place_chunk_t *pc, dmn_ct_task_t *t, dmn_plan_t *plan,
-                                 size_t m, dmn_plan_kind_t kind)
+                                 size_t m, dmn_plan_kind_t kind, dmn_runs_t *old)
 {
     const dmn_seg_t *w = pc->ct.want.v;
     int direct = t->res.n == 0;
@@ -234,8 +246,20 @@ static gmux_status_t fills_apply(dmn_place_chunk_t *pc, dmn_ct_task_t *t, dmn_pl
             dmn_runs_put_joined(&t->res, w[i].lo, w[i].hi);
     }
     if (st == GMUX_OK && !direct)
-        st = dmn_runs_union(&t->res, w, m, &pc->ct.scratch);
+        st = dmn_runs_union(&t->res, w, m, old);
+    else if (st == GMUX_OK)
+        old->n = 0;
     return st;
+}
+
+/* For a hand-back (chunk_on_unsent): t's runs before this switch are in
+ * bak, with the count before, once its fill kept them there (*old of
+ * fills_apply) when no eviction had copied them (save). */
+static void kept_before(dmn_place_chunk_t *pc, dmn_ct_task_t *t, uint64_t chunks)
+{
+    t->bak_chunks = chunks;
+    t->bak_gen = pc->gen;
+    t->bak_inplace = 0;
 }
 
 /* Fills the whole working set of a task with nothing resident, from fa
@@ -304,9 +328,18 @@ static gmux_status_t switch_to(dmn_place_chunk_t *pc, const dmn_task_view_t *tas
     }
     if (nwant == 0)
         return GMUX_OK;
-    /* The fills change the model only when they succeed: no copy of T's runs. */
-    if (whole && nwant == in->ws_chunks)
-        return fill_whole(pc, in, plan);
+    /* The fills change the model only when they succeed: no copy of T's
+     * runs, but the fill keeps those it replaces for a hand-back when no
+     * eviction copied them (kept_before). */
+    bool keep = in->bak_gen != pc->gen;
+    uint64_t before = in->chunks;
+    if (whole && nwant == in->ws_chunks) {
+        if ((st = fill_whole(pc, in, plan)) == GMUX_OK && keep) {
+            in->bak.n = 0; /* it had none */
+            kept_before(pc, in, before);
+        }
+        return st;
+    }
     uint64_t n_all = 0;
     if (whole && (st = dmn_ct_want(&pc->ct, in, pc->slots, &n_all)) != GMUX_OK)
         return st;
@@ -315,8 +348,10 @@ static gmux_status_t switch_to(dmn_place_chunk_t *pc, const dmn_task_view_t *tas
     if (!in->fa_sorted) /* else dmn_ct_want went in address order */
         st = dmn_runs_sort(pc->ct.want.v, m, &pc->ct.scratch);
     if (st == GMUX_OK)
-        st = fills_apply(pc, in, plan, m, DMN_PLAN_FILL);
+        st = fills_apply(pc, in, plan, m, DMN_PLAN_FILL, keep ? &in->bak : &pc->ct.scratch);
     if (st == GMUX_OK) {
+        if (keep)
+            kept_before(pc, in, before);
         in->chunks += nwant;
         pc->total += nwant;
     }
@@ -353,9 +388,11 @@ static gmux_status_t ahead_fill(dmn_place_chunk_t *pc, const dmn_task_view_t *ta
     size_t m = dmn_runs_keep(&pc->ct.want, n, pc->ct.shift);
     if (!t->fa_sorted)
         st = dmn_runs_sort(pc->ct.want.v, m, &pc->ct.scratch);
-    if (st == GMUX_OK)
-        st = fills_apply(pc, t, plan, m, DMN_PLAN_AHEAD);
+    if (st == GMUX_OK) /* the runs it had kept in ahead_bak, for chunk_on_unsent */
+        st = fills_apply(pc, t, plan, m, DMN_PLAN_AHEAD, &pc->ahead_bak);
     if (st == GMUX_OK) {
+        pc->ahead_chunks = t->chunks;
+        pc->ahead_id = t->id;
         t->chunks += n;
         pc->total += n;
     }
@@ -376,6 +413,8 @@ static gmux_status_t chunk_on_switch(void *ctx, const dmn_task_view_t *tasks, si
     /* A switch that fails part-way sends nothing: the model stays as it was. */
     pc->total_bak = pc->total;
     pc->withheld = 0;
+    pc->unsent_gen = 0;
+    pc->ahead_id = 0;
     for (size_t k = 0; k < n_tasks; k++) /* rounded up: a part of a chunk holds it */
         pc->withheld += (tasks[k].kept + pc->ct.chunk - 1) >> pc->ct.shift;
     size_t n0 = plan->n;
@@ -388,14 +427,59 @@ static gmux_status_t chunk_on_switch(void *ctx, const dmn_task_view_t *tasks, si
     n0 = plan->n;
     if (ahead_fill(pc, tasks, n_tasks, to, plan) != GMUX_OK)
         plan->n = n0; /* left out (and not made resident); the switch itself stands */
+    pc->unsent_gen = pc->gen;
+    pc->unsent_to = to->id;
     return st;
 }
 
-/* Orders never sent (placement.h): a fill out of its task's resident runs,
- * an eviction back into them; the cut lists are cut again when needed. */
+/* Puts back t's runs from *from (swapped with it) and its count, and the
+ * total; its cut lists are cut again when next needed. */
+static void restore(dmn_place_chunk_t *pc, dmn_ct_task_t *t, dmn_runs_t *from, uint64_t chunks)
+{
+    dmn_runs_t x = t->res;
+    t->res = *from;
+    *from = x;
+    pc->total = pc->total - t->chunks + chunks;
+    t->chunks = chunks;
+    t->xl_ok = 0;
+}
+
+/* The hand-back of the last switch (its incoming task's orders, its fill
+ * ahead): the runs the switch kept for it are put back, with no allocation.
+ * Returns false when the orders are not that. */
+static bool unsent_last(dmn_place_chunk_t *pc, const dmn_plan_entry_t *e, size_t n)
+{
+    bool ahead = false, own = false;
+    if (pc->unsent_gen != pc->gen)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        ahead |= e[i].kind == DMN_PLAN_AHEAD;
+        own |= e[i].kind != DMN_PLAN_AHEAD;
+        if (e[i].task_id != (e[i].kind == DMN_PLAN_AHEAD ? pc->ahead_id : pc->unsent_to))
+            return false;
+    }
+    dmn_ct_task_t *in = own ? find_task(pc, PC_TASKS_MAX, pc->unsent_to, 0) : NULL;
+    dmn_ct_task_t *a = ahead ? find_task(pc, PC_TASKS_MAX, pc->ahead_id, 0) : NULL;
+    if (in && in->bak_gen == pc->gen && !in->bak_inplace) {
+        restore(pc, in, &in->bak, in->bak_chunks);
+        in->bak_gen = 0;
+    }
+    if (a)
+        restore(pc, a, &pc->ahead_bak, pc->ahead_chunks);
+    pc->unsent_gen = 0;
+    return true;
+}
+
+/* Orders never sent (placement.h): those the arbiter hands back put back
+ * what the switch kept for them (unsent_last: a hand-back that failed
+ * part-way would leave fills counted resident); any other, a fill out of
+ * its task's resident runs, an eviction back into them (may fail); the cut
+ * lists are cut again when needed. */
 static gmux_status_t chunk_on_unsent(void *ctx, const dmn_plan_entry_t *e, size_t n)
 {
     dmn_place_chunk_t *pc = ctx;
+    if (unsent_last(pc, e, n))
+        return GMUX_OK;
     gmux_status_t st = GMUX_OK;
     for (size_t i = 0; i < n && st == GMUX_OK; i++) {
         dmn_ct_task_t *t = find_task(pc, PC_TASKS_MAX, e[i].task_id, 0);
@@ -449,6 +533,7 @@ void dmn_place_chunk_destroy(dmn_place_chunk_t *pc)
         dmn_ct_free(&pc->tasks[i]);
     dmn_ct_ctx_fini(&pc->ct);
     dmn_runs_free(&pc->vict);
+    dmn_runs_free(&pc->ahead_bak);
     dmn_cv_fini(&pc->cv);
     free(pc);
 }

@@ -57,7 +57,12 @@
  * the tasks touched are cut again. Fills change the model only on success.
  * Orders of a switch that were never sent (placement.h on_unsent) come out
  * of the model: a fill's chunks are resident no longer, an eviction's are
- * again.
+ * again. So that the arbiter's hand-back (the incoming task's orders, the
+ * fill ahead) cannot fail, it allocates nothing: it swaps back in the
+ * incoming task's runs as they were before the switch (that copy, or, when
+ * it lost none, the array its fill replaced: the union's scratch, kept) and
+ * the task filled ahead's as they were before the fill ahead (likewise
+ * kept).
  *
  * Ownership: the object owns its arrays. Thread-safety: none (the daemon is
  * single-threaded).

@@ -1,6 +1,7 @@
 /* Slice-granularity OPT placement across tasks; see place_opt.h. */
 #include "daemon/place_opt.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -43,6 +44,15 @@ struct dmn_place_opt {
      * views' kept bytes, and what this switch evicts from the other tasks
      * holding the turn (placement.h) */
     uint64_t withheld;
+    /* The hand-back of the last switch's unsent orders (opt_on_unsent), made
+     * ready by the switch so that it cannot fail: the incoming task's
+     * resident set before the switch is its bak once the switch changed it
+     * (bak_gen; unsent_to, switch unsent_gen, 0 once handed back), the task
+     * filled ahead's before the fill ahead is ahead_bak (ahead_id, 0: no
+     * fill ahead). */
+    uint64_t unsent_gen;
+    uint32_t unsent_to, ahead_id;
+    ivset_t ahead_bak;
     opt_task_t tasks[OPT_MAX_TASKS];
     int ws_cache;        /* keep working sets across switches (the default) */
     const ivset_t *want; /* the working set of the task being planned */
@@ -157,6 +167,24 @@ static gmux_status_t merge_into(ivset_t *a, const ivset_t *b, ivset_t *scratch)
     return GMUX_OK;
 }
 
+/* dst = a copy of src. */
+static gmux_status_t iv_copy(ivset_t *dst, const ivset_t *src)
+{
+    if (dst->cap < src->n) {
+        if (dmn_place_alloc_fails())
+            return GMUX_ERR_NOMEM;
+        gmux_status_t st =
+            com_array_grow_u32((void **)&dst->v, &dst->cap, src->n, sizeof(*dst->v), 16);
+        if (st != GMUX_OK)
+            return st;
+    }
+    if (src->n)
+        memcpy(dst->v, src->v, src->n * sizeof(*src->v));
+    dst->n = src->n;
+    dst->bytes = src->bytes;
+    return GMUX_OK;
+}
+
 static opt_task_t *find_task(dmn_place_opt_t *o, uint32_t id, int create)
 {
     opt_task_t *free_slot = NULL;
@@ -198,20 +226,10 @@ static gmux_status_t save(dmn_place_opt_t *o, opt_task_t *t)
 {
     if (t->bak_gen == o->gen)
         return GMUX_OK;
-    if (t->bak.cap < t->res.n) {
-        if (dmn_place_alloc_fails())
-            return GMUX_ERR_NOMEM;
-        gmux_status_t st =
-            com_array_grow_u32((void **)&t->bak.v, &t->bak.cap, t->res.n, sizeof(*t->bak.v), 16);
-        if (st != GMUX_OK)
-            return st;
-    }
-    if (t->res.n)
-        memcpy(t->bak.v, t->res.v, t->res.n * sizeof(*t->res.v));
-    t->bak.n = t->res.n;
-    t->bak.bytes = t->res.bytes;
-    t->bak_gen = o->gen;
-    return GMUX_OK;
+    gmux_status_t st = iv_copy(&t->bak, &t->res);
+    if (st == GMUX_OK)
+        t->bak_gen = o->gen;
+    return st;
 }
 
 /* Puts back the resident sets saved during this switch, and the total. */
@@ -303,15 +321,17 @@ static void iv_keep(ivset_t *s, uint64_t bytes)
         s->bytes = bytes;
 }
 
-/* Writes o->need as orders of kind for t and makes it resident. */
-static gmux_status_t fill(dmn_place_opt_t *o, opt_task_t *t, dmn_plan_kind_t kind, dmn_plan_t *plan)
+/* Writes o->need as orders of kind for t and makes it resident; on success
+ * *old (the merge's scratch) holds t's resident set as it was, with no copy. */
+static gmux_status_t fill(dmn_place_opt_t *o, opt_task_t *t, dmn_plan_kind_t kind, dmn_plan_t *plan,
+                          ivset_t *old)
 {
     gmux_status_t st = GMUX_OK;
     for (uint32_t i = 0; i < o->need.n && st == GMUX_OK; i++)
         st = dmn_plan_add(plan, t->id, kind,
                           (dmn_range_t){o->need.v[i].lo, o->need.v[i].hi - o->need.v[i].lo});
-    if (st == GMUX_OK)
-        st = merge_into(&t->res, &o->need, &o->merged);
+    if (st == GMUX_OK) /* *old: the set t had, what a hand-back puts back */
+        st = merge_into(&t->res, &o->need, old);
     if (st == GMUX_OK)
         o->resident += o->need.bytes;
     return st;
@@ -343,7 +363,10 @@ static gmux_status_t ahead_fill(dmn_place_opt_t *o, const dmn_task_view_t *tasks
     uint64_t room = o->capacity - o->resident - o->withheld;
     if (o->need.bytes > room)
         iv_keep(&o->need, room);
-    return fill(o, t, DMN_PLAN_AHEAD, plan);
+    st = fill(o, t, DMN_PLAN_AHEAD, plan, &o->ahead_bak); /* for opt_on_unsent */
+    if (st == GMUX_OK)
+        o->ahead_id = t->id;
+    return st;
 }
 
 static int later_turn(const void *a, const void *b)
@@ -403,7 +426,14 @@ static gmux_status_t switch_to(dmn_place_opt_t *o, const dmn_task_view_t *tasks,
         if (short_by + held > 0) /* too big, or its room not yet free: fill what fits */
             iv_keep(&o->need, need - short_by - held);
     }
-    return fill(o, in, DMN_PLAN_FILL, plan); /* changes the model only when it succeeds */
+    /* The fill changes the model only when it succeeds; it keeps in's set
+     * as it was before the switch (bak, for opt_on_unsent) unless an
+     * eviction copied it there (save). */
+    bool keep = in->bak_gen != o->gen;
+    st = fill(o, in, DMN_PLAN_FILL, plan, keep ? &in->bak : &o->merged);
+    if (st == GMUX_OK && keep)
+        in->bak_gen = o->gen;
+    return st;
 }
 
 static gmux_status_t opt_on_switch(void *ctx, const dmn_task_view_t *tasks, size_t n_tasks,
@@ -432,6 +462,8 @@ static gmux_status_t opt_on_switch(void *ctx, const dmn_task_view_t *tasks, size
     /* A switch that fails part-way sends nothing: the model stays as it was. */
     o->resident_bak = o->resident;
     o->withheld = 0;
+    o->unsent_gen = 0;
+    o->ahead_id = 0;
     for (size_t i = 0; i < n_tasks; i++)
         o->withheld += tasks[i].kept;
     size_t n0 = plan->n;
@@ -444,14 +476,47 @@ static gmux_status_t opt_on_switch(void *ctx, const dmn_task_view_t *tasks, size
     n0 = plan->n;
     if (ahead_fill(o, tasks, n_tasks, to, plan) != GMUX_OK)
         plan->n = n0; /* left out (and not made resident); the switch itself stands */
+    o->unsent_gen = o->gen;
+    o->unsent_to = to->id;
     return st;
 }
 
-/* Orders never sent (placement.h): a fill out of its task's resident set,
- * an eviction back into it. */
+/* Puts back t's resident set from *from (swapped with it), and the total. */
+static void restore(dmn_place_opt_t *o, opt_task_t *t, ivset_t *from)
+{
+    ivset_t x = t->res;
+    o->resident = o->resident - t->res.bytes + from->bytes;
+    t->res = *from;
+    *from = x;
+}
+
+/* Orders never sent (placement.h). Those the arbiter hands back, the last
+ * switch's for its incoming task and its fill ahead, put back the sets the
+ * switch kept for them, with no allocation: a hand-back that failed part-way
+ * would leave fills counted resident. Any other orders: a fill out of its
+ * task's resident set, an eviction back into it (may fail, placement.h). */
 static gmux_status_t opt_on_unsent(void *ctx, const dmn_plan_entry_t *e, size_t n)
 {
     dmn_place_opt_t *o = ctx;
+    bool last = o->unsent_gen == o->gen, ahead = false, own = false;
+    for (size_t i = 0; i < n && last; i++) {
+        ahead |= e[i].kind == DMN_PLAN_AHEAD;
+        own |= e[i].kind != DMN_PLAN_AHEAD;
+        last = e[i].kind == DMN_PLAN_AHEAD ? e[i].task_id == o->ahead_id
+                                           : e[i].task_id == o->unsent_to;
+    }
+    if (last) {
+        opt_task_t *in = own ? find_task(o, o->unsent_to, 0) : NULL;
+        opt_task_t *a = ahead ? find_task(o, o->ahead_id, 0) : NULL;
+        if (in && in->bak_gen == o->gen) {
+            restore(o, in, &in->bak);
+            in->bak_gen = 0;
+        }
+        if (a)
+            restore(o, a, &o->ahead_bak);
+        o->unsent_gen = 0;
+        return GMUX_OK;
+    }
     gmux_status_t st = GMUX_OK;
     for (size_t i = 0; i < n && st == GMUX_OK; i++) {
         opt_task_t *t = find_task(o, e[i].task_id, 0);
@@ -500,6 +565,7 @@ void dmn_place_opt_destroy(dmn_place_opt_t *o)
     }
     iv_free(&o->need);
     iv_free(&o->merged);
+    iv_free(&o->ahead_bak);
     free(o);
 }
 

@@ -26,7 +26,12 @@
  * task's intervals are copied, once per switch, before they lose any.
  * Orders of a switch that were never sent (placement.h on_unsent) come out
  * of the model: a fill's intervals are resident no longer, an eviction's
- * are again.
+ * are again. So that the arbiter's hand-back (the incoming task's orders,
+ * the fill ahead) cannot fail, it allocates nothing: it swaps back in the
+ * incoming task's intervals as they were before the switch (the copy made
+ * for a failure, or, when nothing was evicted from it, the array its fill
+ * replaced, kept) and the task filled ahead's as they were before the fill
+ * ahead (likewise kept).
  *
  * Residency is kept per task as sorted, disjoint, chunk-aligned intervals,
  * so a decision costs O(tasks + intervals), not O(chunks): 100,000 chunks in

@@ -13,7 +13,9 @@
  * GRANT, and the task applies them while it waits for its turn.
  *
  * A switch whose GRANT the server held and never sent (a withdrawn or void
- * grant, server_hold.h) sends only the other tasks' orders: the arbiter
+ * grant, server_hold.h), or could not send (the task's connection failed
+ * while its orders or GRANT were written), sends only the other tasks'
+ * orders: the arbiter
  * hands the rest back to the placement (on_unsent, below), so that its model
  * does not count as resident memory that was never filled.
  *
@@ -123,13 +125,17 @@ typedef struct dmn_placement {
                                const dmn_task_view_t *from, const dmn_task_view_t *to,
                                dmn_plan_t *plan);
     /* Optional (NULL: a policy with no model of what is resident). Orders
-     * of the plan the last on_switch wrote that were never sent: the
+     * of the plan the last on_switch wrote that were never sent: all the
      * granted task's (its GRANT was held, then the grant was withdrawn or
-     * found void, server_hold.h) and the fill ahead. Its fills (FILL, AHEAD)
-     * did not happen and its evictions did not either: the policy takes the
-     * one out of its model and puts the other back. Called before the next
-     * on_switch; orders of tasks it no longer knows are ignored. An error
-     * (an allocation) may leave part of them in the model, counted as done:
+     * found void, server_hold.h, or its connection failed while they were
+     * written) and all the fill ahead. Its fills (FILL, AHEAD) did not
+     * happen and its evictions did not either: the policy takes the one out
+     * of its model and puts the other back. Called before the next
+     * on_switch, at most once per switch; orders of tasks it no longer knows
+     * are ignored. "opt" and "chunk" make that hand-back ready during the
+     * switch (what it changes, kept as it was), so that it cannot fail; other
+     * orders they take out one by one. An error there, or another policy's
+     * (an allocation), may leave part of them in the model, counted as done:
      * later plans then miss memory or room, never correctness. */
     gmux_status_t (*on_unsent)(void *ctx, const dmn_plan_entry_t *orders, size_t n);
 } dmn_placement_t;

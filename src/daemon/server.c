@@ -324,19 +324,28 @@ static void send_ahead(dmn_srv_t *s, const dmn_plan_t *plan, uint64_t grant_seq)
 }
 
 /* The granted task's part of a switch: its orders, its GRANT, then the fill
- * ahead to the task expected next. */
+ * ahead to the task expected next. A GRANT that did not go (the task's
+ * connection failed while its orders or GRANT were written: dropped,
+ * reclaimed, decided again) is void: its orders and the fill ahead are
+ * handed back, as a held grant's (server_hold.h). */
 static void send_granted(dmn_srv_t *s, const dmn_arb_action_t *act)
 {
+    uint32_t id = s->arb.tasks[act->grant].id; /* before a drop clears the slot */
+    bool sent = false;
     if (s->arb.tasks[act->grant].used && s->conn_of_slot[act->grant] >= 0) {
         dmn_conn_t *c = &s->conns[s->conn_of_slot[act->grant]];
-        if (act->plan->n > 0 && send_plan(s, c, s->arb.tasks[act->grant].id, act->plan,
-                                          act->grant_seq, DMN_PLAN_EVICT, DMN_PLAN_FILL) != 0)
-            return; /* dropped: reclaimed, decided again */
         /* the request it answers: a client that has gone idle since
          * knows this GRANT is not for its later requests */
         dmn_msg_grant_t g = {act->grant_seq, s->arb.quantum_ns, c->request};
-        (void)dmn_conn_send(
-            s, c, dmn_proto_encode_grant(s->out, sizeof(s->out), ++s->seq, DMN_MSG_GRANT, &g));
+        sent = (act->plan->n == 0 || send_plan(s, c, id, act->plan, act->grant_seq, DMN_PLAN_EVICT,
+                                               DMN_PLAN_FILL) == 0) &&
+               dmn_conn_send(s, c,
+                             dmn_proto_encode_grant(s->out, sizeof(s->out), ++s->seq, DMN_MSG_GRANT,
+                                                    &g)) == 0;
+    }
+    if (!sent) {
+        dmn_hold_unsent(s, id, act->grant_seq);
+        return;
     }
     send_ahead(s, act->plan, act->grant_seq);
 }

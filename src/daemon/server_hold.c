@@ -177,22 +177,19 @@ static bool still_granted(const dmn_srv_t *s)
            t->state == DMN_STATE_RUNNING && s->conn_of_slot[g] >= 0;
 }
 
-static void unsent_failed(const dmn_srv_t *s, gmux_status_t st)
+static void unsent_failed(const dmn_srv_t *s, uint32_t id, uint64_t grant_seq, gmux_status_t st)
 {
     COM_WARN(DAEMON,
              "grant %llu to task %u never sent: placement %s could not take its orders back "
              "(%s): it may count memory resident that is not",
-             (unsigned long long)s->hold.act.grant_seq, s->hold.grant_id, s->arb.placement->name,
-             gmux_status_str(st));
+             (unsigned long long)grant_seq, id, s->arb.placement->name, gmux_status_str(st));
 }
 
-/* The held grant is void (its task left, went idle or gave the turn back):
- * its orders and fill ahead never go (dmn_arb_unsent). */
-static void unsent(dmn_srv_t *s)
+void dmn_hold_unsent(dmn_srv_t *s, uint32_t id, uint64_t grant_seq)
 {
-    gmux_status_t st = dmn_arb_unsent(&s->arb, s->hold.grant_id, s->hold.act.grant_seq);
+    gmux_status_t st = dmn_arb_unsent(&s->arb, id, grant_seq);
     if (st != GMUX_OK)
-        unsent_failed(s, st);
+        unsent_failed(s, id, grant_seq, st);
 }
 
 /* The held switch is over at now: counted (STATUS). */
@@ -224,8 +221,8 @@ bool dmn_hold_poll(dmn_srv_t *s, uint64_t now, bool *send, dmn_arb_action_t *act
      * the next switch held waits for them, each until its own bound. */
     end_hold(h, now);
     *send = granted;
-    if (!granted)
-        unsent(s);
+    if (!granted) /* void: its orders and fill ahead never go */
+        dmn_hold_unsent(s, h->grant_id, h->act.grant_seq);
     if (h->expired)
         COM_DEBUG(DAEMON, "grant %llu: evictions not reported within %llu ms: granted anyway",
                   (unsigned long long)h->act.grant_seq,
@@ -245,7 +242,7 @@ bool dmn_hold_supersede(dmn_srv_t *s, uint64_t now)
     gmux_status_t st = dmn_arb_withdraw(&s->arb, h->act.grant);
     end_hold(h, now);
     if (st != GMUX_OK)
-        unsent_failed(s, st);
+        unsent_failed(s, h->grant_id, h->act.grant_seq, st);
     COM_DEBUG(DAEMON,
               "grant %llu to batch task %u withdrawn for a latency task; %u requests "
               "for evictions carried to the next switch",

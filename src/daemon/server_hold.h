@@ -141,6 +141,13 @@ bool dmn_hold_poll(dmn_srv_t *s, uint64_t now, bool *send, dmn_arb_action_t *act
  */
 bool dmn_hold_supersede(dmn_srv_t *s, uint64_t now);
 
+/* The grant grant_seq to task id, the last one made, never went (void:
+ * its task left, went idle or gave the turn back before its GRANT was
+ * sent, or its connection failed while its orders or GRANT were written):
+ * its orders and the fill ahead are handed back (dmn_arb_unsent), a
+ * failure logged. */
+void dmn_hold_unsent(dmn_srv_t *s, uint32_t id, uint64_t grant_seq);
+
 /* Whether a switch is held now. */
 static inline bool dmn_hold_active(const dmn_hold_t *h)
 {

@@ -2,7 +2,9 @@
  * the helpers of thold.h: the granted task leaves or goes idle while its
  * GRANT is held, a latency task supersedes the held switch, an evictee
  * answers after the switch that asked it ended, a task asked again before
- * it answered. The wait itself:
+ * it answered, the granted task's connection failing while its orders are
+ * written; and what each grant that never went hands back to the
+ * placement. The wait itself:
  * test_server_hold.c. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -11,6 +13,7 @@
 #include <cmocka.h>
 
 #include <signal.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "daemon/server.h"
@@ -26,6 +29,14 @@
  * hold used to wait for X until the bound (a minute here; the reads give up
  * after 10 s), and, until 2026-12-02, once it ended early, B's GRANT went at
  * once, its fills overlapping X's evictions. */
+/* A's void grant (2) handed back to the placement A's FILL and B's fill
+ * ahead, never sent (X's eviction went). */
+static void void_a_handed_back(void)
+{
+    const dmn_plan_entry_t back[] = {{2, DMN_PLAN_FILL, ws_a}, {3, DMN_PLAN_AHEAD, ws_b}};
+    handed_back(back, 2);
+}
+
 static void test_gone_grantee_no_wait(void **state)
 {
     (void)state;
@@ -37,6 +48,7 @@ static void test_gone_grantee_no_wait(void **state)
     until_state("b", DMN_STATE_RUNNING); /* granted, its GRANT held */
     assert_true(nothing_for(b, &rep));
     assert_int_equal(rep.reclaimed, 1);
+    void_a_handed_back();
     send_evicted(x, g);
     dmn_msg_t m;
     int plans[3] = {0};
@@ -77,6 +89,7 @@ static void test_idle_grantee_no_wait(void **state)
     assert_int_equal(rep.evict_timeouts, 0);
     assert_int_equal(rep.switches, 2); /* X, B: not A's void grant, nor its fill */
     assert_int_equal(rep.fill_bytes, ws_x.len + ws_b.len);
+    void_a_handed_back();
     close(x), close(a), close(b);
     tsrv_stop(&server_pid);
 }
@@ -125,6 +138,8 @@ static void test_latency_supersedes_held(void **state)
     assert_int_equal(rep.fill_bytes, ws_x.len + ws_l.len); /* not A's */
     assert_int_equal(rep.ahead_bytes, ws_a.len);           /* not X's, for A's switch */
     assert_int_equal(rep.ahead_plans, 1);
+    const dmn_plan_entry_t back[] = {{2, DMN_PLAN_FILL, ws_a}, {1, DMN_PLAN_AHEAD, ws_x}};
+    handed_back(back, 2); /* to the placement: A's fill, X's fill ahead */
     send_simple(l, DMN_MSG_IDLE);
     read_evictions(l, &m, NULL);
     send_evicted(l, g + 2);
@@ -150,6 +165,8 @@ static void test_shared_late_answer_counts(void **state)
     send_evicted(x, 3);
     dmn_report_t rep;
     assert_true(nothing_for(b, &rep)); /* read: X's answer came before B asks */
+    const dmn_plan_entry_t back[] = {{3, DMN_PLAN_FILL, ws_b}}; /* A's eviction went */
+    handed_back(back, 1);
     b_again_unheld(x, b);
     close(x), close(a), close(b);
     tsrv_stop(&server_pid);
@@ -195,6 +212,8 @@ static void test_shared_supersede(void **state)
     assert_true(nothing_for(b, &rep));
     assert_int_equal(rep.mode, DMN_MODE_SHARED);
     assert_int_equal(rep.switches, 3);
+    const dmn_plan_entry_t back[] = {{3, DMN_PLAN_FILL, ws_b}}; /* A's eviction went */
+    handed_back(back, 1);                                       /* no fill ahead: shared mode */
     assert_int_equal(rep.evict_waits, 2);
     assert_int_equal(rep.evict_timeouts, 0);
     send_simple(l, DMN_MSG_IDLE);
@@ -203,6 +222,47 @@ static void test_shared_supersede(void **state)
     assert_int_equal(m.u.grant.grant_seq, 5);
     assert_int_equal(plans[DMN_PLAN_FILL], 1);
     close(x), close(a), close(b), close(l);
+    tsrv_stop(&server_pid);
+}
+
+/* The granted task's connection fails while its orders are written (B
+ * reads no more: the daemon's write fails): B is dropped, and its grant
+ * (2), whose GRANT never went, is void like a held one: B's FILL and C's
+ * fill ahead are handed back to the placement, STATUS counts neither, and
+ * C is granted (3). Until 2026-12-02 the placement was not told (it
+ * counted B's fill and C's fill ahead, never sent, resident) and STATUS
+ * counted B's switch. */
+static void test_grantee_write_fails(void **state)
+{
+    (void)state;
+    evict_none = 1;
+    start_server(60000);
+    evict_none = 0;
+    int x = raw_client("x"), c = raw_client("c");
+    int b = raw_client_of("b", DMN_CLASS_BATCH, 1, 0); /* goes before C */
+    assert_int_equal(shutdown(b, SHUT_RD), 0);
+    dmn_msg_t m;
+    send_pending(x, 1, ws_x);
+    read_until(x, DMN_MSG_GRANT, 0, &m, NULL);
+    send_pending(c, 1, ws_a);
+    send_pending(b, 1, ws_b);
+    read_until(x, DMN_MSG_REVOKE, 0, &m, NULL);
+    send_simple(x, DMN_MSG_RELEASE);
+    int plans[3] = {0};
+    read_until(c, DMN_MSG_GRANT, 0, &m, plans);
+    assert_int_equal(m.u.grant.grant_seq, 3);
+    assert_int_equal(plans[DMN_PLAN_FILL], 1);
+    assert_int_equal(plans[DMN_PLAN_AHEAD], 0);
+    dmn_report_t rep;
+    assert_true(nothing_for(c, &rep));
+    assert_int_equal(rep.reclaimed, 1);
+    assert_int_equal(rep.switches, 2); /* X, C */
+    assert_int_equal(rep.fill_bytes, ws_x.len + ws_a.len);
+    assert_int_equal(rep.ahead_bytes, ws_x.len); /* X's, for C's switch */
+    assert_int_equal(rep.ahead_plans, 1);
+    const dmn_plan_entry_t back[] = {{3, DMN_PLAN_FILL, ws_b}, {2, DMN_PLAN_AHEAD, ws_a}};
+    handed_back(back, 2);
+    close(x), close(b), close(c);
     tsrv_stop(&server_pid);
 }
 
@@ -217,6 +277,7 @@ int main(void)
         cmocka_unit_test_teardown(test_latency_supersedes_held, teardown),
         cmocka_unit_test_teardown(test_shared_late_answer_counts, teardown),
         cmocka_unit_test_teardown(test_shared_supersede, teardown),
+        cmocka_unit_test_teardown(test_grantee_write_fails, teardown),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     thold_close();

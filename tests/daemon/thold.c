@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
@@ -56,7 +57,32 @@ static gmux_status_t plan_on_switch(void *ctx, const dmn_task_view_t *tasks, siz
     return st;
 }
 
-static const dmn_placement_t placement = {"hold", NULL, plan_on_switch, NULL};
+/* What the server handed back (on_unsent), in memory shared with the test:
+ * the server is a child of it. */
+thold_unsent_t *unsent_log;
+static gmux_status_t plan_on_unsent(void *ctx, const dmn_plan_entry_t *orders, size_t n)
+{
+    (void)ctx;
+    unsent_log->calls++;
+    for (size_t i = 0; i < n; i++)
+        if (unsent_log->n < THOLD_UNSENT_MAX)
+            unsent_log->e[unsent_log->n++] = orders[i];
+    return GMUX_OK;
+}
+
+static const dmn_placement_t placement = {"hold", NULL, plan_on_switch, plan_on_unsent};
+
+void handed_back(const dmn_plan_entry_t *want, uint32_t n)
+{
+    assert_int_equal(unsent_log->calls, 1);
+    assert_int_equal(unsent_log->n, n);
+    for (uint32_t i = 0; i < n; i++) {
+        assert_int_equal(unsent_log->e[i].task_id, want[i].task_id);
+        assert_int_equal(unsent_log->e[i].kind, want[i].kind);
+        assert_int_equal(unsent_log->e[i].range.base, want[i].range.base);
+        assert_int_equal(unsent_log->e[i].range.len, want[i].range.len);
+    }
+}
 
 static int share_off(dmn_server_opts_t *o, void *arg)
 {
@@ -88,6 +114,7 @@ void start_mode(int wait_ms, int shared)
                            (uint64_t)wait_ms * COM_NS_PER_MS,
                            0};
     evict_holders = shared;
+    memset(unsent_log, 0, sizeof(*unsent_log));
     tsrv_start(&o, shared ? share_on : share_off, NULL, &server_pid);
     evict_holders = 0;
 }
@@ -298,6 +325,10 @@ int thold_open(void)
 {
     if (!mkdtemp(dir))
         return -1;
+    unsent_log =
+        mmap(NULL, sizeof(*unsent_log), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (unsent_log == MAP_FAILED)
+        return -1;
     snprintf(path, sizeof(path), "%s/gmuxd.sock", dir);
     return 0;
 }
@@ -309,4 +340,5 @@ void thold_close(void)
     unlink(path);
     unlink(lock);
     rmdir(dir);
+    munmap(unsent_log, sizeof(*unsent_log));
 }

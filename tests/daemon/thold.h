@@ -5,7 +5,9 @@
  * are superseded). A real server in a forked child (tsrv.h), with a
  * placement that evicts the previous holder's ranges, fills the incoming
  * task's and fills the task expected next ahead; the tasks are raw protocol
- * clients of the test, so each message is seen as it comes. A helper that
+ * clients of the test, so each message is seen as it comes; what the server
+ * hands back to the placement (on_unsent) is recorded where the test reads
+ * it (unsent_log). A helper that
  * fails fails the test (cmocka).
  */
 #ifndef THOLD_H
@@ -14,6 +16,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "daemon/placement.h"
 #include "daemon/proto.h"
 #include "daemon/report.h"
 
@@ -23,6 +26,19 @@ extern uint8_t buf[DMN_PROTO_MAX_MSG];
 extern int evict_none;                           /* set: the placement evicts nothing */
 extern uint64_t grace_ns;                        /* the grace of the next server started */
 extern const dmn_range_t ws_x, ws_a, ws_b, ws_l; /* the working sets of X, A, B, L */
+
+/* The orders the server handed back to the placement (on_unsent) since it
+ * started, in memory shared with the server child: its calls and, in the
+ * order given, the first THOLD_UNSENT_MAX orders. */
+#define THOLD_UNSENT_MAX 16
+typedef struct thold_unsent {
+    uint32_t calls, n;
+    dmn_plan_entry_t e[THOLD_UNSENT_MAX];
+} thold_unsent_t;
+extern thold_unsent_t *unsent_log;
+/* The server handed back, in one call, exactly want[0..n). Read once the
+ * server answered a message sent after the hand-back (a STATUS). */
+void handed_back(const dmn_plan_entry_t *want, uint32_t n);
 
 /* Makes the socket's directory (0) before the tests; removes it after. */
 int thold_open(void);
