@@ -77,6 +77,30 @@ void drig_fini(drig_t *r)
         fprintf(stderr, "drig: could not remove %s\n", r->dir);
 }
 
+static void go_path(const drig_t *r, const char *name, char *path, size_t len)
+{
+    snprintf(path, len, "%s/go-%s", r->dir, name);
+}
+
+void drig_wait_for_go(drig_t *r, const char *name)
+{
+    char path[160];
+    if (!name) {
+        unsetenv("GMUX_TEST_CLIENT_GO");
+        return;
+    }
+    go_path(r, name, path, sizeof(path));
+    setenv("GMUX_TEST_CLIENT_GO", path, 1);
+}
+
+int drig_go(drig_t *r, const char *name)
+{
+    char path[160];
+    go_path(r, name, path, sizeof(path));
+    FILE *f = fopen(path, "w");
+    return f && fclose(f) == 0 ? 0 : -1;
+}
+
 pid_t drig_spawn(drig_t *r, char *const argv[])
 {
     pid_t pid = fork();
