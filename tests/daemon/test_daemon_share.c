@@ -195,8 +195,14 @@ static void overflow(drig_t *r, const char *names[3], pid_t p[3], long kernels)
         p[i] = drig_start_client_mem(r, names[i], "batch", 0, 1500, 3000, 0, 300, DEVICE_MIB);
     int two = 2, three = 3;
     assert_true(drig_until(r, all_running_shared, &two, 60.0, &rep));
+    /* the third registers (its footprint turns the mode to slices) and runs
+     * once seen: its 60 kernels could otherwise come and go between two
+     * samples of a test process held up on a loaded machine */
+    drig_wait_for_go(r, "third");
     p[2] = drig_start_client_mem(r, names[2], "batch", 0, kernels, 3000, 0, 400, DEVICE_MIB);
+    drig_wait_for_go(r, NULL);
     assert_true(drig_until(r, sliced_with, &three, 60.0, &rep));
+    assert_int_equal(drig_go(r, "third"), 0);
 }
 
 /* Shared with two tasks of 300 MiB; a third of 400 MiB registers (1000 MiB:
