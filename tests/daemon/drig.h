@@ -73,8 +73,9 @@ int drig_n_tasks_is(const dmn_report_t *rep, void *arg);
 /* drig_until predicate: exactly *(int *)arg tasks, each having run a kernel. */
 int drig_n_running_is(const dmn_report_t *rep, void *arg);
 /* Kills (SIGKILL) the task holding the turn in *rep (else fallback); returns
- * it once the daemon has reclaimed its slot (exactly one) within 1 s, leaving
- * `remaining` tasks (*rep: the report that showed it), or -1 with a message. */
+ * it once the daemon has reclaimed its slot (exactly one reclaimed), leaving
+ * `remaining` tasks (*rep: the report that showed it), or -1 with a message
+ * when it has not within 30 s. */
 pid_t drig_kill_holder(drig_t *r, dmn_report_t *rep, pid_t fallback, int remaining);
 /* Whether no two non-local kernels of different tasks overlap in time. */
 int drig_exclusive(const dkernel_t *k, int n);

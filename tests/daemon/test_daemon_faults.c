@@ -36,8 +36,9 @@
 
 static dmn_report_t rep;
 
-/* kill -9 of the client holding the GPU: its slot is reclaimed within 1 s
- * and the others finish under the daemon. Also checks gmux status and top. */
+/* kill -9 of the client holding the GPU: its slot is reclaimed (counted as
+ * such; how soon is printed, not asserted) and the others finish under the daemon. Also checks gmux
+ * status and top. */
 static void test_kill_client(void **state)
 {
     (void)state;

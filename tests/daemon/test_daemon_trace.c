@@ -387,8 +387,8 @@ static void test_latency_class(void **state)
     drig_fini(&r);
 }
 
-/* kill -9 of the client holding the GPU: its slot is reclaimed within 1 s,
- * the others finish under the daemon with their data intact. */
+/* kill -9 of the client holding the GPU: its slot is reclaimed (how soon is
+ * printed, not asserted), the others finish under the daemon with their data intact. */
 static void test_kill_client(void **state)
 {
     (void)state;
