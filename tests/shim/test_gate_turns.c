@@ -153,15 +153,33 @@ static void test_run_starts_daemon(void **state)
     gh_stop_background_daemon();
 }
 
-/* Child 2 of test_shared_when_fits: polls `gmux status --json` until it shows the mode
- * shared with both programs running at once; exits 0 once seen, 1 after about a minute. */
+/* The same under the daemon: each pauses half-way until `gmux status` has
+ * listed both (both_listed), so their second halves run together however far
+ * apart they started (on a loaded machine, one could be done before the
+ * other began, and no status could show both running). */
+static char both_listed[256];
+static const gh_spec_t shared_specs[2] = {
+    {"batch", "4", "1000", "2000", "0", "0", both_listed, NULL, NULL},
+    {"batch", "5", "1000", "2000", "0", "0", both_listed, NULL, NULL},
+};
+
+/* Child 2 of test_shared_when_fits: makes both_listed once `gmux status --json` lists both
+ * programs, then polls it until it shows the mode shared with both running at once; exits
+ * 0 once seen, 1 after about a minute. */
 static int shared_child(int index, void *arg)
 {
     (void)arg;
     if (index < 2) {
-        char *const *a = gh_prog_argv(index, &long_specs[index], 1);
+        char *const *a = gh_prog_argv(index, &shared_specs[index], 1);
         execv(a[0], a);
         _exit(127);
+    }
+    const char *last;
+    int listed = gh_status_wait("\"class\": \"batch\"", 2, &last);
+    FILE *f = fopen(both_listed, "w");
+    if (!listed || !f || fclose(f) != 0) {
+        fprintf(stderr, "never saw both programs listed; last status:\n%s\n", last);
+        return 1;
     }
     static char out[65536], err[4096];
     char *argv[] = {GMUX_BIN, "status", "--json", "--socket", gh_sock, NULL};
@@ -186,6 +204,8 @@ static void test_shared_when_fits(void **state)
     (void)state;
     gh_out_t long_ref[2];
     gh_run_progs(2, long_specs, 0, long_ref);
+    snprintf(both_listed, sizeof(both_listed), "%s", gh_path("both_listed"));
+    unlink(both_listed);
     setenv("GMUX_DAEMON_SHARE", "1", 1);
     pid_t d = gh_start_daemon("none");
     setenv("GMUX_DAEMON_SHARE", "0", 1);
