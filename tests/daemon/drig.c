@@ -77,6 +77,30 @@ void drig_fini(drig_t *r)
         fprintf(stderr, "drig: could not remove %s\n", r->dir);
 }
 
+static void go_path(const drig_t *r, const char *name, char *path, size_t len)
+{
+    snprintf(path, len, "%s/go-%s", r->dir, name);
+}
+
+void drig_wait_for_go(drig_t *r, const char *name)
+{
+    char path[160];
+    if (!name) {
+        unsetenv("GMUX_TEST_CLIENT_GO");
+        return;
+    }
+    go_path(r, name, path, sizeof(path));
+    setenv("GMUX_TEST_CLIENT_GO", path, 1);
+}
+
+int drig_go(drig_t *r, const char *name)
+{
+    char path[160];
+    go_path(r, name, path, sizeof(path));
+    FILE *f = fopen(path, "w");
+    return f && fclose(f) == 0 ? 0 : -1;
+}
+
 pid_t drig_spawn(drig_t *r, char *const argv[])
 {
     pid_t pid = fork();
@@ -260,6 +284,12 @@ int drig_n_running_is(const dmn_report_t *rep, void *arg)
     return (int)rep->n_tasks == want && busy == want;
 }
 
+/* drig_until predicate: *(int *)arg tasks left, one slot reclaimed as dead. */
+static int reclaimed_leaving(const dmn_report_t *rep, void *arg)
+{
+    return (int)rep->n_tasks == *(int *)arg && rep->reclaimed == 1;
+}
+
 pid_t drig_kill_holder(drig_t *r, dmn_report_t *rep, pid_t fallback, int remaining)
 {
     pid_t victim = fallback;
@@ -268,16 +298,17 @@ pid_t drig_kill_holder(drig_t *r, dmn_report_t *rep, pid_t fallback, int remaini
             victim = (pid_t)rep->tasks[i].pid;
     uint64_t t0 = com_clock_ns();
     kill(victim, SIGKILL);
-    if (!drig_until(r, drig_n_tasks_is, &remaining, 5.0, rep)) {
-        fprintf(stderr, "kill -9 of the holder: slot not reclaimed within 5 s\n");
+    /* How soon is not asserted: a daemon held up by a loaded machine takes
+     * longer. A daemon that missed the death would keep the slot (or count
+     * no reclaim) past the deadline. */
+    if (!drig_until(r, reclaimed_leaving, &remaining, 30.0, rep)) {
+        fprintf(stderr,
+                "kill -9 of the holder: not reclaimed within 30 s: %u tasks (want %d), %llu "
+                "reclaimed (want 1)\n",
+                rep->n_tasks, remaining, (unsigned long long)rep->reclaimed);
         return -1;
     }
-    double reclaim_s = (double)(com_clock_ns() - t0) / 1e9;
-    printf("kill -9 of the holder: slot reclaimed after %.3f s\n", reclaim_s);
-    if (reclaim_s >= 1.0 || rep->reclaimed != 1) {
-        fprintf(stderr, "kill -9 of the holder: %.3f s (limit 1 s), %llu reclaimed (want 1)\n",
-                reclaim_s, (unsigned long long)rep->reclaimed);
-        return -1;
-    }
+    printf("kill -9 of the holder: slot reclaimed after %.3f s\n",
+           (double)(com_clock_ns() - t0) / 1e9);
     return victim;
 }

@@ -49,6 +49,15 @@ pid_t drig_start_client(drig_t *r, const char *name, const char *cls, int prio, 
  * footprint) and the device memory it reports (0: none), in MiB. */
 pid_t drig_start_client_mem(drig_t *r, const char *name, const char *cls, int prio, long kernels,
                             long run_us, long idle_us, long budget_mib, long device_mib);
+/* The clients started from now on register, then wait (gmux_test_client's
+ * GMUX_TEST_CLIENT_GO, 20 s at most) until drig_go(r, name) before their
+ * first kernel; name NULL: they no longer wait. Lets a test start clients
+ * on a state (all registered, one running) rather than on how long a
+ * process takes to start. */
+void drig_wait_for_go(drig_t *r, const char *name);
+/* Creates the go file `name` of the rig: the clients waiting on it run.
+ * Returns 0, or -1 if it could not be made. */
+int drig_go(drig_t *r, const char *name);
 /* Starts argv[0] with argv as a process of the rig (killed by drig_fini). */
 pid_t drig_spawn(drig_t *r, char *const argv[]);
 /* Exit status of pid within timeout_s (128+N for signal N), -1 on timeout (then killed). */
@@ -64,8 +73,9 @@ int drig_n_tasks_is(const dmn_report_t *rep, void *arg);
 /* drig_until predicate: exactly *(int *)arg tasks, each having run a kernel. */
 int drig_n_running_is(const dmn_report_t *rep, void *arg);
 /* Kills (SIGKILL) the task holding the turn in *rep (else fallback); returns
- * it once the daemon has reclaimed its slot (exactly one) within 1 s, leaving
- * `remaining` tasks (*rep: the report that showed it), or -1 with a message. */
+ * it once the daemon has reclaimed its slot (exactly one reclaimed), leaving
+ * `remaining` tasks (*rep: the report that showed it), or -1 with a message
+ * when it has not within 30 s. */
 pid_t drig_kill_holder(drig_t *r, dmn_report_t *rep, pid_t fallback, int remaining);
 /* Whether no two non-local kernels of different tasks overlap in time. */
 int drig_exclusive(const dkernel_t *k, int n);

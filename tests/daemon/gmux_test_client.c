@@ -24,6 +24,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "client_go.h"
 #include "common/clock.h"
 #include "daemon/client.h"
 
@@ -65,16 +66,8 @@ int main(int argc, char **argv)
     dmn_range_t ws = {0x100000000ull + (uint64_t)getpid() * 0x10000000ull, ws_len ? ws_len : 1};
     dmn_msg_stats_t st = {0, argc > 9 ? o.budget : 256ull << 20, 0, 0, 0, device};
     dmn_client_report(c, &st); /* the device memory, before the first request */
-    const char *go = getenv("GMUX_TEST_CLIENT_GO");
-    uint64_t go_by = com_deadline_after_ns(20 * COM_NS_PER_S);
-    while (go && access(go, F_OK) != 0) {
-        if (com_deadline_passed(go_by)) {
-            fprintf(stderr, "%s: no %s within 20 s\n", o.name, go);
-            return 3;
-        }
-        (void)dmn_client_poll(c); /* answers the daemon meanwhile */
-        com_clock_sleep_ns(2 * COM_NS_PER_MS);
-    }
+    if (client_go_wait(c, o.name) != 0)
+        return 3;
     for (long k = 0; k < kernels; k++) {
         uint64_t req = com_clock_ns();
         dmn_client_pending(c, 1, &ws, 1);

@@ -19,7 +19,11 @@
  *   M peak budget plan_evicted plan_filled restored filled evicted faults
  *   C checksum        (16 hex digits: what every launch read, and the final memory)
  *
- * Exit: 0 done, 2 usage, 3 no turn within the wait bound, 4 I/O or setup,
+ * With GMUX_TEST_CLIENT_GO=FILE it waits for FILE once registered
+ * (client_go.h), as gmux_test_client does.
+ *
+ * Exit: 0 done, 2 usage, 3 no turn within the wait bound (or no go file
+ * within 20 s), 4 I/O or setup,
  * 5 a launch touched a chunk that was not resident, 6 a capacity overrun or
  * a range outside the allocations, 7 engine error.
  */
@@ -32,6 +36,7 @@
 #include <unistd.h>
 
 #include "common/clock.h"
+#include "client_go.h"
 #include "common/parse.h"
 #include "daemon/client.h"
 #include "engine/engine.h"
@@ -305,6 +310,11 @@ int main(int argc, char **argv)
                                 mem,    NULL,   NULL,  NULL,   NULL};
         if (dmn_client_open(&co, &c) != GMUX_OK) {
             fprintf(stderr, "%s: refused by the daemon\n", o.name);
+            goto destroy_eng;
+        }
+        if (client_go_wait(c, o.name) != 0) {
+            rc = 3;
+            dmn_client_close(c);
             goto destroy_eng;
         }
     }

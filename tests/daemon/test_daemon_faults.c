@@ -36,8 +36,11 @@
 
 static dmn_report_t rep;
 
-/* kill -9 of the client holding the GPU: its slot is reclaimed within 1 s
- * and the others finish under the daemon. Also checks gmux status and top. */
+/* kill -9 of the client holding the GPU: its slot is reclaimed (counted as
+ * such; how soon is printed, not asserted) and the others finish under the
+ * daemon. Also checks gmux status and top, while the three are registered
+ * and wait to run (the go file): run while they ran, those three commands
+ * could outlast their work on a loaded machine, and no holder was left. */
 static void test_kill_client(void **state)
 {
     (void)state;
@@ -46,10 +49,12 @@ static void test_kill_client(void **state)
     assert_true(drig_start_daemon(&r, 10, "none") > 0);
     const char *names[] = {"k0", "k1", "k2"};
     pid_t pids[3];
+    drig_wait_for_go(&r, "run");
     for (int i = 0; i < 3; i++)
         pids[i] = drig_start_client(&r, names[i], "batch", 0, 250, 3000, 0);
+    drig_wait_for_go(&r, NULL);
     int three = 3;
-    assert_true(drig_until(&r, drig_n_running_is, &three, 30.0, &rep));
+    assert_true(drig_until(&r, drig_n_tasks_is, &three, 60.0, &rep));
 
     static char out[65536], err[4096];
     int st = tproc_capture(drig_cli_argv("status", "--json", "--socket", r.sock), NULL, 30.0, out,
@@ -71,6 +76,8 @@ static void test_kill_client(void **state)
     assert_int_equal(st, 0);
     assert_non_null(strstr(out, "SHARE"));
     assert_non_null(strstr(out, "k2"));
+    assert_int_equal(drig_go(&r, "run"), 0);
+    assert_true(drig_until(&r, drig_n_running_is, &three, 30.0, &rep));
 
     /* The victim: whoever holds the turn now (else any). */
     assert_int_equal(dmn_report_fetch(r.sock, &rep, 2000), GMUX_OK);

@@ -189,6 +189,16 @@ static void test_opt_placement(void **state)
     drig_fini(&r);
 }
 
+/* drig_until predicate: exactly one of the tasks has run a kernel. */
+static int one_ran(const dmn_report_t *rep, void *arg)
+{
+    (void)arg;
+    int ran = 0;
+    for (uint32_t i = 0; i < rep->n_tasks; i++)
+        ran += rep->tasks[i].kernels > 0;
+    return ran == 1;
+}
+
 /* Strict priority: once the high-priority task waits, the low one runs at
  * most the kernel it was in until the high one is done. */
 static void test_priority(void **state)
@@ -198,10 +208,19 @@ static void test_priority(void **state)
     drig_init(&r);
     assert_true(drig_start_daemon(&r, 10, "none") > 0);
     const char *names[] = {"low", "high"};
+    /* Both register first; low runs, then high asks. Started once low ran,
+     * high came after low's 250 kernels (0.5 s) had all run on a loaded
+     * machine, and low was not running any more when high was. */
+    drig_wait_for_go(&r, "low");
     pid_t low = drig_start_client(&r, "low", "batch", 0, 250, 2000, 0);
-    int one = 1;
-    assert_true(drig_until(&r, drig_n_running_is, &one, 30.0, &rep));
+    drig_wait_for_go(&r, "high");
     pid_t high = drig_start_client(&r, "high", "batch", 5, 40, 2000, 0);
+    drig_wait_for_go(&r, NULL);
+    int two = 2;
+    assert_true(drig_until(&r, drig_n_tasks_is, &two, 60.0, &rep));
+    assert_int_equal(drig_go(&r, "low"), 0);
+    assert_true(drig_until(&r, one_ran, NULL, 30.0, &rep));
+    assert_int_equal(drig_go(&r, "high"), 0);
     assert_int_equal(drig_wait(high, CLIENT_TIMEOUT_S), 0);
     assert_int_equal(drig_wait(low, CLIENT_TIMEOUT_S), 0);
     dlog_t logs[2];

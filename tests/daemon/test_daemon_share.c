@@ -135,17 +135,13 @@ static void test_overflow_slices(void **state)
     /* Both register, then run together: started one after the other, the
      * second could come after the first had run all its kernels alone on a
      * loaded machine, and no sample would show them both. */
-    char go[200];
-    snprintf(go, sizeof(go), "%s/go", r.dir);
-    setenv("GMUX_TEST_CLIENT_GO", go, 1);
+    drig_wait_for_go(&r, "both");
     for (int i = 0; i < 2; i++)
         p[i] = drig_start_client_mem(&r, names[i], "batch", 0, 200, 3000, 0, 600, DEVICE_MIB);
-    unsetenv("GMUX_TEST_CLIENT_GO");
+    drig_wait_for_go(&r, NULL);
     int two = 2;
     assert_true(drig_until(&r, drig_n_tasks_is, &two, 60.0, &rep));
-    FILE *gf = fopen(go, "w");
-    assert_non_null(gf);
-    assert_int_equal(fclose(gf), 0);
+    assert_int_equal(drig_go(&r, "both"), 0);
     int samples = 0, both = 0;
     uint64_t deadline = com_deadline_after_ns((uint64_t)(CLIENT_TIMEOUT_S * 1e9));
     while ((code[0] < 0 || code[1] < 0) && !com_deadline_passed(deadline)) {
@@ -199,8 +195,14 @@ static void overflow(drig_t *r, const char *names[3], pid_t p[3], long kernels)
         p[i] = drig_start_client_mem(r, names[i], "batch", 0, 1500, 3000, 0, 300, DEVICE_MIB);
     int two = 2, three = 3;
     assert_true(drig_until(r, all_running_shared, &two, 60.0, &rep));
+    /* the third registers (its footprint turns the mode to slices) and runs
+     * once seen: its 60 kernels could otherwise come and go between two
+     * samples of a test process held up on a loaded machine */
+    drig_wait_for_go(r, "third");
     p[2] = drig_start_client_mem(r, names[2], "batch", 0, kernels, 3000, 0, 400, DEVICE_MIB);
+    drig_wait_for_go(r, NULL);
     assert_true(drig_until(r, sliced_with, &three, 60.0, &rep));
+    assert_int_equal(drig_go(r, "third"), 0);
 }
 
 /* Shared with two tasks of 300 MiB; a third of 400 MiB registers (1000 MiB:

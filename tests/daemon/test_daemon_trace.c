@@ -294,10 +294,18 @@ static void test_priority(void **state)
     assert_true(drig_start_daemon(&r, 10, "swap") > 0);
     tc_t lo = {.launch_us = 3000, .daemon = 1, .prio = 0};
     tc_t hi = {.launch_us = 1000, .daemon = 1, .prio = 5};
+    /* Both register first; low runs, then high asks (see test_daemon_sched's
+     * test_priority: high started once low ran could come after low's work) */
+    drig_wait_for_go(&r, "low");
     pid_t low = start_tc(&r, 1, "low", &lo);
-    int one = 1;
-    assert_true(drig_until(&r, count_busy, &one, 30.0, &rep));
+    drig_wait_for_go(&r, "high");
     pid_t high = start_tc(&r, 0, "high", &hi);
+    drig_wait_for_go(&r, NULL);
+    int two = 2;
+    assert_true(drig_until(&r, drig_n_tasks_is, &two, 60.0, &rep));
+    assert_int_equal(drig_go(&r, "low"), 0);
+    assert_true(drig_until(&r, two_one_busy, NULL, 30.0, &rep));
+    assert_int_equal(drig_go(&r, "high"), 0);
     assert_int_equal(drig_wait(high, CLIENT_TIMEOUT_S), 0);
     assert_int_equal(drig_wait(low, CLIENT_TIMEOUT_S), 0);
     tout_t o[2];
@@ -387,8 +395,8 @@ static void test_latency_class(void **state)
     drig_fini(&r);
 }
 
-/* kill -9 of the client holding the GPU: its slot is reclaimed within 1 s,
- * the others finish under the daemon with their data intact. */
+/* kill -9 of the client holding the GPU: its slot is reclaimed (how soon is
+ * printed, not asserted), the others finish under the daemon with their data intact. */
 static void test_kill_client(void **state)
 {
     (void)state;

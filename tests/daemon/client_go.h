@@ -1,0 +1,19 @@
+/*
+ * The go file of the daemon's test clients (gmux_test_client,
+ * gmux_trace_client): with GMUX_TEST_CLIENT_GO=FILE in its environment, a
+ * client registers and then waits for FILE before its first kernel, so that
+ * a test starts clients on a state of the daemon (all registered, one
+ * running: drig_wait_for_go, drig_go) rather than on how long a process
+ * takes to start.
+ */
+#ifndef CLIENT_GO_H
+#define CLIENT_GO_H
+
+#include "daemon/client.h"
+
+/* Waits until the go file exists (at once without GMUX_TEST_CLIENT_GO),
+ * polling c meanwhile so that the daemon is answered. Returns 0, or -1 with
+ * a message naming `name` when it has not come within 20 s. */
+int client_go_wait(dmn_client_t *c, const char *name);
+
+#endif /* CLIENT_GO_H */
