@@ -44,6 +44,7 @@ struct net_rdv {
      * contribution the server could not hold) */
     gmux_status_t round_st;
     uint64_t send_ns;
+    uint64_t recv_ns; /* a HELLO, or a frame once begun, must be whole within it */
     size_t txq_max;
     rdv_pend_t pend[RDV_MAX_PENDING]; /* connected, no HELLO yet */
     int npend;
@@ -71,6 +72,7 @@ gmux_status_t net_rdv_create(const char *addr, int size, net_rdv_t **rdv_p)
         return GMUX_ERR_NOMEM;
     r->size = size;
     r->send_ns = RDV_IO_NS;
+    r->recv_ns = RDV_IO_NS;
     r->txq_max = RDV_TXQ_MAX;
     r->lfd = -1;
     r->fd = net_rdv_malloc((size_t)size * sizeof(int));
@@ -150,6 +152,11 @@ void net_rdv_set_limits(net_rdv_t *r, uint64_t send_ns, size_t queue_max)
 {
     r->send_ns = send_ns ? send_ns : RDV_IO_NS;
     r->txq_max = queue_max ? queue_max : RDV_TXQ_MAX;
+}
+
+void net_rdv_set_recv_wait(net_rdv_t *r, uint64_t recv_ns)
+{
+    r->recv_ns = recv_ns ? recv_ns : RDV_IO_NS;
 }
 
 void net_rdv_on_gone(net_rdv_t *r, net_rdv_gone_fn fn, void *arg)
@@ -339,7 +346,7 @@ static void complete_allgather(net_rdv_t *r)
 static enum rdv_rx_result take_frame(net_rdv_t *r, int rank)
 {
     rdv_rx_t *rx = &r->rx[rank];
-    enum rdv_rx_result res = net_rdv_rx_feed(r->fd[rank], rx, NET_BOOT_MAX_LEN);
+    enum rdv_rx_result res = net_rdv_rx_feed(r->fd[rank], rx, NET_BOOT_MAX_LEN, r->recv_ns);
     if (res != RDV_RX_FRAME)
         return res;
     net_boot_hdr_t h = rx->h;
@@ -396,7 +403,8 @@ static rdv_pend_t pending_take(net_rdv_t *r, int i)
 
 static void handle_pending(net_rdv_t *r, int i)
 {
-    enum rdv_rx_result res = net_rdv_rx_feed(r->pend[i].fd, &r->pend[i].rx, sizeof(uint32_t));
+    enum rdv_rx_result res =
+        net_rdv_rx_feed(r->pend[i].fd, &r->pend[i].rx, sizeof(uint32_t), r->recv_ns);
     if (res == RDV_RX_MORE)
         return;
     rdv_pend_t c = pending_take(r, i);
@@ -476,7 +484,7 @@ void net_rdv_step(net_rdv_t *r, int timeout_ms)
     if ((pfd[0].revents & POLLIN) && r->npend < RDV_MAX_PENDING) {
         int fd = net_sock_accept(r->lfd);
         if (fd >= 0)
-            r->pend[r->npend++] = (rdv_pend_t){.fd = fd, .dl = com_deadline_after_ns(RDV_IO_NS)};
+            r->pend[r->npend++] = (rdv_pend_t){.fd = fd, .dl = com_deadline_after_ns(r->recv_ns)};
     }
     /* what this step queued (results, notices) goes out now; the drops it
      * caused queue notices, which go out too */

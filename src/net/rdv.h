@@ -37,6 +37,12 @@ int net_rdv_port(const net_rdv_t *rdv);
  * them; 0 keeps a default. */
 void net_rdv_set_limits(net_rdv_t *rdv, uint64_t send_ns, size_t queue_max);
 
+/* How long a connection may take to say HELLO, and a frame begun to arrive
+ * whole (default 5 s); past it the connection is dropped (a rank's as
+ * dead). Tests lengthen it to tell "not held by a stray" from "held until
+ * the stray's deadline" without timing anything; 0 keeps the default. */
+void net_rdv_set_recv_wait(net_rdv_t *rdv, uint64_t recv_ns);
+
 /* fn(arg, rank) is called once for each rank as it is announced gone (it
  * died, or left after a death), whether the server saw its connection close
  * or the launcher reported its exit, before the notices leave: the launcher

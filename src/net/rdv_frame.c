@@ -46,7 +46,7 @@ void net_rdv_rx_clear(rdv_rx_t *rx)
  * when the connection is unusable (closed, or a frame that is not ours).
  * Reads no byte past the frame: the next one may belong to the rank a HELLO
  * makes of the connection. */
-enum rdv_rx_result net_rdv_rx_feed(int fd, rdv_rx_t *rx, uint32_t max_len)
+enum rdv_rx_result net_rdv_rx_feed(int fd, rdv_rx_t *rx, uint32_t max_len, uint64_t wait_ns)
 {
     const uint32_t hsz = (uint32_t)sizeof(rx->h);
     const bool in_small = max_len <= sizeof(rx->small);
@@ -69,7 +69,7 @@ enum rdv_rx_result net_rdv_rx_feed(int fd, rdv_rx_t *rx, uint32_t max_len)
             return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? RDV_RX_MORE
                                                                              : RDV_RX_BAD;
         if (rx->got == 0)
-            rx->dl = com_deadline_after_ns(RDV_IO_NS);
+            rx->dl = com_deadline_after_ns(wait_ns);
         rx->got += (uint32_t)n;
         if (rx->got == hsz) {
             /* judged before any payload is taken: a length no frame of ours

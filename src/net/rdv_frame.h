@@ -21,8 +21,8 @@
 #include "common/clock.h"
 #include "net/boot_proto.h"
 
-/* how long a frame may take to arrive once its first byte did, and a
- * connection to say HELLO; the default of a send's deadline */
+/* the defaults of how long a frame may take to arrive once its first byte
+ * did, and a connection to say HELLO, and of a send's deadline */
 #define RDV_IO_NS (5 * COM_NS_PER_S)
 
 void *net_rdv_malloc(size_t n);
@@ -89,8 +89,9 @@ typedef struct rdv_tx {
 void net_rdv_rx_clear(rdv_rx_t *rx);
 
 /* Takes what fd holds of the frame in rx, whose payload may be max_len bytes
- * at most, without waiting (see rdv_frame.c). */
-enum rdv_rx_result net_rdv_rx_feed(int fd, rdv_rx_t *rx, uint32_t max_len);
+ * at most, without waiting (see rdv_frame.c); the frame must be whole within
+ * wait_ns of its first byte. */
+enum rdv_rx_result net_rdv_rx_feed(int fd, rdv_rx_t *rx, uint32_t max_len, uint64_t wait_ns);
 
 /* Drops a reference to b (NULL: nothing); the last frees it. */
 void net_rdv_buf_put(rdv_buf_t *b);

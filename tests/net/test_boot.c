@@ -38,6 +38,16 @@ static net_rdv_t *rdv_start(int size)
     return rdv;
 }
 
+/* A server whose strays would hold it for 10 minutes at their deadline:
+ * a rank that joins or hears of a death within its own bound (10-15 s) was
+ * not held by them, whatever the machine's load. */
+static net_rdv_t *rdv_start_patient(int size)
+{
+    net_rdv_t *rdv = rdv_start(size);
+    net_rdv_set_recv_wait(rdv, 600 * COM_NS_PER_S);
+    return rdv;
+}
+
 static void *client(void *arg)
 {
     int rank = (int)(intptr_t)arg;
@@ -226,13 +236,11 @@ static int stray_connect(int port)
 
 static atomic_int solo_done;
 static gmux_status_t solo_st;
-static uint64_t solo_ns;
 
 /* Rank 0 of a one-rank job: joins and passes a barrier. */
 static void *solo_client(void *arg)
 {
     (void)arg;
-    uint64_t t0 = com_clock_ns();
     net_boot_t *b;
     uint64_t dl = com_deadline_after_ns(15 * COM_NS_PER_S);
     solo_st = net_boot_open(0, 1, hostport, dl, &b);
@@ -240,7 +248,6 @@ static void *solo_client(void *arg)
         solo_st = net_boot_barrier(b, dl);
         net_boot_close(b, true);
     }
-    solo_ns = com_clock_ns() - t0;
     atomic_store(&solo_done, 1);
     return NULL;
 }
@@ -282,14 +289,13 @@ static void test_silent_connections_expire(void **state)
 static void test_oversized_hello_rejected(void **state)
 {
     (void)state;
-    net_rdv_t *rdv = rdv_start(1);
+    net_rdv_t *rdv = rdv_start_patient(1);
     int fd = stray_connect(net_rdv_port(rdv));
     net_boot_hdr_t h = {NET_BOOT_MAGIC, NET_BOOT_VERSION, NET_BOOT_HELLO, 0, NET_BOOT_MAX_LEN};
     assert_int_equal(write(fd, &h, sizeof(h)), (ssize_t)sizeof(h));
     net_rdv_step(rdv, 10); /* takes it in */
     run_solo(rdv);
-    assert_int_equal(solo_st, GMUX_OK);
-    assert_true(solo_ns < 2 * COM_NS_PER_S);
+    assert_int_equal(solo_st, GMUX_OK); /* within its 15 s: not held by the stray */
     close(fd);
     net_rdv_destroy(rdv);
 }
@@ -421,16 +427,14 @@ static void test_late_joiner_hears_of_death(void **state)
 static void test_partial_hello_does_not_stall(void **state)
 {
     (void)state;
-    net_rdv_t *rdv = rdv_start(1);
+    net_rdv_t *rdv = rdv_start_patient(1);
     int fd = stray_connect(net_rdv_port(rdv));
     hello_frame_t m = hello_frame(0, 1);
-    uint64_t t0 = com_clock_ns();
     write_part(fd, &m, 0, 8);
     net_rdv_step(rdv, 10); /* takes it in */
     net_rdv_step(rdv, 10); /* sees its 8 bytes */
     run_solo(rdv);
-    assert_int_equal(solo_st, GMUX_OK);
-    assert_true(com_clock_ns() - t0 < 2 * COM_NS_PER_S);
+    assert_int_equal(solo_st, GMUX_OK); /* within its 15 s: not held by the stray */
     /* the rest arrives: a HELLO for a rank that has come and gone */
     write_part(fd, &m, 8, sizeof(m));
     assert_true(closed_by_server(rdv, fd));
@@ -474,11 +478,10 @@ static void step_n(net_rdv_t *rdv, int n)
 static void test_stalled_frame_holds_nobody(void **state)
 {
     (void)state;
-    net_rdv_t *rdv = rdv_start(3);
+    net_rdv_t *rdv = rdv_start_patient(3);
     int r0 = stray_connect(net_rdv_port(rdv));
     raw_hello(r0, 0, 3);
     step_n(rdv, 5);
-    uint64_t t0 = com_clock_ns();
     net_boot_hdr_t bye = {NET_BOOT_MAGIC, NET_BOOT_VERSION, NET_BOOT_BYE, 0, 0};
     write_part(r0, &bye, 0, 8);
     step_n(rdv, 5);
@@ -504,8 +507,7 @@ static void test_stalled_frame_holds_nobody(void **state)
     pthread_join(th, NULL);
     assert_int_equal(stall_st, GMUX_ERR_PEER);
     assert_true(stall_dead[2]);
-    assert_false(stall_dead[0]); /* stalled, not dead */
-    assert_true(com_clock_ns() - t0 < 2 * COM_NS_PER_S);
+    assert_false(stall_dead[0]); /* stalled, not dead; heard within 10 s, not held */
     /* the stalled rank heard of the death too, then finishes its BYE */
     net_boot_hdr_t h;
     assert_int_equal(recv(r0, &h, sizeof(h), MSG_DONTWAIT), (ssize_t)sizeof(h));
