@@ -197,8 +197,8 @@ static int run(moe_rank_t *m, int json)
                    p->ranks, gmux_comm_provider(m->comm), p->tokens, p->hidden, moe_experts(p),
                    p->topk, p->iters, us);
         else
-            printf("moe cpu: %d ranks over %s, %d tokens/rank x %d, %d experts, top-%d: "
-                   "%.1f us per dispatch+combine (mean of %d), results exact\n",
+            printf("moe cpu: %d ranks over %s, %d tokens/rank x %d, %d experts, top-%d:\n"
+                   "  %.1f us per dispatch+combine (mean of %d), results exact\n",
                    p->ranks, gmux_comm_provider(m->comm), p->tokens, p->hidden, moe_experts(p),
                    p->topk, us, timed);
         fflush(stdout);

@@ -251,6 +251,36 @@ double tproc_json_num(const char *s, const char *key)
     return p ? strtod(p + strlen(key), NULL) : NAN;
 }
 
+int tproc_fits_cols(const char *text, int cols)
+{
+    for (const char *line = text; *line;) {
+        const char *end = strchr(line, '\n');
+        if (!end)
+            end = line + strlen(line);
+        if (end - line > cols) {
+            fprintf(stderr, "%.*s: %d columns\n", (int)(end - line), line, (int)(end - line));
+            return 0;
+        }
+        line = *end ? end + 1 : end;
+    }
+    return 1;
+}
+
+char *tproc_unwrap(char *s)
+{
+    char *w = s;
+    for (const char *r = s; *r;) {
+        if (*r == '\n') {
+            while (*r == '\n' || *r == ' ')
+                r++;
+            *w++ = ' ';
+        } else
+            *w++ = *r++;
+    }
+    *w = '\0';
+    return s;
+}
+
 void tproc_kill_reap(pid_t *pid)
 {
     if (*pid <= 0)

@@ -46,6 +46,15 @@ int tproc_capture_sub(const char *exe, const char *sub, const char *const *args,
  * of a JSON member), or NAN when key is absent. */
 double tproc_json_num(const char *s, const char *key);
 
+/* Whether no line of text passes cols columns (bytes); prints the first that
+ * does. */
+int tproc_fits_cols(const char *text, int cols);
+
+/* Joins a report's wrapped lines, in place: each newline and the blanks
+ * after it become one blank, so that strstr finds a phrase the report broke
+ * across lines (com_text_wrap). Returns s. */
+char *tproc_unwrap(char *s);
+
 /* Waits for child *pid to end and sets *pid to 0: its status as above
  * (TPROC_NOT_RUN when *pid is 0 or less or cannot be waited for). */
 int tproc_reap(pid_t *pid);

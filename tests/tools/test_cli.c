@@ -198,22 +198,6 @@ static const char *entry_end(const char *entry)
 }
 
 /* Whether every line of text fits 80 columns. */
-static int fits_80(const char *text)
-{
-    for (const char *line = text, *end; *line; line = end + 1) {
-        end = strchr(line, '\n');
-        if (!end)
-            end = line + strlen(line);
-        if (end - line > 80) {
-            print_message("%.*s: %d columns\n", (int)(end - line), line, (int)(end - line));
-            return 0;
-        }
-        if (!*end)
-            break;
-    }
-    return 1;
-}
-
 static void test_help_settings_lists_table(void **state)
 {
     (void)state;
@@ -232,14 +216,14 @@ static void test_help_settings_lists_table(void **state)
     parts = strstr(timeout, "[net]");
     assert_true(parts && parts < entry_end(timeout));
     /* the descriptions wrap under their column, within 80 columns */
-    assert_true(fits_80(out));
+    assert_true(tproc_fits_cols(out, 80));
     assert_int_equal(run(NULL, "--help", NULL), 0);
-    assert_true(fits_80(out));
+    assert_true(tproc_fits_cols(out, 80));
     /* and the simulator's parameter and workload tables */
     assert_int_equal(run(NULL, "sim", "--help"), 0);
     assert_non_null(strstr(out, "uvm_prefetch_pct"));
     assert_non_null(strstr(out, "nnz-per-row=12"));
-    assert_true(fits_80(out));
+    assert_true(tproc_fits_cols(out, 80));
 }
 
 /* gmux daemon --help sends the reader to --help-settings for the settings it

@@ -133,7 +133,7 @@ static void test_sim_with_templates(void **state)
     const char *sim[] = {"sim", "--trace",     trace, "--policy", "proactive", "--oversub",
                          "200", "--templates", db,    "--quiet",  NULL};
     assert_int_equal(run(sim), 0);
-    assert_non_null(strstr(out, "learned templates (from "));
+    assert_non_null(strstr(tproc_unwrap(out), "learned templates (from "));
     assert_non_null(strstr(out, "predicted bytes: precision "));
     const char *rec[] = {"sim", "--trace",   trace,      "--policy", "proactive", "--oversub",
                          "200", "--predict", "recorded", "--quiet",  NULL};

@@ -81,8 +81,8 @@ int net_rank_demo(int argc, char **argv)
     if (st == GMUX_OK)
         st = gmux_barrier(gmux_team_world(comm));
     if (me == 0)
-        printf("   %d ranks over %-11s: token of %u KiB passed %d times around the ring, "
-               "%.1f us per hop; all-to-all + barrier done; %s\n",
+        printf("   %d ranks over %-11s: a %u KiB token passed %d times around the ring,\n"
+               "     %.1f us per hop; %s; all-to-all + barrier done\n",
                n, gmux_comm_provider(comm), TOKEN >> 10, LAPS, hop_us,
                bad ? "DATA MISMATCH" : "token verified at every hop");
     gmux_window_deregister(comm, w);

@@ -479,8 +479,8 @@ int sim_report_demo(const char *plot_dir)
         fflush(stdout);
         rc |= sim_report_run(&job, false, stdout);
         if (i == 0) {
-            printf("   oversubscription sweep of the same workload, 100%% to 400%% "
-                   "(without the LRU ablation):\n   ");
+            printf("   the same workload swept from 100%% to 400%% oversubscription "
+                   "(no LRU ablation):\n   ");
             fflush(stdout);
             job.policies[SIM_POLICY_PROACTIVE_LRU] = false;
             if (!plot)
@@ -490,7 +490,7 @@ int sim_report_demo(const char *plot_dir)
         }
         fflush(stdout);
     }
-    printf("   reproduce: gmux sim --workload NAME [--set k=v] [--oversub PCT | --sweep]; "
-           "model and sources: docs/sim.md\n");
+    printf("   reproduce: gmux sim --workload NAME [--set k=v] [--oversub PCT | --sweep]\n"
+           "   model and sources: docs/sim.md\n");
     return rc;
 }

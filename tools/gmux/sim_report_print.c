@@ -1,8 +1,10 @@
 /* gmux sim reports: the table and the JSON object of one configuration
  * (sim_report_cfg.h). */
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 
+#include "common/text.h"
 #include "sim_report_cfg.h"
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
@@ -10,6 +12,21 @@
 static double secs(uint64_t ns)
 {
     return (double)ns / 1e9;
+}
+
+/* Writes one report line of text, whatever precedes it on the line being col
+ * columns wide: wrapped within COM_TEXT_WIDTH, each further line indented by
+ * col (the table's own lines are sized to fit). */
+static void wrapf(FILE *out, size_t col, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void wrapf(FILE *out, size_t col, const char *fmt, ...)
+{
+    char text[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof(text), fmt, ap);
+    va_end(ap);
+    com_text_wrap(out, text, col, COM_TEXT_WIDTH);
 }
 
 static void json_str(FILE *out, const char *s)
@@ -38,23 +55,25 @@ void sim_report_table(const sim_job_t *job, const sim_profile_t *prof, const cfg
                  cr->asked_pct);
     fprintf(out, "== %s: %u tasks, %" PRIu64 " launches, seed %" PRIu64 "\n",
             sim_report_job_name(job), nt, prof->oracle.launches, job->seed);
-    fprintf(out,
-            "   footprint %.2f GiB, device memory %.2f GiB (oversubscription %.0f%%%s), chunk %.0f "
-            "KiB, H2D %.1f GB/s, D2H %.1f GB/s\n",
-            (double)prof->footprint_bytes / GIB, (double)cr->capacity / GIB, cr->pct, asked,
-            pp->chunk_bytes / 1024.0, pp->h2d_bps / 1e9, pp->d2h_bps / 1e9);
+    fputs("   ", out);
+    wrapf(out, 3,
+          "footprint %.2f GiB, device memory %.2f GiB (oversubscription %.0f%%%s), chunk %.0f "
+          "KiB, H2D %.1f GB/s, D2H %.1f GB/s",
+          (double)prof->footprint_bytes / GIB, (double)cr->capacity / GIB, cr->pct, asked,
+          pp->chunk_bytes / 1024.0, pp->h2d_bps / 1e9, pp->d2h_bps / 1e9);
     if (cr->bound_st == GMUX_OK) {
         char released[96] = "";
         if (cr->bound.wb_released_ns)
             snprintf(released, sizeof(released), ", write-backs after their writes %.6f s",
                      secs(cr->bound.wb_released_ns));
-        fprintf(
-            out,
-            "   transfer bound %.6f s = max(compute %.6f s, OPT fetch %.2f GiB, OPT write-back "
-            "%.2f GiB%s)%s\n",
-            secs(cr->bound.bound_ns), secs(cr->bound.compute_ns),
-            (double)cr->bound.fetch_bytes / GIB, (double)cr->bound.writeback_bytes / GIB, released,
-            cr->bound.exact ? "" : " [compute term only: reference string over bound_max_refs]");
+        fputs("   ", out);
+        wrapf(out, 3,
+              "transfer bound %.6f s = max(compute %.6f s, OPT fetch %.2f GiB, OPT write-back "
+              "%.2f GiB%s)%s",
+              secs(cr->bound.bound_ns), secs(cr->bound.compute_ns),
+              (double)cr->bound.fetch_bytes / GIB, (double)cr->bound.writeback_bytes / GIB,
+              released,
+              cr->bound.exact ? "" : " [compute term only: reference string over bound_max_refs]");
     } else if (cr->bound_st == GMUX_ERR_CAPACITY)
         fprintf(out,
                 "   transfer bound undefined: a launch needs more than the device memory, "
@@ -62,7 +81,8 @@ void sim_report_table(const sim_job_t *job, const sim_profile_t *prof, const cfg
                 secs(cr->bound.compute_ns));
     else
         fprintf(out, "   transfer bound not computed: %s\n", gmux_status_str(cr->bound_st));
-    fprintf(out, "   %-14s %12s %8s %8s %9s %10s %10s %11s\n", "policy", "makespan_s", "%oracle",
+    /* 80 columns: a makespan to 9999 s, bytes to 99999 GiB, faults to 9,999,999 */
+    fprintf(out, "   %-13s %11s %7s %7s %9s %8s %8s %7s\n", "policy", "makespan_s", "%oracle",
             "%bound", "vs_demand", "H2D_GiB", "D2H_GiB", "faults");
     const sim_result_t *dem =
         cr->st[SIM_POLICY_DEMAND] == GMUX_OK ? &cr->res[SIM_POLICY_DEMAND] : NULL;
@@ -71,7 +91,8 @@ void sim_report_table(const sim_job_t *job, const sim_profile_t *prof, const cfg
         if (!job->policies[p])
             continue;
         if (cr->st[p] != GMUX_OK) {
-            fprintf(out, "   %-14s n/a: %s\n", sim_policy_name((sim_policy_t)p), cr->err[p]);
+            fprintf(out, "   %-13s ", sim_policy_name((sim_policy_t)p));
+            wrapf(out, 17, "n/a: %s", cr->err[p]);
             continue;
         }
         const sim_result_t *r = &cr->res[p];
@@ -86,17 +107,21 @@ void sim_report_table(const sim_job_t *job, const sim_profile_t *prof, const cfg
             snprintf(of_bound, sizeof(of_bound), "%.1f%%%s",
                      100.0 * (double)cr->bound.bound_ns / ms, beat ? "*" : "");
         }
-        fprintf(out, "   %-14s %12.6f %7.1f%% %8s %9s %10.2f %10.2f %11" PRIu64 "\n",
+        fprintf(out, "   %-13s %11.6f %6.1f%% %7s %9s %8.2f %8.2f %7" PRIu64 "\n",
                 sim_policy_name((sim_policy_t)p), secs(r->makespan_ns),
                 100.0 * (double)prof->oracle.makespan_ns / ms, of_bound, vs,
                 (double)r->bytes_h2d / GIB, (double)r->bytes_d2h / GIB, r->faults);
     }
-    if (below) /* the bound holds for every policy, blocks or chunks (docs/sim.md) */
-        fprintf(out, "   * faster than the transfer bound: a defect of the simulator, please "
-                     "report it with this command line\n");
-    fprintf(out, "   proactive working sets: %s\n",
-            job->predict_label ? job->predict_label
-                               : "recorded ranges (ablation: a perfect predictor)");
+    if (below) { /* the bound holds for every policy, blocks or chunks (docs/sim.md) */
+        fputs("   ", out);
+        wrapf(out, 3,
+              "* faster than the transfer bound: a defect of the simulator, please "
+              "report it with this command line");
+    }
+    fputs("   ", out);
+    wrapf(out, 3, "proactive working sets: %s",
+          job->predict_label ? job->predict_label
+                             : "recorded ranges (ablation: a perfect predictor)");
     for (int p = SIM_POLICY_PROACTIVE; p <= SIM_POLICY_PROACTIVE_LRU; p++) {
         const sim_result_t *r = &cr->res[p];
         if (!job->policies[p] || cr->st[p] != GMUX_OK || !job->predictor)
@@ -106,16 +131,18 @@ void sim_report_table(const sim_job_t *job, const sim_profile_t *prof, const cfg
                 r->pred_bytes ? (double)r->pred_hit_bytes / (double)r->pred_bytes : 1.0,
                 r->pred_touched_bytes ? (double)r->pred_hit_bytes / (double)r->pred_touched_bytes
                                       : 1.0);
-        if (r->stream_hits + r->stream_misses)
-            fprintf(
-                out,
-                "   %-14s streams: %" PRIu64 " continuations held, %" PRIu64
-                " broken; precision %.4f recall %.4f of their slices\n",
-                sim_policy_name((sim_policy_t)p), r->stream_hits, r->stream_misses,
-                r->stream_pred_bytes ? (double)r->stream_hit_bytes / (double)r->stream_pred_bytes
-                                     : 1.0,
-                r->stream_slice_bytes ? (double)r->stream_hit_bytes / (double)r->stream_slice_bytes
-                                      : 1.0);
+        if (r->stream_hits + r->stream_misses) {
+            fprintf(out, "   %-14s ", sim_policy_name((sim_policy_t)p));
+            wrapf(out, 18,
+                  "streams: %" PRIu64 " continuations held, %" PRIu64
+                  " broken; precision %.4f recall %.4f of their slices",
+                  r->stream_hits, r->stream_misses,
+                  r->stream_pred_bytes ? (double)r->stream_hit_bytes / (double)r->stream_pred_bytes
+                                       : 1.0,
+                  r->stream_slice_bytes
+                      ? (double)r->stream_hit_bytes / (double)r->stream_slice_bytes
+                      : 1.0);
+        }
     }
     for (int p = SIM_POLICY_PROACTIVE; p <= SIM_POLICY_PROACTIVE_LRU; p++) {
         const sim_result_t *r = &cr->res[p];
@@ -123,26 +150,26 @@ void sim_report_table(const sim_job_t *job, const sim_profile_t *prof, const cfg
             continue;
         /* what bounds the run: a copy engine busy all the time is the bottleneck */
         double ms = (double)r->makespan_ns;
-        fprintf(out,
-                "   %-14s copy engines busy: H2D %.1f%%, D2H %.1f%% of the makespan (%.3f s, "
-                "%.3f s)\n",
-                sim_policy_name((sim_policy_t)p), 100.0 * (double)r->busy_h2d_ns / ms,
-                100.0 * (double)r->busy_d2h_ns / ms, secs(r->busy_h2d_ns), secs(r->busy_d2h_ns));
+        fprintf(out, "   %-14s ", sim_policy_name((sim_policy_t)p));
+        wrapf(out, 18, "copy engines busy: H2D %.1f%%, D2H %.1f%% of the makespan (%.3f s, %.3f s)",
+              100.0 * (double)r->busy_h2d_ns / ms, 100.0 * (double)r->busy_d2h_ns / ms,
+              secs(r->busy_h2d_ns), secs(r->busy_d2h_ns));
     }
     fprintf(out, "   per-task throughput (launches/s of the task over its own completion time)\n");
-    fprintf(out, "   %-22s", "task");
+    /* 80 columns with four policies: names to 21, rates to 13 characters */
+    fprintf(out, "   %-21s", "task");
     for (int p = 0; p < SIM_POLICY_COUNT; p++)
         if (job->policies[p] && cr->st[p] == GMUX_OK)
-            fprintf(out, " %14s", sim_policy_name((sim_policy_t)p));
+            fprintf(out, " %13s", sim_policy_name((sim_policy_t)p));
     fputc('\n', out);
     for (uint32_t t = 0; t < nt; t++) {
-        fprintf(out, "   %-22.22s", prof->task_names[t]);
+        fprintf(out, "   %-21.21s", prof->task_names[t]);
         for (int p = 0; p < SIM_POLICY_COUNT; p++) {
             if (!job->policies[p] || cr->st[p] != GMUX_OK)
                 continue;
             const sim_task_result_t *tr = &cr->res[p].tasks[t];
             double f = secs(tr->finish_ns);
-            fprintf(out, " %14.1f", f > 0 ? (double)tr->launches / f : 0.0);
+            fprintf(out, " %13.1f", f > 0 ? (double)tr->launches / f : 0.0);
         }
         fputc('\n', out);
     }
