@@ -54,6 +54,7 @@
 
 #include "common/clock.h"
 #include "shim/gate_ranges.h"
+#include "trand.h"
 
 #define CAP        1024u
 #define BATCH      2000u
@@ -64,13 +65,6 @@ static dmn_range_t store[CAP], full[CAP], ahead[CAP], tmp[CAP], batch_sorted[BAT
 static volatile uint64_t sink;
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
-static uint64_t next_rand(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
-}
 
 /* The best round's time of adding batch to a store starting as start (n0 ranges), in ns. */
 static uint64_t best_round(const dmn_range_t *start, uint32_t n0, const dmn_range_t *batch,
@@ -176,8 +170,8 @@ int main(int argc, char **argv)
     for (uint32_t i = 0; i < CAP; i++)
         full[i] = (dmn_range_t){base + i * 65536ull, 4096};
     for (uint32_t i = 0; i < BATCH; i++)
-        batch_random[i] =
-            (dmn_range_t){base + (next_rand() % (CAP * 65536ull)) / 256 * 256, 256 + 256 * (i % 4)};
+        batch_random[i] = (dmn_range_t){base + (trand_next(&rng) % (CAP * 65536ull)) / 256 * 256,
+                                        256 + 256 * (i % 4)};
     for (uint32_t i = 0; i < BATCH; i++)
         batch_inside[i] = (dmn_range_t){base + (i / 2) * 65536ull + 1024 + (i % 2) * 2048, 256};
     uint64_t sorted = best_round(NULL, 0, batch_sorted, rounds);

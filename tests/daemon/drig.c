@@ -240,6 +240,35 @@ int drig_until(drig_t *r, int (*pred)(const dmn_report_t *, void *), void *arg, 
     return 0;
 }
 
+int drig_low_then_high(drig_t *r, pid_t low, pid_t high, int (*ran)(const dmn_report_t *, void *),
+                       double exit_s, dmn_report_t *rep)
+{
+    int two = 2;
+    if (!drig_until(r, drig_n_tasks_is, &two, 60.0, rep)) {
+        fprintf(stderr, "drig: low and high not both registered within 60 s\n");
+        return -1;
+    }
+    if (drig_go(r, "low") != 0) {
+        fprintf(stderr, "drig: cannot make the go file low\n");
+        return -1;
+    }
+    if (!drig_until(r, ran, NULL, 30.0, rep)) {
+        fprintf(stderr, "drig: low let go, the report not as awaited within 30 s\n");
+        return -1;
+    }
+    if (drig_go(r, "high") != 0) {
+        fprintf(stderr, "drig: cannot make the go file high\n");
+        return -1;
+    }
+    int high_st = drig_wait(high, exit_s), low_st = drig_wait(low, exit_s);
+    if (high_st != 0 || low_st != 0) {
+        fprintf(stderr, "drig: high exited with %d, low with %d (-1: not within %.0f s)\n", high_st,
+                low_st, exit_s);
+        return -1;
+    }
+    return 0;
+}
+
 static int by_start(const void *a, const void *b)
 {
     const dkernel_t *x = a, *y = b;

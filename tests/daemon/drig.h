@@ -77,6 +77,14 @@ int drig_n_running_is(const dmn_report_t *rep, void *arg);
  * `remaining` tasks (*rep: the report that showed it), or -1 with a message
  * when it has not within 30 s. */
 pid_t drig_kill_holder(drig_t *r, dmn_report_t *rep, pid_t fallback, int remaining);
+/* The order of the priority tests: clients "low" and "high", started
+ * waiting on their go files of those names (drig_wait_for_go), are let go
+ * in turn: low once the report lists both tasks (60 s at most), high once
+ * ran(report, NULL) holds (30 s at most). Returns 0 once both have exited 0
+ * within exit_s each, or -1 with a message naming the step that failed
+ * (*rep: the last report). */
+int drig_low_then_high(drig_t *r, pid_t low, pid_t high, int (*ran)(const dmn_report_t *, void *),
+                       double exit_s, dmn_report_t *rep);
 /* Whether no two non-local kernels of different tasks overlap in time. */
 int drig_exclusive(const dkernel_t *k, int n);
 

@@ -609,9 +609,7 @@ static void test_bad_options(void **state)
 
 int main(void)
 {
-    signal(SIGPIPE, SIG_IGN);
-    assert_non_null(mkdtemp(dir));
-    snprintf(path, sizeof(path), "%s/d.sock", dir);
+    tdir_make_for_socket(dir, path, sizeof(path));
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_local_then_join, kill_leftover_server),
         cmocka_unit_test_teardown(test_gating_and_plans, kill_leftover_server),

@@ -319,9 +319,7 @@ static void test_pending_without_memory(void **state)
 
 int main(void)
 {
-    signal(SIGPIPE, SIG_IGN);
-    assert_non_null(mkdtemp(dir));
-    snprintf(path, sizeof(path), "%s/d.sock", dir);
+    tdir_make_for_socket(dir, path, sizeof(path));
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_plan_whole_without_memory, kill_leftover_fake),
         cmocka_unit_test_teardown(test_queue_without_memory, kill_leftover_fake),

@@ -214,9 +214,7 @@ static void test_answered_inside_wait(void **state)
 
 int main(void)
 {
-    signal(SIGPIPE, SIG_IGN);
-    assert_non_null(mkdtemp(dir));
-    snprintf(path, sizeof(path), "%s/d.sock", dir);
+    tdir_make_for_socket(dir, path, sizeof(path));
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_answered_at_once, restore),
         cmocka_unit_test_teardown(test_answered_by_caller, restore),

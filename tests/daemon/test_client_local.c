@@ -304,9 +304,7 @@ static void test_killed_mid_register(void **state)
 
 int main(void)
 {
-    signal(SIGPIPE, SIG_IGN);
-    assert_non_null(mkdtemp(dir));
-    snprintf(path, sizeof(path), "%s/d.sock", dir);
+    tdir_make_for_socket(dir, path, sizeof(path));
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_closed_before_register_warns_once, restore),
         cmocka_unit_test_teardown(test_other_version_named, restore),

@@ -143,9 +143,7 @@ static void test_stopped_daemon_given_up(void **state)
 
 int main(void)
 {
-    signal(SIGPIPE, SIG_IGN);
-    assert_non_null(mkdtemp(dir));
-    snprintf(path, sizeof(path), "%s/d.sock", dir);
+    tdir_make_for_socket(dir, path, sizeof(path));
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_full_socket_queues, kill_leftover_fake),
         cmocka_unit_test_teardown(test_stopped_daemon_given_up, kill_leftover_fake),

@@ -178,9 +178,7 @@ static void test_warns_again_after_registering(void **state)
 
 int main(void)
 {
-    signal(SIGPIPE, SIG_IGN);
-    assert_non_null(mkdtemp(dir));
-    snprintf(path, sizeof(path), "%s/d.sock", dir);
+    tdir_make_for_socket(dir, path, sizeof(path));
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_no_answer_warns_once, restore),
         cmocka_unit_test_teardown(test_warns_again_after_registering, restore),

@@ -301,13 +301,7 @@ static void test_priority(void **state)
     drig_wait_for_go(&r, "high");
     pid_t high = start_tc(&r, 0, "high", &hi);
     drig_wait_for_go(&r, NULL);
-    int two = 2;
-    assert_true(drig_until(&r, drig_n_tasks_is, &two, 60.0, &rep));
-    assert_int_equal(drig_go(&r, "low"), 0);
-    assert_true(drig_until(&r, two_one_busy, NULL, 30.0, &rep));
-    assert_int_equal(drig_go(&r, "high"), 0);
-    assert_int_equal(drig_wait(high, CLIENT_TIMEOUT_S), 0);
-    assert_int_equal(drig_wait(low, CLIENT_TIMEOUT_S), 0);
+    assert_int_equal(drig_low_then_high(&r, low, high, two_one_busy, CLIENT_TIMEOUT_S, &rep), 0);
     tout_t o[2];
     check_client(&r, "low", 1, 0, &o[0]);
     check_client(&r, "high", 0, 1, &o[1]);

@@ -15,6 +15,7 @@
 #include "engine/predictor.h"
 #include "engine/template_db.h"
 #include "engine/score.h"
+#include "trand.h"
 
 /* Three regions: a 1 GiB pool (as a caching allocator holds), two 64 MiB buffers. */
 static const uint64_t reg_base[] = {1ull << 32, 1ull << 34, 1ull << 35};
@@ -186,13 +187,6 @@ static void test_held_out_failure_is_not_trusted(void **state)
 }
 
 static uint64_t rng = 0x2545f4914f6cdd1dull;
-static uint64_t next_rand(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
-}
 
 /*
  * Embedding lookup: rows chosen by indices read from memory (data-dependent).
@@ -214,7 +208,7 @@ static void test_indirect_falls_back(void **state)
         t[nt++] = (eng_range_t){BUFB, 8 * nidx, ENG_ACCESS_READ};
         t[nt++] = (eng_range_t){args[2].value, row * nidx, ENG_ACCESS_WRITE};
         for (uint64_t k = 0; k < nidx; k++)
-            t[nt++] = (eng_range_t){BUFA + row * (next_rand() % 100000), row, ENG_ACCESS_READ};
+            t[nt++] = (eng_range_t){BUFA + row * (trand_next(&rng) % 100000), row, ENG_ACCESS_READ};
         /* One random row only in some launches: a single range at a random offset. */
         if (i % 3 == 0)
             nt = 3;

@@ -13,18 +13,11 @@
 #include <cmocka.h>
 
 #include "engine/runsort.h"
+#include "trand.h"
 
 #define MAXN 5000u
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
-
-static uint64_t next_rand(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
-}
 
 /* The reference: migrate.c's comparisons before the natural merge sort. */
 static int cmp_ticket(const void *a, const void *b)
@@ -47,7 +40,7 @@ enum shape { RANDOM, SORTED, REVERSED, RUNS, STRETCHES, ALMOST, NSHAPES };
 static void make(uint64_t *v, uint32_t n, enum shape s, uint64_t range)
 {
     for (uint32_t i = 0; i < n; i++)
-        v[i] = next_rand() % range;
+        v[i] = trand_next(&rng) % range;
     if (s == SORTED || s == REVERSED || s == ALMOST)
         qsort(v, n, sizeof(*v), cmp_ticket);
     if (s == REVERSED)
@@ -58,14 +51,14 @@ static void make(uint64_t *v, uint32_t n, enum shape s, uint64_t range)
         }
     if (s == ALMOST) /* a few elements moved anywhere */
         for (uint32_t k = 0; n > 1 && k < 3; k++)
-            v[next_rand() % n] = next_rand() % range;
+            v[trand_next(&rng) % n] = trand_next(&rng) % range;
     if (s == RUNS) { /* a few runs, each up or down */
         for (uint32_t i = 0; i < n;) {
-            uint32_t len = 1 + (uint32_t)(next_rand() % (n / 3 + 1));
+            uint32_t len = 1 + (uint32_t)(trand_next(&rng) % (n / 3 + 1));
             if (len > n - i)
                 len = n - i;
             qsort(v + i, len, sizeof(*v), cmp_ticket);
-            if (next_rand() & 1)
+            if (trand_next(&rng) & 1)
                 for (uint32_t a = i, b = i + len - 1; a < b; a++, b--) {
                     uint64_t t = v[a];
                     v[a] = v[b];
@@ -76,8 +69,8 @@ static void make(uint64_t *v, uint32_t n, enum shape s, uint64_t range)
     }
     if (s == STRETCHES) { /* long stretches of one value, as the slots' tickets */
         for (uint32_t i = 0; i < n;) {
-            uint32_t len = 1 + (uint32_t)(next_rand() % 200);
-            uint64_t x = next_rand() % range;
+            uint32_t len = 1 + (uint32_t)(trand_next(&rng) % 200);
+            uint64_t x = trand_next(&rng) % range;
             for (uint32_t k = 0; k < len && i < n; k++)
                 v[i++] = x;
         }
@@ -88,7 +81,7 @@ static uint32_t pick_n(uint32_t round)
 {
     if (round < 70) /* every small size, the migration's batches */
         return round;
-    return (uint32_t)(next_rand() % (round % 4 == 0 ? MAXN + 1 : 600));
+    return (uint32_t)(trand_next(&rng) % (round % 4 == 0 ? MAXN + 1 : 600));
 }
 
 static void test_tickets_match_qsort(void **state)

@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "trand.h"
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 struct input {
@@ -21,13 +23,6 @@ struct input {
 };
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
-static uint64_t next_rand(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
-}
 
 static int load_dir(const char *dir, struct input **inputs, size_t *count)
 {
@@ -91,35 +86,35 @@ int main(int argc, char **argv)
     if (env)
         iters = strtol(env, NULL, 10);
     for (long it = 0; it < iters && count > 0; it++) {
-        struct input *src = &inputs[next_rand() % count];
+        struct input *src = &inputs[trand_next(&rng) % count];
         size_t size = src->size + 16;
         uint8_t *buf = malloc(size ? size : 1);
         memcpy(buf, src->data, src->size);
         size_t len = src->size;
-        int edits = 1 + (int)(next_rand() % 4);
+        int edits = 1 + (int)(trand_next(&rng) % 4);
         for (int k = 0; k < edits; k++) {
-            switch (next_rand() % 4) {
+            switch (trand_next(&rng) % 4) {
             case 0: /* flip a byte */
                 if (len)
-                    buf[next_rand() % len] ^= (uint8_t)(1u << (next_rand() % 8));
+                    buf[trand_next(&rng) % len] ^= (uint8_t)(1u << (trand_next(&rng) % 8));
                 break;
             case 1: /* truncate */
                 if (len)
-                    len = next_rand() % len;
+                    len = trand_next(&rng) % len;
                 break;
             case 2: /* insert an interesting byte */
                 if (len < size) {
                     static const uint8_t interesting[] = {0,   0xff, '\n', ' ', '=', '-',
                                                           '.', '9',  0x7f, '#', ':', ','};
-                    size_t at = len ? next_rand() % (len + 1) : 0;
+                    size_t at = len ? trand_next(&rng) % (len + 1) : 0;
                     memmove(buf + at + 1, buf + at, len - at);
-                    buf[at] = interesting[next_rand() % sizeof(interesting)];
+                    buf[at] = interesting[trand_next(&rng) % sizeof(interesting)];
                     len++;
                 }
                 break;
             default: /* overwrite with a random byte */
                 if (len)
-                    buf[next_rand() % len] = (uint8_t)next_rand();
+                    buf[trand_next(&rng) % len] = (uint8_t)trand_next(&rng);
                 break;
             }
         }

@@ -30,6 +30,24 @@ static int count(const char *s, const char *needle)
     return k;
 }
 
+/* Runs `gmux launch -n n --grace 60 -- sh -c 'd=DIR; body'` with DIR a
+ * fresh folder the ranks meet in, then removes DIR/left and DIR. */
+static int run_in_dir(const char *n, const char *body, const char *left)
+{
+    char dir[] = "/tmp/gmux-test-launch-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char script[1024];
+    snprintf(script, sizeof(script), "d=%s; %s", dir, body);
+    char *argv[] = {GMUX_CLI_PATH, "launch", "-n", (char *)n, "--grace", "60",
+                    "--",          "sh",     "-c", script,    NULL};
+    int rc = run(argv);
+    char path[600];
+    snprintf(path, sizeof(path), "%s/%s", dir, left);
+    unlink(path);
+    rmdir(dir);
+    return rc;
+}
+
 static void test_environment_of_ranks(void **state)
 {
     (void)state;
@@ -96,21 +114,12 @@ static void test_grace_kill_keeps_the_failure(void **state)
 static void test_first_failure_wins(void **state)
 {
     (void)state;
-    char dir[] = "/tmp/gmux-test-launch-XXXXXX";
-    assert_non_null(mkdtemp(dir));
-    char script[512];
-    snprintf(script, sizeof(script),
-             "d=%s; if [ $GMUX_RANK = 0 ]; then echo $$ >$d/p.tmp && mv $d/p.tmp $d/p; exit 5; fi;"
-             "while [ ! -s $d/p ]; do sleep 0.05; done; p=$(cat $d/p);"
-             "while kill -0 $p 2>/dev/null; do sleep 0.05; done; exit 9",
-             dir);
-    char *argv[] = {GMUX_CLI_PATH, "launch", "-n", "2",    "--grace", "60",
-                    "--",          "sh",     "-c", script, NULL};
-    int rc = run(argv);
-    char path[600];
-    snprintf(path, sizeof(path), "%s/p", dir);
-    unlink(path);
-    rmdir(dir);
+    int rc =
+        run_in_dir("2",
+                   "if [ $GMUX_RANK = 0 ]; then echo $$ >$d/p.tmp && mv $d/p.tmp $d/p; exit 5; fi;"
+                   "while [ ! -s $d/p ]; do sleep 0.05; done; p=$(cat $d/p);"
+                   "while kill -0 $p 2>/dev/null; do sleep 0.05; done; exit 9",
+                   "p");
     assert_int_equal(rc, 5);
     assert_non_null(strstr(err, "rank 1 exited with status 9"));
 }
@@ -208,21 +217,13 @@ static void test_timeout_kills_the_job(void **state)
 static void test_never_joined_named(void **state)
 {
     (void)state;
-    char dir[] = "/tmp/gmux-test-launch-XXXXXX";
-    assert_non_null(mkdtemp(dir));
-    char script[512];
-    snprintf(script, sizeof(script),
-             "d=%s; case $GMUX_RANK in 1) exit 3;;"
+    char body[512];
+    snprintf(body, sizeof(body),
+             "case $GMUX_RANK in 1) exit 3;;"
              " 2) while [ ! -e $d/done ]; do sleep 0.05; done; exit 0;;"
              " 0) %s teams; s=$?; touch $d/done; exit $s;; esac; exec %s teams",
-             dir, NET_RANK_PATH, NET_RANK_PATH);
-    char *argv[] = {GMUX_CLI_PATH, "launch", "-n", "4",    "--grace", "60",
-                    "--",          "sh",     "-c", script, NULL};
-    int rc = run(argv);
-    char path[600];
-    snprintf(path, sizeof(path), "%s/done", dir);
-    unlink(path);
-    rmdir(dir);
+             NET_RANK_PATH, NET_RANK_PATH);
+    int rc = run_in_dir("4", body, "done");
     assert_int_equal(rc, 3);
     assert_non_null(strstr(err, "gmux launch: ranks 1-2 never joined the rendezvous"));
     assert_int_equal(count(err, "never joined"), 1);

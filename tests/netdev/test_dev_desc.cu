@@ -17,35 +17,28 @@ extern "C" {
 
 #define _Static_assert static_assert /* net_proto.h is C11 */
 #include "net/net_proto.h"
+#include "trand.h"
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
-
-static uint64_t next(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
-}
 
 static void test_encoders_agree(void **state)
 {
     (void)state;
     for (int i = 0; i < 20000; i++) {
         gmux_dev_desc_t d = {};
-        d.opcode = (uint8_t)(1 + next() % 3);
-        d.signal_op = (uint8_t)(next() % 4);
-        d.flags = (uint8_t)(next() & 1);
-        d.window = (uint16_t)next();
-        d.ctx = (uint16_t)next();
-        d.counter_id = (uint32_t)next();
-        d.peer = (uint32_t)next();
-        d.signal_id = (uint32_t)next();
-        d.offset = next();
-        d.src = i % 3 == 0 ? next() | (1ull << 63) : next();
-        d.size = next();
-        d.signal_value = i % 2 ? ~0ull : next();
-        uint32_t ticket = (uint32_t)next();
+        d.opcode = (uint8_t)(1 + trand_next(&rng) % 3);
+        d.signal_op = (uint8_t)(trand_next(&rng) % 4);
+        d.flags = (uint8_t)(trand_next(&rng) & 1);
+        d.window = (uint16_t)trand_next(&rng);
+        d.ctx = (uint16_t)trand_next(&rng);
+        d.counter_id = (uint32_t)trand_next(&rng);
+        d.peer = (uint32_t)trand_next(&rng);
+        d.signal_id = (uint32_t)trand_next(&rng);
+        d.offset = trand_next(&rng);
+        d.src = i % 3 == 0 ? trand_next(&rng) | (1ull << 63) : trand_next(&rng);
+        d.size = trand_next(&rng);
+        d.signal_value = i % 2 ? ~0ull : trand_next(&rng);
+        uint32_t ticket = (uint32_t)trand_next(&rng);
         uint64_t w_dev[8];
         gmux_dev_desc_encode(&d, ticket, w_dev);
 

@@ -2,7 +2,9 @@
 #include "tdir.h"
 
 #include <ftw.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <sys/stat.h>
 
 /* Children come before their folder (FTW_DEPTH); links are not followed
@@ -13,6 +15,16 @@ static int remove_one(const char *path, const struct stat *st, int type, struct 
     (void)type;
     (void)ftw;
     return remove(path) == 0 ? 0 : -1;
+}
+
+void tdir_make_for_socket(char *dir, char *path, size_t path_size)
+{
+    if (!mkdtemp(dir)) {
+        perror("mkdtemp");
+        exit(1);
+    }
+    snprintf(path, path_size, "%s/d.sock", dir);
+    signal(SIGPIPE, SIG_IGN);
 }
 
 int tdir_remove(const char *dir)

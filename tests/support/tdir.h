@@ -12,6 +12,14 @@
 #ifndef GMUX_TESTS_TDIR_H
 #define GMUX_TESTS_TDIR_H
 
+#include <stddef.h>
+
+/* The start of a main() whose tests talk to a daemon over a socket in dir:
+ * makes dir (mkdtemp of its XXXXXX template; exits 1 with a message when it
+ * cannot), writes "dir/d.sock" into path and ignores SIGPIPE (a peer that
+ * closes first must fail a send, not end the test). */
+void tdir_make_for_socket(char *dir, char *path, size_t path_size);
+
 /* Removes dir and everything below it: 0, or -1 when something is left
  * (dir missing counts as left: the caller named a folder it expected). */
 int tdir_remove(const char *dir);
