@@ -200,6 +200,22 @@ static void test_launch_sigint_stops_ranks(void **state)
     launch_interrupted(SIGINT);
 }
 
+/* Starts gmux argv (start) and reads its stdout until a line that begins
+ * with want (at_start) or holds it; returns its pid, *f its stdout. */
+static pid_t start_until(char *const argv[], const char *want, int at_start, FILE **f)
+{
+    int out;
+    pid_t pid = start(argv, &out);
+    *f = fdopen(out, "r");
+    assert_non_null(*f);
+    char line[1024];
+    int seen = 0;
+    while (!seen && fgets(line, sizeof(line), *f))
+        seen = at_start ? strncmp(line, want, strlen(want)) == 0 : strstr(line, want) != NULL;
+    assert_true(seen);
+    return pid;
+}
+
 /* Stops every process of pgid (SIGSTOP to the group); returns 1 once gmux,
  * its leader, is stopped (what gmux does is frozen from then on), 0 when it
  * had ended already (then reaped). */
@@ -234,15 +250,8 @@ static void test_demo_sigterm_leaves_no_process(void **state)
     char *argv[] = {GMUX_CLI_PATH, "demo", "--plot-dir", dir, NULL};
     int inside = 0;
     for (int attempt = 0; attempt < 3 && !inside; attempt++) {
-        int out;
-        pid_t pid = start(argv, &out);
-        FILE *f = fdopen(out, "r");
-        assert_non_null(f);
-        char line[1024];
-        int seen = 0;
-        while (!seen && fgets(line, sizeof(line), f))
-            seen = strstr(line, "== mem: gmuxd") != NULL;
-        assert_true(seen);
+        FILE *f;
+        pid_t pid = start_until(argv, "== mem: gmuxd", 0, &f);
         int stopped = stop_group(pid);
         inside = stopped && tmp_entries("gmux-demo-") == 1;
         if (!inside) {
@@ -275,15 +284,10 @@ static void test_demo_sigterm_in_simulator(void **state)
 {
     (void)state;
     char *argv[] = {GMUX_CLI_PATH, "demo", "--plot-dir", dir, NULL};
-    int out;
-    pid_t pid = start(argv, &out);
-    FILE *f = fdopen(out, "r");
-    assert_non_null(f);
+    FILE *f;
+    pid_t pid = start_until(argv, "-- 8 LLM decode", 1, &f); /* the simulator's first run */
     char line[1024];
-    int seen = 0, later = 0;
-    while (!seen && fgets(line, sizeof(line), f))
-        seen = strncmp(line, "-- 8 LLM decode", 15) == 0; /* the simulator's first run */
-    assert_true(seen);
+    int later = 0;
     kill(pid, SIGTERM);
     int rc = wait_job(pid);
     int left = group_left(pid);
@@ -302,15 +306,8 @@ static void test_bench_net_sigterm_says_partial(void **state)
 {
     (void)state;
     char *argv[] = {GMUX_CLI_PATH, "bench", "net", "--reps", "1", NULL};
-    int out;
-    pid_t pid = start(argv, &out);
-    FILE *f = fdopen(out, "r");
-    assert_non_null(f);
-    char line[1024];
-    int seen = 0;
-    while (!seen && fgets(line, sizeof(line), f))
-        seen = strncmp(line, "shm", 3) == 0;
-    assert_true(seen);
+    FILE *f;
+    pid_t pid = start_until(argv, "shm", 1, &f);
     kill(pid, SIGTERM);
     int rc = wait_job(pid);
     fclose(f);
