@@ -205,10 +205,13 @@ int drig_read_log(drig_t *r, const char *name, int task, dlog_t *log)
     memset(log, 0, sizeof(*log));
     int cap = 0;
     while (fgets(line, sizeof(line), f)) {
-        dkernel_t k = {task, 0, 0, 0, 0, 0};
-        unsigned long long a, b, c;
-        if (sscanf(line, "K %ld %llu %llu %llu %d", &k.index, &a, &b, &c, &k.local) == 5) {
+        dkernel_t k = {task, 0, 0, 0, 0, 0, 0, 0};
+        unsigned long long a, b, c, g = 0, d = 0;
+        int got = sscanf(line, "K %ld %llu %llu %llu %d %llu %llu", &k.index, &a, &b, &c, &k.local,
+                         &g, &d);
+        if (got >= 5) { /* gmux_trace_client writes no grant nor asked_ns */
             k.req = a, k.start = b, k.end = c;
+            k.grant = g, k.asked = got == 7 ? d : a;
             if (log->n == cap) {
                 cap = cap ? cap * 2 : 64;
                 log->k = realloc(log->k, (size_t)cap * sizeof(*log->k));

@@ -26,6 +26,10 @@ typedef struct dkernel {
     long index;
     uint64_t req, start, end;
     int local;
+    /* gmux_test_client only: the daemon's sequence number of the grant the
+     * kernel ran in (0: local), and when its PENDING was in the socket
+     * (else req) */
+    uint64_t grant, asked;
 } dkernel_t;
 
 typedef struct dlog {

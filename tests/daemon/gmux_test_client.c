@@ -3,9 +3,11 @@
  * and runs KERNELS "kernels", each one: announce it pending, wait for the
  * turn, busy the "GPU" for RUN_US (a sleep), report stats. After each
  * kernel it may go idle for IDLE_US (IDLE_US > 0). Writes one line per
- * kernel to OUT:  K index request_ns start_ns end_ns local
+ * kernel to OUT:  K index request_ns start_ns end_ns local grant asked_ns
  * and at the end:   R registrations   and   P fills evicts aheads
- * (timestamps from CLOCK_MONOTONIC, comparable across processes).
+ * (timestamps from CLOCK_MONOTONIC, comparable across processes; request_ns
+ * before the PENDING is sent, asked_ns once it is in the socket; grant: the
+ * daemon's sequence number of the turn the kernel ran in, 0 when local).
  *
  * Usage: gmux_test_client SOCKET NAME batch|latency PRIORITY KERNELS RUN_US IDLE_US OUT
  *                         [BUDGET_MIB [DEVICE_MIB]]
@@ -71,6 +73,7 @@ int main(int argc, char **argv)
     for (long k = 0; k < kernels; k++) {
         uint64_t req = com_clock_ns();
         dmn_client_pending(c, 1, &ws, 1);
+        uint64_t asked = com_clock_ns();
         if (dmn_client_wait_turn(c, 20 * COM_NS_PER_S) != GMUX_OK) {
             fprintf(stderr, "%s: no turn within 20 s\n", o.name);
             return 3;
@@ -79,8 +82,9 @@ int main(int argc, char **argv)
         uint64_t start = com_clock_ns();
         com_clock_sleep_ns((uint64_t)run_us * COM_NS_PER_US);
         uint64_t end = com_clock_ns();
-        fprintf(out, "K %ld %llu %llu %llu %d\n", k, (unsigned long long)req,
-                (unsigned long long)start, (unsigned long long)end, local);
+        fprintf(out, "K %ld %llu %llu %llu %d %llu %llu\n", k, (unsigned long long)req,
+                (unsigned long long)start, (unsigned long long)end, local,
+                (unsigned long long)dmn_client_grant_seq(c), (unsigned long long)asked);
         st.kernels = (uint64_t)k + 1;
         st.resident = ws.len;
         st.faults += 3;

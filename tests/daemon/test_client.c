@@ -147,10 +147,9 @@ static void test_local_then_join(void **state)
     dmn_client_t *c = open_client("early", &pl);
     assert_true(dmn_client_is_local(c));
     assert_int_equal(dmn_client_registrations(c), 0);
-    /* No daemon: no gating, no waiting. */
-    uint64_t t0 = com_clock_ns();
-    assert_int_equal(dmn_client_wait_turn(c, 5 * COM_NS_PER_S), GMUX_OK);
-    assert_true(com_clock_ns() - t0 < COM_NS_PER_S);
+    /* No daemon: no gating, no waiting. Not timed: a wait for its 10-minute
+     * bound would outlast the test's timeout. */
+    assert_int_equal(dmn_client_wait_turn(c, 600 * COM_NS_PER_S), GMUX_OK);
     pid_t srv = start_server("none");
     uint64_t deadline = com_deadline_after_ns(10 * COM_NS_PER_S);
     while (dmn_client_is_local(c) && !com_deadline_passed(deadline)) {

@@ -519,8 +519,11 @@ static int mode_kill(bool holding_locks, bool linger)
 }
 
 /* Ranks that join with different shapes (argv: ctx, sig, provider or hmem
- * differ on the last rank) are all refused at once, within half the
- * timeout; nothing else runs. */
+ * differ on the last rank) are all refused at once; nothing else runs. "At
+ * once" is not timed: each rank's timeout is an hour, so a refusal that
+ * waited for it would outlast the launcher's --timeout and fail the job
+ * (test_net_multi: test_shape), however loaded the machine. How long the
+ * refusal took is said, not judged. */
 static int mode_shape(gmux_comm_params_t *p, const char *what)
 {
     const char *r = getenv("GMUX_RANK"), *s = getenv("GMUX_SIZE");
@@ -538,15 +541,14 @@ static int mode_shape(gmux_comm_params_t *p, const char *what)
         setenv("GMUX_NET_HMEM", last ? "rma" : "auto", 1);
     else
         return 2;
-    p->timeout_s = 20;
-    double t0 = (double)com_clock_ns() * 1e-9;
+    p->timeout_s = 3600;
+    uint64_t t0 = com_clock_ns();
     gmux_status_t st = gmux_comm_init(p, &comm);
-    double waited = (double)com_clock_ns() * 1e-9 - t0;
+    double waited = (double)(com_clock_ns() - t0) * 1e-9;
     me = rank;
     CHECK(st == GMUX_ERR_INVALID && !comm, "joined with a different %s: %s", what,
           gmux_status_name(st));
-    CHECK(waited < p->timeout_s / 2, "refused after %.1f s", waited);
-    printf("rank %d: a different %s refused\n", rank, what);
+    printf("rank %d: a different %s refused (after %.2f s)\n", rank, what, waited);
     return 0;
 }
 

@@ -602,21 +602,23 @@ static int mode_devwinbad(void)
     OK(gmux_dev_handle_create_host(comm, &h));
     bool last = me == n - 1;
     gmux_window_t wa = 0, wb = 0;
+    /* "at once" is not timed: the timeout is an hour meanwhile, so a
+     * registration that waited for it would outlast the launcher's --timeout */
+    double keep = gmux_comm_timeout(comm);
+    OK(gmux_comm_set_timeout(comm, 3600));
     for (int round = 0; round < 2; round++) { /* 1: gmux_window_register_mem without mem */
         OK(gmux_barrier(gmux_team_world(comm)));
-        uint64_t t0 = com_clock_ns();
         gmux_status_t st =
             !last        ? gmux_window_register(comm, buf_a, DW_SIZE, &wa)
             : round == 0 ? gmux_dev_window_register(&h, buf_a, DW_SIZE, &wa)
                          : gmux_window_register_mem(comm, buf_a, DW_SIZE, NULL, NULL, &wa, NULL);
-        double waited = (double)(com_clock_ns() - t0) / 1e9;
         CHECK(st != GMUX_OK && st != GMUX_ERR_TIMEOUT,
               "round %d, window a: %s (every rank fails with the last)", round,
               gmux_status_name(st));
         CHECK(!last || st == (round == 0 ? GMUX_ERR_STATE : GMUX_ERR_INVALID),
               "round %d, the last rank's window a: %s", round, gmux_status_name(st));
-        CHECK(waited < gmux_comm_timeout(comm) / 2, "the failed registration took %.1f s", waited);
     }
+    OK(gmux_comm_set_timeout(comm, keep));
     /* the next registration pairs with the next everywhere */
     OK(gmux_window_register(comm, buf_b, DW_SIZE, &wb));
     int right = (me + 1) % n, left = (me + n - 1) % n;

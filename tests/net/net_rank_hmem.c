@@ -114,16 +114,17 @@ int mode_hmem(const char *expect)
     CHECK(st == GMUX_ERR_UNSUPPORTED, "no fallback anywhere: %s", gmux_status_name(st));
 
     /* a rank with a bad argument still takes part: every rank fails with it
-     * at once, none waits for the timeout */
-    double t0 = (double)com_clock_ns() * 1e-9;
+     * at once, none waits for the timeout (not timed: it is an hour
+     * meanwhile, so a wait for it would outlast the launcher's --timeout) */
+    double keep = gmux_comm_timeout(comm);
+    OK(gmux_comm_set_timeout(comm, 3600));
     st = gmux_window_register(comm, me == n - 1 ? NULL : w4, HB, &wx);
     CHECK(st == GMUX_ERR_INVALID, "a rank's NULL base: %s", gmux_status_name(st));
     st = gmux_window_register(comm, w4, me == 0 ? HB / 2 : HB, &wx);
     CHECK(st == GMUX_ERR_INVALID, "sizes differ: %s", gmux_status_name(st));
     st = gmux_window_register(comm, w4, HB, me == n - 1 ? NULL : &wx);
     CHECK(st == GMUX_ERR_INVALID, "a rank's NULL window pointer: %s", gmux_status_name(st));
-    double waited = (double)com_clock_ns() * 1e-9 - t0;
-    CHECK(waited < gmux_comm_timeout(comm) / 2, "the failed registrations took %.1f s", waited);
+    OK(gmux_comm_set_timeout(comm, keep));
     OK(gmux_barrier(gmux_team_world(comm))); /* the job still works */
 
     gmux_comm_set_mem_copy(comm, count_copy, NULL);

@@ -200,9 +200,44 @@ static void test_launch_sigint_stops_ranks(void **state)
     launch_interrupted(SIGINT);
 }
 
-/* gmux demo, SIGTERM to gmux alone once the daemon part has begun: its
- * daemon and tasks (or the net part's ranks, if it got that far) go too,
- * and the daemon's directory under $TMPDIR. */
+/* Starts gmux argv (start) and reads its stdout until a line that begins
+ * with want (at_start) or holds it; returns its pid, *f its stdout. */
+static pid_t start_until(char *const argv[], const char *want, int at_start, FILE **f)
+{
+    int out;
+    pid_t pid = start(argv, &out);
+    *f = fdopen(out, "r");
+    assert_non_null(*f);
+    char line[1024];
+    int seen = 0;
+    while (!seen && fgets(line, sizeof(line), *f))
+        seen = at_start ? strncmp(line, want, strlen(want)) == 0 : strstr(line, want) != NULL;
+    assert_true(seen);
+    return pid;
+}
+
+/* Stops every process of pgid (SIGSTOP to the group); returns 1 once gmux,
+ * its leader, is stopped (what gmux does is frozen from then on), 0 when it
+ * had ended already (then reaped). */
+static int stop_group(pid_t pgid)
+{
+    kill(-pgid, SIGSTOP);
+    int st;
+    pid_t got;
+    while ((got = waitpid(pgid, &st, WUNTRACED)) < 0 && errno == EINTR)
+        ;
+    assert_int_equal(got, pgid);
+    return WIFSTOPPED(st);
+}
+
+/* gmux demo, SIGTERM to gmux alone inside the daemon part: its daemon and
+ * tasks (those still there) go too, and the daemon's directory under
+ * $TMPDIR. Inside is a state, not a time: once the part's header is read the
+ * demo's process group is stopped, and the signal is sent only when the
+ * part's directory exists then (made at its start, removed at its end),
+ * then the group continued. A stop that came after the part's end (a host
+ * that kept this test from running for the part's second or so) starts the
+ * demo again, three times at most. */
 static void test_demo_sigterm_leaves_no_process(void **state)
 {
     (void)state;
@@ -213,23 +248,32 @@ static void test_demo_sigterm_leaves_no_process(void **state)
     skip();
 #endif
     char *argv[] = {GMUX_CLI_PATH, "demo", "--plot-dir", dir, NULL};
-    int out;
-    pid_t pid = start(argv, &out);
-    FILE *f = fdopen(out, "r");
-    assert_non_null(f);
-    char line[1024];
-    int seen = 0;
-    while (!seen && fgets(line, sizeof(line), f))
-        seen = strstr(line, "== mem: gmuxd") != NULL;
-    assert_true(seen);
-    kill(pid, SIGTERM);
-    int rc = wait_job(pid);
-    fclose(f);
-    int left = group_left(pid);
-    assert_int_equal(left, 0);
-    assert_int_equal(tmp_entries("gmux-demo-"), 0); /* the daemon's directory removed */
-    assert_int_equal(rc, 128 + SIGTERM);
-    assert_non_null(strstr(read_err(), "gmux demo: interrupted by signal 15;"));
+    int inside = 0;
+    for (int attempt = 0; attempt < 3 && !inside; attempt++) {
+        FILE *f;
+        pid_t pid = start_until(argv, "== mem: gmuxd", 0, &f);
+        int stopped = stop_group(pid);
+        inside = stopped && tmp_entries("gmux-demo-") == 1;
+        if (!inside) {
+            printf("demo stopped outside its daemon part (attempt %d): again\n", attempt + 1);
+            kill(-pid, SIGKILL);
+            if (stopped)
+                waitpid(pid, NULL, 0);
+            fclose(f);
+            assert_int_equal(group_left(pid), 0);
+            continue;
+        }
+        kill(pid, SIGTERM); /* pending until the group continues */
+        kill(-pid, SIGCONT);
+        int rc = wait_job(pid);
+        fclose(f);
+        int left = group_left(pid);
+        assert_int_equal(left, 0);
+        assert_int_equal(tmp_entries("gmux-demo-"), 0); /* the daemon's directory removed */
+        assert_int_equal(rc, 128 + SIGTERM);
+        assert_non_null(strstr(read_err(), "gmux demo: interrupted by signal 15;"));
+    }
+    assert_true(inside);
 }
 
 /* gmux demo, SIGTERM to gmux alone while its simulator part runs: that
@@ -240,15 +284,10 @@ static void test_demo_sigterm_in_simulator(void **state)
 {
     (void)state;
     char *argv[] = {GMUX_CLI_PATH, "demo", "--plot-dir", dir, NULL};
-    int out;
-    pid_t pid = start(argv, &out);
-    FILE *f = fdopen(out, "r");
-    assert_non_null(f);
+    FILE *f;
+    pid_t pid = start_until(argv, "-- 8 LLM decode", 1, &f); /* the simulator's first run */
     char line[1024];
-    int seen = 0, later = 0;
-    while (!seen && fgets(line, sizeof(line), f))
-        seen = strncmp(line, "-- 8 LLM decode", 15) == 0; /* the simulator's first run */
-    assert_true(seen);
+    int later = 0;
     kill(pid, SIGTERM);
     int rc = wait_job(pid);
     int left = group_left(pid);
@@ -267,15 +306,8 @@ static void test_bench_net_sigterm_says_partial(void **state)
 {
     (void)state;
     char *argv[] = {GMUX_CLI_PATH, "bench", "net", "--reps", "1", NULL};
-    int out;
-    pid_t pid = start(argv, &out);
-    FILE *f = fdopen(out, "r");
-    assert_non_null(f);
-    char line[1024];
-    int seen = 0;
-    while (!seen && fgets(line, sizeof(line), f))
-        seen = strncmp(line, "shm", 3) == 0;
-    assert_true(seen);
+    FILE *f;
+    pid_t pid = start_until(argv, "shm", 1, &f);
     kill(pid, SIGTERM);
     int rc = wait_job(pid);
     fclose(f);
