@@ -5,7 +5,8 @@
  * it answered, the granted task's connection failing while its orders are
  * written; and what each grant that never went hands back to the
  * placement. They run with the real placements too (thold_main: where
- * their plans differ, thold_rec() says). After each,
+ * their plans differ, thold_rec() says), and test_no_fill_not_held only
+ * with them (the recording placement fills at every switch). After each,
  * thold_end checks the placement's model and STATUS against the orders the
  * clients read. The wait itself: test_server_hold.c. */
 #include <setjmp.h>
@@ -286,6 +287,41 @@ static void test_grantee_write_fails(void **state)
     thold_end((int[]){x, c}, 2);
 }
 
+/* L's switch fills nothing (its PENDING names no ranges, no fill ahead):
+ * nothing it sends needs the room X's eviction for A's switch (2) frees, so
+ * L's GRANT goes without waiting for X; X's request stays in force, and
+ * A's switch (4), which fills into that room, waits for X's answer. L's
+ * GRANT used to wait for X's answer too (or the bound: a minute here, the
+ * read gives up after 10 s). */
+static void test_no_fill_not_held(void **state)
+{
+    (void)state;
+    int x, a;
+    thold_ahead_off = 1;
+    uint64_t g = switched_x_to_a(60000, &x, &a, NULL);
+    thold_ahead_off = 0;
+    int l = raw_client_of("l", DMN_CLASS_LATENCY, 0, 0);
+    send_pending_none(l, 1);
+    dmn_msg_t m;
+    int plans[3] = {0};
+    read_until(l, DMN_MSG_GRANT, 0, &m, plans);
+    assert_int_equal(m.u.grant.grant_seq, g + 1);
+    assert_int_equal(plans[DMN_PLAN_FILL] + plans[DMN_PLAN_EVICT], 0);
+    dmn_report_t rep;
+    assert_int_equal(dmn_report_fetch(path, &rep, 10000), GMUX_OK);
+    holds_are(&rep, 1, 0); /* A's, superseded */
+    thold_agree((int[]){x, a, l}, 3);
+    send_simple(l, DMN_MSG_IDLE);
+    until_state("a", DMN_STATE_RUNNING);
+    assert_true(nothing_for(a, &rep)); /* A's fills need X's room */
+    send_evicted(x, g);
+    read_until(a, DMN_MSG_GRANT, 0, &m, NULL);
+    assert_int_equal(m.u.grant.grant_seq, g + 2);
+    assert_int_equal(dmn_report_fetch(path, &rep, 10000), GMUX_OK);
+    holds_are(&rep, 2, 0);
+    thold_end((int[]){x, a, l}, 3);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -295,7 +331,8 @@ int main(void)
         cmocka_unit_test_teardown(test_shared_late_answer_counts, teardown),
         cmocka_unit_test_teardown(test_shared_supersede, teardown),
         cmocka_unit_test_teardown(test_grantee_write_fails, teardown),
+        cmocka_unit_test_teardown(test_no_fill_not_held, teardown), /* the real ones only */
     };
     size_t n = sizeof(tests) / sizeof(tests[0]);
-    return thold_main(tests, n, tests, n);
+    return thold_main(tests, n - 1, tests, n);
 }

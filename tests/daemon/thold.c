@@ -84,6 +84,7 @@ static const dmn_placement_t placement = {"hold", NULL, plan_on_switch, plan_on_
 
 thold_place_t thold_place = THOLD_REC;
 uint64_t thold_capacity;
+int thold_ahead_off;
 
 /* In the server child: the real placement, behind hooks that copy its
  * model to shm after each call (and log what is handed back). */
@@ -131,13 +132,15 @@ void handed_back(const dmn_plan_entry_t *want, uint32_t n)
 
 /* In the server child: time slices, or shared mode with *shared (a
  * capacity that every footprint here fits in many times: the mode's, not
- * the placement's); the placement. */
+ * the placement's); the fill ahead; the placement. */
 static int prep(dmn_server_opts_t *o, void *arg)
 {
     char err[64];
     gmux_status_t st = *(const int *)arg
                            ? com_settings_set(COM_SETTING_DAEMON_CAPACITY, "1G", err, sizeof(err))
                            : com_settings_set(COM_SETTING_DAEMON_SHARE, "0", err, sizeof(err));
+    if (st == GMUX_OK && thold_ahead_off)
+        st = com_settings_set(COM_SETTING_DAEMON_AHEAD, "0", err, sizeof(err));
     if (st == GMUX_OK && thold_place == THOLD_OPT &&
         (st = dmn_place_opt_create(thold_capacity, THOLD_CHUNK, &real_opt)) == GMUX_OK)
         real = dmn_place_opt_placement(real_opt);
@@ -226,6 +229,14 @@ void send_pending(int fd, uint64_t request, dmn_range_t ws)
     assert_int_equal(tmsg_write_all(fd, buf,
                                     dmn_proto_encode_ranges(buf, sizeof(buf), 2, DMN_MSG_PENDING, 1,
                                                             request, &ws, 1)),
+                     0);
+}
+
+void send_pending_none(int fd, uint64_t request)
+{
+    assert_int_equal(tmsg_write_all(fd, buf,
+                                    dmn_proto_encode_ranges(buf, sizeof(buf), 2, DMN_MSG_PENDING, 1,
+                                                            request, NULL, 0)),
                      0);
 }
 

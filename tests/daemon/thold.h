@@ -49,6 +49,7 @@ typedef enum { THOLD_REC, THOLD_OPT, THOLD_CHUNK } thold_place_t;
 #define THOLD_CHUNK 0x1000ull
 extern thold_place_t thold_place;
 extern uint64_t thold_capacity;
+extern int thold_ahead_off; /* set: the next server fills nothing ahead */
 
 /* Whether the recording placement runs: its plans are those the
  * scenarios' comments describe. The real ones run under a capacity of two
@@ -86,6 +87,8 @@ int raw_client_of(const char *name, uint32_t cls, int32_t prio, uint64_t budget)
 int raw_client(const char *name);
 
 void send_pending(int fd, uint64_t request, dmn_range_t ws);
+/* A PENDING of one launch whose working set is unknown (no ranges). */
+void send_pending_none(int fd, uint64_t request);
 void send_simple(int fd, dmn_msg_type_t type);
 void send_evicted(int fd, uint64_t grant);
 
