@@ -135,6 +135,26 @@ gmux_status_t dmn_arb_unsent(dmn_arbiter_t *arb, uint32_t task_id, uint64_t gran
     return st;
 }
 
+gmux_status_t dmn_arb_ahead_unsent(dmn_arbiter_t *arb, uint64_t grant_seq)
+{
+    dmn_plan_t *p = &arb->plan;
+    if (grant_seq != arb->grant_seq || !arb->switch_counted)
+        return GMUX_OK;
+    size_t i = p->n;
+    while (i > 0 && p->entries[i - 1].kind == DMN_PLAN_AHEAD) /* written last */
+        i--;
+    if (i == p->n)
+        return GMUX_OK;
+    for (size_t k = i; k < p->n; k++)
+        arb->planned_bytes[DMN_PLAN_AHEAD] -= p->entries[k].range.len;
+    arb->ahead_plans--;
+    gmux_status_t st = GMUX_OK;
+    if (arb->placement->on_unsent)
+        st = arb->placement->on_unsent(arb->placement->ctx, p->entries + i, p->n - i);
+    p->n = i; /* not handed back twice */
+    return st;
+}
+
 gmux_status_t dmn_arb_withdraw(dmn_arbiter_t *arb, int slot)
 {
     dmn_task_t *t = &arb->tasks[slot];

@@ -187,6 +187,14 @@ gmux_status_t dmn_arb_withdraw(dmn_arbiter_t *arb, int slot);
  * (placement.h). */
 gmux_status_t dmn_arb_unsent(dmn_arbiter_t *arb, uint32_t task_id, uint64_t grant_seq);
 
+/* The grant grant_seq, the last one made, went, but not its fill ahead:
+ * the task it was for left before it was sent, or its connection failed
+ * while it was written. Those orders are handed back to the placement and
+ * taken out of STATUS's counts (ahead bytes, fills ahead), as
+ * dmn_arb_unsent does; the grant and the rest of its plan stand. Returns
+ * the placement's status. */
+gmux_status_t dmn_arb_ahead_unsent(dmn_arbiter_t *arb, uint64_t grant_seq);
+
 /* Applies the policy at time now and says what to send. */
 gmux_status_t dmn_arb_decide(dmn_arbiter_t *arb, uint64_t now, dmn_arb_action_t *act);
 

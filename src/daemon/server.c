@@ -300,7 +300,10 @@ static int send_plan(dmn_srv_t *s, dmn_conn_t *c, uint32_t task_id, const dmn_pl
 }
 
 /* After the GRANT: the fill ahead, to the one task it is for (placement.h),
- * which applies it while it waits for its turn. */
+ * which applies it while it waits for its turn. When that task left (while
+ * the switch was held) or its connection fails now, the fill ahead is
+ * handed back (dmn_arb_ahead_unsent): the placement and STATUS count it no
+ * longer. Until 2026-12-02 STATUS counted it planned. */
 static void send_ahead(dmn_srv_t *s, const dmn_plan_t *plan, uint64_t grant_seq)
 {
     size_t i = plan->n;
@@ -317,10 +320,17 @@ static void send_ahead(dmn_srv_t *s, const dmn_plan_t *plan, uint64_t grant_seq)
             continue;
         COM_DEBUG(DAEMON, "grant %llu: %zu ranges, %llu bytes filled ahead for task %u",
                   (unsigned long long)grant_seq, plan->n - i, (unsigned long long)bytes, id);
-        (void)send_plan(s, &s->conns[s->conn_of_slot[k]], id, plan, grant_seq, DMN_PLAN_AHEAD,
-                        DMN_PLAN_AHEAD);
-        return;
+        if (send_plan(s, &s->conns[s->conn_of_slot[k]], id, plan, grant_seq, DMN_PLAN_AHEAD,
+                      DMN_PLAN_AHEAD) == 0)
+            return;
+        break;
     }
+    gmux_status_t st = dmn_arb_ahead_unsent(&s->arb, grant_seq);
+    if (st != GMUX_OK)
+        COM_WARN(DAEMON,
+                 "grant %llu: fill ahead for task %u never sent: placement %s could not take it "
+                 "back (%s)",
+                 (unsigned long long)grant_seq, id, s->arb.placement->name, gmux_status_str(st));
 }
 
 /* The granted task's part of a switch: its orders, its GRANT, then the fill

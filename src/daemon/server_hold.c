@@ -109,6 +109,7 @@ bool dmn_hold_begin(dmn_srv_t *s, const dmn_arb_action_t *act, uint64_t now)
     if (s->opts->evict_wait_ns == 0 || act->grant < 0)
         return false;
     (void)prune(s, now); /* those of a superseded switch stay */
+    bool grantee_asked = false;
     for (int i = 0; i < DMN_ARB_MAX_TASKS; i++) {
         const dmn_task_t *t = &s->arb.tasks[i];
         if (!t->used || s->conn_of_slot[i] < 0 || !to_ask(h, t, i, act))
@@ -131,9 +132,15 @@ bool dmn_hold_begin(dmn_srv_t *s, const dmn_arb_action_t *act, uint64_t now)
         h->wait_until[k] = now + s->opts->evict_wait_ns;
         if (h->kept_id[i] == id)
             h->kept_asked[i] = act->grant_seq;
+        grantee_asked |= i == act->grant;
     }
     (void)prune(s, now); /* until_ns */
-    if (h->n_wait == 0)
+    /* A switch that fills nothing sends nothing that needs the room the
+     * evictions asked for free: its requests, and those carried, stay for
+     * the next switch that fills. But for the granted task's own request:
+     * holding the turn, it could not answer a later one. */
+    bool fills = act->plan && plan_fills(act->plan);
+    if (h->n_wait == 0 || (!fills && !grantee_asked))
         return false;
     h->active = true;
     h->expired = false;

@@ -26,7 +26,12 @@
  * superseded switch's do. The granted task's quantum starts when its GRANT
  * goes. A switch that evicts nothing from other tasks, or a bound of 0,
  * holds nothing, but for the requests still in force (carried): a switch
- * waits for those whatever it evicts.
+ * that fills waits for those whatever it evicts (the placement planned its
+ * fills into the room they free). A switch whose plan fills nothing (no
+ * FILL, no AHEAD) is not held: nothing it sends needs that room; the
+ * requests it made and those carried stay for the next switch that fills.
+ * The exception: a switch that asks the granted task itself (evictions it
+ * kept, below) holds, as holding the turn it could not answer later.
  *
  * Evictions kept by a holder. A task that holds the turn (shared mode), or
  * whose turn was taken and not given back yet (dmn_task_t.taken: its shim
@@ -102,8 +107,9 @@ typedef struct dmn_hold {
 /*
  * After the plan's orders for every task but the granted one were sent:
  * asks the evicted tasks that do not hold the turn, and those that gave back
- * a turn whose evictions they kept (above), for EVICTED and, when it
- * asked any, holds the switch (true): the caller sends the granted task's
+ * a turn whose evictions they kept (above), for EVICTED and, when any
+ * request is in force and the plan fills (or it asked the granted task),
+ * holds the switch (true): the caller sends the granted task's
  * orders, its GRANT and the fill ahead only once dmn_hold_poll says so.
  * false: nothing held, the caller sends them now.
  */

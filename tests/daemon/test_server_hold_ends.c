@@ -4,15 +4,17 @@
  * answers after the switch that asked it ended, a task asked again before
  * it answered, the granted task's connection failing while its orders are
  * written; and what each grant that never went hands back to the
- * placement. The wait itself:
- * test_server_hold.c. */
+ * placement. They run with the real placements too (thold_main: where
+ * their plans differ, thold_rec() says), and test_no_fill_not_held only
+ * with them (the recording placement fills at every switch). After each,
+ * thold_end checks the placement's model and STATUS against the orders the
+ * clients read. The wait itself: test_server_hold.c. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 
 #include <cmocka.h>
 
-#include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -30,11 +32,12 @@
  * after 10 s), and, until 2026-12-02, once it ended early, B's GRANT went at
  * once, its fills overlapping X's evictions. */
 /* A's void grant (2) handed back to the placement A's FILL and B's fill
- * ahead, never sent (X's eviction went). */
+ * ahead, never sent (X's eviction went); the real placements planned no
+ * fill ahead (no room left). */
 static void void_a_handed_back(void)
 {
     const dmn_plan_entry_t back[] = {{2, DMN_PLAN_FILL, ws_a}, {3, DMN_PLAN_AHEAD, ws_b}};
-    handed_back(back, 2);
+    handed_back(back, thold_rec() ? 2 : 1);
 }
 
 static void test_gone_grantee_no_wait(void **state)
@@ -44,7 +47,7 @@ static void test_gone_grantee_no_wait(void **state)
     uint64_t g = switched_x_to_a(60000, &x, &a, &b);
     dmn_report_t rep;
     assert_true(nothing_for(b, &rep));
-    close(a);
+    thold_gone(a);
     until_state("b", DMN_STATE_RUNNING); /* granted, its GRANT held */
     assert_true(nothing_for(b, &rep));
     assert_int_equal(rep.reclaimed, 1);
@@ -56,10 +59,8 @@ static void test_gone_grantee_no_wait(void **state)
     assert_int_equal(m.u.grant.grant_seq, g + 1);
     assert_int_equal(plans[DMN_PLAN_FILL], 1);
     assert_int_equal(dmn_report_fetch(path, &rep, 10000), GMUX_OK);
-    assert_int_equal(rep.evict_waits, 2);
-    assert_int_equal(rep.evict_timeouts, 0);
-    close(x), close(b);
-    tsrv_stop(&server_pid);
+    holds_are(&rep, 2, 0);
+    thold_end((int[]){x, b}, 2);
 }
 
 /* The granted task goes idle before its GRANT went (its queue ran dry): the
@@ -67,7 +68,9 @@ static void test_gone_grantee_no_wait(void **state)
  * evicts A's memory and asks A; B's GRANT waits both for A's answer and for
  * X's, still unanswered, for A's switch. Until 2026-12-02 it waited for A's
  * only (X's request was dropped with the void grant), and STATUS counted A's
- * void grant as a switch and its fill as planned (3 switches, 0x6000). */
+ * void grant as a switch and its fill as planned (3 switches, 0x6000). The
+ * real placements took A's fill back: B's switch evicts nothing of A's and
+ * fills what fits, the two chunks X's eviction frees. */
 static void test_idle_grantee_no_wait(void **state)
 {
     (void)state;
@@ -77,21 +80,22 @@ static void test_idle_grantee_no_wait(void **state)
     assert_true(nothing_for(b, &rep));
     send_simple(a, DMN_MSG_IDLE);
     dmn_msg_t m;
-    read_evictions(a, &m, NULL); /* A's, for B's grant */
-    assert_int_equal(m.u.ranges.seq, g + 1);
-    send_evicted(a, g + 1);
-    assert_true(nothing_for(b, &rep)); /* X's evictions may be in flight */
+    if (thold_rec()) {
+        read_evictions(a, &m, NULL); /* A's, for B's grant */
+        assert_int_equal(m.u.ranges.seq, g + 1);
+        send_evicted(a, g + 1);
+    }
+    until_state("b", DMN_STATE_RUNNING); /* granted, its GRANT held */
+    assert_true(nothing_for(b, &rep));   /* X's evictions may be in flight */
     send_evicted(x, g);
     read_until(b, DMN_MSG_GRANT, 0, &m, NULL);
     assert_int_equal(m.u.grant.grant_seq, g + 1);
     assert_int_equal(dmn_report_fetch(path, &rep, 10000), GMUX_OK);
-    assert_int_equal(rep.evict_waits, 2);
-    assert_int_equal(rep.evict_timeouts, 0);
+    holds_are(&rep, 2, 0);
     assert_int_equal(rep.switches, 2); /* X, B: not A's void grant, nor its fill */
-    assert_int_equal(rep.fill_bytes, ws_x.len + ws_b.len);
+    assert_int_equal(rep.fill_bytes, ws_x.len + (thold_rec() ? ws_b.len : 2 * THOLD_CHUNK));
     void_a_handed_back();
-    close(x), close(a), close(b);
-    tsrv_stop(&server_pid);
+    thold_end((int[]){x, a, b}, 3);
 }
 
 /* A latency task that starts waiting while the switch to A, a batch task,
@@ -105,7 +109,10 @@ static void test_idle_grantee_no_wait(void **state)
  * X answered 3, until that bound.
  * STATUS counts the switches to X and L and their orders, not A's withdrawn
  * grant (its FILL, X's AHEAD): until 2026-12-02 it counted 3 switches,
- * 0x7000 bytes filled and 0x3000 ahead in 2 plans. */
+ * 0x7000 bytes filled and 0x3000 ahead in 2 plans. The real placements do
+ * not evict X again (nothing of it is left): L's switch fills the two
+ * chunks X's eviction frees and waits for X's answer to 2; no room is left
+ * for a fill ahead, at A's switch or at L's. */
 static void test_latency_supersedes_held(void **state)
 {
     (void)state;
@@ -115,38 +122,41 @@ static void test_latency_supersedes_held(void **state)
     send_pending(l, 1, ws_l);
     dmn_msg_t m;
     int plans[3] = {0};
-    read_evictions(x, &m, plans);
-    assert_int_equal(plans[DMN_PLAN_EVICT], 1);
-    assert_int_equal(m.u.ranges.seq, g + 1);
+    uint64_t asked = g; /* the request X answers */
+    if (thold_rec()) {
+        read_evictions(x, &m, plans);
+        assert_int_equal(plans[DMN_PLAN_EVICT], 1);
+        assert_int_equal(m.u.ranges.seq, g + 1);
+        asked = g + 1;
+    } else {
+        until_state("l", DMN_STATE_RUNNING); /* granted, its GRANT held */
+    }
     dmn_report_t rep;
     assert_true(nothing_for(l, &rep));
     assert_true(nothing_for(a, &rep));
-    send_evicted(x, g + 1);
+    send_evicted(x, asked);
     plans[DMN_PLAN_FILL] = 0;
     read_until(l, DMN_MSG_GRANT, 0, &m, plans);
     assert_int_equal(m.u.grant.grant_seq, g + 1);
     assert_int_equal(plans[DMN_PLAN_FILL], 1);
-    assert_int_equal(tmsg_read(a, buf, &m), 0); /* A: its fill ahead, for L's switch */
-    assert_int_equal(m.hdr.type, DMN_MSG_PLAN);
-    assert_int_equal(m.u.ranges.count, DMN_PLAN_AHEAD);
-    assert_int_equal(m.u.ranges.seq, g + 1);
+    if (thold_rec()) {
+        thold_read(a, &m); /* A: its fill ahead, for L's switch */
+        assert_int_equal(m.hdr.type, DMN_MSG_PLAN);
+        assert_int_equal(m.u.ranges.count, DMN_PLAN_AHEAD);
+        assert_int_equal(m.u.ranges.seq, g + 1);
+    }
     assert_true(nothing_for(a, &rep));
-    assert_int_equal(rep.evict_waits, 2);
-    assert_int_equal(rep.evict_timeouts, 0);
+    holds_are(&rep, 2, 0);
     assert_int_equal(rep.switches, 2); /* X, L: not A's withdrawn grant */
-    assert_int_equal(rep.evict_bytes, 2 * ws_x.len);
-    assert_int_equal(rep.fill_bytes, ws_x.len + ws_l.len); /* not A's */
-    assert_int_equal(rep.ahead_bytes, ws_a.len);           /* not X's, for A's switch */
-    assert_int_equal(rep.ahead_plans, 1);
+    assert_int_equal(rep.evict_bytes, (thold_rec() ? 2 : 1) * ws_x.len);
+    assert_int_equal(rep.fill_bytes, /* not A's */
+                     ws_x.len + (thold_rec() ? ws_l.len : 2 * THOLD_CHUNK));
+    assert_int_equal(rep.ahead_bytes, thold_rec() ? ws_a.len : 0); /* not X's, for A's switch */
+    assert_int_equal(rep.ahead_plans, thold_rec());
     const dmn_plan_entry_t back[] = {{2, DMN_PLAN_FILL, ws_a}, {1, DMN_PLAN_AHEAD, ws_x}};
-    handed_back(back, 2); /* to the placement: A's fill, X's fill ahead */
-    send_simple(l, DMN_MSG_IDLE);
-    read_evictions(l, &m, NULL);
-    send_evicted(l, g + 2);
-    read_until(a, DMN_MSG_GRANT, 0, &m, NULL);
-    assert_int_equal(m.u.grant.grant_seq, g + 2);
-    close(x), close(a), close(l);
-    tsrv_stop(&server_pid);
+    handed_back(back, thold_rec() ? 2 : 1); /* to the placement: A's fill, X's fill ahead */
+    l_idle_a_granted(l, a, g);
+    thold_end((int[]){x, a, l}, 3);
 }
 
 /* A holder that gave the turn back answers after the switch that asked it
@@ -165,11 +175,10 @@ static void test_shared_late_answer_counts(void **state)
     send_evicted(x, 3);
     dmn_report_t rep;
     assert_true(nothing_for(b, &rep)); /* read: X's answer came before B asks */
-    const dmn_plan_entry_t back[] = {{3, DMN_PLAN_FILL, ws_b}}; /* A's eviction went */
+    const dmn_plan_entry_t back[] = {{3, DMN_PLAN_FILL, b_fill_3()}}; /* A's eviction went */
     handed_back(back, 1);
     b_again_unheld(x, b);
-    close(x), close(a), close(b);
-    tsrv_stop(&server_pid);
+    thold_end((int[]){x, a, b}, 3);
 }
 
 /* Shared mode: B's switch (3) is held for X's answer when L, a latency task,
@@ -182,7 +191,8 @@ static void test_shared_late_answer_counts(void **state)
  * switches (X, A, L): not the withdrawn one. When L goes idle, B, back in
  * its place, is granted first (5). Until 2026-12-02 L's GRANT waited for
  * X's answer to 3 until the bound (a minute: the read gives up after 10 s),
- * and STATUS counted 4 switches. */
+ * and STATUS counted 4 switches. The real placements fill B's switch (5)
+ * from idle L's memory, asking L. */
 static void test_shared_supersede(void **state)
 {
     (void)state;
@@ -212,17 +222,20 @@ static void test_shared_supersede(void **state)
     assert_true(nothing_for(b, &rep));
     assert_int_equal(rep.mode, DMN_MODE_SHARED);
     assert_int_equal(rep.switches, 3);
-    const dmn_plan_entry_t back[] = {{3, DMN_PLAN_FILL, ws_b}}; /* A's eviction went */
-    handed_back(back, 1);                                       /* no fill ahead: shared mode */
-    assert_int_equal(rep.evict_waits, 2);
-    assert_int_equal(rep.evict_timeouts, 0);
+    const dmn_plan_entry_t back[] = {{3, DMN_PLAN_FILL, b_fill_3()}}; /* A's eviction went */
+    handed_back(back, 1); /* no fill ahead: shared mode */
+    holds_are(&rep, 2, 0);
     send_simple(l, DMN_MSG_IDLE);
+    if (!thold_rec()) { /* they make room for B from idle L */
+        read_evictions(l, &m, NULL);
+        assert_int_equal(m.u.ranges.seq, 5);
+        send_evicted(l, 5);
+    }
     plans[DMN_PLAN_FILL] = 0;
     read_until(b, DMN_MSG_GRANT, 0, &m, plans);
     assert_int_equal(m.u.grant.grant_seq, 5);
     assert_int_equal(plans[DMN_PLAN_FILL], 1);
-    close(x), close(a), close(b), close(l);
-    tsrv_stop(&server_pid);
+    thold_end((int[]){x, a, b, l}, 4);
 }
 
 /* The granted task's connection fails while its orders are written (B
@@ -231,7 +244,9 @@ static void test_shared_supersede(void **state)
  * fill ahead are handed back to the placement, STATUS counts neither, and
  * C is granted (3). Until 2026-12-02 the placement was not told (it
  * counted B's fill and C's fill ahead, never sent, resident) and STATUS
- * counted B's switch. */
+ * counted B's switch. The real placements' switch to B must evict X (so
+ * it is held for X's answer), fills two of B's three chunks and leaves no
+ * room to fill C ahead. */
 static void test_grantee_write_fails(void **state)
 {
     (void)state;
@@ -248,6 +263,10 @@ static void test_grantee_write_fails(void **state)
     send_pending(b, 1, ws_b);
     read_until(x, DMN_MSG_REVOKE, 0, &m, NULL);
     send_simple(x, DMN_MSG_RELEASE);
+    if (!thold_rec()) {
+        read_evictions(x, &m, NULL);
+        send_evicted(x, 2);
+    }
     int plans[3] = {0};
     read_until(c, DMN_MSG_GRANT, 0, &m, plans);
     assert_int_equal(m.u.grant.grant_seq, 3);
@@ -258,19 +277,53 @@ static void test_grantee_write_fails(void **state)
     assert_int_equal(rep.reclaimed, 1);
     assert_int_equal(rep.switches, 2); /* X, C */
     assert_int_equal(rep.fill_bytes, ws_x.len + ws_a.len);
-    assert_int_equal(rep.ahead_bytes, ws_x.len); /* X's, for C's switch */
-    assert_int_equal(rep.ahead_plans, 1);
-    const dmn_plan_entry_t back[] = {{3, DMN_PLAN_FILL, ws_b}, {2, DMN_PLAN_AHEAD, ws_a}};
-    handed_back(back, 2);
-    close(x), close(b), close(c);
-    tsrv_stop(&server_pid);
+    assert_int_equal(rep.ahead_bytes, thold_rec() ? ws_x.len : 0); /* X's, for C's switch */
+    assert_int_equal(rep.ahead_plans, thold_rec());
+    const dmn_plan_entry_t back[] = {
+        {3, DMN_PLAN_FILL, {ws_b.base, thold_rec() ? ws_b.len : 2 * THOLD_CHUNK}},
+        {2, DMN_PLAN_AHEAD, ws_a}};
+    handed_back(back, thold_rec() ? 2 : 1);
+    close(b); /* read nothing since it registered */
+    thold_end((int[]){x, c}, 2);
+}
+
+/* L's switch fills nothing (its PENDING names no ranges, no fill ahead):
+ * nothing it sends needs the room X's eviction for A's switch (2) frees, so
+ * L's GRANT goes without waiting for X; X's request stays in force, and
+ * A's switch (4), which fills into that room, waits for X's answer. L's
+ * GRANT used to wait for X's answer too (or the bound: a minute here, the
+ * read gives up after 10 s). */
+static void test_no_fill_not_held(void **state)
+{
+    (void)state;
+    int x, a;
+    thold_ahead_off = 1;
+    uint64_t g = switched_x_to_a(60000, &x, &a, NULL);
+    thold_ahead_off = 0;
+    int l = raw_client_of("l", DMN_CLASS_LATENCY, 0, 0);
+    send_pending_none(l, 1);
+    dmn_msg_t m;
+    int plans[3] = {0};
+    read_until(l, DMN_MSG_GRANT, 0, &m, plans);
+    assert_int_equal(m.u.grant.grant_seq, g + 1);
+    assert_int_equal(plans[DMN_PLAN_FILL] + plans[DMN_PLAN_EVICT], 0);
+    dmn_report_t rep;
+    assert_int_equal(dmn_report_fetch(path, &rep, 10000), GMUX_OK);
+    holds_are(&rep, 1, 0); /* A's, superseded */
+    thold_agree((int[]){x, a, l}, 3);
+    send_simple(l, DMN_MSG_IDLE);
+    until_state("a", DMN_STATE_RUNNING);
+    assert_true(nothing_for(a, &rep)); /* A's fills need X's room */
+    send_evicted(x, g);
+    read_until(a, DMN_MSG_GRANT, 0, &m, NULL);
+    assert_int_equal(m.u.grant.grant_seq, g + 2);
+    assert_int_equal(dmn_report_fetch(path, &rep, 10000), GMUX_OK);
+    holds_are(&rep, 2, 0);
+    thold_end((int[]){x, a, l}, 3);
 }
 
 int main(void)
 {
-    signal(SIGPIPE, SIG_IGN);
-    if (thold_open() != 0)
-        return 1;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_gone_grantee_no_wait, teardown),
         cmocka_unit_test_teardown(test_idle_grantee_no_wait, teardown),
@@ -278,8 +331,8 @@ int main(void)
         cmocka_unit_test_teardown(test_shared_late_answer_counts, teardown),
         cmocka_unit_test_teardown(test_shared_supersede, teardown),
         cmocka_unit_test_teardown(test_grantee_write_fails, teardown),
+        cmocka_unit_test_teardown(test_no_fill_not_held, teardown), /* the real ones only */
     };
-    int rc = cmocka_run_group_tests(tests, NULL, NULL);
-    thold_close();
-    return rc;
+    size_t n = sizeof(tests) / sizeof(tests[0]);
+    return thold_main(tests, n - 1, tests, n);
 }

@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,8 @@
 #include "common/clock.h"
 #include "common/settings.h"
 #include "daemon/endpoint.h"
+#include "daemon/place_chunk.h"
+#include "daemon/place_opt.h"
 #include "msg_io.h"
 #include "tproc.h"
 #include "tsrv.h"
@@ -57,8 +60,15 @@ static gmux_status_t plan_on_switch(void *ctx, const dmn_task_view_t *tasks, siz
     return st;
 }
 
-/* What the server handed back (on_unsent), in memory shared with the test:
- * the server is a child of it. */
+/* What the server handed back (on_unsent) and, with a real placement, what
+ * its model counts resident per task id after its last call, in memory
+ * shared with the test: the server is a child of it. */
+#define THOLD_IDS 64
+typedef struct thold_shm {
+    thold_unsent_t unsent;
+    uint64_t model[THOLD_IDS];
+} thold_shm_t;
+static thold_shm_t *shm;
 thold_unsent_t *unsent_log;
 static gmux_status_t plan_on_unsent(void *ctx, const dmn_plan_entry_t *orders, size_t n)
 {
@@ -72,9 +82,45 @@ static gmux_status_t plan_on_unsent(void *ctx, const dmn_plan_entry_t *orders, s
 
 static const dmn_placement_t placement = {"hold", NULL, plan_on_switch, plan_on_unsent};
 
+thold_place_t thold_place = THOLD_REC;
+uint64_t thold_capacity;
+int thold_ahead_off;
+
+/* In the server child: the real placement, behind hooks that copy its
+ * model to shm after each call (and log what is handed back). */
+static const dmn_placement_t *real;
+static dmn_place_opt_t *real_opt;
+static dmn_place_chunk_t *real_chunk;
+static void model_copy(void)
+{
+    for (uint32_t id = 1; id < THOLD_IDS; id++)
+        shm->model[id] = real_opt ? dmn_place_opt_resident(real_opt, id)
+                                  : dmn_place_chunk_resident(real_chunk, id);
+}
+
+static gmux_status_t real_on_switch(void *ctx, const dmn_task_view_t *tasks, size_t n_tasks,
+                                    const dmn_task_view_t *from, const dmn_task_view_t *to,
+                                    dmn_plan_t *plan)
+{
+    (void)ctx;
+    gmux_status_t st = real->on_switch(real->ctx, tasks, n_tasks, from, to, plan);
+    model_copy();
+    return st;
+}
+
+static gmux_status_t real_on_unsent(void *ctx, const dmn_plan_entry_t *orders, size_t n)
+{
+    (void)plan_on_unsent(ctx, orders, n);
+    gmux_status_t st = real->on_unsent(real->ctx, orders, n);
+    model_copy();
+    return st;
+}
+
+static dmn_placement_t real_wrapped = {"real", NULL, real_on_switch, real_on_unsent};
+
 void handed_back(const dmn_plan_entry_t *want, uint32_t n)
 {
-    assert_int_equal(unsent_log->calls, 1);
+    assert_int_equal(unsent_log->calls, n > 0);
     assert_int_equal(unsent_log->n, n);
     for (uint32_t i = 0; i < n; i++) {
         assert_int_equal(unsent_log->e[i].task_id, want[i].task_id);
@@ -84,20 +130,39 @@ void handed_back(const dmn_plan_entry_t *want, uint32_t n)
     }
 }
 
-static int share_off(dmn_server_opts_t *o, void *arg)
+/* In the server child: time slices, or shared mode with *shared (a
+ * capacity that every footprint here fits in many times: the mode's, not
+ * the placement's); the fill ahead; the placement. */
+static int prep(dmn_server_opts_t *o, void *arg)
 {
-    (void)o, (void)arg;
     char err[64];
-    return com_settings_set(COM_SETTING_DAEMON_SHARE, "0", err, sizeof(err)) != GMUX_OK;
+    gmux_status_t st = *(const int *)arg
+                           ? com_settings_set(COM_SETTING_DAEMON_CAPACITY, "1G", err, sizeof(err))
+                           : com_settings_set(COM_SETTING_DAEMON_SHARE, "0", err, sizeof(err));
+    if (st == GMUX_OK && thold_ahead_off)
+        st = com_settings_set(COM_SETTING_DAEMON_AHEAD, "0", err, sizeof(err));
+    if (st == GMUX_OK && thold_place == THOLD_OPT &&
+        (st = dmn_place_opt_create(thold_capacity, THOLD_CHUNK, &real_opt)) == GMUX_OK)
+        real = dmn_place_opt_placement(real_opt);
+    if (st == GMUX_OK && thold_place == THOLD_CHUNK &&
+        (st = dmn_place_chunk_create(thold_capacity, THOLD_CHUNK, &real_chunk)) == GMUX_OK)
+        real = dmn_place_chunk_placement(real_chunk);
+    if (real)
+        o->placement = &real_wrapped;
+    return st != GMUX_OK;
 }
 
-/* Shared mode: a capacity that every footprint here fits in many times. */
-static int share_on(dmn_server_opts_t *o, void *arg)
-{
-    (void)o, (void)arg;
-    char err[64];
-    return com_settings_set(COM_SETTING_DAEMON_CAPACITY, "1G", err, sizeof(err)) != GMUX_OK;
-}
+/* What each client read (by its fd): its task id and the chunks of
+ * [0, THOLD_SPAN) its orders leave resident; and the bytes of each kind
+ * of order every client read since the server started. */
+#define THOLD_FDS   256
+#define THOLD_SPAN  0x100000ull
+#define THOLD_WORDS (THOLD_SPAN / THOLD_CHUNK / 64)
+static struct {
+    uint32_t id;
+    uint64_t bits[THOLD_WORDS];
+} ledger[THOLD_FDS];
+static uint64_t read_bytes[3];
 
 /* A server child waiting at most wait_ms for evictions; quantum 20 ms, grace
  * grace_ns; time slices, or shared mode with shared set (and evict_holders). */
@@ -114,8 +179,10 @@ void start_mode(int wait_ms, int shared)
                            (uint64_t)wait_ms * COM_NS_PER_MS,
                            0};
     evict_holders = shared;
-    memset(unsent_log, 0, sizeof(*unsent_log));
-    tsrv_start(&o, shared ? share_on : share_off, NULL, &server_pid);
+    memset(shm, 0, sizeof(*shm));
+    memset(ledger, 0, sizeof(ledger));
+    memset(read_bytes, 0, sizeof(read_bytes));
+    tsrv_start(&o, prep, &shared, &server_pid);
     evict_holders = 0;
 }
 
@@ -146,6 +213,9 @@ int raw_client_of(const char *name, uint32_t cls, int32_t prio, uint64_t budget)
     dmn_msg_t m;
     assert_int_equal(tmsg_read(fd, buf, &m), 0);
     assert_int_equal(m.hdr.type, DMN_MSG_REGISTERED);
+    assert_true(fd < THOLD_FDS && m.u.registered.task_id < THOLD_IDS);
+    memset(&ledger[fd], 0, sizeof(ledger[fd]));
+    ledger[fd].id = m.u.registered.task_id;
     return fd;
 }
 
@@ -162,6 +232,14 @@ void send_pending(int fd, uint64_t request, dmn_range_t ws)
                      0);
 }
 
+void send_pending_none(int fd, uint64_t request)
+{
+    assert_int_equal(tmsg_write_all(fd, buf,
+                                    dmn_proto_encode_ranges(buf, sizeof(buf), 2, DMN_MSG_PENDING, 1,
+                                                            request, NULL, 0)),
+                     0);
+}
+
 void send_simple(int fd, dmn_msg_type_t type)
 {
     assert_int_equal(tmsg_write_all(fd, buf, dmn_proto_encode_empty(buf, sizeof(buf), 3, type)), 0);
@@ -175,10 +253,91 @@ void send_evicted(int fd, uint64_t grant)
 
 /* Reads until a message of type (a PLAN of kind `kind` when type is PLAN);
  * counts the PLAN ranges of each kind it passes in plans[]. */
+void thold_read(int fd, dmn_msg_t *m)
+{
+    assert_int_equal(tmsg_read(fd, buf, m), 0);
+    if (m->hdr.type != DMN_MSG_PLAN)
+        return;
+    uint32_t kind = m->u.ranges.count;
+    assert_true(kind <= DMN_PLAN_AHEAD);
+    for (uint32_t i = 0; i < m->u.ranges.n_ranges; i++) {
+        dmn_range_t r = dmn_proto_range_at(&m->u.ranges, i);
+        read_bytes[kind] += r.len;
+        assert_true(r.base % THOLD_CHUNK == 0 && r.len % THOLD_CHUNK == 0);
+        assert_true(r.base + r.len <= THOLD_SPAN);
+        for (uint64_t c = r.base / THOLD_CHUNK; c < (r.base + r.len) / THOLD_CHUNK; c++) {
+            uint64_t bit = 1ull << (c % 64);
+            if (kind == DMN_PLAN_EVICT)
+                ledger[fd].bits[c / 64] &= ~bit;
+            else
+                ledger[fd].bits[c / 64] |= bit;
+        }
+    }
+}
+
+/* Reads what fd has to read now (the ledger); whether it read any. */
+static int drain(int fd)
+{
+    int got = 0;
+    struct pollfd pf = {fd, POLLIN, 0};
+    dmn_msg_t m;
+    while (poll(&pf, 1, 0) == 1 && (pf.revents & POLLIN)) {
+        thold_read(fd, &m);
+        got = 1;
+    }
+    return got;
+}
+
+void thold_agree(const int *fds, int n)
+{
+    dmn_report_t rep;
+    int got;
+    do { /* what the daemon sent before it answered has been read */
+        assert_int_equal(dmn_report_fetch(path, &rep, 10000), GMUX_OK);
+        got = 0;
+        for (int i = 0; i < n; i++)
+            got |= drain(fds[i]);
+    } while (got);
+    assert_int_equal(rep.evict_bytes, read_bytes[DMN_PLAN_EVICT]);
+    assert_int_equal(rep.fill_bytes, read_bytes[DMN_PLAN_FILL]);
+    assert_int_equal(rep.ahead_bytes, read_bytes[DMN_PLAN_AHEAD]);
+    for (int i = 0; i < n && thold_place != THOLD_REC; i++) {
+        uint64_t chunks = 0;
+        for (uint64_t w = 0; w < THOLD_WORDS; w++)
+            chunks += (uint64_t)__builtin_popcountll(ledger[fds[i]].bits[w]);
+        if (shm->model[ledger[fds[i]].id] != chunks * THOLD_CHUNK)
+            fail_msg("task %u: the placement counts 0x%llx bytes resident, its orders 0x%llx",
+                     ledger[fds[i]].id, (unsigned long long)shm->model[ledger[fds[i]].id],
+                     (unsigned long long)(chunks * THOLD_CHUNK));
+    }
+}
+
+void thold_end(const int *fds, int n)
+{
+    thold_agree(fds, n);
+    for (int i = 0; i < n; i++)
+        close(fds[i]);
+    tsrv_stop(&server_pid);
+}
+
+void thold_gone(int fd)
+{
+    dmn_report_t rep;
+    assert_int_equal(dmn_report_fetch(path, &rep, 10000), GMUX_OK);
+    (void)drain(fd);
+    close(fd);
+}
+
+void holds_are(const dmn_report_t *rep, uint64_t waits, uint64_t timeouts)
+{
+    assert_int_equal(rep->evict_waits, waits);
+    assert_int_equal(rep->evict_timeouts, timeouts);
+}
+
 void read_until(int fd, dmn_msg_type_t type, int kind, dmn_msg_t *m, int *plans)
 {
     for (;;) {
-        assert_int_equal(tmsg_read(fd, buf, m), 0);
+        thold_read(fd, m);
         if (m->hdr.type == DMN_MSG_PLAN && plans)
             plans[m->u.ranges.count] += (int)m->u.ranges.n_ranges;
         if (m->hdr.type == type && (type != DMN_MSG_PLAN || (int)m->u.ranges.count == kind))
@@ -195,9 +354,8 @@ int nothing_for(int fd, dmn_report_t *rep)
     if (poll(&pf, 1, 0) == 0)
         return 1;
     dmn_msg_t m;
-    if (tmsg_read(fd, buf, &m) == 0)
-        print_message("unexpected %s (count %u)\n", dmn_msg_type_name(m.hdr.type),
-                      m.u.ranges.count);
+    thold_read(fd, &m);
+    print_message("unexpected %s (count %u)\n", dmn_msg_type_name(m.hdr.type), m.u.ranges.count);
     return 0;
 }
 
@@ -215,7 +373,7 @@ void read_evictions(int fd, dmn_msg_t *m, int *plans)
 void ahead_then_nothing(int x)
 {
     dmn_msg_t m;
-    assert_int_equal(tmsg_read(x, buf, &m), 0);
+    thold_read(x, &m);
     assert_int_equal(m.hdr.type, DMN_MSG_PLAN);
     assert_int_equal(m.u.ranges.count, DMN_PLAN_AHEAD);
     dmn_report_t rep;
@@ -299,6 +457,11 @@ void shared_x_gave_back(int wait_ms, int *x, int *a, int *b)
     send_pending(*b, 1, ws_b);
 }
 
+dmn_range_t b_fill_3(void)
+{
+    return (dmn_range_t){ws_b.base, thold_rec() ? ws_b.len : THOLD_CHUNK};
+}
+
 /* shared_x_gave_back, then X's request for EVICTED for B's switch (3) read. */
 void shared_x_asked(int wait_ms, int *x, int *a, int *b)
 {
@@ -306,6 +469,17 @@ void shared_x_asked(int wait_ms, int *x, int *a, int *b)
     dmn_msg_t m;
     read_evictions(*x, &m, NULL);
     assert_int_equal(m.u.ranges.seq, 3);
+}
+
+void l_idle_a_granted(int l, int a, uint64_t g)
+{
+    dmn_msg_t m;
+    send_simple(l, DMN_MSG_IDLE);
+    read_evictions(l, &m, NULL);
+    assert_int_equal(m.u.ranges.seq, g + 2);
+    send_evicted(l, g + 2);
+    read_until(a, DMN_MSG_GRANT, 0, &m, NULL);
+    assert_int_equal(m.u.grant.grant_seq, g + 2);
 }
 
 /* B, idle after the switch that asked X (3), asks again: its switch (4)
@@ -321,24 +495,63 @@ void b_again_unheld(int x, int b)
     assert_int_equal(rep.evict_waits, 1);
 }
 
-int thold_open(void)
+/* Makes the socket's directory and the shared memory; 0 on success. */
+static int thold_open(void)
 {
     if (!mkdtemp(dir))
         return -1;
-    unsent_log =
-        mmap(NULL, sizeof(*unsent_log), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    if (unsent_log == MAP_FAILED)
+    shm = mmap(NULL, sizeof(*shm), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (shm == MAP_FAILED)
         return -1;
+    unsent_log = &shm->unsent;
     snprintf(path, sizeof(path), "%s/gmuxd.sock", dir);
     return 0;
 }
 
-void thold_close(void)
+static void thold_close(void)
 {
     char lock[160];
     snprintf(lock, sizeof(lock), "%s.lock", path);
     unlink(path);
     unlink(lock);
     rmdir(dir);
-    munmap(unsent_log, sizeof(*unsent_log));
+    munmap(shm, sizeof(*shm));
+}
+
+static int group_rec(void **state)
+{
+    (void)state;
+    thold_place = THOLD_REC;
+    return 0;
+}
+
+static int group_opt(void **state)
+{
+    (void)state;
+    thold_place = THOLD_OPT;
+    thold_capacity = 2 * THOLD_CHUNK;
+    return 0;
+}
+
+static int group_chunk(void **state)
+{
+    (void)state;
+    thold_place = THOLD_CHUNK;
+    thold_capacity = 2 * THOLD_CHUNK;
+    return 0;
+}
+
+int thold_main(const struct CMUnitTest *tests, size_t n, const struct CMUnitTest *real,
+               size_t n_real)
+{
+    signal(SIGPIPE, SIG_IGN);
+    if (thold_open() != 0)
+        return 1;
+    int rc = n ? _cmocka_run_group_tests("recording", tests, n, group_rec, NULL) : 0;
+    if (n_real) {
+        rc |= _cmocka_run_group_tests("opt", real, n_real, group_opt, NULL);
+        rc |= _cmocka_run_group_tests("chunk", real, n_real, group_chunk, NULL);
+    }
+    thold_close();
+    return rc;
 }

@@ -7,12 +7,17 @@
  * task's and fills the task expected next ahead; the tasks are raw protocol
  * clients of the test, so each message is seen as it comes; what the server
  * hands back to the placement (on_unsent) is recorded where the test reads
- * it (unsent_log). A helper that
+ * it (unsent_log). The same scenarios run with the real placements too
+ * (thold_place: "opt" or "chunk" under a small capacity): then what the
+ * model counts resident per task is copied where the test reads it after
+ * every call of the placement, and thold_end checks it against the orders
+ * the clients read (thold_read keeps that ledger). A helper that
  * fails fails the test (cmocka).
  */
 #ifndef THOLD_H
 #define THOLD_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -36,13 +41,36 @@ typedef struct thold_unsent {
     dmn_plan_entry_t e[THOLD_UNSENT_MAX];
 } thold_unsent_t;
 extern thold_unsent_t *unsent_log;
-/* The server handed back, in one call, exactly want[0..n). Read once the
- * server answered a message sent after the hand-back (a STATUS). */
-void handed_back(const dmn_plan_entry_t *want, uint32_t n);
 
-/* Makes the socket's directory (0) before the tests; removes it after. */
-int thold_open(void);
-void thold_close(void);
+/* The placement of the next server started: the recording one above, or the
+ * real "opt" or "chunk" with chunks of THOLD_CHUNK bytes and a capacity of
+ * thold_capacity bytes (the working sets ws_* are whole chunks). */
+typedef enum { THOLD_REC, THOLD_OPT, THOLD_CHUNK } thold_place_t;
+#define THOLD_CHUNK 0x1000ull
+extern thold_place_t thold_place;
+extern uint64_t thold_capacity;
+extern int thold_ahead_off; /* set: the next server fills nothing ahead */
+
+/* Whether the recording placement runs: its plans are those the
+ * scenarios' comments describe. The real ones run under a capacity of two
+ * chunks: X's working set is one chunk, A's two, B's three, L's four, so
+ * the switch from X to A must evict X, and B's and L's fills are cut to
+ * what fits (no room is left for a fill ahead then). */
+static inline int thold_rec(void)
+{
+    return thold_place == THOLD_REC;
+}
+
+/* A test file's main: tests[0..n) with the recording placement, then
+ * real[0..n_real) with "opt" and with "chunk" (the two lists may be one
+ * array); nonzero when any failed. */
+struct CMUnitTest;
+int thold_main(const struct CMUnitTest *tests, size_t n, const struct CMUnitTest *real,
+               size_t n_real);
+/* The server handed back, in one call, exactly want[0..n) (n 0: nothing,
+ * no call). Read once the server answered a message sent after the
+ * hand-back (a STATUS). */
+void handed_back(const dmn_plan_entry_t *want, uint32_t n);
 
 /* A server child waiting at most wait_ms for evictions; quantum 20 ms, grace
  * grace_ns; time slices, or shared mode with shared set (the placement then
@@ -59,8 +87,28 @@ int raw_client_of(const char *name, uint32_t cls, int32_t prio, uint64_t budget)
 int raw_client(const char *name);
 
 void send_pending(int fd, uint64_t request, dmn_range_t ws);
+/* A PENDING of one launch whose working set is unknown (no ranges). */
+void send_pending_none(int fd, uint64_t request);
 void send_simple(int fd, dmn_msg_type_t type);
 void send_evicted(int fd, uint64_t grant);
+
+/* Reads one message from fd (a client of raw_client_of), noting the PLAN
+ * orders it carries in the ledger that thold_end checks. */
+void thold_read(int fd, dmn_msg_t *m);
+/* Once no switch is held: reads what is left on each client fds[0..n) (the
+ * ledger), then checks that STATUS's planned bytes are those of the orders
+ * the clients read in all (every client that read orders is among fds, or
+ * was given to thold_gone with what it had read), and, with a real
+ * placement, that what the model counts resident for each of these tasks is
+ * what the orders it read leave resident. */
+void thold_agree(const int *fds, int n);
+/* thold_agree(fds, n), then the clients closed and the server stopped. */
+void thold_end(const int *fds, int n);
+/* A client that hangs up now: its ledger still counts in thold_agree's
+ * total (it read what it read), and it is closed. */
+void thold_gone(int fd);
+/* rep's holds: waits in all, and of those, the ones that gave up. */
+void holds_are(const dmn_report_t *rep, uint64_t waits, uint64_t timeouts);
 
 /* Reads until a message of type (a PLAN of kind `kind` when type is PLAN);
  * counts the PLAN ranges of each kind it passes in plans[] (may be NULL). */
@@ -91,8 +139,16 @@ uint64_t switched_x_to_a(int wait_ms, int *x, int *a, int *b);
  * for EVICTED: it keeps them), then X gives the turn back (IDLE), and B asks
  * for it: the switch to B (3) fills B's working set and evicts A, holding. */
 void shared_x_gave_back(int wait_ms, int *x, int *a, int *b);
+/* B's FILL at its switch (3) after shared_x_gave_back: its working set with
+ * the recording placement; one chunk with the real ones (the room left: A's
+ * chunk, evicted as A holds the turn, is not free). */
+dmn_range_t b_fill_3(void);
 /* shared_x_gave_back, then X's request for EVICTED for B's switch (3) read. */
 void shared_x_asked(int wait_ms, int *x, int *a, int *b);
+/* L, granted (seq g + 1) after A's switch (g) was superseded, goes idle:
+ * the switch to A (g + 2) evicts L's memory and asks it; once it answered,
+ * A's GRANT goes. */
+void l_idle_a_granted(int l, int a, uint64_t g);
 /* B, idle after the switch that asked X (3), asks again: its switch (4)
  * neither asks X nor holds (one hold in all, the first). */
 void b_again_unheld(int x, int b);
