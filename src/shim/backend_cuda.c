@@ -359,9 +359,17 @@ gmux_status_t shim_backend_after_mark(shim_cuctx_t *c, shim_cuctx_t *from, uint3
     return r == CUDA_SUCCESS ? GMUX_OK : GMUX_ERR_DRIVER;
 }
 
+/* An event query is potentially unsafe: made in the thread's default GLOBAL
+ * mode while another thread of the program captures in mode GLOBAL (the
+ * watcher polls during the program's captures), it would be refused and
+ * invalidate that capture (test_gate_evicted
+ * test_mark_polled_relaxed_in_capture). */
 int shim_backend_mark_done(shim_cuctx_t *c)
 {
+    CUstreamCaptureMode mode;
+    bool relaxed = shim_backend_relax(&mode);
     CUresult r = SHIM_CALL(cuEventQuery, c->ev_mark);
+    shim_backend_unrelax(relaxed, mode);
     return r == CUDA_SUCCESS ? 1 : r == CUDA_ERROR_NOT_READY ? 0 : -1;
 }
 

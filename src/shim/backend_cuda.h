@@ -130,8 +130,8 @@ gmux_status_t shim_backend_after_mark(shim_cuctx_t *c, shim_cuctx_t *from, uint3
 bool shim_backend_capturing(CUstream stream, bool per_thread);
 
 /*
- * The shim's own potentially unsafe driver calls (a synchronization, creating
- * a stream or an event) go between shim_backend_relax, which puts the calling
+ * The shim's own potentially unsafe driver calls (a synchronization, an
+ * event query, creating a stream or an event) go between shim_backend_relax, which puts the calling
  * thread in RELAXED stream-capture mode and returns whether it did (the
  * thread's mode before in *prev_p), and shim_backend_unrelax, which restores
  * that mode. In the thread's default GLOBAL mode such a call, made while any

@@ -263,6 +263,7 @@ void gh_read_out(int i, gh_out_t *o)
         o->n++;
     o->nd = o->nh = 0;
     o->armed = 0;
+    o->relaxed = 0;
     o->cap_from = o->cap_to = 0;
     char line[256], kind;
     unsigned long long v[4];
@@ -274,6 +275,8 @@ void gh_read_out(int i, gh_out_t *o)
             memcpy(o->h[o->nh++], v, sizeof(o->h[0]));
         else if (kind == 'A' && got >= 2)
             o->armed = v[0] == 1;
+        else if (kind == 'R' && got >= 2)
+            o->relaxed = v[0];
         else if (kind == 'C' && got >= 3) {
             o->cap_from = v[0];
             o->cap_to = v[1];

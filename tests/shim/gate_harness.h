@@ -51,6 +51,7 @@ typedef struct gh_out {
                   fired; 6: if the capture began */
     unsigned long long cap_from, cap_to; /* CAPTURE 1/2: when the capture began and ended */
     unsigned long long evicted_ctx_gone; /* EVICTED sent at once: the context was destroyed */
+    unsigned long long relaxed;          /* CAPTURE 3/14: unsafe calls let through as RELAXED */
     size_t nd, nh;
     unsigned long long d[64][3]; /* prefetches to the device: ns, base, len (the first 64) */
     unsigned long long h[64][4]; /* the same to the host (evictions), and whether ordered
@@ -65,7 +66,7 @@ typedef struct gh_spec {
     const char *extra_mib; /* NULL: no extra allocation */
     const char *pause_ms;  /* NULL: no pause after half the kernels */
     const char *capture;   /* "1": a blocking stream captures a graph through the pause,
-                              "2": the launch stream does; "3" to "8": see gate_prog.c;
+                              "2": the launch stream does; "3" to "14": see gate_prog.c;
                               NULL or "0": none */
     const char *stream;    /* "1": kernels go on a non-blocking stream of the program */
 } gh_spec_t;

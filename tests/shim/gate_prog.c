@@ -72,7 +72,13 @@
  * of that context and touches nothing; the last one stays current, and the
  * kernels after the pause go on in it: with the proactive policy, the shim's
  * 64 entries of context state (the primary context's and 63 of these) are
- * taken, and that one has none.
+ * taken, and that one has none. 14: at the pause (after OUTFILE.paused),
+ * once OUTFILE.cap exists, a second thread begins a capture of its own
+ * non-blocking stream in mode GLOBAL (as 3), the program creates
+ * OUTFILE.capturing, and the capture ends right after the pause: exit 16 if
+ * its end fails. With 3 and 14, a line "R <n>": the potentially unsafe
+ * calls the capture's mode would have refused that the double let through
+ * because the caller was in mode RELAXED (the shim's own).
  * STREAM 1: the kernels go on a stream
  * the program creates non-blocking (cuStreamCreateWithPriority), which the
  * legacy stream does not wait for; 0 (default): the NULL stream.
@@ -321,9 +327,10 @@ int main(int argc, char **argv)
     fake_arm_stall_fn arm_stall = (fake_arm_stall_fn)dlsym(drv, "fake_arm_stall");
     fake_arm_stall_prefetch_fn arm_stall_prefetch =
         (fake_arm_stall_prefetch_fn)dlsym(drv, "fake_arm_stall_prefetch");
+    fake_unsafe_relaxed_fn relaxed = (fake_unsafe_relaxed_fn)dlsym(drv, "fake_unsafe_relaxed");
     if (!gpa || !reg || !log_count || !log_get || !set_capturing || !set_capturing_nb ||
-        !invalidated || !arm || !arm_join || !arm_push || !push_join || !destroyed_in_use ||
-        !entry || !arm_stall || !arm_stall_prefetch)
+        !invalidated || !relaxed || !arm || !arm_join || !arm_push || !push_join ||
+        !destroyed_in_use || !entry || !arm_stall || !arm_stall_prefetch)
         return 11;
     ctx_create = (PFN_cuCtxCreate_v3020)get(gpa, "cuCtxCreate");
     ctx_destroy = (PFN_cuCtxDestroy_v4000)get(gpa, "cuCtxDestroy");
@@ -408,6 +415,17 @@ int main(int argc, char **argv)
             if (!m)
                 return 14;
             fclose(m);
+            if (capture == 14) {
+                char cap_go[4096], capturing[4096];
+                snprintf(cap_go, sizeof(cap_go), "%s.cap", argv[1]);
+                snprintf(capturing, sizeof(capturing), "%s.capturing", argv[1]);
+                if (wait_for(cap_go) != 0)
+                    return 18;
+                FILE *c = NULL;
+                if (capture_start(gpa, &cap, &cap_th) != 0 || !(c = fopen(capturing, "w")))
+                    return 17;
+                fclose(c);
+            }
             if (capture == 6) {
                 size_t at = 0;
                 for (int i = 0; !joined_found(log_count, log_get, ls, &at) && access(pause, F_OK);
@@ -431,6 +449,8 @@ int main(int argc, char **argv)
             }
             if (capture == 1)
                 set_capturing(NULL);
+            else if (capture == 14 && !capture_finish(&cap, cap_th))
+                return 16;
             else if (capture == 2)
                 set_capturing_nb(NULL);
             else if (capture == 4) {
@@ -557,6 +577,8 @@ int main(int argc, char **argv)
         fprintf(out, "A %d\n", began == CUDA_SUCCESS ? 1 : 0);
     if (capture == 9)
         fprintf(out, "O %llu\n", (unsigned long long)unordered);
+    if (capture == 3 || capture == 14)
+        fprintf(out, "R %u\n", relaxed());
     if (pauses)
         fprintf(out, "C %llu %llu\n", (unsigned long long)cap_from, (unsigned long long)cap_to);
     fclose(out);

@@ -19,6 +19,12 @@
  *
  * - while a graph capture puts the eviction off (gate_prog CAPTURE 1): the
  *   request answered at once, flagged failed, counted (evicted_put_off).
+ * - with the request, the event polled again while another thread of the
+ *   program captures in mode GLOBAL (CAPTURE 14): the poll (an event query)
+ *   made in mode RELAXED, the capture ends well, EVICTED once the event
+ *   completed. Until 2026-12-02 the watcher queried in its default mode
+ *   GLOBAL: the driver double refused the query and invalidated the
+ *   capture (the program exited 16).
  *
  * - with the request, after the program destroyed the context it waited in
  *   (the watcher cannot enter it; the memory went with it): EVICTED at once,
@@ -412,6 +418,31 @@ static int scripted_two_contexts(int ready)
     return finish(task, buf, fds, nfd);
 }
 
+/* The watcher marked the eviction and polled the mark (the event held);
+ * then another thread of the program begins a capture in mode GLOBAL
+ * (gate_prog CAPTURE 14, from out0.cap on) and the watcher polls again
+ * during it. The poll is an event query, a potentially unsafe call: a
+ * thread in the default mode GLOBAL may not make it while another thread
+ * captures in mode GLOBAL (the driver refuses it, and the capture is
+ * invalidated). No EVICTED while the event is held, one once it
+ * completed, and the program's capture must end well (run_case: exit 0, not
+ * 16). */
+static int scripted_query_in_capture(int ready)
+{
+    static uint8_t buf[DMN_PROTO_MAX_MSG];
+    int fds[8], nfd = 0;
+    int task = evict_after_turn(ready, buf, fds, &nfd, 1);
+    if (task < 0)
+        return -task;
+    if (gs_wait_file("hold.busy") != 0) /* marked, polled before the capture */
+        return 80;
+    gh_touch("out0.cap");
+    if (gs_wait_file("out0.capturing") != 0)
+        return 81;
+    int rc = evicted_after_hold(task, buf, 2); /* its next polls come during the capture */
+    return rc ? rc : finish(task, buf, fds, nfd);
+}
+
 /* The program's policy: demand, no prefetch of its own (the double's record
  * holds only the orders), unless a case needs the proactive one. */
 static const char *policy = "demand";
@@ -481,6 +512,22 @@ static void test_deferred_answered_at_once(void **state)
     assert_int_equal(o->evict_deferred, 1);
     assert_int_equal(o->evicted_put_off, 1);
     assert_int_equal(o->evicted_reports, 0);
+    free(o);
+}
+
+static void test_mark_polled_relaxed_in_capture(void **state)
+{
+    (void)state;
+    gh_spec_t saved = spec;
+    spec.capture = "14";
+    unlink(gh_path("out0.cap"));
+    unlink(gh_path("out0.capturing"));
+    gh_out_t *o = calloc(1, sizeof(*o));
+    assert_non_null(o);
+    run_case_out(scripted_query_in_capture, 1, o);
+    spec = saved;
+    print_message("unsafe calls let through as RELAXED during the capture: %llu\n", o->relaxed);
+    assert_true(o->relaxed >= 1); /* the query during it, made RELAXED */
     free(o);
 }
 
@@ -594,6 +641,7 @@ int main(void)
         GH_TEST(test_kept_evictions_answered_after_event),
         GH_TEST(test_no_request_no_evicted),
         GH_TEST(test_deferred_answered_at_once),
+        GH_TEST(test_mark_polled_relaxed_in_capture),
         GH_TEST(test_fill_ahead_after_other_context),
         GH_TEST(test_ctx_gone_evicted_at_once),
         GH_TEST(test_mark_of_other_context_polled_in_wait),

@@ -234,7 +234,8 @@ static void test_trace_survives_fork(void **state)
  * its launches: the recorder's probe synchronizes after each launch, a
  * potentially unsafe call that, made in the thread's default GLOBAL mode,
  * invalidates that capture (the program exits 23). The recorder makes it in
- * RELAXED mode and restores the thread's mode. */
+ * RELAXED mode (the program exits 25 if no such call went through RELAXED
+ * during the capture) and restores the thread's mode. */
 static void test_trace_capture_survives(void **state)
 {
     (void)state;

@@ -13,7 +13,8 @@
  * first launch to after the last (exit 23 if the capture was invalidated:
  * the double does that when a thread not in RELAXED mode makes a potentially
  * unsafe call, such as the recorder's synchronization, meanwhile; exit 24 if
- * this thread's mode was not GLOBAL after the launches). Prints the
+ * this thread's mode was not GLOBAL after the launches; exit 25 if no such
+ * call was made in RELAXED mode meanwhile, the double's count). Prints the
  * two addresses ("a=... b=...") for the test to compare with the trace, and
  * the GMUX_GATE it was given ("gate=...").
  */
@@ -193,6 +194,9 @@ int main(void)
         pthread_mutex_unlock(&cap_mu);
         if (pthread_join(cap_th, NULL) != 0 || cap_r != CUDA_SUCCESS)
             return 23;
+        fake_unsafe_relaxed_fn relaxed = (fake_unsafe_relaxed_fn)dlsym(drv, "fake_unsafe_relaxed");
+        if (!relaxed || relaxed() == 0)
+            return 25;
     }
     const char *fork_env = getenv("TRACE_PROG_FORK");
     if (fork_env && strcmp(fork_env, "1") == 0) {

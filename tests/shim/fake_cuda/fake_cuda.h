@@ -55,6 +55,9 @@ typedef void (*fake_set_capturing_blocking_fn)(void *stream);
  * joining it through an event, or (for one begun with cuStreamBeginCapture)
  * a potentially unsafe call its capture mode forbids (fake_cuda_stream.c). */
 typedef int (*fake_capture_invalidated_fn)(void);
+/* How many potentially unsafe calls a capture's mode would have refused
+ * went through because the calling thread was in mode RELAXED. */
+typedef unsigned (*fake_unsafe_relaxed_fn)(void);
 
 /* Arms a capture that begins while the shim looks: the next query of stream
  * (cuStreamIsCapturing), once answered, starts a thread calling

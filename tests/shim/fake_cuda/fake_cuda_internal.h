@@ -144,6 +144,7 @@ FAKE_API void *fake_entry(const char *sym);
 FAKE_API void fake_set_capturing(void *stream);
 FAKE_API void fake_set_capturing_blocking(void *stream);
 FAKE_API int fake_capture_invalidated(void);
+FAKE_API unsigned fake_unsafe_relaxed(void);
 FAKE_API void fake_arm_capture(void *stream, void *begin);
 FAKE_API int fake_armed_capture_join(void);
 FAKE_API void fake_arm_last_release(void (*fn)(void));
@@ -162,7 +163,7 @@ FAKE_API void fake_spend(uint64_t ns);
 FAKE_API uint64_t gmux_test_cupti_kernel_ns(void);
 
 /* Whether the calling thread may make a potentially unsafe call (a
- * synchronization, an allocation) now; if not, the capture in progress is
+ * synchronization, an event query, an allocation) now; if not, the capture in progress is
  * invalidated and the caller answers CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED
  * (fake_cuda_stream.c). */
 __attribute__((visibility("hidden"))) int fake_unsafe_refused(void);

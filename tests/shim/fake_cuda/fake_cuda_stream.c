@@ -135,24 +135,53 @@ static bool fake_legacy_blocked(CUstream s)
 }
 
 /*
- * Capture interaction modes (cuThreadExchangeStreamCaptureMode): while a
- * capture begun in mode GLOBAL is in progress on any thread, or one not begun
- * RELAXED on the calling thread, a thread whose own mode is not RELAXED may
- * not make potentially unsafe calls (synchronizations, allocations): the
- * driver refuses the call (CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED) and the
- * capture is invalidated (cuStreamEndCapture then fails with
- * CUDA_ERROR_STREAM_CAPTURE_INVALIDATED). THREAD_LOCAL ignores other threads'
- * captures. The double models one capture at a time.
+ * Capture interaction modes (cuThreadExchangeStreamCaptureMode), as the
+ * driver documents them: each thread has a mode, GLOBAL until it exchanges
+ * it, and each capture keeps the mode it was begun with. A thread may not
+ * make a potentially unsafe call (one that is not queued to a stream, so a
+ * capture would not see it: a synchronization, a query of an event or a
+ * stream, an allocation or a free) while
+ * - it is GLOBAL or THREAD_LOCAL and began a capture still in progress that
+ *   was not begun RELAXED, or
+ * - it is GLOBAL and another thread has a capture in progress begun GLOBAL.
+ * A RELAXED thread is never held back by the mode (what conflicts with a
+ * capture by nature, such as a query of an event recorded in it, is apart).
+ * A refused call fails with CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED and the
+ * capture is invalidated: its cuStreamEndCapture fails with
+ * CUDA_ERROR_STREAM_CAPTURE_INVALIDATED and gives no graph. The calls the
+ * double refuses so: cuMemAlloc_v2, cuMemAllocManaged, cuMemAllocPitch_v2,
+ * cuMemFree_v2, cuStreamSynchronize, cuCtxSynchronize and cuEventQuery
+ * (a watchdog thread's event query breaks a GLOBAL capture of another
+ * thread on the real driver, the reason programs that poll events switch
+ * their mode). Stream and event creation are not refused (not known to be
+ * unsafe). The double models one capture at a time, with no notion of
+ * device: a capture refuses the calls of every context's threads.
+ * fake_unsafe_relaxed counts the calls a capture's mode would have refused
+ * that went through because the caller was RELAXED, so a test can tell that
+ * such calls were made, and made RELAXED.
  */
+static _Atomic unsigned fake_relaxed_calls;
+
+FAKE_API unsigned fake_unsafe_relaxed(void)
+{
+    return atomic_load(&fake_relaxed_calls);
+}
+
 int fake_unsafe_refused(void)
 {
-    if (!atomic_load(&fake_capture_begun) || fake_thread_mode == CU_STREAM_CAPTURE_MODE_RELAXED)
+    if (!atomic_load(&fake_capture_begun))
         return 0;
     int mode = atomic_load(&fake_capture_mode);
+    int own = fake_thread_mode;
     bool mine = atomic_load(&fake_capture_thread) == U(&fake_thread_tag);
-    bool refused = mine ? mode != CU_STREAM_CAPTURE_MODE_RELAXED
-                        : mode == CU_STREAM_CAPTURE_MODE_GLOBAL &&
-                              fake_thread_mode == CU_STREAM_CAPTURE_MODE_GLOBAL;
+    bool forbidden =
+        mine ? mode != CU_STREAM_CAPTURE_MODE_RELAXED : mode == CU_STREAM_CAPTURE_MODE_GLOBAL;
+    if (own == CU_STREAM_CAPTURE_MODE_RELAXED) {
+        if (forbidden)
+            atomic_fetch_add(&fake_relaxed_calls, 1);
+        return 0;
+    }
+    bool refused = forbidden && (mine || own == CU_STREAM_CAPTURE_MODE_GLOBAL);
     if (refused)
         atomic_store(&fake_capture_broken, 1);
     return refused;
@@ -334,21 +363,24 @@ CUresult fk_cuEventRecord(CUevent e, CUstream s)
 }
 
 /* Complete unless the file FAKE_CUDA_EVENT_HOLD names exists: then not
- * ready, and each such answer (re)creates that path with ".busy" appended,
- * so a test sees that the question was asked, and asked again. */
+ * ready, and each such question (re)creates that path with ".busy"
+ * appended, so a test sees that it was asked, and asked again. A
+ * potentially unsafe call (fake_unsafe_refused). */
 CUresult fk_cuEventQuery(CUevent e)
 {
     const char *hold = getenv("FAKE_CUDA_EVENT_HOLD");
     int held = hold && hold[0] && access(hold, F_OK) == 0;
     REC(U(e), (uint64_t)held, 0, 0);
-    if (!held)
-        return CUDA_SUCCESS;
-    char busy[512];
-    snprintf(busy, sizeof(busy), "%s.busy", hold);
-    int fd = open(busy, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
-    if (fd >= 0)
-        close(fd);
-    return CUDA_ERROR_NOT_READY;
+    if (held) { /* asked, refused or not */
+        char busy[512];
+        snprintf(busy, sizeof(busy), "%s.busy", hold);
+        int fd = open(busy, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+        if (fd >= 0)
+            close(fd);
+    }
+    if (fake_unsafe_refused())
+        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    return held ? CUDA_ERROR_NOT_READY : CUDA_SUCCESS;
 }
 
 CUresult fk_cuEventRecord_ptsz(CUevent e, CUstream s)
