@@ -355,7 +355,10 @@ gmux_status_t eng_migrate_clean_idle(eng_migrate_t *m, eng_placement_t *place, u
             break;
         uint32_t c = eng_place_dirty_at(place, i);
         eng_chunk_t *x = eng_regions_chunk(m->regs, c);
-        if (x->shadow_last >= exec_next || x->last_ticket > now) {
+        /* a chunk its next planned use writes would be dirty again before a
+         * drop could pay for the copy, unless evicted before that use: the
+         * KV caches' growing ends, a stencil's array once read */
+        if (x->shadow_last >= exec_next || x->last_ticket > now || (x->flags & ENG_CHUNK_NEXTW)) {
             i++;
             continue;
         }

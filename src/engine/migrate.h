@@ -89,8 +89,10 @@ void eng_migrate_set_slot_order(eng_migrate_t *m, bool on);
  * of the placement, in the order of the dirty heap (eng_place_dirty_at:
  * farthest next use first, roughly), and keeps them on the device (backend
  * clean), so that their later eviction is a drop. Only chunks whose planned
- * uses have all run (shadow_last below exec_next) and whose last launch has
- * completed are cleaned; a later write makes them dirty again. Nothing
+ * uses have all run (shadow_last below exec_next), whose last launch has
+ * completed and whose next planned use does not write them (ENG_CHUNK_NEXTW:
+ * that use would make them dirty again) are cleaned; a later write makes
+ * them dirty again. Nothing
  * happens without the backend's clean and idle ops. Call after
  * eng_migrate_flush.
  */

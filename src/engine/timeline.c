@@ -9,6 +9,7 @@
 typedef struct eng_use_node {
     uint64_t pos;
     uint32_t next;
+    uint32_t write; /* the launch at pos writes the chunk (in the padding) */
 } eng_use_node_t;
 
 struct eng_timeline {
@@ -131,7 +132,16 @@ static uint32_t block_mask(const eng_timeline_t *tl, uint64_t a, uint64_t b)
     return upto & ~((1u << lo) - 1);
 }
 
-static gmux_status_t use_push(eng_timeline_t *tl, uint32_t chunk, uint64_t pos)
+/* Keeps ENG_CHUNK_NEXTW that of the chunk's first queued use. */
+static void nextw_sync(eng_timeline_t *tl, eng_chunk_t *c)
+{
+    if (c->q_head != ENG_NONE && tl->nodes[c->q_head].write)
+        c->flags |= ENG_CHUNK_NEXTW;
+    else
+        c->flags &= ~(uint32_t)ENG_CHUNK_NEXTW;
+}
+
+static gmux_status_t use_push(eng_timeline_t *tl, uint32_t chunk, uint64_t pos, bool write)
 {
     uint32_t n;
     if (tl->free_node != ENG_NONE) {
@@ -146,13 +156,14 @@ static gmux_status_t use_push(eng_timeline_t *tl, uint32_t chunk, uint64_t pos)
         }
         n = tl->nnodes++;
     }
-    tl->nodes[n] = (eng_use_node_t){pos, ENG_NONE};
+    tl->nodes[n] = (eng_use_node_t){pos, ENG_NONE, write};
     eng_chunk_t *c = eng_regions_chunk(tl->regs, chunk);
     if (tl->p.use_added)
         tl->p.use_added(tl->p.cb_ctx, chunk, pos);
     if (c->q_tail == ENG_NONE) {
         c->q_head = c->q_tail = n;
         c->next_use = pos;
+        nextw_sync(tl, c);
         if (tl->p.next_use_changed)
             tl->p.next_use_changed(tl->p.cb_ctx, chunk);
     } else {
@@ -177,6 +188,7 @@ static void use_pop(eng_timeline_t *tl, uint32_t chunk)
     } else {
         c->next_use = tl->nodes[c->q_head].pos;
     }
+    nextw_sync(tl, c);
     tl->nodes[n].next = tl->free_node;
     tl->free_node = n;
     if (tl->p.next_use_changed)
@@ -217,6 +229,10 @@ static gmux_status_t map_ranges(eng_timeline_t *tl, uint32_t task, const eng_ran
             if (*stamp == pos) {
                 uint64_t j = first_ref + *idx - tl->rbase;
                 tl->refs[j] |= wr;
+                if (wr && !truth) { /* its use was queued by the first range */
+                    tl->nodes[c->q_tail].write = 1;
+                    nextw_sync(tl, c);
+                }
                 if (tl->blocks)
                     tl->blocks[j] |= bm;
                 continue;
@@ -225,7 +241,7 @@ static gmux_status_t map_ranges(eng_timeline_t *tl, uint32_t task, const eng_ran
             *idx = (uint32_t)(tl->rtail - first_ref);
             gmux_status_t st = ref_append(tl, chunk | wr, bm);
             if (st == GMUX_OK && !truth)
-                st = use_push(tl, chunk, pos);
+                st = use_push(tl, chunk, pos, wr != 0);
             if (st != GMUX_OK)
                 return st;
             n++;

@@ -8,7 +8,8 @@
  * Every entry has a global position; every chunk keeps the queue of its
  * future positions inside the window, so "next use of chunk c after the
  * current position" is O(1) (eng_chunk_t.next_use, ENG_POS_INF when c is not
- * referenced in the window) and stays exact as the window moves.
+ * referenced in the window) and stays exact as the window moves; the
+ * chunk's ENG_CHUNK_NEXTW flag says whether that next use writes it.
  *
  * The window holds at least `lookahead` launches (unless the feeds run dry);
  * memory grows with the window and the chunks, never with the trace length.

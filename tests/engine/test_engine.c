@@ -246,6 +246,46 @@ static void test_idle_cleaning(void **state)
     clean_max = 0;
 }
 
+/* Cleaning skips a dirty chunk whose next planned use writes it: that use
+ * makes it dirty again while it stays on the device, so the copy would only
+ * take device-to-host time. A chunk whose next use reads it is cleaned as
+ * before. */
+static void test_cleaning_skips_rewritten(void **state)
+{
+    (void)state;
+    /* capacity 3, nothing evicted (task 0 uses c0 and c1, task 1 its own
+     * d0). Each launch fills its quantum, so the two tasks alternate a launch
+     * a slice and the shadow pass plans 3 slices while the timeline sees
+     * every launch. Task 0: L0 writes c0, L1-L5 read c1, L6 uses c0
+     * (rewrite: writes it; otherwise reads it), L7 reads c0; task 1 reads d0
+     * 8 times. */
+    static const uint32_t masks[8] = {1, 2, 2, 2, 2, 2, 1, 1};
+    bw_h2d = 44;
+    bw_d2h = 12;
+    clean_max = 4;
+    outcome_t o[2];
+    for (int rewrite = 0; rewrite < 2; rewrite++) {
+        tfeed_init(&feed, 2);
+        tfeed_alloc(&feed, 0, 1, 1ull << 30, 2 * CH);
+        tfeed_alloc(&feed, 1, 2, 2ull << 30, CH);
+        for (uint32_t k = 0; k < 8; k++) {
+            tfeed_launch_mask(&feed, 0, 1ull << 30, CH, masks[k],
+                              k == 0 || (rewrite && k == 6) ? 1 : 0, 100);
+            tfeed_launch_mask(&feed, 1, 2ull << 30, CH, 1, 0, 100);
+        }
+        o[rewrite] = run_engine(ENG_PLACE_OPT, 2, 3, 64, 100);
+        assert_int_equal(o[rewrite].writebacks, 0);
+        assert_int_equal(o[rewrite].fills, 3);
+    }
+    /* read at L6: c0 is cleaned once its write at L0 has run */
+    assert_int_equal(o[0].cleans, 1);
+    /* written at L6: cleaned only after its last use, L7 (main also cleaned
+     * it after L0, a copy L6 made stale: 2) */
+    assert_int_equal(o[1].cleans, 1);
+    bw_h2d = bw_d2h = 0;
+    clean_max = 0;
+}
+
 static void test_multitask_frees_small_window(void **state)
 {
     (void)state;
@@ -605,6 +645,7 @@ int main(void)
         cmocka_unit_test(test_opt_matches_exhaustive_search),
         cmocka_unit_test(test_dirty_victim_spared),
         cmocka_unit_test(test_idle_cleaning),
+        cmocka_unit_test(test_cleaning_skips_rewritten),
         cmocka_unit_test(test_multitask_frees_small_window),
         cmocka_unit_test(test_mispredictions_fault_into_reserve),
         cmocka_unit_test(test_wrong_predictor_without_reserve),

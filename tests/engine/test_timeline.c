@@ -125,6 +125,56 @@ static gmux_status_t predict_first_chunk(void *ctx, uint32_t task, const eng_lau
     return GMUX_OK;
 }
 
+/* Ranges per planned launch: L0 reads c0, L1 reads then writes it (two
+ * ranges, one reference), L2 reads it, L3 writes it. */
+static eng_range_t rw_out[2];
+static uint32_t rw_calls;
+
+static gmux_status_t predict_rw(void *ctx, uint32_t task, const eng_launch_t *l,
+                                const eng_range_t *rec, uint32_t nrec, const eng_range_t **r_p,
+                                uint32_t *n_p)
+{
+    (void)ctx;
+    (void)task;
+    (void)l;
+    (void)rec;
+    (void)nrec;
+    uint32_t k = rw_calls++;
+    uint32_t n = 0;
+    if (k != 3)
+        rw_out[n++] = (eng_range_t){0, CH / 2, ENG_ACCESS_READ};
+    if (k == 1 || k == 3)
+        rw_out[n++] = (eng_range_t){CH / 2, CH / 2, ENG_ACCESS_WRITE};
+    *r_p = rw_out;
+    *n_p = n;
+    return GMUX_OK;
+}
+
+/* ENG_CHUNK_NEXTW follows the chunk's next planned use as launches run. */
+static void test_next_use_writes_flag(void **state)
+{
+    (void)state;
+    tfeed_init(&feed, 1);
+    tfeed_alloc(&feed, 0, 1, 0, CH);
+    for (int k = 0; k < 4; k++)
+        tfeed_launch_mask(&feed, 0, 0, CH, 1, 0, 10);
+    rw_calls = 0;
+    setup_t s;
+    open_tl(&s, 1, 1000, 100, predict_rw);
+    assert_int_equal(eng_timeline_fill(s.tl), GMUX_OK);
+    assert_int_equal(eng_timeline_count(s.tl), 4);
+    const eng_entry_t *e0 = eng_timeline_peek(s.tl, 0);
+    eng_chunk_t *c = eng_regions_chunk(s.regs, ENG_REF_CHUNK(eng_timeline_refs(s.tl, e0)[0]));
+    const bool want[5] = {false, true, false, true, false}; /* next use L0..L3, then none */
+    for (int k = 0; k < 5; k++) {
+        assert_int_equal((c->flags & ENG_CHUNK_NEXTW) != 0, want[k]);
+        if (k < 4)
+            eng_timeline_pop(s.tl);
+    }
+    assert_int_equal(c->next_use, ENG_POS_INF);
+    close_tl(&s);
+}
+
 static void test_predictor_drives_refs(void **state)
 {
     (void)state;
@@ -375,8 +425,11 @@ static void test_random_ranges(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_plan_order_and_next_use), cmocka_unit_test(test_next_after_and_frees),
-        cmocka_unit_test(test_predictor_drives_refs),   cmocka_unit_test(test_block_masks),
+        cmocka_unit_test(test_plan_order_and_next_use),
+        cmocka_unit_test(test_next_after_and_frees),
+        cmocka_unit_test(test_next_use_writes_flag),
+        cmocka_unit_test(test_predictor_drives_refs),
+        cmocka_unit_test(test_block_masks),
         cmocka_unit_test(test_random_ranges),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
