@@ -185,3 +185,34 @@ const char *com_format_size(uint64_t bytes, char *buf, unsigned len)
     snprintf(buf, len, "%.2f %s", v, units[u]);
     return buf;
 }
+
+/* v (at least 1 of unit units[0]) scaled by base until it prints in 3
+ * digits, then printed with its unit letter. */
+static const char *format_short(double v, double base, const char *units, char *buf, unsigned len)
+{
+    size_t u = 0;
+    while (v >= 999.5 && units[u + 1]) { /* would print as 1000 or more */
+        v /= base;
+        u++;
+    }
+    snprintf(buf, len, v < 9.95 ? "%.1f%c" : "%.0f%c", v, units[u]);
+    return buf;
+}
+
+const char *com_format_size_short(uint64_t bytes, char *buf, unsigned len)
+{
+    if (bytes < 1000) {
+        snprintf(buf, len, "%lluB", (unsigned long long)bytes);
+        return buf;
+    }
+    return format_short((double)bytes / 1024.0, 1024.0, "KMGTPE", buf, len);
+}
+
+const char *com_format_count_short(uint64_t n, char *buf, unsigned len)
+{
+    if (n < 100000) {
+        snprintf(buf, len, "%llu", (unsigned long long)n);
+        return buf;
+    }
+    return format_short((double)n / 1000.0, 1000.0, "kMGTPE", buf, len);
+}

@@ -37,4 +37,17 @@ gmux_status_t com_parse_size(const char *text, uint64_t *out);
 /* Formats a byte count for people ("1.50 GiB", "512 B") into buf. */
 const char *com_format_size(uint64_t bytes, char *buf, unsigned len);
 
+/*
+ * The same for a narrow table column: at most 4 characters, at most 3
+ * significant digits, rounded to nearest ("0B", "999B", "1.0K", "1.5G",
+ * "512M", "40G"), within 5% of the count. K, M, G, T, P, E are powers of
+ * 1024, as com_parse_size reads them.
+ */
+const char *com_format_size_short(uint64_t bytes, char *buf, unsigned len);
+
+/* A count for a narrow table column: exact below 100000 (at most 5
+ * characters), else 3 significant digits at most with k, M, G, T, P, E
+ * (powers of 1000): "99999", "100k", "1.5M". */
+const char *com_format_count_short(uint64_t n, char *buf, unsigned len);
+
 #endif /* COM_PARSE_H */

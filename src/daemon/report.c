@@ -9,7 +9,6 @@
 #include <unistd.h>
 
 #include "common/clock.h"
-#include "common/parse.h"
 #include "daemon/endpoint.h"
 
 gmux_status_t dmn_report_query(int fd, dmn_report_t *out, int timeout_ms)
@@ -140,52 +139,4 @@ void dmn_report_json(FILE *out, const char *path, const dmn_report_t *r)
                 dmn_report_share(t));
     }
     fprintf(out, "%s]}\n", r->n_tasks ? "\n" : "");
-}
-
-void dmn_report_table(FILE *out, const char *path, const dmn_report_t *r)
-{
-    char fp[32], cap[32];
-    com_format_size(r->footprint, fp, sizeof(fp));
-    com_format_size(r->capacity, cap, sizeof(cap));
-    char pid[16] = "?";
-    if (r->daemon_pid > 0)
-        snprintf(pid, sizeof(pid), "%d", (int)r->daemon_pid);
-    fprintf(out, "gmuxd %s  pid %s  up %.1f s  tasks %u  switches %llu  reclaimed %llu\n", path,
-            pid, (double)r->uptime_ns / 1e9, r->n_tasks, (unsigned long long)r->switches,
-            (unsigned long long)r->reclaimed);
-    /* the capacity comes from the tasks' devices: none yet, or no task reports one */
-    if (r->capacity)
-        fprintf(out, "mode %s  footprints %s of %s  mode changes %llu\n", dmn_mode_name(r->mode),
-                fp, cap, (unsigned long long)r->mode_changes);
-    else
-        fprintf(out,
-                "mode %s  footprints %s (device memory not reported by any task)  mode "
-                "changes %llu\n",
-                dmn_mode_name(r->mode), fp, (unsigned long long)r->mode_changes);
-    if (r->evict_bytes || r->fill_bytes || r->ahead_bytes) {
-        char ev[32], fi[32], ah[32];
-        com_format_size(r->evict_bytes, ev, sizeof(ev));
-        com_format_size(r->fill_bytes, fi, sizeof(fi));
-        com_format_size(r->ahead_bytes, ah, sizeof(ah));
-        fprintf(out, "planned  evict %s  fill %s  ahead %s in %llu of %llu switches\n", ev, fi, ah,
-                (unsigned long long)r->ahead_plans, (unsigned long long)r->switches);
-    }
-    if (r->evict_waits)
-        fprintf(out, "evict waits  %llu switches, %llu gave up  %.1f ms in all, %.1f ms at most\n",
-                (unsigned long long)r->evict_waits, (unsigned long long)r->evict_timeouts,
-                (double)r->evict_wait_ns / 1e6, (double)r->evict_wait_max_ns / 1e6);
-    fputc('\n', out);
-    fprintf(out, "%5s %7s %-16s %-8s %-7s %4s %10s %10s %8s %10s %9s %6s\n", "ID", "PID", "NAME",
-            "STATE", "CLASS", "PRI", "RESIDENT", "TOTAL", "FAULTS", "MIGRATED", "KERNELS", "SHARE");
-    for (uint32_t i = 0; i < r->n_tasks; i++) {
-        const dmn_status_task_t *t = &r->tasks[i];
-        char res[32], tot[32], mig[32];
-        com_format_size(t->resident, res, sizeof(res));
-        com_format_size(t->total, tot, sizeof(tot));
-        com_format_size(t->migrated, mig, sizeof(mig));
-        fprintf(out, "%5u %7u %-16.16s %-8s %-7s %4d %10s %10s %8llu %10s %9llu %5.1f%%\n", t->id,
-                t->pid, t->name, dmn_state_name(t->state), dmn_class_name(t->cls), t->priority, res,
-                tot, (unsigned long long)t->faults, mig, (unsigned long long)t->kernels,
-                100.0 * dmn_report_share(t));
-    }
 }

@@ -44,6 +44,14 @@ gmux_status_t dmn_report_fetch(const char *path, dmn_report_t *out, int timeout_
 double dmn_report_share(const dmn_status_task_t *t);
 
 void dmn_report_json(FILE *out, const char *path, const dmn_report_t *r);
-void dmn_report_table(FILE *out, const char *path, const dmn_report_t *r);
+
+/* The summary lines and the task table (report_table.c), fitted to width
+ * columns where they can be: the summary wraps between its fields; the
+ * table is wide (whole headers, sizes to two decimals, exact counts) when
+ * it fits with names of up to 16 bytes, else narrow (sizes in at most 4
+ * columns, counts in 5: com_format_size_short and _count_short; headers
+ * RES and MIGR), its names cut with "..." last (to no fewer than 8 columns,
+ * so a table can pass a width under about 70). */
+void dmn_report_table(FILE *out, const char *path, const dmn_report_t *r, unsigned width);
 
 #endif /* DMN_REPORT_H */

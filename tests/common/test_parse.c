@@ -3,6 +3,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -118,12 +119,68 @@ static void test_format_size(void **state)
     assert_string_equal(com_format_size(2u << 20, buf, sizeof(buf)), "2.00 MiB");
 }
 
+/* The count a short form shows: its number times base to the power of its
+ * unit letter's place in units (units[0]: the letter of the number alone,
+ * or a blank); -1 for a letter not in units. */
+static double shown(const char *text, const char *units, double base)
+{
+    char *unit;
+    double v = strtod(text, &unit);
+    const char *u = *unit ? strchr(units, *unit) : units;
+    if (!u || (*unit && unit[1]))
+        return -1;
+    for (; u > units; u--)
+        v *= base;
+    return v;
+}
+
+/* The short forms for table columns: at most 4 (sizes) and 5 (counts)
+ * characters, within 5% of the count. */
+static void test_format_short(void **state)
+{
+    (void)state;
+    char buf[32];
+    static const struct {
+        uint64_t v;
+        const char *size, *count;
+    } cases[] = {
+        {0, "0B", "0"},
+        {999, "999B", "999"},
+        {1000, "1.0K", "1000"},
+        {1536, "1.5K", "1536"},
+        {99999, "98K", "99999"},
+        {100000, "98K", "100k"},
+        {999499, "976K", "999k"},
+        {999500, "976K", "1.0M"},
+        {1023ull << 10, "1.0M", "1.0M"},
+        {300ull << 20, "300M", "315M"},
+        {1536ull << 20, "1.5G", "1.6G"},
+        {40ull << 30, "40G", "43G"},
+        {UINT64_MAX, "16E", "18E"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        assert_string_equal(com_format_size_short(cases[i].v, buf, sizeof(buf)), cases[i].size);
+        assert_string_equal(com_format_count_short(cases[i].v, buf, sizeof(buf)), cases[i].count);
+    }
+    for (uint64_t v = 1; v < (UINT64_MAX >> 1); v += v / 7 + 1) {
+        assert_true(strlen(com_format_count_short(v, buf, sizeof(buf))) <= 5);
+        com_format_size_short(v, buf, sizeof(buf));
+        assert_true(strlen(buf) <= 4);
+        double err = (shown(buf, "BKMGTPE", 1024.0) - (double)v) / (double)v;
+        assert_true(err < 0.05 && err > -0.05);
+        com_format_count_short(v, buf, sizeof(buf));
+        err = (shown(buf, " kMGTPE", 1000.0) - (double)v) / (double)v;
+        assert_true(err < 0.05 && err > -0.05);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_size_units),        cmocka_unit_test(test_size_rejects),
         cmocka_unit_test(test_integers),          cmocka_unit_test(test_leading_zero_is_decimal),
         cmocka_unit_test(test_doubles_and_bools), cmocka_unit_test(test_format_size),
+        cmocka_unit_test(test_format_short),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -15,9 +15,10 @@
 #include <cmocka.h>
 
 #include "common/parse.h"
+#include "common/text.h"
 #include "daemon/report.h"
 
-static char *print(bool json, const dmn_report_t *r)
+static char *print_width(bool json, const dmn_report_t *r, unsigned width)
 {
     char *buf = NULL;
     size_t len = 0;
@@ -26,9 +27,14 @@ static char *print(bool json, const dmn_report_t *r)
     if (json)
         dmn_report_json(f, "/run/gmux.sock", r);
     else
-        dmn_report_table(f, "/run/gmux.sock", r);
+        dmn_report_table(f, "/run/gmux.sock", r, width);
     fclose(f);
     return buf;
+}
+
+static char *print(bool json, const dmn_report_t *r)
+{
+    return print_width(json, r, COM_TEXT_WIDTH);
 }
 
 static dmn_report_t sample(void)
@@ -160,12 +166,68 @@ static void test_evict_waits(void **state)
     free(j);
 }
 
+/* The row of the table (the line after the header). */
+static const char *task_row(const char *t)
+{
+    const char *head = strstr(t, "\nID ");
+    assert_non_null(head);
+    const char *row = strchr(head + 1, '\n');
+    assert_non_null(row);
+    return row + 1;
+}
+
+/* The table's two forms: narrow on 80 columns (sizes in 4 columns, counts
+ * exact up to 99999 and rounded past it), wide where it fits (every count,
+ * sizes to two decimals); a narrower width wraps the summary lines between
+ * their fields. */
+static void test_table_forms(void **state)
+{
+    (void)state;
+    dmn_report_t r = sample();
+    r.tasks[0].resident = 3ull << 29;
+    r.tasks[0].total = 40ull << 30;
+    r.tasks[0].migrated = 5000;
+    r.tasks[0].faults = 1234567;
+    r.tasks[0].kernels = 99999;
+    char *t = print_width(false, &r, 80);
+    assert_non_null(
+        strstr(t, "\nID  PID NAME    STATE   CLASS PRI  RES TOTAL FAULTS MIGR KERNELS SHARE\n"));
+    const char *row = task_row(t);
+    const char *want = " 3 4242 trainer running batch   0 1.5G   40G   1.2M 4.9K   99999 25.0%\n";
+    assert_memory_equal(row, want, strlen(want));
+    free(t);
+    t = print_width(false, &r, 200);
+    assert_non_null(strstr(t, " RESIDENT "));
+    row = task_row(t);
+    want = " 3 4242 trainer running batch   0 1.50 GiB 40.00 GiB 1234567 4.88 KiB   99999 25.0%\n";
+    assert_memory_equal(row, want, strlen(want));
+    free(t);
+    /* the table cannot fit 60 columns; the name is not padded past itself */
+    t = print_width(false, &r, 60);
+    assert_non_null(
+        strstr(t, "\nmode sliced  footprints 12.00 GiB of 8.00 GiB\n  mode changes 0\n"));
+    assert_non_null(strstr(t, "\n 3 4242 trainer running "));
+    free(t);
+    /* a name longer than the room is cut with "..." last */
+    snprintf(r.tasks[0].name, sizeof(r.tasks[0].name), "%s", "trainer-with-a-long-name-0123");
+    t = print_width(false, &r, 80);
+    want = " 3 4242 trainer-with-a... running batch   0 1.5G   40G   1.2M 4.9K   99999 25.0%\n";
+    assert_memory_equal(task_row(t), want, strlen(want));
+    free(t);
+    /* never inside a UTF-8 sequence: the \xc3\xa9 at bytes 13 and 14 goes whole */
+    snprintf(r.tasks[0].name, sizeof(r.tasks[0].name), "%s", "trainer-with-\xc3\xa9-long-name");
+    t = print_width(false, &r, 80);
+    want = " 3 4242 trainer-with-...  running ";
+    assert_memory_equal(task_row(t), want, strlen(want));
+    free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_nothing_planned), cmocka_unit_test(test_capacity_line),
         cmocka_unit_test(test_planned),         cmocka_unit_test(test_daemon_pid),
-        cmocka_unit_test(test_evict_waits),
+        cmocka_unit_test(test_evict_waits),     cmocka_unit_test(test_table_forms),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -7,11 +7,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "common/parse.h"
 #include "common/settings.h"
+#include "common/text.h"
 #include "daemon/endpoint.h"
 
 int cli_usage_error(const char *cmd, const char *fmt, ...)
@@ -182,4 +185,16 @@ int cli_settings_check(const char *cmd, unsigned scopes, com_getenv_fn getenv_fn
         return 0;
     fprintf(stderr, "gmux %s: %s (see gmux --help-settings)\n", cmd, err);
     return CLI_EXIT_USAGE;
+}
+
+unsigned cli_columns(void)
+{
+    const char *env = getenv("COLUMNS");
+    uint64_t cols;
+    if (env && com_parse_u64(env, &cols) == GMUX_OK && cols > 0 && cols <= CLI_MAX_COLUMNS)
+        return (unsigned)cols;
+    struct winsize ws;
+    if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+        return ws.ws_col;
+    return COM_TEXT_WIDTH;
 }

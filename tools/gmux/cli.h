@@ -53,6 +53,15 @@ int cli_check_command(const char *sub, const char *cmd);
  * gives them and loads nothing. */
 int cli_settings_check(const char *cmd, unsigned scopes, com_getenv_fn getenv_fn);
 
+/* Widest COLUMNS taken as given. */
+#define CLI_MAX_COLUMNS 4096
+
+/* The columns a table may fill: COLUMNS when it is a number from 1 to
+ * CLI_MAX_COLUMNS (set by hand, it wins, as with ncurses), else the width
+ * of the terminal on stdout (TIOCGWINSZ), else COM_TEXT_WIDTH (80: a pipe, a
+ * file). Asked again at each use: a terminal can be resized. */
+unsigned cli_columns(void);
+
 /* The dispositions of SIGINT, SIGTERM and SIGHUP before cli_interrupts_catch. */
 struct cli_interrupts {
     struct sigaction old[3];

@@ -21,6 +21,10 @@ int cmd_status(int argc, char **argv)
                    "share of GPU time; above them the mode (sliced or shared) and, once\n"
                    "the placement has planned anything, the bytes it ordered evicted, filled\n"
                    "and filled ahead of a turn.\n\n"
+                   "The table fits COLUMNS, else the terminal, else 80 columns. Where its\n"
+                   "wide form does not fit, sizes are rounded to 3 digits (1.5G: 1.5 GiB),\n"
+                   "counts too from 100000 on (100k), RES is resident, MIGR migrated, and\n"
+                   "long names end in \"...\"; --json keeps every value whole.\n\n"
                    "  --json         one JSON object instead of the table\n"
                    "  --socket PATH  gmuxd's socket (default: GMUX_SOCKET, see\n"
                    "                 gmux --help-settings)\n\n"
@@ -51,7 +55,7 @@ int cmd_status(int argc, char **argv)
     if (json)
         dmn_report_json(stdout, path, r);
     else
-        dmn_report_table(stdout, path, r);
+        dmn_report_table(stdout, path, r, cli_columns());
     free(r);
     return 0;
 }

@@ -53,7 +53,10 @@ int cmd_top(int argc, char **argv)
         if (cli_is_help(argv[i])) {
             printf("Usage: gmux top [--socket PATH] [--interval SECONDS] [--once | --batch N]\n\n"
                    "Live view of the daemon's tasks: state, resident and total bytes, faults,\n"
-                   "bytes migrated, kernels and share of GPU time. q or Ctrl-C quits.\n\n"
+                   "bytes migrated, kernels and share of GPU time. q or Ctrl-C quits. The\n"
+                   "table fits COLUMNS, else the terminal, else 80 columns (rounded sizes\n"
+                   "and counts, RES and MIGR headers, names cut where the wide form does\n"
+                   "not fit: see gmux status --help).\n\n"
                    "  --socket PATH       gmuxd's socket (default: GMUX_SOCKET, see\n"
                    "                      gmux --help-settings)\n"
                    "  --interval SECONDS  between two tables, 0.05 to 3600 (default 1)\n"
@@ -129,7 +132,7 @@ int cmd_top(int argc, char **argv)
         }
         if (clear)
             fputs("\033[H\033[2J", stdout);
-        dmn_report_table(stdout, path, r);
+        dmn_report_table(stdout, path, r, cli_columns());
         if (clear)
             fputs("\nq or Ctrl-C quits\n", stdout);
         else if (rounds != 1)

@@ -118,7 +118,7 @@ int demo_daemon(void)
     com_clock_sleep_ns(300 * COM_NS_PER_MS);
     if (!cli_interrupted() && dmn_report_fetch(path, r, 3000) == GMUX_OK) {
         printf("   three tasks share the GPU by time slices (quantum 10 ms); mid-run:\n\n");
-        dmn_report_table(stdout, path, r);
+        dmn_report_table(stdout, path, r, cli_columns());
     }
     rc = 0;
     for (int i = 0; i < 3; i++) {

@@ -1,0 +1,213 @@
+/*
+ * The STATUS snapshot as text for `gmux status` and `gmux top`; see
+ * report.h. The summary lines wrap between their fields; the task table
+ * picks its form for the width: wide (whole headers, sizes to two decimals,
+ * exact counts) when it fits, else narrow (sizes and counts in at most 4
+ * and 5 columns, short headers), the name cut with "..." last.
+ */
+#include <stdarg.h>
+#include <stdbool.h>
+#include <string.h>
+
+#include "common/parse.h"
+#include "daemon/report.h"
+
+/* Names are cut no shorter than this, even past the width. */
+#define TABLE_NAME_MIN 8
+/* The wide form is taken when it fits with names of this length (or the
+ * longest, if shorter). */
+#define TABLE_NAME_WIDE 16
+
+enum {
+    COL_ID,
+    COL_PID,
+    COL_NAME,
+    COL_STATE,
+    COL_CLASS,
+    COL_PRI,
+    COL_RES,
+    COL_TOTAL,
+    COL_FAULTS,
+    COL_MIGR,
+    COL_KERNELS,
+    COL_SHARE,
+    COL_COUNT
+};
+
+static const char *const head_wide[COL_COUNT] = {"ID",     "PID",      "NAME",     "STATE",
+                                                 "CLASS",  "PRI",      "RESIDENT", "TOTAL",
+                                                 "FAULTS", "MIGRATED", "KERNELS",  "SHARE"};
+static const char *const head_narrow[COL_COUNT] = {"ID",     "PID",  "NAME",    "STATE",
+                                                   "CLASS",  "PRI",  "RES",     "TOTAL",
+                                                   "FAULTS", "MIGR", "KERNELS", "SHARE"};
+
+typedef char cell_t[40];
+
+/* The cells of task t's row, in the wide form or the narrow one. */
+static void row_cells(const dmn_status_task_t *t, bool wide, cell_t c[COL_COUNT])
+{
+    const char *(*size)(uint64_t, char *, unsigned) =
+        wide ? com_format_size : com_format_size_short;
+    snprintf(c[COL_ID], sizeof(cell_t), "%u", t->id);
+    snprintf(c[COL_PID], sizeof(cell_t), "%u", t->pid);
+    snprintf(c[COL_NAME], sizeof(cell_t), "%.*s", (int)(DMN_NAME_MAX - 1), t->name);
+    snprintf(c[COL_STATE], sizeof(cell_t), "%s", dmn_state_name(t->state));
+    snprintf(c[COL_CLASS], sizeof(cell_t), "%s", dmn_class_name(t->cls));
+    snprintf(c[COL_PRI], sizeof(cell_t), "%d", t->priority);
+    size(t->resident, c[COL_RES], sizeof(cell_t));
+    size(t->total, c[COL_TOTAL], sizeof(cell_t));
+    size(t->migrated, c[COL_MIGR], sizeof(cell_t));
+    if (wide) {
+        snprintf(c[COL_FAULTS], sizeof(cell_t), "%llu", (unsigned long long)t->faults);
+        snprintf(c[COL_KERNELS], sizeof(cell_t), "%llu", (unsigned long long)t->kernels);
+    } else {
+        com_format_count_short(t->faults, c[COL_FAULTS], sizeof(cell_t));
+        com_format_count_short(t->kernels, c[COL_KERNELS], sizeof(cell_t));
+    }
+    snprintf(c[COL_SHARE], sizeof(cell_t), "%.1f%%", 100.0 * dmn_report_share(t));
+}
+
+/* Each column's width in the form asked: its header or its widest cell.
+ * Returns the width of the row apart from the name and its blank. */
+static size_t col_widths(const dmn_report_t *r, bool wide, size_t w[COL_COUNT])
+{
+    const char *const *head = wide ? head_wide : head_narrow;
+    for (int k = 0; k < COL_COUNT; k++)
+        w[k] = strlen(head[k]);
+    for (uint32_t i = 0; i < r->n_tasks; i++) {
+        cell_t c[COL_COUNT];
+        row_cells(&r->tasks[i], wide, c);
+        for (int k = 0; k < COL_COUNT; k++)
+            if (strlen(c[k]) > w[k])
+                w[k] = strlen(c[k]);
+    }
+    size_t rest = COL_COUNT - 1; /* the blanks between columns */
+    for (int k = 0; k < COL_COUNT; k++)
+        rest += k == COL_NAME ? 0 : w[k];
+    return rest;
+}
+
+/* One row: text columns left-aligned, numbers right-aligned, the name cut
+ * to w[COL_NAME] with "..." last. */
+static void put_row(FILE *out, cell_t c[COL_COUNT], const size_t w[COL_COUNT])
+{
+    for (int k = 0; k < COL_COUNT; k++) {
+        if (k > 0)
+            fputc(' ', out);
+        int left = k == COL_NAME || k == COL_STATE || k == COL_CLASS;
+        if (k == COL_NAME && strlen(c[k]) > w[k] && w[k] > 3) {
+            size_t cut = w[k] - 3; /* not inside a UTF-8 sequence */
+            while (cut > 0 && ((unsigned char)c[k][cut] & 0xC0) == 0x80)
+                cut--;
+            memcpy(c[k] + cut, "...", 4);
+        }
+        fprintf(out, left ? "%-*.*s" : "%*.*s", (int)w[k], (int)w[k], c[k]);
+    }
+    fputc('\n', out);
+}
+
+static void put_table(FILE *out, const dmn_report_t *r, unsigned width)
+{
+    size_t w[COL_COUNT];
+    bool wide = true;
+    size_t rest = col_widths(r, true, w);
+    size_t name = w[COL_NAME] < TABLE_NAME_WIDE ? w[COL_NAME] : TABLE_NAME_WIDE;
+    if (rest + name > width) {
+        wide = false;
+        rest = col_widths(r, false, w);
+    }
+    /* the name takes what is left, up to its longest */
+    size_t room = width > rest ? width - rest : 0;
+    if (w[COL_NAME] > room) {
+        size_t least = w[COL_NAME] < TABLE_NAME_MIN ? w[COL_NAME] : TABLE_NAME_MIN;
+        w[COL_NAME] = room > least ? room : least;
+    }
+    cell_t c[COL_COUNT];
+    for (int k = 0; k < COL_COUNT; k++)
+        snprintf(c[k], sizeof(cell_t), "%s", (wide ? head_wide : head_narrow)[k]);
+    put_row(out, c, w);
+    for (uint32_t i = 0; i < r->n_tasks; i++) {
+        row_cells(&r->tasks[i], wide, c);
+        put_row(out, c, w);
+    }
+}
+
+/* The fields of one summary line. */
+typedef struct fields {
+    char text[8][160];
+    int n;
+} fields_t;
+
+/* Adds one field to *fl (printf-style). */
+__attribute__((format(printf, 2, 3))) static void field(fields_t *fl, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(fl->text[fl->n++], sizeof(fl->text[0]), fmt, ap);
+    va_end(ap);
+}
+
+/* The fields two blanks apart, a further line (two blanks in) wherever the
+ * next would pass width; a field wider than that stands alone. Empties fl. */
+static void put_fields(FILE *out, fields_t *fl, unsigned width)
+{
+    size_t col = 0;
+    for (int i = 0; i < fl->n; i++) {
+        size_t len = strlen(fl->text[i]);
+        if (i > 0 && col + 2 + len > width) {
+            fputs("\n  ", out);
+            col = 2;
+        } else if (i > 0) {
+            fputs("  ", out);
+            col += 2;
+        }
+        fputs(fl->text[i], out);
+        col += len;
+    }
+    fputc('\n', out);
+    fl->n = 0;
+}
+
+void dmn_report_table(FILE *out, const char *path, const dmn_report_t *r, unsigned width)
+{
+    fields_t fl = {.n = 0};
+    char a[32], b[32], c[32];
+    field(&fl, "gmuxd %s", path);
+    if (r->daemon_pid > 0)
+        field(&fl, "pid %d", (int)r->daemon_pid);
+    else
+        field(&fl, "pid ?");
+    field(&fl, "up %.1f s", (double)r->uptime_ns / 1e9);
+    field(&fl, "tasks %u", r->n_tasks);
+    field(&fl, "switches %llu", (unsigned long long)r->switches);
+    field(&fl, "reclaimed %llu", (unsigned long long)r->reclaimed);
+    put_fields(out, &fl, width);
+    field(&fl, "mode %s", dmn_mode_name(r->mode));
+    com_format_size(r->footprint, a, sizeof(a));
+    /* the capacity comes from the tasks' devices: none yet, or no task reports one */
+    if (r->capacity)
+        field(&fl, "footprints %s of %s", a, com_format_size(r->capacity, b, sizeof(b)));
+    else
+        field(&fl, "footprints %s (device memory not reported by any task)", a);
+    field(&fl, "mode changes %llu", (unsigned long long)r->mode_changes);
+    put_fields(out, &fl, width);
+    if (r->evict_bytes || r->fill_bytes || r->ahead_bytes) {
+        field(&fl, "planned");
+        field(&fl, "evict %s", com_format_size(r->evict_bytes, a, sizeof(a)));
+        field(&fl, "fill %s", com_format_size(r->fill_bytes, b, sizeof(b)));
+        field(&fl, "ahead %s in %llu of %llu switches",
+              com_format_size(r->ahead_bytes, c, sizeof(c)), (unsigned long long)r->ahead_plans,
+              (unsigned long long)r->switches);
+        put_fields(out, &fl, width);
+    }
+    if (r->evict_waits) {
+        field(&fl, "evict waits");
+        field(&fl, "%llu switches, %llu gave up", (unsigned long long)r->evict_waits,
+              (unsigned long long)r->evict_timeouts);
+        field(&fl, "%.1f ms in all, %.1f ms at most", (double)r->evict_wait_ns / 1e6,
+              (double)r->evict_wait_max_ns / 1e6);
+        put_fields(out, &fl, width);
+    }
+    fputc('\n', out);
+    put_table(out, r, width);
+}
