@@ -114,6 +114,7 @@ gmux_status_t dmn_arb_unsent(dmn_arbiter_t *arb, uint32_t task_id, uint64_t gran
     dmn_plan_t *p = &arb->plan;
     if (grant_seq != arb->grant_seq || !arb->switch_counted)
         return GMUX_OK; /* not the last grant, or handed back already */
+    arb->ahead_held = 0;
     arb->switches -= arb->switch_counted > 1;
     arb->switch_counted = 0;
     size_t n = 0;
@@ -140,6 +141,7 @@ gmux_status_t dmn_arb_ahead_unsent(dmn_arbiter_t *arb, uint64_t grant_seq)
     dmn_plan_t *p = &arb->plan;
     if (grant_seq != arb->grant_seq || !arb->switch_counted)
         return GMUX_OK;
+    arb->ahead_held = 0;
     size_t i = p->n;
     while (i > 0 && p->entries[i - 1].kind == DMN_PLAN_AHEAD) /* written last */
         i--;
@@ -153,6 +155,11 @@ gmux_status_t dmn_arb_ahead_unsent(dmn_arbiter_t *arb, uint64_t grant_seq)
         st = arb->placement->on_unsent(arb->placement->ctx, p->entries + i, p->n - i);
     p->n = i; /* not handed back twice */
     return st;
+}
+
+void dmn_arb_hold_ahead(dmn_arbiter_t *arb, uint64_t grant_seq)
+{
+    arb->ahead_held = grant_seq;
 }
 
 gmux_status_t dmn_arb_withdraw(dmn_arbiter_t *arb, int slot)
@@ -361,6 +368,11 @@ static gmux_status_t grant(dmn_arbiter_t *arb, int slot, uint64_t now, dmn_arb_a
 {
     size_t n = 0;
     const dmn_task_view_t *from = NULL, *to = NULL;
+    if (arb->ahead_held) { /* never sent: out of the model before it plans */
+        act->ahead_back = arb->ahead_held;
+        act->ahead_back_st = dmn_arb_ahead_unsent(arb, arb->ahead_held);
+        arb->ahead_held = 0;
+    }
     predict_turns(arb, slot);
     for (int i = 0; i < DMN_ARB_MAX_TASKS; i++) {
         if (!arb->tasks[i].used)
@@ -495,7 +507,7 @@ static gmux_status_t decide_shared(dmn_arbiter_t *arb, uint64_t now, dmn_arb_act
 
 gmux_status_t dmn_arb_decide(dmn_arbiter_t *arb, uint64_t now, dmn_arb_action_t *act)
 {
-    *act = (dmn_arb_action_t){-1, -1, -1, 0, NULL};
+    *act = (dmn_arb_action_t){-1, -1, -1, 0, NULL, 0, GMUX_OK};
     update_mode(arb);
     for (int i = 0; i < DMN_ARB_MAX_TASKS && arb->n_holders; i++) {
         dmn_task_t *t = &arb->tasks[i];

@@ -109,6 +109,9 @@ typedef struct dmn_arbiter {
     int share_dirty;   /* a footprint or the capacity may have changed since */
     const dmn_placement_t *placement;
     int ahead; /* mark the turn-1 view for a fill ahead (sliced mode only) */
+    /* the grant whose GRANT went and whose fill ahead the server holds, not
+     * sent yet (dmn_arb_hold_ahead); 0: none */
+    uint64_t ahead_held;
     dmn_plan_t plan;
     dmn_task_view_t views[DMN_ARB_MAX_TASKS];
     uint32_t turns[DMN_ARB_MAX_TASKS]; /* scratch of the slice-order prediction */
@@ -123,7 +126,11 @@ typedef struct dmn_arb_action {
     int forced; /* this task's turn was taken away after the grace period */
     int grant;  /* send the plan's orders, then GRANT to this task */
     uint64_t grant_seq;
-    const dmn_plan_t *plan; /* valid until the next decide */
+    const dmn_plan_t *plan; /* valid until the next decide that grants */
+    /* a grant whose held fill ahead this decision handed back before it
+     * planned (dmn_arb_hold_ahead), 0 none, and the placement's status */
+    uint64_t ahead_back;
+    gmux_status_t ahead_back_st;
 } dmn_arb_action_t;
 
 void dmn_arb_init(dmn_arbiter_t *arb, uint64_t quantum_ns, uint64_t grace_ns,
@@ -194,6 +201,15 @@ gmux_status_t dmn_arb_unsent(dmn_arbiter_t *arb, uint32_t task_id, uint64_t gran
  * dmn_arb_unsent does; the grant and the rest of its plan stand. Returns
  * the placement's status. */
 gmux_status_t dmn_arb_ahead_unsent(dmn_arbiter_t *arb, uint64_t grant_seq);
+
+/* The grant grant_seq, the last one made, went, and the server holds its
+ * fill ahead (server_hold.h: it waits for evictions its GRANT did not
+ * need); 0: none held any more (sent, or handed back). The plan stays
+ * valid while no decision grants: a decision that grants first hands the
+ * held fill ahead back (dmn_arb_ahead_unsent, before the placement plans
+ * again; action.ahead_back says so), as a later switch's orders must not
+ * come before it. */
+void dmn_arb_hold_ahead(dmn_arbiter_t *arb, uint64_t grant_seq);
 
 /* Applies the policy at time now and says what to send. */
 gmux_status_t dmn_arb_decide(dmn_arbiter_t *arb, uint64_t now, dmn_arb_action_t *act);

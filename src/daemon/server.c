@@ -333,12 +333,13 @@ static void send_ahead(dmn_srv_t *s, const dmn_plan_t *plan, uint64_t grant_seq)
                  (unsigned long long)grant_seq, id, s->arb.placement->name, gmux_status_str(st));
 }
 
-/* The granted task's part of a switch: its orders, its GRANT, then the fill
- * ahead to the task expected next. A GRANT that did not go (the task's
- * connection failed while its orders or GRANT were written: dropped,
- * reclaimed, decided again) is void: its orders and the fill ahead are
- * handed back, as a held grant's (server_hold.h). */
-static void send_granted(dmn_srv_t *s, const dmn_arb_action_t *act)
+/* The granted task's part of a switch: its orders, its GRANT, then, with
+ * ahead, the fill ahead to the task expected next. A GRANT that did not go
+ * (the task's connection failed while its orders or GRANT were written:
+ * dropped, reclaimed, decided again) is void: its orders and the fill ahead
+ * are handed back, as a held grant's (server_hold.h). Returns whether the
+ * GRANT went. */
+static bool send_granted(dmn_srv_t *s, const dmn_arb_action_t *act, bool ahead)
 {
     uint32_t id = s->arb.tasks[act->grant].id; /* before a drop clears the slot */
     bool sent = false;
@@ -355,28 +356,38 @@ static void send_granted(dmn_srv_t *s, const dmn_arb_action_t *act)
     }
     if (!sent) {
         dmn_hold_unsent(s, id, act->grant_seq);
-        return;
+        return false;
     }
-    send_ahead(s, act->plan, act->grant_seq);
+    if (ahead)
+        send_ahead(s, act->plan, act->grant_seq);
+    return true;
 }
 
 /* Acts on the arbiter's decisions until it has nothing more to say (a
  * switch back to slices revokes several holders; a shared mode grants
  * several tasks). A switch held for its evictions (server_hold.h) stops it
- * until the hold ends. */
+ * until the hold ends; a fill ahead held alone does not. */
 static void apply(dmn_srv_t *s)
 {
-    bool send;
+    dmn_hold_send_t send;
     dmn_arb_action_t held;
     if (!dmn_hold_poll(s, com_clock_ns(), &send, &held)) {
         if (!dmn_hold_supersede(s, com_clock_ns()))
             return;
-    } else if (send) {
-        send_granted(s, &held);
+    } else if (send == DMN_HOLD_SEND_SWITCH) {
+        (void)send_granted(s, &held, true);
+    } else if (send == DMN_HOLD_SEND_AHEAD) {
+        send_ahead(s, held.plan, held.grant_seq);
     }
     for (int round = 0; round < 4 * DMN_ARB_MAX_TASKS; round++) {
         dmn_arb_action_t act;
         gmux_status_t st = dmn_arb_decide(&s->arb, com_clock_ns(), &act);
+        if (act.ahead_back && act.ahead_back_st != GMUX_OK)
+            COM_WARN(DAEMON,
+                     "grant %llu: held fill ahead never sent: placement %s could not take it "
+                     "back (%s)",
+                     (unsigned long long)act.ahead_back, s->arb.placement->name,
+                     gmux_status_str(act.ahead_back_st));
         if (st != GMUX_OK && act.grant >= 0) /* the grant stands, its plan cleared */
             COM_WARN(DAEMON,
                      "grant %llu to task %u sent without its plan: placement %s failed (%s), "
@@ -404,9 +415,12 @@ static void apply(dmn_srv_t *s)
                 (void)send_plan(s, c, s->arb.tasks[i].id, act.plan, act.grant_seq, DMN_PLAN_EVICT,
                                 DMN_PLAN_FILL);
             }
-            if (dmn_hold_begin(s, &act, com_clock_ns()))
+            dmn_hold_what_t what = dmn_hold_begin(s, &act, com_clock_ns());
+            if (what == DMN_HOLD_SWITCH)
                 return; /* the rest once the evicted tasks reported (server_hold.h) */
-            send_granted(s, &act);
+            /* the fill ahead alone waits for them: held once the GRANT went */
+            if (send_granted(s, &act, what == DMN_HOLD_NONE) && what == DMN_HOLD_AHEAD)
+                dmn_hold_ahead(s, &act, com_clock_ns());
         }
         if (act.forced < 0 && act.revoke < 0 && act.grant < 0)
             return; /* a connection dropped above has been reclaimed: decided again */
@@ -419,7 +433,9 @@ static int poll_timeout_ms(const dmn_srv_t *s, uint64_t now)
         if (s->conns[i].fd >= 0 && s->conns[i].backlog)
             return 0;
     uint64_t next = dmn_arb_next_deadline(&s->arb);
-    if (dmn_hold_active(&s->hold)) /* no decision meanwhile: only the hold's end counts */
+    if (dmn_hold_blocks(&s->hold)) /* no decision meanwhile: only the hold's end counts */
+        next = dmn_hold_deadline(&s->hold);
+    else if (dmn_hold_deadline(&s->hold) < next) /* a fill ahead held */
         next = dmn_hold_deadline(&s->hold);
     if (next > s->next_pid_check)
         next = s->next_pid_check;

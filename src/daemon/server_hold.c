@@ -16,13 +16,19 @@ static bool plan_evicts(const dmn_plan_t *plan, uint32_t id)
     return false;
 }
 
+/* Whether the plan has orders of kind. */
+static bool plan_has(const dmn_plan_t *plan, dmn_plan_kind_t kind)
+{
+    for (size_t i = 0; i < plan->n; i++)
+        if (plan->entries[i].kind == kind)
+            return true;
+    return false;
+}
+
 /* Whether the plan fills memory: at the switch or ahead. */
 static bool plan_fills(const dmn_plan_t *plan)
 {
-    for (size_t i = 0; i < plan->n; i++)
-        if (plan->entries[i].kind == DMN_PLAN_FILL || plan->entries[i].kind == DMN_PLAN_AHEAD)
-            return true;
-    return false;
+    return plan_has(plan, DMN_PLAN_FILL) || plan_has(plan, DMN_PLAN_AHEAD);
 }
 
 /* Whether its shim holds the turn as far as it knows: then it keeps the
@@ -103,11 +109,28 @@ static bool prune(dmn_srv_t *s, uint64_t now)
     return expired;
 }
 
-bool dmn_hold_begin(dmn_srv_t *s, const dmn_arb_action_t *act, uint64_t now)
+/* The held switch or fill ahead is over at now: counted (STATUS). */
+static void end_hold(dmn_hold_t *h, uint64_t now)
+{
+    h->active = false;
+    h->ahead_only = false;
+    uint64_t held = now - h->since_ns;
+    h->waits++;
+    h->timeouts += h->expired;
+    h->wait_ns += held;
+    if (held > h->max_ns)
+        h->max_ns = held;
+}
+
+dmn_hold_what_t dmn_hold_begin(dmn_srv_t *s, const dmn_arb_action_t *act, uint64_t now)
 {
     dmn_hold_t *h = &s->hold;
+    if (h->active) { /* a fill ahead held: this grant's decision handed it back */
+        assert(h->ahead_only);
+        end_hold(h, now);
+    }
     if (s->opts->evict_wait_ns == 0 || act->grant < 0)
-        return false;
+        return DMN_HOLD_NONE;
     (void)prune(s, now); /* those of a superseded switch stay */
     bool grantee_asked = false;
     for (int i = 0; i < DMN_ARB_MAX_TASKS; i++) {
@@ -141,15 +164,37 @@ bool dmn_hold_begin(dmn_srv_t *s, const dmn_arb_action_t *act, uint64_t now)
      * holding the turn, it could not answer a later one. */
     bool fills = act->plan && plan_fills(act->plan);
     if (h->n_wait == 0 || (!fills && !grantee_asked))
-        return false;
+        return DMN_HOLD_NONE;
+    /* The fill ahead alone needs that room: the granted task's turn does
+     * not wait for it (until 2026-12-02 it did, for the bound at worst). */
+    if (!grantee_asked && !plan_has(act->plan, DMN_PLAN_FILL))
+        return DMN_HOLD_AHEAD;
     h->active = true;
+    h->ahead_only = false;
     h->expired = false;
     h->act = *act;
     h->grant_id = s->arb.tasks[act->grant].id;
     h->since_ns = now;
     COM_DEBUG(DAEMON, "grant %llu to task %u waits for %u requests for evictions",
               (unsigned long long)act->grant_seq, h->grant_id, h->n_wait);
-    return true;
+    return DMN_HOLD_SWITCH;
+}
+
+void dmn_hold_ahead(dmn_srv_t *s, const dmn_arb_action_t *act, uint64_t now)
+{
+    dmn_hold_t *h = &s->hold;
+    const dmn_plan_t *p = act->plan;
+    assert(!h->active && p->n > 0 && p->entries[p->n - 1].kind == DMN_PLAN_AHEAD);
+    h->active = true;
+    h->ahead_only = true;
+    h->ahead_id = p->entries[p->n - 1].task_id; /* written last, for one task */
+    h->expired = false;
+    h->act = *act;
+    h->grant_id = s->arb.tasks[act->grant].id;
+    h->since_ns = now;
+    dmn_arb_hold_ahead(&s->arb, act->grant_seq);
+    COM_DEBUG(DAEMON, "grant %llu: fill ahead for task %u waits for %u requests for evictions",
+              (unsigned long long)act->grant_seq, h->ahead_id, h->n_wait);
 }
 
 void dmn_hold_evicted(dmn_srv_t *s, int slot, uint64_t grant_seq, uint32_t failed)
@@ -199,24 +244,38 @@ void dmn_hold_unsent(dmn_srv_t *s, uint32_t id, uint64_t grant_seq)
         unsent_failed(s, id, grant_seq, st);
 }
 
-/* The held switch is over at now: counted (STATUS). */
-static void end_hold(dmn_hold_t *h, uint64_t now)
-{
-    h->active = false;
-    uint64_t held = now - h->since_ns;
-    h->waits++;
-    h->timeouts += h->expired;
-    h->wait_ns += held;
-    if (held > h->max_ns)
-        h->max_ns = held;
-}
-
-bool dmn_hold_poll(dmn_srv_t *s, uint64_t now, bool *send, dmn_arb_action_t *act)
+/* dmn_hold_poll of a held fill ahead: decisions go on. */
+static bool poll_ahead(dmn_srv_t *s, uint64_t now, dmn_hold_send_t *send, dmn_arb_action_t *act)
 {
     dmn_hold_t *h = &s->hold;
-    *send = false;
+    /* not handed back (a void grant's hand-back takes it too) */
+    bool mine = s->arb.ahead_held == h->act.grant_seq;
+    if (mine && still_there(s, h->ahead_id)) {
+        h->expired |= prune(s, now);
+        if (h->n_wait > 0)
+            return true;
+    }
+    end_hold(h, now); /* its requests not answered yet stay, as a void switch's */
+    if (h->expired)
+        COM_DEBUG(DAEMON, "grant %llu: evictions not reported within %llu ms: filled ahead anyway",
+                  (unsigned long long)h->act.grant_seq,
+                  (unsigned long long)(s->opts->evict_wait_ns / COM_NS_PER_MS));
+    if (mine) { /* sent, or handed back when its task left (send_ahead) */
+        dmn_arb_hold_ahead(&s->arb, 0);
+        *send = DMN_HOLD_SEND_AHEAD;
+        *act = h->act;
+    }
+    return true;
+}
+
+bool dmn_hold_poll(dmn_srv_t *s, uint64_t now, dmn_hold_send_t *send, dmn_arb_action_t *act)
+{
+    dmn_hold_t *h = &s->hold;
+    *send = DMN_HOLD_SEND_NONE;
     if (!h->active)
         return true;
+    if (h->ahead_only)
+        return poll_ahead(s, now, send, act);
     bool granted = still_granted(s);
     if (granted) {
         h->expired |= prune(s, now);
@@ -227,14 +286,14 @@ bool dmn_hold_poll(dmn_srv_t *s, uint64_t now, bool *send, dmn_arb_action_t *act
      * superseded switch's: the evictions ordered may still be in flight, and
      * the next switch held waits for them, each until its own bound. */
     end_hold(h, now);
-    *send = granted;
+    *send = granted ? DMN_HOLD_SEND_SWITCH : DMN_HOLD_SEND_NONE;
     if (!granted) /* void: its orders and fill ahead never go */
         dmn_hold_unsent(s, h->grant_id, h->act.grant_seq);
     if (h->expired)
         COM_DEBUG(DAEMON, "grant %llu: evictions not reported within %llu ms: granted anyway",
                   (unsigned long long)h->act.grant_seq,
                   (unsigned long long)(s->opts->evict_wait_ns / COM_NS_PER_MS));
-    if (*send) {
+    if (granted) {
         *act = h->act;
         dmn_arb_restart_turn(&s->arb, h->act.grant, now);
     }
@@ -244,7 +303,7 @@ bool dmn_hold_poll(dmn_srv_t *s, uint64_t now, bool *send, dmn_arb_action_t *act
 bool dmn_hold_supersede(dmn_srv_t *s, uint64_t now)
 {
     dmn_hold_t *h = &s->hold;
-    if (!h->active || !still_granted(s) || !dmn_arb_preempted(&s->arb, h->act.grant))
+    if (!dmn_hold_blocks(h) || !still_granted(s) || !dmn_arb_preempted(&s->arb, h->act.grant))
         return false;
     gmux_status_t st = dmn_arb_withdraw(&s->arb, h->act.grant);
     end_hold(h, now);

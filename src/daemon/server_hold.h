@@ -31,7 +31,12 @@
  * FILL, no AHEAD) is not held: nothing it sends needs that room; the
  * requests it made and those carried stay for the next switch that fills.
  * The exception: a switch that asks the granted task itself (evictions it
- * kept, below) holds, as holding the turn it could not answer later.
+ * kept, below) holds, as holding the turn it could not answer later. A
+ * switch whose only fill is the fill ahead (no FILL) holds that AHEAD
+ * alone (dmn_hold_ahead): A's orders and GRANT go at once, its turn needs
+ * none of that room, and decisions go on while B's AHEAD waits; a decision
+ * that grants before it went hands it back (dmn_arb_hold_ahead), so no
+ * later switch's order reaches B before it.
  *
  * Evictions kept by a holder. A task that holds the turn (shared mode), or
  * whose turn was taken and not given back yet (dmn_task_t.taken: its shim
@@ -81,6 +86,10 @@ typedef struct dmn_srv dmn_srv_t;
 
 typedef struct dmn_hold {
     bool active;
+    /* only the fill ahead of act is held: its GRANT went, and decisions go
+     * on (act.plan stays valid until one grants: dmn_arb_hold_ahead) */
+    bool ahead_only;
+    uint32_t ahead_id;           /* then the id of the task it is for */
     dmn_arb_action_t act;        /* the grant held; act.plan stays valid (no decision meanwhile) */
     uint32_t grant_id;           /* the granted task's id (its slot may be reused once it left) */
     uint64_t since_ns, until_ns; /* until_ns: the next request's bound */
@@ -104,16 +113,37 @@ typedef struct dmn_hold {
     uint64_t waits, timeouts, wait_ns, max_ns; /* for STATUS */
 } dmn_hold_t;
 
+/* What dmn_hold_begin holds. */
+typedef enum dmn_hold_what {
+    DMN_HOLD_NONE,   /* nothing: the caller sends the granted task's part and the fill ahead now */
+    DMN_HOLD_SWITCH, /* the granted task's orders, its GRANT and the fill ahead */
+    DMN_HOLD_AHEAD,  /* the fill ahead only: its fills are the only ones (dmn_hold_ahead) */
+} dmn_hold_what_t;
+
 /*
  * After the plan's orders for every task but the granted one were sent:
  * asks the evicted tasks that do not hold the turn, and those that gave back
  * a turn whose evictions they kept (above), for EVICTED and, when any
  * request is in force and the plan fills (or it asked the granted task),
- * holds the switch (true): the caller sends the granted task's
- * orders, its GRANT and the fill ahead only once dmn_hold_poll says so.
- * false: nothing held, the caller sends them now.
+ * holds the switch (DMN_HOLD_SWITCH): the caller sends the granted task's
+ * orders, its GRANT and the fill ahead only once dmn_hold_poll says so. A
+ * plan whose only fill is the fill ahead (no FILL), not asking the granted
+ * task, gives DMN_HOLD_AHEAD: nothing is held yet; the caller sends the
+ * granted task's orders and GRANT now, and, once they went, holds the fill
+ * ahead (dmn_hold_ahead). DMN_HOLD_NONE: nothing held, the caller sends
+ * them all now.
  */
-bool dmn_hold_begin(dmn_srv_t *s, const dmn_arb_action_t *act, uint64_t now);
+dmn_hold_what_t dmn_hold_begin(dmn_srv_t *s, const dmn_arb_action_t *act, uint64_t now);
+
+/*
+ * After dmn_hold_begin said DMN_HOLD_AHEAD and act's GRANT went: holds the
+ * fill ahead alone, until the requests in force are answered (or their
+ * tasks left, or the bound passed), the task it is for left, or a later
+ * decision grants (the arbiter hands it back first: dmn_arb_hold_ahead).
+ * Decisions go on meanwhile: the granted task holds its turn, and only the
+ * fill ahead needs the room the evictions free. Counted as a hold.
+ */
+void dmn_hold_ahead(dmn_srv_t *s, const dmn_arb_action_t *act, uint64_t now);
 
 /* An EVICTED of grant_seq from the task in slot; failed: evictions it did not
  * carry out (refused, or put off by a graph capture): it has answered all the
@@ -122,18 +152,30 @@ bool dmn_hold_begin(dmn_srv_t *s, const dmn_arb_action_t *act, uint64_t now);
  * have ended early); any other for a switch that went on is ignored. */
 void dmn_hold_evicted(dmn_srv_t *s, int slot, uint64_t grant_seq, uint32_t failed);
 
+/* What dmn_hold_poll says to send. */
+typedef enum dmn_hold_send {
+    DMN_HOLD_SEND_NONE,
+    DMN_HOLD_SEND_SWITCH, /* act's orders for the granted task, its GRANT, the fill ahead */
+    DMN_HOLD_SEND_AHEAD,  /* act's fill ahead only (its GRANT went) */
+} dmn_hold_send_t;
+
 /*
- * Whether the held switch may go on at now: false while it waits (or none is
- * held: then *send is false too). When the wait ends (all answered or gone,
- * the bound, or the held grant no longer the granted task's to send: it left,
- * went idle or gave the turn back meanwhile) it is counted and *send says
- * whether the grant is to be sent; then act is the action to send, and its
- * quantum restarts now. Ended early (*send false), its requests not
- * answered yet stay: the next switch held waits for them too, each until
- * its own bound, as after dmn_hold_supersede; the orders it never sent are
- * handed back to the arbiter (dmn_arb_unsent: the placement and STATUS).
+ * Whether decisions may go on at now: false while a switch is held (its
+ * GRANT not sent); true when none is, or only a fill ahead is held
+ * (dmn_hold_ahead). When a wait ends (all answered or gone, the bound, or
+ * the held grant no longer the granted task's to send: it left, went idle
+ * or gave the turn back meanwhile) it is counted and *send says what to
+ * send of act: a held switch's orders, GRANT and fill ahead (its quantum
+ * restarts now), or a held fill ahead, which also ends at once when the
+ * task it is for left (the caller's send hands it back then). Ended early
+ * (*send NONE), a held switch's requests not answered yet stay: the next
+ * switch held waits for them too, each until its own bound, as after
+ * dmn_hold_supersede; the orders it never sent are handed back to the
+ * arbiter (dmn_arb_unsent: the placement and STATUS). A held fill ahead
+ * that a later grant handed back (dmn_arb_hold_ahead) ends with nothing to
+ * send; its requests stay likewise.
  */
-bool dmn_hold_poll(dmn_srv_t *s, uint64_t now, bool *send, dmn_arb_action_t *act);
+bool dmn_hold_poll(dmn_srv_t *s, uint64_t now, dmn_hold_send_t *send, dmn_arb_action_t *act);
 
 /*
  * While a switch is held (dmn_hold_poll said false): when its granted task
@@ -154,13 +196,14 @@ bool dmn_hold_supersede(dmn_srv_t *s, uint64_t now);
  * failure logged. */
 void dmn_hold_unsent(dmn_srv_t *s, uint32_t id, uint64_t grant_seq);
 
-/* Whether a switch is held now. */
-static inline bool dmn_hold_active(const dmn_hold_t *h)
+/* Whether a switch is held now: no decision is taken until it ends. */
+static inline bool dmn_hold_blocks(const dmn_hold_t *h)
 {
-    return h->active;
+    return h->active && !h->ahead_only;
 }
 
-/* When the held switch gives up waiting; UINT64_MAX when none is held. */
+/* When the held switch or fill ahead gives up waiting; UINT64_MAX when
+ * none is held. */
 uint64_t dmn_hold_deadline(const dmn_hold_t *h);
 
 /* The STATUS head's counters (v6). */

@@ -3,12 +3,13 @@
  * GRANT is held, a latency task supersedes the held switch, an evictee
  * answers after the switch that asked it ended, a task asked again before
  * it answered, the granted task's connection failing while its orders are
- * written; and what each grant that never went hands back to the
- * placement. They run with the real placements too (thold_main: where
- * their plans differ, thold_rec() says), and test_no_fill_not_held only
- * with them (the recording placement fills at every switch). After each,
- * thold_end checks the placement's model and STATUS against the orders the
- * clients read. The wait itself: test_server_hold.c. */
+ * written, a switch whose only fill is the fill ahead (its GRANT at once,
+ * the AHEAD held: sent once answered or at the bound, handed back by the
+ * next grant or when its task leaves); and what each grant or fill ahead
+ * that never went hands back to the placement. They run with the real placements too (thold_main:
+ * where their plans differ, thold_rec() says), and test_no_fill_not_held only with them (the
+ * recording placement fills at every switch). After each, thold_end checks the placement's model
+ * and STATUS against the orders the clients read. The wait itself: test_server_hold.c. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -40,6 +41,16 @@ static void void_a_handed_back(void)
     handed_back(back, thold_rec() ? 2 : 1);
 }
 
+/* X answers the request of grant asked; then fd's GRANT (seq) comes,
+ * after the PLANs counted in plans[] (read_until). */
+static void answered_then_granted(int x, uint64_t asked, int fd, uint64_t seq, int *plans)
+{
+    send_evicted(x, asked);
+    dmn_msg_t m;
+    read_until(fd, DMN_MSG_GRANT, 0, &m, plans);
+    assert_int_equal(m.u.grant.grant_seq, seq);
+}
+
 static void test_gone_grantee_no_wait(void **state)
 {
     (void)state;
@@ -52,11 +63,8 @@ static void test_gone_grantee_no_wait(void **state)
     assert_true(nothing_for(b, &rep));
     assert_int_equal(rep.reclaimed, 1);
     void_a_handed_back();
-    send_evicted(x, g);
-    dmn_msg_t m;
     int plans[3] = {0};
-    read_until(b, DMN_MSG_GRANT, 0, &m, plans);
-    assert_int_equal(m.u.grant.grant_seq, g + 1);
+    answered_then_granted(x, g, b, g + 1, plans);
     assert_int_equal(plans[DMN_PLAN_FILL], 1);
     assert_int_equal(dmn_report_fetch(path, &rep, 10000), GMUX_OK);
     holds_are(&rep, 2, 0);
@@ -322,6 +330,147 @@ static void test_no_fill_not_held(void **state)
     thold_end((int[]){x, a, l}, 3);
 }
 
+/* A's switch (g) held for X's answer is superseded by L, a latency task
+ * whose PENDING names no ranges: L's switch (g + 1) fills only ahead, A,
+ * expected next, into the room X's eviction frees (the recording placement
+ * evicts X again and asks it for g + 1; the real ones fill A's two chunks
+ * into the two that X's eviction for g frees). L's own turn needs none of
+ * that room: its GRANT goes at once, and only A's AHEAD waits for X's
+ * answer. Until 2026-12-02 L's GRANT waited with it (for the bound: a minute
+ * here, the read gives up after 10 s). A server waiting at most wait_ms for
+ * evictions; returns g; *asked: the grant whose request X answers. */
+static uint64_t ahead_held_l_granted(int wait_ms, int *x, int *a, int *l, uint64_t *asked)
+{
+    uint64_t g = switched_x_to_a(wait_ms, x, a, NULL);
+    *l = raw_client_of("l", DMN_CLASS_LATENCY, 0, 0);
+    send_pending_none(*l, 1);
+    dmn_msg_t m;
+    *asked = g;
+    if (thold_rec()) {
+        read_evictions(*x, &m, NULL);
+        assert_int_equal(m.u.ranges.seq, g + 1);
+        *asked = g + 1;
+    }
+    int plans[3] = {0};
+    read_until(*l, DMN_MSG_GRANT, 0, &m, plans);
+    assert_int_equal(m.u.grant.grant_seq, g + 1);
+    assert_int_equal(plans[DMN_PLAN_FILL] + plans[DMN_PLAN_EVICT], 0);
+    dmn_report_t rep;
+    assert_true(nothing_for(*a, &rep));          /* its fill ahead waits for X */
+    assert_int_equal(rep.ahead_bytes, ws_a.len); /* planned, not handed back */
+    assert_int_equal(rep.ahead_plans, 1);
+    holds_are(&rep, 1, 0); /* A's switch, superseded; L's fill ahead still held */
+    return g;
+}
+
+/* Once X answered, A's AHEAD (of L's grant) comes; then, L idle, A's
+ * switch (g + 2) is granted at once, filling nothing with the real
+ * placements (A's working set was filled ahead). */
+static void test_ahead_only_grant_first(void **state)
+{
+    (void)state;
+    int x, a, l;
+    uint64_t asked, g = ahead_held_l_granted(60000, &x, &a, &l, &asked);
+    send_evicted(x, asked);
+    dmn_msg_t m;
+    thold_read(a, &m);
+    assert_int_equal(m.hdr.type, DMN_MSG_PLAN);
+    assert_int_equal(m.u.ranges.count, DMN_PLAN_AHEAD);
+    assert_int_equal(m.u.ranges.seq, g + 1);
+    assert_int_equal(m.u.ranges.n_ranges, 1);
+    dmn_range_t r = dmn_proto_range_at(&m.u.ranges, 0);
+    assert_int_equal(r.base, ws_a.base);
+    assert_int_equal(r.len, ws_a.len);
+    dmn_report_t rep;
+    assert_true(nothing_for(a, &rep));
+    holds_are(&rep, 2, 0);
+    thold_agree((int[]){x, a, l}, 3);
+    send_simple(l, DMN_MSG_IDLE);
+    int plans[3] = {0};
+    read_until(a, DMN_MSG_GRANT, 0, &m, plans);
+    assert_int_equal(m.u.grant.grant_seq, g + 2);
+    assert_int_equal(plans[DMN_PLAN_FILL], thold_rec());
+    thold_end((int[]){x, a, l}, 3);
+}
+
+/* L goes idle while A's AHEAD is held: the switch to A (g + 2) hands that
+ * fill ahead back to the placement before it plans (never sent: A's FILL
+ * orders its working set instead), and A's FILL and GRANT wait for X's
+ * answer, as any switch that fills while a request is in force. */
+static void test_ahead_held_next_switch(void **state)
+{
+    (void)state;
+    int x, a, l;
+    uint64_t asked, g = ahead_held_l_granted(60000, &x, &a, &l, &asked);
+    uint32_t calls = unsent_log->calls; /* A's withdrawn grant (g) */
+    send_simple(l, DMN_MSG_IDLE);
+    until_state("a", DMN_STATE_RUNNING); /* granted (g + 2), its GRANT held */
+    dmn_report_t rep;
+    assert_true(nothing_for(a, &rep));
+    assert_int_equal(unsent_log->calls, calls + 1);
+    dmn_plan_entry_t back = unsent_log->e[unsent_log->n - 1];
+    assert_int_equal(back.task_id, 2);
+    assert_int_equal(back.kind, DMN_PLAN_AHEAD);
+    assert_int_equal(back.range.base, ws_a.base);
+    assert_int_equal(back.range.len, ws_a.len);
+    int plans[3] = {0};
+    answered_then_granted(x, asked, a, g + 2, plans);
+    assert_int_equal(plans[DMN_PLAN_FILL], 1);
+    assert_int_equal(plans[DMN_PLAN_AHEAD], 0);
+    assert_int_equal(dmn_report_fetch(path, &rep, 10000), GMUX_OK);
+    holds_are(&rep, 3, 0);
+    thold_end((int[]){x, a, l}, 3);
+}
+
+/* A, whose AHEAD is held, hangs up: its fill ahead is handed back at once,
+ * without waiting for X's answer (STATUS counts it planned no longer, and
+ * the hold ended, not at the bound). */
+static void test_ahead_task_gone(void **state)
+{
+    (void)state;
+    int x, a, l;
+    uint64_t asked;
+    (void)ahead_held_l_granted(60000, &x, &a, &l, &asked);
+    uint32_t calls = unsent_log->calls;
+    thold_gone(a);
+    dmn_report_t rep;
+    for (int k = 0; k < 1000; k++) {
+        assert_int_equal(dmn_report_fetch(path, &rep, 10000), GMUX_OK);
+        if (rep.reclaimed == 1)
+            break;
+        usleep(1000);
+    }
+    assert_int_equal(rep.reclaimed, 1);
+    /* a QUERY read after A's hang-up in the same round was answered
+     * before that round's decisions: one more, read in a later round */
+    assert_int_equal(dmn_report_fetch(path, &rep, 10000), GMUX_OK);
+    assert_int_equal(unsent_log->calls, calls + 1);
+    assert_int_equal(rep.ahead_bytes, 0);
+    assert_int_equal(rep.ahead_plans, 0);
+    holds_are(&rep, 2, 0);
+    send_evicted(x, asked);
+    thold_end((int[]){x, l}, 2);
+}
+
+/* X never answers: A's AHEAD goes once the bound of X's request passed
+ * (2 s here: L supersedes A's switch well within it), and the hold counts
+ * as given up; L's GRANT went at once all the same. */
+static void test_ahead_held_bound(void **state)
+{
+    (void)state;
+    int x, a, l;
+    uint64_t asked, g = ahead_held_l_granted(2000, &x, &a, &l, &asked);
+    dmn_msg_t m;
+    thold_read(a, &m);
+    assert_int_equal(m.hdr.type, DMN_MSG_PLAN);
+    assert_int_equal(m.u.ranges.count, DMN_PLAN_AHEAD);
+    assert_int_equal(m.u.ranges.seq, g + 1);
+    dmn_report_t rep;
+    assert_true(nothing_for(a, &rep));
+    holds_are(&rep, 2, 1);
+    thold_end((int[]){x, a, l}, 3);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -331,6 +480,10 @@ int main(void)
         cmocka_unit_test_teardown(test_shared_late_answer_counts, teardown),
         cmocka_unit_test_teardown(test_shared_supersede, teardown),
         cmocka_unit_test_teardown(test_grantee_write_fails, teardown),
+        cmocka_unit_test_teardown(test_ahead_only_grant_first, teardown),
+        cmocka_unit_test_teardown(test_ahead_held_next_switch, teardown),
+        cmocka_unit_test_teardown(test_ahead_task_gone, teardown),
+        cmocka_unit_test_teardown(test_ahead_held_bound, teardown),
         cmocka_unit_test_teardown(test_no_fill_not_held, teardown), /* the real ones only */
     };
     size_t n = sizeof(tests) / sizeof(tests[0]);
