@@ -453,13 +453,13 @@ static void test_ahead_task_gone(void **state)
 }
 
 /* X never answers: A's AHEAD goes once the bound of X's request passed
- * (2 s here: L supersedes A's switch well within it), and the hold counts
+ * (5 s here: L supersedes A's switch well within it), and the hold counts
  * as given up; L's GRANT went at once all the same. */
 static void test_ahead_held_bound(void **state)
 {
     (void)state;
     int x, a, l;
-    uint64_t asked, g = ahead_held_l_granted(2000, &x, &a, &l, &asked);
+    uint64_t asked, g = ahead_held_l_granted(5000, &x, &a, &l, &asked);
     dmn_msg_t m;
     thold_read(a, &m);
     assert_int_equal(m.hdr.type, DMN_MSG_PLAN);
