@@ -216,3 +216,21 @@ const char *com_format_count_short(uint64_t n, char *buf, unsigned len)
     }
     return format_short((double)n / 1000.0, 1000.0, "kMGTPE", buf, len);
 }
+
+const char *com_format_duration(uint64_t ns, char *buf, unsigned len)
+{
+    uint64_t s = ns / 1000000000u;
+    if (s < 60)
+        snprintf(buf, len, "%llu.%llu s", (unsigned long long)s,
+                 (unsigned long long)(ns / 100000000u % 10));
+    else if (s < 3600)
+        snprintf(buf, len, "%llum%02llus", (unsigned long long)(s / 60),
+                 (unsigned long long)(s % 60));
+    else if (s < 86400)
+        snprintf(buf, len, "%lluh%02llum", (unsigned long long)(s / 3600),
+                 (unsigned long long)(s / 60 % 60));
+    else
+        snprintf(buf, len, "%llud%02lluh", (unsigned long long)(s / 86400),
+                 (unsigned long long)(s / 3600 % 24));
+    return buf;
+}

@@ -50,4 +50,9 @@ const char *com_format_size_short(uint64_t bytes, char *buf, unsigned len);
  * (powers of 1000): "99999", "100k", "1.5M". */
 const char *com_format_count_short(uint64_t n, char *buf, unsigned len);
 
+/* A duration for people, the two largest units, cut (not rounded) below:
+ * "0.0 s" to "59.9 s", then "1m00s" to "59m59s", "1h00m" to "23h59m",
+ * "1d00h" and on. */
+const char *com_format_duration(uint64_t ns, char *buf, unsigned len);
+
 #endif /* COM_PARSE_H */

@@ -177,7 +177,7 @@ void dmn_report_table(FILE *out, const char *path, const dmn_report_t *r, unsign
         field(&fl, "pid %d", (int)r->daemon_pid);
     else
         field(&fl, "pid ?");
-    field(&fl, "up %.1f s", (double)r->uptime_ns / 1e9);
+    field(&fl, "up %s", com_format_duration(r->uptime_ns, a, sizeof(a)));
     field(&fl, "tasks %u", r->n_tasks);
     field(&fl, "switches %llu", (unsigned long long)r->switches);
     field(&fl, "reclaimed %llu", (unsigned long long)r->reclaimed);

@@ -174,12 +174,42 @@ static void test_format_short(void **state)
     }
 }
 
+/* Durations: two units, cut below, never "60" of a unit. */
+static void test_format_duration(void **state)
+{
+    (void)state;
+    static const struct {
+        uint64_t ns;
+        const char *text;
+    } cases[] = {
+        {0, "0.0 s"},
+        {99999999, "0.0 s"},
+        {2500000000ull, "2.5 s"},
+        {59999999999ull, "59.9 s"},
+        {60000000000ull, "1m00s"},
+        {3599999999999ull, "59m59s"},
+        {3600000000000ull, "1h00m"},
+        {(3600ull * 2 + 60 * 7 + 59) * 1000000000ull, "2h07m"},
+        {86399999999999ull, "23h59m"},
+        {86400000000000ull, "1d00h"},
+        {(86400ull * 40 + 3600 * 23) * 1000000000ull, "40d23h"},
+        {UINT64_MAX, "213503d23h"},
+    };
+    char buf[32];
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+        assert_string_equal(com_format_duration(cases[i].ns, buf, sizeof(buf)), cases[i].text);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_size_units),        cmocka_unit_test(test_size_rejects),
-        cmocka_unit_test(test_integers),          cmocka_unit_test(test_leading_zero_is_decimal),
-        cmocka_unit_test(test_doubles_and_bools), cmocka_unit_test(test_format_size),
+        cmocka_unit_test(test_format_duration),
+        cmocka_unit_test(test_size_units),
+        cmocka_unit_test(test_size_rejects),
+        cmocka_unit_test(test_integers),
+        cmocka_unit_test(test_leading_zero_is_decimal),
+        cmocka_unit_test(test_doubles_and_bools),
+        cmocka_unit_test(test_format_size),
         cmocka_unit_test(test_format_short),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
