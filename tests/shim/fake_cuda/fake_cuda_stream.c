@@ -419,7 +419,10 @@ CUresult fk_cuEventRecord(CUevent e, CUstream s)
 
 /* Complete unless the file FAKE_CUDA_EVENT_HOLD names exists: then not
  * ready, and each such question (re)creates that path with ".busy"
- * appended, so a test sees that it was asked, and asked again. A potentially
+ * appended, so a test sees that it was asked, and asked again. While the
+ * file FAKE_CUDA_EVENT_FAIL names exists, the answer is
+ * CUDA_ERROR_ILLEGAL_ADDRESS instead (a kernel's fault, sticky on a real
+ * driver: whether the event's work completed is not known). A potentially
  * unsafe call (fake_unsafe_refused). */
 CUresult fk_cuEventQuery(CUevent e)
 {
@@ -435,6 +438,9 @@ CUresult fk_cuEventQuery(CUevent e)
     }
     if (fake_unsafe_refused())
         return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    const char *fail = getenv("FAKE_CUDA_EVENT_FAIL");
+    if (fail && fail[0] && access(fail, F_OK) == 0)
+        return CUDA_ERROR_ILLEGAL_ADDRESS;
     return held ? CUDA_ERROR_NOT_READY : CUDA_SUCCESS;
 }
 
