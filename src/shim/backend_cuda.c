@@ -363,14 +363,23 @@ gmux_status_t shim_backend_after_mark(shim_cuctx_t *c, shim_cuctx_t *from, uint3
  * mode while another thread of the program captures in mode GLOBAL (the
  * watcher polls during the program's captures), it would be refused and
  * invalidate that capture (test_gate_evicted
- * test_mark_polled_relaxed_in_capture). */
+ * test_mark_polled_relaxed_in_capture). Any other error was taken for
+ * "done" until 2026-12-02 (test_failed_query_reported_not_done). */
 int shim_backend_mark_done(shim_cuctx_t *c)
 {
     CUstreamCaptureMode mode;
     bool relaxed = shim_backend_relax(&mode);
     CUresult r = SHIM_CALL(cuEventQuery, c->ev_mark);
     shim_backend_unrelax(relaxed, mode);
-    return r == CUDA_SUCCESS ? 1 : r == CUDA_ERROR_NOT_READY ? 0 : -1;
+    if (r == CUDA_SUCCESS || r == CUDA_ERROR_NOT_READY)
+        return r == CUDA_SUCCESS;
+    static atomic_bool warned;
+    if (!atomic_exchange(&warned, true))
+        COM_WARN(SHIM,
+                 "cannot tell whether the migrations of context %p completed (cuEventQuery: "
+                 "CUresult %d); reported not done",
+                 (void *)atomic_load(&c->ctx), (int)r);
+    return -1;
 }
 
 bool shim_backend_capturing(CUstream stream, bool per_thread)

@@ -112,7 +112,10 @@ CUresult shim_backend_order(shim_cuctx_t *c, CUstream stream, bool per_thread);
 /*
  * The mark: an event recorded on c's migration stream after every migration
  * issued so far (the gate's evictions), and whether it completed, polled
- * without waiting: 1 done, 0 not yet, -1 the driver failed (it never will).
+ * without waiting: 1 done, 0 not yet, -1 unknown: the driver failed the
+ * query with another error (a sticky fault of the context, a handle gone),
+ * which is logged once per process. The migrations may or may not have
+ * completed then; the caller must not take -1 for done.
  * A new mark replaces the last. Both need c's context current on the calling
  * thread (entered, for the watcher).
  */

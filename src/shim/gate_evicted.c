@@ -104,11 +104,22 @@ bool shim_gate_evicted_poll(dmn_client_t *cl, shim_cuctx_t *cx)
         return false;
     if (cx != m || shim_backend_gen(cx) != gen)
         return true;
-    if (shim_backend_mark_done(cx) == 0)
+    int done = shim_backend_mark_done(cx);
+    if (done == 0)
         return true;
     uint64_t seq = mark_seq;
     mark_seq = 0;
-    send_now(cl, seq);
+    if (done > 0) {
+        send_now(cl, seq);
+        return false;
+    }
+    /* the driver failed the query: whether the evictions completed is not
+     * known, so they are reported not done (failed: never 0), as when a
+     * capture put them off, and gmuxd does not count their room as free */
+    (void)dmn_client_evicted(cl, seq, 1);
+    SHIM_STAT_ADD(evicted_unknown, 1);
+    COM_DEBUG(SHIM, "daemon plan: evictions of grant %llu not known done: reported failed",
+              (unsigned long long)seq);
     return false;
 }
 

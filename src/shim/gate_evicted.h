@@ -12,7 +12,9 @@
  * it completed. With the shim's mode off (nothing moved), or no context, or
  * an event the driver refuses, EVICTED goes at once: there is nothing to
  * wait for, or no way to. So does it, flagged failed, while a graph capture
- * puts the evictions off (shim_gate_evicted_deferred). A request or mark of
+ * puts the evictions off (shim_gate_evicted_deferred), and once the driver
+ * fails a query of the event (an error other than "not ready"): whether the
+ * evictions completed is not known then. A request or mark of
  * a connection that ended is dropped (its grant numbers belong to that
  * daemon). One request and one mark at a time: a newer one replaces the
  * older (the daemon holds one switch at a time, and an event recorded later

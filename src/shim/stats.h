@@ -45,6 +45,7 @@
     X(fill_dropped)    /* fill ranges given up for want of room in the shim's store of fills */    \
     X(fill_dropped_bytes) /* bytes of those: faulted in instead of prefetched */                   \
     X(evicted_ctx_gone)   /* EVICTED sent at once: the evictions' context was destroyed */         \
+    X(evicted_unknown)    /* EVICTED sent flagged failed: the query of their event failed */       \
     X(streams_untracked)  /* non-blocking streams not tracked (no memory): evictions not ordered   \
                              after their work */                                                   \
     X(capture_joined)     /* times the migration stream was found inside a program's capture */    \

@@ -303,6 +303,7 @@ void gh_read_out(int i, gh_out_t *o)
     o->capture_joined = stat_u64(json, "capture_joined");
     o->evicted_reports = stat_u64(json, "evicted_reports");
     o->evicted_put_off = stat_u64(json, "evicted_put_off");
+    o->evicted_unknown = stat_u64(json, "evicted_unknown");
 }
 
 int gh_status_wait(const char *needle, int want, const char **last)

@@ -51,6 +51,7 @@ typedef struct gh_out {
                   fired; 6: if the capture began */
     unsigned long long cap_from, cap_to; /* CAPTURE 1/2: when the capture began and ended */
     unsigned long long evicted_ctx_gone; /* EVICTED sent at once: the context was destroyed */
+    unsigned long long evicted_unknown;  /* EVICTED sent flagged failed: the event query failed */
     unsigned long long relaxed;          /* CAPTURE 3/14: unsafe calls let through as RELAXED */
     size_t nd, nh;
     unsigned long long d[64][3]; /* prefetches to the device: ns, base, len (the first 64) */

@@ -26,6 +26,9 @@
  *   GLOBAL: the driver double refused the query and invalidated the
  *   capture (the program exited 16).
  *
+ * - with the request, the event's query then failing (FAKE_CUDA_EVENT_FAIL):
+ *   EVICTED flagged failed, counted (evicted_unknown); until 2026-12-02 the
+ *   gate took the failure for completion and reported the eviction done.
  * - with the request, after the program destroyed the context it waited in
  *   (the watcher cannot enter it; the memory went with it): EVICTED at once,
  *   failed 0, counted (evicted_ctx_gone).
@@ -305,6 +308,15 @@ static int go_to_wait(int task, uint8_t *buf, uint64_t *pending_p)
     return go_on_to_wait(task, buf, "go", pending_p);
 }
 
+/* evict_after_turn, asked; then the mark polled (held). Socket, or -step. */
+static int evict_polled(int ready, uint8_t *buf, int *fds, int *nfd, int step)
+{
+    int task = evict_after_turn(ready, buf, fds, nfd, 1);
+    if (task >= 0 && gs_wait_file("hold.busy") != 0)
+        return -step;
+    return task;
+}
+
 /* The watcher marked the eviction in the first context (the event held);
  * the program goes on in a second one (CAPTURE 9) and waits for its turn
  * there, holding the gate's lock, so the watcher cannot poll the mark. The
@@ -315,11 +327,9 @@ static int scripted_wait_other_context(int ready)
 {
     static uint8_t buf[DMN_PROTO_MAX_MSG];
     int fds[8], nfd = 0;
-    int task = evict_after_turn(ready, buf, fds, &nfd, 1);
+    int task = evict_polled(ready, buf, fds, &nfd, 60);
     if (task < 0)
         return -task;
-    if (gs_wait_file("hold.busy") != 0) /* marked, polled: not ready */
-        return 60;
     uint64_t pending;
     if (go_to_wait(task, buf, &pending) != 0)
         return 61;
@@ -431,16 +441,34 @@ static int scripted_query_in_capture(int ready)
 {
     static uint8_t buf[DMN_PROTO_MAX_MSG];
     int fds[8], nfd = 0;
-    int task = evict_after_turn(ready, buf, fds, &nfd, 1);
+    int task = evict_polled(ready, buf, fds, &nfd, 80); /* polled before the capture */
     if (task < 0)
         return -task;
-    if (gs_wait_file("hold.busy") != 0) /* marked, polled before the capture */
-        return 80;
     gh_touch("out0.cap");
     if (gs_wait_file("out0.capturing") != 0)
         return 81;
     int rc = evicted_after_hold(task, buf, 2); /* its next polls come during the capture */
     return rc ? rc : finish(task, buf, fds, nfd);
+}
+
+/* The mark polled (held), then its query fails: EVICTED for grant 2 must
+ * come flagged failed (the gate cannot tell whether the eviction completed). */
+static int scripted_query_fails(int ready)
+{
+    static uint8_t buf[DMN_PROTO_MAX_MSG];
+    int fds[8], nfd = 0;
+    int task = evict_polled(ready, buf, fds, &nfd, 90);
+    if (task < 0)
+        return -task;
+    gh_touch("fail");
+    dmn_msg_t m;
+    if (gs_read_until(task, buf, DMN_MSG_EVICTED, &m) != 0)
+        return 91;
+    if (m.u.evicted.grant_seq != 2 || m.u.evicted.failed == 0)
+        return 92;
+    unlink(gh_path("fail"));
+    unlink(hold);
+    return finish(task, buf, fds, nfd);
 }
 
 /* The program's policy: demand, no prefetch of its own (the double's record
@@ -528,6 +556,22 @@ static void test_mark_polled_relaxed_in_capture(void **state)
     spec = saved;
     print_message("unsafe calls let through as RELAXED during the capture: %llu\n", o->relaxed);
     assert_true(o->relaxed >= 1); /* the query during it, made RELAXED */
+    free(o);
+}
+
+static void test_failed_query_reported_not_done(void **state)
+{
+    (void)state;
+    static char fail[256];
+    snprintf(fail, sizeof(fail), "%s", gh_path("fail"));
+    unlink(fail);
+    setenv("FAKE_CUDA_EVENT_FAIL", fail, 1);
+    gh_out_t *o = calloc(1, sizeof(*o));
+    assert_non_null(o);
+    run_case_out(scripted_query_fails, 1, o);
+    unsetenv("FAKE_CUDA_EVENT_FAIL");
+    assert_int_equal(o->evicted_unknown, 1);
+    assert_int_equal(o->evicted_reports, 0);
     free(o);
 }
 
@@ -642,6 +686,7 @@ int main(void)
         GH_TEST(test_no_request_no_evicted),
         GH_TEST(test_deferred_answered_at_once),
         GH_TEST(test_mark_polled_relaxed_in_capture),
+        GH_TEST(test_failed_query_reported_not_done),
         GH_TEST(test_fill_ahead_after_other_context),
         GH_TEST(test_ctx_gone_evicted_at_once),
         GH_TEST(test_mark_of_other_context_polled_in_wait),

@@ -11,7 +11,9 @@
  *   - once one of the 64 is destroyed, a context that had no state gets
  *     the entry it left, and the table is full again after it.
  * And threads making the first launches in the primary context at once get
- * one state for it (test_primary_first_launches_at_once).
+ * one state for it (test_primary_first_launches_at_once), and a context's
+ * state made while another thread captures a graph in mode GLOBAL is made
+ * in mode RELAXED (test_state_made_relaxed_during_capture).
  * CTest runs this with LD_PRELOAD=libgmux.so, policy proactive, a budget,
  * no gate, and FAKE_CUDA_MAX_CTX above 64.
  */
@@ -73,6 +75,18 @@ static int tag_in(CUcontext ctx, CUdeviceptr buf, uint64_t t)
     return prefetched;
 }
 
+/* The driver's entry points the tests use, and the kernel tag. */
+static void bind_entries(void)
+{
+    create = (PFN_cuCtxCreate_v3020)get("cuCtxCreate", 3020, LEGACY);
+    destroy = GET(PFN_cuCtxDestroy_v4000, "cuCtxDestroy", 12000);
+    push = GET(PFN_cuCtxPushCurrent_v4000, "cuCtxPushCurrent", 12000);
+    pop = GET(PFN_cuCtxPopCurrent_v4000, "cuCtxPopCurrent", 12000);
+    launch = GET(PFN_cuLaunchKernel_v4000, "cuLaunchKernel", 12000);
+    static const size_t sizes[] = {8, 8};
+    tag_fn = f_register("tag", 2, sizes, k_tag);
+}
+
 /* How many times the shim's log (the file at fd) says the table is full. */
 static int warnings(int fd)
 {
@@ -89,13 +103,7 @@ static int warnings(int fd)
 static void test_live_contexts_beyond_tracked(void **state)
 {
     (void)state;
-    create = (PFN_cuCtxCreate_v3020)get("cuCtxCreate", 3020, LEGACY);
-    destroy = GET(PFN_cuCtxDestroy_v4000, "cuCtxDestroy", 12000);
-    push = GET(PFN_cuCtxPushCurrent_v4000, "cuCtxPushCurrent", 12000);
-    pop = GET(PFN_cuCtxPopCurrent_v4000, "cuCtxPopCurrent", 12000);
-    launch = GET(PFN_cuLaunchKernel_v4000, "cuLaunchKernel", 12000);
-    static const size_t sizes[] = {8, 8};
-    tag_fn = f_register("tag", 2, sizes, k_tag);
+    bind_entries();
     /* the shim's log to a file of ours for the test */
     char log[] = "/tmp/gmux_contexts_XXXXXX";
     int fd = mkstemp(log);
@@ -218,12 +226,67 @@ static void test_primary_first_launches_at_once(void **state)
         assert_int_equal(release(0), CUDA_SUCCESS);
 }
 
+/* --- a context's state made during another thread's capture ---------------- */
+
+static CUcontext cap_ctx;
+static CUdeviceptr cap_buf;
+static int cap_prefetched;
+
+static void *first_launch_in_cap_ctx(void *arg)
+{
+    (void)arg;
+    cap_prefetched = tag_in(cap_ctx, cap_buf, 7);
+    return NULL;
+}
+
+/* The first launch in a context, made while another thread of the program
+ * captures a graph in mode GLOBAL: the shim creates the context's migration
+ * stream and its three events then, and makes them in mode RELAXED (its
+ * choice: the driver's documentation does not name stream or event
+ * creation among the potentially unsafe calls, so the double counts such
+ * calls by the caller's mode instead of refusing them). The capture must
+ * end well, and the launch must be prefetched for on the new stream. */
+static void test_state_made_relaxed_during_capture(void **state)
+{
+    (void)state;
+    bind_entries();
+    fake_capture_creations_fn creations =
+        (fake_capture_creations_fn)dlsym(drv, "fake_capture_creations");
+    assert_non_null(creations);
+    CUcontext was;
+    assert_int_equal(create(&cap_ctx, 0, 0), CUDA_SUCCESS);
+    cap_buf = alloc(BUF); /* before the capture: an allocation would break it */
+    assert_int_equal(pop(&was), CUDA_SUCCESS);
+    CUstream s = new_stream();
+    unsigned relaxed0, strict0, relaxed, strict;
+    creations(&relaxed0, &strict0);
+    assert_int_equal(GET(PFN_cuStreamBeginCapture_v10010, "cuStreamBeginCapture",
+                         12000)(s, CU_STREAM_CAPTURE_MODE_GLOBAL),
+                     CUDA_SUCCESS);
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, first_launch_in_cap_ctx, NULL), 0);
+    assert_int_equal(pthread_join(th, NULL), 0);
+    CUgraph g;
+    assert_int_equal(GET(PFN_cuStreamEndCapture_v10000, "cuStreamEndCapture", 12000)(s, &g),
+                     CUDA_SUCCESS);
+    creations(&relaxed, &strict);
+    print_message("creations during the capture: %u relaxed, %u not\n", relaxed - relaxed0,
+                  strict - strict0);
+    assert_true(cap_prefetched);
+    assert_int_equal(strict - strict0, 0);
+    assert_int_equal(relaxed - relaxed0, 4); /* the migration stream, three events */
+    assert_int_equal(*(uint64_t *)(uintptr_t)cap_buf, 7);
+    GET(PFN_cuGraphDestroy_v10000, "cuGraphDestroy", 12000)(g);
+    assert_int_equal(destroy(cap_ctx), CUDA_SUCCESS);
+}
+
 int main(void)
 {
     if (shim_harness_open() != 0)
         return 1;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_primary_first_launches_at_once),
+        cmocka_unit_test(test_state_made_relaxed_during_capture),
         cmocka_unit_test(test_live_contexts_beyond_tracked),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

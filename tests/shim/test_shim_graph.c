@@ -1,13 +1,15 @@
 /*
  * Graphs in libgmux.so against the driver test double (see shim_harness.h):
  * kernel nodes, child graphs and conditional nodes walked at
- * instantiation, and their data prefetched before the one graph launch.
+ * instantiation, and their data prefetched before the one graph launch; a
+ * graph captured from a stream holding the program's kernels only.
  * CTest runs this under every policy, like test_shim.
  *
  * Run as `test_shim_graph cond-stats` it only runs the conditional-node
  * scenario and exits, so that test_graph_conditional_stats can read the
  * counters a fresh process writes at exit (GMUX_SHIM_STATS).
  */
+#include <dlfcn.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -38,6 +40,25 @@ static CUDA_KERNEL_NODE_PARAMS vadd_node(void **args)
                                      .kernelParams = args};
 }
 
+/* Instantiates g (the shim reads its nkernels kernel nodes, proactive) and
+ * launches it on s: the data of the n regions bases[]/sizes[] is
+ * prefetched before the launch, where the policy prefetches. */
+static CUgraphExec instantiate_and_launch(CUgraph g, CUstream s, size_t nkernels,
+                                          const CUdeviceptr *bases, const size_t *sizes, size_t n)
+{
+    CUgraphExec exec;
+    f_reset();
+    assert_int_equal(GET(PFN_cuGraphInstantiateWithFlags_v11040, "cuGraphInstantiateWithFlags",
+                         12000)(&exec, g, 0),
+                     CUDA_SUCCESS);
+    if (mode_proactive)
+        assert_int_equal(count_calls("cuGraphKernelNodeGetParams_v2"), nkernels);
+    f_reset();
+    assert_int_equal(GET(PFN_cuGraphLaunch_v10000, "cuGraphLaunch", 12000)(exec, s), CUDA_SUCCESS);
+    assert_prefetched_before("cuGraphLaunch", s, bases, sizes, n);
+    return exec;
+}
+
 static void test_graph_inspected_at_instantiation(void **state)
 {
     (void)state;
@@ -56,19 +77,9 @@ static void test_graph_inspected_at_instantiation(void **state)
     assert_int_equal(add(&n1, g, NULL, 0, &p), CUDA_SUCCESS);
     p.kernelParams = args2;
     assert_int_equal(add(&n2, g, &n1, 1, &p), CUDA_SUCCESS);
-    CUgraphExec exec;
-    f_reset();
-    assert_int_equal(GET(PFN_cuGraphInstantiateWithFlags_v11040, "cuGraphInstantiateWithFlags",
-                         12000)(&exec, g, 0),
-                     CUDA_SUCCESS);
-    if (mode_proactive)
-        assert_int_equal(count_calls("cuGraphKernelNodeGetParams_v2"), 2);
-    CUstream s = new_stream();
-    f_reset();
-    assert_int_equal(GET(PFN_cuGraphLaunch_v10000, "cuGraphLaunch", 12000)(exec, s), CUDA_SUCCESS);
     const CUdeviceptr bases[] = {a, b, c, d};
     const size_t sizes[] = {n * 4, n * 4, n * 4, n * 4};
-    assert_prefetched_before("cuGraphLaunch", s, bases, sizes, 4);
+    CUgraphExec exec = instantiate_and_launch(g, new_stream(), 2, bases, sizes, 4);
     assert_true(((float *)(uintptr_t)d)[n - 1] == 3.0f);
     assert_int_equal(GET(PFN_cuGraphExecDestroy_v10000, "cuGraphExecDestroy", 12000)(exec),
                      CUDA_SUCCESS);
@@ -513,6 +524,64 @@ static void test_graph_destroy_forgets_nested_conditionals(void **state)
     assert_int_equal(destroy(g), CUDA_SUCCESS);
 }
 
+/* A graph captured from a stream (mode GLOBAL): the double records what is
+ * queued on the capturing stream as nodes and runs them only when the graph
+ * is launched. The graph must hold exactly the program's two kernels, with
+ * their arguments: none of the shim's prefetches, event records or waits
+ * (the shim leaves a capturing stream alone), and nothing may have run or
+ * moved at capture time. Instantiation must show the shim both kernel nodes,
+ * and the graph's launch must prefetch their data first (proactive) and
+ * compute what the kernels compute launched one by one. */
+static void test_captured_graph_holds_program_work_only(void **state)
+{
+    (void)state;
+    const int n = 64;
+    CUdeviceptr a = alloc(n * 4), b = alloc(n * 4), c = alloc(n * 4), d = alloc(n * 4);
+    float *fa = (float *)(uintptr_t)a, *fb = (float *)(uintptr_t)b;
+    float *fc = (float *)(uintptr_t)c, *fd = (float *)(uintptr_t)d;
+    for (int i = 0; i < n; i++) {
+        fa[i] = (float)i;
+        fb[i] = 0.5f * (float)i;
+        fc[i] = fd[i] = -1.0f;
+    }
+    CUstream s = new_stream();
+    PFN_cuLaunchKernel_v4000 launch = GET(PFN_cuLaunchKernel_v4000, "cuLaunchKernel", 12000);
+    void *args1[] = {&a, &b, &c, (void *)&n}; /* c = a + b */
+    void *args2[] = {&c, &a, &d, (void *)&n}; /* d = c + a */
+    f_reset();
+    assert_int_equal(GET(PFN_cuStreamBeginCapture_v10010, "cuStreamBeginCapture",
+                         12000)(s, CU_STREAM_CAPTURE_MODE_GLOBAL),
+                     CUDA_SUCCESS);
+    assert_int_equal(launch(vadd_fn(), 1, 1, 1, 64, 1, 1, 0, s, args1, NULL), CUDA_SUCCESS);
+    assert_int_equal(launch(vadd_fn(), 1, 1, 1, 64, 1, 1, 0, s, args2, NULL), CUDA_SUCCESS);
+    CUgraph g;
+    assert_int_equal(GET(PFN_cuStreamEndCapture_v10000, "cuStreamEndCapture", 12000)(s, &g),
+                     CUDA_SUCCESS);
+    assert_true(fc[n - 1] == -1.0f && fd[n - 1] == -1.0f); /* captured, not run */
+    assert_int_equal(count_prefetches(), 0);
+    fake_graph_nodes_fn nodes = (fake_graph_nodes_fn)dlsym(drv, "fake_graph_nodes");
+    assert_non_null(nodes);
+    fake_node_info_t info[8];
+    assert_int_equal(nodes(g, info, 8), 2);
+    const CUdeviceptr first[2] = {a, c};
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(info[i].kind, FAKE_NODE_KERNEL);
+        assert_ptr_equal(info[i].func, vadd_fn());
+        assert_int_equal(info[i].a0, first[i]);
+    }
+    const CUdeviceptr bases[] = {a, b, c, d};
+    const size_t sizes[] = {n * 4, n * 4, n * 4, n * 4};
+    CUgraphExec exec = instantiate_and_launch(g, s, 2, bases, sizes, 4);
+    assert_int_equal(nodes(g, info, 8), 2); /* the launch added nothing to the graph */
+    for (int i = 0; i < n; i++) {
+        assert_true(fc[i] == 1.5f * (float)i);
+        assert_true(fd[i] == 2.5f * (float)i);
+    }
+    assert_int_equal(GET(PFN_cuGraphExecDestroy_v10000, "cuGraphExecDestroy", 12000)(exec),
+                     CUDA_SUCCESS);
+    GET(PFN_cuGraphDestroy_v10000, "cuGraphDestroy", 12000)(g);
+}
+
 int main(int argc, char **argv)
 {
     if (shim_harness_open() != 0)
@@ -527,6 +596,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_graph_destroy_forgets_conditionals),
         cmocka_unit_test(test_graph_destroy_node_forgets_conditional),
         cmocka_unit_test(test_graph_destroy_forgets_nested_conditionals),
+        cmocka_unit_test(test_captured_graph_holds_program_work_only),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -377,7 +377,10 @@ CUresult fk_cuMemPrefetchAsync_v2(CUdeviceptr p, size_t len, CUmemLocation loc, 
     (void)flags;
     fake_stall_fire(FAKE_STALL_PREFETCH);
     REC(p, len, ((uint64_t)loc.type << 32) | (uint32_t)loc.id, U(s));
-    return fake_in_managed(p, len) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+    if (!fake_in_managed(p, len))
+        return CUDA_ERROR_INVALID_VALUE;
+    CUgraph g = fake_capture_graph(s); /* a capturing stream's: recorded (fake_cuda.h) */
+    return g ? fake_capture_op(g, FAKE_NODE_PREFETCH, p, len) : CUDA_SUCCESS;
 }
 
 /*
@@ -404,5 +407,8 @@ CUresult fk_cuMemPrefetchBatchAsync(CUdeviceptr *ptrs, size_t *sizes, size_t cou
         if (!fake_in_managed(ptrs[i], sizes[i]))
             r = CUDA_ERROR_INVALID_VALUE;
     }
+    CUgraph g = r == CUDA_SUCCESS ? fake_capture_graph(s) : NULL;
+    for (size_t i = 0; g && i < count; i++)
+        (void)fake_capture_op(g, FAKE_NODE_PREFETCH, ptrs[i], sizes[i]);
     return r;
 }

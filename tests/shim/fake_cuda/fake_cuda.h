@@ -124,6 +124,39 @@ typedef void (*fake_touch_fn)(const void *addr, uint64_t len, int mode);
  * since its previous call. */
 typedef void (*fake_spend_fn)(uint64_t ns);
 
+/*
+ * Graphs and captures. While a capture begun with cuStreamBeginCapture is in
+ * progress, the work queued on a stream that takes part in it (the stream it
+ * began on, or one that joined it) is recorded as nodes of the capture's
+ * graph instead of run: kernel launches (argument values copied),
+ * prefetches, event records, and waits for an event recorded outside the
+ * capture (a wait for one recorded inside it is an edge, no node). Only
+ * kernel nodes do anything when the graph runs (cuGraphLaunch of an
+ * instantiated graph). fake_graph_nodes describes the live nodes of a graph
+ * in order (at most max of them in out) and returns how many it has.
+ */
+enum {
+    FAKE_NODE_KERNEL = 1,   /* func: the kernel; a0: its first argument's 8 bytes (if any) */
+    FAKE_NODE_GRAPH,        /* a child graph (a0: the graph) */
+    FAKE_NODE_CONDITIONAL,  /* a conditional node */
+    FAKE_NODE_PREFETCH,     /* a0: address, a1: length */
+    FAKE_NODE_EVENT_RECORD, /* a0: the event */
+    FAKE_NODE_EVENT_WAIT,   /* a0: the event */
+};
+typedef struct fake_node_info {
+    int kind;
+    void *func;
+    uint64_t a0, a1;
+} fake_node_info_t;
+typedef size_t (*fake_graph_nodes_fn)(void *graph, fake_node_info_t *out, size_t max);
+/* Stream and event creations made while a capture begun with
+ * cuStreamBeginCapture was in progress whose mode would forbid the caller a
+ * potentially unsafe call: made RELAXED (*relaxed_p), or not (*strict_p).
+ * The driver's documentation does not count them potentially unsafe, so
+ * the double does not refuse them; it counts them, for tests of a caller
+ * that chooses to make them RELAXED. Counted over the process's life. */
+typedef void (*fake_capture_creations_fn)(unsigned *relaxed_p, unsigned *strict_p);
+
 /* Fixed handles and sizes the double reports. */
 #define FAKE_CTX          ((uintptr_t)0xC0C0)
 #define FAKE_TOTAL_MEMORY (16ull << 30)

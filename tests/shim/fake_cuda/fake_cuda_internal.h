@@ -1,4 +1,5 @@
-/* Internals of the driver test double shared by its two files: the symbol list and the log. */
+/* Internals of the driver test double shared by its files: the symbol list, the log, kernels
+ * and captures. */
 #ifndef FAKE_CUDA_INTERNAL_H
 #define FAKE_CUDA_INTERNAL_H
 
@@ -156,6 +157,8 @@ FAKE_API void fake_arm_stall_prefetch(const char *mark, const char *until);
 FAKE_API unsigned fake_ctx_destroyed_in_use(void);
 FAKE_API void fake_ctx_next_handle(void *ctx);
 FAKE_API void fake_arm_ctx_meet(unsigned n);
+FAKE_API void fake_capture_creations(unsigned *relaxed_p, unsigned *strict_p);
+FAKE_API size_t fake_graph_nodes(void *graph, fake_node_info_t *out, size_t max);
 /* Host kernels declare what they touch (fake CUPTI, see fake_cuda.h). */
 FAKE_API void fake_touch(const void *addr, uint64_t len, int mode);
 FAKE_API size_t gmux_test_cupti_touched(uint64_t *addr, uint64_t *len, uint8_t *mode, size_t max);
@@ -167,6 +170,39 @@ FAKE_API uint64_t gmux_test_cupti_kernel_ns(void);
  * invalidated and the caller answers CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED
  * (fake_cuda_stream.c). */
 __attribute__((visibility("hidden"))) int fake_unsafe_refused(void);
+
+/* The same question for a call no documentation names potentially unsafe
+ * (creating a stream or an event): never refused, counted by whether the
+ * caller was RELAXED (fake_capture_creations). */
+__attribute__((visibility("hidden"))) void fake_unsafe_watched(void);
+
+#define FAKE_MAX_PARAMS 64
+
+typedef struct fake_kernel {
+    char name[32];
+    unsigned n;
+    size_t size[FAKE_MAX_PARAMS];
+    size_t offset[FAKE_MAX_PARAMS];
+    fake_kernel_fn fn;
+} fake_kernel_t;
+
+/* Runs kernel k now, with either argument form (fake_cuda_exec.c). */
+__attribute__((visibility("hidden"))) CUresult fake_run(const fake_kernel_t *k,
+                                                        const unsigned grid[3],
+                                                        const unsigned block[3], void **params,
+                                                        void **extra);
+
+/* The graph work queued on s now goes into: that of a capture begun with
+ * cuStreamBeginCapture that s takes part in (it began it, or joined it);
+ * NULL when s does not capture (fake_cuda_stream.c). */
+__attribute__((visibility("hidden"))) CUgraph fake_capture_graph(CUstream s);
+/* Records a captured kernel launch (its argument values copied), or another
+ * captured operation (kind: FAKE_NODE_*, a0/a1 as fake_node_info_t), as a
+ * node of the capture's graph g (fake_cuda_graph.c). */
+__attribute__((visibility("hidden"))) CUresult
+fake_capture_kernel(CUgraph g, const CUDA_KERNEL_NODE_PARAMS *p);
+__attribute__((visibility("hidden"))) CUresult fake_capture_op(CUgraph g, int kind, uint64_t a0,
+                                                               uint64_t a1);
 
 /* Where an armed stall fires (fake_cuda_ctx.c): the armed thread's next
  * cuCtxGetCurrent, or its next cuMemPrefetchAsync_v2 or batched prefetch. */

@@ -1,7 +1,8 @@
 /*
  * The driver double's streams and events: tokens, every call recorded, and
- * stream capture as far as the shim needs it (which stream captures, and
- * whether the legacy stream is usable meanwhile).
+ * stream capture as far as the shim needs it (which stream captures, whether
+ * the legacy stream is usable meanwhile, the capture modes, and the graph a
+ * capture records: fake_cuda.h).
  */
 #include <fcntl.h>
 #include <pthread.h>
@@ -19,6 +20,7 @@ static _Atomic uintptr_t fake_next_event = 0x7000;
 
 CUresult fk_cuStreamCreate(CUstream *s, unsigned flags)
 {
+    fake_unsafe_watched();
     *s = (CUstream)atomic_fetch_add(&fake_next_stream, 1);
     REC(U(*s), flags, 0, 0);
     return CUDA_SUCCESS;
@@ -26,6 +28,7 @@ CUresult fk_cuStreamCreate(CUstream *s, unsigned flags)
 
 CUresult fk_cuStreamCreateWithPriority(CUstream *s, unsigned flags, int priority)
 {
+    fake_unsafe_watched();
     *s = (CUstream)atomic_fetch_add(&fake_next_stream, 1);
     REC(U(*s), flags, (uint64_t)(int64_t)priority, 0);
     return CUDA_SUCCESS;
@@ -98,6 +101,7 @@ static bool fake_in_capture(uintptr_t s)
 static _Atomic int fake_capture_begun;
 static _Atomic int fake_capture_mode;
 static _Atomic(uintptr_t) fake_capture_thread;
+static _Atomic(uintptr_t) fake_capture_g; /* the graph it records (fake_cuda.h) */
 static __thread int fake_thread_tag;
 static __thread int fake_thread_mode = CU_STREAM_CAPTURE_MODE_GLOBAL;
 
@@ -153,12 +157,13 @@ static bool fake_legacy_blocked(CUstream s)
  * cuMemFree_v2, cuStreamSynchronize, cuCtxSynchronize and cuEventQuery
  * (a watchdog thread's event query breaks a GLOBAL capture of another
  * thread on the real driver, the reason programs that poll events switch
- * their mode). Stream and event creation are not refused (not known to be
- * unsafe). The double models one capture at a time, with no notion of
- * device: a capture refuses the calls of every context's threads.
- * fake_unsafe_relaxed counts the calls a capture's mode would have refused
- * that went through because the caller was RELAXED, so a test can tell that
- * such calls were made, and made RELAXED.
+ * their mode). The driver's documentation names no further calls (its
+ * example is cudaMalloc, and it forbids in every mode what conflicts with a
+ * capture by nature); stream and event creation, which it does not name,
+ * are not refused but counted (fake_unsafe_watched). The double models one capture at a time, with
+ * no notion of device: a capture refuses the calls of every context's threads. fake_unsafe_relaxed
+ * counts the calls a capture's mode would have refused that went through because the caller was
+ * RELAXED, so a test can tell that such calls were made, and made RELAXED.
  */
 static _Atomic unsigned fake_relaxed_calls;
 
@@ -167,24 +172,51 @@ FAKE_API unsigned fake_unsafe_relaxed(void)
     return atomic_load(&fake_relaxed_calls);
 }
 
-int fake_unsafe_refused(void)
+/* Whether a capture begun with cuStreamBeginCapture forbids the calling
+ * thread potentially unsafe calls, by the mode it was begun with and by who
+ * began it, leaving the caller's own mode apart (fake_unsafe_refused). */
+static bool fake_capture_forbids(void)
 {
     if (!atomic_load(&fake_capture_begun))
-        return 0;
+        return false;
     int mode = atomic_load(&fake_capture_mode);
-    int own = fake_thread_mode;
     bool mine = atomic_load(&fake_capture_thread) == U(&fake_thread_tag);
-    bool forbidden =
-        mine ? mode != CU_STREAM_CAPTURE_MODE_RELAXED : mode == CU_STREAM_CAPTURE_MODE_GLOBAL;
-    if (own == CU_STREAM_CAPTURE_MODE_RELAXED) {
+    return mine ? mode != CU_STREAM_CAPTURE_MODE_RELAXED : mode == CU_STREAM_CAPTURE_MODE_GLOBAL;
+}
+
+int fake_unsafe_refused(void)
+{
+    bool forbidden = fake_capture_forbids();
+    if (fake_thread_mode == CU_STREAM_CAPTURE_MODE_RELAXED) {
         if (forbidden)
             atomic_fetch_add(&fake_relaxed_calls, 1);
         return 0;
     }
-    bool refused = forbidden && (mine || own == CU_STREAM_CAPTURE_MODE_GLOBAL);
+    bool mine = atomic_load(&fake_capture_thread) == U(&fake_thread_tag);
+    bool refused = forbidden && (mine || fake_thread_mode == CU_STREAM_CAPTURE_MODE_GLOBAL);
     if (refused)
         atomic_store(&fake_capture_broken, 1);
     return refused;
+}
+
+/* Stream and event creation: see fake_capture_creations (fake_cuda.h). */
+static _Atomic unsigned fake_created_relaxed, fake_created_strict;
+
+void fake_unsafe_watched(void)
+{
+    if (!fake_capture_forbids())
+        return;
+    bool mine = atomic_load(&fake_capture_thread) == U(&fake_thread_tag);
+    if (fake_thread_mode == CU_STREAM_CAPTURE_MODE_RELAXED)
+        atomic_fetch_add(&fake_created_relaxed, 1);
+    else if (mine || fake_thread_mode == CU_STREAM_CAPTURE_MODE_GLOBAL)
+        atomic_fetch_add(&fake_created_strict, 1);
+}
+
+FAKE_API void fake_capture_creations(unsigned *relaxed_p, unsigned *strict_p)
+{
+    *relaxed_p = atomic_load(&fake_created_relaxed);
+    *strict_p = atomic_load(&fake_created_strict);
 }
 
 CUresult fk_cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode *mode)
@@ -204,6 +236,11 @@ CUresult fk_cuStreamBeginCapture_v2(CUstream s, CUstreamCaptureMode mode)
     REC(U(s), (uint64_t)mode, 0, 0);
     if (!s || atomic_load(&fake_capturing))
         return CUDA_ERROR_ILLEGAL_STATE;
+    CUgraph g;
+    CUresult r = fk_cuGraphCreate(&g, 0);
+    if (r != CUDA_SUCCESS)
+        return r;
+    atomic_store(&fake_capture_g, U(g));
     atomic_store(&fake_capture_broken, 0);
     atomic_store(&fake_capture_mode, (int)mode);
     atomic_store(&fake_capture_thread, U(&fake_thread_tag));
@@ -223,10 +260,21 @@ CUresult fk_cuStreamEndCapture(CUstream s, CUgraph *g)
     atomic_store(&fake_capture_begun, 0);
     atomic_store(&fake_capturing, 0);
     fake_unjoin_all();
+    CUgraph captured = (CUgraph)atomic_exchange(&fake_capture_g, 0);
     *g = NULL;
-    if (atomic_load(&fake_capture_broken))
+    if (atomic_load(&fake_capture_broken)) {
+        (void)fk_cuGraphDestroy(captured);
         return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
-    return fk_cuGraphCreate(g, 0);
+    }
+    *g = captured;
+    return CUDA_SUCCESS;
+}
+
+CUgraph fake_capture_graph(CUstream s)
+{
+    if (!atomic_load(&fake_capture_begun) || !fake_in_capture(U(s)))
+        return NULL;
+    return (CUgraph)atomic_load(&fake_capture_g);
 }
 
 /* fake_arm_capture's state, under fake_arm_mu. */
@@ -333,8 +381,11 @@ static void fake_note_record(CUevent e, CUstream s)
 static void fake_wait_joins_capture(CUstream s, CUevent e)
 {
     uintptr_t i = U(e) - 0x7000;
-    if (i >= FAKE_EVENTS || fake_in_capture(U(s)) ||
-        !fake_in_capture(atomic_load(&fake_event_stream[i])))
+    CUgraph g = fake_capture_graph(s);
+    bool inside = i < FAKE_EVENTS && fake_in_capture(atomic_load(&fake_event_stream[i]));
+    if (g && !inside) /* a wait for outside work: a node (one inside: an edge) */
+        (void)fake_capture_op(g, FAKE_NODE_EVENT_WAIT, U(e), 0);
+    if (i >= FAKE_EVENTS || fake_in_capture(U(s)) || !inside)
         return;
     atomic_store(&fake_capture_broken, 1);
     for (int k = 0; k < FAKE_JOINED; k++) {
@@ -346,6 +397,7 @@ static void fake_wait_joins_capture(CUstream s, CUevent e)
 
 CUresult fk_cuEventCreate(CUevent *e, unsigned flags)
 {
+    fake_unsafe_watched();
     *e = (CUevent)atomic_fetch_add(&fake_next_event, 1);
     REC(U(*e), flags, 0, 0);
     return CUDA_SUCCESS;
@@ -354,6 +406,9 @@ CUresult fk_cuEventCreate(CUevent *e, unsigned flags)
 CUresult fk_cuEventRecord(CUevent e, CUstream s)
 {
     REC(U(e), U(s), 0, 0);
+    CUgraph g = fake_capture_graph(s);
+    if (g)
+        (void)fake_capture_op(g, FAKE_NODE_EVENT_RECORD, U(e), 0);
     fake_note_record(e, s);
     if (fake_legacy_blocked(s)) {
         atomic_store(&fake_capture_broken, 1);
@@ -364,8 +419,11 @@ CUresult fk_cuEventRecord(CUevent e, CUstream s)
 
 /* Complete unless the file FAKE_CUDA_EVENT_HOLD names exists: then not
  * ready, and each such question (re)creates that path with ".busy"
- * appended, so a test sees that it was asked, and asked again. A
- * potentially unsafe call (fake_unsafe_refused). */
+ * appended, so a test sees that it was asked, and asked again. While the
+ * file FAKE_CUDA_EVENT_FAIL names exists, the answer is
+ * CUDA_ERROR_ILLEGAL_ADDRESS instead (a kernel's fault, sticky on a real
+ * driver: whether the event's work completed is not known). A potentially
+ * unsafe call (fake_unsafe_refused). */
 CUresult fk_cuEventQuery(CUevent e)
 {
     const char *hold = getenv("FAKE_CUDA_EVENT_HOLD");
@@ -380,11 +438,17 @@ CUresult fk_cuEventQuery(CUevent e)
     }
     if (fake_unsafe_refused())
         return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    const char *fail = getenv("FAKE_CUDA_EVENT_FAIL");
+    if (fail && fail[0] && access(fail, F_OK) == 0)
+        return CUDA_ERROR_ILLEGAL_ADDRESS;
     return held ? CUDA_ERROR_NOT_READY : CUDA_SUCCESS;
 }
 
 CUresult fk_cuEventRecord_ptsz(CUevent e, CUstream s)
 {
     REC(U(e), U(s), 0, 0);
+    CUgraph g = fake_capture_graph(s);
+    if (g)
+        (void)fake_capture_op(g, FAKE_NODE_EVENT_RECORD, U(e), 0);
     return CUDA_SUCCESS;
 }

@@ -1,0 +1,489 @@
+/*
+ * The driver double's graphs: kernel, child-graph and conditional nodes
+ * added through the graph API, and the nodes a stream capture records
+ * (kernels, prefetches, event records and waits queued on a capturing
+ * stream: fake_cuda_stream.c decides which), run only when an instantiated
+ * graph is launched. Kernels: fake_cuda_exec.c.
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fake_cuda_internal.h"
+
+/*
+ * --- graphs: a list of nodes, kernel nodes with their argument values copied.
+ *
+ * Handles are reused the way a driver may reuse them, deterministically: a
+ * destroyed graph goes on a free list that cuGraphCreate and new conditional
+ * bodies take from first (last destroyed first), and a destroyed node's
+ * slot is the next one its graph hands out. A dead graph or node is refused
+ * (CUDA_ERROR_INVALID_VALUE) until it is handed out again, and its memory is
+ * never freed, so a caller holding a stale handle gets an error or, after
+ * reuse, the new graph: tests see which through the call log.
+ */
+
+#define FAKE_MAX_NODES  64
+#define FAKE_MAX_BODIES 8 /* bodies of one conditional node */
+
+typedef struct fake_graph fake_graph_t;
+
+typedef struct fake_node {
+    bool live;
+    CUgraphNodeType type; /* KERNEL, GRAPH (a child graph) or CONDITIONAL */
+    CUDA_KERNEL_NODE_PARAMS p;
+    void *argv[FAKE_MAX_PARAMS];
+    unsigned char args[1024];
+    fake_graph_t *child; /* GRAPH: the embedded graph (kept by the test, not cloned) */
+    /* CONDITIONAL: the body graphs, owned by the node; phGraph_out points here */
+    CUgraph bodies[FAKE_MAX_BODIES];
+    unsigned nbodies;
+    /* EMPTY (a captured prefetch), EVENT_RECORD, WAIT_EVENT: FAKE_NODE_*, a0, a1 */
+    int op;
+    uint64_t a0, a1;
+} fake_node_t;
+
+struct fake_graph {
+    bool live;
+    fake_graph_t *next_free;
+    fake_node_t nodes[FAKE_MAX_NODES];
+    size_t n; /* slots handed out so far, live or not */
+};
+
+typedef struct fake_exec {
+    fake_graph_t *g;
+} fake_exec_t;
+
+static pthread_mutex_t fake_graph_lock = PTHREAD_MUTEX_INITIALIZER;
+static fake_graph_t *fake_graph_free; /* under fake_graph_lock */
+static _Atomic uint64_t fake_next_cond_handle = 1;
+
+static fake_graph_t *fake_graph_new(void)
+{
+    pthread_mutex_lock(&fake_graph_lock);
+    fake_graph_t *g = fake_graph_free;
+    if (g)
+        fake_graph_free = g->next_free;
+    pthread_mutex_unlock(&fake_graph_lock);
+    if (!g && !(g = malloc(sizeof(*g))))
+        return NULL;
+    memset(g, 0, sizeof(*g));
+    g->live = true;
+    return g;
+}
+
+static void fake_graph_release(fake_graph_t *g);
+
+/* Kills node and the bodies it owns. */
+static void fake_node_release(fake_node_t *nd)
+{
+    if (nd->type == CU_GRAPH_NODE_TYPE_CONDITIONAL)
+        for (unsigned b = 0; b < nd->nbodies; b++)
+            fake_graph_release((fake_graph_t *)nd->bodies[b]);
+    nd->live = false;
+}
+
+/* Kills g with its nodes (not the child graphs: tests keep and destroy those). */
+static void fake_graph_release(fake_graph_t *g)
+{
+    for (size_t i = 0; i < g->n; i++)
+        if (g->nodes[i].live)
+            fake_node_release(&g->nodes[i]);
+    g->live = false;
+    pthread_mutex_lock(&fake_graph_lock);
+    g->next_free = fake_graph_free;
+    fake_graph_free = g;
+    pthread_mutex_unlock(&fake_graph_lock);
+}
+
+static fake_graph_t *fake_graph_of(CUgraph g)
+{
+    fake_graph_t *fg = (fake_graph_t *)g;
+    return fg && fg->live ? fg : NULL;
+}
+
+static fake_node_t *fake_node_of(CUgraphNode node)
+{
+    fake_node_t *nd = (fake_node_t *)node;
+    return nd && nd->live ? nd : NULL;
+}
+
+/* A free node slot of g, cleared (not live until the caller says so), or NULL. */
+static fake_node_t *fake_node_slot(fake_graph_t *g)
+{
+    size_t i = 0;
+    while (i < g->n && g->nodes[i].live)
+        i++;
+    if (i == FAKE_MAX_NODES)
+        return NULL;
+    if (i == g->n)
+        g->n++;
+    memset(&g->nodes[i], 0, sizeof(g->nodes[i]));
+    return &g->nodes[i];
+}
+
+CUresult fk_cuGraphCreate(CUgraph *g, unsigned flags)
+{
+    (void)flags;
+    fake_graph_t *fg = fake_graph_new();
+    if (!fg)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    *g = (CUgraph)fg;
+    REC(U(fg), 0, 0, 0);
+    return CUDA_SUCCESS;
+}
+
+CUresult fk_cuGraphDestroy(CUgraph g)
+{
+    REC(U(g), 0, 0, 0);
+    fake_graph_t *fg = fake_graph_of(g);
+    if (!fg)
+        return CUDA_ERROR_INVALID_VALUE;
+    fake_graph_release(fg);
+    return CUDA_SUCCESS;
+}
+
+static CUresult fake_add_kernel(CUgraphNode *node, fake_graph_t *fg,
+                                const CUDA_KERNEL_NODE_PARAMS *p)
+{
+    const fake_kernel_t *k = (const fake_kernel_t *)p->func;
+    if (!fg || !k || !p->kernelParams)
+        return CUDA_ERROR_INVALID_VALUE;
+    fake_node_t *nd = fake_node_slot(fg);
+    if (!nd)
+        return CUDA_ERROR_INVALID_VALUE;
+    nd->type = CU_GRAPH_NODE_TYPE_KERNEL;
+    nd->p = *p;
+    for (unsigned i = 0; i < k->n; i++) {
+        if (k->offset[i] + k->size[i] > sizeof(nd->args))
+            return CUDA_ERROR_INVALID_VALUE;
+        memcpy(nd->args + k->offset[i], p->kernelParams[i], k->size[i]);
+        nd->argv[i] = nd->args + k->offset[i];
+    }
+    nd->p.kernelParams = nd->argv;
+    nd->p.extra = NULL;
+    nd->live = true;
+    *node = (CUgraphNode)nd;
+    return CUDA_SUCCESS;
+}
+
+CUresult fk_cuGraphAddKernelNode_v2(CUgraphNode *node, CUgraph g, const CUgraphNode *deps,
+                                    size_t ndeps, const CUDA_KERNEL_NODE_PARAMS *p)
+{
+    (void)deps;
+    (void)ndeps;
+    CUresult r = fake_add_kernel(node, fake_graph_of(g), p);
+    if (r == CUDA_SUCCESS)
+        REC(U(*node), U(g), 0, 0);
+    return r;
+}
+
+/* A conditional node: its bodies are new empty graphs, handed out in
+ * p->conditional.phGraph_out, which points into the node. */
+static CUresult fake_add_conditional(CUgraphNode *node, fake_graph_t *fg,
+                                     CUDA_CONDITIONAL_NODE_PARAMS *c)
+{
+    unsigned n = c->size;
+    bool size_ok = (c->type == CU_GRAPH_COND_TYPE_IF && (n == 1 || n == 2)) ||
+                   (c->type == CU_GRAPH_COND_TYPE_WHILE && n == 1) ||
+                   (c->type == CU_GRAPH_COND_TYPE_SWITCH && n >= 1);
+    if (!fg || !c->handle || !size_ok || n > FAKE_MAX_BODIES)
+        return CUDA_ERROR_INVALID_VALUE;
+    fake_node_t *nd = fake_node_slot(fg);
+    if (!nd)
+        return CUDA_ERROR_INVALID_VALUE;
+    nd->type = CU_GRAPH_NODE_TYPE_CONDITIONAL;
+    for (unsigned b = 0; b < n; b++) {
+        fake_graph_t *body = fake_graph_new();
+        if (!body) {
+            nd->nbodies = b;
+            fake_node_release(nd);
+            return CUDA_ERROR_OUT_OF_MEMORY;
+        }
+        nd->bodies[b] = (CUgraph)body;
+    }
+    nd->nbodies = n;
+    nd->live = true;
+    c->phGraph_out = nd->bodies;
+    *node = (CUgraphNode)nd;
+    return CUDA_SUCCESS;
+}
+
+/* cuGraphAddNode: kernel and conditional nodes. */
+static CUresult fake_add_node(CUgraphNode *node, CUgraph g, CUgraphNodeParams *p)
+{
+    fake_graph_t *fg = fake_graph_of(g);
+    if (!node || !fg || !p)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (p->type == CU_GRAPH_NODE_TYPE_CONDITIONAL)
+        return fake_add_conditional(node, fg, &p->conditional);
+    if (p->type != CU_GRAPH_NODE_TYPE_KERNEL)
+        return CUDA_ERROR_NOT_SUPPORTED;
+    const CUDA_KERNEL_NODE_PARAMS_v3 *k = &p->kernel;
+    const CUDA_KERNEL_NODE_PARAMS kp = {.func = k->func,
+                                        .gridDimX = k->gridDimX,
+                                        .gridDimY = k->gridDimY,
+                                        .gridDimZ = k->gridDimZ,
+                                        .blockDimX = k->blockDimX,
+                                        .blockDimY = k->blockDimY,
+                                        .blockDimZ = k->blockDimZ,
+                                        .sharedMemBytes = k->sharedMemBytes,
+                                        .kernelParams = k->kernelParams,
+                                        .extra = k->extra,
+                                        .kern = k->kern,
+                                        .ctx = k->ctx};
+    return fake_add_kernel(node, fg, &kp);
+}
+
+/* Logged as (node, graph, type, number of bodies). */
+CUresult fk_cuGraphAddNode(CUgraphNode *node, CUgraph g, const CUgraphNode *deps, size_t ndeps,
+                           CUgraphNodeParams *p)
+{
+    (void)deps;
+    (void)ndeps;
+    CUresult r = fake_add_node(node, g, p);
+    if (r == CUDA_SUCCESS)
+        REC(U(*node), U(g), (uint64_t)p->type,
+            p->type == CU_GRAPH_NODE_TYPE_CONDITIONAL ? p->conditional.size : 0);
+    return r;
+}
+
+CUresult fk_cuGraphAddNode_v2(CUgraphNode *node, CUgraph g, const CUgraphNode *deps,
+                              const CUgraphEdgeData *edges, size_t ndeps, CUgraphNodeParams *p)
+{
+    (void)deps;
+    (void)edges;
+    (void)ndeps;
+    CUresult r = fake_add_node(node, g, p);
+    if (r == CUDA_SUCCESS)
+        REC(U(*node), U(g), (uint64_t)p->type,
+            p->type == CU_GRAPH_NODE_TYPE_CONDITIONAL ? p->conditional.size : 0);
+    return r;
+}
+
+/* Handles are counters; the double never evaluates a condition. */
+CUresult fk_cuGraphConditionalHandleCreate(CUgraphConditionalHandle *h, CUgraph g, CUcontext ctx,
+                                           unsigned def, unsigned flags)
+{
+    (void)ctx;
+    (void)def;
+    (void)flags;
+    if (!h || !fake_graph_of(g))
+        return CUDA_ERROR_INVALID_VALUE;
+    *h = atomic_fetch_add(&fake_next_cond_handle, 1);
+    REC(*h, U(g), 0, 0);
+    return CUDA_SUCCESS;
+}
+
+CUresult fk_cuGraphDestroyNode(CUgraphNode node)
+{
+    REC(U(node), 0, 0, 0);
+    fake_node_t *nd = fake_node_of(node);
+    if (!nd)
+        return CUDA_ERROR_INVALID_VALUE;
+    fake_node_release(nd);
+    return CUDA_SUCCESS;
+}
+
+/* Logged as (graph, 0, 0, 0), refused for a dead graph (a stale handle). */
+CUresult fk_cuGraphGetNodes(CUgraph g, CUgraphNode *nodes, size_t *n)
+{
+    REC(U(g), 0, 0, 0);
+    fake_graph_t *fg = fake_graph_of(g);
+    if (!fg || !n)
+        return CUDA_ERROR_INVALID_VALUE;
+    size_t k = 0;
+    for (size_t i = 0; i < fg->n; i++) {
+        if (!fg->nodes[i].live)
+            continue;
+        if (nodes && k < *n)
+            nodes[k] = (CUgraphNode)&fg->nodes[i];
+        k++;
+    }
+    *n = k;
+    return CUDA_SUCCESS;
+}
+
+CUresult fk_cuGraphNodeGetType(CUgraphNode node, CUgraphNodeType *type)
+{
+    fake_node_t *nd = fake_node_of(node);
+    if (!nd || !type)
+        return CUDA_ERROR_INVALID_VALUE;
+    *type = nd->type;
+    return CUDA_SUCCESS;
+}
+
+CUresult fk_cuGraphKernelNodeGetParams_v2(CUgraphNode node, CUDA_KERNEL_NODE_PARAMS *p)
+{
+    REC(U(node), 0, 0, 0);
+    fake_node_t *nd = fake_node_of(node);
+    if (!nd || nd->type != CU_GRAPH_NODE_TYPE_KERNEL)
+        return CUDA_ERROR_INVALID_VALUE;
+    *p = nd->p;
+    return CUDA_SUCCESS;
+}
+
+CUresult fk_cuGraphAddChildGraphNode(CUgraphNode *node, CUgraph g, const CUgraphNode *deps,
+                                     size_t ndeps, CUgraph child)
+{
+    (void)deps;
+    (void)ndeps;
+    fake_graph_t *fg = fake_graph_of(g);
+    fake_node_t *nd = fg && child ? fake_node_slot(fg) : NULL;
+    if (!nd)
+        return CUDA_ERROR_INVALID_VALUE;
+    nd->type = CU_GRAPH_NODE_TYPE_GRAPH;
+    nd->child = (fake_graph_t *)child;
+    nd->live = true;
+    *node = (CUgraphNode)nd;
+    REC(U(nd), U(g), U(child), 0);
+    return CUDA_SUCCESS;
+}
+
+CUresult fk_cuGraphChildGraphNodeGetGraph(CUgraphNode node, CUgraph *graph)
+{
+    REC(U(node), 0, 0, 0);
+    fake_node_t *nd = fake_node_of(node);
+    if (!nd || nd->type != CU_GRAPH_NODE_TYPE_GRAPH)
+        return CUDA_ERROR_INVALID_VALUE;
+    *graph = (CUgraph)nd->child;
+    return CUDA_SUCCESS;
+}
+
+CUresult fk_cuGraphInstantiateWithFlags(CUgraphExec *exec, CUgraph g, unsigned long long flags)
+{
+    (void)flags;
+    if (!fake_graph_of(g))
+        return CUDA_ERROR_INVALID_VALUE;
+    fake_exec_t *e = calloc(1, sizeof(*e));
+    if (!e)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    e->g = (fake_graph_t *)g;
+    *exec = (CUgraphExec)e;
+    REC(U(e), U(g), 0, 0);
+    return CUDA_SUCCESS;
+}
+
+/* Runs the live nodes in the order of their slots (the tests add them in
+ * dependency order; a capture records them in issue order), child graphs in
+ * place. Only kernels do anything here: prefetches, event records and waits
+ * have nothing to move or order on the host, and conditional nodes are
+ * passed over (the double has no device-side condition to evaluate). */
+static CUresult fake_graph_nodes_run(const fake_graph_t *g)
+{
+    for (size_t i = 0; i < g->n; i++) {
+        const fake_node_t *nd = &g->nodes[i];
+        if (!nd->live)
+            continue;
+        if (nd->type == CU_GRAPH_NODE_TYPE_GRAPH) {
+            CUresult r = fake_graph_nodes_run(nd->child);
+            if (r != CUDA_SUCCESS)
+                return r;
+            continue;
+        }
+        if (nd->type != CU_GRAPH_NODE_TYPE_KERNEL)
+            continue;
+        const CUDA_KERNEL_NODE_PARAMS *p = &nd->p;
+        const unsigned grid[3] = {p->gridDimX, p->gridDimY, p->gridDimZ};
+        const unsigned block[3] = {p->blockDimX, p->blockDimY, p->blockDimZ};
+        CUresult r = fake_run((const fake_kernel_t *)p->func, grid, block, p->kernelParams, NULL);
+        if (r != CUDA_SUCCESS)
+            return r;
+    }
+    return CUDA_SUCCESS;
+}
+
+static CUresult fake_graph_run(CUgraphExec exec)
+{
+    fake_exec_t *e = (fake_exec_t *)exec;
+    return e ? fake_graph_nodes_run(e->g) : CUDA_ERROR_INVALID_HANDLE;
+}
+
+CUresult fk_cuGraphLaunch(CUgraphExec exec, CUstream s)
+{
+    REC(U(exec), U(s), 0, 0);
+    return fake_graph_run(exec);
+}
+
+CUresult fk_cuGraphLaunch_ptsz(CUgraphExec exec, CUstream s)
+{
+    REC(U(exec), U(s), 0, 0);
+    return fake_graph_run(exec);
+}
+
+CUresult fk_cuGraphExecDestroy(CUgraphExec exec)
+{
+    REC(U(exec), 0, 0, 0);
+    free(exec);
+    return CUDA_SUCCESS;
+}
+
+/* --- captures: nodes recorded from a capturing stream's work ---------------- */
+
+/* Captures may come from several threads (a capturing stream and one that
+ * joined it): their nodes are added one at a time. */
+static pthread_mutex_t fake_capture_mu = PTHREAD_MUTEX_INITIALIZER;
+
+CUresult fake_capture_kernel(CUgraph g, const CUDA_KERNEL_NODE_PARAMS *p)
+{
+    CUgraphNode node;
+    pthread_mutex_lock(&fake_capture_mu);
+    CUresult r = fake_add_kernel(&node, fake_graph_of(g), p);
+    pthread_mutex_unlock(&fake_capture_mu);
+    return r;
+}
+
+CUresult fake_capture_op(CUgraph g, int kind, uint64_t a0, uint64_t a1)
+{
+    CUresult r = CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&fake_capture_mu);
+    fake_graph_t *fg = fake_graph_of(g);
+    fake_node_t *nd = fg ? fake_node_slot(fg) : NULL;
+    if (nd) {
+        nd->type = kind == FAKE_NODE_EVENT_RECORD ? CU_GRAPH_NODE_TYPE_EVENT_RECORD
+                   : kind == FAKE_NODE_EVENT_WAIT ? CU_GRAPH_NODE_TYPE_WAIT_EVENT
+                                                  : CU_GRAPH_NODE_TYPE_EMPTY;
+        nd->op = kind;
+        nd->a0 = a0;
+        nd->a1 = a1;
+        nd->live = true;
+        r = CUDA_SUCCESS;
+    }
+    pthread_mutex_unlock(&fake_capture_mu);
+    return r;
+}
+
+FAKE_API size_t fake_graph_nodes(void *graph, fake_node_info_t *out, size_t max)
+{
+    const fake_graph_t *fg = fake_graph_of((CUgraph)graph);
+    size_t k = 0;
+    for (size_t i = 0; fg && i < fg->n; i++) {
+        const fake_node_t *nd = &fg->nodes[i];
+        if (!nd->live)
+            continue;
+        if (k < max) {
+            fake_node_info_t *o = &out[k];
+            memset(o, 0, sizeof(*o));
+            if (nd->type == CU_GRAPH_NODE_TYPE_KERNEL) {
+                o->kind = FAKE_NODE_KERNEL;
+                o->func = (void *)nd->p.func;
+                const fake_kernel_t *kn = (const fake_kernel_t *)nd->p.func;
+                if (kn->n)
+                    memcpy(&o->a0, nd->argv[0], kn->size[0] < 8 ? kn->size[0] : 8);
+            } else if (nd->type == CU_GRAPH_NODE_TYPE_GRAPH) {
+                o->kind = FAKE_NODE_GRAPH;
+                o->a0 = U(nd->child);
+            } else if (nd->type == CU_GRAPH_NODE_TYPE_CONDITIONAL) {
+                o->kind = FAKE_NODE_CONDITIONAL;
+            } else {
+                o->kind = nd->op;
+                o->a0 = nd->a0;
+                o->a1 = nd->a1;
+            }
+        }
+        k++;
+    }
+    return k;
+}
