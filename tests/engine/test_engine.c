@@ -525,6 +525,21 @@ static void test_incremental_replan_matches_full(void **state)
     reserve = 0;
 }
 
+/* The end of a round of the wide re-plan tests: the reserve, capacity,
+ * lookahead (look_min and up) and seed drawn from *s, then run_a (incremental
+ * re-plans) and run_b (full walks), which must agree. */
+static void wide_round(uint64_t *s, int round, uint32_t nt, uint32_t look_min)
+{
+    reserve = (uint32_t)(trand_next(s) % 3);
+    uint32_t cap = 16 + reserve + (uint32_t)(trand_next(s) % 24);
+    uint32_t look = look_min + (uint32_t)(trand_next(s) % 40);
+    uint64_t seed = trand_next(s);
+    eng_place_policy_t pol = round % 4 == 3 ? ENG_PLACE_LRU : ENG_PLACE_OPT;
+    run_logged(&run_a, pol, nt, cap, look, 500, false, seed);
+    run_logged(&run_b, pol, nt, cap, look, 500, true, seed);
+    assert_same_runs();
+}
+
 /* The same with regions of 400 chunks, launches of up to 12 of them and long
  * lookaheads: the re-plans list dozens of chunks with ids past 256 (sorted
  * by id by insertion below 32, by 8-bit digits from there). */
@@ -549,14 +564,7 @@ static void test_incremental_replan_matches_full_many(void **state)
                                   50 + trand_next(&s) % 150);
             }
         }
-        reserve = (uint32_t)(trand_next(&s) % 3);
-        uint32_t cap = 16 + reserve + (uint32_t)(trand_next(&s) % 24);
-        uint32_t look = 20 + (uint32_t)(trand_next(&s) % 40);
-        uint64_t seed = trand_next(&s);
-        eng_place_policy_t pol = round % 4 == 3 ? ENG_PLACE_LRU : ENG_PLACE_OPT;
-        run_logged(&run_a, pol, nt, cap, look, 500, false, seed);
-        run_logged(&run_b, pol, nt, cap, look, 500, true, seed);
-        assert_same_runs();
+        wide_round(&s, round, nt, 20);
         long_lists += run_a.rs.replans > 0 && run_a.rs.chunks > 32 * run_a.rs.replans;
     }
     print_message("re-plans listing 32 chunks a time on average in %d of 24 rounds\n", long_lists);
@@ -593,14 +601,7 @@ static void test_incremental_replan_matches_full_wide(void **state)
                                   50 + trand_next(&s) % 150);
             }
         }
-        reserve = (uint32_t)(trand_next(&s) % 3);
-        uint32_t cap = 16 + reserve + (uint32_t)(trand_next(&s) % 24);
-        uint32_t look = 10 + (uint32_t)(trand_next(&s) % 40);
-        uint64_t seed = trand_next(&s);
-        eng_place_policy_t pol = round % 4 == 3 ? ENG_PLACE_LRU : ENG_PLACE_OPT;
-        run_logged(&run_a, pol, nt, cap, look, 500, false, seed);
-        run_logged(&run_b, pol, nt, cap, look, 500, true, seed);
-        assert_same_runs();
+        wide_round(&s, round, nt, 10);
         replans += run_a.rs.replans;
         rounds += run_a.rs.replans > 0;
     }
