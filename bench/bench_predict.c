@@ -10,6 +10,7 @@
 
 #include "common/clock.h"
 #include "engine/predictor.h"
+#include "trand.h"
 
 #define NREG  256
 #define NLAUN 1024
@@ -49,10 +50,7 @@ static uint64_t rng = 88172645463325252ull;
 
 static uint64_t rnd(uint64_t n)
 {
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng % n;
+    return trand_next(&rng) % n;
 }
 
 static void make(struct launch_buf *b, unsigned i)

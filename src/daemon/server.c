@@ -19,13 +19,6 @@
 #include "daemon/refusals.h"
 #include "daemon/server_conn.h"
 
-/* Messages handled per connection and poll round. A peer writes faster than
- * the daemon handles (16 bytes of IDLE cost it a decode and an arbiter call),
- * so reading a socket until it was empty let one flooding peer keep the daemon
- * from deciding and from every other peer. 64 is far more than a task says
- * between two of its kernel boundaries. */
-#define MSGS_PER_ROUND 64
-
 gmux_status_t dmn_server_opts_from_settings(dmn_server_opts_t *opts, char *path_buf,
                                             size_t path_cap, int64_t idle_exit_s_default)
 {
@@ -226,7 +219,7 @@ static void log_malformed(dmn_srv_t *s, const dmn_conn_t *c, gmux_status_t st, c
                  gmux_status_str(st), (unsigned long long)r->total);
 }
 
-/* Handles up to MSGS_PER_ROUND whole messages of c's input, and receives more
+/* Handles up to DMN_SERVER_MSGS_PER_ROUND whole messages of c's input, and receives more
  * only once it holds no whole message: what is left waits for the next round
  * (c->backlog), after the arbiter and the other peers had theirs. */
 static void on_readable(dmn_srv_t *s, dmn_conn_t *c)
@@ -252,7 +245,7 @@ static void on_readable(dmn_srv_t *s, dmn_conn_t *c)
         size_t whole = DMN_PROTO_HDR_SIZE + (size_t)h.length;
         if (st == GMUX_OK && c->len - off < whole)
             break;
-        if (st == GMUX_OK && handled == MSGS_PER_ROUND) {
+        if (st == GMUX_OK && handled == DMN_SERVER_MSGS_PER_ROUND) {
             c->backlog = true;
             break;
         }

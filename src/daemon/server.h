@@ -24,7 +24,8 @@
  * messages, are logged at most once a second per reason, with a count of those
  * not logged; messages of another protocol version at most once a minute (a
  * stale client library retries every second while its task runs). Each poll round handles at most
- * 64 messages of a connection, so a peer that writes without pause cannot hold off the others. The
+ * DMN_SERVER_MSGS_PER_ROUND messages of a connection, so a peer that writes without pause cannot
+ * hold off the others. The
  * daemon itself only stops on *stop, a listening-socket failure, or its path
  * taken by another daemon: it checks every second that the path still names
  * the socket it bound and, when not (its directory removed), listens there
@@ -67,6 +68,15 @@
  * A client sends it right after connecting; 3 s leaves a loaded host ample
  * room and frees a slot held by a silent peer soon. */
 #define DMN_SERVER_HELLO_MS 3000
+/* Messages handled per connection and poll round. A peer writes faster than
+ * the daemon handles (16 bytes of IDLE cost it a decode and an arbiter call),
+ * so reading a socket until it was empty let one flooding peer keep the daemon
+ * from deciding and from every other peer. 64 is far more than a task says
+ * between two of its kernel boundaries. A message is handled in the first
+ * round that polls after it arrived: of a connection whose input came at the
+ * same time, at most this many are handled before it, whatever the connections'
+ * order (test_daemon_faults, test_flood_does_not_starve). */
+#define DMN_SERVER_MSGS_PER_ROUND 64
 /* How long a message may take to arrive whole once its first byte came, on
  * any connection: a peer that sends part of a header or of a payload and then
  * nothing (its process alive: stopped, hung, hostile) is dropped at this

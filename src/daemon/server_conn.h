@@ -33,7 +33,7 @@ typedef struct dmn_conn {
     size_t len;
     uint8_t *out; /* what the socket did not take yet, in order: out[out_off, out_len) */
     size_t out_off, out_len, out_cap;
-    bool backlog;     /* buf holds whole messages left for the next round (MSGS_PER_ROUND) */
+    bool backlog; /* buf holds whole messages left for the next round (DMN_SERVER_MSGS_PER_ROUND) */
     uint64_t request; /* number of the last PENDING read: what a GRANT answers */
     /* closed at this time unless a whole message came by then; 0 once one
      * did (server.h, DMN_SERVER_HELLO_MS) */

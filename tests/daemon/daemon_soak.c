@@ -52,6 +52,7 @@
 #include "daemon/client.h"
 #include "drig.h"
 #include "soak.h"
+#include "trand.h"
 
 #define SOAK_MIB (1ull << 20)
 /* How long a wait for what must happen (an answer, a reclaim, the clients'
@@ -74,14 +75,6 @@ typedef struct soak_sample {
 
 soak_shared_t *sh;
 static const char *soak_sock; /* the daemon's socket */
-
-static uint64_t rnd_next(uint64_t *s)
-{
-    *s ^= *s << 13;
-    *s ^= *s >> 7;
-    *s ^= *s << 17;
-    return *s;
-}
 
 static void sleep_us(uint64_t us)
 {
@@ -128,7 +121,7 @@ static dmn_client_t *client_open(int i, uint64_t *rs)
     o.name = name;
     o.cls = DMN_CLASS_BATCH;
     o.priority = 0; /* one level: round robin, so a starved client is a defect */
-    o.budget = (16 + rnd_next(rs) % 241) * SOAK_MIB;
+    o.budget = (16 + trand_next(rs) % 241) * SOAK_MIB;
     dmn_client_t *c = NULL;
     if (dmn_client_open(&o, &c) != GMUX_OK) {
         BUMP(&sh->slot[i].open_errors);
@@ -143,12 +136,12 @@ static void client_turn(dmn_client_t *c, soak_slot_t *s, int i, uint64_t *rs, dm
                         int n_clients)
 {
     dmn_range_t ranges[4];
-    uint32_t n = 1 + (uint32_t)(rnd_next(rs) % 4);
+    uint32_t n = 1 + (uint32_t)(trand_next(rs) % 4);
     for (uint32_t k = 0; k < n; k++) {
-        ranges[k].base = 0x100000000ull * (uint64_t)(i + 1) + (rnd_next(rs) % 64) * 64 * SOAK_MIB;
-        ranges[k].len = (1 + rnd_next(rs) % 64) * SOAK_MIB;
+        ranges[k].base = 0x100000000ull * (uint64_t)(i + 1) + (trand_next(rs) % 64) * 64 * SOAK_MIB;
+        ranges[k].len = (1 + trand_next(rs) % 64) * SOAK_MIB;
     }
-    dmn_client_pending(c, 1 + (uint32_t)(rnd_next(rs) % 4), ranges, n);
+    dmn_client_pending(c, 1 + (uint32_t)(trand_next(rs) % 4), ranges, n);
     soak_seen_t seen; /* once the PENDING is in the socket */
     soak_seen_take(&seen, n_clients);
     uint64_t asked = com_clock_ns();
@@ -168,7 +161,7 @@ static void client_turn(dmn_client_t *c, soak_slot_t *s, int i, uint64_t *rs, dm
                 fprintf(stderr, "soak: client %d (pid %d) granted after %.1f ms at %.3f s\n", i,
                         (int)getpid(), (double)(now - asked) / 1e6, (double)now / 1e9);
         }
-        sleep_us(rnd_next(rs) % 2000);
+        sleep_us(trand_next(rs) % 2000);
         st->kernels++;
         st->resident = ranges[0].len;
         st->total = st->resident * n;
@@ -181,7 +174,7 @@ static void client_turn(dmn_client_t *c, soak_slot_t *s, int i, uint64_t *rs, dm
             soak_seen_judge(&seen, n_clients, s, i, UINT64_MAX);
     }
     dmn_client_idle(c);
-    sleep_us(rnd_next(rs) % 1000);
+    sleep_us(trand_next(rs) % 1000);
 }
 
 static int client_main(int i, int n_clients, uint64_t seed, uint64_t hard_deadline)
@@ -195,10 +188,10 @@ static int client_main(int i, int n_clients, uint64_t seed, uint64_t hard_deadli
             sleep_us(10000);
             continue;
         }
-        int rounds = 1 + (int)(rnd_next(&rs) % 8);
+        int rounds = 1 + (int)(trand_next(&rs) % 8);
         for (int k = 0; k < rounds && !LOAD(&sh->stop); k++)
             client_turn(c, s, i, &rs, &st, n_clients);
-        if (rnd_next(&rs) % 3 == 0) {
+        if (trand_next(&rs) % 3 == 0) {
             dmn_client_close(c);
             c = NULL;
         }
@@ -375,7 +368,7 @@ static int kill_one(const soak_opts_t *o, int i, soak_totals_t *t, uint64_t *rs,
     t->reclaim_sum_ms += ms;
     if (ms > t->reclaim_max_ms)
         t->reclaim_max_ms = ms;
-    return spawn_client(i, o->clients, rnd_next(rs), hard_deadline) > 0 ? 0 : -1;
+    return spawn_client(i, o->clients, trand_next(rs), hard_deadline) > 0 ? 0 : -1;
 }
 
 static int all_parked(const dmn_report_t *rep, void *arg)
@@ -454,7 +447,7 @@ static int churn(const soak_opts_t *o, pid_t d, dmn_report_t *rep, soak_totals_t
 {
     uint64_t end = com_deadline_after_ns((uint64_t)(o->seconds * 1e9));
     uint64_t next_kill = com_clock_ns() + (uint64_t)o->kill_ms * COM_NS_PER_MS / 2 +
-                         rnd_next(rs) % ((uint64_t)o->kill_ms * COM_NS_PER_MS);
+                         trand_next(rs) % ((uint64_t)o->kill_ms * COM_NS_PER_MS);
     while (!com_deadline_passed(end)) {
         if (waitpid(d, NULL, WNOHANG) != 0) {
             fprintf(stderr, "soak: gmuxd (pid %d) died\n", (int)d);
@@ -469,10 +462,10 @@ static int churn(const soak_opts_t *o, pid_t d, dmn_report_t *rep, soak_totals_t
             return -1;
         take_sample(d, smp, cap, n);
         if (com_clock_ns() >= next_kill) {
-            if (kill_one(o, (int)(rnd_next(rs) % (uint64_t)o->clients), t, rs, hard_deadline))
+            if (kill_one(o, (int)(trand_next(rs) % (uint64_t)o->clients), t, rs, hard_deadline))
                 return -1;
             next_kill = com_clock_ns() + (uint64_t)o->kill_ms * COM_NS_PER_MS / 2 +
-                        rnd_next(rs) % ((uint64_t)o->kill_ms * COM_NS_PER_MS);
+                        trand_next(rs) % ((uint64_t)o->kill_ms * COM_NS_PER_MS);
         }
         sleep_us(100000);
     }
@@ -545,7 +538,7 @@ int main(int argc, char **argv)
         goto out;
     }
     for (int i = 0; i < o.clients; i++)
-        if (spawn_client(i, o.clients, rnd_next(&rs), hard) <= 0)
+        if (spawn_client(i, o.clients, trand_next(&rs), hard) <= 0)
             goto out;
     if (!drig_until(&r, drig_n_tasks_is, &want, SOAK_GUARD_S, rep)) {
         fprintf(stderr, "soak: %u of %d clients registered (asked for %d s)\n", rep->n_tasks, want,

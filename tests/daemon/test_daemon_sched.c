@@ -238,13 +238,7 @@ static void test_priority(void **state)
     drig_wait_for_go(&r, "high");
     pid_t high = drig_start_client(&r, "high", "batch", 5, 40, 2000, 0);
     drig_wait_for_go(&r, NULL);
-    int two = 2;
-    assert_true(drig_until(&r, drig_n_tasks_is, &two, 60.0, &rep));
-    assert_int_equal(drig_go(&r, "low"), 0);
-    assert_true(drig_until(&r, one_ran, NULL, 30.0, &rep));
-    assert_int_equal(drig_go(&r, "high"), 0);
-    assert_int_equal(drig_wait(high, CLIENT_TIMEOUT_S), 0);
-    assert_int_equal(drig_wait(low, CLIENT_TIMEOUT_S), 0);
+    assert_int_equal(drig_low_then_high(&r, low, high, one_ran, CLIENT_TIMEOUT_S, &rep), 0);
     dlog_t logs[2];
     int n;
     dkernel_t *all = gather(&r, names, 2, logs, &n);

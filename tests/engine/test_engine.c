@@ -11,18 +11,11 @@
 
 #include "engine/engine.h"
 #include "tfeed.h"
+#include "trand.h"
 
 #define CH 4096u
 
 static tfeed_t feed;
-
-static uint64_t rnd(uint64_t *s)
-{
-    *s ^= *s << 13;
-    *s ^= *s >> 7;
-    *s ^= *s << 17;
-    return *s;
-}
 
 typedef struct outcome {
     uint64_t fills;
@@ -52,12 +45,12 @@ static gmux_status_t wrong_predict(void *ctx, uint32_t task, const eng_launch_t 
     uint32_t n = 0;
     if (use_wrong == 3) {
         for (uint32_t i = 0; i < nrec && n < 15; i++)
-            if (rnd(&wrong_seed) % 3 != 0)
+            if (trand_next(&wrong_seed) % 3 != 0)
                 wrong_out[n++] = rec[i];
         if (nrec > 0)
-            wrong_out[n++] =
-                (eng_range_t){(rec[0].addr & ~(uint64_t)(8 * CH - 1)) + rnd(&wrong_seed) % 8 * CH,
-                              8, ENG_ACCESS_READ};
+            wrong_out[n++] = (eng_range_t){(rec[0].addr & ~(uint64_t)(8 * CH - 1)) +
+                                               trand_next(&wrong_seed) % 8 * CH,
+                                           8, ENG_ACCESS_READ};
         *r_p = wrong_out;
         *n_p = n;
         return GMUX_OK;
@@ -153,19 +146,19 @@ static void test_opt_matches_exhaustive_search(void **state)
     (void)state;
     uint64_t s = 7;
     for (int round = 0; round < 300; round++) {
-        uint32_t nchunks = 4 + (uint32_t)(rnd(&s) % 5); /* 4..8 */
-        uint32_t cap = 2 + (uint32_t)(rnd(&s) % 3);     /* 2..4 */
-        uint32_t n = 6 + (uint32_t)(rnd(&s) % 14);
+        uint32_t nchunks = 4 + (uint32_t)(trand_next(&s) % 5); /* 4..8 */
+        uint32_t cap = 2 + (uint32_t)(trand_next(&s) % 3);     /* 2..4 */
+        uint32_t n = 6 + (uint32_t)(trand_next(&s) % 14);
         uint32_t masks[32];
         tfeed_init(&feed, 1);
         tfeed_alloc(&feed, 0, 1, 1ull << 30, nchunks * CH);
         for (uint32_t k = 0; k < n; k++) {
             uint32_t m = 0;
-            uint32_t ws = 1 + (uint32_t)(rnd(&s) % cap);
+            uint32_t ws = 1 + (uint32_t)(trand_next(&s) % cap);
             while ((uint32_t)__builtin_popcount(m) < ws)
-                m |= 1u << (rnd(&s) % nchunks);
+                m |= 1u << (trand_next(&s) % nchunks);
             masks[k] = m;
-            tfeed_launch_mask(&feed, 0, 1ull << 30, CH, m, (uint32_t)rnd(&s) & m, 100);
+            tfeed_launch_mask(&feed, 0, 1ull << 30, CH, m, (uint32_t)trand_next(&s) & m, 100);
         }
         uint64_t best = tf_exhaustive_min_fetches(masks, n, nchunks, cap);
         outcome_t opt = run_engine(ENG_PLACE_OPT, 1, cap, 64, 1000000);
@@ -291,25 +284,26 @@ static void test_multitask_frees_small_window(void **state)
     (void)state;
     uint64_t s = 99, cleans = 0;
     for (int round = 0; round < 60; round++) {
-        uint32_t nt = 1 + (uint32_t)(rnd(&s) % 4);
+        uint32_t nt = 1 + (uint32_t)(trand_next(&s) % 4);
         tfeed_init(&feed, nt);
         for (uint32_t t = 0; t < nt; t++) {
             uint64_t base = 1ull << 30;
             uint64_t id = 1;
             tfeed_alloc(&feed, t, id, base, 6 * CH);
             for (int k = 0; k < 40; k++) {
-                if (rnd(&s) % 10 == 0) {
+                if (trand_next(&s) % 10 == 0) {
                     tfeed_free(&feed, t, id);
                     tfeed_alloc(&feed, t, ++id, base, 6 * CH);
                 }
-                uint32_t m = (uint32_t)(rnd(&s) % 63) + 1;
+                uint32_t m = (uint32_t)(trand_next(&s) % 63) + 1;
                 while (__builtin_popcount(m) > 3)
                     m &= m - 1;
-                tfeed_launch_mask(&feed, t, base, CH, m, (uint32_t)rnd(&s) & m, 50 + rnd(&s) % 200);
+                tfeed_launch_mask(&feed, t, base, CH, m, (uint32_t)trand_next(&s) & m,
+                                  50 + trand_next(&s) % 200);
             }
         }
-        uint32_t cap = 3 + (uint32_t)(rnd(&s) % 8);
-        uint32_t look = 1 + (uint32_t)(rnd(&s) % 20);
+        uint32_t cap = 3 + (uint32_t)(trand_next(&s) % 8);
+        uint32_t look = 1 + (uint32_t)(trand_next(&s) % 20);
         bw_h2d = round % 2 ? 44 : 0; /* every other round write-back aware, cleaning */
         bw_d2h = round % 2 ? 12 : 0;
         clean_max = round % 4 == 1 ? 2 : 0;
@@ -331,24 +325,24 @@ static void test_mispredictions_fault_into_reserve(void **state)
     reserve = 3;
     uint64_t faults = 0;
     for (int round = 0; round < 40; round++) {
-        uint32_t nt = 1 + (uint32_t)(rnd(&s) % 3);
+        uint32_t nt = 1 + (uint32_t)(trand_next(&s) % 3);
         tfeed_init(&feed, nt);
         for (uint32_t t = 0; t < nt; t++) {
             uint64_t base = 1ull << 30, id = 1;
             tfeed_alloc(&feed, t, id, base, 8 * CH);
             for (int k = 0; k < 40; k++) {
-                if (rnd(&s) % 12 == 0) {
+                if (trand_next(&s) % 12 == 0) {
                     tfeed_free(&feed, t, id);
                     tfeed_alloc(&feed, t, ++id, base, 8 * CH);
                 }
-                uint32_t m = (uint32_t)(rnd(&s) % 255) + 1;
+                uint32_t m = (uint32_t)(trand_next(&s) % 255) + 1;
                 while (__builtin_popcount(m) > 3)
                     m &= m - 1;
-                tfeed_launch_mask(&feed, t, base, CH, m, (uint32_t)rnd(&s) & m, 100);
+                tfeed_launch_mask(&feed, t, base, CH, m, (uint32_t)trand_next(&s) & m, 100);
             }
         }
-        uint32_t cap = 8 + (uint32_t)(rnd(&s) % 6);
-        outcome_t o = run_engine(ENG_PLACE_OPT, nt, cap, 1 + (uint32_t)(rnd(&s) % 30), 300);
+        uint32_t cap = 8 + (uint32_t)(trand_next(&s) % 6);
+        outcome_t o = run_engine(ENG_PLACE_OPT, nt, cap, 1 + (uint32_t)(trand_next(&s) % 30), 300);
         outcome_t l = run_engine(ENG_PLACE_LRU, nt, cap, 8, 300);
         faults += o.faults + l.faults;
     }
@@ -368,28 +362,29 @@ static void test_wrong_predictor_without_reserve(void **state)
     for (int mode = 1; mode <= 2; mode++) {
         use_wrong = mode;
         for (int round = 0; round < 30; round++) {
-            uint32_t nt = 1 + (uint32_t)(rnd(&s) % 3);
+            uint32_t nt = 1 + (uint32_t)(trand_next(&s) % 3);
             tfeed_init(&feed, nt);
             for (uint32_t t = 0; t < nt; t++) {
                 uint64_t base = 1ull << 30, id = 1;
                 tfeed_alloc(&feed, t, id, base, 8 * CH);
                 for (int k = 0; k < 40; k++) {
-                    if (rnd(&s) % 12 == 0) {
+                    if (trand_next(&s) % 12 == 0) {
                         tfeed_free(&feed, t, id);
                         tfeed_alloc(&feed, t, ++id, base, 8 * CH);
                     }
-                    uint32_t m = (uint32_t)(rnd(&s) % 255) + 1;
+                    uint32_t m = (uint32_t)(trand_next(&s) % 255) + 1;
                     while (__builtin_popcount(m) > 3)
                         m &= m - 1;
-                    tfeed_launch_mask(&feed, t, base, CH, m, (uint32_t)rnd(&s) & m, 100);
+                    tfeed_launch_mask(&feed, t, base, CH, m, (uint32_t)trand_next(&s) & m, 100);
                 }
             }
             reserve = (uint32_t)(round % 3 == 2); /* 0 or 1 slot */
-            uint32_t cap = 3 + reserve + (uint32_t)(rnd(&s) % 8);
+            uint32_t cap = 3 + reserve + (uint32_t)(trand_next(&s) % 8);
             bw_h2d = round % 2 ? 44 : 0; /* every other round write-back aware */
             bw_d2h = round % 2 ? 12 : 0;
             clean_max = round % 4 == 1 ? 2 : 0;
-            outcome_t o = run_engine(ENG_PLACE_OPT, nt, cap, 1 + (uint32_t)(rnd(&s) % 30), 300);
+            outcome_t o =
+                run_engine(ENG_PLACE_OPT, nt, cap, 1 + (uint32_t)(trand_next(&s) % 30), 300);
             bw_h2d = bw_d2h = 0;
             clean_max = 0;
             outcome_t l = run_engine(ENG_PLACE_LRU, nt, cap, 8, 300);
@@ -488,30 +483,32 @@ static void test_incremental_replan_matches_full(void **state)
     uint64_t replans = 0, faults = 0, visited_inc = 0, visited_full = 0;
     for (int round = 0; round < 240; round++) {
         use_wrong = 1 + round % 3;
-        uint32_t nt = 1 + (uint32_t)(rnd(&s) % 4);
+        uint32_t nt = 1 + (uint32_t)(trand_next(&s) % 4);
         tfeed_init(&feed, nt);
         for (uint32_t t = 0; t < nt; t++) {
             uint64_t base = 1ull << 30, id = 1;
             tfeed_alloc(&feed, t, id, base, 8 * CH);
             tfeed_alloc(&feed, t, 1000, base + 64 * CH, 4 * CH);
             for (int k = 0; k < 48; k++) {
-                if (rnd(&s) % 12 == 0) {
+                if (trand_next(&s) % 12 == 0) {
                     tfeed_free(&feed, t, id);
                     tfeed_alloc(&feed, t, ++id, base, 8 * CH);
                 }
-                uint32_t m = (uint32_t)(rnd(&s) % 255) + 1;
+                uint32_t m = (uint32_t)(trand_next(&s) % 255) + 1;
                 while (__builtin_popcount(m) > 3)
                     m &= m - 1;
-                tfeed_launch_mask(&feed, t, base, CH, m, (uint32_t)rnd(&s) & m, 50 + rnd(&s) % 150);
-                if (rnd(&s) % 4 == 0)
-                    tfeed_launch_mask(&feed, t, base + 64 * CH, CH, 1u << (rnd(&s) % 4), 1, 80);
+                tfeed_launch_mask(&feed, t, base, CH, m, (uint32_t)trand_next(&s) & m,
+                                  50 + trand_next(&s) % 150);
+                if (trand_next(&s) % 4 == 0)
+                    tfeed_launch_mask(&feed, t, base + 64 * CH, CH, 1u << (trand_next(&s) % 4), 1,
+                                      80);
             }
         }
-        reserve = (uint32_t)(rnd(&s) % 3);
-        uint32_t cap = 4 + reserve + (uint32_t)(rnd(&s) % 10);
-        uint32_t look = 1 + (uint32_t)(rnd(&s) % 40);
-        uint64_t quantum = 200 + rnd(&s) % 800;
-        uint64_t seed = rnd(&s);
+        reserve = (uint32_t)(trand_next(&s) % 3);
+        uint32_t cap = 4 + reserve + (uint32_t)(trand_next(&s) % 10);
+        uint32_t look = 1 + (uint32_t)(trand_next(&s) % 40);
+        uint64_t quantum = 200 + trand_next(&s) % 800;
+        uint64_t seed = trand_next(&s);
         eng_place_policy_t pol = round % 4 == 3 ? ENG_PLACE_LRU : ENG_PLACE_OPT;
         run_logged(&run_a, pol, nt, cap, look, quantum, false, seed);
         run_logged(&run_b, pol, nt, cap, look, quantum, true, seed);
@@ -528,6 +525,21 @@ static void test_incremental_replan_matches_full(void **state)
     reserve = 0;
 }
 
+/* The end of a round of the wide re-plan tests: the reserve, capacity,
+ * lookahead (look_min and up) and seed drawn from *s, then run_a (incremental
+ * re-plans) and run_b (full walks), which must agree. */
+static void wide_round(uint64_t *s, int round, uint32_t nt, uint32_t look_min)
+{
+    reserve = (uint32_t)(trand_next(s) % 3);
+    uint32_t cap = 16 + reserve + (uint32_t)(trand_next(s) % 24);
+    uint32_t look = look_min + (uint32_t)(trand_next(s) % 40);
+    uint64_t seed = trand_next(s);
+    eng_place_policy_t pol = round % 4 == 3 ? ENG_PLACE_LRU : ENG_PLACE_OPT;
+    run_logged(&run_a, pol, nt, cap, look, 500, false, seed);
+    run_logged(&run_b, pol, nt, cap, look, 500, true, seed);
+    assert_same_runs();
+}
+
 /* The same with regions of 400 chunks, launches of up to 12 of them and long
  * lookaheads: the re-plans list dozens of chunks with ids past 256 (sorted
  * by id by insertion below 32, by 8-bit digits from there). */
@@ -538,28 +550,21 @@ static void test_incremental_replan_matches_full_many(void **state)
     int long_lists = 0;
     for (int round = 0; round < 24; round++) {
         use_wrong = 1 + round % 3;
-        uint32_t nt = 1 + (uint32_t)(rnd(&s) % 2);
+        uint32_t nt = 1 + (uint32_t)(trand_next(&s) % 2);
         tfeed_init(&feed, nt);
         for (uint32_t t = 0; t < nt; t++) {
             uint64_t base = 1ull << 30;
             tfeed_alloc(&feed, t, 1, base, 400 * CH);
             for (int k = 0; k < 50; k++) {
-                uint32_t m = (uint32_t)rnd(&s);
+                uint32_t m = (uint32_t)trand_next(&s);
                 while (__builtin_popcount(m) > 12)
                     m &= m - 1;
-                uint64_t at = base + (rnd(&s) % (400 - 32)) * CH;
-                tfeed_launch_mask(&feed, t, at, CH, m | 1, (uint32_t)rnd(&s) & m,
-                                  50 + rnd(&s) % 150);
+                uint64_t at = base + (trand_next(&s) % (400 - 32)) * CH;
+                tfeed_launch_mask(&feed, t, at, CH, m | 1, (uint32_t)trand_next(&s) & m,
+                                  50 + trand_next(&s) % 150);
             }
         }
-        reserve = (uint32_t)(rnd(&s) % 3);
-        uint32_t cap = 16 + reserve + (uint32_t)(rnd(&s) % 24);
-        uint32_t look = 20 + (uint32_t)(rnd(&s) % 40);
-        uint64_t seed = rnd(&s);
-        eng_place_policy_t pol = round % 4 == 3 ? ENG_PLACE_LRU : ENG_PLACE_OPT;
-        run_logged(&run_a, pol, nt, cap, look, 500, false, seed);
-        run_logged(&run_b, pol, nt, cap, look, 500, true, seed);
-        assert_same_runs();
+        wide_round(&s, round, nt, 20);
         long_lists += run_a.rs.replans > 0 && run_a.rs.chunks > 32 * run_a.rs.replans;
     }
     print_message("re-plans listing 32 chunks a time on average in %d of 24 rounds\n", long_lists);
@@ -578,7 +583,7 @@ static void test_incremental_replan_matches_full_wide(void **state)
     uint64_t s = 59, replans = 0, rounds = 0;
     for (int round = 0; round < 16; round++) {
         use_wrong = 1 + round % 3;
-        uint32_t nt = 1 + (uint32_t)(rnd(&s) % 2);
+        uint32_t nt = 1 + (uint32_t)(trand_next(&s) % 2);
         tfeed_init(&feed, nt);
         for (uint32_t t = 0; t < nt; t++) {
             uint64_t base = 1ull << 34, base2 = 1ull << 35;
@@ -586,24 +591,17 @@ static void test_incremental_replan_matches_full_wide(void **state)
             for (int k = 0; k < 60; k++) {
                 if (k == 20)
                     tfeed_alloc(&feed, t, 2, base2, 5000 * CH);
-                uint32_t m = (uint32_t)rnd(&s);
+                uint32_t m = (uint32_t)trand_next(&s);
                 while (__builtin_popcount(m) > 10)
                     m &= m - 1;
-                uint64_t at = base + (spots[rnd(&s) % 6] + rnd(&s) % 8) * CH;
-                if (k > 20 && rnd(&s) % 3 == 0)
-                    at = base2 + (4060 + rnd(&s) % 40) * CH;
-                tfeed_launch_mask(&feed, t, at, CH, m | 1, (uint32_t)rnd(&s) & m,
-                                  50 + rnd(&s) % 150);
+                uint64_t at = base + (spots[trand_next(&s) % 6] + trand_next(&s) % 8) * CH;
+                if (k > 20 && trand_next(&s) % 3 == 0)
+                    at = base2 + (4060 + trand_next(&s) % 40) * CH;
+                tfeed_launch_mask(&feed, t, at, CH, m | 1, (uint32_t)trand_next(&s) & m,
+                                  50 + trand_next(&s) % 150);
             }
         }
-        reserve = (uint32_t)(rnd(&s) % 3);
-        uint32_t cap = 16 + reserve + (uint32_t)(rnd(&s) % 24);
-        uint32_t look = 10 + (uint32_t)(rnd(&s) % 40);
-        uint64_t seed = rnd(&s);
-        eng_place_policy_t pol = round % 4 == 3 ? ENG_PLACE_LRU : ENG_PLACE_OPT;
-        run_logged(&run_a, pol, nt, cap, look, 500, false, seed);
-        run_logged(&run_b, pol, nt, cap, look, 500, true, seed);
-        assert_same_runs();
+        wide_round(&s, round, nt, 10);
         replans += run_a.rs.replans;
         rounds += run_a.rs.replans > 0;
     }

@@ -9,6 +9,7 @@
 
 #include "engine/timeline.h"
 #include "tfeed.h"
+#include "trand.h"
 
 #define CH 4096u
 
@@ -286,14 +287,6 @@ static const uint64_t rnd_size[RND_REGS] = {9 * CH, 5 * CH + 7, 40 * CH + 100, 1
 static eng_range_t rnd_rg[RND_LAUNCHES][RND_RANGES];
 static uint32_t rnd_n[RND_LAUNCHES], rnd_next;
 
-static uint64_t rnd_u64(uint64_t *x)
-{
-    *x ^= *x << 13;
-    *x ^= *x >> 7;
-    *x ^= *x << 17;
-    return *x;
-}
-
 static gmux_status_t rnd_feed(void *ctx, uint32_t task, eng_item_t *it)
 {
     (void)ctx;
@@ -375,15 +368,16 @@ static void test_random_ranges(void **state)
     (void)state;
     uint64_t x = 0x9e3779b97f4a7c15ull;
     for (uint32_t l = 0; l < RND_LAUNCHES; l++) {
-        rnd_n[l] = (uint32_t)(rnd_u64(&x) % (RND_RANGES + 1));
+        rnd_n[l] = (uint32_t)(trand_next(&x) % (RND_RANGES + 1));
         for (uint32_t i = 0; i < rnd_n[l]; i++) {
-            uint32_t r = (uint32_t)(rnd_u64(&x) % RND_REGS);
-            uint64_t off = rnd_u64(&x) % (rnd_size[r] + 2 * CH);
-            uint64_t len = rnd_u64(&x) % 4 == 0 ? rnd_u64(&x) % 64 : rnd_u64(&x) % (12 * CH);
+            uint32_t r = (uint32_t)(trand_next(&x) % RND_REGS);
+            uint64_t off = trand_next(&x) % (rnd_size[r] + 2 * CH);
+            uint64_t len =
+                trand_next(&x) % 4 == 0 ? trand_next(&x) % 64 : trand_next(&x) % (12 * CH);
             rnd_rg[l][i] = (eng_range_t){
                 .addr = rnd_base[r] + off - CH,
                 .len = len,
-                .mode = (uint8_t)(rnd_u64(&x) % 2 ? ENG_ACCESS_WRITE : ENG_ACCESS_READ)};
+                .mode = (uint8_t)(trand_next(&x) % 2 ? ENG_ACCESS_WRITE : ENG_ACCESS_READ)};
         }
     }
     const uint64_t sizes[] = {0, CH / 32, CH / 8, CH / 2, CH};

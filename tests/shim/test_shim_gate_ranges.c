@@ -16,6 +16,7 @@
 
 #include "shim/gate_ranges.h"
 #include "tproc.h"
+#include "trand.h"
 
 /* Whether the store covers every byte of [lo, hi). */
 static int covers(const dmn_range_t *v, uint32_t n, uint64_t lo, uint64_t hi)
@@ -203,10 +204,7 @@ static bool ref_add_whole(dmn_range_t *v, uint32_t *n, uint32_t cap, dmn_range_t
 static uint64_t rng_state = 88172645463325252ull;
 static uint64_t rnd(uint64_t below)
 {
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return rng_state % below;
+    return trand_next(&rng_state) % below;
 }
 
 /* Whether v (coalesced by the caller) is sorted, with no two ranges that

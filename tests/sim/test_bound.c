@@ -9,14 +9,7 @@
 
 #include "bound_test_util.h"
 #include "sim/bound.h"
-
-static uint64_t rnd(uint64_t *s)
-{
-    *s ^= *s << 13;
-    *s ^= *s >> 7;
-    *s ^= *s << 17;
-    return *s;
-}
+#include "trand.h"
 
 #define NCH     6
 #define NSTATES (1u << NCH)
@@ -96,17 +89,17 @@ static void test_opt_fetches_equal_exhaustive_wb_below(void **state)
     uint64_t s = 42;
     int wb_positive = 0, wb_equal = 0;
     for (int round = 0; round < 150; round++) {
-        uint32_t cap = 2 + (uint32_t)(rnd(&s) % 3);
-        uint32_t n = 5 + (uint32_t)(rnd(&s) % 9);
+        uint32_t cap = 2 + (uint32_t)(trand_next(&s) % 3);
+        uint32_t n = 5 + (uint32_t)(trand_next(&s) % 9);
         uint32_t masks[16], wmasks[16];
         sim_refstr_t *rs;
         assert_int_equal(sim_refstr_create(1000, &rs), GMUX_OK);
         for (uint32_t k = 0; k < n; k++) {
-            uint32_t m = 0, ws = 1 + (uint32_t)(rnd(&s) % cap);
+            uint32_t m = 0, ws = 1 + (uint32_t)(trand_next(&s) % cap);
             while ((uint32_t)__builtin_popcount(m) < ws)
-                m |= 1u << (rnd(&s) % NCH);
+                m |= 1u << (trand_next(&s) % NCH);
             masks[k] = m;
-            wmasks[k] = (uint32_t)rnd(&s) & m;
+            wmasks[k] = (uint32_t)trand_next(&s) & m;
             for (uint32_t c = 0; c < NCH; c++)
                 if (m & (1u << c))
                     sim_refstr_ref(rs, c, (wmasks[k] >> c) & 1);
@@ -248,22 +241,22 @@ static void test_blocks_equal_exhaustive(void **state)
     uint64_t s = 7;
     int wb_positive = 0, part_fetch = 0;
     for (int round = 0; round < 150; round++) {
-        uint32_t cap = 1 + (uint32_t)(rnd(&s) % 2);
-        uint32_t n = 5 + (uint32_t)(rnd(&s) % 9);
+        uint32_t cap = 1 + (uint32_t)(trand_next(&s) % 2);
+        uint32_t n = 5 + (uint32_t)(trand_next(&s) % 9);
         uint32_t masks[16], wmasks[16];
         sim_refstr_t *rs;
         assert_int_equal(sim_refstr_create(1000, &rs), GMUX_OK);
         sim_refstr_set_blocks(rs, 2);
         for (uint32_t k = 0; k < n; k++) {
-            uint32_t chunks = 0, ws = 1 + (uint32_t)(rnd(&s) % cap);
+            uint32_t chunks = 0, ws = 1 + (uint32_t)(trand_next(&s) % cap);
             while ((uint32_t)__builtin_popcount(chunks) < ws)
-                chunks |= 1u << (rnd(&s) % (NCH / 2));
+                chunks |= 1u << (trand_next(&s) % (NCH / 2));
             masks[k] = wmasks[k] = 0;
             for (uint32_t c = 0; c < NCH / 2; c++) {
                 if (!(chunks & (1u << c)))
                     continue;
-                uint32_t b = 1 + (uint32_t)(rnd(&s) % 3); /* block 0, 1 or both */
-                bool write = rnd(&s) % 3 == 0;
+                uint32_t b = 1 + (uint32_t)(trand_next(&s) % 3); /* block 0, 1 or both */
+                bool write = trand_next(&s) % 3 == 0;
                 masks[k] |= b << (2 * c);
                 wmasks[k] |= write ? b << (2 * c) : 0;
                 if (b == 3)
@@ -339,21 +332,21 @@ static void test_blocks_whole_equal_chunks(void **state)
     (void)state;
     uint64_t s = 11;
     for (int round = 0; round < 150; round++) {
-        uint32_t cap = 1 + (uint32_t)(rnd(&s) % 4);
-        uint32_t n = 5 + (uint32_t)(rnd(&s) % 30);
+        uint32_t cap = 1 + (uint32_t)(trand_next(&s) % 4);
+        uint32_t n = 5 + (uint32_t)(trand_next(&s) % 30);
         sim_refstr_t *rs;
         assert_int_equal(sim_refstr_create(1000, &rs), GMUX_OK);
         sim_refstr_set_blocks(rs, 4);
         for (uint32_t k = 0; k < n; k++) {
-            uint32_t m = 0, ws = 1 + (uint32_t)(rnd(&s) % cap);
+            uint32_t m = 0, ws = 1 + (uint32_t)(trand_next(&s) % cap);
             while ((uint32_t)__builtin_popcount(m) < ws)
-                m |= 1u << (rnd(&s) % NCH);
+                m |= 1u << (trand_next(&s) % NCH);
             for (uint32_t c = 0; c < NCH; c++)
                 if (m & (1u << c))
-                    sim_refstr_ref(rs, c, rnd(&s) % 3 == 0);
+                    sim_refstr_ref(rs, c, trand_next(&s) % 3 == 0);
             sim_refstr_end_launch(rs, 0);
-            if (rnd(&s) % 8 == 0)
-                sim_refstr_free(rs, (uint32_t)(rnd(&s) % NCH));
+            if (trand_next(&s) % 8 == 0)
+                sim_refstr_free(rs, (uint32_t)(trand_next(&s) % NCH));
         }
         uint64_t f, w, cf, cw;
         assert_int_equal(opt_blocks(rs, cap, &f, &w), GMUX_OK);

@@ -16,6 +16,7 @@
 #include "sim/device.h"
 #include "sim/predict.h"
 #include "sim/run.h"
+#include "trand.h"
 #include "tsource.h"
 
 #define CHUNK 65536u
@@ -179,7 +180,7 @@ static void test_partial_bound_higher(void **state)
 static void sparse_random(tsrc_spec_t *s, uint64_t seed, uint32_t nlaunch)
 {
     uint64_t st = seed * 0x9E3779B97F4A7C15ull + 1;
-#define RND() (st ^= st << 13, st ^= st >> 7, st ^= st << 17, st)
+#define RND() trand_next(&st)
     uint32_t ntasks = 1 + (uint32_t)(seed % 2), nreg = 4;
     tsrc_spec_init(s, ntasks);
     for (uint32_t t = 0; t < ntasks; t++) {

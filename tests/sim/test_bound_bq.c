@@ -13,14 +13,7 @@
 #include <cmocka.h>
 
 #include "sim/bound_impl.h"
-
-static uint64_t rnd(uint64_t *s)
-{
-    *s ^= *s << 13;
-    *s ^= *s >> 7;
-    *s ^= *s << 17;
-    return *s;
-}
+#include "trand.h"
 
 typedef struct ref_q {
     uint32_t nc, inf;
@@ -64,7 +57,7 @@ static uint32_t ref_top(const ref_q_t *r)
 /* A key for a set: mostly near the top or a chunk's own, some INF32. */
 static uint32_t pick_key(uint64_t *s, const ref_q_t *r, uint32_t nkeys, uint32_t c)
 {
-    switch (rnd(s) % 6) {
+    switch (trand_next(s) % 6) {
     case 0:
         return INF32;
     case 1: /* its own: no move */
@@ -72,15 +65,15 @@ static uint32_t pick_key(uint64_t *s, const ref_q_t *r, uint32_t nkeys, uint32_t
     case 2: { /* next to the present top */
         uint32_t t = ref_top(r);
         if (t == INF32 || r->bucket[t] == r->inf)
-            return (uint32_t)(rnd(s) % (nkeys - 1));
-        uint64_t k = r->bucket[t] + rnd(s) % 3; /* its key - 1 to + 1 */
+            return (uint32_t)(trand_next(s) % (nkeys - 1));
+        uint64_t k = r->bucket[t] + trand_next(s) % 3; /* its key - 1 to + 1 */
         k = k >= 1 ? k - 1 : 0;
         return k <= nkeys - 2 ? (uint32_t)k : nkeys - 2;
     }
     case 3: /* a few keys only: full buckets */
-        return (uint32_t)(rnd(s) % (nkeys - 1 < 4 ? nkeys - 1 : 4));
+        return (uint32_t)(trand_next(s) % (nkeys - 1 < 4 ? nkeys - 1 : 4));
     default:
-        return (uint32_t)(rnd(s) % (nkeys - 1));
+        return (uint32_t)(trand_next(s) % (nkeys - 1));
     }
 }
 
@@ -108,7 +101,7 @@ static void run_random(uint64_t seed, uint32_t nc, uint32_t nkeys, uint32_t ops)
     memset(r.bucket, 0xFF, nc * sizeof(*r.bucket));
     uint64_t s = seed;
     for (uint32_t i = 0; i < ops; i++) {
-        uint32_t c = (uint32_t)(rnd(&s) % nc), op = (uint32_t)(rnd(&s) % 100);
+        uint32_t c = (uint32_t)(trand_next(&s) % nc), op = (uint32_t)(trand_next(&s) % 100);
         if (op < 55) {
             uint32_t key = pick_key(&s, &r, nkeys, c);
             sim_bq_set(&q, c, key);

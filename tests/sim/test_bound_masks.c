@@ -9,14 +9,7 @@
 #include <cmocka.h>
 
 #include "sim/bound_impl.h"
-
-static uint64_t rnd(uint64_t *s)
-{
-    *s ^= *s << 13;
-    *s ^= *s >> 7;
-    *s ^= *s << 17;
-    return *s;
-}
+#include "trand.h"
 
 static uint32_t ref_pop(uint32_t m)
 {
@@ -42,14 +35,14 @@ static uint32_t ref_lowest(uint32_t m, uint64_t count)
 static uint32_t pick_mask(uint64_t *s, uint32_t density)
 {
     uint32_t m = 0;
-    if (rnd(s) % 4 == 0) { /* one stretch: a range's blocks */
-        uint32_t lo = (uint32_t)(rnd(s) % 32), len = (uint32_t)(rnd(s) % 33);
+    if (trand_next(s) % 4 == 0) { /* one stretch: a range's blocks */
+        uint32_t lo = (uint32_t)(trand_next(s) % 32), len = (uint32_t)(trand_next(s) % 33);
         for (uint32_t b = lo; b < 32 && b < lo + len; b++)
             m |= 1u << b;
         return m;
     }
     for (uint32_t b = 0; b < 32; b++)
-        if (rnd(s) % 8 < density)
+        if (trand_next(s) % 8 < density)
             m |= 1u << b;
     return m;
 }

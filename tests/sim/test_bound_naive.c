@@ -13,6 +13,7 @@
 
 #include "bound_test_util.h"
 #include "sim/bound.h"
+#include "trand.h"
 
 #define NCH  12
 #define MAXL 80
@@ -26,14 +27,6 @@ typedef struct launch {
     uint32_t order[NCH], n; /* chunks in reference order */
     uint32_t freed;         /* chunk bits freed after the launch */
 } launch_t;
-
-static uint64_t rnd(uint64_t *s)
-{
-    *s ^= *s << 13;
-    *s ^= *s >> 7;
-    *s ^= *s << 17;
-    return *s;
-}
 
 /* The next launch at or after `from` touching block b of c, before c is freed
  * (a free after launch j ends the lifetime); MAXL + 1: none. */
@@ -160,29 +153,31 @@ static void test_blocks_equal_naive(void **state)
     uint64_t s = 0x5eed;
     unsigned partial_seen = 0, wb_seen = 0;
     for (int round = 0; round < 400; round++) {
-        uint32_t nb = 2 + (uint32_t)(rnd(&s) % 31), nl = 10 + (uint32_t)(rnd(&s) % (MAXL - 10));
-        uint32_t cap = 6 + (uint32_t)(rnd(&s) % 6);
+        uint32_t nb = 2 + (uint32_t)(trand_next(&s) % 31),
+                 nl = 10 + (uint32_t)(trand_next(&s) % (MAXL - 10));
+        uint32_t cap = 6 + (uint32_t)(trand_next(&s) % 6);
         uint32_t full = nb == 32 ? UINT32_MAX : (1u << nb) - 1;
         sim_refstr_t *rs;
         assert_int_equal(sim_refstr_create(100000, &rs), GMUX_OK);
         sim_refstr_set_blocks(rs, nb);
         memset(L, 0, sizeof(L));
         for (uint32_t k = 0; k < nl; k++) {
-            uint32_t want = 1 + (uint32_t)(rnd(&s) % 6);
+            uint32_t want = 1 + (uint32_t)(trand_next(&s) % 6);
             while (L[k].n < want) {
-                uint32_t c = (uint32_t)(rnd(&s) % NCH);
+                uint32_t c = (uint32_t)(trand_next(&s) % NCH);
                 if (L[k].mask[c])
                     continue;
-                uint32_t kind = (uint32_t)(rnd(&s) % 4), m = full;
+                uint32_t kind = (uint32_t)(trand_next(&s) % 4), m = full;
                 if (kind == 1) { /* a run of blocks */
-                    uint32_t at = (uint32_t)(rnd(&s) % nb), len = 1 + (uint32_t)(rnd(&s) % 4);
+                    uint32_t at = (uint32_t)(trand_next(&s) % nb),
+                             len = 1 + (uint32_t)(trand_next(&s) % 4);
                     m = (uint32_t)((((1ull << len) - 1) << at) & full);
                 } else if (kind == 2) { /* scattered blocks */
-                    m = (uint32_t)rnd(&s) & full;
+                    m = (uint32_t)trand_next(&s) & full;
                     m = m ? m : 1;
                 }
                 L[k].mask[c] = m;
-                L[k].write[c] = rnd(&s) % 3 == 0;
+                L[k].write[c] = trand_next(&s) % 3 == 0;
                 L[k].order[L[k].n++] = c;
                 if (m == full)
                     sim_refstr_ref(rs, c, L[k].write[c]);
@@ -191,8 +186,8 @@ static void test_blocks_equal_naive(void **state)
                 partial_seen += m != full;
             }
             sim_refstr_end_launch(rs, 0);
-            if (rnd(&s) % 6 == 0) {
-                uint32_t c = (uint32_t)(rnd(&s) % NCH);
+            if (trand_next(&s) % 6 == 0) {
+                uint32_t c = (uint32_t)(trand_next(&s) % NCH);
                 L[k].freed |= 1u << c;
                 sim_refstr_free(rs, c);
             }

@@ -13,14 +13,7 @@
 #include "bound_test_util.h"
 #include "sim/bound.h"
 #include "sim/bound_impl.h"
-
-static uint64_t rnd(uint64_t *s)
-{
-    *s ^= *s << 13;
-    *s ^= *s >> 7;
-    *s ^= *s << 17;
-    return *s;
-}
+#include "trand.h"
 
 #define NCH 8
 
@@ -31,27 +24,27 @@ static void build(uint64_t *s, sim_refstr_t *all, sim_refstr_t *whole)
 {
     sim_refstr_set_blocks(all, 4);
     sim_refstr_set_blocks(whole, 4);
-    uint32_t n = 10 + (uint32_t)(rnd(s) % 40);
+    uint32_t n = 10 + (uint32_t)(trand_next(s) % 40);
     for (uint32_t k = 0; k < n; k++) {
-        uint32_t m = 0, ws = 1 + (uint32_t)(rnd(s) % 4);
+        uint32_t m = 0, ws = 1 + (uint32_t)(trand_next(s) % 4);
         while ((uint32_t)__builtin_popcount(m) < ws)
-            m |= 1u << (rnd(s) % NCH);
+            m |= 1u << (trand_next(s) % NCH);
         for (uint32_t c = 0; c < NCH; c++) {
             if (!(m & (1u << c)))
                 continue;
-            bool write = rnd(s) % 3 == 0;
-            if (rnd(s) % 3 == 0) {
-                sim_refstr_ref_part(all, c, 1u + (uint32_t)(rnd(s) % 14), write);
+            bool write = trand_next(s) % 3 == 0;
+            if (trand_next(s) % 3 == 0) {
+                sim_refstr_ref_part(all, c, 1u + (uint32_t)(trand_next(s) % 14), write);
             } else {
                 sim_refstr_ref(all, c, write);
                 sim_refstr_ref(whole, c, write);
             }
         }
-        uint64_t t = rnd(s) % 200;
+        uint64_t t = trand_next(s) % 200;
         sim_refstr_end_launch(all, t);
         sim_refstr_end_launch(whole, t);
-        if (rnd(s) % 6 == 0) {
-            uint32_t c = (uint32_t)(rnd(s) % NCH);
+        if (trand_next(s) % 6 == 0) {
+            uint32_t c = (uint32_t)(trand_next(s) % NCH);
             sim_refstr_free(all, c);
             sim_refstr_free(whole, c);
         }

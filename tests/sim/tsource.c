@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "trand.h"
+
 typedef struct tsrc {
     sim_source_t base;
     const tsrc_spec_t *spec;
@@ -69,14 +71,6 @@ void tsrc_launch(tsrc_spec_t *s, uint32_t task, uint64_t time_ns, uint32_t nr, c
     t->nranges += nr;
 }
 
-static uint64_t rnd(uint64_t *s)
-{
-    *s ^= *s << 13;
-    *s ^= *s >> 7;
-    *s ^= *s << 17;
-    return *s;
-}
-
 void tsrc_random(tsrc_spec_t *s, uint64_t seed, uint32_t ntasks, uint32_t nregions,
                  uint32_t max_chunks, uint32_t nlaunch, uint32_t max_ws, uint64_t chunk)
 {
@@ -87,29 +81,29 @@ void tsrc_random(tsrc_spec_t *s, uint64_t seed, uint32_t ntasks, uint32_t nregio
         uint64_t *ids = calloc(nregions, sizeof(*ids));
         uint64_t next_id = 1;
         for (uint32_t r = 0; r < nregions; r++) {
-            nch[r] = 1 + (uint32_t)(rnd(&st) % max_chunks);
+            nch[r] = 1 + (uint32_t)(trand_next(&st) % max_chunks);
             ids[r] = next_id++;
             tsrc_alloc(s, t, ids[r], (uint64_t)(r + 1) << 32, nch[r] * chunk);
         }
         for (uint32_t l = 0; l < nlaunch; l++) {
-            if (rnd(&st) % 16 == 0) { /* free and reallocate a region */
-                uint32_t r = (uint32_t)(rnd(&st) % nregions);
+            if (trand_next(&st) % 16 == 0) { /* free and reallocate a region */
+                uint32_t r = (uint32_t)(trand_next(&st) % nregions);
                 tsrc_free(s, t, ids[r]);
-                nch[r] = 1 + (uint32_t)(rnd(&st) % max_chunks);
+                nch[r] = 1 + (uint32_t)(trand_next(&st) % max_chunks);
                 ids[r] = next_id++;
                 tsrc_alloc(s, t, ids[r], (uint64_t)(r + 1) << 32, nch[r] * chunk);
             }
             sim_range_t rg[16];
-            uint32_t n = 1 + (uint32_t)(rnd(&st) % (max_ws < 16 ? max_ws : 16));
+            uint32_t n = 1 + (uint32_t)(trand_next(&st) % (max_ws < 16 ? max_ws : 16));
             for (uint32_t i = 0; i < n; i++) {
-                uint32_t r = (uint32_t)(rnd(&st) % nregions);
-                uint64_t c = rnd(&st) % nch[r];
-                uint64_t off = rnd(&st) % chunk;
+                uint32_t r = (uint32_t)(trand_next(&st) % nregions);
+                uint64_t c = trand_next(&st) % nch[r];
+                uint64_t off = trand_next(&st) % chunk;
                 rg[i].addr = ((uint64_t)(r + 1) << 32) + c * chunk + off;
-                rg[i].len = 1 + rnd(&st) % (chunk - off);
-                rg[i].mode = (uint8_t)(1 + rnd(&st) % 3);
+                rg[i].len = 1 + trand_next(&st) % (chunk - off);
+                rg[i].mode = (uint8_t)(1 + trand_next(&st) % 3);
             }
-            tsrc_launch(s, t, 1000 + rnd(&st) % 100000, n, rg);
+            tsrc_launch(s, t, 1000 + trand_next(&st) % 100000, n, rg);
         }
         free(nch);
         free(ids);
