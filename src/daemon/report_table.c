@@ -3,7 +3,10 @@
  * report.h. The summary lines wrap between their fields; the task table
  * picks its form for the width: wide (whole headers, sizes to two decimals,
  * exact counts) when it fits, else narrow (sizes and counts in at most 4
- * and 5 columns, short headers), the name cut with "..." last.
+ * and 5 columns, short headers), the name cut with "..." last. Widths are
+ * counted in code points (a name may hold UTF-8): one column each, so a
+ * double-width character (CJK) takes one column more than counted and
+ * shifts the rest of its row; no wcwidth, which depends on the locale.
  */
 #include <stdarg.h>
 #include <stdbool.h>
@@ -43,6 +46,32 @@ static const char *const head_narrow[COL_COUNT] = {"ID",     "PID",  "NAME",    
 
 typedef char cell_t[40];
 
+/* Whether byte b continues a UTF-8 sequence (takes no column of its own). */
+static bool continues(char b)
+{
+    return ((unsigned char)b & 0xC0) == 0x80;
+}
+
+/* The columns text takes: its code points. */
+static size_t cols(const char *text)
+{
+    size_t n = 0;
+    for (; *text; text++)
+        n += !continues(*text);
+    return n;
+}
+
+/* The byte offset where text's column col starts (its end, if shorter). */
+static size_t col_offset(const char *text, size_t col)
+{
+    size_t i = 0;
+    for (size_t n = 0; text[i]; i++) {
+        if (!continues(text[i]) && n++ == col)
+            break;
+    }
+    return i;
+}
+
 /* The cells of task t's row, in the wide form or the narrow one. */
 static void row_cells(const dmn_status_task_t *t, bool wide, cell_t c[COL_COUNT])
 {
@@ -73,13 +102,13 @@ static size_t col_widths(const dmn_report_t *r, bool wide, size_t w[COL_COUNT])
 {
     const char *const *head = wide ? head_wide : head_narrow;
     for (int k = 0; k < COL_COUNT; k++)
-        w[k] = strlen(head[k]);
+        w[k] = cols(head[k]);
     for (uint32_t i = 0; i < r->n_tasks; i++) {
         cell_t c[COL_COUNT];
         row_cells(&r->tasks[i], wide, c);
         for (int k = 0; k < COL_COUNT; k++)
-            if (strlen(c[k]) > w[k])
-                w[k] = strlen(c[k]);
+            if (cols(c[k]) > w[k])
+                w[k] = cols(c[k]);
     }
     size_t rest = COL_COUNT - 1; /* the blanks between columns */
     for (int k = 0; k < COL_COUNT; k++)
@@ -94,14 +123,19 @@ static void put_row(FILE *out, cell_t c[COL_COUNT], const size_t w[COL_COUNT])
     for (int k = 0; k < COL_COUNT; k++) {
         if (k > 0)
             fputc(' ', out);
-        int left = k == COL_NAME || k == COL_STATE || k == COL_CLASS;
-        if (k == COL_NAME && strlen(c[k]) > w[k] && w[k] > 3) {
-            size_t cut = w[k] - 3; /* not inside a UTF-8 sequence */
-            while (cut > 0 && ((unsigned char)c[k][cut] & 0xC0) == 0x80)
-                cut--;
-            memcpy(c[k] + cut, "...", 4);
+        bool left = k == COL_NAME || k == COL_STATE || k == COL_CLASS;
+        size_t n = cols(c[k]);
+        if (k == COL_NAME && n > w[k] && w[k] > 3) { /* at a character's start */
+            memcpy(c[k] + col_offset(c[k], w[k] - 3), "...", 4);
+            n = w[k];
         }
-        fprintf(out, left ? "%-*.*s" : "%*.*s", (int)w[k], (int)w[k], c[k]);
+        /* padded by columns, not bytes (printf's width counts bytes) */
+        int pad = (int)(w[k] > n ? w[k] - n : 0);
+        if (!left)
+            fprintf(out, "%*s", pad, "");
+        fputs(c[k], out);
+        if (left)
+            fprintf(out, "%*s", pad, "");
     }
     fputc('\n', out);
 }

@@ -109,11 +109,19 @@ static bool prune(dmn_srv_t *s, uint64_t now)
     return expired;
 }
 
-/* The held switch or fill ahead is over at now: counted (STATUS). */
-static void end_hold(dmn_hold_t *h, uint64_t now)
+/* The held switch or fill ahead is over at now; sent: whether what it held
+ * goes. Counted (STATUS): a held switch whatever its end (superseded or
+ * void, a switch was decided and waited); a fill ahead only once it goes,
+ * not handed back unsent (at a later grant, or its task left): its switch's
+ * GRANT did not wait, and nothing that waited was sent (the next switch
+ * that fills waits for its requests, and is counted itself). */
+static void end_hold(dmn_hold_t *h, uint64_t now, bool sent)
 {
+    bool ahead = h->ahead_only;
     h->active = false;
     h->ahead_only = false;
+    if (ahead && !sent)
+        return;
     uint64_t held = now - h->since_ns;
     h->waits++;
     h->timeouts += h->expired;
@@ -127,7 +135,7 @@ dmn_hold_what_t dmn_hold_begin(dmn_srv_t *s, const dmn_arb_action_t *act, uint64
     dmn_hold_t *h = &s->hold;
     if (h->active) { /* a fill ahead held: this grant's decision handed it back */
         assert(h->ahead_only);
-        end_hold(h, now);
+        end_hold(h, now, false);
     }
     if (s->opts->evict_wait_ns == 0 || act->grant < 0)
         return DMN_HOLD_NONE;
@@ -255,7 +263,9 @@ static bool poll_ahead(dmn_srv_t *s, uint64_t now, dmn_hold_send_t *send, dmn_ar
         if (h->n_wait > 0)
             return true;
     }
-    end_hold(h, now); /* its requests not answered yet stay, as a void switch's */
+    /* its requests not answered yet stay, as a void switch's; a fill ahead
+     * whose task left is handed back unsent (send_ahead) */
+    end_hold(h, now, mine && still_there(s, h->ahead_id));
     if (h->expired)
         COM_DEBUG(DAEMON, "grant %llu: evictions not reported within %llu ms: filled ahead anyway",
                   (unsigned long long)h->act.grant_seq,
@@ -285,7 +295,7 @@ bool dmn_hold_poll(dmn_srv_t *s, uint64_t now, dmn_hold_send_t *send, dmn_arb_ac
     /* A void grant (its task left or went idle): its requests stay, like a
      * superseded switch's: the evictions ordered may still be in flight, and
      * the next switch held waits for them, each until its own bound. */
-    end_hold(h, now);
+    end_hold(h, now, granted);
     *send = granted ? DMN_HOLD_SEND_SWITCH : DMN_HOLD_SEND_NONE;
     if (!granted) /* void: its orders and fill ahead never go */
         dmn_hold_unsent(s, h->grant_id, h->act.grant_seq);
@@ -306,7 +316,7 @@ bool dmn_hold_supersede(dmn_srv_t *s, uint64_t now)
     if (!dmn_hold_blocks(h) || !still_granted(s) || !dmn_arb_preempted(&s->arb, h->act.grant))
         return false;
     gmux_status_t st = dmn_arb_withdraw(&s->arb, h->act.grant);
-    end_hold(h, now);
+    end_hold(h, now, false);
     if (st != GMUX_OK)
         unsent_failed(s, h->grant_id, h->act.grant_seq, st);
     COM_DEBUG(DAEMON,

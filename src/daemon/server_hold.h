@@ -56,7 +56,8 @@
  * the placement (dmn_task_view_t.kept): no fill is planned into it.
  *
  * Counted for STATUS: switches held, those that ended at the bound, the time
- * held in all and the longest hold.
+ * held in all and the longest hold; a fill ahead held alone only once it went
+ * (not one handed back unsent: no switch waited for it).
  *
  * Thread-safety: none; the server's one thread owns it.
  */

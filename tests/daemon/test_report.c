@@ -214,20 +214,79 @@ static void test_table_forms(void **state)
     want = " 3 4242 trainer-with-a... running batch   0 1.5G   40G   1.2M 4.9K   99999 25.0%\n";
     assert_memory_equal(task_row(t), want, strlen(want));
     free(t);
-    /* never inside a UTF-8 sequence: the \xc3\xa9 at bytes 13 and 14 goes whole */
+    /* cut by characters, never inside one: the \xc3\xa9 (one column) is the
+     * 14th character and stays whole (until 2026-12-02 the cut counted bytes:
+     * "trainer-with-..." and a blank of padding) */
     snprintf(r.tasks[0].name, sizeof(r.tasks[0].name), "%s", "trainer-with-\xc3\xa9-long-name");
     t = print_width(false, &r, 80);
-    want = " 3 4242 trainer-with-...  running ";
+    want = " 3 4242 trainer-with-\xc3\xa9... running ";
     assert_memory_equal(task_row(t), want, strlen(want));
     free(t);
+    /* the 15th character is two bytes: the cut keeps none of it */
+    snprintf(r.tasks[0].name, sizeof(r.tasks[0].name), "%s", "trainer-with-a\xc3\xa9long-name");
+    t = print_width(false, &r, 80);
+    want = " 3 4242 trainer-with-a... running ";
+    assert_memory_equal(task_row(t), want, strlen(want));
+    free(t);
+}
+
+/* The display column where the first occurrence of word starts on the
+ * line at line: code points before it (the names here are one column a
+ * character). */
+static size_t column_of(const char *line, const char *word)
+{
+    const char *end = strchr(line, '\n');
+    const char *at = strstr(line, word);
+    assert_non_null(at);
+    assert_true(end == NULL || at < end);
+    size_t col = 0;
+    for (const char *p = line; p < at; p++)
+        col += ((unsigned char)*p & 0xC0) != 0x80;
+    return col;
+}
+
+/* A name with multi-byte characters ("na\xc3\xafve-\xc3\xb1-train": 13 columns,
+ * 15 bytes) takes as many columns as it has characters: the STATE column
+ * starts at the same column on every row, in both forms. Until 2026-12-02
+ * widths counted bytes: the ASCII rows were padded two columns past it. */
+static void test_table_utf8_aligned(void **state)
+{
+    (void)state;
+    dmn_report_t r = sample();
+    r.n_tasks = 3;
+    r.tasks[1] = r.tasks[0];
+    r.tasks[1].id = 4;
+    snprintf(r.tasks[1].name, sizeof(r.tasks[1].name), "%s", "na\xc3\xafve-\xc3\xb1-train");
+    r.tasks[2] = r.tasks[0];
+    r.tasks[2].id = 5;
+    snprintf(r.tasks[2].name, sizeof(r.tasks[2].name), "%s", "ab");
+    const unsigned widths[] = {80, 200};
+    for (size_t i = 0; i < 2; i++) {
+        char *t = print_width(false, &r, widths[i]);
+        const char *head = strstr(t, "\nID ");
+        assert_non_null(head);
+        head++;
+        size_t col = column_of(head, "STATE");
+        const char *row = head;
+        for (int k = 0; k < 3; k++) {
+            row = strchr(row, '\n') + 1;
+            assert_int_equal(column_of(row, " running ") + 1, col);
+        }
+        assert_non_null(strstr(t, " na\xc3\xafve-\xc3\xb1-train running "));
+        free(t);
+    }
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_nothing_planned), cmocka_unit_test(test_capacity_line),
-        cmocka_unit_test(test_planned),         cmocka_unit_test(test_daemon_pid),
-        cmocka_unit_test(test_evict_waits),     cmocka_unit_test(test_table_forms),
+        cmocka_unit_test(test_nothing_planned),
+        cmocka_unit_test(test_capacity_line),
+        cmocka_unit_test(test_planned),
+        cmocka_unit_test(test_daemon_pid),
+        cmocka_unit_test(test_evict_waits),
+        cmocka_unit_test(test_table_forms),
+        cmocka_unit_test(test_table_utf8_aligned),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

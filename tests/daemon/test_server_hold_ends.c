@@ -396,7 +396,10 @@ static void test_ahead_only_grant_first(void **state)
 /* L goes idle while A's AHEAD is held: the switch to A (g + 2) hands that
  * fill ahead back to the placement before it plans (never sent: A's FILL
  * orders its working set instead), and A's FILL and GRANT wait for X's
- * answer, as any switch that fills while a request is in force. */
+ * answer, as any switch that fills while a request is in force. STATUS
+ * counts two holds, A's switch superseded and A's switch answered: the fill
+ * ahead held alone never went, nothing waited and was sent (until
+ * 2026-12-02 it counted as a third hold ended in time). */
 static void test_ahead_held_next_switch(void **state)
 {
     (void)state;
@@ -418,13 +421,13 @@ static void test_ahead_held_next_switch(void **state)
     assert_int_equal(plans[DMN_PLAN_FILL], 1);
     assert_int_equal(plans[DMN_PLAN_AHEAD], 0);
     assert_int_equal(dmn_report_fetch(path, &rep, 10000), GMUX_OK);
-    holds_are(&rep, 3, 0);
+    holds_are(&rep, 2, 0);
     thold_end((int[]){x, a, l}, 3);
 }
 
 /* A, whose AHEAD is held, hangs up: its fill ahead is handed back at once,
- * without waiting for X's answer (STATUS counts it planned no longer, and
- * the hold ended, not at the bound). */
+ * without waiting for X's answer (STATUS counts it planned no longer, nor
+ * among the holds: it never went; until 2026-12-02 a hold ended in time). */
 static void test_ahead_task_gone(void **state)
 {
     (void)state;
@@ -447,7 +450,7 @@ static void test_ahead_task_gone(void **state)
     assert_int_equal(unsent_log->calls, calls + 1);
     assert_int_equal(rep.ahead_bytes, 0);
     assert_int_equal(rep.ahead_plans, 0);
-    holds_are(&rep, 2, 0);
+    holds_are(&rep, 1, 0); /* A's switch, superseded */
     send_evicted(x, asked);
     thold_end((int[]){x, l}, 2);
 }
