@@ -45,17 +45,26 @@ int send_eviction(int task, uint8_t *buf, dmn_range_t big, int ask)
     return tmsg_write_all(task, buf, at) == 0 ? 0 : -17;
 }
 
+/* Grants the first PENDING and revokes the turn once the program paused
+ * (the range the orders go in: *big). The task's socket, or minus the step
+ * that failed. */
+static int turn_revoked(int ready, uint8_t *buf, int *fds, int *nfd, dmn_range_t *big)
+{
+    int task = gs_grant_to_pause(ready, buf, fds, nfd, big);
+    if (task < 0)
+        return task;
+    return revoked(task, buf) == 0 ? task : -16;
+}
+
 /* Grants the first PENDING, revokes the turn once the program paused, and
  * sends the eviction of grant 2 (with the request for EVICTED when ask).
  * Returns the task's socket, or minus the step that failed. */
 int evict_after_turn(int ready, uint8_t *buf, int *fds, int *nfd, int ask)
 {
     dmn_range_t big;
-    int task = gs_grant_to_pause(ready, buf, fds, nfd, &big);
+    int task = turn_revoked(ready, buf, fds, nfd, &big);
     if (task < 0)
         return task;
-    if (revoked(task, buf) != 0)
-        return -16;
     return send_eviction(task, buf, big, ask) == 0 ? task : -17;
 }
 
@@ -176,11 +185,9 @@ int evict_polled(int ready, uint8_t *buf, int *fds, int *nfd, int step)
 int evict_in_wait(int ready, uint8_t *buf, int *fds, int *nfd, int ask, uint64_t *pending_p)
 {
     dmn_range_t big;
-    int task = gs_grant_to_pause(ready, buf, fds, nfd, &big);
+    int task = turn_revoked(ready, buf, fds, nfd, &big);
     if (task < 0)
         return task;
-    if (revoked(task, buf) != 0)
-        return -16;
     if (go_to_wait(task, buf, pending_p) != 0)
         return -61;
     return send_eviction(task, buf, big, ask) == 0 ? task : -17;
