@@ -362,9 +362,10 @@ gmux_status_t shim_backend_after_mark(shim_cuctx_t *c, shim_cuctx_t *from, uint3
 /* An event query is potentially unsafe: made in the thread's default GLOBAL
  * mode while another thread of the program captures in mode GLOBAL (the
  * watcher polls during the program's captures), it would be refused and
- * invalidate that capture (test_gate_evicted
+ * invalidate that capture (test_gate_evicted_capture
  * test_mark_polled_relaxed_in_capture). Any other error was taken for
- * "done" until 2026-12-02 (test_failed_query_reported_not_done). */
+ * "done" until 2026-12-02 (test_gate_evicted
+ * test_failed_query_reported_not_done). */
 int shim_backend_mark_done(shim_cuctx_t *c)
 {
     CUstreamCaptureMode mode;

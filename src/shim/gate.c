@@ -288,7 +288,8 @@ static void gate_on_read_end(void *arg)
  * the evictions go as during the wait (gate_evict_stored, called before the
  * turn flag is set): inside the context last waited in, else kept for the
  * watcher once the turn is given back, or the next wait; until 2026-12-02
- * they were dropped (test_gate_evicted test_kept_at_grant_without_context).
+ * they were dropped (test_gate_evicted_capture
+ * test_kept_at_grant_without_context).
  * Under gate_mu. */
 static void gate_apply_plan(void)
 {

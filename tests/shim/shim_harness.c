@@ -166,3 +166,16 @@ void assert_prefetched_before(const char *launch_fn, CUstream s, const CUdevicep
                      (uint64_t)(uintptr_t)(s ? s : CU_STREAM_PER_THREAD));
     assert_int_equal(f_get((size_t)wait)->a[1], f_get((size_t)rec)->a[0]);
 }
+
+void assert_graph_vadds(void *g, const CUdeviceptr *first, size_t n)
+{
+    fake_graph_nodes_fn nodes = (fake_graph_nodes_fn)dlsym(drv, "fake_graph_nodes");
+    assert_non_null(nodes);
+    fake_node_info_t info[8];
+    assert_int_equal(nodes(g, info, 8), n);
+    for (size_t i = 0; i < n; i++) {
+        assert_int_equal(info[i].kind, FAKE_NODE_KERNEL);
+        assert_ptr_equal(info[i].func, vadd_fn());
+        assert_int_equal(info[i].a0, first[i]);
+    }
+}

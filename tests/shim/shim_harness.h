@@ -58,4 +58,8 @@ CUfunction vadd_fn(void);
 void assert_prefetched_before(const char *launch_fn, CUstream s, const CUdeviceptr *bases,
                               const size_t *sizes, size_t n);
 
+/* Asserts that graph g holds exactly n nodes, kernel nodes of vadd whose
+ * first arguments are first[] in order (fake_graph_nodes; n at most 8). */
+void assert_graph_vadds(void *g, const CUdeviceptr *first, size_t n);
+
 #endif /* SHIM_HARNESS_H */

@@ -1,8 +1,9 @@
 /*
- * Launch gating end to end, EVICTED (protocol v6; harness: gate_harness.h,
- * gate_script.h). A scripted daemon grants the program a turn, revokes it
- * while the program is paused (its launching thread out of the gate, so the
- * watcher thread reads what comes), and then sends an eviction of grant 2:
+ * Launch gating end to end, EVICTED (protocol v6; harness: gate_evict.h;
+ * the cases during a graph capture: test_gate_evicted_capture.c). A
+ * scripted daemon grants the program a turn, revokes it while the program
+ * is paused (its launching thread out of the gate, so the watcher thread
+ * reads what comes), and then sends an eviction of grant 2:
  *
  * - with the empty EVICT PLAN after it, which asks for EVICTED: the driver
  *   double answers cuEventQuery "not ready" while the file `hold` exists
@@ -17,15 +18,6 @@
  * - without it (a switch gmuxd does not hold): no EVICTED, and no event
  *   asked about, over two of the program's STATS reports after it.
  *
- * - while a graph capture puts the eviction off (gate_prog CAPTURE 1): the
- *   request answered at once, flagged failed, counted (evicted_put_off).
- * - with the request, the event polled again while another thread of the
- *   program captures in mode GLOBAL (CAPTURE 14): the poll (an event query)
- *   made in mode RELAXED, the capture ends well, EVICTED once the event
- *   completed. Until 2026-12-02 the watcher queried in its default mode
- *   GLOBAL: the driver double refused the query and invalidated the
- *   capture (the program exited 16).
- *
  * - with the request, the event's query then failing (FAKE_CUDA_EVENT_FAIL):
  *   EVICTED flagged failed, counted (evicted_unknown); until 2026-12-02 the
  *   gate took the failure for completion and reported the eviction done.
@@ -38,13 +30,6 @@
  *   context current (gate_prog CAPTURE 11), or in a 65th live context, which
  *   the shim keeps no state for (CAPTURE 13): carried out, and the event
  *   polled, in the context it waited in before; EVICTED before the grant.
- *
- * - without the request, sent while the program waits for its turn with no
- *   context current and a graph capture puts it off (gate_prog CAPTURE 12),
- *   and still stored at the grant: kept, and carried out once the turn is
- *   given back after the capture ended. Until 2026-12-02 the grant dropped
- *   it, never carried out (the thread that got the turn had no context to
- *   move it in).
  *
  * Either way the eviction itself is carried out (the double's record), but
  * for the context that went.
@@ -73,91 +58,10 @@
 
 #include "common/clock.h"
 #include "daemon/proto.h"
+#include "gate_evict.h"
 #include "gate_harness.h"
 #include "gate_script.h"
 #include "tproc.h"
-
-static char go[256], hold[256];
-/* 20 kernels, a pause at half of them until `go` exists; 1 MiB more of
- * working set, where the eviction falls */
-static gh_spec_t spec = {"batch", "9", "20", "1000", "0", "1", go, NULL, NULL};
-
-#define EVICT_OFF 8192u
-
-/* Revokes grant 1 and reads the program's RELEASE: 0, or -16. */
-static int revoked(int task, uint8_t *buf)
-{
-    dmn_msg_t m;
-    dmn_msg_grant_t r1 = {1, 0, 0};
-    if (tmsg_write_all(task, buf, dmn_proto_encode_grant(buf, 64, 3, DMN_MSG_REVOKE, &r1)) != 0 ||
-        gs_read_until(task, buf, DMN_MSG_RELEASE, &m) != 0)
-        return -16;
-    return 0;
-}
-
-/* Sends the eviction of grant 2 in big (with the request for EVICTED when
- * ask): 0, or -17. */
-static int send_eviction(int task, uint8_t *buf, dmn_range_t big, int ask)
-{
-    dmn_range_t ev = {big.base + EVICT_OFF, 4096};
-    size_t at = dmn_proto_encode_ranges(buf, 256, 4, DMN_MSG_PLAN, DMN_PLAN_EVICT, 2, &ev, 1);
-    if (ask)
-        at += dmn_proto_encode_ranges(buf + at, 256, 5, DMN_MSG_PLAN, DMN_PLAN_EVICT, 2, NULL, 0);
-    return tmsg_write_all(task, buf, at) == 0 ? 0 : -17;
-}
-
-/* Grants the first PENDING, revokes the turn once the program paused, and
- * sends the eviction of grant 2 (with the request for EVICTED when ask).
- * Returns the task's socket, or minus the step that failed. */
-static int evict_after_turn(int ready, uint8_t *buf, int *fds, int *nfd, int ask)
-{
-    dmn_range_t big;
-    int task = gs_grant_to_pause(ready, buf, fds, nfd, &big);
-    if (task < 0)
-        return task;
-    if (revoked(task, buf) != 0)
-        return -16;
-    return send_eviction(task, buf, big, ask) == 0 ? task : -17;
-}
-
-/* Grants (grant seq) the PENDING numbered pending and waits for the
- * program to end. */
-static int grant_seq_to_end(int task, uint8_t *buf, int *fds, int nfd, uint64_t seq,
-                            uint64_t pending)
-{
-    if (gs_grant(task, buf, 6, seq, pending) != 0)
-        return 41;
-    return gs_finish(task, buf, fds, nfd);
-}
-
-static int grant_to_end(int task, uint8_t *buf, int *fds, int nfd, uint64_t pending)
-{
-    return grant_seq_to_end(task, buf, fds, nfd, 3, pending);
-}
-
-/* Lets the program go on, grants its next PENDING and waits for it to end. */
-static int finish(int task, uint8_t *buf, int *fds, int nfd)
-{
-    dmn_msg_t m;
-    gh_touch("go");
-    if (gs_read_until(task, buf, DMN_MSG_PENDING, &m) != 0)
-        return 40;
-    return grant_to_end(task, buf, fds, nfd, m.u.ranges.seq);
-}
-
-/* Whether an EVICTED is among the messages that wait on fd now (read all). */
-static int evicted_waiting(int fd, uint8_t *buf)
-{
-    dmn_msg_t m;
-    struct pollfd pf = {fd, POLLIN, 0};
-    while (poll(&pf, 1, 0) == 1) {
-        if (tmsg_read(fd, buf, &m) != 0)
-            return 1; /* the program went: counts as wrong */
-        if (m.hdr.type == DMN_MSG_EVICTED)
-            return 1;
-    }
-    return 0;
-}
 
 /* Reads task's messages up to the program's second STATS report (the
  * watcher read what was sent before that one): 0 when no EVICTED came, 31
@@ -173,24 +77,6 @@ static int no_evicted_two_stats(int task, uint8_t *buf)
         stats += m.hdr.type == DMN_MSG_STATS;
     }
     return 0;
-}
-
-/* EVICTED for grant seq, asked for on task: not while the double's event is
- * held (asked twice, told not ready), then once it completed. 0, or the
- * step that failed. */
-static int evicted_after_hold(int task, uint8_t *buf, uint64_t seq)
-{
-    /* asked, told not ready; asked again (a round later), told not ready */
-    if (gs_wait_file("hold.busy") != 0 || unlink(gh_path("hold.busy")) != 0 ||
-        gs_wait_file("hold.busy") != 0)
-        return 20;
-    if (evicted_waiting(task, buf))
-        return 21;
-    unlink(hold); /* the event completes */
-    dmn_msg_t m;
-    if (gs_read_until(task, buf, DMN_MSG_EVICTED, &m) != 0)
-        return 22;
-    return m.u.evicted.grant_seq == seq ? 0 : 23;
 }
 
 static int scripted_held_event(int ready)
@@ -246,75 +132,12 @@ static int scripted_no_request(int ready)
     return finish(task, buf, fds, nfd);
 }
 
-/* Asks for EVICTED after the eviction at the pause; the answer must come at
- * once, for grant 2 with the failed count given, before two of the
- * program's STATS reports (not when the program waits again or the
- * eviction is carried out at last, which gmuxd would hold its switch for). */
-static int answered_at_once(int ready, uint32_t failed)
-{
-    static uint8_t buf[DMN_PROTO_MAX_MSG];
-    int fds[8], nfd = 0;
-    int task = evict_after_turn(ready, buf, fds, &nfd, 1);
-    if (task < 0)
-        return -task;
-    dmn_msg_t m;
-    for (int stats = 0; stats < 2;) {
-        if (tmsg_read(task, buf, &m) != 0)
-            return 50;
-        if (m.hdr.type == DMN_MSG_EVICTED) {
-            if (m.u.evicted.grant_seq != 2 || m.u.evicted.failed != failed)
-                return 51;
-            return finish(task, buf, fds, nfd);
-        }
-        stats += m.hdr.type == DMN_MSG_STATS;
-    }
-    return 52; /* not answered */
-}
-
-/* A blocking stream captures a graph through the pause (gate_prog CAPTURE
- * 1): the shim puts the eviction off until the capture ends, and must answer
- * at once, flagged failed (1 range not done); until 2026-12-02 it answered
- * once the capture ended (gmuxd held its switch for the bound). */
-static int scripted_capture_deferred(int ready)
-{
-    return answered_at_once(ready, 1);
-}
-
 /* The program destroyed the context it waited in at the pause (CAPTURE 10):
  * the watcher cannot enter it to evict, and the memory went with it: answered
  * at once, done (failed 0); until 2026-12-02 at the program's next wait. */
 static int scripted_ctx_gone(int ready)
 {
     return answered_at_once(ready, 0);
-}
-
-/* Lets the program go on (creates the file `name`) to its next wait and
- * reads its PENDING (in *pending_p): the watcher's, sent with its RELEASE
- * (the task stays queued), then the launching thread's, sent holding the
- * gate's lock through its wait (until that one the watcher could still read
- * and poll itself). 0, or -1. */
-static int go_on_to_wait(int task, uint8_t *buf, const char *name, uint64_t *pending_p)
-{
-    dmn_msg_t m;
-    gh_touch(name);
-    if (gs_next_pending(task, buf, &m) != 0)
-        return -1;
-    *pending_p = m.u.ranges.seq;
-    return 0;
-}
-
-static int go_to_wait(int task, uint8_t *buf, uint64_t *pending_p)
-{
-    return go_on_to_wait(task, buf, "go", pending_p);
-}
-
-/* evict_after_turn, asked; then the mark polled (held). Socket, or -step. */
-static int evict_polled(int ready, uint8_t *buf, int *fds, int *nfd, int step)
-{
-    int task = evict_after_turn(ready, buf, fds, nfd, 1);
-    if (task >= 0 && gs_wait_file("hold.busy") != 0)
-        return -step;
-    return task;
 }
 
 /* The watcher marked the eviction in the first context (the event held);
@@ -342,23 +165,6 @@ static int scripted_wait_other_context(int ready)
     return grant_to_end(task, buf, fds, nfd, pending);
 }
 
-/* Grants the first PENDING, revokes the turn once the program paused, lets
- * it go on to its next wait (its PENDING in *pending_p) and, during that
- * wait, sends the eviction of grant 2 (with the request for EVICTED when
- * ask). Returns the task's socket, or minus the step that failed. */
-static int evict_in_wait(int ready, uint8_t *buf, int *fds, int *nfd, int ask, uint64_t *pending_p)
-{
-    dmn_range_t big;
-    int task = gs_grant_to_pause(ready, buf, fds, nfd, &big);
-    if (task < 0)
-        return task;
-    if (revoked(task, buf) != 0)
-        return -16;
-    if (go_to_wait(task, buf, pending_p) != 0)
-        return -61;
-    return send_eviction(task, buf, big, ask) == 0 ? task : -17;
-}
-
 /* The program waits for its turn with no context current (CAPTURE 11),
  * holding the gate's lock, and the eviction comes, with the request, during
  * that wait: the waiting thread must carry it out, and poll the event,
@@ -375,30 +181,6 @@ static int scripted_wait_no_context(int ready)
         return -task;
     int rc = evicted_after_hold(task, buf, 2);
     return rc ? rc : grant_to_end(task, buf, fds, nfd, pending);
-}
-
-/* The program waits for its turn with no context current while a blocking
- * stream captures a graph (CAPTURE 12); the eviction comes, unasked, during
- * that wait and is put off (the capture), then grant 3. The program pushes
- * its context back, ends the capture and stops (out0.pushed) holding the
- * turn; the turn is revoked, and the watcher, now free to, must carry out
- * the eviction kept (run_case_out: one eviction in the double's record). */
-static int scripted_grant_without_context(int ready)
-{
-    static uint8_t buf[DMN_PROTO_MAX_MSG];
-    int fds[8], nfd = 0;
-    uint64_t pending;
-    int task = evict_in_wait(ready, buf, fds, &nfd, 0, &pending);
-    if (task < 0)
-        return -task;
-    dmn_msg_grant_t r3 = {3, 0, 0};
-    if (gs_grant(task, buf, 6, 3, pending) != 0 || gs_wait_file("out0.pushed") != 0)
-        return 70;
-    if (tmsg_write_all(task, buf, dmn_proto_encode_grant(buf, 64, 7, DMN_MSG_REVOKE, &r3)) != 0)
-        return 71;
-    if (go_on_to_wait(task, buf, "out0.resume", &pending) != 0)
-        return 72;
-    return grant_seq_to_end(task, buf, fds, nfd, 4, pending);
 }
 
 /* The eviction and, in the same write, a fill ahead of grant 2 elsewhere in
@@ -428,29 +210,6 @@ static int scripted_two_contexts(int ready)
     return finish(task, buf, fds, nfd);
 }
 
-/* The watcher marked the eviction and polled the mark (the event held);
- * then another thread of the program begins a capture in mode GLOBAL
- * (gate_prog CAPTURE 14, from out0.cap on) and the watcher polls again
- * during it. The poll is an event query, a potentially unsafe call: a
- * thread in the default mode GLOBAL may not make it while another thread
- * captures in mode GLOBAL (the driver refuses it, and the capture is
- * invalidated). No EVICTED while the event is held, one once it
- * completed, and the program's capture must end well (run_case: exit 0, not
- * 16). */
-static int scripted_query_in_capture(int ready)
-{
-    static uint8_t buf[DMN_PROTO_MAX_MSG];
-    int fds[8], nfd = 0;
-    int task = evict_polled(ready, buf, fds, &nfd, 80); /* polled before the capture */
-    if (task < 0)
-        return -task;
-    gh_touch("out0.cap");
-    if (gs_wait_file("out0.capturing") != 0)
-        return 81;
-    int rc = evicted_after_hold(task, buf, 2); /* its next polls come during the capture */
-    return rc ? rc : finish(task, buf, fds, nfd);
-}
-
 /* The mark polled (held), then its query fails: EVICTED for grant 2 must
  * come flagged failed (the gate cannot tell whether the eviction completed). */
 static int scripted_query_fails(int ready)
@@ -471,44 +230,6 @@ static int scripted_query_fails(int ready)
     return finish(task, buf, fds, nfd);
 }
 
-/* The program's policy: demand, no prefetch of its own (the double's record
- * holds only the orders), unless a case needs the proactive one. */
-static const char *policy = "demand";
-static const char *prog_log; /* the program's standard error goes there, if set */
-
-/* Runs script against program 0 with the double's event held; the program
- * must end well, with nh evictions carried out (1: the one sent; 0: its
- * memory went with its context). Its counters in *o. */
-static void run_case_out(int (*script)(int), size_t nh, gh_out_t *o)
-{
-    snprintf(go, sizeof(go), "%s", gh_path("go"));
-    snprintf(hold, sizeof(hold), "%s", gh_path("hold"));
-    unlink(go);
-    unlink(gh_path("out0.paused"));
-    unlink(gh_path("hold.busy"));
-    gh_touch("hold");
-    setenv("FAKE_CUDA_EVENT_HOLD", hold, 1);
-    setenv("GMUX_POLICY", policy, 1);
-    setenv("GMUX_GATE_IDLE_MS", "600000", 1); /* no IDLE while paused */
-    pid_t fake, prog;
-    gs_start_pair_log(&spec, script, prog_log, &fake, &prog);
-    unsetenv("FAKE_CUDA_EVENT_HOLD");
-    gs_wait_pair(fake, prog);
-    gh_read_out(0, o);
-    assert_int_equal(o->n, 20);
-    assert_int_equal(o->nh, nh); /* the eviction, carried out on arrival */
-    if (nh)
-        assert_int_equal(o->h[0][2], 4096);
-}
-
-static void run_case(int (*script)(int))
-{
-    gh_out_t *o = calloc(1, sizeof(*o));
-    assert_non_null(o);
-    run_case_out(script, 1, o);
-    free(o);
-}
-
 static void test_evicted_after_event(void **state)
 {
     (void)state;
@@ -525,38 +246,6 @@ static void test_no_request_no_evicted(void **state)
 {
     (void)state;
     run_case(scripted_no_request);
-}
-
-static void test_deferred_answered_at_once(void **state)
-{
-    (void)state;
-    gh_spec_t saved = spec;
-    spec.capture = "1";
-    run_case(scripted_capture_deferred);
-    spec = saved;
-    gh_out_t *o = calloc(1, sizeof(*o));
-    assert_non_null(o);
-    gh_read_out(0, o);
-    assert_int_equal(o->evict_deferred, 1);
-    assert_int_equal(o->evicted_put_off, 1);
-    assert_int_equal(o->evicted_reports, 0);
-    free(o);
-}
-
-static void test_mark_polled_relaxed_in_capture(void **state)
-{
-    (void)state;
-    gh_spec_t saved = spec;
-    spec.capture = "14";
-    unlink(gh_path("out0.cap"));
-    unlink(gh_path("out0.capturing"));
-    gh_out_t *o = calloc(1, sizeof(*o));
-    assert_non_null(o);
-    run_case_out(scripted_query_in_capture, 1, o);
-    spec = saved;
-    print_message("unsafe calls let through as RELAXED during the capture: %llu\n", o->relaxed);
-    assert_true(o->relaxed >= 1); /* the query during it, made RELAXED */
-    free(o);
 }
 
 static void test_failed_query_reported_not_done(void **state)
@@ -611,18 +300,6 @@ static void test_ctx_gone_evicted_at_once(void **state)
     free(o);
 }
 
-/* Runs script against the program in gate_prog mode capture, its turn
- * waits long (they do not time out). */
-static void run_case_long_wait(const char *capture, int (*script)(int))
-{
-    gh_spec_t saved = spec;
-    spec.capture = capture;
-    setenv("GMUX_DAEMON_TURN_TIMEOUT_MS", "600000", 1);
-    run_case(script);
-    unsetenv("GMUX_DAEMON_TURN_TIMEOUT_MS");
-    spec = saved;
-}
-
 static void test_mark_of_other_context_polled_in_wait(void **state)
 {
     (void)state;
@@ -664,18 +341,6 @@ static void test_request_in_wait_in_untracked_context(void **state)
     assert_int_equal(said, 1);
 }
 
-static void test_kept_at_grant_without_context(void **state)
-{
-    (void)state;
-    run_case_long_wait("12", scripted_grant_without_context);
-    gh_out_t *o = calloc(1, sizeof(*o));
-    assert_non_null(o);
-    gh_read_out(0, o);
-    assert_int_equal(o->evict_deferred, 1); /* put off in the wait (the capture) */
-    assert_int_equal(o->evict_early, 1);    /* carried out once, without the turn */
-    free(o);
-}
-
 int main(void)
 {
     gh_init();
@@ -684,14 +349,11 @@ int main(void)
         GH_TEST(test_evicted_after_event),
         GH_TEST(test_kept_evictions_answered_after_event),
         GH_TEST(test_no_request_no_evicted),
-        GH_TEST(test_deferred_answered_at_once),
-        GH_TEST(test_mark_polled_relaxed_in_capture),
         GH_TEST(test_failed_query_reported_not_done),
         GH_TEST(test_fill_ahead_after_other_context),
         GH_TEST(test_ctx_gone_evicted_at_once),
         GH_TEST(test_mark_of_other_context_polled_in_wait),
         GH_TEST(test_request_in_wait_without_context),
-        GH_TEST(test_kept_at_grant_without_context),
         GH_TEST(test_request_in_wait_in_untracked_context),
     };
     /* clang-format on */

@@ -379,7 +379,7 @@ CUresult fk_cuMemPrefetchAsync_v2(CUdeviceptr p, size_t len, CUmemLocation loc, 
     REC(p, len, ((uint64_t)loc.type << 32) | (uint32_t)loc.id, U(s));
     if (!fake_in_managed(p, len))
         return CUDA_ERROR_INVALID_VALUE;
-    CUgraph g = fake_capture_graph(s); /* a capturing stream's: recorded (fake_cuda.h) */
+    CUgraph g = fake_capture_graph(s, 0); /* a capturing stream's: recorded (fake_cuda.h) */
     return g ? fake_capture_op(g, FAKE_NODE_PREFETCH, p, len) : CUDA_SUCCESS;
 }
 
@@ -407,7 +407,7 @@ CUresult fk_cuMemPrefetchBatchAsync(CUdeviceptr *ptrs, size_t *sizes, size_t cou
         if (!fake_in_managed(ptrs[i], sizes[i]))
             r = CUDA_ERROR_INVALID_VALUE;
     }
-    CUgraph g = r == CUDA_SUCCESS ? fake_capture_graph(s) : NULL;
+    CUgraph g = r == CUDA_SUCCESS ? fake_capture_graph(s, 0) : NULL;
     for (size_t i = 0; g && i < count; i++)
         (void)fake_capture_op(g, FAKE_NODE_PREFETCH, ptrs[i], sizes[i]);
     return r;

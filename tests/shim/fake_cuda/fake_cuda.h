@@ -45,7 +45,10 @@ typedef void *(*fake_register_kernel_fn)(const char *name, unsigned nparams, con
 typedef void (*fake_reload_kernel_fn)(void *f, const char *name, unsigned nparams,
                                       const size_t *sizes, fake_kernel_fn fn);
 typedef void *(*fake_entry_fn)(const char *sym);
-/* Makes cuStreamIsCapturing report stream (NULL: none) as capturing. */
+/* Makes cuStreamIsCapturing report stream (NULL: none) as capturing;
+ * CU_STREAM_PER_THREAD: the calling thread's per-thread default stream (each
+ * thread's is a stream of its own, as stream 0 through a _ptsz entry point;
+ * stream 0 through the others is the legacy stream). */
 typedef void (*fake_set_capturing_fn)(void *stream);
 /* The same for a blocking stream: the legacy stream is unusable meanwhile
  * (work on it fails with CUDA_ERROR_STREAM_CAPTURE_IMPLICIT and invalidates

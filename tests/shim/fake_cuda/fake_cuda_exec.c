@@ -133,9 +133,9 @@ CUresult fake_run(const fake_kernel_t *k, const unsigned grid[3], const unsigned
  * node of the capture's graph (its argument values copied), run when the
  * graph is launched. */
 static CUresult fake_launch(const fake_kernel_t *k, const unsigned grid[3], const unsigned block[3],
-                            void **params, void **extra, CUstream s)
+                            void **params, void **extra, CUstream s, int ptsz)
 {
-    CUgraph g = fake_capture_graph(s);
+    CUgraph g = fake_capture_graph(s, ptsz);
     if (!g)
         return fake_run(k, grid, block, params, extra);
     if (!k)
@@ -158,7 +158,7 @@ static CUresult fake_launch(const fake_kernel_t *k, const unsigned grid[3], cons
     return fake_capture_kernel(g, &p);
 }
 
-#define FAKE_LAUNCH(name)                                                                          \
+#define FAKE_LAUNCH(name, ptsz)                                                                    \
     CUresult fk_##name(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,           \
                        unsigned by, unsigned bz, unsigned shmem, CUstream s, void **params,        \
                        void **extra)                                                               \
@@ -166,26 +166,26 @@ static CUresult fake_launch(const fake_kernel_t *k, const unsigned grid[3], cons
         (void)shmem;                                                                               \
         REC(U(f), U(s), gx, bx);                                                                   \
         const unsigned grid[3] = {gx, gy, gz}, block[3] = {bx, by, bz};                            \
-        return fake_launch((const fake_kernel_t *)f, grid, block, params, extra, s);               \
+        return fake_launch((const fake_kernel_t *)f, grid, block, params, extra, s, ptsz);         \
     }
-FAKE_LAUNCH(cuLaunchKernel)
-FAKE_LAUNCH(cuLaunchKernel_ptsz)
+FAKE_LAUNCH(cuLaunchKernel, 0)
+FAKE_LAUNCH(cuLaunchKernel_ptsz, 1)
 #undef FAKE_LAUNCH
 
-#define FAKE_LAUNCH_COOP(name)                                                                     \
+#define FAKE_LAUNCH_COOP(name, ptsz)                                                               \
     CUresult fk_##name(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,           \
                        unsigned by, unsigned bz, unsigned shmem, CUstream s, void **params)        \
     {                                                                                              \
         (void)shmem;                                                                               \
         REC(U(f), U(s), gx, bx);                                                                   \
         const unsigned grid[3] = {gx, gy, gz}, block[3] = {bx, by, bz};                            \
-        return fake_launch((const fake_kernel_t *)f, grid, block, params, NULL, s);                \
+        return fake_launch((const fake_kernel_t *)f, grid, block, params, NULL, s, ptsz);          \
     }
-FAKE_LAUNCH_COOP(cuLaunchCooperativeKernel)
-FAKE_LAUNCH_COOP(cuLaunchCooperativeKernel_ptsz)
+FAKE_LAUNCH_COOP(cuLaunchCooperativeKernel, 0)
+FAKE_LAUNCH_COOP(cuLaunchCooperativeKernel_ptsz, 1)
 #undef FAKE_LAUNCH_COOP
 
-#define FAKE_LAUNCH_EX(name)                                                                       \
+#define FAKE_LAUNCH_EX(name, ptsz)                                                                 \
     CUresult fk_##name(const CUlaunchConfig *c, CUfunction f, void **params, void **extra)         \
     {                                                                                              \
         if (!c)                                                                                    \
@@ -193,10 +193,11 @@ FAKE_LAUNCH_COOP(cuLaunchCooperativeKernel_ptsz)
         REC(U(f), U(c->hStream), c->gridDimX, c->blockDimX);                                       \
         const unsigned grid[3] = {c->gridDimX, c->gridDimY, c->gridDimZ};                          \
         const unsigned block[3] = {c->blockDimX, c->blockDimY, c->blockDimZ};                      \
-        return fake_launch((const fake_kernel_t *)f, grid, block, params, extra, c->hStream);      \
+        return fake_launch((const fake_kernel_t *)f, grid, block, params, extra, c->hStream,       \
+                           ptsz);                                                                  \
     }
-FAKE_LAUNCH_EX(cuLaunchKernelEx)
-FAKE_LAUNCH_EX(cuLaunchKernelEx_ptsz)
+FAKE_LAUNCH_EX(cuLaunchKernelEx, 0)
+FAKE_LAUNCH_EX(cuLaunchKernelEx_ptsz, 1)
 #undef FAKE_LAUNCH_EX
 
 CUresult fk_cuFuncGetName(const char **name, CUfunction f)

@@ -78,8 +78,13 @@ typedef CUresult (*fake_pfn_cuDevicePrimaryCtx_v7000)(CUdevice dev);
     X(cuStreamWaitEvent, cuStreamWaitEvent, 3020, PFN_cuStreamWaitEvent_v3020, 0)                  \
     X(cuStreamWaitEvent_ptsz, cuStreamWaitEvent, 7000, PFN_cuStreamWaitEvent_v7000_ptsz, 1)        \
     X(cuStreamIsCapturing, cuStreamIsCapturing, 10000, PFN_cuStreamIsCapturing_v10000, 0)          \
+    X(cuStreamIsCapturing_ptsz, cuStreamIsCapturing, 10000, PFN_cuStreamIsCapturing_v10000_ptsz,   \
+      1)                                                                                           \
     X(cuStreamBeginCapture_v2, cuStreamBeginCapture, 10010, PFN_cuStreamBeginCapture_v10010, 0)    \
+    X(cuStreamBeginCapture_v2_ptsz, cuStreamBeginCapture, 10010,                                   \
+      PFN_cuStreamBeginCapture_v10010_ptsz, 1)                                                     \
     X(cuStreamEndCapture, cuStreamEndCapture, 10000, PFN_cuStreamEndCapture_v10000, 0)             \
+    X(cuStreamEndCapture_ptsz, cuStreamEndCapture, 10000, PFN_cuStreamEndCapture_v10000_ptsz, 1)   \
     X(cuThreadExchangeStreamCaptureMode, cuThreadExchangeStreamCaptureMode, 10010,                 \
       PFN_cuThreadExchangeStreamCaptureMode_v10010, 0)                                             \
     X(cuEventCreate, cuEventCreate, 2000, PFN_cuEventCreate_v2000, 0)                              \
@@ -192,10 +197,16 @@ __attribute__((visibility("hidden"))) CUresult fake_run(const fake_kernel_t *k,
                                                         const unsigned block[3], void **params,
                                                         void **extra);
 
-/* The graph work queued on s now goes into: that of a capture begun with
- * cuStreamBeginCapture that s takes part in (it began it, or joined it);
- * NULL when s does not capture (fake_cuda_stream.c). */
-__attribute__((visibility("hidden"))) CUgraph fake_capture_graph(CUstream s);
+/* The stream s names for the calling thread, passed to a _ptsz entry point
+ * or not (ptsz): CU_STREAM_LEGACY is the legacy stream (NULL);
+ * CU_STREAM_PER_THREAD, and NULL through a _ptsz entry point, the thread's
+ * per-thread default stream, one of its own; any other, itself. For capture
+ * purposes (fake_cuda_stream.c). */
+__attribute__((visibility("hidden"))) CUstream fake_stream_of(CUstream s, int ptsz);
+/* The graph work queued on s (fake_stream_of(s, ptsz)) now goes into: that of
+ * a capture begun with cuStreamBeginCapture that s takes part in (it began
+ * it, or joined it); NULL when s does not capture (fake_cuda_stream.c). */
+__attribute__((visibility("hidden"))) CUgraph fake_capture_graph(CUstream s, int ptsz);
 /* Records a captured kernel launch (its argument values copied), or another
  * captured operation (kind: FAKE_NODE_*, a0/a1 as fake_node_info_t), as a
  * node of the capture's graph g (fake_cuda_graph.c). */

@@ -58,15 +58,29 @@ static void fake_wait_joins_capture(CUstream s, CUevent e);
 CUresult fk_cuStreamWaitEvent(CUstream s, CUevent e, unsigned flags)
 {
     REC(U(s), U(e), flags, 0);
-    fake_wait_joins_capture(s, e);
+    fake_wait_joins_capture(fake_stream_of(s, 0), e);
     return CUDA_SUCCESS;
 }
 
 CUresult fk_cuStreamWaitEvent_ptsz(CUstream s, CUevent e, unsigned flags)
 {
     REC(U(s), U(e), flags, 0);
-    fake_wait_joins_capture(s, e);
+    fake_wait_joins_capture(fake_stream_of(s, 1), e);
     return CUDA_SUCCESS;
+}
+
+/* Each thread's per-thread default stream: a stream of its own, named here
+ * by the address of a thread-local (no stream token is one), apart from the
+ * legacy stream (NULL) and from every other thread's. */
+static __thread char fake_pt_stream;
+
+CUstream fake_stream_of(CUstream s, int ptsz)
+{
+    if (s == CU_STREAM_LEGACY)
+        return NULL;
+    if (s == CU_STREAM_PER_THREAD || (s == NULL && ptsz))
+        return (CUstream)&fake_pt_stream;
+    return s;
 }
 
 static _Atomic(uintptr_t) fake_capturing;
@@ -110,7 +124,7 @@ FAKE_API void fake_set_capturing(void *stream)
     fake_unjoin_all();
     atomic_store(&fake_capture_begun, 0);
     atomic_store(&fake_capture_blocking, 0);
-    atomic_store(&fake_capturing, (uintptr_t)stream);
+    atomic_store(&fake_capturing, U(fake_stream_of(stream, 0)));
 }
 
 /* While a blocking stream captures, the legacy stream is unusable: work on it
@@ -122,7 +136,7 @@ FAKE_API void fake_set_capturing_blocking(void *stream)
 {
     fake_unjoin_all();
     atomic_store(&fake_capture_begun, 0);
-    atomic_store(&fake_capturing, (uintptr_t)stream);
+    atomic_store(&fake_capturing, U(fake_stream_of(stream, 0)));
     atomic_store(&fake_capture_blocking, stream != NULL);
 }
 
@@ -230,10 +244,11 @@ CUresult fk_cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode *mode)
     return CUDA_SUCCESS;
 }
 
-/* Begins capturing on a non-blocking stream s (the only kind it models). */
-CUresult fk_cuStreamBeginCapture_v2(CUstream s, CUstreamCaptureMode mode)
+/* Begins capturing on stream s (fake_stream_of), as a non-blocking one (the
+ * only kind it models: a per-thread default stream captures so too, though
+ * the driver would order it with the legacy stream). */
+static CUresult fake_begin_capture(CUstream s, CUstreamCaptureMode mode)
 {
-    REC(U(s), (uint64_t)mode, 0, 0);
     if (!s || atomic_load(&fake_capturing))
         return CUDA_ERROR_ILLEGAL_STATE;
     CUgraph g;
@@ -250,11 +265,22 @@ CUresult fk_cuStreamBeginCapture_v2(CUstream s, CUstreamCaptureMode mode)
     return CUDA_SUCCESS;
 }
 
+CUresult fk_cuStreamBeginCapture_v2(CUstream s, CUstreamCaptureMode mode)
+{
+    REC(U(s), (uint64_t)mode, 0, 0);
+    return fake_begin_capture(fake_stream_of(s, 0), mode);
+}
+
+CUresult fk_cuStreamBeginCapture_v2_ptsz(CUstream s, CUstreamCaptureMode mode)
+{
+    REC(U(s), (uint64_t)mode, 0, 0);
+    return fake_begin_capture(fake_stream_of(s, 1), mode);
+}
+
 /* Ends it: a graph, or CUDA_ERROR_STREAM_CAPTURE_INVALIDATED (no graph) if
  * something invalidated the capture meanwhile. */
-CUresult fk_cuStreamEndCapture(CUstream s, CUgraph *g)
+static CUresult fake_end_capture(CUstream s, CUgraph *g)
 {
-    REC(U(s), 0, 0, 0);
     if (!g || !s || atomic_load(&fake_capturing) != U(s) || !atomic_load(&fake_capture_begun))
         return CUDA_ERROR_ILLEGAL_STATE;
     atomic_store(&fake_capture_begun, 0);
@@ -270,8 +296,21 @@ CUresult fk_cuStreamEndCapture(CUstream s, CUgraph *g)
     return CUDA_SUCCESS;
 }
 
-CUgraph fake_capture_graph(CUstream s)
+CUresult fk_cuStreamEndCapture(CUstream s, CUgraph *g)
 {
+    REC(U(s), 0, 0, 0);
+    return fake_end_capture(fake_stream_of(s, 0), g);
+}
+
+CUresult fk_cuStreamEndCapture_ptsz(CUstream s, CUgraph *g)
+{
+    REC(U(s), 0, 0, 0);
+    return fake_end_capture(fake_stream_of(s, 1), g);
+}
+
+CUgraph fake_capture_graph(CUstream s, int ptsz)
+{
+    s = fake_stream_of(s, ptsz);
     if (!atomic_load(&fake_capture_begun) || !fake_in_capture(U(s)))
         return NULL;
     return (CUgraph)atomic_load(&fake_capture_g);
@@ -352,12 +391,26 @@ FAKE_API int fake_armed_capture_join(void)
     return r;
 }
 
+static CUresult fake_is_capturing(CUstream s, int ptsz, CUstreamCaptureStatus *st)
+{
+    CUstream of = fake_stream_of(s, ptsz);
+    *st = fake_in_capture(U(of)) ? CU_STREAM_CAPTURE_STATUS_ACTIVE : CU_STREAM_CAPTURE_STATUS_NONE;
+    CUresult r = fake_legacy_blocked(of) ? CUDA_ERROR_STREAM_CAPTURE_IMPLICIT : CUDA_SUCCESS;
+    fake_arm_fire(s);
+    return r;
+}
+
 CUresult fk_cuStreamIsCapturing(CUstream s, CUstreamCaptureStatus *st)
 {
-    *st = fake_in_capture(U(s)) ? CU_STREAM_CAPTURE_STATUS_ACTIVE : CU_STREAM_CAPTURE_STATUS_NONE;
+    CUresult r = fake_is_capturing(s, 0, st);
     REC(U(s), (uint64_t)*st, 0, 0);
-    CUresult r = fake_legacy_blocked(s) ? CUDA_ERROR_STREAM_CAPTURE_IMPLICIT : CUDA_SUCCESS;
-    fake_arm_fire(s);
+    return r;
+}
+
+CUresult fk_cuStreamIsCapturing_ptsz(CUstream s, CUstreamCaptureStatus *st)
+{
+    CUresult r = fake_is_capturing(s, 1, st);
+    REC(U(s), (uint64_t)*st, 0, 0);
     return r;
 }
 
@@ -372,16 +425,15 @@ static void fake_note_record(CUevent e, CUstream s)
         atomic_store(&fake_event_stream[i], U(s));
 }
 
-/* A stream that waits for an event recorded on a capturing stream joins the
- * capture in the real driver: its later work (the shim's migrations) lands
- * in the program's graph (it is captured, not run), and the capture cannot
- * end unless the program's stream waits for it again. The double counts
- * the join as a broken capture, and the joined stream captures until the
- * capture ends. */
+/* A stream s (fake_stream_of) that waits for an event recorded on a
+ * capturing stream joins the capture in the real driver: its later work (the shim's migrations)
+ * lands in the program's graph (it is captured, not run), and the capture cannot end unless the
+ * program's stream waits for it again. The double counts the join as a broken capture, and the
+ * joined stream captures until the capture ends. */
 static void fake_wait_joins_capture(CUstream s, CUevent e)
 {
     uintptr_t i = U(e) - 0x7000;
-    CUgraph g = fake_capture_graph(s);
+    CUgraph g = fake_capture_graph(s, 0);
     bool inside = i < FAKE_EVENTS && fake_in_capture(atomic_load(&fake_event_stream[i]));
     if (g && !inside) /* a wait for outside work: a node (one inside: an edge) */
         (void)fake_capture_op(g, FAKE_NODE_EVENT_WAIT, U(e), 0);
@@ -403,10 +455,11 @@ CUresult fk_cuEventCreate(CUevent *e, unsigned flags)
     return CUDA_SUCCESS;
 }
 
-CUresult fk_cuEventRecord(CUevent e, CUstream s)
+/* Records e on s (fake_stream_of): a node while s captures; noted, so that
+ * a wait for e can join the capture (fake_wait_joins_capture). */
+static CUresult fake_record(CUevent e, CUstream s)
 {
-    REC(U(e), U(s), 0, 0);
-    CUgraph g = fake_capture_graph(s);
+    CUgraph g = fake_capture_graph(s, 0);
     if (g)
         (void)fake_capture_op(g, FAKE_NODE_EVENT_RECORD, U(e), 0);
     fake_note_record(e, s);
@@ -415,6 +468,12 @@ CUresult fk_cuEventRecord(CUevent e, CUstream s)
         return CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
     }
     return CUDA_SUCCESS;
+}
+
+CUresult fk_cuEventRecord(CUevent e, CUstream s)
+{
+    REC(U(e), U(s), 0, 0);
+    return fake_record(e, fake_stream_of(s, 0));
 }
 
 /* Complete unless the file FAKE_CUDA_EVENT_HOLD names exists: then not
@@ -447,8 +506,5 @@ CUresult fk_cuEventQuery(CUevent e)
 CUresult fk_cuEventRecord_ptsz(CUevent e, CUstream s)
 {
     REC(U(e), U(s), 0, 0);
-    CUgraph g = fake_capture_graph(s);
-    if (g)
-        (void)fake_capture_op(g, FAKE_NODE_EVENT_RECORD, U(e), 0);
-    return CUDA_SUCCESS;
+    return fake_record(e, fake_stream_of(s, 1));
 }
