@@ -187,7 +187,7 @@ static void put_fields(FILE *out, fields_t *fl, unsigned width)
 {
     size_t col = 0;
     for (int i = 0; i < fl->n; i++) {
-        size_t len = strlen(fl->text[i]);
+        size_t len = cols(fl->text[i]);
         if (i > 0 && col + 2 + len > width) {
             fputs("\n  ", out);
             col = 2;

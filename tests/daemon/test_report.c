@@ -277,6 +277,26 @@ static void test_table_utf8_aligned(void **state)
     }
 }
 
+/* The summary lines wrap by columns too: a socket path of 2-byte characters
+ * whose line fits in code points keeps its pid on that line. */
+static void test_summary_wraps_by_columns(void **state)
+{
+    (void)state;
+    dmn_report_t r = sample();
+    r.daemon_pid = 31337;
+    const char *path = "/run/\xc3\xb1\xc3\xb1\xc3\xb1\xc3\xb1\xc3\xb1\xc3\xb1.sock";
+    char line[128]; /* 33 code points, 39 bytes */
+    snprintf(line, sizeof(line), "gmuxd %s  pid 31337", path);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    dmn_report_table(f, path, &r, 35);
+    fclose(f);
+    assert_true(strncmp(buf, line, strlen(line)) == 0);
+    free(buf);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -287,6 +307,7 @@ int main(void)
         cmocka_unit_test(test_evict_waits),
         cmocka_unit_test(test_table_forms),
         cmocka_unit_test(test_table_utf8_aligned),
+        cmocka_unit_test(test_summary_wraps_by_columns),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
