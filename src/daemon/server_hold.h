@@ -57,7 +57,8 @@
  *
  * Counted for STATUS: switches held, those that ended at the bound, the time
  * held in all and the longest hold; a fill ahead held alone only once it went
- * (not one handed back unsent: no switch waited for it).
+ * (not one handed back unsent, nor one whose write failed: no switch waited
+ * for it), a switch whose GRANT was held likewise once its GRANT went.
  *
  * Thread-safety: none; the server's one thread owns it.
  */
@@ -111,6 +112,10 @@ typedef struct dmn_hold {
     /* the grant_seq of the request for EVICTED last sent for them (0: none
      * yet): its answer clears kept_id, whenever it comes */
     uint64_t kept_asked[DMN_ARB_MAX_TASKS];
+    /* what the hold that ended last held is being sent (dmn_hold_poll
+     * said so): counted once the caller says it went (dmn_hold_sent) */
+    bool sending;
+    uint64_t held_ns;                          /* how long the hold that ended last lasted */
     uint64_t waits, timeouts, wait_ns, max_ns; /* for STATUS */
 } dmn_hold_t;
 
@@ -165,8 +170,9 @@ typedef enum dmn_hold_send {
  * GRANT not sent); true when none is, or only a fill ahead is held
  * (dmn_hold_ahead). When a wait ends (all answered or gone, the bound, or
  * the held grant no longer the granted task's to send: it left, went idle
- * or gave the turn back meanwhile) it is counted and *send says what to
- * send of act: a held switch's orders, GRANT and fill ahead (its quantum
+ * or gave the turn back meanwhile) *send says what to send of act (the
+ * caller then says with dmn_hold_sent whether it went: only then is it
+ * counted): a held switch's orders, GRANT and fill ahead (its quantum
  * restarts now), or a held fill ahead, which also ends at once when the
  * task it is for left (the caller's send hands it back then). Ended early
  * (*send NONE), a held switch's requests not answered yet stay: the next
@@ -177,6 +183,14 @@ typedef enum dmn_hold_send {
  * send; its requests stay likewise.
  */
 bool dmn_hold_poll(dmn_srv_t *s, uint64_t now, dmn_hold_send_t *send, dmn_arb_action_t *act);
+
+/*
+ * After dmn_hold_poll said to send (*send not NONE): went, whether what the
+ * hold held was written to its task, the held switch's GRANT or the held
+ * fill ahead (not handed back: the task left, or its connection failed as
+ * it was written). The hold is counted for STATUS only when it went.
+ */
+void dmn_hold_sent(dmn_hold_t *h, bool went);
 
 /*
  * While a switch is held (dmn_hold_poll said false): when its granted task

@@ -5,7 +5,7 @@
  * it answered, the granted task's connection failing while its orders are
  * written, a switch whose only fill is the fill ahead (its GRANT at once,
  * the AHEAD held: sent once answered or at the bound, handed back by the
- * next grant or when its task leaves); and what each grant or fill ahead
+ * next grant, when its task leaves or when its write fails); and what each grant or fill ahead
  * that never went hands back to the placement. They run with the real placements too (thold_main:
  * where their plans differ, thold_rec() says), and test_no_fill_not_held only with them (the
  * recording placement fills at every switch). After each, thold_end checks the placement's model
@@ -253,8 +253,9 @@ static void test_shared_supersede(void **state)
  * C is granted (3). Until 2026-12-02 the placement was not told (it
  * counted B's fill and C's fill ahead, never sent, resident) and STATUS
  * counted B's switch. The real placements' switch to B must evict X (so
- * it is held for X's answer), fills two of B's three chunks and leaves no
- * room to fill C ahead. */
+ * it is held for X's answer: not counted among the holds, its GRANT never
+ * went; until 2026-12-03 it was, counted before the write), fills two of
+ * B's three chunks and leaves no room to fill C ahead. */
 static void test_grantee_write_fails(void **state)
 {
     (void)state;
@@ -284,6 +285,7 @@ static void test_grantee_write_fails(void **state)
     assert_true(nothing_for(c, &rep));
     assert_int_equal(rep.reclaimed, 1);
     assert_int_equal(rep.switches, 2); /* X, C */
+    holds_are(&rep, 0, 0);             /* B's switch, held with the real ones, never went */
     assert_int_equal(rep.fill_bytes, ws_x.len + ws_a.len);
     assert_int_equal(rep.ahead_bytes, thold_rec() ? ws_x.len : 0); /* X's, for C's switch */
     assert_int_equal(rep.ahead_plans, thold_rec());
@@ -393,6 +395,18 @@ static void test_ahead_only_grant_first(void **state)
     thold_end((int[]){x, a, l}, 3);
 }
 
+/* One more hand-back since the placement had calls: A's fill ahead (of L's
+ * grant), its whole working set. */
+static void a_ahead_handed_back(uint32_t calls)
+{
+    assert_int_equal(unsent_log->calls, calls + 1);
+    dmn_plan_entry_t back = unsent_log->e[unsent_log->n - 1];
+    assert_int_equal(back.task_id, 2);
+    assert_int_equal(back.kind, DMN_PLAN_AHEAD);
+    assert_int_equal(back.range.base, ws_a.base);
+    assert_int_equal(back.range.len, ws_a.len);
+}
+
 /* L goes idle while A's AHEAD is held: the switch to A (g + 2) hands that
  * fill ahead back to the placement before it plans (never sent: A's FILL
  * orders its working set instead), and A's FILL and GRANT wait for X's
@@ -410,12 +424,7 @@ static void test_ahead_held_next_switch(void **state)
     until_state("a", DMN_STATE_RUNNING); /* granted (g + 2), its GRANT held */
     dmn_report_t rep;
     assert_true(nothing_for(a, &rep));
-    assert_int_equal(unsent_log->calls, calls + 1);
-    dmn_plan_entry_t back = unsent_log->e[unsent_log->n - 1];
-    assert_int_equal(back.task_id, 2);
-    assert_int_equal(back.kind, DMN_PLAN_AHEAD);
-    assert_int_equal(back.range.base, ws_a.base);
-    assert_int_equal(back.range.len, ws_a.len);
+    a_ahead_handed_back(calls);
     int plans[3] = {0};
     answered_then_granted(x, asked, a, g + 2, plans);
     assert_int_equal(plans[DMN_PLAN_FILL], 1);
@@ -423,6 +432,22 @@ static void test_ahead_held_next_switch(void **state)
     assert_int_equal(dmn_report_fetch(path, &rep, 10000), GMUX_OK);
     holds_are(&rep, 2, 0);
     thold_end((int[]){x, a, l}, 3);
+}
+
+/* Waits (at most 1,000 STATUS queries) until the daemon reclaimed A, the
+ * one task it drops; *rep: a STATUS answered after that round's decisions
+ * (a QUERY read after A's hang-up in the same round was answered before
+ * them: one more, read in a later round). */
+static void a_reclaimed(dmn_report_t *rep)
+{
+    for (int k = 0; k < 1000; k++) {
+        assert_int_equal(dmn_report_fetch(path, rep, 10000), GMUX_OK);
+        if (rep->reclaimed == 1)
+            break;
+        usleep(1000);
+    }
+    assert_int_equal(rep->reclaimed, 1);
+    assert_int_equal(dmn_report_fetch(path, rep, 10000), GMUX_OK);
 }
 
 /* A, whose AHEAD is held, hangs up: its fill ahead is handed back at once,
@@ -437,21 +462,37 @@ static void test_ahead_task_gone(void **state)
     uint32_t calls = unsent_log->calls;
     thold_gone(a);
     dmn_report_t rep;
-    for (int k = 0; k < 1000; k++) {
-        assert_int_equal(dmn_report_fetch(path, &rep, 10000), GMUX_OK);
-        if (rep.reclaimed == 1)
-            break;
-        usleep(1000);
-    }
-    assert_int_equal(rep.reclaimed, 1);
-    /* a QUERY read after A's hang-up in the same round was answered
-     * before that round's decisions: one more, read in a later round */
-    assert_int_equal(dmn_report_fetch(path, &rep, 10000), GMUX_OK);
-    assert_int_equal(unsent_log->calls, calls + 1);
+    a_reclaimed(&rep);
+    a_ahead_handed_back(calls);
     assert_int_equal(rep.ahead_bytes, 0);
     assert_int_equal(rep.ahead_plans, 0);
     holds_are(&rep, 1, 0); /* A's switch, superseded */
     send_evicted(x, asked);
+    thold_end((int[]){x, l}, 2);
+}
+
+/* A stops reading (its socket's read side shut) while its AHEAD is held:
+ * once X answered, the daemon's write of that AHEAD fails, A is dropped
+ * and its fill ahead handed back to the placement. STATUS counts it
+ * neither planned nor among the holds: nothing that waited went. Until
+ * 2026-12-03 the hold was counted as ended in time before the write, its
+ * failure unseen (2 holds). */
+static void test_ahead_write_fails(void **state)
+{
+    (void)state;
+    int x, a, l;
+    uint64_t asked;
+    (void)ahead_held_l_granted(60000, &x, &a, &l, &asked);
+    uint32_t calls = unsent_log->calls;
+    assert_int_equal(shutdown(a, SHUT_RD), 0);
+    send_evicted(x, asked);
+    dmn_report_t rep;
+    a_reclaimed(&rep);
+    a_ahead_handed_back(calls);
+    assert_int_equal(rep.ahead_bytes, 0);
+    assert_int_equal(rep.ahead_plans, 0);
+    holds_are(&rep, 1, 0); /* A's switch, superseded */
+    close(a);              /* read no orders */
     thold_end((int[]){x, l}, 2);
 }
 
@@ -486,6 +527,7 @@ int main(void)
         cmocka_unit_test_teardown(test_ahead_only_grant_first, teardown),
         cmocka_unit_test_teardown(test_ahead_held_next_switch, teardown),
         cmocka_unit_test_teardown(test_ahead_task_gone, teardown),
+        cmocka_unit_test_teardown(test_ahead_write_fails, teardown),
         cmocka_unit_test_teardown(test_ahead_held_bound, teardown),
         cmocka_unit_test_teardown(test_no_fill_not_held, teardown), /* the real ones only */
     };
