@@ -109,30 +109,18 @@ static bool prune(dmn_srv_t *s, uint64_t now)
     return expired;
 }
 
-/* Counts for STATUS the hold that ended last (end_hold). */
-static void count_hold(dmn_hold_t *h)
-{
-    h->waits++;
-    h->timeouts += h->expired;
-    h->wait_ns += h->held_ns;
-    if (h->held_ns > h->max_ns)
-        h->max_ns = h->held_ns;
-}
-
-/* The held switch or fill ahead is over at now. Counted (STATUS): a held
- * switch superseded or void at once (a switch was decided and waited); one
- * whose GRANT, or a fill ahead, the caller is to send only once it went
- * (dmn_hold_sent): not one handed back unsent (at a later grant, its task
- * left, or its connection failed as it was written): a fill ahead's switch's
- * GRANT did not wait, and nothing that waited was sent (the next switch
- * that fills waits for its requests, and is counted itself). */
-static void end_hold(dmn_hold_t *h, uint64_t now, bool count)
+/* The held switch or fill ahead is over at now. It is counted (STATUS) only
+ * once what it held went (dmn_hold_sent): an evict wait is a switch whose
+ * GRANT, or only its fill ahead, waited and was then sent. Not counted: a
+ * held switch superseded or void, a fill ahead handed back unsent (at a
+ * later grant, its task left), either one whose write failed: that grant
+ * is no switch for STATUS (nor are its orders planned), and the next switch
+ * that fills waits for the same requests and is counted itself. */
+static void end_hold(dmn_hold_t *h, uint64_t now)
 {
     h->active = false;
     h->ahead_only = false;
     h->held_ns = now - h->since_ns;
-    if (count)
-        count_hold(h);
 }
 
 dmn_hold_what_t dmn_hold_begin(dmn_srv_t *s, const dmn_arb_action_t *act, uint64_t now)
@@ -140,7 +128,7 @@ dmn_hold_what_t dmn_hold_begin(dmn_srv_t *s, const dmn_arb_action_t *act, uint64
     dmn_hold_t *h = &s->hold;
     if (h->active) { /* a fill ahead held: this grant's decision handed it back */
         assert(h->ahead_only);
-        end_hold(h, now, false);
+        end_hold(h, now);
     }
     if (s->opts->evict_wait_ns == 0 || act->grant < 0)
         return DMN_HOLD_NONE;
@@ -270,7 +258,7 @@ static bool poll_ahead(dmn_srv_t *s, uint64_t now, dmn_hold_send_t *send, dmn_ar
     }
     /* its requests not answered yet stay, as a void switch's; a fill ahead
      * whose task left is handed back unsent (send_ahead) */
-    end_hold(h, now, false);
+    end_hold(h, now);
     if (h->expired && mine)
         COM_DEBUG(DAEMON, "grant %llu: evictions not reported within %llu ms: filled ahead anyway",
                   (unsigned long long)h->act.grant_seq,
@@ -301,7 +289,7 @@ bool dmn_hold_poll(dmn_srv_t *s, uint64_t now, dmn_hold_send_t *send, dmn_arb_ac
     /* A void grant (its task left or went idle): its requests stay, like a
      * superseded switch's: the evictions ordered may still be in flight, and
      * the next switch held waits for them, each until its own bound. */
-    end_hold(h, now, !granted);
+    end_hold(h, now);
     h->sending = granted;
     *send = granted ? DMN_HOLD_SEND_SWITCH : DMN_HOLD_SEND_NONE;
     if (!granted) /* void: its orders and fill ahead never go */
@@ -323,7 +311,7 @@ bool dmn_hold_supersede(dmn_srv_t *s, uint64_t now)
     if (!dmn_hold_blocks(h) || !still_granted(s) || !dmn_arb_preempted(&s->arb, h->act.grant))
         return false;
     gmux_status_t st = dmn_arb_withdraw(&s->arb, h->act.grant);
-    end_hold(h, now, true);
+    end_hold(h, now);
     if (st != GMUX_OK)
         unsent_failed(s, h->grant_id, h->act.grant_seq, st);
     COM_DEBUG(DAEMON,
@@ -337,8 +325,13 @@ void dmn_hold_sent(dmn_hold_t *h, bool went)
 {
     assert(h->sending && !h->active);
     h->sending = false;
-    if (went)
-        count_hold(h);
+    if (!went)
+        return;
+    h->waits++;
+    h->timeouts += h->expired;
+    h->wait_ns += h->held_ns;
+    if (h->held_ns > h->max_ns)
+        h->max_ns = h->held_ns;
 }
 
 uint64_t dmn_hold_deadline(const dmn_hold_t *h)

@@ -56,9 +56,11 @@
  * the placement (dmn_task_view_t.kept): no fill is planned into it.
  *
  * Counted for STATUS: switches held, those that ended at the bound, the time
- * held in all and the longest hold; a fill ahead held alone only once it went
- * (not one handed back unsent, nor one whose write failed: no switch waited
- * for it), a switch whose GRANT was held likewise once its GRANT went.
+ * held in all and the longest hold; each only once what it held went (the
+ * GRANT of a held switch, a fill ahead held alone). A held switch superseded
+ * or void, a fill ahead handed back unsent, or either one whose write failed
+ * is not counted, as STATUS counts that grant neither as a switch nor its
+ * orders as planned (until 2026-12-03 a held switch counted whatever its end).
  *
  * Thread-safety: none; the server's one thread owns it.
  */
@@ -147,7 +149,8 @@ dmn_hold_what_t dmn_hold_begin(dmn_srv_t *s, const dmn_arb_action_t *act, uint64
  * tasks left, or the bound passed), the task it is for left, or a later
  * decision grants (the arbiter hands it back first: dmn_arb_hold_ahead).
  * Decisions go on meanwhile: the granted task holds its turn, and only the
- * fill ahead needs the room the evictions free. Counted as a hold.
+ * fill ahead needs the room the evictions free. Counted as a hold once the
+ * fill ahead went.
  */
 void dmn_hold_ahead(dmn_srv_t *s, const dmn_arb_action_t *act, uint64_t now);
 
@@ -197,7 +200,7 @@ void dmn_hold_sent(dmn_hold_t *h, bool went);
  * is of the batch class and a latency-class task waits, the held switch is
  * superseded: the grant is taken back (dmn_arb_withdraw: its orders, GRANT
  * and fill ahead are never sent, and no REVOKE is needed; the placement
- * forgets them and STATUS counts neither them nor the switch), and true says the
+ * forgets them and STATUS counts neither them, the switch nor the hold), and true says the
  * caller may decide again. The requests for EVICTED it made stay: the next
  * switch held waits for them too (its fills must not overlap the evictions
  * already ordered), each until its own switch's bound. false: nothing done.
