@@ -439,20 +439,27 @@ static void test_ahead_held_next_switch(void **state)
     thold_end((int[]){x, a, l}, 3);
 }
 
-/* Waits (at most 1,000 STATUS queries) until the daemon reclaimed A, the
- * one task it drops; *rep: a STATUS answered after that round's decisions
- * (a QUERY read after A's hang-up in the same round was answered before
- * them: one more, read in a later round). */
-static void a_reclaimed(dmn_report_t *rep)
+/* A, whose AHEAD is held, dropped: waits (at most 1,000 STATUS queries)
+ * until the daemon reclaimed it, the one task it drops, then reads a STATUS
+ * answered after that round's decisions (a QUERY read in the round that
+ * dropped A was answered before them): A's fill ahead was handed back
+ * to the placement (one more call since it had calls), and STATUS counts it
+ * neither planned nor among the holds, nor A's switch, superseded. */
+static void a_dropped_ahead_back(uint32_t calls)
 {
+    dmn_report_t rep;
     for (int k = 0; k < 1000; k++) {
-        assert_int_equal(dmn_report_fetch(path, rep, 10000), GMUX_OK);
-        if (rep->reclaimed == 1)
+        assert_int_equal(dmn_report_fetch(path, &rep, 10000), GMUX_OK);
+        if (rep.reclaimed == 1)
             break;
         usleep(1000);
     }
-    assert_int_equal(rep->reclaimed, 1);
-    assert_int_equal(dmn_report_fetch(path, rep, 10000), GMUX_OK);
+    assert_int_equal(rep.reclaimed, 1);
+    assert_int_equal(dmn_report_fetch(path, &rep, 10000), GMUX_OK);
+    a_ahead_handed_back(calls);
+    assert_int_equal(rep.ahead_bytes, 0);
+    assert_int_equal(rep.ahead_plans, 0);
+    holds_are(&rep, 0, 0);
 }
 
 /* A, whose AHEAD is held, hangs up: its fill ahead is handed back at once,
@@ -467,12 +474,7 @@ static void test_ahead_task_gone(void **state)
     (void)ahead_held_l_granted(60000, &x, &a, &l, &asked);
     uint32_t calls = unsent_log->calls;
     thold_gone(a);
-    dmn_report_t rep;
-    a_reclaimed(&rep);
-    a_ahead_handed_back(calls);
-    assert_int_equal(rep.ahead_bytes, 0);
-    assert_int_equal(rep.ahead_plans, 0);
-    holds_are(&rep, 0, 0); /* neither A's switch, superseded, nor its fill ahead */
+    a_dropped_ahead_back(calls);
     send_evicted(x, asked);
     thold_end((int[]){x, l}, 2);
 }
@@ -492,13 +494,8 @@ static void test_ahead_write_fails(void **state)
     uint32_t calls = unsent_log->calls;
     assert_int_equal(shutdown(a, SHUT_RD), 0);
     send_evicted(x, asked);
-    dmn_report_t rep;
-    a_reclaimed(&rep);
-    a_ahead_handed_back(calls);
-    assert_int_equal(rep.ahead_bytes, 0);
-    assert_int_equal(rep.ahead_plans, 0);
-    holds_are(&rep, 0, 0); /* neither A's switch, superseded, nor its fill ahead */
-    close(a);              /* read no orders */
+    a_dropped_ahead_back(calls);
+    close(a); /* read no orders */
     thold_end((int[]){x, l}, 2);
 }
 
