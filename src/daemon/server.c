@@ -296,14 +296,15 @@ static int send_plan(dmn_srv_t *s, dmn_conn_t *c, uint32_t task_id, const dmn_pl
  * which applies it while it waits for its turn. When that task left (while
  * the switch was held) or its connection fails now, the fill ahead is
  * handed back (dmn_arb_ahead_unsent): the placement and STATUS count it no
- * longer. Until 2026-12-02 STATUS counted it planned. */
-static void send_ahead(dmn_srv_t *s, const dmn_plan_t *plan, uint64_t grant_seq)
+ * longer. Until 2026-12-02 STATUS counted it planned. Returns whether a fill
+ * ahead went. */
+static bool send_ahead(dmn_srv_t *s, const dmn_plan_t *plan, uint64_t grant_seq)
 {
     size_t i = plan->n;
     while (i > 0 && plan->entries[i - 1].kind == DMN_PLAN_AHEAD) /* written last */
         i--;
     if (i == plan->n)
-        return;
+        return false;
     uint32_t id = plan->entries[i].task_id;
     uint64_t bytes = 0;
     for (size_t k = i; k < plan->n; k++)
@@ -315,7 +316,7 @@ static void send_ahead(dmn_srv_t *s, const dmn_plan_t *plan, uint64_t grant_seq)
                   (unsigned long long)grant_seq, plan->n - i, (unsigned long long)bytes, id);
         if (send_plan(s, &s->conns[s->conn_of_slot[k]], id, plan, grant_seq, DMN_PLAN_AHEAD,
                       DMN_PLAN_AHEAD) == 0)
-            return;
+            return true;
         break;
     }
     gmux_status_t st = dmn_arb_ahead_unsent(&s->arb, grant_seq);
@@ -324,6 +325,7 @@ static void send_ahead(dmn_srv_t *s, const dmn_plan_t *plan, uint64_t grant_seq)
                  "grant %llu: fill ahead for task %u never sent: placement %s could not take it "
                  "back (%s)",
                  (unsigned long long)grant_seq, id, s->arb.placement->name, gmux_status_str(st));
+    return false;
 }
 
 /* The granted task's part of a switch: its orders, its GRANT, then, with
@@ -352,7 +354,7 @@ static bool send_granted(dmn_srv_t *s, const dmn_arb_action_t *act, bool ahead)
         return false;
     }
     if (ahead)
-        send_ahead(s, act->plan, act->grant_seq);
+        (void)send_ahead(s, act->plan, act->grant_seq);
     return true;
 }
 
@@ -367,10 +369,10 @@ static void apply(dmn_srv_t *s)
     if (!dmn_hold_poll(s, com_clock_ns(), &send, &held)) {
         if (!dmn_hold_supersede(s, com_clock_ns()))
             return;
-    } else if (send == DMN_HOLD_SEND_SWITCH) {
-        (void)send_granted(s, &held, true);
+    } else if (send == DMN_HOLD_SEND_SWITCH) { /* counted once it went */
+        dmn_hold_sent(&s->hold, send_granted(s, &held, true));
     } else if (send == DMN_HOLD_SEND_AHEAD) {
-        send_ahead(s, held.plan, held.grant_seq);
+        dmn_hold_sent(&s->hold, send_ahead(s, held.plan, held.grant_seq));
     }
     for (int round = 0; round < 4 * DMN_ARB_MAX_TASKS; round++) {
         dmn_arb_action_t act;

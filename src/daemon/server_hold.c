@@ -109,25 +109,18 @@ static bool prune(dmn_srv_t *s, uint64_t now)
     return expired;
 }
 
-/* The held switch or fill ahead is over at now; sent: whether what it held
- * goes. Counted (STATUS): a held switch whatever its end (superseded or
- * void, a switch was decided and waited); a fill ahead only once it goes,
- * not handed back unsent (at a later grant, or its task left): its switch's
- * GRANT did not wait, and nothing that waited was sent (the next switch
- * that fills waits for its requests, and is counted itself). */
-static void end_hold(dmn_hold_t *h, uint64_t now, bool sent)
+/* The held switch or fill ahead is over at now. It is counted (STATUS) only
+ * once what it held went (dmn_hold_sent): an evict wait is a switch whose
+ * GRANT, or only its fill ahead, waited and was then sent. Not counted: a
+ * held switch superseded or void, a fill ahead handed back unsent (at a
+ * later grant, its task left), either one whose write failed: that grant
+ * is no switch for STATUS (nor are its orders planned), and the next switch
+ * that fills waits for the same requests and is counted itself. */
+static void end_hold(dmn_hold_t *h, uint64_t now)
 {
-    bool ahead = h->ahead_only;
     h->active = false;
     h->ahead_only = false;
-    if (ahead && !sent)
-        return;
-    uint64_t held = now - h->since_ns;
-    h->waits++;
-    h->timeouts += h->expired;
-    h->wait_ns += held;
-    if (held > h->max_ns)
-        h->max_ns = held;
+    h->held_ns = now - h->since_ns;
 }
 
 dmn_hold_what_t dmn_hold_begin(dmn_srv_t *s, const dmn_arb_action_t *act, uint64_t now)
@@ -135,7 +128,7 @@ dmn_hold_what_t dmn_hold_begin(dmn_srv_t *s, const dmn_arb_action_t *act, uint64
     dmn_hold_t *h = &s->hold;
     if (h->active) { /* a fill ahead held: this grant's decision handed it back */
         assert(h->ahead_only);
-        end_hold(h, now, false);
+        end_hold(h, now);
     }
     if (s->opts->evict_wait_ns == 0 || act->grant < 0)
         return DMN_HOLD_NONE;
@@ -265,13 +258,14 @@ static bool poll_ahead(dmn_srv_t *s, uint64_t now, dmn_hold_send_t *send, dmn_ar
     }
     /* its requests not answered yet stay, as a void switch's; a fill ahead
      * whose task left is handed back unsent (send_ahead) */
-    end_hold(h, now, mine && still_there(s, h->ahead_id));
-    if (h->expired)
+    end_hold(h, now);
+    if (h->expired && mine)
         COM_DEBUG(DAEMON, "grant %llu: evictions not reported within %llu ms: filled ahead anyway",
                   (unsigned long long)h->act.grant_seq,
                   (unsigned long long)(s->opts->evict_wait_ns / COM_NS_PER_MS));
     if (mine) { /* sent, or handed back when its task left (send_ahead) */
         dmn_arb_hold_ahead(&s->arb, 0);
+        h->sending = true;
         *send = DMN_HOLD_SEND_AHEAD;
         *act = h->act;
     }
@@ -295,7 +289,8 @@ bool dmn_hold_poll(dmn_srv_t *s, uint64_t now, dmn_hold_send_t *send, dmn_arb_ac
     /* A void grant (its task left or went idle): its requests stay, like a
      * superseded switch's: the evictions ordered may still be in flight, and
      * the next switch held waits for them, each until its own bound. */
-    end_hold(h, now, granted);
+    end_hold(h, now);
+    h->sending = granted;
     *send = granted ? DMN_HOLD_SEND_SWITCH : DMN_HOLD_SEND_NONE;
     if (!granted) /* void: its orders and fill ahead never go */
         dmn_hold_unsent(s, h->grant_id, h->act.grant_seq);
@@ -316,7 +311,7 @@ bool dmn_hold_supersede(dmn_srv_t *s, uint64_t now)
     if (!dmn_hold_blocks(h) || !still_granted(s) || !dmn_arb_preempted(&s->arb, h->act.grant))
         return false;
     gmux_status_t st = dmn_arb_withdraw(&s->arb, h->act.grant);
-    end_hold(h, now, false);
+    end_hold(h, now);
     if (st != GMUX_OK)
         unsent_failed(s, h->grant_id, h->act.grant_seq, st);
     COM_DEBUG(DAEMON,
@@ -324,6 +319,19 @@ bool dmn_hold_supersede(dmn_srv_t *s, uint64_t now)
               "for evictions carried to the next switch",
               (unsigned long long)h->act.grant_seq, h->grant_id, h->n_wait);
     return true;
+}
+
+void dmn_hold_sent(dmn_hold_t *h, bool went)
+{
+    assert(h->sending && !h->active);
+    h->sending = false;
+    if (!went)
+        return;
+    h->waits++;
+    h->timeouts += h->expired;
+    h->wait_ns += h->held_ns;
+    if (h->held_ns > h->max_ns)
+        h->max_ns = h->held_ns;
 }
 
 uint64_t dmn_hold_deadline(const dmn_hold_t *h)

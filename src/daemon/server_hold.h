@@ -56,8 +56,11 @@
  * the placement (dmn_task_view_t.kept): no fill is planned into it.
  *
  * Counted for STATUS: switches held, those that ended at the bound, the time
- * held in all and the longest hold; a fill ahead held alone only once it went
- * (not one handed back unsent: no switch waited for it).
+ * held in all and the longest hold; each only once what it held went (the
+ * GRANT of a held switch, a fill ahead held alone). A held switch superseded
+ * or void, a fill ahead handed back unsent, or either one whose write failed
+ * is not counted, as STATUS counts that grant neither as a switch nor its
+ * orders as planned (until 2026-12-03 a held switch counted whatever its end).
  *
  * Thread-safety: none; the server's one thread owns it.
  */
@@ -111,6 +114,10 @@ typedef struct dmn_hold {
     /* the grant_seq of the request for EVICTED last sent for them (0: none
      * yet): its answer clears kept_id, whenever it comes */
     uint64_t kept_asked[DMN_ARB_MAX_TASKS];
+    /* what the hold that ended last held is being sent (dmn_hold_poll
+     * said so): counted once the caller says it went (dmn_hold_sent) */
+    bool sending;
+    uint64_t held_ns;                          /* how long the hold that ended last lasted */
     uint64_t waits, timeouts, wait_ns, max_ns; /* for STATUS */
 } dmn_hold_t;
 
@@ -142,7 +149,8 @@ dmn_hold_what_t dmn_hold_begin(dmn_srv_t *s, const dmn_arb_action_t *act, uint64
  * tasks left, or the bound passed), the task it is for left, or a later
  * decision grants (the arbiter hands it back first: dmn_arb_hold_ahead).
  * Decisions go on meanwhile: the granted task holds its turn, and only the
- * fill ahead needs the room the evictions free. Counted as a hold.
+ * fill ahead needs the room the evictions free. Counted as a hold once the
+ * fill ahead went.
  */
 void dmn_hold_ahead(dmn_srv_t *s, const dmn_arb_action_t *act, uint64_t now);
 
@@ -165,8 +173,9 @@ typedef enum dmn_hold_send {
  * GRANT not sent); true when none is, or only a fill ahead is held
  * (dmn_hold_ahead). When a wait ends (all answered or gone, the bound, or
  * the held grant no longer the granted task's to send: it left, went idle
- * or gave the turn back meanwhile) it is counted and *send says what to
- * send of act: a held switch's orders, GRANT and fill ahead (its quantum
+ * or gave the turn back meanwhile) *send says what to send of act (the
+ * caller then says with dmn_hold_sent whether it went: only then is it
+ * counted): a held switch's orders, GRANT and fill ahead (its quantum
  * restarts now), or a held fill ahead, which also ends at once when the
  * task it is for left (the caller's send hands it back then). Ended early
  * (*send NONE), a held switch's requests not answered yet stay: the next
@@ -179,11 +188,19 @@ typedef enum dmn_hold_send {
 bool dmn_hold_poll(dmn_srv_t *s, uint64_t now, dmn_hold_send_t *send, dmn_arb_action_t *act);
 
 /*
+ * After dmn_hold_poll said to send (*send not NONE): went, whether what the
+ * hold held was written to its task, the held switch's GRANT or the held
+ * fill ahead (not handed back: the task left, or its connection failed as
+ * it was written). The hold is counted for STATUS only when it went.
+ */
+void dmn_hold_sent(dmn_hold_t *h, bool went);
+
+/*
  * While a switch is held (dmn_hold_poll said false): when its granted task
  * is of the batch class and a latency-class task waits, the held switch is
  * superseded: the grant is taken back (dmn_arb_withdraw: its orders, GRANT
  * and fill ahead are never sent, and no REVOKE is needed; the placement
- * forgets them and STATUS counts neither them nor the switch), and true says the
+ * forgets them and STATUS counts neither them, the switch nor the hold), and true says the
  * caller may decide again. The requests for EVICTED it made stay: the next
  * switch held waits for them too (its fills must not overlap the evictions
  * already ordered), each until its own switch's bound. false: nothing done.

@@ -190,7 +190,7 @@ static void test_shared_giveback_bound(void **state)
     holds_are(&rep, 1, 1);
     send_simple(b, DMN_MSG_IDLE);
     until_state("b", DMN_STATE_IDLE);
-    b_again_unheld(x, b); /* X no longer counted after the bound */
+    b_again_unheld(x, b, 1); /* X no longer counted after the bound */
     thold_end((int[]){x, a, b}, 3);
 }
 

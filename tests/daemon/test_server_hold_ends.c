@@ -5,7 +5,7 @@
  * it answered, the granted task's connection failing while its orders are
  * written, a switch whose only fill is the fill ahead (its GRANT at once,
  * the AHEAD held: sent once answered or at the bound, handed back by the
- * next grant or when its task leaves); and what each grant or fill ahead
+ * next grant, when its task leaves or when its write fails); and what each grant or fill ahead
  * that never went hands back to the placement. They run with the real placements too (thold_main:
  * where their plans differ, thold_rec() says), and test_no_fill_not_held only with them (the
  * recording placement fills at every switch). After each, thold_end checks the placement's model
@@ -31,7 +31,8 @@
  * wait for X's answer for A's switch (its evictions may be in flight). The
  * hold used to wait for X until the bound (a minute here; the reads give up
  * after 10 s), and, until 2026-12-02, once it ended early, B's GRANT went at
- * once, its fills overlapping X's evictions. */
+ * once, its fills overlapping X's evictions. STATUS counts B's hold, not
+ * A's void one (until 2026-12-03 both). */
 /* A's void grant (2) handed back to the placement A's FILL and B's fill
  * ahead, never sent (X's eviction went); the real placements planned no
  * fill ahead (no room left). */
@@ -67,7 +68,7 @@ static void test_gone_grantee_no_wait(void **state)
     answered_then_granted(x, g, b, g + 1, plans);
     assert_int_equal(plans[DMN_PLAN_FILL], 1);
     assert_int_equal(dmn_report_fetch(path, &rep, 10000), GMUX_OK);
-    holds_are(&rep, 2, 0);
+    holds_are(&rep, 1, 0); /* B's: not A's void grant */
     thold_end((int[]){x, b}, 2);
 }
 
@@ -76,9 +77,9 @@ static void test_gone_grantee_no_wait(void **state)
  * evicts A's memory and asks A; B's GRANT waits both for A's answer and for
  * X's, still unanswered, for A's switch. Until 2026-12-02 it waited for A's
  * only (X's request was dropped with the void grant), and STATUS counted A's
- * void grant as a switch and its fill as planned (3 switches, 0x6000). The
- * real placements took A's fill back: B's switch evicts nothing of A's and
- * fills what fits, the two chunks X's eviction frees. */
+ * void grant as a switch and its fill as planned (3 switches, 0x6000);
+ * until 2026-12-03, its hold among the holds (2). The real placements took A's fill back: B's
+ * switch evicts nothing of A's and fills what fits, the two chunks X's eviction frees. */
 static void test_idle_grantee_no_wait(void **state)
 {
     (void)state;
@@ -99,7 +100,7 @@ static void test_idle_grantee_no_wait(void **state)
     read_until(b, DMN_MSG_GRANT, 0, &m, NULL);
     assert_int_equal(m.u.grant.grant_seq, g + 1);
     assert_int_equal(dmn_report_fetch(path, &rep, 10000), GMUX_OK);
-    holds_are(&rep, 2, 0);
+    holds_are(&rep, 1, 0);             /* B's: not A's void grant */
     assert_int_equal(rep.switches, 2); /* X, B: not A's void grant, nor its fill */
     assert_int_equal(rep.fill_bytes, ws_x.len + (thold_rec() ? ws_b.len : 2 * THOLD_CHUNK));
     void_a_handed_back();
@@ -115,9 +116,10 @@ static void test_idle_grantee_no_wait(void **state)
  * X's answer to 2 or the bound (a minute: the read gives up after 10 s),
  * then for A to release; until 2026-12-02, for X's answer to 2 even after
  * X answered 3, until that bound.
- * STATUS counts the switches to X and L and their orders, not A's withdrawn
- * grant (its FILL, X's AHEAD): until 2026-12-02 it counted 3 switches,
- * 0x7000 bytes filled and 0x3000 ahead in 2 plans. The real placements do
+ * STATUS counts the switches to X and L and their orders, and L's hold, not
+ * A's withdrawn grant (its FILL, X's AHEAD) nor its hold: until 2026-12-02
+ * it counted 3 switches, 0x7000 bytes filled and 0x3000 ahead in 2 plans;
+ * until 2026-12-03, 2 holds. The real placements do
  * not evict X again (nothing of it is left): L's switch fills the two
  * chunks X's eviction frees and waits for X's answer to 2; no room is left
  * for a fill ahead, at A's switch or at L's. */
@@ -154,7 +156,7 @@ static void test_latency_supersedes_held(void **state)
         assert_int_equal(m.u.ranges.seq, g + 1);
     }
     assert_true(nothing_for(a, &rep));
-    holds_are(&rep, 2, 0);
+    holds_are(&rep, 1, 0);             /* L's: not A's withdrawn grant */
     assert_int_equal(rep.switches, 2); /* X, L: not A's withdrawn grant */
     assert_int_equal(rep.evict_bytes, (thold_rec() ? 2 : 1) * ws_x.len);
     assert_int_equal(rep.fill_bytes, /* not A's */
@@ -172,7 +174,8 @@ static void test_latency_supersedes_held(void **state)
  * is for that request all the same, so when B asks again, its switch (4)
  * neither asks X nor waits for it. The late EVICTED used to be dropped: X
  * was asked again and B's GRANT waited for it (a minute here; the read
- * below gives up after 10 s). */
+ * below gives up after 10 s). No hold is counted: B's switch (3) held went
+ * void (until 2026-12-03 it counted). */
 static void test_shared_late_answer_counts(void **state)
 {
     (void)state;
@@ -185,7 +188,7 @@ static void test_shared_late_answer_counts(void **state)
     assert_true(nothing_for(b, &rep)); /* read: X's answer came before B asks */
     const dmn_plan_entry_t back[] = {{3, DMN_PLAN_FILL, b_fill_3()}}; /* A's eviction went */
     handed_back(back, 1);
-    b_again_unheld(x, b);
+    b_again_unheld(x, b, 0); /* B's switch (3), void, is not counted */
     thold_end((int[]){x, a, b}, 3);
 }
 
@@ -196,7 +199,8 @@ static void test_shared_late_answer_counts(void **state)
  * X again (it has not answered for the evictions it kept), and waits for
  * both answers to 4: X's covers its request for 3 (one stream, in order; its
  * shim answers only the newer request, gate_evicted.h). STATUS counts three
- * switches (X, A, L): not the withdrawn one. When L goes idle, B, back in
+ * switches (X, A, L) and one hold (L's): not the withdrawn one (2 holds
+ * until 2026-12-03). When L goes idle, B, back in
  * its place, is granted first (5). Until 2026-12-02 L's GRANT waited for
  * X's answer to 3 until the bound (a minute: the read gives up after 10 s),
  * and STATUS counted 4 switches. The real placements fill B's switch (5)
@@ -231,8 +235,8 @@ static void test_shared_supersede(void **state)
     assert_int_equal(rep.mode, DMN_MODE_SHARED);
     assert_int_equal(rep.switches, 3);
     const dmn_plan_entry_t back[] = {{3, DMN_PLAN_FILL, b_fill_3()}}; /* A's eviction went */
-    handed_back(back, 1); /* no fill ahead: shared mode */
-    holds_are(&rep, 2, 0);
+    handed_back(back, 1);  /* no fill ahead: shared mode */
+    holds_are(&rep, 1, 0); /* L's: not B's withdrawn grant */
     send_simple(l, DMN_MSG_IDLE);
     if (!thold_rec()) { /* they make room for B from idle L */
         read_evictions(l, &m, NULL);
@@ -253,8 +257,9 @@ static void test_shared_supersede(void **state)
  * C is granted (3). Until 2026-12-02 the placement was not told (it
  * counted B's fill and C's fill ahead, never sent, resident) and STATUS
  * counted B's switch. The real placements' switch to B must evict X (so
- * it is held for X's answer), fills two of B's three chunks and leaves no
- * room to fill C ahead. */
+ * it is held for X's answer: not counted among the holds, its GRANT never
+ * went; until 2026-12-03 it was, counted before the write), fills two of
+ * B's three chunks and leaves no room to fill C ahead. */
 static void test_grantee_write_fails(void **state)
 {
     (void)state;
@@ -284,6 +289,7 @@ static void test_grantee_write_fails(void **state)
     assert_true(nothing_for(c, &rep));
     assert_int_equal(rep.reclaimed, 1);
     assert_int_equal(rep.switches, 2); /* X, C */
+    holds_are(&rep, 0, 0);             /* B's switch, held with the real ones, never went */
     assert_int_equal(rep.fill_bytes, ws_x.len + ws_a.len);
     assert_int_equal(rep.ahead_bytes, thold_rec() ? ws_x.len : 0); /* X's, for C's switch */
     assert_int_equal(rep.ahead_plans, thold_rec());
@@ -300,7 +306,8 @@ static void test_grantee_write_fails(void **state)
  * L's GRANT goes without waiting for X; X's request stays in force, and
  * A's switch (4), which fills into that room, waits for X's answer. L's
  * GRANT used to wait for X's answer too (or the bound: a minute here, the
- * read gives up after 10 s). */
+ * read gives up after 10 s). STATUS counts A's switch (4) among the holds,
+ * not A's switch (2), superseded (until 2026-12-03 it did). */
 static void test_no_fill_not_held(void **state)
 {
     (void)state;
@@ -317,7 +324,7 @@ static void test_no_fill_not_held(void **state)
     assert_int_equal(plans[DMN_PLAN_FILL] + plans[DMN_PLAN_EVICT], 0);
     dmn_report_t rep;
     assert_int_equal(dmn_report_fetch(path, &rep, 10000), GMUX_OK);
-    holds_are(&rep, 1, 0); /* A's, superseded */
+    holds_are(&rep, 0, 0); /* not A's, superseded: its GRANT never went */
     thold_agree((int[]){x, a, l}, 3);
     send_simple(l, DMN_MSG_IDLE);
     until_state("a", DMN_STATE_RUNNING);
@@ -326,7 +333,7 @@ static void test_no_fill_not_held(void **state)
     read_until(a, DMN_MSG_GRANT, 0, &m, NULL);
     assert_int_equal(m.u.grant.grant_seq, g + 2);
     assert_int_equal(dmn_report_fetch(path, &rep, 10000), GMUX_OK);
-    holds_are(&rep, 2, 0);
+    holds_are(&rep, 1, 0); /* A's second */
     thold_end((int[]){x, a, l}, 3);
 }
 
@@ -359,7 +366,7 @@ static uint64_t ahead_held_l_granted(int wait_ms, int *x, int *a, int *l, uint64
     assert_true(nothing_for(*a, &rep));          /* its fill ahead waits for X */
     assert_int_equal(rep.ahead_bytes, ws_a.len); /* planned, not handed back */
     assert_int_equal(rep.ahead_plans, 1);
-    holds_are(&rep, 1, 0); /* A's switch, superseded; L's fill ahead still held */
+    holds_are(&rep, 0, 0); /* not A's switch, superseded; L's fill ahead still held */
     return g;
 }
 
@@ -383,7 +390,7 @@ static void test_ahead_only_grant_first(void **state)
     assert_int_equal(r.len, ws_a.len);
     dmn_report_t rep;
     assert_true(nothing_for(a, &rep));
-    holds_are(&rep, 2, 0);
+    holds_are(&rep, 1, 0); /* L's fill ahead */
     thold_agree((int[]){x, a, l}, 3);
     send_simple(l, DMN_MSG_IDLE);
     int plans[3] = {0};
@@ -393,13 +400,25 @@ static void test_ahead_only_grant_first(void **state)
     thold_end((int[]){x, a, l}, 3);
 }
 
+/* One more hand-back since the placement had calls: A's fill ahead (of L's
+ * grant), its whole working set. */
+static void a_ahead_handed_back(uint32_t calls)
+{
+    assert_int_equal(unsent_log->calls, calls + 1);
+    dmn_plan_entry_t back = unsent_log->e[unsent_log->n - 1];
+    assert_int_equal(back.task_id, 2);
+    assert_int_equal(back.kind, DMN_PLAN_AHEAD);
+    assert_int_equal(back.range.base, ws_a.base);
+    assert_int_equal(back.range.len, ws_a.len);
+}
+
 /* L goes idle while A's AHEAD is held: the switch to A (g + 2) hands that
  * fill ahead back to the placement before it plans (never sent: A's FILL
  * orders its working set instead), and A's FILL and GRANT wait for X's
  * answer, as any switch that fills while a request is in force. STATUS
- * counts two holds, A's switch superseded and A's switch answered: the fill
- * ahead held alone never went, nothing waited and was sent (until
- * 2026-12-02 it counted as a third hold ended in time). */
+ * counts one hold, A's switch answered: neither A's switch superseded nor
+ * the fill ahead held alone went (until 2026-12-02 3 holds, until
+ * 2026-12-03 2, the superseded one counted). */
 static void test_ahead_held_next_switch(void **state)
 {
     (void)state;
@@ -410,32 +429,24 @@ static void test_ahead_held_next_switch(void **state)
     until_state("a", DMN_STATE_RUNNING); /* granted (g + 2), its GRANT held */
     dmn_report_t rep;
     assert_true(nothing_for(a, &rep));
-    assert_int_equal(unsent_log->calls, calls + 1);
-    dmn_plan_entry_t back = unsent_log->e[unsent_log->n - 1];
-    assert_int_equal(back.task_id, 2);
-    assert_int_equal(back.kind, DMN_PLAN_AHEAD);
-    assert_int_equal(back.range.base, ws_a.base);
-    assert_int_equal(back.range.len, ws_a.len);
+    a_ahead_handed_back(calls);
     int plans[3] = {0};
     answered_then_granted(x, asked, a, g + 2, plans);
     assert_int_equal(plans[DMN_PLAN_FILL], 1);
     assert_int_equal(plans[DMN_PLAN_AHEAD], 0);
     assert_int_equal(dmn_report_fetch(path, &rep, 10000), GMUX_OK);
-    holds_are(&rep, 2, 0);
+    holds_are(&rep, 1, 0); /* A's second switch */
     thold_end((int[]){x, a, l}, 3);
 }
 
-/* A, whose AHEAD is held, hangs up: its fill ahead is handed back at once,
- * without waiting for X's answer (STATUS counts it planned no longer, nor
- * among the holds: it never went; until 2026-12-02 a hold ended in time). */
-static void test_ahead_task_gone(void **state)
+/* A, whose AHEAD is held, dropped: waits (at most 1,000 STATUS queries)
+ * until the daemon reclaimed it, the one task it drops, then reads a STATUS
+ * answered after that round's decisions (a QUERY read in the round that
+ * dropped A was answered before them): A's fill ahead was handed back
+ * to the placement (one more call since it had calls), and STATUS counts it
+ * neither planned nor among the holds, nor A's switch, superseded. */
+static void a_dropped_ahead_back(uint32_t calls)
 {
-    (void)state;
-    int x, a, l;
-    uint64_t asked;
-    (void)ahead_held_l_granted(60000, &x, &a, &l, &asked);
-    uint32_t calls = unsent_log->calls;
-    thold_gone(a);
     dmn_report_t rep;
     for (int k = 0; k < 1000; k++) {
         assert_int_equal(dmn_report_fetch(path, &rep, 10000), GMUX_OK);
@@ -444,14 +455,47 @@ static void test_ahead_task_gone(void **state)
         usleep(1000);
     }
     assert_int_equal(rep.reclaimed, 1);
-    /* a QUERY read after A's hang-up in the same round was answered
-     * before that round's decisions: one more, read in a later round */
     assert_int_equal(dmn_report_fetch(path, &rep, 10000), GMUX_OK);
-    assert_int_equal(unsent_log->calls, calls + 1);
+    a_ahead_handed_back(calls);
     assert_int_equal(rep.ahead_bytes, 0);
     assert_int_equal(rep.ahead_plans, 0);
-    holds_are(&rep, 1, 0); /* A's switch, superseded */
+    holds_are(&rep, 0, 0);
+}
+
+/* A, whose AHEAD is held, hangs up: its fill ahead is handed back at once,
+ * without waiting for X's answer (STATUS counts it planned no longer, nor
+ * among the holds: it never went; until 2026-12-02 a hold ended in time;
+ * until 2026-12-03 A's switch superseded counted, 1 hold). */
+static void test_ahead_task_gone(void **state)
+{
+    (void)state;
+    int x, a, l;
+    uint64_t asked;
+    (void)ahead_held_l_granted(60000, &x, &a, &l, &asked);
+    uint32_t calls = unsent_log->calls;
+    thold_gone(a);
+    a_dropped_ahead_back(calls);
     send_evicted(x, asked);
+    thold_end((int[]){x, l}, 2);
+}
+
+/* A stops reading (its socket's read side shut) while its AHEAD is held:
+ * once X answered, the daemon's write of that AHEAD fails, A is dropped
+ * and its fill ahead handed back to the placement. STATUS counts it
+ * neither planned nor among the holds: nothing that waited went. Until
+ * 2026-12-03 the hold was counted as ended in time before the write, its
+ * failure unseen (2 holds, with A's switch superseded). */
+static void test_ahead_write_fails(void **state)
+{
+    (void)state;
+    int x, a, l;
+    uint64_t asked;
+    (void)ahead_held_l_granted(60000, &x, &a, &l, &asked);
+    uint32_t calls = unsent_log->calls;
+    assert_int_equal(shutdown(a, SHUT_RD), 0);
+    send_evicted(x, asked);
+    a_dropped_ahead_back(calls);
+    close(a); /* read no orders */
     thold_end((int[]){x, l}, 2);
 }
 
@@ -470,7 +514,7 @@ static void test_ahead_held_bound(void **state)
     assert_int_equal(m.u.ranges.seq, g + 1);
     dmn_report_t rep;
     assert_true(nothing_for(a, &rep));
-    holds_are(&rep, 2, 1);
+    holds_are(&rep, 1, 1); /* L's fill ahead, at the bound */
     thold_end((int[]){x, a, l}, 3);
 }
 
@@ -486,6 +530,7 @@ int main(void)
         cmocka_unit_test_teardown(test_ahead_only_grant_first, teardown),
         cmocka_unit_test_teardown(test_ahead_held_next_switch, teardown),
         cmocka_unit_test_teardown(test_ahead_task_gone, teardown),
+        cmocka_unit_test_teardown(test_ahead_write_fails, teardown),
         cmocka_unit_test_teardown(test_ahead_held_bound, teardown),
         cmocka_unit_test_teardown(test_no_fill_not_held, teardown), /* the real ones only */
     };

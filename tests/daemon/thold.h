@@ -150,7 +150,8 @@ void shared_x_asked(int wait_ms, int *x, int *a, int *b);
  * A's GRANT goes. */
 void l_idle_a_granted(int l, int a, uint64_t g);
 /* B, idle after the switch that asked X (3), asks again: its switch (4)
- * neither asks X nor holds (one hold in all, the first). */
-void b_again_unheld(int x, int b);
+ * neither asks X nor holds: STATUS counts holds in all (the first's, 1,
+ * once its GRANT went; 0 when it was void). */
+void b_again_unheld(int x, int b, uint64_t holds);
 
 #endif
