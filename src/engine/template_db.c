@@ -334,14 +334,17 @@ gmux_status_t eng_tpl_db_load(eng_predictor_t *p, const char *path, char *err, s
                 goto close_file;
             }
         }
+        errno = 0;
         size_t r = fread(buf + len, 1, cap - len, f);
         len += r;
         if (r == 0)
             break;
     }
-    if (ferror(f)) {
+    if (ferror(f)) { /* why, as for a file that cannot be opened: a folder is EISDIR */
+        int e = errno ? errno : EIO;
+        char text[128];
         st = GMUX_ERR_IO;
-        snprintf(err, errlen, "%s: read error", path);
+        snprintf(err, errlen, "%s: %s", path, strerror_r(e, text, sizeof(text)));
         goto close_file;
     }
     st = eng_tpl_db_parse(p, buf, len, path, err, errlen);

@@ -230,13 +230,14 @@ gmux_status_t sim_calib_apply_file(sim_params_t *p, const char *path, char *appl
         return GMUX_ERR_IO;
     }
     char buf[16384];
+    errno = 0;
     size_t n = fread(buf, 1, sizeof(buf), f);
     /* a full buffer is the whole file only if nothing follows it */
     int too_big = n == sizeof(buf) && fgetc(f) != EOF;
-    int failed = ferror(f);
+    int failed = ferror(f) ? (errno ? errno : EIO) : 0;
     fclose(f);
-    if (failed) {
-        snprintf(err, errlen, "%s: read error", path);
+    if (failed) { /* why: a folder is EISDIR */
+        snprintf(err, errlen, "%s: %s", path, strerror(failed));
         return GMUX_ERR_IO;
     }
     if (too_big) {

@@ -16,8 +16,14 @@ gmux_status_t sim_trace_detect(const char *path, sim_trace_format_t *format_p, c
         return GMUX_ERR_IO;
     }
     char head[16] = {0};
+    errno = 0;
     size_t n = fread(head, 1, sizeof(head), f);
+    int failed = ferror(f) ? (errno ? errno : EIO) : 0;
     fclose(f);
+    if (failed) { /* a folder opens, and is not "not a gmux trace": EISDIR */
+        snprintf(err, errlen, "%s: %s", path, strerror(failed));
+        return GMUX_ERR_IO;
+    }
     if (n >= SIM_BIN_MAGIC_LEN && memcmp(head, SIM_BIN_MAGIC, SIM_BIN_MAGIC_LEN) == 0) {
         *format_p = SIM_TRACE_BINARY;
         return GMUX_OK;

@@ -249,6 +249,28 @@ static void test_idle_exit(void **state)
     drig_fini(&r);
 }
 
+/* gmux top (live, every 50 ms) on r's daemon, its stdin a pipe whose write
+ * end goes to *keys, its stdout the file out. */
+static pid_t start_top(const drig_t *r, const char *out, int *keys)
+{
+    int p[2];
+    assert_int_equal(pipe(p), 0);
+    pid_t top = fork();
+    if (top == 0) {
+        dup2(p[0], 0);
+        close(p[1]);
+        int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        dup2(fd, 1);
+        execl(GMUX_CLI_PATH, GMUX_CLI_PATH, "top", "--socket", r->sock, "--interval", "0.05",
+              (char *)NULL);
+        _exit(127);
+    }
+    assert_true(top > 0);
+    close(p[0]);
+    *keys = p[1];
+    return top;
+}
+
 /* gmux top without --once quits on q (here from a pipe, not a terminal). */
 static void test_top_quits_on_q(void **state)
 {
@@ -256,24 +278,52 @@ static void test_top_quits_on_q(void **state)
     static drig_t r;
     drig_init(&r);
     assert_true(drig_start_daemon(&r, 10, "none") > 0);
-    int p[2];
-    assert_int_equal(pipe(p), 0);
-    pid_t top = fork();
-    if (top == 0) {
-        dup2(p[0], 0);
-        close(p[1]);
-        int null = open("/dev/null", O_WRONLY);
-        dup2(null, 1);
-        execl(GMUX_CLI_PATH, GMUX_CLI_PATH, "top", "--socket", r.sock, "--interval", "0.05",
-              (char *)NULL);
-        _exit(127);
-    }
-    close(p[0]);
+    int keys;
+    pid_t top = start_top(&r, "/dev/null", &keys);
     com_clock_sleep_ns(300 * COM_NS_PER_MS);
     assert_int_equal(waitpid(top, NULL, WNOHANG), 0); /* still refreshing */
-    assert_int_equal(write(p[1], "q", 1), 1);
+    assert_int_equal(write(keys, "q", 1), 1);
     assert_int_equal(drig_wait(top, 30.0), 0);
-    close(p[1]);
+    close(keys);
+    drig_fini(&r);
+}
+
+/* gmux top into a pipe or a file (gmux top | tee log): tables one after
+ * another as with --batch, still quitting on q. It wrote the terminal's
+ * clear-screen escapes and the "q or Ctrl-C quits" line into the file at
+ * every round. */
+static void test_top_not_a_terminal_plain(void **state)
+{
+    (void)state;
+    static drig_t r;
+    drig_init(&r);
+    assert_true(drig_start_daemon(&r, 10, "none") > 0);
+    char path[200];
+    snprintf(path, sizeof(path), "%s/top.out", r.dir);
+    int keys;
+    pid_t top = start_top(&r, path, &keys);
+    static char text[65536];
+    int tables = 0;
+    uint64_t deadline = com_deadline_after_ns(30 * COM_NS_PER_S);
+    while (tables < 2 && !com_deadline_passed(deadline)) { /* two rounds written */
+        com_clock_sleep_ns(20 * COM_NS_PER_MS);
+        FILE *f = fopen(path, "r");
+        size_t n = f ? fread(text, 1, sizeof(text) - 1, f) : 0;
+        if (f)
+            fclose(f);
+        text[n] = '\0';
+        tables = 0;
+        for (const char *t = text; (t = strstr(t, "gmuxd ")); t++)
+            tables++;
+    }
+    assert_true(tables >= 2);
+    assert_int_equal(write(keys, "q", 1), 1);
+    assert_int_equal(drig_wait(top, 30.0), 0);
+    close(keys);
+    assert_null(strchr(text, '\033'));
+    assert_null(strstr(text, "q or Ctrl-C quits"));
+    assert_non_null(strstr(text, r.sock));
+    unlink(path);
     drig_fini(&r);
 }
 
@@ -450,6 +500,7 @@ int main(void)
         cmocka_unit_test_teardown(test_member_connection_cap, drig_teardown),
         cmocka_unit_test_teardown(test_idle_exit, drig_teardown),
         cmocka_unit_test_teardown(test_top_quits_on_q, drig_teardown),
+        cmocka_unit_test_teardown(test_top_not_a_terminal_plain, drig_teardown),
         cmocka_unit_test_teardown(test_cli_daemon, drig_teardown),
         cmocka_unit_test_teardown(test_cli_daemon_stop, drig_teardown),
         cmocka_unit_test_teardown(test_spawn_failure_says_why, drig_teardown),

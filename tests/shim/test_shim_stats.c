@@ -16,6 +16,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -277,6 +279,63 @@ static void test_pid_in_path(void **state)
     assert_true(pids[0] != pids[1]);
 }
 
+/* The child with files limited to 16 bytes (SIGXFSZ ignored: the write
+ * fails with EFBIG), as a full disk would cut the counters short. */
+static int child_small_files(int index, void *arg)
+{
+    struct rlimit rl = {16, 16};
+    signal(SIGXFSZ, SIG_IGN);
+    if (setrlimit(RLIMIT_FSIZE, &rl) != 0)
+        return 20;
+    return child(index, arg);
+}
+
+static void slurp_stats(char *buf, size_t cap)
+{
+    FILE *f = fopen(stats_path, "r");
+    assert_non_null(f);
+    size_t n = fread(buf, 1, cap - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+}
+
+/* The counters replace an earlier file only once written whole (a file
+ * beside it, renamed over it): a write that fails half way truncated the
+ * earlier file and left 16 bytes of JSON (gmux run --stats FILE). A file
+ * replaced so keeps its mode. */
+static void test_failed_write_keeps_earlier(void **state)
+{
+    (void)state;
+    unsetenv("GMUX_BUDGET");
+    FILE *f = fopen(stats_path, "w");
+    assert_non_null(f);
+    fputs("earlier counters, longer than 16 bytes\n", f);
+    assert_int_equal(fclose(f), 0);
+    assert_int_equal(chmod(stats_path, 0640), 0);
+    int status = -3;
+    assert_int_equal(tproc_fork_all(1, child_small_files, NULL, 60.0, &status), 0);
+    assert_int_equal(status, 0);
+    char text[2048];
+    slurp_stats(text, sizeof(text));
+    assert_string_equal(text, "earlier counters, longer than 16 bytes\n");
+    DIR *d = opendir("/tmp");
+    assert_non_null(d);
+    const char *base = strrchr(stats_path, '/') + 1;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) /* no part file left beside it */
+        if (strncmp(e->d_name, base, strlen(base)) == 0 && strcmp(e->d_name, base) != 0)
+            fail_msg("left behind: /tmp/%s", e->d_name);
+    closedir(d);
+    assert_int_equal(tproc_fork_all(1, child, NULL, 60.0, &status), 0);
+    assert_int_equal(status, 0);
+    slurp_stats(text, sizeof(text));
+    assert_int_equal(field(text, "launches"), 2);
+    struct stat sb;
+    assert_int_equal(stat(stats_path, &sb), 0);
+    assert_int_equal(sb.st_mode & 07777, 0640);
+    unlink(stats_path);
+}
+
 int main(void)
 {
     snprintf(stats_path, sizeof(stats_path), "/tmp/gmux_shim_stats_%d.json", (int)getpid());
@@ -294,6 +353,7 @@ int main(void)
         cmocka_unit_test(test_oversubscribed_prefetches_every_launch),
         cmocka_unit_test(test_forked_child_leaves_counters_alone),
         cmocka_unit_test(test_pid_in_path),
+        cmocka_unit_test(test_failed_write_keeps_earlier),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -119,7 +119,7 @@ static void test_file_errors_name_the_file(void **state)
     assert_non_null(strstr(err, "/nonexistent/calib.json"));
     /* a folder opens, but reading it fails: not "larger than 16 KiB" */
     assert_int_equal(sim_calib_apply_file(&p, "/tmp", NULL, 0, err, sizeof(err)), GMUX_ERR_IO);
-    assert_non_null(strstr(err, "/tmp: read error"));
+    assert_non_null(strstr(err, "/tmp: Is a directory"));
     assert_int_equal(sim_calib_apply_file(&p, CORPUS_DIR "/full.json", NULL, 0, err, sizeof(err)),
                      GMUX_OK);
     assert_true(p.h2d_bps == 25e9);

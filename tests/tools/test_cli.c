@@ -86,6 +86,19 @@ static void test_unknown_option_one_line_exit_2(void **state)
     assert_int_equal(count_lines(err), 1);
 }
 
+/* gmux ARGS (NULL-terminated, at most 10) is a usage error: exit 2, one
+ * line on stderr that says `says`. */
+static void assert_usage_error(const char *const *args, const char *says)
+{
+    char *argv[12] = {GMUX_CLI_PATH};
+    for (size_t k = 0; k < 10 && args[k]; k++)
+        argv[k + 1] = (char *)args[k];
+    assert_int_equal(tproc_capture(argv, NULL, 60.0, out, sizeof(out), err, sizeof(err)), 2);
+    if (!strstr(err, says))
+        fail_msg("gmux %s ...: '%s' not in: %s", args[0], says, err);
+    assert_int_equal(count_lines(err), 1);
+}
+
 /* An option without its value is named, also where the "--" of a command
  * follows it (which is not taken for the value); a word that is not an
  * option is not reported as one missing a value; a bad value is quoted
@@ -115,13 +128,38 @@ static void test_option_without_value(void **state)
         {{"bench", "net", "--provider"}, "option '--provider' needs a value"},
     };
     for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
-        char *argv[9] = {GMUX_CLI_PATH};
-        for (size_t k = 0; cases[c].argv[k]; k++)
-            argv[k + 1] = (char *)cases[c].argv[k];
-        assert_int_equal(tproc_capture(argv, NULL, 60.0, out, sizeof(out), err, sizeof(err)), 2);
-        if (!strstr(err, cases[c].says))
-            fail_msg("gmux %s ...: '%s' not in: %s", cases[c].argv[0], cases[c].says, err);
-        assert_int_equal(count_lines(err), 1);
+        assert_usage_error(cases[c].argv, cases[c].says);
+    }
+}
+
+/* An empty value ("$UNSET") is no value: gmux run --socket '' joined (or
+ * started) the daemon of the default socket, --stats '' wrote no counters
+ * and --name '' named the task nothing, each with the program run and exit
+ * 0; -o '' was said as ": No such file or directory". Refused before the
+ * program runs, naming the option, exit 2. */
+static void test_option_empty_value(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *argv[10];
+        const char *says;
+    } cases[] = {
+        {{"run", "--no-daemon", "--socket", "", "--", "sh", "-c", "echo ran"},
+         "option '--socket' needs a value"},
+        {{"run", "--no-daemon", "--stats", "", "--", "sh", "-c", "echo ran"},
+         "option '--stats' needs a value"},
+        {{"run", "--no-daemon", "--name", "", "--", "sh", "-c", "echo ran"},
+         "option '--name' needs a value"},
+        {{"run", "--no-daemon", "--templates", "", "--", "sh", "-c", "echo ran"},
+         "option '--templates' needs a value"},
+        {{"profile", "-o", "", "--", "sh", "-c", "echo ran"}, "'-o' needs a value"},
+        {{"trace", "-o", "", "--", "sh", "-c", "echo ran"}, "'-o' needs a value"},
+        {{"launch", "-n", "1", "--bind", "", "--", "sh", "-c", "echo ran"},
+         "option '--bind' needs a value"},
+    };
+    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+        assert_usage_error(cases[c].argv, cases[c].says);
+        assert_null(strstr(out, "ran"));
     }
 }
 
@@ -575,6 +613,7 @@ int main(void)
         cmocka_unit_test(test_unknown_command_one_line_exit_2),
         cmocka_unit_test(test_unknown_option_one_line_exit_2),
         cmocka_unit_test(test_option_without_value),
+        cmocka_unit_test(test_option_empty_value),
         cmocka_unit_test(test_socket_path_too_long),
         cmocka_unit_test(test_top_help_exit_status),
         cmocka_unit_test(test_help_settings_lists_table),

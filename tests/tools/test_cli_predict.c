@@ -199,6 +199,56 @@ static void test_profile_unwritable_output_first(void **state)
     unlink(marker);
 }
 
+/* gmux profile -o DB -- CMD records into a temporary trace under $TMPDIR:
+ * one that cannot be made there was said as "cannot create a temporary
+ * trace file", naming neither the folder nor why. It is named, with the
+ * reason, before CMD runs. */
+static void test_profile_tmpdir_named(void **state)
+{
+    (void)state;
+    char marker[300], newdb[300];
+    snprintf(marker, sizeof(marker), "%s/ran", dir);
+    snprintf(newdb, sizeof(newdb), "%s/tmpdir.tpl", dir);
+    char *argv[] = {GMUX_CLI_PATH, "profile", "-o", newdb, "--", "touch", marker, NULL};
+    static char *const extra[] = {"TMPDIR=/nonexistent/gmux-tmpdir", NULL};
+    assert_int_equal(tproc_capture(argv, extra, 60.0, out, sizeof(out), err, sizeof(err)), 1);
+    assert_non_null(strstr(err, "'/nonexistent/gmux-tmpdir'"));
+    assert_non_null(strstr(err, "No such file or directory"));
+    const char *nl = strchr(err, '\n');
+    assert_non_null(nl);
+    assert_int_equal(nl[1], '\0'); /* one line */
+    assert_int_equal(access(marker, F_OK), -1);
+    assert_int_equal(access(newdb, F_OK), -1);
+}
+
+/* A folder given where a file is read (--templates, --calibration, a
+ * trace) is said as one: "read error" or "not a gmux trace" did not say
+ * what was wrong with it. */
+static void test_folder_as_input_said(void **state)
+{
+    (void)state;
+    const char *rep[] = {"predict-report", trace, "--templates", dir, NULL};
+    assert_int_equal(run(rep), 0); /* the report goes on, learning online */
+    assert_non_null(strstr(err, dir));
+    assert_non_null(strstr(err, "Is a directory; going on with online learning"));
+    const char *cal[] = {"sim", "--trace", trace, "--calibration", dir, "--quiet", NULL};
+    assert_int_equal(run(cal), 1);
+    assert_non_null(strstr(err, "Is a directory"));
+    const char *const *reads[] = {
+        (const char *[]){"sim", "--trace", dir, "--quiet", NULL},
+        (const char *[]){"trace", "show", dir, NULL},
+        (const char *[]){"predict-report", dir, NULL},
+    };
+    for (size_t i = 0; i < sizeof(reads) / sizeof(reads[0]); i++) {
+        assert_int_equal(run(reads[i]), 1);
+        assert_non_null(strstr(err, dir));
+        assert_non_null(strstr(err, "Is a directory"));
+        const char *nl = strchr(err, '\n');
+        assert_non_null(nl);
+        assert_int_equal(nl[1], '\0'); /* one line */
+    }
+}
+
 static void put_text(const char *path, const char *text)
 {
     FILE *f = fopen(path, "w");
@@ -362,6 +412,8 @@ int main(void)
         cmocka_unit_test(test_sim_with_templates),
         cmocka_unit_test(test_usage_errors),
         cmocka_unit_test(test_profile_unwritable_output_first),
+        cmocka_unit_test(test_profile_tmpdir_named),
+        cmocka_unit_test(test_folder_as_input_said),
         cmocka_unit_test(test_profile_failed_write_keeps_db),
         cmocka_unit_test(test_profile_keeps_mode),
         cmocka_unit_test(test_profile_refuses_its_input),

@@ -46,7 +46,7 @@ int cli_is_help(const char *arg)
 
 const char *cli_option_value(int argc, char **argv, int i)
 {
-    if (i + 1 >= argc || strcmp(argv[i + 1], "--") == 0)
+    if (i + 1 >= argc || strcmp(argv[i + 1], "--") == 0 || !argv[i + 1][0])
         return NULL;
     return argv[i + 1];
 }

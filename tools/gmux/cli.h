@@ -25,7 +25,9 @@ int cli_is_help(const char *arg);
 
 /* The value of the option at argv[i]: argv[i + 1], or NULL when there is
  * none (the end of argv, or the "--" that starts a command: `--hosts -- CMD`
- * is a missing host list, not hosts named "--"). */
+ * is a missing host list, not hosts named "--") or it is empty: `--socket
+ * "$UNSET"` is no socket named, not the default one (and `--stats ''` no
+ * file, `-o ''` no output). */
 const char *cli_option_value(int argc, char **argv, int i);
 
 /* gmuxd's socket path into out (cap bytes, at least 108): given (a

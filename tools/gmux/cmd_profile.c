@@ -111,12 +111,16 @@ int cmd_profile(int argc, char **argv)
         }
         if ((rc = cli_check_command(CMD, command[0])) != 0)
             goto free_sets;
-        const char *tmp = getenv("TMPDIR");
-        snprintf(trace_tmp, sizeof(trace_tmp), "%s/gmux-profile-XXXXXX",
-                 tmp && *tmp && strlen(tmp) < sizeof(trace_tmp) - 32 ? tmp : "/tmp");
+        const char *tmp = getenv("TMPDIR"), *from = " (TMPDIR)";
+        if (!tmp || !*tmp || strlen(tmp) >= sizeof(trace_tmp) - 32) {
+            tmp = "/tmp";
+            from = "";
+        }
+        snprintf(trace_tmp, sizeof(trace_tmp), "%s/gmux-profile-XXXXXX", tmp);
         int fd = mkstemp(trace_tmp);
-        if (fd < 0) {
-            rc = cli_fail(CMD, "cannot create a temporary trace file");
+        if (fd < 0) { /* the folder named, and why: a TMPDIR that is not there */
+            rc = cli_fail(CMD, "cannot create a temporary trace file in '%s'%s: %s", tmp, from,
+                          strerror(errno));
             goto free_sets;
         }
         close(fd);

@@ -1,8 +1,10 @@
 /*
  * gmux top: the daemon's tasks, live. Refreshes every --interval seconds on
- * one connection; q or Ctrl-C quits (the terminal is restored). --once
- * prints one table; --batch N prints N tables one after another without
- * clearing the screen (for logs and tests).
+ * one connection; q or Ctrl-C quits (the terminal is restored). The screen
+ * is cleared for each table only when stdout is a terminal; into a pipe or
+ * a file the tables follow one another. --once prints one table; --batch N
+ * prints N tables one after another without clearing the screen (for logs
+ * and tests).
  */
 #include <poll.h>
 #include <signal.h>
@@ -44,7 +46,7 @@ int cmd_top(int argc, char **argv)
     char path[108];
     double interval = 1.0;
     int64_t rounds = -1; /* forever */
-    int clear = 1;
+    int live = 1;        /* until q or Ctrl-C, quitting on q */
     const char *sock = NULL;
     int once = 0, batch = 0; /* which exclude each other */
     for (int i = 1; i < argc; i++) {
@@ -53,10 +55,11 @@ int cmd_top(int argc, char **argv)
         if (cli_is_help(argv[i])) {
             printf("Usage: gmux top [--socket PATH] [--interval SECONDS] [--once | --batch N]\n\n"
                    "Live view of the daemon's tasks: state, resident and total bytes, faults,\n"
-                   "bytes migrated, kernels and share of GPU time. q or Ctrl-C quits. The\n"
-                   "table fits COLUMNS, else the terminal, else 80 columns (rounded sizes\n"
-                   "and counts, RES and MIGR headers, names cut where the wide form does\n"
-                   "not fit: see gmux status --help).\n\n"
+                   "bytes migrated, kernels and share of GPU time. q or Ctrl-C quits. On a\n"
+                   "terminal the screen is redrawn; into a pipe or a file the tables follow\n"
+                   "one another, as with --batch. The table fits COLUMNS, else the terminal,\n"
+                   "else 80 columns (rounded sizes and counts, RES and MIGR headers, names\n"
+                   "cut where the wide form does not fit: see gmux status --help).\n\n"
                    "  --socket PATH       gmuxd's socket (default: GMUX_SOCKET, see\n"
                    "                      gmux --help-settings)\n"
                    "  --interval SECONDS  between two tables, 0.05 to 3600 (default 1)\n"
@@ -69,7 +72,7 @@ int cmd_top(int argc, char **argv)
             return 0;
         } else if (strcmp(argv[i], "--once") == 0) {
             rounds = 1;
-            clear = 0;
+            live = 0;
         } else if (strcmp(argv[i], "--socket") == 0 || strcmp(argv[i], "--interval") == 0 ||
                    strcmp(argv[i], "--batch") == 0) {
             const char *a = argv[i], *v = cli_option_value(argc, argv, i++);
@@ -84,7 +87,7 @@ int cmd_top(int argc, char **argv)
             } else {
                 if (com_parse_i64(v, &rounds) != GMUX_OK || rounds <= 0)
                     return cli_usage_error("top", "bad round count '%s' (1 or more)", v);
-                clear = 0;
+                live = 0;
             }
         } else {
             return cli_usage_error("top", "unexpected argument '%s'", argv[i]);
@@ -104,8 +107,10 @@ int cmd_top(int argc, char **argv)
         close(fd);
         return cli_fail("top", "out of memory");
     }
+    /* escapes that clear a screen only for a terminal, not into a log */
+    int clear = live && isatty(STDOUT_FILENO);
     struct termios saved;
-    int raw = clear && isatty(STDIN_FILENO) && tcgetattr(STDIN_FILENO, &saved) == 0;
+    int raw = live && isatty(STDIN_FILENO) && tcgetattr(STDIN_FILENO, &saved) == 0;
     if (raw) {
         struct termios t = saved;
         t.c_lflag &= ~(tcflag_t)(ICANON | ECHO);
@@ -121,7 +126,7 @@ int cmd_top(int argc, char **argv)
     int rc = 0;
     for (int64_t k = 0; !top_stop && (rounds < 0 || k < rounds); k++) {
         if (k > 0 &&
-            (clear ? wait_quit((int)(interval * 1000)) : (usleep((useconds_t)(interval * 1e6)), 0)))
+            (live ? wait_quit((int)(interval * 1000)) : (usleep((useconds_t)(interval * 1e6)), 0)))
             break;
         if (top_stop)
             break;
