@@ -251,7 +251,8 @@ static bool poll_ahead(dmn_srv_t *s, uint64_t now, dmn_hold_send_t *send, dmn_ar
     dmn_hold_t *h = &s->hold;
     /* not handed back (a void grant's hand-back takes it too) */
     bool mine = s->arb.ahead_held == h->act.grant_seq;
-    if (mine && still_there(s, h->ahead_id)) {
+    bool there = mine && still_there(s, h->ahead_id);
+    if (there) {
         h->expired |= prune(s, now);
         if (h->n_wait > 0)
             return true;
@@ -259,7 +260,7 @@ static bool poll_ahead(dmn_srv_t *s, uint64_t now, dmn_hold_send_t *send, dmn_ar
     /* its requests not answered yet stay, as a void switch's; a fill ahead
      * whose task left is handed back unsent (send_ahead) */
     end_hold(h, now);
-    if (h->expired && mine)
+    if (h->expired && there) /* a task gone: handed back, not filled */
         COM_DEBUG(DAEMON, "grant %llu: evictions not reported within %llu ms: filled ahead anyway",
                   (unsigned long long)h->act.grant_seq,
                   (unsigned long long)(s->opts->evict_wait_ns / COM_NS_PER_MS));
