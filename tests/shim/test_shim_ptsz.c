@@ -84,40 +84,6 @@ static void fill(CUdeviceptr a, CUdeviceptr b, CUdeviceptr c)
     }
 }
 
-static bool is_one_of(uint64_t p, const CUdeviceptr *set, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        if (p == set[i])
-            return true;
-    return false;
-}
-
-/* The log's prefetches: each of the second thread's ranges (mine) once,
- * where the policy prefetches, nothing else, all between the launches
- * first and other, followed by the order of the launch after them (a wait
- * on the per-thread default stream) before other. */
-static void assert_only_other_prefetched(const CUdeviceptr *mine, size_t n, long first, long other)
-{
-    if (!mode_prefetch) {
-        assert_int_equal(count_prefetches(), 0);
-        return;
-    }
-    assert_int_equal(count_prefetches(), n);
-    long last = -1;
-    for (size_t i = 0; i < f_count(); i++) {
-        const fake_call_t *c = f_get(i);
-        if (strcmp(c->fn, "cuMemPrefetchAsync_v2") != 0 &&
-            strcmp(c->fn, "cuMemPrefetchBatchAsync") != 0)
-            continue;
-        assert_true(is_one_of(c->a[0], mine, n));
-        assert_true((long)i > first && (long)i < other);
-        last = (long)i;
-    }
-    long wait = find_call("cuStreamWaitEvent", (size_t)last);
-    assert_true(wait > last && wait < other);
-    assert_int_equal(f_get((size_t)wait)->a[0], (uint64_t)(uintptr_t)CU_STREAM_PER_THREAD);
-}
-
 static void capture_per_thread(const pt_way_t *way)
 {
     CUdeviceptr a = alloc(N * 4), b = alloc(N * 4), c = alloc(N * 4), d = alloc(N * 4);
@@ -169,7 +135,7 @@ static void capture_per_thread(const pt_way_t *way)
     long other = l1 >= 0 ? find_call(launch_fn, (size_t)l1 + 1) : -1;
     assert_true(l1 >= 0 && other > l1);
     const CUdeviceptr mine[] = {x, y, z};
-    assert_only_other_prefetched(mine, 3, l1, other);
+    assert_prefetched_only(mine, 3, l1, other);
     GET(PFN_cuGraphDestroy_v10000, "cuGraphDestroy", 12000)(g);
 }
 
