@@ -78,7 +78,10 @@
  * OUTFILE.capturing, and the capture ends right after the pause: exit 16 if
  * its end fails. With 3 and 14, a line "R <n>": the potentially unsafe
  * calls the capture's mode would have refused that the double let through
- * because the caller was in mode RELAXED (the shim's own).
+ * because the caller was in mode RELAXED (the shim's own). 15: through the
+ * pause, the program captures its per-thread default stream in mode GLOBAL
+ * (stream 0 through cuStreamBeginCapture_v2_ptsz): a blocking stream, so the
+ * legacy stream is unusable meanwhile; exit 16 if the capture's end fails.
  * STREAM 1: the kernels go on a stream
  * the program creates non-blocking (cuStreamCreateWithPriority), which the
  * legacy stream does not wait for; 0 (default): the NULL stream.
@@ -162,6 +165,14 @@ static void *get(PFN_cuGetProcAddress_v12000 gpa, const char *base)
 {
     void *p = NULL;
     return gpa(base, &p, 12000, 0, NULL) == CUDA_SUCCESS ? p : NULL;
+}
+
+/* The per-thread default stream's entry point of base (_ptsz). */
+static void *get_pt(PFN_cuGetProcAddress_v12000 gpa, const char *base)
+{
+    void *p = NULL;
+    cuuint64_t pt = CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM;
+    return gpa(base, &p, 12000, pt, NULL) == CUDA_SUCCESS ? p : NULL;
 }
 
 /* CAPTURE 5: the program's context, and how it is replaced by another at its handle. */
@@ -397,7 +408,12 @@ int main(int argc, char **argv)
                 set_capturing(blocking);
             else if (capture == 2)
                 set_capturing_nb(ls);
-            else if (capture == 4)
+            else if (capture == 15) {
+                PFN_cuStreamBeginCapture_v10010 begin_pt =
+                    (PFN_cuStreamBeginCapture_v10010)get_pt(gpa, "cuStreamBeginCapture");
+                if (!begin_pt || begin_pt(NULL, CU_STREAM_CAPTURE_MODE_GLOBAL) != CUDA_SUCCESS)
+                    return 17;
+            } else if (capture == 4)
                 arm(ls, get(gpa, "cuStreamBeginCapture"));
             else if (capture == 6)
                 arm(ls, entry("cuStreamBeginCapture_v2"));
@@ -453,7 +469,13 @@ int main(int argc, char **argv)
                 return 16;
             else if (capture == 2)
                 set_capturing_nb(NULL);
-            else if (capture == 4) {
+            else if (capture == 15) {
+                PFN_cuStreamEndCapture_v10000 end_pt =
+                    (PFN_cuStreamEndCapture_v10000)get_pt(gpa, "cuStreamEndCapture");
+                CUgraph g = NULL;
+                if (!end_pt || end_pt(NULL, &g) != CUDA_SUCCESS)
+                    return 16;
+            } else if (capture == 4) {
                 PFN_cuStreamEndCapture_v10000 end =
                     (PFN_cuStreamEndCapture_v10000)get(gpa, "cuStreamEndCapture");
                 CUgraph g;

@@ -167,6 +167,31 @@ void assert_prefetched_before(const char *launch_fn, CUstream s, const CUdevicep
     assert_int_equal(f_get((size_t)wait)->a[1], f_get((size_t)rec)->a[0]);
 }
 
+void assert_prefetched_only(const CUdeviceptr *mine, size_t n, long after, long before)
+{
+    if (!mode_prefetch) {
+        assert_int_equal(count_prefetches(), 0);
+        return;
+    }
+    assert_int_equal(count_prefetches(), n);
+    long last = -1;
+    for (size_t i = 0; i < f_count(); i++) {
+        const fake_call_t *c = f_get(i);
+        if (strcmp(c->fn, "cuMemPrefetchAsync_v2") != 0 &&
+            strcmp(c->fn, "cuMemPrefetchBatchAsync") != 0)
+            continue;
+        bool one_of = false;
+        for (size_t k = 0; k < n; k++)
+            one_of = one_of || c->a[0] == mine[k];
+        assert_true(one_of);
+        assert_true((long)i > after && (long)i < before);
+        last = (long)i;
+    }
+    long wait = find_call("cuStreamWaitEvent", (size_t)last);
+    assert_true(wait > last && wait < before);
+    assert_int_equal(f_get((size_t)wait)->a[0], (uint64_t)(uintptr_t)CU_STREAM_PER_THREAD);
+}
+
 void assert_graph_vadds(void *g, const CUdeviceptr *first, size_t n)
 {
     fake_graph_nodes_fn nodes = (fake_graph_nodes_fn)dlsym(drv, "fake_graph_nodes");

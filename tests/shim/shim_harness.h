@@ -58,6 +58,12 @@ CUfunction vadd_fn(void);
 void assert_prefetched_before(const char *launch_fn, CUstream s, const CUdeviceptr *bases,
                               const size_t *sizes, size_t n);
 
+/* Asserts that the log's prefetches are each of the n ranges mine[] once
+ * (none where the policy does not prefetch), nothing else, all between the
+ * calls at indices after and before, followed by the order of the launch
+ * after them (a wait on the per-thread default stream) before before. */
+void assert_prefetched_only(const CUdeviceptr *mine, size_t n, long after, long before);
+
 /* Asserts that graph g holds exactly n nodes, kernel nodes of vadd whose
  * first arguments are first[] in order (fake_graph_nodes; n at most 8). */
 void assert_graph_vadds(void *g, const CUdeviceptr *first, size_t n);

@@ -168,7 +168,7 @@ static void test_ahead_before_grant(void **state)
  * evictions it brings program 0, fall inside that pause however loaded the
  * machine is. */
 static char p0_paused[256], p1_done[256];
-static const gh_spec_t evict_specs[7][2] = {
+static const gh_spec_t evict_specs[8][2] = {
     /* both launch all along (0.75 s of kernels each: they overlap even when one
      * starts late on a loaded machine), turns of 20 ms: the waiting launching
      * thread evicts */
@@ -212,6 +212,12 @@ static const gh_spec_t evict_specs[7][2] = {
      * run (program 0 exits 20) */
     {{"batch", "11", "20", "5000", "0", NULL, p1_done, "6", "1"},
      {"batch", "12", "40", "5000", p0_paused, NULL, NULL, NULL, NULL}},
+    /* as 2, the capture begun by program 0 on its per-thread default stream
+     * (cuStreamBeginCapture_v2_ptsz, mode GLOBAL), a blocking stream: the
+     * legacy stream is unusable through it (exit 16 if the evictions'
+     * order invalidated it), so its evictions wait for the capture's end */
+    {{"batch", "11", "20", "5000", "0", NULL, p1_done, "15", NULL},
+     {"batch", "12", "40", "5000", p0_paused, NULL, NULL, NULL, NULL}},
 };
 
 /* How many of p's evictions were followed by a kernel of q before p's next
@@ -238,7 +244,7 @@ static void test_evict_on_arrival(void **state)
     (void)state;
     snprintf(p0_paused, sizeof(p0_paused), "%s", gh_path("out0.paused"));
     snprintf(p1_done, sizeof(p1_done), "%s", gh_path("out1"));
-    for (int sc = 0; sc < 7; sc++) {
+    for (int sc = 0; sc < 8; sc++) {
         static gh_out_t alone[2], out[2];
         unlink(p0_paused);
         unlink(p1_done);

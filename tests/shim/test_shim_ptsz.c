@@ -17,7 +17,13 @@
  * points (what cuGetProcAddress answers with
  * CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, as nvcc's
  * --default-stream per-thread gets), and CU_STREAM_PER_THREAD through the
- * legacy entry points.
+ * legacy entry points; each with the capture begun through
+ * cuStreamBeginCapture_v2 (a mode) and through the CUDA 10.0
+ * cuStreamBeginCapture (version 10000, no mode: GLOBAL), whose hooks the
+ * shim must hand out. A per-thread default stream is a blocking stream:
+ * while it captures, the legacy stream is unusable (the double invalidates
+ * the capture when work goes there), so the shim must order the second
+ * thread's launch on that thread's own stream.
  */
 #include <pthread.h>
 #include <setjmp.h>
@@ -41,7 +47,10 @@
 typedef struct {
     cuuint64_t flags; /* PT: the _ptsz entry points; LEGACY: the legacy ones */
     CUstream s;       /* stream 0, or CU_STREAM_PER_THREAD */
+    int version;      /* of cuStreamBeginCapture: 12000 (_v2, a mode), 10000 (mode GLOBAL) */
 } pt_way_t;
+
+typedef CUresult (*begin_v10000_t)(CUstream s);
 
 /* The second thread's launch: c = a + b on its own per-thread stream. */
 typedef struct {
@@ -75,40 +84,6 @@ static void fill(CUdeviceptr a, CUdeviceptr b, CUdeviceptr c)
     }
 }
 
-static bool is_one_of(uint64_t p, const CUdeviceptr *set, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        if (p == set[i])
-            return true;
-    return false;
-}
-
-/* The log's prefetches: each of the second thread's ranges (mine) once,
- * where the policy prefetches, nothing else, all between the launches
- * first and other, followed by the order of the launch after them (a wait
- * on the per-thread default stream) before other. */
-static void assert_only_other_prefetched(const CUdeviceptr *mine, size_t n, long first, long other)
-{
-    if (!mode_prefetch) {
-        assert_int_equal(count_prefetches(), 0);
-        return;
-    }
-    assert_int_equal(count_prefetches(), n);
-    long last = -1;
-    for (size_t i = 0; i < f_count(); i++) {
-        const fake_call_t *c = f_get(i);
-        if (strcmp(c->fn, "cuMemPrefetchAsync_v2") != 0 &&
-            strcmp(c->fn, "cuMemPrefetchBatchAsync") != 0)
-            continue;
-        assert_true(is_one_of(c->a[0], mine, n));
-        assert_true((long)i > first && (long)i < other);
-        last = (long)i;
-    }
-    long wait = find_call("cuStreamWaitEvent", (size_t)last);
-    assert_true(wait > last && wait < other);
-    assert_int_equal(f_get((size_t)wait)->a[0], (uint64_t)(uintptr_t)CU_STREAM_PER_THREAD);
-}
-
 static void capture_per_thread(const pt_way_t *way)
 {
     CUdeviceptr a = alloc(N * 4), b = alloc(N * 4), c = alloc(N * 4), d = alloc(N * 4);
@@ -117,8 +92,7 @@ static void capture_per_thread(const pt_way_t *way)
     for (int i = 0; i < N; i++)
         host(d)[i] = -1.0f;
     fill(x, y, z);
-    PFN_cuStreamBeginCapture_v10010 begin =
-        (PFN_cuStreamBeginCapture_v10010)get("cuStreamBeginCapture", 12000, way->flags);
+    void *begin = get("cuStreamBeginCapture", way->version, way->flags);
     PFN_cuStreamEndCapture_v10000 end =
         (PFN_cuStreamEndCapture_v10000)get("cuStreamEndCapture", 12000, way->flags);
     PFN_cuLaunchKernel_v4000 launch =
@@ -131,7 +105,12 @@ static void capture_per_thread(const pt_way_t *way)
     void *args1[] = {&a, &b, &c, &n}; /* c = a + b */
     void *args2[] = {&c, &a, &d, &n}; /* d = c + a */
     f_reset();
-    assert_int_equal(begin(way->s, CU_STREAM_CAPTURE_MODE_GLOBAL), CUDA_SUCCESS);
+    if (way->version < 10010)
+        assert_int_equal(((begin_v10000_t)begin)(way->s), CUDA_SUCCESS); /* GLOBAL */
+    else
+        assert_int_equal(
+            ((PFN_cuStreamBeginCapture_v10010)begin)(way->s, CU_STREAM_CAPTURE_MODE_GLOBAL),
+            CUDA_SUCCESS);
     assert_int_equal(launch(vadd_fn(), 1, 1, 1, N, 1, 1, 0, way->s, args1, NULL), CUDA_SUCCESS);
     /* the second thread launches, on its own per-thread stream, during the capture */
     other_t o = {launch, way->s, x, y, z, CUDA_ERROR_UNKNOWN};
@@ -156,7 +135,7 @@ static void capture_per_thread(const pt_way_t *way)
     long other = l1 >= 0 ? find_call(launch_fn, (size_t)l1 + 1) : -1;
     assert_true(l1 >= 0 && other > l1);
     const CUdeviceptr mine[] = {x, y, z};
-    assert_only_other_prefetched(mine, 3, l1, other);
+    assert_prefetched_only(mine, 3, l1, other);
     GET(PFN_cuGraphDestroy_v10000, "cuGraphDestroy", 12000)(g);
 }
 
@@ -164,7 +143,7 @@ static void capture_per_thread(const pt_way_t *way)
 static void test_capture_stream0_ptsz(void **state)
 {
     (void)state;
-    const pt_way_t way = {PT, NULL};
+    const pt_way_t way = {PT, NULL, 12000};
     capture_per_thread(&way);
 }
 
@@ -173,8 +152,37 @@ static void test_capture_stream0_ptsz(void **state)
 static void test_capture_per_thread_handle(void **state)
 {
     (void)state;
-    const pt_way_t way = {LEGACY, CU_STREAM_PER_THREAD};
+    const pt_way_t way = {LEGACY, CU_STREAM_PER_THREAD, 12000};
     capture_per_thread(&way);
+}
+
+/* The CUDA 10.0 ABI, which takes no mode (GLOBAL): a runtime asking
+ * cuGetProcAddress for version 10000 gets cuStreamBeginCapture_ptsz (with
+ * the per-thread flag) or cuStreamBeginCapture, and from libgmux.so its
+ * hooks of them, not the driver's own. */
+static void test_capture_v10000(const pt_way_t *way, const char *sym)
+{
+    void *begin = get("cuStreamBeginCapture", 10000, way->flags);
+    assert_non_null(begin);
+    assert_ptr_not_equal(begin, f_entry(sym)); /* the shim's hook */
+    capture_per_thread(way);
+    long at = find_call(sym, 0); /* what reached the driver: that ABI, mode GLOBAL */
+    assert_true(at >= 0);
+    assert_int_equal(f_get((size_t)at)->a[1], CU_STREAM_CAPTURE_MODE_GLOBAL);
+}
+
+static void test_capture_stream0_v10000_ptsz(void **state)
+{
+    (void)state;
+    const pt_way_t way = {PT, NULL, 10000};
+    test_capture_v10000(&way, "cuStreamBeginCapture_ptsz");
+}
+
+static void test_capture_per_thread_handle_v10000(void **state)
+{
+    (void)state;
+    const pt_way_t way = {LEGACY, CU_STREAM_PER_THREAD, 10000};
+    test_capture_v10000(&way, "cuStreamBeginCapture");
 }
 
 int main(void)
@@ -184,6 +192,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_capture_stream0_ptsz),
         cmocka_unit_test(test_capture_per_thread_handle),
+        cmocka_unit_test(test_capture_stream0_v10000_ptsz),
+        cmocka_unit_test(test_capture_per_thread_handle_v10000),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

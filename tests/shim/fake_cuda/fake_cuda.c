@@ -370,17 +370,33 @@ CUresult fk_cuIpcGetMemHandle(CUipcMemHandle *handle, CUdeviceptr dptr)
     return CUDA_SUCCESS;
 }
 
-/* Refuses (like the driver) a prefetch that is not inside one managed allocation. */
+/* Refuses (like the driver) a prefetch that is not inside one managed
+ * allocation, and one on the legacy stream while a blocking stream captures. */
+static CUresult fake_prefetch(CUdeviceptr p, size_t len, CUstream s, int ptsz)
+{
+    if (!fake_in_managed(p, len))
+        return CUDA_ERROR_INVALID_VALUE;
+    if (fake_legacy_work(fake_stream_of(s, ptsz)))
+        return CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
+    CUgraph g = fake_capture_graph(s, ptsz); /* a capturing stream's: recorded (fake_cuda.h) */
+    return g ? fake_capture_op(g, FAKE_NODE_PREFETCH, p, len, 0) : CUDA_SUCCESS;
+}
+
 CUresult fk_cuMemPrefetchAsync_v2(CUdeviceptr p, size_t len, CUmemLocation loc, unsigned flags,
                                   CUstream s)
 {
     (void)flags;
     fake_stall_fire(FAKE_STALL_PREFETCH);
     REC(p, len, ((uint64_t)loc.type << 32) | (uint32_t)loc.id, U(s));
-    if (!fake_in_managed(p, len))
-        return CUDA_ERROR_INVALID_VALUE;
-    CUgraph g = fake_capture_graph(s, 0); /* a capturing stream's: recorded (fake_cuda.h) */
-    return g ? fake_capture_op(g, FAKE_NODE_PREFETCH, p, len) : CUDA_SUCCESS;
+    return fake_prefetch(p, len, s, 0);
+}
+
+CUresult fk_cuMemPrefetchAsync_v2_ptsz(CUdeviceptr p, size_t len, CUmemLocation loc, unsigned flags,
+                                       CUstream s)
+{
+    (void)flags;
+    REC(p, len, ((uint64_t)loc.type << 32) | (uint32_t)loc.id, U(s));
+    return fake_prefetch(p, len, s, 1);
 }
 
 /*
@@ -409,6 +425,6 @@ CUresult fk_cuMemPrefetchBatchAsync(CUdeviceptr *ptrs, size_t *sizes, size_t cou
     }
     CUgraph g = r == CUDA_SUCCESS ? fake_capture_graph(s, 0) : NULL;
     for (size_t i = 0; g && i < count; i++)
-        (void)fake_capture_op(g, FAKE_NODE_PREFETCH, ptrs[i], sizes[i]);
+        (void)fake_capture_op(g, FAKE_NODE_PREFETCH, ptrs[i], sizes[i], 0);
     return r;
 }

@@ -54,9 +54,11 @@ typedef void (*fake_set_capturing_fn)(void *stream);
  * (work on it fails with CUDA_ERROR_STREAM_CAPTURE_IMPLICIT and invalidates
  * the capture; a query of it fails and invalidates nothing). */
 typedef void (*fake_set_capturing_blocking_fn)(void *stream);
-/* Whether a capture was invalidated: by work on the legacy stream, a stream
+/* Whether a capture was invalidated: by work on the legacy stream while a
+ * blocking stream (or a per-thread default stream) captures, a stream
  * joining it through an event, or (for one begun with cuStreamBeginCapture)
- * a potentially unsafe call its capture mode forbids (fake_cuda_stream.c). */
+ * a synchronization of a capturing stream or a potentially unsafe call its
+ * capture mode forbids (fake_cuda_stream.c). */
 typedef int (*fake_capture_invalidated_fn)(void);
 /* How many potentially unsafe calls a capture's mode would have refused
  * went through because the calling thread was in mode RELAXED. */
@@ -132,11 +134,14 @@ typedef void (*fake_spend_fn)(uint64_t ns);
  * progress, the work queued on a stream that takes part in it (the stream it
  * began on, or one that joined it) is recorded as nodes of the capture's
  * graph instead of run: kernel launches (argument values copied),
- * prefetches, event records, and waits for an event recorded outside the
- * capture (a wait for one recorded inside it is an edge, no node). Only
- * kernel nodes do anything when the graph runs (cuGraphLaunch of an
- * instantiated graph). fake_graph_nodes describes the live nodes of a graph
- * in order (at most max of them in out) and returns how many it has.
+ * asynchronous memsets and copies (cuMemsetD8/D32Async, cuMemcpy*Async;
+ * their addresses kept, the data read when the graph runs), graph launches
+ * (a child-graph node of the launched graph), prefetches, event records, and
+ * waits for an event recorded outside the capture (a wait for one recorded
+ * inside it is an edge, no node). Kernel, memset, copy and child-graph nodes
+ * run, in order, when the graph runs (cuGraphLaunch of an instantiated
+ * graph); the others have nothing to do on the host. fake_graph_nodes describes the live nodes of a
+ * graph in order (at most max of them in out) and returns how many it has.
  */
 enum {
     FAKE_NODE_KERNEL = 1,   /* func: the kernel; a0: its first argument's 8 bytes (if any) */
@@ -145,11 +150,13 @@ enum {
     FAKE_NODE_PREFETCH,     /* a0: address, a1: length */
     FAKE_NODE_EVENT_RECORD, /* a0: the event */
     FAKE_NODE_EVENT_WAIT,   /* a0: the event */
+    FAKE_NODE_MEMSET,       /* a0: address, a1: elements, a2: value | element size << 32 */
+    FAKE_NODE_MEMCPY,       /* a0: destination, a1: bytes, a2: source */
 };
 typedef struct fake_node_info {
     int kind;
     void *func;
-    uint64_t a0, a1;
+    uint64_t a0, a1, a2;
 } fake_node_info_t;
 typedef size_t (*fake_graph_nodes_fn)(void *graph, fake_node_info_t *out, size_t max);
 /* Stream and event creations made while a capture begun with

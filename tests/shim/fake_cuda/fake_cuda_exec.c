@@ -131,17 +131,20 @@ CUresult fake_run(const fake_kernel_t *k, const unsigned grid[3], const unsigned
 
 /* A launch on stream s: run now, or, while s captures, recorded as a kernel
  * node of the capture's graph (its argument values copied), run when the
- * graph is launched. */
+ * graph is launched; refused on the legacy stream while a blocking stream
+ * captures (fake_legacy_work). */
 static CUresult fake_launch(const fake_kernel_t *k, const unsigned grid[3], const unsigned block[3],
                             void **params, void **extra, CUstream s, int ptsz)
 {
-    CUgraph g = fake_capture_graph(s, ptsz);
-    if (!g)
-        return fake_run(k, grid, block, params, extra);
     if (!k)
         return CUDA_ERROR_INVALID_HANDLE;
     if (!fake_current())
         return CUDA_ERROR_INVALID_CONTEXT;
+    if (fake_legacy_work(fake_stream_of(s, ptsz)))
+        return CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
+    CUgraph g = fake_capture_graph(s, ptsz);
+    if (!g)
+        return fake_run(k, grid, block, params, extra);
     void *argv[FAKE_MAX_PARAMS];
     CUresult r;
     params = fake_args(k, params, extra, argv, &r);

@@ -1,9 +1,10 @@
 /*
  * The driver double's graphs: kernel, child-graph and conditional nodes
  * added through the graph API, and the nodes a stream capture records
- * (kernels, prefetches, event records and waits queued on a capturing
- * stream: fake_cuda_stream.c decides which), run only when an instantiated
- * graph is launched. Kernels: fake_cuda_exec.c.
+ * (kernels, memsets, copies, graph launches, prefetches, event records and
+ * waits queued on a capturing stream: fake_cuda_stream.c decides which),
+ * run only when an instantiated graph is launched. Kernels:
+ * fake_cuda_exec.c; memsets and copies: fake_cuda_copy.c.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -40,9 +41,10 @@ typedef struct fake_node {
     /* CONDITIONAL: the body graphs, owned by the node; phGraph_out points here */
     CUgraph bodies[FAKE_MAX_BODIES];
     unsigned nbodies;
-    /* EMPTY (a captured prefetch), EVENT_RECORD, WAIT_EVENT: FAKE_NODE_*, a0, a1 */
+    /* EMPTY (a captured prefetch), EVENT_RECORD, WAIT_EVENT, MEMSET, MEMCPY:
+     * FAKE_NODE_*, a0, a1, a2 */
     int op;
-    uint64_t a0, a1;
+    uint64_t a0, a1, a2;
 } fake_node_t;
 
 struct fake_graph {
@@ -325,12 +327,8 @@ CUresult fk_cuGraphKernelNodeGetParams_v2(CUgraphNode node, CUDA_KERNEL_NODE_PAR
     return CUDA_SUCCESS;
 }
 
-CUresult fk_cuGraphAddChildGraphNode(CUgraphNode *node, CUgraph g, const CUgraphNode *deps,
-                                     size_t ndeps, CUgraph child)
+static CUresult fake_add_child(CUgraphNode *node, fake_graph_t *fg, CUgraph child)
 {
-    (void)deps;
-    (void)ndeps;
-    fake_graph_t *fg = fake_graph_of(g);
     fake_node_t *nd = fg && child ? fake_node_slot(fg) : NULL;
     if (!nd)
         return CUDA_ERROR_INVALID_VALUE;
@@ -338,8 +336,18 @@ CUresult fk_cuGraphAddChildGraphNode(CUgraphNode *node, CUgraph g, const CUgraph
     nd->child = (fake_graph_t *)child;
     nd->live = true;
     *node = (CUgraphNode)nd;
-    REC(U(nd), U(g), U(child), 0);
     return CUDA_SUCCESS;
+}
+
+CUresult fk_cuGraphAddChildGraphNode(CUgraphNode *node, CUgraph g, const CUgraphNode *deps,
+                                     size_t ndeps, CUgraph child)
+{
+    (void)deps;
+    (void)ndeps;
+    CUresult r = fake_add_child(node, fake_graph_of(g), child);
+    if (r == CUDA_SUCCESS)
+        REC(U(*node), U(g), U(child), 0);
+    return r;
 }
 
 CUresult fk_cuGraphChildGraphNodeGetGraph(CUgraphNode node, CUgraph *graph)
@@ -368,9 +376,10 @@ CUresult fk_cuGraphInstantiateWithFlags(CUgraphExec *exec, CUgraph g, unsigned l
 
 /* Runs the live nodes in the order of their slots (the tests add them in
  * dependency order; a capture records them in issue order), child graphs in
- * place. Only kernels do anything here: prefetches, event records and waits
- * have nothing to move or order on the host, and conditional nodes are
- * passed over (the double has no device-side condition to evaluate). */
+ * place. Kernels, memsets and copies do something here: prefetches, event
+ * records and waits have nothing to move or order on the host, and
+ * conditional nodes are passed over (the double has no device-side
+ * condition to evaluate). */
 static CUresult fake_graph_nodes_run(const fake_graph_t *g)
 {
     for (size_t i = 0; i < g->n; i++) {
@@ -381,6 +390,10 @@ static CUresult fake_graph_nodes_run(const fake_graph_t *g)
             CUresult r = fake_graph_nodes_run(nd->child);
             if (r != CUDA_SUCCESS)
                 return r;
+            continue;
+        }
+        if (nd->type == CU_GRAPH_NODE_TYPE_MEMSET || nd->type == CU_GRAPH_NODE_TYPE_MEMCPY) {
+            fake_copy_run(nd->op, nd->a0, nd->a1, nd->a2);
             continue;
         }
         if (nd->type != CU_GRAPH_NODE_TYPE_KERNEL)
@@ -401,16 +414,35 @@ static CUresult fake_graph_run(CUgraphExec exec)
     return e ? fake_graph_nodes_run(e->g) : CUDA_ERROR_INVALID_HANDLE;
 }
 
+static CUresult fake_capture_child(CUgraph g, CUgraph child);
+
+/* A graph launched into a capturing stream becomes a child-graph node of the
+ * capture's graph (the launched graph itself, not a copy: the tests keep it
+ * alive), run when that graph runs; on the legacy stream while a blocking
+ * stream captures it is refused. */
+static CUresult fake_graph_launch(CUgraphExec exec, CUstream s, int ptsz)
+{
+    fake_exec_t *e = (fake_exec_t *)exec;
+    if (!e)
+        return CUDA_ERROR_INVALID_HANDLE;
+    if (fake_legacy_work(fake_stream_of(s, ptsz)))
+        return CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
+    CUgraph g = fake_capture_graph(s, ptsz);
+    if (!g)
+        return fake_graph_run(exec);
+    return fake_capture_child(g, (CUgraph)e->g);
+}
+
 CUresult fk_cuGraphLaunch(CUgraphExec exec, CUstream s)
 {
     REC(U(exec), U(s), 0, 0);
-    return fake_graph_run(exec);
+    return fake_graph_launch(exec, s, 0);
 }
 
 CUresult fk_cuGraphLaunch_ptsz(CUgraphExec exec, CUstream s)
 {
     REC(U(exec), U(s), 0, 0);
-    return fake_graph_run(exec);
+    return fake_graph_launch(exec, s, 1);
 }
 
 CUresult fk_cuGraphExecDestroy(CUgraphExec exec)
@@ -435,7 +467,16 @@ CUresult fake_capture_kernel(CUgraph g, const CUDA_KERNEL_NODE_PARAMS *p)
     return r;
 }
 
-CUresult fake_capture_op(CUgraph g, int kind, uint64_t a0, uint64_t a1)
+static CUresult fake_capture_child(CUgraph g, CUgraph child)
+{
+    CUgraphNode node;
+    pthread_mutex_lock(&fake_capture_mu);
+    CUresult r = fake_add_child(&node, fake_graph_of(g), child);
+    pthread_mutex_unlock(&fake_capture_mu);
+    return r;
+}
+
+CUresult fake_capture_op(CUgraph g, int kind, uint64_t a0, uint64_t a1, uint64_t a2)
 {
     CUresult r = CUDA_ERROR_INVALID_VALUE;
     pthread_mutex_lock(&fake_capture_mu);
@@ -444,10 +485,13 @@ CUresult fake_capture_op(CUgraph g, int kind, uint64_t a0, uint64_t a1)
     if (nd) {
         nd->type = kind == FAKE_NODE_EVENT_RECORD ? CU_GRAPH_NODE_TYPE_EVENT_RECORD
                    : kind == FAKE_NODE_EVENT_WAIT ? CU_GRAPH_NODE_TYPE_WAIT_EVENT
+                   : kind == FAKE_NODE_MEMSET     ? CU_GRAPH_NODE_TYPE_MEMSET
+                   : kind == FAKE_NODE_MEMCPY     ? CU_GRAPH_NODE_TYPE_MEMCPY
                                                   : CU_GRAPH_NODE_TYPE_EMPTY;
         nd->op = kind;
         nd->a0 = a0;
         nd->a1 = a1;
+        nd->a2 = a2;
         nd->live = true;
         r = CUDA_SUCCESS;
     }
@@ -481,6 +525,7 @@ FAKE_API size_t fake_graph_nodes(void *graph, fake_node_info_t *out, size_t max)
                 o->kind = nd->op;
                 o->a0 = nd->a0;
                 o->a1 = nd->a1;
+                o->a2 = nd->a2;
             }
         }
         k++;

@@ -3,6 +3,7 @@
 #ifndef FAKE_CUDA_INTERNAL_H
 #define FAKE_CUDA_INTERNAL_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <cuda.h>
@@ -17,6 +18,7 @@ typedef CUresult (*fake_pfn_cuMemAlloc_v2000)(unsigned int *dptr, unsigned int b
 typedef CUresult (*fake_pfn_cuCtxDestroy_v2000)(CUcontext ctx);
 typedef CUresult (*fake_pfn_cuStreamDestroy_v2000)(CUstream s);
 typedef CUresult (*fake_pfn_cuDevicePrimaryCtx_v7000)(CUdevice dev);
+typedef CUresult (*fake_pfn_cuStreamBeginCapture_v10000)(CUstream s); /* mode GLOBAL */
 
 /* X(sym, base, version, PFN, per_thread): what the double implements. */
 #define FAKE_LIST(X)                                                                               \
@@ -67,19 +69,37 @@ typedef CUresult (*fake_pfn_cuDevicePrimaryCtx_v7000)(CUdevice dev);
     X(cuMemMap, cuMemMap, 10020, PFN_cuMemMap_v10020, 0)                                           \
     X(cuMemUnmap, cuMemUnmap, 10020, PFN_cuMemUnmap_v10020, 0)                                     \
     X(cuMemPrefetchAsync_v2, cuMemPrefetchAsync, 12020, PFN_cuMemPrefetchAsync_v12020, 0)          \
+    X(cuMemPrefetchAsync_v2_ptsz, cuMemPrefetchAsync, 12020, PFN_cuMemPrefetchAsync_v12020_ptsz,   \
+      1)                                                                                           \
     X(cuMemPrefetchBatchAsync, cuMemPrefetchBatchAsync, 13000, PFN_cuMemPrefetchBatchAsync_v13000, \
       0)                                                                                           \
+    X(cuMemcpyAsync, cuMemcpyAsync, 4000, PFN_cuMemcpyAsync_v4000, 0)                              \
+    X(cuMemcpyAsync_ptsz, cuMemcpyAsync, 7000, PFN_cuMemcpyAsync_v7000_ptsz, 1)                    \
+    X(cuMemcpyHtoDAsync_v2, cuMemcpyHtoDAsync, 3020, PFN_cuMemcpyHtoDAsync_v3020, 0)               \
+    X(cuMemcpyHtoDAsync_v2_ptsz, cuMemcpyHtoDAsync, 7000, PFN_cuMemcpyHtoDAsync_v7000_ptsz, 1)     \
+    X(cuMemcpyDtoHAsync_v2, cuMemcpyDtoHAsync, 3020, PFN_cuMemcpyDtoHAsync_v3020, 0)               \
+    X(cuMemcpyDtoHAsync_v2_ptsz, cuMemcpyDtoHAsync, 7000, PFN_cuMemcpyDtoHAsync_v7000_ptsz, 1)     \
+    X(cuMemcpyDtoDAsync_v2, cuMemcpyDtoDAsync, 3020, PFN_cuMemcpyDtoDAsync_v3020, 0)               \
+    X(cuMemcpyDtoDAsync_v2_ptsz, cuMemcpyDtoDAsync, 7000, PFN_cuMemcpyDtoDAsync_v7000_ptsz, 1)     \
+    X(cuMemsetD8Async, cuMemsetD8Async, 3020, PFN_cuMemsetD8Async_v3020, 0)                        \
+    X(cuMemsetD8Async_ptsz, cuMemsetD8Async, 7000, PFN_cuMemsetD8Async_v7000_ptsz, 1)              \
+    X(cuMemsetD32Async, cuMemsetD32Async, 3020, PFN_cuMemsetD32Async_v3020, 0)                     \
+    X(cuMemsetD32Async_ptsz, cuMemsetD32Async, 7000, PFN_cuMemsetD32Async_v7000_ptsz, 1)           \
     X(cuStreamCreate, cuStreamCreate, 2000, PFN_cuStreamCreate_v2000, 0)                           \
     X(cuStreamCreateWithPriority, cuStreamCreateWithPriority, 5050,                                \
       PFN_cuStreamCreateWithPriority_v5050, 0)                                                     \
     X(cuStreamDestroy, cuStreamDestroy, 2000, fake_pfn_cuStreamDestroy_v2000, 0)                   \
     X(cuStreamDestroy_v2, cuStreamDestroy, 4000, PFN_cuStreamDestroy_v4000, 0)                     \
     X(cuStreamSynchronize, cuStreamSynchronize, 2000, PFN_cuStreamSynchronize_v2000, 0)            \
+    X(cuStreamSynchronize_ptsz, cuStreamSynchronize, 7000, PFN_cuStreamSynchronize_v7000_ptsz, 1)  \
     X(cuStreamWaitEvent, cuStreamWaitEvent, 3020, PFN_cuStreamWaitEvent_v3020, 0)                  \
     X(cuStreamWaitEvent_ptsz, cuStreamWaitEvent, 7000, PFN_cuStreamWaitEvent_v7000_ptsz, 1)        \
     X(cuStreamIsCapturing, cuStreamIsCapturing, 10000, PFN_cuStreamIsCapturing_v10000, 0)          \
     X(cuStreamIsCapturing_ptsz, cuStreamIsCapturing, 10000, PFN_cuStreamIsCapturing_v10000_ptsz,   \
       1)                                                                                           \
+    X(cuStreamBeginCapture, cuStreamBeginCapture, 10000, fake_pfn_cuStreamBeginCapture_v10000, 0)  \
+    X(cuStreamBeginCapture_ptsz, cuStreamBeginCapture, 10000,                                      \
+      fake_pfn_cuStreamBeginCapture_v10000, 1)                                                     \
     X(cuStreamBeginCapture_v2, cuStreamBeginCapture, 10010, PFN_cuStreamBeginCapture_v10010, 0)    \
     X(cuStreamBeginCapture_v2_ptsz, cuStreamBeginCapture, 10010,                                   \
       PFN_cuStreamBeginCapture_v10010_ptsz, 1)                                                     \
@@ -208,12 +228,23 @@ __attribute__((visibility("hidden"))) CUstream fake_stream_of(CUstream s, int pt
  * it, or joined it); NULL when s does not capture (fake_cuda_stream.c). */
 __attribute__((visibility("hidden"))) CUgraph fake_capture_graph(CUstream s, int ptsz);
 /* Records a captured kernel launch (its argument values copied), or another
- * captured operation (kind: FAKE_NODE_*, a0/a1 as fake_node_info_t), as a
+ * captured operation (kind: FAKE_NODE_*, a0/a1/a2 as fake_node_info_t), as a
  * node of the capture's graph g (fake_cuda_graph.c). */
 __attribute__((visibility("hidden"))) CUresult
 fake_capture_kernel(CUgraph g, const CUDA_KERNEL_NODE_PARAMS *p);
 __attribute__((visibility("hidden"))) CUresult fake_capture_op(CUgraph g, int kind, uint64_t a0,
-                                                               uint64_t a1);
+                                                               uint64_t a1, uint64_t a2);
+/* Runs a memset (FAKE_NODE_MEMSET) or a copy (FAKE_NODE_MEMCPY) now, its
+ * arguments as fake_node_info_t's (fake_cuda_copy.c). */
+__attribute__((visibility("hidden"))) void fake_copy_run(int kind, uint64_t a0, uint64_t a1,
+                                                         uint64_t a2);
+/* Invalidates the capture in progress (fake_capture_invalidated). */
+__attribute__((visibility("hidden"))) void fake_capture_invalidate(void);
+/* Whether work queued on s (fake_stream_of) is refused because s is the
+ * legacy stream and a blocking stream captures: then the capture is
+ * invalidated too, and the caller answers CUDA_ERROR_STREAM_CAPTURE_IMPLICIT
+ * (fake_cuda_stream.c). */
+__attribute__((visibility("hidden"))) bool fake_legacy_work(CUstream s);
 
 /* Where an armed stall fires (fake_cuda_ctx.c): the armed thread's next
  * cuCtxGetCurrent, or its next cuMemPrefetchAsync_v2 or batched prefetch. */

@@ -47,26 +47,56 @@ CUresult fk_cuStreamDestroy(CUstream s)
     return CUDA_SUCCESS;
 }
 
+/* Work runs at once in the double, so a synchronization has nothing to wait
+ * for; what it checks is the driver's: a potentially unsafe call
+ * (fake_unsafe_refused), refused on a stream that captures (a capture has
+ * nothing to wait for: refused, and the capture invalidated), and on the
+ * legacy stream while a blocking stream captures (fake_legacy_work). */
+static CUresult fake_stream_sync(CUstream s)
+{
+    if (fake_unsafe_refused())
+        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    if (fake_capture_graph(s, 0)) {
+        fake_capture_invalidate();
+        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    }
+    return fake_legacy_work(s) ? CUDA_ERROR_STREAM_CAPTURE_IMPLICIT : CUDA_SUCCESS;
+}
+
 CUresult fk_cuStreamSynchronize(CUstream s)
 {
     REC(U(s), 0, 0, 0);
-    return fake_unsafe_refused() ? CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED : CUDA_SUCCESS;
+    return fake_stream_sync(fake_stream_of(s, 0));
+}
+
+CUresult fk_cuStreamSynchronize_ptsz(CUstream s)
+{
+    REC(U(s), 0, 0, 0);
+    return fake_stream_sync(fake_stream_of(s, 1));
 }
 
 static void fake_wait_joins_capture(CUstream s, CUevent e);
 
+/* A wait queued on the legacy stream while a blocking stream captures is
+ * work there like any other (fake_legacy_work). */
+static CUresult fake_wait(CUstream s, CUevent e)
+{
+    if (fake_legacy_work(s))
+        return CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
+    fake_wait_joins_capture(s, e);
+    return CUDA_SUCCESS;
+}
+
 CUresult fk_cuStreamWaitEvent(CUstream s, CUevent e, unsigned flags)
 {
     REC(U(s), U(e), flags, 0);
-    fake_wait_joins_capture(fake_stream_of(s, 0), e);
-    return CUDA_SUCCESS;
+    return fake_wait(fake_stream_of(s, 0), e);
 }
 
 CUresult fk_cuStreamWaitEvent_ptsz(CUstream s, CUevent e, unsigned flags)
 {
     REC(U(s), U(e), flags, 0);
-    fake_wait_joins_capture(fake_stream_of(s, 1), e);
-    return CUDA_SUCCESS;
+    return fake_wait(fake_stream_of(s, 1), e);
 }
 
 /* Each thread's per-thread default stream: a stream of its own, named here
@@ -150,6 +180,19 @@ FAKE_API int fake_capture_invalidated(void)
 static bool fake_legacy_blocked(CUstream s)
 {
     return s == NULL && atomic_load(&fake_capturing) && atomic_load(&fake_capture_blocking);
+}
+
+void fake_capture_invalidate(void)
+{
+    atomic_store(&fake_capture_broken, 1);
+}
+
+bool fake_legacy_work(CUstream s)
+{
+    if (!fake_legacy_blocked(s))
+        return false;
+    fake_capture_invalidate();
+    return true;
 }
 
 /*
@@ -244,9 +287,11 @@ CUresult fk_cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode *mode)
     return CUDA_SUCCESS;
 }
 
-/* Begins capturing on stream s (fake_stream_of), as a non-blocking one (the
- * only kind it models: a per-thread default stream captures so too, though
- * the driver would order it with the legacy stream). */
+/* Begins capturing on stream s (fake_stream_of). A per-thread default
+ * stream is a blocking stream (its work is ordered with the legacy
+ * stream's), so while one captures the legacy stream is unusable, as with
+ * fake_set_capturing_blocking; any other stream the double takes for a
+ * non-blocking one (it does not keep the flags streams were created with). */
 static CUresult fake_begin_capture(CUstream s, CUstreamCaptureMode mode)
 {
     if (!s || atomic_load(&fake_capturing))
@@ -259,10 +304,23 @@ static CUresult fake_begin_capture(CUstream s, CUstreamCaptureMode mode)
     atomic_store(&fake_capture_broken, 0);
     atomic_store(&fake_capture_mode, (int)mode);
     atomic_store(&fake_capture_thread, U(&fake_thread_tag));
-    atomic_store(&fake_capture_blocking, 0);
+    atomic_store(&fake_capture_blocking, s == (CUstream)&fake_pt_stream);
     atomic_store(&fake_capturing, U(s));
     atomic_store(&fake_capture_begun, 1);
     return CUDA_SUCCESS;
+}
+
+/* CUDA 10.0's ABI: no mode argument, the capture is begun GLOBAL. */
+CUresult fk_cuStreamBeginCapture(CUstream s)
+{
+    REC(U(s), (uint64_t)CU_STREAM_CAPTURE_MODE_GLOBAL, 0, 0);
+    return fake_begin_capture(fake_stream_of(s, 0), CU_STREAM_CAPTURE_MODE_GLOBAL);
+}
+
+CUresult fk_cuStreamBeginCapture_ptsz(CUstream s)
+{
+    REC(U(s), (uint64_t)CU_STREAM_CAPTURE_MODE_GLOBAL, 0, 0);
+    return fake_begin_capture(fake_stream_of(s, 1), CU_STREAM_CAPTURE_MODE_GLOBAL);
 }
 
 CUresult fk_cuStreamBeginCapture_v2(CUstream s, CUstreamCaptureMode mode)
@@ -284,6 +342,7 @@ static CUresult fake_end_capture(CUstream s, CUgraph *g)
     if (!g || !s || atomic_load(&fake_capturing) != U(s) || !atomic_load(&fake_capture_begun))
         return CUDA_ERROR_ILLEGAL_STATE;
     atomic_store(&fake_capture_begun, 0);
+    atomic_store(&fake_capture_blocking, 0);
     atomic_store(&fake_capturing, 0);
     fake_unjoin_all();
     CUgraph captured = (CUgraph)atomic_exchange(&fake_capture_g, 0);
@@ -436,7 +495,7 @@ static void fake_wait_joins_capture(CUstream s, CUevent e)
     CUgraph g = fake_capture_graph(s, 0);
     bool inside = i < FAKE_EVENTS && fake_in_capture(atomic_load(&fake_event_stream[i]));
     if (g && !inside) /* a wait for outside work: a node (one inside: an edge) */
-        (void)fake_capture_op(g, FAKE_NODE_EVENT_WAIT, U(e), 0);
+        (void)fake_capture_op(g, FAKE_NODE_EVENT_WAIT, U(e), 0, 0);
     if (i >= FAKE_EVENTS || fake_in_capture(U(s)) || !inside)
         return;
     atomic_store(&fake_capture_broken, 1);
@@ -461,7 +520,7 @@ static CUresult fake_record(CUevent e, CUstream s)
 {
     CUgraph g = fake_capture_graph(s, 0);
     if (g)
-        (void)fake_capture_op(g, FAKE_NODE_EVENT_RECORD, U(e), 0);
+        (void)fake_capture_op(g, FAKE_NODE_EVENT_RECORD, U(e), 0, 0);
     fake_note_record(e, s);
     if (fake_legacy_blocked(s)) {
         atomic_store(&fake_capture_broken, 1);
