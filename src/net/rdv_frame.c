@@ -39,18 +39,31 @@ void net_rdv_rx_clear(rdv_rx_t *rx)
     rx->skip = false;
 }
 
+/* Whether the whole header in rx is one of ours, with a payload of max_len
+ * bytes at most. */
+static bool header_ok(const rdv_rx_t *rx, uint32_t max_len)
+{
+    return rx->h.magic == NET_BOOT_MAGIC && rx->h.version == NET_BOOT_VERSION &&
+           rx->h.len <= max_len;
+}
+
 /* Takes what fd holds of the frame in rx, whose payload may be max_len bytes
  * at most, without waiting; RDV_RX_FRAME when the frame is complete (rx->p is
  * then the caller's; rx->skip says its payload could not be allocated and
  * was read past; a payload of max_len <= 4 bytes is in rx->small), RDV_RX_BAD
  * when the connection is unusable (closed, or a frame that is not ours).
  * Reads no byte past the frame: the next one may belong to the rank a HELLO
- * makes of the connection. */
+ * makes of the connection. A header judged bad stays bad: a later call (the
+ * server's drop reads what a connection still holds) reads nothing more,
+ * where it used to read the payload that header announced into rx->p, NULL
+ * (or into rx->small, past its 4 bytes, for a HELLO's max_len). */
 enum rdv_rx_result net_rdv_rx_feed(int fd, rdv_rx_t *rx, uint32_t max_len, uint64_t wait_ns)
 {
     const uint32_t hsz = (uint32_t)sizeof(rx->h);
     const bool in_small = max_len <= sizeof(rx->small);
     char sink[4096];
+    if (rx->got >= hsz && !header_ok(rx, max_len))
+        return RDV_RX_BAD;
     for (;;) {
         char *dst = (char *)&rx->h + rx->got;
         size_t want = hsz - rx->got;
@@ -74,8 +87,7 @@ enum rdv_rx_result net_rdv_rx_feed(int fd, rdv_rx_t *rx, uint32_t max_len, uint6
         if (rx->got == hsz) {
             /* judged before any payload is taken: a length no frame of ours
              * has would otherwise be allocated and waited for */
-            if (rx->h.magic != NET_BOOT_MAGIC || rx->h.version != NET_BOOT_VERSION ||
-                rx->h.len > max_len)
+            if (!header_ok(rx, max_len))
                 return RDV_RX_BAD;
             if (rx->h.len && !in_small && !(rx->p = net_rdv_malloc(rx->h.len)))
                 rx->skip = true;

@@ -75,9 +75,17 @@ gmux_status_t sim_params_set(sim_params_t *p, const char *kv, char *err, size_t 
     return GMUX_ERR_NOT_FOUND;
 }
 
+/* A size parameter as an integer to test its bits: UINT64_MAX (not a power
+ * of two) for one no uint64_t holds. "chunk=18446744073709551615" parses to
+ * the double 2^64, whose plain cast is undefined (UBSan, fuzz_params). */
+static uint64_t size_bits(double v)
+{
+    return v >= 0 && v < 18446744073709551616.0 ? (uint64_t)v : UINT64_MAX;
+}
+
 gmux_status_t sim_params_check(const sim_params_t *p, char *err, size_t errlen)
 {
-    uint64_t cs = (uint64_t)p->chunk_bytes;
+    uint64_t cs = size_bits(p->chunk_bytes);
     if (cs < 4096 || (cs & (cs - 1)) != 0) {
         snprintf(err, errlen, "chunk must be a power of two of at least 4KiB");
         return GMUX_ERR_RANGE;
@@ -104,7 +112,7 @@ gmux_status_t sim_params_check(const sim_params_t *p, char *err, size_t errlen)
         snprintf(err, errlen, "a parameter is out of its range (see gmux sim --help)");
         return GMUX_ERR_RANGE;
     }
-    uint64_t fb = (uint64_t)p->fault_block;
+    uint64_t fb = size_bits(p->fault_block);
     if (fb < 4096 || (fb & (fb - 1)) != 0 || p->fault_block > (double)(1u << 30)) {
         snprintf(err, errlen, "fault_block must be a power of two of at least 4KiB");
         return GMUX_ERR_RANGE;

@@ -13,6 +13,7 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -22,6 +23,7 @@
 #include "net/boot.h"
 #include "net/boot_proto.h"
 #include "net/rdv.h"
+#include "net/rdv_frame.h"
 #include "net/sock.h"
 #include "tboot.h"
 #include "tproc.h"
@@ -475,6 +477,66 @@ static void test_timeout_between_frames_breaks(void **state)
     close(lfd);
 }
 
+/* A frame header that is not ours (bad magic), announcing `len` payload
+ * bytes, then `extra` bytes, written into fd. */
+static void send_bad_header(int fd, uint32_t len, size_t extra)
+{
+    net_boot_hdr_t h = {NET_BOOT_MAGIC ^ 1u, NET_BOOT_VERSION, NET_BOOT_HELLO, 0, len};
+    uint8_t buf[sizeof(h) + 256] = {0};
+    assert_true(extra <= 256);
+    memcpy(buf, &h, sizeof(h));
+    memset(buf + sizeof(h), 0xee, extra);
+    assert_int_equal(write(fd, buf, sizeof(h) + extra), (ssize_t)(sizeof(h) + extra));
+}
+
+/* net_rdv_rx_feed on a header it judged bad stays RDV_RX_BAD and reads
+ * nothing more: the server's drop feeds a rank's connection once more after
+ * a bad frame (drop_rank). It used to go on reading the payload the bad
+ * header announced: into rx->small past its 4 bytes for a HELLO's max_len
+ * (64 bytes over what follows it: a FRAME), into a NULL rx->p for a rank's
+ * (UBSan: "applying zero offset to null pointer", in the fuzz_rdv campaign
+ * of 2026-12-03, from the committed corpus), and it answered RDV_RX_MORE,
+ * as if a frame were under way, when nothing more had come. */
+static void test_feed_after_bad_header_reads_nothing(void **state)
+{
+    (void)state;
+    struct {
+        rdv_rx_t rx;
+        uint8_t guard[128];
+    } g;
+    uint8_t zero[sizeof(g.guard)] = {0};
+    int sv[2];
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+    uint64_t wait = COM_NS_PER_S;
+
+    /* a HELLO's limit (4 bytes, in rx.small): 64 bytes announced and sent */
+    memset(&g, 0, sizeof(g));
+    send_bad_header(sv[1], 64, 64);
+    assert_int_equal(net_rdv_rx_feed(sv[0], &g.rx, sizeof(uint32_t), wait), RDV_RX_BAD);
+    assert_int_equal(net_rdv_rx_feed(sv[0], &g.rx, sizeof(uint32_t), wait), RDV_RX_BAD);
+    assert_memory_equal(g.guard, zero, sizeof(zero));
+    int avail = -1;
+    assert_int_equal(ioctl(sv[0], FIONREAD, &avail), 0);
+    assert_int_equal(avail, 64); /* the payload was left in the socket */
+    net_rdv_rx_clear(&g.rx);
+    uint8_t sink[64];
+    assert_int_equal(read(sv[0], sink, sizeof(sink)), 64);
+
+    /* a rank's limit: a header longer than a frame can be, nothing after */
+    memset(&g, 0, sizeof(g));
+    send_bad_header(sv[1], NET_BOOT_MAX_LEN + 1, 0);
+    assert_int_equal(net_rdv_rx_feed(sv[0], &g.rx, NET_BOOT_MAX_LEN, wait), RDV_RX_BAD);
+    assert_int_equal(net_rdv_rx_feed(sv[0], &g.rx, NET_BOOT_MAX_LEN, wait), RDV_RX_BAD);
+    /* and with bytes after it: nothing of them is taken */
+    send_bad_header(sv[1], 8, 0);
+    assert_int_equal(net_rdv_rx_feed(sv[0], &g.rx, NET_BOOT_MAX_LEN, wait), RDV_RX_BAD);
+    assert_int_equal(ioctl(sv[0], FIONREAD, &avail), 0);
+    assert_int_equal(avail, (int)sizeof(net_boot_hdr_t));
+    net_rdv_rx_clear(&g.rx);
+    close(sv[0]);
+    close(sv[1]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -487,6 +549,7 @@ int main(void)
         cmocka_unit_test(test_stalled_frame_expires),
         cmocka_unit_test(test_timeout_mid_frame_breaks),
         cmocka_unit_test(test_timeout_between_frames_breaks),
+        cmocka_unit_test(test_feed_after_bad_header_reads_nothing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

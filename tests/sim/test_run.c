@@ -225,6 +225,10 @@ static void test_params_engine_ranges(void **state)
         {"wb_slack_ms=1e9", GMUX_OK},
         {"wb_slack_ms=1e10", GMUX_ERR_RANGE},
         {"wb_slack_ms=1e300", GMUX_ERR_RANGE},
+        /* 2^64 as a double: its cast to uint64_t was undefined (clang UBSan in
+         * fuzz_params, 2026-12-03; gcc's code happened to give 0, refused) */
+        {"chunk=18446744073709551615", GMUX_ERR_RANGE},
+        {"fault_block=18446744073709551615", GMUX_ERR_RANGE},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         sim_params_t p;
