@@ -194,12 +194,45 @@ static void test_documented_statuses(void **state)
     assert_int_equal(access("/tmp/gmux-help-never-written.db", F_OK), -1);
 }
 
+/* --help among a command's options prints the help and exits 0 before any
+ * option is checked or any file is read: gmux sim read each --calibration
+ * file first and exited 1 when one was missing. */
+static void test_help_wins_over_other_options(void **state)
+{
+    (void)state;
+    static const char *const cases[][8] = {
+        {"sim", "--calibration", "/nonexistent/c.json", "--help"},
+        {"sim", "--workload", "llm-decode", "--oversub", "bad", "-h"},
+        {"demo", "--plot-dir", "/nonexistent/dir", "--help"},
+        {"top", "--interval", "bad", "--help"},
+        {"status", "--no-such-option", "--help"},
+        {"launch", "-n", "0", "--help", "--", "true"},
+        {"bench", "net", "--reps", "0", "--help"},
+        {"predict-report", "--seed", "bad", "--help"},
+        {"profile", "--seed", "bad", "--help"},
+        {"run", "--no-such-option", "--help"},
+        {"trace", "show", "/nonexistent/t.trace", "--help"},
+    };
+    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+        int rc = run_words(cases[c]);
+        if (rc != 0 || !strstr(out, "Usage:"))
+            fail_msg("gmux %s %s ... --help: exit %d, no help: %s", cases[c][0], cases[c][1], rc,
+                     err);
+    }
+    /* after "--" it is the program's: gmux launch runs it */
+    const char *const prog[] = {"launch", "-n", "1", "--", "sh", "-c", "echo ran", "--help", NULL};
+    assert_int_equal(run_words(prog), 0);
+    assert_non_null(strstr(out, "ran"));
+    assert_null(strstr(out, "Usage:"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_help_lists_exit_status),
         cmocka_unit_test(test_unknown_option_is_status_2),
         cmocka_unit_test(test_documented_statuses),
+        cmocka_unit_test(test_help_wins_over_other_options),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -98,8 +98,10 @@ int bench_net(int argc, char **argv)
     const char *same = NULL, *plot = NULL;
     char reps[16];
     snprintf(reps, sizeof(reps), "%d", BENCH_NET_REPS);
+    /* --help anywhere wins, before any other option is checked */
+    bool help = cli_help_asked(argc, argv, NULL);
     for (int i = 1; i < argc; i++) {
-        if (cli_is_help(argv[i])) {
+        if (help) {
             printf("Usage: gmux bench net [--provider shm|tcp|both] [--reps N] [--json] [--quick]\n"
                    "                      [--calls] [--same gmux|raw] [--plot PREFIX]\n\n"
                    "Two ranks over loopback: put+signal round-trip latency, bandwidth\n"

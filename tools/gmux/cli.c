@@ -44,6 +44,27 @@ int cli_is_help(const char *arg)
     return strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0;
 }
 
+static bool cli_in_list(const char *arg, const char *const *list)
+{
+    for (size_t k = 0; list[k]; k++)
+        if (strcmp(arg, list[k]) == 0)
+            return true;
+    return false;
+}
+
+bool cli_help_asked(int argc, char **argv, const char *const *valued)
+{
+    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
+        if (cli_is_help(argv[i]))
+            return true;
+        if (valued && argv[i][0] != '-')
+            return false; /* the program */
+        if (valued && cli_in_list(argv[i], valued))
+            i++;
+    }
+    return false;
+}
+
 const char *cli_option_value(int argc, char **argv, int i)
 {
     if (i + 1 >= argc || strcmp(argv[i + 1], "--") == 0 || !argv[i + 1][0])

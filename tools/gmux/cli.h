@@ -7,6 +7,7 @@
 #define GMUX_CLI_H
 
 #include <signal.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -22,6 +23,15 @@ int cli_fail(const char *cmd, const char *fmt, ...) __attribute__((format(printf
 
 /* Whether argv[i] is -h or --help. */
 int cli_is_help(const char *arg);
+
+/* Whether -h or --help is among the command's options, argv[1] on, so that
+ * it prints its help before it checks any other option or reads any file.
+ * The scan ends at "--" (what follows is a program's). A command that takes
+ * a program as its first word that is no option (gmux run) passes the
+ * options that take a value in valued (NULL-terminated): the scan skips
+ * their values and ends at that word. With valued NULL every word up to
+ * "--" is looked at. */
+bool cli_help_asked(int argc, char **argv, const char *const *valued);
 
 /* The value of the option at argv[i]: argv[i + 1], or NULL when there is
  * none (the end of argv, or the "--" that starts a command: `--hosts -- CMD`

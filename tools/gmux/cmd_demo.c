@@ -69,8 +69,10 @@ static const struct demo_part parts[] = {
 
 int cmd_demo(int argc, char **argv)
 {
+    /* --help anywhere wins, before --plot-dir is looked at */
+    bool help = cli_help_asked(argc, argv, NULL);
     for (int i = 1; i < argc; i++) {
-        if (cli_is_help(argv[i])) {
+        if (help) {
             printf("Usage: gmux demo [--plot-dir DIR]\n\nRuns each part of gmux on its built-in "
                    "defaults; needs no GPU:\n");
             for (size_t k = 0; k < sizeof(parts) / sizeof(parts[0]); k++)

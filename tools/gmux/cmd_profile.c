@@ -49,6 +49,10 @@ int cmd_profile(int argc, char **argv)
 {
     const char *out = NULL;
     pdrive_input_t in = {.seed = 1};
+    if (cli_help_asked(argc, argv, NULL)) {
+        print_help();
+        return 0;
+    }
     int rc = CLI_EXIT_USAGE;
     in.sets = calloc((size_t)argc + 1, sizeof(char *));
     if (!in.sets)
@@ -64,11 +68,6 @@ int cmd_profile(int argc, char **argv)
                 goto free_sets;
             }
             break;
-        }
-        if (cli_is_help(argv[i])) {
-            print_help();
-            rc = 0;
-            goto free_sets;
         }
         if (strcmp(argv[i], "-o") == 0) {
             if (!(out = cli_option_value(argc, argv, i))) {

@@ -180,6 +180,13 @@ int cmd_run(int argc, char **argv)
     const char *name = NULL, *sock = NULL, *tpl = NULL;
     int no_managed = 0, no_daemon = 0;
     int i;
+    static const char *const valued[] = {"--policy",   "--budget",    "--stats",
+                                         "--priority", "--class",     "--name",
+                                         "--socket",   "--templates", NULL};
+    if (cli_help_asked(argc, argv, valued)) {
+        run_help();
+        return 0;
+    }
     for (i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "--") == 0) {
@@ -188,10 +195,6 @@ int cmd_run(int argc, char **argv)
         }
         if (a[0] != '-')
             break;
-        if (cli_is_help(a)) {
-            run_help();
-            return 0;
-        }
         if (strcmp(a, "--no-managed") == 0) {
             no_managed = 1;
             continue;

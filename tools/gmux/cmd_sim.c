@@ -105,6 +105,10 @@ int cmd_sim(int argc, char **argv)
     int prio[MAX_CLASSED] = {0};
     uint32_t nclass = 0;
     sim_job_t job;
+    if (cli_help_asked(argc, argv, NULL)) { /* before any --calibration is read */
+        print_help();
+        return 0;
+    }
     memset(&job, 0, sizeof(job));
     sim_params_default(&job.params);
     /* A calibration replaces defaults, so it goes first whatever its position;
@@ -132,10 +136,6 @@ int cmd_sim(int argc, char **argv)
     char err[256];
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        if (cli_is_help(a)) {
-            print_help();
-            return 0;
-        }
         if (strcmp(a, "--json") == 0) {
             json = true;
             continue;

@@ -395,17 +395,9 @@ int cmd_trace(int argc, char **argv)
     if (argc < 2)
         return cli_usage_error(CMD, "missing subcommand (generate, convert, show)");
     const char *sub = argv[1];
-    if (cli_is_help(sub)) {
+    if (cli_help_asked(argc, argv, NULL)) {
         print_help();
         return 0;
-    }
-    for (int i = 2; i < argc; i++) {
-        if (strcmp(argv[i], "--") == 0)
-            break;
-        if (cli_is_help(argv[i])) {
-            print_help();
-            return 0;
-        }
     }
     if (strcmp(sub, "--") == 0 || strcmp(sub, "-o") == 0 || strcmp(sub, "--format") == 0 ||
         strcmp(sub, "--no-ranges") == 0)
