@@ -91,6 +91,8 @@ static void test_usage_errors(void **state)
     const char *a2[] = {"--workload", "llm-decode", "--policy", "magic", NULL};
     assert_int_equal(run(out1, a2), 2);
     assert_non_null(strstr(err, "'magic'"));
+    /* the choices are named */
+    assert_non_null(strstr(err, "(demand, proactive, proactive-lru or oracle)"));
     const char *a3[] = {NULL};
     assert_int_equal(run(out1, a3), 2);
     /* a workload or setting that does not exist is a usage error, said once */
@@ -99,8 +101,8 @@ static void test_usage_errors(void **state)
     assert_non_null(strstr(err, "gmux sim: no-such-workload: unknown workload"));
     const char *a6[] = {"--workload", "dl-train", "--set", "bogus=1", "--quiet", NULL};
     assert_int_equal(run(out1, a6), 2);
-    assert_non_null(strstr(err, "unknown setting 'bogus' for workload dl-train (see gmux sim "
-                                "--help)\n"));
+    assert_non_null(strstr(err, "unknown setting 'bogus' for workload dl-train (known: "));
+    assert_non_null(strstr(err, "tasks, "));
     const char *a7[] = {"--workload", "dl-train", "--set", "tasks=0", "--quiet", NULL};
     assert_int_equal(run(out1, a7), 2);
     assert_non_null(strstr(err, "gmux sim: dl-train: setting tasks: '0'"));

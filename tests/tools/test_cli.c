@@ -126,6 +126,10 @@ static void test_option_without_value(void **state)
         {{"top", "--interval", "0.01"}, "bad interval '0.01'"},
         {{"top", "--once", "--batch"}, "option '--batch' needs a value"},
         {{"bench", "net", "--provider"}, "option '--provider' needs a value"},
+        /* a word out of a list names the list (the provider's did not) */
+        {{"bench", "net", "--provider", "ib"}, "unknown provider 'ib' (shm, tcp or both)"},
+        {{"sim", "--workload", "llm-decode", "--set", "model=x"},
+         "'x' is not one of the choices (llama2-7b, llama2-13b or llama2-70b)"},
     };
     for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
         assert_usage_error(cases[c].argv, cases[c].says);

@@ -166,7 +166,7 @@ int bench_net(int argc, char **argv)
                 provs[0] = p;
                 nprov = 1;
             } else if (strcmp(p, "both") != 0) {
-                return cli_usage_error("bench net", "unknown provider '%s'", p);
+                return cli_usage_error("bench net", "unknown provider '%s' (shm, tcp or both)", p);
             }
         } else {
             return cli_usage_error("bench net", "unexpected argument '%s'", argv[i]);

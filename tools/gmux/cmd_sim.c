@@ -85,8 +85,12 @@ static int parse_policies(const char *list, bool *pol)
     int n = 0, rc = 0;
     for (char *tok = strtok_r(buf, ",", &save); tok && rc == 0; tok = strtok_r(NULL, ",", &save)) {
         sim_policy_t p;
+        _Static_assert(SIM_POLICY_COUNT == 4, "the message names every policy");
         if (sim_policy_parse(tok, &p) != GMUX_OK)
-            rc = cli_usage_error(CMD, "unknown policy '%s'", tok);
+            rc = cli_usage_error(
+                CMD, "unknown policy '%s' (%s, %s, %s or %s)", tok,
+                sim_policy_name(SIM_POLICY_DEMAND), sim_policy_name(SIM_POLICY_PROACTIVE),
+                sim_policy_name(SIM_POLICY_PROACTIVE_LRU), sim_policy_name(SIM_POLICY_ORACLE));
         else
             pol[p] = true;
         n++;
@@ -133,7 +137,7 @@ int cmd_sim(int argc, char **argv)
     sim_learned_t learned;
     const char *plot = "gmux-sim-sweep";
     bool plot_given = false;
-    char err[256];
+    char err[1024];
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "--json") == 0) {
