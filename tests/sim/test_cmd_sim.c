@@ -512,6 +512,16 @@ static void test_plot_prefix_quoted(void **state)
     assert_non_null(strstr(err, "--plot"));
     snprintf(path, sizeof(path), "%s.dat", prefix);
     assert_int_not_equal(access(path, F_OK), 0);
+    /* a folder is no prefix: "DIR/" wrote DIR/.dat, DIR/.gp and DIR/.png
+     * (hidden files), as "DIR/." and "DIR/.." wrote DIR/..dat and the like;
+     * refused before the run, nothing written */
+    const char *const folders[] = {"", ".", ".."};
+    for (size_t k = 0; k < 3; k++) {
+        snprintf(prefix, sizeof(prefix), "%s/%s", dir, folders[k]);
+        a[NSWEEP_ARGS] = prefix;
+        assert_int_equal(run(out1, a), 2);
+        assert_non_null(strstr(err, "names a folder"));
+    }
     assert_int_equal(rmdir(dir), 0);
 }
 

@@ -530,6 +530,15 @@ static void test_bench_net_plot(void **state)
     char *noprefix[] = {GMUX_CLI_PATH, "bench", "net", "--plot", NULL};
     assert_int_equal(tproc_capture(noprefix, NULL, 30.0, out, sizeof(out), err, sizeof(err)), 2);
     assert_non_null(strstr(err, "--plot wants a file prefix"));
+    /* a folder is no prefix: "DIR/" wrote DIR/.gp and DIR/.png (hidden),
+     * refused before any rank starts */
+    char fdir[] = "/tmp/gmux-bench-folder-XXXXXX";
+    assert_non_null(mkdtemp(fdir));
+    snprintf(prefix, sizeof(prefix), "%s/", fdir);
+    char *folder[] = {GMUX_CLI_PATH, "bench", "net", "--provider", "shm", "--plot", prefix, NULL};
+    assert_int_equal(tproc_capture(folder, NULL, 30.0, out, sizeof(out), err, sizeof(err)), 2);
+    assert_non_null(strstr(err, "names a folder"));
+    assert_int_equal(rmdir(fdir), 0); /* nothing written in it */
 }
 
 /* A plot script that cannot be written whole (a full disk; here a link to

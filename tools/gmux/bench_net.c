@@ -120,7 +120,8 @@ int bench_net(int argc, char **argv)
                    "how far this machine's noise alone moves a figure from 1).\n"
                    "--plot PREFIX: also write PREFIX.png (gnuplot): bandwidth against size,\n"
                    "gmux beside raw per provider, and gmux/raw with its range; the data in\n"
-                   "PREFIX.PROVIDER.dat, the script in PREFIX.gp. A data file is written\n"
+                   "PREFIX.PROVIDER.dat, the script in PREFIX.gp (a folder, DIR/, is no\n"
+                   "PREFIX: a usage error; give DIR/NAME). A data file is written\n"
                    "(as FILE.part~, then renamed) only for a provider's run that succeeds;\n"
                    "after a failed or interrupted run an earlier one stays as it was, and\n"
                    "no plot is drawn.\n\n"
@@ -157,6 +158,11 @@ int bench_net(int argc, char **argv)
             if (i + 1 >= argc || argv[i + 1][0] == '\0' || !plot_str_ok(argv[i + 1]))
                 return cli_usage_error("bench net", "--plot wants a file prefix without "
                                                     "control characters");
+            if (plot_prefix_is_folder(argv[i + 1]))
+                return cli_usage_error("bench net",
+                                       "--plot '%s' names a folder, not the files' stem "
+                                       "(as in DIR/bench-net)",
+                                       argv[i + 1]);
             plot = argv[++i];
         } else if (strcmp(argv[i], "--provider") == 0) {
             const char *p = cli_option_value(argc, argv, i++);

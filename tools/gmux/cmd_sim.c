@@ -46,7 +46,8 @@ static void print_help(void)
            "  --oversub PCT   device memory = footprint * 100 / PCT (default: the hbm param)\n"
            "  --sweep         oversubscription 100%% to 400%%; writes PREFIX.png (gnuplot)\n"
            "  --plot PREFIX   where the sweep writes its files (default gmux-sim-sweep;\n"
-           "                  only with --sweep)\n"
+           "                  only with --sweep); a folder (DIR/, DIR/., ..) is refused:\n"
+           "                  give the stem too, as in DIR/gmux-sim-sweep\n"
            "  --json          one JSON object instead of the tables\n"
            "  --lc TASK       makes task number TASK latency-critical\n"
            "  --prio TASK=N   gives task TASK priority N (higher runs first)\n"
@@ -190,6 +191,11 @@ int cmd_sim(int argc, char **argv)
             if (!v[0] || !plot_str_ok(v))
                 return cli_usage_error(CMD, "--plot PREFIX must be a path without control "
                                             "characters (line breaks, tabs)");
+            if (plot_prefix_is_folder(v))
+                return cli_usage_error(CMD,
+                                       "--plot '%s' names a folder, not the files' stem "
+                                       "(as in DIR/gmux-sim-sweep)",
+                                       v);
             plot = v;
             plot_given = true;
         } else if (strcmp(a, "--predict") == 0) {

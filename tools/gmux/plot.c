@@ -68,6 +68,13 @@ bool plot_str_ok(const char *s)
     return true;
 }
 
+bool plot_prefix_is_folder(const char *prefix)
+{
+    const char *slash = strrchr(prefix, '/');
+    const char *last = slash ? slash + 1 : prefix;
+    return !*last || strcmp(last, ".") == 0 || strcmp(last, "..") == 0;
+}
+
 void plot_put_str(FILE *f, const char *s)
 {
     fputc('\'', f);

@@ -29,6 +29,12 @@ void plot_draw(const char *gp, const char *png, const char *data, FILE *out);
  * characters (a line break would end gnuplot's command). */
 bool plot_str_ok(const char *s);
 
+/* Whether prefix (--plot PREFIX: the files are PREFIX.dat, .gp, .png) names
+ * a folder rather than the files' stem: its last component is empty ("DIR/")
+ * or "." or "..", which would make hidden files ("DIR/.png", "DIR/..png").
+ * The commands refuse such a prefix (a usage error). */
+bool plot_prefix_is_folder(const char *prefix);
+
 /* Writes s to f as a gnuplot single-quoted string: a ' is doubled, and
  * nothing inside is expanded (no backquote commands, no @macros, no
  * backslash escapes). Control characters, which plot_str_ok refuses in
