@@ -475,7 +475,7 @@ static void test_plot_prefix_quoted(void **state)
     char gp[4096];
     read_text(path, gp, sizeof(gp));
     char want[400];
-    snprintf(want, sizeof(want), "set output '%s/it''s `x` @y \"z\" \\n.png'\n", dir);
+    snprintf(want, sizeof(want), "gmux_png = '%s/it''s `x` @y \"z\" \\n.png'\n", dir);
     assert_non_null(strstr(gp, want));
     snprintf(want, sizeof(want), "plot '%s/it''s `x` @y \"z\" \\n.dat' using", dir);
     assert_non_null(strstr(gp, want));

@@ -49,16 +49,13 @@ static int plot_data_begin(cli_out_t *o, const char *prefix, const char *prov, c
  * ratios. */
 static int plot_write(const char *prefix, const char *const *provs, int nprov, bool same, FILE *out)
 {
-    char gp[1024], png[1024], dat[1024];
-    snprintf(gp, sizeof(gp), "%s.gp", prefix);
-    snprintf(png, sizeof(png), "%s.png", prefix);
-    FILE *f = fopen(gp, "w");
-    if (!f)
-        return cli_fail("bench net", "cannot write %s: %s", gp, strerror(errno));
-    fprintf(f, "set terminal png size 960,840\nset output ");
-    plot_put_str(f, png); /* quoted: the prefix is the user's */
+    char dat[1024];
+    plot_script_t s;
+    if (plot_script_begin(&s, "bench net", prefix, "960,840") != 0)
+        return 1;
+    FILE *f = s.f;
     fprintf(f,
-            "\nset multiplot layout 2,1\n"
+            "set multiplot layout 2,1\n"
             "set logscale x 2\nset format x '%%.0b%%BB'\nset xrange [6:6e6]\nset grid\n"
             "set key outside right\nset lmargin 12\nset rmargin 26\n"
             "set title 'gmux bench net: put bandwidth against size (loopback, 2 ranks)%s'\n"
@@ -83,11 +80,8 @@ static int plot_write(const char *prefix, const char *const *provs, int nprov, b
         fprintf(f, " using 1:4:5:6 with yerrorlines lc %d title '%s'", p + 1, provs[p]);
     }
     fprintf(f, "\nunset multiplot\n");
-    if (plot_file_close(f, "bench net", gp) != 0)
-        return 1;
     snprintf(dat, sizeof(dat), "%s.*.dat", prefix);
-    plot_draw(gp, png, dat, out);
-    return 0;
+    return plot_script_finish(&s, dat, out);
 }
 
 int bench_net(int argc, char **argv)
@@ -124,7 +118,8 @@ int bench_net(int argc, char **argv)
                    "PREFIX: a usage error; give DIR/NAME). A data file is written\n"
                    "(as FILE.part~, then renamed) only for a provider's run that succeeds;\n"
                    "after a failed or interrupted run an earlier one stays as it was, and\n"
-                   "no plot is drawn.\n\n"
+                   "no plot is drawn. The script and the PNG are replaced alike, the PNG\n"
+                   "once gnuplot succeeded.\n\n"
                    "Exit status: 0; a rank's failure as gmux launch reports it (the worst\n"
                    "over the providers); 1 when gmux-net-rank is not found or a --plot data\n"
                    "file or the plot script cannot be written (no plot is drawn); 128+N after\n"
