@@ -226,6 +226,18 @@ static void test_help_wins_over_other_options(void **state)
     assert_null(strstr(out, "Usage:"));
 }
 
+/* gmux run --help says what --budget 0 means (only --help-settings said
+ * GMUX_BUDGET's 0 is no budget). */
+static void test_run_help_says_zero_budget(void **state)
+{
+    (void)state;
+    const char *const words[] = {"run", "--help", NULL};
+    assert_int_equal(run_words(words), 0);
+    squash_out();
+    assert_non_null(strstr(out, "--budget SIZE"));
+    assert_non_null(strstr(out, "0 (the default) is no budget"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -233,6 +245,7 @@ int main(void)
         cmocka_unit_test(test_unknown_option_is_status_2),
         cmocka_unit_test(test_documented_statuses),
         cmocka_unit_test(test_help_wins_over_other_options),
+        cmocka_unit_test(test_run_help_says_zero_budget),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
