@@ -112,7 +112,7 @@ static void test_option_without_value(void **state)
     } cases[] = {
         {{"launch", "-n", "2", "--hosts", "--", "/bin/true"}, "option '--hosts' needs a value"},
         {{"launch", "-n", "--", "/bin/true"}, "option '-n' needs a value"},
-        {{"launch", "-n", "2", "/bin/true", "--", "/bin/true"}, "unknown option '/bin/true'"},
+        {{"launch", "-n", "2", "/bin/true", "--", "/bin/true"}, "unexpected argument '/bin/true'"},
         {{"launch", "-n", "0", "--", "/bin/true"}, "option '-n' wants 1 to 1024 ranks, not '0'"},
         {{"launch", "-n", "2", "--grace", "-1", "--", "/bin/true"},
          "option '--grace' wants seconds above 0, at most 1e6, not '-1'"},

@@ -170,7 +170,7 @@ int bench_net(int argc, char **argv)
                 return cli_usage_error("bench net", "unknown provider '%s' (shm, tcp or both)", p);
             }
         } else {
-            return cli_usage_error("bench net", "unexpected argument '%s'", argv[i]);
+            return cli_bad_word("bench net", argv[i]);
         }
     }
     char exe[PATH_MAX];

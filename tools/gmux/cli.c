@@ -28,6 +28,13 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
     return CLI_EXIT_USAGE;
 }
 
+int cli_bad_word(const char *cmd, const char *arg)
+{
+    if (arg[0] == '-' && arg[1])
+        return cli_usage_error(cmd, "unknown option '%s'", arg);
+    return cli_usage_error(cmd, "unexpected argument '%s'", arg);
+}
+
 int cli_fail(const char *cmd, const char *fmt, ...)
 {
     va_list ap;

@@ -18,6 +18,11 @@
 /* Prints "gmux CMD: <message> (see gmux CMD --help)" and returns CLI_EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* The usage error for a word the command does not take: "unknown option
+ * 'X'" when it begins with '-' ("-" alone excepted), else "unexpected
+ * argument 'X'"; CLI_EXIT_USAGE. */
+int cli_bad_word(const char *cmd, const char *arg);
+
 /* Prints "gmux CMD: <message>" to stderr and returns 1. */
 int cli_fail(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

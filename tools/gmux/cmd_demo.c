@@ -104,7 +104,7 @@ int cmd_demo(int argc, char **argv)
             plot_dir = d;
             continue;
         }
-        return cli_usage_error("demo", "unexpected argument '%s'", argv[i]);
+        return cli_bad_word("demo", argv[i]);
     }
     /* Between parts and in each part (which stops its processes on an
      * interrupt itself), an interrupt ends the demo after the part */

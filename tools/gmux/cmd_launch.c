@@ -101,7 +101,7 @@ static int parse_opts(int argc, char **argv, struct launch_opts *o)
         }
         if (strcmp(a, "-n") != 0 && strcmp(a, "--timeout") != 0 && strcmp(a, "--grace") != 0 &&
             strcmp(a, "--bind") != 0 && strcmp(a, "--hosts") != 0)
-            return cli_usage_error("launch", "unknown option '%s'", a);
+            return cli_bad_word("launch", a);
         const char *v = cli_option_value(argc, argv, i);
         if (!v)
             return cli_usage_error("launch", "option '%s' needs a value", a);

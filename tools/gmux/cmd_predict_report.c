@@ -211,7 +211,7 @@ int cmd_predict_report(int argc, char **argv)
         if (took < 0)
             goto free_sets;
         if (took == 0) {
-            rc = cli_usage_error(CMD, "unexpected argument '%s'", argv[i]);
+            rc = cli_bad_word(CMD, argv[i]);
             goto free_sets;
         }
         i += took - 1;

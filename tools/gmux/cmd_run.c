@@ -213,7 +213,7 @@ int cmd_run(int argc, char **argv)
                            : strcmp(a, "--templates") == 0 ? &tpl
                                                            : NULL;
         if (!dst)
-            return cli_usage_error("run", "unknown option '%s'", a);
+            return cli_bad_word("run", a);
         if (!(*dst = cli_option_value(argc, argv, i)))
             return cli_usage_error("run", "option '%s' needs a value", a);
         i++;

@@ -160,7 +160,7 @@ int cmd_sim(int argc, char **argv)
             strcmp(a, "--lc") == 0 || strcmp(a, "--prio") == 0 || strcmp(a, "--predict") == 0 ||
             strcmp(a, "--templates") == 0 || strcmp(a, "--calibration") == 0;
         if (!takes)
-            return cli_usage_error(CMD, "unknown option '%s'", a);
+            return cli_bad_word(CMD, a);
         if (i + 1 >= argc)
             return cli_usage_error(CMD, "option '%s' needs a value", a);
         const char *v = argv[++i];

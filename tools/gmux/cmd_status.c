@@ -40,7 +40,7 @@ int cmd_status(int argc, char **argv)
             if (!sock || !sock[0])
                 return cli_usage_error("status", "option '--socket' needs a value");
         } else {
-            return cli_usage_error("status", "unexpected argument '%s'", argv[i]);
+            return cli_bad_word("status", argv[i]);
         }
     }
     int rc = cli_socket_path("status", sock, path, sizeof(path));

@@ -92,7 +92,7 @@ int cmd_top(int argc, char **argv)
                 live = 0;
             }
         } else {
-            return cli_usage_error("top", "unexpected argument '%s'", argv[i]);
+            return cli_bad_word("top", argv[i]);
         }
     }
     if (once && batch)
