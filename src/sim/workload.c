@@ -62,6 +62,15 @@ static const wl_setting_t *find_setting(const wl_def_t *d, const char *key, size
     return NULL;
 }
 
+/* Appends word to buf (cap bytes) as the k-th of n in a list "a, b, c" (with
+ * last " or ": "a, b or c"). */
+static void list_add(char *buf, size_t cap, const char *word, size_t k, size_t n, const char *last)
+{
+    size_t len = strlen(buf);
+    if (len < cap)
+        snprintf(buf + len, cap - len, "%s%s", k == 0 ? "" : k + 1 == n ? last : ", ", word);
+}
+
 /* Parses text into the field of cfg that s names. */
 static int set_value(void *cfg, const wl_setting_t *s, const char *text, char *err, size_t errlen)
 {
@@ -79,9 +88,16 @@ static int set_value(void *cfg, const wl_setting_t *s, const char *text, char *e
             }
     }
     if (st != GMUX_OK || (s->type != WL_T_CHOICE && (v < s->min || v > s->max))) {
-        if (s->type == WL_T_CHOICE)
-            snprintf(err, errlen, "setting %s: '%s' is not one of the choices", s->key, text);
-        else
+        if (s->type == WL_T_CHOICE) {
+            char names[256] = "";
+            size_t n = 0;
+            while (s->choices[n])
+                n++;
+            for (size_t i = 0; i < n; i++)
+                list_add(names, sizeof(names), s->choices[i], i, n, " or ");
+            snprintf(err, errlen, "setting %s: '%s' is not one of the choices (%s)", s->key, text,
+                     names);
+        } else
             snprintf(err, errlen, "setting %s: '%s' is not a %s in [%" PRIu64 ", %" PRIu64 "]",
                      s->key, text, s->type == WL_T_SIZE ? "size" : "whole number", s->min, s->max);
         return -1;
@@ -214,8 +230,13 @@ static int apply_setting(wl_source_t *s, const char *kv, uint64_t *seed, char *e
         used = 1;
     }
     if (!used) {
-        snprintf(err, errlen, "unknown setting '%.*s' for workload %s", (int)klen, key,
-                 only ? only->name : (s->nparts == 1 ? s->parts[0].def->name : "mix"));
+        const wl_def_t *d = only ? only : s->nparts == 1 ? s->parts[0].def : NULL;
+        char names[512] = "";
+        for (size_t i = 0; d && i < d->nsettings; i++)
+            list_add(names, sizeof(names), d->settings[i].key, i, d->nsettings, ", ");
+        snprintf(err, errlen, "unknown setting '%.*s' for workload %s%s%s%s", (int)klen, key,
+                 d ? d->name : "mix", d ? " (known: " : "", names,
+                 d ? (only ? ")" : ", seed)") : "");
         return -1;
     }
     return 0;

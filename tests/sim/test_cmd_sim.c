@@ -91,6 +91,8 @@ static void test_usage_errors(void **state)
     const char *a2[] = {"--workload", "llm-decode", "--policy", "magic", NULL};
     assert_int_equal(run(out1, a2), 2);
     assert_non_null(strstr(err, "'magic'"));
+    /* the choices are named */
+    assert_non_null(strstr(err, "(demand, proactive, proactive-lru or oracle)"));
     const char *a3[] = {NULL};
     assert_int_equal(run(out1, a3), 2);
     /* a workload or setting that does not exist is a usage error, said once */
@@ -99,8 +101,8 @@ static void test_usage_errors(void **state)
     assert_non_null(strstr(err, "gmux sim: no-such-workload: unknown workload"));
     const char *a6[] = {"--workload", "dl-train", "--set", "bogus=1", "--quiet", NULL};
     assert_int_equal(run(out1, a6), 2);
-    assert_non_null(strstr(err, "unknown setting 'bogus' for workload dl-train (see gmux sim "
-                                "--help)\n"));
+    assert_non_null(strstr(err, "unknown setting 'bogus' for workload dl-train (known: "));
+    assert_non_null(strstr(err, "tasks, "));
     const char *a7[] = {"--workload", "dl-train", "--set", "tasks=0", "--quiet", NULL};
     assert_int_equal(run(out1, a7), 2);
     assert_non_null(strstr(err, "gmux sim: dl-train: setting tasks: '0'"));
@@ -473,7 +475,7 @@ static void test_plot_prefix_quoted(void **state)
     char gp[4096];
     read_text(path, gp, sizeof(gp));
     char want[400];
-    snprintf(want, sizeof(want), "set output '%s/it''s `x` @y \"z\" \\n.png'\n", dir);
+    snprintf(want, sizeof(want), "gmux_png = '%s/it''s `x` @y \"z\" \\n.png'\n", dir);
     assert_non_null(strstr(gp, want));
     snprintf(want, sizeof(want), "plot '%s/it''s `x` @y \"z\" \\n.dat' using", dir);
     assert_non_null(strstr(gp, want));
@@ -510,6 +512,16 @@ static void test_plot_prefix_quoted(void **state)
     assert_non_null(strstr(err, "--plot"));
     snprintf(path, sizeof(path), "%s.dat", prefix);
     assert_int_not_equal(access(path, F_OK), 0);
+    /* a folder is no prefix: "DIR/" wrote DIR/.dat, DIR/.gp and DIR/.png
+     * (hidden files), as "DIR/." and "DIR/.." wrote DIR/..dat and the like;
+     * refused before the run, nothing written */
+    const char *const folders[] = {"", ".", ".."};
+    for (size_t k = 0; k < 3; k++) {
+        snprintf(prefix, sizeof(prefix), "%s/%s", dir, folders[k]);
+        a[NSWEEP_ARGS] = prefix;
+        assert_int_equal(run(out1, a), 2);
+        assert_non_null(strstr(err, "names a folder"));
+    }
     assert_int_equal(rmdir(dir), 0);
 }
 

@@ -254,6 +254,86 @@ static void test_interrupted_sweep_keeps_data(void **state)
     assert_int_equal(tdir_remove(dir), 0);
 }
 
+/* Writes text to path. */
+static void write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    assert_int_equal(fclose(f), 0);
+}
+
+/* The sweep's script and plot, like its data file, appear whole or not at
+ * all: PREFIX.gp was written in place, so a write that failed half way (a
+ * full disk; here a file size limit of 1 KiB, which the data file fits and
+ * the script, naming long paths, does not) left part of the new script over
+ * the earlier one; gnuplot drew straight into PREFIX.png, so one that
+ * failed left its output over the earlier plot. */
+static void test_sweep_plot_files_replaced_whole(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/gmux-sim-gpw-XXXXXX", path[128], trace[400], prefix[400];
+    char gp[420], png[420], part[440], stand_in[160], text[64], newpath[8192];
+    write_trace(dir, path, sizeof(path), "1000", true);
+    char stem[201], name[251];
+    memset(stem, 's', 200);
+    stem[200] = '\0';
+    memset(name, 't', 250); /* the script's title names the trace */
+    name[250] = '\0';
+    snprintf(trace, sizeof(trace), "%s/%s", dir, name);
+    assert_int_equal(rename(path, trace), 0);
+    snprintf(prefix, sizeof(prefix), "%s/%s", dir, stem);
+    snprintf(gp, sizeof(gp), "%s.gp", prefix);
+    snprintf(png, sizeof(png), "%s.png", prefix);
+    write_text(gp, "keep\n");
+    write_text(png, "keep\n");
+    /* dash's ulimit -f counts 512-byte blocks; SIGXFSZ ignored: EFBIG */
+    char *limited[] = {"/bin/sh",     "-c",      "trap '' XFSZ; ulimit -f 2 && exec \"$0\" \"$@\"",
+                       GMUX_CLI_PATH, "sim",     "--trace",
+                       trace,         "--sweep", "--quiet",
+                       "--policy",    "demand",  "--plot",
+                       prefix,        NULL};
+    assert_int_equal(tproc_capture(limited, NULL, 120.0, out, sizeof(out), err, sizeof(err)), 1);
+    assert_non_null(strstr(err, "cannot write"));
+    read_text(gp, text, sizeof(text));
+    assert_string_equal(text, "keep\n");
+    read_text(png, text, sizeof(text));
+    assert_string_equal(text, "keep\n");
+    snprintf(part, sizeof(part), "%s.part~", gp);
+    assert_int_not_equal(access(part, F_OK), 0);
+    /* a gnuplot that fails after drawing (a stand-in on PATH runs the real
+     * one, then exits 3): the earlier plot stays */
+    char *version[] = {"gnuplot", "--version", NULL};
+    char gout[256], gerr[256];
+    if (tproc_capture(version, NULL, 30.0, gout, sizeof(gout), gerr, sizeof(gerr)) == 0) {
+        const char *old = getenv("PATH");
+        char *saved = strdup(old ? old : "/usr/bin:/bin");
+        assert_non_null(saved);
+        snprintf(stand_in, sizeof(stand_in), "%s/gnuplot", dir);
+        FILE *f = fopen(stand_in, "w");
+        assert_non_null(f);
+        fprintf(f, "#!/bin/sh\nPATH='%s' gnuplot \"$@\"\nexit 3\n", saved);
+        assert_int_equal(fclose(f), 0);
+        assert_int_equal(chmod(stand_in, 0755), 0);
+        snprintf(newpath, sizeof(newpath), "%s:%s", dir, saved);
+        assert_int_equal(setenv("PATH", newpath, 1), 0);
+        const char *a[] = {"--trace", trace,    "--sweep", "--quiet", "--policy",
+                           "demand",  "--plot", prefix,    NULL};
+        int rc = run(a);
+        assert_int_equal(setenv("PATH", saved, 1), 0);
+        free(saved);
+        assert_int_equal(rc, 0);
+        assert_non_null(strstr(out, "plot: gnuplot failed (exit 3)"));
+        read_text(png, text, sizeof(text));
+        assert_string_equal(text, "keep\n");
+        snprintf(part, sizeof(part), "%s.part~", png);
+        assert_int_not_equal(access(part, F_OK), 0);
+        read_text(gp, text, sizeof(text)); /* the script was written whole */
+        assert_string_not_equal(text, "keep\n");
+    }
+    assert_int_equal(tdir_remove(dir), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -264,6 +344,7 @@ int main(void)
         cmocka_unit_test(test_sweep_data_write_failure),
         cmocka_unit_test(test_plot_killed_gnuplot_said),
         cmocka_unit_test(test_interrupted_sweep_keeps_data),
+        cmocka_unit_test(test_sweep_plot_files_replaced_whole),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

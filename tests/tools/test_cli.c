@@ -112,7 +112,7 @@ static void test_option_without_value(void **state)
     } cases[] = {
         {{"launch", "-n", "2", "--hosts", "--", "/bin/true"}, "option '--hosts' needs a value"},
         {{"launch", "-n", "--", "/bin/true"}, "option '-n' needs a value"},
-        {{"launch", "-n", "2", "/bin/true", "--", "/bin/true"}, "unknown option '/bin/true'"},
+        {{"launch", "-n", "2", "/bin/true", "--", "/bin/true"}, "unexpected argument '/bin/true'"},
         {{"launch", "-n", "0", "--", "/bin/true"}, "option '-n' wants 1 to 1024 ranks, not '0'"},
         {{"launch", "-n", "2", "--grace", "-1", "--", "/bin/true"},
          "option '--grace' wants seconds above 0, at most 1e6, not '-1'"},
@@ -126,6 +126,10 @@ static void test_option_without_value(void **state)
         {{"top", "--interval", "0.01"}, "bad interval '0.01'"},
         {{"top", "--once", "--batch"}, "option '--batch' needs a value"},
         {{"bench", "net", "--provider"}, "option '--provider' needs a value"},
+        /* a word out of a list names the list (the provider's did not) */
+        {{"bench", "net", "--provider", "ib"}, "unknown provider 'ib' (shm, tcp or both)"},
+        {{"sim", "--workload", "llm-decode", "--set", "model=x"},
+         "'x' is not one of the choices (llama2-7b, llama2-13b or llama2-70b)"},
     };
     for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
         assert_usage_error(cases[c].argv, cases[c].says);
@@ -526,6 +530,15 @@ static void test_bench_net_plot(void **state)
     char *noprefix[] = {GMUX_CLI_PATH, "bench", "net", "--plot", NULL};
     assert_int_equal(tproc_capture(noprefix, NULL, 30.0, out, sizeof(out), err, sizeof(err)), 2);
     assert_non_null(strstr(err, "--plot wants a file prefix"));
+    /* a folder is no prefix: "DIR/" wrote DIR/.gp and DIR/.png (hidden),
+     * refused before any rank starts */
+    char fdir[] = "/tmp/gmux-bench-folder-XXXXXX";
+    assert_non_null(mkdtemp(fdir));
+    snprintf(prefix, sizeof(prefix), "%s/", fdir);
+    char *folder[] = {GMUX_CLI_PATH, "bench", "net", "--provider", "shm", "--plot", prefix, NULL};
+    assert_int_equal(tproc_capture(folder, NULL, 30.0, out, sizeof(out), err, sizeof(err)), 2);
+    assert_non_null(strstr(err, "names a folder"));
+    assert_int_equal(rmdir(fdir), 0); /* nothing written in it */
 }
 
 /* A plot script that cannot be written whole (a full disk; here a link to

@@ -118,6 +118,50 @@ static void test_unknown_option_is_status_2(void **state)
         int rc = run_words(words);
         if (rc != 2)
             fail_msg("gmux %s --no-such-option: exit %d, not 2: %s", names[i], rc, err);
+        /* named as an option (demo, status, top, predict-report and profile
+         * said "unexpected argument", bench "unknown benchmark", trace
+         * "unknown subcommand") */
+        if (!strstr(err, "unknown option '--no-such-option'"))
+            fail_msg("gmux %s --no-such-option: %s", names[i], err);
+    }
+}
+
+/* A word that is no option and that a command does not take is an
+ * "unexpected argument", one that begins with '-' an "unknown option", in
+ * every command (gmux sim and launch called a plain word an unknown option;
+ * trace, predict-report and profile called an option an unexpected
+ * argument, and gmux trace -o F WORD said WORD "needs a value"). */
+static void test_wrong_word_named(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *argv[8];
+        const char *says;
+    } cases[] = {
+        {{"sim", "extra"}, "gmux sim: unexpected argument 'extra'"},
+        {{"demo", "extra"}, "gmux demo: unexpected argument 'extra'"},
+        {{"status", "extra"}, "gmux status: unexpected argument 'extra'"},
+        {{"top", "extra"}, "gmux top: unexpected argument 'extra'"},
+        {{"bench", "net", "extra"}, "gmux bench net: unexpected argument 'extra'"},
+        {{"launch", "-n", "1", "extra", "--", "true"}, "gmux launch: unexpected argument 'extra'"},
+        {{"predict-report", "a", "b"}, "gmux predict-report: unexpected argument 'b'"},
+        {{"trace", "convert", "a", "b", "c"}, "gmux trace: unexpected argument 'c'"},
+        {{"trace", "generate", "extra"}, "gmux trace: unexpected argument 'extra'"},
+        {{"trace", "-o", "x", "extra", "--", "true"}, "gmux trace: unexpected argument 'extra'"},
+        {{"daemon", "extra"}, "gmux daemon: unexpected argument 'extra'"},
+        {{"bench", "net", "--frob"}, "gmux bench net: unknown option '--frob'"},
+        {{"trace", "generate", "--frob", "1"}, "gmux trace: unknown option '--frob'"},
+        {{"trace", "convert", "--frob", "a", "b"}, "gmux trace: unknown option '--frob'"},
+        {{"trace", "show", "--frob", "a"}, "gmux trace: unknown option '--frob'"},
+        {{"trace", "-o", "x", "--frob", "1", "--", "true"}, "gmux trace: unknown option '--frob'"},
+        {{"predict-report", "--frob"}, "gmux predict-report: unknown option '--frob'"},
+        {{"profile", "--frob", "-o", "x"}, "gmux profile: unknown option '--frob'"},
+    };
+    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+        int rc = run_words(cases[c].argv);
+        if (rc != 2 || !strstr(err, cases[c].says))
+            fail_msg("gmux %s %s ...: exit %d, not 2 with \"%s\": %s", cases[c].argv[0],
+                     cases[c].argv[1], rc, cases[c].says, err);
     }
 }
 
@@ -194,12 +238,59 @@ static void test_documented_statuses(void **state)
     assert_int_equal(access("/tmp/gmux-help-never-written.db", F_OK), -1);
 }
 
+/* --help among a command's options prints the help and exits 0 before any
+ * option is checked or any file is read: gmux sim read each --calibration
+ * file first and exited 1 when one was missing. */
+static void test_help_wins_over_other_options(void **state)
+{
+    (void)state;
+    static const char *const cases[][8] = {
+        {"sim", "--calibration", "/nonexistent/c.json", "--help"},
+        {"sim", "--workload", "llm-decode", "--oversub", "bad", "-h"},
+        {"demo", "--plot-dir", "/nonexistent/dir", "--help"},
+        {"top", "--interval", "bad", "--help"},
+        {"status", "--no-such-option", "--help"},
+        {"launch", "-n", "0", "--help", "--", "true"},
+        {"bench", "net", "--reps", "0", "--help"},
+        {"predict-report", "--seed", "bad", "--help"},
+        {"profile", "--seed", "bad", "--help"},
+        {"run", "--no-such-option", "--help"},
+        {"trace", "show", "/nonexistent/t.trace", "--help"},
+    };
+    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+        int rc = run_words(cases[c]);
+        if (rc != 0 || !strstr(out, "Usage:"))
+            fail_msg("gmux %s %s ... --help: exit %d, no help: %s", cases[c][0], cases[c][1], rc,
+                     err);
+    }
+    /* after "--" it is the program's: gmux launch runs it */
+    const char *const prog[] = {"launch", "-n", "1", "--", "sh", "-c", "echo ran", "--help", NULL};
+    assert_int_equal(run_words(prog), 0);
+    assert_non_null(strstr(out, "ran"));
+    assert_null(strstr(out, "Usage:"));
+}
+
+/* gmux run --help says what --budget 0 means (only --help-settings said
+ * GMUX_BUDGET's 0 is no budget). */
+static void test_run_help_says_zero_budget(void **state)
+{
+    (void)state;
+    const char *const words[] = {"run", "--help", NULL};
+    assert_int_equal(run_words(words), 0);
+    squash_out();
+    assert_non_null(strstr(out, "--budget SIZE"));
+    assert_non_null(strstr(out, "0 (the default) is no budget"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_help_lists_exit_status),
         cmocka_unit_test(test_unknown_option_is_status_2),
         cmocka_unit_test(test_documented_statuses),
+        cmocka_unit_test(test_help_wins_over_other_options),
+        cmocka_unit_test(test_run_help_says_zero_budget),
+        cmocka_unit_test(test_wrong_word_named),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -177,8 +177,7 @@ static void test_usage_errors(void **state)
     const char *badset[] = {"profile", "--workload", "dl-train", "--set",
                             "bogus=1", "-o",         db,         NULL};
     assert_int_equal(run(badset), 2);
-    assert_non_null(strstr(err, "unknown setting 'bogus' for workload dl-train (see gmux profile "
-                                "--help)"));
+    assert_non_null(strstr(err, "unknown setting 'bogus' for workload dl-train (known: "));
 }
 
 /* An output database that cannot be written is refused before the program

@@ -49,16 +49,13 @@ static int plot_data_begin(cli_out_t *o, const char *prefix, const char *prov, c
  * ratios. */
 static int plot_write(const char *prefix, const char *const *provs, int nprov, bool same, FILE *out)
 {
-    char gp[1024], png[1024], dat[1024];
-    snprintf(gp, sizeof(gp), "%s.gp", prefix);
-    snprintf(png, sizeof(png), "%s.png", prefix);
-    FILE *f = fopen(gp, "w");
-    if (!f)
-        return cli_fail("bench net", "cannot write %s: %s", gp, strerror(errno));
-    fprintf(f, "set terminal png size 960,840\nset output ");
-    plot_put_str(f, png); /* quoted: the prefix is the user's */
+    char dat[1024];
+    plot_script_t s;
+    if (plot_script_begin(&s, "bench net", prefix, "960,840") != 0)
+        return 1;
+    FILE *f = s.f;
     fprintf(f,
-            "\nset multiplot layout 2,1\n"
+            "set multiplot layout 2,1\n"
             "set logscale x 2\nset format x '%%.0b%%BB'\nset xrange [6:6e6]\nset grid\n"
             "set key outside right\nset lmargin 12\nset rmargin 26\n"
             "set title 'gmux bench net: put bandwidth against size (loopback, 2 ranks)%s'\n"
@@ -83,11 +80,8 @@ static int plot_write(const char *prefix, const char *const *provs, int nprov, b
         fprintf(f, " using 1:4:5:6 with yerrorlines lc %d title '%s'", p + 1, provs[p]);
     }
     fprintf(f, "\nunset multiplot\n");
-    if (plot_file_close(f, "bench net", gp) != 0)
-        return 1;
     snprintf(dat, sizeof(dat), "%s.*.dat", prefix);
-    plot_draw(gp, png, dat, out);
-    return 0;
+    return plot_script_finish(&s, dat, out);
 }
 
 int bench_net(int argc, char **argv)
@@ -98,8 +92,10 @@ int bench_net(int argc, char **argv)
     const char *same = NULL, *plot = NULL;
     char reps[16];
     snprintf(reps, sizeof(reps), "%d", BENCH_NET_REPS);
+    /* --help anywhere wins, before any other option is checked */
+    bool help = cli_help_asked(argc, argv, NULL);
     for (int i = 1; i < argc; i++) {
-        if (cli_is_help(argv[i])) {
+        if (help) {
             printf("Usage: gmux bench net [--provider shm|tcp|both] [--reps N] [--json] [--quick]\n"
                    "                      [--calls] [--same gmux|raw] [--plot PREFIX]\n\n"
                    "Two ranks over loopback: put+signal round-trip latency, bandwidth\n"
@@ -118,10 +114,12 @@ int bench_net(int argc, char **argv)
                    "how far this machine's noise alone moves a figure from 1).\n"
                    "--plot PREFIX: also write PREFIX.png (gnuplot): bandwidth against size,\n"
                    "gmux beside raw per provider, and gmux/raw with its range; the data in\n"
-                   "PREFIX.PROVIDER.dat, the script in PREFIX.gp. A data file is written\n"
+                   "PREFIX.PROVIDER.dat, the script in PREFIX.gp (a folder, DIR/, is no\n"
+                   "PREFIX: a usage error; give DIR/NAME). A data file is written\n"
                    "(as FILE.part~, then renamed) only for a provider's run that succeeds;\n"
                    "after a failed or interrupted run an earlier one stays as it was, and\n"
-                   "no plot is drawn.\n\n"
+                   "no plot is drawn. The script and the PNG are replaced alike, the PNG\n"
+                   "once gnuplot succeeded.\n\n"
                    "Exit status: 0; a rank's failure as gmux launch reports it (the worst\n"
                    "over the providers); 1 when gmux-net-rank is not found or a --plot data\n"
                    "file or the plot script cannot be written (no plot is drawn); 128+N after\n"
@@ -155,6 +153,11 @@ int bench_net(int argc, char **argv)
             if (i + 1 >= argc || argv[i + 1][0] == '\0' || !plot_str_ok(argv[i + 1]))
                 return cli_usage_error("bench net", "--plot wants a file prefix without "
                                                     "control characters");
+            if (plot_prefix_is_folder(argv[i + 1]))
+                return cli_usage_error("bench net",
+                                       "--plot '%s' names a folder, not the files' stem "
+                                       "(as in DIR/bench-net)",
+                                       argv[i + 1]);
             plot = argv[++i];
         } else if (strcmp(argv[i], "--provider") == 0) {
             const char *p = cli_option_value(argc, argv, i++);
@@ -164,10 +167,10 @@ int bench_net(int argc, char **argv)
                 provs[0] = p;
                 nprov = 1;
             } else if (strcmp(p, "both") != 0) {
-                return cli_usage_error("bench net", "unknown provider '%s'", p);
+                return cli_usage_error("bench net", "unknown provider '%s' (shm, tcp or both)", p);
             }
         } else {
-            return cli_usage_error("bench net", "unexpected argument '%s'", argv[i]);
+            return cli_bad_word("bench net", argv[i]);
         }
     }
     char exe[PATH_MAX];

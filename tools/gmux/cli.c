@@ -28,6 +28,13 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
     return CLI_EXIT_USAGE;
 }
 
+int cli_bad_word(const char *cmd, const char *arg)
+{
+    if (arg[0] == '-' && arg[1])
+        return cli_usage_error(cmd, "unknown option '%s'", arg);
+    return cli_usage_error(cmd, "unexpected argument '%s'", arg);
+}
+
 int cli_fail(const char *cmd, const char *fmt, ...)
 {
     va_list ap;
@@ -42,6 +49,27 @@ int cli_fail(const char *cmd, const char *fmt, ...)
 int cli_is_help(const char *arg)
 {
     return strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0;
+}
+
+static bool cli_in_list(const char *arg, const char *const *list)
+{
+    for (size_t k = 0; list[k]; k++)
+        if (strcmp(arg, list[k]) == 0)
+            return true;
+    return false;
+}
+
+bool cli_help_asked(int argc, char **argv, const char *const *valued)
+{
+    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
+        if (cli_is_help(argv[i]))
+            return true;
+        if (valued && argv[i][0] != '-')
+            return false; /* the program */
+        if (valued && cli_in_list(argv[i], valued))
+            i++;
+    }
+    return false;
 }
 
 const char *cli_option_value(int argc, char **argv, int i)

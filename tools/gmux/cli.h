@@ -7,6 +7,7 @@
 #define GMUX_CLI_H
 
 #include <signal.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -17,11 +18,25 @@
 /* Prints "gmux CMD: <message> (see gmux CMD --help)" and returns CLI_EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* The usage error for a word the command does not take: "unknown option
+ * 'X'" when it begins with '-' ("-" alone excepted), else "unexpected
+ * argument 'X'"; CLI_EXIT_USAGE. */
+int cli_bad_word(const char *cmd, const char *arg);
+
 /* Prints "gmux CMD: <message>" to stderr and returns 1. */
 int cli_fail(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Whether argv[i] is -h or --help. */
 int cli_is_help(const char *arg);
+
+/* Whether -h or --help is among the command's options, argv[1] on, so that
+ * it prints its help before it checks any other option or reads any file.
+ * The scan ends at "--" (what follows is a program's). A command that takes
+ * a program as its first word that is no option (gmux run) passes the
+ * options that take a value in valued (NULL-terminated): the scan skips
+ * their values and ends at that word. With valued NULL every word up to
+ * "--" is looked at. */
+bool cli_help_asked(int argc, char **argv, const char *const *valued);
 
 /* The value of the option at argv[i]: argv[i + 1], or NULL when there is
  * none (the end of argv, or the "--" that starts a command: `--hosts -- CMD`

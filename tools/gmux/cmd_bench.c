@@ -34,5 +34,7 @@ int cmd_bench(int argc, char **argv)
     for (size_t i = 0; i < sizeof(benches) / sizeof(benches[0]); i++)
         if (strcmp(argv[1], benches[i].name) == 0)
             return benches[i].run(argc - 1, argv + 1);
+    if (argv[1][0] == '-')
+        return cli_bad_word("bench", argv[1]);
     return cli_usage_error("bench", "unknown benchmark '%s'", argv[1]);
 }

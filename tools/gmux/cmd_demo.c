@@ -69,8 +69,10 @@ static const struct demo_part parts[] = {
 
 int cmd_demo(int argc, char **argv)
 {
+    /* --help anywhere wins, before --plot-dir is looked at */
+    bool help = cli_help_asked(argc, argv, NULL);
     for (int i = 1; i < argc; i++) {
-        if (cli_is_help(argv[i])) {
+        if (help) {
             printf("Usage: gmux demo [--plot-dir DIR]\n\nRuns each part of gmux on its built-in "
                    "defaults; needs no GPU:\n");
             for (size_t k = 0; k < sizeof(parts) / sizeof(parts[0]); k++)
@@ -102,7 +104,7 @@ int cmd_demo(int argc, char **argv)
             plot_dir = d;
             continue;
         }
-        return cli_usage_error("demo", "unexpected argument '%s'", argv[i]);
+        return cli_bad_word("demo", argv[i]);
     }
     /* Between parts and in each part (which stops its processes on an
      * interrupt itself), an interrupt ends the demo after the part */

@@ -186,16 +186,15 @@ int cmd_predict_report(int argc, char **argv)
     const char *templates = NULL;
     bool json = false;
     pdrive_input_t in = {.seed = 1};
+    if (cli_help_asked(argc, argv, NULL)) {
+        print_help();
+        return 0;
+    }
     int rc = CLI_EXIT_USAGE;
     in.sets = calloc((size_t)argc + 1, sizeof(char *));
     if (!in.sets)
         return cli_fail(CMD, "out of memory");
     for (int i = 1; i < argc; i++) {
-        if (cli_is_help(argv[i])) {
-            print_help();
-            rc = 0;
-            goto free_sets;
-        }
         if (strcmp(argv[i], "--json") == 0) {
             json = true;
             continue;
@@ -212,7 +211,7 @@ int cmd_predict_report(int argc, char **argv)
         if (took < 0)
             goto free_sets;
         if (took == 0) {
-            rc = cli_usage_error(CMD, "unexpected argument '%s'", argv[i]);
+            rc = cli_bad_word(CMD, argv[i]);
             goto free_sets;
         }
         i += took - 1;

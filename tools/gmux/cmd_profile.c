@@ -49,6 +49,10 @@ int cmd_profile(int argc, char **argv)
 {
     const char *out = NULL;
     pdrive_input_t in = {.seed = 1};
+    if (cli_help_asked(argc, argv, NULL)) {
+        print_help();
+        return 0;
+    }
     int rc = CLI_EXIT_USAGE;
     in.sets = calloc((size_t)argc + 1, sizeof(char *));
     if (!in.sets)
@@ -65,11 +69,6 @@ int cmd_profile(int argc, char **argv)
             }
             break;
         }
-        if (cli_is_help(argv[i])) {
-            print_help();
-            rc = 0;
-            goto free_sets;
-        }
         if (strcmp(argv[i], "-o") == 0) {
             if (!(out = cli_option_value(argc, argv, i))) {
                 cli_usage_error(CMD, "'-o' needs a value");
@@ -82,7 +81,7 @@ int cmd_profile(int argc, char **argv)
         if (took < 0)
             goto free_sets;
         if (took == 0) {
-            rc = cli_usage_error(CMD, "unexpected argument '%s'", argv[i]);
+            rc = cli_bad_word(CMD, argv[i]);
             goto free_sets;
         }
         i += took - 1;

@@ -40,8 +40,8 @@ static void run_help(void)
            "--policy proactive (the default) each launch's data is prefetched ahead of it.\n\n"
            "  --policy P     off (pass-through), demand (managed memory, no prefetch) or\n"
            "                 proactive; sets GMUX_POLICY\n"
-           "  --budget SIZE  device memory the task may use, e.g. 8G; cuMemGetInfo reports\n"
-           "                 this view; sets GMUX_BUDGET\n"
+           "  --budget SIZE  device memory the task may use, e.g. 8G; 0 (the default) is no\n"
+           "                 budget; cuMemGetInfo reports this view; sets GMUX_BUDGET\n"
            "  --no-managed   keep plain allocations as device memory (a program that shares\n"
            "                 device memory with other processes, CUDA IPC, needs it: managed\n"
            "                 memory cannot be shared); sets GMUX_SHIM_MANAGED=0\n"
@@ -180,6 +180,13 @@ int cmd_run(int argc, char **argv)
     const char *name = NULL, *sock = NULL, *tpl = NULL;
     int no_managed = 0, no_daemon = 0;
     int i;
+    static const char *const valued[] = {"--policy",   "--budget",    "--stats",
+                                         "--priority", "--class",     "--name",
+                                         "--socket",   "--templates", NULL};
+    if (cli_help_asked(argc, argv, valued)) {
+        run_help();
+        return 0;
+    }
     for (i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "--") == 0) {
@@ -188,10 +195,6 @@ int cmd_run(int argc, char **argv)
         }
         if (a[0] != '-')
             break;
-        if (cli_is_help(a)) {
-            run_help();
-            return 0;
-        }
         if (strcmp(a, "--no-managed") == 0) {
             no_managed = 1;
             continue;
@@ -210,7 +213,7 @@ int cmd_run(int argc, char **argv)
                            : strcmp(a, "--templates") == 0 ? &tpl
                                                            : NULL;
         if (!dst)
-            return cli_usage_error("run", "unknown option '%s'", a);
+            return cli_bad_word("run", a);
         if (!(*dst = cli_option_value(argc, argv, i)))
             return cli_usage_error("run", "option '%s' needs a value", a);
         i++;

@@ -46,7 +46,8 @@ static void print_help(void)
            "  --oversub PCT   device memory = footprint * 100 / PCT (default: the hbm param)\n"
            "  --sweep         oversubscription 100%% to 400%%; writes PREFIX.png (gnuplot)\n"
            "  --plot PREFIX   where the sweep writes its files (default gmux-sim-sweep;\n"
-           "                  only with --sweep)\n"
+           "                  only with --sweep); a folder (DIR/, DIR/., ..) is refused:\n"
+           "                  give the stem too, as in DIR/gmux-sim-sweep\n"
            "  --json          one JSON object instead of the tables\n"
            "  --lc TASK       makes task number TASK latency-critical\n"
            "  --prio TASK=N   gives task TASK priority N (higher runs first)\n"
@@ -85,8 +86,12 @@ static int parse_policies(const char *list, bool *pol)
     int n = 0, rc = 0;
     for (char *tok = strtok_r(buf, ",", &save); tok && rc == 0; tok = strtok_r(NULL, ",", &save)) {
         sim_policy_t p;
+        _Static_assert(SIM_POLICY_COUNT == 4, "the message names every policy");
         if (sim_policy_parse(tok, &p) != GMUX_OK)
-            rc = cli_usage_error(CMD, "unknown policy '%s'", tok);
+            rc = cli_usage_error(
+                CMD, "unknown policy '%s' (%s, %s, %s or %s)", tok,
+                sim_policy_name(SIM_POLICY_DEMAND), sim_policy_name(SIM_POLICY_PROACTIVE),
+                sim_policy_name(SIM_POLICY_PROACTIVE_LRU), sim_policy_name(SIM_POLICY_ORACLE));
         else
             pol[p] = true;
         n++;
@@ -105,6 +110,10 @@ int cmd_sim(int argc, char **argv)
     int prio[MAX_CLASSED] = {0};
     uint32_t nclass = 0;
     sim_job_t job;
+    if (cli_help_asked(argc, argv, NULL)) { /* before any --calibration is read */
+        print_help();
+        return 0;
+    }
     memset(&job, 0, sizeof(job));
     sim_params_default(&job.params);
     /* A calibration replaces defaults, so it goes first whatever its position;
@@ -129,13 +138,9 @@ int cmd_sim(int argc, char **argv)
     sim_learned_t learned;
     const char *plot = "gmux-sim-sweep";
     bool plot_given = false;
-    char err[256];
+    char err[1024];
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        if (cli_is_help(a)) {
-            print_help();
-            return 0;
-        }
         if (strcmp(a, "--json") == 0) {
             json = true;
             continue;
@@ -155,7 +160,7 @@ int cmd_sim(int argc, char **argv)
             strcmp(a, "--lc") == 0 || strcmp(a, "--prio") == 0 || strcmp(a, "--predict") == 0 ||
             strcmp(a, "--templates") == 0 || strcmp(a, "--calibration") == 0;
         if (!takes)
-            return cli_usage_error(CMD, "unknown option '%s'", a);
+            return cli_bad_word(CMD, a);
         if (i + 1 >= argc)
             return cli_usage_error(CMD, "option '%s' needs a value", a);
         const char *v = argv[++i];
@@ -186,6 +191,11 @@ int cmd_sim(int argc, char **argv)
             if (!v[0] || !plot_str_ok(v))
                 return cli_usage_error(CMD, "--plot PREFIX must be a path without control "
                                             "characters (line breaks, tabs)");
+            if (plot_prefix_is_folder(v))
+                return cli_usage_error(CMD,
+                                       "--plot '%s' names a folder, not the files' stem "
+                                       "(as in DIR/gmux-sim-sweep)",
+                                       v);
             plot = v;
             plot_given = true;
         } else if (strcmp(a, "--predict") == 0) {

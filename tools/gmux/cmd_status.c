@@ -13,8 +13,10 @@ int cmd_status(int argc, char **argv)
     char path[108];
     const char *sock = NULL;
     int json = 0;
+    /* --help anywhere wins, before any other option is checked */
+    bool help = cli_help_asked(argc, argv, NULL);
     for (int i = 1; i < argc; i++) {
-        if (cli_is_help(argv[i])) {
+        if (help) {
             printf("Usage: gmux status [--json] [--socket PATH]\n\n"
                    "Shows once what gmux top shows live: the daemon's pid, and each of its\n"
                    "tasks with its state, resident and total bytes, faults, bytes migrated and\n"
@@ -38,7 +40,7 @@ int cmd_status(int argc, char **argv)
             if (!sock || !sock[0])
                 return cli_usage_error("status", "option '--socket' needs a value");
         } else {
-            return cli_usage_error("status", "unexpected argument '%s'", argv[i]);
+            return cli_bad_word("status", argv[i]);
         }
     }
     int rc = cli_socket_path("status", sock, path, sizeof(path));

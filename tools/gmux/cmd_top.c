@@ -49,10 +49,12 @@ int cmd_top(int argc, char **argv)
     int live = 1;        /* until q or Ctrl-C, quitting on q */
     const char *sock = NULL;
     int once = 0, batch = 0; /* which exclude each other */
+    /* --help anywhere wins, before any other option is checked */
+    bool help = cli_help_asked(argc, argv, NULL);
     for (int i = 1; i < argc; i++) {
         once |= strcmp(argv[i], "--once") == 0;
         batch |= strcmp(argv[i], "--batch") == 0;
-        if (cli_is_help(argv[i])) {
+        if (help) {
             printf("Usage: gmux top [--socket PATH] [--interval SECONDS] [--once | --batch N]\n\n"
                    "Live view of the daemon's tasks: state, resident and total bytes, faults,\n"
                    "bytes migrated, kernels and share of GPU time. q or Ctrl-C quits. On a\n"
@@ -90,7 +92,7 @@ int cmd_top(int argc, char **argv)
                 live = 0;
             }
         } else {
-            return cli_usage_error("top", "unexpected argument '%s'", argv[i]);
+            return cli_bad_word("top", argv[i]);
         }
     }
     if (once && batch)

@@ -135,7 +135,7 @@ static int cmd_generate(int argc, char **argv)
         } else if (strcmp(a, "-o") == 0) {
             out = v;
         } else {
-            rc = cli_usage_error(CMD, "unexpected argument '%s'", a);
+            rc = cli_bad_word(CMD, a);
             goto out_sets;
         }
     }
@@ -168,13 +168,13 @@ static int cmd_convert(int argc, char **argv)
             if (rc)
                 return rc;
         } else if (argv[i][0] == '-' && argv[i][1]) {
-            return cli_usage_error(CMD, "unexpected argument '%s'", argv[i]);
+            return cli_bad_word(CMD, argv[i]);
         } else if (!in) {
             in = argv[i];
         } else if (!out) {
             out = argv[i];
         } else {
-            return cli_usage_error(CMD, "unexpected argument '%s'", argv[i]);
+            return cli_bad_word(CMD, argv[i]);
         }
     }
     if (!in || !out)
@@ -242,6 +242,9 @@ static void show_print(const char *name, const struct show_row *r, uint32_t kern
  * so); the total only when every task was. */
 static int cmd_show(int argc, char **argv)
 {
+    for (int i = 1; i < argc; i++)
+        if (argv[i][0] == '-' && argv[i][1])
+            return cli_bad_word(CMD, argv[i]);
     if (argc != 2)
         return cli_usage_error(CMD, "show needs exactly one FILE");
     char err[512];
@@ -301,6 +304,8 @@ static int cmd_record(int argc, char **argv)
             probe = false;
             continue;
         }
+        if (strcmp(argv[i], "-o") != 0 && strcmp(argv[i], "--format") != 0)
+            return cli_bad_word(CMD, argv[i]);
         if (!cli_option_value(argc, argv, i))
             return cli_usage_error(CMD, "'%s' needs a value", argv[i]);
         if (strcmp(argv[i], "-o") == 0) {
@@ -312,7 +317,7 @@ static int cmd_record(int argc, char **argv)
                 return rc;
             format = argv[++i];
         } else {
-            return cli_usage_error(CMD, "unexpected argument '%s'", argv[i]);
+            return cli_bad_word(CMD, argv[i]);
         }
     }
     if (i + 1 >= argc)
@@ -395,17 +400,9 @@ int cmd_trace(int argc, char **argv)
     if (argc < 2)
         return cli_usage_error(CMD, "missing subcommand (generate, convert, show)");
     const char *sub = argv[1];
-    if (cli_is_help(sub)) {
+    if (cli_help_asked(argc, argv, NULL)) {
         print_help();
         return 0;
-    }
-    for (int i = 2; i < argc; i++) {
-        if (strcmp(argv[i], "--") == 0)
-            break;
-        if (cli_is_help(argv[i])) {
-            print_help();
-            return 0;
-        }
     }
     if (strcmp(sub, "--") == 0 || strcmp(sub, "-o") == 0 || strcmp(sub, "--format") == 0 ||
         strcmp(sub, "--no-ranges") == 0)
@@ -416,5 +413,7 @@ int cmd_trace(int argc, char **argv)
         return cmd_convert(argc - 1, argv + 1);
     if (strcmp(sub, "show") == 0)
         return cmd_show(argc - 1, argv + 1);
+    if (sub[0] == '-')
+        return cli_bad_word(CMD, sub);
     return cli_usage_error(CMD, "unknown subcommand '%s'", sub);
 }

@@ -261,22 +261,17 @@ int sim_report_run(const sim_job_t *job, bool json, FILE *out)
  * cannot be written (gnuplot missing or failing is said, not an error). */
 static int write_plot(const sim_job_t *job, const char *prefix, FILE *out)
 {
-    char dat[1024], gp[1024], png[1024];
+    char dat[1024];
     snprintf(dat, sizeof(dat), "%s.dat", prefix);
-    snprintf(gp, sizeof(gp), "%s.gp", prefix);
-    snprintf(png, sizeof(png), "%s.png", prefix);
-    FILE *f = fopen(gp, "w");
-    if (!f) {
-        fprintf(stderr, "gmux sim: cannot write %s: %s\n", gp, strerror(errno));
+    plot_script_t s;
+    if (plot_script_begin(&s, "sim", prefix, "960,600") != 0)
         return 1;
-    }
+    FILE *f = s.f;
     /* names and paths go in quoted as gnuplot reads them; noenhanced: a '_'
      * in a name is not a subscript */
     char title[1100];
     snprintf(title, sizeof(title), "gmux sim: %s", sim_report_job_name(job));
-    fprintf(f, "set terminal png size 960,600\nset output ");
-    plot_put_str(f, png);
-    fprintf(f, "\nset title ");
+    fprintf(f, "set title ");
     plot_put_str(f, title);
     fprintf(f, " noenhanced\n"
                "set xlabel 'oversubscription (footprint / device memory, %%)'\n"
@@ -292,10 +287,7 @@ static int write_plot(const sim_job_t *job, const char *prefix, FILE *out)
         plot_put_str(f, sim_policy_name((sim_policy_t)p));
     }
     fputc('\n', f);
-    if (plot_file_close(f, "sim", gp) != 0)
-        return 1;
-    plot_draw(gp, png, dat, out);
-    return 0;
+    return plot_script_finish(&s, dat, out);
 }
 
 int sim_report_sweep(const sim_job_t *job, bool json, const char *prefix, FILE *out, FILE *msg)
