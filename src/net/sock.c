@@ -63,6 +63,40 @@ int net_sock_accept(int lfd)
     return fd;
 }
 
+#ifdef NET_SOCK_TEST_CONNECT
+/* the seam tests/net/test_sock_connect.c stands in for connect() with;
+ * other builds have none */
+int net_sock_test_connect(int fd, const struct sockaddr *sa, socklen_t len);
+#else
+#define net_sock_test_connect connect
+#endif
+
+/* A connect that returned EINTR (or EINPROGRESS) goes on in the kernel: the
+ * handshake is under way and may still succeed. Closing the socket would
+ * abandon it (and start the handshake over, from its first SYN, at every
+ * signal); instead wait for the socket to become writable and read its
+ * outcome. 0 once connected, else the connect's errno, or -1 at the
+ * deadline. */
+static int wait_connected(int fd, uint64_t deadline_ns)
+{
+    for (;;) {
+        int ms = remaining_ms(deadline_ns);
+        if (ms == 0)
+            return -1;
+        struct pollfd pfd = {.fd = fd, .events = POLLOUT};
+        int n = poll(&pfd, 1, ms);
+        if (n < 0 && errno != EINTR)
+            return errno;
+        if (n <= 0)
+            continue;
+        int err = 0;
+        socklen_t len = sizeof(err);
+        if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0)
+            return errno;
+        return err;
+    }
+}
+
 gmux_status_t net_sock_connect(const char *hostport, uint64_t deadline_ns, int *fd_p)
 {
     char host[64];
@@ -80,14 +114,21 @@ gmux_status_t net_sock_connect(const char *hostport, uint64_t deadline_ns, int *
         int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
         if (fd < 0)
             return com_status_from_errno(errno);
-        if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
+        int err = 0;
+        if (net_sock_test_connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0)
+            err = errno;
+        if (err == EINTR || err == EINPROGRESS)
+            err = wait_connected(fd, deadline_ns);
+        if (err == 0) {
             set_nodelay(fd);
             *fd_p = fd;
             return GMUX_OK;
         }
-        int err = errno;
         close(fd);
-        if (err != ECONNREFUSED && err != EINTR && err != EAGAIN)
+        if (err == -1)
+            return GMUX_ERR_TIMEOUT;
+        /* refused: the server is not listening yet */
+        if (err != ECONNREFUSED && err != EAGAIN)
             return com_status_from_errno(err);
         if (com_deadline_passed(deadline_ns))
             return GMUX_ERR_TIMEOUT;

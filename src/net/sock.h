@@ -17,7 +17,9 @@ gmux_status_t net_sock_listen(const char *addr, int *fd_p, int *port_p);
 /* Accepts a connection on lfd (close-on-exec, TCP_NODELAY); the socket, or
  * -1 with errno set. */
 int net_sock_accept(int lfd);
-/* Connects to "a.b.c.d:port" (TCP_NODELAY), retrying until the deadline. */
+/* Connects to "a.b.c.d:port" (TCP_NODELAY), retrying a refused connect until
+ * the deadline. A connect interrupted by a signal is not started over: its
+ * handshake goes on, and is waited for (poll, then SO_ERROR). */
 gmux_status_t net_sock_connect(const char *hostport, uint64_t deadline_ns, int *fd_p);
 /* Writes all of buf; GMUX_ERR_CLOSED when the peer is gone. */
 gmux_status_t net_sock_write_all(int fd, const void *buf, size_t len, uint64_t deadline_ns);
