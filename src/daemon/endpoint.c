@@ -16,6 +16,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "common/errors.h"
 #include "common/log.h"
 #include "common/settings.h"
@@ -199,19 +200,29 @@ static gmux_status_t endpoint_connect(const char *path, int wait, int *fd_out)
     gmux_status_t st = fill_addr(path, &addr);
     if (st != GMUX_OK)
         return st;
-    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | (wait ? 0 : SOCK_NONBLOCK), 0);
-    if (fd < 0)
-        return com_status_from_errno(errno);
     /* A daemon that is alive but does not read (stopped, swapped out) holds
      * nobody for ever: on a Unix socket the send timeout also bounds a
-     * connect that waits for room in a full queue of connections. */
-    struct timeval tv = {DMN_ENDPOINT_SEND_WAIT_MS / 1000,
-                         (DMN_ENDPOINT_SEND_WAIT_MS % 1000) * 1000};
-    if (setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) != 0 ||
-        connect(fd, (struct sockaddr *)&addr, sizeof(addr)) != 0) {
+     * connect that waits for room in a full queue of connections. A signal
+     * that interrupts that wait leaves nothing pending at the daemon (unlike
+     * TCP's, a Unix socket's connect is not carried on): it starts over on a
+     * new socket, within what is left of the bound. */
+    uint64_t deadline = com_deadline_after_ns((uint64_t)DMN_ENDPOINT_SEND_WAIT_MS * COM_NS_PER_MS);
+    int fd;
+    for (;;) {
+        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | (wait ? 0 : SOCK_NONBLOCK), 0);
+        if (fd < 0)
+            return com_status_from_errno(errno);
+        uint64_t now = com_clock_ns(), left = deadline > now ? deadline - now : 1000;
+        struct timeval tv = {(time_t)(left / COM_NS_PER_S),
+                             (suseconds_t)(left % COM_NS_PER_S / 1000)};
+        if (setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) == 0 &&
+            connect(fd, (struct sockaddr *)&addr, sizeof(addr)) == 0)
+            break;
         int e = errno;
         close(fd);
-        if (e == EAGAIN || e == EINPROGRESS)
+        if (e == EINTR && !com_deadline_passed(deadline))
+            continue;
+        if (e == EAGAIN || e == EINPROGRESS || e == EINTR)
             return wait ? GMUX_ERR_TIMEOUT : GMUX_ERR_BUSY;
         return e == ENOENT || e == ECONNREFUSED ? GMUX_ERR_PEER : com_status_from_errno(e);
     }

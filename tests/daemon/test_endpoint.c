@@ -6,10 +6,17 @@
 
 #include <cmocka.h>
 
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/settings.h"
@@ -147,6 +154,100 @@ static void test_listen_keeps_other_files(void **state)
     assert_int_equal(tdir_remove(dir), 0);
 }
 
+/* A connect that waits for room in a full queue and is interrupted by a
+ * signal (a handler without SA_RESTART: a caller's SIGCHLD or SIGALRM)
+ * starts over within the 2 s bound instead of failing with EINTR
+ * (gmux status, top, run's connects; a task's client never waits). Until
+ * 2026-12-03 it failed (com_status_from_errno(EINTR)). */
+static atomic_int sig_in_connect, connecting, stop_signals;
+static pthread_t connector;
+
+static void on_usr1(int sig)
+{
+    (void)sig;
+    if (atomic_load(&connecting))
+        atomic_fetch_add(&sig_in_connect, 1);
+}
+
+static void *signal_connector(void *arg)
+{
+    (void)arg;
+    struct timespec ms = {0, 1000000};
+    for (int i = 0; i < 20000 && !atomic_load(&stop_signals); i++) { /* at most ~20 s */
+        pthread_kill(connector, SIGUSR1);
+        nanosleep(&ms, NULL);
+    }
+    return NULL;
+}
+
+struct room_arg {
+    int lfd, filler, accepted;
+};
+
+/* Makes room once 20 signals came during the connect, then takes it. */
+static void *make_room(void *arg)
+{
+    struct room_arg *r = arg;
+    struct timespec ms = {0, 1000000};
+    for (int i = 0; i < 20000 && atomic_load(&sig_in_connect) < 20; i++)
+        nanosleep(&ms, NULL);
+    int a = accept(r->lfd, NULL, NULL); /* the filler's */
+    if (a >= 0)
+        close(a);
+    struct pollfd pf = {r->lfd, POLLIN, 0};
+    if (poll(&pf, 1, 10000) == 1) /* the connect under test's */
+        r->accepted = accept(r->lfd, NULL, NULL);
+    return NULL;
+}
+
+static void test_connect_interrupted_starts_over(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/gmux-ep-XXXXXX", path[128];
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof(path), "%s/q.sock", dir);
+    struct sockaddr_un addr = {.sun_family = AF_UNIX};
+    assert_true(strlen(path) < sizeof(addr.sun_path));
+    memcpy(addr.sun_path, path, strlen(path) + 1);
+    int lfd = socket(AF_UNIX, SOCK_STREAM, 0);
+    assert_true(lfd >= 0);
+    assert_int_equal(bind(lfd, (struct sockaddr *)&addr, sizeof(addr)), 0);
+    assert_int_equal(listen(lfd, 0), 0); /* one pending connection fills it */
+    int filler = socket(AF_UNIX, SOCK_STREAM, 0);
+    assert_int_equal(connect(filler, (struct sockaddr *)&addr, sizeof(addr)), 0);
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_usr1; /* no SA_RESTART */
+    assert_int_equal(sigaction(SIGUSR1, &sa, &old), 0);
+    connector = pthread_self();
+    struct room_arg r = {lfd, filler, -1};
+    pthread_t sig_thread, room_thread;
+    assert_int_equal(pthread_create(&room_thread, NULL, make_room, &r), 0);
+    assert_int_equal(pthread_create(&sig_thread, NULL, signal_connector, NULL), 0);
+    int c = -1;
+    atomic_store(&connecting, 1);
+    gmux_status_t st = dmn_endpoint_connect(path, &c);
+    atomic_store(&connecting, 0);
+    atomic_store(&stop_signals, 1);
+    pthread_join(sig_thread, NULL);
+    int in_connect = atomic_load(&sig_in_connect);
+    atomic_fetch_add(&sig_in_connect, 20); /* make_room goes on if it still waits */
+    pthread_join(room_thread, NULL);
+    assert_int_equal(sigaction(SIGUSR1, &old, NULL), 0);
+    assert_int_equal(st, GMUX_OK);
+    assert_true(in_connect >= 20); /* the wait was interrupted */
+    assert_true(r.accepted >= 0);
+    assert_int_equal(write(c, "x", 1), 1); /* the connection the server took is this one */
+    char b = 0;
+    assert_int_equal(read(r.accepted, &b, 1), 1);
+    assert_int_equal(b, 'x');
+    close(c);
+    close(r.accepted);
+    close(filler);
+    close(lfd);
+    assert_int_equal(tdir_remove(dir), 0);
+}
+
 int main(void)
 {
     char err[256];
@@ -157,6 +258,7 @@ int main(void)
         cmocka_unit_test(test_path),
         cmocka_unit_test(test_listen),
         cmocka_unit_test(test_listen_keeps_other_files),
+        cmocka_unit_test(test_connect_interrupted_starts_over),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
