@@ -71,7 +71,11 @@ gmux_status_t sim_params_set(sim_params_t *p, const char *kv, char *err, size_t 
         *(double *)((char *)p + descs[i].off) = v;
         return GMUX_OK;
     }
-    snprintf(err, errlen, "unknown parameter '%.*s'", (int)klen, kv);
+    /* the known ones listed, as an unknown workload setting's are */
+    int len = snprintf(err, errlen, "unknown parameter '%.*s' (known:", (int)klen, kv);
+    for (size_t i = 0; i < NDESCS && len >= 0 && (size_t)len < errlen; i++)
+        len += snprintf(err + len, errlen - (size_t)len, " %s%s", descs[i].key,
+                        i + 1 < NDESCS ? "," : ")");
     return GMUX_ERR_NOT_FOUND;
 }
 

@@ -183,7 +183,7 @@ static void test_params(void **state)
 {
     (void)state;
     sim_params_t p;
-    char err[256];
+    char err[1024]; /* as gmux sim's: room for the list of known parameters */
     sim_params_default(&p);
     assert_true(p.hbm_bytes == 141e9);
     assert_true(p.fault_batch == 256);
@@ -201,6 +201,14 @@ static void test_params(void **state)
     assert_non_null(strstr(err, "h2d_gbps"));
     assert_int_equal(sim_params_set(&p, "bogus=1", err, sizeof(err)), GMUX_ERR_NOT_FOUND);
     assert_non_null(strstr(err, "bogus"));
+    /* the known ones named: the first, one in the middle, the last closing the list */
+    assert_non_null(strstr(err, "(known: "));
+    assert_non_null(strstr(err, " chunk,"));
+    assert_non_null(strstr(err, " quantum_ms"));
+    assert_int_equal(err[strlen(err) - 1], ')');
+    char small[24]; /* a short buffer is cut, still a string */
+    assert_int_equal(sim_params_set(&p, "bogus=1", small, sizeof(small)), GMUX_ERR_NOT_FOUND);
+    assert_int_equal(strlen(small), sizeof(small) - 1);
     assert_int_equal(sim_params_set(&p, "chunk", err, sizeof(err)), GMUX_ERR_PARSE);
     assert_int_equal(sim_params_set(&p, "fault_latency_us=1e300", err, sizeof(err)), GMUX_OK);
     assert_int_equal(sim_params_check(&p, err, sizeof(err)), GMUX_ERR_RANGE);
