@@ -115,7 +115,7 @@ gmux_status_t dmn_arb_unsent(dmn_arbiter_t *arb, uint32_t task_id, uint64_t gran
     if (grant_seq != arb->grant_seq || !arb->switch_counted)
         return GMUX_OK; /* not the last grant, or handed back already */
     arb->ahead_held = 0;
-    arb->switches -= arb->switch_counted > 1;
+    arb->switches--;
     arb->switch_counted = 0;
     size_t n = 0;
     bool ahead = false;
@@ -399,8 +399,10 @@ static gmux_status_t grant(dmn_arbiter_t *arb, int slot, uint64_t now, dmn_arb_a
     }
     arb->ahead_plans += ahead;
     dmn_task_t *t = &arb->tasks[slot];
-    arb->switch_counted = 1 + (slot != arb->last_holder); /* 2: counted in switches */
-    arb->switches += arb->switch_counted > 1;
+    /* every grant is a switch, the last holder granted again too: its plan
+     * may evict and fill, and its GRANT wait for evictions, as any other's */
+    arb->switch_counted = 1;
+    arb->switches++;
     t->state = DMN_STATE_RUNNING;
     t->taken = 0; /* the server asks it for what it kept (server_hold.h) */
     arb->n_holders++;

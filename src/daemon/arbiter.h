@@ -102,8 +102,8 @@ typedef struct dmn_arbiter {
     /* what the placement planned so far: bytes per plan kind (evict, fill,
      * ahead) and the switches whose plan filled ahead */
     uint64_t planned_bytes[3], ahead_plans;
-    /* the last grant: 0 none or handed back (dmn_arb_unsent), 1 made, 2 made
-     * and counted in switches */
+    /* the last grant: 0 none or handed back (dmn_arb_unsent), 1 made and
+     * counted in switches (every grant is: STATUS counts the grants that went) */
     int switch_counted;
     dmn_share_t share; /* the mode and what decided it */
     int share_dirty;   /* a footprint or the capacity may have changed since */

@@ -482,6 +482,42 @@ static void test_void_grant_unsent(void **state)
     dmn_place_opt_destroy(opt);
 }
 
+/* A task granted again after it was the last holder, another task waiting
+ * below it: its grant plans a fill ahead for the waiting task (whose working
+ * set grew), and counts as a switch, so that STATUS's fills ahead never
+ * outnumber its switches ("ahead ... in N of M switches"). Until 2026-12-03
+ * such a grant was no switch: 2 fills ahead in 1 switch. */
+static void test_regrant_ahead_counted(void **state)
+{
+    (void)state;
+    dmn_place_opt_t *opt;
+    assert_int_equal(dmn_place_opt_create(64ull << 20, DMN_OPT_CHUNK, &opt), GMUX_OK);
+    arb->placement = dmn_place_opt_placement(opt);
+    int h = add(DMN_CLASS_BATCH, 5), l = add(DMN_CLASS_BATCH, 0);
+    pend_ws(h, 0x10000000, WS, 0);
+    pend_ws(l, 0x20000000, WS, 0);
+    dmn_arb_action_t a = decide(0);
+    assert_int_equal(a.grant, h);
+    assert_int_equal(planned(a.plan, l, DMN_PLAN_AHEAD), WS);
+    dmn_arb_idle(arb, h, MS); /* h gives the turn back and asks again before a decision */
+    pend_ws(h, 0x10000000, WS, MS);
+    pend_ws(l, 0x20000000, 2 * WS, MS);
+    a = decide(MS);
+    assert_int_equal(a.grant, h);
+    assert_int_equal(planned(a.plan, l, DMN_PLAN_AHEAD), WS); /* its new half */
+    dmn_msg_status_t head;
+    dmn_arb_status_head(arb, MS, &head);
+    assert_int_equal(head.ahead_plans, 2);
+    assert_true(head.ahead_plans <= head.switches);
+    assert_int_equal(head.switches, 2);
+    /* handed back unsent (void), it is neither a switch nor a fill ahead */
+    assert_int_equal(dmn_arb_unsent(arb, arb->tasks[h].id, a.grant_seq), GMUX_OK);
+    dmn_arb_status_head(arb, MS, &head);
+    assert_int_equal(head.switches, 1);
+    assert_int_equal(head.ahead_plans, 1);
+    dmn_place_opt_destroy(opt);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -499,6 +535,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_withdraw, setup, teardown),
         cmocka_unit_test_setup_teardown(test_withdraw_untold, setup, teardown),
         cmocka_unit_test_setup_teardown(test_void_grant_unsent, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_regrant_ahead_counted, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
