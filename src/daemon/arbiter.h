@@ -68,6 +68,7 @@ typedef struct dmn_task {
     uint64_t rr_before;     /* rr_stamp before the last grant (dmn_arb_withdraw) */
     uint64_t registered_ns; /* when it joined */
     uint64_t granted_ns;    /* start of the current turn */
+    int held;               /* its GRANT is held (dmn_arb_hold_turn): no turn yet */
     uint64_t revoked_ns;    /* when the current turn was revoked */
     uint64_t grant_seq;     /* sequence of its current (last) grant */
     uint64_t run_ns;        /* time holding the turn, finished turns */
@@ -165,6 +166,11 @@ void dmn_arb_release(dmn_arbiter_t *arb, int slot, uint64_t now);
 void dmn_arb_idle(dmn_arbiter_t *arb, int slot, uint64_t now);
 
 void dmn_arb_stats(dmn_arbiter_t *arb, int slot, const dmn_msg_stats_t *stats);
+
+/* The server holds the GRANT of the grant just made to slot (server_hold.h):
+ * no time counts as its turn's (run time, STATUS's share), nor does it if the
+ * task gives it back or leaves before dmn_arb_restart_turn. */
+void dmn_arb_hold_turn(dmn_arbiter_t *arb, int slot);
 
 /* The turn of slot (a holder) starts again at now: its quantum and its
  * running time count from then (the server held its GRANT until now). */

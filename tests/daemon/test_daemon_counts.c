@@ -163,6 +163,68 @@ static int report_until(int (*pred)(const dmn_report_t *, void *), dmn_report_t 
     }
 }
 
+/* The record of task id in rep, NULL if it is not listed. */
+static const dmn_status_task_t *task_of(const dmn_report_t *rep, uint32_t id)
+{
+    for (uint32_t i = 0; i < rep->n_tasks; i++)
+        if (rep->tasks[i].id == id)
+            return &rep->tasks[i];
+    return NULL;
+}
+
+static uint32_t watched; /* the task id the predicates below look at */
+
+static int watched_running(const dmn_report_t *rep, void *arg)
+{
+    (void)arg;
+    const dmn_status_task_t *t = task_of(rep, watched);
+    return t && t->state == DMN_STATE_RUNNING;
+}
+
+static int watched_idle(const dmn_report_t *rep, void *arg)
+{
+    (void)arg;
+    const dmn_status_task_t *t = task_of(rep, watched);
+    return t && t->state == DMN_STATE_IDLE;
+}
+
+/* A's switch evicts from X, which never answers (bound 20 s): A's GRANT is
+ * held. A's turn has not started, so STATUS counts none of that time as
+ * A's (gpu_time_s, share), and once A goes idle before its GRANT went (the
+ * grant is void) it never held the turn: run time 0, no switch, no evict
+ * wait. Until 2026-12-03 the held time counted as A's from the decision
+ * on: STATUS showed it growing during the hold (and dropping back when the
+ * GRANT went), and kept it for good when A went idle meanwhile. */
+static void test_held_grant_no_run_time(void **state)
+{
+    (void)state;
+    start_server("opt", "4MiB", 20 * COM_NS_PER_S);
+    uint64_t xb[3] = {0}, ab[3] = {0};
+    dmn_client_t *x = open_client("x", xb), *a = open_client("a", ab);
+    dmn_range_t xs = {0x10000000, 2 * MB2}, as = {0x20000000, MB2};
+    assert_int_equal(dmn_client_pending(x, 1, &xs, 1), GMUX_OK);
+    assert_int_equal(dmn_client_wait_turn(x, 5 * COM_NS_PER_S), GMUX_OK);
+    assert_int_equal(dmn_client_idle(x), GMUX_OK); /* and X reads nothing from now on */
+    assert_int_equal(dmn_client_pending(a, 1, &as, 1), GMUX_OK);
+    watched = dmn_client_task_id(a);
+    dmn_report_t rep;
+    assert_true(report_until(watched_running, &rep)); /* granted, its GRANT held */
+    com_clock_sleep_ns(50 * COM_NS_PER_MS);           /* time that is not A's */
+    assert_int_equal(dmn_report_fetch(path, &rep, 5000), GMUX_OK);
+    assert_int_equal(rep.evict_waits, 0);
+    assert_int_equal(task_of(&rep, watched)->run_ns, 0);
+    assert_false(dmn_client_holds_turn(a));
+    assert_int_equal(dmn_client_idle(a), GMUX_OK); /* the held grant is void */
+    assert_true(report_until(watched_idle, &rep));
+    assert_int_equal(task_of(&rep, watched)->run_ns, 0);
+    assert_int_equal(rep.switches, 1); /* X's: A's never went */
+    assert_int_equal(rep.evict_waits, 0);
+    assert_int_equal(rep.fill_bytes, 2 * MB2);
+    dmn_client_close(x);
+    dmn_client_close(a);
+    tsrv_stop(&server_pid);
+}
+
 /* The child tasks of test_reclaimed_every_leave: registers, runs a turn and
  * then either closes cleanly and exits 0 (clean), or says so on fd and waits
  * to be killed. */
@@ -240,6 +302,7 @@ int main(void)
     tdir_make_for_socket(dir, path, sizeof(path));
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_regrant_counted, kill_leftovers),
+        cmocka_unit_test_teardown(test_held_grant_no_run_time, kill_leftovers),
         cmocka_unit_test_teardown(test_reclaimed_every_leave, kill_leftovers),
     };
     return tdir_finish(dir, cmocka_run_group_tests(tests, NULL, NULL));
