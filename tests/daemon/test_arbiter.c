@@ -452,6 +452,21 @@ static void test_withdraw_untold(void **state)
     dmn_place_chunk_destroy(pc);
 }
 
+/* `opt` under 64 MiB as the arbiter's placement, and two batch tasks waiting
+ * with a working set of WS each: *first at priority prio, *second at 0.
+ * The caller destroys the placement. */
+static dmn_place_opt_t *opt_two_waiting(int prio, int *first, int *second)
+{
+    dmn_place_opt_t *opt;
+    assert_int_equal(dmn_place_opt_create(64ull << 20, DMN_OPT_CHUNK, &opt), GMUX_OK);
+    arb->placement = dmn_place_opt_placement(opt);
+    *first = add(DMN_CLASS_BATCH, prio);
+    *second = add(DMN_CLASS_BATCH, 0);
+    pend_ws(*first, 0x10000000, WS, 0);
+    pend_ws(*second, 0x20000000, WS, 0);
+    return opt;
+}
+
 /* A void grant (its task went idle before the server sent its GRANT): the
  * server hands its orders back (dmn_arb_unsent), once; the placement forgets
  * B1's fill and B2's fill ahead, STATUS the switch and its bytes. A second
@@ -459,12 +474,8 @@ static void test_withdraw_untold(void **state)
 static void test_void_grant_unsent(void **state)
 {
     (void)state;
-    dmn_place_opt_t *opt;
-    assert_int_equal(dmn_place_opt_create(64ull << 20, DMN_OPT_CHUNK, &opt), GMUX_OK);
-    arb->placement = dmn_place_opt_placement(opt);
-    int b1 = add(DMN_CLASS_BATCH, 0), b2 = add(DMN_CLASS_BATCH, 0);
-    pend_ws(b1, 0x10000000, WS, 0);
-    pend_ws(b2, 0x20000000, WS, 0);
+    int b1, b2;
+    dmn_place_opt_t *opt = opt_two_waiting(0, &b1, &b2);
     dmn_arb_action_t a = decide(0);
     assert_int_equal(a.grant, b1);
     uint64_t g = a.grant_seq;
@@ -490,12 +501,8 @@ static void test_void_grant_unsent(void **state)
 static void test_regrant_ahead_counted(void **state)
 {
     (void)state;
-    dmn_place_opt_t *opt;
-    assert_int_equal(dmn_place_opt_create(64ull << 20, DMN_OPT_CHUNK, &opt), GMUX_OK);
-    arb->placement = dmn_place_opt_placement(opt);
-    int h = add(DMN_CLASS_BATCH, 5), l = add(DMN_CLASS_BATCH, 0);
-    pend_ws(h, 0x10000000, WS, 0);
-    pend_ws(l, 0x20000000, WS, 0);
+    int h, l;
+    dmn_place_opt_t *opt = opt_two_waiting(5, &h, &l);
     dmn_arb_action_t a = decide(0);
     assert_int_equal(a.grant, h);
     assert_int_equal(planned(a.plan, l, DMN_PLAN_AHEAD), WS);

@@ -24,7 +24,6 @@
 #include <unistd.h>
 
 #include "common/clock.h"
-#include "common/settings.h"
 #include "daemon/client.h"
 #include "daemon/endpoint.h"
 #include "daemon/report.h"
@@ -39,30 +38,12 @@ static pid_t server_pid, kid_pid; /* children left by a failed assertion, 0 none
 
 #define MB2 (2ull << 20)
 
-struct server_cfg {
-    const char *placement, *capacity;
-};
-
-/* In the server child: the capacity with the share mode off (time slices),
- * then the placement, which reads the capacity. */
-static int child_prep(dmn_server_opts_t *o, void *arg)
-{
-    const struct server_cfg *c = arg;
-    char err[64];
-    if (c->capacity &&
-        (com_settings_set(COM_SETTING_DAEMON_CAPACITY, c->capacity, err, sizeof(err)) != GMUX_OK ||
-         com_settings_set(COM_SETTING_DAEMON_SHARE, "0", err, sizeof(err)) != GMUX_OK))
-        return 1;
-    o->placement = dmn_placement_find(c->placement);
-    return 0;
-}
-
 static void start_server(const char *placement, const char *capacity, uint64_t evict_wait_ns)
 {
-    struct server_cfg c = {placement, capacity};
+    tsrv_cfg_t c = {placement, capacity};
     dmn_server_opts_t o = {
         path, DMN_NO_GROUP, 20 * COM_NS_PER_MS, 2 * COM_NS_PER_S, NULL, 0, 0, evict_wait_ns, 0};
-    tsrv_start(&o, child_prep, &c, &server_pid);
+    tsrv_start(&o, tsrv_prep_cfg, &c, &server_pid);
 }
 
 static int kill_leftovers(void **state)
