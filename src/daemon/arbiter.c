@@ -104,7 +104,9 @@ static void drop_holder(dmn_arbiter_t *arb, int slot, uint32_t new_state)
 static void end_turn(dmn_arbiter_t *arb, int slot, uint64_t now, uint32_t new_state)
 {
     dmn_task_t *t = &arb->tasks[slot];
-    t->run_ns += now - t->granted_ns;
+    if (!t->held) /* a GRANT held never went: that was no turn */
+        t->run_ns += now - t->granted_ns;
+    t->held = 0;
     arb->last_holder = slot;
     drop_holder(arb, slot, new_state);
 }
@@ -115,7 +117,7 @@ gmux_status_t dmn_arb_unsent(dmn_arbiter_t *arb, uint32_t task_id, uint64_t gran
     if (grant_seq != arb->grant_seq || !arb->switch_counted)
         return GMUX_OK; /* not the last grant, or handed back already */
     arb->ahead_held = 0;
-    arb->switches -= arb->switch_counted > 1;
+    arb->switches--;
     arb->switch_counted = 0;
     size_t n = 0;
     bool ahead = false;
@@ -168,6 +170,7 @@ gmux_status_t dmn_arb_withdraw(dmn_arbiter_t *arb, int slot)
     if (!holds(t))
         return GMUX_OK;
     t->rr_stamp = t->rr_before;
+    t->held = 0;
     drop_holder(arb, slot, DMN_STATE_PENDING);
     return dmn_arb_unsent(arb, t->id, t->grant_seq);
 }
@@ -245,10 +248,18 @@ void dmn_arb_idle(dmn_arbiter_t *arb, int slot, uint64_t now)
     arb->tasks[slot].n_pending = 0;
 }
 
+void dmn_arb_hold_turn(dmn_arbiter_t *arb, int slot)
+{
+    if (holds(&arb->tasks[slot]))
+        arb->tasks[slot].held = 1;
+}
+
 void dmn_arb_restart_turn(dmn_arbiter_t *arb, int slot, uint64_t now)
 {
-    if (holds(&arb->tasks[slot]) && now > arb->tasks[slot].granted_ns)
-        arb->tasks[slot].granted_ns = now;
+    dmn_task_t *t = &arb->tasks[slot];
+    t->held = 0;
+    if (holds(t) && now > t->granted_ns)
+        t->granted_ns = now;
 }
 
 void dmn_arb_stats(dmn_arbiter_t *arb, int slot, const dmn_msg_stats_t *stats)
@@ -399,9 +410,12 @@ static gmux_status_t grant(dmn_arbiter_t *arb, int slot, uint64_t now, dmn_arb_a
     }
     arb->ahead_plans += ahead;
     dmn_task_t *t = &arb->tasks[slot];
-    arb->switch_counted = 1 + (slot != arb->last_holder); /* 2: counted in switches */
-    arb->switches += arb->switch_counted > 1;
+    /* every grant is a switch, the last holder granted again too: its plan
+     * may evict and fill, and its GRANT wait for evictions, as any other's */
+    arb->switch_counted = 1;
+    arb->switches++;
     t->state = DMN_STATE_RUNNING;
+    t->held = 0;
     t->taken = 0; /* the server asks it for what it kept (server_hold.h) */
     arb->n_holders++;
     t->granted_ns = now;
@@ -591,7 +605,7 @@ uint32_t dmn_arb_snapshot(const dmn_arbiter_t *arb, uint64_t now, dmn_status_tas
             s->faults = t->stats.faults;
             s->migrated = t->stats.migrated;
             s->kernels = t->stats.kernels;
-            s->run_ns = t->run_ns + (holds(t) ? now - t->granted_ns : 0);
+            s->run_ns = t->run_ns + (holds(t) && !t->held ? now - t->granted_ns : 0);
             s->age_ns = now - t->registered_ns;
             memcpy(s->name, t->reg.name, DMN_NAME_MAX);
             s->footprint = dmn_share_footprint(t->reg.budget, t->stats.total, t->ws_bytes);

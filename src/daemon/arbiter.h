@@ -68,6 +68,7 @@ typedef struct dmn_task {
     uint64_t rr_before;     /* rr_stamp before the last grant (dmn_arb_withdraw) */
     uint64_t registered_ns; /* when it joined */
     uint64_t granted_ns;    /* start of the current turn */
+    int held;               /* its GRANT is held (dmn_arb_hold_turn): no turn yet */
     uint64_t revoked_ns;    /* when the current turn was revoked */
     uint64_t grant_seq;     /* sequence of its current (last) grant */
     uint64_t run_ns;        /* time holding the turn, finished turns */
@@ -102,8 +103,8 @@ typedef struct dmn_arbiter {
     /* what the placement planned so far: bytes per plan kind (evict, fill,
      * ahead) and the switches whose plan filled ahead */
     uint64_t planned_bytes[3], ahead_plans;
-    /* the last grant: 0 none or handed back (dmn_arb_unsent), 1 made, 2 made
-     * and counted in switches */
+    /* the last grant: 0 none or handed back (dmn_arb_unsent), 1 made and
+     * counted in switches (every grant is: STATUS counts the grants that went) */
     int switch_counted;
     dmn_share_t share; /* the mode and what decided it */
     int share_dirty;   /* a footprint or the capacity may have changed since */
@@ -165,6 +166,11 @@ void dmn_arb_release(dmn_arbiter_t *arb, int slot, uint64_t now);
 void dmn_arb_idle(dmn_arbiter_t *arb, int slot, uint64_t now);
 
 void dmn_arb_stats(dmn_arbiter_t *arb, int slot, const dmn_msg_stats_t *stats);
+
+/* The server holds the GRANT of the grant just made to slot (server_hold.h):
+ * no time counts as its turn's (run time, STATUS's share), nor does it if the
+ * task gives it back or leaves before dmn_arb_restart_turn. */
+void dmn_arb_hold_turn(dmn_arbiter_t *arb, int slot);
 
 /* The turn of slot (a holder) starts again at now: its quantum and its
  * running time count from then (the server held its GRANT until now). */

@@ -178,7 +178,7 @@ typedef struct dmn_msg_status {
     uint32_t n_tasks;
     uint32_t mode; /* dmn_mode_t (v2) */
     uint64_t uptime_ns;
-    uint64_t switches;
+    uint64_t switches;          /* grants that went, a task granted again included */
     uint64_t reclaimed;         /* tasks whose connection ended: exit, death, protocol error */
     uint64_t capacity;          /* device bytes the mode is decided against, 0: unknown (v2) */
     uint64_t footprint;         /* sum of the tasks' footprints (v2) */

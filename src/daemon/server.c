@@ -411,8 +411,10 @@ static void apply(dmn_srv_t *s)
                                 DMN_PLAN_FILL);
             }
             dmn_hold_what_t what = dmn_hold_begin(s, &act, com_clock_ns());
-            if (what == DMN_HOLD_SWITCH)
-                return; /* the rest once the evicted tasks reported (server_hold.h) */
+            if (what == DMN_HOLD_SWITCH) { /* the rest once the evicted tasks reported */
+                dmn_arb_hold_turn(&s->arb, act.grant);
+                return;
+            }
             /* the fill ahead alone waits for them: held once the GRANT went */
             if (send_granted(s, &act, what == DMN_HOLD_NONE) && what == DMN_HOLD_AHEAD)
                 dmn_hold_ahead(s, &act, com_clock_ns());

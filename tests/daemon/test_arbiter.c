@@ -452,6 +452,21 @@ static void test_withdraw_untold(void **state)
     dmn_place_chunk_destroy(pc);
 }
 
+/* `opt` under 64 MiB as the arbiter's placement, and two batch tasks waiting
+ * with a working set of WS each: *first at priority prio, *second at 0.
+ * The caller destroys the placement. */
+static dmn_place_opt_t *opt_two_waiting(int prio, int *first, int *second)
+{
+    dmn_place_opt_t *opt;
+    assert_int_equal(dmn_place_opt_create(64ull << 20, DMN_OPT_CHUNK, &opt), GMUX_OK);
+    arb->placement = dmn_place_opt_placement(opt);
+    *first = add(DMN_CLASS_BATCH, prio);
+    *second = add(DMN_CLASS_BATCH, 0);
+    pend_ws(*first, 0x10000000, WS, 0);
+    pend_ws(*second, 0x20000000, WS, 0);
+    return opt;
+}
+
 /* A void grant (its task went idle before the server sent its GRANT): the
  * server hands its orders back (dmn_arb_unsent), once; the placement forgets
  * B1's fill and B2's fill ahead, STATUS the switch and its bytes. A second
@@ -459,12 +474,8 @@ static void test_withdraw_untold(void **state)
 static void test_void_grant_unsent(void **state)
 {
     (void)state;
-    dmn_place_opt_t *opt;
-    assert_int_equal(dmn_place_opt_create(64ull << 20, DMN_OPT_CHUNK, &opt), GMUX_OK);
-    arb->placement = dmn_place_opt_placement(opt);
-    int b1 = add(DMN_CLASS_BATCH, 0), b2 = add(DMN_CLASS_BATCH, 0);
-    pend_ws(b1, 0x10000000, WS, 0);
-    pend_ws(b2, 0x20000000, WS, 0);
+    int b1, b2;
+    dmn_place_opt_t *opt = opt_two_waiting(0, &b1, &b2);
     dmn_arb_action_t a = decide(0);
     assert_int_equal(a.grant, b1);
     uint64_t g = a.grant_seq;
@@ -479,6 +490,38 @@ static void test_void_grant_unsent(void **state)
     a = decide(MS);
     assert_int_equal(a.grant, b2);
     assert_int_equal(planned(a.plan, b2, DMN_PLAN_FILL), WS);
+    dmn_place_opt_destroy(opt);
+}
+
+/* A task granted again after it was the last holder, another task waiting
+ * below it: its grant plans a fill ahead for the waiting task (whose working
+ * set grew), and counts as a switch, so that STATUS's fills ahead never
+ * outnumber its switches ("ahead ... in N of M switches"). Until 2026-12-03
+ * such a grant was no switch: 2 fills ahead in 1 switch. */
+static void test_regrant_ahead_counted(void **state)
+{
+    (void)state;
+    int h, l;
+    dmn_place_opt_t *opt = opt_two_waiting(5, &h, &l);
+    dmn_arb_action_t a = decide(0);
+    assert_int_equal(a.grant, h);
+    assert_int_equal(planned(a.plan, l, DMN_PLAN_AHEAD), WS);
+    dmn_arb_idle(arb, h, MS); /* h gives the turn back and asks again before a decision */
+    pend_ws(h, 0x10000000, WS, MS);
+    pend_ws(l, 0x20000000, 2 * WS, MS);
+    a = decide(MS);
+    assert_int_equal(a.grant, h);
+    assert_int_equal(planned(a.plan, l, DMN_PLAN_AHEAD), WS); /* its new half */
+    dmn_msg_status_t head;
+    dmn_arb_status_head(arb, MS, &head);
+    assert_int_equal(head.ahead_plans, 2);
+    assert_true(head.ahead_plans <= head.switches);
+    assert_int_equal(head.switches, 2);
+    /* handed back unsent (void), it is neither a switch nor a fill ahead */
+    assert_int_equal(dmn_arb_unsent(arb, arb->tasks[h].id, a.grant_seq), GMUX_OK);
+    dmn_arb_status_head(arb, MS, &head);
+    assert_int_equal(head.switches, 1);
+    assert_int_equal(head.ahead_plans, 1);
     dmn_place_opt_destroy(opt);
 }
 
@@ -499,6 +542,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_withdraw, setup, teardown),
         cmocka_unit_test_setup_teardown(test_withdraw_untold, setup, teardown),
         cmocka_unit_test_setup_teardown(test_void_grant_unsent, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_regrant_ahead_counted, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -56,31 +56,13 @@ static pid_t start_server(const char *placement)
     return start_server_cap(placement, NULL);
 }
 
-struct server_cfg {
-    const char *placement, *capacity;
-};
-
-/* In the server child: GMUX_DAEMON_CAPACITY with the share mode off (when a
- * capacity is given), then the placement, which reads the capacity. */
-static int child_prep(dmn_server_opts_t *o, void *arg)
-{
-    const struct server_cfg *c = arg;
-    char err[64];
-    if (c->capacity &&
-        (com_settings_set(COM_SETTING_DAEMON_CAPACITY, c->capacity, err, sizeof(err)) != GMUX_OK ||
-         com_settings_set(COM_SETTING_DAEMON_SHARE, "0", err, sizeof(err)) != GMUX_OK))
-        return 1;
-    o->placement = dmn_placement_find(c->placement);
-    return 0;
-}
-
 static pid_t start_server_cap(const char *placement, const char *capacity)
 {
-    struct server_cfg c = {placement, capacity};
+    tsrv_cfg_t c = {placement, capacity};
     dmn_server_opts_t o = {
         path, DMN_NO_GROUP, 20 * COM_NS_PER_MS, 2 * COM_NS_PER_S, NULL, 0, 0, server_evict_wait_ns,
         0};
-    return tsrv_start(&o, child_prep, &c, &server_pid);
+    return tsrv_start(&o, tsrv_prep_cfg, &c, &server_pid);
 }
 
 static void stop_server(pid_t pid, int sig)

@@ -13,6 +13,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "common/settings.h"
+
 static volatile sig_atomic_t child_stop;
 
 static void on_term(int sig)
@@ -46,6 +48,18 @@ pid_t tsrv_start_at(const char *file, int line, const dmn_server_opts_t *o,
     if (n != 1)
         fail_msg("%s:%d: the server child %d never listened (read %zd)", file, line, (int)pid, n);
     return pid;
+}
+
+int tsrv_prep_cfg(dmn_server_opts_t *o, void *arg)
+{
+    const tsrv_cfg_t *c = arg;
+    char err[64];
+    if (c->capacity &&
+        (com_settings_set(COM_SETTING_DAEMON_CAPACITY, c->capacity, err, sizeof(err)) != GMUX_OK ||
+         com_settings_set(COM_SETTING_DAEMON_SHARE, "0", err, sizeof(err)) != GMUX_OK))
+        return 1;
+    o->placement = dmn_placement_find(c->placement);
+    return 0;
 }
 
 void tsrv_wait_exit0_at(const char *file, int line, pid_t *slot)

@@ -20,6 +20,15 @@
 pid_t tsrv_start_at(const char *file, int line, const dmn_server_opts_t *o,
                     int (*prep)(dmn_server_opts_t *, void *), void *arg, pid_t *slot);
 
+/* A prep for tsrv_start: arg is a tsrv_cfg_t. With a capacity, sets
+ * GMUX_DAEMON_CAPACITY to it and turns the share mode off (time slices
+ * whatever the footprints); then the placement named, which reads the
+ * capacity. */
+typedef struct tsrv_cfg {
+    const char *placement, *capacity; /* capacity NULL: the default */
+} tsrv_cfg_t;
+int tsrv_prep_cfg(dmn_server_opts_t *o, void *arg);
+
 /* Reaps the child *slot (0 after), which must exit by itself with status 0. */
 #define tsrv_wait_exit0(slot) tsrv_wait_exit0_at(__FILE__, __LINE__, (slot))
 void tsrv_wait_exit0_at(const char *file, int line, pid_t *slot);
