@@ -88,8 +88,8 @@ typedef enum dmn_mode {
 /* A PLAN of kind EVICT with no ranges (v6) ends the evictions of its grant
  * sent to this task: the daemon holds that switch's GRANT and fill ahead
  * until the task answers EVICTED for the grant (once an event recorded after
- * those evictions completed on the GPU), or a bound passed (docs/daemon.md,
- * "Evictions before fills"). */
+ * those evictions completed on the GPU), or a bound passed (docs/daemon-evict.md).
+ */
 typedef enum dmn_plan_kind {
     DMN_PLAN_EVICT = 0, /* move these ranges to host memory */
     DMN_PLAN_FILL = 1,  /* move these ranges to the device */

@@ -1,6 +1,6 @@
 /*
  * The gate's answer to the end of a switch's evictions (protocol v6,
- * docs/daemon.md "Evictions before fills"): gmuxd holds the grant of the
+ * docs/daemon-evict.md): gmuxd holds the grant of the
  * task the evictions make room for until this task reports them done. The
  * gate (gate.c) notes the request (shim_gate_evicted_due, from the client's
  * on_evict_end), and once the evictions stored before it were issued on the

@@ -90,7 +90,7 @@ static int scripted_held_event(int ready)
     return rc ? rc : finish(task, buf, fds, nfd);
 }
 
-/* Shared mode (docs/daemon.md "Evictions before fills"): the eviction of
+/* Shared mode (docs/daemon-evict.md): the eviction of
  * grant 2 comes while the program holds the turn, unasked (the shim keeps
  * it: nothing answered over two STATS reports); the turn is given back
  * (RELEASE), and only then a later switch (grant 3) asks for EVICTED, with
