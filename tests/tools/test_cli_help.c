@@ -21,14 +21,21 @@ static char out[65536], err[16384];
 
 #define MAX_WORDS 12
 
-static int run_words(const char *const words[])
+/* gmux WORDS (NULL-terminated) with the variables of env (NULL, or
+ * NULL-terminated) added to the environment; its exit status. */
+static int run_words_env(const char *const words[], char *const env[])
 {
     char *argv[MAX_WORDS + 2] = {GMUX_CLI_PATH};
     size_t n = 1;
     for (size_t k = 0; words[k] && n < MAX_WORDS + 1; k++)
         argv[n++] = (char *)words[k];
     argv[n] = NULL;
-    return tproc_capture(argv, NULL, 60.0, out, sizeof(out), err, sizeof(err));
+    return tproc_capture(argv, env, 60.0, out, sizeof(out), err, sizeof(err));
+}
+
+static int run_words(const char *const words[])
+{
+    return run_words_env(words, NULL);
 }
 
 /* out with each run of spaces and line breaks made one space: a help's
@@ -270,6 +277,109 @@ static void test_help_wins_over_other_options(void **state)
     assert_null(strstr(out, "Usage:"));
 }
 
+/* --help wins over a malformed GMUX_* setting too: each command reads some
+ * (GMUX_LOG all of them), and one it reads malformed stopped `gmux CMD
+ * --help` with exit 2 before the command saw its words (gmux --help,
+ * --help COMMAND and --help-settings, the page that error points to, too). */
+static void test_help_wins_over_malformed_settings(void **state)
+{
+    (void)state;
+    char names[32][32];
+    size_t n = list_commands(names, 32);
+    /* one a part of each scope reads: every process, shim, daemon, net, shmem */
+    static char *const settings[] = {
+        "GMUX_LOG=chatty",      "GMUX_POLICY=bogus",        "GMUX_BUDGET=abc",
+        "GMUX_NET_TIMEOUT=abc", "GMUX_DAEMON_QUANTUM_MS=0", "GMUX_SHMEM_HEAP=lots",
+        "GMUX_GATE=maybe",      "GMUX_TASK_PRIORITY=high",
+    };
+    for (size_t s = 0; s < sizeof(settings) / sizeof(settings[0]); s++) {
+        char *const env[] = {settings[s], NULL};
+        for (size_t i = 0; i < n + 5; i++) {
+            const char *words[6] = {NULL};
+            if (i < n) {
+                words[0] = names[i];
+                words[1] = "--help";
+            } else if (i == n) {
+                words[0] = "--help";
+            } else if (i == n + 1) {
+                words[0] = "--help";
+                words[1] = "launch";
+            } else if (i == n + 2) {
+                words[0] = "bench";
+                words[1] = "net";
+                words[2] = "--reps";
+                words[3] = "0";
+                words[4] = "-h";
+            } else if (i == n + 3) {
+                words[0] = "run";
+                words[1] = "--budget";
+                words[2] = "8G";
+                words[3] = "--help";
+            } else {
+                words[0] = "--help-settings";
+            }
+            int rc = run_words_env(words, env);
+            const char *shows = i == n + 4 ? "GMUX_LOG" : "Usage:";
+            if (rc != 0 || !strstr(out, shows))
+                fail_msg("%s gmux %s %s: exit %d, no help: %s", settings[s], words[0],
+                         words[1] ? words[1] : "", rc, err);
+        }
+    }
+    /* without --help the setting still stops what reads it */
+    char *const env[] = {"GMUX_NET_TIMEOUT=abc", NULL};
+    const char *const words[] = {"launch", "-n", "1", "--", "true", NULL};
+    assert_int_equal(run_words_env(words, env), 2);
+    assert_non_null(strstr(err, "GMUX_NET_TIMEOUT"));
+}
+
+/* gmux run's help scan skips the value of each option that takes one, and
+ * only of those, as its parser does: the options are read from the usage
+ * lines of `gmux run --help` ("[--budget SIZE]", "[--no-managed]"). An
+ * option the parser took a value for and the scan did not would make
+ * `gmux run --OPT X --help` take X for the program and '--help' for an
+ * unknown option; a flag the scan took a value for would hide the --help
+ * after it. */
+static void test_run_help_scan_matches_parser(void **state)
+{
+    (void)state;
+    const char *const help[] = {"run", "--help", NULL};
+    assert_int_equal(run_words(help), 0);
+    static char usage[4096];
+    const char *end = strstr(out, "\n\n");
+    assert_non_null(end);
+    snprintf(usage, sizeof(usage), "%.*s", (int)(end - out), out);
+    size_t valued = 0, flags = 0;
+    for (const char *p = strchr(usage, '['); p; p = strchr(p + 1, '[')) {
+        char opt[64], value[64] = "";
+        if (sscanf(p, "[%63[^] ] %63[^]]", opt, value) < 1 || strcmp(opt, "--") == 0 ||
+            opt[0] != '-') /* [ARGS...] */
+            continue;
+        assert_true(strncmp(opt, "--", 2) == 0);
+        if (value[0]) {
+            valued++;
+            const char *words[] = {"run", opt, "x", "--help", NULL};
+            int rc = run_words(words);
+            if (rc != 0 || !strstr(out, "Usage: gmux run"))
+                fail_msg("gmux run %s x --help: exit %d, no help: %s", opt, rc, err);
+            const char *bare[] = {"run", opt, NULL};
+            char says[96];
+            snprintf(says, sizeof(says), "option '%s' needs a value", opt);
+            rc = run_words(bare);
+            if (rc != 2 || !strstr(err, says))
+                fail_msg("gmux run %s: exit %d: %s", opt, rc, err);
+        } else {
+            flags++;
+            const char *words[] = {"run", opt, "--help", NULL};
+            int rc = run_words(words);
+            if (rc != 0 || !strstr(out, "Usage: gmux run"))
+                fail_msg("gmux run %s --help: exit %d, no help: %s", opt, rc, err);
+        }
+    }
+    /* --policy and the others, --no-managed and --no-daemon */
+    assert_true(valued >= 8);
+    assert_true(flags >= 2);
+}
+
 /* gmux run --help says what --budget 0 means (only --help-settings said
  * GMUX_BUDGET's 0 is no budget). */
 static void test_run_help_says_zero_budget(void **state)
@@ -291,6 +401,8 @@ int main(void)
         cmocka_unit_test(test_help_wins_over_other_options),
         cmocka_unit_test(test_run_help_says_zero_budget),
         cmocka_unit_test(test_wrong_word_named),
+        cmocka_unit_test(test_help_wins_over_malformed_settings),
+        cmocka_unit_test(test_run_help_scan_matches_parser),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

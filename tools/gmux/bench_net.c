@@ -93,7 +93,7 @@ int bench_net(int argc, char **argv)
     char reps[16];
     snprintf(reps, sizeof(reps), "%d", BENCH_NET_REPS);
     /* --help anywhere wins, before any other option is checked */
-    bool help = cli_help_asked(argc, argv, NULL);
+    bool help = com_cli_help_asked(argc, argv, NULL);
     for (int i = 1; i < argc; i++) {
         if (help) {
             printf("Usage: gmux bench net [--provider shm|tcp|both] [--reps N] [--json] [--quick]\n"
@@ -160,7 +160,7 @@ int bench_net(int argc, char **argv)
                                        argv[i + 1]);
             plot = argv[++i];
         } else if (strcmp(argv[i], "--provider") == 0) {
-            const char *p = cli_option_value(argc, argv, i++);
+            const char *p = com_cli_option_value(argc, argv, i++);
             if (!p)
                 return cli_usage_error("bench net", "option '--provider' needs a value");
             if (strcmp(p, "shm") == 0 || strcmp(p, "tcp") == 0) {

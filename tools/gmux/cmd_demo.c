@@ -70,7 +70,7 @@ static const struct demo_part parts[] = {
 int cmd_demo(int argc, char **argv)
 {
     /* --help anywhere wins, before --plot-dir is looked at */
-    bool help = cli_help_asked(argc, argv, NULL);
+    bool help = com_cli_help_asked(argc, argv, NULL);
     for (int i = 1; i < argc; i++) {
         if (help) {
             printf("Usage: gmux demo [--plot-dir DIR]\n\nRuns each part of gmux on its built-in "

@@ -186,7 +186,7 @@ int cmd_predict_report(int argc, char **argv)
     const char *templates = NULL;
     bool json = false;
     pdrive_input_t in = {.seed = 1};
-    if (cli_help_asked(argc, argv, NULL)) {
+    if (com_cli_help_asked(argc, argv, NULL)) {
         print_help();
         return 0;
     }

@@ -110,7 +110,7 @@ int cmd_sim(int argc, char **argv)
     int prio[MAX_CLASSED] = {0};
     uint32_t nclass = 0;
     sim_job_t job;
-    if (cli_help_asked(argc, argv, NULL)) { /* before any --calibration is read */
+    if (com_cli_help_asked(argc, argv, NULL)) { /* before any --calibration is read */
         print_help();
         return 0;
     }

@@ -306,7 +306,7 @@ static int cmd_record(int argc, char **argv)
         }
         if (strcmp(argv[i], "-o") != 0 && strcmp(argv[i], "--format") != 0)
             return cli_bad_word(CMD, argv[i]);
-        if (!cli_option_value(argc, argv, i))
+        if (!com_cli_option_value(argc, argv, i))
             return cli_usage_error(CMD, "'%s' needs a value", argv[i]);
         if (strcmp(argv[i], "-o") == 0) {
             out = argv[++i];
@@ -400,7 +400,7 @@ int cmd_trace(int argc, char **argv)
     if (argc < 2)
         return cli_usage_error(CMD, "missing subcommand (generate, convert, show)");
     const char *sub = argv[1];
-    if (cli_help_asked(argc, argv, NULL)) {
+    if (com_cli_help_asked(argc, argv, NULL)) {
         print_help();
         return 0;
     }
