@@ -380,6 +380,59 @@ static void test_run_help_scan_matches_parser(void **state)
     assert_true(flags >= 2);
 }
 
+/* An option given without its value, or with an empty one ("$UNSET"), is
+ * said alike in every command: "option 'X' needs a value", exit 2. Until
+ * 2026-12-03 demo said "--plot-dir needs a directory", bench net "--reps
+ * wants 1 to 100 runs, not ''" (and the like for --same and --plot), trace,
+ * profile and predict-report "'X' needs a value", and an empty value went
+ * on to be read as a file name, a number or a workload. */
+static void test_missing_value_worded_alike(void **state)
+{
+    (void)state;
+    static const char *const cases[][6] = {
+        {"demo", "--plot-dir"},
+        {"bench", "net", "--reps"},
+        {"bench", "net", "--same"},
+        {"bench", "net", "--plot"},
+        {"bench", "net", "--provider"},
+        {"predict-report", "--templates"},
+        {"predict-report", "--workload"},
+        {"predict-report", "--seed"},
+        {"profile", "--workload"},
+        {"profile", "--set"},
+        {"profile", "-o"},
+        {"trace", "-o"},
+        {"trace", "--format"},
+        {"trace", "generate", "--workload"},
+        {"trace", "generate", "-o"},
+        {"trace", "convert", "--format"},
+        {"sim", "--workload"},
+        {"sim", "--trace"},
+        {"sim", "--calibration"},
+        {"top", "--interval"},
+        {"status", "--socket"},
+        {"launch", "--bind"},
+        {"run", "--stats"},
+        {"daemon", "--placement"},
+    };
+    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+        const char *words[8] = {NULL};
+        size_t k = 0;
+        for (; cases[c][k]; k++)
+            words[k] = cases[c][k];
+        const char *opt = words[k - 1];
+        char says[128];
+        snprintf(says, sizeof(says), "option '%s' needs a value (see gmux %s", opt, words[0]);
+        for (int empty = 0; empty < 2; empty++) {
+            words[k] = empty ? "" : NULL;
+            int rc = run_words(words);
+            if (rc != 2 || !strstr(err, says) || strchr(err, '\n') != strrchr(err, '\n'))
+                fail_msg("gmux %s ... %s%s: exit %d, not 2 with \"%s\": %s", words[0], opt,
+                         empty ? " ''" : "", rc, says, err);
+        }
+    }
+}
+
 /* gmux run --help says what --budget 0 means (only --help-settings said
  * GMUX_BUDGET's 0 is no budget). */
 static void test_run_help_says_zero_budget(void **state)
@@ -403,6 +456,7 @@ int main(void)
         cmocka_unit_test(test_wrong_word_named),
         cmocka_unit_test(test_help_wins_over_malformed_settings),
         cmocka_unit_test(test_run_help_scan_matches_parser),
+        cmocka_unit_test(test_missing_value_worded_alike),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -35,6 +35,12 @@ int cli_bad_word(const char *cmd, const char *arg)
     return com_cli_bad_word(CLI_PROG(cmd, prog), arg);
 }
 
+int cli_no_value(const char *cmd, const char *opt)
+{
+    char prog[64];
+    return com_cli_no_value(CLI_PROG(cmd, prog), opt);
+}
+
 int cli_fail(const char *cmd, const char *fmt, ...)
 {
     va_list ap;

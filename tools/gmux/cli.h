@@ -26,6 +26,10 @@ int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format
  * argument 'X'"; CLI_EXIT_USAGE. */
 int cli_bad_word(const char *cmd, const char *arg);
 
+/* "option 'OPT' needs a value" (com_cli_no_value), given without one or
+ * with an empty one; CLI_EXIT_USAGE. */
+int cli_no_value(const char *cmd, const char *opt);
+
 /* Prints "gmux CMD: <message>" to stderr and returns 1. */
 int cli_fail(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -104,7 +104,7 @@ static int parse_opts(int argc, char **argv, struct launch_opts *o)
             return cli_bad_word("launch", a);
         const char *v = com_cli_option_value(argc, argv, i);
         if (!v)
-            return cli_usage_error("launch", "option '%s' needs a value", a);
+            return cli_no_value("launch", a);
         i++;
         char *end;
         if (strcmp(a, "-n") == 0) {

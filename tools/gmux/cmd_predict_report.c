@@ -200,11 +200,10 @@ int cmd_predict_report(int argc, char **argv)
             continue;
         }
         if (strcmp(argv[i], "--templates") == 0) {
-            if (i + 1 >= argc) {
-                cli_usage_error(CMD, "'--templates' needs a value");
+            if (!(templates = com_cli_option_value(argc, argv, i++))) {
+                cli_no_value(CMD, "--templates");
                 goto free_sets;
             }
-            templates = argv[++i];
             continue;
         }
         int took = pdrive_parse_arg(CMD, &in, argc, argv, i);

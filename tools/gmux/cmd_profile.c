@@ -71,7 +71,7 @@ int cmd_profile(int argc, char **argv)
         }
         if (strcmp(argv[i], "-o") == 0) {
             if (!(out = com_cli_option_value(argc, argv, i))) {
-                cli_usage_error(CMD, "'-o' needs a value");
+                cli_no_value(CMD, "-o");
                 goto free_sets;
             }
             i++;

@@ -226,7 +226,7 @@ int cmd_run(int argc, char **argv)
         if (!cmd_run_opts[k].valued)
             opt[k] = a;
         else if (!(opt[k] = com_cli_option_value(argc, argv, i++)))
-            return cli_usage_error("run", "option '%s' needs a value", a);
+            return cli_no_value("run", a);
     }
     const char *policy = opt[RUN_POLICY], *budget = opt[RUN_BUDGET], *stats = opt[RUN_STATS];
     const char *prio = opt[RUN_PRIORITY], *cls = opt[RUN_CLASS], *name = opt[RUN_NAME];

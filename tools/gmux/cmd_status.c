@@ -37,8 +37,8 @@ int cmd_status(int argc, char **argv)
             json = 1;
         } else if (strcmp(argv[i], "--socket") == 0) {
             sock = com_cli_option_value(argc, argv, i++);
-            if (!sock || !sock[0])
-                return cli_usage_error("status", "option '--socket' needs a value");
+            if (!sock)
+                return cli_no_value("status", "--socket");
         } else {
             return cli_bad_word("status", argv[i]);
         }

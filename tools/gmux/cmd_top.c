@@ -78,8 +78,8 @@ int cmd_top(int argc, char **argv)
         } else if (strcmp(argv[i], "--socket") == 0 || strcmp(argv[i], "--interval") == 0 ||
                    strcmp(argv[i], "--batch") == 0) {
             const char *a = argv[i], *v = com_cli_option_value(argc, argv, i++);
-            if (!v || !v[0])
-                return cli_usage_error("top", "option '%s' needs a value", a);
+            if (!v)
+                return cli_no_value("top", a);
             if (a[2] == 's') {
                 sock = v;
             } else if (a[2] == 'i') {
