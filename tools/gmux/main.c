@@ -42,7 +42,8 @@ static void print_help(FILE *out)
     fprintf(out, "\nRun 'gmux COMMAND --help' or 'gmux --help COMMAND' for a command's options.\n"
                  "Settings come from GMUX_* environment variables: 'gmux --help-settings'.\n"
                  "A command checks those read by what it runs (itself, and the daemon, shim\n"
-                 "or ranks it starts): a malformed one is a usage error.\n\n"
+                 "or ranks it starts): a malformed one is a usage error. A help (--help,\n"
+                 "COMMAND --help, --help-settings) reads none.\n\n"
                  "Exit status: the command's (each command's --help lists its own); 0 for\n"
                  "--help, --version and --help-settings; 2 for a usage error (no command, an\n"
                  "unknown command or option, a malformed setting).\n");
