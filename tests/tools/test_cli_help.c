@@ -292,34 +292,22 @@ static void test_help_wins_over_malformed_settings(void **state)
         "GMUX_NET_TIMEOUT=abc", "GMUX_DAEMON_QUANTUM_MS=0", "GMUX_SHMEM_HEAP=lots",
         "GMUX_GATE=maybe",      "GMUX_TASK_PRIORITY=high",
     };
+    /* and the helps that are not gmux CMD --help */
+    static const char *const extra[][6] = {
+        {"--help"},
+        {"--help", "launch"},
+        {"bench", "net", "--reps", "0", "-h"},
+        {"run", "--budget", "8G", "--help"},
+        {"--help-settings"},
+    };
+    size_t nextra = sizeof(extra) / sizeof(extra[0]);
     for (size_t s = 0; s < sizeof(settings) / sizeof(settings[0]); s++) {
         char *const env[] = {settings[s], NULL};
-        for (size_t i = 0; i < n + 5; i++) {
-            const char *words[6] = {NULL};
-            if (i < n) {
-                words[0] = names[i];
-                words[1] = "--help";
-            } else if (i == n) {
-                words[0] = "--help";
-            } else if (i == n + 1) {
-                words[0] = "--help";
-                words[1] = "launch";
-            } else if (i == n + 2) {
-                words[0] = "bench";
-                words[1] = "net";
-                words[2] = "--reps";
-                words[3] = "0";
-                words[4] = "-h";
-            } else if (i == n + 3) {
-                words[0] = "run";
-                words[1] = "--budget";
-                words[2] = "8G";
-                words[3] = "--help";
-            } else {
-                words[0] = "--help-settings";
-            }
+        for (size_t i = 0; i < n + nextra; i++) {
+            const char *const cmd_help[] = {names[i < n ? i : 0], "--help", NULL};
+            const char *const *words = i < n ? cmd_help : extra[i - n];
             int rc = run_words_env(words, env);
-            const char *shows = i == n + 4 ? "GMUX_LOG" : "Usage:";
+            const char *shows = strcmp(words[0], "--help-settings") == 0 ? "GMUX_LOG" : "Usage:";
             if (rc != 0 || !strstr(out, shows))
                 fail_msg("%s gmux %s %s: exit %d, no help: %s", settings[s], words[0],
                          words[1] ? words[1] : "", rc, err);
