@@ -12,8 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
+#include "common/cliopt.h"
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/parse.h"
@@ -106,17 +108,45 @@ static const char *env_lookup(const char *name)
     return getenv(name);
 }
 
+/* The daemon's options, read by its parser and by dmn_cli_drop_overridden_env. */
+enum { OPT_SOCKET, OPT_QUANTUM, OPT_PLACEMENT, OPT_FOREGROUND, OPT_STOP };
+static const com_cli_opt_t dmn_cli_opts[] = {
+    [OPT_SOCKET] = {"--socket", true},       [OPT_QUANTUM] = {"--quantum-ms", true},
+    [OPT_PLACEMENT] = {"--placement", true}, [OPT_FOREGROUND] = {"--foreground", false},
+    [OPT_STOP] = {"--stop", false},          {NULL, false},
+};
+
 void dmn_cli_drop_overridden_env(int argc, char **argv)
 {
     for (int i = 1; i + 1 < argc; i++) {
-        if (strcmp(argv[i], "--quantum-ms") == 0)
+        int k = com_cli_opt_find(dmn_cli_opts, argv[i]);
+        if (k == OPT_QUANTUM)
             unsetenv("GMUX_DAEMON_QUANTUM_MS");
-        else if (strcmp(argv[i], "--placement") == 0)
+        else if (k == OPT_PLACEMENT)
             unsetenv("GMUX_DAEMON_PLACEMENT");
-        else if (strcmp(argv[i], "--socket") != 0)
-            continue;
-        i++; /* the value: never an option name */
+        if (k >= 0 && dmn_cli_opts[k].valued)
+            i++; /* the value: never an option name */
     }
+}
+
+int dmn_cli_socket_path(const char *prog, const char *given, char *out, size_t cap)
+{
+    size_t most = sizeof(((struct sockaddr_un *)0)->sun_path) - 1;
+    if (given) {
+        if (strlen(given) > most || strlen(given) >= cap)
+            return com_cli_usage_error(prog,
+                                       "option '--socket' names a socket path that is too long "
+                                       "(%zu bytes, at most %zu)",
+                                       strlen(given), most);
+        memcpy(out, given, strlen(given) + 1);
+        return 0;
+    }
+    if (dmn_endpoint_path(out, cap) != GMUX_OK)
+        return com_cli_usage_error(prog,
+                                   "the socket path of GMUX_SOCKET (or XDG_RUNTIME_DIR) is too "
+                                   "long (at most %zu bytes); --socket PATH gives another",
+                                   most);
+    return 0;
 }
 
 int dmn_cli_main(const char *prog, int argc, char **argv)
@@ -127,67 +157,49 @@ int dmn_cli_main(const char *prog, int argc, char **argv)
     const char *sock = NULL;
     const dmn_placement_t *placement = NULL;
     uint64_t quantum_ns = 0;
-    /* The options first, so that --help and a --socket that replaces a bad
-     * GMUX_SOCKET work whatever the settings say. */
+    /* --help wins over every other word, and the options come before the
+     * settings, so that a --socket that replaces a bad GMUX_SOCKET works */
+    if (com_cli_help_asked(argc, argv, NULL)) {
+        usage(stdout, prog);
+        return 0;
+    }
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-            usage(stdout, prog);
-            return 0;
-        }
-        if (strcmp(a, "--foreground") == 0) {
-            foreground = starting = 1;
+        int k = com_cli_opt_find(dmn_cli_opts, a);
+        if (k < 0)
+            return com_cli_bad_word(prog, a);
+        starting |= k != OPT_SOCKET && k != OPT_STOP;
+        if (k == OPT_FOREGROUND || k == OPT_STOP) {
+            *(k == OPT_STOP ? &stop : &foreground) = 1;
             continue;
         }
-        if (strcmp(a, "--stop") == 0) {
-            stop = 1;
-            continue;
-        }
-        if (strcmp(a, "--socket") != 0 && strcmp(a, "--quantum-ms") != 0 &&
-            strcmp(a, "--placement") != 0) {
-            fprintf(stderr, "%s: %s '%s' (see %s --help)\n", prog,
-                    a[0] == '-' ? "unknown option" : "unexpected argument", a, prog);
-            return 2;
-        }
-        starting |= strcmp(a, "--socket") != 0;
-        const char *v = i + 1 < argc ? argv[++i] : NULL;
+        const char *v = com_cli_option_value(argc, argv, i++);
         int64_t ms;
-        const char *bad = NULL;
-        if (!v || !v[0])
-            bad = "needs a value";
-        else if (strcmp(a, "--socket") == 0 && strlen(v) >= sizeof(path))
-            bad = "names a socket path that is too long";
-        else if (strcmp(a, "--socket") == 0)
+        if (!v)
+            return com_cli_no_value(prog, a);
+        if (k == OPT_SOCKET) {
             sock = v;
-        else if (strcmp(a, "--quantum-ms") == 0 &&
-                 (com_parse_i64(v, &ms) != GMUX_OK || ms <= 0 || ms >= DMN_SERVER_MAX_MS))
-            bad = "wants milliseconds from 1 to 3599999";
-        else if (strcmp(a, "--quantum-ms") == 0)
+        } else if (k == OPT_QUANTUM) {
+            if (com_parse_i64(v, &ms) != GMUX_OK || ms <= 0 || ms >= DMN_SERVER_MAX_MS)
+                return com_cli_usage_error(
+                    prog, "option '%s' wants milliseconds from 1 to 3599999, not '%s'", a, v);
             quantum_ns = (uint64_t)ms * 1000000u;
-        else if (!(placement = dmn_placement_find(v)))
-            bad = "wants none, swap, opt or chunk";
-        if (bad) {
-            fprintf(stderr, "%s: option '%s' %s%s%s%s (see %s --help)\n", prog, a, bad,
-                    v ? ", not '" : "", v ? v : "", v ? "'" : "", prog);
-            return 2;
+        } else if (!(placement = dmn_placement_find(v))) {
+            return com_cli_usage_error(prog, "option '%s' wants none, swap, opt or chunk, not '%s'",
+                                       a, v);
         }
     }
+    /* the path now: a --socket too long is said before anything is set */
+    int bad = dmn_cli_socket_path(prog, sock, path, sizeof(path));
+    if (bad)
+        return bad;
     char err[512];
     if (sock && com_settings_set(COM_SETTING_SOCKET, sock, err, sizeof(err)) != GMUX_OK) {
         fprintf(stderr, "%s: %s\n", prog, err);
-        return 2;
+        return COM_CLI_EXIT_USAGE;
     }
-    if (dmn_endpoint_path(path, sizeof(path)) != GMUX_OK) {
-        fprintf(stderr,
-                "%s: the socket path of GMUX_SOCKET (or XDG_RUNTIME_DIR) is too long (at most "
-                "%zu bytes); --socket PATH gives another\n",
-                prog, sizeof(path) - 1);
-        return 2;
-    }
-    if (stop && starting) {
-        fprintf(stderr, "%s: --stop takes no option but --socket (see %s --help)\n", prog, prog);
-        return 2;
-    }
+    if (stop && starting)
+        return com_cli_usage_error(prog, "--stop takes no option but --socket");
     if (stop)
         return stop_daemon(prog, path);
     /* a malformed setting the daemon reads (its options have replaced theirs) */

@@ -159,6 +159,107 @@ static void test_stray_word_named(void **state)
     }
 }
 
+/* argv[0] and then the words (NULL ends them), env added; the exit status. */
+static int run_plain(const char *exe, const char *sub, const char *const words[], char *const env[])
+{
+    char *argv[12];
+    int n = 0;
+    argv[n++] = (char *)exe;
+    if (sub)
+        argv[n++] = (char *)sub;
+    for (int k = 0; words[k] && n < 11; k++)
+        argv[n++] = (char *)words[k];
+    argv[n] = NULL;
+    /* a daemon started by mistake exits by itself */
+    char *const idle[] = {"GMUX_DAEMON_IDLE_EXIT_S=20", env ? env[0] : NULL, NULL};
+    return tproc_capture(argv, idle, 60.0, out, sizeof(out), err, sizeof(err));
+}
+
+/* text with each "gmux status" in it made prog, into dst. */
+static void reword(const char *text, const char *prog, char *dst, size_t cap)
+{
+    size_t n = 0;
+    for (const char *p = text; *p && n + 1 < cap;) {
+        if (strncmp(p, "gmux status", 11) == 0) {
+            n += (size_t)snprintf(dst + n, cap - n, "%s", prog);
+            p += 11;
+        } else {
+            dst[n++] = *p++;
+        }
+    }
+    dst[n < cap ? n : cap - 1] = '\0';
+}
+
+/* The daemon's options are worded as the other commands' are, with their
+ * exit status 2: gmux daemon and gmuxd said "needs a value, not ''" of an
+ * empty value, "unknown option '-'" of "-", named a too-long path in full
+ * instead of its length, and took "--" for a socket path (and started a
+ * daemon there); gmux status, which takes --socket too, is the reference. */
+static void test_errors_worded_as_status(void **state)
+{
+    (void)state;
+    char longp[201];
+    memset(longp, 'p', sizeof(longp) - 1);
+    memcpy(longp, "/tmp/", 5);
+    longp[sizeof(longp) - 1] = '\0';
+    const char *const cases[][3] = {
+        {"--socket", NULL}, {"--socket", ""}, {"--socket", "--"}, {"--socket", longp},
+        {"-", NULL},        {"--frob", NULL}, {"extra", NULL},
+    };
+    assert_int_equal(chdir(dir), 0); /* where a daemon on "--" would have gone */
+    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+        static char want[sizeof(err)], daemon_says[sizeof(err)], gmuxd_says[sizeof(err)];
+        assert_int_equal(run_plain(GMUX_CLI_PATH, "status", cases[c], NULL), 2);
+        snprintf(want, sizeof(want), "%s", err);
+        reword(want, "gmux daemon", daemon_says, sizeof(daemon_says));
+        reword(want, "gmuxd", gmuxd_says, sizeof(gmuxd_says));
+        int rc = run_plain(GMUX_CLI_PATH, "daemon", cases[c], NULL);
+        if (rc != 2 || strcmp(err, daemon_says) != 0)
+            fail_msg("gmux daemon %s: exit %d, said\n%swhere gmux status says\n%s", cases[c][0], rc,
+                     err, want);
+        rc = run_plain(GMUXD_PATH, NULL, cases[c], NULL);
+        if (rc != 2 || strcmp(err, gmuxd_says) != 0)
+            fail_msg("gmuxd %s: exit %d, said\n%swhere gmux status says\n%s", cases[c][0], rc, err,
+                     want);
+    }
+    assert_int_not_equal(access("--", F_OK), 0);
+    unlink("--");
+    unlink("--.lock");
+}
+
+/* --help wins there as in every command: over an unknown option, a bad
+ * value, a malformed setting, and as the word after --socket (gmux daemon
+ * --socket --help started a daemon on a socket named "--help"). */
+static void test_help_wins(void **state)
+{
+    (void)state;
+    const char *const cases[][4] = {
+        {"--frob", "--help"},
+        {"--quantum-ms", "0", "-h"},
+        {"--placement", "bogus", "--help"},
+        {"--socket", "--help"},
+        {"--stop", "--foreground", "--help"},
+    };
+    assert_int_equal(chdir(dir), 0);
+    char *const env[] = {"GMUX_LOG=chatty", NULL};
+    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+        for (int via = 0; via < 2; via++) {
+            for (int bad_env = 0; bad_env < 2; bad_env++) {
+                int rc = run_plain(via ? GMUX_CLI_PATH : GMUXD_PATH, via ? "daemon" : NULL,
+                                   cases[c], bad_env ? env : NULL);
+                if (rc != 0 || !strstr(out, "Usage:"))
+                    fail_msg("%s%s %s %s: exit %d, no help: %s%s",
+                             bad_env ? "GMUX_LOG=chatty " : "", via ? "gmux daemon" : "gmuxd",
+                             cases[c][0], cases[c][1], rc, err, out);
+            }
+        }
+    }
+    int left = access("--help", F_OK) == 0;
+    unlink("--help");
+    unlink("--help.lock");
+    assert_false(left);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -167,6 +268,8 @@ int main(void)
         cmocka_unit_test(test_bad_setting_without_option_named),
         cmocka_unit_test(test_unrelated_setting_starts),
         cmocka_unit_test(test_stray_word_named),
+        cmocka_unit_test(test_errors_worded_as_status),
+        cmocka_unit_test(test_help_wins),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -21,14 +21,21 @@ static char out[65536], err[16384];
 
 #define MAX_WORDS 12
 
-static int run_words(const char *const words[])
+/* gmux WORDS (NULL-terminated) with the variables of env (NULL, or
+ * NULL-terminated) added to the environment; its exit status. */
+static int run_words_env(const char *const words[], char *const env[])
 {
     char *argv[MAX_WORDS + 2] = {GMUX_CLI_PATH};
     size_t n = 1;
     for (size_t k = 0; words[k] && n < MAX_WORDS + 1; k++)
         argv[n++] = (char *)words[k];
     argv[n] = NULL;
-    return tproc_capture(argv, NULL, 60.0, out, sizeof(out), err, sizeof(err));
+    return tproc_capture(argv, env, 60.0, out, sizeof(out), err, sizeof(err));
+}
+
+static int run_words(const char *const words[])
+{
+    return run_words_env(words, NULL);
 }
 
 /* out with each run of spaces and line breaks made one space: a help's
@@ -270,6 +277,155 @@ static void test_help_wins_over_other_options(void **state)
     assert_null(strstr(out, "Usage:"));
 }
 
+/* --help wins over a malformed GMUX_* setting too: each command reads some
+ * (GMUX_LOG all of them), and one it reads malformed stopped `gmux CMD
+ * --help` with exit 2 before the command saw its words (gmux --help,
+ * --help COMMAND and --help-settings, the page that error points to, too). */
+static void test_help_wins_over_malformed_settings(void **state)
+{
+    (void)state;
+    char names[32][32];
+    size_t n = list_commands(names, 32);
+    /* one a part of each scope reads: every process, shim, daemon, net, shmem */
+    static char *const settings[] = {
+        "GMUX_LOG=chatty",      "GMUX_POLICY=bogus",        "GMUX_BUDGET=abc",
+        "GMUX_NET_TIMEOUT=abc", "GMUX_DAEMON_QUANTUM_MS=0", "GMUX_SHMEM_HEAP=lots",
+        "GMUX_GATE=maybe",      "GMUX_TASK_PRIORITY=high",
+    };
+    /* and the helps that are not gmux CMD --help */
+    static const char *const extra[][6] = {
+        {"--help"},
+        {"--help", "launch"},
+        {"bench", "net", "--reps", "0", "-h"},
+        {"run", "--budget", "8G", "--help"},
+        {"--help-settings"},
+    };
+    size_t nextra = sizeof(extra) / sizeof(extra[0]);
+    for (size_t s = 0; s < sizeof(settings) / sizeof(settings[0]); s++) {
+        char *const env[] = {settings[s], NULL};
+        for (size_t i = 0; i < n + nextra; i++) {
+            const char *const cmd_help[] = {names[i < n ? i : 0], "--help", NULL};
+            const char *const *words = i < n ? cmd_help : extra[i - n];
+            int rc = run_words_env(words, env);
+            const char *shows = strcmp(words[0], "--help-settings") == 0 ? "GMUX_LOG" : "Usage:";
+            if (rc != 0 || !strstr(out, shows))
+                fail_msg("%s gmux %s %s: exit %d, no help: %s", settings[s], words[0],
+                         words[1] ? words[1] : "", rc, err);
+        }
+    }
+    /* as gmux --help says */
+    const char *const top[] = {"--help", NULL};
+    assert_int_equal(run_words(top), 0);
+    squash_out();
+    assert_non_null(strstr(out, "A help (--help, COMMAND --help, --help-settings) reads none."));
+    /* without --help the setting still stops what reads it */
+    char *const env[] = {"GMUX_NET_TIMEOUT=abc", NULL};
+    const char *const words[] = {"launch", "-n", "1", "--", "true", NULL};
+    assert_int_equal(run_words_env(words, env), 2);
+    assert_non_null(strstr(err, "GMUX_NET_TIMEOUT"));
+}
+
+/* gmux run's help scan skips the value of each option that takes one, and
+ * only of those, as its parser does: the options are read from the usage
+ * lines of `gmux run --help` ("[--budget SIZE]", "[--no-managed]"). An
+ * option the parser took a value for and the scan did not would make
+ * `gmux run --OPT X --help` take X for the program and '--help' for an
+ * unknown option; a flag the scan took a value for would hide the --help
+ * after it. */
+static void test_run_help_scan_matches_parser(void **state)
+{
+    (void)state;
+    const char *const help[] = {"run", "--help", NULL};
+    assert_int_equal(run_words(help), 0);
+    static char usage[4096];
+    const char *end = strstr(out, "\n\n");
+    assert_non_null(end);
+    snprintf(usage, sizeof(usage), "%.*s", (int)(end - out), out);
+    size_t valued = 0, flags = 0;
+    for (const char *p = strchr(usage, '['); p; p = strchr(p + 1, '[')) {
+        char opt[64], value[64] = "";
+        if (sscanf(p, "[%63[^] ] %63[^]]", opt, value) < 1 || strcmp(opt, "--") == 0 ||
+            opt[0] != '-') /* [ARGS...] */
+            continue;
+        assert_true(strncmp(opt, "--", 2) == 0);
+        if (value[0]) {
+            valued++;
+            const char *words[] = {"run", opt, "x", "--help", NULL};
+            int rc = run_words(words);
+            if (rc != 0 || !strstr(out, "Usage: gmux run"))
+                fail_msg("gmux run %s x --help: exit %d, no help: %s", opt, rc, err);
+            const char *bare[] = {"run", opt, NULL};
+            char says[96];
+            snprintf(says, sizeof(says), "option '%s' needs a value", opt);
+            rc = run_words(bare);
+            if (rc != 2 || !strstr(err, says))
+                fail_msg("gmux run %s: exit %d: %s", opt, rc, err);
+        } else {
+            flags++;
+            const char *words[] = {"run", opt, "--help", NULL};
+            int rc = run_words(words);
+            if (rc != 0 || !strstr(out, "Usage: gmux run"))
+                fail_msg("gmux run %s --help: exit %d, no help: %s", opt, rc, err);
+        }
+    }
+    /* --policy and the others, --no-managed and --no-daemon */
+    assert_true(valued >= 8);
+    assert_true(flags >= 2);
+}
+
+/* An option given without its value, or with an empty one ("$UNSET"), is
+ * said alike in every command: "option 'X' needs a value", exit 2. Until
+ * 2026-12-03 demo said "--plot-dir needs a directory", bench net "--reps
+ * wants 1 to 100 runs, not ''" (and the like for --same and --plot), trace,
+ * profile and predict-report "'X' needs a value", and an empty value went
+ * on to be read as a file name, a number or a workload. */
+static void test_missing_value_worded_alike(void **state)
+{
+    (void)state;
+    static const char *const cases[][6] = {
+        {"demo", "--plot-dir"},
+        {"bench", "net", "--reps"},
+        {"bench", "net", "--same"},
+        {"bench", "net", "--plot"},
+        {"bench", "net", "--provider"},
+        {"predict-report", "--templates"},
+        {"predict-report", "--workload"},
+        {"predict-report", "--seed"},
+        {"profile", "--workload"},
+        {"profile", "--set"},
+        {"profile", "-o"},
+        {"trace", "-o"},
+        {"trace", "--format"},
+        {"trace", "generate", "--workload"},
+        {"trace", "generate", "-o"},
+        {"trace", "convert", "--format"},
+        {"sim", "--workload"},
+        {"sim", "--trace"},
+        {"sim", "--calibration"},
+        {"top", "--interval"},
+        {"status", "--socket"},
+        {"launch", "--bind"},
+        {"run", "--stats"},
+        {"daemon", "--placement"},
+    };
+    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+        const char *words[8] = {NULL};
+        size_t k = 0;
+        for (; cases[c][k]; k++)
+            words[k] = cases[c][k];
+        const char *opt = words[k - 1];
+        char says[128];
+        snprintf(says, sizeof(says), "option '%s' needs a value (see gmux %s", opt, words[0]);
+        for (int empty = 0; empty < 2; empty++) {
+            words[k] = empty ? "" : NULL;
+            int rc = run_words(words);
+            if (rc != 2 || !strstr(err, says) || strchr(err, '\n') != strrchr(err, '\n'))
+                fail_msg("gmux %s ... %s%s: exit %d, not 2 with \"%s\": %s", words[0], opt,
+                         empty ? " ''" : "", rc, says, err);
+        }
+    }
+}
+
 /* gmux run --help says what --budget 0 means (only --help-settings said
  * GMUX_BUDGET's 0 is no budget). */
 static void test_run_help_says_zero_budget(void **state)
@@ -291,6 +447,9 @@ int main(void)
         cmocka_unit_test(test_help_wins_over_other_options),
         cmocka_unit_test(test_run_help_says_zero_budget),
         cmocka_unit_test(test_wrong_word_named),
+        cmocka_unit_test(test_help_wins_over_malformed_settings),
+        cmocka_unit_test(test_run_help_scan_matches_parser),
+        cmocka_unit_test(test_missing_value_worded_alike),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -93,7 +93,7 @@ int bench_net(int argc, char **argv)
     char reps[16];
     snprintf(reps, sizeof(reps), "%d", BENCH_NET_REPS);
     /* --help anywhere wins, before any other option is checked */
-    bool help = cli_help_asked(argc, argv, NULL);
+    bool help = com_cli_help_asked(argc, argv, NULL);
     for (int i = 1; i < argc; i++) {
         if (help) {
             printf("Usage: gmux bench net [--provider shm|tcp|both] [--reps N] [--json] [--quick]\n"
@@ -128,49 +128,46 @@ int bench_net(int argc, char **argv)
                    BENCH_NET_REPS, BENCH_NET_REPS_MAX);
             return 0;
         }
-        if (strcmp(argv[i], "--reps") == 0) {
-            uint64_t v = 0;
-            if (i + 1 >= argc || com_parse_u64(argv[i + 1], &v) != GMUX_OK || v < 1 ||
-                v > BENCH_NET_REPS_MAX)
+        const char *a = argv[i], *v = NULL; /* v: the value of an option that takes one */
+        if ((strcmp(a, "--reps") == 0 || strcmp(a, "--same") == 0 || strcmp(a, "--plot") == 0 ||
+             strcmp(a, "--provider") == 0) &&
+            !(v = com_cli_option_value(argc, argv, i++)))
+            return cli_no_value("bench net", a);
+        if (strcmp(a, "--reps") == 0) {
+            uint64_t n = 0;
+            if (com_parse_u64(v, &n) != GMUX_OK || n < 1 || n > BENCH_NET_REPS_MAX)
                 return cli_usage_error("bench net", "--reps wants 1 to %d runs, not '%s'",
-                                       BENCH_NET_REPS_MAX, i + 1 < argc ? argv[i + 1] : "");
-            snprintf(reps, sizeof(reps), "%d", (int)v);
-            i++;
-            continue;
-        }
-        if (strcmp(argv[i], "--json") == 0) {
+                                       BENCH_NET_REPS_MAX, v);
+            snprintf(reps, sizeof(reps), "%d", (int)n);
+        } else if (strcmp(a, "--json") == 0) {
             json = true;
-        } else if (strcmp(argv[i], "--quick") == 0) {
+        } else if (strcmp(a, "--quick") == 0) {
             quick = true;
-        } else if (strcmp(argv[i], "--calls") == 0) {
+        } else if (strcmp(a, "--calls") == 0) {
             calls = true;
-        } else if (strcmp(argv[i], "--same") == 0) {
-            const char *v = i + 1 < argc ? argv[++i] : "";
+        } else if (strcmp(a, "--same") == 0) {
             if (strcmp(v, "gmux") != 0 && strcmp(v, "raw") != 0)
                 return cli_usage_error("bench net", "--same wants gmux or raw, not '%s'", v);
             same = v;
-        } else if (strcmp(argv[i], "--plot") == 0) {
-            if (i + 1 >= argc || argv[i + 1][0] == '\0' || !plot_str_ok(argv[i + 1]))
+        } else if (strcmp(a, "--plot") == 0) {
+            if (!plot_str_ok(v))
                 return cli_usage_error("bench net", "--plot wants a file prefix without "
                                                     "control characters");
-            if (plot_prefix_is_folder(argv[i + 1]))
+            if (plot_prefix_is_folder(v))
                 return cli_usage_error("bench net",
                                        "--plot '%s' names a folder, not the files' stem "
                                        "(as in DIR/bench-net)",
-                                       argv[i + 1]);
-            plot = argv[++i];
-        } else if (strcmp(argv[i], "--provider") == 0) {
-            const char *p = cli_option_value(argc, argv, i++);
-            if (!p)
-                return cli_usage_error("bench net", "option '--provider' needs a value");
-            if (strcmp(p, "shm") == 0 || strcmp(p, "tcp") == 0) {
-                provs[0] = p;
+                                       v);
+            plot = v;
+        } else if (strcmp(a, "--provider") == 0) {
+            if (strcmp(v, "shm") == 0 || strcmp(v, "tcp") == 0) {
+                provs[0] = v;
                 nprov = 1;
-            } else if (strcmp(p, "both") != 0) {
-                return cli_usage_error("bench net", "unknown provider '%s' (shm, tcp or both)", p);
+            } else if (strcmp(v, "both") != 0) {
+                return cli_usage_error("bench net", "unknown provider '%s' (shm, tcp or both)", v);
             }
         } else {
-            return cli_bad_word("bench net", argv[i]);
+            return cli_bad_word("bench net", a);
         }
     }
     char exe[PATH_MAX];

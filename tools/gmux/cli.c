@@ -9,30 +9,36 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include "common/parse.h"
 #include "common/settings.h"
 #include "common/text.h"
-#include "daemon/endpoint.h"
+#include "daemon/cli_main.h"
+
+/* "gmux CMD", the program a usage error names */
+#define CLI_PROG(cmd, buf) (snprintf(buf, sizeof(buf), "gmux %s", cmd), buf)
 
 int cli_usage_error(const char *cmd, const char *fmt, ...)
 {
+    char prog[64];
     va_list ap;
-    fprintf(stderr, "gmux %s: ", cmd);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    int rc = com_cli_usage_verror(CLI_PROG(cmd, prog), fmt, ap);
     va_end(ap);
-    fprintf(stderr, " (see gmux %s --help)\n", cmd);
-    return CLI_EXIT_USAGE;
+    return rc;
 }
 
 int cli_bad_word(const char *cmd, const char *arg)
 {
-    if (arg[0] == '-' && arg[1])
-        return cli_usage_error(cmd, "unknown option '%s'", arg);
-    return cli_usage_error(cmd, "unexpected argument '%s'", arg);
+    char prog[64];
+    return com_cli_bad_word(CLI_PROG(cmd, prog), arg);
+}
+
+int cli_no_value(const char *cmd, const char *opt)
+{
+    char prog[64];
+    return com_cli_no_value(CLI_PROG(cmd, prog), opt);
 }
 
 int cli_fail(const char *cmd, const char *fmt, ...)
@@ -44,39 +50,6 @@ int cli_fail(const char *cmd, const char *fmt, ...)
     va_end(ap);
     fputc('\n', stderr);
     return 1;
-}
-
-int cli_is_help(const char *arg)
-{
-    return strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0;
-}
-
-static bool cli_in_list(const char *arg, const char *const *list)
-{
-    for (size_t k = 0; list[k]; k++)
-        if (strcmp(arg, list[k]) == 0)
-            return true;
-    return false;
-}
-
-bool cli_help_asked(int argc, char **argv, const char *const *valued)
-{
-    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
-        if (cli_is_help(argv[i]))
-            return true;
-        if (valued && argv[i][0] != '-')
-            return false; /* the program */
-        if (valued && cli_in_list(argv[i], valued))
-            i++;
-    }
-    return false;
-}
-
-const char *cli_option_value(int argc, char **argv, int i)
-{
-    if (i + 1 >= argc || strcmp(argv[i + 1], "--") == 0 || !argv[i + 1][0])
-        return NULL;
-    return argv[i + 1];
 }
 
 static int exec_errno(const char *path)
@@ -178,22 +151,8 @@ int cli_interrupted(void)
 
 int cli_socket_path(const char *cmd, const char *given, char *out, size_t cap)
 {
-    size_t most = sizeof(((struct sockaddr_un *)0)->sun_path) - 1;
-    if (given) {
-        if (strlen(given) > most || strlen(given) >= cap)
-            return cli_usage_error(cmd,
-                                   "option '--socket' names a socket path that is too long "
-                                   "(%zu bytes, at most %zu)",
-                                   strlen(given), most);
-        memcpy(out, given, strlen(given) + 1);
-        return 0;
-    }
-    if (dmn_endpoint_path(out, cap) != GMUX_OK)
-        return cli_usage_error(cmd,
-                               "the socket path of GMUX_SOCKET (or XDG_RUNTIME_DIR) is too long "
-                               "(at most %zu bytes); --socket PATH gives another",
-                               most);
-    return 0;
+    char prog[64];
+    return dmn_cli_socket_path(CLI_PROG(cmd, prog), given, out, cap);
 }
 
 static const char *cli_getenv(const char *name)

@@ -1,7 +1,9 @@
 /*
  * Helpers shared by the gmux subcommands: uniform usage errors.
  * A usage error is one line on stderr naming the command and the offending
- * word, and exit status 2.
+ * word, and exit status 2. The words themselves are read with
+ * common/cliopt.h (help scan, option values, option tables), which gmuxd
+ * reads its own with too.
  */
 #ifndef GMUX_CLI_H
 #define GMUX_CLI_H
@@ -11,9 +13,10 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "common/cliopt.h"
 #include "common/settings.h"
 
-#define CLI_EXIT_USAGE 2
+#define CLI_EXIT_USAGE COM_CLI_EXIT_USAGE
 
 /* Prints "gmux CMD: <message> (see gmux CMD --help)" and returns CLI_EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -23,32 +26,14 @@ int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format
  * argument 'X'"; CLI_EXIT_USAGE. */
 int cli_bad_word(const char *cmd, const char *arg);
 
+/* "option 'OPT' needs a value" (com_cli_no_value), given without one or
+ * with an empty one; CLI_EXIT_USAGE. */
+int cli_no_value(const char *cmd, const char *opt);
+
 /* Prints "gmux CMD: <message>" to stderr and returns 1. */
 int cli_fail(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* Whether argv[i] is -h or --help. */
-int cli_is_help(const char *arg);
-
-/* Whether -h or --help is among the command's options, argv[1] on, so that
- * it prints its help before it checks any other option or reads any file.
- * The scan ends at "--" (what follows is a program's). A command that takes
- * a program as its first word that is no option (gmux run) passes the
- * options that take a value in valued (NULL-terminated): the scan skips
- * their values and ends at that word. With valued NULL every word up to
- * "--" is looked at. */
-bool cli_help_asked(int argc, char **argv, const char *const *valued);
-
-/* The value of the option at argv[i]: argv[i + 1], or NULL when there is
- * none (the end of argv, or the "--" that starts a command: `--hosts -- CMD`
- * is a missing host list, not hosts named "--") or it is empty: `--socket
- * "$UNSET"` is no socket named, not the default one (and `--stats ''` no
- * file, `-o ''` no output). */
-const char *cli_option_value(int argc, char **argv, int i);
-
-/* gmuxd's socket path into out (cap bytes, at least 108): given (a
- * --socket value) when not NULL, else GMUX_SOCKET or the default. 0, or a
- * usage error (CLI_EXIT_USAGE, said) when the path is longer than a Unix
- * socket address holds: cut short it would name another socket. */
+/* dmn_cli_socket_path for gmux CMD. */
 int cli_socket_path(const char *cmd, const char *given, char *out, size_t cap);
 
 /* Whether execvp(cmd, ...) would find an executable: 0, or the errno it

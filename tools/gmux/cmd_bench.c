@@ -23,7 +23,7 @@ int cmd_bench(int argc, char **argv)
 {
     if (argc < 2)
         return cli_usage_error("bench", "missing the benchmark's name");
-    if (cli_is_help(argv[1])) {
+    if (com_cli_is_help(argv[1])) {
         printf("Usage: gmux bench NAME [ARGS...]   (gmux bench NAME --help)\n\nBenchmarks:\n");
         for (size_t i = 0; i < sizeof(benches) / sizeof(benches[0]); i++)
             printf("  %-10s %s\n", benches[i].name, benches[i].summary);

@@ -70,7 +70,7 @@ static const struct demo_part parts[] = {
 int cmd_demo(int argc, char **argv)
 {
     /* --help anywhere wins, before --plot-dir is looked at */
-    bool help = cli_help_asked(argc, argv, NULL);
+    bool help = com_cli_help_asked(argc, argv, NULL);
     for (int i = 1; i < argc; i++) {
         if (help) {
             printf("Usage: gmux demo [--plot-dir DIR]\n\nRuns each part of gmux on its built-in "
@@ -90,9 +90,9 @@ int cmd_demo(int argc, char **argv)
             return 0;
         }
         if (strcmp(argv[i], "--plot-dir") == 0) {
-            if (i + 1 >= argc)
-                return cli_usage_error("demo", "--plot-dir needs a directory");
-            const char *d = argv[++i];
+            const char *d = com_cli_option_value(argc, argv, i++);
+            if (!d)
+                return cli_no_value("demo", "--plot-dir");
             struct stat st;
             if (stat(d, &st) != 0)
                 return cli_usage_error("demo", "--plot-dir '%s': %s", d, strerror(errno));

@@ -90,7 +90,7 @@ static int parse_opts(int argc, char **argv, struct launch_opts *o)
     o->timeout_s = 0;
     o->grace_s = 10;
     o->bind = "127.0.0.1";
-    if (cli_help_asked(argc, argv, NULL))
+    if (com_cli_help_asked(argc, argv, NULL))
         return -1;
     int i = 1;
     for (; i < argc; i++) {
@@ -102,9 +102,9 @@ static int parse_opts(int argc, char **argv, struct launch_opts *o)
         if (strcmp(a, "-n") != 0 && strcmp(a, "--timeout") != 0 && strcmp(a, "--grace") != 0 &&
             strcmp(a, "--bind") != 0 && strcmp(a, "--hosts") != 0)
             return cli_bad_word("launch", a);
-        const char *v = cli_option_value(argc, argv, i);
+        const char *v = com_cli_option_value(argc, argv, i);
         if (!v)
-            return cli_usage_error("launch", "option '%s' needs a value", a);
+            return cli_no_value("launch", a);
         i++;
         char *end;
         if (strcmp(a, "-n") == 0) {

@@ -186,7 +186,7 @@ int cmd_predict_report(int argc, char **argv)
     const char *templates = NULL;
     bool json = false;
     pdrive_input_t in = {.seed = 1};
-    if (cli_help_asked(argc, argv, NULL)) {
+    if (com_cli_help_asked(argc, argv, NULL)) {
         print_help();
         return 0;
     }
@@ -200,11 +200,10 @@ int cmd_predict_report(int argc, char **argv)
             continue;
         }
         if (strcmp(argv[i], "--templates") == 0) {
-            if (i + 1 >= argc) {
-                cli_usage_error(CMD, "'--templates' needs a value");
+            if (!(templates = com_cli_option_value(argc, argv, i++))) {
+                cli_no_value(CMD, "--templates");
                 goto free_sets;
             }
-            templates = argv[++i];
             continue;
         }
         int took = pdrive_parse_arg(CMD, &in, argc, argv, i);

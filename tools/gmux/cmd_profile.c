@@ -49,7 +49,7 @@ int cmd_profile(int argc, char **argv)
 {
     const char *out = NULL;
     pdrive_input_t in = {.seed = 1};
-    if (cli_help_asked(argc, argv, NULL)) {
+    if (com_cli_help_asked(argc, argv, NULL)) {
         print_help();
         return 0;
     }
@@ -70,8 +70,8 @@ int cmd_profile(int argc, char **argv)
             break;
         }
         if (strcmp(argv[i], "-o") == 0) {
-            if (!(out = cli_option_value(argc, argv, i))) {
-                cli_usage_error(CMD, "'-o' needs a value");
+            if (!(out = com_cli_option_value(argc, argv, i))) {
+                cli_no_value(CMD, "-o");
                 goto free_sets;
             }
             i++;

@@ -174,16 +174,41 @@ static int run_check_templates(const char *path, char abs[PATH_MAX])
     return 0;
 }
 
+/* The options of gmux run, read by its parser and by its --help scan (and
+ * gmux's, which lets --help win over the settings): one list, so that an
+ * option that takes a value is skipped by both. */
+enum {
+    RUN_POLICY,
+    RUN_BUDGET,
+    RUN_STATS,
+    RUN_PRIORITY,
+    RUN_CLASS,
+    RUN_NAME,
+    RUN_SOCKET,
+    RUN_TEMPLATES,
+    RUN_NO_MANAGED,
+    RUN_NO_DAEMON,
+    RUN_OPT_COUNT
+};
+const com_cli_opt_t cmd_run_opts[RUN_OPT_COUNT + 1] = {
+    [RUN_POLICY] = {"--policy", true},
+    [RUN_BUDGET] = {"--budget", true},
+    [RUN_STATS] = {"--stats", true},
+    [RUN_PRIORITY] = {"--priority", true},
+    [RUN_CLASS] = {"--class", true},
+    [RUN_NAME] = {"--name", true},
+    [RUN_SOCKET] = {"--socket", true},
+    [RUN_TEMPLATES] = {"--templates", true},
+    [RUN_NO_MANAGED] = {"--no-managed", false},
+    [RUN_NO_DAEMON] = {"--no-daemon", false},
+    [RUN_OPT_COUNT] = {NULL, false},
+};
+
 int cmd_run(int argc, char **argv)
 {
-    const char *policy = NULL, *budget = NULL, *stats = NULL, *prio = NULL, *cls = NULL;
-    const char *name = NULL, *sock = NULL, *tpl = NULL;
-    int no_managed = 0, no_daemon = 0;
+    const char *opt[RUN_OPT_COUNT] = {NULL}; /* each option's value, or its name for a flag */
     int i;
-    static const char *const valued[] = {"--policy",   "--budget",    "--stats",
-                                         "--priority", "--class",     "--name",
-                                         "--socket",   "--templates", NULL};
-    if (cli_help_asked(argc, argv, valued)) {
+    if (com_cli_help_asked(argc, argv, cmd_run_opts)) {
         run_help();
         return 0;
     }
@@ -195,29 +220,18 @@ int cmd_run(int argc, char **argv)
         }
         if (a[0] != '-')
             break;
-        if (strcmp(a, "--no-managed") == 0) {
-            no_managed = 1;
-            continue;
-        }
-        if (strcmp(a, "--no-daemon") == 0) {
-            no_daemon = 1;
-            continue;
-        }
-        const char **dst = strcmp(a, "--policy") == 0      ? &policy
-                           : strcmp(a, "--budget") == 0    ? &budget
-                           : strcmp(a, "--stats") == 0     ? &stats
-                           : strcmp(a, "--priority") == 0  ? &prio
-                           : strcmp(a, "--class") == 0     ? &cls
-                           : strcmp(a, "--name") == 0      ? &name
-                           : strcmp(a, "--socket") == 0    ? &sock
-                           : strcmp(a, "--templates") == 0 ? &tpl
-                                                           : NULL;
-        if (!dst)
+        int k = com_cli_opt_find(cmd_run_opts, a);
+        if (k < 0)
             return cli_bad_word("run", a);
-        if (!(*dst = cli_option_value(argc, argv, i)))
-            return cli_usage_error("run", "option '%s' needs a value", a);
-        i++;
+        if (!cmd_run_opts[k].valued)
+            opt[k] = a;
+        else if (!(opt[k] = com_cli_option_value(argc, argv, i++)))
+            return cli_no_value("run", a);
     }
+    const char *policy = opt[RUN_POLICY], *budget = opt[RUN_BUDGET], *stats = opt[RUN_STATS];
+    const char *prio = opt[RUN_PRIORITY], *cls = opt[RUN_CLASS], *name = opt[RUN_NAME];
+    const char *sock = opt[RUN_SOCKET], *tpl = opt[RUN_TEMPLATES];
+    int no_managed = opt[RUN_NO_MANAGED] != NULL, no_daemon = opt[RUN_NO_DAEMON] != NULL;
     if (i >= argc)
         return cli_usage_error("run", "no command given");
     if (policy && strcmp(policy, "off") != 0 && strcmp(policy, "demand") != 0 &&

@@ -110,7 +110,7 @@ int cmd_sim(int argc, char **argv)
     int prio[MAX_CLASSED] = {0};
     uint32_t nclass = 0;
     sim_job_t job;
-    if (cli_help_asked(argc, argv, NULL)) { /* before any --calibration is read */
+    if (com_cli_help_asked(argc, argv, NULL)) { /* before any --calibration is read */
         print_help();
         return 0;
     }
@@ -119,8 +119,8 @@ int cmd_sim(int argc, char **argv)
     /* A calibration replaces defaults, so it goes first whatever its position;
      * --param options then override it. */
     for (int i = 1; i + 1 < argc; i++) {
-        if (strcmp(argv[i], "--calibration") != 0)
-            continue;
+        if (strcmp(argv[i], "--calibration") != 0 || !com_cli_option_value(argc, argv, i))
+            continue; /* no value: said below */
         char applied[512], cerr[512];
         if (sim_calib_apply_file(&job.params, argv[i + 1], applied, sizeof(applied), cerr,
                                  sizeof(cerr)) != GMUX_OK)
@@ -161,9 +161,9 @@ int cmd_sim(int argc, char **argv)
             strcmp(a, "--templates") == 0 || strcmp(a, "--calibration") == 0;
         if (!takes)
             return cli_bad_word(CMD, a);
-        if (i + 1 >= argc)
-            return cli_usage_error(CMD, "option '%s' needs a value", a);
-        const char *v = argv[++i];
+        const char *v = com_cli_option_value(argc, argv, i++);
+        if (!v)
+            return cli_no_value(CMD, a);
         if (strcmp(a, "--workload") == 0) {
             job.workload = v;
         } else if (strcmp(a, "--trace") == 0) {

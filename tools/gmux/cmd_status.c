@@ -14,7 +14,7 @@ int cmd_status(int argc, char **argv)
     const char *sock = NULL;
     int json = 0;
     /* --help anywhere wins, before any other option is checked */
-    bool help = cli_help_asked(argc, argv, NULL);
+    bool help = com_cli_help_asked(argc, argv, NULL);
     for (int i = 1; i < argc; i++) {
         if (help) {
             printf("Usage: gmux status [--json] [--socket PATH]\n\n"
@@ -36,9 +36,9 @@ int cmd_status(int argc, char **argv)
         } else if (strcmp(argv[i], "--json") == 0) {
             json = 1;
         } else if (strcmp(argv[i], "--socket") == 0) {
-            sock = cli_option_value(argc, argv, i++);
-            if (!sock || !sock[0])
-                return cli_usage_error("status", "option '--socket' needs a value");
+            sock = com_cli_option_value(argc, argv, i++);
+            if (!sock)
+                return cli_no_value("status", "--socket");
         } else {
             return cli_bad_word("status", argv[i]);
         }

@@ -50,7 +50,7 @@ int cmd_top(int argc, char **argv)
     const char *sock = NULL;
     int once = 0, batch = 0; /* which exclude each other */
     /* --help anywhere wins, before any other option is checked */
-    bool help = cli_help_asked(argc, argv, NULL);
+    bool help = com_cli_help_asked(argc, argv, NULL);
     for (int i = 1; i < argc; i++) {
         once |= strcmp(argv[i], "--once") == 0;
         batch |= strcmp(argv[i], "--batch") == 0;
@@ -77,9 +77,9 @@ int cmd_top(int argc, char **argv)
             live = 0;
         } else if (strcmp(argv[i], "--socket") == 0 || strcmp(argv[i], "--interval") == 0 ||
                    strcmp(argv[i], "--batch") == 0) {
-            const char *a = argv[i], *v = cli_option_value(argc, argv, i++);
-            if (!v || !v[0])
-                return cli_usage_error("top", "option '%s' needs a value", a);
+            const char *a = argv[i], *v = com_cli_option_value(argc, argv, i++);
+            if (!v)
+                return cli_no_value("top", a);
             if (a[2] == 's') {
                 sock = v;
             } else if (a[2] == 'i') {

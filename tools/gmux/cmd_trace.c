@@ -113,11 +113,11 @@ static int cmd_generate(int argc, char **argv)
         return cli_fail(CMD, "out of memory");
     for (int i = 1; i < argc; i += 2) {
         const char *a = argv[i];
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        const char *v = com_cli_option_value(argc, argv, i);
         int takes = strcmp(a, "--workload") == 0 || strcmp(a, "--set") == 0 ||
                     strcmp(a, "--seed") == 0 || strcmp(a, "--format") == 0 || strcmp(a, "-o") == 0;
         if (takes && !v) {
-            rc = cli_usage_error(CMD, "'%s' needs a value", a);
+            rc = cli_no_value(CMD, a);
             goto out_sets;
         }
         if (strcmp(a, "--workload") == 0) {
@@ -162,9 +162,10 @@ static int cmd_convert(int argc, char **argv)
     sim_trace_format_t format = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--format") == 0) {
-            if (i + 1 >= argc)
-                return cli_usage_error(CMD, "'--format' needs a value");
-            int rc = parse_format(argv[++i], &format);
+            const char *v = com_cli_option_value(argc, argv, i++);
+            if (!v)
+                return cli_no_value(CMD, "--format");
+            int rc = parse_format(v, &format);
             if (rc)
                 return rc;
         } else if (argv[i][0] == '-' && argv[i][1]) {
@@ -306,8 +307,8 @@ static int cmd_record(int argc, char **argv)
         }
         if (strcmp(argv[i], "-o") != 0 && strcmp(argv[i], "--format") != 0)
             return cli_bad_word(CMD, argv[i]);
-        if (!cli_option_value(argc, argv, i))
-            return cli_usage_error(CMD, "'%s' needs a value", argv[i]);
+        if (!com_cli_option_value(argc, argv, i))
+            return cli_no_value(CMD, argv[i]);
         if (strcmp(argv[i], "-o") == 0) {
             out = argv[++i];
         } else if (strcmp(argv[i], "--format") == 0) {
@@ -400,7 +401,7 @@ int cmd_trace(int argc, char **argv)
     if (argc < 2)
         return cli_usage_error(CMD, "missing subcommand (generate, convert, show)");
     const char *sub = argv[1];
-    if (cli_help_asked(argc, argv, NULL)) {
+    if (com_cli_help_asked(argc, argv, NULL)) {
         print_help();
         return 0;
     }

@@ -17,11 +17,12 @@ extern char **environ;
 struct command {
     const char *name;
     int (*fn)(int argc, char **argv);
-    unsigned scopes; /* the settings checked before it runs */
+    unsigned scopes;                /* the settings checked before it runs */
+    const com_cli_opt_t *help_opts; /* what its --help scan reads */
     const char *summary;
 };
 
-#define COMMAND_ENTRY_(name, fn, scopes, summary) {name, fn, scopes, summary},
+#define COMMAND_ENTRY_(name, fn, scopes, help_opts, summary) {name, fn, scopes, help_opts, summary},
 static const struct command commands[] = {GMUX_COMMAND_LIST(COMMAND_ENTRY_)};
 #undef COMMAND_ENTRY_
 #define COMMAND_COUNT (sizeof(commands) / sizeof(commands[0]))
@@ -41,7 +42,8 @@ static void print_help(FILE *out)
     fprintf(out, "\nRun 'gmux COMMAND --help' or 'gmux --help COMMAND' for a command's options.\n"
                  "Settings come from GMUX_* environment variables: 'gmux --help-settings'.\n"
                  "A command checks those read by what it runs (itself, and the daemon, shim\n"
-                 "or ranks it starts): a malformed one is a usage error.\n\n"
+                 "or ranks it starts): a malformed one is a usage error. A help (--help,\n"
+                 "COMMAND --help, --help-settings) reads none.\n\n"
                  "Exit status: the command's (each command's --help lists its own); 0 for\n"
                  "--help, --version and --help-settings; 2 for a usage error (no command, an\n"
                  "unknown command or option, a malformed setting).\n");
@@ -60,6 +62,19 @@ static const struct command *find_command(const char *name)
     return NULL;
 }
 
+/* Whether the words ask for a help, which reads no setting: gmux --help,
+ * --help-settings (the page a malformed setting's error points to), or a
+ * command's --help as the command itself finds it (gmux run's skips its
+ * options' values). */
+static bool asks_help(int argc, char **argv, const struct command *cmd)
+{
+    if (argc < 2)
+        return false;
+    if (cmd)
+        return com_cli_help_asked(argc - 1, argv + 1, cmd->help_opts);
+    return com_cli_is_help(argv[1]) || strcmp(argv[1], "--help-settings") == 0;
+}
+
 int main(int argc, char **argv)
 {
     char err[1024];
@@ -67,12 +82,15 @@ int main(int argc, char **argv)
     if (argc >= 2 && strcmp(argv[1], "daemon") == 0)
         dmn_cli_drop_overridden_env(argc - 1, argv + 1);
     /* only what the command runs reads its settings: GMUX_NET_TIMEOUT=abc
-     * stops gmux bench, not gmux status */
+     * stops gmux bench, not gmux status; and a help reads none */
     const struct command *cmd = argc >= 2 ? find_command(argv[1]) : NULL;
-    gmux_status_t st = com_settings_init_scoped(cmd ? cmd->scopes : 0, err, sizeof(err));
-    /* an init loads any word; the check also refuses one out of its list */
-    if (st == GMUX_OK && cmd && cmd->scopes)
-        st = com_settings_check(cmd->scopes, env_lookup, err, sizeof(err));
+    gmux_status_t st = GMUX_OK;
+    if (!asks_help(argc, argv, cmd)) {
+        st = com_settings_init_scoped(cmd ? cmd->scopes : 0, err, sizeof(err));
+        /* an init loads any word; the check also refuses one out of its list */
+        if (st == GMUX_OK && cmd && cmd->scopes)
+            st = com_settings_check(cmd->scopes, env_lookup, err, sizeof(err));
+    }
     if (st != GMUX_OK) {
         fprintf(stderr, "gmux: %s (see gmux --help-settings)\n", err);
         return CLI_EXIT_USAGE;
@@ -83,7 +101,7 @@ int main(int argc, char **argv)
         return CLI_EXIT_USAGE;
     }
     const char *arg = argv[1];
-    bool help = cli_is_help(arg);
+    bool help = com_cli_is_help(arg);
     if (help && argc == 3 && argv[2][0] != '-') { /* gmux --help COMMAND */
         const struct command *c = find_command(argv[2]);
         if (!c) {

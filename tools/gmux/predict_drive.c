@@ -15,11 +15,11 @@
 
 int pdrive_parse_arg(const char *cmd, pdrive_input_t *in, int argc, char **argv, int i)
 {
-    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    const char *a = argv[i], *v = com_cli_option_value(argc, argv, i);
     bool takes =
         strcmp(a, "--workload") == 0 || strcmp(a, "--set") == 0 || strcmp(a, "--seed") == 0;
     if (takes && !v) {
-        cli_usage_error(cmd, "'%s' needs a value", a);
+        cli_no_value(cmd, a);
         return -1;
     }
     if (strcmp(a, "--workload") == 0) {

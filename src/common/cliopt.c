@@ -1,0 +1,70 @@
+/* Command-line words read alike by every gmux program (see cliopt.h). */
+#include "common/cliopt.h"
+
+#include <stdio.h>
+#include <string.h>
+
+int com_cli_opt_find(const com_cli_opt_t *opts, const char *word)
+{
+    for (int k = 0; opts[k].name; k++)
+        if (strcmp(word, opts[k].name) == 0)
+            return k;
+    return -1;
+}
+
+bool com_cli_is_help(const char *arg)
+{
+    return strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0;
+}
+
+bool com_cli_help_asked(int argc, char **argv, const com_cli_opt_t *program_opts)
+{
+    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
+        if (com_cli_is_help(argv[i]))
+            return true;
+        if (!program_opts)
+            continue;
+        if (argv[i][0] != '-')
+            return false; /* the program */
+        int k = com_cli_opt_find(program_opts, argv[i]);
+        if (k >= 0 && program_opts[k].valued)
+            i++;
+    }
+    return false;
+}
+
+const char *com_cli_option_value(int argc, char **argv, int i)
+{
+    if (i + 1 >= argc || strcmp(argv[i + 1], "--") == 0 || !argv[i + 1][0])
+        return NULL;
+    return argv[i + 1];
+}
+
+int com_cli_usage_verror(const char *prog, const char *fmt, va_list ap)
+{
+    fprintf(stderr, "%s: ", prog);
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, " (see %s --help)\n", prog);
+    return COM_CLI_EXIT_USAGE;
+}
+
+int com_cli_usage_error(const char *prog, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = com_cli_usage_verror(prog, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+int com_cli_bad_word(const char *prog, const char *arg)
+{
+    if (arg[0] == '-' && arg[1])
+        return com_cli_usage_error(prog, "unknown option '%s'", arg);
+    return com_cli_usage_error(prog, "unexpected argument '%s'", arg);
+}
+
+int com_cli_no_value(const char *prog, const char *opt)
+{
+    return com_cli_usage_error(prog, "option '%s' needs a value", opt);
+}
