@@ -402,7 +402,9 @@ CUresult fk_cuMemPrefetchAsync_v2_ptsz(CUdeviceptr p, size_t len, CUmemLocation 
 /*
  * CUDA 13's batched prefetch: logs one entry per range (name
  * "cuMemPrefetchBatchAsync", arguments as cuMemPrefetchAsync_v2's), refuses
- * the whole batch if any range is not managed memory. FAKE_CUDA_NO_BATCH=1
+ * the whole batch if any range is not managed memory, and, as
+ * cuMemPrefetchAsync_v2, one on the legacy stream while a blocking stream
+ * captures (fake_legacy_work). FAKE_CUDA_NO_BATCH=1
  * makes it refuse every batch (a driver that has the entry point but not the
  * feature), so the shim's fallback is tested.
  */
@@ -423,6 +425,10 @@ CUresult fk_cuMemPrefetchBatchAsync(CUdeviceptr *ptrs, size_t *sizes, size_t cou
         if (!fake_in_managed(ptrs[i], sizes[i]))
             r = CUDA_ERROR_INVALID_VALUE;
     }
+    /* as a single prefetch: refused on the legacy stream while a blocking
+     * stream captures, recorded while its stream captures */
+    if (r == CUDA_SUCCESS && fake_legacy_work(fake_stream_of(s, 0)))
+        return CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
     CUgraph g = r == CUDA_SUCCESS ? fake_capture_graph(s, 0) : NULL;
     for (size_t i = 0; g && i < count; i++)
         (void)fake_capture_op(g, FAKE_NODE_PREFETCH, ptrs[i], sizes[i], 0);

@@ -50,7 +50,9 @@ typedef void *(*fake_entry_fn)(const char *sym);
  * thread's is a stream of its own, as stream 0 through a _ptsz entry point;
  * stream 0 through the others is the legacy stream). */
 typedef void (*fake_set_capturing_fn)(void *stream);
-/* The same for a blocking stream: the legacy stream is unusable meanwhile
+/* The same for a blocking stream: every context's legacy stream is
+ * unusable meanwhile (a capture begun on a stream created without
+ * CU_STREAM_NON_BLOCKING makes only its own context's so)
  * (work on it fails with CUDA_ERROR_STREAM_CAPTURE_IMPLICIT and invalidates
  * the capture; a query of it fails and invalidates nothing). */
 typedef void (*fake_set_capturing_blocking_fn)(void *stream);
@@ -134,8 +136,9 @@ typedef void (*fake_spend_fn)(uint64_t ns);
  * progress, the work queued on a stream that takes part in it (the stream it
  * began on, or one that joined it) is recorded as nodes of the capture's
  * graph instead of run: kernel launches (argument values copied),
- * asynchronous memsets and copies (cuMemsetD8/D32Async, cuMemcpy*Async;
- * their addresses kept, the data read when the graph runs), graph launches
+ * asynchronous memsets and copies (cuMemsetD8/D16/D32Async, cuMemcpy*Async,
+ * 2D, 3D and peer ones too; their addresses kept, the data read when the
+ * graph runs), graph launches
  * (a child-graph node of the launched graph), prefetches, event records, and
  * waits for an event recorded outside the capture (a wait for one recorded
  * inside it is an edge, no node). Kernel, memset, copy and child-graph nodes
@@ -152,6 +155,7 @@ enum {
     FAKE_NODE_EVENT_WAIT,   /* a0: the event */
     FAKE_NODE_MEMSET,       /* a0: address, a1: elements, a2: value | element size << 32 */
     FAKE_NODE_MEMCPY,       /* a0: destination, a1: bytes, a2: source */
+    FAKE_NODE_MEMCPY3D,     /* a 2D or 3D copy: a0 its CUDA_MEMCPY3D (the node's copy) */
 };
 typedef struct fake_node_info {
     int kind;
