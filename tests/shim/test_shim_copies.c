@@ -6,7 +6,11 @@
  * test_stream_flags: streams keep the flags they were created with
  * (cuStreamGetFlags), and the shim's migration stream is a non-blocking one
  * (a blocking one would be ordered with the legacy stream's work, and a
- * capture of it would make the legacy stream unusable).
+ * capture of it would make the legacy stream unusable), and a launch is
+ * ordered after its data's prefetch on a blocking stream and on the legacy
+ * stream (proactive).
+ *
+ * test_stream_order: the double's model of stream order (fake_ordered).
  *
  * test_blocking_capture_*: while a stream created blocking (flags 0)
  * captures, in any mode, the legacy stream is unusable: a query of it fails
@@ -107,6 +111,16 @@ static void test_stream_flags(void **state)
     CUstream mig = (CUstream)(uintptr_t)f_get((size_t)pf)->a[3];
     assert_int_equal(flags_of(mig, &r), CU_STREAM_NON_BLOCKING);
     assert_int_equal(r, CUDA_SUCCESS);
+    /* the launch is ordered after its data's prefetch, on b and on the legacy stream */
+    fake_ordered_fn ordered = (fake_ordered_fn)dlsym(drv, "fake_ordered");
+    assert_int_equal(ordered((size_t)pf, (size_t)find_call("cuLaunchKernel", 0)), 1);
+    CUdeviceptr u = alloc(N * 4);
+    f_reset();
+    launch_vadd(NULL, u, y, z);
+    pf = find_call(prefetch_form(1), 0); /* u only: y and z were prefetched already */
+    assert_true(pf >= 0);
+    assert_int_equal(f_get((size_t)pf)->a[0], u);
+    assert_int_equal(ordered((size_t)pf, (size_t)find_call("cuLaunchKernel", 0)), 1);
 }
 
 /* The program's prefetch of one range, batched (the double's, which the shim
@@ -212,6 +226,55 @@ static void blocking_capture(CUstreamCaptureMode mode)
     assert_true(host(y)[2] == (want == CUDA_SUCCESS ? 2.0f : 1.0f));
     if (g)
         assert_int_equal(GET(PFN_cuGraphDestroy_v10000, "cuGraphDestroy", 12000)(g), CUDA_SUCCESS);
+}
+
+static long memset_on(CUstream s, CUdeviceptr p)
+{
+    assert_int_equal(GET(PFN_cuMemsetD8Async_v3020, "cuMemsetD8Async", 12000)(p, 1, 1, s),
+                     CUDA_SUCCESS);
+    return (long)f_count() - 1;
+}
+
+static int ordered(long before, long after)
+{
+    fake_ordered_fn f = (fake_ordered_fn)dlsym(drv, "fake_ordered");
+    assert_non_null(f);
+    return f((size_t)before, (size_t)after);
+}
+
+/* The double's stream order: the legacy stream and blocking streams are
+ * ordered with each other, non-blocking ones only through events. */
+static void test_stream_order(void **state)
+{
+    (void)state;
+    CUstream b1 = create(CU_STREAM_DEFAULT), b2 = create(CU_STREAM_DEFAULT);
+    CUstream nb = create(CU_STREAM_NON_BLOCKING);
+    CUdeviceptr p = alloc(64);
+    f_reset();
+    long w1 = memset_on(b1, p), l1 = memset_on(NULL, p), w2 = memset_on(b2, p);
+    long n1 = memset_on(nb, p), l2 = memset_on(CU_STREAM_LEGACY, p);
+    long pt = memset_on(CU_STREAM_PER_THREAD, p);
+    assert_int_equal(ordered(w1, l1), 1); /* legacy after a blocking stream */
+    assert_int_equal(ordered(l1, w2), 1); /* a blocking stream after legacy */
+    assert_int_equal(ordered(w1, w2), 1); /* so one blocking stream after another */
+    assert_int_equal(ordered(w2, w1), 0);
+    assert_int_equal(ordered(w2, n1), 0); /* non-blocking: neither way */
+    assert_int_equal(ordered(n1, l2), 0);
+    assert_int_equal(ordered(l2, pt), 1); /* a per-thread default stream is blocking */
+    /* an event orders a non-blocking stream's work before a blocking one's */
+    CUevent ev;
+    assert_int_equal(GET(PFN_cuEventCreate_v2000, "cuEventCreate", 12000)(&ev, 0), CUDA_SUCCESS);
+    assert_int_equal(GET(PFN_cuEventRecord_v2000, "cuEventRecord", 12000)(ev, nb), CUDA_SUCCESS);
+    long n2 = memset_on(nb, p);
+    assert_int_equal(GET(PFN_cuStreamWaitEvent_v3020, "cuStreamWaitEvent", 12000)(b1, ev, 0),
+                     CUDA_SUCCESS);
+    long w3 = memset_on(b1, p);
+    assert_int_equal(ordered(n1, w3), 1);
+    assert_int_equal(ordered(n2, w3), 0); /* queued after the record */
+    long l3 = memset_on(NULL, p);         /* and on to legacy, through b1 */
+    assert_int_equal(ordered(n1, l3), 1);
+    assert_int_equal(ordered(n2, l3), 0);
+    assert_int_equal(ordered(w3, (long)f_count() + 5), -1); /* not work */
 }
 
 static void test_blocking_capture_global(void **state)
@@ -428,6 +491,7 @@ int main(void)
         return 1;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_stream_flags),
+        cmocka_unit_test(test_stream_order),
         cmocka_unit_test(test_blocking_capture_global),
         cmocka_unit_test(test_blocking_capture_relaxed),
         cmocka_unit_test(test_copies_on_managed),

@@ -171,6 +171,17 @@ typedef size_t (*fake_graph_nodes_fn)(void *graph, fake_node_info_t *out, size_t
  * that chooses to make them RELAXED. Counted over the process's life. */
 typedef void (*fake_capture_creations_fn)(unsigned *relaxed_p, unsigned *strict_p);
 
+/* Stream order (fake_cuda_order.c): whether the work logged at index after
+ * (a launch, graph launch, memset, copy or prefetch that ran, not captured)
+ * is ordered after the work logged at before, as the driver orders streams:
+ * in a stream, through events (a wait for an event orders after the work its
+ * record followed), and implicitly between a context's legacy stream and its
+ * blocking streams (created without CU_STREAM_NON_BLOCKING, and per-thread
+ * default streams), never with non-blocking ones; -1 if either is not such
+ * work (or not placed: the first 16384 entries since fake_reset, on the
+ * first 64 streams used, are). */
+typedef int (*fake_ordered_fn)(size_t before, size_t after);
+
 /* Fixed handles and sizes the double reports. */
 #define FAKE_CTX          ((uintptr_t)0xC0C0)
 #define FAKE_TOTAL_MEMORY (16ull << 30)

@@ -74,6 +74,7 @@ static CUresult fake_copy_queue(int kind, uint64_t a0, uint64_t a1, uint64_t a2,
     CUgraph g = fake_capture_graph(s, ptsz);
     if (g)
         return fake_capture_op(g, kind, a0, a1, a2);
+    fake_order_work(fake_stream_of(s, ptsz), fake_rec_last());
     fake_copy_run(kind, a0, a1, a2);
     return CUDA_SUCCESS;
 }
@@ -191,6 +192,7 @@ static CUresult fake_copy3d_queue(const CUDA_MEMCPY3D *c, CUstream s, int ptsz, 
     CUgraph g = fake_capture_graph(s, ptsz);
     if (g)
         return fake_capture_op(g, FAKE_NODE_MEMCPY3D, U(c), sizeof(*c), 0);
+    fake_order_work(fake_stream_of(s, ptsz), fake_rec_last());
     fake_copy3d_run(c);
     return CUDA_SUCCESS;
 }

@@ -428,8 +428,10 @@ static CUresult fake_graph_launch(CUgraphExec exec, CUstream s, int ptsz)
     if (fake_legacy_work(fake_stream_of(s, ptsz)))
         return CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
     CUgraph g = fake_capture_graph(s, ptsz);
-    if (!g)
+    if (!g) {
+        fake_order_work(fake_stream_of(s, ptsz), fake_rec_last());
         return fake_graph_run(exec);
+    }
     return fake_capture_child(g, (CUgraph)e->g);
 }
 

@@ -201,6 +201,7 @@ FAKE_API void fake_ctx_next_handle(void *ctx);
 FAKE_API void fake_arm_ctx_meet(unsigned n);
 FAKE_API void fake_capture_creations(unsigned *relaxed_p, unsigned *strict_p);
 FAKE_API size_t fake_graph_nodes(void *graph, fake_node_info_t *out, size_t max);
+FAKE_API int fake_ordered(size_t before, size_t after);
 /* Host kernels declare what they touch (fake CUPTI, see fake_cuda.h). */
 FAKE_API void fake_touch(const void *addr, uint64_t len, int mode);
 FAKE_API size_t gmux_test_cupti_touched(uint64_t *addr, uint64_t *len, uint8_t *mode, size_t max);
@@ -259,6 +260,19 @@ __attribute__((visibility("hidden"))) void fake_copy_run(int kind, uint64_t a0, 
  * stream, or one created without CU_STREAM_NON_BLOCKING
  * (fake_cuda_stream.c). */
 __attribute__((visibility("hidden"))) bool fake_stream_blocking(CUstream s);
+/* The context stream s (fake_stream_of, not the legacy stream) belongs to:
+ * the one current at its creation; a per-thread default stream's, or a
+ * handle the double did not hand out: the calling thread's current one. */
+__attribute__((visibility("hidden"))) uintptr_t fake_stream_ctx(CUstream s);
+/* Stream order (fake_cuda_order.c): work queued on s (fake_stream_of) that
+ * runs, logged at log_index (fake_rec_last); an event recorded on s; s
+ * waiting for an event; the log emptied (fake_reset). */
+__attribute__((visibility("hidden"))) void fake_order_work(CUstream s, size_t log_index);
+__attribute__((visibility("hidden"))) void fake_order_record(CUevent e, CUstream s);
+__attribute__((visibility("hidden"))) void fake_order_wait(CUstream s, CUevent e);
+__attribute__((visibility("hidden"))) void fake_order_reset(void);
+/* The log index of the calling thread's last logged call. */
+__attribute__((visibility("hidden"))) size_t fake_rec_last(void);
 /* Invalidates the capture in progress (fake_capture_invalidated). */
 __attribute__((visibility("hidden"))) void fake_capture_invalidate(void);
 /* Whether work queued on s (fake_stream_of) is refused because s is the

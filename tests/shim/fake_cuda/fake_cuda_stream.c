@@ -27,7 +27,7 @@ static _Atomic uintptr_t fake_next_event = 0x7000;
 static _Atomic unsigned fake_stream_flags[FAKE_STREAMS];
 /* the context each was created in: a blocking stream is ordered with that
  * context's legacy stream (every context has its own) */
-static _Atomic uintptr_t fake_stream_ctx[FAKE_STREAMS];
+static _Atomic uintptr_t fake_stream_ctx_of[FAKE_STREAMS];
 
 static _Atomic unsigned *fake_stream_slot(CUstream s)
 {
@@ -40,7 +40,7 @@ static CUstream fake_stream_new(unsigned flags)
     CUstream s = (CUstream)atomic_fetch_add(&fake_next_stream, 1);
     _Atomic unsigned *f = fake_stream_slot(s);
     if (f) {
-        atomic_store(&fake_stream_ctx[f - fake_stream_flags], U(fake_current()));
+        atomic_store(&fake_stream_ctx_of[f - fake_stream_flags], U(fake_current()));
         atomic_store(f, FAKE_STREAM_LIVE | flags);
     }
     return s;
@@ -85,6 +85,14 @@ CUresult fk_cuStreamDestroy(CUstream s)
 }
 
 static __thread char fake_pt_stream;
+
+uintptr_t fake_stream_ctx(CUstream s)
+{
+    _Atomic unsigned *f = fake_stream_slot(s);
+    if (f && (atomic_load(f) & FAKE_STREAM_LIVE))
+        return atomic_load(&fake_stream_ctx_of[f - fake_stream_flags]);
+    return U(fake_current());
+}
 
 bool fake_stream_blocking(CUstream s)
 {
@@ -162,6 +170,8 @@ static CUresult fake_wait(CUstream s, CUevent e)
     if (fake_legacy_work(s))
         return CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
     fake_wait_joins_capture(s, e);
+    if (!fake_capture_graph(s, 0))
+        fake_order_wait(s, e);
     return CUDA_SUCCESS;
 }
 
@@ -390,9 +400,7 @@ static CUresult fake_begin_capture(CUstream s, CUstreamCaptureMode mode)
     atomic_store(&fake_capture_broken, 0);
     atomic_store(&fake_capture_mode, (int)mode);
     atomic_store(&fake_capture_thread, U(&fake_thread_tag));
-    _Atomic unsigned *f = fake_stream_slot(s);
-    atomic_store(&fake_capture_ctx,
-                 f ? atomic_load(&fake_stream_ctx[f - fake_stream_flags]) : U(fake_current()));
+    atomic_store(&fake_capture_ctx, fake_stream_ctx(s));
     atomic_store(&fake_capture_blocking, fake_stream_blocking(s));
     atomic_store(&fake_capturing, U(s));
     atomic_store(&fake_capture_begun, 1);
@@ -615,6 +623,8 @@ static CUresult fake_record(CUevent e, CUstream s)
         atomic_store(&fake_capture_broken, 1);
         return CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
     }
+    if (!g)
+        fake_order_record(e, s);
     return CUDA_SUCCESS;
 }
 
