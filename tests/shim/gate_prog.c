@@ -84,8 +84,11 @@
  * STREAM 1: the kernels go on a stream
  * the program creates non-blocking (cuStreamCreateWithPriority), which the
  * legacy stream does not wait for; 2: on one it creates blocking
- * (cuStreamCreate, flags 0), which the legacy stream waits for; 0
- * (default): the NULL stream.
+ * (cuStreamCreate, flags 0), which the legacy stream waits for; 3: the
+ * program creates a green context (cuGreenCtxCreate), makes its converted
+ * context current (pushed) before it allocates, and the kernels go on a
+ * stream of the green context (cuGreenCtxStreamCreate, non-blocking, as the
+ * driver requires); 0 (default): the NULL stream.
  * GATE_PROG_ALLOCS=N in the environment: N more allocations of 256 bytes
  * (at most 1900) before the first launch, kept to the end, and a line
  * "M <base> <len>" for each in OUTFILE; between each and the next, another
@@ -162,10 +165,15 @@ static int wait_for(const char *arg)
     return -1;
 }
 
-static void *get(PFN_cuGetProcAddress_v12000 gpa, const char *base)
+static void *get_at(PFN_cuGetProcAddress_v12000 gpa, const char *base, int version)
 {
     void *p = NULL;
-    return gpa(base, &p, 12000, 0, NULL) == CUDA_SUCCESS ? p : NULL;
+    return gpa(base, &p, version, 0, NULL) == CUDA_SUCCESS ? p : NULL;
+}
+
+static void *get(PFN_cuGetProcAddress_v12000 gpa, const char *base)
+{
+    return get_at(gpa, base, 12000);
 }
 
 /* The per-thread default stream's entry point of base (_ptsz). */
@@ -361,6 +369,21 @@ int main(int argc, char **argv)
     PFN_cuStreamDestroy_v4000 stream_destroy =
         (PFN_cuStreamDestroy_v4000)get(gpa, "cuStreamDestroy");
     CUstream blocking = NULL, ls = NULL;
+    if (own_stream == 3) { /* a green context's stream, its context current */
+        PFN_cuGreenCtxCreate_v12040 green_create =
+            (PFN_cuGreenCtxCreate_v12040)get_at(gpa, "cuGreenCtxCreate", 12040);
+        PFN_cuCtxFromGreenCtx_v12040 from_green =
+            (PFN_cuCtxFromGreenCtx_v12040)get_at(gpa, "cuCtxFromGreenCtx", 12040);
+        PFN_cuGreenCtxStreamCreate_v12050 green_stream =
+            (PFN_cuGreenCtxStreamCreate_v12050)get_at(gpa, "cuGreenCtxStreamCreate", 12050);
+        CUgreenCtx green;
+        CUcontext gctx;
+        if (!green_create || !from_green || !green_stream || !ctx_push ||
+            green_create(&green, NULL, 0, CU_GREEN_CTX_DEFAULT_STREAM) != CUDA_SUCCESS ||
+            from_green(&gctx, green) != CUDA_SUCCESS || ctx_push(gctx) != CUDA_SUCCESS ||
+            green_stream(&ls, green, CU_STREAM_NON_BLOCKING, 0) != CUDA_SUCCESS)
+            return 11;
+    }
     if (!alloc || !launch || !stream_create || !stream_create_prio || !stream_destroy ||
         stream_create(&blocking, 0) != CUDA_SUCCESS ||
         (own_stream == 1 && stream_create_prio(&ls, CU_STREAM_NON_BLOCKING, -1) != CUDA_SUCCESS) ||

@@ -168,7 +168,7 @@ static void test_ahead_before_grant(void **state)
  * evictions it brings program 0, fall inside that pause however loaded the
  * machine is. */
 static char p0_paused[256], p1_done[256];
-static const gh_spec_t evict_specs[9][2] = {
+static const gh_spec_t evict_specs[10][2] = {
     /* both launch all along (0.75 s of kernels each: they overlap even when one
      * starts late on a loaded machine), turns of 20 ms: the waiting launching
      * thread evicts */
@@ -224,6 +224,11 @@ static const gh_spec_t evict_specs[9][2] = {
      * too (the double's model of stream order) */
     {{"batch", "11", "20", "5000", "0", NULL, p1_done, NULL, "2"},
      {"batch", "12", "40", "5000", p0_paused, NULL, NULL, NULL, NULL}},
+    /* as 1, program 0 launching in a green context, on a stream of it
+     * (cuGreenCtxStreamCreate: always non-blocking): the evictions must wait
+     * on it too */
+    {{"batch", "11", "20", "5000", "0", NULL, p1_done, NULL, "3"},
+     {"batch", "12", "40", "5000", p0_paused, NULL, NULL, NULL, NULL}},
 };
 
 /* How many of p's evictions were followed by a kernel of q before p's next
@@ -250,7 +255,7 @@ static void test_evict_on_arrival(void **state)
     (void)state;
     snprintf(p0_paused, sizeof(p0_paused), "%s", gh_path("out0.paused"));
     snprintf(p1_done, sizeof(p1_done), "%s", gh_path("out1"));
-    for (int sc = 0; sc < 9; sc++) {
+    for (int sc = 0; sc < 10; sc++) {
         static gh_out_t alone[2], out[2];
         unlink(p0_paused);
         unlink(p1_done);
@@ -312,7 +317,7 @@ static void test_evict_on_arrival(void **state)
             else if (sc == 6) { /* the capture began, and the shim found its stream in it */
                 assert_int_equal(p->armed, 1);
                 assert_true(p->capture_joined > 0);
-            } else if (sc == 1 || sc == 8) {
+            } else if (sc == 1 || sc >= 8) {
                 assert_true(in_pause > 0);
                 for (size_t e = 0; e < p->nh; e++) /* each after program 0's kernels */
                     assert_int_equal(p->h[e][3], 1);

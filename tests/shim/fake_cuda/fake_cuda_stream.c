@@ -35,12 +35,13 @@ static _Atomic unsigned *fake_stream_slot(CUstream s)
     return U(s) >= 0x5000 && i < FAKE_STREAMS ? &fake_stream_flags[i] : NULL;
 }
 
-static CUstream fake_stream_new(unsigned flags)
+/* A stream of context ctx. */
+static CUstream fake_stream_new(unsigned flags, CUcontext ctx)
 {
     CUstream s = (CUstream)atomic_fetch_add(&fake_next_stream, 1);
     _Atomic unsigned *f = fake_stream_slot(s);
     if (f) {
-        atomic_store(&fake_stream_ctx_of[f - fake_stream_flags], U(fake_current()));
+        atomic_store(&fake_stream_ctx_of[f - fake_stream_flags], U(ctx));
         atomic_store(f, FAKE_STREAM_LIVE | flags);
     }
     return s;
@@ -49,7 +50,7 @@ static CUstream fake_stream_new(unsigned flags)
 CUresult fk_cuStreamCreate(CUstream *s, unsigned flags)
 {
     fake_unsafe_watched();
-    *s = fake_stream_new(flags);
+    *s = fake_stream_new(flags, fake_current());
     REC(U(*s), flags, 0, 0);
     return CUDA_SUCCESS;
 }
@@ -57,8 +58,24 @@ CUresult fk_cuStreamCreate(CUstream *s, unsigned flags)
 CUresult fk_cuStreamCreateWithPriority(CUstream *s, unsigned flags, int priority)
 {
     fake_unsafe_watched();
-    *s = fake_stream_new(flags);
+    *s = fake_stream_new(flags, fake_current());
     REC(U(*s), flags, (uint64_t)(int64_t)priority, 0);
+    return CUDA_SUCCESS;
+}
+
+/* A stream of a green context's converted context; the driver takes
+ * non-blocking ones only. */
+CUresult fk_cuGreenCtxStreamCreate(CUstream *s, CUgreenCtx green, unsigned flags, int priority)
+{
+    CUcontext ctx = NULL;
+    if (!s || !(flags & CU_STREAM_NON_BLOCKING))
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult r = fk_cuCtxFromGreenCtx(&ctx, green);
+    if (r != CUDA_SUCCESS)
+        return r;
+    fake_unsafe_watched();
+    *s = fake_stream_new(flags, ctx);
+    REC(U(*s), flags, (uint64_t)(int64_t)priority, U(green));
     return CUDA_SUCCESS;
 }
 
