@@ -129,12 +129,12 @@ gmux_status_t shim_streams_order_after(CUcontext ctx, CUstream mig, CUevent ev)
 
 /* --- hooks ----------------------------------------------------------------- */
 
-static void created(CUresult r, const CUstream *s, unsigned flags)
+/* A stream created in ctx (NULL: the current context). */
+static void created(CUresult r, const CUstream *s, unsigned flags, CUcontext ctx)
 {
-    CUcontext ctx = NULL;
     if (r != CUDA_SUCCESS || !(flags & CU_STREAM_NON_BLOCKING) || shim_state.mode == SHIM_MODE_OFF)
         return;
-    if (SHIM_CALL(cuCtxGetCurrent, &ctx) == CUDA_SUCCESS && ctx)
+    if (ctx || (SHIM_CALL(cuCtxGetCurrent, &ctx) == CUDA_SUCCESS && ctx))
         shim_streams_add(*s, ctx);
 }
 
@@ -142,7 +142,7 @@ CUresult shim_hook_cuStreamCreate(CUstream *s, unsigned flags)
 {
     shim_ensure_init();
     CUresult r = SHIM_CALL(cuStreamCreate, s, flags);
-    created(r, s, flags);
+    created(r, s, flags, NULL);
     return r;
 }
 
@@ -150,7 +150,22 @@ CUresult shim_hook_cuStreamCreateWithPriority(CUstream *s, unsigned flags, int p
 {
     shim_ensure_init();
     CUresult r = SHIM_CALL(cuStreamCreateWithPriority, s, flags, priority);
-    created(r, s, flags);
+    created(r, s, flags, NULL);
+    return r;
+}
+
+/* A green context's stream (CUDA 12.5) belongs to its converted context,
+ * where the program launches to use the green context, whatever is current
+ * here; the driver makes only non-blocking ones. Until 2026-12-03 these went
+ * untracked, and evictions were not ordered after their work. */
+CUresult shim_hook_cuGreenCtxStreamCreate(CUstream *s, CUgreenCtx green, unsigned flags,
+                                          int priority)
+{
+    shim_ensure_init();
+    CUresult r = SHIM_CALL(cuGreenCtxStreamCreate, s, green, flags, priority);
+    CUcontext ctx = NULL;
+    if (r == CUDA_SUCCESS && SHIM_CALL(cuCtxFromGreenCtx, &ctx, green) == CUDA_SUCCESS && ctx)
+        created(r, s, flags, ctx);
     return r;
 }
 

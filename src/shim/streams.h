@@ -2,8 +2,10 @@
  * The program's non-blocking streams, per context: the legacy default
  * stream waits for the work of every blocking stream but not for theirs, so
  * an eviction ordered after "everything queued" must also wait on each of
- * them (shim_backend_after_queued). Filled by the cuStreamCreate hooks,
- * emptied by cuStreamDestroy and by a context's destruction.
+ * them (shim_backend_after_queued). Filled by the cuStreamCreate hooks and
+ * cuGreenCtxStreamCreate's (its streams, all non-blocking, belong to the
+ * green context's converted context), emptied by cuStreamDestroy and by a
+ * context's destruction.
  *
  * Thread-safety: any thread; one mutex, a leaf, held across the driver
  * calls of shim_streams_order_after so that a stream is never destroyed

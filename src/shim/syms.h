@@ -105,6 +105,7 @@ typedef CUresult(CUDAAPI *shim_pfn_cuStreamBeginCapture_v10000)(CUstream hStream
     X(cuStreamCreate, cuStreamCreate, 2000, PFN_cuStreamCreate_v2000, 0)                           \
     X(cuStreamCreateWithPriority, cuStreamCreateWithPriority, 5050,                                \
       PFN_cuStreamCreateWithPriority_v5050, 0)                                                     \
+    X(cuGreenCtxStreamCreate, cuGreenCtxStreamCreate, 12050, PFN_cuGreenCtxStreamCreate_v12050, 0) \
     X(cuStreamDestroy, cuStreamDestroy, 2000, shim_pfn_cuStreamDestroy_v2000, 0)                   \
     X(cuStreamDestroy_v2, cuStreamDestroy, 4000, PFN_cuStreamDestroy_v4000, 0)                     \
     X(cuStreamBeginCapture, cuStreamBeginCapture, 10000, shim_pfn_cuStreamBeginCapture_v10000, 0)  \

@@ -9,11 +9,10 @@
  *   D <ns> <base> <len>             (one line per prefetch to the device the
  *                                    driver double saw, in call order)
  *   H <ns> <base> <len> <ordered>   (the same for prefetches to the host;
- *                                    ordered: since the last launch, the
- *                                    migration stream was made to wait for
- *                                    an event recorded on the NULL stream
- *                                    and, with STREAM 1, for one recorded
- *                                    on the program's stream)
+ *                                    ordered: 1 if the driver double's
+ *                                    model of stream order puts it after
+ *                                    the last launch before it, or there
+ *                                    was none: fake_ordered)
  *
  * to OUTFILE. Usage:
  *   gate_prog OUTFILE SEED NKERNELS WORK_US [DELAY_MS [EXTRA_MIB [PAUSE_MS [CAPTURE [STREAM]]]]]
@@ -84,7 +83,12 @@
  * legacy stream is unusable meanwhile; exit 16 if the capture's end fails.
  * STREAM 1: the kernels go on a stream
  * the program creates non-blocking (cuStreamCreateWithPriority), which the
- * legacy stream does not wait for; 0 (default): the NULL stream.
+ * legacy stream does not wait for; 2: on one it creates blocking
+ * (cuStreamCreate, flags 0), which the legacy stream waits for; 3: the
+ * program creates a green context (cuGreenCtxCreate), makes its converted
+ * context current (pushed) before it allocates, and the kernels go on a
+ * stream of the green context (cuGreenCtxStreamCreate, non-blocking, as the
+ * driver requires); 0 (default): the NULL stream.
  * GATE_PROG_ALLOCS=N in the environment: N more allocations of 256 bytes
  * (at most 1900) before the first launch, kept to the end, and a line
  * "M <base> <len>" for each in OUTFILE; between each and the next, another
@@ -161,10 +165,15 @@ static int wait_for(const char *arg)
     return -1;
 }
 
-static void *get(PFN_cuGetProcAddress_v12000 gpa, const char *base)
+static void *get_at(PFN_cuGetProcAddress_v12000 gpa, const char *base, int version)
 {
     void *p = NULL;
-    return gpa(base, &p, 12000, 0, NULL) == CUDA_SUCCESS ? p : NULL;
+    return gpa(base, &p, version, 0, NULL) == CUDA_SUCCESS ? p : NULL;
+}
+
+static void *get(PFN_cuGetProcAddress_v12000 gpa, const char *base)
+{
+    return get_at(gpa, base, 12000);
 }
 
 /* The per-thread default stream's entry point of base (_ptsz). */
@@ -311,7 +320,7 @@ int main(int argc, char **argv)
     char paused[4096];
     snprintf(paused, sizeof(paused), "%s.paused", argv[1]);
     int capture = argc > 8 ? atoi(argv[8]) : 0;
-    int own_stream = argc > 9 && strcmp(argv[9], "1") == 0;
+    int own_stream = argc > 9 ? atoi(argv[9]) : 0;
     times = calloc(n ? n : 1, sizeof(*times));
     void *drv = dlopen("libcuda.so.1", RTLD_NOW);
     if (!times || !drv)
@@ -339,7 +348,8 @@ int main(int argc, char **argv)
     fake_arm_stall_prefetch_fn arm_stall_prefetch =
         (fake_arm_stall_prefetch_fn)dlsym(drv, "fake_arm_stall_prefetch");
     fake_unsafe_relaxed_fn relaxed = (fake_unsafe_relaxed_fn)dlsym(drv, "fake_unsafe_relaxed");
-    if (!gpa || !reg || !log_count || !log_get || !set_capturing || !set_capturing_nb ||
+    fake_ordered_fn ordered = (fake_ordered_fn)dlsym(drv, "fake_ordered");
+    if (!gpa || !reg || !log_count || !log_get || !set_capturing || !set_capturing_nb || !ordered ||
         !invalidated || !relaxed || !arm || !arm_join || !arm_push || !push_join ||
         !destroyed_in_use || !entry || !arm_stall || !arm_stall_prefetch)
         return 11;
@@ -359,9 +369,25 @@ int main(int argc, char **argv)
     PFN_cuStreamDestroy_v4000 stream_destroy =
         (PFN_cuStreamDestroy_v4000)get(gpa, "cuStreamDestroy");
     CUstream blocking = NULL, ls = NULL;
+    if (own_stream == 3) { /* a green context's stream, its context current */
+        PFN_cuGreenCtxCreate_v12040 green_create =
+            (PFN_cuGreenCtxCreate_v12040)get_at(gpa, "cuGreenCtxCreate", 12040);
+        PFN_cuCtxFromGreenCtx_v12040 from_green =
+            (PFN_cuCtxFromGreenCtx_v12040)get_at(gpa, "cuCtxFromGreenCtx", 12040);
+        PFN_cuGreenCtxStreamCreate_v12050 green_stream =
+            (PFN_cuGreenCtxStreamCreate_v12050)get_at(gpa, "cuGreenCtxStreamCreate", 12050);
+        CUgreenCtx green;
+        CUcontext gctx;
+        if (!green_create || !from_green || !green_stream || !ctx_push ||
+            green_create(&green, NULL, 0, CU_GREEN_CTX_DEFAULT_STREAM) != CUDA_SUCCESS ||
+            from_green(&gctx, green) != CUDA_SUCCESS || ctx_push(gctx) != CUDA_SUCCESS ||
+            green_stream(&ls, green, CU_STREAM_NON_BLOCKING, 0) != CUDA_SUCCESS)
+            return 11;
+    }
     if (!alloc || !launch || !stream_create || !stream_create_prio || !stream_destroy ||
         stream_create(&blocking, 0) != CUDA_SUCCESS ||
-        (own_stream && stream_create_prio(&ls, CU_STREAM_NON_BLOCKING, -1) != CUDA_SUCCESS))
+        (own_stream == 1 && stream_create_prio(&ls, CU_STREAM_NON_BLOCKING, -1) != CUDA_SUCCESS) ||
+        (own_stream == 2 && stream_create(&ls, CU_STREAM_DEFAULT) != CUDA_SUCCESS))
         return 11;
     CUdeviceptr buf, extra, probe;
     if (alloc(&buf, GATE_WORDS * sizeof(uint64_t)) != CUDA_SUCCESS ||
@@ -556,25 +582,19 @@ int main(int argc, char **argv)
     for (unsigned long k = 0; k < n; k++)
         fprintf(out, "%llu %llu\n", (unsigned long long)times[k][0],
                 (unsigned long long)times[k][1]);
-    uint64_t null_ev = 0, ls_ev = 0; /* the events last recorded on NULL and on ls */
-    int after_null = 0, after_ls = 0;
+    long last_launch = -1;
     uint64_t h_stream = 0, h_mark = 0, h_waited = 0, unordered = 0; /* CAPTURE 9 */
     int h_seen = 0;
     for (size_t i = 0; i < log_count(); i++) {
         const fake_call_t *c = log_get(i);
         if (strncmp(c->fn, "cuLaunchKernel", 14) == 0) {
-            after_null = after_ls = 0;
-            null_ev = ls_ev = 0;
+            last_launch = (long)i;
         } else if (strcmp(c->fn, "cuEventRecord") == 0) {
             if (h_seen && c->a[1] == h_stream)
                 h_mark = c->a[0], h_waited = 0;
-            null_ev = c->a[1] == 0 ? c->a[0] : 0;
-            ls_ev = ls && c->a[1] == (uint64_t)(uintptr_t)ls ? c->a[0] : 0;
         } else if (strncmp(c->fn, "cuStreamWaitEvent", 17) == 0) {
             if (h_mark && c->a[1] == h_mark)
                 h_waited = c->a[0];
-            after_null |= null_ev && c->a[1] == null_ev;
-            after_ls |= ls_ev && c->a[1] == ls_ev;
         } else if (strncmp(c->fn, "cuMemPrefetch", 13) == 0) {
             uint64_t where = c->a[2] >> 32;
             if (where == (uint64_t)CU_MEM_LOCATION_TYPE_DEVICE)
@@ -587,7 +607,7 @@ int main(int argc, char **argv)
             else if (where == (uint64_t)CU_MEM_LOCATION_TYPE_HOST)
                 fprintf(out, "H %llu %llu %llu %d\n", (unsigned long long)c->ns,
                         (unsigned long long)c->a[0], (unsigned long long)c->a[1],
-                        after_null && (!ls || after_ls));
+                        last_launch < 0 || ordered((size_t)last_launch, i) == 1);
         }
     }
     for (unsigned long i = 0; i < nmany; i++)

@@ -168,7 +168,7 @@ static void test_ahead_before_grant(void **state)
  * evictions it brings program 0, fall inside that pause however loaded the
  * machine is. */
 static char p0_paused[256], p1_done[256];
-static const gh_spec_t evict_specs[8][2] = {
+static const gh_spec_t evict_specs[10][2] = {
     /* both launch all along (0.75 s of kernels each: they overlap even when one
      * starts late on a loaded machine), turns of 20 ms: the waiting launching
      * thread evicts */
@@ -218,6 +218,17 @@ static const gh_spec_t evict_specs[8][2] = {
      * order invalidated it), so its evictions wait for the capture's end */
     {{"batch", "11", "20", "5000", "0", NULL, p1_done, "15", NULL},
      {"batch", "12", "40", "5000", p0_paused, NULL, NULL, NULL, NULL}},
+    /* as 1, program 0 launching on a blocking stream of its own, which the
+     * shim does not track: the legacy stream waits for it, so the evictions,
+     * ordered after the legacy stream's queued work, are after its kernels
+     * too (the double's model of stream order) */
+    {{"batch", "11", "20", "5000", "0", NULL, p1_done, NULL, "2"},
+     {"batch", "12", "40", "5000", p0_paused, NULL, NULL, NULL, NULL}},
+    /* as 1, program 0 launching in a green context, on a stream of it
+     * (cuGreenCtxStreamCreate: always non-blocking): the evictions must wait
+     * on it too */
+    {{"batch", "11", "20", "5000", "0", NULL, p1_done, NULL, "3"},
+     {"batch", "12", "40", "5000", p0_paused, NULL, NULL, NULL, NULL}},
 };
 
 /* How many of p's evictions were followed by a kernel of q before p's next
@@ -244,7 +255,7 @@ static void test_evict_on_arrival(void **state)
     (void)state;
     snprintf(p0_paused, sizeof(p0_paused), "%s", gh_path("out0.paused"));
     snprintf(p1_done, sizeof(p1_done), "%s", gh_path("out1"));
-    for (int sc = 0; sc < 8; sc++) {
+    for (int sc = 0; sc < 10; sc++) {
         static gh_out_t alone[2], out[2];
         unlink(p0_paused);
         unlink(p1_done);
@@ -306,9 +317,11 @@ static void test_evict_on_arrival(void **state)
             else if (sc == 6) { /* the capture began, and the shim found its stream in it */
                 assert_int_equal(p->armed, 1);
                 assert_true(p->capture_joined > 0);
-            } else if (sc == 1)
+            } else if (sc == 1 || sc >= 8) {
                 assert_true(in_pause > 0);
-            else {
+                for (size_t e = 0; e < p->nh; e++) /* each after program 0's kernels */
+                    assert_int_equal(p->h[e][3], 1);
+            } else {
                 assert_int_equal(in_pause, 0);
                 assert_true(p->evict_deferred > 0);
                 /* done once the capture ended, unless program 0's next grant

@@ -33,6 +33,12 @@ static fake_call_t fake_log[FAKE_LOG_CAP];
 static _Atomic size_t fake_log_n;
 static pthread_mutex_t fake_log_mu = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic int fake_logging = 1;
+static __thread size_t fake_last_rec = SIZE_MAX;
+
+size_t fake_rec_last(void)
+{
+    return fake_last_rec;
+}
 
 void fake_rec(const char *fn, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3)
 {
@@ -53,12 +59,14 @@ void fake_rec(const char *fn, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3
     }
     atomic_store_explicit(&fake_log_n, i + 1, memory_order_release);
     pthread_mutex_unlock(&fake_log_mu);
+    fake_last_rec = i;
 }
 
 FAKE_API void fake_reset(void)
 {
     pthread_mutex_lock(&fake_log_mu);
     atomic_store(&fake_log_n, 0);
+    fake_order_reset();
     pthread_mutex_unlock(&fake_log_mu);
 }
 
@@ -379,7 +387,10 @@ static CUresult fake_prefetch(CUdeviceptr p, size_t len, CUstream s, int ptsz)
     if (fake_legacy_work(fake_stream_of(s, ptsz)))
         return CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
     CUgraph g = fake_capture_graph(s, ptsz); /* a capturing stream's: recorded (fake_cuda.h) */
-    return g ? fake_capture_op(g, FAKE_NODE_PREFETCH, p, len, 0) : CUDA_SUCCESS;
+    if (g)
+        return fake_capture_op(g, FAKE_NODE_PREFETCH, p, len, 0);
+    fake_order_work(fake_stream_of(s, ptsz), fake_rec_last());
+    return CUDA_SUCCESS;
 }
 
 CUresult fk_cuMemPrefetchAsync_v2(CUdeviceptr p, size_t len, CUmemLocation loc, unsigned flags,
@@ -402,7 +413,9 @@ CUresult fk_cuMemPrefetchAsync_v2_ptsz(CUdeviceptr p, size_t len, CUmemLocation 
 /*
  * CUDA 13's batched prefetch: logs one entry per range (name
  * "cuMemPrefetchBatchAsync", arguments as cuMemPrefetchAsync_v2's), refuses
- * the whole batch if any range is not managed memory. FAKE_CUDA_NO_BATCH=1
+ * the whole batch if any range is not managed memory, and, as
+ * cuMemPrefetchAsync_v2, one on the legacy stream while a blocking stream
+ * captures (fake_legacy_work). FAKE_CUDA_NO_BATCH=1
  * makes it refuse every batch (a driver that has the entry point but not the
  * feature), so the shim's fallback is tested.
  */
@@ -418,13 +431,22 @@ CUresult fk_cuMemPrefetchBatchAsync(CUdeviceptr *ptrs, size_t *sizes, size_t cou
         return CUDA_ERROR_INVALID_VALUE;
     fake_stall_fire(FAKE_STALL_PREFETCH);
     CUresult r = CUDA_SUCCESS;
+    size_t logged[64]; /* the first 64 ranges' log entries, placed in the stream's order */
     for (size_t i = 0; i < count; i++) {
         REC(ptrs[i], sizes[i], ((uint64_t)locs[0].type << 32) | (uint32_t)locs[0].id, U(s));
+        if (i < 64)
+            logged[i] = fake_rec_last();
         if (!fake_in_managed(ptrs[i], sizes[i]))
             r = CUDA_ERROR_INVALID_VALUE;
     }
+    /* as a single prefetch: refused on the legacy stream while a blocking
+     * stream captures, recorded while its stream captures */
+    if (r == CUDA_SUCCESS && fake_legacy_work(fake_stream_of(s, 0)))
+        return CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
     CUgraph g = r == CUDA_SUCCESS ? fake_capture_graph(s, 0) : NULL;
     for (size_t i = 0; g && i < count; i++)
         (void)fake_capture_op(g, FAKE_NODE_PREFETCH, ptrs[i], sizes[i], 0);
+    for (size_t i = 0; r == CUDA_SUCCESS && !g && i < count && i < 64; i++)
+        fake_order_work(fake_stream_of(s, 0), logged[i]);
     return r;
 }

@@ -50,7 +50,9 @@ typedef void *(*fake_entry_fn)(const char *sym);
  * thread's is a stream of its own, as stream 0 through a _ptsz entry point;
  * stream 0 through the others is the legacy stream). */
 typedef void (*fake_set_capturing_fn)(void *stream);
-/* The same for a blocking stream: the legacy stream is unusable meanwhile
+/* The same for a blocking stream: every context's legacy stream is
+ * unusable meanwhile (a capture begun on a stream created without
+ * CU_STREAM_NON_BLOCKING makes only its own context's so)
  * (work on it fails with CUDA_ERROR_STREAM_CAPTURE_IMPLICIT and invalidates
  * the capture; a query of it fails and invalidates nothing). */
 typedef void (*fake_set_capturing_blocking_fn)(void *stream);
@@ -134,8 +136,9 @@ typedef void (*fake_spend_fn)(uint64_t ns);
  * progress, the work queued on a stream that takes part in it (the stream it
  * began on, or one that joined it) is recorded as nodes of the capture's
  * graph instead of run: kernel launches (argument values copied),
- * asynchronous memsets and copies (cuMemsetD8/D32Async, cuMemcpy*Async;
- * their addresses kept, the data read when the graph runs), graph launches
+ * asynchronous memsets and copies (cuMemsetD8/D16/D32Async, cuMemcpy*Async,
+ * 2D, 3D and peer ones too; their addresses kept, the data read when the
+ * graph runs), graph launches
  * (a child-graph node of the launched graph), prefetches, event records, and
  * waits for an event recorded outside the capture (a wait for one recorded
  * inside it is an edge, no node). Kernel, memset, copy and child-graph nodes
@@ -152,6 +155,7 @@ enum {
     FAKE_NODE_EVENT_WAIT,   /* a0: the event */
     FAKE_NODE_MEMSET,       /* a0: address, a1: elements, a2: value | element size << 32 */
     FAKE_NODE_MEMCPY,       /* a0: destination, a1: bytes, a2: source */
+    FAKE_NODE_MEMCPY3D,     /* a 2D or 3D copy: a0 its CUDA_MEMCPY3D (the node's copy) */
 };
 typedef struct fake_node_info {
     int kind;
@@ -166,6 +170,17 @@ typedef size_t (*fake_graph_nodes_fn)(void *graph, fake_node_info_t *out, size_t
  * the double does not refuse them; it counts them, for tests of a caller
  * that chooses to make them RELAXED. Counted over the process's life. */
 typedef void (*fake_capture_creations_fn)(unsigned *relaxed_p, unsigned *strict_p);
+
+/* Stream order (fake_cuda_order.c): whether the work logged at index after
+ * (a launch, graph launch, memset, copy or prefetch that ran, not captured)
+ * is ordered after the work logged at before, as the driver orders streams:
+ * in a stream, through events (a wait for an event orders after the work its
+ * record followed), and implicitly between a context's legacy stream and its
+ * blocking streams (created without CU_STREAM_NON_BLOCKING, and per-thread
+ * default streams), never with non-blocking ones; -1 if either is not such
+ * work (or not placed: the first 16384 entries since fake_reset, on the
+ * first 64 streams used, are). */
+typedef int (*fake_ordered_fn)(size_t before, size_t after);
 
 /* Fixed handles and sizes the double reports. */
 #define FAKE_CTX          ((uintptr_t)0xC0C0)

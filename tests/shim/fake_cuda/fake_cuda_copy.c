@@ -1,20 +1,57 @@
 /*
- * The driver double's asynchronous memsets and copies (cuMemsetD8Async,
- * cuMemsetD32Async, cuMemcpyAsync, cuMemcpyHtoDAsync_v2, cuMemcpyDtoHAsync_v2,
- * cuMemcpyDtoDAsync_v2, each also _ptsz): "device" memory is host memory,
- * so each runs at once with memset or memmove, or, queued on a stream that
- * captures (fake_capture_graph), becomes a memset or copy node of the
- * capture's graph, run when the graph runs (fake_cuda_graph.c). On the
- * legacy stream while a blocking stream captures it is refused
- * (fake_legacy_work). Logged as (destination, source or value, count,
- * stream).
+ * The driver double's memsets and copies: asynchronous ones
+ * (cuMemsetD8Async, cuMemsetD16Async, cuMemsetD32Async, cuMemcpyAsync,
+ * cuMemcpyHtoDAsync_v2, cuMemcpyDtoHAsync_v2, cuMemcpyDtoDAsync_v2,
+ * cuMemcpy2DAsync_v2, cuMemcpy3DAsync_v2, cuMemcpyPeerAsync, each also
+ * _ptsz) and synchronous ones (cuMemsetD8_v2, cuMemsetD16_v2,
+ * cuMemsetD32_v2, cuMemcpyDtoD_v2, cuMemcpy2D_v2, cuMemcpy3D_v2,
+ * cuMemcpyPeer). "Device" memory is host memory, so each runs at once with
+ * memset or memmove, or, queued on a stream that captures
+ * (fake_capture_graph), becomes a memset or copy node of the capture's
+ * graph, run when the graph runs (fake_cuda_graph.c). On the legacy stream
+ * while a blocking stream captures it is refused (fake_legacy_work). A
+ * synchronous one is work on the legacy stream (no per-thread _ptds entry
+ * points here); a synchronous copy also waits for the host, so it is a
+ * potentially unsafe call (fake_unsafe_refused); a synchronous memset of
+ * device memory does not wait (the driver's "API synchronization behavior")
+ * and is not. 2D and 3D copies take host, device and unified memory (not
+ * arrays: CUDA_ERROR_NOT_SUPPORTED); a peer copy is a plain copy (no devices
+ * here). Logged as (destination, source or value, count, stream); a 2D or
+ * 3D copy as (first destination byte, first source byte, width * height *
+ * depth, stream).
  */
 #include <string.h>
 
 #include "fake_cuda_internal.h"
 
+/* The address of byte (x, y, z) of one side of a 2D/3D copy, or 0. */
+static uintptr_t fake_copy3d_at(CUmemorytype type, const void *host, CUdeviceptr dev, size_t x,
+                                size_t y, size_t z, size_t pitch, size_t height)
+{
+    uintptr_t base = type == CU_MEMORYTYPE_HOST                                      ? U(host)
+                     : type == CU_MEMORYTYPE_DEVICE || type == CU_MEMORYTYPE_UNIFIED ? dev
+                                                                                     : 0;
+    return base ? base + (z * height + y) * pitch + x : 0;
+}
+
+static void fake_copy3d_run(const CUDA_MEMCPY3D *c)
+{
+    for (size_t z = 0; z < c->Depth; z++)
+        for (size_t y = 0; y < c->Height; y++) {
+            uintptr_t d = fake_copy3d_at(c->dstMemoryType, c->dstHost, c->dstDevice, c->dstXInBytes,
+                                         c->dstY + y, c->dstZ + z, c->dstPitch, c->dstHeight);
+            uintptr_t s = fake_copy3d_at(c->srcMemoryType, c->srcHost, c->srcDevice, c->srcXInBytes,
+                                         c->srcY + y, c->srcZ + z, c->srcPitch, c->srcHeight);
+            memmove((void *)d, (const void *)s, c->WidthInBytes);
+        }
+}
+
 void fake_copy_run(int kind, uint64_t a0, uint64_t a1, uint64_t a2)
 {
+    if (kind == FAKE_NODE_MEMCPY3D) {
+        fake_copy3d_run((const CUDA_MEMCPY3D *)(uintptr_t)a0);
+        return;
+    }
     if (kind == FAKE_NODE_MEMCPY) {
         memmove((void *)(uintptr_t)a0, (const void *)(uintptr_t)a2, a1);
         return;
@@ -37,6 +74,7 @@ static CUresult fake_copy_queue(int kind, uint64_t a0, uint64_t a1, uint64_t a2,
     CUgraph g = fake_capture_graph(s, ptsz);
     if (g)
         return fake_capture_op(g, kind, a0, a1, a2);
+    fake_order_work(fake_stream_of(s, ptsz), fake_rec_last());
     fake_copy_run(kind, a0, a1, a2);
     return CUDA_SUCCESS;
 }
@@ -50,9 +88,24 @@ static CUresult fake_copy_queue(int kind, uint64_t a0, uint64_t a1, uint64_t a2,
     }
 FAKE_MEMSET(cuMemsetD8Async, unsigned char, 0)
 FAKE_MEMSET(cuMemsetD8Async_ptsz, unsigned char, 1)
+FAKE_MEMSET(cuMemsetD16Async, unsigned short, 0)
+FAKE_MEMSET(cuMemsetD16Async_ptsz, unsigned short, 1)
 FAKE_MEMSET(cuMemsetD32Async, unsigned int, 0)
 FAKE_MEMSET(cuMemsetD32Async_ptsz, unsigned int, 1)
 #undef FAKE_MEMSET
+
+/* The synchronous memsets: the legacy stream's work. */
+#define FAKE_MEMSET_SYNC(name, type)                                                               \
+    CUresult fk_##name(CUdeviceptr dst, type v, size_t n)                                          \
+    {                                                                                              \
+        REC(dst, (uint64_t)v, n, 0);                                                               \
+        uint64_t a2 = (uint64_t)sizeof(type) << 32 | (uint32_t)v;                                  \
+        return fake_copy_queue(FAKE_NODE_MEMSET, dst, n, a2, NULL, 0);                             \
+    }
+FAKE_MEMSET_SYNC(cuMemsetD8_v2, unsigned char)
+FAKE_MEMSET_SYNC(cuMemsetD16_v2, unsigned short)
+FAKE_MEMSET_SYNC(cuMemsetD32_v2, unsigned int)
+#undef FAKE_MEMSET_SYNC
 
 #define FAKE_MEMCPY(name, dtype, stype, ptsz)                                                      \
     CUresult fk_##name(dtype dst, stype src, size_t bytes, CUstream s)                             \
@@ -69,3 +122,123 @@ FAKE_MEMCPY(cuMemcpyDtoHAsync_v2_ptsz, void *, CUdeviceptr, 1)
 FAKE_MEMCPY(cuMemcpyDtoDAsync_v2, CUdeviceptr, CUdeviceptr, 0)
 FAKE_MEMCPY(cuMemcpyDtoDAsync_v2_ptsz, CUdeviceptr, CUdeviceptr, 1)
 #undef FAKE_MEMCPY
+
+CUresult fk_cuMemcpyDtoD_v2(CUdeviceptr dst, CUdeviceptr src, size_t bytes)
+{
+    REC(dst, src, bytes, 0);
+    if (fake_unsafe_refused())
+        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    return fake_copy_queue(FAKE_NODE_MEMCPY, dst, bytes, src, NULL, 0);
+}
+
+/* A peer copy: contexts are named, devices are not modelled. */
+static CUresult fake_peer(CUdeviceptr dst, CUcontext dctx, CUdeviceptr src, CUcontext sctx,
+                          size_t bytes, CUstream s, int ptsz)
+{
+    if (!dctx || !sctx)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    return fake_copy_queue(FAKE_NODE_MEMCPY, dst, bytes, src, s, ptsz);
+}
+
+CUresult fk_cuMemcpyPeer(CUdeviceptr dst, CUcontext dctx, CUdeviceptr src, CUcontext sctx,
+                         size_t bytes)
+{
+    REC(dst, src, bytes, 0);
+    if (fake_unsafe_refused())
+        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    return fake_peer(dst, dctx, src, sctx, bytes, NULL, 0);
+}
+
+#define FAKE_PEER_ASYNC(name, ptsz)                                                                \
+    CUresult fk_##name(CUdeviceptr dst, CUcontext dctx, CUdeviceptr src, CUcontext sctx,           \
+                       size_t bytes, CUstream s)                                                   \
+    {                                                                                              \
+        REC(dst, src, bytes, U(s));                                                                \
+        return fake_peer(dst, dctx, src, sctx, bytes, s, ptsz);                                    \
+    }
+FAKE_PEER_ASYNC(cuMemcpyPeerAsync, 0)
+FAKE_PEER_ASYNC(cuMemcpyPeerAsync_ptsz, 1)
+#undef FAKE_PEER_ASYNC
+
+/* The first bytes a 2D/3D copy writes and reads (*d0, *s0), after checking
+ * it: CUDA_ERROR_NOT_SUPPORTED for arrays, CUDA_ERROR_INVALID_VALUE for a
+ * missing address or rows that overlap their pitch or planes. */
+static CUresult fake_copy3d_check(const CUDA_MEMCPY3D *c, uint64_t *d0, uint64_t *s0)
+{
+    *d0 = fake_copy3d_at(c->dstMemoryType, c->dstHost, c->dstDevice, c->dstXInBytes, c->dstY,
+                         c->dstZ, c->dstPitch, c->dstHeight);
+    *s0 = fake_copy3d_at(c->srcMemoryType, c->srcHost, c->srcDevice, c->srcXInBytes, c->srcY,
+                         c->srcZ, c->srcPitch, c->srcHeight);
+    if (c->srcMemoryType == CU_MEMORYTYPE_ARRAY || c->dstMemoryType == CU_MEMORYTYPE_ARRAY)
+        return CUDA_ERROR_NOT_SUPPORTED;
+    bool rows = c->Height > 1 || c->Depth > 1;
+    bool planes = c->Depth > 1;
+    if (!*d0 || !*s0 ||
+        (rows && (c->dstPitch < c->dstXInBytes + c->WidthInBytes ||
+                  c->srcPitch < c->srcXInBytes + c->WidthInBytes)) ||
+        (planes && (c->dstHeight < c->dstY + c->Height || c->srcHeight < c->srcY + c->Height)))
+        return CUDA_ERROR_INVALID_VALUE;
+    return CUDA_SUCCESS;
+}
+
+/* Runs or captures a checked 2D/3D copy queued on s, as fake_copy_queue does;
+ * sync: a synchronous copy (a potentially unsafe call, on the legacy stream). */
+static CUresult fake_copy3d_queue(const CUDA_MEMCPY3D *c, CUstream s, int ptsz, bool sync)
+{
+    if (sync && fake_unsafe_refused())
+        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    if (fake_legacy_work(fake_stream_of(s, ptsz)))
+        return CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
+    CUgraph g = fake_capture_graph(s, ptsz);
+    if (g)
+        return fake_capture_op(g, FAKE_NODE_MEMCPY3D, U(c), sizeof(*c), 0);
+    fake_order_work(fake_stream_of(s, ptsz), fake_rec_last());
+    fake_copy3d_run(c);
+    return CUDA_SUCCESS;
+}
+
+/* A 2D copy is a 3D copy of depth 1. */
+static CUDA_MEMCPY3D fake_2d_as_3d(const CUDA_MEMCPY2D *c)
+{
+    return (CUDA_MEMCPY3D){.srcXInBytes = c->srcXInBytes,
+                           .srcY = c->srcY,
+                           .srcMemoryType = c->srcMemoryType,
+                           .srcHost = c->srcHost,
+                           .srcDevice = c->srcDevice,
+                           .srcArray = c->srcArray,
+                           .srcPitch = c->srcPitch,
+                           .srcHeight = c->srcY + c->Height,
+                           .dstXInBytes = c->dstXInBytes,
+                           .dstY = c->dstY,
+                           .dstMemoryType = c->dstMemoryType,
+                           .dstHost = c->dstHost,
+                           .dstDevice = c->dstDevice,
+                           .dstArray = c->dstArray,
+                           .dstPitch = c->dstPitch,
+                           .dstHeight = c->dstY + c->Height,
+                           .WidthInBytes = c->WidthInBytes,
+                           .Height = c->Height,
+                           .Depth = 1};
+}
+
+/* Each entry point: checks, logs, then runs or captures (sync: see above). */
+#define FAKE_COPY3D(conv, s, ptsz, sync)                                                           \
+    {                                                                                              \
+        if (!c)                                                                                    \
+            return CUDA_ERROR_INVALID_VALUE;                                                       \
+        CUDA_MEMCPY3D c3 = conv;                                                                   \
+        uint64_t d0, s0;                                                                           \
+        CUresult r = fake_copy3d_check(&c3, &d0, &s0);                                             \
+        REC(d0, s0, (uint64_t)c3.WidthInBytes *c3.Height *c3.Depth, U(s));                         \
+        return r == CUDA_SUCCESS ? fake_copy3d_queue(&c3, s, ptsz, sync) : r;                      \
+    }
+CUresult fk_cuMemcpy2D_v2(const CUDA_MEMCPY2D *c)
+    FAKE_COPY3D(fake_2d_as_3d(c), NULL, 0, true) CUresult fk_cuMemcpy3D_v2(const CUDA_MEMCPY3D *c)
+        FAKE_COPY3D(*c, NULL, 0, true) CUresult
+    fk_cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D *c, CUstream s)
+        FAKE_COPY3D(fake_2d_as_3d(c), s, 0, false) CUresult
+    fk_cuMemcpy2DAsync_v2_ptsz(const CUDA_MEMCPY2D *c, CUstream s)
+        FAKE_COPY3D(fake_2d_as_3d(c), s, 1, false) CUresult
+    fk_cuMemcpy3DAsync_v2(const CUDA_MEMCPY3D *c, CUstream s) FAKE_COPY3D(*c, s, 0, false) CUresult
+    fk_cuMemcpy3DAsync_v2_ptsz(const CUDA_MEMCPY3D *c, CUstream s) FAKE_COPY3D(*c, s, 1, false)
+#undef FAKE_COPY3D

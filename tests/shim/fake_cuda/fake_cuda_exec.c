@@ -143,8 +143,10 @@ static CUresult fake_launch(const fake_kernel_t *k, const unsigned grid[3], cons
     if (fake_legacy_work(fake_stream_of(s, ptsz)))
         return CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
     CUgraph g = fake_capture_graph(s, ptsz);
-    if (!g)
+    if (!g) {
+        fake_order_work(fake_stream_of(s, ptsz), fake_rec_last());
         return fake_run(k, grid, block, params, extra);
+    }
     void *argv[FAKE_MAX_PARAMS];
     CUresult r;
     params = fake_args(k, params, extra, argv, &r);

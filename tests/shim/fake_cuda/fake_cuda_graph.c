@@ -428,8 +428,10 @@ static CUresult fake_graph_launch(CUgraphExec exec, CUstream s, int ptsz)
     if (fake_legacy_work(fake_stream_of(s, ptsz)))
         return CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
     CUgraph g = fake_capture_graph(s, ptsz);
-    if (!g)
+    if (!g) {
+        fake_order_work(fake_stream_of(s, ptsz), fake_rec_last());
         return fake_graph_run(exec);
+    }
     return fake_capture_child(g, (CUgraph)e->g);
 }
 
@@ -486,10 +488,16 @@ CUresult fake_capture_op(CUgraph g, int kind, uint64_t a0, uint64_t a1, uint64_t
         nd->type = kind == FAKE_NODE_EVENT_RECORD ? CU_GRAPH_NODE_TYPE_EVENT_RECORD
                    : kind == FAKE_NODE_EVENT_WAIT ? CU_GRAPH_NODE_TYPE_WAIT_EVENT
                    : kind == FAKE_NODE_MEMSET     ? CU_GRAPH_NODE_TYPE_MEMSET
-                   : kind == FAKE_NODE_MEMCPY     ? CU_GRAPH_NODE_TYPE_MEMCPY
-                                                  : CU_GRAPH_NODE_TYPE_EMPTY;
+                   : kind == FAKE_NODE_MEMCPY || kind == FAKE_NODE_MEMCPY3D
+                       ? CU_GRAPH_NODE_TYPE_MEMCPY
+                       : CU_GRAPH_NODE_TYPE_EMPTY;
         nd->op = kind;
         nd->a0 = a0;
+        /* a 2D/3D copy's descriptor (a0, a1 bytes) is kept in the node, a0 then names the copy */
+        if (kind == FAKE_NODE_MEMCPY3D && a1 <= sizeof(nd->args)) {
+            memcpy(nd->args, (const void *)(uintptr_t)a0, a1);
+            nd->a0 = U(nd->args);
+        }
         nd->a1 = a1;
         nd->a2 = a2;
         nd->live = true;

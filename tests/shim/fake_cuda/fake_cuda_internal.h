@@ -85,11 +85,28 @@ typedef CUresult (*fake_pfn_cuStreamBeginCapture_v10000)(CUstream s); /* mode GL
     X(cuMemsetD8Async_ptsz, cuMemsetD8Async, 7000, PFN_cuMemsetD8Async_v7000_ptsz, 1)              \
     X(cuMemsetD32Async, cuMemsetD32Async, 3020, PFN_cuMemsetD32Async_v3020, 0)                     \
     X(cuMemsetD32Async_ptsz, cuMemsetD32Async, 7000, PFN_cuMemsetD32Async_v7000_ptsz, 1)           \
+    X(cuMemsetD16Async, cuMemsetD16Async, 3020, PFN_cuMemsetD16Async_v3020, 0)                     \
+    X(cuMemsetD16Async_ptsz, cuMemsetD16Async, 7000, PFN_cuMemsetD16Async_v7000_ptsz, 1)           \
+    X(cuMemsetD8_v2, cuMemsetD8, 3020, PFN_cuMemsetD8_v3020, 0)                                    \
+    X(cuMemsetD16_v2, cuMemsetD16, 3020, PFN_cuMemsetD16_v3020, 0)                                 \
+    X(cuMemsetD32_v2, cuMemsetD32, 3020, PFN_cuMemsetD32_v3020, 0)                                 \
+    X(cuMemcpyDtoD_v2, cuMemcpyDtoD, 3020, PFN_cuMemcpyDtoD_v3020, 0)                              \
+    X(cuMemcpy2D_v2, cuMemcpy2D, 3020, PFN_cuMemcpy2D_v3020, 0)                                    \
+    X(cuMemcpy3D_v2, cuMemcpy3D, 3020, PFN_cuMemcpy3D_v3020, 0)                                    \
+    X(cuMemcpy2DAsync_v2, cuMemcpy2DAsync, 3020, PFN_cuMemcpy2DAsync_v3020, 0)                     \
+    X(cuMemcpy2DAsync_v2_ptsz, cuMemcpy2DAsync, 7000, PFN_cuMemcpy2DAsync_v7000_ptsz, 1)           \
+    X(cuMemcpy3DAsync_v2, cuMemcpy3DAsync, 3020, PFN_cuMemcpy3DAsync_v3020, 0)                     \
+    X(cuMemcpy3DAsync_v2_ptsz, cuMemcpy3DAsync, 7000, PFN_cuMemcpy3DAsync_v7000_ptsz, 1)           \
+    X(cuMemcpyPeer, cuMemcpyPeer, 4000, PFN_cuMemcpyPeer_v4000, 0)                                 \
+    X(cuMemcpyPeerAsync, cuMemcpyPeerAsync, 4000, PFN_cuMemcpyPeerAsync_v4000, 0)                  \
+    X(cuMemcpyPeerAsync_ptsz, cuMemcpyPeerAsync, 7000, PFN_cuMemcpyPeerAsync_v7000_ptsz, 1)        \
     X(cuStreamCreate, cuStreamCreate, 2000, PFN_cuStreamCreate_v2000, 0)                           \
     X(cuStreamCreateWithPriority, cuStreamCreateWithPriority, 5050,                                \
       PFN_cuStreamCreateWithPriority_v5050, 0)                                                     \
     X(cuStreamDestroy, cuStreamDestroy, 2000, fake_pfn_cuStreamDestroy_v2000, 0)                   \
     X(cuStreamDestroy_v2, cuStreamDestroy, 4000, PFN_cuStreamDestroy_v4000, 0)                     \
+    X(cuStreamGetFlags, cuStreamGetFlags, 5050, PFN_cuStreamGetFlags_v5050, 0)                     \
+    X(cuStreamGetFlags_ptsz, cuStreamGetFlags, 7000, PFN_cuStreamGetFlags_v7000_ptsz, 1)           \
     X(cuStreamSynchronize, cuStreamSynchronize, 2000, PFN_cuStreamSynchronize_v2000, 0)            \
     X(cuStreamSynchronize_ptsz, cuStreamSynchronize, 7000, PFN_cuStreamSynchronize_v7000_ptsz, 1)  \
     X(cuStreamWaitEvent, cuStreamWaitEvent, 3020, PFN_cuStreamWaitEvent_v3020, 0)                  \
@@ -150,6 +167,7 @@ typedef CUresult (*fake_pfn_cuStreamBeginCapture_v10000)(CUstream s); /* mode GL
     X(cuCtxPopCurrent_v2, cuCtxPopCurrent, 4000, PFN_cuCtxPopCurrent_v4000, 0)                     \
     X(cuGreenCtxCreate, cuGreenCtxCreate, 12040, PFN_cuGreenCtxCreate_v12040, 0)                   \
     X(cuGreenCtxDestroy, cuGreenCtxDestroy, 12040, PFN_cuGreenCtxDestroy_v12040, 0)                \
+    X(cuGreenCtxStreamCreate, cuGreenCtxStreamCreate, 12050, PFN_cuGreenCtxStreamCreate_v12050, 0) \
     X(cuCtxFromGreenCtx, cuCtxFromGreenCtx, 12040, PFN_cuCtxFromGreenCtx_v12040, 0)
 
 #define FAKE_DECL_(sym, base, ver, pfn, pt)                                                        \
@@ -184,6 +202,7 @@ FAKE_API void fake_ctx_next_handle(void *ctx);
 FAKE_API void fake_arm_ctx_meet(unsigned n);
 FAKE_API void fake_capture_creations(unsigned *relaxed_p, unsigned *strict_p);
 FAKE_API size_t fake_graph_nodes(void *graph, fake_node_info_t *out, size_t max);
+FAKE_API int fake_ordered(size_t before, size_t after);
 /* Host kernels declare what they touch (fake CUPTI, see fake_cuda.h). */
 FAKE_API void fake_touch(const void *addr, uint64_t len, int mode);
 FAKE_API size_t gmux_test_cupti_touched(uint64_t *addr, uint64_t *len, uint8_t *mode, size_t max);
@@ -238,6 +257,23 @@ __attribute__((visibility("hidden"))) CUresult fake_capture_op(CUgraph g, int ki
  * arguments as fake_node_info_t's (fake_cuda_copy.c). */
 __attribute__((visibility("hidden"))) void fake_copy_run(int kind, uint64_t a0, uint64_t a1,
                                                          uint64_t a2);
+/* Whether s (fake_stream_of) is a blocking stream: a per-thread default
+ * stream, or one created without CU_STREAM_NON_BLOCKING
+ * (fake_cuda_stream.c). */
+__attribute__((visibility("hidden"))) bool fake_stream_blocking(CUstream s);
+/* The context stream s (fake_stream_of, not the legacy stream) belongs to:
+ * the one current at its creation; a per-thread default stream's, or a
+ * handle the double did not hand out: the calling thread's current one. */
+__attribute__((visibility("hidden"))) uintptr_t fake_stream_ctx(CUstream s);
+/* Stream order (fake_cuda_order.c): work queued on s (fake_stream_of) that
+ * runs, logged at log_index (fake_rec_last); an event recorded on s; s
+ * waiting for an event; the log emptied (fake_reset). */
+__attribute__((visibility("hidden"))) void fake_order_work(CUstream s, size_t log_index);
+__attribute__((visibility("hidden"))) void fake_order_record(CUevent e, CUstream s);
+__attribute__((visibility("hidden"))) void fake_order_wait(CUstream s, CUevent e);
+__attribute__((visibility("hidden"))) void fake_order_reset(void);
+/* The log index of the calling thread's last logged call. */
+__attribute__((visibility("hidden"))) size_t fake_rec_last(void);
 /* Invalidates the capture in progress (fake_capture_invalidated). */
 __attribute__((visibility("hidden"))) void fake_capture_invalidate(void);
 /* Whether work queued on s (fake_stream_of) is refused because s is the

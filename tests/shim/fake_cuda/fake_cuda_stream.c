@@ -18,10 +18,39 @@
 static _Atomic uintptr_t fake_next_stream = 0x5000;
 static _Atomic uintptr_t fake_next_event = 0x7000;
 
+/* The flags each stream was created with, by stream number (tokens from
+ * 0x5000), FAKE_STREAM_LIVE set while the stream lives. A handle the double
+ * did not hand out (a test's own token) has none: taken for a non-blocking
+ * stream. */
+#define FAKE_STREAMS     4096
+#define FAKE_STREAM_LIVE 0x80000000u
+static _Atomic unsigned fake_stream_flags[FAKE_STREAMS];
+/* the context each was created in: a blocking stream is ordered with that
+ * context's legacy stream (every context has its own) */
+static _Atomic uintptr_t fake_stream_ctx_of[FAKE_STREAMS];
+
+static _Atomic unsigned *fake_stream_slot(CUstream s)
+{
+    uintptr_t i = U(s) - 0x5000;
+    return U(s) >= 0x5000 && i < FAKE_STREAMS ? &fake_stream_flags[i] : NULL;
+}
+
+/* A stream of context ctx. */
+static CUstream fake_stream_new(unsigned flags, CUcontext ctx)
+{
+    CUstream s = (CUstream)atomic_fetch_add(&fake_next_stream, 1);
+    _Atomic unsigned *f = fake_stream_slot(s);
+    if (f) {
+        atomic_store(&fake_stream_ctx_of[f - fake_stream_flags], U(ctx));
+        atomic_store(f, FAKE_STREAM_LIVE | flags);
+    }
+    return s;
+}
+
 CUresult fk_cuStreamCreate(CUstream *s, unsigned flags)
 {
     fake_unsafe_watched();
-    *s = (CUstream)atomic_fetch_add(&fake_next_stream, 1);
+    *s = fake_stream_new(flags, fake_current());
     REC(U(*s), flags, 0, 0);
     return CUDA_SUCCESS;
 }
@@ -29,14 +58,38 @@ CUresult fk_cuStreamCreate(CUstream *s, unsigned flags)
 CUresult fk_cuStreamCreateWithPriority(CUstream *s, unsigned flags, int priority)
 {
     fake_unsafe_watched();
-    *s = (CUstream)atomic_fetch_add(&fake_next_stream, 1);
+    *s = fake_stream_new(flags, fake_current());
     REC(U(*s), flags, (uint64_t)(int64_t)priority, 0);
     return CUDA_SUCCESS;
+}
+
+/* A stream of a green context's converted context; the driver takes
+ * non-blocking ones only. */
+CUresult fk_cuGreenCtxStreamCreate(CUstream *s, CUgreenCtx green, unsigned flags, int priority)
+{
+    CUcontext ctx = NULL;
+    if (!s || !(flags & CU_STREAM_NON_BLOCKING))
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult r = fk_cuCtxFromGreenCtx(&ctx, green);
+    if (r != CUDA_SUCCESS)
+        return r;
+    fake_unsafe_watched();
+    *s = fake_stream_new(flags, ctx);
+    REC(U(*s), flags, (uint64_t)(int64_t)priority, U(green));
+    return CUDA_SUCCESS;
+}
+
+static void fake_stream_gone(CUstream s)
+{
+    _Atomic unsigned *f = fake_stream_slot(s);
+    if (f)
+        atomic_store(f, 0);
 }
 
 CUresult fk_cuStreamDestroy_v2(CUstream s)
 {
     REC(U(s), 0, 0, 0);
+    fake_stream_gone(s);
     return CUDA_SUCCESS;
 }
 
@@ -44,7 +97,57 @@ CUresult fk_cuStreamDestroy_v2(CUstream s)
 CUresult fk_cuStreamDestroy(CUstream s)
 {
     REC(U(s), 0, 0, 0);
+    fake_stream_gone(s);
     return CUDA_SUCCESS;
+}
+
+static __thread char fake_pt_stream;
+
+uintptr_t fake_stream_ctx(CUstream s)
+{
+    _Atomic unsigned *f = fake_stream_slot(s);
+    if (f && (atomic_load(f) & FAKE_STREAM_LIVE))
+        return atomic_load(&fake_stream_ctx_of[f - fake_stream_flags]);
+    return U(fake_current());
+}
+
+bool fake_stream_blocking(CUstream s)
+{
+    if (s == (CUstream)&fake_pt_stream)
+        return true;
+    _Atomic unsigned *f = fake_stream_slot(s);
+    unsigned v = f ? atomic_load(f) : 0;
+    return (v & FAKE_STREAM_LIVE) && !(v & CU_STREAM_NON_BLOCKING);
+}
+
+/* The flags s (fake_stream_of) was created with; the legacy stream and a
+ * per-thread default stream have CU_STREAM_DEFAULT. */
+static CUresult fake_get_flags(CUstream s, unsigned *flags)
+{
+    if (!flags)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (s == NULL || s == (CUstream)&fake_pt_stream) {
+        *flags = CU_STREAM_DEFAULT;
+        return CUDA_SUCCESS;
+    }
+    _Atomic unsigned *f = fake_stream_slot(s);
+    unsigned v = f ? atomic_load(f) : 0;
+    if (!(v & FAKE_STREAM_LIVE))
+        return CUDA_ERROR_INVALID_HANDLE;
+    *flags = v & ~FAKE_STREAM_LIVE;
+    return CUDA_SUCCESS;
+}
+
+CUresult fk_cuStreamGetFlags(CUstream s, unsigned *flags)
+{
+    REC(U(s), 0, 0, 0);
+    return fake_get_flags(fake_stream_of(s, 0), flags);
+}
+
+CUresult fk_cuStreamGetFlags_ptsz(CUstream s, unsigned *flags)
+{
+    REC(U(s), 0, 0, 0);
+    return fake_get_flags(fake_stream_of(s, 1), flags);
 }
 
 /* Work runs at once in the double, so a synchronization has nothing to wait
@@ -84,6 +187,8 @@ static CUresult fake_wait(CUstream s, CUevent e)
     if (fake_legacy_work(s))
         return CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
     fake_wait_joins_capture(s, e);
+    if (!fake_capture_graph(s, 0))
+        fake_order_wait(s, e);
     return CUDA_SUCCESS;
 }
 
@@ -99,10 +204,9 @@ CUresult fk_cuStreamWaitEvent_ptsz(CUstream s, CUevent e, unsigned flags)
     return fake_wait(fake_stream_of(s, 1), e);
 }
 
-/* Each thread's per-thread default stream: a stream of its own, named here
- * by the address of a thread-local (no stream token is one), apart from the
- * legacy stream (NULL) and from every other thread's. */
-static __thread char fake_pt_stream;
+/* Each thread's per-thread default stream is a stream of its own, named
+ * by the address of a thread-local (fake_pt_stream: no stream token is one),
+ * apart from the legacy stream (NULL) and from every other thread's. */
 
 CUstream fake_stream_of(CUstream s, int ptsz)
 {
@@ -115,6 +219,9 @@ CUstream fake_stream_of(CUstream s, int ptsz)
 
 static _Atomic(uintptr_t) fake_capturing;
 static _Atomic int fake_capture_blocking; /* the capturing stream is a blocking one */
+/* the context whose legacy stream that makes unusable; 0: every context's
+ * (fake_set_capturing_blocking, which names no context) */
+static _Atomic(uintptr_t) fake_capture_ctx;
 static _Atomic int fake_capture_broken;
 /* Streams that joined the capture (fake_wait_joins_capture): they capture
  * too until it ends, as in the driver, where nothing takes a stream out of
@@ -167,6 +274,7 @@ FAKE_API void fake_set_capturing_blocking(void *stream)
     fake_unjoin_all();
     atomic_store(&fake_capture_begun, 0);
     atomic_store(&fake_capturing, U(fake_stream_of(stream, 0)));
+    atomic_store(&fake_capture_ctx, 0);
     atomic_store(&fake_capture_blocking, stream != NULL);
 }
 
@@ -177,9 +285,12 @@ FAKE_API int fake_capture_invalidated(void)
     return atomic_load(&fake_capture_broken);
 }
 
+/* The calling thread's legacy stream is that of its current context. */
 static bool fake_legacy_blocked(CUstream s)
 {
-    return s == NULL && atomic_load(&fake_capturing) && atomic_load(&fake_capture_blocking);
+    uintptr_t ctx = atomic_load(&fake_capture_ctx);
+    return s == NULL && atomic_load(&fake_capturing) && atomic_load(&fake_capture_blocking) &&
+           (!ctx || ctx == U(fake_current()));
 }
 
 void fake_capture_invalidate(void)
@@ -287,11 +398,13 @@ CUresult fk_cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode *mode)
     return CUDA_SUCCESS;
 }
 
-/* Begins capturing on stream s (fake_stream_of). A per-thread default
- * stream is a blocking stream (its work is ordered with the legacy
- * stream's), so while one captures the legacy stream is unusable, as with
- * fake_set_capturing_blocking; any other stream the double takes for a
- * non-blocking one (it does not keep the flags streams were created with). */
+/* Begins capturing on stream s (fake_stream_of). While a blocking stream
+ * (a per-thread default stream, or one created without
+ * CU_STREAM_NON_BLOCKING: fake_stream_blocking) captures, whatever the
+ * capture's mode, the legacy stream of its context (the one current where
+ * it was created; a per-thread default stream's: the one current here) is
+ * unusable, as with fake_set_capturing_blocking (CUDA's cuStreamIsCapturing
+ * documentation); other contexts' legacy streams are not. */
 static CUresult fake_begin_capture(CUstream s, CUstreamCaptureMode mode)
 {
     if (!s || atomic_load(&fake_capturing))
@@ -304,7 +417,8 @@ static CUresult fake_begin_capture(CUstream s, CUstreamCaptureMode mode)
     atomic_store(&fake_capture_broken, 0);
     atomic_store(&fake_capture_mode, (int)mode);
     atomic_store(&fake_capture_thread, U(&fake_thread_tag));
-    atomic_store(&fake_capture_blocking, s == (CUstream)&fake_pt_stream);
+    atomic_store(&fake_capture_ctx, fake_stream_ctx(s));
+    atomic_store(&fake_capture_blocking, fake_stream_blocking(s));
     atomic_store(&fake_capturing, U(s));
     atomic_store(&fake_capture_begun, 1);
     return CUDA_SUCCESS;
@@ -526,6 +640,8 @@ static CUresult fake_record(CUevent e, CUstream s)
         atomic_store(&fake_capture_broken, 1);
         return CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
     }
+    if (!g)
+        fake_order_record(e, s);
     return CUDA_SUCCESS;
 }
 
