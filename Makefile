@@ -6,7 +6,7 @@ JOBS       ?= $(shell nproc)
 CMAKE_ARGS ?=
 CTEST_ARGS ?=
 
-.PHONY: all deps build demo check check-asan check-tsan check-clang bench install fuzz format clean
+.PHONY: all deps build demo check check-asan check-tsan check-clang bench install fuzz coverage format clean
 
 all: build
 
@@ -50,6 +50,13 @@ fuzz:
 	@CC=clang cmake -S . -B build-fuzz -DGMUX_FUZZ=ON -DGMUX_ASSERTS=ON -DGMUX_WERROR=ON $(CMAKE_ARGS) >/dev/null
 	@cmake --build build-fuzz -j$(JOBS) --target fuzzers
 
+# Line and branch coverage of the tests (clang, llvm-cov) in build-cov/: a
+# summary per source file (coverage.txt), per folder (coverage-modules.txt) and
+# an HTML report (html/index.html). CTEST_ARGS picks the tests, as for check.
+coverage:
+	@scripts/install-deps.sh --dev
+	@BUILD=build-cov JOBS=$(JOBS) CMAKE_ARGS="$(CMAKE_ARGS)" scripts/coverage.sh
+
 bench: build
 	@BUILD=$(BUILD) bench/run.sh
 
@@ -60,4 +67,4 @@ format:
 	@git ls-files '*.c' '*.h' '*.cu' '*.cuh' | xargs clang-format -i
 
 clean:
-	rm -rf build build-asan build-tsan build-clang build-fuzz
+	rm -rf build build-asan build-tsan build-clang build-fuzz build-cov

@@ -35,3 +35,23 @@ if(GMUX_FUZZ)
   add_compile_options("$<$<COMPILE_LANGUAGE:C>:${GMUX_FUZZ_FLAGS}>")
   add_link_options(-fsanitize=fuzzer-no-link,address,undefined)
 endif()
+
+# Source-based coverage (`make coverage`, scripts/coverage.sh, build-cov/):
+# every C file, programs and libraries alike, carries clang's counters and
+# mapping. Each process's counts go to BUILD/prof, one pool of files per
+# program or library (%4m), also where a test gives a child an environment of
+# its own. Continuous mode (%c, with the counters relocated at run time, as
+# Linux needs) keeps the counts in the file as they change: a process ended
+# by a signal (a daemon a test kills, a rank gmux launch stops) is counted;
+# written at exit only, gmuxd's and the ranks' counts were lost.
+if(GMUX_COVERAGE)
+  if(NOT CMAKE_C_COMPILER_ID STREQUAL "Clang")
+    message(FATAL_ERROR "GMUX_COVERAGE needs clang (configure with CC=clang)")
+  endif()
+  if(NOT GMUX_CUDA STREQUAL "OFF")
+    message(FATAL_ERROR "GMUX_COVERAGE builds the C parts only: configure with GMUX_CUDA=OFF")
+  endif()
+  set(GMUX_COV_FILE -fprofile-instr-generate=${PROJECT_BINARY_DIR}/prof/%c%4m.profraw)
+  add_compile_options(${GMUX_COV_FILE} -fcoverage-mapping "SHELL:-mllvm -runtime-counter-relocation")
+  add_link_options(${GMUX_COV_FILE})
+endif()

@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Installs the Debian packages gmux needs, only those missing. Idempotent.
 #   scripts/install-deps.sh          what building and testing need
-#   scripts/install-deps.sh --dev    also clang, its sanitizer/fuzzer runtime and clang-format
+#   scripts/install-deps.sh --dev    also clang, its sanitizer/fuzzer runtime, clang-format and
+#                                    llvm (llvm-cov, llvm-profdata: make coverage)
 # As root it runs apt-get (one apt-get update, only when something is missing);
 # otherwise it prints the exact command to run and exits 1.
 set -euo pipefail
 
 packages=(build-essential cmake pkg-config libfabric-dev libcmocka-dev gnuplot-nox)
 if [[ "${1:-}" == "--dev" ]]; then
-  packages+=(clang libclang-rt-14-dev clang-format)
+  packages+=(clang libclang-rt-14-dev clang-format llvm)
 elif [[ $# -gt 0 ]]; then
   echo "install-deps.sh: unknown option '$1' (use --dev or nothing)" >&2
   exit 2

@@ -29,7 +29,8 @@ typedef struct bin_cursor {
     uint64_t prev;      /* last address decoded in the block (delta base) */
     uint64_t expected;  /* events the task table promises */
     uint64_t delivered;
-    int state; /* 0 reading, 1 at end, 2 failed */
+    int state;          /* 0 reading, 1 at end, 2 failed */
+    gmux_status_t fail; /* what a failed cursor says again: the status it failed with */
     sim_arg_t *args;
     uint32_t cap_args;
     sim_range_t *ranges;
@@ -59,6 +60,7 @@ static gmux_status_t cfail(bin_source_t *s, bin_cursor_t *c, gmux_status_t st, u
     vsnprintf(why, sizeof(why), fmt, ap);
     va_end(ap);
     c->state = 2;
+    c->fail = st;
     snprintf(c->error, sizeof(c->error), "%s: offset %" PRIu64 ": %s", s->path, off, why);
     memcpy(s->base.error, c->error, sizeof(s->base.error));
     return st;
@@ -200,7 +202,7 @@ static gmux_status_t bin_next(sim_source_t *src, uint32_t task, sim_event_t *ev)
         return GMUX_ERR_NOT_FOUND;
     if (c->state == 2) {
         memcpy(src->error, c->error, sizeof(src->error));
-        return GMUX_ERR_PARSE;
+        return c->fail;
     }
     if (c->left == 0) {
         if (c->p != c->end)

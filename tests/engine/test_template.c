@@ -198,6 +198,106 @@ static void test_fit_t3(void **state)
     assert_int_equal(sp.len, 2000);
 }
 
+/* A launch with pointer ptr and values a1..a3 of sample k (grid and block 1). */
+static eng_launch_t launch_of(const struct samples *s, unsigned k, uint64_t ptr, eng_arg_t *args)
+{
+    args[0] = (eng_arg_t){ENG_ARG_PTR, ptr};
+    for (unsigned i = 1; i < 4; i++)
+        args[i] = (eng_arg_t){ENG_ARG_VAL, s->vals[k * ENG_VAL_COUNT + i]};
+    return (eng_launch_t){.grid = {1, 1, 1}, .block = {1, 1, 1}, .nargs = 4, .args = args};
+}
+
+/* A tile whose row count may be zero: the launch that touched nothing counts
+ * as zero rows (its length and stride are not asked of it), and the template
+ * reproduces every sample, the empty one included. */
+static void test_fit_t3_with_an_empty_sample(void **state)
+{
+    (void)state;
+    struct samples s;
+    init(&s);
+    uint64_t rows[] = {4, 16, 0}, cols[] = {64, 32, 8}, ld[] = {1000, 300, 256};
+    for (unsigned k = 0; k < 3; k++) {
+        set(&s, k, 1, rows[k]);
+        set(&s, k, 2, cols[k]);
+        set(&s, k, 3, ld[k]);
+        run(&s, k, 0, 4 * cols[k], 4 * ld[k], rows[k]);
+    }
+    s.shapes[2] = (eng_shape_t){.kind = ENG_SHAPE_EMPTY};
+    eng_tpl_t t;
+    assert_true(eng_tpl_fit(s.shapes, s.vals, 3, s.val_ok, &t));
+    assert_string_equal(eng_tpl_kind_name(t.kind), "T3");
+    char buf[200];
+    assert_string_equal(eng_tpl_format(&t, buf, sizeof(buf)),
+                        "T3 off=0 stride=4*a3 count=1*a1 len=4*a2 mode=rw");
+    for (unsigned k = 0; k < 3; k++) {
+        eng_arg_t args[4];
+        eng_launch_t l = launch_of(&s, k, 1 << 20, args);
+        assert_true(eng_tpl_matches(&t, &l, 1 << 20, &s.shapes[k]));
+    }
+}
+
+/* Lengths and counts that fit, strides that no expression of the values
+ * reproduces: no template. */
+static void test_fit_t3_refuses_unexplained_strides(void **state)
+{
+    (void)state;
+    struct samples s;
+    init(&s);
+    uint64_t v1[] = {1, 2, 3}, v2[] = {5, 9, 11}, stride[] = {100, 37, 250};
+    for (unsigned k = 0; k < 3; k++) {
+        set(&s, k, 1, v1[k]);
+        set(&s, k, 2, v2[k]);
+        run(&s, k, 0, 16, stride[k], 2);
+    }
+    eng_tpl_t t;
+    assert_false(eng_tpl_fit(s.shapes, s.vals, 3, s.val_ok, &t));
+    run(&s, 1, 0, 16, 200, 2); /* now 100 * a1 */
+    run(&s, 2, 0, 16, 300, 2);
+    assert_true(eng_tpl_fit(s.shapes, s.vals, 3, s.val_ok, &t));
+    assert_int_equal(t.kind, ENG_TPL_T3);
+    assert_int_equal(t.stride.kind, ENG_TERM_VAL);
+    assert_int_equal(t.stride.v0, 1);
+    assert_int_equal(t.stride.a, 100);
+}
+
+/* A value above INT64_MAX is never a term (a*v + b could not be computed
+ * signed); the next value that explains the lengths is taken. */
+static void test_fit_skips_values_past_int64(void **state)
+{
+    (void)state;
+    struct samples s;
+    init(&s);
+    for (unsigned k = 0; k < 3; k++) {
+        set(&s, k, 1, (1ull << 63) + k);
+        set(&s, k, 2, k + 1);
+        run(&s, k, 0, 8 * (k + 1), 0, 1);
+    }
+    eng_tpl_t t;
+    assert_true(eng_tpl_fit(s.shapes, s.vals, 3, s.val_ok, &t));
+    assert_int_equal(t.kind, ENG_TPL_T2);
+    assert_int_equal(t.len.kind, ENG_TERM_VAL);
+    assert_int_equal(t.len.v0, 2);
+    assert_int_equal(t.len.a, 8);
+    assert_int_equal(t.len.b, 0);
+}
+
+/* No samples, or more than the fit takes (64): no template. */
+static void test_fit_sample_count_bounds(void **state)
+{
+    (void)state;
+    enum { MANY = 65 };
+    static eng_shape_t shapes[MANY];
+    static uint64_t vals[MANY * ENG_VAL_COUNT];
+    bool val_ok[ENG_VAL_COUNT] = {false};
+    for (unsigned k = 0; k < MANY; k++)
+        shapes[k] = (eng_shape_t){ENG_SHAPE_RUN, ENG_ACCESS_READ, 0, 64, 0, 1};
+    eng_tpl_t t;
+    assert_true(eng_tpl_fit(shapes, vals, MANY - 1, val_ok, &t));
+    assert_int_equal(t.kind, ENG_TPL_T1);
+    assert_false(eng_tpl_fit(shapes, vals, MANY, val_ok, &t));
+    assert_false(eng_tpl_fit(shapes, vals, 0, val_ok, &t));
+}
+
 static void test_fit_refuses_irregular_and_mixed(void **state)
 {
     (void)state;
@@ -340,6 +440,10 @@ int main(void)
         cmocka_unit_test(test_fit_t2_with_intercept_and_dims),
         cmocka_unit_test(test_fit_t2_rows_cols_elem),
         cmocka_unit_test(test_fit_t3),
+        cmocka_unit_test(test_fit_t3_with_an_empty_sample),
+        cmocka_unit_test(test_fit_t3_refuses_unexplained_strides),
+        cmocka_unit_test(test_fit_skips_values_past_int64),
+        cmocka_unit_test(test_fit_sample_count_bounds),
         cmocka_unit_test(test_fit_refuses_irregular_and_mixed),
         cmocka_unit_test(test_untouched_is_none),
         cmocka_unit_test(test_eval_overflow_falls_back),

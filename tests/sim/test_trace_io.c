@@ -349,6 +349,66 @@ static void test_binary_malformed(void **state)
     remove(p);
 }
 
+/* A block whose next block is itself: the chain must end in an error, not
+ * deliver the same events again and again (each block must lie after the
+ * one before; no test reached that check until 2026-12-03). */
+static void test_binary_block_points_back(void **state)
+{
+    (void)state;
+    char p[64], err[512];
+    uint64_t n, total;
+    small_binary(p, sizeof(p));
+    assert_int_equal(read_all(p, err, sizeof(err), &total), GMUX_OK);
+    uint8_t e[8];
+    read_byte(p, SIM_BIN_HEADER_SIZE + SIM_BIN_TASK_SIZE, e, 8); /* task 1's first block */
+    uint64_t blk = sim_get_u64(e);
+    read_byte(p, (long)blk + SIM_BIN_B_NEXT, e, 8);
+    assert_int_equal(sim_get_u64(e), 0); /* its only block */
+    sim_put_u64(e, blk);
+    patch(p, (long)blk + SIM_BIN_B_NEXT, e, 8);
+    assert_int_equal(read_all(p, err, sizeof(err), &n), GMUX_ERR_PARSE);
+    char want[128];
+    snprintf(want, sizeof(want),
+             "offset %llu: block offset %llu outside the data or not increasing",
+             (unsigned long long)(blk + SIM_BIN_B_NEXT), (unsigned long long)blk);
+    if (!strstr(err, want))
+        fprintf(stderr, "error '%s' lacks '%s'\n", err, want);
+    assert_non_null(strstr(err, want));
+    assert_int_equal(n, total); /* every event once, none twice */
+    remove(p);
+}
+
+/* The file shrinks while it is read (a writer rewriting it in place): the
+ * block that is gone is a read error, GMUX_ERR_IO naming its offset, and the
+ * task goes on failing with that status, as a failed task does (the second
+ * call said GMUX_ERR_PARSE until 2026-12-03). */
+static void test_binary_shrinks_while_read(void **state)
+{
+    (void)state;
+    char p[64], err[512];
+    small_binary(p, sizeof(p));
+    uint8_t e[8];
+    read_byte(p, SIM_BIN_HEADER_SIZE + SIM_BIN_TASK_SIZE, e, 8); /* task 1's first block */
+    uint64_t blk = sim_get_u64(e);
+    sim_source_t *src;
+    assert_int_equal(sim_trace_open(p, &src, err, sizeof(err)), GMUX_OK);
+    assert_int_equal(truncate(p, (off_t)blk), 0);
+    sim_event_t ev;
+    char want[128];
+    snprintf(want, sizeof(want), "offset %llu: read error", (unsigned long long)blk);
+    for (int call = 0; call < 2; call++) {
+        gmux_status_t st = sim_source_next(src, 1, &ev);
+        if (st != GMUX_ERR_IO)
+            fprintf(stderr, "call %d: status %d (%s)\n", call, (int)st, src->error);
+        assert_int_equal(st, GMUX_ERR_IO);
+        if (!strstr(src->error, want))
+            fprintf(stderr, "error '%s' lacks '%s'\n", src->error, want);
+        assert_non_null(strstr(src->error, want));
+    }
+    sim_source_close(src);
+    remove(p);
+}
+
 /* Copies the worked example of docs/trace-format.md, patches one byte, reads it. */
 static void example_patched(long off, uint8_t byte, const char *needle)
 {
@@ -428,6 +488,8 @@ int main(void)
         cmocka_unit_test(test_streaming_any_interleaving),
         cmocka_unit_test(test_text_malformed),
         cmocka_unit_test(test_binary_malformed),
+        cmocka_unit_test(test_binary_block_points_back),
+        cmocka_unit_test(test_binary_shrinks_while_read),
         cmocka_unit_test(test_binary_worked_example),
         cmocka_unit_test(test_writer_rejects_invalid_events),
     };
