@@ -3,9 +3,14 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
 #include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -16,6 +21,19 @@
 #include "daemon/endpoint.h"
 
 static volatile sig_atomic_t spawned_stop;
+
+/* Writes why a start failed into opts->why, when the caller gave one. */
+static void say_why(const dmn_server_opts_t *opts, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void say_why(const dmn_server_opts_t *opts, const char *fmt, ...)
+{
+    if (!opts->why || !opts->why_cap)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(opts->why, opts->why_cap, fmt, ap);
+    va_end(ap);
+}
 
 static void on_stop_signal(int sig)
 {
@@ -47,24 +65,39 @@ static bool serving(const char *path)
     return true;
 }
 
+/* The pipe's message from a daemon that could not start: 'e', its status,
+ * and why (dmn_server_opts_t.why), up to the end of the pipe. */
+typedef struct spawn_msg {
+    uint8_t tag;
+    int32_t code;
+    char why[DMN_SPAWN_WHY_MAX];
+} __attribute__((packed)) spawn_msg_t;
+
 /* One try: starts a daemon and waits until it listens; its status, or
  * GMUX_ERR_EXISTS when another process holds the socket's lock. */
 static gmux_status_t spawn_once(const dmn_server_opts_t *opts)
 {
     int p[2];
-    if (pipe2(p, O_CLOEXEC) != 0)
-        return com_status_from_errno(errno);
+    if (pipe2(p, O_CLOEXEC) != 0) {
+        int e = errno;
+        say_why(opts, "cannot start gmuxd: pipe(): %s", strerror(e));
+        return com_status_from_errno(e);
+    }
     pid_t pid = fork();
     if (pid < 0) {
+        int e = errno;
         close(p[0]);
         close(p[1]);
-        return com_status_from_errno(errno);
+        say_why(opts, "cannot start gmuxd: fork(): %s", strerror(e));
+        return com_status_from_errno(e);
     }
     if (pid == 0) {
         close(p[0]);
         /* A grandchild, so the daemon is not the caller's child to reap. */
         if (setsid() < 0 || fork() != 0)
             _exit(0);
+        static char path[PATH_MAX];
+        snprintf(path, sizeof(path), "%s", opts->path);
         /* `ps -e`, top and pkill know it as gmuxd, not as the command that
          * started it (gmux run -- CMD) */
         (void)prctl(PR_SET_NAME, "gmuxd", 0, 0, 0);
@@ -82,37 +115,52 @@ static gmux_status_t spawn_once(const dmn_server_opts_t *opts)
         sigaction(SIGTERM, &sa, NULL);
         sigaction(SIGINT, &sa, NULL);
         signal(SIGPIPE, SIG_IGN);
+        static spawn_msg_t msg;
         dmn_server_opts_t o = *opts;
+        o.path = path;
         o.quiet_when_ready = 1;
+        o.why = msg.why;
+        o.why_cap = sizeof(msg.why);
         gmux_status_t st = dmn_server_run(&o, &spawned_stop, p[1]);
         if (st != GMUX_OK) { /* before it listened (p[1] is still open): say what failed */
-            uint8_t msg[1 + sizeof(int32_t)] = {'e'};
-            int32_t code = st;
-            memcpy(msg + 1, &code, sizeof(code));
-            (void)!write(p[1], msg, sizeof(msg));
+            msg.tag = 'e';
+            msg.code = st;
+            (void)!write(p[1], &msg,
+                         offsetof(spawn_msg_t, why) + strnlen(msg.why, sizeof(msg.why)));
         }
         _exit(st == GMUX_OK ? 0 : 1);
     }
     close(p[1]);
     (void)waitpid(pid, NULL, 0);
-    uint8_t msg[1 + sizeof(int32_t)];
+    spawn_msg_t msg;
+    memset(&msg, 0, sizeof(msg));
     size_t got = 0;
     struct pollfd pf = {p[0], POLLIN, 0};
     while (got < sizeof(msg) && poll(&pf, 1, 5000) == 1) {
-        ssize_t n = read(p[0], msg + got, sizeof(msg) - got);
+        ssize_t n = read(p[0], (char *)&msg + got, sizeof(msg) - got);
         if (n <= 0)
             break;
         got += (size_t)n;
-        if (msg[0] == 'r')
+        if (msg.tag == 'r')
             break;
     }
     close(p[0]);
-    if (got >= 1 && msg[0] == 'r')
+    if (got >= 1 && msg.tag == 'r')
         return GMUX_OK;
-    int32_t code = GMUX_ERR_PEER;
-    if (got == sizeof(msg) && msg[0] == 'e')
-        memcpy(&code, msg + 1, sizeof(code));
-    return (gmux_status_t)code;
+    if (got < offsetof(spawn_msg_t, why) || msg.tag != 'e') {
+        say_why(opts, "gmuxd started on %s but did not say within 5 s whether it listens",
+                opts->path);
+        return GMUX_ERR_PEER;
+    }
+    size_t len = got - offsetof(spawn_msg_t, why);
+    if (len >= sizeof(msg.why))
+        len = sizeof(msg.why) - 1;
+    msg.why[len] = '\0';
+    if (msg.why[0])
+        say_why(opts, "%s", msg.why);
+    else
+        say_why(opts, "%s", gmux_status_str((gmux_status_t)msg.code));
+    return (gmux_status_t)msg.code;
 }
 
 gmux_status_t dmn_server_spawn(const dmn_server_opts_t *opts)
@@ -130,8 +178,11 @@ gmux_status_t dmn_server_spawn(const dmn_server_opts_t *opts)
             return GMUX_OK;
         if (st != GMUX_ERR_EXISTS)
             return st;
-        if (com_deadline_passed(deadline))
-            return GMUX_ERR_PEER; /* held all along, and nobody answers */
+        if (com_deadline_passed(deadline)) { /* held all along, and nobody answers */
+            say_why(opts, "another process holds %s.lock and nobody answers on %s", opts->path,
+                    opts->path);
+            return GMUX_ERR_PEER;
+        }
         com_clock_sleep_ns(20 * COM_NS_PER_MS);
     }
 }
