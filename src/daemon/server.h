@@ -151,7 +151,9 @@ gmux_status_t dmn_server_run(const dmn_server_opts_t *opts, volatile sig_atomic_
  * accepts connections, or at once with GMUX_OK when one already does. A
  * daemon that cannot listen sends its status and why (opts->why, at most
  * DMN_SPAWN_WHY_MAX bytes) back through a pipe; both are returned, why in
- * opts->why when given (GMUX_ERR_PEER when it said nothing within 5 s). While another process
+ * opts->why when given (GMUX_ERR_PEER when it said nothing within 5 s). The
+ * daemon is named gmuxd, in its comm and its command line ("gmuxd --socket
+ * PATH", overwriting the caller's argv in the forked copy). While another process
  * holds the socket's lock and nobody answers on it (a starter before its
  * listen(), a killed daemon not yet gone), it tries again for
  * DMN_SPAWN_RETRY_MS, then returns GMUX_ERR_PEER. For `gmux daemon` and

@@ -65,6 +65,53 @@ static bool serving(const char *path)
     return true;
 }
 
+/* Rewrites this process's command line (/proc/PID/cmdline, what ps and
+ * pgrep -f show) to "gmuxd --socket PATH", or "gmuxd" where the original
+ * is too short for that: a daemon forked from `gmux run -- CMD` read as that
+ * command for as long as it outlived it. The kernel shows the bytes from
+ * arg_start to arg_end (fields 48 and 49 of /proc/self/stat) of the
+ * process's own memory, the strings main's argv points to: they are
+ * overwritten in place, NUL-padded to their old end, so the length the
+ * kernel shows stays within what the process owns. The daemon reads
+ * nothing of argv after this (the caller has copied what it keeps). Without
+ * /proc nothing changes. */
+static void name_cmdline(const char *path)
+{
+    char stat[2048];
+    int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    ssize_t n = read(fd, stat, sizeof(stat) - 1);
+    close(fd);
+    if (n <= 0)
+        return;
+    stat[n] = '\0';
+    /* the fields after comm, which may hold blanks and parentheses */
+    char *p = strrchr(stat, ')');
+    unsigned long long arg_start = 0, arg_end = 0;
+    for (int field = 2; p && field < 49; field++) {
+        p = strchr(p + 1, ' ');
+        if (p && field == 47)
+            arg_start = strtoull(p + 1, NULL, 10);
+        if (p && field == 48)
+            arg_end = strtoull(p + 1, NULL, 10);
+    }
+    if (!arg_start || arg_end <= arg_start || arg_end - arg_start > (1u << 20))
+        return;
+    size_t room = (size_t)(arg_end - arg_start);
+    static const char name[] = "gmuxd", opt[] = "--socket";
+    size_t want = sizeof(name) + sizeof(opt) + strlen(path) + 1;
+    if (room < sizeof(name))
+        return;
+    char *args = (char *)(uintptr_t)arg_start;
+    memset(args, 0, room);
+    memcpy(args, name, sizeof(name));
+    if (want <= room) {
+        memcpy(args + sizeof(name), opt, sizeof(opt));
+        memcpy(args + sizeof(name) + sizeof(opt), path, strlen(path) + 1);
+    }
+}
+
 /* The pipe's message from a daemon that could not start: 'e', its status,
  * and why (dmn_server_opts_t.why), up to the end of the pipe. */
 typedef struct spawn_msg {
@@ -96,11 +143,13 @@ static gmux_status_t spawn_once(const dmn_server_opts_t *opts)
         /* A grandchild, so the daemon is not the caller's child to reap. */
         if (setsid() < 0 || fork() != 0)
             _exit(0);
+        /* what it keeps of the caller's memory, before argv is overwritten */
         static char path[PATH_MAX];
         snprintf(path, sizeof(path), "%s", opts->path);
         /* `ps -e`, top and pkill know it as gmuxd, not as the command that
-         * started it (gmux run -- CMD) */
+         * started it (gmux run -- CMD); ps and pgrep -f read its command line */
         (void)prctl(PR_SET_NAME, "gmuxd", 0, 0, 0);
+        name_cmdline(path);
         int null = open("/dev/null", O_RDWR);
         if (null >= 0) {
             dup2(null, 0);

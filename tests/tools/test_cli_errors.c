@@ -9,7 +9,9 @@
  * Also what the daemon leaves on disk: an explicit socket path (--socket)
  * whose folder is missing is an error naming the folder, which is not made;
  * only the default socket's folder is created; neither a failed start nor a
- * clean stop leaves PATH.lock behind.
+ * clean stop leaves PATH.lock behind. And the gmuxd that `gmux run` forks
+ * reads as gmuxd in its command line too (/proc/PID/cmdline), not as the
+ * gmux run ... CMD that started it.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -247,6 +249,47 @@ static void test_failed_start_leaves_no_lock(void **state)
     unlink(file);
 }
 
+#ifdef GMUX_HAVE_SHIM
+/* The daemon gmux run forks reads as gmuxd in /proc/PID/cmdline, naming its
+ * socket, and nothing of the command that started it: it read
+ * "gmux run --socket S -- /bin/echo marker-word" for the 60 s it outlives
+ * the run. */
+static void test_run_daemon_cmdline(void **state)
+{
+    (void)state;
+    char sock[160], lock[170];
+    snprintf(sock, sizeof(sock), "%s/r.sock", dir);
+    snprintf(lock, sizeof(lock), "%s.lock", sock);
+    static char *const extra[] = {"GMUX_DAEMON_IDLE_EXIT_S=20",
+                                  "ASAN_OPTIONS=verify_asan_link_order=0", NULL};
+    int rc = gmux(extra, "run", "--socket", sock, "--", "/bin/echo", "marker-word", NULL);
+    if (rc != 0)
+        fail_msg("gmux run: exit %d: %s", rc, err);
+    FILE *lf = fopen(lock, "r");
+    assert_non_null(lf);
+    int pid = 0;
+    assert_int_equal(fscanf(lf, "%d", &pid), 1);
+    fclose(lf);
+    assert_true(pid > 1);
+    char path[64], cmd[4096] = {0};
+    snprintf(path, sizeof(path), "/proc/%d/cmdline", pid);
+    FILE *cf = fopen(path, "r");
+    assert_non_null(cf);
+    size_t got = fread(cmd, 1, sizeof(cmd) - 1, cf);
+    fclose(cf);
+    /* the first word, then the rest with NULs as blanks */
+    char first[64];
+    snprintf(first, sizeof(first), "%s", cmd);
+    for (size_t k = 0; k < got; k++)
+        cmd[k] = cmd[k] ? cmd[k] : ' ';
+    rc = gmux(NULL, "daemon", "--socket", sock, "--stop", NULL, NULL, NULL);
+    if (strcmp(first, "gmuxd") != 0 || strstr(cmd, "marker-word") || strstr(cmd, " run ") ||
+        !strstr(cmd, sock))
+        fail_msg("the daemon gmux run started reads '%s' in %s", cmd, path);
+    assert_int_equal(rc, 0);
+}
+#endif
+
 int main(void)
 {
     unsetenv("GMUX_SOCKET");
@@ -260,6 +303,9 @@ int main(void)
         cmocka_unit_test(test_explicit_socket_folder_not_made),
         cmocka_unit_test(test_default_folder_made_stop_leaves_nothing),
         cmocka_unit_test(test_failed_start_leaves_no_lock),
+#ifdef GMUX_HAVE_SHIM
+        cmocka_unit_test(test_run_daemon_cmdline),
+#endif
     };
     return tdir_finish(dir, cmocka_run_group_tests(tests, NULL, NULL));
 }
