@@ -7,6 +7,7 @@
 #include <limits.h>
 #include <pwd.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -164,6 +165,14 @@ static gmux_status_t make_dir(const char *path, gid_t group, unsigned flags, cha
     return GMUX_OK;
 }
 
+/* Whether fd is the file at path now (not a removed one). */
+static bool same_file(int fd, const char *path)
+{
+    struct stat held, now;
+    return fstat(fd, &held) == 0 && lstat(path, &now) == 0 && held.st_dev == now.st_dev &&
+           held.st_ino == now.st_ino;
+}
+
 /* Opens PATH.lock and locks it: 1 with *lk_p open, 0 when another process
  * holds it, -1 on an error (errno). A lock file is removed by its holder
  * (dmn_endpoint_unlisten), so a lock taken on a file that is no longer the
@@ -180,9 +189,7 @@ static int take_lock(const char *lock_path, int *lk_p)
             errno = e;
             return e == EWOULDBLOCK ? 0 : -1;
         }
-        struct stat held, now;
-        if (fstat(lk, &held) == 0 && lstat(lock_path, &now) == 0 && held.st_dev == now.st_dev &&
-            held.st_ino == now.st_ino) {
+        if (same_file(lk, lock_path)) {
             *lk_p = lk;
             return 1;
         }
@@ -197,10 +204,8 @@ static int take_lock(const char *lock_path, int *lk_p)
 static void drop_lock_file(const char *path, int lk)
 {
     char lock_path[PATH_MAX];
-    struct stat held, now;
     snprintf(lock_path, sizeof(lock_path), "%s.lock", path);
-    if (fstat(lk, &held) == 0 && lstat(lock_path, &now) == 0 && held.st_dev == now.st_dev &&
-        held.st_ino == now.st_ino)
+    if (same_file(lk, lock_path))
         (void)unlink(lock_path);
 }
 
