@@ -205,7 +205,7 @@ static double socket_switch_ns(int n_clients, int iters)
         close(p[0]);
         signal(SIGTERM, on_term);
         dmn_server_opts_t o = {
-            path, DMN_NO_GROUP, 1000 * COM_NS_PER_MS, COM_NS_PER_S, NULL, 0, 0, 0, 0};
+            path, DMN_NO_GROUP, 1000 * COM_NS_PER_MS, COM_NS_PER_S, NULL, 0, 0, 0, 0, 0, NULL, 0};
         _exit(dmn_server_run(&o, &srv_stop, p[1]) == GMUX_OK ? 0 : 1);
     }
     close(p[1]);

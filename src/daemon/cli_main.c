@@ -39,7 +39,9 @@ static void usage(FILE *out, const char *prog)
             "       [--placement none|swap|opt|chunk]\n"
             "       %s [--socket PATH] --stop\n\n"
             "Runs gmuxd, the time-slice arbiter of one GPU host, on a Unix socket\n"
-            "(default from GMUX_SOCKET, see gmux --help-settings). Without --foreground it\n"
+            "(default from GMUX_SOCKET, see gmux --help-settings). A socket named with\n"
+            "--socket or GMUX_SOCKET must be in an existing folder; only the default\n"
+            "socket's folder is made (0700). Without --foreground it\n"
             "returns once the daemon (now in the background) accepts connections; if one\n"
             "already serves the socket it returns 0 at once. --socket, --quantum-ms and\n"
             "--placement win over GMUX_SOCKET, GMUX_DAEMON_QUANTUM_MS and\n"
@@ -65,8 +67,9 @@ static void usage(FILE *out, const char *prog)
 static int stop_daemon(const char *prog, const char *path)
 {
     int fd;
-    if (dmn_endpoint_connect(path, &fd) != GMUX_OK) {
-        fprintf(stderr, "%s: no daemon serves %s\n", prog, path);
+    char why[256];
+    if (dmn_endpoint_connect_why(path, &fd, why, sizeof(why)) != GMUX_OK) {
+        fprintf(stderr, "%s: no daemon serves %s: %s\n", prog, path, why);
         return 1;
     }
     struct ucred cred;
@@ -211,6 +214,9 @@ int dmn_cli_main(const char *prog, int argc, char **argv)
         fprintf(stderr, "%s: bad GMUX_DAEMON_* settings (see gmux --help-settings)\n", prog);
         return 2;
     }
+    char why[DMN_SPAWN_WHY_MAX] = "";
+    opts.why = why;
+    opts.why_cap = sizeof(why);
     if (quantum_ns)
         opts.quantum_ns = quantum_ns;
     if (placement)
@@ -218,8 +224,11 @@ int dmn_cli_main(const char *prog, int argc, char **argv)
     if (!foreground) {
         gmux_status_t st = dmn_server_spawn(&opts);
         if (st != GMUX_OK) {
-            fprintf(stderr, "%s: could not start the daemon on %s: %s\n", prog, path,
-                    gmux_status_str(st));
+            if (why[0]) /* it names the path */
+                fprintf(stderr, "%s: could not start the daemon: %s\n", prog, why);
+            else
+                fprintf(stderr, "%s: could not start the daemon on %s: %s\n", prog, path,
+                        gmux_status_str(st));
             return 1;
         }
         printf("gmuxd serving %s\n", path);
@@ -233,8 +242,12 @@ int dmn_cli_main(const char *prog, int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
     gmux_status_t st = dmn_server_run(&opts, &stop_flag, -1);
     if (st != GMUX_OK) {
-        fprintf(stderr, "%s: %s: %s\n", prog, path,
-                st == GMUX_ERR_EXISTS ? "another daemon serves this socket" : gmux_status_str(st));
+        if (st != GMUX_ERR_EXISTS && why[0]) /* it names the path */
+            fprintf(stderr, "%s: %s\n", prog, why);
+        else
+            fprintf(stderr, "%s: %s: %s\n", prog, path,
+                    st == GMUX_ERR_EXISTS ? "another daemon serves this socket"
+                                          : gmux_status_str(st));
         return 1;
     }
     return 0;

@@ -29,6 +29,7 @@ gmux_status_t dmn_server_opts_from_settings(dmn_server_opts_t *opts, char *path_
     if ((st = dmn_endpoint_group(&opts->group)) != GMUX_OK)
         return st;
     opts->path = path_buf;
+    opts->make_dir = dmn_endpoint_path_default();
     int64_t q = COM_SETTING_INT(DAEMON_QUANTUM_MS), g = COM_SETTING_INT(DAEMON_GRACE_MS);
     bool q_ok = q > 0 && q<DMN_SERVER_MAX_MS, g_ok = g> 0 && g < DMN_SERVER_MAX_MS;
     if (!q_ok || !g_ok) {
@@ -452,7 +453,8 @@ gmux_status_t dmn_server_run(const dmn_server_opts_t *opts, volatile sig_atomic_
     if (!s)
         return GMUX_ERR_NOMEM;
     s->opts = opts;
-    gmux_status_t st = dmn_conn_listen(s);
+    gmux_status_t st =
+        dmn_conn_listen(s, opts->make_dir ? DMN_LISTEN_MAKE_DIR : 0, opts->why, opts->why_cap);
     if (st != GMUX_OK)
         goto free_server;
     s->policy = (dmn_cred_policy_t){getuid(), opts->group};
@@ -555,11 +557,8 @@ gmux_status_t dmn_server_run(const dmn_server_opts_t *opts, volatile sig_atomic_
         if (s->conns[i].fd >= 0)
             dmn_conn_drop(s, &s->conns[i], "daemon stopping");
     dmn_arb_fini(&s->arb);
-    if (dmn_conn_path_ours(s)) /* else it is another daemon's, or nobody's */
-        unlink(opts->path);
-    close(s->listen_fd);
-    if (s->lock_fd >= 0)
-        close(s->lock_fd);
+    /* the socket only while the path names it: else another daemon's, or nobody's */
+    dmn_endpoint_unlisten(opts->path, s->listen_fd, s->lock_fd, dmn_conn_path_ours(s));
 free_server:
     free(s);
     return st;

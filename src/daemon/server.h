@@ -112,9 +112,18 @@ typedef struct dmn_server_opts {
     /* How long a message may take to arrive whole once its first byte came
      * (GMUX_DAEMON_MSG_MS); 0: DMN_SERVER_MSG_MS. */
     uint64_t msg_ns;
+    /* 1: the socket's directory is created when missing (only the default
+     * path's: dmn_endpoint_path_default); 0: it must exist. Either way a
+     * directory removed while the daemon serves is made again. */
+    int make_dir;
+    /* When not NULL: why the daemon could not start (listen), one line for
+     * a user with the path and the system's reason (dmn_endpoint_listen). */
+    char *why;
+    size_t why_cap;
 } dmn_server_opts_t;
 
-/* Fills all of opts from the settings (GMUX_SOCKET, GMUX_DAEMON_*; quiet_when_ready 0); path points
+/* Fills all of opts from the settings (GMUX_SOCKET, GMUX_DAEMON_*; quiet_when_ready 0, make_dir
+ * when GMUX_SOCKET is not set, why NULL); path points
  * to path_buf. idle_exit_s_default stands for GMUX_DAEMON_IDLE_EXIT_S when that is -1 (not set): 0
  * for `gmux daemon`, 60 for the gmuxd `gmux run` starts. */
 gmux_status_t dmn_server_opts_from_settings(dmn_server_opts_t *opts, char *path_buf,
@@ -129,6 +138,9 @@ gmux_status_t dmn_server_opts_from_settings(dmn_server_opts_t *opts, char *path_
 gmux_status_t dmn_server_run(const dmn_server_opts_t *opts, volatile sig_atomic_t *stop,
                              int ready_fd);
 
+/* The longest why a daemon started in the background sends its starter. */
+#define DMN_SPAWN_WHY_MAX 512
+
 /* How long dmn_server_spawn tries again while another process holds the
  * socket's lock without answering on it. */
 #define DMN_SPAWN_RETRY_MS 3000
@@ -137,8 +149,11 @@ gmux_status_t dmn_server_run(const dmn_server_opts_t *opts, volatile sig_atomic_
  * Starts a daemon for opts->path in the background (fork, setsid, stdin and
  * stdout to /dev/null, stderr too once it listens) and returns once it
  * accepts connections, or at once with GMUX_OK when one already does. A
- * daemon that cannot listen has said why on stderr; its status is returned
- * (GMUX_ERR_PEER when it said nothing within 5 s). While another process
+ * daemon that cannot listen sends its status and why (opts->why, at most
+ * DMN_SPAWN_WHY_MAX bytes) back through a pipe; both are returned, why in
+ * opts->why when given (GMUX_ERR_PEER when it said nothing within 5 s). The
+ * daemon is named gmuxd, in its comm and its command line ("gmuxd --socket
+ * PATH", overwriting the caller's argv in the forked copy). While another process
  * holds the socket's lock and nobody answers on it (a starter before its
  * listen(), a killed daemon not yet gone), it tries again for
  * DMN_SPAWN_RETRY_MS, then returns GMUX_ERR_PEER. For `gmux daemon` and

@@ -244,10 +244,11 @@ void dmn_conn_check_pids(dmn_srv_t *s, uint64_t now)
     }
 }
 
-gmux_status_t dmn_conn_listen(dmn_srv_t *s)
+gmux_status_t dmn_conn_listen(dmn_srv_t *s, unsigned flags, char *why, size_t why_cap)
 {
     int fd, lk;
-    gmux_status_t st = dmn_endpoint_listen(s->opts->path, s->opts->group, &fd, &lk);
+    gmux_status_t st =
+        dmn_endpoint_listen(s->opts->path, s->opts->group, flags, &fd, &lk, why, why_cap);
     if (st != GMUX_OK)
         return st;
     struct stat sb;
@@ -284,7 +285,9 @@ int dmn_conn_check_path(dmn_srv_t *s, uint64_t now)
     if (s->lock_fd >= 0)
         close(s->lock_fd);
     s->lock_fd = -1;
-    gmux_status_t st = dmn_conn_listen(s);
+    /* its directory too: it was there when this daemon started */
+    char why[512];
+    gmux_status_t st = dmn_conn_listen(s, DMN_LISTEN_MAKE_DIR, why, sizeof(why));
     if (st == GMUX_ERR_EXISTS) {
         COM_WARN(DAEMON, "%s: another gmuxd holds it now (this one's socket was removed): stopping",
                  s->opts->path);
@@ -295,7 +298,7 @@ int dmn_conn_check_path(dmn_srv_t *s, uint64_t now)
             COM_WARN(DAEMON,
                      "%s no longer names this daemon's socket and it cannot listen there again "
                      "(%s): new tasks cannot reach it; trying again every second",
-                     s->opts->path, gmux_status_str(st));
+                     s->opts->path, why);
         s->path_lost_said = true;
         return 0;
     }

@@ -79,9 +79,9 @@ typedef struct dmn_srv {
     dmn_status_task_t snap[DMN_ARB_MAX_TASKS];
 } dmn_srv_t;
 
-/* Listens on s->opts->path (dmn_endpoint_listen: the directory, the lock,
- * the socket) and notes the socket file it bound. */
-gmux_status_t dmn_conn_listen(dmn_srv_t *s);
+/* Listens on s->opts->path (dmn_endpoint_listen with flags: the directory,
+ * the lock, the socket; why as there) and notes the socket file it bound. */
+gmux_status_t dmn_conn_listen(dmn_srv_t *s, unsigned flags, char *why, size_t why_cap);
 
 /* Whether the path still names the socket this daemon bound (a daemon
  * unlinks it when it stops only then: else it is another daemon's). */

@@ -3,6 +3,7 @@
 
 #include <poll.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -65,8 +66,11 @@ static void pend_close(rdv_pend_t *c)
     close(c->fd);
 }
 
-gmux_status_t net_rdv_create(const char *addr, int size, net_rdv_t **rdv_p)
+gmux_status_t net_rdv_create(const char *addr, int size, net_rdv_t **rdv_p, char *why,
+                             size_t why_cap)
 {
+    if (why && why_cap)
+        snprintf(why, why_cap, "out of memory");
     net_rdv_t *r = net_rdv_calloc(1, sizeof(*r));
     if (!r)
         return GMUX_ERR_NOMEM;
@@ -91,8 +95,8 @@ gmux_status_t net_rdv_create(const char *addr, int size, net_rdv_t **rdv_p)
         !r->tx || !r->pfd || !r->who || !r->left_note)
         goto destroy;
     r->left_note->refs = 1; /* the server's own, until destroy */
-    uint32_t why = NET_BOOT_GONE_LEFT;
-    memcpy(r->left_note->bytes, &why, sizeof(why));
+    uint32_t gone_why = NET_BOOT_GONE_LEFT;
+    memcpy(r->left_note->bytes, &gone_why, sizeof(gone_why));
     for (int i = 0; i < size; i++) {
         r->fd[i] = -1;
         /* queues exist before any rank joins: a death notice or a round's
@@ -102,7 +106,7 @@ gmux_status_t net_rdv_create(const char *addr, int size, net_rdv_t **rdv_p)
             goto destroy;
         r->tx[i].cap = RDV_TXQ_SLOTS;
     }
-    gmux_status_t st = net_sock_listen(addr, &r->lfd, &r->port);
+    gmux_status_t st = net_sock_listen(addr, &r->lfd, &r->port, why, why_cap);
     if (st != GMUX_OK) {
         net_rdv_destroy(r);
         return st;

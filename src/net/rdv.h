@@ -25,8 +25,11 @@
 
 typedef struct net_rdv net_rdv_t;
 
-/* Listens on addr (numeric IPv4, 127.0.0.1 for local jobs) for size ranks. */
-gmux_status_t net_rdv_create(const char *addr, int size, net_rdv_t **rdv_p);
+/* Listens on addr (numeric IPv4, 127.0.0.1 for local jobs) for size ranks.
+ * On an error why (when not NULL) gets one line for a user
+ * (net_sock_listen's, or that memory ran out). */
+gmux_status_t net_rdv_create(const char *addr, int size, net_rdv_t **rdv_p, char *why,
+                             size_t why_cap);
 void net_rdv_destroy(net_rdv_t *rdv);
 int net_rdv_port(const net_rdv_t *rdv);
 

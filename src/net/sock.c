@@ -14,6 +14,7 @@
 
 #include "common/clock.h"
 #include "common/errors.h"
+#include "common/log.h"
 
 static int remaining_ms(uint64_t deadline_ns)
 {
@@ -26,20 +27,34 @@ static int remaining_ms(uint64_t deadline_ns)
     return ms > 1000 ? 1000 : (int)ms;
 }
 
-gmux_status_t net_sock_listen(const char *addr, int *fd_p, int *port_p)
+gmux_status_t net_sock_listen(const char *addr, int *fd_p, int *port_p, char *why, size_t why_cap)
 {
     struct sockaddr_in sa = {.sin_family = AF_INET};
-    if (inet_pton(AF_INET, addr, &sa.sin_addr) != 1)
+    if (inet_pton(AF_INET, addr, &sa.sin_addr) != 1) {
+        if (why && why_cap)
+            snprintf(why, why_cap, "'%s' is not a numeric IPv4 address (a.b.c.d)", addr);
         return GMUX_ERR_INVALID;
+    }
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0)
-        return com_status_from_errno(errno);
-    socklen_t len = sizeof(sa);
-    if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 || listen(fd, 1024) != 0 ||
-        getsockname(fd, (struct sockaddr *)&sa, &len) != 0) {
-        gmux_status_t st = com_status_from_errno(errno);
-        close(fd);
-        return st;
+    const char *call = "socket()";
+    if (fd >= 0) {
+        socklen_t len = sizeof(sa);
+        if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0)
+            call = "bind()";
+        else if (listen(fd, 1024) != 0)
+            call = "listen()";
+        else if (getsockname(fd, (struct sockaddr *)&sa, &len) != 0)
+            call = "getsockname()";
+        else
+            call = NULL;
+    }
+    if (call) {
+        int e = errno;
+        if (fd >= 0)
+            close(fd);
+        if (why && why_cap)
+            snprintf(why, why_cap, "cannot listen on %s: %s: %s", addr, call, strerror(e));
+        return com_status_from_errno(e);
     }
     *fd_p = fd;
     *port_p = ntohs(sa.sin_port);
@@ -102,14 +117,14 @@ gmux_status_t net_sock_connect(const char *hostport, uint64_t deadline_ns, int *
     char host[64];
     const char *colon = strrchr(hostport, ':');
     if (!colon || (size_t)(colon - hostport) >= sizeof(host))
-        return GMUX_ERR_INVALID;
+        goto malformed;
     memcpy(host, hostport, (size_t)(colon - hostport));
     host[colon - hostport] = '\0';
     char *end;
     long port = strtol(colon + 1, &end, 10);
     struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
     if (*end || port <= 0 || port > 65535 || inet_pton(AF_INET, host, &sa.sin_addr) != 1)
-        return GMUX_ERR_INVALID;
+        goto malformed;
     for (;;) {
         int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
         if (fd < 0)
@@ -128,12 +143,20 @@ gmux_status_t net_sock_connect(const char *hostport, uint64_t deadline_ns, int *
         if (err == -1)
             return GMUX_ERR_TIMEOUT;
         /* refused: the server is not listening yet */
-        if (err != ECONNREFUSED && err != EAGAIN)
+        if (err != ECONNREFUSED && err != EAGAIN) {
+            COM_ERROR(NET, "cannot reach the rendezvous at %s: %s", hostport, strerror(err));
             return com_status_from_errno(err);
+        }
         if (com_deadline_passed(deadline_ns))
             return GMUX_ERR_TIMEOUT;
         com_clock_sleep_ns(10 * COM_NS_PER_MS);
     }
+malformed: /* the caller's status says only "invalid argument" */
+    COM_ERROR(NET,
+              "rendezvous address '%s' (GMUX_BOOTSTRAP) is not IPV4:PORT, a numeric IPv4 address "
+              "and a port from 1 to 65535",
+              hostport);
+    return GMUX_ERR_INVALID;
 }
 
 gmux_status_t net_sock_write_all(int fd, const void *buf, size_t len, uint64_t deadline_ns)

@@ -31,6 +31,11 @@ void drig_init(drig_t *r)
     if (!mkdtemp(r->dir))
         abort();
     snprintf(r->sock, sizeof(r->sock), "%s/run/gmuxd.sock", r->dir);
+    /* a socket named with --socket must be in an existing folder */
+    char run[sizeof(r->dir) + 8];
+    snprintf(run, sizeof(run), "%s/run", r->dir);
+    if (mkdir(run, 0700) != 0)
+        abort();
     r->daemon = -1;
 }
 

@@ -151,6 +151,12 @@ void dtest_start_group_at(const char *file, int line, drig_t *r, char *log, size
     }
     drig_init(r);
     chmod(r->dir, 0755);
+    /* the socket's folder, which gmuxd makes only for the default path, as
+     * it makes it for a group: 0750, the group's */
+    char run[sizeof(r->dir) + 8];
+    snprintf(run, sizeof(run), "%s/run", r->dir);
+    if (chown(run, (uid_t)-1, getgrnam("nogroup")->gr_gid) != 0 || chmod(run, 0750) != 0)
+        fail_msg("%s:%d: %s: %s", file, line, run, strerror(errno));
     setenv("GMUX_DAEMON_GROUP", "nogroup", 1);
     pid_t d =
         log ? dtest_start_logged_at(file, line, r, log, cap) : drig_start_daemon(r, 10, "none");

@@ -59,9 +59,18 @@ static pid_t start_server(const char *placement)
 static pid_t start_server_cap(const char *placement, const char *capacity)
 {
     tsrv_cfg_t c = {placement, capacity};
-    dmn_server_opts_t o = {
-        path, DMN_NO_GROUP, 20 * COM_NS_PER_MS, 2 * COM_NS_PER_S, NULL, 0, 0, server_evict_wait_ns,
-        0};
+    dmn_server_opts_t o = {path,
+                           DMN_NO_GROUP,
+                           20 * COM_NS_PER_MS,
+                           2 * COM_NS_PER_S,
+                           NULL,
+                           0,
+                           0,
+                           server_evict_wait_ns,
+                           0,
+                           0,
+                           NULL,
+                           0};
     return tsrv_start(&o, tsrv_prep_cfg, &c, &server_pid);
 }
 
@@ -281,7 +290,7 @@ static pid_t start_fake_crossing_grant(int again)
         close(p[0]);
         int lfd, lk, fd = -1;
         static uint8_t buf[DMN_PROTO_MAX_MSG];
-        if (dmn_endpoint_listen(path, DMN_NO_GROUP, &lfd, &lk) != GMUX_OK)
+        if (dmn_endpoint_listen(path, DMN_NO_GROUP, 0, &lfd, &lk, NULL, 0) != GMUX_OK)
             _exit(1);
         (void)!write(p[1], "r", 1);
         struct pollfd pf = {lfd, POLLIN, 0};
@@ -509,7 +518,7 @@ static void test_reconnect_never_waits_for_answer(void **state)
     dmn_client_t *c = open_client("patient", &pl); /* no daemon yet */
     assert_true(dmn_client_is_local(c));
     int lfd, lk;
-    assert_int_equal(dmn_endpoint_listen(path, DMN_NO_GROUP, &lfd, &lk), GMUX_OK);
+    assert_int_equal(dmn_endpoint_listen(path, DMN_NO_GROUP, 0, &lfd, &lk, NULL, 0), GMUX_OK);
     poll_until(c, has_socket);
     /* connected, REGISTER sent, no answer: the call has returned all the same */
     assert_true(dmn_client_fd(c) >= 0);

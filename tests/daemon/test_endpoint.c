@@ -6,6 +6,8 @@
 
 #include <cmocka.h>
 
+#include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -88,17 +90,26 @@ static void test_listen(void **state)
     snprintf(path, sizeof(path), "%s/sub/d.sock", dir);
     int fd, lock, fd2, lock2, c;
     assert_int_equal(dmn_endpoint_connect(path, &c), GMUX_ERR_PEER); /* nobody yet */
-    assert_int_equal(dmn_endpoint_listen(path, DMN_NO_GROUP, &fd, &lock), GMUX_OK);
     struct stat st;
-    char sub[128];
+    char sub[128], why[512] = "";
     snprintf(sub, sizeof(sub), "%s/sub", dir);
+    /* a missing directory is made only when asked (the default path's) */
+    assert_int_equal(dmn_endpoint_listen(path, DMN_NO_GROUP, 0, &fd, &lock, why, sizeof(why)),
+                     GMUX_ERR_NOT_FOUND);
+    assert_non_null(strstr(why, sub));
+    assert_non_null(strstr(why, strerror(ENOENT)));
+    assert_int_not_equal(stat(sub, &st), 0);
+    assert_int_equal(
+        dmn_endpoint_listen(path, DMN_NO_GROUP, DMN_LISTEN_MAKE_DIR, &fd, &lock, NULL, 0), GMUX_OK);
     assert_int_equal(stat(sub, &st), 0);
     assert_int_equal(st.st_mode & 0777, 0700);
     assert_int_equal(stat(path, &st), 0);
     assert_true(S_ISSOCK(st.st_mode));
     assert_int_equal(st.st_mode & 0777, 0600);
     /* One daemon per path. */
-    assert_int_equal(dmn_endpoint_listen(path, DMN_NO_GROUP, &fd2, &lock2), GMUX_ERR_EXISTS);
+    assert_int_equal(dmn_endpoint_listen(path, DMN_NO_GROUP, 0, &fd2, &lock2, why, sizeof(why)),
+                     GMUX_ERR_EXISTS);
+    assert_non_null(strstr(why, "d.sock.lock")); /* and not removed by the one that failed */
     assert_int_equal(dmn_endpoint_connect(path, &c), GMUX_OK);
     pid_t pid;
     uid_t uid;
@@ -111,17 +122,33 @@ static void test_listen(void **state)
     close(fd);
     close(lock);
     assert_int_equal(stat(path, &st), 0);
-    assert_int_equal(dmn_endpoint_listen(path, DMN_NO_GROUP, &fd, &lock), GMUX_OK);
+    assert_int_equal(dmn_endpoint_listen(path, DMN_NO_GROUP, 0, &fd, &lock, NULL, 0), GMUX_OK);
     assert_int_equal(dmn_endpoint_connect(path, &c), GMUX_OK);
     close(c);
-    close(fd);
-    close(lock);
+    /* A clean stop removes the socket and the lock file. */
+    char lpath_lock[160];
+    snprintf(lpath_lock, sizeof(lpath_lock), "%s.lock", path);
+    assert_int_equal(stat(lpath_lock, &st), 0);
+    dmn_endpoint_unlisten(path, fd, lock, 1);
+    assert_int_not_equal(stat(path, &st), 0);
+    assert_int_not_equal(stat(lpath_lock, &st), 0);
+    /* A lock file at the path that is not the one it holds (its own was
+     * removed, another daemon's is there now) is left alone. */
+    assert_int_equal(dmn_endpoint_listen(path, DMN_NO_GROUP, 0, &fd, &lock, NULL, 0), GMUX_OK);
+    assert_int_equal(unlink(lpath_lock), 0);
+    int other = open(lpath_lock, O_RDWR | O_CREAT, 0600);
+    assert_true(other >= 0);
+    dmn_endpoint_unlisten(path, fd, lock, 1);
+    assert_int_equal(stat(lpath_lock, &st), 0);
+    close(other);
+    assert_int_equal(unlink(lpath_lock), 0);
     /* A socket directory that is a symbolic link is refused. */
     char link[128], lpath[160];
     snprintf(link, sizeof(link), "%s/link", dir);
     assert_int_equal(symlink("/tmp", link), 0);
     snprintf(lpath, sizeof(lpath), "%s/x.sock", link);
-    assert_int_equal(dmn_endpoint_listen(lpath, DMN_NO_GROUP, &fd, &lock), GMUX_ERR_PERM);
+    assert_int_equal(dmn_endpoint_listen(lpath, DMN_NO_GROUP, 0, &fd, &lock, NULL, 0),
+                     GMUX_ERR_PERM);
     assert_int_equal(tdir_remove(dir), 0);
 }
 
@@ -139,8 +166,14 @@ static void test_listen_keeps_other_files(void **state)
     fputs("precious\n", f);
     assert_int_equal(fclose(f), 0);
     int fd, lock;
-    assert_int_equal(dmn_endpoint_listen(path, DMN_NO_GROUP, &fd, &lock), GMUX_ERR_INVALID);
+    char why[512] = "";
+    assert_int_equal(dmn_endpoint_listen(path, DMN_NO_GROUP, 0, &fd, &lock, why, sizeof(why)),
+                     GMUX_ERR_INVALID);
+    assert_non_null(strstr(why, "not a socket"));
     struct stat st;
+    char lockp[160];
+    snprintf(lockp, sizeof(lockp), "%s.lock", path);
+    assert_int_not_equal(lstat(lockp, &st), 0); /* a failed start leaves no lock file */
     assert_int_equal(lstat(path, &st), 0);
     assert_true(S_ISREG(st.st_mode));
     assert_int_equal(st.st_size, 9);
@@ -148,7 +181,8 @@ static void test_listen_keeps_other_files(void **state)
     char link[160];
     snprintf(link, sizeof(link), "%s/l.sock", dir);
     assert_int_equal(symlink(path, link), 0);
-    assert_int_equal(dmn_endpoint_listen(link, DMN_NO_GROUP, &fd, &lock), GMUX_ERR_INVALID);
+    assert_int_equal(dmn_endpoint_listen(link, DMN_NO_GROUP, 0, &fd, &lock, NULL, 0),
+                     GMUX_ERR_INVALID);
     assert_int_equal(lstat(link, &st), 0);
     assert_true(S_ISLNK(st.st_mode));
     assert_int_equal(tdir_remove(dir), 0);

@@ -77,7 +77,7 @@ static int child_prep(dmn_server_opts_t *o, void *arg)
 static void start_server(void)
 {
     dmn_server_opts_t o = {
-        path, DMN_NO_GROUP, 20 * COM_NS_PER_MS, 2 * COM_NS_PER_S, &failing, 0, 0, 0, 0};
+        path, DMN_NO_GROUP, 20 * COM_NS_PER_MS, 2 * COM_NS_PER_S, &failing, 0, 0, 0, 0, 0, NULL, 0};
     tsrv_start(&o, child_prep, NULL, &server_pid);
 }
 

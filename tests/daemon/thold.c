@@ -177,6 +177,9 @@ void start_mode(int wait_ms, int shared)
                            0,
                            0,
                            (uint64_t)wait_ms * COM_NS_PER_MS,
+                           0,
+                           0,
+                           NULL,
                            0};
     evict_holders = shared;
     memset(shm, 0, sizeof(*shm));

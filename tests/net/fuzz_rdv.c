@@ -114,7 +114,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     int nranks = 1 + data[0] % 4;
     net_rdv_t *r;
-    if (net_rdv_create("127.0.0.1", nranks, &r) != GMUX_OK)
+    if (net_rdv_create("127.0.0.1", nranks, &r, NULL, 0) != GMUX_OK)
         return 0;
     int port = net_rdv_port(r);
     conn_t c[SLOTS];

@@ -14,7 +14,7 @@ static char hostport[64];
 static inline net_rdv_t *rdv_start(int size)
 {
     net_rdv_t *rdv;
-    assert_int_equal(net_rdv_create("127.0.0.1", size, &rdv), GMUX_OK);
+    assert_int_equal(net_rdv_create("127.0.0.1", size, &rdv, NULL, 0), GMUX_OK);
     snprintf(hostport, sizeof(hostport), "127.0.0.1:%d", net_rdv_port(rdv));
     return rdv;
 }

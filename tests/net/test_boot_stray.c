@@ -151,7 +151,7 @@ static void test_dead_rank_cannot_rejoin(void **state)
 {
     (void)state;
     net_rdv_t *rdv;
-    assert_int_equal(net_rdv_create("127.0.0.1", 2, &rdv), GMUX_OK);
+    assert_int_equal(net_rdv_create("127.0.0.1", 2, &rdv, NULL, 0), GMUX_OK);
     int first = stray_connect(net_rdv_port(rdv));
     raw_hello(first, 1, 2);
     assert_false(closed_by_server(rdv, first)); /* taken in as rank 1 */
@@ -428,7 +428,7 @@ static void test_timeout_mid_frame_breaks(void **state)
 {
     (void)state;
     int lfd, port, sfd;
-    assert_int_equal(net_sock_listen("127.0.0.1", &lfd, &port), GMUX_OK);
+    assert_int_equal(net_sock_listen("127.0.0.1", &lfd, &port, NULL, 0), GMUX_OK);
     net_boot_t *b = fake_join(lfd, port, &sfd);
     result_frame_t f1 = result_frame(11), f2 = result_frame(22);
     write_part(sfd, &f1, 0, 20); /* the header and half the payload */
@@ -457,7 +457,7 @@ static void test_timeout_between_frames_breaks(void **state)
 {
     (void)state;
     int lfd, port, sfd;
-    assert_int_equal(net_sock_listen("127.0.0.1", &lfd, &port), GMUX_OK);
+    assert_int_equal(net_sock_listen("127.0.0.1", &lfd, &port, NULL, 0), GMUX_OK);
     net_boot_t *b = fake_join(lfd, port, &sfd);
     uint64_t mine = 5, *all = NULL;
     assert_int_equal(

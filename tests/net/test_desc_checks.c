@@ -415,7 +415,7 @@ static void test_batch_refuses_what_it_would_merge(void **state)
 {
     (void)state;
     net_rdv_t *rdv;
-    assert_int_equal(net_rdv_create("127.0.0.1", 2, &rdv), GMUX_OK);
+    assert_int_equal(net_rdv_create("127.0.0.1", 2, &rdv, NULL, 0), GMUX_OK);
     pid_t pid[2] = {0, 0};
     int status[2] = {-1, -1};
     for (int r = 0; r < 2; r++) {

@@ -94,7 +94,7 @@ typedef struct round_fault {
 static void run_rounds(const round_fault_t *faults)
 {
     net_rdv_t *rdv;
-    assert_int_equal(net_rdv_create("127.0.0.1", N, &rdv), GMUX_OK);
+    assert_int_equal(net_rdv_create("127.0.0.1", N, &rdv, NULL, 0), GMUX_OK);
     snprintf(hostport, sizeof(hostport), "127.0.0.1:%d", net_rdv_port(rdv));
     atomic_store(&phase, 0);
     atomic_store(&finished, 0);

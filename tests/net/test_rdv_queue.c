@@ -182,7 +182,7 @@ static void run_job(int size, uint32_t blob, int stuck_rounds, int max_rounds, u
                     size_t queue_max)
 {
     net_rdv_t *rdv;
-    assert_int_equal(net_rdv_create("127.0.0.1", size, &rdv), GMUX_OK);
+    assert_int_equal(net_rdv_create("127.0.0.1", size, &rdv, NULL, 0), GMUX_OK);
     net_rdv_set_limits(rdv, send_ns, queue_max);
     snprintf(hostport, sizeof(hostport), "127.0.0.1:%d", net_rdv_port(rdv));
     stuck_t s = {
@@ -304,7 +304,7 @@ static void test_slow_reader_kept(void **state)
 {
     (void)state;
     net_rdv_t *rdv;
-    assert_int_equal(net_rdv_create("127.0.0.1", 2, &rdv), GMUX_OK);
+    assert_int_equal(net_rdv_create("127.0.0.1", 2, &rdv, NULL, 0), GMUX_OK);
     net_rdv_set_limits(rdv, COM_NS_PER_S, 0);
     snprintf(hostport, sizeof(hostport), "127.0.0.1:%d", net_rdv_port(rdv));
     slow_t s = {.fd = stuck_connect(net_rdv_port(rdv), 0, 2), .blob = 8u << 20};
@@ -365,7 +365,7 @@ static void test_result_too_large(void **state)
 {
     (void)state;
     net_rdv_t *rdv;
-    assert_int_equal(net_rdv_create("127.0.0.1", 2, &rdv), GMUX_OK);
+    assert_int_equal(net_rdv_create("127.0.0.1", 2, &rdv, NULL, 0), GMUX_OK);
     snprintf(hostport, sizeof(hostport), "127.0.0.1:%d", net_rdv_port(rdv));
     big_t g[2] = {{.rank = 0}, {.rank = 1}};
     pthread_t th[2];
@@ -397,7 +397,7 @@ static void test_bye_read_before_drop(void **state)
 {
     (void)state;
     net_rdv_t *rdv;
-    assert_int_equal(net_rdv_create("127.0.0.1", 2, &rdv), GMUX_OK);
+    assert_int_equal(net_rdv_create("127.0.0.1", 2, &rdv, NULL, 0), GMUX_OK);
     net_rdv_set_limits(rdv, 0, 1);
     int fd[2];
     for (int r = 0; r < 2; r++)
@@ -447,7 +447,7 @@ static void test_server_sockets_nodelay(void **state)
 {
     (void)state;
     net_rdv_t *rdv;
-    assert_int_equal(net_rdv_create("127.0.0.1", 2, &rdv), GMUX_OK);
+    assert_int_equal(net_rdv_create("127.0.0.1", 2, &rdv, NULL, 0), GMUX_OK);
     int port = net_rdv_port(rdv);
     int fd[2];
     for (int r = 0; r < 2; r++)
@@ -496,7 +496,7 @@ static void test_failed_exit_after_bye_not_left(void **state)
 {
     (void)state;
     net_rdv_t *rdv;
-    assert_int_equal(net_rdv_create("127.0.0.1", 3, &rdv), GMUX_OK);
+    assert_int_equal(net_rdv_create("127.0.0.1", 3, &rdv, NULL, 0), GMUX_OK);
     int fd[3];
     for (int r = 0; r < 3; r++)
         fd[r] = stuck_connect(net_rdv_port(rdv), r, 3);
@@ -545,7 +545,7 @@ static void test_on_gone_before_notice(void **state)
 {
     (void)state;
     net_rdv_t *rdv;
-    assert_int_equal(net_rdv_create("127.0.0.1", 3, &rdv), GMUX_OK);
+    assert_int_equal(net_rdv_create("127.0.0.1", 3, &rdv, NULL, 0), GMUX_OK);
     net_rdv_on_gone(rdv, on_gone, NULL);
     memset(gone_calls, 0, sizeof(gone_calls));
     gone_told_first = false;

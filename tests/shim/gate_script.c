@@ -40,7 +40,7 @@ int gs_read_after(int fd, uint8_t *buf, dmn_msg_type_t after, dmn_msg_type_t typ
 static int accept_task(int ready, uint8_t *buf, int *fds, int *nfd, dmn_msg_t *m)
 {
     int lfd, lk, task = -1;
-    if (dmn_endpoint_listen(gh_sock, DMN_NO_GROUP, &lfd, &lk) != GMUX_OK)
+    if (dmn_endpoint_listen(gh_sock, DMN_NO_GROUP, 0, &lfd, &lk, NULL, 0) != GMUX_OK)
         return -10;
     (void)!write(ready, "r", 1);
     close(ready);

@@ -57,7 +57,7 @@ static int run_prog(const char *path)
 static int refuser(int ready)
 {
     int lfd, lk;
-    if (dmn_endpoint_listen(sock, DMN_NO_GROUP, &lfd, &lk) != GMUX_OK)
+    if (dmn_endpoint_listen(sock, DMN_NO_GROUP, 0, &lfd, &lk, NULL, 0) != GMUX_OK)
         return 10;
     (void)!write(ready, "r", 1);
     close(ready);

@@ -17,7 +17,7 @@ static int child(const tdmn_t *d, int ctl, uint32_t task_id, tdmn_script_fn scri
 {
     static uint8_t buf[DMN_PROTO_MAX_MSG];
     int lfd, lk;
-    if (dmn_endpoint_listen(d->path, DMN_NO_GROUP, &lfd, &lk) != GMUX_OK)
+    if (dmn_endpoint_listen(d->path, DMN_NO_GROUP, 0, &lfd, &lk, NULL, 0) != GMUX_OK)
         return TDMN_ERR_LISTEN;
     if (write(ctl, "r", 1) != 1)
         return TDMN_ERR_LISTEN;
@@ -64,7 +64,7 @@ static int closer(const tdmn_t *d, int ctl, const child_plan_t *p)
     int lfd, lk, taken = 0, held[SILENT_HELD], next = 0;
     for (int i = 0; i < SILENT_HELD; i++)
         held[i] = -1;
-    if (dmn_endpoint_listen(d->path, DMN_NO_GROUP, &lfd, &lk) != GMUX_OK)
+    if (dmn_endpoint_listen(d->path, DMN_NO_GROUP, 0, &lfd, &lk, NULL, 0) != GMUX_OK)
         return TDMN_ERR_LISTEN;
     if (write(ctl, "r", 1) != 1)
         return TDMN_ERR_LISTEN;

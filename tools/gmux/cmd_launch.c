@@ -17,6 +17,7 @@
  * SIGINT, SIGTERM or SIGHUP N to gmux: the ranks get SIGTERM (SIGKILL after
  * the grace period), are reaped, and gmux exits 128+N.
  */
+#include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -72,7 +73,8 @@ static int usage(void)
            "cannot be started (said; the others are stopped as on SIGTERM); else the\n"
            "worst rank's (0, or 137 for ranks killed after an exit 0 without\n"
            "gmux_comm_finalize). 1 when the rendezvous cannot listen on ADDR; 127/126\n"
-           "when CMD is not found/not executable; 2 for a usage error.\n",
+           "when CMD is not found/not executable; 2 for a usage error (an ADDR that is\n"
+           "not a numeric IPv4 address among them).\n",
            LAUNCH_MAX_RANKS, LAUNCH_MAX_HOSTS);
     return 0;
 }
@@ -120,6 +122,11 @@ static int parse_opts(int argc, char **argv, struct launch_opts *o)
                     "launch", "option '%s' wants seconds above 0, at most 1e6, not '%s'", a, v);
             *(a[2] == 't' ? &o->timeout_s : &o->grace_s) = d;
         } else if (strcmp(a, "--bind") == 0) {
+            struct in_addr in;
+            if (inet_pton(AF_INET, v, &in) != 1) /* said "invalid argument" once it listened */
+                return cli_usage_error(
+                    "launch", "option '--bind' wants a numeric IPv4 address (a.b.c.d), not '%s'",
+                    v);
             o->bind = v;
         } else {                    /* --hosts */
             char *copy = strdup(v); /* o->hosts point into it until exit */
@@ -348,9 +355,10 @@ int cmd_launch(int argc, char **argv)
     if (any_local && (rc = cli_check_command("launch", o.cmd[0])) != 0)
         return rc;
     net_rdv_t *rdv;
-    gmux_status_t st = net_rdv_create(o.bind, o.n, &rdv);
+    char why[256];
+    gmux_status_t st = net_rdv_create(o.bind, o.n, &rdv, why, sizeof(why));
     if (st != GMUX_OK)
-        return cli_fail("launch", "rendezvous on %s: %s", o.bind, gmux_status_str(st));
+        return cli_fail("launch", "rendezvous: %s", why);
     int port = net_rdv_port(rdv);
     net_rdv_on_gone(rdv, on_rank_gone, &port);
     pid_t *pids = calloc((size_t)o.n, sizeof(pid_t));

@@ -102,10 +102,15 @@ static int run_join_daemon(void)
 {
     char path[PATH_MAX];
     dmn_server_opts_t o; /* the settings: loaded and checked by cmd_run */
+    char why[DMN_SPAWN_WHY_MAX] = "";
     path[0] = '\0';
     gmux_status_t st = dmn_server_opts_from_settings(&o, path, sizeof(path), 60);
+    o.why = why;
+    o.why_cap = sizeof(why);
     if (st == GMUX_OK)
         st = dmn_server_spawn(&o);
+    if (st != GMUX_OK && why[0]) /* it names the path */
+        return cli_fail("run", "cannot start or join gmuxd: %s; --no-daemon runs alone", why), -1;
     if (st != GMUX_OK)
         return cli_fail("run", "cannot start or join gmuxd on %s (%s); --no-daemon runs alone",
                         path[0] ? path : "its socket", gmux_status_str(st)),

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "commands.h"
@@ -49,10 +50,17 @@ int cmd_status(int argc, char **argv)
     dmn_report_t *r = calloc(1, sizeof(*r));
     if (!r)
         return cli_fail("status", "out of memory");
-    gmux_status_t st = dmn_report_fetch(path, r, 3000);
+    int fd;
+    char why[256];
+    gmux_status_t st = dmn_endpoint_connect_why(path, &fd, why, sizeof(why));
+    if (st == GMUX_OK) {
+        st = dmn_report_query(fd, r, 3000);
+        close(fd);
+        snprintf(why, sizeof(why), "%s", gmux_status_str(st));
+    }
     if (st != GMUX_OK) {
         free(r);
-        return cli_fail("status", "no daemon answers on %s (%s)", path, gmux_status_str(st));
+        return cli_fail("status", "no daemon answers on %s: %s", path, why);
     }
     if (json)
         dmn_report_json(stdout, path, r);

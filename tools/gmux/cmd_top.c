@@ -101,9 +101,10 @@ int cmd_top(int argc, char **argv)
     if (bad)
         return bad;
     int fd;
-    gmux_status_t st = dmn_endpoint_connect(path, &fd);
+    char why[256];
+    gmux_status_t st = dmn_endpoint_connect_why(path, &fd, why, sizeof(why));
     if (st != GMUX_OK)
-        return cli_fail("top", "no daemon answers on %s (%s)", path, gmux_status_str(st));
+        return cli_fail("top", "no daemon answers on %s: %s", path, why);
     dmn_report_t *r = calloc(1, sizeof(*r));
     if (!r) {
         close(fd);

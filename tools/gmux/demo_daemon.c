@@ -94,8 +94,8 @@ int demo_daemon(void)
     if (srv == 0) {
         close(p[0]);
         signal(SIGTERM, demo_on_term);
-        dmn_server_opts_t o = {path, DMN_NO_GROUP, 10 * COM_NS_PER_MS, COM_NS_PER_S, NULL, 0, 0, 0,
-                               0};
+        dmn_server_opts_t o = {
+            path, DMN_NO_GROUP, 10 * COM_NS_PER_MS, COM_NS_PER_S, NULL, 0, 0, 0, 0, 0, NULL, 0};
         _exit(dmn_server_run(&o, &demo_stop, p[1]) == GMUX_OK ? 0 : 1);
     }
     close(p[1]);
