@@ -41,8 +41,11 @@ static pid_t server_pid, kid_pid; /* children left by a failed assertion, 0 none
 static void start_server(const char *placement, const char *capacity, uint64_t evict_wait_ns)
 {
     tsrv_cfg_t c = {placement, capacity};
-    dmn_server_opts_t o = {
-        path, DMN_NO_GROUP, 20 * COM_NS_PER_MS, 2 * COM_NS_PER_S, NULL, 0, 0, evict_wait_ns, 0};
+    dmn_server_opts_t o = {.path = path,
+                           .group = DMN_NO_GROUP,
+                           .quantum_ns = 20 * COM_NS_PER_MS,
+                           .grace_ns = 2 * COM_NS_PER_S,
+                           .evict_wait_ns = evict_wait_ns};
     tsrv_start(&o, tsrv_prep_cfg, &c, &server_pid);
 }
 
