@@ -12,9 +12,26 @@
 static _Atomic uint32_t policy_gen = 1;
 static _Atomic uint64_t policy_capacity; /* 0: not known yet */
 
+/* Generation 0 is never current: it marks a region moved away (see
+ * shim_policy_program_prefetched), which the next claim prefetches. */
 void shim_policy_invalidate(void)
 {
-    atomic_fetch_add(&policy_gen, 1);
+    if (atomic_fetch_add(&policy_gen, 1) + 1 == 0)
+        atomic_fetch_add(&policy_gen, 1);
+}
+
+void shim_policy_program_prefetched(uint64_t addr, uint64_t len, bool to_device)
+{
+    uint32_t gen = 0;
+    if (to_device) {
+        gen = atomic_load_explicit(&policy_gen, memory_order_relaxed);
+        if (gen == 0) /* an invalidation passing 0 just now */
+            return;
+    }
+    size_t n = shim_regions_mark(&shim_state.regions, addr, len, gen, to_device);
+    SHIM_STAT_ADD(own_prefetches, 1);
+    if (!to_device)
+        SHIM_STAT_ADD(own_evicted, n);
 }
 
 /* The memory managed regions may fill before residency is unknown. */

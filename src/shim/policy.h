@@ -44,4 +44,14 @@ void shim_policy_before_launch(const shim_launch_info_t *l);
 /* Starts a new generation: every region is prefetched again at its next use. */
 void shim_policy_invalidate(void);
 
+/*
+ * The program's own prefetch of [addr, addr+len) was queued. To the host
+ * (to_device false, or a location that is not device dev): the managed
+ * regions it overlaps are prefetched again at their next use. To device dev,
+ * the device of the calling thread's current context (where the policy
+ * prefetches): the regions it covers whole count as prefetched in this
+ * generation. Cheap: one shared lock of the region table, no allocation.
+ */
+void shim_policy_program_prefetched(uint64_t addr, uint64_t len, bool to_device);
+
 #endif /* SHIM_POLICY_H */

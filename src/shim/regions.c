@@ -254,3 +254,25 @@ size_t shim_regions_claim(shim_regions_t *t, const uint64_t *vals, size_t n, uin
         *hits_p = hits;
     return nout;
 }
+
+size_t shim_regions_mark(shim_regions_t *t, uint64_t addr, uint64_t len, uint32_t gen, bool whole)
+{
+    size_t marked = 0;
+    if (len == 0 || addr + len < addr)
+        return 0;
+    pthread_rwlock_rdlock(&t->lock);
+    long i = regions_floor(t, addr);
+    if (i < 0 || addr - t->v[i].base >= t->v[i].size)
+        i++; /* addr is in no region: the first one after it */
+    for (size_t k = (size_t)i; k < t->n && t->v[k].base < addr + len; k++) {
+        shim_region_t *r = &t->v[k];
+        if (r->kind != SHIM_REGION_MANAGED)
+            continue;
+        if (whole && (r->base < addr || r->base + r->size > addr + len))
+            continue;
+        __atomic_store_n(&r->gen, gen, __ATOMIC_RELAXED);
+        marked++;
+    }
+    pthread_rwlock_unlock(&t->lock);
+    return marked;
+}

@@ -123,4 +123,12 @@ uint64_t shim_regions_total_bytes(shim_regions_t *t);
 size_t shim_regions_claim(shim_regions_t *t, const uint64_t *vals, size_t n, uint32_t gen,
                           uint64_t force_above, shim_range_t *out, size_t max, size_t *hits_p);
 
+/*
+ * Sets the generation of the managed regions that [addr, addr+len) covers
+ * to gen: every one it overlaps, or (whole) only those it contains whole.
+ * What the program's own prefetches tell the policy (policy.h). Under one
+ * shared lock, without allocating; returns how many regions were marked.
+ */
+size_t shim_regions_mark(shim_regions_t *t, uint64_t addr, uint64_t len, uint32_t gen, bool whole);
+
 #endif /* SHIM_REGIONS_H */

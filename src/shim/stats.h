@@ -30,6 +30,8 @@
     X(prefetch_errors)    /* prefetches the driver refused */                                      \
     X(order_waits)        /* launches made to wait on the migration event */                       \
     X(capture_skips)      /* launches into a capturing stream, left alone */                       \
+    X(own_prefetches)     /* program's own prefetch ranges seen (proactive) */                     \
+    X(own_evicted)        /* managed regions those moved (in part) off the GPU */                  \
     X(managed_allocs)     /* allocations redirected to managed memory */                           \
     X(pinned_allocs)      /* allocations tracked but not redirectable (pinned) */                  \
     X(pinned_bytes)       /* bytes of those */                                                     \

@@ -65,6 +65,15 @@ typedef CUresult(CUDAAPI *shim_pfn_cuStreamBeginCapture_v10000)(CUstream hStream
     X(cuMemMap, cuMemMap, 10020, PFN_cuMemMap_v10020, 0)                                           \
     X(cuMemUnmap, cuMemUnmap, 10020, PFN_cuMemUnmap_v10020, 0)                                     \
     X(cuMemGetInfo_v2, cuMemGetInfo, 3020, PFN_cuMemGetInfo_v3020, 0)                              \
+    X(cuMemPrefetchAsync, cuMemPrefetchAsync, 8000, PFN_cuMemPrefetchAsync_v8000, 0)               \
+    X(cuMemPrefetchAsync_ptsz, cuMemPrefetchAsync, 8000, PFN_cuMemPrefetchAsync_v8000_ptsz, 1)     \
+    X(cuMemPrefetchAsync_v2, cuMemPrefetchAsync, 12020, PFN_cuMemPrefetchAsync_v12020, 0)          \
+    X(cuMemPrefetchAsync_v2_ptsz, cuMemPrefetchAsync, 12020, PFN_cuMemPrefetchAsync_v12020_ptsz,   \
+      1)                                                                                           \
+    X(cuMemPrefetchBatchAsync, cuMemPrefetchBatchAsync, 13000, PFN_cuMemPrefetchBatchAsync_v13000, \
+      0)                                                                                           \
+    X(cuMemPrefetchBatchAsync_ptsz, cuMemPrefetchBatchAsync, 13000,                                \
+      PFN_cuMemPrefetchBatchAsync_v13000_ptsz, 1)                                                  \
     X(cuCtxDestroy, cuCtxDestroy, 2000, shim_pfn_cuCtxDestroy_v2000, 0)                            \
     X(cuCtxDestroy_v2, cuCtxDestroy, 4000, PFN_cuCtxDestroy_v4000, 0)                              \
     X(cuDevicePrimaryCtxRetain, cuDevicePrimaryCtxRetain, 7000,                                    \
@@ -125,9 +134,6 @@ typedef CUresult(CUDAAPI *shim_pfn_cuStreamBeginCapture_v10000)(CUstream hStream
     X(cuDevicePrimaryCtxGetState, cuDevicePrimaryCtxGetState, 7000,                                \
       PFN_cuDevicePrimaryCtxGetState_v7000, 0)                                                     \
     X(cuDeviceTotalMem_v2, cuDeviceTotalMem, 3020, PFN_cuDeviceTotalMem_v3020, 0)                  \
-    X(cuMemPrefetchAsync_v2, cuMemPrefetchAsync, 12020, PFN_cuMemPrefetchAsync_v12020, 0)          \
-    X(cuMemPrefetchBatchAsync, cuMemPrefetchBatchAsync, 13000, PFN_cuMemPrefetchBatchAsync_v13000, \
-      0)                                                                                           \
     X(cuStreamSynchronize, cuStreamSynchronize, 2000, PFN_cuStreamSynchronize_v2000, 0)            \
     X(cuStreamWaitEvent, cuStreamWaitEvent, 3020, PFN_cuStreamWaitEvent_v3020, 0)                  \
     X(cuStreamIsCapturing, cuStreamIsCapturing, 10000, PFN_cuStreamIsCapturing_v10000, 0)          \

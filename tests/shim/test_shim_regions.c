@@ -143,6 +143,36 @@ static void test_claim_once_per_generation(void **state)
     assert_int_equal(shim_regions_claim(t, vals, 6, 3, UINT64_MAX, out, 1, NULL), 1);
 }
 
+/* What a program's own prefetch of a range tells the table: every managed
+ * region it overlaps (to the host), or those it contains whole (to the
+ * device), takes the given generation; pinned regions and gaps nothing. */
+static void test_mark_overlapped_or_whole(void **state)
+{
+    shim_regions_t *t = *state;
+    shim_regions_insert(t, 0x1000, 0x1000, SHIM_REGION_MANAGED, 0);
+    shim_regions_insert(t, 0x4000, 0x1000, SHIM_REGION_MANAGED, 0);
+    shim_regions_insert(t, 0x6000, 0x1000, SHIM_REGION_ASYNC, 0);
+    shim_regions_insert(t, 0x8000, 0x1000, SHIM_REGION_MANAGED, 0);
+    const uint64_t vals[] = {0x1000, 0x4000, 0x6000, 0x8000};
+    shim_range_t out[8];
+    assert_int_equal(shim_regions_claim(t, vals, 4, 5, UINT64_MAX, out, 8, NULL), 3);
+    /* from a gap, across the end of 0x1000.. into the start of 0x4000 (to the host) */
+    assert_int_equal(shim_regions_mark(t, 0x800, 0x3900, 0, false), 2);
+    assert_int_equal(shim_regions_claim(t, vals, 4, 5, UINT64_MAX, out, 8, NULL), 2);
+    assert_int_equal(out[0].addr, 0x1000);
+    assert_int_equal(out[1].addr, 0x4000);
+    /* [0x4800, 0x8800) covers none whole; [0x4000, 0x9000) covers two (the
+     * pinned one not counted), and they count as claimed */
+    assert_int_equal(shim_regions_mark(t, 0x4800, 0x4000, 0, false), 2);
+    assert_int_equal(shim_regions_mark(t, 0x4800, 0x4000, 5, true), 0);
+    assert_int_equal(shim_regions_mark(t, 0x4000, 0x5000, 5, true), 2);
+    assert_int_equal(shim_regions_claim(t, vals, 4, 5, UINT64_MAX, out, 8, NULL), 0);
+    /* past the last region, empty and wrapping ranges: nothing */
+    assert_int_equal(shim_regions_mark(t, 0x9000, 0x1000, 0, false), 0);
+    assert_int_equal(shim_regions_mark(t, 0x1000, 0, 0, false), 0);
+    assert_int_equal(shim_regions_mark(t, 0x1000, UINT64_MAX, 0, false), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -152,6 +182,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_remove_range_for_unmap, setup, teardown),
         cmocka_unit_test_setup_teardown(test_many_regions_grow_and_stay_sorted, setup, teardown),
         cmocka_unit_test_setup_teardown(test_claim_once_per_generation, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_mark_overlapped_or_whole, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -410,6 +410,20 @@ CUresult fk_cuMemPrefetchAsync_v2_ptsz(CUdeviceptr p, size_t len, CUmemLocation 
     return fake_prefetch(p, len, s, 1);
 }
 
+/* The CUDA 8.0 ABI: a device ordinal, CU_DEVICE_CPU for the host (logged as
+ * the device, a[2]). */
+CUresult fk_cuMemPrefetchAsync(CUdeviceptr p, size_t len, CUdevice dev, CUstream s)
+{
+    REC(p, len, (uint64_t)(int64_t)dev, U(s));
+    return fake_prefetch(p, len, s, 0);
+}
+
+CUresult fk_cuMemPrefetchAsync_ptsz(CUdeviceptr p, size_t len, CUdevice dev, CUstream s)
+{
+    REC(p, len, (uint64_t)(int64_t)dev, U(s));
+    return fake_prefetch(p, len, s, 1);
+}
+
 /*
  * CUDA 13's batched prefetch: logs one entry per range (name
  * "cuMemPrefetchBatchAsync", arguments as cuMemPrefetchAsync_v2's), refuses
@@ -419,11 +433,10 @@ CUresult fk_cuMemPrefetchAsync_v2_ptsz(CUdeviceptr p, size_t len, CUmemLocation 
  * makes it refuse every batch (a driver that has the entry point but not the
  * feature), so the shim's fallback is tested.
  */
-CUresult fk_cuMemPrefetchBatchAsync(CUdeviceptr *ptrs, size_t *sizes, size_t count,
-                                    CUmemLocation *locs, size_t *loc_idx, size_t nlocs,
-                                    unsigned long long flags, CUstream s)
+static CUresult fake_prefetch_batch(const char *fn, CUdeviceptr *ptrs, size_t *sizes, size_t count,
+                                    CUmemLocation *locs, size_t *loc_idx, size_t nlocs, CUstream s,
+                                    int ptsz)
 {
-    (void)flags;
     const char *no = getenv("FAKE_CUDA_NO_BATCH");
     if (no && strcmp(no, "1") == 0)
         return CUDA_ERROR_NOT_SUPPORTED;
@@ -433,7 +446,8 @@ CUresult fk_cuMemPrefetchBatchAsync(CUdeviceptr *ptrs, size_t *sizes, size_t cou
     CUresult r = CUDA_SUCCESS;
     size_t logged[64]; /* the first 64 ranges' log entries, placed in the stream's order */
     for (size_t i = 0; i < count; i++) {
-        REC(ptrs[i], sizes[i], ((uint64_t)locs[0].type << 32) | (uint32_t)locs[0].id, U(s));
+        fake_rec(fn, ptrs[i], sizes[i], ((uint64_t)locs[0].type << 32) | (uint32_t)locs[0].id,
+                 U(s));
         if (i < 64)
             logged[i] = fake_rec_last();
         if (!fake_in_managed(ptrs[i], sizes[i]))
@@ -441,12 +455,30 @@ CUresult fk_cuMemPrefetchBatchAsync(CUdeviceptr *ptrs, size_t *sizes, size_t cou
     }
     /* as a single prefetch: refused on the legacy stream while a blocking
      * stream captures, recorded while its stream captures */
-    if (r == CUDA_SUCCESS && fake_legacy_work(fake_stream_of(s, 0)))
+    if (r == CUDA_SUCCESS && fake_legacy_work(fake_stream_of(s, ptsz)))
         return CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
-    CUgraph g = r == CUDA_SUCCESS ? fake_capture_graph(s, 0) : NULL;
+    CUgraph g = r == CUDA_SUCCESS ? fake_capture_graph(s, ptsz) : NULL;
     for (size_t i = 0; g && i < count; i++)
         (void)fake_capture_op(g, FAKE_NODE_PREFETCH, ptrs[i], sizes[i], 0);
     for (size_t i = 0; r == CUDA_SUCCESS && !g && i < count && i < 64; i++)
-        fake_order_work(fake_stream_of(s, 0), logged[i]);
+        fake_order_work(fake_stream_of(s, ptsz), logged[i]);
     return r;
+}
+
+CUresult fk_cuMemPrefetchBatchAsync(CUdeviceptr *ptrs, size_t *sizes, size_t count,
+                                    CUmemLocation *locs, size_t *loc_idx, size_t nlocs,
+                                    unsigned long long flags, CUstream s)
+{
+    (void)flags;
+    return fake_prefetch_batch("cuMemPrefetchBatchAsync", ptrs, sizes, count, locs, loc_idx, nlocs,
+                               s, 0);
+}
+
+CUresult fk_cuMemPrefetchBatchAsync_ptsz(CUdeviceptr *ptrs, size_t *sizes, size_t count,
+                                         CUmemLocation *locs, size_t *loc_idx, size_t nlocs,
+                                         unsigned long long flags, CUstream s)
+{
+    (void)flags;
+    return fake_prefetch_batch("cuMemPrefetchBatchAsync_ptsz", ptrs, sizes, count, locs, loc_idx,
+                               nlocs, s, 1);
 }

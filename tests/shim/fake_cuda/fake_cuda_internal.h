@@ -68,11 +68,15 @@ typedef CUresult (*fake_pfn_cuStreamBeginCapture_v10000)(CUstream s); /* mode GL
     X(cuMemRelease, cuMemRelease, 10020, PFN_cuMemRelease_v10020, 0)                               \
     X(cuMemMap, cuMemMap, 10020, PFN_cuMemMap_v10020, 0)                                           \
     X(cuMemUnmap, cuMemUnmap, 10020, PFN_cuMemUnmap_v10020, 0)                                     \
+    X(cuMemPrefetchAsync, cuMemPrefetchAsync, 8000, PFN_cuMemPrefetchAsync_v8000, 0)               \
+    X(cuMemPrefetchAsync_ptsz, cuMemPrefetchAsync, 8000, PFN_cuMemPrefetchAsync_v8000_ptsz, 1)     \
     X(cuMemPrefetchAsync_v2, cuMemPrefetchAsync, 12020, PFN_cuMemPrefetchAsync_v12020, 0)          \
     X(cuMemPrefetchAsync_v2_ptsz, cuMemPrefetchAsync, 12020, PFN_cuMemPrefetchAsync_v12020_ptsz,   \
       1)                                                                                           \
     X(cuMemPrefetchBatchAsync, cuMemPrefetchBatchAsync, 13000, PFN_cuMemPrefetchBatchAsync_v13000, \
       0)                                                                                           \
+    X(cuMemPrefetchBatchAsync_ptsz, cuMemPrefetchBatchAsync, 13000,                                \
+      PFN_cuMemPrefetchBatchAsync_v13000_ptsz, 1)                                                  \
     X(cuMemcpyAsync, cuMemcpyAsync, 4000, PFN_cuMemcpyAsync_v4000, 0)                              \
     X(cuMemcpyAsync_ptsz, cuMemcpyAsync, 7000, PFN_cuMemcpyAsync_v7000_ptsz, 1)                    \
     X(cuMemcpyHtoDAsync_v2, cuMemcpyHtoDAsync, 3020, PFN_cuMemcpyHtoDAsync_v3020, 0)               \

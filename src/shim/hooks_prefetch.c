@@ -1,0 +1,138 @@
+/*
+ * The program's own prefetches: cuMemPrefetchAsync at the CUDA 8.0 ABI (a
+ * device ordinal, CU_DEVICE_CPU for the host) and the 12.2 one (a location),
+ * each also _ptsz, and CUDA 13's cuMemPrefetchBatchAsync(_ptsz). Each goes to
+ * the driver unchanged; once the driver took it, the policy's record of what
+ * it prefetched follows it (shim_policy_program_prefetched): a region the
+ * program moved (even in part) to the host is prefetched again before the
+ * next launch that uses it, and one it moved whole to the device the shim
+ * prefetches to is not, unless its stream is being captured (then nothing
+ * moved yet).
+ */
+#include <stdbool.h>
+
+#include "shim/backend_cuda.h"
+#include "shim/policy.h"
+#include "shim/shim.h"
+
+/* Where a prefetch went: the device of the current context, or elsewhere. */
+typedef enum { TO_ELSEWHERE, TO_DEVICE } prefetch_dest_t;
+
+static prefetch_dest_t dest_of_device(CUdevice dev)
+{
+    CUdevice cur = 0;
+    if (dev == CU_DEVICE_CPU || dev < 0 || SHIM_CALL(cuCtxGetDevice, &cur) != CUDA_SUCCESS ||
+        cur != dev)
+        return TO_ELSEWHERE;
+    return TO_DEVICE;
+}
+
+static prefetch_dest_t dest_of(CUmemLocation loc)
+{
+    return loc.type == CU_MEM_LOCATION_TYPE_DEVICE ? dest_of_device(loc.id) : TO_ELSEWHERE;
+}
+
+/* Records a prefetch the driver took; a move to the device counts only when
+ * it runs (not recorded into a graph). *cap: whether s captures, -1 not asked
+ * yet (a batch asks once). */
+static void moved(CUdeviceptr p, size_t len, prefetch_dest_t d, CUstream s, bool per_thread,
+                  int *cap)
+{
+    if (d == TO_DEVICE) {
+        if (*cap < 0)
+            *cap = shim_backend_capturing(s, per_thread);
+        if (*cap)
+            return;
+    }
+    shim_policy_program_prefetched((uint64_t)p, (uint64_t)len, d == TO_DEVICE);
+}
+
+static void one_moved(CUdeviceptr p, size_t len, prefetch_dest_t d, CUstream s, bool per_thread)
+{
+    int cap = -1;
+    moved(p, len, d, s, per_thread, &cap);
+}
+
+/* Only the proactive policy keeps a record of what it prefetched. */
+static bool tracking(void)
+{
+    return shim_state.mode == SHIM_MODE_PROACTIVE;
+}
+
+CUresult shim_hook_cuMemPrefetchAsync(CUdeviceptr p, size_t len, CUdevice dev, CUstream s)
+{
+    shim_ensure_init();
+    CUresult r = SHIM_CALL(cuMemPrefetchAsync, p, len, dev, s);
+    if (r == CUDA_SUCCESS && tracking())
+        one_moved(p, len, dest_of_device(dev), s, false);
+    return r;
+}
+
+CUresult shim_hook_cuMemPrefetchAsync_ptsz(CUdeviceptr p, size_t len, CUdevice dev, CUstream s)
+{
+    shim_ensure_init();
+    CUresult r = SHIM_CALL(cuMemPrefetchAsync_ptsz, p, len, dev, s);
+    if (r == CUDA_SUCCESS && tracking())
+        one_moved(p, len, dest_of_device(dev), s, true);
+    return r;
+}
+
+CUresult shim_hook_cuMemPrefetchAsync_v2(CUdeviceptr p, size_t len, CUmemLocation loc,
+                                         unsigned int flags, CUstream s)
+{
+    shim_ensure_init();
+    CUresult r = SHIM_CALL(cuMemPrefetchAsync_v2, p, len, loc, flags, s);
+    if (r == CUDA_SUCCESS && tracking())
+        one_moved(p, len, dest_of(loc), s, false);
+    return r;
+}
+
+CUresult shim_hook_cuMemPrefetchAsync_v2_ptsz(CUdeviceptr p, size_t len, CUmemLocation loc,
+                                              unsigned int flags, CUstream s)
+{
+    shim_ensure_init();
+    CUresult r = SHIM_CALL(cuMemPrefetchAsync_v2_ptsz, p, len, loc, flags, s);
+    if (r == CUDA_SUCCESS && tracking())
+        one_moved(p, len, dest_of(loc), s, true);
+    return r;
+}
+
+/* A batch's ranges: range i goes to locs[k], the last k whose idx[k] <= i
+ * (idx ascending: each location's first range). */
+static void batch_moved(CUdeviceptr *ptrs, size_t *sizes, size_t count, CUmemLocation *locs,
+                        size_t *idx, size_t nlocs, CUstream s, bool per_thread)
+{
+    if (!ptrs || !sizes || !locs || !idx || !nlocs)
+        return;
+    size_t k = 0;
+    int cap = -1;
+    prefetch_dest_t d = dest_of(locs[0]);
+    for (size_t i = 0; i < count; i++) {
+        while (k + 1 < nlocs && idx[k + 1] <= i)
+            d = dest_of(locs[++k]);
+        moved(ptrs[i], sizes[i], d, s, per_thread, &cap);
+    }
+}
+
+CUresult shim_hook_cuMemPrefetchBatchAsync(CUdeviceptr *ptrs, size_t *sizes, size_t count,
+                                           CUmemLocation *locs, size_t *idx, size_t nlocs,
+                                           unsigned long long flags, CUstream s)
+{
+    shim_ensure_init();
+    CUresult r = SHIM_CALL(cuMemPrefetchBatchAsync, ptrs, sizes, count, locs, idx, nlocs, flags, s);
+    if (r == CUDA_SUCCESS && tracking())
+        batch_moved(ptrs, sizes, count, locs, idx, nlocs, s, false);
+    return r;
+}
+
+CUresult shim_hook_cuMemPrefetchBatchAsync_ptsz(CUdeviceptr *ptrs, size_t *sizes, size_t count,
+                                                CUmemLocation *locs, size_t *idx, size_t nlocs,
+                                                unsigned long long flags, CUstream s)
+{
+    shim_ensure_init();
+    CUresult r =
+        SHIM_CALL(cuMemPrefetchBatchAsync_ptsz, ptrs, sizes, count, locs, idx, nlocs, flags, s);
+    if (r == CUDA_SUCCESS && tracking())
+        batch_moved(ptrs, sizes, count, locs, idx, nlocs, s, true);
+    return r;
+}

@@ -1,0 +1,204 @@
+/*
+ * The program's own prefetches (cuMemPrefetchAsync at every ABI, the _ptsz
+ * forms, CUDA 13's cuMemPrefetchBatchAsync) against the driver double: they
+ * reach the driver unchanged, and the shim's record of what it prefetched
+ * follows them:
+ *   - a region the program moved back to the host (whole or in part) is
+ *     prefetched again, on the migration stream and ordered before the next
+ *     launch that uses it, and only that region;
+ *   - a region the program moved whole to the device the launch runs on,
+ *     on the launch's own stream, is not prefetched again.
+ * CTest runs this under every policy, like test_shim (shim_harness.c).
+ */
+#include <dlfcn.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "shim_harness.h"
+
+#define N 256 /* floats per region */
+
+/* The ways a program prefetches: base name, ABI version, per-thread stream. */
+typedef struct form {
+    const char *logged; /* the name the double logs the call under */
+    int version;
+    int per_thread;
+} form_t;
+
+static const form_t forms[] = {
+    {"cuMemPrefetchAsync", 8000, 0},       {"cuMemPrefetchAsync_ptsz", 8000, 1},
+    {"cuMemPrefetchAsync_v2", 12020, 0},   {"cuMemPrefetchAsync_v2_ptsz", 12020, 1},
+    {"cuMemPrefetchBatchAsync", 13000, 0}, {"cuMemPrefetchBatchAsync_ptsz", 13000, 1},
+};
+#define NFORMS (sizeof(forms) / sizeof(forms[0]))
+
+/* The program prefetches [p, p+len) to the host (to_device 0) or to device 0
+ * through form f on stream s, and the double sees exactly that call. */
+static void own_prefetch(const form_t *f, CUdeviceptr p, size_t len, int to_device, CUstream s)
+{
+    const char *base = f->version == 13000 ? "cuMemPrefetchBatchAsync" : "cuMemPrefetchAsync";
+    void *fn = get(base, f->version, f->per_thread ? PT : LEGACY);
+    assert_non_null(fn);
+    CUmemLocation loc = {.type = to_device ? CU_MEM_LOCATION_TYPE_DEVICE
+                                           : CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT,
+                         .id = 0};
+    size_t from = f_count();
+    CUresult r;
+    if (f->version == 8000) {
+        CUdevice dev = to_device ? 0 : CU_DEVICE_CPU;
+        r = ((PFN_cuMemPrefetchAsync_v8000)fn)(p, len, dev, s);
+        loc.id = dev; /* what the double logs */
+        loc.type = 0;
+    } else if (f->version == 12020) {
+        r = ((PFN_cuMemPrefetchAsync_v12020)fn)(p, len, loc, 0, s);
+    } else {
+        CUdeviceptr ptrs[] = {p};
+        size_t sizes[] = {len}, idx[] = {0};
+        r = ((PFN_cuMemPrefetchBatchAsync_v13000)fn)(ptrs, sizes, 1, &loc, idx, 1, 0, s);
+    }
+    assert_int_equal(r, CUDA_SUCCESS);
+    long i = find_call(f->logged, from);
+    assert_true(i >= 0);
+    const fake_call_t *c = f_get((size_t)i);
+    assert_int_equal(c->a[0], p);
+    assert_int_equal(c->a[1], len);
+    if (f->version == 8000)
+        assert_int_equal((int64_t)c->a[2], loc.id);
+    else
+        assert_int_equal(c->a[2], ((uint64_t)loc.type << 32) | (uint32_t)loc.id);
+    assert_int_equal(c->a[3], (uint64_t)(uintptr_t)s);
+}
+
+/* A managed region: a plain allocation the shim redirects, or (policy off)
+ * the program's own managed memory. */
+static CUdeviceptr region(void)
+{
+    if (mode_redirect)
+        return alloc(N * 4);
+    CUdeviceptr p = 0;
+    assert_int_equal(GET(PFN_cuMemAllocManaged_v6000, "cuMemAllocManaged",
+                         12000)(&p, N * 4, CU_MEM_ATTACH_GLOBAL),
+                     CUDA_SUCCESS);
+    return p;
+}
+
+static void launch(CUdeviceptr a, CUdeviceptr b, CUdeviceptr c, CUstream s)
+{
+    int n = N;
+    void *args[] = {&a, &b, &c, &n};
+    assert_int_equal(GET(PFN_cuLaunchKernel_v4000, "cuLaunchKernel", 12000)(vadd_fn(), 1, 1, 1, 1,
+                                                                            1, 1, 0, s, args, NULL),
+                     CUDA_SUCCESS);
+}
+
+/* The shim's prefetches logged from index from on: each must be to the
+ * device; returns how many there were, and of base in *of_p, the index of
+ * the last such in *at_p. */
+static size_t shim_prefetches_since(size_t from, CUdeviceptr base, size_t *of_p, long *at_p)
+{
+    size_t n = 0, of = 0;
+    for (size_t i = from; i < f_count(); i++) {
+        const fake_call_t *c = f_get(i);
+        if (strcmp(c->fn, "cuMemPrefetchAsync_v2") != 0 &&
+            strcmp(c->fn, "cuMemPrefetchBatchAsync") != 0)
+            continue;
+        assert_int_equal(c->a[2] >> 32, CU_MEM_LOCATION_TYPE_DEVICE);
+        n++;
+        if (c->a[0] == base) {
+            of++;
+            *at_p = (long)i;
+        }
+    }
+    *of_p = of;
+    return n;
+}
+
+/* Launch on a, b, c; the program moves [c+off, c+off+len) back to the host;
+ * launch again: c, and only c, is prefetched again, ordered before it. */
+static void evicted_by_program(size_t off, size_t len)
+{
+    fake_ordered_fn ordered = (fake_ordered_fn)dlsym(drv, "fake_ordered");
+    assert_non_null(ordered);
+    for (size_t k = 0; k < NFORMS; k++) {
+        CUdeviceptr a = region(), b = region(), c = region();
+        CUstream s = new_stream();
+        launch(a, b, c, s);
+        f_reset();
+        own_prefetch(&forms[k], c + off, len, 0, forms[k].per_thread ? NULL : s);
+        size_t mark = f_count();
+        launch(a, b, c, s);
+        long l = find_call("cuLaunchKernel", mark);
+        assert_true(l >= 0);
+        size_t of = 0;
+        long at = -1;
+        size_t n = shim_prefetches_since(mark, c, &of, &at);
+        if (!mode_prefetch) {
+            assert_int_equal(n, 0);
+            continue;
+        }
+        /* on main: no prefetch at all, the shim took c for resident */
+        assert_int_equal(of, 1);
+        assert_int_equal(n, 1);
+        assert_int_equal(f_get((size_t)at)->a[1], N * 4); /* the whole region */
+        assert_true(at < l);
+        assert_int_equal(ordered((size_t)at, (size_t)l), 1);
+    }
+}
+
+static void test_program_prefetch_to_host(void **state)
+{
+    (void)state;
+    evicted_by_program(0, N * 4);
+}
+
+static void test_program_prefetch_of_part_to_host(void **state)
+{
+    (void)state;
+    evicted_by_program(256, 512);
+}
+
+/* The program moves c to the host, then back to the device on the launch's
+ * stream: the next launch there finds it resident, and the shim moves nothing. */
+static void test_program_prefetch_to_device(void **state)
+{
+    (void)state;
+    for (size_t k = 0; k < NFORMS; k++) {
+        if (forms[k].per_thread)
+            continue; /* the launch's stream is s, not the per-thread one */
+        CUdeviceptr a = region(), b = region(), c = region();
+        CUstream s = new_stream();
+        launch(a, b, c, s);
+        own_prefetch(&forms[k], c, N * 4, 0, s);
+        own_prefetch(&forms[k], c, N * 4, 1, s);
+        size_t mark = f_count();
+        launch(a, b, c, s);
+        size_t of = 0;
+        long at = -1;
+        assert_int_equal(shim_prefetches_since(mark, c, &of, &at), 0);
+        /* part of it only: the rest may still be on the host */
+        own_prefetch(&forms[k], c, N * 4, 0, s);
+        own_prefetch(&forms[k], c, N * 2, 1, s);
+        mark = f_count();
+        launch(a, b, c, s);
+        assert_int_equal(shim_prefetches_since(mark, c, &of, &at), mode_prefetch ? 1 : 0);
+        assert_int_equal(of, mode_prefetch ? 1 : 0);
+    }
+}
+
+int main(void)
+{
+    if (shim_harness_open() != 0)
+        return 1;
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_program_prefetch_to_host),
+        cmocka_unit_test(test_program_prefetch_of_part_to_host),
+        cmocka_unit_test(test_program_prefetch_to_device),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
