@@ -68,3 +68,21 @@ int com_cli_no_value(const char *prog, const char *opt)
 {
     return com_cli_usage_error(prog, "option '%s' needs a value", opt);
 }
+
+int com_cli_bad_vvalue(const char *prog, const char *opt, const char *value, const char *wants_fmt,
+                       va_list ap)
+{
+    char wants[256];
+    vsnprintf(wants, sizeof(wants), wants_fmt, ap);
+    return com_cli_usage_error(prog, "option '%s' wants %s, not '%s'", opt, wants, value);
+}
+
+int com_cli_bad_value(const char *prog, const char *opt, const char *value, const char *wants_fmt,
+                      ...)
+{
+    va_list ap;
+    va_start(ap, wants_fmt);
+    int rc = com_cli_bad_vvalue(prog, opt, value, wants_fmt, ap);
+    va_end(ap);
+    return rc;
+}

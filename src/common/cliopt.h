@@ -3,7 +3,8 @@
  * commands, gmuxd): which options a command takes and which of them take a
  * value, listed once in a table that its parser and its --help scan both
  * read; and a usage error said in one form, "PROG: <message> (see PROG
- * --help)", with exit status COM_CLI_EXIT_USAGE.
+ * --help)", with exit status COM_CLI_EXIT_USAGE, its message worded alike
+ * for a missing value and a bad one.
  * Thread-safety: none needed (pure functions of their arguments; the
  * errors go to stderr).
  */
@@ -57,5 +58,14 @@ int com_cli_bad_word(const char *prog, const char *arg);
 /* The usage error of an option given without its value (or an empty one):
  * "option 'X' needs a value". */
 int com_cli_no_value(const char *prog, const char *opt);
+
+/* The usage error of an option given a value it does not take, said alike
+ * for numbers, sizes, durations and words out of a list: "option 'OPT'
+ * wants WANTS, not 'VALUE'", WANTS written from wants_fmt as printf would
+ * ("seconds from 0.05 to 3600", "off, demand or proactive"). */
+int com_cli_bad_value(const char *prog, const char *opt, const char *value, const char *wants_fmt,
+                      ...) __attribute__((format(printf, 4, 5)));
+int com_cli_bad_vvalue(const char *prog, const char *opt, const char *value, const char *wants_fmt,
+                       va_list ap) __attribute__((format(printf, 4, 0)));
 
 #endif /* COM_CLIOPT_H */

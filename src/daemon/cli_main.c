@@ -184,12 +184,10 @@ int dmn_cli_main(const char *prog, int argc, char **argv)
             sock = v;
         } else if (k == OPT_QUANTUM) {
             if (com_parse_i64(v, &ms) != GMUX_OK || ms <= 0 || ms >= DMN_SERVER_MAX_MS)
-                return com_cli_usage_error(
-                    prog, "option '%s' wants milliseconds from 1 to 3599999, not '%s'", a, v);
+                return com_cli_bad_value(prog, a, v, "milliseconds from 1 to 3599999");
             quantum_ns = (uint64_t)ms * 1000000u;
         } else if (!(placement = dmn_placement_find(v))) {
-            return com_cli_usage_error(prog, "option '%s' wants none, swap, opt or chunk, not '%s'",
-                                       a, v);
+            return com_cli_bad_value(prog, a, v, "none, swap, opt or chunk");
         }
     }
     /* the path now: a --socket too long is said before anything is set */

@@ -254,7 +254,8 @@ static void test_usage_errors(void **state)
     char *many[] = {GMUX_CLI_PATH, "launch",   "-n", "2",    "--hosts", hosts,
                     "--bind",      "10.0.0.1", "--", "true", NULL};
     assert_int_equal(run(many), 2);
-    assert_non_null(strstr(err, "more than 64 hosts"));
+    assert_non_null(
+        strstr(err, "option '--hosts' wants at most 64 hosts separated by commas, not 'h0,h1,"));
     char *help[] = {GMUX_CLI_PATH, "launch", "--help", NULL};
     assert_int_equal(run(help), 0);
     assert_non_null(strstr(out, "Usage: gmux launch"));

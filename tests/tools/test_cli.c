@@ -123,11 +123,13 @@ static void test_option_without_value(void **state)
         {{"daemon", "--placement", "bogus"}, "wants none, swap, opt or chunk, not 'bogus'"},
         {{"daemon", "--frob"}, "unknown option '--frob'"},
         {{"status", "--socket"}, "option '--socket' needs a value"},
-        {{"top", "--interval", "0.01"}, "bad interval '0.01'"},
+        {{"top", "--interval", "0.01"},
+         "option '--interval' wants seconds from 0.05 to 3600, not '0.01'"},
         {{"top", "--once", "--batch"}, "option '--batch' needs a value"},
         {{"bench", "net", "--provider"}, "option '--provider' needs a value"},
         /* a word out of a list names the list (the provider's did not) */
-        {{"bench", "net", "--provider", "ib"}, "unknown provider 'ib' (shm, tcp or both)"},
+        {{"bench", "net", "--provider", "ib"},
+         "option '--provider' wants shm, tcp or both, not 'ib'"},
         {{"sim", "--workload", "llm-decode", "--set", "model=x"},
          "'x' is not one of the choices (llama2-7b, llama2-13b or llama2-70b)"},
     };
@@ -411,13 +413,13 @@ static void test_bench_net_reps(void **state)
                       {GMUX_CLI_PATH, "bench", "net", "--reps", "x", NULL}};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         assert_int_equal(tproc_capture(bad[i], NULL, 60.0, out, sizeof(out), err, sizeof(err)), 2);
-        assert_non_null(strstr(err, "--reps wants 1 to 100 runs"));
+        assert_non_null(strstr(err, "option '--reps' wants 1 to 100 runs, not '"));
         assert_int_equal(count_lines(err), 1);
         assert_string_equal(out, "");
     }
     char *same[] = {GMUX_CLI_PATH, "bench", "net", "--same", "both", NULL};
     assert_int_equal(tproc_capture(same, NULL, 60.0, out, sizeof(out), err, sizeof(err)), 2);
-    assert_non_null(strstr(err, "--same wants gmux or raw"));
+    assert_non_null(strstr(err, "option '--same' wants gmux or raw, not 'both'"));
     assert_int_equal(count_lines(err), 1);
     /* without a value: said as in every command (test_cli_help) */
     char *none[] = {GMUX_CLI_PATH, "bench", "net", "--same", NULL};

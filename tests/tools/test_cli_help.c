@@ -426,6 +426,63 @@ static void test_missing_value_worded_alike(void **state)
     }
 }
 
+/* A value an option does not take is said alike in every command, for
+ * numbers, sizes, durations and words out of a list: "option 'X' wants
+ * WHAT, not 'V'", one line, exit 2. Until 2026-12-03 only launch and
+ * daemon said it so; top said "bad interval 'x' (0.05 to 3600 seconds)",
+ * run "bad budget 'x' (...)", sim "bad oversubscription 'x' (...)", trace
+ * "unknown format 'x' (text or binary)", bench net "--reps wants ..." and
+ * the like. */
+static void test_bad_value_worded_alike(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *words[9];
+        int opt; /* the option's index in words; its bad value follows it */
+    } cases[] = {
+        {{"top", "--interval", "0.01"}, 1},
+        {{"top", "--interval", "x"}, 1},
+        {{"top", "--batch", "0"}, 1},
+        {{"run", "--policy", "eager", "/bin/true"}, 1},
+        {{"run", "--budget", "lots", "/bin/true"}, 1},
+        {{"run", "--priority", "21", "/bin/true"}, 1},
+        {{"run", "--class", "urgent", "/bin/true"}, 1},
+        {{"sim", "--policy", "bogus"}, 1},
+        {{"sim", "--oversub", "0"}, 1},
+        {{"sim", "--seed", "x"}, 1},
+        {{"sim", "--predict", "x"}, 1},
+        {{"sim", "--lc", "x"}, 1},
+        {{"sim", "--prio", "x"}, 1},
+        {{"trace", "generate", "--seed", "x"}, 2},
+        {{"trace", "generate", "--format", "x"}, 2},
+        {{"trace", "convert", "--format", "x"}, 2},
+        {{"trace", "-o", "t.bin", "--format", "x", "--", "/bin/true"}, 3},
+        {{"profile", "--seed", "x"}, 1},
+        {{"predict-report", "--seed", "x"}, 1},
+        {{"launch", "-n", "0", "--", "/bin/true"}, 1},
+        {{"launch", "-n", "2", "--timeout", "0", "--", "/bin/true"}, 3},
+        {{"launch", "-n", "2", "--grace", "x", "--", "/bin/true"}, 3},
+        {{"launch", "-n", "2", "--hosts", ",", "--", "/bin/true"}, 3},
+        {{"daemon", "--quantum-ms", "0"}, 1},
+        {{"daemon", "--placement", "bogus"}, 1},
+        {{"bench", "net", "--reps", "0"}, 2},
+        {{"bench", "net", "--same", "both"}, 2},
+        {{"bench", "net", "--provider", "ib"}, 2},
+    };
+    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+        const char *const *words = cases[c].words;
+        const char *opt = words[cases[c].opt], *val = words[cases[c].opt + 1];
+        char names[64], quotes[64];
+        snprintf(names, sizeof(names), "option '%s' wants ", opt);
+        snprintf(quotes, sizeof(quotes), ", not '%s' (see gmux %s", val, words[0]);
+        int rc = run_words(words);
+        const char *at = strstr(err, names);
+        if (rc != 2 || !at || !strstr(at, quotes) || strchr(err, '\n') != strrchr(err, '\n'))
+            fail_msg("gmux %s ... %s '%s': exit %d, not 2 with \"%s...%s\": %s", words[0], opt, val,
+                     rc, names, quotes, err);
+    }
+}
+
 /* gmux run --help says what --budget 0 means (only --help-settings said
  * GMUX_BUDGET's 0 is no budget). */
 static void test_run_help_says_zero_budget(void **state)
@@ -450,6 +507,7 @@ int main(void)
         cmocka_unit_test(test_help_wins_over_malformed_settings),
         cmocka_unit_test(test_run_help_scan_matches_parser),
         cmocka_unit_test(test_missing_value_worded_alike),
+        cmocka_unit_test(test_bad_value_worded_alike),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

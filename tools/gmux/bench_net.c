@@ -136,8 +136,7 @@ int bench_net(int argc, char **argv)
         if (strcmp(a, "--reps") == 0) {
             uint64_t n = 0;
             if (com_parse_u64(v, &n) != GMUX_OK || n < 1 || n > BENCH_NET_REPS_MAX)
-                return cli_usage_error("bench net", "--reps wants 1 to %d runs, not '%s'",
-                                       BENCH_NET_REPS_MAX, v);
+                return cli_bad_value("bench net", a, v, "1 to %d runs", BENCH_NET_REPS_MAX);
             snprintf(reps, sizeof(reps), "%d", (int)n);
         } else if (strcmp(a, "--json") == 0) {
             json = true;
@@ -147,7 +146,7 @@ int bench_net(int argc, char **argv)
             calls = true;
         } else if (strcmp(a, "--same") == 0) {
             if (strcmp(v, "gmux") != 0 && strcmp(v, "raw") != 0)
-                return cli_usage_error("bench net", "--same wants gmux or raw, not '%s'", v);
+                return cli_bad_value("bench net", a, v, "gmux or raw");
             same = v;
         } else if (strcmp(a, "--plot") == 0) {
             if (!plot_str_ok(v))
@@ -164,7 +163,7 @@ int bench_net(int argc, char **argv)
                 provs[0] = v;
                 nprov = 1;
             } else if (strcmp(v, "both") != 0) {
-                return cli_usage_error("bench net", "unknown provider '%s' (shm, tcp or both)", v);
+                return cli_bad_value("bench net", a, v, "shm, tcp or both");
             }
         } else {
             return cli_bad_word("bench net", a);

@@ -41,6 +41,16 @@ int cli_no_value(const char *cmd, const char *opt)
     return com_cli_no_value(CLI_PROG(cmd, prog), opt);
 }
 
+int cli_bad_value(const char *cmd, const char *opt, const char *value, const char *wants_fmt, ...)
+{
+    char prog[64];
+    va_list ap;
+    va_start(ap, wants_fmt);
+    int rc = com_cli_bad_vvalue(CLI_PROG(cmd, prog), opt, value, wants_fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
 int cli_fail(const char *cmd, const char *fmt, ...)
 {
     va_list ap;

@@ -30,6 +30,11 @@ int cli_bad_word(const char *cmd, const char *arg);
  * with an empty one; CLI_EXIT_USAGE. */
 int cli_no_value(const char *cmd, const char *opt);
 
+/* "option 'OPT' wants WANTS, not 'VALUE'" (com_cli_bad_value), for a
+ * value the option does not take; CLI_EXIT_USAGE. */
+int cli_bad_value(const char *cmd, const char *opt, const char *value, const char *wants_fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
 /* Prints "gmux CMD: <message>" to stderr and returns 1. */
 int cli_fail(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

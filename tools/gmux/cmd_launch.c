@@ -112,14 +112,12 @@ static int parse_opts(int argc, char **argv, struct launch_opts *o)
         if (strcmp(a, "-n") == 0) {
             long n = strtol(v, &end, 10);
             if (*end || n < 1 || n > LAUNCH_MAX_RANKS)
-                return cli_usage_error("launch", "option '-n' wants 1 to %d ranks, not '%s'",
-                                       LAUNCH_MAX_RANKS, v);
+                return cli_bad_value("launch", a, v, "1 to %d ranks", LAUNCH_MAX_RANKS);
             o->n = (int)n;
         } else if (strcmp(a, "--timeout") == 0 || strcmp(a, "--grace") == 0) {
             double d = strtod(v, &end);
             if (*end || !(d > 0) || d > 1e6)
-                return cli_usage_error(
-                    "launch", "option '%s' wants seconds above 0, at most 1e6, not '%s'", a, v);
+                return cli_bad_value("launch", a, v, "seconds above 0, at most 1e6");
             *(a[2] == 't' ? &o->timeout_s : &o->grace_s) = d;
         } else if (strcmp(a, "--bind") == 0) {
             struct in_addr in;
@@ -134,12 +132,12 @@ static int parse_opts(int argc, char **argv, struct launch_opts *o)
                 return cli_fail("launch", "out of memory");
             for (char *s = strtok(copy, ","); s; s = strtok(NULL, ",")) {
                 if (o->nhosts == LAUNCH_MAX_HOSTS) /* were dropped without a word */
-                    return cli_usage_error("launch", "option '--hosts' names more than %d hosts",
-                                           LAUNCH_MAX_HOSTS);
+                    return cli_bad_value("launch", a, v, "at most %d hosts separated by commas",
+                                         LAUNCH_MAX_HOSTS);
                 o->hosts[o->nhosts++] = s;
             }
             if (o->nhosts == 0)
-                return cli_usage_error("launch", "empty host list '%s'", v);
+                return cli_bad_value("launch", a, v, "host names separated by commas");
         }
     }
     if (o->n == 0)

@@ -241,16 +241,16 @@ int cmd_run(int argc, char **argv)
         return cli_usage_error("run", "no command given");
     if (policy && strcmp(policy, "off") != 0 && strcmp(policy, "demand") != 0 &&
         strcmp(policy, "proactive") != 0)
-        return cli_usage_error("run", "unknown policy '%s' (off, demand or proactive)", policy);
+        return cli_bad_value("run", "--policy", policy, "off, demand or proactive");
     uint64_t bytes;
     if (budget && com_parse_size(budget, &bytes) != GMUX_OK)
-        return cli_usage_error("run", "bad budget '%s' (a size such as 512M or 8G)", budget);
+        return cli_bad_value("run", "--budget", budget, "a size such as 512M or 8G");
 
     int64_t p;
     if (prio && (com_parse_i64(prio, &p) != GMUX_OK || p < -20 || p > 20))
-        return cli_usage_error("run", "bad priority '%s' (an integer in -20..20)", prio);
+        return cli_bad_value("run", "--priority", prio, "an integer from -20 to 20");
     if (cls && strcmp(cls, "batch") != 0 && strcmp(cls, "latency") != 0)
-        return cli_usage_error("run", "unknown class '%s' (latency or batch)", cls);
+        return cli_bad_value("run", "--class", cls, "latency or batch");
 
     char sock_path[108];
     int bad_sock = sock || !no_daemon ? cli_socket_path("run", sock, sock_path, sizeof(sock_path))

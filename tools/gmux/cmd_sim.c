@@ -19,6 +19,8 @@
 #define CMD         "sim"
 #define MAX_SETS    64
 #define MAX_CLASSED 256
+/* what --prio wants, with the last task number */
+#define PRIO_WANTS "TASK=N (TASK from 0 to %d, N from -1000000 to 1000000)"
 
 static void print_help(void)
 {
@@ -88,8 +90,8 @@ static int parse_policies(const char *list, bool *pol)
         sim_policy_t p;
         _Static_assert(SIM_POLICY_COUNT == 4, "the message names every policy");
         if (sim_policy_parse(tok, &p) != GMUX_OK)
-            rc = cli_usage_error(
-                CMD, "unknown policy '%s' (%s, %s, %s or %s)", tok,
+            rc = cli_bad_value(
+                CMD, "--policy", tok, "policies separated by commas (%s, %s, %s or %s)",
                 sim_policy_name(SIM_POLICY_DEMAND), sim_policy_name(SIM_POLICY_PROACTIVE),
                 sim_policy_name(SIM_POLICY_PROACTIVE_LRU), sim_policy_name(SIM_POLICY_ORACLE));
         else
@@ -98,7 +100,7 @@ static int parse_policies(const char *list, bool *pol)
     }
     free(buf);
     if (rc == 0 && n == 0)
-        rc = cli_usage_error(CMD, "empty policy list '%s'", list);
+        rc = cli_bad_value(CMD, "--policy", list, "policies separated by commas");
     return rc;
 }
 
@@ -182,11 +184,10 @@ int cmd_sim(int argc, char **argv)
         } else if (strcmp(a, "--oversub") == 0) {
             if (com_parse_double(v, &job.oversub_pct) != GMUX_OK || !(job.oversub_pct > 0) ||
                 job.oversub_pct > 1e6)
-                return cli_usage_error(
-                    CMD, "bad oversubscription '%s' (a percentage above 0, at most 1e6)", v);
+                return cli_bad_value(CMD, a, v, "a percentage above 0, at most 1e6");
         } else if (strcmp(a, "--seed") == 0) {
             if (com_parse_u64(v, &job.seed) != GMUX_OK)
-                return cli_usage_error(CMD, "bad seed '%s'", v);
+                return cli_bad_value(CMD, a, v, "a whole number, 0 or more");
         } else if (strcmp(a, "--plot") == 0) {
             if (!v[0] || !plot_str_ok(v))
                 return cli_usage_error(CMD, "--plot PREFIX must be a path without control "
@@ -200,7 +201,7 @@ int cmd_sim(int argc, char **argv)
             plot_given = true;
         } else if (strcmp(a, "--predict") == 0) {
             if (strcmp(v, "learned") != 0 && strcmp(v, "recorded") != 0)
-                return cli_usage_error(CMD, "unknown prediction '%s' (learned or recorded)", v);
+                return cli_bad_value(CMD, a, v, "learned or recorded");
             recorded = strcmp(v, "recorded") == 0;
             predict_given = true;
         } else if (strcmp(a, "--calibration") == 0) {
@@ -210,7 +211,7 @@ int cmd_sim(int argc, char **argv)
         } else if (strcmp(a, "--lc") == 0) {
             uint64_t t;
             if (com_parse_u64(v, &t) != GMUX_OK || t >= MAX_CLASSED)
-                return cli_usage_error(CMD, "bad task number '%s'", v);
+                return cli_bad_value(CMD, a, v, "a task number from 0 to %d", MAX_CLASSED - 1);
             lc[t] = 1;
             if (t + 1 > nclass)
                 nclass = (uint32_t)t + 1;
@@ -220,12 +221,12 @@ int cmd_sim(int argc, char **argv)
             uint64_t t;
             int64_t n;
             if (!eq || (size_t)(eq - v) >= sizeof(tbuf))
-                return cli_usage_error(CMD, "bad priority '%s' (TASK=N)", v);
+                return cli_bad_value(CMD, a, v, PRIO_WANTS, MAX_CLASSED - 1);
             memcpy(tbuf, v, (size_t)(eq - v));
             tbuf[eq - v] = '\0';
             if (com_parse_u64(tbuf, &t) != GMUX_OK || t >= MAX_CLASSED ||
                 com_parse_i64(eq + 1, &n) != GMUX_OK || n < -1000000 || n > 1000000)
-                return cli_usage_error(CMD, "bad priority '%s' (TASK=N)", v);
+                return cli_bad_value(CMD, a, v, PRIO_WANTS, MAX_CLASSED - 1);
             prio[t] = (int)n;
             if (t + 1 > nclass)
                 nclass = (uint32_t)t + 1;

@@ -85,10 +85,10 @@ int cmd_top(int argc, char **argv)
             } else if (a[2] == 'i') {
                 if (com_parse_double(v, &interval) != GMUX_OK || !(interval >= 0.05) ||
                     interval > 3600)
-                    return cli_usage_error("top", "bad interval '%s' (0.05 to 3600 seconds)", v);
+                    return cli_bad_value("top", a, v, "seconds from 0.05 to 3600");
             } else {
                 if (com_parse_i64(v, &rounds) != GMUX_OK || rounds <= 0)
-                    return cli_usage_error("top", "bad round count '%s' (1 or more)", v);
+                    return cli_bad_value("top", a, v, "a number of tables, 1 or more");
                 live = 0;
             }
         } else {

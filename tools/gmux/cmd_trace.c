@@ -65,7 +65,7 @@ static int parse_format(const char *text, sim_trace_format_t *f)
     else if (strcmp(text, "binary") == 0)
         *f = SIM_TRACE_BINARY;
     else
-        return cli_usage_error(CMD, "unknown format '%s' (text or binary)", text);
+        return cli_bad_value(CMD, "--format", text, "text or binary");
     return 0;
 }
 
@@ -126,7 +126,7 @@ static int cmd_generate(int argc, char **argv)
             sets[nsets++] = v;
         } else if (strcmp(a, "--seed") == 0) {
             if (com_parse_u64(v, &seed) != GMUX_OK) {
-                rc = cli_usage_error(CMD, "bad seed '%s'", v);
+                rc = cli_bad_value(CMD, a, v, "a whole number, 0 or more");
                 goto out_sets;
             }
         } else if (strcmp(a, "--format") == 0) {

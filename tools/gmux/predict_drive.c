@@ -28,7 +28,7 @@ int pdrive_parse_arg(const char *cmd, pdrive_input_t *in, int argc, char **argv,
         in->sets[in->nsets++] = v;
     } else if (strcmp(a, "--seed") == 0) {
         if (com_parse_u64(v, &in->seed) != GMUX_OK) {
-            cli_usage_error(cmd, "bad seed '%s'", v);
+            cli_bad_value(cmd, a, v, "a whole number, 0 or more");
             return -1;
         }
     } else if (a[0] != '-' && !in->trace) {
