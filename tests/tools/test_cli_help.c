@@ -463,6 +463,7 @@ static void test_bad_value_worded_alike(void **state)
         {{"launch", "-n", "2", "--timeout", "0", "--", "/bin/true"}, 3},
         {{"launch", "-n", "2", "--grace", "x", "--", "/bin/true"}, 3},
         {{"launch", "-n", "2", "--hosts", ",", "--", "/bin/true"}, 3},
+        {{"launch", "-n", "2", "--bind", "999.1.1.1", "--", "/bin/true"}, 3},
         {{"daemon", "--quantum-ms", "0"}, 1},
         {{"daemon", "--placement", "bogus"}, 1},
         {{"bench", "net", "--reps", "0"}, 2},

@@ -122,9 +122,7 @@ static int parse_opts(int argc, char **argv, struct launch_opts *o)
         } else if (strcmp(a, "--bind") == 0) {
             struct in_addr in;
             if (inet_pton(AF_INET, v, &in) != 1) /* said "invalid argument" once it listened */
-                return cli_usage_error(
-                    "launch", "option '--bind' wants a numeric IPv4 address (a.b.c.d), not '%s'",
-                    v);
+                return cli_bad_value("launch", a, v, "a numeric IPv4 address (a.b.c.d)");
             o->bind = v;
         } else {                    /* --hosts */
             char *copy = strdup(v); /* o->hosts point into it until exit */
