@@ -99,7 +99,8 @@ static size_t gate_first_region(const shim_regions_t *t, uint64_t base)
 }
 
 /* Moves the managed memory inside r to the device or to the host on the
- * migration stream and returns the bytes it asked for: the daemon's orders
+ * migration stream and returns the bytes it asked for; the regions it moves
+ * to the host count as not prefetched (generation 0). The daemon's orders
  * are rounded out to its chunks, and the driver only takes ranges of managed
  * memory (a range over a region's end or a gap is refused whole). */
 static uint64_t gate_move(eng_backend_t be, const dmn_range_t *r, bool to_device)
@@ -119,6 +120,10 @@ static uint64_t gate_move(eng_backend_t be, const dmn_range_t *r, bool to_device
         moved += st == GMUX_OK ? b - a : 0;
     }
     pthread_rwlock_unlock(&t->lock);
+    /* what went to the host is prefetched again at its next use under the
+     * proactive policy: no FILL may bring it back first (policy.h) */
+    if (!to_device)
+        (void)shim_regions_mark(t, r->base, r->len, 0, false);
     return moved;
 }
 

@@ -13,7 +13,8 @@ static _Atomic uint32_t policy_gen = 1;
 static _Atomic uint64_t policy_capacity; /* 0: not known yet */
 
 /* Generation 0 is never current: it marks a region moved away (see
- * shim_policy_program_prefetched), which the next claim prefetches. */
+ * shim_policy_program_prefetched, and gate.c's gate_move of the daemon's
+ * evictions), which the next claim prefetches. */
 void shim_policy_invalidate(void)
 {
     if (atomic_fetch_add(&policy_gen, 1) + 1 == 0)

@@ -269,9 +269,10 @@ void gh_read_out(int i, gh_out_t *o)
     unsigned long long v[4];
     while (fgets(line, sizeof(line), f)) {
         int got = sscanf(line, " %c %llu %llu %llu %llu", &kind, &v[0], &v[1], &v[2], &v[3]);
-        if (kind == 'D' && got == 4 && o->nd < 64)
-            memcpy(o->d[o->nd++], v, sizeof(o->d[0]));
-        else if (kind == 'H' && got == 5 && o->nh < 64)
+        if (kind == 'D' && got == 5 && o->nd < 64) {
+            memcpy(o->d[o->nd], v, sizeof(o->d[0]));
+            o->d_before[o->nd++] = (int)v[3];
+        } else if (kind == 'H' && got == 5 && o->nh < 64)
             memcpy(o->h[o->nh++], v, sizeof(o->h[0]));
         else if (kind == 'A' && got >= 2)
             o->armed = v[0] == 1;

@@ -55,6 +55,7 @@ typedef struct gh_out {
     unsigned long long relaxed;          /* CAPTURE 3/14: unsafe calls let through as RELAXED */
     size_t nd, nh;
     unsigned long long d[64][3]; /* prefetches to the device: ns, base, len (the first 64) */
+    int d_before[64];            /* each: 1 if ordered before the next launch (gate_prog.c) */
     unsigned long long h[64][4]; /* the same to the host (evictions), and whether ordered
                                     after the queued work (gate_prog.c) */
 } gh_out_t;

@@ -6,8 +6,10 @@
  *
  *   checksum <hex> request <ns>     (request: just before the first launch)
  *   <start ns> <end ns>             (one line per kernel)
- *   D <ns> <base> <len>             (one line per prefetch to the device the
- *                                    driver double saw, in call order)
+ *   D <ns> <base> <len> <before>    (one line per prefetch to the device the
+ *                                    driver double saw, in call order;
+ *                                    before: 1 if fake_ordered puts the
+ *                                    next launch after it, or there is none)
  *   H <ns> <base> <len> <ordered>   (the same for prefetches to the host;
  *                                    ordered: 1 if the driver double's
  *                                    model of stream order puts it after
@@ -601,10 +603,14 @@ int main(int argc, char **argv)
                 unordered += h_seen && c->a[3] != h_stream && c->a[3] != h_waited;
             else if (where == (uint64_t)CU_MEM_LOCATION_TYPE_HOST)
                 h_seen = 1, h_stream = c->a[3], h_mark = h_waited = 0;
-            if (where == (uint64_t)CU_MEM_LOCATION_TYPE_DEVICE)
-                fprintf(out, "D %llu %llu %llu\n", (unsigned long long)c->ns,
-                        (unsigned long long)c->a[0], (unsigned long long)c->a[1]);
-            else if (where == (uint64_t)CU_MEM_LOCATION_TYPE_HOST)
+            if (where == (uint64_t)CU_MEM_LOCATION_TYPE_DEVICE) {
+                size_t next = i + 1; /* the next launch after it */
+                while (next < log_count() && strncmp(log_get(next)->fn, "cuLaunchKernel", 14))
+                    next++;
+                fprintf(out, "D %llu %llu %llu %d\n", (unsigned long long)c->ns,
+                        (unsigned long long)c->a[0], (unsigned long long)c->a[1],
+                        next == log_count() || ordered(i, next) == 1);
+            } else if (where == (uint64_t)CU_MEM_LOCATION_TYPE_HOST)
                 fprintf(out, "H %llu %llu %llu %d\n", (unsigned long long)c->ns,
                         (unsigned long long)c->a[0], (unsigned long long)c->a[1],
                         last_launch < 0 || ordered((size_t)last_launch, i) == 1);

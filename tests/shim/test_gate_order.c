@@ -49,6 +49,10 @@
  * - An eviction of 5 ranges held back the same way until the grant, tried
  *   again at every round of the watcher: the counter evict_deferred counts
  *   each of the 5 ranges once. It counted every try.
+ * - An eviction of the whole working set and a grant with no fill, under
+ *   GMUX_POLICY=proactive: the next launch must prefetch the kernels'
+ *   buffer again, ordered before it. The shim took it for resident (claimed
+ *   in this generation) and the launch ran on memory on the host.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -162,6 +166,36 @@ static int scripted_ahead_then_evict(int ready)
     return grant_and_finish(&c);
 }
 
+#define WS_MAX 64u /* ranges of the working set the script below evicts */
+
+/* An eviction without a fill: once the program paused holding turn 1, sends
+ * in one write an eviction of every range its first PENDING announced
+ * (grant 2) and REVOKE 1; after the RELEASE lets the program go on and
+ * grants its next wait with no orders (grant 4): no FILL brings the
+ * memory back, as when a fill was given up (store full, no context), the
+ * wait timed out or the daemon went away. */
+static int scripted_evict_no_fill(int ready)
+{
+    static gs_conn_t c;
+    static dmn_range_t ws[WS_MAX];
+    dmn_msg_t m;
+    c.nfd = 0;
+    c.task = gs_accept_big(ready, c.buf, c.fds, &c.nfd, &m, &c.big);
+    if (c.task < 0)
+        return -c.task;
+    uint32_t n = m.u.ranges.n_ranges < WS_MAX ? m.u.ranges.n_ranges : WS_MAX;
+    for (uint32_t i = 0; i < n; i++) /* read before c.buf is written again */
+        ws[i] = dmn_proto_range_at(&m.u.ranges, i);
+    if (gs_grant(c.task, c.buf, 2, 1, m.u.ranges.seq) != 0 || gs_wait_file("out0.paused") != 0)
+        return 15;
+    gs_batch_plan(&c.w, 3, DMN_PLAN_EVICT, 2, ws, n);
+    gs_batch_revoke(&c.w, 4, 1);
+    if (gs_conn_released(&c) != 0)
+        return 16;
+    gh_touch("go");
+    return grant_and_finish(&c);
+}
+
 #define BIG_PLAN 2000u /* fill ranges in one PLAN: more than the shim's store (1024) */
 
 /* A PLAN that overflows the store: once the program paused holding turn 1,
@@ -239,6 +273,10 @@ static int scripted_few_evict(int ready)
     return scripted_evict_many(ready, FEW_EVICT, NULL);
 }
 
+/* The shim's policy in run_script: demand, no prefetch of its own (only
+ * orders), unless a test says otherwise. */
+static const char *policy = "demand";
+
 /* Runs script against program 0 with the given CAPTURE and reads its output;
  * the program's log goes to gh_dir/log0. */
 static gh_out_t *run_script(int (*script)(int), const char *capture)
@@ -248,7 +286,7 @@ static gh_out_t *run_script(int (*script)(int), const char *capture)
     for (size_t i = 0; i < sizeof(marks) / sizeof(marks[0]); i++)
         unlink(gh_path(marks[i]));
     spec.capture = capture;
-    setenv("GMUX_POLICY", "demand", 1);       /* no prefetch of its own: only orders */
+    setenv("GMUX_POLICY", policy, 1);
     setenv("GMUX_GATE_IDLE_MS", "600000", 1); /* no IDLE while paused */
     pid_t fake, prog;
     gs_start_pair_log(&spec, script, gh_path("log0"), &fake, &prog);
@@ -471,6 +509,30 @@ static void test_big_plan_warned_once(void **state)
     assert_int_equal(whole, 1);
 }
 
+static void test_evicted_prefetched_again(void **state)
+{
+    (void)state;
+    policy = "proactive";
+    gh_out_t *o = run_script(scripted_evict_no_fill, "0");
+    policy = "demand";
+    /* the first launch prefetched the kernels' buffer (the policy's claim) */
+    assert_true(o->nd > 0);
+    unsigned long long base = o->d[0][1], len = o->d[0][2], evicted_ns = 0;
+    for (size_t i = 0; i < o->nh; i++)
+        if (o->h[i][1] <= base && base < o->h[i][1] + o->h[i][2] && o->h[i][0] > evicted_ns)
+            evicted_ns = o->h[i][0];
+    assert_true(evicted_ns > 0); /* the daemon's eviction moved it to the host */
+    size_t again = o->nd;
+    for (size_t i = 0; i < o->nd && again == o->nd; i++)
+        if (o->d[i][0] > evicted_ns && o->d[i][1] == base && o->d[i][2] == len)
+            again = i;
+    print_message("  buffer %#llx + %llu evicted at %llu, prefetched again: %s\n", base, len,
+                  evicted_ns, again < o->nd ? "yes" : "no");
+    assert_true(again < o->nd);              /* before the next launch, which uses it */
+    assert_int_equal(o->d_before[again], 1); /* and ordered before it */
+    free(o);
+}
+
 int main(void)
 {
     gh_init();
@@ -483,6 +545,7 @@ int main(void)
         GH_TEST(test_full_evict_store_keeps_all),
         GH_TEST(test_full_evict_store_trims_ahead),
         GH_TEST(test_deferred_evictions_counted_once),
+        GH_TEST(test_evicted_prefetched_again),
     };
     /* clang-format on */
     return gh_finish(cmocka_run_group_tests(tests, NULL, NULL));
