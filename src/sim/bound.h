@@ -1,7 +1,7 @@
 /*
  * The transfer bound: a lower bound on the makespan of one run by any policy
  * of the simulator, whose faults move fault_block-sized blocks of a chunk
- * (docs/sim.md, "The transfer bound").
+ * (docs/sim-bound.md).
  *
  * The run's reference string (every launch's recorded chunks in plan order,
  * with write marks, and the frees) is kept in memory up to a limit. A chunk a

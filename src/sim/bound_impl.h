@@ -2,7 +2,7 @@
  * Internals of the transfer bound, shared by bound.c (the chunk-level passes:
  * Belady's fetches, the fewest write-backs, the released write-back term) and
  * bound_blocks.c (the same first two at the level of fault blocks). Not part
- * of sim/bound.h's contract; see there and docs/sim.md, "The transfer bound".
+ * of sim/bound.h's contract; see there and docs/sim-bound.md.
  *
  * The string: one uint32_t per reference, REF_END closing each launch. A
  * partial reference (REF_PART) has its mask of touched blocks in pmask, in
