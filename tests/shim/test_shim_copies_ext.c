@@ -49,30 +49,6 @@ static unsigned char *by(CUdeviceptr p)
     return (unsigned char *)(uintptr_t)p;
 }
 
-static CUstream create(unsigned flags)
-{
-    CUstream s = NULL;
-    assert_int_equal(GET(PFN_cuStreamCreate_v2000, "cuStreamCreate", 12000)(&s, flags),
-                     CUDA_SUCCESS);
-    return s;
-}
-
-static int ordered(long before, long after)
-{
-    fake_ordered_fn f = (fake_ordered_fn)dlsym(drv, "fake_ordered");
-    assert_non_null(f);
-    return f((size_t)before, (size_t)after);
-}
-
-static void launch_vadd(CUstream s, CUdeviceptr a, CUdeviceptr b, CUdeviceptr c)
-{
-    int n = N;
-    void *args[] = {&a, &b, &c, &n};
-    assert_int_equal(GET(PFN_cuLaunchKernel_v4000, "cuLaunchKernel", 12000)(vadd_fn(), 1, 1, 1, N,
-                                                                            1, 1, 0, s, args, NULL),
-                     CUDA_SUCCESS);
-}
-
 /* The synchronous entry point of base (driver symbol sym) a program gets
  * through the shim with per-thread default streams (pt) or without: the
  * driver's own _ptds one, or its plain one. */
@@ -143,12 +119,12 @@ static void test_sync_copies_per_thread(void **state)
         GET(PFN_cuStreamBeginCapture_v10010, "cuStreamBeginCapture", 12000);
     PFN_cuStreamEndCapture_v10000 end =
         GET(PFN_cuStreamEndCapture_v10000, "cuStreamEndCapture", 12000);
-    CUstream b = create(CU_STREAM_DEFAULT), b2 = create(CU_STREAM_DEFAULT);
+    CUstream b = new_stream_flags(CU_STREAM_DEFAULT), b2 = new_stream_flags(CU_STREAM_DEFAULT);
     CUgraph g = NULL;
     assert_int_equal(begin(b, CU_STREAM_CAPTURE_MODE_RELAXED), CUDA_SUCCESS);
     assert_int_equal(set8(a, 0, 4), CUDA_SUCCESS);
     assert_int_equal(dtod(c, a, 4), CUDA_SUCCESS);
-    launch_vadd(b, a, a, c); /* captured */
+    launch_vadd(b, a, a, c, N); /* captured */
     assert_int_equal(end(b, &g), CUDA_SUCCESS);
     assert_true(fl(c)[0] == 0.0f && fl(c)[1] == 1.0f);
     fake_graph_nodes_fn nodes = (fake_graph_nodes_fn)dlsym(drv, "fake_graph_nodes");
@@ -188,26 +164,22 @@ static void test_sync_copies_per_thread(void **state)
 static CUDA_MEMCPY3D_PEER peer3d(CUmemorytype dt, uintptr_t dst, CUmemorytype st, uintptr_t src,
                                  size_t pitch, size_t w, size_t h, size_t d, CUcontext ctx)
 {
-    CUDA_MEMCPY3D_PEER c = {.dstMemoryType = dt,
-                            .dstContext = ctx,
-                            .dstPitch = pitch,
-                            .dstHeight = h,
-                            .srcMemoryType = st,
-                            .srcContext = ctx,
-                            .srcPitch = pitch,
-                            .srcHeight = h,
-                            .WidthInBytes = w,
-                            .Height = h,
-                            .Depth = d};
-    if (dt == CU_MEMORYTYPE_HOST)
-        c.dstHost = (void *)dst;
-    else
-        c.dstDevice = dst;
-    if (st == CU_MEMORYTYPE_HOST)
-        c.srcHost = (const void *)src;
-    else
-        c.srcDevice = src;
-    return c;
+    CUDA_MEMCPY3D c = copy3d(dt, dst, pitch, st, src, pitch, w, h, d);
+    return (CUDA_MEMCPY3D_PEER){.dstMemoryType = c.dstMemoryType,
+                                .dstHost = c.dstHost,
+                                .dstDevice = c.dstDevice,
+                                .dstContext = ctx,
+                                .dstPitch = c.dstPitch,
+                                .dstHeight = c.dstHeight,
+                                .srcMemoryType = c.srcMemoryType,
+                                .srcHost = c.srcHost,
+                                .srcDevice = c.srcDevice,
+                                .srcContext = ctx,
+                                .srcPitch = c.srcPitch,
+                                .srcHeight = c.srcHeight,
+                                .WidthInBytes = c.WidthInBytes,
+                                .Height = c.Height,
+                                .Depth = c.Depth};
 }
 
 #define W 100 /* bytes per row */
@@ -218,7 +190,7 @@ static void test_unaligned_and_peer_3d(void **state)
     (void)state;
     CUcontext ctx = NULL;
     assert_int_equal(GET(PFN_cuCtxGetCurrent_v4000, "cuCtxGetCurrent", 12000)(&ctx), CUDA_SUCCESS);
-    CUstream b = create(CU_STREAM_DEFAULT);
+    CUstream b = new_stream_flags(CU_STREAM_DEFAULT);
     static unsigned char rows[H][W], back[H][W];
     for (int y = 0; y < H; y++)
         for (int x = 0; x < W; x++)
@@ -325,7 +297,7 @@ static void test_batched_3d_copies(void **state)
         (PFN_cuMemcpy3DBatchAsync_v13000_ptsz)get("cuMemcpy3DBatchAsync", 13000, PT);
     assert_ptr_equal(batch, f_entry("cuMemcpy3DBatchAsync_v2"));
     assert_ptr_equal(batch_pt, f_entry("cuMemcpy3DBatchAsync_v2_ptsz"));
-    CUstream b = create(CU_STREAM_DEFAULT);
+    CUstream b = new_stream_flags(CU_STREAM_DEFAULT);
     CUdeviceptr a = alloc(N * 4), x = alloc(N * 4), y = alloc(N * 4), c = alloc(N * 4);
     for (int i = 0; i < N; i++) {
         fl(a)[i] = (float)i;
@@ -337,7 +309,7 @@ static void test_batched_3d_copies(void **state)
     CUDA_MEMCPY3D_BATCH_OP ops[2] = {batch_op(x, a, N, N, 4, 1),
                                      batch_op(y, a + N * 2, N / 4, N / 4, 2, 4)};
     assert_int_equal(batch(2, ops, 0, b), CUDA_SUCCESS);
-    launch_vadd(b, x, y, c);
+    launch_vadd(b, x, y, c, N);
     for (int i = 0; i < N; i++) {
         assert_true(fl(x)[i] == (float)i);
         assert_true(fl(c)[i] == (float)i + (i < N / 2 ? (float)(i + N / 2) : -1.0f));
