@@ -98,9 +98,22 @@ CUdeviceptr alloc(size_t size)
 
 CUstream new_stream(void)
 {
-    CUstream s;
-    assert_int_equal(GET(PFN_cuStreamCreate_v2000, "cuStreamCreate", 12000)(&s, 0), CUDA_SUCCESS);
+    return new_stream_flags(CU_STREAM_DEFAULT);
+}
+
+CUstream new_stream_flags(unsigned flags)
+{
+    CUstream s = NULL;
+    assert_int_equal(GET(PFN_cuStreamCreate_v2000, "cuStreamCreate", 12000)(&s, flags),
+                     CUDA_SUCCESS);
     return s;
+}
+
+int ordered(long before, long after)
+{
+    fake_ordered_fn f = (fake_ordered_fn)dlsym(drv, "fake_ordered");
+    assert_non_null(f);
+    return f((size_t)before, (size_t)after);
 }
 
 static void k_vadd(void **args, const unsigned grid[3], const unsigned block[3])
@@ -121,6 +134,37 @@ CUfunction vadd_fn(void)
     if (!f)
         f = f_register("vadd", 4, sizes, k_vadd);
     return f;
+}
+
+CUDA_MEMCPY3D copy3d(CUmemorytype dt, uintptr_t dst, size_t dpitch, CUmemorytype st, uintptr_t src,
+                     size_t spitch, size_t w, size_t h, size_t d)
+{
+    CUDA_MEMCPY3D c = {.dstMemoryType = dt,
+                       .dstPitch = dpitch,
+                       .dstHeight = h,
+                       .srcMemoryType = st,
+                       .srcPitch = spitch,
+                       .srcHeight = h,
+                       .WidthInBytes = w,
+                       .Height = h,
+                       .Depth = d};
+    if (dt == CU_MEMORYTYPE_HOST)
+        c.dstHost = (void *)dst;
+    else
+        c.dstDevice = dst;
+    if (st == CU_MEMORYTYPE_HOST)
+        c.srcHost = (const void *)src;
+    else
+        c.srcDevice = src;
+    return c;
+}
+
+void launch_vadd(CUstream s, CUdeviceptr a, CUdeviceptr b, CUdeviceptr c, int n)
+{
+    void *args[] = {&a, &b, &c, &n};
+    assert_int_equal(GET(PFN_cuLaunchKernel_v4000, "cuLaunchKernel",
+                         12000)(vadd_fn(), 1, 1, 1, (unsigned)n, 1, 1, 0, s, args, NULL),
+                     CUDA_SUCCESS);
 }
 
 /* Asserts the prefetch/record/wait/launch sequence for one launch of regions[] on stream s. */

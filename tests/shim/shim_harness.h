@@ -47,10 +47,23 @@ size_t count_prefetches(void);
 const char *prefetch_form(size_t n);
 
 CUdeviceptr alloc(size_t size);
-CUstream new_stream(void);
+CUstream new_stream(void); /* blocking (flags 0) */
+CUstream new_stream_flags(unsigned flags);
+
+/* The double's stream order (fake_ordered): 1 if the work logged at index
+ * after is ordered after the work logged at before, 0 if not, -1 where
+ * either is not work. */
+int ordered(long before, long after);
 
 /* vadd(a, b, c, n): c[i] = a[i] + b[i], registered with the double once. */
 CUfunction vadd_fn(void);
+/* Launches vadd of n floats on s (one block of n threads) through cuLaunchKernel. */
+void launch_vadd(CUstream s, CUdeviceptr a, CUdeviceptr b, CUdeviceptr c, int n);
+
+/* A 2D or 3D copy of w x h x d bytes between pitched memory of either kind
+ * (CU_MEMORYTYPE_HOST: dst or src is a host address), planes of h rows. */
+CUDA_MEMCPY3D copy3d(CUmemorytype dt, uintptr_t dst, size_t dpitch, CUmemorytype st, uintptr_t src,
+                     size_t spitch, size_t w, size_t h, size_t d);
 
 /* Asserts the prefetch/record/wait/launch sequence for one launch of the n
  * regions bases[]/sizes[] on stream s (or that nothing moved, where the

@@ -49,14 +49,6 @@
 
 #define N 64
 
-static CUstream create(unsigned flags)
-{
-    CUstream s = NULL;
-    assert_int_equal(GET(PFN_cuStreamCreate_v2000, "cuStreamCreate", 12000)(&s, flags),
-                     CUDA_SUCCESS);
-    return s;
-}
-
 static unsigned flags_of(CUstream s, CUresult *r)
 {
     unsigned f = 0xdead;
@@ -69,20 +61,12 @@ static float *host(CUdeviceptr p)
     return (float *)(uintptr_t)p;
 }
 
-static void launch_vadd(CUstream s, CUdeviceptr a, CUdeviceptr b, CUdeviceptr c)
-{
-    int n = N;
-    void *args[] = {&a, &b, &c, &n};
-    assert_int_equal(GET(PFN_cuLaunchKernel_v4000, "cuLaunchKernel", 12000)(vadd_fn(), 1, 1, 1, N,
-                                                                            1, 1, 0, s, args, NULL),
-                     CUDA_SUCCESS);
-}
-
 static void test_stream_flags(void **state)
 {
     (void)state;
     CUresult r;
-    CUstream b = create(CU_STREAM_DEFAULT), nb = create(CU_STREAM_NON_BLOCKING), p = NULL;
+    CUstream b = new_stream_flags(CU_STREAM_DEFAULT), nb = new_stream_flags(CU_STREAM_NON_BLOCKING),
+             p = NULL;
     assert_int_equal(GET(PFN_cuStreamCreateWithPriority_v5050, "cuStreamCreateWithPriority",
                          12000)(&p, CU_STREAM_NON_BLOCKING, -1),
                      CUDA_SUCCESS);
@@ -101,7 +85,7 @@ static void test_stream_flags(void **state)
     /* the migration stream the shim prefetches on is non-blocking */
     CUdeviceptr x = alloc(N * 4), y = alloc(N * 4), z = alloc(N * 4);
     f_reset();
-    launch_vadd(b, x, y, z);
+    launch_vadd(b, x, y, z, N);
     long pf = find_call(prefetch_form(3), 0);
     if (!mode_prefetch) {
         assert_int_equal(pf, -1);
@@ -112,15 +96,14 @@ static void test_stream_flags(void **state)
     assert_int_equal(flags_of(mig, &r), CU_STREAM_NON_BLOCKING);
     assert_int_equal(r, CUDA_SUCCESS);
     /* the launch is ordered after its data's prefetch, on b and on the legacy stream */
-    fake_ordered_fn ordered = (fake_ordered_fn)dlsym(drv, "fake_ordered");
-    assert_int_equal(ordered((size_t)pf, (size_t)find_call("cuLaunchKernel", 0)), 1);
+    assert_int_equal(ordered(pf, find_call("cuLaunchKernel", 0)), 1);
     CUdeviceptr u = alloc(N * 4);
     f_reset();
-    launch_vadd(NULL, u, y, z);
+    launch_vadd(NULL, u, y, z, N);
     pf = find_call(prefetch_form(1), 0); /* u only: y and z were prefetched already */
     assert_true(pf >= 0);
     assert_int_equal(f_get((size_t)pf)->a[0], u);
-    assert_int_equal(ordered((size_t)pf, (size_t)find_call("cuLaunchKernel", 0)), 1);
+    assert_int_equal(ordered(pf, find_call("cuLaunchKernel", 0)), 1);
 }
 
 /* The program's prefetch of one range, batched (the double's, which the shim
@@ -158,7 +141,7 @@ static void blocking_capture(CUstreamCaptureMode mode)
         GET(PFN_cuStreamIsCapturing_v10000, "cuStreamIsCapturing", 12000);
     PFN_cuMemsetD16Async_v3020 memset16 =
         GET(PFN_cuMemsetD16Async_v3020, "cuMemsetD16Async", 12000);
-    CUstream b = create(CU_STREAM_DEFAULT), nb = create(CU_STREAM_NON_BLOCKING);
+    CUstream b = new_stream_flags(CU_STREAM_DEFAULT), nb = new_stream_flags(CU_STREAM_NON_BLOCKING);
     CUdeviceptr x = managed(N * 4), y = managed(N * 4), z = managed(N * 4), w = managed(N * 4);
     for (int i = 0; i < N; i++) {
         host(x)[i] = (float)i;
@@ -175,8 +158,8 @@ static void blocking_capture(CUstreamCaptureMode mode)
     assert_int_equal(is_capturing(NULL, &cs), CUDA_ERROR_STREAM_CAPTURE_IMPLICIT);
     assert_int_equal(is_capturing(b, &cs), CUDA_SUCCESS);
     assert_int_equal(cs, CU_STREAM_CAPTURE_STATUS_ACTIVE);
-    launch_vadd(nb, x, y, z);                                      /* runs: z = x + 1 */
-    launch_vadd(b, x, x, w);                                       /* captured */
+    launch_vadd(nb, x, y, z, N);                                   /* runs: z = x + 1 */
+    launch_vadd(b, x, x, w, N);                                    /* captured */
     assert_int_equal(program_prefetch(x, N * 4, b), CUDA_SUCCESS); /* captured */
     assert_true(host(z)[3] == 4.0f && host(w)[3] == -1.0f);
     size_t moved = 0;
@@ -235,20 +218,13 @@ static long memset_on(CUstream s, CUdeviceptr p)
     return (long)f_count() - 1;
 }
 
-static int ordered(long before, long after)
-{
-    fake_ordered_fn f = (fake_ordered_fn)dlsym(drv, "fake_ordered");
-    assert_non_null(f);
-    return f((size_t)before, (size_t)after);
-}
-
 /* The double's stream order: the legacy stream and blocking streams are
  * ordered with each other, non-blocking ones only through events. */
 static void test_stream_order(void **state)
 {
     (void)state;
-    CUstream b1 = create(CU_STREAM_DEFAULT), b2 = create(CU_STREAM_DEFAULT);
-    CUstream nb = create(CU_STREAM_NON_BLOCKING);
+    CUstream b1 = new_stream_flags(CU_STREAM_DEFAULT), b2 = new_stream_flags(CU_STREAM_DEFAULT);
+    CUstream nb = new_stream_flags(CU_STREAM_NON_BLOCKING);
     CUdeviceptr p = alloc(64);
     f_reset();
     long w1 = memset_on(b1, p), l1 = memset_on(NULL, p), w2 = memset_on(b2, p);
@@ -289,30 +265,6 @@ static void test_blocking_capture_relaxed(void **state)
     blocking_capture(CU_STREAM_CAPTURE_MODE_RELAXED);
 }
 
-/* A 2D or 3D copy of w x h x d bytes between pitched memory of either kind. */
-static CUDA_MEMCPY3D copy3d(CUmemorytype dt, uintptr_t dst, size_t dpitch, CUmemorytype st,
-                            uintptr_t src, size_t spitch, size_t w, size_t h, size_t d)
-{
-    CUDA_MEMCPY3D c = {.dstMemoryType = dt,
-                       .dstPitch = dpitch,
-                       .dstHeight = h,
-                       .srcMemoryType = st,
-                       .srcPitch = spitch,
-                       .srcHeight = h,
-                       .WidthInBytes = w,
-                       .Height = h,
-                       .Depth = d};
-    if (dt == CU_MEMORYTYPE_HOST)
-        c.dstHost = (void *)dst;
-    else
-        c.dstDevice = dst;
-    if (st == CU_MEMORYTYPE_HOST)
-        c.srcHost = (const void *)src;
-    else
-        c.srcDevice = src;
-    return c;
-}
-
 static CUDA_MEMCPY2D as_2d(const CUDA_MEMCPY3D *c)
 {
     return (CUDA_MEMCPY2D){.dstMemoryType = c->dstMemoryType,
@@ -337,7 +289,7 @@ static CUDA_MEMCPY2D as_2d(const CUDA_MEMCPY3D *c)
 static void test_copies_on_managed(void **state)
 {
     (void)state;
-    CUstream b = create(CU_STREAM_DEFAULT);
+    CUstream b = new_stream_flags(CU_STREAM_DEFAULT);
     CUcontext ctx = NULL;
     assert_int_equal(GET(PFN_cuCtxGetCurrent_v4000, "cuCtxGetCurrent", 12000)(&ctx), CUDA_SUCCESS);
     CUdeviceptr a = alloc(N * 4), c = alloc(N * 4), d = alloc(N * 4), e = alloc(N * 4);
@@ -405,7 +357,7 @@ static void test_copies_on_managed(void **state)
     assert_int_equal(GET(PFN_cuMemcpy3D_v3020, "cuMemcpy3D", 12000)(&c3s), CUDA_SUCCESS);
 
     /* a kernel reads what they wrote: c = a + d on the blocking stream */
-    launch_vadd(b, a, d, c);
+    launch_vadd(b, a, d, c, N);
     assert_int_equal(GET(PFN_cuStreamSynchronize_v2000, "cuStreamSynchronize", 12000)(b),
                      CUDA_SUCCESS);
     for (int i = 0; i < N; i++) {
@@ -434,7 +386,7 @@ static void test_copies_on_managed(void **state)
 static void test_capture_2d_copy(void **state)
 {
     (void)state;
-    CUstream b = create(CU_STREAM_DEFAULT);
+    CUstream b = new_stream_flags(CU_STREAM_DEFAULT);
     CUdeviceptr pitched = 0;
     size_t pitch = 0;
     assert_int_equal(

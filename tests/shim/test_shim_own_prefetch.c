@@ -7,8 +7,14 @@
  *     prefetched again, on the migration stream and ordered before the next
  *     launch that uses it, and only that region;
  *   - a region the program moved whole to the device the launch runs on,
- *     on the launch's own stream, is not prefetched again.
- * CTest runs this under every policy, like test_shim (shim_harness.c).
+ *     on the launch's own stream, is not prefetched again;
+ *   - a batch with several locations moves each range to its own location;
+ *   - a prefetch the driver refused (a batch where the driver takes none,
+ *     FAKE_CUDA_NO_BATCH=1; locations laid out wrong) moved nothing.
+ * CTest runs this under every policy, without plain allocations redirected
+ * (the program's regions are then its own managed memory, which the
+ * proactive policy prefetches all the same) and with a driver that refuses
+ * batches (shim_harness.c).
  */
 #include <dlfcn.h>
 #include <setjmp.h>
@@ -38,8 +44,28 @@ static const form_t forms[] = {
 };
 #define NFORMS (sizeof(forms) / sizeof(forms[0]))
 
+/* Whether the driver takes batched prefetches (not FAKE_CUDA_NO_BATCH=1). */
+static bool batches(void)
+{
+    return strcmp(prefetch_form(2), "cuMemPrefetchBatchAsync") == 0;
+}
+
+/* Whether the driver takes a prefetch of form f. */
+static bool taken(const form_t *f)
+{
+    return f->version != 13000 || batches();
+}
+
+/* The regions are managed memory (redirected, or the program's own), which
+ * the proactive policy, and only it, prefetches. */
+static bool prefetching(void)
+{
+    return mode_proactive;
+}
+
 /* The program prefetches [p, p+len) to the host (to_device 0) or to device 0
- * through form f on stream s, and the double sees exactly that call. */
+ * through form f on stream s, and the double sees exactly that call, or
+ * refuses it where it takes no batches (CUDA_ERROR_NOT_SUPPORTED, passed on). */
 static void own_prefetch(const form_t *f, CUdeviceptr p, size_t len, int to_device, CUstream s)
 {
     const char *base = f->version == 13000 ? "cuMemPrefetchBatchAsync" : "cuMemPrefetchAsync";
@@ -61,6 +87,11 @@ static void own_prefetch(const form_t *f, CUdeviceptr p, size_t len, int to_devi
         CUdeviceptr ptrs[] = {p};
         size_t sizes[] = {len}, idx[] = {0};
         r = ((PFN_cuMemPrefetchBatchAsync_v13000)fn)(ptrs, sizes, 1, &loc, idx, 1, 0, s);
+    }
+    if (!taken(f)) {
+        assert_int_equal(r, CUDA_ERROR_NOT_SUPPORTED);
+        assert_int_equal(find_call(f->logged, from), -1);
+        return;
     }
     assert_int_equal(r, CUDA_SUCCESS);
     long i = find_call(f->logged, from);
@@ -123,8 +154,6 @@ static size_t shim_prefetches_since(size_t from, CUdeviceptr base, size_t *of_p,
  * launch again: c, and only c, is prefetched again, ordered before it. */
 static void evicted_by_program(size_t off, size_t len)
 {
-    fake_ordered_fn ordered = (fake_ordered_fn)dlsym(drv, "fake_ordered");
-    assert_non_null(ordered);
     for (size_t k = 0; k < NFORMS; k++) {
         CUdeviceptr a = region(), b = region(), c = region();
         CUstream s = new_stream();
@@ -138,7 +167,7 @@ static void evicted_by_program(size_t off, size_t len)
         size_t of = 0;
         long at = -1;
         size_t n = shim_prefetches_since(mark, c, &of, &at);
-        if (!mode_prefetch) {
+        if (!prefetching() || !taken(&forms[k])) { /* c has not moved */
             assert_int_equal(n, 0);
             continue;
         }
@@ -147,7 +176,7 @@ static void evicted_by_program(size_t off, size_t len)
         assert_int_equal(n, 1);
         assert_int_equal(f_get((size_t)at)->a[1], N * 4); /* the whole region */
         assert_true(at < l);
-        assert_int_equal(ordered((size_t)at, (size_t)l), 1);
+        assert_int_equal(ordered(at, l), 1);
     }
 }
 
@@ -186,8 +215,74 @@ static void test_program_prefetch_to_device(void **state)
         own_prefetch(&forms[k], c, N * 2, 1, s);
         mark = f_count();
         launch(a, b, c, s);
-        assert_int_equal(shim_prefetches_since(mark, c, &of, &at), mode_prefetch ? 1 : 0);
-        assert_int_equal(of, mode_prefetch ? 1 : 0);
+        size_t want = prefetching() && taken(&forms[k]) ? 1 : 0;
+        assert_int_equal(shim_prefetches_since(mark, c, &of, &at), want);
+        assert_int_equal(of, want);
+    }
+}
+
+/* A batch of the program's with several locations, through both batched
+ * entry points: a and b go to the device, c to the host, e to the device
+ * (after all four were moved to the host): the next launches prefetch c
+ * again, and only c. On main the shim's path for several locations was
+ * never run (the double took one location only). */
+static void test_program_batch_of_several_locations(void **state)
+{
+    (void)state;
+    CUmemLocation dev = {.type = CU_MEM_LOCATION_TYPE_DEVICE, .id = 0};
+    CUmemLocation hst = {.type = CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT, .id = 0};
+    for (int pt = 0; pt < 2; pt++) {
+        PFN_cuMemPrefetchBatchAsync_v13000 batch = (PFN_cuMemPrefetchBatchAsync_v13000)get(
+            "cuMemPrefetchBatchAsync", 13000, pt ? PT : LEGACY);
+        assert_non_null(batch);
+        const char *logged = pt ? "cuMemPrefetchBatchAsync_ptsz" : "cuMemPrefetchBatchAsync";
+        CUdeviceptr a = region(), b = region(), c = region(), e = region();
+        CUstream s = new_stream();
+        launch(a, b, c, s);
+        launch(e, e, e, s);
+        CUdeviceptr ptrs[] = {a, b, c, e};
+        size_t sizes[] = {N * 4, N * 4, N * 4, N * 4};
+        size_t all[] = {0};
+        CUresult want = batches() ? CUDA_SUCCESS : CUDA_ERROR_NOT_SUPPORTED;
+        assert_int_equal(batch(ptrs, sizes, 4, &hst, all, 1, 0, s), want);
+        /* locations laid out wrong: refused, nothing moved */
+        CUmemLocation locs[] = {dev, hst, dev};
+        size_t first_not_0[] = {1, 2, 3}, not_ascending[] = {0, 3, 2}, past_end[] = {0, 2, 4};
+        size_t from = f_count();
+        if (batches()) {
+            assert_int_equal(batch(ptrs, sizes, 4, locs, first_not_0, 3, 0, s),
+                             CUDA_ERROR_INVALID_VALUE);
+            assert_int_equal(batch(ptrs, sizes, 4, locs, not_ascending, 3, 0, s),
+                             CUDA_ERROR_INVALID_VALUE);
+            assert_int_equal(batch(ptrs, sizes, 4, locs, past_end, 3, 0, s),
+                             CUDA_ERROR_INVALID_VALUE);
+            assert_int_equal(batch(ptrs, sizes, 2, locs, all, 3, 0, s), CUDA_ERROR_INVALID_VALUE);
+        }
+        assert_int_equal(find_call(logged, from), -1);
+        /* a, b to the device, c to the host, e to the device */
+        size_t idx[] = {0, 2, 3};
+        from = f_count();
+        assert_int_equal(batch(ptrs, sizes, 4, locs, idx, 3, 0, s), want);
+        if (batches()) { /* the double saw each range with its own location */
+            const uint64_t to_dev = (uint64_t)CU_MEM_LOCATION_TYPE_DEVICE << 32;
+            const uint64_t to_host = (uint64_t)CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT << 32;
+            const uint64_t where[] = {to_dev, to_dev, to_host, to_dev};
+            long i = (long)from - 1;
+            for (size_t k = 0; k < 4; k++) {
+                i = find_call(logged, (size_t)i + 1);
+                assert_true(i >= 0);
+                assert_int_equal(f_get((size_t)i)->a[0], ptrs[k]);
+                assert_int_equal(f_get((size_t)i)->a[2], where[k]);
+            }
+        }
+        size_t mark = f_count(), of = 0;
+        long at = -1;
+        launch(a, b, c, s);
+        launch(e, e, e, s);
+        size_t n = shim_prefetches_since(mark, c, &of, &at);
+        size_t moved = prefetching() && batches() ? 1 : 0; /* c; else nothing moved */
+        assert_int_equal(n, moved);
+        assert_int_equal(of, moved);
     }
 }
 
@@ -199,6 +294,7 @@ int main(void)
         cmocka_unit_test(test_program_prefetch_to_host),
         cmocka_unit_test(test_program_prefetch_of_part_to_host),
         cmocka_unit_test(test_program_prefetch_to_device),
+        cmocka_unit_test(test_program_batch_of_several_locations),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -426,8 +426,12 @@ CUresult fk_cuMemPrefetchAsync_ptsz(CUdeviceptr p, size_t len, CUdevice dev, CUs
 
 /*
  * CUDA 13's batched prefetch: logs one entry per range (name
- * "cuMemPrefetchBatchAsync", arguments as cuMemPrefetchAsync_v2's), refuses
- * the whole batch if any range is not managed memory, and, as
+ * "cuMemPrefetchBatchAsync", arguments as cuMemPrefetchAsync_v2's, each
+ * range with its own location: locs[k] applies from range loc_idx[k] on, up
+ * to the next location's first range), refuses the whole batch if the
+ * locations are not laid out as the driver requires (loc_idx[0] 0, strictly
+ * ascending, all below count, so nlocs <= count) or any range is not managed
+ * memory, and, as
  * cuMemPrefetchAsync_v2, one on the legacy stream while a blocking stream
  * captures (fake_legacy_work). FAKE_CUDA_NO_BATCH=1
  * makes it refuse every batch (a driver that has the entry point but not the
@@ -440,13 +444,20 @@ static CUresult fake_prefetch_batch(const char *fn, CUdeviceptr *ptrs, size_t *s
     const char *no = getenv("FAKE_CUDA_NO_BATCH");
     if (no && strcmp(no, "1") == 0)
         return CUDA_ERROR_NOT_SUPPORTED;
-    if (!ptrs || !sizes || !count || !locs || !loc_idx || nlocs != 1 || loc_idx[0] != 0)
+    if (!ptrs || !sizes || !count || !locs || !loc_idx || !nlocs || nlocs > count ||
+        loc_idx[0] != 0)
         return CUDA_ERROR_INVALID_VALUE;
+    for (size_t k = 1; k < nlocs; k++)
+        if (loc_idx[k] <= loc_idx[k - 1] || loc_idx[k] >= count)
+            return CUDA_ERROR_INVALID_VALUE;
     fake_stall_fire(FAKE_STALL_PREFETCH);
     CUresult r = CUDA_SUCCESS;
     size_t logged[64]; /* the first 64 ranges' log entries, placed in the stream's order */
+    size_t k = 0;      /* the location of range i */
     for (size_t i = 0; i < count; i++) {
-        fake_rec(fn, ptrs[i], sizes[i], ((uint64_t)locs[0].type << 32) | (uint32_t)locs[0].id,
+        if (k + 1 < nlocs && loc_idx[k + 1] == i)
+            k++;
+        fake_rec(fn, ptrs[i], sizes[i], ((uint64_t)locs[k].type << 32) | (uint32_t)locs[k].id,
                  U(s));
         if (i < 64)
             logged[i] = fake_rec_last();

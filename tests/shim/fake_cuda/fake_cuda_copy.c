@@ -2,24 +2,30 @@
  * The driver double's memsets and copies: asynchronous ones
  * (cuMemsetD8Async, cuMemsetD16Async, cuMemsetD32Async, cuMemcpyAsync,
  * cuMemcpyHtoDAsync_v2, cuMemcpyDtoHAsync_v2, cuMemcpyDtoDAsync_v2,
- * cuMemcpy2DAsync_v2, cuMemcpy3DAsync_v2, cuMemcpyPeerAsync, each also
- * _ptsz) and synchronous ones (cuMemsetD8_v2, cuMemsetD16_v2,
- * cuMemsetD32_v2, cuMemcpyDtoD_v2, cuMemcpy2D_v2, cuMemcpy3D_v2,
- * cuMemcpyPeer). "Device" memory is host memory, so each runs at once with
- * memset or memmove, or, queued on a stream that captures
- * (fake_capture_graph), becomes a memset or copy node of the capture's
- * graph, run when the graph runs (fake_cuda_graph.c). On the legacy stream
- * while a blocking stream captures it is refused (fake_legacy_work). A
- * synchronous one is work on the legacy stream (no per-thread _ptds entry
- * points here); a synchronous copy also waits for the host, so it is a
- * potentially unsafe call (fake_unsafe_refused); a synchronous memset of
- * device memory does not wait (the driver's "API synchronization behavior")
- * and is not. 2D and 3D copies take host, device and unified memory (not
- * arrays: CUDA_ERROR_NOT_SUPPORTED); a peer copy is a plain copy (no devices
- * here). Logged as (destination, source or value, count, stream); a 2D or
- * 3D copy as (first destination byte, first source byte, width * height *
- * depth, stream).
+ * cuMemcpy2DAsync_v2, cuMemcpy3DAsync_v2, cuMemcpyPeerAsync,
+ * cuMemcpy3DPeerAsync, CUDA 13's cuMemcpy3DBatchAsync_v2, each also _ptsz)
+ * and synchronous ones (cuMemsetD8_v2, cuMemsetD16_v2, cuMemsetD32_v2,
+ * cuMemcpy, cuMemcpyHtoD_v2, cuMemcpyDtoH_v2, cuMemcpyDtoD_v2,
+ * cuMemcpy2D_v2, cuMemcpy2DUnaligned_v2, cuMemcpy3D_v2, cuMemcpyPeer,
+ * cuMemcpy3DPeer, each also _ptds). "Device" memory is host memory, so each
+ * runs at once with memset or memmove, or, queued on a stream that captures
+ * (fake_capture_graph), becomes a memset or copy node of the capture's graph,
+ * run when the graph runs (fake_cuda_graph.c). On the legacy stream while a
+ * blocking stream captures it is refused (fake_legacy_work). A synchronous
+ * one is work on the legacy stream, or, through its _ptds entry point (what
+ * cuGetProcAddress gives with CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM),
+ * on the calling thread's per-thread default stream; a synchronous copy also
+ * waits for the host, so it is a potentially unsafe call
+ * (fake_unsafe_refused); a synchronous memset of device memory does not wait
+ * (the driver's "API synchronization behavior") and is not. 2D and 3D copies
+ * take host, device and unified memory (not arrays: CUDA_ERROR_NOT_SUPPORTED);
+ * an unaligned 2D copy is a 2D copy; a peer copy is a plain copy (no devices
+ * here). Logged as (destination, source or value, count, stream); a 2D or 3D
+ * copy as (first destination byte, first source byte, width * height *
+ * depth, stream), a batch of 3D copies one entry per copy; a synchronous one
+ * with stream 0, or CU_STREAM_PER_THREAD through its _ptds entry point.
  */
+#include <stdint.h>
 #include <string.h>
 
 #include "fake_cuda_internal.h"
@@ -94,17 +100,23 @@ FAKE_MEMSET(cuMemsetD32Async, unsigned int, 0)
 FAKE_MEMSET(cuMemsetD32Async_ptsz, unsigned int, 1)
 #undef FAKE_MEMSET
 
-/* The synchronous memsets: the legacy stream's work. */
-#define FAKE_MEMSET_SYNC(name, type)                                                               \
+/* The stream a synchronous call is logged with: 0, or CU_STREAM_PER_THREAD (_ptds). */
+#define FAKE_SYNC_STREAM(ptds) ((ptds) ? U(CU_STREAM_PER_THREAD) : 0)
+
+/* The synchronous memsets: the legacy stream's work, or (ptds) the per-thread default stream's. */
+#define FAKE_MEMSET_SYNC(name, type, ptds)                                                         \
     CUresult fk_##name(CUdeviceptr dst, type v, size_t n)                                          \
     {                                                                                              \
-        REC(dst, (uint64_t)v, n, 0);                                                               \
+        REC(dst, (uint64_t)v, n, FAKE_SYNC_STREAM(ptds));                                          \
         uint64_t a2 = (uint64_t)sizeof(type) << 32 | (uint32_t)v;                                  \
-        return fake_copy_queue(FAKE_NODE_MEMSET, dst, n, a2, NULL, 0);                             \
+        return fake_copy_queue(FAKE_NODE_MEMSET, dst, n, a2, NULL, ptds);                          \
     }
-FAKE_MEMSET_SYNC(cuMemsetD8_v2, unsigned char)
-FAKE_MEMSET_SYNC(cuMemsetD16_v2, unsigned short)
-FAKE_MEMSET_SYNC(cuMemsetD32_v2, unsigned int)
+FAKE_MEMSET_SYNC(cuMemsetD8_v2, unsigned char, 0)
+FAKE_MEMSET_SYNC(cuMemsetD8_v2_ptds, unsigned char, 1)
+FAKE_MEMSET_SYNC(cuMemsetD16_v2, unsigned short, 0)
+FAKE_MEMSET_SYNC(cuMemsetD16_v2_ptds, unsigned short, 1)
+FAKE_MEMSET_SYNC(cuMemsetD32_v2, unsigned int, 0)
+FAKE_MEMSET_SYNC(cuMemsetD32_v2_ptds, unsigned int, 1)
 #undef FAKE_MEMSET_SYNC
 
 #define FAKE_MEMCPY(name, dtype, stype, ptsz)                                                      \
@@ -123,13 +135,24 @@ FAKE_MEMCPY(cuMemcpyDtoDAsync_v2, CUdeviceptr, CUdeviceptr, 0)
 FAKE_MEMCPY(cuMemcpyDtoDAsync_v2_ptsz, CUdeviceptr, CUdeviceptr, 1)
 #undef FAKE_MEMCPY
 
-CUresult fk_cuMemcpyDtoD_v2(CUdeviceptr dst, CUdeviceptr src, size_t bytes)
-{
-    REC(dst, src, bytes, 0);
-    if (fake_unsafe_refused())
-        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
-    return fake_copy_queue(FAKE_NODE_MEMCPY, dst, bytes, src, NULL, 0);
-}
+/* The synchronous copies: potentially unsafe, then as the memsets above. */
+#define FAKE_MEMCPY_SYNC(name, dtype, stype, ptds)                                                 \
+    CUresult fk_##name(dtype dst, stype src, size_t bytes)                                         \
+    {                                                                                              \
+        REC(U(dst), U(src), bytes, FAKE_SYNC_STREAM(ptds));                                        \
+        if (fake_unsafe_refused())                                                                 \
+            return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;                                          \
+        return fake_copy_queue(FAKE_NODE_MEMCPY, U(dst), bytes, U(src), NULL, ptds);               \
+    }
+FAKE_MEMCPY_SYNC(cuMemcpy, CUdeviceptr, CUdeviceptr, 0)
+FAKE_MEMCPY_SYNC(cuMemcpy_ptds, CUdeviceptr, CUdeviceptr, 1)
+FAKE_MEMCPY_SYNC(cuMemcpyHtoD_v2, CUdeviceptr, const void *, 0)
+FAKE_MEMCPY_SYNC(cuMemcpyHtoD_v2_ptds, CUdeviceptr, const void *, 1)
+FAKE_MEMCPY_SYNC(cuMemcpyDtoH_v2, void *, CUdeviceptr, 0)
+FAKE_MEMCPY_SYNC(cuMemcpyDtoH_v2_ptds, void *, CUdeviceptr, 1)
+FAKE_MEMCPY_SYNC(cuMemcpyDtoD_v2, CUdeviceptr, CUdeviceptr, 0)
+FAKE_MEMCPY_SYNC(cuMemcpyDtoD_v2_ptds, CUdeviceptr, CUdeviceptr, 1)
+#undef FAKE_MEMCPY_SYNC
 
 /* A peer copy: contexts are named, devices are not modelled. */
 static CUresult fake_peer(CUdeviceptr dst, CUcontext dctx, CUdeviceptr src, CUcontext sctx,
@@ -140,14 +163,18 @@ static CUresult fake_peer(CUdeviceptr dst, CUcontext dctx, CUdeviceptr src, CUco
     return fake_copy_queue(FAKE_NODE_MEMCPY, dst, bytes, src, s, ptsz);
 }
 
-CUresult fk_cuMemcpyPeer(CUdeviceptr dst, CUcontext dctx, CUdeviceptr src, CUcontext sctx,
-                         size_t bytes)
-{
-    REC(dst, src, bytes, 0);
-    if (fake_unsafe_refused())
-        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
-    return fake_peer(dst, dctx, src, sctx, bytes, NULL, 0);
-}
+#define FAKE_PEER_SYNC(name, ptds)                                                                 \
+    CUresult fk_##name(CUdeviceptr dst, CUcontext dctx, CUdeviceptr src, CUcontext sctx,           \
+                       size_t bytes)                                                               \
+    {                                                                                              \
+        REC(dst, src, bytes, FAKE_SYNC_STREAM(ptds));                                              \
+        if (fake_unsafe_refused())                                                                 \
+            return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;                                          \
+        return fake_peer(dst, dctx, src, sctx, bytes, NULL, ptds);                                 \
+    }
+FAKE_PEER_SYNC(cuMemcpyPeer, 0)
+FAKE_PEER_SYNC(cuMemcpyPeer_ptds, 1)
+#undef FAKE_PEER_SYNC
 
 #define FAKE_PEER_ASYNC(name, ptsz)                                                                \
     CUresult fk_##name(CUdeviceptr dst, CUcontext dctx, CUdeviceptr src, CUcontext sctx,           \
@@ -181,20 +208,35 @@ static CUresult fake_copy3d_check(const CUDA_MEMCPY3D *c, uint64_t *d0, uint64_t
     return CUDA_SUCCESS;
 }
 
-/* Runs or captures a checked 2D/3D copy queued on s, as fake_copy_queue does;
- * sync: a synchronous copy (a potentially unsafe call, on the legacy stream). */
-static CUresult fake_copy3d_queue(const CUDA_MEMCPY3D *c, CUstream s, int ptsz, bool sync)
+/* Runs or captures a checked 2D/3D copy queued on s, as fake_copy_queue
+ * does; logged at log_index (fake_rec_last). */
+static CUresult fake_copy3d_queue(const CUDA_MEMCPY3D *c, CUstream s, int ptsz, size_t log_index)
 {
-    if (sync && fake_unsafe_refused())
-        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
     if (fake_legacy_work(fake_stream_of(s, ptsz)))
         return CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
     CUgraph g = fake_capture_graph(s, ptsz);
     if (g)
         return fake_capture_op(g, FAKE_NODE_MEMCPY3D, U(c), sizeof(*c), 0);
-    fake_order_work(fake_stream_of(s, ptsz), fake_rec_last());
+    fake_order_work(fake_stream_of(s, ptsz), log_index);
     fake_copy3d_run(c);
     return CUDA_SUCCESS;
+}
+
+/* One 2D/3D copy entry point fn: checks, logs (a synchronous one with
+ * FAKE_SYNC_STREAM), then runs or captures; sync: a synchronous copy (a
+ * potentially unsafe call, on the legacy stream or, ptsz, the per-thread
+ * default stream). */
+static CUresult fake_copy3d(const char *fn, const CUDA_MEMCPY3D *c, CUstream s, int ptsz, bool sync)
+{
+    uint64_t d0, s0;
+    CUresult r = fake_copy3d_check(c, &d0, &s0);
+    fake_rec(fn, d0, s0, (uint64_t)c->WidthInBytes * c->Height * c->Depth,
+             sync ? FAKE_SYNC_STREAM(ptsz) : U(s));
+    if (r != CUDA_SUCCESS)
+        return r;
+    if (sync && fake_unsafe_refused())
+        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    return fake_copy3d_queue(c, s, ptsz, fake_rec_last());
 }
 
 /* A 2D copy is a 3D copy of depth 1. */
@@ -221,24 +263,163 @@ static CUDA_MEMCPY3D fake_2d_as_3d(const CUDA_MEMCPY2D *c)
                            .Depth = 1};
 }
 
-/* Each entry point: checks, logs, then runs or captures (sync: see above). */
-#define FAKE_COPY3D(conv, s, ptsz, sync)                                                           \
+#define FAKE_COPY2D(s, ptsz, sync)                                                                 \
     {                                                                                              \
         if (!c)                                                                                    \
             return CUDA_ERROR_INVALID_VALUE;                                                       \
-        CUDA_MEMCPY3D c3 = conv;                                                                   \
-        uint64_t d0, s0;                                                                           \
-        CUresult r = fake_copy3d_check(&c3, &d0, &s0);                                             \
-        REC(d0, s0, (uint64_t)c3.WidthInBytes *c3.Height *c3.Depth, U(s));                         \
-        return r == CUDA_SUCCESS ? fake_copy3d_queue(&c3, s, ptsz, sync) : r;                      \
+        CUDA_MEMCPY3D c3 = fake_2d_as_3d(c);                                                       \
+        return fake_copy3d(__func__ + 3, &c3, s, ptsz, sync);                                      \
     }
-CUresult fk_cuMemcpy2D_v2(const CUDA_MEMCPY2D *c)
-    FAKE_COPY3D(fake_2d_as_3d(c), NULL, 0, true) CUresult fk_cuMemcpy3D_v2(const CUDA_MEMCPY3D *c)
-        FAKE_COPY3D(*c, NULL, 0, true) CUresult
-    fk_cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D *c, CUstream s)
-        FAKE_COPY3D(fake_2d_as_3d(c), s, 0, false) CUresult
-    fk_cuMemcpy2DAsync_v2_ptsz(const CUDA_MEMCPY2D *c, CUstream s)
-        FAKE_COPY3D(fake_2d_as_3d(c), s, 1, false) CUresult
-    fk_cuMemcpy3DAsync_v2(const CUDA_MEMCPY3D *c, CUstream s) FAKE_COPY3D(*c, s, 0, false) CUresult
-    fk_cuMemcpy3DAsync_v2_ptsz(const CUDA_MEMCPY3D *c, CUstream s) FAKE_COPY3D(*c, s, 1, false)
+#define FAKE_COPY3D(s, ptsz, sync)                                                                 \
+    {                                                                                              \
+        if (!c)                                                                                    \
+            return CUDA_ERROR_INVALID_VALUE;                                                       \
+        CUDA_MEMCPY3D c3 = *c;                                                                     \
+        return fake_copy3d(__func__ + 3, &c3, s, ptsz, sync);                                      \
+    }
+/* clang-format off */
+CUresult fk_cuMemcpy2D_v2(const CUDA_MEMCPY2D *c) FAKE_COPY2D(NULL, 0, true)
+CUresult fk_cuMemcpy2D_v2_ptds(const CUDA_MEMCPY2D *c) FAKE_COPY2D(NULL, 1, true)
+CUresult fk_cuMemcpy2DUnaligned_v2(const CUDA_MEMCPY2D *c) FAKE_COPY2D(NULL, 0, true)
+CUresult fk_cuMemcpy2DUnaligned_v2_ptds(const CUDA_MEMCPY2D *c) FAKE_COPY2D(NULL, 1, true)
+CUresult fk_cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D *c, CUstream s) FAKE_COPY2D(s, 0, false)
+CUresult fk_cuMemcpy2DAsync_v2_ptsz(const CUDA_MEMCPY2D *c, CUstream s) FAKE_COPY2D(s, 1, false)
+CUresult fk_cuMemcpy3D_v2(const CUDA_MEMCPY3D *c) FAKE_COPY3D(NULL, 0, true)
+CUresult fk_cuMemcpy3D_v2_ptds(const CUDA_MEMCPY3D *c) FAKE_COPY3D(NULL, 1, true)
+CUresult fk_cuMemcpy3DAsync_v2(const CUDA_MEMCPY3D *c, CUstream s) FAKE_COPY3D(s, 0, false)
+CUresult fk_cuMemcpy3DAsync_v2_ptsz(const CUDA_MEMCPY3D *c, CUstream s) FAKE_COPY3D(s, 1, false)
+/* clang-format on */
+#undef FAKE_COPY2D
 #undef FAKE_COPY3D
+
+    /* A 3D peer copy: a 3D copy whose sides name their contexts (not an array's). */
+    static CUresult
+    fake_copy3d_peer(const char *fn, const CUDA_MEMCPY3D_PEER *p, CUstream s, int ptsz, bool sync)
+{
+    if (!p)
+        return CUDA_ERROR_INVALID_VALUE;
+    if ((p->srcMemoryType != CU_MEMORYTYPE_ARRAY && !p->srcContext) ||
+        (p->dstMemoryType != CU_MEMORYTYPE_ARRAY && !p->dstContext))
+        return CUDA_ERROR_INVALID_CONTEXT;
+    CUDA_MEMCPY3D c = {.srcXInBytes = p->srcXInBytes,
+                       .srcY = p->srcY,
+                       .srcZ = p->srcZ,
+                       .srcMemoryType = p->srcMemoryType,
+                       .srcHost = p->srcHost,
+                       .srcDevice = p->srcDevice,
+                       .srcArray = p->srcArray,
+                       .srcPitch = p->srcPitch,
+                       .srcHeight = p->srcHeight,
+                       .dstXInBytes = p->dstXInBytes,
+                       .dstY = p->dstY,
+                       .dstZ = p->dstZ,
+                       .dstMemoryType = p->dstMemoryType,
+                       .dstHost = p->dstHost,
+                       .dstDevice = p->dstDevice,
+                       .dstArray = p->dstArray,
+                       .dstPitch = p->dstPitch,
+                       .dstHeight = p->dstHeight,
+                       .WidthInBytes = p->WidthInBytes,
+                       .Height = p->Height,
+                       .Depth = p->Depth};
+    return fake_copy3d(fn, &c, s, ptsz, sync);
+}
+
+CUresult fk_cuMemcpy3DPeer(const CUDA_MEMCPY3D_PEER *p)
+{
+    return fake_copy3d_peer(__func__ + 3, p, NULL, 0, true);
+}
+
+CUresult fk_cuMemcpy3DPeer_ptds(const CUDA_MEMCPY3D_PEER *p)
+{
+    return fake_copy3d_peer(__func__ + 3, p, NULL, 1, true);
+}
+
+CUresult fk_cuMemcpy3DPeerAsync(const CUDA_MEMCPY3D_PEER *p, CUstream s)
+{
+    return fake_copy3d_peer(__func__ + 3, p, s, 0, false);
+}
+
+CUresult fk_cuMemcpy3DPeerAsync_ptsz(const CUDA_MEMCPY3D_PEER *p, CUstream s)
+{
+    return fake_copy3d_peer(__func__ + 3, p, s, 1, false);
+}
+
+/* One side of a batched 3D copy as a side of CUDA_MEMCPY3D: pointers only
+ * (elements of 1 byte; a row length or layer height of 0 is the copy's). */
+static bool fake_batch_side(const CUmemcpy3DOperand *o, const CUextent3D *e, CUdeviceptr *ptr,
+                            size_t *pitch, size_t *height)
+{
+    if (o->type != CU_MEMCPY_OPERAND_TYPE_POINTER)
+        return false;
+    *ptr = o->op.ptr.ptr;
+    *pitch = o->op.ptr.rowLength ? o->op.ptr.rowLength : e->width;
+    *height = o->op.ptr.layerHeight ? o->op.ptr.layerHeight : e->height;
+    return true;
+}
+
+/* The batch's copy i as a CUDA_MEMCPY3D: CUDA_ERROR_NOT_SUPPORTED for an
+ * array, CUDA_ERROR_INVALID_VALUE for a zero extent, a row length or layer
+ * height below the copy's, or no valid source access order. */
+static CUresult fake_batch_op(const CUDA_MEMCPY3D_BATCH_OP *op, CUDA_MEMCPY3D *c)
+{
+    const CUextent3D *e = &op->extent;
+    *c = (CUDA_MEMCPY3D){.srcMemoryType = CU_MEMORYTYPE_UNIFIED,
+                         .dstMemoryType = CU_MEMORYTYPE_UNIFIED,
+                         .WidthInBytes = e->width,
+                         .Height = e->height,
+                         .Depth = e->depth};
+    if (!fake_batch_side(&op->src, e, &c->srcDevice, &c->srcPitch, &c->srcHeight) ||
+        !fake_batch_side(&op->dst, e, &c->dstDevice, &c->dstPitch, &c->dstHeight))
+        return CUDA_ERROR_NOT_SUPPORTED;
+    if (!e->width || !e->height || !e->depth || c->srcPitch < e->width || c->dstPitch < e->width ||
+        c->srcHeight < e->height || c->dstHeight < e->height ||
+        op->srcAccessOrder < CU_MEMCPY_SRC_ACCESS_ORDER_STREAM ||
+        op->srcAccessOrder > CU_MEMCPY_SRC_ACCESS_ORDER_ANY)
+        return CUDA_ERROR_INVALID_VALUE;
+    return CUDA_SUCCESS;
+}
+
+/*
+ * CUDA 13's batched 3D copies (cuMemcpy3DBatchAsync_v2): every copy checked
+ * and logged first (one entry each, as a 3D copy), the whole batch refused if
+ * one is wrong, or the flags are not 0, or it is queued on the legacy stream
+ * (which the driver does not take); else each runs, or is captured, in turn.
+ */
+static CUresult fake_copy3d_batch(const char *fn, size_t n, CUDA_MEMCPY3D_BATCH_OP *ops,
+                                  unsigned long long flags, CUstream s, int ptsz)
+{
+    if (!n || !ops || flags || !fake_stream_of(s, ptsz))
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult r = CUDA_SUCCESS;
+    size_t logged[64]; /* the first 64 copies' log entries, placed in the stream's order */
+    for (size_t i = 0; i < n; i++) {
+        CUDA_MEMCPY3D c;
+        uint64_t d0 = 0, s0 = 0;
+        CUresult ri = fake_batch_op(&ops[i], &c);
+        if (ri == CUDA_SUCCESS)
+            ri = fake_copy3d_check(&c, &d0, &s0);
+        fake_rec(fn, d0, s0, (uint64_t)c.WidthInBytes * c.Height * c.Depth, U(s));
+        if (i < 64)
+            logged[i] = fake_rec_last();
+        r = r == CUDA_SUCCESS ? ri : r;
+    }
+    for (size_t i = 0; r == CUDA_SUCCESS && i < n; i++) {
+        CUDA_MEMCPY3D c;
+        (void)fake_batch_op(&ops[i], &c);
+        r = fake_copy3d_queue(&c, s, ptsz, i < 64 ? logged[i] : SIZE_MAX);
+    }
+    return r;
+}
+
+CUresult fk_cuMemcpy3DBatchAsync_v2(size_t n, CUDA_MEMCPY3D_BATCH_OP *ops, unsigned long long flags,
+                                    CUstream s)
+{
+    return fake_copy3d_batch(__func__ + 3, n, ops, flags, s, 0);
+}
+
+CUresult fk_cuMemcpy3DBatchAsync_v2_ptsz(size_t n, CUDA_MEMCPY3D_BATCH_OP *ops,
+                                         unsigned long long flags, CUstream s)
+{
+    return fake_copy3d_batch(__func__ + 3, n, ops, flags, s, 1);
+}

@@ -92,16 +92,39 @@ typedef CUresult (*fake_pfn_cuStreamBeginCapture_v10000)(CUstream s); /* mode GL
     X(cuMemsetD16Async, cuMemsetD16Async, 3020, PFN_cuMemsetD16Async_v3020, 0)                     \
     X(cuMemsetD16Async_ptsz, cuMemsetD16Async, 7000, PFN_cuMemsetD16Async_v7000_ptsz, 1)           \
     X(cuMemsetD8_v2, cuMemsetD8, 3020, PFN_cuMemsetD8_v3020, 0)                                    \
+    X(cuMemsetD8_v2_ptds, cuMemsetD8, 7000, PFN_cuMemsetD8_v7000_ptds, 1)                          \
     X(cuMemsetD16_v2, cuMemsetD16, 3020, PFN_cuMemsetD16_v3020, 0)                                 \
+    X(cuMemsetD16_v2_ptds, cuMemsetD16, 7000, PFN_cuMemsetD16_v7000_ptds, 1)                       \
     X(cuMemsetD32_v2, cuMemsetD32, 3020, PFN_cuMemsetD32_v3020, 0)                                 \
+    X(cuMemsetD32_v2_ptds, cuMemsetD32, 7000, PFN_cuMemsetD32_v7000_ptds, 1)                       \
+    X(cuMemcpy, cuMemcpy, 4000, PFN_cuMemcpy_v4000, 0)                                             \
+    X(cuMemcpy_ptds, cuMemcpy, 7000, PFN_cuMemcpy_v7000_ptds, 1)                                   \
+    X(cuMemcpyHtoD_v2, cuMemcpyHtoD, 3020, PFN_cuMemcpyHtoD_v3020, 0)                              \
+    X(cuMemcpyHtoD_v2_ptds, cuMemcpyHtoD, 7000, PFN_cuMemcpyHtoD_v7000_ptds, 1)                    \
+    X(cuMemcpyDtoH_v2, cuMemcpyDtoH, 3020, PFN_cuMemcpyDtoH_v3020, 0)                              \
+    X(cuMemcpyDtoH_v2_ptds, cuMemcpyDtoH, 7000, PFN_cuMemcpyDtoH_v7000_ptds, 1)                    \
     X(cuMemcpyDtoD_v2, cuMemcpyDtoD, 3020, PFN_cuMemcpyDtoD_v3020, 0)                              \
+    X(cuMemcpyDtoD_v2_ptds, cuMemcpyDtoD, 7000, PFN_cuMemcpyDtoD_v7000_ptds, 1)                    \
     X(cuMemcpy2D_v2, cuMemcpy2D, 3020, PFN_cuMemcpy2D_v3020, 0)                                    \
+    X(cuMemcpy2D_v2_ptds, cuMemcpy2D, 7000, PFN_cuMemcpy2D_v7000_ptds, 1)                          \
+    X(cuMemcpy2DUnaligned_v2, cuMemcpy2DUnaligned, 3020, PFN_cuMemcpy2DUnaligned_v3020, 0)         \
+    X(cuMemcpy2DUnaligned_v2_ptds, cuMemcpy2DUnaligned, 7000, PFN_cuMemcpy2DUnaligned_v7000_ptds,  \
+      1)                                                                                           \
     X(cuMemcpy3D_v2, cuMemcpy3D, 3020, PFN_cuMemcpy3D_v3020, 0)                                    \
+    X(cuMemcpy3D_v2_ptds, cuMemcpy3D, 7000, PFN_cuMemcpy3D_v7000_ptds, 1)                          \
+    X(cuMemcpy3DPeer, cuMemcpy3DPeer, 4000, PFN_cuMemcpy3DPeer_v4000, 0)                           \
+    X(cuMemcpy3DPeer_ptds, cuMemcpy3DPeer, 7000, PFN_cuMemcpy3DPeer_v7000_ptds, 1)                 \
+    X(cuMemcpy3DPeerAsync, cuMemcpy3DPeerAsync, 4000, PFN_cuMemcpy3DPeerAsync_v4000, 0)            \
+    X(cuMemcpy3DPeerAsync_ptsz, cuMemcpy3DPeerAsync, 7000, PFN_cuMemcpy3DPeerAsync_v7000_ptsz, 1)  \
+    X(cuMemcpy3DBatchAsync_v2, cuMemcpy3DBatchAsync, 13000, PFN_cuMemcpy3DBatchAsync_v13000, 0)    \
+    X(cuMemcpy3DBatchAsync_v2_ptsz, cuMemcpy3DBatchAsync, 13000,                                   \
+      PFN_cuMemcpy3DBatchAsync_v13000_ptsz, 1)                                                     \
     X(cuMemcpy2DAsync_v2, cuMemcpy2DAsync, 3020, PFN_cuMemcpy2DAsync_v3020, 0)                     \
     X(cuMemcpy2DAsync_v2_ptsz, cuMemcpy2DAsync, 7000, PFN_cuMemcpy2DAsync_v7000_ptsz, 1)           \
     X(cuMemcpy3DAsync_v2, cuMemcpy3DAsync, 3020, PFN_cuMemcpy3DAsync_v3020, 0)                     \
     X(cuMemcpy3DAsync_v2_ptsz, cuMemcpy3DAsync, 7000, PFN_cuMemcpy3DAsync_v7000_ptsz, 1)           \
     X(cuMemcpyPeer, cuMemcpyPeer, 4000, PFN_cuMemcpyPeer_v4000, 0)                                 \
+    X(cuMemcpyPeer_ptds, cuMemcpyPeer, 7000, PFN_cuMemcpyPeer_v7000_ptds, 1)                       \
     X(cuMemcpyPeerAsync, cuMemcpyPeerAsync, 4000, PFN_cuMemcpyPeerAsync_v4000, 0)                  \
     X(cuMemcpyPeerAsync_ptsz, cuMemcpyPeerAsync, 7000, PFN_cuMemcpyPeerAsync_v7000_ptsz, 1)        \
     X(cuStreamCreate, cuStreamCreate, 2000, PFN_cuStreamCreate_v2000, 0)                           \
