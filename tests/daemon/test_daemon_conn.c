@@ -2,8 +2,9 @@
  * Integration tests of gmuxd with real processes: the connection paths of
  * server_conn.c that no other test reached (llvm-cov, 2026-12-03): a task
  * whose process is gone while its socket lives on in another process (the
- * pid check), a peer that vanishes with answers still queued for it, and a
- * queue that grows again after a part of it was sent (its sent part reused).
+ * pid check), a peer that vanishes with answers still queued for it, a
+ * queue that grows again after a part of it was sent (its sent part reused),
+ * and a message trickled in past its bound.
  * They assert behaviour, with long deadlines so a loaded machine slows them
  * down without failing them.
  */
@@ -23,6 +24,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "daemon/server.h"
 #include "drig.h"
 #include "dtest.h"
@@ -175,6 +177,55 @@ static void test_queue_reused_after_partial_send(void **state)
     drig_fini(&r);
 }
 
+/* Whether the daemon closed fd (end of file or an error); reads nothing
+ * otherwise (nothing is sent to a task that asked for nothing). */
+static int closed_now(int fd)
+{
+    char b[64];
+    ssize_t n = recv(fd, b, sizeof(b), MSG_DONTWAIT);
+    return n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR);
+}
+
+/* A peer that trickles one message a byte at a time, each byte well inside
+ * the bound (GMUX_DAEMON_MSG_MS=500 here, a byte every 100 ms) and the whole
+ * far longer (a STATS of 64 bytes: 6.4 s): the bound counts from the
+ * message's first byte, not from the latest, so the connection is closed
+ * before the message is whole and the task reclaimed. (No test had bytes of
+ * one message arrive in more than two reads.) */
+static void test_trickled_message_dropped(void **state)
+{
+    (void)state;
+    static drig_t r;
+    drig_init(&r);
+    setenv("GMUX_DAEMON_MSG_MS", "500", 1);
+    pid_t d = drig_start_daemon(&r, 10, "none");
+    unsetenv("GMUX_DAEMON_MSG_MS");
+    assert_true(d > 0);
+    int fd = dtest_register(r.sock, "trickle", buf);
+    static uint8_t stats[256];
+    dmn_msg_stats_t st = {1, 2, 3, 4, 5, 6};
+    size_t len = dmn_proto_encode_stats(stats, sizeof(stats), 2, &st);
+    assert_true(len > 32);
+    size_t sent = 0;
+    int closed = 0;
+    while (sent + 1 < len && !(closed = closed_now(fd))) {
+        if (send(fd, stats + sent, 1, MSG_NOSIGNAL) != 1) {
+            closed = 1;
+            break;
+        }
+        sent++;
+        com_clock_sleep_ns(100 * COM_NS_PER_MS);
+    }
+    if (!closed)
+        fprintf(stderr, "kept after %zu of %zu bytes, each 100 ms after the last\n", sent, len);
+    assert_true(closed);
+    close(fd);
+    int none = 0;
+    assert_true(drig_until(&r, drig_n_tasks_is, &none, 20.0, &rep));
+    assert_int_equal(rep.reclaimed, 1);
+    drig_fini(&r);
+}
+
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
@@ -182,6 +233,7 @@ int main(void)
         cmocka_unit_test_teardown(test_process_gone_socket_open, drig_teardown),
         cmocka_unit_test_teardown(test_peer_gone_with_output_queued, drig_teardown),
         cmocka_unit_test_teardown(test_queue_reused_after_partial_send, drig_teardown),
+        cmocka_unit_test_teardown(test_trickled_message_dropped, drig_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
