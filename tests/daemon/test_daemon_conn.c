@@ -53,6 +53,17 @@ static void send_queries(int fd, long n)
     }
 }
 
+/* drig_init(r), then its daemon logging info lines too (a task's leaving
+ * says why) into the file whose path goes to log. */
+static void start_logged_info(drig_t *r, char *log, size_t cap)
+{
+    drig_init(r);
+    setenv("GMUX_LOG", "info", 1);
+    pid_t d = dtest_start_logged(r, log, cap);
+    unsetenv("GMUX_LOG");
+    assert_true(d > 0);
+}
+
 /* The registering process exits, but its connection stays open: the socket
  * was made by this process before the fork, the child connected it (so the
  * daemon's SO_PEERCRED pid is the child's), registered and exited. No hang
@@ -63,11 +74,7 @@ static void test_process_gone_socket_open(void **state)
     (void)state;
     static drig_t r;
     char log[256];
-    drig_init(&r);
-    setenv("GMUX_LOG", "info", 1); /* a task's leaving is an info line */
-    pid_t d = dtest_start_logged(&r, log, sizeof(log));
-    unsetenv("GMUX_LOG");
-    assert_true(d > 0);
+    start_logged_info(&r, log, sizeof(log));
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     assert_true(fd >= 0);
     pid_t child = fork();
@@ -111,11 +118,7 @@ static void test_peer_gone_with_output_queued(void **state)
     (void)state;
     static drig_t r;
     char log[256];
-    drig_init(&r);
-    setenv("GMUX_LOG", "info", 1); /* a task's leaving is an info line */
-    pid_t d = dtest_start_logged(&r, log, sizeof(log));
-    unsetenv("GMUX_LOG");
-    assert_true(d > 0);
+    start_logged_info(&r, log, sizeof(log));
     int fd = dtest_register(r.sock, "vanishes", buf);
     /* 320 KiB of QUERY: once the send returns the daemon has read all but
      * what the socket buffers (~200 KiB), 7,000 messages or more, whose
