@@ -21,7 +21,8 @@ typedef struct text_cursor {
     char *line;
     size_t cap;
     uint64_t lineno;
-    int state; /* 0 reading, 1 at end, 2 failed (sticky) */
+    int state;          /* 0 reading, 1 at end, 2 failed (sticky) */
+    gmux_status_t fail; /* what a failed cursor says again: the status it failed with */
     sim_arg_t *args;
     uint32_t cap_args;
     sim_range_t *ranges;
@@ -278,6 +279,7 @@ static gmux_status_t cursor_fail(text_source_t *s, text_cursor_t *c, gmux_status
                                  const char *why)
 {
     c->state = 2;
+    c->fail = st;
     snprintf(c->error, sizeof(c->error), "%s:%" PRIu64 ": %s", s->path, c->lineno, why);
     memcpy(s->base.error, c->error, sizeof(s->base.error));
     return st;
@@ -311,7 +313,7 @@ static gmux_status_t text_next(sim_source_t *src, uint32_t task, sim_event_t *ev
         return GMUX_ERR_NOT_FOUND;
     if (c->state == 2) {
         memcpy(src->error, c->error, sizeof(src->error));
-        return GMUX_ERR_PARSE;
+        return c->fail;
     }
     char why[200];
     for (;;) {

@@ -22,6 +22,7 @@
 #include "common/clock.h"
 #include "daemon/endpoint.h"
 #include "drig.h"
+#include "dtest.h"
 #include "msg_io.h"
 #include "tdir.h"
 
@@ -119,6 +120,53 @@ static void test_socket_file_removed(void **state)
     drig_fini(&r);
 }
 
+/* How many times text holds needle. */
+static int count_of(const char *text, const char *needle)
+{
+    int n = 0;
+    for (const char *p = text; (p = strstr(p, needle)) != NULL; p += strlen(needle))
+        n++;
+    return n;
+}
+
+/* The directory removed and a file put in its place: the daemon cannot
+ * listen on the path again. It says so once (not at every retry, one a
+ * second), keeps serving the task it has, and listens there again once the
+ * file is gone. */
+static void test_socket_dir_blocked_then_freed(void **state)
+{
+    (void)state;
+    static drig_t r;
+    char log[256], dir[sizeof(r.sock)];
+    drig_init(&r);
+    assert_true(dtest_start_logged(&r, log, sizeof(log)) > 0);
+    int first = register_task(r.sock, "first");
+    assert_true(first >= 0);
+    remove_socket_dir(&r);
+    snprintf(dir, sizeof(dir), "%s", r.sock);
+    *strrchr(dir, '/') = '\0';
+    FILE *f = fopen(dir, "w");
+    assert_non_null(f);
+    fclose(f);
+    const char *lost = "cannot listen there again";
+    uint64_t deadline = com_deadline_after_ns(20 * COM_NS_PER_S);
+    while (!strstr(dtest_log_text(log), lost) && !com_deadline_passed(deadline))
+        com_clock_sleep_ns(20 * COM_NS_PER_MS);
+    if (!strstr(dtest_log_text(log), lost))
+        fail_msg("no warning that %s cannot be listened on; log:\n%s", r.sock, dtest_log_text(log));
+    com_clock_sleep_ns(2500 * COM_NS_PER_MS); /* time for retries, a second apart */
+    assert_int_equal(count_of(dtest_log_text(log), lost), 1);
+    assert_int_equal(dtest_query_answered(first), 1);
+    assert_int_equal(unlink(dir), 0);
+    if (!reachable(r.sock))
+        fail_msg("nobody listens on %s after the file in its way was removed", r.sock);
+    assert_int_equal(rep.daemon_pid, (int32_t)r.daemon);
+    assert_int_equal(rep.n_tasks, 1);
+    assert_non_null(strstr(dtest_log_text(log), "listening there again"));
+    close(first);
+    drig_fini(&r);
+}
+
 /* The directory removed while gmuxd was stopped, and a second gmuxd took the
  * path meanwhile. The first ran on, unreachable, gating its tasks apart from
  * the second's, and when it stopped it unlinked the second's socket (the
@@ -160,6 +208,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_socket_dir_removed, drig_teardown),
         cmocka_unit_test_teardown(test_socket_file_removed, drig_teardown),
+        cmocka_unit_test_teardown(test_socket_dir_blocked_then_freed, drig_teardown),
         cmocka_unit_test_teardown(test_path_taken_by_another, drig_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

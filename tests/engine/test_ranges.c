@@ -10,6 +10,16 @@
 #include <cmocka.h>
 
 #include "engine/ranges.h"
+#include "trand.h"
+
+/* The random tests draw from trand (the same numbers on every libc), seeded
+ * by GMUX_TEST_SEED or each test's own default. */
+static uint64_t rng;
+
+static uint64_t rnd(uint64_t n)
+{
+    return trand_below(&rng, n);
+}
 
 static void test_merges_and_sorts(void **state)
 {
@@ -38,13 +48,13 @@ static void test_merges_and_sorts(void **state)
 static void test_random_against_bytes(void **state)
 {
     (void)state;
-    srand(7);
+    rng = trand_from_env("test_random_against_bytes", 7);
     for (int round = 0; round < 500; round++) {
         eng_range_t r[32];
         unsigned char map[4096] = {0};
-        size_t n = (size_t)(rand() % 32);
+        size_t n = (size_t)rnd(32);
         for (size_t i = 0; i < n; i++) {
-            uint64_t a = (uint64_t)(rand() % 4000), l = (uint64_t)(rand() % 90);
+            uint64_t a = rnd(4000), l = rnd(90);
             r[i] = (eng_range_t){a, l, ENG_ACCESS_READ};
             for (uint64_t b = a; b < a + l; b++)
                 map[b] = 1;
@@ -109,17 +119,18 @@ static size_t ref_normalise(eng_range_t *r, size_t n)
 static void test_random_against_stable_ref(void **state)
 {
     (void)state;
-    srand(11);
+    rng = trand_from_env("test_random_against_stable_ref", 11);
     size_t ties = 0;
     for (int round = 0; round < 20000; round++) {
         eng_range_t r[80], want[80];
-        size_t n = (size_t)(rand() % (round % 4 ? ENG_RANGES_SORT_SMALL + 2 : 80));
-        uint64_t span = (uint64_t)(1 + rand() % 200), at = 0;
-        bool sorted = rand() % 3 == 0;
+        size_t n = (size_t)rnd(round % 4 ? ENG_RANGES_SORT_SMALL + 2 : 80);
+        uint64_t span = 1 + rnd(200), at = 0;
+        bool sorted = rnd(3) == 0;
         for (size_t i = 0; i < n; i++) {
-            at = sorted ? at + (uint64_t)(rand() % 40) : (uint64_t)(rand() % span);
-            uint64_t a = rand() % 50 == 0 ? UINT64_MAX - (uint64_t)(rand() % 30) : at;
-            r[i] = (eng_range_t){a, (uint64_t)(rand() % 40), (uint8_t)(1 + rand() % 3)};
+            at = sorted ? at + rnd(40) : rnd(span);
+            uint64_t a = rnd(50) == 0 ? UINT64_MAX - rnd(30) : at;
+            uint64_t len = rnd(40); /* drawn in order: an initialiser's is unspecified */
+            r[i] = (eng_range_t){a, len, (uint8_t)(1 + rnd(3))};
             for (size_t j = 0; j < i; j++)
                 ties += r[j].addr == a;
         }

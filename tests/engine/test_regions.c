@@ -81,35 +81,13 @@ typedef struct {
     uint64_t id, base, size;
 } rec_t;
 
-/* The random test's numbers come from trand, the same on every libc. Its
- * seed is 5, or GMUX_TEST_SEED; a failing run prints the one it used. */
-static uint64_t rng, seed;
-static bool random_done;
+/* The random test's numbers come from trand, the same on every libc, from
+ * seed 5 or GMUX_TEST_SEED (trand_from_env). */
+static uint64_t rng;
 
 static uint64_t rnd(uint64_t n)
 {
-    return trand_next(&rng) % n;
-}
-
-static int seed_setup(void **state)
-{
-    (void)state;
-    const char *s = getenv("GMUX_TEST_SEED");
-    seed = s && *s ? strtoull(s, NULL, 0) : 5;
-    rng = (seed + 1) * 0x9e3779b97f4a7c15ull; /* spread a small seed's bits */
-    if (rng == 0)
-        rng = 1; /* xorshift stays at 0 */
-    random_done = false;
-    return 0;
-}
-
-static int seed_teardown(void **state)
-{
-    (void)state;
-    if (!random_done)
-        fprintf(stderr, "test_regions: failed with seed %llu (GMUX_TEST_SEED=%llu repeats it)\n",
-                (unsigned long long)seed, (unsigned long long)seed);
-    return 0;
+    return trand_below(&rng, n);
 }
 
 /* The mapped region of task holding addr, by a scan of every record. */
@@ -136,6 +114,7 @@ static void test_find_near_random(void **state)
     unsigned hits = 0, hint_hits = 0, hint_traps = 0;
     eng_regions_t *r;
     assert_int_equal(eng_regions_create(2, 64, &r), GMUX_OK);
+    rng = trand_from_env("test_find_near_random", 5);
     for (int step = 0; step < STEPS; step++) {
         unsigned op = (unsigned)rnd(10);
         if (op == 0) {
@@ -200,7 +179,6 @@ static void test_find_near_random(void **state)
     /* the cases the hint decides were all met, many times */
     assert_true(hits > 1000 && hint_hits > 1000 && hint_traps > 1000);
     eng_regions_destroy(r);
-    random_done = true;
 }
 
 int main(void)
@@ -208,7 +186,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_alloc_lookup_release),
         cmocka_unit_test(test_ids_coalesce),
-        cmocka_unit_test_setup_teardown(test_find_near_random, seed_setup, seed_teardown),
+        cmocka_unit_test(test_find_near_random),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "net/order.h"
+#include "trand.h"
 
 static net_cqd_t plain(void)
 {
@@ -162,7 +163,7 @@ static void test_random_arrivals(void **state)
 {
     (void)state;
     enum { W = 800 };
-    srand(7);
+    uint64_t rng = trand_from_env("test_random_arrivals", 7);
     for (int trial = 0; trial < 30; trial++) {
         net_order_t o;
         net_order_init(&o);
@@ -172,9 +173,9 @@ static void test_random_arrivals(void **state)
         for (int i = 0; i < W; i++) {
             c[i] = plain();
             wide[i] = false;
-            if (rand() % 3 == 0) {
+            if (trand_below(&rng, 3) == 0) {
                 c[i] = fused((uint32_t)i, (uint64_t)i);
-                wide[i] = rand() % 4 == 0;
+                wide[i] = trand_below(&rng, 4) == 0;
                 c[i].sig_in_msg = wide[i];
                 nsig++;
             }
@@ -187,7 +188,7 @@ static void test_random_arrivals(void **state)
                 ev[nev++] = W + i;
         }
         for (int i = nev - 1; i > 0; i--) {
-            int j = rand() % (i + 1), t = ev[i];
+            int j = (int)trand_below(&rng, (uint64_t)i + 1), t = ev[i];
             ev[i] = ev[j];
             ev[j] = t;
         }

@@ -1,5 +1,7 @@
 /* Tests of the trace forms: round trips, per-task streaming, malformed input, the writer's checks.
  */
+#include <fcntl.h>
+#include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -409,6 +411,99 @@ static void test_binary_shrinks_while_read(void **state)
     remove(p);
 }
 
+/* A text trace cut while it is read (a writer rewriting it in place): the
+ * task reads on to the cut and fails there as a cut file does, and says the
+ * same status and error again on the next call. */
+static void test_text_shrinks_while_read(void **state)
+{
+    (void)state;
+    char p[64], err[512];
+    static const char *const set[] = {"instances=2", "tokens=24", "layers=3", "batch=2",
+                                      "prompt=64"};
+    tmp_path(p, sizeof(p), "txt-cut");
+    assert_int_equal(write_workload("llm-decode", set, 5, 1, p, SIM_TRACE_TEXT), GMUX_OK);
+    long size = file_size(p);
+    assert_true(size > 64 * 1024); /* far more than the cursor's stdio buffer */
+    char *text = malloc((size_t)size);
+    assert_non_null(text);
+    read_byte(p, 0, (uint8_t *)text, (size_t)size);
+    long cut = size * 3 / 4;
+    while (text[cut - 1] != '\n') /* after a whole line */
+        cut++;
+    uint64_t lines = 0;
+    for (long i = 0; i < cut; i++)
+        lines += text[i] == '\n';
+    free(text);
+    sim_source_t *src;
+    assert_int_equal(sim_trace_open(p, &src, err, sizeof(err)), GMUX_OK);
+    sim_event_t ev;
+    assert_int_equal(sim_source_next(src, 0, &ev), GMUX_OK);
+    assert_int_equal(truncate(p, (off_t)cut), 0);
+    gmux_status_t st;
+    while ((st = sim_source_next(src, 0, &ev)) == GMUX_OK)
+        ;
+    char want[128], first[sizeof(src->error)];
+    snprintf(want, sizeof(want),
+             ":%llu: file ends without its 'end' line: truncated after line %llu",
+             (unsigned long long)lines, (unsigned long long)lines);
+    if (st != GMUX_ERR_PARSE || !strstr(src->error, want))
+        fprintf(stderr, "status %d, error '%s', wanted '%s'\n", (int)st, src->error, want);
+    assert_int_equal(st, GMUX_ERR_PARSE);
+    assert_non_null(strstr(src->error, want));
+    memcpy(first, src->error, sizeof(first));
+    assert_int_equal(sim_source_next(src, 0, &ev), GMUX_ERR_PARSE);
+    assert_string_equal(src->error, first);
+    sim_source_close(src);
+    remove(p);
+}
+
+/* Points every descriptor this process holds on path at dir instead (dup2),
+ * so that the next read(2) of a FILE on path fails (EISDIR); returns how many. */
+static int swap_fds_for_dir(const char *path, const char *dir)
+{
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY), n = 0;
+    assert_true(dfd >= 0);
+    for (int fd = 0; fd < 1024; fd++) {
+        char link[64], target[PATH_MAX];
+        snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+        ssize_t k = readlink(link, target, sizeof(target) - 1);
+        if (k <= 0 || fd == dfd)
+            continue;
+        target[k] = '\0';
+        if (strcmp(target, path) == 0) {
+            assert_int_equal(dup2(dfd, fd), fd);
+            n++;
+        }
+    }
+    close(dfd);
+    return n;
+}
+
+/* A read error on a task's file (its descriptor made a folder's): GMUX_ERR_IO
+ * naming the line, and the same again on the next call, as the binary reader
+ * does (the second call said GMUX_ERR_PARSE until 2026-12-03). */
+static void test_text_read_error_is_sticky(void **state)
+{
+    (void)state;
+    char p[64], err[512];
+    tmp_path(p, sizeof(p), "txt-eio");
+    write_text(p, HEAD GOOD "end\n");
+    sim_source_t *src;
+    assert_int_equal(sim_trace_open(p, &src, err, sizeof(err)), GMUX_OK);
+    assert_int_equal(swap_fds_for_dir(p, "/tmp"), 2); /* one FILE per task */
+    sim_event_t ev;
+    for (int call = 0; call < 2; call++) {
+        gmux_status_t st = sim_source_next(src, 0, &ev);
+        if (st != GMUX_ERR_IO || !strstr(src->error, ":5: read error"))
+            fprintf(stderr, "call %d: status %d (%s)\n", call, (int)st, src->error);
+        assert_int_equal(st, GMUX_ERR_IO);
+        assert_non_null(strstr(src->error, ":5: read error"));
+        assert_non_null(strstr(src->error, p));
+    }
+    sim_source_close(src);
+    remove(p);
+}
+
 /* Copies the worked example of docs/trace-format.md, patches one byte, reads it. */
 static void example_patched(long off, uint8_t byte, const char *needle)
 {
@@ -490,6 +585,8 @@ int main(void)
         cmocka_unit_test(test_binary_malformed),
         cmocka_unit_test(test_binary_block_points_back),
         cmocka_unit_test(test_binary_shrinks_while_read),
+        cmocka_unit_test(test_text_shrinks_while_read),
+        cmocka_unit_test(test_text_read_error_is_sticky),
         cmocka_unit_test(test_binary_worked_example),
         cmocka_unit_test(test_writer_rejects_invalid_events),
     };

@@ -9,6 +9,8 @@
 #define GMUX_TESTS_TRAND_H
 
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 
 /* The next number after *state (never 0 from a non-zero state). */
 static inline uint64_t trand_next(uint64_t *state)
@@ -18,6 +20,28 @@ static inline uint64_t trand_next(uint64_t *state)
     x ^= x >> 7;
     x ^= x << 17;
     return *state = x;
+}
+
+/* A number below n (n > 0); the modulo's bias is of no matter to tests. */
+static inline uint64_t trand_below(uint64_t *state, uint64_t n)
+{
+    return trand_next(state) % n;
+}
+
+/* The first state of a random test: from GMUX_TEST_SEED when it is set (any
+ * base strtoull reads), from dflt otherwise. The seed goes to stderr before
+ * anything is drawn, with the test's name, so that a run that fails, crashes
+ * or hangs to its timeout can be made again with the same numbers. The seed's
+ * bits are spread (times 2^64 / golden ratio) so that seeds 1, 2, 3 start far
+ * apart, and the state is never 0, where xorshift would stay. */
+static inline uint64_t trand_from_env(const char *test, uint64_t dflt)
+{
+    const char *s = getenv("GMUX_TEST_SEED");
+    uint64_t seed = s && *s ? strtoull(s, NULL, 0) : dflt;
+    fprintf(stderr, "%s: random inputs of seed %llu (GMUX_TEST_SEED=%llu repeats them)\n", test,
+            (unsigned long long)seed, (unsigned long long)seed);
+    uint64_t state = (seed + 1) * 0x9e3779b97f4a7c15ull;
+    return state ? state : 1;
 }
 
 #endif /* GMUX_TESTS_TRAND_H */
