@@ -53,6 +53,10 @@
  *   GMUX_POLICY=proactive: the next launch must prefetch the kernels'
  *   buffer again, ordered before it. The shim took it for resident (claimed
  *   in this generation) and the launch ran on memory on the host.
+ * - The same eviction, and a grant whose FILL brings the whole working set
+ *   back: the launch after it must not prefetch the buffer again (the
+ *   FILL's prefetch, waited for at the grant, is the only one). The shim
+ *   prefetched it a second time.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -194,6 +198,38 @@ static int scripted_evict_no_fill(int ready)
         return 16;
     gh_touch("go");
     return grant_and_finish(&c);
+}
+
+/* As scripted_evict_no_fill, but the grant that follows the eviction brings
+ * the working set back: a FILL of every range of the first PENDING (grant
+ * 4) and GRANT 4 in one write, as swap, opt and chunk fill what they
+ * evicted from a task at its next switch. */
+static int scripted_evict_then_fill(int ready)
+{
+    static gs_conn_t c;
+    static dmn_range_t ws[WS_MAX];
+    dmn_msg_t m;
+    c.nfd = 0;
+    c.task = gs_accept_big(ready, c.buf, c.fds, &c.nfd, &m, &c.big);
+    if (c.task < 0)
+        return -c.task;
+    uint32_t n = m.u.ranges.n_ranges < WS_MAX ? m.u.ranges.n_ranges : WS_MAX;
+    for (uint32_t i = 0; i < n; i++)
+        ws[i] = dmn_proto_range_at(&m.u.ranges, i);
+    if (gs_grant(c.task, c.buf, 2, 1, m.u.ranges.seq) != 0 || gs_wait_file("out0.paused") != 0)
+        return 15;
+    gs_batch_plan(&c.w, 3, DMN_PLAN_EVICT, 2, ws, n);
+    gs_batch_revoke(&c.w, 4, 1);
+    if (gs_conn_released(&c) != 0)
+        return 16;
+    gh_touch("go");
+    if (gs_next_pending(c.task, c.buf, &m) != 0)
+        return 17;
+    gs_batch_plan(&c.w, 9, DMN_PLAN_FILL, 4, ws, n);
+    gs_batch_grant(&c.w, 10, 4, m.u.ranges.seq);
+    if (gs_batch_send(c.task, &c.w) != 0)
+        return 18;
+    return gs_finish(c.task, c.buf, c.fds, c.nfd);
 }
 
 #define BIG_PLAN 2000u /* fill ranges in one PLAN: more than the shim's store (1024) */
@@ -533,6 +569,33 @@ static void test_evicted_prefetched_again(void **state)
     free(o);
 }
 
+/* The kernels' buffer, evicted by the daemon, is brought back whole by the
+ * FILL of the next grant, which the gate waits for before the launch: the
+ * launch must not prefetch it again (the FILL's prefetch is the only one).
+ * Until 2026-12-03 the eviction's mark (not prefetched) stood, and the
+ * launch's policy prefetched the buffer a second time. */
+static void test_filled_not_prefetched_again(void **state)
+{
+    (void)state;
+    policy = "proactive";
+    gh_out_t *o = run_script(scripted_evict_then_fill, "0");
+    policy = "demand";
+    assert_true(o->nd > 0);
+    unsigned long long base = o->d[0][1], len = o->d[0][2], evicted_ns = 0;
+    for (size_t i = 0; i < o->nh; i++)
+        if (o->h[i][1] <= base && base < o->h[i][1] + o->h[i][2] && o->h[i][0] > evicted_ns)
+            evicted_ns = o->h[i][0];
+    assert_true(evicted_ns > 0); /* the daemon's eviction moved it to the host */
+    size_t after = 0;
+    for (size_t i = 0; i < o->nd; i++)
+        if (o->d[i][0] > evicted_ns && o->d[i][1] == base && o->d[i][2] == len)
+            after++;
+    print_message("  buffer %#llx + %llu evicted at %llu, prefetched %zu times after\n", base, len,
+                  evicted_ns, after);
+    assert_int_equal(after, 1); /* the FILL's, not the policy's again */
+    free(o);
+}
+
 int main(void)
 {
     gh_init();
@@ -546,6 +609,7 @@ int main(void)
         GH_TEST(test_full_evict_store_trims_ahead),
         GH_TEST(test_deferred_evictions_counted_once),
         GH_TEST(test_evicted_prefetched_again),
+        GH_TEST(test_filled_not_prefetched_again),
     };
     /* clang-format on */
     return gh_finish(cmocka_run_group_tests(tests, NULL, NULL));
