@@ -172,13 +172,15 @@ static int scripted_ahead_then_evict(int ready)
 
 #define WS_MAX 64u /* ranges of the working set the script below evicts */
 
-/* An eviction without a fill: once the program paused holding turn 1, sends
- * in one write an eviction of every range its first PENDING announced
- * (grant 2) and REVOKE 1; after the RELEASE lets the program go on and
- * grants its next wait with no orders (grant 4): no FILL brings the
- * memory back, as when a fill was given up (store full, no context), the
- * wait timed out or the daemon went away. */
-static int scripted_evict_no_fill(int ready)
+/* An eviction of the whole working set: once the program paused holding
+ * turn 1, sends in one write an eviction of every range its first PENDING
+ * announced (grant 2) and REVOKE 1; after the RELEASE lets the program go
+ * on and grants its next wait (grant 4), with no orders (fill 0: no FILL
+ * brings the memory back, as when a fill was given up, store full or no
+ * context, the wait timed out or the daemon went away) or with a FILL of
+ * every range of that PENDING in the same write (fill 1: as swap, opt and
+ * chunk fill what they evicted from a task at its next switch). */
+static int evict_ws_then_grant(int ready, int fill)
 {
     static gs_conn_t c;
     static dmn_range_t ws[WS_MAX];
@@ -197,32 +199,8 @@ static int scripted_evict_no_fill(int ready)
     if (gs_conn_released(&c) != 0)
         return 16;
     gh_touch("go");
-    return grant_and_finish(&c);
-}
-
-/* As scripted_evict_no_fill, but the grant that follows the eviction brings
- * the working set back: a FILL of every range of the first PENDING (grant
- * 4) and GRANT 4 in one write, as swap, opt and chunk fill what they
- * evicted from a task at its next switch. */
-static int scripted_evict_then_fill(int ready)
-{
-    static gs_conn_t c;
-    static dmn_range_t ws[WS_MAX];
-    dmn_msg_t m;
-    c.nfd = 0;
-    c.task = gs_accept_big(ready, c.buf, c.fds, &c.nfd, &m, &c.big);
-    if (c.task < 0)
-        return -c.task;
-    uint32_t n = m.u.ranges.n_ranges < WS_MAX ? m.u.ranges.n_ranges : WS_MAX;
-    for (uint32_t i = 0; i < n; i++)
-        ws[i] = dmn_proto_range_at(&m.u.ranges, i);
-    if (gs_grant(c.task, c.buf, 2, 1, m.u.ranges.seq) != 0 || gs_wait_file("out0.paused") != 0)
-        return 15;
-    gs_batch_plan(&c.w, 3, DMN_PLAN_EVICT, 2, ws, n);
-    gs_batch_revoke(&c.w, 4, 1);
-    if (gs_conn_released(&c) != 0)
-        return 16;
-    gh_touch("go");
+    if (!fill)
+        return grant_and_finish(&c);
     if (gs_next_pending(c.task, c.buf, &m) != 0)
         return 17;
     gs_batch_plan(&c.w, 9, DMN_PLAN_FILL, 4, ws, n);
@@ -230,6 +208,16 @@ static int scripted_evict_then_fill(int ready)
     if (gs_batch_send(c.task, &c.w) != 0)
         return 18;
     return gs_finish(c.task, c.buf, c.fds, c.nfd);
+}
+
+static int scripted_evict_no_fill(int ready)
+{
+    return evict_ws_then_grant(ready, 0);
+}
+
+static int scripted_evict_then_fill(int ready)
+{
+    return evict_ws_then_grant(ready, 1);
 }
 
 #define BIG_PLAN 2000u /* fill ranges in one PLAN: more than the shim's store (1024) */
@@ -545,19 +533,33 @@ static void test_big_plan_warned_once(void **state)
     assert_int_equal(whole, 1);
 }
 
-static void test_evicted_prefetched_again(void **state)
+/* Runs script (an eviction of the whole working set, evict_ws_then_grant)
+ * under GMUX_POLICY=proactive; the kernels' buffer (the first launch's
+ * prefetch, the policy's claim) in *base_p, *len_p, and when the daemon's
+ * eviction last moved it to the host in *evicted_p. */
+static gh_out_t *run_evict_ws(int (*script)(int), unsigned long long *base_p,
+                              unsigned long long *len_p, unsigned long long *evicted_p)
 {
-    (void)state;
     policy = "proactive";
-    gh_out_t *o = run_script(scripted_evict_no_fill, "0");
+    gh_out_t *o = run_script(script, "0");
     policy = "demand";
-    /* the first launch prefetched the kernels' buffer (the policy's claim) */
     assert_true(o->nd > 0);
-    unsigned long long base = o->d[0][1], len = o->d[0][2], evicted_ns = 0;
+    unsigned long long base = o->d[0][1], evicted_ns = 0;
     for (size_t i = 0; i < o->nh; i++)
         if (o->h[i][1] <= base && base < o->h[i][1] + o->h[i][2] && o->h[i][0] > evicted_ns)
             evicted_ns = o->h[i][0];
     assert_true(evicted_ns > 0); /* the daemon's eviction moved it to the host */
+    *base_p = base;
+    *len_p = o->d[0][2];
+    *evicted_p = evicted_ns;
+    return o;
+}
+
+static void test_evicted_prefetched_again(void **state)
+{
+    (void)state;
+    unsigned long long base, len, evicted_ns;
+    gh_out_t *o = run_evict_ws(scripted_evict_no_fill, &base, &len, &evicted_ns);
     size_t again = o->nd;
     for (size_t i = 0; i < o->nd && again == o->nd; i++)
         if (o->d[i][0] > evicted_ns && o->d[i][1] == base && o->d[i][2] == len)
@@ -577,15 +579,8 @@ static void test_evicted_prefetched_again(void **state)
 static void test_filled_not_prefetched_again(void **state)
 {
     (void)state;
-    policy = "proactive";
-    gh_out_t *o = run_script(scripted_evict_then_fill, "0");
-    policy = "demand";
-    assert_true(o->nd > 0);
-    unsigned long long base = o->d[0][1], len = o->d[0][2], evicted_ns = 0;
-    for (size_t i = 0; i < o->nh; i++)
-        if (o->h[i][1] <= base && base < o->h[i][1] + o->h[i][2] && o->h[i][0] > evicted_ns)
-            evicted_ns = o->h[i][0];
-    assert_true(evicted_ns > 0); /* the daemon's eviction moved it to the host */
+    unsigned long long base, len, evicted_ns;
+    gh_out_t *o = run_evict_ws(scripted_evict_then_fill, &base, &len, &evicted_ns);
     size_t after = 0;
     for (size_t i = 0; i < o->nd; i++)
         if (o->d[i][0] > evicted_ns && o->d[i][1] == base && o->d[i][2] == len)

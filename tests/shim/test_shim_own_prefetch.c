@@ -197,20 +197,22 @@ static void test_program_prefetch_to_device(void **state)
     }
 }
 
+enum { PF_NONE, PF_FIRST, PF_LAST }; /* where a capture puts the program's prefetch */
+
 /* Captures on s the program's launch on a, b, c and its prefetch of c
- * through form f (to the host or to the device), the prefetch first or
- * last; returns the graph. The shim moves nothing at capture. */
+ * through form f (to the host or to the device), before the launch, after
+ * it or none; returns the graph. The shim moves nothing at capture. */
 static CUgraph capture_with_prefetch(const form_t *f, CUdeviceptr a, CUdeviceptr b, CUdeviceptr c,
-                                     int to_device, int prefetch_first, CUstream s)
+                                     int to_device, int where, CUstream s)
 {
     assert_int_equal(GET(PFN_cuStreamBeginCapture_v10010, "cuStreamBeginCapture",
                          12000)(s, CU_STREAM_CAPTURE_MODE_GLOBAL),
                      CUDA_SUCCESS);
     size_t mark = f_count();
-    if (prefetch_first)
+    if (where == PF_FIRST)
         own_prefetch(f, c, N * 4, to_device, s);
     launch(a, b, c, s);
-    if (!prefetch_first)
+    if (where == PF_LAST)
         own_prefetch(f, c, N * 4, to_device, s);
     CUgraph g = NULL;
     assert_int_equal(GET(PFN_cuStreamEndCapture_v10000, "cuStreamEndCapture", 12000)(s, &g),
@@ -254,7 +256,7 @@ static void test_graph_prefetch_to_host(void **state)
         CUdeviceptr a = region(), b = region(), c = region();
         CUstream s = new_stream();
         launch(a, b, c, s);
-        CUgraph g = capture_with_prefetch(&forms[k], a, b, c, 0, 0, s);
+        CUgraph g = capture_with_prefetch(&forms[k], a, b, c, 0, PF_LAST, s);
         size_t mark, of = 0;
         long at = -1;
         CUgraphExec e = graph_run(g, s, &mark);
@@ -286,7 +288,7 @@ static void test_graph_prefetch_to_device(void **state)
         CUstream s = new_stream();
         launch(a, b, c, s);
         own_prefetch(&forms[k], c, N * 4, 0, s);
-        CUgraph g = capture_with_prefetch(&forms[k], a, b, c, 1, 1, s);
+        CUgraph g = capture_with_prefetch(&forms[k], a, b, c, 1, PF_FIRST, s);
         size_t mark, of = 0;
         long at = -1;
         CUgraphExec e = graph_run(g, s, &mark);
@@ -303,9 +305,10 @@ static void test_graph_prefetch_to_device(void **state)
 }
 
 /* A captured graph holding a prefetch of c to the host is destroyed
- * unlaunched, and the double gives its handle to the next graph, which
- * holds only a kernel on a, b, c: that graph's launch must not count the
- * dead graph's prefetch (c would be prefetched again after it). */
+ * unlaunched, and the double gives its handle to the graph of the next
+ * capture, which holds only a launch on a, b, c: that graph's launch must
+ * not count the dead graph's prefetch (c would be prefetched again after
+ * it). */
 static void test_graph_destroyed_forgets_prefetch(void **state)
 {
     (void)state;
@@ -313,25 +316,10 @@ static void test_graph_destroyed_forgets_prefetch(void **state)
     CUdeviceptr a = region(), b = region(), c = region();
     CUstream s = new_stream();
     launch(a, b, c, s);
-    CUgraph dead = capture_with_prefetch(f, a, b, c, 0, 0, s);
+    CUgraph dead = capture_with_prefetch(f, a, b, c, 0, PF_LAST, s);
     assert_int_equal(GET(PFN_cuGraphDestroy_v10000, "cuGraphDestroy", 12000)(dead), CUDA_SUCCESS);
-    CUgraph g = NULL;
-    assert_int_equal(GET(PFN_cuGraphCreate_v10000, "cuGraphCreate", 12000)(&g, 0), CUDA_SUCCESS);
+    CUgraph g = capture_with_prefetch(f, a, b, c, 0, PF_NONE, s);
     assert_ptr_equal(g, dead); /* the handle reused: else this shows nothing */
-    int n = N;
-    void *args[] = {&a, &b, &c, &n};
-    CUDA_KERNEL_NODE_PARAMS p = {.func = vadd_fn(),
-                                 .gridDimX = 1,
-                                 .gridDimY = 1,
-                                 .gridDimZ = 1,
-                                 .blockDimX = 1,
-                                 .blockDimY = 1,
-                                 .blockDimZ = 1,
-                                 .kernelParams = args};
-    CUgraphNode node;
-    assert_int_equal(
-        GET(PFN_cuGraphAddKernelNode_v12000, "cuGraphAddKernelNode", 12000)(&node, g, NULL, 0, &p),
-        CUDA_SUCCESS);
     size_t mark, of = 0;
     long at = -1;
     CUgraphExec e = graph_run(g, s, &mark);
