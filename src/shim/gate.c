@@ -17,6 +17,7 @@
 #include "shim/gate_plan.h"
 #include "shim/gate_ranges.h"
 #include "shim/gate_ws.h"
+#include "shim/policy.h"
 #include "shim/shim.h"
 #include "shim/stats.h"
 
@@ -100,17 +101,22 @@ static size_t gate_first_region(const shim_regions_t *t, uint64_t base)
 
 /* Moves the managed memory inside r to the device or to the host on the
  * migration stream and returns the bytes it asked for; the regions it moves
- * to the host count as not prefetched (generation 0). The daemon's orders
- * are rounded out to its chunks, and the driver only takes ranges of managed
- * memory (a range over a region's end or a gap is refused whole). */
-static uint64_t gate_move(eng_backend_t be, const dmn_range_t *r, bool to_device)
+ * to the host count as not prefetched (generation 0). With gen non-zero (a
+ * FILL at the grant, waited for before the launch), the regions it moves
+ * whole to the device count as prefetched in generation gen: the launch
+ * does not move them again (until 2026-12-03 it did, one redundant prefetch
+ * per region evicted and filled back; test_gate_order
+ * test_filled_not_prefetched_again). The daemon's orders are rounded out to
+ * its chunks, and the driver only takes ranges of managed memory (a range
+ * over a region's end or a gap is refused whole). */
+static uint64_t gate_move(eng_backend_t be, const dmn_range_t *r, bool to_device, uint32_t gen)
 {
     shim_regions_t *t = &shim_state.regions;
     uint64_t moved = 0, end = r->base + r->len;
     eng_ticket_t tk;
     pthread_rwlock_rdlock(&t->lock);
     for (size_t i = gate_first_region(t, r->base); i < t->n && t->v[i].base < end; i++) {
-        const shim_region_t *g = &t->v[i];
+        shim_region_t *g = &t->v[i];
         uint64_t a = g->base > r->base ? g->base : r->base;
         uint64_t b = g->base + g->size < end ? g->base + g->size : end;
         if (g->kind != SHIM_REGION_MANAGED || a >= b)
@@ -118,6 +124,9 @@ static uint64_t gate_move(eng_backend_t be, const dmn_range_t *r, bool to_device
         gmux_status_t st = to_device ? be.ops->prefetch(be.ctx, 0, a, b - a, &tk)
                                      : be.ops->evict(be.ctx, 0, a, b - a, &tk);
         moved += st == GMUX_OK ? b - a : 0;
+        /* written atomically under the shared lock, as shim_regions_claim does */
+        if (to_device && gen && st == GMUX_OK && a == g->base && b == g->base + g->size)
+            __atomic_store_n(&g->gen, gen, __ATOMIC_RELAXED);
     }
     pthread_rwlock_unlock(&t->lock);
     /* what went to the host is prefetched again at its next use under the
@@ -128,15 +137,16 @@ static uint64_t gate_move(eng_backend_t be, const dmn_range_t *r, bool to_device
 }
 
 /* Moves the stored orders of one kind on cx's migration stream (to the
- * device or to the host) and returns the bytes asked for. */
-static uint64_t gate_move_stored(shim_cuctx_t *cx, dmn_plan_kind_t kind, bool to_device)
+ * device or to the host) and returns the bytes asked for; gen: as gate_move. */
+static uint64_t gate_move_stored(shim_cuctx_t *cx, dmn_plan_kind_t kind, bool to_device,
+                                 uint32_t gen)
 {
     eng_backend_t be = shim_backend_engine(cx);
     uint64_t bytes = 0;
     uint32_t n;
     const dmn_range_t *v = shim_gate_plan_ranges(kind, &n);
     for (uint32_t i = 0; i < n; i++)
-        bytes += gate_move(be, &v[i], to_device);
+        bytes += gate_move(be, &v[i], to_device, gen);
     return bytes;
 }
 
@@ -170,7 +180,7 @@ typedef struct gate_mover {
 static void gate_prefetch_piece(void *arg, dmn_range_t piece)
 {
     gate_mover_t *mv = arg;
-    mv->bytes += gate_move(mv->be, &piece, true);
+    mv->bytes += gate_move(mv->be, &piece, true, 0); /* not waited for: no mark */
 }
 
 /* Prefetches the stored AHEAD orders to the device on the calling thread's
@@ -225,7 +235,7 @@ static void gate_evict_now(shim_cuctx_t *cx)
         }
         if (st != GMUX_OK)
             COM_DEBUG(SHIM, "daemon plan: evictions not ordered after the queued work");
-        atomic_fetch_add(&gate_bytes_out, gate_move_stored(cx, DMN_PLAN_EVICT, false));
+        atomic_fetch_add(&gate_bytes_out, gate_move_stored(cx, DMN_PLAN_EVICT, false, 0));
         shim_gate_evicted_issued(cx);
         SHIM_STAT_ADD(evict_plans_early, 1);
     }
@@ -314,13 +324,18 @@ static void gate_apply_plan(void)
     if (!cx)
         gate_evict_stored(NULL); /* what it leaves stays stored */
     else if (shim_state.mode != SHIM_MODE_OFF) {
-        atomic_fetch_add(&gate_bytes_out, gate_move_stored(cx, DMN_PLAN_EVICT, false));
+        atomic_fetch_add(&gate_bytes_out, gate_move_stored(cx, DMN_PLAN_EVICT, false, 0));
         shim_gate_evicted_order(cx);
+        /* the fills are waited for below, before the launch: the regions they
+         * bring back whole need no prefetch of the launch's policy */
         if (!fills_kept)
-            atomic_fetch_add(&gate_bytes_in, gate_move_stored(cx, DMN_PLAN_FILL, true));
+            atomic_fetch_add(&gate_bytes_in,
+                             gate_move_stored(cx, DMN_PLAN_FILL, true, shim_policy_generation()));
         eng_backend_t be = shim_backend_engine(cx);
-        if (be.ops->fence(be.ctx, 0) != GMUX_OK)
+        if (be.ops->fence(be.ctx, 0) != GMUX_OK) {
             COM_WARN(SHIM, "daemon plan: migration stream failed");
+            shim_policy_invalidate(); /* nothing it holds counts as done */
+        }
         atomic_fetch_add(&gate_plans_applied, 1);
         SHIM_STAT_ADD(gate_plans, 1);
     }

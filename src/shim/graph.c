@@ -20,11 +20,17 @@
  * cannot be completed, every entry is forgotten: a conditional node may
  * then go unwalked, but a freed body is never walked.
  *
+ * The program's prefetches recorded into a graph by a stream capture are
+ * kept per graph (graph.h), copied into the executable graph with the
+ * kernels' candidates, applied to the policy's record at each launch, and
+ * forgotten with the graph like conditional nodes.
+ *
  * LOCKING: graph_lock (rwlock) guards the table of executable graphs;
  * launches hold it shared while the policy runs (policy takes the region
  * lock inside: graph_lock is always taken first). cond_lock (mutex) guards
  * the table of conditional nodes; it is held only to read or change that
  * table, never across a driver call, and never together with graph_lock.
+ * pf_lock (mutex) guards the prefetches recorded into graphs, the same way.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -32,17 +38,36 @@
 
 #include "common/array.h"
 #include "common/log.h"
+#include "shim/backend_cuda.h"
 #include "shim/gate.h"
+#include "shim/graph.h"
 #include "shim/params.h"
 #include "shim/policy.h"
 #include "shim/shim.h"
 #include "shim/stats.h"
 
+/* A prefetch of the program recorded into a graph (graph.h). */
+typedef struct graph_pf {
+    CUgraph graph;
+    uint64_t addr, len;
+    bool to_device;
+} graph_pf_t;
+
 typedef struct graph_exec {
     CUgraphExec exec;
     uint64_t *vals;
     size_t n;
+    graph_pf_t *pf; /* the prefetches its graphs hold */
+    size_t npf;
 } graph_exec_t;
+
+/* What a walk of a graph collects for its executable graph. */
+typedef struct graph_walk {
+    uint64_t *vals;
+    size_t n;
+    graph_pf_t *pf;
+    size_t npf;
+} graph_walk_t;
 
 static pthread_rwlock_t graph_lock = PTHREAD_RWLOCK_INITIALIZER;
 static graph_exec_t *graph_execs;
@@ -61,6 +86,12 @@ typedef struct graph_cond {
 static pthread_mutex_t cond_lock = PTHREAD_MUTEX_INITIALIZER;
 static graph_cond_t *conds;
 static size_t cond_n, cond_cap;
+
+#define GRAPH_PF_MAX (1u << 20) /* prefetches recorded into live graphs, at most */
+
+static pthread_mutex_t pf_lock = PTHREAD_MUTEX_INITIALIZER;
+static graph_pf_t *pfs;
+static size_t pf_n, pf_cap;
 
 static void cond_drop_locked(size_t i)
 {
@@ -121,13 +152,13 @@ static gmux_status_t cond_bodies(CUgraphNode node, CUgraph **bodies_p, unsigned 
     return st;
 }
 
-static gmux_status_t graph_collect(CUgraph graph, uint64_t **vals_p, size_t *n_p, int depth);
+static gmux_status_t graph_collect(CUgraph graph, graph_walk_t *w, int depth);
 
 /* Walks every body of a conditional node found at depth (see graph_collect).
  * Which body runs (IF or ELSE, which SWITCH case, whether and how often a
  * WHILE body) is decided on the device at each launch, so any of them may
  * run: all of them are walked and their data prefetched. */
-static gmux_status_t graph_collect_cond(CUgraphNode node, uint64_t **vals_p, size_t *n_p, int depth)
+static gmux_status_t graph_collect_cond(CUgraphNode node, graph_walk_t *w, int depth)
 {
     CUgraph *bodies;
     unsigned n;
@@ -145,23 +176,46 @@ static gmux_status_t graph_collect_cond(CUgraphNode node, uint64_t **vals_p, siz
     SHIM_STAT_ADD(graph_conditionals, 1);
     for (unsigned b = 0; b < n && st == GMUX_OK; b++)
         if (bodies[b])
-            st = graph_collect(bodies[b], vals_p, n_p, depth + 1);
+            st = graph_collect(bodies[b], w, depth + 1);
 out_free_bodies:
     free(bodies);
     return st;
 }
 
+/* Appends the prefetches recorded into graph to w->pf. */
+static gmux_status_t graph_collect_pf(CUgraph graph, graph_walk_t *w)
+{
+    gmux_status_t st = GMUX_OK;
+    pthread_mutex_lock(&pf_lock);
+    for (size_t i = 0; i < pf_n && st == GMUX_OK; i++) {
+        if (pfs[i].graph != graph)
+            continue;
+        graph_pf_t *v = realloc(w->pf, (w->npf + 1) * sizeof(*v));
+        if (!v) {
+            st = GMUX_ERR_NOMEM;
+            break;
+        }
+        v[w->npf++] = pfs[i];
+        w->pf = v;
+    }
+    pthread_mutex_unlock(&pf_lock);
+    return st;
+}
+
 /* Appends the candidate pointers of every kernel node of graph, and of the
  * graphs of its child-graph nodes and the bodies of its known conditional
- * nodes (to depth GRAPH_DEPTH_MAX), to *vals_p. */
-static gmux_status_t graph_collect(CUgraph graph, uint64_t **vals_p, size_t *n_p, int depth)
+ * nodes (to depth GRAPH_DEPTH_MAX), to w->vals, and the prefetches recorded
+ * into each of those graphs to w->pf. */
+static gmux_status_t graph_collect(CUgraph graph, graph_walk_t *w, int depth)
 {
+    gmux_status_t st = graph_collect_pf(graph, w);
+    if (st != GMUX_OK)
+        return st;
     size_t count = 0;
     if (SHIM_CALL(cuGraphGetNodes, graph, NULL, &count) != CUDA_SUCCESS)
         return GMUX_ERR_DRIVER;
     if (count == 0)
         return GMUX_OK;
-    gmux_status_t st = GMUX_OK;
     CUgraphNode *nodes = calloc(count, sizeof(*nodes));
     if (!nodes)
         return GMUX_ERR_NOMEM;
@@ -184,12 +238,12 @@ static gmux_status_t graph_collect(CUgraph graph, uint64_t **vals_p, size_t *n_p
                 !child)
                 continue;
             SHIM_STAT_ADD(graph_children, 1);
-            if ((st = graph_collect(child, vals_p, n_p, depth + 1)) != GMUX_OK)
+            if ((st = graph_collect(child, w, depth + 1)) != GMUX_OK)
                 goto out_free_nodes;
             continue;
         }
         if (type == CU_GRAPH_NODE_TYPE_CONDITIONAL) {
-            if ((st = graph_collect_cond(nodes[i], vals_p, n_p, depth)) != GMUX_OK)
+            if ((st = graph_collect_cond(nodes[i], w, depth)) != GMUX_OK)
                 goto out_free_nodes;
             continue;
         }
@@ -203,14 +257,14 @@ static gmux_status_t graph_collect(CUgraph graph, uint64_t **vals_p, size_t *n_p
         size_t k = shim_params_decode(f, p.kernelParams, p.extra, tmp, SHIM_MAX_CANDIDATES);
         if (k == 0)
             continue;
-        uint64_t *v = realloc(*vals_p, (*n_p + k) * sizeof(*v));
+        uint64_t *v = realloc(w->vals, (w->n + k) * sizeof(*v));
         if (!v) {
             st = GMUX_ERR_NOMEM;
             goto out_free_nodes;
         }
-        memcpy(v + *n_p, tmp, k * sizeof(*v));
-        *vals_p = v;
-        *n_p += k;
+        memcpy(v + w->n, tmp, k * sizeof(*v));
+        w->vals = v;
+        w->n += k;
     }
 out_free_nodes:
     free(nodes);
@@ -222,6 +276,7 @@ static void graph_forget_locked(CUgraphExec exec)
     for (size_t i = 0; i < graph_n; i++)
         if (graph_execs[i].exec == exec) {
             free(graph_execs[i].vals);
+            free(graph_execs[i].pf);
             graph_execs[i] = graph_execs[--graph_n];
             return;
         }
@@ -232,19 +287,20 @@ static void graph_inspect(CUgraphExec exec, CUgraph graph)
 {
     if (shim_state.mode != SHIM_MODE_PROACTIVE)
         return;
-    uint64_t *vals = NULL;
-    size_t n = 0;
-    if (graph_collect(graph, &vals, &n, 0) != GMUX_OK)
+    graph_walk_t w = {0};
+    if (graph_collect(graph, &w, 0) != GMUX_OK)
         COM_DEBUG(SHIM, "graph %p: inspection incomplete", (void *)graph);
     SHIM_STAT_ADD(graphs_inspected, 1);
     pthread_rwlock_wrlock(&graph_lock);
     graph_forget_locked(exec);
     if (graph_n == graph_cap && com_array_grow((void **)&graph_execs, &graph_cap, graph_n + 1,
                                                sizeof(*graph_execs), 32, SIZE_MAX) != GMUX_OK) {
-        free(vals);
+        free(w.vals);
+        free(w.pf);
         goto out_unlock;
     }
-    graph_execs[graph_n++] = (graph_exec_t){.exec = exec, .vals = vals, .n = n};
+    graph_execs[graph_n++] =
+        (graph_exec_t){.exec = exec, .vals = w.vals, .n = w.n, .pf = w.pf, .npf = w.npf};
 out_unlock:
     pthread_rwlock_unlock(&graph_lock);
 }
@@ -279,6 +335,23 @@ CUresult shim_hook_cuGraphInstantiateWithParams_ptsz(CUgraphExec *exec, CUgraph 
     return r;
 }
 
+/* The graph's own prefetches of one direction, told to the policy as the
+ * program's prefetches outside a graph are (hooks_prefetch.c). */
+static void graph_pf_apply(const graph_exec_t *e, bool to_device)
+{
+    for (size_t k = 0; k < e->npf; k++)
+        if (e->pf[k].to_device == to_device)
+            shim_policy_program_prefetched(e->pf[k].addr, e->pf[k].len, to_device);
+}
+
+/* Runs the policy on the graph's kernels. The regions the graph itself moves
+ * whole to the device are marked first, so the launch leaves their move to
+ * the graph (the order of its nodes is the program's part, as for its
+ * prefetches outside graphs); those it moves to the host are marked after,
+ * so the next launch that uses them prefetches them again: which of its
+ * nodes comes first is not known here, and a region the graph moves both
+ * ways is taken as moved to the host (one prefetch more at worst). Nothing
+ * runs where the graph is launched into a capturing stream. */
 static void graph_before_launch(CUgraphExec exec, CUstream s, bool per_thread)
 {
     SHIM_STAT_ADD(graph_launches, 1);
@@ -287,11 +360,15 @@ static void graph_before_launch(CUgraphExec exec, CUstream s, bool per_thread)
     pthread_rwlock_rdlock(&graph_lock);
     for (size_t i = 0; i < graph_n; i++)
         if (graph_execs[i].exec == exec) {
-            shim_launch_info_t l = {.stream = s,
-                                    .per_thread = per_thread,
-                                    .vals = graph_execs[i].vals,
-                                    .nvals = graph_execs[i].n};
+            const graph_exec_t *e = &graph_execs[i];
+            bool runs = e->npf > 0 && !shim_backend_capturing(s, per_thread);
+            if (runs)
+                graph_pf_apply(e, true);
+            shim_launch_info_t l = {
+                .stream = s, .per_thread = per_thread, .vals = e->vals, .nvals = e->n};
             shim_policy_before_launch(&l);
+            if (runs)
+                graph_pf_apply(e, false);
             break;
         }
     pthread_rwlock_unlock(&graph_lock);
@@ -325,6 +402,38 @@ CUresult shim_hook_cuGraphExecDestroy(CUgraphExec exec)
     graph_forget_locked(exec);
     pthread_rwlock_unlock(&graph_lock);
     return r;
+}
+
+/* --- the program's prefetches recorded into graphs ------------------------ */
+
+bool shim_graph_capture_of(CUstream s, bool per_thread, CUgraph *graph_p)
+{
+    CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
+    CUgraph g = NULL;
+    *graph_p = NULL;
+    CUstream q = per_thread && s == NULL ? CU_STREAM_PER_THREAD : s;
+    if (SHIM_CALL(cuStreamGetCaptureInfo_v2, q, &st, NULL, &g, NULL, NULL) != CUDA_SUCCESS)
+        return shim_backend_capturing(s, per_thread); /* a driver without it: no graph */
+    if (st == CU_STREAM_CAPTURE_STATUS_NONE)
+        return false;
+    if (st == CU_STREAM_CAPTURE_STATUS_ACTIVE)
+        *graph_p = g;
+    return true;
+}
+
+bool shim_graph_note_prefetch(CUgraph graph, uint64_t addr, uint64_t len, bool to_device)
+{
+    bool kept = false;
+    if (!graph || len == 0)
+        return false;
+    pthread_mutex_lock(&pf_lock);
+    if (pf_n < pf_cap || com_array_grow((void **)&pfs, &pf_cap, pf_n + 1, sizeof(*pfs), 16,
+                                        GRAPH_PF_MAX) == GMUX_OK) {
+        pfs[pf_n++] = (graph_pf_t){graph, addr, len, to_device};
+        kept = true;
+    }
+    pthread_mutex_unlock(&pf_lock);
+    return kept;
 }
 
 /* --- conditional nodes: creation and destruction -------------------------- */
@@ -430,8 +539,8 @@ static gmux_status_t graph_set_close(graph_set_t *set)
 /*
  * Forgets the conditional nodes that die with node (when graph is NULL) or
  * with graph, before the driver destroys them: node itself, and every entry
- * owned by a graph that dies along. Everything is forgotten when that set
- * cannot be found.
+ * owned by a graph that dies along; and the prefetches recorded into any of
+ * those graphs. Everything is forgotten when that set cannot be found.
  */
 static void graph_forget_dying(CUgraphNode node, CUgraph graph)
 {
@@ -440,6 +549,9 @@ static void graph_forget_dying(CUgraphNode node, CUgraph graph)
     pthread_mutex_lock(&cond_lock);
     size_t known = cond_n;
     pthread_mutex_unlock(&cond_lock);
+    pthread_mutex_lock(&pf_lock);
+    known += pf_n;
+    pthread_mutex_unlock(&pf_lock);
     if (known == 0)
         return;
     graph_set_t set = {0};
@@ -455,6 +567,15 @@ static void graph_forget_dying(CUgraphNode node, CUgraph graph)
             cond_drop_locked(i);
     }
     pthread_mutex_unlock(&cond_lock);
+    pthread_mutex_lock(&pf_lock);
+    for (size_t i = pf_n; i-- > 0;) {
+        bool dies = st != GMUX_OK;
+        for (size_t g = 0; g < set.n && !dies; g++)
+            dies = pfs[i].graph == set.v[g];
+        if (dies)
+            pfs[i] = pfs[--pf_n];
+    }
+    pthread_mutex_unlock(&pf_lock);
     if (st != GMUX_OK)
         COM_DEBUG(SHIM, "destroying graph %p / node %p: not followed (%s), all forgotten",
                   (void *)graph, (void *)node, gmux_status_str(st));

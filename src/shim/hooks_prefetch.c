@@ -6,12 +6,13 @@
  * it prefetched follows it (shim_policy_program_prefetched): a region the
  * program moved (even in part) to the host is prefetched again before the
  * next launch that uses it, and one it moved whole to the device the shim
- * prefetches to is not, unless its stream is being captured (then nothing
- * moved yet).
+ * prefetches to is not. A prefetch recorded into a graph (its stream being
+ * captured) moves nothing yet: it is kept with that graph, and each launch
+ * of the graph tells the policy (graph.h).
  */
 #include <stdbool.h>
 
-#include "shim/backend_cuda.h"
+#include "shim/graph.h"
 #include "shim/policy.h"
 #include "shim/shim.h"
 
@@ -32,25 +33,26 @@ static prefetch_dest_t dest_of(CUmemLocation loc)
     return loc.type == CU_MEM_LOCATION_TYPE_DEVICE ? dest_of_device(loc.id) : TO_ELSEWHERE;
 }
 
-/* Records a prefetch the driver took; a move to the device counts only when
- * it runs (not recorded into a graph). *cap: whether s captures, -1 not asked
- * yet (a batch asks once). */
+/* Records a prefetch the driver took. One recorded into a graph (s is being
+ * captured) is kept with that graph; where that graph is not known, a move
+ * to the device counts for nothing and one to the host at once (the region
+ * is prefetched again: one prefetch more at worst). *cap: whether s
+ * captures, -1 not asked yet, and *g its graph (a batch asks once). */
 static void moved(CUdeviceptr p, size_t len, prefetch_dest_t d, CUstream s, bool per_thread,
-                  int *cap)
+                  int *cap, CUgraph *g)
 {
-    if (d == TO_DEVICE) {
-        if (*cap < 0)
-            *cap = shim_backend_capturing(s, per_thread);
-        if (*cap)
-            return;
-    }
+    if (*cap < 0)
+        *cap = shim_graph_capture_of(s, per_thread, g);
+    if (*cap && ((*g && shim_graph_note_prefetch(*g, p, len, d == TO_DEVICE)) || d == TO_DEVICE))
+        return;
     shim_policy_program_prefetched((uint64_t)p, (uint64_t)len, d == TO_DEVICE);
 }
 
 static void one_moved(CUdeviceptr p, size_t len, prefetch_dest_t d, CUstream s, bool per_thread)
 {
     int cap = -1;
-    moved(p, len, d, s, per_thread, &cap);
+    CUgraph g = NULL;
+    moved(p, len, d, s, per_thread, &cap, &g);
 }
 
 /* Only the proactive policy keeps a record of what it prefetched. */
@@ -106,11 +108,12 @@ static void batch_moved(CUdeviceptr *ptrs, size_t *sizes, size_t count, CUmemLoc
         return;
     size_t k = 0;
     int cap = -1;
+    CUgraph g = NULL;
     prefetch_dest_t d = dest_of(locs[0]);
     for (size_t i = 0; i < count; i++) {
         while (k + 1 < nlocs && idx[k + 1] <= i)
             d = dest_of(locs[++k]);
-        moved(ptrs[i], sizes[i], d, s, per_thread, &cap);
+        moved(ptrs[i], sizes[i], d, s, per_thread, &cap, &g);
     }
 }
 

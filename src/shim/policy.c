@@ -21,6 +21,12 @@ void shim_policy_invalidate(void)
         atomic_fetch_add(&policy_gen, 1);
 }
 
+uint32_t shim_policy_generation(void)
+{
+    uint32_t gen = atomic_load_explicit(&policy_gen, memory_order_relaxed);
+    return gen ? gen : 1; /* an invalidation passing 0 just now: any other will do */
+}
+
 void shim_policy_program_prefetched(uint64_t addr, uint64_t len, bool to_device)
 {
     uint32_t gen = 0;

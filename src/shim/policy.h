@@ -44,6 +44,10 @@ void shim_policy_before_launch(const shim_launch_info_t *l);
 /* Starts a new generation: every region is prefetched again at its next use. */
 void shim_policy_invalidate(void);
 
+/* The current generation: what a region moved whole to the device, and
+ * waited for, is marked with (gate.c's FILL at a grant). Never 0. */
+uint32_t shim_policy_generation(void);
+
 /*
  * The program's own prefetch of [addr, addr+len) was queued. To the host
  * (to_device false, or a location that is not device dev): the managed

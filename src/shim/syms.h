@@ -137,6 +137,8 @@ typedef CUresult(CUDAAPI *shim_pfn_cuStreamBeginCapture_v10000)(CUstream hStream
     X(cuStreamSynchronize, cuStreamSynchronize, 2000, PFN_cuStreamSynchronize_v2000, 0)            \
     X(cuStreamWaitEvent, cuStreamWaitEvent, 3020, PFN_cuStreamWaitEvent_v3020, 0)                  \
     X(cuStreamIsCapturing, cuStreamIsCapturing, 10000, PFN_cuStreamIsCapturing_v10000, 0)          \
+    X(cuStreamGetCaptureInfo_v2, cuStreamGetCaptureInfo, 11030, PFN_cuStreamGetCaptureInfo_v11030, \
+      0)                                                                                           \
     X(cuThreadExchangeStreamCaptureMode, cuThreadExchangeStreamCaptureMode, 10010,                 \
       PFN_cuThreadExchangeStreamCaptureMode_v10010, 0)                                             \
     X(cuEventCreate, cuEventCreate, 2000, PFN_cuEventCreate_v2000, 0)                              \

@@ -53,6 +53,10 @@
  *   GMUX_POLICY=proactive: the next launch must prefetch the kernels'
  *   buffer again, ordered before it. The shim took it for resident (claimed
  *   in this generation) and the launch ran on memory on the host.
+ * - The same eviction, and a grant whose FILL brings the whole working set
+ *   back: the launch after it must not prefetch the buffer again (the
+ *   FILL's prefetch, waited for at the grant, is the only one). The shim
+ *   prefetched it a second time.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -168,13 +172,15 @@ static int scripted_ahead_then_evict(int ready)
 
 #define WS_MAX 64u /* ranges of the working set the script below evicts */
 
-/* An eviction without a fill: once the program paused holding turn 1, sends
- * in one write an eviction of every range its first PENDING announced
- * (grant 2) and REVOKE 1; after the RELEASE lets the program go on and
- * grants its next wait with no orders (grant 4): no FILL brings the
- * memory back, as when a fill was given up (store full, no context), the
- * wait timed out or the daemon went away. */
-static int scripted_evict_no_fill(int ready)
+/* An eviction of the whole working set: once the program paused holding
+ * turn 1, sends in one write an eviction of every range its first PENDING
+ * announced (grant 2) and REVOKE 1; after the RELEASE lets the program go
+ * on and grants its next wait (grant 4), with no orders (fill 0: no FILL
+ * brings the memory back, as when a fill was given up, store full or no
+ * context, the wait timed out or the daemon went away) or with a FILL of
+ * every range of that PENDING in the same write (fill 1: as swap, opt and
+ * chunk fill what they evicted from a task at its next switch). */
+static int evict_ws_then_grant(int ready, int fill)
 {
     static gs_conn_t c;
     static dmn_range_t ws[WS_MAX];
@@ -193,7 +199,25 @@ static int scripted_evict_no_fill(int ready)
     if (gs_conn_released(&c) != 0)
         return 16;
     gh_touch("go");
-    return grant_and_finish(&c);
+    if (!fill)
+        return grant_and_finish(&c);
+    if (gs_next_pending(c.task, c.buf, &m) != 0)
+        return 17;
+    gs_batch_plan(&c.w, 9, DMN_PLAN_FILL, 4, ws, n);
+    gs_batch_grant(&c.w, 10, 4, m.u.ranges.seq);
+    if (gs_batch_send(c.task, &c.w) != 0)
+        return 18;
+    return gs_finish(c.task, c.buf, c.fds, c.nfd);
+}
+
+static int scripted_evict_no_fill(int ready)
+{
+    return evict_ws_then_grant(ready, 0);
+}
+
+static int scripted_evict_then_fill(int ready)
+{
+    return evict_ws_then_grant(ready, 1);
 }
 
 #define BIG_PLAN 2000u /* fill ranges in one PLAN: more than the shim's store (1024) */
@@ -509,19 +533,33 @@ static void test_big_plan_warned_once(void **state)
     assert_int_equal(whole, 1);
 }
 
-static void test_evicted_prefetched_again(void **state)
+/* Runs script (an eviction of the whole working set, evict_ws_then_grant)
+ * under GMUX_POLICY=proactive; the kernels' buffer (the first launch's
+ * prefetch, the policy's claim) in *base_p, *len_p, and when the daemon's
+ * eviction last moved it to the host in *evicted_p. */
+static gh_out_t *run_evict_ws(int (*script)(int), unsigned long long *base_p,
+                              unsigned long long *len_p, unsigned long long *evicted_p)
 {
-    (void)state;
     policy = "proactive";
-    gh_out_t *o = run_script(scripted_evict_no_fill, "0");
+    gh_out_t *o = run_script(script, "0");
     policy = "demand";
-    /* the first launch prefetched the kernels' buffer (the policy's claim) */
     assert_true(o->nd > 0);
-    unsigned long long base = o->d[0][1], len = o->d[0][2], evicted_ns = 0;
+    unsigned long long base = o->d[0][1], evicted_ns = 0;
     for (size_t i = 0; i < o->nh; i++)
         if (o->h[i][1] <= base && base < o->h[i][1] + o->h[i][2] && o->h[i][0] > evicted_ns)
             evicted_ns = o->h[i][0];
     assert_true(evicted_ns > 0); /* the daemon's eviction moved it to the host */
+    *base_p = base;
+    *len_p = o->d[0][2];
+    *evicted_p = evicted_ns;
+    return o;
+}
+
+static void test_evicted_prefetched_again(void **state)
+{
+    (void)state;
+    unsigned long long base, len, evicted_ns;
+    gh_out_t *o = run_evict_ws(scripted_evict_no_fill, &base, &len, &evicted_ns);
     size_t again = o->nd;
     for (size_t i = 0; i < o->nd && again == o->nd; i++)
         if (o->d[i][0] > evicted_ns && o->d[i][1] == base && o->d[i][2] == len)
@@ -530,6 +568,26 @@ static void test_evicted_prefetched_again(void **state)
                   evicted_ns, again < o->nd ? "yes" : "no");
     assert_true(again < o->nd);              /* before the next launch, which uses it */
     assert_int_equal(o->d_before[again], 1); /* and ordered before it */
+    free(o);
+}
+
+/* The kernels' buffer, evicted by the daemon, is brought back whole by the
+ * FILL of the next grant, which the gate waits for before the launch: the
+ * launch must not prefetch it again (the FILL's prefetch is the only one).
+ * Until 2026-12-03 the eviction's mark (not prefetched) stood, and the
+ * launch's policy prefetched the buffer a second time. */
+static void test_filled_not_prefetched_again(void **state)
+{
+    (void)state;
+    unsigned long long base, len, evicted_ns;
+    gh_out_t *o = run_evict_ws(scripted_evict_then_fill, &base, &len, &evicted_ns);
+    size_t after = 0;
+    for (size_t i = 0; i < o->nd; i++)
+        if (o->d[i][0] > evicted_ns && o->d[i][1] == base && o->d[i][2] == len)
+            after++;
+    print_message("  buffer %#llx + %llu evicted at %llu, prefetched %zu times after\n", base, len,
+                  evicted_ns, after);
+    assert_int_equal(after, 1); /* the FILL's, not the policy's again */
     free(o);
 }
 
@@ -546,6 +604,7 @@ int main(void)
         GH_TEST(test_full_evict_store_trims_ahead),
         GH_TEST(test_deferred_evictions_counted_once),
         GH_TEST(test_evicted_prefetched_again),
+        GH_TEST(test_filled_not_prefetched_again),
     };
     /* clang-format on */
     return gh_finish(cmocka_run_group_tests(tests, NULL, NULL));

@@ -11,6 +11,12 @@
  *   - a batch with several locations moves each range to its own location;
  *   - a prefetch the driver refused (a batch where the driver takes none,
  *     FAKE_CUDA_NO_BATCH=1; locations laid out wrong) moved nothing.
+ * The same holds for the program's prefetches recorded into a graph by a
+ * stream capture, at each launch of the graph instead of at the capture
+ * (graph.h): a graph that moves a region to the host after its kernel
+ * leaves it to be prefetched again by the next launch, and one that moves
+ * a region to the device before its kernel is not preceded by the shim's
+ * prefetch of it; prefetches of a destroyed graph are forgotten with it.
  * CTest runs this under every policy, without plain allocations redirected
  * (the program's regions are then its own managed memory, which the
  * proactive policy prefetches all the same) and with a driver that refuses
@@ -286,6 +292,139 @@ static void test_program_batch_of_several_locations(void **state)
     }
 }
 
+enum { PF_NONE, PF_FIRST, PF_LAST }; /* where a capture puts the program's prefetch */
+
+/* Captures on s the program's launch on a, b, c and its prefetch of c
+ * through form f (to the host or to the device), before the launch, after
+ * it or none; returns the graph. The shim moves nothing at capture. */
+static CUgraph capture_with_prefetch(const form_t *f, CUdeviceptr a, CUdeviceptr b, CUdeviceptr c,
+                                     int to_device, int where, CUstream s)
+{
+    assert_int_equal(GET(PFN_cuStreamBeginCapture_v10010, "cuStreamBeginCapture",
+                         12000)(s, CU_STREAM_CAPTURE_MODE_GLOBAL),
+                     CUDA_SUCCESS);
+    size_t mark = f_count();
+    if (where == PF_FIRST)
+        own_prefetch(f, c, N * 4, to_device, s);
+    launch(a, b, c, s);
+    if (where == PF_LAST)
+        own_prefetch(f, c, N * 4, to_device, s);
+    CUgraph g = NULL;
+    assert_int_equal(GET(PFN_cuStreamEndCapture_v10000, "cuStreamEndCapture", 12000)(s, &g),
+                     CUDA_SUCCESS);
+    /* the program's prefetch only: the shim's would go on its migration stream */
+    for (size_t i = mark; i < f_count(); i++)
+        if (strncmp(f_get(i)->fn, "cuMemPrefetch", 13) == 0)
+            assert_int_equal(f_get(i)->a[3], (uint64_t)(uintptr_t)s);
+    return g;
+}
+
+/* Instantiates g and launches it on s; returns the executable graph, and in
+ * *mark_p the log's length before the launch. */
+static CUgraphExec graph_run(CUgraph g, CUstream s, size_t *mark_p)
+{
+    CUgraphExec e;
+    assert_int_equal(
+        GET(PFN_cuGraphInstantiateWithFlags_v11040, "cuGraphInstantiateWithFlags", 12000)(&e, g, 0),
+        CUDA_SUCCESS);
+    *mark_p = f_count();
+    assert_int_equal(GET(PFN_cuGraphLaunch_v10000, "cuGraphLaunch", 12000)(e, s), CUDA_SUCCESS);
+    return e;
+}
+
+static void graph_done(CUgraphExec e, CUgraph g)
+{
+    assert_int_equal(GET(PFN_cuGraphExecDestroy_v10000, "cuGraphExecDestroy", 12000)(e),
+                     CUDA_SUCCESS);
+    assert_int_equal(GET(PFN_cuGraphDestroy_v10000, "cuGraphDestroy", 12000)(g), CUDA_SUCCESS);
+}
+
+/* A graph whose kernel uses a, b, c, all resident, and which then moves c
+ * to the host: its launch moves nothing of the shim's, and the next launch
+ * prefetches c, and only c, again. */
+static void test_graph_prefetch_to_host(void **state)
+{
+    (void)state;
+    for (size_t k = 0; k < NFORMS; k++) {
+        if (forms[k].per_thread)
+            continue; /* the capture is of s, not of the per-thread stream */
+        CUdeviceptr a = region(), b = region(), c = region();
+        CUstream s = new_stream();
+        launch(a, b, c, s);
+        CUgraph g = capture_with_prefetch(&forms[k], a, b, c, 0, PF_LAST, s);
+        size_t mark, of = 0;
+        long at = -1;
+        CUgraphExec e = graph_run(g, s, &mark);
+        /* on main the capture itself marked c moved, and the graph's launch
+         * prefetched it, resident as it was */
+        assert_int_equal(shim_prefetches_since(mark, c, &of, &at), 0);
+        mark = f_count();
+        launch(a, b, c, s);
+        long l = find_call("cuLaunchKernel", mark);
+        /* on main nothing: the graph's move of c to the host went unseen */
+        assert_int_equal(shim_prefetches_since(mark, c, &of, &at), mode_prefetch ? 1 : 0);
+        assert_int_equal(of, mode_prefetch ? 1 : 0);
+        if (mode_prefetch)
+            assert_true(at < l);
+        graph_done(e, g);
+    }
+}
+
+/* c on the host; a graph that moves c to the device and then runs its
+ * kernel on a, b, c: its launch does not prefetch c (the graph moves it),
+ * nor does the launch after it. */
+static void test_graph_prefetch_to_device(void **state)
+{
+    (void)state;
+    for (size_t k = 0; k < NFORMS; k++) {
+        if (forms[k].per_thread)
+            continue;
+        CUdeviceptr a = region(), b = region(), c = region();
+        CUstream s = new_stream();
+        launch(a, b, c, s);
+        own_prefetch(&forms[k], c, N * 4, 0, s);
+        CUgraph g = capture_with_prefetch(&forms[k], a, b, c, 1, PF_FIRST, s);
+        size_t mark, of = 0;
+        long at = -1;
+        CUgraphExec e = graph_run(g, s, &mark);
+        /* on main the shim prefetched c before the graph, which moves it (a
+         * and b may be prefetched: the capture's claim of c started a new
+         * generation) */
+        (void)shim_prefetches_since(mark, c, &of, &at);
+        assert_int_equal(of, 0);
+        mark = f_count();
+        launch(a, b, c, s);
+        assert_int_equal(shim_prefetches_since(mark, c, &of, &at), 0);
+        graph_done(e, g);
+    }
+}
+
+/* A captured graph holding a prefetch of c to the host is destroyed
+ * unlaunched, and the double gives its handle to the graph of the next
+ * capture, which holds only a launch on a, b, c: that graph's launch must
+ * not count the dead graph's prefetch (c would be prefetched again after
+ * it). */
+static void test_graph_destroyed_forgets_prefetch(void **state)
+{
+    (void)state;
+    const form_t *f = &forms[2]; /* cuMemPrefetchAsync_v2 */
+    CUdeviceptr a = region(), b = region(), c = region();
+    CUstream s = new_stream();
+    launch(a, b, c, s);
+    CUgraph dead = capture_with_prefetch(f, a, b, c, 0, PF_LAST, s);
+    assert_int_equal(GET(PFN_cuGraphDestroy_v10000, "cuGraphDestroy", 12000)(dead), CUDA_SUCCESS);
+    CUgraph g = capture_with_prefetch(f, a, b, c, 0, PF_NONE, s);
+    assert_ptr_equal(g, dead); /* the handle reused: else this shows nothing */
+    size_t mark, of = 0;
+    long at = -1;
+    CUgraphExec e = graph_run(g, s, &mark);
+    mark = f_count();
+    launch(a, b, c, s);
+    /* with the dead graph's prefetch kept, c was prefetched here */
+    assert_int_equal(shim_prefetches_since(mark, c, &of, &at), 0);
+    graph_done(e, g);
+}
+
 int main(void)
 {
     if (shim_harness_open() != 0)
@@ -295,6 +434,9 @@ int main(void)
         cmocka_unit_test(test_program_prefetch_of_part_to_host),
         cmocka_unit_test(test_program_prefetch_to_device),
         cmocka_unit_test(test_program_batch_of_several_locations),
+        cmocka_unit_test(test_graph_prefetch_to_host),
+        cmocka_unit_test(test_graph_prefetch_to_device),
+        cmocka_unit_test(test_graph_destroyed_forgets_prefetch),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -141,6 +141,8 @@ typedef CUresult (*fake_pfn_cuStreamBeginCapture_v10000)(CUstream s); /* mode GL
     X(cuStreamIsCapturing, cuStreamIsCapturing, 10000, PFN_cuStreamIsCapturing_v10000, 0)          \
     X(cuStreamIsCapturing_ptsz, cuStreamIsCapturing, 10000, PFN_cuStreamIsCapturing_v10000_ptsz,   \
       1)                                                                                           \
+    X(cuStreamGetCaptureInfo_v2, cuStreamGetCaptureInfo, 11030, PFN_cuStreamGetCaptureInfo_v11030, \
+      0)                                                                                           \
     X(cuStreamBeginCapture, cuStreamBeginCapture, 10000, fake_pfn_cuStreamBeginCapture_v10000, 0)  \
     X(cuStreamBeginCapture_ptsz, cuStreamBeginCapture, 10000,                                      \
       fake_pfn_cuStreamBeginCapture_v10000, 1)                                                     \

@@ -253,6 +253,7 @@ static _Atomic int fake_capture_begun;
 static _Atomic int fake_capture_mode;
 static _Atomic(uintptr_t) fake_capture_thread;
 static _Atomic(uintptr_t) fake_capture_g; /* the graph it records (fake_cuda.h) */
+static _Atomic uint64_t fake_capture_id;  /* its sequence number, from 1 */
 static __thread int fake_thread_tag;
 static __thread int fake_thread_mode = CU_STREAM_CAPTURE_MODE_GLOBAL;
 
@@ -414,6 +415,7 @@ static CUresult fake_begin_capture(CUstream s, CUstreamCaptureMode mode)
     if (r != CUDA_SUCCESS)
         return r;
     atomic_store(&fake_capture_g, U(g));
+    atomic_fetch_add(&fake_capture_id, 1);
     atomic_store(&fake_capture_broken, 0);
     atomic_store(&fake_capture_mode, (int)mode);
     atomic_store(&fake_capture_thread, U(&fake_thread_tag));
@@ -584,6 +586,30 @@ CUresult fk_cuStreamIsCapturing_ptsz(CUstream s, CUstreamCaptureStatus *st)
 {
     CUresult r = fake_is_capturing(s, 1, st);
     REC(U(s), (uint64_t)*st, 0, 0);
+    return r;
+}
+
+/* CUDA 11.3's cuStreamGetCaptureInfo: the status as cuStreamIsCapturing
+ * answers it, and while a capture begun with cuStreamBeginCapture records
+ * (fake_capture_graph) its id, unique in the process, and the graph it
+ * records into; a fake_set_capturing capture has id 0 and no graph. The
+ * double keeps no dependencies: none are given. */
+CUresult fk_cuStreamGetCaptureInfo_v2(CUstream s, CUstreamCaptureStatus *st, cuuint64_t *id,
+                                      CUgraph *graph, const CUgraphNode **deps, size_t *ndeps)
+{
+    if (!st)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult r = fake_is_capturing(s, 0, st);
+    CUgraph g = r == CUDA_SUCCESS ? fake_capture_graph(s, 0) : NULL;
+    REC(U(s), (uint64_t)*st, U(g), 0);
+    if (id)
+        *id = g ? atomic_load(&fake_capture_id) : 0;
+    if (graph)
+        *graph = g;
+    if (deps)
+        *deps = NULL;
+    if (ndeps)
+        *ndeps = 0;
     return r;
 }
 
