@@ -78,7 +78,7 @@ expect() { # expect COUNT PATTERN: lines of results.jsonl matching PATTERN
     fail=1
   fi
 }
-expect 18 '"check":"shim_[a-z-]*","policy":"[a-z]*","native":"0123456789abcdef".*"identical":true'
+expect 21 '"check":"shim_[a-z-]*","policy":"[a-z]*","native":"0123456789abcdef".*"identical":true'
 expect 1 '"check":"shim_graph_walk","graph_children":[0-9null]*,"graph_conditionals"'
 expect 4 '"check":"shim_ipc".*"ok":true'
 expect 2 '"check":"shim_ipc".*"gmux":"refused","warned":true'

@@ -46,7 +46,7 @@ emit() { echo "$1" | tee -a "$json" >>"$out/results.jsonl"; echo "$1"; }
 want() { [[ $part == all || $part == "$1" ]]; }
 
 if want progs; then
-  for check in vecadd-driver vecadd-runtime managed-streams graph graph-cond vmm; do
+  for check in vecadd-driver vecadd-runtime managed-streams graph graph-cond graph-prefetch vmm; do
     native=$(timeout 30 "$prog" "$check" 2>"$out/shim_${check}_native.err" | grep '^RESULT')
     for policy in off demand proactive; do
       got=$(timeout 30 "$gmux" run --no-daemon --policy "$policy" --stats "$out/shim_${check}_${policy}.stats.json" \

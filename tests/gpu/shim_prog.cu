@@ -9,6 +9,12 @@
  *   graph-cond       conditional nodes (CUDA 12.4+): a kernel, an IF and a WHILE (three
  *                    rounds a launch) made with cudaGraphAddNode, bodies captured, ten
  *                    graph launches
+ *   graph-prefetch   the program's own cuMemPrefetchAsync captured into a graph (to the
+ *                    device before its kernel, to the host after it) on managed memory,
+ *                    a plain kernel on the same buffer after each of ten graph launches;
+ *                    where the driver refuses a prefetch in a capture it prints
+ *                    "RESULT graph-prefetch unsupported-N" (N the error), natively and
+ *                    under gmux alike
  *   vmm              cuMemCreate / cuMemAddressReserve / cuMemMap, kernel, copy back
  *   ipc              whether cudaIpcGetMemHandle shares cudaMalloc'd memory
  *   launch-rate N    N empty kernels, prints launches per second
@@ -262,6 +268,59 @@ static int graph_cond()
     return 0;
 }
 
+/* The program's own prefetches inside a graph: libgmux.so applies them at each
+ * graph launch (docs/shim.md), so after the graph moves x to the host, the
+ * plain launch that reads x must find it where it is (prefetched again, or
+ * faulted in): the result is the same either way, which is what is checked. */
+static int graph_prefetch()
+{
+    uint32_t *x, *y;
+    CK(cudaMallocManaged(&x, (size_t)N * 4));
+    CK(cudaMallocManaged(&y, (size_t)N * 4));
+    for (int i = 0; i < N; i++) {
+        x[i] = (uint32_t)i;
+        y[i] = 7u;
+    }
+    int dev = 0;
+    CK(cudaGetDevice(&dev));
+    CUmemLocation on_dev = {CU_MEM_LOCATION_TYPE_DEVICE, dev};
+    CUmemLocation on_host = {CU_MEM_LOCATION_TYPE_HOST, 0};
+    cudaStream_t s;
+    CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+    CUresult r = cuMemPrefetchAsync((CUdeviceptr)x, (size_t)N * 4, on_dev, 0, (CUstream)s);
+    if (r == CUDA_SUCCESS) {
+        k_scale<<<(N + 255) / 256, 256, 0, s>>>(x, 3, 1, N);
+        r = cuMemPrefetchAsync((CUdeviceptr)x, (size_t)N * 4, on_host, 0, (CUstream)s);
+    }
+    cudaGraph_t g = NULL;
+    cudaError_t end = cudaStreamEndCapture(s, &g);
+    if (r != CUDA_SUCCESS || end != cudaSuccess) {
+        (void)cudaGetLastError();
+        if (g)
+            CK(cudaGraphDestroy(g));
+        std::printf("RESULT graph-prefetch unsupported-%d\n",
+                    r != CUDA_SUCCESS ? (int)r : (int)end);
+        return 0;
+    }
+    cudaGraphExec_t exec;
+    CK(cudaGraphInstantiate(&exec, g, 0));
+    for (int it = 0; it < 10; it++) {
+        CK(cudaGraphLaunch(exec, s));
+        k_vadd<<<(N + 255) / 256, 256, 0, s>>>(x, y, y, N);
+    }
+    CK(cudaStreamSynchronize(s));
+    CK(cudaGetLastError());
+    uint64_t sum = checksum(y, N) ^ checksum(x, N);
+    CK(cudaGraphExecDestroy(exec));
+    CK(cudaGraphDestroy(g));
+    CK(cudaStreamDestroy(s));
+    CK(cudaFree(x));
+    CK(cudaFree(y));
+    std::printf("RESULT graph-prefetch %016llx\n", (unsigned long long)sum);
+    return 0;
+}
+
 static int vmm()
 {
     CK(cudaFree(0)); /* primary context */
@@ -344,6 +403,8 @@ int main(int argc, char **argv)
         return graph();
     if (!std::strcmp(what, "graph-cond"))
         return graph_cond();
+    if (!std::strcmp(what, "graph-prefetch"))
+        return graph_prefetch();
     if (!std::strcmp(what, "vmm"))
         return vmm();
     if (!std::strcmp(what, "launch-rate"))
@@ -351,6 +412,6 @@ int main(int argc, char **argv)
     if (!std::strcmp(what, "ipc"))
         return ipc();
     std::fprintf(stderr, "usage: shim_prog vecadd-driver|vecadd-runtime|managed-streams|graph|"
-                         "graph-cond|vmm|ipc|launch-rate [N]\n");
+                         "graph-cond|graph-prefetch|vmm|ipc|launch-rate [N]\n");
     return 2;
 }
