@@ -596,7 +596,8 @@ uint32_t dmn_arb_snapshot(const dmn_arbiter_t *arb, uint64_t now, dmn_status_tas
             memset(s, 0, sizeof(*s));
             s->id = t->id;
             s->pid = t->reg.pid;
-            s->state = t->state;
+            /* a GRANT held: granted, yet it may not launch */
+            s->state = t->held && t->state == DMN_STATE_RUNNING ? DMN_STATE_HELD : t->state;
             s->cls = t->reg.cls;
             s->priority = t->reg.priority;
             s->budget = t->reg.budget;

@@ -68,7 +68,8 @@ typedef struct dmn_task {
     uint64_t rr_before;     /* rr_stamp before the last grant (dmn_arb_withdraw) */
     uint64_t registered_ns; /* when it joined */
     uint64_t granted_ns;    /* start of the current turn */
-    int held;               /* its GRANT is held (dmn_arb_hold_turn): no turn yet */
+    int held;               /* its GRANT is held (dmn_arb_hold_turn): no turn yet;
+                               STATUS shows it DMN_STATE_HELD */
     uint64_t revoked_ns;    /* when the current turn was revoked */
     uint64_t grant_seq;     /* sequence of its current (last) grant */
     uint64_t run_ns;        /* time holding the turn, finished turns */

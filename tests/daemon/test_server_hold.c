@@ -36,6 +36,8 @@ static void test_grant_follows_report(void **state)
     uint64_t g = switched_x_to_a(60000, &x, &a, &b);
     dmn_report_t rep;
     assert_true(nothing_for(a, &rep));
+    /* granted, but not told: held, not running (until 2026-12-03 running) */
+    assert_int_equal(state_in(&rep, "a"), DMN_STATE_HELD);
     assert_true(nothing_for(b, &rep));
     send_evicted(x, 1); /* another grant's: does not count */
     assert_true(nothing_for(a, &rep));
@@ -51,6 +53,7 @@ static void test_grant_follows_report(void **state)
         assert_int_equal(m.u.ranges.seq, g);
     }
     assert_int_equal(dmn_report_fetch(path, &rep, 10000), GMUX_OK);
+    assert_int_equal(state_in(&rep, "a"), DMN_STATE_RUNNING); /* its GRANT went */
     assert_int_equal(rep.ahead_bytes, thold_rec() ? ws_b.len : 0);
     holds_are(&rep, 1, 0);
     assert_true(rep.evict_wait_max_ns > 0);
