@@ -229,10 +229,13 @@ uint64_t dmn_arb_next_deadline(const dmn_arbiter_t *arb);
 uint32_t dmn_arb_holders(const dmn_arbiter_t *arb);
 
 /* The STATUS head: mode, capacity, footprints, counters (n_tasks not set).
- * The footprints and mode are brought up to date first (registrations,
- * reports and departures since the last decision count), as the next
- * decision would. */
-void dmn_arb_status_head(dmn_arbiter_t *arb, uint64_t now, dmn_msg_status_t *head);
+ * The footprints and capacity are counted as they are now (registrations,
+ * reports and departures since the last decision count); the mode is the
+ * one in force, which the next decision brings up to date. Reading it
+ * changes nothing: a query must not decide the mode (until 2026-12-03 it
+ * did, between two decisions: a query that read the footprints over the
+ * line while a switch was held switched to slices). */
+void dmn_arb_status_head(const dmn_arbiter_t *arb, uint64_t now, dmn_msg_status_t *head);
 
 /* Fills up to cap entries (slot order); returns how many tasks there are. */
 uint32_t dmn_arb_snapshot(const dmn_arbiter_t *arb, uint64_t now, dmn_status_task_t *out,
