@@ -175,7 +175,7 @@ gmux_status_t dmn_arb_withdraw(dmn_arbiter_t *arb, int slot)
     return dmn_arb_unsent(arb, t->id, t->grant_seq);
 }
 
-void dmn_arb_remove(dmn_arbiter_t *arb, int slot, int dead, uint64_t now)
+void dmn_arb_remove(dmn_arbiter_t *arb, int slot, uint64_t now)
 {
     dmn_task_t *t = &arb->tasks[slot];
     if (!t->used)
@@ -187,8 +187,7 @@ void dmn_arb_remove(dmn_arbiter_t *arb, int slot, int dead, uint64_t now)
     free(t->ranges);
     memset(t, 0, sizeof(*t));
     arb->share_dirty = 1;
-    if (dead)
-        arb->reclaimed++;
+    arb->reclaimed++;
 }
 
 gmux_status_t dmn_arb_pending(dmn_arbiter_t *arb, int slot, uint32_t n_launches,

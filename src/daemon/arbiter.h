@@ -150,9 +150,9 @@ void dmn_arb_set_ahead(dmn_arbiter_t *arb, int on);
 /* A new task; returns its slot, or GMUX_ERR_CAPACITY when full. */
 int dmn_arb_add(dmn_arbiter_t *arb, const dmn_msg_register_t *reg, uint64_t now);
 
-/* The task leaves (exit, death, protocol error); its turn and accounting are
- * reclaimed. dead: count it as reclaimed. */
-void dmn_arb_remove(dmn_arbiter_t *arb, int slot, int dead, uint64_t now);
+/* The task leaves (exit, death, protocol error: its connection ended); its
+ * turn and accounting are reclaimed, and it counts in STATUS's reclaimed. */
+void dmn_arb_remove(dmn_arbiter_t *arb, int slot, uint64_t now);
 
 /* Launches are pending; ranges (copied) are their predicted working set.
  * GMUX_ERR_NOMEM: no room to copy the ranges; the task keeps the ones it had

@@ -218,7 +218,7 @@ static void test_registration_overflows(void **state)
     assert_true(decide(11 * MS).grant >= 0);
     assert_int_equal(dmn_arb_holders(arb), 1);
     /* The big one leaves: the rest fits again (600 <= 850), all run. */
-    dmn_arb_remove(arb, c0, 0, 12 * MS);
+    dmn_arb_remove(arb, c0, 12 * MS);
     settle(12 * MS, &g, &r);
     assert_int_equal(arb->share.mode, DMN_MODE_SHARED);
     assert_int_equal(dmn_arb_holders(arb), 2);
@@ -250,7 +250,7 @@ static void test_status_counts_new_task(void **state)
     assert_int_equal(head.capacity, 1000);
     assert_int_equal(head.mode, DMN_MODE_SHARED); /* in force until decided */
     assert_int_equal(head.mode_changes, 1);
-    dmn_arb_remove(arb, b0, 1, 3 * MS); /* gone before any decision saw it */
+    dmn_arb_remove(arb, b0, 3 * MS); /* gone before any decision saw it */
     decide(3 * MS);
     dmn_arb_status_head(arb, 3 * MS, &head);
     assert_int_equal(head.mode, DMN_MODE_SHARED);
