@@ -175,7 +175,7 @@ gmux_status_t dmn_arb_withdraw(dmn_arbiter_t *arb, int slot)
     return dmn_arb_unsent(arb, t->id, t->grant_seq);
 }
 
-void dmn_arb_remove(dmn_arbiter_t *arb, int slot, int dead, uint64_t now)
+void dmn_arb_remove(dmn_arbiter_t *arb, int slot, uint64_t now)
 {
     dmn_task_t *t = &arb->tasks[slot];
     if (!t->used)
@@ -187,8 +187,7 @@ void dmn_arb_remove(dmn_arbiter_t *arb, int slot, int dead, uint64_t now)
     free(t->ranges);
     memset(t, 0, sizeof(*t));
     arb->share_dirty = 1;
-    if (dead)
-        arb->reclaimed++;
+    arb->reclaimed++;
 }
 
 gmux_status_t dmn_arb_pending(dmn_arbiter_t *arb, int slot, uint32_t n_launches,
@@ -435,12 +434,10 @@ static void revoke(dmn_arbiter_t *arb, int slot, uint64_t now, dmn_arb_action_t 
     act->revoke = slot;
 }
 
-/* Recomputes the footprints and the mode (share.h) after a change. */
-static void update_mode(dmn_arbiter_t *arb)
+/* The sum of the tasks' footprints and the smallest device memory they
+ * reported (0: none), as they are now. */
+static void footprints(const dmn_arbiter_t *arb, uint64_t *sum_p, uint64_t *device_p)
 {
-    if (!arb->share_dirty)
-        return;
-    arb->share_dirty = 0;
     uint64_t sum = 0, device = 0;
     for (int i = 0; i < DMN_ARB_MAX_TASKS; i++) {
         const dmn_task_t *t = &arb->tasks[i];
@@ -451,6 +448,18 @@ static void update_mode(dmn_arbiter_t *arb)
         if (t->stats.device && (!device || t->stats.device < device))
             device = t->stats.device;
     }
+    *sum_p = sum;
+    *device_p = device;
+}
+
+/* Recomputes the footprints and the mode (share.h) after a change. */
+static void update_mode(dmn_arbiter_t *arb)
+{
+    if (!arb->share_dirty)
+        return;
+    arb->share_dirty = 0;
+    uint64_t sum, device;
+    footprints(arb, &sum, &device);
     (void)dmn_share_update(&arb->share, sum, device);
 }
 
@@ -566,16 +575,17 @@ uint64_t dmn_arb_next_deadline(const dmn_arbiter_t *arb)
     return next;
 }
 
-void dmn_arb_status_head(dmn_arbiter_t *arb, uint64_t now, dmn_msg_status_t *head)
+void dmn_arb_status_head(const dmn_arbiter_t *arb, uint64_t now, dmn_msg_status_t *head)
 {
-    update_mode(arb);
+    uint64_t sum, device;
+    footprints(arb, &sum, &device);
     memset(head, 0, sizeof(*head));
     head->mode = arb->share.mode;
     head->uptime_ns = now - arb->start_ns;
     head->switches = arb->switches;
     head->reclaimed = arb->reclaimed;
-    head->capacity = arb->share.capacity;
-    head->footprint = arb->share.footprint;
+    head->capacity = dmn_share_capacity(&arb->share, device);
+    head->footprint = sum;
     head->mode_changes = arb->share.changes;
     head->evict_bytes = arb->planned_bytes[DMN_PLAN_EVICT];
     head->fill_bytes = arb->planned_bytes[DMN_PLAN_FILL];
@@ -596,7 +606,8 @@ uint32_t dmn_arb_snapshot(const dmn_arbiter_t *arb, uint64_t now, dmn_status_tas
             memset(s, 0, sizeof(*s));
             s->id = t->id;
             s->pid = t->reg.pid;
-            s->state = t->state;
+            /* a GRANT held: granted, yet it may not launch */
+            s->state = t->held && t->state == DMN_STATE_RUNNING ? DMN_STATE_HELD : t->state;
             s->cls = t->reg.cls;
             s->priority = t->reg.priority;
             s->budget = t->reg.budget;

@@ -68,7 +68,8 @@ typedef struct dmn_task {
     uint64_t rr_before;     /* rr_stamp before the last grant (dmn_arb_withdraw) */
     uint64_t registered_ns; /* when it joined */
     uint64_t granted_ns;    /* start of the current turn */
-    int held;               /* its GRANT is held (dmn_arb_hold_turn): no turn yet */
+    int held;               /* its GRANT is held (dmn_arb_hold_turn): no turn yet;
+                               STATUS shows it DMN_STATE_HELD */
     uint64_t revoked_ns;    /* when the current turn was revoked */
     uint64_t grant_seq;     /* sequence of its current (last) grant */
     uint64_t run_ns;        /* time holding the turn, finished turns */
@@ -149,9 +150,9 @@ void dmn_arb_set_ahead(dmn_arbiter_t *arb, int on);
 /* A new task; returns its slot, or GMUX_ERR_CAPACITY when full. */
 int dmn_arb_add(dmn_arbiter_t *arb, const dmn_msg_register_t *reg, uint64_t now);
 
-/* The task leaves (exit, death, protocol error); its turn and accounting are
- * reclaimed. dead: count it as reclaimed. */
-void dmn_arb_remove(dmn_arbiter_t *arb, int slot, int dead, uint64_t now);
+/* The task leaves (exit, death, protocol error: its connection ended); its
+ * turn and accounting are reclaimed, and it counts in STATUS's reclaimed. */
+void dmn_arb_remove(dmn_arbiter_t *arb, int slot, uint64_t now);
 
 /* Launches are pending; ranges (copied) are their predicted working set.
  * GMUX_ERR_NOMEM: no room to copy the ranges; the task keeps the ones it had
@@ -228,10 +229,13 @@ uint64_t dmn_arb_next_deadline(const dmn_arbiter_t *arb);
 uint32_t dmn_arb_holders(const dmn_arbiter_t *arb);
 
 /* The STATUS head: mode, capacity, footprints, counters (n_tasks not set).
- * The footprints and mode are brought up to date first (registrations,
- * reports and departures since the last decision count), as the next
- * decision would. */
-void dmn_arb_status_head(dmn_arbiter_t *arb, uint64_t now, dmn_msg_status_t *head);
+ * The footprints and capacity are counted as they are now (registrations,
+ * reports and departures since the last decision count); the mode is the
+ * one in force, which the next decision brings up to date. Reading it
+ * changes nothing: a query must not decide the mode (until 2026-12-03 it
+ * did, between two decisions: a query that read the footprints over the
+ * line while a switch was held switched to slices). */
+void dmn_arb_status_head(const dmn_arbiter_t *arb, uint64_t now, dmn_msg_status_t *head);
 
 /* Fills up to cap entries (slot order); returns how many tasks there are. */
 uint32_t dmn_arb_snapshot(const dmn_arbiter_t *arb, uint64_t now, dmn_status_task_t *out,

@@ -80,8 +80,8 @@ const char *dmn_mode_name(uint32_t mode)
 
 const char *dmn_state_name(uint32_t state)
 {
-    static const char *const names[] = {"idle", "pending", "running", "revoked"};
-    return state < 4 ? names[state] : "?";
+    static const char *const names[] = {"idle", "pending", "running", "revoked", "held"};
+    return state <= DMN_STATE_HELD ? names[state] : "?";
 }
 
 gmux_status_t dmn_proto_read_hdr(const uint8_t *buf, size_t avail, dmn_hdr_t *hdr)
@@ -242,7 +242,7 @@ gmux_status_t dmn_proto_decode(const uint8_t *buf, size_t len, dmn_msg_t *msg)
         for (uint32_t i = 0; i < s->n_tasks; i++) {
             const uint8_t *t = s->tasks_le + (size_t)i * DMN_STATUS_TASK_SIZE;
             char name[DMN_NAME_MAX];
-            if (get32(t + 8) > DMN_STATE_REVOKED || get32(t + 12) > DMN_CLASS_LATENCY ||
+            if (get32(t + 8) > DMN_STATE_HELD || get32(t + 12) > DMN_CLASS_LATENCY ||
                 read_name(t + 88, DMN_NAME_MAX, name) != GMUX_OK)
                 return GMUX_ERR_PARSE;
         }
@@ -426,7 +426,7 @@ size_t dmn_proto_encode_status(uint8_t *out, size_t cap, uint32_t seq, const dmn
     for (uint32_t i = 0; i < n_tasks; i++) {
         const dmn_status_task_t *s = &tasks[i];
         uint8_t *t = p + DMN_STATUS_HEAD_SIZE + (size_t)i * DMN_STATUS_TASK_SIZE;
-        if (s->state > DMN_STATE_REVOKED || s->cls > DMN_CLASS_LATENCY)
+        if (s->state > DMN_STATE_HELD || s->cls > DMN_CLASS_LATENCY)
             return 0;
         put32(t, s->id);
         put32(t + 4, s->pid);

@@ -33,9 +33,10 @@
 
 /* Version 2: STATS device bytes, STATUS mode and footprints; 3: PLAN kind AHEAD;
  * 4: STATUS planned bytes; 5: PENDING numbered, GRANT names the PENDING it answers;
- * 6: EVICTED, the empty EVICT PLAN that asks for it, STATUS evict-wait counters. */
+ * 6: EVICTED, the empty EVICT PLAN that asks for it, STATUS evict-wait counters;
+ * 7: STATUS task state HELD. */
 #define DMN_PROTO_MAGIC       0x44584d47u /* 'G' 'M' 'X' 'D' */
-#define DMN_PROTO_VERSION     6u
+#define DMN_PROTO_VERSION     7u
 #define DMN_PROTO_HDR_SIZE    16u
 #define DMN_PROTO_MAX_PAYLOAD 65536u
 #define DMN_PROTO_MAX_MSG     (DMN_PROTO_HDR_SIZE + DMN_PROTO_MAX_PAYLOAD)
@@ -78,6 +79,8 @@ typedef enum dmn_task_state {
     DMN_STATE_PENDING = 1, /* launches queued, waiting for the turn */
     DMN_STATE_RUNNING = 2, /* holds the turn */
     DMN_STATE_REVOKED = 3, /* holds the turn, asked to give it back */
+    DMN_STATE_HELD = 4,    /* granted, but its GRANT waits for evictions to end (v7):
+                              the daemon counts it a holder; it may not launch yet */
 } dmn_task_state_t;
 
 typedef enum dmn_mode {
@@ -251,7 +254,7 @@ size_t dmn_proto_encode_status(uint8_t *out, size_t cap, uint32_t seq, const dmn
 
 const char *dmn_msg_type_name(uint32_t type); /* "REGISTER", or "?" */
 const char *dmn_class_name(uint32_t cls);     /* "batch", "latency", or "?" */
-const char *dmn_state_name(uint32_t state);   /* "idle", "pending", "running", "revoked" */
+const char *dmn_state_name(uint32_t state);   /* "idle", "pending", "running", "revoked", "held" */
 const char *dmn_mode_name(uint32_t mode);     /* "sliced", "shared", or "?" */
 
 #endif /* DMN_PROTO_H */

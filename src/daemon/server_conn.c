@@ -31,7 +31,7 @@ void dmn_conn_drop(dmn_srv_t *s, dmn_conn_t *c, const char *why)
 {
     if (c->slot >= 0) {
         COM_INFO(DAEMON, "task %u (pid %d) leaves: %s", s->arb.tasks[c->slot].id, (int)c->pid, why);
-        dmn_arb_remove(&s->arb, c->slot, 1, com_clock_ns());
+        dmn_arb_remove(&s->arb, c->slot, com_clock_ns());
         s->conn_of_slot[c->slot] = -1;
     }
     close(c->fd);

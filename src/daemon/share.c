@@ -51,9 +51,14 @@ uint64_t dmn_share_enter_bytes(const dmn_share_t *s)
     return percent_of(s->capacity, keep > DMN_SHARE_BAND_PCT ? keep - DMN_SHARE_BAND_PCT : 0);
 }
 
+uint64_t dmn_share_capacity(const dmn_share_t *s, uint64_t reported_device)
+{
+    return s->p.capacity ? s->p.capacity : reported_device;
+}
+
 int dmn_share_update(dmn_share_t *s, uint64_t footprint, uint64_t reported_device)
 {
-    s->capacity = s->p.capacity ? s->p.capacity : reported_device;
+    s->capacity = dmn_share_capacity(s, reported_device);
     s->footprint = footprint;
     uint32_t mode = s->mode;
     if (!s->p.enabled || s->capacity == 0)

@@ -60,6 +60,10 @@ gmux_status_t dmn_share_params_from_settings(dmn_share_params_t *p);
 /* A task's footprint (see above). */
 uint64_t dmn_share_footprint(uint64_t budget, uint64_t total, uint64_t working_set);
 
+/* The capacity the mode is decided against: the setting, else the smallest
+ * device memory the tasks reported (0: none). */
+uint64_t dmn_share_capacity(const dmn_share_t *s, uint64_t reported_device);
+
 /* Decides the mode for footprint bytes in all and the smallest device memory
  * the tasks reported (0: none). Returns 1 when the mode changed. */
 int dmn_share_update(dmn_share_t *s, uint64_t footprint, uint64_t reported_device);

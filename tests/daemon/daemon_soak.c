@@ -83,18 +83,19 @@ static void sleep_us(uint64_t us)
 
 /* After a wait unanswered: what the daemon says of this task (and of the
  * holder) now, counted by state and said on stderr; returns the state
- * (DMN_STATE_*, 4: not listed or no answer). */
+ * (DMN_STATE_*, SOAK_UNLISTED: not listed or no answer). */
 static uint32_t classify_timeout(dmn_client_t *c, soak_slot_t *s, int i)
 {
     dmn_report_t *rep = malloc(sizeof(*rep));
-    uint32_t id = dmn_client_task_id(c), state = 4, holder = 0, hstate = 0;
+    uint32_t id = dmn_client_task_id(c), state = SOAK_UNLISTED, holder = 0, hstate = 0;
     uint64_t hrun = 0;
     if (rep && dmn_report_fetch(soak_sock, rep, 2000) == GMUX_OK)
         for (uint32_t k = 0; k < rep->n_tasks; k++) {
             const dmn_status_task_t *t = &rep->tasks[k];
             if (t->id == id)
                 state = t->state;
-            else if (t->state == DMN_STATE_RUNNING || t->state == DMN_STATE_REVOKED)
+            else if (t->state == DMN_STATE_RUNNING || t->state == DMN_STATE_REVOKED ||
+                     t->state == DMN_STATE_HELD)
                 holder = t->pid, hstate = t->state, hrun = t->run_ns;
         }
     free(rep);
@@ -105,7 +106,7 @@ static uint32_t classify_timeout(dmn_client_t *c, soak_slot_t *s, int i)
             "soak: client %d (pid %d, task %u) unanswered after 2 s at %.3f s: daemon says %s; "
             "holder pid %u %s (held %.1f ms)\n",
             i, (int)getpid(), id, (double)com_clock_ns() / 1e9,
-            state < 4 ? dmn_state_name(state) : "not listed", holder,
+            state < SOAK_UNLISTED ? dmn_state_name(state) : "not listed", holder,
             holder ? dmn_state_name(hstate) : "none", (double)hrun / 1e6);
     return state;
 }
@@ -303,7 +304,7 @@ static int check_report(const soak_opts_t *o, const dmn_report_t *rep)
 
 typedef struct soak_totals {
     uint64_t turns, timeouts, opens, open_errors, kills, wait_max_ns, overtaken_max, starved;
-    uint64_t timeout_as[5], timeout_held;
+    uint64_t timeout_as[SOAK_UNLISTED + 1], timeout_held;
     /* a reclaim's two parts: kill to reaped (the victim's exit, which closes
      * its socket), reaped to the STATUS without it */
     double reclaim_max_ms, reclaim_sum_ms, reap_max_ms, after_reap_max_ms;
@@ -320,7 +321,7 @@ static void add_slot(soak_totals_t *t, const soak_slot_t *s)
     if (LOAD(&s->overtaken_max) > t->overtaken_max)
         t->overtaken_max = LOAD(&s->overtaken_max);
     t->starved += LOAD(&s->starved);
-    for (int k = 0; k < 5; k++)
+    for (int k = 0; k <= SOAK_UNLISTED; k++)
         t->timeout_as[k] += LOAD(&s->timeout_as[k]);
     t->timeout_held += LOAD(&s->timeout_held);
 }
@@ -618,9 +619,10 @@ int main(int argc, char **argv)
         (unsigned long long)reclaimed, (unsigned long long)switches, t.reclaim_max_ms,
         t.kills ? t.reclaim_sum_ms / (double)t.kills : 0.0, t.reap_max_ms, t.after_reap_max_ms,
         (unsigned long long)t.timeout_as[DMN_STATE_PENDING], (unsigned long long)t.timeout_held,
-        (unsigned long long)(t.timeout_as[DMN_STATE_RUNNING] + t.timeout_as[DMN_STATE_REVOKED]),
-        (unsigned long long)(t.timeout_as[DMN_STATE_IDLE] + t.timeout_as[4]), fd_start, fd_end, fd1,
-        fd3, rss_start, rss_end, rss1, rss3, rc == 0 ? "true" : "false");
+        (unsigned long long)(t.timeout_as[DMN_STATE_RUNNING] + t.timeout_as[DMN_STATE_REVOKED] +
+                             t.timeout_as[DMN_STATE_HELD]),
+        (unsigned long long)(t.timeout_as[DMN_STATE_IDLE] + t.timeout_as[SOAK_UNLISTED]), fd_start,
+        fd_end, fd1, fd3, rss_start, rss_end, rss1, rss3, rc == 0 ? "true" : "false");
 out:
     if (rc != 0)
         fprintf(stderr, "soak: FAILED (seed %llu)\n", (unsigned long long)seed);

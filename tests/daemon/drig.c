@@ -331,7 +331,7 @@ pid_t drig_kill_holder(drig_t *r, dmn_report_t *rep, pid_t fallback, int remaini
 {
     pid_t victim = fallback;
     for (uint32_t i = 0; i < rep->n_tasks; i++)
-        if (rep->tasks[i].state == DMN_STATE_RUNNING)
+        if (rep->tasks[i].state == DMN_STATE_RUNNING || rep->tasks[i].state == DMN_STATE_HELD)
             victim = (pid_t)rep->tasks[i].pid;
     uint64_t t0 = com_clock_ns();
     kill(victim, SIGKILL);

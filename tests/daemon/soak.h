@@ -9,8 +9,12 @@
 
 #include <stdint.h>
 
+#include "daemon/proto.h"
+
 #define SOAK_MAX_CLIENTS 32
 #define SOAK_RING        256 /* grant numbers a client keeps of its last turns */
+
+#define SOAK_UNLISTED (DMN_STATE_HELD + 1) /* timeout_as: no state known */
 
 /* One client's place; the supervisor writes pid and born_ns, the client
  * the counters (atomics: two processes share the page). */
@@ -21,8 +25,9 @@ typedef struct soak_slot {
     uint64_t turns, timeouts, opens, open_errors, local_turns;
     uint64_t wait_max_ns; /* the longest wait for a turn that was granted */
     /* waits unanswered after 2 s, by the state the daemon gave the task in a
-     * STATUS asked right after: DMN_STATE_*, and 4: not listed or no answer */
-    uint64_t timeout_as[5];
+     * STATUS asked right after: DMN_STATE_*, and SOAK_UNLISTED: not listed or
+     * no answer */
+    uint64_t timeout_as[SOAK_UNLISTED + 1];
     /* of those still pending: how many had another task holding the turn */
     uint64_t timeout_held;
     /* the most turns one other client had during one of this client's

@@ -211,7 +211,7 @@ static void test_remove_holder(void **state)
     pend(a0, 0);
     pend(b0, 0);
     int first = decide(0).grant, second = first == a0 ? b0 : a0;
-    dmn_arb_remove(arb, first, 1, 3 * MS);
+    dmn_arb_remove(arb, first, 3 * MS);
     assert_int_equal(arb->reclaimed, 1);
     assert_int_equal(decide(3 * MS).grant, second);
     dmn_status_task_t snap[4];
@@ -220,6 +220,9 @@ static void test_remove_holder(void **state)
     int c = add(DMN_CLASS_BATCH, 0);
     assert_int_equal(c, first);
     assert_int_equal(arb->tasks[c].id, 3);
+    /* every task that leaves counts, holding the turn or not */
+    dmn_arb_remove(arb, c, 5 * MS);
+    assert_int_equal(arb->reclaimed, 2);
 }
 
 /* A placement that records its calls. */

@@ -166,11 +166,11 @@ static const dmn_status_task_t *task_of(const dmn_report_t *rep, uint32_t id)
 
 static uint32_t watched; /* the task id the predicates below look at */
 
-static int watched_running(const dmn_report_t *rep, void *arg)
+static int watched_held(const dmn_report_t *rep, void *arg)
 {
     (void)arg;
     const dmn_status_task_t *t = task_of(rep, watched);
-    return t && t->state == DMN_STATE_RUNNING;
+    return t && t->state == DMN_STATE_HELD;
 }
 
 static int watched_idle(const dmn_report_t *rep, void *arg)
@@ -180,8 +180,30 @@ static int watched_idle(const dmn_report_t *rep, void *arg)
     return t && t->state == DMN_STATE_IDLE;
 }
 
+/* `gmux status` and `gmux top` print rep (dmn_report_table) with one task
+ * in state word; the JSON (`--json`) says the same. */
+static void shown_as(const dmn_report_t *rep, const char *word)
+{
+    char *js = NULL, *tab = NULL, want[64];
+    size_t jn = 0, tn = 0;
+    FILE *f = open_memstream(&js, &jn);
+    dmn_report_json(f, path, rep);
+    fclose(f);
+    f = open_memstream(&tab, &tn);
+    dmn_report_table(f, path, rep, 200);
+    fclose(f);
+    snprintf(want, sizeof(want), "\"state\": \"%s\"", word);
+    assert_non_null(strstr(js, want));
+    snprintf(want, sizeof(want), " %s ", word);
+    assert_non_null(strstr(tab, want));
+    free(js);
+    free(tab);
+}
+
 /* A's switch evicts from X, which never answers (bound 20 s): A's GRANT is
- * held. A's turn has not started, so STATUS counts none of that time as
+ * held. STATUS, `gmux status` and `gmux top` show A held, not running (until
+ * 2026-12-03 running, though A may not launch). A's turn has not started,
+ * so STATUS counts none of that time as
  * A's (gpu_time_s, share), and once A goes idle before its GRANT went (the
  * grant is void) it never held the turn: run time 0, no switch, no evict
  * wait. Until 2026-12-03 the held time counted as A's from the decision
@@ -200,9 +222,11 @@ static void test_held_grant_no_run_time(void **state)
     assert_int_equal(dmn_client_pending(a, 1, &as, 1), GMUX_OK);
     watched = dmn_client_task_id(a);
     dmn_report_t rep;
-    assert_true(report_until(watched_running, &rep)); /* granted, its GRANT held */
-    com_clock_sleep_ns(50 * COM_NS_PER_MS);           /* time that is not A's */
+    assert_true(report_until(watched_held, &rep)); /* granted, its GRANT held */
+    com_clock_sleep_ns(50 * COM_NS_PER_MS);        /* time that is not A's */
     assert_int_equal(dmn_report_fetch(path, &rep, 5000), GMUX_OK);
+    assert_int_equal(task_of(&rep, watched)->state, DMN_STATE_HELD); /* not running */
+    shown_as(&rep, "held");
     assert_int_equal(rep.evict_waits, 0);
     assert_int_equal(task_of(&rep, watched)->run_ns, 0);
     assert_false(dmn_client_holds_turn(a));

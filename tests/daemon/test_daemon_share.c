@@ -158,7 +158,7 @@ static void test_overflow_slices(void **state)
         uint32_t holders = 0;
         for (uint32_t i = 0; i < rep.n_tasks; i++)
             if (rep.tasks[i].state == DMN_STATE_RUNNING ||
-                rep.tasks[i].state == DMN_STATE_REVOKED) {
+                rep.tasks[i].state == DMN_STATE_REVOKED || rep.tasks[i].state == DMN_STATE_HELD) {
                 holders++;
                 holding += rep.tasks[i].footprint;
             }

@@ -78,14 +78,19 @@ static const want_t wants[3] = {
      {"64.00 MiB", "40.00 GiB", "3", "1.00 MiB", "1"}},
 };
 
-/* Three tasks, and the worker has reported its kernel. */
+/* Three tasks, each has reported its memory, and the worker its kernel.
+ * (Until 2026-12-03 it waited for the worker only: under load the worker
+ * could register, run and report before k0's first STATS was read, and the
+ * premise below found k0's total 0.) */
 static int worker_ran(const dmn_report_t *r, void *arg)
 {
     (void)arg;
-    int ran = 0;
-    for (uint32_t i = 0; i < r->n_tasks; i++)
+    int ran = 0, reported = 0;
+    for (uint32_t i = 0; i < r->n_tasks; i++) {
         ran += strcmp(r->tasks[i].name, "worker") == 0 && r->tasks[i].kernels == 1;
-    return r->n_tasks == 3 && ran == 1;
+        reported += r->tasks[i].total > 0;
+    }
+    return r->n_tasks == 3 && ran == 1 && reported == 3;
 }
 
 /* Starts the daemon and the three clients: k0 and LONG_NAME registered and

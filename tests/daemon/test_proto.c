@@ -19,7 +19,7 @@ static void test_header_layout(void **state)
     (void)state;
     size_t n = dmn_proto_encode_empty(buf, sizeof(buf), 0x01020304u, DMN_MSG_IDLE);
     assert_int_equal(n, 16);
-    const uint8_t want[16] = {'G', 'M', 'X', 'D', 6, 0, DMN_MSG_IDLE, 0, 0, 0, 0, 0, 4, 3, 2, 1};
+    const uint8_t want[16] = {'G', 'M', 'X', 'D', 7, 0, DMN_MSG_IDLE, 0, 0, 0, 0, 0, 4, 3, 2, 1};
     assert_memory_equal(buf, want, 16);
     dmn_hdr_t h;
     assert_int_equal(dmn_proto_read_hdr(buf, 15, &h), GMUX_ERR_BUSY);
@@ -95,7 +95,9 @@ static void test_header_rejects(void **state)
     assert_int_equal(dmn_proto_read_hdr(buf, n, &h), GMUX_ERR_VERSION);
     buf[4] = 5; /* version 5: no EVICTED; refused */
     assert_int_equal(dmn_proto_read_hdr(buf, n, &h), GMUX_ERR_VERSION);
-    buf[4] = 7;
+    buf[4] = 6; /* version 6: would drop a STATUS with a task held; refused */
+    assert_int_equal(dmn_proto_read_hdr(buf, n, &h), GMUX_ERR_VERSION);
+    buf[4] = 8;
     assert_int_equal(dmn_proto_read_hdr(buf, n, &h), GMUX_ERR_VERSION);
     n = dmn_proto_encode_empty(buf, sizeof(buf), 1, DMN_MSG_QUERY);
     buf[6] = 8; /* no type 8 */
@@ -258,8 +260,14 @@ static void test_status(void **state)
     assert_int_equal(dmn_proto_decode(buf, n, &m), GMUX_ERR_PARSE);
     buf[16 + 4] = 1;
     assert_int_equal(dmn_proto_decode(buf, n, &m), GMUX_OK);
-    buf[16 + 120 + 8] = 9; /* state 9 */
+    buf[16 + 120 + 8] = DMN_STATE_HELD; /* v7 */
+    assert_int_equal(dmn_proto_decode(buf, n, &m), GMUX_OK);
+    dmn_proto_status_task_at(&m.u.status, 0, &g);
+    assert_int_equal(g.state, DMN_STATE_HELD);
+    assert_string_equal(dmn_state_name(g.state), "held");
+    buf[16 + 120 + 8] = 5; /* state 5 */
     assert_int_equal(dmn_proto_decode(buf, n, &m), GMUX_ERR_PARSE);
+    assert_string_equal(dmn_state_name(5), "?");
     head.mode = 2;
     assert_int_equal(dmn_proto_encode_status(buf, sizeof(buf), 1, &head, t, 2), 0);
 }

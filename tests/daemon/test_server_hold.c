@@ -9,7 +9,8 @@
  * early or are superseded: test_server_hold_ends.c. The first six tests
  * run with the real placements too (thold_main; where their plans differ,
  * thold_rec() says); the others follow the recording placement's plans (no
- * eviction, a fill ahead, holders evicted as slices come back). */
+ * eviction, a fill ahead, holders evicted as slices come back, a query while a
+ * switch is held). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -36,6 +37,8 @@ static void test_grant_follows_report(void **state)
     uint64_t g = switched_x_to_a(60000, &x, &a, &b);
     dmn_report_t rep;
     assert_true(nothing_for(a, &rep));
+    /* granted, but not told: held, not running (until 2026-12-03 running) */
+    assert_int_equal(state_in(&rep, "a"), DMN_STATE_HELD);
     assert_true(nothing_for(b, &rep));
     send_evicted(x, 1); /* another grant's: does not count */
     assert_true(nothing_for(a, &rep));
@@ -51,6 +54,7 @@ static void test_grant_follows_report(void **state)
         assert_int_equal(m.u.ranges.seq, g);
     }
     assert_int_equal(dmn_report_fetch(path, &rep, 10000), GMUX_OK);
+    assert_int_equal(state_in(&rep, "a"), DMN_STATE_RUNNING); /* its GRANT went */
     assert_int_equal(rep.ahead_bytes, thold_rec() ? ws_b.len : 0);
     holds_are(&rep, 1, 0);
     assert_true(rep.evict_wait_max_ns > 0);
@@ -250,6 +254,64 @@ static void test_taken_not_asked(void **state)
     thold_end((int[]){x, a, b, o}, 4);
 }
 
+static void send_stats(int fd, uint64_t total)
+{
+    dmn_msg_stats_t st = {0, total, 0, 0, 0, 0};
+    assert_int_equal(tmsg_write_all(fd, buf, dmn_proto_encode_stats(buf, sizeof(buf), 5, &st)), 0);
+}
+
+/* Queries STATUS until its footprint is at least (over) or below (!over)
+ * bytes; *rep the last. */
+static void until_footprint(int over, uint64_t bytes, dmn_report_t *rep)
+{
+    for (int k = 0; k < 1000; k++) {
+        assert_int_equal(dmn_report_fetch(path, rep, 10000), GMUX_OK);
+        if ((rep->footprint >= bytes) == over)
+            return;
+        usleep(1000);
+    }
+    fail_msg("footprint never %s %llu", over ? "reached" : "below", (unsigned long long)bytes);
+}
+
+/* A STATUS query changes nothing of the scheduling. Shared mode (capacity
+ * 1 GiB: left above 90%, entered at or below 85%), B's switch (3) held for
+ * X's answer, so no decision is taken meanwhile; A, holding, reports 1 GiB
+ * allocated, queries read the footprints over the line, then A reports
+ * 900 MiB (between the lines, where a mode stays as it is). No decision saw
+ * the footprints over the line: once X answered, B's GRANT goes, the mode
+ * is still shared and neither A nor B is revoked. Until 2026-12-03 a query
+ * brought the mode up to date itself: the first that read 1 GiB switched
+ * the daemon to slices (a mode change), which 900 MiB did not undo, so B
+ * was revoked as soon as granted. */
+static void test_query_keeps_mode(void **state)
+{
+    (void)state;
+    int x, a, b;
+    shared_x_asked(60000, &x, &a, &b);
+    dmn_report_t rep;
+    send_stats(a, 1ull << 30);
+    until_footprint(1, 1ull << 30, &rep);
+    assert_int_equal(rep.mode, DMN_MODE_SHARED); /* the mode in force: not decided yet */
+    assert_int_equal(rep.mode_changes, 1);
+    send_stats(a, 900ull << 20);
+    until_footprint(0, 1ull << 30, &rep);
+    assert_int_equal(rep.mode, DMN_MODE_SHARED);
+    assert_int_equal(rep.mode_changes, 1);
+    assert_int_equal(state_in(&rep, "b"), DMN_STATE_HELD);
+    send_evicted(x, 3);
+    dmn_msg_t m;
+    read_until(b, DMN_MSG_GRANT, 0, &m, NULL);
+    assert_int_equal(m.u.grant.grant_seq, 3);
+    read_until(a, DMN_MSG_PLAN, DMN_PLAN_EVICT, &m, NULL); /* A holds: kept */
+    assert_true(nothing_for(b, &rep));                     /* no REVOKE */
+    assert_true(nothing_for(a, &rep));
+    assert_int_equal(rep.mode, DMN_MODE_SHARED);
+    assert_int_equal(rep.mode_changes, 1);
+    assert_int_equal(state_in(&rep, "a"), DMN_STATE_RUNNING);
+    assert_int_equal(state_in(&rep, "b"), DMN_STATE_RUNNING);
+    thold_end((int[]){x, a, b}, 3);
+}
+
 /* GMUX_DAEMON_EVICT_WAIT_MS: the default, a value, 0, and out of range. */
 static void test_setting(void **state)
 {
@@ -286,6 +348,7 @@ int main(void)
         cmocka_unit_test_teardown(test_no_eviction_no_wait, teardown),
         cmocka_unit_test_teardown(test_wait_off, teardown),
         cmocka_unit_test_teardown(test_taken_not_asked, teardown),
+        cmocka_unit_test_teardown(test_query_keeps_mode, teardown),
         cmocka_unit_test(test_setting),
     };
     return thold_main(tests, sizeof(tests) / sizeof(tests[0]), tests, 6);

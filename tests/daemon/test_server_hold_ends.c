@@ -60,7 +60,7 @@ static void test_gone_grantee_no_wait(void **state)
     dmn_report_t rep;
     assert_true(nothing_for(b, &rep));
     thold_gone(a);
-    until_state("b", DMN_STATE_RUNNING); /* granted, its GRANT held */
+    until_state("b", DMN_STATE_HELD); /* granted, its GRANT held */
     assert_true(nothing_for(b, &rep));
     assert_int_equal(rep.reclaimed, 1);
     void_a_handed_back();
@@ -94,8 +94,8 @@ static void test_idle_grantee_no_wait(void **state)
         assert_int_equal(m.u.ranges.seq, g + 1);
         send_evicted(a, g + 1);
     }
-    until_state("b", DMN_STATE_RUNNING); /* granted, its GRANT held */
-    assert_true(nothing_for(b, &rep));   /* X's evictions may be in flight */
+    until_state("b", DMN_STATE_HELD);  /* granted, its GRANT held */
+    assert_true(nothing_for(b, &rep)); /* X's evictions may be in flight */
     send_evicted(x, g);
     read_until(b, DMN_MSG_GRANT, 0, &m, NULL);
     assert_int_equal(m.u.grant.grant_seq, g + 1);
@@ -139,7 +139,7 @@ static void test_latency_supersedes_held(void **state)
         assert_int_equal(m.u.ranges.seq, g + 1);
         asked = g + 1;
     } else {
-        until_state("l", DMN_STATE_RUNNING); /* granted, its GRANT held */
+        until_state("l", DMN_STATE_HELD); /* granted, its GRANT held */
     }
     dmn_report_t rep;
     assert_true(nothing_for(l, &rep));
@@ -327,7 +327,7 @@ static void test_no_fill_not_held(void **state)
     holds_are(&rep, 0, 0); /* not A's, superseded: its GRANT never went */
     thold_agree((int[]){x, a, l}, 3);
     send_simple(l, DMN_MSG_IDLE);
-    until_state("a", DMN_STATE_RUNNING);
+    until_state("a", DMN_STATE_HELD);
     assert_true(nothing_for(a, &rep)); /* A's fills need X's room */
     send_evicted(x, g);
     read_until(a, DMN_MSG_GRANT, 0, &m, NULL);
@@ -426,7 +426,7 @@ static void test_ahead_held_next_switch(void **state)
     uint64_t asked, g = ahead_held_l_granted(60000, &x, &a, &l, &asked);
     uint32_t calls = unsent_log->calls; /* A's withdrawn grant (g) */
     send_simple(l, DMN_MSG_IDLE);
-    until_state("a", DMN_STATE_RUNNING); /* granted (g + 2), its GRANT held */
+    until_state("a", DMN_STATE_HELD); /* granted (g + 2), its GRANT held */
     dmn_report_t rep;
     assert_true(nothing_for(a, &rep));
     a_ahead_handed_back(calls);

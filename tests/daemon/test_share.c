@@ -218,7 +218,7 @@ static void test_registration_overflows(void **state)
     assert_true(decide(11 * MS).grant >= 0);
     assert_int_equal(dmn_arb_holders(arb), 1);
     /* The big one leaves: the rest fits again (600 <= 850), all run. */
-    dmn_arb_remove(arb, c0, 0, 12 * MS);
+    dmn_arb_remove(arb, c0, 12 * MS);
     settle(12 * MS, &g, &r);
     assert_int_equal(arb->share.mode, DMN_MODE_SHARED);
     assert_int_equal(dmn_arb_holders(arb), 2);
@@ -226,8 +226,13 @@ static void test_registration_overflows(void **state)
 }
 
 /* A status read between a registration and the next decision shows the
- * footprints and mode with the new task counted (it showed those before the
- * registration: test_daemon_share saw two tasks with the footprint of none). */
+ * footprints with the new task counted (it showed those before the
+ * registration: test_daemon_share saw two tasks with the footprint of none),
+ * and the mode in force: the read decides nothing. Until 2026-12-03 it
+ * switched the mode itself: here to slices and, once the task left, back,
+ * two mode changes no decision made (with the footprints back between the
+ * lines instead, slices no decision chose: test_server_hold
+ * test_query_keeps_mode). */
 static void test_status_counts_new_task(void **state)
 {
     (void)state;
@@ -238,10 +243,23 @@ static void test_status_counts_new_task(void **state)
     dmn_arb_status_head(arb, 1 * MS, &head);
     assert_int_equal(head.footprint, 600);
     assert_int_equal(head.mode, DMN_MODE_SHARED);
-    (void)add(DMN_CLASS_BATCH, 600); /* no decision yet */
+    assert_int_equal(head.mode_changes, 1);
+    int b0 = add(DMN_CLASS_BATCH, 600); /* no decision yet */
     dmn_arb_status_head(arb, 2 * MS, &head);
     assert_int_equal(head.footprint, 1200);
+    assert_int_equal(head.capacity, 1000);
+    assert_int_equal(head.mode, DMN_MODE_SHARED); /* in force until decided */
+    assert_int_equal(head.mode_changes, 1);
+    dmn_arb_remove(arb, b0, 3 * MS); /* gone before any decision saw it */
+    decide(3 * MS);
+    dmn_arb_status_head(arb, 3 * MS, &head);
+    assert_int_equal(head.mode, DMN_MODE_SHARED);
+    assert_int_equal(head.mode_changes, 1);
+    (void)add(DMN_CLASS_BATCH, 600);
+    decide(4 * MS);
+    dmn_arb_status_head(arb, 4 * MS, &head);
     assert_int_equal(head.mode, DMN_MODE_SLICED);
+    assert_int_equal(head.mode_changes, 2);
 }
 
 /* The mode does not flap around the line: a report between the two lines

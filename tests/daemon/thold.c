@@ -419,6 +419,15 @@ uint64_t switched_x_to_a(int wait_ms, int *x, int *a, int *b)
     return m.u.ranges.seq;
 }
 
+uint32_t state_in(const dmn_report_t *rep, const char *name)
+{
+    for (uint32_t i = 0; i < rep->n_tasks; i++)
+        if (strcmp(rep->tasks[i].name, name) == 0)
+            return rep->tasks[i].state;
+    fail_msg("task %s not listed", name);
+    return UINT32_MAX;
+}
+
 /* Waits (at most 1,000 STATUS queries) until the daemon shows the task
  * named name in state. */
 void until_state(const char *name, uint32_t state)

@@ -126,6 +126,8 @@ void ahead_then_nothing(int x);
 /* Waits (at most 1,000 STATUS queries) until the daemon shows the task
  * named name in state. */
 void until_state(const char *name, uint32_t state);
+/* The state rep shows the task named name in (it must be listed). */
+uint32_t state_in(const dmn_report_t *rep, const char *name);
 
 /* X holds the turn, A (and B when b >= 0) wait, X's quantum ends and it
  * releases. */
