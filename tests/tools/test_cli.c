@@ -549,7 +549,7 @@ static void test_bench_net_plot(void **state)
     snprintf(prefix, sizeof(prefix), "%s/", fdir);
     char *folder[] = {GMUX_CLI_PATH, "bench", "net", "--provider", "shm", "--plot", prefix, NULL};
     assert_int_equal(tproc_capture(folder, NULL, 30.0, out, sizeof(out), err, sizeof(err)), 2);
-    assert_non_null(strstr(err, "names a folder"));
+    assert_non_null(strstr(err, "wants the files' stem, not a folder"));
     assert_int_equal(rmdir(fdir), 0); /* nothing written in it */
 }
 
