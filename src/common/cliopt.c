@@ -72,9 +72,24 @@ int com_cli_no_value(const char *prog, const char *opt)
 int com_cli_bad_vvalue(const char *prog, const char *opt, const char *value, const char *wants_fmt,
                        va_list ap)
 {
-    char wants[256];
+    char wants[1024]; /* room for a list of names (gmux sim --param's) */
     vsnprintf(wants, sizeof(wants), wants_fmt, ap);
     return com_cli_usage_error(prog, "option '%s' wants %s, not '%s'", opt, wants, value);
+}
+
+int com_cli_bad_list_word(const char *prog, const char *opt, const char *value, const char *word,
+                          const char *wants_fmt, ...)
+{
+    char wants[1024];
+    va_list ap;
+    va_start(ap, wants_fmt);
+    vsnprintf(wants, sizeof(wants), wants_fmt, ap);
+    va_end(ap);
+    if (strcmp(word, value) == 0) /* a list of one word: that word */
+        return com_cli_bad_value(prog, opt, value, "%s", wants);
+    return com_cli_usage_error(prog,
+                               "option '%s' wants %s, not '%s' (the word '%s' is none of them)",
+                               opt, wants, value, word);
 }
 
 int com_cli_bad_value(const char *prog, const char *opt, const char *value, const char *wants_fmt,

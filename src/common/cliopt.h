@@ -68,4 +68,11 @@ int com_cli_bad_value(const char *prog, const char *opt, const char *value, cons
 int com_cli_bad_vvalue(const char *prog, const char *opt, const char *value, const char *wants_fmt,
                        va_list ap) __attribute__((format(printf, 4, 0)));
 
+/* The usage error of a list option (words separated by commas) given a word
+ * it does not take: com_cli_bad_value's words, the whole value quoted, then
+ * the word: "option 'OPT' wants WANTS, not 'VALUE' (the word 'WORD' is none
+ * of them)"; without the parenthesis when the value is that one word. */
+int com_cli_bad_list_word(const char *prog, const char *opt, const char *value, const char *word,
+                          const char *wants_fmt, ...) __attribute__((format(printf, 5, 6)));
+
 #endif /* COM_CLIOPT_H */

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -387,13 +388,18 @@ static int registering(const dmn_client_t *c)
 }
 
 /* Connects without waiting and sends REGISTER: GMUX_OK when it is on its
- * way (registering), else the client stays local. */
-static gmux_status_t start_register(dmn_client_t *c)
+ * way (registering), else the client stays local (why, when not NULL, says
+ * why the connection failed: the path and the system's reason). */
+static gmux_status_t start_register(dmn_client_t *c, char *why, size_t why_cap)
 {
     int fd;
-    gmux_status_t st = dmn_endpoint_connect_nowait(c->path, &fd);
-    if (st != GMUX_OK)
+    char sys[160] = "";
+    gmux_status_t st = dmn_endpoint_connect_nowait_why(c->path, &fd, sys, sizeof(sys));
+    if (st != GMUX_OK) {
+        if (why && why_cap)
+            snprintf(why, why_cap, "cannot connect to %s: %s", c->path, sys);
         return st;
+    }
     c->fd = fd;
     c->epoch++;
     c->in_len = 0;
@@ -453,7 +459,7 @@ static void maybe_reconnect(dmn_client_t *c)
         if (c->fd >= 0 || com_clock_ns() < c->next_retry_ns)
             return;
         c->retry_backoff = c->backoff_ns;
-        st = start_register(c);
+        st = start_register(c, NULL, 0);
         if (st == GMUX_OK)
             st = progress_register(c, 0);
     }
@@ -463,34 +469,71 @@ static void maybe_reconnect(dmn_client_t *c)
     c->next_retry_ns = com_clock_ns() + c->backoff_ns;
 }
 
+/* why (when given) says st, which failed a dmn_client_open, in words. */
+static void say_open(char *why, size_t cap, gmux_status_t st, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void say_open(char *why, size_t cap, gmux_status_t st, const char *fmt, ...)
+{
+    if (!why || !cap)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(why, cap, fmt, ap);
+    va_end(ap);
+    if (n >= 0 && (size_t)n < cap)
+        snprintf(why + n, cap - (size_t)n, " (%s)", gmux_status_name(st));
+}
+
 gmux_status_t dmn_client_open(const dmn_client_opts_t *opts, dmn_client_t **out)
 {
+    return dmn_client_open_why(opts, out, NULL, 0);
+}
+
+gmux_status_t dmn_client_open_why(const dmn_client_opts_t *opts, dmn_client_t **out, char *why,
+                                  size_t why_cap)
+{
+    gmux_status_t st = GMUX_ERR_INVALID;
     if (!opts || opts->cls > DMN_CLASS_LATENCY || opts->priority < DMN_PRIORITY_MIN ||
-        opts->priority > DMN_PRIORITY_MAX)
-        return GMUX_ERR_INVALID;
+        opts->priority > DMN_PRIORITY_MAX) {
+        say_open(why, why_cap, st, "invalid task options for the daemon client");
+        return st;
+    }
     dmn_client_t *c = dmn_client_alloc_fails() ? NULL : calloc(1, sizeof(*c));
-    if (!c)
-        return GMUX_ERR_NOMEM;
+    if (!c) {
+        st = GMUX_ERR_NOMEM;
+        say_open(why, why_cap, st, "no memory for the daemon client: %s", strerror(ENOMEM));
+        return st;
+    }
     c->opts = *opts;
     c->fd = -1;
-    gmux_status_t st = GMUX_OK;
     if (opts->path) /* cut short it would name another socket */
         st = snprintf(c->path, sizeof(c->path), "%s", opts->path) < (int)sizeof(c->path)
                  ? GMUX_OK
                  : GMUX_ERR_RANGE;
     else
         st = dmn_endpoint_path(c->path, sizeof(c->path));
-    if (st != GMUX_OK)
+    if (st != GMUX_OK) {
+        say_open(why, why_cap, st,
+                 "the daemon's socket path (%s) is too long for a socket address (at most %zu "
+                 "bytes)",
+                 opts->path ? "given" : "GMUX_SOCKET, or the default one", sizeof(c->path) - 1);
         goto free_client;
+    }
     snprintf(c->name, sizeof(c->name), "%s", opts->name ? opts->name : "task");
     c->opts.name = c->name;
     c->backoff_ns = BACKOFF_MIN_NS;
-    st = start_register(c);
+    char connect_why[DMN_CLIENT_WHY_MAX] = "";
+    st = start_register(c, connect_why, sizeof(connect_why));
     while (st == GMUX_OK && registering(c))
         if ((st = progress_register(c, 50)) == GMUX_ERR_BUSY)
             st = GMUX_OK;
-    if (st == GMUX_ERR_PERM)
+    if (st == GMUX_ERR_PERM) { /* the connection not permitted, or the daemon's refusal */
+        if (connect_why[0])
+            say_open(why, why_cap, st, "%s", connect_why);
+        else
+            say_open(why, why_cap, st, "gmuxd refused the task");
         goto free_client;
+    }
     if (st != GMUX_OK)
         c->next_retry_ns = com_clock_ns() + c->backoff_ns;
     *out = c;
@@ -498,23 +541,6 @@ gmux_status_t dmn_client_open(const dmn_client_opts_t *opts, dmn_client_t **out)
 free_client:
     free(c);
     return st;
-}
-
-const char *dmn_client_open_error(gmux_status_t st)
-{
-    switch (st) {
-    case GMUX_ERR_PERM:
-        return "gmuxd refused the task";
-    case GMUX_ERR_NOMEM:
-        return "no memory for the daemon client";
-    case GMUX_ERR_RANGE:
-        return "the daemon's socket path (GMUX_SOCKET, or the default one) is too long for a "
-               "socket address";
-    case GMUX_ERR_INVALID:
-        return "invalid task options for the daemon client";
-    default:
-        return gmux_status_str(st);
-    }
 }
 
 void dmn_client_close(dmn_client_t *c)

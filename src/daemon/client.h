@@ -107,10 +107,19 @@ typedef struct dmn_client dmn_client_t;
  * socket path too long for a socket address), no memory, or a daemon that refused the registration.
  */
 gmux_status_t dmn_client_open(const dmn_client_opts_t *opts, dmn_client_t **out);
-/* What a failed dmn_client_open means, in words for a log line: "gmuxd
- * refused the task" for GMUX_ERR_PERM only (the daemon's reason was logged
- * as it came), what failed on this side for the others. Never NULL. */
-const char *dmn_client_open_error(gmux_status_t st);
+
+/* The room a dmn_client_open_why reason needs: the socket path and the
+ * system's words. */
+#define DMN_CLIENT_WHY_MAX 512
+
+/* As dmn_client_open; when it fails, why (why_cap bytes, DMN_CLIENT_WHY_MAX
+ * is enough) says what failed for a log line, ending in the status's name:
+ * "cannot connect to PATH: Permission denied (GMUX_ERR_PERM)" for a socket
+ * the task may not use (until 2026-12-03 said "gmuxd refused the task"),
+ * "gmuxd refused the task (GMUX_ERR_PERM)" for a refusal (the daemon's
+ * reason was logged as it came), the socket path too long, no memory. */
+gmux_status_t dmn_client_open_why(const dmn_client_opts_t *opts, dmn_client_t **out, char *why,
+                                  size_t why_cap);
 /* Sends IDLE (without waiting, like every send) and closes the connection.
  * What still waits in the send queue is not flushed: nothing in it matters
  * once the task has gone. The daemon reclaims the task at the connection's

@@ -378,3 +378,9 @@ gmux_status_t dmn_endpoint_connect_nowait(const char *path, int *fd_out)
 {
     return endpoint_connect(path, 0, fd_out, NULL, 0);
 }
+
+gmux_status_t dmn_endpoint_connect_nowait_why(const char *path, int *fd_out, char *why,
+                                              size_t why_cap)
+{
+    return endpoint_connect(path, 0, fd_out, why, why_cap);
+}

@@ -103,7 +103,8 @@ gmux_status_t dmn_endpoint_connect_why(const char *path, int *fd, char *why, siz
 
 /* As dmn_endpoint_connect, but never waits: GMUX_ERR_BUSY at once when the
  * daemon's queue of connections is full. The socket is blocking, with the
- * same send timeout. */
+ * same send timeout. The _why form says why as dmn_endpoint_connect_why. */
 gmux_status_t dmn_endpoint_connect_nowait(const char *path, int *fd);
+gmux_status_t dmn_endpoint_connect_nowait_why(const char *path, int *fd, char *why, size_t why_cap);
 
 #endif /* DMN_ENDPOINT_H */

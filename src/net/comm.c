@@ -341,6 +341,34 @@ static gmux_status_t unlink_shm_names(gmux_comm_t *comm, uint64_t deadline)
     return st;
 }
 
+/* Whether the job and the parameters can be joined with; if not, logs why. */
+static bool init_args_ok(const gmux_comm_params_t *p, int rank, int size, const char *bootaddr,
+                         const char *prov, int64_t slots)
+{
+    if (size < 1 || size > (int)NET_CQD_MAX_RANKS)
+        COM_ERROR(NET, "GMUX_SIZE='%s' is not 1 to %u ranks", getenv(NET_ENV_SIZE),
+                  NET_CQD_MAX_RANKS);
+    else if (rank < 0 || rank >= size)
+        COM_ERROR(NET, "GMUX_RANK='%s' is not a rank of the %d of GMUX_SIZE (0 to %d)",
+                  getenv(NET_ENV_RANK), size, size - 1);
+    else if (size > 1 && !bootaddr)
+        COM_ERROR(NET, "a job of %d ranks without GMUX_BOOTSTRAP (gmux launch sets it)", size);
+    else if (!prov)
+        COM_ERROR(NET, "unknown provider '%s' (shm, tcp, verbs;ofi_rxm, efa, cxi or auto)",
+                  p->provider ? p->provider : COM_SETTING_STRING(NET_PROVIDER));
+    else if (p->num_contexts == 0 || p->num_contexts > NET_CQD_MAX_CTX ||
+             p->num_signals > NET_MAX_SIGNALS || p->num_counters > NET_MAX_SIGNALS)
+        COM_ERROR(NET, "num_contexts %u (1 to %u), num_signals %u or num_counters %u (at most %u)",
+                  p->num_contexts, NET_CQD_MAX_CTX, p->num_signals, p->num_counters,
+                  NET_MAX_SIGNALS);
+    else if (slots < 2 || slots > (1 << 20) || (slots & (slots - 1)))
+        COM_ERROR(NET, "%s %lld is not a power of two from 2 to 2^20",
+                  p->ring_slots ? "ring_slots" : "GMUX_NET_RING_SLOTS", (long long)slots);
+    else
+        return true;
+    return false;
+}
+
 GMUX_API gmux_status_t gmux_comm_init(const gmux_comm_params_t *params, gmux_comm_t **comm_p)
 {
     if (!comm_p)
@@ -361,10 +389,7 @@ GMUX_API gmux_status_t gmux_comm_init(const gmux_comm_params_t *params, gmux_com
     const char *bootaddr = getenv(NET_ENV_BOOTSTRAP);
     const char *prov = choose_provider(&p);
     int64_t slots = p.ring_slots ? p.ring_slots : COM_SETTING_INT(NET_RING_SLOTS);
-    if (rank < 0 || size < 1 || rank >= size || size > (int)NET_CQD_MAX_RANKS || !prov ||
-        p.num_contexts == 0 || p.num_contexts > NET_CQD_MAX_CTX ||
-        p.num_signals > NET_MAX_SIGNALS || p.num_counters > NET_MAX_SIGNALS || slots < 2 ||
-        slots > (1 << 20) || (slots & (slots - 1)) || (size > 1 && !bootaddr))
+    if (!init_args_ok(&p, rank, size, bootaddr, prov, slots))
         return GMUX_ERR_INVALID;
     gmux_comm_t *comm = calloc(1, sizeof(*comm));
     if (!comm)

@@ -603,10 +603,10 @@ static void gate_open(void)
                            .on_wait = shim_gate_evicted_on_wait};
     if (strcmp(cls, "latency") != 0 && strcmp(cls, "batch") != 0)
         COM_WARN(SHIM, "GMUX_TASK_CLASS='%s' is not batch or latency: batch used", cls);
-    gmux_status_t st = dmn_client_open(&o, &gate_client);
+    char why[DMN_CLIENT_WHY_MAX];
+    gmux_status_t st = dmn_client_open_why(&o, &gate_client, why, sizeof(why));
     if (st != GMUX_OK) {
-        COM_WARN(SHIM, "gate: %s (%s): running ungated", dmn_client_open_error(st),
-                 gmux_status_name(st));
+        COM_WARN(SHIM, "gate: %s: running ungated", why);
         goto out_state;
     }
     atomic_store(&gate_local, dmn_client_is_local(gate_client) != 0);

@@ -229,17 +229,20 @@ static void test_params_and_environment(void **state)
     assert_null(c);
 }
 
-/* What gmux_comm_init writes to stderr with `name` set to `value`. */
-static void init_stderr(const char *name, const char *value, char *buf, size_t len)
+/* Sends stderr to a temporary file until stderr_end, which puts it back
+ * and reads what was written there into buf. */
+static FILE *stderr_begin(int *saved)
 {
-    setenv(name, value, 1);
     fflush(stderr);
     FILE *tmp = tmpfile();
     assert_non_null(tmp);
-    int saved = dup(2);
-    assert_true(saved >= 0 && dup2(fileno(tmp), 2) == 2);
-    gmux_comm_t *c = open_comm(0);
-    assert_int_equal(gmux_comm_finalize(c), GMUX_OK);
+    *saved = dup(2);
+    assert_true(*saved >= 0 && dup2(fileno(tmp), 2) == 2);
+    return tmp;
+}
+
+static void stderr_end(FILE *tmp, int saved, char *buf, size_t len)
+{
     fflush(stderr);
     assert_int_equal(dup2(saved, 2), 2);
     close(saved);
@@ -247,7 +250,78 @@ static void init_stderr(const char *name, const char *value, char *buf, size_t l
     size_t n = fread(buf, 1, len - 1, tmp);
     buf[n] = '\0';
     fclose(tmp);
+}
+
+/* What gmux_comm_init writes to stderr with `name` set to `value`. */
+static void init_stderr(const char *name, const char *value, char *buf, size_t len)
+{
+    setenv(name, value, 1);
+    int saved;
+    FILE *tmp = stderr_begin(&saved);
+    gmux_comm_t *c = open_comm(0);
+    assert_int_equal(gmux_comm_finalize(c), GMUX_OK);
+    stderr_end(tmp, saved, buf, len);
     unsetenv(name);
+}
+
+/* What a gmux_comm_init of params that fails with GMUX_ERR_INVALID writes
+ * to stderr, into buf. */
+static void init_fails_saying(const gmux_comm_params_t *p, char *buf, size_t len)
+{
+    int saved;
+    FILE *tmp = stderr_begin(&saved);
+    gmux_comm_t *c = NULL;
+    gmux_status_t st = gmux_comm_init(p, &c);
+    stderr_end(tmp, saved, buf, len);
+    assert_int_equal(st, GMUX_ERR_INVALID);
+    assert_null(c);
+}
+
+/* A job or parameters gmux_comm_init cannot join with are said, naming
+ * what is wrong: its status is only "invalid argument", and until
+ * 2026-12-03 a rank started with GMUX_RANK past GMUX_SIZE, without
+ * GMUX_BOOTSTRAP, with an unknown provider or ring size said nothing more
+ * (a malformed GMUX_BOOTSTRAP was already said, in src/net/sock.c). */
+static void test_init_says_what_is_invalid(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *rank, *size, *boot, *says;
+    } envs[] = {
+        {"2", "2", "127.0.0.1:1", "GMUX_RANK='2' is not a rank of the 2 of GMUX_SIZE (0 to 1)"},
+        {"0", "many", "127.0.0.1:1", "GMUX_SIZE='many' is not 1 to 4096 ranks"},
+        {"1", "2", NULL, "a job of 2 ranks without GMUX_BOOTSTRAP"},
+        {"0", "2", "nowhere", "rendezvous address 'nowhere' (GMUX_BOOTSTRAP) is not IPV4:PORT"},
+    };
+    char out[2048];
+    for (size_t i = 0; i < sizeof(envs) / sizeof(envs[0]); i++) {
+        setenv("GMUX_RANK", envs[i].rank, 1);
+        setenv("GMUX_SIZE", envs[i].size, 1);
+        if (envs[i].boot)
+            setenv("GMUX_BOOTSTRAP", envs[i].boot, 1);
+        else
+            unsetenv("GMUX_BOOTSTRAP");
+        init_fails_saying(NULL, out, sizeof(out));
+        if (!strstr(out, envs[i].says))
+            fail_msg("GMUX_RANK=%s GMUX_SIZE=%s: '%s' not said: %s", envs[i].rank, envs[i].size,
+                     envs[i].says, out);
+    }
+    unsetenv("GMUX_RANK");
+    unsetenv("GMUX_SIZE");
+    unsetenv("GMUX_BOOTSTRAP");
+    gmux_comm_params_t p;
+    gmux_comm_params_init(&p);
+    p.provider = "carrier-pigeon";
+    init_fails_saying(&p, out, sizeof(out));
+    assert_non_null(strstr(out, "unknown provider 'carrier-pigeon'"));
+    gmux_comm_params_init(&p);
+    p.ring_slots = 6;
+    init_fails_saying(&p, out, sizeof(out));
+    assert_non_null(strstr(out, "ring_slots 6 is not a power of two"));
+    gmux_comm_params_init(&p);
+    p.num_contexts = 0;
+    init_fails_saying(&p, out, sizeof(out));
+    assert_non_null(strstr(out, "num_contexts 0 (1 to 16)"));
 }
 
 /* The library checks the settings it reads, not the daemon's or the shim's:
@@ -267,10 +341,14 @@ static void test_settings_of_net_only(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_one_rank_loads_no_libfabric), cmocka_unit_test(test_ops_with_proxy),
-        cmocka_unit_test(test_ops_without_proxy),           cmocka_unit_test(test_teams),
-        cmocka_unit_test(test_params_and_environment),      cmocka_unit_test(test_huge_timeouts),
+        cmocka_unit_test(test_one_rank_loads_no_libfabric),
+        cmocka_unit_test(test_ops_with_proxy),
+        cmocka_unit_test(test_ops_without_proxy),
+        cmocka_unit_test(test_teams),
+        cmocka_unit_test(test_params_and_environment),
+        cmocka_unit_test(test_huge_timeouts),
         cmocka_unit_test(test_settings_of_net_only),
+        cmocka_unit_test(test_init_says_what_is_invalid),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -98,14 +98,15 @@ static void test_usage_errors(void **state)
     /* a workload or setting that does not exist is a usage error, said once */
     const char *a4[] = {"--workload", "no-such-workload", "--quiet", NULL};
     assert_int_equal(run(out1, a4), 2);
-    assert_non_null(strstr(err, "gmux sim: no-such-workload: unknown workload"));
+    assert_non_null(strstr(err, "gmux sim: unknown workload 'no-such-workload'"));
     const char *a6[] = {"--workload", "dl-train", "--set", "bogus=1", "--quiet", NULL};
     assert_int_equal(run(out1, a6), 2);
     assert_non_null(strstr(err, "unknown setting 'bogus' for workload dl-train (known: "));
     assert_non_null(strstr(err, "tasks, "));
     const char *a7[] = {"--workload", "dl-train", "--set", "tasks=0", "--quiet", NULL};
     assert_int_equal(run(out1, a7), 2);
-    assert_non_null(strstr(err, "gmux sim: dl-train: setting tasks: '0'"));
+    assert_non_null(strstr(err, "gmux sim: option '--set' wants KEY=VALUE, a setting of dl-train "
+                                "(setting tasks: '0'"));
     assert_string_equal(out1, ""); /* nothing ran */
     /* a trace that cannot be read: its path once, then why */
     const char *a5[] = {"--trace", "/nonexistent/t.bin", "--quiet", NULL};
@@ -520,7 +521,7 @@ static void test_plot_prefix_quoted(void **state)
         snprintf(prefix, sizeof(prefix), "%s/%s", dir, folders[k]);
         a[NSWEEP_ARGS] = prefix;
         assert_int_equal(run(out1, a), 2);
-        assert_non_null(strstr(err, "names a folder"));
+        assert_non_null(strstr(err, "wants the files' stem, not a folder"));
     }
     assert_int_equal(rmdir(dir), 0);
 }

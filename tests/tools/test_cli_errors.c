@@ -290,6 +290,31 @@ static void test_run_daemon_cmdline(void **state)
 }
 #endif
 
+/* An output file that cannot be written is said as "cannot write PATH:"
+ * and the system's reason, as a data file that cannot be opened is: one
+ * that is a folder said only "PATH: Is a directory" (out_file.c). */
+static void test_output_is_folder_says_cannot_write(void **state)
+{
+    (void)state;
+    char prefix[128], dat[160], says[256];
+    snprintf(prefix, sizeof(prefix), "%s/sweep", dir);
+    snprintf(dat, sizeof(dat), "%s.dat", prefix);
+    assert_int_equal(mkdir(dat, 0755), 0);
+    int rc = gmux(NULL, "sim", "--workload", "dl-train", "--sweep", "--quiet", "--plot", prefix);
+    snprintf(says, sizeof(says), "gmux sim: cannot write %s: %s\n", dat, strerror(EISDIR));
+    assert_int_equal(rc, 1);
+    assert_string_equal(err, says);
+    char trace[128];
+    snprintf(trace, sizeof(trace), "%s/t.bin", dir);
+    assert_int_equal(mkdir(trace, 0755), 0);
+    rc = gmux(NULL, "trace", "generate", "--workload", "dl-train", "-o", trace, NULL);
+    snprintf(says, sizeof(says), "gmux trace: cannot write %s: %s\n", trace, strerror(EISDIR));
+    assert_int_equal(rc, 1);
+    assert_string_equal(err, says);
+    assert_int_equal(rmdir(dat), 0);
+    assert_int_equal(rmdir(trace), 0);
+}
+
 int main(void)
 {
     unsetenv("GMUX_SOCKET");
@@ -303,6 +328,7 @@ int main(void)
         cmocka_unit_test(test_explicit_socket_folder_not_made),
         cmocka_unit_test(test_default_folder_made_stop_leaves_nothing),
         cmocka_unit_test(test_failed_start_leaves_no_lock),
+        cmocka_unit_test(test_output_is_folder_says_cannot_write),
 #ifdef GMUX_HAVE_SHIM
         cmocka_unit_test(test_run_daemon_cmdline),
 #endif

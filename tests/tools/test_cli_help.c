@@ -317,7 +317,8 @@ static void test_help_wins_over_malformed_settings(void **state)
     const char *const top[] = {"--help", NULL};
     assert_int_equal(run_words(top), 0);
     squash_out();
-    assert_non_null(strstr(out, "A help (--help, COMMAND --help, --help-settings) reads none."));
+    assert_non_null(
+        strstr(out, "A help (--help, COMMAND --help, --help-settings) and --version read none."));
     /* without --help the setting still stops what reads it */
     char *const env[] = {"GMUX_NET_TIMEOUT=abc", NULL};
     const char *const words[] = {"launch", "-n", "1", "--", "true", NULL};
@@ -432,7 +433,11 @@ static void test_missing_value_worded_alike(void **state)
  * daemon said it so; top said "bad interval 'x' (0.05 to 3600 seconds)",
  * run "bad budget 'x' (...)", sim "bad oversubscription 'x' (...)", trace
  * "unknown format 'x' (text or binary)", bench net "--reps wants ..." and
- * the like. */
+ * the like; later that day sim --param still said "bad value 'x'
+ * for parameter 'hbm'", --set "dl-train: setting ..." (profile,
+ * predict-report and trace generate alike), and sim and bench net --plot
+ * "--plot PREFIX must be a path without control characters" and "--plot
+ * 'DIR/' names a folder", none of them naming the option's value so. */
 static void test_bad_value_worded_alike(void **state)
 {
     (void)state;
@@ -469,6 +474,19 @@ static void test_bad_value_worded_alike(void **state)
         {{"bench", "net", "--reps", "0"}, 2},
         {{"bench", "net", "--same", "both"}, 2},
         {{"bench", "net", "--provider", "ib"}, 2},
+        {{"bench", "net", "--plot", "a\tb"}, 2},
+        {{"bench", "net", "--plot", "dir/"}, 2},
+        {{"sim", "--param", "hbm=lots"}, 1},
+        {{"sim", "--param", "nope=1"}, 1},
+        {{"sim", "--param", "hbm"}, 1},
+        {{"sim", "--workload", "dl-train", "--set", "steps=abc"}, 3},
+        {{"sim", "--workload", "dl-train", "--set", "tasks=2", "--set", "nope=1"}, 5},
+        {{"sim", "--workload", "dl-train", "--set", "nope=1", "--set", "tasks=2"}, 3},
+        {{"sim", "--workload", "dl-train", "--sweep", "--plot", "a\tb"}, 4},
+        {{"sim", "--workload", "dl-train", "--sweep", "--plot", "dir/.."}, 4},
+        {{"trace", "generate", "--workload", "dl-train", "--set", "nope=1", "-o", "x"}, 4},
+        {{"profile", "--workload", "dl-train", "--set", "tasks", "-o", "x"}, 3},
+        {{"predict-report", "--workload", "dl-train", "--set", "steps=0"}, 3},
     };
     for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
         const char *const *words = cases[c].words;
@@ -481,6 +499,33 @@ static void test_bad_value_worded_alike(void **state)
         if (rc != 2 || !at || !strstr(at, quotes) || strchr(err, '\n') != strrchr(err, '\n'))
             fail_msg("gmux %s ... %s '%s': exit %d, not 2 with \"%s...%s\": %s", words[0], opt, val,
                      rc, names, quotes, err);
+    }
+}
+
+/* A list option (words separated by commas) given a word it does not take
+ * quotes the whole value, as every bad value is quoted, and names the word:
+ * until 2026-12-03 `gmux sim --policy demand,bogus` quoted only 'bogus'. */
+static void test_bad_list_word_named(void **state)
+{
+    (void)state;
+    static const char *const lists[][2] = {
+        {"demand,bogus", "bogus"},
+        {"nope,oracle", "nope"},
+        {"oracle,,x", "x"},
+    };
+    for (size_t c = 0; c < sizeof(lists) / sizeof(lists[0]); c++) {
+        const char *const words[] = {"sim",      "--workload", "dl-train",
+                                     "--policy", lists[c][0],  NULL};
+        char says[256];
+        snprintf(says, sizeof(says),
+                 "gmux sim: option '--policy' wants policies separated by commas (demand, "
+                 "proactive, proactive-lru or oracle), not '%s' (the word '%s' is none of them) "
+                 "(see gmux sim --help)\n",
+                 lists[c][0], lists[c][1]);
+        int rc = run_words(words);
+        if (rc != 2 || strcmp(err, says) != 0)
+            fail_msg("gmux sim --policy %s: exit %d, not 2 with \"%s\": %s", lists[c][0], rc, says,
+                     err);
     }
 }
 
@@ -509,6 +554,7 @@ int main(void)
         cmocka_unit_test(test_run_help_scan_matches_parser),
         cmocka_unit_test(test_missing_value_worded_alike),
         cmocka_unit_test(test_bad_value_worded_alike),
+        cmocka_unit_test(test_bad_list_word_named),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -149,14 +149,9 @@ int bench_net(int argc, char **argv)
                 return cli_bad_value("bench net", a, v, "gmux or raw");
             same = v;
         } else if (strcmp(a, "--plot") == 0) {
-            if (!plot_str_ok(v))
-                return cli_usage_error("bench net", "--plot wants a file prefix without "
-                                                    "control characters");
-            if (plot_prefix_is_folder(v))
-                return cli_usage_error("bench net",
-                                       "--plot '%s' names a folder, not the files' stem "
-                                       "(as in DIR/bench-net)",
-                                       v);
+            int bad = plot_prefix_check("bench net", a, v, "bench-net");
+            if (bad)
+                return bad;
             plot = v;
         } else if (strcmp(a, "--provider") == 0) {
             if (strcmp(v, "shm") == 0 || strcmp(v, "tcp") == 0) {

@@ -15,6 +15,7 @@
 #include "common/settings.h"
 #include "common/text.h"
 #include "daemon/cli_main.h"
+#include "sim/workload.h"
 
 /* "gmux CMD", the program a usage error names */
 #define CLI_PROG(cmd, buf) (snprintf(buf, sizeof(buf), "gmux %s", cmd), buf)
@@ -49,6 +50,17 @@ int cli_bad_value(const char *cmd, const char *opt, const char *value, const cha
     int rc = com_cli_bad_vvalue(CLI_PROG(cmd, prog), opt, value, wants_fmt, ap);
     va_end(ap);
     return rc;
+}
+
+int cli_bad_list_word(const char *cmd, const char *opt, const char *value, const char *word,
+                      const char *wants_fmt, ...)
+{
+    char prog[64], wants[1024];
+    va_list ap;
+    va_start(ap, wants_fmt);
+    vsnprintf(wants, sizeof(wants), wants_fmt, ap);
+    va_end(ap);
+    return com_cli_bad_list_word(CLI_PROG(cmd, prog), opt, value, word, "%s", wants);
 }
 
 int cli_fail(const char *cmd, const char *fmt, ...)
@@ -157,6 +169,35 @@ pid_t cli_fork_child(const struct cli_interrupts *saved)
 int cli_interrupted(void)
 {
     return cli_stop_signal;
+}
+
+int cli_workload_open(const char *cmd, const char *name, const char *const *sets, size_t nsets,
+                      uint64_t seed, sim_source_t **src_p)
+{
+    char err[512], words[512];
+    gmux_status_t st = sim_workload_open(name, sets, nsets, seed, src_p, err, sizeof(err));
+    if (st == GMUX_OK)
+        return 0;
+    if (st == GMUX_ERR_NOMEM)
+        return cli_fail(cmd, "%s", err);
+    /* The setting to blame is the last of the shortest run of the first
+     * ones that fails with the same words: settings are also checked
+     * together ("slab (128) larger than nz (64)" blames the nz=64 that made
+     * it so). A bad name fails with none. */
+    for (size_t n = 0; n <= nsets; n++) {
+        sim_source_t *src;
+        if (sim_workload_open(name, sets, n, seed, &src, words, sizeof(words)) == GMUX_OK) {
+            sim_source_close(src);
+            continue;
+        }
+        if (strcmp(words, err) != 0)
+            continue;
+        if (n == 0)
+            break;
+        return cli_bad_value(cmd, "--set", sets[n - 1], "KEY=VALUE, a setting of %s (%s)", name,
+                             err);
+    }
+    return cli_usage_error(cmd, "%s", err);
 }
 
 int cli_socket_path(const char *cmd, const char *given, char *out, size_t cap)

@@ -15,6 +15,7 @@
 
 #include "common/cliopt.h"
 #include "common/settings.h"
+#include "sim/trace.h"
 
 #define CLI_EXIT_USAGE COM_CLI_EXIT_USAGE
 
@@ -35,8 +36,23 @@ int cli_no_value(const char *cmd, const char *opt);
 int cli_bad_value(const char *cmd, const char *opt, const char *value, const char *wants_fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
+/* "option 'OPT' wants WANTS, not 'VALUE' (the word 'WORD' is none of
+ * them)" (com_cli_bad_list_word), for a list option (words separated by
+ * commas) one word of which it does not take; CLI_EXIT_USAGE. */
+int cli_bad_list_word(const char *cmd, const char *opt, const char *value, const char *word,
+                      const char *wants_fmt, ...) __attribute__((format(printf, 5, 6)));
+
 /* Prints "gmux CMD: <message>" to stderr and returns 1. */
 int cli_fail(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* sim_workload_open for gmux CMD's --workload NAME and --set KEY=VALUE
+ * options: 0 with *src_p, or a usage error said (CLI_EXIT_USAGE): the
+ * workload's words for a bad name; for settings the workload does not
+ * take, cli_bad_value of --set quoting the setting that made the list
+ * fail (the last of the shortest run of the first ones that fails alike)
+ * with the workload's words; 1 after "out of memory". */
+int cli_workload_open(const char *cmd, const char *name, const char *const *sets, size_t nsets,
+                      uint64_t seed, sim_source_t **src_p);
 
 /* dmn_cli_socket_path for gmux CMD. */
 int cli_socket_path(const char *cmd, const char *given, char *out, size_t cap);

@@ -89,9 +89,9 @@ static int parse_policies(const char *list, bool *pol)
     for (char *tok = strtok_r(buf, ",", &save); tok && rc == 0; tok = strtok_r(NULL, ",", &save)) {
         sim_policy_t p;
         _Static_assert(SIM_POLICY_COUNT == 4, "the message names every policy");
-        if (sim_policy_parse(tok, &p) != GMUX_OK)
-            rc = cli_bad_value(
-                CMD, "--policy", tok, "policies separated by commas (%s, %s, %s or %s)",
+        if (sim_policy_parse(tok, &p) != GMUX_OK) /* the whole list quoted, and the word */
+            rc = cli_bad_list_word(
+                CMD, "--policy", list, tok, "policies separated by commas (%s, %s, %s or %s)",
                 sim_policy_name(SIM_POLICY_DEMAND), sim_policy_name(SIM_POLICY_PROACTIVE),
                 sim_policy_name(SIM_POLICY_PROACTIVE_LRU), sim_policy_name(SIM_POLICY_ORACLE));
         else
@@ -176,7 +176,7 @@ int cmd_sim(int argc, char **argv)
             sets[nsets++] = v;
         } else if (strcmp(a, "--param") == 0) {
             if (sim_params_set(&job.params, v, err, sizeof(err)) != GMUX_OK)
-                return cli_usage_error(CMD, "%s", err);
+                return cli_bad_value(CMD, a, v, "KEY=VALUE, a device parameter (%s)", err);
         } else if (strcmp(a, "--policy") == 0) {
             int rc = parse_policies(v, job.policies);
             if (rc)
@@ -189,14 +189,9 @@ int cmd_sim(int argc, char **argv)
             if (com_parse_u64(v, &job.seed) != GMUX_OK)
                 return cli_bad_value(CMD, a, v, "a whole number, 0 or more");
         } else if (strcmp(a, "--plot") == 0) {
-            if (!v[0] || !plot_str_ok(v))
-                return cli_usage_error(CMD, "--plot PREFIX must be a path without control "
-                                            "characters (line breaks, tabs)");
-            if (plot_prefix_is_folder(v))
-                return cli_usage_error(CMD,
-                                       "--plot '%s' names a folder, not the files' stem "
-                                       "(as in DIR/gmux-sim-sweep)",
-                                       v);
+            int bad = plot_prefix_check(CMD, a, v, "gmux-sim-sweep");
+            if (bad)
+                return bad;
             plot = v;
             plot_given = true;
         } else if (strcmp(a, "--predict") == 0) {
@@ -249,9 +244,9 @@ int cmd_sim(int argc, char **argv)
         return cli_usage_error(CMD, "%s", err);
     if (job.workload) { /* a bad name or setting is the caller's, said before any work */
         sim_source_t *src = NULL;
-        if (sim_workload_open(job.workload, sets, nsets, job.seed, &src, err, sizeof(err)) !=
-            GMUX_OK)
-            return cli_usage_error(CMD, "%s: %s", job.workload, err);
+        int bad = cli_workload_open(CMD, job.workload, sets, nsets, job.seed, &src);
+        if (bad)
+            return bad;
         sim_source_close(src);
     }
     if (sweep) { /* its files are written over whatever has their names */

@@ -143,12 +143,9 @@ static int cmd_generate(int argc, char **argv)
         rc = cli_usage_error(CMD, "generate needs --workload NAME and -o FILE");
         goto out_sets;
     }
-    char err[512];
     sim_source_t *src;
-    if (sim_workload_open(workload, sets, nsets, seed, &src, err, sizeof(err)) != GMUX_OK) {
-        rc = cli_usage_error(CMD, "%s", err);
+    if ((rc = cli_workload_open(CMD, workload, sets, nsets, seed, &src)) != 0)
         goto out_sets;
-    }
     rc = write_source(src, out, format);
     sim_source_close(src);
 out_sets:

@@ -43,7 +43,7 @@ static void print_help(FILE *out)
                  "Settings come from GMUX_* environment variables: 'gmux --help-settings'.\n"
                  "A command checks those read by what it runs (itself, and the daemon, shim\n"
                  "or ranks it starts): a malformed one is a usage error. A help (--help,\n"
-                 "COMMAND --help, --help-settings) reads none.\n\n"
+                 "COMMAND --help, --help-settings) and --version read none.\n\n"
                  "Exit status: the command's (each command's --help lists its own); 0 for\n"
                  "--help, --version and --help-settings; 2 for a usage error (no command, an\n"
                  "unknown command or option, a malformed setting).\n");
@@ -62,17 +62,23 @@ static const struct command *find_command(const char *name)
     return NULL;
 }
 
-/* Whether the words ask for a help, which reads no setting: gmux --help,
- * --help-settings (the page a malformed setting's error points to), or a
- * command's --help as the command itself finds it (gmux run's skips its
- * options' values). */
-static bool asks_help(int argc, char **argv, const struct command *cmd)
+static bool is_version(const char *arg)
+{
+    return strcmp(arg, "--version") == 0 || strcmp(arg, "-V") == 0;
+}
+
+/* Whether the words ask for what reads no setting: gmux --help,
+ * --help-settings (the page a malformed setting's error points to),
+ * --version, or a command's --help as the command itself finds it (gmux
+ * run's skips its options' values). */
+static bool reads_no_setting(int argc, char **argv, const struct command *cmd)
 {
     if (argc < 2)
         return false;
     if (cmd)
         return com_cli_help_asked(argc - 1, argv + 1, cmd->help_opts);
-    return com_cli_is_help(argv[1]) || strcmp(argv[1], "--help-settings") == 0;
+    return com_cli_is_help(argv[1]) || strcmp(argv[1], "--help-settings") == 0 ||
+           is_version(argv[1]);
 }
 
 int main(int argc, char **argv)
@@ -82,10 +88,10 @@ int main(int argc, char **argv)
     if (argc >= 2 && strcmp(argv[1], "daemon") == 0)
         dmn_cli_drop_overridden_env(argc - 1, argv + 1);
     /* only what the command runs reads its settings: GMUX_NET_TIMEOUT=abc
-     * stops gmux bench, not gmux status; and a help reads none */
+     * stops gmux bench, not gmux status; and a help or --version reads none */
     const struct command *cmd = argc >= 2 ? find_command(argv[1]) : NULL;
     gmux_status_t st = GMUX_OK;
-    if (!asks_help(argc, argv, cmd)) {
+    if (!reads_no_setting(argc, argv, cmd)) {
         st = com_settings_init_scoped(cmd ? cmd->scopes : 0, err, sizeof(err));
         /* an init loads any word; the check also refuses one out of its list */
         if (st == GMUX_OK && cmd && cmd->scopes)
@@ -111,8 +117,7 @@ int main(int argc, char **argv)
         char *cmd_argv[] = {argv[2], "--help", NULL};
         return c->fn(2, cmd_argv);
     }
-    if (argc > 2 && (help || strcmp(arg, "--version") == 0 || strcmp(arg, "-V") == 0 ||
-                     strcmp(arg, "--help-settings") == 0)) {
+    if (argc > 2 && (help || is_version(arg) || strcmp(arg, "--help-settings") == 0)) {
         fprintf(stderr, "gmux: unexpected argument '%s' after %s (see gmux --help)\n", argv[2],
                 arg);
         return CLI_EXIT_USAGE;
@@ -121,7 +126,7 @@ int main(int argc, char **argv)
         print_help(stdout);
         return 0;
     }
-    if (strcmp(arg, "--version") == 0 || strcmp(arg, "-V") == 0) {
+    if (is_version(arg)) {
         printf("gmux %s\n", GMUX_VERSION_STRING);
         return 0;
     }

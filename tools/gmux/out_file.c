@@ -22,19 +22,19 @@ int cli_out_begin(cli_out_t *o, const char *cmd, const char *path)
     bool target = stat(path, &sb) == 0;          /* the file, or what a link points to */
     o->exists = target || lstat(path, &sb) == 0; /* a dangling link is something */
     if (target && S_ISDIR(sb.st_mode))
-        return cli_fail(cmd, "%s: %s", path, strerror(EISDIR));
+        return cli_fail(cmd, "cannot write %s: %s", path, strerror(EISDIR));
     if (target && !S_ISREG(sb.st_mode))
         return 0; /* a FIFO, a device: in place */
     if (o->exists && !target)
         return 0; /* a dangling link: in place, creating its target */
     if (target && !realpath(path, o->real))
-        return cli_fail(cmd, "%s: %s", path, strerror(errno));
+        return cli_fail(cmd, "cannot write %s: realpath(): %s", path, strerror(errno));
     if (target)
         o->mode = (int)(sb.st_mode & 07777);
     if (!target && snprintf(o->real, sizeof(o->real), "%s", path) >= (int)sizeof(o->real))
-        return cli_fail(cmd, "%s: path too long", path);
+        return cli_fail(cmd, "cannot write %s: %s", path, strerror(ENAMETOOLONG));
     if (snprintf(o->part, sizeof(o->part), "%s.part~", o->real) >= (int)sizeof(o->part))
-        return cli_fail(cmd, "%s: path too long", path);
+        return cli_fail(cmd, "cannot write %s: %s", path, strerror(ENAMETOOLONG));
     o->dst = o->part;
     return 0;
 }
@@ -50,7 +50,7 @@ int cli_out_probe(const cli_out_t *o)
         return 0;
     FILE *f = fopen(o->dst, "a");
     if (!f)
-        return cli_fail(o->cmd, "%s: %s", o->path, strerror(errno));
+        return cli_fail(o->cmd, "cannot write %s: %s", o->path, strerror(errno));
     fclose(f);
     remove(o->dst);
     return 0;
@@ -104,13 +104,18 @@ int cli_out_finish(const cli_out_t *o, bool complete)
     int rc = 0;
     if (!complete) {
         remove(o->dst);
-    } else if ((o->mode >= 0 && chmod(o->dst, (mode_t)o->mode) != 0) ||
-               rename(o->dst, o->real) != 0) {
+    } else {
         /* the part file was created 0666 & ~umask: it gets the mode of the
          * file it replaces */
-        int e = errno;
-        remove(o->dst);
-        rc = cli_fail(o->cmd, "%s: %s", o->path, strerror(e));
+        const char *call = o->mode >= 0 && chmod(o->dst, (mode_t)o->mode) != 0 ? "chmod()"
+                           : rename(o->dst, o->real) != 0                      ? "rename()"
+                                                                               : NULL;
+        if (call) {
+            int e = errno;
+            remove(o->dst);
+            rc = cli_fail(o->cmd, "cannot write %s: %s of %s: %s", o->path, call, o->part,
+                          strerror(e));
+        }
     }
     guard_lift(); /* after the rename: an interrupt before it removes the part */
     return rc;

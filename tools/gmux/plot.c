@@ -9,6 +9,8 @@
 #include <string.h>
 #include <sys/wait.h>
 
+#include "cli.h"
+
 extern char **environ;
 
 int plot_gnuplot(const char *script, const char *png)
@@ -126,6 +128,17 @@ bool plot_prefix_is_folder(const char *prefix)
     const char *slash = strrchr(prefix, '/');
     const char *last = slash ? slash + 1 : prefix;
     return !*last || strcmp(last, ".") == 0 || strcmp(last, "..") == 0;
+}
+
+int plot_prefix_check(const char *cmd, const char *opt, const char *prefix, const char *stem)
+{
+    if (!plot_str_ok(prefix))
+        return cli_bad_value(cmd, opt, prefix,
+                             "a path without control characters (line breaks, tabs)");
+    if (plot_prefix_is_folder(prefix))
+        return cli_bad_value(cmd, opt, prefix, "the files' stem, not a folder (as in DIR/%s)",
+                             stem);
+    return 0;
 }
 
 void plot_put_str(FILE *f, const char *s)

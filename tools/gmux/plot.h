@@ -57,6 +57,12 @@ bool plot_str_ok(const char *s);
  * The commands refuse such a prefix (a usage error). */
 bool plot_prefix_is_folder(const char *prefix);
 
+/* A --plot PREFIX (option opt of gmux CMD) checked: 0, or the usage error
+ * said with cli_bad_value (CLI_EXIT_USAGE) for a prefix with control
+ * characters (plot_str_ok) or one that names a folder
+ * (plot_prefix_is_folder; stem is the example given, "gmux-sim-sweep"). */
+int plot_prefix_check(const char *cmd, const char *opt, const char *prefix, const char *stem);
+
 /* Writes s to f as a gnuplot single-quoted string: a ' is doubled, and
  * nothing inside is expanded (no backquote commands, no @macros, no
  * backslash escapes). Control characters, which plot_str_ok refuses in

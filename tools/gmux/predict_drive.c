@@ -47,11 +47,10 @@ int pdrive_open(const char *cmd, const pdrive_input_t *in, sim_source_t **src_p)
         return cli_usage_error(cmd, "name a TRACE file or --workload NAME (one of them)");
     if (in->trace && in->nsets)
         return cli_usage_error(cmd, "--set applies to --workload only");
-    gmux_status_t st = in->trace ? sim_trace_open(in->trace, src_p, err, sizeof(err))
-                                 : sim_workload_open(in->workload, in->sets, in->nsets, in->seed,
-                                                     src_p, err, sizeof(err));
-    if (st != GMUX_OK) /* a trace that cannot be read fails; a bad workload is a usage error */
-        return in->trace ? cli_fail(cmd, "%s", err) : cli_usage_error(cmd, "%s", err);
+    if (!in->trace) /* a bad workload or --set is a usage error */
+        return cli_workload_open(cmd, in->workload, in->sets, in->nsets, in->seed, src_p);
+    if (sim_trace_open(in->trace, src_p, err, sizeof(err)) != GMUX_OK)
+        return cli_fail(cmd, "%s", err); /* a trace that cannot be read fails */
     return 0;
 }
 
