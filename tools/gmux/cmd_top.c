@@ -110,6 +110,12 @@ int cmd_top(int argc, char **argv)
         close(fd);
         return cli_fail("top", "out of memory");
     }
+    /* before the terminal is made raw: a Ctrl-C from here on restores it */
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_sigint;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
     /* escapes that clear a screen only for a terminal, not into a log */
     int clear = live && isatty(STDOUT_FILENO);
     struct termios saved;
@@ -121,11 +127,6 @@ int cmd_top(int argc, char **argv)
         t.c_cc[VTIME] = 0;
         tcsetattr(STDIN_FILENO, TCSANOW, &t);
     }
-    struct sigaction sa;
-    memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = on_sigint;
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
     int rc = 0;
     for (int64_t k = 0; !top_stop && (rounds < 0 || k < rounds); k++) {
         if (k > 0 &&
