@@ -120,7 +120,9 @@ static gmux_status_t load_block(bin_source_t *s, bin_cursor_t *c, uint32_t task,
     return GMUX_OK;
 }
 
-/* Decodes one event at c->p; returns NULL on success or a reason. */
+/* Decodes one event at c->p; returns NULL on success or a reason, which is
+ * the input's (GMUX_ERR_PARSE) unless decode_oom: out of memory. */
+static const char decode_oom[] = "out of memory";
 static const char *decode(bin_cursor_t *c, sim_event_t *ev)
 {
     const uint8_t *p = c->p, *end = c->end;
@@ -157,7 +159,7 @@ static const char *decode(bin_cursor_t *c, sim_event_t *ev)
             return "too many arguments";
         l->nargs = (uint32_t)v[8];
         if (sim_trace_grow((void **)&c->args, &c->cap_args, l->nargs, sizeof(*c->args)))
-            return "out of memory";
+            return decode_oom;
         for (uint32_t i = 0; i < l->nargs; i++) {
             if (p >= end)
                 return "block ends inside an argument";
@@ -171,7 +173,7 @@ static const char *decode(bin_cursor_t *c, sim_event_t *ev)
             return "too many ranges";
         l->nranges = (uint32_t)v[9];
         if (sim_trace_grow((void **)&c->ranges, &c->cap_ranges, l->nranges, sizeof(*c->ranges)))
-            return "out of memory";
+            return decode_oom;
         for (uint32_t i = 0; i < l->nranges; i++) {
             if (p >= end)
                 return "block ends inside a range";
@@ -224,7 +226,7 @@ static gmux_status_t bin_next(sim_source_t *src, uint32_t task, sim_event_t *ev)
     uint64_t at = c->block_off + SIM_BIN_BLOCK_SIZE + (uint64_t)(c->p - c->buf);
     const char *why = decode(c, ev);
     if (why)
-        return cfail(s, c, GMUX_ERR_PARSE, at, "%s", why);
+        return cfail(s, c, why == decode_oom ? GMUX_ERR_NOMEM : GMUX_ERR_PARSE, at, "%s", why);
     char reason[200];
     gmux_status_t st = sim_check_event(&c->check, ev, reason, sizeof(reason));
     if (st != GMUX_OK)

@@ -161,6 +161,20 @@ static int fail(char *why, size_t len, const char *fmt, ...)
     return -1;
 }
 
+/* A failure that is not the input's: out of memory (GMUX_ERR_NOMEM). */
+#define NO_MEMORY (-2)
+static int no_memory(char *why, size_t len)
+{
+    snprintf(why, len, "out of memory");
+    return NO_MEMORY;
+}
+
+/* The status of a failed parse: -1 malformed input, NO_MEMORY out of memory. */
+static gmux_status_t parse_status(int rc)
+{
+    return rc == NO_MEMORY ? GMUX_ERR_NOMEM : GMUX_ERR_PARSE;
+}
+
 static int parse_args(text_cursor_t *c, const char *t, uint32_t *n_p, char *why, size_t len)
 {
     if (!t || strncmp(t, "args=", 5) != 0)
@@ -183,7 +197,7 @@ static int parse_args(text_cursor_t *c, const char *t, uint32_t *n_p, char *why,
             if (n >= SIM_TRACE_MAX_ARGS)
                 return fail(why, len, "more than %u arguments", SIM_TRACE_MAX_ARGS);
             if (sim_trace_grow((void **)&c->args, &c->cap_args, n + 1, sizeof(*c->args)))
-                return fail(why, len, "out of memory");
+                return no_memory(why, len);
             c->args[n++] = (sim_arg_t){.kind = kind, .value = v};
             if (*t == '\0')
                 break;
@@ -222,7 +236,7 @@ static int parse_ranges(text_cursor_t *c, const char *t, uint32_t *n_p, char *wh
             if (n >= SIM_TRACE_MAX_RANGES)
                 return fail(why, len, "more than %u ranges", SIM_TRACE_MAX_RANGES);
             if (sim_trace_grow((void **)&c->ranges, &c->cap_ranges, n + 1, sizeof(*c->ranges)))
-                return fail(why, len, "out of memory");
+                return no_memory(why, len);
             c->ranges[n++] = (sim_range_t){.addr = addr, .len = rlen, .mode = mode};
             if (*t == '\0')
                 break;
@@ -262,9 +276,9 @@ static int parse_event(text_cursor_t *c, const char *kw, char *p, sim_event_t *e
         t = next_token(&p);
         if (!t || strncmp(t, "ns=", 3) != 0 || token_u64(t + 3, &l->time_ns))
             return fail(why, len, "expected ns=NUMBER");
-        if (parse_args(c, next_token(&p), &l->nargs, why, len) ||
-            parse_ranges(c, next_token(&p), &l->nranges, why, len))
-            return -1;
+        int rc = parse_args(c, next_token(&p), &l->nargs, why, len);
+        if (rc || (rc = parse_ranges(c, next_token(&p), &l->nranges, why, len)))
+            return rc;
         l->args = c->args;
         l->ranges = c->ranges;
     }
@@ -367,9 +381,9 @@ static gmux_status_t text_next(sim_source_t *src, uint32_t task, sim_event_t *ev
         if (t != task)
             continue;
         char reason[160];
-        if (parse_event(c, kw, p, ev, reason, sizeof(reason))) {
+        if ((rc = parse_event(c, kw, p, ev, reason, sizeof(reason))) != 0) {
             snprintf(why, sizeof(why), "%s: %s", kw, reason);
-            return cursor_fail(s, c, GMUX_ERR_PARSE, why);
+            return cursor_fail(s, c, parse_status(rc), why);
         }
         gmux_status_t st = sim_check_event(&c->check, ev, reason, sizeof(reason));
         if (st != GMUX_OK) {
@@ -420,10 +434,10 @@ static int declare(char ***names, uint32_t *n, uint32_t max, char *p, char *why,
         return fail(why, len, "missing or invalid name");
     char **v = realloc(*names, (*n + 1) * sizeof(*v));
     if (!v)
-        return fail(why, len, "out of memory");
+        return no_memory(why, len);
     *names = v;
     if (!(v[*n] = strdup(name)))
-        return fail(why, len, "out of memory");
+        return no_memory(why, len);
     (*n)++;
     return 0;
 }
@@ -467,13 +481,16 @@ static gmux_status_t read_declarations(text_source_t *s, char *err, size_t errle
         if (!kw || kw[0] == '#')
             continue;
         if (strcmp(kw, "task") == 0) {
-            if (declare(&s->tasks, &s->base.ntasks, SIM_TRACE_MAX_TASKS, p, why, sizeof(why)))
-                goto out_error;
+            rc = declare(&s->tasks, &s->base.ntasks, SIM_TRACE_MAX_TASKS, p, why, sizeof(why));
         } else if (strcmp(kw, "kernel") == 0) {
-            if (declare(&s->kernels, &s->base.nkernels, SIM_TRACE_MAX_KERNELS, p, why, sizeof(why)))
-                goto out_error;
+            rc =
+                declare(&s->kernels, &s->base.nkernels, SIM_TRACE_MAX_KERNELS, p, why, sizeof(why));
         } else {
             break; /* the first event (or end): cursors start here */
+        }
+        if (rc) {
+            st = parse_status(rc);
+            goto out_error;
         }
     }
     if (s->base.ntasks == 0) {

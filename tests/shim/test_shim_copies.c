@@ -108,11 +108,14 @@ static void test_stream_flags(void **state)
 
 /* The program's prefetch of one range, batched (the double's, which the shim
  * passes through), or single where the driver refuses batches
- * (FAKE_CUDA_NO_BATCH=1): the two follow the same rules. */
+ * (FAKE_CUDA_NO_BATCH=1) and on the legacy stream, which a batch must not
+ * use (cuda.h; refused: test_shim_own_prefetch): the two follow the same
+ * rules. */
 static CUresult program_prefetch(CUdeviceptr p, size_t len, CUstream s)
 {
     CUmemLocation loc = {.type = CU_MEM_LOCATION_TYPE_DEVICE, .id = 0};
-    if (strcmp(prefetch_form(2), "cuMemPrefetchBatchAsync") != 0)
+    if (strcmp(prefetch_form(2), "cuMemPrefetchBatchAsync") != 0 || s == NULL ||
+        s == CU_STREAM_LEGACY)
         return GET(PFN_cuMemPrefetchAsync_v12020, "cuMemPrefetchAsync", 12020)(p, len, loc, 0, s);
     CUdeviceptr ptrs[] = {p};
     size_t sizes[] = {len}, idx[] = {0};

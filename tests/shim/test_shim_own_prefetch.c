@@ -10,7 +10,8 @@
  *     on the launch's own stream, is not prefetched again;
  *   - a batch with several locations moves each range to its own location;
  *   - a prefetch the driver refused (a batch where the driver takes none,
- *     FAKE_CUDA_NO_BATCH=1; locations laid out wrong) moved nothing.
+ *     FAKE_CUDA_NO_BATCH=1; locations laid out wrong; a batch on the legacy
+ *     stream) moved nothing.
  * The same holds for the program's prefetches recorded into a graph by a
  * stream capture, at each launch of the graph instead of at the capture
  * (graph.h): a graph that moves a region to the host after its kernel
@@ -263,6 +264,14 @@ static void test_program_batch_of_several_locations(void **state)
             assert_int_equal(batch(ptrs, sizes, 4, locs, past_end, 3, 0, s),
                              CUDA_ERROR_INVALID_VALUE);
             assert_int_equal(batch(ptrs, sizes, 2, locs, all, 3, 0, s), CUDA_ERROR_INVALID_VALUE);
+            /* CUDA 13 (cuda.h): a batch's stream "must not be legacy NULL
+             * stream"; NULL names it through the plain entry point (through
+             * _ptsz, the thread's own default stream) */
+            assert_int_equal(batch(ptrs, sizes, 4, &hst, all, 1, 0, CU_STREAM_LEGACY),
+                             CUDA_ERROR_INVALID_VALUE);
+            if (!pt)
+                assert_int_equal(batch(ptrs, sizes, 4, &hst, all, 1, 0, NULL),
+                                 CUDA_ERROR_INVALID_VALUE);
         }
         assert_int_equal(find_call(logged, from), -1);
         /* a, b to the device, c to the host, e to the device */

@@ -431,9 +431,11 @@ CUresult fk_cuMemPrefetchAsync_ptsz(CUdeviceptr p, size_t len, CUdevice dev, CUs
  * to the next location's first range), refuses the whole batch if the
  * locations are not laid out as the driver requires (loc_idx[0] 0, strictly
  * ascending, all below count, so nlocs <= count) or any range is not managed
- * memory, and, as
- * cuMemPrefetchAsync_v2, one on the legacy stream while a blocking stream
- * captures (fake_legacy_work). FAKE_CUDA_NO_BATCH=1
+ * memory, and refuses one on the legacy stream at any time, capture or not
+ * (cuda.h: the stream "must not be legacy NULL stream"; NULL names it
+ * through the plain entry point, the calling thread's per-thread default
+ * stream through _ptsz; cuda.h names no error code: CUDA_ERROR_INVALID_VALUE,
+ * as for the other arguments). FAKE_CUDA_NO_BATCH=1
  * makes it refuse every batch (a driver that has the entry point but not the
  * feature), so the shim's fallback is tested.
  */
@@ -445,7 +447,7 @@ static CUresult fake_prefetch_batch(const char *fn, CUdeviceptr *ptrs, size_t *s
     if (no && strcmp(no, "1") == 0)
         return CUDA_ERROR_NOT_SUPPORTED;
     if (!ptrs || !sizes || !count || !locs || !loc_idx || !nlocs || nlocs > count ||
-        loc_idx[0] != 0)
+        loc_idx[0] != 0 || !fake_stream_of(s, ptsz))
         return CUDA_ERROR_INVALID_VALUE;
     for (size_t k = 1; k < nlocs; k++)
         if (loc_idx[k] <= loc_idx[k - 1] || loc_idx[k] >= count)
@@ -464,10 +466,7 @@ static CUresult fake_prefetch_batch(const char *fn, CUdeviceptr *ptrs, size_t *s
         if (!fake_in_managed(ptrs[i], sizes[i]))
             r = CUDA_ERROR_INVALID_VALUE;
     }
-    /* as a single prefetch: refused on the legacy stream while a blocking
-     * stream captures, recorded while its stream captures */
-    if (r == CUDA_SUCCESS && fake_legacy_work(fake_stream_of(s, ptsz)))
-        return CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
+    /* as a single prefetch: recorded while its stream captures */
     CUgraph g = r == CUDA_SUCCESS ? fake_capture_graph(s, ptsz) : NULL;
     for (size_t i = 0; g && i < count; i++)
         (void)fake_capture_op(g, FAKE_NODE_PREFETCH, ptrs[i], sizes[i], 0);
