@@ -3,7 +3,6 @@
 
 #include <errno.h>
 #include <poll.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -11,18 +10,6 @@
 
 #include "common/clock.h"
 #include "daemon/endpoint.h"
-
-/* Says why in why (when given), as a user reads it. */
-static void say(char *why, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void say(char *why, size_t cap, const char *fmt, ...)
-{
-    if (!why || !cap)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(why, cap, fmt, ap);
-    va_end(ap);
-}
 
 gmux_status_t dmn_report_query(int fd, dmn_report_t *out, int timeout_ms)
 {
@@ -32,22 +19,29 @@ gmux_status_t dmn_report_query(int fd, dmn_report_t *out, int timeout_ms)
 gmux_status_t dmn_report_query_why(int fd, dmn_report_t *out, int timeout_ms, char *why,
                                    size_t why_cap)
 {
+    char none[1];
+    if (!why || !why_cap) { /* the reason goes nowhere */
+        why = none;
+        why_cap = sizeof(none);
+    }
     uint8_t q[DMN_PROTO_HDR_SIZE];
     size_t qn = dmn_proto_encode_empty(q, sizeof(q), 1, DMN_MSG_QUERY);
     ssize_t sent = send(fd, q, qn, MSG_NOSIGNAL);
     if (sent != (ssize_t)qn) {
         int e = sent < 0 ? errno : 0;
         if (e == EPIPE)
-            say(why, why_cap, "it closed the connection");
+            snprintf(why, why_cap, "it closed the connection");
         else if (e)
-            say(why, why_cap, "cannot send the query: %s", strerror(e));
+            snprintf(why, why_cap, "cannot send the query: %s", strerror(e));
         else
-            say(why, why_cap, "cannot send the query: %zd of %zu bytes went", sent, qn);
+            snprintf(why, why_cap, "cannot send the query: %zd of %zu bytes went", sent, qn);
         return GMUX_ERR_CLOSED;
     }
     uint8_t *buf = malloc(DMN_PROTO_MAX_MSG);
-    if (!buf)
+    if (!buf) {
+        snprintf(why, why_cap, "out of memory");
         return GMUX_ERR_NOMEM;
+    }
     gmux_status_t st = GMUX_ERR_TIMEOUT;
     size_t len = 0;
     uint64_t deadline = com_deadline_after_ns((uint64_t)timeout_ms * COM_NS_PER_MS);
@@ -60,9 +54,9 @@ gmux_status_t dmn_report_query_why(int fd, dmn_report_t *out, int timeout_ms, ch
             continue;
         if (n <= 0) {
             if (n < 0)
-                say(why, why_cap, "%s", strerror(errno));
+                snprintf(why, why_cap, "%s", strerror(errno));
             else
-                say(why, why_cap, "it closed the connection");
+                snprintf(why, why_cap, "it closed the connection");
             st = GMUX_ERR_CLOSED;
             break;
         }
@@ -79,7 +73,7 @@ gmux_status_t dmn_report_query_why(int fd, dmn_report_t *out, int timeout_ms, ch
         if (st == GMUX_OK && m.hdr.type != DMN_MSG_STATUS)
             st = GMUX_ERR_PARSE;
         if (st != GMUX_OK)
-            say(why, why_cap, "its answer is no status report (%s)", gmux_status_str(st));
+            snprintf(why, why_cap, "its answer is no status report (%s)", gmux_status_str(st));
         if (st == GMUX_OK) {
             pid_t pid = 0;
             uid_t uid;
@@ -110,9 +104,9 @@ gmux_status_t dmn_report_query_why(int fd, dmn_report_t *out, int timeout_ms, ch
     }
     if (st == GMUX_ERR_TIMEOUT) {
         if (timeout_ms % 1000 == 0)
-            say(why, why_cap, "no answer within %d s", timeout_ms / 1000);
+            snprintf(why, why_cap, "no answer within %d s", timeout_ms / 1000);
         else
-            say(why, why_cap, "no answer within %d ms", timeout_ms);
+            snprintf(why, why_cap, "no answer within %d ms", timeout_ms);
     }
     free(buf);
     return st;
