@@ -13,13 +13,35 @@
 
 gmux_status_t dmn_report_query(int fd, dmn_report_t *out, int timeout_ms)
 {
+    return dmn_report_query_why(fd, out, timeout_ms, NULL, 0);
+}
+
+gmux_status_t dmn_report_query_why(int fd, dmn_report_t *out, int timeout_ms, char *why,
+                                   size_t why_cap)
+{
+    char none[1];
+    if (!why || !why_cap) { /* the reason goes nowhere */
+        why = none;
+        why_cap = sizeof(none);
+    }
     uint8_t q[DMN_PROTO_HDR_SIZE];
     size_t qn = dmn_proto_encode_empty(q, sizeof(q), 1, DMN_MSG_QUERY);
-    if (send(fd, q, qn, MSG_NOSIGNAL) != (ssize_t)qn)
+    ssize_t sent = send(fd, q, qn, MSG_NOSIGNAL);
+    if (sent != (ssize_t)qn) {
+        int e = sent < 0 ? errno : 0;
+        if (e == EPIPE)
+            snprintf(why, why_cap, "it closed the connection");
+        else if (e)
+            snprintf(why, why_cap, "cannot send the query: %s", strerror(e));
+        else
+            snprintf(why, why_cap, "cannot send the query: %zd of %zu bytes went", sent, qn);
         return GMUX_ERR_CLOSED;
+    }
     uint8_t *buf = malloc(DMN_PROTO_MAX_MSG);
-    if (!buf)
+    if (!buf) {
+        snprintf(why, why_cap, "out of memory");
         return GMUX_ERR_NOMEM;
+    }
     gmux_status_t st = GMUX_ERR_TIMEOUT;
     size_t len = 0;
     uint64_t deadline = com_deadline_after_ns((uint64_t)timeout_ms * COM_NS_PER_MS);
@@ -28,7 +50,13 @@ gmux_status_t dmn_report_query(int fd, dmn_report_t *out, int timeout_ms)
         if (poll(&pf, 1, 50) <= 0)
             continue;
         ssize_t n = recv(fd, buf + len, DMN_PROTO_MAX_MSG - len, 0);
+        if (n < 0 && (errno == EINTR || errno == EAGAIN))
+            continue;
         if (n <= 0) {
+            if (n < 0)
+                snprintf(why, why_cap, "%s", strerror(errno));
+            else
+                snprintf(why, why_cap, "it closed the connection");
             st = GMUX_ERR_CLOSED;
             break;
         }
@@ -44,6 +72,8 @@ gmux_status_t dmn_report_query(int fd, dmn_report_t *out, int timeout_ms)
             st = dmn_proto_decode(buf, DMN_PROTO_HDR_SIZE + h.length, &m);
         if (st == GMUX_OK && m.hdr.type != DMN_MSG_STATUS)
             st = GMUX_ERR_PARSE;
+        if (st != GMUX_OK)
+            snprintf(why, why_cap, "its answer is no status report (%s)", gmux_status_str(st));
         if (st == GMUX_OK) {
             pid_t pid = 0;
             uid_t uid;
@@ -71,6 +101,12 @@ gmux_status_t dmn_report_query(int fd, dmn_report_t *out, int timeout_ms)
                 dmn_proto_status_task_at(&m.u.status, i, &out->tasks[i]);
         }
         break;
+    }
+    if (st == GMUX_ERR_TIMEOUT) {
+        if (timeout_ms % 1000 == 0)
+            snprintf(why, why_cap, "no answer within %d s", timeout_ms / 1000);
+        else
+            snprintf(why, why_cap, "no answer within %d ms", timeout_ms);
     }
     free(buf);
     return st;

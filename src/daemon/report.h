@@ -38,6 +38,13 @@ typedef struct dmn_report {
  * out->daemon_pid is the peer's pid. */
 gmux_status_t dmn_report_query(int fd, dmn_report_t *out, int timeout_ms);
 
+/* As dmn_report_query; on an error why (when not NULL) gets the reason for a
+ * user, without the path: the system's words for a failed send or recv, "it
+ * closed the connection", "no answer within N s", or that the answer was no
+ * status report (a malformed or unexpected message). */
+gmux_status_t dmn_report_query_why(int fd, dmn_report_t *out, int timeout_ms, char *why,
+                                   size_t why_cap);
+
 /* Connects to path, queries once, disconnects. */
 gmux_status_t dmn_report_fetch(const char *path, dmn_report_t *out, int timeout_ms);
 

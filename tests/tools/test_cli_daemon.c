@@ -260,6 +260,36 @@ static void test_help_wins(void **state)
     assert_false(left);
 }
 
+/* gmuxd --version and -V print the version gmux --version prints, with
+ * gmuxd's name, and read no setting (a malformed GMUX_LOG does not stop
+ * them); gmuxd --help lists it. gmuxd took --version for an unknown option
+ * (exit 2). A word after it is a usage error, as with gmux. */
+static void test_gmuxd_version(void **state)
+{
+    (void)state;
+    const char *const gmux_v[] = {"--version", NULL};
+    assert_int_equal(run_plain(GMUX_CLI_PATH, NULL, gmux_v, NULL), 0);
+    assert_true(strncmp(out, "gmux ", 5) == 0);
+    static char want[sizeof(out) + 8];
+    snprintf(want, sizeof(want), "gmuxd %s", out + 5); /* "gmux X.Y.Z\n" */
+    char *const env[] = {"GMUX_LOG=chatty", NULL};
+    const char *const words[][2] = {{"--version", NULL}, {"-V", NULL}};
+    for (size_t w = 0; w < 2; w++) {
+        for (int bad_env = 0; bad_env < 2; bad_env++) {
+            int rc = run_plain(GMUXD_PATH, NULL, words[w], bad_env ? env : NULL);
+            if (rc != 0 || strcmp(out, want) != 0 || err[0])
+                fail_msg("%sgmuxd %s: exit %d, said '%s' (wanted '%s'): %s",
+                         bad_env ? "GMUX_LOG=chatty " : "", words[w][0], rc, out, want, err);
+        }
+    }
+    const char *const extra[] = {"--version", "--frob", NULL};
+    assert_int_equal(run_plain(GMUXD_PATH, NULL, extra, NULL), 2);
+    assert_non_null(strstr(err, "--frob"));
+    const char *const help[] = {"--help", NULL};
+    assert_int_equal(run_plain(GMUXD_PATH, NULL, help, NULL), 0);
+    assert_non_null(strstr(out, "--version"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -270,6 +300,7 @@ int main(void)
         cmocka_unit_test(test_stray_word_named),
         cmocka_unit_test(test_errors_worded_as_status),
         cmocka_unit_test(test_help_wins),
+        cmocka_unit_test(test_gmuxd_version),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -16,6 +16,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -30,6 +31,7 @@
 
 #include <cmocka.h>
 
+#include "daemon/proto.h"
 #include "tdir.h"
 #include "tproc.h"
 
@@ -135,6 +137,111 @@ static void test_no_daemon_says_why(void **state)
         }
     }
     unlink(stale);
+}
+
+/* How the peer of top_peer treats the one connection it takes. */
+enum peer_mode {
+    PEER_CLOSE,   /* reads the query, closes */
+    PEER_RESET,   /* closes with the query unread: the client's recv fails */
+    PEER_SILENT,  /* reads the query, answers nothing */
+    PEER_GARBAGE, /* answers the query with bytes that are no message */
+    PEER_ONCE,    /* answers the first query with a STATUS, then closes */
+};
+
+/* Waits (up to 20 s) until fd has something to read: 1, or 0. */
+static int readable(int fd)
+{
+    struct pollfd pf = {fd, POLLIN, 0};
+    return poll(&pf, 1, 20000) == 1;
+}
+
+/* A forked stand-in for a daemon on path that takes one connection and
+ * treats it as mode says; it ends when the client closes (at most 20 s).
+ * The socket listens before this returns. Its pid. */
+static pid_t top_peer(const char *path, enum peer_mode mode)
+{
+    int lfd = socket(AF_UNIX, SOCK_STREAM, 0);
+    assert_true(lfd >= 0);
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+    unlink(path);
+    assert_int_equal(bind(lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+    assert_int_equal(listen(lfd, 4), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid > 0) {
+        close(lfd);
+        return pid;
+    }
+    static uint8_t buf[DMN_PROTO_MAX_MSG];
+    if (!readable(lfd))
+        _exit(3);
+    int fd = accept(lfd, NULL, NULL);
+    if (fd < 0 || !readable(fd))
+        _exit(4);
+    if (mode == PEER_RESET)
+        _exit(0); /* the query unread: the kernel resets the connection */
+    if (read(fd, buf, sizeof(buf)) <= 0)
+        _exit(5);
+    if (mode == PEER_CLOSE)
+        _exit(0);
+    size_t n = 0;
+    if (mode == PEER_GARBAGE) {
+        memset(buf, 0xa5, 64);
+        n = 64;
+    } else if (mode == PEER_ONCE) {
+        dmn_msg_status_t head = {0};
+        n = dmn_proto_encode_status(buf, sizeof(buf), 1, &head, NULL, 0);
+    }
+    if (n && write(fd, buf, n) != (ssize_t)n)
+        _exit(6);
+    if (mode == PEER_ONCE)
+        _exit(0);
+    while (readable(fd) && read(fd, buf, sizeof(buf)) > 0) {
+    }
+    _exit(0);
+}
+
+/* A daemon that connects and then fails status or top: the reason is said,
+ * in the words of what happened (the peer closed, it reset the connection:
+ * the system's words, no answer in time, an answer that is no status
+ * report). top said "stopped answering (connection closed)" or "(timed
+ * out)" for all of them, and status "no daemon answers on PATH: connection
+ * closed". */
+static void test_query_failure_says_why(void **state)
+{
+    (void)state;
+    char sock[100];
+    snprintf(sock, sizeof(sock), "%s/peer.sock", dir);
+    struct {
+        enum peer_mode mode;
+        const char *why;
+    } cases[] = {
+        {PEER_CLOSE, "closed the connection"},
+        {PEER_RESET, strerror(ECONNRESET)},
+        {PEER_SILENT, "no answer within 3 s"},
+        {PEER_GARBAGE, "no status report"},
+    };
+    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+        for (int top = 0; top < 2; top++) {
+            pid_t pid = top_peer(sock, cases[c].mode);
+            int rc = top ? gmux(NULL, "top", "--once", "--socket", sock, NULL, NULL, NULL)
+                         : gmux(NULL, "status", "--socket", sock, NULL, NULL, NULL, NULL);
+            int peer = tproc_reap(&pid);
+            if (rc != 1 || !strstr(err, sock) || !strstr(err, cases[c].why))
+                fail_msg("gmux %s on a peer of mode %d: exit %d, wanted 1 naming %s and '%s': %s",
+                         top ? "top" : "status", (int)cases[c].mode, rc, sock, cases[c].why, err);
+            assert_int_equal(peer, 0);
+        }
+    }
+    /* a daemon that answers once and then goes: top's next round says so */
+    pid_t pid = top_peer(sock, PEER_ONCE);
+    int rc = gmux(NULL, "top", "--batch", "2", "--interval", "0.05", "--socket", sock);
+    assert_int_equal(tproc_reap(&pid), 0);
+    if (rc != 1 || !strstr(out, sock) || !strstr(err, "stopped answering") ||
+        !strstr(err, "closed the connection"))
+        fail_msg("gmux top on a daemon that went after one answer: exit %d: %s%s", rc, out, err);
+    unlink(sock);
 }
 
 /* --bind names an address that is not IPv4: said as such, naming it (it
@@ -324,6 +431,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_daemon_cannot_listen_says_why),
         cmocka_unit_test(test_no_daemon_says_why),
+        cmocka_unit_test(test_query_failure_says_why),
         cmocka_unit_test(test_launch_bind_says_why),
         cmocka_unit_test(test_explicit_socket_folder_not_made),
         cmocka_unit_test(test_default_folder_made_stop_leaves_nothing),

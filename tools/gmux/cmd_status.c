@@ -54,9 +54,8 @@ int cmd_status(int argc, char **argv)
     char why[256];
     gmux_status_t st = dmn_endpoint_connect_why(path, &fd, why, sizeof(why));
     if (st == GMUX_OK) {
-        st = dmn_report_query(fd, r, 3000);
+        st = dmn_report_query_why(fd, r, 3000, why, sizeof(why));
         close(fd);
-        snprintf(why, sizeof(why), "%s", gmux_status_str(st));
     }
     if (st != GMUX_OK) {
         free(r);

@@ -134,9 +134,9 @@ int cmd_top(int argc, char **argv)
             break;
         if (top_stop)
             break;
-        st = dmn_report_query(fd, r, 3000);
+        st = dmn_report_query_why(fd, r, 3000, why, sizeof(why));
         if (st != GMUX_OK) {
-            rc = cli_fail("top", "daemon on %s stopped answering (%s)", path, gmux_status_str(st));
+            rc = cli_fail("top", "daemon on %s stopped answering: %s", path, why);
             break;
         }
         if (clear)
