@@ -53,13 +53,15 @@ int cmd_status(int argc, char **argv)
     int fd;
     char why[256];
     gmux_status_t st = dmn_endpoint_connect_why(path, &fd, why, sizeof(why));
-    if (st == GMUX_OK) {
-        st = dmn_report_query_why(fd, r, 3000, why, sizeof(why));
-        close(fd);
-    }
     if (st != GMUX_OK) {
         free(r);
         return cli_fail("status", "no daemon answers on %s: %s", path, why);
+    }
+    st = dmn_report_query_why(fd, r, 3000, why, sizeof(why));
+    close(fd);
+    if (st != GMUX_OK) { /* connected: a daemon is there, its answer failed */
+        free(r);
+        return cli_fail("status", "the daemon on %s did not answer: %s", path, why);
     }
     if (json)
         dmn_report_json(stdout, path, r);
