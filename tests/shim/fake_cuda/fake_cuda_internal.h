@@ -275,6 +275,9 @@ __attribute__((visibility("hidden"))) CUstream fake_stream_of(CUstream s, int pt
  * a capture begun with cuStreamBeginCapture that s takes part in (it began
  * it, or joined it); NULL when s does not capture (fake_cuda_stream.c). */
 __attribute__((visibility("hidden"))) CUgraph fake_capture_graph(CUstream s, int ptsz);
+/* After a query of s: the capture fake_arm_capture armed on s begins, from
+ * another thread (fake_cuda_arm.c). */
+__attribute__((visibility("hidden"))) void fake_arm_fire(CUstream s);
 /* Records a captured kernel launch (its argument values copied), or another
  * captured operation (kind: FAKE_NODE_*, a0/a1/a2 as fake_node_info_t), as a
  * node of the capture's graph g (fake_cuda_graph.c). */
