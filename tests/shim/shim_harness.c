@@ -248,3 +248,22 @@ void assert_graph_vadds(void *g, const CUdeviceptr *first, size_t n)
         assert_int_equal(info[i].a0, first[i]);
     }
 }
+
+CUgraphExec graph_run(CUgraph g, CUstream s, size_t *mark_p)
+{
+    CUgraphExec e = NULL;
+    assert_int_equal(
+        GET(PFN_cuGraphInstantiateWithFlags_v11040, "cuGraphInstantiateWithFlags", 12000)(&e, g, 0),
+        CUDA_SUCCESS);
+    if (mark_p)
+        *mark_p = f_count();
+    assert_int_equal(GET(PFN_cuGraphLaunch_v10000, "cuGraphLaunch", 12000)(e, s), CUDA_SUCCESS);
+    return e;
+}
+
+void graph_done(CUgraphExec e, CUgraph g)
+{
+    assert_int_equal(GET(PFN_cuGraphExecDestroy_v10000, "cuGraphExecDestroy", 12000)(e),
+                     CUDA_SUCCESS);
+    assert_int_equal(GET(PFN_cuGraphDestroy_v10000, "cuGraphDestroy", 12000)(g), CUDA_SUCCESS);
+}

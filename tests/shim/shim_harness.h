@@ -81,4 +81,11 @@ void assert_prefetched_only(const CUdeviceptr *mine, size_t n, long after, long 
  * first arguments are first[] in order (fake_graph_nodes; n at most 8). */
 void assert_graph_vadds(void *g, const CUdeviceptr *first, size_t n);
 
+/* Instantiates g (no flags) and launches it on s, through the shim; returns
+ * the executable graph and, where mark_p is given, the call log's length
+ * just before the launch. */
+CUgraphExec graph_run(CUgraph g, CUstream s, size_t *mark_p);
+/* Destroys the executable graph e and then g. */
+void graph_done(CUgraphExec e, CUgraph g);
+
 #endif /* SHIM_HARNESS_H */

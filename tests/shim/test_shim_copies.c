@@ -421,11 +421,7 @@ static void test_capture_2d_copy(void **state)
     assert_int_equal(nd[0].kind, FAKE_NODE_MEMCPY3D);
     assert_int_equal(nd[1].kind, FAKE_NODE_MEMSET);
     assert_int_equal(nd[1].a2, (uint64_t)2 << 32 | 0x0101);
-    CUgraphExec exec = NULL;
-    assert_int_equal(GET(PFN_cuGraphInstantiateWithFlags_v11040, "cuGraphInstantiateWithFlags",
-                         12000)(&exec, g, 0),
-                     CUDA_SUCCESS);
-    assert_int_equal(GET(PFN_cuGraphLaunch_v10000, "cuGraphLaunch", 12000)(exec, b), CUDA_SUCCESS);
+    CUgraphExec exec = graph_run(g, b, NULL);
     assert_int_equal(p[0], 1);
     assert_int_equal(p[1], 1);
     assert_int_equal(p[2], 0x5a);
@@ -435,9 +431,7 @@ static void test_capture_2d_copy(void **state)
         if (pitch > W)
             assert_int_equal(p[(size_t)y * pitch + W], 0); /* the padding untouched */
     }
-    assert_int_equal(GET(PFN_cuGraphExecDestroy_v10000, "cuGraphExecDestroy", 12000)(exec),
-                     CUDA_SUCCESS);
-    assert_int_equal(GET(PFN_cuGraphDestroy_v10000, "cuGraphDestroy", 12000)(g), CUDA_SUCCESS);
+    graph_done(exec, g);
 }
 
 int main(void)

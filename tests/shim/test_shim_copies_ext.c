@@ -352,15 +352,9 @@ static void test_batched_3d_copies(void **state)
     assert_int_equal(nodes(g, nd, 4), 2);
     assert_int_equal(nd[0].kind, FAKE_NODE_MEMCPY3D);
     assert_int_equal(nd[1].kind, FAKE_NODE_MEMCPY3D);
-    CUgraphExec exec = NULL;
-    assert_int_equal(GET(PFN_cuGraphInstantiateWithFlags_v11040, "cuGraphInstantiateWithFlags",
-                         12000)(&exec, g, 0),
-                     CUDA_SUCCESS);
-    assert_int_equal(GET(PFN_cuGraphLaunch_v10000, "cuGraphLaunch", 12000)(exec, b), CUDA_SUCCESS);
+    CUgraphExec exec = graph_run(g, b, NULL);
     assert_true(fl(x)[5] == 5.0f && fl(y)[5] == (float)(N / 2 + 5));
-    assert_int_equal(GET(PFN_cuGraphExecDestroy_v10000, "cuGraphExecDestroy", 12000)(exec),
-                     CUDA_SUCCESS);
-    assert_int_equal(GET(PFN_cuGraphDestroy_v10000, "cuGraphDestroy", 12000)(g), CUDA_SUCCESS);
+    graph_done(exec, g);
 }
 
 int main(void)

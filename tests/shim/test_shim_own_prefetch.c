@@ -328,26 +328,6 @@ static CUgraph capture_with_prefetch(const form_t *f, CUdeviceptr a, CUdeviceptr
     return g;
 }
 
-/* Instantiates g and launches it on s; returns the executable graph, and in
- * *mark_p the log's length before the launch. */
-static CUgraphExec graph_run(CUgraph g, CUstream s, size_t *mark_p)
-{
-    CUgraphExec e;
-    assert_int_equal(
-        GET(PFN_cuGraphInstantiateWithFlags_v11040, "cuGraphInstantiateWithFlags", 12000)(&e, g, 0),
-        CUDA_SUCCESS);
-    *mark_p = f_count();
-    assert_int_equal(GET(PFN_cuGraphLaunch_v10000, "cuGraphLaunch", 12000)(e, s), CUDA_SUCCESS);
-    return e;
-}
-
-static void graph_done(CUgraphExec e, CUgraph g)
-{
-    assert_int_equal(GET(PFN_cuGraphExecDestroy_v10000, "cuGraphExecDestroy", 12000)(e),
-                     CUDA_SUCCESS);
-    assert_int_equal(GET(PFN_cuGraphDestroy_v10000, "cuGraphDestroy", 12000)(g), CUDA_SUCCESS);
-}
-
 /* A graph whose kernel uses a, b, c, all resident, and which then moves c
  * to the host: its launch moves nothing of the shim's, and the next launch
  * prefetches c, and only c, again. */
