@@ -467,7 +467,8 @@ gmux_status_t dmn_server_run(const dmn_server_opts_t *opts, volatile sig_atomic_
         [DMN_REFUSE_VERSION] = "peers of another protocol version",
         [DMN_REFUSE_MALFORMED] = "malformed messages",
         [DMN_REFUSE_SILENT] = "connections silent past the first message's deadline",
-        [DMN_REFUSE_STALLED] = "peers stalled part-way through a message"};
+        [DMN_REFUSE_STALLED] = "peers stalled part-way through a message",
+        [DMN_REFUSE_NOMEM] = "connections ended for want of memory"};
     for (int k = 0; k < DMN_REFUSE_KINDS; k++)
         s->refused[k].what = what[k];
     s->refused[DMN_REFUSE_VERSION].every_ns = 60 * COM_NS_PER_S;
@@ -476,6 +477,7 @@ gmux_status_t dmn_server_run(const dmn_server_opts_t *opts, volatile sig_atomic_
     s->refused[DMN_REFUSE_SILENT].verb = "closed";
     s->refused[DMN_REFUSE_STALLED].every_ns = 60 * COM_NS_PER_S;
     s->refused[DMN_REFUSE_STALLED].verb = "dropped";
+    s->refused[DMN_REFUSE_NOMEM].verb = "ended";
     for (int i = 0; i < DMN_SERVER_MAX_CONNS; i++)
         s->conns[i] = (dmn_conn_t){.fd = -1, .slot = -1};
     for (int i = 0; i < DMN_ARB_MAX_TASKS; i++)

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -61,6 +62,20 @@ static int enqueue(dmn_srv_t *s, dmn_conn_t *c, const uint8_t *data, size_t n)
     }
     if (com_array_grow((void **)&c->out, &c->out_cap, c->out_len + n, 1, 2 * DMN_PROTO_MAX_MSG,
                        OUT_MAX) != GMUX_OK) {
+        /* said at the default level (until 2026-12-03 only at info, as the
+         * task left): a task dropped for want of memory runs ungated */
+        dmn_refusals_t *r = &s->refused[DMN_REFUSE_NOMEM];
+        if (dmn_refusal_say(r, com_clock_ns())) {
+            char who[64];
+            if (c->slot >= 0)
+                snprintf(who, sizeof(who), "task %u (pid %d)", s->arb.tasks[c->slot].id,
+                         (int)c->pid);
+            else
+                snprintf(who, sizeof(who), "pid %d", (int)c->pid);
+            COM_WARN(DAEMON,
+                     "%s: no memory for its output queue (%zu bytes): dropped (%llu ended so far)",
+                     who, c->out_len + n, (unsigned long long)r->total);
+        }
         dmn_conn_drop(s, c, "out of memory");
         return -1;
     }
@@ -144,12 +159,18 @@ void dmn_conn_accept_all(dmn_srv_t *s)
         pid_t pid = -1; /* logged below even when the peer's credentials were not read */
         uid_t uid = (uid_t)-1;
         gid_t gid = (gid_t)-1;
-        if (dmn_endpoint_peer(fd, &pid, &uid, &gid) != GMUX_OK ||
-            !dmn_cred_allowed(&s->policy, uid, gid, NULL, 0)) {
-            if (dmn_refusal_say(&s->refused[DMN_REFUSE_CRED], com_clock_ns()))
+        gmux_status_t peer = dmn_endpoint_peer(fd, &pid, &uid, &gid);
+        if (peer != GMUX_OK || !dmn_cred_allowed(&s->policy, uid, gid, NULL, 0)) {
+            dmn_refusals_t *r = &s->refused[DMN_REFUSE_CRED];
+            bool say = dmn_refusal_say(r, com_clock_ns()); /* else counted for a summary */
+            if (say && peer != GMUX_OK) /* until 2026-12-03 said as "uid 4294967295 pid -1" */
+                COM_WARN(DAEMON,
+                         "refused a connection whose credentials could not be read (%s): its uid "
+                         "cannot be checked (%llu refused so far)",
+                         gmux_status_str(peer), (unsigned long long)r->total);
+            else if (say)
                 COM_WARN(DAEMON, "refused a connection from uid %u pid %d (%llu refused so far)",
-                         (unsigned)uid, (int)pid,
-                         (unsigned long long)s->refused[DMN_REFUSE_CRED].total);
+                         (unsigned)uid, (int)pid, (unsigned long long)r->total);
             close(fd);
             continue;
         }
@@ -165,12 +186,22 @@ void dmn_conn_accept_all(dmn_srv_t *s)
             close(fd);
             continue;
         }
-        uint8_t *buf = c ? malloc(DMN_PROTO_MAX_MSG) : NULL;
-        if (!buf) {
+        if (!c) {
             if (dmn_refusal_say(&s->refused[DMN_REFUSE_FULL], com_clock_ns()))
                 COM_WARN(DAEMON, "too many connections (%d): refused pid %d (%llu refused so far)",
                          DMN_SERVER_MAX_CONNS, (int)pid,
                          (unsigned long long)s->refused[DMN_REFUSE_FULL].total);
+            close(fd);
+            continue;
+        }
+        uint8_t *buf = malloc(DMN_PROTO_MAX_MSG);
+        if (!buf) { /* until 2026-12-03 said as "too many connections" */
+            dmn_refusals_t *r = &s->refused[DMN_REFUSE_NOMEM];
+            if (dmn_refusal_say(r, com_clock_ns()))
+                COM_WARN(DAEMON,
+                         "no memory for a connection's buffer (%d bytes): refused pid %d (%llu "
+                         "ended so far)",
+                         DMN_PROTO_MAX_MSG, (int)pid, (unsigned long long)r->total);
             close(fd);
             continue;
         }

@@ -54,6 +54,7 @@ enum {
     DMN_REFUSE_MALFORMED, /* any other message that does not decode */
     DMN_REFUSE_SILENT,    /* closed: no whole message within DMN_SERVER_HELLO_MS (a minute) */
     DMN_REFUSE_STALLED,   /* dropped: part of a message, not the rest (a line a minute) */
+    DMN_REFUSE_NOMEM,     /* ended: no memory for its input buffer or its output queue */
     DMN_REFUSE_KINDS
 };
 
