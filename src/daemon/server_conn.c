@@ -16,9 +16,10 @@
 #include "common/log.h"
 #include "daemon/endpoint.h"
 
-#define HELLO_NS      ((uint64_t)DMN_SERVER_HELLO_MS * COM_NS_PER_MS)
-#define PID_CHECK_NS  (200 * COM_NS_PER_MS)
-#define PATH_CHECK_NS COM_NS_PER_S
+#define HELLO_NS        ((uint64_t)DMN_SERVER_HELLO_MS * COM_NS_PER_MS)
+#define PID_CHECK_NS    (200 * COM_NS_PER_MS)
+#define PATH_CHECK_NS   COM_NS_PER_S
+#define ACCEPT_PAUSE_MS 100
 /* Bytes a peer may leave unread before it counts as not reading its socket.
  * One switch sends a task a few 64 KiB PLAN messages per kind, more than a
  * Unix socket buffers (about 200 KiB); a live client reads them within a
@@ -150,12 +151,41 @@ static bool conn_room(dmn_srv_t *s, uid_t uid, pid_t pid, int held, int members)
     return true;
 }
 
+bool dmn_conn_accepting(const dmn_srv_t *s, uint64_t now, uint64_t *next)
+{
+    if (now >= s->accept_after)
+        return true;
+    if (next && s->accept_after < *next)
+        *next = s->accept_after;
+    return false;
+}
+
+/* accept4 failed with err: when it is not a signal or a connection gone
+ * already, the connection waits in the listen queue, and the listening
+ * socket is left alone for ACCEPT_PAUSE_MS (until 2026-12-03 it was polled
+ * again at once, and the daemon spun on a full descriptor table, silent). */
+static void accept_failed(dmn_srv_t *s, int err)
+{
+    if (err == EAGAIN || err == EWOULDBLOCK || err == EINTR || err == ECONNABORTED)
+        return;
+    uint64_t now = com_clock_ns();
+    s->accept_after = now + (uint64_t)ACCEPT_PAUSE_MS * COM_NS_PER_MS;
+    dmn_refusals_t *r = &s->refused[DMN_REFUSE_ACCEPT];
+    if (dmn_refusal_say(r, now))
+        COM_WARN(DAEMON,
+                 "cannot accept a connection (%s): it waits, tried again every %d ms (%llu "
+                 "failed so far)",
+                 strerror(err), ACCEPT_PAUSE_MS, (unsigned long long)r->total);
+}
+
 void dmn_conn_accept_all(dmn_srv_t *s)
 {
     for (int k = 0; k < 64; k++) {
         int fd = accept4(s->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-        if (fd < 0)
+        if (fd < 0) {
+            accept_failed(s, errno);
             return;
+        }
         pid_t pid = -1; /* logged below even when the peer's credentials were not read */
         uid_t uid = (uid_t)-1;
         gid_t gid = (gid_t)-1;

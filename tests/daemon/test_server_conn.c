@@ -4,8 +4,9 @@
  * 2026-12-03): an allocation that fails (a connection's input buffer at
  * accept, its output queue's growth), a message that does not encode,
  * EINTR from accept4, recv and send, a peer whose credentials cannot be read
- * or whose pid the kernel gives as 0 (another pid namespace), and a pid
- * check that kill(pid, 0) answers EPERM (a process of another uid).
+ * or whose pid the kernel gives as 0 (another pid namespace), a pid
+ * check that kill(pid, 0) answers EPERM (a process of another uid), and
+ * accept4 failing for want of descriptors (EMFILE).
  *
  * The server runs in a forked child (tsrv.h); this binary is linked with
  * -Wl,--wrap for malloc, realloc, accept4, recv, send, getsockopt, kill and
@@ -49,6 +50,7 @@ typedef struct ctl {
     int fail_buf_allocs; /* mallocs of DMN_PROTO_MAX_MSG bytes to fail */
     int fail_reallocs;   /* reallocs to fail */
     int eintr;           /* 1: every other accept4, recv and send fails with EINTR */
+    int fail_accepts;    /* accept4 calls to fail with EMFILE */
     int peer_pid_zero;   /* SO_PEERCRED reads to answer with pid 0 */
     int peer_fail;       /* SO_PEERCRED reads to fail (EPERM) */
     int fail_status;     /* STATUS encodings to fail (0 bytes) */
@@ -56,7 +58,7 @@ typedef struct ctl {
     pid_t kill_watch;    /* kill(this pid, 0) is counted */
     /* what happened */
     int bufs_failed, reallocs_failed, status_failed, peers_zeroed, peers_failed;
-    int eintr_accept, eintr_recv, eintr_send;
+    int eintr_accept, eintr_recv, eintr_send, accepts, accepts_failed;
     int kills_watched, kills_nonpositive;
 } ctl_t;
 
@@ -134,8 +136,15 @@ int __wrap_accept4(int fd, struct sockaddr *a, socklen_t *len, int flags);
 int __wrap_accept4(int fd, struct sockaddr *a, socklen_t *len, int flags)
 {
     static int toggle;
+    if (ctl && in_server())
+        bump(&ctl->accepts);
     if (ctl && interrupt(&toggle, &ctl->eintr_accept))
         return -1;
+    if (ctl && take(&ctl->fail_accepts)) {
+        bump(&ctl->accepts_failed);
+        errno = EMFILE;
+        return -1;
+    }
     return __real_accept4(fd, a, len, flags);
 }
 
@@ -444,6 +453,37 @@ static void test_eintr_retried(void **state)
     stop_server();
 }
 
+/* accept4 fails for want of descriptors (EMFILE) while a connection waits
+ * in the listen queue: the daemon says so, serves its tasks meanwhile, and
+ * does not call accept4 again and again while it fails: the calls made while
+ * its pid check (every 200 ms) runs three times are counted. Until 2026-12-03
+ * it polled the listening socket again at once and said nothing: it spun,
+ * thousands of calls per pid check. Once accept4 works again the waiting
+ * connection is served. */
+static void test_accept_failure_paused(void **state)
+{
+    (void)state;
+    int b = dtest_register(path, "seen", buf);
+    __atomic_store_n(&ctl->kill_watch, getpid(), __ATOMIC_SEQ_CST);
+    set(&ctl->fail_accepts, 1000000000);
+    int fd = dtest_connect(path); /* into the listen queue */
+    assert_true(reaches(&ctl->accepts_failed, 1));
+    int k = get(&ctl->kills_watched);
+    assert_true(reaches(&ctl->kills_watched, k + 1));
+    int before = get(&ctl->accepts);
+    assert_true(reaches(&ctl->kills_watched, k + 4));
+    int calls = get(&ctl->accepts) - before;
+    fprintf(stderr, "%d accept4 calls in 3 pid checks while it failed\n", calls);
+    assert_true(calls <= 30); /* a 100 ms pause: about 6 */
+    assert_int_equal(dtest_query_answered(b), 1);
+    set(&ctl->fail_accepts, 0);
+    assert_int_equal(dtest_query_answered(fd), 1);
+    assert_true(log_count("cannot accept a connection") >= 1);
+    close(fd);
+    close(b);
+    stop_server();
+}
+
 /* A peer whose SO_PEERCRED cannot be read is refused (its uid cannot be
  * checked), and the log says so: until 2026-12-03 it read "refused a
  * connection from uid 4294967295 pid -1", as if such a uid had connected. */
@@ -557,6 +597,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_accept_nomem_refuses_that_peer, setup, teardown),
         cmocka_unit_test_setup_teardown(test_encode_failure_drops_that_peer, setup, teardown),
         cmocka_unit_test_setup_teardown(test_eintr_retried, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_accept_failure_paused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_peer_cred_unreadable_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_peer_pid_zero_kept_until_hangup, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pid_check_eperm_keeps_task, setup, teardown),
