@@ -437,6 +437,7 @@ static int poll_timeout_ms(const dmn_srv_t *s, uint64_t now)
         next = dmn_hold_deadline(&s->hold);
     if (next > s->next_pid_check)
         next = s->next_pid_check;
+    (void)dmn_conn_accepting(s, now, &next);
     for (int i = 0; i < DMN_SERVER_MAX_CONNS; i++)
         if (s->conns[i].fd >= 0 && dmn_conn_deadline(&s->conns[i]) < next)
             next = dmn_conn_deadline(&s->conns[i]);
@@ -467,7 +468,9 @@ gmux_status_t dmn_server_run(const dmn_server_opts_t *opts, volatile sig_atomic_
         [DMN_REFUSE_VERSION] = "peers of another protocol version",
         [DMN_REFUSE_MALFORMED] = "malformed messages",
         [DMN_REFUSE_SILENT] = "connections silent past the first message's deadline",
-        [DMN_REFUSE_STALLED] = "peers stalled part-way through a message"};
+        [DMN_REFUSE_STALLED] = "peers stalled part-way through a message",
+        [DMN_REFUSE_NOMEM] = "connections ended for want of memory",
+        [DMN_REFUSE_ACCEPT] = "accepts"};
     for (int k = 0; k < DMN_REFUSE_KINDS; k++)
         s->refused[k].what = what[k];
     s->refused[DMN_REFUSE_VERSION].every_ns = 60 * COM_NS_PER_S;
@@ -476,6 +479,8 @@ gmux_status_t dmn_server_run(const dmn_server_opts_t *opts, volatile sig_atomic_
     s->refused[DMN_REFUSE_SILENT].verb = "closed";
     s->refused[DMN_REFUSE_STALLED].every_ns = 60 * COM_NS_PER_S;
     s->refused[DMN_REFUSE_STALLED].verb = "dropped";
+    s->refused[DMN_REFUSE_NOMEM].verb = "ended";
+    s->refused[DMN_REFUSE_ACCEPT].verb = "failed";
     for (int i = 0; i < DMN_SERVER_MAX_CONNS; i++)
         s->conns[i] = (dmn_conn_t){.fd = -1, .slot = -1};
     for (int i = 0; i < DMN_ARB_MAX_TASKS; i++)
@@ -511,7 +516,8 @@ gmux_status_t dmn_server_run(const dmn_server_opts_t *opts, volatile sig_atomic_
             break;
         }
         int nf = 0;
-        fds[nf++] = (struct pollfd){s->listen_fd, POLLIN, 0};
+        short listen_ev = (short)(dmn_conn_accepting(s, now, NULL) ? POLLIN : 0);
+        fds[nf++] = (struct pollfd){s->listen_fd, listen_ev, 0};
         for (int i = 0; i < DMN_SERVER_MAX_CONNS; i++)
             if (s->conns[i].fd >= 0) {
                 idx[nf] = i;

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -15,9 +16,10 @@
 #include "common/log.h"
 #include "daemon/endpoint.h"
 
-#define HELLO_NS      ((uint64_t)DMN_SERVER_HELLO_MS * COM_NS_PER_MS)
-#define PID_CHECK_NS  (200 * COM_NS_PER_MS)
-#define PATH_CHECK_NS COM_NS_PER_S
+#define HELLO_NS        ((uint64_t)DMN_SERVER_HELLO_MS * COM_NS_PER_MS)
+#define PID_CHECK_NS    (200 * COM_NS_PER_MS)
+#define PATH_CHECK_NS   COM_NS_PER_S
+#define ACCEPT_PAUSE_MS 100
 /* Bytes a peer may leave unread before it counts as not reading its socket.
  * One switch sends a task a few 64 KiB PLAN messages per kind, more than a
  * Unix socket buffers (about 200 KiB); a live client reads them within a
@@ -61,6 +63,20 @@ static int enqueue(dmn_srv_t *s, dmn_conn_t *c, const uint8_t *data, size_t n)
     }
     if (com_array_grow((void **)&c->out, &c->out_cap, c->out_len + n, 1, 2 * DMN_PROTO_MAX_MSG,
                        OUT_MAX) != GMUX_OK) {
+        /* said at the default level (until 2026-12-03 only at info, as the
+         * task left): a task dropped for want of memory runs ungated */
+        dmn_refusals_t *r = &s->refused[DMN_REFUSE_NOMEM];
+        if (dmn_refusal_say(r, com_clock_ns())) {
+            char who[64];
+            if (c->slot >= 0)
+                snprintf(who, sizeof(who), "task %u (pid %d)", s->arb.tasks[c->slot].id,
+                         (int)c->pid);
+            else
+                snprintf(who, sizeof(who), "pid %d", (int)c->pid);
+            COM_WARN(DAEMON,
+                     "%s: no memory for its output queue (%zu bytes): dropped (%llu ended so far)",
+                     who, c->out_len + n, (unsigned long long)r->total);
+        }
         dmn_conn_drop(s, c, "out of memory");
         return -1;
     }
@@ -135,21 +151,56 @@ static bool conn_room(dmn_srv_t *s, uid_t uid, pid_t pid, int held, int members)
     return true;
 }
 
+bool dmn_conn_accepting(const dmn_srv_t *s, uint64_t now, uint64_t *next)
+{
+    if (now >= s->accept_after)
+        return true;
+    if (next && s->accept_after < *next)
+        *next = s->accept_after;
+    return false;
+}
+
+/* accept4 failed with err: when it is not a signal or a connection gone
+ * already, the connection waits in the listen queue, and the listening
+ * socket is left alone for ACCEPT_PAUSE_MS (until 2026-12-03 it was polled
+ * again at once, and the daemon spun on a full descriptor table, silent). */
+static void accept_failed(dmn_srv_t *s, int err)
+{
+    if (err == EAGAIN || err == EWOULDBLOCK || err == EINTR || err == ECONNABORTED)
+        return;
+    uint64_t now = com_clock_ns();
+    s->accept_after = now + (uint64_t)ACCEPT_PAUSE_MS * COM_NS_PER_MS;
+    dmn_refusals_t *r = &s->refused[DMN_REFUSE_ACCEPT];
+    if (dmn_refusal_say(r, now))
+        COM_WARN(DAEMON,
+                 "cannot accept a connection (%s): it waits, tried again every %d ms (%llu "
+                 "failed so far)",
+                 strerror(err), ACCEPT_PAUSE_MS, (unsigned long long)r->total);
+}
+
 void dmn_conn_accept_all(dmn_srv_t *s)
 {
     for (int k = 0; k < 64; k++) {
         int fd = accept4(s->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-        if (fd < 0)
+        if (fd < 0) {
+            accept_failed(s, errno);
             return;
+        }
         pid_t pid = -1; /* logged below even when the peer's credentials were not read */
         uid_t uid = (uid_t)-1;
         gid_t gid = (gid_t)-1;
-        if (dmn_endpoint_peer(fd, &pid, &uid, &gid) != GMUX_OK ||
-            !dmn_cred_allowed(&s->policy, uid, gid, NULL, 0)) {
-            if (dmn_refusal_say(&s->refused[DMN_REFUSE_CRED], com_clock_ns()))
+        gmux_status_t peer = dmn_endpoint_peer(fd, &pid, &uid, &gid);
+        if (peer != GMUX_OK || !dmn_cred_allowed(&s->policy, uid, gid, NULL, 0)) {
+            dmn_refusals_t *r = &s->refused[DMN_REFUSE_CRED];
+            bool say = dmn_refusal_say(r, com_clock_ns()); /* else counted for a summary */
+            if (say && peer != GMUX_OK) /* until 2026-12-03 said as "uid 4294967295 pid -1" */
+                COM_WARN(DAEMON,
+                         "refused a connection whose credentials could not be read (%s): its uid "
+                         "cannot be checked (%llu refused so far)",
+                         gmux_status_str(peer), (unsigned long long)r->total);
+            else if (say)
                 COM_WARN(DAEMON, "refused a connection from uid %u pid %d (%llu refused so far)",
-                         (unsigned)uid, (int)pid,
-                         (unsigned long long)s->refused[DMN_REFUSE_CRED].total);
+                         (unsigned)uid, (int)pid, (unsigned long long)r->total);
             close(fd);
             continue;
         }
@@ -165,12 +216,22 @@ void dmn_conn_accept_all(dmn_srv_t *s)
             close(fd);
             continue;
         }
-        uint8_t *buf = c ? malloc(DMN_PROTO_MAX_MSG) : NULL;
-        if (!buf) {
+        if (!c) {
             if (dmn_refusal_say(&s->refused[DMN_REFUSE_FULL], com_clock_ns()))
                 COM_WARN(DAEMON, "too many connections (%d): refused pid %d (%llu refused so far)",
                          DMN_SERVER_MAX_CONNS, (int)pid,
                          (unsigned long long)s->refused[DMN_REFUSE_FULL].total);
+            close(fd);
+            continue;
+        }
+        uint8_t *buf = malloc(DMN_PROTO_MAX_MSG);
+        if (!buf) { /* until 2026-12-03 said as "too many connections" */
+            dmn_refusals_t *r = &s->refused[DMN_REFUSE_NOMEM];
+            if (dmn_refusal_say(r, com_clock_ns()))
+                COM_WARN(DAEMON,
+                         "no memory for a connection's buffer (%d bytes): refused pid %d (%llu "
+                         "ended so far)",
+                         DMN_PROTO_MAX_MSG, (int)pid, (unsigned long long)r->total);
             close(fd);
             continue;
         }

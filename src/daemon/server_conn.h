@@ -54,6 +54,8 @@ enum {
     DMN_REFUSE_MALFORMED, /* any other message that does not decode */
     DMN_REFUSE_SILENT,    /* closed: no whole message within DMN_SERVER_HELLO_MS (a minute) */
     DMN_REFUSE_STALLED,   /* dropped: part of a message, not the rest (a line a minute) */
+    DMN_REFUSE_NOMEM,     /* ended: no memory for its input buffer or its output queue */
+    DMN_REFUSE_ACCEPT,    /* accept4 failed: no descriptor or memory for the connection */
     DMN_REFUSE_KINDS
 };
 
@@ -74,6 +76,9 @@ typedef struct dmn_srv {
     dmn_hold_t hold; /* a switch waiting for its evictions (server_hold.h) */
     uint32_t seq;
     uint64_t next_pid_check;
+    /* accept4 failed for want of descriptors or memory: the listening socket
+     * is not polled before this time (dmn_conn_accepting) */
+    uint64_t accept_after;
     dmn_refusals_t refused[DMN_REFUSE_KINDS];
     uint8_t out[DMN_PROTO_MAX_MSG]; /* the message being sent */
     dmn_status_task_t snap[DMN_ARB_MAX_TASKS];
@@ -106,8 +111,11 @@ bool dmn_conn_has_output(const dmn_conn_t *c);
 /* Sends one message (len bytes of s->out), or the part the socket does not
  * take now into c's queue, behind whatever is queued already: the daemon
  * never waits for a peer, and a peer reads its messages whole and in order.
- * A queue that would pass 16 MiB drops c (not reading its socket). Returns 0
- * when sent or queued; -1 when the connection was dropped. */
+ * A queue that would pass 16 MiB drops c (not reading its socket); so does
+ * one that cannot grow for want of memory (a warning, DMN_REFUSE_NOMEM), and
+ * a message that did not encode (len 0: an error line). EINTR is EAGAIN here:
+ * the rest waits in the queue. Returns 0 when sent or queued; -1 when the
+ * connection was dropped. */
 int dmn_conn_send(dmn_srv_t *s, dmn_conn_t *c, size_t len);
 
 /* Sends what c's socket takes of its queue (on POLLOUT); frees the queue
@@ -115,8 +123,20 @@ int dmn_conn_send(dmn_srv_t *s, dmn_conn_t *c, size_t len);
 void dmn_conn_flush(dmn_srv_t *s, dmn_conn_t *c);
 
 /* Accepts the waiting connections (up to 64 per call) into free slots, or
- * closes those of a uid not allowed, over a cap, or without a slot. */
+ * closes those whose credentials cannot be read, of a uid not allowed, over a
+ * cap, without a slot or without memory for their input buffer (each logged,
+ * refusals.h). A failed accept4 ends the call: after EINTR the listening
+ * socket stays readable and the next poll comes back to it; after a failure
+ * for want of descriptors or memory it is left alone a while (logged,
+ * dmn_conn_accepting). */
 void dmn_conn_accept_all(dmn_srv_t *s);
+
+/* Whether the listening socket is polled now: not for 100 ms after accept4
+ * failed for want of descriptors or memory (EMFILE, ENFILE, ENOBUFS, ENOMEM),
+ * which leaves the connection in the listen queue and the socket readable:
+ * polling it at once would spin. Until then *next (a poll deadline) is cut
+ * to when it is polled again. */
+bool dmn_conn_accepting(const dmn_srv_t *s, uint64_t now, uint64_t *next);
 
 /* After c's input was handled (consumed bytes of whole messages taken from
  * its buffer, c->len left): starts the clock of a message begun, or stops it

@@ -19,7 +19,6 @@
 #include <unistd.h>
 
 #include "common/clock.h"
-#include "common/log.h"
 #include "common/settings.h"
 #include "daemon/client.h"
 #include "daemon/endpoint.h"
@@ -52,26 +51,13 @@ static gmux_status_t failing_on_switch(void *ctx, const dmn_task_view_t *tasks, 
 static unsigned n_switches;
 static const dmn_placement_t failing = {"failing", &n_switches, failing_on_switch, NULL};
 
-/* The child's log lines go to log_path as well as stderr. */
-static void to_file(com_log_level_t level, com_log_subsys_t subsys, const char *line, void *arg)
-{
-    (void)level, (void)subsys;
-    FILE *f = arg;
-    fprintf(f, "%s\n", line);
-    fflush(f);
-    fprintf(stderr, "%s\n", line);
-}
-
 /* In the server child: log lines to log_path too, the share mode off. */
 static int child_prep(dmn_server_opts_t *o, void *arg)
 {
     (void)o, (void)arg;
     char err[64];
-    FILE *f = fopen(log_path, "w");
-    if (!f || com_settings_set(COM_SETTING_DAEMON_SHARE, "0", err, sizeof(err)) != GMUX_OK)
-        return 1;
-    com_log_set_sink(to_file, f);
-    return 0;
+    return tsrv_log_to(log_path) ||
+           com_settings_set(COM_SETTING_DAEMON_SHARE, "0", err, sizeof(err)) != GMUX_OK;
 }
 
 static void start_server(void)

@@ -9,10 +9,12 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "common/log.h"
 #include "common/settings.h"
 
 static volatile sig_atomic_t child_stop;
@@ -48,6 +50,24 @@ pid_t tsrv_start_at(const char *file, int line, const dmn_server_opts_t *o,
     if (n != 1)
         fail_msg("%s:%d: the server child %d never listened (read %zd)", file, line, (int)pid, n);
     return pid;
+}
+
+static void to_file(com_log_level_t level, com_log_subsys_t subsys, const char *line, void *arg)
+{
+    (void)level, (void)subsys;
+    FILE *f = arg;
+    fprintf(f, "%s\n", line);
+    fflush(f);
+    fprintf(stderr, "%s\n", line);
+}
+
+int tsrv_log_to(const char *path)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return 1;
+    com_log_set_sink(to_file, f);
+    return 0;
 }
 
 int tsrv_prep_cfg(dmn_server_opts_t *o, void *arg)

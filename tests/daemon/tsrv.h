@@ -29,6 +29,11 @@ typedef struct tsrv_cfg {
 } tsrv_cfg_t;
 int tsrv_prep_cfg(dmn_server_opts_t *o, void *arg);
 
+/* In a server child (from a prep): its log lines, as filtered by GMUX_LOG
+ * (warn and above by default), go to the file at path, made anew, as well as
+ * to stderr. Nonzero when the file cannot be made. */
+int tsrv_log_to(const char *path);
+
 /* Reaps the child *slot (0 after), which must exit by itself with status 0. */
 #define tsrv_wait_exit0(slot) tsrv_wait_exit0_at(__FILE__, __LINE__, (slot))
 void tsrv_wait_exit0_at(const char *file, int line, pid_t *slot);

@@ -1,0 +1,597 @@
+/*
+ * The failure paths of gmuxd's connections (src/daemon/server_conn.c) that
+ * a real system gives rarely and no other test reached (llvm-cov,
+ * 2026-12-03): an allocation that fails (a connection's input buffer at
+ * accept, its output queue's growth), a message that does not encode,
+ * EINTR from accept4, recv and send, a peer whose credentials cannot be read
+ * or whose pid the kernel gives as 0 (another pid namespace), a pid
+ * check that kill(pid, 0) answers EPERM (a process of another uid), and
+ * accept4 failing for want of descriptors (EMFILE).
+ *
+ * The server runs in a forked child (tsrv.h); this binary is linked with
+ * -Wl,--wrap for malloc, realloc, accept4, recv, send, getsockopt, kill and
+ * dmn_proto_encode_status, and the wrappers inject a fault only in that
+ * child and only while a test arms it in a page shared with it (MAP_SHARED),
+ * counting what they injected there so each test checks its path was taken.
+ * The test's own calls pass through. Each test asserts that the daemon
+ * drops only the connection concerned, says why once in its log, and serves
+ * the next peer; no timing is asserted (waits are hang guards).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <cmocka.h>
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/clock.h"
+#include "daemon/client.h"
+#include "daemon/endpoint.h"
+#include "daemon/report.h"
+#include "daemon/server.h"
+#include "dtest.h"
+#include "tproc.h"
+#include "tsrv.h"
+
+/* The faults armed and what was injected; shared with the server child. */
+typedef struct ctl {
+    pid_t server;        /* the wrappers act in this process only */
+    int fail_buf_allocs; /* mallocs of DMN_PROTO_MAX_MSG bytes to fail */
+    int fail_reallocs;   /* reallocs to fail */
+    int eintr;           /* 1: every other accept4, recv and send fails with EINTR */
+    int fail_accepts;    /* accept4 calls to fail with EMFILE */
+    int peer_pid_zero;   /* SO_PEERCRED reads to answer with pid 0 */
+    int peer_fail;       /* SO_PEERCRED reads to fail (EPERM) */
+    int fail_status;     /* STATUS encodings to fail (0 bytes) */
+    pid_t kill_eperm;    /* kill(this pid, 0) fails with EPERM */
+    pid_t kill_watch;    /* kill(this pid, 0) is counted */
+    /* what happened */
+    int bufs_failed, reallocs_failed, status_failed, peers_zeroed, peers_failed;
+    int eintr_accept, eintr_recv, eintr_send, accepts, accepts_failed;
+    int kills_watched, kills_nonpositive;
+} ctl_t;
+
+static ctl_t *ctl;
+
+static int get(const int *v)
+{
+    return __atomic_load_n(v, __ATOMIC_SEQ_CST);
+}
+
+static void set(int *v, int to)
+{
+    __atomic_store_n(v, to, __ATOMIC_SEQ_CST);
+}
+
+static void bump(int *v)
+{
+    __atomic_fetch_add(v, 1, __ATOMIC_SEQ_CST);
+}
+
+static int in_server(void)
+{
+    return ctl && __atomic_load_n(&ctl->server, __ATOMIC_SEQ_CST) == getpid();
+}
+
+/* Takes one of the faults counted in *left (in the server only). */
+static int take(int *left)
+{
+    if (!ctl || get(left) <= 0 || !in_server())
+        return 0;
+    int v = get(left);
+    while (v > 0 &&
+           !__atomic_compare_exchange_n(left, &v, v - 1, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+        ;
+    return v > 0;
+}
+
+/* Every other call of one function in the server fails with EINTR while
+ * ctl->eintr is set; *count counts them. */
+static int interrupt(int *toggle, int *count)
+{
+    if (!ctl || !get(&ctl->eintr) || !in_server() || (*toggle ^= 1) == 0)
+        return 0;
+    bump(count);
+    errno = EINTR;
+    return 1;
+}
+
+void *__real_malloc(size_t n);
+void *__wrap_malloc(size_t n);
+void *__wrap_malloc(size_t n)
+{
+    if (n == DMN_PROTO_MAX_MSG && take(&ctl->fail_buf_allocs)) {
+        bump(&ctl->bufs_failed);
+        errno = ENOMEM;
+        return NULL;
+    }
+    return __real_malloc(n);
+}
+
+void *__real_realloc(void *p, size_t n);
+void *__wrap_realloc(void *p, size_t n);
+void *__wrap_realloc(void *p, size_t n)
+{
+    if (ctl && take(&ctl->fail_reallocs)) {
+        bump(&ctl->reallocs_failed);
+        errno = ENOMEM;
+        return NULL;
+    }
+    return __real_realloc(p, n);
+}
+
+int __real_accept4(int fd, struct sockaddr *a, socklen_t *len, int flags);
+int __wrap_accept4(int fd, struct sockaddr *a, socklen_t *len, int flags);
+int __wrap_accept4(int fd, struct sockaddr *a, socklen_t *len, int flags)
+{
+    static int toggle;
+    if (ctl && in_server())
+        bump(&ctl->accepts);
+    if (ctl && interrupt(&toggle, &ctl->eintr_accept))
+        return -1;
+    if (ctl && take(&ctl->fail_accepts)) {
+        bump(&ctl->accepts_failed);
+        errno = EMFILE;
+        return -1;
+    }
+    return __real_accept4(fd, a, len, flags);
+}
+
+ssize_t __real_recv(int fd, void *b, size_t n, int flags);
+ssize_t __wrap_recv(int fd, void *b, size_t n, int flags);
+ssize_t __wrap_recv(int fd, void *b, size_t n, int flags)
+{
+    static int toggle;
+    if (ctl && interrupt(&toggle, &ctl->eintr_recv))
+        return -1;
+    return __real_recv(fd, b, n, flags);
+}
+
+ssize_t __real_send(int fd, const void *b, size_t n, int flags);
+ssize_t __wrap_send(int fd, const void *b, size_t n, int flags);
+ssize_t __wrap_send(int fd, const void *b, size_t n, int flags)
+{
+    static int toggle;
+    if (ctl && interrupt(&toggle, &ctl->eintr_send))
+        return -1;
+    return __real_send(fd, b, n, flags);
+}
+
+int __real_getsockopt(int fd, int level, int name, void *v, socklen_t *len);
+int __wrap_getsockopt(int fd, int level, int name, void *v, socklen_t *len);
+int __wrap_getsockopt(int fd, int level, int name, void *v, socklen_t *len)
+{
+    int peercred = level == SOL_SOCKET && name == SO_PEERCRED;
+    if (peercred && ctl && take(&ctl->peer_fail)) {
+        bump(&ctl->peers_failed);
+        errno = EPERM;
+        return -1;
+    }
+    int r = __real_getsockopt(fd, level, name, v, len);
+    if (r == 0 && peercred && ctl && take(&ctl->peer_pid_zero)) {
+        ((struct ucred *)v)->pid = 0;
+        bump(&ctl->peers_zeroed);
+    }
+    return r;
+}
+
+int __real_kill(pid_t pid, int sig);
+int __wrap_kill(pid_t pid, int sig);
+int __wrap_kill(pid_t pid, int sig)
+{
+    if (sig == 0 && in_server()) {
+        if (pid <= 0)
+            bump(&ctl->kills_nonpositive);
+        if (pid == __atomic_load_n(&ctl->kill_watch, __ATOMIC_SEQ_CST))
+            bump(&ctl->kills_watched);
+        if (pid == __atomic_load_n(&ctl->kill_eperm, __ATOMIC_SEQ_CST)) {
+            errno = EPERM;
+            return -1;
+        }
+    }
+    return __real_kill(pid, sig);
+}
+
+size_t __real_dmn_proto_encode_status(uint8_t *out, size_t cap, uint32_t seq,
+                                      const dmn_msg_status_t *head, const dmn_status_task_t *tasks,
+                                      uint32_t n_tasks);
+size_t __wrap_dmn_proto_encode_status(uint8_t *out, size_t cap, uint32_t seq,
+                                      const dmn_msg_status_t *head, const dmn_status_task_t *tasks,
+                                      uint32_t n_tasks);
+size_t __wrap_dmn_proto_encode_status(uint8_t *out, size_t cap, uint32_t seq,
+                                      const dmn_msg_status_t *head, const dmn_status_task_t *tasks,
+                                      uint32_t n_tasks)
+{
+    if (ctl && take(&ctl->fail_status)) {
+        bump(&ctl->status_failed);
+        return 0;
+    }
+    return __real_dmn_proto_encode_status(out, cap, seq, head, tasks, n_tasks);
+}
+
+static char dir[] = "/tmp/gmux-sc-XXXXXX";
+static char path[128], log_path[128];
+static pid_t server_pid;
+static uint8_t buf[DMN_PROTO_MAX_MSG];
+static dmn_report_t rep;
+
+/* In the server child: its log to log_path, the wrappers armed for it. */
+static int child_prep(dmn_server_opts_t *o, void *arg)
+{
+    (void)o, (void)arg;
+    if (tsrv_log_to(log_path))
+        return 1;
+    __atomic_store_n(&ctl->server, getpid(), __ATOMIC_SEQ_CST);
+    return 0;
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    memset(ctl, 0, sizeof(*ctl));
+    dmn_server_opts_t o = {
+        path, DMN_NO_GROUP, 10 * COM_NS_PER_MS, 2 * COM_NS_PER_S, NULL, 0, 0, 0, 0, 0, NULL, 0};
+    tsrv_start(&o, child_prep, NULL, &server_pid);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    memset(ctl, 0, sizeof(*ctl)); /* the server's own exit path unharmed */
+    tproc_kill_reap(&server_pid);
+    return 0;
+}
+
+/* The server stops cleanly on SIGTERM (it was never wedged). */
+static void stop_server(void)
+{
+    memset(ctl, 0, sizeof(*ctl));
+    tsrv_stop(&server_pid);
+}
+
+/* How many lines of the server's log hold what. */
+static int log_count(const char *what)
+{
+    FILE *f = fopen(log_path, "r");
+    char line[1024];
+    int n = 0;
+    while (f && fgets(line, sizeof(line), f))
+        n += strstr(line, what) != NULL;
+    if (f)
+        fclose(f);
+    return n;
+}
+
+/* Waits (20 s at most, a hang guard) until *v >= want. */
+static int reaches(const int *v, int want)
+{
+    uint64_t until = com_deadline_after_ns(20 * COM_NS_PER_S);
+    while (get(v) < want && !com_deadline_passed(until))
+        com_clock_sleep_ns(5 * COM_NS_PER_MS);
+    return get(v) >= want;
+}
+
+static int fetch(void)
+{
+    return dmn_report_fetch(path, &rep, 10000) == GMUX_OK;
+}
+
+/* Sends QUERY messages on fd until a send fails (the daemon closed it) or
+ * max were sent; reads nothing. Returns how many went. */
+static long flood_queries(int fd, long max)
+{
+    uint8_t q[DMN_PROTO_HDR_SIZE];
+    dmn_proto_encode_empty(q, sizeof(q), 1, DMN_MSG_QUERY);
+    long n = 0;
+    while (n < max) {
+        ssize_t w = send(fd, q, sizeof(q), MSG_NOSIGNAL);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w != (ssize_t)sizeof(q))
+            break;
+        n++;
+    }
+    return n;
+}
+
+/* A registered task asks for far more answers than its socket holds and
+ * reads none, while every realloc of the daemon fails: its output queue
+ * cannot grow, so it is dropped and its task reclaimed, with one warning
+ * naming it; the other task and the daemon go on. Until 2026-12-03 the drop
+ * was logged at info level only ("leaves: out of memory"), so a daemon at
+ * its default level dropped tasks for want of memory without a word. */
+static void test_queue_nomem_drops_that_peer(void **state)
+{
+    (void)state;
+    int a = dtest_register(path, "hungry", buf);
+    int b = dtest_register(path, "bystander", buf);
+    set(&ctl->fail_reallocs, 1000000);
+    long sent = flood_queries(a, 200000);
+    assert_true(dtest_closed_by_peer(a, 20.0));
+    set(&ctl->fail_reallocs, 0);
+    assert_true(get(&ctl->reallocs_failed) >= 1);
+    assert_true(sent < 200000);
+    assert_true(fetch());
+    assert_int_equal(rep.n_tasks, 1);
+    assert_string_equal(rep.tasks[0].name, "bystander");
+    assert_int_equal(rep.reclaimed, 1);
+    assert_int_equal(dtest_query_answered(b), 1);
+    int said = log_count("no memory for its output queue");
+    if (said != 1)
+        fprintf(stderr, "%d warnings of the queue that could not grow\n", said);
+    assert_int_equal(said, 1);
+    assert_int_equal(log_count("task 1 (pid"), 1); /* the warning names the task */
+    close(a);
+    close(b);
+    stop_server();
+}
+
+/* The input buffer of an accepted connection cannot be allocated: that
+ * connection is closed, the reason said is memory (until 2026-12-03 it was
+ * logged as "too many connections (544)", with one connection open), and
+ * the next connection is served. */
+/* Arms one fault of *armed for the next connection, which must be closed
+ * unanswered (*injected counts 1), the log saying said once and never
+ * unsaid; the next connection is served. Stops the server. */
+static void refused_then_served(int *armed, const int *injected, const char *said,
+                                const char *unsaid)
+{
+    set(armed, 1);
+    int fd = dtest_connect(path);
+    assert_true(dtest_closed_by_peer(fd, 20.0));
+    close(fd);
+    assert_int_equal(get(injected), 1);
+    int b = dtest_register(path, "next", buf);
+    assert_int_equal(dtest_query_answered(b), 1);
+    assert_int_equal(log_count(unsaid), 0);
+    assert_int_equal(log_count(said), 1);
+    close(b);
+    stop_server();
+}
+
+static void test_accept_nomem_refuses_that_peer(void **state)
+{
+    (void)state;
+    refused_then_served(&ctl->fail_buf_allocs, &ctl->bufs_failed,
+                        "no memory for a connection's buffer", "too many connections");
+}
+
+/* A STATUS that does not encode (an internal error): that connection is
+ * dropped, the error logged once; a registered task keeps its place. */
+static void test_encode_failure_drops_that_peer(void **state)
+{
+    (void)state;
+    int a = dtest_register(path, "keeps", buf);
+    set(&ctl->fail_status, 1);
+    int q = dtest_connect(path);
+    assert_int_equal(dtest_query_answered(q), 0);
+    close(q);
+    assert_int_equal(get(&ctl->status_failed), 1);
+    assert_true(fetch());
+    assert_int_equal(rep.n_tasks, 1);
+    assert_int_equal(rep.reclaimed, 0);
+    assert_int_equal(dtest_query_answered(a), 1);
+    assert_int_equal(log_count("did not encode"), 1);
+    close(a);
+    stop_server();
+}
+
+/* Opens a client task on the server. */
+static dmn_client_t *open_client(const char *name)
+{
+    dmn_client_opts_t o = {path, name, DMN_CLASS_BATCH, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL};
+    dmn_client_t *c = NULL;
+    assert_int_equal(dmn_client_open(&o, &c), GMUX_OK);
+    assert_false(dmn_client_is_local(c));
+    return c;
+}
+
+/* Reads STATUS answers on fd until want have come; each whole, in order. */
+static void read_statuses(int fd, long want, uint32_t *last_seq)
+{
+    for (long i = 0; i < want; i++) {
+        dmn_msg_t m;
+        int type = dtest_read(fd, buf, &m, 60.0);
+        if (type != DMN_MSG_STATUS)
+            fail_msg("answer %ld: type %d, not STATUS", i, type);
+        if (m.hdr.seq <= *last_seq)
+            fail_msg("answer %ld: seq %u after %u", i, m.hdr.seq, *last_seq);
+        *last_seq = m.hdr.seq;
+    }
+}
+
+/* Every other accept4, recv and send of the daemon fails with EINTR: each is
+ * tried again (the listening socket and the peers' stay ready, so the next
+ * poll returns at once), nothing is lost or sent twice, nobody is dropped:
+ * two tasks take turns, and a queue of answers that the socket does not
+ * take at once arrives whole and in order. */
+static void test_eintr_retried(void **state)
+{
+    (void)state;
+    set(&ctl->eintr, 1);
+    dmn_client_t *a = open_client("a"), *b = open_client("b");
+    dmn_range_t r = {1 << 20, 1 << 20};
+    for (int turn = 0; turn < 4; turn++) {
+        dmn_client_t *c = turn % 2 ? b : a;
+        assert_int_equal(dmn_client_pending(c, 1, &r, 1), GMUX_OK);
+        assert_int_equal(dmn_client_wait_turn(c, 20 * COM_NS_PER_S), GMUX_OK);
+        assert_true(dmn_client_holds_turn(c));
+        assert_int_equal(dmn_client_idle(c), GMUX_OK);
+    }
+    int q = dtest_register(path, "reader", buf);
+    uint32_t seq = 0;
+    for (int round = 0; round < 3; round++) {
+        assert_int_equal(flood_queries(q, 3000), 3000); /* ~700 KiB of answers */
+        read_statuses(q, 3000, &seq);
+    }
+    set(&ctl->eintr, 0);
+    assert_true(get(&ctl->eintr_accept) >= 1);
+    assert_true(get(&ctl->eintr_recv) >= 1);
+    assert_true(get(&ctl->eintr_send) >= 1);
+    assert_true(fetch());
+    assert_int_equal(rep.n_tasks, 3);
+    assert_int_equal(rep.reclaimed, 0);
+    assert_false(dmn_client_is_local(a));
+    assert_false(dmn_client_is_local(b));
+    dmn_client_close(a);
+    dmn_client_close(b);
+    close(q);
+    stop_server();
+}
+
+/* accept4 fails for want of descriptors (EMFILE) while a connection waits
+ * in the listen queue: the daemon says so, serves its tasks meanwhile, and
+ * does not call accept4 again and again while it fails: the calls made while
+ * its pid check (every 200 ms) runs three times are counted. Until 2026-12-03
+ * it polled the listening socket again at once and said nothing: it spun,
+ * thousands of calls per pid check. Once accept4 works again the waiting
+ * connection is served. */
+static void test_accept_failure_paused(void **state)
+{
+    (void)state;
+    int b = dtest_register(path, "seen", buf);
+    __atomic_store_n(&ctl->kill_watch, getpid(), __ATOMIC_SEQ_CST);
+    set(&ctl->fail_accepts, 1000000000);
+    int fd = dtest_connect(path); /* into the listen queue */
+    assert_true(reaches(&ctl->accepts_failed, 1));
+    int k = get(&ctl->kills_watched);
+    assert_true(reaches(&ctl->kills_watched, k + 1));
+    int before = get(&ctl->accepts);
+    assert_true(reaches(&ctl->kills_watched, k + 4));
+    int calls = get(&ctl->accepts) - before;
+    fprintf(stderr, "%d accept4 calls in 3 pid checks while it failed\n", calls);
+    assert_true(calls <= 30); /* a 100 ms pause: about 6 */
+    assert_int_equal(dtest_query_answered(b), 1);
+    set(&ctl->fail_accepts, 0);
+    assert_int_equal(dtest_query_answered(fd), 1);
+    assert_true(log_count("cannot accept a connection") >= 1);
+    close(fd);
+    close(b);
+    stop_server();
+}
+
+/* A peer whose SO_PEERCRED cannot be read is refused (its uid cannot be
+ * checked), and the log says so: until 2026-12-03 it read "refused a
+ * connection from uid 4294967295 pid -1", as if such a uid had connected. */
+static void test_peer_cred_unreadable_refused(void **state)
+{
+    (void)state;
+    refused_then_served(&ctl->peer_fail, &ctl->peers_failed, "credentials could not be read",
+                        "uid 4294967295");
+}
+
+/* A task whose pid the kernel gives as 0 (its process in a pid namespace
+ * the daemon cannot see) is served; the pid check never asks about pid 0
+ * (kill(0, 0) would ask about the daemon's own process group) while it
+ * checks the others; its hang-up reclaims it. */
+static void test_peer_pid_zero_kept_until_hangup(void **state)
+{
+    (void)state;
+    set(&ctl->peer_pid_zero, 1);
+    int a = dtest_register(path, "unseen", buf);
+    assert_int_equal(get(&ctl->peers_zeroed), 1);
+    __atomic_store_n(&ctl->kill_watch, getpid(), __ATOMIC_SEQ_CST);
+    int b = dtest_register(path, "seen", buf);    /* this process's pid */
+    assert_true(reaches(&ctl->kills_watched, 3)); /* three pid checks */
+    assert_true(fetch());
+    assert_int_equal(rep.n_tasks, 2);
+    for (uint32_t i = 0; i < rep.n_tasks; i++)
+        assert_int_equal(rep.tasks[i].pid,
+                         strcmp(rep.tasks[i].name, "unseen") == 0 ? 0 : (uint32_t)getpid());
+    assert_int_equal(get(&ctl->kills_nonpositive), 0);
+    close(a);
+    uint64_t until = com_deadline_after_ns(20 * COM_NS_PER_S);
+    while (fetch() && rep.n_tasks != 1 && !com_deadline_passed(until))
+        com_clock_sleep_ns(10 * COM_NS_PER_MS);
+    assert_int_equal(rep.n_tasks, 1);
+    assert_string_equal(rep.tasks[0].name, "seen");
+    assert_int_equal(rep.reclaimed, 1);
+    close(b);
+    stop_server();
+}
+
+/* A task's process exits while its socket lives on elsewhere (made before a
+ * fork, as in test_daemon_conn), and kill(pid, 0) answers EPERM: the process
+ * exists as far as the daemon can tell (another uid's), so the task is
+ * kept; once kill says ESRCH it is dropped and reclaimed. */
+static void test_pid_check_eperm_keeps_task(void **state)
+{
+    (void)state;
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    assert_true(fd >= 0);
+    int p[2];
+    assert_int_equal(pipe(p), 0);
+    pid_t child = fork();
+    assert_true(child >= 0);
+    if (child == 0) { /* no cmocka here */
+        char go;
+        struct sockaddr_un sa = {.sun_family = AF_UNIX};
+        memcpy(sa.sun_path, path, strlen(path) + 1);
+        dmn_msg_register_t reg = {0, DMN_CLASS_BATCH, 0, 0, 0, "gone"};
+        size_t n = dmn_proto_encode_register(buf, sizeof(buf), 1, &reg);
+        dmn_msg_t m;
+        if (read(p[0], &go, 1) != 1 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 ||
+            send(fd, buf, n, MSG_NOSIGNAL) != (ssize_t)n ||
+            dtest_read(fd, buf, &m, 20.0) != DMN_MSG_REGISTERED)
+            _exit(2);
+        _exit(0);
+    }
+    __atomic_store_n(&ctl->kill_eperm, child, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&ctl->kill_watch, child, __ATOMIC_SEQ_CST);
+    assert_int_equal(write(p[1], "g", 1), 1);
+    int status = 0;
+    assert_int_equal(waitpid(child, &status, 0), child);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    int seen = get(&ctl->kills_watched);
+    assert_true(reaches(&ctl->kills_watched, seen + 3)); /* three checks since it exited */
+    assert_true(fetch());
+    assert_int_equal(rep.n_tasks, 1);
+    assert_int_equal(rep.reclaimed, 0);
+    __atomic_store_n(&ctl->kill_eperm, 0, __ATOMIC_SEQ_CST);
+    assert_true(dtest_closed_by_peer(fd, 20.0));
+    assert_true(fetch());
+    assert_int_equal(rep.n_tasks, 0);
+    assert_int_equal(rep.reclaimed, 1);
+    close(fd);
+    close(p[0]);
+    close(p[1]);
+    stop_server();
+}
+
+int main(void)
+{
+    signal(SIGPIPE, SIG_IGN);
+    ctl = mmap(NULL, sizeof(*ctl), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (ctl == MAP_FAILED)
+        return 1;
+    if (!mkdtemp(dir))
+        return 1;
+    snprintf(path, sizeof(path), "%s/sock", dir);
+    snprintf(log_path, sizeof(log_path), "%s/log", dir);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_queue_nomem_drops_that_peer, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_accept_nomem_refuses_that_peer, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_encode_failure_drops_that_peer, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_eintr_retried, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_accept_failure_paused, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_peer_cred_unreadable_refused, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_peer_pid_zero_kept_until_hangup, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pid_check_eperm_keeps_task, setup, teardown),
+    };
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    unlink(log_path);
+    rmdir(dir);
+    return rc;
+}
