@@ -628,6 +628,22 @@ static void test_lost_fill_prefetched_under_plan(void **state)
     check_prefetched_again(scripted_evict_fill_lost);
 }
 
+/* Runs script (run_evict_ws) and counts the prefetches to the device that
+ * touch the kernels' buffer after the daemon's eviction of it. */
+static size_t prefetched_after(int (*script)(int))
+{
+    unsigned long long base, len, evicted_ns;
+    gh_out_t *o = run_evict_ws(script, &base, &len, &evicted_ns);
+    size_t after = 0;
+    for (size_t i = 0; i < o->nd; i++)
+        if (o->d[i][0] > evicted_ns && o->d[i][1] < base + len && base < o->d[i][1] + o->d[i][2])
+            after++;
+    print_message("  buffer %#llx + %llu evicted at %llu, prefetched %zu times after\n", base, len,
+                  evicted_ns, after);
+    free(o);
+    return after;
+}
+
 /* The kernels' buffer, evicted by the daemon, is brought back whole by the
  * FILL of the next grant, which the gate waits for before the launch: the
  * launch must not prefetch it again (the FILL's prefetch is the only one).
@@ -636,16 +652,7 @@ static void test_lost_fill_prefetched_under_plan(void **state)
 static void test_filled_not_prefetched_again(void **state)
 {
     (void)state;
-    unsigned long long base, len, evicted_ns;
-    gh_out_t *o = run_evict_ws(scripted_evict_then_fill, &base, &len, &evicted_ns);
-    size_t after = 0;
-    for (size_t i = 0; i < o->nd; i++)
-        if (o->d[i][0] > evicted_ns && o->d[i][1] == base && o->d[i][2] == len)
-            after++;
-    print_message("  buffer %#llx + %llu evicted at %llu, prefetched %zu times after\n", base, len,
-                  evicted_ns, after);
-    assert_int_equal(after, 1); /* the FILL's, not the policy's again */
-    free(o);
+    assert_int_equal(prefetched_after(scripted_evict_then_fill), 1); /* the FILL's only */
 }
 
 /* The kernels' buffer, evicted by the daemon, is left out of the FILL of
@@ -656,16 +663,7 @@ static void test_filled_not_prefetched_again(void **state)
 static void test_unfilled_left_to_paging(void **state)
 {
     (void)state;
-    unsigned long long base, len, evicted_ns;
-    gh_out_t *o = run_evict_ws(scripted_evict_fill_part, &base, &len, &evicted_ns);
-    size_t after = 0;
-    for (size_t i = 0; i < o->nd; i++)
-        if (o->d[i][0] > evicted_ns && o->d[i][1] < base + len && base < o->d[i][1] + o->d[i][2])
-            after++;
-    print_message("  buffer %#llx + %llu evicted at %llu, prefetched %zu times after\n", base, len,
-                  evicted_ns, after);
-    assert_int_equal(after, 0); /* left to demand paging, as the plan says */
-    free(o);
+    assert_int_equal(prefetched_after(scripted_evict_fill_part), 0); /* left to demand paging */
 }
 
 int main(void)
