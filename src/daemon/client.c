@@ -48,6 +48,7 @@ struct dmn_client {
     uint64_t request; /* PENDING messages sent: the number of the last one */
     uint64_t idle_request; /* request when IDLE was last sent: a GRANT answers a later one */
     uint64_t grant_seq;
+    uint32_t grant_flags; /* of that GRANT (proto.h DMN_GRANT_*) */
     /* An EVICTED asked for from inside a read (a callback): sent once the
      * read is over (pump); 0: none. */
     uint64_t evicted_due;
@@ -199,6 +200,7 @@ static int process(dmn_client_t *c, const dmn_msg_t *m)
         c->revoked = 0;
         c->announced = 0;
         c->grant_seq = m->u.grant.grant_seq;
+        c->grant_flags = m->u.grant.flags;
         return 0;
     case DMN_MSG_REVOKE:
         if (c->holding && m->u.grant.grant_seq == c->grant_seq)
@@ -667,6 +669,11 @@ int dmn_client_holds_turn(const dmn_client_t *c)
 uint64_t dmn_client_grant_seq(const dmn_client_t *c)
 {
     return dmn_client_holds_turn(c) ? c->grant_seq : 0;
+}
+
+uint32_t dmn_client_grant_flags(const dmn_client_t *c)
+{
+    return dmn_client_holds_turn(c) ? c->grant_flags : 0;
 }
 
 uint32_t dmn_client_task_id(const dmn_client_t *c)

@@ -172,5 +172,8 @@ uint64_t dmn_client_epoch(const dmn_client_t *c);
 /* The grant sequence of the turn held (the GRANT's u64), 0 when none is held:
  * a PLAN fill names the grant it belongs to, and is void at any other. */
 uint64_t dmn_client_grant_seq(const dmn_client_t *c);
+/* The flags of that GRANT (DMN_GRANT_*, proto.h), 0 when none is held:
+ * DMN_GRANT_PLANNED says the placement's fills are all it moves in. */
+uint32_t dmn_client_grant_flags(const dmn_client_t *c);
 
 #endif /* DMN_CLIENT_H */

@@ -424,6 +424,9 @@ static gmux_status_t chunk_on_switch(void *ctx, const dmn_task_view_t *tasks, si
         plan->n = n0;
         return st;
     }
+    /* what the model misses of to's working set and does not fill is left
+     * to demand paging: its shim must not prefetch it (proto.h) */
+    plan->grant_flags |= DMN_GRANT_PLANNED;
     n0 = plan->n;
     if (ahead_fill(pc, tasks, n_tasks, to, plan) != GMUX_OK)
         plan->n = n0; /* left out (and not made resident); the switch itself stands */

@@ -23,6 +23,7 @@ void dmn_plan_fini(dmn_plan_t *plan)
 void dmn_plan_clear(dmn_plan_t *plan)
 {
     plan->n = 0;
+    plan->grant_flags = 0;
 }
 
 gmux_status_t dmn_plan_reserve(dmn_plan_t *plan, size_t n)

@@ -92,11 +92,17 @@ typedef struct dmn_plan_entry {
 typedef struct dmn_plan {
     dmn_plan_entry_t *entries;
     size_t n, cap;
+    /* The incoming task's GRANT flags (proto.h, v8), the placement's to set
+     * in on_switch: DMN_GRANT_PLANNED when its fills for that task are all
+     * it wants moved in (it models what is resident and plans under its
+     * capacity: "opt", "chunk"). 0 after dmn_plan_clear, so a plan that
+     * failed grants without it. */
+    uint32_t grant_flags;
 } dmn_plan_t;
 
 void dmn_plan_init(dmn_plan_t *plan);
 void dmn_plan_fini(dmn_plan_t *plan);
-void dmn_plan_clear(dmn_plan_t *plan);
+void dmn_plan_clear(dmn_plan_t *plan); /* its orders and grant_flags */
 /* Appends an order; merged into the previous one when it continues it (same
  * task and kind, contiguous). */
 gmux_status_t dmn_plan_add(dmn_plan_t *plan, uint32_t task_id, dmn_plan_kind_t kind,

@@ -8,7 +8,7 @@
 #define STATS_SIZE      48u
 #define REGISTERED_SIZE 16u
 #define REFUSED_SIZE    (4u + DMN_REASON_MAX)
-#define GRANT_SIZE      24u
+#define GRANT_SIZE      32u
 
 static void put16(uint8_t *p, uint16_t v)
 {
@@ -207,6 +207,13 @@ gmux_status_t dmn_proto_decode(const uint8_t *buf, size_t len, dmn_msg_t *msg)
         msg->u.grant.grant_seq = get64(p);
         msg->u.grant.quantum_ns = get64(p + 8);
         msg->u.grant.request = get64(p + 16);
+        msg->u.grant.flags = get32(p + 24);
+        msg->u.grant.reserved = get32(p + 28);
+        /* a REVOKE carries no flags; unknown bits are a later version's */
+        if ((msg->u.grant.flags & ~(uint32_t)DMN_GRANT_FLAGS_ALL) != 0 ||
+            (msg->hdr.type == DMN_MSG_REVOKE && msg->u.grant.flags != 0) ||
+            msg->u.grant.reserved != 0)
+            return GMUX_ERR_PARSE;
         return GMUX_OK;
     case DMN_MSG_EVICTED:
         if (n != DMN_EVICTED_SIZE)
@@ -377,7 +384,8 @@ size_t dmn_proto_encode_refused(uint8_t *out, size_t cap, uint32_t seq, gmux_sta
 size_t dmn_proto_encode_grant(uint8_t *out, size_t cap, uint32_t seq, dmn_msg_type_t type,
                               const dmn_msg_grant_t *m)
 {
-    if (type != DMN_MSG_GRANT && type != DMN_MSG_REVOKE)
+    if ((type != DMN_MSG_GRANT && type != DMN_MSG_REVOKE) ||
+        (m->flags & ~(uint32_t)DMN_GRANT_FLAGS_ALL) != 0 || (type == DMN_MSG_REVOKE && m->flags))
         return 0;
     uint8_t *p = begin(out, cap, seq, type, GRANT_SIZE);
     if (!p)
@@ -385,6 +393,8 @@ size_t dmn_proto_encode_grant(uint8_t *out, size_t cap, uint32_t seq, dmn_msg_ty
     put64(p, m->grant_seq);
     put64(p + 8, m->quantum_ns);
     put64(p + 16, m->request);
+    put32(p + 24, m->flags);
+    put32(p + 28, 0);
     return DMN_PROTO_HDR_SIZE + GRANT_SIZE;
 }
 

@@ -34,9 +34,9 @@
 /* Version 2: STATS device bytes, STATUS mode and footprints; 3: PLAN kind AHEAD;
  * 4: STATUS planned bytes; 5: PENDING numbered, GRANT names the PENDING it answers;
  * 6: EVICTED, the empty EVICT PLAN that asks for it, STATUS evict-wait counters;
- * 7: STATUS task state HELD. */
+ * 7: STATUS task state HELD; 8: GRANT flags (DMN_GRANT_PLANNED). */
 #define DMN_PROTO_MAGIC       0x44584d47u /* 'G' 'M' 'X' 'D' */
-#define DMN_PROTO_VERSION     7u
+#define DMN_PROTO_VERSION     8u
 #define DMN_PROTO_HDR_SIZE    16u
 #define DMN_PROTO_MAX_PAYLOAD 65536u
 #define DMN_PROTO_MAX_MSG     (DMN_PROTO_HDR_SIZE + DMN_PROTO_MAX_PAYLOAD)
@@ -153,10 +153,22 @@ typedef struct dmn_msg_refused { /* 68 bytes */
     char reason[DMN_REASON_MAX];
 } dmn_msg_refused_t;
 
-typedef struct dmn_msg_grant { /* GRANT and REVOKE, 24 bytes */
+/* GRANT flags (v8). PLANNED: the placement planned the task's memory for
+ * this turn (opt, chunk): its fills (this grant's FILL and the fills ahead
+ * sent since the task's last grant) are all it moves in, and what it
+ * evicted of the task and does not fill is left to demand paging, so the
+ * task's own policy must not prefetch that again (docs/shim-gate.md). Without
+ * it (swap, none, a plan that failed) the policy prefetches what the daemon
+ * evicted at its next use. Other bits drop the connection. */
+#define DMN_GRANT_PLANNED   1u
+#define DMN_GRANT_FLAGS_ALL DMN_GRANT_PLANNED
+
+typedef struct dmn_msg_grant { /* GRANT and REVOKE, 32 bytes */
     uint64_t grant_seq;
     uint64_t quantum_ns;
-    uint64_t request; /* GRANT: the number of the last PENDING read before it (v5); REVOKE: 0 */
+    uint64_t request;  /* GRANT: the number of the last PENDING read before it (v5); REVOKE: 0 */
+    uint32_t flags;    /* GRANT: DMN_GRANT_* (v8); REVOKE: 0 */
+    uint32_t reserved; /* 0 */
 } dmn_msg_grant_t;
 
 typedef struct dmn_msg_evicted { /* 16 bytes */

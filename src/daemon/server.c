@@ -343,7 +343,8 @@ static bool send_granted(dmn_srv_t *s, const dmn_arb_action_t *act, bool ahead)
         dmn_conn_t *c = &s->conns[s->conn_of_slot[act->grant]];
         /* the request it answers: a client that has gone idle since
          * knows this GRANT is not for its later requests */
-        dmn_msg_grant_t g = {act->grant_seq, s->arb.quantum_ns, c->request};
+        dmn_msg_grant_t g = {act->grant_seq, s->arb.quantum_ns, c->request, act->plan->grant_flags,
+                             0};
         sent = (act->plan->n == 0 || send_plan(s, c, id, act->plan, act->grant_seq, DMN_PLAN_EVICT,
                                                DMN_PLAN_FILL) == 0) &&
                dmn_conn_send(s, c,
@@ -397,7 +398,7 @@ static void apply(dmn_srv_t *s)
                      s->arb.tasks[act.forced].id);
         if (act.revoke >= 0) {
             dmn_conn_t *c = &s->conns[s->conn_of_slot[act.revoke]];
-            dmn_msg_grant_t g = {s->arb.tasks[act.revoke].grant_seq, 0, 0};
+            dmn_msg_grant_t g = {s->arb.tasks[act.revoke].grant_seq, 0, 0, 0, 0};
             (void)dmn_conn_send(s, c,
                                 dmn_proto_encode_grant(s->out, sizeof(s->out), ++s->seq,
                                                        DMN_MSG_REVOKE,

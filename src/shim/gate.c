@@ -101,7 +101,9 @@ static size_t gate_first_region(const shim_regions_t *t, uint64_t base)
 
 /* Moves the managed memory inside r to the device or to the host on the
  * migration stream and returns the bytes it asked for; the regions it moves
- * to the host count as not prefetched (generation 0). With gen non-zero (a
+ * to the host count as evicted by the daemon (SHIM_GEN_EVICTED: prefetched
+ * again at their next use unless a GRANT leaves them to demand paging,
+ * gate_apply_plan). With gen non-zero (a
  * FILL at the grant, waited for before the launch), the regions it moves
  * whole to the device count as prefetched in generation gen: the launch
  * does not move them again (until 2026-12-03 it did, one redundant prefetch
@@ -132,7 +134,7 @@ static uint64_t gate_move(eng_backend_t be, const dmn_range_t *r, bool to_device
     /* what went to the host is prefetched again at its next use under the
      * proactive policy: no FILL may bring it back first (policy.h) */
     if (!to_device)
-        (void)shim_regions_mark(t, r->base, r->len, 0, false);
+        (void)shim_regions_mark(t, r->base, r->len, SHIM_GEN_EVICTED, false);
     return moved;
 }
 
@@ -207,8 +209,9 @@ static void gate_apply_ahead(void)
         atomic_fetch_add(&gate_bytes_in, bytes);
         SHIM_STAT_ADD(ahead_plans, 1);
         SHIM_STAT_ADD(ahead_bytes, bytes);
+        shim_gate_plan_clear(DMN_PLAN_AHEAD);
     }
-    shim_gate_plan_clear(DMN_PLAN_AHEAD);
+    shim_gate_plan_give_up(DMN_PLAN_AHEAD); /* none left when carried out */
 }
 
 /* Moves the stored EVICT orders to the host now, on cx (current on the
@@ -296,7 +299,15 @@ static void gate_on_read_end(void *arg)
 }
 
 /* Applies the stored plan on the calling thread's context: evictions first,
- * then fills, all on the migration stream, then waits for them. Fills only at
+ * then fills, all on the migration stream, then waits for them. A GRANT with
+ * DMN_GRANT_PLANNED (protocol v8: "opt", "chunk") then leaves what the daemon
+ * evicted and no fill brought back to demand paging: the placement filled
+ * what it plans the task to hold, and the policy's prefetch of the rest
+ * would move in more than that, so the driver would evict other tasks'
+ * memory or the chunks just filled. Until 2026-12-03 it did
+ * (test_gate_order test_unfilled_left_to_paging). Not after a fill given up
+ * (marked, shim_policy_lost), a store that overflowed, a wait that failed,
+ * nor at a GRANT without the flag. Fills only at
  * the grant they belong to (shim_gate_plan_fill_seq): those of another grant are
  * dropped, and kept without a grant (the wait timed out: theirs may come).
  * With no context the shim can use, the fills are given up (faults only) and
@@ -315,15 +326,20 @@ static void gate_apply_plan(void)
         COM_DEBUG(SHIM, "daemon plan: %u fill orders of grant %llu dropped at grant %llu",
                   shim_gate_plan_count(DMN_PLAN_FILL),
                   (unsigned long long)shim_gate_plan_fill_seq(), (unsigned long long)grant);
-        shim_gate_plan_clear(DMN_PLAN_FILL);
+        shim_gate_plan_give_up(DMN_PLAN_FILL);
     }
+    bool overflowed = grant != 0 && shim_gate_plan_overflowed(); /* taken at every grant */
+    bool planned = (dmn_client_grant_flags(gate_client) & DMN_GRANT_PLANNED) && !overflowed;
     uint32_t fills = fills_kept ? 0 : shim_gate_plan_count(DMN_PLAN_FILL);
-    if (shim_gate_plan_count(DMN_PLAN_EVICT) + fills == 0)
+    uint32_t orders = shim_gate_plan_count(DMN_PLAN_EVICT) + fills;
+    if (orders == 0 && (!planned || shim_state.mode != SHIM_MODE_PROACTIVE))
         return;
     shim_cuctx_t *cx = shim_backend_current();
-    if (!cx)
+    if (!cx) {
         gate_evict_stored(NULL); /* what it leaves stays stored */
-    else if (shim_state.mode != SHIM_MODE_OFF) {
+        if (!fills_kept)
+            shim_gate_plan_give_up(DMN_PLAN_FILL); /* faulted in, or prefetched at its use */
+    } else if (shim_state.mode != SHIM_MODE_OFF) {
         atomic_fetch_add(&gate_bytes_out, gate_move_stored(cx, DMN_PLAN_EVICT, false, 0));
         shim_gate_evicted_order(cx);
         /* the fills are waited for below, before the launch: the regions they
@@ -331,13 +347,19 @@ static void gate_apply_plan(void)
         if (!fills_kept)
             atomic_fetch_add(&gate_bytes_in,
                              gate_move_stored(cx, DMN_PLAN_FILL, true, shim_policy_generation()));
+        /* the fence also covers the fills ahead: the launch is not
+         * ordered after them when planned leaves their regions unclaimed */
         eng_backend_t be = shim_backend_engine(cx);
         if (be.ops->fence(be.ctx, 0) != GMUX_OK) {
             COM_WARN(SHIM, "daemon plan: migration stream failed");
             shim_policy_invalidate(); /* nothing it holds counts as done */
+        } else if (planned) {
+            shim_policy_evicted_to_paging();
         }
-        atomic_fetch_add(&gate_plans_applied, 1);
-        SHIM_STAT_ADD(gate_plans, 1);
+        if (orders) {
+            atomic_fetch_add(&gate_plans_applied, 1);
+            SHIM_STAT_ADD(gate_plans, 1);
+        }
     }
     if (cx)
         shim_gate_plan_clear(DMN_PLAN_EVICT);

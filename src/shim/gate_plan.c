@@ -5,6 +5,7 @@
 
 #include "common/log.h"
 #include "shim/gate_ranges.h"
+#include "shim/policy.h"
 #include "shim/stats.h"
 
 static dmn_range_t plan[3][SHIM_GATE_PLAN_CAP]; /* [dmn_plan_kind_t] */
@@ -21,6 +22,22 @@ static uint32_t plan_evict_new;
  * of it joined with a stored one for want of room (on_plan_end). */
 static uint32_t plan_msg_kept, plan_msg_joined;
 static dmn_range_t plan_cut_tmp[SHIM_GATE_PLAN_CAP];
+/* A store overflowed since shim_gate_plan_overflowed last said (gate_plan.h). */
+static bool plan_overflowed;
+
+void shim_gate_plan_give_up(dmn_plan_kind_t kind)
+{
+    for (uint32_t i = 0; i < plan_n[kind]; i++)
+        shim_policy_lost(plan[kind][i].base, plan[kind][i].len);
+    plan_n[kind] = 0;
+}
+
+bool shim_gate_plan_overflowed(void)
+{
+    bool was = plan_overflowed;
+    plan_overflowed = false;
+    return was;
+}
 
 void shim_gate_plan_current(const dmn_client_t *cl)
 {
@@ -30,7 +47,9 @@ void shim_gate_plan_current(const dmn_client_t *cl)
     if (plan_n[0] + plan_n[1] + plan_n[2])
         COM_DEBUG(SHIM, "daemon plan: %u orders of a connection that ended dropped",
                   plan_n[0] + plan_n[1] + plan_n[2]);
-    plan_n[0] = plan_n[1] = plan_n[2] = 0;
+    shim_gate_plan_give_up(DMN_PLAN_FILL);
+    shim_gate_plan_give_up(DMN_PLAN_AHEAD);
+    plan_n[DMN_PLAN_EVICT] = 0;
     plan_epoch = epoch;
 }
 
@@ -76,9 +95,11 @@ uint32_t shim_gate_plan_evict_put_off(void)
 static void gate_plan_cut(dmn_plan_kind_t kind, const dmn_range_t *ev, uint32_t n)
 {
     uint64_t bytes = 0;
+    uint32_t whole = 0;
     uint32_t dropped =
         shim_gate_ranges_cut(plan[kind], &plan_n[kind], SHIM_GATE_PLAN_CAP, plan_cut_tmp, ev, n,
-                             kind == DMN_PLAN_EVICT, NULL, &bytes);
+                             kind == DMN_PLAN_EVICT, &whole, &bytes);
+    plan_overflowed |= dropped + whole > 0;
     SHIM_STAT_ADD(fill_dropped, dropped);
     SHIM_STAT_ADD(fill_dropped_bytes, bytes);
 }
@@ -117,14 +138,17 @@ void shim_gate_plan_on_plan(void *arg, uint64_t grant_seq, dmn_plan_kind_t kind,
         if (plan_n[DMN_PLAN_FILL])
             COM_DEBUG(SHIM, "daemon plan: %u fill orders of grant %llu dropped (unused)",
                       plan_n[DMN_PLAN_FILL], (unsigned long long)plan_fill_seq);
-        plan_n[DMN_PLAN_FILL] = 0;
+        shim_gate_plan_give_up(DMN_PLAN_FILL);
         plan_fill_seq = grant_seq;
     }
     if (kind == DMN_PLAN_EVICT) { /* never dropped: see shim_gate_ranges_add_whole */
         plan_evict_new = (plan_n[kind] ? plan_evict_new : 0) + n;
+        uint32_t joined = 0;
         for (uint32_t i = 0; i < n; i++)
-            plan_msg_joined += shim_gate_ranges_add_whole(plan[kind], &plan_n[kind],
-                                                          SHIM_GATE_PLAN_CAP, ranges[i]);
+            joined += shim_gate_ranges_add_whole(plan[kind], &plan_n[kind], SHIM_GATE_PLAN_CAP,
+                                                 ranges[i]);
+        plan_msg_joined += joined;
+        plan_overflowed |= joined > 0;
         plan_msg_kept += n;
         return;
     }
@@ -132,6 +156,8 @@ void shim_gate_plan_on_plan(void *arg, uint64_t grant_seq, dmn_plan_kind_t kind,
         uint64_t lost =
             shim_gate_ranges_add_fill(plan[kind], &plan_n[kind], SHIM_GATE_PLAN_CAP, ranges[i]);
         plan_msg_kept += lost == 0;
+        if (lost) /* prefetched at its next use instead, whatever the GRANT says */
+            shim_policy_lost(ranges[i].base, ranges[i].len);
         SHIM_STAT_ADD(fill_dropped, lost != 0);
         SHIM_STAT_ADD(fill_dropped_bytes, lost);
     }

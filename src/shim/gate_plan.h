@@ -37,6 +37,7 @@
 #ifndef SHIM_GATE_PLAN_H
 #define SHIM_GATE_PLAN_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "daemon/client.h"
@@ -65,6 +66,19 @@ uint32_t shim_gate_plan_count(dmn_plan_kind_t kind);
 
 /* Empties the store of one kind (carried out, or dropped). */
 void shim_gate_plan_clear(dmn_plan_kind_t kind);
+
+/* Empties a store of fills (FILL or AHEAD) that is not carried out (no
+ * context, another grant's): the regions its ranges overlap are prefetched
+ * again at their next use (shim_policy_lost), whatever the next GRANT says. */
+void shim_gate_plan_give_up(dmn_plan_kind_t kind);
+
+/* Whether a store overflowed since the last call (a piece of a fill given
+ * up by a cut, an eviction joined with another or left whole for want of
+ * room: the orders carried out are not those the daemon sent, and which
+ * memory that touched is not known); clears it. A grant then does not leave
+ * what the daemon evicted to demand paging (gate.c). Fills given up whole
+ * are marked themselves (shim_policy_lost). */
+bool shim_gate_plan_overflowed(void);
 
 /* The grant the stored FILL orders belong to. */
 uint64_t shim_gate_plan_fill_seq(void);

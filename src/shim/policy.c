@@ -12,19 +12,35 @@
 static _Atomic uint32_t policy_gen = 1;
 static _Atomic uint64_t policy_capacity; /* 0: not known yet */
 
-/* Generation 0 is never current: it marks a region moved away (see
- * shim_policy_program_prefetched, and gate.c's gate_move of the daemon's
- * evictions), which the next claim prefetches. */
+/* Generations 0 and SHIM_GEN_EVICTED are never current: they mark a region
+ * moved away (see shim_policy_program_prefetched, and gate.c's gate_move of
+ * the daemon's evictions), which the next claim prefetches. */
+static bool policy_gen_current(uint32_t gen)
+{
+    return gen != 0 && gen != SHIM_GEN_EVICTED;
+}
+
 void shim_policy_invalidate(void)
 {
-    if (atomic_fetch_add(&policy_gen, 1) + 1 == 0)
-        atomic_fetch_add(&policy_gen, 1);
+    while (!policy_gen_current(atomic_fetch_add(&policy_gen, 1) + 1))
+        ;
 }
 
 uint32_t shim_policy_generation(void)
 {
     uint32_t gen = atomic_load_explicit(&policy_gen, memory_order_relaxed);
-    return gen ? gen : 1; /* an invalidation passing 0 just now: any other will do */
+    /* an invalidation passing a mark just now: any other will do */
+    return policy_gen_current(gen) ? gen : 1;
+}
+
+void shim_policy_evicted_to_paging(void)
+{
+    (void)shim_regions_remark(&shim_state.regions, SHIM_GEN_EVICTED, shim_policy_generation());
+}
+
+void shim_policy_lost(uint64_t addr, uint64_t len)
+{
+    (void)shim_regions_mark(&shim_state.regions, addr, len, 0, false);
 }
 
 void shim_policy_program_prefetched(uint64_t addr, uint64_t len, bool to_device)
@@ -32,7 +48,7 @@ void shim_policy_program_prefetched(uint64_t addr, uint64_t len, bool to_device)
     uint32_t gen = 0;
     if (to_device) {
         gen = atomic_load_explicit(&policy_gen, memory_order_relaxed);
-        if (gen == 0) /* an invalidation passing 0 just now */
+        if (!policy_gen_current(gen)) /* an invalidation passing a mark just now */
             return;
     }
     size_t n = shim_regions_mark(&shim_state.regions, addr, len, gen, to_device);
@@ -79,7 +95,7 @@ void shim_policy_before_launch(const shim_launch_info_t *l)
         SHIM_STAT_ADD(predicted_launches, 1);
         SHIM_STAT_ADD(template_launches, narrow);
     } else {
-        uint32_t gen = atomic_load_explicit(&policy_gen, memory_order_relaxed);
+        uint32_t gen = shim_policy_generation();
         n = shim_regions_claim(&shim_state.regions, l->vals, l->nvals, gen, capacity, ranges,
                                SHIM_MAX_CANDIDATES, &hits);
         SHIM_STAT_ADD(pointer_args, hits);

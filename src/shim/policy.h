@@ -45,8 +45,28 @@ void shim_policy_before_launch(const shim_launch_info_t *l);
 void shim_policy_invalidate(void);
 
 /* The current generation: what a region moved whole to the device, and
- * waited for, is marked with (gate.c's FILL at a grant). Never 0. */
+ * waited for, is marked with (gate.c's FILL at a grant). Never 0, never
+ * SHIM_GEN_EVICTED. */
 uint32_t shim_policy_generation(void);
+
+/* The generation of a region the daemon's orders moved to the host, even in
+ * part (gate.c): prefetched again at its next use, as generation 0 is,
+ * unless a GRANT says the placement left it to demand paging
+ * (shim_policy_evicted_to_paging). Generation 0 marks what must be
+ * prefetched again in any case: moved away by the program itself, or a
+ * daemon's fill the shim did not carry out (shim_policy_lost). */
+#define SHIM_GEN_EVICTED UINT32_MAX
+
+/* A GRANT with DMN_GRANT_PLANNED was taken and its orders carried out: the
+ * regions the daemon evicted (SHIM_GEN_EVICTED) that no fill brought back
+ * whole are the placement's to leave to demand paging, so they count as
+ * prefetched in this generation. */
+void shim_policy_evicted_to_paging(void);
+
+/* A daemon's fill of [addr, addr+len) was not carried out (given up, or
+ * dropped unused): the managed regions it overlaps are prefetched again at
+ * their next use (generation 0), whatever a later GRANT says. */
+void shim_policy_lost(uint64_t addr, uint64_t len);
 
 /*
  * The program's own prefetch of [addr, addr+len) was queued. To the host

@@ -255,6 +255,20 @@ size_t shim_regions_claim(shim_regions_t *t, const uint64_t *vals, size_t n, uin
     return nout;
 }
 
+size_t shim_regions_remark(shim_regions_t *t, uint32_t from, uint32_t gen)
+{
+    size_t marked = 0;
+    pthread_rwlock_rdlock(&t->lock);
+    for (size_t k = 0; k < t->n; k++) {
+        uint32_t old = from; /* a claim may move it at once: then it stays claimed */
+        marked += t->v[k].kind == SHIM_REGION_MANAGED &&
+                  __atomic_compare_exchange_n(&t->v[k].gen, &old, gen, false, __ATOMIC_RELAXED,
+                                              __ATOMIC_RELAXED);
+    }
+    pthread_rwlock_unlock(&t->lock);
+    return marked;
+}
+
 size_t shim_regions_mark(shim_regions_t *t, uint64_t addr, uint64_t len, uint32_t gen, bool whole)
 {
     size_t marked = 0;

@@ -131,4 +131,12 @@ size_t shim_regions_claim(shim_regions_t *t, const uint64_t *vals, size_t n, uin
  */
 size_t shim_regions_mark(shim_regions_t *t, uint64_t addr, uint64_t len, uint32_t gen, bool whole);
 
+/*
+ * Sets to gen the generation of every managed region whose generation is
+ * from (gate.c: the regions the daemon evicted, once a grant leaves them to
+ * demand paging). Under one shared lock, without allocating; returns how
+ * many regions were marked.
+ */
+size_t shim_regions_remark(shim_regions_t *t, uint32_t from, uint32_t gen);
+
 #endif /* SHIM_REGIONS_H */

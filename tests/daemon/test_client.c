@@ -302,11 +302,11 @@ static pid_t start_fake_crossing_grant(int again)
             write(fd, buf, dmn_proto_encode_registered(buf, sizeof(buf), 1, &r)) <= 0 ||
             fake_read(fd, buf, DMN_MSG_PENDING, &m) != 0)
             _exit(1);
-        dmn_msg_grant_t g = {1, 20 * COM_NS_PER_MS, m.u.ranges.seq}; /* decided now */
+        dmn_msg_grant_t g = {1, 20 * COM_NS_PER_MS, m.u.ranges.seq, 0, 0}; /* decided now */
         if (fake_read(fd, buf, DMN_MSG_IDLE, &m) != 0 ||
             (again && fake_read(fd, buf, DMN_MSG_PENDING, &m) != 0))
             _exit(1);
-        dmn_msg_grant_t fresh = {2, 20 * COM_NS_PER_MS, again ? m.u.ranges.seq : 0};
+        dmn_msg_grant_t fresh = {2, 20 * COM_NS_PER_MS, again ? m.u.ranges.seq : 0, 0, 0};
         if (write(fd, buf, dmn_proto_encode_grant(buf, sizeof(buf), 2, DMN_MSG_GRANT, &g)) <= 0 ||
             (again &&
              (fake_read(fd, buf, DMN_MSG_STATS, &m) != 0 ||

@@ -81,7 +81,7 @@ static int evictions_script(int fd, int ctl, void *arg)
         return 0;
     if (read(ctl, &b, 1) != 1)
         return 23;
-    dmn_msg_grant_t g = {4, 20 * COM_NS_PER_MS, 1}; /* answers the first PENDING */
+    dmn_msg_grant_t g = {4, 20 * COM_NS_PER_MS, 1, 0, 0}; /* answers the first PENDING */
     if (tmsg_write_all(fd, buf, dmn_proto_encode_grant(buf, sizeof(buf), 9, DMN_MSG_GRANT, &g)))
         return 24;
     (void)!read(ctl, &b, 1); /* connected until the test ends (closes ctl) */

@@ -198,7 +198,7 @@ static void test_malformed(void **state)
     n = dmn_proto_encode_register(m, sizeof(m), 1, &reg);
     m[8] = 8; /* REGISTER with a length that does not match */
     send_and_expect_drop(&r, m, 16 + 8, "short REGISTER");
-    dmn_msg_grant_t g = {1, 1, 1};
+    dmn_msg_grant_t g = {1, 1, 1, 0, 0};
     n = dmn_proto_encode_grant(m, sizeof(m), 1, DMN_MSG_GRANT, &g);
     send_and_expect_drop(&r, m, n, "daemon-to-client type");
     n = dmn_proto_encode_ranges(m, sizeof(m), 1, DMN_MSG_PENDING, 1, 0, NULL, 0);

@@ -19,7 +19,7 @@ static void test_header_layout(void **state)
     (void)state;
     size_t n = dmn_proto_encode_empty(buf, sizeof(buf), 0x01020304u, DMN_MSG_IDLE);
     assert_int_equal(n, 16);
-    const uint8_t want[16] = {'G', 'M', 'X', 'D', 7, 0, DMN_MSG_IDLE, 0, 0, 0, 0, 0, 4, 3, 2, 1};
+    const uint8_t want[16] = {'G', 'M', 'X', 'D', 8, 0, DMN_MSG_IDLE, 0, 0, 0, 0, 0, 4, 3, 2, 1};
     assert_memory_equal(buf, want, 16);
     dmn_hdr_t h;
     assert_int_equal(dmn_proto_read_hdr(buf, 15, &h), GMUX_ERR_BUSY);
@@ -97,7 +97,9 @@ static void test_header_rejects(void **state)
     assert_int_equal(dmn_proto_read_hdr(buf, n, &h), GMUX_ERR_VERSION);
     buf[4] = 6; /* version 6: would drop a STATUS with a task held; refused */
     assert_int_equal(dmn_proto_read_hdr(buf, n, &h), GMUX_ERR_VERSION);
-    buf[4] = 8;
+    buf[4] = 7; /* version 7: a GRANT without flags; refused */
+    assert_int_equal(dmn_proto_read_hdr(buf, n, &h), GMUX_ERR_VERSION);
+    buf[4] = 9;
     assert_int_equal(dmn_proto_read_hdr(buf, n, &h), GMUX_ERR_VERSION);
     n = dmn_proto_encode_empty(buf, sizeof(buf), 1, DMN_MSG_QUERY);
     buf[6] = 8; /* no type 8 */
@@ -189,20 +191,58 @@ static void test_small_messages(void **state)
     assert_int_equal(dmn_proto_decode(buf, n, &m), GMUX_OK);
     assert_int_equal(m.u.refused.status, GMUX_ERR_CAPACITY);
     assert_string_equal(m.u.refused.reason, "too many tasks");
-    dmn_msg_grant_t g = {99, 5, 0};
+    dmn_msg_grant_t g = {99, 5, 0, 0, 0};
     n = dmn_proto_encode_grant(buf, sizeof(buf), 1, DMN_MSG_REVOKE, &g);
     assert_int_equal(dmn_proto_decode(buf, n, &m), GMUX_OK);
     assert_int_equal(m.hdr.type, DMN_MSG_REVOKE);
     assert_int_equal(m.u.grant.grant_seq, 99);
-    g = (dmn_msg_grant_t){100, 5, 0x1122334455667788ull};
+    assert_int_equal(m.u.grant.flags, 0);
+    g = (dmn_msg_grant_t){100, 5, 0x1122334455667788ull, 0, 0};
     n = dmn_proto_encode_grant(buf, sizeof(buf), 1, DMN_MSG_GRANT, &g);
-    assert_int_equal(n, DMN_PROTO_HDR_SIZE + 24);
+    assert_int_equal(n, DMN_PROTO_HDR_SIZE + 32);
     assert_int_equal(dmn_proto_decode(buf, n, &m), GMUX_OK);
     assert_int_equal(m.u.grant.request, 0x1122334455667788ull); /* the PENDING it answers (v5) */
-    buf[8] = 16; /* the payload of a version 4 GRANT */
+    assert_int_equal(m.u.grant.flags, 0);
+    buf[8] = 24; /* the payload of a version 7 GRANT */
     assert_int_equal(dmn_proto_decode(buf, n - 8, &m), GMUX_ERR_PARSE);
+    buf[8] = 16; /* the payload of a version 4 GRANT */
+    assert_int_equal(dmn_proto_decode(buf, n - 16, &m), GMUX_ERR_PARSE);
     assert_string_equal(dmn_msg_type_name(DMN_MSG_REVOKE), "REVOKE");
     assert_string_equal(dmn_msg_type_name(200), "?");
+}
+
+/* The GRANT's flags (v8): PLANNED round-trips at its place (u32 at payload
+ * offset 24); unknown bits, flags on a REVOKE and a reserved word that is
+ * not 0 are refused, by the decoder and the encoder. */
+static void test_grant_flags(void **state)
+{
+    (void)state;
+    dmn_msg_t m;
+    dmn_msg_grant_t g = {7, 5, 3, DMN_GRANT_PLANNED, 0};
+    size_t n = dmn_proto_encode_grant(buf, sizeof(buf), 1, DMN_MSG_GRANT, &g);
+    assert_int_equal(n, DMN_PROTO_HDR_SIZE + 32);
+    assert_int_equal(buf[16 + 24], DMN_GRANT_PLANNED);
+    assert_int_equal(dmn_proto_decode(buf, n, &m), GMUX_OK);
+    assert_int_equal(m.u.grant.flags, DMN_GRANT_PLANNED);
+    assert_int_equal(m.u.grant.request, 3);
+    buf[16 + 24] = 2; /* a bit no version defines */
+    assert_int_equal(dmn_proto_decode(buf, n, &m), GMUX_ERR_PARSE);
+    buf[16 + 24] = DMN_GRANT_PLANNED;
+    buf[16 + 31] = 1; /* reserved */
+    assert_int_equal(dmn_proto_decode(buf, n, &m), GMUX_ERR_PARSE);
+    buf[16 + 31] = 0;
+    buf[6] = DMN_MSG_REVOKE; /* a REVOKE with flags */
+    assert_int_equal(dmn_proto_decode(buf, n, &m), GMUX_ERR_PARSE);
+    buf[6] = DMN_MSG_GRANT;
+    buf[8] = 28; /* short: the flags without the reserved word */
+    assert_int_equal(dmn_proto_decode(buf, n - 4, &m), GMUX_ERR_PARSE);
+    buf[8] = 32;
+    assert_int_equal(dmn_proto_decode(buf, n, &m), GMUX_OK);
+    assert_int_equal(dmn_proto_encode_grant(buf, sizeof(buf), 1, DMN_MSG_REVOKE, &g), 0);
+    g.flags = 2;
+    assert_int_equal(dmn_proto_encode_grant(buf, sizeof(buf), 1, DMN_MSG_GRANT, &g), 0);
+    g.flags = DMN_GRANT_PLANNED;
+    assert_int_equal(dmn_proto_encode_grant(buf, DMN_PROTO_HDR_SIZE + 31, 1, DMN_MSG_GRANT, &g), 0);
 }
 
 static void test_status(void **state)
@@ -349,7 +389,7 @@ int main(void)
         cmocka_unit_test(test_register_rejects), cmocka_unit_test(test_header_rejects),
         cmocka_unit_test(test_ranges),           cmocka_unit_test(test_small_messages),
         cmocka_unit_test(test_status),           cmocka_unit_test(test_corpus_is_current),
-        cmocka_unit_test(test_evicted),
+        cmocka_unit_test(test_evicted),          cmocka_unit_test(test_grant_flags),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

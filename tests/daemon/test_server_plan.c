@@ -1,10 +1,16 @@
 /* The server when a grant's plan fails (src/daemon/server.c, arbiter.h): a
  * real server in a forked child, with a placement that writes its orders
  * (evict the previous holder's ranges, fill the incoming one's, like "swap")
- * and then fails every second switch. The grant must still be sent, with
- * none of the failed plan's orders to anyone, the next plan must go out
- * whole, STATUS must count only the orders sent, and the daemon must say in
- * its log that a grant went out without its plan. */
+ * and its GRANT flag PLANNED, and then fails every second switch. The grant
+ * must still be sent, with none of the failed plan's orders to anyone and
+ * without the flag (nothing was filled: the task's policy prefetches what
+ * it needs), the next plan must go out whole, STATUS must count only the
+ * orders sent, and the daemon must say in its log that a grant went out
+ * without its plan.
+ *
+ * And the GRANT flag of each built-in placement (protocol v8): PLANNED from
+ * "opt" and "chunk", with a capacity or without, never from "swap" or
+ * "none". */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -40,6 +46,7 @@ static gmux_status_t failing_on_switch(void *ctx, const dmn_task_view_t *tasks, 
     (void)tasks, (void)n_tasks;
     unsigned *n = ctx;
     gmux_status_t st = GMUX_OK;
+    plan->grant_flags = DMN_GRANT_PLANNED; /* as opt and chunk */
     if (from && from->id != to->id)
         for (uint32_t i = 0; i < from->n_ranges && st == GMUX_OK; i++)
             st = dmn_plan_add(plan, from->id, DMN_PLAN_EVICT, from->ranges[i]);
@@ -131,6 +138,7 @@ static void test_failed_plan_grants_without_orders(void **state)
     assert_int_equal(dmn_client_pending(c1, 1, &a, 1), GMUX_OK);
     assert_int_equal(dmn_client_wait_turn(c1, 5 * COM_NS_PER_S), GMUX_OK);
     uint64_t g1 = dmn_client_grant_seq(c1);
+    assert_int_equal(dmn_client_grant_flags(c1), DMN_GRANT_PLANNED);
     assert_int_equal(p1.n, 1);
     assert_int_equal(p1.ev[0].kind, DMN_PLAN_FILL);
     assert_int_equal(p1.ev[0].seq, g1);
@@ -143,6 +151,7 @@ static void test_failed_plan_grants_without_orders(void **state)
     uint64_t g2 = dmn_client_grant_seq(c2);
     assert_true(g2 > g1);
     assert_int_equal(p2.n, 0);
+    assert_int_equal(dmn_client_grant_flags(c2), 0); /* the failed plan's flag went with it */
     /* Switch 3 (stands): back to c1, whose plan goes out whole: c2 evicts
      * b, c1 fills a again. */
     assert_int_equal(dmn_client_pending(c1, 1, &a, 1), GMUX_OK);
@@ -150,6 +159,7 @@ static void test_failed_plan_grants_without_orders(void **state)
     assert_int_equal(dmn_client_wait_turn(c1, 5 * COM_NS_PER_S), GMUX_OK);
     uint64_t g3 = dmn_client_grant_seq(c1);
     assert_true(g3 > g2);
+    assert_int_equal(dmn_client_grant_flags(c1), DMN_GRANT_PLANNED);
     assert_int_equal(p1.n, 2);
     assert_int_equal(p1.ev[1].kind, DMN_PLAN_FILL);
     assert_int_equal(p1.ev[1].seq, g3);
@@ -174,6 +184,42 @@ static void test_failed_plan_grants_without_orders(void **state)
     tsrv_stop(&server_pid);
 }
 
+/* Two tasks of 4 MiB each take turns (the second switch evicts the first
+ * task's memory where a capacity of 6 MiB is set): both GRANTs carry flags,
+ * and only those. */
+static void check_grant_flags(const char *placement, const char *capacity, uint32_t flags)
+{
+    tsrv_cfg_t cfg = {placement, capacity};
+    dmn_server_opts_t o = {
+        path, DMN_NO_GROUP, 20 * COM_NS_PER_MS, 2 * COM_NS_PER_S, NULL, 0, 0, 0, 0, 0, NULL, 0};
+    tsrv_start(&o, tsrv_prep_cfg, &cfg, &server_pid);
+    struct plans p1 = {0}, p2 = {0};
+    dmn_client_t *c1 = open_client("one", &p1), *c2 = open_client("two", &p2);
+    dmn_range_t a = {0x40000000, 4u << 20}, b = {0x80000000, 4u << 20};
+    assert_int_equal(dmn_client_pending(c1, 1, &a, 1), GMUX_OK);
+    assert_int_equal(dmn_client_wait_turn(c1, 5 * COM_NS_PER_S), GMUX_OK);
+    assert_int_equal(dmn_client_grant_flags(c1), flags);
+    assert_int_equal(dmn_client_pending(c2, 1, &b, 1), GMUX_OK);
+    assert_int_equal(dmn_client_idle(c1), GMUX_OK);
+    assert_int_equal(dmn_client_wait_turn(c2, 5 * COM_NS_PER_S), GMUX_OK);
+    assert_int_equal(dmn_client_grant_flags(c2), flags);
+    print_message("  %s, capacity %s: flags %u\n", placement, capacity ? capacity : "none", flags);
+    dmn_client_close(c1);
+    dmn_client_close(c2);
+    tsrv_stop(&server_pid);
+}
+
+static void test_grant_flags_by_placement(void **state)
+{
+    (void)state;
+    check_grant_flags("opt", "6M", DMN_GRANT_PLANNED);
+    check_grant_flags("chunk", "6M", DMN_GRANT_PLANNED);
+    check_grant_flags("opt", NULL, DMN_GRANT_PLANNED);
+    check_grant_flags("chunk", NULL, DMN_GRANT_PLANNED);
+    check_grant_flags("swap", "6M", 0);
+    check_grant_flags("none", "6M", 0);
+}
+
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
@@ -182,6 +228,7 @@ int main(void)
     snprintf(log_path, sizeof(log_path), "%s/log", dir);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_failed_plan_grants_without_orders, kill_leftover_server),
+        cmocka_unit_test_teardown(test_grant_flags_by_placement, kill_leftover_server),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     unlink(path);

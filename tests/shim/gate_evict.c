@@ -27,7 +27,7 @@ gh_spec_t spec = {"batch", "9", "20", "1000", "0", "1", go, NULL, NULL};
 int revoked(int task, uint8_t *buf)
 {
     dmn_msg_t m;
-    dmn_msg_grant_t r1 = {1, 0, 0};
+    dmn_msg_grant_t r1 = {1, 0, 0, 0, 0};
     if (tmsg_write_all(task, buf, dmn_proto_encode_grant(buf, 64, 3, DMN_MSG_REVOKE, &r1)) != 0 ||
         gs_read_until(task, buf, DMN_MSG_RELEASE, &m) != 0)
         return -16;

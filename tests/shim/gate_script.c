@@ -106,7 +106,7 @@ int gs_conn_released(gs_conn_t *c)
 
 int gs_grant(int task, uint8_t *buf, uint32_t seq, uint64_t grant_seq, uint64_t request)
 {
-    dmn_msg_grant_t g = {grant_seq, 20 * COM_NS_PER_MS, request};
+    dmn_msg_grant_t g = {grant_seq, 20 * COM_NS_PER_MS, request, 0, 0};
     return tmsg_write_all(task, buf,
                           dmn_proto_encode_grant(buf, DMN_PROTO_MAX_MSG, seq, DMN_MSG_GRANT, &g)) ==
                    0
@@ -160,14 +160,20 @@ void gs_batch_plan(gs_batch_t *w, uint32_t seq, uint32_t kind, uint64_t grant_se
 
 void gs_batch_grant(gs_batch_t *w, uint32_t seq, uint64_t grant_seq, uint64_t request)
 {
-    dmn_msg_grant_t g = {grant_seq, 20 * COM_NS_PER_MS, request};
+    gs_batch_grant_flags(w, seq, grant_seq, request, 0);
+}
+
+void gs_batch_grant_flags(gs_batch_t *w, uint32_t seq, uint64_t grant_seq, uint64_t request,
+                          uint32_t flags)
+{
+    dmn_msg_grant_t g = {grant_seq, 20 * COM_NS_PER_MS, request, flags, 0};
     batch_add(w,
               dmn_proto_encode_grant(w->b + w->at, sizeof(w->b) - w->at, seq, DMN_MSG_GRANT, &g));
 }
 
 void gs_batch_revoke(gs_batch_t *w, uint32_t seq, uint64_t grant_seq)
 {
-    dmn_msg_grant_t r = {grant_seq, 0, 0};
+    dmn_msg_grant_t r = {grant_seq, 0, 0, 0, 0};
     batch_add(w,
               dmn_proto_encode_grant(w->b + w->at, sizeof(w->b) - w->at, seq, DMN_MSG_REVOKE, &r));
 }

@@ -64,6 +64,9 @@ void gs_batch_plan(gs_batch_t *w, uint32_t seq, uint32_t kind, uint64_t grant_se
                    const dmn_range_t *r, uint32_t n);
 /* Appends GRANT grant_seq (a 20 ms quantum) for the PENDING numbered request. */
 void gs_batch_grant(gs_batch_t *w, uint32_t seq, uint64_t grant_seq, uint64_t request);
+/* The same with GRANT flags (DMN_GRANT_*, protocol v8). */
+void gs_batch_grant_flags(gs_batch_t *w, uint32_t seq, uint64_t grant_seq, uint64_t request,
+                          uint32_t flags);
 /* Appends REVOKE grant_seq. */
 void gs_batch_revoke(gs_batch_t *w, uint32_t seq, uint64_t grant_seq);
 /* Writes the batch to task in one write and empties it. 0, or -1 (a

@@ -69,7 +69,7 @@ static int scripted_announce(int ready)
         return -task;
     if (save_ranges(&m, "pending1") != 0)
         return 20;
-    dmn_msg_grant_t r1 = {1, 0, 0};
+    dmn_msg_grant_t r1 = {1, 0, 0, 0, 0};
     if (gs_grant(task, buf, 2, 1, m.u.ranges.seq) != 0 || gs_wait_file("out0.paused") != 0)
         return 21;
     if (tmsg_write_all(task, buf,

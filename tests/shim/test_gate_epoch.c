@@ -72,7 +72,7 @@ static int scripted_daemon(int ready)
     if (task < 0)
         return -task;
     dmn_range_t fill = {big.base + FILL_OFF, 4096}, ahead = {big.base + AHEAD_OFF, 4096};
-    dmn_msg_grant_t rv = {1, 0, 0};
+    dmn_msg_grant_t rv = {1, 0, 0, 0, 0};
     if (tmsg_write_all(task, buf,
                        dmn_proto_encode_ranges(buf, sizeof(buf), 3, DMN_MSG_PLAN, DMN_PLAN_FILL, 1,
                                                &fill, 1)) != 0 ||

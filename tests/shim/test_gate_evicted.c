@@ -191,7 +191,7 @@ static int scripted_two_contexts(int ready)
     int fds[8], nfd = 0;
     dmn_msg_t m;
     dmn_range_t big;
-    dmn_msg_grant_t r1 = {1, 0, 0};
+    dmn_msg_grant_t r1 = {1, 0, 0, 0, 0};
     int task = gs_grant_to_pause(ready, buf, fds, &nfd, &big);
     if (task < 0)
         return -task;

@@ -59,7 +59,7 @@ static int scripted_grant_without_context(int ready)
     int task = evict_in_wait(ready, buf, fds, &nfd, 0, &pending);
     if (task < 0)
         return -task;
-    dmn_msg_grant_t r3 = {3, 0, 0};
+    dmn_msg_grant_t r3 = {3, 0, 0, 0, 0};
     if (gs_grant(task, buf, 6, 3, pending) != 0 || gs_wait_file("out0.pushed") != 0)
         return 70;
     if (tmsg_write_all(task, buf, dmn_proto_encode_grant(buf, 64, 7, DMN_MSG_REVOKE, &r3)) != 0)
