@@ -29,6 +29,10 @@ typedef struct fake_call {
     uint64_t ns;   /* when (CLOCK_MONOTONIC), comparable across processes */
 } fake_call_t;
 
+/* The byte a discarded range's contents become (cuMemDiscardBatchAsync,
+ * cuMemDiscardAndPrefetchBatchAsync: cuda.h leaves them indeterminate). */
+#define FAKE_DISCARDED 0xdb
+
 /* A kernel: runs on the host with its argument pointers (kernelParams form). */
 typedef void (*fake_kernel_fn)(void **args, const unsigned grid[3], const unsigned block[3]);
 

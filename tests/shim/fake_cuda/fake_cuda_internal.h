@@ -77,6 +77,13 @@ typedef CUresult (*fake_pfn_cuStreamBeginCapture_v10000)(CUstream s); /* mode GL
       0)                                                                                           \
     X(cuMemPrefetchBatchAsync_ptsz, cuMemPrefetchBatchAsync, 13000,                                \
       PFN_cuMemPrefetchBatchAsync_v13000_ptsz, 1)                                                  \
+    X(cuMemDiscardBatchAsync, cuMemDiscardBatchAsync, 13000, PFN_cuMemDiscardBatchAsync_v13000, 0) \
+    X(cuMemDiscardBatchAsync_ptsz, cuMemDiscardBatchAsync, 13000,                                  \
+      PFN_cuMemDiscardBatchAsync_v13000_ptsz, 1)                                                   \
+    X(cuMemDiscardAndPrefetchBatchAsync, cuMemDiscardAndPrefetchBatchAsync, 13000,                 \
+      PFN_cuMemDiscardAndPrefetchBatchAsync_v13000, 0)                                             \
+    X(cuMemDiscardAndPrefetchBatchAsync_ptsz, cuMemDiscardAndPrefetchBatchAsync, 13000,            \
+      PFN_cuMemDiscardAndPrefetchBatchAsync_v13000_ptsz, 1)                                        \
     X(cuMemcpyAsync, cuMemcpyAsync, 4000, PFN_cuMemcpyAsync_v4000, 0)                              \
     X(cuMemcpyAsync_ptsz, cuMemcpyAsync, 7000, PFN_cuMemcpyAsync_v7000_ptsz, 1)                    \
     X(cuMemcpyHtoDAsync_v2, cuMemcpyHtoDAsync, 3020, PFN_cuMemcpyHtoDAsync_v3020, 0)               \
