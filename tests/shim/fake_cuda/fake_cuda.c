@@ -451,18 +451,6 @@ CUresult fk_cuMemPrefetchAsync_ptsz(CUdeviceptr p, size_t len, CUdevice dev, CUs
  */
 enum { FAKE_BATCH_PREFETCH = 1, FAKE_BATCH_DISCARD = 2 };
 
-/* Whether a batch's locations are laid out as cuda.h requires. */
-static bool fake_locs_ok(size_t count, const CUmemLocation *locs, const size_t *loc_idx,
-                         size_t nlocs)
-{
-    if (!locs || !loc_idx || !nlocs || nlocs > count || loc_idx[0] != 0)
-        return false;
-    for (size_t k = 1; k < nlocs; k++)
-        if (loc_idx[k] <= loc_idx[k - 1] || loc_idx[k] >= count)
-            return false;
-    return true;
-}
-
 static CUresult fake_range_batch(const char *fn, int what, CUdeviceptr *ptrs, size_t *sizes,
                                  size_t count, CUmemLocation *locs, size_t *loc_idx, size_t nlocs,
                                  unsigned long long flags, CUstream s, int ptsz)
@@ -472,7 +460,7 @@ static CUresult fake_range_batch(const char *fn, int what, CUdeviceptr *ptrs, si
         return CUDA_ERROR_NOT_SUPPORTED;
     bool prefetch = what & FAKE_BATCH_PREFETCH;
     if (!ptrs || !sizes || !count || flags || !fake_stream_of(s, ptsz) ||
-        (prefetch && !fake_locs_ok(count, locs, loc_idx, nlocs)))
+        (prefetch && (!locs || !fake_batch_idx_ok(count, loc_idx, nlocs))))
         return CUDA_ERROR_INVALID_VALUE;
     if (prefetch)
         fake_stall_fire(FAKE_STALL_PREFETCH);
