@@ -284,6 +284,27 @@ static void test_unaligned_and_peer_3d(void **state)
     assert_int_equal(by(cube2)[W + 1], 0);
 }
 
+static void begin_capture(CUstream b)
+{
+    assert_int_equal(GET(PFN_cuStreamBeginCapture_v10010, "cuStreamBeginCapture",
+                         12000)(b, CU_STREAM_CAPTURE_MODE_GLOBAL),
+                     CUDA_SUCCESS);
+}
+
+/* Ends the capture on b: its graph holds exactly n nodes, all of kind. */
+static CUgraph end_capture(CUstream b, size_t n, int kind)
+{
+    CUgraph g = NULL;
+    assert_int_equal(GET(PFN_cuStreamEndCapture_v10000, "cuStreamEndCapture", 12000)(b, &g),
+                     CUDA_SUCCESS);
+    fake_graph_nodes_fn nodes = (fake_graph_nodes_fn)dlsym(drv, "fake_graph_nodes");
+    fake_node_info_t nd[4];
+    assert_int_equal(nodes(g, nd, 4), n);
+    for (size_t i = 0; i < n && i < 4; i++)
+        assert_int_equal(nd[i].kind, kind);
+    return g;
+}
+
 /* A batched 3D copy of w x h x d bytes between pointers (rows of pitch
  * bytes, planes of h rows). */
 static CUDA_MEMCPY3D_BATCH_OP batch_op(CUdeviceptr dst, CUdeviceptr src, size_t pitch, size_t w,
@@ -351,19 +372,10 @@ static void test_batched_3d_copies(void **state)
     /* captured on b: two copy nodes, run at the graph's launch */
     memset(fl(x), 0, N * 4);
     memset(fl(y), 0, N * 4);
-    assert_int_equal(GET(PFN_cuStreamBeginCapture_v10010, "cuStreamBeginCapture",
-                         12000)(b, CU_STREAM_CAPTURE_MODE_GLOBAL),
-                     CUDA_SUCCESS);
+    begin_capture(b);
     assert_int_equal(batch(2, ops, 0, b), CUDA_SUCCESS);
-    CUgraph g = NULL;
-    assert_int_equal(GET(PFN_cuStreamEndCapture_v10000, "cuStreamEndCapture", 12000)(b, &g),
-                     CUDA_SUCCESS);
+    CUgraph g = end_capture(b, 2, FAKE_NODE_MEMCPY3D);
     assert_true(fl(x)[5] == 0.0f && fl(y)[5] == 0.0f);
-    fake_graph_nodes_fn nodes = (fake_graph_nodes_fn)dlsym(drv, "fake_graph_nodes");
-    fake_node_info_t nd[4];
-    assert_int_equal(nodes(g, nd, 4), 2);
-    assert_int_equal(nd[0].kind, FAKE_NODE_MEMCPY3D);
-    assert_int_equal(nd[1].kind, FAKE_NODE_MEMCPY3D);
     CUgraphExec exec = graph_run(g, b, NULL);
     assert_true(fl(x)[5] == 5.0f && fl(y)[5] == (float)(N / 2 + 5));
     graph_done(exec, g);
@@ -515,20 +527,11 @@ static void test_batched_copies(void **state)
         srcs[1] = a;
         memset(fl(x), 0, N * 4);
         memset(fl(y), 0, N * 4);
-        assert_int_equal(GET(PFN_cuStreamBeginCapture_v10010, "cuStreamBeginCapture",
-                             12000)(b, CU_STREAM_CAPTURE_MODE_GLOBAL),
-                         CUDA_SUCCESS);
+        begin_capture(b);
         assert_int_equal(copy_batch(fn, v, dsts, srcs, sizes, 2, attrs, one, 1, NULL, b),
                          CUDA_SUCCESS);
-        CUgraph g = NULL;
-        assert_int_equal(GET(PFN_cuStreamEndCapture_v10000, "cuStreamEndCapture", 12000)(b, &g),
-                         CUDA_SUCCESS);
+        CUgraph g = end_capture(b, 2, FAKE_NODE_MEMCPY);
         assert_true(fl(x)[5] == 0.0f && fl(y)[5] == 0.0f);
-        fake_graph_nodes_fn nodes = (fake_graph_nodes_fn)dlsym(drv, "fake_graph_nodes");
-        fake_node_info_t nd[4];
-        assert_int_equal(nodes(g, nd, 4), 2);
-        assert_int_equal(nd[0].kind, FAKE_NODE_MEMCPY);
-        assert_int_equal(nd[1].kind, FAKE_NODE_MEMCPY);
         CUgraphExec exec = graph_run(g, b, NULL);
         assert_true(fl(x)[5] == 5.0f && fl(y)[5] == 5.0f);
         graph_done(exec, g);
@@ -585,7 +588,6 @@ static void test_2d_memsets(void **state)
     const size_t pitch = 32, w = 4, h = 3;
     CUdeviceptr p = alloc(pitch * h);
     CUstream b = new_stream_flags(CU_STREAM_DEFAULT);
-    fake_graph_nodes_fn nodes = (fake_graph_nodes_fn)dlsym(drv, "fake_graph_nodes");
     for (size_t k = 0; k < 3; k++) {
         unsigned sz = kinds[k].sz, v = 0x5a6b7c8d;
         char async_base[32], async_sym[40];
@@ -630,17 +632,10 @@ static void test_2d_memsets(void **state)
         /* captured on b: one memset node, run at the graph's launch */
         void *afn = get(async_base, 12000, LEGACY);
         memset(by(p), 0, pitch * h);
-        assert_int_equal(GET(PFN_cuStreamBeginCapture_v10010, "cuStreamBeginCapture",
-                             12000)(b, CU_STREAM_CAPTURE_MODE_GLOBAL),
-                         CUDA_SUCCESS);
+        begin_capture(b);
         assert_int_equal(memset2d(afn, true, sz, p, pitch, v, w, h, b), CUDA_SUCCESS);
-        CUgraph g = NULL;
-        assert_int_equal(GET(PFN_cuStreamEndCapture_v10000, "cuStreamEndCapture", 12000)(b, &g),
-                         CUDA_SUCCESS);
+        CUgraph g = end_capture(b, 1, FAKE_NODE_MEMSET2D);
         assert_true(rows_set(p, pitch, sz, 0, h, 0));
-        fake_node_info_t nd[4];
-        assert_int_equal(nodes(g, nd, 4), 1);
-        assert_int_equal(nd[0].kind, FAKE_NODE_MEMSET2D);
         CUgraphExec exec = graph_run(g, b, NULL);
         assert_true(rows_set(p, pitch, sz, w, h, v));
         graph_done(exec, g);

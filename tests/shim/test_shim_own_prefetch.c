@@ -232,6 +232,23 @@ static void test_program_prefetch_to_device(void **state)
     }
 }
 
+/* The double logged, from index from on, the four ranges ptrs[] under the
+ * name logged, the first two to the device, the third to the host, the
+ * fourth to the device. */
+static void assert_logged_dev_dev_host_dev(const char *logged, size_t from, const CUdeviceptr *ptrs)
+{
+    const uint64_t to_dev = (uint64_t)CU_MEM_LOCATION_TYPE_DEVICE << 32;
+    const uint64_t to_host = (uint64_t)CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT << 32;
+    const uint64_t where[] = {to_dev, to_dev, to_host, to_dev};
+    long i = (long)from - 1;
+    for (size_t k = 0; k < 4; k++) {
+        i = find_call(logged, (size_t)i + 1);
+        assert_true(i >= 0);
+        assert_int_equal(f_get((size_t)i)->a[0], ptrs[k]);
+        assert_int_equal(f_get((size_t)i)->a[2], where[k]);
+    }
+}
+
 /* A batch of the program's with several locations, through both batched
  * entry points: a and b go to the device, c to the host, e to the device
  * (after all four were moved to the host): the next launches prefetch c
@@ -284,18 +301,8 @@ static void test_program_batch_of_several_locations(void **state)
         size_t idx[] = {0, 2, 3};
         from = f_count();
         assert_int_equal(batch(ptrs, sizes, 4, locs, idx, 3, 0, s), want);
-        if (batches()) { /* the double saw each range with its own location */
-            const uint64_t to_dev = (uint64_t)CU_MEM_LOCATION_TYPE_DEVICE << 32;
-            const uint64_t to_host = (uint64_t)CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT << 32;
-            const uint64_t where[] = {to_dev, to_dev, to_host, to_dev};
-            long i = (long)from - 1;
-            for (size_t k = 0; k < 4; k++) {
-                i = find_call(logged, (size_t)i + 1);
-                assert_true(i >= 0);
-                assert_int_equal(f_get((size_t)i)->a[0], ptrs[k]);
-                assert_int_equal(f_get((size_t)i)->a[2], where[k]);
-            }
-        }
+        if (batches()) /* the double saw each range with its own location */
+            assert_logged_dev_dev_host_dev(logged, from, ptrs);
         size_t mark = f_count(), of = 0;
         long at = -1;
         launch(a, b, c, s);
@@ -438,18 +445,8 @@ static void test_program_discard_and_prefetch(void **state)
         /* a, b to the device, c to the host, e to the device */
         from = f_count();
         assert_int_equal(dp(ptrs, sizes, 4, locs, idx, 3, 0, pt ? NULL : s), want);
-        if (batches()) {
-            const uint64_t to_dev = (uint64_t)CU_MEM_LOCATION_TYPE_DEVICE << 32;
-            const uint64_t to_host = (uint64_t)CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT << 32;
-            const uint64_t where[] = {to_dev, to_dev, to_host, to_dev};
-            long i = (long)from - 1;
-            for (size_t k = 0; k < 4; k++) {
-                i = find_call(logged, (size_t)i + 1);
-                assert_true(i >= 0);
-                assert_int_equal(f_get((size_t)i)->a[0], ptrs[k]);
-                assert_int_equal(f_get((size_t)i)->a[2], where[k]);
-            }
-        }
+        if (batches())
+            assert_logged_dev_dev_host_dev(logged, from, ptrs);
         assert_true(bytes_are(c, N * 4, batches() ? FAKE_DISCARDED : 0x22));
         size_t mark = f_count(), of = 0;
         long at = -1;
