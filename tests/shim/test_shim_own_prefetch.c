@@ -232,6 +232,19 @@ static void test_program_prefetch_to_device(void **state)
     }
 }
 
+/* Four managed regions, each used by a launch on the stream returned. */
+static CUstream four_resident(CUdeviceptr *a, CUdeviceptr *b, CUdeviceptr *c, CUdeviceptr *e)
+{
+    *a = region();
+    *b = region();
+    *c = region();
+    *e = region();
+    CUstream s = new_stream();
+    launch(*a, *b, *c, s);
+    launch(*e, *e, *e, s);
+    return s;
+}
+
 /* The double logged, from index from on, the four ranges ptrs[] under the
  * name logged, the first two to the device, the third to the host, the
  * fourth to the device. */
@@ -264,10 +277,8 @@ static void test_program_batch_of_several_locations(void **state)
             "cuMemPrefetchBatchAsync", 13000, pt ? PT : LEGACY);
         assert_non_null(batch);
         const char *logged = pt ? "cuMemPrefetchBatchAsync_ptsz" : "cuMemPrefetchBatchAsync";
-        CUdeviceptr a = region(), b = region(), c = region(), e = region();
-        CUstream s = new_stream();
-        launch(a, b, c, s);
-        launch(e, e, e, s);
+        CUdeviceptr a, b, c, e;
+        CUstream s = four_resident(&a, &b, &c, &e);
         CUdeviceptr ptrs[] = {a, b, c, e};
         size_t sizes[] = {N * 4, N * 4, N * 4, N * 4};
         size_t all[] = {0};
@@ -417,11 +428,8 @@ static void test_program_discard_and_prefetch(void **state)
         PFN_cuMemDiscardAndPrefetchBatchAsync_v13000 dp = discard_prefetch_fn(pt);
         const char *logged =
             pt ? "cuMemDiscardAndPrefetchBatchAsync_ptsz" : "cuMemDiscardAndPrefetchBatchAsync";
-        CUdeviceptr a = region(), b = region(), c = region(), e = region();
-        CUstream s = new_stream();
-        launch(a, b, c, s);
-        launch(e, e, e, s);
-        memset((void *)(uintptr_t)c, 0x22, N * 4);
+        CUdeviceptr a, b, c, e;
+        CUstream s = four_resident(&a, &b, &c, &e);
         CUdeviceptr ptrs[] = {a, b, c, e};
         size_t sizes[] = {N * 4, N * 4, N * 4, N * 4};
         size_t all[] = {0};
