@@ -15,9 +15,9 @@
  * and lets the driver free its pages (cuda.h: "can also help reduce memory
  * pressure"); what is on the device afterwards is not known, so a discarded
  * region counts as moved away: the next launch that uses it prefetches it
- * (a prefetch of a discarded range populates it, cuda.h, so the launch takes
- * no faults). A discard followed by a prefetch is, per cuda.h, the two in
- * turn: it counts as the prefetch alone.
+ * (cuda.h: a prefetch undoes a discard), rather than fault it in. A discard
+ * followed by a prefetch is, per cuda.h, the two in turn: it counts as the
+ * prefetch alone.
  */
 #include <stdbool.h>
 
