@@ -9,6 +9,15 @@
  * prefetches to is not. A prefetch recorded into a graph (its stream being
  * captured) moves nothing yet: it is kept with that graph, and each launch
  * of the graph tells the policy (graph.h).
+ *
+ * CUDA 13's discards (cuMemDiscardBatchAsync, cuMemDiscardAndPrefetchBatchAsync,
+ * each also _ptsz) are followed too. A discard gives up a range's contents
+ * and lets the driver free its pages (cuda.h: "can also help reduce memory
+ * pressure"); what is on the device afterwards is not known, so a discarded
+ * region counts as moved away: the next launch that uses it prefetches it
+ * (cuda.h: a prefetch undoes a discard), rather than fault it in. A discard
+ * followed by a prefetch is, per cuda.h, the two in turn: it counts as the
+ * prefetch alone.
  */
 #include <stdbool.h>
 
@@ -135,6 +144,63 @@ CUresult shim_hook_cuMemPrefetchBatchAsync_ptsz(CUdeviceptr *ptrs, size_t *sizes
     shim_ensure_init();
     CUresult r =
         SHIM_CALL(cuMemPrefetchBatchAsync_ptsz, ptrs, sizes, count, locs, idx, nlocs, flags, s);
+    if (r == CUDA_SUCCESS && tracking())
+        batch_moved(ptrs, sizes, count, locs, idx, nlocs, s, true);
+    return r;
+}
+
+/* A batch of discards: each range's region is no longer taken for resident. */
+static void batch_discarded(CUdeviceptr *ptrs, size_t *sizes, size_t count, CUstream s,
+                            bool per_thread)
+{
+    if (!ptrs || !sizes)
+        return;
+    int cap = -1;
+    CUgraph g = NULL;
+    for (size_t i = 0; i < count; i++)
+        moved(ptrs[i], sizes[i], TO_ELSEWHERE, s, per_thread, &cap, &g);
+}
+
+CUresult shim_hook_cuMemDiscardBatchAsync(CUdeviceptr *ptrs, size_t *sizes, size_t count,
+                                          unsigned long long flags, CUstream s)
+{
+    shim_ensure_init();
+    CUresult r = SHIM_CALL(cuMemDiscardBatchAsync, ptrs, sizes, count, flags, s);
+    if (r == CUDA_SUCCESS && tracking())
+        batch_discarded(ptrs, sizes, count, s, false);
+    return r;
+}
+
+CUresult shim_hook_cuMemDiscardBatchAsync_ptsz(CUdeviceptr *ptrs, size_t *sizes, size_t count,
+                                               unsigned long long flags, CUstream s)
+{
+    shim_ensure_init();
+    CUresult r = SHIM_CALL(cuMemDiscardBatchAsync_ptsz, ptrs, sizes, count, flags, s);
+    if (r == CUDA_SUCCESS && tracking())
+        batch_discarded(ptrs, sizes, count, s, true);
+    return r;
+}
+
+CUresult shim_hook_cuMemDiscardAndPrefetchBatchAsync(CUdeviceptr *ptrs, size_t *sizes, size_t count,
+                                                     CUmemLocation *locs, size_t *idx, size_t nlocs,
+                                                     unsigned long long flags, CUstream s)
+{
+    shim_ensure_init();
+    CUresult r = SHIM_CALL(cuMemDiscardAndPrefetchBatchAsync, ptrs, sizes, count, locs, idx, nlocs,
+                           flags, s);
+    if (r == CUDA_SUCCESS && tracking())
+        batch_moved(ptrs, sizes, count, locs, idx, nlocs, s, false);
+    return r;
+}
+
+CUresult shim_hook_cuMemDiscardAndPrefetchBatchAsync_ptsz(CUdeviceptr *ptrs, size_t *sizes,
+                                                          size_t count, CUmemLocation *locs,
+                                                          size_t *idx, size_t nlocs,
+                                                          unsigned long long flags, CUstream s)
+{
+    shim_ensure_init();
+    CUresult r = SHIM_CALL(cuMemDiscardAndPrefetchBatchAsync_ptsz, ptrs, sizes, count, locs, idx,
+                           nlocs, flags, s);
     if (r == CUDA_SUCCESS && tracking())
         batch_moved(ptrs, sizes, count, locs, idx, nlocs, s, true);
     return r;

@@ -74,6 +74,13 @@ typedef CUresult(CUDAAPI *shim_pfn_cuStreamBeginCapture_v10000)(CUstream hStream
       0)                                                                                           \
     X(cuMemPrefetchBatchAsync_ptsz, cuMemPrefetchBatchAsync, 13000,                                \
       PFN_cuMemPrefetchBatchAsync_v13000_ptsz, 1)                                                  \
+    X(cuMemDiscardBatchAsync, cuMemDiscardBatchAsync, 13000, PFN_cuMemDiscardBatchAsync_v13000, 0) \
+    X(cuMemDiscardBatchAsync_ptsz, cuMemDiscardBatchAsync, 13000,                                  \
+      PFN_cuMemDiscardBatchAsync_v13000_ptsz, 1)                                                   \
+    X(cuMemDiscardAndPrefetchBatchAsync, cuMemDiscardAndPrefetchBatchAsync, 13000,                 \
+      PFN_cuMemDiscardAndPrefetchBatchAsync_v13000, 0)                                             \
+    X(cuMemDiscardAndPrefetchBatchAsync_ptsz, cuMemDiscardAndPrefetchBatchAsync, 13000,            \
+      PFN_cuMemDiscardAndPrefetchBatchAsync_v13000_ptsz, 1)                                        \
     X(cuCtxDestroy, cuCtxDestroy, 2000, shim_pfn_cuCtxDestroy_v2000, 0)                            \
     X(cuCtxDestroy_v2, cuCtxDestroy, 4000, PFN_cuCtxDestroy_v4000, 0)                              \
     X(cuDevicePrimaryCtxRetain, cuDevicePrimaryCtxRetain, 7000,                                    \

@@ -20,7 +20,19 @@
  * test_batched_3d_copies: CUDA 13's cuMemcpy3DBatchAsync (also _ptsz) runs
  * each copy, then a kernel reads them; a batch with one wrong copy, flags, or
  * on the legacy stream is refused whole; captured, the copies are nodes of
- * the graph that run when it is launched.
+ * the graph that run when it is launched. CUDA 12.8's form (with failIdx)
+ * reports which copy was wrong, or SIZE_MAX for the batch's own error.
+ *
+ * test_batched_copies: cuMemcpyBatchAsync, CUDA 12.8's form (with failIdx)
+ * and 13's (_v2), each also _ptsz: every copy with the attributes its index
+ * range gives, read right by a kernel after them; refused whole for one
+ * copy's attributes, a wrong layout of them, or the legacy stream;
+ * captured, one copy node per copy.
+ *
+ * test_2d_memsets: cuMemsetD2D8/16/32, synchronous (_v2, _ptds) and
+ * asynchronous (also _ptsz), set width elements of each row and nothing
+ * between rows; refused for a destination or pitch not aligned to the
+ * element or rows longer than the pitch; captured, one memset node.
  */
 #include <dlfcn.h>
 #include <setjmp.h>
@@ -272,6 +284,27 @@ static void test_unaligned_and_peer_3d(void **state)
     assert_int_equal(by(cube2)[W + 1], 0);
 }
 
+static void begin_capture(CUstream b)
+{
+    assert_int_equal(GET(PFN_cuStreamBeginCapture_v10010, "cuStreamBeginCapture",
+                         12000)(b, CU_STREAM_CAPTURE_MODE_GLOBAL),
+                     CUDA_SUCCESS);
+}
+
+/* Ends the capture on b: its graph holds exactly n nodes, all of kind. */
+static CUgraph end_capture(CUstream b, size_t n, int kind)
+{
+    CUgraph g = NULL;
+    assert_int_equal(GET(PFN_cuStreamEndCapture_v10000, "cuStreamEndCapture", 12000)(b, &g),
+                     CUDA_SUCCESS);
+    fake_graph_nodes_fn nodes = (fake_graph_nodes_fn)dlsym(drv, "fake_graph_nodes");
+    fake_node_info_t nd[4];
+    assert_int_equal(nodes(g, nd, 4), n);
+    for (size_t i = 0; i < n && i < 4; i++)
+        assert_int_equal(nd[i].kind, kind);
+    return g;
+}
+
 /* A batched 3D copy of w x h x d bytes between pointers (rows of pitch
  * bytes, planes of h rows). */
 static CUDA_MEMCPY3D_BATCH_OP batch_op(CUdeviceptr dst, CUdeviceptr src, size_t pitch, size_t w,
@@ -339,22 +372,274 @@ static void test_batched_3d_copies(void **state)
     /* captured on b: two copy nodes, run at the graph's launch */
     memset(fl(x), 0, N * 4);
     memset(fl(y), 0, N * 4);
-    assert_int_equal(GET(PFN_cuStreamBeginCapture_v10010, "cuStreamBeginCapture",
-                         12000)(b, CU_STREAM_CAPTURE_MODE_GLOBAL),
-                     CUDA_SUCCESS);
+    begin_capture(b);
     assert_int_equal(batch(2, ops, 0, b), CUDA_SUCCESS);
-    CUgraph g = NULL;
-    assert_int_equal(GET(PFN_cuStreamEndCapture_v10000, "cuStreamEndCapture", 12000)(b, &g),
-                     CUDA_SUCCESS);
+    CUgraph g = end_capture(b, 2, FAKE_NODE_MEMCPY3D);
     assert_true(fl(x)[5] == 0.0f && fl(y)[5] == 0.0f);
-    fake_graph_nodes_fn nodes = (fake_graph_nodes_fn)dlsym(drv, "fake_graph_nodes");
-    fake_node_info_t nd[4];
-    assert_int_equal(nodes(g, nd, 4), 2);
-    assert_int_equal(nd[0].kind, FAKE_NODE_MEMCPY3D);
-    assert_int_equal(nd[1].kind, FAKE_NODE_MEMCPY3D);
     CUgraphExec exec = graph_run(g, b, NULL);
     assert_true(fl(x)[5] == 5.0f && fl(y)[5] == (float)(N / 2 + 5));
     graph_done(exec, g);
+}
+
+/* CUDA 12.8's batched 3D copies report the copy that was wrong (failIdx),
+ * SIZE_MAX for the batch's own error; a batch taken leaves it. */
+static void test_batched_3d_copies_fail_index(void **state)
+{
+    (void)state;
+    PFN_cuMemcpy3DBatchAsync_v12080 batch =
+        (PFN_cuMemcpy3DBatchAsync_v12080)get("cuMemcpy3DBatchAsync", 12080, LEGACY);
+    PFN_cuMemcpy3DBatchAsync_v12080_ptsz batch_pt =
+        (PFN_cuMemcpy3DBatchAsync_v12080_ptsz)get("cuMemcpy3DBatchAsync", 12080, PT);
+    assert_non_null(batch);
+    assert_ptr_equal(batch, f_entry("cuMemcpy3DBatchAsync"));
+    assert_ptr_equal(batch_pt, f_entry("cuMemcpy3DBatchAsync_ptsz"));
+    CUstream b = new_stream_flags(CU_STREAM_DEFAULT);
+    CUdeviceptr a = alloc(N), x = alloc(N), y = alloc(N);
+    for (int i = 0; i < N; i++)
+        by(a)[i] = (unsigned char)i;
+    memset(by(x), 0, N);
+    memset(by(y), 0, N);
+    CUDA_MEMCPY3D_BATCH_OP ops[3] = {batch_op(x, a, N / 4, N / 4, 4, 1),
+                                     batch_op(y, a, N / 4, N / 4, 2, 1),
+                                     batch_op(y + N / 2, a, N / 4, N / 4, 2, 1)};
+    size_t fail = 77;
+    assert_int_equal(batch(3, ops, &fail, 0, b), CUDA_SUCCESS);
+    assert_int_equal(fail, 77);
+    assert_int_equal(by(x)[N - 1], N - 1);
+    assert_int_equal(by(y)[N - 1], N / 2 - 1);
+    memset(by(x), 0, N);
+    ops[1].extent.width = 0; /* copy 1 wrong, and copy 2 too: the first is named */
+    ops[2].srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_INVALID;
+    assert_int_equal(batch(3, ops, &fail, 0, b), CUDA_ERROR_INVALID_VALUE);
+    assert_int_equal(fail, 1);
+    ops[1].extent.width = N / 4;
+    assert_int_equal(batch_pt(3, ops, &fail, 0, NULL), CUDA_ERROR_INVALID_VALUE);
+    assert_int_equal(fail, 2);
+    assert_int_equal(by(x)[5], 0); /* nothing copied */
+    ops[2].srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
+    assert_int_equal(batch(3, ops, &fail, 1, b), CUDA_ERROR_INVALID_VALUE); /* flags */
+    assert_int_equal(fail, SIZE_MAX);
+    fail = 77;
+    assert_int_equal(batch(3, ops, &fail, 0, NULL), CUDA_ERROR_INVALID_VALUE); /* legacy */
+    assert_int_equal(fail, SIZE_MAX);
+    assert_int_equal(batch(3, ops, NULL, 0, NULL), CUDA_ERROR_INVALID_VALUE);
+    assert_int_equal(by(x)[5], 0);
+    assert_int_equal(batch_pt(1, ops, NULL, 0, NULL), CUDA_SUCCESS);
+    assert_int_equal(by(x)[5], 5);
+}
+
+typedef CUresult (*copy_batch_fn)(CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes, size_t count,
+                                  CUmemcpyAttributes *attrs, size_t *attr_idx, size_t nattrs,
+                                  size_t *fail, CUstream s);
+
+/* One batch of 1D copies through the form of version v (12080 with fail,
+ * 13000 without: fail is then left as it was). */
+static CUresult copy_batch(void *fn, int v, CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes,
+                           size_t count, CUmemcpyAttributes *attrs, size_t *attr_idx, size_t nattrs,
+                           size_t *fail, CUstream s)
+{
+    if (v == 12080)
+        return ((copy_batch_fn)fn)(dsts, srcs, sizes, count, attrs, attr_idx, nattrs, fail, s);
+    return ((PFN_cuMemcpyBatchAsync_v13000)fn)(dsts, srcs, sizes, count, attrs, attr_idx, nattrs,
+                                               s);
+}
+
+static void test_batched_copies(void **state)
+{
+    (void)state;
+    static const struct {
+        int version, pt;
+        const char *sym;
+    } forms[] = {{12080, 0, "cuMemcpyBatchAsync"},
+                 {12080, 1, "cuMemcpyBatchAsync_ptsz"},
+                 {13000, 0, "cuMemcpyBatchAsync_v2"},
+                 {13000, 1, "cuMemcpyBatchAsync_v2_ptsz"}};
+    for (size_t f = 0; f < sizeof(forms) / sizeof(forms[0]); f++) {
+        int v = forms[f].version;
+        void *fn = get("cuMemcpyBatchAsync", v, forms[f].pt ? PT : LEGACY);
+        assert_non_null(fn);
+        assert_ptr_equal(fn, f_entry(forms[f].sym));
+        CUstream b = new_stream_flags(CU_STREAM_DEFAULT), on = forms[f].pt ? NULL : b;
+        CUdeviceptr a = alloc(N * 4), x = alloc(N * 4), y = alloc(N * 4), c = alloc(N * 4);
+        float host[N];
+        for (int i = 0; i < N; i++) {
+            fl(a)[i] = (float)i;
+            host[i] = (float)(2 * i);
+            fl(x)[i] = -1.0f;
+            fl(y)[i] = -1.0f;
+        }
+        /* x = a, y[0..N/2) = host[N/2..N) (a stack source: copied during the call) */
+        CUdeviceptr dsts[] = {x, y}, srcs[] = {a, (CUdeviceptr)(uintptr_t)(host + N / 2)};
+        size_t sizes[] = {N * 4, N * 2};
+        CUmemcpyAttributes attrs[2] = {
+            {.srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM},
+            {.srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL,
+             .flags = CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE}};
+        size_t idx[] = {0, 1}, fail = 77;
+        size_t from = f_count();
+        assert_int_equal(copy_batch(fn, v, dsts, srcs, sizes, 2, attrs, idx, 2, &fail, on),
+                         CUDA_SUCCESS);
+        assert_int_equal(fail, 77);
+        for (size_t k = 0; k < 2; k++) { /* each copy logged as it was asked */
+            long i = find_call(forms[f].sym, from);
+            assert_true(i >= 0);
+            assert_int_equal(f_get((size_t)i)->a[0], dsts[k]);
+            assert_int_equal(f_get((size_t)i)->a[1], srcs[k]);
+            assert_int_equal(f_get((size_t)i)->a[2], sizes[k]);
+            from = (size_t)i + 1;
+        }
+        launch_vadd(b, x, y, c, N);
+        for (int i = 0; i < N; i++)
+            assert_true(fl(c)[i] == (float)i + (i < N / 2 ? (float)(2 * (i + N / 2)) : -1.0f));
+
+        /* refused whole, nothing copied */
+        memset(fl(x), 0, N * 4);
+        attrs[1].srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_INVALID;
+        assert_int_equal(copy_batch(fn, v, dsts, srcs, sizes, 2, attrs, idx, 2, &fail, on),
+                         CUDA_ERROR_INVALID_VALUE);
+        assert_int_equal(fail, v == 12080 ? 1 : 77);
+        attrs[1].srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_ANY;
+        attrs[0].flags = 2; /* not a CUmemcpyFlags */
+        assert_int_equal(copy_batch(fn, v, dsts, srcs, sizes, 2, attrs, idx, 2, &fail, on),
+                         CUDA_ERROR_INVALID_VALUE);
+        assert_int_equal(fail, v == 12080 ? 0 : 77);
+        attrs[0].flags = 0;
+        size_t first_not_0[] = {1, 1}, past_end[] = {0, 2}, one[] = {0};
+        assert_int_equal(copy_batch(fn, v, dsts, srcs, sizes, 2, attrs, first_not_0, 2, &fail, on),
+                         CUDA_ERROR_INVALID_VALUE);
+        assert_int_equal(fail, v == 12080 ? SIZE_MAX : 77);
+        fail = 77;
+        assert_int_equal(copy_batch(fn, v, dsts, srcs, sizes, 2, attrs, past_end, 2, &fail, on),
+                         CUDA_ERROR_INVALID_VALUE);
+        assert_int_equal(copy_batch(fn, v, dsts, srcs, sizes, 1, attrs, idx, 2, &fail, on),
+                         CUDA_ERROR_INVALID_VALUE); /* more attributes than copies */
+        assert_int_equal(
+            copy_batch(fn, v, dsts, srcs, sizes, 2, attrs, one, 1, &fail, CU_STREAM_LEGACY),
+            CUDA_ERROR_INVALID_VALUE);
+        if (!forms[f].pt) /* NULL: the legacy stream through the plain entry point */
+            assert_int_equal(copy_batch(fn, v, dsts, srcs, sizes, 2, attrs, one, 1, &fail, NULL),
+                             CUDA_ERROR_INVALID_VALUE);
+        assert_int_equal(fail, v == 12080 ? SIZE_MAX : 77);
+        assert_true(fl(x)[5] == 0.0f);
+
+        /* captured on b: a copy node per copy, run at the graph's launch (the
+         * second's source must outlive the graph: a, not the stack) */
+        srcs[1] = a;
+        memset(fl(x), 0, N * 4);
+        memset(fl(y), 0, N * 4);
+        begin_capture(b);
+        assert_int_equal(copy_batch(fn, v, dsts, srcs, sizes, 2, attrs, one, 1, NULL, b),
+                         CUDA_SUCCESS);
+        CUgraph g = end_capture(b, 2, FAKE_NODE_MEMCPY);
+        assert_true(fl(x)[5] == 0.0f && fl(y)[5] == 0.0f);
+        CUgraphExec exec = graph_run(g, b, NULL);
+        assert_true(fl(x)[5] == 5.0f && fl(y)[5] == 5.0f);
+        graph_done(exec, g);
+    }
+}
+
+typedef CUresult (*memset2d_fn)(CUdeviceptr dst, size_t pitch, unsigned v, size_t w, size_t h);
+typedef CUresult (*memset2d_async_fn)(CUdeviceptr dst, size_t pitch, unsigned v, size_t w, size_t h,
+                                      CUstream s);
+
+/* A 2D memset of element size sz (1, 2, 4): the synchronous form (s unused)
+ * or the asynchronous one. */
+static CUresult memset2d(void *fn, bool async, unsigned sz, CUdeviceptr dst, size_t pitch,
+                         unsigned v, size_t w, size_t h, CUstream s)
+{
+    /* the driver's types differ in the value's width only: pass it as the callee reads it */
+    if (sz == 1) {
+        if (async)
+            return ((PFN_cuMemsetD2D8Async_v3020)fn)(dst, pitch, (unsigned char)v, w, h, s);
+        return ((PFN_cuMemsetD2D8_v3020)fn)(dst, pitch, (unsigned char)v, w, h);
+    }
+    if (sz == 2) {
+        if (async)
+            return ((PFN_cuMemsetD2D16Async_v3020)fn)(dst, pitch, (unsigned short)v, w, h, s);
+        return ((PFN_cuMemsetD2D16_v3020)fn)(dst, pitch, (unsigned short)v, w, h);
+    }
+    if (async)
+        return ((memset2d_async_fn)fn)(dst, pitch, v, w, h, s);
+    return ((memset2d_fn)fn)(dst, pitch, v, w, h);
+}
+
+/* Whether rows [0, h) of pitch bytes at p hold w elements of sz bytes set
+ * to v (low bytes) and the rest of each row 0. */
+static bool rows_set(CUdeviceptr p, size_t pitch, unsigned sz, size_t w, size_t h, unsigned v)
+{
+    for (size_t y = 0; y < h; y++)
+        for (size_t i = 0; i < pitch; i++) {
+            unsigned want = i < w * sz ? (v >> (8 * (i % sz))) & 0xff : 0;
+            if (by(p)[y * pitch + i] != want)
+                return false;
+        }
+    return true;
+}
+
+static void test_2d_memsets(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *base, *sym;
+        unsigned sz;
+    } kinds[] = {{"cuMemsetD2D8", "cuMemsetD2D8_v2", 1},
+                 {"cuMemsetD2D16", "cuMemsetD2D16_v2", 2},
+                 {"cuMemsetD2D32", "cuMemsetD2D32_v2", 4}};
+    const size_t pitch = 32, w = 4, h = 3;
+    CUdeviceptr p = alloc(pitch * h);
+    CUstream b = new_stream_flags(CU_STREAM_DEFAULT);
+    for (size_t k = 0; k < 3; k++) {
+        unsigned sz = kinds[k].sz, v = 0x5a6b7c8d;
+        char async_base[32], async_sym[40];
+        snprintf(async_base, sizeof(async_base), "%sAsync", kinds[k].base);
+        for (int pt = 0; pt < 2; pt++) {
+            /* synchronous: on the legacy stream, or through _ptds the per-thread one */
+            void *fn = sync_entry(kinds[k].base, kinds[k].sym, pt);
+            memset(by(p), 0, pitch * h);
+            size_t from = f_count();
+            assert_int_equal(memset2d(fn, false, sz, p, pitch, v, w, h, NULL), CUDA_SUCCESS);
+            assert_true(rows_set(p, pitch, sz, w, h, v));
+            long i = (long)f_count() - 1;
+            assert_true(i >= (long)from);
+            assert_int_equal(f_get((size_t)i)->a[2], w * h);
+            assert_int_equal(f_get((size_t)i)->a[3],
+                             pt ? (uint64_t)(uintptr_t)CU_STREAM_PER_THREAD : 0);
+            /* asynchronous */
+            snprintf(async_sym, sizeof(async_sym), "%s%s", async_base, pt ? "_ptsz" : "");
+            void *afn = get(async_base, 12000, pt ? PT : LEGACY);
+            assert_non_null(afn);
+            assert_ptr_equal(afn, f_entry(async_sym));
+            memset(by(p), 0, pitch * h);
+            assert_int_equal(memset2d(afn, true, sz, p, pitch, v, w, h, pt ? NULL : b),
+                             CUDA_SUCCESS);
+            assert_true(rows_set(p, pitch, sz, w, h, v));
+            /* refused, nothing set: rows longer than the pitch; an unaligned
+             * destination or pitch (cuda.h: aligned to the element) */
+            memset(by(p), 0, pitch * h);
+            assert_int_equal(memset2d(fn, false, sz, p, w * sz - 1, v, w, h, NULL),
+                             CUDA_ERROR_INVALID_VALUE);
+            if (sz > 1) {
+                assert_int_equal(memset2d(afn, true, sz, p + 1, pitch, v, w, h, b),
+                                 CUDA_ERROR_INVALID_VALUE);
+                assert_int_equal(memset2d(fn, false, sz, p, pitch + 1, v, w, h, NULL),
+                                 CUDA_ERROR_INVALID_VALUE);
+            }
+            assert_true(rows_set(p, pitch, sz, 0, h, 0));
+            /* one row: the pitch is unused */
+            assert_int_equal(memset2d(fn, false, sz, p, 0, v, w, 1, NULL), CUDA_SUCCESS);
+            assert_true(rows_set(p, pitch, sz, w, 1, v));
+        }
+        /* captured on b: one memset node, run at the graph's launch */
+        void *afn = get(async_base, 12000, LEGACY);
+        memset(by(p), 0, pitch * h);
+        begin_capture(b);
+        assert_int_equal(memset2d(afn, true, sz, p, pitch, v, w, h, b), CUDA_SUCCESS);
+        CUgraph g = end_capture(b, 1, FAKE_NODE_MEMSET2D);
+        assert_true(rows_set(p, pitch, sz, 0, h, 0));
+        CUgraphExec exec = graph_run(g, b, NULL);
+        assert_true(rows_set(p, pitch, sz, w, h, v));
+        graph_done(exec, g);
+    }
 }
 
 int main(void)
@@ -365,6 +650,9 @@ int main(void)
         cmocka_unit_test(test_sync_copies_per_thread),
         cmocka_unit_test(test_unaligned_and_peer_3d),
         cmocka_unit_test(test_batched_3d_copies),
+        cmocka_unit_test(test_batched_3d_copies_fail_index),
+        cmocka_unit_test(test_batched_copies),
+        cmocka_unit_test(test_2d_memsets),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

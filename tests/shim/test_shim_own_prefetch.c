@@ -11,7 +11,11 @@
  *   - a batch with several locations moves each range to its own location;
  *   - a prefetch the driver refused (a batch where the driver takes none,
  *     FAKE_CUDA_NO_BATCH=1; locations laid out wrong; a batch on the legacy
- *     stream) moved nothing.
+ *     stream) moved nothing;
+ *   - a region the program discarded (CUDA 13's cuMemDiscardBatchAsync, even
+ *     in part) is prefetched again by the next launch that uses it, and a
+ *     discard-and-prefetch batch counts as its prefetches (the double gives
+ *     the discarded bytes up: FAKE_DISCARDED).
  * The same holds for the program's prefetches recorded into a graph by a
  * stream capture, at each launch of the graph instead of at the capture
  * (graph.h): a graph that moves a region to the host after its kernel
@@ -228,6 +232,36 @@ static void test_program_prefetch_to_device(void **state)
     }
 }
 
+/* Four managed regions, each used by a launch on the stream returned. */
+static CUstream four_resident(CUdeviceptr *a, CUdeviceptr *b, CUdeviceptr *c, CUdeviceptr *e)
+{
+    *a = region();
+    *b = region();
+    *c = region();
+    *e = region();
+    CUstream s = new_stream();
+    launch(*a, *b, *c, s);
+    launch(*e, *e, *e, s);
+    return s;
+}
+
+/* The double logged, from index from on, the four ranges ptrs[] under the
+ * name logged, the first two to the device, the third to the host, the
+ * fourth to the device. */
+static void assert_logged_dev_dev_host_dev(const char *logged, size_t from, const CUdeviceptr *ptrs)
+{
+    const uint64_t to_dev = (uint64_t)CU_MEM_LOCATION_TYPE_DEVICE << 32;
+    const uint64_t to_host = (uint64_t)CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT << 32;
+    const uint64_t where[] = {to_dev, to_dev, to_host, to_dev};
+    long i = (long)from - 1;
+    for (size_t k = 0; k < 4; k++) {
+        i = find_call(logged, (size_t)i + 1);
+        assert_true(i >= 0);
+        assert_int_equal(f_get((size_t)i)->a[0], ptrs[k]);
+        assert_int_equal(f_get((size_t)i)->a[2], where[k]);
+    }
+}
+
 /* A batch of the program's with several locations, through both batched
  * entry points: a and b go to the device, c to the host, e to the device
  * (after all four were moved to the host): the next launches prefetch c
@@ -243,10 +277,8 @@ static void test_program_batch_of_several_locations(void **state)
             "cuMemPrefetchBatchAsync", 13000, pt ? PT : LEGACY);
         assert_non_null(batch);
         const char *logged = pt ? "cuMemPrefetchBatchAsync_ptsz" : "cuMemPrefetchBatchAsync";
-        CUdeviceptr a = region(), b = region(), c = region(), e = region();
-        CUstream s = new_stream();
-        launch(a, b, c, s);
-        launch(e, e, e, s);
+        CUdeviceptr a, b, c, e;
+        CUstream s = four_resident(&a, &b, &c, &e);
         CUdeviceptr ptrs[] = {a, b, c, e};
         size_t sizes[] = {N * 4, N * 4, N * 4, N * 4};
         size_t all[] = {0};
@@ -264,6 +296,8 @@ static void test_program_batch_of_several_locations(void **state)
             assert_int_equal(batch(ptrs, sizes, 4, locs, past_end, 3, 0, s),
                              CUDA_ERROR_INVALID_VALUE);
             assert_int_equal(batch(ptrs, sizes, 2, locs, all, 3, 0, s), CUDA_ERROR_INVALID_VALUE);
+            /* cuda.h: flags "reserved for future use. Must be zero." */
+            assert_int_equal(batch(ptrs, sizes, 4, &hst, all, 1, 1, s), CUDA_ERROR_INVALID_VALUE);
             /* CUDA 13 (cuda.h): a batch's stream "must not be legacy NULL
              * stream"; NULL names it through the plain entry point (through
              * _ptsz, the thread's own default stream) */
@@ -278,18 +312,8 @@ static void test_program_batch_of_several_locations(void **state)
         size_t idx[] = {0, 2, 3};
         from = f_count();
         assert_int_equal(batch(ptrs, sizes, 4, locs, idx, 3, 0, s), want);
-        if (batches()) { /* the double saw each range with its own location */
-            const uint64_t to_dev = (uint64_t)CU_MEM_LOCATION_TYPE_DEVICE << 32;
-            const uint64_t to_host = (uint64_t)CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT << 32;
-            const uint64_t where[] = {to_dev, to_dev, to_host, to_dev};
-            long i = (long)from - 1;
-            for (size_t k = 0; k < 4; k++) {
-                i = find_call(logged, (size_t)i + 1);
-                assert_true(i >= 0);
-                assert_int_equal(f_get((size_t)i)->a[0], ptrs[k]);
-                assert_int_equal(f_get((size_t)i)->a[2], where[k]);
-            }
-        }
+        if (batches()) /* the double saw each range with its own location */
+            assert_logged_dev_dev_host_dev(logged, from, ptrs);
         size_t mark = f_count(), of = 0;
         long at = -1;
         launch(a, b, c, s);
@@ -299,6 +323,181 @@ static void test_program_batch_of_several_locations(void **state)
         assert_int_equal(n, moved);
         assert_int_equal(of, moved);
     }
+}
+
+/* CUDA 13's discards, through the plain and the _ptsz entry point. */
+static PFN_cuMemDiscardBatchAsync_v13000 discard_fn(int pt)
+{
+    void *fn = get("cuMemDiscardBatchAsync", 13000, pt ? PT : LEGACY);
+    assert_non_null(fn);
+    return (PFN_cuMemDiscardBatchAsync_v13000)fn;
+}
+
+static PFN_cuMemDiscardAndPrefetchBatchAsync_v13000 discard_prefetch_fn(int pt)
+{
+    void *fn = get("cuMemDiscardAndPrefetchBatchAsync", 13000, pt ? PT : LEGACY);
+    assert_non_null(fn);
+    return (PFN_cuMemDiscardAndPrefetchBatchAsync_v13000)fn;
+}
+
+/* Whether every byte of [p, p+len) is b (the double's memory is the host's). */
+static bool bytes_are(CUdeviceptr p, size_t len, unsigned char b)
+{
+    for (size_t i = 0; i < len; i++)
+        if (((const unsigned char *)(uintptr_t)p)[i] != b)
+            return false;
+    return true;
+}
+
+/* The program discards part of c, resident after a launch: the double
+ * gives up those bytes, and the next launch prefetches c, and only c, whole
+ * and ordered before it. A discard refused (flags, the legacy stream, a
+ * range that is not managed memory, no ranges, a driver without batches)
+ * changes no byte and nothing in the record. On main the discard was not
+ * hooked: the shim took c for resident and the launch after it ran
+ * unprefetched. */
+static void test_program_discard(void **state)
+{
+    (void)state;
+    for (int pt = 0; pt < 2; pt++) {
+        PFN_cuMemDiscardBatchAsync_v13000 discard = discard_fn(pt);
+        const char *logged = pt ? "cuMemDiscardBatchAsync_ptsz" : "cuMemDiscardBatchAsync";
+        CUdeviceptr a = region(), b = region(), c = region();
+        CUstream s = new_stream(), on = pt ? NULL : s;
+        launch(a, b, c, s);
+        memset((void *)(uintptr_t)c, 0x11, N * 4);
+        CUdeviceptr ptrs[] = {c + 256};
+        size_t sizes[] = {512};
+        char host[64];
+        CUdeviceptr not_managed[] = {(CUdeviceptr)(uintptr_t)host};
+        size_t host_size[] = {sizeof(host)};
+        CUresult refused = batches() ? CUDA_ERROR_INVALID_VALUE : CUDA_ERROR_NOT_SUPPORTED;
+        size_t from = f_count();
+        assert_int_equal(discard(ptrs, sizes, 1, 1, on), refused); /* flags must be 0 */
+        assert_int_equal(discard(ptrs, sizes, 1, 0, CU_STREAM_LEGACY), refused);
+        if (!pt) /* NULL is the legacy stream through the plain entry point */
+            assert_int_equal(discard(ptrs, sizes, 1, 0, NULL), refused);
+        assert_int_equal(discard(ptrs, sizes, 0, 0, on), refused);
+        assert_int_equal(discard(not_managed, host_size, 1, 0, on), refused);
+        assert_int_equal(find_call(logged, from), batches() ? (long)f_count() - 1 : -1);
+        assert_true(bytes_are(c, N * 4, 0x11));
+        size_t mark = f_count(), of = 0;
+        long at = -1;
+        launch(a, b, c, s);
+        assert_int_equal(shim_prefetches_since(mark, c, &of, &at), 0);
+
+        memset((void *)(uintptr_t)c, 0x11, N * 4); /* the launch wrote c */
+        from = f_count();
+        CUresult want = batches() ? CUDA_SUCCESS : CUDA_ERROR_NOT_SUPPORTED;
+        assert_int_equal(discard(ptrs, sizes, 1, 0, on), want);
+        if (batches()) {
+            long i = find_call(logged, from);
+            assert_true(i >= 0);
+            assert_int_equal(f_get((size_t)i)->a[0], c + 256);
+            assert_int_equal(f_get((size_t)i)->a[1], 512);
+            assert_int_equal(f_get((size_t)i)->a[3], (uint64_t)(uintptr_t)on);
+        }
+        /* the discarded bytes given up, the others kept */
+        assert_true(bytes_are(c, 256, 0x11));
+        assert_true(bytes_are(c + 256, 512, batches() ? FAKE_DISCARDED : 0x11));
+        assert_true(bytes_are(c + 768, N * 4 - 768, 0x11));
+        mark = f_count();
+        launch(a, b, c, s);
+        long l = find_call("cuLaunchKernel", mark);
+        size_t want_n = prefetching() && batches() ? 1 : 0;
+        assert_int_equal(shim_prefetches_since(mark, c, &of, &at), want_n);
+        assert_int_equal(of, want_n);
+        if (want_n) {
+            assert_int_equal(f_get((size_t)at)->a[1], N * 4); /* the whole region */
+            assert_int_equal(ordered(at, l), 1);
+        }
+    }
+}
+
+/* The program discards and prefetches a, b and e to the device (after
+ * moving them to the host) and c to the host, in one batch of three
+ * locations: the next launches prefetch c, and only c. The discarded bytes
+ * are given up. On main the call was not hooked: c stayed taken for
+ * resident and nothing was prefetched, while a, b and e were. */
+static void test_program_discard_and_prefetch(void **state)
+{
+    (void)state;
+    CUmemLocation dev = {.type = CU_MEM_LOCATION_TYPE_DEVICE, .id = 0};
+    CUmemLocation hst = {.type = CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT, .id = 0};
+    for (int pt = 0; pt < 2; pt++) {
+        PFN_cuMemDiscardAndPrefetchBatchAsync_v13000 dp = discard_prefetch_fn(pt);
+        const char *logged =
+            pt ? "cuMemDiscardAndPrefetchBatchAsync_ptsz" : "cuMemDiscardAndPrefetchBatchAsync";
+        CUdeviceptr a, b, c, e;
+        CUstream s = four_resident(&a, &b, &c, &e);
+        CUdeviceptr ptrs[] = {a, b, c, e};
+        size_t sizes[] = {N * 4, N * 4, N * 4, N * 4};
+        size_t all[] = {0};
+        CUresult want = batches() ? CUDA_SUCCESS : CUDA_ERROR_NOT_SUPPORTED;
+        assert_int_equal(dp(ptrs, sizes, 4, &hst, all, 1, 0, s), want);
+        /* refused, nothing discarded: locations laid out wrong, flags, the legacy stream */
+        CUmemLocation locs[] = {dev, hst, dev};
+        size_t first_not_0[] = {1, 2, 3}, past_end[] = {0, 2, 4}, idx[] = {0, 2, 3};
+        memset((void *)(uintptr_t)c, 0x22, N * 4);
+        size_t from = f_count();
+        if (batches()) {
+            assert_int_equal(dp(ptrs, sizes, 4, locs, first_not_0, 3, 0, s),
+                             CUDA_ERROR_INVALID_VALUE);
+            assert_int_equal(dp(ptrs, sizes, 4, locs, past_end, 3, 0, s), CUDA_ERROR_INVALID_VALUE);
+            assert_int_equal(dp(ptrs, sizes, 4, locs, idx, 3, 2, s), CUDA_ERROR_INVALID_VALUE);
+            assert_int_equal(dp(ptrs, sizes, 4, locs, idx, 3, 0, CU_STREAM_LEGACY),
+                             CUDA_ERROR_INVALID_VALUE);
+        }
+        assert_int_equal(find_call(logged, from), -1);
+        assert_true(bytes_are(c, N * 4, 0x22));
+        /* a, b to the device, c to the host, e to the device */
+        from = f_count();
+        assert_int_equal(dp(ptrs, sizes, 4, locs, idx, 3, 0, pt ? NULL : s), want);
+        if (batches())
+            assert_logged_dev_dev_host_dev(logged, from, ptrs);
+        assert_true(bytes_are(c, N * 4, batches() ? FAKE_DISCARDED : 0x22));
+        size_t mark = f_count(), of = 0;
+        long at = -1;
+        launch(a, b, c, s);
+        launch(e, e, e, s);
+        size_t moved = prefetching() && batches() ? 1 : 0;
+        assert_int_equal(shim_prefetches_since(mark, c, &of, &at), moved);
+        assert_int_equal(of, moved);
+    }
+}
+
+/* A discard captured into a graph after its kernel: nothing changes at the
+ * capture (c is still taken for resident by the graph's launch), and after
+ * the graph's launch c counts as moved away: the next launch prefetches it. */
+static void test_graph_discard(void **state)
+{
+    (void)state;
+    PFN_cuMemDiscardBatchAsync_v13000 discard = discard_fn(0);
+    CUdeviceptr a = region(), b = region(), c = region();
+    CUstream s = new_stream();
+    launch(a, b, c, s);
+    assert_int_equal(GET(PFN_cuStreamBeginCapture_v10010, "cuStreamBeginCapture",
+                         12000)(s, CU_STREAM_CAPTURE_MODE_GLOBAL),
+                     CUDA_SUCCESS);
+    launch(a, b, c, s);
+    CUdeviceptr ptrs[] = {c};
+    size_t sizes[] = {N * 4};
+    CUresult want = batches() ? CUDA_SUCCESS : CUDA_ERROR_NOT_SUPPORTED;
+    assert_int_equal(discard(ptrs, sizes, 1, 0, s), want);
+    CUgraph g = NULL;
+    assert_int_equal(GET(PFN_cuStreamEndCapture_v10000, "cuStreamEndCapture", 12000)(s, &g),
+                     CUDA_SUCCESS);
+    size_t mark, of = 0;
+    long at = -1;
+    CUgraphExec e = graph_run(g, s, &mark);
+    /* with the discard counted at the capture, the graph's launch prefetched c */
+    assert_int_equal(shim_prefetches_since(mark, c, &of, &at), 0);
+    mark = f_count();
+    launch(a, b, c, s);
+    size_t moved = prefetching() && batches() ? 1 : 0;
+    assert_int_equal(shim_prefetches_since(mark, c, &of, &at), moved);
+    assert_int_equal(of, moved);
+    graph_done(e, g);
 }
 
 enum { PF_NONE, PF_FIRST, PF_LAST }; /* where a capture puts the program's prefetch */
@@ -427,6 +626,9 @@ int main(void)
         cmocka_unit_test(test_graph_prefetch_to_host),
         cmocka_unit_test(test_graph_prefetch_to_device),
         cmocka_unit_test(test_graph_destroyed_forgets_prefetch),
+        cmocka_unit_test(test_program_discard),
+        cmocka_unit_test(test_program_discard_and_prefetch),
+        cmocka_unit_test(test_graph_discard),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

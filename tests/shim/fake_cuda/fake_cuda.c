@@ -425,42 +425,53 @@ CUresult fk_cuMemPrefetchAsync_ptsz(CUdeviceptr p, size_t len, CUdevice dev, CUs
 }
 
 /*
- * CUDA 13's batched prefetch: logs one entry per range (name
- * "cuMemPrefetchBatchAsync", arguments as cuMemPrefetchAsync_v2's, each
- * range with its own location: locs[k] applies from range loc_idx[k] on, up
- * to the next location's first range), refuses the whole batch if the
- * locations are not laid out as the driver requires (loc_idx[0] 0, strictly
- * ascending, all below count, so nlocs <= count) or any range is not managed
- * memory, and refuses one on the legacy stream at any time, capture or not
- * (cuda.h: the stream "must not be legacy NULL stream"; NULL names it
- * through the plain entry point, the calling thread's per-thread default
- * stream through _ptsz; cuda.h names no error code: CUDA_ERROR_INVALID_VALUE,
- * as for the other arguments). FAKE_CUDA_NO_BATCH=1
- * makes it refuse every batch (a driver that has the entry point but not the
- * feature), so the shim's fallback is tested.
+ * CUDA 13's batched range operations (cuda.h): cuMemPrefetchBatchAsync,
+ * cuMemDiscardBatchAsync and cuMemDiscardAndPrefetchBatchAsync, each also
+ * _ptsz. One log entry per range (under the entry point's name, arguments
+ * as cuMemPrefetchAsync_v2's: each range with its own location, locs[k]
+ * applying from range loc_idx[k] on, up to the next location's first
+ * range; a discard's location is logged as 0). The whole batch is refused,
+ * nothing done, if the locations are not laid out as cuda.h requires
+ * (loc_idx[0] 0, strictly ascending, all below count, so nlocs <= count),
+ * the flags ("reserved for future use. Must be zero") are not 0, any range
+ * is not managed memory, or it is queued on the legacy stream, capture or
+ * not (the stream "must not be legacy NULL stream"; NULL names it through
+ * the plain entry points, the calling thread's per-thread default stream
+ * through _ptsz). cuda.h names no error code for these:
+ * CUDA_ERROR_INVALID_VALUE is the double's choice. A discard leaves a
+ * range's contents indeterminate (cuda.h): the double overwrites them with
+ * FAKE_DISCARDED bytes, so that a test reading them sees they were given
+ * up (a discard followed by a prefetch is a discard too). Queued on a
+ * capturing stream, each range is recorded as the prefetch node a single
+ * prefetch is (fake_cuda.h), and the graph's launch changes no bytes.
+ * FAKE_CUDA_NO_BATCH=1 makes all three refuse every batch
+ * (CUDA_ERROR_NOT_SUPPORTED: cuda.h's "All devices ... must have a
+ * non-zero value for ... CONCURRENT_MANAGED_ACCESS otherwise the API will
+ * return an error"), so the shim's fallback is tested.
  */
-static CUresult fake_prefetch_batch(const char *fn, CUdeviceptr *ptrs, size_t *sizes, size_t count,
-                                    CUmemLocation *locs, size_t *loc_idx, size_t nlocs, CUstream s,
-                                    int ptsz)
+enum { FAKE_BATCH_PREFETCH = 1, FAKE_BATCH_DISCARD = 2 };
+
+static CUresult fake_range_batch(const char *fn, int what, CUdeviceptr *ptrs, size_t *sizes,
+                                 size_t count, CUmemLocation *locs, size_t *loc_idx, size_t nlocs,
+                                 unsigned long long flags, CUstream s, int ptsz)
 {
     const char *no = getenv("FAKE_CUDA_NO_BATCH");
     if (no && strcmp(no, "1") == 0)
         return CUDA_ERROR_NOT_SUPPORTED;
-    if (!ptrs || !sizes || !count || !locs || !loc_idx || !nlocs || nlocs > count ||
-        loc_idx[0] != 0 || !fake_stream_of(s, ptsz))
+    bool prefetch = what & FAKE_BATCH_PREFETCH;
+    if (!ptrs || !sizes || !count || flags || !fake_stream_of(s, ptsz) ||
+        (prefetch && (!locs || !fake_batch_idx_ok(count, loc_idx, nlocs))))
         return CUDA_ERROR_INVALID_VALUE;
-    for (size_t k = 1; k < nlocs; k++)
-        if (loc_idx[k] <= loc_idx[k - 1] || loc_idx[k] >= count)
-            return CUDA_ERROR_INVALID_VALUE;
-    fake_stall_fire(FAKE_STALL_PREFETCH);
+    if (prefetch)
+        fake_stall_fire(FAKE_STALL_PREFETCH);
     CUresult r = CUDA_SUCCESS;
     size_t logged[64]; /* the first 64 ranges' log entries, placed in the stream's order */
     size_t k = 0;      /* the location of range i */
     for (size_t i = 0; i < count; i++) {
-        if (k + 1 < nlocs && loc_idx[k + 1] == i)
+        if (prefetch && k + 1 < nlocs && loc_idx[k + 1] == i)
             k++;
-        fake_rec(fn, ptrs[i], sizes[i], ((uint64_t)locs[k].type << 32) | (uint32_t)locs[k].id,
-                 U(s));
+        uint64_t where = prefetch ? ((uint64_t)locs[k].type << 32) | (uint32_t)locs[k].id : 0;
+        fake_rec(fn, ptrs[i], sizes[i], where, U(s));
         if (i < 64)
             logged[i] = fake_rec_last();
         if (!fake_in_managed(ptrs[i], sizes[i]))
@@ -470,8 +481,12 @@ static CUresult fake_prefetch_batch(const char *fn, CUdeviceptr *ptrs, size_t *s
     CUgraph g = r == CUDA_SUCCESS ? fake_capture_graph(s, ptsz) : NULL;
     for (size_t i = 0; g && i < count; i++)
         (void)fake_capture_op(g, FAKE_NODE_PREFETCH, ptrs[i], sizes[i], 0);
-    for (size_t i = 0; r == CUDA_SUCCESS && !g && i < count && i < 64; i++)
-        fake_order_work(fake_stream_of(s, ptsz), logged[i]);
+    for (size_t i = 0; r == CUDA_SUCCESS && !g && i < count; i++) {
+        if (i < 64)
+            fake_order_work(fake_stream_of(s, ptsz), logged[i]);
+        if (what & FAKE_BATCH_DISCARD)
+            memset((void *)(uintptr_t)ptrs[i], FAKE_DISCARDED, sizes[i]);
+    }
     return r;
 }
 
@@ -479,16 +494,45 @@ CUresult fk_cuMemPrefetchBatchAsync(CUdeviceptr *ptrs, size_t *sizes, size_t cou
                                     CUmemLocation *locs, size_t *loc_idx, size_t nlocs,
                                     unsigned long long flags, CUstream s)
 {
-    (void)flags;
-    return fake_prefetch_batch("cuMemPrefetchBatchAsync", ptrs, sizes, count, locs, loc_idx, nlocs,
-                               s, 0);
+    return fake_range_batch(__func__ + 3, FAKE_BATCH_PREFETCH, ptrs, sizes, count, locs, loc_idx,
+                            nlocs, flags, s, 0);
 }
 
 CUresult fk_cuMemPrefetchBatchAsync_ptsz(CUdeviceptr *ptrs, size_t *sizes, size_t count,
                                          CUmemLocation *locs, size_t *loc_idx, size_t nlocs,
                                          unsigned long long flags, CUstream s)
 {
-    (void)flags;
-    return fake_prefetch_batch("cuMemPrefetchBatchAsync_ptsz", ptrs, sizes, count, locs, loc_idx,
-                               nlocs, s, 1);
+    return fake_range_batch(__func__ + 3, FAKE_BATCH_PREFETCH, ptrs, sizes, count, locs, loc_idx,
+                            nlocs, flags, s, 1);
+}
+
+CUresult fk_cuMemDiscardBatchAsync(CUdeviceptr *ptrs, size_t *sizes, size_t count,
+                                   unsigned long long flags, CUstream s)
+{
+    return fake_range_batch(__func__ + 3, FAKE_BATCH_DISCARD, ptrs, sizes, count, NULL, NULL, 0,
+                            flags, s, 0);
+}
+
+CUresult fk_cuMemDiscardBatchAsync_ptsz(CUdeviceptr *ptrs, size_t *sizes, size_t count,
+                                        unsigned long long flags, CUstream s)
+{
+    return fake_range_batch(__func__ + 3, FAKE_BATCH_DISCARD, ptrs, sizes, count, NULL, NULL, 0,
+                            flags, s, 1);
+}
+
+CUresult fk_cuMemDiscardAndPrefetchBatchAsync(CUdeviceptr *ptrs, size_t *sizes, size_t count,
+                                              CUmemLocation *locs, size_t *loc_idx, size_t nlocs,
+                                              unsigned long long flags, CUstream s)
+{
+    return fake_range_batch(__func__ + 3, FAKE_BATCH_DISCARD | FAKE_BATCH_PREFETCH, ptrs, sizes,
+                            count, locs, loc_idx, nlocs, flags, s, 0);
+}
+
+CUresult fk_cuMemDiscardAndPrefetchBatchAsync_ptsz(CUdeviceptr *ptrs, size_t *sizes, size_t count,
+                                                   CUmemLocation *locs, size_t *loc_idx,
+                                                   size_t nlocs, unsigned long long flags,
+                                                   CUstream s)
+{
+    return fake_range_batch(__func__ + 3, FAKE_BATCH_DISCARD | FAKE_BATCH_PREFETCH, ptrs, sizes,
+                            count, locs, loc_idx, nlocs, flags, s, 1);
 }

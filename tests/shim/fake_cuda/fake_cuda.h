@@ -29,6 +29,10 @@ typedef struct fake_call {
     uint64_t ns;   /* when (CLOCK_MONOTONIC), comparable across processes */
 } fake_call_t;
 
+/* The byte a discarded range's contents become (cuMemDiscardBatchAsync,
+ * cuMemDiscardAndPrefetchBatchAsync: cuda.h leaves them indeterminate). */
+#define FAKE_DISCARDED 0xdb
+
 /* A kernel: runs on the host with its argument pointers (kernelParams form). */
 typedef void (*fake_kernel_fn)(void **args, const unsigned grid[3], const unsigned block[3]);
 
@@ -137,8 +141,8 @@ typedef void (*fake_spend_fn)(uint64_t ns);
  * began on, or one that joined it) is recorded as nodes of the capture's
  * graph instead of run: kernel launches (argument values copied),
  * asynchronous memsets and copies (cuMemsetD8/D16/D32Async, cuMemcpy*Async,
- * 2D, 3D and peer ones too; their addresses kept, the data read when the
- * graph runs), graph launches
+ * 2D, 3D and peer ones too, 2D memsets, batched copies; their addresses kept,
+ * the data read when the graph runs), graph launches
  * (a child-graph node of the launched graph), prefetches, event records, and
  * waits for an event recorded outside the capture (a wait for one recorded
  * inside it is an edge, no node). Kernel, memset, copy and child-graph nodes
@@ -156,6 +160,7 @@ enum {
     FAKE_NODE_MEMSET,       /* a0: address, a1: elements, a2: value | element size << 32 */
     FAKE_NODE_MEMCPY,       /* a0: destination, a1: bytes, a2: source */
     FAKE_NODE_MEMCPY3D,     /* a 2D or 3D copy: a0 its CUDA_MEMCPY3D (the node's copy) */
+    FAKE_NODE_MEMSET2D,     /* a 2D memset: a0 its CUDA_MEMSET_NODE_PARAMS (the node's copy) */
 };
 typedef struct fake_node_info {
     int kind;

@@ -3,8 +3,10 @@
  * (cuMemsetD8Async, cuMemsetD16Async, cuMemsetD32Async, cuMemcpyAsync,
  * cuMemcpyHtoDAsync_v2, cuMemcpyDtoHAsync_v2, cuMemcpyDtoDAsync_v2,
  * cuMemcpy2DAsync_v2, cuMemcpy3DAsync_v2, cuMemcpyPeerAsync,
- * cuMemcpy3DPeerAsync, CUDA 13's cuMemcpy3DBatchAsync_v2, each also _ptsz)
- * and synchronous ones (cuMemsetD8_v2, cuMemsetD16_v2, cuMemsetD32_v2,
+ * cuMemcpy3DPeerAsync, cuMemsetD2D8Async, cuMemsetD2D16Async,
+ * cuMemsetD2D32Async, each also _ptsz) and synchronous ones (cuMemsetD8_v2,
+ * cuMemsetD16_v2, cuMemsetD32_v2, cuMemsetD2D8_v2, cuMemsetD2D16_v2,
+ * cuMemsetD2D32_v2,
  * cuMemcpy, cuMemcpyHtoD_v2, cuMemcpyDtoH_v2, cuMemcpyDtoD_v2,
  * cuMemcpy2D_v2, cuMemcpy2DUnaligned_v2, cuMemcpy3D_v2, cuMemcpyPeer,
  * cuMemcpy3DPeer, each also _ptds). "Device" memory is host memory, so each
@@ -22,8 +24,10 @@
  * an unaligned 2D copy is a 2D copy; a peer copy is a plain copy (no devices
  * here). Logged as (destination, source or value, count, stream); a 2D or 3D
  * copy as (first destination byte, first source byte, width * height *
- * depth, stream), a batch of 3D copies one entry per copy; a synchronous one
- * with stream 0, or CU_STREAM_PER_THREAD through its _ptds entry point.
+ * depth, stream), a 2D memset as (destination, value, width * height
+ * elements, stream); a synchronous one with stream 0, or
+ * CU_STREAM_PER_THREAD through its _ptds entry point. Batched copies:
+ * fake_cuda_batch.c.
  */
 #include <stdint.h>
 #include <string.h>
@@ -56,6 +60,13 @@ void fake_copy_run(int kind, uint64_t a0, uint64_t a1, uint64_t a2)
 {
     if (kind == FAKE_NODE_MEMCPY3D) {
         fake_copy3d_run((const CUDA_MEMCPY3D *)(uintptr_t)a0);
+        return;
+    }
+    if (kind == FAKE_NODE_MEMSET2D) {
+        const CUDA_MEMSET_NODE_PARAMS *m = (const CUDA_MEMSET_NODE_PARAMS *)(uintptr_t)a0;
+        for (size_t y = 0; y < m->height; y++)
+            fake_copy_run(FAKE_NODE_MEMSET, m->dst + y * m->pitch, m->width,
+                          (uint64_t)m->elementSize << 32 | m->value);
         return;
     }
     if (kind == FAKE_NODE_MEMCPY) {
@@ -118,6 +129,66 @@ FAKE_MEMSET_SYNC(cuMemsetD16_v2_ptds, unsigned short, 1)
 FAKE_MEMSET_SYNC(cuMemsetD32_v2, unsigned int, 0)
 FAKE_MEMSET_SYNC(cuMemsetD32_v2_ptds, unsigned int, 1)
 #undef FAKE_MEMSET_SYNC
+
+/*
+ * A 2D memset of height rows of width elements, pitch bytes apart. Refused
+ * (CUDA_ERROR_INVALID_VALUE, a code cuda.h lists) for no destination, a
+ * destination or pitch not aligned to the element (cuda.h: "must be two
+ * byte aligned", "four byte aligned"), or (the double's choice: cuda.h
+ * names no rule) rows longer than the pitch; the pitch is "unused if
+ * Height is 1". Runs, or is captured as one memset node, as a memset does;
+ * a synchronous one (sync) is the legacy stream's work, or through _ptds the
+ * per-thread default stream's.
+ */
+static CUresult fake_memset2d(const char *fn, CUdeviceptr dst, size_t pitch, uint32_t v,
+                              unsigned size, size_t width, size_t height, CUstream s, int ptsz,
+                              bool sync)
+{
+    fake_rec(fn, dst, v, (uint64_t)width * height, sync ? FAKE_SYNC_STREAM(ptsz) : U(s));
+    if (!dst || dst % size || (height > 1 && (pitch % size || pitch < width * size)))
+        return CUDA_ERROR_INVALID_VALUE;
+    CUstream on = sync ? NULL : s;
+    if (fake_legacy_work(fake_stream_of(on, ptsz)))
+        return CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
+    CUDA_MEMSET_NODE_PARAMS m = {.dst = dst,
+                                 .pitch = height > 1 ? pitch : width * size,
+                                 .value = v,
+                                 .elementSize = size,
+                                 .width = width,
+                                 .height = height};
+    CUgraph g = fake_capture_graph(on, ptsz);
+    if (g)
+        return fake_capture_op(g, FAKE_NODE_MEMSET2D, U(&m), sizeof(m), 0);
+    fake_order_work(fake_stream_of(on, ptsz), fake_rec_last());
+    fake_copy_run(FAKE_NODE_MEMSET2D, U(&m), sizeof(m), 0);
+    return CUDA_SUCCESS;
+}
+
+#define FAKE_MEMSET2D(name, type, ptsz)                                                            \
+    CUresult fk_##name(CUdeviceptr dst, size_t pitch, type v, size_t w, size_t h, CUstream s)      \
+    {                                                                                              \
+        return fake_memset2d(__func__ + 3, dst, pitch, v, sizeof(type), w, h, s, ptsz, false);     \
+    }
+FAKE_MEMSET2D(cuMemsetD2D8Async, unsigned char, 0)
+FAKE_MEMSET2D(cuMemsetD2D8Async_ptsz, unsigned char, 1)
+FAKE_MEMSET2D(cuMemsetD2D16Async, unsigned short, 0)
+FAKE_MEMSET2D(cuMemsetD2D16Async_ptsz, unsigned short, 1)
+FAKE_MEMSET2D(cuMemsetD2D32Async, unsigned int, 0)
+FAKE_MEMSET2D(cuMemsetD2D32Async_ptsz, unsigned int, 1)
+#undef FAKE_MEMSET2D
+
+#define FAKE_MEMSET2D_SYNC(name, type, ptds)                                                       \
+    CUresult fk_##name(CUdeviceptr dst, size_t pitch, type v, size_t w, size_t h)                  \
+    {                                                                                              \
+        return fake_memset2d(__func__ + 3, dst, pitch, v, sizeof(type), w, h, NULL, ptds, true);   \
+    }
+FAKE_MEMSET2D_SYNC(cuMemsetD2D8_v2, unsigned char, 0)
+FAKE_MEMSET2D_SYNC(cuMemsetD2D8_v2_ptds, unsigned char, 1)
+FAKE_MEMSET2D_SYNC(cuMemsetD2D16_v2, unsigned short, 0)
+FAKE_MEMSET2D_SYNC(cuMemsetD2D16_v2_ptds, unsigned short, 1)
+FAKE_MEMSET2D_SYNC(cuMemsetD2D32_v2, unsigned int, 0)
+FAKE_MEMSET2D_SYNC(cuMemsetD2D32_v2_ptds, unsigned int, 1)
+#undef FAKE_MEMSET2D_SYNC
 
 #define FAKE_MEMCPY(name, dtype, stype, ptsz)                                                      \
     CUresult fk_##name(dtype dst, stype src, size_t bytes, CUstream s)                             \
@@ -190,7 +261,7 @@ FAKE_PEER_ASYNC(cuMemcpyPeerAsync_ptsz, 1)
 /* The first bytes a 2D/3D copy writes and reads (*d0, *s0), after checking
  * it: CUDA_ERROR_NOT_SUPPORTED for arrays, CUDA_ERROR_INVALID_VALUE for a
  * missing address or rows that overlap their pitch or planes. */
-static CUresult fake_copy3d_check(const CUDA_MEMCPY3D *c, uint64_t *d0, uint64_t *s0)
+CUresult fake_copy3d_check(const CUDA_MEMCPY3D *c, uint64_t *d0, uint64_t *s0)
 {
     *d0 = fake_copy3d_at(c->dstMemoryType, c->dstHost, c->dstDevice, c->dstXInBytes, c->dstY,
                          c->dstZ, c->dstPitch, c->dstHeight);
@@ -210,7 +281,7 @@ static CUresult fake_copy3d_check(const CUDA_MEMCPY3D *c, uint64_t *d0, uint64_t
 
 /* Runs or captures a checked 2D/3D copy queued on s, as fake_copy_queue
  * does; logged at log_index (fake_rec_last). */
-static CUresult fake_copy3d_queue(const CUDA_MEMCPY3D *c, CUstream s, int ptsz, size_t log_index)
+CUresult fake_copy3d_queue(const CUDA_MEMCPY3D *c, CUstream s, int ptsz, size_t log_index)
 {
     if (fake_legacy_work(fake_stream_of(s, ptsz)))
         return CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
@@ -343,83 +414,4 @@ CUresult fk_cuMemcpy3DPeerAsync(const CUDA_MEMCPY3D_PEER *p, CUstream s)
 CUresult fk_cuMemcpy3DPeerAsync_ptsz(const CUDA_MEMCPY3D_PEER *p, CUstream s)
 {
     return fake_copy3d_peer(__func__ + 3, p, s, 1, false);
-}
-
-/* One side of a batched 3D copy as a side of CUDA_MEMCPY3D: pointers only
- * (elements of 1 byte; a row length or layer height of 0 is the copy's). */
-static bool fake_batch_side(const CUmemcpy3DOperand *o, const CUextent3D *e, CUdeviceptr *ptr,
-                            size_t *pitch, size_t *height)
-{
-    if (o->type != CU_MEMCPY_OPERAND_TYPE_POINTER)
-        return false;
-    *ptr = o->op.ptr.ptr;
-    *pitch = o->op.ptr.rowLength ? o->op.ptr.rowLength : e->width;
-    *height = o->op.ptr.layerHeight ? o->op.ptr.layerHeight : e->height;
-    return true;
-}
-
-/* The batch's copy i as a CUDA_MEMCPY3D: CUDA_ERROR_NOT_SUPPORTED for an
- * array, CUDA_ERROR_INVALID_VALUE for a zero extent, a row length or layer
- * height below the copy's, or no valid source access order. */
-static CUresult fake_batch_op(const CUDA_MEMCPY3D_BATCH_OP *op, CUDA_MEMCPY3D *c)
-{
-    const CUextent3D *e = &op->extent;
-    *c = (CUDA_MEMCPY3D){.srcMemoryType = CU_MEMORYTYPE_UNIFIED,
-                         .dstMemoryType = CU_MEMORYTYPE_UNIFIED,
-                         .WidthInBytes = e->width,
-                         .Height = e->height,
-                         .Depth = e->depth};
-    if (!fake_batch_side(&op->src, e, &c->srcDevice, &c->srcPitch, &c->srcHeight) ||
-        !fake_batch_side(&op->dst, e, &c->dstDevice, &c->dstPitch, &c->dstHeight))
-        return CUDA_ERROR_NOT_SUPPORTED;
-    if (!e->width || !e->height || !e->depth || c->srcPitch < e->width || c->dstPitch < e->width ||
-        c->srcHeight < e->height || c->dstHeight < e->height ||
-        op->srcAccessOrder < CU_MEMCPY_SRC_ACCESS_ORDER_STREAM ||
-        op->srcAccessOrder > CU_MEMCPY_SRC_ACCESS_ORDER_ANY)
-        return CUDA_ERROR_INVALID_VALUE;
-    return CUDA_SUCCESS;
-}
-
-/*
- * CUDA 13's batched 3D copies (cuMemcpy3DBatchAsync_v2): every copy checked
- * and logged first (one entry each, as a 3D copy), the whole batch refused if
- * one is wrong, or the flags are not 0, or it is queued on the legacy stream
- * (which the driver does not take); else each runs, or is captured, in turn.
- */
-static CUresult fake_copy3d_batch(const char *fn, size_t n, CUDA_MEMCPY3D_BATCH_OP *ops,
-                                  unsigned long long flags, CUstream s, int ptsz)
-{
-    if (!n || !ops || flags || !fake_stream_of(s, ptsz))
-        return CUDA_ERROR_INVALID_VALUE;
-    CUresult r = CUDA_SUCCESS;
-    size_t logged[64]; /* the first 64 copies' log entries, placed in the stream's order */
-    for (size_t i = 0; i < n; i++) {
-        CUDA_MEMCPY3D c;
-        uint64_t d0 = 0, s0 = 0;
-        CUresult ri = fake_batch_op(&ops[i], &c);
-        if (ri == CUDA_SUCCESS)
-            ri = fake_copy3d_check(&c, &d0, &s0);
-        fake_rec(fn, d0, s0, (uint64_t)c.WidthInBytes * c.Height * c.Depth, U(s));
-        if (i < 64)
-            logged[i] = fake_rec_last();
-        r = r == CUDA_SUCCESS ? ri : r;
-    }
-    for (size_t i = 0; r == CUDA_SUCCESS && i < n; i++) {
-        CUDA_MEMCPY3D c;
-        (void)fake_batch_op(&ops[i], &c);
-        r = fake_copy3d_queue(&c, s, ptsz, i < 64 ? logged[i] : SIZE_MAX);
-    }
-    return r;
-}
-
-CUresult fk_cuMemcpy3DBatchAsync_v2(size_t n, CUDA_MEMCPY3D_BATCH_OP *ops, unsigned long long flags,
-                                    CUstream s)
-{
-    return fake_copy3d_batch(__func__ + 3, n, ops, flags, s, 0);
-}
-
-CUresult fk_cuMemcpy3DBatchAsync_v2_ptsz(size_t n, CUDA_MEMCPY3D_BATCH_OP *ops,
-                                         unsigned long long flags, CUstream s)
-{
-    return fake_copy3d_batch(__func__ + 3, n, ops, flags, s, 1);
 }

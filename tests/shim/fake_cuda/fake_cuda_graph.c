@@ -485,16 +485,17 @@ CUresult fake_capture_op(CUgraph g, int kind, uint64_t a0, uint64_t a1, uint64_t
     fake_graph_t *fg = fake_graph_of(g);
     fake_node_t *nd = fg ? fake_node_slot(fg) : NULL;
     if (nd) {
-        nd->type = kind == FAKE_NODE_EVENT_RECORD ? CU_GRAPH_NODE_TYPE_EVENT_RECORD
-                   : kind == FAKE_NODE_EVENT_WAIT ? CU_GRAPH_NODE_TYPE_WAIT_EVENT
-                   : kind == FAKE_NODE_MEMSET     ? CU_GRAPH_NODE_TYPE_MEMSET
-                   : kind == FAKE_NODE_MEMCPY || kind == FAKE_NODE_MEMCPY3D
-                       ? CU_GRAPH_NODE_TYPE_MEMCPY
-                       : CU_GRAPH_NODE_TYPE_EMPTY;
+        nd->type =
+            kind == FAKE_NODE_EVENT_RECORD ? CU_GRAPH_NODE_TYPE_EVENT_RECORD
+            : kind == FAKE_NODE_EVENT_WAIT ? CU_GRAPH_NODE_TYPE_WAIT_EVENT
+            : kind == FAKE_NODE_MEMSET || kind == FAKE_NODE_MEMSET2D ? CU_GRAPH_NODE_TYPE_MEMSET
+            : kind == FAKE_NODE_MEMCPY || kind == FAKE_NODE_MEMCPY3D ? CU_GRAPH_NODE_TYPE_MEMCPY
+                                                                     : CU_GRAPH_NODE_TYPE_EMPTY;
         nd->op = kind;
         nd->a0 = a0;
-        /* a 2D/3D copy's descriptor (a0, a1 bytes) is kept in the node, a0 then names the copy */
-        if (kind == FAKE_NODE_MEMCPY3D && a1 <= sizeof(nd->args)) {
+        /* a 2D/3D copy's or 2D memset's descriptor (a0, a1 bytes) is kept in
+         * the node, a0 then names the copy */
+        if ((kind == FAKE_NODE_MEMCPY3D || kind == FAKE_NODE_MEMSET2D) && a1 <= sizeof(nd->args)) {
             memcpy(nd->args, (const void *)(uintptr_t)a0, a1);
             nd->a0 = U(nd->args);
         }

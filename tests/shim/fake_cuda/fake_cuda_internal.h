@@ -77,6 +77,13 @@ typedef CUresult (*fake_pfn_cuStreamBeginCapture_v10000)(CUstream s); /* mode GL
       0)                                                                                           \
     X(cuMemPrefetchBatchAsync_ptsz, cuMemPrefetchBatchAsync, 13000,                                \
       PFN_cuMemPrefetchBatchAsync_v13000_ptsz, 1)                                                  \
+    X(cuMemDiscardBatchAsync, cuMemDiscardBatchAsync, 13000, PFN_cuMemDiscardBatchAsync_v13000, 0) \
+    X(cuMemDiscardBatchAsync_ptsz, cuMemDiscardBatchAsync, 13000,                                  \
+      PFN_cuMemDiscardBatchAsync_v13000_ptsz, 1)                                                   \
+    X(cuMemDiscardAndPrefetchBatchAsync, cuMemDiscardAndPrefetchBatchAsync, 13000,                 \
+      PFN_cuMemDiscardAndPrefetchBatchAsync_v13000, 0)                                             \
+    X(cuMemDiscardAndPrefetchBatchAsync_ptsz, cuMemDiscardAndPrefetchBatchAsync, 13000,            \
+      PFN_cuMemDiscardAndPrefetchBatchAsync_v13000_ptsz, 1)                                        \
     X(cuMemcpyAsync, cuMemcpyAsync, 4000, PFN_cuMemcpyAsync_v4000, 0)                              \
     X(cuMemcpyAsync_ptsz, cuMemcpyAsync, 7000, PFN_cuMemcpyAsync_v7000_ptsz, 1)                    \
     X(cuMemcpyHtoDAsync_v2, cuMemcpyHtoDAsync, 3020, PFN_cuMemcpyHtoDAsync_v3020, 0)               \
@@ -116,6 +123,26 @@ typedef CUresult (*fake_pfn_cuStreamBeginCapture_v10000)(CUstream s); /* mode GL
     X(cuMemcpy3DPeer_ptds, cuMemcpy3DPeer, 7000, PFN_cuMemcpy3DPeer_v7000_ptds, 1)                 \
     X(cuMemcpy3DPeerAsync, cuMemcpy3DPeerAsync, 4000, PFN_cuMemcpy3DPeerAsync_v4000, 0)            \
     X(cuMemcpy3DPeerAsync_ptsz, cuMemcpy3DPeerAsync, 7000, PFN_cuMemcpy3DPeerAsync_v7000_ptsz, 1)  \
+    X(cuMemcpy3DBatchAsync, cuMemcpy3DBatchAsync, 12080, PFN_cuMemcpy3DBatchAsync_v12080, 0)       \
+    X(cuMemcpy3DBatchAsync_ptsz, cuMemcpy3DBatchAsync, 12080,                                      \
+      PFN_cuMemcpy3DBatchAsync_v12080_ptsz, 1)                                                     \
+    X(cuMemcpyBatchAsync, cuMemcpyBatchAsync, 12080, PFN_cuMemcpyBatchAsync_v12080, 0)             \
+    X(cuMemcpyBatchAsync_ptsz, cuMemcpyBatchAsync, 12080, PFN_cuMemcpyBatchAsync_v12080_ptsz, 1)   \
+    X(cuMemcpyBatchAsync_v2, cuMemcpyBatchAsync, 13000, PFN_cuMemcpyBatchAsync_v13000, 0)          \
+    X(cuMemcpyBatchAsync_v2_ptsz, cuMemcpyBatchAsync, 13000, PFN_cuMemcpyBatchAsync_v13000_ptsz,   \
+      1)                                                                                           \
+    X(cuMemsetD2D8_v2, cuMemsetD2D8, 3020, PFN_cuMemsetD2D8_v3020, 0)                              \
+    X(cuMemsetD2D8_v2_ptds, cuMemsetD2D8, 7000, PFN_cuMemsetD2D8_v7000_ptds, 1)                    \
+    X(cuMemsetD2D16_v2, cuMemsetD2D16, 3020, PFN_cuMemsetD2D16_v3020, 0)                           \
+    X(cuMemsetD2D16_v2_ptds, cuMemsetD2D16, 7000, PFN_cuMemsetD2D16_v7000_ptds, 1)                 \
+    X(cuMemsetD2D32_v2, cuMemsetD2D32, 3020, PFN_cuMemsetD2D32_v3020, 0)                           \
+    X(cuMemsetD2D32_v2_ptds, cuMemsetD2D32, 7000, PFN_cuMemsetD2D32_v7000_ptds, 1)                 \
+    X(cuMemsetD2D8Async, cuMemsetD2D8Async, 3020, PFN_cuMemsetD2D8Async_v3020, 0)                  \
+    X(cuMemsetD2D8Async_ptsz, cuMemsetD2D8Async, 7000, PFN_cuMemsetD2D8Async_v7000_ptsz, 1)        \
+    X(cuMemsetD2D16Async, cuMemsetD2D16Async, 3020, PFN_cuMemsetD2D16Async_v3020, 0)               \
+    X(cuMemsetD2D16Async_ptsz, cuMemsetD2D16Async, 7000, PFN_cuMemsetD2D16Async_v7000_ptsz, 1)     \
+    X(cuMemsetD2D32Async, cuMemsetD2D32Async, 3020, PFN_cuMemsetD2D32Async_v3020, 0)               \
+    X(cuMemsetD2D32Async_ptsz, cuMemsetD2D32Async, 7000, PFN_cuMemsetD2D32Async_v7000_ptsz, 1)     \
     X(cuMemcpy3DBatchAsync_v2, cuMemcpy3DBatchAsync, 13000, PFN_cuMemcpy3DBatchAsync_v13000, 0)    \
     X(cuMemcpy3DBatchAsync_v2_ptsz, cuMemcpy3DBatchAsync, 13000,                                   \
       PFN_cuMemcpy3DBatchAsync_v13000_ptsz, 1)                                                     \
@@ -285,10 +312,24 @@ __attribute__((visibility("hidden"))) CUresult
 fake_capture_kernel(CUgraph g, const CUDA_KERNEL_NODE_PARAMS *p);
 __attribute__((visibility("hidden"))) CUresult fake_capture_op(CUgraph g, int kind, uint64_t a0,
                                                                uint64_t a1, uint64_t a2);
-/* Runs a memset (FAKE_NODE_MEMSET) or a copy (FAKE_NODE_MEMCPY) now, its
- * arguments as fake_node_info_t's (fake_cuda_copy.c). */
+/* Runs a memset (FAKE_NODE_MEMSET, FAKE_NODE_MEMSET2D) or a copy
+ * (FAKE_NODE_MEMCPY, FAKE_NODE_MEMCPY3D) now, its arguments as
+ * fake_node_info_t's (fake_cuda_copy.c). */
 __attribute__((visibility("hidden"))) void fake_copy_run(int kind, uint64_t a0, uint64_t a1,
                                                          uint64_t a2);
+/* Checks a 2D/3D copy and gives its first destination and source bytes
+ * (CUDA_ERROR_NOT_SUPPORTED for arrays, CUDA_ERROR_INVALID_VALUE for a
+ * missing address or rows that overlap); runs or captures a checked one
+ * queued on s, logged at log_index (fake_cuda_copy.c). */
+__attribute__((visibility("hidden"))) CUresult fake_copy3d_check(const CUDA_MEMCPY3D *c,
+                                                                 uint64_t *d0, uint64_t *s0);
+__attribute__((visibility("hidden"))) CUresult fake_copy3d_queue(const CUDA_MEMCPY3D *c, CUstream s,
+                                                                 int ptsz, size_t log_index);
+/* Whether a batch's index array idx[0..n) lays out count operations as
+ * cuda.h requires: idx[0] 0, strictly ascending, all below count (so n <=
+ * count) (fake_cuda_batch.c). */
+__attribute__((visibility("hidden"))) bool fake_batch_idx_ok(size_t count, const size_t *idx,
+                                                             size_t n);
 /* Whether s (fake_stream_of) is a blocking stream: a per-thread default
  * stream, or one created without CU_STREAM_NON_BLOCKING
  * (fake_cuda_stream.c). */
