@@ -113,17 +113,9 @@ static void own_prefetch(const form_t *f, CUdeviceptr p, size_t len, int to_devi
     assert_int_equal(c->a[3], (uint64_t)(uintptr_t)s);
 }
 
-/* A managed region: a plain allocation the shim redirects, or (policy off)
- * the program's own managed memory. */
 static CUdeviceptr region(void)
 {
-    if (mode_redirect)
-        return alloc(N * 4);
-    CUdeviceptr p = 0;
-    assert_int_equal(GET(PFN_cuMemAllocManaged_v6000, "cuMemAllocManaged",
-                         12000)(&p, N * 4, CU_MEM_ATTACH_GLOBAL),
-                     CUDA_SUCCESS);
-    return p;
+    return managed_region(N * 4);
 }
 
 static void launch(CUdeviceptr a, CUdeviceptr b, CUdeviceptr c, CUstream s)
@@ -133,28 +125,6 @@ static void launch(CUdeviceptr a, CUdeviceptr b, CUdeviceptr c, CUstream s)
     assert_int_equal(GET(PFN_cuLaunchKernel_v4000, "cuLaunchKernel", 12000)(vadd_fn(), 1, 1, 1, 1,
                                                                             1, 1, 0, s, args, NULL),
                      CUDA_SUCCESS);
-}
-
-/* The shim's prefetches logged from index from on: each must be to the
- * device; returns how many there were, and of base in *of_p, the index of
- * the last such in *at_p. */
-static size_t shim_prefetches_since(size_t from, CUdeviceptr base, size_t *of_p, long *at_p)
-{
-    size_t n = 0, of = 0;
-    for (size_t i = from; i < f_count(); i++) {
-        const fake_call_t *c = f_get(i);
-        if (strcmp(c->fn, "cuMemPrefetchAsync_v2") != 0 &&
-            strcmp(c->fn, "cuMemPrefetchBatchAsync") != 0)
-            continue;
-        assert_int_equal(c->a[2] >> 32, CU_MEM_LOCATION_TYPE_DEVICE);
-        n++;
-        if (c->a[0] == base) {
-            of++;
-            *at_p = (long)i;
-        }
-    }
-    *of_p = of;
-    return n;
 }
 
 /* Launch on a, b, c; the program moves [c+off, c+off+len) back to the host;
