@@ -68,6 +68,7 @@ void shim_policy_before_launch(const shim_launch_info_t *l)
     if (!c)
         return;
     shim_range_t ranges[SHIM_MAX_CANDIDATES];
+    uint32_t olds[SHIM_MAX_CANDIDATES], gen = 0;
     size_t hits = 0, n = 0;
     uint64_t capacity = policy_capacity_of(c);
     bool predicted = false, narrow = false;
@@ -79,18 +80,21 @@ void shim_policy_before_launch(const shim_launch_info_t *l)
         SHIM_STAT_ADD(predicted_launches, 1);
         SHIM_STAT_ADD(template_launches, narrow);
     } else {
-        uint32_t gen = atomic_load_explicit(&policy_gen, memory_order_relaxed);
-        n = shim_regions_claim(&shim_state.regions, l->vals, l->nvals, gen, capacity, ranges,
+        gen = atomic_load_explicit(&policy_gen, memory_order_relaxed);
+        n = shim_regions_claim(&shim_state.regions, l->vals, l->nvals, gen, capacity, ranges, olds,
                                SHIM_MAX_CANDIDATES, &hits);
         SHIM_STAT_ADD(pointer_args, hits);
     }
     if (n == 0)
         return;
     if (shim_backend_capturing(l->stream, l->per_thread)) {
-        /* Recorded into a graph, not run: the graph's launch prefetches. The claims
-         * just made are void, so start a new generation. */
+        /* Recorded into a graph, not run: the graph's launch prefetches. The
+         * claims just made are void: those regions get their generation back
+         * (a new generation would prefetch every region again). A predicted
+         * launch claimed nothing. */
         SHIM_STAT_ADD(capture_skips, 1);
-        shim_policy_invalidate();
+        if (!predicted)
+            shim_regions_unclaim(&shim_state.regions, ranges, olds, n, gen);
         return;
     }
     uint64_t addr[SHIM_MAX_CANDIDATES], len[SHIM_MAX_CANDIDATES], bytes = 0;

@@ -118,10 +118,22 @@ uint64_t shim_regions_total_bytes(shim_regions_t *t);
  * when the managed bytes exceed force_above (oversubscribed: residency is
  * unknown). Claiming sets the region's generation to gen, so a region is
  * prefetched once per generation even when several threads launch at once.
- * *hits_p (optional) receives how many values fell in any tracked region.
+ * olds (optional, max entries) receives the generation each region of out
+ * had before (for shim_regions_unclaim); *hits_p (optional) how many values
+ * fell in any tracked region.
  */
 size_t shim_regions_claim(shim_regions_t *t, const uint64_t *vals, size_t n, uint32_t gen,
-                          uint64_t force_above, shim_range_t *out, size_t max, size_t *hits_p);
+                          uint64_t force_above, shim_range_t *out, uint32_t *olds, size_t max,
+                          size_t *hits_p);
+
+/*
+ * Voids a claim: each region that starts at out[i].addr and still has
+ * generation gen gets olds[i] back (what shim_regions_claim wrote), so its
+ * next claim finds it again; one another claim or mark changed since is
+ * left as it is. Under one shared lock, without allocating.
+ */
+void shim_regions_unclaim(shim_regions_t *t, const shim_range_t *out, const uint32_t *olds,
+                          size_t n, uint32_t gen);
 
 /*
  * Sets the generation of the managed regions that [addr, addr+len) covers
