@@ -30,7 +30,7 @@
  * lock inside: graph_lock is always taken first). cond_lock (mutex) guards
  * the table of conditional nodes; it is held only to read or change that
  * table, never across a driver call, and never together with graph_lock.
- * pf_lock (mutex) guards the prefetches recorded into graphs, the same way.
+ * The prefetches recorded into graphs are graph_pf.c's (its own lock).
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -46,18 +46,11 @@
 #include "shim/shim.h"
 #include "shim/stats.h"
 
-/* A prefetch of the program recorded into a graph (graph.h). */
-typedef struct graph_pf {
-    CUgraph graph;
-    uint64_t addr, len;
-    bool to_device;
-} graph_pf_t;
-
 typedef struct graph_exec {
     CUgraphExec exec;
     uint64_t *vals;
     size_t n;
-    graph_pf_t *pf; /* the prefetches its graphs hold */
+    shim_graph_pf_t *pf; /* the prefetches its graphs hold */
     size_t npf;
 } graph_exec_t;
 
@@ -65,7 +58,7 @@ typedef struct graph_exec {
 typedef struct graph_walk {
     uint64_t *vals;
     size_t n;
-    graph_pf_t *pf;
+    shim_graph_pf_t *pf;
     size_t npf;
 } graph_walk_t;
 
@@ -86,12 +79,6 @@ typedef struct graph_cond {
 static pthread_mutex_t cond_lock = PTHREAD_MUTEX_INITIALIZER;
 static graph_cond_t *conds;
 static size_t cond_n, cond_cap;
-
-#define GRAPH_PF_MAX (1u << 20) /* prefetches recorded into live graphs, at most */
-
-static pthread_mutex_t pf_lock = PTHREAD_MUTEX_INITIALIZER;
-static graph_pf_t *pfs;
-static size_t pf_n, pf_cap;
 
 static void cond_drop_locked(size_t i)
 {
@@ -182,33 +169,13 @@ out_free_bodies:
     return st;
 }
 
-/* Appends the prefetches recorded into graph to w->pf. */
-static gmux_status_t graph_collect_pf(CUgraph graph, graph_walk_t *w)
-{
-    gmux_status_t st = GMUX_OK;
-    pthread_mutex_lock(&pf_lock);
-    for (size_t i = 0; i < pf_n && st == GMUX_OK; i++) {
-        if (pfs[i].graph != graph)
-            continue;
-        graph_pf_t *v = realloc(w->pf, (w->npf + 1) * sizeof(*v));
-        if (!v) {
-            st = GMUX_ERR_NOMEM;
-            break;
-        }
-        v[w->npf++] = pfs[i];
-        w->pf = v;
-    }
-    pthread_mutex_unlock(&pf_lock);
-    return st;
-}
-
 /* Appends the candidate pointers of every kernel node of graph, and of the
  * graphs of its child-graph nodes and the bodies of its known conditional
  * nodes (to depth GRAPH_DEPTH_MAX), to w->vals, and the prefetches recorded
  * into each of those graphs to w->pf. */
 static gmux_status_t graph_collect(CUgraph graph, graph_walk_t *w, int depth)
 {
-    gmux_status_t st = graph_collect_pf(graph, w);
+    gmux_status_t st = shim_graph_pf_collect(graph, &w->pf, &w->npf);
     if (st != GMUX_OK)
         return st;
     size_t count = 0;
@@ -335,15 +302,6 @@ CUresult shim_hook_cuGraphInstantiateWithParams_ptsz(CUgraphExec *exec, CUgraph 
     return r;
 }
 
-/* The graph's own prefetches of one direction, told to the policy as the
- * program's prefetches outside a graph are (hooks_prefetch.c). */
-static void graph_pf_apply(const graph_exec_t *e, bool to_device)
-{
-    for (size_t k = 0; k < e->npf; k++)
-        if (e->pf[k].to_device == to_device)
-            shim_policy_program_prefetched(e->pf[k].addr, e->pf[k].len, to_device);
-}
-
 /* Runs the policy on the graph's kernels. The regions the graph itself moves
  * whole to the device are marked first, so the launch leaves their move to
  * the graph (the order of its nodes is the program's part, as for its
@@ -363,12 +321,12 @@ static void graph_before_launch(CUgraphExec exec, CUstream s, bool per_thread)
             const graph_exec_t *e = &graph_execs[i];
             bool runs = e->npf > 0 && !shim_backend_capturing(s, per_thread);
             if (runs)
-                graph_pf_apply(e, true);
+                shim_graph_pf_apply(e->pf, e->npf, true);
             shim_launch_info_t l = {
                 .stream = s, .per_thread = per_thread, .vals = e->vals, .nvals = e->n};
             shim_policy_before_launch(&l);
             if (runs)
-                graph_pf_apply(e, false);
+                shim_graph_pf_apply(e->pf, e->npf, false);
             break;
         }
     pthread_rwlock_unlock(&graph_lock);
@@ -402,38 +360,6 @@ CUresult shim_hook_cuGraphExecDestroy(CUgraphExec exec)
     graph_forget_locked(exec);
     pthread_rwlock_unlock(&graph_lock);
     return r;
-}
-
-/* --- the program's prefetches recorded into graphs ------------------------ */
-
-bool shim_graph_capture_of(CUstream s, bool per_thread, CUgraph *graph_p)
-{
-    CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
-    CUgraph g = NULL;
-    *graph_p = NULL;
-    CUstream q = per_thread && s == NULL ? CU_STREAM_PER_THREAD : s;
-    if (SHIM_CALL(cuStreamGetCaptureInfo_v2, q, &st, NULL, &g, NULL, NULL) != CUDA_SUCCESS)
-        return shim_backend_capturing(s, per_thread); /* a driver without it: no graph */
-    if (st == CU_STREAM_CAPTURE_STATUS_NONE)
-        return false;
-    if (st == CU_STREAM_CAPTURE_STATUS_ACTIVE)
-        *graph_p = g;
-    return true;
-}
-
-bool shim_graph_note_prefetch(CUgraph graph, uint64_t addr, uint64_t len, bool to_device)
-{
-    bool kept = false;
-    if (!graph || len == 0)
-        return false;
-    pthread_mutex_lock(&pf_lock);
-    if (pf_n < pf_cap || com_array_grow((void **)&pfs, &pf_cap, pf_n + 1, sizeof(*pfs), 16,
-                                        GRAPH_PF_MAX) == GMUX_OK) {
-        pfs[pf_n++] = (graph_pf_t){graph, addr, len, to_device};
-        kept = true;
-    }
-    pthread_mutex_unlock(&pf_lock);
-    return kept;
 }
 
 /* --- conditional nodes: creation and destruction -------------------------- */
@@ -549,9 +475,7 @@ static void graph_forget_dying(CUgraphNode node, CUgraph graph)
     pthread_mutex_lock(&cond_lock);
     size_t known = cond_n;
     pthread_mutex_unlock(&cond_lock);
-    pthread_mutex_lock(&pf_lock);
-    known += pf_n;
-    pthread_mutex_unlock(&pf_lock);
+    known += shim_graph_pf_count();
     if (known == 0)
         return;
     graph_set_t set = {0};
@@ -567,15 +491,7 @@ static void graph_forget_dying(CUgraphNode node, CUgraph graph)
             cond_drop_locked(i);
     }
     pthread_mutex_unlock(&cond_lock);
-    pthread_mutex_lock(&pf_lock);
-    for (size_t i = pf_n; i-- > 0;) {
-        bool dies = st != GMUX_OK;
-        for (size_t g = 0; g < set.n && !dies; g++)
-            dies = pfs[i].graph == set.v[g];
-        if (dies)
-            pfs[i] = pfs[--pf_n];
-    }
-    pthread_mutex_unlock(&pf_lock);
+    shim_graph_pf_forget(set.v, set.n, st != GMUX_OK);
     if (st != GMUX_OK)
         COM_DEBUG(SHIM, "destroying graph %p / node %p: not followed (%s), all forgotten",
                   (void *)graph, (void *)node, gmux_status_str(st));

@@ -126,7 +126,9 @@ typedef CUresult(CUDAAPI *shim_pfn_cuStreamBeginCapture_v10000)(CUstream hStream
     X(cuStreamBeginCaptureToGraph, cuStreamBeginCaptureToGraph, 12030,                             \
       PFN_cuStreamBeginCaptureToGraph_v12030, 0)                                                   \
     X(cuStreamBeginCaptureToGraph_ptsz, cuStreamBeginCaptureToGraph, 12030,                        \
-      PFN_cuStreamBeginCaptureToGraph_v12030_ptsz, 1)
+      PFN_cuStreamBeginCaptureToGraph_v12030_ptsz, 1)                                              \
+    X(cuStreamEndCapture, cuStreamEndCapture, 10000, PFN_cuStreamEndCapture_v10000, 0)             \
+    X(cuStreamEndCapture_ptsz, cuStreamEndCapture, 10000, PFN_cuStreamEndCapture_v10000_ptsz, 1)
 
 #define SHIM_CALL_LIST(X)                                                                          \
     X(cuCtxGetCurrent, cuCtxGetCurrent, 4000, PFN_cuCtxGetCurrent_v4000, 0)                        \

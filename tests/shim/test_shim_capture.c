@@ -36,6 +36,28 @@ static CUresult end(CUstream s, CUgraph *g)
     return GET(PFN_cuStreamEndCapture_v10000, "cuStreamEndCapture", 12000)(s, g);
 }
 
+/* The graph s captures into (asked of the double, not through the shim). */
+static CUgraph capture_graph(CUstream s)
+{
+    CUstreamCaptureStatus st;
+    CUgraph g = NULL;
+    assert_int_equal(GET(PFN_cuStreamGetCaptureInfo_v11030, "cuStreamGetCaptureInfo",
+                         11030)(s, &st, NULL, &g, NULL, NULL),
+                     CUDA_SUCCESS);
+    assert_int_equal(st, CU_STREAM_CAPTURE_STATUS_ACTIVE);
+    assert_non_null(g);
+    return g;
+}
+
+/* The program's prefetch of the region at p to the host on s. */
+static void to_host(CUdeviceptr p, CUstream s)
+{
+    CUmemLocation loc = {.type = CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT, .id = 0};
+    assert_int_equal(
+        GET(PFN_cuMemPrefetchAsync_v12020, "cuMemPrefetchAsync", 12020)(p, N * 4, loc, 0, s),
+        CUDA_SUCCESS);
+}
+
 /* The shim's prefetches of base logged from index from on. */
 static size_t prefetches_of(size_t from, CUdeviceptr base)
 {
@@ -71,12 +93,47 @@ static void test_captured_launch_voids_only_its_claims(void **state)
     assert_int_equal(GET(PFN_cuGraphDestroy_v10000, "cuGraphDestroy", 12000)(g), CUDA_SUCCESS);
 }
 
+/* A capture that holds the program's prefetch of c to the host is
+ * invalidated (a cuCtxSynchronize of the capturing thread, mode GLOBAL) and
+ * fails to end; the double destroys its graph and gives the handle to the
+ * next capture's graph, which holds a launch on a, b, c only. That graph's
+ * launch must not count the dead capture's prefetch: c, resident, is not
+ * prefetched by the next launch. */
+static void test_failed_capture_forgets_prefetch(void **state)
+{
+    (void)state;
+    CUdeviceptr a = managed_region(N * 4), b = managed_region(N * 4), c = managed_region(N * 4);
+    CUstream s = new_stream();
+    launch_vadd(s, a, b, c, N);
+    begin(s);
+    CUgraph dead = capture_graph(s);
+    launch_vadd(s, a, b, c, N);
+    to_host(c, s);
+    assert_int_equal(GET(PFN_cuCtxSynchronize_v2000, "cuCtxSynchronize", 2000)(),
+                     CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+    CUgraph g = NULL;
+    assert_int_equal(end(s, &g), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+    assert_null(g);
+    begin(s);
+    launch_vadd(s, a, b, c, N);
+    assert_int_equal(end(s, &g), CUDA_SUCCESS);
+    assert_ptr_equal(g, dead); /* the handle reused: else this shows nothing */
+    CUgraphExec e = graph_run(g, s, NULL);
+    size_t mark = f_count();
+    launch_vadd(s, a, b, c, N);
+    /* on main 1: the dead capture's move of c to the host counted at the
+     * graph's launch */
+    assert_int_equal(prefetches_of(mark, c), 0);
+    graph_done(e, g);
+}
+
 int main(void)
 {
     if (shim_harness_open() != 0)
         return 1;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_captured_launch_voids_only_its_claims),
+        cmocka_unit_test(test_failed_capture_forgets_prefetch),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
