@@ -501,6 +501,7 @@ static void graph_forget_dying(CUgraphNode node, CUgraph graph)
 CUresult shim_hook_cuGraphDestroyNode(CUgraphNode node)
 {
     shim_ensure_init();
+    shim_graph_pf_forget_node(node);
     graph_forget_dying(node, NULL);
     return SHIM_CALL(cuGraphDestroyNode, node);
 }

@@ -36,19 +36,30 @@ typedef struct shim_graph_pf {
     uint64_t addr, len;
     bool to_device;
     uint64_t capture; /* the capture in progress that recorded it; 0 once it ended with graph */
+    CUgraphNode node; /* the node it became, where known */
 } shim_graph_pf_t;
 
+/* What a capture records into, as the driver says (cuStreamGetCaptureInfo). */
+typedef struct shim_graph_capture {
+    CUgraph graph;    /* NULL when the driver does not say */
+    uint64_t id;      /* the capture's, unique in the process; 0 when not said */
+    CUgraphNode last; /* the stream's single dependency: the node it captured last */
+} shim_graph_capture_t;
+
 /* Whether stream s (stream 0 of a _ptsz entry point: the per-thread one) is
- * being captured; *graph_p and *id_p receive the graph it records into and
- * the capture's id, NULL and 0 when the driver does not say. */
-bool shim_graph_capture_of(CUstream s, bool per_thread, CUgraph *graph_p, uint64_t *id_p);
+ * being captured; *c_p receives what the driver says of the capture. */
+bool shim_graph_capture_of(CUstream s, bool per_thread, shim_graph_capture_t *c_p);
 
 /* Keeps the program's prefetch of [addr, addr+len), to the current context's
- * device (to_device) or elsewhere, recorded into graph by capture (its id;
- * the entry counts once that capture ends with graph). False when it could
- * not be kept (no memory): the caller then does what it did without. */
-bool shim_graph_note_prefetch(CUgraph graph, uint64_t capture, uint64_t addr, uint64_t len,
+ * device (to_device) or elsewhere, recorded by capture c into its graph as
+ * node c->last (the entry counts once that capture ends with the graph).
+ * False when it could not be kept (no graph known, no memory): the caller
+ * then does what it did without. */
+bool shim_graph_note_prefetch(const shim_graph_capture_t *c, uint64_t addr, uint64_t len,
                               bool to_device);
+
+/* Forgets the prefetches recorded as node (being destroyed). */
+void shim_graph_pf_forget_node(CUgraphNode node);
 
 /* Appends to *pf_p (realloc'd; *npf_p entries) the prefetches graph holds
  * that count and that *pf_p does not hold yet. */

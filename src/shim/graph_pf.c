@@ -38,36 +38,38 @@ static CUstream stream_of(CUstream s, bool per_thread)
     return per_thread && s == NULL ? CU_STREAM_PER_THREAD : s;
 }
 
-bool shim_graph_capture_of(CUstream s, bool per_thread, CUgraph *graph_p, uint64_t *id_p)
+bool shim_graph_capture_of(CUstream s, bool per_thread, shim_graph_capture_t *c_p)
 {
     CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
     CUgraph g = NULL;
     cuuint64_t id = 0;
-    *graph_p = NULL;
-    *id_p = 0;
-    if (SHIM_CALL(cuStreamGetCaptureInfo_v2, stream_of(s, per_thread), &st, &id, &g, NULL, NULL) !=
-        CUDA_SUCCESS)
+    const CUgraphNode *deps = NULL;
+    size_t ndeps = 0;
+    *c_p = (shim_graph_capture_t){0};
+    if (SHIM_CALL(cuStreamGetCaptureInfo_v2, stream_of(s, per_thread), &st, &id, &g, &deps,
+                  &ndeps) != CUDA_SUCCESS)
         return shim_backend_capturing(s, per_thread); /* a driver without it: no graph */
     if (st == CU_STREAM_CAPTURE_STATUS_NONE)
         return false;
     if (st == CU_STREAM_CAPTURE_STATUS_ACTIVE && id != 0) {
-        *graph_p = g;
-        *id_p = id;
+        c_p->graph = g;
+        c_p->id = id;
+        c_p->last = ndeps == 1 && deps ? deps[0] : NULL;
     }
     return true;
 }
 
-bool shim_graph_note_prefetch(CUgraph graph, uint64_t capture, uint64_t addr, uint64_t len,
+bool shim_graph_note_prefetch(const shim_graph_capture_t *c, uint64_t addr, uint64_t len,
                               bool to_device)
 {
     bool kept = false;
-    if (!graph || len == 0)
+    if (!c->graph || len == 0)
         return false;
     pthread_mutex_lock(&pf_lock);
     if (pf_n < pf_cap || com_array_grow((void **)&pfs, &pf_cap, pf_n + 1, sizeof(*pfs), 16,
                                         GRAPH_PF_MAX) == GMUX_OK) {
-        pfs[pf_n++] = (shim_graph_pf_t){graph, addr, len, to_device, capture};
-        pf_pending += capture != 0;
+        pfs[pf_n++] = (shim_graph_pf_t){c->graph, addr, len, to_device, c->id, c->last};
+        pf_pending += c->id != 0;
         kept = true;
     }
     pthread_mutex_unlock(&pf_lock);
@@ -129,6 +131,17 @@ void shim_graph_pf_forget(const CUgraph *graphs, size_t n, bool all)
     pthread_mutex_unlock(&pf_lock);
 }
 
+void shim_graph_pf_forget_node(CUgraphNode node)
+{
+    if (!node)
+        return;
+    pthread_mutex_lock(&pf_lock);
+    for (size_t i = pf_n; i-- > 0;)
+        if (pfs[i].node == node)
+            pf_drop_locked(i);
+    pthread_mutex_unlock(&pf_lock);
+}
+
 void shim_graph_pf_apply(const shim_graph_pf_t *pf, size_t n, bool to_device)
 {
     for (size_t k = 0; k < n; k++)
@@ -147,11 +160,10 @@ static uint64_t capture_ending(CUstream s, bool per_thread)
     pthread_mutex_lock(&pf_lock);
     size_t pending = pf_pending;
     pthread_mutex_unlock(&pf_lock);
-    CUgraph g;
-    uint64_t id;
-    if (pending == 0 || !shim_graph_capture_of(s, per_thread, &g, &id))
+    shim_graph_capture_t c;
+    if (pending == 0 || !shim_graph_capture_of(s, per_thread, &c))
         return 0;
-    return id;
+    return c.id;
 }
 
 /* Capture id ended with graph (NULL: it failed). */

@@ -6,8 +6,8 @@
  *   - the program's prefetches captured into a graph whose capture fails
  *     (cuStreamEndCapture after an invalidation) are forgotten: a graph the
  *     driver later gives the same handle does not take them over;
- *   - a graph launched into a capturing stream brings its prefetches into
- *     the graph being captured.
+ *   - a captured prefetch whose node the program removes from the graph
+ *     (cuGraphDestroyNode) no longer counts at the graph's launch.
  * CTest runs this under every policy, without plain allocations redirected
  * and with a driver that refuses batches (shim_harness.c).
  */
@@ -127,6 +127,77 @@ static void test_failed_capture_forgets_prefetch(void **state)
     graph_done(e, g);
 }
 
+/* The node of kind type in g (exactly one). */
+static CUgraphNode node_of_type(CUgraph g, CUgraphNodeType type)
+{
+    CUgraphNode nodes[8], found = NULL;
+    size_t n = 8;
+    assert_int_equal(GET(PFN_cuGraphGetNodes_v10000, "cuGraphGetNodes", 12000)(g, nodes, &n),
+                     CUDA_SUCCESS);
+    for (size_t i = 0; i < n; i++) {
+        CUgraphNodeType t;
+        assert_int_equal(
+            GET(PFN_cuGraphNodeGetType_v10000, "cuGraphNodeGetType", 12000)(nodes[i], &t),
+            CUDA_SUCCESS);
+        if (t == type) {
+            assert_null(found);
+            found = nodes[i];
+        }
+    }
+    assert_non_null(found);
+    return found;
+}
+
+/* A captured graph runs a kernel on a, b, c and then moves c to the host;
+ * the program removes the prefetch's node (the double records a captured
+ * prefetch as an EMPTY node) before instantiating it. The graph's launch
+ * then moves nothing, and the launch after it must not prefetch c, which
+ * stayed resident. */
+static void test_removed_prefetch_node_forgotten(void **state)
+{
+    (void)state;
+    CUdeviceptr a = managed_region(N * 4), b = managed_region(N * 4), c = managed_region(N * 4);
+    CUstream s = new_stream();
+    launch_vadd(s, a, b, c, N);
+    begin(s);
+    launch_vadd(s, a, b, c, N);
+    to_host(c, s);
+    CUgraph g = NULL;
+    assert_int_equal(end(s, &g), CUDA_SUCCESS);
+    CUgraphNode pf = node_of_type(g, CU_GRAPH_NODE_TYPE_EMPTY);
+    assert_int_equal(GET(PFN_cuGraphDestroyNode_v10000, "cuGraphDestroyNode", 12000)(pf),
+                     CUDA_SUCCESS);
+    CUgraphExec e = graph_run(g, s, NULL);
+    size_t mark = f_count();
+    launch_vadd(s, a, b, c, N);
+    /* on main 1: the removed node's move of c to the host still counted */
+    assert_int_equal(prefetches_of(mark, c), 0);
+    graph_done(e, g);
+}
+
+/* The same graph with its kernel node removed instead: the prefetch still
+ * runs at each launch, and c is prefetched again after it. */
+static void test_other_node_removed_prefetch_kept(void **state)
+{
+    (void)state;
+    CUdeviceptr a = managed_region(N * 4), b = managed_region(N * 4), c = managed_region(N * 4);
+    CUstream s = new_stream();
+    launch_vadd(s, a, b, c, N);
+    begin(s);
+    launch_vadd(s, a, b, c, N);
+    to_host(c, s);
+    CUgraph g = NULL;
+    assert_int_equal(end(s, &g), CUDA_SUCCESS);
+    CUgraphNode k = node_of_type(g, CU_GRAPH_NODE_TYPE_KERNEL);
+    assert_int_equal(GET(PFN_cuGraphDestroyNode_v10000, "cuGraphDestroyNode", 12000)(k),
+                     CUDA_SUCCESS);
+    CUgraphExec e = graph_run(g, s, NULL);
+    size_t mark = f_count();
+    launch_vadd(s, a, b, c, N);
+    assert_int_equal(prefetches_of(mark, c), mode_proactive ? 1 : 0);
+    graph_done(e, g);
+}
+
 int main(void)
 {
     if (shim_harness_open() != 0)
@@ -134,6 +205,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_captured_launch_voids_only_its_claims),
         cmocka_unit_test(test_failed_capture_forgets_prefetch),
+        cmocka_unit_test(test_removed_prefetch_node_forgotten),
+        cmocka_unit_test(test_other_node_removed_prefetch_kept),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

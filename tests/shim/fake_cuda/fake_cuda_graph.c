@@ -460,11 +460,66 @@ CUresult fk_cuGraphExecDestroy(CUgraphExec exec)
  * joined it): their nodes are added one at a time. */
 static pthread_mutex_t fake_capture_mu = PTHREAD_MUTEX_INITIALIZER;
 
+/* Each capturing stream's dependencies (cuStreamGetCaptureInfo's
+ * dependencies_out): the node it captured last, the one its next node will
+ * depend on. The double keeps no edges and models no other dependency
+ * changes (an event wait, cuStreamUpdateCaptureDependencies): a stream that
+ * joined a capture has none until it captures a node. Under fake_capture_mu;
+ * emptied when a capture begins or ends. */
+#define FAKE_DEP_STREAMS 16
+static struct {
+    uintptr_t s;
+    CUgraphNode node;
+} fake_deps[FAKE_DEP_STREAMS];
+/* The stream whose work the calling thread records now (fake_capture_graph). */
+static __thread uintptr_t fake_capture_from;
+
+void fake_capture_from_stream(uintptr_t s)
+{
+    fake_capture_from = s;
+}
+
+void fake_capture_deps_clear(void)
+{
+    pthread_mutex_lock(&fake_capture_mu);
+    memset(fake_deps, 0, sizeof(fake_deps));
+    pthread_mutex_unlock(&fake_capture_mu);
+}
+
+/* Under fake_capture_mu: node is the calling thread's stream's last. */
+static void fake_dep_set(CUgraphNode node)
+{
+    int free_slot = -1;
+    for (int i = 0; i < FAKE_DEP_STREAMS; i++) {
+        if (fake_deps[i].s == fake_capture_from) {
+            fake_deps[i].node = node;
+            return;
+        }
+        if (!fake_deps[i].s && free_slot < 0)
+            free_slot = i;
+    }
+    if (free_slot >= 0)
+        fake_deps[free_slot].s = fake_capture_from, fake_deps[free_slot].node = node;
+}
+
+CUgraphNode fake_capture_dep(uintptr_t s)
+{
+    CUgraphNode node = NULL;
+    pthread_mutex_lock(&fake_capture_mu);
+    for (int i = 0; i < FAKE_DEP_STREAMS && !node; i++)
+        if (s && fake_deps[i].s == s)
+            node = fake_deps[i].node;
+    pthread_mutex_unlock(&fake_capture_mu);
+    return node;
+}
+
 CUresult fake_capture_kernel(CUgraph g, const CUDA_KERNEL_NODE_PARAMS *p)
 {
     CUgraphNode node;
     pthread_mutex_lock(&fake_capture_mu);
     CUresult r = fake_add_kernel(&node, fake_graph_of(g), p);
+    if (r == CUDA_SUCCESS)
+        fake_dep_set(node);
     pthread_mutex_unlock(&fake_capture_mu);
     return r;
 }
@@ -474,6 +529,8 @@ static CUresult fake_capture_child(CUgraph g, CUgraph child)
     CUgraphNode node;
     pthread_mutex_lock(&fake_capture_mu);
     CUresult r = fake_add_child(&node, fake_graph_of(g), child);
+    if (r == CUDA_SUCCESS)
+        fake_dep_set(node);
     pthread_mutex_unlock(&fake_capture_mu);
     return r;
 }
@@ -501,6 +558,7 @@ CUresult fake_capture_op(CUgraph g, int kind, uint64_t a0, uint64_t a1, uint64_t
         nd->a1 = a1;
         nd->a2 = a2;
         nd->live = true;
+        fake_dep_set((CUgraphNode)nd);
         r = CUDA_SUCCESS;
     }
     pthread_mutex_unlock(&fake_capture_mu);
