@@ -23,7 +23,9 @@
  * The program's prefetches recorded into a graph by a stream capture are
  * kept per graph (graph.h), copied into the executable graph with the
  * kernels' candidates, applied to the policy's record at each launch, and
- * forgotten with the graph like conditional nodes.
+ * forgotten with the graph like conditional nodes (or with their node);
+ * cuGraphAddChildGraphNode, which embeds a copy of a graph, gives the copy
+ * the prefetches of the graph copied.
  *
  * LOCKING: graph_lock (rwlock) guards the table of executable graphs;
  * launches hold it shared while the policy runs (policy takes the region
@@ -54,12 +56,14 @@ typedef struct graph_exec {
     size_t npf;
 } graph_exec_t;
 
-/* What a walk of a graph collects for its executable graph. */
+/* What a walk of a graph collects for its executable graph (pf_only: the
+ * prefetches alone, nothing counted in the stats). */
 typedef struct graph_walk {
     uint64_t *vals;
     size_t n;
     shim_graph_pf_t *pf;
     size_t npf;
+    bool pf_only;
 } graph_walk_t;
 
 static pthread_rwlock_t graph_lock = PTHREAD_RWLOCK_INITIALIZER;
@@ -153,14 +157,14 @@ static gmux_status_t graph_collect_cond(CUgraphNode node, graph_walk_t *w, int d
     if (st != GMUX_OK)
         return st;
     if (!bodies) {
-        SHIM_STAT_ADD(graph_cond_unknown, 1);
+        SHIM_STAT_ADD(graph_cond_unknown, !w->pf_only);
         return GMUX_OK;
     }
     if (depth >= GRAPH_DEPTH_MAX) {
-        SHIM_STAT_ADD(graph_too_deep, 1);
+        SHIM_STAT_ADD(graph_too_deep, !w->pf_only);
         goto out_free_bodies;
     }
-    SHIM_STAT_ADD(graph_conditionals, 1);
+    SHIM_STAT_ADD(graph_conditionals, !w->pf_only);
     for (unsigned b = 0; b < n && st == GMUX_OK; b++)
         if (bodies[b])
             st = graph_collect(bodies[b], w, depth + 1);
@@ -198,13 +202,13 @@ static gmux_status_t graph_collect(CUgraph graph, graph_walk_t *w, int depth)
         if (type == CU_GRAPH_NODE_TYPE_GRAPH) {
             CUgraph child = NULL;
             if (depth >= GRAPH_DEPTH_MAX) {
-                SHIM_STAT_ADD(graph_too_deep, 1);
+                SHIM_STAT_ADD(graph_too_deep, !w->pf_only);
                 continue;
             }
             if (SHIM_CALL(cuGraphChildGraphNodeGetGraph, nodes[i], &child) != CUDA_SUCCESS ||
                 !child)
                 continue;
-            SHIM_STAT_ADD(graph_children, 1);
+            SHIM_STAT_ADD(graph_children, !w->pf_only);
             if ((st = graph_collect(child, w, depth + 1)) != GMUX_OK)
                 goto out_free_nodes;
             continue;
@@ -214,7 +218,7 @@ static gmux_status_t graph_collect(CUgraph graph, graph_walk_t *w, int depth)
                 goto out_free_nodes;
             continue;
         }
-        if (type != CU_GRAPH_NODE_TYPE_KERNEL)
+        if (type != CU_GRAPH_NODE_TYPE_KERNEL || w->pf_only)
             continue;
         memset(&p, 0, sizeof(p));
         if (SHIM_CALL(cuGraphKernelNodeGetParams_v2, nodes[i], &p) != CUDA_SUCCESS)
@@ -359,6 +363,40 @@ CUresult shim_hook_cuGraphExecDestroy(CUgraphExec exec)
     pthread_rwlock_wrlock(&graph_lock);
     graph_forget_locked(exec);
     pthread_rwlock_unlock(&graph_lock);
+    return r;
+}
+
+/* --- child graphs: copies --------------------------------------------------- */
+
+/* The driver embeds a copy of child, at a handle of its own, in the node
+ * cuGraphAddChildGraphNode made; the prefetches recorded into child and the
+ * graphs nested in it run at each launch of the graph holding the copy, so
+ * the copy's handle gets them (counted at once; not tied to nodes of the
+ * copy, whose removal the shim then does not see). */
+static void graph_copy_pf(CUgraph child, CUgraphNode node)
+{
+    CUgraph copy = NULL;
+    if (shim_state.mode != SHIM_MODE_PROACTIVE || shim_graph_pf_count() == 0 ||
+        SHIM_CALL(cuGraphChildGraphNodeGetGraph, node, &copy) != CUDA_SUCCESS || !copy ||
+        copy == child)
+        return;
+    graph_walk_t w = {.pf_only = true};
+    if (graph_collect(child, &w, 0) != GMUX_OK)
+        COM_DEBUG(SHIM, "child graph %p: its prefetches not all followed", (void *)child);
+    const shim_graph_capture_t into = {.graph = copy};
+    for (size_t i = 0; i < w.npf; i++)
+        (void)shim_graph_note_prefetch(&into, w.pf[i].addr, w.pf[i].len, w.pf[i].to_device);
+    free(w.vals);
+    free(w.pf);
+}
+
+CUresult shim_hook_cuGraphAddChildGraphNode(CUgraphNode *node, CUgraph graph,
+                                            const CUgraphNode *deps, size_t ndeps, CUgraph child)
+{
+    shim_ensure_init();
+    CUresult r = SHIM_CALL(cuGraphAddChildGraphNode, node, graph, deps, ndeps, child);
+    if (r == CUDA_SUCCESS && node)
+        graph_copy_pf(child, *node);
     return r;
 }
 

@@ -7,7 +7,9 @@
  *     (cuStreamEndCapture after an invalidation) are forgotten: a graph the
  *     driver later gives the same handle does not take them over;
  *   - a captured prefetch whose node the program removes from the graph
- *     (cuGraphDestroyNode) no longer counts at the graph's launch.
+ *     (cuGraphDestroyNode) no longer counts at the graph's launch;
+ *   - one in a graph embedded in another (cuGraphAddChildGraphNode, which
+ *     copies it) counts at the launch of the other.
  * CTest runs this under every policy, without plain allocations redirected
  * and with a driver that refuses batches (shim_harness.c).
  */
@@ -198,6 +200,42 @@ static void test_other_node_removed_prefetch_kept(void **state)
     graph_done(e, g);
 }
 
+/* A captured graph that runs a kernel on a, b, c and then moves c to the
+ * host is embedded in another graph (cuGraphAddChildGraphNode, which copies
+ * it) and destroyed; the outer graph's launch runs the copy's prefetch, so
+ * the launch after it must prefetch c again. */
+static void test_child_graph_copy_keeps_prefetch(void **state)
+{
+    (void)state;
+    CUdeviceptr a = managed_region(N * 4), b = managed_region(N * 4), c = managed_region(N * 4);
+    CUstream s = new_stream();
+    launch_vadd(s, a, b, c, N);
+    begin(s);
+    launch_vadd(s, a, b, c, N);
+    to_host(c, s);
+    CUgraph inner = NULL, outer = NULL, copy = NULL;
+    assert_int_equal(end(s, &inner), CUDA_SUCCESS);
+    assert_int_equal(GET(PFN_cuGraphCreate_v10000, "cuGraphCreate", 12000)(&outer, 0),
+                     CUDA_SUCCESS);
+    CUgraphNode child;
+    assert_int_equal(GET(PFN_cuGraphAddChildGraphNode_v10000, "cuGraphAddChildGraphNode",
+                         12000)(&child, outer, NULL, 0, inner),
+                     CUDA_SUCCESS);
+    assert_int_equal(GET(PFN_cuGraphChildGraphNodeGetGraph_v10000, "cuGraphChildGraphNodeGetGraph",
+                         12000)(child, &copy),
+                     CUDA_SUCCESS);
+    assert_ptr_not_equal(copy, inner); /* a copy: else this shows nothing */
+    assert_int_equal(GET(PFN_cuGraphDestroy_v10000, "cuGraphDestroy", 12000)(inner), CUDA_SUCCESS);
+    size_t mark;
+    CUgraphExec e = graph_run(outer, s, &mark);
+    assert_int_equal(prefetches_of(mark, c), 0); /* resident: the launch moves nothing of c */
+    mark = f_count();
+    launch_vadd(s, a, b, c, N);
+    /* on main 0: the copy's move of c to the host went unseen */
+    assert_int_equal(prefetches_of(mark, c), mode_proactive ? 1 : 0);
+    graph_done(e, outer);
+}
+
 int main(void)
 {
     if (shim_harness_open() != 0)
@@ -207,6 +245,7 @@ int main(void)
         cmocka_unit_test(test_failed_capture_forgets_prefetch),
         cmocka_unit_test(test_removed_prefetch_node_forgotten),
         cmocka_unit_test(test_other_node_removed_prefetch_kept),
+        cmocka_unit_test(test_child_graph_copy_keeps_prefetch),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
