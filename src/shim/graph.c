@@ -324,13 +324,14 @@ static void graph_before_launch(CUgraphExec exec, CUstream s, bool per_thread)
         if (graph_execs[i].exec == exec) {
             const graph_exec_t *e = &graph_execs[i];
             bool runs = e->npf > 0 && !shim_backend_capturing(s, per_thread);
+            uint64_t key = shim_policy_stream_key(s, per_thread);
             if (runs)
-                shim_graph_pf_apply(e->pf, e->npf, true);
+                shim_graph_pf_apply(e->pf, e->npf, true, key);
             shim_launch_info_t l = {
                 .stream = s, .per_thread = per_thread, .vals = e->vals, .nvals = e->n};
             shim_policy_before_launch(&l);
             if (runs)
-                shim_graph_pf_apply(e->pf, e->npf, false);
+                shim_graph_pf_apply(e->pf, e->npf, false, key);
             break;
         }
     pthread_rwlock_unlock(&graph_lock);

@@ -72,7 +72,8 @@ size_t shim_graph_pf_count(void);
 void shim_graph_pf_forget(const CUgraph *graphs, size_t n, bool all);
 
 /* Tells the policy the n prefetches of one direction, as the program's own
- * prefetches outside a graph are (hooks_prefetch.c). */
-void shim_graph_pf_apply(const shim_graph_pf_t *pf, size_t n, bool to_device);
+ * prefetches outside a graph are (hooks_prefetch.c), queued on stream (the
+ * graph launch's, shim_policy_stream_key). */
+void shim_graph_pf_apply(const shim_graph_pf_t *pf, size_t n, bool to_device, uint64_t stream);
 
 #endif /* SHIM_GRAPH_H */

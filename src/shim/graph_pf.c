@@ -142,11 +142,11 @@ void shim_graph_pf_forget_node(CUgraphNode node)
     pthread_mutex_unlock(&pf_lock);
 }
 
-void shim_graph_pf_apply(const shim_graph_pf_t *pf, size_t n, bool to_device)
+void shim_graph_pf_apply(const shim_graph_pf_t *pf, size_t n, bool to_device, uint64_t stream)
 {
     for (size_t k = 0; k < n; k++)
         if (pf[k].to_device == to_device)
-            shim_policy_program_prefetched(pf[k].addr, pf[k].len, to_device);
+            shim_policy_program_prefetched(pf[k].addr, pf[k].len, to_device, stream);
 }
 
 /* --- captures ending ------------------------------------------------------ */

@@ -48,7 +48,8 @@ static void moved(CUdeviceptr p, size_t len, prefetch_dest_t d, CUstream s, bool
         *cap = shim_graph_capture_of(s, per_thread, c);
     if (*cap && (shim_graph_note_prefetch(c, p, len, d == TO_DEVICE) || d == TO_DEVICE))
         return;
-    shim_policy_program_prefetched((uint64_t)p, (uint64_t)len, d == TO_DEVICE);
+    shim_policy_program_prefetched((uint64_t)p, (uint64_t)len, d == TO_DEVICE,
+                                   shim_policy_stream_key(s, per_thread));
 }
 
 static void one_moved(CUdeviceptr p, size_t len, prefetch_dest_t d, CUstream s, bool per_thread)

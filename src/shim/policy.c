@@ -1,6 +1,7 @@
 /* Proactive fallback policy: whole-region prefetch ordered by an event. */
 #include "shim/policy.h"
 
+#include <pthread.h>
 #include <stdatomic.h>
 
 #include "shim/backend_cuda.h"
@@ -27,7 +28,18 @@ uint32_t shim_policy_generation(void)
     return gen ? gen : 1; /* an invalidation passing 0 just now: any other will do */
 }
 
-void shim_policy_program_prefetched(uint64_t addr, uint64_t len, bool to_device)
+uint64_t shim_policy_stream_key(CUstream s, bool per_thread)
+{
+    if (per_thread && (s == NULL || s == CU_STREAM_PER_THREAD))
+        return (uint64_t)pthread_self() | (1ull << 63);
+    if (s == NULL)
+        return (uint64_t)(uintptr_t)CU_STREAM_LEGACY;
+    if (s == CU_STREAM_PER_THREAD)
+        return (uint64_t)pthread_self() | (1ull << 63);
+    return (uint64_t)(uintptr_t)s;
+}
+
+void shim_policy_program_prefetched(uint64_t addr, uint64_t len, bool to_device, uint64_t stream)
 {
     uint32_t gen = 0;
     if (to_device) {
@@ -35,7 +47,8 @@ void shim_policy_program_prefetched(uint64_t addr, uint64_t len, bool to_device)
         if (gen == 0) /* an invalidation passing 0 just now */
             return;
     }
-    size_t n = shim_regions_mark(&shim_state.regions, addr, len, gen, to_device);
+    size_t n =
+        shim_regions_mark(&shim_state.regions, addr, len, gen, to_device ? stream : 0, to_device);
     SHIM_STAT_ADD(own_prefetches, 1);
     if (!to_device)
         SHIM_STAT_ADD(own_evicted, n);
@@ -81,8 +94,9 @@ void shim_policy_before_launch(const shim_launch_info_t *l)
         SHIM_STAT_ADD(template_launches, narrow);
     } else {
         gen = atomic_load_explicit(&policy_gen, memory_order_relaxed);
-        n = shim_regions_claim(&shim_state.regions, l->vals, l->nvals, gen, capacity, ranges, olds,
-                               SHIM_MAX_CANDIDATES, &hits);
+        n = shim_regions_claim(&shim_state.regions, l->vals, l->nvals, gen,
+                               shim_policy_stream_key(l->stream, l->per_thread), capacity, ranges,
+                               olds, SHIM_MAX_CANDIDATES, &hits);
         SHIM_STAT_ADD(pointer_args, hits);
     }
     if (n == 0)

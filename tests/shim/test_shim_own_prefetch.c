@@ -7,7 +7,8 @@
  *     prefetched again, on the migration stream and ordered before the next
  *     launch that uses it, and only that region;
  *   - a region the program moved whole to the device the launch runs on,
- *     on the launch's own stream, is not prefetched again;
+ *     on the launch's own stream, is not prefetched again; on another
+ *     stream, it is, once, ordered before the launch;
  *   - a batch with several locations moves each range to its own location;
  *   - a prefetch the driver refused (a batch where the driver takes none,
  *     FAKE_CUDA_NO_BATCH=1; locations laid out wrong; a batch on the legacy
@@ -195,6 +196,38 @@ static void test_program_prefetch_to_device(void **state)
         size_t want = prefetching() && taken(&forms[k]) ? 1 : 0;
         assert_int_equal(shim_prefetches_since(mark, c, &of, &at), want);
         assert_int_equal(of, want);
+    }
+}
+
+/* The program moves c to the host, then back to the device on stream s (or
+ * its per-thread default stream), and launches on another stream t, which
+ * it did not order after that prefetch: the launch must not run before c is
+ * back, so the shim prefetches c again, once, ordered before it; the next
+ * launch on t finds c ordered and moves nothing. */
+static void test_program_prefetch_on_other_stream(void **state)
+{
+    (void)state;
+    for (size_t k = 0; k < NFORMS; k++) {
+        CUdeviceptr a = region(), b = region(), c = region();
+        CUstream s = forms[k].per_thread ? NULL : new_stream(), t = new_stream();
+        launch(a, b, c, t);
+        own_prefetch(&forms[k], c, N * 4, 0, s);
+        own_prefetch(&forms[k], c, N * 4, 1, s);
+        size_t mark = f_count(), of = 0;
+        long at = -1;
+        launch(a, b, c, t);
+        long l = find_call("cuLaunchKernel", mark);
+        /* on main 0: c taken for resident, and the launch not ordered after its move */
+        size_t want = prefetching() && taken(&forms[k]) ? 1 : 0;
+        assert_int_equal(shim_prefetches_since(mark, c, &of, &at), want);
+        assert_int_equal(of, want);
+        if (want) {
+            assert_true(at < l);
+            assert_int_equal(ordered(at, l), 1);
+        }
+        mark = f_count();
+        launch(a, b, c, t);
+        assert_int_equal(shim_prefetches_since(mark, c, &of, &at), 0);
     }
 }
 
@@ -393,6 +426,7 @@ int main(void)
         cmocka_unit_test(test_program_prefetch_to_host),
         cmocka_unit_test(test_program_prefetch_of_part_to_host),
         cmocka_unit_test(test_program_prefetch_to_device),
+        cmocka_unit_test(test_program_prefetch_on_other_stream),
         cmocka_unit_test(test_program_batch_of_several_locations),
         cmocka_unit_test(test_graph_prefetch_to_host),
         cmocka_unit_test(test_graph_prefetch_to_device),
