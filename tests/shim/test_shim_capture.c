@@ -150,54 +150,56 @@ static CUgraphNode node_of_type(CUgraph g, CUgraphNodeType type)
     return found;
 }
 
-/* A captured graph runs a kernel on a, b, c and then moves c to the host;
- * the program removes the prefetch's node (the double records a captured
- * prefetch as an EMPTY node) before instantiating it. The graph's launch
- * then moves nothing, and the launch after it must not prefetch c, which
- * stayed resident. */
-static void test_removed_prefetch_node_forgotten(void **state)
+/* Three resident regions a, b, c on a new stream *s_p, and the graph a
+ * capture of s records: a kernel on a, b, c, then the program's move of c
+ * to the host. */
+static CUgraph capture_c_to_host(CUdeviceptr *v, CUstream *s_p)
 {
-    (void)state;
-    CUdeviceptr a = managed_region(N * 4), b = managed_region(N * 4), c = managed_region(N * 4);
-    CUstream s = new_stream();
-    launch_vadd(s, a, b, c, N);
+    for (int i = 0; i < 3; i++)
+        v[i] = managed_region(N * 4);
+    CUstream s = *s_p = new_stream();
+    launch_vadd(s, v[0], v[1], v[2], N);
     begin(s);
-    launch_vadd(s, a, b, c, N);
-    to_host(c, s);
+    launch_vadd(s, v[0], v[1], v[2], N);
+    to_host(v[2], s);
     CUgraph g = NULL;
     assert_int_equal(end(s, &g), CUDA_SUCCESS);
-    CUgraphNode pf = node_of_type(g, CU_GRAPH_NODE_TYPE_EMPTY);
-    assert_int_equal(GET(PFN_cuGraphDestroyNode_v10000, "cuGraphDestroyNode", 12000)(pf),
-                     CUDA_SUCCESS);
+    return g;
+}
+
+/* The graph of capture_c_to_host with its node of kind type removed, then
+ * launched: the launch after it prefetches c want times. */
+static void removed_node(CUgraphNodeType type, size_t want)
+{
+    CUdeviceptr v[3];
+    CUstream s;
+    CUgraph g = capture_c_to_host(v, &s);
+    assert_int_equal(
+        GET(PFN_cuGraphDestroyNode_v10000, "cuGraphDestroyNode", 12000)(node_of_type(g, type)),
+        CUDA_SUCCESS);
     CUgraphExec e = graph_run(g, s, NULL);
     size_t mark = f_count();
-    launch_vadd(s, a, b, c, N);
-    /* on main 1: the removed node's move of c to the host still counted */
-    assert_int_equal(prefetches_of(mark, c), 0);
+    launch_vadd(s, v[0], v[1], v[2], N);
+    assert_int_equal(prefetches_of(mark, v[2]), want);
     graph_done(e, g);
 }
 
-/* The same graph with its kernel node removed instead: the prefetch still
- * runs at each launch, and c is prefetched again after it. */
+/* The program removes the prefetch's node (the double records a captured
+ * prefetch as an EMPTY node) before instantiating the graph: its launch then
+ * moves nothing, and the launch after it must not prefetch c, which stayed
+ * resident (on main 1: the removed node's move to the host still counted). */
+static void test_removed_prefetch_node_forgotten(void **state)
+{
+    (void)state;
+    removed_node(CU_GRAPH_NODE_TYPE_EMPTY, 0);
+}
+
+/* The kernel's node removed instead: the prefetch still runs at each
+ * launch, and c is prefetched again after it. */
 static void test_other_node_removed_prefetch_kept(void **state)
 {
     (void)state;
-    CUdeviceptr a = managed_region(N * 4), b = managed_region(N * 4), c = managed_region(N * 4);
-    CUstream s = new_stream();
-    launch_vadd(s, a, b, c, N);
-    begin(s);
-    launch_vadd(s, a, b, c, N);
-    to_host(c, s);
-    CUgraph g = NULL;
-    assert_int_equal(end(s, &g), CUDA_SUCCESS);
-    CUgraphNode k = node_of_type(g, CU_GRAPH_NODE_TYPE_KERNEL);
-    assert_int_equal(GET(PFN_cuGraphDestroyNode_v10000, "cuGraphDestroyNode", 12000)(k),
-                     CUDA_SUCCESS);
-    CUgraphExec e = graph_run(g, s, NULL);
-    size_t mark = f_count();
-    launch_vadd(s, a, b, c, N);
-    assert_int_equal(prefetches_of(mark, c), mode_proactive ? 1 : 0);
-    graph_done(e, g);
+    removed_node(CU_GRAPH_NODE_TYPE_KERNEL, mode_proactive ? 1 : 0);
 }
 
 /* A captured graph that runs a kernel on a, b, c and then moves c to the
@@ -207,14 +209,9 @@ static void test_other_node_removed_prefetch_kept(void **state)
 static void test_child_graph_copy_keeps_prefetch(void **state)
 {
     (void)state;
-    CUdeviceptr a = managed_region(N * 4), b = managed_region(N * 4), c = managed_region(N * 4);
-    CUstream s = new_stream();
-    launch_vadd(s, a, b, c, N);
-    begin(s);
-    launch_vadd(s, a, b, c, N);
-    to_host(c, s);
-    CUgraph inner = NULL, outer = NULL, copy = NULL;
-    assert_int_equal(end(s, &inner), CUDA_SUCCESS);
+    CUdeviceptr v[3];
+    CUstream s;
+    CUgraph inner = capture_c_to_host(v, &s), outer = NULL, copy = NULL;
     assert_int_equal(GET(PFN_cuGraphCreate_v10000, "cuGraphCreate", 12000)(&outer, 0),
                      CUDA_SUCCESS);
     CUgraphNode child;
@@ -228,11 +225,11 @@ static void test_child_graph_copy_keeps_prefetch(void **state)
     assert_int_equal(GET(PFN_cuGraphDestroy_v10000, "cuGraphDestroy", 12000)(inner), CUDA_SUCCESS);
     size_t mark;
     CUgraphExec e = graph_run(outer, s, &mark);
-    assert_int_equal(prefetches_of(mark, c), 0); /* resident: the launch moves nothing of c */
+    assert_int_equal(prefetches_of(mark, v[2]), 0); /* resident: the launch moves nothing of c */
     mark = f_count();
-    launch_vadd(s, a, b, c, N);
+    launch_vadd(s, v[0], v[1], v[2], N);
     /* on main 0: the copy's move of c to the host went unseen */
-    assert_int_equal(prefetches_of(mark, c), mode_proactive ? 1 : 0);
+    assert_int_equal(prefetches_of(mark, v[2]), mode_proactive ? 1 : 0);
     graph_done(e, outer);
 }
 
