@@ -127,14 +127,16 @@ static uint64_t gate_move(eng_backend_t be, const dmn_range_t *r, bool to_device
                                      : be.ops->evict(be.ctx, 0, a, b - a, &tk);
         moved += st == GMUX_OK ? b - a : 0;
         /* written atomically under the shared lock, as shim_regions_claim does */
-        if (to_device && gen && st == GMUX_OK && a == g->base && b == g->base + g->size)
+        if (to_device && gen && st == GMUX_OK && a == g->base && b == g->base + g->size) {
+            __atomic_store_n(&g->order, 0, __ATOMIC_RELAXED); /* waited for */
             __atomic_store_n(&g->gen, gen, __ATOMIC_RELAXED);
+        }
     }
     pthread_rwlock_unlock(&t->lock);
     /* what went to the host is prefetched again at its next use under the
      * proactive policy: no FILL may bring it back first (policy.h) */
     if (!to_device)
-        (void)shim_regions_mark(t, r->base, r->len, SHIM_GEN_EVICTED, false);
+        (void)shim_regions_mark(t, r->base, r->len, SHIM_GEN_EVICTED, 0, false);
     return moved;
 }
 

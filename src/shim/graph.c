@@ -23,14 +23,16 @@
  * The program's prefetches recorded into a graph by a stream capture are
  * kept per graph (graph.h), copied into the executable graph with the
  * kernels' candidates, applied to the policy's record at each launch, and
- * forgotten with the graph like conditional nodes.
+ * forgotten with the graph like conditional nodes (or with their node);
+ * cuGraphAddChildGraphNode, which embeds a copy of a graph, gives the copy
+ * the prefetches of the graph copied.
  *
  * LOCKING: graph_lock (rwlock) guards the table of executable graphs;
  * launches hold it shared while the policy runs (policy takes the region
  * lock inside: graph_lock is always taken first). cond_lock (mutex) guards
  * the table of conditional nodes; it is held only to read or change that
  * table, never across a driver call, and never together with graph_lock.
- * pf_lock (mutex) guards the prefetches recorded into graphs, the same way.
+ * The prefetches recorded into graphs are graph_pf.c's (its own lock).
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -46,27 +48,22 @@
 #include "shim/shim.h"
 #include "shim/stats.h"
 
-/* A prefetch of the program recorded into a graph (graph.h). */
-typedef struct graph_pf {
-    CUgraph graph;
-    uint64_t addr, len;
-    bool to_device;
-} graph_pf_t;
-
 typedef struct graph_exec {
     CUgraphExec exec;
     uint64_t *vals;
     size_t n;
-    graph_pf_t *pf; /* the prefetches its graphs hold */
+    shim_graph_pf_t *pf; /* the prefetches its graphs hold */
     size_t npf;
 } graph_exec_t;
 
-/* What a walk of a graph collects for its executable graph. */
+/* What a walk of a graph collects for its executable graph (pf_only: the
+ * prefetches alone, nothing counted in the stats). */
 typedef struct graph_walk {
     uint64_t *vals;
     size_t n;
-    graph_pf_t *pf;
+    shim_graph_pf_t *pf;
     size_t npf;
+    bool pf_only;
 } graph_walk_t;
 
 static pthread_rwlock_t graph_lock = PTHREAD_RWLOCK_INITIALIZER;
@@ -86,12 +83,6 @@ typedef struct graph_cond {
 static pthread_mutex_t cond_lock = PTHREAD_MUTEX_INITIALIZER;
 static graph_cond_t *conds;
 static size_t cond_n, cond_cap;
-
-#define GRAPH_PF_MAX (1u << 20) /* prefetches recorded into live graphs, at most */
-
-static pthread_mutex_t pf_lock = PTHREAD_MUTEX_INITIALIZER;
-static graph_pf_t *pfs;
-static size_t pf_n, pf_cap;
 
 static void cond_drop_locked(size_t i)
 {
@@ -166,39 +157,19 @@ static gmux_status_t graph_collect_cond(CUgraphNode node, graph_walk_t *w, int d
     if (st != GMUX_OK)
         return st;
     if (!bodies) {
-        SHIM_STAT_ADD(graph_cond_unknown, 1);
+        SHIM_STAT_ADD(graph_cond_unknown, !w->pf_only);
         return GMUX_OK;
     }
     if (depth >= GRAPH_DEPTH_MAX) {
-        SHIM_STAT_ADD(graph_too_deep, 1);
+        SHIM_STAT_ADD(graph_too_deep, !w->pf_only);
         goto out_free_bodies;
     }
-    SHIM_STAT_ADD(graph_conditionals, 1);
+    SHIM_STAT_ADD(graph_conditionals, !w->pf_only);
     for (unsigned b = 0; b < n && st == GMUX_OK; b++)
         if (bodies[b])
             st = graph_collect(bodies[b], w, depth + 1);
 out_free_bodies:
     free(bodies);
-    return st;
-}
-
-/* Appends the prefetches recorded into graph to w->pf. */
-static gmux_status_t graph_collect_pf(CUgraph graph, graph_walk_t *w)
-{
-    gmux_status_t st = GMUX_OK;
-    pthread_mutex_lock(&pf_lock);
-    for (size_t i = 0; i < pf_n && st == GMUX_OK; i++) {
-        if (pfs[i].graph != graph)
-            continue;
-        graph_pf_t *v = realloc(w->pf, (w->npf + 1) * sizeof(*v));
-        if (!v) {
-            st = GMUX_ERR_NOMEM;
-            break;
-        }
-        v[w->npf++] = pfs[i];
-        w->pf = v;
-    }
-    pthread_mutex_unlock(&pf_lock);
     return st;
 }
 
@@ -208,7 +179,7 @@ static gmux_status_t graph_collect_pf(CUgraph graph, graph_walk_t *w)
  * into each of those graphs to w->pf. */
 static gmux_status_t graph_collect(CUgraph graph, graph_walk_t *w, int depth)
 {
-    gmux_status_t st = graph_collect_pf(graph, w);
+    gmux_status_t st = shim_graph_pf_collect(graph, &w->pf, &w->npf);
     if (st != GMUX_OK)
         return st;
     size_t count = 0;
@@ -231,13 +202,13 @@ static gmux_status_t graph_collect(CUgraph graph, graph_walk_t *w, int depth)
         if (type == CU_GRAPH_NODE_TYPE_GRAPH) {
             CUgraph child = NULL;
             if (depth >= GRAPH_DEPTH_MAX) {
-                SHIM_STAT_ADD(graph_too_deep, 1);
+                SHIM_STAT_ADD(graph_too_deep, !w->pf_only);
                 continue;
             }
             if (SHIM_CALL(cuGraphChildGraphNodeGetGraph, nodes[i], &child) != CUDA_SUCCESS ||
                 !child)
                 continue;
-            SHIM_STAT_ADD(graph_children, 1);
+            SHIM_STAT_ADD(graph_children, !w->pf_only);
             if ((st = graph_collect(child, w, depth + 1)) != GMUX_OK)
                 goto out_free_nodes;
             continue;
@@ -247,7 +218,7 @@ static gmux_status_t graph_collect(CUgraph graph, graph_walk_t *w, int depth)
                 goto out_free_nodes;
             continue;
         }
-        if (type != CU_GRAPH_NODE_TYPE_KERNEL)
+        if (type != CU_GRAPH_NODE_TYPE_KERNEL || w->pf_only)
             continue;
         memset(&p, 0, sizeof(p));
         if (SHIM_CALL(cuGraphKernelNodeGetParams_v2, nodes[i], &p) != CUDA_SUCCESS)
@@ -335,15 +306,6 @@ CUresult shim_hook_cuGraphInstantiateWithParams_ptsz(CUgraphExec *exec, CUgraph 
     return r;
 }
 
-/* The graph's own prefetches of one direction, told to the policy as the
- * program's prefetches outside a graph are (hooks_prefetch.c). */
-static void graph_pf_apply(const graph_exec_t *e, bool to_device)
-{
-    for (size_t k = 0; k < e->npf; k++)
-        if (e->pf[k].to_device == to_device)
-            shim_policy_program_prefetched(e->pf[k].addr, e->pf[k].len, to_device);
-}
-
 /* Runs the policy on the graph's kernels. The regions the graph itself moves
  * whole to the device are marked first, so the launch leaves their move to
  * the graph (the order of its nodes is the program's part, as for its
@@ -362,13 +324,14 @@ static void graph_before_launch(CUgraphExec exec, CUstream s, bool per_thread)
         if (graph_execs[i].exec == exec) {
             const graph_exec_t *e = &graph_execs[i];
             bool runs = e->npf > 0 && !shim_backend_capturing(s, per_thread);
+            uint64_t key = shim_policy_stream_key(s, per_thread);
             if (runs)
-                graph_pf_apply(e, true);
+                shim_graph_pf_apply(e->pf, e->npf, true, key);
             shim_launch_info_t l = {
                 .stream = s, .per_thread = per_thread, .vals = e->vals, .nvals = e->n};
             shim_policy_before_launch(&l);
             if (runs)
-                graph_pf_apply(e, false);
+                shim_graph_pf_apply(e->pf, e->npf, false, key);
             break;
         }
     pthread_rwlock_unlock(&graph_lock);
@@ -404,36 +367,38 @@ CUresult shim_hook_cuGraphExecDestroy(CUgraphExec exec)
     return r;
 }
 
-/* --- the program's prefetches recorded into graphs ------------------------ */
+/* --- child graphs: copies --------------------------------------------------- */
 
-bool shim_graph_capture_of(CUstream s, bool per_thread, CUgraph *graph_p)
+/* The driver embeds a copy of child, at a handle of its own, in the node
+ * cuGraphAddChildGraphNode made; the prefetches recorded into child and the
+ * graphs nested in it run at each launch of the graph holding the copy, so
+ * the copy's handle gets them (counted at once; not tied to nodes of the
+ * copy, whose removal the shim then does not see). */
+static void graph_copy_pf(CUgraph child, CUgraphNode node)
 {
-    CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
-    CUgraph g = NULL;
-    *graph_p = NULL;
-    CUstream q = per_thread && s == NULL ? CU_STREAM_PER_THREAD : s;
-    if (SHIM_CALL(cuStreamGetCaptureInfo_v2, q, &st, NULL, &g, NULL, NULL) != CUDA_SUCCESS)
-        return shim_backend_capturing(s, per_thread); /* a driver without it: no graph */
-    if (st == CU_STREAM_CAPTURE_STATUS_NONE)
-        return false;
-    if (st == CU_STREAM_CAPTURE_STATUS_ACTIVE)
-        *graph_p = g;
-    return true;
+    CUgraph copy = NULL;
+    if (shim_state.mode != SHIM_MODE_PROACTIVE || shim_graph_pf_count() == 0 ||
+        SHIM_CALL(cuGraphChildGraphNodeGetGraph, node, &copy) != CUDA_SUCCESS || !copy ||
+        copy == child)
+        return;
+    graph_walk_t w = {.pf_only = true};
+    if (graph_collect(child, &w, 0) != GMUX_OK)
+        COM_DEBUG(SHIM, "child graph %p: its prefetches not all followed", (void *)child);
+    const shim_graph_capture_t into = {.graph = copy};
+    for (size_t i = 0; i < w.npf; i++)
+        (void)shim_graph_note_prefetch(&into, w.pf[i].addr, w.pf[i].len, w.pf[i].to_device);
+    free(w.vals);
+    free(w.pf);
 }
 
-bool shim_graph_note_prefetch(CUgraph graph, uint64_t addr, uint64_t len, bool to_device)
+CUresult shim_hook_cuGraphAddChildGraphNode(CUgraphNode *node, CUgraph graph,
+                                            const CUgraphNode *deps, size_t ndeps, CUgraph child)
 {
-    bool kept = false;
-    if (!graph || len == 0)
-        return false;
-    pthread_mutex_lock(&pf_lock);
-    if (pf_n < pf_cap || com_array_grow((void **)&pfs, &pf_cap, pf_n + 1, sizeof(*pfs), 16,
-                                        GRAPH_PF_MAX) == GMUX_OK) {
-        pfs[pf_n++] = (graph_pf_t){graph, addr, len, to_device};
-        kept = true;
-    }
-    pthread_mutex_unlock(&pf_lock);
-    return kept;
+    shim_ensure_init();
+    CUresult r = SHIM_CALL(cuGraphAddChildGraphNode, node, graph, deps, ndeps, child);
+    if (r == CUDA_SUCCESS && node)
+        graph_copy_pf(child, *node);
+    return r;
 }
 
 /* --- conditional nodes: creation and destruction -------------------------- */
@@ -549,9 +514,7 @@ static void graph_forget_dying(CUgraphNode node, CUgraph graph)
     pthread_mutex_lock(&cond_lock);
     size_t known = cond_n;
     pthread_mutex_unlock(&cond_lock);
-    pthread_mutex_lock(&pf_lock);
-    known += pf_n;
-    pthread_mutex_unlock(&pf_lock);
+    known += shim_graph_pf_count();
     if (known == 0)
         return;
     graph_set_t set = {0};
@@ -567,15 +530,7 @@ static void graph_forget_dying(CUgraphNode node, CUgraph graph)
             cond_drop_locked(i);
     }
     pthread_mutex_unlock(&cond_lock);
-    pthread_mutex_lock(&pf_lock);
-    for (size_t i = pf_n; i-- > 0;) {
-        bool dies = st != GMUX_OK;
-        for (size_t g = 0; g < set.n && !dies; g++)
-            dies = pfs[i].graph == set.v[g];
-        if (dies)
-            pfs[i] = pfs[--pf_n];
-    }
-    pthread_mutex_unlock(&pf_lock);
+    shim_graph_pf_forget(set.v, set.n, st != GMUX_OK);
     if (st != GMUX_OK)
         COM_DEBUG(SHIM, "destroying graph %p / node %p: not followed (%s), all forgotten",
                   (void *)graph, (void *)node, gmux_status_str(st));
@@ -585,6 +540,7 @@ static void graph_forget_dying(CUgraphNode node, CUgraph graph)
 CUresult shim_hook_cuGraphDestroyNode(CUgraphNode node)
 {
     shim_ensure_init();
+    shim_graph_pf_forget_node(node);
     graph_forget_dying(node, NULL);
     return SHIM_CALL(cuGraphDestroyNode, node);
 }

@@ -13,6 +13,8 @@
  * region it moves to the host, even in part, is prefetched again at the
  * next launch that uses it.
  *
+ * The table is graph_pf.c's; graph.c walks graphs and applies it.
+ *
  * Thread-safety: safe from any thread.
  * LOCKING: takes the table's own mutex inside, never with another shim lock.
  */
@@ -24,14 +26,54 @@
 
 #include <cuda.h>
 
+#include <stddef.h>
+
+#include <gmux/status.h>
+
+/* A prefetch of the program recorded into a graph. */
+typedef struct shim_graph_pf {
+    CUgraph graph;
+    uint64_t addr, len;
+    bool to_device;
+    uint64_t capture; /* the capture in progress that recorded it; 0 once it ended with graph */
+    CUgraphNode node; /* the node it became, where known */
+} shim_graph_pf_t;
+
+/* What a capture records into, as the driver says (cuStreamGetCaptureInfo). */
+typedef struct shim_graph_capture {
+    CUgraph graph;    /* NULL when the driver does not say */
+    uint64_t id;      /* the capture's, unique in the process; 0 when not said */
+    CUgraphNode last; /* the stream's single dependency: the node it captured last */
+} shim_graph_capture_t;
+
 /* Whether stream s (stream 0 of a _ptsz entry point: the per-thread one) is
- * being captured; *graph_p receives the graph it records into, NULL when the
- * driver does not say. */
-bool shim_graph_capture_of(CUstream s, bool per_thread, CUgraph *graph_p);
+ * being captured; *c_p receives what the driver says of the capture. */
+bool shim_graph_capture_of(CUstream s, bool per_thread, shim_graph_capture_t *c_p);
 
 /* Keeps the program's prefetch of [addr, addr+len), to the current context's
- * device (to_device) or elsewhere, recorded into graph. False when it could
- * not be kept (no memory): the caller then does what it did without. */
-bool shim_graph_note_prefetch(CUgraph graph, uint64_t addr, uint64_t len, bool to_device);
+ * device (to_device) or elsewhere, recorded by capture c into its graph as
+ * node c->last (the entry counts once that capture ends with the graph).
+ * False when it could not be kept (no graph known, no memory): the caller
+ * then does what it did without. */
+bool shim_graph_note_prefetch(const shim_graph_capture_t *c, uint64_t addr, uint64_t len,
+                              bool to_device);
+
+/* Forgets the prefetches recorded as node (being destroyed). */
+void shim_graph_pf_forget_node(CUgraphNode node);
+
+/* Appends to *pf_p (realloc'd; *npf_p entries) the prefetches graph holds
+ * that count and that *pf_p does not hold yet. */
+gmux_status_t shim_graph_pf_collect(CUgraph graph, shim_graph_pf_t **pf_p, size_t *npf_p);
+
+/* How many prefetches are kept (counted or pending). */
+size_t shim_graph_pf_count(void);
+
+/* Forgets the prefetches of the n graphs (every one where all). */
+void shim_graph_pf_forget(const CUgraph *graphs, size_t n, bool all);
+
+/* Tells the policy the n prefetches of one direction, as the program's own
+ * prefetches outside a graph are (hooks_prefetch.c), queued on stream (the
+ * graph launch's, shim_policy_stream_key). */
+void shim_graph_pf_apply(const shim_graph_pf_t *pf, size_t n, bool to_device, uint64_t stream);
 
 #endif /* SHIM_GRAPH_H */

@@ -46,22 +46,26 @@ static prefetch_dest_t dest_of(CUmemLocation loc)
  * captured) is kept with that graph; where that graph is not known, a move
  * to the device counts for nothing and one to the host at once (the region
  * is prefetched again: one prefetch more at worst). *cap: whether s
- * captures, -1 not asked yet, and *g its graph (a batch asks once). */
+ * captures, -1 not asked yet, and *c what the driver says of the capture,
+ * asked after the driver took the prefetch, so that its last node is the
+ * prefetch's (a batch asks once: its entries all take the batch's last
+ * node). */
 static void moved(CUdeviceptr p, size_t len, prefetch_dest_t d, CUstream s, bool per_thread,
-                  int *cap, CUgraph *g)
+                  int *cap, shim_graph_capture_t *c)
 {
     if (*cap < 0)
-        *cap = shim_graph_capture_of(s, per_thread, g);
-    if (*cap && ((*g && shim_graph_note_prefetch(*g, p, len, d == TO_DEVICE)) || d == TO_DEVICE))
+        *cap = shim_graph_capture_of(s, per_thread, c);
+    if (*cap && (shim_graph_note_prefetch(c, p, len, d == TO_DEVICE) || d == TO_DEVICE))
         return;
-    shim_policy_program_prefetched((uint64_t)p, (uint64_t)len, d == TO_DEVICE);
+    shim_policy_program_prefetched((uint64_t)p, (uint64_t)len, d == TO_DEVICE,
+                                   shim_policy_stream_key(s, per_thread));
 }
 
 static void one_moved(CUdeviceptr p, size_t len, prefetch_dest_t d, CUstream s, bool per_thread)
 {
     int cap = -1;
-    CUgraph g = NULL;
-    moved(p, len, d, s, per_thread, &cap, &g);
+    shim_graph_capture_t c = {0};
+    moved(p, len, d, s, per_thread, &cap, &c);
 }
 
 /* Only the proactive policy keeps a record of what it prefetched. */
@@ -117,12 +121,12 @@ static void batch_moved(CUdeviceptr *ptrs, size_t *sizes, size_t count, CUmemLoc
         return;
     size_t k = 0;
     int cap = -1;
-    CUgraph g = NULL;
+    shim_graph_capture_t c = {0};
     prefetch_dest_t d = dest_of(locs[0]);
     for (size_t i = 0; i < count; i++) {
         while (k + 1 < nlocs && idx[k + 1] <= i)
             d = dest_of(locs[++k]);
-        moved(ptrs[i], sizes[i], d, s, per_thread, &cap, &g);
+        moved(ptrs[i], sizes[i], d, s, per_thread, &cap, &c);
     }
 }
 
@@ -156,9 +160,9 @@ static void batch_discarded(CUdeviceptr *ptrs, size_t *sizes, size_t count, CUst
     if (!ptrs || !sizes)
         return;
     int cap = -1;
-    CUgraph g = NULL;
+    shim_graph_capture_t c = {0};
     for (size_t i = 0; i < count; i++)
-        moved(ptrs[i], sizes[i], TO_ELSEWHERE, s, per_thread, &cap, &g);
+        moved(ptrs[i], sizes[i], TO_ELSEWHERE, s, per_thread, &cap, &c);
 }
 
 CUresult shim_hook_cuMemDiscardBatchAsync(CUdeviceptr *ptrs, size_t *sizes, size_t count,

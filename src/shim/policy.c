@@ -1,6 +1,7 @@
 /* Proactive fallback policy: whole-region prefetch ordered by an event. */
 #include "shim/policy.h"
 
+#include <pthread.h>
 #include <stdatomic.h>
 
 #include "shim/backend_cuda.h"
@@ -40,10 +41,21 @@ void shim_policy_evicted_to_paging(void)
 
 void shim_policy_lost(uint64_t addr, uint64_t len)
 {
-    (void)shim_regions_mark(&shim_state.regions, addr, len, 0, false);
+    (void)shim_regions_mark(&shim_state.regions, addr, len, 0, 0, false);
 }
 
-void shim_policy_program_prefetched(uint64_t addr, uint64_t len, bool to_device)
+uint64_t shim_policy_stream_key(CUstream s, bool per_thread)
+{
+    if (per_thread && (s == NULL || s == CU_STREAM_PER_THREAD))
+        return (uint64_t)pthread_self() | (1ull << 63);
+    if (s == NULL)
+        return (uint64_t)(uintptr_t)CU_STREAM_LEGACY;
+    if (s == CU_STREAM_PER_THREAD)
+        return (uint64_t)pthread_self() | (1ull << 63);
+    return (uint64_t)(uintptr_t)s;
+}
+
+void shim_policy_program_prefetched(uint64_t addr, uint64_t len, bool to_device, uint64_t stream)
 {
     uint32_t gen = 0;
     if (to_device) {
@@ -51,7 +63,8 @@ void shim_policy_program_prefetched(uint64_t addr, uint64_t len, bool to_device)
         if (!policy_gen_current(gen)) /* an invalidation passing a mark just now */
             return;
     }
-    size_t n = shim_regions_mark(&shim_state.regions, addr, len, gen, to_device);
+    size_t n =
+        shim_regions_mark(&shim_state.regions, addr, len, gen, to_device ? stream : 0, to_device);
     SHIM_STAT_ADD(own_prefetches, 1);
     if (!to_device)
         SHIM_STAT_ADD(own_evicted, n);
@@ -84,6 +97,7 @@ void shim_policy_before_launch(const shim_launch_info_t *l)
     if (!c)
         return;
     shim_range_t ranges[SHIM_MAX_CANDIDATES];
+    uint32_t olds[SHIM_MAX_CANDIDATES], gen = 0;
     size_t hits = 0, n = 0;
     uint64_t capacity = policy_capacity_of(c);
     bool predicted = false, narrow = false;
@@ -95,18 +109,22 @@ void shim_policy_before_launch(const shim_launch_info_t *l)
         SHIM_STAT_ADD(predicted_launches, 1);
         SHIM_STAT_ADD(template_launches, narrow);
     } else {
-        uint32_t gen = shim_policy_generation();
-        n = shim_regions_claim(&shim_state.regions, l->vals, l->nvals, gen, capacity, ranges,
-                               SHIM_MAX_CANDIDATES, &hits);
+        gen = shim_policy_generation();
+        n = shim_regions_claim(&shim_state.regions, l->vals, l->nvals, gen,
+                               shim_policy_stream_key(l->stream, l->per_thread), capacity, ranges,
+                               olds, SHIM_MAX_CANDIDATES, &hits);
         SHIM_STAT_ADD(pointer_args, hits);
     }
     if (n == 0)
         return;
     if (shim_backend_capturing(l->stream, l->per_thread)) {
-        /* Recorded into a graph, not run: the graph's launch prefetches. The claims
-         * just made are void, so start a new generation. */
+        /* Recorded into a graph, not run: the graph's launch prefetches. The
+         * claims just made are void: those regions get their generation back
+         * (a new generation would prefetch every region again). A predicted
+         * launch claimed nothing. */
         SHIM_STAT_ADD(capture_skips, 1);
-        shim_policy_invalidate();
+        if (!predicted)
+            shim_regions_unclaim(&shim_state.regions, ranges, olds, n, gen);
         return;
     }
     uint64_t addr[SHIM_MAX_CANDIDATES], len[SHIM_MAX_CANDIDATES], bytes = 0;

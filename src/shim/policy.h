@@ -74,8 +74,16 @@ void shim_policy_lost(uint64_t addr, uint64_t len);
  * regions it overlaps are prefetched again at their next use. To device dev,
  * the device of the calling thread's current context (where the policy
  * prefetches): the regions it covers whole count as prefetched in this
- * generation. Cheap: one shared lock of the region table, no allocation.
+ * generation for launches on the same stream (shim_policy_stream_key); a
+ * launch on another stream, not ordered after that prefetch by the shim's
+ * knowledge, prefetches them again and waits for that. Cheap: one shared lock of the region table,
+ * no allocation.
  */
-void shim_policy_program_prefetched(uint64_t addr, uint64_t len, bool to_device);
+void shim_policy_program_prefetched(uint64_t addr, uint64_t len, bool to_device, uint64_t stream);
+
+/* The stream a launch or prefetch through a hook names, as one value: the
+ * stream, CU_STREAM_LEGACY for stream 0 of a plain entry point, and the
+ * calling thread's own value for its per-thread default stream. Never 0. */
+uint64_t shim_policy_stream_key(CUstream s, bool per_thread);
 
 #endif /* SHIM_POLICY_H */

@@ -228,7 +228,8 @@ uint64_t shim_regions_total_bytes(shim_regions_t *t)
 }
 
 size_t shim_regions_claim(shim_regions_t *t, const uint64_t *vals, size_t n, uint32_t gen,
-                          uint64_t force_above, shim_range_t *out, size_t max, size_t *hits_p)
+                          uint64_t stream, uint64_t force_above, shim_range_t *out, uint32_t *olds,
+                          size_t max, size_t *hits_p)
 {
     size_t nout = 0, hits = 0;
     pthread_rwlock_rdlock(&t->lock);
@@ -246,8 +247,14 @@ size_t shim_regions_claim(shim_regions_t *t, const uint64_t *vals, size_t n, uin
         if (dup)
             continue;
         uint32_t old = __atomic_exchange_n(&r->gen, gen, __ATOMIC_RELAXED);
-        if (force || old != gen)
-            out[nout++] = (shim_range_t){.addr = r->base, .len = r->size};
+        uint64_t order = __atomic_load_n(&r->order, __ATOMIC_RELAXED);
+        if (!force && old == gen && (!order || order == stream))
+            continue;
+        if (order) /* the shim's prefetch, which the launch waits for, orders it */
+            __atomic_store_n(&r->order, 0, __ATOMIC_RELAXED);
+        if (olds)
+            olds[nout] = old;
+        out[nout++] = (shim_range_t){.addr = r->base, .len = r->size};
     }
     pthread_rwlock_unlock(&t->lock);
     if (hits_p)
@@ -269,7 +276,22 @@ size_t shim_regions_remark(shim_regions_t *t, uint32_t from, uint32_t gen)
     return marked;
 }
 
-size_t shim_regions_mark(shim_regions_t *t, uint64_t addr, uint64_t len, uint32_t gen, bool whole)
+void shim_regions_unclaim(shim_regions_t *t, const shim_range_t *out, const uint32_t *olds,
+                          size_t n, uint32_t gen)
+{
+    pthread_rwlock_rdlock(&t->lock);
+    for (size_t i = 0; i < n; i++) {
+        shim_region_t *r = regions_lookup(t, out[i].addr);
+        uint32_t expect = gen;
+        if (r && r->base == out[i].addr)
+            __atomic_compare_exchange_n(&r->gen, &expect, olds[i], false, __ATOMIC_RELAXED,
+                                        __ATOMIC_RELAXED);
+    }
+    pthread_rwlock_unlock(&t->lock);
+}
+
+size_t shim_regions_mark(shim_regions_t *t, uint64_t addr, uint64_t len, uint32_t gen,
+                         uint64_t stream, bool whole)
 {
     size_t marked = 0;
     if (len == 0 || addr + len < addr)
@@ -284,6 +306,7 @@ size_t shim_regions_mark(shim_regions_t *t, uint64_t addr, uint64_t len, uint32_
             continue;
         if (whole && (r->base < addr || r->base + r->size > addr + len))
             continue;
+        __atomic_store_n(&r->order, stream, __ATOMIC_RELAXED);
         __atomic_store_n(&r->gen, gen, __ATOMIC_RELAXED);
         marked++;
     }

@@ -40,6 +40,10 @@ typedef struct shim_region {
                          SHIM_MANAGED_REDIRECTED when libgmux.so made it so */
     uint8_t flags;    /* SHIM_REGION_UNCOUNTED */
     uint32_t gen;     /* prefetch generation last claimed (see shim_regions_claim) */
+    /* The stream (shim_policy_stream_key) the program's own prefetch of the
+     * region to the device was queued on, which a launch on another stream
+     * is not ordered after; 0: none, or ordered by a prefetch of the shim's. */
+    uint64_t order;
 } shim_region_t;
 
 #define SHIM_MANAGED_REDIRECTED 1 /* loc_type of a managed region the shim redirected */
@@ -116,20 +120,35 @@ uint64_t shim_regions_total_bytes(shim_regions_t *t);
  * writes the distinct managed regions that need a prefetch into out (at most
  * max): a region needs one when its generation differs from gen, or always
  * when the managed bytes exceed force_above (oversubscribed: residency is
- * unknown). Claiming sets the region's generation to gen, so a region is
- * prefetched once per generation even when several threads launch at once.
- * *hits_p (optional) receives how many values fell in any tracked region.
+ * unknown), or when the program's own prefetch made it current on a stream
+ * other than stream (the launch's, shim_policy_stream_key: the launch is not
+ * ordered after that prefetch; the claim then clears it). Claiming sets the region's generation to
+ * gen, so a region is prefetched once per generation even when several threads launch at once. olds
+ * (optional, max entries) receives the generation each region of out had before (for
+ * shim_regions_unclaim); *hits_p (optional) how many values fell in any tracked region.
  */
 size_t shim_regions_claim(shim_regions_t *t, const uint64_t *vals, size_t n, uint32_t gen,
-                          uint64_t force_above, shim_range_t *out, size_t max, size_t *hits_p);
+                          uint64_t stream, uint64_t force_above, shim_range_t *out, uint32_t *olds,
+                          size_t max, size_t *hits_p);
+
+/*
+ * Voids a claim: each region that starts at out[i].addr and still has
+ * generation gen gets olds[i] back (what shim_regions_claim wrote), so its
+ * next claim finds it again; one another claim or mark changed since is
+ * left as it is. Under one shared lock, without allocating.
+ */
+void shim_regions_unclaim(shim_regions_t *t, const shim_range_t *out, const uint32_t *olds,
+                          size_t n, uint32_t gen);
 
 /*
  * Sets the generation of the managed regions that [addr, addr+len) covers
- * to gen: every one it overlaps, or (whole) only those it contains whole.
- * What the program's own prefetches tell the policy (policy.h). Under one
- * shared lock, without allocating; returns how many regions were marked.
+ * to gen, and their order (shim_region_t) to stream: every one it
+ * overlaps, or (whole) only those it contains whole. What the program's own
+ * prefetches tell the policy (policy.h). Under one shared lock, without
+ * allocating; returns how many regions were marked.
  */
-size_t shim_regions_mark(shim_regions_t *t, uint64_t addr, uint64_t len, uint32_t gen, bool whole);
+size_t shim_regions_mark(shim_regions_t *t, uint64_t addr, uint64_t len, uint32_t gen,
+                         uint64_t stream, bool whole);
 
 /*
  * Sets to gen the generation of every managed region whose generation is

@@ -116,6 +116,8 @@ typedef CUresult(CUDAAPI *shim_pfn_cuStreamBeginCapture_v10000)(CUstream hStream
     X(cuGraphExecDestroy, cuGraphExecDestroy, 10000, PFN_cuGraphExecDestroy_v10000, 0)             \
     X(cuGraphAddNode, cuGraphAddNode, 12020, PFN_cuGraphAddNode_v12020, 0)                         \
     X(cuGraphAddNode_v2, cuGraphAddNode, 12030, PFN_cuGraphAddNode_v12030, 0)                      \
+    X(cuGraphAddChildGraphNode, cuGraphAddChildGraphNode, 10000,                                   \
+      PFN_cuGraphAddChildGraphNode_v10000, 0)                                                      \
     X(cuGraphDestroyNode, cuGraphDestroyNode, 10000, PFN_cuGraphDestroyNode_v10000, 0)             \
     X(cuGraphDestroy, cuGraphDestroy, 10000, PFN_cuGraphDestroy_v10000, 0)                         \
     X(cuStreamCreate, cuStreamCreate, 2000, PFN_cuStreamCreate_v2000, 0)                           \
@@ -133,7 +135,9 @@ typedef CUresult(CUDAAPI *shim_pfn_cuStreamBeginCapture_v10000)(CUstream hStream
     X(cuStreamBeginCaptureToGraph, cuStreamBeginCaptureToGraph, 12030,                             \
       PFN_cuStreamBeginCaptureToGraph_v12030, 0)                                                   \
     X(cuStreamBeginCaptureToGraph_ptsz, cuStreamBeginCaptureToGraph, 12030,                        \
-      PFN_cuStreamBeginCaptureToGraph_v12030_ptsz, 1)
+      PFN_cuStreamBeginCaptureToGraph_v12030_ptsz, 1)                                              \
+    X(cuStreamEndCapture, cuStreamEndCapture, 10000, PFN_cuStreamEndCapture_v10000, 0)             \
+    X(cuStreamEndCapture_ptsz, cuStreamEndCapture, 10000, PFN_cuStreamEndCapture_v10000_ptsz, 1)
 
 #define SHIM_CALL_LIST(X)                                                                          \
     X(cuCtxGetCurrent, cuCtxGetCurrent, 4000, PFN_cuCtxGetCurrent_v4000, 0)                        \

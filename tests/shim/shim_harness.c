@@ -267,3 +267,33 @@ void graph_done(CUgraphExec e, CUgraph g)
                      CUDA_SUCCESS);
     assert_int_equal(GET(PFN_cuGraphDestroy_v10000, "cuGraphDestroy", 12000)(g), CUDA_SUCCESS);
 }
+
+size_t shim_prefetches_since(size_t from, CUdeviceptr base, size_t *of_p, long *at_p)
+{
+    size_t n = 0, of = 0;
+    for (size_t i = from; i < f_count(); i++) {
+        const fake_call_t *c = f_get(i);
+        if (strcmp(c->fn, "cuMemPrefetchAsync_v2") != 0 &&
+            strcmp(c->fn, "cuMemPrefetchBatchAsync") != 0)
+            continue;
+        assert_int_equal(c->a[2] >> 32, CU_MEM_LOCATION_TYPE_DEVICE);
+        n++;
+        if (c->a[0] == base) {
+            of++;
+            *at_p = (long)i;
+        }
+    }
+    *of_p = of;
+    return n;
+}
+
+CUdeviceptr managed_region(size_t size)
+{
+    if (mode_redirect)
+        return alloc(size);
+    CUdeviceptr p = 0;
+    assert_int_equal(GET(PFN_cuMemAllocManaged_v6000, "cuMemAllocManaged",
+                         12000)(&p, size, CU_MEM_ATTACH_GLOBAL),
+                     CUDA_SUCCESS);
+    return p;
+}

@@ -43,10 +43,17 @@ long find_call(const char *fn, size_t from);
 size_t count_calls(const char *fn);
 /* Prefetch log entries of either form (a batch logs one entry per range). */
 size_t count_prefetches(void);
+/* The shim's prefetches logged from index from on: each must be to the
+ * device; returns how many there were, and of base in *of_p, the index of
+ * the last such in *at_p (left as it was if none). */
+size_t shim_prefetches_since(size_t from, CUdeviceptr base, size_t *of_p, long *at_p);
 /* The form the shim must use for n ranges (see shim_harness.c). */
 const char *prefetch_form(size_t n);
 
 CUdeviceptr alloc(size_t size);
+/* A managed region: a plain allocation the shim redirects, or (redirection
+ * off) the program's own managed memory. */
+CUdeviceptr managed_region(size_t size);
 CUstream new_stream(void); /* blocking (flags 0) */
 CUstream new_stream_flags(unsigned flags);
 

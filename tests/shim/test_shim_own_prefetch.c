@@ -7,7 +7,8 @@
  *     prefetched again, on the migration stream and ordered before the next
  *     launch that uses it, and only that region;
  *   - a region the program moved whole to the device the launch runs on,
- *     on the launch's own stream, is not prefetched again;
+ *     on the launch's own stream, is not prefetched again; on another
+ *     stream, it is, once, ordered before the launch;
  *   - a batch with several locations moves each range to its own location;
  *   - a prefetch the driver refused (a batch where the driver takes none,
  *     FAKE_CUDA_NO_BATCH=1; locations laid out wrong; a batch on the legacy
@@ -117,17 +118,9 @@ static void own_prefetch(const form_t *f, CUdeviceptr p, size_t len, int to_devi
     assert_int_equal(c->a[3], (uint64_t)(uintptr_t)s);
 }
 
-/* A managed region: a plain allocation the shim redirects, or (policy off)
- * the program's own managed memory. */
 static CUdeviceptr region(void)
 {
-    if (mode_redirect)
-        return alloc(N * 4);
-    CUdeviceptr p = 0;
-    assert_int_equal(GET(PFN_cuMemAllocManaged_v6000, "cuMemAllocManaged",
-                         12000)(&p, N * 4, CU_MEM_ATTACH_GLOBAL),
-                     CUDA_SUCCESS);
-    return p;
+    return managed_region(N * 4);
 }
 
 static void launch(CUdeviceptr a, CUdeviceptr b, CUdeviceptr c, CUstream s)
@@ -137,28 +130,6 @@ static void launch(CUdeviceptr a, CUdeviceptr b, CUdeviceptr c, CUstream s)
     assert_int_equal(GET(PFN_cuLaunchKernel_v4000, "cuLaunchKernel", 12000)(vadd_fn(), 1, 1, 1, 1,
                                                                             1, 1, 0, s, args, NULL),
                      CUDA_SUCCESS);
-}
-
-/* The shim's prefetches logged from index from on: each must be to the
- * device; returns how many there were, and of base in *of_p, the index of
- * the last such in *at_p. */
-static size_t shim_prefetches_since(size_t from, CUdeviceptr base, size_t *of_p, long *at_p)
-{
-    size_t n = 0, of = 0;
-    for (size_t i = from; i < f_count(); i++) {
-        const fake_call_t *c = f_get(i);
-        if (strcmp(c->fn, "cuMemPrefetchAsync_v2") != 0 &&
-            strcmp(c->fn, "cuMemPrefetchBatchAsync") != 0)
-            continue;
-        assert_int_equal(c->a[2] >> 32, CU_MEM_LOCATION_TYPE_DEVICE);
-        n++;
-        if (c->a[0] == base) {
-            of++;
-            *at_p = (long)i;
-        }
-    }
-    *of_p = of;
-    return n;
 }
 
 /* Launch on a, b, c; the program moves [c+off, c+off+len) back to the host;
@@ -259,6 +230,38 @@ static void assert_logged_dev_dev_host_dev(const char *logged, size_t from, cons
         assert_true(i >= 0);
         assert_int_equal(f_get((size_t)i)->a[0], ptrs[k]);
         assert_int_equal(f_get((size_t)i)->a[2], where[k]);
+    }
+}
+
+/* The program moves c to the host, then back to the device on stream s (or
+ * its per-thread default stream), and launches on another stream t, which
+ * it did not order after that prefetch: the launch must not run before c is
+ * back, so the shim prefetches c again, once, ordered before it; the next
+ * launch on t finds c ordered and moves nothing. */
+static void test_program_prefetch_on_other_stream(void **state)
+{
+    (void)state;
+    for (size_t k = 0; k < NFORMS; k++) {
+        CUdeviceptr a = region(), b = region(), c = region();
+        CUstream s = forms[k].per_thread ? NULL : new_stream(), t = new_stream();
+        launch(a, b, c, t);
+        own_prefetch(&forms[k], c, N * 4, 0, s);
+        own_prefetch(&forms[k], c, N * 4, 1, s);
+        size_t mark = f_count(), of = 0;
+        long at = -1;
+        launch(a, b, c, t);
+        long l = find_call("cuLaunchKernel", mark);
+        /* on main 0: c taken for resident, and the launch not ordered after its move */
+        size_t want = prefetching() && taken(&forms[k]) ? 1 : 0;
+        assert_int_equal(shim_prefetches_since(mark, c, &of, &at), want);
+        assert_int_equal(of, want);
+        if (want) {
+            assert_true(at < l);
+            assert_int_equal(ordered(at, l), 1);
+        }
+        mark = f_count();
+        launch(a, b, c, t);
+        assert_int_equal(shim_prefetches_since(mark, c, &of, &at), 0);
     }
 }
 
@@ -461,7 +464,10 @@ static void test_program_discard_and_prefetch(void **state)
         launch(a, b, c, s);
         launch(e, e, e, s);
         size_t moved = prefetching() && batches() ? 1 : 0;
-        assert_int_equal(shim_prefetches_since(mark, c, &of, &at), moved);
+        /* c moved again; with the batch on the per-thread default stream, a,
+         * b and e too: their move to the device is not ordered before
+         * launches on s (test_program_prefetch_on_other_stream) */
+        assert_int_equal(shim_prefetches_since(mark, c, &of, &at), pt ? 4 * moved : moved);
         assert_int_equal(of, moved);
     }
 }
@@ -622,6 +628,7 @@ int main(void)
         cmocka_unit_test(test_program_prefetch_to_host),
         cmocka_unit_test(test_program_prefetch_of_part_to_host),
         cmocka_unit_test(test_program_prefetch_to_device),
+        cmocka_unit_test(test_program_prefetch_on_other_stream),
         cmocka_unit_test(test_program_batch_of_several_locations),
         cmocka_unit_test(test_graph_prefetch_to_host),
         cmocka_unit_test(test_graph_prefetch_to_device),

@@ -127,20 +127,64 @@ static void test_claim_once_per_generation(void **state)
     const uint64_t vals[] = {0x1010, 42, 0x1ff0, 0x8000, 0x4fff, 0x9999};
     shim_range_t out[8];
     size_t hits = 0;
-    size_t n = shim_regions_claim(t, vals, 6, 1, UINT64_MAX, out, 8, &hits);
+    size_t n = shim_regions_claim(t, vals, 6, 1, 0, UINT64_MAX, out, NULL, 8, &hits);
     assert_int_equal(hits, 4);
     assert_int_equal(n, 2); /* 0x1010 and 0x1ff0 are one region */
     assert_int_equal(out[0].addr, 0x1000);
     assert_int_equal(out[0].len, 0x1000);
     assert_int_equal(out[1].addr, 0x4000);
     /* same generation: nothing left to claim */
-    assert_int_equal(shim_regions_claim(t, vals, 6, 1, UINT64_MAX, out, 8, NULL), 0);
+    assert_int_equal(shim_regions_claim(t, vals, 6, 1, 0, UINT64_MAX, out, NULL, 8, NULL), 0);
     /* a new generation claims again */
-    assert_int_equal(shim_regions_claim(t, vals, 6, 2, UINT64_MAX, out, 8, NULL), 2);
+    assert_int_equal(shim_regions_claim(t, vals, 6, 2, 0, UINT64_MAX, out, NULL, 8, NULL), 2);
     /* oversubscribed (managed bytes above the capacity): always */
-    assert_int_equal(shim_regions_claim(t, vals, 6, 2, 0x1000, out, 8, NULL), 2);
+    assert_int_equal(shim_regions_claim(t, vals, 6, 2, 0, 0x1000, out, NULL, 8, NULL), 2);
     /* the output bound is respected */
-    assert_int_equal(shim_regions_claim(t, vals, 6, 3, UINT64_MAX, out, 1, NULL), 1);
+    assert_int_equal(shim_regions_claim(t, vals, 6, 3, 0, UINT64_MAX, out, NULL, 1, NULL), 1);
+}
+
+/* A voided claim gives each region its generation back, so the next claim
+ * finds it again; a region claimed or marked since keeps what it got. */
+static void test_unclaim_restores_generation(void **state)
+{
+    shim_regions_t *t = *state;
+    shim_regions_insert(t, 0x1000, 0x1000, SHIM_REGION_MANAGED, 0);
+    shim_regions_insert(t, 0x4000, 0x1000, SHIM_REGION_MANAGED, 0);
+    const uint64_t vals[] = {0x1000, 0x4000};
+    shim_range_t out[8];
+    uint32_t olds[8];
+    assert_int_equal(shim_regions_claim(t, vals, 2, 3, 0, UINT64_MAX, out, NULL, 8, NULL), 2);
+    /* generation 4: both claimed, then the claim is voided */
+    assert_int_equal(shim_regions_claim(t, vals, 2, 4, 0, UINT64_MAX, out, olds, 8, NULL), 2);
+    assert_int_equal(olds[0], 3);
+    assert_int_equal(olds[1], 3);
+    /* meanwhile the program moved 0x4000 away (generation 0) */
+    assert_int_equal(shim_regions_mark(t, 0x4000, 0x1000, 0, 0, false), 1);
+    shim_regions_unclaim(t, out, olds, 2, 4);
+    shim_region_t r;
+    assert_true(shim_regions_find(t, 0x1000, &r));
+    assert_int_equal(r.gen, 3);
+    assert_true(shim_regions_find(t, 0x4000, &r));
+    assert_int_equal(r.gen, 0);
+    /* both are claimed again in generation 4 */
+    assert_int_equal(shim_regions_claim(t, vals, 2, 4, 0, UINT64_MAX, out, NULL, 8, NULL), 2);
+}
+
+/* A region the program moved to the device on one stream counts as claimed
+ * for launches on that stream only; a claim from another stream takes it
+ * (the shim prefetches it, ordered before that launch) and clears the
+ * stream, so later claims of the generation find nothing. */
+static void test_claim_from_other_stream(void **state)
+{
+    shim_regions_t *t = *state;
+    shim_regions_insert(t, 0x1000, 0x1000, SHIM_REGION_MANAGED, 0);
+    const uint64_t vals[] = {0x1000};
+    shim_range_t out[1];
+    assert_int_equal(shim_regions_mark(t, 0x1000, 0x1000, 5, 7, true), 1);
+    assert_int_equal(shim_regions_claim(t, vals, 1, 5, 7, UINT64_MAX, out, NULL, 1, NULL), 0);
+    assert_int_equal(shim_regions_claim(t, vals, 1, 5, 9, UINT64_MAX, out, NULL, 1, NULL), 1);
+    assert_int_equal(shim_regions_claim(t, vals, 1, 5, 9, UINT64_MAX, out, NULL, 1, NULL), 0);
+    assert_int_equal(shim_regions_claim(t, vals, 1, 5, 7, UINT64_MAX, out, NULL, 1, NULL), 0);
 }
 
 /* What a program's own prefetch of a range tells the table: every managed
@@ -155,22 +199,22 @@ static void test_mark_overlapped_or_whole(void **state)
     shim_regions_insert(t, 0x8000, 0x1000, SHIM_REGION_MANAGED, 0);
     const uint64_t vals[] = {0x1000, 0x4000, 0x6000, 0x8000};
     shim_range_t out[8];
-    assert_int_equal(shim_regions_claim(t, vals, 4, 5, UINT64_MAX, out, 8, NULL), 3);
+    assert_int_equal(shim_regions_claim(t, vals, 4, 5, 0, UINT64_MAX, out, NULL, 8, NULL), 3);
     /* from a gap, across the end of 0x1000.. into the start of 0x4000 (to the host) */
-    assert_int_equal(shim_regions_mark(t, 0x800, 0x3900, 0, false), 2);
-    assert_int_equal(shim_regions_claim(t, vals, 4, 5, UINT64_MAX, out, 8, NULL), 2);
+    assert_int_equal(shim_regions_mark(t, 0x800, 0x3900, 0, 0, false), 2);
+    assert_int_equal(shim_regions_claim(t, vals, 4, 5, 0, UINT64_MAX, out, NULL, 8, NULL), 2);
     assert_int_equal(out[0].addr, 0x1000);
     assert_int_equal(out[1].addr, 0x4000);
     /* [0x4800, 0x8800) covers none whole; [0x4000, 0x9000) covers two (the
      * pinned one not counted), and they count as claimed */
-    assert_int_equal(shim_regions_mark(t, 0x4800, 0x4000, 0, false), 2);
-    assert_int_equal(shim_regions_mark(t, 0x4800, 0x4000, 5, true), 0);
-    assert_int_equal(shim_regions_mark(t, 0x4000, 0x5000, 5, true), 2);
-    assert_int_equal(shim_regions_claim(t, vals, 4, 5, UINT64_MAX, out, 8, NULL), 0);
+    assert_int_equal(shim_regions_mark(t, 0x4800, 0x4000, 0, 0, false), 2);
+    assert_int_equal(shim_regions_mark(t, 0x4800, 0x4000, 5, 0, true), 0);
+    assert_int_equal(shim_regions_mark(t, 0x4000, 0x5000, 5, 0, true), 2);
+    assert_int_equal(shim_regions_claim(t, vals, 4, 5, 0, UINT64_MAX, out, NULL, 8, NULL), 0);
     /* past the last region, empty and wrapping ranges: nothing */
-    assert_int_equal(shim_regions_mark(t, 0x9000, 0x1000, 0, false), 0);
-    assert_int_equal(shim_regions_mark(t, 0x1000, 0, 0, false), 0);
-    assert_int_equal(shim_regions_mark(t, 0x1000, UINT64_MAX, 0, false), 0);
+    assert_int_equal(shim_regions_mark(t, 0x9000, 0x1000, 0, 0, false), 0);
+    assert_int_equal(shim_regions_mark(t, 0x1000, 0, 0, 0, false), 0);
+    assert_int_equal(shim_regions_mark(t, 0x1000, UINT64_MAX, 0, 0, false), 0);
 }
 
 int main(void)
@@ -182,6 +226,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_remove_range_for_unmap, setup, teardown),
         cmocka_unit_test_setup_teardown(test_many_regions_grow_and_stay_sorted, setup, teardown),
         cmocka_unit_test_setup_teardown(test_claim_once_per_generation, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unclaim_restores_generation, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_claim_from_other_stream, setup, teardown),
         cmocka_unit_test_setup_teardown(test_mark_overlapped_or_whole, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -37,7 +37,10 @@ typedef struct fake_node {
     CUDA_KERNEL_NODE_PARAMS p;
     void *argv[FAKE_MAX_PARAMS];
     unsigned char args[1024];
-    fake_graph_t *child; /* GRAPH: the embedded graph (kept by the test, not cloned) */
+    /* GRAPH: the embedded graph: a copy the node owns (cuGraphAddChildGraphNode
+     * clones), or, for a captured graph launch, the launched graph itself */
+    fake_graph_t *child;
+    bool owns_child;
     /* CONDITIONAL: the body graphs, owned by the node; phGraph_out points here */
     CUgraph bodies[FAKE_MAX_BODIES];
     unsigned nbodies;
@@ -78,16 +81,18 @@ static fake_graph_t *fake_graph_new(void)
 
 static void fake_graph_release(fake_graph_t *g);
 
-/* Kills node and the bodies it owns. */
+/* Kills node and the bodies and child graph it owns. */
 static void fake_node_release(fake_node_t *nd)
 {
+    if (nd->type == CU_GRAPH_NODE_TYPE_GRAPH && nd->owns_child)
+        fake_graph_release(nd->child);
     if (nd->type == CU_GRAPH_NODE_TYPE_CONDITIONAL)
         for (unsigned b = 0; b < nd->nbodies; b++)
             fake_graph_release((fake_graph_t *)nd->bodies[b]);
     nd->live = false;
 }
 
-/* Kills g with its nodes (not the child graphs: tests keep and destroy those). */
+/* Kills g with its nodes (and what they own). */
 static void fake_graph_release(fake_graph_t *g)
 {
     for (size_t i = 0; i < g->n; i++)
@@ -327,24 +332,63 @@ CUresult fk_cuGraphKernelNodeGetParams_v2(CUgraphNode node, CUDA_KERNEL_NODE_PAR
     return CUDA_SUCCESS;
 }
 
-static CUresult fake_add_child(CUgraphNode *node, fake_graph_t *fg, CUgraph child)
+/* A deep copy of src at a new handle: its nodes in the same slots, kernel
+ * arguments and copy descriptors pointing into the copies, child graphs and
+ * conditional bodies copied too; NULL when out of graphs. */
+static fake_graph_t *fake_graph_clone(const fake_graph_t *src)
 {
-    fake_node_t *nd = fg && child ? fake_node_slot(fg) : NULL;
+    fake_graph_t *g = fake_graph_new();
+    if (!g)
+        return NULL;
+    g->n = src->n;
+    for (size_t i = 0; i < src->n; i++) {
+        const fake_node_t *o = &src->nodes[i];
+        fake_node_t *nd = &g->nodes[i];
+        *nd = *o;
+        if (!o->live)
+            continue;
+        if (o->type == CU_GRAPH_NODE_TYPE_KERNEL) {
+            for (size_t k = 0; k < FAKE_MAX_PARAMS; k++)
+                if (o->argv[k])
+                    nd->argv[k] = nd->args + ((const unsigned char *)o->argv[k] - o->args);
+            nd->p.kernelParams = nd->argv;
+        } else if (o->type == CU_GRAPH_NODE_TYPE_GRAPH) {
+            nd->child = fake_graph_clone(o->child);
+            nd->owns_child = true;
+        } else if (o->type == CU_GRAPH_NODE_TYPE_CONDITIONAL) {
+            for (unsigned b = 0; b < o->nbodies; b++)
+                nd->bodies[b] = (CUgraph)fake_graph_clone((const fake_graph_t *)o->bodies[b]);
+        } else if (o->op == FAKE_NODE_MEMCPY3D) {
+            nd->a0 = U(nd->args);
+        }
+    }
+    return g;
+}
+
+static CUresult fake_add_child(CUgraphNode *node, fake_graph_t *fg, CUgraph child, bool copy)
+{
+    fake_node_t *nd = fg && fake_graph_of(child) ? fake_node_slot(fg) : NULL;
     if (!nd)
         return CUDA_ERROR_INVALID_VALUE;
     nd->type = CU_GRAPH_NODE_TYPE_GRAPH;
-    nd->child = (fake_graph_t *)child;
+    nd->child = copy ? fake_graph_clone((const fake_graph_t *)child) : (fake_graph_t *)child;
+    if (!nd->child)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    nd->owns_child = copy;
     nd->live = true;
     *node = (CUgraphNode)nd;
     return CUDA_SUCCESS;
 }
 
+/* cuda.h: "The child graph is cloned in this call": the node embeds a copy,
+ * at a handle of its own (cuGraphChildGraphNodeGetGraph gives it), which dies
+ * with the node; the program keeps and destroys its own graph. */
 CUresult fk_cuGraphAddChildGraphNode(CUgraphNode *node, CUgraph g, const CUgraphNode *deps,
                                      size_t ndeps, CUgraph child)
 {
     (void)deps;
     (void)ndeps;
-    CUresult r = fake_add_child(node, fake_graph_of(g), child);
+    CUresult r = fake_add_child(node, fake_graph_of(g), child, true);
     if (r == CUDA_SUCCESS)
         REC(U(*node), U(g), U(child), 0);
     return r;
@@ -460,11 +504,66 @@ CUresult fk_cuGraphExecDestroy(CUgraphExec exec)
  * joined it): their nodes are added one at a time. */
 static pthread_mutex_t fake_capture_mu = PTHREAD_MUTEX_INITIALIZER;
 
+/* Each capturing stream's dependencies (cuStreamGetCaptureInfo's
+ * dependencies_out): the node it captured last, the one its next node will
+ * depend on. The double keeps no edges and models no other dependency
+ * changes (an event wait, cuStreamUpdateCaptureDependencies): a stream that
+ * joined a capture has none until it captures a node. Under fake_capture_mu;
+ * emptied when a capture begins or ends. */
+#define FAKE_DEP_STREAMS 16
+static struct {
+    uintptr_t s;
+    CUgraphNode node;
+} fake_deps[FAKE_DEP_STREAMS];
+/* The stream whose work the calling thread records now (fake_capture_graph). */
+static __thread uintptr_t fake_capture_from;
+
+void fake_capture_from_stream(uintptr_t s)
+{
+    fake_capture_from = s;
+}
+
+void fake_capture_deps_clear(void)
+{
+    pthread_mutex_lock(&fake_capture_mu);
+    memset(fake_deps, 0, sizeof(fake_deps));
+    pthread_mutex_unlock(&fake_capture_mu);
+}
+
+/* Under fake_capture_mu: node is the calling thread's stream's last. */
+static void fake_dep_set(CUgraphNode node)
+{
+    int free_slot = -1;
+    for (int i = 0; i < FAKE_DEP_STREAMS; i++) {
+        if (fake_deps[i].s == fake_capture_from) {
+            fake_deps[i].node = node;
+            return;
+        }
+        if (!fake_deps[i].s && free_slot < 0)
+            free_slot = i;
+    }
+    if (free_slot >= 0)
+        fake_deps[free_slot].s = fake_capture_from, fake_deps[free_slot].node = node;
+}
+
+CUgraphNode fake_capture_dep(uintptr_t s)
+{
+    CUgraphNode node = NULL;
+    pthread_mutex_lock(&fake_capture_mu);
+    for (int i = 0; i < FAKE_DEP_STREAMS && !node; i++)
+        if (s && fake_deps[i].s == s)
+            node = fake_deps[i].node;
+    pthread_mutex_unlock(&fake_capture_mu);
+    return node;
+}
+
 CUresult fake_capture_kernel(CUgraph g, const CUDA_KERNEL_NODE_PARAMS *p)
 {
     CUgraphNode node;
     pthread_mutex_lock(&fake_capture_mu);
     CUresult r = fake_add_kernel(&node, fake_graph_of(g), p);
+    if (r == CUDA_SUCCESS)
+        fake_dep_set(node);
     pthread_mutex_unlock(&fake_capture_mu);
     return r;
 }
@@ -473,7 +572,9 @@ static CUresult fake_capture_child(CUgraph g, CUgraph child)
 {
     CUgraphNode node;
     pthread_mutex_lock(&fake_capture_mu);
-    CUresult r = fake_add_child(&node, fake_graph_of(g), child);
+    CUresult r = fake_add_child(&node, fake_graph_of(g), child, false);
+    if (r == CUDA_SUCCESS)
+        fake_dep_set(node);
     pthread_mutex_unlock(&fake_capture_mu);
     return r;
 }
@@ -502,6 +603,7 @@ CUresult fake_capture_op(CUgraph g, int kind, uint64_t a0, uint64_t a1, uint64_t
         nd->a1 = a1;
         nd->a2 = a2;
         nd->live = true;
+        fake_dep_set((CUgraphNode)nd);
         r = CUDA_SUCCESS;
     }
     pthread_mutex_unlock(&fake_capture_mu);

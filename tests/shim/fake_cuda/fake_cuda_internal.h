@@ -302,6 +302,13 @@ __attribute__((visibility("hidden"))) CUstream fake_stream_of(CUstream s, int pt
  * a capture begun with cuStreamBeginCapture that s takes part in (it began
  * it, or joined it); NULL when s does not capture (fake_cuda_stream.c). */
 __attribute__((visibility("hidden"))) CUgraph fake_capture_graph(CUstream s, int ptsz);
+/* The capturing streams' dependencies (fake_cuda_graph.c): the stream the
+ * calling thread's next captured node comes from (fake_capture_graph says),
+ * the node s (fake_stream_of) captured last or NULL, and forgetting them all
+ * (a capture begins or ends). */
+__attribute__((visibility("hidden"))) void fake_capture_from_stream(uintptr_t s);
+__attribute__((visibility("hidden"))) CUgraphNode fake_capture_dep(uintptr_t s);
+__attribute__((visibility("hidden"))) void fake_capture_deps_clear(void);
 /* After a query of s: the capture fake_arm_capture armed on s begins, from
  * another thread (fake_cuda_arm.c). */
 __attribute__((visibility("hidden"))) void fake_arm_fire(CUstream s);

@@ -414,6 +414,7 @@ static CUresult fake_begin_capture(CUstream s, CUstreamCaptureMode mode)
     CUresult r = fk_cuGraphCreate(&g, 0);
     if (r != CUDA_SUCCESS)
         return r;
+    fake_capture_deps_clear();
     atomic_store(&fake_capture_g, U(g));
     atomic_fetch_add(&fake_capture_id, 1);
     atomic_store(&fake_capture_broken, 0);
@@ -461,6 +462,7 @@ static CUresult fake_end_capture(CUstream s, CUgraph *g)
     atomic_store(&fake_capture_blocking, 0);
     atomic_store(&fake_capturing, 0);
     fake_unjoin_all();
+    fake_capture_deps_clear();
     CUgraph captured = (CUgraph)atomic_exchange(&fake_capture_g, 0);
     *g = NULL;
     if (atomic_load(&fake_capture_broken)) {
@@ -488,6 +490,7 @@ CUgraph fake_capture_graph(CUstream s, int ptsz)
     s = fake_stream_of(s, ptsz);
     if (!atomic_load(&fake_capture_begun) || !fake_in_capture(U(s)))
         return NULL;
+    fake_capture_from_stream(U(s));
     return (CUgraph)atomic_load(&fake_capture_g);
 }
 
@@ -516,9 +519,13 @@ CUresult fk_cuStreamIsCapturing_ptsz(CUstream s, CUstreamCaptureStatus *st)
 
 /* CUDA 11.3's cuStreamGetCaptureInfo: the status as cuStreamIsCapturing
  * answers it, and while a capture begun with cuStreamBeginCapture records
- * (fake_capture_graph) its id, unique in the process, and the graph it
- * records into; a fake_set_capturing capture has id 0 and no graph. The
- * double keeps no dependencies: none are given. */
+ * (fake_capture_graph) its id, unique in the process, the graph it records
+ * into and the stream's dependencies: the node it captured last, if any
+ * (fake_capture_dep; the array is the calling thread's, valid until its
+ * next query); a fake_set_capturing capture has id 0, no graph and no
+ * dependencies. */
+static __thread CUgraphNode fake_dep_out;
+
 CUresult fk_cuStreamGetCaptureInfo_v2(CUstream s, CUstreamCaptureStatus *st, cuuint64_t *id,
                                       CUgraph *graph, const CUgraphNode **deps, size_t *ndeps)
 {
@@ -531,10 +538,11 @@ CUresult fk_cuStreamGetCaptureInfo_v2(CUstream s, CUstreamCaptureStatus *st, cuu
         *id = g ? atomic_load(&fake_capture_id) : 0;
     if (graph)
         *graph = g;
+    fake_dep_out = g ? fake_capture_dep(U(fake_stream_of(s, 0))) : NULL;
     if (deps)
-        *deps = NULL;
+        *deps = fake_dep_out ? &fake_dep_out : NULL;
     if (ndeps)
-        *ndeps = 0;
+        *ndeps = fake_dep_out ? 1 : 0;
     return r;
 }
 

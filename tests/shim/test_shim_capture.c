@@ -1,0 +1,248 @@
+/*
+ * Stream captures and what the shim's record of prefetched regions keeps of
+ * them, against the driver double:
+ *   - a launch captured into a graph voids only its own claims: regions
+ *     other launches made resident are not prefetched again;
+ *   - the program's prefetches captured into a graph whose capture fails
+ *     (cuStreamEndCapture after an invalidation) are forgotten: a graph the
+ *     driver later gives the same handle does not take them over;
+ *   - a captured prefetch whose node the program removes from the graph
+ *     (cuGraphDestroyNode) no longer counts at the graph's launch;
+ *   - one in a graph embedded in another (cuGraphAddChildGraphNode, which
+ *     copies it) counts at the launch of the other.
+ * CTest runs this under every policy, without plain allocations redirected
+ * and with a driver that refuses batches (shim_harness.c).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "shim_harness.h"
+
+#define N 256 /* floats per region */
+
+static void begin(CUstream s)
+{
+    assert_int_equal(GET(PFN_cuStreamBeginCapture_v10010, "cuStreamBeginCapture",
+                         12000)(s, CU_STREAM_CAPTURE_MODE_GLOBAL),
+                     CUDA_SUCCESS);
+}
+
+static CUresult end(CUstream s, CUgraph *g)
+{
+    return GET(PFN_cuStreamEndCapture_v10000, "cuStreamEndCapture", 12000)(s, g);
+}
+
+/* The graph s captures into (asked of the double, not through the shim). */
+static CUgraph capture_graph(CUstream s)
+{
+    CUstreamCaptureStatus st;
+    CUgraph g = NULL;
+    assert_int_equal(GET(PFN_cuStreamGetCaptureInfo_v11030, "cuStreamGetCaptureInfo",
+                         11030)(s, &st, NULL, &g, NULL, NULL),
+                     CUDA_SUCCESS);
+    assert_int_equal(st, CU_STREAM_CAPTURE_STATUS_ACTIVE);
+    assert_non_null(g);
+    return g;
+}
+
+/* The program's prefetch of the region at p to the host on s. */
+static void to_host(CUdeviceptr p, CUstream s)
+{
+    CUmemLocation loc = {.type = CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT, .id = 0};
+    assert_int_equal(
+        GET(PFN_cuMemPrefetchAsync_v12020, "cuMemPrefetchAsync", 12020)(p, N * 4, loc, 0, s),
+        CUDA_SUCCESS);
+}
+
+/* The shim's prefetches of base logged from index from on. */
+static size_t prefetches_of(size_t from, CUdeviceptr base)
+{
+    size_t of = 0;
+    long at = -1;
+    (void)shim_prefetches_since(from, base, &of, &at);
+    return of;
+}
+
+/* b resident; a launch on a, never prefetched, is captured; then a plain
+ * launch on b must not prefetch b again, and one on a must prefetch a (the
+ * captured launch's claim of a is void). */
+static void test_captured_launch_voids_only_its_claims(void **state)
+{
+    (void)state;
+    CUdeviceptr a = managed_region(N * 4), b = managed_region(N * 4);
+    CUstream s = new_stream();
+    launch_vadd(s, b, b, b, N);
+    begin(s);
+    size_t mark = f_count();
+    launch_vadd(s, a, a, a, N);
+    assert_int_equal(prefetches_of(mark, a), 0); /* captured: nothing moved */
+    CUgraph g = NULL;
+    assert_int_equal(end(s, &g), CUDA_SUCCESS);
+    mark = f_count();
+    launch_vadd(s, b, b, b, N);
+    /* on main 1: the captured claim started a new generation, and b, resident
+     * all along, was prefetched again */
+    assert_int_equal(prefetches_of(mark, b), 0);
+    mark = f_count();
+    launch_vadd(s, a, a, a, N);
+    assert_int_equal(prefetches_of(mark, a), mode_proactive ? 1 : 0);
+    assert_int_equal(GET(PFN_cuGraphDestroy_v10000, "cuGraphDestroy", 12000)(g), CUDA_SUCCESS);
+}
+
+/* A capture that holds the program's prefetch of c to the host is
+ * invalidated (a cuCtxSynchronize of the capturing thread, mode GLOBAL) and
+ * fails to end; the double destroys its graph and gives the handle to the
+ * next capture's graph, which holds a launch on a, b, c only. That graph's
+ * launch must not count the dead capture's prefetch: c, resident, is not
+ * prefetched by the next launch. */
+static void test_failed_capture_forgets_prefetch(void **state)
+{
+    (void)state;
+    CUdeviceptr a = managed_region(N * 4), b = managed_region(N * 4), c = managed_region(N * 4);
+    CUstream s = new_stream();
+    launch_vadd(s, a, b, c, N);
+    begin(s);
+    CUgraph dead = capture_graph(s);
+    launch_vadd(s, a, b, c, N);
+    to_host(c, s);
+    assert_int_equal(GET(PFN_cuCtxSynchronize_v2000, "cuCtxSynchronize", 2000)(),
+                     CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+    CUgraph g = NULL;
+    assert_int_equal(end(s, &g), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+    assert_null(g);
+    begin(s);
+    launch_vadd(s, a, b, c, N);
+    assert_int_equal(end(s, &g), CUDA_SUCCESS);
+    assert_ptr_equal(g, dead); /* the handle reused: else this shows nothing */
+    CUgraphExec e = graph_run(g, s, NULL);
+    size_t mark = f_count();
+    launch_vadd(s, a, b, c, N);
+    /* on main 1: the dead capture's move of c to the host counted at the
+     * graph's launch */
+    assert_int_equal(prefetches_of(mark, c), 0);
+    graph_done(e, g);
+}
+
+/* The node of kind type in g (exactly one). */
+static CUgraphNode node_of_type(CUgraph g, CUgraphNodeType type)
+{
+    CUgraphNode nodes[8], found = NULL;
+    size_t n = 8;
+    assert_int_equal(GET(PFN_cuGraphGetNodes_v10000, "cuGraphGetNodes", 12000)(g, nodes, &n),
+                     CUDA_SUCCESS);
+    for (size_t i = 0; i < n; i++) {
+        CUgraphNodeType t;
+        assert_int_equal(
+            GET(PFN_cuGraphNodeGetType_v10000, "cuGraphNodeGetType", 12000)(nodes[i], &t),
+            CUDA_SUCCESS);
+        if (t == type) {
+            assert_null(found);
+            found = nodes[i];
+        }
+    }
+    assert_non_null(found);
+    return found;
+}
+
+/* Three resident regions a, b, c on a new stream *s_p, and the graph a
+ * capture of s records: a kernel on a, b, c, then the program's move of c
+ * to the host. */
+static CUgraph capture_c_to_host(CUdeviceptr *v, CUstream *s_p)
+{
+    for (int i = 0; i < 3; i++)
+        v[i] = managed_region(N * 4);
+    CUstream s = *s_p = new_stream();
+    launch_vadd(s, v[0], v[1], v[2], N);
+    begin(s);
+    launch_vadd(s, v[0], v[1], v[2], N);
+    to_host(v[2], s);
+    CUgraph g = NULL;
+    assert_int_equal(end(s, &g), CUDA_SUCCESS);
+    return g;
+}
+
+/* The graph of capture_c_to_host with its node of kind type removed, then
+ * launched: the launch after it prefetches c want times. */
+static void removed_node(CUgraphNodeType type, size_t want)
+{
+    CUdeviceptr v[3];
+    CUstream s;
+    CUgraph g = capture_c_to_host(v, &s);
+    assert_int_equal(
+        GET(PFN_cuGraphDestroyNode_v10000, "cuGraphDestroyNode", 12000)(node_of_type(g, type)),
+        CUDA_SUCCESS);
+    CUgraphExec e = graph_run(g, s, NULL);
+    size_t mark = f_count();
+    launch_vadd(s, v[0], v[1], v[2], N);
+    assert_int_equal(prefetches_of(mark, v[2]), want);
+    graph_done(e, g);
+}
+
+/* The program removes the prefetch's node (the double records a captured
+ * prefetch as an EMPTY node) before instantiating the graph: its launch then
+ * moves nothing, and the launch after it must not prefetch c, which stayed
+ * resident (on main 1: the removed node's move to the host still counted). */
+static void test_removed_prefetch_node_forgotten(void **state)
+{
+    (void)state;
+    removed_node(CU_GRAPH_NODE_TYPE_EMPTY, 0);
+}
+
+/* The kernel's node removed instead: the prefetch still runs at each
+ * launch, and c is prefetched again after it. */
+static void test_other_node_removed_prefetch_kept(void **state)
+{
+    (void)state;
+    removed_node(CU_GRAPH_NODE_TYPE_KERNEL, mode_proactive ? 1 : 0);
+}
+
+/* A captured graph that runs a kernel on a, b, c and then moves c to the
+ * host is embedded in another graph (cuGraphAddChildGraphNode, which copies
+ * it) and destroyed; the outer graph's launch runs the copy's prefetch, so
+ * the launch after it must prefetch c again. */
+static void test_child_graph_copy_keeps_prefetch(void **state)
+{
+    (void)state;
+    CUdeviceptr v[3];
+    CUstream s;
+    CUgraph inner = capture_c_to_host(v, &s), outer = NULL, copy = NULL;
+    assert_int_equal(GET(PFN_cuGraphCreate_v10000, "cuGraphCreate", 12000)(&outer, 0),
+                     CUDA_SUCCESS);
+    CUgraphNode child;
+    assert_int_equal(GET(PFN_cuGraphAddChildGraphNode_v10000, "cuGraphAddChildGraphNode",
+                         12000)(&child, outer, NULL, 0, inner),
+                     CUDA_SUCCESS);
+    assert_int_equal(GET(PFN_cuGraphChildGraphNodeGetGraph_v10000, "cuGraphChildGraphNodeGetGraph",
+                         12000)(child, &copy),
+                     CUDA_SUCCESS);
+    assert_ptr_not_equal(copy, inner); /* a copy: else this shows nothing */
+    assert_int_equal(GET(PFN_cuGraphDestroy_v10000, "cuGraphDestroy", 12000)(inner), CUDA_SUCCESS);
+    size_t mark;
+    CUgraphExec e = graph_run(outer, s, &mark);
+    assert_int_equal(prefetches_of(mark, v[2]), 0); /* resident: the launch moves nothing of c */
+    mark = f_count();
+    launch_vadd(s, v[0], v[1], v[2], N);
+    /* on main 0: the copy's move of c to the host went unseen */
+    assert_int_equal(prefetches_of(mark, v[2]), mode_proactive ? 1 : 0);
+    graph_done(e, outer);
+}
+
+int main(void)
+{
+    if (shim_harness_open() != 0)
+        return 1;
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_captured_launch_voids_only_its_claims),
+        cmocka_unit_test(test_failed_capture_forgets_prefetch),
+        cmocka_unit_test(test_removed_prefetch_node_forgotten),
+        cmocka_unit_test(test_other_node_removed_prefetch_kept),
+        cmocka_unit_test(test_child_graph_copy_keeps_prefetch),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
