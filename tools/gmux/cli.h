@@ -11,6 +11,7 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 #include "common/cliopt.h"
@@ -75,6 +76,10 @@ int cli_check_command(const char *sub, const char *cmd);
  * has set some from its options); else it checks the variables as getenv_fn
  * gives them and loads nothing. */
 int cli_settings_check(const char *cmd, unsigned scopes, com_getenv_fn getenv_fn);
+
+/* Prints the "Task states" section of gmux status and top --help: each
+ * state the daemon's report can show (dmn_state_name) and what it means. */
+void cli_print_task_states(FILE *out);
 
 /* Widest COLUMNS taken as given. */
 #define CLI_MAX_COLUMNS 4096
