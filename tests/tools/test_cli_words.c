@@ -87,10 +87,53 @@ static void test_helps_explain_every_state(void **state)
     assert_non_null(strstr(out, "may not launch yet"));
 }
 
+/* A --set the workload refuses is said in one sentence: the option, the
+ * setting quoted, then why, with no message nested in parentheses: until
+ * 2026-12-03 "option '--set' wants KEY=VALUE, a setting of dl-train
+ * (setting steps: 'abc' is not a whole number in [1, 1048576]), not
+ * 'steps=abc'". */
+static void test_set_refused_in_one_sentence(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *words[10];
+        const char *says;
+    } cases[] = {
+        {{"sim", "--workload", "dl-train", "--set", "steps=abc"},
+         "gmux sim: option '--set' wants KEY=VALUE, a setting of dl-train, not 'steps=abc': "
+         "setting steps wants a whole number in [1, 1048576], not 'abc' (see gmux sim --help)\n"},
+        {{"trace", "generate", "--workload", "llm-decode", "--set", "model=gpt5", "-o", "x"},
+         "gmux trace: option '--set' wants KEY=VALUE, a setting of llm-decode, not 'model=gpt5': "
+         "setting model wants llama2-7b, llama2-13b or llama2-70b, not 'gpt5' (see gmux trace "
+         "--help)\n"},
+        {{"predict-report", "--workload", "dl-train", "--set", "tasks"},
+         "gmux predict-report: option '--set' wants KEY=VALUE, a setting of dl-train, not "
+         "'tasks': setting 'tasks' is not key=value (see gmux predict-report --help)\n"},
+        {{"sim", "--workload", "sci-stencil", "--set", "slab=4096"},
+         "gmux sim: option '--set' wants KEY=VALUE, a setting of sci-stencil, not 'slab=4096': "
+         "slab (4096) larger than nz (3584), in workload sci-stencil (see gmux sim --help)\n"},
+        {{"sim", "--workload", "dl-train", "--set", "seed=x"},
+         "gmux sim: option '--set' wants KEY=VALUE, a setting of dl-train, not 'seed=x': "
+         "setting seed wants a whole number, not 'x' (see gmux sim --help)\n"},
+    };
+    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+        int rc = run_words(cases[c].words);
+        if (rc != 2 || strcmp(err, cases[c].says) != 0)
+            fail_msg("gmux %s --set %s: exit %d, not 2 with\n%s: %s", cases[c].words[0],
+                     cases[c].words[4], rc, cases[c].says, err);
+    }
+    /* an unknown one lists what the workload has, after the same words */
+    const char *const words[] = {"sim", "--workload", "dl-train", "--set", "nope=1", NULL};
+    assert_int_equal(run_words(words), 2);
+    assert_non_null(strstr(err, "a setting of dl-train, not 'nope=1': unknown setting 'nope' "
+                                "for workload dl-train (known: tasks, "));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_helps_explain_every_state),
+        cmocka_unit_test(test_set_refused_in_one_sentence),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

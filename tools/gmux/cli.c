@@ -195,8 +195,8 @@ int cli_workload_open(const char *cmd, const char *name, const char *const *sets
             continue;
         if (n == 0)
             break;
-        return cli_bad_value(cmd, "--set", sets[n - 1], "KEY=VALUE, a setting of %s (%s)", name,
-                             err);
+        return cli_usage_error(cmd, "option '--set' wants KEY=VALUE, a setting of %s, not '%s': %s",
+                               name, sets[n - 1], err);
     }
     return cli_usage_error(cmd, "%s", err);
 }

@@ -49,9 +49,10 @@ int cli_fail(const char *cmd, const char *fmt, ...) __attribute__((format(printf
 /* sim_workload_open for gmux CMD's --workload NAME and --set KEY=VALUE
  * options: 0 with *src_p, or a usage error said (CLI_EXIT_USAGE): the
  * workload's words for a bad name; for settings the workload does not
- * take, cli_bad_value of --set quoting the setting that made the list
- * fail (the last of the shortest run of the first ones that fails alike)
- * with the workload's words; 1 after "out of memory". */
+ * take, "option '--set' wants KEY=VALUE, a setting of NAME, not
+ * 'SETTING': WHY", quoting the setting that made the list fail (the last of
+ * the shortest run of the first ones that fails alike), WHY the workload's
+ * words; 1 after "out of memory". */
 int cli_workload_open(const char *cmd, const char *name, const char *const *sets, size_t nsets,
                       uint64_t seed, sim_source_t **src_p);
 
