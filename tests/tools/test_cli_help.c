@@ -318,7 +318,7 @@ static void test_help_wins_over_malformed_settings(void **state)
     assert_int_equal(run_words(top), 0);
     squash_out();
     assert_non_null(
-        strstr(out, "A help (--help, COMMAND --help, --help-settings) and --version read none."));
+        strstr(out, "A help (--help, COMMAND --help, --help-settings) and a --version read none."));
     /* without --help the setting still stops what reads it */
     char *const env[] = {"GMUX_NET_TIMEOUT=abc", NULL};
     const char *const words[] = {"launch", "-n", "1", "--", "true", NULL};

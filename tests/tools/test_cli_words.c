@@ -129,11 +129,84 @@ static void test_set_refused_in_one_sentence(void **state)
                                 "for workload dl-train (known: tasks, "));
 }
 
+/* The commands `gmux --help` lists, into names (at most cap); their count. */
+static size_t list_commands(char names[][32], size_t cap)
+{
+    const char *const help[] = {"--help", NULL};
+    assert_int_equal(run_words(help), 0);
+    const char *p = strstr(out, "Commands:\n");
+    assert_non_null(p);
+    p += strlen("Commands:\n");
+    size_t n = 0;
+    while (n < cap && strncmp(p, "  ", 2) == 0) {
+        assert_int_equal(sscanf(p, " %31s", names[n]), 1);
+        n++;
+        p = strchr(p, '\n');
+        assert_non_null(p);
+        p++;
+    }
+    return n;
+}
+
+/* `gmux CMD --version` (or -V) prints what `gmux --version` prints, exit 0,
+ * reading no setting, as gmux and gmuxd do: until 2026-12-03 each command
+ * called it an unknown option (exit 2). Among a command's options it wins
+ * as --help does, and --help wins over it; after "--" it is the program's. */
+static void test_every_command_has_version(void **state)
+{
+    (void)state;
+    const char *const top[] = {"--version", NULL};
+    assert_int_equal(run_words(top), 0);
+    static char version[sizeof(out)];
+    memcpy(version, out, sizeof(out));
+    assert_true(strncmp(version, "gmux ", 5) == 0);
+    char names[32][32];
+    size_t n = list_commands(names, 32);
+    assert_true(n >= 11);
+    char *const bad_env[] = {"GMUX_LOG=chatty", "GMUX_NET_TIMEOUT=abc", NULL};
+    for (size_t i = 0; i < n; i++) {
+        for (int form = 0; form < 4; form++) {
+            const char *opt = form % 2 ? "-V" : "--version";
+            const char *const words[] = {names[i], opt, NULL};
+            int rc = run_words_env(words, form < 2 ? NULL : bad_env);
+            if (rc != 0 || strcmp(out, version) != 0)
+                fail_msg("gmux %s %s%s: exit %d, '%s', not '%s': %s", names[i], opt,
+                         form < 2 ? "" : " (malformed settings)", rc, out, version, err);
+        }
+    }
+    /* among options, under a subcommand, and after a value-taking option of run */
+    static const char *const among[][8] = {
+        {"sim", "--workload", "dl-train", "--version"},
+        {"trace", "generate", "--version"},
+        {"bench", "net", "-V"},
+        {"run", "--budget", "8G", "--version", "--", "/bin/true"},
+        {"top", "--interval", "bad", "--version"},
+    };
+    for (size_t c = 0; c < sizeof(among) / sizeof(among[0]); c++) {
+        int rc = run_words(among[c]);
+        if (rc != 0 || strcmp(out, version) != 0)
+            fail_msg("gmux %s %s ...: exit %d, '%s': %s", among[c][0], among[c][1], rc, out, err);
+    }
+    /* --help wins */
+    const char *const both[] = {"status", "--version", "--help", NULL};
+    assert_int_equal(run_words(both), 0);
+    assert_non_null(strstr(out, "Usage: gmux status"));
+    /* after "--", and as run's program's word, it is the program's */
+    const char *const prog[] = {"launch", "-n",       "1",         "--", "sh",
+                                "-c",     "echo ran", "--version", NULL};
+    assert_int_equal(run_words(prog), 0);
+    assert_string_equal(out, "ran\n");
+    /* gmux --help says so */
+    assert_int_equal(run_words((const char *const[]){"--help", NULL}), 0);
+    assert_non_null(strstr(out, "Every command also takes --version (-V)"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_helps_explain_every_state),
         cmocka_unit_test(test_set_refused_in_one_sentence),
+        cmocka_unit_test(test_every_command_has_version),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
