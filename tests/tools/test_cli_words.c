@@ -201,12 +201,68 @@ static void test_every_command_has_version(void **state)
     assert_non_null(strstr(out, "Every command also takes --version (-V)"));
 }
 
+/* --seed and --set are the workload's: given with a trace or a program
+ * (gmux profile -o F -- CMD), each is a usage error said before anything
+ * runs, as their help's usage lines have them only with --workload. Until
+ * 2026-12-03 --seed with a trace was taken and did nothing (gmux sim even
+ * printed "seed 3" for the trace), and gmux profile ran CMD with --seed or
+ * --set given and ignored them (--set was refused after CMD had run). */
+static void test_workload_options_only_with_workload(void **state)
+{
+    (void)state;
+    char trace[64];
+    snprintf(trace, sizeof(trace), "/tmp/gmux-words-%d.trace", (int)getpid());
+    const char *const gen[] = {"trace", "generate", "--workload", "dl-train", "--set", "tasks=1",
+                               "--set", "steps=1",  "-o",         trace,      NULL};
+    assert_int_equal(run_words(gen), 0);
+    char marker[64];
+    snprintf(marker, sizeof(marker), "/tmp/gmux-words-%d.ran", (int)getpid());
+    char touch[96];
+    snprintf(touch, sizeof(touch), "touch %s", marker);
+    static const struct {
+        const char *words[12];
+        const char *says;
+    } cases[] = {
+        {{"sim", "--trace", "T", "--seed", "3", "--quiet"},
+         "gmux sim: --seed applies to --workload, not to 'T'"},
+        {{"profile", "T", "--seed", "3", "-o", "/tmp/gmux-words-never.db"},
+         "gmux profile: --seed applies to --workload only"},
+        {{"predict-report", "T", "--seed", "3"},
+         "gmux predict-report: --seed applies to --workload only"},
+        {{"profile", "--seed", "3", "-o", "/tmp/gmux-words-never.db", "--", "sh", "-c", "C"},
+         "gmux profile: --seed applies to --workload only"},
+        {{"profile", "--set", "tasks=1", "-o", "/tmp/gmux-words-never.db", "--", "sh", "-c", "C"},
+         "gmux profile: --set applies to --workload only"},
+    };
+    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+        const char *words[13] = {NULL};
+        for (size_t k = 0; cases[c].words[k]; k++) {
+            const char *w = cases[c].words[k];
+            words[k] = strcmp(w, "T") == 0 ? trace : strcmp(w, "C") == 0 ? touch : w;
+        }
+        char says[160];
+        snprintf(says, sizeof(says), "%s", cases[c].says);
+        char *t = strstr(says, "'T'");
+        if (t) /* the trace's path in place of T */
+            snprintf(t, sizeof(says) - (size_t)(t - says), "'%s'", trace);
+        int rc = run_words(words);
+        if (rc != 2 || !strstr(err, says))
+            fail_msg("gmux %s %s %s: exit %d, not 2 with \"%s\": %s", words[0], words[1], words[2],
+                     rc, says, err);
+        if (access(marker, F_OK) == 0)
+            fail_msg("gmux %s ... ran the program before refusing its words", words[0]);
+    }
+    assert_int_equal(access("/tmp/gmux-words-never.db", F_OK), -1);
+    remove(trace);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_helps_explain_every_state),
         cmocka_unit_test(test_set_refused_in_one_sentence),
         cmocka_unit_test(test_every_command_has_version),
+        cmocka_unit_test(test_workload_options_only_with_workload),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
