@@ -6,6 +6,7 @@
  */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -374,6 +375,90 @@ static void test_run_help_scan_matches_parser(void **state)
     assert_true(flags >= 2);
 }
 
+/* Whether a usage word is an option's value: an uppercase name (FILE, N),
+ * KEY=VALUE, or the words it takes (text|binary). */
+static bool usage_value(const char *w)
+{
+    if (!w || w[0] == '-' || strcmp(w, "gmux") == 0)
+        return false;
+    for (const char *p = w; *p; p++)
+        if ((*p >= 'A' && *p <= 'Z') || *p == '|' || *p == '=')
+            return true;
+    return false;
+}
+
+/* Every option the usage lines of every command's --help list is one the
+ * command takes, with a value exactly when the help shows one: `gmux CMD
+ * --OPT` alone says "option '--OPT' needs a value", and a flag followed by
+ * an unknown option is refused for that one, not for the flag. The forms of
+ * a command with several ("gmux trace generate ...", "gmux trace convert")
+ * are run with their leading words. */
+static void test_every_usage_option_is_taken(void **state)
+{
+    (void)state;
+    char names[34][32];
+    size_t n = list_commands(names, 32);
+    snprintf(names[n++], sizeof(names[0]), "bench net");
+    size_t checked = 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *help[4] = {names[i], "--help", NULL};
+        if (strcmp(names[i], "bench net") == 0)
+            help[0] = "bench", help[1] = "net", help[2] = "--help";
+        assert_int_equal(run_words(help), 0);
+        static char usage[8192];
+        const char *end = strstr(out, "\n\n");
+        assert_non_null(end);
+        snprintf(usage, sizeof(usage), "%.*s", (int)(end - out), out);
+        for (char *p = usage; *p; p++)
+            if (*p == '[' || *p == ']' || *p == '(' || *p == ')')
+                *p = ' ';
+        char *words[512];
+        size_t nw = 0;
+        for (char *w = strtok(usage, " \n"); w && nw < 512; w = strtok(NULL, " \n"))
+            if (strcmp(w, "|") != 0 && strcmp(w, "...") != 0)
+                words[nw++] = w;
+        const char *prefix[4] = {NULL};
+        size_t np = 0;
+        bool in_prefix = false;
+        for (size_t k = 0; k < nw; k++) {
+            const char *w = words[k];
+            if (strcmp(w, "gmux") == 0) { /* a form starts: its leading words */
+                np = 0;
+                in_prefix = true;
+                continue;
+            }
+            if (in_prefix && w[0] != '-' && !usage_value(w) && np < 3) {
+                prefix[np++] = w;
+                continue;
+            }
+            in_prefix = false;
+            /* not an option; or --help, whose scan the tests above check */
+            if (w[0] != '-' || strcmp(w, "--") == 0 || strcmp(w, "-") == 0 ||
+                strcmp(w, "--help") == 0)
+                continue;
+            const char *words_run[8] = {NULL};
+            size_t m = 0;
+            for (; m < np; m++)
+                words_run[m] = prefix[m];
+            words_run[m++] = w;
+            bool valued = usage_value(k + 1 < nw ? words[k + 1] : NULL);
+            char says[128];
+            if (valued) {
+                snprintf(says, sizeof(says), "option '%s' needs a value", w);
+            } else {
+                words_run[m++] = "--no-such-option";
+                snprintf(says, sizeof(says), "unknown option '--no-such-option'");
+            }
+            int rc = run_words(words_run);
+            if (rc != 2 || !strstr(err, says))
+                fail_msg("gmux %s %s%s: exit %d, not 2 with \"%s\": %s", names[i], w,
+                         valued ? "" : " --no-such-option", rc, says, err);
+            checked++;
+        }
+    }
+    assert_true(checked >= 60); /* about 70 options in all */
+}
+
 /* An option given without its value, or with an empty one ("$UNSET"), is
  * said alike in every command: "option 'X' needs a value", exit 2. Until
  * 2026-12-03 demo said "--plot-dir needs a directory", bench net "--reps
@@ -556,6 +641,7 @@ int main(void)
         cmocka_unit_test(test_wrong_word_named),
         cmocka_unit_test(test_help_wins_over_malformed_settings),
         cmocka_unit_test(test_run_help_scan_matches_parser),
+        cmocka_unit_test(test_every_usage_option_is_taken),
         cmocka_unit_test(test_missing_value_worded_alike),
         cmocka_unit_test(test_bad_value_worded_alike),
         cmocka_unit_test(test_bad_list_word_named),
