@@ -16,28 +16,7 @@
 #include <cmocka.h>
 
 #include "daemon/proto.h"
-#include "tproc.h"
-
-static char out[65536], err[16384];
-
-#define MAX_WORDS 12
-
-/* gmux WORDS (NULL-terminated) with env's variables (NULL, or
- * NULL-terminated) added; its exit status, out and err filled. */
-static int run_words_env(const char *const words[], char *const env[])
-{
-    char *argv[MAX_WORDS + 2] = {GMUX_CLI_PATH};
-    size_t n = 1;
-    for (size_t k = 0; words[k] && n < MAX_WORDS + 1; k++)
-        argv[n++] = (char *)words[k];
-    argv[n] = NULL;
-    return tproc_capture(argv, env, 60.0, out, sizeof(out), err, sizeof(err));
-}
-
-static int run_words(const char *const words[])
-{
-    return run_words_env(words, NULL);
-}
+#include "cli_words.h"
 
 /* The state names the daemon's report can print: every one dmn_state_name
  * knows (it says "?" for a number it does not), so a state added to the
@@ -127,25 +106,6 @@ static void test_set_refused_in_one_sentence(void **state)
     assert_int_equal(run_words(words), 2);
     assert_non_null(strstr(err, "a setting of dl-train, not 'nope=1': unknown setting 'nope' "
                                 "for workload dl-train (known: tasks, "));
-}
-
-/* The commands `gmux --help` lists, into names (at most cap); their count. */
-static size_t list_commands(char names[][32], size_t cap)
-{
-    const char *const help[] = {"--help", NULL};
-    assert_int_equal(run_words(help), 0);
-    const char *p = strstr(out, "Commands:\n");
-    assert_non_null(p);
-    p += strlen("Commands:\n");
-    size_t n = 0;
-    while (n < cap && strncmp(p, "  ", 2) == 0) {
-        assert_int_equal(sscanf(p, " %31s", names[n]), 1);
-        n++;
-        p = strchr(p, '\n');
-        assert_non_null(p);
-        p++;
-    }
-    return n;
 }
 
 /* `gmux CMD --version` (or -V) prints what `gmux --version` prints, exit 0,
