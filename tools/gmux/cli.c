@@ -233,11 +233,11 @@ void cli_print_task_states(FILE *out)
         [DMN_STATE_IDLE] = "registered, nothing queued",
         [DMN_STATE_PENDING] = "launches queued, waiting for its turn on the GPU",
         [DMN_STATE_RUNNING] = "holds the turn: its launches run",
-        [DMN_STATE_REVOKED] = "holds the turn and was asked to give it back (its slice "
-                              "ended, a latency task wants the GPU, or sharing ended); it "
-                              "stops at its next kernel boundary",
-        [DMN_STATE_HELD] = "granted the turn, but the grant waits until the evictions of "
-                           "the switch end (docs/daemon-evict.md): it may not launch yet",
+        [DMN_STATE_REVOKED] = ("holds the turn and was asked to give it back (its slice "
+                               "ended, a latency task wants the GPU, or sharing ended); it "
+                               "stops at its next kernel boundary"),
+        [DMN_STATE_HELD] = ("granted the turn, but the grant waits until the evictions of "
+                            "the switch end (docs/daemon-evict.md): it may not launch yet"),
     };
     fprintf(out, "Task states (STATE, JSON \"state\"):\n");
     for (uint32_t s = 0; s < sizeof(meaning) / sizeof(meaning[0]); s++) {
