@@ -13,7 +13,7 @@ run() {
 run "$build/bench/bench_log"
 run "$build/bench/bench_trace"
 [[ -x "$build/bench/bench_shim" ]] && run "$build/bench/bench_shim"
-run "$build/bench/bench_gate_ranges"
+[[ -x "$build/bench/bench_gate_ranges" ]] && run "$build/bench/bench_gate_ranges" # needs cuda.h (gmux_shim_core)
 run "$build/bench/bench_daemon"
 run "$build/tests/daemon/daemon_soak" --clients 8 --seconds 300 # gmuxd churn soak (docs/daemon.md, "Soak")
 # mem simulator: speed on a streamed 10-million-launch trace (docs/bench/sim.md)

@@ -17,10 +17,18 @@ bool com_cli_is_help(const char *arg)
     return strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0;
 }
 
-bool com_cli_help_asked(int argc, char **argv, const com_cli_opt_t *program_opts)
+bool com_cli_is_version(const char *arg)
+{
+    return strcmp(arg, "-V") == 0 || strcmp(arg, "--version") == 0;
+}
+
+/* Whether a word is_word takes is among the command's options: the scan
+ * com_cli_help_asked describes. */
+static bool word_asked(int argc, char **argv, const com_cli_opt_t *program_opts,
+                       bool (*is_word)(const char *))
 {
     for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
-        if (com_cli_is_help(argv[i]))
+        if (is_word(argv[i]))
             return true;
         if (!program_opts)
             continue;
@@ -31,6 +39,16 @@ bool com_cli_help_asked(int argc, char **argv, const com_cli_opt_t *program_opts
             i++;
     }
     return false;
+}
+
+bool com_cli_help_asked(int argc, char **argv, const com_cli_opt_t *program_opts)
+{
+    return word_asked(argc, argv, program_opts, com_cli_is_help);
+}
+
+bool com_cli_version_asked(int argc, char **argv, const com_cli_opt_t *program_opts)
+{
+    return word_asked(argc, argv, program_opts, com_cli_is_version);
 }
 
 const char *com_cli_option_value(int argc, char **argv, int i)

@@ -37,6 +37,14 @@ bool com_cli_is_help(const char *arg);
  * With program_opts NULL every word up to "--" is looked at. */
 bool com_cli_help_asked(int argc, char **argv, const com_cli_opt_t *program_opts);
 
+/* Whether arg is -V or --version. */
+bool com_cli_is_version(const char *arg);
+
+/* Whether -V or --version is among the command's options, found as
+ * com_cli_help_asked finds --help (so that `gmux CMD --version` prints the
+ * version before any option, file or setting is read). */
+bool com_cli_version_asked(int argc, char **argv, const com_cli_opt_t *program_opts);
+
 /* The value of the option at argv[i]: argv[i + 1], or NULL when there is
  * none (the end of argv, or the "--" that starts a command: `--hosts -- CMD`
  * is a missing host list, not hosts named "--") or it is empty: `--socket

@@ -299,7 +299,9 @@ static gmux_status_t cursor_fail(text_source_t *s, text_cursor_t *c, gmux_status
     return st;
 }
 
-/* Reads the next line into c->line without its newline; 1 at end of file. */
+/* Reads the next line into c->line without its newline; 1 at end of file,
+ * -1 when it cannot be read (errno says why: ENOMEM for a line that does not
+ * fit in memory). */
 static int read_line(text_cursor_t *c, int *no_newline)
 {
     errno = 0;
@@ -313,6 +315,18 @@ static int read_line(text_cursor_t *c, int *no_newline)
     if (n > 0 && c->line[n - 1] == '\r')
         c->line[--n] = '\0';
     return 0;
+}
+
+/* What a failed read_line is: out of memory (getline could not grow its
+ * buffer), else an I/O error; why said into why. */
+static gmux_status_t read_failure(int err, char *why, size_t len)
+{
+    if (err == ENOMEM) {
+        snprintf(why, len, "out of memory");
+        return GMUX_ERR_NOMEM;
+    }
+    snprintf(why, len, "read error: %s", strerror(err));
+    return GMUX_ERR_IO;
 }
 
 static gmux_status_t text_next(sim_source_t *src, uint32_t task, sim_event_t *ev)
@@ -333,8 +347,10 @@ static gmux_status_t text_next(sim_source_t *src, uint32_t task, sim_event_t *ev
     for (;;) {
         int no_newline;
         int rc = read_line(c, &no_newline);
-        if (rc < 0)
-            return cursor_fail(s, c, GMUX_ERR_IO, "read error");
+        if (rc < 0) {
+            gmux_status_t st = read_failure(errno, why, sizeof(why));
+            return cursor_fail(s, c, st, why);
+        }
         /* the writer ends every line and the file with 'end': either is a
          * cut, said with the last whole line (whatever follows is not read) */
         if (rc > 0) {
@@ -361,8 +377,10 @@ static gmux_status_t text_next(sim_source_t *src, uint32_t task, sim_event_t *ev
                 if (kw && kw[0] != '#')
                     return cursor_fail(s, c, GMUX_ERR_PARSE, "record after the 'end' line");
             }
-            if (rc < 0)
-                return cursor_fail(s, c, GMUX_ERR_IO, "read error");
+            if (rc < 0) {
+                gmux_status_t st = read_failure(errno, why, sizeof(why));
+                return cursor_fail(s, c, st, why);
+            }
             c->state = 1;
             return GMUX_ERR_NOT_FOUND;
         }
@@ -456,8 +474,12 @@ static gmux_status_t read_declarations(text_source_t *s, char *err, size_t errle
     int no_newline, rc;
     for (;;) {
         off = ftello(c.f);
-        if ((rc = read_line(&c, &no_newline)) != 0) {
-            snprintf(why, sizeof(why), rc < 0 ? "read error" : "no event and no 'end' line");
+        if ((rc = read_line(&c, &no_newline)) < 0) {
+            st = read_failure(errno, why, sizeof(why));
+            goto out_error;
+        }
+        if (rc > 0) {
+            snprintf(why, sizeof(why), "no event and no 'end' line");
             goto out_error;
         }
         char *p = c.line;

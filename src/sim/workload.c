@@ -95,11 +95,10 @@ static int set_value(void *cfg, const wl_setting_t *s, const char *text, char *e
                 n++;
             for (size_t i = 0; i < n; i++)
                 list_add(names, sizeof(names), s->choices[i], i, n, " or ");
-            snprintf(err, errlen, "setting %s: '%s' is not one of the choices (%s)", s->key, text,
-                     names);
+            snprintf(err, errlen, "setting %s wants %s, not '%s'", s->key, names, text);
         } else
-            snprintf(err, errlen, "setting %s: '%s' is not a %s in [%" PRIu64 ", %" PRIu64 "]",
-                     s->key, text, s->type == WL_T_SIZE ? "size" : "whole number", s->min, s->max);
+            snprintf(err, errlen, "setting %s wants a %s in [%" PRIu64 ", %" PRIu64 "], not '%s'",
+                     s->key, s->type == WL_T_SIZE ? "size" : "whole number", s->min, s->max, text);
         return -1;
     }
     memcpy((char *)cfg + s->offset, &v, sizeof(v));
@@ -208,7 +207,7 @@ static int apply_setting(wl_source_t *s, const char *kv, uint64_t *seed, char *e
     }
     if (!only && klen == 4 && strncmp(key, "seed", 4) == 0) {
         if (com_parse_u64(eq + 1, seed) != GMUX_OK) {
-            snprintf(err, errlen, "setting seed: '%s' is not a whole number", eq + 1);
+            snprintf(err, errlen, "setting seed wants a whole number, not '%s'", eq + 1);
             return -1;
         }
         return 0;
@@ -340,7 +339,7 @@ gmux_status_t sim_workload_open(const char *name, const char *const *settings, s
     for (size_t i = 0; i < s->nparts; i++) {
         char why[200];
         if (s->parts[i].def->finish && s->parts[i].def->finish(s->parts[i].cfg, why, sizeof(why))) {
-            snprintf(err, errlen, "workload %s: %s", s->parts[i].def->name, why);
+            snprintf(err, errlen, "%s, in workload %s", why, s->parts[i].def->name);
             goto out_source;
         }
     }

@@ -65,6 +65,26 @@ static void test_help_scan_ends(void **state)
     assert_false(com_cli_help_asked(ARGC(none), none, opts));
 }
 
+/* --version (-V) is found as --help is: among the options, the values of
+ * a program command's valued options skipped, up to "--" or the program. */
+static void test_version_scan(void **state)
+{
+    (void)state;
+    assert_true(com_cli_is_version("-V") && com_cli_is_version("--version"));
+    assert_false(com_cli_is_version("-v") || com_cli_is_version("--versions"));
+    char *among[] = {"cmd", "--flag", "-V"};
+    assert_true(com_cli_version_asked(ARGC(among), among, opts));
+    assert_false(com_cli_help_asked(ARGC(among), among, opts));
+    char *dashdash[] = {"cmd", "--", "prog", "--version"};
+    assert_false(com_cli_version_asked(ARGC(dashdash), dashdash, NULL));
+    char *prog[] = {"cmd", "prog", "--version"};
+    assert_false(com_cli_version_asked(ARGC(prog), prog, opts));
+    for (int k = 0; opts[k].name; k++) {
+        char *as_value[] = {"cmd", (char *)opts[k].name, "--version", "prog"};
+        assert_int_equal(com_cli_version_asked(ARGC(as_value), as_value, opts), !opts[k].valued);
+    }
+}
+
 static void test_option_value(void **state)
 {
     (void)state;
@@ -88,11 +108,9 @@ static void test_usage_errors_exit_2(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_opt_find),
-        cmocka_unit_test(test_help_scan_skips_each_value),
-        cmocka_unit_test(test_help_scan_ends),
-        cmocka_unit_test(test_option_value),
-        cmocka_unit_test(test_usage_errors_exit_2),
+        cmocka_unit_test(test_opt_find),       cmocka_unit_test(test_help_scan_skips_each_value),
+        cmocka_unit_test(test_help_scan_ends), cmocka_unit_test(test_version_scan),
+        cmocka_unit_test(test_option_value),   cmocka_unit_test(test_usage_errors_exit_2),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -131,7 +131,7 @@ static void test_option_without_value(void **state)
         {{"bench", "net", "--provider", "ib"},
          "option '--provider' wants shm, tcp or both, not 'ib'"},
         {{"sim", "--workload", "llm-decode", "--set", "model=x"},
-         "'x' is not one of the choices (llama2-7b, llama2-13b or llama2-70b)"},
+         "setting model wants llama2-7b, llama2-13b or llama2-70b, not 'x'"},
     };
     for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
         assert_usage_error(cases[c].argv, cases[c].says);

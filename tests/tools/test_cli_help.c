@@ -6,6 +6,7 @@
  */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -15,28 +16,7 @@
 
 #include <cmocka.h>
 
-#include "tproc.h"
-
-static char out[65536], err[16384];
-
-#define MAX_WORDS 12
-
-/* gmux WORDS (NULL-terminated) with the variables of env (NULL, or
- * NULL-terminated) added to the environment; its exit status. */
-static int run_words_env(const char *const words[], char *const env[])
-{
-    char *argv[MAX_WORDS + 2] = {GMUX_CLI_PATH};
-    size_t n = 1;
-    for (size_t k = 0; words[k] && n < MAX_WORDS + 1; k++)
-        argv[n++] = (char *)words[k];
-    argv[n] = NULL;
-    return tproc_capture(argv, env, 60.0, out, sizeof(out), err, sizeof(err));
-}
-
-static int run_words(const char *const words[])
-{
-    return run_words_env(words, NULL);
-}
+#include "cli_words.h"
 
 /* out with each run of spaces and line breaks made one space: a help's
  * prose is matched whatever its line breaks. */
@@ -50,25 +30,6 @@ static void squash_out(void)
         *w++ = ch;
     }
     *w = '\0';
-}
-
-/* The commands `gmux --help` lists, into names (at most cap); their count. */
-static size_t list_commands(char names[][32], size_t cap)
-{
-    const char *const help[] = {"--help", NULL};
-    assert_int_equal(run_words(help), 0);
-    const char *p = strstr(out, "Commands:\n");
-    assert_non_null(p);
-    p += strlen("Commands:\n");
-    size_t n = 0;
-    while (n < cap && strncmp(p, "  ", 2) == 0) {
-        assert_int_equal(sscanf(p, " %31s", names[n]), 1);
-        n++;
-        p = strchr(p, '\n');
-        assert_non_null(p);
-        p++;
-    }
-    return n;
 }
 
 /* `gmux CMD --help` (and the top level, and gmux bench net's) has an exit
@@ -318,7 +279,7 @@ static void test_help_wins_over_malformed_settings(void **state)
     assert_int_equal(run_words(top), 0);
     squash_out();
     assert_non_null(
-        strstr(out, "A help (--help, COMMAND --help, --help-settings) and --version read none."));
+        strstr(out, "A help (--help, COMMAND --help, --help-settings) and a --version read none."));
     /* without --help the setting still stops what reads it */
     char *const env[] = {"GMUX_NET_TIMEOUT=abc", NULL};
     const char *const words[] = {"launch", "-n", "1", "--", "true", NULL};
@@ -372,6 +333,90 @@ static void test_run_help_scan_matches_parser(void **state)
     /* --policy and the others, --no-managed and --no-daemon */
     assert_true(valued >= 8);
     assert_true(flags >= 2);
+}
+
+/* Whether a usage word is an option's value: an uppercase name (FILE, N),
+ * KEY=VALUE, or the words it takes (text|binary). */
+static bool usage_value(const char *w)
+{
+    if (!w || w[0] == '-' || strcmp(w, "gmux") == 0)
+        return false;
+    for (const char *p = w; *p; p++)
+        if ((*p >= 'A' && *p <= 'Z') || *p == '|' || *p == '=')
+            return true;
+    return false;
+}
+
+/* Every option the usage lines of every command's --help list is one the
+ * command takes, with a value exactly when the help shows one: `gmux CMD
+ * --OPT` alone says "option '--OPT' needs a value", and a flag followed by
+ * an unknown option is refused for that one, not for the flag. The forms of
+ * a command with several ("gmux trace generate ...", "gmux trace convert")
+ * are run with their leading words. */
+static void test_every_usage_option_is_taken(void **state)
+{
+    (void)state;
+    char names[34][32];
+    size_t n = list_commands(names, 32);
+    snprintf(names[n++], sizeof(names[0]), "bench net");
+    size_t checked = 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *help[4] = {names[i], "--help", NULL};
+        if (strcmp(names[i], "bench net") == 0)
+            help[0] = "bench", help[1] = "net", help[2] = "--help";
+        assert_int_equal(run_words(help), 0);
+        static char usage[8192];
+        const char *end = strstr(out, "\n\n");
+        assert_non_null(end);
+        snprintf(usage, sizeof(usage), "%.*s", (int)(end - out), out);
+        for (char *p = usage; *p; p++)
+            if (*p == '[' || *p == ']' || *p == '(' || *p == ')')
+                *p = ' ';
+        char *words[512];
+        size_t nw = 0;
+        for (char *w = strtok(usage, " \n"); w && nw < 512; w = strtok(NULL, " \n"))
+            if (strcmp(w, "|") != 0 && strcmp(w, "...") != 0)
+                words[nw++] = w;
+        const char *prefix[4] = {NULL};
+        size_t np = 0;
+        bool in_prefix = false;
+        for (size_t k = 0; k < nw; k++) {
+            const char *w = words[k];
+            if (strcmp(w, "gmux") == 0) { /* a form starts: its leading words */
+                np = 0;
+                in_prefix = true;
+                continue;
+            }
+            if (in_prefix && w[0] != '-' && !usage_value(w) && np < 3) {
+                prefix[np++] = w;
+                continue;
+            }
+            in_prefix = false;
+            /* not an option; or --help, whose scan the tests above check */
+            if (w[0] != '-' || strcmp(w, "--") == 0 || strcmp(w, "-") == 0 ||
+                strcmp(w, "--help") == 0)
+                continue;
+            const char *words_run[8] = {NULL};
+            size_t m = 0;
+            for (; m < np; m++)
+                words_run[m] = prefix[m];
+            words_run[m++] = w;
+            bool valued = usage_value(k + 1 < nw ? words[k + 1] : NULL);
+            char says[128];
+            if (valued) {
+                snprintf(says, sizeof(says), "option '%s' needs a value", w);
+            } else {
+                words_run[m++] = "--no-such-option";
+                snprintf(says, sizeof(says), "unknown option '--no-such-option'");
+            }
+            int rc = run_words(words_run);
+            if (rc != 2 || !strstr(err, says))
+                fail_msg("gmux %s %s%s: exit %d, not 2 with \"%s\": %s", names[i], w,
+                         valued ? "" : " --no-such-option", rc, says, err);
+            checked++;
+        }
+    }
+    assert_true(checked >= 60); /* about 70 options in all */
 }
 
 /* An option given without its value, or with an empty one ("$UNSET"), is
@@ -493,7 +538,11 @@ static void test_bad_value_worded_alike(void **state)
         const char *opt = words[cases[c].opt], *val = words[cases[c].opt + 1];
         char names[64], quotes[64];
         snprintf(names, sizeof(names), "option '%s' wants ", opt);
-        snprintf(quotes, sizeof(quotes), ", not '%s' (see gmux %s", val, words[0]);
+        /* a --set goes on with the workload's why: ", not 'V': WHY (see" */
+        if (strcmp(opt, "--set") == 0)
+            snprintf(quotes, sizeof(quotes), ", not '%s': ", val);
+        else
+            snprintf(quotes, sizeof(quotes), ", not '%s' (see gmux %s", val, words[0]);
         int rc = run_words(words);
         const char *at = strstr(err, names);
         if (rc != 2 || !at || !strstr(at, quotes) || strchr(err, '\n') != strrchr(err, '\n'))
@@ -552,6 +601,7 @@ int main(void)
         cmocka_unit_test(test_wrong_word_named),
         cmocka_unit_test(test_help_wins_over_malformed_settings),
         cmocka_unit_test(test_run_help_scan_matches_parser),
+        cmocka_unit_test(test_every_usage_option_is_taken),
         cmocka_unit_test(test_missing_value_worded_alike),
         cmocka_unit_test(test_bad_value_worded_alike),
         cmocka_unit_test(test_bad_list_word_named),

@@ -15,6 +15,7 @@
 #include "common/settings.h"
 #include "common/text.h"
 #include "daemon/cli_main.h"
+#include "daemon/proto.h"
 #include "sim/workload.h"
 
 /* "gmux CMD", the program a usage error names */
@@ -194,8 +195,8 @@ int cli_workload_open(const char *cmd, const char *name, const char *const *sets
             continue;
         if (n == 0)
             break;
-        return cli_bad_value(cmd, "--set", sets[n - 1], "KEY=VALUE, a setting of %s (%s)", name,
-                             err);
+        return cli_usage_error(cmd, "option '--set' wants KEY=VALUE, a setting of %s, not '%s': %s",
+                               name, sets[n - 1], err);
     }
     return cli_usage_error(cmd, "%s", err);
 }
@@ -223,6 +224,26 @@ int cli_settings_check(const char *cmd, unsigned scopes, com_getenv_fn getenv_fn
         return 0;
     fprintf(stderr, "gmux %s: %s (see gmux --help-settings)\n", cmd, err);
     return CLI_EXIT_USAGE;
+}
+
+void cli_print_task_states(FILE *out)
+{
+    /* by state number: what each means to the user reading the table */
+    static const char *const meaning[] = {
+        [DMN_STATE_IDLE] = "registered, nothing queued",
+        [DMN_STATE_PENDING] = "launches queued, waiting for its turn on the GPU",
+        [DMN_STATE_RUNNING] = "holds the turn: its launches run",
+        [DMN_STATE_REVOKED] = ("holds the turn and was asked to give it back (its slice "
+                               "ended, a latency task wants the GPU, or sharing ended); it "
+                               "stops at its next kernel boundary"),
+        [DMN_STATE_HELD] = ("granted the turn, but the grant waits until the evictions of "
+                            "the switch end (docs/daemon-evict.md): it may not launch yet"),
+    };
+    fprintf(out, "Task states (STATE, JSON \"state\"):\n");
+    for (uint32_t s = 0; s < sizeof(meaning) / sizeof(meaning[0]); s++) {
+        int col = fprintf(out, "  %-8s ", dmn_state_name(s));
+        com_text_wrap(out, meaning[s], col > 0 ? (size_t)col : 0, COM_TEXT_WIDTH);
+    }
 }
 
 unsigned cli_columns(void)

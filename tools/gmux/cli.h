@@ -11,6 +11,7 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 #include "common/cliopt.h"
@@ -48,9 +49,10 @@ int cli_fail(const char *cmd, const char *fmt, ...) __attribute__((format(printf
 /* sim_workload_open for gmux CMD's --workload NAME and --set KEY=VALUE
  * options: 0 with *src_p, or a usage error said (CLI_EXIT_USAGE): the
  * workload's words for a bad name; for settings the workload does not
- * take, cli_bad_value of --set quoting the setting that made the list
- * fail (the last of the shortest run of the first ones that fails alike)
- * with the workload's words; 1 after "out of memory". */
+ * take, "option '--set' wants KEY=VALUE, a setting of NAME, not
+ * 'SETTING': WHY", quoting the setting that made the list fail (the last of
+ * the shortest run of the first ones that fails alike), WHY the workload's
+ * words; 1 after "out of memory". */
 int cli_workload_open(const char *cmd, const char *name, const char *const *sets, size_t nsets,
                       uint64_t seed, sim_source_t **src_p);
 
@@ -75,6 +77,10 @@ int cli_check_command(const char *sub, const char *cmd);
  * has set some from its options); else it checks the variables as getenv_fn
  * gives them and loads nothing. */
 int cli_settings_check(const char *cmd, unsigned scopes, com_getenv_fn getenv_fn);
+
+/* Prints the "Task states" section of gmux status and top --help: each
+ * state the daemon's report can show (dmn_state_name) and what it means. */
+void cli_print_task_states(FILE *out);
 
 /* Widest COLUMNS taken as given. */
 #define CLI_MAX_COLUMNS 4096

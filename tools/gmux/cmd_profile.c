@@ -90,6 +90,9 @@ int cmd_profile(int argc, char **argv)
         rc = cli_usage_error(CMD, "name the output database with -o FILE");
         goto free_sets;
     }
+    /* a program has no settings or seed: said before it runs */
+    if (command && (rc = pdrive_check_workload_options(CMD, &in)) != 0)
+        goto free_sets;
     /* The database is written once learned, to a part file renamed over
      * it (out_file.h); whether that can be created is tried before a program
      * runs or a trace is replayed for it. Nothing opens a FIFO or a device

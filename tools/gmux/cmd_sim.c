@@ -44,7 +44,8 @@ static void print_help(void)
            "                  each file over the ones before it\n"
            "  --param KEY=VALUE a device parameter (below)\n"
            "  --policy LIST   comma-separated policies (default: all four)\n"
-           "  --seed S        the workload's seed (default 1; a --set seed=S wins)\n"
+           "  --seed S        the workload's seed (default 1; a --set seed=S wins);\n"
+           "                  not with --trace\n"
            "  --oversub PCT   device memory = footprint * 100 / PCT (default: the hbm param)\n"
            "  --sweep         oversubscription 100%% to 400%%; writes PREFIX.png (gnuplot)\n"
            "  --plot PREFIX   where the sweep writes its files (default gmux-sim-sweep;\n"
@@ -139,7 +140,7 @@ int cmd_sim(int argc, char **argv)
     const char *templates = NULL;
     sim_learned_t learned;
     const char *plot = "gmux-sim-sweep";
-    bool plot_given = false;
+    bool plot_given = false, seed_given = false;
     char err[1024];
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -188,6 +189,7 @@ int cmd_sim(int argc, char **argv)
         } else if (strcmp(a, "--seed") == 0) {
             if (com_parse_u64(v, &job.seed) != GMUX_OK)
                 return cli_bad_value(CMD, a, v, "a whole number, 0 or more");
+            seed_given = true;
         } else if (strcmp(a, "--plot") == 0) {
             int bad = plot_prefix_check(CMD, a, v, "gmux-sim-sweep");
             if (bad)
@@ -236,6 +238,8 @@ int cmd_sim(int argc, char **argv)
         return cli_usage_error(CMD, "give exactly one of --workload and --trace");
     if (job.trace && nsets > 0)
         return cli_usage_error(CMD, "--set applies to --workload, not to '%s'", job.trace);
+    if (job.trace && seed_given) /* a trace has no seed: it was taken and did nothing */
+        return cli_usage_error(CMD, "--seed applies to --workload, not to '%s'", job.trace);
     if (sweep && job.oversub_pct > 0)
         return cli_usage_error(CMD, "--sweep sets the oversubscription itself");
     if (plot_given && !sweep) /* was accepted and ignored */

@@ -30,8 +30,9 @@ int cmd_status(int argc, char **argv)
                    "long names end in \"...\"; --json keeps every value whole.\n\n"
                    "  --json         one JSON object instead of the table\n"
                    "  --socket PATH  gmuxd's socket (default: GMUX_SOCKET, see\n"
-                   "                 gmux --help-settings)\n\n"
-                   "Exit status: 0 when the daemon answered; 1 when no daemon answers on the\n"
+                   "                 gmux --help-settings)\n\n");
+            cli_print_task_states(stdout);
+            printf("\nExit status: 0 when the daemon answered; 1 when no daemon answers on the\n"
                    "socket (within 3 s); 2 for a usage error.\n");
             return 0;
         } else if (strcmp(argv[i], "--json") == 0) {

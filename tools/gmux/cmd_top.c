@@ -67,8 +67,9 @@ int cmd_top(int argc, char **argv)
                    "  --interval SECONDS  between two tables, 0.05 to 3600 (default 1)\n"
                    "  --once              one table, then exit\n"
                    "  --batch N           N tables one after another, without clearing the\n"
-                   "                      screen (for logs); not with --once\n\n"
-                   "Exit status: 0 after q, Ctrl-C, SIGTERM or the last round of --once or\n"
+                   "                      screen (for logs); not with --once\n\n");
+            cli_print_task_states(stdout);
+            printf("\nExit status: 0 after q, Ctrl-C, SIGTERM or the last round of --once or\n"
                    "--batch; 1 when no daemon answers on the socket or it stops answering;\n"
                    "2 for a usage error.\n");
             return 0;

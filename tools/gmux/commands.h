@@ -8,9 +8,11 @@
  * are checked before it starts (a malformed one: exit 2); GMUX_LOG always.
  * daemon, run, trace and profile check theirs themselves, after their
  * options (which replace some variables) are applied. No setting is
- * checked when the command's words ask for its --help (help_opts: the
- * option table its help scan reads, com_cli_help_asked; NULL for all but
- * run), nor for gmux --help and --help-settings.
+ * checked when the command's words ask for its --help or --version
+ * (help_opts: the option table its help scan reads, com_cli_help_asked and
+ * com_cli_version_asked; NULL for all but run), nor for gmux --help and
+ * --help-settings. gmux CMD --version is answered by main.c, as gmux
+ * --version is, before the command runs.
  */
 #ifndef GMUX_CLI_COMMANDS_H
 #define GMUX_CLI_COMMANDS_H

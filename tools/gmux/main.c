@@ -40,13 +40,14 @@ static void print_help(FILE *out)
         com_text_wrap(out, commands[i].summary, col > 0 ? (size_t)col : 0, COM_TEXT_WIDTH);
     }
     fprintf(out, "\nRun 'gmux COMMAND --help' or 'gmux --help COMMAND' for a command's options.\n"
+                 "Every command also takes --version (-V): it prints what gmux --version does.\n"
                  "Settings come from GMUX_* environment variables: 'gmux --help-settings'.\n"
                  "A command checks those read by what it runs (itself, and the daemon, shim\n"
                  "or ranks it starts): a malformed one is a usage error. A help (--help,\n"
-                 "COMMAND --help, --help-settings) and --version read none.\n\n"
+                 "COMMAND --help, --help-settings) and a --version read none.\n\n"
                  "Exit status: the command's (each command's --help lists its own); 0 for\n"
-                 "--help, --version and --help-settings; 2 for a usage error (no command, an\n"
-                 "unknown command or option, a malformed setting).\n");
+                 "--help, a --version and --help-settings; 2 for a usage error (no command,\n"
+                 "an unknown command or option, a malformed setting).\n");
 }
 
 static const char *env_lookup(const char *name)
@@ -62,23 +63,19 @@ static const struct command *find_command(const char *name)
     return NULL;
 }
 
-static bool is_version(const char *arg)
-{
-    return strcmp(arg, "--version") == 0 || strcmp(arg, "-V") == 0;
-}
-
 /* Whether the words ask for what reads no setting: gmux --help,
  * --help-settings (the page a malformed setting's error points to),
- * --version, or a command's --help as the command itself finds it (gmux
- * run's skips its options' values). */
+ * --version, or a command's --help or --version as the command itself
+ * finds its --help (gmux run's skips its options' values). */
 static bool reads_no_setting(int argc, char **argv, const struct command *cmd)
 {
     if (argc < 2)
         return false;
     if (cmd)
-        return com_cli_help_asked(argc - 1, argv + 1, cmd->help_opts);
+        return com_cli_help_asked(argc - 1, argv + 1, cmd->help_opts) ||
+               com_cli_version_asked(argc - 1, argv + 1, cmd->help_opts);
     return com_cli_is_help(argv[1]) || strcmp(argv[1], "--help-settings") == 0 ||
-           is_version(argv[1]);
+           com_cli_is_version(argv[1]);
 }
 
 int main(int argc, char **argv)
@@ -117,7 +114,7 @@ int main(int argc, char **argv)
         char *cmd_argv[] = {argv[2], "--help", NULL};
         return c->fn(2, cmd_argv);
     }
-    if (argc > 2 && (help || is_version(arg) || strcmp(arg, "--help-settings") == 0)) {
+    if (argc > 2 && (help || com_cli_is_version(arg) || strcmp(arg, "--help-settings") == 0)) {
         fprintf(stderr, "gmux: unexpected argument '%s' after %s (see gmux --help)\n", argv[2],
                 arg);
         return CLI_EXIT_USAGE;
@@ -126,7 +123,7 @@ int main(int argc, char **argv)
         print_help(stdout);
         return 0;
     }
-    if (is_version(arg)) {
+    if (com_cli_is_version(arg)) {
         printf("gmux %s\n", GMUX_VERSION_STRING);
         return 0;
     }
@@ -137,6 +134,12 @@ int main(int argc, char **argv)
     if (arg[0] == '-') {
         fprintf(stderr, "gmux: unknown option '%s' (see gmux --help)\n", arg);
         return CLI_EXIT_USAGE;
+    }
+    /* gmux CMD --version: the same line, unless --help is asked too */
+    if (cmd && com_cli_version_asked(argc - 1, argv + 1, cmd->help_opts) &&
+        !com_cli_help_asked(argc - 1, argv + 1, cmd->help_opts)) {
+        printf("gmux %s\n", GMUX_VERSION_STRING);
+        return 0;
     }
     if (cmd)
         return cmd->fn(argc - 1, argv + 1);

@@ -31,6 +31,7 @@ int pdrive_parse_arg(const char *cmd, pdrive_input_t *in, int argc, char **argv,
             cli_bad_value(cmd, a, v, "a whole number, 0 or more");
             return -1;
         }
+        in->seed_given = true;
     } else if (a[0] != '-' && !in->trace) {
         in->trace = a;
         return 1;
@@ -40,13 +41,22 @@ int pdrive_parse_arg(const char *cmd, pdrive_input_t *in, int argc, char **argv,
     return 2;
 }
 
+int pdrive_check_workload_options(const char *cmd, const pdrive_input_t *in)
+{
+    if (in->nsets)
+        return cli_usage_error(cmd, "--set applies to --workload only");
+    if (in->seed_given)
+        return cli_usage_error(cmd, "--seed applies to --workload only");
+    return 0;
+}
+
 int pdrive_open(const char *cmd, const pdrive_input_t *in, sim_source_t **src_p)
 {
     char err[512];
     if ((in->trace != NULL) == (in->workload != NULL))
         return cli_usage_error(cmd, "name a TRACE file or --workload NAME (one of them)");
-    if (in->trace && in->nsets)
-        return cli_usage_error(cmd, "--set applies to --workload only");
+    if (in->trace && pdrive_check_workload_options(cmd, in))
+        return CLI_EXIT_USAGE;
     if (!in->trace) /* a bad workload or --set is a usage error */
         return cli_workload_open(cmd, in->workload, in->sets, in->nsets, in->seed, src_p);
     if (sim_trace_open(in->trace, src_p, err, sizeof(err)) != GMUX_OK)

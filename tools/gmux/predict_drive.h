@@ -26,6 +26,7 @@ typedef struct pdrive_input {
     const char **sets;    /* --set KEY=VALUE for the workload */
     size_t nsets;
     uint64_t seed;
+    bool seed_given; /* --seed was given: only a workload takes it */
 } pdrive_input_t;
 
 /*
@@ -35,7 +36,12 @@ typedef struct pdrive_input {
  */
 int pdrive_parse_arg(const char *cmd, pdrive_input_t *in, int argc, char **argv, int i);
 
-/* Opens the input; 0 or 1 (message printed). */
+/* The usage error (said, CLI_EXIT_USAGE) of a --set or --seed given for
+ * input that is no workload (a TRACE, or the program gmux profile records);
+ * else 0. */
+int pdrive_check_workload_options(const char *cmd, const pdrive_input_t *in);
+
+/* Opens the input; 0, 1 or CLI_EXIT_USAGE (message printed). */
 int pdrive_open(const char *cmd, const pdrive_input_t *in, sim_source_t **src_p);
 
 typedef struct pdrive_kernel {
