@@ -6,11 +6,12 @@
  * EINTR from accept4, recv and send, a peer whose credentials cannot be read
  * or whose pid the kernel gives as 0 (another pid namespace), a pid
  * check that kill(pid, 0) answers EPERM (a process of another uid), and
- * accept4 failing for want of descriptors (EMFILE).
+ * accept4 failing for want of descriptors (EMFILE), and a REFUSED the
+ * socket takes only part of.
  *
  * The server runs in a forked child (tsrv.h); this binary is linked with
- * -Wl,--wrap for malloc, realloc, accept4, recv, send, getsockopt, kill and
- * dmn_proto_encode_status, and the wrappers inject a fault only in that
+ * -Wl,--wrap for malloc, realloc, accept4, recv, send, getsockopt, kill,
+ * dmn_arb_add and dmn_proto_encode_status, and the wrappers inject a fault only in that
  * child and only while a test arms it in a page shared with it (MAP_SHARED),
  * counting what they injected there so each test checks its path was taken.
  * The test's own calls pass through. Each test asserts that the daemon
