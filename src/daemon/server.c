@@ -106,10 +106,10 @@ static void on_register(dmn_srv_t *s, dmn_conn_t *c, dmn_msg_register_t *reg)
         if (capped && dmn_refusal_say(&s->refused[DMN_REFUSE_TASKS], com_clock_ns()))
             COM_WARN(DAEMON, "refused task '%s' of pid %d: %s (%llu refused so far)", reg->name,
                      (int)c->pid, capped, (unsigned long long)s->refused[DMN_REFUSE_TASKS].total);
-        size_t n = dmn_proto_encode_refused(s->out, sizeof(s->out), ++s->seq, GMUX_ERR_CAPACITY,
-                                            capped ? capped : "too many tasks");
-        if (dmn_conn_send(s, c, n) == 0)
-            dmn_conn_drop(s, c, "refused");
+        dmn_conn_refuse(s, c,
+                        dmn_proto_encode_refused(s->out, sizeof(s->out), ++s->seq,
+                                                 GMUX_ERR_CAPACITY,
+                                                 capped ? capped : "too many tasks"));
         return;
     }
     c->slot = slot;
@@ -141,7 +141,7 @@ static int handle(dmn_srv_t *s, dmn_conn_t *c, dmn_msg_t *m)
         if (registered)
             break;
         on_register(s, c, &m->u.reg);
-        return c->fd < 0 ? -1 : 0;
+        return c->fd < 0 || dmn_conn_closing(c) ? -1 : 0;
     case DMN_MSG_QUERY:
         on_query(s, c);
         return c->fd < 0 ? -1 : 0;
@@ -186,13 +186,13 @@ static int handle(dmn_srv_t *s, dmn_conn_t *c, dmn_msg_t *m)
  * REFUSED of this version: its header's magic and version sit where they
  * always did, so a client that reads them names both versions (those since
  * 2026-12-02); older ones fail to decode it and go local as they did when
- * they were only closed on. Returns send_msg's value (-1: c dropped). */
-static int refuse_version(dmn_srv_t *s, dmn_conn_t *c, const uint8_t *hdr)
+ * they were only closed on. c ends once it is sent (dmn_conn_refuse). */
+static void refuse_version(dmn_srv_t *s, dmn_conn_t *c, const uint8_t *hdr)
 {
     char why[DMN_REASON_MAX];
     snprintf(why, sizeof(why), "protocol version %u; gmuxd speaks %u",
              (unsigned)hdr[4] | (unsigned)hdr[5] << 8, DMN_PROTO_VERSION);
-    return dmn_conn_send(
+    dmn_conn_refuse(
         s, c, dmn_proto_encode_refused(s->out, sizeof(s->out), ++s->seq, GMUX_ERR_VERSION, why));
 }
 
@@ -254,9 +254,10 @@ static void on_readable(dmn_srv_t *s, dmn_conn_t *c)
             st = dmn_proto_decode(c->buf + off, whole, &m);
         if (st != GMUX_OK) {
             log_malformed(s, c, st, c->buf + off);
-            if (st == GMUX_ERR_VERSION && c->slot < 0 && refuse_version(s, c, c->buf + off) != 0)
-                return;
-            dmn_conn_drop(s, c, "malformed message");
+            if (st == GMUX_ERR_VERSION && c->slot < 0)
+                refuse_version(s, c, c->buf + off);
+            else
+                dmn_conn_drop(s, c, "malformed message");
             return;
         }
         c->hello_by = 0;
@@ -471,7 +472,8 @@ gmux_status_t dmn_server_run(const dmn_server_opts_t *opts, volatile sig_atomic_
         [DMN_REFUSE_SILENT] = "connections silent past the first message's deadline",
         [DMN_REFUSE_STALLED] = "peers stalled part-way through a message",
         [DMN_REFUSE_NOMEM] = "connections ended for want of memory",
-        [DMN_REFUSE_ACCEPT] = "accepts"};
+        [DMN_REFUSE_ACCEPT] = "accepts",
+        [DMN_REFUSE_UNREAD] = "peers refused that did not read the REFUSED"};
     for (int k = 0; k < DMN_REFUSE_KINDS; k++)
         s->refused[k].what = what[k];
     s->refused[DMN_REFUSE_VERSION].every_ns = 60 * COM_NS_PER_S;
@@ -482,6 +484,8 @@ gmux_status_t dmn_server_run(const dmn_server_opts_t *opts, volatile sig_atomic_
     s->refused[DMN_REFUSE_STALLED].verb = "dropped";
     s->refused[DMN_REFUSE_NOMEM].verb = "ended";
     s->refused[DMN_REFUSE_ACCEPT].verb = "failed";
+    s->refused[DMN_REFUSE_UNREAD].every_ns = 60 * COM_NS_PER_S; /* a stale client's retries */
+    s->refused[DMN_REFUSE_UNREAD].verb = "closed";
     for (int i = 0; i < DMN_SERVER_MAX_CONNS; i++)
         s->conns[i] = (dmn_conn_t){.fd = -1, .slot = -1};
     for (int i = 0; i < DMN_ARB_MAX_TASKS; i++)
@@ -522,7 +526,9 @@ gmux_status_t dmn_server_run(const dmn_server_opts_t *opts, volatile sig_atomic_
         for (int i = 0; i < DMN_SERVER_MAX_CONNS; i++)
             if (s->conns[i].fd >= 0) {
                 idx[nf] = i;
-                short ev = (short)(POLLIN | (dmn_conn_has_output(&s->conns[i]) ? POLLOUT : 0));
+                const dmn_conn_t *c = &s->conns[i];
+                short ev = (short)((dmn_conn_closing(c) ? 0 : POLLIN) |
+                                   (dmn_conn_has_output(c) ? POLLOUT : 0));
                 fds[nf++] = (struct pollfd){s->conns[i].fd, ev, 0};
             }
         int r = poll(fds, (nfds_t)nf, poll_timeout_ms(s, now));
@@ -539,6 +545,11 @@ gmux_status_t dmn_server_run(const dmn_server_opts_t *opts, volatile sig_atomic_
             dmn_conn_t *c = &s->conns[idx[k]];
             if (c->fd == fds[k].fd && (fds[k].revents & POLLOUT))
                 dmn_conn_flush(s, c);
+            if (c->fd == fds[k].fd && dmn_conn_closing(c)) { /* its input is not read */
+                if (fds[k].revents & (POLLERR | POLLHUP | POLLNVAL))
+                    dmn_conn_drop(s, c, "hung up before reading its REFUSED");
+                continue;
+            }
             if (c->fd == fds[k].fd && ((fds[k].revents & ~POLLOUT) || c->backlog))
                 on_readable(s, c); /* POLLHUP: recv sees EOF after the last bytes */
         }

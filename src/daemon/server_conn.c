@@ -113,6 +113,9 @@ void dmn_conn_flush(dmn_srv_t *s, dmn_conn_t *c)
             send(c->fd, c->out + c->out_off, c->out_len - c->out_off, MSG_DONTWAIT | MSG_NOSIGNAL);
         if (n < 0 && (errno == EAGAIN || errno == EINTR))
             return;
+        /* 0 is not an answer the kernel gives a stream socket's send of 1
+         * byte or more (it takes some, or says EAGAIN or an error); were
+         * it given, trying again would spin, so it ends c as a failure. */
         if (n <= 0) {
             dmn_conn_drop(s, c, "send failed");
             return;
@@ -122,6 +125,32 @@ void dmn_conn_flush(dmn_srv_t *s, dmn_conn_t *c)
     free(c->out); /* a burst's memory goes back once it is sent */
     c->out = NULL;
     c->out_off = c->out_len = c->out_cap = 0;
+    if (dmn_conn_closing(c))
+        dmn_conn_drop(s, c, "refused");
+}
+
+/* The bound on a message's arrival (server.h: GMUX_DAEMON_MSG_MS). */
+static uint64_t msg_ns(const dmn_srv_t *s)
+{
+    return s->opts->msg_ns ? s->opts->msg_ns : (uint64_t)DMN_SERVER_MSG_MS * COM_NS_PER_MS;
+}
+
+void dmn_conn_refuse(dmn_srv_t *s, dmn_conn_t *c, size_t len)
+{
+    if (dmn_conn_send(s, c, len) != 0)
+        return;
+    if (!dmn_conn_has_output(c)) {
+        dmn_conn_drop(s, c, "refused");
+        return;
+    }
+    c->close_by = com_clock_ns() + msg_ns(s);
+    c->hello_by = c->msg_by = 0; /* its input is read no more */
+    c->backlog = false;
+}
+
+bool dmn_conn_closing(const dmn_conn_t *c)
+{
+    return c->close_by != 0;
 }
 
 /* Whether the owner's reserve and the caps of a uid other than the owner's
@@ -244,12 +273,6 @@ void dmn_conn_accept_all(dmn_srv_t *s)
     }
 }
 
-/* The bound on a message's arrival (server.h: GMUX_DAEMON_MSG_MS). */
-static uint64_t msg_ns(const dmn_srv_t *s)
-{
-    return s->opts->msg_ns ? s->opts->msg_ns : (uint64_t)DMN_SERVER_MSG_MS * COM_NS_PER_MS;
-}
-
 void dmn_conn_note_input(const dmn_srv_t *s, dmn_conn_t *c, size_t consumed, uint64_t now)
 {
     if (c->len == 0 || c->backlog) /* a backlog is the daemon's delay, not the peer's */
@@ -261,6 +284,8 @@ void dmn_conn_note_input(const dmn_srv_t *s, dmn_conn_t *c, size_t consumed, uin
 uint64_t dmn_conn_deadline(const dmn_conn_t *c)
 {
     uint64_t by = c->hello_by ? c->hello_by : UINT64_MAX;
+    if (c->close_by && c->close_by < by)
+        by = c->close_by;
     return c->msg_by && c->msg_by < by ? c->msg_by : by;
 }
 
@@ -270,7 +295,16 @@ void dmn_conn_check_deadlines(dmn_srv_t *s, uint64_t now)
         dmn_conn_t *c = &s->conns[i];
         if (c->fd < 0)
             continue;
-        if (c->hello_by && now >= c->hello_by) {
+        if (c->close_by && now >= c->close_by) {
+            dmn_refusals_t *r = &s->refused[DMN_REFUSE_UNREAD];
+            if (dmn_refusal_say(r, now))
+                COM_WARN(DAEMON,
+                         "pid %d did not read its REFUSED within %llu ms (%zu bytes unsent): "
+                         "closed (%llu closed so far; more are counted, a line a minute at most)",
+                         (int)c->pid, (unsigned long long)(msg_ns(s) / COM_NS_PER_MS),
+                         c->out_len - c->out_off, (unsigned long long)r->total);
+            dmn_conn_drop(s, c, "refused, its answer unread");
+        } else if (c->hello_by && now >= c->hello_by) {
             dmn_refusals_t *r = &s->refused[DMN_REFUSE_SILENT];
             if (dmn_refusal_say(r, now))
                 COM_WARN(DAEMON,

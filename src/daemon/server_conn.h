@@ -41,6 +41,9 @@ typedef struct dmn_conn {
     /* closed at this time unless the message begun by then is whole; 0 while
      * buf holds no part of one (server.h, GMUX_DAEMON_MSG_MS) */
     uint64_t msg_by;
+    /* refused (dmn_conn_refuse) with its REFUSED still queued: closed once
+     * the queue is sent, or at this time; 0 otherwise */
+    uint64_t close_by;
 } dmn_conn_t;
 
 /* The kinds of refusal logged (refusals.h). */
@@ -56,6 +59,7 @@ enum {
     DMN_REFUSE_STALLED,   /* dropped: part of a message, not the rest (a line a minute) */
     DMN_REFUSE_NOMEM,     /* ended: no memory for its input buffer or its output queue */
     DMN_REFUSE_ACCEPT,    /* accept4 failed: no descriptor or memory for the connection */
+    DMN_REFUSE_UNREAD,    /* closed: its REFUSED not read in time (a line a minute) */
     DMN_REFUSE_KINDS
 };
 
@@ -119,8 +123,23 @@ bool dmn_conn_has_output(const dmn_conn_t *c);
 int dmn_conn_send(dmn_srv_t *s, dmn_conn_t *c, size_t len);
 
 /* Sends what c's socket takes of its queue (on POLLOUT); frees the queue
- * once empty. May drop c. */
+ * once empty, and then ends a connection refused (dmn_conn_refuse). May
+ * drop c. */
 void dmn_conn_flush(dmn_srv_t *s, dmn_conn_t *c);
+
+/* Sends c a REFUSED (len bytes of s->out, as dmn_conn_send) and ends it: at
+ * once when the socket took it whole; else once its queue is sent
+ * (dmn_conn_flush), so the peer reads the refusal and its reason before the
+ * close, and nothing more of its input is read meanwhile. A peer that has
+ * not read it all within GMUX_DAEMON_MSG_MS is closed then (a warning,
+ * DMN_REFUSE_UNREAD; dmn_conn_check_deadlines). Until 2026-12-03 the
+ * connection was closed at once, and a REFUSED the socket did not take
+ * whole was lost: the peer read part of it and the end of the stream. */
+void dmn_conn_refuse(dmn_srv_t *s, dmn_conn_t *c, size_t len);
+
+/* Whether c was refused and waits for its REFUSED to be sent: it is polled
+ * for POLLOUT only, its input left unread. */
+bool dmn_conn_closing(const dmn_conn_t *c);
 
 /* Accepts the waiting connections (up to 64 per call) into free slots, or
  * closes those whose credentials cannot be read, of a uid not allowed, over a
@@ -143,12 +162,14 @@ bool dmn_conn_accepting(const dmn_srv_t *s, uint64_t now, uint64_t *next);
  * once none is (s->opts->msg_ns, GMUX_DAEMON_MSG_MS). */
 void dmn_conn_note_input(const dmn_srv_t *s, dmn_conn_t *c, size_t consumed, uint64_t now);
 
-/* c's next deadline (first message, or one begun): UINT64_MAX when none. */
+/* c's next deadline (first message, one begun, or a REFUSED to be read):
+ * UINT64_MAX when none. */
 uint64_t dmn_conn_deadline(const dmn_conn_t *c);
 
 /* Closes the connections that have not sent a whole message in time: their
  * first (DMN_SERVER_HELLO_MS), or one they began (GMUX_DAEMON_MSG_MS); a
- * registered one's task is reclaimed. */
+ * registered one's task is reclaimed. Closes too those refused that have
+ * not read their REFUSED in time (dmn_conn_refuse). */
 void dmn_conn_check_deadlines(dmn_srv_t *s, uint64_t now);
 
 /* Drops, every 200 ms, registered connections whose process is gone. */

@@ -6,11 +6,12 @@
  * EINTR from accept4, recv and send, a peer whose credentials cannot be read
  * or whose pid the kernel gives as 0 (another pid namespace), a pid
  * check that kill(pid, 0) answers EPERM (a process of another uid), and
- * accept4 failing for want of descriptors (EMFILE).
+ * accept4 failing for want of descriptors (EMFILE), and a REFUSED the
+ * socket takes only part of.
  *
  * The server runs in a forked child (tsrv.h); this binary is linked with
- * -Wl,--wrap for malloc, realloc, accept4, recv, send, getsockopt, kill and
- * dmn_proto_encode_status, and the wrappers inject a fault only in that
+ * -Wl,--wrap for malloc, realloc, accept4, recv, send, getsockopt, kill,
+ * dmn_arb_add and dmn_proto_encode_status, and the wrappers inject a fault only in that
  * child and only while a test arms it in a page shared with it (MAP_SHARED),
  * counting what they injected there so each test checks its path was taken.
  * The test's own calls pass through. Each test asserts that the daemon
@@ -24,6 +25,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +37,7 @@
 #include <unistd.h>
 
 #include "common/clock.h"
+#include "daemon/arbiter.h"
 #include "daemon/client.h"
 #include "daemon/endpoint.h"
 #include "daemon/report.h"
@@ -55,10 +58,13 @@ typedef struct ctl {
     int fail_status;     /* STATUS encodings to fail (0 bytes) */
     pid_t kill_eperm;    /* kill(this pid, 0) fails with EPERM */
     pid_t kill_watch;    /* kill(this pid, 0) is counted */
+    int short_sends;     /* sends of 2 bytes or more to take only their first half */
+    int fail_arb_adds;   /* dmn_arb_add calls to fail (as with every task slot taken) */
     /* what happened */
     int bufs_failed, reallocs_failed, status_failed, peers_zeroed, peers_failed;
     int eintr_accept, eintr_recv, eintr_send, accepts, accepts_failed;
     int kills_watched, kills_nonpositive;
+    int sends_shortened, arb_adds_failed;
 } ctl_t;
 
 static ctl_t *ctl;
@@ -164,6 +170,10 @@ ssize_t __wrap_send(int fd, const void *b, size_t n, int flags)
     static int toggle;
     if (ctl && interrupt(&toggle, &ctl->eintr_send))
         return -1;
+    if (n >= 2 && ctl && take(&ctl->short_sends)) {
+        bump(&ctl->sends_shortened);
+        n /= 2;
+    }
     return __real_send(fd, b, n, flags);
 }
 
@@ -200,6 +210,17 @@ int __wrap_kill(pid_t pid, int sig)
         }
     }
     return __real_kill(pid, sig);
+}
+
+int __real_dmn_arb_add(dmn_arbiter_t *arb, const dmn_msg_register_t *reg, uint64_t now);
+int __wrap_dmn_arb_add(dmn_arbiter_t *arb, const dmn_msg_register_t *reg, uint64_t now);
+int __wrap_dmn_arb_add(dmn_arbiter_t *arb, const dmn_msg_register_t *reg, uint64_t now)
+{
+    if (ctl && take(&ctl->fail_arb_adds)) {
+        bump(&ctl->arb_adds_failed);
+        return -1;
+    }
+    return __real_dmn_arb_add(arb, reg, now);
 }
 
 size_t __real_dmn_proto_encode_status(uint8_t *out, size_t cap, uint32_t seq,
@@ -570,6 +591,82 @@ static void test_pid_check_eperm_keeps_task(void **state)
     stop_server();
 }
 
+/* Sends a REGISTER on a new connection (of protocol version 9 when
+ * version_9) and returns the connection. */
+static int send_register(int version_9)
+{
+    int fd = dtest_connect(path);
+    dmn_msg_register_t reg = {0, DMN_CLASS_BATCH, 0, 0, 0, "refused"};
+    size_t n = dmn_proto_encode_register(buf, sizeof(buf), 1, &reg);
+    if (version_9)
+        buf[4] = 9;
+    assert_int_equal(send(fd, buf, n, MSG_NOSIGNAL), (ssize_t)n);
+    return fd;
+}
+
+/* A REGISTER refused (of another version; or no task slot free) whose
+ * REFUSED the socket takes only half of: the peer reads it whole, reason
+ * included, then the close. Until 2026-12-03 the connection was closed with
+ * the rest still queued: the peer read 42 of 84 bytes, then end of file,
+ * and went local without the reason (`bad message from the daemon`). */
+static void expect_refused_whole(int version_9, int status, const char *reason)
+{
+    set(&ctl->short_sends, 1);
+    int fd = send_register(version_9);
+    dmn_msg_t m;
+    assert_int_equal(dtest_read(fd, buf, &m, 20.0), DMN_MSG_REFUSED);
+    assert_int_equal(get(&ctl->sends_shortened), 1);
+    assert_int_equal(get(&ctl->arb_adds_failed), !version_9);
+    assert_int_equal(m.u.refused.status, status);
+    assert_string_equal(m.u.refused.reason, reason);
+    assert_true(dtest_closed_by_peer(fd, 20.0));
+    close(fd);
+    int b = dtest_register(path, "next", buf);
+    assert_int_equal(dtest_query_answered(b), 1);
+    close(b);
+    stop_server();
+}
+
+static void test_refused_version_sent_whole(void **state)
+{
+    (void)state;
+    char why[DMN_REASON_MAX];
+    snprintf(why, sizeof(why), "protocol version 9; gmuxd speaks %u", DMN_PROTO_VERSION);
+    expect_refused_whole(1, GMUX_ERR_VERSION, why);
+}
+
+static void test_refused_full_sent_whole(void **state)
+{
+    (void)state;
+    set(&ctl->fail_arb_adds, 1);
+    expect_refused_whole(0, GMUX_ERR_CAPACITY, "too many tasks");
+}
+
+/* A peer asks for far more answers than its socket holds, then sends a
+ * REGISTER of another version, and reads nothing: its REFUSED waits behind
+ * the answers, and the connection is closed once GMUX_DAEMON_MSG_MS (the
+ * bound on a message's arrival) has passed since, said once; another peer
+ * is served meanwhile. (The wait below is a hang guard, not a timing.) */
+static void test_refused_unread_closed(void **state)
+{
+    (void)state;
+    int fd = dtest_connect(path);
+    assert_int_equal(flood_queries(fd, 3000), 3000); /* ~700 KiB of answers */
+    dmn_msg_register_t reg = {0, DMN_CLASS_BATCH, 0, 0, 0, "unread"};
+    size_t n = dmn_proto_encode_register(buf, sizeof(buf), 1, &reg);
+    buf[4] = 9;
+    assert_int_equal(send(fd, buf, n, MSG_NOSIGNAL), (ssize_t)n);
+    int b = dtest_register(path, "served", buf);
+    assert_int_equal(dtest_query_answered(b), 1);
+    struct pollfd p = {fd, 0, 0}; /* POLLHUP: the daemon's close, nothing read */
+    assert_int_equal(poll(&p, 1, 30000), 1);
+    assert_true(p.revents & POLLHUP);
+    assert_int_equal(log_count("did not read its REFUSED"), 1);
+    close(fd);
+    close(b);
+    stop_server();
+}
+
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
@@ -589,6 +686,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_peer_cred_unreadable_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_peer_pid_zero_kept_until_hangup, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pid_check_eperm_keeps_task, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_refused_version_sent_whole, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_refused_full_sent_whole, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_refused_unread_closed, setup, teardown),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     unlink(log_path);
