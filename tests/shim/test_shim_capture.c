@@ -129,6 +129,34 @@ static void test_failed_capture_forgets_prefetch(void **state)
     graph_done(e, g);
 }
 
+/* A capture invalidated (a cuCtxSynchronize of the capturing thread, mode
+ * GLOBAL) answers as cuda.h says: status INVALIDATED until it ends, nothing
+ * else valid (on main the double answered ACTIVE, with the capture's id). */
+static void test_invalidated_capture_status(void **state)
+{
+    (void)state;
+    CUstream s = new_stream();
+    begin(s);
+    assert_int_equal(GET(PFN_cuCtxSynchronize_v2000, "cuCtxSynchronize", 2000)(),
+                     CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+    CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
+    assert_int_equal(GET(PFN_cuStreamIsCapturing_v10000, "cuStreamIsCapturing", 12000)(s, &st),
+                     CUDA_SUCCESS);
+    assert_int_equal(st, CU_STREAM_CAPTURE_STATUS_INVALIDATED);
+    cuuint64_t id = 1;
+    CUgraph g = (CUgraph)&id;
+    assert_int_equal(GET(PFN_cuStreamGetCaptureInfo_v11030, "cuStreamGetCaptureInfo",
+                         11030)(s, &st, &id, &g, NULL, NULL),
+                     CUDA_SUCCESS);
+    assert_int_equal(st, CU_STREAM_CAPTURE_STATUS_INVALIDATED);
+    assert_int_equal(id, 0);
+    assert_null(g);
+    assert_int_equal(end(s, &g), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+    assert_int_equal(GET(PFN_cuStreamIsCapturing_v10000, "cuStreamIsCapturing", 12000)(s, &st),
+                     CUDA_SUCCESS);
+    assert_int_equal(st, CU_STREAM_CAPTURE_STATUS_NONE);
+}
+
 /* The node of kind type in g (exactly one). */
 static CUgraphNode node_of_type(CUgraph g, CUgraphNodeType type)
 {
@@ -240,6 +268,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_captured_launch_voids_only_its_claims),
         cmocka_unit_test(test_failed_capture_forgets_prefetch),
+        cmocka_unit_test(test_invalidated_capture_status),
         cmocka_unit_test(test_removed_prefetch_node_forgotten),
         cmocka_unit_test(test_other_node_removed_prefetch_kept),
         cmocka_unit_test(test_child_graph_copy_keeps_prefetch),
