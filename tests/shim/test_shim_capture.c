@@ -157,6 +157,30 @@ static void test_invalidated_capture_status(void **state)
     assert_int_equal(st, CU_STREAM_CAPTURE_STATUS_NONE);
 }
 
+/* The program's prefetch recorded by a capture that is then invalidated is
+ * forgotten when the capture fails to end, though the driver no longer says
+ * which capture the stream recorded: with nothing kept, destroying an
+ * unrelated graph walks nothing (on main the dead capture's prefetch stayed
+ * pending, and the destruction walked the graph, cuGraphGetNodes). */
+static void test_invalidated_capture_forgets_prefetch(void **state)
+{
+    (void)state;
+    CUdeviceptr c = managed_region(N * 4);
+    CUstream s = new_stream();
+    launch_vadd(s, c, c, c, N);
+    begin(s);
+    to_host(c, s);
+    assert_int_equal(GET(PFN_cuCtxSynchronize_v2000, "cuCtxSynchronize", 2000)(),
+                     CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+    CUgraph g = NULL, other = NULL;
+    assert_int_equal(end(s, &g), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+    assert_int_equal(GET(PFN_cuGraphCreate_v10000, "cuGraphCreate", 12000)(&other, 0),
+                     CUDA_SUCCESS);
+    size_t walks = count_calls("cuGraphGetNodes");
+    assert_int_equal(GET(PFN_cuGraphDestroy_v10000, "cuGraphDestroy", 12000)(other), CUDA_SUCCESS);
+    assert_int_equal(count_calls("cuGraphGetNodes"), walks);
+}
+
 /* The node of kind type in g (exactly one). */
 static CUgraphNode node_of_type(CUgraph g, CUgraphNodeType type)
 {
@@ -269,6 +293,7 @@ int main(void)
         cmocka_unit_test(test_captured_launch_voids_only_its_claims),
         cmocka_unit_test(test_failed_capture_forgets_prefetch),
         cmocka_unit_test(test_invalidated_capture_status),
+        cmocka_unit_test(test_invalidated_capture_forgets_prefetch),
         cmocka_unit_test(test_removed_prefetch_node_forgotten),
         cmocka_unit_test(test_other_node_removed_prefetch_kept),
         cmocka_unit_test(test_child_graph_copy_keeps_prefetch),
