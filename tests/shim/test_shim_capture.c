@@ -285,6 +285,30 @@ static void test_child_graph_copy_keeps_prefetch(void **state)
     graph_done(e, outer);
 }
 
+/* A captured graph that runs a kernel on a, b, c and then moves c to the
+ * host is cloned (cuGraphClone) and destroyed; the clone's launch runs the
+ * prefetch, so the launch after it must prefetch c again (on main 0: the
+ * clone's move of c to the host went unseen). */
+static void test_clone_keeps_prefetch(void **state)
+{
+    (void)state;
+    CUdeviceptr v[3];
+    CUstream s;
+    CUgraph original = capture_c_to_host(v, &s), clone = NULL;
+    assert_int_equal(GET(PFN_cuGraphClone_v10000, "cuGraphClone", 12000)(&clone, original),
+                     CUDA_SUCCESS);
+    assert_ptr_not_equal(clone, original);
+    assert_int_equal(GET(PFN_cuGraphDestroy_v10000, "cuGraphDestroy", 12000)(original),
+                     CUDA_SUCCESS);
+    size_t mark;
+    CUgraphExec e = graph_run(clone, s, &mark);
+    assert_int_equal(prefetches_of(mark, v[2]), 0);
+    mark = f_count();
+    launch_vadd(s, v[0], v[1], v[2], N);
+    assert_int_equal(prefetches_of(mark, v[2]), mode_proactive ? 1 : 0);
+    graph_done(e, clone);
+}
+
 int main(void)
 {
     if (shim_harness_open() != 0)
@@ -297,6 +321,7 @@ int main(void)
         cmocka_unit_test(test_removed_prefetch_node_forgotten),
         cmocka_unit_test(test_other_node_removed_prefetch_kept),
         cmocka_unit_test(test_child_graph_copy_keeps_prefetch),
+        cmocka_unit_test(test_clone_keeps_prefetch),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
