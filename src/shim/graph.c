@@ -4,7 +4,9 @@
  * nodes are walked too, cuGraphChildGraphNodeGetGraph, and so are the body
  * graphs of conditional nodes), and the candidate pointers of all its
  * kernels are kept per executable graph; each cuGraphLaunch then runs the
- * policy on them like one big launch.
+ * policy on them like one big launch. A cuGraphExecUpdate that succeeds
+ * gives the executable graph another graph's parameters: that graph is
+ * inspected in its place.
  *
  * Conditional nodes (IF, WHILE, SWITCH; CUDA 12.3+): the driver has no call
  * that hands out a conditional node's body graphs; they are only returned
@@ -354,6 +356,29 @@ CUresult shim_hook_cuGraphLaunch_ptsz(CUgraphExec exec, CUstream s)
     graph_before_launch(exec, s, true);
     CUresult r = SHIM_CALL(cuGraphLaunch_ptsz, exec, s);
     shim_gate_exit(gated);
+    return r;
+}
+
+/* cuGraphExecUpdate: once it succeeds, exec runs graph's node parameters
+ * (cuda.h: the topology stays, the parameters of its nodes change), so its
+ * record is graph's, kernel arguments and prefetches alike. */
+CUresult shim_hook_cuGraphExecUpdate(CUgraphExec exec, CUgraph graph, CUgraphNode *err,
+                                     CUgraphExecUpdateResult *res)
+{
+    shim_ensure_init();
+    CUresult r = SHIM_CALL(cuGraphExecUpdate, exec, graph, err, res);
+    if (r == CUDA_SUCCESS)
+        graph_inspect(exec, graph);
+    return r;
+}
+
+CUresult shim_hook_cuGraphExecUpdate_v2(CUgraphExec exec, CUgraph graph,
+                                        CUgraphExecUpdateResultInfo *info)
+{
+    shim_ensure_init();
+    CUresult r = SHIM_CALL(cuGraphExecUpdate_v2, exec, graph, info);
+    if (r == CUDA_SUCCESS)
+        graph_inspect(exec, graph);
     return r;
 }
 

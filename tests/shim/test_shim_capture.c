@@ -309,6 +309,85 @@ static void test_clone_keeps_prefetch(void **state)
     graph_done(e, clone);
 }
 
+/* The graph a capture of s records: a kernel on a, b, c and, where move is
+ * set, the program's move of c to the device. */
+static CUgraph capture_kernel(CUstream s, const CUdeviceptr *v, bool move)
+{
+    begin(s);
+    launch_vadd(s, v[0], v[1], v[2], N);
+    if (move) {
+        CUmemLocation loc = {.type = CU_MEM_LOCATION_TYPE_DEVICE, .id = 0};
+        assert_int_equal(
+            GET(PFN_cuMemPrefetchAsync_v12020, "cuMemPrefetchAsync", 12020)(v[2], N * 4, loc, 0, s),
+            CUDA_SUCCESS);
+    }
+    CUgraph g = NULL;
+    assert_int_equal(end(s, &g), CUDA_SUCCESS);
+    return g;
+}
+
+/* An executable graph made from capture_c_to_host's graph is updated
+ * (cuGraphExecUpdate, CUDA 12's ABI) from one that moves c to the device
+ * instead: its launch then leaves c resident, and the launch after it must
+ * not prefetch c (on main 1: the update went unseen, and the old graph's
+ * move of c to the host counted). */
+static void test_exec_update_takes_new_prefetches(void **state)
+{
+    (void)state;
+    CUdeviceptr v[3];
+    CUstream s;
+    CUgraph old = capture_c_to_host(v, &s), upd = capture_kernel(s, v, true);
+    CUgraphExec e = NULL;
+    assert_int_equal(GET(PFN_cuGraphInstantiateWithFlags_v11040, "cuGraphInstantiateWithFlags",
+                         12000)(&e, old, 0),
+                     CUDA_SUCCESS);
+    CUgraphExecUpdateResultInfo info;
+    assert_int_equal(GET(PFN_cuGraphExecUpdate_v12000, "cuGraphExecUpdate", 12000)(e, upd, &info),
+                     CUDA_SUCCESS);
+    assert_int_equal(info.result, CU_GRAPH_EXEC_UPDATE_SUCCESS);
+    assert_int_equal(GET(PFN_cuGraphLaunch_v10000, "cuGraphLaunch", 12000)(e, s), CUDA_SUCCESS);
+    size_t mark = f_count();
+    launch_vadd(s, v[0], v[1], v[2], N);
+    assert_int_equal(prefetches_of(mark, v[2]), 0);
+    graph_done(e, upd);
+    assert_int_equal(GET(PFN_cuGraphDestroy_v10000, "cuGraphDestroy", 12000)(old), CUDA_SUCCESS);
+}
+
+/* An executable graph of a kernel on resident a, b, c is updated (CUDA
+ * 10.2's ABI) from one of the same kernel on d, never prefetched: its
+ * launch must prefetch d (on main 0: the launch prefetched what the old
+ * graph's kernel used). A refused update (another topology) changes
+ * nothing. */
+static void test_exec_update_takes_new_arguments(void **state)
+{
+    (void)state;
+    CUdeviceptr v[3], d[3];
+    for (int i = 0; i < 3; i++)
+        v[i] = managed_region(N * 4);
+    d[0] = d[1] = d[2] = managed_region(N * 4);
+    CUstream s = new_stream();
+    launch_vadd(s, v[0], v[1], v[2], N);
+    CUgraph old = capture_kernel(s, v, false), upd = capture_kernel(s, d, false);
+    CUgraph other = capture_kernel(s, d, true); /* a node more */
+    CUgraphExec e = NULL;
+    assert_int_equal(GET(PFN_cuGraphInstantiateWithFlags_v11040, "cuGraphInstantiateWithFlags",
+                         12000)(&e, old, 0),
+                     CUDA_SUCCESS);
+    PFN_cuGraphExecUpdate_v10020 update =
+        GET(PFN_cuGraphExecUpdate_v10020, "cuGraphExecUpdate", 11000);
+    CUgraphNode err;
+    CUgraphExecUpdateResult res;
+    assert_int_equal(update(e, other, &err, &res), CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE);
+    assert_int_equal(update(e, upd, &err, &res), CUDA_SUCCESS);
+    assert_int_equal(res, CU_GRAPH_EXEC_UPDATE_SUCCESS);
+    size_t mark = f_count();
+    assert_int_equal(GET(PFN_cuGraphLaunch_v10000, "cuGraphLaunch", 12000)(e, s), CUDA_SUCCESS);
+    assert_int_equal(prefetches_of(mark, d[0]), mode_proactive ? 1 : 0);
+    graph_done(e, upd);
+    assert_int_equal(GET(PFN_cuGraphDestroy_v10000, "cuGraphDestroy", 12000)(old), CUDA_SUCCESS);
+    assert_int_equal(GET(PFN_cuGraphDestroy_v10000, "cuGraphDestroy", 12000)(other), CUDA_SUCCESS);
+}
+
 int main(void)
 {
     if (shim_harness_open() != 0)
@@ -322,6 +401,8 @@ int main(void)
         cmocka_unit_test(test_other_node_removed_prefetch_kept),
         cmocka_unit_test(test_child_graph_copy_keeps_prefetch),
         cmocka_unit_test(test_clone_keeps_prefetch),
+        cmocka_unit_test(test_exec_update_takes_new_prefetches),
+        cmocka_unit_test(test_exec_update_takes_new_arguments),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
