@@ -129,6 +129,31 @@ static void test_failed_capture_forgets_prefetch(void **state)
     graph_done(e, g);
 }
 
+/* The program moves c to the device on stream s1; a launch on s2 using c
+ * is captured (its claim of c, which cleared the prefetch's stream, is
+ * void). A plain launch on s2 after it is not ordered after the program's
+ * prefetch and must prefetch c (on main 0: the void claim left c taken for
+ * ordered on every stream). */
+static void test_captured_launch_keeps_prefetch_stream(void **state)
+{
+    (void)state;
+    CUdeviceptr c = managed_region(N * 4);
+    CUstream s1 = new_stream(), s2 = new_stream();
+    launch_vadd(s1, c, c, c, N);
+    CUmemLocation loc = {.type = CU_MEM_LOCATION_TYPE_DEVICE, .id = 0};
+    assert_int_equal(
+        GET(PFN_cuMemPrefetchAsync_v12020, "cuMemPrefetchAsync", 12020)(c, N * 4, loc, 0, s1),
+        CUDA_SUCCESS);
+    begin(s2);
+    launch_vadd(s2, c, c, c, N);
+    CUgraph g = NULL;
+    assert_int_equal(end(s2, &g), CUDA_SUCCESS);
+    assert_int_equal(GET(PFN_cuGraphDestroy_v10000, "cuGraphDestroy", 12000)(g), CUDA_SUCCESS);
+    size_t mark = f_count();
+    launch_vadd(s2, c, c, c, N);
+    assert_int_equal(prefetches_of(mark, c), mode_proactive ? 1 : 0);
+}
+
 /* A capture invalidated (a cuCtxSynchronize of the capturing thread, mode
  * GLOBAL) answers as cuda.h says: status INVALIDATED until it ends, nothing
  * else valid (on main the double answered ACTIVE, with the capture's id). */
@@ -394,6 +419,7 @@ int main(void)
         return 1;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_captured_launch_voids_only_its_claims),
+        cmocka_unit_test(test_captured_launch_keeps_prefetch_stream),
         cmocka_unit_test(test_failed_capture_forgets_prefetch),
         cmocka_unit_test(test_invalidated_capture_status),
         cmocka_unit_test(test_invalidated_capture_forgets_prefetch),
