@@ -4,7 +4,9 @@
  * nodes are walked too, cuGraphChildGraphNodeGetGraph, and so are the body
  * graphs of conditional nodes), and the candidate pointers of all its
  * kernels are kept per executable graph; each cuGraphLaunch then runs the
- * policy on them like one big launch.
+ * policy on them like one big launch. A cuGraphExecUpdate that succeeds
+ * gives the executable graph another graph's parameters: that graph is
+ * inspected in its place.
  *
  * Conditional nodes (IF, WHILE, SWITCH; CUDA 12.3+): the driver has no call
  * that hands out a conditional node's body graphs; they are only returned
@@ -24,8 +26,8 @@
  * kept per graph (graph.h), copied into the executable graph with the
  * kernels' candidates, applied to the policy's record at each launch, and
  * forgotten with the graph like conditional nodes (or with their node);
- * cuGraphAddChildGraphNode, which embeds a copy of a graph, gives the copy
- * the prefetches of the graph copied.
+ * cuGraphAddChildGraphNode, which embeds a copy of a graph, and cuGraphClone
+ * give the copy the prefetches of the graph copied.
  *
  * LOCKING: graph_lock (rwlock) guards the table of executable graphs;
  * launches hold it shared while the policy runs (policy takes the region
@@ -357,6 +359,29 @@ CUresult shim_hook_cuGraphLaunch_ptsz(CUgraphExec exec, CUstream s)
     return r;
 }
 
+/* cuGraphExecUpdate: once it succeeds, exec runs graph's node parameters
+ * (cuda.h: the topology stays, the parameters of its nodes change), so its
+ * record is graph's, kernel arguments and prefetches alike. */
+CUresult shim_hook_cuGraphExecUpdate(CUgraphExec exec, CUgraph graph, CUgraphNode *err,
+                                     CUgraphExecUpdateResult *res)
+{
+    shim_ensure_init();
+    CUresult r = SHIM_CALL(cuGraphExecUpdate, exec, graph, err, res);
+    if (r == CUDA_SUCCESS)
+        graph_inspect(exec, graph);
+    return r;
+}
+
+CUresult shim_hook_cuGraphExecUpdate_v2(CUgraphExec exec, CUgraph graph,
+                                        CUgraphExecUpdateResultInfo *info)
+{
+    shim_ensure_init();
+    CUresult r = SHIM_CALL(cuGraphExecUpdate_v2, exec, graph, info);
+    if (r == CUDA_SUCCESS)
+        graph_inspect(exec, graph);
+    return r;
+}
+
 CUresult shim_hook_cuGraphExecDestroy(CUgraphExec exec)
 {
     shim_ensure_init();
@@ -367,23 +392,19 @@ CUresult shim_hook_cuGraphExecDestroy(CUgraphExec exec)
     return r;
 }
 
-/* --- child graphs: copies --------------------------------------------------- */
+/* --- copies of graphs: child graphs and clones ---------------------------- */
 
-/* The driver embeds a copy of child, at a handle of its own, in the node
- * cuGraphAddChildGraphNode made; the prefetches recorded into child and the
- * graphs nested in it run at each launch of the graph holding the copy, so
- * the copy's handle gets them (counted at once; not tied to nodes of the
- * copy, whose removal the shim then does not see). */
-static void graph_copy_pf(CUgraph child, CUgraphNode node)
+/* The prefetches recorded into graph and the graphs nested in it run at
+ * each launch of a copy of it (a child graph's, a clone): the copy's handle
+ * gets them (counted at once; not tied to the copy's nodes, whose removal
+ * the shim then does not see). */
+static void graph_copy_pf(CUgraph graph, CUgraph copy)
 {
-    CUgraph copy = NULL;
-    if (shim_state.mode != SHIM_MODE_PROACTIVE || shim_graph_pf_count() == 0 ||
-        SHIM_CALL(cuGraphChildGraphNodeGetGraph, node, &copy) != CUDA_SUCCESS || !copy ||
-        copy == child)
+    if (!copy || copy == graph)
         return;
     graph_walk_t w = {.pf_only = true};
-    if (graph_collect(child, &w, 0) != GMUX_OK)
-        COM_DEBUG(SHIM, "child graph %p: its prefetches not all followed", (void *)child);
+    if (graph_collect(graph, &w, 0) != GMUX_OK)
+        COM_DEBUG(SHIM, "graph %p: its prefetches not all followed", (void *)graph);
     const shim_graph_capture_t into = {.graph = copy};
     for (size_t i = 0; i < w.npf; i++)
         (void)shim_graph_note_prefetch(&into, w.pf[i].addr, w.pf[i].len, w.pf[i].to_device);
@@ -391,13 +412,35 @@ static void graph_copy_pf(CUgraph child, CUgraphNode node)
     free(w.pf);
 }
 
+/* Only the proactive policy keeps prefetches, and a copy of a graph can
+ * hold some only while any is kept. */
+static bool graph_pf_kept(void)
+{
+    return shim_state.mode == SHIM_MODE_PROACTIVE && shim_graph_pf_count() > 0;
+}
+
+/* The driver embeds a copy of child, at a handle of its own, in the node
+ * cuGraphAddChildGraphNode made. */
 CUresult shim_hook_cuGraphAddChildGraphNode(CUgraphNode *node, CUgraph graph,
                                             const CUgraphNode *deps, size_t ndeps, CUgraph child)
 {
     shim_ensure_init();
     CUresult r = SHIM_CALL(cuGraphAddChildGraphNode, node, graph, deps, ndeps, child);
-    if (r == CUDA_SUCCESS && node)
-        graph_copy_pf(child, *node);
+    CUgraph copy = NULL;
+    if (r == CUDA_SUCCESS && node && graph_pf_kept() &&
+        SHIM_CALL(cuGraphChildGraphNodeGetGraph, *node, &copy) == CUDA_SUCCESS)
+        graph_copy_pf(child, copy);
+    return r;
+}
+
+/* cuGraphClone: a copy of original, with the graphs nested in it, at a new
+ * handle. */
+CUresult shim_hook_cuGraphClone(CUgraph *clone, CUgraph original)
+{
+    shim_ensure_init();
+    CUresult r = SHIM_CALL(cuGraphClone, clone, original);
+    if (r == CUDA_SUCCESS && clone && graph_pf_kept())
+        graph_copy_pf(original, *clone);
     return r;
 }
 

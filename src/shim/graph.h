@@ -37,6 +37,7 @@ typedef struct shim_graph_pf {
     bool to_device;
     uint64_t capture; /* the capture in progress that recorded it; 0 once it ended with graph */
     CUgraphNode node; /* the node it became, where known */
+    uint64_t stream;  /* the stream it was queued on (shim_policy_stream_key) */
 } shim_graph_pf_t;
 
 /* What a capture records into, as the driver says (cuStreamGetCaptureInfo). */
@@ -44,6 +45,7 @@ typedef struct shim_graph_capture {
     CUgraph graph;    /* NULL when the driver does not say */
     uint64_t id;      /* the capture's, unique in the process; 0 when not said */
     CUgraphNode last; /* the stream's single dependency: the node it captured last */
+    uint64_t stream;  /* the stream asked of (shim_policy_stream_key) */
 } shim_graph_capture_t;
 
 /* Whether stream s (stream 0 of a _ptsz entry point: the per-thread one) is

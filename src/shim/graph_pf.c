@@ -11,9 +11,13 @@
  * its handle to a later graph, which must not take the dead capture's
  * prefetches over. cuStreamEndCapture is hooked for this: a capture that
  * ends with a graph makes its entries count and drops the pending entries
- * of any earlier capture at the same handle; one that fails drops its own
- * (where the driver still says which capture it was; otherwise they stay
- * pending, never counted, until their handle is reused or destroyed).
+ * of any earlier capture at the same handle; one that fails drops its own,
+ * by id where the driver still says which capture it was, and in any case
+ * those queued on the stream it ends on (the driver says nothing but the
+ * status of an invalidated capture; a stream is in one capture at a time,
+ * so what is pending on it is this capture's or a dead one's). Those it
+ * recorded on other streams joined to it stay pending, never counted, after
+ * an invalidation, until their handle is reused or destroyed.
  *
  * LOCKING: pf_lock (mutex) guards the table; it is never held across a
  * driver call or together with another shim lock.
@@ -45,7 +49,7 @@ bool shim_graph_capture_of(CUstream s, bool per_thread, shim_graph_capture_t *c_
     cuuint64_t id = 0;
     const CUgraphNode *deps = NULL;
     size_t ndeps = 0;
-    *c_p = (shim_graph_capture_t){0};
+    *c_p = (shim_graph_capture_t){.stream = shim_policy_stream_key(s, per_thread)};
     if (SHIM_CALL(cuStreamGetCaptureInfo_v2, stream_of(s, per_thread), &st, &id, &g, &deps,
                   &ndeps) != CUDA_SUCCESS)
         return shim_backend_capturing(s, per_thread); /* a driver without it: no graph */
@@ -68,7 +72,7 @@ bool shim_graph_note_prefetch(const shim_graph_capture_t *c, uint64_t addr, uint
     pthread_mutex_lock(&pf_lock);
     if (pf_n < pf_cap || com_array_grow((void **)&pfs, &pf_cap, pf_n + 1, sizeof(*pfs), 16,
                                         GRAPH_PF_MAX) == GMUX_OK) {
-        pfs[pf_n++] = (shim_graph_pf_t){c->graph, addr, len, to_device, c->id, c->last};
+        pfs[pf_n++] = (shim_graph_pf_t){c->graph, addr, len, to_device, c->id, c->last, c->stream};
         pf_pending += c->id != 0;
         kept = true;
     }
@@ -151,34 +155,32 @@ void shim_graph_pf_apply(const shim_graph_pf_t *pf, size_t n, bool to_device, ui
 
 /* --- captures ending ------------------------------------------------------ */
 
-/* The id of the capture s ends, asked before cuStreamEndCapture while any
- * entry is pending; 0 when none is or the driver does not say. */
-static uint64_t capture_ending(CUstream s, bool per_thread)
+/* The capture s ends, asked before cuStreamEndCapture while any entry is
+ * pending (c->id 0 when none is or the driver does not say); false when
+ * none is. */
+static bool capture_ending(CUstream s, bool per_thread, shim_graph_capture_t *c)
 {
+    *c = (shim_graph_capture_t){0};
     if (shim_state.mode != SHIM_MODE_PROACTIVE)
-        return 0;
+        return false;
     pthread_mutex_lock(&pf_lock);
     size_t pending = pf_pending;
     pthread_mutex_unlock(&pf_lock);
-    shim_graph_capture_t c;
-    if (pending == 0 || !shim_graph_capture_of(s, per_thread, &c))
-        return 0;
-    return c.id;
+    return pending > 0 && shim_graph_capture_of(s, per_thread, c);
 }
 
-/* Capture id ended with graph (NULL: it failed). */
-static void capture_ended(uint64_t id, CUgraph graph)
+/* Capture c ended with graph (NULL: it failed). */
+static void capture_ended(const shim_graph_capture_t *c, CUgraph graph)
 {
-    if (id == 0 && !graph)
-        return;
     pthread_mutex_lock(&pf_lock);
     for (size_t i = pf_n; i-- > 0;) {
         if (pfs[i].capture == 0)
             continue;
-        if (graph && pfs[i].graph == graph && pfs[i].capture == id) {
+        if (graph && pfs[i].graph == graph && pfs[i].capture == c->id && c->id != 0) {
             pfs[i].capture = 0; /* counts from now on */
             pf_pending--;
-        } else if (pfs[i].capture == id || (graph && pfs[i].graph == graph)) {
+        } else if ((c->id != 0 && pfs[i].capture == c->id) || pfs[i].stream == c->stream ||
+                   (graph && pfs[i].graph == graph)) {
             pf_drop_locked(i); /* this capture failed, or a dead one held the handle */
         }
     }
@@ -188,17 +190,21 @@ static void capture_ended(uint64_t id, CUgraph graph)
 CUresult shim_hook_cuStreamEndCapture(CUstream s, CUgraph *graph)
 {
     shim_ensure_init();
-    uint64_t id = capture_ending(s, false);
+    shim_graph_capture_t c;
+    bool ending = capture_ending(s, false, &c);
     CUresult r = SHIM_CALL(cuStreamEndCapture, s, graph);
-    capture_ended(id, r == CUDA_SUCCESS && graph ? *graph : NULL);
+    if (ending)
+        capture_ended(&c, r == CUDA_SUCCESS && graph ? *graph : NULL);
     return r;
 }
 
 CUresult shim_hook_cuStreamEndCapture_ptsz(CUstream s, CUgraph *graph)
 {
     shim_ensure_init();
-    uint64_t id = capture_ending(s, true);
+    shim_graph_capture_t c;
+    bool ending = capture_ending(s, true, &c);
     CUresult r = SHIM_CALL(cuStreamEndCapture_ptsz, s, graph);
-    capture_ended(id, r == CUDA_SUCCESS && graph ? *graph : NULL);
+    if (ending)
+        capture_ended(&c, r == CUDA_SUCCESS && graph ? *graph : NULL);
     return r;
 }

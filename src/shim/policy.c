@@ -97,7 +97,8 @@ void shim_policy_before_launch(const shim_launch_info_t *l)
     if (!c)
         return;
     shim_range_t ranges[SHIM_MAX_CANDIDATES];
-    uint32_t olds[SHIM_MAX_CANDIDATES], gen = 0;
+    shim_region_was_t olds[SHIM_MAX_CANDIDATES];
+    uint32_t gen = 0;
     size_t hits = 0, n = 0;
     uint64_t capacity = policy_capacity_of(c);
     bool predicted = false, narrow = false;

@@ -228,8 +228,8 @@ uint64_t shim_regions_total_bytes(shim_regions_t *t)
 }
 
 size_t shim_regions_claim(shim_regions_t *t, const uint64_t *vals, size_t n, uint32_t gen,
-                          uint64_t stream, uint64_t force_above, shim_range_t *out, uint32_t *olds,
-                          size_t max, size_t *hits_p)
+                          uint64_t stream, uint64_t force_above, shim_range_t *out,
+                          shim_region_was_t *olds, size_t max, size_t *hits_p)
 {
     size_t nout = 0, hits = 0;
     pthread_rwlock_rdlock(&t->lock);
@@ -253,7 +253,7 @@ size_t shim_regions_claim(shim_regions_t *t, const uint64_t *vals, size_t n, uin
         if (order) /* the shim's prefetch, which the launch waits for, orders it */
             __atomic_store_n(&r->order, 0, __ATOMIC_RELAXED);
         if (olds)
-            olds[nout] = old;
+            olds[nout] = (shim_region_was_t){.gen = old, .order = order};
         out[nout++] = (shim_range_t){.addr = r->base, .len = r->size};
     }
     pthread_rwlock_unlock(&t->lock);
@@ -276,15 +276,19 @@ size_t shim_regions_remark(shim_regions_t *t, uint32_t from, uint32_t gen)
     return marked;
 }
 
-void shim_regions_unclaim(shim_regions_t *t, const shim_range_t *out, const uint32_t *olds,
+void shim_regions_unclaim(shim_regions_t *t, const shim_range_t *out, const shim_region_was_t *olds,
                           size_t n, uint32_t gen)
 {
     pthread_rwlock_rdlock(&t->lock);
     for (size_t i = 0; i < n; i++) {
         shim_region_t *r = regions_lookup(t, out[i].addr);
         uint32_t expect = gen;
-        if (r && r->base == out[i].addr)
-            __atomic_compare_exchange_n(&r->gen, &expect, olds[i], false, __ATOMIC_RELAXED,
+        uint64_t cleared = 0;
+        if (r && r->base == out[i].addr &&
+            __atomic_compare_exchange_n(&r->gen, &expect, olds[i].gen, false, __ATOMIC_RELAXED,
+                                        __ATOMIC_RELAXED) &&
+            olds[i].order)
+            __atomic_compare_exchange_n(&r->order, &cleared, olds[i].order, false, __ATOMIC_RELAXED,
                                         __ATOMIC_RELAXED);
     }
     pthread_rwlock_unlock(&t->lock);

@@ -52,6 +52,12 @@ typedef struct shim_region {
  * VMM mapping, whose physical handle may be mapped more than once. */
 #define SHIM_REGION_UNCOUNTED 1
 
+/* What a claim found in a region before it changed it (shim_regions_unclaim). */
+typedef struct shim_region_was {
+    uint32_t gen;
+    uint64_t order;
+} shim_region_was_t;
+
 typedef struct shim_range {
     uint64_t addr;
     uint64_t len;
@@ -124,20 +130,21 @@ uint64_t shim_regions_total_bytes(shim_regions_t *t);
  * other than stream (the launch's, shim_policy_stream_key: the launch is not
  * ordered after that prefetch; the claim then clears it). Claiming sets the region's generation to
  * gen, so a region is prefetched once per generation even when several threads launch at once. olds
- * (optional, max entries) receives the generation each region of out had before (for
+ * (optional, max entries) receives the generation and stream each region of out had before (for
  * shim_regions_unclaim); *hits_p (optional) how many values fell in any tracked region.
  */
 size_t shim_regions_claim(shim_regions_t *t, const uint64_t *vals, size_t n, uint32_t gen,
-                          uint64_t stream, uint64_t force_above, shim_range_t *out, uint32_t *olds,
-                          size_t max, size_t *hits_p);
+                          uint64_t stream, uint64_t force_above, shim_range_t *out,
+                          shim_region_was_t *olds, size_t max, size_t *hits_p);
 
 /*
  * Voids a claim: each region that starts at out[i].addr and still has
- * generation gen gets olds[i] back (what shim_regions_claim wrote), so its
- * next claim finds it again; one another claim or mark changed since is
- * left as it is. Under one shared lock, without allocating.
+ * generation gen gets olds[i] back (what shim_regions_claim wrote): its
+ * generation, and the stream of the program's prefetch the claim cleared
+ * (unless one was set since), so its next claim finds it again; one
+ * another claim or mark changed since is left as it is. Under one shared lock, without allocating.
  */
-void shim_regions_unclaim(shim_regions_t *t, const shim_range_t *out, const uint32_t *olds,
+void shim_regions_unclaim(shim_regions_t *t, const shim_range_t *out, const shim_region_was_t *olds,
                           size_t n, uint32_t gen);
 
 /*

@@ -118,6 +118,9 @@ typedef CUresult(CUDAAPI *shim_pfn_cuStreamBeginCapture_v10000)(CUstream hStream
     X(cuGraphAddNode_v2, cuGraphAddNode, 12030, PFN_cuGraphAddNode_v12030, 0)                      \
     X(cuGraphAddChildGraphNode, cuGraphAddChildGraphNode, 10000,                                   \
       PFN_cuGraphAddChildGraphNode_v10000, 0)                                                      \
+    X(cuGraphExecUpdate, cuGraphExecUpdate, 10020, PFN_cuGraphExecUpdate_v10020, 0)                \
+    X(cuGraphExecUpdate_v2, cuGraphExecUpdate, 12000, PFN_cuGraphExecUpdate_v12000, 0)             \
+    X(cuGraphClone, cuGraphClone, 10000, PFN_cuGraphClone_v10000, 0)                               \
     X(cuGraphDestroyNode, cuGraphDestroyNode, 10000, PFN_cuGraphDestroyNode_v10000, 0)             \
     X(cuGraphDestroy, cuGraphDestroy, 10000, PFN_cuGraphDestroy_v10000, 0)                         \
     X(cuStreamCreate, cuStreamCreate, 2000, PFN_cuStreamCreate_v2000, 0)                           \

@@ -129,6 +129,83 @@ static void test_failed_capture_forgets_prefetch(void **state)
     graph_done(e, g);
 }
 
+/* The program moves c to the device on stream s1; a launch on s2 using c
+ * is captured (its claim of c, which cleared the prefetch's stream, is
+ * void). A plain launch on s2 after it is not ordered after the program's
+ * prefetch and must prefetch c (on main 0: the void claim left c taken for
+ * ordered on every stream). */
+static void test_captured_launch_keeps_prefetch_stream(void **state)
+{
+    (void)state;
+    CUdeviceptr c = managed_region(N * 4);
+    CUstream s1 = new_stream(), s2 = new_stream();
+    launch_vadd(s1, c, c, c, N);
+    CUmemLocation loc = {.type = CU_MEM_LOCATION_TYPE_DEVICE, .id = 0};
+    assert_int_equal(
+        GET(PFN_cuMemPrefetchAsync_v12020, "cuMemPrefetchAsync", 12020)(c, N * 4, loc, 0, s1),
+        CUDA_SUCCESS);
+    begin(s2);
+    launch_vadd(s2, c, c, c, N);
+    CUgraph g = NULL;
+    assert_int_equal(end(s2, &g), CUDA_SUCCESS);
+    assert_int_equal(GET(PFN_cuGraphDestroy_v10000, "cuGraphDestroy", 12000)(g), CUDA_SUCCESS);
+    size_t mark = f_count();
+    launch_vadd(s2, c, c, c, N);
+    assert_int_equal(prefetches_of(mark, c), mode_proactive ? 1 : 0);
+}
+
+/* A capture invalidated (a cuCtxSynchronize of the capturing thread, mode
+ * GLOBAL) answers as cuda.h says: status INVALIDATED until it ends, nothing
+ * else valid (on main the double answered ACTIVE, with the capture's id). */
+static void test_invalidated_capture_status(void **state)
+{
+    (void)state;
+    CUstream s = new_stream();
+    begin(s);
+    assert_int_equal(GET(PFN_cuCtxSynchronize_v2000, "cuCtxSynchronize", 2000)(),
+                     CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+    CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
+    assert_int_equal(GET(PFN_cuStreamIsCapturing_v10000, "cuStreamIsCapturing", 12000)(s, &st),
+                     CUDA_SUCCESS);
+    assert_int_equal(st, CU_STREAM_CAPTURE_STATUS_INVALIDATED);
+    cuuint64_t id = 1;
+    CUgraph g = (CUgraph)&id;
+    assert_int_equal(GET(PFN_cuStreamGetCaptureInfo_v11030, "cuStreamGetCaptureInfo",
+                         11030)(s, &st, &id, &g, NULL, NULL),
+                     CUDA_SUCCESS);
+    assert_int_equal(st, CU_STREAM_CAPTURE_STATUS_INVALIDATED);
+    assert_int_equal(id, 0);
+    assert_null(g);
+    assert_int_equal(end(s, &g), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+    assert_int_equal(GET(PFN_cuStreamIsCapturing_v10000, "cuStreamIsCapturing", 12000)(s, &st),
+                     CUDA_SUCCESS);
+    assert_int_equal(st, CU_STREAM_CAPTURE_STATUS_NONE);
+}
+
+/* The program's prefetch recorded by a capture that is then invalidated is
+ * forgotten when the capture fails to end, though the driver no longer says
+ * which capture the stream recorded: with nothing kept, destroying an
+ * unrelated graph walks nothing (on main the dead capture's prefetch stayed
+ * pending, and the destruction walked the graph, cuGraphGetNodes). */
+static void test_invalidated_capture_forgets_prefetch(void **state)
+{
+    (void)state;
+    CUdeviceptr c = managed_region(N * 4);
+    CUstream s = new_stream();
+    launch_vadd(s, c, c, c, N);
+    begin(s);
+    to_host(c, s);
+    assert_int_equal(GET(PFN_cuCtxSynchronize_v2000, "cuCtxSynchronize", 2000)(),
+                     CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+    CUgraph g = NULL, other = NULL;
+    assert_int_equal(end(s, &g), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+    assert_int_equal(GET(PFN_cuGraphCreate_v10000, "cuGraphCreate", 12000)(&other, 0),
+                     CUDA_SUCCESS);
+    size_t walks = count_calls("cuGraphGetNodes");
+    assert_int_equal(GET(PFN_cuGraphDestroy_v10000, "cuGraphDestroy", 12000)(other), CUDA_SUCCESS);
+    assert_int_equal(count_calls("cuGraphGetNodes"), walks);
+}
+
 /* The node of kind type in g (exactly one). */
 static CUgraphNode node_of_type(CUgraph g, CUgraphNodeType type)
 {
@@ -233,16 +310,125 @@ static void test_child_graph_copy_keeps_prefetch(void **state)
     graph_done(e, outer);
 }
 
+/* A captured graph that runs a kernel on a, b, c and then moves c to the
+ * host is cloned (cuGraphClone) and destroyed; the clone's launch runs the
+ * prefetch, so the launch after it must prefetch c again (on main 0: the
+ * clone's move of c to the host went unseen). */
+static void test_clone_keeps_prefetch(void **state)
+{
+    (void)state;
+    CUdeviceptr v[3];
+    CUstream s;
+    CUgraph original = capture_c_to_host(v, &s), clone = NULL;
+    assert_int_equal(GET(PFN_cuGraphClone_v10000, "cuGraphClone", 12000)(&clone, original),
+                     CUDA_SUCCESS);
+    assert_ptr_not_equal(clone, original);
+    assert_int_equal(GET(PFN_cuGraphDestroy_v10000, "cuGraphDestroy", 12000)(original),
+                     CUDA_SUCCESS);
+    size_t mark;
+    CUgraphExec e = graph_run(clone, s, &mark);
+    assert_int_equal(prefetches_of(mark, v[2]), 0);
+    mark = f_count();
+    launch_vadd(s, v[0], v[1], v[2], N);
+    assert_int_equal(prefetches_of(mark, v[2]), mode_proactive ? 1 : 0);
+    graph_done(e, clone);
+}
+
+/* The graph a capture of s records: a kernel on a, b, c and, where move is
+ * set, the program's move of c to the device. */
+static CUgraph capture_kernel(CUstream s, const CUdeviceptr *v, bool move)
+{
+    begin(s);
+    launch_vadd(s, v[0], v[1], v[2], N);
+    if (move) {
+        CUmemLocation loc = {.type = CU_MEM_LOCATION_TYPE_DEVICE, .id = 0};
+        assert_int_equal(
+            GET(PFN_cuMemPrefetchAsync_v12020, "cuMemPrefetchAsync", 12020)(v[2], N * 4, loc, 0, s),
+            CUDA_SUCCESS);
+    }
+    CUgraph g = NULL;
+    assert_int_equal(end(s, &g), CUDA_SUCCESS);
+    return g;
+}
+
+/* An executable graph made from capture_c_to_host's graph is updated
+ * (cuGraphExecUpdate, CUDA 12's ABI) from one that moves c to the device
+ * instead: its launch then leaves c resident, and the launch after it must
+ * not prefetch c (on main 1: the update went unseen, and the old graph's
+ * move of c to the host counted). */
+static void test_exec_update_takes_new_prefetches(void **state)
+{
+    (void)state;
+    CUdeviceptr v[3];
+    CUstream s;
+    CUgraph old = capture_c_to_host(v, &s), upd = capture_kernel(s, v, true);
+    CUgraphExec e = NULL;
+    assert_int_equal(GET(PFN_cuGraphInstantiateWithFlags_v11040, "cuGraphInstantiateWithFlags",
+                         12000)(&e, old, 0),
+                     CUDA_SUCCESS);
+    CUgraphExecUpdateResultInfo info;
+    assert_int_equal(GET(PFN_cuGraphExecUpdate_v12000, "cuGraphExecUpdate", 12000)(e, upd, &info),
+                     CUDA_SUCCESS);
+    assert_int_equal(info.result, CU_GRAPH_EXEC_UPDATE_SUCCESS);
+    assert_int_equal(GET(PFN_cuGraphLaunch_v10000, "cuGraphLaunch", 12000)(e, s), CUDA_SUCCESS);
+    size_t mark = f_count();
+    launch_vadd(s, v[0], v[1], v[2], N);
+    assert_int_equal(prefetches_of(mark, v[2]), 0);
+    graph_done(e, upd);
+    assert_int_equal(GET(PFN_cuGraphDestroy_v10000, "cuGraphDestroy", 12000)(old), CUDA_SUCCESS);
+}
+
+/* An executable graph of a kernel on resident a, b, c is updated (CUDA
+ * 10.2's ABI) from one of the same kernel on d, never prefetched: its
+ * launch must prefetch d (on main 0: the launch prefetched what the old
+ * graph's kernel used). A refused update (another topology) changes
+ * nothing. */
+static void test_exec_update_takes_new_arguments(void **state)
+{
+    (void)state;
+    CUdeviceptr v[3], d[3];
+    for (int i = 0; i < 3; i++)
+        v[i] = managed_region(N * 4);
+    d[0] = d[1] = d[2] = managed_region(N * 4);
+    CUstream s = new_stream();
+    launch_vadd(s, v[0], v[1], v[2], N);
+    CUgraph old = capture_kernel(s, v, false), upd = capture_kernel(s, d, false);
+    CUgraph other = capture_kernel(s, d, true); /* a node more */
+    CUgraphExec e = NULL;
+    assert_int_equal(GET(PFN_cuGraphInstantiateWithFlags_v11040, "cuGraphInstantiateWithFlags",
+                         12000)(&e, old, 0),
+                     CUDA_SUCCESS);
+    PFN_cuGraphExecUpdate_v10020 update =
+        GET(PFN_cuGraphExecUpdate_v10020, "cuGraphExecUpdate", 11000);
+    CUgraphNode err;
+    CUgraphExecUpdateResult res;
+    assert_int_equal(update(e, other, &err, &res), CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE);
+    assert_int_equal(update(e, upd, &err, &res), CUDA_SUCCESS);
+    assert_int_equal(res, CU_GRAPH_EXEC_UPDATE_SUCCESS);
+    size_t mark = f_count();
+    assert_int_equal(GET(PFN_cuGraphLaunch_v10000, "cuGraphLaunch", 12000)(e, s), CUDA_SUCCESS);
+    assert_int_equal(prefetches_of(mark, d[0]), mode_proactive ? 1 : 0);
+    graph_done(e, upd);
+    assert_int_equal(GET(PFN_cuGraphDestroy_v10000, "cuGraphDestroy", 12000)(old), CUDA_SUCCESS);
+    assert_int_equal(GET(PFN_cuGraphDestroy_v10000, "cuGraphDestroy", 12000)(other), CUDA_SUCCESS);
+}
+
 int main(void)
 {
     if (shim_harness_open() != 0)
         return 1;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_captured_launch_voids_only_its_claims),
+        cmocka_unit_test(test_captured_launch_keeps_prefetch_stream),
         cmocka_unit_test(test_failed_capture_forgets_prefetch),
+        cmocka_unit_test(test_invalidated_capture_status),
+        cmocka_unit_test(test_invalidated_capture_forgets_prefetch),
         cmocka_unit_test(test_removed_prefetch_node_forgotten),
         cmocka_unit_test(test_other_node_removed_prefetch_kept),
         cmocka_unit_test(test_child_graph_copy_keeps_prefetch),
+        cmocka_unit_test(test_clone_keeps_prefetch),
+        cmocka_unit_test(test_exec_update_takes_new_prefetches),
+        cmocka_unit_test(test_exec_update_takes_new_arguments),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -152,12 +152,12 @@ static void test_unclaim_restores_generation(void **state)
     shim_regions_insert(t, 0x4000, 0x1000, SHIM_REGION_MANAGED, 0);
     const uint64_t vals[] = {0x1000, 0x4000};
     shim_range_t out[8];
-    uint32_t olds[8];
+    shim_region_was_t olds[8];
     assert_int_equal(shim_regions_claim(t, vals, 2, 3, 0, UINT64_MAX, out, NULL, 8, NULL), 2);
     /* generation 4: both claimed, then the claim is voided */
     assert_int_equal(shim_regions_claim(t, vals, 2, 4, 0, UINT64_MAX, out, olds, 8, NULL), 2);
-    assert_int_equal(olds[0], 3);
-    assert_int_equal(olds[1], 3);
+    assert_int_equal(olds[0].gen, 3);
+    assert_int_equal(olds[1].gen, 3);
     /* meanwhile the program moved 0x4000 away (generation 0) */
     assert_int_equal(shim_regions_mark(t, 0x4000, 0x1000, 0, 0, false), 1);
     shim_regions_unclaim(t, out, olds, 2, 4);
@@ -184,6 +184,28 @@ static void test_claim_from_other_stream(void **state)
     assert_int_equal(shim_regions_claim(t, vals, 1, 5, 7, UINT64_MAX, out, NULL, 1, NULL), 0);
     assert_int_equal(shim_regions_claim(t, vals, 1, 5, 9, UINT64_MAX, out, NULL, 1, NULL), 1);
     assert_int_equal(shim_regions_claim(t, vals, 1, 5, 9, UINT64_MAX, out, NULL, 1, NULL), 0);
+    assert_int_equal(shim_regions_claim(t, vals, 1, 5, 7, UINT64_MAX, out, NULL, 1, NULL), 0);
+}
+
+/* A claim from another stream that is voided (a captured launch) gives the
+ * region back the stream of the program's prefetch it cleared: the next
+ * claim from another stream takes it again (on main 0: the claim left the
+ * region taken for ordered on every stream). */
+static void test_unclaim_restores_stream(void **state)
+{
+    shim_regions_t *t = *state;
+    shim_regions_insert(t, 0x1000, 0x1000, SHIM_REGION_MANAGED, 0);
+    const uint64_t vals[] = {0x1000};
+    shim_range_t out[1];
+    shim_region_was_t olds[1];
+    assert_int_equal(shim_regions_mark(t, 0x1000, 0x1000, 5, 7, true), 1);
+    assert_int_equal(shim_regions_claim(t, vals, 1, 5, 9, UINT64_MAX, out, olds, 1, NULL), 1);
+    shim_regions_unclaim(t, out, olds, 1, 5);
+    shim_region_t r;
+    assert_true(shim_regions_find(t, 0x1000, &r));
+    assert_int_equal(r.gen, 5);
+    assert_int_equal(r.order, 7);
+    assert_int_equal(shim_regions_claim(t, vals, 1, 5, 9, UINT64_MAX, out, NULL, 1, NULL), 1);
     assert_int_equal(shim_regions_claim(t, vals, 1, 5, 7, UINT64_MAX, out, NULL, 1, NULL), 0);
 }
 
@@ -227,6 +249,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_many_regions_grow_and_stay_sorted, setup, teardown),
         cmocka_unit_test_setup_teardown(test_claim_once_per_generation, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unclaim_restores_generation, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unclaim_restores_stream, setup, teardown),
         cmocka_unit_test_setup_teardown(test_claim_from_other_stream, setup, teardown),
         cmocka_unit_test_setup_teardown(test_mark_overlapped_or_whole, setup, teardown),
     };

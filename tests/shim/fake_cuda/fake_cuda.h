@@ -61,10 +61,11 @@ typedef void (*fake_set_capturing_fn)(void *stream);
  * the capture; a query of it fails and invalidates nothing). */
 typedef void (*fake_set_capturing_blocking_fn)(void *stream);
 /* Whether a capture was invalidated: by work on the legacy stream while a
- * blocking stream (or a per-thread default stream) captures, a stream
- * joining it through an event, or (for one begun with cuStreamBeginCapture)
- * a synchronization of a capturing stream or a potentially unsafe call its
- * capture mode forbids (fake_cuda_stream.c). */
+ * blocking stream (or a per-thread default stream) captures, or (for one
+ * begun with cuStreamBeginCapture) a synchronization of a capturing stream
+ * or a potentially unsafe call its capture mode forbids; or joined by a
+ * stream through an event (not an invalidation: the capture stays active,
+ * its end fails CUDA_ERROR_STREAM_CAPTURE_UNJOINED) (fake_cuda_stream.c). */
 typedef int (*fake_capture_invalidated_fn)(void);
 /* How many potentially unsafe calls a capture's mode would have refused
  * went through because the calling thread was in mode RELAXED. */

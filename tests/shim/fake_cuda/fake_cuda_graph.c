@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fake_cuda_graph.h"
 #include "fake_cuda_internal.h"
 
 /*
@@ -25,41 +26,6 @@
  * never freed, so a caller holding a stale handle gets an error or, after
  * reuse, the new graph: tests see which through the call log.
  */
-
-#define FAKE_MAX_NODES  64
-#define FAKE_MAX_BODIES 8 /* bodies of one conditional node */
-
-typedef struct fake_graph fake_graph_t;
-
-typedef struct fake_node {
-    bool live;
-    CUgraphNodeType type; /* KERNEL, GRAPH (a child graph) or CONDITIONAL */
-    CUDA_KERNEL_NODE_PARAMS p;
-    void *argv[FAKE_MAX_PARAMS];
-    unsigned char args[1024];
-    /* GRAPH: the embedded graph: a copy the node owns (cuGraphAddChildGraphNode
-     * clones), or, for a captured graph launch, the launched graph itself */
-    fake_graph_t *child;
-    bool owns_child;
-    /* CONDITIONAL: the body graphs, owned by the node; phGraph_out points here */
-    CUgraph bodies[FAKE_MAX_BODIES];
-    unsigned nbodies;
-    /* EMPTY (a captured prefetch), EVENT_RECORD, WAIT_EVENT, MEMSET, MEMCPY:
-     * FAKE_NODE_*, a0, a1, a2 */
-    int op;
-    uint64_t a0, a1, a2;
-} fake_node_t;
-
-struct fake_graph {
-    bool live;
-    fake_graph_t *next_free;
-    fake_node_t nodes[FAKE_MAX_NODES];
-    size_t n; /* slots handed out so far, live or not */
-};
-
-typedef struct fake_exec {
-    fake_graph_t *g;
-} fake_exec_t;
 
 static pthread_mutex_t fake_graph_lock = PTHREAD_MUTEX_INITIALIZER;
 static fake_graph_t *fake_graph_free; /* under fake_graph_lock */
@@ -105,7 +71,7 @@ static void fake_graph_release(fake_graph_t *g)
     pthread_mutex_unlock(&fake_graph_lock);
 }
 
-static fake_graph_t *fake_graph_of(CUgraph g)
+fake_graph_t *fake_graph_of(CUgraph g)
 {
     fake_graph_t *fg = (fake_graph_t *)g;
     return fg && fg->live ? fg : NULL;
@@ -365,6 +331,21 @@ static fake_graph_t *fake_graph_clone(const fake_graph_t *src)
     return g;
 }
 
+/* cuda.h: a copy of original with all its parameters, nested graphs
+ * included, at a new handle; its nodes in the slots of the original's. */
+CUresult fk_cuGraphClone(CUgraph *clone, CUgraph original)
+{
+    const fake_graph_t *o = fake_graph_of(original);
+    if (!clone || !o)
+        return CUDA_ERROR_INVALID_VALUE;
+    fake_graph_t *g = fake_graph_clone(o);
+    if (!g)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    *clone = (CUgraph)g;
+    REC(U(*clone), U(original), 0, 0);
+    return CUDA_SUCCESS;
+}
+
 static CUresult fake_add_child(CUgraphNode *node, fake_graph_t *fg, CUgraph child, bool copy)
 {
     fake_node_t *nd = fg && fake_graph_of(child) ? fake_node_slot(fg) : NULL;
@@ -401,100 +382,6 @@ CUresult fk_cuGraphChildGraphNodeGetGraph(CUgraphNode node, CUgraph *graph)
     if (!nd || nd->type != CU_GRAPH_NODE_TYPE_GRAPH)
         return CUDA_ERROR_INVALID_VALUE;
     *graph = (CUgraph)nd->child;
-    return CUDA_SUCCESS;
-}
-
-CUresult fk_cuGraphInstantiateWithFlags(CUgraphExec *exec, CUgraph g, unsigned long long flags)
-{
-    (void)flags;
-    if (!fake_graph_of(g))
-        return CUDA_ERROR_INVALID_VALUE;
-    fake_exec_t *e = calloc(1, sizeof(*e));
-    if (!e)
-        return CUDA_ERROR_OUT_OF_MEMORY;
-    e->g = (fake_graph_t *)g;
-    *exec = (CUgraphExec)e;
-    REC(U(e), U(g), 0, 0);
-    return CUDA_SUCCESS;
-}
-
-/* Runs the live nodes in the order of their slots (the tests add them in
- * dependency order; a capture records them in issue order), child graphs in
- * place. Kernels, memsets and copies do something here: prefetches, event
- * records and waits have nothing to move or order on the host, and
- * conditional nodes are passed over (the double has no device-side
- * condition to evaluate). */
-static CUresult fake_graph_nodes_run(const fake_graph_t *g)
-{
-    for (size_t i = 0; i < g->n; i++) {
-        const fake_node_t *nd = &g->nodes[i];
-        if (!nd->live)
-            continue;
-        if (nd->type == CU_GRAPH_NODE_TYPE_GRAPH) {
-            CUresult r = fake_graph_nodes_run(nd->child);
-            if (r != CUDA_SUCCESS)
-                return r;
-            continue;
-        }
-        if (nd->type == CU_GRAPH_NODE_TYPE_MEMSET || nd->type == CU_GRAPH_NODE_TYPE_MEMCPY) {
-            fake_copy_run(nd->op, nd->a0, nd->a1, nd->a2);
-            continue;
-        }
-        if (nd->type != CU_GRAPH_NODE_TYPE_KERNEL)
-            continue;
-        const CUDA_KERNEL_NODE_PARAMS *p = &nd->p;
-        const unsigned grid[3] = {p->gridDimX, p->gridDimY, p->gridDimZ};
-        const unsigned block[3] = {p->blockDimX, p->blockDimY, p->blockDimZ};
-        CUresult r = fake_run((const fake_kernel_t *)p->func, grid, block, p->kernelParams, NULL);
-        if (r != CUDA_SUCCESS)
-            return r;
-    }
-    return CUDA_SUCCESS;
-}
-
-static CUresult fake_graph_run(CUgraphExec exec)
-{
-    fake_exec_t *e = (fake_exec_t *)exec;
-    return e ? fake_graph_nodes_run(e->g) : CUDA_ERROR_INVALID_HANDLE;
-}
-
-static CUresult fake_capture_child(CUgraph g, CUgraph child);
-
-/* A graph launched into a capturing stream becomes a child-graph node of the
- * capture's graph (the launched graph itself, not a copy: the tests keep it
- * alive), run when that graph runs; on the legacy stream while a blocking
- * stream captures it is refused. */
-static CUresult fake_graph_launch(CUgraphExec exec, CUstream s, int ptsz)
-{
-    fake_exec_t *e = (fake_exec_t *)exec;
-    if (!e)
-        return CUDA_ERROR_INVALID_HANDLE;
-    if (fake_legacy_work(fake_stream_of(s, ptsz)))
-        return CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
-    CUgraph g = fake_capture_graph(s, ptsz);
-    if (!g) {
-        fake_order_work(fake_stream_of(s, ptsz), fake_rec_last());
-        return fake_graph_run(exec);
-    }
-    return fake_capture_child(g, (CUgraph)e->g);
-}
-
-CUresult fk_cuGraphLaunch(CUgraphExec exec, CUstream s)
-{
-    REC(U(exec), U(s), 0, 0);
-    return fake_graph_launch(exec, s, 0);
-}
-
-CUresult fk_cuGraphLaunch_ptsz(CUgraphExec exec, CUstream s)
-{
-    REC(U(exec), U(s), 0, 0);
-    return fake_graph_launch(exec, s, 1);
-}
-
-CUresult fk_cuGraphExecDestroy(CUgraphExec exec)
-{
-    REC(U(exec), 0, 0, 0);
-    free(exec);
     return CUDA_SUCCESS;
 }
 
@@ -568,7 +455,7 @@ CUresult fake_capture_kernel(CUgraph g, const CUDA_KERNEL_NODE_PARAMS *p)
     return r;
 }
 
-static CUresult fake_capture_child(CUgraph g, CUgraph child)
+CUresult fake_capture_child(CUgraph g, CUgraph child)
 {
     CUgraphNode node;
     pthread_mutex_lock(&fake_capture_mu);

@@ -207,6 +207,9 @@ typedef CUresult (*fake_pfn_cuStreamBeginCapture_v10000)(CUstream s); /* mode GL
       PFN_cuGraphAddChildGraphNode_v10000, 0)                                                      \
     X(cuGraphChildGraphNodeGetGraph, cuGraphChildGraphNodeGetGraph, 10000,                         \
       PFN_cuGraphChildGraphNodeGetGraph_v10000, 0)                                                 \
+    X(cuGraphExecUpdate, cuGraphExecUpdate, 10020, PFN_cuGraphExecUpdate_v10020, 0)                \
+    X(cuGraphExecUpdate_v2, cuGraphExecUpdate, 12000, PFN_cuGraphExecUpdate_v12000, 0)             \
+    X(cuGraphClone, cuGraphClone, 10000, PFN_cuGraphClone_v10000, 0)                               \
     X(cuGraphAddNode, cuGraphAddNode, 12020, PFN_cuGraphAddNode_v12020, 0)                         \
     X(cuGraphAddNode_v2, cuGraphAddNode, 12030, PFN_cuGraphAddNode_v12030, 0)                      \
     X(cuGraphConditionalHandleCreate, cuGraphConditionalHandleCreate, 12030,                       \

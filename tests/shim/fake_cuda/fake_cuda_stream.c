@@ -223,6 +223,10 @@ static _Atomic int fake_capture_blocking; /* the capturing stream is a blocking 
  * (fake_set_capturing_blocking, which names no context) */
 static _Atomic(uintptr_t) fake_capture_ctx;
 static _Atomic int fake_capture_broken;
+/* A stream outside the capture joined it (fake_wait_joins_capture): legal,
+ * the capture stays active, but its end fails unjoined (the double does not
+ * model a rejoin). Apart from fake_capture_broken, which is an invalidation. */
+static _Atomic int fake_capture_joined;
 /* Streams that joined the capture (fake_wait_joins_capture): they capture
  * too until it ends, as in the driver, where nothing takes a stream out of
  * a capture it joined. */
@@ -283,7 +287,7 @@ FAKE_API void fake_set_capturing_blocking(void *stream)
  * by another stream through an event recorded on the capturing one. */
 FAKE_API int fake_capture_invalidated(void)
 {
-    return atomic_load(&fake_capture_broken);
+    return atomic_load(&fake_capture_broken) || atomic_load(&fake_capture_joined);
 }
 
 /* The calling thread's legacy stream is that of its current context. */
@@ -418,6 +422,7 @@ static CUresult fake_begin_capture(CUstream s, CUstreamCaptureMode mode)
     atomic_store(&fake_capture_g, U(g));
     atomic_fetch_add(&fake_capture_id, 1);
     atomic_store(&fake_capture_broken, 0);
+    atomic_store(&fake_capture_joined, 0);
     atomic_store(&fake_capture_mode, (int)mode);
     atomic_store(&fake_capture_thread, U(&fake_thread_tag));
     atomic_store(&fake_capture_ctx, fake_stream_ctx(s));
@@ -452,8 +457,10 @@ CUresult fk_cuStreamBeginCapture_v2_ptsz(CUstream s, CUstreamCaptureMode mode)
     return fake_begin_capture(fake_stream_of(s, 1), mode);
 }
 
-/* Ends it: a graph, or CUDA_ERROR_STREAM_CAPTURE_INVALIDATED (no graph) if
- * something invalidated the capture meanwhile. */
+/* Ends it: a graph, or no graph and CUDA_ERROR_STREAM_CAPTURE_INVALIDATED
+ * if something invalidated the capture meanwhile, or
+ * CUDA_ERROR_STREAM_CAPTURE_UNJOINED if another stream joined it (the
+ * double does not model the join back). */
 static CUresult fake_end_capture(CUstream s, CUgraph *g)
 {
     if (!g || !s || atomic_load(&fake_capturing) != U(s) || !atomic_load(&fake_capture_begun))
@@ -465,9 +472,10 @@ static CUresult fake_end_capture(CUstream s, CUgraph *g)
     fake_capture_deps_clear();
     CUgraph captured = (CUgraph)atomic_exchange(&fake_capture_g, 0);
     *g = NULL;
-    if (atomic_load(&fake_capture_broken)) {
+    int broken = atomic_load(&fake_capture_broken), joined = atomic_load(&fake_capture_joined);
+    if (broken || joined) {
         (void)fk_cuGraphDestroy(captured);
-        return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+        return broken ? CUDA_ERROR_STREAM_CAPTURE_INVALIDATED : CUDA_ERROR_STREAM_CAPTURE_UNJOINED;
     }
     *g = captured;
     return CUDA_SUCCESS;
@@ -497,7 +505,9 @@ CUgraph fake_capture_graph(CUstream s, int ptsz)
 static CUresult fake_is_capturing(CUstream s, int ptsz, CUstreamCaptureStatus *st)
 {
     CUstream of = fake_stream_of(s, ptsz);
-    *st = fake_in_capture(U(of)) ? CU_STREAM_CAPTURE_STATUS_ACTIVE : CU_STREAM_CAPTURE_STATUS_NONE;
+    *st = !fake_in_capture(U(of))             ? CU_STREAM_CAPTURE_STATUS_NONE
+          : atomic_load(&fake_capture_broken) ? CU_STREAM_CAPTURE_STATUS_INVALIDATED
+                                              : CU_STREAM_CAPTURE_STATUS_ACTIVE;
     CUresult r = fake_legacy_blocked(of) ? CUDA_ERROR_STREAM_CAPTURE_IMPLICIT : CUDA_SUCCESS;
     fake_arm_fire(s);
     return r;
@@ -519,8 +529,9 @@ CUresult fk_cuStreamIsCapturing_ptsz(CUstream s, CUstreamCaptureStatus *st)
 
 /* CUDA 11.3's cuStreamGetCaptureInfo: the status as cuStreamIsCapturing
  * answers it, and while a capture begun with cuStreamBeginCapture records
- * (fake_capture_graph) its id, unique in the process, the graph it records
- * into and the stream's dependencies: the node it captured last, if any
+ * (fake_capture_graph) and is active (cuda.h: nothing but the status is
+ * valid otherwise; an invalidated capture gives id 0 and no graph) its id, unique in the process,
+ * the graph it records into and the stream's dependencies: the node it captured last, if any
  * (fake_capture_dep; the array is the calling thread's, valid until its
  * next query); a fake_set_capturing capture has id 0, no graph and no
  * dependencies. */
@@ -532,7 +543,9 @@ CUresult fk_cuStreamGetCaptureInfo_v2(CUstream s, CUstreamCaptureStatus *st, cuu
     if (!st)
         return CUDA_ERROR_INVALID_VALUE;
     CUresult r = fake_is_capturing(s, 0, st);
-    CUgraph g = r == CUDA_SUCCESS ? fake_capture_graph(s, 0) : NULL;
+    CUgraph g = r == CUDA_SUCCESS && *st == CU_STREAM_CAPTURE_STATUS_ACTIVE
+                    ? fake_capture_graph(s, 0)
+                    : NULL;
     REC(U(s), (uint64_t)*st, U(g), 0);
     if (id)
         *id = g ? atomic_load(&fake_capture_id) : 0;
@@ -560,8 +573,9 @@ static void fake_note_record(CUevent e, CUstream s)
 /* A stream s (fake_stream_of) that waits for an event recorded on a
  * capturing stream joins the capture in the real driver: its later work (the shim's migrations)
  * lands in the program's graph (it is captured, not run), and the capture cannot end unless the
- * program's stream waits for it again. The double counts the join as a broken capture, and the
- * joined stream captures until the capture ends. */
+ * program's stream waits for it again. The double counts the join (fake_capture_joined: the
+ * capture stays active and its end fails unjoined), and the joined stream captures until the
+ * capture ends. */
 static void fake_wait_joins_capture(CUstream s, CUevent e)
 {
     uintptr_t i = U(e) - 0x7000;
@@ -571,7 +585,7 @@ static void fake_wait_joins_capture(CUstream s, CUevent e)
         (void)fake_capture_op(g, FAKE_NODE_EVENT_WAIT, U(e), 0, 0);
     if (i >= FAKE_EVENTS || fake_in_capture(U(s)) || !inside)
         return;
-    atomic_store(&fake_capture_broken, 1);
+    atomic_store(&fake_capture_joined, 1);
     for (int k = 0; k < FAKE_JOINED; k++) {
         uintptr_t none = 0;
         if (atomic_compare_exchange_strong(&fake_joined[k], &none, U(s)))
