@@ -55,9 +55,7 @@ static int flagged_grant_after(int ready, int evict)
     if (gs_next_pending(c.task, c.buf, &m) != 0)
         return 17;
     gs_batch_grant_flags(&c.w, 10, 4, m.u.ranges.seq, DMN_GRANT_PLANNED);
-    if (gs_batch_send(c.task, &c.w) != 0)
-        return 18;
-    return gs_finish(c.task, c.buf, c.fds, c.nfd);
+    return gs_conn_send_finish(&c);
 }
 
 static int scripted_nothing_evicted(int ready)
@@ -77,12 +75,7 @@ static gh_out_t *run_script(int (*script)(int))
     snprintf(go, sizeof(go), "%s", gh_path("go"));
     unlink(gh_path("go"));
     unlink(gh_path("out0.paused"));
-    setenv("GMUX_POLICY", "proactive", 1);
-    setenv("GMUX_GATE_IDLE_MS", "600000", 1); /* no IDLE while paused */
-    pid_t fake, prog;
-    gs_start_pair_log(&spec, script, gh_path("log0"), &fake, &prog);
-    gs_wait_pair(fake, prog);
-    gh_out_t *o = gs_out0();
+    gh_out_t *o = gs_run_logged(&spec, script, "proactive");
     assert_int_equal(o->n, 20);
     for (size_t i = 0; i < o->nsync && i < 64; i++)
         print_message("  stream synchronized at %llu\n", o->sync_ns[i]);
