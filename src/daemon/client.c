@@ -1,8 +1,7 @@
-/* The task side of gmuxd; see client.h. */
+/* The task side of gmuxd, its connection (client_internal.h); see client.h. */
 #include "daemon/client.h"
 
 #include <errno.h>
-#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +13,7 @@
 #include "common/log.h"
 #include "common/settings.h"
 #include "daemon/client_alloc.h"
+#include "daemon/client_internal.h"
 #include "daemon/endpoint.h"
 
 #define BACKOFF_MIN_NS (10 * COM_NS_PER_MS)
@@ -25,56 +25,9 @@
 #define DMN_CLIENT_REGISTER_WAIT_MS 2000
 #endif
 #define REGISTER_WAIT_MS DMN_CLIENT_REGISTER_WAIT_MS
-/* Bytes the client keeps for a daemon that does not read, beyond what its
- * socket buffers: four of the largest messages, in a buffer allocated with
- * the client, so that sending never allocates. More, and it goes local. */
-#define QUEUE_MAX (4 * DMN_PROTO_MAX_MSG)
-#define STALL_NS  ((uint64_t)DMN_ENDPOINT_SEND_WAIT_MS * COM_NS_PER_MS)
-/* Ranges of a PLAN handed to on_plan per call (4 KiB of stack). */
-#define PLAN_BATCH 256u
-/* recv calls an EINTR may repeat in one read (MSG_DONTWAIT: each returns at
- * once), so that a signal does not end a read with a batch half taken. */
-#define EINTR_RETRIES 16
+#define STALL_NS         ((uint64_t)DMN_ENDPOINT_SEND_WAIT_MS * COM_NS_PER_MS)
 
-struct dmn_client {
-    dmn_client_opts_t opts;
-    char path[108];
-    char name[DMN_NAME_MAX];
-    int fd; /* -1: local mode */
-    uint32_t task_id, registrations, seq;
-    uint64_t epoch; /* one more at every connection's start and end: dmn_client_epoch */
-    int holding, revoked, announced, have_stats;
-    int told_ungated; /* a daemon would not register it (the task runs ungated): warned, once */
-    uint64_t request; /* PENDING messages sent: the number of the last one */
-    uint64_t idle_request; /* request when IDLE was last sent: a GRANT answers a later one */
-    uint64_t grant_seq;
-    uint32_t grant_flags; /* of that GRANT (proto.h DMN_GRANT_*) */
-    /* An EVICTED asked for from inside a read (a callback): sent once the
-     * read is over (pump); 0: none. */
-    uint64_t evicted_due;
-    uint32_t evicted_failed;
-    int in_read;
-    uint64_t backoff_ns, next_retry_ns;
-    uint64_t retry_backoff;     /* backoff_ns when the reconnection under way began */
-    uint64_t register_deadline; /* a REGISTER sent and not answered: given up then */
-    uint32_t n_launches, n_ranges;
-    dmn_msg_stats_t stats;
-    size_t in_len;
-    /* What the socket did not take yet, in order: q[q_off, q_len) (both 0
-     * when nothing waits); since when nothing of it went out (a daemon that
-     * reads nothing for STALL_NS while bytes wait is given up). */
-    size_t q_off, q_len;
-    uint64_t q_stalled_since;
-    /* Fixed buffers, none allocated after dmn_client_open: a send or a
-     * PENDING that failed for want of memory lost the connection or the
-     * working set. The kernel gives their pages as they are first written. */
-    uint8_t in[DMN_PROTO_MAX_MSG];
-    uint8_t out[DMN_PROTO_MAX_MSG];
-    dmn_range_t ranges[DMN_MAX_RANGES]; /* the last PENDING's: sent again at each announce */
-    uint8_t q[QUEUE_MAX];
-};
-
-static void go_local(dmn_client_t *c, const char *why)
+void dmn_cl_go_local(dmn_client_t *c, const char *why)
 {
     if (c->fd >= 0) {
         /* A try to register that failed once the task was told it runs
@@ -104,18 +57,18 @@ static void go_local(dmn_client_t *c, const char *why)
 }
 
 /* go_local with the reason "what: <errno text>". */
-static void go_local_errno(dmn_client_t *c, const char *what, int err)
+void dmn_cl_go_local_errno(dmn_client_t *c, const char *what, int err)
 {
     char text[64], why[128];
     snprintf(why, sizeof(why), "%s: %s", what,
              err ? strerror_r(err, text, sizeof(text)) : "the socket took nothing");
-    go_local(c, why);
+    dmn_cl_go_local(c, why);
 }
 
 /* Sends what waits in the queue, as much as the socket takes now. Returns 0,
  * or -1 when the client went local: the send failed, or nothing went out for
  * STALL_NS while bytes wait (the daemon does not read). */
-static int flush_queue(dmn_client_t *c)
+int dmn_cl_flush_queue(dmn_client_t *c)
 {
     while (c->fd >= 0 && c->q_off < c->q_len) {
         ssize_t n = send(c->fd, c->q + c->q_off, c->q_len - c->q_off, MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -124,11 +77,11 @@ static int flush_queue(dmn_client_t *c)
         if (n < 0 && errno == EAGAIN) {
             if (com_clock_ns() - c->q_stalled_since < STALL_NS)
                 return 0;
-            go_local(c, "the daemon does not read");
+            dmn_cl_go_local(c, "the daemon does not read");
             return -1;
         }
         if (n <= 0) {
-            go_local_errno(c, "send failed", n < 0 ? errno : 0);
+            dmn_cl_go_local_errno(c, "send failed", n < 0 ? errno : 0);
             return -1;
         }
         c->q_off += (size_t)n;
@@ -144,13 +97,13 @@ static int flush_queue(dmn_client_t *c)
  * take now waits in the queue, behind what waits already, and goes out at the
  * next calls (flush_queue). A daemon that stopped reading is given up once
  * nothing went out for STALL_NS, or when QUEUE_MAX bytes wait. */
-static gmux_status_t send_out(dmn_client_t *c, size_t len)
+gmux_status_t dmn_cl_send_out(dmn_client_t *c, size_t len)
 {
     if (c->fd < 0)
         return GMUX_OK;
     if (len == 0)
         return GMUX_ERR_INVALID;
-    if (flush_queue(c) != 0)
+    if (dmn_cl_flush_queue(c) != 0)
         return GMUX_OK;
     size_t off = 0;
     while (c->q_len == 0 && off < len) {
@@ -160,7 +113,7 @@ static gmux_status_t send_out(dmn_client_t *c, size_t len)
         if (n < 0 && errno == EAGAIN)
             break;
         if (n <= 0) {
-            go_local_errno(c, "send failed", n < 0 ? errno : 0);
+            dmn_cl_go_local_errno(c, "send failed", n < 0 ? errno : 0);
             return GMUX_OK;
         }
         off += (size_t)n;
@@ -171,7 +124,7 @@ static gmux_status_t send_out(dmn_client_t *c, size_t len)
         c->q_stalled_since = com_clock_ns();
     size_t waiting = c->q_len - c->q_off, rest = len - off;
     if (waiting + rest > QUEUE_MAX) {
-        go_local(c, "the daemon does not read");
+        dmn_cl_go_local(c, "the daemon does not read");
         return GMUX_OK;
     }
     if (c->q_len + rest > QUEUE_MAX) { /* the part sent makes room */
@@ -184,209 +137,11 @@ static gmux_status_t send_out(dmn_client_t *c, size_t len)
     return GMUX_OK;
 }
 
-/* Acts on one message from the daemon. Returns -1 if it makes no sense. */
-static int process(dmn_client_t *c, const dmn_msg_t *m)
-{
-    switch (m->hdr.type) {
-    case DMN_MSG_GRANT:
-        /* One that answers a PENDING sent before our last IDLE: the daemon
-         * decided before it read the IDLE, which ended that turn there, so it
-         * is no turn here, even when we have asked again since (the daemon
-         * answers that PENDING with a GRANT of its own; taking this one, the
-         * task launched beside the holder). */
-        if (m->u.grant.request <= c->idle_request)
-            return 0;
-        c->holding = 1;
-        c->revoked = 0;
-        c->announced = 0;
-        c->grant_seq = m->u.grant.grant_seq;
-        c->grant_flags = m->u.grant.flags;
-        return 0;
-    case DMN_MSG_REVOKE:
-        if (c->holding && m->u.grant.grant_seq == c->grant_seq)
-            c->revoked = 1;
-        return 0;
-    case DMN_MSG_PLAN: {
-        if (m->u.ranges.count == DMN_PLAN_EVICT && m->u.ranges.n_ranges == 0) {
-            /* the end of this grant's evictions: answered once they are done */
-            if (c->opts.on_evict_end)
-                c->opts.on_evict_end(c->opts.plan_arg, m->u.ranges.seq);
-            else
-                dmn_client_evicted(c, m->u.ranges.seq, 0);
-            return 0;
-        }
-        /* Decoded in batches on the stack, never allocated: an EVICT lost for
-         * want of memory would leave the daemon's model counting as freed
-         * memory the task still holds. */
-        if (!c->opts.on_plan)
-            return 0;
-        dmn_range_t r[PLAN_BATCH];
-        uint32_t n = m->u.ranges.n_ranges;
-        for (uint32_t i = 0; i < n;) {
-            uint32_t k = 0;
-            for (; k < PLAN_BATCH && i < n; k++, i++)
-                r[k] = dmn_proto_range_at(&m->u.ranges, i);
-            c->opts.on_plan(c->opts.plan_arg, m->u.ranges.seq, (dmn_plan_kind_t)m->u.ranges.count,
-                            r, k);
-        }
-        if (c->opts.on_plan_end)
-            c->opts.on_plan_end(c->opts.plan_arg, m->u.ranges.seq,
-                                (dmn_plan_kind_t)m->u.ranges.count, n);
-        return 0;
-    }
-    case DMN_MSG_REGISTERED:
-        c->task_id = m->u.registered.task_id;
-        return 0;
-    case DMN_MSG_STATUS:
-        return 0;
-    default: /* REFUSED after registration, or a client-to-daemon type */
-        return -1;
-    }
-}
-
-/* The connection ended (err 0: end of file, else recv's errno): local mode.
- * Before REGISTERED came, the daemon stopped (killed, crashed) or would not
- * have this client (a gmuxd of another protocol version from before
- * 2026-12-02 closes without a word, one without room too):
- * the task now runs ungated, which the default level must show, once per
- * client rather than at every retry. */
-static void connection_ended(dmn_client_t *c, int err)
-{
-    char text[64], why[96];
-    if (err)
-        snprintf(why, sizeof(why), "receive error: %s", strerror_r(err, text, sizeof(text)));
-    else
-        snprintf(why, sizeof(why), "closed by gmuxd");
-    if (c->task_id == 0 && !c->told_ungated) {
-        c->told_ungated = 1;
-        COM_WARN(DAEMON,
-                 "client '%s': gmuxd ended the connection before answering REGISTER (%s): "
-                 "running ungated, retrying; gmuxd stopped, or would not have the task (another "
-                 "protocol version than %u, or no room: its log says which)",
-                 c->name, why, DMN_PROTO_VERSION);
-    }
-    go_local(c, why);
-}
-
-/* A message in another protocol version came: local mode. gmuxd answers a
- * REGISTER of another version with a REFUSED in its own, whose header still
- * says which (the magic and version fields never move). */
-static void other_version(dmn_client_t *c, const uint8_t *hdr)
-{
-    unsigned version = (unsigned)hdr[4] | (unsigned)hdr[5] << 8;
-    if (!c->told_ungated) {
-        c->told_ungated = 1;
-        COM_WARN(DAEMON,
-                 "client '%s': gmuxd speaks protocol version %u, this client version %u: running "
-                 "ungated, retrying",
-                 c->name, version, DMN_PROTO_VERSION);
-    }
-    go_local(c, "protocol version mismatch");
-}
-
-/* Receives and processes what has arrived, waiting up to timeout_ms for the
- * first byte, and calls on_read_end once nothing more waits (if a message
- * came; not when the connection ends: its orders are void). Returns -1 when
- * the connection ended (now in local mode) or when a REFUSED arrived
- * (*refused set). */
-static int pump_read(dmn_client_t *c, int timeout_ms, int *refused);
-static int registered(const dmn_client_t *c);
-
-static gmux_status_t send_evicted(dmn_client_t *c)
+gmux_status_t dmn_cl_send_evicted(dmn_client_t *c)
 {
     dmn_msg_evicted_t e = {c->evicted_due, c->evicted_failed, 0};
     c->evicted_due = 0;
-    return send_out(c, dmn_proto_encode_evicted(c->out, sizeof(c->out), ++c->seq, &e));
-}
-
-/* pump_read, then the EVICTED a callback asked for during the read. */
-static int pump(dmn_client_t *c, int timeout_ms, int *refused)
-{
-    c->in_read = 1;
-    int r = pump_read(c, timeout_ms, refused);
-    c->in_read = 0;
-    if (c->evicted_due && registered(c))
-        send_evicted(c);
-    c->evicted_due = 0;
-    return c->fd < 0 ? -1 : r;
-}
-
-static int pump_read(dmn_client_t *c, int timeout_ms, int *refused)
-{
-    if (flush_queue(c) != 0)
-        return -1;
-    struct pollfd pf = {c->fd, (short)(POLLIN | (c->q_len ? POLLOUT : 0)), 0};
-    int r = poll(&pf, 1, timeout_ms);
-    if (r < 0 && errno != EINTR) {
-        go_local_errno(c, "poll failed", errno);
-        return -1;
-    }
-    if (r <= 0)
-        return 0;
-    if ((pf.revents & POLLOUT) && flush_queue(c) != 0)
-        return -1;
-    if (!(pf.revents & ~POLLOUT))
-        return 0;
-    int got = 0, interrupted = 0; /* messages processed; EINTRs in this read */
-    for (;;) {
-        ssize_t n = recv(c->fd, c->in + c->in_len, sizeof(c->in) - c->in_len, MSG_DONTWAIT);
-        if (n < 0 && errno == EINTR && ++interrupted <= EINTR_RETRIES)
-            continue; /* the rest of a batch may wait behind the signal */
-        if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
-            connection_ended(c, n < 0 ? errno : 0);
-            return -1;
-        }
-        if (n < 0) {
-            if (got && c->opts.on_read_end)
-                c->opts.on_read_end(c->opts.plan_arg);
-            return 0;
-        }
-        c->in_len += (size_t)n;
-        size_t off = 0;
-        for (;;) {
-            dmn_hdr_t h;
-            dmn_msg_t m;
-            gmux_status_t st = dmn_proto_read_hdr(c->in + off, c->in_len - off, &h);
-            if (st == GMUX_ERR_VERSION) {
-                other_version(c, c->in + off);
-                return -1;
-            }
-            if (st == GMUX_ERR_BUSY ||
-                (st == GMUX_OK && c->in_len - off < DMN_PROTO_HDR_SIZE + (size_t)h.length))
-                break;
-            size_t whole = DMN_PROTO_HDR_SIZE + (size_t)h.length;
-            if (st == GMUX_OK)
-                st = dmn_proto_decode(c->in + off, whole, &m);
-            if (st == GMUX_OK && m.hdr.type == DMN_MSG_REFUSED && refused) {
-                if (!c->told_ungated) /* once, not at every retry */
-                    COM_WARN(DAEMON, "daemon refused '%s': %s", c->name, m.u.refused.reason);
-                c->told_ungated = 1;
-                *refused = 1;
-                go_local(c, "refused");
-                return -1;
-            }
-            if (st != GMUX_OK || process(c, &m) != 0) {
-                go_local(c, "bad message from the daemon");
-                return -1;
-            }
-            off += whole;
-            got = 1;
-        }
-        memmove(c->in, c->in + off, c->in_len - off);
-        c->in_len -= off;
-    }
-}
-
-/* Connected and registered: launches are gated. Connected with task_id 0,
- * a REGISTER waits for its answer and the client acts as in local mode. */
-static int registered(const dmn_client_t *c)
-{
-    return c->fd >= 0 && c->task_id != 0;
-}
-
-static int registering(const dmn_client_t *c)
-{
-    return c->fd >= 0 && c->task_id == 0;
+    return dmn_cl_send_out(c, dmn_proto_encode_evicted(c->out, sizeof(c->out), ++c->seq, &e));
 }
 
 /* Connects without waiting and sends REGISTER: GMUX_OK when it is on its
@@ -409,7 +164,7 @@ static gmux_status_t start_register(dmn_client_t *c, char *why, size_t why_cap)
     dmn_msg_register_t reg = {
         (uint32_t)getpid(), (uint32_t)c->opts.cls, c->opts.priority, 0, c->opts.budget, {0}};
     memcpy(reg.name, c->name, DMN_NAME_MAX);
-    send_out(c, dmn_proto_encode_register(c->out, sizeof(c->out), ++c->seq, &reg));
+    dmn_cl_send_out(c, dmn_proto_encode_register(c->out, sizeof(c->out), ++c->seq, &reg));
     if (c->fd < 0)
         return GMUX_ERR_PEER;
     c->register_deadline = com_deadline_after_ns(REGISTER_WAIT_MS * COM_NS_PER_MS);
@@ -422,7 +177,7 @@ static gmux_status_t start_register(dmn_client_t *c, char *why, size_t why_cap)
 static gmux_status_t progress_register(dmn_client_t *c, int wait_ms)
 {
     int refused = 0;
-    (void)pump(c, wait_ms, &refused);
+    (void)dmn_cl_pump(c, wait_ms, &refused);
     if (refused)
         return GMUX_ERR_PERM;
     if (c->fd < 0)
@@ -438,14 +193,14 @@ static gmux_status_t progress_register(dmn_client_t *c, int wait_ms)
                      "registration)",
                      c->name, REGISTER_WAIT_MS);
         }
-        go_local(c, "no answer to REGISTER");
+        dmn_cl_go_local(c, "no answer to REGISTER");
         return GMUX_ERR_PEER;
     }
     c->registrations++;
     c->backoff_ns = BACKOFF_MIN_NS;
     c->told_ungated = 0; /* a later daemon that will not have it is worth a word again */
     if (c->have_stats)
-        send_out(c, dmn_proto_encode_stats(c->out, sizeof(c->out), ++c->seq, &c->stats));
+        dmn_cl_send_out(c, dmn_proto_encode_stats(c->out, sizeof(c->out), ++c->seq, &c->stats));
     COM_INFO(DAEMON, "client '%s': registered as task %u", c->name, c->task_id);
     return GMUX_OK;
 }
@@ -455,7 +210,7 @@ static gmux_status_t progress_register(dmn_client_t *c, int wait_ms)
 static void maybe_reconnect(dmn_client_t *c)
 {
     gmux_status_t st;
-    if (registering(c)) {
+    if (dmn_cl_registering(c)) {
         st = progress_register(c, 0);
     } else {
         if (c->fd >= 0 || com_clock_ns() < c->next_retry_ns)
@@ -526,7 +281,7 @@ gmux_status_t dmn_client_open_why(const dmn_client_opts_t *opts, dmn_client_t **
     c->backoff_ns = BACKOFF_MIN_NS;
     char connect_why[DMN_CLIENT_WHY_MAX] = "";
     st = start_register(c, connect_why, sizeof(connect_why));
-    while (st == GMUX_OK && registering(c))
+    while (st == GMUX_OK && dmn_cl_registering(c))
         if ((st = progress_register(c, 50)) == GMUX_ERR_BUSY)
             st = GMUX_OK;
     if (st == GMUX_ERR_PERM) { /* the connection not permitted, or the daemon's refusal */
@@ -550,8 +305,9 @@ void dmn_client_close(dmn_client_t *c)
     if (!c)
         return;
     if (c->fd >= 0) {
-        if (registered(c))
-            send_out(c, dmn_proto_encode_empty(c->out, sizeof(c->out), ++c->seq, DMN_MSG_IDLE));
+        if (dmn_cl_registered(c))
+            dmn_cl_send_out(c,
+                            dmn_proto_encode_empty(c->out, sizeof(c->out), ++c->seq, DMN_MSG_IDLE));
         if (c->fd >= 0)
             close(c->fd); /* what still waits is lost with the task: the daemon reclaims it */
     }
@@ -562,9 +318,9 @@ static gmux_status_t announce(dmn_client_t *c)
 {
     uint32_t n = c->n_launches ? c->n_launches : 1;
     c->request++; /* before sending: a failed send goes local, which sets idle_request */
-    gmux_status_t st =
-        send_out(c, dmn_proto_encode_ranges(c->out, sizeof(c->out), ++c->seq, DMN_MSG_PENDING, n,
-                                            c->request, c->ranges, c->n_ranges));
+    gmux_status_t st = dmn_cl_send_out(c, dmn_proto_encode_ranges(c->out, sizeof(c->out), ++c->seq,
+                                                                  DMN_MSG_PENDING, n, c->request,
+                                                                  c->ranges, c->n_ranges));
     if (!c->holding)
         c->announced = 1;
     return st;
@@ -583,19 +339,20 @@ gmux_status_t dmn_client_pending(dmn_client_t *c, uint32_t n_launches, const dmn
     c->n_ranges = n_ranges;
     c->n_launches = n_launches;
     maybe_reconnect(c);
-    return registered(c) ? announce(c) : GMUX_OK;
+    return dmn_cl_registered(c) ? announce(c) : GMUX_OK;
 }
 
 gmux_status_t dmn_client_wait_turn(dmn_client_t *c, uint64_t timeout_ns)
 {
     maybe_reconnect(c);
-    if (!registered(c) || pump(c, 0, NULL) < 0)
+    if (!dmn_cl_registered(c) || dmn_cl_pump(c, 0, NULL) < 0)
         return GMUX_OK;
     if (c->holding && !c->revoked)
         return GMUX_OK;
     if (c->holding) {
         c->holding = c->revoked = 0;
-        send_out(c, dmn_proto_encode_empty(c->out, sizeof(c->out), ++c->seq, DMN_MSG_RELEASE));
+        dmn_cl_send_out(c,
+                        dmn_proto_encode_empty(c->out, sizeof(c->out), ++c->seq, DMN_MSG_RELEASE));
     }
     if (!c->announced && c->fd >= 0)
         announce(c);
@@ -607,7 +364,7 @@ gmux_status_t dmn_client_wait_turn(dmn_client_t *c, uint64_t timeout_ns)
         uint64_t ms = (deadline - now) / COM_NS_PER_MS + 1;
         if (c->opts.on_wait && c->opts.on_wait(c->opts.plan_arg))
             ms = 1; /* it polls an event: look again soon */
-        if (c->fd < 0 || pump(c, ms > 100 ? 100 : (int)ms, NULL) < 0)
+        if (c->fd < 0 || dmn_cl_pump(c, ms > 100 ? 100 : (int)ms, NULL) < 0)
             return GMUX_OK;
     }
     return GMUX_OK;
@@ -617,20 +374,21 @@ gmux_status_t dmn_client_idle(dmn_client_t *c)
 {
     c->n_launches = 0;
     maybe_reconnect(c);
-    if (!registered(c) || pump(c, 0, NULL) < 0)
+    if (!dmn_cl_registered(c) || dmn_cl_pump(c, 0, NULL) < 0)
         return GMUX_OK;
     c->holding = c->revoked = c->announced = 0;
     c->idle_request = c->request;
-    return send_out(c, dmn_proto_encode_empty(c->out, sizeof(c->out), ++c->seq, DMN_MSG_IDLE));
+    return dmn_cl_send_out(c,
+                           dmn_proto_encode_empty(c->out, sizeof(c->out), ++c->seq, DMN_MSG_IDLE));
 }
 
 gmux_status_t dmn_client_evicted(dmn_client_t *c, uint64_t grant_seq, uint32_t failed)
 {
-    if (!registered(c) || grant_seq == 0)
+    if (!dmn_cl_registered(c) || grant_seq == 0)
         return GMUX_OK;
     c->evicted_due = grant_seq;
     c->evicted_failed = failed;
-    return c->in_read ? GMUX_OK : send_evicted(c);
+    return c->in_read ? GMUX_OK : dmn_cl_send_evicted(c);
 }
 
 gmux_status_t dmn_client_report(dmn_client_t *c, const dmn_msg_stats_t *stats)
@@ -638,15 +396,15 @@ gmux_status_t dmn_client_report(dmn_client_t *c, const dmn_msg_stats_t *stats)
     c->stats = *stats;
     c->have_stats = 1;
     maybe_reconnect(c);
-    if (!registered(c))
+    if (!dmn_cl_registered(c))
         return GMUX_OK;
-    return send_out(c, dmn_proto_encode_stats(c->out, sizeof(c->out), ++c->seq, stats));
+    return dmn_cl_send_out(c, dmn_proto_encode_stats(c->out, sizeof(c->out), ++c->seq, stats));
 }
 
 int dmn_client_poll(dmn_client_t *c)
 {
     maybe_reconnect(c);
-    if (!registered(c) || pump(c, 0, NULL) < 0)
+    if (!dmn_cl_registered(c) || dmn_cl_pump(c, 0, NULL) < 0)
         return 1;
     return c->holding && !c->revoked;
 }
@@ -658,12 +416,12 @@ int dmn_client_fd(const dmn_client_t *c)
 
 int dmn_client_is_local(const dmn_client_t *c)
 {
-    return !registered(c);
+    return !dmn_cl_registered(c);
 }
 
 int dmn_client_holds_turn(const dmn_client_t *c)
 {
-    return registered(c) && c->holding;
+    return dmn_cl_registered(c) && c->holding;
 }
 
 uint64_t dmn_client_grant_seq(const dmn_client_t *c)

@@ -136,7 +136,7 @@ static uint64_t gate_move(eng_backend_t be, const dmn_range_t *r, bool to_device
     /* what went to the host is prefetched again at its next use under the
      * proactive policy: no FILL may bring it back first (policy.h) */
     if (!to_device)
-        (void)shim_regions_mark(t, r->base, r->len, SHIM_GEN_EVICTED, 0, false);
+        shim_policy_evicted(r->base, r->len);
     return moved;
 }
 
@@ -334,7 +334,13 @@ static void gate_apply_plan(void)
     bool planned = (dmn_client_grant_flags(gate_client) & DMN_GRANT_PLANNED) && !overflowed;
     uint32_t fills = fills_kept ? 0 : shim_gate_plan_count(DMN_PLAN_FILL);
     uint32_t orders = shim_gate_plan_count(DMN_PLAN_EVICT) + fills;
-    if (orders == 0 && (!planned || shim_state.mode != SHIM_MODE_PROACTIVE))
+    /* with no orders, the fence is only there for the marks planned leaves
+     * to paging (fills ahead and evictions in flight are waited for before
+     * those regions count as resident); none marked, nothing to wait for:
+     * until 2026-12-03 every flagged grant waited for the migration stream
+     * (test_gate_fence test_no_fence_for_nothing) */
+    if (orders == 0 &&
+        (!planned || shim_state.mode != SHIM_MODE_PROACTIVE || !shim_policy_any_evicted()))
         return;
     shim_cuctx_t *cx = shim_backend_current();
     if (!cx) {

@@ -12,6 +12,10 @@
 
 static _Atomic uint32_t policy_gen = 1;
 static _Atomic uint64_t policy_capacity; /* 0: not known yet */
+/* Set once a region is marked SHIM_GEN_EVICTED (shim_policy_evicted),
+ * cleared just before shim_policy_evicted_to_paging remarks them all: false
+ * means no region is so marked. */
+static atomic_bool policy_evicted_marked;
 
 /* Generations 0 and SHIM_GEN_EVICTED are never current: they mark a region
  * moved away (see shim_policy_program_prefetched, and gate.c's gate_move of
@@ -34,8 +38,22 @@ uint32_t shim_policy_generation(void)
     return policy_gen_current(gen) ? gen : 1;
 }
 
+void shim_policy_evicted(uint64_t addr, uint64_t len)
+{
+    /* the regions first, then the flag: a remark that cleared the flag
+     * before this set it either saw the mark or leaves the flag set */
+    if (shim_regions_mark(&shim_state.regions, addr, len, SHIM_GEN_EVICTED, 0, false))
+        atomic_store(&policy_evicted_marked, true);
+}
+
+bool shim_policy_any_evicted(void)
+{
+    return atomic_load(&policy_evicted_marked);
+}
+
 void shim_policy_evicted_to_paging(void)
 {
+    atomic_store(&policy_evicted_marked, false);
     (void)shim_regions_remark(&shim_state.regions, SHIM_GEN_EVICTED, shim_policy_generation());
 }
 

@@ -57,6 +57,15 @@ uint32_t shim_policy_generation(void);
  * daemon's fill the shim did not carry out (shim_policy_lost). */
 #define SHIM_GEN_EVICTED UINT32_MAX
 
+/* The daemon's eviction of [addr, addr+len) was issued (gate.c): the
+ * managed regions it overlaps are marked SHIM_GEN_EVICTED. */
+void shim_policy_evicted(uint64_t addr, uint64_t len);
+
+/* Whether a region may be marked SHIM_GEN_EVICTED: false when none has been
+ * since the last shim_policy_evicted_to_paging (then a grant has nothing to
+ * leave to demand paging, and nothing to wait for to do so). */
+bool shim_policy_any_evicted(void);
+
 /* A GRANT with DMN_GRANT_PLANNED was taken and its orders carried out: the
  * regions the daemon evicted (SHIM_GEN_EVICTED) that no fill brought back
  * whole are the placement's to leave to demand paging, so they count as

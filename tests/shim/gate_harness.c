@@ -261,7 +261,7 @@ void gh_read_out(int i, gh_out_t *o)
     o->n = 0;
     while (o->n < GH_MAX_K && fscanf(f, "%llu %llu", &o->t[o->n][0], &o->t[o->n][1]) == 2)
         o->n++;
-    o->nd = o->nh = 0;
+    o->nd = o->nh = o->nsync = 0;
     o->armed = 0;
     o->relaxed = 0;
     o->cap_from = o->cap_to = 0;
@@ -274,7 +274,11 @@ void gh_read_out(int i, gh_out_t *o)
             o->d_before[o->nd++] = (int)v[3];
         } else if (kind == 'H' && got == 5 && o->nh < 64)
             memcpy(o->h[o->nh++], v, sizeof(o->h[0]));
-        else if (kind == 'A' && got >= 2)
+        else if (kind == 'S' && got >= 3) {
+            if (o->nsync < 64)
+                o->sync_ns[o->nsync] = v[0];
+            o->nsync++;
+        } else if (kind == 'A' && got >= 2)
             o->armed = v[0] == 1;
         else if (kind == 'R' && got >= 2)
             o->relaxed = v[0];

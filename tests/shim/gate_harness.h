@@ -54,10 +54,12 @@ typedef struct gh_out {
     unsigned long long evicted_unknown;  /* EVICTED sent flagged failed: the event query failed */
     unsigned long long relaxed;          /* CAPTURE 3/14: unsafe calls let through as RELAXED */
     size_t nd, nh;
-    unsigned long long d[64][3]; /* prefetches to the device: ns, base, len (the first 64) */
-    int d_before[64];            /* each: 1 if ordered before the next launch (gate_prog.c) */
-    unsigned long long h[64][4]; /* the same to the host (evictions), and whether ordered
-                                    after the queued work (gate_prog.c) */
+    unsigned long long d[64][3];    /* prefetches to the device: ns, base, len (the first 64) */
+    int d_before[64];               /* each: 1 if ordered before the next launch (gate_prog.c) */
+    unsigned long long h[64][4];    /* the same to the host (evictions), and whether ordered
+                                       after the queued work (gate_prog.c) */
+    size_t nsync;                   /* stream synchronizations (the shim's fences) */
+    unsigned long long sync_ns[64]; /* when (the first 64) */
 } gh_out_t;
 
 /* gate_prog's arguments (strings; see gate_prog.c). delay_ms and pause_ms

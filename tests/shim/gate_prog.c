@@ -15,6 +15,10 @@
  *                                    model of stream order puts it after
  *                                    the last launch before it, or there
  *                                    was none: fake_ordered)
+ *   S <ns> <stream>                 (one line per stream synchronization the
+ *                                    driver double saw: the program makes
+ *                                    none, the shim's are waits for its
+ *                                    migration stream)
  *
  * to OUTFILE. Usage:
  *   gate_prog OUTFILE SEED NKERNELS WORK_US [DELAY_MS [EXTRA_MIB [PAUSE_MS [CAPTURE [STREAM]]]]]
@@ -597,6 +601,8 @@ int main(int argc, char **argv)
         } else if (strncmp(c->fn, "cuStreamWaitEvent", 17) == 0) {
             if (h_mark && c->a[1] == h_mark)
                 h_waited = c->a[0];
+        } else if (strncmp(c->fn, "cuStreamSynchronize", 19) == 0) {
+            fprintf(out, "S %llu %llu\n", (unsigned long long)c->ns, (unsigned long long)c->a[0]);
         } else if (strncmp(c->fn, "cuMemPrefetch", 13) == 0) {
             uint64_t where = c->a[2] >> 32;
             if (where == (uint64_t)CU_MEM_LOCATION_TYPE_DEVICE)

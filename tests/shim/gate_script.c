@@ -104,6 +104,13 @@ int gs_conn_released(gs_conn_t *c)
     return gs_read_until(c->task, c->buf, DMN_MSG_RELEASE, &c->m);
 }
 
+int gs_conn_send_finish(gs_conn_t *c)
+{
+    if (gs_batch_send(c->task, &c->w) != 0)
+        return 18;
+    return gs_finish(c->task, c->buf, c->fds, c->nfd);
+}
+
 int gs_grant(int task, uint8_t *buf, uint32_t seq, uint64_t grant_seq, uint64_t request)
 {
     dmn_msg_grant_t g = {grant_seq, 20 * COM_NS_PER_MS, request, 0, 0};
@@ -258,4 +265,14 @@ gh_out_t *gs_out0(void)
     for (size_t i = 0; i < o->nh; i++)
         print_message("  evict %#llx + %llu at %llu\n", o->h[i][1], o->h[i][2], o->h[i][0]);
     return o;
+}
+
+gh_out_t *gs_run_logged(const gh_spec_t *spec, int (*script)(int), const char *policy)
+{
+    setenv("GMUX_POLICY", policy, 1);
+    setenv("GMUX_GATE_IDLE_MS", "600000", 1);
+    pid_t fake, prog;
+    gs_start_pair_log(spec, script, gh_path("log0"), &fake, &prog);
+    gs_wait_pair(fake, prog);
+    return gs_out0();
 }

@@ -92,6 +92,10 @@ int gs_conn_paused(int ready, gs_conn_t *c);
  * program read what came before it. 0, or -1. */
 int gs_conn_released(gs_conn_t *c);
 
+/* Sends c's batch, then reads until the program ends (gs_finish). 0, or
+ * 18 (the send failed). */
+int gs_conn_send_finish(gs_conn_t *c);
+
 /* Waits (a minute at most) until gh_dir/name exists: 0, or -1. */
 int gs_wait_file(const char *name);
 
@@ -111,6 +115,11 @@ void gs_wait_script(pid_t fake, pid_t prog);
 
 /* gs_wait_script, then waits for the program and asserts it exited 0. */
 void gs_wait_pair(pid_t fake, pid_t prog);
+
+/* Runs script against program 0 of spec under GMUX_POLICY policy, with no
+ * IDLE while it pauses (GMUX_GATE_IDLE_MS 600000), the program's log in
+ * gh_dir/log0; waits for both (gs_wait_pair) and returns gs_out0(). */
+gh_out_t *gs_run_logged(const gh_spec_t *spec, int (*script)(int), const char *policy);
 
 /* Program 0's output (gh_read_out), allocated (the caller frees it), its
  * prefetches to the device and to the host printed. */

@@ -229,9 +229,7 @@ static int evict_ws_then_grant(int ready, int fill)
     else
         gs_batch_plan(&c.w, 9, DMN_PLAN_FILL, 4, ws, n);
     gs_batch_grant_flags(&c.w, 10, 4, m.u.ranges.seq, fill >= 2 ? DMN_GRANT_PLANNED : 0);
-    if (gs_batch_send(c.task, &c.w) != 0)
-        return 18;
-    return gs_finish(c.task, c.buf, c.fds, c.nfd);
+    return gs_conn_send_finish(&c);
 }
 
 static int scripted_evict_no_fill(int ready)
@@ -344,12 +342,7 @@ static gh_out_t *run_script(int (*script)(int), const char *capture)
     for (size_t i = 0; i < sizeof(marks) / sizeof(marks[0]); i++)
         unlink(gh_path(marks[i]));
     spec.capture = capture;
-    setenv("GMUX_POLICY", policy, 1);
-    setenv("GMUX_GATE_IDLE_MS", "600000", 1); /* no IDLE while paused */
-    pid_t fake, prog;
-    gs_start_pair_log(&spec, script, gh_path("log0"), &fake, &prog);
-    gs_wait_pair(fake, prog);
-    gh_out_t *o = gs_out0();
+    gh_out_t *o = gs_run_logged(&spec, script, policy);
     assert_int_equal(o->n, 20);
     return o;
 }
