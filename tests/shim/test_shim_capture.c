@@ -196,6 +196,18 @@ static size_t unrelated_destroy_walks(void)
     return count_calls("cuGraphGetNodes") - walks;
 }
 
+/* Invalidates the capture begun on s (a cuCtxSynchronize of the capturing
+ * thread, mode GLOBAL), which then fails to end; after that the shim keeps
+ * no prefetch recorded into a graph. */
+static void invalidated_end_keeps_nothing(CUstream s)
+{
+    assert_int_equal(GET(PFN_cuCtxSynchronize_v2000, "cuCtxSynchronize", 2000)(),
+                     CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+    CUgraph g = NULL;
+    assert_int_equal(end(s, &g), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+    assert_int_equal(unrelated_destroy_walks(), 0);
+}
+
 /* The program's prefetch recorded by a capture that is then invalidated is
  * forgotten when the capture fails to end, though the driver no longer says
  * which capture the stream recorded: with nothing kept, destroying an
@@ -209,11 +221,7 @@ static void test_invalidated_capture_forgets_prefetch(void **state)
     launch_vadd(s, c, c, c, N);
     begin(s);
     to_host(c, s);
-    assert_int_equal(GET(PFN_cuCtxSynchronize_v2000, "cuCtxSynchronize", 2000)(),
-                     CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
-    CUgraph g = NULL;
-    assert_int_equal(end(s, &g), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
-    assert_int_equal(unrelated_destroy_walks(), 0);
+    invalidated_end_keeps_nothing(s);
 }
 
 /* The same for a prefetch queued on a stream that joined the capture (it
@@ -236,11 +244,7 @@ static void test_invalidated_capture_forgets_joined_prefetch(void **state)
                      CUDA_SUCCESS);
     assert_ptr_equal(capture_graph(joined), capture_graph(s)); /* joined: else this shows nothing */
     to_host(c, joined);
-    assert_int_equal(GET(PFN_cuCtxSynchronize_v2000, "cuCtxSynchronize", 2000)(),
-                     CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
-    CUgraph g = NULL;
-    assert_int_equal(end(s, &g), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
-    assert_int_equal(unrelated_destroy_walks(), 0);
+    invalidated_end_keeps_nothing(s);
 }
 
 /* The node of kind type in g (exactly one). */
