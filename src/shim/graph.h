@@ -52,6 +52,12 @@ typedef struct shim_graph_capture {
  * being captured; *c_p receives what the driver says of the capture. */
 bool shim_graph_capture_of(CUstream s, bool per_thread, shim_graph_capture_t *c_p);
 
+/* Notes the id of the capture just begun on stream s (the driver's answer
+ * now, while it is active), so that its end, asked after an invalidation,
+ * still knows which capture it was. Proactive mode only; no-op when the
+ * driver does not say. */
+void shim_graph_capture_begun(CUstream s, bool per_thread);
+
 /* Keeps the program's prefetch of [addr, addr+len), to the current context's
  * device (to_device) or elsewhere, recorded by capture c into its graph as
  * node c->last (the entry counts once that capture ends with the graph).

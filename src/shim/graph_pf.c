@@ -11,15 +11,18 @@
  * its handle to a later graph, which must not take the dead capture's
  * prefetches over. cuStreamEndCapture is hooked for this: a capture that
  * ends with a graph makes its entries count and drops the pending entries
- * of any earlier capture at the same handle; one that fails drops its own,
- * by id where the driver still says which capture it was, and in any case
- * those queued on the stream it ends on (the driver says nothing but the
- * status of an invalidated capture; a stream is in one capture at a time,
- * so what is pending on it is this capture's or a dead one's). Those it
- * recorded on other streams joined to it stay pending, never counted, after
- * an invalidation, until their handle is reused or destroyed.
+ * of any earlier capture at the same handle; one that fails drops its own
+ * by id, and in any case those queued on the stream it ends on (a stream is
+ * in one capture at a time, so what is pending on it is this capture's or
+ * a dead one's). The driver says nothing but the status of an invalidated
+ * capture (cuda.h), so the id of each capture is also asked when it begins
+ * (the cuStreamBeginCapture hooks, streams.c) and kept by the stream it
+ * began on, where its end is called: an invalidated capture's prefetches
+ * queued on streams that joined it (through an event) are dropped by that
+ * id. Until 2026-12-03 they stayed pending until their handle was reused
+ * or destroyed.
  *
- * LOCKING: pf_lock (mutex) guards the table; it is never held across a
+ * LOCKING: pf_lock (mutex) guards both tables; it is never held across a
  * driver call or together with another shim lock.
  */
 #include <pthread.h>
@@ -31,11 +34,21 @@
 #include "shim/policy.h"
 #include "shim/shim.h"
 
-#define GRAPH_PF_MAX (1u << 20) /* prefetches recorded into live graphs, at most */
+#define GRAPH_PF_MAX    (1u << 20) /* prefetches recorded into live graphs, at most */
+#define GRAPH_BEGUN_MAX 4096       /* captures in progress whose id is kept, at most */
 
 static pthread_mutex_t pf_lock = PTHREAD_MUTEX_INITIALIZER;
 static shim_graph_pf_t *pfs;
 static size_t pf_n, pf_cap, pf_pending;
+
+/* A capture in progress: the stream it began on (shim_policy_stream_key)
+ * and its id. One per stream. */
+typedef struct pf_begun {
+    uint64_t stream, id;
+} pf_begun_t;
+
+static pf_begun_t *begun;
+static size_t begun_n, begun_cap;
 
 static CUstream stream_of(CUstream s, bool per_thread)
 {
@@ -153,20 +166,56 @@ void shim_graph_pf_apply(const shim_graph_pf_t *pf, size_t n, bool to_device, ui
             shim_policy_program_prefetched(pf[k].addr, pf[k].len, to_device, stream);
 }
 
-/* --- captures ending ------------------------------------------------------ */
+/* --- captures beginning and ending ----------------------------------------- */
+
+void shim_graph_capture_begun(CUstream s, bool per_thread)
+{
+    shim_graph_capture_t c;
+    if (shim_state.mode != SHIM_MODE_PROACTIVE || !shim_graph_capture_of(s, per_thread, &c) ||
+        c.id == 0)
+        return;
+    pthread_mutex_lock(&pf_lock);
+    size_t i = 0;
+    while (i < begun_n && begun[i].stream != c.stream)
+        i++;
+    if (i < begun_n || begun_n < begun_cap ||
+        com_array_grow((void **)&begun, &begun_cap, begun_n + 1, sizeof(*begun), 16,
+                       GRAPH_BEGUN_MAX) == GMUX_OK) {
+        begun_n += i == begun_n;
+        begun[i] = (pf_begun_t){c.stream, c.id};
+    }
+    pthread_mutex_unlock(&pf_lock);
+}
+
+/* The id of the capture begun on stream (0 if none is kept), forgotten. */
+static uint64_t begun_take_locked(uint64_t stream)
+{
+    for (size_t i = 0; i < begun_n; i++)
+        if (begun[i].stream == stream) {
+            uint64_t id = begun[i].id;
+            begun[i] = begun[--begun_n];
+            return id;
+        }
+    return 0;
+}
 
 /* The capture s ends, asked before cuStreamEndCapture while any entry is
- * pending (c->id 0 when none is or the driver does not say); false when
- * none is. */
+ * pending (c->id: the driver's, else the one asked when it began; 0 when
+ * neither is known); false when none is. */
 static bool capture_ending(CUstream s, bool per_thread, shim_graph_capture_t *c)
 {
     *c = (shim_graph_capture_t){0};
     if (shim_state.mode != SHIM_MODE_PROACTIVE)
         return false;
     pthread_mutex_lock(&pf_lock);
+    uint64_t id = begun_take_locked(shim_policy_stream_key(s, per_thread));
     size_t pending = pf_pending;
     pthread_mutex_unlock(&pf_lock);
-    return pending > 0 && shim_graph_capture_of(s, per_thread, c);
+    if (pending == 0 || !shim_graph_capture_of(s, per_thread, c))
+        return false;
+    if (c->id == 0) /* invalidated: the driver no longer says */
+        c->id = id;
+    return true;
 }
 
 /* Capture c ended with graph (NULL: it failed). */

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "common/log.h"
+#include "shim/graph.h"
 #include "shim/shim.h"
 #include "shim/stats.h"
 
@@ -187,46 +188,49 @@ CUresult shim_hook_cuStreamDestroy_v2(CUstream s)
 }
 
 /* A capture begins only while no eviction is being ordered after the
- * program's streams (shim_streams_order_after). Not on the launch path. */
-#define STREAMS_BEGIN(call)                                                                        \
+ * program's streams (shim_streams_order_after); once begun, its id is noted
+ * (graph.h: its end may no longer be told it). Not on the launch path. */
+#define STREAMS_BEGIN(call, s, per_thread)                                                         \
     do {                                                                                           \
         shim_ensure_init();                                                                        \
         pthread_mutex_lock(&streams_mu);                                                           \
         CUresult r_ = (call);                                                                      \
         pthread_mutex_unlock(&streams_mu);                                                         \
+        if (r_ == CUDA_SUCCESS)                                                                    \
+            shim_graph_capture_begun(s, per_thread);                                               \
         return r_;                                                                                 \
     } while (0)
 
 CUresult shim_hook_cuStreamBeginCapture(CUstream s)
 {
-    STREAMS_BEGIN(SHIM_CALL(cuStreamBeginCapture, s));
+    STREAMS_BEGIN(SHIM_CALL(cuStreamBeginCapture, s), s, false);
 }
 
 CUresult shim_hook_cuStreamBeginCapture_ptsz(CUstream s)
 {
-    STREAMS_BEGIN(SHIM_CALL(cuStreamBeginCapture_ptsz, s));
+    STREAMS_BEGIN(SHIM_CALL(cuStreamBeginCapture_ptsz, s), s, true);
 }
 
 CUresult shim_hook_cuStreamBeginCapture_v2(CUstream s, CUstreamCaptureMode mode)
 {
-    STREAMS_BEGIN(SHIM_CALL(cuStreamBeginCapture_v2, s, mode));
+    STREAMS_BEGIN(SHIM_CALL(cuStreamBeginCapture_v2, s, mode), s, false);
 }
 
 CUresult shim_hook_cuStreamBeginCapture_v2_ptsz(CUstream s, CUstreamCaptureMode mode)
 {
-    STREAMS_BEGIN(SHIM_CALL(cuStreamBeginCapture_v2_ptsz, s, mode));
+    STREAMS_BEGIN(SHIM_CALL(cuStreamBeginCapture_v2_ptsz, s, mode), s, true);
 }
 
 CUresult shim_hook_cuStreamBeginCaptureToGraph(CUstream s, CUgraph g, const CUgraphNode *deps,
                                                const CUgraphEdgeData *edges, size_t n,
                                                CUstreamCaptureMode mode)
 {
-    STREAMS_BEGIN(SHIM_CALL(cuStreamBeginCaptureToGraph, s, g, deps, edges, n, mode));
+    STREAMS_BEGIN(SHIM_CALL(cuStreamBeginCaptureToGraph, s, g, deps, edges, n, mode), s, false);
 }
 
 CUresult shim_hook_cuStreamBeginCaptureToGraph_ptsz(CUstream s, CUgraph g, const CUgraphNode *deps,
                                                     const CUgraphEdgeData *edges, size_t n,
                                                     CUstreamCaptureMode mode)
 {
-    STREAMS_BEGIN(SHIM_CALL(cuStreamBeginCaptureToGraph_ptsz, s, g, deps, edges, n, mode));
+    STREAMS_BEGIN(SHIM_CALL(cuStreamBeginCaptureToGraph_ptsz, s, g, deps, edges, n, mode), s, true);
 }

@@ -4,8 +4,9 @@
  *   - a launch captured into a graph voids only its own claims: regions
  *     other launches made resident are not prefetched again;
  *   - the program's prefetches captured into a graph whose capture fails
- *     (cuStreamEndCapture after an invalidation) are forgotten: a graph the
- *     driver later gives the same handle does not take them over;
+ *     (cuStreamEndCapture after an invalidation) are forgotten, those queued
+ *     on a stream that joined the capture too: a graph the driver later
+ *     gives the same handle does not take them over;
  *   - a captured prefetch whose node the program removes from the graph
  *     (cuGraphDestroyNode) no longer counts at the graph's launch;
  *   - one in a graph embedded in another (cuGraphAddChildGraphNode, which
@@ -182,6 +183,31 @@ static void test_invalidated_capture_status(void **state)
     assert_int_equal(st, CU_STREAM_CAPTURE_STATUS_NONE);
 }
 
+/* How many graphs the shim lists (cuGraphGetNodes) when the program
+ * destroys a new empty graph: none unless it keeps some prefetch recorded
+ * into a graph, or a conditional node. */
+static size_t unrelated_destroy_walks(void)
+{
+    CUgraph other = NULL;
+    assert_int_equal(GET(PFN_cuGraphCreate_v10000, "cuGraphCreate", 12000)(&other, 0),
+                     CUDA_SUCCESS);
+    size_t walks = count_calls("cuGraphGetNodes");
+    assert_int_equal(GET(PFN_cuGraphDestroy_v10000, "cuGraphDestroy", 12000)(other), CUDA_SUCCESS);
+    return count_calls("cuGraphGetNodes") - walks;
+}
+
+/* Invalidates the capture begun on s (a cuCtxSynchronize of the capturing
+ * thread, mode GLOBAL), which then fails to end; after that the shim keeps
+ * no prefetch recorded into a graph. */
+static void invalidated_end_keeps_nothing(CUstream s)
+{
+    assert_int_equal(GET(PFN_cuCtxSynchronize_v2000, "cuCtxSynchronize", 2000)(),
+                     CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+    CUgraph g = NULL;
+    assert_int_equal(end(s, &g), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+    assert_int_equal(unrelated_destroy_walks(), 0);
+}
+
 /* The program's prefetch recorded by a capture that is then invalidated is
  * forgotten when the capture fails to end, though the driver no longer says
  * which capture the stream recorded: with nothing kept, destroying an
@@ -195,15 +221,30 @@ static void test_invalidated_capture_forgets_prefetch(void **state)
     launch_vadd(s, c, c, c, N);
     begin(s);
     to_host(c, s);
-    assert_int_equal(GET(PFN_cuCtxSynchronize_v2000, "cuCtxSynchronize", 2000)(),
-                     CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
-    CUgraph g = NULL, other = NULL;
-    assert_int_equal(end(s, &g), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
-    assert_int_equal(GET(PFN_cuGraphCreate_v10000, "cuGraphCreate", 12000)(&other, 0),
+    invalidated_end_keeps_nothing(s);
+}
+
+/* The same for a prefetch queued on a stream that joined the capture (it
+ * waits for an event recorded on the capturing stream): the driver says
+ * nothing of the invalidated capture at its end, and the joined stream's
+ * prefetch is not on the stream the capture ends on. It is forgotten all
+ * the same (on main it stayed pending: the destruction of an unrelated
+ * graph walked it, cuGraphGetNodes). */
+static void test_invalidated_capture_forgets_joined_prefetch(void **state)
+{
+    (void)state;
+    CUdeviceptr c = managed_region(N * 4);
+    CUstream s = new_stream(), joined = new_stream();
+    launch_vadd(s, c, c, c, N);
+    begin(s);
+    CUevent e;
+    assert_int_equal(GET(PFN_cuEventCreate_v2000, "cuEventCreate", 12000)(&e, 0), CUDA_SUCCESS);
+    assert_int_equal(GET(PFN_cuEventRecord_v2000, "cuEventRecord", 12000)(e, s), CUDA_SUCCESS);
+    assert_int_equal(GET(PFN_cuStreamWaitEvent_v3020, "cuStreamWaitEvent", 12000)(joined, e, 0),
                      CUDA_SUCCESS);
-    size_t walks = count_calls("cuGraphGetNodes");
-    assert_int_equal(GET(PFN_cuGraphDestroy_v10000, "cuGraphDestroy", 12000)(other), CUDA_SUCCESS);
-    assert_int_equal(count_calls("cuGraphGetNodes"), walks);
+    assert_ptr_equal(capture_graph(joined), capture_graph(s)); /* joined: else this shows nothing */
+    to_host(c, joined);
+    invalidated_end_keeps_nothing(s);
 }
 
 /* The node of kind type in g (exactly one). */
@@ -423,6 +464,7 @@ int main(void)
         cmocka_unit_test(test_failed_capture_forgets_prefetch),
         cmocka_unit_test(test_invalidated_capture_status),
         cmocka_unit_test(test_invalidated_capture_forgets_prefetch),
+        cmocka_unit_test(test_invalidated_capture_forgets_joined_prefetch),
         cmocka_unit_test(test_removed_prefetch_node_forgotten),
         cmocka_unit_test(test_other_node_removed_prefetch_kept),
         cmocka_unit_test(test_child_graph_copy_keeps_prefetch),

@@ -1,8 +1,9 @@
 /*
  * Graphs in libgmux.so against the driver test double (see shim_harness.h):
  * kernel nodes, child graphs and conditional nodes walked at
- * instantiation, and their data prefetched before the one graph launch; a
- * graph captured from a stream holding the program's kernels only.
+ * instantiation, and their data prefetched before the one graph launch; no
+ * copy of a graph holding a conditional node (as the driver); a graph
+ * captured from a stream holding the program's kernels only.
  * CTest runs this under every policy, like test_shim.
  *
  * Run as `test_shim_graph cond-stats` it only runs the conditional-node
@@ -524,6 +525,63 @@ static void test_graph_destroy_forgets_nested_conditionals(void **state)
     assert_int_equal(destroy(g), CUDA_SUCCESS);
 }
 
+/*
+ * cuda.h (CUDA 13.0): a graph that contains conditional nodes "cannot be
+ * cloned" and "cannot be used in a child node" (cuGraphClone: "Cloning is
+ * not supported for graphs which contain ... conditional nodes";
+ * cuGraphAddChildGraphNode: "this call will return an error"). So no copy of
+ * a conditional node exists whose bodies the shim did not see created, and
+ * the double refuses both, also for a graph holding the conditional node in
+ * a child graph's graph (embedded there by a captured graph launch). On main
+ * the double copied the node with new bodies, whose creation the shim never
+ * saw (an instantiation of the clone left them unwalked, graph_cond_unknown).
+ */
+static void test_graph_with_conditionals_not_copied(void **state)
+{
+    (void)state;
+    PFN_cuGraphCreate_v10000 create = GET(PFN_cuGraphCreate_v10000, "cuGraphCreate", 12000);
+    PFN_cuGraphDestroy_v10000 destroy = GET(PFN_cuGraphDestroy_v10000, "cuGraphDestroy", 12000);
+    PFN_cuGraphClone_v10000 clone_fn = GET(PFN_cuGraphClone_v10000, "cuGraphClone", 12000);
+    PFN_cuGraphAddChildGraphNode_v10000 add_child =
+        GET(PFN_cuGraphAddChildGraphNode_v10000, "cuGraphAddChildGraphNode", 12000);
+    vadd_bufs_t x;
+    vadd_bufs_init(&x);
+    CUgraph g, body, outer, clone = NULL;
+    CUgraphNode node, child = NULL;
+    assert_int_equal(create(&g, 0), CUDA_SUCCESS);
+    add_cond(hooked_add_node(), g, CU_GRAPH_COND_TYPE_IF, 1, &body, &node);
+    add_vadd(body, &x);
+    assert_int_not_equal(clone_fn(&clone, g), CUDA_SUCCESS);
+    assert_null(clone);
+    assert_int_equal(create(&outer, 0), CUDA_SUCCESS);
+    assert_int_not_equal(add_child(&child, outer, NULL, 0, g), CUDA_SUCCESS);
+    assert_null(child);
+    /* nested one level down, through a captured launch of g's executable graph */
+    CUgraphExec exec;
+    assert_int_equal(GET(PFN_cuGraphInstantiateWithFlags_v11040, "cuGraphInstantiateWithFlags",
+                         12000)(&exec, g, 0),
+                     CUDA_SUCCESS);
+    CUstream s = new_stream();
+    CUgraph captured = NULL;
+    assert_int_equal(GET(PFN_cuStreamBeginCapture_v10010, "cuStreamBeginCapture",
+                         12000)(s, CU_STREAM_CAPTURE_MODE_GLOBAL),
+                     CUDA_SUCCESS);
+    assert_int_equal(GET(PFN_cuGraphLaunch_v10000, "cuGraphLaunch", 12000)(exec, s), CUDA_SUCCESS);
+    assert_int_equal(GET(PFN_cuStreamEndCapture_v10000, "cuStreamEndCapture", 12000)(s, &captured),
+                     CUDA_SUCCESS);
+    assert_int_not_equal(clone_fn(&clone, captured), CUDA_SUCCESS);
+    assert_null(clone);
+    /* a graph without one still is copied */
+    assert_int_equal(clone_fn(&clone, outer), CUDA_SUCCESS);
+    assert_non_null(clone);
+    assert_int_equal(destroy(clone), CUDA_SUCCESS);
+    assert_int_equal(destroy(captured), CUDA_SUCCESS);
+    assert_int_equal(GET(PFN_cuGraphExecDestroy_v10000, "cuGraphExecDestroy", 12000)(exec),
+                     CUDA_SUCCESS);
+    assert_int_equal(destroy(outer), CUDA_SUCCESS);
+    assert_int_equal(destroy(g), CUDA_SUCCESS);
+}
+
 /* A graph captured from a stream (mode GLOBAL): the double records what is
  * queued on the capturing stream as nodes and runs them only when the graph
  * is launched. The graph must hold exactly the program's two kernels, with
@@ -588,6 +646,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_graph_destroy_forgets_conditionals),
         cmocka_unit_test(test_graph_destroy_node_forgets_conditional),
         cmocka_unit_test(test_graph_destroy_forgets_nested_conditionals),
+        cmocka_unit_test(test_graph_with_conditionals_not_copied),
         cmocka_unit_test(test_captured_graph_holds_program_work_only),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -203,17 +203,50 @@ static void test_program_prefetch_to_device(void **state)
     }
 }
 
-/* Four managed regions, each used by a launch on the stream returned. */
-static CUstream four_resident(CUdeviceptr *a, CUdeviceptr *b, CUdeviceptr *c, CUdeviceptr *e)
+/* Four managed regions a, b, c, e, each used by a launch on stream s, then
+ * moved to the host by one batch of the program's on s, through batch (a
+ * prefetch or a discard-and-prefetch: both take the same arguments); with
+ * the locations of a batch that moves a and b to the device, c to the host
+ * and e to the device (locs[] from idx[] on). */
+typedef struct four_batch {
+    CUdeviceptr ptrs[4]; /* a, b, c, e */
+    size_t sizes[4];
+    CUmemLocation locs[3]; /* device, host, device */
+    size_t idx[3];
+    CUstream s;
+    CUresult want; /* what a well-formed batch gets (a driver without batches refuses it) */
+} four_batch_t;
+
+static const CUmemLocation to_dev = {.type = CU_MEM_LOCATION_TYPE_DEVICE, .id = 0};
+static const CUmemLocation to_hst = {.type = CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT, .id = 0};
+
+static void four_batch_init(four_batch_t *fb, PFN_cuMemPrefetchBatchAsync_v13000 batch)
 {
-    *a = region();
-    *b = region();
-    *c = region();
-    *e = region();
-    CUstream s = new_stream();
-    launch(*a, *b, *c, s);
-    launch(*e, *e, *e, s);
-    return s;
+    *fb = (four_batch_t){.locs = {to_dev, to_hst, to_dev},
+                         .idx = {0, 2, 3},
+                         .s = new_stream(),
+                         .want = batches() ? CUDA_SUCCESS : CUDA_ERROR_NOT_SUPPORTED};
+    for (size_t i = 0; i < 4; i++) {
+        fb->ptrs[i] = region();
+        fb->sizes[i] = N * 4;
+    }
+    launch(fb->ptrs[0], fb->ptrs[1], fb->ptrs[2], fb->s);
+    launch(fb->ptrs[3], fb->ptrs[3], fb->ptrs[3], fb->s);
+    CUmemLocation hst = to_hst;
+    size_t all[] = {0};
+    assert_int_equal(batch(fb->ptrs, fb->sizes, 4, &hst, all, 1, 0, fb->s), fb->want);
+}
+
+/* Launches on a, b, c and on e (stream s) after the batch: returns the
+ * shim's prefetches, and of c in *of_p. */
+static size_t four_batch_launches(const four_batch_t *fb, size_t *of_p)
+{
+    size_t mark = f_count();
+    long at = -1;
+    *of_p = 0;
+    launch(fb->ptrs[0], fb->ptrs[1], fb->ptrs[2], fb->s);
+    launch(fb->ptrs[3], fb->ptrs[3], fb->ptrs[3], fb->s);
+    return shim_prefetches_since(mark, fb->ptrs[2], of_p, &at);
 }
 
 /* The double logged, from index from on, the four ranges ptrs[] under the
@@ -231,6 +264,18 @@ static void assert_logged_dev_dev_host_dev(const char *logged, size_t from, cons
         assert_int_equal(f_get((size_t)i)->a[0], ptrs[k]);
         assert_int_equal(f_get((size_t)i)->a[2], where[k]);
     }
+}
+
+/* fb's batch of several locations through batch on stream s (a and b to
+ * the device, c to the host, e to the device): the double, logging it as
+ * logged, saw each range with its own location. */
+static void four_batch_move(four_batch_t *fb, PFN_cuMemPrefetchBatchAsync_v13000 batch,
+                            const char *logged, CUstream s)
+{
+    size_t from = f_count();
+    assert_int_equal(batch(fb->ptrs, fb->sizes, 4, fb->locs, fb->idx, 3, 0, s), fb->want);
+    if (batches())
+        assert_logged_dev_dev_host_dev(logged, from, fb->ptrs);
 }
 
 /* The program moves c to the host, then back to the device on stream s (or
@@ -273,55 +318,42 @@ static void test_program_prefetch_on_other_stream(void **state)
 static void test_program_batch_of_several_locations(void **state)
 {
     (void)state;
-    CUmemLocation dev = {.type = CU_MEM_LOCATION_TYPE_DEVICE, .id = 0};
-    CUmemLocation hst = {.type = CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT, .id = 0};
     for (int pt = 0; pt < 2; pt++) {
         PFN_cuMemPrefetchBatchAsync_v13000 batch = (PFN_cuMemPrefetchBatchAsync_v13000)get(
             "cuMemPrefetchBatchAsync", 13000, pt ? PT : LEGACY);
         assert_non_null(batch);
-        const char *logged = pt ? "cuMemPrefetchBatchAsync_ptsz" : "cuMemPrefetchBatchAsync";
-        CUdeviceptr a, b, c, e;
-        CUstream s = four_resident(&a, &b, &c, &e);
-        CUdeviceptr ptrs[] = {a, b, c, e};
-        size_t sizes[] = {N * 4, N * 4, N * 4, N * 4};
-        size_t all[] = {0};
-        CUresult want = batches() ? CUDA_SUCCESS : CUDA_ERROR_NOT_SUPPORTED;
-        assert_int_equal(batch(ptrs, sizes, 4, &hst, all, 1, 0, s), want);
+        four_batch_t fb;
+        four_batch_init(&fb, batch);
+        CUmemLocation hst = to_hst;
+        size_t all[] = {0}, first_not_0[] = {1, 2, 3}, not_ascending[] = {0, 3, 2},
+               past_end[] = {0, 2, 4};
         /* locations laid out wrong: refused, nothing moved */
-        CUmemLocation locs[] = {dev, hst, dev};
-        size_t first_not_0[] = {1, 2, 3}, not_ascending[] = {0, 3, 2}, past_end[] = {0, 2, 4};
+        const char *logged = pt ? "cuMemPrefetchBatchAsync_ptsz" : "cuMemPrefetchBatchAsync";
         size_t from = f_count();
         if (batches()) {
-            assert_int_equal(batch(ptrs, sizes, 4, locs, first_not_0, 3, 0, s),
+            assert_int_equal(batch(fb.ptrs, fb.sizes, 4, fb.locs, first_not_0, 3, 0, fb.s),
                              CUDA_ERROR_INVALID_VALUE);
-            assert_int_equal(batch(ptrs, sizes, 4, locs, not_ascending, 3, 0, s),
+            assert_int_equal(batch(fb.ptrs, fb.sizes, 4, fb.locs, not_ascending, 3, 0, fb.s),
                              CUDA_ERROR_INVALID_VALUE);
-            assert_int_equal(batch(ptrs, sizes, 4, locs, past_end, 3, 0, s),
+            assert_int_equal(batch(fb.ptrs, fb.sizes, 4, fb.locs, past_end, 3, 0, fb.s),
                              CUDA_ERROR_INVALID_VALUE);
-            assert_int_equal(batch(ptrs, sizes, 2, locs, all, 3, 0, s), CUDA_ERROR_INVALID_VALUE);
+            assert_int_equal(batch(fb.ptrs, fb.sizes, 2, fb.locs, all, 3, 0, fb.s),
+                             CUDA_ERROR_INVALID_VALUE);
             /* cuda.h: flags "reserved for future use. Must be zero." */
-            assert_int_equal(batch(ptrs, sizes, 4, &hst, all, 1, 1, s), CUDA_ERROR_INVALID_VALUE);
+            assert_int_equal(batch(fb.ptrs, fb.sizes, 4, &hst, all, 1, 1, fb.s),
+                             CUDA_ERROR_INVALID_VALUE);
             /* CUDA 13 (cuda.h): a batch's stream "must not be legacy NULL
              * stream"; NULL names it through the plain entry point (through
              * _ptsz, the thread's own default stream) */
-            assert_int_equal(batch(ptrs, sizes, 4, &hst, all, 1, 0, CU_STREAM_LEGACY),
+            assert_int_equal(batch(fb.ptrs, fb.sizes, 4, &hst, all, 1, 0, CU_STREAM_LEGACY),
                              CUDA_ERROR_INVALID_VALUE);
             if (!pt)
-                assert_int_equal(batch(ptrs, sizes, 4, &hst, all, 1, 0, NULL),
+                assert_int_equal(batch(fb.ptrs, fb.sizes, 4, &hst, all, 1, 0, NULL),
                                  CUDA_ERROR_INVALID_VALUE);
         }
         assert_int_equal(find_call(logged, from), -1);
-        /* a, b to the device, c to the host, e to the device */
-        size_t idx[] = {0, 2, 3};
-        from = f_count();
-        assert_int_equal(batch(ptrs, sizes, 4, locs, idx, 3, 0, s), want);
-        if (batches()) /* the double saw each range with its own location */
-            assert_logged_dev_dev_host_dev(logged, from, ptrs);
-        size_t mark = f_count(), of = 0;
-        long at = -1;
-        launch(a, b, c, s);
-        launch(e, e, e, s);
-        size_t n = shim_prefetches_since(mark, c, &of, &at);
+        four_batch_move(&fb, batch, logged, fb.s);
+        size_t of, n = four_batch_launches(&fb, &of);
         size_t moved = prefetching() && batches() ? 1 : 0; /* c; else nothing moved */
         assert_int_equal(n, moved);
         assert_int_equal(of, moved);
@@ -425,49 +457,37 @@ static void test_program_discard(void **state)
 static void test_program_discard_and_prefetch(void **state)
 {
     (void)state;
-    CUmemLocation dev = {.type = CU_MEM_LOCATION_TYPE_DEVICE, .id = 0};
-    CUmemLocation hst = {.type = CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT, .id = 0};
     for (int pt = 0; pt < 2; pt++) {
         PFN_cuMemDiscardAndPrefetchBatchAsync_v13000 dp = discard_prefetch_fn(pt);
+        four_batch_t fb;
+        four_batch_init(&fb, dp);
+        CUdeviceptr c = fb.ptrs[2];
+        size_t first_not_0[] = {1, 2, 3}, past_end[] = {0, 2, 4};
+        /* refused, nothing discarded: locations laid out wrong, flags, the legacy stream */
         const char *logged =
             pt ? "cuMemDiscardAndPrefetchBatchAsync_ptsz" : "cuMemDiscardAndPrefetchBatchAsync";
-        CUdeviceptr a, b, c, e;
-        CUstream s = four_resident(&a, &b, &c, &e);
-        CUdeviceptr ptrs[] = {a, b, c, e};
-        size_t sizes[] = {N * 4, N * 4, N * 4, N * 4};
-        size_t all[] = {0};
-        CUresult want = batches() ? CUDA_SUCCESS : CUDA_ERROR_NOT_SUPPORTED;
-        assert_int_equal(dp(ptrs, sizes, 4, &hst, all, 1, 0, s), want);
-        /* refused, nothing discarded: locations laid out wrong, flags, the legacy stream */
-        CUmemLocation locs[] = {dev, hst, dev};
-        size_t first_not_0[] = {1, 2, 3}, past_end[] = {0, 2, 4}, idx[] = {0, 2, 3};
         memset((void *)(uintptr_t)c, 0x22, N * 4);
         size_t from = f_count();
         if (batches()) {
-            assert_int_equal(dp(ptrs, sizes, 4, locs, first_not_0, 3, 0, s),
+            assert_int_equal(dp(fb.ptrs, fb.sizes, 4, fb.locs, first_not_0, 3, 0, fb.s),
                              CUDA_ERROR_INVALID_VALUE);
-            assert_int_equal(dp(ptrs, sizes, 4, locs, past_end, 3, 0, s), CUDA_ERROR_INVALID_VALUE);
-            assert_int_equal(dp(ptrs, sizes, 4, locs, idx, 3, 2, s), CUDA_ERROR_INVALID_VALUE);
-            assert_int_equal(dp(ptrs, sizes, 4, locs, idx, 3, 0, CU_STREAM_LEGACY),
+            assert_int_equal(dp(fb.ptrs, fb.sizes, 4, fb.locs, past_end, 3, 0, fb.s),
+                             CUDA_ERROR_INVALID_VALUE);
+            assert_int_equal(dp(fb.ptrs, fb.sizes, 4, fb.locs, fb.idx, 3, 2, fb.s),
+                             CUDA_ERROR_INVALID_VALUE);
+            assert_int_equal(dp(fb.ptrs, fb.sizes, 4, fb.locs, fb.idx, 3, 0, CU_STREAM_LEGACY),
                              CUDA_ERROR_INVALID_VALUE);
         }
         assert_int_equal(find_call(logged, from), -1);
         assert_true(bytes_are(c, N * 4, 0x22));
-        /* a, b to the device, c to the host, e to the device */
-        from = f_count();
-        assert_int_equal(dp(ptrs, sizes, 4, locs, idx, 3, 0, pt ? NULL : s), want);
-        if (batches())
-            assert_logged_dev_dev_host_dev(logged, from, ptrs);
+        four_batch_move(&fb, dp, logged, pt ? NULL : fb.s);
         assert_true(bytes_are(c, N * 4, batches() ? FAKE_DISCARDED : 0x22));
-        size_t mark = f_count(), of = 0;
-        long at = -1;
-        launch(a, b, c, s);
-        launch(e, e, e, s);
+        size_t of, n = four_batch_launches(&fb, &of);
         size_t moved = prefetching() && batches() ? 1 : 0;
         /* c moved again; with the batch on the per-thread default stream, a,
          * b and e too: their move to the device is not ordered before
          * launches on s (test_program_prefetch_on_other_stream) */
-        assert_int_equal(shim_prefetches_since(mark, c, &of, &at), pt ? 4 * moved : moved);
+        assert_int_equal(n, pt ? 4 * moved : moved);
         assert_int_equal(of, moved);
     }
 }

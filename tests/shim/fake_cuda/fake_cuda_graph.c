@@ -299,8 +299,9 @@ CUresult fk_cuGraphKernelNodeGetParams_v2(CUgraphNode node, CUDA_KERNEL_NODE_PAR
 }
 
 /* A deep copy of src at a new handle: its nodes in the same slots, kernel
- * arguments and copy descriptors pointing into the copies, child graphs and
- * conditional bodies copied too; NULL when out of graphs. */
+ * arguments and copy descriptors pointing into the copies, child graphs
+ * copied too; NULL when out of graphs. src holds no conditional node (its
+ * callers refuse such a graph, as the driver does). */
 static fake_graph_t *fake_graph_clone(const fake_graph_t *src)
 {
     fake_graph_t *g = fake_graph_new();
@@ -321,9 +322,6 @@ static fake_graph_t *fake_graph_clone(const fake_graph_t *src)
         } else if (o->type == CU_GRAPH_NODE_TYPE_GRAPH) {
             nd->child = fake_graph_clone(o->child);
             nd->owns_child = true;
-        } else if (o->type == CU_GRAPH_NODE_TYPE_CONDITIONAL) {
-            for (unsigned b = 0; b < o->nbodies; b++)
-                nd->bodies[b] = (CUgraph)fake_graph_clone((const fake_graph_t *)o->bodies[b]);
         } else if (o->op == FAKE_NODE_MEMCPY3D) {
             nd->a0 = U(nd->args);
         }
@@ -331,12 +329,33 @@ static fake_graph_t *fake_graph_clone(const fake_graph_t *src)
     return g;
 }
 
+/* Whether g holds a conditional node, itself or in a graph embedded in it
+ * (a child-graph node's graph, at any depth, as fake_graph_clone copies). */
+static bool fake_graph_has_conditional(const fake_graph_t *g)
+{
+    for (size_t i = 0; g && i < g->n; i++) {
+        const fake_node_t *nd = &g->nodes[i];
+        if (nd->live &&
+            (nd->type == CU_GRAPH_NODE_TYPE_CONDITIONAL ||
+             (nd->type == CU_GRAPH_NODE_TYPE_GRAPH && fake_graph_has_conditional(nd->child))))
+            return true;
+    }
+    return false;
+}
+
 /* cuda.h: a copy of original with all its parameters, nested graphs
- * included, at a new handle; its nodes in the slots of the original's. */
+ * included, at a new handle; its nodes in the slots of the original's.
+ * "Cloning is not supported for graphs which contain ... conditional
+ * nodes": refused with CUDA_ERROR_INVALID_VALUE, the error its
+ * documentation lists (what a driver returns is not checked on a GPU), for
+ * one embedded in a child-graph node too (only a captured graph launch puts
+ * one there). */
 CUresult fk_cuGraphClone(CUgraph *clone, CUgraph original)
 {
     const fake_graph_t *o = fake_graph_of(original);
     if (!clone || !o)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (fake_graph_has_conditional(o))
         return CUDA_ERROR_INVALID_VALUE;
     fake_graph_t *g = fake_graph_clone(o);
     if (!g)
@@ -363,12 +382,16 @@ static CUresult fake_add_child(CUgraphNode *node, fake_graph_t *fg, CUgraph chil
 
 /* cuda.h: "The child graph is cloned in this call": the node embeds a copy,
  * at a handle of its own (cuGraphChildGraphNodeGetGraph gives it), which dies
- * with the node; the program keeps and destroys its own graph. */
+ * with the node; the program keeps and destroys its own graph. "If
+ * childGraph contains ... conditional nodes, this call will return an
+ * error": CUDA_ERROR_INVALID_VALUE, as for cuGraphClone. */
 CUresult fk_cuGraphAddChildGraphNode(CUgraphNode *node, CUgraph g, const CUgraphNode *deps,
                                      size_t ndeps, CUgraph child)
 {
     (void)deps;
     (void)ndeps;
+    if (fake_graph_has_conditional(fake_graph_of(child)))
+        return CUDA_ERROR_INVALID_VALUE;
     CUresult r = fake_add_child(node, fake_graph_of(g), child, true);
     if (r == CUDA_SUCCESS)
         REC(U(*node), U(g), U(child), 0);
