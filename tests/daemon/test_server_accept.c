@@ -36,6 +36,7 @@
 #include "daemon/endpoint.h"
 #include "daemon/server.h"
 #include "dtest.h"
+#include "tfault.h"
 #include "tproc.h"
 #include "tsrv.h"
 
@@ -55,36 +56,15 @@ typedef struct ctl {
 
 static ctl_t *ctl;
 
-static int get(const int *v)
-{
-    return __atomic_load_n(v, __ATOMIC_SEQ_CST);
-}
-
-static void set(int *v, int to)
-{
-    __atomic_store_n(v, to, __ATOMIC_SEQ_CST);
-}
-
-static void bump(int *v)
-{
-    __atomic_fetch_add(v, 1, __ATOMIC_SEQ_CST);
-}
-
 static int in_server(void)
 {
-    return ctl && __atomic_load_n(&ctl->server, __ATOMIC_SEQ_CST) == getpid();
+    return ctl && tfault_in_server(&ctl->server);
 }
 
 /* Takes one of the faults counted in *left (in the server only). */
 static int take(int *left)
 {
-    if (!in_server())
-        return 0;
-    int v = get(left);
-    while (v > 0 &&
-           !__atomic_compare_exchange_n(left, &v, v - 1, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
-        ;
-    return v > 0;
+    return ctl && tfault_take(left, &ctl->server);
 }
 
 void *__real_malloc(size_t n);
@@ -92,7 +72,7 @@ void *__wrap_malloc(size_t n);
 void *__wrap_malloc(size_t n)
 {
     if (n == DMN_PROTO_MAX_MSG && take(&ctl->fail_buf_allocs)) {
-        bump(&ctl->bufs_failed);
+        tfault_bump(&ctl->bufs_failed);
         errno = ENOMEM;
         return NULL;
     }
@@ -108,15 +88,15 @@ int __wrap_accept4(int fd, struct sockaddr *a, socklen_t *len, int flags)
         return r;
     if (r >= 0 && take(&ctl->aborts)) { /* as the kernel says of one reset in the queue */
         close(r);
-        bump(&ctl->aborted);
+        tfault_bump(&ctl->aborted);
         errno = ECONNABORTED;
         return -1;
     }
     if (r < 0)
         return r;
-    bump(&ctl->accepted);
+    tfault_bump(&ctl->accepted);
     int run = __atomic_add_fetch(&ctl->run, 1, __ATOMIC_SEQ_CST);
-    int max = get(&ctl->max_run);
+    int max = tfault_get(&ctl->max_run);
     while (run > max && !__atomic_compare_exchange_n(&ctl->max_run, &max, run, 0, __ATOMIC_SEQ_CST,
                                                      __ATOMIC_SEQ_CST))
         ;
@@ -128,7 +108,7 @@ int __wrap_poll(struct pollfd *fds, nfds_t n, int timeout);
 int __wrap_poll(struct pollfd *fds, nfds_t n, int timeout)
 {
     if (in_server())
-        set(&ctl->run, 0);
+        tfault_set(&ctl->run, 0);
     return __real_poll(fds, n, timeout);
 }
 
@@ -137,7 +117,7 @@ int __wrap_getsockopt(int fd, int level, int name, void *v, socklen_t *len);
 int __wrap_getsockopt(int fd, int level, int name, void *v, socklen_t *len)
 {
     if (level == SOL_SOCKET && name == SO_PEERCRED && take(&ctl->peer_fail)) {
-        bump(&ctl->peers_failed);
+        tfault_bump(&ctl->peers_failed);
         errno = EPERM;
         return -1;
     }
@@ -149,7 +129,7 @@ uint64_t __wrap_com_clock_ns(void);
 uint64_t __wrap_com_clock_ns(void)
 {
     uint64_t t = __real_com_clock_ns();
-    if (!in_server() || !get(&ctl->freeze))
+    if (!in_server() || !tfault_get(&ctl->freeze))
         return t;
     uint64_t zero = 0;
     __atomic_compare_exchange_n(&ctl->frozen_ns, &zero, t, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
@@ -161,54 +141,30 @@ static char path[100], log_path[128];
 static pid_t server_pid;
 static uint8_t buf[DMN_PROTO_MAX_MSG];
 
-/* In the server child: its log to log_path, the wrappers armed for it. */
-static int child_prep(dmn_server_opts_t *o, void *arg)
-{
-    (void)o, (void)arg;
-    if (tsrv_log_to(log_path))
-        return 1;
-    __atomic_store_n(&ctl->server, getpid(), __ATOMIC_SEQ_CST);
-    return 0;
-}
-
 static int setup(void **state)
 {
     (void)state;
-    memset(ctl, 0, sizeof(*ctl));
-    dmn_server_opts_t o = {
-        path, DMN_NO_GROUP, 10 * COM_NS_PER_MS, 2 * COM_NS_PER_S, NULL, 0, 0, 0, 0, 0, NULL, 0};
-    tsrv_start(&o, child_prep, NULL, &server_pid);
+    tfault_setup(ctl, sizeof(*ctl), &ctl->server, path, log_path, &server_pid);
     return 0;
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    if (server_pid > 0)
-        kill(server_pid, SIGCONT);
-    memset(ctl, 0, sizeof(*ctl));
-    tproc_kill_reap(&server_pid);
+    tfault_end(ctl, sizeof(*ctl), &server_pid, 0);
     return 0;
 }
 
 /* The server stops cleanly on SIGTERM (it was never wedged). */
 static void stop_server(void)
 {
-    memset(ctl, 0, sizeof(*ctl));
-    tsrv_stop(&server_pid);
+    tfault_end(ctl, sizeof(*ctl), &server_pid, 1);
 }
 
 /* How many lines of the server's log hold what. */
 static int log_count(const char *what)
 {
-    FILE *f = fopen(log_path, "r");
-    char line[1024];
-    int n = 0;
-    while (f && fgets(line, sizeof(line), f))
-        n += strstr(line, what) != NULL;
-    if (f)
-        fclose(f);
-    return n;
+    return tfault_log_count(log_path, what);
 }
 
 /* Waits (20 s at most, a hang guard) until the log has a line with what. */
@@ -228,17 +184,17 @@ static void second_refusal_summed(int *armed, const int *injected, const char *s
                                   const char *summary)
 {
     __atomic_store_n(&ctl->frozen_ns, 0, __ATOMIC_SEQ_CST);
-    set(&ctl->freeze, 1);
-    set(armed, 2);
+    tfault_set(&ctl->freeze, 1);
+    tfault_set(armed, 2);
     for (int k = 0; k < 2; k++) {
         int fd = dtest_connect(path);
         assert_true(dtest_closed_by_peer(fd, 20.0));
         close(fd);
     }
-    assert_int_equal(get(injected), 2);
+    assert_int_equal(tfault_get(injected), 2);
     assert_int_equal(log_count(said), 1);
     assert_int_equal(log_count(summary), 0);
-    set(&ctl->freeze, 0);
+    tfault_set(&ctl->freeze, 0);
     int b = dtest_register(path, "next", buf); /* wakes it; the summary follows */
     if (!log_reaches(summary))
         fail_msg("no summary '%s' in the log:\n%s", summary, dtest_log_text(log_path));
@@ -298,12 +254,12 @@ static void test_accept_aborted_goes_on(void **state)
 {
     (void)state;
     int fds[2];
-    set(&ctl->aborts, 1);
+    tfault_set(&ctl->aborts, 1);
     assert_int_equal(queue_while_stopped(fds, 2), 2);
     assert_int_equal(kill(server_pid, SIGCONT), 0);
     assert_true(dtest_closed_by_peer(fds[0], 20.0));
     assert_int_equal(dtest_query_answered(fds[1]), 1);
-    assert_int_equal(get(&ctl->aborted), 1);
+    assert_int_equal(tfault_get(&ctl->aborted), 1);
     assert_int_equal(log_count("cannot accept"), 0);
     int b = dtest_register(path, "next", buf);
     assert_int_equal(dtest_query_answered(b), 1);
@@ -323,15 +279,15 @@ static void test_accept_pass_capped(void **state)
     int n = queue_while_stopped(fds, MAX);
     if (n <= 64) /* the listen queue (64) holds 65 on Linux */
         fail_msg("only %d connections queued: the cap of 64 cannot be reached", n);
-    set(&ctl->accepted, 0); /* the server is stopped: none of these taken yet */
-    set(&ctl->run, 0);
-    set(&ctl->max_run, 0);
+    tfault_set(&ctl->accepted, 0); /* the server is stopped: none of these taken yet */
+    tfault_set(&ctl->run, 0);
+    tfault_set(&ctl->max_run, 0);
     assert_int_equal(kill(server_pid, SIGCONT), 0);
     for (int k = 0; k < n; k++)
         if (dtest_query_answered(fds[k]) != 1)
             fail_msg("connection %d of %d not served", k, n);
-    assert_int_equal(get(&ctl->accepted), n);
-    assert_int_equal(get(&ctl->max_run), 64);
+    assert_int_equal(tfault_get(&ctl->accepted), n);
+    assert_int_equal(tfault_get(&ctl->max_run), 64);
     for (int k = 0; k < n; k++)
         close(fds[k]);
     stop_server();
@@ -340,13 +296,11 @@ static void test_accept_pass_capped(void **state)
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
-    ctl = mmap(NULL, sizeof(*ctl), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    if (ctl == MAP_FAILED)
+    ctl = tfault_shared(sizeof(*ctl));
+    if (!ctl)
         return 1;
-    if (!mkdtemp(dir))
+    if (tfault_paths(dir, path, sizeof(path), log_path, sizeof(log_path)) != 0)
         return 1;
-    snprintf(path, sizeof(path), "%s/sock", dir);
-    snprintf(log_path, sizeof(log_path), "%s/log", dir);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_second_cred_refusal_summed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_second_nomem_refusal_summed, setup, teardown),
@@ -354,7 +308,6 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_accept_pass_capped, setup, teardown),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
-    unlink(log_path);
-    rmdir(dir);
+    tfault_remove(dir, log_path);
     return rc;
 }
