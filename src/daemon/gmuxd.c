@@ -1,6 +1,5 @@
 /* gmuxd: the time-slice daemon of one GPU host. Options: gmuxd --help. */
 #include <stdio.h>
-#include <string.h>
 
 #include <gmux/version.h>
 
@@ -8,17 +7,12 @@
 #include "common/settings.h"
 #include "daemon/cli_main.h"
 
-static int is_version(const char *arg)
-{
-    return strcmp(arg, "--version") == 0 || strcmp(arg, "-V") == 0;
-}
-
 int main(int argc, char **argv)
 {
     char err[512];
     int help = com_cli_help_asked(argc, argv, NULL);
     /* --version as gmux's: the only word, and like --help it reads no setting */
-    if (!help && argc >= 2 && is_version(argv[1])) {
+    if (!help && argc >= 2 && com_cli_is_version(argv[1])) {
         if (argc > 2)
             return com_cli_usage_error("gmuxd", "unexpected argument '%s' after %s", argv[2],
                                        argv[1]);

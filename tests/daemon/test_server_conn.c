@@ -43,6 +43,7 @@
 #include "daemon/report.h"
 #include "daemon/server.h"
 #include "dtest.h"
+#include "tfault.h"
 #include "tproc.h"
 #include "tsrv.h"
 
@@ -69,45 +70,24 @@ typedef struct ctl {
 
 static ctl_t *ctl;
 
-static int get(const int *v)
-{
-    return __atomic_load_n(v, __ATOMIC_SEQ_CST);
-}
-
-static void set(int *v, int to)
-{
-    __atomic_store_n(v, to, __ATOMIC_SEQ_CST);
-}
-
-static void bump(int *v)
-{
-    __atomic_fetch_add(v, 1, __ATOMIC_SEQ_CST);
-}
-
 static int in_server(void)
 {
-    return ctl && __atomic_load_n(&ctl->server, __ATOMIC_SEQ_CST) == getpid();
+    return ctl && tfault_in_server(&ctl->server);
 }
 
 /* Takes one of the faults counted in *left (in the server only). */
 static int take(int *left)
 {
-    if (!ctl || get(left) <= 0 || !in_server())
-        return 0;
-    int v = get(left);
-    while (v > 0 &&
-           !__atomic_compare_exchange_n(left, &v, v - 1, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
-        ;
-    return v > 0;
+    return ctl && tfault_take(left, &ctl->server);
 }
 
 /* Every other call of one function in the server fails with EINTR while
  * ctl->eintr is set; *count counts them. */
 static int interrupt(int *toggle, int *count)
 {
-    if (!ctl || !get(&ctl->eintr) || !in_server() || (*toggle ^= 1) == 0)
+    if (!ctl || !tfault_get(&ctl->eintr) || !in_server() || (*toggle ^= 1) == 0)
         return 0;
-    bump(count);
+    tfault_bump(count);
     errno = EINTR;
     return 1;
 }
@@ -117,7 +97,7 @@ void *__wrap_malloc(size_t n);
 void *__wrap_malloc(size_t n)
 {
     if (n == DMN_PROTO_MAX_MSG && take(&ctl->fail_buf_allocs)) {
-        bump(&ctl->bufs_failed);
+        tfault_bump(&ctl->bufs_failed);
         errno = ENOMEM;
         return NULL;
     }
@@ -129,7 +109,7 @@ void *__wrap_realloc(void *p, size_t n);
 void *__wrap_realloc(void *p, size_t n)
 {
     if (ctl && take(&ctl->fail_reallocs)) {
-        bump(&ctl->reallocs_failed);
+        tfault_bump(&ctl->reallocs_failed);
         errno = ENOMEM;
         return NULL;
     }
@@ -142,11 +122,11 @@ int __wrap_accept4(int fd, struct sockaddr *a, socklen_t *len, int flags)
 {
     static int toggle;
     if (ctl && in_server())
-        bump(&ctl->accepts);
+        tfault_bump(&ctl->accepts);
     if (ctl && interrupt(&toggle, &ctl->eintr_accept))
         return -1;
     if (ctl && take(&ctl->fail_accepts)) {
-        bump(&ctl->accepts_failed);
+        tfault_bump(&ctl->accepts_failed);
         errno = EMFILE;
         return -1;
     }
@@ -171,7 +151,7 @@ ssize_t __wrap_send(int fd, const void *b, size_t n, int flags)
     if (ctl && interrupt(&toggle, &ctl->eintr_send))
         return -1;
     if (n >= 2 && ctl && take(&ctl->short_sends)) {
-        bump(&ctl->sends_shortened);
+        tfault_bump(&ctl->sends_shortened);
         n /= 2;
     }
     return __real_send(fd, b, n, flags);
@@ -183,14 +163,14 @@ int __wrap_getsockopt(int fd, int level, int name, void *v, socklen_t *len)
 {
     int peercred = level == SOL_SOCKET && name == SO_PEERCRED;
     if (peercred && ctl && take(&ctl->peer_fail)) {
-        bump(&ctl->peers_failed);
+        tfault_bump(&ctl->peers_failed);
         errno = EPERM;
         return -1;
     }
     int r = __real_getsockopt(fd, level, name, v, len);
     if (r == 0 && peercred && ctl && take(&ctl->peer_pid_zero)) {
         ((struct ucred *)v)->pid = 0;
-        bump(&ctl->peers_zeroed);
+        tfault_bump(&ctl->peers_zeroed);
     }
     return r;
 }
@@ -201,9 +181,9 @@ int __wrap_kill(pid_t pid, int sig)
 {
     if (sig == 0 && in_server()) {
         if (pid <= 0)
-            bump(&ctl->kills_nonpositive);
+            tfault_bump(&ctl->kills_nonpositive);
         if (pid == __atomic_load_n(&ctl->kill_watch, __ATOMIC_SEQ_CST))
-            bump(&ctl->kills_watched);
+            tfault_bump(&ctl->kills_watched);
         if (pid == __atomic_load_n(&ctl->kill_eperm, __ATOMIC_SEQ_CST)) {
             errno = EPERM;
             return -1;
@@ -217,7 +197,7 @@ int __wrap_dmn_arb_add(dmn_arbiter_t *arb, const dmn_msg_register_t *reg, uint64
 int __wrap_dmn_arb_add(dmn_arbiter_t *arb, const dmn_msg_register_t *reg, uint64_t now)
 {
     if (ctl && take(&ctl->fail_arb_adds)) {
-        bump(&ctl->arb_adds_failed);
+        tfault_bump(&ctl->arb_adds_failed);
         return -1;
     }
     return __real_dmn_arb_add(arb, reg, now);
@@ -234,7 +214,7 @@ size_t __wrap_dmn_proto_encode_status(uint8_t *out, size_t cap, uint32_t seq,
                                       uint32_t n_tasks)
 {
     if (ctl && take(&ctl->fail_status)) {
-        bump(&ctl->status_failed);
+        tfault_bump(&ctl->status_failed);
         return 0;
     }
     return __real_dmn_proto_encode_status(out, cap, seq, head, tasks, n_tasks);
@@ -246,61 +226,39 @@ static pid_t server_pid;
 static uint8_t buf[DMN_PROTO_MAX_MSG];
 static dmn_report_t rep;
 
-/* In the server child: its log to log_path, the wrappers armed for it. */
-static int child_prep(dmn_server_opts_t *o, void *arg)
-{
-    (void)o, (void)arg;
-    if (tsrv_log_to(log_path))
-        return 1;
-    __atomic_store_n(&ctl->server, getpid(), __ATOMIC_SEQ_CST);
-    return 0;
-}
-
 static int setup(void **state)
 {
     (void)state;
-    memset(ctl, 0, sizeof(*ctl));
-    dmn_server_opts_t o = {
-        path, DMN_NO_GROUP, 10 * COM_NS_PER_MS, 2 * COM_NS_PER_S, NULL, 0, 0, 0, 0, 0, NULL, 0};
-    tsrv_start(&o, child_prep, NULL, &server_pid);
+    tfault_setup(ctl, sizeof(*ctl), &ctl->server, path, log_path, &server_pid);
     return 0;
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    memset(ctl, 0, sizeof(*ctl)); /* the server's own exit path unharmed */
-    tproc_kill_reap(&server_pid);
+    tfault_end(ctl, sizeof(*ctl), &server_pid, 0);
     return 0;
 }
 
 /* The server stops cleanly on SIGTERM (it was never wedged). */
 static void stop_server(void)
 {
-    memset(ctl, 0, sizeof(*ctl));
-    tsrv_stop(&server_pid);
+    tfault_end(ctl, sizeof(*ctl), &server_pid, 1);
 }
 
 /* How many lines of the server's log hold what. */
 static int log_count(const char *what)
 {
-    FILE *f = fopen(log_path, "r");
-    char line[1024];
-    int n = 0;
-    while (f && fgets(line, sizeof(line), f))
-        n += strstr(line, what) != NULL;
-    if (f)
-        fclose(f);
-    return n;
+    return tfault_log_count(log_path, what);
 }
 
 /* Waits (20 s at most, a hang guard) until *v >= want. */
 static int reaches(const int *v, int want)
 {
     uint64_t until = com_deadline_after_ns(20 * COM_NS_PER_S);
-    while (get(v) < want && !com_deadline_passed(until))
+    while (tfault_get(v) < want && !com_deadline_passed(until))
         com_clock_sleep_ns(5 * COM_NS_PER_MS);
-    return get(v) >= want;
+    return tfault_get(v) >= want;
 }
 
 static int fetch(void)
@@ -337,11 +295,11 @@ static void test_queue_nomem_drops_that_peer(void **state)
     (void)state;
     int a = dtest_register(path, "hungry", buf);
     int b = dtest_register(path, "bystander", buf);
-    set(&ctl->fail_reallocs, 1000000);
+    tfault_set(&ctl->fail_reallocs, 1000000);
     long sent = flood_queries(a, 200000);
     assert_true(dtest_closed_by_peer(a, 20.0));
-    set(&ctl->fail_reallocs, 0);
-    assert_true(get(&ctl->reallocs_failed) >= 1);
+    tfault_set(&ctl->fail_reallocs, 0);
+    assert_true(tfault_get(&ctl->reallocs_failed) >= 1);
     assert_true(sent < 200000);
     assert_true(fetch());
     assert_int_equal(rep.n_tasks, 1);
@@ -368,11 +326,11 @@ static void test_queue_nomem_drops_that_peer(void **state)
 static void refused_then_served(int *armed, const int *injected, const char *said,
                                 const char *unsaid)
 {
-    set(armed, 1);
+    tfault_set(armed, 1);
     int fd = dtest_connect(path);
     assert_true(dtest_closed_by_peer(fd, 20.0));
     close(fd);
-    assert_int_equal(get(injected), 1);
+    assert_int_equal(tfault_get(injected), 1);
     int b = dtest_register(path, "next", buf);
     assert_int_equal(dtest_query_answered(b), 1);
     assert_int_equal(log_count(unsaid), 0);
@@ -394,11 +352,11 @@ static void test_encode_failure_drops_that_peer(void **state)
 {
     (void)state;
     int a = dtest_register(path, "keeps", buf);
-    set(&ctl->fail_status, 1);
+    tfault_set(&ctl->fail_status, 1);
     int q = dtest_connect(path);
     assert_int_equal(dtest_query_answered(q), 0);
     close(q);
-    assert_int_equal(get(&ctl->status_failed), 1);
+    assert_int_equal(tfault_get(&ctl->status_failed), 1);
     assert_true(fetch());
     assert_int_equal(rep.n_tasks, 1);
     assert_int_equal(rep.reclaimed, 0);
@@ -440,7 +398,7 @@ static void read_statuses(int fd, long want, uint32_t *last_seq)
 static void test_eintr_retried(void **state)
 {
     (void)state;
-    set(&ctl->eintr, 1);
+    tfault_set(&ctl->eintr, 1);
     dmn_client_t *a = open_client("a"), *b = open_client("b");
     dmn_range_t r = {1 << 20, 1 << 20};
     for (int turn = 0; turn < 4; turn++) {
@@ -456,10 +414,10 @@ static void test_eintr_retried(void **state)
         assert_int_equal(flood_queries(q, 3000), 3000); /* ~700 KiB of answers */
         read_statuses(q, 3000, &seq);
     }
-    set(&ctl->eintr, 0);
-    assert_true(get(&ctl->eintr_accept) >= 1);
-    assert_true(get(&ctl->eintr_recv) >= 1);
-    assert_true(get(&ctl->eintr_send) >= 1);
+    tfault_set(&ctl->eintr, 0);
+    assert_true(tfault_get(&ctl->eintr_accept) >= 1);
+    assert_true(tfault_get(&ctl->eintr_recv) >= 1);
+    assert_true(tfault_get(&ctl->eintr_send) >= 1);
     assert_true(fetch());
     assert_int_equal(rep.n_tasks, 3);
     assert_int_equal(rep.reclaimed, 0);
@@ -483,18 +441,18 @@ static void test_accept_failure_paused(void **state)
     (void)state;
     int b = dtest_register(path, "seen", buf);
     __atomic_store_n(&ctl->kill_watch, getpid(), __ATOMIC_SEQ_CST);
-    set(&ctl->fail_accepts, 1000000000);
+    tfault_set(&ctl->fail_accepts, 1000000000);
     int fd = dtest_connect(path); /* into the listen queue */
     assert_true(reaches(&ctl->accepts_failed, 1));
-    int k = get(&ctl->kills_watched);
+    int k = tfault_get(&ctl->kills_watched);
     assert_true(reaches(&ctl->kills_watched, k + 1));
-    int before = get(&ctl->accepts);
+    int before = tfault_get(&ctl->accepts);
     assert_true(reaches(&ctl->kills_watched, k + 4));
-    int calls = get(&ctl->accepts) - before;
+    int calls = tfault_get(&ctl->accepts) - before;
     fprintf(stderr, "%d accept4 calls in 3 pid checks while it failed\n", calls);
     assert_true(calls <= 30); /* a 100 ms pause: about 6 */
     assert_int_equal(dtest_query_answered(b), 1);
-    set(&ctl->fail_accepts, 0);
+    tfault_set(&ctl->fail_accepts, 0);
     assert_int_equal(dtest_query_answered(fd), 1);
     assert_true(log_count("cannot accept a connection") >= 1);
     close(fd);
@@ -519,9 +477,9 @@ static void test_peer_cred_unreadable_refused(void **state)
 static void test_peer_pid_zero_kept_until_hangup(void **state)
 {
     (void)state;
-    set(&ctl->peer_pid_zero, 1);
+    tfault_set(&ctl->peer_pid_zero, 1);
     int a = dtest_register(path, "unseen", buf);
-    assert_int_equal(get(&ctl->peers_zeroed), 1);
+    assert_int_equal(tfault_get(&ctl->peers_zeroed), 1);
     __atomic_store_n(&ctl->kill_watch, getpid(), __ATOMIC_SEQ_CST);
     int b = dtest_register(path, "seen", buf);    /* this process's pid */
     assert_true(reaches(&ctl->kills_watched, 3)); /* three pid checks */
@@ -530,7 +488,7 @@ static void test_peer_pid_zero_kept_until_hangup(void **state)
     for (uint32_t i = 0; i < rep.n_tasks; i++)
         assert_int_equal(rep.tasks[i].pid,
                          strcmp(rep.tasks[i].name, "unseen") == 0 ? 0 : (uint32_t)getpid());
-    assert_int_equal(get(&ctl->kills_nonpositive), 0);
+    assert_int_equal(tfault_get(&ctl->kills_nonpositive), 0);
     close(a);
     uint64_t until = com_deadline_after_ns(20 * COM_NS_PER_S);
     while (fetch() && rep.n_tasks != 1 && !com_deadline_passed(until))
@@ -575,7 +533,7 @@ static void test_pid_check_eperm_keeps_task(void **state)
     assert_int_equal(waitpid(child, &status, 0), child);
     assert_true(WIFEXITED(status));
     assert_int_equal(WEXITSTATUS(status), 0);
-    int seen = get(&ctl->kills_watched);
+    int seen = tfault_get(&ctl->kills_watched);
     assert_true(reaches(&ctl->kills_watched, seen + 3)); /* three checks since it exited */
     assert_true(fetch());
     assert_int_equal(rep.n_tasks, 1);
@@ -611,12 +569,12 @@ static int send_register(int version_9)
  * and went local without the reason (`bad message from the daemon`). */
 static void expect_refused_whole(int version_9, int status, const char *reason)
 {
-    set(&ctl->short_sends, 1);
+    tfault_set(&ctl->short_sends, 1);
     int fd = send_register(version_9);
     dmn_msg_t m;
     assert_int_equal(dtest_read(fd, buf, &m, 20.0), DMN_MSG_REFUSED);
-    assert_int_equal(get(&ctl->sends_shortened), 1);
-    assert_int_equal(get(&ctl->arb_adds_failed), !version_9);
+    assert_int_equal(tfault_get(&ctl->sends_shortened), 1);
+    assert_int_equal(tfault_get(&ctl->arb_adds_failed), !version_9);
     assert_int_equal(m.u.refused.status, status);
     assert_string_equal(m.u.refused.reason, reason);
     assert_true(dtest_closed_by_peer(fd, 20.0));
@@ -638,7 +596,7 @@ static void test_refused_version_sent_whole(void **state)
 static void test_refused_full_sent_whole(void **state)
 {
     (void)state;
-    set(&ctl->fail_arb_adds, 1);
+    tfault_set(&ctl->fail_arb_adds, 1);
     expect_refused_whole(0, GMUX_ERR_CAPACITY, "too many tasks");
 }
 
@@ -670,13 +628,11 @@ static void test_refused_unread_closed(void **state)
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
-    ctl = mmap(NULL, sizeof(*ctl), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    if (ctl == MAP_FAILED)
+    ctl = tfault_shared(sizeof(*ctl));
+    if (!ctl)
         return 1;
-    if (!mkdtemp(dir))
+    if (tfault_paths(dir, path, sizeof(path), log_path, sizeof(log_path)) != 0)
         return 1;
-    snprintf(path, sizeof(path), "%s/sock", dir);
-    snprintf(log_path, sizeof(log_path), "%s/log", dir);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_queue_nomem_drops_that_peer, setup, teardown),
         cmocka_unit_test_setup_teardown(test_accept_nomem_refuses_that_peer, setup, teardown),
@@ -691,7 +647,6 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_refused_unread_closed, setup, teardown),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
-    unlink(log_path);
-    rmdir(dir);
+    tfault_remove(dir, log_path);
     return rc;
 }

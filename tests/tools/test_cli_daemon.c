@@ -16,6 +16,7 @@
 
 #include <cmocka.h>
 
+#include "common/cliopt.h"
 #include "tproc.h"
 
 static char out[16384], err[16384];
@@ -290,6 +291,39 @@ static void test_gmuxd_version(void **state)
     assert_non_null(strstr(out, "--version"));
 }
 
+/* gmuxd takes for --version exactly the words every gmux program takes
+ * (com_cli_is_version): each of them prints the version, and a word like
+ * them that the common reader refuses is a usage error, not a version. */
+static void test_gmuxd_version_words_as_common(void **state)
+{
+    (void)state;
+    const char *const gmux_v[] = {"--version", NULL};
+    assert_int_equal(run_plain(GMUX_CLI_PATH, NULL, gmux_v, NULL), 0);
+    static char want[sizeof(out) + 8];
+    snprintf(want, sizeof(want), "gmuxd %s", out + 5);
+    static const char *const words[] = {"--version", "-V",        "-v",  "--versions",
+                                        "-version",  "--Version", "-VV", "--version=1"};
+    int taken = 0;
+    for (size_t w = 0; w < sizeof(words) / sizeof(words[0]); w++) {
+        const char *const argv[] = {words[w], "--socket", sock, NULL};
+        int rc = run_plain(GMUXD_PATH, NULL, argv, NULL);
+        if (com_cli_is_version(words[w])) {
+            taken++;
+            /* a word after --version is refused as gmux refuses it */
+            if (rc != 2 || !strstr(err, "unexpected argument '--socket'"))
+                fail_msg("gmuxd %s --socket: exit %d: %s", words[w], rc, err);
+            const char *const alone[] = {words[w], NULL};
+            rc = run_plain(GMUXD_PATH, NULL, alone, NULL);
+            if (rc != 0 || strcmp(out, want) != 0)
+                fail_msg("gmuxd %s: exit %d, said '%s' (wanted '%s'): %s", words[w], rc, out, want,
+                         err);
+        } else if (rc != 2 || !strstr(err, "unknown option") || strstr(out, "gmuxd ")) {
+            fail_msg("gmuxd %s: exit %d, said '%s': %s", words[w], rc, out, err);
+        }
+    }
+    assert_int_equal(taken, 2); /* -V and --version, as cliopt.h says */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -301,6 +335,7 @@ int main(void)
         cmocka_unit_test(test_errors_worded_as_status),
         cmocka_unit_test(test_help_wins),
         cmocka_unit_test(test_gmuxd_version),
+        cmocka_unit_test(test_gmuxd_version_words_as_common),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -22,6 +22,10 @@
 /* what --prio wants, with the last task number */
 #define PRIO_WANTS "TASK=N (TASK from 0 to %d, N from -1000000 to 1000000)"
 
+/* What a word of argv is to the steps after the options are checked: the
+ * value of a --calibration (a file read then) or of a --param. */
+enum { ARG_OTHER, ARG_CALIB, ARG_PARAM };
+
 static void print_help(void)
 {
     printf("Usage: gmux sim (--workload NAME [--set KEY=VALUE ...] | --trace FILE)\n"
@@ -105,7 +109,31 @@ static int parse_policies(const char *list, bool *pol)
     return rc;
 }
 
-int cmd_sim(int argc, char **argv)
+/* Reads each --calibration (the argv words marked ARG_CALIB) over the
+ * defaults, then each --param (ARG_PARAM) in order over them: 0, or 1 after
+ * saying which file could not be read. */
+static int apply_device_params(int argc, char **argv, const unsigned char *role,
+                               sim_params_t *params)
+{
+    for (int i = 1; i < argc; i++) {
+        if (role[i] != ARG_CALIB)
+            continue;
+        char applied[512], cerr[512];
+        if (sim_calib_apply_file(params, argv[i], applied, sizeof(applied), cerr, sizeof(cerr)) !=
+            GMUX_OK)
+            return cli_fail(CMD, "%s", cerr);
+        fprintf(stderr, "gmux sim: calibrated from %s: %s\n", argv[i],
+                applied[0] ? applied : "(no usable measurement)");
+    }
+    char err[1024];
+    for (int i = 1; i < argc; i++) /* checked when parsed: cannot fail here */
+        if (role[i] == ARG_PARAM && sim_params_set(params, argv[i], err, sizeof(err)) != GMUX_OK)
+            return cli_bad_value(CMD, "--param", argv[i], "KEY=VALUE, a device parameter (%s)",
+                                 err);
+    return 0;
+}
+
+static int sim_main(int argc, char **argv, unsigned char *role)
 {
     const char *sets[MAX_SETS];
     size_t nsets = 0;
@@ -113,24 +141,12 @@ int cmd_sim(int argc, char **argv)
     int prio[MAX_CLASSED] = {0};
     uint32_t nclass = 0;
     sim_job_t job;
-    if (com_cli_help_asked(argc, argv, NULL)) { /* before any --calibration is read */
-        print_help();
-        return 0;
-    }
     memset(&job, 0, sizeof(job));
     sim_params_default(&job.params);
-    /* A calibration replaces defaults, so it goes first whatever its position;
-     * --param options then override it. */
-    for (int i = 1; i + 1 < argc; i++) {
-        if (strcmp(argv[i], "--calibration") != 0 || !com_cli_option_value(argc, argv, i))
-            continue; /* no value: said below */
-        char applied[512], cerr[512];
-        if (sim_calib_apply_file(&job.params, argv[i + 1], applied, sizeof(applied), cerr,
-                                 sizeof(cerr)) != GMUX_OK)
-            return cli_fail(CMD, "%s", cerr);
-        fprintf(stderr, "gmux sim: calibrated from %s: %s\n", argv[i + 1],
-                applied[0] ? applied : "(no usable measurement)");
-    }
+    /* --param is checked here on defaults and applied after the calibration
+     * files, which are read only once every option has been checked */
+    sim_params_t scratch;
+    sim_params_default(&scratch);
     job.seed = 1;
     job.progress = true;
     for (int p = 0; p < SIM_POLICY_COUNT; p++)
@@ -176,8 +192,9 @@ int cmd_sim(int argc, char **argv)
                 return cli_usage_error(CMD, "too many --set options at '%s'", v);
             sets[nsets++] = v;
         } else if (strcmp(a, "--param") == 0) {
-            if (sim_params_set(&job.params, v, err, sizeof(err)) != GMUX_OK)
+            if (sim_params_set(&scratch, v, err, sizeof(err)) != GMUX_OK)
                 return cli_bad_value(CMD, a, v, "KEY=VALUE, a device parameter (%s)", err);
+            role[i] = ARG_PARAM;
         } else if (strcmp(a, "--policy") == 0) {
             int rc = parse_policies(v, job.policies);
             if (rc)
@@ -202,7 +219,7 @@ int cmd_sim(int argc, char **argv)
             recorded = strcmp(v, "recorded") == 0;
             predict_given = true;
         } else if (strcmp(a, "--calibration") == 0) {
-            /* applied before the loop, every one */
+            role[i] = ARG_CALIB; /* read once every option is checked */
         } else if (strcmp(a, "--templates") == 0) {
             templates = v;
         } else if (strcmp(a, "--lc") == 0) {
@@ -244,15 +261,6 @@ int cmd_sim(int argc, char **argv)
         return cli_usage_error(CMD, "--sweep sets the oversubscription itself");
     if (plot_given && !sweep) /* was accepted and ignored */
         return cli_usage_error(CMD, "--plot names where --sweep writes; give --sweep too");
-    if (sim_params_check(&job.params, err, sizeof(err)) != GMUX_OK)
-        return cli_usage_error(CMD, "%s", err);
-    if (job.workload) { /* a bad name or setting is the caller's, said before any work */
-        sim_source_t *src = NULL;
-        int bad = cli_workload_open(CMD, job.workload, sets, nsets, job.seed, &src);
-        if (bad)
-            return bad;
-        sim_source_close(src);
-    }
     if (sweep) { /* its files are written over whatever has their names */
         for (int e = 0; e < 3; e++) {
             char file[1100];
@@ -263,15 +271,27 @@ int cmd_sim(int argc, char **argv)
                 if (inputs[k] && cli_same_file(file, inputs[k]))
                     return cli_usage_error(CMD, "--plot '%s' writes %s, the same file as '%s'",
                                            plot, file, inputs[k]);
-            /* every --calibration was read, not only the last */
-            for (int k = 1; k + 1 < argc; k++)
-                if (strcmp(argv[k], "--calibration") == 0 && cli_same_file(file, argv[k + 1]))
+            /* every --calibration is read, not only the last */
+            for (int k = 1; k < argc; k++)
+                if (role[k] == ARG_CALIB && cli_same_file(file, argv[k]))
                     return cli_usage_error(CMD, "--plot '%s' writes %s, the same file as '%s'",
-                                           plot, file, argv[k + 1]);
+                                           plot, file, argv[k]);
         }
     }
     if (templates && predict_given && recorded)
         return cli_usage_error(CMD, "--templates needs the learned prediction");
+    if (job.workload) { /* a bad name or setting is the caller's, said before any work */
+        sim_source_t *src = NULL;
+        int bad = cli_workload_open(CMD, job.workload, sets, nsets, job.seed, &src);
+        if (bad)
+            return bad;
+        sim_source_close(src);
+    }
+    int bad = apply_device_params(argc, argv, role, &job.params);
+    if (bad)
+        return bad;
+    if (sim_params_check(&job.params, err, sizeof(err)) != GMUX_OK)
+        return cli_usage_error(CMD, "%s", err);
     if (!recorded)
         sim_report_use_learned(&job, &learned, templates);
     job.sets = sets;
@@ -281,4 +301,18 @@ int cmd_sim(int argc, char **argv)
     job.nclass = nclass;
     return sweep ? sim_report_sweep(&job, json, plot, stdout, json ? stderr : stdout)
                  : sim_report_run(&job, json, stdout);
+}
+
+int cmd_sim(int argc, char **argv)
+{
+    if (com_cli_help_asked(argc, argv, NULL)) { /* before any --calibration is read */
+        print_help();
+        return 0;
+    }
+    unsigned char *role = calloc((size_t)argc, 1); /* what each word is, ARG_* */
+    if (!role)
+        return cli_fail(CMD, "out of memory");
+    int rc = sim_main(argc, argv, role);
+    free(role);
+    return rc;
 }
