@@ -69,6 +69,7 @@ typedef cuda::atomic_ref<uint64_t, cuda::thread_scope_device> gmux_dev_devref_t;
 #define GMUX_DEV_PROTO_VERSION 1u
 #define GMUX_DEV_DESC_VALID    (1ull << 63)
 #define GMUX_DEV_DESC_MAGIC    0x5aull
+#define GMUX_DEV_OP_NOP        0u /* consumed and ignored: a slot given back */
 #define GMUX_DEV_OP_PUT        1u
 #define GMUX_DEV_OP_PUT_VALUE  2u
 #define GMUX_DEV_OP_SIGNAL     3u
@@ -149,6 +150,26 @@ GMUX_DEV_FN int gmux_dev_host_progress_(const gmux_dev_handle_t &h)
 #endif
 }
 
+/* Whether a death flag of the handle (peer_dead[r], any_dead) is set; NULL:
+ * no bootstrap, nobody dies. The net core sets the flag (release) once it
+ * read the notice, whichever of its threads did; a relaxed read suffices:
+ * nothing else is read on the strength of it. */
+GMUX_DEV_FN bool gmux_dev_dead_(const uint8_t *flag)
+{
+    if (!flag)
+        return false;
+#ifdef __CUDA_ARCH__
+    return *(const volatile uint8_t *)flag != 0;
+#else
+    return __atomic_load_n(flag, __ATOMIC_RELAXED) != 0;
+#endif
+}
+
+GMUX_DEV_FN const uint8_t *gmux_dev_peer_dead_flag_(const gmux_dev_handle_t &h, uint32_t peer)
+{
+    return h.peer_dead ? h.peer_dead + peer : nullptr;
+}
+
 GMUX_DEV_FN bool gmux_dev_expired_(uint64_t *deadline, uint64_t timeout_ns)
 {
     uint64_t now = gmux_dev_now_ns();
@@ -221,7 +242,8 @@ GMUX_DEV_FN void gmux_dev_claim_count_(const gmux_dev_handle_t &h, uint64_t othe
  * atomic, then waits until the consumer has freed their slots (only when
  * other producers raced it past the free ones). */
 GMUX_DEV_FN gmux_status_t gmux_dev_claim_faa_(const gmux_dev_handle_t &h, gmux_dev_ring_t *r,
-                                              int32_t *ctx_error, uint64_t n, uint64_t *t_p)
+                                              int32_t *ctx_error, const uint8_t *dead, uint64_t n,
+                                              uint64_t *t_p)
 {
     gmux_dev_sysref_t tail(*r->tail), head(*r->head);
     gmux_dev_devref_t tail_hint(r->tail_hint), head_hint(r->head_hint);
@@ -235,6 +257,8 @@ GMUX_DEV_FN gmux_status_t gmux_dev_claim_faa_(const gmux_dev_handle_t &h, gmux_d
         head_hint.fetch_max(hd, cuda::memory_order_acq_rel);
         if (th <= hd + (h.nslots - n))
             break;
+        if (gmux_dev_dead_(dead))
+            return GMUX_ERR_PEER; /* nothing claimed; the proxy may never drain it */
         if (gmux_dev_expired_(&deadline, h.timeout_ns))
             return GMUX_ERR_TIMEOUT; /* nothing claimed */
         gmux_dev_pause_(i);
@@ -250,14 +274,16 @@ GMUX_DEV_FN gmux_status_t gmux_dev_claim_faa_(const gmux_dev_handle_t &h, gmux_d
         if (t + n - hd <= h.nslots)
             break;
         waited = true;
-        if (gmux_dev_expired_(&deadline, h.timeout_ns)) {
-            /* the tickets are abandoned and the ring stalls at them: say so
-             * in the context's error word (first failure only) */
+        bool peer_dead = (i & 15) == 0 && gmux_dev_dead_(dead);
+        if (peer_dead || gmux_dev_expired_(&deadline, h.timeout_ns)) {
+            /* the tickets are abandoned and the ring stalls at them (one to
+             * a dead rank takes nothing any more): say so in the context's
+             * error word (first failure only) */
+            gmux_status_t st = peer_dead ? GMUX_ERR_PEER : GMUX_ERR_TIMEOUT;
             int32_t none = 0;
             cuda::atomic_ref<int32_t, cuda::thread_scope_system>(*ctx_error)
-                .compare_exchange_strong(none, (int32_t)GMUX_ERR_TIMEOUT,
-                                         cuda::memory_order_relaxed);
-            return GMUX_ERR_TIMEOUT;
+                .compare_exchange_strong(none, (int32_t)st, cuda::memory_order_relaxed);
+            return st;
         }
         gmux_dev_pause_(i);
     }
@@ -271,12 +297,13 @@ GMUX_DEV_FN gmux_status_t gmux_dev_claim_faa_(const gmux_dev_handle_t &h, gmux_d
  * kernel; the ring's hints (device memory) stand in for both reads, so an
  * uncontended claim crosses the bus once, for the CAS. */
 GMUX_DEV_FN gmux_status_t gmux_dev_claim_(const gmux_dev_handle_t &h, gmux_dev_ring_t *r,
-                                          int32_t *ctx_error, uint64_t n, uint64_t *t_p)
+                                          int32_t *ctx_error, const uint8_t *dead, uint64_t n,
+                                          uint64_t *t_p)
 {
     if (n == 0 || n > h.nslots)
         return GMUX_ERR_INVALID;
     if (h.claim_mode == GMUX_DEV_CLAIM_FAA)
-        return gmux_dev_claim_faa_(h, r, ctx_error, n, t_p);
+        return gmux_dev_claim_faa_(h, r, ctx_error, dead, n, t_p);
     gmux_dev_sysref_t tail(*r->tail), head(*r->head);
     gmux_dev_devref_t tail_hint(r->tail_hint), head_hint(r->head_hint);
     uint64_t t = tail_hint.load(cuda::memory_order_relaxed);
@@ -295,7 +322,11 @@ GMUX_DEV_FN gmux_status_t gmux_dev_claim_(const gmux_dev_handle_t &h, gmux_dev_r
                     t = now_t;
                     continue;
                 }
-                /* full: the service thread drains it */
+                /* full: the service thread drains it, unless the proxy
+                 * is stuck behind the dead peer (a provider call waiting
+                 * for a lock the dead rank held) */
+                if (gmux_dev_dead_(dead))
+                    return GMUX_ERR_PEER;
                 if (gmux_dev_expired_(&deadline, h.timeout_ns))
                     return GMUX_ERR_TIMEOUT;
                 gmux_dev_pause_(i);
@@ -356,11 +387,23 @@ GMUX_DEV_FN gmux_status_t gmux_dev_push_(const gmux_dev_handle_t &h, const gmux_
     if (d->ctx >= h.nctx || d->peer >= (uint32_t)h.size)
         return GMUX_ERR_INVALID;
     gmux_dev_ring_t *r = &h.rings[(uint32_t)d->ctx * (uint32_t)h.size + d->peer];
+    const uint8_t *dead = gmux_dev_peer_dead_flag_(h, d->peer);
+    /* read before the claim and looked at after it: from a kernel both
+     * cross the bus, and so they do at the same time */
+    bool was_dead = gmux_dev_dead_(dead);
     uint64_t t;
-    gmux_status_t st = gmux_dev_claim_(h, r, &h.ctx_error[d->ctx], 1, &t);
+    gmux_status_t st = gmux_dev_claim_(h, r, &h.ctx_error[d->ctx], dead, 1, &t);
     if (st != GMUX_OK)
         return st;
     gmux_dev_publish_fence_();
+    if (was_dead) { /* the slot goes back as a no-op; nothing is sent */
+        gmux_dev_desc_t nop = {};
+        nop.opcode = GMUX_DEV_OP_NOP;
+        nop.ctx = d->ctx;
+        nop.peer = d->peer;
+        gmux_dev_store_(h, r, &nop, t);
+        return GMUX_ERR_PEER;
+    }
     gmux_dev_store_(h, r, d, t);
     gmux_dev_host_progress_(h); /* a CPU thread posts it itself */
     return GMUX_OK;
@@ -448,16 +491,18 @@ GMUX_DEV_FN gmux_status_t gmux_dev_put_batch(const gmux_dev_handle_t &h, uint32_
     if (st != GMUX_OK)
         return st;
     gmux_dev_ring_t *r = &h.rings[ctx * (uint32_t)h.size + (uint32_t)peer];
+    const uint8_t *dead = gmux_dev_peer_dead_flag_(h, (uint32_t)peer);
     uint32_t piece_max = h.nslots > 1 ? h.nslots / 2 : 1;
     for (uint32_t at = 0; at < n;) {
         uint32_t piece = n - at < piece_max ? n - at : piece_max;
+        bool was_dead = gmux_dev_dead_(dead); /* as in gmux_dev_push_ */
         uint64_t t;
-        if ((st = gmux_dev_claim_(h, r, &h.ctx_error[ctx], piece, &t)) != GMUX_OK)
+        if ((st = gmux_dev_claim_(h, r, &h.ctx_error[ctx], dead, piece, &t)) != GMUX_OK)
             return st;
         gmux_dev_publish_fence_();
         for (uint32_t i = 0; i < piece; i++) {
             gmux_dev_desc_t d = at + i == n - 1 ? last : gmux_dev_desc_t{};
-            d.opcode = GMUX_DEV_OP_PUT;
+            d.opcode = was_dead ? GMUX_DEV_OP_NOP : GMUX_DEV_OP_PUT;
             d.window = (uint16_t)win;
             d.ctx = (uint16_t)ctx;
             d.peer = (uint32_t)peer;
@@ -466,6 +511,8 @@ GMUX_DEV_FN gmux_status_t gmux_dev_put_batch(const gmux_dev_handle_t &h, uint32_
             d.size = sizes[at + i];
             gmux_dev_store_(h, r, &d, t + i);
         }
+        if (was_dead) /* the slots went back as no-ops */
+            return GMUX_ERR_PEER;
         at += piece;
         if (issued_p)
             *issued_p = at;
@@ -522,10 +569,13 @@ GMUX_DEV_FN void gmux_dev_counter_reset(const gmux_dev_handle_t &h, uint32_t id)
 /* Polls word until >= value, as a registered waiter (the service thread
  * drives progress meanwhile), or, on a CPU thread that drives its own
  * progress, progressing between polls. svc: the word is the service
- * thread's answer to a request, so it must run either way. */
+ * thread's answer to a request, so it must run either way. on_death: fail
+ * with GMUX_ERR_PEER once any rank of the communicator is known dead, as
+ * the host API's waits do (the value may then never come). */
 GMUX_DEV_FN gmux_status_t gmux_dev_wait_word_(const gmux_dev_handle_t &h, uint64_t *word,
                                               uint64_t value, uint64_t timeout_ns,
-                                              uint64_t *value_p, bool svc = false)
+                                              uint64_t *value_p, bool svc = false,
+                                              bool on_death = true)
 {
     gmux_dev_sysref_t w(*word);
     uint64_t v = w.load(cuda::memory_order_acquire);
@@ -537,6 +587,10 @@ GMUX_DEV_FN gmux_status_t gmux_dev_wait_word_(const gmux_dev_handle_t &h, uint64
             waiters.fetch_add(1, cuda::memory_order_relaxed);
         uint64_t deadline = 0;
         for (unsigned i = 0, idle = 0; (v = w.load(cuda::memory_order_acquire)) < value; i++) {
+            if ((i & 15) == 0 && on_death && gmux_dev_dead_(h.any_dead)) {
+                st = GMUX_ERR_PEER;
+                break;
+            }
             if ((i & 15) == 0 &&
                 gmux_dev_expired_(&deadline, timeout_ns ? timeout_ns : h.timeout_ns)) {
                 st = GMUX_ERR_TIMEOUT;
@@ -576,9 +630,12 @@ GMUX_DEV_FN gmux_status_t gmux_dev_counter_wait(const gmux_dev_handle_t &h, uint
     return gmux_dev_wait_word_(h, &h.counters[counter_id], value, timeout_ns, value_p);
 }
 
-/* A flush or quiet request to the service thread; returns its status. */
+/* A flush or quiet request to the service thread; returns its status.
+ * on_death: stop waiting for the answer with GMUX_ERR_PEER once any rank is
+ * dead (the answer may be held up behind the dead rank; the request is still
+ * served later, and takes the context's error then). */
 GMUX_DEV_FN gmux_status_t gmux_dev_svc_request_(const gmux_dev_handle_t &h, uint32_t ctx, int req_w,
-                                                int done_w, int status_w)
+                                                int done_w, int status_w, bool on_death)
 {
     if (ctx >= h.nctx)
         return GMUX_ERR_INVALID;
@@ -586,95 +643,31 @@ GMUX_DEV_FN gmux_status_t gmux_dev_svc_request_(const gmux_dev_handle_t &h, uint
     /* release: the descriptors pushed before are seen by whoever sees the request */
     uint64_t mine = gmux_dev_sysref_t(base[req_w]).fetch_add(1, cuda::memory_order_acq_rel) + 1;
     uint64_t seen = 0;
-    gmux_status_t st = gmux_dev_wait_word_(h, &base[done_w], mine, 0, &seen, true);
+    gmux_status_t st = gmux_dev_wait_word_(h, &base[done_w], mine, 0, &seen, true, on_death);
     if (st != GMUX_OK)
         return st;
     return (gmux_status_t)(int64_t)gmux_dev_sysref_t(base[status_w])
         .load(cuda::memory_order_relaxed);
 }
 
-/* Every earlier operation of ctx has its source consumed (reusable). */
+/* Every earlier operation of ctx has its source consumed (reusable). Waits
+ * for the answer even after a death: a source may be reused only once the
+ * provider is done with it. */
 GMUX_DEV_FN gmux_status_t gmux_dev_flush(const gmux_dev_handle_t &h, uint32_t ctx)
 {
     return gmux_dev_svc_request_(h, ctx, GMUX_DEV_SVC_FLUSH_REQ, GMUX_DEV_SVC_FLUSH_DONE,
-                                 GMUX_DEV_SVC_FLUSH_STATUS);
+                                 GMUX_DEV_SVC_FLUSH_STATUS, false);
 }
 
-/* Every earlier operation of ctx is complete at its target. */
+/* Every earlier operation of ctx is complete at its target; GMUX_ERR_PEER
+ * once a rank is dead and the answer has not come yet. */
 GMUX_DEV_FN gmux_status_t gmux_dev_quiet(const gmux_dev_handle_t &h, uint32_t ctx)
 {
     return gmux_dev_svc_request_(h, ctx, GMUX_DEV_SVC_QUIET_REQ, GMUX_DEV_SVC_QUIET_DONE,
-                                 GMUX_DEV_SVC_QUIET_STATUS);
+                                 GMUX_DEV_SVC_QUIET_STATUS, true);
 }
 
 /* ---- warp and block forms (device only) ------------------------------------ */
-#ifdef __CUDACC__
-
-static __device__ inline unsigned gmux_dev_tid_(void)
-{
-    return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-}
-
-/* One lane issues f(); the warp synchronises and shares the status. */
-template <class F> static __device__ inline gmux_status_t gmux_dev_warp_do_(F f)
-{
-    __syncwarp();
-    int st = 0;
-    if ((gmux_dev_tid_() & 31u) == 0)
-        st = (int)f();
-    st = __shfl_sync(0xffffffffu, st, 0);
-    __syncwarp();
-    return (gmux_status_t)st;
-}
-
-/* One thread issues f(); the block synchronises and shares the status. */
-template <class F> static __device__ inline gmux_status_t gmux_dev_block_do_(F f)
-{
-    __shared__ int gmux_dev_block_status_;
-    __syncthreads();
-    if (gmux_dev_tid_() == 0)
-        gmux_dev_block_status_ = (int)f();
-    __syncthreads();
-    int st = gmux_dev_block_status_;
-    __syncthreads();
-    return (gmux_status_t)st;
-}
-
-#define GMUX_DEV_GROUP_FORMS_(name, params, args)                                                  \
-    static __device__ inline gmux_status_t name##_warp params                                      \
-    {                                                                                              \
-        return gmux_dev_warp_do_([&]() { return name args; });                                     \
-    }                                                                                              \
-    static __device__ inline gmux_status_t name##_block params                                     \
-    {                                                                                              \
-        return gmux_dev_block_do_([&]() { return name args; });                                    \
-    }
-
-GMUX_DEV_GROUP_FORMS_(gmux_dev_put,
-                      (const gmux_dev_handle_t &h, uint32_t ctx, int peer, gmux_window_t win,
-                       uint64_t offset, const void *src_host, uint64_t size,
-                       const gmux_op_opts_t *opts),
-                      (h, ctx, peer, win, offset, src_host, size, opts))
-GMUX_DEV_GROUP_FORMS_(gmux_dev_put_value,
-                      (const gmux_dev_handle_t &h, uint32_t ctx, int peer, gmux_window_t win,
-                       uint64_t offset, uint64_t value, unsigned bytes, const gmux_op_opts_t *opts),
-                      (h, ctx, peer, win, offset, value, bytes, opts))
-GMUX_DEV_GROUP_FORMS_(gmux_dev_signal,
-                      (const gmux_dev_handle_t &h, uint32_t ctx, int peer, uint32_t signal_id,
-                       gmux_signal_op_t op, uint64_t value),
-                      (h, ctx, peer, signal_id, op, value))
-GMUX_DEV_GROUP_FORMS_(gmux_dev_flush, (const gmux_dev_handle_t &h, uint32_t ctx), (h, ctx))
-GMUX_DEV_GROUP_FORMS_(gmux_dev_quiet, (const gmux_dev_handle_t &h, uint32_t ctx), (h, ctx))
-GMUX_DEV_GROUP_FORMS_(gmux_dev_signal_wait,
-                      (const gmux_dev_handle_t &h, uint32_t signal_id, uint64_t value,
-                       uint64_t timeout_ns, uint64_t *value_p),
-                      (h, signal_id, value, timeout_ns, value_p))
-GMUX_DEV_GROUP_FORMS_(gmux_dev_counter_wait,
-                      (const gmux_dev_handle_t &h, uint32_t counter_id, uint64_t value,
-                       uint64_t timeout_ns, uint64_t *value_p),
-                      (h, counter_id, value, timeout_ns, value_p))
-
-#undef GMUX_DEV_GROUP_FORMS_
-#endif /* __CUDACC__ */
+#include <gmux/net_device_group.cuh>
 
 #endif /* GMUX_NET_DEVICE_CUH */

@@ -99,6 +99,13 @@ typedef struct gmux_dev_handle {
                                 * and receive themselves (gmux_dev_progress), as
                                 * with the host API; kernels never do
                                 * (GMUX_NET_DEV_HOST_PROGRESS; 0 for staged handles) */
+    /* The bootstrap's death flags (one byte each, nonzero once the rank's
+     * death was announced; any_dead once any was), set by whichever thread
+     * of the rank reads the notice: device operations to a dead rank fail
+     * with GMUX_ERR_PEER, and waits once any rank died, without waiting for
+     * the proxy. NULL without a bootstrap (nobody can die). */
+    const uint8_t *peer_dead;
+    const uint8_t *any_dead;
 } gmux_dev_handle_t;
 
 /* How device producers claim ring slots (docs/net-device.md):

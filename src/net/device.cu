@@ -177,6 +177,10 @@ static gmux_status_t create(gmux_comm_t *comm, bool staged, gmux_dev_handle_t *h
     h.svc = dev_ptr(m, h.svc);
     if (h.sigview)
         h.sigview = dev_ptr(m, h.sigview);
+    if (h.peer_dead) {
+        h.peer_dead = dev_ptr(m, h.peer_dead);
+        h.any_dead = dev_ptr(m, h.any_dead);
+    }
     *handle_p = h;
     return GMUX_OK;
 

@@ -11,6 +11,7 @@
 #include "common/export.h"
 #include "common/log.h"
 #include "common/settings.h"
+#include "net/boot.h"
 #include "net/devstage.h"
 #include "net/internal.h"
 
@@ -55,6 +56,19 @@ static bool serve(net_devsvc_t *s, uint32_t ctx, int req_w, int done_w, int stat
     return true;
 }
 
+/* One progress pass for the device side; when another thread holds the
+ * progress lock, it reads death notices (and runs the shm guard) as a
+ * waiting host thread does: that holder may be stuck behind a dead rank,
+ * and the device side learns of deaths from the notices alone. */
+static int svc_progress(gmux_comm_t *comm)
+{
+    int work = net_progress_poll(comm);
+    if (work >= 0)
+        return work;
+    net_progress_blocked(comm);
+    return 0;
+}
+
 static bool rings_busy(gmux_comm_t *comm)
 {
     uint32_t nrings = comm->nctx * (uint32_t)comm->size;
@@ -91,7 +105,7 @@ static void *svc_main(void *arg)
              * a thread that never yields keeps the ones that would make
              * progress (the peer's, the producer's) off the CPU for whole
              * time slices */
-            if (net_progress_try(comm) > 0 || work) {
+            if (svc_progress(comm) > 0 || work) {
                 busy_idle = 0;
             } else if (++busy_idle > SVC_BUSY_SPIN) {
                 sched_yield();
@@ -186,6 +200,10 @@ gmux_status_t net_devsvc_start_staged(gmux_comm_t *comm, const net_devstage_copy
         .claim_mode = claim_mode,
         /* staged descriptors are forwarded by the service thread alone */
         .host_progress = !s->stage && COM_SETTING_BOOL(NET_DEV_HOST_PROGRESS),
+        /* the bootstrap's own flags, set by whichever thread reads a death
+         * notice: no copy that a stuck thread would have to make */
+        .peer_dead = comm->boot ? (const uint8_t *)comm->boot->dead : NULL,
+        .any_dead = comm->boot ? (const uint8_t *)&comm->boot->any_dead : NULL,
     };
     if (s->stage)
         net_devstage_fill(s->stage, &h);
@@ -237,6 +255,12 @@ size_t net_devsvc_ranges(const net_devsvc_t *s, net_devsvc_range_t *out, size_t 
                   (comm->ncnt ? comm->ncnt : 1) * sizeof(uint64_t));
     n = add_range(out, n, max, (const void *)comm->ctx_error, comm->nctx * sizeof(int));
     n = add_range(out, n, max, (const void *)s->mbox, s->mbox_bytes);
+    if (comm->boot) { /* the death flags (gmux_dev_handle_t's peer_dead, any_dead) */
+        n = add_range(out, n, max, (const void *)comm->boot->dead,
+                      (size_t)comm->size * sizeof(*comm->boot->dead));
+        n = add_range(out, n, max, (const void *)&comm->boot->any_dead,
+                      sizeof(comm->boot->any_dead));
+    }
     if (s->stage)
         n = net_devstage_ranges(s->stage, out, n, max);
     qsort(out, n, sizeof(*out), range_cmp);

@@ -235,9 +235,10 @@ bool net_proxy_stop(gmux_comm_t *comm);
 /* Wakes a sleeping proxy after a producer pushed. */
 void net_proxy_kick(gmux_comm_t *comm);
 /* proxy.c */
-/* For a thread that finds the progress lock taken while a rank died: reads
- * death notices and lets the shm guard free a lock the dead rank left held
- * (the holder of the progress lock may be spinning on it). Any thread. */
+/* For a thread that finds the progress lock taken: reads death notices (at
+ * most once a millisecond, one thread), and once a rank died lets the shm
+ * guard free a lock the dead rank left held (the holder of the progress lock
+ * may be spinning on it). Any thread. */
 void net_progress_blocked(gmux_comm_t *comm);
 /* Takes the progress lock, calling net_progress_blocked while it waits, so
  * that no thread blocks for good behind a holder stuck inside libfabric. */

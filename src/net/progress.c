@@ -17,16 +17,18 @@ static bool rank_dead(void *arg, int r)
 
 void net_progress_blocked(gmux_comm_t *comm)
 {
-    if (!comm->guard)
+    if (!comm->boot)
         return;
     uint64_t now = com_clock_ns();
     uint64_t last = atomic_load_explicit(&comm->blocked_ns, memory_order_relaxed);
     if (now - last < COM_NS_PER_MS ||
         !atomic_compare_exchange_strong_explicit(&comm->blocked_ns, &last, now,
                                                  memory_order_relaxed, memory_order_relaxed))
-        return;                /* at most once a millisecond, one thread */
-    net_boot_poll(comm->boot); /* the lock holder may be unable to read notices */
-    if (net_boot_any_dead(comm->boot))
+        return; /* at most once a millisecond, one thread */
+    /* the lock holder may be unable to read notices (stuck in a provider
+     * call; the device API sees a death only through them) */
+    net_boot_poll(comm->boot);
+    if (comm->guard && net_boot_any_dead(comm->boot))
         net_shmguard_check(comm->guard, now, rank_dead, comm);
 }
 

@@ -13,6 +13,10 @@
  *                           claim count; GMUX_NET_DEV_CLAIM picks cas/faa)
  *   netdev_rank kill        the last rank is killed; the others' device
  *                           puts, quiet and waits must fail, not hang
+ *   netdev_rank deadstall   the same death, seen while the progress lock
+ *                           is held (a pass stuck in the provider): device
+ *                           puts to the dead rank, waits and quiet must
+ *                           still fail at once with GMUX_ERR_PEER
  *   netdev_rank staged      a staged handle (device-memory windows) whose
  *                           "device" is host memory copied with memcpy: puts
  *                           from a source range, data checked in the target
@@ -37,6 +41,7 @@
 
 #include "net/devstage.h"
 #include "net/devsvc.h"
+#include "netdev_hold.h"
 #include "../net/rank_check.h"
 
 static int me, n;
@@ -335,8 +340,8 @@ static int mode_staged(gmux_comm_t *comm, const gmux_dev_handle_t &h0, char expe
 /* A killed peer seen through the device API: the last rank dies (SIGKILL)
  * after a barrier; the others keep putting to it from "kernels" until a put
  * or a quiet reports the failure, then a wait for a signal it will never
- * send must time out (a device wait knows no peers, only its timeout), and
- * nothing may hang: every call returns well inside the launcher's grace. */
+ * send must fail with GMUX_ERR_PEER (as a host wait does once a rank died),
+ * and nothing may hang: every call returns well inside the launcher's grace. */
 static int mode_kill(gmux_comm_t *comm, const gmux_dev_handle_t &h)
 {
     uint64_t *win;
@@ -357,9 +362,57 @@ static int mode_kill(gmux_comm_t *comm, const gmux_dev_handle_t &h)
     st = again == GMUX_OK ? gmux_dev_quiet(h, 0) : again;
     CHECK(st == GMUX_ERR_PEER, "put after the failure: %s", gmux_status_name(st));
     st = gmux_dev_signal_wait(h, SIG_DATA, UINT64_MAX, 200ull * 1000 * 1000, NULL);
-    CHECK(st == GMUX_ERR_TIMEOUT, "wait ended with %s", gmux_status_name(st));
+    CHECK(st == GMUX_ERR_PEER, "wait ended with %s", gmux_status_name(st));
     printf("rank %d: device API: peer failure detected after %llu puts\n", me,
            (unsigned long long)puts);
+    fflush(stdout);
+    free(win); /* the window stays registered: the communicator is torn down failed */
+    return 0;
+}
+
+/* The death as the device API sees it while no progress pass can run: once
+ * the rank knows the victim is dead, a thread takes the progress lock and
+ * keeps it (as a pass stuck in a provider call on a lock the dead rank left
+ * held would), then every device operation that names the victim, each
+ * wait (which that rank's signal may never reach) and a quiet must fail with
+ * GMUX_ERR_PEER: on their own, not at their timeout, since nothing the
+ * proxy would do can happen. The lock is let go before finalize. */
+static int mode_deadstall(gmux_comm_t *comm, const gmux_dev_handle_t &h)
+{
+    uint64_t *win;
+    gmux_window_t w;
+    int victim = rank_kill_start(comm, &win, &w, NULL, NULL);
+    /* the notice, read by the proxy's passes (bounded: twice the comm's timeout) */
+    for (int i = 0; i < 20000 && gmux_peer_alive(comm, victim); i++)
+        usleep(1000);
+    CHECK(!gmux_peer_alive(comm, victim), "the death of rank %d was never announced", victim);
+    CHECK(netdev_hold_progress(comm) == 0, "cannot start the holding thread");
+    gmux_op_opts_t o = {GMUX_SIGNAL_INC, SIG_DATA, 0, GMUX_NO_COUNTER};
+    /* more than a ring's worth: none may wait for room the proxy never makes */
+    for (uint32_t i = 0; i < 2 * h.nslots; i++) {
+        gmux_status_t st = gmux_dev_put_value(h, 0, victim, w, 0, i, 8, &o);
+        CHECK(st == GMUX_ERR_PEER, "put_value %u to the dead rank: %s", i, gmux_status_name(st));
+    }
+    uint64_t one = 1;
+    gmux_status_t st = gmux_dev_put(h, 0, victim, w, 8, &one, 8, NULL);
+    CHECK(st == GMUX_ERR_PEER, "put to the dead rank: %s", gmux_status_name(st));
+    st = gmux_dev_signal(h, 0, victim, SIG_VALUE, GMUX_SIGNAL_ADD, 1);
+    CHECK(st == GMUX_ERR_PEER, "signal to the dead rank: %s", gmux_status_name(st));
+    uint64_t off = 16, size = 8;
+    const void *src = &one;
+    uint32_t issued = 7;
+    st = gmux_dev_put_batch(h, 0, victim, w, 1, &off, &src, &size, &o, &issued);
+    CHECK(st == GMUX_ERR_PEER && issued == 0, "batch to the dead rank: %s, %u issued",
+          gmux_status_name(st), issued);
+    /* 0: the comm's timeout; the victim's signal never comes */
+    st = gmux_dev_signal_wait(h, SIG_DATA, UINT64_MAX, 0, NULL);
+    CHECK(st == GMUX_ERR_PEER, "signal wait: %s", gmux_status_name(st));
+    st = gmux_dev_counter_wait(h, 0, UINT64_MAX, 0, NULL);
+    CHECK(st == GMUX_ERR_PEER, "counter wait: %s", gmux_status_name(st));
+    st = gmux_dev_quiet(h, 0);
+    CHECK(st == GMUX_ERR_PEER, "quiet: %s", gmux_status_name(st));
+    netdev_release_progress();
+    printf("rank %d: device API: the death seen with the progress lock held\n", me);
     fflush(stdout);
     free(win); /* the window stays registered: the communicator is torn down failed */
     return 0;
@@ -368,12 +421,13 @@ static int mode_kill(gmux_comm_t *comm, const gmux_dev_handle_t &h)
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: netdev_rank basic|threads T|staged|direct E|kill\n");
+        fprintf(stderr, "usage: netdev_rank basic|threads T|staged|direct E|kill|deadstall\n");
         return 2;
     }
     gmux_comm_params_t p;
     gmux_comm_params_init(&p);
-    if (strcmp(argv[1], "kill") == 0)
+    bool kill_mode = strcmp(argv[1], "kill") == 0 || strcmp(argv[1], "deadstall") == 0;
+    if (kill_mode)
         p.timeout_s = 10; /* a death must show well before this */
     gmux_comm_t *comm = NULL;
     gmux_status_t st = gmux_comm_init(&p, &comm);
@@ -411,9 +465,11 @@ int main(int argc, char **argv)
         rc = mode_staged(comm, h, direct && strcmp(argv[2], "direct") == 0 ? 'd' : 's');
     else if (strcmp(argv[1], "kill") == 0)
         rc = mode_kill(comm, h);
+    else if (strcmp(argv[1], "deadstall") == 0)
+        rc = mode_deadstall(comm, h);
     gmux_dev_handle_destroy(&h);
     st = gmux_comm_finalize(comm);
-    if (strcmp(argv[1], "kill") == 0) { /* a communicator that lost a rank fails to finalize */
+    if (kill_mode) { /* a communicator that lost a rank fails to finalize */
         if (rc == 0 && st == GMUX_OK) {
             fprintf(stderr, "rank %d: finalize after a death returned OK\n", me);
             rc = 1;
