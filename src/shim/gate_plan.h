@@ -76,7 +76,8 @@ void shim_gate_plan_give_up(dmn_plan_kind_t kind);
  * up by a cut, an eviction joined with another or left whole for want of
  * room: the orders carried out are not those the daemon sent, and which
  * memory that touched is not known); clears it. A grant then does not leave
- * what the daemon evicted to demand paging (gate.c). Fills given up whole
+ * what the daemon evicted to demand paging, and marks it lost (gate.c,
+ * shim_policy_evicted_lost). Fills given up whole
  * are marked themselves (shim_policy_lost). */
 bool shim_gate_plan_overflowed(void);
 

@@ -51,10 +51,22 @@ bool shim_policy_any_evicted(void)
     return atomic_load(&policy_evicted_marked);
 }
 
-void shim_policy_evicted_to_paging(void)
+/* Every region marked SHIM_GEN_EVICTED gets generation gen: none is so
+ * marked after (the flag first: see shim_policy_evicted). */
+static void policy_remark_evicted(uint32_t gen)
 {
     atomic_store(&policy_evicted_marked, false);
-    (void)shim_regions_remark(&shim_state.regions, SHIM_GEN_EVICTED, shim_policy_generation());
+    (void)shim_regions_remark(&shim_state.regions, SHIM_GEN_EVICTED, gen);
+}
+
+void shim_policy_evicted_to_paging(void)
+{
+    policy_remark_evicted(shim_policy_generation());
+}
+
+void shim_policy_evicted_lost(void)
+{
+    policy_remark_evicted(0);
 }
 
 void shim_policy_lost(uint64_t addr, uint64_t len)

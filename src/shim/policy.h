@@ -72,6 +72,15 @@ bool shim_policy_any_evicted(void);
  * prefetched in this generation. */
 void shim_policy_evicted_to_paging(void);
 
+/* A GRANT was taken after a store of the daemon's orders overflowed
+ * (gate_plan.h), and its orders carried out: which memory the orders
+ * carried out since then moved beyond what the daemon sent (bytes an
+ * eviction joined with another took along) or left out (a fill piece given
+ * up) is not known, so every region still marked SHIM_GEN_EVICTED is marked
+ * generation 0: prefetched again at its next use, whatever a later GRANT
+ * says. */
+void shim_policy_evicted_lost(void);
+
 /* A daemon's fill of [addr, addr+len) was not carried out (given up, or
  * dropped unused): the managed regions it overlaps are prefetched again at
  * their next use (generation 0), whatever a later GRANT says. */
