@@ -18,7 +18,7 @@ static _Atomic uint64_t policy_capacity; /* 0: not known yet */
 static atomic_bool policy_evicted_marked;
 
 /* Generations 0 and SHIM_GEN_EVICTED are never current: they mark a region
- * moved away (see shim_policy_program_prefetched, and gate.c's gate_move of
+ * moved away (see shim_policy_program_prefetched, and gate_apply.c's gate_move of
  * the daemon's evictions), which the next claim prefetches. */
 static bool policy_gen_current(uint32_t gen)
 {
