@@ -50,7 +50,6 @@ static int evict_then_flagged_grants(int ready, uint32_t n)
 {
     static gs_conn_t c;
     static dmn_range_t evs[OVERFLOW_EVICT];
-    dmn_msg_t m;
     int rc = gs_conn_paused(ready, &c);
     if (rc != 0)
         return rc;
@@ -58,21 +57,13 @@ static int evict_then_flagged_grants(int ready, uint32_t n)
         evs[i] = (dmn_range_t){c.big.base + 512u * i, 256};
     gs_batch_plan(&c.w, 3, DMN_PLAN_EVICT, 2, evs, n);
     gs_batch_revoke(&c.w, 4, 1);
-    if (gs_conn_released(&c) != 0)
+    if (gs_conn_regrant(&c, "go", 5, 4, DMN_GRANT_PLANNED) != 0)
         return 16;
-    gh_touch("go");
-    if (gs_next_pending(c.task, c.buf, &m) != 0)
-        return 17;
-    gs_batch_grant_flags(&c.w, 5, 4, m.u.ranges.seq, DMN_GRANT_PLANNED);
     if (gs_batch_send(c.task, &c.w) != 0 || gs_wait_file("out0.paused2") != 0)
-        return 18;
+        return 17;
     gs_batch_revoke(&c.w, 6, 4);
-    if (gs_conn_released(&c) != 0)
+    if (gs_conn_regrant(&c, "go2", 7, 6, DMN_GRANT_PLANNED) != 0)
         return 19;
-    gh_touch("go2");
-    if (gs_next_pending(c.task, c.buf, &m) != 0)
-        return 20;
-    gs_batch_grant_flags(&c.w, 7, 6, m.u.ranges.seq, DMN_GRANT_PLANNED);
     return gs_conn_send_finish(&c);
 }
 
