@@ -33,7 +33,7 @@
  *                  976 find it full and are given up
  *
  * and of finding the pieces of the stored fills ahead outside the stored
- * evictions (shim_gate_ranges_outside, gate.c's gate_apply_ahead, under
+ * evictions (shim_gate_ranges_outside, gate_apply.c's shim_gate_apply_ahead, under
  * gate_mu before a launching thread waits), both stores full (1,024 ranges
  * each: fills ahead of 4 KiB, 64 KiB apart; evictions of 2 KiB, 64 KiB
  * apart, 1 KiB into each fill, so every fill has two pieces outside):

@@ -1,5 +1,5 @@
 /*
- * The gate's stores of gmuxd's orders (gate.c applies them): the plan
+ * The gate's stores of gmuxd's orders (gate_apply.c carries them out): the plan
  * received for the next turn, applied by the thread that gets it (its
  * context current) before its launch, and the orders that reach the task
  * without the turn. Static storage: nothing allocates.
@@ -19,7 +19,7 @@
  * that memory back. No eviction is ever dropped: a full store joins it with
  * its nearest stored range (gate_ranges.h); a full store of fills gives up
  * a range (faults only; counted in fill_dropped). Every store stays
- * coalesced (gate_ranges.h), so gate.c may merge one with another.
+ * coalesced (gate_ranges.h), so gate_apply.c may merge one with another.
  *
  * Orders are kept for the client's connection they came on (its epoch,
  * dmn_client_epoch): those of a connection that ended (a daemon that died,
@@ -76,7 +76,8 @@ void shim_gate_plan_give_up(dmn_plan_kind_t kind);
  * up by a cut, an eviction joined with another or left whole for want of
  * room: the orders carried out are not those the daemon sent, and which
  * memory that touched is not known); clears it. A grant then does not leave
- * what the daemon evicted to demand paging (gate.c). Fills given up whole
+ * what the daemon evicted to demand paging, and marks it lost (gate_apply.c,
+ * shim_policy_evicted_lost). Fills given up whole
  * are marked themselves (shim_policy_lost). */
 bool shim_gate_plan_overflowed(void);
 

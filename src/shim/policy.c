@@ -18,7 +18,7 @@ static _Atomic uint64_t policy_capacity; /* 0: not known yet */
 static atomic_bool policy_evicted_marked;
 
 /* Generations 0 and SHIM_GEN_EVICTED are never current: they mark a region
- * moved away (see shim_policy_program_prefetched, and gate.c's gate_move of
+ * moved away (see shim_policy_program_prefetched, and gate_apply.c's gate_move of
  * the daemon's evictions), which the next claim prefetches. */
 static bool policy_gen_current(uint32_t gen)
 {
@@ -51,10 +51,22 @@ bool shim_policy_any_evicted(void)
     return atomic_load(&policy_evicted_marked);
 }
 
-void shim_policy_evicted_to_paging(void)
+/* Every region marked SHIM_GEN_EVICTED gets generation gen: none is so
+ * marked after (the flag first: see shim_policy_evicted). */
+static void policy_remark_evicted(uint32_t gen)
 {
     atomic_store(&policy_evicted_marked, false);
-    (void)shim_regions_remark(&shim_state.regions, SHIM_GEN_EVICTED, shim_policy_generation());
+    (void)shim_regions_remark(&shim_state.regions, SHIM_GEN_EVICTED, gen);
+}
+
+void shim_policy_evicted_to_paging(void)
+{
+    policy_remark_evicted(shim_policy_generation());
+}
+
+void shim_policy_evicted_lost(void)
+{
+    policy_remark_evicted(0);
 }
 
 void shim_policy_lost(uint64_t addr, uint64_t len)

@@ -45,19 +45,19 @@ void shim_policy_before_launch(const shim_launch_info_t *l);
 void shim_policy_invalidate(void);
 
 /* The current generation: what a region moved whole to the device, and
- * waited for, is marked with (gate.c's FILL at a grant). Never 0, never
+ * waited for, is marked with (gate_apply.c's FILL at a grant). Never 0, never
  * SHIM_GEN_EVICTED. */
 uint32_t shim_policy_generation(void);
 
 /* The generation of a region the daemon's orders moved to the host, even in
- * part (gate.c): prefetched again at its next use, as generation 0 is,
+ * part (gate_apply.c): prefetched again at its next use, as generation 0 is,
  * unless a GRANT says the placement left it to demand paging
  * (shim_policy_evicted_to_paging). Generation 0 marks what must be
  * prefetched again in any case: moved away by the program itself, or a
  * daemon's fill the shim did not carry out (shim_policy_lost). */
 #define SHIM_GEN_EVICTED UINT32_MAX
 
-/* The daemon's eviction of [addr, addr+len) was issued (gate.c): the
+/* The daemon's eviction of [addr, addr+len) was issued (gate_apply.c): the
  * managed regions it overlaps are marked SHIM_GEN_EVICTED. */
 void shim_policy_evicted(uint64_t addr, uint64_t len);
 
@@ -71,6 +71,15 @@ bool shim_policy_any_evicted(void);
  * whole are the placement's to leave to demand paging, so they count as
  * prefetched in this generation. */
 void shim_policy_evicted_to_paging(void);
+
+/* A GRANT was taken after a store of the daemon's orders overflowed
+ * (gate_plan.h), and its orders carried out: which memory the orders
+ * carried out since then moved beyond what the daemon sent (bytes an
+ * eviction joined with another took along) or left out (a fill piece given
+ * up) is not known, so every region still marked SHIM_GEN_EVICTED is marked
+ * generation 0: prefetched again at its next use, whatever a later GRANT
+ * says. */
+void shim_policy_evicted_lost(void);
 
 /* A daemon's fill of [addr, addr+len) was not carried out (given up, or
  * dropped unused): the managed regions it overlaps are prefetched again at

@@ -159,9 +159,9 @@ size_t shim_regions_mark(shim_regions_t *t, uint64_t addr, uint64_t len, uint32_
 
 /*
  * Sets to gen the generation of every managed region whose generation is
- * from (gate.c: the regions the daemon evicted, once a grant leaves them to
- * demand paging). Under one shared lock, without allocating; returns how
- * many regions were marked.
+ * from (gate_apply.c: the regions the daemon evicted, once a grant leaves them to
+ * demand paging, or marks them lost after a store overflowed). Under one shared lock, without
+ * allocating; returns how many regions were marked.
  */
 size_t shim_regions_remark(shim_regions_t *t, uint32_t from, uint32_t gen);
 

@@ -87,6 +87,11 @@
  * pause, the program captures its per-thread default stream in mode GLOBAL
  * (stream 0 through cuStreamBeginCapture_v2_ptsz): a blocking stream, so the
  * legacy stream is unusable meanwhile; exit 16 if the capture's end fails.
+ * 16 (with EXTRA_MIB, PAUSE_MS a file): no capture; at three quarters of
+ * the kernels a second pause (OUTFILE.paused2, until PAUSE_MS's file with
+ * "2" appended exists), after which the kernels mix the EXTRA_MIB
+ * allocation instead of the buffer: the turn between the pauses uses the
+ * buffer only, the one after the second the extra allocation only.
  * STREAM 1: the kernels go on a stream
  * the program creates non-blocking (cuStreamCreateWithPriority), which the
  * legacy stream does not wait for; 2: on one it creates blocking
@@ -432,6 +437,7 @@ int main(int argc, char **argv)
     static uint64_t saved[GATE_WORDS]; /* CAPTURE 5: the buffer through the pause */
     int began = -1;                    /* CAPTURE 4 */
     uint64_t cap_from = 0, cap_to = 0; /* the pause (and its capture) */
+    CUdeviceptr *mixed = &buf;         /* what the kernels mix (CAPTURE 16: extra, late) */
     uint64_t request = now_ns();
     for (uint64_t k = 0; k < n; k++) {
         if (pauses && k == n / 2) {
@@ -557,7 +563,16 @@ int main(int argc, char **argv)
             }
             cap_to = now_ns();
         }
-        void *args[] = {&buf, &k};
+        if (capture == 16 && k == n - n / 4) {
+            char mark[4096], until[4096];
+            snprintf(mark, sizeof(mark), "%s.paused2", argv[1]);
+            snprintf(until, sizeof(until), "%s2", pause);
+            FILE *m = extra_mib ? fopen(mark, "w") : NULL;
+            if (!m || fclose(m) != 0 || wait_for(until) != 0)
+                return 18;
+            mixed = &extra;
+        }
+        void *args[] = {mixed, &k};
         if (popped) { /* CAPTURE 11: no context current */
             if (launch(f, 1, 1, 1, 1, 1, 1, 0, ls, args, NULL) != CUDA_ERROR_INVALID_CONTEXT ||
                 !ctx_push || ctx_push(popped) != CUDA_SUCCESS)

@@ -104,6 +104,18 @@ int gs_conn_released(gs_conn_t *c)
     return gs_read_until(c->task, c->buf, DMN_MSG_RELEASE, &c->m);
 }
 
+int gs_conn_regrant(gs_conn_t *c, const char *go, uint32_t seq, uint64_t grant_seq, uint32_t flags)
+{
+    dmn_msg_t m;
+    if (gs_conn_released(c) != 0)
+        return -1;
+    gh_touch(go);
+    if (gs_next_pending(c->task, c->buf, &m) != 0)
+        return -1;
+    gs_batch_grant_flags(&c->w, seq, grant_seq, m.u.ranges.seq, flags);
+    return 0;
+}
+
 int gs_conn_send_finish(gs_conn_t *c)
 {
     if (gs_batch_send(c->task, &c->w) != 0)

@@ -92,6 +92,11 @@ int gs_conn_paused(int ready, gs_conn_t *c);
  * program read what came before it. 0, or -1. */
 int gs_conn_released(gs_conn_t *c);
 
+/* gs_conn_released, then creates gh_dir/go (the program goes on), reads
+ * its next wait (gs_next_pending) and appends to c's batch GRANT grant_seq
+ * for it with flags (DMN_GRANT_*), as message seq. 0, or -1. */
+int gs_conn_regrant(gs_conn_t *c, const char *go, uint32_t seq, uint64_t grant_seq, uint32_t flags);
+
 /* Sends c's batch, then reads until the program ends (gs_finish). 0, or
  * 18 (the send failed). */
 int gs_conn_send_finish(gs_conn_t *c);

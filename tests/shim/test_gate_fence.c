@@ -42,19 +42,14 @@ static gh_spec_t spec = {"batch", "9", "20", "1000", "0", "1", go, NULL, NULL};
 static int flagged_grant_after(int ready, int evict)
 {
     static gs_conn_t c;
-    dmn_msg_t m;
     int rc = gs_conn_paused(ready, &c);
     if (rc != 0)
         return rc;
     if (evict)
         gs_batch_plan(&c.w, 3, DMN_PLAN_EVICT, 2, &c.big, 1);
     gs_batch_revoke(&c.w, 4, 1);
-    if (gs_conn_released(&c) != 0)
+    if (gs_conn_regrant(&c, "go", 10, 4, DMN_GRANT_PLANNED) != 0)
         return 16;
-    gh_touch("go");
-    if (gs_next_pending(c.task, c.buf, &m) != 0)
-        return 17;
-    gs_batch_grant_flags(&c.w, 10, 4, m.u.ranges.seq, DMN_GRANT_PLANNED);
     return gs_conn_send_finish(&c);
 }
 

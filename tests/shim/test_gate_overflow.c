@@ -1,0 +1,161 @@
+/*
+ * Launch gating end to end, a flagged GRANT (DMN_GRANT_PLANNED, protocol v8)
+ * after the shim's store of orders overflowed (harness: gate_harness.h,
+ * scripted daemons: gate_script.h). Under GMUX_POLICY=proactive, a scripted
+ * daemon grants the program turn 1 and, while it is paused holding it,
+ * sends an eviction of n small ranges inside the 1 MiB allocation the
+ * kernels do not touch yet (gate_prog CAPTURE 16) and REVOKE 1; it grants
+ * the next wait (grant 4, the kernels between the program's two pauses,
+ * which mix the buffer only) with the flag and no orders, revokes it at the
+ * second pause and grants the next wait (grant 6, the kernels that mix the
+ * 1 MiB allocation) with the flag and no orders:
+ *
+ * - 2000 ranges: more than the store holds (1024), so evictions are joined
+ *   and take along the bytes between them, which gmuxd counts resident and
+ *   will not fill. Grant 4 ignores its flag (the overflow), and the
+ *   allocation must be prefetched again, ordered before the first launch
+ *   that uses it, even though grant 4's turn left it unused. The shim kept
+ *   it marked evicted by the daemon through grant 4, and grant 6 left it to
+ *   demand paging: no prefetch.
+ * - 1000 ranges (no overflow): grant 4 leaves the allocation to demand
+ *   paging as the placement plans, and no launch may prefetch it.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "daemon/proto.h"
+#include "gate_harness.h"
+#include "gate_script.h"
+
+static char go[256];
+/* 20 kernels, a pause at half of them until `go` exists and one at three
+ * quarters until `go2` exists, after which they mix the 1 MiB allocation */
+static gh_spec_t spec = {"batch", "9", "20", "1000", "0", "1", go, "16", NULL};
+
+#define OVERFLOW_EVICT 2000u /* evict ranges: more than the shim's store (1024) */
+#define FITTING_EVICT  1000u /* evict ranges the store holds */
+
+/* The eviction of n ranges of 256 bytes, 512 apart, from the start of the
+ * largest allocation, then grants 4 and 6 with the flag (see the top). 0,
+ * or the step that failed. */
+static int evict_then_flagged_grants(int ready, uint32_t n)
+{
+    static gs_conn_t c;
+    static dmn_range_t evs[OVERFLOW_EVICT];
+    int rc = gs_conn_paused(ready, &c);
+    if (rc != 0)
+        return rc;
+    for (uint32_t i = 0; i < n; i++)
+        evs[i] = (dmn_range_t){c.big.base + 512u * i, 256};
+    gs_batch_plan(&c.w, 3, DMN_PLAN_EVICT, 2, evs, n);
+    gs_batch_revoke(&c.w, 4, 1);
+    if (gs_conn_regrant(&c, "go", 5, 4, DMN_GRANT_PLANNED) != 0)
+        return 16;
+    if (gs_batch_send(c.task, &c.w) != 0 || gs_wait_file("out0.paused2") != 0)
+        return 17;
+    gs_batch_revoke(&c.w, 6, 4);
+    if (gs_conn_regrant(&c, "go2", 7, 6, DMN_GRANT_PLANNED) != 0)
+        return 19;
+    return gs_conn_send_finish(&c);
+}
+
+static int scripted_overflow(int ready)
+{
+    return evict_then_flagged_grants(ready, OVERFLOW_EVICT);
+}
+
+static int scripted_fitting(int ready)
+{
+    return evict_then_flagged_grants(ready, FITTING_EVICT);
+}
+
+/* Runs script against the program and counts, from its output file (the
+ * harness keeps the first 64 moves only), the prefetches to the device of
+ * the 1 MiB allocation (the lowest base evicted: the first evict range
+ * starts there) after its last eviction; *ordered_p: whether the first of
+ * them is ordered before the next launch. */
+static size_t prefetched_after_evict(int (*script)(int), int *ordered_p)
+{
+    snprintf(go, sizeof(go), "%s", gh_path("go"));
+    const char *marks[] = {"go", "go2", "out0.paused", "out0.paused2"};
+    for (size_t i = 0; i < sizeof(marks) / sizeof(marks[0]); i++)
+        unlink(gh_path(marks[i]));
+    gh_out_t *o = gs_run_logged(&spec, script, "proactive");
+    assert_int_equal(o->n, 20);
+    free(o);
+    FILE *f = fopen(gh_path("out0"), "r");
+    assert_non_null(f);
+    char line[256], kind;
+    unsigned long long ns, b, l, base = ~0ull, evicted_ns = 0;
+    int flag;
+    while (fgets(line, sizeof(line), f))
+        if (sscanf(line, "%c %llu %llu %llu %d", &kind, &ns, &b, &l, &flag) == 5 && kind == 'H') {
+            base = b < base ? b : base;
+            evicted_ns = ns > evicted_ns ? ns : evicted_ns;
+        }
+    assert_true(evicted_ns > 0);
+    rewind(f);
+    size_t after = 0;
+    *ordered_p = -1;
+    while (fgets(line, sizeof(line), f))
+        if (sscanf(line, "%c %llu %llu %llu %d", &kind, &ns, &b, &l, &flag) == 5 && kind == 'D' &&
+            ns > evicted_ns && b <= base && base < b + l) {
+            print_message("  prefetch %#llx + %llu at %llu, ordered before the launch: %d\n", b, l,
+                          ns, flag);
+            *ordered_p = after++ ? *ordered_p : flag;
+        }
+    fclose(f);
+    print_message("  allocation at %#llx last evicted at %llu, prefetched %zu times after\n", base,
+                  evicted_ns, after);
+    return after;
+}
+
+/* Whether the program's log (the shim's warnings) says the store joined evictions. */
+static int evictions_joined(void)
+{
+    FILE *f = fopen(gh_path("log0"), "r");
+    assert_non_null(f);
+    char line[512];
+    int joined = 0;
+    while (fgets(line, sizeof(line), f))
+        joined |= strstr(line, "joined with a stored one (store full)") != NULL;
+    fclose(f);
+    return joined;
+}
+
+static void test_overflow_unused_prefetched_later(void **state)
+{
+    (void)state;
+    int ordered;
+    size_t after = prefetched_after_evict(scripted_overflow, &ordered);
+    assert_true(evictions_joined());
+    assert_int_equal(after, 1);
+    assert_int_equal(ordered, 1);
+}
+
+static void test_fitting_unused_left_to_paging(void **state)
+{
+    (void)state;
+    int ordered;
+    size_t after = prefetched_after_evict(scripted_fitting, &ordered);
+    assert_false(evictions_joined());
+    assert_int_equal(after, 0);
+}
+
+int main(void)
+{
+    gh_init();
+    const struct CMUnitTest tests[] = {
+        GH_TEST(test_overflow_unused_prefetched_later),
+        GH_TEST(test_fitting_unused_left_to_paging),
+    };
+    return gh_finish(cmocka_run_group_tests(tests, NULL, NULL));
+}
