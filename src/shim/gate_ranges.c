@@ -94,8 +94,9 @@ uint32_t shim_gate_ranges_cut(dmn_range_t *v, uint32_t *n, uint32_t cap, dmn_ran
     uint64_t bytes = 0;
     uint32_t dropped = 0;
     assert(*n <= cap);
+    /* not a store of gate_plan.c's: the same bytes, in order */
     if (!gate_ranges_in_order(v, *n, true))
-        shim_gate_ranges_coalesce(v, n); /* not a store of gate.c's: the same bytes, in order */
+        shim_gate_ranges_coalesce(v, n);
     /* cuts out of order: one pass for each run of them in order */
     for (uint32_t c = 0, d; c < k && *n; c = d) {
         for (d = c + 1; d < k && gate_ranges_in_order(&cut[d - 1], 2, false); d++)

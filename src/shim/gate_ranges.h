@@ -1,5 +1,5 @@
 /*
- * Range arithmetic of the gate's stores of daemon orders (gate.c), kept
+ * Range arithmetic of the gate's stores of daemon orders (gate_plan.c), kept
  * apart so it can be tested without a driver: taking an order's ranges out
  * of the stored orders of the other direction, storing an eviction without
  * losing a byte when the store is full, the pieces of a range that no
@@ -25,8 +25,8 @@
  * pieces around that very cut); a fill left out only costs faults. Both
  * choices take no more than the pass they are part of.
  *
- * Pure functions over caller-owned arrays; thread-safe (gate.c calls them
- * under its gate_mu).
+ * Pure functions over caller-owned arrays; thread-safe (they touch nothing
+ * but what they are given; the stores' callers hold the gate's gate_mu).
  */
 #ifndef SHIM_GATE_RANGES_H
 #define SHIM_GATE_RANGES_H
@@ -86,7 +86,7 @@ uint64_t shim_gate_ranges_add_fill(dmn_range_t *v, uint32_t *n, uint32_t cap, dm
  * covers: range after range in the order of w, the pieces of each in
  * address order (the calls of one pass per range of w). v must be
  * coalesced (shim_gate_ranges_coalesce; asserted). When w is sorted by base
- * (a store of gate.c's) this is one merge pass over both, O(n + m); each
+ * (a store of gate_plan.c's) this is one merge pass over both, O(n + m); each
  * range of w that starts below the one before it starts a pass over v
  * again.
  */
