@@ -190,8 +190,15 @@ static void test_gating_and_plans(void **state)
     assert_int_equal(dmn_client_wait_turn(c1, 50 * COM_NS_PER_MS), GMUX_ERR_TIMEOUT);
     assert_int_equal(p1.evicts, 1);
     assert_int_equal(p1.last.base, a.base);
-    /* c2 at its next boundary after the quantum: revoked, releases, and waits. */
-    com_clock_sleep_ns(40 * COM_NS_PER_MS);
+    /* c2, its quantum over, is revoked: polled until the REVOKE came (a
+     * sleep of 40 ms stood here; a daemon kept off the processor for 140 ms
+     * sent it late, c2's wait below found its turn still whole and returned
+     * GMUX_OK). Then, at its next boundary, it releases and waits. */
+    uint64_t deadline = com_deadline_after_ns(20 * COM_NS_PER_S);
+    while (dmn_client_poll(c2) == 1 && !com_deadline_passed(deadline))
+        com_clock_sleep_ns(COM_NS_PER_MS);
+    assert_int_equal(dmn_client_poll(c2), 0);
+    assert_true(dmn_client_holds_turn(c2)); /* revoked, not yet released */
     assert_int_equal(dmn_client_wait_turn(c1, 50 * COM_NS_PER_MS), GMUX_ERR_TIMEOUT);
     assert_int_equal(dmn_client_wait_turn(c2, 100 * COM_NS_PER_MS), GMUX_ERR_TIMEOUT);
     assert_false(dmn_client_holds_turn(c2));

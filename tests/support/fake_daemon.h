@@ -39,7 +39,9 @@ int tdmn_start(tdmn_t *d, const char *path, uint32_t task_id, tdmn_script_fn scr
  * connection on path, reads its REGISTER, writes the len bytes of answer
  * (nothing when len is 0) and closes the connection, until the test closes
  * ctl. tdmn_end then reports TDMN_CLOSER_BASE + the number of REGISTERs it
- * took (at most 100). 0, or -1 with nothing left running. */
+ * took (at most 100): every one sent before tdmn_end, those of connections
+ * still queued when ctl ended included (read then, left unanswered). 0, or
+ * -1 with nothing left running. */
 #define TDMN_CLOSER_BASE 100
 int tdmn_start_closer(tdmn_t *d, const char *path, const uint8_t *answer, size_t len);
 

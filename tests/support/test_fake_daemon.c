@@ -1,17 +1,20 @@
 /* Tests of the scripted daemon helper (fake_daemon.c): it registers a real
  * client with the task id given, runs the script on that connection, passes
  * bytes both ways on ctl, reports the script's exit code or why it never ran,
- * and leaves no socket, lock file or child behind. */
+ * and leaves no socket, lock file or child behind; the silent and closing
+ * daemons count every REGISTER sent before they were ended. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 
 #include <cmocka.h>
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "daemon/client.h"
@@ -117,6 +120,54 @@ static void test_kill_running(void **state)
     dmn_client_close(c);
 }
 
+/* Connects n times to path, sending REGISTER on each and hanging up: what a
+ * client that gives each try up does. */
+static void register_and_leave(int n)
+{
+    static uint8_t buf[DMN_PROTO_MAX_MSG];
+    dmn_msg_register_t reg = {1, DMN_CLASS_BATCH, 0, 0, 0, "leaver"};
+    size_t len = dmn_proto_encode_register(buf, sizeof(buf), 1, &reg);
+    for (int i = 0; i < n; i++) {
+        int fd;
+        assert_int_equal(dmn_endpoint_connect_nowait(path, &fd), GMUX_OK);
+        assert_int_equal(tmsg_write_all(fd, buf, len), 0);
+        close(fd);
+    }
+}
+
+/* Ends the silent or closing daemon with the test's end of ctl closed while
+ * the child is stopped (a child the scheduler kept from running): it wakes to
+ * connections still queued and ctl ended at once. */
+static int end_stopped(void)
+{
+    int st;
+    if (kill(fake.pid, SIGSTOP) != 0 || waitpid(fake.pid, &st, WUNTRACED) != fake.pid ||
+        !WIFSTOPPED(st))
+        return -1;
+    register_and_leave(3);
+    close(fake.ctl);
+    fake.ctl = -1;
+    if (kill(fake.pid, SIGCONT) != 0)
+        return -1;
+    return tdmn_end(&fake);
+}
+
+/* Every REGISTER sent before tdmn_end counts, those the child had not yet
+ * taken when ctl ended included (it reported 100: none, and
+ * test_client_quiet failed on a loaded machine). */
+static void test_queued_registers_counted(void **state)
+{
+    (void)state;
+    static uint8_t refused[DMN_PROTO_MAX_MSG];
+    size_t n = dmn_proto_encode_refused(refused, sizeof(refused), 1, GMUX_ERR_CAPACITY, "full");
+    assert_int_equal(tdmn_start_silent(&fake, path), 0);
+    register_and_leave(2); /* sent while it runs */
+    assert_int_equal(end_stopped(), TDMN_CLOSER_BASE + 5);
+    assert_int_equal(tdmn_start_closer(&fake, path, refused, n), 0);
+    assert_int_equal(end_stopped(), TDMN_CLOSER_BASE + 3);
+    assert_int_not_equal(access(path, F_OK), 0);
+}
+
 /* A path it cannot listen on: -1, no child left. */
 static void test_start_fails(void **state)
 {
@@ -142,6 +193,7 @@ int main(void)
         cmocka_unit_test_teardown(test_no_register, kill_fake),
         cmocka_unit_test_teardown(test_kill_running, kill_fake),
         cmocka_unit_test_teardown(test_start_fails, kill_fake),
+        cmocka_unit_test_teardown(test_queued_registers_counted, kill_fake),
     };
     return tdir_finish(dir, cmocka_run_group_tests(tests, NULL, NULL));
 }
