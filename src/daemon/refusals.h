@@ -1,14 +1,15 @@
 /*
- * gmuxd's log of refused peers (connections of a uid not allowed, over a
- * cap, tasks over a group member's cap, messages it cannot read) and of
- * peers it drops (silent, or stalled part-way through a message): each kind
- * logged at most once per its interval (a second unless the kind says
- * otherwise). The first refusal is logged at once; those that come within
- * the interval after a line are counted and said in one line once it has
- * passed (dmn_refusals_flush), so a peer that retries as fast as it can
- * costs the log a line an interval, not one per try. A kind whose peers
- * retry at a steady pace (a client of another protocol version, every
- * second for as long as its task runs) takes an interval well above it.
+ * gmuxd's log of refused peers (connections whose credentials cannot be
+ * read, of a uid not allowed, over a cap, tasks over a group member's cap,
+ * messages it cannot read) and of peers it drops (silent, or stalled
+ * part-way through a message): each kind logged at most once per its
+ * interval (a second unless the kind says otherwise). The first refusal is
+ * logged at once; those that come within the interval after a line are
+ * counted and said in one line once it has passed (dmn_refusals_flush), so a
+ * peer that retries as fast as it can costs the log a line an interval, not
+ * one per try. A kind whose peers retry at a steady pace (a client of
+ * another protocol version, every second for as long as its task runs) takes
+ * an interval well above it.
  *
  * Thread-safety: none (the server's event loop owns them).
  */

@@ -462,6 +462,7 @@ gmux_status_t dmn_server_run(const dmn_server_opts_t *opts, volatile sig_atomic_
         goto free_server;
     s->policy = (dmn_cred_policy_t){getuid(), opts->group};
     static const char *const what[DMN_REFUSE_KINDS] = {
+        [DMN_REFUSE_PEERCRED] = "connections whose credentials could not be read",
         [DMN_REFUSE_CRED] = "connections of a uid not allowed",
         [DMN_REFUSE_FULL] = "too many connections",
         [DMN_REFUSE_UID_CONNS] = "connections over a uid's cap",

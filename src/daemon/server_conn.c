@@ -220,7 +220,10 @@ void dmn_conn_accept_all(dmn_srv_t *s)
         gid_t gid = (gid_t)-1;
         gmux_status_t peer = dmn_endpoint_peer(fd, &pid, &uid, &gid);
         if (peer != GMUX_OK || !dmn_cred_allowed(&s->policy, uid, gid, NULL, 0)) {
-            dmn_refusals_t *r = &s->refused[DMN_REFUSE_CRED];
+            /* two kinds, each summed up with its own reason (until 2026-12-03
+             * one, whose summary said "of a uid not allowed" of both) */
+            dmn_refusals_t *r =
+                &s->refused[peer != GMUX_OK ? DMN_REFUSE_PEERCRED : DMN_REFUSE_CRED];
             bool say = dmn_refusal_say(r, com_clock_ns()); /* else counted for a summary */
             if (say && peer != GMUX_OK) /* until 2026-12-03 said as "uid 4294967295 pid -1" */
                 COM_WARN(DAEMON,

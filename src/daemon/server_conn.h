@@ -48,7 +48,8 @@ typedef struct dmn_conn {
 
 /* The kinds of refusal logged (refusals.h). */
 enum {
-    DMN_REFUSE_CRED,
+    DMN_REFUSE_PEERCRED, /* its credentials (SO_PEERCRED) could not be read */
+    DMN_REFUSE_CRED,     /* of a uid neither the owner nor of the allowed group */
     DMN_REFUSE_FULL,
     DMN_REFUSE_UID_CONNS,
     DMN_REFUSE_GROUP_CONNS,

@@ -2,7 +2,7 @@
  * gmuxd's accept loop (dmn_conn_accept_all, src/daemon/server_conn.c) on
  * the paths no other test reached (llvm-cov, 2026-12-03): a second refusal
  * of a kind within its one-second rate limit (counted, said in one summary
- * line once the second has passed), accept4 answering ECONNABORTED (a
+ * line once the second has passed, in words of its own kind), accept4 answering ECONNABORTED (a
  * connection gone before it was taken: no pause, no warning), and the cap
  * of 64 connections taken per pass (the rest taken on the next one).
  *
@@ -44,12 +44,13 @@
 typedef struct ctl {
     pid_t server;        /* the wrappers act in this process only */
     int peer_fail;       /* SO_PEERCRED reads to fail (EPERM) */
+    int peer_foreign;    /* SO_PEERCRED reads to say a uid other than the owner's */
     int fail_buf_allocs; /* mallocs of DMN_PROTO_MAX_MSG bytes to fail */
     int aborts;          /* accept4 calls to take a connection, close it, say ECONNABORTED */
     int freeze;          /* 1: the server's com_clock_ns stands still */
     uint64_t frozen_ns;  /* the time it stands at (0: not read yet) */
     /* what happened */
-    int peers_failed, bufs_failed, aborted, accepted;
+    int peers_failed, peers_foreign, bufs_failed, aborted, accepted;
     int run;     /* connections accepted since the server's last poll */
     int max_run; /* the most accepted between two polls */
 } ctl_t;
@@ -121,7 +122,12 @@ int __wrap_getsockopt(int fd, int level, int name, void *v, socklen_t *len)
         errno = EPERM;
         return -1;
     }
-    return __real_getsockopt(fd, level, name, v, len);
+    int r = __real_getsockopt(fd, level, name, v, len);
+    if (r == 0 && level == SOL_SOCKET && name == SO_PEERCRED && take(&ctl->peer_foreign)) {
+        tfault_bump(&ctl->peers_foreign);
+        ((struct ucred *)v)->uid = getuid() + 1; /* the server has no group: refused */
+    }
+    return r;
 }
 
 uint64_t __real_com_clock_ns(void);
@@ -205,18 +211,31 @@ static void second_refusal_summed(int *armed, const int *injected, const char *s
     stop_server();
 }
 
-static void test_second_cred_refusal_summed(void **state)
+/* Each kind's summary names its own reason: until 2026-12-03 those whose
+ * credentials could not be read were summed up as "connections of a uid not
+ * allowed". */
+static void test_second_unread_cred_refusal_summed(void **state)
 {
     (void)state;
-    second_refusal_summed(&ctl->peer_fail, &ctl->peers_failed, "credentials could not be read",
-                          ": 1 more refused in the last");
+    second_refusal_summed(&ctl->peer_fail, &ctl->peers_failed,
+                          "refused a connection whose credentials could not be read",
+                          "connections whose credentials could not be read: 1 more refused in "
+                          "the last");
+}
+
+static void test_second_foreign_uid_refusal_summed(void **state)
+{
+    (void)state;
+    second_refusal_summed(&ctl->peer_foreign, &ctl->peers_foreign, "refused a connection from uid",
+                          "connections of a uid not allowed: 1 more refused in the last");
 }
 
 static void test_second_nomem_refusal_summed(void **state)
 {
     (void)state;
     second_refusal_summed(&ctl->fail_buf_allocs, &ctl->bufs_failed,
-                          "no memory for a connection's buffer", ": 1 more ended in the last");
+                          "no memory for a connection's buffer",
+                          "connections ended for want of memory: 1 more ended in the last");
 }
 
 /* A non-blocking connection to the server; -1 when the listen queue is full. */
@@ -302,7 +321,8 @@ int main(void)
     if (tfault_paths(dir, path, sizeof(path), log_path, sizeof(log_path)) != 0)
         return 1;
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_second_cred_refusal_summed, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_second_unread_cred_refusal_summed, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_second_foreign_uid_refusal_summed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_second_nomem_refusal_summed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_accept_aborted_goes_on, setup, teardown),
         cmocka_unit_test_setup_teardown(test_accept_pass_capped, setup, teardown),

@@ -6,7 +6,8 @@
  * from the built command. With test_every_usage_option_is_taken
  * (test_cli_help), which runs each option a usage line lists, the two
  * agree both ways. Until 2026-12-03 only gmux sim's options were checked
- * against its help, from a list written in the test.
+ * against its help, from a list written in the test. gmux-calibrate is
+ * held to the same where it is built (nvcc and CUPTI).
  */
 #include <dirent.h>
 #include <setjmp.h>
@@ -182,6 +183,7 @@ static const struct {
     {"bench", {"tools/gmux/cmd_bench.c"}},
     {"bench net", {"tools/gmux/bench_net.c"}},
     {"gmuxd", {"src/daemon/gmuxd.c", "src/daemon/cli_main.c"}},
+    {"gmux-calibrate", {"tools/calibrate/args.c"}}, /* where built (nvcc, CUPTI) */
 };
 #define NSOURCES (sizeof(sources) / sizeof(sources[0]))
 
@@ -189,11 +191,30 @@ static const struct {
  * own (test_cli checks them) and those gmux bench net passes its ranks. */
 static const char *const internal[] = {"main.c", "bench_net_rank.c"};
 
+/* A program of its own (not a gmux command): its path, or NULL when this
+ * build has none of it. */
+static const char *program_path(const char *cmd)
+{
+    if (strcmp(cmd, "gmuxd") == 0)
+        return GMUXD_PATH;
+#ifdef GMUX_CALIBRATE_PATH
+    if (strcmp(cmd, "gmux-calibrate") == 0)
+        return GMUX_CALIBRATE_PATH;
+#endif
+    return NULL;
+}
+
+/* Whether sources[c] is a program of its own (gmuxd, gmux-calibrate). */
+static bool own_program(size_t c)
+{
+    return strncmp(sources[c].cmd, "gmux", 4) == 0;
+}
+
 /* The help of sources[c], into out (cli_words' buffer): its exit status. */
 static int command_help(size_t c)
 {
-    if (strcmp(sources[c].cmd, "gmuxd") == 0) {
-        char *argv[] = {GMUXD_PATH, "--help", NULL};
+    if (own_program(c)) {
+        char *argv[] = {(char *)program_path(sources[c].cmd), "--help", NULL};
         return tproc_capture(argv, NULL, 60.0, out, sizeof(out), err, sizeof(err));
     }
     char words[40];
@@ -236,7 +257,7 @@ static void test_scan_reads_parsers(void **state)
 /* Each option a parser takes is in its command's usage lines, and each the
  * usage lines list is one the scan found (else the scan is blind to a
  * parser: add its file above). The help and version words are gmux's, said
- * once in gmux --help, and in gmuxd's own usage. */
+ * once in gmux --help, and in gmuxd's and gmux-calibrate's own usage. */
 static void test_every_option_taken_is_listed(void **state)
 {
     (void)state;
@@ -254,6 +275,8 @@ static void test_every_option_taken_is_listed(void **state)
         fail_msg("gmux --help does not say every command takes --version:\n%s", out);
     size_t total = 0;
     for (size_t c = 0; c < NSOURCES; c++) {
+        if (own_program(c) && !program_path(sources[c].cmd))
+            continue; /* gmux-calibrate, not built here */
         optset_t taken = {.n = 0}, listed = {.n = 0};
         for (size_t f = 0; f < 3 && sources[c].files[f]; f++)
             scan_source(read_source(sources[c].files[f]), &taken);
@@ -272,9 +295,9 @@ static void test_every_option_taken_is_listed(void **state)
             if (!generic(listed.name[k]) && !optset_has(&taken, listed.name[k]))
                 fail_msg("%s --help lists %s, which the scan of its sources did not find",
                          sources[c].cmd, listed.name[k]);
-        if (strcmp(sources[c].cmd, "gmuxd") == 0 &&
-            !(optset_has(&listed, "-V") && optset_has(&listed, "--version")))
-            fail_msg("gmuxd takes -V and --version; its usage lines do not say so:\n%s", out);
+        if (own_program(c) && !(optset_has(&listed, "-V") && optset_has(&listed, "--version")))
+            fail_msg("%s takes -V and --version; its usage lines do not say so:\n%s",
+                     sources[c].cmd, out);
         total += taken.n;
     }
     assert_true(total >= 60); /* about 70 options in all: the scan read the parsers */

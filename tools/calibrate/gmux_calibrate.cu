@@ -20,8 +20,8 @@
  *                     checking the simulator on a program it was not fitted to
  *
  * Output: one JSON object on stdout (keys documented in docs/sim.md, section
- * calibration). Exit 77 without a GPU.
- * Usage: gmux-calibrate [--size MiB] [--chain-trace FILE].
+ * calibration). Exit 77 without a GPU. Options and exit codes:
+ * gmux-calibrate --help (args.c, read before any CUDA call).
  */
 #include <cstdio>
 #include <cstdlib>
@@ -31,6 +31,7 @@
 #include <cuda_runtime.h>
 #include <cupti.h>
 
+#include "args.h"
 #include "chain.h"
 
 #define CHECK(call)                                                                                \
@@ -163,18 +164,12 @@ static float time_ms(cudaEvent_t a, cudaEvent_t b)
 
 int main(int argc, char **argv)
 {
-    size_t mib = 2048;
-    const char *chain_trace = nullptr;
-    for (int i = 1; i < argc; i++) {
-        if (!std::strcmp(argv[i], "--size") && i + 1 < argc)
-            mib = std::strtoull(argv[++i], nullptr, 10);
-        else if (!std::strcmp(argv[i], "--chain-trace") && i + 1 < argc)
-            chain_trace = argv[++i];
-        else {
-            std::fprintf(stderr, "usage: gmux-calibrate [--size MiB] [--chain-trace FILE]\n");
-            return 2;
-        }
-    }
+    cal_args_t args;
+    int rc = cal_args_read(argc, argv, &args);
+    if (rc >= 0)
+        return rc;
+    const size_t mib = args.size_mib;
+    const char *chain_trace = args.chain_trace;
     int ndev = 0;
     if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
         std::fprintf(stderr, "gmux-calibrate: no GPU: skipped\n");

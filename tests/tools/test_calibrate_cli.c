@@ -1,0 +1,152 @@
+/*
+ * gmux-calibrate's words, run as the built program with no GPU in sight
+ * (CUDA_VISIBLE_DEVICES empty): --help and --version answer, and a --size
+ * that is no whole number of MiB in range is a one-line usage error, exit 2,
+ * before any CUDA call (a run that reached CUDA would say "no GPU" and exit
+ * 77). Until 2026-12-03 --help was a usage error and --size went through
+ * strtoull unchecked: "abc", "-1" and "4x" all ran the measurements (0 MiB,
+ * 2^44 MiB, 4 MiB). Built only where gmux-calibrate is (nvcc and CUPTI).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#include <gmux/version.h>
+
+#include "tproc.h"
+
+static char out[16384], err[4096];
+
+/* gmux-calibrate with the words (NULL-terminated, at most 6) and no GPU
+ * visible: its exit status, its stdout and stderr in out and err. */
+static int calibrate(const char *const *words)
+{
+    char *argv[8] = {GMUX_CALIBRATE_PATH};
+    for (int k = 0; words[k]; k++) {
+        assert_true(k < 6);
+        argv[k + 1] = (char *)words[k];
+    }
+    char *env[] = {"CUDA_VISIBLE_DEVICES=", NULL};
+    return tproc_capture(argv, env, 60.0, out, sizeof(out), err, sizeof(err));
+}
+
+/* --help: usage, each option, the exit statuses, on stdout; also after
+ * another option, and before a bad value is looked at. */
+static void test_help(void **state)
+{
+    (void)state;
+    static const char *const runs[][4] = {
+        {"--help", NULL}, {"-h", NULL}, {"--size", "abc", "--help", NULL}};
+    for (size_t r = 0; r < sizeof(runs) / sizeof(runs[0]); r++) {
+        assert_int_equal(calibrate(runs[r]), 0);
+        assert_string_equal(err, "");
+        static const char *const want[] = {
+            "Usage: gmux-calibrate [--size MiB] [--chain-trace FILE]\n",
+            "--size MiB",
+            "--chain-trace FILE",
+            "a whole number of MiB from",
+            "(default 2048)",
+            "Exit status: 0",
+            "2 for a usage error",
+            "77 when no GPU"};
+        for (size_t k = 0; k < sizeof(want) / sizeof(want[0]); k++)
+            if (!strstr(out, want[k]))
+                fail_msg("gmux-calibrate %s: no '%s' in:\n%s", runs[r][0], want[k], out);
+    }
+}
+
+static void test_version(void **state)
+{
+    (void)state;
+    static const char *const runs[][2] = {{"--version", NULL}, {"-V", NULL}};
+    for (size_t r = 0; r < 2; r++) {
+        assert_int_equal(calibrate(runs[r]), 0);
+        assert_string_equal(out, "gmux-calibrate " GMUX_VERSION_STRING "\n");
+        assert_string_equal(err, "");
+    }
+}
+
+/* Whether err is one line that says what and sends to --help. */
+static void one_usage_line(const char *what)
+{
+    if (!strstr(err, what) || !strstr(err, "(see gmux-calibrate --help)\n") ||
+        strchr(err, '\n') != err + strlen(err) - 1 || strncmp(err, "gmux-calibrate: ", 16) != 0)
+        fail_msg("not one usage line saying '%s': '%s'", what, err);
+    assert_string_equal(out, "");
+}
+
+/* Each bad --size is said in one sentence, exit 2, before CUDA is asked
+ * for a GPU (which would say "no GPU" and exit 77). */
+static void test_bad_size(void **state)
+{
+    (void)state;
+    /* no whole number or junk after one; out of range or negative; past 64 bits */
+    static const char *const bad[] = {"abc",
+                                      "4x",
+                                      "2048 MiB",
+                                      "1.5",
+                                      "0",
+                                      "1",
+                                      "-1",
+                                      "-2048",
+                                      "1048577",
+                                      "18446744073709551616",
+                                      "99999999999999999999999"};
+    for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
+        const char *words[] = {"--size", bad[k], NULL};
+        int rc = calibrate(words);
+        if (rc != 2)
+            fail_msg("--size '%s': exit %d, not 2 (stderr: %s)", bad[k], rc, err);
+        char what[160];
+        snprintf(what, sizeof(what),
+                 "option '--size' wants a whole number of MiB from 2 to 1048576, not '%s'", bad[k]);
+        one_usage_line(what);
+    }
+    static const struct {
+        const char *words[3];
+        const char *says;
+    } other[] = {
+        {{"--size", NULL}, "option '--size' needs a value"},
+        {{"--size", "", NULL}, "option '--size' needs a value"},
+        {{"--chain-trace", NULL}, "option '--chain-trace' needs a value"},
+        {{"--sizes", "4", NULL}, "unknown option '--sizes'"},
+    };
+    for (size_t k = 0; k < sizeof(other) / sizeof(other[0]); k++) {
+        assert_int_equal(calibrate(other[k].words), 2);
+        one_usage_line(other[k].says);
+    }
+}
+
+/* A --size in range (each end) is taken: the run goes on to look for a
+ * GPU, finds none visible, and says it skipped (77), so the checks above
+ * are what a usage error is told from a run by. */
+static void test_good_size_reaches_gpu(void **state)
+{
+    (void)state;
+    static const char *const good[] = {"2", "2048", "1048576"};
+    for (size_t k = 0; k < sizeof(good) / sizeof(good[0]); k++) {
+        const char *words[] = {"--size", good[k], "--chain-trace", "/nonexistent/chain.txt", NULL};
+        int rc = calibrate(words);
+        if (rc != 77)
+            fail_msg("--size %s without a GPU: exit %d, not 77 (stderr: %s)", good[k], rc, err);
+        assert_non_null(strstr(err, "no GPU"));
+        assert_string_equal(out, "");
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_help),
+        cmocka_unit_test(test_version),
+        cmocka_unit_test(test_bad_size),
+        cmocka_unit_test(test_good_size_reaches_gpu),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
