@@ -157,13 +157,13 @@ static void *client_main(void *arg)
     return NULL;
 }
 
-/* a rank's plain socket: small receive buffer, HELLO said */
-static int stuck_connect(int port, int rank, int size)
+/* a rank's plain socket with a receive buffer of rcvbuf bytes (fixed: no
+ * autotuning), HELLO said */
+static int rank_connect(int port, int rank, int size, int rcvbuf)
 {
     int fd = socket(AF_INET, SOCK_STREAM, 0);
     assert_true(fd >= 0);
-    int small = 4096;
-    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
+    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
     struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
     inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
     assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
@@ -173,6 +173,13 @@ static int stuck_connect(int port, int rank, int size)
     } m = {{NET_BOOT_MAGIC, NET_BOOT_VERSION, NET_BOOT_HELLO, (uint32_t)rank, 4}, (uint32_t)size};
     assert_int_equal(write(fd, &m, sizeof(m)), (ssize_t)sizeof(m));
     return fd;
+}
+
+/* a rank's plain socket with a small receive buffer: little of what the
+ * server sends fits in it */
+static int stuck_connect(int port, int rank, int size)
+{
+    return rank_connect(port, rank, size, 4096);
 }
 
 /* Runs a job of size ranks: rank 0 stuck (contributing stuck_rounds times),
@@ -269,8 +276,9 @@ typedef struct slow {
     atomic_bool done;
 } slow_t;
 
-/* Rank 0 that reads, but slowly: contributes, then takes its result 1 MiB
- * every 100 ms. */
+/* Rank 0 that reads, but slowly: contributes, then takes its result
+ * SLOW_STEP bytes every 100 ms, 3.2 s for 16 MiB. */
+#define SLOW_STEP (512u << 10)
 static void *slow_main(void *arg)
 {
     slow_t *s = arg;
@@ -285,7 +293,7 @@ static void *slow_main(void *arg)
         net_boot_hdr_t rh;
         if (stuck_write(&w, frame, len) && slow_read(s->fd, &rh, sizeof(rh), sizeof(rh), 0) &&
             rh.type == NET_BOOT_ALLGATHER && rh.len == total &&
-            slow_read(s->fd, res, total, 1u << 20, 100 * COM_NS_PER_MS)) {
+            slow_read(s->fd, res, total, SLOW_STEP, 100 * COM_NS_PER_MS)) {
             const uint8_t *q = (const uint8_t *)res + 4 + s->blob + 4; /* rank 1's blob */
             s->got_all = q[0] == pattern(1, 0) && q[s->blob - 1] == pattern(1, 0);
         }
@@ -298,8 +306,16 @@ static void *slow_main(void *arg)
 
 /* A rank that reads its result steadily but slowly is not dropped: the
  * send deadline (1 s here) bounds a rank that takes nothing, not one whose
- * 16 MiB result takes 1.6 s to read. It used to run from when the frame was
- * queued, so such a rank was dropped and announced dead half-way through. */
+ * 16 MiB result takes 3.2 s to read. It used to run from when the frame was
+ * queued, so such a rank was dropped and announced dead half-way through.
+ * The rank's receive buffer is set (256 KiB, so no autotuning), so that
+ * only it and the server's send buffer (4 MiB at most by default) hold the
+ * result ahead of the reader: after 1 s most of it is still queued, and the
+ * old deadline passes. It is wider than a loopback segment (64 KiB): with
+ * the stuck ranks' 4 KiB the window closed, the bytes came as the server's
+ * zero-window probes did (backing off from 200 ms), and under load the
+ * socket took nothing for over 1 s while the rank waited in recv: it was
+ * dropped, once in a loaded check-clang run. */
 static void test_slow_reader_kept(void **state)
 {
     (void)state;
@@ -307,7 +323,7 @@ static void test_slow_reader_kept(void **state)
     assert_int_equal(net_rdv_create("127.0.0.1", 2, &rdv, NULL, 0), GMUX_OK);
     net_rdv_set_limits(rdv, COM_NS_PER_S, 0);
     snprintf(hostport, sizeof(hostport), "127.0.0.1:%d", net_rdv_port(rdv));
-    slow_t s = {.fd = stuck_connect(net_rdv_port(rdv), 0, 2), .blob = 8u << 20};
+    slow_t s = {.fd = rank_connect(net_rdv_port(rdv), 0, 2, 256 << 10), .blob = 8u << 20};
     nclients = 1;
     clients[0] = (client_t){.rank = 1, .size = 2, .blob = s.blob, .max_rounds = 1};
     pthread_t th, st;
