@@ -35,6 +35,9 @@ struct net_devsvc {
     net_devstage_t *stage; /* staged handles only */
 };
 
+/* The device API reads the bootstrap's death flags as bytes, nonzero when set */
+_Static_assert(sizeof(_Atomic bool) == sizeof(uint8_t), "a death flag is one byte");
+
 static _Atomic uint64_t *ctx_word(net_devsvc_t *s, uint32_t ctx, int word)
 {
     return &s->mbox[GMUX_DEV_SVC_CTX0 + GMUX_DEV_SVC_CTX_WORDS * ctx + (uint32_t)word];
