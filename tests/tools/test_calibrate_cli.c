@@ -62,7 +62,7 @@ static void test_help(void **state)
             "Exit status: 0",
             "2 for a usage error",
             "1 when a\nCUDA call or kernel launch fails, or FILE cannot be written",
-            "removed again if the run does not end",
+            "removed again (a regular file) if the",
             "77 when no GPU"};
         for (size_t k = 0; k < sizeof(want) / sizeof(want[0]); k++)
             if (!strstr(out, want[k]))
@@ -155,6 +155,18 @@ static void test_good_size_reaches_gpu(void **state)
         if (stat(trace, &st) == 0)
             fail_msg("--size %s without a GPU: %s left behind", good[k], trace);
     }
+    /* what is not a regular file is written to, never removed: here a link
+     * to /dev/null (were /dev/null itself removed, by a run as root, the
+     * system would lose it) */
+    char link[64];
+    snprintf(link, sizeof(link), "%s/null", dir);
+    assert_int_equal(symlink("/dev/null", link), 0);
+    const char *words[] = {"--chain-trace", link, NULL};
+    assert_int_equal(calibrate(words), 77);
+    struct stat st;
+    if (lstat(link, &st) != 0)
+        fail_msg("a run without a GPU removed %s (a link to /dev/null)", link);
+    assert_int_equal(unlink(link), 0);
     assert_int_equal(rmdir(dir), 0);
 }
 

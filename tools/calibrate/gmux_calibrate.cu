@@ -31,6 +31,8 @@
 #include <cstring>
 #include <vector>
 
+#include <sys/stat.h>
+
 #include <cuda_runtime.h>
 #include <cupti.h>
 
@@ -52,7 +54,9 @@
 
 /* --chain-trace FILE, created (or emptied) before any CUDA call, so that a
  * path that cannot be written fails before the GPU run, not after it; while
- * set, the run has not finished and FILE is removed at exit. */
+ * set, the run has not finished and FILE is removed at exit. Only a regular
+ * file is: not /dev/null or /dev/stdout (removing those, as root, would take
+ * them from the system). */
 static const char *trace_unfinished;
 
 static void trace_discard()
@@ -73,8 +77,11 @@ static FILE *trace_open(const char *path)
     FILE *f = std::fopen(path, "w");
     if (!f)
         trace_fail(path, errno);
-    trace_unfinished = path;
-    std::atexit(trace_discard);
+    struct stat st;
+    if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode)) {
+        trace_unfinished = path;
+        std::atexit(trace_discard);
+    }
     return f;
 }
 
