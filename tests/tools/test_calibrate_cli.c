@@ -5,7 +5,10 @@
  * before any CUDA call (a run that reached CUDA would say "no GPU" and exit
  * 77). Until 2026-12-03 --help was a usage error and --size went through
  * strtoull unchecked: "abc", "-1" and "4x" all ran the measurements (0 MiB,
- * 2^44 MiB, 4 MiB). Built only where gmux-calibrate is (nvcc and CUPTI).
+ * 2^44 MiB, 4 MiB). A --chain-trace FILE that cannot be written is said
+ * before any CUDA call too (exit 1); until 2026-12-03 it was found only after
+ * the whole GPU run, which then ended with exit 1 and no JSON. Built only
+ * where gmux-calibrate is (nvcc and CUPTI).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -14,8 +17,12 @@
 
 #include <cmocka.h>
 
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <gmux/version.h>
 
@@ -54,6 +61,8 @@ static void test_help(void **state)
             "(default 2048)",
             "Exit status: 0",
             "2 for a usage error",
+            "1 when a\nCUDA call or kernel launch fails, or FILE cannot be written",
+            "removed again (a regular file) if the",
             "77 when no GPU"};
         for (size_t k = 0; k < sizeof(want) / sizeof(want[0]); k++)
             if (!strstr(out, want[k]))
@@ -125,19 +134,71 @@ static void test_bad_size(void **state)
 
 /* A --size in range (each end) is taken: the run goes on to look for a
  * GPU, finds none visible, and says it skipped (77), so the checks above
- * are what a usage error is told from a run by. */
+ * are what a usage error is told from a run by. The chain trace, created
+ * before the GPU is looked for, is removed again: the run did not finish. */
 static void test_good_size_reaches_gpu(void **state)
 {
     (void)state;
+    char dir[] = "/tmp/gmux-calib-cli-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char trace[64];
+    snprintf(trace, sizeof(trace), "%s/chain.txt", dir);
     static const char *const good[] = {"2", "2048", "1048576"};
     for (size_t k = 0; k < sizeof(good) / sizeof(good[0]); k++) {
-        const char *words[] = {"--size", good[k], "--chain-trace", "/nonexistent/chain.txt", NULL};
+        const char *words[] = {"--size", good[k], "--chain-trace", trace, NULL};
         int rc = calibrate(words);
         if (rc != 77)
             fail_msg("--size %s without a GPU: exit %d, not 77 (stderr: %s)", good[k], rc, err);
         assert_non_null(strstr(err, "no GPU"));
         assert_string_equal(out, "");
+        struct stat st;
+        if (stat(trace, &st) == 0)
+            fail_msg("--size %s without a GPU: %s left behind", good[k], trace);
     }
+    /* what is not a regular file is written to, never removed: here a link
+     * to /dev/null (were /dev/null itself removed, by a run as root, the
+     * system would lose it) */
+    char link[64];
+    snprintf(link, sizeof(link), "%s/null", dir);
+    assert_int_equal(symlink("/dev/null", link), 0);
+    const char *words[] = {"--chain-trace", link, NULL};
+    assert_int_equal(calibrate(words), 77);
+    struct stat st;
+    if (lstat(link, &st) != 0)
+        fail_msg("a run without a GPU removed %s (a link to /dev/null)", link);
+    assert_int_equal(unlink(link), 0);
+    assert_int_equal(rmdir(dir), 0);
+}
+
+/* A --chain-trace FILE that cannot be created is one line naming the path
+ * and why, exit 1 (as --help says), before a GPU is looked for (which would
+ * say "no GPU" and exit 77). */
+static void test_unwritable_trace(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/gmux-calib-cli-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char missing[64];
+    snprintf(missing, sizeof(missing), "%s/no-such-dir/chain.txt", dir);
+    const struct {
+        const char *path;
+        int errnum;
+    } runs[] = {{missing, ENOENT}, {dir, EISDIR}, {"/nonexistent/chain.txt", ENOENT}};
+    for (size_t k = 0; k < sizeof(runs) / sizeof(runs[0]); k++) {
+        const char *words[] = {"--chain-trace", runs[k].path, NULL};
+        int rc = calibrate(words);
+        if (rc != 1)
+            fail_msg("--chain-trace %s: exit %d, not 1 (stderr: %s)", runs[k].path, rc, err);
+        char want[256];
+        snprintf(want, sizeof(want), "gmux-calibrate: cannot write chain trace '%s': %s\n",
+                 runs[k].path, strerror(runs[k].errnum));
+        assert_string_equal(err, want);
+        assert_string_equal(out, "");
+    }
+    struct stat st;
+    assert_int_equal(stat(dir, &st), 0); /* the directory is still a directory */
+    assert_true(S_ISDIR(st.st_mode));
+    assert_int_equal(rmdir(dir), 0);
 }
 
 int main(void)
@@ -147,6 +208,7 @@ int main(void)
         cmocka_unit_test(test_version),
         cmocka_unit_test(test_bad_size),
         cmocka_unit_test(test_good_size_reaches_gpu),
+        cmocka_unit_test(test_unwritable_trace),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -33,10 +33,14 @@ static void print_help(void)
            "                    GPU memory is taken\n"
            "--chain-trace FILE  also writes the validation chain as a gmux trace to FILE,\n"
            "                    to check the calibrated simulator on a program it was not\n"
-           "                    fitted to\n\n"
+           "                    fitted to; FILE is created (or emptied) before anything\n"
+           "                    is measured, and removed again (a regular file) if the\n"
+           "                    run does not end with the JSON printed (exit status\n"
+           "                    other than 0)\n\n"
            "Exit status: 0 after the JSON is printed (or after --help, --version); 1 when a\n"
-           "CUDA call fails or FILE cannot be written; 2 for a usage error; 77 when no GPU\n"
-           "is present (nothing measured).\n",
+           "CUDA call or kernel launch fails, or FILE cannot be written (a FILE that cannot\n"
+           "be created is said at once, before the GPU is looked for); 2 for a usage error;\n"
+           "77 when no GPU is present (nothing measured).\n",
            CAL_SIZE_MIB_MIN, CAL_SIZE_MIB_MAX, CAL_SIZE_MIB_DEFAULT);
 }
 

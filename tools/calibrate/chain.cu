@@ -21,15 +21,18 @@
 
 #include "chain.h"
 
-#define CK(call)                                                                                   \
+#define CK_AS(call, what)                                                                          \
     do {                                                                                           \
         cudaError_t e_ = (call);                                                                   \
         if (e_ != cudaSuccess) {                                                                   \
-            std::fprintf(stderr, "gmux-calibrate: chain: %s failed: %s\n", #call,                  \
+            std::fprintf(stderr, "gmux-calibrate: chain: %s failed: %s\n", what,                   \
                          cudaGetErrorString(e_));                                                  \
             return -1;                                                                             \
         }                                                                                          \
     } while (0)
+#define CK(call) CK_AS(call, #call)
+/* After a launch of chain_rw, which returns nothing: its error, if any. */
+#define CK_LAUNCH() CK_AS(cudaGetLastError(), "launch of chain_rw")
 
 /* Reads in[0..nin) whole, writes out[0..nout) whole. */
 __global__ void chain_rw(const uint4 *in, size_t nin, uint4 *out, size_t nout,
@@ -59,7 +62,7 @@ static int to_host(uint4 *const buf[3], size_t const bytes[3], cudaStream_t s)
     return 0;
 }
 
-int chain_run(int sms, const char *trace_path, chain_result_t *r)
+int chain_run(int sms, FILE *trace, chain_result_t *r)
 {
     uint4 *buf[3] = {nullptr, nullptr, nullptr};
     size_t bytes[3];
@@ -93,6 +96,7 @@ int chain_run(int sms, const char *trace_path, chain_result_t *r)
         for (int k = 0; k < CHAIN_LAUNCHES; k++) {
             int i = chain_io[k][0], o = chain_io[k][1];
             chain_rw<<<grid, block, 0, s>>>(buf[i], bytes[i] / 16, buf[o], bytes[o] / 16, sink);
+            CK_LAUNCH();
             CK(cudaEventRecord(kev[k + 1], s));
         }
         CK(cudaStreamSynchronize(s));
@@ -111,6 +115,7 @@ int chain_run(int sms, const char *trace_path, chain_result_t *r)
     for (int k = 0; k < CHAIN_LAUNCHES; k++) {
         int i = chain_io[k][0], o = chain_io[k][1];
         chain_rw<<<grid, block, 0, s>>>(buf[i], bytes[i] / 16, buf[o], bytes[o] / 16, sink);
+        CK_LAUNCH();
     }
     CK(cudaEventRecord(t1, s));
     CK(cudaEventSynchronize(t1));
@@ -127,6 +132,7 @@ int chain_run(int sms, const char *trace_path, chain_result_t *r)
         CK(cudaEventRecord(ev[k], m));
         CK(cudaStreamWaitEvent(s, ev[k], 0));
         chain_rw<<<grid, block, 0, s>>>(buf[i], bytes[i] / 16, buf[o], bytes[o] / 16, sink);
+        CK_LAUNCH();
     }
     CK(cudaEventRecord(t1, s));
     CK(cudaEventSynchronize(t1));
@@ -136,33 +142,24 @@ int chain_run(int sms, const char *trace_path, chain_result_t *r)
     for (int b = 0; b < 3; b++)
         r->bytes += bytes[b];
 
-    int rc = 0;
-    if (trace_path) {
-        FILE *f = std::fopen(trace_path, "w");
-        if (!f) {
-            std::fprintf(stderr, "gmux-calibrate: cannot write %s\n", trace_path);
-            rc = -1;
-        } else {
-            std::fprintf(f, "gmux-trace 1\n# gmux-calibrate's validation chain, warm times "
+    if (trace) {
+        std::fprintf(trace, "gmux-trace 1\n# gmux-calibrate's validation chain, warm times "
                             "measured on the GPU\ntask 0 calibrate-chain\nkernel 0 chain_rw\n");
-            for (int b = 0; b < 3; b++)
-                std::fprintf(f, "alloc 0 %d 0x%llx %zu\n", b, (unsigned long long)buf[b], bytes[b]);
-            for (int k = 0; k < CHAIN_LAUNCHES; k++) {
-                int i = chain_io[k][0], o = chain_io[k][1];
-                unsigned long long bi = (unsigned long long)buf[i], bo = (unsigned long long)buf[o];
-                std::fprintf(f,
-                             "launch 0 0 grid=%u,1,1 block=%u,1,1 ns=%llu "
-                             "args=p:0x%llx,v:%zu,p:0x%llx,v:%zu touch=r:0x%llx+%zu,w:0x%llx+%zu\n",
-                             grid, block, r->launch_ns[k], bi, bytes[i] / 16, bo, bytes[o] / 16, bi,
-                             bytes[i], bo, bytes[o]);
-            }
-            std::fprintf(f, "end\n");
-            if (std::fclose(f) != 0)
-                rc = -1;
+        for (int b = 0; b < 3; b++)
+            std::fprintf(trace, "alloc 0 %d 0x%llx %zu\n", b, (unsigned long long)buf[b], bytes[b]);
+        for (int k = 0; k < CHAIN_LAUNCHES; k++) {
+            int i = chain_io[k][0], o = chain_io[k][1];
+            unsigned long long bi = (unsigned long long)buf[i], bo = (unsigned long long)buf[o];
+            std::fprintf(trace,
+                         "launch 0 0 grid=%u,1,1 block=%u,1,1 ns=%llu "
+                         "args=p:0x%llx,v:%zu,p:0x%llx,v:%zu touch=r:0x%llx+%zu,w:0x%llx+%zu\n",
+                         grid, block, r->launch_ns[k], bi, bytes[i] / 16, bo, bytes[o] / 16, bi,
+                         bytes[i], bo, bytes[o]);
         }
+        std::fprintf(trace, "end\n");
     }
     for (int b = 0; b < 3; b++)
         cudaFree(buf[b]);
     cudaFree(sink);
-    return rc;
+    return 0;
 }

@@ -21,12 +21,17 @@
  *
  * Output: one JSON object on stdout (keys documented in docs/sim.md, section
  * calibration). Exit 77 without a GPU. Options and exit codes:
- * gmux-calibrate --help (args.c, read before any CUDA call).
+ * gmux-calibrate --help (args.c, read before any CUDA call; the chain trace
+ * is created before any CUDA call too, and removed unless the run ends with
+ * the JSON printed).
  */
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
+
+#include <sys/stat.h>
 
 #include <cuda_runtime.h>
 #include <cupti.h>
@@ -34,15 +39,66 @@
 #include "args.h"
 #include "chain.h"
 
-#define CHECK(call)                                                                                \
+#define CHECK_AS(call, what)                                                                       \
     do {                                                                                           \
         cudaError_t e_ = (call);                                                                   \
         if (e_ != cudaSuccess) {                                                                   \
-            std::fprintf(stderr, "gmux-calibrate: %s failed: %s\n", #call,                         \
-                         cudaGetErrorString(e_));                                                  \
+            std::fprintf(stderr, "gmux-calibrate: %s failed: %s\n", what, cudaGetErrorString(e_)); \
             std::exit(1);                                                                          \
         }                                                                                          \
     } while (0)
+#define CHECK(call) CHECK_AS(call, #call)
+/* After a kernel launch, which returns nothing: its error (a bad
+ * configuration, no kernel image for the GPU), or an earlier one. */
+#define CHECK_LAUNCH(kernel) CHECK_AS(cudaGetLastError(), "launch of " #kernel)
+
+/* --chain-trace FILE, created (or emptied) before any CUDA call, so that a
+ * path that cannot be written fails before the GPU run, not after it; while
+ * set, the run has not finished and FILE is removed at exit. Only a regular
+ * file is: not /dev/null or /dev/stdout (removing those, as root, would take
+ * them from the system). */
+static const char *trace_unfinished;
+
+static void trace_discard()
+{
+    if (trace_unfinished)
+        std::remove(trace_unfinished);
+}
+
+static void trace_fail(const char *path, int errnum)
+{
+    std::fprintf(stderr, "gmux-calibrate: cannot write chain trace '%s': %s\n", path,
+                 std::strerror(errnum));
+    std::exit(1);
+}
+
+static FILE *trace_open(const char *path)
+{
+    FILE *f = std::fopen(path, "w");
+    if (!f)
+        trace_fail(path, errno);
+    struct stat st;
+    if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode)) {
+        trace_unfinished = path;
+        std::atexit(trace_discard);
+    }
+    return f;
+}
+
+/* Completes FILE once the chain is written into it; exits 1 if it cannot. */
+static void trace_close(FILE *f, const char *path)
+{
+    errno = 0;
+    bool bad = std::fflush(f) != 0 || std::ferror(f);
+    int errnum = errno ? errno : EIO;
+    if (std::fclose(f) != 0 && !bad) {
+        bad = true;
+        errnum = errno;
+    }
+    if (bad)
+        trace_fail(path, errnum);
+    trace_unfinished = nullptr;
+}
 
 struct uvm_totals {
     unsigned long long h2d_bytes, d2h_bytes, gpu_faults, fault_records;
@@ -170,6 +226,7 @@ int main(int argc, char **argv)
         return rc;
     const size_t mib = args.size_mib;
     const char *chain_trace = args.chain_trace;
+    FILE *trace = chain_trace ? trace_open(chain_trace) : nullptr;
     int ndev = 0;
     if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
         std::fprintf(stderr, "gmux-calibrate: no GPU: skipped\n");
@@ -237,6 +294,7 @@ int main(int argc, char **argv)
     CHECK(cudaEventRecord(e0, s));
     stream_read<<<prop.multiProcessorCount * 8, 256, 0, s>>>(reinterpret_cast<uint4 *>(man),
                                                              bytes / sizeof(uint4), sink);
+    CHECK_LAUNCH(stream_read);
     CHECK(cudaEventRecord(e1, s));
     CHECK(cudaEventSynchronize(e1));
     float demand = time_ms(e0, e1);
@@ -246,6 +304,7 @@ int main(int argc, char **argv)
     CHECK(cudaEventRecord(e0, s));
     stream_read<<<prop.multiProcessorCount * 8, 256, 0, s>>>(reinterpret_cast<uint4 *>(man),
                                                              bytes / sizeof(uint4), sink);
+    CHECK_LAUNCH(stream_read);
     CHECK(cudaEventRecord(e1, s));
     CHECK(cudaEventSynchronize(e1));
     float warm = time_ms(e0, e1);
@@ -259,6 +318,7 @@ int main(int argc, char **argv)
     cupti_take();
     CHECK(cudaEventRecord(e0, s));
     sparse_touch<<<(unsigned)((touches + 255) / 256), 256, 0, s>>>(man, bytes, stride, sink);
+    CHECK_LAUNCH(sparse_touch);
     CHECK(cudaEventRecord(e1, s));
     CHECK(cudaEventSynchronize(e1));
     float sparse = time_ms(e0, e1);
@@ -273,6 +333,7 @@ int main(int argc, char **argv)
     CHECK(cudaEventRecord(e0, s));
     stream_write<<<prop.multiProcessorCount * 8, 256, 0, s>>>(reinterpret_cast<uint4 *>(man),
                                                               bytes / sizeof(uint4));
+    CHECK_LAUNCH(stream_write);
     CHECK(cudaEventRecord(e1, s));
     CHECK(cudaEventSynchronize(e1));
     float dwrite = time_ms(e0, e1);
@@ -301,6 +362,7 @@ int main(int argc, char **argv)
         CHECK(cudaEventRecord(e0, s));
         streams_read<<<prop.multiProcessorCount * 8, 256, 0, s>>>(ptrs, k, part / sizeof(uint4),
                                                                   sink);
+        CHECK_LAUNCH(streams_read);
         CHECK(cudaEventRecord(e1, s));
         CHECK(cudaEventSynchronize(e1));
         dstreams[j] = time_ms(e0, e1);
@@ -309,8 +371,10 @@ int main(int argc, char **argv)
     CHECK(cudaFree(ptrs));
     CHECK(cudaFree(man));
     chain_result_t ch = {};
-    if (chain_run(prop.multiProcessorCount, chain_trace, &ch) != 0)
+    if (chain_run(prop.multiProcessorCount, trace, &ch) != 0)
         return 1;
+    if (trace)
+        trace_close(trace, chain_trace);
 
     auto gbps = [&](double ms) { return ms > 0 ? (double)bytes / (ms * 1e-3) / 1e9 : 0.0; };
     std::printf("{\"gmux_calibration\": 1, \"gpu\": \"%s\", \"driver\": %d, \"runtime\": %d, "
