@@ -62,7 +62,7 @@ static void test_help(void **state)
             "Exit status: 0",
             "2 for a usage error",
             "1 when a\nCUDA call or kernel launch fails, or FILE cannot be written",
-            "removed again (a regular file) if the",
+            "renamed over FILE only when",
             "77 when no GPU"};
         for (size_t k = 0; k < sizeof(want) / sizeof(want[0]); k++)
             if (!strstr(out, want[k]))
@@ -134,8 +134,9 @@ static void test_bad_size(void **state)
 
 /* A --size in range (each end) is taken: the run goes on to look for a
  * GPU, finds none visible, and says it skipped (77), so the checks above
- * are what a usage error is told from a run by. The chain trace, created
- * before the GPU is looked for, is removed again: the run did not finish. */
+ * are what a usage error is told from a run by. The chain trace's part
+ * file, created before the GPU is looked for, is removed again: the run did
+ * not finish. */
 static void test_good_size_reaches_gpu(void **state)
 {
     (void)state;
@@ -167,6 +168,26 @@ static void test_good_size_reaches_gpu(void **state)
     if (lstat(link, &st) != 0)
         fail_msg("a run without a GPU removed %s (a link to /dev/null)", link);
     assert_int_equal(unlink(link), 0);
+    /* a trace already at the path is kept as it was: the run is written
+     * beside it (FILE.part~) and renamed over it only once complete */
+    FILE *f = fopen(trace, "w");
+    assert_non_null(f);
+    assert_int_equal(fputs("an earlier trace\n", f) >= 0, 1);
+    assert_int_equal(fclose(f), 0);
+    const char *again[] = {"--chain-trace", trace, NULL};
+    assert_int_equal(calibrate(again), 77);
+    char kept[64] = "";
+    f = fopen(trace, "r");
+    if (!f)
+        fail_msg("a run without a GPU removed the earlier %s", trace);
+    assert_non_null(fgets(kept, sizeof(kept), f));
+    fclose(f);
+    assert_string_equal(kept, "an earlier trace\n");
+    char part[80];
+    snprintf(part, sizeof(part), "%s.part~", trace);
+    if (lstat(part, &st) == 0)
+        fail_msg("a run without a GPU left %s behind", part);
+    assert_int_equal(unlink(trace), 0);
     assert_int_equal(rmdir(dir), 0);
 }
 

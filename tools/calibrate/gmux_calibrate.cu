@@ -22,10 +22,11 @@
  * Output: one JSON object on stdout (keys documented in docs/sim.md, section
  * calibration). Exit 77 without a GPU. Options and exit codes:
  * gmux-calibrate --help (args.c, read before any CUDA call; the chain trace
- * is created before any CUDA call too, and removed unless the run ends with
- * the JSON printed).
+ * is created before any CUDA call too, and put in place only when the run
+ * ends with the JSON printed).
  */
 #include <cerrno>
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -52,17 +53,21 @@
  * configuration, no kernel image for the GPU), or an earlier one. */
 #define CHECK_LAUNCH(kernel) CHECK_AS(cudaGetLastError(), "launch of " #kernel)
 
-/* --chain-trace FILE, created (or emptied) before any CUDA call, so that a
- * path that cannot be written fails before the GPU run, not after it; while
- * set, the run has not finished and FILE is removed at exit. Only a regular
- * file is: not /dev/null or /dev/stdout (removing those, as root, would take
- * them from the system). */
-static const char *trace_unfinished;
+/* --chain-trace FILE, created before any CUDA call, so that a path that
+ * cannot be written fails before the GPU run, not after it. A regular file
+ * at the path (through a link too), or nothing, is written as FILE.part~ and
+ * renamed over FILE once the chain is in it; while trace_part is set the run
+ * has not finished and the part is removed at exit, so a failed run leaves an
+ * earlier FILE as it was. Anything else (/dev/null, a FIFO) is written in
+ * place and never removed (removing /dev/null, as root, would take it from
+ * the system). */
+static char trace_part[PATH_MAX + 8], trace_dst[PATH_MAX];
+static bool trace_in_part;
 
 static void trace_discard()
 {
-    if (trace_unfinished)
-        std::remove(trace_unfinished);
+    if (trace_in_part)
+        std::remove(trace_part);
 }
 
 static void trace_fail(const char *path, int errnum)
@@ -74,14 +79,25 @@ static void trace_fail(const char *path, int errnum)
 
 static FILE *trace_open(const char *path)
 {
-    FILE *f = std::fopen(path, "w");
+    struct stat st;
+    bool exists = stat(path, &st) == 0;
+    FILE *f;
+    if (exists && !S_ISREG(st.st_mode)) {
+        if (!(f = std::fopen(path, "w")))
+            trace_fail(path, errno);
+        return f;
+    }
+    if (std::strlen(path) >= sizeof(trace_dst))
+        trace_fail(path, ENAMETOOLONG);
+    /* the file a link names is replaced, not the link */
+    if (!exists || !realpath(path, trace_dst))
+        std::snprintf(trace_dst, sizeof(trace_dst), "%s", path);
+    std::snprintf(trace_part, sizeof(trace_part), "%s.part~", trace_dst);
+    f = std::fopen(trace_part, "w");
     if (!f)
         trace_fail(path, errno);
-    struct stat st;
-    if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode)) {
-        trace_unfinished = path;
-        std::atexit(trace_discard);
-    }
+    trace_in_part = true;
+    std::atexit(trace_discard);
     return f;
 }
 
@@ -95,9 +111,13 @@ static void trace_close(FILE *f, const char *path)
         bad = true;
         errnum = errno;
     }
+    if (!bad && trace_in_part && std::rename(trace_part, trace_dst) != 0) {
+        bad = true;
+        errnum = errno;
+    }
     if (bad)
         trace_fail(path, errnum);
-    trace_unfinished = nullptr;
+    trace_in_part = false;
 }
 
 struct uvm_totals {
