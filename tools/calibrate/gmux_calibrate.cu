@@ -56,7 +56,7 @@
 /* --chain-trace FILE, created before any CUDA call, so that a path that
  * cannot be written fails before the GPU run, not after it. A regular file
  * at the path (through a link too), or nothing, is written as FILE.part~ and
- * renamed over FILE once the chain is in it; while trace_part is set the run
+ * renamed over FILE once the chain is in it; while trace_in_part is set the run
  * has not finished and the part is removed at exit, so a failed run leaves an
  * earlier FILE as it was. Anything else (/dev/null, a FIFO) is written in
  * place and never removed (removing /dev/null, as root, would take it from
