@@ -27,18 +27,6 @@
 
 #define N 64
 
-static void begin(CUstream s)
-{
-    assert_int_equal(GET(PFN_cuStreamBeginCapture_v10010, "cuStreamBeginCapture",
-                         12000)(s, CU_STREAM_CAPTURE_MODE_GLOBAL),
-                     CUDA_SUCCESS);
-}
-
-static CUresult end(CUstream s, CUgraph *g)
-{
-    return GET(PFN_cuStreamEndCapture_v10000, "cuStreamEndCapture", 12000)(s, g);
-}
-
 /* A new event recorded on s. */
 static CUevent recorded(CUstream s)
 {
@@ -52,12 +40,6 @@ static void wait_for(CUstream s, CUevent e)
 {
     assert_int_equal(GET(PFN_cuStreamWaitEvent_v3020, "cuStreamWaitEvent", 12000)(s, e, 0),
                      CUDA_SUCCESS);
-}
-
-/* s waits for an event recorded on from (a fork, or a join back). */
-static void joins(CUstream s, CUstream from)
-{
-    wait_for(s, recorded(from));
 }
 
 static CUstreamCaptureStatus status(CUstream s)
@@ -78,19 +60,6 @@ static size_t info(CUstream s, cuuint64_t *id, CUgraph *g, const CUgraphNode **d
                      CUDA_SUCCESS);
     assert_int_equal(st, CU_STREAM_CAPTURE_STATUS_ACTIVE);
     return n;
-}
-
-/* How many nodes of kind g holds. */
-static size_t nodes_of(CUgraph g, int kind)
-{
-    fake_graph_nodes_fn nodes = (fake_graph_nodes_fn)dlsym(drv, "fake_graph_nodes");
-    assert_non_null(nodes);
-    fake_node_info_t v[32];
-    size_t n = nodes(g, v, 32), k = 0;
-    assert_true(n <= 32);
-    for (size_t i = 0; i < n; i++)
-        k += v[i].kind == kind;
-    return k;
 }
 
 static int invalidated(void)
@@ -114,9 +83,9 @@ static void test_join_and_rejoin_ends_with_graph(void **state)
     (void)state;
     CUdeviceptr a = alloc(N * 4);
     CUstream s = new_stream(), j = new_stream();
-    begin(s);
+    capture_begin(s);
     launch_vadd(s, a, a, a, N);
-    joins(j, s);
+    capture_join(j, s);
     assert_int_equal(status(j), CU_STREAM_CAPTURE_STATUS_ACTIVE);
     cuuint64_t id_s, id_j;
     CUgraph g_s, g_j;
@@ -125,56 +94,47 @@ static void test_join_and_rejoin_ends_with_graph(void **state)
     assert_int_equal(id_j, id_s);
     assert_ptr_equal(g_j, g_s);
     launch_vadd(j, a, a, a, N);
-    joins(s, j);
+    capture_join(s, j);
     launch_vadd(s, a, a, a, N);
     CUgraph g = NULL;
-    assert_int_equal(end(s, &g), CUDA_SUCCESS);
+    assert_int_equal(capture_end(s, &g), CUDA_SUCCESS);
     assert_ptr_equal(g, g_s);
-    assert_int_equal(nodes_of(g, FAKE_NODE_KERNEL), 3);
+    assert_int_equal(graph_nodes_of(g, FAKE_NODE_KERNEL), 3);
     assert_int_equal(status(j), CU_STREAM_CAPTURE_STATUS_NONE);
     assert_false(invalidated());
     destroy(g);
 }
 
-/* j joins and captures a kernel, never joined back: the capture stays
- * active (not invalidated) until its end, which fails unjoined with no
- * graph and takes j out; the next capture starts afresh. */
-static void test_join_without_rejoin_unjoined(void **state)
+/* j joins and captures a kernel, never joined back, or joined back and
+ * then capturing more: the capture stays active (not invalidated) until
+ * its end, which fails unjoined with no graph and takes j out; the next
+ * capture starts afresh. */
+static void test_fork_not_joined_back_unjoined(void **state)
 {
     (void)state;
     CUdeviceptr a = alloc(N * 4);
     CUstream s = new_stream(), j = new_stream();
-    begin(s);
-    joins(j, s);
-    launch_vadd(j, a, a, a, N);
-    assert_int_equal(status(s), CU_STREAM_CAPTURE_STATUS_ACTIVE);
-    assert_true(invalidated()); /* a fork not joined back, as things stand */
-    CUgraph g = (CUgraph)&g;
-    assert_int_equal(end(s, &g), CUDA_ERROR_STREAM_CAPTURE_UNJOINED);
-    assert_null(g);
-    assert_int_equal(status(j), CU_STREAM_CAPTURE_STATUS_NONE);
-    assert_true(invalidated());
-    begin(s);
-    launch_vadd(s, a, a, a, N);
-    assert_int_equal(end(s, &g), CUDA_SUCCESS);
-    assert_false(invalidated());
-    destroy(g);
-}
-
-/* j joins back, then captures more: that work is not joined (unjoined). */
-static void test_work_after_rejoin_unjoined(void **state)
-{
-    (void)state;
-    CUdeviceptr a = alloc(N * 4);
-    CUstream s = new_stream(), j = new_stream();
-    begin(s);
-    joins(j, s);
-    launch_vadd(j, a, a, a, N);
-    joins(s, j);
-    launch_vadd(j, a, a, a, N);
-    CUgraph g = NULL;
-    assert_int_equal(end(s, &g), CUDA_ERROR_STREAM_CAPTURE_UNJOINED);
-    assert_null(g);
+    for (int back = 0; back < 2; back++) {
+        capture_begin(s);
+        capture_join(j, s);
+        launch_vadd(j, a, a, a, N);
+        if (back) {
+            capture_join(s, j);
+            launch_vadd(j, a, a, a, N); /* after the join back */
+        }
+        assert_int_equal(status(s), CU_STREAM_CAPTURE_STATUS_ACTIVE);
+        assert_true(invalidated()); /* a fork not joined back, as things stand */
+        CUgraph g = (CUgraph)&g;
+        assert_int_equal(capture_end(s, &g), CUDA_ERROR_STREAM_CAPTURE_UNJOINED);
+        assert_null(g);
+        assert_int_equal(status(j), CU_STREAM_CAPTURE_STATUS_NONE);
+        assert_true(invalidated());
+        capture_begin(s);
+        launch_vadd(s, a, a, a, N);
+        assert_int_equal(capture_end(s, &g), CUDA_SUCCESS);
+        assert_false(invalidated());
+        destroy(g);
+    }
 }
 
 /* s forks to j1, j1 to j2; j2 joins back into j1, j1 into s: all joined.
@@ -185,17 +145,18 @@ static void test_rejoin_through_another_stream(void **state)
     CUdeviceptr a = alloc(N * 4);
     CUstream s = new_stream(), j1 = new_stream(), j2 = new_stream();
     for (int back = 1; back >= 0; back--) {
-        begin(s);
-        joins(j1, s);
-        joins(j2, j1);
+        capture_begin(s);
+        capture_join(j1, s);
+        capture_join(j2, j1);
         assert_int_equal(status(j2), CU_STREAM_CAPTURE_STATUS_ACTIVE);
         launch_vadd(j2, a, a, a, N);
         launch_vadd(j1, a, a, a, N);
-        joins(j1, j2);
+        capture_join(j1, j2);
         if (back)
-            joins(s, j1);
+            capture_join(s, j1);
         CUgraph g = NULL;
-        assert_int_equal(end(s, &g), back ? CUDA_SUCCESS : CUDA_ERROR_STREAM_CAPTURE_UNJOINED);
+        assert_int_equal(capture_end(s, &g),
+                         back ? CUDA_SUCCESS : CUDA_ERROR_STREAM_CAPTURE_UNJOINED);
         assert_int_equal(status(j2), CU_STREAM_CAPTURE_STATUS_NONE);
         if (g)
             destroy(g);
@@ -211,12 +172,12 @@ static void test_join_without_work_ends_with_graph(void **state)
     (void)state;
     CUdeviceptr a = alloc(N * 4);
     CUstream s = new_stream(), j = new_stream();
-    begin(s);
+    capture_begin(s);
     launch_vadd(s, a, a, a, N);
-    joins(j, s);
+    capture_join(j, s);
     launch_vadd(s, a, a, a, N);
     CUgraph g = NULL;
-    assert_int_equal(end(s, &g), CUDA_SUCCESS);
+    assert_int_equal(capture_end(s, &g), CUDA_SUCCESS);
     destroy(g);
 }
 
@@ -228,11 +189,11 @@ static void test_event_before_capture_does_not_join(void **state)
     (void)state;
     CUstream s = new_stream(), j = new_stream();
     CUevent e = recorded(s);
-    begin(s);
+    capture_begin(s);
     wait_for(j, e);
     assert_int_equal(status(j), CU_STREAM_CAPTURE_STATUS_NONE);
     CUgraph g = NULL;
-    assert_int_equal(end(s, &g), CUDA_SUCCESS);
+    assert_int_equal(capture_end(s, &g), CUDA_SUCCESS);
     destroy(g);
 }
 
@@ -244,7 +205,7 @@ static void test_joined_stream_dependencies(void **state)
     (void)state;
     CUdeviceptr a = alloc(N * 4);
     CUstream s = new_stream(), j = new_stream();
-    begin(s);
+    capture_begin(s);
     launch_vadd(s, a, a, a, N);
     const CUgraphNode *deps;
     assert_int_equal(info(s, NULL, NULL, &deps), 1);
@@ -268,7 +229,7 @@ static void test_joined_stream_dependencies(void **state)
     assert_true((deps[0] == s_record && deps[1] == j_record) ||
                 (deps[0] == j_record && deps[1] == s_record));
     CUgraph g = NULL;
-    assert_int_equal(end(s, &g), CUDA_SUCCESS);
+    assert_int_equal(capture_end(s, &g), CUDA_SUCCESS);
     destroy(g);
 }
 
@@ -286,12 +247,12 @@ static void test_update_dependencies_drops_fork(void **state)
     CUgraph other = NULL;
     assert_int_equal(GET(PFN_cuGraphCreate_v10000, "cuGraphCreate", 12000)(&other, 0),
                      CUDA_SUCCESS);
-    begin(s);
+    capture_begin(s);
     launch_vadd(s, a, a, a, N);
     const CUgraphNode *deps;
     assert_int_equal(info(s, NULL, NULL, &deps), 1);
     CUgraphNode s_last = deps[0];
-    joins(j, s);
+    capture_join(j, s);
     launch_vadd(j, a, a, a, N);
     assert_int_equal(update(idle, &s_last, 1, CU_STREAM_SET_CAPTURE_DEPENDENCIES),
                      CUDA_ERROR_ILLEGAL_STATE);
@@ -304,7 +265,7 @@ static void test_update_dependencies_drops_fork(void **state)
     assert_int_equal(info(j, NULL, NULL, &deps), 1);
     assert_ptr_equal(deps[0], s_last);
     CUgraph g = NULL;
-    assert_int_equal(end(s, &g), CUDA_SUCCESS);
+    assert_int_equal(capture_end(s, &g), CUDA_SUCCESS);
     destroy(g);
     destroy(other);
 }
@@ -315,8 +276,7 @@ int main(void)
         return 1;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_join_and_rejoin_ends_with_graph),
-        cmocka_unit_test(test_join_without_rejoin_unjoined),
-        cmocka_unit_test(test_work_after_rejoin_unjoined),
+        cmocka_unit_test(test_fork_not_joined_back_unjoined),
         cmocka_unit_test(test_rejoin_through_another_stream),
         cmocka_unit_test(test_join_without_work_ends_with_graph),
         cmocka_unit_test(test_event_before_capture_does_not_join),

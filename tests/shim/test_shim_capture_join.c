@@ -25,34 +25,9 @@
 
 #include <cmocka.h>
 
-#include <dlfcn.h>
-
 #include "shim_harness.h"
 
 #define N 256 /* floats per region */
-
-static void begin(CUstream s)
-{
-    assert_int_equal(GET(PFN_cuStreamBeginCapture_v10010, "cuStreamBeginCapture",
-                         12000)(s, CU_STREAM_CAPTURE_MODE_GLOBAL),
-                     CUDA_SUCCESS);
-}
-
-static CUresult end(CUstream s, CUgraph *g)
-{
-    return GET(PFN_cuStreamEndCapture_v10000, "cuStreamEndCapture", 12000)(s, g);
-}
-
-/* s waits for an event recorded on from: j joins the capture of s, or
- * joins back into it. */
-static void joins(CUstream s, CUstream from)
-{
-    CUevent e;
-    assert_int_equal(GET(PFN_cuEventCreate_v2000, "cuEventCreate", 12000)(&e, 0), CUDA_SUCCESS);
-    assert_int_equal(GET(PFN_cuEventRecord_v2000, "cuEventRecord", 12000)(e, from), CUDA_SUCCESS);
-    assert_int_equal(GET(PFN_cuStreamWaitEvent_v3020, "cuStreamWaitEvent", 12000)(s, e, 0),
-                     CUDA_SUCCESS);
-}
 
 /* The program's prefetch of the region at p to the host or the device on s. */
 static void move(CUdeviceptr p, bool to_device, CUstream s)
@@ -65,41 +40,6 @@ static void move(CUdeviceptr p, bool to_device, CUstream s)
         CUDA_SUCCESS);
 }
 
-/* The shim's prefetches of base logged from index from on. */
-static size_t prefetches_of(size_t from, CUdeviceptr base)
-{
-    size_t of = 0;
-    long at = -1;
-    (void)shim_prefetches_since(from, base, &of, &at);
-    return of;
-}
-
-/* How many graphs the shim walks (cuGraphGetNodes) when the program
- * destroys a new empty graph: none unless it keeps some prefetch recorded
- * into a graph (or a conditional node). */
-static size_t unrelated_destroy_walks(void)
-{
-    CUgraph other = NULL;
-    assert_int_equal(GET(PFN_cuGraphCreate_v10000, "cuGraphCreate", 12000)(&other, 0),
-                     CUDA_SUCCESS);
-    size_t walks = count_calls("cuGraphGetNodes");
-    assert_int_equal(GET(PFN_cuGraphDestroy_v10000, "cuGraphDestroy", 12000)(other), CUDA_SUCCESS);
-    return count_calls("cuGraphGetNodes") - walks;
-}
-
-/* How many nodes of kind g holds (fake_graph_nodes). */
-static size_t nodes_of(CUgraph g, int kind)
-{
-    fake_graph_nodes_fn nodes = (fake_graph_nodes_fn)dlsym(drv, "fake_graph_nodes");
-    assert_non_null(nodes);
-    fake_node_info_t v[32];
-    size_t n = nodes(g, v, 32), k = 0;
-    assert_true(n <= 32);
-    for (size_t i = 0; i < n; i++)
-        k += v[i].kind == kind;
-    return k;
-}
-
 /* A capture of s that j joins: on j, a kernel on v[0..2], preceded by the
  * program's move of v[2] to the device where pre, followed by its move of
  * v[2] to the host where post; then j joins back into s (unless unjoined)
@@ -109,24 +49,25 @@ static size_t nodes_of(CUgraph g, int kind)
 static CUgraph capture_joined(CUstream s, CUstream j, const CUdeviceptr *v, bool pre, bool post,
                               bool unjoined)
 {
-    begin(s);
+    capture_begin(s);
     size_t mark = f_count();
-    joins(j, s);
+    capture_join(j, s);
     if (pre)
         move(v[2], true, j);
     launch_vadd(j, v[0], v[1], v[2], N);
     if (post)
         move(v[2], false, j);
     if (!unjoined)
-        joins(s, j);
+        capture_join(s, j);
     for (size_t i = mark; i < f_count(); i++) /* the program's own moves of v[2] only */
         assert_false(strncmp(f_get(i)->fn, "cuMemPrefetch", 13) == 0 && f_get(i)->a[0] != v[2]);
     CUgraph g = NULL;
-    assert_int_equal(end(s, &g), unjoined ? CUDA_ERROR_STREAM_CAPTURE_UNJOINED : CUDA_SUCCESS);
+    assert_int_equal(capture_end(s, &g),
+                     unjoined ? CUDA_ERROR_STREAM_CAPTURE_UNJOINED : CUDA_SUCCESS);
     if (g) { /* the program's work only: the shim put no prefetch or wait in */
-        assert_int_equal(nodes_of(g, FAKE_NODE_KERNEL), 1);
-        assert_int_equal(nodes_of(g, FAKE_NODE_PREFETCH), pre + post);
-        assert_int_equal(nodes_of(g, FAKE_NODE_EVENT_WAIT), 0);
+        assert_int_equal(graph_nodes_of(g, FAKE_NODE_KERNEL), 1);
+        assert_int_equal(graph_nodes_of(g, FAKE_NODE_PREFETCH), pre + post);
+        assert_int_equal(graph_nodes_of(g, FAKE_NODE_EVENT_WAIT), 0);
     }
     return g;
 }
@@ -140,20 +81,21 @@ static void regions(CUdeviceptr *v, CUstream s, bool resident)
         launch_vadd(s, v[0], v[1], v[2], N);
 }
 
-/* The kernel captured on the joined stream: the graph's launch on s
- * prefetches its three regions, ordered before it, and the graph destroyed,
- * nothing stays kept. */
-static void test_joined_kernel_prefetched_at_graph_launch(void **state)
+/* The kernel captured on the joined stream, on regions never prefetched,
+ * preceded there by the program's move of c to the device where pre: the
+ * graph's launch on s prefetches its regions (but c where pre: the graph
+ * moves it itself), ordered before it; the graph destroyed, nothing stays
+ * kept. */
+static void graph_launch_prefetches(bool pre)
 {
-    (void)state;
     CUstream s = new_stream(), j = new_stream();
     CUdeviceptr v[3];
     regions(v, s, false);
-    CUgraph g = capture_joined(s, j, v, false, false, false);
+    CUgraph g = capture_joined(s, j, v, pre, false, false);
     size_t mark;
     CUgraphExec e = graph_run(g, s, &mark);
     for (int i = 0; i < 3; i++)
-        assert_int_equal(prefetches_of(mark, v[i]), mode_proactive ? 1 : 0);
+        assert_int_equal(shim_prefetches_of(mark, v[i]), mode_proactive && !(pre && i == 2));
     size_t of = 0;
     long at = -1;
     (void)shim_prefetches_since(mark, v[0], &of, &at);
@@ -163,22 +105,16 @@ static void test_joined_kernel_prefetched_at_graph_launch(void **state)
     assert_int_equal(unrelated_destroy_walks(), 0);
 }
 
-/* The program's move of c to the device on the joined stream, before the
- * kernel there: the graph's launch prefetches a and b, not c (the graph
- * moves it itself). */
+static void test_joined_kernel_prefetched_at_graph_launch(void **state)
+{
+    (void)state;
+    graph_launch_prefetches(false);
+}
+
 static void test_joined_prefetch_to_device_counts(void **state)
 {
     (void)state;
-    CUstream s = new_stream(), j = new_stream();
-    CUdeviceptr v[3];
-    regions(v, s, false);
-    CUgraph g = capture_joined(s, j, v, true, false, false);
-    size_t mark;
-    CUgraphExec e = graph_run(g, s, &mark);
-    assert_int_equal(prefetches_of(mark, v[0]), mode_proactive ? 1 : 0);
-    assert_int_equal(prefetches_of(mark, v[2]), 0);
-    graph_done(e, g);
-    assert_int_equal(unrelated_destroy_walks(), 0);
+    graph_launch_prefetches(true);
 }
 
 /* The program's move of resident c to the host on the joined stream, after
@@ -193,11 +129,11 @@ static void test_joined_prefetch_to_host_counts(void **state)
     CUgraph g = capture_joined(s, j, v, false, true, false);
     size_t mark;
     CUgraphExec e = graph_run(g, s, &mark);
-    assert_int_equal(prefetches_of(mark, v[2]), 0);
+    assert_int_equal(shim_prefetches_of(mark, v[2]), 0);
     mark = f_count();
     launch_vadd(s, v[0], v[1], v[2], N);
-    assert_int_equal(prefetches_of(mark, v[2]), mode_proactive ? 1 : 0);
-    assert_int_equal(prefetches_of(mark, v[0]), 0);
+    assert_int_equal(shim_prefetches_of(mark, v[2]), mode_proactive ? 1 : 0);
+    assert_int_equal(shim_prefetches_of(mark, v[0]), 0);
     graph_done(e, g);
     assert_int_equal(unrelated_destroy_walks(), 0);
 }
@@ -229,7 +165,7 @@ static void test_joined_prefetch_node_removed(void **state)
     CUgraphExec e = graph_run(g, s, NULL);
     size_t mark = f_count();
     launch_vadd(s, v[0], v[1], v[2], N);
-    assert_int_equal(prefetches_of(mark, v[2]), 0);
+    assert_int_equal(shim_prefetches_of(mark, v[2]), 0);
     graph_done(e, g);
 }
 
@@ -246,7 +182,7 @@ static void test_unjoined_capture_forgets_joined_prefetch(void **state)
     assert_int_equal(unrelated_destroy_walks(), 0);
     size_t mark = f_count();
     launch_vadd(s, v[0], v[1], v[2], N);
-    assert_int_equal(prefetches_of(mark, v[2]), 0);
+    assert_int_equal(shim_prefetches_of(mark, v[2]), 0);
 }
 
 int main(void)
