@@ -348,3 +348,23 @@ size_t unrelated_destroy_walks(void)
     assert_int_equal(GET(PFN_cuGraphDestroy_v10000, "cuGraphDestroy", 12000)(other), CUDA_SUCCESS);
     return count_calls("cuGraphGetNodes") - walks;
 }
+
+CUgraphNode graph_node_of_type(CUgraph g, CUgraphNodeType type)
+{
+    CUgraphNode nodes[16], found = NULL;
+    size_t n = 16;
+    assert_int_equal(GET(PFN_cuGraphGetNodes_v10000, "cuGraphGetNodes", 12000)(g, nodes, &n),
+                     CUDA_SUCCESS);
+    for (size_t i = 0; i < n; i++) {
+        CUgraphNodeType t;
+        assert_int_equal(
+            GET(PFN_cuGraphNodeGetType_v10000, "cuGraphNodeGetType", 12000)(nodes[i], &t),
+            CUDA_SUCCESS);
+        if (t == type) {
+            assert_null(found);
+            found = nodes[i];
+        }
+    }
+    assert_non_null(found);
+    return found;
+}

@@ -101,6 +101,8 @@ void graph_done(CUgraphExec e, CUgraph g);
 void capture_begin(CUstream s);
 CUresult capture_end(CUstream s, CUgraph *g);
 void capture_join(CUstream s, CUstream from);
+/* The node of type type in g (exactly one, of at most 16 nodes). */
+CUgraphNode graph_node_of_type(CUgraph g, CUgraphNodeType type);
 /* How many live nodes of kind (FAKE_NODE_*) graph g holds (at most 32). */
 size_t graph_nodes_of(CUgraph g, int kind);
 /* The shim's prefetches of base logged from index from on (as

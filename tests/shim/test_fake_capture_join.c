@@ -137,6 +137,15 @@ static void test_fork_not_joined_back_unjoined(void **state)
     }
 }
 
+/* The capture of s ends with its graph, which is destroyed. */
+static void ends_with_graph(CUstream s)
+{
+    CUgraph g = NULL;
+    assert_int_equal(capture_end(s, &g), CUDA_SUCCESS);
+    assert_non_null(g);
+    destroy(g);
+}
+
 /* s forks to j1, j1 to j2; j2 joins back into j1, j1 into s: all joined.
  * Without j1's join into s, j2's work is not joined either. */
 static void test_rejoin_through_another_stream(void **state)
@@ -176,9 +185,7 @@ static void test_join_without_work_ends_with_graph(void **state)
     launch_vadd(s, a, a, a, N);
     capture_join(j, s);
     launch_vadd(s, a, a, a, N);
-    CUgraph g = NULL;
-    assert_int_equal(capture_end(s, &g), CUDA_SUCCESS);
-    destroy(g);
+    ends_with_graph(s);
 }
 
 /* An event recorded on s before its capture began is not captured: a
@@ -192,9 +199,7 @@ static void test_event_before_capture_does_not_join(void **state)
     capture_begin(s);
     wait_for(j, e);
     assert_int_equal(status(j), CU_STREAM_CAPTURE_STATUS_NONE);
-    CUgraph g = NULL;
-    assert_int_equal(capture_end(s, &g), CUDA_SUCCESS);
-    destroy(g);
+    ends_with_graph(s);
 }
 
 /* A joined stream's dependency set (cuStreamGetCaptureInfo): the captured
@@ -228,9 +233,7 @@ static void test_joined_stream_dependencies(void **state)
     assert_int_equal(info(s, NULL, NULL, &deps), 2);
     assert_true((deps[0] == s_record && deps[1] == j_record) ||
                 (deps[0] == j_record && deps[1] == s_record));
-    CUgraph g = NULL;
-    assert_int_equal(capture_end(s, &g), CUDA_SUCCESS);
-    destroy(g);
+    ends_with_graph(s);
 }
 
 /* cuStreamUpdateCaptureDependencies: j's fork, replaced in its dependency
@@ -264,9 +267,7 @@ static void test_update_dependencies_drops_fork(void **state)
     assert_int_equal(update(j, &s_last, 1, CU_STREAM_SET_CAPTURE_DEPENDENCIES), CUDA_SUCCESS);
     assert_int_equal(info(j, NULL, NULL, &deps), 1);
     assert_ptr_equal(deps[0], s_last);
-    CUgraph g = NULL;
-    assert_int_equal(capture_end(s, &g), CUDA_SUCCESS);
-    destroy(g);
+    ends_with_graph(s);
     destroy(other);
 }
 

@@ -209,27 +209,6 @@ static void test_invalidated_capture_forgets_joined_prefetch(void **state)
     invalidated_end_keeps_nothing(s);
 }
 
-/* The node of kind type in g (exactly one). */
-static CUgraphNode node_of_type(CUgraph g, CUgraphNodeType type)
-{
-    CUgraphNode nodes[8], found = NULL;
-    size_t n = 8;
-    assert_int_equal(GET(PFN_cuGraphGetNodes_v10000, "cuGraphGetNodes", 12000)(g, nodes, &n),
-                     CUDA_SUCCESS);
-    for (size_t i = 0; i < n; i++) {
-        CUgraphNodeType t;
-        assert_int_equal(
-            GET(PFN_cuGraphNodeGetType_v10000, "cuGraphNodeGetType", 12000)(nodes[i], &t),
-            CUDA_SUCCESS);
-        if (t == type) {
-            assert_null(found);
-            found = nodes[i];
-        }
-    }
-    assert_non_null(found);
-    return found;
-}
-
 /* Three resident regions a, b, c on a new stream *s_p, and the graph a
  * capture of s records: a kernel on a, b, c, then the program's move of c
  * to the host. */
@@ -254,9 +233,9 @@ static void removed_node(CUgraphNodeType type, size_t want)
     CUdeviceptr v[3];
     CUstream s;
     CUgraph g = capture_c_to_host(v, &s);
-    assert_int_equal(
-        GET(PFN_cuGraphDestroyNode_v10000, "cuGraphDestroyNode", 12000)(node_of_type(g, type)),
-        CUDA_SUCCESS);
+    assert_int_equal(GET(PFN_cuGraphDestroyNode_v10000, "cuGraphDestroyNode",
+                         12000)(graph_node_of_type(g, type)),
+                     CUDA_SUCCESS);
     CUgraphExec e = graph_run(g, s, NULL);
     size_t mark = f_count();
     launch_vadd(s, v[0], v[1], v[2], N);

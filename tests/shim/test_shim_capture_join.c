@@ -148,18 +148,7 @@ static void test_joined_prefetch_node_removed(void **state)
     CUdeviceptr v[3];
     regions(v, s, true);
     CUgraph g = capture_joined(s, j, v, false, true, false);
-    CUgraphNode nodes[16], pf = NULL;
-    size_t n = 16;
-    assert_int_equal(GET(PFN_cuGraphGetNodes_v10000, "cuGraphGetNodes", 12000)(g, nodes, &n),
-                     CUDA_SUCCESS);
-    for (size_t i = 0; i < n; i++) {
-        CUgraphNodeType t;
-        assert_int_equal(
-            GET(PFN_cuGraphNodeGetType_v10000, "cuGraphNodeGetType", 12000)(nodes[i], &t),
-            CUDA_SUCCESS);
-        pf = t == CU_GRAPH_NODE_TYPE_EMPTY ? nodes[i] : pf;
-    }
-    assert_non_null(pf);
+    CUgraphNode pf = graph_node_of_type(g, CU_GRAPH_NODE_TYPE_EMPTY);
     assert_int_equal(GET(PFN_cuGraphDestroyNode_v10000, "cuGraphDestroyNode", 12000)(pf),
                      CUDA_SUCCESS);
     CUgraphExec e = graph_run(g, s, NULL);
