@@ -68,6 +68,7 @@ static CUgraph capture_joined(CUstream s, CUstream j, const CUdeviceptr *v, bool
         assert_int_equal(graph_nodes_of(g, FAKE_NODE_KERNEL), 1);
         assert_int_equal(graph_nodes_of(g, FAKE_NODE_PREFETCH), pre + post);
         assert_int_equal(graph_nodes_of(g, FAKE_NODE_EVENT_WAIT), 0);
+        assert_int_equal(graph_nodes_of(g, FAKE_NODE_EVENT_RECORD), 2); /* the program's */
     }
     return g;
 }
