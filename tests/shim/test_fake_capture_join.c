@@ -172,6 +172,25 @@ static void test_rejoin_through_another_stream(void **state)
     }
 }
 
+/* The capture ended on the joined stream: CUDA_ERROR_STREAM_CAPTURE_UNMATCHED
+ * and the capture invalidated, still in progress until its end on the
+ * origin, which fails invalidated (on main: CUDA_ERROR_ILLEGAL_STATE, the
+ * capture left valid). */
+static void test_end_on_joined_stream_unmatched(void **state)
+{
+    (void)state;
+    CUstream s = new_stream(), j = new_stream();
+    capture_begin(s);
+    capture_join(j, s);
+    CUgraph g = (CUgraph)&g;
+    assert_int_equal(capture_end(j, &g), CUDA_ERROR_STREAM_CAPTURE_UNMATCHED);
+    assert_int_equal(status(s), CU_STREAM_CAPTURE_STATUS_INVALIDATED);
+    assert_int_equal(status(j), CU_STREAM_CAPTURE_STATUS_INVALIDATED);
+    assert_int_equal(capture_end(s, &g), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+    assert_null(g);
+    assert_int_equal(status(j), CU_STREAM_CAPTURE_STATUS_NONE);
+}
+
 /* A stream that joins and captures nothing leaves nothing unjoined: its
  * dependency set (the event's) is the origin's own work (the double's
  * reading of cuda.h: what must be reachable from the origin stream at the
@@ -279,6 +298,7 @@ int main(void)
         cmocka_unit_test(test_join_and_rejoin_ends_with_graph),
         cmocka_unit_test(test_fork_not_joined_back_unjoined),
         cmocka_unit_test(test_rejoin_through_another_stream),
+        cmocka_unit_test(test_end_on_joined_stream_unmatched),
         cmocka_unit_test(test_join_without_work_ends_with_graph),
         cmocka_unit_test(test_event_before_capture_does_not_join),
         cmocka_unit_test(test_joined_stream_dependencies),

@@ -175,6 +175,29 @@ static void test_unjoined_capture_forgets_joined_prefetch(void **state)
     assert_int_equal(shim_prefetches_of(mark, v[2]), 0);
 }
 
+/* The program ends the capture on the joined stream by mistake
+ * (CUDA_ERROR_STREAM_CAPTURE_UNMATCHED, the capture invalidated), then on
+ * the origin (CUDA_ERROR_STREAM_CAPTURE_INVALIDATED): the joined stream's
+ * move of c to the host is forgotten and nothing stays kept. */
+static void test_end_on_joined_stream_forgets_prefetch(void **state)
+{
+    (void)state;
+    CUstream s = new_stream(), j = new_stream();
+    CUdeviceptr v[3];
+    regions(v, s, true);
+    capture_begin(s);
+    capture_join(j, s);
+    move(v[2], false, j);
+    CUgraph g = NULL;
+    assert_int_equal(capture_end(j, &g), CUDA_ERROR_STREAM_CAPTURE_UNMATCHED);
+    assert_int_equal(capture_end(s, &g), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+    assert_null(g);
+    assert_int_equal(unrelated_destroy_walks(), 0);
+    size_t mark = f_count();
+    launch_vadd(s, v[0], v[1], v[2], N);
+    assert_int_equal(shim_prefetches_of(mark, v[2]), 0);
+}
+
 int main(void)
 {
     if (shim_harness_open() != 0)
@@ -185,6 +208,7 @@ int main(void)
         cmocka_unit_test(test_joined_prefetch_to_host_counts),
         cmocka_unit_test(test_joined_prefetch_node_removed),
         cmocka_unit_test(test_unjoined_capture_forgets_joined_prefetch),
+        cmocka_unit_test(test_end_on_joined_stream_forgets_prefetch),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

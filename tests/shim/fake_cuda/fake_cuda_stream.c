@@ -460,9 +460,17 @@ CUresult fk_cuStreamBeginCapture_v2_ptsz(CUstream s, CUstreamCaptureMode mode)
 /* Ends it, taking every stream out of it: a graph, or no graph and
  * CUDA_ERROR_STREAM_CAPTURE_INVALIDATED if something invalidated the capture
  * meanwhile, or CUDA_ERROR_STREAM_CAPTURE_UNJOINED if a stream that joined
- * it has work not joined back into s (fake_cuda_join.c). */
+ * it has work not joined back into s (fake_cuda_join.c). Ended on a stream
+ * that joined it: CUDA_ERROR_STREAM_CAPTURE_UNMATCHED (cuda.h: "the capture
+ * was not initiated in this stream"), the capture invalidated and still in
+ * progress. */
 static CUresult fake_end_capture(CUstream s, CUgraph *g)
 {
+    if (g && s && atomic_load(&fake_capture_begun) && atomic_load(&fake_capturing) != U(s) &&
+        fake_in_capture(U(s))) {
+        fake_capture_invalidate(); /* an illegal operation, as the programming guide has it */
+        return CUDA_ERROR_STREAM_CAPTURE_UNMATCHED;
+    }
     if (!g || !s || atomic_load(&fake_capturing) != U(s) || !atomic_load(&fake_capture_begun))
         return CUDA_ERROR_ILLEGAL_STATE;
     atomic_store(&fake_capture_begun, 0);
