@@ -297,3 +297,74 @@ CUdeviceptr managed_region(size_t size)
                      CUDA_SUCCESS);
     return p;
 }
+
+void capture_begin(CUstream s)
+{
+    assert_int_equal(GET(PFN_cuStreamBeginCapture_v10010, "cuStreamBeginCapture",
+                         12000)(s, CU_STREAM_CAPTURE_MODE_GLOBAL),
+                     CUDA_SUCCESS);
+}
+
+CUresult capture_end(CUstream s, CUgraph *g)
+{
+    return GET(PFN_cuStreamEndCapture_v10000, "cuStreamEndCapture", 12000)(s, g);
+}
+
+void capture_join(CUstream s, CUstream from)
+{
+    CUevent e;
+    assert_int_equal(GET(PFN_cuEventCreate_v2000, "cuEventCreate", 12000)(&e, 0), CUDA_SUCCESS);
+    assert_int_equal(GET(PFN_cuEventRecord_v2000, "cuEventRecord", 12000)(e, from), CUDA_SUCCESS);
+    assert_int_equal(GET(PFN_cuStreamWaitEvent_v3020, "cuStreamWaitEvent", 12000)(s, e, 0),
+                     CUDA_SUCCESS);
+}
+
+size_t graph_nodes_of(CUgraph g, int kind)
+{
+    fake_graph_nodes_fn nodes = (fake_graph_nodes_fn)dlsym(drv, "fake_graph_nodes");
+    assert_non_null(nodes);
+    fake_node_info_t v[32];
+    size_t n = nodes(g, v, 32), k = 0;
+    assert_true(n <= 32);
+    for (size_t i = 0; i < n; i++)
+        k += v[i].kind == kind;
+    return k;
+}
+
+size_t shim_prefetches_of(size_t from, CUdeviceptr base)
+{
+    size_t of = 0;
+    long at = -1;
+    (void)shim_prefetches_since(from, base, &of, &at);
+    return of;
+}
+
+size_t unrelated_destroy_walks(void)
+{
+    CUgraph other = NULL;
+    assert_int_equal(GET(PFN_cuGraphCreate_v10000, "cuGraphCreate", 12000)(&other, 0),
+                     CUDA_SUCCESS);
+    size_t walks = count_calls("cuGraphGetNodes");
+    assert_int_equal(GET(PFN_cuGraphDestroy_v10000, "cuGraphDestroy", 12000)(other), CUDA_SUCCESS);
+    return count_calls("cuGraphGetNodes") - walks;
+}
+
+CUgraphNode graph_node_of_type(CUgraph g, CUgraphNodeType type)
+{
+    CUgraphNode nodes[16], found = NULL;
+    size_t n = 16;
+    assert_int_equal(GET(PFN_cuGraphGetNodes_v10000, "cuGraphGetNodes", 12000)(g, nodes, &n),
+                     CUDA_SUCCESS);
+    for (size_t i = 0; i < n; i++) {
+        CUgraphNodeType t;
+        assert_int_equal(
+            GET(PFN_cuGraphNodeGetType_v10000, "cuGraphNodeGetType", 12000)(nodes[i], &t),
+            CUDA_SUCCESS);
+        if (t == type) {
+            assert_null(found);
+            found = nodes[i];
+        }
+    }
+    assert_non_null(found);
+    return found;
+}

@@ -95,4 +95,22 @@ CUgraphExec graph_run(CUgraph g, CUstream s, size_t *mark_p);
 /* Destroys the executable graph e and then g. */
 void graph_done(CUgraphExec e, CUgraph g);
 
+/* Stream captures: one begun on s (mode GLOBAL, asserted), its end; s
+ * waiting for a new event recorded on from (a stream joining the capture
+ * from takes part in, or joining back into it). */
+void capture_begin(CUstream s);
+CUresult capture_end(CUstream s, CUgraph *g);
+void capture_join(CUstream s, CUstream from);
+/* The node of type type in g (exactly one, of at most 16 nodes). */
+CUgraphNode graph_node_of_type(CUgraph g, CUgraphNodeType type);
+/* How many live nodes of kind (FAKE_NODE_*) graph g holds (at most 32). */
+size_t graph_nodes_of(CUgraph g, int kind);
+/* The shim's prefetches of base logged from index from on (as
+ * shim_prefetches_since: every prefetch since must be to the device). */
+size_t shim_prefetches_of(size_t from, CUdeviceptr base);
+/* How many graphs the shim walks (cuGraphGetNodes) when the program
+ * destroys a new empty graph: none unless it keeps some prefetch recorded
+ * into a graph, or a conditional node. */
+size_t unrelated_destroy_walks(void);
+
 #endif /* SHIM_HARNESS_H */

@@ -27,18 +27,6 @@
 
 #define N 256 /* floats per region */
 
-static void begin(CUstream s)
-{
-    assert_int_equal(GET(PFN_cuStreamBeginCapture_v10010, "cuStreamBeginCapture",
-                         12000)(s, CU_STREAM_CAPTURE_MODE_GLOBAL),
-                     CUDA_SUCCESS);
-}
-
-static CUresult end(CUstream s, CUgraph *g)
-{
-    return GET(PFN_cuStreamEndCapture_v10000, "cuStreamEndCapture", 12000)(s, g);
-}
-
 /* The graph s captures into (asked of the double, not through the shim). */
 static CUgraph capture_graph(CUstream s)
 {
@@ -61,15 +49,6 @@ static void to_host(CUdeviceptr p, CUstream s)
         CUDA_SUCCESS);
 }
 
-/* The shim's prefetches of base logged from index from on. */
-static size_t prefetches_of(size_t from, CUdeviceptr base)
-{
-    size_t of = 0;
-    long at = -1;
-    (void)shim_prefetches_since(from, base, &of, &at);
-    return of;
-}
-
 /* b resident; a launch on a, never prefetched, is captured; then a plain
  * launch on b must not prefetch b again, and one on a must prefetch a (the
  * captured launch's claim of a is void). */
@@ -79,20 +58,20 @@ static void test_captured_launch_voids_only_its_claims(void **state)
     CUdeviceptr a = managed_region(N * 4), b = managed_region(N * 4);
     CUstream s = new_stream();
     launch_vadd(s, b, b, b, N);
-    begin(s);
+    capture_begin(s);
     size_t mark = f_count();
     launch_vadd(s, a, a, a, N);
-    assert_int_equal(prefetches_of(mark, a), 0); /* captured: nothing moved */
+    assert_int_equal(shim_prefetches_of(mark, a), 0); /* captured: nothing moved */
     CUgraph g = NULL;
-    assert_int_equal(end(s, &g), CUDA_SUCCESS);
+    assert_int_equal(capture_end(s, &g), CUDA_SUCCESS);
     mark = f_count();
     launch_vadd(s, b, b, b, N);
     /* on main 1: the captured claim started a new generation, and b, resident
      * all along, was prefetched again */
-    assert_int_equal(prefetches_of(mark, b), 0);
+    assert_int_equal(shim_prefetches_of(mark, b), 0);
     mark = f_count();
     launch_vadd(s, a, a, a, N);
-    assert_int_equal(prefetches_of(mark, a), mode_proactive ? 1 : 0);
+    assert_int_equal(shim_prefetches_of(mark, a), mode_proactive ? 1 : 0);
     assert_int_equal(GET(PFN_cuGraphDestroy_v10000, "cuGraphDestroy", 12000)(g), CUDA_SUCCESS);
 }
 
@@ -108,25 +87,25 @@ static void test_failed_capture_forgets_prefetch(void **state)
     CUdeviceptr a = managed_region(N * 4), b = managed_region(N * 4), c = managed_region(N * 4);
     CUstream s = new_stream();
     launch_vadd(s, a, b, c, N);
-    begin(s);
+    capture_begin(s);
     CUgraph dead = capture_graph(s);
     launch_vadd(s, a, b, c, N);
     to_host(c, s);
     assert_int_equal(GET(PFN_cuCtxSynchronize_v2000, "cuCtxSynchronize", 2000)(),
                      CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
     CUgraph g = NULL;
-    assert_int_equal(end(s, &g), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+    assert_int_equal(capture_end(s, &g), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
     assert_null(g);
-    begin(s);
+    capture_begin(s);
     launch_vadd(s, a, b, c, N);
-    assert_int_equal(end(s, &g), CUDA_SUCCESS);
+    assert_int_equal(capture_end(s, &g), CUDA_SUCCESS);
     assert_ptr_equal(g, dead); /* the handle reused: else this shows nothing */
     CUgraphExec e = graph_run(g, s, NULL);
     size_t mark = f_count();
     launch_vadd(s, a, b, c, N);
     /* on main 1: the dead capture's move of c to the host counted at the
      * graph's launch */
-    assert_int_equal(prefetches_of(mark, c), 0);
+    assert_int_equal(shim_prefetches_of(mark, c), 0);
     graph_done(e, g);
 }
 
@@ -145,14 +124,14 @@ static void test_captured_launch_keeps_prefetch_stream(void **state)
     assert_int_equal(
         GET(PFN_cuMemPrefetchAsync_v12020, "cuMemPrefetchAsync", 12020)(c, N * 4, loc, 0, s1),
         CUDA_SUCCESS);
-    begin(s2);
+    capture_begin(s2);
     launch_vadd(s2, c, c, c, N);
     CUgraph g = NULL;
-    assert_int_equal(end(s2, &g), CUDA_SUCCESS);
+    assert_int_equal(capture_end(s2, &g), CUDA_SUCCESS);
     assert_int_equal(GET(PFN_cuGraphDestroy_v10000, "cuGraphDestroy", 12000)(g), CUDA_SUCCESS);
     size_t mark = f_count();
     launch_vadd(s2, c, c, c, N);
-    assert_int_equal(prefetches_of(mark, c), mode_proactive ? 1 : 0);
+    assert_int_equal(shim_prefetches_of(mark, c), mode_proactive ? 1 : 0);
 }
 
 /* A capture invalidated (a cuCtxSynchronize of the capturing thread, mode
@@ -162,7 +141,7 @@ static void test_invalidated_capture_status(void **state)
 {
     (void)state;
     CUstream s = new_stream();
-    begin(s);
+    capture_begin(s);
     assert_int_equal(GET(PFN_cuCtxSynchronize_v2000, "cuCtxSynchronize", 2000)(),
                      CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
     CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
@@ -177,23 +156,10 @@ static void test_invalidated_capture_status(void **state)
     assert_int_equal(st, CU_STREAM_CAPTURE_STATUS_INVALIDATED);
     assert_int_equal(id, 0);
     assert_null(g);
-    assert_int_equal(end(s, &g), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+    assert_int_equal(capture_end(s, &g), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
     assert_int_equal(GET(PFN_cuStreamIsCapturing_v10000, "cuStreamIsCapturing", 12000)(s, &st),
                      CUDA_SUCCESS);
     assert_int_equal(st, CU_STREAM_CAPTURE_STATUS_NONE);
-}
-
-/* How many graphs the shim lists (cuGraphGetNodes) when the program
- * destroys a new empty graph: none unless it keeps some prefetch recorded
- * into a graph, or a conditional node. */
-static size_t unrelated_destroy_walks(void)
-{
-    CUgraph other = NULL;
-    assert_int_equal(GET(PFN_cuGraphCreate_v10000, "cuGraphCreate", 12000)(&other, 0),
-                     CUDA_SUCCESS);
-    size_t walks = count_calls("cuGraphGetNodes");
-    assert_int_equal(GET(PFN_cuGraphDestroy_v10000, "cuGraphDestroy", 12000)(other), CUDA_SUCCESS);
-    return count_calls("cuGraphGetNodes") - walks;
 }
 
 /* Invalidates the capture begun on s (a cuCtxSynchronize of the capturing
@@ -204,7 +170,7 @@ static void invalidated_end_keeps_nothing(CUstream s)
     assert_int_equal(GET(PFN_cuCtxSynchronize_v2000, "cuCtxSynchronize", 2000)(),
                      CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
     CUgraph g = NULL;
-    assert_int_equal(end(s, &g), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+    assert_int_equal(capture_end(s, &g), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
     assert_int_equal(unrelated_destroy_walks(), 0);
 }
 
@@ -219,7 +185,7 @@ static void test_invalidated_capture_forgets_prefetch(void **state)
     CUdeviceptr c = managed_region(N * 4);
     CUstream s = new_stream();
     launch_vadd(s, c, c, c, N);
-    begin(s);
+    capture_begin(s);
     to_host(c, s);
     invalidated_end_keeps_nothing(s);
 }
@@ -236,36 +202,11 @@ static void test_invalidated_capture_forgets_joined_prefetch(void **state)
     CUdeviceptr c = managed_region(N * 4);
     CUstream s = new_stream(), joined = new_stream();
     launch_vadd(s, c, c, c, N);
-    begin(s);
-    CUevent e;
-    assert_int_equal(GET(PFN_cuEventCreate_v2000, "cuEventCreate", 12000)(&e, 0), CUDA_SUCCESS);
-    assert_int_equal(GET(PFN_cuEventRecord_v2000, "cuEventRecord", 12000)(e, s), CUDA_SUCCESS);
-    assert_int_equal(GET(PFN_cuStreamWaitEvent_v3020, "cuStreamWaitEvent", 12000)(joined, e, 0),
-                     CUDA_SUCCESS);
+    capture_begin(s);
+    capture_join(joined, s);
     assert_ptr_equal(capture_graph(joined), capture_graph(s)); /* joined: else this shows nothing */
     to_host(c, joined);
     invalidated_end_keeps_nothing(s);
-}
-
-/* The node of kind type in g (exactly one). */
-static CUgraphNode node_of_type(CUgraph g, CUgraphNodeType type)
-{
-    CUgraphNode nodes[8], found = NULL;
-    size_t n = 8;
-    assert_int_equal(GET(PFN_cuGraphGetNodes_v10000, "cuGraphGetNodes", 12000)(g, nodes, &n),
-                     CUDA_SUCCESS);
-    for (size_t i = 0; i < n; i++) {
-        CUgraphNodeType t;
-        assert_int_equal(
-            GET(PFN_cuGraphNodeGetType_v10000, "cuGraphNodeGetType", 12000)(nodes[i], &t),
-            CUDA_SUCCESS);
-        if (t == type) {
-            assert_null(found);
-            found = nodes[i];
-        }
-    }
-    assert_non_null(found);
-    return found;
 }
 
 /* Three resident regions a, b, c on a new stream *s_p, and the graph a
@@ -277,11 +218,11 @@ static CUgraph capture_c_to_host(CUdeviceptr *v, CUstream *s_p)
         v[i] = managed_region(N * 4);
     CUstream s = *s_p = new_stream();
     launch_vadd(s, v[0], v[1], v[2], N);
-    begin(s);
+    capture_begin(s);
     launch_vadd(s, v[0], v[1], v[2], N);
     to_host(v[2], s);
     CUgraph g = NULL;
-    assert_int_equal(end(s, &g), CUDA_SUCCESS);
+    assert_int_equal(capture_end(s, &g), CUDA_SUCCESS);
     return g;
 }
 
@@ -292,13 +233,13 @@ static void removed_node(CUgraphNodeType type, size_t want)
     CUdeviceptr v[3];
     CUstream s;
     CUgraph g = capture_c_to_host(v, &s);
-    assert_int_equal(
-        GET(PFN_cuGraphDestroyNode_v10000, "cuGraphDestroyNode", 12000)(node_of_type(g, type)),
-        CUDA_SUCCESS);
+    assert_int_equal(GET(PFN_cuGraphDestroyNode_v10000, "cuGraphDestroyNode",
+                         12000)(graph_node_of_type(g, type)),
+                     CUDA_SUCCESS);
     CUgraphExec e = graph_run(g, s, NULL);
     size_t mark = f_count();
     launch_vadd(s, v[0], v[1], v[2], N);
-    assert_int_equal(prefetches_of(mark, v[2]), want);
+    assert_int_equal(shim_prefetches_of(mark, v[2]), want);
     graph_done(e, g);
 }
 
@@ -343,11 +284,12 @@ static void test_child_graph_copy_keeps_prefetch(void **state)
     assert_int_equal(GET(PFN_cuGraphDestroy_v10000, "cuGraphDestroy", 12000)(inner), CUDA_SUCCESS);
     size_t mark;
     CUgraphExec e = graph_run(outer, s, &mark);
-    assert_int_equal(prefetches_of(mark, v[2]), 0); /* resident: the launch moves nothing of c */
+    assert_int_equal(shim_prefetches_of(mark, v[2]),
+                     0); /* resident: the launch moves nothing of c */
     mark = f_count();
     launch_vadd(s, v[0], v[1], v[2], N);
     /* on main 0: the copy's move of c to the host went unseen */
-    assert_int_equal(prefetches_of(mark, v[2]), mode_proactive ? 1 : 0);
+    assert_int_equal(shim_prefetches_of(mark, v[2]), mode_proactive ? 1 : 0);
     graph_done(e, outer);
 }
 
@@ -368,10 +310,10 @@ static void test_clone_keeps_prefetch(void **state)
                      CUDA_SUCCESS);
     size_t mark;
     CUgraphExec e = graph_run(clone, s, &mark);
-    assert_int_equal(prefetches_of(mark, v[2]), 0);
+    assert_int_equal(shim_prefetches_of(mark, v[2]), 0);
     mark = f_count();
     launch_vadd(s, v[0], v[1], v[2], N);
-    assert_int_equal(prefetches_of(mark, v[2]), mode_proactive ? 1 : 0);
+    assert_int_equal(shim_prefetches_of(mark, v[2]), mode_proactive ? 1 : 0);
     graph_done(e, clone);
 }
 
@@ -379,7 +321,7 @@ static void test_clone_keeps_prefetch(void **state)
  * set, the program's move of c to the device. */
 static CUgraph capture_kernel(CUstream s, const CUdeviceptr *v, bool move)
 {
-    begin(s);
+    capture_begin(s);
     launch_vadd(s, v[0], v[1], v[2], N);
     if (move) {
         CUmemLocation loc = {.type = CU_MEM_LOCATION_TYPE_DEVICE, .id = 0};
@@ -388,7 +330,7 @@ static CUgraph capture_kernel(CUstream s, const CUdeviceptr *v, bool move)
             CUDA_SUCCESS);
     }
     CUgraph g = NULL;
-    assert_int_equal(end(s, &g), CUDA_SUCCESS);
+    assert_int_equal(capture_end(s, &g), CUDA_SUCCESS);
     return g;
 }
 
@@ -414,7 +356,7 @@ static void test_exec_update_takes_new_prefetches(void **state)
     assert_int_equal(GET(PFN_cuGraphLaunch_v10000, "cuGraphLaunch", 12000)(e, s), CUDA_SUCCESS);
     size_t mark = f_count();
     launch_vadd(s, v[0], v[1], v[2], N);
-    assert_int_equal(prefetches_of(mark, v[2]), 0);
+    assert_int_equal(shim_prefetches_of(mark, v[2]), 0);
     graph_done(e, upd);
     assert_int_equal(GET(PFN_cuGraphDestroy_v10000, "cuGraphDestroy", 12000)(old), CUDA_SUCCESS);
 }
@@ -448,7 +390,7 @@ static void test_exec_update_takes_new_arguments(void **state)
     assert_int_equal(res, CU_GRAPH_EXEC_UPDATE_SUCCESS);
     size_t mark = f_count();
     assert_int_equal(GET(PFN_cuGraphLaunch_v10000, "cuGraphLaunch", 12000)(e, s), CUDA_SUCCESS);
-    assert_int_equal(prefetches_of(mark, d[0]), mode_proactive ? 1 : 0);
+    assert_int_equal(shim_prefetches_of(mark, d[0]), mode_proactive ? 1 : 0);
     graph_done(e, upd);
     assert_int_equal(GET(PFN_cuGraphDestroy_v10000, "cuGraphDestroy", 12000)(old), CUDA_SUCCESS);
     assert_int_equal(GET(PFN_cuGraphDestroy_v10000, "cuGraphDestroy", 12000)(other), CUDA_SUCCESS);

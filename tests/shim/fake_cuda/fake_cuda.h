@@ -64,8 +64,10 @@ typedef void (*fake_set_capturing_blocking_fn)(void *stream);
  * blocking stream (or a per-thread default stream) captures, or (for one
  * begun with cuStreamBeginCapture) a synchronization of a capturing stream
  * or a potentially unsafe call its capture mode forbids; or joined by a
- * stream through an event (not an invalidation: the capture stays active,
- * its end fails CUDA_ERROR_STREAM_CAPTURE_UNJOINED) (fake_cuda_stream.c). */
+ * stream through an event and not joined back into its origin, now or when
+ * it ended (not an invalidation: the capture stays active, its end fails
+ * CUDA_ERROR_STREAM_CAPTURE_UNJOINED; in a fake_set_capturing capture, which
+ * records no work, every join counts) (fake_cuda_stream.c, fake_cuda_join.c). */
 typedef int (*fake_capture_invalidated_fn)(void);
 /* How many potentially unsafe calls a capture's mode would have refused
  * went through because the calling thread was in mode RELAXED. */

@@ -414,18 +414,8 @@ CUresult fk_cuGraphChildGraphNodeGetGraph(CUgraphNode node, CUgraph *graph)
  * joined it): their nodes are added one at a time. */
 static pthread_mutex_t fake_capture_mu = PTHREAD_MUTEX_INITIALIZER;
 
-/* Each capturing stream's dependencies (cuStreamGetCaptureInfo's
- * dependencies_out): the node it captured last, the one its next node will
- * depend on. The double keeps no edges and models no other dependency
- * changes (an event wait, cuStreamUpdateCaptureDependencies): a stream that
- * joined a capture has none until it captures a node. Under fake_capture_mu;
- * emptied when a capture begins or ends. */
-#define FAKE_DEP_STREAMS 16
-static struct {
-    uintptr_t s;
-    CUgraphNode node;
-} fake_deps[FAKE_DEP_STREAMS];
-/* The stream whose work the calling thread records now (fake_capture_graph). */
+/* The stream whose work the calling thread records now (fake_capture_graph);
+ * each node captured goes into its dependency set (fake_cuda_join.c). */
 static __thread uintptr_t fake_capture_from;
 
 void fake_capture_from_stream(uintptr_t s)
@@ -433,47 +423,14 @@ void fake_capture_from_stream(uintptr_t s)
     fake_capture_from = s;
 }
 
-void fake_capture_deps_clear(void)
-{
-    pthread_mutex_lock(&fake_capture_mu);
-    memset(fake_deps, 0, sizeof(fake_deps));
-    pthread_mutex_unlock(&fake_capture_mu);
-}
-
-/* Under fake_capture_mu: node is the calling thread's stream's last. */
-static void fake_dep_set(CUgraphNode node)
-{
-    int free_slot = -1;
-    for (int i = 0; i < FAKE_DEP_STREAMS; i++) {
-        if (fake_deps[i].s == fake_capture_from) {
-            fake_deps[i].node = node;
-            return;
-        }
-        if (!fake_deps[i].s && free_slot < 0)
-            free_slot = i;
-    }
-    if (free_slot >= 0)
-        fake_deps[free_slot].s = fake_capture_from, fake_deps[free_slot].node = node;
-}
-
-CUgraphNode fake_capture_dep(uintptr_t s)
-{
-    CUgraphNode node = NULL;
-    pthread_mutex_lock(&fake_capture_mu);
-    for (int i = 0; i < FAKE_DEP_STREAMS && !node; i++)
-        if (s && fake_deps[i].s == s)
-            node = fake_deps[i].node;
-    pthread_mutex_unlock(&fake_capture_mu);
-    return node;
-}
-
 CUresult fake_capture_kernel(CUgraph g, const CUDA_KERNEL_NODE_PARAMS *p)
 {
     CUgraphNode node;
     pthread_mutex_lock(&fake_capture_mu);
-    CUresult r = fake_add_kernel(&node, fake_graph_of(g), p);
+    fake_graph_t *fg = fake_graph_of(g);
+    CUresult r = fake_add_kernel(&node, fg, p);
     if (r == CUDA_SUCCESS)
-        fake_dep_set(node);
+        fake_join_node(fake_capture_from, fg, (const fake_node_t *)node);
     pthread_mutex_unlock(&fake_capture_mu);
     return r;
 }
@@ -482,9 +439,10 @@ CUresult fake_capture_child(CUgraph g, CUgraph child)
 {
     CUgraphNode node;
     pthread_mutex_lock(&fake_capture_mu);
-    CUresult r = fake_add_child(&node, fake_graph_of(g), child, false);
+    fake_graph_t *fg = fake_graph_of(g);
+    CUresult r = fake_add_child(&node, fg, child, false);
     if (r == CUDA_SUCCESS)
-        fake_dep_set(node);
+        fake_join_node(fake_capture_from, fg, (const fake_node_t *)node);
     pthread_mutex_unlock(&fake_capture_mu);
     return r;
 }
@@ -513,7 +471,7 @@ CUresult fake_capture_op(CUgraph g, int kind, uint64_t a0, uint64_t a1, uint64_t
         nd->a1 = a1;
         nd->a2 = a2;
         nd->live = true;
-        fake_dep_set((CUgraphNode)nd);
+        fake_join_node(fake_capture_from, fg, nd);
         r = CUDA_SUCCESS;
     }
     pthread_mutex_unlock(&fake_capture_mu);

@@ -50,4 +50,9 @@ __attribute__((visibility("hidden"))) fake_graph_t *fake_graph_of(CUgraph g);
 /* Records child (not a copy) as a child-graph node of capture graph g. */
 __attribute__((visibility("hidden"))) CUresult fake_capture_child(CUgraph g, CUgraph child);
 
+/* Node nd of g captured from stream s: its ancestors are s's dependency
+ * set and theirs, and it becomes that set (fake_cuda_join.c). */
+__attribute__((visibility("hidden"))) void fake_join_node(uintptr_t s, const fake_graph_t *g,
+                                                          const fake_node_t *nd);
+
 #endif

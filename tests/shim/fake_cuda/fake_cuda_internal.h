@@ -170,6 +170,10 @@ typedef CUresult (*fake_pfn_cuStreamBeginCapture_v10000)(CUstream s); /* mode GL
       1)                                                                                           \
     X(cuStreamGetCaptureInfo_v2, cuStreamGetCaptureInfo, 11030, PFN_cuStreamGetCaptureInfo_v11030, \
       0)                                                                                           \
+    X(cuStreamUpdateCaptureDependencies, cuStreamUpdateCaptureDependencies, 11030,                 \
+      PFN_cuStreamUpdateCaptureDependencies_v11030, 0)                                             \
+    X(cuStreamUpdateCaptureDependencies_ptsz, cuStreamUpdateCaptureDependencies, 11030,            \
+      PFN_cuStreamUpdateCaptureDependencies_v11030_ptsz, 1)                                        \
     X(cuStreamBeginCapture, cuStreamBeginCapture, 10000, fake_pfn_cuStreamBeginCapture_v10000, 0)  \
     X(cuStreamBeginCapture_ptsz, cuStreamBeginCapture, 10000,                                      \
       fake_pfn_cuStreamBeginCapture_v10000, 1)                                                     \
@@ -305,13 +309,26 @@ __attribute__((visibility("hidden"))) CUstream fake_stream_of(CUstream s, int pt
  * a capture begun with cuStreamBeginCapture that s takes part in (it began
  * it, or joined it); NULL when s does not capture (fake_cuda_stream.c). */
 __attribute__((visibility("hidden"))) CUgraph fake_capture_graph(CUstream s, int ptsz);
-/* The capturing streams' dependencies (fake_cuda_graph.c): the stream the
- * calling thread's next captured node comes from (fake_capture_graph says),
- * the node s (fake_stream_of) captured last or NULL, and forgetting them all
- * (a capture begins or ends). */
+/* The stream the calling thread's next captured node comes from
+ * (fake_capture_graph says; fake_cuda_graph.c). */
 __attribute__((visibility("hidden"))) void fake_capture_from_stream(uintptr_t s);
-__attribute__((visibility("hidden"))) CUgraphNode fake_capture_dep(uintptr_t s);
-__attribute__((visibility("hidden"))) void fake_capture_deps_clear(void);
+/* The streams taking part in the capture in progress and their dependency
+ * sets (fake_cuda_join.c): a capture begins on origin (its graph g, or NULL
+ * for fake_set_capturing's) or ends; whether s takes part; e recorded on s
+ * (a captured event if s takes part); s waits for e: whether e is an event
+ * captured in this capture (then s joins it, or merges e's set into its
+ * own); whether a stream that joined has work not joined back into the
+ * origin; s's dependency set (at most max nodes); cuStreamUpdateCaptureDependencies. */
+__attribute__((visibility("hidden"))) void fake_join_begin(uintptr_t origin, CUgraph g);
+__attribute__((visibility("hidden"))) void fake_join_end(void);
+__attribute__((visibility("hidden"))) bool fake_join_in(uintptr_t s);
+__attribute__((visibility("hidden"))) void fake_join_record(CUevent e, uintptr_t s);
+__attribute__((visibility("hidden"))) bool fake_join_wait(uintptr_t s, CUevent e);
+__attribute__((visibility("hidden"))) bool fake_join_unjoined(void);
+__attribute__((visibility("hidden"))) size_t fake_join_deps(uintptr_t s, CUgraphNode *out,
+                                                            size_t max);
+__attribute__((visibility("hidden"))) CUresult
+fake_join_update(uintptr_t s, const CUgraphNode *nodes, size_t n, unsigned flags);
 /* After a query of s: the capture fake_arm_capture armed on s begins, from
  * another thread (fake_cuda_arm.c). */
 __attribute__((visibility("hidden"))) void fake_arm_fire(CUstream s);

@@ -223,32 +223,28 @@ static _Atomic int fake_capture_blocking; /* the capturing stream is a blocking 
  * (fake_set_capturing_blocking, which names no context) */
 static _Atomic(uintptr_t) fake_capture_ctx;
 static _Atomic int fake_capture_broken;
-/* A stream outside the capture joined it (fake_wait_joins_capture): legal,
- * the capture stays active, but its end fails unjoined (the double does not
- * model a rejoin). Apart from fake_capture_broken, which is an invalidation. */
+/* A capture ended (or was replaced) with a stream that joined it (through an
+ * event: fake_wait_joins_capture) not joined back into its origin
+ * (fake_cuda_join.c): its end failed unjoined. Apart from
+ * fake_capture_broken, which is an invalidation; both until the next
+ * capture begins. */
 static _Atomic int fake_capture_joined;
-/* Streams that joined the capture (fake_wait_joins_capture): they capture
- * too until it ends, as in the driver, where nothing takes a stream out of
- * a capture it joined. */
-#define FAKE_JOINED 8
-static _Atomic(uintptr_t) fake_joined[FAKE_JOINED];
 
-static void fake_unjoin_all(void)
+/* The capture in progress ends (or a fake_set_capturing one is replaced):
+ * every stream leaves it; whether one that joined was not joined back. */
+static bool fake_unjoin_all(void)
 {
-    for (int i = 0; i < FAKE_JOINED; i++)
-        atomic_store(&fake_joined[i], 0);
+    bool unjoined = atomic_load(&fake_capturing) && fake_join_unjoined();
+    if (unjoined)
+        atomic_store(&fake_capture_joined, 1);
+    fake_join_end();
+    return unjoined;
 }
 
 /* Whether s captures: the capturing stream, or one that joined it. */
 static bool fake_in_capture(uintptr_t s)
 {
-    uintptr_t c = atomic_load(&fake_capturing);
-    if (!c)
-        return false;
-    bool in = s && s == c;
-    for (int i = 0; i < FAKE_JOINED && !in; i++)
-        in = s && atomic_load(&fake_joined[i]) == s;
-    return in;
+    return s && atomic_load(&fake_capturing) && fake_join_in(s);
 }
 
 /* A capture begun with cuStreamBeginCapture: its mode, and the thread that
@@ -266,6 +262,7 @@ FAKE_API void fake_set_capturing(void *stream)
     fake_unjoin_all();
     atomic_store(&fake_capture_begun, 0);
     atomic_store(&fake_capture_blocking, 0);
+    fake_join_begin(U(fake_stream_of(stream, 0)), NULL);
     atomic_store(&fake_capturing, U(fake_stream_of(stream, 0)));
 }
 
@@ -278,16 +275,19 @@ FAKE_API void fake_set_capturing_blocking(void *stream)
 {
     fake_unjoin_all();
     atomic_store(&fake_capture_begun, 0);
+    fake_join_begin(U(fake_stream_of(stream, 0)), NULL);
     atomic_store(&fake_capturing, U(fake_stream_of(stream, 0)));
     atomic_store(&fake_capture_ctx, 0);
     atomic_store(&fake_capture_blocking, stream != NULL);
 }
 
-/* Whether a capture was invalidated by work on the legacy stream, or joined
- * by another stream through an event recorded on the capturing one. */
+/* Whether the last capture was invalidated (work on the legacy stream, a
+ * potentially unsafe call), or joined by another stream through an event
+ * recorded in it and not joined back (now, or when it ended). */
 FAKE_API int fake_capture_invalidated(void)
 {
-    return atomic_load(&fake_capture_broken) || atomic_load(&fake_capture_joined);
+    return atomic_load(&fake_capture_broken) || atomic_load(&fake_capture_joined) ||
+           (atomic_load(&fake_capturing) && fake_join_unjoined());
 }
 
 /* The calling thread's legacy stream is that of its current context. */
@@ -418,7 +418,7 @@ static CUresult fake_begin_capture(CUstream s, CUstreamCaptureMode mode)
     CUresult r = fk_cuGraphCreate(&g, 0);
     if (r != CUDA_SUCCESS)
         return r;
-    fake_capture_deps_clear();
+    fake_join_begin(U(s), g);
     atomic_store(&fake_capture_g, U(g));
     atomic_fetch_add(&fake_capture_id, 1);
     atomic_store(&fake_capture_broken, 0);
@@ -457,22 +457,29 @@ CUresult fk_cuStreamBeginCapture_v2_ptsz(CUstream s, CUstreamCaptureMode mode)
     return fake_begin_capture(fake_stream_of(s, 1), mode);
 }
 
-/* Ends it: a graph, or no graph and CUDA_ERROR_STREAM_CAPTURE_INVALIDATED
- * if something invalidated the capture meanwhile, or
- * CUDA_ERROR_STREAM_CAPTURE_UNJOINED if another stream joined it (the
- * double does not model the join back). */
+/* Ends it, taking every stream out of it: a graph, or no graph and
+ * CUDA_ERROR_STREAM_CAPTURE_INVALIDATED if something invalidated the capture
+ * meanwhile, or CUDA_ERROR_STREAM_CAPTURE_UNJOINED if a stream that joined
+ * it has work not joined back into s (fake_cuda_join.c). Ended on a stream
+ * that joined it: CUDA_ERROR_STREAM_CAPTURE_UNMATCHED (cuda.h: "the capture
+ * was not initiated in this stream"), the capture invalidated and still in
+ * progress. */
 static CUresult fake_end_capture(CUstream s, CUgraph *g)
 {
+    if (g && s && atomic_load(&fake_capture_begun) && atomic_load(&fake_capturing) != U(s) &&
+        fake_in_capture(U(s))) {
+        fake_capture_invalidate(); /* an illegal operation, as the programming guide has it */
+        return CUDA_ERROR_STREAM_CAPTURE_UNMATCHED;
+    }
     if (!g || !s || atomic_load(&fake_capturing) != U(s) || !atomic_load(&fake_capture_begun))
         return CUDA_ERROR_ILLEGAL_STATE;
     atomic_store(&fake_capture_begun, 0);
     atomic_store(&fake_capture_blocking, 0);
+    bool joined = fake_unjoin_all();
     atomic_store(&fake_capturing, 0);
-    fake_unjoin_all();
-    fake_capture_deps_clear();
     CUgraph captured = (CUgraph)atomic_exchange(&fake_capture_g, 0);
     *g = NULL;
-    int broken = atomic_load(&fake_capture_broken), joined = atomic_load(&fake_capture_joined);
+    int broken = atomic_load(&fake_capture_broken);
     if (broken || joined) {
         (void)fk_cuGraphDestroy(captured);
         return broken ? CUDA_ERROR_STREAM_CAPTURE_INVALIDATED : CUDA_ERROR_STREAM_CAPTURE_UNJOINED;
@@ -531,11 +538,11 @@ CUresult fk_cuStreamIsCapturing_ptsz(CUstream s, CUstreamCaptureStatus *st)
  * answers it, and while a capture begun with cuStreamBeginCapture records
  * (fake_capture_graph) and is active (cuda.h: nothing but the status is
  * valid otherwise; an invalidated capture gives id 0 and no graph) its id, unique in the process,
- * the graph it records into and the stream's dependencies: the node it captured last, if any
- * (fake_capture_dep; the array is the calling thread's, valid until its
- * next query); a fake_set_capturing capture has id 0, no graph and no
- * dependencies. */
-static __thread CUgraphNode fake_dep_out;
+ * the graph it records into and the stream's dependency set (fake_join_deps: the node it
+ * captured last, and the sets of the captured events it waited for since; the array is the
+ * calling thread's, valid until its next query); a fake_set_capturing capture has id 0, no
+ * graph and no dependencies. */
+static __thread CUgraphNode fake_dep_out[64];
 
 CUresult fk_cuStreamGetCaptureInfo_v2(CUstream s, CUstreamCaptureStatus *st, cuuint64_t *id,
                                       CUgraph *graph, const CUgraphNode **deps, size_t *ndeps)
@@ -551,46 +558,51 @@ CUresult fk_cuStreamGetCaptureInfo_v2(CUstream s, CUstreamCaptureStatus *st, cuu
         *id = g ? atomic_load(&fake_capture_id) : 0;
     if (graph)
         *graph = g;
-    fake_dep_out = g ? fake_capture_dep(U(fake_stream_of(s, 0))) : NULL;
+    size_t n = g ? fake_join_deps(U(fake_stream_of(s, 0)), fake_dep_out, 64) : 0;
     if (deps)
-        *deps = fake_dep_out ? &fake_dep_out : NULL;
+        *deps = n ? fake_dep_out : NULL;
     if (ndeps)
-        *ndeps = fake_dep_out ? 1 : 0;
+        *ndeps = n;
     return r;
 }
 
-/* The stream each event was last recorded on, by event number. */
-#define FAKE_EVENTS 4096
-static _Atomic(uintptr_t) fake_event_stream[FAKE_EVENTS];
-
-static void fake_note_record(CUevent e, CUstream s)
+/* CUDA 11.3's cuStreamUpdateCaptureDependencies: adds nodes of the capture's
+ * graph to the dependency set of s, or replaces it with them
+ * (CU_STREAM_SET_CAPTURE_DEPENDENCIES); CUDA_ERROR_ILLEGAL_STATE where s
+ * does not capture into a graph (fake_join_update). */
+static CUresult fake_update_deps(CUstream s, int ptsz, CUgraphNode *deps, size_t n, unsigned flags)
 {
-    uintptr_t i = U(e) - 0x7000;
-    if (i < FAKE_EVENTS)
-        atomic_store(&fake_event_stream[i], U(s));
+    CUstream of = fake_stream_of(s, ptsz);
+    if (!fake_capture_graph(of, 0))
+        return CUDA_ERROR_ILLEGAL_STATE;
+    return fake_join_update(U(of), deps, n, flags);
 }
 
-/* A stream s (fake_stream_of) that waits for an event recorded on a
- * capturing stream joins the capture in the real driver: its later work (the shim's migrations)
- * lands in the program's graph (it is captured, not run), and the capture cannot end unless the
- * program's stream waits for it again. The double counts the join (fake_capture_joined: the
- * capture stays active and its end fails unjoined), and the joined stream captures until the
- * capture ends. */
+CUresult fk_cuStreamUpdateCaptureDependencies(CUstream s, CUgraphNode *deps, size_t n,
+                                              unsigned flags)
+{
+    REC(U(s), n, flags, 0);
+    return fake_update_deps(s, 0, deps, n, flags);
+}
+
+CUresult fk_cuStreamUpdateCaptureDependencies_ptsz(CUstream s, CUgraphNode *deps, size_t n,
+                                                   unsigned flags)
+{
+    REC(U(s), n, flags, 0);
+    return fake_update_deps(s, 1, deps, n, flags);
+}
+
+/* A stream s (fake_stream_of) that waits for an event captured in the capture in progress
+ * (recorded on a stream taking part in it) joins the capture, as in the real driver: its
+ * later work (the shim's migrations) lands in the program's graph (it is captured, not run),
+ * and the capture ends unjoined unless that work is joined back into its origin
+ * (fake_cuda_join.c). A wait for an event recorded outside the capture is a node. */
 static void fake_wait_joins_capture(CUstream s, CUevent e)
 {
-    uintptr_t i = U(e) - 0x7000;
     CUgraph g = fake_capture_graph(s, 0);
-    bool inside = i < FAKE_EVENTS && fake_in_capture(atomic_load(&fake_event_stream[i]));
-    if (g && !inside) /* a wait for outside work: a node (one inside: an edge) */
+    bool captured = atomic_load(&fake_capturing) && fake_join_wait(U(s), e);
+    if (g && !captured)
         (void)fake_capture_op(g, FAKE_NODE_EVENT_WAIT, U(e), 0, 0);
-    if (i >= FAKE_EVENTS || fake_in_capture(U(s)) || !inside)
-        return;
-    atomic_store(&fake_capture_joined, 1);
-    for (int k = 0; k < FAKE_JOINED; k++) {
-        uintptr_t none = 0;
-        if (atomic_compare_exchange_strong(&fake_joined[k], &none, U(s)))
-            break;
-    }
 }
 
 CUresult fk_cuEventCreate(CUevent *e, unsigned flags)
@@ -601,14 +613,15 @@ CUresult fk_cuEventCreate(CUevent *e, unsigned flags)
     return CUDA_SUCCESS;
 }
 
-/* Records e on s (fake_stream_of): a node while s captures; noted, so that
- * a wait for e can join the capture (fake_wait_joins_capture). */
+/* Records e on s (fake_stream_of): a node while s captures, and a captured
+ * event holding s's dependency set (fake_join_record), so that a wait for e
+ * can join the capture (fake_wait_joins_capture). */
 static CUresult fake_record(CUevent e, CUstream s)
 {
     CUgraph g = fake_capture_graph(s, 0);
     if (g)
         (void)fake_capture_op(g, FAKE_NODE_EVENT_RECORD, U(e), 0, 0);
-    fake_note_record(e, s);
+    fake_join_record(e, U(s));
     if (fake_legacy_blocked(s)) {
         atomic_store(&fake_capture_broken, 1);
         return CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
