@@ -3,65 +3,26 @@
 
 #include <errno.h>
 #include <limits.h>
-#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
+
+#include "common/partguard.h"
 
 /* While trace_in_part is set the run has not finished: the part is removed
- * at exit and on the signals of trace_sigs (whose dispositions before
- * cal_trace_open are in trace_old; trace_guarded[i]: ours is in place).
- * trace_mode: the permission bits of the regular file replaced, or -1. */
+ * at exit, and on a signal (com_part_guard). trace_mode: the permission bits
+ * of the regular file replaced, or -1. */
 static char trace_part[PATH_MAX + 8], trace_dst[PATH_MAX];
-static volatile sig_atomic_t trace_in_part;
+static bool trace_in_part;
 static bool trace_registered;
 static int trace_mode;
-static const int trace_sigs[3] = {SIGINT, SIGTERM, SIGHUP};
-static struct sigaction trace_old[3];
-static bool trace_guarded[3];
 
 static void trace_discard(void)
 {
     if (trace_in_part)
         remove(trace_part);
-}
-
-/* Async-signal-safe: unlink, then the signal again with the disposition it
- * had before (blocked until this handler returns). */
-static void trace_on_signal(int sig)
-{
-    if (trace_in_part)
-        unlink(trace_part);
-    for (int i = 0; i < 3; i++)
-        if (trace_sigs[i] == sig)
-            sigaction(sig, &trace_old[i], NULL);
-    raise(sig);
-}
-
-static void trace_guard(void)
-{
-    struct sigaction sa;
-    memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = trace_on_signal;
-    sigfillset(&sa.sa_mask);
-    for (int i = 0; i < 3; i++) {
-        sigaction(trace_sigs[i], NULL, &trace_old[i]);
-        /* an ignored signal (nohup) stays ignored */
-        trace_guarded[i] = trace_old[i].sa_handler != SIG_IGN;
-        if (trace_guarded[i])
-            sigaction(trace_sigs[i], &sa, NULL);
-    }
-}
-
-static void trace_unguard(void)
-{
-    for (int i = 0; i < 3; i++)
-        if (trace_guarded[i])
-            sigaction(trace_sigs[i], &trace_old[i], NULL);
-    memset(trace_guarded, 0, sizeof(trace_guarded));
 }
 
 FILE *cal_trace_open(const char *path, int *errnum_p)
@@ -88,10 +49,10 @@ FILE *cal_trace_open(const char *path, int *errnum_p)
         *errnum_p = errno;
         return NULL;
     }
-    trace_in_part = 1;
+    trace_in_part = true;
     if (!trace_registered)
         trace_registered = atexit(trace_discard) == 0;
-    trace_guard();
+    com_part_guard(trace_part);
     return f;
 }
 
@@ -116,7 +77,7 @@ int cal_trace_close(FILE *f)
     }
     if (bad)
         trace_discard();
-    trace_in_part = 0;
-    trace_unguard(); /* after the rename: a signal before it removes the part */
+    trace_in_part = false;
+    com_part_unguard(); /* after the rename: a signal before it removes the part */
     return bad ? errnum : 0;
 }
