@@ -34,13 +34,12 @@ static void on_signal(int sig)
 
 static void usage(FILE *out, const char *prog)
 {
-    /* gmuxd's own --version (gmuxd.c); gmux daemon's is gmux --version */
-    int gmuxd = strcmp(prog, "gmuxd") == 0;
+    /* gmuxd finds its own -h and -V (gmuxd.c); gmux daemon's, main.c */
     fprintf(out,
             "Usage: %s [--socket PATH] [--foreground] [--quantum-ms N]\n"
             "       [--placement none|swap|opt|chunk]\n"
             "       %s [--socket PATH] --stop\n"
-            "%s\n"
+            "       %s -h | --help | -V | --version\n\n"
             "Runs gmuxd, the time-slice arbiter of one GPU host, on a Unix socket\n"
             "(default from GMUX_SOCKET, see gmux --help-settings). A socket named with\n"
             "--socket or GMUX_SOCKET must be in an existing folder; only the default\n"
@@ -61,7 +60,7 @@ static void usage(FILE *out, const char *prog)
             "1 when the daemon cannot start or serve (with --foreground: another daemon\n"
             "serves the socket), or --stop finds none serving it or cannot stop it;\n"
             "2 for a usage error or a malformed GMUX_* setting the daemon reads.\n",
-            prog, prog, gmuxd ? "       gmuxd -V | --version\n" : "");
+            prog, prog, prog);
 }
 
 /* Stops the daemon serving `path`: the listener's pid comes from the

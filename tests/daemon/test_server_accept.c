@@ -26,7 +26,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -42,7 +41,7 @@
 
 /* The faults armed and what was done; shared with the server child. */
 typedef struct ctl {
-    pid_t server;        /* the wrappers act in this process only */
+    pid_t server;        /* first (tfault.h): the wrappers act in this process only */
     int peer_fail;       /* SO_PEERCRED reads to fail (EPERM) */
     int peer_foreign;    /* SO_PEERCRED reads to say a uid other than the owner's */
     int fail_buf_allocs; /* mallocs of DMN_PROTO_MAX_MSG bytes to fail */
@@ -54,25 +53,15 @@ typedef struct ctl {
     int run;     /* connections accepted since the server's last poll */
     int max_run; /* the most accepted between two polls */
 } ctl_t;
+_Static_assert(offsetof(ctl_t, server) == 0, "tfault.h: the page starts with the server's pid");
 
 static ctl_t *ctl;
-
-static int in_server(void)
-{
-    return ctl && tfault_in_server(&ctl->server);
-}
-
-/* Takes one of the faults counted in *left (in the server only). */
-static int take(int *left)
-{
-    return ctl && tfault_take(left, &ctl->server);
-}
 
 void *__real_malloc(size_t n);
 void *__wrap_malloc(size_t n);
 void *__wrap_malloc(size_t n)
 {
-    if (n == DMN_PROTO_MAX_MSG && take(&ctl->fail_buf_allocs)) {
+    if (n == DMN_PROTO_MAX_MSG && tfault_take(&ctl->fail_buf_allocs)) {
         tfault_bump(&ctl->bufs_failed);
         errno = ENOMEM;
         return NULL;
@@ -85,9 +74,9 @@ int __wrap_accept4(int fd, struct sockaddr *a, socklen_t *len, int flags);
 int __wrap_accept4(int fd, struct sockaddr *a, socklen_t *len, int flags)
 {
     int r = __real_accept4(fd, a, len, flags);
-    if (!in_server())
+    if (!tfault_in_server())
         return r;
-    if (r >= 0 && take(&ctl->aborts)) { /* as the kernel says of one reset in the queue */
+    if (r >= 0 && tfault_take(&ctl->aborts)) { /* as the kernel says of one reset in the queue */
         close(r);
         tfault_bump(&ctl->aborted);
         errno = ECONNABORTED;
@@ -108,7 +97,7 @@ int __real_poll(struct pollfd *fds, nfds_t n, int timeout);
 int __wrap_poll(struct pollfd *fds, nfds_t n, int timeout);
 int __wrap_poll(struct pollfd *fds, nfds_t n, int timeout)
 {
-    if (in_server())
+    if (tfault_in_server())
         tfault_set(&ctl->run, 0);
     return __real_poll(fds, n, timeout);
 }
@@ -117,13 +106,13 @@ int __real_getsockopt(int fd, int level, int name, void *v, socklen_t *len);
 int __wrap_getsockopt(int fd, int level, int name, void *v, socklen_t *len);
 int __wrap_getsockopt(int fd, int level, int name, void *v, socklen_t *len)
 {
-    if (level == SOL_SOCKET && name == SO_PEERCRED && take(&ctl->peer_fail)) {
+    if (level == SOL_SOCKET && name == SO_PEERCRED && tfault_take(&ctl->peer_fail)) {
         tfault_bump(&ctl->peers_failed);
         errno = EPERM;
         return -1;
     }
     int r = __real_getsockopt(fd, level, name, v, len);
-    if (r == 0 && level == SOL_SOCKET && name == SO_PEERCRED && take(&ctl->peer_foreign)) {
+    if (r == 0 && level == SOL_SOCKET && name == SO_PEERCRED && tfault_take(&ctl->peer_foreign)) {
         tfault_bump(&ctl->peers_foreign);
         ((struct ucred *)v)->uid = getuid() + 1; /* the server has no group: refused */
     }
@@ -135,51 +124,23 @@ uint64_t __wrap_com_clock_ns(void);
 uint64_t __wrap_com_clock_ns(void)
 {
     uint64_t t = __real_com_clock_ns();
-    if (!in_server() || !tfault_get(&ctl->freeze))
+    if (!tfault_in_server() || !tfault_get(&ctl->freeze))
         return t;
     uint64_t zero = 0;
     __atomic_compare_exchange_n(&ctl->frozen_ns, &zero, t, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
     return __atomic_load_n(&ctl->frozen_ns, __ATOMIC_SEQ_CST);
 }
 
-static char dir[] = "/tmp/gmux-sa-XXXXXX";
-static char path[100], log_path[128];
-static pid_t server_pid;
+static const char *const path = tfault_fix.path; /* the server's socket */
 static uint8_t buf[DMN_PROTO_MAX_MSG];
-
-static int setup(void **state)
-{
-    (void)state;
-    tfault_setup(ctl, sizeof(*ctl), &ctl->server, path, log_path, &server_pid);
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    tfault_end(ctl, sizeof(*ctl), &server_pid, 0);
-    return 0;
-}
-
-/* The server stops cleanly on SIGTERM (it was never wedged). */
-static void stop_server(void)
-{
-    tfault_end(ctl, sizeof(*ctl), &server_pid, 1);
-}
-
-/* How many lines of the server's log hold what. */
-static int log_count(const char *what)
-{
-    return tfault_log_count(log_path, what);
-}
 
 /* Waits (20 s at most, a hang guard) until the log has a line with what. */
 static int log_reaches(const char *what)
 {
     uint64_t until = com_deadline_after_ns(20 * COM_NS_PER_S);
-    while (log_count(what) == 0 && !com_deadline_passed(until))
+    while (tfault_log_count(what) == 0 && !com_deadline_passed(until))
         com_clock_sleep_ns(20 * COM_NS_PER_MS);
-    return log_count(what) > 0;
+    return tfault_log_count(what) > 0;
 }
 
 /* Two connections refused for one reason while the server's clock stands
@@ -198,17 +159,17 @@ static void second_refusal_summed(int *armed, const int *injected, const char *s
         close(fd);
     }
     assert_int_equal(tfault_get(injected), 2);
-    assert_int_equal(log_count(said), 1);
-    assert_int_equal(log_count(summary), 0);
+    assert_int_equal(tfault_log_count(said), 1);
+    assert_int_equal(tfault_log_count(summary), 0);
     tfault_set(&ctl->freeze, 0);
     int b = dtest_register(path, "next", buf); /* wakes it; the summary follows */
     if (!log_reaches(summary))
-        fail_msg("no summary '%s' in the log:\n%s", summary, dtest_log_text(log_path));
-    assert_int_equal(log_count(summary), 1);
-    assert_int_equal(log_count(said), 1);
+        fail_msg("no summary '%s' in the log:\n%s", summary, dtest_log_text(tfault_fix.log));
+    assert_int_equal(tfault_log_count(summary), 1);
+    assert_int_equal(tfault_log_count(said), 1);
     assert_int_equal(dtest_query_answered(b), 1);
     close(b);
-    stop_server();
+    tfault_stop();
 }
 
 /* Each kind's summary names its own reason: until 2026-12-03 those whose
@@ -258,7 +219,7 @@ static int connect_queued(void)
 /* Puts up to max connections in the stopped server's listen queue: how many. */
 static int queue_while_stopped(int *fds, int max)
 {
-    assert_int_equal(kill(server_pid, SIGSTOP), 0);
+    assert_int_equal(kill(tfault_fix.child, SIGSTOP), 0);
     int n = 0;
     while (n < max && (fds[n] = connect_queued()) >= 0)
         n++;
@@ -275,17 +236,17 @@ static void test_accept_aborted_goes_on(void **state)
     int fds[2];
     tfault_set(&ctl->aborts, 1);
     assert_int_equal(queue_while_stopped(fds, 2), 2);
-    assert_int_equal(kill(server_pid, SIGCONT), 0);
+    assert_int_equal(kill(tfault_fix.child, SIGCONT), 0);
     assert_true(dtest_closed_by_peer(fds[0], 20.0));
     assert_int_equal(dtest_query_answered(fds[1]), 1);
     assert_int_equal(tfault_get(&ctl->aborted), 1);
-    assert_int_equal(log_count("cannot accept"), 0);
+    assert_int_equal(tfault_log_count("cannot accept"), 0);
     int b = dtest_register(path, "next", buf);
     assert_int_equal(dtest_query_answered(b), 1);
     close(fds[0]);
     close(fds[1]);
     close(b);
-    stop_server();
+    tfault_stop();
 }
 
 /* More connections wait than one pass takes (64): the pass takes 64, the
@@ -301,7 +262,7 @@ static void test_accept_pass_capped(void **state)
     tfault_set(&ctl->accepted, 0); /* the server is stopped: none of these taken yet */
     tfault_set(&ctl->run, 0);
     tfault_set(&ctl->max_run, 0);
-    assert_int_equal(kill(server_pid, SIGCONT), 0);
+    assert_int_equal(kill(tfault_fix.child, SIGCONT), 0);
     for (int k = 0; k < n; k++)
         if (dtest_query_answered(fds[k]) != 1)
             fail_msg("connection %d of %d not served", k, n);
@@ -309,25 +270,25 @@ static void test_accept_pass_capped(void **state)
     assert_int_equal(tfault_get(&ctl->max_run), 64);
     for (int k = 0; k < n; k++)
         close(fds[k]);
-    stop_server();
+    tfault_stop();
 }
 
 int main(void)
 {
-    signal(SIGPIPE, SIG_IGN);
-    ctl = tfault_shared(sizeof(*ctl));
+    ctl = tfault_init(sizeof(*ctl), "/tmp/gmux-sa-XXXXXX");
     if (!ctl)
         return 1;
-    if (tfault_paths(dir, path, sizeof(path), log_path, sizeof(log_path)) != 0)
-        return 1;
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_second_unread_cred_refusal_summed, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_second_foreign_uid_refusal_summed, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_second_nomem_refusal_summed, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_accept_aborted_goes_on, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_accept_pass_capped, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_second_unread_cred_refusal_summed, tfault_setup,
+                                        tfault_teardown),
+        cmocka_unit_test_setup_teardown(test_second_foreign_uid_refusal_summed, tfault_setup,
+                                        tfault_teardown),
+        cmocka_unit_test_setup_teardown(test_second_nomem_refusal_summed, tfault_setup,
+                                        tfault_teardown),
+        cmocka_unit_test_setup_teardown(test_accept_aborted_goes_on, tfault_setup, tfault_teardown),
+        cmocka_unit_test_setup_teardown(test_accept_pass_capped, tfault_setup, tfault_teardown),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
-    tfault_remove(dir, log_path);
+    tfault_fini();
     return rc;
 }

@@ -30,7 +30,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -49,7 +48,7 @@
 
 /* The faults armed and what was injected; shared with the server child. */
 typedef struct ctl {
-    pid_t server;        /* the wrappers act in this process only */
+    pid_t server;        /* first (tfault.h): the wrappers act in this process only */
     int fail_buf_allocs; /* mallocs of DMN_PROTO_MAX_MSG bytes to fail */
     int fail_reallocs;   /* reallocs to fail */
     int eintr;           /* 1: every other accept4, recv and send fails with EINTR */
@@ -67,25 +66,15 @@ typedef struct ctl {
     int kills_watched, kills_nonpositive;
     int sends_shortened, arb_adds_failed;
 } ctl_t;
+_Static_assert(offsetof(ctl_t, server) == 0, "tfault.h: the page starts with the server's pid");
 
 static ctl_t *ctl;
-
-static int in_server(void)
-{
-    return ctl && tfault_in_server(&ctl->server);
-}
-
-/* Takes one of the faults counted in *left (in the server only). */
-static int take(int *left)
-{
-    return ctl && tfault_take(left, &ctl->server);
-}
 
 /* Every other call of one function in the server fails with EINTR while
  * ctl->eintr is set; *count counts them. */
 static int interrupt(int *toggle, int *count)
 {
-    if (!ctl || !tfault_get(&ctl->eintr) || !in_server() || (*toggle ^= 1) == 0)
+    if (!ctl || !tfault_get(&ctl->eintr) || !tfault_in_server() || (*toggle ^= 1) == 0)
         return 0;
     tfault_bump(count);
     errno = EINTR;
@@ -96,7 +85,7 @@ void *__real_malloc(size_t n);
 void *__wrap_malloc(size_t n);
 void *__wrap_malloc(size_t n)
 {
-    if (n == DMN_PROTO_MAX_MSG && take(&ctl->fail_buf_allocs)) {
+    if (n == DMN_PROTO_MAX_MSG && tfault_take(&ctl->fail_buf_allocs)) {
         tfault_bump(&ctl->bufs_failed);
         errno = ENOMEM;
         return NULL;
@@ -108,7 +97,7 @@ void *__real_realloc(void *p, size_t n);
 void *__wrap_realloc(void *p, size_t n);
 void *__wrap_realloc(void *p, size_t n)
 {
-    if (ctl && take(&ctl->fail_reallocs)) {
+    if (ctl && tfault_take(&ctl->fail_reallocs)) {
         tfault_bump(&ctl->reallocs_failed);
         errno = ENOMEM;
         return NULL;
@@ -121,11 +110,11 @@ int __wrap_accept4(int fd, struct sockaddr *a, socklen_t *len, int flags);
 int __wrap_accept4(int fd, struct sockaddr *a, socklen_t *len, int flags)
 {
     static int toggle;
-    if (ctl && in_server())
+    if (ctl && tfault_in_server())
         tfault_bump(&ctl->accepts);
     if (ctl && interrupt(&toggle, &ctl->eintr_accept))
         return -1;
-    if (ctl && take(&ctl->fail_accepts)) {
+    if (ctl && tfault_take(&ctl->fail_accepts)) {
         tfault_bump(&ctl->accepts_failed);
         errno = EMFILE;
         return -1;
@@ -150,7 +139,7 @@ ssize_t __wrap_send(int fd, const void *b, size_t n, int flags)
     static int toggle;
     if (ctl && interrupt(&toggle, &ctl->eintr_send))
         return -1;
-    if (n >= 2 && ctl && take(&ctl->short_sends)) {
+    if (n >= 2 && ctl && tfault_take(&ctl->short_sends)) {
         tfault_bump(&ctl->sends_shortened);
         n /= 2;
     }
@@ -162,13 +151,13 @@ int __wrap_getsockopt(int fd, int level, int name, void *v, socklen_t *len);
 int __wrap_getsockopt(int fd, int level, int name, void *v, socklen_t *len)
 {
     int peercred = level == SOL_SOCKET && name == SO_PEERCRED;
-    if (peercred && ctl && take(&ctl->peer_fail)) {
+    if (peercred && ctl && tfault_take(&ctl->peer_fail)) {
         tfault_bump(&ctl->peers_failed);
         errno = EPERM;
         return -1;
     }
     int r = __real_getsockopt(fd, level, name, v, len);
-    if (r == 0 && peercred && ctl && take(&ctl->peer_pid_zero)) {
+    if (r == 0 && peercred && ctl && tfault_take(&ctl->peer_pid_zero)) {
         ((struct ucred *)v)->pid = 0;
         tfault_bump(&ctl->peers_zeroed);
     }
@@ -179,7 +168,7 @@ int __real_kill(pid_t pid, int sig);
 int __wrap_kill(pid_t pid, int sig);
 int __wrap_kill(pid_t pid, int sig)
 {
-    if (sig == 0 && in_server()) {
+    if (sig == 0 && tfault_in_server()) {
         if (pid <= 0)
             tfault_bump(&ctl->kills_nonpositive);
         if (pid == __atomic_load_n(&ctl->kill_watch, __ATOMIC_SEQ_CST))
@@ -196,7 +185,7 @@ int __real_dmn_arb_add(dmn_arbiter_t *arb, const dmn_msg_register_t *reg, uint64
 int __wrap_dmn_arb_add(dmn_arbiter_t *arb, const dmn_msg_register_t *reg, uint64_t now);
 int __wrap_dmn_arb_add(dmn_arbiter_t *arb, const dmn_msg_register_t *reg, uint64_t now)
 {
-    if (ctl && take(&ctl->fail_arb_adds)) {
+    if (ctl && tfault_take(&ctl->fail_arb_adds)) {
         tfault_bump(&ctl->arb_adds_failed);
         return -1;
     }
@@ -213,44 +202,16 @@ size_t __wrap_dmn_proto_encode_status(uint8_t *out, size_t cap, uint32_t seq,
                                       const dmn_msg_status_t *head, const dmn_status_task_t *tasks,
                                       uint32_t n_tasks)
 {
-    if (ctl && take(&ctl->fail_status)) {
+    if (ctl && tfault_take(&ctl->fail_status)) {
         tfault_bump(&ctl->status_failed);
         return 0;
     }
     return __real_dmn_proto_encode_status(out, cap, seq, head, tasks, n_tasks);
 }
 
-static char dir[] = "/tmp/gmux-sc-XXXXXX";
-static char path[128], log_path[128];
-static pid_t server_pid;
+static const char *const path = tfault_fix.path; /* the server's socket */
 static uint8_t buf[DMN_PROTO_MAX_MSG];
 static dmn_report_t rep;
-
-static int setup(void **state)
-{
-    (void)state;
-    tfault_setup(ctl, sizeof(*ctl), &ctl->server, path, log_path, &server_pid);
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    tfault_end(ctl, sizeof(*ctl), &server_pid, 0);
-    return 0;
-}
-
-/* The server stops cleanly on SIGTERM (it was never wedged). */
-static void stop_server(void)
-{
-    tfault_end(ctl, sizeof(*ctl), &server_pid, 1);
-}
-
-/* How many lines of the server's log hold what. */
-static int log_count(const char *what)
-{
-    return tfault_log_count(log_path, what);
-}
 
 /* Waits (20 s at most, a hang guard) until *v >= want. */
 static int reaches(const int *v, int want)
@@ -306,14 +267,14 @@ static void test_queue_nomem_drops_that_peer(void **state)
     assert_string_equal(rep.tasks[0].name, "bystander");
     assert_int_equal(rep.reclaimed, 1);
     assert_int_equal(dtest_query_answered(b), 1);
-    int said = log_count("no memory for its output queue");
+    int said = tfault_log_count("no memory for its output queue");
     if (said != 1)
         fprintf(stderr, "%d warnings of the queue that could not grow\n", said);
     assert_int_equal(said, 1);
-    assert_int_equal(log_count("task 1 (pid"), 1); /* the warning names the task */
+    assert_int_equal(tfault_log_count("task 1 (pid"), 1); /* the warning names the task */
     close(a);
     close(b);
-    stop_server();
+    tfault_stop();
 }
 
 /* The input buffer of an accepted connection cannot be allocated: that
@@ -333,10 +294,10 @@ static void refused_then_served(int *armed, const int *injected, const char *sai
     assert_int_equal(tfault_get(injected), 1);
     int b = dtest_register(path, "next", buf);
     assert_int_equal(dtest_query_answered(b), 1);
-    assert_int_equal(log_count(unsaid), 0);
-    assert_int_equal(log_count(said), 1);
+    assert_int_equal(tfault_log_count(unsaid), 0);
+    assert_int_equal(tfault_log_count(said), 1);
     close(b);
-    stop_server();
+    tfault_stop();
 }
 
 static void test_accept_nomem_refuses_that_peer(void **state)
@@ -361,9 +322,9 @@ static void test_encode_failure_drops_that_peer(void **state)
     assert_int_equal(rep.n_tasks, 1);
     assert_int_equal(rep.reclaimed, 0);
     assert_int_equal(dtest_query_answered(a), 1);
-    assert_int_equal(log_count("did not encode"), 1);
+    assert_int_equal(tfault_log_count("did not encode"), 1);
     close(a);
-    stop_server();
+    tfault_stop();
 }
 
 /* Opens a client task on the server. */
@@ -426,7 +387,7 @@ static void test_eintr_retried(void **state)
     dmn_client_close(a);
     dmn_client_close(b);
     close(q);
-    stop_server();
+    tfault_stop();
 }
 
 /* accept4 fails for want of descriptors (EMFILE) while a connection waits
@@ -454,10 +415,10 @@ static void test_accept_failure_paused(void **state)
     assert_int_equal(dtest_query_answered(b), 1);
     tfault_set(&ctl->fail_accepts, 0);
     assert_int_equal(dtest_query_answered(fd), 1);
-    assert_true(log_count("cannot accept a connection") >= 1);
+    assert_true(tfault_log_count("cannot accept a connection") >= 1);
     close(fd);
     close(b);
-    stop_server();
+    tfault_stop();
 }
 
 /* A peer whose SO_PEERCRED cannot be read is refused (its uid cannot be
@@ -497,7 +458,7 @@ static void test_peer_pid_zero_kept_until_hangup(void **state)
     assert_string_equal(rep.tasks[0].name, "seen");
     assert_int_equal(rep.reclaimed, 1);
     close(b);
-    stop_server();
+    tfault_stop();
 }
 
 /* A task's process exits while its socket lives on elsewhere (made before a
@@ -546,7 +507,7 @@ static void test_pid_check_eperm_keeps_task(void **state)
     close(fd);
     close(p[0]);
     close(p[1]);
-    stop_server();
+    tfault_stop();
 }
 
 /* Sends a REGISTER on a new connection (of protocol version 9 when
@@ -582,7 +543,7 @@ static void expect_refused_whole(int version_9, int status, const char *reason)
     int b = dtest_register(path, "next", buf);
     assert_int_equal(dtest_query_answered(b), 1);
     close(b);
-    stop_server();
+    tfault_stop();
 }
 
 static void test_refused_version_sent_whole(void **state)
@@ -619,34 +580,39 @@ static void test_refused_unread_closed(void **state)
     struct pollfd p = {fd, 0, 0}; /* POLLHUP: the daemon's close, nothing read */
     assert_int_equal(poll(&p, 1, 30000), 1);
     assert_true(p.revents & POLLHUP);
-    assert_int_equal(log_count("did not read its REFUSED"), 1);
+    assert_int_equal(tfault_log_count("did not read its REFUSED"), 1);
     close(fd);
     close(b);
-    stop_server();
+    tfault_stop();
 }
 
 int main(void)
 {
-    signal(SIGPIPE, SIG_IGN);
-    ctl = tfault_shared(sizeof(*ctl));
+    ctl = tfault_init(sizeof(*ctl), "/tmp/gmux-sc-XXXXXX");
     if (!ctl)
         return 1;
-    if (tfault_paths(dir, path, sizeof(path), log_path, sizeof(log_path)) != 0)
-        return 1;
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_queue_nomem_drops_that_peer, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_accept_nomem_refuses_that_peer, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_encode_failure_drops_that_peer, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_eintr_retried, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_accept_failure_paused, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_peer_cred_unreadable_refused, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_peer_pid_zero_kept_until_hangup, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_pid_check_eperm_keeps_task, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_refused_version_sent_whole, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_refused_full_sent_whole, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_refused_unread_closed, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_queue_nomem_drops_that_peer, tfault_setup,
+                                        tfault_teardown),
+        cmocka_unit_test_setup_teardown(test_accept_nomem_refuses_that_peer, tfault_setup,
+                                        tfault_teardown),
+        cmocka_unit_test_setup_teardown(test_encode_failure_drops_that_peer, tfault_setup,
+                                        tfault_teardown),
+        cmocka_unit_test_setup_teardown(test_eintr_retried, tfault_setup, tfault_teardown),
+        cmocka_unit_test_setup_teardown(test_accept_failure_paused, tfault_setup, tfault_teardown),
+        cmocka_unit_test_setup_teardown(test_peer_cred_unreadable_refused, tfault_setup,
+                                        tfault_teardown),
+        cmocka_unit_test_setup_teardown(test_peer_pid_zero_kept_until_hangup, tfault_setup,
+                                        tfault_teardown),
+        cmocka_unit_test_setup_teardown(test_pid_check_eperm_keeps_task, tfault_setup,
+                                        tfault_teardown),
+        cmocka_unit_test_setup_teardown(test_refused_version_sent_whole, tfault_setup,
+                                        tfault_teardown),
+        cmocka_unit_test_setup_teardown(test_refused_full_sent_whole, tfault_setup,
+                                        tfault_teardown),
+        cmocka_unit_test_setup_teardown(test_refused_unread_closed, tfault_setup, tfault_teardown),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
-    tfault_remove(dir, log_path);
+    tfault_fini();
     return rc;
 }

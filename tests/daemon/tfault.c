@@ -14,10 +14,30 @@
 #include "tproc.h"
 #include "tsrv.h"
 
-void *tfault_shared(size_t size)
+tfault_fix_t tfault_fix;
+
+void *tfault_init(size_t size, const char *tmpl)
 {
+    signal(SIGPIPE, SIG_IGN);
     void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    return p == MAP_FAILED ? NULL : p;
+    if (p == MAP_FAILED)
+        return NULL;
+    snprintf(tfault_fix.dir, sizeof(tfault_fix.dir), "%s", tmpl);
+    if (!mkdtemp(tfault_fix.dir)) {
+        munmap(p, size);
+        return NULL;
+    }
+    snprintf(tfault_fix.path, sizeof(tfault_fix.path), "%s/sock", tfault_fix.dir);
+    snprintf(tfault_fix.log, sizeof(tfault_fix.log), "%s/log", tfault_fix.dir);
+    tfault_fix.size = size;
+    tfault_fix.page = p;
+    return p;
+}
+
+void tfault_fini(void)
+{
+    unlink(tfault_fix.log);
+    rmdir(tfault_fix.dir);
 }
 
 int tfault_get(const int *v)
@@ -35,14 +55,20 @@ void tfault_bump(int *v)
     __atomic_fetch_add(v, 1, __ATOMIC_SEQ_CST);
 }
 
-int tfault_in_server(const pid_t *server)
+/* The server child's pid: the page's first member. */
+static pid_t *server_pid(void)
 {
-    return server && __atomic_load_n(server, __ATOMIC_SEQ_CST) == getpid();
+    return tfault_fix.page;
 }
 
-int tfault_take(int *left, const pid_t *server)
+int tfault_in_server(void)
 {
-    if (tfault_get(left) <= 0 || !tfault_in_server(server))
+    return tfault_fix.page && __atomic_load_n(server_pid(), __ATOMIC_SEQ_CST) == getpid();
+}
+
+int tfault_take(int *left)
+{
+    if (!tfault_in_server() || tfault_get(left) <= 0) /* not before tfault_init */
         return 0;
     int v = tfault_get(left);
     while (v > 0 &&
@@ -51,33 +77,65 @@ int tfault_take(int *left, const pid_t *server)
     return v > 0;
 }
 
-typedef struct child_arg {
-    const char *log;
-    pid_t *server;
-} child_arg_t;
-
 /* In the server child: its log to the file, its pid noted for the wrappers. */
 static int child_prep(dmn_server_opts_t *o, void *arg)
 {
     (void)o;
-    const child_arg_t *a = arg;
-    if (tsrv_log_to(a->log))
+    (void)arg;
+    if (tsrv_log_to(tfault_fix.log))
         return 1;
-    __atomic_store_n(a->server, getpid(), __ATOMIC_SEQ_CST);
+    __atomic_store_n(server_pid(), getpid(), __ATOMIC_SEQ_CST);
     return 0;
 }
 
-void tfault_start(const char *path, const char *log, pid_t *server, pid_t *slot)
+int tfault_setup(void **state)
 {
-    dmn_server_opts_t o = {
-        path, DMN_NO_GROUP, 10 * COM_NS_PER_MS, 2 * COM_NS_PER_S, NULL, 0, 0, 0, 0, 0, NULL, 0};
-    child_arg_t a = {log, server};
-    tsrv_start(&o, child_prep, &a, slot);
+    (void)state;
+    memset(tfault_fix.page, 0, tfault_fix.size);
+    dmn_server_opts_t o = {tfault_fix.path,
+                           DMN_NO_GROUP,
+                           10 * COM_NS_PER_MS,
+                           2 * COM_NS_PER_S,
+                           NULL,
+                           0,
+                           0,
+                           0,
+                           0,
+                           0,
+                           NULL,
+                           0};
+    tsrv_start(&o, child_prep, NULL, &tfault_fix.child);
+    return 0;
 }
 
-int tfault_log_count(const char *log, const char *what)
+/* The child ended, the page zeroed first; with clean, it must stop on
+ * SIGTERM and exit 0, else it is killed. */
+static void end_server(int clean)
 {
-    FILE *f = fopen(log, "r");
+    memset(tfault_fix.page, 0, tfault_fix.size);
+    if (tfault_fix.child > 0)
+        kill(tfault_fix.child, SIGCONT);
+    if (clean)
+        tsrv_stop(&tfault_fix.child);
+    else
+        tproc_kill_reap(&tfault_fix.child);
+}
+
+int tfault_teardown(void **state)
+{
+    (void)state;
+    end_server(0);
+    return 0;
+}
+
+void tfault_stop(void)
+{
+    end_server(1);
+}
+
+int tfault_log_count(const char *what)
+{
+    FILE *f = fopen(tfault_fix.log, "r");
     char line[1024];
     int n = 0;
     while (f && fgets(line, sizeof(line), f))
@@ -85,37 +143,4 @@ int tfault_log_count(const char *log, const char *what)
     if (f)
         fclose(f);
     return n;
-}
-
-void tfault_setup(void *page, size_t size, pid_t *server, const char *path, const char *log,
-                  pid_t *slot)
-{
-    memset(page, 0, size);
-    tfault_start(path, log, server, slot);
-}
-
-void tfault_end(void *page, size_t size, pid_t *slot, int clean)
-{
-    memset(page, 0, size);
-    if (*slot > 0)
-        kill(*slot, SIGCONT);
-    if (clean)
-        tsrv_stop(slot);
-    else
-        tproc_kill_reap(slot);
-}
-
-int tfault_paths(char *dir, char *path, size_t path_cap, char *log, size_t log_cap)
-{
-    if (!mkdtemp(dir))
-        return -1;
-    snprintf(path, path_cap, "%s/sock", dir);
-    snprintf(log, log_cap, "%s/log", dir);
-    return 0;
-}
-
-void tfault_remove(const char *dir, const char *log)
-{
-    unlink(log);
-    rmdir(dir);
 }

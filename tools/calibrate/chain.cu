@@ -21,14 +21,19 @@
 
 #include "chain.h"
 
+/* Whether e is an error, said on stderr (what: the call that returned it). */
+static bool ck_failed(cudaError_t e, const char *what)
+{
+    if (e == cudaSuccess)
+        return false;
+    std::fprintf(stderr, "gmux-calibrate: chain: %s failed: %s\n", what, cudaGetErrorString(e));
+    return true;
+}
+/* In chain_run: on an error, to its one cleanup path (label release). */
 #define CK_AS(call, what)                                                                          \
     do {                                                                                           \
-        cudaError_t e_ = (call);                                                                   \
-        if (e_ != cudaSuccess) {                                                                   \
-            std::fprintf(stderr, "gmux-calibrate: chain: %s failed: %s\n", what,                   \
-                         cudaGetErrorString(e_));                                                  \
-            return -1;                                                                             \
-        }                                                                                          \
+        if (ck_failed((call), what))                                                               \
+            goto release;                                                                          \
     } while (0)
 #define CK(call) CK_AS(call, #call)
 /* After a launch of chain_rw, which returns nothing: its error, if any. */
@@ -53,25 +58,34 @@ static const size_t chain_mib[3] = {768, 256, 1024};
 static const int chain_io[][2] = {{0, 1}, {1, 2}, {2, 0}, {0, 1}, {1, 2}, {2, 0}};
 enum { CHAIN_LAUNCHES = sizeof(chain_io) / sizeof(chain_io[0]) };
 
+/* In to_host: on an error, -1. */
+#define CK_RET(call)                                                                               \
+    do {                                                                                           \
+        if (ck_failed((call), #call))                                                              \
+            return -1;                                                                             \
+    } while (0)
+
 static int to_host(uint4 *const buf[3], size_t const bytes[3], cudaStream_t s)
 {
     cudaMemLocation host = {cudaMemLocationTypeHost, 0};
     for (int b = 0; b < 3; b++)
-        CK(cudaMemPrefetchAsync(buf[b], bytes[b], host, 0, s));
-    CK(cudaStreamSynchronize(s));
+        CK_RET(cudaMemPrefetchAsync(buf[b], bytes[b], host, 0, s));
+    CK_RET(cudaStreamSynchronize(s));
     return 0;
 }
 
 int chain_run(int sms, FILE *trace, chain_result_t *r)
 {
+    /* every handle starts null: the cleanup path releases those created */
     uint4 *buf[3] = {nullptr, nullptr, nullptr};
     size_t bytes[3];
     unsigned long long *sink = nullptr;
-    cudaStream_t s, m;
-    cudaEvent_t t0, t1, ev[CHAIN_LAUNCHES], kev[CHAIN_LAUNCHES + 1];
+    cudaStream_t s = nullptr, m = nullptr;
+    cudaEvent_t t0 = nullptr, t1 = nullptr, ev[CHAIN_LAUNCHES] = {}, kev[CHAIN_LAUNCHES + 1] = {};
     const unsigned grid = (unsigned)sms * 8, block = 256;
     cudaMemLocation dev = {cudaMemLocationTypeDevice, 0};
     float ms = 0;
+    int rc = -1;
     CK(cudaStreamCreate(&s));
     CK(cudaStreamCreate(&m));
     CK(cudaEventCreate(&t0));
@@ -110,7 +124,7 @@ int chain_run(int sms, FILE *trace, chain_result_t *r)
 
     /* demand: cold buffers, kernels fault their pages in */
     if (to_host(buf, bytes, s))
-        return -1;
+        goto release;
     CK(cudaEventRecord(t0, s));
     for (int k = 0; k < CHAIN_LAUNCHES; k++) {
         int i = chain_io[k][0], o = chain_io[k][1];
@@ -123,7 +137,7 @@ int chain_run(int sms, FILE *trace, chain_result_t *r)
 
     /* proactive: cold buffers, each kernel's pair prefetched on m ahead of it */
     if (to_host(buf, bytes, s))
-        return -1;
+        goto release;
     CK(cudaEventRecord(t0, m));
     for (int k = 0; k < CHAIN_LAUNCHES; k++) {
         int i = chain_io[k][0], o = chain_io[k][1];
@@ -158,8 +172,24 @@ int chain_run(int sms, FILE *trace, chain_result_t *r)
         }
         std::fprintf(trace, "end\n");
     }
+    rc = 0;
+release: /* on success too: every handle created, released */
     for (int b = 0; b < 3; b++)
-        cudaFree(buf[b]);
+        cudaFree(buf[b]); /* cudaFree(nullptr) does nothing */
     cudaFree(sink);
-    return 0;
+    for (int k = 0; k <= CHAIN_LAUNCHES; k++)
+        if (kev[k])
+            cudaEventDestroy(kev[k]);
+    for (int k = 0; k < CHAIN_LAUNCHES; k++)
+        if (ev[k])
+            cudaEventDestroy(ev[k]);
+    if (t1)
+        cudaEventDestroy(t1);
+    if (t0)
+        cudaEventDestroy(t0);
+    if (m)
+        cudaStreamDestroy(m);
+    if (s)
+        cudaStreamDestroy(s); /* a null s would be the default stream */
+    return rc;
 }

@@ -25,20 +25,17 @@
  * is created before any CUDA call too, and put in place only when the run
  * ends with the JSON printed).
  */
-#include <cerrno>
-#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
-
-#include <sys/stat.h>
 
 #include <cuda_runtime.h>
 #include <cupti.h>
 
 #include "args.h"
 #include "chain.h"
+#include "trace_out.h"
 
 #define CHECK_AS(call, what)                                                                       \
     do {                                                                                           \
@@ -53,71 +50,12 @@
  * configuration, no kernel image for the GPU), or an earlier one. */
 #define CHECK_LAUNCH(kernel) CHECK_AS(cudaGetLastError(), "launch of " #kernel)
 
-/* --chain-trace FILE, created before any CUDA call, so that a path that
- * cannot be written fails before the GPU run, not after it. A regular file
- * at the path (through a link too), or nothing, is written as FILE.part~ and
- * renamed over FILE once the chain is in it; while trace_in_part is set the run
- * has not finished and the part is removed at exit, so a failed run leaves an
- * earlier FILE as it was. Anything else (/dev/null, a FIFO) is written in
- * place and never removed (removing /dev/null, as root, would take it from
- * the system). */
-static char trace_part[PATH_MAX + 8], trace_dst[PATH_MAX];
-static bool trace_in_part;
-
-static void trace_discard()
-{
-    if (trace_in_part)
-        std::remove(trace_part);
-}
-
+/* --chain-trace FILE (trace_out.h): says why it cannot be written, exit 1. */
 static void trace_fail(const char *path, int errnum)
 {
     std::fprintf(stderr, "gmux-calibrate: cannot write chain trace '%s': %s\n", path,
                  std::strerror(errnum));
     std::exit(1);
-}
-
-static FILE *trace_open(const char *path)
-{
-    struct stat st;
-    bool exists = stat(path, &st) == 0;
-    FILE *f;
-    if (exists && !S_ISREG(st.st_mode)) {
-        if (!(f = std::fopen(path, "w")))
-            trace_fail(path, errno);
-        return f;
-    }
-    if (std::strlen(path) >= sizeof(trace_dst))
-        trace_fail(path, ENAMETOOLONG);
-    /* the file a link names is replaced, not the link */
-    if (!exists || !realpath(path, trace_dst))
-        std::snprintf(trace_dst, sizeof(trace_dst), "%s", path);
-    std::snprintf(trace_part, sizeof(trace_part), "%s.part~", trace_dst);
-    f = std::fopen(trace_part, "w");
-    if (!f)
-        trace_fail(path, errno);
-    trace_in_part = true;
-    std::atexit(trace_discard);
-    return f;
-}
-
-/* Completes FILE once the chain is written into it; exits 1 if it cannot. */
-static void trace_close(FILE *f, const char *path)
-{
-    errno = 0;
-    bool bad = std::fflush(f) != 0 || std::ferror(f);
-    int errnum = errno ? errno : EIO;
-    if (std::fclose(f) != 0 && !bad) {
-        bad = true;
-        errnum = errno;
-    }
-    if (!bad && trace_in_part && std::rename(trace_part, trace_dst) != 0) {
-        bad = true;
-        errnum = errno;
-    }
-    if (bad)
-        trace_fail(path, errnum);
-    trace_in_part = false;
 }
 
 struct uvm_totals {
@@ -246,7 +184,10 @@ int main(int argc, char **argv)
         return rc;
     const size_t mib = args.size_mib;
     const char *chain_trace = args.chain_trace;
-    FILE *trace = chain_trace ? trace_open(chain_trace) : nullptr;
+    FILE *trace = nullptr;
+    int errnum = 0;
+    if (chain_trace && !(trace = cal_trace_open(chain_trace, &errnum)))
+        trace_fail(chain_trace, errnum);
     int ndev = 0;
     if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
         std::fprintf(stderr, "gmux-calibrate: no GPU: skipped\n");
@@ -393,8 +334,8 @@ int main(int argc, char **argv)
     chain_result_t ch = {};
     if (chain_run(prop.multiProcessorCount, trace, &ch) != 0)
         return 1;
-    if (trace)
-        trace_close(trace, chain_trace);
+    if (trace && (errnum = cal_trace_close(trace)) != 0)
+        trace_fail(chain_trace, errnum);
 
     auto gbps = [&](double ms) { return ms > 0 ? (double)bytes / (ms * 1e-3) / 1e9 : 0.0; };
     std::printf("{\"gmux_calibration\": 1, \"gpu\": \"%s\", \"driver\": %d, \"runtime\": %d, "

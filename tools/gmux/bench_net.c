@@ -97,7 +97,8 @@ int bench_net(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (help) {
             printf("Usage: gmux bench net [--provider shm|tcp|both] [--reps N] [--json] [--quick]\n"
-                   "                      [--calls] [--same gmux|raw] [--plot PREFIX]\n\n"
+                   "                      [--calls] [--same gmux|raw] [--plot PREFIX]\n"
+                   "       gmux bench net -h | --help | -V | --version\n\n"
                    "Two ranks over loopback: put+signal round-trip latency, bandwidth\n"
                    "against size and 8-byte put rate, gmux next to raw libfabric, on each\n"
                    "--provider (default both: shm, then tcp).\n"

@@ -24,7 +24,8 @@ int cmd_bench(int argc, char **argv)
     if (argc < 2)
         return cli_usage_error("bench", "missing the benchmark's name");
     if (com_cli_is_help(argv[1])) {
-        printf("Usage: gmux bench NAME [ARGS...]   (gmux bench NAME --help)\n\nBenchmarks:\n");
+        printf("Usage: gmux bench NAME [ARGS...]   (gmux bench NAME --help)\n"
+               "       gmux bench -h | --help | -V | --version\n\nBenchmarks:\n");
         for (size_t i = 0; i < sizeof(benches) / sizeof(benches[0]); i++)
             printf("  %-10s %s\n", benches[i].name, benches[i].summary);
         printf("\nExit status: the benchmark's (gmux bench NAME --help); 2 for a usage error\n"

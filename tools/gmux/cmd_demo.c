@@ -73,7 +73,9 @@ int cmd_demo(int argc, char **argv)
     bool help = com_cli_help_asked(argc, argv, NULL);
     for (int i = 1; i < argc; i++) {
         if (help) {
-            printf("Usage: gmux demo [--plot-dir DIR]\n\nRuns each part of gmux on its built-in "
+            printf("Usage: gmux demo [--plot-dir DIR]\n"
+                   "       gmux demo -h | --help | -V | --version\n\nRuns each part of gmux on its "
+                   "built-in "
                    "defaults; needs no GPU:\n");
             for (size_t k = 0; k < sizeof(parts) / sizeof(parts[0]); k++)
                 printf("  %s\n", parts[k].name);

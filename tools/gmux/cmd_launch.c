@@ -50,7 +50,8 @@ struct launch_opts {
 static int usage(void)
 {
     printf("Usage: gmux launch -n N [--hosts H1,H2,...] [--timeout S] [--grace S]\n"
-           "                   [--bind ADDR] -- CMD [ARGS...]\n\n"
+           "                   [--bind ADDR] -- CMD [ARGS...]\n"
+           "       gmux launch -h | --help | -V | --version\n\n"
            "Starts N ranks of CMD, 1 to %d (fork/exec here; ssh for the --hosts that\n"
            "are not localhost, round robin, at most %d hosts) with a TCP rendezvous on\n"
            "ADDR (default 127.0.0.1; remote --hosts need one they reach) for\n"

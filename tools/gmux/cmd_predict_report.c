@@ -18,7 +18,8 @@ static void print_help(void)
 {
     printf("Usage: gmux predict-report TRACE [--templates FILE] [--json]\n"
            "       gmux predict-report --workload NAME [--set KEY=VALUE ...] [--seed S]\n"
-           "                           [--templates FILE] [--json]\n\n"
+           "                           [--templates FILE] [--json]\n"
+           "       gmux predict-report -h | --help | -V | --version\n\n"
            "Replays the trace; each launch is predicted before it runs, then learnt from\n"
            "(online learning). With --templates, the database written by `gmux profile`\n"
            "is used from the first launch; a database that cannot be read is reported\n"

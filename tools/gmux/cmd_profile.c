@@ -26,7 +26,8 @@ static void print_help(void)
 {
     printf("Usage: gmux profile TRACE -o FILE\n"
            "       gmux profile --workload NAME [--set KEY=VALUE ...] [--seed S] -o FILE\n"
-           "       gmux profile -o FILE -- CMD [ARGS...]\n\n"
+           "       gmux profile -o FILE -- CMD [ARGS...]\n"
+           "       gmux profile -h | --help | -V | --version\n\n"
            "Replays every launch of the trace, learns per kernel and pointer argument the\n"
            "simplest template (T1 fixed, T2 linear in launch values, T3 strided) that\n"
            "explains the recorded ranges and predicts a held-out launch, and writes the\n"

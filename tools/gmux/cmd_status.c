@@ -18,7 +18,8 @@ int cmd_status(int argc, char **argv)
     bool help = com_cli_help_asked(argc, argv, NULL);
     for (int i = 1; i < argc; i++) {
         if (help) {
-            printf("Usage: gmux status [--json] [--socket PATH]\n\n"
+            printf("Usage: gmux status [--json] [--socket PATH]\n"
+                   "       gmux status -h | --help | -V | --version\n\n"
                    "Shows once what gmux top shows live: the daemon's pid, and each of its\n"
                    "tasks with its state, resident and total bytes, faults, bytes migrated and\n"
                    "share of GPU time; above them the mode (sliced or shared) and, once\n"

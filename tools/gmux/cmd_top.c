@@ -55,7 +55,8 @@ int cmd_top(int argc, char **argv)
         once |= strcmp(argv[i], "--once") == 0;
         batch |= strcmp(argv[i], "--batch") == 0;
         if (help) {
-            printf("Usage: gmux top [--socket PATH] [--interval SECONDS] [--once | --batch N]\n\n"
+            printf("Usage: gmux top [--socket PATH] [--interval SECONDS] [--once | --batch N]\n"
+                   "       gmux top -h | --help | -V | --version\n\n"
                    "Live view of the daemon's tasks: state, resident and total bytes, faults,\n"
                    "bytes migrated, kernels and share of GPU time. q or Ctrl-C quits. On a\n"
                    "terminal the screen is redrawn; into a pipe or a file the tables follow\n"

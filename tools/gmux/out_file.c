@@ -2,7 +2,6 @@
 #include "out_file.h"
 
 #include <errno.h>
-#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +10,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "common/partguard.h"
 
 int cli_out_begin(cli_out_t *o, const char *cmd, const char *path)
 {
@@ -56,45 +56,10 @@ int cli_out_probe(const cli_out_t *o)
     return 0;
 }
 
-/* The part file cli_out_guard removes on an interrupt, and the signals'
- * dispositions before it (installed[i]: the guard's handler is in place). */
-static char guard_part[PATH_MAX + 8];
-static const int guard_sigs[3] = {SIGINT, SIGTERM, SIGHUP};
-static struct sigaction guard_old[3];
-static bool guard_installed[3];
-
-static void guard_on_signal(int sig)
-{
-    unlink(guard_part);
-    for (int i = 0; i < 3; i++)
-        if (guard_sigs[i] == sig)
-            sigaction(sig, &guard_old[i], NULL);
-    raise(sig); /* blocked until the handler returns, then as before */
-}
-
 void cli_out_guard(const cli_out_t *o)
 {
-    if (!cli_out_replaces(o))
-        return;
-    snprintf(guard_part, sizeof(guard_part), "%s", o->part);
-    struct sigaction sa;
-    memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = guard_on_signal;
-    sigfillset(&sa.sa_mask);
-    for (int i = 0; i < 3; i++) {
-        sigaction(guard_sigs[i], NULL, &guard_old[i]);
-        guard_installed[i] = guard_old[i].sa_handler != SIG_IGN;
-        if (guard_installed[i])
-            sigaction(guard_sigs[i], &sa, NULL);
-    }
-}
-
-static void guard_lift(void)
-{
-    for (int i = 0; i < 3; i++)
-        if (guard_installed[i])
-            sigaction(guard_sigs[i], &guard_old[i], NULL);
-    memset(guard_installed, 0, sizeof(guard_installed));
+    if (cli_out_replaces(o))
+        com_part_guard(o->part);
 }
 
 int cli_out_finish(const cli_out_t *o, bool complete)
@@ -117,7 +82,7 @@ int cli_out_finish(const cli_out_t *o, bool complete)
                           strerror(e));
         }
     }
-    guard_lift(); /* after the rename: an interrupt before it removes the part */
+    com_part_unguard(); /* after the rename: an interrupt before it removes the part */
     return rc;
 }
 
