@@ -65,8 +65,7 @@ static gmux_status_t window_register(gmux_comm_t *comm, gmux_status_t local, voi
     void *desc;
     if (st == GMUX_OK && direct && !comm->have_fab)
         st = GMUX_ERR_UNSUPPORTED; /* nothing reaches it but this rank's own copies */
-    if (st == GMUX_OK && comm->have_fab) {
-        net_progress_lock(comm);
+    if (st == GMUX_OK && comm->have_fab && (st = net_progress_lock(comm)) == GMUX_OK) {
         st = mem_reg(comm, base, size ? size : 1, mem, (uint64_t)w + 1, &win->mr, &key, &desc);
         pthread_mutex_unlock(&comm->progress_lock);
         if (st != GMUX_OK)
@@ -76,8 +75,7 @@ static gmux_status_t window_register(gmux_comm_t *comm, gmux_status_t local, voi
         direct = false;
         base = fallback;
         st = GMUX_OK;
-        if (comm->have_fab) {
-            net_progress_lock(comm);
+        if (comm->have_fab && (st = net_progress_lock(comm)) == GMUX_OK) {
             st = mem_reg(comm, base, size ? size : 1, NULL, (uint64_t)w + 1, &win->mr, &key, &desc);
             pthread_mutex_unlock(&comm->progress_lock);
             if (st != GMUX_OK)
@@ -160,8 +158,10 @@ GMUX_API gmux_status_t gmux_source_register_mem(gmux_comm_t *comm, void *base, s
         return GMUX_ERR_INVALID;
     if (!comm->have_fab)
         return GMUX_ERR_UNSUPPORTED;
-    net_progress_lock(comm);
-    gmux_status_t st = GMUX_ERR_CAPACITY;
+    gmux_status_t st = net_progress_lock(comm);
+    if (st != GMUX_OK)
+        return st;
+    st = GMUX_ERR_CAPACITY;
     if (comm->nhsrc < NET_MAX_HSRC) {
         net_hsrc_t h = {.base = (uint64_t)(uintptr_t)base, .size = size, .mem = (uint8_t)mem->kind};
         uint64_t key;
@@ -179,10 +179,12 @@ GMUX_API gmux_status_t gmux_source_deregister(gmux_comm_t *comm, void *base)
 {
     if (!comm || !base)
         return GMUX_ERR_INVALID;
-    gmux_status_t st = GMUX_ERR_NOT_FOUND;
     /* under the lock: the proxy posts from it only while holding it, and
      * what it posted earlier completes before the caller's flush returns */
-    net_progress_lock(comm);
+    gmux_status_t st = net_progress_lock(comm);
+    if (st != GMUX_OK)
+        return st;
+    st = GMUX_ERR_NOT_FOUND;
     for (uint32_t i = 0; i < comm->nhsrc && st != GMUX_OK; i++) {
         if (comm->hsrc[i].base == (uint64_t)(uintptr_t)base) {
             fi_close(&comm->hsrc[i].mr->fid);
@@ -198,7 +200,7 @@ GMUX_API void gmux_comm_set_mem_copy(gmux_comm_t *comm, gmux_mem_copy_fn copy, v
 {
     if (!comm)
         return;
-    net_progress_lock(comm);
+    net_progress_lock_wait(comm); /* returns nothing: must not go on without it */
     comm->mem_copy = copy;
     comm->mem_copy_arg = arg;
     pthread_mutex_unlock(&comm->progress_lock);
@@ -209,7 +211,9 @@ GMUX_API gmux_status_t gmux_window_deregister(gmux_comm_t *comm, gmux_window_t w
     if (!comm || w >= NET_MAX_WINDOWS || !comm->win[w].used)
         return GMUX_ERR_INVALID;
     gmux_status_t st = gmux_barrier(&comm->world);
-    net_progress_lock(comm);
+    gmux_status_t locked = net_progress_lock(comm);
+    if (locked != GMUX_OK)
+        return locked; /* still registered: the caller may try again */
     net_win_t *win = &comm->win[w];
     if (win->mr)
         fi_close(&win->mr->fid);
