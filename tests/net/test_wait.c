@@ -173,8 +173,7 @@ static void *caller_main(void *arg)
  * communicator's timeout passed while a holder keeps it for good. Until
  * 2026-12-03 net_progress_lock polled for ever: gmux_flush hung here (its
  * wait's condition took the lock), whatever the timeout; so did
- * gmux_source_deregister. The join below is
- * only a watchdog for that hang. */
+ * gmux_source_deregister. The join below is only a watchdog for that hang. */
 static void test_lock_bounded_when_held_for_good(void **state)
 {
     (void)state;
