@@ -84,6 +84,9 @@ gmux_status_t gmux_comm_set_timeout(gmux_comm_t *comm, double timeout_s);
  * with its own buffer of the same size. Collective. */
 gmux_status_t gmux_window_register(gmux_comm_t *comm, void *base, size_t size,
                                    gmux_window_t *win_p);
+/* Collective (a barrier, then the provider's deregistration). GMUX_ERR_TIMEOUT
+ * when the progress lock stayed taken for the communicator's timeout (its
+ * holder stuck inside the provider): the window then stays registered. */
 gmux_status_t gmux_window_deregister(gmux_comm_t *comm, gmux_window_t win);
 
 typedef enum gmux_signal_op {

@@ -51,7 +51,8 @@ static bool op_done(gmux_comm_t *comm, void *arg)
         a->dead = true;
         return true;
     }
-    net_progress_lock(comm);
+    if (pthread_mutex_trylock(&comm->progress_lock) != 0)
+        return false; /* not known yet: net_wait bounds the wait and runs the guard */
     bool out = net_ctx_outstanding_below(comm, a->ctx, a->below);
     pthread_mutex_unlock(&comm->progress_lock);
     return !out;
@@ -89,7 +90,11 @@ static gmux_status_t fetch_run(gmux_comm_t *comm, uint32_t ctx, int peer, const 
     gmux_status_t st = GMUX_OK;
     uint64_t id = 0;
     net_op_t *posted = NULL;
-    net_progress_lock(comm);
+    gmux_status_t locked = net_progress_lock(comm);
+    if (locked != GMUX_OK) {
+        free(bounce);
+        return locked;
+    }
     net_progress_locked(comm); /* earlier puts of the rings are posted first */
     for (;;) {
         /* the pass may have read the peer's death and taken its ops back:
@@ -148,7 +153,7 @@ static gmux_status_t fetch_run(gmux_comm_t *comm, uint32_t ctx, int peer, const 
     st = net_wait(comm, op_done, &a, net_timeout_s(comm), false);
     if (st == GMUX_OK && a.dead)
         st = GMUX_ERR_PEER;
-    net_progress_lock(comm);
+    net_progress_lock_wait(comm); /* unbounded: without it the late result lands in r->dst */
     if (posted->in_use && posted->ctx == ctx && posted->id == id && posted->fetch_len)
         posted->fetch_dst = NULL; /* still in flight: its result is dropped */
     pthread_mutex_unlock(&comm->progress_lock);
@@ -181,7 +186,9 @@ GMUX_API gmux_status_t gmux_get(gmux_comm_t *comm, uint32_t ctx, int peer, gmux_
     const net_win_t *w = &comm->win[win];
     if (!comm->have_fab || peer == comm->rank) {
         /* own memory: post what the rings hold first, then copy */
-        net_progress_lock(comm);
+        st = net_progress_lock(comm);
+        if (st != GMUX_OK)
+            return st;
         net_progress_locked(comm);
         st = net_local_copy(comm, dst, GMUX_MEM_HOST, (const char *)w->base + offset, w->mem, size);
         pthread_mutex_unlock(&comm->progress_lock);

@@ -240,9 +240,16 @@ void net_proxy_kick(gmux_comm_t *comm);
  * guard free a lock the dead rank left held (the holder of the progress lock
  * may be spinning on it). Any thread. */
 void net_progress_blocked(gmux_comm_t *comm);
-/* Takes the progress lock, calling net_progress_blocked while it waits, so
- * that no thread blocks for good behind a holder stuck inside libfabric. */
-void net_progress_lock(gmux_comm_t *comm);
+/* Takes the progress lock, calling net_progress_blocked while it waits (it
+ * reads death notices and runs the shm guard, which frees a holder stuck
+ * inside libfabric behind a dead rank's lock). Bounded by the timeout
+ * (net_timeout_s): GMUX_ERR_TIMEOUT, logged, when a holder kept it that long
+ * (stuck where no guard reaches: no guard, or a lock it cannot judge). */
+gmux_status_t net_progress_lock(gmux_comm_t *comm);
+/* The same without a bound, for the few callers that must not go on without
+ * the lock (a fetch dropping its destination, which the provider would
+ * otherwise write later; setters that return nothing). */
+void net_progress_lock_wait(gmux_comm_t *comm);
 /* Posts the resources of the receive side. LOCKING: progress_lock held. */
 gmux_status_t net_proxy_post_rx(gmux_comm_t *comm);
 /* Sends a quiet request on stream (ctx, peer); *token_p to wait for. LOCKING: held. */

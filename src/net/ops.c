@@ -248,7 +248,9 @@ struct below_arg {
 static bool ops_complete(gmux_comm_t *comm, void *arg)
 {
     struct below_arg *a = arg;
-    net_progress_lock(comm);
+    /* taken: not known yet; net_wait bounds the wait and runs the guard */
+    if (pthread_mutex_trylock(&comm->progress_lock) != 0)
+        return false;
     bool out = net_ctx_outstanding_below(comm, a->ctx, a->below);
     pthread_mutex_unlock(&comm->progress_lock);
     return !out;
@@ -276,8 +278,9 @@ static gmux_status_t drain_ctx(gmux_comm_t *comm, uint32_t ctx)
 gmux_status_t net_flush_wait(gmux_comm_t *comm, uint32_t ctx)
 {
     gmux_status_t st = drain_ctx(comm, ctx);
+    if (st == GMUX_OK)
+        st = net_progress_lock(comm);
     if (st == GMUX_OK) {
-        net_progress_lock(comm);
         struct below_arg b = {ctx, comm->ctx_issued[ctx]};
         pthread_mutex_unlock(&comm->progress_lock);
         st = net_wait(comm, ops_complete, &b, net_timeout_s(comm), false);
@@ -329,7 +332,11 @@ GMUX_API gmux_status_t gmux_quiet(gmux_comm_t *comm, uint32_t ctx)
     struct ack_arg a = {ctx, calloc((size_t)comm->size, sizeof(uint64_t)), -1};
     if (!a.tokens)
         return GMUX_ERR_NOMEM;
-    net_progress_lock(comm);
+    st = net_progress_lock(comm);
+    if (st != GMUX_OK) {
+        free(a.tokens);
+        return st;
+    }
     for (int p = 0; p < comm->size && st == GMUX_OK; p++) {
         net_out_t *o = &comm->out[ctx * (uint32_t)comm->size + (uint32_t)p];
         if (p == comm->rank)

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "common/clock.h"
+#include "common/log.h"
 #include "net/internal.h"
 
 static bool rank_dead(void *arg, int r)
@@ -32,14 +33,37 @@ void net_progress_blocked(gmux_comm_t *comm)
         net_shmguard_check(comm->guard, now, rank_dead, comm);
 }
 
-void net_progress_lock(gmux_comm_t *comm)
+/* Polls for the lock, running net_progress_blocked while it is taken; gives
+ * up once deadline passed (UINT64_MAX: never). */
+static bool lock_until(gmux_comm_t *comm, uint64_t deadline)
 {
     for (unsigned i = 0; pthread_mutex_trylock(&comm->progress_lock) != 0; i++) {
         if (i > 64) {
             net_progress_blocked(comm);
+            if ((i & 63) == 0 && com_deadline_passed(deadline))
+                return false;
             sched_yield();
         }
     }
+    return true;
+}
+
+gmux_status_t net_progress_lock(gmux_comm_t *comm)
+{
+    double limit_s = net_timeout_s(comm);
+    bool never = !(limit_s < NET_TIMEOUT_MAX_S);
+    if (lock_until(comm, com_deadline_after_ns(never ? UINT64_MAX : (uint64_t)(limit_s * 1e9))))
+        return GMUX_OK;
+    COM_ERROR(NET,
+              "rank %d: the progress lock stayed taken for %.1f s (GMUX_NET_TIMEOUT): its holder "
+              "is stuck, e.g. inside the provider behind a dead rank's lock",
+              comm->rank, limit_s);
+    return GMUX_ERR_TIMEOUT;
+}
+
+void net_progress_lock_wait(gmux_comm_t *comm)
+{
+    lock_until(comm, UINT64_MAX);
 }
 
 int net_progress_sleep(gmux_comm_t *comm, uint64_t wait_ns)

@@ -107,7 +107,7 @@ static void *q2_resume(void *arg)
 
 static uint64_t quiet_token(int peer)
 {
-    net_progress_lock(comm);
+    net_progress_lock_wait(comm);
     uint64_t t = comm->out[(uint32_t)peer].quiet_token; /* context 0 */
     pthread_mutex_unlock(&comm->progress_lock);
     return t;
@@ -172,7 +172,7 @@ static int mode_rxerr(void)
         for (int i = 0; i < ROGUE; i++) {
             ssize_t r;
             do {
-                net_progress_lock(comm);
+                net_progress_lock_wait(comm);
                 r = fi_inject(comm->fab.ep, big, sizeof(big), comm->fab.peers[1]);
                 if (r == -FI_EAGAIN)
                     net_progress_locked(comm);
@@ -287,7 +287,7 @@ typedef struct {
 
 static uint32_t free_ops(void)
 {
-    net_progress_lock(comm);
+    net_progress_lock_wait(comm);
     uint32_t k = 0;
     for (const net_op_t *op = comm->free_ops; op; op = op->next_free)
         k++;
@@ -298,7 +298,7 @@ static uint32_t free_ops(void)
 /* Ops in use (handed to the provider) for peer, or for any peer with -1. */
 static uint32_t ops_held(int peer)
 {
-    net_progress_lock(comm);
+    net_progress_lock_wait(comm);
     uint32_t k = 0;
     for (uint32_t i = 0; i < comm->nops; i++)
         k += comm->ops[i]->in_use && (peer < 0 || comm->ops[i]->peer == (uint32_t)peer);
@@ -362,7 +362,7 @@ static int mode_deadops(void)
     CHECK(held > 0, "no op held for the dead rank: the test proves nothing");
     net_stats_t s0 = comm->stats;
     /* one pass: the completions already there, then the reclaim */
-    net_progress_lock(comm);
+    net_progress_lock_wait(comm);
     net_progress_locked(comm);
     pthread_mutex_unlock(&comm->progress_lock);
     uint32_t back = (uint32_t)(comm->stats.ops_taken_back - s0.ops_taken_back);
@@ -450,7 +450,7 @@ static int mode_deadring(void)
         OK(gmux_put(comm, 1, victim, w, 0, src, DR_SIZE, NULL));
     net_ring_t *ring = &comm->rings[comm->size + victim];
     CHECK(net_ring_pending(ring) == DR_PUTS, "%" PRIu64 " puts queued", net_ring_pending(ring));
-    net_progress_lock(comm);
+    net_progress_lock_wait(comm);
     net_progress_locked(comm);
     pthread_mutex_unlock(&comm->progress_lock);
     CHECK(net_peer_dead(comm, victim), "the pass did not read the notice: proves nothing");
@@ -496,7 +496,7 @@ static int mode_staleop(void)
     OK(gmux_barrier(gmux_team_world(comm)));
     if (me == 0) {
         gmux_counter_reset(comm, SO_COUNTER);
-        net_progress_lock(comm);
+        net_progress_lock_wait(comm);
         net_op_t *a = so_take(GMUX_NO_COUNTER);
         void *stale = &a->fctx;
         net_ops_take_back(comm, 1);

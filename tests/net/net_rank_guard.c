@@ -28,7 +28,7 @@ static void *waiter(void *arg)
 {
     (void)arg;
     while (!atomic_load(&slow_done)) {
-        net_progress_lock(comm);
+        net_progress_lock_wait(comm);
         pthread_mutex_unlock(&comm->progress_lock);
         usleep(1000);
     }

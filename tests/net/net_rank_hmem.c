@@ -128,7 +128,7 @@ int mode_hmem(const char *expect)
     OK(gmux_barrier(gmux_team_world(comm))); /* the job still works */
 
     gmux_comm_set_mem_copy(comm, count_copy, NULL);
-    net_progress_lock(comm);
+    net_progress_lock_wait(comm);
     uint64_t dev_writes0 = comm->stats.dev_writes;
     pthread_mutex_unlock(&comm->progress_lock);
     for (int round = 1; round <= 3; round++) {
@@ -151,7 +151,7 @@ int mode_hmem(const char *expect)
 
     /* every put from the device source was posted alone with its
      * registration's descriptor: none gathered, none injected */
-    net_progress_lock(comm);
+    net_progress_lock_wait(comm);
     uint64_t dev_writes = comm->stats.dev_writes - dev_writes0;
     pthread_mutex_unlock(&comm->progress_lock);
     CHECK(dev_writes == (direct ? 3 * (RUN + 2) : 0), "%llu writes from the device source",

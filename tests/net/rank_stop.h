@@ -38,7 +38,7 @@ static void stop_self(uint8_t *mine)
     while (!atomic_load(req) && com_clock_ns() < end)
         usleep(100);
     CHECK(atomic_load(req), "never asked to stop");
-    net_progress_lock(comm);
+    net_progress_lock_wait(comm);
     raise(SIGSTOP);
     pthread_mutex_unlock(&comm->progress_lock);
 }

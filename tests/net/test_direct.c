@@ -85,7 +85,7 @@ static void *disturber(void *arg)
     (void)arg;
     struct timespec pause = {0, 20 * 1000};
     while (!atomic_load(&R.stop)) {
-        net_progress_lock(R.comm);
+        net_progress_lock_wait(R.comm);
         for (int k = 0; k < 8; k++)
             sched_yield();
         pthread_mutex_unlock(&R.comm->progress_lock);

@@ -37,7 +37,7 @@ struct holder {
 static void *holder_main(void *arg)
 {
     struct holder *h = arg;
-    net_progress_lock(h->comm);
+    net_progress_lock_wait(h->comm);
     atomic_store(&h->locked, 1);
     struct timespec ts = {0, HOLD_NS};
     nanosleep(&ts, NULL);
@@ -135,6 +135,67 @@ static void test_timeout_while_held(void **state)
     assert_int_equal(gmux_signal_wait_timeout(comm, 0, 1, 0.02, NULL), GMUX_ERR_TIMEOUT);
     assert_false(atomic_load(&h.released)); /* it did not wait for the release */
     pthread_join(th, NULL);
+    assert_int_equal(gmux_comm_finalize(comm), GMUX_OK);
+}
+
+/* A holder that never lets go (a proxy stuck inside the provider behind a
+ * dead rank's lock, with nothing to free it) until the test says so. */
+struct stuck {
+    gmux_comm_t *comm;
+    _Atomic int locked, release;
+};
+
+static void *stuck_main(void *arg)
+{
+    struct stuck *s = arg;
+    pthread_mutex_lock(&s->comm->progress_lock);
+    atomic_store(&s->locked, 1);
+    while (!atomic_load(&s->release))
+        sched_yield();
+    pthread_mutex_unlock(&s->comm->progress_lock);
+    return NULL;
+}
+
+struct caller {
+    gmux_comm_t *comm;
+    gmux_status_t flush, src_dereg;
+};
+
+static void *caller_main(void *arg)
+{
+    struct caller *c = arg;
+    c->flush = gmux_flush(c->comm, 0);
+    c->src_dereg = gmux_source_deregister(c->comm, c);
+    return NULL;
+}
+
+/* Calls that need the progress lock give up with GMUX_ERR_TIMEOUT once the
+ * communicator's timeout passed while a holder keeps it for good. Until
+ * 2026-12-03 net_progress_lock polled for ever: gmux_flush hung here (its
+ * wait's condition took the lock), whatever the timeout; so did
+ * gmux_source_deregister. The join below is only a watchdog for that hang. */
+static void test_lock_bounded_when_held_for_good(void **state)
+{
+    (void)state;
+    gmux_comm_t *comm = one_rank();
+    assert_int_equal(gmux_comm_set_timeout(comm, 0.2), GMUX_OK);
+    struct stuck s = {.comm = comm};
+    pthread_t th, tc;
+    assert_int_equal(pthread_create(&th, NULL, stuck_main, &s), 0);
+    while (!atomic_load(&s.locked))
+        sched_yield();
+    struct caller c = {comm, GMUX_OK, GMUX_OK};
+    assert_int_equal(pthread_create(&tc, NULL, caller_main, &c), 0);
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_sec += 60;
+    int joined = pthread_timedjoin_np(tc, NULL, &ts);
+    if (joined != 0)
+        fail_msg("flush still waiting for the progress lock after 60 s (timeout 0.2 s)");
+    atomic_store(&s.release, 1);
+    pthread_join(th, NULL);
+    assert_int_equal(c.flush, GMUX_ERR_TIMEOUT);
+    assert_int_equal(c.src_dereg, GMUX_ERR_TIMEOUT);
     assert_int_equal(gmux_comm_finalize(comm), GMUX_OK);
 }
 
@@ -241,6 +302,7 @@ int main(void)
         cmocka_unit_test(test_wait_sleeps_beside_holder),
         cmocka_unit_test(test_timeout_while_held),
         cmocka_unit_test(test_timeout_set_while_waiting),
+        cmocka_unit_test(test_lock_bounded_when_held_for_good),
         cmocka_unit_test(test_local_put_to_waited_word),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

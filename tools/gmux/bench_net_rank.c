@@ -177,7 +177,7 @@ static void report(const struct ctx *c, const char *op, uint64_t bytes, const do
 
 static net_stats_t gmux_stats(gmux_comm_t *comm)
 {
-    net_progress_lock(comm);
+    net_progress_lock_wait(comm);
     net_stats_t s = comm->stats;
     pthread_mutex_unlock(&comm->progress_lock);
     return s;
