@@ -56,6 +56,7 @@ struct net_rdv {
      * (boot_proto.h), made once and shared by every such frame: a notice
      * is queued without memory */
     rdv_buf_t *left_note;
+    rdv_clock_t clk;         /* net_rdv_set_clock; its now NULL: com_clock_ns */
     net_rdv_gone_fn on_gone; /* may be NULL */
     void *on_gone_arg;
 };
@@ -163,6 +164,11 @@ void net_rdv_set_recv_wait(net_rdv_t *r, uint64_t recv_ns)
     r->recv_ns = recv_ns ? recv_ns : RDV_IO_NS;
 }
 
+void net_rdv_set_clock(net_rdv_t *r, net_rdv_clock_fn now, void *arg)
+{
+    r->clk = (rdv_clock_t){now, arg};
+}
+
 void net_rdv_on_gone(net_rdv_t *r, net_rdv_gone_fn fn, void *arg)
 {
     r->on_gone = fn;
@@ -196,7 +202,7 @@ static void tx_push(net_rdv_t *r, int rank, uint16_t type, uint32_t hrank, rdv_b
     if (r->fd[rank] < 0)
         return;
     net_boot_hdr_t h = {NET_BOOT_MAGIC, NET_BOOT_VERSION, type, hrank, len};
-    net_rdv_tx_push(&r->tx[rank], rank, &h, p, r->txq_max, r->send_ns);
+    net_rdv_tx_push(&r->tx[rank], rank, &h, p, r->txq_max, r->send_ns, &r->clk);
 }
 
 static void close_rank(net_rdv_t *r, int rank)
@@ -282,8 +288,9 @@ static void reap(net_rdv_t *r)
             rdv_tx_t *tx = &r->tx[i];
             if (r->fd[i] < 0)
                 continue;
-            bool late_in = r->rx[i].got && com_deadline_passed(r->rx[i].dl);
-            bool late_out = tx->n && com_deadline_passed(tx->dl);
+            uint64_t now = net_rdv_clock_now(&r->clk);
+            bool late_in = r->rx[i].got && now >= r->rx[i].dl;
+            bool late_out = tx->n && now >= tx->dl;
             if (late_out)
                 COM_WARN(NET, "rendezvous: rank %d has read nothing for %.1f s; dropping it", i,
                          (double)r->send_ns / COM_NS_PER_S);
@@ -350,7 +357,8 @@ static void complete_allgather(net_rdv_t *r)
 static enum rdv_rx_result take_frame(net_rdv_t *r, int rank)
 {
     rdv_rx_t *rx = &r->rx[rank];
-    enum rdv_rx_result res = net_rdv_rx_feed(r->fd[rank], rx, NET_BOOT_MAX_LEN, r->recv_ns);
+    enum rdv_rx_result res =
+        net_rdv_rx_feed(r->fd[rank], rx, NET_BOOT_MAX_LEN, r->recv_ns, &r->clk);
     if (res != RDV_RX_FRAME)
         return res;
     net_boot_hdr_t h = rx->h;
@@ -408,7 +416,7 @@ static rdv_pend_t pending_take(net_rdv_t *r, int i)
 static void handle_pending(net_rdv_t *r, int i)
 {
     enum rdv_rx_result res =
-        net_rdv_rx_feed(r->pend[i].fd, &r->pend[i].rx, sizeof(uint32_t), r->recv_ns);
+        net_rdv_rx_feed(r->pend[i].fd, &r->pend[i].rx, sizeof(uint32_t), r->recv_ns, &r->clk);
     if (res == RDV_RX_MORE)
         return;
     rdv_pend_t c = pending_take(r, i);
@@ -440,14 +448,15 @@ static void handle_pending(net_rdv_t *r, int i)
 static void flush_all(net_rdv_t *r)
 {
     for (int i = 0; i < r->size; i++)
-        if (r->fd[i] >= 0 && r->tx[i].n && !net_rdv_tx_flush(&r->tx[i], r->fd[i], r->send_ns))
+        if (r->fd[i] >= 0 && r->tx[i].n &&
+            !net_rdv_tx_flush(&r->tx[i], r->fd[i], r->send_ns, &r->clk))
             r->tx[i].failed = true;
 }
 
 void net_rdv_step(net_rdv_t *r, int timeout_ms)
 {
     for (int i = r->npend - 1; i >= 0; i--) {
-        if (com_deadline_passed(r->pend[i].dl)) {
+        if (net_rdv_clock_now(&r->clk) >= r->pend[i].dl) {
             rdv_pend_t c = pending_take(r, i);
             pend_close(&c);
         }
@@ -488,7 +497,8 @@ void net_rdv_step(net_rdv_t *r, int timeout_ms)
     if ((pfd[0].revents & POLLIN) && r->npend < RDV_MAX_PENDING) {
         int fd = net_sock_accept(r->lfd);
         if (fd >= 0)
-            r->pend[r->npend++] = (rdv_pend_t){.fd = fd, .dl = com_deadline_after_ns(r->recv_ns)};
+            r->pend[r->npend++] =
+                (rdv_pend_t){.fd = fd, .dl = net_rdv_clock_after(&r->clk, r->recv_ns)};
     }
     /* what this step queued (results, notices) goes out now; the drops it
      * caused queue notices, which go out too */

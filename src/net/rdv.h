@@ -46,6 +46,14 @@ void net_rdv_set_limits(net_rdv_t *rdv, uint64_t send_ns, size_t queue_max);
  * the stray's deadline" without timing anything; 0 keeps the default. */
 void net_rdv_set_recv_wait(net_rdv_t *rdv, uint64_t recv_ns);
 
+/* The clock every deadline of the server is read on: now(arg), in
+ * nanoseconds, never going back (default com_clock_ns). Tests set one they
+ * move by hand, so that what a rank did between two steps decides whether
+ * it is dropped, not how the host scheduled the server and the rank; now
+ * NULL restores the default. Set it before any rank connects. */
+typedef uint64_t (*net_rdv_clock_fn)(void *arg);
+void net_rdv_set_clock(net_rdv_t *rdv, net_rdv_clock_fn now, void *arg);
+
 /* fn(arg, rank) is called once for each rank as it is announced gone (it
  * died, or left after a death), whether the server saw its connection close
  * or the launcher reported its exit, before the notices leave: the launcher

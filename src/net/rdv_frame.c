@@ -16,6 +16,17 @@ bool net_rdv_test_alloc_fails(size_t n);
 #define net_rdv_test_alloc_fails(n) false
 #endif
 
+uint64_t net_rdv_clock_now(const rdv_clock_t *clk)
+{
+    return clk && clk->now ? clk->now(clk->arg) : com_clock_ns();
+}
+
+uint64_t net_rdv_clock_after(const rdv_clock_t *clk, uint64_t ns)
+{
+    uint64_t now = net_rdv_clock_now(clk);
+    return ns == UINT64_MAX || ns > UINT64_MAX - now ? UINT64_MAX : now + ns;
+}
+
 void *net_rdv_malloc(size_t n)
 {
     return net_rdv_test_alloc_fails(n) ? NULL : malloc(n);
@@ -57,7 +68,8 @@ static bool header_ok(const rdv_rx_t *rx, uint32_t max_len)
  * server's drop reads what a connection still holds) reads nothing more,
  * where it used to read the payload that header announced into rx->p, NULL
  * (or into rx->small, past its 4 bytes, for a HELLO's max_len). */
-enum rdv_rx_result net_rdv_rx_feed(int fd, rdv_rx_t *rx, uint32_t max_len, uint64_t wait_ns)
+enum rdv_rx_result net_rdv_rx_feed(int fd, rdv_rx_t *rx, uint32_t max_len, uint64_t wait_ns,
+                                   const rdv_clock_t *clk)
 {
     const uint32_t hsz = (uint32_t)sizeof(rx->h);
     const bool in_small = max_len <= sizeof(rx->small);
@@ -82,7 +94,7 @@ enum rdv_rx_result net_rdv_rx_feed(int fd, rdv_rx_t *rx, uint32_t max_len, uint6
             return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? RDV_RX_MORE
                                                                              : RDV_RX_BAD;
         if (rx->got == 0)
-            rx->dl = com_deadline_after_ns(wait_ns);
+            rx->dl = net_rdv_clock_after(clk, wait_ns);
         rx->got += (uint32_t)n;
         if (rx->got == hsz) {
             /* judged before any payload is taken: a length no frame of ours
@@ -114,7 +126,7 @@ void net_rdv_tx_clear(rdv_tx_t *tx)
 }
 
 void net_rdv_tx_push(rdv_tx_t *tx, int rank, const net_boot_hdr_t *h, rdv_buf_t *p,
-                     size_t queue_max, uint64_t send_ns)
+                     size_t queue_max, uint64_t send_ns, const rdv_clock_t *clk)
 {
     if (tx->failed)
         return;
@@ -142,14 +154,14 @@ void net_rdv_tx_push(rdv_tx_t *tx, int rank, const net_boot_hdr_t *h, rdv_buf_t 
         }
     }
     if (tx->n == 0)
-        tx->dl = com_deadline_after_ns(send_ns);
+        tx->dl = net_rdv_clock_after(clk, send_ns);
     tx->q[tx->head + tx->n++] = (rdv_out_t){*h, p};
     if (p)
         p->refs++;
     tx->bytes += frame;
 }
 
-bool net_rdv_tx_flush(rdv_tx_t *tx, int fd, uint64_t send_ns)
+bool net_rdv_tx_flush(rdv_tx_t *tx, int fd, uint64_t send_ns, const rdv_clock_t *clk)
 {
     const uint32_t hsz = (uint32_t)sizeof(net_boot_hdr_t);
     while (tx->n > 0) {
@@ -162,7 +174,7 @@ bool net_rdv_tx_flush(rdv_tx_t *tx, int fd, uint64_t send_ns)
             return n == 0 || errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
         tx->off += (uint32_t)n;
         tx->bytes -= (size_t)n;
-        tx->dl = com_deadline_after_ns(send_ns);
+        tx->dl = net_rdv_clock_after(clk, send_ns);
         if (tx->off == hsz + o->h.len) {
             net_rdv_buf_put(o->p);
             tx->head++;
