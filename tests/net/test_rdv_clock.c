@@ -1,0 +1,233 @@
+/*
+ * The rendezvous server's deadlines (rdv.c) on a clock the test moves
+ * (net_rdv_set_clock), the ranks played with plain sockets by the test's one
+ * thread: what a rank did between two steps, not how the host scheduled the
+ * server and the rank, decides whether it is dropped.
+ *
+ * A rank that reads its result slowly but steadily is kept.
+ * test_slow_reader_kept used to run on the real clock, with a reader that
+ * slept between reads: under load (two `yes` per core) a stall of the
+ * server's thread counted against the rank, 1 run in 40.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "common/clock.h"
+#include "net/boot_proto.h"
+#include "net/rdv.h"
+#include "trdv.h"
+
+#define DEADLINE  COM_NS_PER_S        /* the send and receive deadlines here */
+#define REAL_WAIT (60 * COM_NS_PER_S) /* the most a test waits for a socket */
+
+static uint64_t now_ns; /* the server's clock */
+static int gone[2];     /* times announced gone, per rank */
+
+static uint64_t test_now(void *arg)
+{
+    (void)arg;
+    return now_ns;
+}
+
+static void count_gone(void *arg, int rank)
+{
+    (void)arg;
+    gone[rank]++;
+}
+
+/* A rank played by the test: its socket, the server's end of it, and the
+ * one frame it expects (header and payload) as it reads it. */
+typedef struct reader {
+    int fd, sfd;
+    char *buf;
+    size_t want, got;
+    bool eof; /* the server closed the connection */
+} reader_t;
+
+/* A server for size ranks on the test's clock; not joined yet. */
+static net_rdv_t *server(int size)
+{
+    net_rdv_t *rdv;
+    assert_int_equal(net_rdv_create("127.0.0.1", size, &rdv, NULL, 0), GMUX_OK);
+    now_ns = 1000 * COM_NS_PER_S;
+    net_rdv_set_clock(rdv, test_now, NULL);
+    net_rdv_set_limits(rdv, DEADLINE, 0);
+    net_rdv_set_recv_wait(rdv, DEADLINE);
+    memset(gone, 0, sizeof(gone));
+    net_rdv_on_gone(rdv, count_gone, NULL);
+    return rdv;
+}
+
+/* The server, with size ranks (receive buffers of rcvbuf bytes) joined;
+ * the send buffers of its ends fixed at sndbuf bytes (0: left to grow). */
+static net_rdv_t *start(int size, int rcvbuf, int sndbuf, reader_t *rk)
+{
+    net_rdv_t *rdv = server(size);
+    int port = net_rdv_port(rdv);
+    for (int r = 0; r < size; r++) {
+        rk[r] = (reader_t){.fd = rank_connect(port, r, size, rcvbuf)};
+        uint64_t dl = com_deadline_after_ns(REAL_WAIT);
+        while (!net_rdv_joined(rdv, r) && !com_deadline_passed(dl))
+            net_rdv_step(rdv, 10);
+        assert_true(net_rdv_joined(rdv, r));
+        rk[r].sfd = server_end(port, rk[r].fd);
+        assert_true(rk[r].sfd >= 0);
+        if (sndbuf)
+            assert_int_equal(setsockopt(rk[r].sfd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf)),
+                             0);
+    }
+    return rdv;
+}
+
+static void finish(net_rdv_t *rdv, reader_t *rk, int size)
+{
+    for (int r = 0; r < size; r++) {
+        close(rk[r].fd);
+        free(rk[r].buf);
+    }
+    net_rdv_destroy(rdv);
+}
+
+/* Rank r's contribution to an allgather, len bytes of `byte`, written as
+ * its socket takes them, the server stepped meanwhile (its clock stands);
+ * rk then awaits a result of `total` payload bytes. */
+static void contribute(net_rdv_t *rdv, reader_t *rk, int r, uint32_t len, uint8_t byte,
+                       size_t total)
+{
+    size_t n = sizeof(net_boot_hdr_t) + len;
+    char *f = malloc(n);
+    assert_non_null(f);
+    net_boot_hdr_t h = {NET_BOOT_MAGIC, NET_BOOT_VERSION, NET_BOOT_ALLGATHER, (uint32_t)r, len};
+    memcpy(f, &h, sizeof(h));
+    memset(f + sizeof(h), byte, len);
+    uint64_t dl = com_deadline_after_ns(REAL_WAIT);
+    for (size_t off = 0; off < n;) {
+        ssize_t k = send(rk->fd, f + off, n - off, MSG_DONTWAIT | MSG_NOSIGNAL);
+        if (k > 0) {
+            off += (size_t)k;
+            continue;
+        }
+        assert_true(k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK));
+        assert_false(com_deadline_passed(dl));
+        net_rdv_step(rdv, 1);
+    }
+    free(f);
+    rk->want = sizeof(net_boot_hdr_t) + total;
+    rk->buf = malloc(rk->want);
+    assert_non_null(rk->buf);
+}
+
+/* Steps the server (its clock standing) until rk's result begins to arrive. */
+static void await_result(net_rdv_t *rdv, const reader_t *rk)
+{
+    uint64_t dl = com_deadline_after_ns(REAL_WAIT);
+    for (;;) {
+        net_rdv_step(rdv, 1);
+        struct pollfd p = {.fd = rk->fd, .events = POLLIN};
+        if (poll(&p, 1, 0) > 0)
+            return;
+        assert_false(com_deadline_passed(dl));
+    }
+}
+
+/* Reads what rk's socket holds now, max bytes at most, never waiting;
+ * returns the bytes read. */
+static size_t read_now(reader_t *rk, size_t max)
+{
+    size_t took = 0;
+    while (rk->got < rk->want && took < max && !rk->eof) {
+        size_t w = rk->want - rk->got < max - took ? rk->want - rk->got : max - took;
+        ssize_t n = recv(rk->fd, rk->buf + rk->got, w, MSG_DONTWAIT);
+        rk->eof = n == 0;
+        if (n <= 0) {
+            assert_true(n == 0 || errno == EAGAIN || errno == EWOULDBLOCK);
+            break;
+        }
+        rk->got += (size_t)n;
+        took += (size_t)n;
+    }
+    return took;
+}
+
+/* rk's result: an allgather of size blobs of len bytes, blob r made of
+ * byte[r] */
+static void check_result(const reader_t *rk, int size, uint32_t len, const uint8_t *byte)
+{
+    assert_false(rk->eof);
+    assert_int_equal(rk->got, rk->want);
+    net_boot_hdr_t h;
+    memcpy(&h, rk->buf, sizeof(h));
+    assert_int_equal(h.type, NET_BOOT_ALLGATHER);
+    assert_int_equal(h.len, (uint32_t)size * (4 + len));
+    const uint8_t *q = (const uint8_t *)rk->buf + sizeof(h);
+    for (int r = 0; r < size; r++, q += 4 + len) {
+        uint32_t l;
+        memcpy(&l, q, 4);
+        assert_int_equal(l, len);
+        assert_int_equal(q[4], byte[r]);
+        assert_int_equal(q[4 + len / 2], byte[r]);
+        assert_int_equal(q[4 + len - 1], byte[r]);
+    }
+}
+
+/* Rank 0 reads its 16 MiB result SLOW_STEP bytes per 100 ms of the
+ * server's clock (3.2 s in all), the server stepped while it does; rank 1
+ * reads its own as fast as it comes. The send deadline (1 s) bounds a rank
+ * that takes nothing, not one whose result takes longer than it to read:
+ * rank 0 is kept, gets all of it, and rank 1 hears of no death. The
+ * deadline used to run from when the frame was queued, so such a rank was
+ * dropped half-way through. */
+#define SLOW_STEP (512u << 10)
+static void test_slow_reader_kept(void **state)
+{
+    (void)state;
+    reader_t rk[2];
+    net_rdv_t *rdv = start(2, 256 << 10, 0, rk);
+    const uint32_t blob = 8u << 20;
+    const size_t total = 2 * (4 + (size_t)blob);
+    const uint8_t byte[2] = {0x00, 0x11};
+    contribute(rdv, &rk[1], 1, blob, byte[1], total);
+    contribute(rdv, &rk[0], 0, blob, byte[0], total);
+    await_result(rdv, &rk[0]);
+    uint64_t dl = com_deadline_after_ns(REAL_WAIT);
+    while ((rk[0].got < rk[0].want || rk[1].got < rk[1].want) && !rk[0].eof && !rk[1].eof) {
+        assert_false(com_deadline_passed(dl));
+        now_ns += 100 * COM_NS_PER_MS;
+        for (size_t took = 0; took < SLOW_STEP && rk[0].got < rk[0].want && !rk[0].eof;) {
+            assert_false(com_deadline_passed(dl));
+            net_rdv_step(rdv, 1);
+            read_now(&rk[1], SIZE_MAX);
+            took += read_now(&rk[0], SLOW_STEP - took);
+        }
+        net_rdv_step(rdv, 1);
+        read_now(&rk[1], SIZE_MAX);
+    }
+    check_result(&rk[0], 2, blob, byte);
+    check_result(&rk[1], 2, blob, byte);
+    for (int i = 0; i < 5; i++)
+        net_rdv_step(rdv, 1);
+    char extra;
+    assert_int_equal(recv(rk[1].fd, &extra, 1, MSG_DONTWAIT), -1); /* no DEAD frame */
+    assert_int_equal(gone[0] + gone[1], 0);
+    finish(rdv, rk, 2);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_slow_reader_kept),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
