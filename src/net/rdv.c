@@ -276,8 +276,8 @@ static void drop_rank(net_rdv_t *r, int rank)
         announce_dead(r, rank, r->bye[rank]);
 }
 
-/* Drops every rank whose queue failed, whose socket has taken nothing past
- * the send deadline, or whose incoming frame is past its deadline. A drop queues
+/* Drops every rank whose queue failed, or that has read nothing past the
+ * send deadline, or whose incoming frame is past its deadline. A drop queues
  * death notices, which may fail other queues: repeated until none is left;
  * each pass drops a rank or ends, so at most size + 1 passes. */
 static void reap(net_rdv_t *r)
@@ -443,8 +443,8 @@ static void handle_pending(net_rdv_t *r, int i)
             push_gone(r, (int)h.rank, i);
 }
 
-/* Writes what every rank's socket takes now; a connection that fails is
- * dropped by the next reap. */
+/* Writes what every rank's socket takes now and notes what each rank has
+ * read; a connection that fails is dropped by the next reap. */
 static void flush_all(net_rdv_t *r)
 {
     for (int i = 0; i < r->size; i++)
@@ -481,10 +481,9 @@ void net_rdv_step(net_rdv_t *r, int timeout_ms)
         pfd[k] = (struct pollfd){.fd = r->pend[i].fd, .events = POLLIN};
         who[k++] = -2 - i;
     }
-    if (poll(pfd, (nfds_t)k, timeout_ms) <= 0)
-        return;
+    int ready = poll(pfd, (nfds_t)k, timeout_ms);
     /* pending first, from the end, so that removals do not shift unvisited ones */
-    for (int j = k - 1; j >= 1; j--) {
+    for (int j = k - 1; ready > 0 && j >= 1; j--) {
         if (who[j] <= -2) {
             if (pfd[j].revents & (POLLIN | POLLHUP | POLLERR))
                 handle_pending(r, -2 - who[j]);
@@ -494,14 +493,15 @@ void net_rdv_step(net_rdv_t *r, int timeout_ms)
         if ((pfd[j].revents & (POLLIN | POLLHUP | POLLERR)) && r->fd[who[j]] == pfd[j].fd)
             handle_rank(r, who[j]);
     }
-    if ((pfd[0].revents & POLLIN) && r->npend < RDV_MAX_PENDING) {
+    if (ready > 0 && (pfd[0].revents & POLLIN) && r->npend < RDV_MAX_PENDING) {
         int fd = net_sock_accept(r->lfd);
         if (fd >= 0)
             r->pend[r->npend++] =
                 (rdv_pend_t){.fd = fd, .dl = net_rdv_clock_after(&r->clk, r->recv_ns)};
     }
     /* what this step queued (results, notices) goes out now; the drops it
-     * caused queue notices, which go out too */
+     * caused queue notices, which go out too. Every step, poll's answer or
+     * not: a rank reads while its socket has no room for a write */
     flush_all(r);
     reap(r);
     flush_all(r);

@@ -4,6 +4,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/sockios.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 
 #include "common/log.h"
@@ -122,6 +124,7 @@ void net_rdv_tx_clear(rdv_tx_t *tx)
         net_rdv_buf_put(tx->q[tx->head + i].p);
     tx->head = tx->n = tx->off = 0;
     tx->bytes = 0;
+    tx->unacked = 0;
     tx->failed = false;
 }
 
@@ -161,6 +164,19 @@ void net_rdv_tx_push(rdv_tx_t *tx, int rank, const net_boot_hdr_t *h, rdv_buf_t 
     tx->bytes += frame;
 }
 
+/* Notes what the peer of fd has read since the last look: bytes the socket
+ * held unacknowledged then that its kernel has taken since (it takes them
+ * only as the peer reads, once its receive buffer is full). */
+static void tx_watch(rdv_tx_t *tx, int fd, uint64_t send_ns, const rdv_clock_t *clk)
+{
+    int unacked;
+    if (ioctl(fd, SIOCOUTQ, &unacked) != 0 || unacked < 0)
+        return;
+    if ((size_t)unacked < tx->unacked && tx->n)
+        tx->dl = net_rdv_clock_after(clk, send_ns);
+    tx->unacked = (size_t)unacked;
+}
+
 bool net_rdv_tx_flush(rdv_tx_t *tx, int fd, uint64_t send_ns, const rdv_clock_t *clk)
 {
     const uint32_t hsz = (uint32_t)sizeof(net_boot_hdr_t);
@@ -170,8 +186,10 @@ bool net_rdv_tx_flush(rdv_tx_t *tx, int fd, uint64_t send_ns, const rdv_clock_t 
             tx->off < hsz ? (const char *)&o->h + tx->off : o->p->bytes + (tx->off - hsz);
         size_t want = tx->off < hsz ? hsz - tx->off : (size_t)o->h.len + hsz - tx->off;
         ssize_t n = send(fd, src, want, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+            return false;
         if (n <= 0)
-            return n == 0 || errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
+            break;
         tx->off += (uint32_t)n;
         tx->bytes -= (size_t)n;
         tx->dl = net_rdv_clock_after(clk, send_ns);
@@ -184,5 +202,6 @@ bool net_rdv_tx_flush(rdv_tx_t *tx, int fd, uint64_t send_ns, const rdv_clock_t 
                 tx->head = 0;
         }
     }
+    tx_watch(tx, fd, send_ns, clk);
     return true;
 }

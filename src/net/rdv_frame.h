@@ -81,18 +81,25 @@ typedef struct rdv_out {
 /* The frames a rank has not taken from its socket yet. The server never
  * waits for a socket to take them: they leave as poll says it is
  * writable, so a rank that stops reading holds nobody else; it is dropped
- * when its queue passes txq_max bytes, or when its socket has taken nothing
- * for send_ns while frames wait. A rank that reads slowly but steadily is
+ * when its queue passes txq_max bytes, or when it has read nothing for
+ * send_ns while frames wait. A rank that reads slowly but steadily is
  * kept: a 64 MiB result may take it longer than send_ns, and only it waits
- * for it (the next collective needs its contribution, sent after). */
+ * for it (the next collective needs its contribution, sent after). Reading
+ * shows as bytes its socket takes, or as bytes the socket held that the
+ * rank's kernel acknowledged (SIOCOUTQ falls): a rank with a small receive
+ * buffer frees little at a time, and the socket may have no room for a
+ * write for longer than send_ns while the rank reads. */
 typedef struct rdv_tx {
     rdv_out_t *q; /* q[head .. head + n) */
     uint32_t head, n, cap;
     uint32_t off; /* bytes of q[head] written */
     size_t bytes; /* bytes queued and not written */
-    /* while frames wait: when the socket must have taken a byte, renewed
-     * by every write and set when the queue stops being empty */
+    /* while frames wait: when the rank must have read a byte, renewed by
+     * every write and every fall of unacked, set when the queue stops being
+     * empty */
     uint64_t dl;
+    /* the bytes the socket held unacknowledged at the last look (SIOCOUTQ) */
+    size_t unacked;
     /* a frame could not be queued (full, or no memory): the rank is
      * dropped before anything else is sent */
     bool failed;
@@ -122,8 +129,8 @@ void net_rdv_tx_push(rdv_tx_t *tx, int rank, const net_boot_hdr_t *h, rdv_buf_t 
                      size_t queue_max, uint64_t send_ns, const rdv_clock_t *clk);
 
 /* Writes what fd takes now, without waiting, renewing the send deadline by
- * send_ns (on clk) with every write; false when the connection is
- * unusable. */
+ * send_ns (on clk) with every write and when the peer has acknowledged
+ * bytes since the last look; false when the connection is unusable. */
 bool net_rdv_tx_flush(rdv_tx_t *tx, int fd, uint64_t send_ns, const rdv_clock_t *clk);
 
 #endif /* NET_RDV_FRAME_H */

@@ -4,10 +4,13 @@
  * thread: what a rank did between two steps, not how the host scheduled the
  * server and the rank, decides whether it is dropped.
  *
- * A rank that reads its result slowly but steadily is kept.
- * test_slow_reader_kept used to run on the real clock, with a reader that
- * slept between reads: under load (two `yes` per core) a stall of the
- * server's thread counted against the rank, 1 run in 40.
+ * A rank that reads its result slowly but steadily is kept: also when its
+ * receive buffer is so small that the server's socket has no room for a
+ * write from one step to the next (the rank's reading shows in the bytes
+ * its kernel acknowledged, SIOCOUTQ). test_slow_reader_kept used to run on
+ * the real clock, with a reader that slept between reads: under load (two
+ * `yes` per core) a stall of the server's thread counted against the rank,
+ * 1 run in 40.
  */
 #include <errno.h>
 #include <poll.h>
@@ -19,6 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <linux/sockios.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -161,6 +166,32 @@ static size_t read_now(reader_t *rk, size_t max)
     return took;
 }
 
+/* the bytes the server's end of rk holds unacknowledged by rk's kernel */
+static int unacked(const reader_t *rk)
+{
+    int v = -1;
+    assert_int_equal(ioctl(rk->sfd, SIOCOUTQ, &v), 0);
+    return v;
+}
+
+/* rk reads, the server not stepped, SEEN_STEP bytes at a time, until the
+ * server's end of it shows it (fewer than `before` bytes unacknowledged:
+ * the rank's kernel took more, which it does only as the rank reads), or
+ * until its frame is whole. */
+#define SEEN_STEP (4u << 10)
+static void read_until_seen(reader_t *rk, int before)
+{
+    uint64_t dl = com_deadline_after_ns(REAL_WAIT);
+    for (;;) {
+        read_now(rk, SEEN_STEP);
+        if (rk->got == rk->want || rk->eof || before == 0 || unacked(rk) < before)
+            return;
+        assert_false(com_deadline_passed(dl));
+        struct pollfd p = {.fd = rk->fd, .events = POLLIN};
+        poll(&p, 1, 10);
+    }
+}
+
 /* rk's result: an allgather of size blobs of len bytes, blob r made of
  * byte[r] */
 static void check_result(const reader_t *rk, int size, uint32_t len, const uint8_t *byte)
@@ -224,10 +255,40 @@ static void test_slow_reader_kept(void **state)
     finish(rdv, rk, 2);
 }
 
+/* A rank with a 16 KiB receive buffer (it takes a few KiB of its 4 MiB
+ * result at a time) reads what it holds once per 300 ms of the server's
+ * clock, while the server's socket, its send buffer fixed at 512 KiB, has
+ * no room for a write from one step to the next (it is writable again only
+ * once a third of it is free). Its reading shows in the bytes its kernel
+ * acknowledged (SIOCOUTQ): it is kept and gets all of it. The server counted
+ * only the bytes its socket took, so the rank was dropped at the deadline
+ * while it was reading. */
+static void test_small_buffer_reader_kept(void **state)
+{
+    (void)state;
+    reader_t rk[1];
+    net_rdv_t *rdv = start(1, 16 << 10, 512 << 10, rk);
+    const uint32_t blob = 4u << 20;
+    const uint8_t byte[1] = {0x5a};
+    contribute(rdv, &rk[0], 0, blob, byte[0], 4 + (size_t)blob);
+    await_result(rdv, &rk[0]);
+    uint64_t dl = com_deadline_after_ns(REAL_WAIT);
+    while (rk[0].got < rk[0].want && !rk[0].eof) {
+        assert_false(com_deadline_passed(dl));
+        now_ns += 300 * COM_NS_PER_MS;
+        net_rdv_step(rdv, 0);
+        read_until_seen(&rk[0], unacked(&rk[0]));
+    }
+    check_result(&rk[0], 1, blob, byte);
+    assert_int_equal(gone[0], 0);
+    finish(rdv, rk, 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_slow_reader_kept),
+        cmocka_unit_test(test_small_buffer_reader_kept),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
