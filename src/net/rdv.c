@@ -276,25 +276,37 @@ static void drop_rank(net_rdv_t *r, int rank)
         announce_dead(r, rank, r->bye[rank]);
 }
 
+/* Whether rank is to be dropped: its queue failed, or at `now` it is past
+ * a deadline even after a last look at its socket. The server's own loop
+ * may have been away longer than a deadline (a stalled launcher, a loaded
+ * host) while the rank went on: what it read or sent meanwhile counts, and
+ * now is read before that look, so that the server's absence is never
+ * blamed on the rank. */
+static bool rank_late(net_rdv_t *r, int rank, uint64_t now)
+{
+    rdv_rx_t *rx = &r->rx[rank];
+    rdv_tx_t *tx = &r->tx[rank];
+    if (rx->got && now >= rx->dl && take_frame(r, rank) == RDV_RX_BAD)
+        return true;
+    if (tx->n && now >= tx->dl && !tx->failed &&
+        !net_rdv_tx_flush(tx, r->fd[rank], r->send_ns, &r->clk))
+        tx->failed = true;
+    if (tx->n && now >= tx->dl)
+        COM_WARN(NET, "rendezvous: rank %d has read nothing for %.1f s; dropping it", rank,
+                 (double)r->send_ns / COM_NS_PER_S);
+    return tx->failed || (rx->got && now >= rx->dl) || (tx->n && now >= tx->dl);
+}
+
 /* Drops every rank whose queue failed, or that has read nothing past the
- * send deadline, or whose incoming frame is past its deadline. A drop queues
- * death notices, which may fail other queues: repeated until none is left;
- * each pass drops a rank or ends, so at most size + 1 passes. */
+ * send deadline, or whose incoming frame is past its deadline. A drop
+ * queues death notices, which may fail other queues: repeated until none
+ * is left; each pass drops a rank or ends, so at most size + 1 passes. */
 static void reap(net_rdv_t *r)
 {
     for (bool again = true; again;) {
         again = false;
         for (int i = 0; i < r->size; i++) {
-            rdv_tx_t *tx = &r->tx[i];
-            if (r->fd[i] < 0)
-                continue;
-            uint64_t now = net_rdv_clock_now(&r->clk);
-            bool late_in = r->rx[i].got && now >= r->rx[i].dl;
-            bool late_out = tx->n && now >= tx->dl;
-            if (late_out)
-                COM_WARN(NET, "rendezvous: rank %d has read nothing for %.1f s; dropping it", i,
-                         (double)r->send_ns / COM_NS_PER_S);
-            if (tx->failed || late_in || late_out) {
+            if (r->fd[i] >= 0 && rank_late(r, i, net_rdv_clock_now(&r->clk))) {
                 drop_rank(r, i);
                 again = true;
             }
@@ -453,14 +465,25 @@ static void flush_all(net_rdv_t *r)
             r->tx[i].failed = true;
 }
 
-void net_rdv_step(net_rdv_t *r, int timeout_ms)
+/* Closes the connections that have not said HELLO by their deadline; what
+ * one sent while the server's loop was away is read first (see rank_late). */
+static void expire_pending(net_rdv_t *r)
 {
     for (int i = r->npend - 1; i >= 0; i--) {
-        if (net_rdv_clock_now(&r->clk) >= r->pend[i].dl) {
+        if (net_rdv_clock_now(&r->clk) < r->pend[i].dl)
+            continue;
+        int fd = r->pend[i].fd;
+        handle_pending(r, i); /* may take it, moving a visited one into i */
+        if (i < r->npend && r->pend[i].fd == fd) {
             rdv_pend_t c = pending_take(r, i);
             pend_close(&c);
         }
     }
+}
+
+void net_rdv_step(net_rdv_t *r, int timeout_ms)
+{
+    expire_pending(r);
     reap(r);
     struct pollfd *pfd = r->pfd;
     int *who = r->who;

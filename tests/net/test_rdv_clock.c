@@ -7,10 +7,13 @@
  * A rank that reads its result slowly but steadily is kept: also when its
  * receive buffer is so small that the server's socket has no room for a
  * write from one step to the next (the rank's reading shows in the bytes
- * its kernel acknowledged, SIOCOUTQ). test_slow_reader_kept used to run on
- * the real clock, with a reader that slept between reads: under load (two
- * `yes` per core) a stall of the server's thread counted against the rank,
- * 1 run in 40.
+ * its kernel acknowledged, SIOCOUTQ), and also when the server's own loop
+ * was away longer than the deadline while the rank read. A frame or a HELLO
+ * that arrived whole while the server was away is taken. A rank that stops
+ * reading is dropped once the deadline has passed without a byte read, not
+ * before. test_slow_reader_kept used to run on the real clock, with a
+ * reader that slept between reads: under load (two `yes` per core) a stall
+ * of the server's thread counted against the rank, 1 run in 40.
  */
 #include <errno.h>
 #include <poll.h>
@@ -284,11 +287,163 @@ static void test_small_buffer_reader_kept(void **state)
     finish(rdv, rk, 1);
 }
 
+/* The server's own loop is away for three deadlines while the rank reads
+ * its result: at its next step it sees that the rank read meanwhile, and
+ * keeps it. It used to drop the rank at the top of that step, before
+ * looking, its own absence blamed on the rank. */
+static void test_server_stall_not_blamed(void **state)
+{
+    (void)state;
+    reader_t rk[1];
+    net_rdv_t *rdv = start(1, 16 << 10, 512 << 10, rk);
+    const uint32_t blob = 4u << 20;
+    const uint8_t byte[1] = {0x33};
+    contribute(rdv, &rk[0], 0, blob, byte[0], 4 + (size_t)blob);
+    await_result(rdv, &rk[0]);
+    now_ns += 3 * DEADLINE; /* the server is away */
+    read_until_seen(&rk[0], unacked(&rk[0]));
+    net_rdv_step(rdv, 0);
+    assert_int_equal(gone[0], 0);
+    uint64_t dl = com_deadline_after_ns(REAL_WAIT);
+    while (rk[0].got < rk[0].want && !rk[0].eof) {
+        assert_false(com_deadline_passed(dl));
+        net_rdv_step(rdv, 1);
+        read_now(&rk[0], SIZE_MAX);
+    }
+    check_result(&rk[0], 1, blob, byte);
+    assert_int_equal(gone[0], 0);
+    finish(rdv, rk, 1);
+}
+
+/* A rank that read (seen by the server at time T) and then stops reading,
+ * as a stopped process does, is kept at T + 0.5 s and dropped, announced
+ * gone, once a deadline (1 s) has passed on the server's clock without it
+ * reading; its connection is then closed. */
+static void test_stopped_reader_dropped(void **state)
+{
+    (void)state;
+    reader_t rk[1];
+    net_rdv_t *rdv = start(1, 16 << 10, 512 << 10, rk);
+    contribute(rdv, &rk[0], 0, 4u << 20, 0x44, 4 + (4u << 20));
+    await_result(rdv, &rk[0]);
+    read_until_seen(&rk[0], unacked(&rk[0]));
+    net_rdv_step(rdv, 0); /* T: the server sees it read */
+    now_ns += DEADLINE / 2;
+    net_rdv_step(rdv, 0);
+    assert_int_equal(gone[0], 0);
+    int steps = 1;
+    for (; steps < 20 && gone[0] == 0; steps++) {
+        now_ns += DEADLINE / 2;
+        net_rdv_step(rdv, 0);
+    }
+    assert_int_equal(gone[0], 1);
+    assert_true(steps >= 2); /* not before T + 1 s */
+    uint64_t dl = com_deadline_after_ns(REAL_WAIT);
+    while (!rk[0].eof && rk[0].got < rk[0].want) {
+        assert_false(com_deadline_passed(dl));
+        struct pollfd p = {.fd = rk[0].fd, .events = POLLIN};
+        poll(&p, 1, 10);
+        read_now(&rk[0], SIZE_MAX);
+    }
+    assert_true(rk[0].eof);
+    finish(rdv, rk, 1);
+}
+
+/* Waits until the server's end sfd holds n bytes unread. */
+static void await_arrived(int sfd, int n)
+{
+    uint64_t dl = com_deadline_after_ns(REAL_WAIT);
+    for (int have = 0; have < n;) {
+        assert_false(com_deadline_passed(dl));
+        struct pollfd p = {.fd = sfd, .events = POLLIN};
+        poll(&p, 1, 10);
+        assert_int_equal(ioctl(sfd, FIONREAD, &have), 0);
+    }
+}
+
+/* Steps the server (its clock standing) until it has read all that its
+ * end sfd holds. */
+static void await_taken(net_rdv_t *rdv, int sfd)
+{
+    uint64_t dl = com_deadline_after_ns(REAL_WAIT);
+    for (int have = 1; have > 0;) {
+        assert_false(com_deadline_passed(dl));
+        net_rdv_step(rdv, 1);
+        assert_int_equal(ioctl(sfd, FIONREAD, &have), 0);
+    }
+}
+
+/* A frame begun (half of it taken by the server) whose rest arrives while
+ * the server's loop is away past the receive deadline is read at its next
+ * step: the rank is kept and its allgather completes. It used to be
+ * dropped at the top of that step, the rest unread. */
+static void test_frame_rest_during_stall_taken(void **state)
+{
+    (void)state;
+    reader_t rk[1];
+    net_rdv_t *rdv = start(1, 64 << 10, 0, rk);
+    struct {
+        net_boot_hdr_t h;
+        uint32_t v;
+    } f = {{NET_BOOT_MAGIC, NET_BOOT_VERSION, NET_BOOT_ALLGATHER, 0, 4}, 0xabcd};
+    const size_t half = sizeof(f) / 2;
+    assert_int_equal(write(rk[0].fd, &f, half), (ssize_t)half);
+    await_arrived(rk[0].sfd, (int)half);
+    await_taken(rdv, rk[0].sfd);
+    now_ns += 3 * DEADLINE; /* the server is away */
+    assert_int_equal(write(rk[0].fd, (char *)&f + half, sizeof(f) - half),
+                     (ssize_t)(sizeof(f) - half));
+    await_arrived(rk[0].sfd, (int)(sizeof(f) - half));
+    net_rdv_step(rdv, 0);
+    assert_int_equal(gone[0], 0);
+    rk[0].want = sizeof(net_boot_hdr_t) + 8;
+    rk[0].buf = malloc(rk[0].want);
+    assert_non_null(rk[0].buf);
+    uint64_t dl = com_deadline_after_ns(REAL_WAIT);
+    while (rk[0].got < rk[0].want && !rk[0].eof) {
+        assert_false(com_deadline_passed(dl));
+        net_rdv_step(rdv, 1);
+        read_now(&rk[0], SIZE_MAX);
+    }
+    uint32_t v;
+    memcpy(&v, rk[0].buf + sizeof(net_boot_hdr_t) + 4, 4);
+    assert_int_equal(v, 0xabcd);
+    finish(rdv, rk, 1);
+}
+
+/* A connection accepted by the server whose HELLO arrives while the
+ * server's loop is away past the HELLO deadline joins at the next step. It
+ * used to be closed at the top of that step, the HELLO unread. */
+static void test_hello_during_stall_taken(void **state)
+{
+    (void)state;
+    net_rdv_t *rdv = server(1);
+    int port = net_rdv_port(rdv);
+    int fd = plain_connect(port, 64 << 10);
+    uint64_t dl = com_deadline_after_ns(REAL_WAIT);
+    int sfd;
+    while ((sfd = server_end(port, fd)) < 0) {
+        assert_false(com_deadline_passed(dl));
+        net_rdv_step(rdv, 1); /* until accepted */
+    }
+    now_ns += 3 * DEADLINE; /* the server is away */
+    say_hello(fd, 0, 1);
+    await_arrived(sfd, (int)(sizeof(net_boot_hdr_t) + 4));
+    net_rdv_step(rdv, 0);
+    assert_true(net_rdv_joined(rdv, 0));
+    close(fd);
+    net_rdv_destroy(rdv);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_slow_reader_kept),
         cmocka_unit_test(test_small_buffer_reader_kept),
+        cmocka_unit_test(test_server_stall_not_blamed),
+        cmocka_unit_test(test_stopped_reader_dropped),
+        cmocka_unit_test(test_frame_rest_during_stall_taken),
+        cmocka_unit_test(test_hello_during_stall_taken),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
