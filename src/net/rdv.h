@@ -33,8 +33,11 @@ gmux_status_t net_rdv_create(const char *addr, int size, net_rdv_t **rdv_p, char
 void net_rdv_destroy(net_rdv_t *rdv);
 int net_rdv_port(const net_rdv_t *rdv);
 
-/* How long a rank's socket may take no byte while frames wait for it
- * (default 5 s; a slow reader that keeps taking bytes is kept), and
+/* How long a rank may read nothing while frames wait for it (default 5 s;
+ * a slow reader is kept: reading shows as its socket taking bytes or its
+ * kernel acknowledging them, and a rank past it is looked at once more
+ * before it is dropped, so that a stall of the server's own loop is not
+ * blamed on it), and
  * how many bytes a rank may leave queued and unread (default: the largest
  * frame plus 1 MiB); past either the rank is dropped as dead. Tests move
  * them; 0 keeps a default. */
