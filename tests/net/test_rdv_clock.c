@@ -216,6 +216,30 @@ static void check_result(const reader_t *rk, int size, uint32_t len, const uint8
     }
 }
 
+/* A one-rank job whose result (ONE_BLOB bytes of `byte`) has begun to
+ * reach the rank; its receive buffer is 16 KiB and the server's send buffer
+ * fixed at 512 KiB, so that most of the result waits in the server's queue. */
+#define ONE_BLOB (4u << 20)
+static net_rdv_t *start_one(reader_t *rk, uint8_t byte)
+{
+    net_rdv_t *rdv = start(1, 16 << 10, 512 << 10, rk);
+    contribute(rdv, rk, 0, ONE_BLOB, byte, 4 + (size_t)ONE_BLOB);
+    await_result(rdv, rk);
+    return rdv;
+}
+
+/* rk reads the rest of its frame, the server stepped meanwhile (its clock
+ * standing). */
+static void read_rest(net_rdv_t *rdv, reader_t *rk)
+{
+    uint64_t dl = com_deadline_after_ns(REAL_WAIT);
+    while (rk->got < rk->want && !rk->eof) {
+        assert_false(com_deadline_passed(dl));
+        net_rdv_step(rdv, 1);
+        read_now(rk, SIZE_MAX);
+    }
+}
+
 /* Rank 0 reads its 16 MiB result SLOW_STEP bytes per 100 ms of the
  * server's clock (3.2 s in all), the server stepped while it does; rank 1
  * reads its own as fast as it comes. The send deadline (1 s) bounds a rank
@@ -270,11 +294,8 @@ static void test_small_buffer_reader_kept(void **state)
 {
     (void)state;
     reader_t rk[1];
-    net_rdv_t *rdv = start(1, 16 << 10, 512 << 10, rk);
-    const uint32_t blob = 4u << 20;
     const uint8_t byte[1] = {0x5a};
-    contribute(rdv, &rk[0], 0, blob, byte[0], 4 + (size_t)blob);
-    await_result(rdv, &rk[0]);
+    net_rdv_t *rdv = start_one(rk, byte[0]);
     uint64_t dl = com_deadline_after_ns(REAL_WAIT);
     while (rk[0].got < rk[0].want && !rk[0].eof) {
         assert_false(com_deadline_passed(dl));
@@ -282,7 +303,7 @@ static void test_small_buffer_reader_kept(void **state)
         net_rdv_step(rdv, 0);
         read_until_seen(&rk[0], unacked(&rk[0]));
     }
-    check_result(&rk[0], 1, blob, byte);
+    check_result(&rk[0], 1, ONE_BLOB, byte);
     assert_int_equal(gone[0], 0);
     finish(rdv, rk, 1);
 }
@@ -295,22 +316,14 @@ static void test_server_stall_not_blamed(void **state)
 {
     (void)state;
     reader_t rk[1];
-    net_rdv_t *rdv = start(1, 16 << 10, 512 << 10, rk);
-    const uint32_t blob = 4u << 20;
     const uint8_t byte[1] = {0x33};
-    contribute(rdv, &rk[0], 0, blob, byte[0], 4 + (size_t)blob);
-    await_result(rdv, &rk[0]);
+    net_rdv_t *rdv = start_one(rk, byte[0]);
     now_ns += 3 * DEADLINE; /* the server is away */
     read_until_seen(&rk[0], unacked(&rk[0]));
     net_rdv_step(rdv, 0);
     assert_int_equal(gone[0], 0);
-    uint64_t dl = com_deadline_after_ns(REAL_WAIT);
-    while (rk[0].got < rk[0].want && !rk[0].eof) {
-        assert_false(com_deadline_passed(dl));
-        net_rdv_step(rdv, 1);
-        read_now(&rk[0], SIZE_MAX);
-    }
-    check_result(&rk[0], 1, blob, byte);
+    read_rest(rdv, &rk[0]);
+    check_result(&rk[0], 1, ONE_BLOB, byte);
     assert_int_equal(gone[0], 0);
     finish(rdv, rk, 1);
 }
@@ -323,9 +336,7 @@ static void test_stopped_reader_dropped(void **state)
 {
     (void)state;
     reader_t rk[1];
-    net_rdv_t *rdv = start(1, 16 << 10, 512 << 10, rk);
-    contribute(rdv, &rk[0], 0, 4u << 20, 0x44, 4 + (4u << 20));
-    await_result(rdv, &rk[0]);
+    net_rdv_t *rdv = start_one(rk, 0x44);
     read_until_seen(&rk[0], unacked(&rk[0]));
     net_rdv_step(rdv, 0); /* T: the server sees it read */
     now_ns += DEADLINE / 2;
@@ -399,12 +410,7 @@ static void test_frame_rest_during_stall_taken(void **state)
     rk[0].want = sizeof(net_boot_hdr_t) + 8;
     rk[0].buf = malloc(rk[0].want);
     assert_non_null(rk[0].buf);
-    uint64_t dl = com_deadline_after_ns(REAL_WAIT);
-    while (rk[0].got < rk[0].want && !rk[0].eof) {
-        assert_false(com_deadline_passed(dl));
-        net_rdv_step(rdv, 1);
-        read_now(&rk[0], SIZE_MAX);
-    }
+    read_rest(rdv, &rk[0]);
     uint32_t v;
     memcpy(&v, rk[0].buf + sizeof(net_boot_hdr_t) + 4, 4);
     assert_int_equal(v, 0xabcd);
