@@ -56,6 +56,7 @@ struct net_rdv {
      * (boot_proto.h), made once and shared by every such frame: a notice
      * is queued without memory */
     rdv_buf_t *left_note;
+    rdv_clock_t clk;         /* net_rdv_set_clock; its now NULL: com_clock_ns */
     net_rdv_gone_fn on_gone; /* may be NULL */
     void *on_gone_arg;
 };
@@ -163,6 +164,11 @@ void net_rdv_set_recv_wait(net_rdv_t *r, uint64_t recv_ns)
     r->recv_ns = recv_ns ? recv_ns : RDV_IO_NS;
 }
 
+void net_rdv_set_clock(net_rdv_t *r, net_rdv_clock_fn now, void *arg)
+{
+    r->clk = (rdv_clock_t){now, arg};
+}
+
 void net_rdv_on_gone(net_rdv_t *r, net_rdv_gone_fn fn, void *arg)
 {
     r->on_gone = fn;
@@ -196,7 +202,7 @@ static void tx_push(net_rdv_t *r, int rank, uint16_t type, uint32_t hrank, rdv_b
     if (r->fd[rank] < 0)
         return;
     net_boot_hdr_t h = {NET_BOOT_MAGIC, NET_BOOT_VERSION, type, hrank, len};
-    net_rdv_tx_push(&r->tx[rank], rank, &h, p, r->txq_max, r->send_ns);
+    net_rdv_tx_push(&r->tx[rank], rank, &h, p, r->txq_max, r->send_ns, &r->clk);
 }
 
 static void close_rank(net_rdv_t *r, int rank)
@@ -270,24 +276,37 @@ static void drop_rank(net_rdv_t *r, int rank)
         announce_dead(r, rank, r->bye[rank]);
 }
 
-/* Drops every rank whose queue failed, whose socket has taken nothing past
- * the send deadline, or whose incoming frame is past its deadline. A drop queues
- * death notices, which may fail other queues: repeated until none is left;
- * each pass drops a rank or ends, so at most size + 1 passes. */
+/* Whether rank is to be dropped: its queue failed, or at `now` it is past
+ * a deadline even after a last look at its socket. The server's own loop
+ * may have been away longer than a deadline (a stalled launcher, a loaded
+ * host) while the rank went on: what it read or sent meanwhile counts, and
+ * now is read before that look, so that the server's absence is never
+ * blamed on the rank. */
+static bool rank_late(net_rdv_t *r, int rank, uint64_t now)
+{
+    rdv_rx_t *rx = &r->rx[rank];
+    rdv_tx_t *tx = &r->tx[rank];
+    if (rx->got && now >= rx->dl && take_frame(r, rank) == RDV_RX_BAD)
+        return true;
+    if (tx->n && now >= tx->dl && !tx->failed &&
+        !net_rdv_tx_flush(tx, r->fd[rank], r->send_ns, &r->clk))
+        tx->failed = true;
+    if (tx->n && now >= tx->dl)
+        COM_WARN(NET, "rendezvous: rank %d has read nothing for %.1f s; dropping it", rank,
+                 (double)r->send_ns / COM_NS_PER_S);
+    return tx->failed || (rx->got && now >= rx->dl) || (tx->n && now >= tx->dl);
+}
+
+/* Drops every rank whose queue failed, or that has read nothing past the
+ * send deadline, or whose incoming frame is past its deadline. A drop
+ * queues death notices, which may fail other queues: repeated until none
+ * is left; each pass drops a rank or ends, so at most size + 1 passes. */
 static void reap(net_rdv_t *r)
 {
     for (bool again = true; again;) {
         again = false;
         for (int i = 0; i < r->size; i++) {
-            rdv_tx_t *tx = &r->tx[i];
-            if (r->fd[i] < 0)
-                continue;
-            bool late_in = r->rx[i].got && com_deadline_passed(r->rx[i].dl);
-            bool late_out = tx->n && com_deadline_passed(tx->dl);
-            if (late_out)
-                COM_WARN(NET, "rendezvous: rank %d has read nothing for %.1f s; dropping it", i,
-                         (double)r->send_ns / COM_NS_PER_S);
-            if (tx->failed || late_in || late_out) {
+            if (r->fd[i] >= 0 && rank_late(r, i, net_rdv_clock_now(&r->clk))) {
                 drop_rank(r, i);
                 again = true;
             }
@@ -350,7 +369,8 @@ static void complete_allgather(net_rdv_t *r)
 static enum rdv_rx_result take_frame(net_rdv_t *r, int rank)
 {
     rdv_rx_t *rx = &r->rx[rank];
-    enum rdv_rx_result res = net_rdv_rx_feed(r->fd[rank], rx, NET_BOOT_MAX_LEN, r->recv_ns);
+    enum rdv_rx_result res =
+        net_rdv_rx_feed(r->fd[rank], rx, NET_BOOT_MAX_LEN, r->recv_ns, &r->clk);
     if (res != RDV_RX_FRAME)
         return res;
     net_boot_hdr_t h = rx->h;
@@ -408,7 +428,7 @@ static rdv_pend_t pending_take(net_rdv_t *r, int i)
 static void handle_pending(net_rdv_t *r, int i)
 {
     enum rdv_rx_result res =
-        net_rdv_rx_feed(r->pend[i].fd, &r->pend[i].rx, sizeof(uint32_t), r->recv_ns);
+        net_rdv_rx_feed(r->pend[i].fd, &r->pend[i].rx, sizeof(uint32_t), r->recv_ns, &r->clk);
     if (res == RDV_RX_MORE)
         return;
     rdv_pend_t c = pending_take(r, i);
@@ -435,23 +455,35 @@ static void handle_pending(net_rdv_t *r, int i)
             push_gone(r, (int)h.rank, i);
 }
 
-/* Writes what every rank's socket takes now; a connection that fails is
- * dropped by the next reap. */
+/* Writes what every rank's socket takes now and notes what each rank has
+ * read; a connection that fails is dropped by the next reap. */
 static void flush_all(net_rdv_t *r)
 {
     for (int i = 0; i < r->size; i++)
-        if (r->fd[i] >= 0 && r->tx[i].n && !net_rdv_tx_flush(&r->tx[i], r->fd[i], r->send_ns))
+        if (r->fd[i] >= 0 && r->tx[i].n &&
+            !net_rdv_tx_flush(&r->tx[i], r->fd[i], r->send_ns, &r->clk))
             r->tx[i].failed = true;
 }
 
-void net_rdv_step(net_rdv_t *r, int timeout_ms)
+/* Closes the connections that have not said HELLO by their deadline; what
+ * one sent while the server's loop was away is read first (see rank_late). */
+static void expire_pending(net_rdv_t *r)
 {
     for (int i = r->npend - 1; i >= 0; i--) {
-        if (com_deadline_passed(r->pend[i].dl)) {
+        if (net_rdv_clock_now(&r->clk) < r->pend[i].dl)
+            continue;
+        int fd = r->pend[i].fd;
+        handle_pending(r, i); /* may take it, moving a visited one into i */
+        if (i < r->npend && r->pend[i].fd == fd) {
             rdv_pend_t c = pending_take(r, i);
             pend_close(&c);
         }
     }
+}
+
+void net_rdv_step(net_rdv_t *r, int timeout_ms)
+{
+    expire_pending(r);
     reap(r);
     struct pollfd *pfd = r->pfd;
     int *who = r->who;
@@ -472,10 +504,9 @@ void net_rdv_step(net_rdv_t *r, int timeout_ms)
         pfd[k] = (struct pollfd){.fd = r->pend[i].fd, .events = POLLIN};
         who[k++] = -2 - i;
     }
-    if (poll(pfd, (nfds_t)k, timeout_ms) <= 0)
-        return;
+    int ready = poll(pfd, (nfds_t)k, timeout_ms);
     /* pending first, from the end, so that removals do not shift unvisited ones */
-    for (int j = k - 1; j >= 1; j--) {
+    for (int j = k - 1; ready > 0 && j >= 1; j--) {
         if (who[j] <= -2) {
             if (pfd[j].revents & (POLLIN | POLLHUP | POLLERR))
                 handle_pending(r, -2 - who[j]);
@@ -485,13 +516,15 @@ void net_rdv_step(net_rdv_t *r, int timeout_ms)
         if ((pfd[j].revents & (POLLIN | POLLHUP | POLLERR)) && r->fd[who[j]] == pfd[j].fd)
             handle_rank(r, who[j]);
     }
-    if ((pfd[0].revents & POLLIN) && r->npend < RDV_MAX_PENDING) {
+    if (ready > 0 && (pfd[0].revents & POLLIN) && r->npend < RDV_MAX_PENDING) {
         int fd = net_sock_accept(r->lfd);
         if (fd >= 0)
-            r->pend[r->npend++] = (rdv_pend_t){.fd = fd, .dl = com_deadline_after_ns(r->recv_ns)};
+            r->pend[r->npend++] =
+                (rdv_pend_t){.fd = fd, .dl = net_rdv_clock_after(&r->clk, r->recv_ns)};
     }
     /* what this step queued (results, notices) goes out now; the drops it
-     * caused queue notices, which go out too */
+     * caused queue notices, which go out too. Every step, poll's answer or
+     * not: a rank reads while its socket has no room for a write */
     flush_all(r);
     reap(r);
     flush_all(r);

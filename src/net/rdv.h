@@ -33,8 +33,11 @@ gmux_status_t net_rdv_create(const char *addr, int size, net_rdv_t **rdv_p, char
 void net_rdv_destroy(net_rdv_t *rdv);
 int net_rdv_port(const net_rdv_t *rdv);
 
-/* How long a rank's socket may take no byte while frames wait for it
- * (default 5 s; a slow reader that keeps taking bytes is kept), and
+/* How long a rank may read nothing while frames wait for it (default 5 s;
+ * a slow reader is kept: reading shows as its socket taking bytes or its
+ * kernel acknowledging them, and a rank past it is looked at once more
+ * before it is dropped, so that a stall of the server's own loop is not
+ * blamed on it), and
  * how many bytes a rank may leave queued and unread (default: the largest
  * frame plus 1 MiB); past either the rank is dropped as dead. Tests move
  * them; 0 keeps a default. */
@@ -45,6 +48,14 @@ void net_rdv_set_limits(net_rdv_t *rdv, uint64_t send_ns, size_t queue_max);
  * dead). Tests lengthen it to tell "not held by a stray" from "held until
  * the stray's deadline" without timing anything; 0 keeps the default. */
 void net_rdv_set_recv_wait(net_rdv_t *rdv, uint64_t recv_ns);
+
+/* The clock every deadline of the server is read on: now(arg), in
+ * nanoseconds, never going back (default com_clock_ns). Tests set one they
+ * move by hand, so that what a rank did between two steps decides whether
+ * it is dropped, not how the host scheduled the server and the rank; now
+ * NULL restores the default. Set it before any rank connects. */
+typedef uint64_t (*net_rdv_clock_fn)(void *arg);
+void net_rdv_set_clock(net_rdv_t *rdv, net_rdv_clock_fn now, void *arg);
 
 /* fn(arg, rank) is called once for each rank as it is announced gone (it
  * died, or left after a death), whether the server saw its connection close

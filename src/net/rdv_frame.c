@@ -4,6 +4,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/sockios.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 
 #include "common/log.h"
@@ -15,6 +17,17 @@ bool net_rdv_test_alloc_fails(size_t n);
 #else
 #define net_rdv_test_alloc_fails(n) false
 #endif
+
+uint64_t net_rdv_clock_now(const rdv_clock_t *clk)
+{
+    return clk && clk->now ? clk->now(clk->arg) : com_clock_ns();
+}
+
+uint64_t net_rdv_clock_after(const rdv_clock_t *clk, uint64_t ns)
+{
+    uint64_t now = net_rdv_clock_now(clk);
+    return ns == UINT64_MAX || ns > UINT64_MAX - now ? UINT64_MAX : now + ns;
+}
 
 void *net_rdv_malloc(size_t n)
 {
@@ -57,7 +70,8 @@ static bool header_ok(const rdv_rx_t *rx, uint32_t max_len)
  * server's drop reads what a connection still holds) reads nothing more,
  * where it used to read the payload that header announced into rx->p, NULL
  * (or into rx->small, past its 4 bytes, for a HELLO's max_len). */
-enum rdv_rx_result net_rdv_rx_feed(int fd, rdv_rx_t *rx, uint32_t max_len, uint64_t wait_ns)
+enum rdv_rx_result net_rdv_rx_feed(int fd, rdv_rx_t *rx, uint32_t max_len, uint64_t wait_ns,
+                                   const rdv_clock_t *clk)
 {
     const uint32_t hsz = (uint32_t)sizeof(rx->h);
     const bool in_small = max_len <= sizeof(rx->small);
@@ -82,7 +96,7 @@ enum rdv_rx_result net_rdv_rx_feed(int fd, rdv_rx_t *rx, uint32_t max_len, uint6
             return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? RDV_RX_MORE
                                                                              : RDV_RX_BAD;
         if (rx->got == 0)
-            rx->dl = com_deadline_after_ns(wait_ns);
+            rx->dl = net_rdv_clock_after(clk, wait_ns);
         rx->got += (uint32_t)n;
         if (rx->got == hsz) {
             /* judged before any payload is taken: a length no frame of ours
@@ -110,11 +124,12 @@ void net_rdv_tx_clear(rdv_tx_t *tx)
         net_rdv_buf_put(tx->q[tx->head + i].p);
     tx->head = tx->n = tx->off = 0;
     tx->bytes = 0;
+    tx->unacked = 0;
     tx->failed = false;
 }
 
 void net_rdv_tx_push(rdv_tx_t *tx, int rank, const net_boot_hdr_t *h, rdv_buf_t *p,
-                     size_t queue_max, uint64_t send_ns)
+                     size_t queue_max, uint64_t send_ns, const rdv_clock_t *clk)
 {
     if (tx->failed)
         return;
@@ -142,14 +157,27 @@ void net_rdv_tx_push(rdv_tx_t *tx, int rank, const net_boot_hdr_t *h, rdv_buf_t 
         }
     }
     if (tx->n == 0)
-        tx->dl = com_deadline_after_ns(send_ns);
+        tx->dl = net_rdv_clock_after(clk, send_ns);
     tx->q[tx->head + tx->n++] = (rdv_out_t){*h, p};
     if (p)
         p->refs++;
     tx->bytes += frame;
 }
 
-bool net_rdv_tx_flush(rdv_tx_t *tx, int fd, uint64_t send_ns)
+/* Notes what the peer of fd has read since the last look: bytes the socket
+ * held unacknowledged then that its kernel has taken since (it takes them
+ * only as the peer reads, once its receive buffer is full). */
+static void tx_watch(rdv_tx_t *tx, int fd, uint64_t send_ns, const rdv_clock_t *clk)
+{
+    int unacked;
+    if (ioctl(fd, SIOCOUTQ, &unacked) != 0 || unacked < 0)
+        return;
+    if ((size_t)unacked < tx->unacked && tx->n)
+        tx->dl = net_rdv_clock_after(clk, send_ns);
+    tx->unacked = (size_t)unacked;
+}
+
+bool net_rdv_tx_flush(rdv_tx_t *tx, int fd, uint64_t send_ns, const rdv_clock_t *clk)
 {
     const uint32_t hsz = (uint32_t)sizeof(net_boot_hdr_t);
     while (tx->n > 0) {
@@ -158,11 +186,13 @@ bool net_rdv_tx_flush(rdv_tx_t *tx, int fd, uint64_t send_ns)
             tx->off < hsz ? (const char *)&o->h + tx->off : o->p->bytes + (tx->off - hsz);
         size_t want = tx->off < hsz ? hsz - tx->off : (size_t)o->h.len + hsz - tx->off;
         ssize_t n = send(fd, src, want, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+            return false;
         if (n <= 0)
-            return n == 0 || errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
+            break;
         tx->off += (uint32_t)n;
         tx->bytes -= (size_t)n;
-        tx->dl = com_deadline_after_ns(send_ns);
+        tx->dl = net_rdv_clock_after(clk, send_ns);
         if (tx->off == hsz + o->h.len) {
             net_rdv_buf_put(o->p);
             tx->head++;
@@ -172,5 +202,6 @@ bool net_rdv_tx_flush(rdv_tx_t *tx, int fd, uint64_t send_ns)
                 tx->head = 0;
         }
     }
+    tx_watch(tx, fd, send_ns, clk);
     return true;
 }

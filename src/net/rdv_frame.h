@@ -20,10 +20,23 @@
 
 #include "common/clock.h"
 #include "net/boot_proto.h"
+#include "net/rdv.h"
 
 /* the defaults of how long a frame may take to arrive once its first byte
  * did, and a connection to say HELLO, and of a send's deadline */
 #define RDV_IO_NS (5 * COM_NS_PER_S)
+
+/* The server's clock (net_rdv_set_clock); where one is given as NULL,
+ * com_clock_ns. */
+typedef struct rdv_clock {
+    net_rdv_clock_fn now;
+    void *arg;
+} rdv_clock_t;
+
+/* The time on clk now, and ns from now (UINT64_MAX for ns == UINT64_MAX:
+ * never). */
+uint64_t net_rdv_clock_now(const rdv_clock_t *clk);
+uint64_t net_rdv_clock_after(const rdv_clock_t *clk, uint64_t ns);
 
 void *net_rdv_malloc(size_t n);
 void *net_rdv_calloc(size_t n, size_t sz);
@@ -68,18 +81,25 @@ typedef struct rdv_out {
 /* The frames a rank has not taken from its socket yet. The server never
  * waits for a socket to take them: they leave as poll says it is
  * writable, so a rank that stops reading holds nobody else; it is dropped
- * when its queue passes txq_max bytes, or when its socket has taken nothing
- * for send_ns while frames wait. A rank that reads slowly but steadily is
+ * when its queue passes txq_max bytes, or when it has read nothing for
+ * send_ns while frames wait. A rank that reads slowly but steadily is
  * kept: a 64 MiB result may take it longer than send_ns, and only it waits
- * for it (the next collective needs its contribution, sent after). */
+ * for it (the next collective needs its contribution, sent after). Reading
+ * shows as bytes its socket takes, or as bytes the socket held that the
+ * rank's kernel acknowledged (SIOCOUTQ falls): a rank with a small receive
+ * buffer frees little at a time, and the socket may have no room for a
+ * write for longer than send_ns while the rank reads. */
 typedef struct rdv_tx {
     rdv_out_t *q; /* q[head .. head + n) */
     uint32_t head, n, cap;
     uint32_t off; /* bytes of q[head] written */
     size_t bytes; /* bytes queued and not written */
-    /* while frames wait: when the socket must have taken a byte, renewed
-     * by every write and set when the queue stops being empty */
+    /* while frames wait: when the rank must have read a byte, renewed by
+     * every write and every fall of unacked, set when the queue stops being
+     * empty */
     uint64_t dl;
+    /* the bytes the socket held unacknowledged at the last look (SIOCOUTQ) */
+    size_t unacked;
     /* a frame could not be queued (full, or no memory): the rank is
      * dropped before anything else is sent */
     bool failed;
@@ -90,8 +110,9 @@ void net_rdv_rx_clear(rdv_rx_t *rx);
 
 /* Takes what fd holds of the frame in rx, whose payload may be max_len bytes
  * at most, without waiting (see rdv_frame.c); the frame must be whole within
- * wait_ns of its first byte. */
-enum rdv_rx_result net_rdv_rx_feed(int fd, rdv_rx_t *rx, uint32_t max_len, uint64_t wait_ns);
+ * wait_ns of its first byte, on clk. */
+enum rdv_rx_result net_rdv_rx_feed(int fd, rdv_rx_t *rx, uint32_t max_len, uint64_t wait_ns,
+                                   const rdv_clock_t *clk);
 
 /* Drops a reference to b (NULL: nothing); the last frees it. */
 void net_rdv_buf_put(rdv_buf_t *b);
@@ -101,14 +122,15 @@ void net_rdv_tx_clear(rdv_tx_t *tx);
 
 /* Queues the frame h for rank (p: h->len bytes, or NULL), taking a
  * reference to p; queue_max bounds the bytes queued, send_ns is how long
- * the socket may then take nothing. Sends nothing and drops nobody: a frame
- * that cannot be queued marks the queue failed (and is said so, naming
- * rank). */
+ * (on clk) the socket may then take nothing. Sends nothing and drops
+ * nobody: a frame that cannot be queued marks the queue failed (and is said
+ * so, naming rank). */
 void net_rdv_tx_push(rdv_tx_t *tx, int rank, const net_boot_hdr_t *h, rdv_buf_t *p,
-                     size_t queue_max, uint64_t send_ns);
+                     size_t queue_max, uint64_t send_ns, const rdv_clock_t *clk);
 
 /* Writes what fd takes now, without waiting, renewing the send deadline by
- * send_ns with every write; false when the connection is unusable. */
-bool net_rdv_tx_flush(rdv_tx_t *tx, int fd, uint64_t send_ns);
+ * send_ns (on clk) with every write and when the peer has acknowledged
+ * bytes since the last look; false when the connection is unusable. */
+bool net_rdv_tx_flush(rdv_tx_t *tx, int fd, uint64_t send_ns, const rdv_clock_t *clk);
 
 #endif /* NET_RDV_FRAME_H */

@@ -512,8 +512,8 @@ static void test_feed_after_bad_header_reads_nothing(void **state)
     /* a HELLO's limit (4 bytes, in rx.small): 64 bytes announced and sent */
     memset(&g, 0, sizeof(g));
     send_bad_header(sv[1], 64, 64);
-    assert_int_equal(net_rdv_rx_feed(sv[0], &g.rx, sizeof(uint32_t), wait), RDV_RX_BAD);
-    assert_int_equal(net_rdv_rx_feed(sv[0], &g.rx, sizeof(uint32_t), wait), RDV_RX_BAD);
+    assert_int_equal(net_rdv_rx_feed(sv[0], &g.rx, sizeof(uint32_t), wait, NULL), RDV_RX_BAD);
+    assert_int_equal(net_rdv_rx_feed(sv[0], &g.rx, sizeof(uint32_t), wait, NULL), RDV_RX_BAD);
     assert_memory_equal(g.guard, zero, sizeof(zero));
     int avail = -1;
     assert_int_equal(ioctl(sv[0], FIONREAD, &avail), 0);
@@ -525,11 +525,11 @@ static void test_feed_after_bad_header_reads_nothing(void **state)
     /* a rank's limit: a header longer than a frame can be, nothing after */
     memset(&g, 0, sizeof(g));
     send_bad_header(sv[1], NET_BOOT_MAX_LEN + 1, 0);
-    assert_int_equal(net_rdv_rx_feed(sv[0], &g.rx, NET_BOOT_MAX_LEN, wait), RDV_RX_BAD);
-    assert_int_equal(net_rdv_rx_feed(sv[0], &g.rx, NET_BOOT_MAX_LEN, wait), RDV_RX_BAD);
+    assert_int_equal(net_rdv_rx_feed(sv[0], &g.rx, NET_BOOT_MAX_LEN, wait, NULL), RDV_RX_BAD);
+    assert_int_equal(net_rdv_rx_feed(sv[0], &g.rx, NET_BOOT_MAX_LEN, wait, NULL), RDV_RX_BAD);
     /* and with bytes after it: nothing of them is taken */
     send_bad_header(sv[1], 8, 0);
-    assert_int_equal(net_rdv_rx_feed(sv[0], &g.rx, NET_BOOT_MAX_LEN, wait), RDV_RX_BAD);
+    assert_int_equal(net_rdv_rx_feed(sv[0], &g.rx, NET_BOOT_MAX_LEN, wait, NULL), RDV_RX_BAD);
     assert_int_equal(ioctl(sv[0], FIONREAD, &avail), 0);
     assert_int_equal(avail, (int)sizeof(net_boot_hdr_t));
     net_rdv_rx_clear(&g.rx);

@@ -63,7 +63,7 @@ static rdv_buf_t *push(rdv_tx_t *tx, uint32_t i, uint32_t len)
         for (uint32_t k = 0; k < len; k++)
             b->bytes[k] = (char)byte_of(i, k);
     }
-    net_rdv_tx_push(tx, 0, &h, b, NET_BOOT_MAX_LEN, SEND);
+    net_rdv_tx_push(tx, 0, &h, b, NET_BOOT_MAX_LEN, SEND, NULL);
     return b;
 }
 
@@ -128,7 +128,7 @@ static void test_queue_grows_past_its_slots(void **state)
             assert_int_equal(b[i]->refs, 2);
     static uint8_t got[1 << 16];
     size_t have = 0;
-    assert_true(net_rdv_tx_flush(&tx, sv[0], SEND)); /* a few KiB: the socket takes all */
+    assert_true(net_rdv_tx_flush(&tx, sv[0], SEND, NULL)); /* a few KiB: the socket takes all */
     assert_int_equal(tx.n, 0);
     assert_int_equal(tx.bytes, 0);
     read_some(sv[1], got, sizeof(got), &have);
@@ -160,7 +160,7 @@ static void test_queue_reuses_sent_slots(void **state)
     uint32_t lens[COUNT];
     for (uint32_t i = 0; i < SLOTS; i++)
         net_rdv_buf_put(push(&tx, i, lens[i] = LEN + i)); /* the queue's ref only */
-    assert_true(net_rdv_tx_flush(&tx, sv[0], SEND));
+    assert_true(net_rdv_tx_flush(&tx, sv[0], SEND, NULL));
     uint32_t sent = tx.head;
     /* the case under test: some frames gone, the others fill the slots */
     assert_true(sent > 0 && tx.n > 0 && tx.head + tx.n == tx.cap);
@@ -175,7 +175,7 @@ static void test_queue_reuses_sent_slots(void **state)
     size_t have = 0;
     for (int round = 0; round < 10000 && tx.n > 0; round++) {
         read_some(sv[1], got, sizeof(got), &have);
-        assert_true(net_rdv_tx_flush(&tx, sv[0], SEND));
+        assert_true(net_rdv_tx_flush(&tx, sv[0], SEND, NULL));
     }
     assert_int_equal(tx.n, 0);
     read_some(sv[1], got, sizeof(got), &have);
