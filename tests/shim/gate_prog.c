@@ -91,7 +91,13 @@
  * the kernels a second pause (OUTFILE.paused2, until PAUSE_MS's file with
  * "2" appended exists), after which the kernels mix the EXTRA_MIB
  * allocation instead of the buffer: the turn between the pauses uses the
- * buffer only, the one after the second the extra allocation only.
+ * buffer only, the one after the second the extra allocation only. 17
+ * (PAUSE_MS a file): the program runs in a context of its own
+ * (cuCtxCreate); once the pause is over it destroys it (through the shim's
+ * hook), creates another, allocates the buffer (holding what the old one
+ * held) and EXTRA_MIB again, and pauses again as 16 does before its next
+ * launch; a line "A 1" if the double gave both allocations their old
+ * addresses back (FAKE_CUDA_REUSE=1).
  * STREAM 1: the kernels go on a stream
  * the program creates non-blocking (cuStreamCreateWithPriority), which the
  * legacy stream does not wait for; 2: on one it creates blocking
@@ -207,6 +213,19 @@ static void replace_ctx(void)
     int ok = ctx_destroy(own_ctx) == CUDA_SUCCESS && ctx_create(&again, 0, 0) == CUDA_SUCCESS &&
              again == own_ctx;
     ctx_replaced = ok ? 1 : -1;
+}
+
+/* CAPTURE 16 and 17: the second pause, OUTFILE.paused2 until PAUSE_MS's
+ * file with "2" appended exists. 0, or -1. */
+static int pause_again(const char *outfile, const char *pause)
+{
+    char mark[4096], until[4096];
+    snprintf(mark, sizeof(mark), "%s.paused2", outfile);
+    snprintf(until, sizeof(until), "%s2", pause);
+    FILE *m = fopen(mark, "w");
+    if (!m || fclose(m) != 0)
+        return -1;
+    return wait_for(until);
 }
 
 /* CAPTURE 6: a kernel that touches nothing. */
@@ -369,7 +388,7 @@ int main(int argc, char **argv)
     PFN_cuCtxPopCurrent_v4000 ctx_pop = (PFN_cuCtxPopCurrent_v4000)get(gpa, "cuCtxPopCurrent");
     PFN_cuCtxPushCurrent_v4000 ctx_push = (PFN_cuCtxPushCurrent_v4000)get(gpa, "cuCtxPushCurrent");
     CUcontext popped = NULL; /* CAPTURE 11 */
-    if ((capture == 5 || capture == 10) &&
+    if ((capture == 5 || capture == 10 || capture == 17) &&
         (!ctx_create || !ctx_destroy || ctx_create(&own_ctx, 0, 0) != CUDA_SUCCESS))
         return 11;
     PFN_cuMemAlloc_v3020 alloc = (PFN_cuMemAlloc_v3020)get(gpa, "cuMemAlloc");
@@ -551,6 +570,20 @@ int main(int argc, char **argv)
                     return 12;
                 host = (uint64_t *)(uintptr_t)buf;
                 memcpy(host, saved, sizeof(saved));
+            } else if (capture == 17) {
+                CUdeviceptr was_buf = buf, was_extra = extra_mib ? extra : 0;
+                memcpy(saved, host, sizeof(saved));
+                CUcontext again = NULL;
+                if (ctx_destroy(own_ctx) != CUDA_SUCCESS ||
+                    ctx_create(&again, 0, 0) != CUDA_SUCCESS ||
+                    alloc(&buf, sizeof(saved)) != CUDA_SUCCESS ||
+                    (extra_mib && alloc(&extra, extra_mib << 20) != CUDA_SUCCESS))
+                    return 12;
+                began = buf == was_buf && (!extra_mib || extra == was_extra) ? CUDA_SUCCESS : -1;
+                host = (uint64_t *)(uintptr_t)buf;
+                memcpy(host, saved, sizeof(saved));
+                if (pause_again(argv[1], pause) != 0)
+                    return 18;
             } else if (capture == 5) {
                 began = push_join() ? CUDA_SUCCESS : -1;
                 if (began != CUDA_SUCCESS)
@@ -564,11 +597,7 @@ int main(int argc, char **argv)
             cap_to = now_ns();
         }
         if (capture == 16 && k == n - n / 4) {
-            char mark[4096], until[4096];
-            snprintf(mark, sizeof(mark), "%s.paused2", argv[1]);
-            snprintf(until, sizeof(until), "%s2", pause);
-            FILE *m = extra_mib ? fopen(mark, "w") : NULL;
-            if (!m || fclose(m) != 0 || wait_for(until) != 0)
+            if (!extra_mib || pause_again(argv[1], pause) != 0)
                 return 18;
             mixed = &extra;
         }
