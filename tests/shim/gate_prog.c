@@ -65,24 +65,21 @@
  * context of its own (cuCtxCreate) and destroys it at the pause, before
  * OUTFILE.paused (through the shim's cuCtxDestroy hook); after the pause the
  * kernels go on in a new context with a new buffer holding what the old one
- * held. 11: after the pause the program pops its (primary) context, so that
- * none is current, and launches: the shim waits for a turn with no context,
- * and the driver refuses the launch (exit 13 if it does not); the program
- * then pushes the context back and launches the kernel again. 12: like
- * 11, and a blocking stream captures a graph (as 1) from the pause until
- * the context is pushed back; the program then creates OUTFILE.pushed and
- * waits until OUTFILE.resume exists before it launches again. 13: at the
- * pause the program creates 64 contexts (the driver double's limit raised,
- * FAKE_CUDA_MAX_CTX) and launches in each a kernel that takes an allocation
- * of that context and touches nothing; the last one stays current, and the
- * kernels after the pause go on in it: with the proactive policy, the shim's
- * 64 entries of context state (the primary context's and 63 of these) are
- * taken, and that one has none. 14: at the pause (after OUTFILE.paused),
- * once OUTFILE.cap exists, a second thread begins a capture of its own
- * non-blocking stream in mode GLOBAL (as 3), the program creates
- * OUTFILE.capturing, and the capture ends right after the pause: exit 16 if
- * its end fails. With 3 and 14, a line "R <n>": the potentially unsafe
- * calls the capture's mode would have refused that the double let through
+ * held, and EXTRA_MIB is allocated again there; a line "A 1" if the double
+ * gave both their old addresses back (FAKE_CUDA_REUSE=1). 11: after the pause the program pops its
+ * (primary) context, so that none is current, and launches: the shim waits for a turn with no
+ * context, and the driver refuses the launch (exit 13 if it does not); the program then pushes the
+ * context back and launches the kernel again. 12: like 11, and a blocking stream captures a graph
+ * (as 1) from the pause until the context is pushed back; the program then creates OUTFILE.pushed
+ * and waits until OUTFILE.resume exists before it launches again. 13: at the pause the program
+ * creates 64 contexts (the driver double's limit raised, FAKE_CUDA_MAX_CTX) and launches in each a
+ * kernel that takes an allocation of that context and touches nothing; the last one stays current,
+ * and the kernels after the pause go on in it: with the proactive policy, the shim's 64 entries of
+ * context state (the primary context's and 63 of these) are taken, and that one has none. 14: at
+ * the pause (after OUTFILE.paused), once OUTFILE.cap exists, a second thread begins a capture of
+ * its own non-blocking stream in mode GLOBAL (as 3), the program creates OUTFILE.capturing, and the
+ * capture ends right after the pause: exit 16 if its end fails. With 3 and 14, a line "R <n>": the
+ * potentially unsafe calls the capture's mode would have refused that the double let through
  * because the caller was in mode RELAXED (the shim's own). 15: through the
  * pause, the program captures its per-thread default stream in mode GLOBAL
  * (stream 0 through cuStreamBeginCapture_v2_ptsz): a blocking stream, so the
@@ -427,10 +424,13 @@ int main(int argc, char **argv)
                 if (!ctx_pop || ctx_pop(&popped) != CUDA_SUCCESS)
                     return 12;
             } else if (capture == 10) {
+                CUdeviceptr was_buf = buf, was_extra = extra_mib ? extra : 0;
                 CUcontext again = NULL;
                 if (ctx_create(&again, 0, 0) != CUDA_SUCCESS ||
-                    alloc(&buf, sizeof(saved)) != CUDA_SUCCESS)
+                    alloc(&buf, sizeof(saved)) != CUDA_SUCCESS ||
+                    (extra_mib && alloc(&extra, extra_mib << 20) != CUDA_SUCCESS))
                     return 12;
+                began = buf == was_buf && (!extra_mib || extra == was_extra) ? CUDA_SUCCESS : -1;
                 host = (uint64_t *)(uintptr_t)buf;
                 memcpy(host, saved, sizeof(saved));
             } else if (capture == 17) {

@@ -26,7 +26,8 @@
  *   failed 0, counted (evicted_ctx_gone).
  * - kept while the program held its turn, its context then destroyed and
  *   the same allocated again at the same addresses: the same answer, and
- *   the eviction never carried out on the new memory.
+ *   the eviction never carried out on the new memory; the same for an
+ *   eviction that came after the context went.
  * - with the request, the mark then polled while the program waits for its
  *   turn in a second context: EVICTED before the grant.
  * - with the request, sent while the program waits for its turn with no
@@ -355,6 +356,26 @@ static void test_kept_evictions_void_with_ctx(void **state)
     free(o);
 }
 
+/* The same as test_ctx_gone_evicted_at_once, the program's new allocations
+ * at the addresses of those that went (FAKE_CUDA_REUSE): the eviction,
+ * which came after the context went, named the memory that went, and must
+ * not be carried out on the new memory at the program's next wait. */
+static void test_ctx_gone_order_void_at_reused_address(void **state)
+{
+    (void)state;
+    gh_spec_t saved = spec;
+    spec.capture = "10";
+    setenv("FAKE_CUDA_REUSE", "1", 1);
+    gh_out_t *o = calloc(1, sizeof(*o));
+    assert_non_null(o);
+    run_case_out(scripted_ctx_gone, 0, o);
+    unsetenv("FAKE_CUDA_REUSE");
+    spec = saved;
+    assert_int_equal(o->armed, 1); /* the new allocations are at the old addresses */
+    assert_int_equal(o->evicted_ctx_gone, 1);
+    free(o);
+}
+
 static void test_mark_of_other_context_polled_in_wait(void **state)
 {
     (void)state;
@@ -408,6 +429,7 @@ int main(void)
         GH_TEST(test_fill_ahead_after_other_context),
         GH_TEST(test_ctx_gone_evicted_at_once),
         GH_TEST(test_kept_evictions_void_with_ctx),
+        GH_TEST(test_ctx_gone_order_void_at_reused_address),
         GH_TEST(test_mark_of_other_context_polled_in_wait),
         GH_TEST(test_request_in_wait_without_context),
         GH_TEST(test_request_in_wait_in_untracked_context),
