@@ -51,6 +51,10 @@ static void gate_plan_cut_gone(void)
 
 void shim_gate_plan_announced(void)
 {
+    /* what went before is cut out of the orders stored so far (they came
+     * before this announcement) before it is forgotten */
+    if (shim_gate_gone_take(plan_gone, &plan_gone_n))
+        gate_plan_cut_gone();
     shim_gate_gone_announced();
     plan_gone_n = 0;
 }
