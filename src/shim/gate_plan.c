@@ -49,12 +49,22 @@ static void gate_plan_cut_gone(void)
     gate_plan_cut(DMN_PLAN_EVICT, plan_gone, plan_gone_n);
 }
 
+/* Takes what went with a destroyed context since the last look, if
+ * anything did: out of the stores, and out of the policy's note that a
+ * region may be marked evicted (its marks went with the regions). */
+static void gate_plan_take_gone(void)
+{
+    if (!shim_gate_gone_take(plan_gone, &plan_gone_n))
+        return;
+    gate_plan_cut_gone();
+    shim_policy_evicted_recount();
+}
+
 void shim_gate_plan_announced(void)
 {
     /* what went before is cut out of the orders stored so far (they came
      * before this announcement) before it is forgotten */
-    if (shim_gate_gone_take(plan_gone, &plan_gone_n))
-        gate_plan_cut_gone();
+    gate_plan_take_gone();
     shim_gate_gone_announced();
     plan_gone_n = 0;
 }
@@ -76,8 +86,7 @@ bool shim_gate_plan_overflowed(void)
 void shim_gate_plan_current(const dmn_client_t *cl)
 {
     uint64_t epoch = dmn_client_epoch(cl);
-    if (shim_gate_gone_take(plan_gone, &plan_gone_n))
-        gate_plan_cut_gone();
+    gate_plan_take_gone();
     if (epoch == plan_epoch)
         return;
     if (plan_n[0] + plan_n[1] + plan_n[2])
