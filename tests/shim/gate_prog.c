@@ -423,9 +423,14 @@ int main(int argc, char **argv)
             } else if (capture == 11 || capture == 12) {
                 if (!ctx_pop || ctx_pop(&popped) != CUDA_SUCCESS)
                     return 12;
-            } else if (capture == 10) {
+            } else if (capture == 10 || capture == 17) {
                 CUdeviceptr was_buf = buf, was_extra = extra_mib ? extra : 0;
                 CUcontext again = NULL;
+                if (capture == 17) { /* the old context goes only now */
+                    memcpy(saved, host, sizeof(saved));
+                    if (ctx_destroy(own_ctx) != CUDA_SUCCESS)
+                        return 12;
+                }
                 if (ctx_create(&again, 0, 0) != CUDA_SUCCESS ||
                     alloc(&buf, sizeof(saved)) != CUDA_SUCCESS ||
                     (extra_mib && alloc(&extra, extra_mib << 20) != CUDA_SUCCESS))
@@ -433,19 +438,7 @@ int main(int argc, char **argv)
                 began = buf == was_buf && (!extra_mib || extra == was_extra) ? CUDA_SUCCESS : -1;
                 host = (uint64_t *)(uintptr_t)buf;
                 memcpy(host, saved, sizeof(saved));
-            } else if (capture == 17) {
-                CUdeviceptr was_buf = buf, was_extra = extra_mib ? extra : 0;
-                memcpy(saved, host, sizeof(saved));
-                CUcontext again = NULL;
-                if (ctx_destroy(own_ctx) != CUDA_SUCCESS ||
-                    ctx_create(&again, 0, 0) != CUDA_SUCCESS ||
-                    alloc(&buf, sizeof(saved)) != CUDA_SUCCESS ||
-                    (extra_mib && alloc(&extra, extra_mib << 20) != CUDA_SUCCESS))
-                    return 12;
-                began = buf == was_buf && (!extra_mib || extra == was_extra) ? CUDA_SUCCESS : -1;
-                host = (uint64_t *)(uintptr_t)buf;
-                memcpy(host, saved, sizeof(saved));
-                if (pause_again(argv[1], pause) != 0)
+                if (capture == 17 && pause_again(argv[1], pause) != 0)
                     return 18;
             } else if (capture == 5) {
                 began = push_join() ? CUDA_SUCCESS : -1;

@@ -340,15 +340,17 @@ static void test_ctx_gone_evicted_at_once(void **state)
     free(o);
 }
 
-static void test_kept_evictions_void_with_ctx(void **state)
+/* Runs script against the program in gate_prog mode capture, its new
+ * allocations at the addresses of those that went with its context
+ * (FAKE_CUDA_REUSE): no eviction carried out, EVICTED sent at once. */
+static void run_reused_case(const char *capture, int (*script)(int))
 {
-    (void)state;
     gh_spec_t saved = spec;
-    spec.capture = "17";
+    spec.capture = capture;
     setenv("FAKE_CUDA_REUSE", "1", 1);
     gh_out_t *o = calloc(1, sizeof(*o));
     assert_non_null(o);
-    run_case_out(scripted_kept_then_ctx_gone, 0, o);
+    run_case_out(script, 0, o);
     unsetenv("FAKE_CUDA_REUSE");
     spec = saved;
     assert_int_equal(o->armed, 1); /* the new allocations are at the old addresses */
@@ -356,24 +358,20 @@ static void test_kept_evictions_void_with_ctx(void **state)
     free(o);
 }
 
+static void test_kept_evictions_void_with_ctx(void **state)
+{
+    (void)state;
+    run_reused_case("17", scripted_kept_then_ctx_gone);
+}
+
 /* The same as test_ctx_gone_evicted_at_once, the program's new allocations
- * at the addresses of those that went (FAKE_CUDA_REUSE): the eviction,
- * which came after the context went, named the memory that went, and must
- * not be carried out on the new memory at the program's next wait. */
+ * at the addresses of those that went: the eviction, which came after the
+ * context went, named the memory that went, and must not be carried out on
+ * the new memory at the program's next wait. */
 static void test_ctx_gone_order_void_at_reused_address(void **state)
 {
     (void)state;
-    gh_spec_t saved = spec;
-    spec.capture = "10";
-    setenv("FAKE_CUDA_REUSE", "1", 1);
-    gh_out_t *o = calloc(1, sizeof(*o));
-    assert_non_null(o);
-    run_case_out(scripted_ctx_gone, 0, o);
-    unsetenv("FAKE_CUDA_REUSE");
-    spec = saved;
-    assert_int_equal(o->armed, 1); /* the new allocations are at the old addresses */
-    assert_int_equal(o->evicted_ctx_gone, 1);
-    free(o);
+    run_reused_case("10", scripted_ctx_gone);
 }
 
 static void test_mark_of_other_context_polled_in_wait(void **state)
