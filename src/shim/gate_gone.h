@@ -1,13 +1,14 @@
 /*
- * Memory that went with a destroyed context, as the gate's stores of
- * gmuxd's orders must see it (gate_plan.c). A context the driver destroys
- * takes every allocation made in it along (hooks_ctx.c); an order stored
- * for that memory (an eviction kept while the task held its turn or for
+ * Memory that went with a destroyed context, or was freed, as the gate's
+ * stores of gmuxd's orders must see it (gate_plan.c). A context the driver
+ * destroys takes every allocation made in it along (hooks_ctx.c), and
+ * cuMemFree and its kin free one (hooks_mem.c); an order stored for that
+ * memory (an eviction kept while the task held its turn or for
  * want of a context, a fill, a fill ahead) names memory that is gone, and
  * the driver may hand its addresses to a new allocation, which the order
  * would then move (and mark, policy.h) though the daemon never named it.
  *
- * hooks_ctx.c notes each range that went (any thread); the gate takes them
+ * hooks_ctx.c and hooks_mem.c note each range that went (any thread); the gate takes them
  * under its gate_mu, cuts them out of its stores, and out of every order
  * that arrives until it announces its working set again: until then the
  * daemon knows the task's memory only from the announcement before, and an
@@ -34,7 +35,7 @@
 
 #define SHIM_GATE_GONE_CAP 1024u
 
-/* [base, base+len) went with a destroyed context. */
+/* [base, base+len) went with a destroyed context, or was freed. */
 void shim_gate_gone_note(uint64_t base, uint64_t len);
 
 /* The ranges noted since the last announcement, coalesced, copied to out (at
