@@ -117,7 +117,6 @@ static void gate_announce(void)
     const dmn_range_t *ws;
     uint32_t n = shim_gate_ws_build(&ws);
     (void)dmn_client_pending(gate_client, 1, ws, n);
-    shim_gate_plan_announced(); /* after the build: see gate_gone.h */
 }
 
 /* Takes gate_mu for a launching thread: true once held; false, without it,

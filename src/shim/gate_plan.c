@@ -4,7 +4,6 @@
 #include <stdbool.h>
 
 #include "common/log.h"
-#include "shim/gate_gone.h"
 #include "shim/gate_ranges.h"
 #include "shim/policy.h"
 #include "shim/stats.h"
@@ -25,49 +24,6 @@ static uint32_t plan_msg_kept, plan_msg_joined;
 static dmn_range_t plan_cut_tmp[SHIM_GATE_PLAN_CAP];
 /* A store overflowed since shim_gate_plan_overflowed last said (gate_plan.h). */
 static bool plan_overflowed;
-/* Memory that went with a destroyed context since the working set was last
- * announced (gate_gone.h): no order stored may name it. */
-static dmn_range_t plan_gone[SHIM_GATE_GONE_CAP];
-static uint32_t plan_gone_n;
-
-static void gate_plan_cut(dmn_plan_kind_t kind, const dmn_range_t *ev, uint32_t n);
-
-/* Takes the memory that went with a destroyed context out of every store:
- * carried out, an order for it would move (and mark) whatever the driver
- * put at those addresses since, which the daemon never named, and count
- * it among the ranges an EVICTED says were not moved. Until 2026-12-03
- * such orders stayed (test_gate_evicted test_kept_evictions_void_with_ctx:
- * an eviction kept while the program held its turn, its context then
- * destroyed and the same memory allocated again at the same addresses; the
- * new allocation was evicted at the next wait, and EVICTED said 1 failed). */
-static void gate_plan_cut_gone(void)
-{
-    if (plan_gone_n == 0)
-        return;
-    gate_plan_cut(DMN_PLAN_AHEAD, plan_gone, plan_gone_n);
-    gate_plan_cut(DMN_PLAN_FILL, plan_gone, plan_gone_n);
-    gate_plan_cut(DMN_PLAN_EVICT, plan_gone, plan_gone_n);
-}
-
-/* Takes what went with a destroyed context since the last look, if
- * anything did: out of the stores, and out of the policy's note that a
- * region may be marked evicted (its marks went with the regions). */
-static void gate_plan_take_gone(void)
-{
-    if (!shim_gate_gone_take(plan_gone, &plan_gone_n))
-        return;
-    gate_plan_cut_gone();
-    shim_policy_evicted_recount();
-}
-
-void shim_gate_plan_announced(void)
-{
-    /* what went before is cut out of the orders stored so far (they came
-     * before this announcement) before it is forgotten */
-    gate_plan_take_gone();
-    shim_gate_gone_announced();
-    plan_gone_n = 0;
-}
 
 void shim_gate_plan_give_up(dmn_plan_kind_t kind)
 {
@@ -86,7 +42,6 @@ bool shim_gate_plan_overflowed(void)
 void shim_gate_plan_current(const dmn_client_t *cl)
 {
     uint64_t epoch = dmn_client_epoch(cl);
-    gate_plan_take_gone();
     if (epoch == plan_epoch)
         return;
     if (plan_n[0] + plan_n[1] + plan_n[2])
@@ -195,7 +150,6 @@ void shim_gate_plan_on_plan(void *arg, uint64_t grant_seq, dmn_plan_kind_t kind,
         plan_msg_joined += joined;
         plan_overflowed |= joined > 0;
         plan_msg_kept += n;
-        gate_plan_cut_gone(); /* they may name memory that went */
         return;
     }
     for (uint32_t i = 0; i < n; i++) { /* full: given up (gate_ranges.h) */
@@ -207,7 +161,6 @@ void shim_gate_plan_on_plan(void *arg, uint64_t grant_seq, dmn_plan_kind_t kind,
         SHIM_STAT_ADD(fill_dropped, lost != 0);
         SHIM_STAT_ADD(fill_dropped_bytes, lost);
     }
-    gate_plan_cut_gone();
 }
 
 void shim_gate_plan_on_plan_end(void *arg, uint64_t grant_seq, dmn_plan_kind_t kind, uint32_t n)

@@ -21,10 +21,6 @@
  * a range (faults only; counted in fill_dropped). Every store stays
  * coalesced (gate_ranges.h), so gate_apply.c may merge one with another.
  *
- * No stored order names memory that went with a destroyed context
- * (gate_gone.h): it is cut out of the stores, and out of the orders that
- * arrive until the next announcement of the working set.
- *
  * Orders are kept for the client's connection they came on (its epoch,
  * dmn_client_epoch): those of a connection that ended (a daemon that died,
  * the one registered with after it numbering its grants from 1 again) are
@@ -59,9 +55,7 @@ void shim_gate_plan_on_plan(void *arg, uint64_t grant_seq, dmn_plan_kind_t kind,
  * PLAN (the client hands one over in batches of 256 ranges). */
 void shim_gate_plan_on_plan_end(void *arg, uint64_t grant_seq, dmn_plan_kind_t kind, uint32_t n);
 
-/* Drops the stored orders unless they came on cl's connection of now, and
- * takes out of them the memory that went with a destroyed context
- * (gate_gone.h). */
+/* Drops the stored orders unless they came on cl's connection of now. */
 void shim_gate_plan_current(const dmn_client_t *cl);
 
 /* The stored orders of one kind (EVICT, FILL or AHEAD), coalesced: *n ranges. */
@@ -86,10 +80,6 @@ void shim_gate_plan_give_up(dmn_plan_kind_t kind);
  * shim_policy_evicted_lost). Fills given up whole
  * are marked themselves (shim_policy_lost). */
 bool shim_gate_plan_overflowed(void);
-
-/* The working set was announced: memory that went with a destroyed context
- * before is no longer cut out of the orders that arrive (gate_gone.h). */
-void shim_gate_plan_announced(void);
 
 /* The grant the stored FILL orders belong to. */
 uint64_t shim_gate_plan_fill_seq(void);

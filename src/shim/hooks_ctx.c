@@ -40,7 +40,7 @@
 
 #include "common/log.h"
 #include "shim/backend_cuda.h"
-#include "shim/gate_gone.h"
+#include "shim/policy.h"
 #include "shim/record.h"
 #include "shim/shim.h"
 #include "shim/stats.h"
@@ -63,15 +63,17 @@ static void ctx_forget(CUcontext ctx)
     size_t n, total = 0;
     do {
         n = shim_regions_remove_ctx(&shim_state.regions, (uint64_t)(uintptr_t)ctx, gone, CTX_BATCH);
-        for (size_t i = 0; i < n; i++) {
+        for (size_t i = 0; i < n; i++)
             shim_record_free(gone[i].base);
-            shim_gate_gone_note(gone[i].base, gone[i].size); /* no order may name it */
-        }
         total += n;
     } while (n == CTX_BATCH);
     SHIM_STAT_ADD(frees, total);
-    if (total)
+    if (total) {
+        /* the daemon's marks went with the regions: a grant need not wait
+         * for a migration stream for them (policy.h) */
+        shim_policy_evicted_recount();
         COM_DEBUG(SHIM, "context %p went with %zu tracked allocations", (void *)ctx, total);
+    }
 }
 
 static CUcontext ctx_primary_of(CUdevice dev)

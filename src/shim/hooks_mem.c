@@ -12,7 +12,6 @@
 #include "common/array.h"
 #include "common/log.h"
 
-#include "shim/gate_gone.h"
 #include "shim/policy.h"
 #include "shim/record.h"
 #include "shim/shim.h"
@@ -41,13 +40,9 @@ static void mem_track(CUdeviceptr base, size_t size, shim_region_kind_t kind, ui
 
 static void mem_untrack(CUdeviceptr base)
 {
-    shim_region_t gone;
     shim_record_free((uint64_t)base);
-    if (shim_regions_remove(&shim_state.regions, (uint64_t)base, &gone) == GMUX_OK) {
+    if (shim_regions_remove(&shim_state.regions, (uint64_t)base, NULL) == GMUX_OK)
         SHIM_STAT_ADD(frees, 1);
-        /* no order of the daemon's may move what is allocated there next */
-        shim_gate_gone_note(gone.base, gone.size);
-    }
 }
 
 /* Managed allocation in place of a plain one; false when the driver refused. */

@@ -94,10 +94,7 @@
  * hook), creates another, allocates the buffer (holding what the old one
  * held) and EXTRA_MIB again, and pauses again as 16 does before its next
  * launch; a line "A 1" if the double gave both allocations their old
- * addresses back (FAKE_CUDA_REUSE=1). 18 (with EXTRA_MIB, PAUSE_MS a
- * file): once the pause is over the program frees the EXTRA_MIB allocation
- * (cuMemFree) and allocates it again, and pauses again as 16 does; a line
- * "A 1" if it came back at its old address.
+ * addresses back (FAKE_CUDA_REUSE=1).
  * STREAM 1: the kernels go on a stream
  * the program creates non-blocking (cuStreamCreateWithPriority), which the
  * legacy stream does not wait for; 2: on one it creates blocking
@@ -442,14 +439,6 @@ int main(int argc, char **argv)
                 host = (uint64_t *)(uintptr_t)buf;
                 memcpy(host, saved, sizeof(saved));
                 if (capture == 17 && pause_again(argv[1], pause) != 0)
-                    return 18;
-            } else if (capture == 18) {
-                CUdeviceptr was = extra;
-                if (!extra_mib || !mem_free || mem_free(extra) != CUDA_SUCCESS ||
-                    alloc(&extra, extra_mib << 20) != CUDA_SUCCESS)
-                    return 12;
-                began = extra == was ? CUDA_SUCCESS : -1;
-                if (pause_again(argv[1], pause) != 0)
                     return 18;
             } else if (capture == 5) {
                 began = push_join() ? CUDA_SUCCESS : -1;
