@@ -65,8 +65,9 @@
  * context of its own (cuCtxCreate) and destroys it at the pause, before
  * OUTFILE.paused (through the shim's cuCtxDestroy hook); after the pause the
  * kernels go on in a new context with a new buffer holding what the old one
- * held, and EXTRA_MIB is allocated again there; a line "A 1" if the double
- * gave both their old addresses back (FAKE_CUDA_REUSE=1). 11: after the pause the program pops its
+ * held (EXTRA_MIB is not allocated again: the memory the scripts evict
+ * stays gone, wherever the allocator puts the next block); a line "A 1"
+ * if the buffer came back at its old address. 11: after the pause the program pops its
  * (primary) context, so that none is current, and launches: the shim waits for a turn with no
  * context, and the driver refuses the launch (exit 13 if it does not); the program then pushes the
  * context back and launches the kernel again. 12: like 11, and a blocking stream captures a graph
@@ -433,9 +434,11 @@ int main(int argc, char **argv)
                 }
                 if (ctx_create(&again, 0, 0) != CUDA_SUCCESS ||
                     alloc(&buf, sizeof(saved)) != CUDA_SUCCESS ||
-                    (extra_mib && alloc(&extra, extra_mib << 20) != CUDA_SUCCESS))
+                    (capture == 17 && extra_mib && alloc(&extra, extra_mib << 20) != CUDA_SUCCESS))
                     return 12;
-                began = buf == was_buf && (!extra_mib || extra == was_extra) ? CUDA_SUCCESS : -1;
+                began = buf == was_buf && (capture == 10 || !extra_mib || extra == was_extra)
+                            ? CUDA_SUCCESS
+                            : -1;
                 host = (uint64_t *)(uintptr_t)buf;
                 memcpy(host, saved, sizeof(saved));
                 if (capture == 17 && pause_again(argv[1], pause) != 0)
