@@ -61,7 +61,7 @@ static size_t gate_first_region(const shim_regions_t *t, uint64_t base)
  * FILL at the grant, waited for before the launch), the regions it moves
  * whole to the device count as prefetched in generation gen: the launch
  * does not move them again (until 2026-12-03 it did, one redundant prefetch
- * per region evicted and filled back; test_gate_order
+ * per region evicted and filled back; test_gate_refill
  * test_filled_not_prefetched_again). The daemon's orders are rounded out to
  * its chunks, and the driver only takes ranges of managed memory (a range
  * over a region's end or a gap is refused whole). */
@@ -245,7 +245,7 @@ void shim_gate_apply_evictions(dmn_client_t *cl, shim_cuctx_t *cx)
  * what it plans the task to hold, and the policy's prefetch of the rest
  * would move in more than that, so the driver would evict other tasks'
  * memory or the chunks just filled. Until 2026-12-03 it did
- * (test_gate_order test_unfilled_left_to_paging). Not after a fill given up
+ * (test_gate_refill test_unfilled_left_to_paging). Not after a fill given up
  * (marked, shim_policy_lost), a store that overflowed, a wait that failed,
  * nor at a GRANT without the flag. Fills only at
  * the grant they belong to (shim_gate_plan_fill_seq): those of another grant are

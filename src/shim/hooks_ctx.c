@@ -40,6 +40,7 @@
 
 #include "common/log.h"
 #include "shim/backend_cuda.h"
+#include "shim/policy.h"
 #include "shim/record.h"
 #include "shim/shim.h"
 #include "shim/stats.h"
@@ -67,8 +68,12 @@ static void ctx_forget(CUcontext ctx)
         total += n;
     } while (n == CTX_BATCH);
     SHIM_STAT_ADD(frees, total);
-    if (total)
+    if (total) {
+        /* the daemon's marks went with the regions: a grant need not wait
+         * for a migration stream for them (policy.h) */
+        shim_policy_evicted_recount();
         COM_DEBUG(SHIM, "context %p went with %zu tracked allocations", (void *)ctx, total);
+    }
 }
 
 static CUcontext ctx_primary_of(CUdevice dev)

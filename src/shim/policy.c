@@ -64,6 +64,17 @@ void shim_policy_evicted_to_paging(void)
     policy_remark_evicted(shim_policy_generation());
 }
 
+void shim_policy_evicted_recount(void)
+{
+    if (!atomic_load(&policy_evicted_marked))
+        return;
+    /* the flag first, as in policy_remark_evicted; a region found still
+     * marked (remarked as it was) sets it again */
+    atomic_store(&policy_evicted_marked, false);
+    if (shim_regions_remark(&shim_state.regions, SHIM_GEN_EVICTED, SHIM_GEN_EVICTED))
+        atomic_store(&policy_evicted_marked, true);
+}
+
 void shim_policy_evicted_lost(void)
 {
     policy_remark_evicted(0);

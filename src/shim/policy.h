@@ -66,6 +66,15 @@ void shim_policy_evicted(uint64_t addr, uint64_t len);
  * leave to demand paging, and nothing to wait for to do so). */
 bool shim_policy_any_evicted(void);
 
+/* Regions went (their context destroyed, hooks_ctx.c): says again whether
+ * one is still marked SHIM_GEN_EVICTED (shim_policy_any_evicted), so that a
+ * grant does not wait for a migration stream for marks that went with their
+ * regions (until 2026-12-03 it did: test_gate_fence
+ * test_no_fence_for_marks_gone). One pass over the region table under its
+ * shared lock while one may be; safe beside shim_policy_evicted (the flag is
+ * cleared before the pass, and set after a mark). */
+void shim_policy_evicted_recount(void);
+
 /* A GRANT with DMN_GRANT_PLANNED was taken and its orders carried out: the
  * regions the daemon evicted (SHIM_GEN_EVICTED) that no fill brought back
  * whole are the placement's to leave to demand paging, so they count as

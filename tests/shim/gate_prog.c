@@ -1,8 +1,8 @@
 /*
  * A program for the gating tests (test_gate_*.c): run under `gmux run` with the
- * driver double as libcuda.so.1. It launches many short kernels that each
- * busy-wait a little and then mix a buffer in "device" memory, records when
- * each kernel ran (the double runs kernels inside cuLaunchKernel), and writes
+ * driver double as libcuda.so.1 (its helpers: gate_prog.h). It launches many short kernels that
+ * each busy-wait a little and then mix a buffer in "device" memory, records when each kernel ran
+ * (the double runs kernels inside cuLaunchKernel), and writes
  *
  *   checksum <hex> request <ns>     (request: just before the first launch)
  *   <start ns> <end ns>             (one line per kernel)
@@ -65,24 +65,22 @@
  * context of its own (cuCtxCreate) and destroys it at the pause, before
  * OUTFILE.paused (through the shim's cuCtxDestroy hook); after the pause the
  * kernels go on in a new context with a new buffer holding what the old one
- * held. 11: after the pause the program pops its (primary) context, so that
- * none is current, and launches: the shim waits for a turn with no context,
- * and the driver refuses the launch (exit 13 if it does not); the program
- * then pushes the context back and launches the kernel again. 12: like
- * 11, and a blocking stream captures a graph (as 1) from the pause until
- * the context is pushed back; the program then creates OUTFILE.pushed and
- * waits until OUTFILE.resume exists before it launches again. 13: at the
- * pause the program creates 64 contexts (the driver double's limit raised,
- * FAKE_CUDA_MAX_CTX) and launches in each a kernel that takes an allocation
- * of that context and touches nothing; the last one stays current, and the
- * kernels after the pause go on in it: with the proactive policy, the shim's
- * 64 entries of context state (the primary context's and 63 of these) are
- * taken, and that one has none. 14: at the pause (after OUTFILE.paused),
- * once OUTFILE.cap exists, a second thread begins a capture of its own
- * non-blocking stream in mode GLOBAL (as 3), the program creates
- * OUTFILE.capturing, and the capture ends right after the pause: exit 16 if
- * its end fails. With 3 and 14, a line "R <n>": the potentially unsafe
- * calls the capture's mode would have refused that the double let through
+ * held (EXTRA_MIB is not allocated again: the memory the scripts evict
+ * stays gone, wherever the allocator puts the next block); a line "A 1"
+ * if the buffer came back at its old address. 11: after the pause the program pops its
+ * (primary) context, so that none is current, and launches: the shim waits for a turn with no
+ * context, and the driver refuses the launch (exit 13 if it does not); the program then pushes the
+ * context back and launches the kernel again. 12: like 11, and a blocking stream captures a graph
+ * (as 1) from the pause until the context is pushed back; the program then creates OUTFILE.pushed
+ * and waits until OUTFILE.resume exists before it launches again. 13: at the pause the program
+ * creates 64 contexts (the driver double's limit raised, FAKE_CUDA_MAX_CTX) and launches in each a
+ * kernel that takes an allocation of that context and touches nothing; the last one stays current,
+ * and the kernels after the pause go on in it: with the proactive policy, the shim's 64 entries of
+ * context state (the primary context's and 63 of these) are taken, and that one has none. 14: at
+ * the pause (after OUTFILE.paused), once OUTFILE.cap exists, a second thread begins a capture of
+ * its own non-blocking stream in mode GLOBAL (as 3), the program creates OUTFILE.capturing, and the
+ * capture ends right after the pause: exit 16 if its end fails. With 3 and 14, a line "R <n>": the
+ * potentially unsafe calls the capture's mode would have refused that the double let through
  * because the caller was in mode RELAXED (the shim's own). 15: through the
  * pause, the program captures its per-thread default stream in mode GLOBAL
  * (stream 0 through cuStreamBeginCapture_v2_ptsz): a blocking stream, so the
@@ -91,7 +89,13 @@
  * the kernels a second pause (OUTFILE.paused2, until PAUSE_MS's file with
  * "2" appended exists), after which the kernels mix the EXTRA_MIB
  * allocation instead of the buffer: the turn between the pauses uses the
- * buffer only, the one after the second the extra allocation only.
+ * buffer only, the one after the second the extra allocation only. 17
+ * (PAUSE_MS a file): the program runs in a context of its own
+ * (cuCtxCreate); once the pause is over it destroys it (through the shim's
+ * hook), creates another, allocates the buffer (holding what the old one
+ * held) and EXTRA_MIB again, and pauses again as 16 does before its next
+ * launch; a line "A 1" if the double gave both allocations their old
+ * addresses back (FAKE_CUDA_REUSE=1).
  * STREAM 1: the kernels go on a stream
  * the program creates non-blocking (cuStreamCreateWithPriority), which the
  * legacy stream does not wait for; 2: on one it creates blocking
@@ -127,18 +131,12 @@
 #include <cudaTypedefs.h>
 
 #include "fake_cuda/fake_cuda.h"
+#include "gate_prog.h"
 
 #define GATE_WORDS 512u
 
 static uint64_t (*times)[2];
 static unsigned work_us;
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /* args: the buffer (CUdeviceptr) and the kernel's index. */
 static void mix_kernel(void **args, const unsigned grid[3], const unsigned block[3])
@@ -154,45 +152,6 @@ static void mix_kernel(void **args, const unsigned grid[3], const unsigned block
         buf[i] = buf[i] * 6364136223846793005ull + k + i;
     times[k][0] = t0;
     times[k][1] = now_ns();
-}
-
-/* Waits ms, or until the file arg names (it begins with '/') exists: 0, or
- * -1 after two minutes without it. */
-static int wait_for(const char *arg)
-{
-    if (arg[0] != '/') {
-        long ms = strtol(arg, NULL, 10);
-        struct timespec d = {ms / 1000, (ms % 1000) * 1000000L};
-        if (ms > 0)
-            nanosleep(&d, NULL);
-        return 0;
-    }
-    for (int i = 0; i < 12000; i++) {
-        if (access(arg, F_OK) == 0)
-            return 0;
-        struct timespec d = {0, 10000000L};
-        nanosleep(&d, NULL);
-    }
-    return -1;
-}
-
-static void *get_at(PFN_cuGetProcAddress_v12000 gpa, const char *base, int version)
-{
-    void *p = NULL;
-    return gpa(base, &p, version, 0, NULL) == CUDA_SUCCESS ? p : NULL;
-}
-
-static void *get(PFN_cuGetProcAddress_v12000 gpa, const char *base)
-{
-    return get_at(gpa, base, 12000);
-}
-
-/* The per-thread default stream's entry point of base (_ptsz). */
-static void *get_pt(PFN_cuGetProcAddress_v12000 gpa, const char *base)
-{
-    void *p = NULL;
-    cuuint64_t pt = CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM;
-    return gpa(base, &p, 12000, pt, NULL) == CUDA_SUCCESS ? p : NULL;
 }
 
 /* CAPTURE 5: the program's context, and how it is replaced by another at its handle. */
@@ -217,28 +176,6 @@ static void probe_kernel(void **args, const unsigned grid[3], const unsigned blo
     (void)block;
 }
 
-/* CAPTURE 6: the stream the shim found joined to the capture of ls (a query
- * of it answered "active"), once the thread that found it left the context
- * after (the watcher pops it); 0 until then. *at: the log index of the query. */
-static uint64_t joined_found(fake_log_count_fn count, fake_log_get_fn lg, CUstream ls, size_t *at)
-{
-    size_t n = count();
-    for (size_t i = 0; i < n; i++) {
-        const fake_call_t *c = lg(i);
-        if (strcmp(c->fn, "cuStreamIsCapturing") != 0 ||
-            c->a[1] != (uint64_t)CU_STREAM_CAPTURE_STATUS_ACTIVE || c->a[0] == 0 ||
-            c->a[0] == (uint64_t)(uintptr_t)ls)
-            continue;
-        for (size_t j = i + 1; j < n; j++)
-            if (strcmp(lg(j)->fn, "cuCtxPopCurrent_v2") == 0) {
-                *at = i;
-                return c->a[0];
-            }
-        return 0;
-    }
-    return 0;
-}
-
 /* CAPTURE 13: creates n contexts and launches pf (one pointer argument,
  * touched not) in each, on an allocation of its own; the last stays
  * current. 0, or -1. */
@@ -258,63 +195,6 @@ static int fill_contexts(int n, PFN_cuGetProcAddress_v12000 gpa, CUfunction pf)
             return -1;
     }
     return 0;
-}
-
-/* CAPTURE 3: the capturing thread. */
-typedef struct capturer {
-    PFN_cuStreamBeginCapture_v10010 begin;
-    PFN_cuStreamEndCapture_v10000 end;
-    CUstream s;
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    int begun, done;
-    CUresult begin_r, end_r;
-} capturer_t;
-
-static void *capture_thread(void *arg)
-{
-    capturer_t *c = arg;
-    CUresult r = c->begin(c->s, CU_STREAM_CAPTURE_MODE_GLOBAL);
-    pthread_mutex_lock(&c->mu);
-    c->begin_r = r;
-    c->begun = 1;
-    pthread_cond_broadcast(&c->cv);
-    while (!c->done)
-        pthread_cond_wait(&c->cv, &c->mu);
-    pthread_mutex_unlock(&c->mu);
-    CUgraph g = NULL;
-    c->end_r = r == CUDA_SUCCESS ? c->end(c->s, &g) : r;
-    return NULL;
-}
-
-/* Starts the capturing thread and waits until its capture began; 0 or -1. */
-static int capture_start(PFN_cuGetProcAddress_v12000 gpa, capturer_t *c, pthread_t *th)
-{
-    PFN_cuStreamCreate_v2000 create = (PFN_cuStreamCreate_v2000)get(gpa, "cuStreamCreate");
-    c->begin = (PFN_cuStreamBeginCapture_v10010)get(gpa, "cuStreamBeginCapture");
-    c->end = (PFN_cuStreamEndCapture_v10000)get(gpa, "cuStreamEndCapture");
-    pthread_mutex_init(&c->mu, NULL);
-    pthread_cond_init(&c->cv, NULL);
-    c->begun = c->done = 0;
-    if (!create || !c->begin || !c->end || create(&c->s, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS ||
-        pthread_create(th, NULL, capture_thread, c) != 0)
-        return -1;
-    pthread_mutex_lock(&c->mu);
-    while (!c->begun)
-        pthread_cond_wait(&c->cv, &c->mu);
-    pthread_mutex_unlock(&c->mu);
-    return c->begin_r == CUDA_SUCCESS ? 0 : -1;
-}
-
-/* Ends the capture; whether it held (the driver made a graph of it). */
-static int capture_finish(capturer_t *c, pthread_t th)
-{
-    pthread_mutex_lock(&c->mu);
-    c->done = 1;
-    pthread_cond_broadcast(&c->cv);
-    pthread_mutex_unlock(&c->mu);
-    pthread_join(th, NULL);
-    return c->end_r == CUDA_SUCCESS;
 }
 
 int main(int argc, char **argv)
@@ -369,7 +249,7 @@ int main(int argc, char **argv)
     PFN_cuCtxPopCurrent_v4000 ctx_pop = (PFN_cuCtxPopCurrent_v4000)get(gpa, "cuCtxPopCurrent");
     PFN_cuCtxPushCurrent_v4000 ctx_push = (PFN_cuCtxPushCurrent_v4000)get(gpa, "cuCtxPushCurrent");
     CUcontext popped = NULL; /* CAPTURE 11 */
-    if ((capture == 5 || capture == 10) &&
+    if ((capture == 5 || capture == 10 || capture == 17) &&
         (!ctx_create || !ctx_destroy || ctx_create(&own_ctx, 0, 0) != CUDA_SUCCESS))
         return 11;
     PFN_cuMemAlloc_v3020 alloc = (PFN_cuMemAlloc_v3020)get(gpa, "cuMemAlloc");
@@ -544,13 +424,25 @@ int main(int argc, char **argv)
             } else if (capture == 11 || capture == 12) {
                 if (!ctx_pop || ctx_pop(&popped) != CUDA_SUCCESS)
                     return 12;
-            } else if (capture == 10) {
+            } else if (capture == 10 || capture == 17) {
+                CUdeviceptr was_buf = buf, was_extra = extra_mib ? extra : 0;
                 CUcontext again = NULL;
+                if (capture == 17) { /* the old context goes only now */
+                    memcpy(saved, host, sizeof(saved));
+                    if (ctx_destroy(own_ctx) != CUDA_SUCCESS)
+                        return 12;
+                }
                 if (ctx_create(&again, 0, 0) != CUDA_SUCCESS ||
-                    alloc(&buf, sizeof(saved)) != CUDA_SUCCESS)
+                    alloc(&buf, sizeof(saved)) != CUDA_SUCCESS ||
+                    (capture == 17 && extra_mib && alloc(&extra, extra_mib << 20) != CUDA_SUCCESS))
                     return 12;
+                began = buf == was_buf && (capture == 10 || !extra_mib || extra == was_extra)
+                            ? CUDA_SUCCESS
+                            : -1;
                 host = (uint64_t *)(uintptr_t)buf;
                 memcpy(host, saved, sizeof(saved));
+                if (capture == 17 && pause_again(argv[1], pause) != 0)
+                    return 18;
             } else if (capture == 5) {
                 began = push_join() ? CUDA_SUCCESS : -1;
                 if (began != CUDA_SUCCESS)
@@ -564,11 +456,7 @@ int main(int argc, char **argv)
             cap_to = now_ns();
         }
         if (capture == 16 && k == n - n / 4) {
-            char mark[4096], until[4096];
-            snprintf(mark, sizeof(mark), "%s.paused2", argv[1]);
-            snprintf(until, sizeof(until), "%s2", pause);
-            FILE *m = extra_mib ? fopen(mark, "w") : NULL;
-            if (!m || fclose(m) != 0 || wait_for(until) != 0)
+            if (!extra_mib || pause_again(argv[1], pause) != 0)
                 return 18;
             mixed = &extra;
         }
@@ -603,40 +491,7 @@ int main(int argc, char **argv)
     for (unsigned long k = 0; k < n; k++)
         fprintf(out, "%llu %llu\n", (unsigned long long)times[k][0],
                 (unsigned long long)times[k][1]);
-    long last_launch = -1;
-    uint64_t h_stream = 0, h_mark = 0, h_waited = 0, unordered = 0; /* CAPTURE 9 */
-    int h_seen = 0;
-    for (size_t i = 0; i < log_count(); i++) {
-        const fake_call_t *c = log_get(i);
-        if (strncmp(c->fn, "cuLaunchKernel", 14) == 0) {
-            last_launch = (long)i;
-        } else if (strcmp(c->fn, "cuEventRecord") == 0) {
-            if (h_seen && c->a[1] == h_stream)
-                h_mark = c->a[0], h_waited = 0;
-        } else if (strncmp(c->fn, "cuStreamWaitEvent", 17) == 0) {
-            if (h_mark && c->a[1] == h_mark)
-                h_waited = c->a[0];
-        } else if (strncmp(c->fn, "cuStreamSynchronize", 19) == 0) {
-            fprintf(out, "S %llu %llu\n", (unsigned long long)c->ns, (unsigned long long)c->a[0]);
-        } else if (strncmp(c->fn, "cuMemPrefetch", 13) == 0) {
-            uint64_t where = c->a[2] >> 32;
-            if (where == (uint64_t)CU_MEM_LOCATION_TYPE_DEVICE)
-                unordered += h_seen && c->a[3] != h_stream && c->a[3] != h_waited;
-            else if (where == (uint64_t)CU_MEM_LOCATION_TYPE_HOST)
-                h_seen = 1, h_stream = c->a[3], h_mark = h_waited = 0;
-            if (where == (uint64_t)CU_MEM_LOCATION_TYPE_DEVICE) {
-                size_t next = i + 1; /* the next launch after it */
-                while (next < log_count() && strncmp(log_get(next)->fn, "cuLaunchKernel", 14))
-                    next++;
-                fprintf(out, "D %llu %llu %llu %d\n", (unsigned long long)c->ns,
-                        (unsigned long long)c->a[0], (unsigned long long)c->a[1],
-                        next == log_count() || ordered(i, next) == 1);
-            } else if (where == (uint64_t)CU_MEM_LOCATION_TYPE_HOST)
-                fprintf(out, "H %llu %llu %llu %d\n", (unsigned long long)c->ns,
-                        (unsigned long long)c->a[0], (unsigned long long)c->a[1],
-                        last_launch < 0 || ordered((size_t)last_launch, i) == 1);
-        }
-    }
+    uint64_t unordered = write_moves(out, log_count, log_get, ordered); /* CAPTURE 9 */
     for (unsigned long i = 0; i < nmany; i++)
         fprintf(out, "M %llu 256\n", (unsigned long long)many[i]);
     if (swapped)

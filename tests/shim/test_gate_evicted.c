@@ -24,6 +24,11 @@
  * - with the request, after the program destroyed the context it waited in
  *   (the watcher cannot enter it; the memory went with it): EVICTED at once,
  *   failed 0, counted (evicted_ctx_gone).
+ * - kept while the program held its turn, its context then destroyed and
+ *   the same allocated again at the same addresses: EVICTED at once, failed
+ *   1 (memory is tracked there again), and the eviction carried out on the
+ *   new memory at the program's next wait (gmuxd counts those addresses as
+ *   the task's until its next announcement).
  * - with the request, the mark then polled while the program waits for its
  *   turn in a second context: EVICTED before the grant.
  * - with the request, sent while the program waits for its turn with no
@@ -138,6 +143,44 @@ static int scripted_no_request(int ready)
 static int scripted_ctx_gone(int ready)
 {
     return answered_at_once(ready, 0);
+}
+
+/* The eviction comes while the program holds its turn (kept), and only
+ * then the program destroys the context it waited in and allocates the same
+ * again in a new one (CAPTURE 17), at the same addresses (FAKE_CUDA_REUSE).
+ * gmuxd counts the addresses it evicts as the task's until the task
+ * announces its working set again, and the room as free once evicted: the
+ * eviction must still move what the task holds there now. At the REVOKE,
+ * with the request, EVICTED comes at once (the watcher cannot enter the
+ * context that went) with failed 1 (memory is still tracked there), and the
+ * program's next wait carries the eviction out on the new allocation. */
+static int scripted_kept_then_ctx_gone(int ready)
+{
+    static uint8_t buf[DMN_PROTO_MAX_MSG];
+    int fds[8], nfd = 0;
+    dmn_range_t big;
+    dmn_msg_t m;
+    int task = gs_grant_to_pause(ready, buf, fds, &nfd, &big);
+    if (task < 0)
+        return -task;
+    if (send_eviction(task, buf, big, 0) != 0)
+        return 17;
+    if (no_evicted_two_stats(task, buf) != 0) /* the watcher read it, and kept it */
+        return 18;
+    gh_touch("go");
+    if (gs_wait_file("out0.paused2") != 0)
+        return 70;
+    dmn_msg_grant_t r1 = {1, 0, 0, 0, 0};
+    size_t at = dmn_proto_encode_grant(buf, 64, 5, DMN_MSG_REVOKE, &r1);
+    at += dmn_proto_encode_ranges(buf + at, 256, 6, DMN_MSG_PLAN, DMN_PLAN_EVICT, 2, NULL, 0);
+    if (tmsg_write_all(task, buf, at) != 0 || gs_read_until(task, buf, DMN_MSG_EVICTED, &m) != 0)
+        return 71;
+    if (m.u.evicted.grant_seq != 2 || m.u.evicted.failed != 1)
+        return 72;
+    gh_touch("go2"); /* the watcher's PENDING came with its RELEASE, before EVICTED */
+    if (gs_read_until(task, buf, DMN_MSG_PENDING, &m) != 0)
+        return 73;
+    return grant_seq_to_end(task, buf, fds, nfd, 3, m.u.ranges.seq);
 }
 
 /* The watcher marked the eviction in the first context (the event held);
@@ -300,6 +343,22 @@ static void test_ctx_gone_evicted_at_once(void **state)
     free(o);
 }
 
+static void test_kept_evictions_follow_address(void **state)
+{
+    (void)state;
+    gh_spec_t saved = spec;
+    spec.capture = "17";
+    setenv("FAKE_CUDA_REUSE", "1", 1);
+    gh_out_t *o = calloc(1, sizeof(*o));
+    assert_non_null(o);
+    run_case_out(scripted_kept_then_ctx_gone, 1, o); /* carried out once, in the new context */
+    unsetenv("FAKE_CUDA_REUSE");
+    spec = saved;
+    assert_int_equal(o->armed, 1); /* the new allocations are at the old addresses */
+    assert_int_equal(o->evicted_ctx_gone, 1);
+    free(o);
+}
+
 static void test_mark_of_other_context_polled_in_wait(void **state)
 {
     (void)state;
@@ -352,6 +411,7 @@ int main(void)
         GH_TEST(test_failed_query_reported_not_done),
         GH_TEST(test_fill_ahead_after_other_context),
         GH_TEST(test_ctx_gone_evicted_at_once),
+        GH_TEST(test_kept_evictions_follow_address),
         GH_TEST(test_mark_of_other_context_polled_in_wait),
         GH_TEST(test_request_in_wait_without_context),
         GH_TEST(test_request_in_wait_in_untracked_context),

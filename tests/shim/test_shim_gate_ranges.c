@@ -2,11 +2,11 @@
  * The range arithmetic of the gate's stores of daemon orders
  * (src/shim/gate_ranges.c): cutting (against the first implementation,
  * kept here as the reference), storing evictions in a full store without
- * losing a byte (against the first implementation too), the pieces of a range outside a store, and
- * the covering set of a working set too large to announce range by range.
+ * losing a byte (against the first implementation too), and a store of
+ * fills. The pieces of a range outside a store: test_shim_gate_outside.c;
+ * covering sets: test_shim_gate_cover.c.
  */
 #include <setjmp.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -14,24 +14,8 @@
 
 #include <cmocka.h>
 
+#include "gate_ranges_check.h"
 #include "shim/gate_ranges.h"
-#include "tproc.h"
-#include "trand.h"
-
-/* Whether the store covers every byte of [lo, hi). */
-static int covers(const dmn_range_t *v, uint32_t n, uint64_t lo, uint64_t hi)
-{
-    while (lo < hi) {
-        uint64_t next = lo;
-        for (uint32_t i = 0; i < n; i++)
-            if (v[i].base <= lo && lo < v[i].base + v[i].len && v[i].base + v[i].len > next)
-                next = v[i].base + v[i].len;
-        if (next == lo)
-            return 0;
-        lo = next;
-    }
-    return 1;
-}
 
 static void test_coalesce_sorts_and_joins(void **state)
 {
@@ -97,80 +81,6 @@ static void test_cut_keeps_evictions_whole_when_full(void **state)
     assert_true(covers(v, n, 200, 250));
 }
 
-static uint64_t got[8][2];
-static int ngot;
-
-static void collect(void *arg, dmn_range_t piece)
-{
-    (void)arg;
-    got[ngot][0] = piece.base;
-    got[ngot][1] = piece.len;
-    ngot++;
-}
-
-static void test_outside_pieces(void **state)
-{
-    (void)state;
-    dmn_range_t v[] = {{100, 50}, {200, 10}}, w[] = {{50, 200}};
-    ngot = 0;
-    shim_gate_ranges_outside(v, 2, w, 1, collect, NULL);
-    assert_int_equal(ngot, 3);
-    assert_int_equal(got[0][0], 50);
-    assert_int_equal(got[0][1], 50);
-    assert_int_equal(got[1][0], 150);
-    assert_int_equal(got[1][1], 50);
-    assert_int_equal(got[2][0], 210);
-    assert_int_equal(got[2][1], 40);
-    ngot = 0;
-    dmn_range_t in = {110, 20};
-    shim_gate_ranges_outside(v, 2, &in, 1, collect, NULL);
-    assert_int_equal(ngot, 0); /* inside a stored range */
-    /* several ranges at once, one stored range over two of them */
-    dmn_range_t several[] = {{90, 20}, {120, 5}, {140, 80}};
-    ngot = 0;
-    shim_gate_ranges_outside(v, 2, several, 3, collect, NULL);
-    assert_int_equal(ngot, 3);
-    assert_int_equal(got[0][0], 90);
-    assert_int_equal(got[0][1], 10);
-    assert_int_equal(got[1][0], 150);
-    assert_int_equal(got[1][1], 50);
-    assert_int_equal(got[2][0], 210);
-    assert_int_equal(got[2][1], 10);
-}
-
-#ifndef NDEBUG
-/* A store out of order breaks the precondition of
- * shim_gate_ranges_outside, which asserts it (safe without the check: the
- * answer is only wrong). */
-static int outside_of_unsorted(int index, void *arg)
-{
-    (void)index;
-    (void)arg;
-    dmn_range_t v[] = {{200, 10}, {100, 50}}, w = {50, 200};
-    ngot = 0;
-    shim_gate_ranges_outside(v, 2, &w, 1, collect, NULL);
-    return 0;
-}
-#endif
-
-/* Where assert() is compiled in (GMUX_ASSERTS: make check-asan, check-tsan,
- * check-clang), a broken invariant of the gate's range code stops the
- * program; skipped where NDEBUG compiles assert() out (make check). This
- * test is compiled with the library's flags, so it also shows which build
- * this is: until 2026-12-02 the sanitizer builds had NDEBUG too, and no
- * test run ever checked an assert(). */
-static void test_asserts_fire_in_checked_builds(void **state)
-{
-    (void)state;
-#ifdef NDEBUG
-    skip();
-#else
-    int status = 0;
-    tproc_fork_all(1, outside_of_unsorted, NULL, 30.0, &status);
-    assert_int_equal(status, 128 + SIGABRT); /* from assert() */
-#endif
-}
-
 /* --- the first add_whole: append; when full, coalesce, then join the
  * nearest range found by a linear scan. The reference of what the store
  * covers after each addition, and of what add_whole returns. */
@@ -199,22 +109,6 @@ static bool ref_add_whole(dmn_range_t *v, uint32_t *n, uint32_t cap, dmn_range_t
     uint64_t hi = v[near].base + v[near].len, rhi = r.base + r.len;
     v[near] = (dmn_range_t){lo, (hi > rhi ? hi : rhi) - lo};
     return best > 0;
-}
-
-static uint64_t rng_state = 88172645463325252ull;
-static uint64_t rnd(uint64_t below)
-{
-    return trand_next(&rng_state) % below;
-}
-
-/* Whether v (coalesced by the caller) is sorted, with no two ranges that
- * overlap or touch. */
-static int is_coalesced(const dmn_range_t *v, uint32_t n)
-{
-    for (uint32_t i = 0; i < n; i++)
-        if (v[i].len == 0 || (i > 0 && v[i - 1].base + v[i - 1].len >= v[i].base))
-            return 0;
-    return 1;
 }
 
 static void test_add_whole_matches_reference(void **state)
@@ -314,26 +208,6 @@ static uint32_t ref_cut(dmn_range_t *v, uint32_t *n, uint32_t cap, const dmn_ran
         *n = m;
     }
     return dropped;
-}
-
-/* Up to max random ranges from about base on: in order (sorted, touching at
- * times, none overlapping) or anywhere (overlaps and ties), empty ones
- * among them where empty. Returns the count. */
-static uint32_t random_ranges(dmn_range_t *v, uint32_t max, uint64_t span, bool ordered, bool empty)
-{
-    uint32_t n = (uint32_t)rnd(max + 1);
-    uint64_t p = rnd(span / 4 + 1);
-    for (uint32_t i = 0; i < n; i++) {
-        uint64_t len = empty && rnd(6) == 0 ? 0 : 1 + rnd(span / 16 + 1);
-        if (!ordered) {
-            v[i] = (dmn_range_t){rnd(span), len};
-            continue;
-        }
-        p += rnd(3) == 0 ? 0 : rnd(span / 16 + 1); /* 0: touching the one before */
-        v[i] = (dmn_range_t){p, len};
-        p += len;
-    }
-    return n;
 }
 
 static void test_cut_matches_reference(void **state)
@@ -489,186 +363,12 @@ static void test_fill_store_random(void **state)
     }
 }
 
-/* --- the pieces of a store outside another (shim_gate_ranges_outside),
- * against a byte map: for each range of w in turn, each run of its bytes
- * that no range of v covers, in address order. */
-enum { OUT_SPAN = 1024, OUT_CAP = 24, OUT_MAX = 64 * OUT_CAP };
-static dmn_range_t out_got[OUT_MAX];
-static uint32_t out_n;
-
-static void out_collect(void *arg, dmn_range_t piece)
-{
-    (void)arg;
-    assert_true(out_n < OUT_MAX);
-    out_got[out_n++] = piece;
-}
-
-static void test_outside_matches_reference(void **state)
-{
-    (void)state;
-    enum { ROUNDS = 3000 };
-    static dmn_range_t v[OUT_CAP], w[OUT_CAP], ref[OUT_MAX];
-    static uint8_t covered[OUT_SPAN];
-    for (int round = 0; round < ROUNDS; round++) {
-        /* v: a coalesced store (of evictions), from ranges anywhere */
-        uint32_t n = random_ranges(v, OUT_CAP, 256, rnd(2), true); /* ends below 900 */
-        shim_gate_ranges_coalesce(v, &n);
-        memset(covered, 0, sizeof(covered));
-        for (uint32_t i = 0; i < n; i++)
-            memset(&covered[v[i].base], 1, v[i].len);
-        /* w: mostly a coalesced store too (the fills ahead), at times
-         * ranges in any order, overlapping, empty */
-        bool store = rnd(4) != 0;
-        uint32_t m = random_ranges(w, OUT_CAP, 256, store, !store);
-        if (store)
-            shim_gate_ranges_coalesce(w, &m);
-        uint32_t nr = 0;
-        for (uint32_t k = 0; k < m; k++)
-            for (uint64_t b = w[k].base; b < w[k].base + w[k].len; b++) {
-                if (covered[b])
-                    continue;
-                if (b > w[k].base && !covered[b - 1]) /* the run goes on */
-                    ref[nr - 1].len++;
-                else
-                    ref[nr++] = (dmn_range_t){b, 1};
-            }
-        out_n = 0;
-        shim_gate_ranges_outside(v, n, w, m, out_collect, NULL);
-        assert_int_equal(out_n, nr);
-        for (uint32_t i = 0; i < nr; i++) {
-            assert_int_equal(out_got[i].base, ref[i].base);
-            assert_int_equal(out_got[i].len, ref[i].len);
-        }
-    }
-}
-
-/* --- covering sets (shim_gate_ranges_cover) */
-
-typedef struct cover_in {
-    const dmn_range_t *v;
-    const uint8_t *skip;
-} cover_in_t;
-
-static bool cover_at(const void *arg, size_t i, dmn_range_t *r)
-{
-    const cover_in_t *in = arg;
-    if (in->skip && in->skip[i])
-        return false;
-    *r = in->v[i];
-    return true;
-}
-
-static void test_cover_fits_as_given(void **state)
-{
-    (void)state;
-    /* touching ranges join; a skipped one leaves its gap */
-    dmn_range_t v[] = {{100, 50}, {150, 10}, {200, 10}, {300, 10}, {400, 10}};
-    uint8_t skip[] = {0, 0, 0, 1, 0};
-    cover_in_t in = {v, skip};
-    dmn_range_t out[4];
-    uint64_t scratch[4];
-    bool coarse = true;
-    assert_int_equal(shim_gate_ranges_cover(out, 4, scratch, 5, cover_at, &in, &coarse), 3);
-    assert_false(coarse);
-    assert_int_equal(out[0].base, 100);
-    assert_int_equal(out[0].len, 60);
-    assert_int_equal(out[1].base, 200);
-    assert_int_equal(out[2].base, 400);
-    assert_int_equal(out[2].len, 10);
-}
-
-static void test_cover_joins_smallest_gaps(void **state)
-{
-    (void)state;
-    /* gaps 90, 5, 40, 1000: two ranges out of five cover the smallest three */
-    dmn_range_t v[] = {{0, 10}, {100, 10}, {115, 10}, {165, 10}, {1175, 25}};
-    cover_in_t in = {v, NULL};
-    dmn_range_t out[2];
-    uint64_t scratch[2];
-    bool coarse = false;
-    assert_int_equal(shim_gate_ranges_cover(out, 2, scratch, 5, cover_at, &in, &coarse), 2);
-    assert_true(coarse);
-    assert_int_equal(out[0].base, 0);
-    assert_int_equal(out[0].len, 175);
-    assert_int_equal(out[1].base, 1175);
-    assert_int_equal(out[1].len, 25);
-}
-
-static void test_cover_ties_fill_cap(void **state)
-{
-    (void)state;
-    /* ten ranges 100 apart (gaps of 90): four ranges out, the first three
-     * gaps kept, the rest covered */
-    dmn_range_t v[10];
-    for (uint64_t i = 0; i < 10; i++)
-        v[i] = (dmn_range_t){i * 100, 10};
-    cover_in_t in = {v, NULL};
-    dmn_range_t out[4];
-    uint64_t scratch[4];
-    bool coarse = false;
-    assert_int_equal(shim_gate_ranges_cover(out, 4, scratch, 10, cover_at, &in, &coarse), 4);
-    assert_true(coarse);
-    for (uint64_t i = 0; i < 3; i++) {
-        assert_int_equal(out[i].base, i * 100);
-        assert_int_equal(out[i].len, 10);
-    }
-    assert_int_equal(out[3].base, 300);
-    assert_int_equal(out[3].len, 610);
-}
-
-static void test_cover_random(void **state)
-{
-    (void)state;
-    enum { N = 3000, CAP = 64 };
-    static dmn_range_t v[N], out[CAP];
-    static uint8_t skip[N];
-    static uint64_t scratch[CAP];
-    for (int round = 0; round < 50; round++) {
-        uint64_t at = rnd(1000);
-        for (size_t i = 0; i < N; i++) {
-            at += rnd(4) == 0 ? 0 : rnd(round % 2 ? 1u << 20 : 64); /* some touch */
-            v[i] = (dmn_range_t){at, 1 + rnd(256)};
-            at += v[i].len;
-            skip[i] = rnd(5) == 0;
-        }
-        cover_in_t in = {v, skip};
-        uint32_t cap = 1 + (uint32_t)rnd(CAP);
-        bool coarse = false;
-        uint32_t m = shim_gate_ranges_cover(out, cap, scratch, N, cover_at, &in, &coarse);
-        assert_int_equal(m, cap); /* coarsened: every slot used */
-        assert_true(is_coalesced(out, m));
-        assert_true(coarse);
-        for (size_t i = 0; i < N; i++)
-            if (!skip[i] && !covers(out, m, v[i].base, v[i].base + v[i].len))
-                fail_msg("round %d: range %zu not covered", round, i);
-        /* every gap covered is no wider than any gap left between two ranges */
-        uint64_t widest_covered = 0, narrowest_left = UINT64_MAX, end = 0;
-        int any = 0;
-        for (size_t i = 0; i < N; i++) {
-            if (skip[i])
-                continue;
-            if (any && v[i].base > end) {
-                uint64_t g = v[i].base - end;
-                if (covers(out, m, end, v[i].base))
-                    widest_covered = g > widest_covered ? g : widest_covered;
-                else
-                    narrowest_left = g < narrowest_left ? g : narrowest_left;
-            }
-            end = v[i].base + v[i].len;
-            any = 1;
-        }
-        assert_true(widest_covered <= narrowest_left);
-    }
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_coalesce_sorts_and_joins),
         cmocka_unit_test(test_add_whole_joins_nearest_when_full),
         cmocka_unit_test(test_cut_keeps_evictions_whole_when_full),
-        cmocka_unit_test(test_outside_pieces),
-        cmocka_unit_test(test_asserts_fire_in_checked_builds),
         cmocka_unit_test(test_add_whole_matches_reference),
         cmocka_unit_test(test_cut_keeps_store_coalesced),
         cmocka_unit_test(test_cut_matches_reference),
@@ -676,11 +376,6 @@ int main(void)
         cmocka_unit_test(test_add_fill_keeps_store_coalesced),
         cmocka_unit_test(test_add_fill_full_gives_up_new),
         cmocka_unit_test(test_fill_store_random),
-        cmocka_unit_test(test_outside_matches_reference),
-        cmocka_unit_test(test_cover_fits_as_given),
-        cmocka_unit_test(test_cover_joins_smallest_gaps),
-        cmocka_unit_test(test_cover_ties_fill_cap),
-        cmocka_unit_test(test_cover_random),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -150,11 +150,60 @@ static pthread_mutex_t fake_lock = PTHREAD_MUTEX_INITIALIZER;
 static fake_alloc_t fake_allocs[FAKE_MAX_ALLOCS];
 static uint64_t fake_used;
 
+/*
+ * Addresses handed out again (FAKE_CUDA_REUSE=1 in the environment): memory
+ * freed (cuMemFree, or with its context) is kept, and the next allocation
+ * of the same rounded size gets the last one freed back, as the driver
+ * hands out a virtual address again once it is free. Without it the C
+ * library decides, and a sanitizer's quarantine never does. Under fake_lock.
+ */
+#define FAKE_REUSE_MAX 64
+static struct {
+    void *p;
+    size_t size;
+} fake_reuse[FAKE_REUSE_MAX];
+static size_t fake_reuse_n;
+
+static int fake_reuse_on(void)
+{
+    const char *v = getenv("FAKE_CUDA_REUSE");
+    return v && v[0] == '1';
+}
+
+/* p (of rounded size) is freed: kept for reuse, else given back. Under fake_lock. */
+static void fake_release(void *p, size_t size)
+{
+    if (fake_reuse_on() && fake_reuse_n < FAKE_REUSE_MAX) {
+        fake_reuse[fake_reuse_n].p = p;
+        fake_reuse[fake_reuse_n++].size = size;
+        return;
+    }
+    free(p);
+}
+
+/* The last block of size freed and kept, taken; NULL: none. */
+static void *fake_reused(size_t size)
+{
+    void *p = NULL;
+    pthread_mutex_lock(&fake_lock);
+    for (size_t i = fake_reuse_n; i-- > 0;)
+        if (fake_reuse[i].size == size) {
+            p = fake_reuse[i].p;
+            fake_reuse[i] = fake_reuse[--fake_reuse_n];
+            break;
+        }
+    pthread_mutex_unlock(&fake_lock);
+    return p;
+}
+
 static CUresult fake_alloc(CUdeviceptr *dptr, size_t size, int managed)
 {
     if (!dptr || size == 0)
         return CUDA_ERROR_INVALID_VALUE;
-    void *p = aligned_alloc(256, (size + 255) / 256 * 256);
+    size_t rounded = (size + 255) / 256 * 256;
+    void *p = fake_reused(rounded);
+    if (!p)
+        p = aligned_alloc(256, rounded);
     if (!p)
         return CUDA_ERROR_OUT_OF_MEMORY;
     memset(p, 0, size);
@@ -182,13 +231,12 @@ static CUresult fake_free(CUdeviceptr dptr)
     for (size_t i = 0; i < FAKE_MAX_ALLOCS; i++)
         if (fake_allocs[i].base == dptr && fake_allocs[i].owned) {
             fake_used -= fake_allocs[i].size;
+            fake_release((void *)(uintptr_t)dptr, (fake_allocs[i].size + 255) / 256 * 256);
             fake_allocs[i] = (fake_alloc_t){0};
             r = CUDA_SUCCESS;
             break;
         }
     pthread_mutex_unlock(&fake_lock);
-    if (r == CUDA_SUCCESS)
-        free((void *)(uintptr_t)dptr);
     return r;
 }
 
@@ -199,7 +247,8 @@ void fake_free_ctx(CUcontext ctx)
     for (size_t i = 0; i < FAKE_MAX_ALLOCS; i++)
         if (fake_allocs[i].base && fake_allocs[i].owned && fake_allocs[i].ctx == U(ctx)) {
             fake_used -= fake_allocs[i].size;
-            free((void *)(uintptr_t)fake_allocs[i].base);
+            fake_release((void *)(uintptr_t)fake_allocs[i].base,
+                         (fake_allocs[i].size + 255) / 256 * 256);
             fake_allocs[i] = (fake_alloc_t){0};
         }
     pthread_mutex_unlock(&fake_lock);
