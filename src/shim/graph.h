@@ -38,6 +38,7 @@ typedef struct shim_graph_pf {
     uint64_t capture; /* the capture in progress that recorded it; 0 once it ended with graph */
     CUgraphNode node; /* the node it became, where known */
     uint64_t stream;  /* the stream it was queued on (shim_policy_stream_key) */
+    uint64_t batch;   /* the batch of several nodes it came in (0: none; graph_pf.c) */
 } shim_graph_pf_t;
 
 /* What a capture records into, as the driver says (cuStreamGetCaptureInfo). */
@@ -46,7 +47,15 @@ typedef struct shim_graph_capture {
     uint64_t id;      /* the capture's, unique in the process; 0 when not said */
     CUgraphNode last; /* the stream's single dependency: the node it captured last */
     uint64_t stream;  /* the stream asked of (shim_policy_stream_key) */
+    uint64_t batch;   /* the batch of several nodes a prefetch came in (0: none) */
 } shim_graph_capture_t;
+
+/* The nodes of the graph a stream captures into, asked before a batch. */
+typedef struct shim_graph_nodes {
+    CUgraph graph;  /* NULL: not known */
+    CUgraphNode *v; /* sorted */
+    size_t n;
+} shim_graph_nodes_t;
 
 /* Whether stream s (stream 0 of a _ptsz entry point: the per-thread one) is
  * being captured; *c_p receives what the driver says of the capture. */
@@ -66,7 +75,24 @@ void shim_graph_capture_begun(CUstream s, bool per_thread);
 bool shim_graph_note_prefetch(const shim_graph_capture_t *c, uint64_t addr, uint64_t len,
                               bool to_device);
 
-/* Forgets the prefetches recorded as node (being destroyed). */
+/* Before a batch of prefetches or discards of count ranges on stream s
+ * (proactive mode, several ranges): *b receives the nodes of the graph s
+ * captures into, if it does (else b->graph is NULL). Release with
+ * shim_graph_nodes_free. */
+void shim_graph_nodes_before(CUstream s, bool per_thread, size_t count, shim_graph_nodes_t *b);
+void shim_graph_nodes_free(shim_graph_nodes_t *b);
+
+/* After the batch of count ranges the driver took, c being what it says of
+ * the capture: the nodes the batch added to the graph (those not in *b). One
+ * node: the batch's ranges all take it (c->last). Several, at most count: a
+ * batch of its own (c->batch, c->last NULL) that knows its nodes; else
+ * c->last is left as the driver said. */
+void shim_graph_batch_nodes(shim_graph_capture_t *c, const shim_graph_nodes_t *b, size_t count);
+
+/* Forgets the prefetches recorded as node (being destroyed). A node of a
+ * batch of several (whose ranges' nodes are not known): the batch's moves
+ * to the device no longer count, and its moves elsewhere once its last node
+ * is destroyed. */
 void shim_graph_pf_forget_node(CUgraphNode node);
 
 /* Appends to *pf_p (realloc'd; *npf_p entries) the prefetches graph holds

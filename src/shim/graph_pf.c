@@ -22,6 +22,13 @@
  * id. Until 2026-12-03 they stayed pending until their handle was reused
  * or destroyed.
  *
+ * A captured batch of several ranges that added several nodes (which node
+ * moves which range is not documented) is a batch of its own: its ranges'
+ * entries carry its id and no node, and each of its nodes is an entry of no
+ * range (len 0, never collected), so that it dies with the graph or the
+ * failed capture as the ranges do. Its first node destroyed, its moves to
+ * the device no longer count; its last, nothing of it does.
+ *
  * LOCKING: pf_lock (mutex) guards both tables; it is never held across a
  * driver call or together with another shim lock.
  */
@@ -85,7 +92,8 @@ bool shim_graph_note_prefetch(const shim_graph_capture_t *c, uint64_t addr, uint
     pthread_mutex_lock(&pf_lock);
     if (pf_n < pf_cap || com_array_grow((void **)&pfs, &pf_cap, pf_n + 1, sizeof(*pfs), 16,
                                         GRAPH_PF_MAX) == GMUX_OK) {
-        pfs[pf_n++] = (shim_graph_pf_t){c->graph, addr, len, to_device, c->id, c->last, c->stream};
+        pfs[pf_n++] =
+            (shim_graph_pf_t){c->graph, addr, len, to_device, c->id, c->last, c->stream, c->batch};
         pf_pending += c->id != 0;
         kept = true;
     }
@@ -107,7 +115,8 @@ gmux_status_t shim_graph_pf_collect(CUgraph graph, shim_graph_pf_t **pf_p, size_
     gmux_status_t st = GMUX_OK;
     pthread_mutex_lock(&pf_lock);
     for (size_t i = 0; i < pf_n; i++) {
-        if (pfs[i].graph != graph || pfs[i].capture != 0 || pf_held(*pf_p, *npf_p, &pfs[i]))
+        if (pfs[i].graph != graph || pfs[i].capture != 0 || pfs[i].len == 0 ||
+            pf_held(*pf_p, *npf_p, &pfs[i]))
             continue;
         shim_graph_pf_t *v = realloc(*pf_p, (*npf_p + 1) * sizeof(*v));
         if (!v) {
@@ -148,15 +157,115 @@ void shim_graph_pf_forget(const CUgraph *graphs, size_t n, bool all)
     pthread_mutex_unlock(&pf_lock);
 }
 
+/* One of batch b's nodes is gone: its moves to the device no longer count,
+ * and its other moves once none of its nodes is left. */
+static void batch_node_gone_locked(uint64_t b)
+{
+    bool left = false;
+    for (size_t i = 0; i < pf_n && !left; i++)
+        left = pfs[i].batch == b && pfs[i].len == 0;
+    for (size_t i = pf_n; i-- > 0;)
+        if (pfs[i].batch == b && pfs[i].len != 0 && (pfs[i].to_device || !left))
+            pf_drop_locked(i);
+}
+
 void shim_graph_pf_forget_node(CUgraphNode node)
 {
     if (!node)
         return;
     pthread_mutex_lock(&pf_lock);
-    for (size_t i = pf_n; i-- > 0;)
-        if (pfs[i].node == node)
-            pf_drop_locked(i);
+    for (size_t i = 0; i < pf_n;) {
+        if (pfs[i].node != node) {
+            i++;
+            continue;
+        }
+        uint64_t b = pfs[i].batch;
+        pf_drop_locked(i);
+        if (b != 0) {
+            batch_node_gone_locked(b);
+            i = 0; /* entries moved */
+        }
+    }
     pthread_mutex_unlock(&pf_lock);
+}
+
+/* --- batches: the nodes they add ------------------------------------------- */
+
+static int node_cmp(const void *a, const void *b)
+{
+    uintptr_t x = (uintptr_t) * (const CUgraphNode *)a, y = (uintptr_t) * (const CUgraphNode *)b;
+    return (x > y) - (x < y);
+}
+
+/* graph's nodes in *v_p (malloc'd, sorted) and *n_p; false if not known. */
+static bool graph_nodes(CUgraph graph, CUgraphNode **v_p, size_t *n_p)
+{
+    size_t n = 0;
+    *v_p = NULL;
+    if (SHIM_CALL(cuGraphGetNodes, graph, NULL, &n) != CUDA_SUCCESS)
+        return false;
+    CUgraphNode *v = malloc((n + 1) * sizeof(*v));
+    if (!v || SHIM_CALL(cuGraphGetNodes, graph, v, &n) != CUDA_SUCCESS) {
+        free(v);
+        return false;
+    }
+    qsort(v, n, sizeof(*v), node_cmp);
+    *v_p = v;
+    *n_p = n;
+    return true;
+}
+
+void shim_graph_nodes_before(CUstream s, bool per_thread, size_t count, shim_graph_nodes_t *b)
+{
+    shim_graph_capture_t c;
+    *b = (shim_graph_nodes_t){0};
+    if (count > 1 && shim_state.mode == SHIM_MODE_PROACTIVE &&
+        shim_graph_capture_of(s, per_thread, &c) && c.graph && graph_nodes(c.graph, &b->v, &b->n))
+        b->graph = c.graph;
+}
+
+void shim_graph_nodes_free(shim_graph_nodes_t *b)
+{
+    free(b->v);
+    *b = (shim_graph_nodes_t){0};
+}
+
+/* Keeps batch's k nodes, each as an entry of no range; its id, 0 if not. */
+static uint64_t batch_keep(const shim_graph_capture_t *c, const CUgraphNode *nodes, size_t k)
+{
+    static uint64_t next_batch = 1; /* under pf_lock */
+    uint64_t b = 0;
+    pthread_mutex_lock(&pf_lock);
+    if (pf_n + k <= pf_cap || com_array_grow((void **)&pfs, &pf_cap, pf_n + k, sizeof(*pfs), 16,
+                                             GRAPH_PF_MAX) == GMUX_OK) {
+        b = next_batch++;
+        for (size_t i = 0; i < k; i++)
+            pfs[pf_n++] = (shim_graph_pf_t){.graph = c->graph,
+                                            .capture = c->id,
+                                            .node = nodes[i],
+                                            .stream = c->stream,
+                                            .batch = b};
+        pf_pending += c->id != 0 ? k : 0;
+    }
+    pthread_mutex_unlock(&pf_lock);
+    return b;
+}
+
+void shim_graph_batch_nodes(shim_graph_capture_t *c, const shim_graph_nodes_t *b, size_t count)
+{
+    CUgraphNode *v = NULL;
+    size_t n = 0, k = 0;
+    if (!b->graph || b->graph != c->graph || !graph_nodes(c->graph, &v, &n))
+        return;
+    for (size_t i = 0; i < n; i++) /* the nodes not there before, in place */
+        if (!bsearch(&v[i], b->v, b->n, sizeof(*v), node_cmp))
+            v[k++] = v[i];
+    if (k == 1) {
+        c->last = v[0];
+    } else if (k > 1 && k <= count && (c->batch = batch_keep(c, v, k)) != 0) {
+        c->last = NULL;
+    }
+    free(v);
 }
 
 void shim_graph_pf_apply(const shim_graph_pf_t *pf, size_t n, bool to_device, uint64_t stream)

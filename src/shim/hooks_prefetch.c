@@ -48,8 +48,7 @@ static prefetch_dest_t dest_of(CUmemLocation loc)
  * is prefetched again: one prefetch more at worst). *cap: whether s
  * captures, -1 not asked yet, and *c what the driver says of the capture,
  * asked after the driver took the prefetch, so that its last node is the
- * prefetch's (a batch asks once: its entries all take the batch's last
- * node). */
+ * prefetch's (a batch asks once, batch_capture). */
 static void moved(CUdeviceptr p, size_t len, prefetch_dest_t d, CUstream s, bool per_thread,
                   int *cap, shim_graph_capture_t *c)
 {
@@ -112,16 +111,31 @@ CUresult shim_hook_cuMemPrefetchAsync_v2_ptsz(CUdeviceptr p, size_t len, CUmemLo
     return r;
 }
 
+/* What a batch of count ranges on s (taken by the driver) was captured
+ * into, where it was: how many nodes it became is not documented, so the
+ * nodes it added to the capture's graph are found from before's, the
+ * graph's nodes asked before it (graph.h). */
+static int batch_capture(CUstream s, bool per_thread, size_t count,
+                         const shim_graph_nodes_t *before, shim_graph_capture_t *c)
+{
+    *c = (shim_graph_capture_t){0};
+    int cap = shim_graph_capture_of(s, per_thread, c);
+    if (cap)
+        shim_graph_batch_nodes(c, before, count);
+    return cap;
+}
+
 /* A batch's ranges: range i goes to locs[k], the last k whose idx[k] <= i
  * (idx ascending: each location's first range). */
 static void batch_moved(CUdeviceptr *ptrs, size_t *sizes, size_t count, CUmemLocation *locs,
-                        size_t *idx, size_t nlocs, CUstream s, bool per_thread)
+                        size_t *idx, size_t nlocs, CUstream s, bool per_thread,
+                        const shim_graph_nodes_t *before)
 {
     if (!ptrs || !sizes || !locs || !idx || !nlocs)
         return;
     size_t k = 0;
-    int cap = -1;
-    shim_graph_capture_t c = {0};
+    shim_graph_capture_t c;
+    int cap = batch_capture(s, per_thread, count, before, &c);
     prefetch_dest_t d = dest_of(locs[0]);
     for (size_t i = 0; i < count; i++) {
         while (k + 1 < nlocs && idx[k + 1] <= i)
@@ -135,9 +149,12 @@ CUresult shim_hook_cuMemPrefetchBatchAsync(CUdeviceptr *ptrs, size_t *sizes, siz
                                            unsigned long long flags, CUstream s)
 {
     shim_ensure_init();
+    shim_graph_nodes_t before;
+    shim_graph_nodes_before(s, false, count, &before);
     CUresult r = SHIM_CALL(cuMemPrefetchBatchAsync, ptrs, sizes, count, locs, idx, nlocs, flags, s);
     if (r == CUDA_SUCCESS && tracking())
-        batch_moved(ptrs, sizes, count, locs, idx, nlocs, s, false);
+        batch_moved(ptrs, sizes, count, locs, idx, nlocs, s, false, &before);
+    shim_graph_nodes_free(&before);
     return r;
 }
 
@@ -146,21 +163,24 @@ CUresult shim_hook_cuMemPrefetchBatchAsync_ptsz(CUdeviceptr *ptrs, size_t *sizes
                                                 unsigned long long flags, CUstream s)
 {
     shim_ensure_init();
+    shim_graph_nodes_t before;
+    shim_graph_nodes_before(s, true, count, &before);
     CUresult r =
         SHIM_CALL(cuMemPrefetchBatchAsync_ptsz, ptrs, sizes, count, locs, idx, nlocs, flags, s);
     if (r == CUDA_SUCCESS && tracking())
-        batch_moved(ptrs, sizes, count, locs, idx, nlocs, s, true);
+        batch_moved(ptrs, sizes, count, locs, idx, nlocs, s, true, &before);
+    shim_graph_nodes_free(&before);
     return r;
 }
 
 /* A batch of discards: each range's region is no longer taken for resident. */
 static void batch_discarded(CUdeviceptr *ptrs, size_t *sizes, size_t count, CUstream s,
-                            bool per_thread)
+                            bool per_thread, const shim_graph_nodes_t *before)
 {
     if (!ptrs || !sizes)
         return;
-    int cap = -1;
-    shim_graph_capture_t c = {0};
+    shim_graph_capture_t c;
+    int cap = batch_capture(s, per_thread, count, before, &c);
     for (size_t i = 0; i < count; i++)
         moved(ptrs[i], sizes[i], TO_ELSEWHERE, s, per_thread, &cap, &c);
 }
@@ -169,9 +189,12 @@ CUresult shim_hook_cuMemDiscardBatchAsync(CUdeviceptr *ptrs, size_t *sizes, size
                                           unsigned long long flags, CUstream s)
 {
     shim_ensure_init();
+    shim_graph_nodes_t before;
+    shim_graph_nodes_before(s, false, count, &before);
     CUresult r = SHIM_CALL(cuMemDiscardBatchAsync, ptrs, sizes, count, flags, s);
     if (r == CUDA_SUCCESS && tracking())
-        batch_discarded(ptrs, sizes, count, s, false);
+        batch_discarded(ptrs, sizes, count, s, false, &before);
+    shim_graph_nodes_free(&before);
     return r;
 }
 
@@ -179,9 +202,12 @@ CUresult shim_hook_cuMemDiscardBatchAsync_ptsz(CUdeviceptr *ptrs, size_t *sizes,
                                                unsigned long long flags, CUstream s)
 {
     shim_ensure_init();
+    shim_graph_nodes_t before;
+    shim_graph_nodes_before(s, true, count, &before);
     CUresult r = SHIM_CALL(cuMemDiscardBatchAsync_ptsz, ptrs, sizes, count, flags, s);
     if (r == CUDA_SUCCESS && tracking())
-        batch_discarded(ptrs, sizes, count, s, true);
+        batch_discarded(ptrs, sizes, count, s, true, &before);
+    shim_graph_nodes_free(&before);
     return r;
 }
 
@@ -190,10 +216,13 @@ CUresult shim_hook_cuMemDiscardAndPrefetchBatchAsync(CUdeviceptr *ptrs, size_t *
                                                      unsigned long long flags, CUstream s)
 {
     shim_ensure_init();
+    shim_graph_nodes_t before;
+    shim_graph_nodes_before(s, false, count, &before);
     CUresult r = SHIM_CALL(cuMemDiscardAndPrefetchBatchAsync, ptrs, sizes, count, locs, idx, nlocs,
                            flags, s);
     if (r == CUDA_SUCCESS && tracking())
-        batch_moved(ptrs, sizes, count, locs, idx, nlocs, s, false);
+        batch_moved(ptrs, sizes, count, locs, idx, nlocs, s, false, &before);
+    shim_graph_nodes_free(&before);
     return r;
 }
 
@@ -203,9 +232,12 @@ CUresult shim_hook_cuMemDiscardAndPrefetchBatchAsync_ptsz(CUdeviceptr *ptrs, siz
                                                           unsigned long long flags, CUstream s)
 {
     shim_ensure_init();
+    shim_graph_nodes_t before;
+    shim_graph_nodes_before(s, true, count, &before);
     CUresult r = SHIM_CALL(cuMemDiscardAndPrefetchBatchAsync_ptsz, ptrs, sizes, count, locs, idx,
                            nlocs, flags, s);
     if (r == CUDA_SUCCESS && tracking())
-        batch_moved(ptrs, sizes, count, locs, idx, nlocs, s, true);
+        batch_moved(ptrs, sizes, count, locs, idx, nlocs, s, true, &before);
+    shim_graph_nodes_free(&before);
     return r;
 }

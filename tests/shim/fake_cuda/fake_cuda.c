@@ -492,7 +492,10 @@ CUresult fk_cuMemPrefetchAsync_ptsz(CUdeviceptr p, size_t len, CUdevice dev, CUs
  * FAKE_DISCARDED bytes, so that a test reading them sees they were given
  * up (a discard followed by a prefetch is a discard too). Queued on a
  * capturing stream, each range is recorded as the prefetch node a single
- * prefetch is (fake_cuda.h), and the graph's launch changes no bytes.
+ * prefetch is (fake_cuda.h), in the batch's order, and the graph's launch
+ * changes no bytes. What the driver records for a batch is not documented
+ * (cuda.h says nothing of capture for these): one node per range is the
+ * double's choice, the case where the shim must tell a batch's nodes apart.
  * FAKE_CUDA_NO_BATCH=1 makes all three refuse every batch
  * (CUDA_ERROR_NOT_SUPPORTED: cuda.h's "All devices ... must have a
  * non-zero value for ... CONCURRENT_MANAGED_ACCESS otherwise the API will
