@@ -382,6 +382,25 @@ static void test_setting_word_checked(void **state)
     assert_string_equal(out, "");
 }
 
+/* --hosts given twice keeps the last list, as every option keeps its last
+ * value: until 2026-12-03 the lists added up, so a remote host given first
+ * still took ranks (here: the usage error asking for --bind), and
+ * `--hosts a --hosts ,` was taken though `--hosts ,` alone is refused. */
+static void test_launch_last_hosts_kept(void **state)
+{
+    (void)state;
+    char *argv[] = {GMUX_CLI_PATH, "launch",    "-n", "1",  "--hosts", "remote.invalid",
+                    "--hosts",     "localhost", "--", "sh", "-c",      "echo ran",
+                    NULL};
+    assert_int_equal(tproc_capture(argv, NULL, 60.0, out, sizeof(out), err, sizeof(err)), 0);
+    assert_string_equal(out, "ran\n");
+    char *none[] = {GMUX_CLI_PATH, "launch", "-n", "1",  "--hosts",  "localhost", "--hosts",
+                    ",",           "--",     "sh", "-c", "echo ran", NULL};
+    assert_int_equal(tproc_capture(none, NULL, 60.0, out, sizeof(out), err, sizeof(err)), 2);
+    assert_non_null(strstr(err, "option '--hosts' wants host names separated by commas, not ','"));
+    assert_null(strstr(out, "ran"));
+}
+
 static void test_demo_help(void **state)
 {
     (void)state;
@@ -647,6 +666,7 @@ int main(void)
         cmocka_unit_test(test_misspelt_setting_warned),
         cmocka_unit_test(test_unrelated_malformed_setting_ignored),
         cmocka_unit_test(test_setting_word_checked),
+        cmocka_unit_test(test_launch_last_hosts_kept),
         cmocka_unit_test(test_demo_help),
         cmocka_unit_test(test_demo_plot_dir_checked),
         cmocka_unit_test(test_bench_net_reps),

@@ -53,9 +53,9 @@ static int usage(void)
            "                   [--bind ADDR] -- CMD [ARGS...]\n"
            "       gmux launch -h | --help | -V | --version\n\n"
            "Starts N ranks of CMD, 1 to %d (fork/exec here; ssh for the --hosts that\n"
-           "are not localhost, round robin, at most %d hosts) with a TCP rendezvous on\n"
-           "ADDR (default 127.0.0.1; remote --hosts need one they reach) for\n"
-           "gmux_comm_init.\n"
+           "are not localhost, round robin, at most %d hosts; the last --hosts counts)\n"
+           "with a TCP rendezvous on ADDR (default 127.0.0.1; remote --hosts need one\n"
+           "they reach) for gmux_comm_init.\n"
            "A rank that dies (or exits, even 0, without gmux_comm_finalize) makes the\n"
            "others fail; they are killed after --grace seconds (default 10). A rank\n"
            "whose finalize returned GMUX_ERR_PEER (another rank died) ended in order.\n"
@@ -129,6 +129,7 @@ static int parse_opts(int argc, char **argv, struct launch_opts *o)
             char *copy = strdup(v); /* o->hosts point into it until exit */
             if (!copy)
                 return cli_fail("launch", "out of memory");
+            o->nhosts = 0; /* the last --hosts counts, as every option's last value */
             for (char *s = strtok(copy, ","); s; s = strtok(NULL, ",")) {
                 if (o->nhosts == LAUNCH_MAX_HOSTS) /* were dropped without a word */
                     return cli_bad_value("launch", a, v, "at most %d hosts separated by commas",
