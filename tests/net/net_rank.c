@@ -486,6 +486,8 @@ static int mode_kill(bool holding_locks, bool linger)
 {
     uint64_t *win;
     gmux_window_t w;
+    if (getenv("NET_RANK_KILL_STALL"))
+        rank_kill_before_barrier = kill_stall_before_barrier;
     int victim = rank_kill_start(comm, &win, &w, holding_locks ? take_region_locks : NULL, NULL);
     /* keep talking to the victim until that fails; then waits must fail too.
      * Context 1 floods it without waiting (the victim does not read, so

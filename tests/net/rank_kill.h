@@ -24,6 +24,11 @@
 #define RANK_KILL_WORDS    16
 #define RANK_KILL_DELAY_US (200 * 1000) /* the victim lives on this long after the barrier */
 
+/* A scenario's knob, NULL unless it sets one before rank_kill_start: runs on
+ * every rank between the window's registration and the barrier (net_rank
+ * kill with NET_RANK_KILL_STALL: net_rank_stall.c). */
+static void (*rank_kill_before_barrier)(gmux_comm_t *comm);
+
 /* Whether this process will be the victim, from the launcher's environment
  * (before gmux_comm_init: the victim may be given other parameters, such as
  * no proxy thread). */
@@ -45,6 +50,8 @@ static inline int rank_kill_start_bytes(gmux_comm_t *comm, size_t bytes, void **
     void *mem = calloc(1, bytes);
     CHECK(mem, "out of memory");
     OK(gmux_window_register(comm, mem, bytes, win_p));
+    if (rank_kill_before_barrier)
+        rank_kill_before_barrier(comm);
     OK(gmux_barrier(gmux_team_world(comm)));
     int victim = gmux_comm_size(comm) - 1;
     if (gmux_comm_rank(comm) == victim) {
