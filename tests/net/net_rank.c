@@ -574,9 +574,9 @@ int main(int argc, char **argv)
     if (strcmp(argv[1], "kill") == 0 || strcmp(argv[1], "killlock") == 0 ||
         strcmp(argv[1], "guardlive") == 0) {
         p.timeout_s = 20;
-        /* The victim runs no proxy thread: it reads nothing after the
-         * barrier, so the others' writes pile up in the provider when it
-         * dies (the tcp case of docs/net.md), and in `kill` no thread of it
+        /* The victim runs no proxy thread: it reads nothing once the others
+         * left the barrier (rank_kill.h), so their writes pile up in the
+         * provider when it dies (the tcp case of docs/net.md), and in `kill` no thread of it
          * is inside libfabric then; `killlock` plays that case on purpose
          * (the shm guard's). */
         if (rank_kill_victim_env())
