@@ -10,6 +10,8 @@
  * exit and rank 0 failed there with GMUX_ERR_PEER.
  */
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <unistd.h>
 
 #include "common/clock.h"
@@ -41,14 +43,32 @@ static void *stall_hold(void *arg)
     return NULL;
 }
 
+static _Atomic bool stall_met; /* the victim: every rank is through its quiets */
+
+/* The victim has no proxy thread: it answers the others' quiets from here
+ * while its main thread waits for them at the launcher. */
+static void *stall_answer(void *arg)
+{
+    gmux_comm_t *c = arg;
+    while (!atomic_load(&stall_met))
+        gmux_signal_wait_timeout(c, 0, UINT64_MAX, 0.01, NULL);
+    return NULL;
+}
+
 void kill_stall_before_barrier(gmux_comm_t *c)
 {
+    bool victim = gmux_comm_rank(c) == gmux_comm_size(c) - 1;
+    pthread_t answer;
+    if (victim)
+        CHECK(pthread_create(&answer, NULL, stall_answer, c) == 0, "pthread_create");
     for (int peer = 0; peer < gmux_comm_size(c); peer++) /* connects: adds nothing */
         OK(gmux_signal(c, 0, peer, 0, GMUX_SIGNAL_ADD, 0));
     for (uint32_t ctx = 0; ctx < c->nctx; ctx++)
         OK(gmux_quiet(c, ctx));
     OK(net_boot_barrier(c->boot, com_deadline_after_ns(STALL_WAIT_S * COM_NS_PER_S)));
-    if (gmux_comm_rank(c) == gmux_comm_size(c) - 1) {
+    if (victim) {
+        atomic_store(&stall_met, true);
+        pthread_join(answer, NULL);
         usleep(STALL_LATE_US);
         return;
     }
