@@ -486,6 +486,8 @@ static int mode_kill(bool holding_locks, bool linger)
 {
     uint64_t *win;
     gmux_window_t w;
+    if (getenv("NET_RANK_KILL_STALL"))
+        rank_kill_before_barrier = kill_stall_before_barrier;
     int victim = rank_kill_start(comm, &win, &w, holding_locks ? take_region_locks : NULL, NULL);
     /* keep talking to the victim until that fails; then waits must fail too.
      * Context 1 floods it without waiting (the victim does not read, so
@@ -572,9 +574,9 @@ int main(int argc, char **argv)
     if (strcmp(argv[1], "kill") == 0 || strcmp(argv[1], "killlock") == 0 ||
         strcmp(argv[1], "guardlive") == 0) {
         p.timeout_s = 20;
-        /* The victim runs no proxy thread: it reads nothing after the
-         * barrier, so the others' writes pile up in the provider when it
-         * dies (the tcp case of docs/net.md), and in `kill` no thread of it
+        /* The victim runs no proxy thread: it reads nothing once the others
+         * left the barrier (rank_kill.h), so their writes pile up in the
+         * provider when it dies (the tcp case of docs/net.md), and in `kill` no thread of it
          * is inside libfabric then; `killlock` plays that case on purpose
          * (the shm guard's). */
         if (rank_kill_victim_env())

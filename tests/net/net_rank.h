@@ -31,6 +31,11 @@ int mode_teams(void);
 /* net_rank_guard.c: the shm guard leaves a live rank's region lock alone. */
 int mode_guardlive(void);
 
+/* net_rank_stall.c: rank_kill_before_barrier for net_rank kill with
+ * NET_RANK_KILL_STALL: rank 0 held inside the barrier while the victim
+ * leaves it. */
+void kill_stall_before_barrier(gmux_comm_t *c);
+
 /* net_rank_orphan.c: the launcher is killed mid-job; every rank must end
  * by itself (how: exit, or finalize first). */
 int mode_orphan(const char *how);

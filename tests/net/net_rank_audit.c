@@ -268,12 +268,13 @@ static int mode_fetchlate(void)
 /* --- deadops ----------------------------------------------------------------- */
 
 /* Every rank runs without a proxy thread (audit_mode), so nothing but the
- * test's own calls progresses. The victim's last progress is in the barrier
- * of rank_kill_start_bytes: a survivor leaves it first, and writes posted
- * then were done (and answered) by the victim still waiting in it, so they
- * came back as plain completions and the reclaim went untested. Here the
- * victim says through a shared file that it left the barrier (it never
- * progresses again) and dies only once every survivor has posted its
+ * test's own calls progresses. The victim's last progress is in
+ * rank_kill_start_bytes, where it waits until every survivor left the
+ * barrier: writes a survivor posted then were done (and answered) by the
+ * victim still waiting there, so they came back as plain completions and the
+ * reclaim went untested. Here the victim says through a shared file that it
+ * is out of that wait (it never progresses again) and dies only once every
+ * survivor has posted its
  * writes; each survivor reads the death notice without progressing, then
  * runs one pass, which must give every held op back: reported by the
  * provider (at most a CQ read's worth on tcp, none on shm) or taken back
@@ -281,7 +282,7 @@ static int mode_fetchlate(void)
 enum { DO_PUTS = 256, DO_SIZE = 1024 * 1024, DO_WAIT_S = 20 };
 
 typedef struct {
-    _Atomic uint32_t quiet;  /* the victim left the barrier */
+    _Atomic uint32_t quiet;  /* the victim made its last progress */
     _Atomic uint32_t posted; /* survivors whose writes are posted */
 } do_shared_t;
 
@@ -320,7 +321,7 @@ static bool do_wait_word(_Atomic uint32_t *w, uint32_t want)
     return atomic_load(w) >= want;
 }
 
-/* The victim, out of its barrier: no gmux call follows, so it never reads
+/* The victim, out of rank_kill_start's wait: no gmux call follows, so it never reads
  * another write. It dies once the survivors posted theirs. */
 static void do_before_death(void *arg)
 {
@@ -344,7 +345,7 @@ static int mode_deadops(void)
     rank_kill_start_bytes(comm, DO_SIZE, &win, &w, do_before_death, map ? map + SHARED_HDR : NULL);
     map = shared_map(victim, sizeof(do_shared_t), false);
     do_shared_t *sh = (do_shared_t *)(map + SHARED_HDR);
-    CHECK(do_wait_word(&sh->quiet, 1), "the victim never left the barrier");
+    CHECK(do_wait_word(&sh->quiet, 1), "the victim never made its last progress");
     for (int i = 0; i < DO_PUTS; i++) /* never inject: an op each */
         OK(gmux_put(comm, 1, victim, w, 0, src, DO_SIZE, NULL));
     while (net_ring_pending(&comm->rings[comm->size + victim]) > 0) /* inline progress off */

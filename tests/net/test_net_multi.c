@@ -203,6 +203,28 @@ static void test_peer_killed(void **state)
     }
 }
 
+/* A survivor still inside the barrier of rank_kill_start when the victim
+ * leaves it (a loaded machine; here rank 0, held there by NET_RANK_KILL_STALL,
+ * net_rank_stall.c) must still leave it: the victim dies only once every
+ * survivor did (before, it died 200 ms after its own exit and rank 0 failed
+ * `rank_kill.h: check failed ... GMUX_ERR_PEER`). */
+static void test_peer_killed_stalled(void **state)
+{
+    (void)state;
+    extra_env = "NET_RANK_KILL_STALL=1";
+    for (int n = 2; n <= 4; n += 2) {
+        expect_killed(n, "kill", NULL, NULL);
+        assert_int_equal(count(out, "peer failure detected (GMUX_ERR_PEER)"), n - 1);
+    }
+}
+
+static int no_extra_env(void **state)
+{
+    (void)state;
+    extra_env = NULL; /* also when an assertion ended the test */
+    return 0;
+}
+
 /* How a survivor names the others: the victim died; a survivor that
  * finalized after the death left (the rendezvous announces it to those
  * still running, and said "left after a death" while the ranks said "died").
@@ -352,6 +374,7 @@ int main(void)
         cmocka_unit_test(test_hmem),
         cmocka_unit_test(test_shape),
         cmocka_unit_test(test_peer_killed),
+        cmocka_unit_test_teardown(test_peer_killed_stalled, no_extra_env),
         cmocka_unit_test(test_peer_killed_names_who_left),
         cmocka_unit_test(test_peer_killed_holding_lock),
         cmocka_unit_test(test_guard_leaves_live_holder),
