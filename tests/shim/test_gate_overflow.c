@@ -48,6 +48,25 @@ static gh_spec_t spec = {"batch", "9", "20", "1000", "0", "1", go, "16", NULL};
 #define OVERFLOW_EVICT 2000u /* evict ranges: more than the shim's store (1024) */
 #define FITTING_EVICT  1000u /* evict ranges the store holds */
 
+/* After c's batch (orders for the paused program): REVOKE 1, then grant
+ * first (with first_flags) to the program's next wait once it goes on
+ * (`go`); once it stops at the file stop, REVOKE first, then grant second
+ * (flagged) to its next wait once go_on exists; then to its end. 0, or the
+ * step that failed. */
+static int revoke_regrant_twice(gs_conn_t *c, uint64_t first, uint32_t first_flags,
+                                const char *stop, const char *go_on, uint64_t second)
+{
+    gs_batch_revoke(&c->w, 4, 1);
+    if (gs_conn_regrant(c, "go", 5, first, first_flags) != 0)
+        return 16;
+    if (gs_batch_send(c->task, &c->w) != 0 || gs_wait_file(stop) != 0)
+        return 17;
+    gs_batch_revoke(&c->w, 6, first);
+    if (gs_conn_regrant(c, go_on, 7, second, DMN_GRANT_PLANNED) != 0)
+        return 19;
+    return gs_conn_send_finish(c);
+}
+
 /* The eviction of n ranges of 256 bytes, 512 apart, from the start of the
  * largest allocation, then grants 4 and 6 with the flag (see the top). 0,
  * or the step that failed. */
@@ -61,15 +80,7 @@ static int evict_then_flagged_grants(int ready, uint32_t n)
     for (uint32_t i = 0; i < n; i++)
         evs[i] = (dmn_range_t){c.big.base + 512u * i, 256};
     gs_batch_plan(&c.w, 3, DMN_PLAN_EVICT, 2, evs, n);
-    gs_batch_revoke(&c.w, 4, 1);
-    if (gs_conn_regrant(&c, "go", 5, 4, DMN_GRANT_PLANNED) != 0)
-        return 16;
-    if (gs_batch_send(c.task, &c.w) != 0 || gs_wait_file("out0.paused2") != 0)
-        return 17;
-    gs_batch_revoke(&c.w, 6, 4);
-    if (gs_conn_regrant(&c, "go2", 7, 6, DMN_GRANT_PLANNED) != 0)
-        return 19;
-    return gs_conn_send_finish(&c);
+    return revoke_regrant_twice(&c, 4, DMN_GRANT_PLANNED, "out0.paused2", "go2", 6);
 }
 
 static int scripted_overflow(int ready)
@@ -193,15 +204,7 @@ static int scripted_overflow_kept_at_grant(int ready)
     for (uint32_t i = 0; i < OVERFLOW_EVICT; i++)
         evs[n + i] = (dmn_range_t){c.big.base + 512u * i, 256};
     gs_batch_plan(&c.w, 3, DMN_PLAN_EVICT, 2, evs, n + OVERFLOW_EVICT);
-    gs_batch_revoke(&c.w, 4, 1);
-    if (gs_conn_regrant(&c, "go", 5, 3, 0) != 0)
-        return 16;
-    if (gs_batch_send(c.task, &c.w) != 0 || gs_wait_file("out0.pushed") != 0)
-        return 17;
-    gs_batch_revoke(&c.w, 6, 3);
-    if (gs_conn_regrant(&c, "out0.resume", 7, 4, DMN_GRANT_PLANNED) != 0)
-        return 19;
-    return gs_conn_send_finish(&c);
+    return revoke_regrant_twice(&c, 3, 0, "out0.pushed", "out0.resume", 4);
 }
 
 /* The overflow is not used up by a grant that carried out none of the
