@@ -314,7 +314,13 @@ static void gate_apply_orders(dmn_client_t *cl, uint64_t grant, bool planned)
  * the overflow's bytes are not known, and a region it touched that this
  * turn leaves unused would otherwise be left to demand paging at a later
  * flagged grant though gmuxd counts it resident. Until 2026-12-03 it was
- * (test_gate_overflow test_overflow_unused_prefetched_later). Under gate_mu. */
+ * (test_gate_overflow test_overflow_unused_prefetched_later). A grant that
+ * leaves evictions stored (no context to move them in, a capture putting
+ * them off) keeps the overflow for the grant after they went: the regions
+ * they mark evicted later are those it concerns. Until 2026-12-03 it took
+ * it, and the next flagged grant left them to demand paging
+ * (test_gate_overflow test_overflow_kept_while_evictions_stored). Under
+ * gate_mu. */
 void shim_gate_apply_grant(dmn_client_t *cl)
 {
     shim_gate_plan_current(cl);
@@ -323,4 +329,6 @@ void shim_gate_apply_grant(dmn_client_t *cl)
     gate_apply_orders(cl, grant, (dmn_client_grant_flags(cl) & DMN_GRANT_PLANNED) && !overflowed);
     if (overflowed)
         shim_policy_evicted_lost();
+    if (overflowed && shim_gate_plan_count(DMN_PLAN_EVICT))
+        shim_gate_plan_overflow_kept();
 }

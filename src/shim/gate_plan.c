@@ -39,6 +39,11 @@ bool shim_gate_plan_overflowed(void)
     return was;
 }
 
+void shim_gate_plan_overflow_kept(void)
+{
+    plan_overflowed = true;
+}
+
 void shim_gate_plan_current(const dmn_client_t *cl)
 {
     uint64_t epoch = dmn_client_epoch(cl);

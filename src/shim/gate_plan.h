@@ -80,6 +80,10 @@ void shim_gate_plan_give_up(dmn_plan_kind_t kind);
  * shim_policy_evicted_lost). Fills given up whole
  * are marked themselves (shim_policy_lost). */
 bool shim_gate_plan_overflowed(void);
+/* Sets the flag shim_gate_plan_overflowed cleared again: a grant that
+ * carried out none of the evictions stored (no context to move them in)
+ * leaves the overflow to the grant after they went. */
+void shim_gate_plan_overflow_kept(void);
 
 /* The grant the stored FILL orders belong to. */
 uint64_t shim_gate_plan_fill_seq(void);
