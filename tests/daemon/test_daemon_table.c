@@ -186,7 +186,7 @@ static int check_rows(const char *text, int wide)
         int k = 6;
         for (int c = 0; c < 5; c++) {
             const char *v = wide ? w->wide[c] : w->narrow[c];
-            char cell[64];
+            char cell[2 * sizeof(words[0])]; /* two words and their blank */
             if (strchr(v, ' ')) {
                 snprintf(cell, sizeof(cell), "%s %s", words[k], words[k + 1]);
                 k += 2;
