@@ -44,6 +44,7 @@ struct launch_opts {
     const char *bind;
     char *hosts[LAUNCH_MAX_HOSTS];
     int nhosts;
+    char *hosts_copy; /* the last --hosts value, split in place */
     char **cmd;
 };
 
@@ -129,7 +130,9 @@ static int parse_opts(int argc, char **argv, struct launch_opts *o)
             char *copy = strdup(v); /* o->hosts point into it until exit */
             if (!copy)
                 return cli_fail("launch", "out of memory");
-            o->nhosts = 0; /* the last --hosts counts, as every option's last value */
+            free(o->hosts_copy); /* the last --hosts counts, as every option's last value */
+            o->hosts_copy = copy;
+            o->nhosts = 0;
             for (char *s = strtok(copy, ","); s; s = strtok(NULL, ",")) {
                 if (o->nhosts == LAUNCH_MAX_HOSTS) /* were dropped without a word */
                     return cli_bad_value("launch", a, v, "at most %d hosts separated by commas",
