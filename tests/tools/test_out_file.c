@@ -26,7 +26,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "tdir.h"
+#include "tlinks.h"
 #include "tproc.h"
 
 static char out[16384], err[16384];
@@ -35,11 +35,11 @@ static const char good[] = "gmux-trace 1\ntask 0 a\nkernel 0 k\nalloc 0 1 0x2000
                            "launch 0 0 grid=1,1,1 block=1,1,1 ns=1000 args=p:0x200000 "
                            "touch=r:0x200000+4096\nend\n";
 
-/* top (0755, for the unprivileged run below), top/a holding the links
- * (0777), top/b holding their targets, and the inputs in top. */
+/* The tree of tlinks.h (links in a/, targets in b/), and the inputs in
+ * its top folder. */
 typedef struct links {
-    char top[64], a[80], b[80], link[96], target[96], tpart[112], lpart[112];
-    char in[96], bad[96];
+    tlinks_t t;
+    char link[128], target[128], in[96], bad[96];
 } links_t;
 
 static void put_file(const char *path, const char *text, mode_t mode)
@@ -73,20 +73,11 @@ static int setup(void **state)
 {
     links_t *l = calloc(1, sizeof(*l));
     assert_non_null(l);
-    snprintf(l->top, sizeof(l->top), "/tmp/gmux-out-links-XXXXXX");
-    assert_non_null(mkdtemp(l->top));
-    assert_int_equal(chmod(l->top, 0755), 0);
-    snprintf(l->a, sizeof(l->a), "%s/a", l->top);
-    snprintf(l->b, sizeof(l->b), "%s/b", l->top);
-    assert_int_equal(mkdir(l->a, 0777), 0);
-    assert_int_equal(chmod(l->a, 0777), 0);
-    assert_int_equal(mkdir(l->b, 0755), 0);
-    snprintf(l->link, sizeof(l->link), "%s/link", l->a);
-    snprintf(l->target, sizeof(l->target), "%s/t.txt", l->b);
-    snprintf(l->tpart, sizeof(l->tpart), "%s.part~", l->target);
-    snprintf(l->lpart, sizeof(l->lpart), "%s.part~", l->link);
-    snprintf(l->in, sizeof(l->in), "%s/in.txt", l->top);
-    snprintf(l->bad, sizeof(l->bad), "%s/bad.txt", l->top);
+    assert_int_equal(tlinks_make(&l->t, "t.txt"), 0);
+    memcpy(l->link, l->t.link, sizeof(l->link));
+    memcpy(l->target, l->t.target, sizeof(l->target));
+    snprintf(l->in, sizeof(l->in), "%s/in.txt", l->t.top);
+    snprintf(l->bad, sizeof(l->bad), "%s/bad.txt", l->t.top);
     put_file(l->in, good, 0644);
     /* the same trace, cut inside its last event */
     put_file(l->bad,
@@ -100,8 +91,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     links_t *l = *state;
-    chmod(l->b, 0755);
-    int rc = tdir_remove(l->top);
+    int rc = tlinks_remove(&l->t);
     free(l);
     return rc;
 }
@@ -114,15 +104,12 @@ static int convert(const char *in, const char *to)
                              sizeof(err));
 }
 
-/* After a run through l->link: the link is still one, and no part is left
- * beside it or beside its target. */
+/* After a run through l->link: the link is still one, no part left. */
 static void link_kept_no_part(const links_t *l)
 {
-    struct stat st;
-    if (lstat(l->link, &st) != 0 || !S_ISLNK(st.st_mode))
-        fail_msg("%s is no longer a symbolic link", l->link);
-    if (exists(l->tpart) || exists(l->lpart))
-        fail_msg("a part file was left: %s or %s", l->tpart, l->lpart);
+    const char *why = tlinks_check(&l->t);
+    if (why)
+        fail_msg("%s", why);
 }
 
 static const char *const targets[] = {NULL, "../b/t.txt"}; /* NULL: l->target */
@@ -182,29 +169,28 @@ static void test_link_loop_and_folder(void **state)
 {
     links_t *l = *state;
     char other[96];
-    snprintf(other, sizeof(other), "%s/other", l->a);
+    snprintf(other, sizeof(other), "%s/other", l->t.a);
     assert_int_equal(symlink("other", l->link), 0);
     assert_int_equal(symlink("link", other), 0);
     assert_int_equal(convert(l->in, l->link), 1);
     said_cannot_write(l->link, ELOOP);
     link_kept_no_part(l);
     assert_int_equal(unlink(l->link), 0);
-    assert_int_equal(symlink(l->b, l->link), 0);
+    assert_int_equal(symlink(l->t.b, l->link), 0);
     assert_int_equal(convert(l->in, l->link), 1);
     said_cannot_write(l->link, EISDIR);
     link_kept_no_part(l);
 }
 
-/* Child: drops root (a root user writes anywhere), then converts through
- * the link into the read-only folder: 0 when refused as wanted. */
-static int convert_read_only(int index, void *arg)
+static const links_t *read_only_links;
+
+/* As uid 65534: converts through the link into the read-only folder; 0
+ * when refused as wanted. */
+static int convert_read_only(const tlinks_t *t)
 {
-    const links_t *l = arg;
-    (void)index;
-    if (geteuid() == 0 && (setgid(65534) != 0 || setuid(65534) != 0))
-        return 3;
-    int rc = convert(l->in, l->link);
-    if (rc != 1)
+    (void)t;
+    const links_t *l = read_only_links;
+    if (convert(l->in, l->link) != 1)
         return 4;
     if (!strstr(err, l->link) || !strstr(err, strerror(EACCES)) || strstr(err, "part~"))
         return 5;
@@ -218,9 +204,9 @@ static void test_read_only_target_folder(void **state)
     links_t *l = *state;
     put_file(l->target, "precious", 0644);
     assert_int_equal(symlink(l->target, l->link), 0);
-    assert_int_equal(chmod(l->b, 0555), 0);
-    int status = -1;
-    tproc_fork_all(1, convert_read_only, l, 90.0, &status);
+    assert_int_equal(chmod(l->t.b, 0555), 0);
+    read_only_links = l;
+    int status = tlinks_as_nobody(convert_read_only, &l->t, 90.0);
     if (status != 0)
         fail_msg("convert through a link into a read-only folder: child status %d, not 0", status);
     link_kept_no_part(l);
@@ -241,10 +227,10 @@ static void test_signal_through_link(void **state)
         if (!dangling)
             put_file(l->target, "keep\n", 0644);
         int written = 0;
-        int status = tproc_stop_once_written(argv, l->tpart, 30.0, &written);
+        int status = tproc_stop_once_written(argv, l->t.tpart, 30.0, &written);
         if (status != 128 + SIGTERM || !written)
             fail_msg("%s link: status %d (not %d), bytes in %s: %d", dangling ? "dangling" : "a",
-                     status, 128 + SIGTERM, l->tpart, written);
+                     status, 128 + SIGTERM, l->t.tpart, written);
         link_kept_no_part(l);
         if (dangling) {
             if (exists(l->target))
