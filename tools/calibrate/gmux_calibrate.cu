@@ -62,11 +62,18 @@ static bool cupti_ok;
         cuptiActivityDisable(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER);
         cuptiActivityFlushAll(1);
     }
-    cudaFree(held.ptrs); /* cudaFree(nullptr) does nothing */
-    cudaFree(held.man);
-    cudaFree(held.dev);
-    cudaFreeHost(held.host);
-    cudaFree(held.sink);
+    /* only what is held: no call reaches the runtime on the way out of a
+     * run that never reached the GPU (no GPU, a trace refused) */
+    if (held.ptrs)
+        cudaFree(held.ptrs);
+    if (held.man)
+        cudaFree(held.man);
+    if (held.dev)
+        cudaFree(held.dev);
+    if (held.host)
+        cudaFreeHost(held.host);
+    if (held.sink)
+        cudaFree(held.sink);
     if (held.e1)
         cudaEventDestroy(held.e1);
     if (held.e0)
