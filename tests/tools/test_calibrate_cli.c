@@ -63,6 +63,7 @@ static void test_help(void **state)
             "2 for a usage error",
             "1 when a\nCUDA call or kernel launch fails, or FILE cannot be written",
             "renamed over FILE only when",
+            "a symbolic link stays one",
             "77 when no GPU"};
         for (size_t k = 0; k < sizeof(want) / sizeof(want[0]); k++)
             if (!strstr(out, want[k]))
@@ -216,7 +217,26 @@ static void test_unwritable_trace(void **state)
         assert_string_equal(err, want);
         assert_string_equal(out, "");
     }
+    /* a loop of links is refused before the GPU is looked for, the links
+     * kept (until 2026-12-03 the run went on, and one that finished would
+     * have replaced the link by a regular file) */
+    char loop[64], other[64];
+    snprintf(loop, sizeof(loop), "%s/loop", dir);
+    snprintf(other, sizeof(other), "%s/other", dir);
+    assert_int_equal(symlink("other", loop), 0);
+    assert_int_equal(symlink("loop", other), 0);
+    const char *words[] = {"--chain-trace", loop, NULL};
+    int rc = calibrate(words);
+    char want[256];
+    snprintf(want, sizeof(want), "gmux-calibrate: cannot write chain trace '%s': %s\n", loop,
+             strerror(ELOOP));
+    if (rc != 1 || strcmp(err, want) != 0)
+        fail_msg("--chain-trace (a loop of links): exit %d, not 1; stderr '%s'", rc, err);
     struct stat st;
+    assert_int_equal(lstat(loop, &st), 0);
+    assert_true(S_ISLNK(st.st_mode));
+    assert_int_equal(unlink(loop), 0);
+    assert_int_equal(unlink(other), 0);
     assert_int_equal(stat(dir, &st), 0); /* the directory is still a directory */
     assert_true(S_ISDIR(st.st_mode));
     assert_int_equal(rmdir(dir), 0);

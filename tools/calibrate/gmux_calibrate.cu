@@ -23,7 +23,8 @@
  * calibration). Exit 77 without a GPU. Options and exit codes:
  * gmux-calibrate --help (args.c, read before any CUDA call; the chain trace
  * is created before any CUDA call too, and put in place only when the run
- * ends with the JSON printed).
+ * ends with the JSON printed). Every way out, success included, goes
+ * through cal_exit, which releases what main holds (held).
  */
 #include <cstdio>
 #include <cstdlib>
@@ -37,12 +38,58 @@
 #include "chain.h"
 #include "trace_out.h"
 
+/* What main holds, released on every way out (cal_exit); null: not held. */
+struct cal_held {
+    FILE *trace; /* --chain-trace's stream, until closed */
+    cudaStream_t s;
+    cudaEvent_t e0, e1;
+    unsigned long long *sink;
+    void *host, *dev;
+    char *man;
+    uint4 **ptrs;
+};
+static cal_held held;
+static bool cupti_ok;
+
+/* Releases what held names (a trace not closed yet is abandoned: its part
+ * removed), returns CUPTI's buffers (freed by buffer_completed) and exits
+ * with status. */
+[[noreturn]] static void cal_exit(int status)
+{
+    if (held.trace)
+        cal_trace_abort(held.trace);
+    if (cupti_ok) {
+        cuptiActivityDisable(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER);
+        cuptiActivityFlushAll(1);
+    }
+    /* only what is held: no call reaches the runtime on the way out of a
+     * run that never reached the GPU (no GPU, a trace refused) */
+    if (held.ptrs)
+        cudaFree(held.ptrs);
+    if (held.man)
+        cudaFree(held.man);
+    if (held.dev)
+        cudaFree(held.dev);
+    if (held.host)
+        cudaFreeHost(held.host);
+    if (held.sink)
+        cudaFree(held.sink);
+    if (held.e1)
+        cudaEventDestroy(held.e1);
+    if (held.e0)
+        cudaEventDestroy(held.e0);
+    if (held.s)
+        cudaStreamDestroy(held.s); /* a null s would be the default stream */
+    held = cal_held{};
+    std::exit(status);
+}
+
 #define CHECK_AS(call, what)                                                                       \
     do {                                                                                           \
         cudaError_t e_ = (call);                                                                   \
         if (e_ != cudaSuccess) {                                                                   \
             std::fprintf(stderr, "gmux-calibrate: %s failed: %s\n", what, cudaGetErrorString(e_)); \
-            std::exit(1);                                                                          \
+            cal_exit(1);                                                                           \
         }                                                                                          \
     } while (0)
 #define CHECK(call) CHECK_AS(call, #call)
@@ -51,11 +98,11 @@
 #define CHECK_LAUNCH(kernel) CHECK_AS(cudaGetLastError(), "launch of " #kernel)
 
 /* --chain-trace FILE (trace_out.h): says why it cannot be written, exit 1. */
-static void trace_fail(const char *path, int errnum)
+[[noreturn]] static void trace_fail(const char *path, int errnum)
 {
     std::fprintf(stderr, "gmux-calibrate: cannot write chain trace '%s': %s\n", path,
                  std::strerror(errnum));
-    std::exit(1);
+    cal_exit(1);
 }
 
 struct uvm_totals {
@@ -63,7 +110,6 @@ struct uvm_totals {
     unsigned long long fault_record_ns; /* sum of (end - start) of fault records */
 };
 static uvm_totals totals;
-static bool cupti_ok;
 
 static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
 {
@@ -184,14 +230,14 @@ int main(int argc, char **argv)
         return rc;
     const size_t mib = args.size_mib;
     const char *chain_trace = args.chain_trace;
-    FILE *trace = nullptr;
+    FILE *&trace = held.trace;
     int errnum = 0;
     if (chain_trace && !(trace = cal_trace_open(chain_trace, &errnum)))
         trace_fail(chain_trace, errnum);
     int ndev = 0;
     if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
         std::fprintf(stderr, "gmux-calibrate: no GPU: skipped\n");
-        return 77;
+        cal_exit(77);
     }
     cupti_start();
     CHECK(cudaSetDevice(0));
@@ -202,16 +248,16 @@ int main(int argc, char **argv)
     cudaRuntimeGetVersion(&runtime);
     const size_t bytes = mib << 20;
 
-    cudaStream_t s;
-    cudaEvent_t e0, e1;
+    cudaStream_t &s = held.s;
+    cudaEvent_t &e0 = held.e0, &e1 = held.e1;
     CHECK(cudaStreamCreate(&s));
     CHECK(cudaEventCreate(&e0));
     CHECK(cudaEventCreate(&e1));
-    unsigned long long *sink;
+    unsigned long long *&sink = held.sink;
     CHECK(cudaMalloc(&sink, sizeof(*sink)));
 
     /* Pinned copies: best of 3 each way. */
-    void *host, *dev;
+    void *&host = held.host, *&dev = held.dev;
     CHECK(cudaMallocHost(&host, bytes));
     CHECK(cudaMalloc(&dev, bytes));
     std::memset(host, 1, bytes);
@@ -229,10 +275,12 @@ int main(int argc, char **argv)
         d2h = std::min(d2h, time_ms(e0, e1));
     }
     CHECK(cudaFreeHost(host));
+    host = nullptr;
     CHECK(cudaFree(dev));
+    dev = nullptr;
 
     /* Managed prefetch, each way. */
-    char *man;
+    char *&man = held.man;
     CHECK(cudaMallocManaged(&man, bytes));
     std::memset(man, 1, bytes);
     cudaMemLocation on_dev = {cudaMemLocationTypeDevice, 0};
@@ -307,7 +355,7 @@ int main(int argc, char **argv)
     const int ks[2] = {2, 4};
     float dstreams[2];
     uvm_totals dst[2];
-    uint4 **ptrs;
+    uint4 **&ptrs = held.ptrs;
     CHECK(cudaMallocManaged(&ptrs, 4 * sizeof(*ptrs)));
     for (int j = 0; j < 2; j++) {
         int k = ks[j];
@@ -330,12 +378,18 @@ int main(int argc, char **argv)
         dst[j] = cupti_take();
     }
     CHECK(cudaFree(ptrs));
+    ptrs = nullptr;
     CHECK(cudaFree(man));
+    man = nullptr;
     chain_result_t ch = {};
     if (chain_run(prop.multiProcessorCount, trace, &ch) != 0)
-        return 1;
-    if (trace && (errnum = cal_trace_close(trace)) != 0)
-        trace_fail(chain_trace, errnum);
+        cal_exit(1); /* said */
+    if (trace) {
+        FILE *f = trace;
+        trace = nullptr; /* closed, whatever cal_trace_close says */
+        if ((errnum = cal_trace_close(f)) != 0)
+            trace_fail(chain_trace, errnum);
+    }
 
     auto gbps = [&](double ms) { return ms > 0 ? (double)bytes / (ms * 1e-3) / 1e9 : 0.0; };
     std::printf("{\"gmux_calibration\": 1, \"gpu\": \"%s\", \"driver\": %d, \"runtime\": %d, "
@@ -364,5 +418,5 @@ int main(int argc, char **argv)
     std::printf(" \"chain_launches\": %d, \"chain_bytes\": %llu, \"chain_warm_ms\": %.3f, "
                 "\"chain_demand_ms\": %.3f, \"chain_proactive_ms\": %.3f}\n",
                 ch.launches, ch.bytes, ch.warm_ms, ch.demand_ms, ch.proactive_ms);
-    return 0;
+    cal_exit(0);
 }

@@ -55,6 +55,11 @@ static void print_help(void)
            "executable, 128+N after SIGINT, SIGTERM or SIGHUP N. 2 for a usage error\n"
            "(a bad workload name or --set included) or, recording, a malformed GMUX_*\n"
            "setting the shim reads.\n\n"
+           "FILE and OUT are written as FILE.part~ beside them, renamed over them once\n"
+           "complete, keeping their permission bits. A symbolic link stays one: the file\n"
+           "it names is replaced (a dangling link's created), its part beside it; a loop\n"
+           "of links or a folder is refused (exit 1). A FIFO or a device is written in\n"
+           "place.\n\n"
            "Formats: docs/trace-format.md. Workloads: docs/workloads.md.\n\n");
     sim_workload_print_help(stdout);
 }

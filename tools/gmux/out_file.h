@@ -2,32 +2,36 @@
  * An output file that appears complete or not at all, for the commands that
  * write one (gmux trace -o, gmux trace convert, gmux profile -o).
  *
- * A regular file at the path (through a symbolic link too), or nothing at
- * all, is written as a sibling "FILE.part~" and renamed over FILE once it is
- * complete: an input or a program that fails half way, a write that fails (a
- * full disk), or gmux killed while it writes, leaves the earlier FILE as it
- * was, and a reader never sees half a file. A file replaced so keeps its
- * permission bits (a new one gets 0666 & ~umask). Anything else at the path (a
- * FIFO, a device) is written in place and never removed.
+ * A regular file at the path, or nothing at all, is written as a sibling
+ * "FILE.part~" and renamed over FILE once it is complete: an input or a
+ * program that fails half way, a write that fails (a full disk), or gmux
+ * killed while it writes, leaves the earlier FILE as it was, and a reader
+ * never sees half a file. A file replaced so keeps its permission bits (a
+ * new one gets 0666 & ~umask). A symbolic link stays a link: the file it
+ * names is replaced (or created, for a dangling one), its part beside it; a
+ * loop of links or a folder is refused before anything is written. Anything
+ * else at the path (a FIFO, a device) is written in place and never removed.
+ * The rules are src/common/out_target.h's, shared with gmux-calibrate.
  *
  * Thread-safety: none needed (one per command).
  */
 #ifndef GMUX_OUT_FILE_H
 #define GMUX_OUT_FILE_H
 
-#include <limits.h>
 #include <stdbool.h>
+
+#include "common/out_target.h"
 
 typedef struct cli_out {
     const char *cmd;  /* the subcommand, for messages */
     const char *path; /* as the user named it */
-    const char *dst;  /* where to write: part, or path itself */
-    bool exists;      /* something was at path */
-    int mode;         /* permission bits of the regular file replaced; -1: none */
-    char real[PATH_MAX], part[PATH_MAX + 8];
+    const char *dst;  /* where to write: out.part, or path itself (in place) */
+    bool exists;      /* something was at path (a dangling link too) */
+    com_out_t out;    /* the file written, its part and mode */
 } cli_out_t;
 
-/* Chooses o->dst for path; 0, or 1 after saying why (a path too long). */
+/* Chooses o->dst for path; 0, or 1 after saying why ("cannot write PATH: "
+ * and the reason: a loop of links, a folder, a path too long). */
 int cli_out_begin(cli_out_t *o, const char *cmd, const char *path);
 
 /* Whether the part file can be created, tried (and undone) before a long

@@ -1,0 +1,111 @@
+/* Where an output file is written; see out_target.h. */
+#include "common/out_target.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/partguard.h"
+
+/* Replaces the link at cur (a path ending in its name) by what it names:
+ * an absolute target as it is, a relative one read from the link's folder.
+ * 0, or an errno value. */
+static int follow_link(char cur[PATH_MAX])
+{
+    char to[PATH_MAX];
+    ssize_t n = readlink(cur, to, sizeof(to));
+    if (n < 0)
+        return errno;
+    if ((size_t)n >= sizeof(to))
+        return ENAMETOOLONG;
+    to[n] = '\0';
+    const char *slash = strrchr(cur, '/');
+    int dir = to[0] == '/' || !slash ? 0 : (int)(slash - cur) + 1; /* keeps "dir/" */
+    char next[PATH_MAX];
+    if (snprintf(next, sizeof(next), "%.*s%s", dir, cur, to) >= (int)sizeof(next))
+        return ENAMETOOLONG;
+    memcpy(cur, next, sizeof(next));
+    return 0;
+}
+
+int com_out_resolve(const char *path, com_out_t *o)
+{
+    char cur[PATH_MAX];
+    if (snprintf(cur, sizeof(cur), "%s", path) >= (int)sizeof(cur))
+        return ENAMETOOLONG;
+    struct stat st;
+    int mode = -1, links = 0;
+    bool in_place = false;
+    for (;;) {
+        if (lstat(cur, &st) != 0) {
+            if (errno != ENOENT)
+                return errno; /* ELOOP, ENOTDIR, EACCES in the folders on the way */
+            break;            /* nothing there: created (a missing folder: when the part is) */
+        }
+        if (S_ISLNK(st.st_mode)) {
+            if (links++ == COM_OUT_MAX_LINKS)
+                return ELOOP;
+            int e = follow_link(cur);
+            if (e)
+                return e;
+            continue;
+        }
+        if (S_ISDIR(st.st_mode))
+            return EISDIR;
+        if (S_ISREG(st.st_mode))
+            mode = (int)(st.st_mode & 07777);
+        else
+            in_place = true; /* a FIFO, a device */
+        break;
+    }
+    char part[sizeof(o->part)] = "";
+    if (!in_place && snprintf(part, sizeof(part), "%s.part~", cur) >= (int)sizeof(part))
+        return ENAMETOOLONG;
+    memcpy(o->file, cur, sizeof(cur));
+    memcpy(o->part, part, sizeof(part));
+    o->mode = mode;
+    o->exists = mode >= 0 || in_place || links > 0;
+    return 0;
+}
+
+bool com_out_replaces(const com_out_t *o)
+{
+    return o->part[0] != '\0';
+}
+
+const char *com_out_dst(const com_out_t *o)
+{
+    return com_out_replaces(o) ? o->part : o->file;
+}
+
+void com_out_guard(const com_out_t *o)
+{
+    if (com_out_replaces(o))
+        com_part_guard(o->part);
+}
+
+int com_out_finish(const com_out_t *o, bool complete, const char **call_p)
+{
+    int e = 0;
+    const char *call = NULL;
+    if (com_out_replaces(o)) {
+        /* the part was created 0666 & ~umask: it gets the mode of the file
+         * it replaces */
+        if (!complete)
+            remove(o->part);
+        else if (o->mode >= 0 && chmod(o->part, (mode_t)o->mode) != 0)
+            call = "chmod()";
+        else if (rename(o->part, o->file) != 0)
+            call = "rename()";
+        if (call) {
+            e = errno;
+            remove(o->part);
+        }
+    }
+    com_part_unguard(); /* after the rename: a signal before it removes the part */
+    if (call_p)
+        *call_p = call;
+    return e;
+}

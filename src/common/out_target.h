@@ -1,0 +1,61 @@
+/*
+ * Where an output file named by a user is written, for the writers that put
+ * FILE in place whole: written as a part file, renamed over FILE once
+ * complete (gmux's out_file.c, gmux-calibrate's trace_out.c). One rule for
+ * both, as `sed -i --follow-symlinks` and editors do:
+ *
+ *   - a regular file, or nothing, at FILE: FILE.part~ beside it, renamed
+ *     over FILE, which keeps its permission bits (a new one gets
+ *     0666 & ~umask);
+ *   - a symbolic link: the link stays; the file it names is the one
+ *     replaced (or created, for a dangling link whose folder exists), its
+ *     part beside it in the target's folder, a relative target read from
+ *     the link's folder, links to links followed (COM_OUT_MAX_LINKS);
+ *   - a loop of links (ELOOP), a folder (EISDIR, through a link too) and a
+ *     target that cannot be reached (a folder missing or not searchable,
+ *     found when the part is created) are errors, with nothing written;
+ *   - anything else (a FIFO, a device, /dev/null) is written in place and
+ *     never removed.
+ *
+ * A part is removed on SIGINT, SIGTERM or SIGHUP while guarded
+ * (com_out_guard, partguard.h), and by com_out_finish when incomplete.
+ * Thread-safety: a com_out_t is its caller's; one guard per process.
+ */
+#ifndef COM_OUT_TARGET_H
+#define COM_OUT_TARGET_H
+
+#include <limits.h>
+#include <stdbool.h>
+
+/* Links followed from FILE before it is a loop (Linux's own limit). */
+#define COM_OUT_MAX_LINKS 40
+
+typedef struct com_out {
+    char file[PATH_MAX];     /* what is written: FILE, its links followed */
+    char part[PATH_MAX + 8]; /* file.part~, or "" when written in place */
+    int mode;                /* permission bits of the regular file replaced; -1: none */
+    bool exists;             /* something was at FILE (a dangling link too) */
+} com_out_t;
+
+/* Fills o for path (as the user named it): 0, or an errno value (ELOOP,
+ * EISDIR, ENAMETOOLONG, what lstat or readlink said), nothing touched. */
+int com_out_resolve(const char *path, com_out_t *o);
+
+/* Whether o is written as a part renamed over o->file (else in place). */
+bool com_out_replaces(const com_out_t *o);
+
+/* Where to write: o->part, or o->file in place. */
+const char *com_out_dst(const com_out_t *o);
+
+/* Removes the part when a signal ends the process, until com_out_finish
+ * (partguard.h); nothing when written in place. */
+void com_out_guard(const com_out_t *o);
+
+/* Puts a complete part in place (its mode set to o->mode, then renamed over
+ * o->file), or removes an incomplete one, and lifts com_out_guard; nothing
+ * more when written in place. Returns 0, or an errno value after removing
+ * the part, with *call_p (unless NULL) the call that failed ("chmod()",
+ * "rename()"). */
+int com_out_finish(const com_out_t *o, bool complete, const char **call_p);
+
+#endif /* COM_OUT_TARGET_H */
