@@ -7,7 +7,13 @@
  * is full or its oldest frame is past its send deadline. The server used to
  * write each frame with a blocking write bounded by 5 s, so one such rank
  * held every other, and was then closed without being announced: the next
- * collective never ended. */
+ * collective never ended.
+ *
+ * No verdict here depends on how the host schedules the test's threads:
+ * the server's clock stands unless a test moves it, the test steps the
+ * server until what it waits for has happened (a rank joined, a notice
+ * sent and acknowledged) instead of for a while, and the one real-time
+ * limit, HANG_NS, only ends a hang. */
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
@@ -23,7 +29,9 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <linux/sockios.h>
 #include <netinet/tcp.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -37,6 +45,11 @@
 
 #define MAX_RANKS  4
 #define MAX_ROUNDS 16
+/* The one real-time limit of these tests, a hang guard: whatever the host
+ * does, only a hang runs past it (the whole file took 35 s at most under
+ * TSan with two `yes` per core). The ranks and the server wait for each
+ * other, never for a time. */
+#define HANG_NS (100 * COM_NS_PER_S)
 
 static char hostport[64];
 
@@ -88,9 +101,8 @@ static bool clients_done(void)
  * the test stops. */
 static bool stuck_write(stuck_t *s, const char *buf, size_t len)
 {
-    uint64_t dl = com_deadline_after_ns(60 * COM_NS_PER_S);
     for (size_t off = 0; off < len;) {
-        if (atomic_load(&s->stop) || com_deadline_passed(dl))
+        if (atomic_load(&s->stop))
             return false;
         ssize_t n = send(s->fd, buf + off, len - off, MSG_NOSIGNAL | MSG_DONTWAIT);
         if (n > 0) {
@@ -113,8 +125,7 @@ static void *stuck_main(void *arg)
     net_boot_hdr_t h = {NET_BOOT_MAGIC, NET_BOOT_VERSION, NET_BOOT_ALLGATHER, 0, s->blob};
     memcpy(frame, &h, sizeof(h));
     for (int round = 0; frame && round < s->rounds; round++) {
-        uint64_t dl = com_deadline_after_ns(60 * COM_NS_PER_S);
-        while (clients_min_rounds() < round && !atomic_load(&s->stop) && !com_deadline_passed(dl))
+        while (clients_min_rounds() < round && !atomic_load(&s->stop))
             com_clock_sleep_ns(COM_NS_PER_MS);
         if (clients_min_rounds() < round || !stuck_write(s, frame, len))
             break;
@@ -131,7 +142,7 @@ static uint8_t pattern(int rank, int round)
 static void *client_main(void *arg)
 {
     client_t *c = arg;
-    uint64_t dl = com_deadline_after_ns(30 * COM_NS_PER_S);
+    uint64_t dl = UINT64_MAX; /* a hang: the test closes the server (run_job) */
     net_boot_t *b = NULL;
     c->last = net_boot_open(c->rank, c->size, hostport, dl, &b);
     char *mine = malloc(c->blob);
@@ -165,8 +176,8 @@ static int stuck_connect(int port, int rank, int size)
     return rank_connect(port, rank, size, 4096);
 }
 
-/* The server's clock in the tests that set one (net_rdv_set_clock): moved
- * by this thread alone, which steps the server. */
+/* The server's clock (net_rdv_set_clock): moved by this thread alone,
+ * which steps the server; it stands unless a test moves it. */
 static uint64_t server_ns;
 
 static uint64_t server_now(void *arg)
@@ -175,24 +186,75 @@ static uint64_t server_now(void *arg)
     return server_ns;
 }
 
-/* Runs a job of size ranks: rank 0 stuck (contributing stuck_rounds times),
- * the others clients of max_rounds allgathers of blob bytes; the server is
- * stepped by this thread until every client is done. Its clock stands
- * until every client has its first result, then moves tick_ns a step (0:
- * it stands throughout): a client thread the host leaves waiting is not
- * taken for a rank that stopped reading. */
-static void run_job(int size, uint32_t blob, int stuck_rounds, int max_rounds, uint64_t send_ns,
-                    size_t queue_max, uint64_t tick_ns)
+/* A server for size ranks on the standing clock; hostport names it. No
+ * deadline of the server passes unless the test moves the clock. */
+static net_rdv_t *server(int size)
 {
     net_rdv_t *rdv;
     assert_int_equal(net_rdv_create("127.0.0.1", size, &rdv, NULL, 0), GMUX_OK);
-    net_rdv_set_limits(rdv, send_ns, queue_max);
     server_ns = 1000 * COM_NS_PER_S;
     net_rdv_set_clock(rdv, server_now, NULL);
-    /* a contribution is whole within a minute of its first byte, whatever
-     * the host does */
-    net_rdv_set_recv_wait(rdv, 60 * COM_NS_PER_S);
     snprintf(hostport, sizeof(hostport), "127.0.0.1:%d", net_rdv_port(rdv));
+    return rdv;
+}
+
+/* Steps the server until cond holds; past the hang guard the test fails. */
+#define STEP_UNTIL(rdv, cond)                                                                      \
+    do {                                                                                           \
+        uint64_t guard_ = com_deadline_after_ns(HANG_NS);                                          \
+        while (!(cond) && !com_deadline_passed(guard_))                                            \
+            net_rdv_step(rdv, 10);                                                                 \
+        assert_true(cond);                                                                         \
+    } while (0)
+
+static bool all_joined(const net_rdv_t *rdv, int size)
+{
+    for (int r = 0; r < size; r++)
+        if (!net_rdv_joined(rdv, r))
+            return false;
+    return true;
+}
+
+/* Waits until fd's peer has taken every byte written into fd (none left
+ * unacknowledged, SIOCOUTQ): on loopback they are in its receive queue. */
+static void wait_taken(int fd)
+{
+    uint64_t guard = com_deadline_after_ns(HANG_NS);
+    for (;;) {
+        int unacked = -1;
+        assert_int_equal(ioctl(fd, SIOCOUTQ, &unacked), 0);
+        if (unacked == 0)
+            return;
+        assert_false(com_deadline_passed(guard));
+        com_clock_sleep_ns(COM_NS_PER_MS);
+    }
+}
+
+/* The server's clock when rank 0 was announced gone (0: it was not). */
+static uint64_t gone0_ns;
+
+static void note_gone(void *arg, int rank)
+{
+    (void)arg;
+    if (rank == 0 && !gone0_ns)
+        gone0_ns = server_ns;
+}
+
+/* Runs a job of size ranks: rank 0 stuck (contributing stuck_rounds times),
+ * the others clients of max_rounds allgathers of blob bytes; the server is
+ * stepped by this thread until every client is done. Its clock stands
+ * until every client has its first result, then moves tick_ns a step until
+ * rank 0 is gone (0: it stands throughout): a client thread the host leaves
+ * waiting is never taken for a rank that stopped reading, nor its frame
+ * for one that stalled. Past the hang guard the server is closed, which
+ * ends every client's wait, and the test fails. */
+static void run_job(int size, uint32_t blob, int stuck_rounds, int max_rounds, uint64_t send_ns,
+                    size_t queue_max, uint64_t tick_ns)
+{
+    net_rdv_t *rdv = server(size);
+    net_rdv_set_limits(rdv, send_ns, queue_max);
+    gone0_ns = 0;
+    net_rdv_on_gone(rdv, note_gone, NULL);
     stuck_t s = {
         .fd = stuck_connect(net_rdv_port(rdv), 0, size), .rounds = stuck_rounds, .blob = blob};
     nclients = size - 1;
@@ -203,18 +265,20 @@ static void run_job(int size, uint32_t blob, int stuck_rounds, int max_rounds, u
         pthread_create(&th[i], NULL, client_main, &clients[i]);
     }
     pthread_create(&st, NULL, stuck_main, &s);
-    uint64_t dl = com_deadline_after_ns(60 * COM_NS_PER_S);
-    while (!clients_done() && !com_deadline_passed(dl)) {
-        if (clients_min_rounds() >= 1)
+    uint64_t guard = com_deadline_after_ns(HANG_NS);
+    bool hung = false;
+    while (!clients_done() && !(hung = com_deadline_passed(guard))) {
+        if (clients_min_rounds() >= 1 && !gone0_ns)
             server_ns += tick_ns;
         net_rdv_step(rdv, 10);
     }
     atomic_store(&s.stop, true);
+    net_rdv_destroy(rdv);
     pthread_join(st, NULL);
     for (int i = 0; i < nclients; i++)
         pthread_join(th[i], NULL);
     close(s.fd);
-    net_rdv_destroy(rdv);
+    assert_false(hung);
 }
 
 /* A rank that never reads, the server's clock standing (only its queue
@@ -228,6 +292,7 @@ static void test_stuck_reader_holds_nobody(void **state)
 {
     (void)state;
     run_job(3, 1u << 20, MAX_ROUNDS, MAX_ROUNDS, 60 * COM_NS_PER_S, 8u << 20, 0);
+    assert_int_equal(gone0_ns, 1000 * COM_NS_PER_S); /* dropped, the clock standing */
     for (int i = 0; i < nclients; i++) {
         client_t *c = &clients[i];
         assert_false(c->bad_data);
@@ -245,11 +310,15 @@ static void test_stuck_reader_holds_nobody(void **state)
  * contribution makes a 16 MiB result, four times what a socket's send
  * buffer grows to by default (tcp_wmem). On the real clock the client, a
  * thread of this test, was dropped in its first round under load (two
- * `yes` per core, the test at nice 19). */
+ * `yes` per core, the test at nice 19); its clients waited 30 s of real
+ * time, and the clock moved on after rank 0 was gone, so that a client
+ * the host kept waiting could be dropped in the middle of its next frame. */
 static void test_stuck_reader_expires(void **state)
 {
     (void)state;
     run_job(2, 8u << 20, 1, 2, COM_NS_PER_S, 0, 100 * COM_NS_PER_MS);
+    /* not before a whole send deadline of the clock moving */
+    assert_true(gone0_ns >= 1000 * COM_NS_PER_S + COM_NS_PER_S);
     client_t *c = &clients[0];
     assert_false(c->bad_data);
     assert_int_equal(atomic_load(&c->ok_rounds), 1);
@@ -270,7 +339,7 @@ static atomic_int big_done;
 static void *big_main(void *arg)
 {
     big_t *g = arg;
-    uint64_t dl = com_deadline_after_ns(30 * COM_NS_PER_S);
+    uint64_t dl = UINT64_MAX; /* a hang: the test closes the server */
     net_boot_t *b = NULL;
     g->first = g->second = net_boot_open(g->rank, 2, hostport, dl, &b);
     if (g->first != GMUX_OK) {
@@ -295,22 +364,22 @@ static void *big_main(void *arg)
 static void test_result_too_large(void **state)
 {
     (void)state;
-    net_rdv_t *rdv;
-    assert_int_equal(net_rdv_create("127.0.0.1", 2, &rdv, NULL, 0), GMUX_OK);
     /* the server's clock stands: a 40 MiB contribution the host lets a
      * thread write slowly is not late (under load it was, past 5 s) */
-    net_rdv_set_clock(rdv, server_now, NULL);
-    snprintf(hostport, sizeof(hostport), "127.0.0.1:%d", net_rdv_port(rdv));
+    net_rdv_t *rdv = server(2);
     big_t g[2] = {{.rank = 0}, {.rank = 1}};
     pthread_t th[2];
+    atomic_store(&big_done, 0);
     for (int i = 0; i < 2; i++)
         pthread_create(&th[i], NULL, big_main, &g[i]);
-    uint64_t dl = com_deadline_after_ns(40 * COM_NS_PER_S);
-    while (atomic_load(&big_done) < 2 && !com_deadline_passed(dl))
+    uint64_t guard = com_deadline_after_ns(HANG_NS);
+    bool hung = false;
+    while (atomic_load(&big_done) < 2 && !(hung = com_deadline_passed(guard)))
         net_rdv_step(rdv, 10);
+    net_rdv_destroy(rdv); /* a hang: this ends the ranks' waits */
     for (int i = 0; i < 2; i++)
         pthread_join(th[i], NULL);
-    net_rdv_destroy(rdv);
+    assert_false(hung);
     for (int i = 0; i < 2; i++) {
         assert_int_equal(g[i].first, GMUX_ERR_CAPACITY);
         assert_int_equal(g[i].second, GMUX_OK);
@@ -330,16 +399,15 @@ static void test_result_too_large(void **state)
 static void test_bye_read_before_drop(void **state)
 {
     (void)state;
-    net_rdv_t *rdv;
-    assert_int_equal(net_rdv_create("127.0.0.1", 2, &rdv, NULL, 0), GMUX_OK);
+    net_rdv_t *rdv = server(2);
     net_rdv_set_limits(rdv, 0, 1);
     int fd[2];
     for (int r = 0; r < 2; r++)
         fd[r] = stuck_connect(net_rdv_port(rdv), r, 2);
-    for (int i = 0; i < 20; i++)
-        net_rdv_step(rdv, 10);
+    STEP_UNTIL(rdv, all_joined(rdv, 2));
     net_boot_hdr_t bye = {NET_BOOT_MAGIC, NET_BOOT_VERSION, NET_BOOT_BYE, 0, 0};
     assert_int_equal(write(fd[0], &bye, sizeof(bye)), (ssize_t)sizeof(bye));
+    wait_taken(fd[0]); /* the BYE is in the server's socket */
     close(fd[0]);
     net_rdv_rank_exited(rdv, 1, true); /* rank 1 died: rank 0 must be told */
     net_rdv_step(rdv, 10);
@@ -358,14 +426,12 @@ static void test_bye_read_before_drop(void **state)
 static void test_server_sockets_nodelay(void **state)
 {
     (void)state;
-    net_rdv_t *rdv;
-    assert_int_equal(net_rdv_create("127.0.0.1", 2, &rdv, NULL, 0), GMUX_OK);
+    net_rdv_t *rdv = server(2);
     int port = net_rdv_port(rdv);
     int fd[2];
     for (int r = 0; r < 2; r++)
         fd[r] = stuck_connect(port, r, 2);
-    for (int i = 0; i < 20; i++)
-        net_rdv_step(rdv, 10);
+    STEP_UNTIL(rdv, all_joined(rdv, 2));
     for (int r = 0; r < 2; r++) {
         int sfd = server_end(port, fd[r]);
         assert_true(sfd >= 0);
@@ -379,15 +445,51 @@ static void test_server_sockets_nodelay(void **state)
     net_rdv_destroy(rdv);
 }
 
-/* Reads the frames rank's socket holds until it has been quiet for a
- * while; *why_p: the payload of the last DEAD frame about `about` (0 for
- * none: it died; NET_BOOT_GONE_LEFT), -1 if there was none. */
-static void last_word_about(int fd, uint32_t about, long *why_p)
+/* What on_gone saw: how often each rank was announced gone, and whether
+ * rank 0 could already read a frame then. */
+static int gone_calls[3];
+static bool gone_told_first;
+static int gone_watch_fd;
+
+static void on_gone(void *arg, int rank)
 {
+    (void)arg;
+    gone_calls[rank]++;
+    struct pollfd p = {.fd = gone_watch_fd, .events = POLLIN};
+    gone_told_first |= poll(&p, 1, 0) > 0;
+}
+
+/* A server (standing clock) with 3 ranks joined, fd their plain sockets,
+ * on_gone watching rank 0's; *sfd0_p: the server's end of rank 0's. */
+static net_rdv_t *start3(int fd[3], int *sfd0_p)
+{
+    net_rdv_t *rdv = server(3);
+    net_rdv_on_gone(rdv, on_gone, NULL);
+    memset(gone_calls, 0, sizeof(gone_calls));
+    gone_told_first = false;
+    for (int r = 0; r < 3; r++)
+        fd[r] = stuck_connect(net_rdv_port(rdv), r, 3);
+    gone_watch_fd = fd[0];
+    STEP_UNTIL(rdv, all_joined(rdv, 3));
+    *sfd0_p = server_end(net_rdv_port(rdv), fd[0]);
+    assert_true(*sfd0_p >= 0);
+    return rdv;
+}
+
+/* Reads every frame the server has sent rank 0 so far: a step writes what
+ * it queued (small notices, which its socket takes whole), and once the
+ * server's end sfd0 holds nothing unacknowledged all of it is in fd. *why_p:
+ * the payload of the last DEAD frame about `about` (0 for none: it died;
+ * NET_BOOT_GONE_LEFT), -1 if there was none. */
+static void last_word_about(net_rdv_t *rdv, int sfd0, int fd, uint32_t about, long *why_p)
+{
+    net_rdv_step(rdv, 0);
+    wait_taken(sfd0);
     *why_p = -1;
     for (;;) {
-        struct pollfd p = {.fd = fd, .events = POLLIN};
-        if (poll(&p, 1, 200) <= 0)
+        int avail = 0;
+        assert_int_equal(ioctl(fd, FIONREAD, &avail), 0);
+        if (avail == 0)
             return;
         net_boot_hdr_t h;
         uint32_t why = 0;
@@ -407,46 +509,24 @@ static void last_word_about(int fd, uint32_t about, long *why_p)
 static void test_failed_exit_after_bye_not_left(void **state)
 {
     (void)state;
-    net_rdv_t *rdv;
-    assert_int_equal(net_rdv_create("127.0.0.1", 3, &rdv, NULL, 0), GMUX_OK);
-    int fd[3];
-    for (int r = 0; r < 3; r++)
-        fd[r] = stuck_connect(net_rdv_port(rdv), r, 3);
-    for (int i = 0; i < 20; i++)
-        net_rdv_step(rdv, 10);
+    int fd[3], sfd0;
+    net_rdv_t *rdv = start3(fd, &sfd0);
     close(fd[2]);
     net_rdv_rank_exited(rdv, 2, true); /* rank 2 died */
     net_boot_hdr_t bye = {NET_BOOT_MAGIC, NET_BOOT_VERSION, NET_BOOT_BYE, 1, 0};
     assert_int_equal(write(fd[1], &bye, sizeof(bye)), (ssize_t)sizeof(bye));
     close(fd[1]);
-    for (int i = 0; i < 20; i++)
-        net_rdv_step(rdv, 10);
+    STEP_UNTIL(rdv, gone_calls[1] == 1); /* its closed socket seen */
     long why;
-    last_word_about(fd[0], 1, &why);
+    last_word_about(rdv, sfd0, fd[0], 1, &why);
     assert_int_equal(why, NET_BOOT_GONE_LEFT); /* so far it left in order */
     net_rdv_drain(rdv, 1);
     assert_true(net_rdv_said_bye(rdv, 1));
     net_rdv_rank_exited(rdv, 1, true); /* then exited with a failure */
-    for (int i = 0; i < 20; i++)
-        net_rdv_step(rdv, 10);
-    last_word_about(fd[0], 1, &why);
+    last_word_about(rdv, sfd0, fd[0], 1, &why);
     assert_int_equal(why, 0);
     close(fd[0]);
     net_rdv_destroy(rdv);
-}
-
-/* What on_gone saw: how often each rank was announced gone, and whether
- * rank 0 could already read a frame then. */
-static int gone_calls[3];
-static bool gone_told_first;
-static int gone_watch_fd;
-
-static void on_gone(void *arg, int rank)
-{
-    (void)arg;
-    gone_calls[rank]++;
-    struct pollfd p = {.fd = gone_watch_fd, .events = POLLIN};
-    gone_told_first |= poll(&p, 1, 0) > 0;
 }
 
 /* The launcher's hook (it removes a dead rank's files in /dev/shm) runs
@@ -456,30 +536,16 @@ static void on_gone(void *arg, int rank)
 static void test_on_gone_before_notice(void **state)
 {
     (void)state;
-    net_rdv_t *rdv;
-    assert_int_equal(net_rdv_create("127.0.0.1", 3, &rdv, NULL, 0), GMUX_OK);
-    net_rdv_on_gone(rdv, on_gone, NULL);
-    memset(gone_calls, 0, sizeof(gone_calls));
-    gone_told_first = false;
-    int fd[3];
-    for (int r = 0; r < 3; r++)
-        fd[r] = stuck_connect(net_rdv_port(rdv), r, 3);
-    gone_watch_fd = fd[0];
-    for (int i = 0; i < 20; i++)
-        net_rdv_step(rdv, 10);
+    int fd[3], sfd0;
+    net_rdv_t *rdv = start3(fd, &sfd0);
     close(fd[2]);
-    for (int i = 0; i < 20 && gone_calls[2] == 0; i++)
-        net_rdv_step(rdv, 10);
+    STEP_UNTIL(rdv, gone_calls[2] == 1);
     net_rdv_rank_exited(rdv, 2, true);
-    for (int i = 0; i < 5; i++)
-        net_rdv_step(rdv, 10);
     long why;
-    last_word_about(fd[0], 2, &why); /* read: rank 0's socket is empty again */
+    last_word_about(rdv, sfd0, fd[0], 2, &why); /* read: rank 0's socket is empty again */
     assert_int_equal(why, 0);
     net_rdv_rank_exited(rdv, 1, true);
-    for (int i = 0; i < 5; i++)
-        net_rdv_step(rdv, 10);
-    last_word_about(fd[0], 1, &why);
+    last_word_about(rdv, sfd0, fd[0], 1, &why);
     assert_int_equal(why, 0);
     assert_int_equal(gone_calls[0], 0);
     assert_int_equal(gone_calls[1], 1);
