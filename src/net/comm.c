@@ -13,6 +13,7 @@
 #include "common/settings.h"
 #include "net/boot_proto.h"
 #include "net/internal.h"
+#include "net/jobenv.h"
 
 GMUX_API void gmux_comm_params_init(gmux_comm_params_t *p)
 {
@@ -61,12 +62,7 @@ static uint64_t timeout_ns(const gmux_comm_t *comm)
 
 static int env_int(const char *name, int def)
 {
-    const char *v = getenv(name);
-    if (!v || !*v)
-        return def;
-    char *end;
-    long x = strtol(v, &end, 10);
-    return *end || x < 0 || x > (1 << 20) ? -1 : (int)x;
+    return net_jobenv_count(getenv(name), def);
 }
 
 void net_shm_name(int rank, const char *suffix, char *out, size_t len)
