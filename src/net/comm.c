@@ -347,6 +347,9 @@ static bool init_args_ok(const gmux_comm_params_t *p, int rank, int size, const 
     else if (rank < 0 || rank >= size)
         COM_ERROR(NET, "GMUX_RANK='%s' is not a rank of the %d of GMUX_SIZE (0 to %d)",
                   getenv(NET_ENV_RANK), size, size - 1);
+    else if (env_int("GMUX_NNODES", 1) < 1) /* was taken as one host: shm, loopback */
+        COM_ERROR(NET, "GMUX_NNODES='%s' is not 1 to %d hosts", getenv("GMUX_NNODES"),
+                  NET_JOBENV_COUNT_MAX);
     else if (size > 1 && !bootaddr)
         COM_ERROR(NET, "a job of %d ranks without GMUX_BOOTSTRAP (gmux launch sets it)", size);
     else if (!prov)
