@@ -20,9 +20,9 @@
 #include "common/cliopt.h"
 #include "launch_opts.h"
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+#include "../fuzz/fuzz_words.h"
 
-#define MAX_WORDS 16
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static bool seconds_ok(double s)
 {
@@ -31,16 +31,9 @@ static bool seconds_ok(double s)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    char text[1024];
-    size_t n = size < sizeof(text) - 1 ? size : sizeof(text) - 1;
-    memcpy(text, data, n);
-    text[n] = '\0';
-    char prog[] = "launch";
-    char *argv[MAX_WORDS + 2] = {prog};
-    int argc = 1;
-    for (size_t at = 0; at <= n && argc <= MAX_WORDS; at += strlen(text + at) + 1)
-        argv[argc++] = text + at;
-    argv[argc] = NULL;
+    char text[FUZZ_WORDS_TEXT], prog[] = "launch";
+    char *argv[FUZZ_WORDS_MAX + 2];
+    int argc = fuzz_words(data, size, prog, text, argv);
     int dashdash = argc;
     bool help = false;
     for (int i = 1; i < argc && dashdash == argc; i++) {
