@@ -13,6 +13,7 @@
 #include "common/settings.h"
 #include "net/boot_proto.h"
 #include "net/internal.h"
+#include "net/jobenv.h"
 
 GMUX_API void gmux_comm_params_init(gmux_comm_params_t *p)
 {
@@ -61,12 +62,7 @@ static uint64_t timeout_ns(const gmux_comm_t *comm)
 
 static int env_int(const char *name, int def)
 {
-    const char *v = getenv(name);
-    if (!v || !*v)
-        return def;
-    char *end;
-    long x = strtol(v, &end, 10);
-    return *end || x < 0 || x > (1 << 20) ? -1 : (int)x;
+    return net_jobenv_count(getenv(name), def);
 }
 
 void net_shm_name(int rank, const char *suffix, char *out, size_t len)
@@ -351,6 +347,9 @@ static bool init_args_ok(const gmux_comm_params_t *p, int rank, int size, const 
     else if (rank < 0 || rank >= size)
         COM_ERROR(NET, "GMUX_RANK='%s' is not a rank of the %d of GMUX_SIZE (0 to %d)",
                   getenv(NET_ENV_RANK), size, size - 1);
+    else if (env_int("GMUX_NNODES", 1) < 1) /* was taken as one host: shm, loopback */
+        COM_ERROR(NET, "GMUX_NNODES='%s' is not 1 to %d hosts", getenv("GMUX_NNODES"),
+                  NET_JOBENV_COUNT_MAX);
     else if (size > 1 && !bootaddr)
         COM_ERROR(NET, "a job of %d ranks without GMUX_BOOTSTRAP (gmux launch sets it)", size);
     else if (!prov)

@@ -15,6 +15,7 @@
 #include "common/clock.h"
 #include "common/errors.h"
 #include "common/log.h"
+#include "net/jobenv.h"
 
 static int remaining_ms(uint64_t deadline_ns)
 {
@@ -114,16 +115,8 @@ static int wait_connected(int fd, uint64_t deadline_ns)
 
 gmux_status_t net_sock_connect(const char *hostport, uint64_t deadline_ns, int *fd_p)
 {
-    char host[64];
-    const char *colon = strrchr(hostport, ':');
-    if (!colon || (size_t)(colon - hostport) >= sizeof(host))
-        goto malformed;
-    memcpy(host, hostport, (size_t)(colon - hostport));
-    host[colon - hostport] = '\0';
-    char *end;
-    long port = strtol(colon + 1, &end, 10);
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-    if (*end || port <= 0 || port > 65535 || inet_pton(AF_INET, host, &sa.sin_addr) != 1)
+    struct sockaddr_in sa;
+    if (net_jobenv_hostport(hostport, &sa) != GMUX_OK)
         goto malformed;
     for (;;) {
         int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);

@@ -324,6 +324,31 @@ static void test_init_says_what_is_invalid(void **state)
     assert_non_null(strstr(out, "num_contexts 0 (1 to 16)"));
 }
 
+/* GMUX_NNODES (set by gmux launch: how many hosts the ranks run on) that is
+ * not a count of hosts is said and refused. Until 2026-12-03 it was read as
+ * one host ("two", "2x", "0", "-1" alike): a rank of a multi-host job then
+ * chose shm and the loopback address without a word. */
+static void test_init_says_bad_nnodes(void **state)
+{
+    (void)state;
+    static const char *const bad[] = {"two", "2x", "0", "-1", "99999999999"};
+    char out[2048], says[128];
+    unsetenv("GMUX_RANK");
+    unsetenv("GMUX_SIZE");
+    unsetenv("GMUX_BOOTSTRAP");
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        setenv("GMUX_NNODES", bad[i], 1);
+        init_fails_saying(NULL, out, sizeof(out));
+        snprintf(says, sizeof(says), "GMUX_NNODES='%s' is not 1 to 1048576 hosts", bad[i]);
+        if (!strstr(out, says))
+            fail_msg("'%s' not said: %s", says, out);
+    }
+    setenv("GMUX_NNODES", "1", 1); /* one host, as gmux launch says it */
+    gmux_comm_t *c = open_comm(0);
+    assert_int_equal(gmux_comm_finalize(c), GMUX_OK);
+    unsetenv("GMUX_NNODES");
+}
+
 /* The library checks the settings it reads, not the daemon's or the shim's:
  * a malformed variable of another part is no concern of a rank's. */
 static void test_settings_of_net_only(void **state)
@@ -349,6 +374,7 @@ int main(void)
         cmocka_unit_test(test_huge_timeouts),
         cmocka_unit_test(test_settings_of_net_only),
         cmocka_unit_test(test_init_says_what_is_invalid),
+        cmocka_unit_test(test_init_says_bad_nnodes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -15,9 +15,9 @@
 #include "args.h"
 #include "common/cliopt.h"
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+#include "../fuzz/fuzz_words.h"
 
-#define MAX_WORDS 16
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -25,16 +25,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!quiet) { /* --help's text, thousands of times; errors stay on stderr */
         quiet = freopen("/dev/null", "w", stdout) != NULL;
     }
-    char text[1024];
-    size_t n = size < sizeof(text) - 1 ? size : sizeof(text) - 1;
-    memcpy(text, data, n);
-    text[n] = '\0';
-    char prog[] = "gmux-calibrate";
-    char *argv[MAX_WORDS + 2] = {prog};
-    int argc = 1;
-    for (size_t at = 0; at <= n && argc <= MAX_WORDS; at += strlen(text + at) + 1)
-        argv[argc++] = text + at;
-    argv[argc] = NULL;
+    char text[FUZZ_WORDS_TEXT], prog[] = "gmux-calibrate";
+    char *argv[FUZZ_WORDS_MAX + 2];
+    int argc = fuzz_words(data, size, prog, text, argv);
 
     cal_args_t a;
     int rc = cal_args_read(argc, argv, &a);

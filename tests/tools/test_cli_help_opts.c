@@ -181,7 +181,7 @@ static const struct {
     {"daemon", {"tools/gmux/cmd_daemon.c", "src/daemon/cli_main.c"}},
     {"status", {"tools/gmux/cmd_status.c"}},
     {"top", {"tools/gmux/cmd_top.c"}},
-    {"launch", {"tools/gmux/cmd_launch.c"}},
+    {"launch", {"tools/gmux/cmd_launch.c", "tools/gmux/launch_opts.c"}},
     {"bench", {"tools/gmux/cmd_bench.c"}},
     {"bench net", {"tools/gmux/bench_net.c"}},
     {"gmuxd", {"src/daemon/gmuxd.c", "src/daemon/cli_main.c"}},

@@ -17,7 +17,6 @@
  * SIGINT, SIGTERM or SIGHUP N to gmux: the ranks get SIGTERM (SIGKILL after
  * the grace period), are reaped, and gmux exits 128+N.
  */
-#include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -30,23 +29,11 @@
 
 #include "cli.h"
 #include "commands.h"
+#include "launch_opts.h"
 #include "common/clock.h"
 #include "common/parse.h"
 #include "net/boot_proto.h"
 #include "net/rdv.h"
-
-#define LAUNCH_MAX_RANKS 1024
-#define LAUNCH_MAX_HOSTS 64
-
-struct launch_opts {
-    int n;
-    double timeout_s, grace_s;
-    const char *bind;
-    char *hosts[LAUNCH_MAX_HOSTS];
-    int nhosts;
-    char *hosts_copy; /* the last --hosts value, split in place */
-    char **cmd;
-};
 
 static int usage(void)
 {
@@ -84,71 +71,6 @@ static int usage(void)
 static bool is_local(const char *h)
 {
     return strcmp(h, "localhost") == 0 || strcmp(h, "127.0.0.1") == 0;
-}
-
-/* 0 when the options are good, -1 for --help, else the exit status of the
- * error it reported. */
-static int parse_opts(int argc, char **argv, struct launch_opts *o)
-{
-    o->n = 0;
-    o->timeout_s = 0;
-    o->grace_s = 10;
-    o->bind = "127.0.0.1";
-    if (com_cli_help_asked(argc, argv, NULL))
-        return -1;
-    int i = 1;
-    for (; i < argc; i++) {
-        const char *a = argv[i];
-        if (strcmp(a, "--") == 0) {
-            i++;
-            break;
-        }
-        if (strcmp(a, "-n") != 0 && strcmp(a, "--timeout") != 0 && strcmp(a, "--grace") != 0 &&
-            strcmp(a, "--bind") != 0 && strcmp(a, "--hosts") != 0)
-            return cli_bad_word("launch", a);
-        const char *v = com_cli_option_value(argc, argv, i);
-        if (!v)
-            return cli_no_value("launch", a);
-        i++;
-        char *end;
-        if (strcmp(a, "-n") == 0) {
-            long n = strtol(v, &end, 10);
-            if (*end || n < 1 || n > LAUNCH_MAX_RANKS)
-                return cli_bad_value("launch", a, v, "1 to %d ranks", LAUNCH_MAX_RANKS);
-            o->n = (int)n;
-        } else if (strcmp(a, "--timeout") == 0 || strcmp(a, "--grace") == 0) {
-            double d = strtod(v, &end);
-            if (*end || !(d > 0) || d > 1e6)
-                return cli_bad_value("launch", a, v, "seconds above 0, at most 1e6");
-            *(a[2] == 't' ? &o->timeout_s : &o->grace_s) = d;
-        } else if (strcmp(a, "--bind") == 0) {
-            struct in_addr in;
-            if (inet_pton(AF_INET, v, &in) != 1) /* said "invalid argument" once it listened */
-                return cli_bad_value("launch", a, v, "a numeric IPv4 address (a.b.c.d)");
-            o->bind = v;
-        } else {                    /* --hosts */
-            char *copy = strdup(v); /* o->hosts point into it until exit */
-            if (!copy)
-                return cli_fail("launch", "out of memory");
-            free(o->hosts_copy); /* the last --hosts counts, as every option's last value */
-            o->hosts_copy = copy;
-            o->nhosts = 0;
-            for (char *s = strtok(copy, ","); s; s = strtok(NULL, ",")) {
-                if (o->nhosts == LAUNCH_MAX_HOSTS) /* were dropped without a word */
-                    return cli_bad_value("launch", a, v, "at most %d hosts separated by commas",
-                                         LAUNCH_MAX_HOSTS);
-                o->hosts[o->nhosts++] = s;
-            }
-            if (o->nhosts == 0)
-                return cli_bad_value("launch", a, v, "host names separated by commas");
-        }
-    }
-    if (o->n == 0)
-        return cli_usage_error("launch", "missing -n N");
-    if (i >= argc)
-        return cli_usage_error("launch", "missing '-- CMD'");
-    o->cmd = argv + i;
-    return 0;
 }
 
 static pid_t start_rank(const struct launch_opts *o, int rank, int port, int nnodes,
@@ -334,15 +256,10 @@ static void say_never_joined(const net_rdv_t *rdv, int n)
     fprintf(stderr, " never joined the rendezvous (gmux_comm_init)\n");
 }
 
-int cmd_launch(int argc, char **argv)
+static int launch_job(const struct launch_opts *opts)
 {
-    struct launch_opts o;
-    memset(&o, 0, sizeof(o));
-    int rc = parse_opts(argc, argv, &o);
-    if (rc < 0)
-        return usage();
-    if (rc != 0)
-        return rc; /* the status of the error parse_opts reported */
+    struct launch_opts o = *opts;
+    int rc;
     int nnodes = 1;
     for (int h = 0; h < o.nhosts; h++)
         if (!is_local(o.hosts[h]))
@@ -517,4 +434,16 @@ int cmd_launch(int argc, char **argv)
     free(codes);
     free(stops);
     return rc;
+}
+
+int cmd_launch(int argc, char **argv)
+{
+    struct launch_opts o;
+    int rc = launch_opts_read(argc, argv, &o);
+    if (rc == 0)
+        rc = launch_job(&o);
+    else if (rc < 0)
+        rc = usage();
+    launch_opts_free(&o);
+    return rc; /* for a bad option, the status of the error launch_opts_read said */
 }
