@@ -229,13 +229,11 @@ static int scripted_stats(int ready)
 {
     static uint8_t buf[DMN_PROTO_MAX_MSG];
     int fds[8], nfd = 0;
-    dmn_msg_t m;
     dmn_range_t big;
-    int task = gs_accept_big(ready, buf, fds, &nfd, &m, &big);
+    int task = gs_grant_to_pause(ready, buf, fds, &nfd, &big);
     if (task < 0)
         return -task;
-    if (gs_grant(task, buf, 2, 1, m.u.ranges.seq) != 0 || gs_wait_file("out0.paused") != 0)
-        return 30;
+    dmn_msg_t m;
     if (gs_read_until(task, buf, DMN_MSG_STATS, &m) != 0)
         return 31;
     FILE *f = fopen(gh_path("total"), "w");

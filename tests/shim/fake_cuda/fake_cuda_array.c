@@ -15,38 +15,33 @@
  */
 #include "fake_cuda_internal.h"
 
+#include <stddef.h>
 #include <stdint.h>
+
+/* The formats the double takes, with the bytes of one channel. */
+static const struct {
+    CUarray_format fmt;
+    uint8_t bytes;
+} fake_formats[] = {
+    {CU_AD_FORMAT_UNSIGNED_INT8, 1},  {CU_AD_FORMAT_SIGNED_INT8, 1},
+    {CU_AD_FORMAT_UNORM_INT8X1, 1},   {CU_AD_FORMAT_UNORM_INT8X2, 1},
+    {CU_AD_FORMAT_UNORM_INT8X4, 1},   {CU_AD_FORMAT_SNORM_INT8X1, 1},
+    {CU_AD_FORMAT_SNORM_INT8X2, 1},   {CU_AD_FORMAT_SNORM_INT8X4, 1},
+    {CU_AD_FORMAT_UNSIGNED_INT16, 2}, {CU_AD_FORMAT_SIGNED_INT16, 2},
+    {CU_AD_FORMAT_HALF, 2},           {CU_AD_FORMAT_UNORM_INT16X1, 2},
+    {CU_AD_FORMAT_UNORM_INT16X2, 2},  {CU_AD_FORMAT_UNORM_INT16X4, 2},
+    {CU_AD_FORMAT_SNORM_INT16X1, 2},  {CU_AD_FORMAT_SNORM_INT16X2, 2},
+    {CU_AD_FORMAT_SNORM_INT16X4, 2},  {CU_AD_FORMAT_UNSIGNED_INT32, 4},
+    {CU_AD_FORMAT_SIGNED_INT32, 4},   {CU_AD_FORMAT_FLOAT, 4},
+};
 
 /* Bytes of one channel of fmt; 0: a format the double does not take. */
 static uint64_t fake_channel_bytes(CUarray_format fmt)
 {
-    switch (fmt) {
-    case CU_AD_FORMAT_UNSIGNED_INT8:
-    case CU_AD_FORMAT_SIGNED_INT8:
-    case CU_AD_FORMAT_UNORM_INT8X1:
-    case CU_AD_FORMAT_UNORM_INT8X2:
-    case CU_AD_FORMAT_UNORM_INT8X4:
-    case CU_AD_FORMAT_SNORM_INT8X1:
-    case CU_AD_FORMAT_SNORM_INT8X2:
-    case CU_AD_FORMAT_SNORM_INT8X4:
-        return 1;
-    case CU_AD_FORMAT_UNSIGNED_INT16:
-    case CU_AD_FORMAT_SIGNED_INT16:
-    case CU_AD_FORMAT_HALF:
-    case CU_AD_FORMAT_UNORM_INT16X1:
-    case CU_AD_FORMAT_UNORM_INT16X2:
-    case CU_AD_FORMAT_UNORM_INT16X4:
-    case CU_AD_FORMAT_SNORM_INT16X1:
-    case CU_AD_FORMAT_SNORM_INT16X2:
-    case CU_AD_FORMAT_SNORM_INT16X4:
-        return 2;
-    case CU_AD_FORMAT_UNSIGNED_INT32:
-    case CU_AD_FORMAT_SIGNED_INT32:
-    case CU_AD_FORMAT_FLOAT:
-        return 4;
-    default:
-        return 0;
-    }
+    for (size_t i = 0; i < sizeof(fake_formats) / sizeof(fake_formats[0]); i++)
+        if (fake_formats[i].fmt == fmt)
+            return fake_formats[i].bytes;
+    return 0;
 }
 
 /* The bytes of d's `levels` levels into *bytes_p; CUDA_ERROR_INVALID_VALUE
