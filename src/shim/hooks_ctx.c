@@ -4,8 +4,9 @@
  * reset; a green context's converted context at cuGreenCtxDestroy), so the regions allocated in it
  * stop being tracked and counted, and a recording frees them. Each region carries the context that
  * was current when it was allocated (hooks_mem.c); the context's migration stream is retired too
- * (backend_cuda.c), and its non-blocking streams are forgotten (streams.c). VMM mappings belong to
- * no context (cuMemCreate memory is the device's, mapped process-wide) and stay.
+ * (backend_cuda.c), its non-blocking streams and its CUDA arrays are forgotten (streams.c,
+ * arrays.c). VMM mappings belong to no context (cuMemCreate memory is the device's, mapped
+ * process-wide) and stay.
  *
  * The primary context's handle is learnt from cuDevicePrimaryCtxRetain (the
  * runtime retains it before its first use), or, if no retain the shim saw
@@ -39,6 +40,7 @@
 #include <stdlib.h>
 
 #include "common/log.h"
+#include "shim/arrays.h"
 #include "shim/backend_cuda.h"
 #include "shim/policy.h"
 #include "shim/record.h"
@@ -59,6 +61,7 @@ static void ctx_forget(CUcontext ctx)
         return;
     shim_backend_forget(ctx);
     shim_streams_forget_ctx(ctx); /* its streams went with it */
+    shim_arrays_forget_ctx(ctx);  /* and its CUDA arrays */
     shim_region_t gone[CTX_BATCH];
     size_t n, total = 0;
     do {

@@ -5,7 +5,9 @@
  * A region is one allocation [base, base+size): managed (redirected, the
  * engine may move it), or pinned (plain device memory where redirection is
  * off or failed, stream-ordered pool memory, VMM mappings). Pinned regions
- * are tracked and counted but never migrated.
+ * are tracked and counted but never migrated. CUDA arrays have no address
+ * range: their bytes are counted here (SHIM_REGION_ARRAY) by their owner
+ * (arrays.c), with no region.
  *
  * Ownership: the table owns its array; callers pass and receive copies.
  * Thread-safety: every function is safe from any thread.
@@ -28,7 +30,8 @@ typedef enum shim_region_kind {
     SHIM_REGION_DEVICE = 1,  /* plain cuMemAlloc / pitch memory, not redirected: pinned */
     SHIM_REGION_ASYNC = 2,   /* cuMemAllocAsync / FromPoolAsync: pinned */
     SHIM_REGION_VMM = 3,     /* a cuMemMap of a cuMemCreate handle: pinned */
-    SHIM_REGION_KIND_COUNT = 4,
+    SHIM_REGION_ARRAY = 4,   /* CUDA arrays (arrays.h): pinned; bytes only, never a region */
+    SHIM_REGION_KIND_COUNT = 5,
 } shim_region_kind_t;
 
 typedef struct shim_region {

@@ -65,6 +65,12 @@ typedef CUresult(CUDAAPI *shim_pfn_cuStreamBeginCapture_v10000)(CUstream hStream
     X(cuMemMap, cuMemMap, 10020, PFN_cuMemMap_v10020, 0)                                           \
     X(cuMemUnmap, cuMemUnmap, 10020, PFN_cuMemUnmap_v10020, 0)                                     \
     X(cuMemGetInfo_v2, cuMemGetInfo, 3020, PFN_cuMemGetInfo_v3020, 0)                              \
+    X(cuArrayCreate_v2, cuArrayCreate, 3020, PFN_cuArrayCreate_v3020, 0)                           \
+    X(cuArray3DCreate_v2, cuArray3DCreate, 3020, PFN_cuArray3DCreate_v3020, 0)                     \
+    X(cuArrayDestroy, cuArrayDestroy, 2000, PFN_cuArrayDestroy_v2000, 0)                           \
+    X(cuMipmappedArrayCreate, cuMipmappedArrayCreate, 5000, PFN_cuMipmappedArrayCreate_v5000, 0)   \
+    X(cuMipmappedArrayDestroy, cuMipmappedArrayDestroy, 5000, PFN_cuMipmappedArrayDestroy_v5000,   \
+      0)                                                                                           \
     X(cuMemPrefetchAsync, cuMemPrefetchAsync, 8000, PFN_cuMemPrefetchAsync_v8000, 0)               \
     X(cuMemPrefetchAsync_ptsz, cuMemPrefetchAsync, 8000, PFN_cuMemPrefetchAsync_v8000_ptsz, 1)     \
     X(cuMemPrefetchAsync_v2, cuMemPrefetchAsync, 12020, PFN_cuMemPrefetchAsync_v12020, 0)          \

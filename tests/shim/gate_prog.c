@@ -108,6 +108,8 @@
  * (at most 1900) before the first launch, kept to the end, and a line
  * "M <base> <len>" for each in OUTFILE; between each and the next, another
  * of 256 bytes is made and freed, so no two of them touch.
+ * GATE_PROG_ARRAY_MIB=N: a CUDA array of N MiB (cuArrayCreate) before the
+ * first launch, kept to the end (pinned memory the shim counts, never announces).
  * GATE_PROG_PAUSE_SWAP=1 (with EXTRA_MIB): once the pause is over, 64 KiB
  * more is allocated and the EXTRA_MIB allocation freed, before the next
  * launch; lines "N <base> <len>" and "F <base> <len>" in OUTFILE say which.
@@ -301,6 +303,17 @@ int main(int argc, char **argv)
     for (unsigned long i = 0; i < nmany; i++)
         if (mem_free(gaps[i]) != CUDA_SUCCESS)
             return 12;
+    const char *array_env = getenv("GATE_PROG_ARRAY_MIB");
+    if (array_env) {
+        PFN_cuArrayCreate_v3020 array_create = (PFN_cuArrayCreate_v3020)get(gpa, "cuArrayCreate");
+        CUDA_ARRAY_DESCRIPTOR ad = {.Width = 1024,
+                                    .Height = 256 * strtoul(array_env, NULL, 10),
+                                    .Format = CU_AD_FORMAT_UNSIGNED_INT8,
+                                    .NumChannels = 4};
+        CUarray arr;
+        if (!array_create || array_create(&arr, &ad) != CUDA_SUCCESS)
+            return 12;
+    }
     uint64_t *host = (uint64_t *)(uintptr_t)buf;
     for (unsigned i = 0; i < GATE_WORDS; i++)
         host[i] = seed * 1000003u + i;

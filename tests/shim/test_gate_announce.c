@@ -13,6 +13,10 @@
  * - An allocation made and one freed between two waits (gate_prog
  *   GATE_PROG_PAUSE_SWAP): the second PENDING holds the new one and nothing
  *   of the freed one, the first the other way round.
+ * - A CUDA array (gate_prog GATE_PROG_ARRAY_MIB): pinned memory, never
+ *   announced, but in the total of the STATS the shim reports (the bytes
+ *   gmuxd's share mode counts for the task). Until 2026-12-03 arrays were not
+ *   hooked and the total left them out.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -218,12 +222,53 @@ static void test_alloc_and_free_between_waits(void **state)
     assert_true(stat0("ws_builds") >= 2);
 }
 
+/* Grants the program's first PENDING, reads a STATS it sends while it
+ * pauses holding the turn (the watcher reports while no launch waits),
+ * writes its total to gh_dir/total, then lets the program go on and end. */
+static int scripted_stats(int ready)
+{
+    static uint8_t buf[DMN_PROTO_MAX_MSG];
+    int fds[8], nfd = 0;
+    dmn_range_t big;
+    int task = gs_grant_to_pause(ready, buf, fds, &nfd, &big);
+    if (task < 0)
+        return -task;
+    dmn_msg_t m;
+    if (gs_read_until(task, buf, DMN_MSG_STATS, &m) != 0)
+        return 31;
+    FILE *f = fopen(gh_path("total"), "w");
+    if (!f || fprintf(f, "%llu\n", (unsigned long long)m.u.stats.total) < 0 || fclose(f) != 0)
+        return 32;
+    gh_touch("go");
+    return gs_finish(task, buf, fds, nfd);
+}
+
+static void test_array_in_reported_total(void **state)
+{
+    (void)state;
+    snprintf(go, sizeof(go), "%s", gh_path("go"));
+    const char *marks[] = {"go", "out0.paused", "total"};
+    for (size_t i = 0; i < sizeof(marks) / sizeof(marks[0]); i++)
+        unlink(gh_path(marks[i]));
+    setenv("GATE_PROG_ARRAY_MIB", "3", 1);
+    free(gs_run_logged(&spec, scripted_stats, "demand"));
+    unsetenv("GATE_PROG_ARRAY_MIB");
+    FILE *f = fopen(gh_path("total"), "r");
+    assert_non_null(f);
+    unsigned long long total = 0;
+    assert_int_equal(fscanf(f, "%llu", &total), 1);
+    fclose(f);
+    /* the buffer (512 words), the extra MiB, the array */
+    assert_int_equal(total, 4096 + (1ull << 20) + (3ull << 20));
+}
+
 int main(void)
 {
     gh_init();
     const struct CMUnitTest tests[] = {
         GH_TEST(test_many_allocations_covered),
         GH_TEST(test_alloc_and_free_between_waits),
+        GH_TEST(test_array_in_reported_total),
     };
     return gh_finish(cmocka_run_group_tests(tests, NULL, NULL));
 }

@@ -76,8 +76,9 @@ static int fork_outliving_child(void)
     return read(ready[0], &c, 1) == 1 ? 0 : 16;
 }
 
-/* The child: two plain allocations, one stream-ordered, two launches using
- * all three; with arg, then a grandchild forked and a third launch. */
+/* The child: two plain allocations, one stream-ordered, a CUDA array
+ * created and destroyed, two launches using the three allocations; with
+ * arg, then a grandchild forked and a third launch. */
 static int child(int index, void *arg)
 {
     (void)index;
@@ -94,9 +95,18 @@ static int child(int index, void *arg)
     PFN_cuIpcGetMemHandle_v4010 ipc = (PFN_cuIpcGetMemHandle_v4010)get(gpa, "cuIpcGetMemHandle");
     if (!gpa || !reg || !alloc || !alloc_async || !launch || !ipc)
         return 11;
+    PFN_cuArrayCreate_v3020 array_create = (PFN_cuArrayCreate_v3020)get(gpa, "cuArrayCreate");
+    PFN_cuArrayDestroy_v2000 array_destroy = (PFN_cuArrayDestroy_v2000)get(gpa, "cuArrayDestroy");
     CUdeviceptr a, b, c;
     if (alloc(&a, 1000) || alloc(&b, 3000) || alloc_async(&c, 5000, NULL))
         return 12;
+    /* a CUDA array of 500 x 4 bytes: pinned (never redirected nor prefetched) */
+    CUDA_ARRAY_DESCRIPTOR ad = {
+        .Width = 500, .Format = CU_AD_FORMAT_UNSIGNED_INT8, .NumChannels = 4};
+    CUarray arr;
+    if (!array_create || !array_destroy || array_create(&arr, &ad) != CUDA_SUCCESS ||
+        array_destroy(arr) != CUDA_SUCCESS)
+        return 20;
     static const size_t sizes[] = {8, 8, 8};
     CUfunction f = reg("three", 3, sizes, NULL);
     void *args[] = {&a, &b, &c};
@@ -163,10 +173,11 @@ static void test_counters_written_at_exit(void **state)
     const char *json = run_child();
     assert_non_null(strstr(json, "\"policy\":\"proactive\""));
     assert_int_equal(field(json, "managed_allocs"), 2);
-    assert_int_equal(field(json, "pinned_allocs"), 1);
+    assert_int_equal(field(json, "pinned_allocs"), 2); /* the stream-ordered one, the array */
     /* every stream the child created was destroyed, whatever ABI it used */
     assert_int_equal(field(json, "streams_live"), 0);
-    assert_int_equal(field(json, "pinned_bytes"), 5000);
+    assert_int_equal(field(json, "pinned_bytes"), 7000);
+    assert_int_equal(field(json, "frees"), 1); /* the array's destroy */
     assert_int_equal(field(json, "launches"), 2);
     assert_int_equal(field(json, "pointer_args"), 6);
     /* the two managed regions are prefetched once, the pinned one never */

@@ -78,7 +78,9 @@ static void test_exports_match_the_list(void **state)
 
 /* The lifecycle hooks (context destruction, primary-context release and reset,
  * unloads) are in the list, hence exported: without them the shim would keep
- * counting what a context or module took along. */
+ * counting what a context or module took along. So are the allocations that
+ * cannot be redirected (VMM, CUDA arrays): without them gmux would not count
+ * them at all. */
 static void test_lifecycle_hooks_listed(void **state)
 {
     (void)state;
@@ -96,7 +98,12 @@ static void test_lifecycle_hooks_listed(void **state)
                                        "cuMemCreate",
                                        "cuMemRelease",
                                        "cuMemMap",
-                                       "cuMemUnmap"};
+                                       "cuMemUnmap",
+                                       "cuArrayCreate_v2",
+                                       "cuArray3DCreate_v2",
+                                       "cuArrayDestroy",
+                                       "cuMipmappedArrayCreate",
+                                       "cuMipmappedArrayDestroy"};
     for (size_t i = 0; i < sizeof(must) / sizeof(must[0]); i++) {
         size_t j;
         for (j = 0; j < NEXPECTED; j++)

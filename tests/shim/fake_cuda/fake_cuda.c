@@ -143,6 +143,7 @@ typedef struct fake_alloc {
     uint64_t base, size;
     int managed;
     int owned;    /* the double malloc'ed it */
+    int array;    /* FAKE_ARRAY_*: a CUDA array's memory (its handle is its address), 0: not */
     uint64_t ctx; /* the context current when it was made */
 } fake_alloc_t;
 
@@ -196,7 +197,7 @@ static void *fake_reused(size_t size)
     return p;
 }
 
-static CUresult fake_alloc(CUdeviceptr *dptr, size_t size, int managed)
+static CUresult fake_alloc_as(CUdeviceptr *dptr, size_t size, int managed, int array)
 {
     if (!dptr || size == 0)
         return CUDA_ERROR_INVALID_VALUE;
@@ -211,7 +212,7 @@ static CUresult fake_alloc(CUdeviceptr *dptr, size_t size, int managed)
     pthread_mutex_lock(&fake_lock);
     for (size_t i = 0; i < FAKE_MAX_ALLOCS; i++)
         if (!fake_allocs[i].base) {
-            fake_allocs[i] = (fake_alloc_t){U(p), size, managed, 1, U(fake_current())};
+            fake_allocs[i] = (fake_alloc_t){U(p), size, managed, 1, array, U(fake_current())};
             fake_used += size;
             r = CUDA_SUCCESS;
             break;
@@ -224,12 +225,24 @@ static CUresult fake_alloc(CUdeviceptr *dptr, size_t size, int managed)
     return r;
 }
 
-static CUresult fake_free(CUdeviceptr dptr)
+static CUresult fake_alloc(CUdeviceptr *dptr, size_t size, int managed)
+{
+    return fake_alloc_as(dptr, size, managed, 0);
+}
+
+CUresult fake_alloc_array(CUdeviceptr *p, size_t size, int array)
+{
+    return fake_alloc_as(p, size, 0, array);
+}
+
+/* Frees the block at dptr made as array (0: a plain allocation); CUDA_ERROR_INVALID_VALUE: none. */
+static CUresult fake_free_as(CUdeviceptr dptr, int array)
 {
     CUresult r = CUDA_ERROR_INVALID_VALUE;
     pthread_mutex_lock(&fake_lock);
     for (size_t i = 0; i < FAKE_MAX_ALLOCS; i++)
-        if (fake_allocs[i].base == dptr && fake_allocs[i].owned) {
+        if (dptr && fake_allocs[i].base == dptr && fake_allocs[i].owned &&
+            fake_allocs[i].array == array) {
             fake_used -= fake_allocs[i].size;
             fake_release((void *)(uintptr_t)dptr, (fake_allocs[i].size + 255) / 256 * 256);
             fake_allocs[i] = (fake_alloc_t){0};
@@ -238,6 +251,16 @@ static CUresult fake_free(CUdeviceptr dptr)
         }
     pthread_mutex_unlock(&fake_lock);
     return r;
+}
+
+static CUresult fake_free(CUdeviceptr dptr)
+{
+    return fake_free_as(dptr, 0);
+}
+
+CUresult fake_free_array(CUdeviceptr p, int array)
+{
+    return fake_free_as(p, array);
 }
 
 /* A context went: so did what was allocated in it. */

@@ -19,6 +19,8 @@ typedef CUresult (*fake_pfn_cuCtxDestroy_v2000)(CUcontext ctx);
 typedef CUresult (*fake_pfn_cuStreamDestroy_v2000)(CUstream s);
 typedef CUresult (*fake_pfn_cuDevicePrimaryCtx_v7000)(CUdevice dev);
 typedef CUresult (*fake_pfn_cuStreamBeginCapture_v10000)(CUstream s); /* mode GLOBAL */
+/* 2.0's arrays, of 32-bit sizes (CUDA_ARRAY_DESCRIPTOR_v1): only there to be resolved */
+typedef CUresult (*fake_pfn_cuArrayCreate_v2000)(CUarray *a, const void *desc);
 
 /* X(sym, base, version, PFN, per_thread): what the double implements. */
 #define FAKE_LIST(X)                                                                               \
@@ -52,6 +54,14 @@ typedef CUresult (*fake_pfn_cuStreamBeginCapture_v10000)(CUstream s); /* mode GL
     /* a newer ABI of a hooked function than libgmux.so lists (same signature here) */             \
     X(cuMemAllocPitch_v9, cuMemAllocPitch, 12090, PFN_cuMemAllocPitch_v3020, 0)                    \
     X(cuMemAllocManaged, cuMemAllocManaged, 6000, PFN_cuMemAllocManaged_v6000, 0)                  \
+    X(cuArrayCreate, cuArrayCreate, 2000, fake_pfn_cuArrayCreate_v2000, 0)                         \
+    X(cuArrayCreate_v2, cuArrayCreate, 3020, PFN_cuArrayCreate_v3020, 0)                           \
+    X(cuArray3DCreate, cuArray3DCreate, 2000, fake_pfn_cuArrayCreate_v2000, 0)                     \
+    X(cuArray3DCreate_v2, cuArray3DCreate, 3020, PFN_cuArray3DCreate_v3020, 0)                     \
+    X(cuArrayDestroy, cuArrayDestroy, 2000, PFN_cuArrayDestroy_v2000, 0)                           \
+    X(cuMipmappedArrayCreate, cuMipmappedArrayCreate, 5000, PFN_cuMipmappedArrayCreate_v5000, 0)   \
+    X(cuMipmappedArrayDestroy, cuMipmappedArrayDestroy, 5000, PFN_cuMipmappedArrayDestroy_v5000,   \
+      0)                                                                                           \
     X(cuMemFree_v2, cuMemFree, 3020, PFN_cuMemFree_v3020, 0)                                       \
     X(cuIpcGetMemHandle, cuIpcGetMemHandle, 4010, PFN_cuIpcGetMemHandle_v4010, 0)                  \
     X(cuMemAllocAsync, cuMemAllocAsync, 11020, PFN_cuMemAllocAsync_v11020, 0)                      \
@@ -392,6 +402,16 @@ __attribute__((visibility("hidden"))) void fake_stall_fire(int at);
 __attribute__((visibility("hidden"))) CUcontext fake_current(void);
 /* A context went: so did what was allocated in it (fake_cuda.c). */
 __attribute__((visibility("hidden"))) void fake_free_ctx(CUcontext ctx);
+
+/* The memory of CUDA arrays (fake_cuda_array.c): a host block of size
+ * counted as device memory, of the current context, made or freed as the
+ * kind given (an array's block is never a plain allocation's, nor a
+ * mipmapped array's an array's); its address is the handle. */
+enum { FAKE_ARRAY_PLAIN = 1, FAKE_ARRAY_MIPMAPPED = 2 };
+__attribute__((visibility("hidden"))) CUresult fake_alloc_array(CUdeviceptr *p, size_t size,
+                                                                int array);
+/* CUDA_ERROR_INVALID_VALUE where no block of that kind is at p. */
+__attribute__((visibility("hidden"))) CUresult fake_free_array(CUdeviceptr p, int array);
 
 /* Appends one call to the log (fn: the symbol name). */
 __attribute__((visibility("hidden"))) void fake_rec(const char *fn, uint64_t a0, uint64_t a1,
