@@ -43,10 +43,9 @@
 #include "net/devsvc.h"
 #include "netdev_hold.h"
 #include "../net/rank_check.h"
+#include "../net/rank_kill.h"
 
 static int me, n;
-
-#include "../net/rank_kill.h" /* after me, which its checks name */
 
 enum { SIG_DATA = 0, SIG_VALUE = 1, SIG_SET = 2, SIG_INC = 3, SIG_BATCH = 4, SIG_THREADS = 8 };
 #define WIN_BYTES 65536
