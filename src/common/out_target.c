@@ -32,6 +32,14 @@ static int follow_link(char cur[PATH_MAX])
 
 int com_out_resolve(const char *path, com_out_t *o)
 {
+    return com_out_resolve_tagged(path, NULL, o);
+}
+
+int com_out_resolve_tagged(const char *path, const char *tag, com_out_t *o)
+{
+    bool tagged = tag && tag[0];
+    if (tagged && strlen(tag) > COM_OUT_TAG_MAX)
+        return ENAMETOOLONG;
     char cur[PATH_MAX];
     if (snprintf(cur, sizeof(cur), "%s", path) >= (int)sizeof(cur))
         return ENAMETOOLONG;
@@ -61,7 +69,8 @@ int com_out_resolve(const char *path, com_out_t *o)
         break;
     }
     char part[sizeof(o->part)] = "";
-    if (!in_place && snprintf(part, sizeof(part), "%s.part~", cur) >= (int)sizeof(part))
+    if (!in_place && snprintf(part, sizeof(part), "%s%s%s.part~", cur, tagged ? "." : "",
+                              tagged ? tag : "") >= (int)sizeof(part))
         return ENAMETOOLONG;
     memcpy(o->file, cur, sizeof(cur));
     memcpy(o->part, part, sizeof(part));

@@ -17,6 +17,11 @@
  *   - anything else (a FIFO, a device, /dev/null) is written in place and
  *     never removed.
  *
+ * A writer whose processes may write one FILE at once (libgmux.so's
+ * GMUX_SHIM_STATS) names its parts FILE.TAG.part~ (com_out_resolve_tagged,
+ * its pid as the tag), each process its own; it never guards them (no
+ * signal handler in a user's process).
+ *
  * A part is removed on SIGINT, SIGTERM or SIGHUP while guarded
  * (com_out_guard, partguard.h), and by com_out_finish when incomplete.
  * Thread-safety: a com_out_t is its caller's; one guard per process.
@@ -30,16 +35,25 @@
 /* Links followed from FILE before it is a loop (Linux's own limit). */
 #define COM_OUT_MAX_LINKS 40
 
+/* Room for a part's name: FILE, ".", a tag of up to COM_OUT_TAG_MAX bytes,
+ * ".part~". */
+#define COM_OUT_TAG_MAX  20
+#define COM_OUT_PART_MAX (PATH_MAX + COM_OUT_TAG_MAX + 8)
+
 typedef struct com_out {
-    char file[PATH_MAX];     /* what is written: FILE, its links followed */
-    char part[PATH_MAX + 8]; /* file.part~, or "" when written in place */
-    int mode;                /* permission bits of the regular file replaced; -1: none */
-    bool exists;             /* something was at FILE (a dangling link too) */
+    char file[PATH_MAX];         /* what is written: FILE, its links followed */
+    char part[COM_OUT_PART_MAX]; /* file.part~, or "" when written in place */
+    int mode;                    /* permission bits of the regular file replaced; -1: none */
+    bool exists;                 /* something was at FILE (a dangling link too) */
 } com_out_t;
 
 /* Fills o for path (as the user named it): 0, or an errno value (ELOOP,
  * EISDIR, ENAMETOOLONG, what lstat or readlink said), nothing touched. */
 int com_out_resolve(const char *path, com_out_t *o);
+
+/* com_out_resolve with the part named FILE.TAG.part~ (tag at most
+ * COM_OUT_TAG_MAX bytes, else ENAMETOOLONG; NULL or "": FILE.part~). */
+int com_out_resolve_tagged(const char *path, const char *tag, com_out_t *o);
 
 /* Whether o is written as a part renamed over o->file (else in place). */
 bool com_out_replaces(const com_out_t *o);

@@ -198,10 +198,11 @@ __attribute__((destructor)) static void shim_fini(void)
     if (!pattern || !pattern[0])
         return;
     char path[4096];
+    int e;
     if (shim_stats_path(pattern, (long)getpid(), path, sizeof(path)) != 0)
         COM_WARN(SHIM, "GMUX_SHIM_STATS file name too long: %s", pattern);
-    else if (shim_stats_write(path, shim_mode_names[shim_state.mode]) != 0)
-        COM_WARN(SHIM, "cannot write GMUX_SHIM_STATS file %s", path);
+    else if ((e = shim_stats_write(path, shim_mode_names[shim_state.mode])) != 0)
+        COM_WARN(SHIM, "cannot write GMUX_SHIM_STATS file %s: %s", path, strerror(e));
 }
 
 /* --- lookup by name ------------------------------------------------------- */

@@ -1,23 +1,21 @@
 /* The shim's counters and their JSON dump. */
 #include "shim/stats.h"
 
-#include <limits.h>
-#include <stdbool.h>
+#include <errno.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
+
+#include "common/out_target.h"
 
 shim_stats_t shim_stats;
 
-static int stats_put(const char *path, const char *mode_name, int mode)
+/* Writes the counters to path: 0, or an errno value. */
+static int stats_put(const char *path, const char *mode_name)
 {
     FILE *f = fopen(path, "w");
     if (!f)
-        return -1;
-    if (mode >= 0)
-        (void)fchmod(fileno(f), (mode_t)mode);
+        return errno;
     fprintf(f, "{\"policy\":\"%s\"", mode_name);
 #define SHIM_STATS_JSON_(name)                                                                     \
     fprintf(f, ",\"%s\":%llu", #name,                                                              \
@@ -25,29 +23,25 @@ static int stats_put(const char *path, const char *mode_name, int mode)
     SHIM_STATS_LIST(SHIM_STATS_JSON_)
 #undef SHIM_STATS_JSON_
     fprintf(f, "}\n");
-    int bad = fflush(f) != 0 || ferror(f);
-    return fclose(f) == 0 && !bad ? 0 : -1;
+    int e = fflush(f) != 0 || ferror(f) ? (errno ? errno : EIO) : 0;
+    if (fclose(f) != 0 && !e)
+        e = errno ? errno : EIO;
+    return e;
 }
 
 int shim_stats_write(const char *path, const char *mode_name)
 {
-    struct stat sb;
-    char real[PATH_MAX], part[PATH_MAX + 32];
-    bool there = stat(path, &sb) == 0;
-    if (there && !S_ISREG(sb.st_mode))
-        return stats_put(path, mode_name, -1); /* a FIFO, a device: in place */
-    if (there ? !realpath(path, real)          /* the file a link names is replaced, not the link */
-              : snprintf(real, sizeof(real), "%s", path) >= (int)sizeof(real))
-        return -1;
-    /* the pid: processes that write one file at once each have their own part */
-    if (snprintf(part, sizeof(part), "%s.%ld.part~", real, (long)getpid()) >= (int)sizeof(part))
-        return -1;
-    if (stats_put(part, mode_name, there ? (int)(sb.st_mode & 07777) : -1) != 0 ||
-        rename(part, real) != 0) {
-        unlink(part);
-        return -1;
-    }
-    return 0;
+    /* the pid: processes that write one file at once each have their own
+     * part; never guarded (no signal handler in the user's process) */
+    char pid[24];
+    snprintf(pid, sizeof(pid), "%ld", (long)getpid());
+    com_out_t o;
+    int e = com_out_resolve_tagged(path, pid, &o);
+    if (e)
+        return e;
+    e = stats_put(com_out_dst(&o), mode_name);
+    int fe = com_out_finish(&o, e == 0, NULL);
+    return e ? e : fe;
 }
 
 int shim_stats_path(const char *pattern, long pid, char *out, size_t len)

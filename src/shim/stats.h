@@ -76,12 +76,15 @@ extern shim_stats_t shim_stats;
 #define SHIM_STAT_ADD(name, n)                                                                     \
     atomic_fetch_add_explicit(&shim_stats.name, (n), memory_order_relaxed)
 
-/* Writes the counters as one JSON line to path; 0 on success, -1 on error.
- * A regular file at path (through a link too), or nothing, is replaced only
- * once the line is written whole: it goes to a sibling PATH.PID.part~ renamed
- * over it (the mode of a file replaced kept), removed when a write fails, so
- * that an earlier file stays as it was. Anything else (a FIFO, /dev/stderr)
- * is written in place. */
+/* Writes the counters as one JSON line to path; 0, or an errno value
+ * (ELOOP, EISDIR, what the write said). Where, as gmux's own output files
+ * (src/common/out_target.h): a regular file at path, or nothing, is replaced
+ * only once the line is written whole: it goes to a sibling PATH.PID.part~
+ * renamed over it (the mode of a file replaced kept), removed when a write
+ * fails, so that an earlier file stays as it was. A symbolic link stays: the
+ * file it names is replaced so (a dangling link's target created); a loop of
+ * links or a folder writes nothing. Anything else (a FIFO, /dev/stderr) is
+ * written in place. */
 int shim_stats_write(const char *path, const char *mode_name);
 
 /* The file name of pattern (GMUX_SHIM_STATS) for process pid: %p replaced by

@@ -2,7 +2,7 @@
  * Where an output file is written (src/common/out_target.c), in process:
  * links followed to the file they name, relative ones from the link's
  * folder (a bare name too), up to COM_OUT_MAX_LINKS and no further; what is
- * written in place; a rename that fails removes the part and says so. The
+ * written in place; a tagged part's name; a rename that fails removes the part and says so. The
  * writers' behaviour through links: tests/tools/test_out_file.c (gmux) and
  * test_calibrate_trace.c (gmux-calibrate).
  */
@@ -59,6 +59,14 @@ static void test_chain_from_bare_name(void **state)
     assert_string_equal(o.file, "new");
     assert_int_equal(o.mode, -1);
     assert_false(o.exists);
+    /* tagged (libgmux.so's pid): its own part beside the file; a tag too long
+     * is refused */
+    assert_int_equal(com_out_resolve_tagged("l1", "4242", &o), 0);
+    assert_string_equal(o.file, "sub/file");
+    assert_string_equal(o.part, "sub/file.4242.part~");
+    assert_int_equal(com_out_resolve_tagged("l1", "", &o), 0);
+    assert_string_equal(o.part, "sub/file.part~");
+    assert_int_equal(com_out_resolve_tagged("l1", "123456789012345678901", &o), ENAMETOOLONG);
     assert_int_equal(chdir(cwd), 0);
 }
 

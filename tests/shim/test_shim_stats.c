@@ -26,6 +26,7 @@
 #include <cudaTypedefs.h>
 
 #include "fake_cuda/fake_cuda.h"
+#include "tlinks.h"
 #include "tproc.h"
 
 static char stats_path[256];
@@ -347,6 +348,71 @@ static void test_failed_write_keeps_earlier(void **state)
     unlink(stats_path);
 }
 
+/* The names in folder dir other than keep (NULL: none), joined (static):
+ * "" when nothing else is there. */
+static const char *others_in(const char *dir, const char *keep)
+{
+    static char names[1024];
+    names[0] = '\0';
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL)
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0 &&
+            (!keep || strcmp(e->d_name, keep) != 0))
+            snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s ", e->d_name);
+    closedir(d);
+    return names;
+}
+
+/* GMUX_SHIM_STATS given as a symbolic link, as gmux's own output files
+ * (src/common/out_target.h): the link stays, the file it names is written
+ * (a dangling link's target created, a relative target read from the
+ * link's folder), its part beside it; a loop of links writes nothing. Until
+ * 2026-12-03 a dangling link or a loop was replaced by a regular file. */
+static void test_link_kept(void **state)
+{
+    (void)state;
+    unsetenv("GMUX_BUDGET");
+    static const char *const targets[] = {"../b/s.json", NULL}; /* NULL: absolute */
+    for (int k = 0; k < 3; k++) {
+        tlinks_t l;
+        assert_int_equal(tlinks_make(&l, "s.json"), 0);
+        if (k < 2) /* dangling, then (after the first write) to a file */
+            assert_int_equal(symlink(targets[k] ? targets[k] : l.target, l.link), 0);
+        else /* a loop: link -> loop -> link */
+            assert_int_equal(symlink("loop", l.link), 0);
+        char loop[96];
+        snprintf(loop, sizeof(loop), "%s/loop", l.a);
+        if (k == 2)
+            assert_int_equal(symlink("link", loop), 0);
+        setenv("GMUX_SHIM_STATS", l.link, 1);
+        int status = -3;
+        int bad = tproc_fork_all(1, child, NULL, 60.0, &status);
+        if (k == 1) /* again, over the file the first run wrote */
+            bad |= tproc_fork_all(1, child, NULL, 60.0, &status);
+        setenv("GMUX_SHIM_STATS", stats_path, 1);
+        assert_int_equal(bad, 0);
+        assert_int_equal(status, 0);
+        struct stat st;
+        assert_int_equal(lstat(l.link, &st), 0);
+        assert_true(S_ISLNK(st.st_mode));
+        /* no part left, nothing written beside the link */
+        assert_string_equal(others_in(l.a, k == 2 ? "loop" : NULL), "link ");
+        assert_string_equal(others_in(l.b, NULL), k == 2 ? "" : "s.json ");
+        if (k < 2) {
+            char json[2048] = {0};
+            FILE *f = fopen(l.target, "r");
+            assert_non_null(f);
+            size_t n = fread(json, 1, sizeof(json) - 1, f);
+            fclose(f);
+            assert_true(n > 0);
+            assert_int_equal(field(json, "launches"), 2);
+        }
+        assert_int_equal(tlinks_remove(&l), 0);
+    }
+}
+
 int main(void)
 {
     snprintf(stats_path, sizeof(stats_path), "/tmp/gmux_shim_stats_%d.json", (int)getpid());
@@ -365,6 +431,7 @@ int main(void)
         cmocka_unit_test(test_forked_child_leaves_counters_alone),
         cmocka_unit_test(test_pid_in_path),
         cmocka_unit_test(test_failed_write_keeps_earlier),
+        cmocka_unit_test(test_link_kept),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -9,10 +9,12 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -20,6 +22,7 @@
 #include "engine/predictor.h"
 #include "engine/template_db.h"
 #include "sim/trace_io.h"
+#include "tlinks.h"
 #include "tproc.h"
 
 static char trace_path[128], db_path[128], stats_path[128];
@@ -415,6 +418,40 @@ static void test_failed_recording_keeps_output(void **state)
     assert_int_not_equal(access(part, F_OK), 0);
 }
 
+/* `gmux trace -o LINK -- CMD`: the timing pass's FILE.times~ goes beside
+ * the file written (the link's target), as its part does, not beside the
+ * link (until 2026-12-03 it went in the link's folder, which the user may
+ * not be able to write). CMD says, in the recording pass, where the times
+ * are read from and what the link's folder holds. */
+static void test_times_beside_link_target(void **state)
+{
+    (void)state;
+    tlinks_t l;
+    assert_int_equal(tlinks_make(&l, "t.trace"), 0);
+    assert_int_equal(symlink(l.target, l.link), 0);
+    char script[512];
+    snprintf(script, sizeof(script), "echo \"times=$GMUX_SHIM_TRACE_TIMES\"; ls '%s'; exec '%s'",
+             l.a, TRACE_PROG);
+    char *const rec[] = {GMUX_BIN, "trace", "-o", l.link, "--", "sh", "-c", script, NULL};
+    int st = run(rec);
+    char want[200];
+    snprintf(want, sizeof(want), "times=%s.times~\n", l.target);
+    const char *why = tlinks_check(&l);
+    struct stat sb;
+    bool written = stat(l.target, &sb) == 0 && sb.st_size > 0;
+    char found[256] = "";
+    const char *p = strstr(out, "times=/");
+    if (p)
+        snprintf(found, sizeof(found), "%.*s", (int)strcspn(p, "\n"), p);
+    assert_int_equal(tlinks_remove(&l), 0);
+    assert_int_equal(st, 0);
+    if (!strstr(out, want))
+        fail_msg("times read from '%s', want '%s'", found, want);
+    assert_null(strstr(out, "link.times~")); /* nothing beside the link */
+    assert_null(why);
+    assert_true(written);
+}
+
 int main(void)
 {
     snprintf(trace_path, sizeof(trace_path), "/tmp/gmux_shim_trace_%d.trace", (int)getpid());
@@ -432,6 +469,7 @@ int main(void)
         cmocka_unit_test(test_usage_errors),
         cmocka_unit_test(test_missing_program_keeps_output),
         cmocka_unit_test(test_failed_recording_keeps_output),
+        cmocka_unit_test(test_times_beside_link_target),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     unlink(trace_path);

@@ -1,6 +1,7 @@
 /* gmux run: environment handed to the command, exit status, errors. */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -232,6 +233,41 @@ static void test_stats_folder_checked(void **state)
     assert_non_null(strstr(out, "ran"));
 }
 
+/* --stats given as a symbolic link is checked where the shim writes it
+ * (src/common/out_target.h): a loop of links, and a dangling link into a
+ * folder that is not there, are refused before the command runs. Until
+ * 2026-12-03 the link's own folder was checked: the program ran, and the
+ * counters were lost at its end. */
+static void test_stats_link_checked(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/gmux-run-stats-XXXXXX", loop[64], dangling[64];
+    assert_non_null(mkdtemp(dir));
+    snprintf(loop, sizeof(loop), "%s/loop", dir);
+    snprintf(dangling, sizeof(dangling), "%s/dangling", dir);
+    int made = symlink("loop", loop) | symlink("/nonexistent/gmux/s.json", dangling);
+    char *with_loop[] = {GMUX_CLI_PATH, "run", "--no-daemon", "--stats",  loop,
+                         "--",          "sh",  "-c",          "echo ran", NULL};
+    int rc_loop = run(with_loop);
+    bool said_loop = strstr(err, "Too many levels of symbolic links") != NULL,
+         ran_loop = strstr(out, "ran") != NULL;
+    char *with_dangling[] = {GMUX_CLI_PATH, "run", "--no-daemon", "--stats",  dangling,
+                             "--",          "sh",  "-c",          "echo ran", NULL};
+    int rc_dangling = run(with_dangling);
+    bool said_dangling = strstr(err, "/nonexistent/gmux: No such file or directory") != NULL,
+         ran_dangling = strstr(out, "ran") != NULL;
+    unlink(loop);
+    unlink(dangling);
+    rmdir(dir);
+    assert_int_equal(made, 0);
+    assert_int_equal(rc_loop, 1);
+    assert_true(said_loop);
+    assert_false(ran_loop);
+    assert_int_equal(rc_dangling, 1);
+    assert_true(said_dangling);
+    assert_false(ran_dangling);
+}
+
 int main(void)
 {
     /* An ASan build's shim needs its runtime, which sh does not load first. */
@@ -246,6 +282,7 @@ int main(void)
         cmocka_unit_test(test_bad_options),
         cmocka_unit_test(test_templates),
         cmocka_unit_test(test_stats_folder_checked),
+        cmocka_unit_test(test_stats_link_checked),
         cmocka_unit_test(test_settings_checked_are_the_shims),
         cmocka_unit_test(test_daemon_waits_for_its_program),
     };

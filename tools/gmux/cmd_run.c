@@ -16,6 +16,7 @@
 
 #include "cli.h"
 #include "commands.h"
+#include "common/out_target.h"
 #include "common/parse.h"
 #include "common/settings.h"
 #include "daemon/endpoint.h"
@@ -47,7 +48,8 @@ static void run_help(void)
            "                 device memory with other processes, CUDA IPC, needs it: managed\n"
            "                 memory cannot be shared); sets GMUX_SHIM_MANAGED=0\n"
            "  --stats FILE   write the shim's counters (JSON) to FILE at exit (%%p in it:\n"
-           "                 the pid); its folder is checked before COMMAND starts\n"
+           "                 the pid; a symbolic link stays, the file it names is\n"
+           "                 written); its folder is checked before COMMAND starts\n"
            "  --templates FILE\n"
            "                 a template database (gmux profile -o FILE -- COMMAND): while\n"
            "                 the program's managed memory exceeds the device (or --budget),\n"
@@ -69,7 +71,8 @@ static void run_help(void)
            "its first kernel launch.\n\n"
            "Exit status: COMMAND's; 127 when COMMAND is not found, 126 when it cannot be\n"
            "executed; 1 when gmux cannot run it (libgmux.so not found, the --templates\n"
-           "database not usable, the --stats file's folder missing or not writable,\n"
+           "database not usable, the --stats file's folder missing or not writable, a\n"
+           "loop of links or a folder at --stats FILE,\n"
            "gmuxd neither joined nor started); 2 for a usage error\n"
            "or a malformed GMUX_* setting the program's shim or the daemon reads.\n");
 }
@@ -136,32 +139,34 @@ static int run_join_daemon(void)
 
 /* Loads the database as the shim will (so a bad one is reported before the
  * program runs, not in its output) and makes its path absolute in abs. */
-/* Whether the shim can write the --stats file at the program's exit: its
- * folder is there and writable, and it is no folder itself; 0, or 1 after
- * saying why. The shim writes it only at the end, and only warns. A
- * folder with %p in it (the pid) is left to the shim. */
+/* Whether the shim can write the --stats file at the program's exit where
+ * it writes it (a symbolic link followed, common/out_target.h): no loop of
+ * links, no folder, and the file's folder there and writable; 0, or 1 after
+ * saying why. The shim writes it only at the end, and only warns. A folder
+ * with %p in it (the pid) is left to the shim. */
 static int run_check_stats(const char *path)
 {
-    char dir[PATH_MAX];
     const char *slash = strrchr(path, '/');
-    size_t n = slash ? (size_t)(slash - path) : 0;
-    if (n >= sizeof(dir))
-        return cli_fail("run", "--stats '%s': path too long", path);
-    snprintf(dir, sizeof(dir), "%.*s", (int)n, path);
+    if (slash && memchr(path, '%', (size_t)(slash - path)))
+        return 0;
+    com_out_t o;
+    int e = com_out_resolve(path, &o);
+    if (e)
+        return cli_fail("run", "--stats '%s': %s", path, strerror(e));
+    char dir[PATH_MAX];
+    slash = strrchr(o.file, '/');
+    snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - o.file) : 0, o.file);
     if (!slash)
         snprintf(dir, sizeof(dir), ".");
-    else if (n == 0)
+    else if (slash == o.file)
         snprintf(dir, sizeof(dir), "/");
-    if (strchr(dir, '%'))
-        return 0;
     struct stat sb;
-    int e = stat(dir, &sb) != 0                           ? errno
-            : !S_ISDIR(sb.st_mode)                        ? ENOTDIR
-            : access(dir, W_OK | X_OK) != 0               ? errno
-            : stat(path, &sb) == 0 && S_ISDIR(sb.st_mode) ? EISDIR
-                                                          : 0;
+    e = stat(dir, &sb) != 0             ? errno
+        : !S_ISDIR(sb.st_mode)          ? ENOTDIR
+        : access(dir, W_OK | X_OK) != 0 ? errno
+                                        : 0;
     if (e)
-        return cli_fail("run", "--stats '%s': %s: %s", path, e == EISDIR ? path : dir, strerror(e));
+        return cli_fail("run", "--stats '%s': %s: %s", path, dir, strerror(e));
     return 0;
 }
 

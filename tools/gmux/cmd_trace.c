@@ -344,9 +344,11 @@ static int cmd_record(int argc, char **argv)
      * launch starting cold, for the ranges it touches. The second pass takes
      * the first one's times launch by launch (the shim checks that both
      * passes launched the same kernels). */
-    char times[PATH_MAX] = "";
+    char times[PATH_MAX + 8] = "";
     if (probe) {
-        snprintf(times, sizeof(times), "%s.times~", out);
+        /* beside the file written (a link's target), as its part: room
+         * for ".times~" after a name shorter than PATH_MAX */
+        snprintf(times, sizeof(times), "%s.times~", o.out.file);
         const char *const timing_env[] = {"GMUX_POLICY=off", "GMUX_SHIM_TRACE_COLD=0", NULL};
         fprintf(stderr, "gmux trace: pass 1 of 2 (compute times)\n");
         int trc = gmux_shim_record(CMD, times, "binary", true, "off", timing_env, &argv[i + 1]);
