@@ -1,9 +1,19 @@
-# Warnings and sanitizers for every C target of the project.
+# Warnings and sanitizers for every C (and CUDA) target of the project.
 set(GMUX_WARNINGS -Wall -Wextra -Wformat=2 -Wvla -Wmissing-prototypes -Wstrict-prototypes)
 if(GMUX_WERROR)
   list(APPEND GMUX_WARNINGS -Werror)
 endif()
 add_compile_options("$<$<COMPILE_LANGUAGE:C>:${GMUX_WARNINGS}>")
+# CUDA sources: nvcc hands the host code to g++ with the same warnings
+# (-Wmissing-declarations is C++'s -Wmissing-prototypes; -Wstrict-prototypes
+# is C only). nvcc's own front-end warnings (device code, e.g. #177-D, an
+# unused variable) are on by default; -Werror=all-warnings makes those, and
+# the host compiler's, errors.
+set(GMUX_CUDA_WARNINGS -Xcompiler=-Wall,-Wextra,-Wformat=2,-Wvla,-Wmissing-declarations)
+if(GMUX_WERROR)
+  list(APPEND GMUX_CUDA_WARNINGS -Werror=all-warnings)
+endif()
+add_compile_options("$<$<COMPILE_LANGUAGE:CUDA>:${GMUX_CUDA_WARNINGS}>")
 add_compile_definitions(_GNU_SOURCE)
 
 if(GMUX_SANITIZE STREQUAL "address")

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# The CUDA sources get the warnings the C ones get: nvcc is given the host
+# compiler's -Wall -Wextra (-Xcompiler) and, with GMUX_WERROR, makes every
+# warning an error (-Werror=all-warnings), its own device-side ones included.
+# Until 2026-12-03 CMake added the warning flags to C only: an unused
+# parameter in a .cu file's host code was never reported, and a device-side
+# warning never stopped a -Werror build. Compiles two probes with the
+# CUDA_FLAGS CMake wrote for a project CUDA target (gmux_net_cuda).
+# Usage: test_cuda_warnings.sh BUILD_DIR NVCC WERROR(ON|OFF)
+set -euo pipefail
+build=$1
+nvcc=$2
+werror=$3
+flagsfile="$build/src/net/CMakeFiles/gmux_net_cuda.dir/flags.make"
+[[ -f $flagsfile ]] || { echo "SKIP: no $flagsfile"; exit 77; }
+flags=$(sed -n 's/^CUDA_FLAGS = //p' "$flagsfile")
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+cat >"$tmp/host.cu" <<'CU'
+int probe_host(int unused_param);
+int probe_host(int unused_param) { return 0; }
+CU
+cat >"$tmp/device.cu" <<'CU'
+__global__ void probe_device(int *p) { int unused_var; p[0] = 1; }
+CU
+fail=0
+for probe in host device; do
+    rc=0
+    # shellcheck disable=SC2086 # CUDA_FLAGS is a list of words
+    "$nvcc" $flags -c "$tmp/$probe.cu" -o "$tmp/$probe.o" >"$tmp/$probe.log" 2>&1 || rc=$?
+    if ! grep -qE 'unused_(param|var)' "$tmp/$probe.log"; then
+        echo "FAIL: $probe probe: no warning with CUDA_FLAGS = $flags"
+        fail=1
+    elif [[ $werror == ON && $rc -eq 0 ]]; then
+        echo "FAIL: $probe probe: warned but compiled under GMUX_WERROR (CUDA_FLAGS = $flags)"
+        fail=1
+    else
+        echo "ok: $probe probe reported (rc=$rc)"
+    fi
+done
+exit $fail
