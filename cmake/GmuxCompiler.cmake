@@ -21,6 +21,10 @@ if(GMUX_WERROR)
   list(APPEND GMUX_CUDA_WARNINGS -Werror=all-warnings)
 endif()
 add_compile_options("$<$<COMPILE_LANGUAGE:CUDA>:${GMUX_CUDA_WARNINGS}>")
+# A Debug build debugs the device code too: -G (no device optimisation, device
+# debug information), as the host code is -O0 -g. Kernels run much slower
+# there; figures come from RelWithDebInfo or Release builds.
+add_compile_options("$<$<AND:$<COMPILE_LANGUAGE:CUDA>,$<CONFIG:Debug>>:-G>")
 add_compile_definitions(_GNU_SOURCE)
 
 if(GMUX_SANITIZE STREQUAL "address")

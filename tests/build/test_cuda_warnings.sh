@@ -8,7 +8,10 @@
 # is on too (until 2026-12-04 it was not): a kernel launched without naming its
 # stream goes to the legacy default stream, which waits for, and is waited for
 # by, every blocking stream. Compiles one probe per warning with the
-# CUDA_FLAGS CMake wrote for a project CUDA target (gmux_net_cuda).
+# CUDA_FLAGS CMake wrote for a project CUDA target (gmux_net_cuda). In a
+# Debug build (make check-debug) the device code is compiled for debugging
+# too (-G: unoptimised, as the host code is at -O0); until 2026-12-04 a Debug
+# build's kernels were optimised and no build ever compiled them with -G.
 # Usage: test_cuda_warnings.sh BUILD_DIR NVCC WERROR(ON|OFF)
 set -euo pipefail
 build=$1
@@ -18,6 +21,15 @@ flagsfile="$build/src/net/CMakeFiles/gmux_net_cuda.dir/flags.make"
 [[ -f $flagsfile ]] || { echo "SKIP: no $flagsfile"; exit 77; }
 flags=$(sed -n 's/^CUDA_FLAGS = //p' "$flagsfile")
 fail=0
+btype=$(sed -n 's/^CMAKE_BUILD_TYPE:[A-Z]*=//p' "$build/CMakeCache.txt")
+if [[ $btype == Debug ]]; then
+    if [[ " $flags " == *" -G "* ]]; then
+        echo "ok: Debug build compiles device code with -G"
+    else
+        echo "FAIL: Debug build without -G (device code optimised): CUDA_FLAGS = $flags"
+        fail=1
+    fi
+fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cat >"$tmp/host.cu" <<'CU'
