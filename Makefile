@@ -46,8 +46,9 @@ check-clang:
 
 # Debug (-O0 -g) with -Werror and asserts: gcc's -Wformat-truncation and
 # -Wmaybe-uninitialized see other code unoptimised than at -O2 (two tests
-# warned only there), and the tests run unoptimised. Not in .ci/run (its
-# time budget); run it by hand.
+# warned only there), and the tests run unoptimised. CUDA targets are in it,
+# their device code compiled with -G (cmake/GmuxCompiler.cmake). Not in
+# .ci/run (its time budget); run it by hand.
 check-debug:
 	@$(MAKE) --no-print-directory check BUILD=build-debug CMAKE_ARGS="-DCMAKE_BUILD_TYPE=Debug -DGMUX_ASSERTS=ON $(CMAKE_ARGS)"
 

@@ -8,12 +8,23 @@ add_compile_options("$<$<COMPILE_LANGUAGE:C>:${GMUX_WARNINGS}>")
 # (-Wmissing-declarations is C++'s -Wmissing-prototypes; -Wstrict-prototypes
 # is C only). nvcc's own front-end warnings (device code, e.g. #177-D, an
 # unused variable) are on by default; -Werror=all-warnings makes those, and
-# the host compiler's, errors.
-set(GMUX_CUDA_WARNINGS -Xcompiler=-Wall,-Wextra,-Wformat=2,-Wvla,-Wmissing-declarations)
+# the host compiler's, errors. -Wdefault-stream-launch: a <<<>>> launch that
+# names no stream runs on the legacy default stream, which serialises with
+# every blocking stream (a kernel spinning on proxy progress there can wait on
+# a copy queued behind it); a launch meant for it says 0. Left off: -Wreorder
+# and -Wext-lambda-captures-this (no constructors, no extended lambdas here;
+# g++ -Wall has -Wreorder for host code) and -Wmissing-launch-bounds (no
+# kernel states bounds it was tuned for).
+set(GMUX_CUDA_WARNINGS -Xcompiler=-Wall,-Wextra,-Wformat=2,-Wvla,-Wmissing-declarations
+                       -Wdefault-stream-launch)
 if(GMUX_WERROR)
   list(APPEND GMUX_CUDA_WARNINGS -Werror=all-warnings)
 endif()
 add_compile_options("$<$<COMPILE_LANGUAGE:CUDA>:${GMUX_CUDA_WARNINGS}>")
+# A Debug build debugs the device code too: -G (no device optimisation, device
+# debug information), as the host code is -O0 -g. Kernels run much slower
+# there; figures come from RelWithDebInfo or Release builds.
+add_compile_options("$<$<AND:$<COMPILE_LANGUAGE:CUDA>,$<CONFIG:Debug>>:-G>")
 add_compile_definitions(_GNU_SOURCE)
 
 if(GMUX_SANITIZE STREQUAL "address")

@@ -234,12 +234,12 @@ static int run(gmux_comm_t *comm, moe_dev &m, int json)
         CUDA_OK(cudaDeviceSynchronize());
         double t0 = now_s();
         CUDA_OK(cudaEventRecord(ev[0]));
-        k_dispatch<<<p.tokens, THREADS>>>(h, m, iter);
-        k_dispatch_count<<<(E + 127) / 128, 128>>>(h, m, iter);
+        k_dispatch<<<p.tokens, THREADS, 0, 0>>>(h, m, iter);
+        k_dispatch_count<<<(E + 127) / 128, 128, 0, 0>>>(h, m, iter);
         CUDA_OK(cudaEventRecord(ev[1]));
-        k_experts<<<p.ranks, THREADS>>>(h, m, iter);
+        k_experts<<<p.ranks, THREADS, 0, 0>>>(h, m, iter);
         CUDA_OK(cudaEventRecord(ev[2]));
-        k_combine<<<p.tokens, THREADS>>>(h, m, iter);
+        k_combine<<<p.tokens, THREADS, 0, 0>>>(h, m, iter);
         CUDA_OK(cudaEventRecord(ev[3]));
         CUDA_OK(cudaGetLastError());
         CUDA_OK(cudaDeviceSynchronize());

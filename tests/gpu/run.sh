@@ -2,7 +2,7 @@
 # Every GPU check of gmux in one prepared run, for short GPU leases.
 #
 #   tests/gpu/run.sh [--dry-run] [--build-dir DIR] [--no-build] [--only A,B]
-#                    [--deadline SECONDS]
+#                    [--deadline SECONDS] [--memcheck]
 #
 # Builds the project for sm_90 with nvcc (GMUX_CUDA=ON), then runs each check
 # with its own timeout so one hang cannot take the rest, and writes under
@@ -19,6 +19,13 @@
 #              420, or $GMUX_GPU_DEADLINE) and cuts the running one's timeout
 #              to what is left, so the run fits its lease; checks are listed
 #              in priority order.
+# --memcheck   runs each check under compute-sanitizer --tool memcheck
+#              (--target-processes all, so the programs a check script starts
+#              are checked; $COMPUTE_SANITIZER, else the one on PATH, else
+#              /usr/local/cuda/bin's), each timeout tripled (the deadline
+#              still holds); a check with memcheck errors is "memcheck errors"
+#              (compute-sanitizer's exit 86). Off by default; pair it with
+#              --only, as memcheck slows kernels and launches many times.
 #
 # Libraries the device machine lacks (libfabric, cmocka, CUPTI) come either as
 # .deb files in $GMUX_GPU_DEBS (default .gpu-debs/, scripts/fetch-gpu-debs.sh),
@@ -34,6 +41,7 @@ dry=0
 nobuild=0
 only=""
 deadline=${GMUX_GPU_DEADLINE:-420}
+memcheck=0
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --dry-run) dry=1 ;;
@@ -41,13 +49,25 @@ while [[ $# -gt 0 ]]; do
     --no-build) nobuild=1 ;;
     --only) only=$2; shift ;;
     --deadline) deadline=$2; shift ;;
-    -h|--help) sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --memcheck) memcheck=1 ;;
+    -h|--help) awk 'NR > 1 && !/^#/ { exit } NR > 1' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "run.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
   shift
 done
 [[ "$deadline" =~ ^[0-9]+$ ]] || { echo "run.sh: --deadline wants whole seconds, not '$deadline'" >&2; exit 2; }
 build=${build:-$root/build-gpu}
+# compute-sanitizer's exit status when memcheck found errors (--error-exitcode)
+memcheck_rc=86
+san=()
+if [[ $memcheck -eq 1 ]]; then
+  sanbin=${COMPUTE_SANITIZER:-$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)}
+  if [[ $dry -eq 0 && ! -x $sanbin ]]; then
+    echo "run.sh: --memcheck but no compute-sanitizer at '$sanbin' (set COMPUTE_SANITIZER)" >&2
+    exit 2
+  fi
+  san=("$sanbin" --tool memcheck --target-processes all --error-exitcode "$memcheck_rc")
+fi
 mkdir -p "$out"
 start=$(date +%s)
 
@@ -110,7 +130,8 @@ if [[ $dry -eq 1 ]]; then
   printf '%-12s %8s  %s\n' CHECK TIMEOUT COMMAND
   for c in "${checks[@]}"; do
     IFS='|' read -r name tmo cmd <<<"$c"
-    printf '%-12s %7ss  %s\n' "$name" "$tmo" "$cmd"
+    [[ $memcheck -eq 1 ]] && tmo=$((tmo * 3))
+    printf '%-12s %7ss  %s\n' "$name" "$tmo" "${san[*]}${san[*]:+ }$cmd"
     total=$((total + tmo))
     # every script a check names must exist
     for w in $cmd; do
@@ -118,6 +139,9 @@ if [[ $dry -eq 1 ]]; then
     done
   done
   echo "dry run: ${#checks[@]} checks, ${total} s of timeouts, cut to a ${deadline} s deadline"
+  if [[ $memcheck -eq 1 ]]; then
+    [[ -x ${san[0]} ]] && echo "memcheck: ${san[0]}" || echo "memcheck: ${san[0]} is missing here"
+  fi
   (( deadline <= 450 )) || { echo "run.sh: a ${deadline} s deadline is over the 8-minute budget" >&2; exit 1; }
   exit 0
 fi
@@ -130,6 +154,7 @@ fi
   echo "- GPU: $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null || echo none)"
   echo "- CUDA: $(nvcc --version 2>/dev/null | tail -1)"
   echo "- command: tests/gpu/run.sh $args"
+  echo "- memcheck: $([[ $memcheck -eq 1 ]] && echo "${san[*]}" || echo off)"
   echo
   echo "| check | result | seconds |"
   echo "| --- | --- | --- |"
@@ -139,6 +164,7 @@ failed=0
 for c in "${checks[@]}"; do
   IFS='|' read -r name tmo cmd <<<"$c"
   [[ -n "$only" && ",$only," != *",$name,"* ]] && continue
+  [[ $memcheck -eq 1 ]] && tmo=$((tmo * 3))
   left=$(( deadline - ($(date +%s) - start) ))
   if (( left < 10 )); then
     echo "== $name: not run (deadline)" >&2
@@ -151,7 +177,7 @@ for c in "${checks[@]}"; do
   s=$(date +%s)
   set +e
   # timeout leads its own process group and signals all of it: children too
-  timeout -k 5 "$tmo" bash -o pipefail -c "$cmd" >"$out/$name.log" 2>&1
+  timeout -k 5 "$tmo" "${san[@]}" bash -o pipefail -c "$cmd" >"$out/$name.log" 2>&1
   rc=$?
   set -e
   dt=$(( $(date +%s) - s ))
@@ -159,6 +185,7 @@ for c in "${checks[@]}"; do
     0) res=pass ;;
     77) res=skipped ;;
     124|137) res="timeout"; failed=1 ;;
+    "$memcheck_rc") if [[ $memcheck -eq 1 ]]; then res="memcheck errors"; else res="fail ($rc)"; fi; failed=1 ;;
     *) res="fail ($rc)"; failed=1 ;;
   esac
   echo "   $res in ${dt}s" >&2

@@ -114,8 +114,8 @@ static int vecadd_runtime()
     CK(cudaMalloc(&dc, N * 4));
     CK(cudaMemcpy(da, a.data(), N * 4, cudaMemcpyHostToDevice));
     CK(cudaMemcpy(db, b.data(), N * 4, cudaMemcpyHostToDevice));
-    k_vadd<<<(N + 255) / 256, 256>>>(da, db, dc, N);
-    k_scale<<<(N + 255) / 256, 256>>>(dc, 5, 11, N);
+    k_vadd<<<(N + 255) / 256, 256, 0, 0>>>(da, db, dc, N);
+    k_scale<<<(N + 255) / 256, 256, 0, 0>>>(dc, 5, 11, N);
     CK(cudaGetLastError());
     CK(cudaMemcpy(c.data(), dc, N * 4, cudaMemcpyDeviceToHost));
     CK(cudaFree(da));
@@ -345,7 +345,7 @@ static int vmm()
     uint32_t *x = (uint32_t *)(uintptr_t)va;
     CK(cudaMemset(x, 0, N * 4));
     for (int it = 0; it < 4; it++)
-        k_scale<<<(N + 255) / 256, 256>>>(x, 7, (uint32_t)it, N);
+        k_scale<<<(N + 255) / 256, 256, 0, 0>>>(x, 7, (uint32_t)it, N);
     std::vector<uint32_t> out(N);
     CK(cudaMemcpy(out.data(), x, N * 4, cudaMemcpyDeviceToHost));
     CK(cuMemUnmap(va, size));
@@ -357,12 +357,12 @@ static int vmm()
 
 static int launch_rate(long n)
 {
-    k_empty<<<1, 32>>>();
+    k_empty<<<1, 32, 0, 0>>>();
     CK(cudaDeviceSynchronize());
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     for (long i = 0; i < n; i++)
-        k_empty<<<1, 32>>>();
+        k_empty<<<1, 32, 0, 0>>>();
     CK(cudaDeviceSynchronize());
     clock_gettime(CLOCK_MONOTONIC, &t1);
     double s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;

@@ -31,7 +31,7 @@ int main()
         a[i] = (float)i;
         b[i] = (float)(2 * i);
     }
-    vector_add<<<(n + 255) / 256, 256>>>(a, b, c, n);
+    vector_add<<<(n + 255) / 256, 256, 0, 0>>>(a, b, c, n);
     if (cudaDeviceSynchronize() != cudaSuccess) {
         std::fprintf(stderr, "kernel failed\n");
         return 1;

@@ -183,7 +183,7 @@ static int staged_run(gmux_comm_t *comm, uint64_t max_bytes, int iters, unsigned
         double kt = 0.0;
         for (int pass = 0; pass < 2; pass++) {
             int kn = pass == 0 ? 10 : n;
-            k_pingpong<<<1, 1>>>(h, w, dwin, dsrc, bytes, kn, base, ns, bad, SIG_KERNEL);
+            k_pingpong<<<1, 1, 0, 0>>>(h, w, dwin, dsrc, bytes, kn, base, ns, bad, SIG_KERNEL);
             CUDA_OK(cudaDeviceSynchronize());
             base += (uint64_t)kn;
             rc |= *bad;
@@ -267,8 +267,8 @@ int main(int argc, char **argv)
         double kt = 0.0, ki = 0.0;
         for (int pass = 0; pass < 2; pass++) { /* pass 0: warm-up */
             int kn = pass == 0 ? 10 : n;
-            k_pingpong<<<1, 1>>>(h, w, (uint64_t *)dwin, (uint64_t *)dsrc, bytes, kn, k_base, ns,
-                                 bad, SIG_KERNEL);
+            k_pingpong<<<1, 1, 0, 0>>>(h, w, (uint64_t *)dwin, (uint64_t *)dsrc, bytes, kn, k_base,
+                                       ns, bad, SIG_KERNEL);
             CUDA_OK(cudaDeviceSynchronize());
             k_base += (uint64_t)kn;
             if (*bad)
@@ -283,8 +283,8 @@ int main(int argc, char **argv)
         for (int pass = 0; pass < 2; pass++) {
             int kn = pass == 0 ? 10 : n;
             if (me == 0) {
-                k_pingpong<<<1, 1>>>(h, w, (uint64_t *)dwin, (uint64_t *)dsrc, bytes, kn, m_base,
-                                     ns, bad, SIG_MIXED);
+                k_pingpong<<<1, 1, 0, 0>>>(h, w, (uint64_t *)dwin, (uint64_t *)dsrc, bytes, kn,
+                                           m_base, ns, bad, SIG_MIXED);
                 CUDA_OK(cudaDeviceSynchronize());
                 if (*bad)
                     rc = 1;

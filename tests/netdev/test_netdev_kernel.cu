@@ -146,7 +146,7 @@ static int staged_part(gmux_comm_t *comm, int *derrors)
         fprintf(stderr, "rank %d: staged handle or device window failed\n", me);
         return 1;
     }
-    k_staged<<<1, 256>>>(h, w2, dwin2, dsrc2, derrors);
+    k_staged<<<1, 256, 0, 0>>>(h, w2, dwin2, dsrc2, derrors);
     CUDA_OK(cudaDeviceSynchronize());
     gmux_barrier(gmux_team_world(comm));
     gmux_dev_source_deregister(&h, dsrc2);
@@ -189,13 +189,13 @@ int main(void)
         fprintf(stderr, "rank %d: window or device handle failed\n", me);
         return 1;
     }
-    k_thread<<<1, 1>>>(h, w, dwin, derrors);
+    k_thread<<<1, 1, 0, 0>>>(h, w, dwin, derrors);
     CUDA_OK(cudaDeviceSynchronize());
-    k_warp<<<1, 32>>>(h, w, dwin, dsrc, src, derrors);
+    k_warp<<<1, 32, 0, 0>>>(h, w, dwin, dsrc, src, derrors);
     CUDA_OK(cudaDeviceSynchronize());
-    k_block<<<1, 256>>>(h, w, dwin, dsrc, src, derrors);
+    k_block<<<1, 256, 0, 0>>>(h, w, dwin, dsrc, src, derrors);
     CUDA_OK(cudaDeviceSynchronize());
-    k_batch<<<1, 1>>>(h, w, dwin, dsrc, src, derrors);
+    k_batch<<<1, 1, 0, 0>>>(h, w, dwin, dsrc, src, derrors);
     CUDA_OK(cudaDeviceSynchronize());
     gmux_barrier(gmux_team_world(comm));
     gmux_dev_handle_destroy(&h); /* one mapped handle per communicator at a time */
