@@ -68,7 +68,7 @@ int com_out_resolve_tagged(const char *path, const char *tag, com_out_t *o)
             in_place = true; /* a FIFO, a device */
         break;
     }
-    char part[sizeof(o->part)] = "";
+    char part[sizeof(o->part)] = ""; /* < PATH_MAX: a path calls take */
     if (!in_place && snprintf(part, sizeof(part), "%s%s%s.part~", cur, tagged ? "." : "",
                               tagged ? tag : "") >= (int)sizeof(part))
         return ENAMETOOLONG;

@@ -35,10 +35,13 @@
 /* Links followed from FILE before it is a loop (Linux's own limit). */
 #define COM_OUT_MAX_LINKS 40
 
-/* Room for a part's name: FILE, ".", a tag of up to COM_OUT_TAG_MAX bytes,
- * ".part~". */
+/* A part's name, FILE "." TAG ".part~" (a tag of up to COM_OUT_TAG_MAX
+ * bytes), is a path every call takes: under PATH_MAX bytes, its NUL
+ * included; a FILE whose part would be longer is refused (ENAMETOOLONG).
+ * Until 2026-12-04 parts were named up to PATH_MAX + 28 bytes, which open()
+ * refused later and partguard.c (PATH_MAX + 8) would not have guarded. */
 #define COM_OUT_TAG_MAX  20
-#define COM_OUT_PART_MAX (PATH_MAX + COM_OUT_TAG_MAX + 8)
+#define COM_OUT_PART_MAX PATH_MAX
 
 typedef struct com_out {
     char file[PATH_MAX];         /* what is written: FILE, its links followed */
@@ -48,7 +51,8 @@ typedef struct com_out {
 } com_out_t;
 
 /* Fills o for path (as the user named it): 0, or an errno value (ELOOP,
- * EISDIR, ENAMETOOLONG, what lstat or readlink said), nothing touched. */
+ * EISDIR, ENAMETOOLONG: the file's path or its part's, what lstat or
+ * readlink said), nothing touched. */
 int com_out_resolve(const char *path, com_out_t *o);
 
 /* com_out_resolve with the part named FILE.TAG.part~ (tag at most
