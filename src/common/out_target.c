@@ -79,6 +79,22 @@ int com_out_resolve_tagged(const char *path, const char *tag, com_out_t *o)
     return 0;
 }
 
+int com_out_folder_check(const com_out_t *o, char dir[PATH_MAX])
+{
+    const char *slash = strrchr(o->file, '/');
+    if (!slash)
+        snprintf(dir, PATH_MAX, ".");
+    else if (slash == o->file)
+        snprintf(dir, PATH_MAX, "/");
+    else
+        snprintf(dir, PATH_MAX, "%.*s", (int)(slash - o->file), o->file);
+    struct stat sb;
+    return stat(dir, &sb) != 0             ? errno
+           : !S_ISDIR(sb.st_mode)          ? ENOTDIR
+           : access(dir, W_OK | X_OK) != 0 ? errno
+                                           : 0;
+}
+
 bool com_out_replaces(const com_out_t *o)
 {
     return o->part[0] != '\0';

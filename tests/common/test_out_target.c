@@ -162,6 +162,33 @@ static void test_part_fits_a_path(void **state)
     free(p);
 }
 
+/* The folder a part is made in, named for the message: a bare name's is
+ * ".", a missing one ENOENT, a file on the way ENOTDIR. */
+static void test_folder_check(void **state)
+{
+    (void)state;
+    char path[PATH_MAX], want[PATH_MAX], got[PATH_MAX];
+    com_out_t o;
+    assert_int_equal(com_out_resolve("bare", &o), 0);
+    assert_int_equal(com_out_folder_check(&o, got), access(".", W_OK | X_OK) == 0 ? 0 : EACCES);
+    assert_string_equal(got, ".");
+    snprintf(path, sizeof(path), "%s/gone/f", dir);
+    snprintf(want, sizeof(want), "%s/gone", dir);
+    assert_int_equal(com_out_resolve(path, &o), 0);
+    assert_int_equal(com_out_folder_check(&o, got), ENOENT);
+    assert_string_equal(got, want);
+    snprintf(want, sizeof(want), "%s/plain", dir);
+    touch(want);
+    snprintf(path, sizeof(path), "%s/plain/f", dir);
+    assert_int_equal(com_out_resolve(path, &o), ENOTDIR); /* lstat says it first */
+    snprintf(o.file, sizeof(o.file), "%s", path);
+    assert_int_equal(com_out_folder_check(&o, got), ENOTDIR);
+    assert_string_equal(got, want);
+    snprintf(o.file, sizeof(o.file), "%s", dir);
+    assert_int_equal(com_out_folder_check(&o, got), 0);
+    assert_string_equal(got, "/tmp");
+}
+
 /* A rename that fails (a folder made at FILE meanwhile) removes the part
  * and names the call; an incomplete part is removed, FILE untouched. */
 static void test_finish_failures(void **state)
@@ -194,7 +221,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_chain_from_bare_name),  cmocka_unit_test(test_links_bounded),
         cmocka_unit_test(test_in_place_and_too_long), cmocka_unit_test(test_part_fits_a_path),
-        cmocka_unit_test(test_finish_failures),
+        cmocka_unit_test(test_folder_check),          cmocka_unit_test(test_finish_failures),
     };
     return tdir_finish(dir, cmocka_run_group_tests(tests, NULL, NULL));
 }

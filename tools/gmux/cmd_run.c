@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -154,18 +153,7 @@ static int run_check_stats(const char *path)
     if (e)
         return cli_fail("run", "--stats '%s': %s", path, strerror(e));
     char dir[PATH_MAX];
-    slash = strrchr(o.file, '/');
-    snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - o.file) : 0, o.file);
-    if (!slash)
-        snprintf(dir, sizeof(dir), ".");
-    else if (slash == o.file)
-        snprintf(dir, sizeof(dir), "/");
-    struct stat sb;
-    e = stat(dir, &sb) != 0             ? errno
-        : !S_ISDIR(sb.st_mode)          ? ENOTDIR
-        : access(dir, W_OK | X_OK) != 0 ? errno
-                                        : 0;
-    if (e)
+    if ((e = com_out_folder_check(&o, dir)) != 0)
         return cli_fail("run", "--stats '%s': %s: %s", path, dir, strerror(e));
     return 0;
 }
