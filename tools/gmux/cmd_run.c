@@ -136,8 +136,6 @@ static int run_join_daemon(void)
     return 0;
 }
 
-/* Loads the database as the shim will (so a bad one is reported before the
- * program runs, not in its output) and makes its path absolute in abs. */
 /* Whether the shim can write the --stats file at the program's exit where
  * it writes it (a symbolic link followed, common/out_target.h): no loop of
  * links, no folder, and the file's folder there and writable; 0, or 1 after
@@ -158,6 +156,8 @@ static int run_check_stats(const char *path)
     return 0;
 }
 
+/* Loads the database as the shim will (so a bad one is reported before the
+ * program runs, not in its output) and makes its path absolute in abs. */
 static int run_check_templates(const char *path, char abs[PATH_MAX])
 {
     eng_predictor_t *p;
