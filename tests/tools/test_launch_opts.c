@@ -93,10 +93,13 @@ static void test_seconds(void **state)
     }
 }
 
-/* launch_opts_read over the words after "launch". */
+/* launch_opts_read over the words after "launch". Its argv outlives the
+ * call: o->cmd points into it (a local one was gone when test_read read
+ * o->cmd[0]: "b" under TSan, not "prog"). */
 static int read_words(char **words, struct launch_opts *o)
 {
-    char *argv[16] = {"launch"};
+    static char *argv[16];
+    argv[0] = "launch";
     int argc = 1;
     while (words[argc - 1])
         argv[argc] = words[argc - 1], argc++;
