@@ -68,7 +68,7 @@ int com_out_resolve_tagged(const char *path, const char *tag, com_out_t *o)
             in_place = true; /* a FIFO, a device */
         break;
     }
-    char part[sizeof(o->part)] = "";
+    char part[sizeof(o->part)] = ""; /* < PATH_MAX: a path calls take */
     if (!in_place && snprintf(part, sizeof(part), "%s%s%s.part~", cur, tagged ? "." : "",
                               tagged ? tag : "") >= (int)sizeof(part))
         return ENAMETOOLONG;
@@ -77,6 +77,22 @@ int com_out_resolve_tagged(const char *path, const char *tag, com_out_t *o)
     o->mode = mode;
     o->exists = mode >= 0 || in_place || links > 0;
     return 0;
+}
+
+int com_out_folder_check(const com_out_t *o, char dir[PATH_MAX])
+{
+    const char *slash = strrchr(o->file, '/');
+    if (!slash)
+        snprintf(dir, PATH_MAX, ".");
+    else if (slash == o->file)
+        snprintf(dir, PATH_MAX, "/");
+    else
+        snprintf(dir, PATH_MAX, "%.*s", (int)(slash - o->file), o->file);
+    struct stat sb;
+    return stat(dir, &sb) != 0             ? errno
+           : !S_ISDIR(sb.st_mode)          ? ENOTDIR
+           : access(dir, W_OK | X_OK) != 0 ? errno
+                                           : 0;
 }
 
 bool com_out_replaces(const com_out_t *o)

@@ -12,8 +12,9 @@
  *     part beside it in the target's folder, a relative target read from
  *     the link's folder, links to links followed (COM_OUT_MAX_LINKS);
  *   - a loop of links (ELOOP), a folder (EISDIR, through a link too) and a
- *     target that cannot be reached (a folder missing or not searchable,
- *     found when the part is created) are errors, with nothing written;
+ *     target that cannot be reached (a folder missing or not searchable:
+ *     com_out_folder_check, else found when the part is created) are
+ *     errors, with nothing written;
  *   - anything else (a FIFO, a device, /dev/null) is written in place and
  *     never removed.
  *
@@ -35,10 +36,13 @@
 /* Links followed from FILE before it is a loop (Linux's own limit). */
 #define COM_OUT_MAX_LINKS 40
 
-/* Room for a part's name: FILE, ".", a tag of up to COM_OUT_TAG_MAX bytes,
- * ".part~". */
+/* A part's name, FILE "." TAG ".part~" (a tag of up to COM_OUT_TAG_MAX
+ * bytes), is a path every call takes: under PATH_MAX bytes, its NUL
+ * included; a FILE whose part would be longer is refused (ENAMETOOLONG).
+ * Until 2026-12-04 parts were named up to PATH_MAX + 28 bytes, which open()
+ * refused later and partguard.c (PATH_MAX + 8) would not have guarded. */
 #define COM_OUT_TAG_MAX  20
-#define COM_OUT_PART_MAX (PATH_MAX + COM_OUT_TAG_MAX + 8)
+#define COM_OUT_PART_MAX PATH_MAX
 
 typedef struct com_out {
     char file[PATH_MAX];         /* what is written: FILE, its links followed */
@@ -48,12 +52,21 @@ typedef struct com_out {
 } com_out_t;
 
 /* Fills o for path (as the user named it): 0, or an errno value (ELOOP,
- * EISDIR, ENAMETOOLONG, what lstat or readlink said), nothing touched. */
+ * EISDIR, ENAMETOOLONG: the file's path or its part's, what lstat or
+ * readlink said), nothing touched. */
 int com_out_resolve(const char *path, com_out_t *o);
 
 /* com_out_resolve with the part named FILE.TAG.part~ (tag at most
  * COM_OUT_TAG_MAX bytes, else ENAMETOOLONG; NULL or "": FILE.part~). */
 int com_out_resolve_tagged(const char *path, const char *tag, com_out_t *o);
+
+/* Whether a part can be made in the folder of o->file, where a part is
+ * made (a link followed: the target's folder, not the link's): 0, or an
+ * errno value (ENOENT: not there, ENOTDIR, EACCES: not writable and
+ * searchable, as access() says), with that folder in dir either way ("."
+ * for a bare name, "/" for one in the root), for the message, which names
+ * it: through a link, the user never typed it. */
+int com_out_folder_check(const com_out_t *o, char dir[PATH_MAX]);
 
 /* Whether o is written as a part renamed over o->file (else in place). */
 bool com_out_replaces(const com_out_t *o);

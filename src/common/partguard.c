@@ -1,16 +1,16 @@
 /* A part file removed when a signal ends the process; see partguard.h. */
 #include "common/partguard.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdbool.h>
-#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 /* The part removed on a signal, and the signals' dispositions before the
  * guard (installed[i]: the guard's handler is in place). */
-static char guard_part[PATH_MAX + 8];
+static char guard_part[PATH_MAX]; /* a path: every call refuses a longer one */
 static const int guard_sigs[3] = {SIGINT, SIGTERM, SIGHUP};
 static struct sigaction guard_old[3];
 static bool guard_installed[3];
@@ -24,10 +24,12 @@ static void guard_on_signal(int sig)
     raise(sig); /* blocked until the handler returns, then as before */
 }
 
-void com_part_guard(const char *part)
+int com_part_guard(const char *part)
 {
-    if (snprintf(guard_part, sizeof(guard_part), "%s", part) >= (int)sizeof(guard_part))
-        return;
+    size_t n = strlen(part);
+    if (n >= sizeof(guard_part))
+        return ENAMETOOLONG; /* before a byte of guard_part changes */
+    memcpy(guard_part, part, n + 1);
     struct sigaction sa;
     memset(&sa, 0, sizeof(sa));
     sa.sa_handler = guard_on_signal;
@@ -38,6 +40,7 @@ void com_part_guard(const char *part)
         if (guard_installed[i])
             sigaction(guard_sigs[i], &sa, NULL);
     }
+    return 0;
 }
 
 void com_part_unguard(void)

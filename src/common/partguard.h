@@ -13,9 +13,10 @@
 #ifndef COM_PARTGUARD_H
 #define COM_PARTGUARD_H
 
-/* Guards part (copied; at most PATH_MAX + 8 bytes, a longer one is not
- * guarded) until com_part_unguard. */
-void com_part_guard(const char *part);
+/* Guards part (copied) until com_part_unguard: 0, or ENAMETOOLONG for a
+ * part of PATH_MAX bytes or more (its NUL included), which no call could
+ * create nor unlink, not guarded (out_target.c names none so). */
+int com_part_guard(const char *part);
 
 /* Lifts the guard: the signals act as before it. Call it after the rename
  * (a signal before it removes the part); nothing when none is set. */

@@ -2,16 +2,22 @@
 #include "net/jobenv.h"
 
 #include <arpa/inet.h>
-#include <stdlib.h>
 #include <string.h>
+
+#include "common/parse.h"
+
+/* text as com_parse_i64 reads it, from lo to hi; else -1. */
+static long jobenv_number(const char *text, long lo, long hi)
+{
+    int64_t x;
+    return com_parse_i64(text, &x) != GMUX_OK || x < lo || x > hi ? -1 : (long)x;
+}
 
 int net_jobenv_count(const char *text, int def)
 {
     if (!text || !*text)
         return def;
-    char *end;
-    long x = strtol(text, &end, 10);
-    return *end || x < 0 || x > NET_JOBENV_COUNT_MAX ? -1 : (int)x;
+    return (int)jobenv_number(text, 0, NET_JOBENV_COUNT_MAX);
 }
 
 gmux_status_t net_jobenv_hostport(const char *hostport, struct sockaddr_in *sa_p)
@@ -22,10 +28,9 @@ gmux_status_t net_jobenv_hostport(const char *hostport, struct sockaddr_in *sa_p
         return GMUX_ERR_INVALID;
     memcpy(host, hostport, (size_t)(colon - hostport));
     host[colon - hostport] = '\0';
-    char *end;
-    long port = strtol(colon + 1, &end, 10);
+    long port = jobenv_number(colon + 1, 1, 65535);
     struct sockaddr_in sa = {.sin_family = AF_INET};
-    if (*end || port <= 0 || port > 65535 || inet_pton(AF_INET, host, &sa.sin_addr) != 1)
+    if (port < 0 || inet_pton(AF_INET, host, &sa.sin_addr) != 1)
         return GMUX_ERR_INVALID;
     sa.sin_port = htons((uint16_t)port);
     *sa_p = sa;

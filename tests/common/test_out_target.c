@@ -122,6 +122,73 @@ static void test_in_place_and_too_long(void **state)
     free(longer);
 }
 
+/* A path of len bytes (folders of 99 bytes, none there) into buf. */
+static void long_path(char *buf, size_t len)
+{
+    memset(buf, 'd', len);
+    buf[0] = '/';
+    for (size_t i = 100; i < len - 1; i += 100)
+        buf[i] = '/';
+    buf[len] = '\0';
+}
+
+/* A part is a path every call takes (below PATH_MAX bytes, its NUL
+ * included): a FILE whose FILE.part~ or FILE.TAG.part~ would be longer is
+ * refused (ENAMETOOLONG), o untouched. Until 2026-12-04 its part was named
+ * up to COM_OUT_PART_MAX bytes: open() refused it later, and partguard
+ * (PATH_MAX + 8 bytes) would not have guarded the longest. */
+static void test_part_fits_a_path(void **state)
+{
+    (void)state;
+    static const size_t part_len = sizeof(".part~") - 1;
+    char *p = malloc(PATH_MAX);
+    assert_non_null(p);
+    com_out_t o;
+    long_path(p, PATH_MAX - 1 - part_len); /* the longest: a part of PATH_MAX - 1 */
+    assert_int_equal(com_out_resolve(p, &o), 0);
+    assert_int_equal(strlen(o.part), PATH_MAX - 1);
+    long_path(p, PATH_MAX - part_len);
+    memset(&o, 0x5a, sizeof(o));
+    assert_int_equal(com_out_resolve(p, &o), ENAMETOOLONG);
+    assert_int_equal((unsigned char)o.file[0], 0x5a);
+    long_path(p, PATH_MAX - 3);
+    assert_int_equal(com_out_resolve(p, &o), ENAMETOOLONG);
+    /* a pid's tag: ".4242" more */
+    long_path(p, PATH_MAX - 1 - part_len - 5);
+    assert_int_equal(com_out_resolve_tagged(p, "4242", &o), 0);
+    assert_int_equal(strlen(o.part), PATH_MAX - 1);
+    assert_int_equal(com_out_resolve_tagged(p, "42424", &o), ENAMETOOLONG);
+    assert_int_equal(com_out_resolve_tagged(p, "12345678901234567890", &o), ENAMETOOLONG);
+    free(p);
+}
+
+/* The folder a part is made in, named for the message: a bare name's is
+ * ".", a missing one ENOENT, a file on the way ENOTDIR. */
+static void test_folder_check(void **state)
+{
+    (void)state;
+    char path[PATH_MAX], want[PATH_MAX], got[PATH_MAX];
+    com_out_t o;
+    assert_int_equal(com_out_resolve("bare", &o), 0);
+    assert_int_equal(com_out_folder_check(&o, got), access(".", W_OK | X_OK) == 0 ? 0 : EACCES);
+    assert_string_equal(got, ".");
+    snprintf(path, sizeof(path), "%s/gone/f", dir);
+    snprintf(want, sizeof(want), "%s/gone", dir);
+    assert_int_equal(com_out_resolve(path, &o), 0);
+    assert_int_equal(com_out_folder_check(&o, got), ENOENT);
+    assert_string_equal(got, want);
+    snprintf(want, sizeof(want), "%s/plain", dir);
+    touch(want);
+    snprintf(path, sizeof(path), "%s/plain/f", dir);
+    assert_int_equal(com_out_resolve(path, &o), ENOTDIR); /* lstat says it first */
+    snprintf(o.file, sizeof(o.file), "%s", path);
+    assert_int_equal(com_out_folder_check(&o, got), ENOTDIR);
+    assert_string_equal(got, want);
+    snprintf(o.file, sizeof(o.file), "%s", dir);
+    assert_int_equal(com_out_folder_check(&o, got), 0);
+    assert_string_equal(got, "/tmp");
+}
+
 /* A rename that fails (a folder made at FILE meanwhile) removes the part
  * and names the call; an incomplete part is removed, FILE untouched. */
 static void test_finish_failures(void **state)
@@ -152,10 +219,9 @@ int main(void)
     if (!mkdtemp(dir))
         return 1;
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_chain_from_bare_name),
-        cmocka_unit_test(test_links_bounded),
-        cmocka_unit_test(test_in_place_and_too_long),
-        cmocka_unit_test(test_finish_failures),
+        cmocka_unit_test(test_chain_from_bare_name),  cmocka_unit_test(test_links_bounded),
+        cmocka_unit_test(test_in_place_and_too_long), cmocka_unit_test(test_part_fits_a_path),
+        cmocka_unit_test(test_folder_check),          cmocka_unit_test(test_finish_failures),
     };
     return tdir_finish(dir, cmocka_run_group_tests(tests, NULL, NULL));
 }

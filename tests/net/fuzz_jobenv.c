@@ -5,8 +5,9 @@
  * GMUX_BOOTSTRAP's address (net_jobenv_hostport). No input may crash them,
  * and each must agree with a plain reading of its rules written here:
  *   - a count: the default for an empty text; else blanks (isspace), a sign,
- *     one digit at least and nothing after them, a value from 0 to 2^20
- *     (-0 is 0); else -1;
+ *     decimal digits or 0x and hex digits (one at least), blanks and nothing
+ *     after them (com_parse_i64's rule), a value from 0 to 2^20 (-0 is 0);
+ *     else -1;
  *   - an address: the text before its last ':' is a dotted quad inet_pton
  *     takes (under 64 characters), the text after it a count as above from
  *     1 to 65535; what is taken reads back the same once printed.
@@ -33,10 +34,21 @@ static long plain_count(const char *s, long max)
         s++;
     if (!isdigit((unsigned char)*s))
         return -1;
+    int base = 10;
+    if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+        if (!isxdigit((unsigned char)s[2]))
+            return -1; /* "0x" alone: 0 and junk */
+        base = 16;
+        s += 2;
+    }
     long v = 0;
-    for (; isdigit((unsigned char)*s); s++)
-        if ((v = v * 10 + (*s - '0')) > max)
+    for (; base == 16 ? isxdigit((unsigned char)*s) : isdigit((unsigned char)*s); s++) {
+        int d = isdigit((unsigned char)*s) ? *s - '0' : tolower((unsigned char)*s) - 'a' + 10;
+        if ((v = v * base + d) > max)
             v = max + 1; /* stays above max, never overflows */
+    }
+    while (isspace((unsigned char)*s))
+        s++;
     if (*s || v > max || (neg && v != 0))
         return -1;
     return v;

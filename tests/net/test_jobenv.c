@@ -1,8 +1,10 @@
 /* Tests of net_jobenv (src/net/jobenv.c): the counts GMUX_RANK, GMUX_SIZE,
  * GMUX_NNODES and the address of GMUX_BOOTSTRAP as a rank reads them. They
- * pin what the parsers took before they were moved out of comm.c (env_int)
- * and sock.c (net_sock_connect), edge cases included: strtol's leading
- * blanks and sign are taken, anything after the digits is not. */
+ * pin the edge cases. The numbers are read as com_parse_i64 reads every
+ * integer a user types (src/common/parse.h): blanks around it and a sign
+ * taken, decimal or 0x hex, nothing else after the digits. Until
+ * 2026-12-04 they were strtol's, decimal only, which took a leading blank
+ * and refused a trailing one ("4 ", "127.0.0.1:80\n"). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -35,10 +37,14 @@ static void test_counts(void **state)
         {"99999999999999999999999", -1}, /* past a long: ERANGE, LONG_MAX */
         {"-1", -1},
         {"-99999999999999999999999", -1},
-        {"4 ", -1}, /* trailing blank */
-        {"4\n", -1},
+        {"4 ", 4}, /* a trailing blank too, as com_parse_i64 */
+        {"4\n", 4},
+        {" 4\t", 4},
         {"4x", -1},
-        {"0x10", -1}, /* decimal only */
+        {"4 x", -1},
+        {"0x10", 16}, /* 0x hex, as com_parse_i64 */
+        {"0x100001", -1},
+        {"0x", -1},
         {"1e3", -1},
         {"4.0", -1},
         {" ", -1}, /* blanks alone: no digits, not the default */
@@ -67,8 +73,11 @@ static void test_hostports(void **state)
         {"127.0.0.1:80", "127.0.0.1", 80},
         {"10.1.2.3:65535", "10.1.2.3", 65535},
         {"0.0.0.0:1", "0.0.0.0", 1},
-        {"127.0.0.1: 80", "127.0.0.1", 80}, /* strtol's leading blank */
-        {"127.0.0.1:+80", "127.0.0.1", 80}, /* and sign */
+        {"127.0.0.1: 80", "127.0.0.1", 80}, /* blanks around the port */
+        {"127.0.0.1:80 ", "127.0.0.1", 80},
+        {"127.0.0.1:80\n", "127.0.0.1", 80},
+        {"127.0.0.1:0x50", "127.0.0.1", 80}, /* 0x hex, as com_parse_i64 */
+        {"127.0.0.1:+80", "127.0.0.1", 80},  /* and sign */
         {"127.0.0.1:080", "127.0.0.1", 80},
         {"127.0.0.1:0", NULL, 0},
         {"127.0.0.1:-0", NULL, 0},
@@ -81,10 +90,9 @@ static void test_hostports(void **state)
         {"127.0.0.1", NULL, 0}, /* no colon */
         {"", NULL, 0},
         {":80", NULL, 0},           /* no host */
-        {"127.0.0.1:80 ", NULL, 0}, /* trailing junk */
-        {"127.0.0.1:80\n", NULL, 0},
-        {"127.0.0.1:80x", NULL, 0},
-        {"127.0.0.1:0x50", NULL, 0}, /* decimal only */
+        {"127.0.0.1:80x", NULL, 0}, /* trailing junk */
+        {"127.0.0.1:80 x", NULL, 0},
+        {"127.0.0.1:0x10000", NULL, 0},
         {"127.0.0.1:8e1", NULL, 0},
         {" 127.0.0.1:80", NULL, 0}, /* inet_pton takes no blank */
         {"127.0.0.1 :80", NULL, 0},

@@ -5,9 +5,9 @@
  * back what it took, whatever the answer); the reader answers -1 (help),
  * 0 or 2 (a usage error, said on stderr), and -1 only when -h or --help is
  * among the words before "--". When it answers 0: -n from 1 to 1024,
- * --timeout 0 (none) or above 0 and at most 1e6, --grace above 0 and at most
- * 1e6 (never NaN), a --bind inet_pton takes, at most 64 hosts, each
- * non-empty and without a comma, and a command that is the words after
+ * --timeout 0 (none) or from 0.001 to 1e6, --grace from 0.001 to 1e6
+ * (LAUNCH_MIN_SECONDS, LAUNCH_MAX_SECONDS; never NaN), a --bind inet_pton takes, at most 64 hosts,
+ * each non-empty and without a comma, and a command that is the words after
  * "--", of which there is one at least.
  */
 #include <arpa/inet.h>
@@ -26,7 +26,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static bool seconds_ok(double s)
 {
-    return s > 0 && s <= LAUNCH_MAX_SECONDS;
+    return s >= LAUNCH_MIN_SECONDS && s <= LAUNCH_MAX_SECONDS;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -115,7 +115,7 @@ static void test_option_without_value(void **state)
         {{"launch", "-n", "2", "/bin/true", "--", "/bin/true"}, "unexpected argument '/bin/true'"},
         {{"launch", "-n", "0", "--", "/bin/true"}, "option '-n' wants 1 to 1024 ranks, not '0'"},
         {{"launch", "-n", "2", "--grace", "-1", "--", "/bin/true"},
-         "option '--grace' wants seconds above 0, at most 1e6, not '-1'"},
+         "option '--grace' wants seconds from 0.001 to 1000000, not '-1'"},
         {{"run", "--policy", "--", "/bin/true"}, "option '--policy' needs a value"},
         {{"profile", "-o", "--", "/bin/true"}, "'-o' needs a value"},
         {{"trace", "-o", "--", "/bin/true"}, "'-o' needs a value"},

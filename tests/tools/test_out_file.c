@@ -182,6 +182,31 @@ static void test_link_loop_and_folder(void **state)
     link_kept_no_part(l);
 }
 
+/* A dangling link into a folder that is not there (absolute, then
+ * relative): one line naming the link and that folder, as gmux run names
+ * the folder of --stats; nothing made. Until 2026-12-04 it said
+ * "gmux trace: LINK: No such file or directory", the folder unnamed. */
+static void test_dangling_link_missing_folder(void **state)
+{
+    links_t *l = *state;
+    char abs_to[128], abs_dir[96], rel_dir[128];
+    snprintf(abs_dir, sizeof(abs_dir), "%s/c", l->t.top);
+    snprintf(abs_to, sizeof(abs_to), "%s/t.txt", abs_dir);
+    snprintf(rel_dir, sizeof(rel_dir), "%s/../c", l->t.a);
+    const char *to[] = {abs_to, "../c/t.txt"}, *folder[] = {abs_dir, rel_dir};
+    for (size_t k = 0; k < 2; k++) {
+        assert_int_equal(symlink(to[k], l->link), 0);
+        assert_int_equal(convert(l->in, l->link), 1);
+        char want[512];
+        snprintf(want, sizeof(want), "gmux trace: cannot write %s: %s: %s\n", l->link, folder[k],
+                 strerror(ENOENT));
+        assert_string_equal(err, want);
+        link_kept_no_part(l);
+        assert_false(exists(abs_dir));
+        assert_int_equal(unlink(l->link), 0);
+    }
+}
+
 static const links_t *read_only_links;
 
 /* As uid 65534: converts through the link into the read-only folder; 0
@@ -248,6 +273,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_link_to_file, setup, teardown),
         cmocka_unit_test_setup_teardown(test_dangling_link, setup, teardown),
         cmocka_unit_test_setup_teardown(test_link_loop_and_folder, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_dangling_link_missing_folder, setup, teardown),
         cmocka_unit_test_setup_teardown(test_read_only_target_folder, setup, teardown),
         cmocka_unit_test_setup_teardown(test_signal_through_link, setup, teardown),
     };

@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -137,8 +136,6 @@ static int run_join_daemon(void)
     return 0;
 }
 
-/* Loads the database as the shim will (so a bad one is reported before the
- * program runs, not in its output) and makes its path absolute in abs. */
 /* Whether the shim can write the --stats file at the program's exit where
  * it writes it (a symbolic link followed, common/out_target.h): no loop of
  * links, no folder, and the file's folder there and writable; 0, or 1 after
@@ -154,22 +151,13 @@ static int run_check_stats(const char *path)
     if (e)
         return cli_fail("run", "--stats '%s': %s", path, strerror(e));
     char dir[PATH_MAX];
-    slash = strrchr(o.file, '/');
-    snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - o.file) : 0, o.file);
-    if (!slash)
-        snprintf(dir, sizeof(dir), ".");
-    else if (slash == o.file)
-        snprintf(dir, sizeof(dir), "/");
-    struct stat sb;
-    e = stat(dir, &sb) != 0             ? errno
-        : !S_ISDIR(sb.st_mode)          ? ENOTDIR
-        : access(dir, W_OK | X_OK) != 0 ? errno
-                                        : 0;
-    if (e)
+    if ((e = com_out_folder_check(&o, dir)) != 0)
         return cli_fail("run", "--stats '%s': %s: %s", path, dir, strerror(e));
     return 0;
 }
 
+/* Loads the database as the shim will (so a bad one is reported before the
+ * program runs, not in its output) and makes its path absolute in abs. */
 static int run_check_templates(const char *path, char abs[PATH_MAX])
 {
     eng_predictor_t *p;

@@ -7,14 +7,14 @@
 #include <string.h>
 
 #include "common/cliopt.h"
+#include "common/parse.h"
 
 #define PROG "gmux launch"
 
 bool launch_parse_ranks(const char *text, int *n_p)
 {
-    char *end;
-    long n = strtol(text, &end, 10);
-    if (*end || n < 1 || n > LAUNCH_MAX_RANKS)
+    int64_t n;
+    if (com_parse_i64(text, &n) != GMUX_OK || n < 1 || n > LAUNCH_MAX_RANKS)
         return false;
     *n_p = (int)n;
     return true;
@@ -22,9 +22,8 @@ bool launch_parse_ranks(const char *text, int *n_p)
 
 bool launch_parse_seconds(const char *text, double *s_p)
 {
-    char *end;
-    double d = strtod(text, &end);
-    if (*end || !(d > 0) || d > LAUNCH_MAX_SECONDS) /* NaN fails d > 0 */
+    double d; /* finite: no NaN, no inf */
+    if (com_parse_double(text, &d) != GMUX_OK || d < LAUNCH_MIN_SECONDS || d > LAUNCH_MAX_SECONDS)
         return false;
     *s_p = d;
     return true;
@@ -56,7 +55,8 @@ int launch_opts_read(int argc, char **argv, struct launch_opts *o)
                 return com_cli_bad_value(PROG, a, v, "1 to %d ranks", LAUNCH_MAX_RANKS);
         } else if (strcmp(a, "--timeout") == 0 || strcmp(a, "--grace") == 0) {
             if (!launch_parse_seconds(v, a[2] == 't' ? &o->timeout_s : &o->grace_s))
-                return com_cli_bad_value(PROG, a, v, "seconds above 0, at most 1e6");
+                return com_cli_bad_value(PROG, a, v, "seconds from %g to %.0f", LAUNCH_MIN_SECONDS,
+                                         LAUNCH_MAX_SECONDS);
         } else if (strcmp(a, "--bind") == 0) {
             struct in_addr in;
             if (inet_pton(AF_INET, v, &in) != 1) /* said "invalid argument" once it listened */

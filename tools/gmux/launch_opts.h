@@ -14,7 +14,10 @@
 
 #define LAUNCH_MAX_RANKS 1024
 #define LAUNCH_MAX_HOSTS 64
-/* the most seconds --timeout and --grace take */
+/* the least and the most seconds --timeout and --grace take: below a
+ * millisecond a deadline is as good as now (--timeout 1e-300 ended the job
+ * at once until 2026-12-04), so those are refused, not rounded up */
+#define LAUNCH_MIN_SECONDS 1e-3
 #define LAUNCH_MAX_SECONDS 1e6
 
 struct launch_opts {
@@ -27,14 +30,16 @@ struct launch_opts {
     char **cmd;       /* into argv */
 };
 
-/* -n's value: a decimal from 1 to LAUNCH_MAX_RANKS (strtol's leading blanks
- * and sign allowed, nothing after the digits). *n_p written only when true. */
+/* -n's value: an integer from 1 to LAUNCH_MAX_RANKS as com_parse_i64 reads
+ * it (common/parse.h: blanks around it and a sign taken, decimal or 0x hex;
+ * until 2026-12-04 strtol's, a trailing blank refused). *n_p written only
+ * when true. */
 bool launch_parse_ranks(const char *text, int *n_p);
 
-/* --timeout's and --grace's value: seconds above 0, at most
- * LAUNCH_MAX_SECONDS, as strtod reads them (leading blanks, a sign, an
- * exponent, C99 hex floats; not "nan" nor "inf"), nothing after them.
- * *s_p written only when true. */
+/* --timeout's and --grace's value: seconds from LAUNCH_MIN_SECONDS to
+ * LAUNCH_MAX_SECONDS as com_parse_double reads them (strtod's forms, an
+ * exponent, C99 hex floats, with blanks around them; finite). *s_p written
+ * only when true. */
 bool launch_parse_seconds(const char *text, double *s_p);
 
 /* Reads argv[1..] (argv[0] is "launch") into *o, which it sets whole:

@@ -31,7 +31,9 @@ typedef struct cli_out {
 } cli_out_t;
 
 /* Chooses o->dst for path; 0, or 1 after saying why ("cannot write PATH: "
- * and the reason: a loop of links, a folder, a path too long). */
+ * and the reason: a loop of links, a folder, a path too long; for a link,
+ * "cannot write LINK: FOLDER: " and the reason when its target's folder is
+ * missing or not writable, as gmux run says it of --stats). */
 int cli_out_begin(cli_out_t *o, const char *cmd, const char *path);
 
 /* Whether the part file can be created, tried (and undone) before a long
