@@ -173,7 +173,7 @@ static const struct {
     const char *files[3];
 } sources[] = {
     {"demo", {"tools/gmux/cmd_demo.c"}},
-    {"sim", {"tools/gmux/cmd_sim.c"}},
+    {"sim", {"tools/gmux/cmd_sim.c", "tools/gmux/sim_opts.c"}},
     {"trace", {"tools/gmux/cmd_trace.c"}},
     {"profile", {"tools/gmux/cmd_profile.c", "tools/gmux/predict_drive.c"}},
     {"predict-report", {"tools/gmux/cmd_predict_report.c", "tools/gmux/predict_drive.c"}},
