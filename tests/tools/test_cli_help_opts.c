@@ -183,7 +183,7 @@ static const struct {
     {"top", {"tools/gmux/cmd_top.c", "tools/gmux/top_opts.c"}},
     {"launch", {"tools/gmux/cmd_launch.c", "tools/gmux/launch_opts.c"}},
     {"bench", {"tools/gmux/cmd_bench.c"}},
-    {"bench net", {"tools/gmux/bench_net.c"}},
+    {"bench net", {"tools/gmux/bench_net.c", "tools/gmux/bench_net_opts.c"}},
     {"gmuxd", {"src/daemon/gmuxd.c", "src/daemon/cli_main.c"}},
     {"gmux-calibrate", {"tools/calibrate/args.c"}}, /* where built (nvcc, CUPTI) */
 };
