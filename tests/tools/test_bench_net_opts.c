@@ -1,6 +1,7 @@
 /* Tests of gmux bench net's words as bench_net_opts.c reads them (moved
  * out of bench_net.c unchanged): the defaults, each option's value on its
- * edge cases, --help anywhere winning, and the usage errors. */
+ * edge cases, the last value of an option counting, --help anywhere
+ * winning, and the usage errors. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -57,6 +58,23 @@ static void test_values(void **state)
     assert_int_equal(o.nprov, 2);
 }
 
+/* The last --provider counts, as every option's last value: until
+ * 2026-12-04 "both" after "shm" or "tcp" kept the one provider. */
+static void test_last_provider_counts(void **state)
+{
+    (void)state;
+    struct bench_net_opts o;
+    char *both_last[] = {"--provider", "tcp", "--provider", "both", NULL};
+    assert_int_equal(read_words(both_last, &o), 0);
+    assert_int_equal(o.nprov, 2);
+    assert_string_equal(o.provs[0], "shm");
+    assert_string_equal(o.provs[1], "tcp");
+    char *one_last[] = {"--provider", "both", "--provider", "tcp", NULL};
+    assert_int_equal(read_words(one_last, &o), 0);
+    assert_int_equal(o.nprov, 1);
+    assert_string_equal(o.provs[0], "tcp");
+}
+
 static void test_refused(void **state)
 {
     (void)state;
@@ -89,6 +107,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_defaults),
         cmocka_unit_test(test_values),
+        cmocka_unit_test(test_last_provider_counts),
         cmocka_unit_test(test_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

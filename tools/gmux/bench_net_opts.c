@@ -52,7 +52,10 @@ int bench_net_opts_read(int argc, char **argv, struct bench_net_opts *o)
             if (strcmp(v, "shm") == 0 || strcmp(v, "tcp") == 0) {
                 o->provs[0] = v;
                 o->nprov = 1;
-            } else if (strcmp(v, "both") != 0) {
+            } else if (strcmp(v, "both") == 0) { /* the last --provider counts */
+                o->provs[0] = "shm";
+                o->nprov = 2;
+            } else {
                 return cli_bad_value(PROG_CMD, a, v, "shm, tcp or both");
             }
         } else {
