@@ -174,7 +174,7 @@ static const struct {
 } sources[] = {
     {"demo", {"tools/gmux/cmd_demo.c"}},
     {"sim", {"tools/gmux/cmd_sim.c", "tools/gmux/sim_opts.c"}},
-    {"trace", {"tools/gmux/cmd_trace.c"}},
+    {"trace", {"tools/gmux/cmd_trace.c", "tools/gmux/trace_opts.c"}},
     {"profile", {"tools/gmux/cmd_profile.c", "tools/gmux/predict_drive.c"}},
     {"predict-report",
      {"tools/gmux/cmd_predict_report.c", "tools/gmux/predict_drive.c",
