@@ -53,11 +53,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char text[FUZZ_WORDS_TEXT], prog[] = "net";
     char *argv[FUZZ_WORDS_MAX + 2];
     int argc = fuzz_words(data, size, prog, text, argv);
-    bool help = false, dashdash = false;
-    for (int i = 1; i < argc; i++) {
-        dashdash = dashdash || strcmp(argv[i], "--") == 0;
-        help = help || (!dashdash && com_cli_is_help(argv[i]));
-    }
+    bool help = fuzz_words_help(argc, argv);
     struct bench_net_opts o;
     int rc = bench_net_opts_read(argc, argv, &o);
     if ((rc == -1) != help || (rc != -1 && rc != 0 && rc != COM_CLI_EXIT_USAGE))

@@ -23,15 +23,6 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-/* Whether s is one of argv's words (the pointer), and not empty. */
-static bool is_word(char **argv, int argc, const char *s)
-{
-    for (int i = 1; i < argc; i++)
-        if (argv[i] == s)
-            return s[0] != '\0';
-    return false;
-}
-
 static bool has_word(char **argv, int argc, const char *w)
 {
     for (int i = 1; i < argc; i++)
@@ -42,21 +33,19 @@ static bool has_word(char **argv, int argc, const char *w)
 
 static void check(int argc, char **argv, const struct predict_report_opts *o)
 {
-    bool trace_word = false; /* an empty one too: a name no file has */
-    for (int i = 1; o->in.trace && i < argc; i++)
-        trace_word = trace_word || argv[i] == o->in.trace;
-    if (o->in.trace && (!trace_word || o->in.trace[0] == '-'))
+    /* an empty TRACE too: a name no file has */
+    if (o->in.trace && (!fuzz_words_at(argc, argv, o->in.trace, true) || o->in.trace[0] == '-'))
         abort();
-    if (o->in.workload && !is_word(argv, argc, o->in.workload))
+    if (o->in.workload && !fuzz_words_at(argc, argv, o->in.workload, false))
         abort();
     if (o->in.nsets > (size_t)argc)
         abort();
     for (size_t k = 0; k < o->in.nsets; k++)
-        if (!is_word(argv, argc, o->in.sets[k]))
+        if (!fuzz_words_at(argc, argv, o->in.sets[k], false))
             abort();
     if ((o->json && !has_word(argv, argc, "--json")) ||
         (o->in.seed_given && !has_word(argv, argc, "--seed")) ||
-        (o->templates && !is_word(argv, argc, o->templates)))
+        (o->templates && !fuzz_words_at(argc, argv, o->templates, false)))
         abort();
 }
 
@@ -65,11 +54,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char text[FUZZ_WORDS_TEXT], prog[] = "predict-report";
     char *argv[FUZZ_WORDS_MAX + 2];
     int argc = fuzz_words(data, size, prog, text, argv);
-    bool help = false, dashdash = false;
-    for (int i = 1; i < argc; i++) {
-        dashdash = dashdash || strcmp(argv[i], "--") == 0;
-        help = help || (!dashdash && com_cli_is_help(argv[i]));
-    }
+    bool help = fuzz_words_help(argc, argv);
     struct predict_report_opts o;
     int rc = predict_report_opts_read(argc, argv, &o);
     if ((rc == -1) != help || (rc != -1 && rc != 0 && rc != COM_CLI_EXIT_USAGE))

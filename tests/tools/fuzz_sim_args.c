@@ -25,15 +25,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static struct sim_opts o; /* large: not on the stack */
 
-/* Whether s is one of argv's words (the pointer), and not empty. */
-static bool is_word(char **argv, int argc, const char *s)
-{
-    for (int i = 1; i < argc; i++)
-        if (argv[i] == s)
-            return s[0] != '\0';
-    return false;
-}
-
 static void check_role(int argc, char **argv, const unsigned char *role)
 {
     char err[1024];
@@ -56,7 +47,7 @@ static void check(int argc, char **argv, const unsigned char *role)
 {
     if (!o.job.workload == !o.job.trace)
         abort();
-    if (!is_word(argv, argc, o.job.workload ? o.job.workload : o.job.trace))
+    if (!fuzz_words_at(argc, argv, o.job.workload ? o.job.workload : o.job.trace, false))
         abort();
     if (o.job.trace && (o.nsets || o.seed_given))
         abort();

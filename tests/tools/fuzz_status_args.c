@@ -24,12 +24,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char text[FUZZ_WORDS_TEXT], prog[] = "status";
     char *argv[FUZZ_WORDS_MAX + 2];
     int argc = fuzz_words(data, size, prog, text, argv);
-    bool help = false, json = false, dashdash = false;
-    for (int i = 1; i < argc; i++) {
-        dashdash = dashdash || strcmp(argv[i], "--") == 0;
-        help = help || (!dashdash && com_cli_is_help(argv[i]));
+    bool help = fuzz_words_help(argc, argv), json = false;
+    for (int i = 1; i < argc; i++)
         json = json || strcmp(argv[i], "--json") == 0;
-    }
     struct status_opts o;
     int rc = status_opts_read(argc, argv, &o);
     if ((rc == -1) != help || (rc != -1 && rc != 0 && rc != COM_CLI_EXIT_USAGE))

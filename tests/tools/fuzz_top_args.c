@@ -20,24 +20,13 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-/* Whether s is one of argv's words (the pointer, not a copy), and not empty. */
-static bool is_word(char **argv, int argc, const char *s)
-{
-    for (int i = 1; i < argc; i++)
-        if (argv[i] == s)
-            return s[0] != '\0';
-    return false;
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     char text[FUZZ_WORDS_TEXT], prog[] = "top";
     char *argv[FUZZ_WORDS_MAX + 2];
     int argc = fuzz_words(data, size, prog, text, argv);
-    bool help = false, once = false, batch = false, dashdash = false;
+    bool help = fuzz_words_help(argc, argv), once = false, batch = false;
     for (int i = 1; i < argc; i++) {
-        dashdash = dashdash || strcmp(argv[i], "--") == 0;
-        help = help || (!dashdash && com_cli_is_help(argv[i]));
         once = once || strcmp(argv[i], "--once") == 0;
         batch = batch || strcmp(argv[i], "--batch") == 0;
     }
@@ -52,7 +41,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             abort();
         if (!o.live && !once && !batch)
             abort();
-        if (o.sock && !is_word(argv, argc, o.sock))
+        if (o.sock && !fuzz_words_at(argc, argv, o.sock, false))
             abort();
     }
     return 0;

@@ -23,22 +23,6 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-/* The index of s among argv's words (the pointer), when not empty (or
- * empty_ok: a file name, which an empty word is too, one that cannot be
- * opened); else 0. */
-static int word_in(char **argv, int argc, const char *s, bool empty_ok)
-{
-    for (int i = 1; s && i < argc; i++)
-        if (argv[i] == s)
-            return s[0] || empty_ok ? i : 0;
-    return 0;
-}
-
-static int word_at(char **argv, int argc, const char *s)
-{
-    return word_in(argv, argc, s, false);
-}
-
 static bool is_form(sim_trace_format_t f)
 {
     return f == SIM_TRACE_TEXT || f == SIM_TRACE_BINARY;
@@ -49,15 +33,17 @@ static void check(int argc, char **argv, const struct trace_opts *o)
     const char *sub = argv[1];
     switch (o->sub) {
     case TRACE_SUB_GENERATE:
-        if (strcmp(sub, "generate") != 0 || !word_at(argv, argc, o->workload) ||
-            !word_at(argv, argc, o->out) || !is_form(o->format) || o->nsets >= (size_t)argc)
+        if (strcmp(sub, "generate") != 0 || !fuzz_words_at(argc, argv, o->workload, false) ||
+            !fuzz_words_at(argc, argv, o->out, false) || !is_form(o->format) ||
+            o->nsets >= (size_t)argc)
             abort();
         for (size_t k = 0; k < o->nsets; k++)
-            if (!word_at(argv, argc, o->sets[k]))
+            if (!fuzz_words_at(argc, argv, o->sets[k], false))
                 abort();
         break;
     case TRACE_SUB_CONVERT: {
-        int in = word_in(argv, argc, o->in, true), out = word_in(argv, argc, o->out, true);
+        int in = fuzz_words_at(argc, argv, o->in, true),
+            out = fuzz_words_at(argc, argv, o->out, true);
         if (strcmp(sub, "convert") != 0 || !in || !out || in >= out ||
             (o->format && !is_form(o->format)))
             abort();
@@ -73,8 +59,9 @@ static void check(int argc, char **argv, const struct trace_opts *o)
         int dashdash = 1;
         while (dashdash < argc && strcmp(argv[dashdash], "--") != 0)
             dashdash++;
-        if (!word_at(argv, argc, o->out) || word_at(argv, argc, o->out) > dashdash ||
-            o->cmd != argv + dashdash + 1 || !o->cmd[0])
+        if (!fuzz_words_at(argc, argv, o->out, false) ||
+            fuzz_words_at(argc, argv, o->out, false) > dashdash || o->cmd != argv + dashdash + 1 ||
+            !o->cmd[0])
             abort();
         if (strcmp(o->format_word, "text") != 0 && strcmp(o->format_word, "binary") != 0)
             abort();
@@ -90,11 +77,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char text[FUZZ_WORDS_TEXT], prog[] = "trace";
     char *argv[FUZZ_WORDS_MAX + 2];
     int argc = fuzz_words(data, size, prog, text, argv);
-    bool help = false, dashdash = false;
-    for (int i = 1; i < argc; i++) {
-        dashdash = dashdash || strcmp(argv[i], "--") == 0;
-        help = help || (!dashdash && com_cli_is_help(argv[i]));
-    }
+    bool help = fuzz_words_help(argc, argv);
     struct trace_opts o;
     int rc = trace_opts_read(argc, argv, &o);
     if ((rc == -1) != help || (rc != -1 && rc != 0 && rc != COM_CLI_EXIT_USAGE))

@@ -13,14 +13,12 @@
 
 #include "bench.h"
 #include "bench_net_opts.h"
+#include "opt_words.h"
 
 static int read_words(char **words, struct bench_net_opts *o)
 {
-    char *argv[16] = {"net"};
-    int argc = 1;
-    while (words[argc - 1])
-        argv[argc] = words[argc - 1], argc++;
-    argv[argc] = NULL;
+    char *argv[16];
+    int argc = opt_words_argv("net", words, argv, 16);
     return bench_net_opts_read(argc, argv, o);
 }
 

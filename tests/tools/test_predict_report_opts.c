@@ -12,14 +12,12 @@
 #include <cmocka.h>
 
 #include "predict_report_opts.h"
+#include "opt_words.h"
 
 static int read_words(char **words, struct predict_report_opts *o)
 {
-    char *argv[16] = {"predict-report"};
-    int argc = 1;
-    while (words[argc - 1])
-        argv[argc] = words[argc - 1], argc++;
-    argv[argc] = NULL;
+    char *argv[16];
+    int argc = opt_words_argv("predict-report", words, argv, 16);
     return predict_report_opts_read(argc, argv, o);
 }
 

@@ -13,6 +13,7 @@
 
 #include <cmocka.h>
 
+#include "opt_words.h"
 #include "sim_opts.h"
 
 #define MAX_WORDS 160
@@ -22,11 +23,8 @@ static unsigned char role[MAX_WORDS];
 /* sim_opts_read over "sim" and words (NULL-ended). */
 static int read_words(char **words, struct sim_opts *o)
 {
-    char *argv[MAX_WORDS] = {"sim"};
-    int argc = 1;
-    while (words[argc - 1])
-        argv[argc] = words[argc - 1], argc++;
-    argv[argc] = NULL;
+    char *argv[MAX_WORDS];
+    int argc = opt_words_argv("sim", words, argv, MAX_WORDS);
     memset(role, 0, sizeof(role));
     return sim_opts_read(argc, argv, role, o);
 }

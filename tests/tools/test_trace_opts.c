@@ -12,14 +12,12 @@
 #include <cmocka.h>
 
 #include "trace_opts.h"
+#include "opt_words.h"
 
 static int read_words(char **words, struct trace_opts *o)
 {
-    char *argv[16] = {"trace"};
-    int argc = 1;
-    while (words[argc - 1])
-        argv[argc] = words[argc - 1], argc++;
-    argv[argc] = NULL;
+    char *argv[16];
+    int argc = opt_words_argv("trace", words, argv, 16);
     return trace_opts_read(argc, argv, o);
 }
 

@@ -13,31 +13,21 @@
 
 #include <cmocka.h>
 
+#include "opt_words.h"
 #include "status_opts.h"
 #include "top_opts.h"
-
-/* The argv of prog and words (NULL-ended); its argc. */
-static int make_argv(char *prog, char **words, char *argv[16])
-{
-    int argc = 1;
-    argv[0] = prog;
-    while (words[argc - 1])
-        argv[argc] = words[argc - 1], argc++;
-    argv[argc] = NULL;
-    return argc;
-}
 
 static int top_words(char **words, struct top_opts *o)
 {
     char *argv[16];
-    int argc = make_argv("top", words, argv);
+    int argc = opt_words_argv("top", words, argv, 16);
     return top_opts_read(argc, argv, o);
 }
 
 static int status_words(char **words, struct status_opts *o)
 {
     char *argv[16];
-    int argc = make_argv("status", words, argv);
+    int argc = opt_words_argv("status", words, argv, 16);
     return status_opts_read(argc, argv, o);
 }
 
