@@ -173,17 +173,19 @@ static const struct {
     const char *files[3];
 } sources[] = {
     {"demo", {"tools/gmux/cmd_demo.c"}},
-    {"sim", {"tools/gmux/cmd_sim.c"}},
-    {"trace", {"tools/gmux/cmd_trace.c"}},
+    {"sim", {"tools/gmux/cmd_sim.c", "tools/gmux/sim_opts.c"}},
+    {"trace", {"tools/gmux/cmd_trace.c", "tools/gmux/trace_opts.c"}},
     {"profile", {"tools/gmux/cmd_profile.c", "tools/gmux/predict_drive.c"}},
-    {"predict-report", {"tools/gmux/cmd_predict_report.c", "tools/gmux/predict_drive.c"}},
+    {"predict-report",
+     {"tools/gmux/cmd_predict_report.c", "tools/gmux/predict_drive.c",
+      "tools/gmux/predict_report_opts.c"}},
     {"run", {"tools/gmux/cmd_run.c"}},
     {"daemon", {"tools/gmux/cmd_daemon.c", "src/daemon/cli_main.c"}},
-    {"status", {"tools/gmux/cmd_status.c"}},
-    {"top", {"tools/gmux/cmd_top.c"}},
+    {"status", {"tools/gmux/cmd_status.c", "tools/gmux/status_opts.c"}},
+    {"top", {"tools/gmux/cmd_top.c", "tools/gmux/top_opts.c"}},
     {"launch", {"tools/gmux/cmd_launch.c", "tools/gmux/launch_opts.c"}},
     {"bench", {"tools/gmux/cmd_bench.c"}},
-    {"bench net", {"tools/gmux/bench_net.c"}},
+    {"bench net", {"tools/gmux/bench_net.c", "tools/gmux/bench_net_opts.c"}},
     {"gmuxd", {"src/daemon/gmuxd.c", "src/daemon/cli_main.c"}},
     {"gmux-calibrate", {"tools/calibrate/args.c"}}, /* where built (nvcc, CUPTI) */
 };

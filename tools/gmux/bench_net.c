@@ -14,9 +14,9 @@
 #include <string.h>
 
 #include "bench.h"
+#include "bench_net_opts.h"
 #include "cli.h"
 #include "commands.h"
-#include "common/parse.h"
 #include "net_rank.h"
 #include "out_file.h"
 #include "plot.h"
@@ -84,87 +84,54 @@ static int plot_write(const char *prefix, const char *const *provs, int nprov, b
     return plot_script_finish(&s, dat, out);
 }
 
+static int print_help(void)
+{
+    printf("Usage: gmux bench net [--provider shm|tcp|both] [--reps N] [--json] [--quick]\n"
+           "                      [--calls] [--same gmux|raw] [--plot PREFIX]\n"
+           "       gmux bench net -h | --help | -V | --version\n\n"
+           "Two ranks over loopback: put+signal round-trip latency, bandwidth\n"
+           "against size and 8-byte put rate, gmux next to raw libfabric, on each\n"
+           "--provider (default both: shm, then tcp).\n"
+           "Each figure is N alternating gmux and raw runs (default %d, at most %d),\n"
+           "each side first in every other pair: gmux and raw are each column's\n"
+           "median, gmux/raw the median of the N per-run ratios [their range];\n"
+           "--json: one JSON record per figure instead of the table; it adds each\n"
+           "column's best run. One untimed run of each side comes first. More runs\n"
+           "make a noisy machine's ratios steadier.\n"
+           "--quick: fewer iterations and smaller transfers (a check that it runs;\n"
+           "the figures are less steady).\n"
+           "--calls: also print each rank's libfabric calls per transfer.\n"
+           "--same SIDE: run SIDE in both columns (an A/A control: its ratios show\n"
+           "how far this machine's noise alone moves a figure from 1).\n"
+           "--plot PREFIX: also write PREFIX.png (gnuplot): bandwidth against size,\n"
+           "gmux beside raw per provider, and gmux/raw with its range; the data in\n"
+           "PREFIX.PROVIDER.dat, the script in PREFIX.gp (a folder, DIR/, is no\n"
+           "PREFIX: a usage error; give DIR/NAME). A data file is written\n"
+           "(as FILE.part~, then renamed) only for a provider's run that succeeds;\n"
+           "after a failed or interrupted run an earlier one stays as it was, and\n"
+           "no plot is drawn. The script and the PNG are replaced alike, the PNG\n"
+           "once gnuplot succeeded.\n\n"
+           "Exit status: 0; a rank's failure as gmux launch reports it (the worst\n"
+           "over the providers); 1 when gmux-net-rank is not found or a --plot data\n"
+           "file or the plot script cannot be written (no plot is drawn); 128+N after\n"
+           "SIGINT, SIGTERM or SIGHUP N, which stops the ranks and says the figures\n"
+           "printed so far are partial; 2 for a usage error.\n",
+           BENCH_NET_REPS, BENCH_NET_REPS_MAX);
+    return 0;
+}
+
 int bench_net(int argc, char **argv)
 {
-    const char *provs[2] = {"shm", "tcp"};
-    int nprov = 2;
-    bool json = false, quick = false, calls = false;
-    const char *same = NULL, *plot = NULL;
-    char reps[16];
-    snprintf(reps, sizeof(reps), "%d", BENCH_NET_REPS);
-    /* --help anywhere wins, before any other option is checked */
-    bool help = com_cli_help_asked(argc, argv, NULL);
-    for (int i = 1; i < argc; i++) {
-        if (help) {
-            printf("Usage: gmux bench net [--provider shm|tcp|both] [--reps N] [--json] [--quick]\n"
-                   "                      [--calls] [--same gmux|raw] [--plot PREFIX]\n"
-                   "       gmux bench net -h | --help | -V | --version\n\n"
-                   "Two ranks over loopback: put+signal round-trip latency, bandwidth\n"
-                   "against size and 8-byte put rate, gmux next to raw libfabric, on each\n"
-                   "--provider (default both: shm, then tcp).\n"
-                   "Each figure is N alternating gmux and raw runs (default %d, at most %d),\n"
-                   "each side first in every other pair: gmux and raw are each column's\n"
-                   "median, gmux/raw the median of the N per-run ratios [their range];\n"
-                   "--json: one JSON record per figure instead of the table; it adds each\n"
-                   "column's best run. One untimed run of each side comes first. More runs\n"
-                   "make a noisy machine's ratios steadier.\n"
-                   "--quick: fewer iterations and smaller transfers (a check that it runs;\n"
-                   "the figures are less steady).\n"
-                   "--calls: also print each rank's libfabric calls per transfer.\n"
-                   "--same SIDE: run SIDE in both columns (an A/A control: its ratios show\n"
-                   "how far this machine's noise alone moves a figure from 1).\n"
-                   "--plot PREFIX: also write PREFIX.png (gnuplot): bandwidth against size,\n"
-                   "gmux beside raw per provider, and gmux/raw with its range; the data in\n"
-                   "PREFIX.PROVIDER.dat, the script in PREFIX.gp (a folder, DIR/, is no\n"
-                   "PREFIX: a usage error; give DIR/NAME). A data file is written\n"
-                   "(as FILE.part~, then renamed) only for a provider's run that succeeds;\n"
-                   "after a failed or interrupted run an earlier one stays as it was, and\n"
-                   "no plot is drawn. The script and the PNG are replaced alike, the PNG\n"
-                   "once gnuplot succeeded.\n\n"
-                   "Exit status: 0; a rank's failure as gmux launch reports it (the worst\n"
-                   "over the providers); 1 when gmux-net-rank is not found or a --plot data\n"
-                   "file or the plot script cannot be written (no plot is drawn); 128+N after\n"
-                   "SIGINT, SIGTERM or SIGHUP N, which stops the ranks and says the figures\n"
-                   "printed so far are partial; 2 for a usage error.\n",
-                   BENCH_NET_REPS, BENCH_NET_REPS_MAX);
-            return 0;
-        }
-        const char *a = argv[i], *v = NULL; /* v: the value of an option that takes one */
-        if ((strcmp(a, "--reps") == 0 || strcmp(a, "--same") == 0 || strcmp(a, "--plot") == 0 ||
-             strcmp(a, "--provider") == 0) &&
-            !(v = com_cli_option_value(argc, argv, i++)))
-            return cli_no_value("bench net", a);
-        if (strcmp(a, "--reps") == 0) {
-            uint64_t n = 0;
-            if (com_parse_u64(v, &n) != GMUX_OK || n < 1 || n > BENCH_NET_REPS_MAX)
-                return cli_bad_value("bench net", a, v, "1 to %d runs", BENCH_NET_REPS_MAX);
-            snprintf(reps, sizeof(reps), "%d", (int)n);
-        } else if (strcmp(a, "--json") == 0) {
-            json = true;
-        } else if (strcmp(a, "--quick") == 0) {
-            quick = true;
-        } else if (strcmp(a, "--calls") == 0) {
-            calls = true;
-        } else if (strcmp(a, "--same") == 0) {
-            if (strcmp(v, "gmux") != 0 && strcmp(v, "raw") != 0)
-                return cli_bad_value("bench net", a, v, "gmux or raw");
-            same = v;
-        } else if (strcmp(a, "--plot") == 0) {
-            int bad = plot_prefix_check("bench net", a, v, "bench-net");
-            if (bad)
-                return bad;
-            plot = v;
-        } else if (strcmp(a, "--provider") == 0) {
-            if (strcmp(v, "shm") == 0 || strcmp(v, "tcp") == 0) {
-                provs[0] = v;
-                nprov = 1;
-            } else if (strcmp(v, "both") != 0) {
-                return cli_bad_value("bench net", a, v, "shm, tcp or both");
-            }
-        } else {
-            return cli_bad_word("bench net", a);
-        }
-    }
+    struct bench_net_opts o;
+    int bad = bench_net_opts_read(argc, argv, &o);
+    if (bad < 0)
+        return print_help();
+    if (bad)
+        return bad;
+    const char **provs = o.provs, *same = o.same, *plot = o.plot;
+    char *reps = o.reps;
+    int nprov = o.nprov;
+    bool json = o.json, quick = o.quick, calls = o.calls;
     char exe[PATH_MAX];
     if (net_rank_exe("bench net", exe, sizeof(exe)) != 0)
         return 1;

@@ -11,6 +11,7 @@
 #include "commands.h"
 #include "engine/template_db.h"
 #include "predict_drive.h"
+#include "predict_report_opts.h"
 
 #define CMD "predict-report"
 
@@ -184,40 +185,19 @@ static void print_json(const sim_source_t *src, const eng_predictor_t *p, const 
 
 int cmd_predict_report(int argc, char **argv)
 {
-    const char *templates = NULL;
-    bool json = false;
-    pdrive_input_t in = {.seed = 1};
-    if (com_cli_help_asked(argc, argv, NULL)) {
+    struct predict_report_opts o;
+    int rc = predict_report_opts_read(argc, argv, &o);
+    if (rc != 0) {
+        predict_report_opts_free(&o);
+        if (rc > 0)
+            return rc;
         print_help();
         return 0;
     }
-    int rc = CLI_EXIT_USAGE;
-    in.sets = calloc((size_t)argc + 1, sizeof(char *));
-    if (!in.sets)
-        return cli_fail(CMD, "out of memory");
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--json") == 0) {
-            json = true;
-            continue;
-        }
-        if (strcmp(argv[i], "--templates") == 0) {
-            if (!(templates = com_cli_option_value(argc, argv, i++))) {
-                cli_no_value(CMD, "--templates");
-                goto free_sets;
-            }
-            continue;
-        }
-        int took = pdrive_parse_arg(CMD, &in, argc, argv, i);
-        if (took < 0)
-            goto free_sets;
-        if (took == 0) {
-            rc = cli_bad_word(CMD, argv[i]);
-            goto free_sets;
-        }
-        i += took - 1;
-    }
+    const char *templates = o.templates;
+    bool json = o.json;
     sim_source_t *src;
-    rc = pdrive_open(CMD, &in, &src);
+    rc = pdrive_open(CMD, &o.in, &src);
     if (rc != 0)
         goto free_sets;
     eng_predictor_t *p;
@@ -246,6 +226,6 @@ int cmd_predict_report(int argc, char **argv)
 close_source:
     sim_source_close(src);
 free_sets:
-    free(in.sets);
+    predict_report_opts_free(&o);
     return rc;
 }

@@ -8,45 +8,40 @@
 #include "commands.h"
 #include "daemon/endpoint.h"
 #include "daemon/report.h"
+#include "status_opts.h"
+
+static int print_help(void)
+{
+    printf("Usage: gmux status [--json] [--socket PATH]\n"
+           "       gmux status -h | --help | -V | --version\n\n"
+           "Shows once what gmux top shows live: the daemon's pid, and each of its\n"
+           "tasks with its state, resident and total bytes, faults, bytes migrated and\n"
+           "share of GPU time; above them the mode (sliced or shared) and, once\n"
+           "the placement has planned anything, the bytes it ordered evicted, filled\n"
+           "and filled ahead of a turn.\n\n"
+           "The table fits COLUMNS, else the terminal, else 80 columns. Where its\n"
+           "wide form does not fit, sizes are rounded to 3 digits (1.5G: 1.5 GiB),\n"
+           "counts too from 100000 on (100k), RES is resident, MIGR migrated, and\n"
+           "long names end in \"...\"; --json keeps every value whole.\n\n"
+           "  --json         one JSON object instead of the table\n"
+           "  --socket PATH  gmuxd's socket (default: GMUX_SOCKET, see\n"
+           "                 gmux --help-settings)\n\n");
+    cli_print_task_states(stdout);
+    printf("\nExit status: 0 when the daemon answered; 1 when no daemon answers on the\n"
+           "socket (within 3 s); 2 for a usage error.\n");
+    return 0;
+}
 
 int cmd_status(int argc, char **argv)
 {
     char path[108];
-    const char *sock = NULL;
-    int json = 0;
-    /* --help anywhere wins, before any other option is checked */
-    bool help = com_cli_help_asked(argc, argv, NULL);
-    for (int i = 1; i < argc; i++) {
-        if (help) {
-            printf("Usage: gmux status [--json] [--socket PATH]\n"
-                   "       gmux status -h | --help | -V | --version\n\n"
-                   "Shows once what gmux top shows live: the daemon's pid, and each of its\n"
-                   "tasks with its state, resident and total bytes, faults, bytes migrated and\n"
-                   "share of GPU time; above them the mode (sliced or shared) and, once\n"
-                   "the placement has planned anything, the bytes it ordered evicted, filled\n"
-                   "and filled ahead of a turn.\n\n"
-                   "The table fits COLUMNS, else the terminal, else 80 columns. Where its\n"
-                   "wide form does not fit, sizes are rounded to 3 digits (1.5G: 1.5 GiB),\n"
-                   "counts too from 100000 on (100k), RES is resident, MIGR migrated, and\n"
-                   "long names end in \"...\"; --json keeps every value whole.\n\n"
-                   "  --json         one JSON object instead of the table\n"
-                   "  --socket PATH  gmuxd's socket (default: GMUX_SOCKET, see\n"
-                   "                 gmux --help-settings)\n\n");
-            cli_print_task_states(stdout);
-            printf("\nExit status: 0 when the daemon answered; 1 when no daemon answers on the\n"
-                   "socket (within 3 s); 2 for a usage error.\n");
-            return 0;
-        } else if (strcmp(argv[i], "--json") == 0) {
-            json = 1;
-        } else if (strcmp(argv[i], "--socket") == 0) {
-            sock = com_cli_option_value(argc, argv, i++);
-            if (!sock)
-                return cli_no_value("status", "--socket");
-        } else {
-            return cli_bad_word("status", argv[i]);
-        }
-    }
-    int rc = cli_socket_path("status", sock, path, sizeof(path));
+    struct status_opts o;
+    int rc = status_opts_read(argc, argv, &o);
+    if (rc < 0)
+        return print_help();
+    if (rc)
+        return rc;
+    rc = cli_socket_path("status", o.sock, path, sizeof(path));
     if (rc != 0)
         return rc;
     dmn_report_t *r = calloc(1, sizeof(*r));
@@ -65,7 +60,7 @@ int cmd_status(int argc, char **argv)
         free(r);
         return cli_fail("status", "the daemon on %s did not answer: %s", path, why);
     }
-    if (json)
+    if (o.json)
         dmn_report_json(stdout, path, r);
     else
         dmn_report_table(stdout, path, r, cli_columns());

@@ -16,9 +16,9 @@
 
 #include "cli.h"
 #include "commands.h"
-#include "common/parse.h"
 #include "daemon/endpoint.h"
 #include "daemon/report.h"
+#include "top_opts.h"
 
 static volatile sig_atomic_t top_stop;
 
@@ -41,65 +41,42 @@ static int wait_quit(int ms)
     return n == 1 && (ch == 'q' || ch == 'Q');
 }
 
+static int print_help(void)
+{
+    printf("Usage: gmux top [--socket PATH] [--interval SECONDS] [--once | --batch N]\n"
+           "       gmux top -h | --help | -V | --version\n\n"
+           "Live view of the daemon's tasks: state, resident and total bytes, faults,\n"
+           "bytes migrated, kernels and share of GPU time. q or Ctrl-C quits. On a\n"
+           "terminal the screen is redrawn; into a pipe or a file the tables follow\n"
+           "one another, as with --batch. The table fits COLUMNS, else the terminal,\n"
+           "else 80 columns (rounded sizes and counts, RES and MIGR headers, names\n"
+           "cut where the wide form does not fit: see gmux status --help).\n\n"
+           "  --socket PATH       gmuxd's socket (default: GMUX_SOCKET, see\n"
+           "                      gmux --help-settings)\n"
+           "  --interval SECONDS  between two tables, 0.05 to 3600 (default 1)\n"
+           "  --once              one table, then exit\n"
+           "  --batch N           N tables one after another, without clearing the\n"
+           "                      screen (for logs); not with --once\n\n");
+    cli_print_task_states(stdout);
+    printf("\nExit status: 0 after q, Ctrl-C, SIGTERM or the last round of --once or\n"
+           "--batch; 1 when no daemon answers on the socket or it stops answering;\n"
+           "2 for a usage error.\n");
+    return 0;
+}
+
 int cmd_top(int argc, char **argv)
 {
     char path[108];
-    double interval = 1.0;
-    int64_t rounds = -1; /* forever */
-    int live = 1;        /* until q or Ctrl-C, quitting on q */
-    const char *sock = NULL;
-    int once = 0, batch = 0; /* which exclude each other */
-    /* --help anywhere wins, before any other option is checked */
-    bool help = com_cli_help_asked(argc, argv, NULL);
-    for (int i = 1; i < argc; i++) {
-        once |= strcmp(argv[i], "--once") == 0;
-        batch |= strcmp(argv[i], "--batch") == 0;
-        if (help) {
-            printf("Usage: gmux top [--socket PATH] [--interval SECONDS] [--once | --batch N]\n"
-                   "       gmux top -h | --help | -V | --version\n\n"
-                   "Live view of the daemon's tasks: state, resident and total bytes, faults,\n"
-                   "bytes migrated, kernels and share of GPU time. q or Ctrl-C quits. On a\n"
-                   "terminal the screen is redrawn; into a pipe or a file the tables follow\n"
-                   "one another, as with --batch. The table fits COLUMNS, else the terminal,\n"
-                   "else 80 columns (rounded sizes and counts, RES and MIGR headers, names\n"
-                   "cut where the wide form does not fit: see gmux status --help).\n\n"
-                   "  --socket PATH       gmuxd's socket (default: GMUX_SOCKET, see\n"
-                   "                      gmux --help-settings)\n"
-                   "  --interval SECONDS  between two tables, 0.05 to 3600 (default 1)\n"
-                   "  --once              one table, then exit\n"
-                   "  --batch N           N tables one after another, without clearing the\n"
-                   "                      screen (for logs); not with --once\n\n");
-            cli_print_task_states(stdout);
-            printf("\nExit status: 0 after q, Ctrl-C, SIGTERM or the last round of --once or\n"
-                   "--batch; 1 when no daemon answers on the socket or it stops answering;\n"
-                   "2 for a usage error.\n");
-            return 0;
-        } else if (strcmp(argv[i], "--once") == 0) {
-            rounds = 1;
-            live = 0;
-        } else if (strcmp(argv[i], "--socket") == 0 || strcmp(argv[i], "--interval") == 0 ||
-                   strcmp(argv[i], "--batch") == 0) {
-            const char *a = argv[i], *v = com_cli_option_value(argc, argv, i++);
-            if (!v)
-                return cli_no_value("top", a);
-            if (a[2] == 's') {
-                sock = v;
-            } else if (a[2] == 'i') {
-                if (com_parse_double(v, &interval) != GMUX_OK || !(interval >= 0.05) ||
-                    interval > 3600)
-                    return cli_bad_value("top", a, v, "seconds from 0.05 to 3600");
-            } else {
-                if (com_parse_i64(v, &rounds) != GMUX_OK || rounds <= 0)
-                    return cli_bad_value("top", a, v, "a number of tables, 1 or more");
-                live = 0;
-            }
-        } else {
-            return cli_bad_word("top", argv[i]);
-        }
-    }
-    if (once && batch)
-        return cli_usage_error("top", "give one of --once and --batch, not both");
-    int bad = cli_socket_path("top", sock, path, sizeof(path));
+    struct top_opts o;
+    int bad = top_opts_read(argc, argv, &o);
+    if (bad < 0)
+        return print_help();
+    if (bad)
+        return bad;
+    double interval = o.interval;
+    int64_t rounds = o.rounds;
+    int live = o.live;
+    bad = cli_socket_path("top", o.sock, path, sizeof(path));
     if (bad)
         return bad;
     int fd;

@@ -18,6 +18,7 @@
 #include "sim/trace_check.h"
 #include "sim/trace_io.h"
 #include "shim_record.h"
+#include "trace_opts.h"
 #include "sim/workload.h"
 
 #define CMD "trace"
@@ -64,17 +65,6 @@ static void print_help(void)
     sim_workload_print_help(stdout);
 }
 
-static int parse_format(const char *text, sim_trace_format_t *f)
-{
-    if (strcmp(text, "text") == 0)
-        *f = SIM_TRACE_TEXT;
-    else if (strcmp(text, "binary") == 0)
-        *f = SIM_TRACE_BINARY;
-    else
-        return cli_bad_value(CMD, "--format", text, "text or binary");
-    return 0;
-}
-
 /* The writer's message about o's part file, with the path the user gave in
  * its place (the part file is gone by then); 1. */
 static int write_failed(const cli_out_t *o, const char *err)
@@ -107,82 +97,21 @@ static int write_source(sim_source_t *src, const char *path, sim_trace_format_t 
     return ok ? 0 : write_failed(&o, wst != GMUX_OK ? werr : err);
 }
 
-static int cmd_generate(int argc, char **argv)
+static int cmd_generate(const struct trace_opts *o)
 {
-    const char *workload = NULL, *out = NULL;
-    sim_trace_format_t format = SIM_TRACE_BINARY;
-    uint64_t seed = 1;
-    const char **sets = calloc((size_t)argc, sizeof(char *));
-    size_t nsets = 0;
-    int rc = CLI_EXIT_USAGE;
-    if (!sets)
-        return cli_fail(CMD, "out of memory");
-    for (int i = 1; i < argc; i += 2) {
-        const char *a = argv[i];
-        const char *v = com_cli_option_value(argc, argv, i);
-        int takes = strcmp(a, "--workload") == 0 || strcmp(a, "--set") == 0 ||
-                    strcmp(a, "--seed") == 0 || strcmp(a, "--format") == 0 || strcmp(a, "-o") == 0;
-        if (takes && !v) {
-            rc = cli_no_value(CMD, a);
-            goto out_sets;
-        }
-        if (strcmp(a, "--workload") == 0) {
-            workload = v;
-        } else if (strcmp(a, "--set") == 0) {
-            sets[nsets++] = v;
-        } else if (strcmp(a, "--seed") == 0) {
-            if (com_parse_u64(v, &seed) != GMUX_OK) {
-                rc = cli_bad_value(CMD, a, v, "a whole number, 0 or more");
-                goto out_sets;
-            }
-        } else if (strcmp(a, "--format") == 0) {
-            if ((rc = parse_format(v, &format)) != 0)
-                goto out_sets;
-        } else if (strcmp(a, "-o") == 0) {
-            out = v;
-        } else {
-            rc = cli_bad_word(CMD, a);
-            goto out_sets;
-        }
-    }
-    if (!workload || !out) {
-        rc = cli_usage_error(CMD, "generate needs --workload NAME and -o FILE");
-        goto out_sets;
-    }
     sim_source_t *src;
-    if ((rc = cli_workload_open(CMD, workload, sets, nsets, seed, &src)) != 0)
-        goto out_sets;
-    rc = write_source(src, out, format);
+    int rc = cli_workload_open(CMD, o->workload, o->sets, o->nsets, o->seed, &src);
+    if (rc != 0)
+        return rc;
+    rc = write_source(src, o->out, o->format);
     sim_source_close(src);
-out_sets:
-    free(sets);
     return rc;
 }
 
-static int cmd_convert(int argc, char **argv)
+static int cmd_convert(const struct trace_opts *o)
 {
-    const char *in = NULL, *out = NULL;
-    sim_trace_format_t format = 0;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--format") == 0) {
-            const char *v = com_cli_option_value(argc, argv, i++);
-            if (!v)
-                return cli_no_value(CMD, "--format");
-            int rc = parse_format(v, &format);
-            if (rc)
-                return rc;
-        } else if (argv[i][0] == '-' && argv[i][1]) {
-            return cli_bad_word(CMD, argv[i]);
-        } else if (!in) {
-            in = argv[i];
-        } else if (!out) {
-            out = argv[i];
-        } else {
-            return cli_bad_word(CMD, argv[i]);
-        }
-    }
-    if (!in || !out)
-        return cli_usage_error(CMD, "convert needs IN and OUT");
+    const char *in = o->in, *out = o->out;
+    sim_trace_format_t format = o->format;
     if (cli_same_file(in, out))
         return cli_usage_error(CMD, "OUT '%s' is the same file as IN", out);
     char err[512];
@@ -244,16 +173,11 @@ static void show_print(const char *name, const struct show_row *r, uint32_t kern
 /* A row for each task read whole, never one of a task cut short (a text
  * trace cut anywhere: the reader stops at its last whole record, and says
  * so); the total only when every task was. */
-static int cmd_show(int argc, char **argv)
+static int cmd_show(const char *path)
 {
-    for (int i = 1; i < argc; i++)
-        if (argv[i][0] == '-' && argv[i][1])
-            return cli_bad_word(CMD, argv[i]);
-    if (argc != 2)
-        return cli_usage_error(CMD, "show needs exactly one FILE");
     char err[512];
     sim_source_t *src;
-    if (sim_trace_open(argv[1], &src, err, sizeof(err)) != GMUX_OK)
+    if (sim_trace_open(path, &src, err, sizeof(err)) != GMUX_OK)
         return cli_fail(CMD, "%s", err);
     uint8_t *used = calloc(src->nkernels ? src->nkernels : 1, 1);
     struct show_row *rows = calloc(src->ntasks, sizeof(*rows));
@@ -269,7 +193,7 @@ static int cmd_show(int argc, char **argv)
         done++;
     struct show_row tot = {0};
     if (done > 0) { /* nothing at all when no task was read whole, as for a cut binary trace */
-        printf("%s: %" PRIu32 " tasks, %" PRIu32 " kernels\n", argv[1], src->ntasks, src->nkernels);
+        printf("%s: %" PRIu32 " tasks, %" PRIu32 " kernels\n", path, src->ntasks, src->nkernels);
         printf("%-24s %10s %10s %8s %7s %12s %12s\n", "task", "events", "launches", "kernels",
                "allocs", "peak", "compute_s");
     }
@@ -298,37 +222,12 @@ static int cmd_show(int argc, char **argv)
 }
 
 /* gmux trace [--format F] -o FILE -- CMD ... */
-static int cmd_record(int argc, char **argv)
+static int cmd_record(const struct trace_opts *o_words)
 {
-    const char *out = NULL, *format = "binary";
-    bool probe = true;
-    int i = 1;
-    for (; i < argc && strcmp(argv[i], "--") != 0; i++) {
-        if (strcmp(argv[i], "--no-ranges") == 0) {
-            probe = false;
-            continue;
-        }
-        if (strcmp(argv[i], "-o") != 0 && strcmp(argv[i], "--format") != 0)
-            return cli_bad_word(CMD, argv[i]);
-        if (!com_cli_option_value(argc, argv, i))
-            return cli_no_value(CMD, argv[i]);
-        if (strcmp(argv[i], "-o") == 0) {
-            out = argv[++i];
-        } else if (strcmp(argv[i], "--format") == 0) {
-            sim_trace_format_t f;
-            int rc = parse_format(argv[i + 1], &f);
-            if (rc)
-                return rc;
-            format = argv[++i];
-        } else {
-            return cli_bad_word(CMD, argv[i]);
-        }
-    }
-    if (i + 1 >= argc)
-        return cli_usage_error(CMD, "no command given after '--'");
-    if (!out)
-        return cli_usage_error(CMD, "recording needs -o FILE");
-    int bad = cli_check_command(CMD, argv[i + 1]); /* before the old output goes */
+    const char *out = o_words->out, *format = o_words->format_word;
+    bool probe = o_words->probe;
+    char **cmd = o_words->cmd;
+    int bad = cli_check_command(CMD, cmd[0]); /* before the old output goes */
     if (!bad) /* and before any pass starts: what both passes leave to the user */
         bad = gmux_shim_record_check(CMD, NULL);
     if (bad)
@@ -351,7 +250,7 @@ static int cmd_record(int argc, char **argv)
         snprintf(times, sizeof(times), "%s.times~", o.out.file);
         const char *const timing_env[] = {"GMUX_POLICY=off", "GMUX_SHIM_TRACE_COLD=0", NULL};
         fprintf(stderr, "gmux trace: pass 1 of 2 (compute times)\n");
-        int trc = gmux_shim_record(CMD, times, "binary", true, "off", timing_env, &argv[i + 1]);
+        int trc = gmux_shim_record(CMD, times, "binary", true, "off", timing_env, cmd);
         if (trc < 0) {
             remove(times); /* what an interrupted pass wrote */
             cli_out_finish(&o, false);
@@ -371,7 +270,7 @@ static int cmd_record(int argc, char **argv)
     snprintf(times_env, sizeof(times_env), "GMUX_SHIM_TRACE_TIMES=%s", times);
     const char *const record_env[] = {times_env, NULL};
     int rc = gmux_shim_record(CMD, o.dst, format, probe, probe ? "demand" : "off",
-                              times[0] ? record_env : NULL, &argv[i + 1]);
+                              times[0] ? record_env : NULL, cmd);
     if (times[0])
         remove(times);
     if (rc < 0) {
@@ -383,7 +282,7 @@ static int cmd_record(int argc, char **argv)
     bool written = access(o.dst, F_OK) == 0 || errno != ENOENT;
     if (!written) /* the recorder opens its file at the first CUDA call */
         snprintf(err, sizeof(err), "nothing written: no CUDA driver call of %s reached libgmux.so",
-                 argv[i + 1]);
+                 cmd[0]);
     if (!written || sim_trace_open(o.dst, &src, err, sizeof(err)) != GMUX_OK) {
         cli_out_finish(&o, false);
         if (o.exists)
@@ -396,30 +295,33 @@ static int cmd_record(int argc, char **argv)
     sim_source_close(src);
     if (cli_out_finish(&o, true) != 0)
         return rc ? rc : 1;
-    fprintf(stderr, "gmux trace: %s: recorded %" PRIu32 " kernels to %s\n", argv[i + 1], nkernels,
-            out);
+    fprintf(stderr, "gmux trace: %s: recorded %" PRIu32 " kernels to %s\n", cmd[0], nkernels, out);
     return rc;
 }
 
 int cmd_trace(int argc, char **argv)
 {
-    if (argc < 2)
-        return cli_usage_error(CMD, "missing subcommand (generate, convert, show)");
-    const char *sub = argv[1];
-    if (com_cli_help_asked(argc, argv, NULL)) {
+    struct trace_opts o;
+    int rc = trace_opts_read(argc, argv, &o);
+    if (rc < 0) {
         print_help();
-        return 0;
+        rc = 0;
+    } else if (rc == 0) {
+        switch (o.sub) {
+        case TRACE_SUB_GENERATE:
+            rc = cmd_generate(&o);
+            break;
+        case TRACE_SUB_CONVERT:
+            rc = cmd_convert(&o);
+            break;
+        case TRACE_SUB_SHOW:
+            rc = cmd_show(o.in);
+            break;
+        case TRACE_SUB_RECORD:
+            rc = cmd_record(&o);
+            break;
+        }
     }
-    if (strcmp(sub, "--") == 0 || strcmp(sub, "-o") == 0 || strcmp(sub, "--format") == 0 ||
-        strcmp(sub, "--no-ranges") == 0)
-        return cmd_record(argc, argv);
-    if (strcmp(sub, "generate") == 0)
-        return cmd_generate(argc - 1, argv + 1);
-    if (strcmp(sub, "convert") == 0)
-        return cmd_convert(argc - 1, argv + 1);
-    if (strcmp(sub, "show") == 0)
-        return cmd_show(argc - 1, argv + 1);
-    if (sub[0] == '-')
-        return cli_bad_word(CMD, sub);
-    return cli_usage_error(CMD, "unknown subcommand '%s'", sub);
+    trace_opts_free(&o);
+    return rc;
 }
