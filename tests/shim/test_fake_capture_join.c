@@ -391,6 +391,49 @@ static void test_wait_outside_capture_isolation(void **state)
     }
 }
 
+/* The same through the _ptsz entry points on the calling thread's
+ * per-thread default stream (stream 0): a plain record makes no node, an
+ * EXTERNAL one does, and a wait for an event recorded outside the capture
+ * is refused ISOLATION. */
+static void test_per_thread_record_and_wait(void **state)
+{
+    (void)state;
+    CUdeviceptr a = alloc(N * 4);
+    CUstream t = new_stream();
+    CUevent before = recorded(t), e = new_event();
+    PFN_cuEventRecordWithFlags_v11010_ptsz record =
+        (PFN_cuEventRecordWithFlags_v11010_ptsz)get("cuEventRecordWithFlags", 11010, PT);
+    PFN_cuStreamWaitEvent_v7000_ptsz wait =
+        (PFN_cuStreamWaitEvent_v7000_ptsz)get("cuStreamWaitEvent", 12000, PT);
+    PFN_cuStreamBeginCapture_v10010_ptsz begin =
+        (PFN_cuStreamBeginCapture_v10010_ptsz)get("cuStreamBeginCapture", 12000, PT);
+    PFN_cuStreamEndCapture_v10000_ptsz end =
+        (PFN_cuStreamEndCapture_v10000_ptsz)get("cuStreamEndCapture", 12000, PT);
+    assert_non_null(record);
+    assert_non_null(wait);
+    assert_non_null(begin);
+    assert_non_null(end);
+    for (int refused = 0; refused < 2; refused++) {
+        assert_int_equal(begin(NULL, CU_STREAM_CAPTURE_MODE_GLOBAL), CUDA_SUCCESS);
+        launch_vadd(CU_STREAM_PER_THREAD, a, a, a, N);
+        assert_int_equal(record(e, NULL, 0), CUDA_SUCCESS);
+        assert_int_equal(record(e, NULL, CU_EVENT_RECORD_EXTERNAL), CUDA_SUCCESS);
+        assert_int_equal(wait(NULL, before, refused ? 0 : CU_EVENT_WAIT_EXTERNAL),
+                         refused ? CUDA_ERROR_STREAM_CAPTURE_ISOLATION : CUDA_SUCCESS);
+        CUgraph g = NULL;
+        assert_int_equal(end(NULL, &g),
+                         refused ? CUDA_ERROR_STREAM_CAPTURE_INVALIDATED : CUDA_SUCCESS);
+        if (refused) {
+            assert_null(g);
+            break;
+        }
+        assert_int_equal(graph_nodes_of(g, FAKE_NODE_KERNEL), 1);
+        assert_int_equal(graph_nodes_of(g, FAKE_NODE_EVENT_RECORD), 1);
+        assert_int_equal(graph_nodes_of(g, FAKE_NODE_EVENT_WAIT), 1);
+        destroy(g);
+    }
+}
+
 int main(void)
 {
     if (shim_harness_open() != 0)
@@ -406,6 +449,7 @@ int main(void)
         cmocka_unit_test(test_update_dependencies_drops_fork),
         cmocka_unit_test(test_plain_record_makes_no_node),
         cmocka_unit_test(test_wait_outside_capture_isolation),
+        cmocka_unit_test(test_per_thread_record_and_wait),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
