@@ -97,8 +97,8 @@ gmux_status_t shim_streams_order_after(CUcontext ctx, CUstream mig, CUevent ev)
 {
     /* Under streams_mu, which the cuStreamBeginCapture hooks take too: no
      * capture begins between the queries and the records. One that began
-     * there turned the record on its stream into part of the program's graph
-     * and pulled the migration stream into the capture; on the legacy
+     * there made the record on its stream a captured event, and the wait for
+     * it pulled the migration stream into the capture; on the legacy
      * stream, the record failed and invalidated the capture. Every capture
      * is ruled out before anything is recorded: the orders are then either
      * all placed or all left for later. The legacy default stream (NULL

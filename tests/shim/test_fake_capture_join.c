@@ -10,7 +10,12 @@
  *     stream), and fails CUDA_ERROR_STREAM_CAPTURE_UNJOINED, with no graph,
  *     while some of it is not; either way every stream leaves the capture;
  *   - cuStreamGetCaptureInfo gives a joined stream's dependency set, and
- *     cuStreamUpdateCaptureDependencies can drop a fork from it.
+ *     cuStreamUpdateCaptureDependencies can drop a fork from it;
+ *   - a plain cuEventRecord in a capture makes no node (only
+ *     CU_EVENT_RECORD_EXTERNAL does), and a wait from a capturing stream for
+ *     an event recorded outside the capture fails
+ *     CUDA_ERROR_STREAM_CAPTURE_ISOLATION, invalidating it, unless made
+ *     CU_EVENT_WAIT_EXTERNAL (an event wait node; fake_cuda_event.c).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -27,19 +32,38 @@
 
 #define N 64
 
-/* A new event recorded on s. */
-static CUevent recorded(CUstream s)
+static CUevent new_event(void)
 {
     CUevent e;
     assert_int_equal(GET(PFN_cuEventCreate_v2000, "cuEventCreate", 12000)(&e, 0), CUDA_SUCCESS);
+    return e;
+}
+
+/* A new event recorded on s. */
+static CUevent recorded(CUstream s)
+{
+    CUevent e = new_event();
     assert_int_equal(GET(PFN_cuEventRecord_v2000, "cuEventRecord", 12000)(e, s), CUDA_SUCCESS);
     return e;
 }
 
+/* cuEventRecordWithFlags / cuStreamWaitEvent with flags. */
+static CUresult record_with(CUevent e, CUstream s, unsigned flags)
+{
+    PFN_cuEventRecordWithFlags_v11010 f =
+        GET(PFN_cuEventRecordWithFlags_v11010, "cuEventRecordWithFlags", 11010);
+    assert_non_null(f);
+    return f(e, s, flags);
+}
+
+static CUresult wait_with(CUstream s, CUevent e, unsigned flags)
+{
+    return GET(PFN_cuStreamWaitEvent_v3020, "cuStreamWaitEvent", 12000)(s, e, flags);
+}
+
 static void wait_for(CUstream s, CUevent e)
 {
-    assert_int_equal(GET(PFN_cuStreamWaitEvent_v3020, "cuStreamWaitEvent", 12000)(s, e, 0),
-                     CUDA_SUCCESS);
+    assert_int_equal(wait_with(s, e, 0), CUDA_SUCCESS);
 }
 
 static CUstreamCaptureStatus status(CUstream s)
@@ -236,22 +260,21 @@ static void test_joined_stream_dependencies(void **state)
     CUgraphNode s_last = deps[0];
     CUevent e = recorded(s);
     assert_int_equal(info(s, NULL, NULL, &deps), 1);
-    CUgraphNode s_record = deps[0]; /* the double records the event as a node */
-    assert_ptr_not_equal(s_record, s_last);
+    assert_ptr_equal(deps[0], s_last); /* a plain record makes no node */
     wait_for(j, e);
     assert_int_equal(info(j, NULL, NULL, &deps), 1);
-    assert_ptr_equal(deps[0], s_record);
+    assert_ptr_equal(deps[0], s_last);
     launch_vadd(j, a, a, a, N);
     assert_int_equal(info(j, NULL, NULL, &deps), 1);
     CUgraphNode j_last = deps[0];
-    assert_ptr_not_equal(j_last, s_record);
+    assert_ptr_not_equal(j_last, s_last);
     CUevent back = recorded(j);
     assert_int_equal(info(j, NULL, NULL, &deps), 1);
-    CUgraphNode j_record = deps[0];
+    assert_ptr_equal(deps[0], j_last);
     wait_for(s, back);
     assert_int_equal(info(s, NULL, NULL, &deps), 2);
-    assert_true((deps[0] == s_record && deps[1] == j_record) ||
-                (deps[0] == j_record && deps[1] == s_record));
+    assert_true((deps[0] == s_last && deps[1] == j_last) ||
+                (deps[0] == j_last && deps[1] == s_last));
     ends_with_graph(s);
 }
 
@@ -290,6 +313,127 @@ static void test_update_dependencies_drops_fork(void **state)
     destroy(other);
 }
 
+/* A plain record in a capture makes no node (cuda.h: only
+ * CU_EVENT_RECORD_EXTERNAL makes an event record node): the stream's
+ * dependency set stays its kernel, and the graph holds the kernel alone but
+ * for the one record made EXTERNAL; that flag outside a capture, and an
+ * unknown flag, are refused (on main: every record in a capture was a node,
+ * and cuEventRecordWithFlags was missing). */
+static void test_plain_record_makes_no_node(void **state)
+{
+    (void)state;
+    CUdeviceptr a = alloc(N * 4);
+    CUstream s = new_stream(), idle = new_stream();
+    CUevent e = new_event();
+    assert_int_equal(record_with(e, idle, CU_EVENT_RECORD_EXTERNAL), CUDA_ERROR_INVALID_VALUE);
+    capture_begin(s);
+    launch_vadd(s, a, a, a, N);
+    const CUgraphNode *deps;
+    assert_int_equal(info(s, NULL, NULL, &deps), 1);
+    CUgraphNode last = deps[0];
+    (void)recorded(s);
+    assert_int_equal(record_with(e, s, CU_EVENT_RECORD_DEFAULT), CUDA_SUCCESS);
+    assert_int_equal(record_with(e, s, 2), CUDA_ERROR_INVALID_VALUE);
+    assert_int_equal(info(s, NULL, NULL, &deps), 1);
+    assert_ptr_equal(deps[0], last);
+    assert_int_equal(record_with(e, s, CU_EVENT_RECORD_EXTERNAL), CUDA_SUCCESS);
+    assert_int_equal(info(s, NULL, NULL, &deps), 1);
+    assert_ptr_not_equal(deps[0], last);
+    CUgraph g = NULL;
+    assert_int_equal(capture_end(s, &g), CUDA_SUCCESS);
+    assert_int_equal(graph_nodes_of(g, FAKE_NODE_KERNEL), 1);
+    assert_int_equal(graph_nodes_of(g, FAKE_NODE_EVENT_RECORD), 1);
+    destroy(g);
+}
+
+/* From a stream taking part in a capture, a wait for an event recorded
+ * outside it (before it began, or in an earlier capture) is refused
+ * CUDA_ERROR_STREAM_CAPTURE_ISOLATION and invalidates the capture, which
+ * ends with no graph; made CU_EVENT_WAIT_EXTERNAL it is an event wait node;
+ * a wait for an event never recorded waits for nothing; EXTERNAL from a
+ * stream not capturing, and an unknown flag, are refused (on main: every
+ * such wait was a node, flags ignored). */
+static void test_wait_outside_capture_isolation(void **state)
+{
+    (void)state;
+    CUdeviceptr a = alloc(N * 4);
+    CUstream s = new_stream(), t = new_stream(), j = new_stream();
+    CUevent before = recorded(t), never = new_event();
+    assert_int_equal(wait_with(t, before, CU_EVENT_WAIT_EXTERNAL), CUDA_ERROR_INVALID_VALUE);
+    capture_begin(s);
+    launch_vadd(s, a, a, a, N);
+    assert_int_equal(wait_with(s, never, 0), CUDA_SUCCESS);
+    assert_int_equal(wait_with(s, before, 2), CUDA_ERROR_INVALID_VALUE);
+    assert_int_equal(wait_with(s, before, CU_EVENT_WAIT_EXTERNAL), CUDA_SUCCESS);
+    assert_false(invalidated());
+    CUgraph g = NULL;
+    assert_int_equal(capture_end(s, &g), CUDA_SUCCESS);
+    assert_int_equal(graph_nodes_of(g, FAKE_NODE_KERNEL), 1);
+    assert_int_equal(graph_nodes_of(g, FAKE_NODE_EVENT_WAIT), 1);
+    destroy(g);
+    CUevent earlier = NULL;
+    for (int joined = 0; joined < 3;
+         joined++) { /* s itself, a joined stream, an earlier capture's event */
+        capture_begin(s);
+        CUstream w = s;
+        if (joined == 1) {
+            capture_join(j, s);
+            w = j;
+        }
+        assert_int_equal(wait_with(w, joined == 2 ? earlier : before, 0),
+                         CUDA_ERROR_STREAM_CAPTURE_ISOLATION);
+        assert_int_equal(status(s), CU_STREAM_CAPTURE_STATUS_INVALIDATED);
+        earlier = recorded(s);
+        g = (CUgraph)&g;
+        assert_int_equal(capture_end(s, &g), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+        assert_null(g);
+        assert_int_equal(status(j), CU_STREAM_CAPTURE_STATUS_NONE);
+    }
+}
+
+/* The same through the _ptsz entry points on the calling thread's
+ * per-thread default stream (stream 0): a plain record makes no node, an
+ * EXTERNAL one does, and a wait for an event recorded outside the capture
+ * is refused ISOLATION. */
+static void test_per_thread_record_and_wait(void **state)
+{
+    (void)state;
+    CUdeviceptr a = alloc(N * 4);
+    CUstream t = new_stream();
+    CUevent before = recorded(t), e = new_event();
+    PFN_cuEventRecordWithFlags_v11010_ptsz record =
+        (PFN_cuEventRecordWithFlags_v11010_ptsz)get("cuEventRecordWithFlags", 11010, PT);
+    PFN_cuStreamWaitEvent_v7000_ptsz wait =
+        (PFN_cuStreamWaitEvent_v7000_ptsz)get("cuStreamWaitEvent", 12000, PT);
+    PFN_cuStreamBeginCapture_v10010_ptsz begin =
+        (PFN_cuStreamBeginCapture_v10010_ptsz)get("cuStreamBeginCapture", 12000, PT);
+    PFN_cuStreamEndCapture_v10000_ptsz end =
+        (PFN_cuStreamEndCapture_v10000_ptsz)get("cuStreamEndCapture", 12000, PT);
+    assert_non_null(record);
+    assert_non_null(wait);
+    assert_non_null(begin);
+    assert_non_null(end);
+    for (int refused = 0; refused < 2; refused++) {
+        assert_int_equal(begin(NULL, CU_STREAM_CAPTURE_MODE_GLOBAL), CUDA_SUCCESS);
+        launch_vadd(CU_STREAM_PER_THREAD, a, a, a, N);
+        assert_int_equal(record(e, NULL, 0), CUDA_SUCCESS);
+        assert_int_equal(record(e, NULL, CU_EVENT_RECORD_EXTERNAL), CUDA_SUCCESS);
+        assert_int_equal(wait(NULL, before, refused ? 0 : CU_EVENT_WAIT_EXTERNAL),
+                         refused ? CUDA_ERROR_STREAM_CAPTURE_ISOLATION : CUDA_SUCCESS);
+        CUgraph g = NULL;
+        assert_int_equal(end(NULL, &g),
+                         refused ? CUDA_ERROR_STREAM_CAPTURE_INVALIDATED : CUDA_SUCCESS);
+        if (refused) {
+            assert_null(g);
+            break;
+        }
+        assert_int_equal(graph_nodes_of(g, FAKE_NODE_KERNEL), 1);
+        assert_int_equal(graph_nodes_of(g, FAKE_NODE_EVENT_RECORD), 1);
+        assert_int_equal(graph_nodes_of(g, FAKE_NODE_EVENT_WAIT), 1);
+        destroy(g);
+    }
+}
+
 int main(void)
 {
     if (shim_harness_open() != 0)
@@ -303,6 +447,9 @@ int main(void)
         cmocka_unit_test(test_event_before_capture_does_not_join),
         cmocka_unit_test(test_joined_stream_dependencies),
         cmocka_unit_test(test_update_dependencies_drops_fork),
+        cmocka_unit_test(test_plain_record_makes_no_node),
+        cmocka_unit_test(test_wait_outside_capture_isolation),
+        cmocka_unit_test(test_per_thread_record_and_wait),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -12,7 +12,10 @@
  *     the next launch prefetch the region again), and no longer once their
  *     node is removed;
  *   - nothing stays kept once the graph is destroyed, nor after a capture
- *     that ends unjoined.
+ *     that ends unjoined;
+ *   - the program's own event nodes (EXTERNAL) leave the graph's kernels
+ *     seen, and its wait for an event from outside the capture fails through
+ *     the shim as it does on the driver (ISOLATION).
  * CTest runs this under every policy, without plain allocations redirected
  * and with a driver that refuses batches (shim_harness.c).
  */
@@ -64,11 +67,14 @@ static CUgraph capture_joined(CUstream s, CUstream j, const CUdeviceptr *v, bool
     CUgraph g = NULL;
     assert_int_equal(capture_end(s, &g),
                      unjoined ? CUDA_ERROR_STREAM_CAPTURE_UNJOINED : CUDA_SUCCESS);
-    if (g) { /* the program's work only: the shim put no prefetch or wait in */
+    if (g) { /* the program's work only: the shim put no prefetch or wait in; the
+              * program's two plain records make no node (cuda.h: only
+              * CU_EVENT_RECORD_EXTERNAL does), and a wait of the shim's for an
+              * event of its own would have invalidated the capture (ISOLATION) */
         assert_int_equal(graph_nodes_of(g, FAKE_NODE_KERNEL), 1);
         assert_int_equal(graph_nodes_of(g, FAKE_NODE_PREFETCH), pre + post);
         assert_int_equal(graph_nodes_of(g, FAKE_NODE_EVENT_WAIT), 0);
-        assert_int_equal(graph_nodes_of(g, FAKE_NODE_EVENT_RECORD), 2); /* the program's */
+        assert_int_equal(graph_nodes_of(g, FAKE_NODE_EVENT_RECORD), 0);
     }
     return g;
 }
@@ -198,6 +204,56 @@ static void test_end_on_joined_stream_forgets_prefetch(void **state)
     assert_int_equal(shim_prefetches_of(mark, v[2]), 0);
 }
 
+/* The program's own event nodes (cuda.h: CU_EVENT_RECORD_EXTERNAL and
+ * CU_EVENT_WAIT_EXTERNAL) around the kernel on the joined stream, the wait
+ * for an event recorded before the capture: the graph holds both event
+ * nodes, and its launch prefetches the kernel's regions (the inspection at
+ * instantiation reads the kernel among them). The same wait made without
+ * the flag is the program's error: refused
+ * CUDA_ERROR_STREAM_CAPTURE_ISOLATION through the shim, the capture
+ * invalidated, nothing of it kept. */
+static void test_program_event_nodes_around_joined_kernel(void **state)
+{
+    (void)state;
+    CUstream s = new_stream(), j = new_stream(), t = new_stream();
+    CUdeviceptr v[3];
+    regions(v, s, false);
+    CUevent before, mark;
+    assert_int_equal(GET(PFN_cuEventCreate_v2000, "cuEventCreate", 12000)(&before, 0),
+                     CUDA_SUCCESS);
+    assert_int_equal(GET(PFN_cuEventCreate_v2000, "cuEventCreate", 12000)(&mark, 0), CUDA_SUCCESS);
+    assert_int_equal(GET(PFN_cuEventRecord_v2000, "cuEventRecord", 12000)(before, t), CUDA_SUCCESS);
+    PFN_cuStreamWaitEvent_v3020 wait = GET(PFN_cuStreamWaitEvent_v3020, "cuStreamWaitEvent", 12000);
+    PFN_cuEventRecordWithFlags_v11010 record =
+        GET(PFN_cuEventRecordWithFlags_v11010, "cuEventRecordWithFlags", 11010);
+    assert_non_null(record);
+    for (int external = 1; external >= 0; external--) {
+        capture_begin(s);
+        capture_join(j, s);
+        assert_int_equal(wait(j, before, external ? CU_EVENT_WAIT_EXTERNAL : 0),
+                         external ? CUDA_SUCCESS : CUDA_ERROR_STREAM_CAPTURE_ISOLATION);
+        launch_vadd(j, v[0], v[1], v[2], N);
+        assert_int_equal(record(mark, j, CU_EVENT_RECORD_EXTERNAL), CUDA_SUCCESS);
+        capture_join(s, j);
+        CUgraph g = NULL;
+        assert_int_equal(capture_end(s, &g),
+                         external ? CUDA_SUCCESS : CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+        if (!external) {
+            assert_null(g);
+            assert_int_equal(unrelated_destroy_walks(), 0);
+            break;
+        }
+        assert_int_equal(graph_nodes_of(g, FAKE_NODE_KERNEL), 1);
+        assert_int_equal(graph_nodes_of(g, FAKE_NODE_EVENT_WAIT), 1);
+        assert_int_equal(graph_nodes_of(g, FAKE_NODE_EVENT_RECORD), 1);
+        size_t mark_at;
+        CUgraphExec e = graph_run(g, s, &mark_at);
+        for (int i = 0; i < 3; i++)
+            assert_int_equal(shim_prefetches_of(mark_at, v[i]), mode_proactive);
+        graph_done(e, g);
+    }
+}
+
 int main(void)
 {
     if (shim_harness_open() != 0)
@@ -209,6 +265,7 @@ int main(void)
         cmocka_unit_test(test_joined_prefetch_node_removed),
         cmocka_unit_test(test_unjoined_capture_forgets_joined_prefetch),
         cmocka_unit_test(test_end_on_joined_stream_forgets_prefetch),
+        cmocka_unit_test(test_program_event_nodes_around_joined_kernel),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -146,10 +146,11 @@ typedef void (*fake_spend_fn)(uint64_t ns);
  * asynchronous memsets and copies (cuMemsetD8/D16/D32Async, cuMemcpy*Async,
  * 2D, 3D and peer ones too, 2D memsets, batched copies; their addresses kept,
  * the data read when the graph runs), graph launches
- * (a child-graph node of the launched graph), prefetches, event records, and
- * waits for an event recorded outside the capture (a wait for one recorded
- * inside it is an edge, no node). Kernel, memset, copy and child-graph nodes
- * run, in order, when the graph runs (cuGraphLaunch of an instantiated
+ * (a child-graph node of the launched graph), prefetches, and event records
+ * and waits made EXTERNAL (a plain record makes no node, a wait for an event
+ * recorded inside the capture is an edge, and one for an event recorded
+ * outside it fails CUDA_ERROR_STREAM_CAPTURE_ISOLATION: fake_cuda_event.c). Kernel, memset, copy
+ * and child-graph nodes run, in order, when the graph runs (cuGraphLaunch of an instantiated
  * graph); the others have nothing to do on the host. fake_graph_nodes describes the live nodes of a
  * graph in order (at most max of them in out) and returns how many it has.
  */

@@ -197,6 +197,9 @@ typedef CUresult (*fake_pfn_cuArrayCreate_v2000)(CUarray *a, const void *desc);
     X(cuEventCreate, cuEventCreate, 2000, PFN_cuEventCreate_v2000, 0)                              \
     X(cuEventRecord, cuEventRecord, 2000, PFN_cuEventRecord_v2000, 0)                              \
     X(cuEventRecord_ptsz, cuEventRecord, 7000, PFN_cuEventRecord_v7000_ptsz, 1)                    \
+    X(cuEventRecordWithFlags, cuEventRecordWithFlags, 11010, PFN_cuEventRecordWithFlags_v11010, 0) \
+    X(cuEventRecordWithFlags_ptsz, cuEventRecordWithFlags, 11010,                                  \
+      PFN_cuEventRecordWithFlags_v11010_ptsz, 1)                                                   \
     X(cuEventQuery, cuEventQuery, 2000, PFN_cuEventQuery_v2000, 0)                                 \
     X(cuLaunchKernel, cuLaunchKernel, 4000, PFN_cuLaunchKernel_v4000, 0)                           \
     X(cuLaunchKernel_ptsz, cuLaunchKernel, 7000, PFN_cuLaunchKernel_v7000_ptsz, 1)                 \
@@ -319,21 +322,30 @@ __attribute__((visibility("hidden"))) CUstream fake_stream_of(CUstream s, int pt
  * a capture begun with cuStreamBeginCapture that s takes part in (it began
  * it, or joined it); NULL when s does not capture (fake_cuda_stream.c). */
 __attribute__((visibility("hidden"))) CUgraph fake_capture_graph(CUstream s, int ptsz);
+/* Whether s (fake_stream_of) takes part in a capture in progress, begun with
+ * cuStreamBeginCapture or fake_set_capturing; whether s is a legacy stream
+ * that a blocking stream's capture makes unusable (fake_cuda_stream.c). */
+__attribute__((visibility("hidden"))) bool fake_in_capture(uintptr_t s);
+__attribute__((visibility("hidden"))) bool fake_legacy_blocked(CUstream s);
 /* The stream the calling thread's next captured node comes from
  * (fake_capture_graph says; fake_cuda_graph.c). */
 __attribute__((visibility("hidden"))) void fake_capture_from_stream(uintptr_t s);
 /* The streams taking part in the capture in progress and their dependency
  * sets (fake_cuda_join.c): a capture begins on origin (its graph g, or NULL
  * for fake_set_capturing's) or ends; whether s takes part; e recorded on s
- * (a captured event if s takes part); s waits for e: whether e is an event
- * captured in this capture (then s joins it, or merges e's set into its
- * own); whether a stream that joined has work not joined back into the
+ * (a captured event if s takes part); s waits for e (fake_ev_state_t);
+ * whether a stream that joined has work not joined back into the
  * origin; s's dependency set (at most max nodes); cuStreamUpdateCaptureDependencies. */
 __attribute__((visibility("hidden"))) void fake_join_begin(uintptr_t origin, CUgraph g);
 __attribute__((visibility("hidden"))) void fake_join_end(void);
 __attribute__((visibility("hidden"))) bool fake_join_in(uintptr_t s);
 __attribute__((visibility("hidden"))) void fake_join_record(CUevent e, uintptr_t s);
-__attribute__((visibility("hidden"))) bool fake_join_wait(uintptr_t s, CUevent e);
+/* What a wait of s for e found (fake_join_wait): e never recorded (an empty
+ * set of work), recorded outside the capture in progress (before it, in an
+ * earlier one, or on a stream taking no part), or captured in it (then s
+ * joined it, or merged e's set into its own). */
+typedef enum { FAKE_EV_EMPTY, FAKE_EV_OUTSIDE, FAKE_EV_CAPTURED } fake_ev_state_t;
+__attribute__((visibility("hidden"))) fake_ev_state_t fake_join_wait(uintptr_t s, CUevent e);
 __attribute__((visibility("hidden"))) bool fake_join_unjoined(void);
 __attribute__((visibility("hidden"))) size_t fake_join_deps(uintptr_t s, CUgraphNode *out,
                                                             size_t max);

@@ -46,8 +46,10 @@ static fake_graph_t *fake_join_g;
 static uint64_t fake_join_serial, fake_join_lost;
 static uint64_t fake_anc[FAKE_MAX_NODES]; /* each node slot's ancestors */
 /* Each event's last record: the capture serial it was captured in (0: not
- * captured) and the dependency set it holds, by event number (from 0x7000). */
+ * captured) and the dependency set it holds, by event number (from 0x7000);
+ * whether it was ever recorded. */
 static uint64_t fake_ev_serial[FAKE_JOIN_EVENTS], fake_ev_deps[FAKE_JOIN_EVENTS];
+static bool fake_ev_recorded[FAKE_JOIN_EVENTS];
 
 void fake_join_begin(uintptr_t origin, CUgraph g)
 {
@@ -110,16 +112,21 @@ void fake_join_record(CUevent e, uintptr_t s)
     __typeof__(&fake_js[0]) js = fake_join_slot(s);
     fake_ev_serial[k] = js ? fake_join_serial : 0;
     fake_ev_deps[k] = js ? js->deps : 0;
+    fake_ev_recorded[k] = true;
     pthread_mutex_unlock(&fake_join_mu);
 }
 
-bool fake_join_wait(uintptr_t s, CUevent e)
+fake_ev_state_t fake_join_wait(uintptr_t s, CUevent e)
 {
     uintptr_t k = U(e) - 0x7000;
-    if (k >= FAKE_JOIN_EVENTS || !s)
-        return false;
+    if (k >= FAKE_JOIN_EVENTS) /* not one of the double's events: taken for never recorded */
+        return FAKE_EV_EMPTY;
     pthread_mutex_lock(&fake_join_mu);
-    bool captured = fake_js[0].s && fake_ev_serial[k] == fake_join_serial;
+    if (!fake_ev_recorded[k]) {
+        pthread_mutex_unlock(&fake_join_mu);
+        return FAKE_EV_EMPTY;
+    }
+    bool captured = s && fake_js[0].s && fake_ev_serial[k] == fake_join_serial;
     __typeof__(&fake_js[0]) js = captured ? fake_join_slot(s) : NULL;
     for (int i = 1; captured && !js && i < FAKE_JOIN_STREAMS; i++)
         if (!fake_js[i].s) {
@@ -131,7 +138,7 @@ bool fake_join_wait(uintptr_t s, CUevent e)
         js->deps |= fake_ev_deps[k];
     fake_join_lost += captured && !js;
     pthread_mutex_unlock(&fake_join_mu);
-    return captured;
+    return captured ? FAKE_EV_CAPTURED : FAKE_EV_OUTSIDE;
 }
 
 bool fake_join_unjoined(void)

@@ -1,22 +1,17 @@
 /*
- * The driver double's streams and events: tokens, every call recorded, and
- * stream capture as far as the shim needs it (which stream captures, whether
- * the legacy stream is usable meanwhile, the capture modes, and the graph a
- * capture records: fake_cuda.h).
+ * The driver double's streams: tokens, every call recorded, and stream
+ * capture as far as the shim needs it (which stream captures, whether the
+ * legacy stream is usable meanwhile, the capture modes, and the graph a
+ * capture records: fake_cuda.h). Events, and a stream's wait for one, are
+ * fake_cuda_event.c's.
  */
-#include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "fake_cuda_internal.h"
 
 static _Atomic uintptr_t fake_next_stream = 0x5000;
-static _Atomic uintptr_t fake_next_event = 0x7000;
 
 /* The flags each stream was created with, by stream number (tokens from
  * 0x5000), FAKE_STREAM_LIVE set while the stream lives. A handle the double
@@ -178,32 +173,6 @@ CUresult fk_cuStreamSynchronize_ptsz(CUstream s)
     return fake_stream_sync(fake_stream_of(s, 1));
 }
 
-static void fake_wait_joins_capture(CUstream s, CUevent e);
-
-/* A wait queued on the legacy stream while a blocking stream captures is
- * work there like any other (fake_legacy_work). */
-static CUresult fake_wait(CUstream s, CUevent e)
-{
-    if (fake_legacy_work(s))
-        return CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
-    fake_wait_joins_capture(s, e);
-    if (!fake_capture_graph(s, 0))
-        fake_order_wait(s, e);
-    return CUDA_SUCCESS;
-}
-
-CUresult fk_cuStreamWaitEvent(CUstream s, CUevent e, unsigned flags)
-{
-    REC(U(s), U(e), flags, 0);
-    return fake_wait(fake_stream_of(s, 0), e);
-}
-
-CUresult fk_cuStreamWaitEvent_ptsz(CUstream s, CUevent e, unsigned flags)
-{
-    REC(U(s), U(e), flags, 0);
-    return fake_wait(fake_stream_of(s, 1), e);
-}
-
 /* Each thread's per-thread default stream is a stream of its own, named
  * by the address of a thread-local (fake_pt_stream: no stream token is one),
  * apart from the legacy stream (NULL) and from every other thread's. */
@@ -242,7 +211,7 @@ static bool fake_unjoin_all(void)
 }
 
 /* Whether s captures: the capturing stream, or one that joined it. */
-static bool fake_in_capture(uintptr_t s)
+bool fake_in_capture(uintptr_t s)
 {
     return s && atomic_load(&fake_capturing) && fake_join_in(s);
 }
@@ -291,7 +260,7 @@ FAKE_API int fake_capture_invalidated(void)
 }
 
 /* The calling thread's legacy stream is that of its current context. */
-static bool fake_legacy_blocked(CUstream s)
+bool fake_legacy_blocked(CUstream s)
 {
     uintptr_t ctx = atomic_load(&fake_capture_ctx);
     return s == NULL && atomic_load(&fake_capturing) && atomic_load(&fake_capture_blocking) &&
@@ -590,82 +559,4 @@ CUresult fk_cuStreamUpdateCaptureDependencies_ptsz(CUstream s, CUgraphNode *deps
 {
     REC(U(s), n, flags, 0);
     return fake_update_deps(s, 1, deps, n, flags);
-}
-
-/* A stream s (fake_stream_of) that waits for an event captured in the capture in progress
- * (recorded on a stream taking part in it) joins the capture, as in the real driver: its
- * later work (the shim's migrations) lands in the program's graph (it is captured, not run),
- * and the capture ends unjoined unless that work is joined back into its origin
- * (fake_cuda_join.c). A wait for an event recorded outside the capture is a node. */
-static void fake_wait_joins_capture(CUstream s, CUevent e)
-{
-    CUgraph g = fake_capture_graph(s, 0);
-    bool captured = atomic_load(&fake_capturing) && fake_join_wait(U(s), e);
-    if (g && !captured)
-        (void)fake_capture_op(g, FAKE_NODE_EVENT_WAIT, U(e), 0, 0);
-}
-
-CUresult fk_cuEventCreate(CUevent *e, unsigned flags)
-{
-    fake_unsafe_watched();
-    *e = (CUevent)atomic_fetch_add(&fake_next_event, 1);
-    REC(U(*e), flags, 0, 0);
-    return CUDA_SUCCESS;
-}
-
-/* Records e on s (fake_stream_of): a node while s captures, and a captured
- * event holding s's dependency set (fake_join_record), so that a wait for e
- * can join the capture (fake_wait_joins_capture). */
-static CUresult fake_record(CUevent e, CUstream s)
-{
-    CUgraph g = fake_capture_graph(s, 0);
-    if (g)
-        (void)fake_capture_op(g, FAKE_NODE_EVENT_RECORD, U(e), 0, 0);
-    fake_join_record(e, U(s));
-    if (fake_legacy_blocked(s)) {
-        atomic_store(&fake_capture_broken, 1);
-        return CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
-    }
-    if (!g)
-        fake_order_record(e, s);
-    return CUDA_SUCCESS;
-}
-
-CUresult fk_cuEventRecord(CUevent e, CUstream s)
-{
-    REC(U(e), U(s), 0, 0);
-    return fake_record(e, fake_stream_of(s, 0));
-}
-
-/* Complete unless the file FAKE_CUDA_EVENT_HOLD names exists: then not
- * ready, and each such question (re)creates that path with ".busy"
- * appended, so a test sees that it was asked, and asked again. While the
- * file FAKE_CUDA_EVENT_FAIL names exists, the answer is
- * CUDA_ERROR_ILLEGAL_ADDRESS instead (a kernel's fault, sticky on a real
- * driver: whether the event's work completed is not known). A potentially
- * unsafe call (fake_unsafe_refused). */
-CUresult fk_cuEventQuery(CUevent e)
-{
-    const char *hold = getenv("FAKE_CUDA_EVENT_HOLD");
-    int held = hold && hold[0] && access(hold, F_OK) == 0;
-    REC(U(e), (uint64_t)held, 0, 0);
-    if (held) { /* asked, refused or not */
-        char busy[512];
-        snprintf(busy, sizeof(busy), "%s.busy", hold);
-        int fd = open(busy, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
-        if (fd >= 0)
-            close(fd);
-    }
-    if (fake_unsafe_refused())
-        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
-    const char *fail = getenv("FAKE_CUDA_EVENT_FAIL");
-    if (fail && fail[0] && access(fail, F_OK) == 0)
-        return CUDA_ERROR_ILLEGAL_ADDRESS;
-    return held ? CUDA_ERROR_NOT_READY : CUDA_SUCCESS;
-}
-
-CUresult fk_cuEventRecord_ptsz(CUevent e, CUstream s)
-{
-    REC(U(e), U(s), 0, 0);
-    return fake_record(e, fake_stream_of(s, 1));
 }
