@@ -466,6 +466,9 @@ static gmux_status_t opt_on_switch(void *ctx, const dmn_task_view_t *tasks, size
     o->ahead_id = 0;
     for (size_t i = 0; i < n_tasks; i++)
         o->withheld += tasks[i].kept;
+    /* pinned memory (every task's) is no room for managed memory */
+    o->withheld +=
+        o->chunk * dmn_views_pinned_chunks(tasks, n_tasks, o->chunk, o->capacity / o->chunk);
     size_t n0 = plan->n;
     gmux_status_t st = switch_to(o, tasks, n_tasks, to, plan);
     if (st != GMUX_OK) {

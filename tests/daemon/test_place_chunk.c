@@ -504,6 +504,59 @@ static void test_unsent_restores(void **state)
     dmn_place_opt_destroy(o);
 }
 
+/* Pinned memory (dmn_task_view_t.pinned: no plan moves it) takes room under
+ * the capacity of 10 chunks, any task's, each rounded up to whole chunks: an
+ * idle task A pinning 6 chunks less a byte leaves 4 for the fill of B (8
+ * wanted) and none for the fill ahead of C; once A is gone B gets the rest
+ * and C its 2. Pinned bytes past the capacity leave nothing (no overflow).
+ * Until 2026-12-04 B got all 8 and C none only for want of room left by B. */
+static void pinned_leaves_room(const dmn_placement_t *pl, uint64_t (*resident)(void *, uint32_t),
+                               void *inst)
+{
+    dmn_range_t rb = {0x100000, 8 * CH}, rc = {0x200000, 2 * CH};
+    dmn_task_view_t t[3] = {view(2, &rb, 1, 0), view(3, &rc, 1, 1),
+                            view(1, NULL, 0, DMN_TURN_NONE)};
+    t[1].ahead = 1;
+    t[2].pinned = 6 * CH - 1;
+    sw(pl, t, 3, 0);
+    assert_int_equal(plan_bytes(2, DMN_PLAN_FILL), 4 * CH);
+    assert_int_equal(plan_bytes(3, DMN_PLAN_AHEAD), 0);
+    assert_int_equal(plan.n, 1); /* nothing evicted: no task had anything resident */
+    assert_int_equal(resident(inst, 2), 4 * CH);
+    sw(pl, t, 2, 0); /* A left */
+    assert_int_equal(plan_bytes(2, DMN_PLAN_FILL), 4 * CH);
+    assert_int_equal(plan_bytes(3, DMN_PLAN_AHEAD), 2 * CH);
+    t[2].id = 4;
+    t[2].pinned = UINT64_MAX;
+    t[1].turn = 0, t[1].ahead = 0, t[0].turn = 1;
+    sw(pl, t, 3, 1); /* C in, under a device all pinned: B's chunks go, C fills nothing */
+    assert_int_equal(plan_bytes(3, DMN_PLAN_FILL), 0);
+    assert_int_equal(resident(inst, 3), 2 * CH); /* its fill ahead */
+}
+
+static uint64_t chunk_resident(void *inst, uint32_t id)
+{
+    return dmn_place_chunk_resident(inst, id);
+}
+
+static uint64_t opt_resident(void *inst, uint32_t id)
+{
+    return dmn_place_opt_resident(inst, id);
+}
+
+static void test_pinned_leaves_room(void **state)
+{
+    (void)state;
+    dmn_place_chunk_t *pc;
+    assert_int_equal(dmn_place_chunk_create(10 * CH, CH, &pc), GMUX_OK);
+    pinned_leaves_room(dmn_place_chunk_placement(pc), chunk_resident, pc);
+    dmn_place_chunk_destroy(pc);
+    dmn_place_opt_t *o;
+    assert_int_equal(dmn_place_opt_create(10 * CH, CH, &o), GMUX_OK);
+    pinned_leaves_room(dmn_place_opt_placement(o), opt_resident, o);
+    dmn_place_opt_destroy(o);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -517,6 +570,7 @@ int main(void)
         cmocka_unit_test(test_ahead_fills_free_slots_only),
         cmocka_unit_test(test_ahead_not_planned),
         cmocka_unit_test(test_unsent_restores),
+        cmocka_unit_test(test_pinned_leaves_room),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
