@@ -423,8 +423,14 @@ static gmux_status_t switch_to(dmn_place_opt_t *o, const dmn_task_view_t *tasks,
         if (st != GMUX_OK)
             return st;
         o->withheld += held;
-        if (short_by + held > 0) /* too big, or its room not yet free: fill what fits */
-            iv_keep(&o->need, need - short_by - held);
+        /* Too big, or its room not yet free: fill what fits, which is what
+         * was evicted (less the holders') unless the device was already
+         * over the capacity (pinned memory reported after the rest): the
+         * room left now, less what it is over. */
+        uint64_t used_now = o->resident + o->withheld;
+        uint64_t fits = (o->capacity > used_now ? o->capacity - used_now : 0) & ~(o->chunk - 1);
+        if (short_by + held > 0 || fits < need)
+            iv_keep(&o->need, need - short_by - held < fits ? need - short_by - held : fits);
     }
     /* The fill changes the model only when it succeeds; it keeps in's set
      * as it was before the switch (bak, for opt_on_unsent) unless an
