@@ -344,6 +344,7 @@ static void make_view(const dmn_arbiter_t *arb, int slot, dmn_task_view_t *v)
     v->budget = t->reg.budget;
     v->resident = t->stats.resident;
     v->total = t->stats.total;
+    v->pinned = t->stats.pinned;
     v->n_pending = t->n_pending;
     v->ranges = t->ranges;
     v->n_ranges = t->n_ranges;

@@ -417,6 +417,8 @@ static gmux_status_t chunk_on_switch(void *ctx, const dmn_task_view_t *tasks, si
     pc->ahead_id = 0;
     for (size_t k = 0; k < n_tasks; k++) /* rounded up: a part of a chunk holds it */
         pc->withheld += (tasks[k].kept + pc->ct.chunk - 1) >> pc->ct.shift;
+    /* pinned memory (every task's) is no room for managed memory */
+    pc->withheld += dmn_views_pinned_chunks(tasks, n_tasks, pc->ct.chunk, pc->slots);
     size_t n0 = plan->n;
     gmux_status_t st = switch_to(pc, tasks, n_tasks, to, plan);
     if (st != GMUX_OK) {

@@ -423,8 +423,14 @@ static gmux_status_t switch_to(dmn_place_opt_t *o, const dmn_task_view_t *tasks,
         if (st != GMUX_OK)
             return st;
         o->withheld += held;
-        if (short_by + held > 0) /* too big, or its room not yet free: fill what fits */
-            iv_keep(&o->need, need - short_by - held);
+        /* Too big, or its room not yet free: fill what fits, which is what
+         * was evicted (less the holders') unless the device was already
+         * over the capacity (pinned memory reported after the rest): the
+         * room left now, less what it is over. */
+        uint64_t used_now = o->resident + o->withheld;
+        uint64_t fits = (o->capacity > used_now ? o->capacity - used_now : 0) & ~(o->chunk - 1);
+        if (short_by + held > 0 || fits < need)
+            iv_keep(&o->need, need - short_by - held < fits ? need - short_by - held : fits);
     }
     /* The fill changes the model only when it succeeds; it keeps in's set
      * as it was before the switch (bak, for opt_on_unsent) unless an
@@ -466,6 +472,9 @@ static gmux_status_t opt_on_switch(void *ctx, const dmn_task_view_t *tasks, size
     o->ahead_id = 0;
     for (size_t i = 0; i < n_tasks; i++)
         o->withheld += tasks[i].kept;
+    /* pinned memory (every task's) is no room for managed memory */
+    o->withheld +=
+        o->chunk * dmn_views_pinned_chunks(tasks, n_tasks, o->chunk, o->capacity / o->chunk);
     size_t n0 = plan->n;
     gmux_status_t st = switch_to(o, tasks, n_tasks, to, plan);
     if (st != GMUX_OK) {

@@ -36,6 +36,17 @@ gmux_status_t dmn_plan_reserve(dmn_plan_t *plan, size_t n)
                           64, SIZE_MAX);
 }
 
+uint64_t dmn_views_pinned_chunks(const dmn_task_view_t *tasks, size_t n, uint64_t chunk,
+                                 uint64_t most)
+{
+    uint64_t sum = 0;
+    for (size_t i = 0; i < n && sum < most; i++) {
+        uint64_t p = tasks[i].pinned, c = p / chunk + (p % chunk != 0);
+        sum = c < most - sum ? sum + c : most; /* reported bytes: any value */
+    }
+    return sum;
+}
+
 gmux_status_t dmn_plan_add(dmn_plan_t *plan, uint32_t task_id, dmn_plan_kind_t kind,
                            dmn_range_t range)
 {

@@ -79,6 +79,11 @@ typedef struct dmn_task_view {
      * turn back: the server then holds the next switch that fills until
      * they are done, server_hold.h). */
     uint64_t kept;
+    /* The task's device bytes no plan can move (its last STATS, v9): its
+     * allocations that are not managed. A placement with a capacity plans
+     * managed memory only into what every task's pinned bytes leave of it
+     * (daemon.md, "Pinned memory"), each task's rounded up to whole chunks. */
+    uint64_t pinned;
 } dmn_task_view_t;
 
 #define DMN_TURN_NONE UINT32_MAX
@@ -109,6 +114,12 @@ gmux_status_t dmn_plan_add(dmn_plan_t *plan, uint32_t task_id, dmn_plan_kind_t k
                            dmn_range_t range);
 /* Room for n more orders, so that the next n dmn_plan_put cannot fail. */
 gmux_status_t dmn_plan_reserve(dmn_plan_t *plan, size_t n);
+
+/* The chunks the pinned bytes of tasks[0..n) take (dmn_task_view_t.pinned),
+ * each task's rounded up to whole chunks (chunk: a power of two), at most
+ * `most`: what a placement with a capacity leaves out of it. */
+uint64_t dmn_views_pinned_chunks(const dmn_task_view_t *tasks, size_t n, uint64_t chunk,
+                                 uint64_t most);
 
 /* dmn_plan_add into room made by dmn_plan_reserve (inline: a placement may
  * write thousands of orders per switch). */

@@ -5,7 +5,7 @@
 
 #define REGISTER_SIZE   56u
 #define RANGES_HEAD     16u
-#define STATS_SIZE      48u
+#define STATS_SIZE      56u
 #define REGISTERED_SIZE 16u
 #define REFUSED_SIZE    (4u + DMN_REASON_MAX)
 #define GRANT_SIZE      32u
@@ -186,6 +186,7 @@ gmux_status_t dmn_proto_decode(const uint8_t *buf, size_t len, dmn_msg_t *msg)
         s->migrated = get64(p + 24);
         s->kernels = get64(p + 32);
         s->device = get64(p + 40);
+        s->pinned = get64(p + 48);
         return GMUX_OK;
     }
     case DMN_MSG_REGISTERED:
@@ -356,6 +357,7 @@ size_t dmn_proto_encode_stats(uint8_t *out, size_t cap, uint32_t seq, const dmn_
     put64(p + 24, m->migrated);
     put64(p + 32, m->kernels);
     put64(p + 40, m->device);
+    put64(p + 48, m->pinned);
     return DMN_PROTO_HDR_SIZE + STATS_SIZE;
 }
 

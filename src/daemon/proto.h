@@ -36,7 +36,7 @@
  * 6: EVICTED, the empty EVICT PLAN that asks for it, STATUS evict-wait counters;
  * 7: STATUS task state HELD; 8: GRANT flags (DMN_GRANT_PLANNED). */
 #define DMN_PROTO_MAGIC       0x44584d47u /* 'G' 'M' 'X' 'D' */
-#define DMN_PROTO_VERSION     8u
+#define DMN_PROTO_VERSION     9u
 #define DMN_PROTO_HDR_SIZE    16u
 #define DMN_PROTO_MAX_PAYLOAD 65536u
 #define DMN_PROTO_MAX_MSG     (DMN_PROTO_HDR_SIZE + DMN_PROTO_MAX_PAYLOAD)
@@ -133,13 +133,14 @@ typedef struct dmn_msg_ranges { /* PENDING (count = launches) and PLAN (count = 
     const uint8_t *ranges_le; /* n_ranges * 16 bytes in the caller's buffer */
 } dmn_msg_ranges_t;
 
-typedef struct dmn_msg_stats { /* 48 bytes */
-    uint64_t resident;         /* device bytes resident now */
-    uint64_t total;            /* bytes allocated */
+typedef struct dmn_msg_stats { /* 56 bytes */
+    uint64_t resident;         /* device bytes resident now, pinned ones included */
+    uint64_t total;            /* bytes allocated, pinned ones included */
     uint64_t faults;           /* demand faults so far */
     uint64_t migrated;         /* bytes moved either way so far */
     uint64_t kernels;          /* kernels launched so far */
     uint64_t device;           /* device memory of the task's GPU in bytes, 0: unknown (v2) */
+    uint64_t pinned;           /* device bytes no plan can move: not managed (v9; daemon.md) */
 } dmn_msg_stats_t;
 
 typedef struct dmn_msg_registered { /* 16 bytes */

@@ -9,9 +9,10 @@
  *
  * The bytes are the descriptor's (shim_array_bytes): what the driver adds
  * for alignment and tiling is not seen. Sparse and deferred-mapping arrays
- * hold no memory of their own (it comes from cuMemMapArrayAsync, not
- * hooked): not counted. Creates that fail count nothing; a destroy of a
- * handle the shim never saw created passes through and uncounts nothing.
+ * hold no memory of their own: not counted here. Theirs is cuMemCreate
+ * handles mapped into them with cuMemMapArrayAsync (not hooked), counted
+ * through the handles from their creation (hooks_mem.c). Creates that fail count nothing; a destroy
+ * of a handle the shim never saw created passes through and uncounts nothing.
  *
  * Thread-safety: any thread. LOCKING: one mutex, taken after the driver
  * call (at a context's destruction inside hooks_ctx.c's primary-context

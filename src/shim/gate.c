@@ -197,19 +197,26 @@ void shim_gate_slow(void)
 static void gate_fill_stats(dmn_msg_stats_t *s)
 {
     uint64_t total = shim_regions_total_bytes(&shim_state.regions);
+    uint64_t managed = shim_regions_bytes(&shim_state.regions, SHIM_REGION_MANAGED);
+    /* everything not managed stays where it is: on the device (read apart,
+     * so a free between the two reads may leave managed above total) */
+    uint64_t pinned = total > managed ? total - managed : 0;
     uint64_t in, out;
     shim_gate_apply_bytes(&in, &out);
     in += atomic_load(&shim_stats.prefetch_bytes);
     uint64_t resident = total;
-    if (shim_redirects()) /* managed memory: what was moved in and not out, at most total */
-        resident = in > out ? (in - out < total ? in - out : total) : 0;
+    if (shim_redirects()) { /* managed memory: what was moved in and not out, at most all of it */
+        uint64_t moved = in > out ? in - out : 0;
+        resident = pinned + (moved < managed ? moved : managed);
+    }
     *s = (dmn_msg_stats_t){.resident = resident,
                            .total = total,
                            .faults = 0, /* not observable without a profiler */
                            .migrated = in + out,
                            .kernels = atomic_load(&shim_stats.launches) +
                                       atomic_load(&shim_stats.graph_launches),
-                           .device = atomic_load(&gate_device_bytes)};
+                           .device = atomic_load(&gate_device_bytes),
+                           .pinned = pinned};
 }
 
 /* Clears the turn flag and waits for launches inside the driver to leave it. */

@@ -197,9 +197,14 @@ CUresult shim_hook_cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream s)
 
 /*
  * A cuMemCreate handle is one piece of physical memory however many times it
- * is mapped: its bytes count once, from its first mapping to its last unmap
- * (its release may come before or after those). Each mapping is a region of
- * its own for lookups, inserted uncounted; the bytes are counted here.
+ * is mapped: cuMemCreate allocates it, and the driver frees it once it is
+ * released and its last mapping is gone (cuda.h, cuMemRelease). Its bytes
+ * count once, from its creation to then; a handle created before the shim
+ * saw it counts from its first mapping. So memory mapped into sparse arrays
+ * (cuMemMapArrayAsync, not hooked) is counted through its handle; a handle
+ * released while an array still maps it is uncounted at its release. Each
+ * mapping is a region of its own for lookups, inserted uncounted; the bytes
+ * are counted here.
  * LOCKING: vmm_lock, then the region table's lock inside it.
  */
 typedef struct vmm_handle {
@@ -207,6 +212,8 @@ typedef struct vmm_handle {
     uint64_t size;
     uint32_t nmaps; /* mappings now */
     bool released;  /* cuMemRelease'd: forgotten at its last unmap */
+    bool created;   /* its cuMemCreate was seen */
+    bool counted;   /* its bytes are in the region table's VMM bytes */
     uint8_t loc_type;
 } vmm_handle_t;
 
@@ -245,6 +252,23 @@ static void vmm_drop(vmm_handle_t *e)
     *e = vmm_handles[--vmm_n];
 }
 
+/* Counts or uncounts e's bytes as its state says (held: created and not
+ * released, or mapped); forgets it once released and unmapped. The bytes
+ * counted change by what *delta_p gets (may be NULL: counted at once).
+ * vmm_lock held. */
+static void vmm_settle(vmm_handle_t *e, int64_t *delta_p)
+{
+    bool held = (e->created && !e->released) || e->nmaps > 0;
+    int64_t d = held == e->counted ? 0 : held ? (int64_t)e->size : -(int64_t)e->size;
+    e->counted = held;
+    if (delta_p)
+        *delta_p += d;
+    else if (d)
+        shim_regions_count_bytes(&shim_state.regions, SHIM_REGION_VMM, d);
+    if (e->released && e->nmaps == 0)
+        vmm_drop(e);
+}
+
 CUresult shim_hook_cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
                                const CUmemAllocationProp *prop, unsigned long long flags)
 {
@@ -253,9 +277,14 @@ CUresult shim_hook_cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size
     if (r != CUDA_SUCCESS)
         return r;
     pthread_mutex_lock(&vmm_lock);
-    if (!vmm_add(*handle, size, (uint8_t)prop->location.type))
+    vmm_handle_t *e = vmm_add(*handle, size, (uint8_t)prop->location.type);
+    if (e) {
+        e->created = true;
+        vmm_settle(e, NULL);
+    } else {
         COM_WARN(SHIM, "cannot track VMM handle %#llx: its mappings count their own sizes",
                  (unsigned long long)*handle);
+    }
     pthread_mutex_unlock(&vmm_lock);
     return r;
 }
@@ -268,10 +297,10 @@ CUresult shim_hook_cuMemRelease(CUmemGenericAllocationHandle handle)
         return r;
     pthread_mutex_lock(&vmm_lock);
     vmm_handle_t *e = vmm_find(handle);
-    if (e && e->nmaps == 0)
-        vmm_drop(e);
-    else if (e)
+    if (e) {
         e->released = true; /* the memory lasts until its last unmap */
+        vmm_settle(e, NULL);
+    }
     pthread_mutex_unlock(&vmm_lock);
     return r;
 }
@@ -287,20 +316,22 @@ CUresult shim_hook_cuMemMap(CUdeviceptr ptr, size_t size, size_t offset,
     vmm_handle_t *e = vmm_find(handle);
     if (!e) /* created before the shim saw it: the mapping stands for the handle */
         e = vmm_add(handle, size, 0);
-    if (e && vmm_nmaps == vmm_mapcap &&
-        com_array_grow((void **)&vmm_maps, &vmm_mapcap, vmm_nmaps + 1, sizeof(*vmm_maps), 64,
-                       SIZE_MAX) != GMUX_OK)
-        e = NULL;
+    bool room = e && (vmm_nmaps < vmm_mapcap ||
+                      com_array_grow((void **)&vmm_maps, &vmm_mapcap, vmm_nmaps + 1,
+                                     sizeof(*vmm_maps), 64, SIZE_MAX) == GMUX_OK);
     uint8_t loc = e ? e->loc_type : 0;
-    /* an untracked mapping counts its own size, like any allocation */
-    uint8_t uncounted = e ? SHIM_REGION_UNCOUNTED : 0;
+    /* an untracked mapping counts its own size, like any allocation, unless
+     * its handle counts (created: from then on) */
+    uint8_t uncounted = e && (room || e->created) ? SHIM_REGION_UNCOUNTED : 0;
+    if (!room)
+        e = NULL;
     if (shim_regions_insert_in(&shim_state.regions, (uint64_t)ptr, size, SHIM_REGION_VMM, loc, 0,
                                uncounted) != GMUX_OK)
         COM_WARN(SHIM, "cannot track mapping %#llx (+%zu)", (unsigned long long)ptr, size);
     if (e) {
         vmm_maps[vmm_nmaps++] = (vmm_map_t){.base = ptr, .size = size, .h = handle};
-        if (e->nmaps++ == 0)
-            shim_regions_count_bytes(&shim_state.regions, SHIM_REGION_VMM, (int64_t)e->size);
+        e->nmaps++;
+        vmm_settle(e, NULL);
     }
     pthread_mutex_unlock(&vmm_lock);
     shim_record_alloc((uint64_t)ptr, size);
@@ -326,15 +357,14 @@ CUresult shim_hook_cuMemUnmap(CUdeviceptr ptr, size_t size)
             continue;
         }
         vmm_handle_t *e = vmm_find(m->h);
-        if (e && --e->nmaps == 0) {
-            gone += (int64_t)e->size;
-            if (e->released)
-                vmm_drop(e);
+        if (e) {
+            e->nmaps--;
+            vmm_settle(e, &gone);
         }
         vmm_maps[i] = vmm_maps[--vmm_nmaps];
     }
     SHIM_STAT_ADD(frees, shim_regions_remove_range(&shim_state.regions, ptr, size));
-    shim_regions_count_bytes(&shim_state.regions, SHIM_REGION_VMM, -gone);
+    shim_regions_count_bytes(&shim_state.regions, SHIM_REGION_VMM, gone);
     pthread_mutex_unlock(&vmm_lock);
     return r;
 }

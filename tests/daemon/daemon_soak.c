@@ -182,7 +182,7 @@ static int client_main(int i, int n_clients, uint64_t seed, uint64_t hard_deadli
 {
     soak_slot_t *s = &sh->slot[i];
     uint64_t rs = seed ? seed : 1;
-    dmn_msg_stats_t st = {0, 0, 0, 0, 0, 768 * SOAK_MIB};
+    dmn_msg_stats_t st = {0, 0, 0, 0, 0, 768 * SOAK_MIB, 0};
     dmn_client_t *c = NULL;
     while (!LOAD(&sh->stop) && !com_deadline_passed(hard_deadline)) {
         if (!c && !(c = client_open(i, &rs))) {

@@ -66,7 +66,7 @@ int main(int argc, char **argv)
     /* Each task's working set: a distinct 64 MiB range of its own space. */
     uint64_t ws_len = o.budget < (64ull << 20) ? o.budget : 64ull << 20;
     dmn_range_t ws = {0x100000000ull + (uint64_t)getpid() * 0x10000000ull, ws_len ? ws_len : 1};
-    dmn_msg_stats_t st = {0, argc > 9 ? o.budget : 256ull << 20, 0, 0, 0, device};
+    dmn_msg_stats_t st = {0, argc > 9 ? o.budget : 256ull << 20, 0, 0, 0, device, 0};
     dmn_client_report(c, &st); /* the device memory, before the first request */
     if (client_go_wait(c, o.name) != 0)
         return 3;

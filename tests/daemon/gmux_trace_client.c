@@ -368,7 +368,7 @@ int main(int argc, char **argv)
         }
         const tmem_stats_t *ms = tmem_stats(mem);
         stats = (dmn_msg_stats_t){
-            ms->resident, o.budget, eng_engine_faults(eng), ms->filled + ms->evicted, k + 1, 0};
+            ms->resident, o.budget, eng_engine_faults(eng), ms->filled + ms->evicted, k + 1, 0, 0};
         if (c) {
             dmn_client_report(c, &stats);
             if (o.idle_every && (k + 1) % o.idle_every == 0) {

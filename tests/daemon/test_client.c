@@ -184,7 +184,7 @@ static void test_gating_and_plans(void **state)
     assert_true(dmn_client_holds_turn(c2));
     assert_int_equal(p2.fills, 1);
     assert_int_equal(p2.last.base, b.base);
-    dmn_msg_stats_t st = {1, 2, 3, 4, 5, 6};
+    dmn_msg_stats_t st = {1, 2, 3, 4, 5, 6, 7};
     assert_int_equal(dmn_client_report(c1, &st), GMUX_OK);
     assert_int_equal(dmn_client_pending(c1, 1, &a, 1), GMUX_OK);
     assert_int_equal(dmn_client_wait_turn(c1, 50 * COM_NS_PER_MS), GMUX_ERR_TIMEOUT);

@@ -242,7 +242,7 @@ static void test_plan_whole_without_memory(void **state)
 /* The bytes the client keeps for a daemon that does not read (client.c,
  * QUEUE_MAX: four of the largest messages), and a STATS message's size. */
 #define CLIENT_QUEUE (4u * DMN_PROTO_MAX_MSG)
-#define STATS_MSG    (DMN_PROTO_HDR_SIZE + 48u)
+#define STATS_MSG    (DMN_PROTO_HDR_SIZE + 56u)
 
 static void send_reports(dmn_client_t *c, uint32_t from, uint32_t n)
 {

@@ -127,9 +127,9 @@ static void test_other_version_named(void **state)
     (void)state;
     static uint8_t refused[DMN_PROTO_MAX_MSG];
     size_t n = dmn_proto_encode_refused(refused, sizeof(refused), 1, GMUX_ERR_VERSION,
-                                        "protocol version 5; gmuxd speaks 9");
+                                        "protocol version 5; gmuxd speaks 10");
     assert_true(n > 0);
-    refused[4] = 9; /* little-endian version field */
+    refused[4] = 10; /* little-endian version field */
     assert_int_equal(tdmn_start_closer(&fake, path, refused, n), 0);
     capture_start();
     dmn_client_t *c = open_client();
@@ -139,7 +139,7 @@ static void test_other_version_named(void **state)
     dmn_client_close(c);
     assert_true(tdmn_end(&fake) >= TDMN_CLOSER_BASE + 3);
     assert_int_equal(seen.warnings, 1);
-    assert_non_null(strstr(seen.last_warning, "version 9"));
+    assert_non_null(strstr(seen.last_warning, "version 10"));
 }
 
 /* The script: hangs up once told (what the client sent since REGISTER unread). */

@@ -269,7 +269,7 @@ static void test_other_version_rate_limited(void **state)
     uint8_t m[256];
     dmn_msg_register_t reg = {1, DMN_CLASS_BATCH, 0, 0, 0, "stale"};
     size_t n = dmn_proto_encode_register(m, sizeof(m), 1, &reg);
-    m[4] = 9; /* little-endian version field */
+    m[4] = 10; /* little-endian version field */
     for (int i = 0; i < TRIES; i++) {
         dmn_msg_t got;
         close(dtest_refused(r.sock, m, n, GMUX_ERR_VERSION, buf, &got));
@@ -278,10 +278,10 @@ static void test_other_version_rate_limited(void **state)
     snprintf(mine, sizeof(mine), "pid %d:", (int)getpid());
     const char *text = dtest_log_text(log); /* each line was written before its REFUSED */
     int lines = count_in(text, mine);
-    print_message("%d connections of version 9: %d lines\n", TRIES, lines);
+    print_message("%d connections of version 10: %d lines\n", TRIES, lines);
     if (lines != 1)
         fail_msg("%d lines for pid %d, not 1: %s", lines, (int)getpid(), text);
-    assert_non_null(strstr(text, "protocol version 9"));
+    assert_non_null(strstr(text, "protocol version 10"));
     drig_fini(&r);
 }
 

@@ -158,7 +158,7 @@ static void expect_version_refused(drig_t *r, const uint8_t *msg, size_t len)
     dmn_msg_t m;
     int fd = dtest_refused(r->sock, msg, len, GMUX_ERR_VERSION, buf, &m);
     char want[DMN_REASON_MAX];
-    snprintf(want, sizeof(want), "protocol version 9; gmuxd speaks %u", DMN_PROTO_VERSION);
+    snprintf(want, sizeof(want), "protocol version 10; gmuxd speaks %u", DMN_PROTO_VERSION);
     assert_string_equal(m.u.refused.reason, want);
     assert_true(dtest_closed_by_peer(fd, 10.0));
     close(fd);
@@ -183,11 +183,11 @@ static void test_malformed(void **state)
     m[0] ^= 0xff;
     send_and_expect_drop(&r, m, n, "bad magic");
     n = dmn_proto_encode_empty(m, sizeof(m), 1, DMN_MSG_QUERY);
-    m[4] = 9;
+    m[4] = 10;
     send_and_expect_drop(&r, m, n, "bad version");
     dmn_msg_register_t other = {1, DMN_CLASS_BATCH, 0, 0, 0, "other"};
     n = dmn_proto_encode_register(m, sizeof(m), 1, &other);
-    m[4] = 9;
+    m[4] = 10;
     expect_version_refused(&r, m, n);
     n = dmn_proto_encode_empty(m, sizeof(m), 1, DMN_MSG_QUERY);
     m[10] = 0x7f; /* length far above the limit */
@@ -426,7 +426,7 @@ static void flood(drig_t *r, int ready)
 
 /* A registered connection whose STATS messages count: the k-th carries
  * kernels = k, so the daemon's STATUS says how many of them it handled. */
-enum { STATS_MSG = DMN_PROTO_HDR_SIZE + 48 }; /* a STATS message's bytes */
+enum { STATS_MSG = DMN_PROTO_HDR_SIZE + 56 }; /* a STATS message's bytes */
 
 typedef struct counted {
     const char *name; /* its task's */

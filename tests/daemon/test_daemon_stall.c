@@ -110,7 +110,7 @@ static void test_slow_complete_sender_kept(void **state)
     assert_true(drig_start_daemon(&r, 10, "none") > 0);
     int fd = dtest_register(r.sock, "slow", buf);
     size_t at[6] = {0}, len = 0; /* at[i]: where message i starts */
-    dmn_msg_stats_t st = {1, 2, 3, 4, 5, 6};
+    dmn_msg_stats_t st = {1, 2, 3, 4, 5, 6, 7};
     len += pending(stream + len, sizeof(stream) - len, 2, 3);
     at[1] = len;
     len += dmn_proto_encode_stats(stream + len, sizeof(stream) - len, 3, &st);
@@ -235,7 +235,7 @@ static void test_msg_setting_read(void **state)
     assert_true(d > 0);
     int fd = dtest_register(r.sock, "slow", buf);
     static uint8_t stream[512];
-    dmn_msg_stats_t st = {1, 2, 3, 4, 5, 6};
+    dmn_msg_stats_t st = {1, 2, 3, 4, 5, 6, 7};
     size_t one = dmn_proto_encode_stats(stream, sizeof(stream), 2, &st);
     size_t len = one + dmn_proto_encode_empty(stream + one, sizeof(stream) - one, 3, DMN_MSG_QUERY);
     assert_int_equal(send(fd, stream, one / 2, MSG_NOSIGNAL), (ssize_t)(one / 2));

@@ -449,13 +449,54 @@ static int teardown(void **state)
     return 0;
 }
 
+/* What a check reads of either policy's model. */
+typedef struct model_ops {
+    uint64_t (*total)(const void *inst);
+    uint64_t (*resident)(const void *inst, uint32_t id);
+} model_ops_t;
+
+static uint64_t chunk_total(const void *inst)
+{
+    return dmn_place_chunk_total(inst);
+}
+
+static uint64_t chunk_resident(const void *inst, uint32_t id)
+{
+    return dmn_place_chunk_resident(inst, id);
+}
+
+static uint64_t opt_total(const void *inst)
+{
+    return dmn_place_opt_total(inst);
+}
+
+static uint64_t opt_resident(const void *inst, uint32_t id)
+{
+    return dmn_place_opt_resident(inst, id);
+}
+
+/* Runs check on a chunk and an opt instance of capacity bytes in chunks of CH. */
+static void on_both(uint64_t capacity,
+                    void (*check)(const dmn_placement_t *, const model_ops_t *, const void *))
+{
+    static const model_ops_t chunk_ops = {chunk_total, chunk_resident},
+                             opt_ops = {opt_total, opt_resident};
+    dmn_place_chunk_t *pc;
+    assert_int_equal(dmn_place_chunk_create(capacity, CH, &pc), GMUX_OK);
+    check(dmn_place_chunk_placement(pc), &chunk_ops, pc);
+    dmn_place_chunk_destroy(pc);
+    dmn_place_opt_t *o;
+    assert_int_equal(dmn_place_opt_create(capacity, CH, &o), GMUX_OK);
+    check(dmn_place_opt_placement(o), &opt_ops, o);
+    dmn_place_opt_destroy(o);
+}
+
 /* Orders never sent (on_unsent), each policy: the incoming task's own
  * evictions (chunks outside its new working set) and fills handed back leave
  * the model as before the switch, so the same switch again plans the same
  * orders, evicting the same chunks (a model that kept them as done would
  * plan nothing the second time: the working set counted resident). */
-static void unsent_restores(const dmn_placement_t *pl, uint64_t (*total)(const void *),
-                            const void *obj)
+static void unsent_restores(const dmn_placement_t *pl, const model_ops_t *m, const void *inst)
 {
     dmn_range_t old = {0, 4 * CH}, now = {0x100000, 2 * CH};
     dmn_task_view_t t[1] = {view(1, &old, 1, 0)};
@@ -470,7 +511,7 @@ static void unsent_restores(const dmn_placement_t *pl, uint64_t (*total)(const v
     assert_true(n <= 8);
     memcpy(first, plan.entries, n * sizeof(first[0]));
     assert_int_equal(pl->on_unsent(pl->ctx, plan.entries, plan.n), GMUX_OK);
-    assert_int_equal(total(obj), 4 * CH);
+    assert_int_equal(m->total(inst), 4 * CH);
     sw(pl, t, 1, 0);
     assert_int_equal(plan.n, n);
     for (size_t i = 0; i < n; i++) {
@@ -478,30 +519,54 @@ static void unsent_restores(const dmn_placement_t *pl, uint64_t (*total)(const v
         assert_int_equal(plan.entries[i].range.base, first[i].range.base);
         assert_int_equal(plan.entries[i].range.len, first[i].range.len);
     }
-    assert_int_equal(total(obj), 4 * CH);
-}
-
-static uint64_t chunk_total(const void *obj)
-{
-    return dmn_place_chunk_total(obj);
-}
-
-static uint64_t opt_total(const void *obj)
-{
-    return dmn_place_opt_total(obj);
+    assert_int_equal(m->total(inst), 4 * CH);
 }
 
 static void test_unsent_restores(void **state)
 {
     (void)state;
-    dmn_place_chunk_t *pc;
-    assert_int_equal(dmn_place_chunk_create(4 * CH, CH, &pc), GMUX_OK);
-    unsent_restores(dmn_place_chunk_placement(pc), chunk_total, pc);
-    dmn_place_chunk_destroy(pc);
-    dmn_place_opt_t *o;
-    assert_int_equal(dmn_place_opt_create(4 * CH, CH, &o), GMUX_OK);
-    unsent_restores(dmn_place_opt_placement(o), opt_total, o);
-    dmn_place_opt_destroy(o);
+    on_both(4 * CH, unsent_restores);
+}
+
+/* Pinned memory (dmn_task_view_t.pinned: no plan moves it) takes room under
+ * the capacity of 10 chunks, any task's, each rounded up to whole chunks: an
+ * idle task A pinning 6 chunks less a byte leaves 4 for the fill of B (8
+ * wanted) and none for the fill ahead of C; once A is gone B gets the rest
+ * and C its 2. Pinned bytes past the capacity leave nothing (no overflow).
+ * Until 2026-12-04 B got all 8 and C none only for want of room left by B. */
+static void pinned_leaves_room(const dmn_placement_t *pl, const model_ops_t *m, const void *inst)
+{
+    dmn_range_t rb = {0x100000, 8 * CH}, rc = {0x200000, 2 * CH};
+    dmn_task_view_t t[3] = {view(2, &rb, 1, 0), view(3, &rc, 1, 1),
+                            view(1, NULL, 0, DMN_TURN_NONE)};
+    t[1].ahead = 1;
+    t[2].pinned = 6 * CH - 1;
+    sw(pl, t, 3, 0);
+    assert_int_equal(plan_bytes(2, DMN_PLAN_FILL), 4 * CH);
+    assert_int_equal(plan_bytes(3, DMN_PLAN_AHEAD), 0);
+    assert_int_equal(plan.n, 1); /* nothing evicted: no task had anything resident */
+    assert_int_equal(m->resident(inst, 2), 4 * CH);
+    sw(pl, t, 2, 0); /* A left */
+    assert_int_equal(plan_bytes(2, DMN_PLAN_FILL), 4 * CH);
+    assert_int_equal(plan_bytes(3, DMN_PLAN_AHEAD), 2 * CH);
+    /* D comes and pins more than the capacity, and C wants 2 chunks more:
+     * the device is overcommitted, so whatever is evicted makes no room */
+    dmn_range_t rc2[2] = {{0x200000, 2 * CH}, {0x300000, 2 * CH}};
+    t[1] = view(3, rc2, 2, 0);
+    t[0].turn = 1;
+    t[2].id = 4;
+    t[2].pinned = UINT64_MAX;
+    uint64_t total = m->total(inst);
+    sw(pl, t, 3, 1);
+    assert_int_equal(plan_bytes(3, DMN_PLAN_FILL), 0);
+    assert_true(m->total(inst) <= total);
+    assert_int_equal(m->resident(inst, 3), 2 * CH); /* its fill ahead stays */
+}
+
+static void test_pinned_leaves_room(void **state)
+{
+    (void)state;
+    on_both(10 * CH, pinned_leaves_room);
 }
 
 int main(void)
@@ -517,6 +582,7 @@ int main(void)
         cmocka_unit_test(test_ahead_fills_free_slots_only),
         cmocka_unit_test(test_ahead_not_planned),
         cmocka_unit_test(test_unsent_restores),
+        cmocka_unit_test(test_pinned_leaves_room),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -19,7 +19,7 @@ static void test_header_layout(void **state)
     (void)state;
     size_t n = dmn_proto_encode_empty(buf, sizeof(buf), 0x01020304u, DMN_MSG_IDLE);
     assert_int_equal(n, 16);
-    const uint8_t want[16] = {'G', 'M', 'X', 'D', 8, 0, DMN_MSG_IDLE, 0, 0, 0, 0, 0, 4, 3, 2, 1};
+    const uint8_t want[16] = {'G', 'M', 'X', 'D', 9, 0, DMN_MSG_IDLE, 0, 0, 0, 0, 0, 4, 3, 2, 1};
     assert_memory_equal(buf, want, 16);
     dmn_hdr_t h;
     assert_int_equal(dmn_proto_read_hdr(buf, 15, &h), GMUX_ERR_BUSY);
@@ -99,7 +99,9 @@ static void test_header_rejects(void **state)
     assert_int_equal(dmn_proto_read_hdr(buf, n, &h), GMUX_ERR_VERSION);
     buf[4] = 7; /* version 7: a GRANT without flags; refused */
     assert_int_equal(dmn_proto_read_hdr(buf, n, &h), GMUX_ERR_VERSION);
-    buf[4] = 9;
+    buf[4] = 8; /* version 8: a STATS without the pinned bytes; refused */
+    assert_int_equal(dmn_proto_read_hdr(buf, n, &h), GMUX_ERR_VERSION);
+    buf[4] = 10;
     assert_int_equal(dmn_proto_read_hdr(buf, n, &h), GMUX_ERR_VERSION);
     n = dmn_proto_encode_empty(buf, sizeof(buf), 1, DMN_MSG_QUERY);
     buf[6] = 8; /* no type 8 */
@@ -175,13 +177,16 @@ static void test_small_messages(void **state)
 {
     (void)state;
     dmn_msg_t m;
-    dmn_msg_stats_t s = {1, 2, 3, 4, 5, 6};
+    dmn_msg_stats_t s = {1, 2, 3, 4, 5, 6, 7};
     size_t n = dmn_proto_encode_stats(buf, sizeof(buf), 1, &s);
     assert_int_equal(dmn_proto_decode(buf, n, &m), GMUX_OK);
     assert_int_equal(m.u.stats.resident, 1);
     assert_int_equal(m.u.stats.kernels, 5);
     assert_int_equal(m.u.stats.device, 6);
-    assert_int_equal(n, 16 + 48);
+    assert_int_equal(m.u.stats.pinned, 7); /* v9 */
+    assert_int_equal(n, 16 + 56);
+    buf[8] = 48; /* a STATS of version 8's size */
+    assert_int_equal(dmn_proto_decode(buf, 16 + 48, &m), GMUX_ERR_PARSE);
     dmn_msg_registered_t reg = {12, 0, 20000000};
     n = dmn_proto_encode_registered(buf, sizeof(buf), 1, &reg);
     assert_int_equal(dmn_proto_decode(buf, n, &m), GMUX_OK);

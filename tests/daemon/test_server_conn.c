@@ -510,15 +510,15 @@ static void test_pid_check_eperm_keeps_task(void **state)
     tfault_stop();
 }
 
-/* Sends a REGISTER on a new connection (of protocol version 9 when
- * version_9) and returns the connection. */
-static int send_register(int version_9)
+/* Sends a REGISTER on a new connection (of protocol version 10 when
+ * other_version) and returns the connection. */
+static int send_register(int other_version)
 {
     int fd = dtest_connect(path);
     dmn_msg_register_t reg = {0, DMN_CLASS_BATCH, 0, 0, 0, "refused"};
     size_t n = dmn_proto_encode_register(buf, sizeof(buf), 1, &reg);
-    if (version_9)
-        buf[4] = 9;
+    if (other_version)
+        buf[4] = 10;
     assert_int_equal(send(fd, buf, n, MSG_NOSIGNAL), (ssize_t)n);
     return fd;
 }
@@ -528,14 +528,14 @@ static int send_register(int version_9)
  * included, then the close. Until 2026-12-03 the connection was closed with
  * the rest still queued: the peer read 42 of 84 bytes, then end of file,
  * and went local without the reason (`bad message from the daemon`). */
-static void expect_refused_whole(int version_9, int status, const char *reason)
+static void expect_refused_whole(int other_version, int status, const char *reason)
 {
     tfault_set(&ctl->short_sends, 1);
-    int fd = send_register(version_9);
+    int fd = send_register(other_version);
     dmn_msg_t m;
     assert_int_equal(dtest_read(fd, buf, &m, 20.0), DMN_MSG_REFUSED);
     assert_int_equal(tfault_get(&ctl->sends_shortened), 1);
-    assert_int_equal(tfault_get(&ctl->arb_adds_failed), !version_9);
+    assert_int_equal(tfault_get(&ctl->arb_adds_failed), !other_version);
     assert_int_equal(m.u.refused.status, status);
     assert_string_equal(m.u.refused.reason, reason);
     assert_true(dtest_closed_by_peer(fd, 20.0));
@@ -550,7 +550,7 @@ static void test_refused_version_sent_whole(void **state)
 {
     (void)state;
     char why[DMN_REASON_MAX];
-    snprintf(why, sizeof(why), "protocol version 9; gmuxd speaks %u", DMN_PROTO_VERSION);
+    snprintf(why, sizeof(why), "protocol version 10; gmuxd speaks %u", DMN_PROTO_VERSION);
     expect_refused_whole(1, GMUX_ERR_VERSION, why);
 }
 
@@ -573,7 +573,7 @@ static void test_refused_unread_closed(void **state)
     assert_int_equal(flood_queries(fd, 3000), 3000); /* ~700 KiB of answers */
     dmn_msg_register_t reg = {0, DMN_CLASS_BATCH, 0, 0, 0, "unread"};
     size_t n = dmn_proto_encode_register(buf, sizeof(buf), 1, &reg);
-    buf[4] = 9;
+    buf[4] = 10;
     assert_int_equal(send(fd, buf, n, MSG_NOSIGNAL), (ssize_t)n);
     int b = dtest_register(path, "served", buf);
     assert_int_equal(dtest_query_answered(b), 1);

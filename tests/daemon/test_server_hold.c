@@ -256,7 +256,7 @@ static void test_taken_not_asked(void **state)
 
 static void send_stats(int fd, uint64_t total)
 {
-    dmn_msg_stats_t st = {0, total, 0, 0, 0, 0};
+    dmn_msg_stats_t st = {0, total, 0, 0, 0, 0, 0};
     assert_int_equal(tmsg_write_all(fd, buf, dmn_proto_encode_stats(buf, sizeof(buf), 5, &st)), 0);
 }
 

@@ -237,7 +237,10 @@ static int scripted_stats(int ready)
     if (gs_read_until(task, buf, DMN_MSG_STATS, &m) != 0)
         return 31;
     FILE *f = fopen(gh_path("total"), "w");
-    if (!f || fprintf(f, "%llu\n", (unsigned long long)m.u.stats.total) < 0 || fclose(f) != 0)
+    if (!f ||
+        fprintf(f, "%llu %llu\n", (unsigned long long)m.u.stats.total,
+                (unsigned long long)m.u.stats.resident) < 0 ||
+        fclose(f) != 0)
         return 32;
     gh_touch("go");
     return gs_finish(task, buf, fds, nfd);
@@ -255,11 +258,14 @@ static void test_array_in_reported_total(void **state)
     unsetenv("GATE_PROG_ARRAY_MIB");
     FILE *f = fopen(gh_path("total"), "r");
     assert_non_null(f);
-    unsigned long long total = 0;
-    assert_int_equal(fscanf(f, "%llu", &total), 1);
+    unsigned long long total = 0, resident = 0;
+    assert_int_equal(fscanf(f, "%llu %llu", &total, &resident), 2);
     fclose(f);
     /* the buffer (512 words), the extra MiB, the array */
     assert_int_equal(total, 4096 + (1ull << 20) + (3ull << 20));
+    /* the array is on the device whatever moved; the managed memory, under
+     * "demand" with no plan applied, was never moved in */
+    assert_int_equal(resident, 3ull << 20);
 }
 
 int main(void)

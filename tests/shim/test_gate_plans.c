@@ -10,6 +10,8 @@
  * record of prefetches). The watcher thread's evictions inside a context keep
  * a destruction of that context waiting until it left it; a migration stream
  * found joined to a capture of the program is not used again.
+ * test_pinned_leaves_room: the chunk placement plans managed memory only into
+ * the room a task's pinned memory (a CUDA array) leaves under its capacity.
  */
 #include <setjmp.h>
 #include <signal.h>
@@ -368,6 +370,38 @@ static void test_capture_in_other_thread_survives(void **state)
     assert_int_equal(status[1], 0);
 }
 
+/* One program with a CUDA array of 6 MiB (pinned: no plan moves it) and 8
+ * MiB of managed working set (and its 4 KiB buffer), under the chunk
+ * placement with 10 MiB of capacity: the daemon's fills, which the shim
+ * prefetches (demand policy: nothing of its own), take at most the 4 MiB the
+ * array leaves. The shim reports the array's bytes in its STATS before its
+ * first wait. Until 2026-12-04 the placement planned the whole capacity for
+ * managed memory: the program prefetched 6 MiB (the 5 chunks, clipped to its
+ * allocations). */
+static void test_pinned_leaves_room(void **state)
+{
+    (void)state;
+    static gh_spec_t spec = {"batch", "10", "4", "1000", "0", "8", NULL, NULL, NULL};
+    static gh_out_t out;
+    setenv("GMUX_DAEMON_CAPACITY", "10MiB", 1);
+    pid_t d = gh_start_daemon("chunk");
+    unsetenv("GMUX_DAEMON_CAPACITY");
+    setenv("GMUX_POLICY", "demand", 1);
+    setenv("GATE_PROG_ARRAY_MIB", "6", 1);
+    gh_run_progs(1, &spec, 1, &out);
+    unsetenv("GATE_PROG_ARRAY_MIB");
+    setenv("GMUX_POLICY", "proactive", 1);
+    gh_stop_daemon(d, SIGTERM);
+    unsigned long long filled = 0;
+    for (size_t i = 0; i < out.nd; i++)
+        filled += out.d[i][2];
+    print_message("pinned: %zu prefetches to the device, %llu bytes, %llu plans\n", out.nd, filled,
+                  out.gate_plans);
+    assert_true(out.nd < 64); /* all of them seen */
+    assert_true(filled > 0);
+    assert_true(filled <= 4ull << 20);
+}
+
 int main(void)
 {
     gh_init();
@@ -375,6 +409,7 @@ int main(void)
         GH_TEST(test_evict_on_arrival),
         GH_TEST(test_capture_in_other_thread_survives),
         GH_TEST(test_ahead_before_grant),
+        GH_TEST(test_pinned_leaves_room),
     };
     return gh_finish(cmocka_run_group_tests(tests, NULL, NULL));
 }

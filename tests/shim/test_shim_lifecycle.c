@@ -3,7 +3,9 @@
  * the driver double, seen through the task's budget view (cuMemGetInfo under
  * GMUX_BUDGET, which subtracts the tracked bytes):
  *   - a VMM handle mapped at two addresses is one piece of memory, counted
- *     once, whatever order its unmaps and its release come in;
+ *     once, from its creation until it is released and unmapped, whatever
+ *     order its unmaps and its release come in; one only mapped into a
+ *     sparse array (cuMemMapArrayAsync, not hooked) is counted the same;
  *   - a context destroyed (cuCtxDestroy), or the primary context reset or
  *     released for the last time, takes its allocations along: they are no
  *     longer tracked or counted, and its migration stream is not used for a
@@ -84,16 +86,17 @@ static void vmm_case(const char *order)
     vmm_t v;
     vmm_map_twice(&v);
     assert_int_equal(used() - u0, 4 * MIB);
-    int mapped = 2;
+    int mapped = 2, released = 0;
     for (const char *s = order; *s; s++) {
         if (*s == 'r') {
             vmm_release(&v);
+            released = 1;
         } else {
             vmm_unmap(&v, *s - 'a');
             mapped--;
         }
-        /* counted while any mapping of the handle lasts */
-        assert_int_equal(used() - u0, mapped ? 4 * MIB : 0);
+        /* counted until released and while any mapping of the handle lasts */
+        assert_int_equal(used() - u0, mapped || !released ? 4 * MIB : 0);
     }
     assert_int_equal(used(), u0);
     vmm_unreserve(&v);
@@ -105,6 +108,39 @@ static void test_vmm_handle_mapped_twice_counts_once(void **state)
     static const char *const orders[] = {"abr", "bar", "arb", "rab", "rba", "bra"};
     for (size_t i = 0; i < sizeof(orders) / sizeof(orders[0]); i++)
         vmm_case(orders[i]);
+}
+
+/* A handle counts from its cuMemCreate, which allocates it (cuda.h), not
+ * from its first cuMemMap: memory only ever mapped into a sparse array
+ * (cuMemMapArrayAsync, which the shim leaves to the driver: the double
+ * succeeds) is counted once, until its release. Until 2026-12-04 a handle
+ * counted only while cuMemMap mapped it, so such memory was never counted. */
+static void test_vmm_handle_counted_from_create(void **state)
+{
+    (void)state;
+    uint64_t u0 = used();
+    CUmemAllocationProp prop = {.type = CU_MEM_ALLOCATION_TYPE_PINNED,
+                                .location = {.type = CU_MEM_LOCATION_TYPE_DEVICE, .id = 0}};
+    CUmemGenericAllocationHandle h;
+    assert_int_equal(GET(PFN_cuMemCreate_v10020, "cuMemCreate", 12000)(&h, 4 * MIB, &prop, 0),
+                     CUDA_SUCCESS);
+    assert_int_equal(used() - u0, 4 * MIB);
+    CUarrayMapInfo mi = {.resourceType = CU_RESOURCE_TYPE_ARRAY,
+                         .resource.array = (CUarray)(uintptr_t)0x5000,
+                         .subresourceType = CU_ARRAY_SPARSE_SUBRESOURCE_TYPE_MIPTAIL,
+                         .subresource.miptail = {.offset = 0, .size = 4 * MIB},
+                         .memOperationType = CU_MEM_OPERATION_TYPE_MAP,
+                         .memHandleType = CU_MEM_HANDLE_TYPE_GENERIC,
+                         .memHandle.memHandle = h};
+    PFN_cuMemMapArrayAsync_v11010 map_array =
+        GET(PFN_cuMemMapArrayAsync_v11010, "cuMemMapArrayAsync", 12000);
+    assert_int_equal(map_array(&mi, 1, NULL), CUDA_SUCCESS);
+    assert_int_equal(used() - u0, 4 * MIB); /* once */
+    mi.memOperationType = CU_MEM_OPERATION_TYPE_UNMAP;
+    assert_int_equal(map_array(&mi, 1, NULL), CUDA_SUCCESS);
+    assert_int_equal(used() - u0, 4 * MIB); /* not released yet */
+    assert_int_equal(GET(PFN_cuMemRelease_v10020, "cuMemRelease", 12000)(h), CUDA_SUCCESS);
+    assert_int_equal(used(), u0);
 }
 
 /* --- contexts ------------------------------------------------------------- */
@@ -521,6 +557,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_primary_released_after_unseen_retain), /* first: see there */
         cmocka_unit_test(test_vmm_handle_mapped_twice_counts_once),
+        cmocka_unit_test(test_vmm_handle_counted_from_create),
         cmocka_unit_test(test_destroyed_context_forgets_its_allocations),
         cmocka_unit_test(test_context_at_reused_handle_gets_own_stream),
         cmocka_unit_test(test_many_contexts_keep_prefetching),

@@ -34,7 +34,7 @@ static int demo_task(const char *path, const char *name, dmn_class_t cls, int ke
     dmn_client_t *c;
     if (dmn_client_open(&o, &c) != GMUX_OK || dmn_client_is_local(c))
         return 1;
-    dmn_msg_stats_t st = {0, 512ull << 20, 0, 0, 0, 0};
+    dmn_msg_stats_t st = {0, 512ull << 20, 0, 0, 0, 0, 0};
     for (int k = 0; k < kernels; k++) {
         dmn_client_pending(c, 1, NULL, 0);
         if (dmn_client_wait_turn(c, 10 * COM_NS_PER_S) != GMUX_OK)

@@ -11,7 +11,13 @@
  * 1, 2 and 4, and zero mipmap levels. The handle is the block's address;
  * a destroy of anything else fails CUDA_ERROR_INVALID_VALUE.
  *
- * Logged: create (handle or 0, bytes, format, channels), destroy (handle).
+ * cuMemMapArrayAsync (and _ptsz) maps nothing: it checks that every entry
+ * is an array or mipmapped array with a map or unmap of a generic handle
+ * (CUDA_ERROR_INVALID_VALUE otherwise) and succeeds.
+ *
+ * Logged: create (handle or 0, bytes, format, channels), destroy (handle);
+ * cuMemMapArrayAsync, one entry per map info (array, handle, operation,
+ * stream).
  */
 #include "fake_cuda_internal.h"
 
@@ -134,4 +140,33 @@ CUresult fk_cuMipmappedArrayDestroy(CUmipmappedArray m)
 {
     REC(U(m), 0, 0, 0);
     return fake_free_array((CUdeviceptr)U(m), FAKE_ARRAY_MIPMAPPED);
+}
+
+static CUresult fake_map_array(const char *name, CUarrayMapInfo *list, unsigned count, CUstream s)
+{
+    if (!list || count == 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    for (unsigned i = 0; i < count; i++) {
+        const CUarrayMapInfo *m = &list[i];
+        if ((m->resourceType != CU_RESOURCE_TYPE_ARRAY &&
+             m->resourceType != CU_RESOURCE_TYPE_MIPMAPPED_ARRAY) ||
+            (m->memOperationType != CU_MEM_OPERATION_TYPE_MAP &&
+             m->memOperationType != CU_MEM_OPERATION_TYPE_UNMAP) ||
+            m->memHandleType != CU_MEM_HANDLE_TYPE_GENERIC)
+            return CUDA_ERROR_INVALID_VALUE;
+    }
+    for (unsigned i = 0; i < count; i++)
+        fake_rec(name, (uint64_t)(uintptr_t)list[i].resource.array, list[i].memHandle.memHandle,
+                 (uint64_t)list[i].memOperationType, (uint64_t)(uintptr_t)s);
+    return CUDA_SUCCESS;
+}
+
+CUresult fk_cuMemMapArrayAsync(CUarrayMapInfo *list, unsigned count, CUstream s)
+{
+    return fake_map_array("cuMemMapArrayAsync", list, count, s);
+}
+
+CUresult fk_cuMemMapArrayAsync_ptsz(CUarrayMapInfo *list, unsigned count, CUstream s)
+{
+    return fake_map_array("cuMemMapArrayAsync_ptsz", list, count, s);
 }

@@ -78,6 +78,8 @@ typedef CUresult (*fake_pfn_cuArrayCreate_v2000)(CUarray *a, const void *desc);
     X(cuMemRelease, cuMemRelease, 10020, PFN_cuMemRelease_v10020, 0)                               \
     X(cuMemMap, cuMemMap, 10020, PFN_cuMemMap_v10020, 0)                                           \
     X(cuMemUnmap, cuMemUnmap, 10020, PFN_cuMemUnmap_v10020, 0)                                     \
+    X(cuMemMapArrayAsync, cuMemMapArrayAsync, 11010, PFN_cuMemMapArrayAsync_v11010, 0)             \
+    X(cuMemMapArrayAsync_ptsz, cuMemMapArrayAsync, 11010, PFN_cuMemMapArrayAsync_v11010_ptsz, 1)   \
     X(cuMemPrefetchAsync, cuMemPrefetchAsync, 8000, PFN_cuMemPrefetchAsync_v8000, 0)               \
     X(cuMemPrefetchAsync_ptsz, cuMemPrefetchAsync, 8000, PFN_cuMemPrefetchAsync_v8000_ptsz, 1)     \
     X(cuMemPrefetchAsync_v2, cuMemPrefetchAsync, 12020, PFN_cuMemPrefetchAsync_v12020, 0)          \
