@@ -32,6 +32,11 @@ bool cli_out_replaces(const cli_out_t *o)
     return com_out_replaces(&o->out);
 }
 
+bool cli_out_kept(const cli_out_t *o)
+{
+    return o->out.mode >= 0; /* a regular file, replaced only once complete */
+}
+
 int cli_out_probe(const cli_out_t *o)
 {
     if (!cli_out_replaces(o))
