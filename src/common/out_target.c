@@ -95,6 +95,14 @@ int com_out_folder_check(const com_out_t *o, char dir[PATH_MAX])
                                            : 0;
 }
 
+int com_out_link_folder_check(const char *path, const com_out_t *o, char dir[PATH_MAX])
+{
+    dir[0] = '\0';
+    if (!com_out_replaces(o) || strcmp(o->file, path) == 0)
+        return 0;
+    return com_out_folder_check(o, dir);
+}
+
 bool com_out_replaces(const com_out_t *o)
 {
     return o->part[0] != '\0';

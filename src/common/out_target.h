@@ -68,6 +68,12 @@ int com_out_resolve_tagged(const char *path, const char *tag, com_out_t *o);
  * it: through a link, the user never typed it. */
 int com_out_folder_check(const com_out_t *o, char dir[PATH_MAX]);
 
+/* com_out_folder_check for a FILE replaced through a link (o->file is not
+ * path, as the user named it), whose target's folder the user never typed:
+ * an errno value with that folder in dir, for the message to name it
+ * ("cannot write PATH: DIR: reason"); else 0 with dir "". */
+int com_out_link_folder_check(const char *path, const com_out_t *o, char dir[PATH_MAX]);
+
 /* Whether o is written as a part renamed over o->file (else in place). */
 bool com_out_replaces(const com_out_t *o);
 

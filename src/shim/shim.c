@@ -197,12 +197,13 @@ __attribute__((destructor)) static void shim_fini(void)
     atomic_store(&shim_stats.streams_live, (uint64_t)shim_streams_count());
     if (!pattern || !pattern[0])
         return;
-    char path[4096];
+    char path[4096], dir[PATH_MAX]; /* dir: a link's target's folder, named when at fault */
     int e;
     if (shim_stats_path(pattern, (long)getpid(), path, sizeof(path)) != 0)
         COM_WARN(SHIM, "GMUX_SHIM_STATS file name too long: %s", pattern);
-    else if ((e = shim_stats_write(path, shim_mode_names[shim_state.mode])) != 0)
-        COM_WARN(SHIM, "cannot write GMUX_SHIM_STATS file %s: %s", path, strerror(e));
+    else if ((e = shim_stats_write(path, shim_mode_names[shim_state.mode], dir)) != 0)
+        COM_WARN(SHIM, "cannot write GMUX_SHIM_STATS file %s: %s%s%s", path, dir,
+                 dir[0] ? ": " : "", strerror(e));
 }
 
 /* --- lookup by name ------------------------------------------------------- */

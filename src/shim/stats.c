@@ -29,14 +29,17 @@ static int stats_put(const char *path, const char *mode_name)
     return e;
 }
 
-int shim_stats_write(const char *path, const char *mode_name)
+int shim_stats_write(const char *path, const char *mode_name, char dir[PATH_MAX])
 {
     /* the pid: processes that write one file at once each have their own
      * part; never guarded (no signal handler in the user's process) */
     char pid[24];
     snprintf(pid, sizeof(pid), "%ld", (long)getpid());
     com_out_t o;
+    dir[0] = '\0';
     int e = com_out_resolve_tagged(path, pid, &o);
+    if (!e)
+        e = com_out_link_folder_check(path, &o, dir);
     if (e)
         return e;
     e = stats_put(com_out_dst(&o), mode_name);

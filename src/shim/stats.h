@@ -11,6 +11,7 @@
 #ifndef SHIM_STATS_H
 #define SHIM_STATS_H
 
+#include <limits.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -77,7 +78,9 @@ extern shim_stats_t shim_stats;
     atomic_fetch_add_explicit(&shim_stats.name, (n), memory_order_relaxed)
 
 /* Writes the counters as one JSON line to path; 0, or an errno value
- * (ELOOP, EISDIR, what the write said). Where, as gmux's own output files
+ * (ELOOP, EISDIR, what the write said), with dir the folder at fault when
+ * path is a link whose target's folder is missing or not writable (the
+ * warning names it; the user never typed it), else "". Where, as gmux's own output files
  * (src/common/out_target.h): a regular file at path, or nothing, is replaced
  * only once the line is written whole: it goes to a sibling PATH.PID.part~
  * renamed over it (the mode of a file replaced kept), removed when a write
@@ -85,7 +88,7 @@ extern shim_stats_t shim_stats;
  * file it names is replaced so (a dangling link's target created); a loop of
  * links or a folder writes nothing. Anything else (a FIFO, /dev/stderr) is
  * written in place. */
-int shim_stats_write(const char *path, const char *mode_name);
+int shim_stats_write(const char *path, const char *mode_name, char dir[PATH_MAX]);
 
 /* The file name of pattern (GMUX_SHIM_STATS) for process pid: %p replaced by
  * the pid, %% by %. 0, or -1 when it does not fit in len bytes. */

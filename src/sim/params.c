@@ -52,9 +52,9 @@ gmux_status_t sim_params_set(sim_params_t *p, const char *kv, char *err, size_t 
         double v;
         gmux_status_t st;
         if (descs[i].kind == KIND_SIZE || descs[i].kind == KIND_U64) {
-            uint64_t u;
+            uint64_t u = 0;
             st = descs[i].kind == KIND_SIZE ? com_parse_size(val, &u) : com_parse_u64(val, &u);
-            v = (double)u;
+            v = st == GMUX_OK ? (double)u : 0; /* u is set only when the parse succeeded */
         } else {
             st = com_parse_double(val, &v);
             if (st == GMUX_OK && !(v > 0 && isfinite(v)))

@@ -6,6 +6,8 @@
  */
 #include <dirent.h>
 #include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -413,6 +415,53 @@ static void test_link_kept(void **state)
     }
 }
 
+/* The child, its stderr into the file arg names. */
+static int child_stderr_to(int index, void *arg)
+{
+    int fd = open((const char *)arg, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (fd < 0 || dup2(fd, STDERR_FILENO) < 0)
+        return 30;
+    close(fd);
+    return child(index, NULL);
+}
+
+/* A dangling link into a folder that is not there: nothing written, and the
+ * warning names that folder, which the user never typed, as gmux does of
+ * its own output files. Until 2026-12-04 it said only the link and "No such
+ * file or directory". */
+static void test_link_missing_folder_named(void **state)
+{
+    (void)state;
+    unsetenv("GMUX_BUDGET");
+    tlinks_t l;
+    assert_int_equal(tlinks_make(&l, "s.json"), 0);
+    char link_to[160], gone[96], log[96];
+    snprintf(gone, sizeof(gone), "%s/gone", l.b);
+    snprintf(link_to, sizeof(link_to), "%s/s.json", gone);
+    snprintf(log, sizeof(log), "%s/stderr.txt", l.top);
+    assert_int_equal(symlink(link_to, l.link), 0);
+    setenv("GMUX_SHIM_STATS", l.link, 1);
+    int status = -3;
+    int bad = tproc_fork_all(1, child_stderr_to, log, 60.0, &status);
+    setenv("GMUX_SHIM_STATS", stats_path, 1);
+    assert_int_equal(bad, 0);
+    assert_int_equal(status, 0);
+    char text[4096] = {0}, want[512];
+    FILE *f = fopen(log, "r");
+    assert_non_null(f);
+    size_t n = fread(text, 1, sizeof(text) - 1, f);
+    fclose(f);
+    text[n] = '\0';
+    snprintf(want, sizeof(want), "cannot write GMUX_SHIM_STATS file %s: %s: %s\n", l.link, gone,
+             strerror(ENOENT));
+    if (!strstr(text, want))
+        fail_msg("stderr has no '%s': %s", want, text);
+    assert_int_equal(unlink(log), 0);
+    assert_string_equal(others_in(l.a, NULL), "link ");
+    assert_string_equal(others_in(l.b, NULL), "");
+    assert_int_equal(tlinks_remove(&l), 0);
+}
+
 int main(void)
 {
     snprintf(stats_path, sizeof(stats_path), "/tmp/gmux_shim_stats_%d.json", (int)getpid());
@@ -432,6 +481,7 @@ int main(void)
         cmocka_unit_test(test_pid_in_path),
         cmocka_unit_test(test_failed_write_keeps_earlier),
         cmocka_unit_test(test_link_kept),
+        cmocka_unit_test(test_link_missing_folder_named),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

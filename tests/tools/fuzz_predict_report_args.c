@@ -6,10 +6,9 @@
  * leak (predict_report_opts_free gives back what it took, whatever the
  * answer); the reader answers -1 (help), 0 or 2 (a usage error, said on
  * stderr), and -1 exactly when -h or --help is among the words before
- * "--". When it answers 0: a TRACE that is a word not starting with '-'
- * (an empty one too: a name no file has, which pdrive_open fails to
- * read); each --set a non-empty word; --json, --seed and --templates set
- * only when among the words.
+ * "--". When it answers 0: a TRACE that is a non-empty word not starting
+ * with '-' (an empty one is a usage error: a name no file has); each --set a non-empty word;
+ * --json, --seed and --templates set only when among the words.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -33,8 +32,8 @@ static bool has_word(char **argv, int argc, const char *w)
 
 static void check(int argc, char **argv, const struct predict_report_opts *o)
 {
-    /* an empty TRACE too: a name no file has */
-    if (o->in.trace && (!fuzz_words_at(argc, argv, o->in.trace, true) || o->in.trace[0] == '-'))
+    /* never an empty TRACE: a usage error */
+    if (o->in.trace && (!fuzz_words_at(argc, argv, o->in.trace, false) || o->in.trace[0] == '-'))
         abort();
     if (o->in.workload && !fuzz_words_at(argc, argv, o->in.workload, false))
         abort();

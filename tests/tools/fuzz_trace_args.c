@@ -7,8 +7,9 @@
  * exactly when there is a word and -h or --help is among the words before
  * "--". When it answers 0: the subcommand its first word names; generate
  * with a workload and -o, non-empty words, and a form; convert with IN and
- * OUT, two words (empty ones too: names no file has), neither an option; show with exactly one
- * FILE; a recording with -o, a form of "text" or "binary", and a program that is the words after
+ * OUT, two non-empty words (an empty one is a usage error), neither an
+ * option; show with exactly one FILE, not empty; a recording with -o, a form of "text" or "binary",
+ * and a program that is the words after
  * "--".
  */
 #include <stdbool.h>
@@ -42,8 +43,8 @@ static void check(int argc, char **argv, const struct trace_opts *o)
                 abort();
         break;
     case TRACE_SUB_CONVERT: {
-        int in = fuzz_words_at(argc, argv, o->in, true),
-            out = fuzz_words_at(argc, argv, o->out, true);
+        int in = fuzz_words_at(argc, argv, o->in, false),
+            out = fuzz_words_at(argc, argv, o->out, false);
         if (strcmp(sub, "convert") != 0 || !in || !out || in >= out ||
             (o->format && !is_form(o->format)))
             abort();
@@ -52,7 +53,7 @@ static void check(int argc, char **argv, const struct trace_opts *o)
         break;
     }
     case TRACE_SUB_SHOW:
-        if (strcmp(sub, "show") != 0 || argc != 3 || o->in != argv[2])
+        if (strcmp(sub, "show") != 0 || argc != 3 || o->in != argv[2] || !o->in[0])
             abort();
         break;
     case TRACE_SUB_RECORD: {

@@ -217,6 +217,20 @@ static void test_unwritable_trace(void **state)
         assert_string_equal(err, want);
         assert_string_equal(out, "");
     }
+    /* a dangling link into a folder that is not there: the line names that
+     * folder, which the user never typed, as gmux does (until 2026-12-04 it
+     * said only "No such file or directory") */
+    char link[64], gone[64];
+    snprintf(link, sizeof(link), "%s/link", dir);
+    snprintf(gone, sizeof(gone), "%s/gone", dir);
+    assert_int_equal(symlink("gone/chain.txt", link), 0);
+    const char *through[] = {"--chain-trace", link, NULL};
+    assert_int_equal(calibrate(through), 1);
+    char said[256];
+    snprintf(said, sizeof(said), "gmux-calibrate: cannot write chain trace '%s': %s: %s\n", link,
+             gone, strerror(ENOENT));
+    assert_string_equal(err, said);
+    assert_int_equal(unlink(link), 0);
     /* a loop of links is refused before the GPU is looked for, the links
      * kept (until 2026-12-03 the run went on, and one that finished would
      * have replaced the link by a regular file) */

@@ -2,7 +2,8 @@
  * What gmux's words tell a user beyond each command's options (the helps'
  * exit statuses and option checks are test_cli_help's): the task states
  * gmux status and top show, --version asked of a command, the wording of a
- * --set the workload refuses, and input options that do not apply.
+ * --set the workload refuses, input options that do not apply, and an
+ * empty file name.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -216,6 +217,32 @@ static void test_workload_options_only_with_workload(void **state)
     remove(trace);
 }
 
+/* An empty word where a file is named is a usage error, exit 2 with one
+ * sentence, as an empty option value is (`-o ''`): no file has that name.
+ * Until 2026-12-04 each was tried as a file and failed, exit 1 naming it
+ * ("gmux trace: : No such file or directory"). */
+static void test_empty_file_name_is_usage_error(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *words[6];
+        const char *says;
+    } cases[] = {
+        {{"predict-report", ""}, "gmux predict-report: empty file name"},
+        {{"profile", "", "-o", "/tmp/gmux-words-never.db"}, "gmux profile: empty file name"},
+        {{"trace", "convert", "", "/tmp/gmux-words-never.db"}, "gmux trace: empty file name"},
+        {{"trace", "convert", "/dev/null", ""}, "gmux trace: empty file name"},
+        {{"trace", "show", ""}, "gmux trace: empty file name"},
+    };
+    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+        int rc = run_words(cases[c].words);
+        if (rc != 2 || !strstr(err, cases[c].says))
+            fail_msg("gmux %s '%s' ...: exit %d, not 2 with \"%s\": %s", cases[c].words[0],
+                     cases[c].words[1], rc, cases[c].says, err);
+    }
+    assert_int_equal(access("/tmp/gmux-words-never.db", F_OK), -1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -223,6 +250,7 @@ int main(void)
         cmocka_unit_test(test_set_refused_in_one_sentence),
         cmocka_unit_test(test_every_command_has_version),
         cmocka_unit_test(test_workload_options_only_with_workload),
+        cmocka_unit_test(test_empty_file_name_is_usage_error),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

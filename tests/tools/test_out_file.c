@@ -155,6 +155,41 @@ static void test_dangling_link(void **state)
     }
 }
 
+/* A part that cannot be made (a folder in its place, not empty: gmux
+ * removes a part it could not complete), through a link to a
+ * file, then a dangling one: exit 1, the message naming the link and what
+ * became of its target, left as it was or nothing written. Until
+ * 2026-12-04 the dangling link's said "(left as it was)" too, of a file
+ * that was never there. */
+static void test_write_fails_through_link(void **state)
+{
+    links_t *l = *state;
+    for (int dangling = 0; dangling < 2; dangling++) {
+        if (!dangling)
+            put_file(l->target, "precious", 0644);
+        assert_int_equal(symlink(l->target, l->link), 0);
+        char inside[160];
+        snprintf(inside, sizeof(inside), "%s/x", l->t.tpart);
+        assert_int_equal(mkdir(l->t.tpart, 0755), 0);
+        put_file(inside, "x", 0644);
+        assert_int_equal(convert(l->in, l->link), 1);
+        char want[512];
+        snprintf(want, sizeof(want), "gmux trace: %s: %s (%s)\n", l->link, strerror(EISDIR),
+                 dangling ? "nothing written" : "left as it was");
+        assert_string_equal(err, want);
+        assert_int_equal(unlink(inside), 0);
+        assert_int_equal(rmdir(l->t.tpart), 0);
+        link_kept_no_part(l);
+        if (dangling && exists(l->target))
+            fail_msg("a failed convert to a dangling link left %s", l->target);
+        if (!dangling) {
+            assert_file(l->target, "precious");
+            assert_int_equal(unlink(l->target), 0);
+        }
+        assert_int_equal(unlink(l->link), 0);
+    }
+}
+
 /* err is one line: "gmux trace: cannot write PATH: " and the reason. */
 static void said_cannot_write(const char *path, int errnum)
 {
@@ -272,6 +307,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_link_to_file, setup, teardown),
         cmocka_unit_test_setup_teardown(test_dangling_link, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_write_fails_through_link, setup, teardown),
         cmocka_unit_test_setup_teardown(test_link_loop_and_folder, setup, teardown),
         cmocka_unit_test_setup_teardown(test_dangling_link_missing_folder, setup, teardown),
         cmocka_unit_test_setup_teardown(test_read_only_target_folder, setup, teardown),

@@ -100,8 +100,9 @@ static bool cupti_ok;
 /* --chain-trace FILE (trace_out.h): says why it cannot be written, exit 1. */
 [[noreturn]] static void trace_fail(const char *path, int errnum)
 {
-    std::fprintf(stderr, "gmux-calibrate: cannot write chain trace '%s': %s\n", path,
-                 std::strerror(errnum));
+    const char *dir = cal_trace_folder(); /* a link's target's folder, or "" */
+    std::fprintf(stderr, "gmux-calibrate: cannot write chain trace '%s': %s%s%s\n", path, dir,
+                 dir[0] ? ": " : "", std::strerror(errnum));
     cal_exit(1);
 }
 

@@ -13,6 +13,8 @@
 static com_out_t trace_out;
 static bool trace_in_part;
 static bool trace_registered;
+/* The folder the last cal_trace_open failed on ("" if none). */
+static char trace_folder[PATH_MAX];
 
 static void trace_discard(void)
 {
@@ -23,7 +25,10 @@ static void trace_discard(void)
 
 FILE *cal_trace_open(const char *path, int *errnum_p)
 {
+    trace_folder[0] = '\0';
     int e = com_out_resolve(path, &trace_out);
+    if (!e)
+        e = com_out_link_folder_check(path, &trace_out, trace_folder);
     if (e) {
         *errnum_p = e;
         return NULL;
@@ -40,6 +45,11 @@ FILE *cal_trace_open(const char *path, int *errnum_p)
         trace_registered = atexit(trace_discard) == 0;
     com_out_guard(&trace_out);
     return f;
+}
+
+const char *cal_trace_folder(void)
+{
+    return trace_folder;
 }
 
 void cal_trace_abort(FILE *f)

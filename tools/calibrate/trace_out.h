@@ -32,6 +32,11 @@ extern "C" {
  * (nothing created). */
 FILE *cal_trace_open(const char *path, int *errnum_p);
 
+/* After cal_trace_open failed on path given as a link: the folder of the
+ * link's target that is missing or not writable (the message names it, as
+ * gmux does: the user never typed it); "" otherwise. */
+const char *cal_trace_folder(void);
+
 /* Flushes and closes f, the stream cal_trace_open returned, renames the part
  * over FILE with FILE's mode, and puts the signals' dispositions back.
  * Returns 0, or an errno value after removing the part. */

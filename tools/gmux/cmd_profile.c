@@ -158,8 +158,8 @@ int cmd_profile(int argc, char **argv)
         cli_out_guard(&o);
         if (eng_tpl_db_save(p, o.dst, err, sizeof(err)) != GMUX_OK) {
             cli_out_finish(&o, false);
-            rc = o.exists ? cli_fail(CMD, "%s (%s left as it was)", err, out)
-                          : cli_fail(CMD, "%s", err);
+            rc = cli_out_kept(&o) ? cli_fail(CMD, "%s (%s left as it was)", err, out)
+                                  : cli_fail(CMD, "%s", err);
         } else if ((rc = cli_out_finish(&o, true)) == 0) {
             for (uint32_t k = 0; k < src->nkernels; k++) {
                 eng_pred_kernel_info_t ki;

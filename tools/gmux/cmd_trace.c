@@ -66,12 +66,16 @@ static void print_help(void)
 }
 
 /* The writer's message about o's part file, with the path the user gave in
- * its place (the part file is gone by then); 1. */
+ * its place (the part file is gone by then), and what became of the file
+ * there: left as it was, or, through a dangling link, nothing written; 1. */
 static int write_failed(const cli_out_t *o, const char *err)
 {
     size_t n = strlen(o->dst);
     if (cli_out_replaces(o) && strncmp(err, o->dst, n) == 0)
-        return cli_fail(CMD, "%s%s%s", o->path, err + n, o->exists ? " (left as it was)" : "");
+        return cli_fail(CMD, "%s%s%s", o->path, err + n,
+                        cli_out_kept(o) ? " (left as it was)"
+                        : o->exists     ? " (nothing written)"
+                                        : "");
     return cli_fail(CMD, "%s", err);
 }
 
@@ -285,7 +289,7 @@ static int cmd_record(const struct trace_opts *o_words)
                  cmd[0]);
     if (!written || sim_trace_open(o.dst, &src, err, sizeof(err)) != GMUX_OK) {
         cli_out_finish(&o, false);
-        if (o.exists)
+        if (cli_out_kept(&o))
             cli_fail(CMD, "no complete trace recorded (%s left as it was): %s", out, err);
         else
             cli_fail(CMD, "no complete trace recorded: %s", err);

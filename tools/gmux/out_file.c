@@ -22,7 +22,7 @@ int cli_out_begin(cli_out_t *o, const char *cmd, const char *path)
         return 0; /* in place, under the name the user gave */
     o->dst = o->out.part;
     char dir[PATH_MAX]; /* a link followed: its target's folder, which path does not show */
-    if (strcmp(o->out.file, path) != 0 && (e = com_out_folder_check(&o->out, dir)) != 0)
+    if ((e = com_out_link_folder_check(path, &o->out, dir)) != 0)
         return cli_fail(cmd, "cannot write %s: %s: %s", path, dir, strerror(e));
     return 0;
 }
@@ -30,6 +30,11 @@ int cli_out_begin(cli_out_t *o, const char *cmd, const char *path)
 bool cli_out_replaces(const cli_out_t *o)
 {
     return com_out_replaces(&o->out);
+}
+
+bool cli_out_kept(const cli_out_t *o)
+{
+    return o->out.mode >= 0; /* a regular file, replaced only once complete */
 }
 
 int cli_out_probe(const cli_out_t *o)

@@ -45,6 +45,11 @@ int cli_out_probe(const cli_out_t *o);
 /* Whether o->dst is a part file that cli_out_finish renames over path. */
 bool cli_out_replaces(const cli_out_t *o);
 
+/* Whether a file was at path (its links followed), which a write that
+ * fails leaves as it was; false for nothing there and for a dangling link
+ * (o->exists, though no file is there to keep). */
+bool cli_out_kept(const cli_out_t *o);
+
 /* Until cli_out_finish, SIGINT, SIGTERM or SIGHUP removes the part file
  * (when o->dst is one) and then acts as before (an ignored one stays
  * ignored): gmux killed while it writes leaves no FILE.part~ behind. For a

@@ -32,6 +32,9 @@ int pdrive_parse_arg(const char *cmd, pdrive_input_t *in, int argc, char **argv,
             return -1;
         }
         in->seed_given = true;
+    } else if (!a[0]) { /* no file has it: not a file to fail to open */
+        cli_usage_error(cmd, "empty file name");
+        return -1;
     } else if (a[0] != '-' && !in->trace) {
         in->trace = a;
         return 1;

@@ -32,7 +32,8 @@ typedef struct pdrive_input {
 /*
  * Parses argv[i] if it is one of the input options (TRACE positional,
  * --workload NAME, --set K=V, --seed S); returns how many words it took
- * (0: not an input option, -1: usage error already printed).
+ * (0: not an input option, -1: usage error already printed, an empty word
+ * among them: a TRACE no file is named, not one to fail to open).
  */
 int pdrive_parse_arg(const char *cmd, pdrive_input_t *in, int argc, char **argv, int i);
 

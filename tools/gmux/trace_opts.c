@@ -70,6 +70,8 @@ static int read_convert(int argc, char **argv, struct trace_opts *o)
                 return rc;
         } else if (argv[i][0] == '-' && argv[i][1]) {
             return cli_bad_word(CMD, argv[i]);
+        } else if (!argv[i][0]) { /* no file has it: not a file to fail to open */
+            return cli_usage_error(CMD, "empty file name");
         } else if (!o->in) {
             o->in = argv[i];
         } else if (!o->out) {
@@ -91,6 +93,8 @@ static int read_show(int argc, char **argv, struct trace_opts *o)
             return cli_bad_word(CMD, argv[i]);
     if (argc != 2)
         return cli_usage_error(CMD, "show needs exactly one FILE");
+    if (!argv[1][0])
+        return cli_usage_error(CMD, "empty file name");
     o->in = argv[1];
     return 0;
 }
