@@ -127,14 +127,14 @@ int com_out_finish(const com_out_t *o, bool complete, const char **call_p)
         /* the part was created 0666 & ~umask: it gets the mode of the file
          * it replaces */
         if (!complete)
-            remove(o->part);
+            unlink(o->part); /* never a folder the user keeps there */
         else if (o->mode >= 0 && chmod(o->part, (mode_t)o->mode) != 0)
             call = "chmod()";
         else if (rename(o->part, o->file) != 0)
             call = "rename()";
         if (call) {
             e = errno;
-            remove(o->part);
+            unlink(o->part); /* never a folder the user keeps there */
         }
     }
     com_part_unguard(); /* after the rename: a signal before it removes the part */

@@ -214,6 +214,23 @@ static void test_finish_failures(void **state)
     assert_int_not_equal(access(o.part, F_OK), 0);
 }
 
+/* A folder the user keeps under the part's name is never removed: a write
+ * that could not open its part leaves it as it was. */
+static void test_finish_keeps_a_folder(void **state)
+{
+    (void)state;
+    char file[PATH_MAX];
+    snprintf(file, sizeof(file), "%s/kept", dir);
+    com_out_t o;
+    assert_int_equal(com_out_resolve(file, &o), 0);
+    assert_int_equal(mkdir(o.part, 0755), 0);
+    assert_int_equal(com_out_finish(&o, false, NULL), 0);
+    struct stat sb;
+    assert_int_equal(stat(o.part, &sb), 0);
+    assert_true(S_ISDIR(sb.st_mode));
+    assert_int_equal(rmdir(o.part), 0);
+}
+
 int main(void)
 {
     if (!mkdtemp(dir))
@@ -222,6 +239,7 @@ int main(void)
         cmocka_unit_test(test_chain_from_bare_name),  cmocka_unit_test(test_links_bounded),
         cmocka_unit_test(test_in_place_and_too_long), cmocka_unit_test(test_part_fits_a_path),
         cmocka_unit_test(test_folder_check),          cmocka_unit_test(test_finish_failures),
+        cmocka_unit_test(test_finish_keeps_a_folder),
     };
     return tdir_finish(dir, cmocka_run_group_tests(tests, NULL, NULL));
 }

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -45,7 +46,7 @@ int cli_out_probe(const cli_out_t *o)
     if (!f)
         return cli_fail(o->cmd, "cannot write %s: %s", o->path, strerror(errno));
     fclose(f);
-    remove(o->dst);
+    unlink(o->dst);
     return 0;
 }
 
