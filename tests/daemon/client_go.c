@@ -8,7 +8,12 @@
 
 int client_go_wait(dmn_client_t *c, const char *name)
 {
-    const char *go = getenv("GMUX_TEST_CLIENT_GO");
+    return client_file_wait(c, name, "GMUX_TEST_CLIENT_GO");
+}
+
+int client_file_wait(dmn_client_t *c, const char *name, const char *var)
+{
+    const char *go = getenv(var);
     uint64_t go_by = com_deadline_after_ns(20 * COM_NS_PER_S);
     while (go && access(go, F_OK) != 0) {
         if (com_deadline_passed(go_by)) {

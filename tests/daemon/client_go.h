@@ -16,4 +16,8 @@
  * a message naming `name` when it has not come within 20 s. */
 int client_go_wait(dmn_client_t *c, const char *name);
 
+/* The same wait for the file named by the environment variable `var` (at
+ * once when it is not set). */
+int client_file_wait(dmn_client_t *c, const char *name, const char *var);
+
 #endif /* CLIENT_GO_H */

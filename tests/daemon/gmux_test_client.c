@@ -18,7 +18,10 @@
  * With GMUX_TEST_CLIENT_GO=FILE set, it registers and then waits (at most
  * 20 s) for FILE to exist before its first kernel: a test starts several
  * clients, sees them all registered, then lets them run together.
- * Exit: 0 done, 2 usage, 3 a wait for the turn (or the go file) timed out,
+ * With GMUX_TEST_CLIENT_HOLD=FILE set, it keeps the turn after each kernel's
+ * stats are sent until FILE exists (at most 20 s), then goes idle: a test
+ * sees the report in which the new counts show and the task still runs.
+ * Exit: 0 done, 2 usage, 3 a wait for the turn (or the go or hold file) timed out,
  * 4 I/O.
  */
 #include <stdio.h>
@@ -90,6 +93,8 @@ int main(int argc, char **argv)
         st.faults += 3;
         st.migrated += 1ull << 20;
         dmn_client_report(c, &st);
+        if (client_file_wait(c, o.name, "GMUX_TEST_CLIENT_HOLD") != 0)
+            return 3;
         if (idle_us > 0) {
             dmn_client_idle(c);
             com_clock_sleep_ns((uint64_t)idle_us * COM_NS_PER_US);
