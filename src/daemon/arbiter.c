@@ -613,6 +613,7 @@ uint32_t dmn_arb_snapshot(const dmn_arbiter_t *arb, uint64_t now, dmn_status_tas
             s->priority = t->reg.priority;
             s->budget = t->reg.budget;
             s->resident = t->stats.resident;
+            s->pinned = t->stats.pinned;
             s->total = t->stats.total;
             s->faults = t->stats.faults;
             s->migrated = t->stats.migrated;

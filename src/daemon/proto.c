@@ -283,6 +283,7 @@ void dmn_proto_status_task_at(const dmn_msg_status_t *m, uint32_t i, dmn_status_
         *fields[k] = get64(t + 24 + 8 * k);
     (void)read_name(t + 88, DMN_NAME_MAX, out->name);
     out->footprint = get64(t + 120);
+    out->pinned = get64(t + 128);
 }
 
 static uint8_t *begin(uint8_t *out, size_t cap, uint32_t seq, dmn_msg_type_t type, size_t len)
@@ -451,6 +452,7 @@ size_t dmn_proto_encode_status(uint8_t *out, size_t cap, uint32_t seq, const dmn
             put64(t + 24 + 8 * k, fields[k]);
         write_name(t + 88, DMN_NAME_MAX, s->name);
         put64(t + 120, s->footprint);
+        put64(t + 128, s->pinned);
     }
     return DMN_PROTO_HDR_SIZE + len;
 }

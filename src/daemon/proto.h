@@ -34,7 +34,8 @@
 /* Version 2: STATS device bytes, STATUS mode and footprints; 3: PLAN kind AHEAD;
  * 4: STATUS planned bytes; 5: PENDING numbered, GRANT names the PENDING it answers;
  * 6: EVICTED, the empty EVICT PLAN that asks for it, STATUS evict-wait counters;
- * 7: STATUS task state HELD; 8: GRANT flags (DMN_GRANT_PLANNED). */
+ * 7: STATUS task state HELD; 8: GRANT flags (DMN_GRANT_PLANNED); 9: STATS and STATUS
+ * records carry the pinned bytes. */
 #define DMN_PROTO_MAGIC       0x44584d47u /* 'G' 'M' 'X' 'D' */
 #define DMN_PROTO_VERSION     9u
 #define DMN_PROTO_HDR_SIZE    16u
@@ -45,7 +46,7 @@
 #define DMN_RANGE_SIZE        16u
 #define DMN_MAX_RANGES        ((DMN_PROTO_MAX_PAYLOAD - 16u) / DMN_RANGE_SIZE)
 #define DMN_STATUS_HEAD_SIZE  120u
-#define DMN_STATUS_TASK_SIZE  128u
+#define DMN_STATUS_TASK_SIZE  136u
 #define DMN_EVICTED_SIZE      16u
 #define DMN_STATUS_MAX_TASKS  ((DMN_PROTO_MAX_PAYLOAD - DMN_STATUS_HEAD_SIZE) / DMN_STATUS_TASK_SIZE)
 
@@ -179,7 +180,7 @@ typedef struct dmn_msg_evicted { /* 16 bytes */
     uint32_t reserved;  /* 0 */
 } dmn_msg_evicted_t;
 
-typedef struct dmn_status_task { /* 128 bytes on the wire */
+typedef struct dmn_status_task { /* 136 bytes on the wire */
     uint32_t id, pid, state, cls;
     int32_t priority;
     uint32_t reserved;
@@ -188,6 +189,7 @@ typedef struct dmn_status_task { /* 128 bytes on the wire */
     uint64_t age_ns; /* time since registration */
     char name[DMN_NAME_MAX];
     uint64_t footprint; /* device bytes the daemon counts for the task (arbiter.h) (v2) */
+    uint64_t pinned;    /* of resident, the bytes no plan can move (STATS pinned) (v9) */
 } dmn_status_task_t;
 
 typedef struct dmn_msg_status {
@@ -207,7 +209,7 @@ typedef struct dmn_msg_status {
     uint64_t evict_timeouts;    /* of those, the ones that gave up waiting (v6) */
     uint64_t evict_wait_ns;     /* time they waited in all (v6) */
     uint64_t evict_wait_max_ns; /* the longest of those waits (v6) */
-    const uint8_t *tasks_le;    /* n_tasks * 128 bytes in the caller's buffer */
+    const uint8_t *tasks_le;    /* n_tasks * 136 bytes in the caller's buffer */
 } dmn_msg_status_t;
 
 typedef struct dmn_msg {

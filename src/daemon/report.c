@@ -164,15 +164,16 @@ void dmn_report_json(FILE *out, const char *path, const dmn_report_t *r)
         json_string(out, t->name);
         fprintf(out,
                 ", \"state\": \"%s\", \"class\": \"%s\", \"priority\": %d, \"budget\": %llu, "
-                "\"resident\": %llu, \"total\": %llu, \"faults\": %llu, \"migrated\": %llu, "
+                "\"resident\": %llu, \"pinned\": %llu, \"total\": %llu, \"faults\": %llu, "
+                "\"migrated\": %llu, "
                 "\"kernels\": %llu, \"footprint\": %llu, \"gpu_time_s\": %.6f, \"age_s\": %.6f, "
                 "\"share\": %.4f}",
                 dmn_state_name(t->state), dmn_class_name(t->cls), t->priority,
                 (unsigned long long)t->budget, (unsigned long long)t->resident,
-                (unsigned long long)t->total, (unsigned long long)t->faults,
-                (unsigned long long)t->migrated, (unsigned long long)t->kernels,
-                (unsigned long long)t->footprint, (double)t->run_ns / 1e9, (double)t->age_ns / 1e9,
-                dmn_report_share(t));
+                (unsigned long long)t->pinned, (unsigned long long)t->total,
+                (unsigned long long)t->faults, (unsigned long long)t->migrated,
+                (unsigned long long)t->kernels, (unsigned long long)t->footprint,
+                (double)t->run_ns / 1e9, (double)t->age_ns / 1e9, dmn_report_share(t));
     }
     fprintf(out, "%s]}\n", r->n_tasks ? "\n" : "");
 }

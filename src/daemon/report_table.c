@@ -3,7 +3,9 @@
  * report.h. The summary lines wrap between their fields; the task table
  * picks its form for the width: wide (whole headers, sizes to two decimals,
  * exact counts) when it fits, else narrow (sizes and counts in at most 4
- * and 5 columns, short headers), the name cut with "..." last. Widths are
+ * and 5 columns, short headers), the name cut with "..." last. The pinned
+ * bytes (PINNED, PIN) have their column only while a task pins any, so a
+ * daemon whose tasks pin nothing shows the table as before. Widths are
  * counted in code points (a name may hold UTF-8): one column each, so a
  * double-width character (CJK) takes one column more than counted and
  * shifts the rest of its row; no wcwidth, which depends on the locale.
@@ -29,6 +31,7 @@ enum {
     COL_CLASS,
     COL_PRI,
     COL_RES,
+    COL_PIN, /* only while a task pins memory (has_pin) */
     COL_TOTAL,
     COL_FAULTS,
     COL_MIGR,
@@ -37,12 +40,12 @@ enum {
     COL_COUNT
 };
 
-static const char *const head_wide[COL_COUNT] = {"ID",     "PID",      "NAME",     "STATE",
-                                                 "CLASS",  "PRI",      "RESIDENT", "TOTAL",
-                                                 "FAULTS", "MIGRATED", "KERNELS",  "SHARE"};
-static const char *const head_narrow[COL_COUNT] = {"ID",     "PID",  "NAME",    "STATE",
-                                                   "CLASS",  "PRI",  "RES",     "TOTAL",
-                                                   "FAULTS", "MIGR", "KERNELS", "SHARE"};
+static const char *const head_wide[COL_COUNT] = {
+    "ID",     "PID",   "NAME",   "STATE",    "CLASS",   "PRI",  "RESIDENT",
+    "PINNED", "TOTAL", "FAULTS", "MIGRATED", "KERNELS", "SHARE"};
+static const char *const head_narrow[COL_COUNT] = {"ID",   "PID",     "NAME", "STATE", "CLASS",
+                                                   "PRI",  "RES",     "PIN",  "TOTAL", "FAULTS",
+                                                   "MIGR", "KERNELS", "SHARE"};
 
 typedef char cell_t[40];
 
@@ -84,6 +87,7 @@ static void row_cells(const dmn_status_task_t *t, bool wide, cell_t c[COL_COUNT]
     snprintf(c[COL_CLASS], sizeof(cell_t), "%s", dmn_class_name(t->cls));
     snprintf(c[COL_PRI], sizeof(cell_t), "%d", t->priority);
     size(t->resident, c[COL_RES], sizeof(cell_t));
+    size(t->pinned, c[COL_PIN], sizeof(cell_t));
     size(t->total, c[COL_TOTAL], sizeof(cell_t));
     size(t->migrated, c[COL_MIGR], sizeof(cell_t));
     if (wide) {
@@ -96,8 +100,18 @@ static void row_cells(const dmn_status_task_t *t, bool wide, cell_t c[COL_COUNT]
     snprintf(c[COL_SHARE], sizeof(cell_t), "%.1f%%", 100.0 * dmn_report_share(t));
 }
 
-/* Each column's width in the form asked: its header or its widest cell.
- * Returns the width of the row apart from the name and its blank. */
+/* Whether any task of r pins device memory (the PIN column is shown). */
+static bool has_pin(const dmn_report_t *r)
+{
+    for (uint32_t i = 0; i < r->n_tasks; i++)
+        if (r->tasks[i].pinned)
+            return true;
+    return false;
+}
+
+/* Each column's width in the form asked: its header or its widest cell; 0
+ * for a column left out (PIN while no task pins memory). Returns the width
+ * of the row apart from the name and its blank. */
 static size_t col_widths(const dmn_report_t *r, bool wide, size_t w[COL_COUNT])
 {
     const char *const *head = wide ? head_wide : head_narrow;
@@ -110,17 +124,22 @@ static size_t col_widths(const dmn_report_t *r, bool wide, size_t w[COL_COUNT])
             if (cols(c[k]) > w[k])
                 w[k] = cols(c[k]);
     }
-    size_t rest = COL_COUNT - 1; /* the blanks between columns */
+    if (!has_pin(r))
+        w[COL_PIN] = 0;
+    size_t rest = 0;
     for (int k = 0; k < COL_COUNT; k++)
-        rest += k == COL_NAME ? 0 : w[k];
+        if (w[k] && k != COL_NAME)
+            rest += w[k] + 1; /* and its blank: the name's stands for the first's */
     return rest;
 }
 
 /* One row: text columns left-aligned, numbers right-aligned, the name cut
- * to w[COL_NAME] with "..." last. */
+ * to w[COL_NAME] with "..." last; a column of width 0 left out. */
 static void put_row(FILE *out, cell_t c[COL_COUNT], const size_t w[COL_COUNT])
 {
     for (int k = 0; k < COL_COUNT; k++) {
+        if (w[k] == 0)
+            continue;
         if (k > 0)
             fputc(' ', out);
         bool left = k == COL_NAME || k == COL_STATE || k == COL_CLASS;

@@ -256,9 +256,10 @@ static void test_status(void **state)
     dmn_status_task_t t[2];
     memset(t, 0, sizeof(t));
     t[0] = (dmn_status_task_t){
-        7, 100, DMN_STATE_RUNNING, DMN_CLASS_BATCH, 3, 0, 1, 2, 3, 4, 5, 6, 7, 8, "a", 17};
+        7, 100, DMN_STATE_RUNNING, DMN_CLASS_BATCH, 3, 0, 1, 2, 3, 4, 5, 6, 7, 8, "a", 17, 19};
     t[1] = (dmn_status_task_t){
-        8, 101, DMN_STATE_IDLE, DMN_CLASS_LATENCY, -1, 0, 9, 10, 11, 12, 13, 14, 15, 16, "bb", 18};
+        8,    101, DMN_STATE_IDLE, DMN_CLASS_LATENCY, -1, 0, 9, 10, 11, 12, 13, 14, 15, 16,
+        "bb", 18,  1ull << 34};
     dmn_msg_status_t head = {.mode = DMN_MODE_SHARED,
                              .uptime_ns = 1000,
                              .switches = 5,
@@ -275,7 +276,9 @@ static void test_status(void **state)
                              .evict_wait_ns = 1ull << 35,
                              .evict_wait_max_ns = 14};
     size_t n = dmn_proto_encode_status(buf, sizeof(buf), 1, &head, t, 2);
-    assert_int_equal(n, 16 + 120 + 256);
+    assert_int_equal(n, 16 + 120 + 2 * 136); /* v9: each record ends in its pinned bytes */
+    assert_int_equal(buf[16 + 120 + 128], 19);
+    assert_int_equal(buf[16 + 120 + 136 + 128 + 4], 4); /* 1 << 34, little-endian */
     dmn_msg_t m;
     assert_int_equal(dmn_proto_decode(buf, n, &m), GMUX_OK);
     assert_int_equal(m.u.status.n_tasks, 2);
@@ -301,6 +304,7 @@ static void test_status(void **state)
     assert_int_equal(g.age_ns, 16);
     assert_string_equal(g.name, "bb");
     assert_int_equal(g.footprint, 18);
+    assert_int_equal(g.pinned, 1ull << 34);
     buf[16 + 4] = 2; /* mode 2 */
     assert_int_equal(dmn_proto_decode(buf, n, &m), GMUX_ERR_PARSE);
     buf[16 + 4] = 1;

@@ -230,6 +230,39 @@ static void test_table_forms(void **state)
     free(t);
 }
 
+/* The pinned bytes (v9): a PINNED (narrow PIN) column after the resident
+ * bytes while a task pins any, none while no task does (the table as
+ * before); the JSON carries "pinned" either way. */
+static void test_table_pinned(void **state)
+{
+    (void)state;
+    dmn_report_t r = sample();
+    r.tasks[0].resident = 3ull << 29;
+    r.tasks[0].total = 40ull << 30;
+    char *t = print_width(false, &r, 80);
+    assert_null(strstr(t, "PIN"));
+    free(t);
+    char *j = print(true, &r);
+    assert_non_null(strstr(j, "\"resident\": 1610612736, \"pinned\": 0, \"total\": "));
+    free(j);
+    r.tasks[0].pinned = 1ull << 29;
+    t = print_width(false, &r, 80);
+    assert_non_null(strstr(
+        t, "\nID  PID NAME    STATE   CLASS PRI  RES  PIN TOTAL FAULTS MIGR KERNELS SHARE\n"));
+    const char *want =
+        " 3 4242 trainer running batch   0 1.5G 512M   40G      0   0B       0 25.0%\n";
+    assert_memory_equal(task_row(t), want, strlen(want));
+    free(t);
+    t = print_width(false, &r, 200);
+    assert_non_null(strstr(t, " RESIDENT     PINNED     TOTAL "));
+    want = " 3 4242 trainer running batch   0 1.50 GiB 512.00 MiB 40.00 GiB      0 ";
+    assert_memory_equal(task_row(t), want, strlen(want));
+    free(t);
+    j = print(true, &r);
+    assert_non_null(strstr(j, "\"resident\": 1610612736, \"pinned\": 536870912, \"total\": "));
+    free(j);
+}
+
 /* The display column where the first occurrence of word starts on the
  * line at line: code points before it (the names here are one column a
  * character). */
@@ -306,6 +339,7 @@ int main(void)
         cmocka_unit_test(test_daemon_pid),
         cmocka_unit_test(test_evict_waits),
         cmocka_unit_test(test_table_forms),
+        cmocka_unit_test(test_table_pinned),
         cmocka_unit_test(test_table_utf8_aligned),
         cmocka_unit_test(test_summary_wraps_by_columns),
     };
