@@ -14,9 +14,11 @@
 #include "trace_opts.h"
 #include "opt_words.h"
 
+/* A recording's o->cmd points into argv: argv outlives the call (one read
+ * at a time), as a program's argv outlives its reading. */
 static int read_words(char **words, struct trace_opts *o)
 {
-    char *argv[16];
+    static char *argv[16];
     int argc = opt_words_argv("trace", words, argv, 16);
     return trace_opts_read(argc, argv, o);
 }
