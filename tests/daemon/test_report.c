@@ -263,6 +263,55 @@ static void test_table_pinned(void **state)
     free(j);
 }
 
+/* The table of r as a refreshing view prints it after the tables before
+ * (keep: what they showed). */
+static char *print_kept(const dmn_report_t *r, unsigned width, dmn_table_keep_t *keep)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    dmn_report_table_keep(f, "/run/gmux.sock", r, width, keep);
+    fclose(f);
+    return buf;
+}
+
+/* A refreshing view (gmux top) keeps PIN from the first snapshot where a
+ * task pins memory: the next, where none does, still has it (0B), in the
+ * narrow and the wide form; before that snapshot it has none, and a
+ * one-shot table (gmux status) of the second snapshot has none. */
+static void test_table_keeps_pin(void **state)
+{
+    (void)state;
+    dmn_table_keep_t keep = {0};
+    dmn_report_t r = sample();
+    r.tasks[0].resident = 3ull << 29;
+    r.tasks[0].total = 40ull << 30;
+    char *t = print_kept(&r, 80, &keep);
+    assert_null(strstr(t, "PIN"));
+    free(t);
+    r.tasks[0].pinned = 1ull << 29;
+    t = print_kept(&r, 80, &keep);
+    assert_non_null(strstr(t, " RES  PIN TOTAL "));
+    free(t);
+    r.tasks[0].pinned = 0;
+    t = print_kept(&r, 80, &keep);
+    assert_non_null(strstr(
+        t, "\nID  PID NAME    STATE   CLASS PRI  RES PIN TOTAL FAULTS MIGR KERNELS SHARE\n"));
+    const char *want =
+        " 3 4242 trainer running batch   0 1.5G  0B   40G      0   0B       0 25.0%\n";
+    assert_memory_equal(task_row(t), want, strlen(want));
+    free(t);
+    t = print_kept(&r, 200, &keep);
+    assert_non_null(strstr(t, " RESIDENT PINNED     TOTAL "));
+    want = " 3 4242 trainer running batch   0 1.50 GiB    0 B 40.00 GiB      0 ";
+    assert_memory_equal(task_row(t), want, strlen(want));
+    free(t);
+    t = print_width(false, &r, 80);
+    assert_null(strstr(t, "PIN"));
+    free(t);
+}
+
 /* The display column where the first occurrence of word starts on the
  * line at line: code points before it (the names here are one column a
  * character). */
@@ -340,6 +389,7 @@ int main(void)
         cmocka_unit_test(test_evict_waits),
         cmocka_unit_test(test_table_forms),
         cmocka_unit_test(test_table_pinned),
+        cmocka_unit_test(test_table_keeps_pin),
         cmocka_unit_test(test_table_utf8_aligned),
         cmocka_unit_test(test_summary_wraps_by_columns),
     };
