@@ -86,22 +86,31 @@ static void cell_under(const char *text, const char *head, const char *row_key, 
     fail_msg("row %s has no column %d in\n%s", row_key, k, text);
 }
 
-static void test_status_shows_pinned(void **state)
+/* Starts r's gmuxd and registers the task "pinner" (a client in this
+ * process, returned), which reports *st. */
+static dmn_client_t *start_pinner(drig_t *r, dmn_msg_stats_t *st)
 {
-    (void)state;
-    static drig_t r;
-    drig_init(&r);
-    assert_true(drig_start_daemon(&r, 10, "none") > 0);
+    drig_init(r);
+    assert_true(drig_start_daemon(r, 10, "none") > 0);
     dmn_client_opts_t o = {0};
-    o.path = r.sock;
+    o.path = r->sock;
     o.name = "pinner";
     o.cls = DMN_CLASS_BATCH;
     o.budget = TOTAL;
     dmn_client_t *c = NULL;
     assert_int_equal(dmn_client_open(&o, &c), GMUX_OK);
     assert_false(dmn_client_is_local(c));
-    dmn_msg_stats_t st = {.resident = RESIDENT, .total = TOTAL, .pinned = PINNED};
-    assert_int_equal(dmn_client_report(c, &st), GMUX_OK);
+    *st = (dmn_msg_stats_t){.resident = RESIDENT, .total = TOTAL, .pinned = PINNED};
+    assert_int_equal(dmn_client_report(c, st), GMUX_OK);
+    return c;
+}
+
+static void test_status_shows_pinned(void **state)
+{
+    (void)state;
+    static drig_t r;
+    dmn_msg_stats_t st;
+    dmn_client_t *c = start_pinner(&r, &st);
     drig_wait_for_go(&r, "never");
     assert_true(drig_start_client_mem(&r, "plain", "batch", 0, 1, 1000, 0, 300, 0) > 0);
     assert_true(drig_until(&r, both_reported, NULL, 60.0, &rep));
@@ -198,17 +207,8 @@ static void test_top_keeps_pin_column(void **state)
     (void)state;
     static drig_t r;
     static char buf[65536], tbl[8192];
-    drig_init(&r);
-    assert_true(drig_start_daemon(&r, 10, "none") > 0);
-    dmn_client_opts_t o = {0};
-    o.path = r.sock;
-    o.name = "pinner";
-    o.cls = DMN_CLASS_BATCH;
-    o.budget = TOTAL;
-    dmn_client_t *c = NULL;
-    assert_int_equal(dmn_client_open(&o, &c), GMUX_OK);
-    dmn_msg_stats_t st = {.resident = RESIDENT, .total = TOTAL, .pinned = PINNED};
-    assert_int_equal(dmn_client_report(c, &st), GMUX_OK);
+    dmn_msg_stats_t st;
+    dmn_client_t *c = start_pinner(&r, &st);
     assert_true(drig_until(&r, pinner_pins, NULL, 60.0, &rep));
 
     int p[2];
