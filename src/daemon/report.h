@@ -10,6 +10,7 @@
 #ifndef DMN_REPORT_H
 #define DMN_REPORT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -60,5 +61,17 @@ void dmn_report_json(FILE *out, const char *path, const dmn_report_t *r);
  * RES and MIGR), its names cut with "..." last (to no fewer than 8 columns,
  * so a table can pass a width under about 70). */
 void dmn_report_table(FILE *out, const char *path, const dmn_report_t *r, unsigned width);
+
+/* What a refreshing view (`gmux top`) keeps from one table to the next, so
+ * that its layout does not jump: a column that has appeared stays. Zeroed
+ * before the first table; the caller's, one per view. */
+typedef struct dmn_table_keep {
+    bool pin; /* a task pinned memory: PINNED (PIN) stays, 0 B for none */
+} dmn_table_keep_t;
+
+/* dmn_report_table for the next table of a refreshing view: the columns
+ * keep has seen are shown, and those this one shows are added to keep. */
+void dmn_report_table_keep(FILE *out, const char *path, const dmn_report_t *r, unsigned width,
+                           dmn_table_keep_t *keep);
 
 #endif /* DMN_REPORT_H */

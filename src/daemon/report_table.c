@@ -5,7 +5,8 @@
  * exact counts) when it fits, else narrow (sizes and counts in at most 4
  * and 5 columns, short headers), the name cut with "..." last. The pinned
  * bytes (PINNED, PIN) have their column only while a task pins any, so a
- * daemon whose tasks pin nothing shows the table as before. Widths are
+ * daemon whose tasks pin nothing shows the table as before; in a refreshing
+ * view (dmn_report_table_keep) it stays once it appeared. Widths are
  * counted in code points (a name may hold UTF-8): one column each, so a
  * double-width character (CJK) takes one column more than counted and
  * shifts the rest of its row; no wcwidth, which depends on the locale.
@@ -31,7 +32,7 @@ enum {
     COL_CLASS,
     COL_PRI,
     COL_RES,
-    COL_PIN, /* only while a task pins memory (has_pin) */
+    COL_PIN, /* only while a task pins memory (has_pin), or kept */
     COL_TOTAL,
     COL_FAULTS,
     COL_MIGR,
@@ -110,9 +111,9 @@ static bool has_pin(const dmn_report_t *r)
 }
 
 /* Each column's width in the form asked: its header or its widest cell; 0
- * for a column left out (PIN while no task pins memory). Returns the width
- * of the row apart from the name and its blank. */
-static size_t col_widths(const dmn_report_t *r, bool wide, size_t w[COL_COUNT])
+ * for a column left out (PIN unless pin). Returns the width of the row
+ * apart from the name and its blank. */
+static size_t col_widths(const dmn_report_t *r, bool wide, bool pin, size_t w[COL_COUNT])
 {
     const char *const *head = wide ? head_wide : head_narrow;
     for (int k = 0; k < COL_COUNT; k++)
@@ -124,7 +125,7 @@ static size_t col_widths(const dmn_report_t *r, bool wide, size_t w[COL_COUNT])
             if (cols(c[k]) > w[k])
                 w[k] = cols(c[k]);
     }
-    if (!has_pin(r))
+    if (!pin)
         w[COL_PIN] = 0;
     size_t rest = 0;
     for (int k = 0; k < COL_COUNT; k++)
@@ -159,15 +160,15 @@ static void put_row(FILE *out, cell_t c[COL_COUNT], const size_t w[COL_COUNT])
     fputc('\n', out);
 }
 
-static void put_table(FILE *out, const dmn_report_t *r, unsigned width)
+static void put_table(FILE *out, const dmn_report_t *r, unsigned width, bool pin)
 {
     size_t w[COL_COUNT];
     bool wide = true;
-    size_t rest = col_widths(r, true, w);
+    size_t rest = col_widths(r, true, pin, w);
     size_t name = w[COL_NAME] < TABLE_NAME_WIDE ? w[COL_NAME] : TABLE_NAME_WIDE;
     if (rest + name > width) {
         wide = false;
-        rest = col_widths(r, false, w);
+        rest = col_widths(r, false, pin, w);
     }
     /* the name takes what is left, up to its longest */
     size_t room = width > rest ? width - rest : 0;
@@ -223,6 +224,15 @@ static void put_fields(FILE *out, fields_t *fl, unsigned width)
 
 void dmn_report_table(FILE *out, const char *path, const dmn_report_t *r, unsigned width)
 {
+    dmn_report_table_keep(out, path, r, width, NULL);
+}
+
+void dmn_report_table_keep(FILE *out, const char *path, const dmn_report_t *r, unsigned width,
+                           dmn_table_keep_t *keep)
+{
+    bool pin = has_pin(r) || (keep && keep->pin);
+    if (keep)
+        keep->pin = pin;
     fields_t fl = {.n = 0};
     char a[32], b[32], c[32];
     field(&fl, "gmuxd %s", path);
@@ -262,5 +272,5 @@ void dmn_report_table(FILE *out, const char *path, const dmn_report_t *r, unsign
         put_fields(out, &fl, width);
     }
     fputc('\n', out);
-    put_table(out, r, width);
+    put_table(out, r, width, pin);
 }

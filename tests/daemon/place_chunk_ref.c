@@ -260,6 +260,13 @@ static gmux_status_t fill_task(dmn_place_chunk_ref_t *pc, uint32_t id, dmn_plan_
     return st;
 }
 
+/* The slots neither resident chunks nor pinned ones take. */
+static uint64_t free_slots(const dmn_place_chunk_ref_t *pc, uint64_t slots, uint64_t pinned)
+{
+    uint64_t used = pc->nres + pinned;
+    return used < slots ? slots - used : 0;
+}
+
 static gmux_status_t chunk_on_switch(void *ctx, const dmn_task_view_t *tasks, size_t n_tasks,
                                      const dmn_task_view_t *from, const dmn_task_view_t *to,
                                      dmn_plan_t *plan)
@@ -294,7 +301,13 @@ static gmux_status_t chunk_on_switch(void *ctx, const dmn_task_view_t *tasks, si
         st = want_build(pc, to, slots, &want, &nwant);
     if (st != GMUX_OK)
         goto free_all;
-    uint64_t room = slots - pc->nres;
+    /* Every task's pinned memory is no room (daemon.md "Pinned memory"). */
+    uint64_t pinned = 0;
+    for (size_t k = 0; k < n_tasks; k++) {
+        uint64_t c = tasks[k].pinned / pc->chunk + (tasks[k].pinned % pc->chunk != 0);
+        pinned = c < slots - pinned ? pinned + c : slots;
+    }
+    uint64_t room = free_slots(pc, slots, pinned);
     if (nwant > room) {
         /* Every resident chunk but the incoming slice's, keyed by next use. */
         cand = malloc((pc->nres ? pc->nres : 1) * sizeof(*cand));
@@ -318,10 +331,8 @@ static gmux_status_t chunk_on_switch(void *ctx, const dmn_task_view_t *tasks, si
             cand[ncand++] = (pc_cand_t){pos, c->addr, c->task, (uint32_t)i};
         }
         size_t short_by = nwant - room;
-        if (short_by > ncand) { /* the working set alone is too big: fill what fits */
-            nwant -= short_by - ncand;
+        if (short_by > ncand) /* the working set alone is too big: fill what fits */
             short_by = ncand;
-        }
         if (short_by < ncand)
             select_first(cand, ncand, short_by);
         ncand = short_by;
@@ -338,6 +349,10 @@ static gmux_status_t chunk_on_switch(void *ctx, const dmn_task_view_t *tasks, si
         pc->nres = keep;
         if (st != GMUX_OK)
             goto free_all;
+        /* what the evictions freed; with the pinned bytes over the
+         * capacity, possibly less than the fill wants, or nothing */
+        room = free_slots(pc, slots, pinned);
+        nwant = nwant > room ? room : nwant;
     }
     st = fill_task(pc, to->id, DMN_PLAN_FILL, want, nwant, plan);
     /* The fill ahead: the task marked for it (placement.h), its chunks that
@@ -346,10 +361,11 @@ static gmux_status_t chunk_on_switch(void *ctx, const dmn_task_view_t *tasks, si
     for (size_t k = 0; k < n_tasks && !next_v; k++)
         if (tasks[k].ahead && tasks[k].turn == 1 && tasks[k].id != to->id)
             next_v = &tasks[k];
-    if (st == GMUX_OK && pc->limited && next_v && slots > pc->nres) {
+    room = free_slots(pc, slots, pinned);
+    if (st == GMUX_OK && pc->limited && next_v && room > 0) {
         free(want);
         want = NULL;
-        st = want_build(pc, next_v, slots - pc->nres, &want, &nwant);
+        st = want_build(pc, next_v, room, &want, &nwant);
         if (st == GMUX_OK)
             st = fill_task(pc, next_v->id, DMN_PLAN_AHEAD, want, nwant, plan);
     }

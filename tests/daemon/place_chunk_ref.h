@@ -7,7 +7,13 @@
  * Residency is one sorted array of (task, chunk) pairs. At each switch it
  * ranks every resident chunk (a binary search in its task's working set),
  * picks the victims with a quickselect and expands the incoming working set
- * into chunks: O((resident + working set) log) per decision.
+ * into chunks: O((resident + working set) log) per decision. Pinned memory
+ * (dmn_task_view_t.pinned) takes its rule from docs/daemon.md, "Pinned
+ * memory", not from the placement's code: every listed task's bytes, each
+ * rounded up to whole chunks, are no room for the fills; over the capacity,
+ * a switch evicts what its fill wants and fills what that frees, if any.
+ * The kept bytes of tasks holding the turn (dmn_task_view_t.kept) are not
+ * modelled: the comparison leaves them 0.
  *
  * Ownership: the object owns its arrays. Thread-safety: none.
  */

@@ -13,11 +13,13 @@
 
 #include <cmocka.h>
 
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "daemon/client.h"
 #include "drig.h"
 #include "tproc.h"
@@ -84,22 +86,31 @@ static void cell_under(const char *text, const char *head, const char *row_key, 
     fail_msg("row %s has no column %d in\n%s", row_key, k, text);
 }
 
-static void test_status_shows_pinned(void **state)
+/* Starts r's gmuxd and registers the task "pinner" (a client in this
+ * process, returned), which reports *st. */
+static dmn_client_t *start_pinner(drig_t *r, dmn_msg_stats_t *st)
 {
-    (void)state;
-    static drig_t r;
-    drig_init(&r);
-    assert_true(drig_start_daemon(&r, 10, "none") > 0);
+    drig_init(r);
+    assert_true(drig_start_daemon(r, 10, "none") > 0);
     dmn_client_opts_t o = {0};
-    o.path = r.sock;
+    o.path = r->sock;
     o.name = "pinner";
     o.cls = DMN_CLASS_BATCH;
     o.budget = TOTAL;
     dmn_client_t *c = NULL;
     assert_int_equal(dmn_client_open(&o, &c), GMUX_OK);
     assert_false(dmn_client_is_local(c));
-    dmn_msg_stats_t st = {.resident = RESIDENT, .total = TOTAL, .pinned = PINNED};
-    assert_int_equal(dmn_client_report(c, &st), GMUX_OK);
+    *st = (dmn_msg_stats_t){.resident = RESIDENT, .total = TOTAL, .pinned = PINNED};
+    assert_int_equal(dmn_client_report(c, st), GMUX_OK);
+    return c;
+}
+
+static void test_status_shows_pinned(void **state)
+{
+    (void)state;
+    static drig_t r;
+    dmn_msg_stats_t st;
+    dmn_client_t *c = start_pinner(&r, &st);
     drig_wait_for_go(&r, "never");
     assert_true(drig_start_client_mem(&r, "plain", "batch", 0, 1, 1000, 0, 300, 0) > 0);
     assert_true(drig_until(&r, both_reported, NULL, 60.0, &rep));
@@ -141,10 +152,121 @@ static void test_status_shows_pinned(void **state)
     drig_fini(&r);
 }
 
+/* The task "pinner" reports pinned bytes. */
+static int pinner_pins(const dmn_report_t *r, void *arg)
+{
+    (void)arg;
+    return r->n_tasks == 1 && r->tasks[0].pinned == PINNED;
+}
+
+static pid_t top_pid;
+
+static int top_teardown(void **state)
+{
+    tproc_kill_reap(&top_pid);
+    return drig_teardown(state);
+}
+
+/* The next whole table top wrote on fd (each starts with its "gmuxd" line,
+ * so one is whole once the next begins) into tbl; buf holds what was read
+ * after it. Fails after 60 s without one. */
+static void next_table(int fd, char *buf, size_t *len, size_t cap, char *tbl, size_t tcap)
+{
+    uint64_t deadline = com_deadline_after_ns(60 * COM_NS_PER_S);
+    for (;;) {
+        buf[*len] = '\0';
+        char *next = *len ? strstr(buf + 1, "\ngmuxd ") : NULL;
+        if (next) {
+            size_t n = (size_t)(next + 1 - buf);
+            assert_true(n < tcap);
+            memcpy(tbl, buf, n);
+            tbl[n] = '\0';
+            memmove(buf, next + 1, *len - n);
+            *len -= n;
+            return;
+        }
+        if (com_deadline_passed(deadline) || *len + 1 >= cap)
+            fail_msg("no whole table from gmux top in:\n%s", buf);
+        struct pollfd pf = {fd, POLLIN, 0};
+        if (poll(&pf, 1, 100) <= 0)
+            continue;
+        ssize_t n = read(fd, buf + *len, cap - 1 - *len);
+        if (n <= 0)
+            fail_msg("gmux top ended; it wrote:\n%s", buf);
+        *len += (size_t)n;
+    }
+}
+
+/* gmux top keeps the PIN column once a task pinned memory, for the rest of
+ * its session, so that its layout does not jump when tasks start or stop
+ * pinning: after the only pinning task reports none, top's tables still
+ * have PIN (0B for it); gmux status, one table, has none. Until 2026-12-04
+ * the column came and went with the pinned bytes in top as in status. */
+static void test_top_keeps_pin_column(void **state)
+{
+    (void)state;
+    static drig_t r;
+    static char buf[65536], tbl[8192];
+    dmn_msg_stats_t st;
+    dmn_client_t *c = start_pinner(&r, &st);
+    assert_true(drig_until(&r, pinner_pins, NULL, 60.0, &rep));
+
+    int p[2];
+    assert_int_equal(pipe(p), 0);
+    fflush(NULL);
+    top_pid = fork();
+    assert_true(top_pid >= 0);
+    if (top_pid == 0) {
+        dup2(p[1], STDOUT_FILENO);
+        dup2(p[1], STDERR_FILENO);
+        close(p[0]);
+        close(p[1]);
+        setenv("COLUMNS", "80", 1); /* the narrow table: one word a cell */
+        execl(GMUX_CLI_PATH, GMUX_CLI_PATH, "top", "--batch", "100000", "--interval", "0.05",
+              "--socket", r.sock, (char *)NULL);
+        _exit(127);
+    }
+    close(p[1]);
+    size_t len = 0;
+    char cell[64];
+    next_table(p[0], buf, &len, sizeof(buf), tbl, sizeof(tbl));
+    printf("%s", tbl);
+    cell_under(tbl, "PIN", "pinner", cell, sizeof(cell));
+    assert_string_equal(cell, "48M");
+
+    /* it stops pinning; its new resident bytes tell the table that shows it */
+    st.pinned = 0;
+    st.resident = 40ull << 20;
+    assert_int_equal(dmn_client_report(c, &st), GMUX_OK);
+    do {
+        next_table(p[0], buf, &len, sizeof(buf), tbl, sizeof(tbl));
+        cell_under(tbl, "RES", "pinner", cell, sizeof(cell));
+    } while (strcmp(cell, "40M") != 0);
+    printf("%s", tbl);
+    cell_under(tbl, "PIN", "pinner", cell, sizeof(cell));
+    assert_string_equal(cell, "0B");
+    tproc_kill_reap(&top_pid);
+    close(p[0]);
+
+    /* gmux status: one table, no column for pinned memory nobody has */
+    char *narrow[] = {"COLUMNS=80", NULL};
+    int s = tproc_capture(drig_cli_argv("status", "--socket", r.sock, NULL), narrow, 30.0, out,
+                          sizeof(out), err, sizeof(err));
+    assert_int_equal(s, 0);
+    printf("%s", out);
+    cell_under(out, "RES", "pinner", cell, sizeof(cell));
+    assert_string_equal(cell, "40M");
+    assert_null(strstr(out, " PIN "));
+
+    dmn_client_close(c);
+    drig_fini(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_status_shows_pinned, drig_teardown),
+        cmocka_unit_test_teardown(test_top_keeps_pin_column, top_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

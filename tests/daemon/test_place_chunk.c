@@ -356,6 +356,31 @@ static void scen_turns(scen_t *sc, uint64_t *s, uint32_t to)
         sc->t[k].ahead = rnd(s) % 4 != 0 && (sc->t[k].turn == 1 || rnd(s) % 8 == 0);
 }
 
+/* A task's pinned bytes (daemon.md "Pinned memory"): mostly none, else
+ * unaligned, up to a quarter of the capacity, at times past all of it (the
+ * largest: UINT64_MAX). */
+static uint64_t rnd_pinned(uint64_t *s, uint32_t slots)
+{
+    if (rnd(s) % 4)
+        return 0;
+    uint64_t k = rnd(s) % 8;
+    if (k == 0)
+        return UINT64_MAX - rnd(s) % 3;
+    if (k == 1)
+        return (slots + rnd(s) % 3) * CH - rnd(s) % 2;
+    return 1 + rnd(s) % (slots * CH / 4 + 1);
+}
+
+/* The chunks the pinned bytes of tasks[0..n) take, each rounded up, summed
+ * without a cap (at most 8 tasks: no overflow). */
+static uint64_t pinned_chunks(const dmn_task_view_t *t, uint32_t n)
+{
+    uint64_t c = 0;
+    for (uint32_t k = 0; k < n; k++)
+        c += t[k].pinned / CH + (t[k].pinned % CH != 0);
+    return c;
+}
+
 /* Compares the plans entry by entry. */
 static void assert_same_plan(const dmn_plan_t *a, const dmn_plan_t *b)
 {
@@ -372,13 +397,17 @@ static void assert_same_plan(const dmn_plan_t *a, const dmn_plan_t *b)
  * first implementation): identical evictions and fills, switch after switch,
  * over random scenarios; tasks drift, leave and come back. Odd seeds give
  * the views generations, as the arbiter does (what the placement derives
- * from a task's ranges is kept across switches), even seeds none. */
+ * from a task's ranges is kept across switches), even seeds none. Tasks pin
+ * memory at times, their pinned bytes change between switches, and they can
+ * pin more than the capacity: both leave it out of the room (until
+ * 2026-12-04 the reference knew no pinned memory and the comparison had
+ * none). */
 static void test_same_plans_as_reference(void **state)
 {
     (void)state;
     dmn_plan_t ref;
     dmn_plan_init(&ref);
-    uint64_t evicted = 0, filled = 0, ahead = 0;
+    uint64_t evicted = 0, filled = 0, ahead = 0, pin_fills = 0, over_evicts = 0;
     for (uint64_t seed = 1; seed <= 3000; seed++) {
         uint64_t s = seed * 7919;
         scen_t sc;
@@ -392,6 +421,7 @@ static void test_same_plans_as_reference(void **state)
                 sc.r[k][i] = rnd_range(&s);
             sc.t[k] = view(k * 37 % 11 + 3 * k + 1, sc.r[k], nr[k], 0);
             sc.t[k].ranges_gen = gen ? ++gen : 0;
+            sc.t[k].pinned = rnd_pinned(&s, slots);
         }
         dmn_place_chunk_t *pc;
         dmn_place_chunk_ref_t *rc;
@@ -420,6 +450,11 @@ static void test_same_plans_as_reference(void **state)
                   : plan.entries[i].kind == DMN_PLAN_FILL ? &filled
                                                           : &ahead) += plan.entries[i].range.len;
             assert_true(dmn_place_chunk_total(pc) <= (uint64_t)slots * CH);
+            uint64_t pin = pinned_chunks(sc.t, n); /* the pinned paths were taken */
+            pin_fills += pin && pin < slots && plan_bytes(sc.t[to].id, DMN_PLAN_FILL);
+            over_evicts += pin >= slots && plan.n > 0;
+            if (rnd(&s) % 5 == 0) /* a task pins more or less */
+                sc.t[rnd(&s) % sc.n].pinned = rnd_pinned(&s, slots);
             if (rnd(&s) % 3 == 0 && nr[to]) { /* a new working set, one range replaced */
                 sc.r[to][rnd(&s) % nr[to]] = rnd_range(&s);
                 sc.t[to].ranges_gen = gen ? ++gen : 0;
@@ -432,6 +467,11 @@ static void test_same_plans_as_reference(void **state)
     assert_true(evicted > 1000 * CH);
     assert_true(filled > 1000 * CH);
     assert_true(ahead > 1000 * CH);
+    print_message("pinned memory: %llu switches filled beside it, %llu planned under more "
+                  "than the capacity of it\n",
+                  (unsigned long long)pin_fills, (unsigned long long)over_evicts);
+    assert_true(pin_fills > 1000);
+    assert_true(over_evicts > 100);
     dmn_plan_fini(&ref);
 }
 

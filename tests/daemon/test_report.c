@@ -18,7 +18,9 @@
 #include "common/text.h"
 #include "daemon/report.h"
 
-static char *print_width(bool json, const dmn_report_t *r, unsigned width)
+/* The JSON object or the table of r; with keep, the table as a refreshing
+ * view prints it after the tables before (keep: what they showed). */
+static char *print_kept(bool json, const dmn_report_t *r, unsigned width, dmn_table_keep_t *keep)
 {
     char *buf = NULL;
     size_t len = 0;
@@ -26,10 +28,17 @@ static char *print_width(bool json, const dmn_report_t *r, unsigned width)
     assert_non_null(f);
     if (json)
         dmn_report_json(f, "/run/gmux.sock", r);
+    else if (keep)
+        dmn_report_table_keep(f, "/run/gmux.sock", r, width, keep);
     else
         dmn_report_table(f, "/run/gmux.sock", r, width);
     fclose(f);
     return buf;
+}
+
+static char *print_width(bool json, const dmn_report_t *r, unsigned width)
+{
+    return print_kept(json, r, width, NULL);
 }
 
 static char *print(bool json, const dmn_report_t *r)
@@ -176,6 +185,14 @@ static const char *task_row(const char *t)
     return row + 1;
 }
 
+/* Table t (freed) has head in it and its task row starts with row. */
+static void assert_table(char *t, const char *head, const char *row)
+{
+    assert_non_null(strstr(t, head));
+    assert_memory_equal(task_row(t), row, strlen(row));
+    free(t);
+}
+
 /* The table's two forms: narrow on 80 columns (sizes in 4 columns, counts
  * exact up to 99999 and rounded past it), wide where it fits (every count,
  * sizes to two decimals); a narrower width wraps the summary lines between
@@ -246,21 +263,43 @@ static void test_table_pinned(void **state)
     assert_non_null(strstr(j, "\"resident\": 1610612736, \"pinned\": 0, \"total\": "));
     free(j);
     r.tasks[0].pinned = 1ull << 29;
-    t = print_width(false, &r, 80);
-    assert_non_null(strstr(
-        t, "\nID  PID NAME    STATE   CLASS PRI  RES  PIN TOTAL FAULTS MIGR KERNELS SHARE\n"));
-    const char *want =
-        " 3 4242 trainer running batch   0 1.5G 512M   40G      0   0B       0 25.0%\n";
-    assert_memory_equal(task_row(t), want, strlen(want));
-    free(t);
-    t = print_width(false, &r, 200);
-    assert_non_null(strstr(t, " RESIDENT     PINNED     TOTAL "));
-    want = " 3 4242 trainer running batch   0 1.50 GiB 512.00 MiB 40.00 GiB      0 ";
-    assert_memory_equal(task_row(t), want, strlen(want));
-    free(t);
+    assert_table(print_width(false, &r, 80),
+                 "\nID  PID NAME    STATE   CLASS PRI  RES  PIN TOTAL FAULTS MIGR KERNELS SHARE\n",
+                 " 3 4242 trainer running batch   0 1.5G 512M   40G      0   0B       0 25.0%\n");
+    assert_table(print_width(false, &r, 200), " RESIDENT     PINNED     TOTAL ",
+                 " 3 4242 trainer running batch   0 1.50 GiB 512.00 MiB 40.00 GiB      0 ");
     j = print(true, &r);
     assert_non_null(strstr(j, "\"resident\": 1610612736, \"pinned\": 536870912, \"total\": "));
     free(j);
+}
+
+/* A refreshing view (gmux top) keeps PIN from the first snapshot where a
+ * task pins memory: the next, where none does, still has it (0B), in the
+ * narrow and the wide form; before that snapshot it has none, and a
+ * one-shot table (gmux status) of the second snapshot has none. */
+static void test_table_keeps_pin(void **state)
+{
+    (void)state;
+    dmn_table_keep_t keep = {0};
+    dmn_report_t r = sample();
+    r.tasks[0].resident = 3ull << 29;
+    r.tasks[0].total = 40ull << 30;
+    char *t = print_kept(false, &r, 80, &keep);
+    assert_null(strstr(t, "PIN"));
+    free(t);
+    r.tasks[0].pinned = 1ull << 29;
+    t = print_kept(false, &r, 80, &keep);
+    assert_non_null(strstr(t, " RES  PIN TOTAL "));
+    free(t);
+    r.tasks[0].pinned = 0;
+    assert_table(print_kept(false, &r, 80, &keep),
+                 "\nID  PID NAME    STATE   CLASS PRI  RES PIN TOTAL FAULTS MIGR KERNELS SHARE\n",
+                 " 3 4242 trainer running batch   0 1.5G  0B   40G      0   0B       0 25.0%\n");
+    assert_table(print_kept(false, &r, 200, &keep), " RESIDENT PINNED     TOTAL ",
+                 " 3 4242 trainer running batch   0 1.50 GiB    0 B 40.00 GiB      0 ");
+    t = print_width(false, &r, 80);
+    assert_null(strstr(t, "PIN"));
+    free(t);
 }
 
 /* The display column where the first occurrence of word starts on the
@@ -340,6 +379,7 @@ int main(void)
         cmocka_unit_test(test_evict_waits),
         cmocka_unit_test(test_table_forms),
         cmocka_unit_test(test_table_pinned),
+        cmocka_unit_test(test_table_keeps_pin),
         cmocka_unit_test(test_table_utf8_aligned),
         cmocka_unit_test(test_summary_wraps_by_columns),
     };

@@ -46,8 +46,9 @@ static int print_help(void)
     printf("Usage: gmux top [--socket PATH] [--interval SECONDS] [--once | --batch N]\n"
            "       gmux top -h | --help | -V | --version\n\n"
            "Live view of the daemon's tasks: state, resident bytes and of them the\n"
-           "pinned ones (PINNED: no plan moves them; shown while a task pins any),\n"
-           "total bytes, faults, bytes migrated, kernels and share of GPU time.\n"
+           "pinned ones (PINNED: no plan moves them; shown from the first table\n"
+           "where a task pins any until top ends, so the layout stays), total\n"
+           "bytes, faults, bytes migrated, kernels and share of GPU time.\n"
            "q or Ctrl-C quits. On a terminal the screen is redrawn; into a pipe or a\n"
            "file the tables follow one another, as with --batch. The table fits\n"
            "COLUMNS, else the terminal, else 80 columns (rounded sizes and counts,\n"
@@ -109,6 +110,7 @@ int cmd_top(int argc, char **argv)
         tcsetattr(STDIN_FILENO, TCSANOW, &t);
     }
     int rc = 0;
+    dmn_table_keep_t keep = {0}; /* the PIN column stays once it appeared */
     for (int64_t k = 0; !top_stop && (rounds < 0 || k < rounds); k++) {
         if (k > 0 &&
             (live ? wait_quit((int)(interval * 1000)) : (usleep((useconds_t)(interval * 1e6)), 0)))
@@ -122,7 +124,7 @@ int cmd_top(int argc, char **argv)
         }
         if (clear)
             fputs("\033[H\033[2J", stdout);
-        dmn_report_table(stdout, path, r, cli_columns());
+        dmn_report_table_keep(stdout, path, r, cli_columns(), &keep);
         if (clear)
             fputs("\nq or Ctrl-C quits\n", stdout);
         else if (rounds != 1)
