@@ -186,6 +186,16 @@ static void test_invalidation_is_per_capture(void **state)
     ends_with_kernels(s2, 1);
 }
 
+/* Ends s's capture, destroying its graph if it gave one. */
+static CUresult end_discarding(CUstream s)
+{
+    CUgraph g = NULL;
+    CUresult r = capture_end(s, &g);
+    if (g)
+        (void)GET(PFN_cuGraphDestroy_v10000, "cuGraphDestroy", 12000)(g);
+    return r;
+}
+
 /* A second thread's capture, begun GLOBAL and ended there when told. */
 typedef struct {
     CUstream s;
@@ -199,10 +209,7 @@ static void *other_capture(void *arg)
     o->begin_r = begin_mode(o->s, CU_STREAM_CAPTURE_MODE_GLOBAL);
     pthread_barrier_wait(&o->begun);
     pthread_barrier_wait(&o->end);
-    CUgraph g = NULL;
-    o->end_r = capture_end(o->s, &g);
-    if (g)
-        (void)GET(PFN_cuGraphDestroy_v10000, "cuGraphDestroy", 12000)(g);
+    o->end_r = end_discarding(o->s);
     return NULL;
 }
 
@@ -278,10 +285,7 @@ typedef struct {
 static void *end_elsewhere(void *arg)
 {
     end_elsewhere_t *x = arg;
-    CUgraph g = NULL;
-    x->r = capture_end(x->s, &g);
-    if (g)
-        (void)GET(PFN_cuGraphDestroy_v10000, "cuGraphDestroy", 12000)(g);
+    x->r = end_discarding(x->s);
     return NULL;
 }
 
