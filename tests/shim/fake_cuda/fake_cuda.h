@@ -49,7 +49,8 @@ typedef void *(*fake_register_kernel_fn)(const char *name, unsigned nparams, con
 typedef void (*fake_reload_kernel_fn)(void *f, const char *name, unsigned nparams,
                                       const size_t *sizes, fake_kernel_fn fn);
 typedef void *(*fake_entry_fn)(const char *sym);
-/* Makes cuStreamIsCapturing report stream (NULL: none) as capturing;
+/* Ends every capture in progress (their graphs destroyed) and makes
+ * cuStreamIsCapturing report stream (NULL: none) as capturing;
  * CU_STREAM_PER_THREAD: the calling thread's per-thread default stream (each
  * thread's is a stream of its own, as stream 0 through a _ptsz entry point;
  * stream 0 through the others is the legacy stream). */
@@ -60,14 +61,15 @@ typedef void (*fake_set_capturing_fn)(void *stream);
  * (work on it fails with CUDA_ERROR_STREAM_CAPTURE_IMPLICIT and invalidates
  * the capture; a query of it fails and invalidates nothing). */
 typedef void (*fake_set_capturing_blocking_fn)(void *stream);
-/* Whether a capture was invalidated: by work on the legacy stream while a
+/* Whether a capture in progress, or one that ended since a capture was last
+ * begun with cuStreamBeginCapture, was invalidated: by work on the legacy stream while a
  * blocking stream (or a per-thread default stream) captures, or (for one
  * begun with cuStreamBeginCapture) a synchronization of a capturing stream
  * or a potentially unsafe call its capture mode forbids; or joined by a
  * stream through an event and not joined back into its origin, now or when
  * it ended (not an invalidation: the capture stays active, its end fails
  * CUDA_ERROR_STREAM_CAPTURE_UNJOINED; in a fake_set_capturing capture, which
- * records no work, every join counts) (fake_cuda_stream.c, fake_cuda_join.c). */
+ * records no work, every join counts) (fake_cuda_capture.c, fake_cuda_join.c). */
 typedef int (*fake_capture_invalidated_fn)(void);
 /* How many potentially unsafe calls a capture's mode would have refused
  * went through because the calling thread was in mode RELAXED. */

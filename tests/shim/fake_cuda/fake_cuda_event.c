@@ -17,10 +17,22 @@
  *   (whatever the event's state: the double's reading). A wait for an event
  *   never recorded waits for nothing ("an empty set of work": no node, no
  *   error; the double's reading);
+ * - a wait from a stream of one capture for an event captured in another
+ *   capture in progress: CUDA_ERROR_STREAM_CAPTURE_MERGE, both invalidated
+ *   (fake_cuda_join.c). A wait from a stream taking part in no capture for a
+ *   captured event is no error: the stream joins that capture;
+ * - cuEventQuery and cuEventSynchronize of an event last recorded in a
+ *   capture still in progress (a captured event, which stands for no work
+ *   scheduled for execution): CUDA_ERROR_CAPTURED_EVENT ("not permitted on an
+ *   event which was last recorded in a capturing stream"), in every capture
+ *   mode (PyTorch's caching allocator gets it polling such an event during a
+ *   THREAD_LOCAL capture: pytorch/pytorch#193982), checked before the mode's
+ *   own refusal and invalidating that capture (the double's readings). Once
+ *   the capture has ended the event stands for no work (the double's
+ *   reading): complete;
  * - the EXTERNAL flags outside a capture ("invalid when used outside of
  *   capture") and unknown flags: CUDA_ERROR_INVALID_VALUE.
- * Not checked on a GPU. Two captures at a time (and so
- * CUDA_ERROR_STREAM_CAPTURE_MERGE) are not modelled: one capture at a time.
+ * Not checked on a GPU.
  */
 #include <fcntl.h>
 #include <stdatomic.h>
@@ -49,8 +61,10 @@ static CUresult fake_wait(CUstream s, CUevent e, unsigned flags)
         return CUDA_SUCCESS;
     }
     fake_ev_state_t ev = fake_join_wait(U(s), e);
+    if (ev == FAKE_EV_MERGE)
+        return CUDA_ERROR_STREAM_CAPTURE_MERGE;
     if (in && ev == FAKE_EV_OUTSIDE) {
-        fake_capture_invalidate();
+        fake_capture_invalidate(U(s));
         return CUDA_ERROR_STREAM_CAPTURE_ISOLATION;
     }
     if (!fake_capture_graph(s, 0))
@@ -89,10 +103,8 @@ static CUresult fake_record(CUevent e, CUstream s, unsigned flags)
     if (g && flags == CU_EVENT_RECORD_EXTERNAL)
         (void)fake_capture_op(g, FAKE_NODE_EVENT_RECORD, U(e), 0, 0);
     fake_join_record(e, U(s));
-    if (fake_legacy_blocked(s)) {
-        fake_capture_invalidate();
+    if (fake_legacy_work(s))
         return CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
-    }
     if (!g)
         fake_order_record(e, s);
     return CUDA_SUCCESS;
@@ -128,7 +140,8 @@ CUresult fk_cuEventRecordWithFlags_ptsz(CUevent e, CUstream s, unsigned flags)
  * file FAKE_CUDA_EVENT_FAIL names exists, the answer is
  * CUDA_ERROR_ILLEGAL_ADDRESS instead (a kernel's fault, sticky on a real
  * driver: whether the event's work completed is not known). A potentially
- * unsafe call (fake_unsafe_refused). */
+ * unsafe call (fake_unsafe_refused), refused for a captured event first
+ * (fake_event_captured). */
 CUresult fk_cuEventQuery(CUevent e)
 {
     const char *hold = getenv("FAKE_CUDA_EVENT_HOLD");
@@ -141,10 +154,27 @@ CUresult fk_cuEventQuery(CUevent e)
         if (fd >= 0)
             close(fd);
     }
+    if (fake_event_captured(e))
+        return CUDA_ERROR_CAPTURED_EVENT;
     if (fake_unsafe_refused())
         return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
     const char *fail = getenv("FAKE_CUDA_EVENT_FAIL");
     if (fail && fail[0] && access(fail, F_OK) == 0)
         return CUDA_ERROR_ILLEGAL_ADDRESS;
     return held ? CUDA_ERROR_NOT_READY : CUDA_SUCCESS;
+}
+
+/* Work runs at once in the double: nothing to wait for. Refused as
+ * cuEventQuery is (a captured event, a potentially unsafe call), and failing
+ * as it does while FAKE_CUDA_EVENT_FAIL names a file that exists
+ * (FAKE_CUDA_EVENT_HOLD is cuEventQuery's alone). */
+CUresult fk_cuEventSynchronize(CUevent e)
+{
+    REC(U(e), 0, 0, 0);
+    if (fake_event_captured(e))
+        return CUDA_ERROR_CAPTURED_EVENT;
+    if (fake_unsafe_refused())
+        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    const char *fail = getenv("FAKE_CUDA_EVENT_FAIL");
+    return fail && fail[0] && access(fail, F_OK) == 0 ? CUDA_ERROR_ILLEGAL_ADDRESS : CUDA_SUCCESS;
 }

@@ -203,6 +203,7 @@ typedef CUresult (*fake_pfn_cuArrayCreate_v2000)(CUarray *a, const void *desc);
     X(cuEventRecordWithFlags_ptsz, cuEventRecordWithFlags, 11010,                                  \
       PFN_cuEventRecordWithFlags_v11010_ptsz, 1)                                                   \
     X(cuEventQuery, cuEventQuery, 2000, PFN_cuEventQuery_v2000, 0)                                 \
+    X(cuEventSynchronize, cuEventSynchronize, 2000, PFN_cuEventSynchronize_v2000, 0)               \
     X(cuLaunchKernel, cuLaunchKernel, 4000, PFN_cuLaunchKernel_v4000, 0)                           \
     X(cuLaunchKernel_ptsz, cuLaunchKernel, 7000, PFN_cuLaunchKernel_v7000_ptsz, 1)                 \
     X(cuLaunchKernelEx, cuLaunchKernelEx, 11060, PFN_cuLaunchKernelEx_v11060, 0)                   \
@@ -288,9 +289,9 @@ FAKE_API void fake_spend(uint64_t ns);
 FAKE_API uint64_t gmux_test_cupti_kernel_ns(void);
 
 /* Whether the calling thread may make a potentially unsafe call (a
- * synchronization, an event query, an allocation) now; if not, the capture in progress is
+ * synchronization, an event query, an allocation) now; if not, the captures that refuse it are
  * invalidated and the caller answers CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED
- * (fake_cuda_stream.c). */
+ * (fake_cuda_capture.c). */
 __attribute__((visibility("hidden"))) int fake_unsafe_refused(void);
 
 /* The same question for a call no documentation names potentially unsafe
@@ -322,37 +323,47 @@ __attribute__((visibility("hidden"))) CUresult fake_run(const fake_kernel_t *k,
 __attribute__((visibility("hidden"))) CUstream fake_stream_of(CUstream s, int ptsz);
 /* The graph work queued on s (fake_stream_of(s, ptsz)) now goes into: that of
  * a capture begun with cuStreamBeginCapture that s takes part in (it began
- * it, or joined it); NULL when s does not capture (fake_cuda_stream.c). */
+ * it, or joined it); NULL when s does not capture (fake_cuda_capture.c). */
 __attribute__((visibility("hidden"))) CUgraph fake_capture_graph(CUstream s, int ptsz);
 /* Whether s (fake_stream_of) takes part in a capture in progress, begun with
  * cuStreamBeginCapture or fake_set_capturing; whether s is a legacy stream
- * that a blocking stream's capture makes unusable (fake_cuda_stream.c). */
+ * that a blocking stream's capture makes unusable (fake_cuda_capture.c). */
 __attribute__((visibility("hidden"))) bool fake_in_capture(uintptr_t s);
 __attribute__((visibility("hidden"))) bool fake_legacy_blocked(CUstream s);
+/* The capture status of s (fake_stream_of) and the id of its capture (0
+ * where none, or a fake_set_capturing one) (fake_cuda_capture.c). */
+__attribute__((visibility("hidden"))) CUstreamCaptureStatus fake_capture_status(uintptr_t s,
+                                                                                uint64_t *id_p);
+/* cuStreamBeginCapture and cuStreamEndCapture on s (fake_stream_of)
+ * (fake_cuda_capture.c). */
+__attribute__((visibility("hidden"))) CUresult fake_begin_capture(CUstream s,
+                                                                  CUstreamCaptureMode mode);
+__attribute__((visibility("hidden"))) CUresult fake_end_capture(CUstream s, CUgraph *g);
 /* The stream the calling thread's next captured node comes from
  * (fake_capture_graph says; fake_cuda_graph.c). */
 __attribute__((visibility("hidden"))) void fake_capture_from_stream(uintptr_t s);
-/* The streams taking part in the capture in progress and their dependency
- * sets (fake_cuda_join.c): a capture begins on origin (its graph g, or NULL
- * for fake_set_capturing's) or ends; whether s takes part; e recorded on s
- * (a captured event if s takes part); s waits for e (fake_ev_state_t);
- * whether a stream that joined has work not joined back into the
- * origin; s's dependency set (at most max nodes); cuStreamUpdateCaptureDependencies. */
-__attribute__((visibility("hidden"))) void fake_join_begin(uintptr_t origin, CUgraph g);
-__attribute__((visibility("hidden"))) void fake_join_end(void);
-__attribute__((visibility("hidden"))) bool fake_join_in(uintptr_t s);
+/* The streams taking part in each capture in progress, their dependency
+ * sets and the captured events (fake_cuda_join.c): e recorded on s (a
+ * captured event if s takes part in a capture); s waits for e
+ * (fake_ev_state_t); s's dependency set (at most max nodes);
+ * cuStreamUpdateCaptureDependencies. */
 __attribute__((visibility("hidden"))) void fake_join_record(CUevent e, uintptr_t s);
 /* What a wait of s for e found (fake_join_wait): e never recorded (an empty
- * set of work), recorded outside the capture in progress (before it, in an
- * earlier one, or on a stream taking no part), or captured in it (then s
- * joined it, or merged e's set into its own). */
-typedef enum { FAKE_EV_EMPTY, FAKE_EV_OUTSIDE, FAKE_EV_CAPTURED } fake_ev_state_t;
+ * set of work), recorded outside any capture in progress (before it, in an
+ * ended one, or on a stream taking no part), captured in the capture s takes
+ * part in or in one s then joined (s joined it, or merged e's set into its
+ * own), or captured in a capture other than the one s takes part in (a
+ * merge: both captures invalidated). */
+typedef enum { FAKE_EV_EMPTY, FAKE_EV_OUTSIDE, FAKE_EV_CAPTURED, FAKE_EV_MERGE } fake_ev_state_t;
 __attribute__((visibility("hidden"))) fake_ev_state_t fake_join_wait(uintptr_t s, CUevent e);
-__attribute__((visibility("hidden"))) bool fake_join_unjoined(void);
 __attribute__((visibility("hidden"))) size_t fake_join_deps(uintptr_t s, CUgraphNode *out,
                                                             size_t max);
 __attribute__((visibility("hidden"))) CUresult
 fake_join_update(uintptr_t s, const CUgraphNode *nodes, size_t n, unsigned flags);
+/* Whether e was last recorded in a capture still in progress (then that
+ * capture is invalidated: querying or synchronizing e is an invalid
+ * operation, CUDA_ERROR_CAPTURED_EVENT) (fake_cuda_join.c). */
+__attribute__((visibility("hidden"))) bool fake_event_captured(CUevent e);
 /* After a query of s: the capture fake_arm_capture armed on s begins, from
  * another thread (fake_cuda_arm.c). */
 __attribute__((visibility("hidden"))) void fake_arm_fire(CUstream s);
@@ -398,12 +409,13 @@ __attribute__((visibility("hidden"))) void fake_order_wait(CUstream s, CUevent e
 __attribute__((visibility("hidden"))) void fake_order_reset(void);
 /* The log index of the calling thread's last logged call. */
 __attribute__((visibility("hidden"))) size_t fake_rec_last(void);
-/* Invalidates the capture in progress (fake_capture_invalidated). */
-__attribute__((visibility("hidden"))) void fake_capture_invalidate(void);
+/* Invalidates the capture s (fake_stream_of) takes part in, if any
+ * (fake_capture_invalidated). */
+__attribute__((visibility("hidden"))) void fake_capture_invalidate(uintptr_t s);
 /* Whether work queued on s (fake_stream_of) is refused because s is the
- * legacy stream and a blocking stream captures: then the capture is
+ * legacy stream and a blocking stream captures: then each such capture is
  * invalidated too, and the caller answers CUDA_ERROR_STREAM_CAPTURE_IMPLICIT
- * (fake_cuda_stream.c). */
+ * (fake_cuda_capture.c). */
 __attribute__((visibility("hidden"))) bool fake_legacy_work(CUstream s);
 
 /* Where an armed stall fires (fake_cuda_ctx.c): the armed thread's next
