@@ -54,10 +54,11 @@ pid_t drig_start_client(drig_t *r, const char *name, const char *cls, int prio, 
 pid_t drig_start_client_mem(drig_t *r, const char *name, const char *cls, int prio, long kernels,
                             long run_us, long idle_us, long budget_mib, long device_mib);
 /* The clients started from now on register, then wait (gmux_test_client's
- * GMUX_TEST_CLIENT_GO, 20 s at most) until drig_go(r, name) before their
- * first kernel; name NULL: they no longer wait. Lets a test start clients
- * on a state (all registered, one running) rather than on how long a
- * process takes to start. */
+ * GMUX_TEST_CLIENT_GO, 20 s at most unless GMUX_TEST_CLIENT_WAIT_S says
+ * otherwise) until drig_go(r, name) before their first kernel; name NULL:
+ * they no longer wait. Lets a test start clients on a state (all
+ * registered, one running) rather than on how long a process takes to
+ * start. */
 void drig_wait_for_go(drig_t *r, const char *name);
 /* Creates the go file `name` of the rig: the clients waiting on it run.
  * Returns 0, or -1 if it could not be made. */

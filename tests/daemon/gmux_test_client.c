@@ -21,6 +21,8 @@
  * With GMUX_TEST_CLIENT_HOLD=FILE set, it keeps the turn after each kernel's
  * stats are sent until FILE exists (at most 20 s), then goes idle: a test
  * sees the report in which the new counts show and the task still runs.
+ * GMUX_TEST_CLIENT_WAIT_S=N: either wait gives up after N s, not 20
+ * (client_go.h).
  * Exit: 0 done, 2 usage, 3 a wait for the turn (or the go or hold file) timed out,
  * 4 I/O.
  */

@@ -23,7 +23,7 @@
  * (client_go.h), as gmux_test_client does.
  *
  * Exit: 0 done, 2 usage, 3 no turn within the wait bound (or no go file
- * within 20 s), 4 I/O or setup,
+ * within 20 s, or GMUX_TEST_CLIENT_WAIT_S), 4 I/O or setup,
  * 5 a launch touched a chunk that was not resident, 6 a capacity overrun or
  * a range outside the allocations, 7 engine error.
  */

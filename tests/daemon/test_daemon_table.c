@@ -104,28 +104,39 @@ static int all_idle(const dmn_report_t *r, void *arg)
     return worker_ran(r, arg) && idle == 3;
 }
 
+/* How long the clients stay: the test's ctest TIMEOUT, so none leaves while
+ * it runs, however slow the machine; drig_fini kills them at its end. (Until
+ * 2026-12-04 k0 and LONG_NAME gave up their go file after 20 s and the worker
+ * ran its second kernel after 60 s idle: a loaded run that reached a CLI
+ * command later than that lost their rows, or the worker's counts.) */
+#define STAY_S 600
+
 /* Starts the daemon and the three clients: k0 and LONG_NAME registered and
  * waiting on a go file that never comes, worker past its one kernel and
- * idle for a minute; *r left with the report that showed it. */
+ * idle; all three stay for STAY_S; *r left with the report that showed it. */
 static void start_three(drig_t *r)
 {
     drig_init(r);
     assert_true(drig_start_daemon(r, 10, "none") > 0);
+    char stay[16];
+    snprintf(stay, sizeof(stay), "%d", STAY_S);
+    setenv("GMUX_TEST_CLIENT_WAIT_S", stay, 1);
     drig_wait_for_go(r, "never");
     assert_true(drig_start_client_mem(r, wants[0].name, wants[0].cls, wants[0].prio, 1, 1000, 0,
                                       1536, 0) > 0);
     assert_true(drig_start_client_mem(r, wants[1].name, wants[1].cls, wants[1].prio, 1, 1000, 0,
                                       300, 0) > 0);
     drig_wait_for_go(r, NULL);
-    /* two kernels, 60 s idle after each: killed by drig_fini in the first
+    /* two kernels, STAY_S idle after each: killed by drig_fini in the first
      * idle; it keeps its turn after the first kernel's stats until the hold
      * file comes, as a loaded machine may keep it between the two messages */
     char hold[sizeof(r->dir) + 8];
     snprintf(hold, sizeof(hold), "%s/hold", r->dir);
     setenv("GMUX_TEST_CLIENT_HOLD", hold, 1);
     assert_true(drig_start_client_mem(r, wants[2].name, wants[2].cls, wants[2].prio, 2, 1000,
-                                      60000000, 40960, 0) > 0);
+                                      STAY_S * 1000000L, 40960, 0) > 0);
     unsetenv("GMUX_TEST_CLIENT_HOLD");
+    unsetenv("GMUX_TEST_CLIENT_WAIT_S");
     assert_true(drig_until(r, worker_ran, NULL, 60.0, &rep));
     FILE *f = fopen(hold, "w");
     assert_true(f && fclose(f) == 0);
