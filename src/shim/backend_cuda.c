@@ -37,6 +37,7 @@ static _Atomic size_t backend_nctx;
 static pthread_mutex_t backend_lock = PTHREAD_MUTEX_INITIALIZER;
 static atomic_bool backend_full_warned;
 static _Atomic uint32_t backend_epoch; /* bumped when an entry retires */
+static _Atomic unsigned backend_left;  /* entries retired with their stream left to a capture */
 static __thread CUcontext backend_last_ctx;
 static __thread shim_cuctx_t *backend_last;
 static __thread uint32_t backend_last_epoch;
@@ -136,6 +137,8 @@ void shim_backend_forget(CUcontext ctx)
             atomic_fetch_add(&backend_epoch, 1);
         } else if (v == BACKEND_RETIRED && c->was == (uintptr_t)ctx) {
             c->reusable = true; /* retired earlier, its stream left to a capture: gone now */
+            c->was = 0;
+            atomic_fetch_sub(&backend_left, 1);
         }
     }
     pthread_mutex_unlock(&backend_lock);
@@ -183,7 +186,8 @@ static void backend_retire(shim_cuctx_t *c, uintptr_t ctx)
     pthread_mutex_lock(&backend_lock);
     uintptr_t had = ctx;
     if (atomic_compare_exchange_strong(&c->ctx, &ctx, BACKEND_RETIRED)) {
-        c->was = had; /* free once that context is destroyed (shim_backend_forget) */
+        c->was = had; /* free once released, or that context destroyed (shim_backend_forget) */
+        atomic_fetch_add(&backend_left, 1);
         atomic_fetch_add(&backend_epoch, 1);
     }
     pthread_mutex_unlock(&backend_lock);
@@ -202,6 +206,8 @@ static void backend_retire(shim_cuctx_t *c, uintptr_t ctx)
  * ctx current. */
 static void backend_release_left(uintptr_t ctx)
 {
+    if (!atomic_load(&backend_left))
+        return;
     pthread_mutex_lock(&backend_lock);
     size_t n = atomic_load(&backend_nctx);
     for (size_t i = 0; i < n; i++) {
@@ -220,9 +226,17 @@ static void backend_release_left(uintptr_t ctx)
         shim_backend_unrelax(relaxed, mode);
         c->was = 0;
         c->reusable = true;
+        atomic_fetch_sub(&backend_left, 1);
         SHIM_STAT_ADD(capture_released, 1);
     }
     pthread_mutex_unlock(&backend_lock);
+}
+
+void shim_backend_release_left(void)
+{
+    CUcontext ctx = NULL;
+    if (atomic_load(&backend_left) && SHIM_CALL(cuCtxGetCurrent, &ctx) == CUDA_SUCCESS && ctx)
+        backend_release_left((uintptr_t)ctx);
 }
 
 gmux_status_t shim_backend_after_queued(shim_cuctx_t *c)

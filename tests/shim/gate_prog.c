@@ -101,7 +101,7 @@
  * (the armed capture begun there) left the context, the program ends the capture and
  * creates OUTFILE.capended: exit 16 if its end failed, 21 if its graph holds any node (the
  * program captured nothing: the shim's work), 22 if the stream the shim found joined to it
- * was not destroyed by the program's end (the shim leaves it to the capture, then
+ * was not destroyed by the time the end returned (the shim leaves it to the capture, then
  * releases it); a line "A 1" if the capture began.
  * STREAM 1: the kernels go on a stream
  * the program creates non-blocking (cuStreamCreateWithPriority), which the
@@ -189,14 +189,14 @@ static void probe_kernel(void **args, const unsigned grid[3], const unsigned blo
  * waits until the thread that queried ls left the context, ends the capture
  * (the program's cuStreamEndCapture, through the shim) and creates
  * OUTFILE.capended. Returns 0, 16 if the end failed, 21 if the graph holds
- * a node (the program captured nothing), -1 on a wait too long; *began_p:
- * the capture's beginning, *joined_p: the stream the shim found joined to
- * it (0: none), *ended_p: the log's length after the end. */
+ * a node (the program captured nothing), 22 if the stream the shim found
+ * joined to it was not destroyed by the time the end returned, -1 on a wait
+ * too long; *began_p: the capture's beginning. */
 static size_t armed_at;
 static fake_graph_nodes_fn graph_nodes;
 
 static int joined_capture_end(const char *outfile, PFN_cuGetProcAddress_v12000 gpa, CUstream ls,
-                              int *began_p, uint64_t *joined_p, size_t *ended_p)
+                              int *began_p)
 {
     void *drv = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
     fake_log_count_fn count = (fake_log_count_fn)dlsym(drv, "fake_log_count");
@@ -218,14 +218,18 @@ static int joined_capture_end(const char *outfile, PFN_cuGetProcAddress_v12000 g
     CUgraph g = NULL;
     CUresult r = *began_p == CUDA_SUCCESS ? end(ls, &g) : CUDA_ERROR_ILLEGAL_STATE;
     int rc = r != CUDA_SUCCESS ? 16 : graph_nodes(g, NULL, 0) != 0 ? 21 : 0;
-    if (rc)
-        fprintf(stderr, "gate_prog: the armed capture's end: %s (CUresult %d)\n",
-                rc == 16 ? "failed" : "a graph with nodes", (int)r);
     if (g)
         (void)destroy(g);
     size_t at = 0;
-    *joined_p = joined_found(count, lg, ls, &at);
-    *ended_p = count();
+    uint64_t joined = joined_found(count, lg, ls, &at);
+    if (!rc && !destroyed_since(count, lg, joined, armed_at))
+        rc = 22;
+    if (rc)
+        fprintf(stderr, "gate_prog: the armed capture's end: %s (CUresult %d)\n",
+                rc == 16   ? "failed"
+                : rc == 21 ? "a graph with nodes"
+                           : "the joined stream not destroyed",
+                (int)r);
     char mark[4096];
     snprintf(mark, sizeof(mark), "%s.capended", outfile);
     FILE *m = fopen(mark, "w");
@@ -378,8 +382,6 @@ int main(int argc, char **argv)
     CUfunction pf = reg("probe", 1, sizes, probe_kernel);
     size_t joined_work = 0; /* CAPTURE 6 */
     int joined_bad = 0;     /* CAPTURE 18 */
-    uint64_t joined18 = 0;
-    size_t ended_at = 0;
     if (wait_for(delay) != 0)
         return 18;
     capturer_t cap = {0};
@@ -447,7 +449,7 @@ int main(int argc, char **argv)
                     return 13;
             }
             if (capture == 18) {
-                joined_bad = joined_capture_end(argv[1], gpa, ls, &began, &joined18, &ended_at);
+                joined_bad = joined_capture_end(argv[1], gpa, ls, &began);
                 if (joined_bad < 0)
                     return 18;
             }
@@ -592,8 +594,6 @@ int main(int argc, char **argv)
         return 19;
     if (joined_work)
         return 20;
-    if (capture == 18 && !joined_bad && !destroyed_since(log_count, log_get, joined18, ended_at))
-        joined_bad = 22;
     if (joined_bad)
         return joined_bad;
     return (capture != 6 && invalidated()) || !capture_held ? 16 : 0;
