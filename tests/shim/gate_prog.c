@@ -196,17 +196,13 @@ static size_t armed_at;
 static fake_graph_nodes_fn graph_nodes;
 
 static int joined_capture_end(const char *outfile, PFN_cuGetProcAddress_v12000 gpa, CUstream ls,
-                              int *began_p)
+                              fake_log_count_fn count, fake_log_get_fn lg,
+                              fake_armed_capture_join_fn arm_join, int *began_p)
 {
-    void *drv = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-    fake_log_count_fn count = (fake_log_count_fn)dlsym(drv, "fake_log_count");
-    fake_log_get_fn lg = (fake_log_get_fn)dlsym(drv, "fake_log_get");
-    fake_armed_capture_join_fn arm_join =
-        (fake_armed_capture_join_fn)dlsym(drv, "fake_armed_capture_join");
     PFN_cuStreamEndCapture_v10000 end =
         (PFN_cuStreamEndCapture_v10000)get(gpa, "cuStreamEndCapture");
     PFN_cuGraphDestroy_v10000 destroy = (PFN_cuGraphDestroy_v10000)get(gpa, "cuGraphDestroy");
-    if (!count || !lg || !arm_join || !end || !destroy)
+    if (!end || !destroy)
         return -1;
     for (int i = 0; !left_after_query(count, lg, ls, armed_at); i++) {
         if (i == 12000)
@@ -449,7 +445,8 @@ int main(int argc, char **argv)
                     return 13;
             }
             if (capture == 18) {
-                joined_bad = joined_capture_end(argv[1], gpa, ls, &began);
+                joined_bad =
+                    joined_capture_end(argv[1], gpa, ls, log_count, log_get, arm_join, &began);
                 if (joined_bad < 0)
                     return 18;
             }
