@@ -7,6 +7,7 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "shim/shim.h"
+#include "shim/stats.h"
 #include "shim/streams.h"
 
 #define BACKEND_MAX_CTX 64
@@ -36,6 +37,7 @@ static _Atomic size_t backend_nctx;
 static pthread_mutex_t backend_lock = PTHREAD_MUTEX_INITIALIZER;
 static atomic_bool backend_full_warned;
 static _Atomic uint32_t backend_epoch; /* bumped when an entry retires */
+static _Atomic unsigned backend_left;  /* entries retired with their stream left to a capture */
 static __thread CUcontext backend_last_ctx;
 static __thread shim_cuctx_t *backend_last;
 static __thread uint32_t backend_last_epoch;
@@ -135,6 +137,8 @@ void shim_backend_forget(CUcontext ctx)
             atomic_fetch_add(&backend_epoch, 1);
         } else if (v == BACKEND_RETIRED && c->was == (uintptr_t)ctx) {
             c->reusable = true; /* retired earlier, its stream left to a capture: gone now */
+            c->was = 0;
+            atomic_fetch_sub(&backend_left, 1);
         }
     }
     pthread_mutex_unlock(&backend_lock);
@@ -182,10 +186,57 @@ static void backend_retire(shim_cuctx_t *c, uintptr_t ctx)
     pthread_mutex_lock(&backend_lock);
     uintptr_t had = ctx;
     if (atomic_compare_exchange_strong(&c->ctx, &ctx, BACKEND_RETIRED)) {
-        c->was = had; /* free once that context is destroyed (shim_backend_forget) */
+        c->was = had; /* free once released, or that context destroyed (shim_backend_forget) */
+        atomic_fetch_add(&backend_left, 1);
         atomic_fetch_add(&backend_epoch, 1);
     }
     pthread_mutex_unlock(&backend_lock);
+}
+
+/* Releases the entries of ctx retired with their stream left to a capture
+ * (backend_retire) whose stream no longer captures: the program ended that
+ * capture, which took the stream out of it. The stream and its events are
+ * destroyed and the entry may be given to another context. cuda.h says
+ * nothing of destroying a stream that takes part in a capture, so a stream
+ * still capturing (or whose status the driver does not tell) is left for a
+ * later call. A launching thread that took the entry before it retired
+ * (shim_backend_current) and still uses it would now use destroyed handles,
+ * as with a context destroyed under it: the entry retired when its stream
+ * joined, long before (at least the program's capture in between). Needs
+ * ctx current. */
+static void backend_release_left(uintptr_t ctx)
+{
+    if (!atomic_load(&backend_left))
+        return;
+    pthread_mutex_lock(&backend_lock);
+    size_t n = atomic_load(&backend_nctx);
+    for (size_t i = 0; i < n; i++) {
+        shim_cuctx_t *c = &backend_ctx[i];
+        CUstreamCaptureStatus cs = CU_STREAM_CAPTURE_STATUS_ACTIVE;
+        if (atomic_load(&c->ctx) != BACKEND_RETIRED || c->reusable || c->was != ctx ||
+            SHIM_CALL(cuStreamIsCapturing, c->mig, &cs) != CUDA_SUCCESS ||
+            cs != CU_STREAM_CAPTURE_STATUS_NONE)
+            continue;
+        CUstreamCaptureMode mode;
+        bool relaxed = shim_backend_relax(&mode);
+        (void)SHIM_CALL(cuStreamDestroy_v2, c->mig);
+        (void)SHIM_CALL(cuEventDestroy_v2, c->ev);
+        (void)SHIM_CALL(cuEventDestroy_v2, c->ev_queued);
+        (void)SHIM_CALL(cuEventDestroy_v2, c->ev_mark);
+        shim_backend_unrelax(relaxed, mode);
+        c->was = 0;
+        c->reusable = true;
+        atomic_fetch_sub(&backend_left, 1);
+        SHIM_STAT_ADD(capture_released, 1);
+    }
+    pthread_mutex_unlock(&backend_lock);
+}
+
+void shim_backend_release_left(void)
+{
+    CUcontext ctx = NULL;
+    if (atomic_load(&backend_left) && SHIM_CALL(cuCtxGetCurrent, &ctx) == CUDA_SUCCESS && ctx)
+        backend_release_left((uintptr_t)ctx);
 }
 
 gmux_status_t shim_backend_after_queued(shim_cuctx_t *c)
@@ -193,6 +244,7 @@ gmux_status_t shim_backend_after_queued(shim_cuctx_t *c)
     /* the legacy default stream and the program's non-blocking streams
      * (streams.c), with no capture beginning meanwhile */
     uintptr_t ctx = atomic_load(&c->ctx);
+    backend_release_left(ctx);
     gmux_status_t st = shim_streams_order_after((CUcontext)ctx, c->mig, c->ev_queued);
     if (st == GMUX_ERR_STATE) {
         /* The migration stream joined a capture of the program: it stays in

@@ -85,9 +85,20 @@ void shim_backend_destroy_end(bool locked);
  * capture): nothing was ordered that matters, try later; also when the
  * migration stream was found joined to a capture of the program all the
  * same (one begun where the shim does not see it): c is then retired, its
- * stream left to that capture, and the context's next user gets a new one;
- * GMUX_ERR_DRIVER. Needs c's context current on the calling thread. */
+ * stream left to that capture with nothing more queued on it, and the
+ * context's next user gets a new one (shim_backend_release_left destroys
+ * the old one once the capture ended); GMUX_ERR_DRIVER. Needs c's context
+ * current on the calling thread. */
 gmux_status_t shim_backend_after_queued(shim_cuctx_t *c);
+
+/* Releases the current context's migration streams left to a capture
+ * (shim_backend_after_queued) that no longer capture: each is destroyed with
+ * its events, and its entry may go to another context. A stream still in
+ * its capture is left for a later call (cuda.h says nothing of destroying
+ * one). Called by the program's cuStreamEndCapture hooks, after the driver's
+ * end, and by shim_backend_after_queued; one atomic load when none is left.
+ * LOCKING: takes backend_lock (a leaf, held across the driver calls). */
+void shim_backend_release_left(void);
 
 /* The engine backend of one context. */
 eng_backend_t shim_backend_engine(shim_cuctx_t *c);

@@ -353,6 +353,7 @@ CUresult shim_hook_cuStreamEndCapture(CUstream s, CUgraph *graph)
     CUresult r = SHIM_CALL(cuStreamEndCapture, s, graph);
     if (ending)
         capture_ended(&c, r == CUDA_SUCCESS && graph ? *graph : NULL);
+    shim_backend_release_left(); /* a migration stream left to this capture */
     return r;
 }
 
@@ -364,5 +365,6 @@ CUresult shim_hook_cuStreamEndCapture_ptsz(CUstream s, CUgraph *graph)
     CUresult r = SHIM_CALL(cuStreamEndCapture_ptsz, s, graph);
     if (ending)
         capture_ended(&c, r == CUDA_SUCCESS && graph ? *graph : NULL);
+    shim_backend_release_left(); /* a migration stream left to this capture */
     return r;
 }

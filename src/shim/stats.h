@@ -52,6 +52,7 @@
     X(streams_untracked)  /* non-blocking streams not tracked (no memory): evictions not ordered   \
                              after their work */                                                   \
     X(capture_joined)     /* times the migration stream was found inside a program's capture */    \
+    X(capture_released)   /* such streams destroyed once the program's capture ended */            \
     X(streams_live)    /* non-blocking streams still tracked at exit (created, not destroyed) */   \
     X(ahead_plans)     /* fill-ahead plans from gmuxd applied while waiting for a turn */          \
     X(ahead_bytes)     /* bytes those prefetched to the device */                                  \

@@ -84,13 +84,29 @@ static gmux_status_t streams_query(CUstream s)
     return r == CUDA_SUCCESS ? GMUX_OK : GMUX_ERR_DRIVER;
 }
 
-/* Makes mig wait for the work queued so far on s, with ev. */
+/* Makes mig wait for the work queued so far on s, with ev. A capture begun
+ * on s where the shim does not see it (an ABI it does not hook), after the
+ * query and before the record, makes the record a captured event and the
+ * wait pulls mig into the capture: then GMUX_ERR_STATE, nothing more is
+ * queued on mig (its next wait, for an event recorded outside the capture,
+ * would be refused CUDA_ERROR_STREAM_CAPTURE_ISOLATION and invalidate the
+ * program's capture: test_gate_evicted_capture
+ * test_joined_migration_stream_left). */
 static gmux_status_t streams_wait(CUstream mig, CUevent ev, CUstream s)
 {
     CUresult r = SHIM_CALL(cuEventRecord, ev, s);
     if (r == CUDA_SUCCESS)
         r = SHIM_CALL(cuStreamWaitEvent, mig, ev, 0);
-    return r == CUDA_SUCCESS ? GMUX_OK : GMUX_ERR_DRIVER;
+    if (r != CUDA_SUCCESS)
+        return GMUX_ERR_DRIVER;
+    CUstreamCaptureStatus cs = CU_STREAM_CAPTURE_STATUS_NONE;
+    if (SHIM_CALL(cuStreamIsCapturing, mig, &cs) == CUDA_SUCCESS &&
+        cs != CU_STREAM_CAPTURE_STATUS_NONE) {
+        SHIM_STAT_ADD(capture_joined, 1);
+        COM_WARN(SHIM, "the migration stream joined a graph capture of the program");
+        return GMUX_ERR_STATE;
+    }
+    return GMUX_OK;
 }
 
 gmux_status_t shim_streams_order_after(CUcontext ctx, CUstream mig, CUevent ev)
@@ -103,7 +119,9 @@ gmux_status_t shim_streams_order_after(CUcontext ctx, CUstream mig, CUevent ev)
      * is ruled out before anything is recorded: the orders are then either
      * all placed or all left for later. The legacy default stream (NULL
      * through the non-_ptsz entry) waits for the work of every blocking
-     * stream queued before; the non-blocking ones are the program's own. */
+     * stream queued before; the non-blocking ones are the program's own. A
+     * capture begun where the shim does not see it may still pull the
+     * migration stream in: each wait is checked (streams_wait). */
     pthread_mutex_lock(&streams_mu);
     gmux_status_t st = streams_query(NULL);
     for (size_t i = 0; i < streams_n && st == GMUX_OK; i++)
@@ -114,16 +132,6 @@ gmux_status_t shim_streams_order_after(CUcontext ctx, CUstream mig, CUevent ev)
     for (size_t i = 0; i < streams_n && st == GMUX_OK; i++)
         if (streams[i].ctx == ctx)
             st = streams_wait(mig, ev, streams[i].s);
-    /* A capture begun where the shim does not see it (an ABI it does not
-     * hook) may still have pulled the migration stream in: say so; the
-     * caller's moves would land in the program's graph. */
-    CUstreamCaptureStatus cs = CU_STREAM_CAPTURE_STATUS_NONE;
-    if (st == GMUX_OK && SHIM_CALL(cuStreamIsCapturing, mig, &cs) == CUDA_SUCCESS &&
-        cs != CU_STREAM_CAPTURE_STATUS_NONE) {
-        SHIM_STAT_ADD(capture_joined, 1);
-        COM_WARN(SHIM, "the migration stream joined a graph capture of the program");
-        st = GMUX_ERR_STATE;
-    }
     pthread_mutex_unlock(&streams_mu);
     return st;
 }

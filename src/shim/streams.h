@@ -41,9 +41,16 @@ size_t shim_streams_count(void);
  * invalidate the capture of a blocking stream; an event recorded on a
  * capturing stream would join the migration stream to it: nothing is done,
  * try later); GMUX_ERR_STATE when mig turns out to have joined a capture
- * all the same (counted as capture_joined): nothing takes it out of that
- * capture, whatever runs on it is captured; GMUX_ERR_DRIVER. Needs ctx
- * current.
+ * all the same (one begun where the shim does not see it, between a query
+ * and its record; counted as capture_joined): mig's status is read after
+ * each wait and the first found joined ends the ordering, nothing more
+ * queued on mig (a wait for an event recorded outside the capture would
+ * invalidate it), so the program's capture holds nothing of the shim's and
+ * can end well. Until the program ends that capture nothing takes mig out
+ * of it and whatever is queued on it is captured, not run: the caller must
+ * stop using mig (shim_backend_after_queued retires it, and
+ * shim_backend_release_left destroys it once it no longer captures);
+ * GMUX_ERR_DRIVER. Needs ctx current.
  */
 gmux_status_t shim_streams_order_after(CUcontext ctx, CUstream mig, CUevent ev);
 

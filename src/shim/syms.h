@@ -164,6 +164,7 @@ typedef CUresult(CUDAAPI *shim_pfn_cuStreamBeginCapture_v10000)(CUstream hStream
     X(cuEventCreate, cuEventCreate, 2000, PFN_cuEventCreate_v2000, 0)                              \
     X(cuEventRecord, cuEventRecord, 2000, PFN_cuEventRecord_v2000, 0)                              \
     X(cuEventQuery, cuEventQuery, 2000, PFN_cuEventQuery_v2000, 0)                                 \
+    X(cuEventDestroy_v2, cuEventDestroy, 4000, PFN_cuEventDestroy_v4000, 0)                        \
     X(cuFuncGetParamInfo, cuFuncGetParamInfo, 12040, PFN_cuFuncGetParamInfo_v12040, 0)             \
     X(cuKernelGetParamInfo, cuKernelGetParamInfo, 12040, PFN_cuKernelGetParamInfo_v12040, 0)       \
     X(cuGraphGetNodes, cuGraphGetNodes, 10000, PFN_cuGraphGetNodes_v10000, 0)                      \

@@ -70,7 +70,7 @@ typedef struct gh_spec {
     const char *extra_mib; /* NULL: no extra allocation */
     const char *pause_ms;  /* NULL: no pause after half the kernels */
     const char *capture;   /* "1": a blocking stream captures a graph through the pause,
-                              "2": the launch stream does; "3" to "16": see gate_prog.c;
+                              "2": the launch stream does; "3" to "18": see gate_prog.c;
                               NULL or "0": none */
     const char *stream;    /* "1": kernels go on a non-blocking stream of the program,
                               "2": on a blocking one, "3": on a green context's */

@@ -95,7 +95,14 @@
  * hook), creates another, allocates the buffer (holding what the old one
  * held) and EXTRA_MIB again, and pauses again as 16 does before its next
  * launch; a line "A 1" if the double gave both allocations their old
- * addresses back (FAKE_CUDA_REUSE=1).
+ * addresses back (FAKE_CUDA_REUSE=1). 18 (with STREAM 1): like 6, with a second
+ * non-blocking stream made after the launch stream (the shim orders the evictions after
+ * the launch stream, then after that one); once the thread that queried the launch stream
+ * (the armed capture begun there) left the context, the program ends the capture and
+ * creates OUTFILE.capended: exit 16 if its end failed, 21 if its graph holds any node (the
+ * program captured nothing: the shim's work), 22 if the stream the shim found joined to it
+ * was not destroyed by the time the end returned (the shim leaves it to the capture, then
+ * releases it); a line "A 1" if the capture began.
  * STREAM 1: the kernels go on a stream
  * the program creates non-blocking (cuStreamCreateWithPriority), which the
  * legacy stream does not wait for; 2: on one it creates blocking
@@ -178,6 +185,53 @@ static void probe_kernel(void **args, const unsigned grid[3], const unsigned blo
     (void)block;
 }
 
+/* CAPTURE 18 at the pause, the capture armed on ls at log index armed_at:
+ * waits until the thread that queried ls left the context, ends the capture
+ * (the program's cuStreamEndCapture, through the shim) and creates
+ * OUTFILE.capended. Returns 0, 16 if the end failed, 21 if the graph holds
+ * a node (the program captured nothing), 22 if the stream the shim found
+ * joined to it was not destroyed by the time the end returned, -1 on a wait
+ * too long; *began_p: the capture's beginning. */
+static size_t armed_at;
+static fake_graph_nodes_fn graph_nodes;
+
+static int joined_capture_end(const char *outfile, PFN_cuGetProcAddress_v12000 gpa, CUstream ls,
+                              fake_log_count_fn count, fake_log_get_fn lg,
+                              fake_armed_capture_join_fn arm_join, int *began_p)
+{
+    PFN_cuStreamEndCapture_v10000 end =
+        (PFN_cuStreamEndCapture_v10000)get(gpa, "cuStreamEndCapture");
+    PFN_cuGraphDestroy_v10000 destroy = (PFN_cuGraphDestroy_v10000)get(gpa, "cuGraphDestroy");
+    if (!end || !destroy)
+        return -1;
+    for (int i = 0; !left_after_query(count, lg, ls, armed_at); i++) {
+        if (i == 12000)
+            return -1;
+        struct timespec d = {0, 10000000L};
+        nanosleep(&d, NULL);
+    }
+    *began_p = arm_join();
+    CUgraph g = NULL;
+    CUresult r = *began_p == CUDA_SUCCESS ? end(ls, &g) : CUDA_ERROR_ILLEGAL_STATE;
+    int rc = r != CUDA_SUCCESS ? 16 : graph_nodes(g, NULL, 0) != 0 ? 21 : 0;
+    if (g)
+        (void)destroy(g);
+    size_t at = 0;
+    uint64_t joined = joined_found(count, lg, ls, &at);
+    if (!rc && !destroyed_since(count, lg, joined, armed_at))
+        rc = 22;
+    if (rc)
+        fprintf(stderr, "gate_prog: the armed capture's end: %s (CUresult %d)\n",
+                rc == 16   ? "failed"
+                : rc == 21 ? "a graph with nodes"
+                           : "the joined stream not destroyed",
+                (int)r);
+    char mark[4096];
+    snprintf(mark, sizeof(mark), "%s.capended", outfile);
+    FILE *m = fopen(mark, "w");
+    return m && fclose(m) == 0 ? rc : -1;
+}
+
 /* CAPTURE 13: creates n contexts and launches pf (one pointer argument,
  * touched not) in each, on an allocation of its own; the last stays
  * current. 0, or -1. */
@@ -242,9 +296,10 @@ int main(int argc, char **argv)
         (fake_arm_stall_prefetch_fn)dlsym(drv, "fake_arm_stall_prefetch");
     fake_unsafe_relaxed_fn relaxed = (fake_unsafe_relaxed_fn)dlsym(drv, "fake_unsafe_relaxed");
     fake_ordered_fn ordered = (fake_ordered_fn)dlsym(drv, "fake_ordered");
+    graph_nodes = (fake_graph_nodes_fn)dlsym(drv, "fake_graph_nodes");
     if (!gpa || !reg || !log_count || !log_get || !set_capturing || !set_capturing_nb || !ordered ||
         !invalidated || !relaxed || !arm || !arm_join || !arm_push || !push_join ||
-        !destroyed_in_use || !entry || !arm_stall || !arm_stall_prefetch)
+        !destroyed_in_use || !entry || !arm_stall || !arm_stall_prefetch || !graph_nodes)
         return 11;
     ctx_create = (PFN_cuCtxCreate_v3020)get(gpa, "cuCtxCreate");
     ctx_destroy = (PFN_cuCtxDestroy_v4000)get(gpa, "cuCtxDestroy");
@@ -261,7 +316,7 @@ int main(int argc, char **argv)
         (PFN_cuStreamCreateWithPriority_v5050)get(gpa, "cuStreamCreateWithPriority");
     PFN_cuStreamDestroy_v4000 stream_destroy =
         (PFN_cuStreamDestroy_v4000)get(gpa, "cuStreamDestroy");
-    CUstream blocking = NULL, ls = NULL;
+    CUstream blocking = NULL, ls = NULL, second = NULL;
     if (own_stream == 3) { /* a green context's stream, its context current */
         PFN_cuGreenCtxCreate_v12040 green_create =
             (PFN_cuGreenCtxCreate_v12040)get_at(gpa, "cuGreenCtxCreate", 12040);
@@ -280,7 +335,8 @@ int main(int argc, char **argv)
     if (!alloc || !launch || !stream_create || !stream_create_prio || !stream_destroy ||
         stream_create(&blocking, 0) != CUDA_SUCCESS ||
         (own_stream == 1 && stream_create_prio(&ls, CU_STREAM_NON_BLOCKING, -1) != CUDA_SUCCESS) ||
-        (own_stream == 2 && stream_create(&ls, CU_STREAM_DEFAULT) != CUDA_SUCCESS))
+        (own_stream == 2 && stream_create(&ls, CU_STREAM_DEFAULT) != CUDA_SUCCESS) ||
+        (capture == 18 && stream_create_prio(&second, CU_STREAM_NON_BLOCKING, 0) != CUDA_SUCCESS))
         return 11;
     CUdeviceptr buf, extra, probe;
     if (alloc(&buf, GATE_WORDS * sizeof(uint64_t)) != CUDA_SUCCESS ||
@@ -321,6 +377,7 @@ int main(int argc, char **argv)
     CUfunction f = reg("mix", 2, sizes, mix_kernel);
     CUfunction pf = reg("probe", 1, sizes, probe_kernel);
     size_t joined_work = 0; /* CAPTURE 6 */
+    int joined_bad = 0;     /* CAPTURE 18 */
     if (wait_for(delay) != 0)
         return 18;
     capturer_t cap = {0};
@@ -346,9 +403,10 @@ int main(int argc, char **argv)
                     return 17;
             } else if (capture == 4)
                 arm(ls, get(gpa, "cuStreamBeginCapture"));
-            else if (capture == 6)
+            else if (capture == 6 || capture == 18) {
+                armed_at = log_count();
                 arm(ls, entry("cuStreamBeginCapture_v2"));
-            else if (capture == 5) {
+            } else if (capture == 5) {
                 memcpy(saved, host, sizeof(saved));
                 arm_push(own_ctx, replace_ctx);
             } else if (capture == 10) {
@@ -385,6 +443,12 @@ int main(int argc, char **argv)
                 void *pargs[] = {&probe};
                 if (launch(pf, 1, 1, 1, 1, 1, 1, 0, blocking, pargs, NULL) != CUDA_SUCCESS)
                     return 13;
+            }
+            if (capture == 18) {
+                joined_bad =
+                    joined_capture_end(argv[1], gpa, ls, log_count, log_get, arm_join, &began);
+                if (joined_bad < 0)
+                    return 18;
             }
             if (wait_for(pause) != 0)
                 return 18;
@@ -522,9 +586,12 @@ int main(int argc, char **argv)
     free(times);
     if (ls && stream_destroy(ls) != CUDA_SUCCESS)
         return 15;
+    (void)second; /* CAPTURE 18: kept to the end */
     if (destroyed_in_use())
         return 19;
     if (joined_work)
         return 20;
+    if (joined_bad)
+        return joined_bad;
     return (capture != 6 && invalidated()) || !capture_held ? 16 : 0;
 }

@@ -53,6 +53,12 @@ int capture_finish(capturer_t *c, pthread_t th);
  * of it answered "active"), once the thread that found it left the context
  * after (the watcher pops it); 0 until then. *at: the log index of the query. */
 uint64_t joined_found(fake_log_count_fn count, fake_log_get_fn lg, CUstream ls, size_t *at);
+/* CAPTURE 18: the log index (from `from` on) of the first query of ls that a
+ * cuCtxPopCurrent_v2 follows (the watcher left the context after the query
+ * that began the armed capture); 0 until then. */
+size_t left_after_query(fake_log_count_fn count, fake_log_get_fn lg, CUstream ls, size_t from);
+/* Whether the log holds a destruction of stream s (either ABI) from `from` on. */
+int destroyed_since(fake_log_count_fn count, fake_log_get_fn lg, uint64_t s, size_t from);
 
 /* Writes the S, D and H lines of OUTFILE from the double's call log to out;
  * returns the prefetches to the device not ordered after the last

@@ -63,3 +63,25 @@ uint64_t write_moves(FILE *out, fake_log_count_fn log_count, fake_log_get_fn log
     }
     return unordered;
 }
+
+size_t left_after_query(fake_log_count_fn count, fake_log_get_fn lg, CUstream ls, size_t from)
+{
+    size_t n = count(), q = 0;
+    for (size_t i = from; i < n; i++) {
+        const fake_call_t *c = lg(i);
+        if (!q && strcmp(c->fn, "cuStreamIsCapturing") == 0 && c->a[0] == (uint64_t)(uintptr_t)ls)
+            q = i;
+        else if (q && strcmp(c->fn, "cuCtxPopCurrent_v2") == 0)
+            return q;
+    }
+    return 0;
+}
+
+int destroyed_since(fake_log_count_fn count, fake_log_get_fn lg, uint64_t s, size_t from)
+{
+    size_t n = count();
+    for (size_t i = from; s && i < n; i++)
+        if (strncmp(lg(i)->fn, "cuStreamDestroy", 15) == 0 && lg(i)->a[0] == s)
+            return 1;
+    return 0;
+}

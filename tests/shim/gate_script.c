@@ -264,7 +264,9 @@ void gs_wait_pair(pid_t fake, pid_t prog)
     gs_wait_script(fake, prog);
     int ps = -1;
     assert_int_equal(waitpid(prog, &ps, 0), prog);
-    assert_true(WIFEXITED(ps) && WEXITSTATUS(ps) == 0);
+    if (!WIFEXITED(ps) || WEXITSTATUS(ps) != 0)
+        fail_msg("program: %s %d", WIFEXITED(ps) ? "exit" : "status",
+                 WIFEXITED(ps) ? WEXITSTATUS(ps) : ps);
 }
 
 gh_out_t *gs_out0(void)

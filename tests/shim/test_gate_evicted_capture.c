@@ -19,6 +19,18 @@
  *   given back after the capture ended. Until 2026-12-02 the grant dropped
  *   it, never carried out (the thread that got the turn had no context to
  *   move it in).
+ * - unasked, while a capture begins on the program's non-blocking launch
+ *   stream where the shim does not see it, right after the shim's query of
+ *   that stream, as the watcher orders the eviction after the program's two
+ *   non-blocking streams (gate_prog CAPTURE 18): the migration stream joins
+ *   the capture (its wait for the event recorded on the launch stream). It
+ *   must be left to the capture at once: the capture ends well with none of
+ *   the shim's work in it, the eviction goes later on a new migration
+ *   stream, and the joined one is destroyed once the capture ended. Until
+ *   2026-12-04 the shim went on to wait there for the event recorded on the
+ *   second stream, outside the capture: refused (ISOLATION), the program's
+ *   capture invalidated (exit 16), the join not seen, and the eviction
+ *   issued on the joined stream.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -135,6 +147,37 @@ static void test_kept_at_grant_without_context(void **state)
     assert_int_equal(o->evict_early, 1);    /* carried out once, without the turn */
     free(o);
 }
+/* The eviction sent once the program paused (its capture armed); the
+ * program goes on once it ended the capture. */
+static int scripted_capture_joined(int ready)
+{
+    static uint8_t buf[DMN_PROTO_MAX_MSG];
+    int fds[8], nfd = 0;
+    int task = evict_after_turn(ready, buf, fds, &nfd, 0);
+    if (task < 0)
+        return -task;
+    if (gs_wait_file("out0.capended") != 0)
+        return 90;
+    return finish(task, buf, fds, nfd);
+}
+
+static void test_joined_migration_stream_left(void **state)
+{
+    (void)state;
+    gh_spec_t saved = spec;
+    spec.capture = "18";
+    spec.stream = "1";
+    unlink(gh_path("out0.capended"));
+    gh_out_t *o = calloc(1, sizeof(*o));
+    assert_non_null(o);
+    run_case_out(scripted_capture_joined, 1, o); /* exit 0: see gate_prog's 16, 21, 22 */
+    spec = saved;
+    assert_int_equal(o->armed, 1);          /* the capture began */
+    assert_int_equal(o->capture_joined, 1); /* the shim found its stream in it */
+    assert_true(o->evict_deferred >= 1);    /* the eviction went later */
+    free(o);
+}
+
 int main(void)
 {
     gh_init();
@@ -143,6 +186,7 @@ int main(void)
         GH_TEST(test_deferred_answered_at_once),
         GH_TEST(test_mark_polled_relaxed_in_capture),
         GH_TEST(test_kept_at_grant_without_context),
+        GH_TEST(test_joined_migration_stream_left),
     };
     /* clang-format on */
     return gh_finish(cmocka_run_group_tests(tests, NULL, NULL));

@@ -204,6 +204,7 @@ typedef CUresult (*fake_pfn_cuArrayCreate_v2000)(CUarray *a, const void *desc);
       PFN_cuEventRecordWithFlags_v11010_ptsz, 1)                                                   \
     X(cuEventQuery, cuEventQuery, 2000, PFN_cuEventQuery_v2000, 0)                                 \
     X(cuEventSynchronize, cuEventSynchronize, 2000, PFN_cuEventSynchronize_v2000, 0)               \
+    X(cuEventDestroy_v2, cuEventDestroy, 4000, PFN_cuEventDestroy_v4000, 0)                        \
     X(cuLaunchKernel, cuLaunchKernel, 4000, PFN_cuLaunchKernel_v4000, 0)                           \
     X(cuLaunchKernel_ptsz, cuLaunchKernel, 7000, PFN_cuLaunchKernel_v7000_ptsz, 1)                 \
     X(cuLaunchKernelEx, cuLaunchKernelEx, 11060, PFN_cuLaunchKernelEx_v11060, 0)                   \
