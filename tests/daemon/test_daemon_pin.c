@@ -111,8 +111,14 @@ static void test_status_shows_pinned(void **state)
     static drig_t r;
     dmn_msg_stats_t st;
     dmn_client_t *c = start_pinner(&r, &st);
+    /* "plain" waits on a go file that never comes for the test's ctest
+     * TIMEOUT (600 s), not the test client's default 20 s: a loaded run
+     * that reached the commands below later than that lost its row (as
+     * test_daemon_table's clients did); drig_fini kills it. */
+    setenv("GMUX_TEST_CLIENT_WAIT_S", "600", 1);
     drig_wait_for_go(&r, "never");
     assert_true(drig_start_client_mem(&r, "plain", "batch", 0, 1, 1000, 0, 300, 0) > 0);
+    unsetenv("GMUX_TEST_CLIENT_WAIT_S");
     assert_true(drig_until(&r, both_reported, NULL, 60.0, &rep));
 
     char *env[] = {"COLUMNS=200", NULL};
