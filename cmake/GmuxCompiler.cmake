@@ -40,6 +40,33 @@ if(GMUX_SAN_FLAGS)
   add_link_options(${GMUX_SAN_FLAGS})
 endif()
 
+# ASan's stack-use-after-return check, off by default, on in every executable
+# of an ASan or fuzz build: cmake/asan_options.c gives the runtime
+# detect_stack_use_after_return=1 as a default option (gcc 12 has no
+# -fsanitize-address-use-after-return=always). A default, not ASAN_OPTIONS, so
+# that it holds in every child a test starts, those given an ASAN_OPTIONS of
+# their own included, and a user's ASAN_OPTIONS adds to it. Added to each
+# executable (one object, compiled once) when the whole tree is configured (deferred to the end of the top
+# directory); libraries are left alone (libgmux.so exports its hooks only).
+function(gmux_add_asan_options_in dir)
+  get_property(targets DIRECTORY ${dir} PROPERTY BUILDSYSTEM_TARGETS)
+  foreach(t IN LISTS targets)
+    get_target_property(type ${t} TYPE)
+    if(type STREQUAL "EXECUTABLE")
+      target_sources(${t} PRIVATE $<TARGET_OBJECTS:gmux_asan_options>)
+    endif()
+  endforeach()
+  get_property(subdirs DIRECTORY ${dir} PROPERTY SUBDIRECTORIES)
+  foreach(sub IN LISTS subdirs)
+    gmux_add_asan_options_in(${sub})
+  endforeach()
+endfunction()
+if(GMUX_SANITIZE STREQUAL "address" OR GMUX_FUZZ)
+  add_library(gmux_asan_options OBJECT ${PROJECT_SOURCE_DIR}/cmake/asan_options.c)
+  cmake_language(DEFER DIRECTORY ${PROJECT_SOURCE_DIR} CALL gmux_add_asan_options_in
+                 ${PROJECT_SOURCE_DIR})
+endif()
+
 if(GMUX_FUZZ AND NOT CMAKE_C_COMPILER_ID STREQUAL "Clang")
   message(FATAL_ERROR "GMUX_FUZZ needs clang (configure with CC=clang)")
 endif()
