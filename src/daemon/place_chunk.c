@@ -415,9 +415,13 @@ static gmux_status_t chunk_on_switch(void *ctx, const dmn_task_view_t *tasks, si
     pc->withheld = 0;
     pc->unsent_gen = 0;
     pc->ahead_id = 0;
-    for (size_t k = 0; k < n_tasks; k++) /* rounded up: a part of a chunk holds it */
-        pc->withheld += (tasks[k].kept + pc->ct.chunk - 1) >> pc->ct.shift;
-    /* pinned memory (every task's) is no room for managed memory */
+    /* rounded up (a part of a chunk holds it), without a wrap for any value,
+     * summed up to the slots: kept and pinned memory (every task's) are no
+     * room for managed memory */
+    for (size_t k = 0; k < n_tasks && pc->withheld < pc->slots; k++) {
+        uint64_t c = (tasks[k].kept >> pc->ct.shift) + ((tasks[k].kept & (pc->ct.chunk - 1)) != 0);
+        pc->withheld = c < pc->slots - pc->withheld ? pc->withheld + c : pc->slots;
+    }
     pc->withheld += dmn_views_pinned_chunks(tasks, n_tasks, pc->ct.chunk, pc->slots);
     size_t n0 = plan->n;
     gmux_status_t st = switch_to(pc, tasks, n_tasks, to, plan);

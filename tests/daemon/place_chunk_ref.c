@@ -34,7 +34,8 @@ typedef struct pc_want {
 typedef struct pc_cand {
     uint64_t pos, addr;
     uint32_t task;
-    uint32_t idx; /* in res */
+    uint32_t idx;  /* in res */
+    uint32_t hold; /* of a task holding the turn beside the incoming one */
 } pc_cand_t;
 
 struct dmn_place_chunk_ref {
@@ -307,7 +308,14 @@ static gmux_status_t chunk_on_switch(void *ctx, const dmn_task_view_t *tasks, si
         uint64_t c = tasks[k].pinned / pc->chunk + (tasks[k].pinned % pc->chunk != 0);
         pinned = c < slots - pinned ? pinned + c : slots;
     }
-    uint64_t room = free_slots(pc, slots, pinned);
+    /* Every task's kept bytes, each rounded up to whole chunks, are still
+     * on the device (placement.h, dmn_task_view_t.kept): no room either. */
+    uint64_t withheld = pinned;
+    for (size_t k = 0; k < n_tasks; k++) {
+        uint64_t c = tasks[k].kept / pc->chunk + (tasks[k].kept % pc->chunk != 0);
+        withheld = c < slots - withheld ? withheld + c : slots;
+    }
+    uint64_t room = free_slots(pc, slots, withheld);
     if (nwant > room) {
         /* Every resident chunk but the incoming slice's, keyed by next use. */
         cand = malloc((pc->nres ? pc->nres : 1) * sizeof(*cand));
@@ -328,7 +336,8 @@ static gmux_status_t chunk_on_switch(void *ctx, const dmn_task_view_t *tasks, si
             } else if (r != PC_INF && tasks[k].turn != DMN_TURN_NONE) {
                 pos = ((uint64_t)tasks[k].turn << PC_SLICE_SH) | r;
             }
-            cand[ncand++] = (pc_cand_t){pos, c->addr, c->task, (uint32_t)i};
+            uint32_t hold = c->task != to->id && tasks[k].turn == 0;
+            cand[ncand++] = (pc_cand_t){pos, c->addr, c->task, (uint32_t)i, hold};
         }
         size_t short_by = nwant - room;
         if (short_by > ncand) /* the working set alone is too big: fill what fits */
@@ -336,8 +345,11 @@ static gmux_status_t chunk_on_switch(void *ctx, const dmn_task_view_t *tasks, si
         if (short_by < ncand)
             select_first(cand, ncand, short_by);
         ncand = short_by;
-        for (size_t i = 0; i < ncand; i++)
+        for (size_t i = 0; i < ncand; i++) {
             pc->res[cand[i].idx].task = UINT32_MAX; /* marked: evicted */
+            /* a holder's victims stay on the device until it gives the turn back */
+            withheld += cand[i].hold && withheld < slots;
+        }
         qsort(cand, ncand, sizeof(*cand), evict_cmp);
         for (size_t i = 0; i < ncand && st == GMUX_OK; i++)
             st = dmn_plan_add(plan, cand[i].task, DMN_PLAN_EVICT,
@@ -351,7 +363,7 @@ static gmux_status_t chunk_on_switch(void *ctx, const dmn_task_view_t *tasks, si
             goto free_all;
         /* what the evictions freed; with the pinned bytes over the
          * capacity, possibly less than the fill wants, or nothing */
-        room = free_slots(pc, slots, pinned);
+        room = free_slots(pc, slots, withheld);
         nwant = nwant > room ? room : nwant;
     }
     st = fill_task(pc, to->id, DMN_PLAN_FILL, want, nwant, plan);
@@ -361,7 +373,7 @@ static gmux_status_t chunk_on_switch(void *ctx, const dmn_task_view_t *tasks, si
     for (size_t k = 0; k < n_tasks && !next_v; k++)
         if (tasks[k].ahead && tasks[k].turn == 1 && tasks[k].id != to->id)
             next_v = &tasks[k];
-    room = free_slots(pc, slots, pinned);
+    room = free_slots(pc, slots, withheld);
     if (st == GMUX_OK && pc->limited && next_v && room > 0) {
         free(want);
         want = NULL;

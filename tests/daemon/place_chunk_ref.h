@@ -12,8 +12,11 @@
  * memory", not from the placement's code: every listed task's bytes, each
  * rounded up to whole chunks, are no room for the fills; over the capacity,
  * a switch evicts what its fill wants and fills what that frees, if any.
- * The kept bytes of tasks holding the turn (dmn_task_view_t.kept) are not
- * modelled: the comparison leaves them 0.
+ * Kept memory likewise takes its rule from placement.h
+ * (dmn_task_view_t.kept) and docs/daemon-evict.md, "Evictions kept by a
+ * holder": every listed task's kept bytes, each rounded up to whole chunks,
+ * and this switch's victims among the chunks of the tasks holding the turn
+ * beside the incoming one (turn 0, not it) are no room for either fill.
  *
  * Ownership: the object owns its arrays. Thread-safety: none.
  */

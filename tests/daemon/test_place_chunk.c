@@ -371,6 +371,29 @@ static uint64_t rnd_pinned(uint64_t *s, uint32_t slots)
     return 1 + rnd(s) % (slots * CH / 4 + 1);
 }
 
+/* Tasks holding the turn beside the incoming one (shared mode: turn 0) and
+ * their kept bytes (placement.h, dmn_task_view_t.kept: what earlier plans
+ * evicted from them), from their own stream ks so the rest of the scenarios
+ * stays as it was: kept mostly on those holders, at times on any task;
+ * unaligned, up to half the capacity, at times past all of it (the largest:
+ * UINT64_MAX). */
+static void scen_kept(scen_t *sc, uint64_t *ks, uint32_t to, uint32_t slots)
+{
+    for (uint32_t k = 0; k < sc->n; k++) {
+        if (k != to && rnd(ks) % 6 == 0)
+            sc->t[k].turn = 0;
+        int holder = k != to && sc->t[k].turn == 0;
+        uint64_t d = rnd(ks) % 32;
+        sc->t[k].kept = 0;
+        if (holder ? d >= 16 : d != 0)
+            continue;
+        d = rnd(ks) % 16;
+        sc->t[k].kept = d == 0   ? UINT64_MAX - rnd(ks) % 3
+                        : d == 1 ? (slots + rnd(ks) % 3) * CH - rnd(ks) % 2
+                                 : 1 + rnd(ks) % (slots * CH / 2 + 1);
+    }
+}
+
 /* The chunks the pinned bytes of tasks[0..n) take, each rounded up, summed
  * without a cap (at most 8 tasks: no overflow). */
 static uint64_t pinned_chunks(const dmn_task_view_t *t, uint32_t n)
@@ -379,6 +402,27 @@ static uint64_t pinned_chunks(const dmn_task_view_t *t, uint32_t n)
     for (uint32_t k = 0; k < n; k++)
         c += t[k].pinned / CH + (t[k].pinned % CH != 0);
     return c;
+}
+
+/* The chunks the kept bytes of tasks[0..n) take, each rounded up (no
+ * overflow: at most 8 tasks). */
+static uint64_t kept_chunks(const dmn_task_view_t *t, uint32_t n)
+{
+    uint64_t c = 0;
+    for (uint32_t k = 0; k < n; k++)
+        c += t[k].kept / CH + (t[k].kept % CH != 0);
+    return c;
+}
+
+/* Whether the plan evicts from a task holding the turn beside t[to]. */
+static int holder_evicted(const dmn_task_view_t *t, uint32_t n, uint32_t to, const dmn_plan_t *p)
+{
+    for (size_t i = 0; i < p->n; i++)
+        for (uint32_t k = 0; k < n; k++)
+            if (p->entries[i].kind == DMN_PLAN_EVICT && p->entries[i].task_id == t[k].id &&
+                k != to && t[k].turn == 0)
+                return 1;
+    return 0;
 }
 
 /* Compares the plans entry by entry. */
@@ -408,8 +452,9 @@ static void test_same_plans_as_reference(void **state)
     dmn_plan_t ref;
     dmn_plan_init(&ref);
     uint64_t evicted = 0, filled = 0, ahead = 0, pin_fills = 0, over_evicts = 0;
+    uint64_t kept_fills = 0, holder_evicts = 0;
     for (uint64_t seed = 1; seed <= 3000; seed++) {
-        uint64_t s = seed * 7919;
+        uint64_t s = seed * 7919, ks = seed * 104729;
         scen_t sc;
         memset(&sc, 0, sizeof(sc));
         sc.n = 1 + (uint32_t)(rnd(&s) % 8);
@@ -436,6 +481,7 @@ static void test_same_plans_as_reference(void **state)
                 to %= n;
             }
             scen_turns(&sc, &s, to);
+            scen_kept(&sc, &ks, to, slots);
             dmn_plan_clear(&plan);
             dmn_plan_clear(&ref);
             assert_int_equal(pl->on_switch(pl->ctx, sc.t, n, NULL, &sc.t[to], &plan), GMUX_OK);
@@ -453,6 +499,9 @@ static void test_same_plans_as_reference(void **state)
             uint64_t pin = pinned_chunks(sc.t, n); /* the pinned paths were taken */
             pin_fills += pin && pin < slots && plan_bytes(sc.t[to].id, DMN_PLAN_FILL);
             over_evicts += pin >= slots && plan.n > 0;
+            kept_fills += kept_chunks(sc.t, n) && pin + kept_chunks(sc.t, n) < slots &&
+                          plan.n > 0 && plan.entries[plan.n - 1].kind != DMN_PLAN_EVICT;
+            holder_evicts += holder_evicted(sc.t, n, to, &plan);
             if (rnd(&s) % 5 == 0) /* a task pins more or less */
                 sc.t[rnd(&s) % sc.n].pinned = rnd_pinned(&s, slots);
             if (rnd(&s) % 3 == 0 && nr[to]) { /* a new working set, one range replaced */
@@ -472,6 +521,10 @@ static void test_same_plans_as_reference(void **state)
                   (unsigned long long)pin_fills, (unsigned long long)over_evicts);
     assert_true(pin_fills > 1000);
     assert_true(over_evicts > 100);
+    print_message("kept memory: %llu switches filled beside it, %llu evicted from holders\n",
+                  (unsigned long long)kept_fills, (unsigned long long)holder_evicts);
+    assert_true(kept_fills > 1000);
+    assert_true(holder_evicts > 1000);
     dmn_plan_fini(&ref);
 }
 
