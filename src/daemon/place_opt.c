@@ -337,6 +337,15 @@ static gmux_status_t fill(dmn_place_opt_t *o, opt_task_t *t, dmn_plan_kind_t kin
     return st;
 }
 
+/* Counts bytes in use that no fill may take (kept by holders, pinned), up to
+ * the capacity: any more leaves no room all the same, and the sums of
+ * reported sizes (each up to UINT64_MAX) must not wrap. */
+static void withhold(dmn_place_opt_t *o, uint64_t bytes)
+{
+    uint64_t cap = o->capacity;
+    o->withheld = bytes >= cap - o->withheld ? cap : o->withheld + bytes;
+}
+
 /* The fill ahead (placement.h): the task marked for it gets its working set
  * minus what is resident, lowest addresses first, into the capacity still
  * free after the switch; nothing is evicted. */
@@ -422,7 +431,7 @@ static gmux_status_t switch_to(dmn_place_opt_t *o, const dmn_task_view_t *tasks,
         }
         if (st != GMUX_OK)
             return st;
-        o->withheld += held;
+        withhold(o, held);
         /* Too big, or its room not yet free: fill what fits, which is what
          * was evicted (less the holders') unless the device was already
          * over the capacity (pinned memory reported after the rest): the
@@ -471,10 +480,10 @@ static gmux_status_t opt_on_switch(void *ctx, const dmn_task_view_t *tasks, size
     o->unsent_gen = 0;
     o->ahead_id = 0;
     for (size_t i = 0; i < n_tasks; i++)
-        o->withheld += tasks[i].kept;
+        withhold(o, tasks[i].kept);
     /* pinned memory (every task's) is no room for managed memory */
-    o->withheld +=
-        o->chunk * dmn_views_pinned_chunks(tasks, n_tasks, o->chunk, o->capacity / o->chunk);
+    withhold(o,
+             o->chunk * dmn_views_pinned_chunks(tasks, n_tasks, o->chunk, o->capacity / o->chunk));
     size_t n0 = plan->n;
     gmux_status_t st = switch_to(o, tasks, n_tasks, to, plan);
     if (st != GMUX_OK) {

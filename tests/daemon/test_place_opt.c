@@ -341,6 +341,27 @@ static void test_ahead(void **state)
     dmn_place_opt_destroy(o);
 }
 
+/* Memory kept by holders (dmn_task_view_t.kept) is in use: the fill gets only
+ * the room it leaves, none when the kept bytes reach the capacity, however
+ * large they are (until 2026-12-04 the sum of two tasks' kept bytes wrapped,
+ * and one task's UINT64_MAX wrapped the room check, so the plan filled). */
+static void test_kept_leaves_room(void **state)
+{
+    (void)state;
+    dmn_range_t ra = {0, 2 * CH}, rb = {0x100000, CH}, rc = {0x200000, CH};
+    const uint64_t huge[][2] = {{3 * CH, 0}, {UINT64_MAX, 0}, {1ull << 63, 1ull << 63}};
+    const uint64_t filled[] = {CH, 0, 0};
+    for (size_t k = 0; k < 3; k++) {
+        dmn_task_view_t t[3] = {view(1, &ra, 1, 0), view(2, &rb, 1, 0), view(3, &rc, 1, 1)};
+        t[1].kept = huge[k][0];
+        t[2].kept = huge[k][1];
+        sw(t, 3, 0);
+        assert_int_equal(plan_bytes(1, DMN_PLAN_FILL), filled[k]);
+        dmn_place_opt_destroy(opt);
+        assert_int_equal(dmn_place_opt_create(4 * CH, CH, &opt), GMUX_OK);
+    }
+}
+
 static void test_unlimited_and_bad_chunk(void **state)
 {
     (void)state;
@@ -394,6 +415,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_random_against_model, setup4, teardown),
         cmocka_unit_test_setup_teardown(test_unlimited_and_bad_chunk, setup4, teardown),
         cmocka_unit_test_setup_teardown(test_ahead, setup4, teardown),
+        cmocka_unit_test_setup_teardown(test_kept_leaves_room, setup4, teardown),
         cmocka_unit_test(test_ws_cache_same_plans),
         cmocka_unit_test(test_plan_reserve_put),
     };
