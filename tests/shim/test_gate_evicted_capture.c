@@ -178,6 +178,28 @@ static void test_joined_migration_stream_left(void **state)
     free(o);
 }
 
+/* Two captures of the program (its launch stream and a second non-blocking
+ * one) begin unseen between the shim's queries and its records: the
+ * migration stream joins the first; a wait of it on the event recorded in
+ * the second would merge the two (CUDA_ERROR_STREAM_CAPTURE_MERGE) and
+ * invalidate both. Both must end valid with none of the shim's nodes. */
+static void test_joined_migration_stream_two_captures(void **state)
+{
+    (void)state;
+    gh_spec_t saved = spec;
+    spec.capture = "19";
+    spec.stream = "1";
+    unlink(gh_path("out0.capended"));
+    gh_out_t *o = calloc(1, sizeof(*o));
+    assert_non_null(o);
+    run_case_out(scripted_capture_joined, 1, o); /* exit 0: see gate_prog's 16, 21, 22 */
+    spec = saved;
+    assert_int_equal(o->armed, 1);          /* both captures began */
+    assert_int_equal(o->capture_joined, 1); /* the shim found its stream in one */
+    assert_true(o->evict_deferred >= 1);    /* the eviction went later */
+    free(o);
+}
+
 int main(void)
 {
     gh_init();
@@ -187,6 +209,7 @@ int main(void)
         GH_TEST(test_mark_polled_relaxed_in_capture),
         GH_TEST(test_kept_at_grant_without_context),
         GH_TEST(test_joined_migration_stream_left),
+        GH_TEST(test_joined_migration_stream_two_captures),
     };
     /* clang-format on */
     return gh_finish(cmocka_run_group_tests(tests, NULL, NULL));
