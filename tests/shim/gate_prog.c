@@ -102,7 +102,11 @@
  * creates OUTFILE.capended: exit 16 if its end failed, 21 if its graph holds any node (the
  * program captured nothing: the shim's work), 22 if the stream the shim found joined to it
  * was not destroyed by the time the end returned (the shim leaves it to the capture, then
- * releases it); a line "A 1" if the capture began.
+ * releases it); a line "A 1" if the capture began. 19 (with STREAM 1): like 18, with a
+ * second capture armed on the second stream: both begin between the shim's queries and its
+ * records; both must end valid (a wait of the joined stream on an event captured in the
+ * other would merge the two and invalidate both), exit 16, 21, 22 as for 18, either capture;
+ * a line "A 1" if both began.
  * STREAM 1: the kernels go on a stream
  * the program creates non-blocking (cuStreamCreateWithPriority), which the
  * legacy stream does not wait for; 2: on one it creates blocking
@@ -185,18 +189,18 @@ static void probe_kernel(void **args, const unsigned grid[3], const unsigned blo
     (void)block;
 }
 
-/* CAPTURE 18 at the pause, the capture armed on ls at log index armed_at:
- * waits until the thread that queried ls left the context, ends the capture
- * (the program's cuStreamEndCapture, through the shim) and creates
- * OUTFILE.capended. Returns 0, 16 if the end failed, 21 if the graph holds
- * a node (the program captured nothing), 22 if the stream the shim found
+/* CAPTURE 18 at the pause, the capture armed on ls at log index armed_at (19:
+ * another on two, else NULL): waits until the thread that queried ls left the
+ * context, ends the captures (the program's cuStreamEndCapture, through the
+ * shim) and creates OUTFILE.capended. Returns 0, 16 if an end failed, 21 if a
+ * graph holds a node (the program captured nothing), 22 if the stream the shim found
  * joined to it was not destroyed by the time the end returned, -1 on a wait
  * too long; *began_p: the capture's beginning. */
 static size_t armed_at;
 static fake_graph_nodes_fn graph_nodes;
 
 static int joined_capture_end(const char *outfile, PFN_cuGetProcAddress_v12000 gpa, CUstream ls,
-                              fake_log_count_fn count, fake_log_get_fn lg,
+                              CUstream two, fake_log_count_fn count, fake_log_get_fn lg,
                               fake_armed_capture_join_fn arm_join, int *began_p)
 {
     PFN_cuStreamEndCapture_v10000 end =
@@ -211,11 +215,19 @@ static int joined_capture_end(const char *outfile, PFN_cuGetProcAddress_v12000 g
         nanosleep(&d, NULL);
     }
     *began_p = arm_join();
-    CUgraph g = NULL;
-    CUresult r = *began_p == CUDA_SUCCESS ? end(ls, &g) : CUDA_ERROR_ILLEGAL_STATE;
-    int rc = r != CUDA_SUCCESS ? 16 : graph_nodes(g, NULL, 0) != 0 ? 21 : 0;
-    if (g)
-        (void)destroy(g);
+    CUresult r = CUDA_SUCCESS;
+    int rc = 0;
+    CUstream ends[2] = {ls, two};
+    for (int i = 0; i < 2 && ends[i]; i++) {
+        CUgraph g = NULL;
+        CUresult e = *began_p == CUDA_SUCCESS ? end(ends[i], &g) : CUDA_ERROR_ILLEGAL_STATE;
+        if (!rc) {
+            r = e;
+            rc = e != CUDA_SUCCESS ? 16 : graph_nodes(g, NULL, 0) != 0 ? 21 : 0;
+        }
+        if (g)
+            (void)destroy(g);
+    }
     size_t at = 0;
     uint64_t joined = joined_found(count, lg, ls, &at);
     if (!rc && !destroyed_since(count, lg, joined, armed_at))
@@ -284,6 +296,7 @@ int main(int argc, char **argv)
     fake_capture_invalidated_fn invalidated =
         (fake_capture_invalidated_fn)dlsym(drv, "fake_capture_invalidated");
     fake_arm_capture_fn arm = (fake_arm_capture_fn)dlsym(drv, "fake_arm_capture");
+    fake_arm_capture_fn arm_also = (fake_arm_capture_fn)dlsym(drv, "fake_arm_capture_also");
     fake_armed_capture_join_fn arm_join =
         (fake_armed_capture_join_fn)dlsym(drv, "fake_armed_capture_join");
     fake_arm_push_fn arm_push = (fake_arm_push_fn)dlsym(drv, "fake_arm_push");
@@ -298,7 +311,7 @@ int main(int argc, char **argv)
     fake_ordered_fn ordered = (fake_ordered_fn)dlsym(drv, "fake_ordered");
     graph_nodes = (fake_graph_nodes_fn)dlsym(drv, "fake_graph_nodes");
     if (!gpa || !reg || !log_count || !log_get || !set_capturing || !set_capturing_nb || !ordered ||
-        !invalidated || !relaxed || !arm || !arm_join || !arm_push || !push_join ||
+        !invalidated || !relaxed || !arm || !arm_also || !arm_join || !arm_push || !push_join ||
         !destroyed_in_use || !entry || !arm_stall || !arm_stall_prefetch || !graph_nodes)
         return 11;
     ctx_create = (PFN_cuCtxCreate_v3020)get(gpa, "cuCtxCreate");
@@ -336,7 +349,8 @@ int main(int argc, char **argv)
         stream_create(&blocking, 0) != CUDA_SUCCESS ||
         (own_stream == 1 && stream_create_prio(&ls, CU_STREAM_NON_BLOCKING, -1) != CUDA_SUCCESS) ||
         (own_stream == 2 && stream_create(&ls, CU_STREAM_DEFAULT) != CUDA_SUCCESS) ||
-        (capture == 18 && stream_create_prio(&second, CU_STREAM_NON_BLOCKING, 0) != CUDA_SUCCESS))
+        ((capture == 18 || capture == 19) &&
+         stream_create_prio(&second, CU_STREAM_NON_BLOCKING, 0) != CUDA_SUCCESS))
         return 11;
     CUdeviceptr buf, extra, probe;
     if (alloc(&buf, GATE_WORDS * sizeof(uint64_t)) != CUDA_SUCCESS ||
@@ -403,9 +417,11 @@ int main(int argc, char **argv)
                     return 17;
             } else if (capture == 4)
                 arm(ls, get(gpa, "cuStreamBeginCapture"));
-            else if (capture == 6 || capture == 18) {
+            else if (capture == 6 || capture == 18 || capture == 19) {
                 armed_at = log_count();
                 arm(ls, entry("cuStreamBeginCapture_v2"));
+                if (capture == 19)
+                    arm_also(second, entry("cuStreamBeginCapture_v2"));
             } else if (capture == 5) {
                 memcpy(saved, host, sizeof(saved));
                 arm_push(own_ctx, replace_ctx);
@@ -444,9 +460,9 @@ int main(int argc, char **argv)
                 if (launch(pf, 1, 1, 1, 1, 1, 1, 0, blocking, pargs, NULL) != CUDA_SUCCESS)
                     return 13;
             }
-            if (capture == 18) {
-                joined_bad =
-                    joined_capture_end(argv[1], gpa, ls, log_count, log_get, arm_join, &began);
+            if (capture == 18 || capture == 19) {
+                joined_bad = joined_capture_end(argv[1], gpa, ls, capture == 19 ? second : NULL,
+                                                log_count, log_get, arm_join, &began);
                 if (joined_bad < 0)
                     return 18;
             }
@@ -586,7 +602,7 @@ int main(int argc, char **argv)
     free(times);
     if (ls && stream_destroy(ls) != CUDA_SUCCESS)
         return 15;
-    (void)second; /* CAPTURE 18: kept to the end */
+    (void)second; /* CAPTURE 18, 19: kept to the end */
     if (destroyed_in_use())
         return 19;
     if (joined_work)

@@ -161,21 +161,40 @@ static int scripted_capture_joined(int ready)
     return finish(task, buf, fds, nfd);
 }
 
-static void test_joined_migration_stream_left(void **state)
+/* gate_prog CAPTURE capture (STREAM 1) against scripted_capture_joined: the
+ * armed captures began, the shim found its stream joined once, and the
+ * eviction went later (exit 0: see gate_prog's 16, 21, 22). */
+static void joined_case(const char *capture)
 {
-    (void)state;
     gh_spec_t saved = spec;
-    spec.capture = "18";
+    spec.capture = capture;
     spec.stream = "1";
     unlink(gh_path("out0.capended"));
     gh_out_t *o = calloc(1, sizeof(*o));
     assert_non_null(o);
-    run_case_out(scripted_capture_joined, 1, o); /* exit 0: see gate_prog's 16, 21, 22 */
+    run_case_out(scripted_capture_joined, 1, o);
     spec = saved;
-    assert_int_equal(o->armed, 1);          /* the capture began */
-    assert_int_equal(o->capture_joined, 1); /* the shim found its stream in it */
+    assert_int_equal(o->armed, 1);          /* the capture(s) began */
+    assert_int_equal(o->capture_joined, 1); /* the shim found its stream in one */
     assert_true(o->evict_deferred >= 1);    /* the eviction went later */
     free(o);
+}
+
+static void test_joined_migration_stream_left(void **state)
+{
+    (void)state;
+    joined_case("18");
+}
+
+/* Two captures of the program (its launch stream and a second non-blocking
+ * one) begin unseen between the shim's queries and its records: the
+ * migration stream joins the first; a wait of it on the event recorded in
+ * the second would merge the two (CUDA_ERROR_STREAM_CAPTURE_MERGE) and
+ * invalidate both. Both must end valid with none of the shim's nodes. */
+static void test_joined_migration_stream_two_captures(void **state)
+{
+    (void)state;
+    joined_case("19");
 }
 
 int main(void)
@@ -187,6 +206,7 @@ int main(void)
         GH_TEST(test_mark_polled_relaxed_in_capture),
         GH_TEST(test_kept_at_grant_without_context),
         GH_TEST(test_joined_migration_stream_left),
+        GH_TEST(test_joined_migration_stream_two_captures),
     };
     /* clang-format on */
     return gh_finish(cmocka_run_group_tests(tests, NULL, NULL));

@@ -82,7 +82,10 @@ typedef unsigned (*fake_unsafe_relaxed_fn)(void);
  * as if another thread of the program began the capture right after the
  * shim's query. */
 typedef void (*fake_arm_capture_fn)(void *stream, void *begin);
-/* Joins that thread: its begin's CUresult, or -1 if it never started. */
+/* fake_arm_capture_also: as fake_arm_capture, a second capture armed on
+ * another stream beside the first (fake_arm_capture disarms it). */
+/* Joins those threads: the first failed begin's CUresult, -1 if one never
+ * started, else CUDA_SUCCESS. */
 typedef int (*fake_armed_capture_join_fn)(void);
 
 /*

@@ -270,6 +270,7 @@ FAKE_API void fake_set_capturing_blocking(void *stream);
 FAKE_API int fake_capture_invalidated(void);
 FAKE_API unsigned fake_unsafe_relaxed(void);
 FAKE_API void fake_arm_capture(void *stream, void *begin);
+FAKE_API void fake_arm_capture_also(void *stream, void *begin);
 FAKE_API int fake_armed_capture_join(void);
 FAKE_API void fake_arm_last_release(void (*fn)(void));
 FAKE_API void fake_last_release_join(void);
