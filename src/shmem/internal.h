@@ -31,7 +31,10 @@
 #define SHM_NET_CONTEXTS 16   /* net contexts (NET_CQD_MAX_CTX): 0 is SHMEM_CTX_DEFAULT */
 #define SHM_SCRATCH      4096 /* internal symmetric bytes at heap offset 0 */
 #define SHM_ALIGN        64   /* default alignment of shmem_malloc */
-#define SHM_PUT_CHUNK    (1u << 20)
+/* The heap starts at a multiple of this, so an offset aligned to a power of
+ * two up to it is an address aligned to it on every PE (shmem_align). */
+#define SHM_ALIGN_MAX ((size_t)1 << 30)
+#define SHM_PUT_CHUNK (1u << 20)
 
 struct shmem_ctx_s {
     uint32_t netctx;
