@@ -1,8 +1,8 @@
 /* Clauses of OpenSHMEM 1.5 a porting program leans on, one check each:
  * allocation corner cases (zero sizes, overflow, realloc, align), shmem_ptr
  * and the accessibility queries, invalid team and context handles, the
- * split_2d rules, and (last, because it uses up the team ids) a split_2d
- * that fails half-way. */
+ * split_2d rules, the fairness of wait_until_any / test_any, and (last,
+ * because it uses up the team ids) a split_2d that fails half-way. */
 #include <stdint.h>
 #include <string.h>
 
@@ -112,6 +112,32 @@ static void check_split_2d(int me, int n)
     shmem_team_destroy(y);
 }
 
+/* "If an entry i ... satisfies the wait condition, a series of calls to
+ * shmem_wait_until_any must eventually return i" (and test_any). */
+static void check_any_fairness(void)
+{
+    flags[0] = flags[1] = 1;
+    int seen = 0, tseen = 0;
+    for (int i = 0; i < 4; i++) {
+        size_t w = shmem_long_wait_until_any(flags, 2, NULL, SHMEM_CMP_EQ, 1);
+        size_t t = shmem_long_test_any(flags, 2, NULL, SHMEM_CMP_EQ, 1);
+        CHECK(w < 2 && t < 2);
+        seen |= 1 << w;
+        tseen |= 1 << t;
+    }
+    CHECK(seen == 3);
+    CHECK(tseen == 3);
+
+    int all_out[2] = {1, 1};
+    size_t idx[2];
+    CHECK(shmem_long_wait_until_any(flags, 2, all_out, SHMEM_CMP_EQ, 1) == SIZE_MAX);
+    CHECK(shmem_long_test_any(flags, 2, all_out, SHMEM_CMP_EQ, 1) == SIZE_MAX);
+    CHECK(shmem_long_wait_until_some(flags, 2, idx, all_out, SHMEM_CMP_EQ, 1) == 0);
+    CHECK(shmem_long_test_all(flags, 0, NULL, SHMEM_CMP_EQ, 1) == 1);
+    CHECK(shmem_long_wait_until_some(flags, 2, idx, NULL, SHMEM_CMP_EQ, 1) == 2);
+    CHECK(idx[0] == 0 && idx[1] == 1);
+}
+
 /* "If any xaxis_team or yaxis_team on any PE cannot be created, then both
  * team handles on all PEs ... SHMEM_TEAM_INVALID" */
 static void check_split_2d_fails(int n)
@@ -143,6 +169,7 @@ int main(void)
     check_access(me, n);
     check_invalid_handles(n);
     check_split_2d(me, n);
+    check_any_fairness();
     shmem_barrier_all();
     check_split_2d_fails(n);
     shmem_barrier_all();
