@@ -202,6 +202,18 @@ extern struct shmem_team_s shmem_team_shared_obj_;
     X(double, double)                                                                              \
     X(long double, longdouble)
 
+/* Active-set (to_all) reduction types, deprecated in 1.5 (complex omitted). */
+#define GMUX_SHMEM_TO_ALL_BIT_TYPES(X)                                                             \
+    X(short, short)                                                                                \
+    X(int, int)                                                                                    \
+    X(long, long)                                                                                  \
+    X(long long, longlong)
+#define GMUX_SHMEM_TO_ALL_ARITH_TYPES(X)                                                           \
+    GMUX_SHMEM_TO_ALL_BIT_TYPES(X)                                                                 \
+    X(float, float)                                                                                \
+    X(double, double)                                                                              \
+    X(long double, longdouble)
+
 /* Sized RMA: X(SIZE in bits) */
 #define GMUX_SHMEM_SIZES(X) X(8) X(16) X(32) X(64) X(128)
 
@@ -435,6 +447,37 @@ int shmem_alltoallsmem(shmem_team_t team, void *dest, const void *source, ptrdif
     GMUX_SHMEM_DECL_REDUCE(T, N, sum) GMUX_SHMEM_DECL_REDUCE(T, N, prod)
 GMUX_SHMEM_REDUCE_BIT_TYPES(GMUX_SHMEM_DECL_REDUCE_BIT)
 GMUX_SHMEM_REDUCE_ARITH_TYPES(GMUX_SHMEM_DECL_REDUCE_ARITH)
+
+/* --- active-set collectives (deprecated in 1.5, still part of it) -------- */
+
+void shmem_barrier(int PE_start, int logPE_stride, int PE_size, long *pSync);
+void shmem_sync(int PE_start, int logPE_stride, int PE_size, long *pSync);
+#define GMUX_SHMEM_DECL_ASET(B)                                                                    \
+    void shmem_broadcast##B(void *dest, const void *source, size_t nelems, int PE_root,            \
+                            int PE_start, int logPE_stride, int PE_size, long *pSync);             \
+    void shmem_collect##B(void *dest, const void *source, size_t nelems, int PE_start,             \
+                          int logPE_stride, int PE_size, long *pSync);                             \
+    void shmem_fcollect##B(void *dest, const void *source, size_t nelems, int PE_start,            \
+                           int logPE_stride, int PE_size, long *pSync);                            \
+    void shmem_alltoall##B(void *dest, const void *source, size_t nelems, int PE_start,            \
+                           int logPE_stride, int PE_size, long *pSync);                            \
+    void shmem_alltoalls##B(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,          \
+                            size_t nelems, int PE_start, int logPE_stride, int PE_size,            \
+                            long *pSync);
+GMUX_SHMEM_DECL_ASET(32)
+GMUX_SHMEM_DECL_ASET(64)
+#define GMUX_SHMEM_DECL_TO_ALL(T, N, OP)                                                           \
+    void shmem_##N##_##OP##_to_all(T *dest, const T *source, int nreduce, int PE_start,            \
+                                   int logPE_stride, int PE_size, T *pWrk, long *pSync);
+#define GMUX_SHMEM_DECL_TO_ALL_BIT(T, N)                                                           \
+    GMUX_SHMEM_DECL_TO_ALL(T, N, and)                                                              \
+    GMUX_SHMEM_DECL_TO_ALL(T, N, or) GMUX_SHMEM_DECL_TO_ALL(T, N, xor)
+#define GMUX_SHMEM_DECL_TO_ALL_ARITH(T, N)                                                         \
+    GMUX_SHMEM_DECL_TO_ALL(T, N, min)                                                              \
+    GMUX_SHMEM_DECL_TO_ALL(T, N, max)                                                              \
+    GMUX_SHMEM_DECL_TO_ALL(T, N, sum) GMUX_SHMEM_DECL_TO_ALL(T, N, prod)
+GMUX_SHMEM_TO_ALL_BIT_TYPES(GMUX_SHMEM_DECL_TO_ALL_BIT)
+GMUX_SHMEM_TO_ALL_ARITH_TYPES(GMUX_SHMEM_DECL_TO_ALL_ARITH)
 
 #ifdef __cplusplus
 }
