@@ -131,10 +131,7 @@ SHM_DEF_ASET_COLL(64)
             shm_die(c.call, "negative nreduce %d", nreduce);                                       \
         shm_coll_reduce(&c, dest, source, (size_t)nreduce, sizeof(T), shm_combine_##N##_##OP);     \
     }
-#define SHM_DEF_TO_ALL_BIT(T, N)                                                                   \
-    SHM_DEF_TO_ALL(T, N, and) SHM_DEF_TO_ALL(T, N, or) SHM_DEF_TO_ALL(T, N, xor)
-#define SHM_DEF_TO_ALL_ARITH(T, N)                                                                 \
-    SHM_DEF_TO_ALL(T, N, min)                                                                      \
-    SHM_DEF_TO_ALL(T, N, max) SHM_DEF_TO_ALL(T, N, sum) SHM_DEF_TO_ALL(T, N, prod)
+#define SHM_DEF_TO_ALL_BIT(T, N)   GMUX_SHMEM_BIT_OPS(SHM_DEF_TO_ALL, T, N)
+#define SHM_DEF_TO_ALL_ARITH(T, N) GMUX_SHMEM_ARITH_OPS(SHM_DEF_TO_ALL, T, N)
 GMUX_SHMEM_TO_ALL_BIT_TYPES(SHM_DEF_TO_ALL_BIT)
 GMUX_SHMEM_TO_ALL_ARITH_TYPES(SHM_DEF_TO_ALL_ARITH)

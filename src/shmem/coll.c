@@ -225,10 +225,7 @@ static int reduce(shmem_team_t team, void *dest, const void *source, size_t n, s
         return reduce(team, dest, source, nreduce, sizeof(T), shm_combine_##N##_##OP,              \
                       "shmem_" #N "_" #OP "_reduce");                                              \
     }
-#define SHM_DEF_REDUCE_BIT(T, N)                                                                   \
-    SHM_DEF_REDUCE(T, N, and) SHM_DEF_REDUCE(T, N, or) SHM_DEF_REDUCE(T, N, xor)
-#define SHM_DEF_REDUCE_ARITH(T, N)                                                                 \
-    SHM_DEF_REDUCE(T, N, min)                                                                      \
-    SHM_DEF_REDUCE(T, N, max) SHM_DEF_REDUCE(T, N, sum) SHM_DEF_REDUCE(T, N, prod)
+#define SHM_DEF_REDUCE_BIT(T, N)   GMUX_SHMEM_BIT_OPS(SHM_DEF_REDUCE, T, N)
+#define SHM_DEF_REDUCE_ARITH(T, N) GMUX_SHMEM_ARITH_OPS(SHM_DEF_REDUCE, T, N)
 GMUX_SHMEM_REDUCE_BIT_TYPES(SHM_DEF_REDUCE_BIT)
 GMUX_SHMEM_REDUCE_ARITH_TYPES(SHM_DEF_REDUCE_ARITH)
