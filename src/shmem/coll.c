@@ -60,7 +60,7 @@ void shm_coll_fcollect(const shm_coll_t *c, void *dest, const void *source, size
 
 void shm_coll_collect(const shm_coll_t *c, void *dest, const void *source, size_t bytes)
 {
-    uint64_t *mine = (uint64_t *)shm_state.heap; /* the scratch word */
+    uint64_t *mine = (uint64_t *)(shm_state.heap + SHM_SCRATCH_COLLECT);
     shm_translate(source, bytes, c->call);
     __atomic_store_n(mine, (uint64_t)bytes, __ATOMIC_RELEASE);
     shm_coll_sync(c);

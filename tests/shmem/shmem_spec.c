@@ -2,7 +2,8 @@
  * allocation corner cases (zero sizes, overflow, realloc, align), shmem_ptr
  * and the accessibility queries, invalid team and context handles, the
  * split_2d rules, the fairness of wait_until_any / test_any, and (last,
- * because it uses up the team ids) a split_2d that fails half-way. */
+ * because it uses up the team ids) a split_2d that fails half-way; with
+ * an argument, shmem_global_exit's status. */
 #include <stdint.h>
 #include <string.h>
 
@@ -158,9 +159,23 @@ static void check_split_2d_fails(int n)
     CHECK(x == SHMEM_TEAM_INVALID);
 }
 
-int main(void)
+/* "global_exit=S": PE 0 ends the job with status S while the others wait in
+ * a barrier; the job's status must be S, also for 0 ("passing an exit
+ * status to the execution environment"). */
+static int global_exit(int status)
+{
+    if (shmem_my_pe() == 0)
+        shmem_global_exit(status);
+    shmem_barrier_all();
+    fprintf(stderr, "PE %d: returned from a barrier with a PE gone\n", shmem_my_pe());
+    return 99;
+}
+
+int main(int argc, char **argv)
 {
     shmem_init();
+    if (argc > 1 && strncmp(argv[1], "global_exit=", 12) == 0)
+        return global_exit(atoi(argv[1] + 12));
     int me = shmem_my_pe(), n = shmem_n_pes();
     int level = -1;
     shmem_query_thread(&level);
