@@ -202,6 +202,22 @@ extern struct shmem_team_s shmem_team_shared_obj_;
     X(double, double)                                                                              \
     X(long double, longdouble)
 
+/* Active-set (to_all) reduction types, deprecated in 1.5 (complex omitted). */
+#define GMUX_SHMEM_TO_ALL_BIT_TYPES(X)                                                             \
+    X(short, short)                                                                                \
+    X(int, int)                                                                                    \
+    X(long, long)                                                                                  \
+    X(long long, longlong)
+#define GMUX_SHMEM_TO_ALL_ARITH_TYPES(X)                                                           \
+    GMUX_SHMEM_TO_ALL_BIT_TYPES(X)                                                                 \
+    X(float, float)                                                                                \
+    X(double, double)                                                                              \
+    X(long double, longdouble)
+
+/* The reduction operators of each kind: X(T, N, OP) for every OP. */
+#define GMUX_SHMEM_BIT_OPS(X, T, N)   X(T, N, and) X(T, N, or) X(T, N, xor)
+#define GMUX_SHMEM_ARITH_OPS(X, T, N) X(T, N, min) X(T, N, max) X(T, N, sum) X(T, N, prod)
+
 /* Sized RMA: X(SIZE in bits) */
 #define GMUX_SHMEM_SIZES(X) X(8) X(16) X(32) X(64) X(128)
 
@@ -426,15 +442,36 @@ int shmem_alltoallsmem(shmem_team_t team, void *dest, const void *source, ptrdif
 
 #define GMUX_SHMEM_DECL_REDUCE(T, N, OP)                                                           \
     int shmem_##N##_##OP##_reduce(shmem_team_t team, T *dest, const T *source, size_t nreduce);
-#define GMUX_SHMEM_DECL_REDUCE_BIT(T, N)                                                           \
-    GMUX_SHMEM_DECL_REDUCE(T, N, and)                                                              \
-    GMUX_SHMEM_DECL_REDUCE(T, N, or) GMUX_SHMEM_DECL_REDUCE(T, N, xor)
-#define GMUX_SHMEM_DECL_REDUCE_ARITH(T, N)                                                         \
-    GMUX_SHMEM_DECL_REDUCE(T, N, min)                                                              \
-    GMUX_SHMEM_DECL_REDUCE(T, N, max)                                                              \
-    GMUX_SHMEM_DECL_REDUCE(T, N, sum) GMUX_SHMEM_DECL_REDUCE(T, N, prod)
+#define GMUX_SHMEM_DECL_REDUCE_BIT(T, N)   GMUX_SHMEM_BIT_OPS(GMUX_SHMEM_DECL_REDUCE, T, N)
+#define GMUX_SHMEM_DECL_REDUCE_ARITH(T, N) GMUX_SHMEM_ARITH_OPS(GMUX_SHMEM_DECL_REDUCE, T, N)
 GMUX_SHMEM_REDUCE_BIT_TYPES(GMUX_SHMEM_DECL_REDUCE_BIT)
 GMUX_SHMEM_REDUCE_ARITH_TYPES(GMUX_SHMEM_DECL_REDUCE_ARITH)
+
+/* --- active-set collectives (deprecated in 1.5, still part of it) -------- */
+
+void shmem_barrier(int PE_start, int logPE_stride, int PE_size, long *pSync);
+void shmem_sync(int PE_start, int logPE_stride, int PE_size, long *pSync);
+#define GMUX_SHMEM_DECL_ASET(B)                                                                    \
+    void shmem_broadcast##B(void *dest, const void *source, size_t nelems, int PE_root,            \
+                            int PE_start, int logPE_stride, int PE_size, long *pSync);             \
+    void shmem_collect##B(void *dest, const void *source, size_t nelems, int PE_start,             \
+                          int logPE_stride, int PE_size, long *pSync);                             \
+    void shmem_fcollect##B(void *dest, const void *source, size_t nelems, int PE_start,            \
+                           int logPE_stride, int PE_size, long *pSync);                            \
+    void shmem_alltoall##B(void *dest, const void *source, size_t nelems, int PE_start,            \
+                           int logPE_stride, int PE_size, long *pSync);                            \
+    void shmem_alltoalls##B(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,          \
+                            size_t nelems, int PE_start, int logPE_stride, int PE_size,            \
+                            long *pSync);
+GMUX_SHMEM_DECL_ASET(32)
+GMUX_SHMEM_DECL_ASET(64)
+#define GMUX_SHMEM_DECL_TO_ALL(T, N, OP)                                                           \
+    void shmem_##N##_##OP##_to_all(T *dest, const T *source, int nreduce, int PE_start,            \
+                                   int logPE_stride, int PE_size, T *pWrk, long *pSync);
+#define GMUX_SHMEM_DECL_TO_ALL_BIT(T, N)   GMUX_SHMEM_BIT_OPS(GMUX_SHMEM_DECL_TO_ALL, T, N)
+#define GMUX_SHMEM_DECL_TO_ALL_ARITH(T, N) GMUX_SHMEM_ARITH_OPS(GMUX_SHMEM_DECL_TO_ALL, T, N)
+GMUX_SHMEM_TO_ALL_BIT_TYPES(GMUX_SHMEM_DECL_TO_ALL_BIT)
+GMUX_SHMEM_TO_ALL_ARITH_TYPES(GMUX_SHMEM_DECL_TO_ALL_ARITH)
 
 #ifdef __cplusplus
 }

@@ -31,10 +31,27 @@ void shm_die(const char *call, const char *fmt, ...)
     _exit(1);
 }
 
+/* Whether another PE's shmem_global_exit left its status here. */
+static bool global_exit_left(int *status)
+{
+    if (!shm_state.heap)
+        return false;
+    uint64_t v = __atomic_load_n((uint64_t *)(shm_state.heap + SHM_SCRATCH_EXIT), __ATOMIC_ACQUIRE);
+    *status = (int)(uint32_t)v;
+    return (v & SHM_EXIT_MARK) != 0;
+}
+
 void shm_check(gmux_status_t st, const char *call)
 {
+    int exit_status;
     if (st == GMUX_OK)
         return;
+    if (st == GMUX_ERR_PEER && global_exit_left(&exit_status)) {
+        /* the PE that died ended the job on purpose, with this status */
+        fflush(stdout);
+        fflush(stderr);
+        _exit(exit_status);
+    }
     if (st == GMUX_ERR_PEER)
         shm_die(call, "a PE of the job died (%s)", gmux_status_str(st));
     shm_die(call, "%s", gmux_status_str(st));
@@ -229,8 +246,20 @@ GMUX_API void shmem_info_get_name(char *name)
 
 GMUX_API void shmem_global_exit(int status)
 {
+    shm_state_t *s = &shm_state;
     fflush(stdout);
     fflush(stderr);
-    /* the launcher sees the non-zero status and stops the other PEs */
-    _exit(status == 0 ? 0 : status);
+    /* The launcher takes this PE's end for a failure and fails the others'
+     * next communication; the status left in their scratch word first makes
+     * them end with it too, so the job's status is `status` even when it is
+     * 0 (OpenSHMEM 1.5). Best effort: a PE it cannot reach is stopped by the
+     * launcher anyway. */
+    if (s->initialized && !s->finalized)
+        for (int pe = 0; pe < s->npes; pe++) {
+            uint64_t old;
+            if (pe != s->me)
+                (void)gmux_atomic(s->comm, 0, pe, s->heap_win, SHM_SCRATCH_EXIT, GMUX_AMO_SET, 8,
+                                  SHM_EXIT_MARK | (uint32_t)status, 0, &old);
+        }
+    _exit(status);
 }

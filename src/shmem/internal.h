@@ -30,8 +30,16 @@
 
 #define SHM_NET_CONTEXTS 16   /* net contexts (NET_CQD_MAX_CTX): 0 is SHMEM_CTX_DEFAULT */
 #define SHM_SCRATCH      4096 /* internal symmetric bytes at heap offset 0 */
-#define SHM_ALIGN        64   /* default alignment of shmem_malloc */
-#define SHM_PUT_CHUNK    (1u << 20)
+/* Their words: the byte count of the PE's last collect contribution, and
+ * the status a shmem_global_exit of another PE left (SHM_EXIT_MARK | status) */
+#define SHM_SCRATCH_COLLECT 0
+#define SHM_SCRATCH_EXIT    8
+#define SHM_EXIT_MARK       ((uint64_t)1 << 32)
+#define SHM_ALIGN           64 /* default alignment of shmem_malloc */
+/* The heap starts at a multiple of this, so an offset aligned to a power of
+ * two up to it is an address aligned to it on every PE (shmem_align). */
+#define SHM_ALIGN_MAX ((size_t)1 << 30)
+#define SHM_PUT_CHUNK (1u << 20)
 
 struct shmem_ctx_s {
     uint32_t netctx;
@@ -108,6 +116,49 @@ void shm_get_bytes(uint32_t netctx, int wpe, void *dest, const void *src, size_t
                    const char *call);
 uint64_t shm_amo(uint32_t netctx, int wpe, void *dest, gmux_amo_op_t op, unsigned bytes,
                  uint64_t operand, uint64_t compare, const char *call);
+
+/* The members of one collective call: a team, or an active set of the
+ * deprecated pSync-based collectives (world ranks start + i * stride). */
+typedef struct shm_coll {
+    int n, me;         /* members, the caller's index */
+    gmux_team_t *team; /* team-based; NULL for an active set */
+    int start, stride; /* active set */
+    long *psync;       /* active set: the caller's symmetric pSync */
+    const char *call;
+} shm_coll_t;
+
+/* coll.c: pull-based cores (sync, gets into the caller's own dest, sync) */
+int shm_coll_world(const shm_coll_t *c, int i);
+void shm_coll_sync(const shm_coll_t *c);
+void shm_coll_bcast(const shm_coll_t *c, void *dest, const void *source, size_t bytes, int root,
+                    bool root_dest);
+void shm_coll_fcollect(const shm_coll_t *c, void *dest, const void *source, size_t bytes);
+void shm_coll_collect(const shm_coll_t *c, void *dest, const void *source, size_t bytes);
+void shm_coll_alltoalls(const shm_coll_t *c, void *dest, const void *source, ptrdiff_t dst,
+                        ptrdiff_t sst, size_t nelems, size_t esize);
+typedef void (*shm_combine_fn)(void *acc, const void *in, size_t n);
+void shm_coll_reduce(const shm_coll_t *c, void *dest, const void *source, size_t n, size_t esize,
+                     shm_combine_fn combine);
+/* aset.c: a barrier of an active set over its pSync words 0 and 1, after
+ * a quiet of every context when `quiet` */
+void shm_aset_sync(const shm_coll_t *c, bool quiet);
+
+/* Reduction operators and the element-wise combine of one (T, N, OP). */
+#define SHM_OP_and(a, b)  ((a) & (b))
+#define SHM_OP_or(a, b)   ((a) | (b))
+#define SHM_OP_xor(a, b)  ((a) ^ (b))
+#define SHM_OP_min(a, b)  ((b) < (a) ? (b) : (a))
+#define SHM_OP_max(a, b)  ((b) > (a) ? (b) : (a))
+#define SHM_OP_sum(a, b)  ((a) + (b))
+#define SHM_OP_prod(a, b) ((a) * (b))
+#define SHM_DEF_COMBINE(T, N, OP)                                                                  \
+    static void shm_combine_##N##_##OP(void *acc, const void *in, size_t n)                        \
+    {                                                                                              \
+        T *a = acc;                                                                                \
+        const T *b = in;                                                                           \
+        for (size_t i = 0; i < n; i++)                                                             \
+            a[i] = (T)SHM_OP_##OP(a[i], b[i]);                                                     \
+    }
 
 /* Compares per SHMEM_CMP_*. */
 #define SHM_CMP(a, cmp, b)                                                                         \

@@ -28,10 +28,19 @@ gmux_status_t shm_heap_init(size_t size)
 {
     if (size < 2 * SHM_SCRATCH)
         size = 2 * SHM_SCRATCH;
-    void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-                   -1, 0);
-    if (p == MAP_FAILED)
+    if (size > SIZE_MAX - SHM_ALIGN_MAX)
         return GMUX_ERR_NOMEM;
+    /* reserve SHM_ALIGN_MAX more and keep the aligned part: shmem_align
+     * aligns offsets, which are addresses' alignment only from such a base */
+    char *raw = mmap(NULL, size + SHM_ALIGN_MAX, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (raw == MAP_FAILED)
+        return GMUX_ERR_NOMEM;
+    size_t head = (SHM_ALIGN_MAX - (uintptr_t)raw % SHM_ALIGN_MAX) % SHM_ALIGN_MAX;
+    char *p = raw + head;
+    if (head)
+        munmap(raw, head);
+    munmap(p + size, SHM_ALIGN_MAX - head); /* the tail, never empty */
     cap = 64;
     blocks = calloc(cap, sizeof(*blocks));
     if (!blocks) {
@@ -79,6 +88,8 @@ static void remove_at(size_t i)
 
 void *shm_heap_alloc(size_t size, size_t align)
 {
+    if (align > SHM_ALIGN_MAX)
+        return NULL; /* the base is not aligned to it */
     if (size == 0)
         size = 1;
     if (size > SIZE_MAX - (SHM_ALIGN - 1))

@@ -22,6 +22,14 @@ void shm_wait(bool (*cond)(void *), void *arg, const char *call)
 /* One wait/test over an array: kind 0 all, 1 any, 2 some. */
 enum { SHM_ALL, SHM_ANY, SHM_SOME };
 
+/* Where the calling thread's next wait_until_any (or test_any) scan
+ * starts: one past the index the last one returned, so a series of calls
+ * returns every satisfied entry in turn ("must eventually return i",
+ * OpenSHMEM 1.5), not always the first. The waits and the tests keep
+ * their own, so alternating the two cannot pin either to one entry. */
+static _Thread_local size_t shm_any_next[2]; /* [wait] */
+static _Thread_local size_t *shm_any_cur;    /* the one of the running call */
+
 #define SHM_DEF_SYNC(T, N)                                                                         \
     struct shm_sync_##N {                                                                          \
         T *ivars;                                                                                  \
@@ -39,7 +47,9 @@ enum { SHM_ALL, SHM_ANY, SHM_SOME };
         struct shm_sync_##N *a = p;                                                                \
         size_t count = 0, active = 0;                                                              \
         a->found = a->kind == SHM_ANY ? SIZE_MAX : 0;                                              \
-        for (size_t i = 0; i < a->nelems; i++) {                                                   \
+        size_t first = a->kind == SHM_ANY && a->nelems ? *shm_any_cur % a->nelems : 0;             \
+        for (size_t j = 0; j < a->nelems; j++) {                                                   \
+            size_t i = first + j < a->nelems ? first + j : first + j - a->nelems;                  \
             if (a->status && a->status[i])                                                         \
                 continue;                                                                          \
             active++;                                                                              \
@@ -52,6 +62,7 @@ enum { SHM_ALL, SHM_ANY, SHM_SOME };
             }                                                                                      \
             if (a->kind == SHM_ANY) {                                                              \
                 a->found = i;                                                                      \
+                *shm_any_cur = i + 1;                                                              \
                 return true;                                                                       \
             }                                                                                      \
             if (a->kind == SHM_SOME)                                                               \
@@ -70,6 +81,7 @@ enum { SHM_ALL, SHM_ANY, SHM_SOME };
     {                                                                                              \
         if (a->cmp < SHMEM_CMP_EQ || a->cmp > SHMEM_CMP_LE)                                        \
             shm_die(call, "invalid comparison %d", a->cmp);                                        \
+        shm_any_cur = &shm_any_next[wait];                                                         \
         if (!shm_sync_eval_##N(a) && wait)                                                         \
             shm_wait(shm_sync_eval_##N, a, call);                                                  \
         return a->found;                                                                           \

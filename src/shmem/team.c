@@ -15,6 +15,7 @@ static int ctx_create(shmem_team_t team, long options, shmem_ctx_t *ctx)
     shm_need_init("shmem_ctx_create");
     if (!ctx)
         return 1;
+    *ctx = SHMEM_CTX_INVALID; /* what a failed creation leaves (OpenSHMEM 1.5) */
     shmem_ctx_t c = calloc(1, sizeof(*c));
     if (!c)
         return 1;
@@ -40,8 +41,11 @@ GMUX_API int shmem_ctx_create(long options, shmem_ctx_t *ctx)
 
 GMUX_API int shmem_team_create_ctx(shmem_team_t team, long options, shmem_ctx_t *ctx)
 {
-    if (!team || !team->net)
+    if (!team || !team->net) {
+        if (ctx)
+            *ctx = SHMEM_CTX_INVALID;
         return 1;
+    }
     return ctx_create(team, options, ctx);
 }
 
@@ -147,31 +151,41 @@ GMUX_API int shmem_team_split_2d(shmem_team_t parent, int xrange,
                                  long yaxis_mask, shmem_team_t *yaxis_team)
 {
     shm_need_init("shmem_team_split_2d");
-    if (!parent || !parent->net || xrange < 1 || !xaxis_team || !yaxis_team)
+    if (!xaxis_team || !yaxis_team)
         return 1;
-    int n = gmux_team_size(parent->net), me = gmux_team_rank(parent->net);
+    *xaxis_team = *yaxis_team = SHMEM_TEAM_INVALID;
+    if (!parent || !parent->net || xrange < 1)
+        return 1;
+    int n = gmux_team_size(parent->net);
     if (xrange > n)
         xrange = n;
     int rows = (n + xrange - 1) / xrange;
     int rc = 0;
-    *xaxis_team = *yaxis_team = SHMEM_TEAM_INVALID;
-    /* every member calls every split in the same order (collective) */
-    for (int y = 0; y < rows; y++) {
+    shmem_team_t x = SHMEM_TEAM_INVALID, y = SHMEM_TEAM_INVALID;
+    /* every member calls every split in the same order (collective), and a
+     * failed split fails on every member, so all see the same rc */
+    for (int r = 0; r < rows; r++) {
         shmem_team_t t;
-        int sz = y == rows - 1 ? n - y * xrange : xrange;
-        rc |= shmem_team_split_strided(parent, y * xrange, 1, sz, xaxis_config, xaxis_mask, &t);
+        int sz = r == rows - 1 ? n - r * xrange : xrange;
+        rc |= shmem_team_split_strided(parent, r * xrange, 1, sz, xaxis_config, xaxis_mask, &t);
         if (t)
-            *xaxis_team = t;
+            x = t;
     }
-    for (int x = 0; x < xrange; x++) {
+    for (int c = 0; c < xrange; c++) {
         shmem_team_t t;
-        int sz = (n - 1 - x) / xrange + 1;
-        rc |= shmem_team_split_strided(parent, x, xrange, sz, yaxis_config, yaxis_mask, &t);
+        int sz = (n - 1 - c) / xrange + 1;
+        rc |= shmem_team_split_strided(parent, c, xrange, sz, yaxis_config, yaxis_mask, &t);
         if (t)
-            *yaxis_team = t;
+            y = t;
     }
-    (void)me;
-    return rc;
+    if (rc) { /* OpenSHMEM 1.5: if any team cannot be made, both are invalid everywhere */
+        shmem_team_destroy(x);
+        shmem_team_destroy(y);
+        return 1;
+    }
+    *xaxis_team = x;
+    *yaxis_team = y;
+    return 0;
 }
 
 GMUX_API int shmem_team_sync(shmem_team_t team)

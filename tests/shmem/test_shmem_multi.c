@@ -93,6 +93,36 @@ static void test_globals(void **state)
     run_ok("shmem_globals", "globals");
 }
 
+static void test_spec(void **state)
+{
+    (void)state;
+    run_ok("shmem_spec", "spec");
+}
+
+/* shmem_global_exit(S) on PE 0 while the others wait: the job ends with S. */
+static void test_global_exit(void **state)
+{
+    (void)state;
+    static const struct {
+        int n;
+        const char *arg;
+        int want;
+    } cases[] = {{2, "global_exit=0", 0}, {4, "global_exit=0", 0}, {4, "global_exit=3", 3}};
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        int st = run(cases[i].n, "shmem_spec", cases[i].arg);
+        if (st != cases[i].want)
+            fprintf(stderr, "%s (n=%d): status %d\nstderr:\n%s\n", cases[i].arg, cases[i].n, st,
+                    err);
+        assert_int_equal(st, cases[i].want);
+    }
+}
+
+static void test_aset(void **state)
+{
+    (void)state;
+    run_ok("shmem_aset", "aset");
+}
+
 /* A misuse: non-zero exit, not by a signal, the call named on stderr. */
 static void misuse(const char *what, const char *call, const char *reason)
 {
@@ -119,11 +149,12 @@ static void test_errors(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_rma),    cmocka_unit_test(test_signal),
-        cmocka_unit_test(test_sync),   cmocka_unit_test(test_atomic),
-        cmocka_unit_test(test_coll),   cmocka_unit_test(test_ctx),
-        cmocka_unit_test(test_team),   cmocka_unit_test(test_globals),
-        cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_rma),         cmocka_unit_test(test_signal),
+        cmocka_unit_test(test_sync),        cmocka_unit_test(test_atomic),
+        cmocka_unit_test(test_coll),        cmocka_unit_test(test_ctx),
+        cmocka_unit_test(test_team),        cmocka_unit_test(test_globals),
+        cmocka_unit_test(test_spec),        cmocka_unit_test(test_aset),
+        cmocka_unit_test(test_global_exit), cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

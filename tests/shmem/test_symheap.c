@@ -96,6 +96,21 @@ static void test_align_and_limits(void **state)
     shm_heap_fini();
 }
 
+/* shmem_align promises an address that is a multiple of the alignment:
+ * offsets are aligned, so the heap's base must be too (it used to be only
+ * page aligned, so large alignments came out misaligned). */
+static void test_align_address(void **state)
+{
+    (void)state;
+    assert_int_equal(shm_heap_init(1 << 16), GMUX_OK);
+    char *a = shm_heap_alloc(1, (size_t)1 << 29);
+    assert_non_null(a);
+    assert_int_equal((uintptr_t)a % ((size_t)1 << 29), 0);
+    assert_int_equal((uintptr_t)shm_state.heap % SHM_ALIGN_MAX, 0);
+    assert_null(shm_heap_alloc(1, SHM_ALIGN_MAX << 1)); /* more than the base's alignment */
+    shm_heap_fini();
+}
+
 static void test_many_blocks(void **state)
 {
     (void)state;
@@ -181,10 +196,10 @@ static void test_data_segment(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_deterministic),        cmocka_unit_test(test_align_and_limits),
-        cmocka_unit_test(test_many_blocks),          cmocka_unit_test(test_size_wraps),
-        cmocka_unit_test(test_zero_size_no_barrier), cmocka_unit_test(test_data_segment),
-        cmocka_unit_test(test_realloc_zero_frees),
+        cmocka_unit_test(test_deterministic), cmocka_unit_test(test_align_and_limits),
+        cmocka_unit_test(test_align_address), cmocka_unit_test(test_many_blocks),
+        cmocka_unit_test(test_size_wraps),    cmocka_unit_test(test_zero_size_no_barrier),
+        cmocka_unit_test(test_data_segment),  cmocka_unit_test(test_realloc_zero_frees),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
