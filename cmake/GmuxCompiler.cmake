@@ -47,7 +47,9 @@ endif()
 # that it holds in every child a test starts, those given an ASAN_OPTIONS of
 # their own included, and a user's ASAN_OPTIONS adds to it. Added to each
 # executable (one object, compiled once) when the whole tree is configured (deferred to the end of the top
-# directory); libraries are left alone (libgmux.so exports its hooks only).
+# directory), save those with the target property GMUX_NO_ASAN_OPTIONS (test
+# probes standing for programs that are not ours); libraries are left alone
+# except libgmux.so, which adds it itself (src/shim/CMakeLists.txt).
 function(gmux_add_asan_options_in dir)
   get_property(targets DIRECTORY ${dir} PROPERTY BUILDSYSTEM_TARGETS)
   foreach(t IN LISTS targets)
