@@ -47,12 +47,15 @@ endif()
 # that it holds in every child a test starts, those given an ASAN_OPTIONS of
 # their own included, and a user's ASAN_OPTIONS adds to it. Added to each
 # executable (one object, compiled once) when the whole tree is configured (deferred to the end of the top
-# directory); libraries are left alone (libgmux.so exports its hooks only).
+# directory), save those with the target property GMUX_NO_ASAN_OPTIONS (test
+# probes standing for programs that are not ours); libraries are left alone
+# except libgmux.so, which adds it itself (src/shim/CMakeLists.txt).
 function(gmux_add_asan_options_in dir)
   get_property(targets DIRECTORY ${dir} PROPERTY BUILDSYSTEM_TARGETS)
   foreach(t IN LISTS targets)
     get_target_property(type ${t} TYPE)
-    if(type STREQUAL "EXECUTABLE")
+    get_target_property(without ${t} GMUX_NO_ASAN_OPTIONS)
+    if(type STREQUAL "EXECUTABLE" AND NOT without)
       target_sources(${t} PRIVATE $<TARGET_OBJECTS:gmux_asan_options>)
     endif()
   endforeach()

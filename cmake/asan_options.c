@@ -13,7 +13,11 @@
  * test that read a callee's dead argv (test_trace_opts) passed check-asan.
  *
  * Exported (default visibility) so that the runtime's weak definition is
- * overridden; only executables carry it (libgmux.so exports its hooks only).
+ * overridden. Every executable carries it, and libgmux.so (src/shim), so that
+ * preloaded into a program that is not ours the shim's code has the check
+ * too. The first definition in the dynamic lookup wins: a program's own
+ * (an executable comes before a preloaded library), then the shim's, then the
+ * runtime's empty one.
  */
 const char *__asan_default_options(void);
 

@@ -96,40 +96,50 @@ static void test_stalled_peers_dropped(void **state)
     drig_fini(&r);
 }
 
-/* A slow sender: five messages written in six pieces, each piece the end of
- * one message and the start of the next, a quarter of the bound apart. The
- * whole takes longer than the bound, each message a quarter of it: the task
- * keeps its connection (the bound is per message, counted from its first
- * byte), and its last message, a QUERY, is answered. */
+/* A slow sender: SLOW_MSGS messages written in SLOW_MSGS + 1 pieces, each
+ * piece the end of one message and the start of the next, 1/SLOW_SLICES of
+ * the bound apart. The whole takes longer than the bound (SLOW_MSGS /
+ * SLOW_SLICES of it), each message 1/SLOW_SLICES of it: the task keeps its
+ * connection (the bound is per message, counted from its first byte), and its
+ * last message, a QUERY, is answered. It fails only if this process is kept
+ * from running for 19/20 of the bound between the halves of one message (3/4
+ * until 2026-12-04, with five messages a quarter of the bound apart). */
+enum { SLOW_MSGS = 25, SLOW_SLICES = 20 };
+
 static void test_slow_complete_sender_kept(void **state)
 {
     (void)state;
     static drig_t r;
-    static uint8_t stream[5 * 512];
+    static uint8_t stream[SLOW_MSGS * 512];
     drig_init(&r);
     assert_true(drig_start_daemon(&r, 10, "none") > 0);
     int fd = dtest_register(r.sock, "slow", buf);
-    size_t at[6] = {0}, len = 0; /* at[i]: where message i starts */
+    size_t at[SLOW_MSGS + 1] = {0}, len = 0; /* at[i]: where message i starts */
     dmn_msg_stats_t st = {1, 2, 3, 4, 5, 6, 7};
-    len += pending(stream + len, sizeof(stream) - len, 2, 3);
-    at[1] = len;
-    len += dmn_proto_encode_stats(stream + len, sizeof(stream) - len, 3, &st);
-    at[2] = len;
-    len += dmn_proto_encode_empty(stream + len, sizeof(stream) - len, 4, DMN_MSG_IDLE);
-    at[3] = len;
-    len += pending(stream + len, sizeof(stream) - len, 5, 2);
-    at[4] = len;
-    len += dmn_proto_encode_empty(stream + len, sizeof(stream) - len, 6, DMN_MSG_QUERY);
-    at[5] = len;
-    assert_true(at[4] < at[5] && at[5] <= sizeof(stream));
+    for (uint32_t i = 0; i < SLOW_MSGS; i++) {
+        uint8_t *out = stream + len;
+        size_t cap = sizeof(stream) - len;
+        uint32_t seq = 2 + i;
+        if (i == SLOW_MSGS - 1)
+            len += dmn_proto_encode_empty(out, cap, seq, DMN_MSG_QUERY);
+        else if (i % 3 == 0)
+            len += pending(out, cap, seq, 1 + i % 4);
+        else if (i % 3 == 1)
+            len += dmn_proto_encode_stats(out, cap, seq, &st);
+        else
+            len += dmn_proto_encode_empty(out, cap, seq, DMN_MSG_IDLE);
+        assert_true(len > at[i] && len <= sizeof(stream));
+        at[i + 1] = len;
+    }
     size_t from = 0;
     uint64_t t0 = com_clock_ns();
-    for (int i = 0; i <= 5; i++) {
-        size_t to = i < 5 ? at[i] + (at[i + 1] - at[i]) / 2 : len; /* the middle of message i */
+    for (int i = 0; i <= SLOW_MSGS; i++) {
+        /* the middle of message i, or the end */
+        size_t to = i < SLOW_MSGS ? at[i] + (at[i + 1] - at[i]) / 2 : len;
         assert_int_equal(send(fd, stream + from, to - from, MSG_NOSIGNAL), (ssize_t)(to - from));
         from = to;
-        if (i < 5)
-            com_clock_sleep_ns((uint64_t)DMN_SERVER_MSG_MS * COM_NS_PER_MS / 4);
+        if (i < SLOW_MSGS)
+            com_clock_sleep_ns((uint64_t)DMN_SERVER_MSG_MS * COM_NS_PER_MS / SLOW_SLICES);
     }
     assert_true(com_clock_ns() - t0 > (uint64_t)DMN_SERVER_MSG_MS * COM_NS_PER_MS);
     assert_true(dtest_read_until(fd, buf, DMN_MSG_STATUS, 10.0));

@@ -1,7 +1,8 @@
 /*
  * Symbol consistency: libgmux.so exports exactly the hooks of syms.h and
  * dlsym, nothing else (nm -D --defined-only), so the list, the dispatch and
- * the exports cannot drift apart, and nothing leaks into applications.
+ * the exports cannot drift apart, and nothing leaks into applications (in
+ * ASan builds, also __asan_default_options).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,8 +16,16 @@
 
 #include "shim/syms.h"
 
+/* ASan builds (GMUX_ASAN_OPTIONS): also the runtime's default options,
+ * cmake/asan_options.c, so that the shim's code has ASan's checks on in a
+ * program that is not ours; in no other build. */
+#ifdef GMUX_ASAN_OPTIONS
+#define ASAN_DEFAULTS_ , "__asan_default_options"
+#else
+#define ASAN_DEFAULTS_
+#endif
 #define SYM_NAME_(sym, base, ver, pfn, pt) #sym,
-static const char *const expected[] = {SHIM_HOOK_LIST(SYM_NAME_) "dlsym"};
+static const char *const expected[] = {SHIM_HOOK_LIST(SYM_NAME_) "dlsym" ASAN_DEFAULTS_};
 #undef SYM_NAME_
 #define NEXPECTED (sizeof(expected) / sizeof(expected[0]))
 
