@@ -228,6 +228,11 @@ static gmux_status_t shadow(eng_engine_t *e, uint64_t front_pos, uint64_t throug
             gmux_status_t st = shadow_launch(e, ent);
             if (st != GMUX_OK)
                 return st;
+        } else if (ent->kind == ENG_ITEM_FREE) {
+            /* at any later use the free has run: its chunks go first */
+            const eng_region_t *r = eng_regions_get(e->regs, ent->region);
+            for (uint32_t i = 0; i < r->nchunks; i++)
+                eng_place_expire(e->place, r->first_chunk + i);
         }
         e->sh_pos++;
     }

@@ -94,6 +94,19 @@ static inline eng_chunk_t *ch(eng_placement_t *p, uint32_t c)
     return eng_regions_chunk(p->regs, c);
 }
 
+/*
+ * The chunk's key in the heap: its next use, except that "none in the
+ * window" ranks one below a chunk whose region the plan has freed
+ * (eng_place_expire keys that one ENG_POS_INF: its data is dead), so a
+ * chunk used again beyond the window is never evicted while a dead one holds
+ * a slot. An entry keyed ENG_POS_INF keeps it: a freed region's chunks have
+ * no use left.
+ */
+static inline uint64_t heap_key(uint64_t key, uint64_t old)
+{
+    return key == ENG_POS_INF && old != ENG_POS_INF ? ENG_POS_INF - 1 : key;
+}
+
 /* a above b in the max-heap; ties go to the higher id (deterministic). */
 static inline bool above(eng_heap_ent_t a, eng_heap_ent_t b)
 {
@@ -202,7 +215,7 @@ static gmux_status_t heap_push(eng_placement_t *p, eng_heap_t *h, uint32_t c)
         if (st != GMUX_OK)
             return st;
     }
-    heap_set(p, h, h->n++, (eng_heap_ent_t){ch(p, c)->key, c});
+    heap_set(p, h, h->n++, (eng_heap_ent_t){heap_key(ch(p, c)->key, 0), c});
     sift_up(p, h, h->n - 1);
     return GMUX_OK;
 }
@@ -350,6 +363,40 @@ void eng_place_touch(eng_placement_t *p, uint32_t chunk)
     lru_append(p, chunk);
 }
 
+/* OPT: a chunk with no use left (its region freed in the plan) above those
+ * with none in the window. */
+static void rank_dead(eng_placement_t *p, uint32_t chunk)
+{
+    eng_chunk_t *x = ch(p, chunk);
+    uint32_t i = heap_pos(p, chunk);
+    if (i == ENG_NONE || x->key != ENG_POS_INF)
+        return;
+    eng_heap_t *h = heap_of(p, x);
+    h->a[i].key = ENG_POS_INF;
+    sift_up(p, h, i);
+}
+
+void eng_place_expire(eng_placement_t *p, uint32_t chunk)
+{
+    eng_chunk_t *x = ch(p, chunk);
+    if (!(x->flags & ENG_CHUNK_RESIDENT))
+        return;
+    if (p->policy == ENG_PLACE_OPT) {
+        rank_dead(p, chunk);
+        return;
+    }
+    /* LRU, FIFO: the least recent, the next victim */
+    if (p->lru_head == chunk)
+        return;
+    lru_unlink(p, chunk);
+    x->lru_prev = ENG_NONE;
+    x->lru_next = p->lru_head;
+    ch(p, p->lru_head)->lru_prev = chunk;
+    p->lru_head = chunk;
+    x->order = 0;
+    p->skip_valid = false;
+}
+
 void eng_place_key_changed(eng_placement_t *p, uint32_t chunk)
 {
     eng_chunk_t *x = ch(p, chunk);
@@ -364,6 +411,7 @@ void eng_place_key_changed(eng_placement_t *p, uint32_t chunk)
     if (i == ENG_NONE)
         return;
     if (will_be_dirty(x) != ((x->flags & ENG_CHUNK_HDIRTY) != 0)) {
+        bool dead = heap_of(p, x)->a[i].key == ENG_POS_INF;
         heap_del(p, heap_of(p, x), chunk);
         x->flags ^= ENG_CHUNK_HDIRTY;
         if (heap_push(p, heap_of(p, x), chunk) != GMUX_OK) {
@@ -372,16 +420,18 @@ void eng_place_key_changed(eng_placement_t *p, uint32_t chunk)
             x->flags ^= ENG_CHUNK_HDIRTY;
             (void)heap_push(p, heap_of(p, x), chunk);
         }
+        if (dead)
+            rank_dead(p, chunk);
         return;
     }
     /* a valid heap but for this entry: a rise can only move it up, a fall
      * only down (what sift_up then sift_down would do) */
     eng_heap_t *h = heap_of(p, x);
-    uint64_t old = h->a[i].key;
-    h->a[i].key = x->key;
-    if (x->key > old)
+    uint64_t old = h->a[i].key, key = heap_key(x->key, old);
+    h->a[i].key = key;
+    if (key > old)
         sift_up(p, h, i);
-    else if (x->key < old)
+    else if (key < old)
         sift_down(p, h, i);
 }
 
@@ -399,10 +449,12 @@ uint32_t eng_place_victim(eng_placement_t *p, uint64_t need_pos)
         /* while the write-backs keep up, OPT (ties to the clean chunk);
          * once they lag, a dirty victim costs wb/fill times a refetch */
         double w = p->backlog_ns > 0.0 && p->wb_ns > p->fill_ns ? p->wb_ns / p->fill_ns : 1.0;
-        if (kc == ENG_POS_INF)
-            return c;
-        if (kd == ENG_POS_INF)
-            return d;
+        for (uint64_t none = ENG_POS_INF; none >= ENG_POS_INF - 1; none--) {
+            if (kc == none) /* dead (free planned), then no use in the window */
+                return c;
+            if (kd == none)
+                return d;
+        }
         return (double)(kc - need_pos) * w >= (double)(kd - need_pos) ? c : d;
     }
     /* The chunks a search skips (needed by need_pos) stay skipped for later

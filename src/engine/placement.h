@@ -56,6 +56,12 @@ void eng_place_touch(eng_placement_t *p, uint32_t chunk);
  * every key it changes on a resident chunk (raising one unannounced could
  * make LRU/FIFO pass over a victim). */
 void eng_place_key_changed(eng_placement_t *p, uint32_t chunk);
+/* The chunk's region was freed in the plan (its key is ENG_POS_INF, no use
+ * left): it becomes the first victim, before any chunk whose region is still
+ * mapped, since at the moment of a later use its free will have run. OPT
+ * ranks a mapped chunk with no use in the window just below such a chunk;
+ * LRU and FIFO move it to the least-recent end. No-op if not resident. */
+void eng_place_expire(eng_placement_t *p, uint32_t chunk);
 
 /*
  * Write-back awareness (OPT only; off by default, and with fill_ns or wb_ns
