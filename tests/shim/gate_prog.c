@@ -483,8 +483,8 @@ int main(int argc, char **argv)
                 if (launch(pf, 1, 1, 1, 1, 1, 1, 0, blocking, pargs, NULL) != CUDA_SUCCESS)
                     return 13;
             }
-            if (capture == 20 && launch_stalled(argv[1], arm_stall_prefetch, launch, pf, second,
-                                                &probe) != 0)
+            if (capture == 20 &&
+                launch_stalled(argv[1], arm_stall_prefetch, launch, pf, second, &probe) != 0)
                 return 13;
             if (capture == 18 || capture == 19 || capture == 20) {
                 joined_bad = joined_capture_end(argv[1], gpa, ls, capture == 19 ? second : NULL,

@@ -31,6 +31,11 @@
  *   second stream, outside the capture: refused (ISOLATION), the program's
  *   capture invalidated (exit 16), the join not seen, and the eviction
  *   issued on the joined stream.
+ * - the same while a launch without a turn (its wait timed out) holds the
+ *   migration stream, its prefetch stalled by the double (gate_prog
+ *   CAPTURE 20): the ordering must be put off until the launch queued its
+ *   prefetch and event. Until 2026-12-04 they went on the stream that had
+ *   just joined the capture and pulled the launch's stream in (exit 16).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -219,8 +224,7 @@ static int scripted_launch_without_turn(int ready)
     gh_touch("out0.launch");
     if (gs_wait_file("out0.stalled") != 0)
         return 95;
-    if (send_eviction(task, buf, big, 1) != 0 ||
-        gs_read_until(task, buf, DMN_MSG_EVICTED, &m) != 0)
+    if (send_eviction(task, buf, big, 1) != 0 || gs_read_until(task, buf, DMN_MSG_EVICTED, &m) != 0)
         return 96;
     gh_touch("out0.resume");
     if (gs_wait_file("out0.capended") != 0)
