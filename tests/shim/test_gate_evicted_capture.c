@@ -216,11 +216,9 @@ static int scripted_launch_without_turn(int ready)
     int fds[8], nfd = 0;
     dmn_range_t big;
     dmn_msg_t m;
-    int task = gs_grant_to_pause(ready, buf, fds, &nfd, &big);
+    int task = turn_revoked(ready, buf, fds, &nfd, &big);
     if (task < 0)
         return -task;
-    if (revoked(task, buf) != 0)
-        return 16;
     gh_touch("out0.launch");
     if (gs_wait_file("out0.stalled") != 0)
         return 95;
