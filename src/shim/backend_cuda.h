@@ -82,7 +82,8 @@ void shim_backend_destroy_end(bool locked);
  * stream of the device captures a graph (the legacy stream cannot be used
  * without invalidating that capture), or one of those non-blocking streams
  * does (an event recorded on it would pull the migration stream into the
- * capture): nothing was ordered that matters, try later; also when the
+ * capture), or a launch holds c (shim_backend_take: it may be queueing on
+ * the migration stream): nothing was ordered that matters, try later; also when the
  * migration stream was found joined to a capture of the program all the
  * same (one begun where the shim does not see it): c is then retired, its
  * stream left to that capture with nothing more queued on it, and the
