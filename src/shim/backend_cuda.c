@@ -204,11 +204,9 @@ static void backend_retire(shim_cuctx_t *c, uintptr_t ctx)
  * destroyed and the entry may be given to another context. cuda.h says
  * nothing of destroying a stream that takes part in a capture, so a stream
  * still capturing (or whose status the driver does not tell) is left for a
- * later call. A launching thread that took the entry before it retired
- * (shim_backend_current) and still uses it would now use destroyed handles,
- * as with a context destroyed under it: the entry retired when its stream
- * joined, long before (at least the program's capture in between). Needs
- * ctx current. */
+ * later call. No launch uses a retired entry: it retired while none held
+ * it, and a launch that takes it after finds it retired and lets it go
+ * (shim_backend_take). Needs ctx current. */
 static void backend_release_left(uintptr_t ctx)
 {
     if (!atomic_load(&backend_left))
