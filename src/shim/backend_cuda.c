@@ -30,6 +30,11 @@ struct shim_cuctx {
     CUevent ev_queued;    /* shim_backend_after_queued's, apart from the launches' ev */
     CUevent ev_mark;      /* shim_backend_mark's: the gate's evictions done */
     _Atomic uint64_t seq; /* tickets handed out */
+    /* Launches that hold the entry (shim_backend_take to _put), and whether
+     * shim_backend_after_queued orders its stream after the program's
+     * streams now: never both (a Dekker pair, sequentially consistent). */
+    _Atomic unsigned users;
+    atomic_bool ordering;
 };
 
 static shim_cuctx_t backend_ctx[BACKEND_MAX_CTX];
@@ -199,11 +204,9 @@ static void backend_retire(shim_cuctx_t *c, uintptr_t ctx)
  * destroyed and the entry may be given to another context. cuda.h says
  * nothing of destroying a stream that takes part in a capture, so a stream
  * still capturing (or whose status the driver does not tell) is left for a
- * later call. A launching thread that took the entry before it retired
- * (shim_backend_current) and still uses it would now use destroyed handles,
- * as with a context destroyed under it: the entry retired when its stream
- * joined, long before (at least the program's capture in between). Needs
- * ctx current. */
+ * later call. No launch uses a retired entry: it retired while none held
+ * it, and a launch that takes it after finds it retired and lets it go
+ * (shim_backend_take). Needs ctx current. */
 static void backend_release_left(uintptr_t ctx)
 {
     if (!atomic_load(&backend_left))
@@ -245,6 +248,15 @@ gmux_status_t shim_backend_after_queued(shim_cuctx_t *c)
      * (streams.c), with no capture beginning meanwhile */
     uintptr_t ctx = atomic_load(&c->ctx);
     backend_release_left(ctx);
+    /* A launch holding the entry (one without a turn) may be about to queue
+     * its prefetch and event on the stream, which may join a capture now:
+     * then put off, as for a capture. One that takes the entry from now on
+     * finds the flag and queues nothing (shim_backend_take). */
+    atomic_store(&c->ordering, true);
+    if (atomic_load(&c->users)) {
+        atomic_store(&c->ordering, false);
+        return GMUX_ERR_BUSY;
+    }
     gmux_status_t st = shim_streams_order_after((CUcontext)ctx, c->mig, c->ev_queued);
     if (st == GMUX_ERR_STATE) {
         /* The migration stream joined a capture of the program: it stays in
@@ -258,6 +270,7 @@ gmux_status_t shim_backend_after_queued(shim_cuctx_t *c)
         backend_retire(c, ctx);
         st = GMUX_ERR_BUSY;
     }
+    atomic_store(&c->ordering, false);
     return st;
 }
 
@@ -282,6 +295,33 @@ shim_cuctx_t *shim_backend_current(void)
         backend_last_epoch = epoch;
     }
     return c;
+}
+
+shim_cuctx_t *shim_backend_take(void)
+{
+    for (int tries = 0; tries < 2; tries++) {
+        shim_cuctx_t *c = shim_backend_current();
+        if (!c)
+            return NULL;
+        atomic_fetch_add(&c->users, 1);
+        if (atomic_load(&c->ordering)) {
+            atomic_fetch_sub(&c->users, 1);
+            return NULL;
+        }
+        if (atomic_load(&c->ctx) == (uintptr_t)backend_last_ctx)
+            return c;
+        /* retired since shim_backend_current found it (its stream left to
+         * a capture): the context's new entry, made or found by a lookup
+         * past this thread's cache */
+        atomic_fetch_sub(&c->users, 1);
+        backend_last = NULL;
+    }
+    return NULL;
+}
+
+void shim_backend_put(shim_cuctx_t *c)
+{
+    atomic_fetch_sub(&c->users, 1);
 }
 
 static gmux_status_t backend_move(shim_cuctx_t *c, uint64_t addr, uint64_t len,

@@ -82,7 +82,8 @@ void shim_backend_destroy_end(bool locked);
  * stream of the device captures a graph (the legacy stream cannot be used
  * without invalidating that capture), or one of those non-blocking streams
  * does (an event recorded on it would pull the migration stream into the
- * capture): nothing was ordered that matters, try later; also when the
+ * capture), or a launch holds c (shim_backend_take: it may be queueing on
+ * the migration stream): nothing was ordered that matters, try later; also when the
  * migration stream was found joined to a capture of the program all the
  * same (one begun where the shim does not see it): c is then retired, its
  * stream left to that capture with nothing more queued on it, and the
@@ -90,6 +91,20 @@ void shim_backend_destroy_end(bool locked);
  * the old one once the capture ended); GMUX_ERR_DRIVER. Needs c's context
  * current on the calling thread. */
 gmux_status_t shim_backend_after_queued(shim_cuctx_t *c);
+
+/*
+ * A launch's hold of the current context's entry, taken before it queues
+ * anything on the migration stream and given back (shim_backend_put) after
+ * its event: while a launch holds it, shim_backend_after_queued puts the
+ * ordering off (GMUX_ERR_BUSY), so the stream joins no capture under the
+ * launch; while an ordering is in progress, this returns NULL (the launch
+ * prefetches nothing). An entry found retired is never returned: the
+ * context's new one is. NULL also when there is no context or no entry.
+ * No lock: an atomic add, two loads (test_gate_evicted_capture
+ * test_launch_without_turn_joined).
+ */
+shim_cuctx_t *shim_backend_take(void);
+void shim_backend_put(shim_cuctx_t *c);
 
 /* Releases the current context's migration streams left to a capture
  * (shim_backend_after_queued) that no longer capture: each is destroyed with

@@ -130,13 +130,9 @@ static uint64_t policy_capacity_of(const shim_cuctx_t *c)
     return cap;
 }
 
-void shim_policy_before_launch(const shim_launch_info_t *l)
+/* The policy of one launch, c held (shim_backend_take). */
+static void policy_launch(const shim_launch_info_t *l, shim_cuctx_t *c)
 {
-    if (shim_state.mode != SHIM_MODE_PROACTIVE || l->nvals == 0)
-        return;
-    shim_cuctx_t *c = shim_backend_current();
-    if (!c)
-        return;
     shim_range_t ranges[SHIM_MAX_CANDIDATES];
     shim_region_was_t olds[SHIM_MAX_CANDIDATES];
     uint32_t gen = 0;
@@ -180,4 +176,22 @@ void shim_policy_before_launch(const shim_launch_info_t *l)
     SHIM_STAT_ADD(prefetches, issued);
     if (issued && shim_backend_order(c, l->stream, l->per_thread) == CUDA_SUCCESS)
         SHIM_STAT_ADD(order_waits, 1);
+}
+
+/* The entry is held from before the claims to after the launch's event: an
+ * ordering of evictions that found it held is put off, so the migration
+ * stream joins no capture while this launch queues on it (a launch without
+ * a turn; until 2026-12-04 one could queue its prefetch and event on a
+ * stream that had just joined a capture of the program, which pulled the
+ * launch's stream in: test_gate_evicted_capture
+ * test_launch_without_turn_joined). */
+void shim_policy_before_launch(const shim_launch_info_t *l)
+{
+    if (shim_state.mode != SHIM_MODE_PROACTIVE || l->nvals == 0)
+        return;
+    shim_cuctx_t *c = shim_backend_take();
+    if (!c)
+        return;
+    policy_launch(l, c);
+    shim_backend_put(c);
 }

@@ -48,7 +48,7 @@ int send_eviction(int task, uint8_t *buf, dmn_range_t big, int ask)
 /* Grants the first PENDING and revokes the turn once the program paused
  * (the range the orders go in: *big). The task's socket, or minus the step
  * that failed. */
-static int turn_revoked(int ready, uint8_t *buf, int *fds, int *nfd, dmn_range_t *big)
+int turn_revoked(int ready, uint8_t *buf, int *fds, int *nfd, dmn_range_t *big)
 {
     int task = gs_grant_to_pause(ready, buf, fds, nfd, big);
     if (task < 0)

@@ -26,6 +26,9 @@ extern const char *prog_log; /* its standard error goes there, if set */
 
 int revoked(int task, uint8_t *buf);
 int send_eviction(int task, uint8_t *buf, dmn_range_t big, int ask);
+/* Grants the first PENDING and revokes the turn once the program paused
+ * (the range the orders go in: *big). */
+int turn_revoked(int ready, uint8_t *buf, int *fds, int *nfd, dmn_range_t *big);
 int evict_after_turn(int ready, uint8_t *buf, int *fds, int *nfd, int ask);
 int grant_seq_to_end(int task, uint8_t *buf, int *fds, int nfd, uint64_t seq, uint64_t pending);
 int grant_to_end(int task, uint8_t *buf, int *fds, int nfd, uint64_t pending);

@@ -106,7 +106,13 @@
  * second capture armed on the second stream: both begin between the shim's queries and its
  * records; both must end valid (a wait of the joined stream on an event captured in the
  * other would merge the two and invalidate both), exit 16, 21, 22 as for 18, either capture;
- * a line "A 1" if both began.
+ * a line "A 1" if both began. 20 (with STREAM 1): like 18, and once the pause began the
+ * program waits until OUTFILE.launch exists (the turn revoked), then launches one kernel that
+ * touches nothing on the second stream, with an allocation of its own (prefetched by the
+ * proactive policy), without a turn (its wait times out); the double stalls that launch's
+ * prefetch (it creates OUTFILE.stalled and waits until OUTFILE.resume exists); then it ends
+ * the capture as 18 does: exit 16, 21, 22 as for 18 (the launch's prefetch or its stream
+ * pulled into the capture: 16 or 21).
  * STREAM 1: the kernels go on a stream
  * the program creates non-blocking (cuStreamCreateWithPriority), which the
  * legacy stream does not wait for; 2: on one it creates blocking
@@ -244,6 +250,23 @@ static int joined_capture_end(const char *outfile, PFN_cuGetProcAddress_v12000 g
     return m && fclose(m) == 0 ? rc : -1;
 }
 
+/* CAPTURE 20 at the pause: once OUTFILE.launch exists, launches pf on s with
+ * *p, its prefetch stalled (OUTFILE.stalled, until OUTFILE.resume). 0, or -1. */
+static int launch_stalled(const char *outfile, fake_arm_stall_prefetch_fn arm_stall_prefetch,
+                          PFN_cuLaunchKernel_v4000 launch, CUfunction pf, CUstream s,
+                          CUdeviceptr *p)
+{
+    char go_on[4096], mark[4096], until[4096];
+    snprintf(go_on, sizeof(go_on), "%s.launch", outfile);
+    snprintf(mark, sizeof(mark), "%s.stalled", outfile);
+    snprintf(until, sizeof(until), "%s.resume", outfile);
+    if (wait_for(go_on) != 0)
+        return -1;
+    arm_stall_prefetch(mark, until);
+    void *args[] = {p};
+    return launch(pf, 1, 1, 1, 1, 1, 1, 0, s, args, NULL) == CUDA_SUCCESS ? 0 : -1;
+}
+
 /* CAPTURE 13: creates n contexts and launches pf (one pointer argument,
  * touched not) in each, on an allocation of its own; the last stays
  * current. 0, or -1. */
@@ -349,13 +372,13 @@ int main(int argc, char **argv)
         stream_create(&blocking, 0) != CUDA_SUCCESS ||
         (own_stream == 1 && stream_create_prio(&ls, CU_STREAM_NON_BLOCKING, -1) != CUDA_SUCCESS) ||
         (own_stream == 2 && stream_create(&ls, CU_STREAM_DEFAULT) != CUDA_SUCCESS) ||
-        ((capture == 18 || capture == 19) &&
+        ((capture == 18 || capture == 19 || capture == 20) &&
          stream_create_prio(&second, CU_STREAM_NON_BLOCKING, 0) != CUDA_SUCCESS))
         return 11;
     CUdeviceptr buf, extra, probe;
     if (alloc(&buf, GATE_WORDS * sizeof(uint64_t)) != CUDA_SUCCESS ||
         (extra_mib && alloc(&extra, extra_mib << 20) != CUDA_SUCCESS) ||
-        (capture == 6 && alloc(&probe, 4096) != CUDA_SUCCESS))
+        ((capture == 6 || capture == 20) && alloc(&probe, 4096) != CUDA_SUCCESS))
         return 12;
     static CUdeviceptr many[1900], gaps[1900];
     CUdeviceptr late = 0; /* GATE_PROG_PAUSE_SWAP */
@@ -417,7 +440,7 @@ int main(int argc, char **argv)
                     return 17;
             } else if (capture == 4)
                 arm(ls, get(gpa, "cuStreamBeginCapture"));
-            else if (capture == 6 || capture == 18 || capture == 19) {
+            else if (capture == 6 || capture == 18 || capture == 19 || capture == 20) {
                 armed_at = log_count();
                 arm(ls, entry("cuStreamBeginCapture_v2"));
                 if (capture == 19)
@@ -460,7 +483,10 @@ int main(int argc, char **argv)
                 if (launch(pf, 1, 1, 1, 1, 1, 1, 0, blocking, pargs, NULL) != CUDA_SUCCESS)
                     return 13;
             }
-            if (capture == 18 || capture == 19) {
+            if (capture == 20 &&
+                launch_stalled(argv[1], arm_stall_prefetch, launch, pf, second, &probe) != 0)
+                return 13;
+            if (capture == 18 || capture == 19 || capture == 20) {
                 joined_bad = joined_capture_end(argv[1], gpa, ls, capture == 19 ? second : NULL,
                                                 log_count, log_get, arm_join, &began);
                 if (joined_bad < 0)

@@ -31,6 +31,11 @@
  *   second stream, outside the capture: refused (ISOLATION), the program's
  *   capture invalidated (exit 16), the join not seen, and the eviction
  *   issued on the joined stream.
+ * - the same while a launch without a turn (its wait timed out) holds the
+ *   migration stream, its prefetch stalled by the double (gate_prog
+ *   CAPTURE 20): the ordering must be put off until the launch queued its
+ *   prefetch and event. Until 2026-12-04 they went on the stream that had
+ *   just joined the capture and pulled the launch's stream in (exit 16).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -164,6 +169,8 @@ static int scripted_capture_joined(int ready)
 /* gate_prog CAPTURE capture (STREAM 1) against scripted_capture_joined: the
  * armed captures began, the shim found its stream joined once, and the
  * eviction went later (exit 0: see gate_prog's 16, 21, 22). */
+static int (*joined_script)(int) = scripted_capture_joined;
+
 static void joined_case(const char *capture)
 {
     gh_spec_t saved = spec;
@@ -172,7 +179,7 @@ static void joined_case(const char *capture)
     unlink(gh_path("out0.capended"));
     gh_out_t *o = calloc(1, sizeof(*o));
     assert_non_null(o);
-    run_case_out(scripted_capture_joined, 1, o);
+    run_case_out(joined_script, 1, o);
     spec = saved;
     assert_int_equal(o->armed, 1);          /* the capture(s) began */
     assert_int_equal(o->capture_joined, 1); /* the shim found its stream in one */
@@ -197,6 +204,53 @@ static void test_joined_migration_stream_two_captures(void **state)
     joined_case("19");
 }
 
+/* The turn revoked at the pause, the program launches (gate_prog CAPTURE
+ * 20) and goes on without a turn once its wait timed out; its prefetch is
+ * stalled after it took the context's migration stream, while the eviction
+ * comes (EVICTED asked) and the watcher orders it after the program's
+ * streams, a capture begun unseen on the launch stream meanwhile. Once
+ * answered, the launch goes on. */
+static int scripted_launch_without_turn(int ready)
+{
+    static uint8_t buf[DMN_PROTO_MAX_MSG];
+    int fds[8], nfd = 0;
+    dmn_range_t big;
+    dmn_msg_t m;
+    int task = turn_revoked(ready, buf, fds, &nfd, &big);
+    if (task < 0)
+        return -task;
+    gh_touch("out0.launch");
+    if (gs_wait_file("out0.stalled") != 0)
+        return 95;
+    if (send_eviction(task, buf, big, 1) != 0 || gs_read_until(task, buf, DMN_MSG_EVICTED, &m) != 0)
+        return 96;
+    gh_touch("out0.resume");
+    if (gs_wait_file("out0.capended") != 0)
+        return 97;
+    return finish(task, buf, fds, nfd);
+}
+
+/* The migration stream joins the capture while a launch without a turn
+ * holds it (scenario above): that launch must queue nothing on the joined
+ * stream, or its prefetch is captured and its stream pulled into the
+ * capture (gate_prog exit 16 or 21). The stream is found joined once, the
+ * eviction goes later. */
+static void test_launch_without_turn_joined(void **state)
+{
+    (void)state;
+    static const char *const files[] = {"out0.launch", "out0.stalled", "out0.resume"};
+    for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
+        unlink(gh_path(files[i]));
+    const char *was_policy = policy;
+    policy = "proactive"; /* the launch prefetches */
+    setenv("GMUX_DAEMON_TURN_TIMEOUT_MS", "1000", 1);
+    joined_script = scripted_launch_without_turn;
+    joined_case("20");
+    joined_script = scripted_capture_joined;
+    unsetenv("GMUX_DAEMON_TURN_TIMEOUT_MS");
+    policy = was_policy;
+}
+
 int main(void)
 {
     gh_init();
@@ -207,6 +261,7 @@ int main(void)
         GH_TEST(test_kept_at_grant_without_context),
         GH_TEST(test_joined_migration_stream_left),
         GH_TEST(test_joined_migration_stream_two_captures),
+        GH_TEST(test_launch_without_turn_joined),
     };
     /* clang-format on */
     return gh_finish(cmocka_run_group_tests(tests, NULL, NULL));
