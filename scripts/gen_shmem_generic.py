@@ -78,12 +78,17 @@ for op in ("and", "or", "xor"):
     gen("atomic_fetch_" + op, AMO_BIT, 3, 0)
     gen("atomic_" + op, AMO_BIT, 3, 0)
     gen("atomic_fetch_%s_nbi" % op, AMO_BIT, 4, 0)
+w("\n/* the AMO names deprecated in 1.4 (still part of 1.5) */")
+for n, k, s in [("fetch", 2, 0), ("set", 3, 0), ("swap", 3, 0)]:
+    gen(n, AMO_EXT, k, s, ctx=False)
+for n, k, s in [("cswap", 4, 0), ("finc", 2, 0), ("inc", 2, 0), ("fadd", 3, 0), ("add", 3, 0)]:
+    gen(n, AMO_STD, k, s, ctx=False)
 w("\n/* point-to-point synchronisation */")
 for n, k in [("wait_until", 3), ("wait_until_all", 5), ("wait_until_any", 5),
              ("wait_until_some", 6), ("wait_until_all_vector", 5), ("wait_until_any_vector", 5),
              ("wait_until_some_vector", 6), ("test", 3), ("test_all", 5), ("test_any", 5),
              ("test_some", 6), ("test_all_vector", 5), ("test_any_vector", 5),
-             ("test_some_vector", 6)]:
+             ("test_some_vector", 6), ("wait", 2)]:  # wait: deprecated in 1.4
     gen(n, SYNC, k, 0, ctx=False)
 w("\n/* collectives: the team comes first, dest selects */")
 for n, k in [("broadcast", 5), ("collect", 4), ("fcollect", 4), ("alltoall", 4),
