@@ -30,12 +30,16 @@
 
 #define SHM_NET_CONTEXTS 16   /* net contexts (NET_CQD_MAX_CTX): 0 is SHMEM_CTX_DEFAULT */
 #define SHM_SCRATCH      4096 /* internal symmetric bytes at heap offset 0 */
-/* Their words: the byte count of the PE's last collect contribution, and
- * the status a shmem_global_exit of another PE left (SHM_EXIT_MARK | status) */
-#define SHM_SCRATCH_COLLECT 0
-#define SHM_SCRATCH_EXIT    8
-#define SHM_EXIT_MARK       ((uint64_t)1 << 32)
-#define SHM_ALIGN           64 /* default alignment of shmem_malloc */
+/* Their words: the status a shmem_global_exit of another PE left
+ * (SHM_EXIT_MARK | status), and the byte count of the PE's last collect
+ * contribution, one word per net team id (threads may run collects on
+ * different teams at once) and one more for the active sets */
+#define SHM_SCRATCH_EXIT     8
+#define SHM_SCRATCH_COLLECT  64
+#define SHM_COLLECT_WORDS    17 /* net team ids are below 16 */
+#define SHM_COLLECT_WORD_SET 16
+#define SHM_EXIT_MARK        ((uint64_t)1 << 32)
+#define SHM_ALIGN            64 /* default alignment of shmem_malloc */
 /* The heap starts at a multiple of this, so an offset aligned to a power of
  * two up to it is an address aligned to it on every PE (shmem_align). */
 #define SHM_ALIGN_MAX ((size_t)1 << 30)
