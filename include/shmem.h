@@ -178,7 +178,7 @@ extern struct shmem_team_s shmem_team_shared_obj_;
     X(size_t, size)                                                                                \
     X(ptrdiff_t, ptrdiff)
 
-/* Reduction types: and/or/xor; min/max/sum/prod (complex types omitted). */
+/* Reduction types: and/or/xor; min/max/sum/prod. */
 #define GMUX_SHMEM_REDUCE_BIT_TYPES(X)                                                             \
     X(unsigned char, uchar)                                                                        \
     X(unsigned short, ushort)                                                                      \
@@ -221,7 +221,7 @@ extern struct shmem_team_s shmem_team_shared_obj_;
     X(double, double)                                                                              \
     X(long double, longdouble)
 
-/* Active-set (to_all) reduction types, deprecated in 1.5 (complex omitted). */
+/* Active-set (to_all) reduction types, deprecated in 1.5 (and complex, below). */
 #define GMUX_SHMEM_TO_ALL_BIT_TYPES(X)                                                             \
     X(short, short)                                                                                \
     X(int, int)                                                                                    \
@@ -233,9 +233,20 @@ extern struct shmem_team_s shmem_team_shared_obj_;
     X(double, double)                                                                              \
     X(long double, longdouble)
 
+/* Complex reduction types (sum and prod only; team and to_all forms). C++
+ * has no _Complex: declared for C only. */
+#ifndef __cplusplus
+#define GMUX_SHMEM_REDUCE_COMPLEX_TYPES(X)                                                         \
+    X(double _Complex, complexd)                                                                   \
+    X(float _Complex, complexf)
+#else
+#define GMUX_SHMEM_REDUCE_COMPLEX_TYPES(X)
+#endif
+
 /* The reduction operators of each kind: X(T, N, OP) for every OP. */
-#define GMUX_SHMEM_BIT_OPS(X, T, N)   X(T, N, and) X(T, N, or) X(T, N, xor)
-#define GMUX_SHMEM_ARITH_OPS(X, T, N) X(T, N, min) X(T, N, max) X(T, N, sum) X(T, N, prod)
+#define GMUX_SHMEM_BIT_OPS(X, T, N)     X(T, N, and) X(T, N, or) X(T, N, xor)
+#define GMUX_SHMEM_ARITH_OPS(X, T, N)   X(T, N, min) X(T, N, max) X(T, N, sum) X(T, N, prod)
+#define GMUX_SHMEM_COMPLEX_OPS(X, T, N) X(T, N, sum) X(T, N, prod)
 
 /* Sized RMA: X(SIZE in bits) */
 #define GMUX_SHMEM_SIZES(X) X(8) X(16) X(32) X(64) X(128)
@@ -465,6 +476,8 @@ int shmem_alltoallsmem(shmem_team_t team, void *dest, const void *source, ptrdif
 #define GMUX_SHMEM_DECL_REDUCE_ARITH(T, N) GMUX_SHMEM_ARITH_OPS(GMUX_SHMEM_DECL_REDUCE, T, N)
 GMUX_SHMEM_REDUCE_BIT_TYPES(GMUX_SHMEM_DECL_REDUCE_BIT)
 GMUX_SHMEM_REDUCE_ARITH_TYPES(GMUX_SHMEM_DECL_REDUCE_ARITH)
+#define GMUX_SHMEM_DECL_REDUCE_COMPLEX(T, N) GMUX_SHMEM_COMPLEX_OPS(GMUX_SHMEM_DECL_REDUCE, T, N)
+GMUX_SHMEM_REDUCE_COMPLEX_TYPES(GMUX_SHMEM_DECL_REDUCE_COMPLEX)
 
 /* --- active-set collectives (deprecated in 1.5, still part of it) -------- */
 
@@ -491,6 +504,8 @@ GMUX_SHMEM_DECL_ASET(64)
 #define GMUX_SHMEM_DECL_TO_ALL_ARITH(T, N) GMUX_SHMEM_ARITH_OPS(GMUX_SHMEM_DECL_TO_ALL, T, N)
 GMUX_SHMEM_TO_ALL_BIT_TYPES(GMUX_SHMEM_DECL_TO_ALL_BIT)
 GMUX_SHMEM_TO_ALL_ARITH_TYPES(GMUX_SHMEM_DECL_TO_ALL_ARITH)
+#define GMUX_SHMEM_DECL_TO_ALL_COMPLEX(T, N) GMUX_SHMEM_COMPLEX_OPS(GMUX_SHMEM_DECL_TO_ALL, T, N)
+GMUX_SHMEM_REDUCE_COMPLEX_TYPES(GMUX_SHMEM_DECL_TO_ALL_COMPLEX)
 
 /* --- names deprecated in 1.2 to 1.4 (still part of 1.5) ------------------- */
 

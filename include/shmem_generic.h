@@ -1261,7 +1261,9 @@
              : shmem_ushort_sum_reduce, unsigned int                                               \
              : shmem_uint_sum_reduce, unsigned long                                                \
              : shmem_ulong_sum_reduce, unsigned long long                                          \
-             : shmem_ulonglong_sum_reduce)(a0, a1, a2, a3)
+             : shmem_ulonglong_sum_reduce, double _Complex                                         \
+             : shmem_complexd_sum_reduce, float _Complex                                           \
+             : shmem_complexf_sum_reduce)(a0, a1, a2, a3)
 #define shmem_sum_reduce(...)                                                                      \
     GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, ~, ~, GMUX_SHMEM_sum_reduce_4, ~, ~, ~)(__VA_ARGS__)
 #define GMUX_SHMEM_prod_reduce_4(a0, a1, a2, a3)                                                   \
@@ -1279,7 +1281,9 @@
              : shmem_ushort_prod_reduce, unsigned int                                              \
              : shmem_uint_prod_reduce, unsigned long                                               \
              : shmem_ulong_prod_reduce, unsigned long long                                         \
-             : shmem_ulonglong_prod_reduce)(a0, a1, a2, a3)
+             : shmem_ulonglong_prod_reduce, double _Complex                                        \
+             : shmem_complexd_prod_reduce, float _Complex                                          \
+             : shmem_complexf_prod_reduce)(a0, a1, a2, a3)
 #define shmem_prod_reduce(...)                                                                     \
     GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, ~, ~, GMUX_SHMEM_prod_reduce_4, ~, ~, ~)(__VA_ARGS__)
 

@@ -20,6 +20,7 @@ RED_BIT = [("unsigned char", "uchar"), ("unsigned short", "ushort"), ("unsigned 
            ("unsigned long", "ulong"), ("unsigned long long", "ulonglong"),
            ("signed char", "int8"), ("short", "int16"), ("int", "int32"), ("long", "int64")]
 RED_ARITH = RMA
+RED_COMPLEX = [("double _Complex", "complexd"), ("float _Complex", "complexf")]  # sum, prod
 
 out = []
 w = out.append
@@ -96,7 +97,9 @@ for n, k in [("broadcast", 5), ("collect", 4), ("fcollect", 4), ("alltoall", 4),
     gen(n, RMA, k, 1, ctx=False)
 for op in ("and", "or", "xor"):
     gen(op + "_reduce", RED_BIT, 4, 1, ctx=False)
-for op in ("min", "max", "sum", "prod"):
+for op in ("min", "max"):
     gen(op + "_reduce", RED_ARITH, 4, 1, ctx=False)
+for op in ("sum", "prod"):
+    gen(op + "_reduce", RED_ARITH + RED_COMPLEX, 4, 1, ctx=False)
 w("\n#endif /* GMUX_SHMEM_GENERIC_H */")
 open("include/shmem_generic.h", "w").write("\n".join(out) + "\n")
