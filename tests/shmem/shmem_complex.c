@@ -51,35 +51,30 @@ int main(void)
     shmem_init();
     int me = shmem_my_pe(), n = shmem_n_pes();
 
-    fill(me, 0);
-    CHECK(shmem_complexd_sum_reduce(SHMEM_TEAM_WORLD, ddst, dsrc, M) == 0);
-    CHECK(shmem_complexf_sum_reduce(SHMEM_TEAM_WORLD, fdst, fsrc, M) == 0);
-    check(n, 0, 0);
-    fill(me, 1);
-    CHECK(shmem_complexd_prod_reduce(SHMEM_TEAM_WORLD, ddst, dsrc, M) == 0);
-    CHECK(shmem_complexf_prod_reduce(SHMEM_TEAM_WORLD, fdst, fsrc, M) == 0);
-    check(n, 1, 0);
+    for (int prod = 0; prod < 2; prod++) {
+        fill(me, prod);
+        CHECK((prod ? shmem_complexd_prod_reduce : shmem_complexd_sum_reduce)(SHMEM_TEAM_WORLD,
+                                                                              ddst, dsrc, M) == 0);
+        CHECK((prod ? shmem_complexf_prod_reduce : shmem_complexf_sum_reduce)(SHMEM_TEAM_WORLD,
+                                                                              fdst, fsrc, M) == 0);
+        check(n, prod, 0);
 #if defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
-    fill(me, 0); /* generic, in place */
-    CHECK(shmem_sum_reduce(SHMEM_TEAM_WORLD, dsrc, dsrc, M) == 0);
-    CHECK(shmem_sum_reduce(SHMEM_TEAM_WORLD, fsrc, fsrc, M) == 0);
-    check(n, 0, 1);
-    fill(me, 1);
-    CHECK(shmem_prod_reduce(SHMEM_TEAM_WORLD, dsrc, dsrc, M) == 0);
-    CHECK(shmem_prod_reduce(SHMEM_TEAM_WORLD, fsrc, fsrc, M) == 0);
-    check(n, 1, 1);
+        fill(me, prod); /* generic, in place */
+        CHECK((prod ? shmem_prod_reduce(SHMEM_TEAM_WORLD, dsrc, dsrc, M)
+                    : shmem_sum_reduce(SHMEM_TEAM_WORLD, dsrc, dsrc, M)) == 0);
+        CHECK((prod ? shmem_prod_reduce(SHMEM_TEAM_WORLD, fsrc, fsrc, M)
+                    : shmem_sum_reduce(SHMEM_TEAM_WORLD, fsrc, fsrc, M)) == 0);
+        check(n, prod, 1);
 #endif
-
-    shmem_barrier_all();
-    fill(me, 0);
-    shmem_complexd_sum_to_all(ddst, dsrc, M, 0, 0, n, dwrk, pSync);
-    shmem_complexf_sum_to_all(fdst, fsrc, M, 0, 0, n, fwrk, pSync);
-    check(n, 0, 0);
-    shmem_barrier_all(); /* every PE done reading before the sources change */
-    fill(me, 1);
-    shmem_complexd_prod_to_all(ddst, dsrc, M, 0, 0, n, dwrk, pSync);
-    shmem_complexf_prod_to_all(fdst, fsrc, M, 0, 0, n, fwrk, pSync);
-    check(n, 1, 0);
+        shmem_barrier_all(); /* every PE done reading before the sources change */
+        fill(me, prod);
+        (prod ? shmem_complexd_prod_to_all : shmem_complexd_sum_to_all)(ddst, dsrc, M, 0, 0, n,
+                                                                        dwrk, pSync);
+        (prod ? shmem_complexf_prod_to_all : shmem_complexf_sum_to_all)(fdst, fsrc, M, 0, 0, n,
+                                                                        fwrk, pSync);
+        check(n, prod, 0);
+        shmem_barrier_all();
+    }
     shmem_finalize();
     if (me == 0)
         printf("complex: ok on %d PEs\n", n);
