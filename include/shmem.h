@@ -66,6 +66,25 @@ extern "C" {
 #define SHMEM_ALLTOALLS_SYNC_SIZE     SHMEM_SYNC_SIZE
 #define SHMEM_REDUCE_MIN_WRKDATA_SIZE 16
 
+/* The _SHMEM_* spellings deprecated in 1.3 (still part of 1.5). */
+#define _SHMEM_MAX_NAME_LEN            SHMEM_MAX_NAME_LEN
+#define _SHMEM_VENDOR_STRING           SHMEM_VENDOR_STRING
+#define _SHMEM_SYNC_VALUE              SHMEM_SYNC_VALUE
+#define _SHMEM_SYNC_SIZE               SHMEM_SYNC_SIZE
+#define _SHMEM_BCAST_SYNC_SIZE         SHMEM_BCAST_SYNC_SIZE
+#define _SHMEM_BARRIER_SYNC_SIZE       SHMEM_BARRIER_SYNC_SIZE
+#define _SHMEM_REDUCE_SYNC_SIZE        SHMEM_REDUCE_SYNC_SIZE
+#define _SHMEM_COLLECT_SYNC_SIZE       SHMEM_COLLECT_SYNC_SIZE
+#define _SHMEM_ALLTOALL_SYNC_SIZE      SHMEM_ALLTOALL_SYNC_SIZE
+#define _SHMEM_ALLTOALLS_SYNC_SIZE     SHMEM_ALLTOALLS_SYNC_SIZE
+#define _SHMEM_REDUCE_MIN_WRKDATA_SIZE SHMEM_REDUCE_MIN_WRKDATA_SIZE
+#define _SHMEM_CMP_EQ                  SHMEM_CMP_EQ
+#define _SHMEM_CMP_NE                  SHMEM_CMP_NE
+#define _SHMEM_CMP_GT                  SHMEM_CMP_GT
+#define _SHMEM_CMP_GE                  SHMEM_CMP_GE
+#define _SHMEM_CMP_LT                  SHMEM_CMP_LT
+#define _SHMEM_CMP_LE                  SHMEM_CMP_LE
+
 typedef struct shmem_ctx_s *shmem_ctx_t;
 typedef struct shmem_team_s *shmem_team_t;
 
@@ -159,7 +178,7 @@ extern struct shmem_team_s shmem_team_shared_obj_;
     X(size_t, size)                                                                                \
     X(ptrdiff_t, ptrdiff)
 
-/* Reduction types: and/or/xor; min/max/sum/prod (complex types omitted). */
+/* Reduction types: and/or/xor; min/max/sum/prod. */
 #define GMUX_SHMEM_REDUCE_BIT_TYPES(X)                                                             \
     X(unsigned char, uchar)                                                                        \
     X(unsigned short, ushort)                                                                      \
@@ -202,7 +221,7 @@ extern struct shmem_team_s shmem_team_shared_obj_;
     X(double, double)                                                                              \
     X(long double, longdouble)
 
-/* Active-set (to_all) reduction types, deprecated in 1.5 (complex omitted). */
+/* Active-set (to_all) reduction types, deprecated in 1.5 (and complex, below). */
 #define GMUX_SHMEM_TO_ALL_BIT_TYPES(X)                                                             \
     X(short, short)                                                                                \
     X(int, int)                                                                                    \
@@ -214,9 +233,20 @@ extern struct shmem_team_s shmem_team_shared_obj_;
     X(double, double)                                                                              \
     X(long double, longdouble)
 
+/* Complex reduction types (sum and prod only; team and to_all forms). C++
+ * has no _Complex: declared for C only. */
+#ifndef __cplusplus
+#define GMUX_SHMEM_REDUCE_COMPLEX_TYPES(X)                                                         \
+    X(double _Complex, complexd)                                                                   \
+    X(float _Complex, complexf)
+#else
+#define GMUX_SHMEM_REDUCE_COMPLEX_TYPES(X)
+#endif
+
 /* The reduction operators of each kind: X(T, N, OP) for every OP. */
-#define GMUX_SHMEM_BIT_OPS(X, T, N)   X(T, N, and) X(T, N, or) X(T, N, xor)
-#define GMUX_SHMEM_ARITH_OPS(X, T, N) X(T, N, min) X(T, N, max) X(T, N, sum) X(T, N, prod)
+#define GMUX_SHMEM_BIT_OPS(X, T, N)     X(T, N, and) X(T, N, or) X(T, N, xor)
+#define GMUX_SHMEM_ARITH_OPS(X, T, N)   X(T, N, min) X(T, N, max) X(T, N, sum) X(T, N, prod)
+#define GMUX_SHMEM_COMPLEX_OPS(X, T, N) X(T, N, sum) X(T, N, prod)
 
 /* Sized RMA: X(SIZE in bits) */
 #define GMUX_SHMEM_SIZES(X) X(8) X(16) X(32) X(64) X(128)
@@ -446,6 +476,8 @@ int shmem_alltoallsmem(shmem_team_t team, void *dest, const void *source, ptrdif
 #define GMUX_SHMEM_DECL_REDUCE_ARITH(T, N) GMUX_SHMEM_ARITH_OPS(GMUX_SHMEM_DECL_REDUCE, T, N)
 GMUX_SHMEM_REDUCE_BIT_TYPES(GMUX_SHMEM_DECL_REDUCE_BIT)
 GMUX_SHMEM_REDUCE_ARITH_TYPES(GMUX_SHMEM_DECL_REDUCE_ARITH)
+#define GMUX_SHMEM_DECL_REDUCE_COMPLEX(T, N) GMUX_SHMEM_COMPLEX_OPS(GMUX_SHMEM_DECL_REDUCE, T, N)
+GMUX_SHMEM_REDUCE_COMPLEX_TYPES(GMUX_SHMEM_DECL_REDUCE_COMPLEX)
 
 /* --- active-set collectives (deprecated in 1.5, still part of it) -------- */
 
@@ -472,6 +504,42 @@ GMUX_SHMEM_DECL_ASET(64)
 #define GMUX_SHMEM_DECL_TO_ALL_ARITH(T, N) GMUX_SHMEM_ARITH_OPS(GMUX_SHMEM_DECL_TO_ALL, T, N)
 GMUX_SHMEM_TO_ALL_BIT_TYPES(GMUX_SHMEM_DECL_TO_ALL_BIT)
 GMUX_SHMEM_TO_ALL_ARITH_TYPES(GMUX_SHMEM_DECL_TO_ALL_ARITH)
+#define GMUX_SHMEM_DECL_TO_ALL_COMPLEX(T, N) GMUX_SHMEM_COMPLEX_OPS(GMUX_SHMEM_DECL_TO_ALL, T, N)
+GMUX_SHMEM_REDUCE_COMPLEX_TYPES(GMUX_SHMEM_DECL_TO_ALL_COMPLEX)
+
+/* --- names deprecated in 1.2 to 1.4 (still part of 1.5) ------------------- */
+
+void start_pes(int npes);
+int _my_pe(void);
+int _num_pes(void);
+void *shmalloc(size_t size);
+void shfree(void *ptr);
+void *shrealloc(void *ptr, size_t size);
+void *shmemalign(size_t alignment, size_t size);
+/* no-ops */
+void shmem_clear_cache_inv(void);
+void shmem_set_cache_inv(void);
+void shmem_clear_cache_line_inv(void *dest);
+void shmem_set_cache_line_inv(void *dest);
+void shmem_udcflush(void);
+void shmem_udcflush_line(void *dest);
+/* wait until *ivar != cmp_value; shmem_wait is the long one (C11: generic) */
+void shmem_wait(long *ivar, long cmp_value);
+#define GMUX_SHMEM_DECL_OLD_WAIT(T, N) void shmem_##N##_wait(T *ivar, T cmp_value);
+GMUX_SHMEM_SYNC_TYPES(GMUX_SHMEM_DECL_OLD_WAIT)
+/* the AMO names before _atomic_: fetch, set, swap, cswap, fadd, finc, add, inc */
+#define GMUX_SHMEM_DECL_OLD_AMO_EXT(T, N)                                                          \
+    T shmem_##N##_fetch(const T *source, int pe);                                                  \
+    void shmem_##N##_set(T *dest, T value, int pe);                                                \
+    T shmem_##N##_swap(T *dest, T value, int pe);
+GMUX_SHMEM_AMO_EXT_TYPES(GMUX_SHMEM_DECL_OLD_AMO_EXT)
+#define GMUX_SHMEM_DECL_OLD_AMO_STD(T, N)                                                          \
+    T shmem_##N##_cswap(T *dest, T cond, T value, int pe);                                         \
+    T shmem_##N##_fadd(T *dest, T value, int pe);                                                  \
+    T shmem_##N##_finc(T *dest, int pe);                                                           \
+    void shmem_##N##_add(T *dest, T value, int pe);                                                \
+    void shmem_##N##_inc(T *dest, int pe);
+GMUX_SHMEM_AMO_STD_TYPES(GMUX_SHMEM_DECL_OLD_AMO_STD)
 
 #ifdef __cplusplus
 }

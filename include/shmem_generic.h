@@ -806,6 +806,94 @@
                      GMUX_SHMEM_atomic_fetch_xor_nbi_4, ~, ~, ~)                                   \
     (__VA_ARGS__)
 
+/* the AMO names deprecated in 1.4 (still part of 1.5) */
+#define GMUX_SHMEM_fetch_2(a0, a1)                                                                 \
+    _Generic(*(a0), int                                                                            \
+             : shmem_int_fetch, long                                                               \
+             : shmem_long_fetch, long long                                                         \
+             : shmem_longlong_fetch, unsigned int                                                  \
+             : shmem_uint_fetch, unsigned long                                                     \
+             : shmem_ulong_fetch, unsigned long long                                               \
+             : shmem_ulonglong_fetch, float                                                        \
+             : shmem_float_fetch, double                                                           \
+             : shmem_double_fetch)(a0, a1)
+#define shmem_fetch(...)                                                                           \
+    GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, ~, ~, ~, ~, GMUX_SHMEM_fetch_2, ~)(__VA_ARGS__)
+#define GMUX_SHMEM_set_3(a0, a1, a2)                                                               \
+    _Generic(*(a0), int                                                                            \
+             : shmem_int_set, long                                                                 \
+             : shmem_long_set, long long                                                           \
+             : shmem_longlong_set, unsigned int                                                    \
+             : shmem_uint_set, unsigned long                                                       \
+             : shmem_ulong_set, unsigned long long                                                 \
+             : shmem_ulonglong_set, float                                                          \
+             : shmem_float_set, double                                                             \
+             : shmem_double_set)(a0, a1, a2)
+#define shmem_set(...)                                                                             \
+    GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, ~, ~, ~, GMUX_SHMEM_set_3, ~, ~)(__VA_ARGS__)
+#define GMUX_SHMEM_swap_3(a0, a1, a2)                                                              \
+    _Generic(*(a0), int                                                                            \
+             : shmem_int_swap, long                                                                \
+             : shmem_long_swap, long long                                                          \
+             : shmem_longlong_swap, unsigned int                                                   \
+             : shmem_uint_swap, unsigned long                                                      \
+             : shmem_ulong_swap, unsigned long long                                                \
+             : shmem_ulonglong_swap, float                                                         \
+             : shmem_float_swap, double                                                            \
+             : shmem_double_swap)(a0, a1, a2)
+#define shmem_swap(...)                                                                            \
+    GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, ~, ~, ~, GMUX_SHMEM_swap_3, ~, ~)(__VA_ARGS__)
+#define GMUX_SHMEM_cswap_4(a0, a1, a2, a3)                                                         \
+    _Generic(*(a0), int                                                                            \
+             : shmem_int_cswap, long                                                               \
+             : shmem_long_cswap, long long                                                         \
+             : shmem_longlong_cswap, unsigned int                                                  \
+             : shmem_uint_cswap, unsigned long                                                     \
+             : shmem_ulong_cswap, unsigned long long                                               \
+             : shmem_ulonglong_cswap)(a0, a1, a2, a3)
+#define shmem_cswap(...)                                                                           \
+    GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, ~, ~, GMUX_SHMEM_cswap_4, ~, ~, ~)(__VA_ARGS__)
+#define GMUX_SHMEM_finc_2(a0, a1)                                                                  \
+    _Generic(*(a0), int                                                                            \
+             : shmem_int_finc, long                                                                \
+             : shmem_long_finc, long long                                                          \
+             : shmem_longlong_finc, unsigned int                                                   \
+             : shmem_uint_finc, unsigned long                                                      \
+             : shmem_ulong_finc, unsigned long long                                                \
+             : shmem_ulonglong_finc)(a0, a1)
+#define shmem_finc(...)                                                                            \
+    GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, ~, ~, ~, ~, GMUX_SHMEM_finc_2, ~)(__VA_ARGS__)
+#define GMUX_SHMEM_inc_2(a0, a1)                                                                   \
+    _Generic(*(a0), int                                                                            \
+             : shmem_int_inc, long                                                                 \
+             : shmem_long_inc, long long                                                           \
+             : shmem_longlong_inc, unsigned int                                                    \
+             : shmem_uint_inc, unsigned long                                                       \
+             : shmem_ulong_inc, unsigned long long                                                 \
+             : shmem_ulonglong_inc)(a0, a1)
+#define shmem_inc(...)                                                                             \
+    GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, ~, ~, ~, ~, GMUX_SHMEM_inc_2, ~)(__VA_ARGS__)
+#define GMUX_SHMEM_fadd_3(a0, a1, a2)                                                              \
+    _Generic(*(a0), int                                                                            \
+             : shmem_int_fadd, long                                                                \
+             : shmem_long_fadd, long long                                                          \
+             : shmem_longlong_fadd, unsigned int                                                   \
+             : shmem_uint_fadd, unsigned long                                                      \
+             : shmem_ulong_fadd, unsigned long long                                                \
+             : shmem_ulonglong_fadd)(a0, a1, a2)
+#define shmem_fadd(...)                                                                            \
+    GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, ~, ~, ~, GMUX_SHMEM_fadd_3, ~, ~)(__VA_ARGS__)
+#define GMUX_SHMEM_add_3(a0, a1, a2)                                                               \
+    _Generic(*(a0), int                                                                            \
+             : shmem_int_add, long                                                                 \
+             : shmem_long_add, long long                                                           \
+             : shmem_longlong_add, unsigned int                                                    \
+             : shmem_uint_add, unsigned long                                                       \
+             : shmem_ulong_add, unsigned long long                                                 \
+             : shmem_ulonglong_add)(a0, a1, a2)
+#define shmem_add(...)                                                                             \
+    GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, ~, ~, ~, GMUX_SHMEM_add_3, ~, ~)(__VA_ARGS__)
+
 /* point-to-point synchronisation */
 #define GMUX_SHMEM_wait_until_3(a0, a1, a2)                                                        \
     _Generic(*(a0), short                                                                          \
@@ -979,6 +1067,18 @@
 #define shmem_test_some_vector(...)                                                                \
     GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, GMUX_SHMEM_test_some_vector_6, ~, ~, ~, ~, ~)           \
     (__VA_ARGS__)
+#define GMUX_SHMEM_wait_2(a0, a1)                                                                  \
+    _Generic(*(a0), short                                                                          \
+             : shmem_short_wait, int                                                               \
+             : shmem_int_wait, long                                                                \
+             : shmem_long_wait, long long                                                          \
+             : shmem_longlong_wait, unsigned short                                                 \
+             : shmem_ushort_wait, unsigned int                                                     \
+             : shmem_uint_wait, unsigned long                                                      \
+             : shmem_ulong_wait, unsigned long long                                                \
+             : shmem_ulonglong_wait)(a0, a1)
+#define shmem_wait(...)                                                                            \
+    GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, ~, ~, ~, ~, GMUX_SHMEM_wait_2, ~)(__VA_ARGS__)
 
 /* collectives: the team comes first, dest selects */
 #define GMUX_SHMEM_broadcast_5(a0, a1, a2, a3, a4)                                                 \
@@ -1161,7 +1261,9 @@
              : shmem_ushort_sum_reduce, unsigned int                                               \
              : shmem_uint_sum_reduce, unsigned long                                                \
              : shmem_ulong_sum_reduce, unsigned long long                                          \
-             : shmem_ulonglong_sum_reduce)(a0, a1, a2, a3)
+             : shmem_ulonglong_sum_reduce, double _Complex                                         \
+             : shmem_complexd_sum_reduce, float _Complex                                           \
+             : shmem_complexf_sum_reduce)(a0, a1, a2, a3)
 #define shmem_sum_reduce(...)                                                                      \
     GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, ~, ~, GMUX_SHMEM_sum_reduce_4, ~, ~, ~)(__VA_ARGS__)
 #define GMUX_SHMEM_prod_reduce_4(a0, a1, a2, a3)                                                   \
@@ -1179,7 +1281,9 @@
              : shmem_ushort_prod_reduce, unsigned int                                              \
              : shmem_uint_prod_reduce, unsigned long                                               \
              : shmem_ulong_prod_reduce, unsigned long long                                         \
-             : shmem_ulonglong_prod_reduce)(a0, a1, a2, a3)
+             : shmem_ulonglong_prod_reduce, double _Complex                                        \
+             : shmem_complexd_prod_reduce, float _Complex                                          \
+             : shmem_complexf_prod_reduce)(a0, a1, a2, a3)
 #define shmem_prod_reduce(...)                                                                     \
     GMUX_SHMEM_PICK_(__VA_ARGS__, ~, ~, ~, ~, ~, GMUX_SHMEM_prod_reduce_4, ~, ~, ~)(__VA_ARGS__)
 

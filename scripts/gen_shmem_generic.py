@@ -20,6 +20,7 @@ RED_BIT = [("unsigned char", "uchar"), ("unsigned short", "ushort"), ("unsigned 
            ("unsigned long", "ulong"), ("unsigned long long", "ulonglong"),
            ("signed char", "int8"), ("short", "int16"), ("int", "int32"), ("long", "int64")]
 RED_ARITH = RMA
+RED_COMPLEX = [("double _Complex", "complexd"), ("float _Complex", "complexf")]  # sum, prod
 
 out = []
 w = out.append
@@ -78,12 +79,17 @@ for op in ("and", "or", "xor"):
     gen("atomic_fetch_" + op, AMO_BIT, 3, 0)
     gen("atomic_" + op, AMO_BIT, 3, 0)
     gen("atomic_fetch_%s_nbi" % op, AMO_BIT, 4, 0)
+w("\n/* the AMO names deprecated in 1.4 (still part of 1.5) */")
+for n, k, s in [("fetch", 2, 0), ("set", 3, 0), ("swap", 3, 0)]:
+    gen(n, AMO_EXT, k, s, ctx=False)
+for n, k, s in [("cswap", 4, 0), ("finc", 2, 0), ("inc", 2, 0), ("fadd", 3, 0), ("add", 3, 0)]:
+    gen(n, AMO_STD, k, s, ctx=False)
 w("\n/* point-to-point synchronisation */")
 for n, k in [("wait_until", 3), ("wait_until_all", 5), ("wait_until_any", 5),
              ("wait_until_some", 6), ("wait_until_all_vector", 5), ("wait_until_any_vector", 5),
              ("wait_until_some_vector", 6), ("test", 3), ("test_all", 5), ("test_any", 5),
              ("test_some", 6), ("test_all_vector", 5), ("test_any_vector", 5),
-             ("test_some_vector", 6)]:
+             ("test_some_vector", 6), ("wait", 2)]:  # wait: deprecated in 1.4
     gen(n, SYNC, k, 0, ctx=False)
 w("\n/* collectives: the team comes first, dest selects */")
 for n, k in [("broadcast", 5), ("collect", 4), ("fcollect", 4), ("alltoall", 4),
@@ -91,7 +97,9 @@ for n, k in [("broadcast", 5), ("collect", 4), ("fcollect", 4), ("alltoall", 4),
     gen(n, RMA, k, 1, ctx=False)
 for op in ("and", "or", "xor"):
     gen(op + "_reduce", RED_BIT, 4, 1, ctx=False)
-for op in ("min", "max", "sum", "prod"):
+for op in ("min", "max"):
     gen(op + "_reduce", RED_ARITH, 4, 1, ctx=False)
+for op in ("sum", "prod"):
+    gen(op + "_reduce", RED_ARITH + RED_COMPLEX, 4, 1, ctx=False)
 w("\n#endif /* GMUX_SHMEM_GENERIC_H */")
 open("include/shmem_generic.h", "w").write("\n".join(out) + "\n")

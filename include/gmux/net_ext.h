@@ -64,6 +64,11 @@ gmux_status_t gmux_wait_cond(gmux_comm_t *comm, bool (*cond)(void *arg), void *a
 /* Whether peer is a live rank of the communicator. */
 bool gmux_peer_alive(gmux_comm_t *comm, int peer);
 
+/* The team's id: the same on every member, below 16, and no other live team
+ * of more than one member has it (ids are never reused). The world's is 0;
+ * a team of one member has 0 too (it agrees with no one). */
+int gmux_team_id(const gmux_team_t *team);
+
 /*
  * Device memory. Where the provider reaches device memory itself (it offers
  * FI_HMEM and accepts the registration: a libfabric built with CUDA), a

@@ -185,6 +185,11 @@ GMUX_API gmux_status_t gmux_team_split_strided(gmux_team_t *parent, int start, i
     return GMUX_OK;
 }
 
+GMUX_API int gmux_team_id(const gmux_team_t *team)
+{
+    return team->id;
+}
+
 GMUX_API void gmux_team_destroy(gmux_team_t *team)
 {
     if (team && team != &team->comm->world)

@@ -60,15 +60,22 @@ void shm_coll_fcollect(const shm_coll_t *c, void *dest, const void *source, size
 
 void shm_coll_collect(const shm_coll_t *c, void *dest, const void *source, size_t bytes)
 {
-    uint64_t *mine = (uint64_t *)(shm_state.heap + SHM_SCRATCH_COLLECT);
+    /* the size word of the call's team: a collect of another team may run
+     * in another thread at the same time; a team of one reads no word */
+    int word = c->team ? gmux_team_id(c->team) : SHM_COLLECT_WORD_SET;
+    if (word < 0 || word >= SHM_COLLECT_WORDS)
+        shm_die(c->call, "team id %d out of range", word);
+    uint64_t *mine = (uint64_t *)(shm_state.heap + SHM_SCRATCH_COLLECT) + word;
     shm_translate(source, bytes, c->call);
-    __atomic_store_n(mine, (uint64_t)bytes, __ATOMIC_RELEASE);
+    if (c->n > 1)
+        __atomic_store_n(mine, (uint64_t)bytes, __ATOMIC_RELEASE);
     shm_coll_sync(c);
     size_t off = 0;
     for (int j = 0; j < c->n; j++) {
-        uint64_t len;
+        uint64_t len = bytes;
         int w = shm_coll_world(c, j);
-        shm_get_bytes(0, w, &len, mine, sizeof(len), c->call);
+        if (j != c->me)
+            shm_get_bytes(0, w, &len, mine, sizeof(len), c->call);
         shm_translate((char *)dest + off, len, c->call);
         shm_get_bytes(0, w, (char *)dest + off, source, len, c->call);
         off += len;
@@ -229,3 +236,5 @@ static int reduce(shmem_team_t team, void *dest, const void *source, size_t n, s
 #define SHM_DEF_REDUCE_ARITH(T, N) GMUX_SHMEM_ARITH_OPS(SHM_DEF_REDUCE, T, N)
 GMUX_SHMEM_REDUCE_BIT_TYPES(SHM_DEF_REDUCE_BIT)
 GMUX_SHMEM_REDUCE_ARITH_TYPES(SHM_DEF_REDUCE_ARITH)
+#define SHM_DEF_REDUCE_COMPLEX(T, N) GMUX_SHMEM_COMPLEX_OPS(SHM_DEF_REDUCE, T, N)
+GMUX_SHMEM_REDUCE_COMPLEX_TYPES(SHM_DEF_REDUCE_COMPLEX)

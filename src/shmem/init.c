@@ -14,9 +14,9 @@
 
 shm_state_t shm_state = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
-GMUX_API struct shmem_ctx_s shmem_ctx_default_obj_ = {0, &shmem_team_world_obj_, 0, true};
-GMUX_API struct shmem_team_s shmem_team_world_obj_ = {NULL, {0}, true};
-GMUX_API struct shmem_team_s shmem_team_shared_obj_ = {NULL, {0}, true};
+GMUX_API struct shmem_ctx_s shmem_ctx_default_obj_ = {.team = &shmem_team_world_obj_, .used = true};
+GMUX_API struct shmem_team_s shmem_team_world_obj_ = {.predefined = true};
+GMUX_API struct shmem_team_s shmem_team_shared_obj_ = {.predefined = true};
 
 void shm_die(const char *call, const char *fmt, ...)
 {
@@ -191,6 +191,7 @@ GMUX_API void shmem_finalize(void)
         return;
     shm_check(gmux_barrier(gmux_team_world(s->comm)), "shmem_finalize");
     s->finalized = true;
+    shm_team_fini();
     gmux_team_destroy(shmem_team_shared_obj_.net);
     gmux_status_t st = gmux_comm_finalize(s->comm);
     s->comm = NULL;

@@ -9,7 +9,8 @@
  * stderr naming the call and ends the process with a non-zero status
  * (shmem_global_exit semantics: the launcher then stops the other PEs).
  *
- * LOCKING: shm_state.lock guards the context table and the heap allocator
+ * LOCKING: shm_state.lock guards the context table, the lists of the
+ * program's contexts and teams, and the heap allocator
  * (collective calls are single-threaded by the specification, the lock only
  * keeps a misbehaving program from corrupting them). Everything else is
  * written once in shmem_init and read-only afterwards.
@@ -30,12 +31,16 @@
 
 #define SHM_NET_CONTEXTS 16   /* net contexts (NET_CQD_MAX_CTX): 0 is SHMEM_CTX_DEFAULT */
 #define SHM_SCRATCH      4096 /* internal symmetric bytes at heap offset 0 */
-/* Their words: the byte count of the PE's last collect contribution, and
- * the status a shmem_global_exit of another PE left (SHM_EXIT_MARK | status) */
-#define SHM_SCRATCH_COLLECT 0
-#define SHM_SCRATCH_EXIT    8
-#define SHM_EXIT_MARK       ((uint64_t)1 << 32)
-#define SHM_ALIGN           64 /* default alignment of shmem_malloc */
+/* Their words: the status a shmem_global_exit of another PE left
+ * (SHM_EXIT_MARK | status), and the byte count of the PE's last collect
+ * contribution, one word per net team id (threads may run collects on
+ * different teams at once) and one more for the active sets */
+#define SHM_SCRATCH_EXIT     8
+#define SHM_SCRATCH_COLLECT  64
+#define SHM_COLLECT_WORDS    17 /* net team ids are below 16 */
+#define SHM_COLLECT_WORD_SET 16
+#define SHM_EXIT_MARK        ((uint64_t)1 << 32)
+#define SHM_ALIGN            64 /* default alignment of shmem_malloc */
 /* The heap starts at a multiple of this, so an offset aligned to a power of
  * two up to it is an address aligned to it on every PE (shmem_align). */
 #define SHM_ALIGN_MAX ((size_t)1 << 30)
@@ -46,12 +51,14 @@ struct shmem_ctx_s {
     shmem_team_t team; /* PE numbers of the context's operations are team ranks */
     long options;
     bool used;
+    struct shmem_ctx_s *next; /* shm_state.ctxs: those shmem_finalize destroys */
 };
 
 struct shmem_team_s {
     gmux_team_t *net;
     shmem_team_config_t config;
     bool predefined;
+    struct shmem_team_s *next; /* shm_state.teams: those shmem_finalize destroys */
 };
 
 /* A symmetric address, translated. */
@@ -77,6 +84,8 @@ typedef struct shm_state {
      * default context's and never taken by shmem_ctx_create */
     uint32_t ctx_users[SHM_NET_CONTEXTS];
     uint32_t next_shared; /* contexts beyond the net's are shared round robin */
+    shmem_ctx_t ctxs;     /* the program's contexts and teams not yet destroyed */
+    shmem_team_t teams;
     pthread_mutex_t lock;
 } shm_state_t;
 
@@ -142,6 +151,12 @@ void shm_coll_reduce(const shm_coll_t *c, void *dest, const void *source, size_t
 /* aset.c: a barrier of an active set over its pSync words 0 and 1, after
  * a quiet of every context when `quiet` */
 void shm_aset_sync(const shm_coll_t *c, bool quiet);
+
+/* team.c: destroys the contexts and teams the program left (shmem_finalize,
+ * after its barrier: OpenSHMEM 1.5 destroys every team the program made and
+ * with them their shareable contexts; private ones left are undefined
+ * behaviour, so they go too). */
+void shm_team_fini(void);
 
 /* Reduction operators and the element-wise combine of one (T, N, OP). */
 #define SHM_OP_and(a, b)  ((a) & (b))

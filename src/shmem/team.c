@@ -28,8 +28,9 @@ static int ctx_create(shmem_team_t team, long options, shmem_ctx_t *ctx)
     if (!net) /* all taken: share */
         net = 1 + s->next_shared++ % (SHM_NET_CONTEXTS - 1);
     s->ctx_users[net]++;
+    *c = (struct shmem_ctx_s){net, team, options, true, s->ctxs};
+    s->ctxs = c;
     pthread_mutex_unlock(&s->lock);
-    *c = (struct shmem_ctx_s){net, team, options, true};
     *ctx = c;
     return 0;
 }
@@ -59,6 +60,11 @@ GMUX_API void shmem_ctx_destroy(shmem_ctx_t ctx)
     pthread_mutex_lock(&shm_state.lock);
     if (net != 0 && shm_state.ctx_users[net] > 0)
         shm_state.ctx_users[net]--;
+    for (shmem_ctx_t *p = &shm_state.ctxs; *p; p = &(*p)->next)
+        if (*p == ctx) {
+            *p = ctx->next;
+            break;
+        }
     pthread_mutex_unlock(&shm_state.lock);
     ctx->used = false;
     free(ctx);
@@ -141,6 +147,10 @@ GMUX_API int shmem_team_split_strided(shmem_team_t parent, int start, int stride
     nt->net = t;
     if (config && (config_mask & SHMEM_TEAM_NUM_CONTEXTS))
         nt->config.num_contexts = config->num_contexts;
+    pthread_mutex_lock(&shm_state.lock);
+    nt->next = shm_state.teams;
+    shm_state.teams = nt;
+    pthread_mutex_unlock(&shm_state.lock);
     *new_team = nt;
     return 0;
 }
@@ -201,6 +211,38 @@ GMUX_API void shmem_team_destroy(shmem_team_t team)
 {
     if (!team || team->predefined)
         return;
+    pthread_mutex_lock(&shm_state.lock);
+    for (shmem_team_t *p = &shm_state.teams; *p; p = &(*p)->next)
+        if (*p == team) {
+            *p = team->next;
+            break;
+        }
+    pthread_mutex_unlock(&shm_state.lock);
     gmux_team_destroy(team->net);
     free(team);
+}
+
+void shm_team_fini(void)
+{
+    shm_state_t *s = &shm_state;
+    pthread_mutex_lock(&s->lock);
+    shmem_ctx_t c = s->ctxs;
+    shmem_team_t t = s->teams;
+    s->ctxs = NULL;
+    s->teams = NULL;
+    for (uint32_t i = 0; i < SHM_NET_CONTEXTS; i++)
+        s->ctx_users[i] = 0;
+    pthread_mutex_unlock(&s->lock);
+    while (c) { /* finalize's barrier completed their operations */
+        shmem_ctx_t next = c->next;
+        c->used = false;
+        free(c);
+        c = next;
+    }
+    while (t) {
+        shmem_team_t next = t->next;
+        gmux_team_destroy(t->net);
+        free(t);
+        t = next;
+    }
 }

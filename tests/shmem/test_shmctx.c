@@ -17,9 +17,9 @@
 
 /* The pieces of init.c and rma.c that team.c uses. */
 shm_state_t shm_state = {.lock = PTHREAD_MUTEX_INITIALIZER};
-struct shmem_team_s shmem_team_world_obj_ = {NULL, {0}, true};
-struct shmem_team_s shmem_team_shared_obj_ = {NULL, {0}, true};
-struct shmem_ctx_s shmem_ctx_default_obj_ = {0, &shmem_team_world_obj_, 0, true};
+struct shmem_team_s shmem_team_world_obj_ = {.predefined = true};
+struct shmem_team_s shmem_team_shared_obj_ = {.predefined = true};
+struct shmem_ctx_s shmem_ctx_default_obj_ = {.team = &shmem_team_world_obj_, .used = true};
 void shm_die(const char *call, const char *fmt, ...)
 {
     (void)fmt;

@@ -123,6 +123,24 @@ static void test_aset(void **state)
     run_ok("shmem_aset", "aset");
 }
 
+static void test_deprecated(void **state)
+{
+    (void)state;
+    run_ok("shmem_deprecated", "deprecated");
+}
+
+static void test_threads(void **state)
+{
+    (void)state;
+    run_ok("shmem_threads", "threads");
+}
+
+static void test_complex(void **state)
+{
+    (void)state;
+    run_ok("shmem_complex", "complex");
+}
+
 /* A misuse: non-zero exit, not by a signal, the call named on stderr. */
 static void misuse(const char *what, const char *call, const char *reason)
 {
@@ -149,12 +167,14 @@ static void test_errors(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_rma),         cmocka_unit_test(test_signal),
-        cmocka_unit_test(test_sync),        cmocka_unit_test(test_atomic),
-        cmocka_unit_test(test_coll),        cmocka_unit_test(test_ctx),
-        cmocka_unit_test(test_team),        cmocka_unit_test(test_globals),
-        cmocka_unit_test(test_spec),        cmocka_unit_test(test_aset),
-        cmocka_unit_test(test_global_exit), cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_rma),        cmocka_unit_test(test_signal),
+        cmocka_unit_test(test_sync),       cmocka_unit_test(test_atomic),
+        cmocka_unit_test(test_coll),       cmocka_unit_test(test_ctx),
+        cmocka_unit_test(test_team),       cmocka_unit_test(test_globals),
+        cmocka_unit_test(test_spec),       cmocka_unit_test(test_aset),
+        cmocka_unit_test(test_deprecated), cmocka_unit_test(test_threads),
+        cmocka_unit_test(test_complex),    cmocka_unit_test(test_global_exit),
+        cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
