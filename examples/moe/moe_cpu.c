@@ -218,12 +218,20 @@ static int setup_and_run(gmux_comm_t *comm, moe_params_t p, int json)
     m.out = calloc((size_t)p.tokens * (size_t)p.hidden, sizeof(float));
     m.route = calloc((size_t)p.tokens * (size_t)p.topk, sizeof(int));
     m.weight = calloc((size_t)p.tokens * (size_t)p.topk, sizeof(float));
-    if (!m.window || !m.send || !m.res || !m.out || !m.route || !m.weight)
+    if (!m.window || !m.send || !m.res || !m.out || !m.route || !m.weight) {
+        fprintf(stderr, "moe rank %d: cannot allocate %zu bytes\n", m.me, moe_rank_bytes(&p));
+        free(m.window); /* a NULL window: the registration fails on every rank */
+        m.window = NULL;
+    } else {
+        for (int t = 0; t < p.tokens; t++)
+            moe_route(m.me, t, &p, &m.route[t * p.topk], &m.weight[t * p.topk]);
+    }
+    gmux_status_t st = gmux_window_register(comm, m.window, wbytes, &m.win);
+    if (st != GMUX_OK) {
+        fprintf(stderr, "moe rank %d: window of %zu bytes: %s\n", m.me, wbytes,
+                gmux_status_name(st));
         goto free_bufs;
-    for (int t = 0; t < p.tokens; t++)
-        moe_route(m.me, t, &p, &m.route[t * p.topk], &m.weight[t * p.topk]);
-    if (gmux_window_register(comm, m.window, wbytes, &m.win) != GMUX_OK)
-        goto free_bufs;
+    }
     rc = run(&m, json);
     gmux_window_deregister(comm, m.win);
 free_bufs:

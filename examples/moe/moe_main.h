@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "moe_core.h"
 
@@ -15,7 +16,9 @@ static int moe_parse_int(const char *opt, const char *v, int lo, int hi, int *ou
 {
     char *end = NULL;
     long x = v ? strtol(v, &end, 10) : 0;
-    if (!v || *v == '\0' || *end != '\0' || x < lo || x > hi) {
+    /* strtol skips leading blanks and takes a '+': digits only, or a '-' */
+    int digits = v && (*v == '-' || (*v >= '0' && *v <= '9'));
+    if (!digits || *end != '\0' || x < lo || x > hi) {
         fprintf(stderr, "moe: bad value for %s: '%s' (%d..%d)\n", opt, v ? v : "", lo, hi);
         return -1;
     }
@@ -29,14 +32,19 @@ static void moe_usage(const char *prog)
            "           [--experts-per-rank E] [--topk K] [--iters N] [--json]\n\n"
            "MoE dispatch (each token to the ranks of its top-K experts) and combine (the\n"
            "weighted sum back to the token's rank) over gmux net, every value checked\n"
-           "against a serial reference; prints the time per dispatch+combine.\n\n"
+           "against a serial reference; prints the time per dispatch+combine.\n"
+           "RANKS 1..%d (without gmux launch: one rank).\n\n"
            "  --tokens T            tokens per rank (default 128, 1..65536)\n"
            "  --hidden H            values per token (default 64, 1..16384)\n"
            "  --experts-per-rank E  experts on each rank (default 2, 1..64)\n"
-           "  --topk K              experts per token (default 2, 1..%d)\n"
-           "  --iters N             iterations; the first is not timed (default 20)\n"
-           "  --json                one JSON line instead of the sentence\n",
-           prog, MOE_MAX_K);
+           "  --topk K              distinct experts per token (default 2, 1..%d,\n"
+           "                        at most RANKS x E)\n"
+           "  --iters N             iterations; the first is not timed (default 20, 1..100000)\n"
+           "  --json                one JSON line instead of the sentence\n\n"
+           "Each rank needs about 4 x (2 x E x RANKS x T x (H + 3) + 2 x T x K x H) bytes of\n"
+           "memory; more than the machine has is refused. Exit 0 when every value is\n"
+           "exact, 1 on a failure or limit, 2 on a bad option (moe_cuda: 77 without a GPU).\n",
+           prog, MOE_MAX_RANKS, MOE_MAX_K);
 }
 
 /* Defaults: 128 tokens of 64 values per rank, 2 experts per rank, top-2, 20
@@ -77,7 +85,25 @@ static int moe_parse_args(int argc, char **argv, moe_params_t *p, int *json)
     return 0;
 }
 
-/* Limits that need the rank count. */
+/* Bytes one rank allocates: the window [recv | comb], the messages sent, the
+ * expert results, the outputs, the routes and weights. */
+static size_t moe_rank_bytes(const moe_params_t *p)
+{
+    size_t tk = (size_t)p->tokens * (size_t)p->topk;
+    size_t floats = moe_recv_floats(p) + moe_comb_floats(p) + tk * moe_msg_floats(p) +
+                    moe_recv_floats(p) / moe_msg_floats(p) * (size_t)p->hidden +
+                    (size_t)p->tokens * (size_t)p->hidden + tk;
+    return floats * sizeof(float) + tk * sizeof(int);
+}
+
+/* Physical memory of this machine in bytes, 0 when unknown. */
+static double moe_machine_bytes(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+    return pages > 0 && size > 0 ? (double)pages * (double)size : 0.0;
+}
+
+/* Limits that need the rank count or the machine. */
 static int moe_params_check(const moe_params_t *p)
 {
     if (p->ranks < 1 || p->ranks > MOE_MAX_RANKS) {
@@ -85,7 +111,16 @@ static int moe_params_check(const moe_params_t *p)
         return -1;
     }
     if (p->topk > moe_experts(p)) {
-        fprintf(stderr, "moe: top-%d of %d experts\n", p->topk, moe_experts(p));
+        fprintf(stderr, "moe: --topk %d is more than the %d experts (%d ranks x %d)\n", p->topk,
+                moe_experts(p), p->ranks, p->local_exp);
+        return -1;
+    }
+    double need = (double)moe_rank_bytes(p), have = moe_machine_bytes();
+    if (have > 0 && need > have) {
+        fprintf(stderr,
+                "moe: %.1f GiB of memory per rank needed, more than the %.1f GiB of this "
+                "machine (smaller --tokens, --hidden or --experts-per-rank)\n",
+                need / (1u << 30), have / (1u << 30));
         return -1;
     }
     return 0;
