@@ -6,7 +6,9 @@
 # which are compared with the measured ones (target: within 20%). The chain is
 # not what the calibration was fitted on (the demand rate comes from one cold
 # streaming kernel; the chain has six kernels over three buffers, reads and
-# writes, and prefetches overlapped with compute).
+# writes, and prefetches overlapped with compute). The chain's proactive run
+# prefetches exactly the ranges its trace records, so the simulator is given
+# them (--predict recorded): this checks the cost model, not the predictor.
 #   tests/gpu/calibrate_checks.sh BUILD_DIR      (tests/gpu/run.sh calls it so)
 # Exit 0 measured (whatever the error), 1 a failure, 77 no GPU.
 set -uo pipefail
@@ -20,7 +22,7 @@ timeout 60 "$cal" --chain-trace "$out/chain.txt" >"$out/calibration.json"
 rc=$?
 cat "$out/calibration.json"
 [[ $rc -eq 0 ]] || exit $rc
-timeout 30 "$gmux" sim --trace "$out/chain.txt" --calibration "$out/calibration.json" --oversub 100 \
+timeout 30 "$gmux" sim --trace "$out/chain.txt" --calibration "$out/calibration.json" --oversub 100 --predict recorded \
   --policy demand,proactive --json --quiet >"$out/chain_sim.json" || exit 1
 num() { grep -o "\"$1\": *[0-9.e+-]*" "$2" | head -1 | sed 's/.*: *//'; }
 pol() { sed "s/.*\"$1\":{\"makespan_s\":\([0-9.e+-]*\).*/\1/" "$out/chain_sim.json"; }
