@@ -240,6 +240,21 @@ static void test_idle_cleaning(void **state)
     clean_max = 0;
 }
 
+/* Write-backs 3.7x dearer than fills, the device-to-host engine idle:
+ * up to 4 chunks cleaned per launch (cleaning_off restores the defaults). */
+static void cleaning_on(void)
+{
+    bw_h2d = 44;
+    bw_d2h = 12;
+    clean_max = 4;
+}
+
+static void cleaning_off(void)
+{
+    bw_h2d = bw_d2h = 0;
+    clean_max = 0;
+}
+
 /* Cleaning skips a dirty chunk whose next planned use writes it: that use
  * makes it dirty again while it stays on the device, so the copy would only
  * take device-to-host time. A chunk whose next use reads it is cleaned as
@@ -254,9 +269,7 @@ static void test_cleaning_skips_rewritten(void **state)
      * (rewrite: writes it; otherwise reads it), L7 reads c0; task 1 reads d0
      * 8 times. */
     static const uint32_t masks[8] = {1, 2, 2, 2, 2, 2, 1, 1};
-    bw_h2d = 44;
-    bw_d2h = 12;
-    clean_max = 4;
+    cleaning_on();
     outcome_t o[2];
     for (int rewrite = 0; rewrite < 2; rewrite++) {
         tfeed_init(&feed, 2);
@@ -276,8 +289,7 @@ static void test_cleaning_skips_rewritten(void **state)
     /* written at L6: cleaned only after its last use, L7 (main also cleaned
      * it after L0, a copy L6 made stale: 2) */
     assert_int_equal(o[1].cleans, 1);
-    bw_h2d = bw_d2h = 0;
-    clean_max = 0;
+    cleaning_off();
 }
 
 /* Cleaning skips a dirty chunk whose region's free is planned and that no
@@ -290,9 +302,7 @@ static void test_cleaning_skips_dead(void **state)
     /* capacity 3, nothing evicted. Task 0: L0 writes a0 (region 1), L1-L6
      * read b0 (region 3), region 1 freed after L3 (freed: the free is in the
      * plan from the start) or never; task 1 reads d0 8 times. */
-    bw_h2d = 44;
-    bw_d2h = 12;
-    clean_max = 4;
+    cleaning_on();
     outcome_t o[2];
     for (int freed = 0; freed < 2; freed++) {
         tfeed_init(&feed, 2);
@@ -314,8 +324,7 @@ static void test_cleaning_skips_dead(void **state)
     }
     assert_int_equal(o[0].bytes_d2h, CH); /* live: cleaned once L0 has run */
     assert_int_equal(o[1].bytes_d2h, 0);  /* dead: dropped at its free (main: 4096) */
-    bw_h2d = bw_d2h = 0;
-    clean_max = 0;
+    cleaning_off();
 }
 
 static void test_multitask_frees_small_window(void **state)
