@@ -250,9 +250,7 @@ static gmux_status_t issue(eng_engine_t *e)
         uint64_t wb = 0, fb = e->p.chunk_size;
         if (r->victim != ENG_NONE) {
             eng_chunk_t *v = eng_regions_chunk(e->regs, r->victim);
-            /* data is dead once its free is planned and no use remains */
-            bool dead = !eng_regions_get(e->regs, v->region)->mapped && v->next_use == ENG_POS_INF;
-            dirty = !dead && (v->flags & ENG_CHUNK_DIRTY);
+            dirty = !eng_regions_chunk_dead(e->regs, r->victim) && (v->flags & ENG_CHUNK_DIRTY);
             wb = eng_chunk_held(e, v);
             v->flags &= ~(uint32_t)(ENG_CHUNK_DIRTY | ENG_CHUNK_PRESENT | ENG_CHUNK_PARTIAL |
                                     ENG_CHUNK_TOPUP);

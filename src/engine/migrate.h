@@ -91,10 +91,10 @@ void eng_migrate_set_slot_order(eng_migrate_t *m, bool on);
  * clean), so that their later eviction is a drop. Only chunks whose planned
  * uses have all run (shadow_last below exec_next), whose last launch has
  * completed and whose next planned use does not write them (ENG_CHUNK_NEXTW:
- * that use would make them dirty again) are cleaned; a later write makes
- * them dirty again. Nothing
- * happens without the backend's clean and idle ops. Call after
- * eng_migrate_flush.
+ * that use would make them dirty again) and whose data is not dead
+ * (eng_regions_chunk_dead: the planned free drops it) are cleaned; a later
+ * write makes them dirty again. Nothing happens without the backend's clean
+ * and idle ops. Call after eng_migrate_flush.
  */
 gmux_status_t eng_migrate_clean_idle(eng_migrate_t *m, eng_placement_t *place, uint64_t exec_next,
                                      uint32_t max);

@@ -279,6 +279,12 @@ const eng_region_t *eng_regions_get(const eng_regions_t *r, uint32_t region)
     return &r->regions[region];
 }
 
+bool eng_regions_chunk_dead(const eng_regions_t *r, uint32_t chunk)
+{
+    const eng_chunk_t *c = &r->view.chunks[chunk];
+    return c->next_use == ENG_POS_INF && !r->regions[c->region].mapped;
+}
+
 void eng_regions_set_alloc_pos(eng_regions_t *r, uint32_t region, uint64_t pos)
 {
     r->regions[region].alloc_pos = pos;

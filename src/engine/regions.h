@@ -108,6 +108,9 @@ uint32_t eng_regions_find(const eng_regions_t *r, uint32_t task, uint64_t addr);
 uint32_t eng_regions_find_near(const eng_regions_t *r, uint32_t task, uint64_t addr, uint32_t hint);
 
 const eng_region_t *eng_regions_get(const eng_regions_t *r, uint32_t region);
+/* Whether the chunk's data is dead: its region's free is planned and no
+ * planned use is left. The free discards it: never write it back. */
+bool eng_regions_chunk_dead(const eng_regions_t *r, uint32_t chunk);
 void eng_regions_set_alloc_pos(eng_regions_t *r, uint32_t region, uint64_t pos);
 static inline eng_chunk_t *eng_regions_chunk(eng_regions_t *r, uint32_t chunk)
 {

@@ -22,6 +22,7 @@ typedef struct outcome {
     uint64_t writebacks;
     uint64_t faults;
     uint64_t cleans;
+    uint64_t bytes_d2h; /* written back and cleaned */
 } outcome_t;
 
 /* A wrong predictor: drops the last recorded range, adds a chunk never touched
@@ -136,7 +137,7 @@ static outcome_t run_engine(eng_place_policy_t pol, uint32_t ntasks, uint32_t ca
     assert_int_equal(tb.cleans, ms->cleans);
     assert_int_equal(tb.fills, ms->fills);
     assert_true(launches > 0);
-    outcome_t o = {ms->fills, ms->writebacks, faults, ms->cleans};
+    outcome_t o = {ms->fills, ms->writebacks, faults, ms->cleans, ms->bytes_d2h};
     eng_engine_destroy(e);
     return o;
 }
@@ -239,6 +240,21 @@ static void test_idle_cleaning(void **state)
     clean_max = 0;
 }
 
+/* Write-backs 3.7x dearer than fills, the device-to-host engine idle:
+ * up to 4 chunks cleaned per launch (cleaning_off restores the defaults). */
+static void cleaning_on(void)
+{
+    bw_h2d = 44;
+    bw_d2h = 12;
+    clean_max = 4;
+}
+
+static void cleaning_off(void)
+{
+    bw_h2d = bw_d2h = 0;
+    clean_max = 0;
+}
+
 /* Cleaning skips a dirty chunk whose next planned use writes it: that use
  * makes it dirty again while it stays on the device, so the copy would only
  * take device-to-host time. A chunk whose next use reads it is cleaned as
@@ -253,9 +269,7 @@ static void test_cleaning_skips_rewritten(void **state)
      * (rewrite: writes it; otherwise reads it), L7 reads c0; task 1 reads d0
      * 8 times. */
     static const uint32_t masks[8] = {1, 2, 2, 2, 2, 2, 1, 1};
-    bw_h2d = 44;
-    bw_d2h = 12;
-    clean_max = 4;
+    cleaning_on();
     outcome_t o[2];
     for (int rewrite = 0; rewrite < 2; rewrite++) {
         tfeed_init(&feed, 2);
@@ -275,8 +289,42 @@ static void test_cleaning_skips_rewritten(void **state)
     /* written at L6: cleaned only after its last use, L7 (main also cleaned
      * it after L0, a copy L6 made stale: 2) */
     assert_int_equal(o[1].cleans, 1);
-    bw_h2d = bw_d2h = 0;
-    clean_max = 0;
+    cleaning_off();
+}
+
+/* Cleaning skips a dirty chunk whose region's free is planned and that no
+ * planned use needs any more: the free discards its data, so a copy to the
+ * host would only take device-to-host time (and the free, not an eviction,
+ * takes it off the device). Its twin, whose region lives on, is cleaned. */
+static void test_cleaning_skips_dead(void **state)
+{
+    (void)state;
+    /* capacity 3, nothing evicted. Task 0: L0 writes a0 (region 1), L1-L6
+     * read b0 (region 3), region 1 freed after L3 (freed: the free is in the
+     * plan from the start) or never; task 1 reads d0 8 times. */
+    cleaning_on();
+    outcome_t o[2];
+    for (int freed = 0; freed < 2; freed++) {
+        tfeed_init(&feed, 2);
+        tfeed_alloc(&feed, 0, 1, 1ull << 30, CH);
+        tfeed_alloc(&feed, 0, 3, 3ull << 30, CH);
+        tfeed_alloc(&feed, 1, 2, 2ull << 30, CH);
+        for (uint32_t k = 0; k < 7; k++) {
+            if (k == 0)
+                tfeed_launch_mask(&feed, 0, 1ull << 30, CH, 1, 1, 100);
+            else
+                tfeed_launch_mask(&feed, 0, 3ull << 30, CH, 1, 0, 100);
+            if (freed && k == 3)
+                tfeed_free(&feed, 0, 1);
+            tfeed_launch_mask(&feed, 1, 2ull << 30, CH, 1, 0, 100);
+        }
+        o[freed] = run_engine(ENG_PLACE_OPT, 2, 3, 64, 100);
+        assert_int_equal(o[freed].writebacks, 0);
+        assert_int_equal(o[freed].fills, 3);
+    }
+    assert_int_equal(o[0].bytes_d2h, CH); /* live: cleaned once L0 has run */
+    assert_int_equal(o[1].bytes_d2h, 0);  /* dead: dropped at its free (main: 4096) */
+    cleaning_off();
 }
 
 static void test_multitask_frees_small_window(void **state)
@@ -644,6 +692,7 @@ int main(void)
         cmocka_unit_test(test_dirty_victim_spared),
         cmocka_unit_test(test_idle_cleaning),
         cmocka_unit_test(test_cleaning_skips_rewritten),
+        cmocka_unit_test(test_cleaning_skips_dead),
         cmocka_unit_test(test_multitask_frees_small_window),
         cmocka_unit_test(test_mispredictions_fault_into_reserve),
         cmocka_unit_test(test_wrong_predictor_without_reserve),
