@@ -183,11 +183,31 @@ static gmux_status_t expand(struct pred_run *r, size_t nspans, uint32_t *n_p)
     return GMUX_OK;
 }
 
-static bool is_whole(const eng_region_lookup_t *rl, const eng_span_t *s, uint64_t *base,
-                     uint64_t *size)
+/* Whether argument i of l has a trusted template. */
+static bool arg_trusted(const struct pred_run *r, const eng_launch_t *l, uint32_t i)
 {
-    return s->count == 1 && rl->find(rl->ctx, s->addr, base, size) && *base == s->addr &&
-           *size == s->len;
+    eng_pred_arg_info_t ai;
+    return eng_predictor_arg_info(r->p, l->kernel, i, &ai) == GMUX_OK &&
+           ai.state == ENG_PRED_TRUSTED;
+}
+
+/*
+ * Whether span s of l is a whole-region fallback: it is a whole region
+ * [*base, *base+*size) and a pointer argument of l into it has no trusted
+ * template. A trusted template that predicts the whole region (a kernel that
+ * streams all of its buffer) is a prediction, not a fallback.
+ */
+static bool is_whole(const struct pred_run *r, const eng_launch_t *l, const eng_region_lookup_t *rl,
+                     const eng_span_t *s, uint64_t *base, uint64_t *size)
+{
+    if (s->count != 1 || !rl->find(rl->ctx, s->addr, base, size) || *base != s->addr ||
+        *size != s->len)
+        return false;
+    for (uint32_t i = 0; i < l->nargs; i++)
+        if (l->args[i].kind == ENG_ARG_PTR && l->args[i].value - *base < *size &&
+            !arg_trusted(r, l, i))
+            return true;
+    return false;
 }
 
 /*
@@ -249,7 +269,7 @@ static size_t fit_budget(struct pred_run *r, const eng_launch_t *l, const eng_re
     uint64_t total = 0, base, size;
     size_t out = 0;
     for (size_t i = 0; i < n; i++) {
-        if (is_whole(rl, &r->spans[i], &base, &size) && region_wasteful(r, l, base, size) &&
+        if (is_whole(r, l, rl, &r->spans[i], &base, &size) && region_wasteful(r, l, base, size) &&
             !kept(r, base))
             continue;
         r->spans[out++] = r->spans[i];
@@ -262,7 +282,7 @@ static size_t fit_budget(struct pred_run *r, const eng_launch_t *l, const eng_re
         return n;
     out = 0;
     for (size_t i = 0; i < n; i++) {
-        if (is_whole(rl, &r->spans[i], &base, &size))
+        if (is_whole(r, l, rl, &r->spans[i], &base, &size))
             continue;
         r->spans[out++] = r->spans[i];
     }
@@ -312,7 +332,7 @@ static gmux_status_t use_history(struct pred_run *r, const eng_launch_t *l,
     uint64_t wb[2 * ENG_PRED_MAX_ARGS], ws[2 * ENG_PRED_MAX_ARGS];
     for (size_t i = 0; i < n; i++) {
         uint64_t base, size;
-        if (is_whole(rl, &r->spans[i], &base, &size)) {
+        if (is_whole(r, l, rl, &r->spans[i], &base, &size)) {
             wb[nwhole] = base;
             ws[nwhole++] = size;
             continue;
@@ -344,14 +364,6 @@ static gmux_status_t use_history(struct pred_run *r, const eng_launch_t *l,
     return GMUX_OK;
 }
 
-/* Whether argument i of l has a trusted template (its span is not a whole region). */
-static bool arg_trusted(const struct pred_run *r, const eng_launch_t *l, uint32_t i)
-{
-    eng_pred_arg_info_t ai;
-    return eng_predictor_arg_info(r->p, l->kernel, i, &ai) == GMUX_OK &&
-           ai.state == ENG_PRED_TRUSTED;
-}
-
 /* Whether argument i of l repeats the pointer of an earlier argument. */
 static bool arg_dup(const eng_launch_t *l, uint32_t i)
 {
@@ -373,7 +385,7 @@ static gmux_status_t use_stream(struct pred_run *r, const eng_launch_t *l,
     size_t n = *n_p, n0 = n;
     for (size_t i = 0; i < n0 && r->streams; i++) {
         uint64_t base, size;
-        if (!is_whole(rl, &r->spans[i], &base, &size))
+        if (!is_whole(r, l, rl, &r->spans[i], &base, &size))
             continue;
         eng_range_t got[ENG_PRED_MAX_ARGS];
         uint32_t ngot = 0;
