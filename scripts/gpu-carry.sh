@@ -38,6 +38,22 @@ if [[ -n "${GMUX_LIBFABRIC_SRC:-}" ]]; then
 fi
 [[ -f .gpu-libs/fabric-cuda/libfabric.so.1 ]] ||
   echo "gpu-carry: no CUDA libfabric (GMUX_LIBFABRIC_SRC=TREE builds one): device memory will be staged"
+# Only what the checks run travels: objects, archives and CMake's compiler-id
+# scratch go, symbols are stripped, and so are the CPU-only test programs and
+# fuzz targets (tests/gpu/*.sh run tools/, tests/gpu, tests/netdev, bench/ and
+# examples/ programs and libraries; CI runs the rest). The next run of this
+# script rebuilds them (a few minutes more).
+find build-gpu \( -name '*.o' -o -name '*.a' \) -delete
+rm -rf build-gpu/CMakeFiles/CheckCUDA build-gpu/CMakeFiles/[0-9]*/CompilerId*/tmp
+for d in daemon tools sim engine common shmem; do
+  if [[ -d build-gpu/tests/$d ]]; then find "build-gpu/tests/$d" -type f -perm -u+x -delete; fi
+done
+find build-gpu -type f -name 'fuzz_*' -perm -u+x -delete
+find build-gpu -type f \( -perm -u+x -o -name '*.so*' \) -print0 |
+  while IFS= read -r -d '' f; do
+    if file -b "$f" | grep -q '^ELF'; then strip --strip-unneeded "$f"; fi
+  done
+tests/gpu/run.sh --dry-run --no-build --build-dir "$root/build-gpu" >/dev/null
 du -sh build-gpu .gpu-libs
 ls .gpu-libs
 # the device call carries at most 64 MiB in all
