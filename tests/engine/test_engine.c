@@ -209,6 +209,20 @@ static void test_dirty_victim_spared(void **state)
     bw_h2d = bw_d2h = 0;
 }
 
+/* Write-backs 3.7x dearer than fills: up to 4 chunks cleaned per launch (off: defaults). */
+static void cleaning_on(void)
+{
+    bw_h2d = 44;
+    bw_d2h = 12;
+    clean_max = 4;
+}
+
+static void cleaning_off(void)
+{
+    bw_h2d = bw_d2h = 0;
+    clean_max = 0;
+}
+
 /* A dirty chunk kept while the copy engine back to the host is idle is
  * cleaned, and its later eviction is a drop: the same bytes move, no
  * write-back waits for the victim's slot. Without the idle engine (or the
@@ -230,29 +244,12 @@ static void test_idle_cleaning(void **state)
     clean_max = 4;
     outcome_t off = run_engine(ENG_PLACE_OPT, 1, 2, 3, 1000000); /* no bandwidths: no cleaning */
     assert_int_equal(off.cleans, 0);
-    bw_h2d = 44;
-    bw_d2h = 12;
+    cleaning_on();
     outcome_t clean = run_engine(ENG_PLACE_OPT, 1, 2, 3, 1000000);
     assert_int_equal(clean.fills, plain.fills);
     assert_int_equal(clean.cleans, 1);
     assert_int_equal(clean.writebacks, 0);
-    bw_h2d = bw_d2h = 0;
-    clean_max = 0;
-}
-
-/* Write-backs 3.7x dearer than fills, the device-to-host engine idle:
- * up to 4 chunks cleaned per launch (cleaning_off restores the defaults). */
-static void cleaning_on(void)
-{
-    bw_h2d = 44;
-    bw_d2h = 12;
-    clean_max = 4;
-}
-
-static void cleaning_off(void)
-{
-    bw_h2d = bw_d2h = 0;
-    clean_max = 0;
+    cleaning_off();
 }
 
 /* Cleaning skips a dirty chunk whose next planned use writes it: that use
@@ -310,10 +307,7 @@ static void test_cleaning_skips_dead(void **state)
         tfeed_alloc(&feed, 0, 3, 3ull << 30, CH);
         tfeed_alloc(&feed, 1, 2, 2ull << 30, CH);
         for (uint32_t k = 0; k < 7; k++) {
-            if (k == 0)
-                tfeed_launch_mask(&feed, 0, 1ull << 30, CH, 1, 1, 100);
-            else
-                tfeed_launch_mask(&feed, 0, 3ull << 30, CH, 1, 0, 100);
+            tfeed_launch_mask(&feed, 0, k == 0 ? 1ull << 30 : 3ull << 30, CH, 1, k == 0, 100);
             if (freed && k == 3)
                 tfeed_free(&feed, 0, 1);
             tfeed_launch_mask(&feed, 1, 2ull << 30, CH, 1, 0, 100);
