@@ -1,0 +1,234 @@
+/*
+ * pcie_floor: what the bus itself costs a kernel, without gmux (issue 8).
+ *
+ * A kernel-initiated put through a proxy thread crosses the bus twice per
+ * direction at least: the kernel's descriptor to host memory, and the
+ * peer's signal from host memory into the polling kernel. This program
+ * times those primitives on one thread of one block, so the netdev round
+ * trips can be set against the floor any proxy design has on this machine:
+ *   host_load      a system-scope load of pinned host memory (dependent)
+ *   host_cas       a system-scope compare-and-swap on pinned host memory
+ *   dev_cas        the same on device memory
+ *   fence          a system-scope release fence with nothing outstanding
+ *   store_fence    a relaxed store to host memory, then the fence
+ *   push_host      what a gmux put's push does: CAS on a host tail, fence,
+ *                  eight relaxed stores (the descriptor)
+ *   push_dev       the same with the tail in device memory
+ *   k2c_rtt        a kernel stores a flag in host memory, a CPU thread
+ *                  spinning on it answers with another, the kernel polls it
+ *   k2c_rtt_fenced the same with a release fence before each kernel store
+ *   k2k_host_rtt   two kernels (two streams) ping-pong through host memory
+ *   k2k_dev_rtt    the same through device memory
+ * Prints one JSON record (nanoseconds, means over ITERS). Exit 77 without a
+ * GPU. Every wait is bounded (2 s of %globaltimer, or 2 s on the CPU).
+ */
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+
+#include <cuda/atomic>
+#include <cuda_runtime.h>
+
+#define CK(x)                                                                                      \
+    do {                                                                                           \
+        cudaError_t e_ = (x);                                                                      \
+        if (e_ != cudaSuccess) {                                                                   \
+            std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x,                        \
+                         cudaGetErrorString(e_));                                                  \
+            std::exit(1);                                                                          \
+        }                                                                                          \
+    } while (0)
+
+typedef cuda::atomic_ref<uint64_t, cuda::thread_scope_system> sysref;
+
+enum { P_LOAD, P_CAS, P_DEVCAS, P_FENCE, P_STFENCE, P_PUSH_HOST, P_PUSH_DEV, P_N };
+static const char *const prim_names[P_N] = {"host_load_ns", "host_cas_ns",    "dev_cas_ns",
+                                            "fence_ns",     "store_fence_ns", "push_host_ns",
+                                            "push_dev_ns"};
+static const int ITERS = 2000;
+static const uint64_t LIMIT_NS = 2000000000ull;
+
+__device__ static uint64_t now_ns()
+{
+    uint64_t t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
+__device__ static void fence_sys()
+{
+    cuda::atomic_thread_fence(cuda::memory_order_release, cuda::thread_scope_system);
+}
+
+/* A push as gmux does it: claim a ticket on tail, fence, write 8 words. */
+__device__ static void push(uint64_t *tail, uint64_t *slots, uint64_t i)
+{
+    uint64_t t = sysref(*tail).load(cuda::memory_order_relaxed);
+    while (!sysref(*tail).compare_exchange_weak(t, t + 1, cuda::memory_order_relaxed,
+                                                cuda::memory_order_relaxed))
+        ;
+    fence_sys();
+    uint64_t *slot = slots + (t & 63) * 8;
+    for (int w = 0; w < 8; w++)
+        sysref(slot[w]).store(i + (uint64_t)w, cuda::memory_order_relaxed);
+}
+
+/* Times each primitive; out[p] gets the mean ns. host: 1 KiB of pinned
+ * memory (words 0..7 scratch, 8.. the slots); dev: the same on the device. */
+__global__ void k_prims(uint64_t *host, uint64_t *dev, double *out, uint64_t *sink)
+{
+    uint64_t acc = 0;
+    for (int p = 0; p < P_N; p++) {
+        uint64_t t0 = now_ns();
+        for (int i = 0; i < ITERS; i++) {
+            switch (p) {
+            case P_LOAD: /* the address depends on the last value: no overlap */
+                acc += sysref(host[acc & 1 ? 1 : 0]).load(cuda::memory_order_relaxed);
+                break;
+            case P_CAS: {
+                uint64_t e = acc;
+                sysref(host[2]).compare_exchange_strong(e, e + 1, cuda::memory_order_relaxed,
+                                                        cuda::memory_order_relaxed);
+                acc = e + 1;
+                break;
+            }
+            case P_DEVCAS: {
+                uint64_t e = acc;
+                sysref(dev[2]).compare_exchange_strong(e, e + 1, cuda::memory_order_relaxed,
+                                                       cuda::memory_order_relaxed);
+                acc = e + 1;
+                break;
+            }
+            case P_FENCE:
+                fence_sys();
+                break;
+            case P_STFENCE:
+                sysref(host[3]).store((uint64_t)i, cuda::memory_order_relaxed);
+                fence_sys();
+                break;
+            case P_PUSH_HOST:
+                push(&host[4], host + 64, (uint64_t)i);
+                break;
+            case P_PUSH_DEV:
+                push(&dev[4], host + 64, (uint64_t)i);
+                break;
+            }
+        }
+        out[p] = (double)(now_ns() - t0) / ITERS;
+    }
+    *sink = acc;
+}
+
+/* Ping: stores *mine = i (after a fence if asked), waits for *theirs == i.
+ * Pong (first = false): waits first, then answers. out: mean ns per round
+ * trip, or -1 if a wait ran out. */
+__global__ void k_pingpong(uint64_t *mine, uint64_t *theirs, bool first, bool fenced, double *out)
+{
+    uint64_t start = now_ns(), deadline = start + LIMIT_NS;
+    for (uint64_t i = 1; i <= (uint64_t)ITERS; i++) {
+        if (first) {
+            if (fenced)
+                fence_sys();
+            sysref(*mine).store(i, cuda::memory_order_relaxed);
+        }
+        while (sysref(*theirs).load(cuda::memory_order_acquire) != i)
+            if (now_ns() > deadline) {
+                if (out)
+                    *out = -1;
+                return;
+            }
+        if (!first) {
+            if (fenced)
+                fence_sys();
+            sysref(*mine).store(i, cuda::memory_order_relaxed);
+        }
+    }
+    if (out)
+        *out = (double)(now_ns() - start) / ITERS;
+}
+
+/* The CPU side of k2c: answers each flag the kernel raises. */
+static bool cpu_pong(volatile uint64_t *k2c, volatile uint64_t *c2k)
+{
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(4);
+    for (uint64_t i = 1; i <= (uint64_t)ITERS; i++) {
+        while (__atomic_load_n(k2c, __ATOMIC_ACQUIRE) != i)
+            if (std::chrono::steady_clock::now() > deadline)
+                return false;
+        __atomic_store_n(c2k, i, __ATOMIC_RELEASE);
+    }
+    return true;
+}
+
+static double k2c(uint64_t *host, double *res, bool fenced)
+{
+    host[0] = host[1] = 0;
+    k_pingpong<<<1, 1, 0, 0>>>(&host[0], &host[1], true, fenced, res);
+    bool ok = cpu_pong(&host[0], &host[1]);
+    CK(cudaDeviceSynchronize());
+    return ok ? *res : -1;
+}
+
+static double k2k(uint64_t *flags, bool on_host, double *res)
+{
+    if (on_host)
+        flags[0] = flags[1] = 0;
+    else
+        CK(cudaMemset(flags, 0, 2 * sizeof(uint64_t)));
+    cudaStream_t a, b;
+    CK(cudaStreamCreateWithFlags(&a, cudaStreamNonBlocking));
+    CK(cudaStreamCreateWithFlags(&b, cudaStreamNonBlocking));
+    CK(cudaDeviceSynchronize());
+    k_pingpong<<<1, 1, 0, b>>>(&flags[1], &flags[0], false, false, nullptr);
+    k_pingpong<<<1, 1, 0, a>>>(&flags[0], &flags[1], true, false, res);
+    CK(cudaDeviceSynchronize());
+    CK(cudaStreamDestroy(a));
+    CK(cudaStreamDestroy(b));
+    return *res;
+}
+
+int main()
+{
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
+        std::printf("pcie_floor: no GPU: skipped\n");
+        return 77;
+    }
+    uint64_t *host = nullptr, *dev = nullptr, *devflags = nullptr, *sink = nullptr;
+    double *res = nullptr;
+    CK(cudaHostAlloc(&host, 4096, cudaHostAllocMapped | cudaHostAllocPortable));
+    CK(cudaHostAlloc(&res, 4096, cudaHostAllocMapped | cudaHostAllocPortable));
+    CK(cudaMalloc(&dev, 4096));
+    CK(cudaMalloc(&devflags, 4096));
+    CK(cudaMalloc(&sink, 8));
+    CK(cudaMemset(dev, 0, 4096));
+    for (int i = 0; i < 512; i++)
+        host[i] = 0;
+    k_prims<<<1, 1, 0, 0>>>(host, dev, res, sink); /* warm-up */
+    CK(cudaDeviceSynchronize());
+    k_prims<<<1, 1, 0, 0>>>(host, dev, res, sink);
+    CK(cudaDeviceSynchronize());
+    double prim[P_N];
+    for (int p = 0; p < P_N; p++)
+        prim[p] = res[p];
+    k2c(host, &res[16], false); /* warm-up */
+    double k2c_plain = k2c(host, &res[16], false);
+    double k2c_fenced = k2c(host, &res[16], true);
+    double k2k_host = k2k(&host[8], true, &res[17]);
+    double k2k_dev = k2k(devflags, false, &res[18]);
+    std::printf("{\"check\":\"pcie_floor\",\"iters\":%d", ITERS);
+    for (int p = 0; p < P_N; p++)
+        std::printf(",\"%s\":%.0f", prim_names[p], prim[p]);
+    bool ok = k2c_plain > 0 && k2c_fenced > 0 && k2k_host > 0 && k2k_dev > 0;
+    std::printf(",\"k2c_rtt_ns\":%.0f,\"k2c_rtt_fenced_ns\":%.0f,\"k2k_host_rtt_ns\":%.0f,"
+                "\"k2k_dev_rtt_ns\":%.0f,\"ok\":%s}\n",
+                k2c_plain, k2c_fenced, k2k_host, k2k_dev, ok ? "true" : "false");
+    CK(cudaFreeHost(host));
+    CK(cudaFreeHost(res));
+    CK(cudaFree(dev));
+    CK(cudaFree(devflags));
+    CK(cudaFree(sink));
+    return ok ? 0 : 1;
+}
