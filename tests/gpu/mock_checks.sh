@@ -23,7 +23,7 @@ stub tests/gpu/test_gpu_probe 'exit 0'
 # refused where libgmux.so redirects to managed memory, as on the driver
 stub tests/gpu/shim_prog '
 case "$1" in
-  launch-rate) echo "RATE 250000" ;;
+  launch-rate|launch-rate-managed) echo "RATE 250000" ;;
   ipc)
     if [[ ${LD_PRELOAD:-} == *libgmux* && ${GMUX_POLICY:-proactive} != off &&
           ${GMUX_SHIM_MANAGED:-1} != 0 ]]; then
@@ -83,6 +83,7 @@ expect 1 '"check":"shim_graph_walk","graph_children":[0-9null]*,"graph_condition
 expect 4 '"check":"shim_ipc".*"ok":true'
 expect 2 '"check":"shim_ipc".*"gmux":"refused","warned":true'
 expect 4 '"check":"shim_launch_rate".*"ratio":1.000'
+expect 1 '"check":"shim_launch_rate_native_managed".*"ratio":1.000'
 expect 2 '"check":"shim_launch_rate".*"target":0.95,"met":true'
 expect 3 '"check":"netdev_kernel_forms[a-z_]*","mps":false,"ok":true'
 expect 1 '"check":"netdev_kernel_forms_fabric_cuda","mps":false,"ok":true'

@@ -95,8 +95,10 @@ if want rate; then
   configs=(off demand proactive proactive-unmanaged)
   declare -A got=()
   native=0
+  native_managed=0
   for round in 1 2 3; do
     native=$(best "$native" "$(rate "$prog" launch-rate "$n")")
+    native_managed=$(best "$native_managed" "$(rate "$prog" launch-rate-managed "$n")")
     for cfg in "${configs[@]}"; do
       policy=${cfg%-unmanaged}; managed=1
       [[ $cfg == *-unmanaged ]] && managed=0
@@ -111,8 +113,16 @@ if want rate; then
     [[ $r != 0 && $native != 0 ]] || failed=1
     target=0.95; [[ $cfg == off || $cfg == proactive ]] || { target=null; ok=null; }
     managed=true; [[ $cfg == *-unmanaged || $cfg == off ]] && managed=false
-    emit "{\"check\":\"shim_launch_rate\",\"policy\":\"${cfg%-unmanaged}\",\"managed_redirect\":$managed,\"launches\":$n,\"rounds\":3,\"native_per_s\":$native,\"gmux_per_s\":$r,\"ratio\":$ratio,\"target\":$target,\"met\":$ok}"
+    # how many allocations (the runtime's own: the program makes none) went managed
+    allocs=$(grep -o '"managed_allocs": *[0-9]*' "$out/shim_rate_${cfg}.stats.json" 2>/dev/null |
+      grep -o '[0-9]*$' || true)
+    emit "{\"check\":\"shim_launch_rate\",\"policy\":\"${cfg%-unmanaged}\",\"managed_redirect\":$managed,\"launches\":$n,\"rounds\":3,\"native_per_s\":$native,\"gmux_per_s\":$r,\"ratio\":$ratio,\"target\":$target,\"met\":$ok,\"managed_allocs\":${allocs:-null}}"
   done
+  # the same program natively with 64 MiB of managed memory of its own: the
+  # driver's cost of managed memory in the context, without gmux
+  ratio=$(awk -v a="$native_managed" -v b="$native" 'BEGIN { if (b > 0) printf "%.3f", a / b; else print 0 }')
+  [[ $native_managed != 0 ]] || failed=1
+  emit "{\"check\":\"shim_launch_rate_native_managed\",\"launches\":$n,\"rounds\":3,\"native_per_s\":$native,\"native_managed_per_s\":$native_managed,\"ratio\":$ratio}"
 fi
 
 if want record; then

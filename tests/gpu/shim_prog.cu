@@ -18,6 +18,9 @@
  *   vmm              cuMemCreate / cuMemAddressReserve / cuMemMap, kernel, copy back
  *   ipc              whether cudaIpcGetMemHandle shares cudaMalloc'd memory
  *   launch-rate N    N empty kernels, prints launches per second
+ *   launch-rate-managed N  the same with 64 MiB of managed memory allocated
+ *                    (and touched) first: what managed memory in the context
+ *                    costs the driver's launches natively
  * Each prints "RESULT <name> <checksum>" (integer arithmetic: exact).
  * Exit 77 without a GPU.
  */
@@ -355,8 +358,14 @@ static int vmm()
     return 0;
 }
 
-static int launch_rate(long n)
+static int launch_rate(long n, bool managed)
 {
+    uint32_t *m = nullptr;
+    const int words = 16 << 20;
+    if (managed) {
+        CK(cudaMallocManaged(&m, words * sizeof(uint32_t)));
+        k_scale<<<words / 256, 256, 0, 0>>>(m, 1u, 1u, words);
+    }
     k_empty<<<1, 32, 0, 0>>>();
     CK(cudaDeviceSynchronize());
     struct timespec t0, t1;
@@ -367,6 +376,8 @@ static int launch_rate(long n)
     clock_gettime(CLOCK_MONOTONIC, &t1);
     double s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
     std::printf("RATE %.0f\n", (double)n / s);
+    if (m)
+        CK(cudaFree(m));
     return 0;
 }
 
@@ -407,11 +418,13 @@ int main(int argc, char **argv)
         return graph_prefetch();
     if (!std::strcmp(what, "vmm"))
         return vmm();
-    if (!std::strcmp(what, "launch-rate"))
-        return launch_rate(argc > 2 ? std::atol(argv[2]) : 200000);
+    if (!std::strcmp(what, "launch-rate") || !std::strcmp(what, "launch-rate-managed"))
+        return launch_rate(argc > 2 ? std::atol(argv[2]) : 200000,
+                           !std::strcmp(what, "launch-rate-managed"));
     if (!std::strcmp(what, "ipc"))
         return ipc();
-    std::fprintf(stderr, "usage: shim_prog vecadd-driver|vecadd-runtime|managed-streams|graph|"
-                         "graph-cond|graph-prefetch|vmm|ipc|launch-rate [N]\n");
+    std::fprintf(stderr,
+                 "usage: shim_prog vecadd-driver|vecadd-runtime|managed-streams|graph|"
+                 "graph-cond|graph-prefetch|vmm|ipc|launch-rate [N]|launch-rate-managed [N]\n");
     return 2;
 }
