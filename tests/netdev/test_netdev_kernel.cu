@@ -112,23 +112,36 @@ __global__ static void k_batch(gmux_dev_handle_t h, gmux_window_t w, const uint6
     errors[4] += gmux_dev_quiet(h, 0) != GMUX_OK;
 }
 
+/* diag (staged form, for a failure's report): the put's, the wait's and the
+ * quiet's status, the first wrong word's index (-1: none) and its value. */
 __global__ static void k_staged(gmux_dev_handle_t h, gmux_window_t w, const uint64_t *dwin,
-                                uint64_t *dsrc, int *errors)
+                                uint64_t *dsrc, int *errors, long long *diag)
 {
     int peer = 1 - h.rank;
     for (int i = threadIdx.x; i < 256; i += blockDim.x)
         dsrc[i] = ((uint64_t)h.rank << 48) + (uint64_t)i * 77u;
     gmux_op_opts_t o = {GMUX_SIGNAL_ADD, SIG_S, 1, GMUX_NO_COUNTER};
-    gmux_status_t st = gmux_dev_put_block(h, 0, peer, w, 0, dsrc, 256 * 8, &o);
-    st = st != GMUX_OK ? st : gmux_dev_signal_wait_block(h, SIG_S, 1, 0, NULL);
-    if (threadIdx.x == 0 && st != GMUX_OK)
-        atomicAdd(&errors[3], 1);
-    for (int i = threadIdx.x; i < 256; i += blockDim.x)
-        if (__ldcv((uint64_t *)&dwin[i]) != ((uint64_t)peer << 48) + (uint64_t)i * 77u)
+    gmux_status_t put = gmux_dev_put_block(h, 0, peer, w, 0, dsrc, 256 * 8, &o);
+    gmux_status_t wait = put != GMUX_OK ? put : gmux_dev_signal_wait_block(h, SIG_S, 1, 0, NULL);
+    if (threadIdx.x == 0) {
+        diag[0] = put;
+        diag[1] = wait;
+        errors[3] += wait != GMUX_OK;
+    }
+    for (int i = threadIdx.x; i < 256; i += blockDim.x) {
+        uint64_t got = __ldcv((uint64_t *)&dwin[i]);
+        if (got != ((uint64_t)peer << 48) + (uint64_t)i * 77u) {
             atomicAdd(&errors[3], 1);
-    st = gmux_dev_quiet_block(h, 0);
-    if (threadIdx.x == 0 && st != GMUX_OK)
-        atomicAdd(&errors[3], 1);
+            if (atomicCAS((unsigned long long *)&diag[3], (unsigned long long)-1ll,
+                          (unsigned long long)i) == (unsigned long long)-1ll)
+                diag[4] = (long long)got;
+        }
+    }
+    gmux_status_t quiet = gmux_dev_quiet_block(h, 0);
+    if (threadIdx.x == 0) {
+        diag[2] = quiet;
+        errors[3] += quiet != GMUX_OK;
+    }
 }
 
 /* Device-memory window and device source through a staged handle. */
@@ -146,8 +159,21 @@ static int staged_part(gmux_comm_t *comm, int *derrors)
         fprintf(stderr, "rank %d: staged handle or device window failed\n", me);
         return 1;
     }
-    k_staged<<<1, 256, 0, 0>>>(h, w2, dwin2, dsrc2, derrors);
+    long long *diag, *ddiag;
+    CUDA_OK(cudaHostAlloc((void **)&diag, 5 * sizeof(long long), cudaHostAllocMapped));
+    diag[0] = diag[1] = diag[2] = diag[4] = 0;
+    diag[3] = -1;
+    CUDA_OK(cudaHostGetDevicePointer((void **)&ddiag, diag, 0));
+    k_staged<<<1, 256, 0, 0>>>(h, w2, dwin2, dsrc2, derrors, ddiag);
     CUDA_OK(cudaDeviceSynchronize());
+    if (diag[0] || diag[1] || diag[2] || diag[3] >= 0)
+        fprintf(stderr,
+                "rank %d: staged form (%s): put %s, wait %s, quiet %s; first wrong word %lld "
+                "(%#llx)\n",
+                me, gmux_dev_is_direct(&h, dwin2) == 1 ? "direct" : "staged",
+                gmux_status_str((gmux_status_t)diag[0]), gmux_status_str((gmux_status_t)diag[1]),
+                gmux_status_str((gmux_status_t)diag[2]), diag[3], (unsigned long long)diag[4]);
+    cudaFreeHost(diag);
     gmux_barrier(gmux_team_world(comm));
     gmux_dev_source_deregister(&h, dsrc2);
     gmux_dev_window_deregister(&h, w2);
