@@ -99,6 +99,10 @@
     X(NET_HMEM, STRING, COM_SCOPE_NET, "auto",                                                     \
       "net: device memory the provider reaches (FI_HMEM) is registered directly, else staged: "    \
       "auto (FI_HMEM where offered with remote atomics), rma (also without remote atomics), off")  \
+    X(NET_SHM_CUDA_DIRECT, BOOL, COM_SCOPE_NET, "0",                                               \
+      "net: on shm, register CUDA memory directly; 0 stages it (libfabric 1.17's shm copies it "   \
+      "with cudaMemcpy and cudaDeviceSynchronize inside progress: a kernel spinning in a wait "    \
+      "stalls it until the timeout)")                                                              \
     X(NET_SHM_GUARD, BOOL, COM_SCOPE_NET, "1",                                                     \
       "net: on shm (libfabric 1.17), free a region lock left held by a rank killed inside "        \
       "libfabric; 0: off, the launcher's --grace is the backstop")                                 \

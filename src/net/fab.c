@@ -238,6 +238,13 @@ gmux_status_t net_fab_mr_reg(net_fab_t *fab, void *base, size_t size, uint64_t k
     return GMUX_OK;
 }
 
+bool net_fab_cuda_direct(const net_fab_t *fab, bool shm_cuda_direct)
+{
+    if (!fab->hmem || !fab->prov_name)
+        return false;
+    return strcmp(fab->prov_name, "shm") != 0 || shm_cuda_direct;
+}
+
 gmux_status_t net_fab_mr_reg_hmem(net_fab_t *fab, void *base, size_t size, enum fi_hmem_iface iface,
                                   int device, uint64_t key_req, struct fid_mr **mr_p,
                                   uint64_t *key_p, void **desc_p)

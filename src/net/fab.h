@@ -87,6 +87,15 @@ bool net_fab_shm_unlink(net_fab_t *fab);
 gmux_status_t net_fab_mr_reg(net_fab_t *fab, void *base, size_t size, uint64_t key_req,
                              struct fid_mr **mr_p, uint64_t *key_p);
 
+/* Whether CUDA memory is registered with the provider directly (else the
+ * device API stages it through pinned host memory): where FI_HMEM was granted,
+ * except on shm unless shm_cuda_direct (GMUX_NET_SHM_CUDA_DIRECT). libfabric
+ * 1.17's shm moves CUDA memory inside its progress calls with cudaMemcpy,
+ * then cudaDeviceSynchronize where one side is its own bounce buffer: that
+ * waits for the kernel spinning in a device-API wait, which never ends before
+ * its timeout (docs/net-device.md). */
+bool net_fab_cuda_direct(const net_fab_t *fab, bool shm_cuda_direct);
+
 /* Registers [base, base+size) of memory interface iface (device: the CUDA
  * ordinal) for remote writes and as a local source; *desc_p is what local
  * transfers from it pass. GMUX_ERR_UNSUPPORTED when the provider lacks

@@ -8,6 +8,8 @@
 
 #include "common/clock.h"
 #include "common/export.h"
+#include "common/log.h"
+#include "common/settings.h"
 #include "net/internal.h"
 
 static uint64_t timeout_ns(const gmux_comm_t *comm)
@@ -25,6 +27,13 @@ static gmux_status_t mem_reg(gmux_comm_t *comm, void *base, size_t size, const g
         return net_fab_mr_reg(&comm->fab, base, size, key_req, mr_p, key_p);
     if (mem->kind != GMUX_MEM_CUDA && mem->kind != GMUX_MEM_HOST_HMEM)
         return GMUX_ERR_INVALID;
+    if (mem->kind == GMUX_MEM_CUDA &&
+        !net_fab_cuda_direct(&comm->fab, COM_SETTING_BOOL(NET_SHM_CUDA_DIRECT))) {
+        if (comm->fab.hmem)
+            COM_INFO(NET, "%s: CUDA memory is staged (GMUX_NET_SHM_CUDA_DIRECT=1: direct)",
+                     comm->fab.prov_name);
+        return GMUX_ERR_UNSUPPORTED;
+    }
     enum fi_hmem_iface iface = mem->kind == GMUX_MEM_CUDA ? FI_HMEM_CUDA : FI_HMEM_SYSTEM;
     return net_fab_mr_reg_hmem(&comm->fab, base, size, iface, mem->device, key_req, mr_p, key_p,
                                desc_p);

@@ -6,7 +6,7 @@
 #   3. moe_cuda: MoE dispatch/combine from kernels, exact against the
 #      reference, timed; moe_cpu in the same run for comparison
 #   4. with a libfabric built with CUDA (.gpu-libs/fabric-cuda): the forms
-#      and the device-memory ping-pong again, direct
+#      and the device-memory ping-pong again (CUDA memory staged on shm)
 # Environment: GMUX_BUILD (build dir), GMUX_GPU_OUT (results.jsonl goes
 # there), GMUX_ROOT. Exit 77 without a GPU; finishes in well under 150 s.
 #
@@ -143,13 +143,16 @@ for run in "${runs[@]}" "${runs[@]}" "moe_cpu cas $on"; do
     rm -f "$tmp"
 done
 
-# 4. device memory direct (FI_HMEM_CUDA): only with a libfabric built with CUDA
+# 4. device memory with FI_HMEM: only with a libfabric built with CUDA
 # (scripts/gpu-fabric-cuda.sh puts one in .gpu-libs/fabric-cuda). It loads
 # CUDA with dlopen under the development names, which a bare driver install
 # may lack: links to this machine's libraries go in a folder of their own.
 # GMUX_NET_HMEM=rma: libfabric 1.17's shm offers FI_HMEM only without remote
-# atomics. The kernel_staged rows then say "direct":true (false: the
-# provider still did not reach the memory, and they were staged).
+# atomics. On shm, CUDA memory is still staged (GMUX_NET_SHM_CUDA_DIRECT=0, the
+# default): the 2026-12-04 runs registered it directly and every device-API wait timed
+# out, shm's cudaMemcpy + cudaDeviceSynchronize waiting for the spinning kernel
+# (docs/net-device.md). So the kernel_staged rows say "direct":false, and the
+# forms must pass on this libfabric as on Debian's.
 FABRIC_CUDA=${GMUX_FABRIC_CUDA:-${GMUX_ROOT:-.}/.gpu-libs/fabric-cuda}
 if [ -f "$FABRIC_CUDA/libfabric.so.1" ]; then
     names=$(mktemp -d)
