@@ -106,7 +106,9 @@ GMUX_DEV_FN uint64_t gmux_dev_now_ns(void)
 {
 #ifdef __CUDA_ARCH__
     uint64_t t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    /* "memory": the compiler must not move loads and stores across the read
+     * (without it, work timed between two reads was moved out of them) */
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t) : : "memory");
     return t;
 #else
     struct timespec ts;

@@ -53,7 +53,9 @@ static const uint64_t LIMIT_NS = 2000000000ull;
 __device__ static uint64_t now_ns()
 {
     uint64_t t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    /* "memory": else the timed atomics were moved out from between two
+     * reads (the first H200 run read 0 ns for most primitives) */
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t) : : "memory");
     return t;
 }
 
