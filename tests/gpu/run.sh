@@ -115,7 +115,7 @@ export GMUX_BUILD="$build" GMUX_GPU_OUT="$out" GMUX_ROOT="$root"
 g="$root/tests/gpu"
 checks=(
   "probe|30|ctest --test-dir $build -R '^test_gpu_(probe|vector_add)\$' --output-on-failure"
-  "shim-rate|75|bash $g/shim_checks.sh $build rate"
+  "shim-rate|100|bash $g/shim_checks.sh $build rate"
   "netdev|120|bash $g/netdev_checks.sh $build"
   "pcie-floor|30|$build/tests/gpu/pcie_floor | tee -a $out/results.jsonl"
   "shim-progs|90|bash $g/shim_checks.sh $build progs"
