@@ -7,14 +7,17 @@
  *                     pinned memory and puts it (block form)
  *   k_dispatch_count  one thread per expert: the count signal
  *   k_experts         one block per source rank: waits for each local
- *                     expert's count signal, runs the expert, puts the
- *                     weighted outputs back, then the combine signal
+ *                     expert's count signal, checks it and each message as
+ *                     moe_cpu does, runs the expert, puts the weighted
+ *                     outputs back, then the combine signal
  *   k_combine         one block per token: waits for every rank's combine
  *                     signal and sums
  * Buffers are pinned host memory mapped into the device (the Debian
  * libfabric cannot reach device memory); the window is registered like any
- * host window. Exit 77 without a GPU; 0 when every value equals the
- * reference in every iteration.
+ * host window. The per-token steps are moe_core.h's, the same code as
+ * moe_cpu's; a kernel's failure is kept in a status word the host reports.
+ * Exit 77 without a GPU; 0 when every value equals the reference in every
+ * iteration.
  *
  *   moe_cuda [--tokens T] [--hidden H] [--experts-per-rank EL] [--topk K]
  *            [--iters N] [--json]
