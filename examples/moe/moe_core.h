@@ -147,8 +147,8 @@ MOE_HD uint64_t moe_sig_value(int iter, uint32_t count)
 /*
  * The per-token steps of dispatch, experts and combine, the same code in
  * moe_cpu.c (one lane: lane 0 of 1) and in moe_cuda.cu's kernels (lane
- * threadIdx.x of blockDim.x; every lane of a block calls them with the same
- * arguments). Statuses are gmux_status_t, as the host API's.
+ * threadIdx.x of blockDim.x; the lanes of a block pass the same arguments
+ * but their lane). Statuses are gmux_status_t, as the host API's.
  */
 
 /* A value another rank put: uncached on the device (the window is mapped
