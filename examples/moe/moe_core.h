@@ -19,13 +19,16 @@
  *   dispatch signal  MOE_SIG_DISP + le*R + src = (iter+1) << 32 | count
  *   combine signal   MOE_SIG_COMB + q          = (iter+1) << 32 | count
  *
- * Pure functions; usable from host and device code.
+ * Pure functions (but for the buffers they are given); usable from host and
+ * device code.
  */
 #ifndef MOE_CORE_H
 #define MOE_CORE_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include <gmux/status.h>
 
 #ifdef __CUDACC__
 #define MOE_HD __host__ __device__ static inline
@@ -139,6 +142,146 @@ MOE_HD float moe_reference(int rank, int t, int j, int iter, const moe_params_t 
 MOE_HD uint64_t moe_sig_value(int iter, uint32_t count)
 {
     return (uint64_t)(iter + 1) << 32 | count;
+}
+
+/*
+ * The per-token steps of dispatch, experts and combine, the same code in
+ * moe_cpu.c (one lane: lane 0 of 1) and in moe_cuda.cu's kernels (lane
+ * threadIdx.x of blockDim.x; the lanes of a block pass the same arguments
+ * but their lane). Statuses are gmux_status_t, as the host API's.
+ */
+
+/* A value another rank put: uncached on the device (the window is mapped
+ * host memory written behind the GPU's back), plain on the host. */
+MOE_HD float moe_ld(const float *x)
+{
+#ifdef __CUDA_ARCH__
+    return __ldcv(x);
+#else
+    return *x;
+#endif
+}
+
+/* Where expert e lives: rank *q, local expert *le there. */
+MOE_HD void moe_expert_home(const moe_params_t *p, int e, int *q, int *le)
+{
+    *q = e / p->local_exp;
+    *le = e % p->local_exp;
+}
+
+/* Signal ids: the count of (local expert le, source src), the results of rank q. */
+MOE_HD uint32_t moe_sig_disp(const moe_params_t *p, int le, int src)
+{
+    return (uint32_t)(MOE_SIG_DISP + le * p->ranks + src);
+}
+
+MOE_HD uint32_t moe_sig_comb(int q)
+{
+    return (uint32_t)(MOE_SIG_COMB + q);
+}
+
+/* Contexts of nctx: dispatch spreads local experts over all but the last,
+ * the results go back on the last. */
+MOE_HD uint32_t moe_disp_ctx(uint32_t nctx, int le)
+{
+    return (uint32_t)le % (nctx > 1 ? nctx - 1 : 1);
+}
+
+MOE_HD uint32_t moe_comb_ctx(uint32_t nctx)
+{
+    return nctx - 1;
+}
+
+/* Offset in floats of message (t, k) in the send buffer [t][k][msg]. */
+MOE_HD size_t moe_send_off(const moe_params_t *p, int t, int k)
+{
+    return ((size_t)t * (size_t)p->topk + (size_t)k) * moe_msg_floats(p);
+}
+
+/* Offset in floats of the result of received message (le, src, slot) in the
+ * result buffer [le][src][slot][H]. */
+MOE_HD size_t moe_res_off(const moe_params_t *p, int le, int src, int slot)
+{
+    return (((size_t)le * (size_t)p->ranks + (size_t)src) * (size_t)p->tokens + (size_t)slot) *
+           (size_t)p->hidden;
+}
+
+/* Writes message (t, k) of rank me, weight w, for iteration iter into s:
+ * the meta by lane 0, values lane, lane + lanes, ... */
+MOE_HD void moe_msg_build(const moe_params_t *p, int me, int t, int k, float w, int iter, float *s,
+                          int lane, int lanes)
+{
+    if (lane == 0) {
+        s[0] = (float)t;
+        s[1] = (float)k;
+        s[2] = w;
+    }
+    for (int j = lane; j < p->hidden; j += lanes)
+        s[MOE_META + j] = moe_input(me, t, j, iter, p);
+}
+
+/* The count in a dispatch signal read for iteration iter: GMUX_ERR_STATE
+ * when it is another iteration's, GMUX_ERR_RANGE above the T slots.
+ * *count is written only on success. */
+MOE_HD gmux_status_t moe_count_parse(const moe_params_t *p, int iter, uint64_t v, uint32_t *count)
+{
+    if ((v >> 32) != (uint64_t)iter + 1)
+        return GMUX_ERR_STATE;
+    if ((uint32_t)v > (uint32_t)p->tokens)
+        return GMUX_ERR_RANGE;
+    *count = (uint32_t)v;
+    return GMUX_OK;
+}
+
+/* The meta of a received message: GMUX_ERR_PARSE unless the token is an
+ * integer in 0..T-1 and k one in 0..K-1 (tested as floats, so that no
+ * out-of-range or NaN value is ever converted). Outputs only on success. */
+MOE_HD gmux_status_t moe_msg_parse(const moe_params_t *p, const float *in, int *t, int *k, float *w)
+{
+    float ft = moe_ld(&in[0]), fk = moe_ld(&in[1]);
+    if (!(ft >= 0.0f && ft < (float)p->tokens && fk >= 0.0f && fk < (float)p->topk))
+        return GMUX_ERR_PARSE;
+    if ((float)(int)ft != ft || (float)(int)fk != fk)
+        return GMUX_ERR_PARSE;
+    *t = (int)ft;
+    *k = (int)fk;
+    *w = moe_ld(&in[2]);
+    return GMUX_OK;
+}
+
+/* Expert e of this rank on received message `slot` of (local expert le,
+ * source src) in the window: checks its meta, writes lane's values of
+ * w * f_e(x) into the result buffer res and sets *comb_off (bytes, in the
+ * source's window) and *y (the result row) for its put. */
+MOE_HD gmux_status_t moe_expert_msg(const moe_params_t *p, const float *window, float *res, int e,
+                                    int le, int src, int slot, int lane, int lanes,
+                                    size_t *comb_off, float **y)
+{
+    const float *in = window + moe_recv_off(p, le, src, slot);
+    int t, k;
+    float w;
+    gmux_status_t st = moe_msg_parse(p, in, &t, &k, &w);
+    if (st != GMUX_OK)
+        return st;
+    float *row = res + moe_res_off(p, le, src, slot);
+    for (int j = lane; j < p->hidden; j += lanes)
+        row[j] = w * moe_expert(e, moe_ld(&in[MOE_META + j]));
+    *comb_off = moe_comb_off(p, t, k) * sizeof(float);
+    *y = row;
+    return GMUX_OK;
+}
+
+/* Combines token t: out[t][j] = sum over k, in k order, of comb[t][k][j],
+ * for j = lane, lane + lanes, ... */
+MOE_HD void moe_combine_token(const moe_params_t *p, const float *window, float *out, int t,
+                              int lane, int lanes)
+{
+    for (int j = lane; j < p->hidden; j += lanes) {
+        float sum = 0.0f;
+        for (int k = 0; k < p->topk; k++)
+            sum += moe_ld(&window[moe_comb_off(p, t, k) + (size_t)j]);
+        out[(size_t)t * (size_t)p->hidden + (size_t)j] = sum;
+    }
 }
 
 #endif /* MOE_CORE_H */

@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <gmux/net.h>
 
@@ -34,23 +33,6 @@ typedef struct moe_rank {
     float *weight; /* weight[t*K + k] */
 } moe_rank_t;
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static uint32_t disp_ctx(const moe_rank_t *m, int le)
-{
-    return (uint32_t)le % (m->nctx > 1 ? m->nctx - 1 : 1);
-}
-
-static uint32_t comb_ctx(const moe_rank_t *m)
-{
-    return m->nctx - 1;
-}
-
 static gmux_status_t dispatch(moe_rank_t *m, int iter)
 {
     const moe_params_t *p = &m->p;
@@ -60,25 +42,22 @@ static gmux_status_t dispatch(moe_rank_t *m, int iter)
     gmux_status_t st = GMUX_OK;
     for (int t = 0; t < p->tokens && st == GMUX_OK; t++) {
         for (int k = 0; k < p->topk && st == GMUX_OK; k++) {
-            int e = m->route[t * p->topk + k], q = e / p->local_exp, le = e % p->local_exp;
-            float *s = m->send + ((size_t)t * (size_t)p->topk + (size_t)k) * msg;
-            s[0] = (float)t;
-            s[1] = (float)k;
-            s[2] = m->weight[t * p->topk + k];
-            for (int j = 0; j < p->hidden; j++)
-                s[MOE_META + j] = moe_input(m->me, t, j, iter, p);
+            int e = m->route[t * p->topk + k], q, le;
+            moe_expert_home(p, e, &q, &le);
+            float *s = m->send + moe_send_off(p, t, k);
+            moe_msg_build(p, m->me, t, k, m->weight[t * p->topk + k], iter, s, 0, 1);
             uint32_t slot = counts[e]++;
-            st = gmux_put(m->comm, disp_ctx(m, le), q, m->win,
+            st = gmux_put(m->comm, moe_disp_ctx(m->nctx, le), q, m->win,
                           moe_recv_off(p, le, m->me, (int)slot) * sizeof(float), s,
                           msg * sizeof(float), NULL);
         }
     }
     /* one count signal per expert, after its tokens on the same (ctx, peer) */
     for (int e = 0; e < E && st == GMUX_OK; e++) {
-        int q = e / p->local_exp, le = e % p->local_exp;
-        st = gmux_signal(m->comm, disp_ctx(m, le), q,
-                         (uint32_t)(MOE_SIG_DISP + le * p->ranks + m->me), GMUX_SIGNAL_SET,
-                         moe_sig_value(iter, counts[e]));
+        int q, le;
+        moe_expert_home(p, e, &q, &le);
+        st = gmux_signal(m->comm, moe_disp_ctx(m->nctx, le), q, moe_sig_disp(p, le, m->me),
+                         GMUX_SIGNAL_SET, moe_sig_value(iter, counts[e]));
     }
     return st;
 }
@@ -86,40 +65,29 @@ static gmux_status_t dispatch(moe_rank_t *m, int iter)
 static gmux_status_t experts(moe_rank_t *m, int iter)
 {
     const moe_params_t *p = &m->p;
-    size_t msg = moe_msg_floats(p);
     uint64_t want = moe_sig_value(iter, 0);
     for (int src = 0; src < p->ranks; src++) {
         uint32_t back = 0;
         for (int le = 0; le < p->local_exp; le++) {
             uint64_t v = 0;
-            gmux_status_t st =
-                gmux_signal_wait(m->comm, (uint32_t)(MOE_SIG_DISP + le * p->ranks + src), want, &v);
-            if (st != GMUX_OK)
-                return st;
-            if ((v >> 32) != (uint64_t)iter + 1)
-                return GMUX_ERR_STATE; /* a signal of another iteration */
-            uint32_t count = (uint32_t)v;
-            if (count > (uint32_t)p->tokens)
-                return GMUX_ERR_RANGE;
+            uint32_t count = 0;
+            gmux_status_t st = gmux_signal_wait(m->comm, moe_sig_disp(p, le, src), want, &v);
+            if (st == GMUX_OK)
+                st = moe_count_parse(p, iter, v, &count);
             int e = m->me * p->local_exp + le;
-            for (uint32_t i = 0; i < count; i++) {
-                const float *in = m->window + moe_recv_off(p, le, src, (int)i);
-                int t = (int)in[0], k = (int)in[1];
-                float w = in[2];
-                if (t < 0 || t >= p->tokens || k < 0 || k >= p->topk)
-                    return GMUX_ERR_PARSE;
-                float *y = m->res + moe_recv_off(p, le, src, (int)i) / msg * (size_t)p->hidden;
-                for (int j = 0; j < p->hidden; j++)
-                    y[j] = w * moe_expert(e, in[MOE_META + j]);
-                st = gmux_put(m->comm, comb_ctx(m), src, m->win,
-                              moe_comb_off(p, t, k) * sizeof(float), y,
-                              (size_t)p->hidden * sizeof(float), NULL);
-                if (st != GMUX_OK)
-                    return st;
+            for (uint32_t i = 0; i < count && st == GMUX_OK; i++) {
+                size_t off = 0;
+                float *y = NULL;
+                st = moe_expert_msg(p, m->window, m->res, e, le, src, (int)i, 0, 1, &off, &y);
+                if (st == GMUX_OK)
+                    st = gmux_put(m->comm, moe_comb_ctx(m->nctx), src, m->win, off, y,
+                                  (size_t)p->hidden * sizeof(float), NULL);
                 back++;
             }
+            if (st != GMUX_OK)
+                return st;
         }
-        gmux_status_t st = gmux_signal(m->comm, comb_ctx(m), src, (uint32_t)(MOE_SIG_COMB + m->me),
+        gmux_status_t st = gmux_signal(m->comm, moe_comb_ctx(m->nctx), src, moe_sig_comb(m->me),
                                        GMUX_SIGNAL_SET, moe_sig_value(iter, back));
         if (st != GMUX_OK)
             return st;
@@ -131,30 +99,13 @@ static gmux_status_t combine(moe_rank_t *m, int iter)
 {
     const moe_params_t *p = &m->p;
     for (int q = 0; q < p->ranks; q++) {
-        gmux_status_t st =
-            gmux_signal_wait(m->comm, (uint32_t)(MOE_SIG_COMB + q), moe_sig_value(iter, 0), NULL);
+        gmux_status_t st = gmux_signal_wait(m->comm, moe_sig_comb(q), moe_sig_value(iter, 0), NULL);
         if (st != GMUX_OK)
             return st;
     }
     for (int t = 0; t < p->tokens; t++)
-        for (int j = 0; j < p->hidden; j++) {
-            float sum = 0.0f;
-            for (int k = 0; k < p->topk; k++)
-                sum += m->window[moe_comb_off(p, t, k) + (size_t)j];
-            m->out[(size_t)t * (size_t)p->hidden + (size_t)j] = sum;
-        }
+        moe_combine_token(p, m->window, m->out, t, 0, 1);
     return GMUX_OK;
-}
-
-/* Number of values that differ from the reference. */
-static long check(const moe_rank_t *m, int iter)
-{
-    long bad = 0;
-    for (int t = 0; t < m->p.tokens; t++)
-        for (int j = 0; j < m->p.hidden; j++)
-            bad += m->out[(size_t)t * (size_t)m->p.hidden + (size_t)j] !=
-                   moe_reference(m->me, t, j, iter, &m->p);
-    return bad;
 }
 
 static int run(moe_rank_t *m, int json)
@@ -164,7 +115,7 @@ static int run(moe_rank_t *m, int json)
     long bad = 0;
     for (int iter = 0; iter < p->iters; iter++) {
         memset(m->window + moe_recv_floats(p), 0xff, moe_comb_floats(p) * sizeof(float));
-        double t0 = now_s();
+        double t0 = moe_now_s();
         gmux_status_t st = dispatch(m, iter);
         if (st == GMUX_OK)
             st = experts(m, iter);
@@ -174,14 +125,14 @@ static int run(moe_rank_t *m, int json)
             st = gmux_flush(m->comm, c); /* send and result buffers are reused */
         if (st == GMUX_OK)               /* receive buffers are reused */
             st = gmux_barrier(gmux_team_world(m->comm));
-        double t1 = now_s();
+        double t1 = moe_now_s();
         if (st != GMUX_OK) {
             fprintf(stderr, "moe rank %d: iteration %d: %s\n", m->me, iter, gmux_status_name(st));
             return 1;
         }
         if (iter > 0 || p->iters == 1)
             total += t1 - t0;
-        bad += check(m, iter);
+        bad += moe_check(p, m->me, iter, m->out);
     }
     if (bad) {
         fprintf(stderr, "moe rank %d: %ld values differ from the reference\n", m->me, bad);
@@ -223,8 +174,7 @@ static int setup_and_run(gmux_comm_t *comm, moe_params_t p, int json)
         free(m.window); /* a NULL window: the registration fails on every rank */
         m.window = NULL;
     } else {
-        for (int t = 0; t < p.tokens; t++)
-            moe_route(m.me, t, &p, &m.route[t * p.topk], &m.weight[t * p.topk]);
+        moe_route_table(&p, m.me, m.route, m.weight);
     }
     gmux_status_t st = gmux_window_register(comm, m.window, wbytes, &m.win);
     if (st != GMUX_OK) {
@@ -251,18 +201,12 @@ int main(int argc, char **argv)
     int args = moe_parse_args(argc, argv, &p, &json);
     if (args != 0)
         return args > 0 ? 0 : 2;
-    gmux_comm_params_t cp;
-    gmux_comm_params_init(&cp);
-    gmux_comm_t *comm = NULL;
-    gmux_status_t st = gmux_comm_init(&cp, &comm);
-    if (st != GMUX_OK) {
-        fprintf(stderr, "moe: gmux_comm_init: %s\n", gmux_status_name(st));
+    gmux_comm_t *comm = moe_comm_open("moe");
+    if (!comm)
         return 1;
-    }
     p.ranks = gmux_comm_size(comm);
     int rc = 1;
     if (moe_params_check(&p) == 0)
         rc = setup_and_run(comm, p, json);
-    st = gmux_comm_finalize(comm);
-    return rc == 0 && st != GMUX_OK ? 1 : rc;
+    return moe_comm_close(comm, rc);
 }

@@ -7,14 +7,17 @@
  *                     pinned memory and puts it (block form)
  *   k_dispatch_count  one thread per expert: the count signal
  *   k_experts         one block per source rank: waits for each local
- *                     expert's count signal, runs the expert, puts the
- *                     weighted outputs back, then the combine signal
+ *                     expert's count signal, checks it and each message as
+ *                     moe_cpu does, runs the expert, puts the weighted
+ *                     outputs back, then the combine signal
  *   k_combine         one block per token: waits for every rank's combine
  *                     signal and sums
  * Buffers are pinned host memory mapped into the device (the Debian
  * libfabric cannot reach device memory); the window is registered like any
- * host window. Exit 77 without a GPU; 0 when every value equals the
- * reference in every iteration.
+ * host window. The per-token steps are moe_core.h's, the same code as
+ * moe_cpu's; a kernel's failure is kept in a status word the host reports.
+ * Exit 77 without a GPU; 0 when every value equals the reference in every
+ * iteration.
  *
  *   moe_cuda [--tokens T] [--hidden H] [--experts-per-rank EL] [--topk K]
  *            [--iters N] [--json]
@@ -22,7 +25,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <cuda_runtime.h>
 
@@ -43,13 +45,17 @@ struct moe_dev {
     int *route;                       /* device */
     float *weight;                    /* device */
     unsigned *counts;                 /* device, per expert */
+    int *status;                      /* device: the first failure of a kernel */
 };
 
 #define MOE_BATCH 64u /* combine puts per ring claim */
 
-__device__ static uint32_t disp_ctx(const moe_dev &m, int le)
+/* A kernel's failure, said by the thread that met it (thread 0 of a block):
+ * the first of an iteration is kept in *m.status for the host. */
+__device__ static void fail(const moe_dev &m, const char *what, gmux_status_t st)
 {
-    return (uint32_t)le % (m.nctx > 1 ? m.nctx - 1 : 1);
+    printf("moe_cuda: rank %d: %s: %d\n", m.me, what, (int)st);
+    atomicCAS(m.status, 0, (int)st);
 }
 
 __global__ static void k_dispatch(gmux_dev_handle_t h, moe_dev m, int iter)
@@ -59,53 +65,52 @@ __global__ static void k_dispatch(gmux_dev_handle_t h, moe_dev m, int iter)
     size_t msg = moe_msg_floats(&p);
     __shared__ unsigned slot;
     for (int k = 0; k < p.topk; k++) {
-        int e = m.route[t * p.topk + k], q = e / p.local_exp, le = e % p.local_exp;
-        float *s = m.send + ((size_t)t * (size_t)p.topk + (size_t)k) * msg;
-        if (threadIdx.x == 0) {
+        int e = m.route[t * p.topk + k], q, le;
+        moe_expert_home(&p, e, &q, &le);
+        float *s = m.send + moe_send_off(&p, t, k);
+        if (threadIdx.x == 0)
             slot = atomicAdd(&m.counts[e], 1u);
-            s[0] = (float)t;
-            s[1] = (float)k;
-            s[2] = m.weight[t * p.topk + k];
-        }
-        for (int j = threadIdx.x; j < p.hidden; j += blockDim.x)
-            s[MOE_META + j] = moe_input(m.me, t, j, iter, &p);
+        moe_msg_build(&p, m.me, t, k, m.weight[t * p.topk + k], iter, s, threadIdx.x, blockDim.x);
         __syncthreads(); /* slot */
-        gmux_status_t st = gmux_dev_put_block(h, disp_ctx(m, le), q, m.win,
+        gmux_status_t st = gmux_dev_put_block(h, moe_disp_ctx(m.nctx, le), q, m.win,
                                               moe_recv_off(&p, le, m.me, (int)slot) * sizeof(float),
                                               s, msg * sizeof(float), NULL);
         if (st != GMUX_OK && threadIdx.x == 0)
-            printf("moe_cuda: dispatch put: %d\n", (int)st);
+            fail(m, "dispatch put", st);
     }
 }
 
 __global__ static void k_dispatch_count(gmux_dev_handle_t h, moe_dev m, int iter)
 {
     const moe_params_t &p = m.p;
-    int e = blockIdx.x * blockDim.x + threadIdx.x;
+    int e = blockIdx.x * blockDim.x + threadIdx.x, q, le;
     if (e >= moe_experts(&p))
         return;
-    int q = e / p.local_exp, le = e % p.local_exp;
-    gmux_status_t st =
-        gmux_dev_signal(h, disp_ctx(m, le), q, (uint32_t)(MOE_SIG_DISP + le * p.ranks + m.me),
-                        GMUX_SIGNAL_SET, moe_sig_value(iter, m.counts[e]));
+    moe_expert_home(&p, e, &q, &le);
+    gmux_status_t st = gmux_dev_signal(h, moe_disp_ctx(m.nctx, le), q, moe_sig_disp(&p, le, m.me),
+                                       GMUX_SIGNAL_SET, moe_sig_value(iter, m.counts[e]));
     if (st != GMUX_OK)
-        printf("moe_cuda: count signal: %d\n", (int)st);
+        fail(m, "count signal", st);
 }
 
+/* Every thread of the block reads the same signal and messages (written
+ * before the signal and not again this iteration), so every check comes out
+ * the same in all of them and they leave together. */
 __global__ static void k_experts(gmux_dev_handle_t h, moe_dev m, int iter)
 {
     const moe_params_t &p = m.p;
     int src = blockIdx.x;
-    size_t msg = moe_msg_floats(&p);
     uint32_t back = 0;
     for (int le = 0; le < p.local_exp; le++) {
-        uint32_t sig = (uint32_t)(MOE_SIG_DISP + le * p.ranks + src);
-        if (gmux_dev_signal_wait_block(h, sig, moe_sig_value(iter, 0), 0, NULL) != GMUX_OK) {
+        uint32_t sig = moe_sig_disp(&p, le, src), count = 0;
+        gmux_status_t st = gmux_dev_signal_wait_block(h, sig, moe_sig_value(iter, 0), 0, NULL);
+        if (st == GMUX_OK)
+            st = moe_count_parse(&p, iter, gmux_dev_signal_read(h, sig), &count);
+        if (st != GMUX_OK) {
             if (threadIdx.x == 0)
-                printf("moe_cuda: rank %d: dispatch wait timed out\n", m.me);
+                fail(m, "dispatch count", st);
             return;
         }
-        uint32_t count = (uint32_t)gmux_dev_signal_read(h, sig);
         int e = m.me * p.local_exp + le;
         /* the results go back in batches: one ring claim per MOE_BATCH puts */
         __shared__ uint64_t b_off[MOE_BATCH], b_size[MOE_BATCH];
@@ -113,30 +118,33 @@ __global__ static void k_experts(gmux_dev_handle_t h, moe_dev m, int iter)
         for (uint32_t i0 = 0; i0 < count; i0 += MOE_BATCH) {
             uint32_t nb = count - i0 < MOE_BATCH ? count - i0 : MOE_BATCH;
             for (uint32_t i = i0; i < i0 + nb; i++) {
-                const float *in = m.window + moe_recv_off(&p, le, src, (int)i);
-                int t = (int)__ldcv(&in[0]), k = (int)__ldcv(&in[1]);
-                float w = __ldcv(&in[2]);
-                float *y = m.res + moe_recv_off(&p, le, src, (int)i) / msg * (size_t)p.hidden;
-                for (int j = threadIdx.x; j < p.hidden; j += blockDim.x)
-                    y[j] = w * moe_expert(e, __ldcv(&in[MOE_META + j]));
+                size_t off = 0;
+                float *y = NULL;
+                st = moe_expert_msg(&p, m.window, m.res, e, le, src, (int)i, threadIdx.x,
+                                    blockDim.x, &off, &y);
+                if (st != GMUX_OK) {
+                    if (threadIdx.x == 0)
+                        fail(m, "dispatched token", st);
+                    return;
+                }
                 if (threadIdx.x == 0) {
-                    b_off[i - i0] = moe_comb_off(&p, t, k) * sizeof(float);
+                    b_off[i - i0] = off;
                     b_src[i - i0] = y;
                     b_size[i - i0] = (size_t)p.hidden * sizeof(float);
                 }
             }
             __syncthreads(); /* every thread's y rows, then thread 0's fence covers them */
             if (threadIdx.x == 0) {
-                gmux_status_t st = gmux_dev_put_batch(h, m.nctx - 1, src, m.win, nb, b_off, b_src,
-                                                      b_size, NULL, NULL);
+                st = gmux_dev_put_batch(h, moe_comb_ctx(m.nctx), src, m.win, nb, b_off, b_src,
+                                        b_size, NULL, NULL);
                 if (st != GMUX_OK)
-                    printf("moe_cuda: combine put batch: %d\n", (int)st);
+                    fail(m, "combine put batch", st);
             }
             __syncthreads(); /* the batch arrays are reused */
         }
         back += count;
     }
-    gmux_dev_signal_block(h, m.nctx - 1, src, (uint32_t)(MOE_SIG_COMB + m.me), GMUX_SIGNAL_SET,
+    gmux_dev_signal_block(h, moe_comb_ctx(m.nctx), src, moe_sig_comb(m.me), GMUX_SIGNAL_SET,
                           moe_sig_value(iter, back));
 }
 
@@ -144,16 +152,16 @@ __global__ static void k_combine(gmux_dev_handle_t h, moe_dev m, int iter)
 {
     const moe_params_t &p = m.p;
     int t = blockIdx.x;
-    for (int q = 0; q < p.ranks; q++)
-        if (gmux_dev_signal_wait_block(h, (uint32_t)(MOE_SIG_COMB + q), moe_sig_value(iter, 0), 0,
-                                       NULL) != GMUX_OK)
+    for (int q = 0; q < p.ranks; q++) {
+        gmux_status_t st =
+            gmux_dev_signal_wait_block(h, moe_sig_comb(q), moe_sig_value(iter, 0), 0, NULL);
+        if (st != GMUX_OK) {
+            if (threadIdx.x == 0)
+                fail(m, "combine wait", st);
             return;
-    for (int j = threadIdx.x; j < p.hidden; j += blockDim.x) {
-        float sum = 0.0f;
-        for (int k = 0; k < p.topk; k++)
-            sum += __ldcv(&m.window[moe_comb_off(&p, t, k) + (size_t)j]);
-        m.out[(size_t)t * (size_t)p.hidden + (size_t)j] = sum;
+        }
     }
+    moe_combine_token(&p, m.window, m.out, t, threadIdx.x, blockDim.x);
 }
 
 #define CUDA_OK(call)                                                                              \
@@ -164,13 +172,6 @@ __global__ static void k_combine(gmux_dev_handle_t h, moe_dev m, int iter)
             return 1;                                                                              \
         }                                                                                          \
     } while (0)
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static int pinned(size_t bytes, float **p)
 {
@@ -203,11 +204,11 @@ static int run(gmux_comm_t *comm, moe_dev &m, int json)
         return 1;
     int *route = (int *)calloc((size_t)p.tokens * p.topk, sizeof(int));
     float *weight = (float *)calloc((size_t)p.tokens * p.topk, sizeof(float));
-    for (int t = 0; t < p.tokens; t++)
-        moe_route(m.me, t, &p, &route[t * p.topk], &weight[t * p.topk]);
+    moe_route_table(&p, m.me, route, weight);
     CUDA_OK(cudaMalloc((void **)&m.route, (size_t)p.tokens * p.topk * sizeof(int)));
     CUDA_OK(cudaMalloc((void **)&m.weight, (size_t)p.tokens * p.topk * sizeof(float)));
     CUDA_OK(cudaMalloc((void **)&m.counts, (size_t)E * sizeof(unsigned)));
+    CUDA_OK(cudaMalloc((void **)&m.status, sizeof(int)));
     CUDA_OK(cudaMemcpy(m.route, route, (size_t)p.tokens * p.topk * sizeof(int),
                        cudaMemcpyHostToDevice));
     CUDA_OK(cudaMemcpy(m.weight, weight, (size_t)p.tokens * p.topk * sizeof(float),
@@ -231,8 +232,9 @@ static int run(gmux_comm_t *comm, moe_dev &m, int json)
     for (int iter = 0; iter < p.iters; iter++) {
         memset(m.window + moe_recv_floats(&p), 0xff, moe_comb_floats(&p) * sizeof(float));
         CUDA_OK(cudaMemset(m.counts, 0, (size_t)E * sizeof(unsigned)));
+        CUDA_OK(cudaMemset(m.status, 0, sizeof(int)));
         CUDA_OK(cudaDeviceSynchronize());
-        double t0 = now_s();
+        double t0 = moe_now_s();
         CUDA_OK(cudaEventRecord(ev[0]));
         k_dispatch<<<p.tokens, THREADS, 0, 0>>>(h, m, iter);
         k_dispatch_count<<<(E + 127) / 128, 128, 0, 0>>>(h, m, iter);
@@ -253,7 +255,11 @@ static int run(gmux_comm_t *comm, moe_dev &m, int json)
             st = gmux_flush(comm, c);
         if (st == GMUX_OK)
             st = gmux_barrier(gmux_team_world(comm));
-        double t1 = now_s();
+        double t1 = moe_now_s();
+        int kst = 0; /* a kernel's failure first: the flush or barrier may fail after it */
+        CUDA_OK(cudaMemcpy(&kst, m.status, sizeof(kst), cudaMemcpyDeviceToHost));
+        if (kst != GMUX_OK)
+            st = (gmux_status_t)kst;
         if (st != GMUX_OK) {
             fprintf(stderr, "moe_cuda rank %d: iteration %d: %s\n", m.me, iter,
                     gmux_status_name(st));
@@ -261,9 +267,7 @@ static int run(gmux_comm_t *comm, moe_dev &m, int json)
         }
         if (iter > 0 || p.iters == 1)
             total += t1 - t0;
-        for (int t = 0; t < p.tokens; t++)
-            for (int j = 0; j < p.hidden; j++)
-                bad += m.out[(size_t)t * p.hidden + j] != moe_reference(m.me, t, j, iter, &p);
+        bad += moe_check(&p, m.me, iter, m.out);
     }
     CUDA_OK(cudaMemcpy(claims, cstats, sizeof(claims), cudaMemcpyDeviceToHost));
     CUDA_OK(cudaFree(cstats));
@@ -316,18 +320,12 @@ int main(int argc, char **argv)
         fprintf(stderr, "moe_cuda: no GPU: skipped\n");
         return 77;
     }
-    gmux_comm_params_t cp;
-    gmux_comm_params_init(&cp);
-    gmux_comm_t *comm = NULL;
-    gmux_status_t st = gmux_comm_init(&cp, &comm);
-    if (st != GMUX_OK) {
-        fprintf(stderr, "moe_cuda: gmux_comm_init: %s\n", gmux_status_name(st));
+    gmux_comm_t *comm = moe_comm_open("moe_cuda");
+    if (!comm)
         return 1;
-    }
     m.me = gmux_comm_rank(comm);
     m.p.ranks = gmux_comm_size(comm);
     m.nctx = 4;
     int rc = moe_params_check(&m.p) == 0 ? run(comm, m, json) : 1;
-    st = gmux_comm_finalize(comm);
-    return rc == 0 && st != GMUX_OK ? 1 : rc;
+    return moe_comm_close(comm, rc);
 }

@@ -1,6 +1,7 @@
 /*
  * Command line of the MoE examples (moe_cpu, moe_cuda): the same options and
- * limits for both.
+ * limits for both, and the host-side steps they share (routes, the check
+ * against the reference, the clock).
  */
 #ifndef MOE_MAIN_H
 #define MOE_MAIN_H
@@ -8,7 +9,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
+
+#include <gmux/net.h>
 
 #include "moe_core.h"
 
@@ -124,6 +128,54 @@ static int moe_params_check(const moe_params_t *p)
         return -1;
     }
     return 0;
+}
+
+static double moe_now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* The routes and weights of rank me's tokens: [t * K + k]. */
+static void moe_route_table(const moe_params_t *p, int me, int *route, float *weight)
+{
+    for (int t = 0; t < p->tokens; t++)
+        moe_route(me, t, p, &route[t * p->topk], &weight[t * p->topk]);
+}
+
+/* Number of values of out[t][j] (rank me, iteration iter) that differ from
+ * the serial reference. */
+static long moe_check(const moe_params_t *p, int me, int iter, const float *out)
+{
+    long bad = 0;
+    for (int t = 0; t < p->tokens; t++)
+        for (int j = 0; j < p->hidden; j++)
+            bad +=
+                out[(size_t)t * (size_t)p->hidden + (size_t)j] != moe_reference(me, t, j, iter, p);
+    return bad;
+}
+
+/* This rank's communicator (gmux launch's, or one rank alone), or
+ * NULL after a line on stderr that names prog. */
+static gmux_comm_t *moe_comm_open(const char *prog)
+{
+    gmux_comm_params_t cp;
+    gmux_comm_params_init(&cp);
+    gmux_comm_t *comm = NULL;
+    gmux_status_t st = gmux_comm_init(&cp, &comm);
+    if (st != GMUX_OK) {
+        fprintf(stderr, "%s: gmux_comm_init: %s\n", prog, gmux_status_name(st));
+        return NULL;
+    }
+    return comm;
+}
+
+/* Finalizes comm; the exit status: rc, or 1 when only the finalize failed. */
+static int moe_comm_close(gmux_comm_t *comm, int rc)
+{
+    gmux_status_t st = gmux_comm_finalize(comm);
+    return rc == 0 && st != GMUX_OK ? 1 : rc;
 }
 
 #endif /* MOE_MAIN_H */
