@@ -106,8 +106,8 @@ GMUX_DEV_FN uint64_t gmux_dev_now_ns(void)
 {
 #ifdef __CUDA_ARCH__
     uint64_t t;
-    /* "memory": the compiler must not move loads and stores across the read
-     * (without it, work timed between two reads was moved out of them) */
+    /* "memory": loads and stores stay on their side of the read, so a span
+     * timed between two reads covers what was issued inside it */
     asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t) : : "memory");
     return t;
 #else
