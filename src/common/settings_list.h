@@ -3,7 +3,10 @@
  *   X(ID, TYPE, SCOPES, "default", "help")
  * The environment variable is GMUX_<ID>. TYPE is BOOL, INT, SIZE, DOUBLE or
  * STRING; SCOPES, the COM_SCOPE_* bits of the parts of gmux that read it
- * (see settings.h). `gmux --help-settings` prints this table.
+ * (see settings.h). `gmux --help-settings` prints this table. Each help
+ * begins with a header in lowercase words and a colon, the part or topic it
+ * belongs to ("shim: ", "gmuxd: ", "net: ", "recording: "), then the text
+ * (tests/docs/check_settings_help.sh).
  * Keep it sorted by module, then name.
  */
 #ifndef COM_SETTINGS_LIST_H
@@ -11,40 +14,42 @@
 
 #define COM_SETTINGS_LIST(X)                                                                       \
     X(LOG, STRING, COM_SCOPE_ANY, "warn",                                                          \
-      "Logging: LEVEL[,SUBSYSTEM...] or SUBSYSTEM=LEVEL, e.g. debug,net "                          \
+      "logging: LEVEL[,SUBSYSTEM...] or SUBSYSTEM=LEVEL, e.g. debug,net "                          \
       "(levels off error warn info debug trace)")                                                  \
     X(LOG_CLOCK, STRING, COM_SCOPE_ANY, "elapsed",                                                 \
-      "Time on log lines: elapsed (seconds since the process's first line) or utc (wall clock, "   \
-      "e.g. 2026-12-02T04:31:07.123Z), to merge the logs of gmuxd, programs and tests")            \
+      "logging: time on log lines, elapsed (seconds since the process's first line) or utc "       \
+      "(wall clock, e.g. 2026-12-02T04:31:07.123Z), to merge the logs of gmuxd, programs and "     \
+      "tests")                                                                                     \
     X(BUDGET, SIZE, COM_SCOPE_SHIM, "0",                                                           \
-      "Device memory budget of the task (0: none); cuMemGetInfo under the shim reports this view") \
+      "shim: device memory budget of the task (0: none); cuMemGetInfo under the shim reports "     \
+      "this view")                                                                                 \
     X(POLICY, STRING, COM_SCOPE_SHIM, "proactive",                                                 \
-      "Shim policy: off (pass-through), demand (managed memory, no prefetch) or proactive "        \
+      "shim policy: off (pass-through), demand (managed memory, no prefetch) or proactive "        \
       "(prefetch each launch's predicted ranges)")                                                 \
     X(SHIM_MANAGED, BOOL, COM_SCOPE_SHIM, "1",                                                     \
-      "Redirect plain allocations (cuMemAlloc, cuMemAllocPitch) to managed memory (demand, "       \
+      "shim: redirect plain allocations (cuMemAlloc, cuMemAllocPitch) to managed memory (demand, " \
       "proactive)")                                                                                \
     X(SHIM_STATS, STRING, COM_SCOPE_SHIM, "",                                                      \
-      "File the shim writes its counters to (JSON) at exit (%p in it: the pid)")                   \
+      "shim: file it writes its counters to (JSON) at exit (%p in it: the pid)")                   \
     X(SHIM_CUPTI, BOOL, COM_SCOPE_SHIM, "0",                                                       \
-      "Load CUPTI (dlopen) and count unified-memory faults and bytes moved into the shim's stats") \
+      "shim: load CUPTI (dlopen) and count unified-memory faults and bytes moved into its stats")  \
     X(SHIM_TRACE, STRING, COM_SCOPE_SHIM, "",                                                      \
-      "Recording mode: file the shim writes the program's allocations and launches to, in the "    \
+      "recording mode: file the shim writes the program's allocations and launches to, in the "    \
       "simulator's trace format (gmux trace -- CMD sets it)")                                      \
     X(SHIM_TRACE_FORMAT, STRING, COM_SCOPE_SHIM, "binary",                                         \
-      "Form of the GMUX_SHIM_TRACE file: text or binary")                                          \
+      "recording: form of the GMUX_SHIM_TRACE file, text or binary")                               \
     X(SHIM_TRACE_PROBE, BOOL, COM_SCOPE_SHIM, "0",                                                 \
-      "Recording mode: synchronize after each launch and record the ranges it touched "            \
+      "recording mode: synchronize after each launch and record the ranges it touched "            \
       "(gmux profile -- CMD sets it)")                                                             \
     X(SHIM_TRACE_COLD, BOOL, COM_SCOPE_SHIM, "1",                                                  \
-      "Recording with probes: before each launch move the managed regions its pointer "            \
+      "recording with probes: before each launch move the managed regions its pointer "            \
       "arguments point into back to the host, so it faults on everything it touches there")        \
     X(SHIM_TRACE_TIMES, STRING, COM_SCOPE_SHIM, "",                                                \
-      "Recording: a trace of the same program recorded without faults (gmux trace's first "        \
+      "recording: a trace of the same program recorded without faults (gmux trace's first "        \
       "pass); its launch times replace this recording's, launch by launch")                        \
     X(TEMPLATES, STRING, COM_SCOPE_SHIM, "",                                                       \
-      "Template database (gmux profile -o FILE -- CMD) libgmux.so predicts launches with while "   \
-      "the program's managed memory exceeds the device (proactive)")                               \
+      "shim: template database (gmux profile -o FILE -- CMD) libgmux.so predicts launches "        \
+      "with while the program's managed memory exceeds the device (proactive)")                    \
     X(DAEMON_AHEAD, BOOL, COM_SCOPE_DAEMON, "1",                                                   \
       "gmuxd: at a switch, also fill the task expected next into the memory left free "            \
       "(opt and chunk placements, sliced mode, GMUX_DAEMON_CAPACITY set); 0: fill at its turn")    \
@@ -78,18 +83,19 @@
     X(DAEMON_TURN_TIMEOUT_MS, INT, COM_SCOPE_SHIM, "10000",                                        \
       "client: longest wait for the turn before launching anyway (local mode)")                    \
     X(GATE, BOOL, COM_SCOPE_SHIM, "1",                                                             \
-      "Shim: join gmuxd (launch gating, plans, stats) when one is reachable; 0: never")            \
+      "shim: join gmuxd (launch gating, plans, stats) when one is reachable; 0: never")            \
     X(GATE_IDLE_MS, INT, COM_SCOPE_SHIM, "5",                                                      \
-      "Shim: give the turn back after this long without a launch")                                 \
+      "shim: give the turn back after this long without a launch")                                 \
     X(GATE_REPORT_MS, INT, COM_SCOPE_SHIM, "200",                                                  \
-      "Shim: how often it sends its counters to gmuxd")                                            \
+      "shim: how often it sends its counters to gmuxd")                                            \
     X(TASK_CLASS, STRING, COM_SCOPE_SHIM, "batch",                                                 \
-      "Shim: the task's class for gmuxd: batch or latency")                                        \
-    X(TASK_PRIORITY, INT, COM_SCOPE_SHIM, "0", "Shim: the task's priority for gmuxd, -20..20")     \
+      "shim: the task's class for gmuxd: batch or latency")                                        \
+    X(TASK_PRIORITY, INT, COM_SCOPE_SHIM, "0", "shim: the task's priority for gmuxd, -20..20")     \
     X(TASK_NAME, STRING, COM_SCOPE_SHIM, "",                                                       \
-      "Shim: the task's name in gmux top; empty: the program's name")                              \
+      "shim: the task's name in gmux top; empty: the program's name")                              \
     X(SOCKET, STRING, COM_SCOPE_SHIM | COM_SCOPE_DAEMON | COM_SCOPE_CLIENT, "",                    \
-      "gmuxd socket; empty: $XDG_RUNTIME_DIR/gmux/gmuxd.sock (else /tmp/gmux-UID/gmuxd.sock)")     \
+      "gmuxd: its socket; empty: $XDG_RUNTIME_DIR/gmux/gmuxd.sock "                                \
+      "(else /tmp/gmux-UID/gmuxd.sock)")                                                           \
     X(NET_INLINE_PROGRESS, BOOL, COM_SCOPE_NET, "1",                                               \
       "net: a CPU thread posts its own operations when no one else is progressing")                \
     X(NET_COALESCE, BOOL, COM_SCOPE_NET, "1",                                                      \
