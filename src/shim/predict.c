@@ -10,14 +10,14 @@
 #include "common/settings.h"
 #include "engine/predictor.h"
 #include "engine/template_db.h"
+#include "shim/kname.h"
 #include "shim/params.h"
 #include "shim/shim.h"
 #include "shim/stats.h"
 
 #define PRED_FUNCS      2048u /* functions remembered (open addressing, power of two) */
 #define PRED_KERNELS    1024u /* distinct kernel names */
-#define PRED_NAME_MAX   255u
-#define PRED_PIECES_MAX 8u /* strided spans with more pieces: their covering range */
+#define PRED_PIECES_MAX 8u    /* strided spans with more pieces: their covering range */
 #define PRED_SPANS_MAX  64u
 
 typedef struct pred_func {
@@ -129,11 +129,10 @@ static bool pred_bind(eng_launch_t *el, CUfunction f)
         ok = true;
     } else if (e && pred_nfuncs + 1 < PRED_FUNCS) {
         const char *drv = NULL;
-        char name[PRED_NAME_MAX + 1];
-        if (SHIM_CALL(cuFuncGetName, &drv, f) == CUDA_SUCCESS && drv &&
-            strlen(drv) <= PRED_NAME_MAX)
-            snprintf(name, sizeof(name), "%s", drv);
-        else
+        char name[SHIM_KNAME_MAX + 1];
+        /* the name gmux profile recorded it under (long names: a digest) */
+        shim_kernel_name(SHIM_CALL(cuFuncGetName, &drv, f) == CUDA_SUCCESS ? drv : NULL, name);
+        if (!name[0])
             snprintf(name, sizeof(name), "kernel_%p", (void *)f); /* matches no database entry */
         bool fresh = false;
         if (pred_kernel_id(name, &el->kernel, &fresh)) {

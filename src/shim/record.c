@@ -15,6 +15,7 @@
 #include "common/settings.h"
 #include "shim/backend_cuda.h"
 #include "shim/cupti.h"
+#include "shim/kname.h"
 #include "shim/params.h"
 #include "shim/record_ranges.h"
 #include "shim/shim.h"
@@ -479,11 +480,11 @@ static bool rec_kernel(CUfunction f, uint32_t *id_p)
     if (rec_nfuncs == REC_MAX_KERNELS)
         return false;
     const char *drv_name = NULL;
-    char name[SIM_TRACE_MAX_NAME + 1];
-    if (SHIM_CALL(cuFuncGetName, &drv_name, f) == CUDA_SUCCESS && drv_name &&
-        sim_trace_name_ok(drv_name))
-        snprintf(name, sizeof(name), "%s", drv_name);
-    else
+    char name[SHIM_KNAME_MAX + 1];
+    /* the name the predictor looks it up by (long names: a digest) */
+    shim_kernel_name(SHIM_CALL(cuFuncGetName, &drv_name, f) == CUDA_SUCCESS ? drv_name : NULL,
+                     name);
+    if (!name[0])
         snprintf(name, sizeof(name), "kernel_%u", rec_nkernels); /* a name of its own */
     uint32_t id = rec_nkernels;
     for (uint32_t k = 0; k < rec_nkernels && id == rec_nkernels; k++)

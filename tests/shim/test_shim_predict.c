@@ -142,6 +142,31 @@ static void test_known_kernel(void **state)
     }
 }
 
+/* A kernel whose driver name is too long for a database field (PyTorch's run
+ * to thousands of bytes): the database names it by shim_kernel_name's digest
+ * form (templates/scale.db's third entry), and the predictor must look it up
+ * by the same; on the H200 no such kernel ever used its template. */
+static void test_long_named_kernel(void **state)
+{
+    (void)state;
+    static const size_t sizes[] = {8, 8, 8};
+    char name[601] = "_ZN2at6native29vectorized_elementwise_kernel";
+    for (size_t l = strlen(name); l < 600; l++)
+        name[l] = (char)('0' + l % 10);
+    name[600] = '\0';
+    CUfunction k = f_register(name, 3, sizes, k_nop);
+    launch_3(k, a, b, 1000);
+    if (strcmp(expect, "predict") == 0) {
+        rng_t want[] = {{a, 4000}, {b, 4000}};
+        assert_ranges(want, 2);
+    } else if (strcmp(expect, "fits") == 0) {
+        assert_ranges(NULL, 0); /* resident since the first test's launch */
+    } else {
+        rng_t whole[] = {{a, MIB}, {b, MIB}};
+        assert_ranges(whole, 2);
+    }
+}
+
 /* Strided templates: up to 8 pieces are prefetched one by one, more as their
  * covering range, and a count of 4*10^9 pieces 2 bytes apart (clipped to the
  * region, then collapsed by the predictor) as one range of the region. */
@@ -205,9 +230,8 @@ static void test_unknown_kernel(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_known_kernel),
-        cmocka_unit_test(test_strided_kernel),
-        cmocka_unit_test(test_unknown_kernel),
+        cmocka_unit_test(test_known_kernel),           cmocka_unit_test(test_long_named_kernel),
+        cmocka_unit_test(test_strided_kernel),         cmocka_unit_test(test_unknown_kernel),
         cmocka_unit_test(test_unload_forgets_binding),
     };
     return cmocka_run_group_tests(tests, setup, NULL);

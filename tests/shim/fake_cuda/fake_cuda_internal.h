@@ -304,7 +304,7 @@ __attribute__((visibility("hidden"))) void fake_unsafe_watched(void);
 #define FAKE_MAX_PARAMS 64
 
 typedef struct fake_kernel {
-    char name[32];
+    char name[4096]; /* as long as PyTorch's mangled kernel names */
     unsigned n;
     size_t size[FAKE_MAX_PARAMS];
     size_t offset[FAKE_MAX_PARAMS];
