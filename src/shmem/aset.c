@@ -6,8 +6,12 @@
  * PE_start + i * 2^logPE_stride for i < PE_size. Its members pass the same
  * symmetric pSync array, every word SHMEM_SYNC_VALUE; the set's barrier
  * uses words 0 (arrivals, at the first member) and 1 (release, at the
- * others) and leaves them as it found them. The data moves as in the team
- * collectives (coll.c), on the set's members; pWrk is not needed.
+ * others), collect32/64 word 2 (the caller's byte count), and each call
+ * leaves them as it found them. All the call's state is in its pSync and
+ * its arguments, so threads may run collectives on different active sets
+ * (each with its own pSync, as the specification asks) at once. The data
+ * moves as in the team collectives (coll.c), on the set's members; pWrk is
+ * not needed.
  */
 #include "shmem/internal.h"
 
@@ -57,7 +61,7 @@ void shm_aset_sync(const shm_coll_t *c, bool quiet)
             shm_check(gmux_quiet(shm_state.comm, i), c->call);
     if (c->n == 1)
         return;
-    long *arrive = &c->psync[0], *release = &c->psync[1];
+    long *arrive = &c->psync[SHM_PSYNC_ARRIVE], *release = &c->psync[SHM_PSYNC_RELEASE];
     if (c->me == 0) {
         aset_wait_for(arrive, c->n - 1, c->call);
         __atomic_store_n(arrive, SHMEM_SYNC_VALUE, __ATOMIC_RELAXED);

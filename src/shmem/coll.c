@@ -58,14 +58,29 @@ void shm_coll_fcollect(const shm_coll_t *c, void *dest, const void *source, size
     shm_coll_sync(c);
 }
 
+/* Where the caller keeps its contribution's byte count for the others to
+ * read: a word per net team id in the scratch area, or word
+ * SHM_PSYNC_COLLECT of an active set's pSync, which the specification gives
+ * each concurrent active-set collective of its own. */
+static uint64_t *coll_size_word(const shm_coll_t *c)
+{
+    if (!c->team) {
+        long *w = &c->psync[SHM_PSYNC_COLLECT];
+        shm_translate(w, sizeof(*w), c->call);
+        return (uint64_t *)w;
+    }
+    int id = gmux_team_id(c->team);
+    if (id < 0 || id >= SHM_COLLECT_WORDS)
+        shm_die(c->call, "team id %d out of range", id);
+    return (uint64_t *)(shm_state.heap + SHM_SCRATCH_COLLECT) + id;
+}
+
 void shm_coll_collect(const shm_coll_t *c, void *dest, const void *source, size_t bytes)
 {
-    /* the size word of the call's team: a collect of another team may run
-     * in another thread at the same time; a team of one reads no word */
-    int word = c->team ? gmux_team_id(c->team) : SHM_COLLECT_WORD_SET;
-    if (word < 0 || word >= SHM_COLLECT_WORDS)
-        shm_die(c->call, "team id %d out of range", word);
-    uint64_t *mine = (uint64_t *)(shm_state.heap + SHM_SCRATCH_COLLECT) + word;
+    /* the size word of the call: its team's, or its active set's in the
+     * caller's pSync; a collect of another team or active set may run in
+     * another thread at the same time; a team of one reads no word */
+    uint64_t *mine = coll_size_word(c);
     shm_translate(source, bytes, c->call);
     if (c->n > 1)
         __atomic_store_n(mine, (uint64_t)bytes, __ATOMIC_RELEASE);
@@ -81,6 +96,8 @@ void shm_coll_collect(const shm_coll_t *c, void *dest, const void *source, size_
         off += len;
     }
     shm_coll_sync(c);
+    if (!c->team) /* every member has read it: pSync as it was found */
+        __atomic_store_n(mine, (uint64_t)SHMEM_SYNC_VALUE, __ATOMIC_RELAXED);
 }
 
 void shm_coll_alltoalls(const shm_coll_t *c, void *dest, const void *source, ptrdiff_t dst,

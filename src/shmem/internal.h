@@ -33,14 +33,14 @@
 #define SHM_SCRATCH      4096 /* internal symmetric bytes at heap offset 0 */
 /* Their words: the status a shmem_global_exit of another PE left
  * (SHM_EXIT_MARK | status), and the byte count of the PE's last collect
- * contribution, one word per net team id (threads may run collects on
- * different teams at once) and one more for the active sets */
-#define SHM_SCRATCH_EXIT     8
-#define SHM_SCRATCH_COLLECT  64
-#define SHM_COLLECT_WORDS    17 /* net team ids are below 16 */
-#define SHM_COLLECT_WORD_SET 16
-#define SHM_EXIT_MARK        ((uint64_t)1 << 32)
-#define SHM_ALIGN            64 /* default alignment of shmem_malloc */
+ * contribution on a team, one word per net team id (threads may run
+ * collects on different teams at once; an active set's collect keeps its
+ * count in its pSync, SHM_PSYNC_COLLECT) */
+#define SHM_SCRATCH_EXIT    8
+#define SHM_SCRATCH_COLLECT 64
+#define SHM_COLLECT_WORDS   16 /* net team ids are below 16 */
+#define SHM_EXIT_MARK       ((uint64_t)1 << 32)
+#define SHM_ALIGN           64 /* default alignment of shmem_malloc */
 /* The heap starts at a multiple of this, so an offset aligned to a power of
  * two up to it is an address aligned to it on every PE (shmem_align). */
 #define SHM_ALIGN_MAX ((size_t)1 << 30)
@@ -148,8 +148,14 @@ void shm_coll_alltoalls(const shm_coll_t *c, void *dest, const void *source, ptr
 typedef void (*shm_combine_fn)(void *acc, const void *in, size_t n);
 void shm_coll_reduce(const shm_coll_t *c, void *dest, const void *source, size_t n, size_t esize,
                      shm_combine_fn combine);
-/* aset.c: a barrier of an active set over its pSync words 0 and 1, after
- * a quiet of every context when `quiet` */
+/* The words of an active set's pSync: its barrier's arrivals (at the first
+ * member) and release (at the others), and a collect's byte count. Each is
+ * SHMEM_SYNC_VALUE again when the call returns. */
+#define SHM_PSYNC_ARRIVE  0
+#define SHM_PSYNC_RELEASE 1
+#define SHM_PSYNC_COLLECT 2
+/* aset.c: a barrier of an active set over its pSync words ARRIVE and
+ * RELEASE, after a quiet of every context when `quiet` */
 void shm_aset_sync(const shm_coll_t *c, bool quiet);
 
 /* team.c: destroys the contexts and teams the program left (shmem_finalize,

@@ -135,6 +135,12 @@ static void test_threads(void **state)
     run_ok("shmem_threads", "threads");
 }
 
+static void test_aset_threads(void **state)
+{
+    (void)state;
+    run_ok("shmem_aset_threads", "aset_threads");
+}
+
 static void test_complex(void **state)
 {
     (void)state;
@@ -174,7 +180,7 @@ int main(void)
         cmocka_unit_test(test_spec),       cmocka_unit_test(test_aset),
         cmocka_unit_test(test_deprecated), cmocka_unit_test(test_threads),
         cmocka_unit_test(test_complex),    cmocka_unit_test(test_global_exit),
-        cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_errors),     cmocka_unit_test(test_aset_threads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
