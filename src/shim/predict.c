@@ -128,10 +128,8 @@ static bool pred_bind(eng_launch_t *el, CUfunction f)
         el->kernel = e->kernel;
         ok = true;
     } else if (e && pred_nfuncs + 1 < PRED_FUNCS) {
-        const char *drv = NULL;
         char name[SHIM_KNAME_MAX + 1];
-        /* the name gmux profile recorded it under (long names: a digest) */
-        shim_kernel_name(SHIM_CALL(cuFuncGetName, &drv, f) == CUDA_SUCCESS ? drv : NULL, name);
+        shim_func_name(f, name); /* the name gmux profile recorded it under */
         if (!name[0])
             snprintf(name, sizeof(name), "kernel_%p", (void *)f); /* matches no database entry */
         bool fresh = false;

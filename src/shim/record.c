@@ -479,11 +479,8 @@ static bool rec_kernel(CUfunction f, uint32_t *id_p)
         }
     if (rec_nfuncs == REC_MAX_KERNELS)
         return false;
-    const char *drv_name = NULL;
     char name[SHIM_KNAME_MAX + 1];
-    /* the name the predictor looks it up by (long names: a digest) */
-    shim_kernel_name(SHIM_CALL(cuFuncGetName, &drv_name, f) == CUDA_SUCCESS ? drv_name : NULL,
-                     name);
+    shim_func_name(f, name); /* the name the predictor looks it up by */
     if (!name[0])
         snprintf(name, sizeof(name), "kernel_%u", rec_nkernels); /* a name of its own */
     uint32_t id = rec_nkernels;

@@ -85,6 +85,17 @@ static CUresult shim_kernel_info(void *k, size_t i, size_t *off, size_t *size)
     return SHIM_CALL(cuKernelGetParamInfo, (CUkernel)k, i, off, size);
 }
 
+void shim_func_name(CUfunction f, char out[SHIM_KNAME_MAX + 1])
+{
+    const char *drv = NULL;
+    /* a library kernel (CUkernel, as the runtime launches lazily loaded
+     * modules' kernels) is not a function to cuFuncGetName */
+    if (SHIM_CALL(cuFuncGetName, &drv, f) != CUDA_SUCCESS &&
+        SHIM_CALL(cuKernelGetName, &drv, (CUkernel)f) != CUDA_SUCCESS)
+        drv = NULL;
+    shim_kernel_name(drv, out);
+}
+
 static void shim_read_settings(void)
 {
     char err[512];

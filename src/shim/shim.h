@@ -20,6 +20,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "shim/kname.h"
 #include "shim/regions.h"
 #include "shim/syms.h"
 
@@ -65,6 +66,10 @@ extern shim_state_t shim_state;
 extern atomic_bool shim_ready_;
 
 void shim_init_slow(void);
+
+/* The name of the kernel launched as f (a function or a library kernel), in
+ * shim_kernel_name's form; "" when the driver gives none. */
+void shim_func_name(CUfunction f, char out[SHIM_KNAME_MAX + 1]);
 
 /*
  * Whether the calling process is a fork() child of the one that initialised

@@ -205,12 +205,27 @@ FAKE_LAUNCH_EX(cuLaunchKernelEx, 0)
 FAKE_LAUNCH_EX(cuLaunchKernelEx_ptsz, 1)
 #undef FAKE_LAUNCH_EX
 
+/* FAKE_CUDA_LIBRARY_KERNELS=1: every kernel handle is a library kernel's
+ * (CUkernel), as the runtime hands out for lazily loaded modules: the
+ * function form of the name query refuses it, the kernel form answers. */
 CUresult fk_cuFuncGetName(const char **name, CUfunction f)
 {
     REC(U(f), 0, 0, 0);
     if (!name || !f)
         return CUDA_ERROR_INVALID_VALUE;
+    const char *lib = getenv("FAKE_CUDA_LIBRARY_KERNELS");
+    if (lib && strcmp(lib, "1") == 0)
+        return CUDA_ERROR_INVALID_HANDLE;
     *name = ((const fake_kernel_t *)f)->name;
+    return CUDA_SUCCESS;
+}
+
+CUresult fk_cuKernelGetName(const char **name, CUkernel k)
+{
+    REC(U(k), 0, 0, 0);
+    if (!name || !k)
+        return CUDA_ERROR_INVALID_VALUE;
+    *name = ((const fake_kernel_t *)k)->name;
     return CUDA_SUCCESS;
 }
 

@@ -242,6 +242,7 @@ typedef CUresult (*fake_pfn_cuArrayCreate_v2000)(CUarray *a, const void *desc);
     X(cuGraphLaunch_ptsz, cuGraphLaunch, 10000, PFN_cuGraphLaunch_v10000_ptsz, 1)                  \
     X(cuGraphExecDestroy, cuGraphExecDestroy, 10000, PFN_cuGraphExecDestroy_v10000, 0)             \
     X(cuFuncGetName, cuFuncGetName, 12030, PFN_cuFuncGetName_v12030, 0)                            \
+    X(cuKernelGetName, cuKernelGetName, 12030, PFN_cuKernelGetName_v12030, 0)                      \
     X(cuCtxSynchronize, cuCtxSynchronize, 2000, PFN_cuCtxSynchronize_v2000, 0)                     \
     X(cuCtxPushCurrent_v2, cuCtxPushCurrent, 4000, PFN_cuCtxPushCurrent_v4000, 0)                  \
     X(cuCtxPopCurrent_v2, cuCtxPopCurrent, 4000, PFN_cuCtxPopCurrent_v4000, 0)                     \
