@@ -306,6 +306,7 @@ shim_cuctx_t *shim_backend_take(void)
         atomic_fetch_add(&c->users, 1);
         if (atomic_load(&c->ordering)) {
             atomic_fetch_sub(&c->users, 1);
+            SHIM_STAT_ADD(launch_no_prefetch_ordering, 1);
             return NULL;
         }
         if (atomic_load(&c->ctx) == (uintptr_t)backend_last_ctx)
@@ -316,6 +317,8 @@ shim_cuctx_t *shim_backend_take(void)
         atomic_fetch_sub(&c->users, 1);
         backend_last = NULL;
     }
+    /* the new entry retired too: two orderings under this launch */
+    SHIM_STAT_ADD(launch_no_prefetch_ordering, 1);
     return NULL;
 }
 

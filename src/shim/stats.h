@@ -65,7 +65,10 @@
     X(predicted_launches) /* launches whose prefetch the predictor chose (predict.c) */            \
     X(template_launches)  /* of those, launches a template narrowed below whole regions */         \
     X(ws_coarsened) /* working sets announced to gmuxd with gaps covered (over 1024 ranges) */     \
-    X(ws_builds)    /* working sets rebuilt from the region table: at a wait after a change */
+    X(ws_builds)    /* working sets rebuilt from the region table: at a wait after a change */     \
+    /* proactive launches that met an ordering of evictions in progress (shim_backend_take):       \
+     * no prefetch, no wait; docs/shim.md, "Launches without a prefetch or a turn" */              \
+    X(launch_no_prefetch_ordering)
 
 #define SHIM_STATS_FIELD_(name) _Atomic uint64_t name;
 typedef struct shim_stats {

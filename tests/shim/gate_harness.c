@@ -309,6 +309,7 @@ void gh_read_out(int i, gh_out_t *o)
     o->evicted_reports = stat_u64(json, "evicted_reports");
     o->evicted_put_off = stat_u64(json, "evicted_put_off");
     o->evicted_unknown = stat_u64(json, "evicted_unknown");
+    o->no_prefetch_ordering = stat_u64(json, "launch_no_prefetch_ordering");
 }
 
 int gh_status_wait(const char *needle, int want, const char **last)
