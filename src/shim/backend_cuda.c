@@ -274,10 +274,14 @@ gmux_status_t shim_backend_after_queued(shim_cuctx_t *c)
     return st;
 }
 
-shim_cuctx_t *shim_backend_current(void)
+/* shim_backend_current, and the current context in *ctx_p (NULL: none). */
+static shim_cuctx_t *backend_current(CUcontext *ctx_p)
 {
     CUcontext ctx = NULL;
-    if (SHIM_CALL(cuCtxGetCurrent, &ctx) != CUDA_SUCCESS || !ctx)
+    if (SHIM_CALL(cuCtxGetCurrent, &ctx) != CUDA_SUCCESS)
+        ctx = NULL;
+    *ctx_p = ctx;
+    if (!ctx)
         return NULL;
     uint32_t epoch = atomic_load_explicit(&backend_epoch, memory_order_acquire);
     if (ctx == backend_last_ctx && backend_last && epoch == backend_last_epoch)
@@ -297,12 +301,24 @@ shim_cuctx_t *shim_backend_current(void)
     return c;
 }
 
+shim_cuctx_t *shim_backend_current(void)
+{
+    CUcontext ctx;
+    return backend_current(&ctx);
+}
+
 shim_cuctx_t *shim_backend_take(void)
 {
     for (int tries = 0; tries < 2; tries++) {
-        shim_cuctx_t *c = shim_backend_current();
-        if (!c)
+        CUcontext ctx;
+        shim_cuctx_t *c = backend_current(&ctx);
+        if (!c) {
+            /* no context: the driver refuses the launch; else one past the
+             * 64 with state, or whose stream could not be made (warned) */
+            if (ctx)
+                SHIM_STAT_ADD(launch_no_prefetch_no_entry, 1);
             return NULL;
+        }
         atomic_fetch_add(&c->users, 1);
         if (atomic_load(&c->ordering)) {
             atomic_fetch_sub(&c->users, 1);

@@ -68,7 +68,10 @@
     X(ws_builds)    /* working sets rebuilt from the region table: at a wait after a change */     \
     /* proactive launches that met an ordering of evictions in progress (shim_backend_take):       \
      * no prefetch, no wait; docs/shim.md, "Launches without a prefetch or a turn" */              \
-    X(launch_no_prefetch_ordering)
+    X(launch_no_prefetch_ordering)                                                                 \
+    /* proactive launches in a context the shim has no state for (past 64 live contexts, or        \
+     * its migration stream not made): no prefetch */                                              \
+    X(launch_no_prefetch_no_entry)
 
 #define SHIM_STATS_FIELD_(name) _Atomic uint64_t name;
 typedef struct shim_stats {
