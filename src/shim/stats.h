@@ -71,7 +71,10 @@
     X(launch_no_prefetch_ordering)                                                                 \
     /* proactive launches in a context the shim has no state for (past 64 live contexts, or        \
      * its migration stream not made): no prefetch */                                              \
-    X(launch_no_prefetch_no_entry)
+    X(launch_no_prefetch_no_entry)                                                                 \
+    /* gated launches that went on without a turn: gmuxd's wait timed out or failed (warned),      \
+     * or the turn was taken back 1000 times over while the launch waited (gate.c) */              \
+    X(gate_no_turn)
 
 #define SHIM_STATS_FIELD_(name) _Atomic uint64_t name;
 typedef struct shim_stats {

@@ -130,6 +130,7 @@ static void test_deferred_answered_at_once(void **state)
     assert_int_equal(o->evict_deferred, 1);
     assert_int_equal(o->evicted_put_off, 1);
     assert_int_equal(o->evicted_reports, 0);
+    assert_int_equal(o->gate_no_turn, 0); /* every wait got its turn */
     free(o);
 }
 
@@ -311,6 +312,7 @@ static void test_launch_meets_ordering_counted(void **state)
     assert_int_equal(access(gh_path("out0.ordering"), F_OK), 0); /* the ordering was held */
     assert_int_equal(o->evict_early, 1); /* and went on: the eviction carried out */
     assert_int_equal(o->no_prefetch_ordering, 1);
+    assert_int_equal(o->gate_no_turn, 1); /* the launch's wait timed out */
     free(o);
 }
 
