@@ -32,7 +32,16 @@ struct shim_cuctx {
     _Atomic uint64_t seq; /* tickets handed out */
     /* Launches that hold the entry (shim_backend_take to _put), and whether
      * shim_backend_after_queued orders its stream after the program's
-     * streams now: never both (a Dekker pair, sequentially consistent). */
+     * streams now: never both (a Dekker pair, sequentially consistent).
+     * Each side writes its own, then reads the other's (store buffering):
+     * only sequentially consistent operations (or fences) keep both reads
+     * from seeing the old values; acquire/release allow it, in C11 and on
+     * ARM and POWER. Nothing weaker would be cheaper on x86-64 either: the
+     * launch's add and subtract are one locked instruction whatever their
+     * order, its load a plain mov. The put's subtract alone could be
+     * release (it orders the launch's queued calls before an ordering that
+     * reads 0), the same instruction there. TSan does not model store buffering, so
+     * no test could show a weaker order wrong: they stay as they are. */
     _Atomic unsigned users;
     atomic_bool ordering;
 };
