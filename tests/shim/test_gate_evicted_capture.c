@@ -222,18 +222,27 @@ static void test_joined_migration_stream_two_captures(void **state)
  * comes (EVICTED asked) and the watcher orders it after the program's
  * streams, a capture begun unseen on the launch stream meanwhile. Once
  * answered, the launch goes on. */
+/* The turn revoked at the pause, then the program told to launch
+ * (out0.launch), and that launch held by the double (out0.stalled): the
+ * task's socket, or minus the step that failed (step: the wait's). */
+static int launch_held(int ready, uint8_t *buf, int *fds, int *nfd, dmn_range_t *big, int step)
+{
+    int task = turn_revoked(ready, buf, fds, nfd, big);
+    if (task < 0)
+        return task;
+    gh_touch("out0.launch");
+    return gs_wait_file("out0.stalled") == 0 ? task : -step;
+}
+
 static int scripted_launch_without_turn(int ready)
 {
     static uint8_t buf[DMN_PROTO_MAX_MSG];
     int fds[8], nfd = 0;
     dmn_range_t big;
     dmn_msg_t m;
-    int task = turn_revoked(ready, buf, fds, &nfd, &big);
+    int task = launch_held(ready, buf, fds, &nfd, &big, 95);
     if (task < 0)
         return -task;
-    gh_touch("out0.launch");
-    if (gs_wait_file("out0.stalled") != 0)
-        return 95;
     if (send_eviction(task, buf, big, 1) != 0 || gs_read_until(task, buf, DMN_MSG_EVICTED, &m) != 0)
         return 96;
     gh_touch("out0.resume");
@@ -274,12 +283,9 @@ static int scripted_launch_meets_ordering(int ready)
     static uint8_t buf[DMN_PROTO_MAX_MSG];
     int fds[8], nfd = 0;
     dmn_range_t big;
-    int task = turn_revoked(ready, buf, fds, &nfd, &big);
+    int task = launch_held(ready, buf, fds, &nfd, &big, 100);
     if (task < 0)
         return -task;
-    gh_touch("out0.launch");
-    if (gs_wait_file("out0.stalled") != 0)
-        return 100;
     if (send_eviction(task, buf, big, 0) != 0)
         return 101;
     if (gs_wait_file("out0.launched") != 0)

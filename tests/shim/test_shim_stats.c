@@ -82,15 +82,29 @@ static int fork_outliving_child(void)
 /* The child: two plain allocations, one stream-ordered, a CUDA array
  * created and destroyed, two launches using the three allocations; with
  * arg, then a grandchild forked and a third launch. */
-static int child(int index, void *arg)
+/* The driver, as the CUDA runtime reaches it, and the double's kernel
+ * registration: 0, or the child's exit status (10, 11). */
+static int open_driver(void **drv_p, PFN_cuGetProcAddress_v12000 *gpa_p,
+                       fake_register_kernel_fn *reg_p)
 {
-    (void)index;
     void *drv = dlopen("libcuda.so.1", RTLD_NOW);
     if (!drv)
         return 10;
-    PFN_cuGetProcAddress_v12000 gpa =
-        (PFN_cuGetProcAddress_v12000)dlsym(drv, "cuGetProcAddress_v2");
-    fake_register_kernel_fn reg = (fake_register_kernel_fn)dlsym(drv, "fake_register_kernel");
+    *drv_p = drv;
+    *gpa_p = (PFN_cuGetProcAddress_v12000)dlsym(drv, "cuGetProcAddress_v2");
+    *reg_p = (fake_register_kernel_fn)dlsym(drv, "fake_register_kernel");
+    return *gpa_p && *reg_p ? 0 : 11;
+}
+
+static int child(int index, void *arg)
+{
+    (void)index;
+    void *drv;
+    PFN_cuGetProcAddress_v12000 gpa;
+    fake_register_kernel_fn reg;
+    int rc = open_driver(&drv, &gpa, &reg);
+    if (rc)
+        return rc;
     PFN_cuMemAlloc_v3020 alloc = (PFN_cuMemAlloc_v3020)get(gpa, "cuMemAlloc");
     PFN_cuMemAllocAsync_v11020 alloc_async =
         (PFN_cuMemAllocAsync_v11020)get(gpa, "cuMemAllocAsync");
@@ -134,7 +148,7 @@ static int child(int index, void *arg)
             destroys[i](s) != CUDA_SUCCESS)
             return 19;
     }
-    int rc = arg ? fork_outliving_child() : 0;
+    rc = arg ? fork_outliving_child() : 0;
     if (rc)
         return rc;
     if (arg && launch(f, 1, 1, 1, 1, 1, 1, 0, NULL, args, NULL) != CUDA_SUCCESS)
@@ -151,14 +165,12 @@ static int child_contexts(int index, void *arg)
     (void)index;
     (void)arg;
     setenv("FAKE_CUDA_MAX_CTX", "80", 1); /* read at the first create */
-    void *drv = dlopen("libcuda.so.1", RTLD_NOW);
-    if (!drv)
-        return 10;
-    PFN_cuGetProcAddress_v12000 gpa =
-        (PFN_cuGetProcAddress_v12000)dlsym(drv, "cuGetProcAddress_v2");
-    fake_register_kernel_fn reg = (fake_register_kernel_fn)dlsym(drv, "fake_register_kernel");
-    if (!gpa || !reg)
-        return 11;
+    void *drv;
+    PFN_cuGetProcAddress_v12000 gpa;
+    fake_register_kernel_fn reg;
+    int rc = open_driver(&drv, &gpa, &reg);
+    if (rc)
+        return rc;
     PFN_cuCtxCreate_v3020 create = (PFN_cuCtxCreate_v3020)get(gpa, "cuCtxCreate");
     PFN_cuCtxPopCurrent_v4000 pop = (PFN_cuCtxPopCurrent_v4000)get(gpa, "cuCtxPopCurrent");
     PFN_cuMemAlloc_v3020 alloc = (PFN_cuMemAlloc_v3020)get(gpa, "cuMemAlloc");
