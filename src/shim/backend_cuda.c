@@ -32,7 +32,16 @@ struct shim_cuctx {
     _Atomic uint64_t seq; /* tickets handed out */
     /* Launches that hold the entry (shim_backend_take to _put), and whether
      * shim_backend_after_queued orders its stream after the program's
-     * streams now: never both (a Dekker pair, sequentially consistent). */
+     * streams now: never both (a Dekker pair, sequentially consistent).
+     * Each side writes its own, then reads the other's (store buffering):
+     * only sequentially consistent operations (or fences) keep both reads
+     * from seeing the old values; acquire/release allow it, in C11 and on
+     * ARM and POWER. Nothing weaker would be cheaper on x86-64 either: the
+     * launch's add and subtract are one locked instruction whatever their
+     * order, its load a plain mov. The put's subtract alone could be
+     * release (it orders the launch's queued calls before an ordering that
+     * reads 0), the same instruction there. TSan does not model store buffering, so
+     * no test could show a weaker order wrong: they stay as they are. */
     _Atomic unsigned users;
     atomic_bool ordering;
 };
@@ -274,10 +283,14 @@ gmux_status_t shim_backend_after_queued(shim_cuctx_t *c)
     return st;
 }
 
-shim_cuctx_t *shim_backend_current(void)
+/* shim_backend_current, and the current context in *ctx_p (NULL: none). */
+static shim_cuctx_t *backend_current(CUcontext *ctx_p)
 {
     CUcontext ctx = NULL;
-    if (SHIM_CALL(cuCtxGetCurrent, &ctx) != CUDA_SUCCESS || !ctx)
+    if (SHIM_CALL(cuCtxGetCurrent, &ctx) != CUDA_SUCCESS)
+        ctx = NULL;
+    *ctx_p = ctx;
+    if (!ctx)
         return NULL;
     uint32_t epoch = atomic_load_explicit(&backend_epoch, memory_order_acquire);
     if (ctx == backend_last_ctx && backend_last && epoch == backend_last_epoch)
@@ -297,15 +310,28 @@ shim_cuctx_t *shim_backend_current(void)
     return c;
 }
 
+shim_cuctx_t *shim_backend_current(void)
+{
+    CUcontext ctx;
+    return backend_current(&ctx);
+}
+
 shim_cuctx_t *shim_backend_take(void)
 {
     for (int tries = 0; tries < 2; tries++) {
-        shim_cuctx_t *c = shim_backend_current();
-        if (!c)
+        CUcontext ctx;
+        shim_cuctx_t *c = backend_current(&ctx);
+        if (!c) {
+            /* no context: the driver refuses the launch; else one past the
+             * 64 with state, or whose stream could not be made (warned) */
+            if (ctx)
+                SHIM_STAT_ADD(launch_no_prefetch_no_entry, 1);
             return NULL;
+        }
         atomic_fetch_add(&c->users, 1);
         if (atomic_load(&c->ordering)) {
             atomic_fetch_sub(&c->users, 1);
+            SHIM_STAT_ADD(launch_no_prefetch_ordering, 1);
             return NULL;
         }
         if (atomic_load(&c->ctx) == (uintptr_t)backend_last_ctx)
@@ -316,6 +342,8 @@ shim_cuctx_t *shim_backend_take(void)
         atomic_fetch_sub(&c->users, 1);
         backend_last = NULL;
     }
+    /* the new entry retired too: two orderings under this launch */
+    SHIM_STAT_ADD(launch_no_prefetch_ordering, 1);
     return NULL;
 }
 

@@ -98,8 +98,10 @@ gmux_status_t shim_backend_after_queued(shim_cuctx_t *c);
  * its event: while a launch holds it, shim_backend_after_queued puts the
  * ordering off (GMUX_ERR_BUSY), so the stream joins no capture under the
  * launch; while an ordering is in progress, this returns NULL (the launch
- * prefetches nothing). An entry found retired is never returned: the
- * context's new one is. NULL also when there is no context or no entry.
+ * prefetches nothing; counted, launch_no_prefetch_ordering). An entry found
+ * retired is never returned: the context's new one is (NULL, counted the
+ * same, if that one retired too). NULL also when there is no context, or no
+ * entry (counted, launch_no_prefetch_no_entry).
  * No lock: an atomic add, two loads (test_gate_evicted_capture
  * test_launch_without_turn_joined).
  */

@@ -184,6 +184,7 @@ void shim_gate_slow(void)
                 atomic_store(&shim_gate_turn_, true);
             else {
                 COM_WARN(SHIM, "no turn from gmuxd in time: launching anyway");
+                SHIM_STAT_ADD(gate_no_turn, 1);
                 launch_anyway = true;
             }
         }
@@ -192,6 +193,8 @@ void shim_gate_slow(void)
         if (launch_anyway || atomic_load(&shim_gate_turn_))
             return;
     }
+    /* the turn taken back 1000 times over before this launch went: it goes */
+    SHIM_STAT_ADD(gate_no_turn, 1);
 }
 
 static void gate_fill_stats(dmn_msg_stats_t *s)

@@ -65,7 +65,16 @@
     X(predicted_launches) /* launches whose prefetch the predictor chose (predict.c) */            \
     X(template_launches)  /* of those, launches a template narrowed below whole regions */         \
     X(ws_coarsened) /* working sets announced to gmuxd with gaps covered (over 1024 ranges) */     \
-    X(ws_builds)    /* working sets rebuilt from the region table: at a wait after a change */
+    X(ws_builds)    /* working sets rebuilt from the region table: at a wait after a change */     \
+    /* proactive launches that met an ordering of evictions in progress (shim_backend_take):       \
+     * no prefetch, no wait; docs/shim.md, "Launches without a prefetch or a turn" */              \
+    X(launch_no_prefetch_ordering)                                                                 \
+    /* proactive launches in a context the shim has no state for (past 64 live contexts, or        \
+     * its migration stream not made): no prefetch */                                              \
+    X(launch_no_prefetch_no_entry)                                                                 \
+    /* gated launches that went on without a turn: gmuxd's wait timed out or failed (warned),      \
+     * or the turn was taken back 1000 times over while the launch waited (gate.c) */              \
+    X(gate_no_turn)
 
 #define SHIM_STATS_FIELD_(name) _Atomic uint64_t name;
 typedef struct shim_stats {

@@ -309,6 +309,8 @@ void gh_read_out(int i, gh_out_t *o)
     o->evicted_reports = stat_u64(json, "evicted_reports");
     o->evicted_put_off = stat_u64(json, "evicted_put_off");
     o->evicted_unknown = stat_u64(json, "evicted_unknown");
+    o->no_prefetch_ordering = stat_u64(json, "launch_no_prefetch_ordering");
+    o->gate_no_turn = stat_u64(json, "gate_no_turn");
 }
 
 int gh_status_wait(const char *needle, int want, const char **last)

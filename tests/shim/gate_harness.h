@@ -53,6 +53,8 @@ typedef struct gh_out {
     unsigned long long evicted_ctx_gone; /* EVICTED sent at once: the context was destroyed */
     unsigned long long evicted_unknown;  /* EVICTED sent flagged failed: the event query failed */
     unsigned long long relaxed;          /* CAPTURE 3/14: unsafe calls let through as RELAXED */
+    unsigned long long no_prefetch_ordering; /* launches that met an ordering: no prefetch */
+    unsigned long long gate_no_turn;         /* launches that went on without a turn */
     size_t nd, nh;
     unsigned long long d[64][3];    /* prefetches to the device: ns, base, len (the first 64) */
     int d_before[64];               /* each: 1 if ordered before the next launch (gate_prog.c) */

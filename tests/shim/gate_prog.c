@@ -112,7 +112,13 @@
  * proactive policy), without a turn (its wait times out); the double stalls that launch's
  * prefetch (it creates OUTFILE.stalled and waits until OUTFILE.resume exists); then it ends
  * the capture as 18 does: exit 16, 21, 22 as for 18 (the launch's prefetch or its stream
- * pulled into the capture: 16 or 21).
+ * pulled into the capture: 16 or 21). 21 (with STREAM 1): no capture; once the pause began the
+ * program waits until OUTFILE.launch exists (the turn revoked), then launches one kernel that
+ * touches nothing on the launch stream, with an allocation of its own (prefetched by the
+ * proactive policy), without a turn (its wait times out); the double holds that launch past its
+ * gate (OUTFILE.stalled) until the shim queries the launch stream from another thread (the
+ * watcher ordering an eviction after it: OUTFILE.ordering), and holds that query until the launch
+ * returned (OUTFILE.launched): the launch meets the ordering in progress (gate_prog_util.c).
  * STREAM 1: the kernels go on a stream
  * the program creates non-blocking (cuStreamCreateWithPriority), which the
  * legacy stream does not wait for; 2: on one it creates blocking
@@ -378,7 +384,7 @@ int main(int argc, char **argv)
     CUdeviceptr buf, extra, probe;
     if (alloc(&buf, GATE_WORDS * sizeof(uint64_t)) != CUDA_SUCCESS ||
         (extra_mib && alloc(&extra, extra_mib << 20) != CUDA_SUCCESS) ||
-        ((capture == 6 || capture == 20) && alloc(&probe, 4096) != CUDA_SUCCESS))
+        ((capture == 6 || capture == 20 || capture == 21) && alloc(&probe, 4096) != CUDA_SUCCESS))
         return 12;
     static CUdeviceptr many[1900], gaps[1900];
     CUdeviceptr late = 0; /* GATE_PROG_PAUSE_SWAP */
@@ -485,6 +491,8 @@ int main(int argc, char **argv)
             }
             if (capture == 20 &&
                 launch_stalled(argv[1], arm_stall_prefetch, launch, pf, second, &probe) != 0)
+                return 13;
+            if (capture == 21 && launch_meets_ordering(argv[1], drv, launch, pf, ls, &probe) != 0)
                 return 13;
             if (capture == 18 || capture == 19 || capture == 20) {
                 joined_bad = joined_capture_end(argv[1], gpa, ls, capture == 19 ? second : NULL,

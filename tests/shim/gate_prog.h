@@ -33,6 +33,15 @@ void *get_pt(PFN_cuGetProcAddress_v12000 gpa, const char *base);
  * file with "2" appended exists. 0, or -1. */
 int pause_again(const char *outfile, const char *pause);
 
+/* CAPTURE 21 at the pause: once OUTFILE.launch exists, launches pf on s
+ * with *p; the double holds that launch past its gate (its first lookup of
+ * pf's layout: OUTFILE.stalled) until the shim's next query of s, by any
+ * thread (the watcher ordering evictions after s), stalls in turn
+ * (OUTFILE.ordering), and holds that query until the launch returned
+ * (OUTFILE.launched). 0, or -1. */
+int launch_meets_ordering(const char *outfile, void *drv, PFN_cuLaunchKernel_v4000 launch,
+                          CUfunction pf, CUstream s, CUdeviceptr *p);
+
 /* CAPTURE 3: the capturing thread. */
 typedef struct capturer {
     PFN_cuStreamBeginCapture_v10010 begin;

@@ -1,4 +1,5 @@
 /* gate_prog's waits, entry points and capturing thread; see gate_prog.h. */
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -64,6 +65,28 @@ int pause_again(const char *outfile, const char *pause)
     if (!m || fclose(m) != 0)
         return -1;
     return wait_for(until);
+}
+
+int launch_meets_ordering(const char *outfile, void *drv, PFN_cuLaunchKernel_v4000 launch,
+                          CUfunction pf, CUstream s, CUdeviceptr *p)
+{
+    fake_arm_stall_param_info_fn arm_launch =
+        (fake_arm_stall_param_info_fn)dlsym(drv, "fake_arm_stall_param_info");
+    fake_arm_stall_query_fn arm_query = (fake_arm_stall_query_fn)dlsym(drv, "fake_arm_stall_query");
+    char go_on[4096], stalled[4096], ordering[4096], launched[4096];
+    snprintf(go_on, sizeof(go_on), "%s.launch", outfile);
+    snprintf(stalled, sizeof(stalled), "%s.stalled", outfile);
+    snprintf(ordering, sizeof(ordering), "%s.ordering", outfile);
+    snprintf(launched, sizeof(launched), "%s.launched", outfile);
+    if (!arm_launch || !arm_query || wait_for(go_on) != 0)
+        return -1;
+    arm_query(s, ordering, launched);
+    arm_launch(stalled, ordering);
+    void *args[] = {p};
+    if (launch(pf, 1, 1, 1, 1, 1, 1, 0, s, args, NULL) != CUDA_SUCCESS)
+        return -1;
+    FILE *m = fopen(launched, "w");
+    return m && fclose(m) == 0 ? 0 : -1;
 }
 
 static void *capture_thread(void *arg)

@@ -36,6 +36,14 @@
  *   CAPTURE 20): the ordering must be put off until the launch queued its
  *   prefetch and event. Until 2026-12-04 they went on the stream that had
  *   just joined the capture and pulled the launch's stream in (exit 16).
+ *   That launch found no ordering in progress: it prefetched
+ *   (launch_no_prefetch_ordering 0).
+ * - the other way round, without a capture: a launch without a turn, held
+ *   past its gate, meets the watcher's ordering of the eviction in progress
+ *   (held at its query of the launch stream until the launch returned,
+ *   gate_prog CAPTURE 21): the launch goes on without its prefetch, and
+ *   that is counted (launch_no_prefetch_ordering 1). Until 2026-12-04
+ *   nothing counted it.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -122,6 +130,7 @@ static void test_deferred_answered_at_once(void **state)
     assert_int_equal(o->evict_deferred, 1);
     assert_int_equal(o->evicted_put_off, 1);
     assert_int_equal(o->evicted_reports, 0);
+    assert_int_equal(o->gate_no_turn, 0); /* every wait got its turn */
     free(o);
 }
 
@@ -171,6 +180,8 @@ static int scripted_capture_joined(int ready)
  * eviction went later (exit 0: see gate_prog's 16, 21, 22). */
 static int (*joined_script)(int) = scripted_capture_joined;
 
+static unsigned long long joined_no_prefetch; /* the last joined_case's count */
+
 static void joined_case(const char *capture)
 {
     gh_spec_t saved = spec;
@@ -184,6 +195,7 @@ static void joined_case(const char *capture)
     assert_int_equal(o->armed, 1);          /* the capture(s) began */
     assert_int_equal(o->capture_joined, 1); /* the shim found its stream in one */
     assert_true(o->evict_deferred >= 1);    /* the eviction went later */
+    joined_no_prefetch = o->no_prefetch_ordering;
     free(o);
 }
 
@@ -210,18 +222,27 @@ static void test_joined_migration_stream_two_captures(void **state)
  * comes (EVICTED asked) and the watcher orders it after the program's
  * streams, a capture begun unseen on the launch stream meanwhile. Once
  * answered, the launch goes on. */
+/* The turn revoked at the pause, then the program told to launch
+ * (out0.launch), and that launch held by the double (out0.stalled): the
+ * task's socket, or minus the step that failed (step: the wait's). */
+static int launch_held(int ready, uint8_t *buf, int *fds, int *nfd, dmn_range_t *big, int step)
+{
+    int task = turn_revoked(ready, buf, fds, nfd, big);
+    if (task < 0)
+        return task;
+    gh_touch("out0.launch");
+    return gs_wait_file("out0.stalled") == 0 ? task : -step;
+}
+
 static int scripted_launch_without_turn(int ready)
 {
     static uint8_t buf[DMN_PROTO_MAX_MSG];
     int fds[8], nfd = 0;
     dmn_range_t big;
     dmn_msg_t m;
-    int task = turn_revoked(ready, buf, fds, &nfd, &big);
+    int task = launch_held(ready, buf, fds, &nfd, &big, 95);
     if (task < 0)
         return -task;
-    gh_touch("out0.launch");
-    if (gs_wait_file("out0.stalled") != 0)
-        return 95;
     if (send_eviction(task, buf, big, 1) != 0 || gs_read_until(task, buf, DMN_MSG_EVICTED, &m) != 0)
         return 96;
     gh_touch("out0.resume");
@@ -249,6 +270,56 @@ static void test_launch_without_turn_joined(void **state)
     joined_script = scripted_capture_joined;
     unsetenv("GMUX_DAEMON_TURN_TIMEOUT_MS");
     policy = was_policy;
+    assert_int_equal(joined_no_prefetch, 0); /* the launch took the stream first */
+}
+
+/* The turn revoked at the pause, the program launches (gate_prog CAPTURE
+ * 21) and goes on without a turn once its wait timed out, held past its
+ * gate; the eviction comes (unasked), and the watcher orders it after the
+ * program's streams, its query of the launch stream held until the launch
+ * returned. */
+static int scripted_launch_meets_ordering(int ready)
+{
+    static uint8_t buf[DMN_PROTO_MAX_MSG];
+    int fds[8], nfd = 0;
+    dmn_range_t big;
+    int task = launch_held(ready, buf, fds, &nfd, &big, 100);
+    if (task < 0)
+        return -task;
+    if (send_eviction(task, buf, big, 0) != 0)
+        return 101;
+    if (gs_wait_file("out0.launched") != 0)
+        return 102;
+    return finish(task, buf, fds, nfd);
+}
+
+/* A launch that meets an ordering in progress goes on without its prefetch
+ * (shim_backend_take): counted once, in the stats a `gmux run --stats`
+ * user reads. The ordering itself goes on: the eviction is carried out. */
+static void test_launch_meets_ordering_counted(void **state)
+{
+    (void)state;
+    static const char *const files[] = {"out0.launch", "out0.stalled", "out0.ordering",
+                                        "out0.launched"};
+    for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
+        unlink(gh_path(files[i]));
+    const char *was_policy = policy;
+    gh_spec_t saved = spec;
+    policy = "proactive"; /* the launch would prefetch */
+    spec.capture = "21";
+    spec.stream = "1";
+    setenv("GMUX_DAEMON_TURN_TIMEOUT_MS", "1000", 1);
+    gh_out_t *o = calloc(1, sizeof(*o));
+    assert_non_null(o);
+    run_case_out(scripted_launch_meets_ordering, 1, o);
+    unsetenv("GMUX_DAEMON_TURN_TIMEOUT_MS");
+    spec = saved;
+    policy = was_policy;
+    assert_int_equal(access(gh_path("out0.ordering"), F_OK), 0); /* the ordering was held */
+    assert_int_equal(o->evict_early, 1); /* and went on: the eviction carried out */
+    assert_int_equal(o->no_prefetch_ordering, 1);
+    assert_int_equal(o->gate_no_turn, 1); /* the launch's wait timed out */
+    free(o);
 }
 
 int main(void)
@@ -262,6 +333,7 @@ int main(void)
         GH_TEST(test_joined_migration_stream_left),
         GH_TEST(test_joined_migration_stream_two_captures),
         GH_TEST(test_launch_without_turn_joined),
+        GH_TEST(test_launch_meets_ordering_counted),
     };
     /* clang-format on */
     return gh_finish(cmocka_run_group_tests(tests, NULL, NULL));

@@ -82,15 +82,29 @@ static int fork_outliving_child(void)
 /* The child: two plain allocations, one stream-ordered, a CUDA array
  * created and destroyed, two launches using the three allocations; with
  * arg, then a grandchild forked and a third launch. */
-static int child(int index, void *arg)
+/* The driver, as the CUDA runtime reaches it, and the double's kernel
+ * registration: 0, or the child's exit status (10, 11). */
+static int open_driver(void **drv_p, PFN_cuGetProcAddress_v12000 *gpa_p,
+                       fake_register_kernel_fn *reg_p)
 {
-    (void)index;
     void *drv = dlopen("libcuda.so.1", RTLD_NOW);
     if (!drv)
         return 10;
-    PFN_cuGetProcAddress_v12000 gpa =
-        (PFN_cuGetProcAddress_v12000)dlsym(drv, "cuGetProcAddress_v2");
-    fake_register_kernel_fn reg = (fake_register_kernel_fn)dlsym(drv, "fake_register_kernel");
+    *drv_p = drv;
+    *gpa_p = (PFN_cuGetProcAddress_v12000)dlsym(drv, "cuGetProcAddress_v2");
+    *reg_p = (fake_register_kernel_fn)dlsym(drv, "fake_register_kernel");
+    return *gpa_p && *reg_p ? 0 : 11;
+}
+
+static int child(int index, void *arg)
+{
+    (void)index;
+    void *drv;
+    PFN_cuGetProcAddress_v12000 gpa;
+    fake_register_kernel_fn reg;
+    int rc = open_driver(&drv, &gpa, &reg);
+    if (rc)
+        return rc;
     PFN_cuMemAlloc_v3020 alloc = (PFN_cuMemAlloc_v3020)get(gpa, "cuMemAlloc");
     PFN_cuMemAllocAsync_v11020 alloc_async =
         (PFN_cuMemAllocAsync_v11020)get(gpa, "cuMemAllocAsync");
@@ -134,12 +148,47 @@ static int child(int index, void *arg)
             destroys[i](s) != CUDA_SUCCESS)
             return 19;
     }
-    int rc = arg ? fork_outliving_child() : 0;
+    rc = arg ? fork_outliving_child() : 0;
     if (rc)
         return rc;
     if (arg && launch(f, 1, 1, 1, 1, 1, 1, 0, NULL, args, NULL) != CUDA_SUCCESS)
         return 17;
     exit(0); /* a normal exit: the shim writes its counters from its destructor */
+}
+
+/* The child of test_context_without_state_counted: 65 contexts of its own
+ * (the double's limit raised), each with an allocation and a launch that
+ * points into it: the shim keeps state for 64 (backend_cuda.h), the last
+ * launch finds none. */
+static int child_contexts(int index, void *arg)
+{
+    (void)index;
+    (void)arg;
+    setenv("FAKE_CUDA_MAX_CTX", "80", 1); /* read at the first create */
+    void *drv;
+    PFN_cuGetProcAddress_v12000 gpa;
+    fake_register_kernel_fn reg;
+    int rc = open_driver(&drv, &gpa, &reg);
+    if (rc)
+        return rc;
+    PFN_cuCtxCreate_v3020 create = (PFN_cuCtxCreate_v3020)get(gpa, "cuCtxCreate");
+    PFN_cuCtxPopCurrent_v4000 pop = (PFN_cuCtxPopCurrent_v4000)get(gpa, "cuCtxPopCurrent");
+    PFN_cuMemAlloc_v3020 alloc = (PFN_cuMemAlloc_v3020)get(gpa, "cuMemAlloc");
+    PFN_cuLaunchKernel_v4000 launch = (PFN_cuLaunchKernel_v4000)get(gpa, "cuLaunchKernel");
+    if (!create || !pop || !alloc || !launch)
+        return 11;
+    static const size_t sizes[] = {8};
+    CUfunction f = reg("one", 1, sizes, NULL);
+    for (int i = 0; i < 65; i++) {
+        CUcontext c, was;
+        CUdeviceptr p;
+        void *args[] = {&p};
+        if (create(&c, 0, 0) != CUDA_SUCCESS || alloc(&p, 4096) != CUDA_SUCCESS ||
+            launch(f, 1, 1, 1, 1, 1, 1, 0, NULL, args, NULL) != CUDA_SUCCESS ||
+            pop(&was) != CUDA_SUCCESS) /* the double's stacks are shallow */
+            return 30;
+    }
+    exit(0);
 }
 
 static unsigned long long field(const char *json, const char *name)
@@ -151,13 +200,13 @@ static unsigned long long field(const char *json, const char *name)
     return strtoull(p + strlen(key), NULL, 10);
 }
 
-/* Runs the child and returns its counters file (static buffer). */
-static const char *run_child(void)
+/* Runs the child fn and returns its counters file (static buffer). */
+static const char *run_child_fn(int (*fn)(int, void *))
 {
     static char json[2048];
     int status = -3;
     unlink(stats_path);
-    assert_int_equal(tproc_fork_all(1, child, NULL, 60.0, &status), 0);
+    assert_int_equal(tproc_fork_all(1, fn, NULL, 60.0, &status), 0);
     assert_int_equal(status, 0);
     FILE *f = fopen(stats_path, "r");
     assert_non_null(f);
@@ -167,6 +216,11 @@ static const char *run_child(void)
     assert_true(n > 0);
     unlink(stats_path);
     return json;
+}
+
+static const char *run_child(void)
+{
+    return run_child_fn(child);
 }
 
 static void test_counters_written_at_exit(void **state)
@@ -189,6 +243,20 @@ static void test_counters_written_at_exit(void **state)
     assert_int_equal(field(json, "order_waits"), 1);
     assert_int_equal(field(json, "ipc_refused"),
                      2); /* each said in the counters, once in a warning */
+    assert_int_equal(field(json, "launch_no_prefetch_no_entry"), 0);
+}
+
+/* A launch in a context the shim keeps no state for goes without its
+ * prefetch (warned once, for the first such context): until 2026-12-04
+ * nothing counted those launches. */
+static void test_context_without_state_counted(void **state)
+{
+    (void)state;
+    unsetenv("GMUX_BUDGET");
+    const char *json = run_child_fn(child_contexts);
+    assert_int_equal(field(json, "launches"), 65);
+    assert_int_equal(field(json, "prefetches"), 64);
+    assert_int_equal(field(json, "launch_no_prefetch_no_entry"), 1);
 }
 
 static void test_oversubscribed_prefetches_every_launch(void **state)
@@ -477,6 +545,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_counters_written_at_exit),
         cmocka_unit_test(test_oversubscribed_prefetches_every_launch),
+        cmocka_unit_test(test_context_without_state_counted),
         cmocka_unit_test(test_forked_child_leaves_counters_alone),
         cmocka_unit_test(test_pid_in_path),
         cmocka_unit_test(test_failed_write_keeps_earlier),

@@ -116,6 +116,13 @@ typedef void (*fake_arm_stall_fn)(const char *mark, const char *until);
 /* The same, at the calling thread's next prefetch (cuMemPrefetchAsync_v2 or
  * cuMemPrefetchBatchAsync, either way), before the double records it. */
 typedef void (*fake_arm_stall_prefetch_fn)(const char *mark, const char *until);
+/* The same, at the calling thread's next cuFuncGetParamInfo (the shim's
+ * first lookup of a kernel's layout, at its first launch, after the gate). */
+typedef void (*fake_arm_stall_param_info_fn)(const char *mark, const char *until);
+/* The same at the next cuStreamIsCapturing of stream, by any thread (the
+ * shim's query of a program's stream as it orders evictions after it),
+ * armed beside a stall of another kind. */
+typedef void (*fake_arm_stall_query_fn)(void *stream, const char *mark, const char *until);
 /* How many times a context went (cuCtxDestroy, or the primary context's
  * last release or reset) while a thread other than the one destroying it
  * had it pushed, counting from the push's start to its pop: the driver

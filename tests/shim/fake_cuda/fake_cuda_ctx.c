@@ -224,45 +224,6 @@ static bool fake_ctx_valid(CUcontext ctx)
     return ok;
 }
 
-/* fake_arm_stall's and fake_arm_stall_prefetch's: the thread that armed it,
- * the files, where it stalls (FAKE_STALL_*), 0 when not armed. */
-static pthread_t fake_stall_thread;
-static char fake_stall_mark[4096], fake_stall_until[4096];
-static _Atomic int fake_stall_armed;
-
-static void fake_stall_arm(int at, const char *mark, const char *until)
-{
-    snprintf(fake_stall_mark, sizeof(fake_stall_mark), "%s", mark);
-    snprintf(fake_stall_until, sizeof(fake_stall_until), "%s", until);
-    fake_stall_thread = pthread_self();
-    atomic_store(&fake_stall_armed, at);
-}
-
-FAKE_API void fake_arm_stall(const char *mark, const char *until)
-{
-    fake_stall_arm(FAKE_STALL_CTX_GET_CURRENT, mark, until);
-}
-
-FAKE_API void fake_arm_stall_prefetch(const char *mark, const char *until)
-{
-    fake_stall_arm(FAKE_STALL_PREFETCH, mark, until);
-}
-
-void fake_stall_fire(int at)
-{
-    int armed = at;
-    if (atomic_load(&fake_stall_armed) != at || !pthread_equal(pthread_self(), fake_stall_thread) ||
-        !atomic_compare_exchange_strong(&fake_stall_armed, &armed, 0))
-        return;
-    FILE *f = fopen(fake_stall_mark, "w");
-    if (f)
-        fclose(f);
-    for (int i = 0; i < 6000 && access(fake_stall_until, F_OK) != 0; i++) {
-        struct timespec d = {0, 10000000L};
-        nanosleep(&d, NULL);
-    }
-}
-
 /* fake_arm_ctx_meet's: how many cuCtxGetCurrent calls it waits for (0: not
  * armed), how many came, and how many of those left the meeting since. */
 static pthread_mutex_t fake_meet_mu = PTHREAD_MUTEX_INITIALIZER;

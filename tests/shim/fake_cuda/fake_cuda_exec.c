@@ -78,6 +78,7 @@ static CUresult fake_param_info(const fake_kernel_t *k, size_t i, size_t *off, s
 
 CUresult fk_cuFuncGetParamInfo(CUfunction f, size_t i, size_t *off, size_t *size)
 {
+    fake_stall_fire(FAKE_STALL_PARAM_INFO);
     return fake_param_info((const fake_kernel_t *)f, i, off, size);
 }
 

@@ -279,6 +279,8 @@ FAKE_API void fake_arm_push(void *ctx, void (*fn)(void));
 FAKE_API int fake_armed_push_join(void);
 FAKE_API void fake_arm_stall(const char *mark, const char *until);
 FAKE_API void fake_arm_stall_prefetch(const char *mark, const char *until);
+FAKE_API void fake_arm_stall_param_info(const char *mark, const char *until);
+FAKE_API void fake_arm_stall_query(void *stream, const char *mark, const char *until);
 FAKE_API unsigned fake_ctx_destroyed_in_use(void);
 FAKE_API void fake_ctx_next_handle(void *ctx);
 FAKE_API void fake_arm_ctx_meet(unsigned n);
@@ -421,11 +423,21 @@ __attribute__((visibility("hidden"))) void fake_capture_invalidate(uintptr_t s);
  * (fake_cuda_capture.c). */
 __attribute__((visibility("hidden"))) bool fake_legacy_work(CUstream s);
 
-/* Where an armed stall fires (fake_cuda_ctx.c): the armed thread's next
- * cuCtxGetCurrent, or its next cuMemPrefetchAsync_v2 or batched prefetch. */
-enum { FAKE_STALL_CTX_GET_CURRENT = 1, FAKE_STALL_PREFETCH = 2 };
+/* Where an armed stall fires (fake_cuda_stall.c): the armed thread's next
+ * cuCtxGetCurrent, its next cuMemPrefetchAsync_v2 or batched prefetch, its
+ * next cuFuncGetParamInfo; any thread's next cuStreamIsCapturing of the
+ * armed stream. One stall of each kind may be armed at once. */
+enum {
+    FAKE_STALL_CTX_GET_CURRENT = 1,
+    FAKE_STALL_PREFETCH = 2,
+    FAKE_STALL_PARAM_INFO = 3,
+    FAKE_STALL_QUERY = 4,
+    FAKE_STALL_N
+};
 /* Stalls the calling thread here if it armed a stall at `at` (one-shot). */
 __attribute__((visibility("hidden"))) void fake_stall_fire(int at);
+/* The same for a stall armed on stream, by any thread (FAKE_STALL_QUERY). */
+__attribute__((visibility("hidden"))) void fake_stall_fire_on(int at, uintptr_t stream);
 
 /* The calling thread's current context (fake_cuda_ctx.c). */
 __attribute__((visibility("hidden"))) CUcontext fake_current(void);

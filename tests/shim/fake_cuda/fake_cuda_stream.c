@@ -239,6 +239,7 @@ static CUresult fake_is_capturing(CUstream s, int ptsz, CUstreamCaptureStatus *s
 
 CUresult fk_cuStreamIsCapturing(CUstream s, CUstreamCaptureStatus *st)
 {
+    fake_stall_fire_on(FAKE_STALL_QUERY, U(s));
     CUresult r = fake_is_capturing(s, 0, st);
     REC(U(s), (uint64_t)*st, 0, 0);
     return r;
