@@ -358,8 +358,9 @@ gmux_status_t eng_migrate_clean_idle(eng_migrate_t *m, eng_placement_t *place, u
         /* a chunk its next planned use writes would be dirty again before a
          * drop could pay for the copy, unless evicted before that use: the
          * KV caches' growing ends, a stencil's array once read; a chunk
-         * whose free is planned with no use left is dropped by the free (the
-         * shadow pass ranks it first, eng_place_expire: at the heap's top) */
+         * whose free is planned with no use left is dropped by the free
+         * (once the shadow pass reaches the free, eng_place_expire takes it
+         * out of the dirty heap; until then it is found here) */
         if (x->shadow_last >= exec_next || x->last_ticket > now || (x->flags & ENG_CHUNK_NEXTW) ||
             eng_regions_chunk_dead(m->regs, c)) {
             i++;
