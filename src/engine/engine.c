@@ -283,8 +283,7 @@ static gmux_status_t issue(eng_engine_t *e)
     }
     gmux_status_t st = eng_migrate_flush(e->mig);
     if (st == GMUX_OK && e->p.h2d_bps > 0 && e->p.d2h_bps > 0)
-        st = eng_migrate_clean_idle(e->mig, e->place, e->exec_next, e->p.clean_chunks,
-                                    e->p.clean_far);
+        st = eng_migrate_clean_idle(e->mig, e->place, e->exec_next, e->p.clean_chunks);
     return st;
 }
 

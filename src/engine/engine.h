@@ -78,8 +78,6 @@ typedef struct eng_engine_params {
     /* Added: dirty chunks cleaned per launch at most while the device-to-host
      * engine is idle (eng_migrate_clean_idle; 0: never, needs the bandwidths). */
     uint32_t clean_chunks;
-    /* Added: clean only chunks used at or beyond eng_place_clean_horizon. */
-    bool clean_far;
     eng_feed_t feed;
     eng_predict_fn predict; /* NULL: recorded ranges */
     void *predict_ctx;

@@ -342,14 +342,13 @@ gmux_status_t eng_migrate_add_bytes(eng_migrate_t *m, uint32_t chunk, uint64_t f
 }
 
 gmux_status_t eng_migrate_clean_idle(eng_migrate_t *m, eng_placement_t *place, uint64_t exec_next,
-                                     uint32_t max, bool far)
+                                     uint32_t max)
 {
     const eng_backend_ops_t *ops = m->be.ops;
     if (!ops->clean || !ops->idle || max == 0 || !ops->idle(m->be.ctx, ENG_DIR_D2H))
         return GMUX_OK;
     uint64_t now = ops->now(m->be.ctx);
     uint64_t cs = eng_regions_chunk_size(m->regs);
-    uint64_t horizon = far ? eng_place_clean_horizon(place) : 0;
     uint32_t done = 0;
     /* Nothing a skipped chunk is checked by changes while the loop runs, nor
      * does skipping one change the backend: idle needs asking again only
@@ -368,9 +367,8 @@ gmux_status_t eng_migrate_clean_idle(eng_migrate_t *m, eng_placement_t *place, u
          * whose free is planned with no use left is dropped by the free
          * (once the shadow pass reaches the free, eng_place_expire takes it
          * out of the dirty heap; until then it is found here) */
-        uint64_t key = x->key < ENG_POS_INF ? x->key : ENG_POS_INF - 1;
         if (x->shadow_last >= exec_next || x->last_ticket > now || (x->flags & ENG_CHUNK_NEXTW) ||
-            key < horizon || eng_regions_chunk_dead(m->regs, c)) {
+            eng_regions_chunk_dead(m->regs, c)) {
             i++;
             continue;
         }

@@ -106,13 +106,11 @@ void eng_migrate_set_slot_order(eng_migrate_t *m, bool on);
  * completed and whose next planned use does not write them (ENG_CHUNK_NEXTW:
  * that use would make them dirty again) and whose data is not dead
  * (eng_regions_chunk_dead: the planned free drops it) are cleaned; a later
- * write makes them dirty again. With far, only chunks whose next use is at
- * or beyond eng_place_clean_horizon: the others would likely be used (and
- * perhaps written) again before an eviction took them. Nothing happens
- * without the backend's clean and idle ops. Call after eng_migrate_flush.
+ * write makes them dirty again. Nothing happens without the backend's clean
+ * and idle ops. Call after eng_migrate_flush.
  */
 gmux_status_t eng_migrate_clean_idle(eng_migrate_t *m, eng_placement_t *place, uint64_t exec_next,
-                                     uint32_t max, bool far);
+                                     uint32_t max);
 
 /* Counts what became of the bytes cleaning moved of a chunk cleaned since its
  * last write (flag ENG_CHUNK_CLEANED, which it clears; no-op without it): the

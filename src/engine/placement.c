@@ -39,7 +39,6 @@ struct eng_placement {
     double fill_ns, wb_ns;       /* copy time of one chunk each way */
     double backlog_ns;           /* planned write-back time beyond planned fill time */
     double slack_ns;             /* the most the write-backs may lag the fills by */
-    uint64_t horizon;            /* eng_place_clean_horizon */
     uint32_t lru_head, lru_tail; /* head: least recent */
     uint64_t stamp;
     /* LRU/FIFO search cursor: while skip_valid, every listed chunk older
@@ -356,12 +355,6 @@ uint32_t eng_place_evict(eng_placement_t *p, uint64_t need_pos)
     if (v == ENG_NONE)
         return v;
     if (p->policy == ENG_PLACE_OPT && p->fill_ns > 0.0) {
-        const eng_chunk_t *x = ch(p, v);
-        uint64_t k = heap_of(p, x)->a[p->hpos[v]].key;
-        /* a dirty victim at distance D ranks with a clean chunk at D*fill/wb */
-        if ((x->flags & ENG_CHUNK_HDIRTY) && k < ENG_POS_INF - 1 && p->wb_ns > p->fill_ns)
-            k = need_pos + (uint64_t)((double)(k - need_pos) * p->fill_ns / p->wb_ns);
-        p->horizon = k;
         p->backlog_ns += ((ch(p, v)->flags & ENG_CHUNK_HDIRTY) ? p->wb_ns : 0.0) - p->fill_ns;
         if (p->backlog_ns < -p->slack_ns)
             p->backlog_ns = -p->slack_ns;
@@ -498,11 +491,6 @@ uint32_t eng_place_victim(eng_placement_t *p, uint64_t need_pos)
     p->skip_at = c;
     p->skip_order = c != ENG_NONE ? ch(p, c)->order : p->stamp + 1;
     return c;
-}
-
-uint64_t eng_place_clean_horizon(const eng_placement_t *p)
-{
-    return p->horizon;
 }
 
 uint64_t eng_place_scanned(const eng_placement_t *p)

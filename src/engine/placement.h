@@ -97,14 +97,6 @@ uint32_t eng_place_dirty_at(const eng_placement_t *p, uint32_t i);
  * none: one pass over the heap's array, no call per entry. */
 uint32_t eng_place_dirty_find(const eng_placement_t *p, uint32_t from, uint32_t flags);
 
-/* Write-back awareness (OPT): the next use a chunk needs to rank, once
- * clean, with the latest victim eng_place_evict chose: its key if clean, a
- * dirty victim's distance from its position scaled by fill_ns/wb_ns (the
- * clean chunk it weighs the same as), ENG_POS_INF if dead. A chunk used before
- * it is likely used again before an eviction takes it. 0 before the first
- * eviction. */
-uint64_t eng_place_clean_horizon(const eng_placement_t *p);
-
 /* A resident chunk to evict whose key lies after need_pos, or ENG_NONE. */
 uint32_t eng_place_victim(eng_placement_t *p, uint64_t need_pos);
 

@@ -47,8 +47,6 @@
       "engine: write-back time that may lag the fills before clean victims are preferred, ms")     \
     X(wb_clean, "wb_clean", U64, 1024.0,                                                           \
       "engine: dirty chunks cleaned per launch at most while device-to-host is idle (wb_aware)")   \
-    X(wb_clean_far, "wb_clean_far", U64, 0.0,                                                      \
-      "engine: 1: clean only chunks used no sooner than the latest victim would be, clean")        \
     X(bound_max_refs, "bound_max_refs", U64, 16777216.0,                                           \
       "references kept for the exact transfer bound (beyond: compute-only bound)")
 

@@ -523,7 +523,6 @@ static gmux_status_t run_engine(const sim_params_t *p, const sim_hooks_t *h, sim
         ep.d2h_bps = (uint64_t)p->d2h_bps;
         ep.wb_slack_ns = (uint64_t)p->wb_slack_ns;
         ep.clean_chunks = (uint32_t)p->wb_clean;
-        ep.clean_far = p->wb_clean_far != 0;
     }
     eng_engine_t *eng = NULL;
     const sim_predictor_hooks_t *ph = h->predictor;

@@ -422,7 +422,7 @@ static void test_clean_idle_matches_full_walk(void **state)
         a.b.now = ref.b.now = 100 + (s >> 24) % 8;
         a.b.n = ref.b.n = 0;
         a.b.budget = ref.b.budget = budget;
-        assert_int_equal(eng_migrate_clean_idle(a.m, a.place, exec_next, max, false), GMUX_OK);
+        assert_int_equal(eng_migrate_clean_idle(a.m, a.place, exec_next, max), GMUX_OK);
         ref_clean_idle(&ref.b, ref.regs, ref.place, exec_next, max);
         assert_int_equal(a.b.n, ref.b.n);
         for (uint32_t k = 0; k < a.b.n; k++)
