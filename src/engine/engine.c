@@ -250,7 +250,9 @@ static gmux_status_t issue(eng_engine_t *e)
         uint64_t wb = 0, fb = e->p.chunk_size;
         if (r->victim != ENG_NONE) {
             eng_chunk_t *v = eng_regions_chunk(e->regs, r->victim);
-            dirty = !eng_regions_chunk_dead(e->regs, r->victim) && (v->flags & ENG_CHUNK_DIRTY);
+            bool dead = eng_regions_chunk_dead(e->regs, r->victim);
+            dirty = !dead && (v->flags & ENG_CHUNK_DIRTY);
+            eng_migrate_clean_end(e->mig, r->victim, dead ? ENG_CLEAN_FREED : ENG_CLEAN_DROPPED);
             wb = eng_chunk_held(e, v);
             v->flags &= ~(uint32_t)(ENG_CHUNK_DIRTY | ENG_CHUNK_PRESENT | ENG_CHUNK_PARTIAL |
                                     ENG_CHUNK_TOPUP);
@@ -298,6 +300,7 @@ static void exec_free(eng_engine_t *e, uint32_t region)
     }
     for (uint32_t i = 0; i < r->nchunks; i++) {
         uint32_t c = r->first_chunk + i;
+        eng_migrate_clean_end(e->mig, c, ENG_CLEAN_FREED);
         if (eng_regions_chunk(e->regs, c)->flags & ENG_CHUNK_RESERVE)
             eng_resv_drop(e, c);
         eng_regions_chunk(e->regs, c)->flags &=
@@ -380,8 +383,10 @@ gmux_status_t eng_engine_complete(eng_engine_t *e, eng_ticket_t done)
     for (uint32_t i = 0; i < front->ntrefs; i++) {
         eng_chunk_t *c = eng_regions_chunk(e->regs, ENG_REF_CHUNK(truth[i]));
         c->last_ticket = done;
-        if (truth[i] & ENG_REF_WRITE)
+        if (truth[i] & ENG_REF_WRITE) {
+            eng_migrate_clean_end(e->mig, ENG_REF_CHUNK(truth[i]), ENG_CLEAN_REWRITTEN);
             c->flags |= ENG_CHUNK_DIRTY;
+        }
     }
     const uint32_t *refs = eng_timeline_refs(e->tl, front);
     for (uint32_t i = 0; i < front->nrefs; i++)

@@ -39,6 +39,11 @@ struct eng_migrate {
     eng_mig_vec_t slots;     /* slot order: freed at a compute ticket, then by write-backs */
     eng_mig_vec_t wb_slots;  /* slot order: the round's write-back tickets, in issue order */
     eng_mig_vec_t slots_tmp; /* slot order: scratch of the sort of slots */
+    /* per chunk id, while ENG_CHUNK_CLEANED: the blocks its cleaning moved
+     * (0: the whole chunk), for eng_migrate_clean_end's bytes (a partial
+     * chunk may gain blocks before its end) */
+    uint8_t *cleaned;
+    uint32_t ncleaned; /* ids it covers */
     eng_migrate_stats_t stats;
 };
 
@@ -94,6 +99,7 @@ void eng_migrate_destroy(eng_migrate_t *m)
     free(m->slots.a);
     free(m->wb_slots.a);
     free(m->slots_tmp.a);
+    free(m->cleaned);
     free(m);
 }
 
@@ -358,8 +364,9 @@ gmux_status_t eng_migrate_clean_idle(eng_migrate_t *m, eng_placement_t *place, u
         /* a chunk its next planned use writes would be dirty again before a
          * drop could pay for the copy, unless evicted before that use: the
          * KV caches' growing ends, a stencil's array once read; a chunk
-         * whose free is planned with no use left is dropped by the free (the
-         * shadow pass ranks it first, eng_place_expire: at the heap's top) */
+         * whose free is planned with no use left is dropped by the free
+         * (once the shadow pass reaches the free, eng_place_expire takes it
+         * out of the dirty heap; until then it is found here) */
         if (x->shadow_last >= exec_next || x->last_ticket > now || (x->flags & ENG_CHUNK_NEXTW) ||
             eng_regions_chunk_dead(m->regs, c)) {
             i++;
@@ -368,7 +375,12 @@ gmux_status_t eng_migrate_clean_idle(eng_migrate_t *m, eng_placement_t *place, u
         const eng_region_t *r = eng_regions_get(m->regs, x->region);
         eng_ticket_t t = 0;
         uint64_t moved = 0;
-        gmux_status_t st = bwait(m, ENG_DIR_D2H, x->last_ticket);
+        gmux_status_t st = GMUX_OK;
+        if (c >= m->ncleaned)
+            st = com_array_grow_u32((void **)&m->cleaned, &m->ncleaned, (size_t)c + 1,
+                                    sizeof(*m->cleaned), 1024);
+        if (st == GMUX_OK)
+            st = bwait(m, ENG_DIR_D2H, x->last_ticket);
         if (st == GMUX_OK)
             st = xfer(m, ENG_XFER_CLEAN, r->task, eng_regions_chunk_addr(m->regs, c), cs,
                       device_bytes(m, x), &t, &moved);
@@ -376,14 +388,28 @@ gmux_status_t eng_migrate_clean_idle(eng_migrate_t *m, eng_placement_t *place, u
             return st;
         m->stats.cleans++;
         m->stats.bytes_d2h += moved;
+        m->stats.bytes_clean += moved;
         m->stats.calls_d2h++;
         x->flags &= ~(uint32_t)(ENG_CHUNK_DIRTY | ENG_CHUNK_WPLAN);
+        x->flags |= ENG_CHUNK_CLEANED;
+        m->cleaned[c] = moved < cs && m->block ? (uint8_t)(moved / m->block) : 0;
         eng_place_key_changed(place, c); /* now among the clean chunks */
         done++;
         if (!ops->idle(m->be.ctx, ENG_DIR_D2H))
             break;
     }
     return GMUX_OK;
+}
+
+void eng_migrate_clean_end(eng_migrate_t *m, uint32_t chunk, eng_clean_end_t how)
+{
+    eng_chunk_t *x = eng_regions_chunk(m->regs, chunk);
+    if (!(x->flags & ENG_CHUNK_CLEANED))
+        return;
+    x->flags &= ~(uint32_t)ENG_CHUNK_CLEANED;
+    uint64_t *to[3] = {&m->stats.clean_rewritten, &m->stats.clean_freed, &m->stats.clean_dropped};
+    uint8_t nb = m->cleaned[chunk];
+    *to[how] += nb ? nb * m->block : eng_regions_chunk_size(m->regs);
 }
 
 void eng_migrate_set_block(eng_migrate_t *m, uint64_t block)

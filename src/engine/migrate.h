@@ -36,7 +36,20 @@ typedef struct eng_migrate_stats {
     uint64_t calls_h2d;  /* backend prefetch calls */
     uint64_t calls_d2h;  /* backend evict calls */
     uint64_t cleans;     /* dirty chunks written back ahead and kept (counted in bytes_d2h) */
+    /* Cleaning's bytes (of bytes_d2h), and what became of them
+     * (eng_migrate_clean_end): written again, or freed (its data dead),
+     * before an eviction (the copy was wasted), or evicted clean (the copy
+     * saved a write-back). The rest is on the device still. */
+    uint64_t bytes_clean;
+    uint64_t clean_rewritten, clean_freed, clean_dropped;
 } eng_migrate_stats_t;
+
+/* What became of a cleaned chunk (eng_migrate_clean_end). */
+typedef enum eng_clean_end {
+    ENG_CLEAN_REWRITTEN = 0, /* a launch wrote it */
+    ENG_CLEAN_FREED = 1,     /* its region's free ran, or it was evicted dead */
+    ENG_CLEAN_DROPPED = 2,   /* evicted with its host copy valid */
+} eng_clean_end_t;
 
 typedef struct eng_migrate eng_migrate_t;
 
@@ -98,6 +111,12 @@ void eng_migrate_set_slot_order(eng_migrate_t *m, bool on);
  */
 gmux_status_t eng_migrate_clean_idle(eng_migrate_t *m, eng_placement_t *place, uint64_t exec_next,
                                      uint32_t max);
+
+/* Counts what became of the bytes cleaning moved of a chunk cleaned since its
+ * last write (flag ENG_CHUNK_CLEANED, which it clears; no-op without it): the
+ * engine calls it when a launch writes the chunk, when an eviction takes it
+ * and when its region's free runs. */
+void eng_migrate_clean_end(eng_migrate_t *m, uint32_t chunk, eng_clean_end_t how);
 
 /* Issues everything queued. */
 gmux_status_t eng_migrate_flush(eng_migrate_t *m);

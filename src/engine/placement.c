@@ -25,7 +25,11 @@ struct eng_placement {
     eng_place_policy_t policy;
     uint64_t capacity;
     uint64_t resident;
-    eng_heap_t heap[2]; /* OPT: clean chunks [0], chunks to write back [1] */
+    /* OPT: clean chunks [0], chunks to write back [1], and the same two
+     * whose data is dead ([2], [3]: eng_place_expire; all keyed ENG_POS_INF,
+     * the first victims, kept apart so that the dirty heap that cleaning
+     * walks holds no chunk its free will drop) */
+    eng_heap_t heap[4];
     /* OPT: per chunk id, its entry's index in its heap, ENG_NONE if in none
      * (kept here rather than in eng_chunk_t: a sift writes one per level,
      * and these stay in cache where the chunks do not) */
@@ -68,8 +72,8 @@ void eng_place_destroy(eng_placement_t *p)
 {
     if (!p)
         return;
-    free(p->heap[0].a);
-    free(p->heap[1].a);
+    for (int i = 0; i < 4; i++)
+        free(p->heap[i].a);
     free(p->hpos);
     free(p);
 }
@@ -95,16 +99,14 @@ static inline eng_chunk_t *ch(eng_placement_t *p, uint32_t c)
 }
 
 /*
- * The chunk's key in the heap: its next use, except that "none in the
- * window" ranks one below a chunk whose region the plan has freed
- * (eng_place_expire keys that one ENG_POS_INF: its data is dead), so a
- * chunk used again beyond the window is never evicted while a dead one holds
- * a slot. An entry keyed ENG_POS_INF keeps it: a freed region's chunks have
- * no use left.
+ * The chunk's key in the live heaps: its next use, except that "none in the
+ * window" ranks one below a chunk whose region the plan has freed (in a dead
+ * heap, keyed ENG_POS_INF: its data is dead), so a chunk used again beyond
+ * the window is never evicted while a dead one holds a slot.
  */
-static inline uint64_t heap_key(uint64_t key, uint64_t old)
+static inline uint64_t heap_key(uint64_t key)
 {
-    return key == ENG_POS_INF && old != ENG_POS_INF ? ENG_POS_INF - 1 : key;
+    return key == ENG_POS_INF ? ENG_POS_INF - 1 : key;
 }
 
 /* a above b in the max-heap; ties go to the higher id (deterministic). */
@@ -207,7 +209,7 @@ static void sink_far(eng_placement_t *p, eng_heap_t *h, uint32_t i)
     heap_set(p, h, i, e);
 }
 
-static gmux_status_t heap_push(eng_placement_t *p, eng_heap_t *h, uint32_t c)
+static gmux_status_t heap_push(eng_placement_t *p, eng_heap_t *h, uint32_t c, uint64_t key)
 {
     if (h->n == h->cap) {
         gmux_status_t st =
@@ -215,7 +217,7 @@ static gmux_status_t heap_push(eng_placement_t *p, eng_heap_t *h, uint32_t c)
         if (st != GMUX_OK)
             return st;
     }
-    heap_set(p, h, h->n++, (eng_heap_ent_t){heap_key(ch(p, c)->key, 0), c});
+    heap_set(p, h, h->n++, (eng_heap_ent_t){key, c});
     sift_up(p, h, h->n - 1);
     return GMUX_OK;
 }
@@ -241,7 +243,14 @@ static inline bool will_be_dirty(const eng_chunk_t *x)
 
 static inline eng_heap_t *heap_of(eng_placement_t *p, const eng_chunk_t *x)
 {
-    return &p->heap[(x->flags & ENG_CHUNK_HDIRTY) ? 1 : 0];
+    return &p->heap[((x->flags & ENG_CHUNK_HDEAD) ? 2 : 0) +
+                    ((x->flags & ENG_CHUNK_HDIRTY) ? 1 : 0)];
+}
+
+/* The key of the chunk's entry in heap_of(p, x). */
+static inline uint64_t entry_key(const eng_chunk_t *x)
+{
+    return (x->flags & ENG_CHUNK_HDEAD) ? ENG_POS_INF : heap_key(x->key);
 }
 
 static void lru_unlink(eng_placement_t *p, uint32_t c)
@@ -283,12 +292,13 @@ gmux_status_t eng_place_insert(eng_placement_t *p, uint32_t chunk)
     if (p->resident >= p->capacity)
         return GMUX_ERR_CAPACITY;
     if (p->policy == ENG_PLACE_OPT) {
-        x->flags &= ~(uint32_t)(ENG_CHUNK_WPLAN | ENG_CHUNK_HDIRTY); /* a fresh fill */
+        /* a fresh fill */
+        x->flags &= ~(uint32_t)(ENG_CHUNK_WPLAN | ENG_CHUNK_HDIRTY | ENG_CHUNK_HDEAD);
         if (will_be_dirty(x))
             x->flags |= ENG_CHUNK_HDIRTY;
         gmux_status_t st = hpos_cover(p, chunk);
         if (st == GMUX_OK)
-            st = heap_push(p, heap_of(p, x), chunk);
+            st = heap_push(p, heap_of(p, x), chunk, entry_key(x));
         if (st != GMUX_OK)
             return st;
     } else {
@@ -306,7 +316,7 @@ void eng_place_remove(eng_placement_t *p, uint32_t chunk)
         return;
     if (p->policy == ENG_PLACE_OPT) {
         heap_del(p, heap_of(p, x), chunk);
-        x->flags &= ~(uint32_t)ENG_CHUNK_HDIRTY;
+        x->flags &= ~(uint32_t)(ENG_CHUNK_HDIRTY | ENG_CHUNK_HDEAD);
     } else {
         lru_unlink(p, chunk);
     }
@@ -363,17 +373,29 @@ void eng_place_touch(eng_placement_t *p, uint32_t chunk)
     lru_append(p, chunk);
 }
 
-/* OPT: a chunk with no use left (its region freed in the plan) above those
- * with none in the window. */
+/* Moves a chunk in an OPT heap to the heap its new flags (HDIRTY, HDEAD)
+ * name. Without the memory to grow that heap it stays where it was, under its
+ * old flags (a push there cannot fail: the deletion freed its slot). */
+static void heap_move(eng_placement_t *p, uint32_t chunk, uint32_t flags)
+{
+    eng_chunk_t *x = ch(p, chunk);
+    uint32_t old = x->flags;
+    heap_del(p, heap_of(p, x), chunk);
+    x->flags = flags;
+    if (heap_push(p, heap_of(p, x), chunk, entry_key(x)) != GMUX_OK) {
+        x->flags = old;
+        (void)heap_push(p, heap_of(p, x), chunk, entry_key(x));
+    }
+}
+
+/* OPT: a chunk with no use left (its region freed in the plan) to its dead
+ * heap, above those with none in the window. */
 static void rank_dead(eng_placement_t *p, uint32_t chunk)
 {
     eng_chunk_t *x = ch(p, chunk);
-    uint32_t i = heap_pos(p, chunk);
-    if (i == ENG_NONE || x->key != ENG_POS_INF)
+    if (heap_pos(p, chunk) == ENG_NONE || x->key != ENG_POS_INF || (x->flags & ENG_CHUNK_HDEAD))
         return;
-    eng_heap_t *h = heap_of(p, x);
-    h->a[i].key = ENG_POS_INF;
-    sift_up(p, h, i);
+    heap_move(p, chunk, x->flags | ENG_CHUNK_HDEAD);
 }
 
 void eng_place_expire(eng_placement_t *p, uint32_t chunk)
@@ -410,24 +432,19 @@ void eng_place_key_changed(eng_placement_t *p, uint32_t chunk)
     uint32_t i = heap_pos(p, chunk);
     if (i == ENG_NONE)
         return;
-    if (will_be_dirty(x) != ((x->flags & ENG_CHUNK_HDIRTY) != 0)) {
-        bool dead = heap_of(p, x)->a[i].key == ENG_POS_INF;
-        heap_del(p, heap_of(p, x), chunk);
-        x->flags ^= ENG_CHUNK_HDIRTY;
-        if (heap_push(p, heap_of(p, x), chunk) != GMUX_OK) {
-            /* no memory to grow the other heap: it stays in its own, where
-             * its slot was just freed (a push there cannot fail) */
-            x->flags ^= ENG_CHUNK_HDIRTY;
-            (void)heap_push(p, heap_of(p, x), chunk);
-        }
-        if (dead)
-            rank_dead(p, chunk);
+    /* written or cleaned: the other heap; a dead chunk stays dead while it
+     * has no use */
+    uint32_t flags = x->flags & ~(uint32_t)(ENG_CHUNK_HDIRTY | ENG_CHUNK_HDEAD);
+    flags |= will_be_dirty(x) ? ENG_CHUNK_HDIRTY : 0;
+    flags |= (x->flags & ENG_CHUNK_HDEAD) && x->key == ENG_POS_INF ? ENG_CHUNK_HDEAD : 0;
+    if (flags != x->flags) {
+        heap_move(p, chunk, flags);
         return;
     }
     /* a valid heap but for this entry: a rise can only move it up, a fall
      * only down (what sift_up then sift_down would do) */
     eng_heap_t *h = heap_of(p, x);
-    uint64_t old = h->a[i].key, key = heap_key(x->key, old);
+    uint64_t old = h->a[i].key, key = entry_key(x);
     h->a[i].key = key;
     if (key > old)
         sift_up(p, h, i);
@@ -438,7 +455,8 @@ void eng_place_key_changed(eng_placement_t *p, uint32_t chunk)
 uint32_t eng_place_victim(eng_placement_t *p, uint64_t need_pos)
 {
     if (p->policy == ENG_PLACE_OPT) {
-        const eng_heap_t *hc = &p->heap[0], *hd = &p->heap[1];
+        /* the clean and the dirty chunk used farthest ahead: a dead one first */
+        const eng_heap_t *hc = &p->heap[p->heap[2].n ? 2 : 0], *hd = &p->heap[p->heap[3].n ? 3 : 1];
         uint32_t c = hc->n && hc->a[0].key > need_pos ? hc->a[0].id : ENG_NONE;
         uint32_t d = hd->n && hd->a[0].key > need_pos ? hd->a[0].id : ENG_NONE;
         if (c == ENG_NONE || d == ENG_NONE)

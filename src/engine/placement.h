@@ -14,8 +14,8 @@
  * is never evicted.
  *
  * Ownership: the placement reads and writes the chunks' lru_*,
- * order fields and the RESIDENT and HDIRTY flags, and clears WPLAN when a
- * chunk is inserted (a fresh fill); it reads DIRTY and WPLAN.
+ * order fields and the RESIDENT, HDIRTY and HDEAD flags, and clears WPLAN
+ * when a chunk is inserted (a fresh fill); it reads DIRTY and WPLAN.
  * Memory (OPT): 16 bytes per resident chunk, and 4 per chunk id up to the
  * highest inserted.
  * Thread-safety: one engine thread.
@@ -59,8 +59,12 @@ void eng_place_key_changed(eng_placement_t *p, uint32_t chunk);
 /* The chunk's region was freed in the plan (its key is ENG_POS_INF, no use
  * left): it becomes the first victim, before any chunk whose region is still
  * mapped, since at the moment of a later use its free will have run. OPT
- * ranks a mapped chunk with no use in the window just below such a chunk;
- * LRU and FIFO move it to the least-recent end. No-op if not resident. */
+ * ranks a mapped chunk with no use in the window just below such a chunk,
+ * and keeps the dead ones in heaps of their own, clean and dirty
+ * (ENG_CHUNK_HDEAD; the victim among them is chosen as among any chunks of
+ * one key), so they are not among the dirty chunks eng_place_dirty_at walks:
+ * the free drops them, nothing writes them back. LRU and FIFO move it to the
+ * least-recent end. No-op if not resident. */
 void eng_place_expire(eng_placement_t *p, uint32_t chunk);
 
 /*
@@ -84,7 +88,8 @@ void eng_place_set_wb_costs(eng_placement_t *p, double fill_ns, double wb_ns, do
 uint32_t eng_place_evict(eng_placement_t *p, uint64_t need_pos);
 
 /* OPT: the i-th chunk of the dirty heap (0: the dirty chunk used farthest
- * ahead; beyond, heap order, roughly farthest first), ENG_NONE past its end. */
+ * ahead; beyond, heap order, roughly farthest first), ENG_NONE past its end.
+ * Dead chunks (eng_place_expire) are not in it. */
 uint32_t eng_place_dirty_at(const eng_placement_t *p, uint32_t i);
 
 /* OPT: the first index i >= from of the dirty heap whose chunk has every

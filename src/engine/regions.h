@@ -37,6 +37,8 @@ enum {
     ENG_CHUNK_PARTIAL = 1u << 7,  /* engine: on the device in part (eng_chunk_t.blocks) */
     ENG_CHUNK_TOPUP = 1u << 8,    /* engine: a planned fill of its missing blocks is pending */
     ENG_CHUNK_NEXTW = 1u << 9,    /* timeline: its next planned use (next_use) writes it */
+    ENG_CHUNK_HDEAD = 1u << 10,   /* placement: kept among the dead chunks (OPT, expired) */
+    ENG_CHUNK_CLEANED = 1u << 11, /* migrate: cleaned; eng_migrate_clean_end not yet called */
 };
 
 /* Per-chunk state shared by the engine modules; each field has one owner.

@@ -280,6 +280,8 @@ static gmux_status_t fault_in(eng_engine_t *e, uint32_t chunk, uint64_t p, uint3
     if (v != ENG_NONE) {
         eng_chunk_t *vx = eng_regions_chunk(e->regs, v);
         dirty = (vx->flags & ENG_CHUNK_DIRTY) != 0;
+        eng_migrate_clean_end(
+            e->mig, v, eng_regions_chunk_dead(e->regs, v) ? ENG_CLEAN_FREED : ENG_CLEAN_DROPPED);
         last = vx->last_ticket;
         wb = eng_chunk_held(e, vx);
         vx->flags &=

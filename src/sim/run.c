@@ -592,6 +592,10 @@ static gmux_status_t run_engine(const sim_params_t *p, const sim_hooks_t *h, sim
     r->replan_positions = eng_engine_replan_stats(eng)->positions;
     r->busy_h2d_ns = dev.busy_ns[ENG_DIR_H2D];
     r->busy_d2h_ns = dev.busy_ns[ENG_DIR_D2H];
+    r->clean_bytes = ms->bytes_clean;
+    r->clean_rewritten_bytes = ms->clean_rewritten;
+    r->clean_freed_bytes = ms->clean_freed;
+    r->clean_dropped_bytes = ms->clean_dropped;
 out:
     eng_engine_destroy(eng);
     if (ph)

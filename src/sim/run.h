@@ -83,6 +83,10 @@ typedef struct sim_result {
     uint64_t replans, replan_positions;
     /* Proactive policies: time each copy engine spent moving data (0 otherwise). */
     uint64_t busy_h2d_ns, busy_d2h_ns;
+    /* Proactive policies: bytes cleaning wrote back (of bytes_d2h), and of them
+     * those written again or freed before an eviction (wasted) and those
+     * evicted clean (a write-back saved; eng_migrate_stats_t). */
+    uint64_t clean_bytes, clean_rewritten_bytes, clean_freed_bytes, clean_dropped_bytes;
 } sim_result_t;
 
 void sim_result_clear(sim_result_t *r);

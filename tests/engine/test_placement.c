@@ -9,13 +9,12 @@
 #include <cmocka.h>
 
 #include "engine/placement.h"
+#include "tfeed.h"
 
 static eng_regions_t *make_regions(uint32_t nchunks)
 {
-    eng_regions_t *r;
-    uint32_t reg;
-    assert_int_equal(eng_regions_create(1, 1, &r), GMUX_OK);
-    assert_int_equal(eng_regions_alloc(r, 0, 1, 0, nchunks, &reg), GMUX_OK);
+    eng_regions_t *r = tf_regions_one(nchunks);
+    assert_non_null(r);
     return r;
 }
 

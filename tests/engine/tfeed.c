@@ -251,3 +251,16 @@ uint64_t tf_exhaustive_min_fetches(const uint32_t *masks, uint32_t n, uint32_t n
             best = cur[s];
     return best;
 }
+
+eng_regions_t *tf_regions_one(uint32_t nchunks)
+{
+    eng_regions_t *r;
+    uint32_t reg;
+    if (eng_regions_create(1, 1, &r) != GMUX_OK)
+        return NULL;
+    if (eng_regions_alloc(r, 0, 1, 0, nchunks, &reg) != GMUX_OK) {
+        eng_regions_destroy(r);
+        return NULL;
+    }
+    return r;
+}

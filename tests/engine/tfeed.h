@@ -65,4 +65,8 @@ void tback_forget(tback_t *b, uint32_t task, uint64_t addr, uint64_t len);
 uint64_t tf_exhaustive_min_fetches(const uint32_t *masks, uint32_t n, uint32_t nchunks,
                                    uint32_t cap);
 
+/* Regions of one task with one region of nchunks chunks of one byte each
+ * (ids 0..nchunks-1), for placement tests; NULL on failure. */
+eng_regions_t *tf_regions_one(uint32_t nchunks);
+
 #endif /* TESTS_ENGINE_TFEED_H */

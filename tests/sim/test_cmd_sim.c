@@ -73,6 +73,17 @@ static void test_deterministic_table_and_json(void **state)
             assert_true(h2d >= json_num(p, "\"bytes_h2d\":") / 40e9 * 0.999);
             assert_true(d2h >= json_num(p, "\"bytes_d2h\":") / 10e9 * 0.999);
             assert_true(h2d > 0 && d2h > 0);
+            /* cleaning's bytes and their fates: wasted (written again or
+             * freed before an eviction) or a write-back saved (dropped) */
+            double cl = json_num(p, "\"clean_bytes\":"),
+                   wasted = json_num(p, "\"clean_wasted_bytes\":");
+            double rw = json_num(p, "\"clean_rewritten_bytes\":"),
+                   fr = json_num(p, "\"clean_freed_bytes\":");
+            double dr = json_num(p, "\"clean_dropped_bytes\":");
+            assert_true(wasted == rw + fr && rw + fr + dr <= cl &&
+                        cl <= json_num(p, "\"bytes_d2h\":"));
+            if (i == 1) /* OPT cleans here, and a cleaning pays */
+                assert_true(cl > 0 && dr > 0);
         }
     }
     /* demand paging has no copy engines of gmux's: no busy figures */

@@ -177,7 +177,10 @@ static int results_equal(const sim_result_t *a, const sim_result_t *b)
         a->slices != b->slices || a->peak_resident != b->peak_resident || a->ntasks != b->ntasks ||
         a->busy_h2d_ns != b->busy_h2d_ns || a->busy_d2h_ns != b->busy_d2h_ns ||
         a->replans != b->replans || a->pred_bytes != b->pred_bytes ||
-        a->pred_hit_bytes != b->pred_hit_bytes)
+        a->pred_hit_bytes != b->pred_hit_bytes || a->clean_bytes != b->clean_bytes ||
+        a->clean_rewritten_bytes != b->clean_rewritten_bytes ||
+        a->clean_freed_bytes != b->clean_freed_bytes ||
+        a->clean_dropped_bytes != b->clean_dropped_bytes)
         return 0;
     return memcmp(a->tasks, b->tasks, a->ntasks * sizeof(*a->tasks)) == 0;
 }
@@ -223,6 +226,12 @@ static void check_run(const pcase_t *c, const prun_t *pr, uint64_t cap_chunks,
             "%s cap %" PRIu64 ": busy %" PRIu64 " bytes %.0f ns", pr->name, cap_chunks,
             r->busy_d2h_ns, td);
     }
+    /* cleaning's bytes are written back; each cleaning ends at most once,
+     * written again, freed or dropped (docs/sim.md, "Cleaning") */
+    uint64_t ends = r->clean_rewritten_bytes + r->clean_freed_bytes + r->clean_dropped_bytes;
+    LAW(c, ends <= r->clean_bytes && r->clean_bytes <= r->bytes_d2h,
+        "%s cap %" PRIu64 ": cleaned %" PRIu64 " ended %" PRIu64 " written back %" PRIu64, pr->name,
+        cap_chunks, r->clean_bytes, ends, r->bytes_d2h);
     /* every fill precedes the launch that needs it: host to device is busy
      * within the makespan */
     LAW(c, r->busy_h2d_ns <= r->makespan_ns,

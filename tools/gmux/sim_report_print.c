@@ -227,8 +227,13 @@ void sim_report_json(const sim_job_t *job, const sim_profile_t *prof, const cfg_
             fprintf(out, "%s%.9f", t ? "," : "", secs(r->tasks[t].finish_ns));
         fprintf(out, "]");
         if (p == SIM_POLICY_PROACTIVE || p == SIM_POLICY_PROACTIVE_LRU)
-            fprintf(out, ",\"h2d_busy_s\":%.9f,\"d2h_busy_s\":%.9f", secs(r->busy_h2d_ns),
-                    secs(r->busy_d2h_ns));
+            fprintf(out,
+                    ",\"h2d_busy_s\":%.9f,\"d2h_busy_s\":%.9f,\"clean_bytes\":%" PRIu64
+                    ",\"clean_wasted_bytes\":%" PRIu64 ",\"clean_rewritten_bytes\":%" PRIu64
+                    ",\"clean_freed_bytes\":%" PRIu64 ",\"clean_dropped_bytes\":%" PRIu64,
+                    secs(r->busy_h2d_ns), secs(r->busy_d2h_ns), r->clean_bytes,
+                    r->clean_rewritten_bytes + r->clean_freed_bytes, r->clean_rewritten_bytes,
+                    r->clean_freed_bytes, r->clean_dropped_bytes);
         if (job->predictor && (p == SIM_POLICY_PROACTIVE || p == SIM_POLICY_PROACTIVE_LRU))
             fprintf(out,
                     ",\"predicted_bytes\":%" PRIu64 ",\"recorded_bytes\":%" PRIu64
