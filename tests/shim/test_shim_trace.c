@@ -287,6 +287,27 @@ static void test_trace_unload_renames(void **state)
     sim_source_close(src);
 }
 
+/* Kernels the runtime launches as library kernels (CUkernel), which
+ * cuFuncGetName refuses (the double's FAKE_CUDA_LIBRARY_KERNELS): the trace
+ * names them by cuKernelGetName, as the predictor looks them up; it used to
+ * call them kernel_N, so no template learned for them ever applied. */
+static void test_trace_names_library_kernels(void **state)
+{
+    (void)state;
+    setenv("FAKE_CUDA_LIBRARY_KERNELS", "1", 1);
+    uint64_t a, b;
+    record("text", 0, &a, &b);
+    unsetenv("FAKE_CUDA_LIBRARY_KERNELS");
+    char e[512];
+    sim_source_t *src;
+    assert_int_equal(sim_trace_open(trace_path, &src, e, sizeof(e)), GMUX_OK);
+    assert_int_equal(src->nkernels, 3);
+    assert_string_equal(src->kernel_names[0], "scale");
+    assert_string_equal(src->kernel_names[1], "fill");
+    assert_string_equal(src->kernel_names[2], "peek");
+    sim_source_close(src);
+}
+
 /* A timing pass that launched differently gives no times: the recording
  * pass's own stand (the faulted launch takes its fault-free twin's). */
 static void test_timing_pass_mismatch(void **state)
@@ -463,6 +484,7 @@ int main(void)
         cmocka_unit_test(test_trace_survives_fork),
         cmocka_unit_test(test_timing_pass_mismatch),
         cmocka_unit_test(test_trace_unload_renames),
+        cmocka_unit_test(test_trace_names_library_kernels),
         cmocka_unit_test(test_trace_replays),
         cmocka_unit_test_teardown(test_trace_capture_survives, unset_capture),
         cmocka_unit_test(test_profile_writes_loadable_db),
