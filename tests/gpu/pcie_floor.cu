@@ -92,17 +92,12 @@ __global__ void k_prim(int p, uint64_t *host, uint64_t *dev, uint64_t *sink)
         case P_LOAD: /* the address depends on the last value: no overlap */
             acc += sysref(host[acc & 1 ? 1 : 0]).load(cuda::memory_order_relaxed);
             break;
-        case P_CAS: {
-            uint64_t e = acc;
-            sysref(host[2]).compare_exchange_strong(e, e + 1, cuda::memory_order_relaxed,
-                                                    cuda::memory_order_relaxed);
-            acc = e + 1;
-            break;
-        }
+        case P_CAS:
         case P_DEVCAS: {
             uint64_t e = acc;
-            sysref(dev[2]).compare_exchange_strong(e, e + 1, cuda::memory_order_relaxed,
-                                                   cuda::memory_order_relaxed);
+            sysref((p == P_CAS ? host : dev)[2])
+                .compare_exchange_strong(e, e + 1, cuda::memory_order_relaxed,
+                                         cuda::memory_order_relaxed);
             acc = e + 1;
             break;
         }

@@ -255,18 +255,25 @@ static int unset_capture(void **state)
     return 0;
 }
 
+/* Records the program (text, no ranges) with env=1 set, and opens the trace. */
+static sim_source_t *record_text_with(const char *env)
+{
+    setenv(env, "1", 1);
+    uint64_t a, b;
+    record("text", 0, &a, &b);
+    unsetenv(env);
+    char e[512];
+    sim_source_t *src;
+    assert_int_equal(sim_trace_open(trace_path, &src, e, sizeof(e)), GMUX_OK);
+    return src;
+}
+
 /* The program unloads its module and launches another kernel at the handle
  * peek had: the trace names that launch's kernel poke, not peek. */
 static void test_trace_unload_renames(void **state)
 {
     (void)state;
-    setenv("TRACE_PROG_RELOAD", "1", 1);
-    uint64_t a, b;
-    record("text", 0, &a, &b);
-    unsetenv("TRACE_PROG_RELOAD");
-    char e[512];
-    sim_source_t *src;
-    assert_int_equal(sim_trace_open(trace_path, &src, e, sizeof(e)), GMUX_OK);
+    sim_source_t *src = record_text_with("TRACE_PROG_RELOAD");
     assert_int_equal(src->nkernels, 4);
     assert_string_equal(src->kernel_names[2], "peek");
     assert_string_equal(src->kernel_names[3], "poke");
@@ -294,13 +301,7 @@ static void test_trace_unload_renames(void **state)
 static void test_trace_names_library_kernels(void **state)
 {
     (void)state;
-    setenv("FAKE_CUDA_LIBRARY_KERNELS", "1", 1);
-    uint64_t a, b;
-    record("text", 0, &a, &b);
-    unsetenv("FAKE_CUDA_LIBRARY_KERNELS");
-    char e[512];
-    sim_source_t *src;
-    assert_int_equal(sim_trace_open(trace_path, &src, e, sizeof(e)), GMUX_OK);
+    sim_source_t *src = record_text_with("FAKE_CUDA_LIBRARY_KERNELS");
     assert_int_equal(src->nkernels, 3);
     assert_string_equal(src->kernel_names[0], "scale");
     assert_string_equal(src->kernel_names[1], "fill");
